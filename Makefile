@@ -1,0 +1,145 @@
+# knob: storage-stack tuning and benchmarking for HPC clusters.
+#
+#   make            build knobd and knobctl into $(BUILD)/
+#   make deps       install the Debian packages the build and tests need (idempotent)
+#   make check      run every test, then again under ASan+UBSan
+#   make demo       local agents: facts, a real profile applied and rolled back, a benchmark
+#   make bench      benchmarks under bench/ (figures, not pass/fail)
+#   make install DESTDIR=...
+#
+# Out-of-tree build directories: $(BUILD) (default build/) and build-san/ for
+# the sanitizer pass.  Generated protobuf code lives only in $(BUILD)/proto/.
+
+BUILD   ?= build
+SAN     ?=
+PREFIX  ?= /usr/local
+DESTDIR ?=
+
+PKGS = libprotobuf-c libxml-2.0 libnl-3.0 libnl-route-3.0 libssh2 openssl sqlite3 json-c
+
+DEB_PKGS = build-essential pkg-config protobuf-c-compiler libprotobuf-c-dev \
+	libxml2-dev libxml2-utils libnl-3-dev libnl-route-3-dev libssh2-1-dev \
+	libssl-dev libsqlite3-dev sqlite3 libjson-c-dev check fio iproute2 \
+	openssh-server openssh-client util-linux procps kmod e2fsprogs
+
+CC      ?= cc
+WARN    = -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wstrict-prototypes \
+	  -Wmissing-prototypes -Wformat=2 -Wformat-security -Wundef \
+	  -Wcast-qual -Wwrite-strings -Wnull-dereference -Wimplicit-fallthrough
+OPT     ?= -O2 -g
+CFLAGS_BASE = -std=c11 -D_GNU_SOURCE -D_FORTIFY_SOURCE=2 -fstack-protector-strong \
+	  -pthread -MMD -MP $(OPT) -Icommon -Iagent -Icontroller -isystem $(BUILD)/proto
+ifeq ($(SAN),1)
+OPT     = -O1 -g -fno-omit-frame-pointer
+CFLAGS_BASE := $(filter-out -D_FORTIFY_SOURCE=2,$(CFLAGS_BASE))
+SANFLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all
+endif
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
+CFLAGS  += $(CFLAGS_BASE) $(WARN) $(PKG_CFLAGS) $(SANFLAGS)
+LDFLAGS += -pthread $(SANFLAGS)
+LDLIBS  += $(PKG_LIBS) -lm
+
+PROTO_C = $(BUILD)/proto/knob.pb-c.c
+PROTO_H = $(BUILD)/proto/knob.pb-c.h
+
+COMMON_SRC = $(wildcard common/*.c)
+AGENT_SRC  = $(filter-out agent/knobd.c,$(wildcard agent/*.c))
+CTL_SRC    = $(filter-out controller/knobctl.c,$(wildcard controller/*.c))
+TEST_SRC   = $(wildcard tests/check_*.c)
+TESTLIB_SRC = $(filter-out tests/check_%.c tests/fuzz_%.c,$(wildcard tests/*.c))
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+COMMON_OBJ = $(call obj,$(COMMON_SRC)) $(BUILD)/obj/proto/knob.pb-c.o
+AGENT_OBJ  = $(call obj,$(AGENT_SRC))
+CTL_OBJ    = $(call obj,$(CTL_SRC))
+TESTLIB_OBJ = $(call obj,$(TESTLIB_SRC))
+TEST_BIN   = $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
+
+all: $(BUILD)/knobd $(BUILD)/knobctl
+
+$(PROTO_C) $(PROTO_H): proto/knob.proto
+	@mkdir -p $(BUILD)/proto
+	protoc-c --proto_path=proto --c_out=$(BUILD)/proto proto/knob.proto
+
+# Everything depends on the generated header being present first.
+$(COMMON_OBJ) $(AGENT_OBJ) $(CTL_OBJ) $(TESTLIB_OBJ) $(BUILD)/obj/agent/knobd.o \
+	$(BUILD)/obj/controller/knobctl.o $(call obj,$(TEST_SRC)): | $(PROTO_H)
+
+$(BUILD)/obj/proto/knob.pb-c.o: $(PROTO_C)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	@$(CC) $(filter-out -Wcast-qual -Wmissing-prototypes,$(CFLAGS)) -c -o $@ $<
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	@$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/libknobcommon.a: $(COMMON_OBJ)
+	@rm -f $@; $(AR) rcs $@ $^
+$(BUILD)/libknobagent.a: $(AGENT_OBJ)
+	@rm -f $@; $(AR) rcs $@ $^
+$(BUILD)/libknobctl.a: $(CTL_OBJ)
+	@rm -f $@; $(AR) rcs $@ $^
+
+$(BUILD)/knobd: $(BUILD)/obj/agent/knobd.o $(BUILD)/libknobagent.a $(BUILD)/libknobcommon.a
+	@echo "  LD      $@"
+	@$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/knobctl: $(BUILD)/obj/controller/knobctl.o $(BUILD)/libknobctl.a $(BUILD)/libknobcommon.a
+	@echo "  LD      $@"
+	@$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TESTLIB_OBJ) $(BUILD)/libknobctl.a $(BUILD)/libknobagent.a $(BUILD)/libknobcommon.a
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	@$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(CHECK_LIBS)
+
+tests: all $(TEST_BIN)
+
+# Run the suite once normally, then once under ASan+UBSan in build-san/.
+check: deps
+	$(MAKE) tests
+	tests/run-tests.sh $(BUILD)
+	$(MAKE) BUILD=build-san SAN=1 tests
+	tests/run-tests.sh build-san
+
+# One quick pass without sanitizers (for iterating).
+check-fast: tests
+	tests/run-tests.sh $(BUILD)
+
+demo: deps all
+	tests/demo.sh $(BUILD)
+
+bench: deps all
+	bench/engine-vs-fio $(BUILD)
+
+deps:
+	@missing=""; for p in $(DEB_PKGS); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get update -qq && apt-get install -y -qq $$missing >/dev/null || exit 1; \
+	fi
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin \
+		$(DESTDIR)/lib/systemd/system $(DESTDIR)$(PREFIX)/share/knob/profiles \
+		$(DESTDIR)$(PREFIX)/share/knob/plays $(DESTDIR)/var/lib/knob
+	install -m 0755 $(BUILD)/knobd $(DESTDIR)$(PREFIX)/sbin/knobd
+	install -m 0755 $(BUILD)/knobctl $(DESTDIR)$(PREFIX)/bin/knobctl
+	sed 's,@SBINDIR@,$(PREFIX)/sbin,g' agent/knobd.service > $(DESTDIR)/lib/systemd/system/knobd.service
+	chmod 0644 $(DESTDIR)/lib/systemd/system/knobd.service
+	for f in profiles/*; do [ -f "$$f" ] && install -m 0644 "$$f" $(DESTDIR)$(PREFIX)/share/knob/profiles/; done; true
+	for f in ansible-like-plays/*; do [ -f "$$f" ] && install -m 0644 "$$f" $(DESTDIR)$(PREFIX)/share/knob/plays/; done; true
+
+clean:
+	rm -rf build build-san
+
+.PHONY: all tests check check-fast demo bench deps install clean
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,122 @@
+/* knobd: one agent instance.  All state hangs off struct agent so that a
+ * fleet simulator can host many instances in one process: no mutable
+ * globals in the agent. */
+#ifndef KNOB_AGENT_H
+#define KNOB_AGENT_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <limits.h>
+#include <openssl/ssl.h>
+
+#include "knob.pb-c.h"
+#include "wire.h"
+
+struct tune_state;	/* agent/tune.c: drivers, journal, apply */
+struct bench_state;	/* agent/bench.c: benchmark phases */
+
+struct agent_cfg {
+	const char *listen;	/* "ADDR:PORT", default 0.0.0.0:7420 */
+	const char *ca, *cert, *key;
+	const char *sysroot;	/* "" for the real root */
+	const char *state_dir;	/* default /var/lib/knob */
+	int stdio;		/* serve one plaintext session on stdin/stdout */
+	int test_hooks;		/* honour test-only fields (pause points) */
+	const char *node_name;	/* override; default is the certificate's CN */
+	int stop_fd;		/* readable => shut down (knobd's signalfd); -1 none */
+	int max_conns;		/* 0: default 256 */
+};
+
+/* One controller connection. */
+struct aconn {
+	struct aconn *next, *prev;
+	uint64_t id;		/* unique per agent, never reused */
+	int fd;
+	int handshaking;
+	struct conn c;
+	char peer[256];		/* peer CN */
+	char addr[64];		/* peer address for logs */
+	int closing;		/* close once the write queue drains */
+	uint64_t last_rx_ns;	/* monotonic time of the last frame received */
+};
+
+/* A reply produced on another thread, waiting for the loop. */
+struct agent_post {
+	struct agent_post *next;
+	uint64_t conn_id;
+	uint8_t *frame;
+	size_t len;
+};
+
+struct agent {
+	struct agent_cfg cfg;
+	char node[256];		/* our node name (certificate CN) */
+	char sysroot[PATH_MAX];	/* "" or a directory without trailing slash */
+	char state_dir[PATH_MAX];
+	SSL_CTX *ssl_ctx;
+	int epfd, lfd, evfd, tfd;	/* epoll, listener, eventfd (posts), timerfd (1 s ticks) */
+	struct aconn *conns;
+	uint64_t next_conn_id;
+	pthread_mutex_t post_mu;
+	struct agent_post *posts, *posts_tail;
+	volatile int stop;
+	struct tune_state *tune;
+	struct bench_state *bench;
+};
+
+/* Handler for one body type.  Return 0 when done with req (the loop frees
+ * it), 1 when the handler kept req (it frees it later with
+ * knob__envelope__free_unpacked), -1 to close the connection. */
+typedef int (*agent_handler_fn)(struct agent *a, struct aconn *c, Knob__Envelope *req);
+
+/* Queue a reply on connection c, from the loop thread.  env->id should be
+ * the request's id; version is filled in.  0 or -1. */
+int agent_reply(struct agent *a, struct aconn *c, uint64_t id, Knob__Envelope *env);
+/* Queue an Error reply. */
+int agent_reply_error(struct agent *a, struct aconn *c, uint64_t id, int code,
+    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* Thread-safe: pack env and hand it to the loop for connection conn_id.
+ * Dropped silently if that connection is gone.  0 or -1. */
+int agent_post(struct agent *a, uint64_t conn_id, uint64_t id, Knob__Envelope *env);
+/* Start fn(arg) on a detached worker thread. 0 or -1. */
+int agent_spawn(struct agent *a, void *(*fn)(void *), void *arg);
+/* Resolve an absolute path under the agent's sysroot into buf. 0 or -errno. */
+int agent_path(const struct agent *a, char *buf, size_t len, const char *abs);
+
+/* Lifecycle (agent/knobd_loop.c). */
+int agent_init(struct agent *a, const struct agent_cfg *cfg);
+int agent_run(struct agent *a);		/* until a->stop */
+int agent_run_stdio(struct agent *a);	/* one session on fds 0/1 */
+void agent_fini(struct agent *a);
+
+/* Request dispatch (agent/dispatch.c). */
+int agent_dispatch(struct agent *a, struct aconn *c, Knob__Envelope *req);
+
+/* Handlers, one subsystem per file. */
+int h_ping(struct agent *, struct aconn *, Knob__Envelope *);		/* dispatch.c */
+int h_facts(struct agent *, struct aconn *, Knob__Envelope *);		/* facts.c */
+int h_apply(struct agent *, struct aconn *, Knob__Envelope *);		/* tune.c */
+int h_verify(struct agent *, struct aconn *, Knob__Envelope *);		/* tune.c */
+int h_rollback(struct agent *, struct aconn *, Knob__Envelope *);	/* tune.c */
+int h_phase_prepare(struct agent *, struct aconn *, Knob__Envelope *);	/* bench.c */
+int h_phase_go(struct agent *, struct aconn *, Knob__Envelope *);	/* bench.c */
+int h_phase_abort(struct agent *, struct aconn *, Knob__Envelope *);	/* bench.c */
+
+/* Facts (agent/facts.c): fill f; free with facts_free. 0 or -1. */
+int facts_gather(struct agent *a, Knob__Facts *f);
+void facts_free(Knob__Facts *f);
+
+/* Tuning subsystem hooks (agent/tune.c).  tune_init recovers any
+ * unfinished transaction from the journal before the agent serves. */
+int tune_init(struct agent *a);
+void tune_fini(struct agent *a);
+const char *tune_active_profile(struct agent *a);	/* "" when none */
+
+/* Benchmark subsystem hooks (agent/bench.c). */
+int bench_init(struct agent *a);
+void bench_fini(struct agent *a);
+void bench_conn_closed(struct agent *a, uint64_t conn_id);	/* controller gone */
+void bench_conn_activity(struct agent *a, uint64_t conn_id);	/* any frame from it */
+void bench_tick(struct agent *a);				/* once a second */
+
+#endif

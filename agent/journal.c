@@ -1,0 +1,229 @@
+/* The tuning journal: originals, active profile and the in-progress
+ * transaction, as JSON written atomically (see tune.h). */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "log.h"
+#include "tune.h"
+#include "util.h"
+
+#define JOURNAL_MAX (64u << 20)
+
+void
+jentry_clear(struct jentry *e)
+{
+	free(e->driver);
+	free(e->key);
+	free(e->attr);
+	free(e->match);
+	free(e->target);
+	free(e->value);
+	memset(e, 0, sizeof(*e));
+}
+
+void
+journal_free(struct journal *j)
+{
+	for (size_t i = 0; i < j->norig; i++)
+		jentry_clear(&j->orig[i]);
+	for (size_t i = 0; i < j->ntxn; i++)
+		jentry_clear(&j->txn[i]);
+	free(j->orig);
+	free(j->txn);
+	memset(j, 0, sizeof(*j));
+}
+
+long
+journal_find(const struct jentry *v, size_t n, const char *driver, const char *target,
+    const char *attr)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(v[i].driver, driver) == 0 && strcmp(v[i].target, target) == 0 &&
+		    strcmp(v[i].attr, attr ? attr : "") == 0)
+			return (long)i;
+	return -1;
+}
+
+/* Append a deep copy of e. */
+void
+journal_push(struct jentry **v, size_t *n, const struct jentry *e)
+{
+	struct jentry *d;
+
+	*v = xrealloc(*v, (*n + 1) * sizeof(**v));
+	d = &(*v)[(*n)++];
+	d->driver = xstrdup(e->driver);
+	d->key = xstrdup(e->key);
+	d->attr = xstrdup(e->attr);
+	d->match = xstrdup(e->match);
+	d->target = xstrdup(e->target);
+	d->value = xstrdup(e->value);
+	d->persistent = e->persistent;
+	d->added = e->added;
+}
+
+void
+jentry_setting(const struct jentry *e, Knob__Setting *s)
+{
+	knob__setting__init(s);
+	s->driver = e->driver;
+	s->key = e->key;
+	s->attr = e->attr;
+	s->match = e->match;
+	s->value = e->value;
+	s->persistent = e->persistent;
+	s->origin = (char *)(uintptr_t)"journal";
+}
+
+static json_object *
+entries_json(const struct jentry *v, size_t n, int with_added)
+{
+	json_object *arr = json_object_new_array();
+
+	for (size_t i = 0; i < n; i++) {
+		json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "driver", json_object_new_string(v[i].driver));
+		json_object_object_add(o, "key", json_object_new_string(v[i].key));
+		json_object_object_add(o, "attr", json_object_new_string(v[i].attr));
+		json_object_object_add(o, "match", json_object_new_string(v[i].match));
+		json_object_object_add(o, "target", json_object_new_string(v[i].target));
+		json_object_object_add(o, "value", json_object_new_string(v[i].value));
+		json_object_object_add(o, "persistent", json_object_new_boolean(v[i].persistent));
+		if (with_added)
+			json_object_object_add(o, "added", json_object_new_boolean(v[i].added));
+		json_object_array_add(arr, o);
+	}
+	return arr;
+}
+
+static const char *
+jstr(json_object *o, const char *k)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(o, k, &v) || !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+static int
+jbool(json_object *o, const char *k)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, k, &v) && json_object_get_boolean(v);
+}
+
+/* Parse an array of entries; -1 when malformed. */
+static int
+entries_parse(json_object *arr, struct jentry **v, size_t *n)
+{
+	if (arr == NULL)
+		return 0;
+	if (!json_object_is_type(arr, json_type_array))
+		return -1;
+	for (size_t i = 0; i < json_object_array_length(arr); i++) {
+		json_object *o = json_object_array_get_idx(arr, i);
+		struct jentry e;
+		const char *drv = jstr(o, "driver"), *key = jstr(o, "key"),
+		    *target = jstr(o, "target"), *value = jstr(o, "value");
+
+		if (drv == NULL || key == NULL || target == NULL || value == NULL)
+			return -1;
+		e.driver = (char *)(uintptr_t)drv;
+		e.key = (char *)(uintptr_t)key;
+		e.target = (char *)(uintptr_t)target;
+		e.value = (char *)(uintptr_t)value;
+		e.attr = (char *)(uintptr_t)(jstr(o, "attr") ? jstr(o, "attr") : "");
+		e.match = (char *)(uintptr_t)(jstr(o, "match") ? jstr(o, "match") : "");
+		e.persistent = jbool(o, "persistent");
+		e.added = jbool(o, "added");
+		journal_push(v, n, &e);
+	}
+	return 0;
+}
+
+int
+journal_load(const char *path, struct journal *j)
+{
+	json_object *root = NULL, *txn, *arr;
+	char *buf = NULL;
+	size_t len;
+	int rc;
+
+	memset(j, 0, sizeof(*j));
+	rc = read_file_bounded(path, JOURNAL_MAX, &buf, &len);
+	if (rc == -ENOENT)
+		return 0;
+	if (rc < 0)
+		return rc;
+	root = json_tokener_parse(buf);
+	if (root == NULL || !json_object_is_type(root, json_type_object)) {
+		rc = -EBADMSG;
+		goto out;
+	}
+	snprintf(j->active, sizeof(j->active), "%s", jstr(root, "active") ? jstr(root, "active") : "");
+	arr = NULL;
+	json_object_object_get_ex(root, "originals", &arr);
+	if (entries_parse(arr, &j->orig, &j->norig) < 0) {
+		rc = -EBADMSG;
+		goto out;
+	}
+	if (json_object_object_get_ex(root, "txn", &txn) && txn != NULL &&
+	    json_object_is_type(txn, json_type_object)) {
+		j->in_txn = 1;
+		snprintf(j->txn_id, sizeof(j->txn_id), "%s", jstr(txn, "id") ? jstr(txn, "id") : "");
+		snprintf(j->txn_profile, sizeof(j->txn_profile), "%s",
+		    jstr(txn, "profile") ? jstr(txn, "profile") : "");
+		arr = NULL;
+		json_object_object_get_ex(txn, "entries", &arr);
+		if (entries_parse(arr, &j->txn, &j->ntxn) < 0) {
+			rc = -EBADMSG;
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	if (rc < 0)
+		journal_free(j);
+	json_object_put(root);
+	free(buf);
+	return rc;
+}
+
+int
+journal_save(const char *path, const struct journal *j)
+{
+	json_object *root;
+	const char *txt;
+	int rc;
+
+	if (j->active[0] == '\0' && j->norig == 0 && !j->in_txn) {
+		if (unlink(path) < 0 && errno != ENOENT)
+			return -errno;
+		return 0;
+	}
+	root = json_object_new_object();
+	json_object_object_add(root, "version", json_object_new_int(1));
+	json_object_object_add(root, "active", json_object_new_string(j->active));
+	json_object_object_add(root, "originals", entries_json(j->orig, j->norig, 0));
+	if (j->in_txn) {
+		json_object *t = json_object_new_object();
+
+		json_object_object_add(t, "id", json_object_new_string(j->txn_id));
+		json_object_object_add(t, "profile", json_object_new_string(j->txn_profile));
+		json_object_object_add(t, "entries", entries_json(j->txn, j->ntxn, 1));
+		json_object_object_add(root, "txn", t);
+	}
+	txt = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY);
+	rc = write_file_atomic(path, txt, strlen(txt), 0600);
+	json_object_put(root);
+	return rc;
+}

@@ -1,0 +1,106 @@
+/* knobd: the knob agent.  Parses options, sets up one agent instance and
+ * runs its event loop until SIGTERM/SIGINT. */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/signalfd.h>
+
+#include "agent.h"
+#include "log.h"
+#include "util.h"
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: knobd [--listen ADDR:PORT] [--ca F --cert F --key F] [--sysroot DIR]\n"
+	    "             [--state-dir DIR] [--stdio] [--node-name NAME]\n"
+	    "             [--log-level err|warn|info|debug] [--test-hooks] [--version]\n"
+	    "\n"
+	    "  --listen ADDR:PORT  address to serve on (default 0.0.0.0:%d)\n"
+	    "  --ca/--cert/--key   cluster CA, this node's certificate and key (mutual TLS)\n"
+	    "  --sysroot DIR       resolve every /sys, /proc and /dev path under DIR (tests)\n"
+	    "  --state-dir DIR     journal and state (default /var/lib/knob)\n"
+	    "  --stdio             serve one plaintext session on stdin/stdout (SSH exec)\n"
+	    "  --node-name NAME    node name (default: the certificate's CN, else hostname)\n"
+	    "  --test-hooks        honour test-only request fields (never in production)\n",
+	    KNOB_DEFAULT_PORT);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "listen", required_argument, NULL, 'l' },
+		{ "ca", required_argument, NULL, 'A' },
+		{ "cert", required_argument, NULL, 'C' },
+		{ "key", required_argument, NULL, 'K' },
+		{ "sysroot", required_argument, NULL, 'r' },
+		{ "state-dir", required_argument, NULL, 's' },
+		{ "stdio", no_argument, NULL, 'i' },
+		{ "node-name", required_argument, NULL, 'n' },
+		{ "log-level", required_argument, NULL, 'L' },
+		{ "test-hooks", no_argument, NULL, 'T' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct agent_cfg cfg;
+	struct agent *a;
+	sigset_t ss;
+	int ch, lvl = LOG_LVL_INFO, rc;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.stop_fd = -1;
+	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'l': cfg.listen = optarg; break;
+		case 'A': cfg.ca = optarg; break;
+		case 'C': cfg.cert = optarg; break;
+		case 'K': cfg.key = optarg; break;
+		case 'r': cfg.sysroot = optarg; break;
+		case 's': cfg.state_dir = optarg; break;
+		case 'i': cfg.stdio = 1; break;
+		case 'n': cfg.node_name = optarg; break;
+		case 'T': cfg.test_hooks = 1; break;
+		case 'L':
+			if ((lvl = log_parse_level(optarg)) < 0) {
+				fprintf(stderr, "knobd: unknown log level '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'V': printf("knobd %s\n", KNOB_VERSION); return 0;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+	log_init("knobd", lvl);
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&ss);
+	sigaddset(&ss, SIGTERM);
+	sigaddset(&ss, SIGINT);
+	sigaddset(&ss, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &ss, NULL);	/* worker threads inherit the mask */
+	cfg.stop_fd = signalfd(-1, &ss, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (cfg.stop_fd < 0)
+		fatal("signalfd");
+
+	a = xcalloc(1, sizeof(*a));
+	if (agent_init(a, &cfg) < 0) {
+		agent_fini(a);
+		free(a);
+		return 1;
+	}
+	rc = cfg.stdio ? agent_run_stdio(a) : agent_run(a);
+	agent_fini(a);
+	free(a);
+	close(cfg.stop_fd);
+	return rc < 0 ? 1 : 0;
+}

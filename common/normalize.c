@@ -1,0 +1,510 @@
+/* Value normalisers and key validation shared by knobctl and knobd. */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "normalize.h"
+#include "util.h"
+
+const char *const knob_driver_names[] = {
+	"sysfs", "sysctl", "blockdev", "lustre", "gpfs", "nfsd", "net", NULL
+};
+
+struct unit {
+	const char *suffix;
+	uint64_t mult;
+};
+
+/* Longest suffixes first is not needed: we compare whole suffixes. */
+static const struct unit units[] = {
+	{ "b", 1 }, { "s", 512 }, { "sector", 512 }, { "sectors", 512 },
+	{ "k", 1ull << 10 }, { "kb", 1ull << 10 }, { "kib", 1ull << 10 },
+	{ "m", 1ull << 20 }, { "mb", 1ull << 20 }, { "mib", 1ull << 20 },
+	{ "g", 1ull << 30 }, { "gb", 1ull << 30 }, { "gib", 1ull << 30 },
+	{ "t", 1ull << 40 }, { "tb", 1ull << 40 }, { "tib", 1ull << 40 },
+	{ "p", 1ull << 50 }, { "pb", 1ull << 50 }, { "pib", 1ull << 50 },
+};
+
+int
+norm_parse_size(const char *s, uint64_t unit, uint64_t *bytes)
+{
+	char suf[16];
+	const char *p = s;
+	uint64_t n = 0, mult = unit;
+	size_t i, sl;
+	int digits = 0;
+
+	while (isspace((unsigned char)*p))
+		p++;
+	for (; isdigit((unsigned char)*p); p++, digits++) {
+		if (n > (UINT64_MAX - 9) / 10)
+			return -1;
+		n = n * 10 + (uint64_t)(*p - '0');
+	}
+	if (digits == 0)
+		return -1;
+	while (isspace((unsigned char)*p))
+		p++;
+	sl = strlen(p);
+	while (sl > 0 && isspace((unsigned char)p[sl - 1]))
+		sl--;
+	if (sl >= sizeof(suf))
+		return -1;
+	for (i = 0; i < sl; i++)
+		suf[i] = (char)tolower((unsigned char)p[i]);
+	suf[sl] = '\0';
+	if (sl > 0) {
+		for (i = 0; i < nitems(units); i++)
+			if (strcmp(units[i].suffix, suf) == 0)
+				break;
+		if (i == nitems(units))
+			return -1;
+		mult = units[i].mult;
+	}
+	if (mult != 0 && n > UINT64_MAX / mult)
+		return -1;
+	*bytes = n * mult;
+	return 0;
+}
+
+/* True when s is an optionally signed decimal integer; canonical form in out. */
+static int
+canon_int(const char *s, size_t len, char *out, size_t outlen)
+{
+	char buf[64];
+	long long v;
+	char *end;
+
+	if (len == 0 || len >= sizeof(buf))
+		return 0;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	if (!isdigit((unsigned char)buf[0]) &&
+	    !((buf[0] == '-' || buf[0] == '+') && isdigit((unsigned char)buf[1])))
+		return 0;
+	errno = 0;
+	v = strtoll(buf, &end, 10);
+	if (errno != 0 || *end != '\0') {
+		/* too large for long long: keep digits, drop leading zeros */
+		size_t i = (buf[0] == '+' || buf[0] == '-') ? 1 : 0;
+		for (size_t j = i; buf[j]; j++)
+			if (!isdigit((unsigned char)buf[j]))
+				return 0;
+		while (buf[i] == '0' && buf[i + 1] != '\0')
+			i++;
+		snprintf(out, outlen, "%s%s", buf[0] == '-' ? "-" : "", buf + i);
+		return 1;
+	}
+	snprintf(out, outlen, "%lld", v);
+	return 1;
+}
+
+/* "a [b] c" -> "b"; returns 1 when the selection syntax was found. */
+static int
+selected_choice(const char *in, char *out, size_t outlen)
+{
+	const char *l = strchr(in, '['), *r;
+
+	if (l == NULL || (r = strchr(l, ']')) == NULL || r == l + 1)
+		return 0;
+	snprintf(out, outlen, "%.*s", (int)(r - l - 1), l + 1);
+	return 1;
+}
+
+/* Collapse white space; integers per word canonical; "[x]" reduced to x. */
+static int
+norm_auto(const char *in, char *out, size_t outlen)
+{
+	char sel[256], w[128];
+	const char *p = in;
+	size_t o = 0;
+
+	if (selected_choice(in, sel, sizeof(sel))) {
+		snprintf(out, outlen, "%s", strtrim(sel));
+		return 0;
+	}
+	out[0] = '\0';
+	while (*p) {
+		const char *s;
+		size_t len;
+
+		while (isspace((unsigned char)*p))
+			p++;
+		if (*p == '\0')
+			break;
+		s = p;
+		while (*p && !isspace((unsigned char)*p))
+			p++;
+		len = (size_t)(p - s);
+		if (o > 0 && o + 1 < outlen)
+			out[o++] = ' ';
+		if (canon_int(s, len, w, sizeof(w))) {
+			s = w;
+			len = strlen(w);
+		}
+		if (o + len + 1 > outlen)
+			return -1;
+		memcpy(out + o, s, len);
+		o += len;
+		out[o] = '\0';
+	}
+	return 0;
+}
+
+int
+norm_value(enum norm_kind k, const char *in, char *out, size_t outlen,
+    char *msg, size_t msglen)
+{
+	char tmp[NORM_VALUE_MAX], sel[256];
+	uint64_t b, unit;
+
+	if (in == NULL)
+		in = "";
+	snprintf(tmp, sizeof(tmp), "%s", in);
+	strtrim(tmp);
+	switch (k) {
+	case NORM_CHOICE:
+		if (selected_choice(tmp, sel, sizeof(sel)))
+			snprintf(tmp, sizeof(tmp), "%s", strtrim(sel));
+		if (tmp[0] == '\0' || strpbrk(tmp, " \t\n[]") != NULL) {
+			snprintf(msg, msglen, "'%s' is not a single choice", in);
+			return -1;
+		}
+		snprintf(out, outlen, "%s", tmp);
+		return 0;
+	case NORM_KIB:
+	case NORM_MIB:
+	case NORM_BYTES:
+		unit = k == NORM_KIB ? 1024 : k == NORM_MIB ? 1ull << 20 : 1;
+		if (norm_parse_size(tmp, unit, &b) < 0) {
+			snprintf(msg, msglen, "'%s' is not a size (number with optional unit K, M, G, T, s)", in);
+			return -1;
+		}
+		if (b % unit != 0) {
+			snprintf(msg, msglen, "'%s' is not a whole number of %s", in,
+			    k == NORM_KIB ? "KiB" : "MiB");
+			return -1;
+		}
+		snprintf(out, outlen, "%" PRIu64, b / unit);
+		return 0;
+	case NORM_INT:
+		if (!canon_int(tmp, strlen(tmp), out, outlen)) {
+			snprintf(msg, msglen, "'%s' is not an integer", in);
+			return -1;
+		}
+		return 0;
+	case NORM_AUTO:
+	default:
+		if (norm_auto(tmp, out, outlen) < 0) {
+			snprintf(msg, msglen, "value too long");
+			return -1;
+		}
+		return 0;
+	}
+}
+
+struct kind_rule {
+	const char *driver;
+	const char *attr;	/* NULL: any */
+	const char *key_suffix;	/* NULL: any */
+	enum norm_kind kind;
+};
+
+/* First match wins. */
+static const struct kind_rule kind_rules[] = {
+	{ "blockdev", "scheduler", NULL, NORM_CHOICE },
+	{ "blockdev", "read_ahead_kb", NULL, NORM_KIB },
+	{ "blockdev", "max_sectors_kb", NULL, NORM_KIB },
+	{ "blockdev", "nr_requests", NULL, NORM_INT },
+	{ "blockdev", "rq_affinity", NULL, NORM_INT },
+	{ "blockdev", "nomerges", NULL, NORM_INT },
+	{ "blockdev", "add_random", NULL, NORM_INT },
+	{ "blockdev", "rotational", NULL, NORM_INT },
+	{ "net", NULL, NULL, NORM_INT },
+	{ "nfsd", NULL, NULL, NORM_INT },
+	{ "gpfs", NULL, "pagepool", NORM_BYTES },
+	{ "gpfs", NULL, "maxblocksize", NORM_BYTES },
+	{ "gpfs", NULL, "lrocDataMaxFileSize", NORM_BYTES },
+	{ "gpfs", NULL, "lrocDataStubFileSize", NORM_BYTES },
+	{ "lustre", NULL, "_mb", NORM_MIB },
+};
+
+static int
+has_suffix(const char *s, const char *suf)
+{
+	size_t a = strlen(s), b = strlen(suf);
+
+	return a >= b && strcmp(s + a - b, suf) == 0;
+}
+
+enum norm_kind
+norm_kind_for(const char *driver, const char *key, const char *attr)
+{
+	for (size_t i = 0; i < nitems(kind_rules); i++) {
+		const struct kind_rule *r = &kind_rules[i];
+
+		if (strcmp(r->driver, driver) != 0)
+			continue;
+		if (r->attr != NULL && (attr == NULL || strcmp(r->attr, attr) != 0))
+			continue;
+		if (r->key_suffix != NULL && (key == NULL || !has_suffix(key, r->key_suffix)))
+			continue;
+		return r->kind;
+	}
+	return NORM_AUTO;
+}
+
+int
+norm_setting(const char *driver, const char *key, const char *attr,
+    const char *in, char *out, size_t outlen, char *msg, size_t msglen)
+{
+	return norm_value(norm_kind_for(driver, key, attr), in, out, outlen, msg, msglen);
+}
+
+int
+norm_equal(const char *driver, const char *key, const char *attr,
+    const char *a, const char *b)
+{
+	char na[NORM_VALUE_MAX], nb[NORM_VALUE_MAX], msg[256];
+
+	if (norm_setting(driver, key, attr, a, na, sizeof(na), msg, sizeof(msg)) < 0 &&
+	    norm_value(NORM_AUTO, a, na, sizeof(na), msg, sizeof(msg)) < 0)
+		return 0;
+	if (norm_setting(driver, key, attr, b, nb, sizeof(nb), msg, sizeof(msg)) < 0 &&
+	    norm_value(NORM_AUTO, b, nb, sizeof(nb), msg, sizeof(msg)) < 0)
+		return 0;
+	return strcmp(na, nb) == 0;
+}
+
+int
+driver_known(const char *name)
+{
+	for (size_t i = 0; knob_driver_names[i]; i++)
+		if (strcmp(knob_driver_names[i], name) == 0)
+			return 1;
+	return 0;
+}
+
+struct bd_attr {
+	const char *attr, *path;
+};
+
+static const struct bd_attr bd_attrs[] = {
+	{ "scheduler", "queue/scheduler" },
+	{ "read_ahead_kb", "queue/read_ahead_kb" },
+	{ "nr_requests", "queue/nr_requests" },
+	{ "max_sectors_kb", "queue/max_sectors_kb" },
+	{ "rq_affinity", "queue/rq_affinity" },
+	{ "nomerges", "queue/nomerges" },
+	{ "add_random", "queue/add_random" },
+	{ "rotational", "queue/rotational" },
+};
+
+const char *
+blockdev_attr_path(const char *attr)
+{
+	for (size_t i = 0; attr && i < nitems(bd_attrs); i++)
+		if (strcmp(bd_attrs[i].attr, attr) == 0)
+			return bd_attrs[i].path;
+	return NULL;
+}
+
+/* A path component ".." anywhere in s. */
+static int
+has_dotdot(const char *s)
+{
+	const char *p = s;
+
+	while ((p = strstr(p, "..")) != NULL) {
+		if ((p == s || p[-1] == '/' || p[-1] == '.') &&
+		    (p[2] == '\0' || p[2] == '/' || p[2] == '.'))
+			return 1;
+		p += 2;
+	}
+	return 0;
+}
+
+static int
+chars_ok(const char *s, const char *extra)
+{
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && strchr(extra, *s) == NULL)
+			return 0;
+	return 1;
+}
+
+/* Is s made only of digits? */
+static int
+all_digits(const char *s, size_t n)
+{
+	if (n == 0)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!isdigit((unsigned char)s[i]))
+			return 0;
+	return 1;
+}
+
+int
+lustre_param_path(const char *name, char *out, size_t outlen)
+{
+	char buf[1024];
+	char *tok[128];
+	size_t nt = 0, o = 0;
+	char *p, *save = NULL;
+
+	if (snprintf(buf, sizeof(buf), "%s", name) >= (int)sizeof(buf))
+		return -1;
+	for (p = strtok_r(buf, ".", &save); p && nt < nitems(tok); p = strtok_r(NULL, ".", &save))
+		tok[nt++] = p;
+	if (p != NULL || nt == 0)
+		return -1;
+	out[0] = '\0';
+	for (size_t i = 0; i < nt; i++) {
+		const char *sep = o ? "/" : "";
+		int n;
+
+		/* a.b.c.d@net: four digit groups joined back with dots */
+		if (i + 3 < nt && all_digits(tok[i], strlen(tok[i])) &&
+		    all_digits(tok[i + 1], strlen(tok[i + 1])) &&
+		    all_digits(tok[i + 2], strlen(tok[i + 2])) &&
+		    strchr(tok[i + 3], '@') != NULL &&
+		    all_digits(tok[i + 3], (size_t)(strchr(tok[i + 3], '@') - tok[i + 3]))) {
+			n = snprintf(out + o, outlen - o, "%s%s.%s.%s.%s", sep, tok[i],
+			    tok[i + 1], tok[i + 2], tok[i + 3]);
+			i += 3;
+		} else
+			n = snprintf(out + o, outlen - o, "%s%s", sep, tok[i]);
+		if (n < 0 || (size_t)n >= outlen - o)
+			return -1;
+		o += (size_t)n;
+	}
+	return 0;
+}
+
+static const char *const nfsd_keys[] = {
+	"threads", "max_block_size", "nfsv4leasetime", "nfsv4gracetime", NULL
+};
+static const char *const net_attrs[] = { "mtu", "txqueuelen", NULL };
+
+static int
+in_list(const char *const *l, const char *s)
+{
+	for (; *l; l++)
+		if (strcmp(*l, s) == 0)
+			return 1;
+	return 0;
+}
+
+/* Key and attribute rules of one driver. 0 or -1 with msg. */
+static int
+key_validate(const char *driver, const char *key, const char *attr,
+    const char *match, char *msg, size_t msglen)
+{
+	int needs_attr = strcmp(driver, "blockdev") == 0 || strcmp(driver, "net") == 0;
+
+	if (key == NULL || key[0] == '\0') {
+		snprintf(msg, msglen, "%s: empty key", driver);
+		return -1;
+	}
+	if (needs_attr && (attr == NULL || attr[0] == '\0')) {
+		snprintf(msg, msglen, "%s '%s': missing attr", driver, key);
+		return -1;
+	}
+	if (!needs_attr && attr != NULL && attr[0] != '\0') {
+		snprintf(msg, msglen, "%s '%s': attr is only for blockdev and net", driver, key);
+		return -1;
+	}
+	if (match != NULL && match[0] != '\0' &&
+	    (strcmp(driver, "blockdev") != 0 ||
+	    (strcmp(match, "rotational=0") != 0 && strcmp(match, "rotational=1") != 0))) {
+		snprintf(msg, msglen, "%s '%s': bad match '%s' (blockdev only: rotational=0|1)",
+		    driver, key, match);
+		return -1;
+	}
+	if (strcmp(driver, "sysfs") == 0) {
+		if ((key[0] == '/' && strncmp(key, "/sys/", 5) != 0) || has_dotdot(key) ||
+		    strstr(key, "//") != NULL) {
+			snprintf(msg, msglen, "sysfs key '%s' is not a path under /sys", key);
+			return -1;
+		}
+	} else if (strcmp(driver, "sysctl") == 0) {
+		if (key[0] == '/' || has_dotdot(key) || !chars_ok(key, "._-*?[]/")) {
+			snprintf(msg, msglen, "bad sysctl name '%s'", key);
+			return -1;
+		}
+	} else if (strcmp(driver, "blockdev") == 0) {
+		if (strchr(key, '/') != NULL || has_dotdot(key) || !chars_ok(key, "._-*?[]!:")) {
+			snprintf(msg, msglen, "bad block device glob '%s'", key);
+			return -1;
+		}
+		if (blockdev_attr_path(attr) == NULL) {
+			snprintf(msg, msglen, "unknown blockdev attr '%s'", attr);
+			return -1;
+		}
+	} else if (strcmp(driver, "lustre") == 0) {
+		char path[1024];
+
+		if (strchr(key, '/') != NULL || has_dotdot(key) ||
+		    !chars_ok(key, "._-*?[]@,") || lustre_param_path(key, path, sizeof(path)) < 0) {
+			snprintf(msg, msglen, "bad lustre parameter name '%s'", key);
+			return -1;
+		}
+	} else if (strcmp(driver, "gpfs") == 0) {
+		if (!chars_ok(key, "_")) {
+			snprintf(msg, msglen, "bad gpfs attribute '%s'", key);
+			return -1;
+		}
+	} else if (strcmp(driver, "nfsd") == 0) {
+		if (!in_list(nfsd_keys, key)) {
+			snprintf(msg, msglen, "unknown nfsd key '%s' (threads, max_block_size, nfsv4leasetime, nfsv4gracetime)", key);
+			return -1;
+		}
+	} else if (strcmp(driver, "net") == 0) {
+		if (strchr(key, '/') != NULL || !chars_ok(key, "._-*?[]!:@")) {
+			snprintf(msg, msglen, "bad interface glob '%s'", key);
+			return -1;
+		}
+		if (!in_list(net_attrs, attr)) {
+			snprintf(msg, msglen, "unknown net attr '%s' (mtu, txqueuelen)", attr);
+			return -1;
+		}
+	} else {
+		snprintf(msg, msglen, "unknown driver '%s'", driver);
+		return -1;
+	}
+	return 0;
+}
+
+int
+setting_validate(const char *driver, const char *key, const char *attr,
+    const char *match, const char *value, char *msg, size_t msglen)
+{
+	char out[NORM_VALUE_MAX], why[256];
+
+	if (key_validate(driver, key, attr, match, msg, msglen) < 0)
+		return -1;
+	if (value == NULL) {
+		snprintf(msg, msglen, "%s '%s': missing value", driver, key);
+		return -1;
+	}
+	if (norm_setting(driver, key, attr, value, out, sizeof(out), why, sizeof(why)) < 0) {
+		snprintf(msg, msglen, "bad value for %s %s%s%s: %s", driver, key,
+		    attr && *attr ? " " : "", attr ? attr : "", why);
+		return -1;
+	}
+	if (strcmp(driver, "net") == 0 && strcmp(attr, "mtu") == 0 &&
+	    (atoll(out) < 68 || atoll(out) > 65536)) {
+		snprintf(msg, msglen, "bad value for net %s mtu: %s is outside 68..65536", key, out);
+		return -1;
+	}
+	if (strcmp(driver, "nfsd") == 0 && strcmp(key, "threads") == 0 &&
+	    (atoll(out) < 0 || atoll(out) > 8192)) {
+		snprintf(msg, msglen, "bad value for nfsd threads: %s is outside 0..8192", out);
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,63 @@
+/* Per-driver value normalisers and key/value validation, shared by the
+ * profile loader (controller) and the tuning drivers (agent), so that
+ * "would change", "changed" and "drift" mean the same thing on both sides.
+ *
+ * The canonical form of a value is what gets written and what is compared:
+ *   choice   "none [mq-deadline] kyber" -> "mq-deadline"
+ *   kib      "4M" -> "4096", "256s" (512-byte sectors) -> "128", "512KiB" -> "512"
+ *   mib      "1G" -> "1024"
+ *   bytes    "16G" -> "17179869184"
+ *   int      "0016" -> "16"
+ *   auto     white space collapsed ("4096\t87380  6291456" -> "4096 87380 6291456"),
+ *            integers canonical per word, "[x]" selection syntax reduced to x.
+ * Unit suffixes are binary (K = KiB = KB = 1024), as the kernel, lctl and
+ * mmchconfig read them. */
+#ifndef KNOB_NORMALIZE_H
+#define KNOB_NORMALIZE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum norm_kind {
+	NORM_AUTO = 0,
+	NORM_CHOICE,
+	NORM_KIB,
+	NORM_MIB,
+	NORM_BYTES,
+	NORM_INT,
+};
+
+#define NORM_VALUE_MAX 4096
+
+/* Parse a size with an optional unit suffix (K, KB, KiB, M, G, T, P, B, s =
+ * 512-byte sectors; case-insensitive); a bare number counts in units of
+ * unit bytes.  0 or -1. */
+int norm_parse_size(const char *s, uint64_t unit, uint64_t *bytes);
+/* Canonical form of in for kind k into out.  0, or -1 with a reason in msg. */
+int norm_value(enum norm_kind k, const char *in, char *out, size_t outlen,
+    char *msg, size_t msglen);
+/* Which normaliser a (driver, key, attr) uses. */
+enum norm_kind norm_kind_for(const char *driver, const char *key, const char *attr);
+/* norm_value with the kind of (driver, key, attr). */
+int norm_setting(const char *driver, const char *key, const char *attr,
+    const char *in, char *out, size_t outlen, char *msg, size_t msglen);
+/* 1 when a and b are equal after normalisation, 0 otherwise (a value
+ * that does not normalise compares as a trimmed string). */
+int norm_equal(const char *driver, const char *key, const char *attr,
+    const char *a, const char *b);
+
+/* Driver names known to both sides, NULL-terminated. */
+extern const char *const knob_driver_names[];
+/* 1 when name is a known driver. */
+int driver_known(const char *name);
+/* Validate a setting's key, attr, match and value for its driver.  0, or
+ * -1 with a message (no file:line prefix) in msg. */
+int setting_validate(const char *driver, const char *key, const char *attr,
+    const char *match, const char *value, char *msg, size_t msglen);
+/* Blockdev attribute -> path below /sys/block/DEV/ (NULL when unknown). */
+const char *blockdev_attr_path(const char *attr);
+/* Lustre: lctl parameter name -> relative path (dots to slashes except
+ * inside IPv4 NIDs such as 192.168.1.1@o2ib).  0 or -1. */
+int lustre_param_path(const char *name, char *out, size_t outlen);
+
+#endif

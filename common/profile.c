@@ -1,0 +1,643 @@
+/* XML tuning profiles: parse, validate (RelaxNG + per-driver values),
+ * resolve inheritance.  See profile.h. */
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include <libxml/parser.h>
+#include <libxml/relaxng.h>
+#include <libxml/tree.h>
+#include <libxml/xmlerror.h>
+
+#include "normalize.h"
+#include "profile.h"
+#include "util.h"
+
+#define PROFILE_MAX_DEPTH 16
+#define SCHEMA_NAME "profile.rng"
+
+static const char *const default_dirs[] = {
+	"/usr/local/share/knob/profiles",
+	"/etc/knob/profiles",
+};
+
+/* Errors of one file: "file:line: message", and the lines that have one. */
+struct perrs {
+	struct strvec *out;
+	const char *file;
+	int lines[256];
+	size_t nlines;
+};
+
+static void
+perr_add(struct perrs *e, const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void
+perr_add(struct perrs *e, const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg, *s;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	va_end(ap);
+	if (msg == NULL)
+		return;
+	s = xasprintf("%s:%d: %s", file ? file : "?", line, strtrim(msg));
+	free(msg);
+	if (!strvec_contains(e->out, s))
+		strvec_push_owned(e->out, s);
+	else
+		free(s);
+	if (e->nlines < nitems(e->lines))
+		e->lines[e->nlines++] = line;
+}
+
+static int
+perr_has_line(const struct perrs *e, int line)
+{
+	for (size_t i = 0; i < e->nlines; i++)
+		if (e->lines[i] == line)
+			return 1;
+	return 0;
+}
+
+/* libxml2 structured error handler (parser and RelaxNG). */
+static void
+xml_error(void *arg, xmlErrorPtr err)
+{
+	struct perrs *e = arg;
+	char msg[512];
+
+	if (err == NULL || err->level == XML_ERR_WARNING)
+		return;
+	snprintf(msg, sizeof(msg), "%s", err->message ? err->message : "error");
+	perr_add(e, err->file ? err->file : e->file, err->line, "%s", msg);
+}
+
+/* Directory that holds a "profiles/profile.rng", walking up from the
+ * executable (build/knobctl, build/tests/check_x); "" when none. */
+static void
+source_profiles_dir(char *out, size_t len)
+{
+	char exe[PATH_MAX], cand[PATH_MAX + 64];
+	ssize_t n;
+
+	out[0] = '\0';
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return;
+	exe[n] = '\0';
+	for (int up = 0; up < 4; up++) {
+		char *slash = strrchr(exe, '/');
+
+		if (slash == NULL || slash == exe)
+			return;
+		*slash = '\0';
+		snprintf(cand, sizeof(cand), "%s/profiles/" SCHEMA_NAME, exe);
+		if (access(cand, R_OK) == 0) {
+			cand[strlen(cand) - strlen("/" SCHEMA_NAME)] = '\0';
+			snprintf(out, len, "%s", cand);
+			return;
+		}
+	}
+}
+
+void
+profile_search_path(struct strvec *out)
+{
+	const char *env = getenv("KNOB_PROFILE_PATH");
+	char src[PATH_MAX];
+
+	if (env != NULL && *env) {
+		char *copy = xstrdup(env), *save = NULL;
+
+		for (char *p = strtok_r(copy, ":", &save); p; p = strtok_r(NULL, ":", &save))
+			if (*p && !strvec_contains(out, p))
+				strvec_push(out, p);
+		free(copy);
+	}
+	source_profiles_dir(src, sizeof(src));
+	if (src[0] && !strvec_contains(out, src))
+		strvec_push(out, src);
+	for (size_t i = 0; i < nitems(default_dirs); i++)
+		if (!strvec_contains(out, default_dirs[i]))
+			strvec_push(out, default_dirs[i]);
+}
+
+static int
+is_file_arg(const char *s)
+{
+	size_t n = strlen(s);
+
+	return strchr(s, '/') != NULL || (n > 4 && strcmp(s + n - 4, ".xml") == 0);
+}
+
+/* Look NAME.xml up in dir first (when given), then the search path. */
+static char *
+find_in(const char *dir, const char *name)
+{
+	struct strvec sp = { 0 };
+	char *path = NULL;
+
+	if (dir != NULL)
+		strvec_push(&sp, dir);
+	profile_search_path(&sp);
+	for (size_t i = 0; i < sp.n && path == NULL; i++) {
+		char *cand = xasprintf("%s/%s.xml", sp.v[i], name);
+
+		if (access(cand, R_OK) == 0)
+			path = cand;
+		else
+			free(cand);
+	}
+	strvec_free(&sp);
+	return path;
+}
+
+char *
+profile_find(const char *name_or_file)
+{
+	if (is_file_arg(name_or_file))
+		return access(name_or_file, R_OK) == 0 ? xstrdup(name_or_file) : NULL;
+	return find_in(NULL, name_or_file);
+}
+
+/* Schema next to the profile, else along the search path; malloc'd or NULL. */
+static char *
+find_schema(const char *profile_path)
+{
+	char dir[PATH_MAX];
+	char *cand;
+
+	snprintf(dir, sizeof(dir), "%s", profile_path);
+	cand = xasprintf("%s/" SCHEMA_NAME, dirname(dir));
+	if (access(cand, R_OK) == 0)
+		return cand;
+	free(cand);
+	return NULL;
+}
+
+/* A file's own content before inheritance. */
+struct pfile {
+	char *path;
+	char *name;
+	char *extends;
+	int extends_line;
+	char *description;
+	struct psetting *s;
+	size_t n;
+	struct psetting *rm;	/* <remove>: driver/key/attr and line */
+	size_t nrm;
+};
+
+static void
+psetting_clear(struct psetting *s)
+{
+	free(s->driver);
+	free(s->key);
+	free(s->attr);
+	free(s->match);
+	free(s->value);
+	free(s->comment);
+	free(s->file);
+	free(s->profile);
+	memset(s, 0, sizeof(*s));
+}
+
+static void
+psetting_copy(struct psetting *d, const struct psetting *s)
+{
+	d->driver = xstrdup(s->driver);
+	d->key = xstrdup(s->key);
+	d->attr = xstrdup(s->attr);
+	d->match = xstrdup(s->match);
+	d->value = xstrdup(s->value);
+	d->persistent = s->persistent;
+	d->comment = xstrdup(s->comment);
+	d->file = xstrdup(s->file);
+	d->line = s->line;
+	d->profile = xstrdup(s->profile);
+}
+
+static void
+pfile_free(struct pfile *f)
+{
+	for (size_t i = 0; i < f->n; i++)
+		psetting_clear(&f->s[i]);
+	for (size_t i = 0; i < f->nrm; i++)
+		psetting_clear(&f->rm[i]);
+	free(f->s);
+	free(f->rm);
+	free(f->path);
+	free(f->name);
+	free(f->extends);
+	free(f->description);
+	memset(f, 0, sizeof(*f));
+}
+
+char *
+psetting_id(const struct psetting *s)
+{
+	if (s->attr && *s->attr)
+		return xasprintf("%s %s %s", s->driver, s->key, s->attr);
+	return xasprintf("%s %s", s->driver, s->key);
+}
+
+/* Attribute value as a malloc'd string, NULL when absent. */
+static char *
+xattr(xmlNodePtr n, const char *name)
+{
+	xmlChar *v = xmlGetProp(n, (const xmlChar *)name);
+	char *s;
+
+	if (v == NULL)
+		return NULL;
+	s = xstrdup((const char *)v);
+	xmlFree(v);
+	return s;
+}
+
+/* Which attribute holds the key for each driver element. */
+struct elem_spec {
+	const char *elem;
+	const char *key_attr;
+	int has_attr;		/* attr="..." */
+};
+
+static const struct elem_spec elem_specs[] = {
+	{ "sysfs", "key", 0 },
+	{ "sysctl", "key", 0 },
+	{ "blockdev", "device", 1 },
+	{ "lustre", "key", 0 },
+	{ "gpfs", "key", 0 },
+	{ "nfsd", "key", 0 },
+	{ "net", "interface", 1 },
+};
+
+static const struct elem_spec *
+elem_spec(const char *name)
+{
+	for (size_t i = 0; i < nitems(elem_specs); i++)
+		if (strcmp(elem_specs[i].elem, name) == 0)
+			return &elem_specs[i];
+	return NULL;
+}
+
+/* Find a setting by identity in an array; index or -1. */
+static long
+find_setting(const struct psetting *v, size_t n, const char *driver, const char *key,
+    const char *attr)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(v[i].driver, driver) == 0 && strcmp(v[i].key, key) == 0 &&
+		    strcmp(v[i].attr, attr ? attr : "") == 0)
+			return (long)i;
+	return -1;
+}
+
+/* One driver element -> f->s (values validated). */
+static void
+parse_setting(struct pfile *f, xmlNodePtr n, const struct elem_spec *es, struct perrs *e)
+{
+	struct psetting s = { 0 };
+	char msg[512], *pers, *rot;
+	int line = (int)xmlGetLineNo(n);
+	long dup;
+
+	s.driver = xstrdup(es->elem);
+	s.key = xattr(n, es->key_attr);
+	s.attr = es->has_attr ? xattr(n, "attr") : NULL;
+	s.value = xattr(n, "value");
+	s.comment = xattr(n, "comment");
+	pers = xattr(n, "persistent");
+	rot = xattr(n, "rotational");
+	if (s.key == NULL || s.value == NULL || (es->has_attr && s.attr == NULL)) {
+		/* the schema has reported the missing attribute */
+		if (!perr_has_line(e, line))
+			perr_add(e, f->path, line, "<%s> needs %s%s and value", es->elem,
+			    es->key_attr, es->has_attr ? ", attr" : "");
+		goto fail;
+	}
+	if (s.attr == NULL)
+		s.attr = xstrdup("");
+	s.match = rot ? xasprintf("rotational=%s", rot) : xstrdup("");
+	if (pers != NULL) {
+		if (strcmp(pers, "yes") == 0 || strcmp(pers, "true") == 0)
+			s.persistent = 1;
+		else if (strcmp(pers, "no") != 0 && strcmp(pers, "false") != 0) {
+			perr_add(e, f->path, line, "persistent must be yes or no, not '%s'", pers);
+			goto fail;
+		}
+		if (s.persistent && strcmp(es->elem, "lustre") != 0) {
+			perr_add(e, f->path, line, "persistent=\"yes\" is only for lustre");
+			goto fail;
+		}
+	}
+	if (setting_validate(s.driver, s.key, s.attr, s.match, s.value, msg, sizeof(msg)) < 0) {
+		perr_add(e, f->path, line, "%s", msg);
+		goto fail;
+	}
+	if ((dup = find_setting(f->s, f->n, s.driver, s.key, s.attr)) >= 0) {
+		perr_add(e, f->path, line, "duplicate setting %s %s%s%s (first at line %d)",
+		    s.driver, s.key, *s.attr ? " " : "", s.attr, f->s[dup].line);
+		goto fail;
+	}
+	s.file = xstrdup(f->path);
+	s.line = line;
+	s.profile = xstrdup(f->name ? f->name : "");
+	f->s = xrealloc(f->s, (f->n + 1) * sizeof(*f->s));
+	f->s[f->n++] = s;
+	free(pers);
+	free(rot);
+	return;
+fail:
+	free(pers);
+	free(rot);
+	psetting_clear(&s);
+}
+
+/* <remove driver="" key="" [attr=""]/> -> f->rm. */
+static void
+parse_remove(struct pfile *f, xmlNodePtr n, struct perrs *e)
+{
+	struct psetting r = { 0 };
+	int line = (int)xmlGetLineNo(n);
+
+	r.driver = xattr(n, "driver");
+	r.key = xattr(n, "key");
+	r.attr = xattr(n, "attr");
+	if (r.driver == NULL || r.key == NULL) {
+		if (!perr_has_line(e, line))
+			perr_add(e, f->path, line, "<remove> needs driver and key");
+		goto fail;
+	}
+	if (!driver_known(r.driver)) {
+		perr_add(e, f->path, line, "remove: unknown driver '%s'", r.driver);
+		goto fail;
+	}
+	if (r.attr == NULL)
+		r.attr = xstrdup("");
+	r.file = xstrdup(f->path);
+	r.line = line;
+	f->rm = xrealloc(f->rm, (f->nrm + 1) * sizeof(*f->rm));
+	f->rm[f->nrm++] = r;
+	return;
+fail:
+	psetting_clear(&r);
+}
+
+/* RelaxNG validation of doc against the shipped schema; errors into e. */
+static void
+validate_schema(xmlDocPtr doc, const char *path, struct perrs *e)
+{
+	xmlRelaxNGParserCtxtPtr pctx = NULL;
+	xmlRelaxNGValidCtxtPtr vctx = NULL;
+	xmlRelaxNGPtr schema = NULL;
+	char *rng = find_schema(path);
+
+	if (rng == NULL) {
+		struct strvec sp = { 0 };
+
+		profile_search_path(&sp);
+		for (size_t i = 0; i < sp.n && rng == NULL; i++) {
+			char *cand = xasprintf("%s/" SCHEMA_NAME, sp.v[i]);
+
+			if (access(cand, R_OK) == 0)
+				rng = cand;
+			else
+				free(cand);
+		}
+		strvec_free(&sp);
+	}
+	if (rng == NULL) {
+		perr_add(e, path, 0, "schema %s not found in the profile search path", SCHEMA_NAME);
+		return;
+	}
+	pctx = xmlRelaxNGNewParserCtxt(rng);
+	if (pctx == NULL || (schema = xmlRelaxNGParse(pctx)) == NULL) {
+		perr_add(e, rng, 0, "cannot load the profile schema");
+		goto out;
+	}
+	vctx = xmlRelaxNGNewValidCtxt(schema);
+	if (vctx == NULL)
+		goto out;
+	xmlRelaxNGSetValidStructuredErrors(vctx, xml_error, e);
+	(void)xmlRelaxNGValidateDoc(vctx, doc);
+out:
+	if (vctx)
+		xmlRelaxNGFreeValidCtxt(vctx);
+	if (schema)
+		xmlRelaxNGFree(schema);
+	if (pctx)
+		xmlRelaxNGFreeParserCtxt(pctx);
+	free(rng);
+}
+
+/* Parse and validate one file into f.  Returns the number of new errors. */
+static size_t
+parse_file(const char *path, struct pfile *f, struct strvec *errs)
+{
+	struct perrs e = { .out = errs, .file = path };
+	size_t before = errs->n;
+	xmlParserCtxtPtr ctxt = NULL;
+	xmlDocPtr doc = NULL;
+	xmlNodePtr root;
+
+	f->path = xstrdup(path);
+	xmlSetStructuredErrorFunc(&e, xml_error);
+	ctxt = xmlNewParserCtxt();
+	if (ctxt == NULL)
+		goto out;
+	doc = xmlCtxtReadFile(ctxt, path, NULL, XML_PARSE_NONET | XML_PARSE_NOCDATA);
+	if (doc == NULL) {
+		if (errs->n == before)
+			perr_add(&e, path, 0, "cannot parse: %s", strerror(errno));
+		goto out;
+	}
+	root = xmlDocGetRootElement(doc);
+	validate_schema(doc, path, &e);
+	if (root == NULL || strcmp((const char *)root->name, "profile") != 0)
+		goto out;
+	f->name = xattr(root, "name");
+	f->extends = xattr(root, "extends");
+	f->extends_line = (int)xmlGetLineNo(root);
+	f->description = xstrdup("");
+	for (xmlNodePtr n = root->children; n; n = n->next) {
+		const char *name = (const char *)n->name;
+		const struct elem_spec *es;
+		int line = (int)xmlGetLineNo(n);
+
+		if (n->type != XML_ELEMENT_NODE)
+			continue;
+		if (strcmp(name, "description") == 0) {
+			xmlChar *t = xmlNodeGetContent(n);
+
+			free(f->description);
+			f->description = xstrdup(t ? (const char *)t : "");
+			strtrim(f->description);
+			xmlFree(t);
+		} else if (strcmp(name, "remove") == 0)
+			parse_remove(f, n, &e);
+		else if ((es = elem_spec(name)) != NULL)
+			parse_setting(f, n, es, &e);
+		else if (!perr_has_line(&e, line))
+			perr_add(&e, path, line, "unknown element <%s>", name);
+	}
+out:
+	xmlSetStructuredErrorFunc(NULL, NULL);
+	if (doc)
+		xmlFreeDoc(doc);
+	if (ctxt)
+		xmlFreeParserCtxt(ctxt);
+	return errs->n - before;
+}
+
+/* Resolve path with its ancestors into p; stack holds the real paths being
+ * resolved (cycle detection).  0 or -1 (errors in errs). */
+static int
+resolve(const char *path, struct profile *p, struct strvec *stack, struct strvec *errs)
+{
+	struct pfile f = { 0 };
+	char real[PATH_MAX], dir[PATH_MAX];
+	char *parent = NULL;
+	int rc = -1;
+
+	if (realpath(path, real) == NULL) {
+		strvec_push_owned(errs, xasprintf("%s:0: %s", path, strerror(errno)));
+		return -1;
+	}
+	if (parse_file(path, &f, errs) > 0)
+		goto out;
+	if (f.extends != NULL) {
+		snprintf(dir, sizeof(dir), "%s", path);
+		dirname(dir);
+		if (is_file_arg(f.extends)) {
+			char *cand = f.extends[0] == '/' ? xstrdup(f.extends) :
+			    xasprintf("%s/%s", dir, f.extends);
+
+			if (access(cand, R_OK) == 0)
+				parent = cand;
+			else
+				free(cand);
+		} else
+			parent = find_in(dir, f.extends);
+		if (parent == NULL) {
+			strvec_push_owned(errs, xasprintf("%s:%d: parent profile '%s' not found",
+			    path, f.extends_line, f.extends));
+			goto out;
+		}
+		{
+			char preal[PATH_MAX];
+
+			if (realpath(parent, preal) != NULL && (strvec_contains(stack, preal) ||
+			    strcmp(preal, real) == 0)) {
+				strvec_push_owned(errs, xasprintf("%s:%d: inheritance cycle: "
+				    "'%s' extends '%s', which is already being resolved",
+				    path, f.extends_line, f.name ? f.name : path, f.extends));
+				goto out;
+			}
+		}
+		if (stack->n >= PROFILE_MAX_DEPTH) {
+			strvec_push_owned(errs, xasprintf("%s:%d: inheritance deeper than %d levels",
+			    path, f.extends_line, PROFILE_MAX_DEPTH));
+			goto out;
+		}
+		strvec_push(stack, real);
+		rc = resolve(parent, p, stack, errs);
+		free(stack->v[--stack->n]);
+		stack->v[stack->n] = NULL;
+		if (rc < 0)
+			goto out;
+		rc = -1;
+	}
+	/* removals of inherited keys */
+	for (size_t i = 0; i < f.nrm; i++) {
+		long k = find_setting(p->s, p->n, f.rm[i].driver, f.rm[i].key, f.rm[i].attr);
+
+		if (k < 0) {
+			strvec_push_owned(errs, xasprintf("%s:%d: remove: no inherited setting "
+			    "%s %s%s%s", path, f.rm[i].line, f.rm[i].driver, f.rm[i].key,
+			    *f.rm[i].attr ? " " : "", f.rm[i].attr));
+			continue;
+		}
+		psetting_clear(&p->s[k]);
+		memmove(&p->s[k], &p->s[k + 1], (p->n - (size_t)k - 1) * sizeof(*p->s));
+		p->n--;
+	}
+	/* overrides and additions */
+	for (size_t i = 0; i < f.n; i++) {
+		long k = find_setting(p->s, p->n, f.s[i].driver, f.s[i].key, f.s[i].attr);
+
+		if (k >= 0) {
+			psetting_clear(&p->s[k]);
+			psetting_copy(&p->s[k], &f.s[i]);
+		} else {
+			p->s = xrealloc(p->s, (p->n + 1) * sizeof(*p->s));
+			psetting_copy(&p->s[p->n++], &f.s[i]);
+		}
+	}
+	strvec_push(&p->chain, f.name ? f.name : path);
+	strvec_push(&p->chain_paths, path);
+	free(p->name);
+	free(p->path);
+	free(p->description);
+	p->name = xstrdup(f.name ? f.name : path);
+	p->path = xstrdup(path);
+	p->description = xstrdup(f.description ? f.description : "");
+	rc = 0;
+out:
+	free(parent);
+	pfile_free(&f);
+	return rc;
+}
+
+struct profile *
+profile_load(const char *name_or_file, struct strvec *errs)
+{
+	struct profile *p;
+	struct strvec stack = { 0 };
+	char *path = profile_find(name_or_file);
+	size_t before = errs->n;
+
+	if (path == NULL) {
+		if (is_file_arg(name_or_file))
+			strvec_push_owned(errs, xasprintf("%s:0: %s", name_or_file, strerror(ENOENT)));
+		else
+			strvec_push_owned(errs, xasprintf("%s:0: no profile of that name in the "
+			    "search path (KNOB_PROFILE_PATH, profiles/, /usr/local/share/knob/profiles, "
+			    "/etc/knob/profiles)", name_or_file));
+		return NULL;
+	}
+	p = xcalloc(1, sizeof(*p));
+	if (resolve(path, p, &stack, errs) < 0 || errs->n > before) {
+		profile_free(p);
+		p = NULL;
+	}
+	strvec_free(&stack);
+	free(path);
+	return p;
+}
+
+void
+profile_free(struct profile *p)
+{
+	if (p == NULL)
+		return;
+	for (size_t i = 0; i < p->n; i++)
+		psetting_clear(&p->s[i]);
+	free(p->s);
+	free(p->name);
+	free(p->path);
+	free(p->description);
+	strvec_free(&p->chain);
+	strvec_free(&p->chain_paths);
+	free(p);
+}

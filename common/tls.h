@@ -1,0 +1,23 @@
+/* Mutual TLS 1.3 with the cluster CA.  Certificates carry the node name in
+ * CN and a DNS subjectAltName, and the role in OU: "controller" or "node".
+ * Ed25519 keys, X25519 key exchange. */
+#ifndef KNOB_TLS_H
+#define KNOB_TLS_H
+
+#include <stddef.h>
+#include <openssl/ssl.h>
+
+#define KNOB_ROLE_CONTROLLER "controller"
+#define KNOB_ROLE_NODE "node"
+
+/* server=1 for knobd, 0 for knobctl.  NULL with err on failure. */
+SSL_CTX *tls_ctx_new(int server, const char *ca, const char *cert, const char *key,
+    char *err, size_t errlen);
+/* Subject CN and OU of the verified peer certificate. 0 or -1. */
+int tls_peer_identity(SSL *ssl, char *cn, size_t cnlen, char *ou, size_t oulen);
+/* CN and OU of a certificate file (the agent learns its own node name). */
+int tls_cert_identity(const char *certfile, char *cn, size_t cnlen, char *ou, size_t oulen);
+/* Fill buf with OpenSSL's error queue, drained. */
+void tls_errstr(char *buf, size_t len);
+
+#endif

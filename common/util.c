@@ -1,0 +1,316 @@
+/* Small helpers shared by knobd and knobctl. */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ctype.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "log.h"
+#include "util.h"
+
+void *
+xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (p == NULL)
+		fatal("malloc %zu", n);
+	return p;
+}
+
+void *
+xcalloc(size_t n, size_t sz)
+{
+	void *p = calloc(n ? n : 1, sz ? sz : 1);
+
+	if (p == NULL)
+		fatal("calloc %zu*%zu", n, sz);
+	return p;
+}
+
+void *
+xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+
+	if (q == NULL)
+		fatal("realloc %zu", n);
+	return q;
+}
+
+char *
+xstrdup(const char *s)
+{
+	char *p = strdup(s ? s : "");
+
+	if (p == NULL)
+		fatal("strdup");
+	return p;
+}
+
+/* printf into a fresh allocation; caller frees. */
+char *
+xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		fatal("vasprintf");
+	va_end(ap);
+	return s;
+}
+
+void
+strvec_push_owned(struct strvec *sv, char *s)
+{
+	if (sv->n + 1 >= sv->cap) {
+		sv->cap = sv->cap ? sv->cap * 2 : 16;
+		sv->v = xrealloc(sv->v, sv->cap * sizeof(*sv->v));
+	}
+	sv->v[sv->n++] = s;
+	sv->v[sv->n] = NULL;
+}
+
+void
+strvec_push(struct strvec *sv, const char *s)
+{
+	strvec_push_owned(sv, xstrdup(s));
+}
+
+void
+strvec_free(struct strvec *sv)
+{
+	for (size_t i = 0; i < sv->n; i++)
+		free(sv->v[i]);
+	free(sv->v);
+	sv->v = NULL;
+	sv->n = sv->cap = 0;
+}
+
+int
+strvec_contains(const struct strvec *sv, const char *s)
+{
+	for (size_t i = 0; i < sv->n; i++)
+		if (strcmp(sv->v[i], s) == 0)
+			return 1;
+	return 0;
+}
+
+uint64_t
+now_real_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t
+now_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Bounded read of a small file; strips one trailing newline. */
+ssize_t
+read_small_file(const char *path, char *buf, size_t max)
+{
+	ssize_t n, tot = 0;
+	int fd;
+
+	if (max == 0)
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while ((size_t)tot < max - 1) {
+		n = read(fd, buf + tot, max - 1 - (size_t)tot);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			n = -errno;
+			close(fd);
+			return n;
+		}
+		if (n == 0)
+			break;
+		tot += n;
+	}
+	close(fd);
+	buf[tot] = '\0';
+	while (tot > 0 && buf[tot - 1] == '\n')
+		buf[--tot] = '\0';
+	return tot;
+}
+
+/* One write(2) of s, as sysfs and procfs expect. */
+int
+write_small_file(const char *path, const char *s)
+{
+	size_t len = strlen(s);
+	ssize_t n;
+	int fd, rc = 0;
+
+	fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, s, len);
+	if (n < 0)
+		rc = -errno;
+	else if ((size_t)n != len)
+		rc = -EIO;
+	if (close(fd) < 0 && rc == 0)
+		rc = -errno;
+	return rc;
+}
+
+/* tmp + fsync + rename + fsync(dir): the file is either old or new. */
+int
+write_file_atomic(const char *path, const void *data, size_t len, mode_t mode)
+{
+	char tmp[PATH_MAX], dir[PATH_MAX];
+	const char *p = data;
+	int fd, dfd, rc = 0;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	if (fd < 0)
+		return -errno;
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = -errno;
+			goto fail;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	if (fsync(fd) < 0) {
+		rc = -errno;
+		goto fail;
+	}
+	close(fd);
+	fd = -1;
+	if (rename(tmp, path) < 0) {
+		rc = -errno;
+		goto fail;
+	}
+	snprintf(dir, sizeof(dir), "%s", path);
+	dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		fsync(dfd);
+		close(dfd);
+	}
+	return 0;
+fail:
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp);
+	return rc;
+}
+
+/* Read a whole file of at most max bytes; caller frees *out. 0 or -errno. */
+int
+read_file_bounded(const char *path, size_t max, char **out, size_t *len)
+{
+	struct stat st;
+	char *buf = NULL;
+	size_t tot = 0;
+	int fd, rc = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		rc = -errno;
+		goto out;
+	}
+	if (st.st_size > 0 && (size_t)st.st_size > max) {
+		rc = -EFBIG;
+		goto out;
+	}
+	buf = xmalloc(max + 1);
+	for (;;) {
+		ssize_t n = read(fd, buf + tot, max - tot);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = -errno;
+			goto out;
+		}
+		if (n == 0)
+			break;
+		tot += (size_t)n;
+		if (tot == max) {
+			char c;
+			if (read(fd, &c, 1) == 1) {
+				rc = -EFBIG;
+				goto out;
+			}
+			break;
+		}
+	}
+	buf[tot] = '\0';
+	*out = buf;
+	buf = NULL;
+	if (len)
+		*len = tot;
+out:
+	free(buf);
+	close(fd);
+	return rc;
+}
+
+/* root "" or "/" means the real root. */
+int
+path_under_root(char *buf, size_t len, const char *root, const char *abs)
+{
+	int n;
+
+	if (root == NULL || root[0] == '\0' || strcmp(root, "/") == 0)
+		n = snprintf(buf, len, "%s", abs);
+	else
+		n = snprintf(buf, len, "%s%s%s", root,
+		    (abs[0] == '/' || root[strlen(root) - 1] == '/') ? "" : "/", abs);
+	if (n < 0 || (size_t)n >= len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+char *
+strtrim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+int
+set_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		return -1;
+	return 0;
+}

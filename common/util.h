@@ -1,0 +1,50 @@
+/* Small helpers shared by knobd and knobctl: allocation that cannot fail
+ * silently, string vectors, clocks, bounded file reads, sysroot paths. */
+#ifndef KNOB_UTIL_H
+#define KNOB_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define KNOB_VERSION "0.1.0"
+#define KNOB_DEFAULT_PORT 7420
+#define nitems(a) (sizeof(a) / sizeof((a)[0]))
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t sz);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* A growable vector of owned strings. */
+struct strvec {
+	char **v;
+	size_t n, cap;
+};
+void strvec_push(struct strvec *sv, const char *s);		/* copies s */
+void strvec_push_owned(struct strvec *sv, char *s);	/* takes s */
+void strvec_free(struct strvec *sv);
+int strvec_contains(const struct strvec *sv, const char *s);
+
+uint64_t now_real_ns(void);	/* CLOCK_REALTIME */
+uint64_t now_mono_ns(void);	/* CLOCK_MONOTONIC */
+
+/* Read at most max-1 bytes of a (sysfs/proc) file into buf, NUL-terminated,
+ * trailing newline stripped.  Returns length or -errno. */
+ssize_t read_small_file(const char *path, char *buf, size_t max);
+/* Write s to an existing file (sysfs/proc style: one write). 0 or -errno. */
+int write_small_file(const char *path, const char *s);
+/* Write data to path atomically: tmp file, fsync, rename, fsync dir. 0/-errno. */
+int write_file_atomic(const char *path, const void *data, size_t len, mode_t mode);
+/* Read a whole regular file up to max bytes; *out malloc'd and NUL-terminated. */
+int read_file_bounded(const char *path, size_t max, char **out, size_t *len);
+
+/* Join a root (sysroot, "/" or "" for none) and an absolute path into buf. */
+int path_under_root(char *buf, size_t len, const char *root, const char *abs);
+
+/* Trim leading/trailing white space in place; returns s. */
+char *strtrim(char *s);
+int set_nonblock(int fd);
+
+#endif

@@ -1,0 +1,329 @@
+/* Framing and buffered non-blocking I/O over TLS or plain fds. */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <openssl/err.h>
+
+#include "log.h"
+#include "util.h"
+#include "wire.h"
+
+void
+conn_init(struct conn *c, int rfd, int wfd, SSL *ssl)
+{
+	memset(c, 0, sizeof(*c));
+	c->rfd = rfd;
+	c->wfd = wfd;
+	c->ssl = ssl;
+}
+
+/* Drop buffers and the SSL object; fds stay open (owned by the caller). */
+void
+conn_reset(struct conn *c)
+{
+	struct wchunk *w, *next;
+
+	free(c->body);
+	c->body = NULL;
+	for (w = c->wq_head; w; w = next) {
+		next = w->next;
+		free(w);
+	}
+	c->wq_head = c->wq_tail = NULL;
+	c->wq_bytes = 0;
+	if (c->ssl)
+		SSL_free(c->ssl);
+	c->ssl = NULL;
+}
+
+/* Pack into a new buffer: 4-byte big-endian length, then the message. */
+int
+frame_pack(const Knob__Envelope *env, uint8_t **out, size_t *len)
+{
+	Knob__Envelope copy = *env;
+	size_t n;
+	uint8_t *buf;
+
+	if (copy.version == 0)
+		copy.version = WIRE_VERSION;
+	n = knob__envelope__get_packed_size(&copy);
+	if (n > FRAME_MAX) {
+		log_warnx("frame of %zu bytes exceeds the %u byte cap", n, FRAME_MAX);
+		return -1;
+	}
+	buf = xmalloc(n + 4);
+	buf[0] = (uint8_t)(n >> 24);
+	buf[1] = (uint8_t)(n >> 16);
+	buf[2] = (uint8_t)(n >> 8);
+	buf[3] = (uint8_t)n;
+	knob__envelope__pack(&copy, buf + 4);
+	*out = buf;
+	*len = n + 4;
+	return 0;
+}
+
+/* Unpack and check version and body; NULL plus a reason on failure. */
+Knob__Envelope *
+frame_unpack(const uint8_t *body, size_t len, char *err, size_t errlen)
+{
+	Knob__Envelope *env;
+
+	env = knob__envelope__unpack(NULL, len, body);
+	if (env == NULL) {
+		snprintf(err, errlen, "malformed envelope (%zu bytes)", len);
+		return NULL;
+	}
+	if (env->version != WIRE_VERSION) {
+		snprintf(err, errlen, "unsupported protocol version %u", env->version);
+		knob__envelope__free_unpacked(env, NULL);
+		return NULL;
+	}
+	if (env->body_case == KNOB__ENVELOPE__BODY__NOT_SET) {
+		snprintf(err, errlen, "envelope %llu has no known body",
+		    (unsigned long long)env->id);
+		knob__envelope__free_unpacked(env, NULL);
+		return NULL;
+	}
+	return env;
+}
+
+/* Read up to len bytes. >0 bytes, 0 would block, -1 EOF/error (c->err). */
+static ssize_t
+io_read(struct conn *c, void *buf, size_t len)
+{
+	ssize_t n;
+
+	if (c->ssl) {
+		int r, e;
+
+		ERR_clear_error();
+		r = SSL_read(c->ssl, buf, (int)len);
+		if (r > 0)
+			return r;
+		e = SSL_get_error(c->ssl, r);
+		if (e == SSL_ERROR_WANT_READ)
+			return 0;
+		if (e == SSL_ERROR_WANT_WRITE) {
+			c->ssl_want_write = 1;
+			return 0;
+		}
+		if (e == SSL_ERROR_ZERO_RETURN)
+			snprintf(c->err, sizeof(c->err), "peer closed the connection");
+		else if (e == SSL_ERROR_SYSCALL && errno == 0)
+			snprintf(c->err, sizeof(c->err), "peer closed the connection");
+		else if (e == SSL_ERROR_SYSCALL)
+			snprintf(c->err, sizeof(c->err), "read: %s", strerror(errno));
+		else {
+			char tmp[200];
+			unsigned long ec = ERR_get_error();
+			ERR_error_string_n(ec, tmp, sizeof(tmp));
+			snprintf(c->err, sizeof(c->err), "tls read: %s", tmp);
+		}
+		return -1;
+	}
+	for (;;) {
+		n = read(c->rfd, buf, len);
+		if (n > 0)
+			return n;
+		if (n == 0) {
+			snprintf(c->err, sizeof(c->err), "peer closed the connection");
+			return -1;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return 0;
+		snprintf(c->err, sizeof(c->err), "read: %s", strerror(errno));
+		return -1;
+	}
+}
+
+/* Reads exactly the bytes the current frame still needs, never more. */
+int
+conn_recv(struct conn *c, Knob__Envelope **out)
+{
+	ssize_t n;
+
+	*out = NULL;
+	for (;;) {
+		if (c->hdr_have < 4) {
+			n = io_read(c, c->hdr + c->hdr_have, 4 - c->hdr_have);
+			if (n <= 0)
+				return (int)n;
+			c->hdr_have += (size_t)n;
+			if (c->hdr_have < 4)
+				continue;
+			c->body_len = (size_t)c->hdr[0] << 24 | (size_t)c->hdr[1] << 16 |
+			    (size_t)c->hdr[2] << 8 | (size_t)c->hdr[3];
+			if (c->body_len > FRAME_MAX) {
+				snprintf(c->err, sizeof(c->err),
+				    "frame length %zu exceeds the %u byte cap", c->body_len,
+				    FRAME_MAX);
+				return -1;
+			}
+			c->body = xmalloc(c->body_len ? c->body_len : 1);
+			c->body_have = 0;
+		}
+		if (c->body_have < c->body_len) {
+			n = io_read(c, c->body + c->body_have, c->body_len - c->body_have);
+			if (n <= 0)
+				return (int)n;
+			c->body_have += (size_t)n;
+			if (c->body_have < c->body_len)
+				continue;
+		}
+		*out = frame_unpack(c->body, c->body_len, c->err, sizeof(c->err));
+		free(c->body);
+		c->body = NULL;
+		c->hdr_have = 0;
+		c->body_len = c->body_have = 0;
+		return *out ? 1 : -1;
+	}
+}
+
+int
+conn_pending(struct conn *c)
+{
+	return c->ssl != NULL && SSL_pending(c->ssl) > 0;
+}
+
+void
+conn_queue_frame(struct conn *c, uint8_t *frame, size_t len)
+{
+	struct wchunk *w = xmalloc(sizeof(*w) + len);
+
+	w->next = NULL;
+	w->len = len;
+	w->off = 0;
+	memcpy(w->data, frame, len);
+	free(frame);
+	if (c->wq_tail)
+		c->wq_tail->next = w;
+	else
+		c->wq_head = w;
+	c->wq_tail = w;
+	c->wq_bytes += len;
+}
+
+int
+conn_send(struct conn *c, const Knob__Envelope *env)
+{
+	uint8_t *frame;
+	size_t len;
+
+	if (frame_pack(env, &frame, &len) < 0)
+		return -1;
+	conn_queue_frame(c, frame, len);
+	return 0;
+}
+
+/* Write queued chunks until the queue is empty or the fd would block. */
+int
+conn_flush(struct conn *c)
+{
+	struct wchunk *w;
+
+	c->ssl_want_write = 0;
+	while ((w = c->wq_head) != NULL) {
+		const uint8_t *p = w->data + w->off;
+		size_t left = w->len - w->off;
+		ssize_t n;
+
+		if (c->ssl) {
+			int r, e;
+
+			ERR_clear_error();
+			r = SSL_write(c->ssl, p, (int)left);
+			if (r <= 0) {
+				e = SSL_get_error(c->ssl, r);
+				if (e == SSL_ERROR_WANT_WRITE || e == SSL_ERROR_WANT_READ) {
+					c->ssl_want_write = (e == SSL_ERROR_WANT_WRITE);
+					return 0;
+				}
+				snprintf(c->err, sizeof(c->err), "tls write failed (%d): %s", e,
+				    strerror(errno));
+				return -1;
+			}
+			n = r;
+		} else {
+			n = write(c->wfd, p, left);
+			if (n < 0) {
+				if (errno == EINTR)
+					continue;
+				if (errno == EAGAIN || errno == EWOULDBLOCK)
+					return 0;
+				snprintf(c->err, sizeof(c->err), "write: %s", strerror(errno));
+				return -1;
+			}
+		}
+		w->off += (size_t)n;
+		c->wq_bytes -= (size_t)n;
+		if (w->off == w->len) {
+			c->wq_head = w->next;
+			if (c->wq_head == NULL)
+				c->wq_tail = NULL;
+			free(w);
+		}
+	}
+	return 1;
+}
+
+/* Wait for fd readiness; 1 ready, 0 timeout, -1 error. */
+static int
+wait_fd(int fd, short ev, int timeout_ms)
+{
+	struct pollfd p = { .fd = fd, .events = ev };
+	int r;
+
+	do
+		r = poll(&p, 1, timeout_ms);
+	while (r < 0 && errno == EINTR);
+	return r;
+}
+
+int
+conn_send_sync(struct conn *c, const Knob__Envelope *env, int timeout_ms)
+{
+	int r;
+
+	if (conn_send(c, env) < 0)
+		return -1;
+	while ((r = conn_flush(c)) == 0)
+		if (wait_fd(c->wfd, POLLOUT, timeout_ms) <= 0) {
+			snprintf(c->err, sizeof(c->err), "write timed out");
+			return -1;
+		}
+	return r < 0 ? -1 : 0;
+}
+
+int
+conn_recv_sync(struct conn *c, Knob__Envelope **out, int timeout_ms)
+{
+	int r;
+
+	for (;;) {
+		r = conn_recv(c, out);
+		if (r != 0)
+			return r;
+		if (c->ssl_want_write) {
+			if (conn_flush(c) < 0)
+				return -1;
+		}
+		r = wait_fd(c->rfd, POLLIN, timeout_ms);
+		if (r <= 0)
+			return r;
+	}
+}
+
+const char *
+envelope_body_name(const Knob__Envelope *env)
+{
+	const ProtobufCFieldDescriptor *f;
+
+	f = protobuf_c_message_descriptor_get_field(&knob__envelope__descriptor,
+	    (unsigned)env->body_case);
+	return f ? f->name : "none";
+}

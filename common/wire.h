@@ -1,0 +1,65 @@
+/* Framing: 4-byte big-endian length + one packed knob.Envelope, over a
+ * connection that is either TLS (SSL*) or a plain pair of fds (--stdio). */
+#ifndef KNOB_WIRE_H
+#define KNOB_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <openssl/ssl.h>
+
+#include "knob.pb-c.h"
+
+#define FRAME_MAX (16u << 20)	/* hard cap, checked before allocating */
+#define WIRE_VERSION KNOB__VERSION__VERSION_1
+
+struct wchunk {
+	struct wchunk *next;
+	size_t len, off;
+	uint8_t data[];
+};
+
+struct conn {
+	int rfd, wfd;		/* same fd for sockets */
+	SSL *ssl;		/* NULL for plain (stdio) */
+	/* reader state: header, then body of exactly body_len bytes */
+	uint8_t hdr[4];
+	size_t hdr_have;
+	uint8_t *body;
+	size_t body_len, body_have;
+	/* writer queue */
+	struct wchunk *wq_head, *wq_tail;
+	size_t wq_bytes;
+	int ssl_want_write;	/* last SSL op wanted POLLOUT */
+	char err[256];		/* reason for the last -1 */
+};
+
+void conn_init(struct conn *c, int rfd, int wfd, SSL *ssl);
+/* Free buffers and the SSL object; does not close fds. */
+void conn_reset(struct conn *c);
+
+/* Pack env (version filled in if 0) into a newly allocated frame. */
+int frame_pack(const Knob__Envelope *env, uint8_t **out, size_t *len);
+/* Validate and unpack one frame body; NULL with reason in err on failure. */
+Knob__Envelope *frame_unpack(const uint8_t *body, size_t len, char *err, size_t errlen);
+
+/* Non-blocking receive of one envelope.
+ * 1: *out set (caller frees with knob__envelope__free_unpacked(*out, NULL));
+ * 0: need more input; -1: closed or protocol error (reason in c->err). */
+int conn_recv(struct conn *c, Knob__Envelope **out);
+/* True when a TLS record is buffered and conn_recv should be called again. */
+int conn_pending(struct conn *c);
+/* Queue a packed frame (takes ownership of frame). */
+void conn_queue_frame(struct conn *c, uint8_t *frame, size_t len);
+/* Pack and queue env. 0 or -1. */
+int conn_send(struct conn *c, const Knob__Envelope *env);
+/* Write as much as possible. 1: queue empty, 0: more pending, -1: error. */
+int conn_flush(struct conn *c);
+/* Blocking convenience used by simple clients and --stdio: send + flush. */
+int conn_send_sync(struct conn *c, const Knob__Envelope *env, int timeout_ms);
+/* Blocking receive of one envelope with a timeout. 1 ok, 0 timeout, -1 error. */
+int conn_recv_sync(struct conn *c, Knob__Envelope **out, int timeout_ms);
+
+/* Name of an envelope's body, for logs ("ping", "apply", ...). */
+const char *envelope_body_name(const Knob__Envelope *env);
+
+#endif

@@ -1,0 +1,121 @@
+/* knobctl facts: inventory of every target (hardware, OS, storage, NICs). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "knobctl.h"
+#include "pbjson.h"
+#include "util.h"
+
+/* Append printf output to a growing malloc'd string. */
+static void __attribute__((format(printf, 2, 3)))
+cat(char **s, const char *fmt, ...)
+{
+	va_list ap;
+	char *add, *n;
+
+	va_start(ap, fmt);
+	if (vasprintf(&add, fmt, ap) < 0)
+		add = NULL;
+	va_end(ap);
+	if (add == NULL)
+		return;
+	n = xasprintf("%s%s", *s ? *s : "", add);
+	free(*s);
+	free(add);
+	*s = n;
+}
+
+/* Human-readable facts; identical machines fold together. */
+static char *
+render_facts(struct fanout *fo, struct fo_node *n, void *arg)
+{
+	const Knob__Facts *f;
+	char *s = NULL;
+	size_t i;
+
+	(void)fo;
+	(void)arg;
+	if (n->status != NS_OK || n->reply == NULL || n->reply->body_case != KNOB__ENVELOPE__BODY_FACTS)
+		return NULL;
+	f = n->reply->facts;
+	cat(&s, "node %s  host %s  kernel %s  up %llus  knobd %s\n", f->node, f->hostname,
+	    f->kernel, (unsigned long long)f->uptime_s, f->agent_version);
+	if (f->cpu)
+		cat(&s, "cpu: %s, %u socket(s), %u cores, %u threads, smt %s\n", f->cpu->model,
+		    f->cpu->sockets, f->cpu->cores, f->cpu->threads, f->cpu->smt);
+	cat(&s, "memory: %llu MiB total, %llu MiB available\n",
+	    (unsigned long long)f->mem_total_kb / 1024, (unsigned long long)f->mem_available_kb / 1024);
+	for (i = 0; i < f->n_blockdevs; i++) {
+		const Knob__BlockDevFacts *b = f->blockdevs[i];
+		cat(&s, "block %s: %.1f GiB %s scheduler=%s read_ahead_kb=%u nr_requests=%u\n",
+		    b->name, (double)b->size_bytes / (1 << 30), b->rotational ? "hdd" : "ssd",
+		    b->scheduler, b->read_ahead_kb, b->nr_requests);
+	}
+	for (i = 0; i < f->n_nics; i++) {
+		const Knob__NicFacts *x = f->nics[i];
+		cat(&s, "nic %s: %s mtu=%u txqueuelen=%u speed=%lld\n", x->name, x->operstate,
+		    x->mtu, x->txqueuelen, (long long)x->speed_mbps);
+	}
+	for (i = 0; i < f->n_mounts; i++) {
+		const Knob__MountFacts *m = f->mounts[i];
+		if (strcmp(m->kind, "local") != 0)
+			cat(&s, "mount %s on %s (%s, %s)\n", m->source, m->target, m->fstype, m->kind);
+	}
+	for (i = 0; i < f->n_software; i++) {
+		const Knob__SoftwareFacts *w = f->software[i];
+		if (w->present)
+			cat(&s, "software %s %s\n", w->name, w->version);
+	}
+	cat(&s, "profile: %s", f->active_profile[0] ? f->active_profile : "(none)");
+	return s;
+}
+
+static json_object *
+json_facts(struct fanout *fo, struct fo_node *n, void *arg)
+{
+	json_object *o;
+
+	(void)fo;
+	(void)arg;
+	if (n->status != NS_OK || n->reply == NULL || n->reply->body_case != KNOB__ENVELOPE__BODY_FACTS)
+		return NULL;
+	o = json_object_new_object();
+	json_object_object_add(o, "facts", pb_to_json(&n->reply->facts->base));
+	return o;
+}
+
+int
+cmd_facts(struct ctl *ctl, int argc, char **argv)
+{
+	Knob__Envelope env = KNOB__ENVELOPE__INIT;
+	Knob__FactsRequest req = KNOB__FACTS_REQUEST__INIT;
+	struct strvec names = { 0 };
+	struct fanout fo;
+	const char *w = NULL, *x = NULL;
+	int rc;
+
+	if (ctl_parse_targets(argc, argv, &w, &x) < 0 || ctl_targets(ctl, w, x, &names) < 0) {
+		strvec_free(&names);
+		return 2;
+	}
+	fanout_init(&fo, ctl, &names);
+	env.body_case = KNOB__ENVELOPE__BODY_FACTS_REQUEST;
+	env.facts_request = &req;
+	if (fanout_request(&fo, &env) < 0) {
+		rc = 2;
+		goto out;
+	}
+	if (ctl->json)
+		output_json(ctl, &fo, json_facts, NULL);
+	else {
+		output_folded(ctl, &fo, render_facts, NULL);
+		output_summary(ctl, &fo);
+	}
+	rc = output_exit_status(&fo);
+out:
+	fanout_free(&fo);
+	strvec_free(&names);
+	return rc;
+}

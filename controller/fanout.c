@@ -1,0 +1,455 @@
+/* Fan-out: one epoll loop dials every target at once (bounded by a window
+ * of handshakes in flight), verifies each agent's certificate names the node
+ * we meant to reach, and drives per-command callbacks.  No thread per node. */
+#include <errno.h>
+#include <netdb.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <openssl/err.h>
+#include <openssl/x509v3.h>
+
+#include "knobctl.h"
+#include "log.h"
+#include "tls.h"
+#include "util.h"
+
+#define FO_WINDOW 512		/* connects + handshakes in flight at once */
+#define NS_PER_S 1000000000ull
+
+static const char *const status_names[NS__COUNT] = {
+	[NS_PENDING] = "pending", [NS_OK] = "ok", [NS_CHANGED] = "changed",
+	[NS_WOULD_CHANGE] = "would-change", [NS_DRIFT] = "drift", [NS_DEGRADED] = "degraded",
+	[NS_FAILED] = "failed", [NS_TIMEOUT] = "timeout", [NS_UNREACHABLE] = "unreachable",
+	[NS_AUTH_FAILED] = "auth-failed",
+};
+
+const char *
+node_status_name(int st)
+{
+	return (st >= 0 && st < NS__COUNT) ? status_names[st] : "unknown";
+}
+
+void
+fanout_init(struct fanout *fo, struct ctl *ctl, const struct strvec *names)
+{
+	memset(fo, 0, sizeof(*fo));
+	fo->ctl = ctl;
+	fo->epfd = -1;
+	fo->n = names->n;
+	fo->nodes = xcalloc(names->n ? names->n : 1, sizeof(*fo->nodes));
+	for (size_t i = 0; i < names->n; i++) {
+		struct fo_node *n = &fo->nodes[i];
+
+		n->name = xstrdup(names->v[i]);
+		n->idx = i;
+		n->fd = -1;
+		n->next_id = 1;
+		inventory_target(ctl->inv, n->name, &n->addr, &n->port);
+		if (n->addr == NULL)
+			n->addr = n->name;
+		if (n->port == 0)
+			n->port = KNOB_DEFAULT_PORT;
+	}
+}
+
+/* Close the transport of n (idempotent). */
+static void
+node_close(struct fanout *fo, struct fo_node *n)
+{
+	if (n->fd >= 0) {
+		if (fo->epfd >= 0)
+			epoll_ctl(fo->epfd, EPOLL_CTL_DEL, n->fd, NULL);
+		if (n->c.ssl && n->phase == FO_OPEN) {
+			SSL_set_quiet_shutdown(n->c.ssl, 1);
+			SSL_shutdown(n->c.ssl);
+		}
+		conn_reset(&n->c);
+		close(n->fd);
+		n->fd = -1;
+	}
+}
+
+void
+fanout_free(struct fanout *fo)
+{
+	for (size_t i = 0; i < fo->n; i++) {
+		struct fo_node *n = &fo->nodes[i];
+
+		node_close(fo, n);
+		free(n->name);
+		free(n->detail);
+		if (n->reply)
+			knob__envelope__free_unpacked(n->reply, NULL);
+	}
+	free(fo->nodes);
+	if (fo->epfd >= 0)
+		close(fo->epfd);
+	fo->nodes = NULL;
+	fo->n = 0;
+}
+
+void
+fanout_deadline(struct fo_node *n, double seconds)
+{
+	n->deadline_ns = now_mono_ns() + (uint64_t)(seconds * 1e9);
+}
+
+void
+fanout_end(struct fanout *fo, struct fo_node *n, int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (n->phase == FO_DONE)
+		return;
+	n->status = status;
+	if (fmt != NULL) {
+		free(n->detail);
+		va_start(ap, fmt);
+		if (vasprintf(&n->detail, fmt, ap) < 0)
+			n->detail = NULL;
+		va_end(ap);
+	}
+	node_close(fo, n);
+	if ((n->phase == FO_CONNECTING || n->phase == FO_HANDSHAKE) && fo->active_handshakes > 0)
+		fo->active_handshakes--;
+	n->phase = FO_DONE;
+	if (fo->active > 0)
+		fo->active--;
+	if (fo->ops && fo->ops->on_end)
+		fo->ops->on_end(fo, n);
+}
+
+/* Epoll interest for n: input always, output while something is queued. */
+static void
+node_interest(struct fanout *fo, struct fo_node *n, int out)
+{
+	struct epoll_event ev;
+
+	ev.events = EPOLLIN | (out ? EPOLLOUT : 0);
+	ev.data.ptr = n;
+	epoll_ctl(fo->epfd, EPOLL_CTL_MOD, n->fd, &ev);
+}
+
+int
+fanout_send(struct fanout *fo, struct fo_node *n, Knob__Envelope *env)
+{
+	int r;
+
+	if (n->phase != FO_OPEN)
+		return -1;
+	if (env->id == 0)
+		env->id = n->next_id++;
+	if (conn_send(&n->c, env) < 0) {
+		fanout_end(fo, n, NS_FAILED, "cannot encode request");
+		return -1;
+	}
+	r = conn_flush(&n->c);
+	if (r < 0) {
+		fanout_end(fo, n, NS_UNREACHABLE, "%s", n->c.err);
+		return -1;
+	}
+	node_interest(fo, n, r == 0 || n->c.ssl_want_write);
+	return 0;
+}
+
+/* Start a non-blocking connect for n. */
+static void
+node_connect(struct fanout *fo, struct fo_node *n)
+{
+	struct addrinfo hints, *res = NULL;
+	struct epoll_event ev;
+	char port[16];
+	int r, one = 1;
+
+	n->phase = FO_CONNECTING;
+	fanout_deadline(n, fo->ctl->connect_timeout);
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_NUMERICSERV;
+	snprintf(port, sizeof(port), "%d", n->port);
+	r = getaddrinfo(n->addr, port, &hints, &res);
+	if (r != 0) {
+		fanout_end(fo, n, NS_UNREACHABLE, "resolve %s: %s", n->addr, gai_strerror(r));
+		return;
+	}
+	n->fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (n->fd < 0) {
+		freeaddrinfo(res);
+		fanout_end(fo, n, NS_FAILED, "socket: %s", strerror(errno));
+		return;
+	}
+	setsockopt(n->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	r = connect(n->fd, res->ai_addr, res->ai_addrlen);
+	freeaddrinfo(res);
+	if (r < 0 && errno != EINPROGRESS) {
+		fanout_end(fo, n, NS_UNREACHABLE, "connect %s:%d: %s", n->addr, n->port,
+		    strerror(errno));
+		return;
+	}
+	ev.events = EPOLLOUT;
+	ev.data.ptr = n;
+	epoll_ctl(fo->epfd, EPOLL_CTL_ADD, n->fd, &ev);
+}
+
+/* Connected: set up TLS with the expected host name and start the handshake. */
+static int
+node_start_tls(struct fanout *fo, struct fo_node *n)
+{
+	SSL *ssl;
+	int err = 0;
+	socklen_t sl = sizeof(err);
+
+	if (getsockopt(n->fd, SOL_SOCKET, SO_ERROR, &err, &sl) < 0 || err != 0) {
+		fanout_end(fo, n, NS_UNREACHABLE, "connect %s:%d: %s", n->addr, n->port,
+		    strerror(err ? err : errno));
+		return -1;
+	}
+	ssl = SSL_new(fo->ctl->ssl);
+	if (ssl == NULL || SSL_set_fd(ssl, n->fd) != 1) {
+		SSL_free(ssl);
+		fanout_end(fo, n, NS_FAILED, "SSL_new failed");
+		return -1;
+	}
+	/* The agent's certificate must name the node we dialled. */
+	SSL_set_hostflags(ssl, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+	SSL_set1_host(ssl, n->name);
+	SSL_set_tlsext_host_name(ssl, n->name);
+	conn_init(&n->c, n->fd, n->fd, ssl);
+	n->phase = FO_HANDSHAKE;
+	return 0;
+}
+
+/* Advance the client handshake. */
+static void
+node_handshake(struct fanout *fo, struct fo_node *n)
+{
+	char err[512];
+	int r, e;
+	long vr;
+
+	ERR_clear_error();
+	r = SSL_connect(n->c.ssl);
+	if (r == 1) {
+		n->phase = FO_OPEN;
+		n->t_open_ns = now_mono_ns();
+		fanout_deadline(n, fo->ctl->timeout);
+		if (fo->active_handshakes > 0)
+			fo->active_handshakes--;
+		node_interest(fo, n, 0);
+		if (fo->ops->on_open && fo->ops->on_open(fo, n) < 0 && n->phase != FO_DONE)
+			fanout_end(fo, n, NS_FAILED, "cannot send request");
+		return;
+	}
+	e = SSL_get_error(n->c.ssl, r);
+	if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
+		node_interest(fo, n, e == SSL_ERROR_WANT_WRITE);
+		return;
+	}
+	vr = SSL_get_verify_result(n->c.ssl);
+	if (vr != X509_V_OK) {
+		fanout_end(fo, n, NS_AUTH_FAILED, "agent certificate rejected: %s",
+		    X509_verify_cert_error_string(vr));
+		return;
+	}
+	tls_errstr(err, sizeof(err));
+	fanout_end(fo, n, e == SSL_ERROR_SSL ? NS_AUTH_FAILED : NS_UNREACHABLE,
+	    "TLS handshake: %s", e == SSL_ERROR_SSL ? err : "connection closed");
+}
+
+/* Read every complete frame and hand it to the command. */
+static void
+node_input(struct fanout *fo, struct fo_node *n)
+{
+	Knob__Envelope *env;
+	int r;
+
+	for (;;) {
+		r = conn_recv(&n->c, &env);
+		if (r == 0)
+			break;
+		if (r < 0) {
+			/* In TLS 1.3 the agent judges our certificate after our side
+			 * of the handshake completed: its refusal arrives here. */
+			if (n->next_id <= 2 && n->reply == NULL && strstr(n->c.err, "alert"))
+				fanout_end(fo, n, NS_AUTH_FAILED, "agent refused us: %s", n->c.err);
+			else
+				fanout_end(fo, n, NS_FAILED, "connection lost: %s", n->c.err);
+			return;
+		}
+		if (env->body_case == KNOB__ENVELOPE__BODY_ERROR && env->error->code == EACCES) {
+			fanout_end(fo, n, NS_AUTH_FAILED, "agent refused us: %s",
+			    env->error->message);
+			knob__envelope__free_unpacked(env, NULL);
+			return;
+		}
+		fanout_deadline(n, fo->ctl->timeout);
+		r = fo->ops->on_msg(fo, n, env);
+		if (n->phase == FO_DONE)
+			return;
+		if (r != 0) {
+			fanout_end(fo, n, n->status ? n->status : (r > 0 ? NS_OK : NS_FAILED), NULL);
+			return;
+		}
+	}
+	r = conn_flush(&n->c);
+	if (r < 0)
+		fanout_end(fo, n, NS_FAILED, "%s", n->c.err);
+	else
+		node_interest(fo, n, r == 0 || n->c.ssl_want_write);
+}
+
+static void
+node_event(struct fanout *fo, struct fo_node *n, uint32_t events)
+{
+	switch (n->phase) {
+	case FO_CONNECTING:
+		if (node_start_tls(fo, n) < 0)
+			return;
+		node_handshake(fo, n);
+		return;
+	case FO_HANDSHAKE:
+		node_handshake(fo, n);
+		return;
+	case FO_OPEN:
+		if (events & EPOLLOUT) {
+			int r = conn_flush(&n->c);
+			if (r < 0) {
+				fanout_end(fo, n, NS_FAILED, "%s", n->c.err);
+				return;
+			}
+			node_interest(fo, n, r == 0);
+		}
+		if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
+			node_input(fo, n);
+		return;
+	default:
+		return;
+	}
+}
+
+/* Expire deadlines: connect/handshake -> unreachable, request -> timeout. */
+static void
+check_deadlines(struct fanout *fo)
+{
+	uint64_t now = now_mono_ns();
+
+	for (size_t i = 0; i < fo->n; i++) {
+		struct fo_node *n = &fo->nodes[i];
+
+		if (n->phase == FO_DONE || n->phase == FO_IDLE || now < n->deadline_ns)
+			continue;
+		if (n->phase == FO_CONNECTING || n->phase == FO_HANDSHAKE) {
+			fanout_end(fo, n, NS_UNREACHABLE, "%s timed out after %.1fs",
+			    n->phase == FO_CONNECTING ? "connect" : "TLS handshake",
+			    fo->ctl->connect_timeout);
+		} else
+			fanout_end(fo, n, NS_TIMEOUT, "no reply within %.1fs", fo->ctl->timeout);
+	}
+}
+
+/* Raise the fd limit so that thousands of nodes can be open at once. */
+static void
+raise_nofile(size_t want)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < want + 64) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+int
+fanout_run(struct fanout *fo, const struct fo_ops *ops, void *user)
+{
+	struct epoll_event evs[256];
+	size_t next = 0;
+	uint64_t last_tick = 0;
+
+	fo->ops = ops;
+	fo->user = user;
+	if (fo->n == 0)
+		return 0;
+	if (ctl_ssl(fo->ctl) == NULL)
+		return -1;
+	raise_nofile(fo->n);
+	fo->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (fo->epfd < 0) {
+		log_warn("epoll_create1");
+		return -1;
+	}
+	fo->active = fo->n;
+	while (fo->active > 0 && !fo->stop) {
+		int nev, i;
+		uint64_t now;
+
+		while (next < fo->n && fo->active_handshakes < FO_WINDOW) {
+			struct fo_node *n = &fo->nodes[next++];
+
+			fo->active_handshakes++;
+			node_connect(fo, n);
+		}
+		nev = epoll_wait(fo->epfd, evs, (int)nitems(evs), 100);
+		if (nev < 0 && errno != EINTR) {
+			log_warn("epoll_wait");
+			return -1;
+		}
+		for (i = 0; i < nev; i++)
+			node_event(fo, evs[i].data.ptr, evs[i].events);
+		now = now_mono_ns();
+		if (now - last_tick >= 100000000ull) {
+			last_tick = now;
+			check_deadlines(fo);
+			if (ops->on_tick)
+				ops->on_tick(fo);
+		}
+	}
+	for (size_t i = 0; i < fo->n; i++)
+		if (fo->nodes[i].phase != FO_DONE)
+			fanout_end(fo, &fo->nodes[i], NS_FAILED, "interrupted");
+	return 0;
+}
+
+/* fanout_request callbacks: one request, one reply per node. */
+static int
+req_open(struct fanout *fo, struct fo_node *n)
+{
+	Knob__Envelope env = *fo->request;
+
+	env.id = 0;
+	return fanout_send(fo, n, &env);
+}
+
+static int
+req_msg(struct fanout *fo, struct fo_node *n, Knob__Envelope *msg)
+{
+	(void)fo;
+	if (n->reply)
+		knob__envelope__free_unpacked(n->reply, NULL);
+	n->reply = msg;
+	if (msg->body_case == KNOB__ENVELOPE__BODY_ERROR) {
+		n->status = NS_FAILED;
+		free(n->detail);
+		n->detail = xstrdup(msg->error->message);
+		return -1;
+	}
+	n->status = NS_OK;
+	return 1;
+}
+
+int
+fanout_request(struct fanout *fo, const Knob__Envelope *req)
+{
+	static const struct fo_ops ops = { .on_open = req_open, .on_msg = req_msg };
+
+	fo->request = req;
+	return fanout_run(fo, &ops, NULL);
+}

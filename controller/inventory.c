@@ -1,0 +1,630 @@
+/* Inventory: cluster.xml, parsed with libxml2.
+ *
+ * Schema (see controller/cluster.example.xml):
+ *
+ *   <cluster [port="7420"]>              root; port: default agent port
+ *     <tls [ca="F"] [cert="F"] [key="F"]/>   at most once: the controller's
+ *                                        CA, certificate and key
+ *     <results db="F"/>                  at most once: results database
+ *     <group name="NAME" nodes="NODESET"/>   any number; NODESET may use
+ *                                        other @groups (no cycles)
+ *     <node name="NODESET" [addr="HOST"] [port="N"]/>
+ *                                        per-node overrides; a name that
+ *                                        expands to several nodes gives
+ *                                        them all the same port (addr is
+ *                                        then not allowed)
+ *   </cluster>
+ *
+ * Relative paths (ca, cert, key, db) resolve against the directory that
+ * holds cluster.xml.  Absent ones stay NULL (the caller's defaults apply).
+ * Every problem is reported as "file:line: message"; all of them are
+ * collected (newline separated) before inventory_load fails.  Unknown
+ * elements and attributes are errors, so a typo cannot silently drop a
+ * setting.  After loading, inv->nodes is sorted by name (inventory_target
+ * looks names up with bsearch). */
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ctype.h>
+
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+#include <libxml/xmlerror.h>
+
+#include "knobctl.h"
+#include "log.h"
+#include "nodeset.h"
+#include "util.h"
+
+#define INV_MAX_FILE	(64u << 20)	/* cluster.xml size cap */
+#define INV_MAX_ERRORS	50		/* reported before "... more" */
+
+struct inv_err {
+	long line;
+	size_t seq;
+	char *msg;
+};
+
+/* Load state: the inventory being built and the errors found so far. */
+struct invload {
+	const char *path;
+	struct inventory *inv;
+	char *dir;		/* directory of cluster.xml */
+	struct inv_err *errs;
+	size_t nerr;
+	long *node_line;	/* line of each inv->nodes[i] */
+	long *group_line;	/* line of each inv->groups[i] */
+};
+
+/* Record one error at line (<= 0: none). */
+static void __attribute__((format(printf, 3, 4)))
+inv_error(struct invload *ld, long line, const char *fmt, ...)
+{
+	va_list ap;
+	char *m;
+
+	va_start(ap, fmt);
+	if (vasprintf(&m, fmt, ap) < 0)
+		fatal("vasprintf");
+	va_end(ap);
+	ld->errs = xrealloc(ld->errs, (ld->nerr + 1) * sizeof(*ld->errs));
+	ld->errs[ld->nerr] = (struct inv_err){ line, ld->nerr, m };
+	ld->nerr++;
+}
+
+static int
+err_cmp(const void *a, const void *b)
+{
+	const struct inv_err *x = a, *y = b;
+
+	if (x->line != y->line)
+		return x->line < y->line ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Write the errors in file order as "file:line: message" lines into err
+ * (at most INV_MAX_ERRORS, then a count of the rest); frees them. */
+static void
+flush_errors(struct invload *ld, char *err, size_t errlen)
+{
+	size_t used = 0;
+
+	qsort(ld->errs, ld->nerr, sizeof(*ld->errs), err_cmp);
+	for (size_t i = 0; i < ld->nerr; i++) {
+		char line[1200];
+		int n;
+
+		if (i == INV_MAX_ERRORS)
+			snprintf(line, sizeof(line), "%s: %zu more errors", ld->path, ld->nerr - i);
+		else if (ld->errs[i].line > 0)
+			snprintf(line, sizeof(line), "%s:%ld: %s", ld->path, ld->errs[i].line,
+			    ld->errs[i].msg);
+		else
+			snprintf(line, sizeof(line), "%s: %s", ld->path, ld->errs[i].msg);
+		if (i <= INV_MAX_ERRORS && err != NULL && used + 1 < errlen) {
+			n = snprintf(err + used, errlen - used, "%s%s", used ? "\n" : "", line);
+			if (n > 0)
+				used += (size_t)n;
+			if (used >= errlen)
+				used = errlen - 1;
+		}
+	}
+	for (size_t i = 0; i < ld->nerr; i++)
+		free(ld->errs[i].msg);
+	free(ld->errs);
+	ld->errs = NULL;
+}
+
+/* libxml2 structured error handler: collect parser errors with their line. */
+static void
+xml_error(void *arg, xmlErrorPtr e)
+{
+	struct invload *ld = arg;
+	char msg[512];
+	size_t l;
+
+	if (e == NULL || e->level == XML_ERR_WARNING)
+		return;
+	snprintf(msg, sizeof(msg), "%s", e->message ? e->message : "XML error");
+	l = strlen(msg);
+	while (l > 0 && (msg[l - 1] == '\n' || msg[l - 1] == ' '))
+		msg[--l] = '\0';
+	inv_error(ld, e->line, "XML: %s", msg);
+}
+
+static long
+node_line(const xmlNode *n)
+{
+	return xmlGetLineNo(n);
+}
+
+/* Port from text: digits only, 1..65535; -1 otherwise. */
+static int
+parse_port(const char *s)
+{
+	long v = 0;
+
+	if (s == NULL || *s == '\0' || strlen(s) > 5)
+		return -1;
+	for (const char *p = s; *p; p++) {
+		if (!isdigit((unsigned char)*p))
+			return -1;
+		v = v * 10 + (*p - '0');
+	}
+	return (v >= 1 && v <= 65535) ? (int)v : -1;
+}
+
+/* Attribute value as a malloc'd C string, or NULL when absent. */
+static char *
+attr(const xmlNode *n, const char *name)
+{
+	xmlChar *v = xmlGetProp(n, (const xmlChar *)name);
+	char *s;
+
+	if (v == NULL)
+		return NULL;
+	s = xstrdup((const char *)v);
+	xmlFree(v);
+	return s;
+}
+
+/* Report attributes of n that are not in allowed (NULL-terminated). */
+static void
+check_attrs(struct invload *ld, const xmlNode *n, const char *const *allowed)
+{
+	for (const xmlAttr *a = n->properties; a != NULL; a = a->next) {
+		int ok = 0;
+
+		for (size_t i = 0; allowed[i] != NULL && !ok; i++)
+			ok = strcmp((const char *)a->name, allowed[i]) == 0;
+		if (!ok)
+			inv_error(ld, node_line(n), "<%s>: unknown attribute '%s'",
+			    (const char *)n->name, (const char *)a->name);
+	}
+}
+
+/* A required, non-empty attribute; reports and returns NULL when missing. */
+static char *
+req_attr(struct invload *ld, const xmlNode *n, const char *name)
+{
+	char *v = attr(n, name);
+
+	if (v == NULL || *strtrim(v) == '\0') {
+		inv_error(ld, node_line(n), "<%s>: missing attribute '%s'",
+		    (const char *)n->name, name);
+		free(v);
+		return NULL;
+	}
+	return v;
+}
+
+/* Resolve a path against the inventory's directory; malloc'd. */
+static char *
+resolve_path(struct invload *ld, const char *p)
+{
+	if (p[0] == '/')
+		return xstrdup(p);
+	return xasprintf("%s/%s", ld->dir, p);
+}
+
+/* Optional path attribute into *dst (resolved). */
+static void
+path_attr(struct invload *ld, const xmlNode *n, const char *name, char **dst)
+{
+	char *v = attr(n, name);
+
+	if (v == NULL)
+		return;
+	if (*strtrim(v) == '\0')
+		inv_error(ld, node_line(n), "<%s>: empty attribute '%s'", (const char *)n->name, name);
+	else {
+		free(*dst);
+		*dst = resolve_path(ld, strtrim(v));
+	}
+	free(v);
+}
+
+struct elem_state {
+	long tls_line, results_line;
+};
+
+static void
+el_tls(struct invload *ld, const xmlNode *n, struct elem_state *st)
+{
+	static const char *const allowed[] = { "ca", "cert", "key", NULL };
+
+	if (st->tls_line) {
+		inv_error(ld, node_line(n), "<tls>: duplicate element (first at line %ld)", st->tls_line);
+		return;
+	}
+	st->tls_line = node_line(n);
+	check_attrs(ld, n, allowed);
+	path_attr(ld, n, "ca", &ld->inv->ca);
+	path_attr(ld, n, "cert", &ld->inv->cert);
+	path_attr(ld, n, "key", &ld->inv->key);
+}
+
+static void
+el_results(struct invload *ld, const xmlNode *n, struct elem_state *st)
+{
+	static const char *const allowed[] = { "db", NULL };
+	char *db;
+
+	if (st->results_line) {
+		inv_error(ld, node_line(n), "<results>: duplicate element (first at line %ld)",
+		    st->results_line);
+		return;
+	}
+	st->results_line = node_line(n);
+	check_attrs(ld, n, allowed);
+	if ((db = req_attr(ld, n, "db")) == NULL)
+		return;
+	ld->inv->db = resolve_path(ld, strtrim(db));
+	free(db);
+}
+
+/* Group names: letters, digits, '_', '-', '.', ':' (what "@name" accepts). */
+static int
+group_name_ok(const char *s)
+{
+	if (*s == '\0')
+		return 0;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && strchr("_-.:+", *s) == NULL)
+			return 0;
+	return 1;
+}
+
+static void
+el_group(struct invload *ld, const xmlNode *n, struct elem_state *st)
+{
+	static const char *const allowed[] = { "name", "nodes", NULL };
+	struct inventory *inv = ld->inv;
+	struct inv_group *g;
+	char *name, *nodes;
+
+	(void)st;
+	check_attrs(ld, n, allowed);
+	name = req_attr(ld, n, "name");
+	nodes = req_attr(ld, n, "nodes");
+	if (name == NULL || nodes == NULL)
+		goto out;
+	if (!group_name_ok(strtrim(name))) {
+		inv_error(ld, node_line(n), "<group>: bad group name \"%s\"", name);
+		goto out;
+	}
+	for (size_t i = 0; i < inv->ngroups; i++) {
+		if (strcmp(inv->groups[i].name, strtrim(name)) == 0) {
+			inv_error(ld, node_line(n), "duplicate group \"%s\" (first at line %ld)",
+			    inv->groups[i].name, ld->group_line[i]);
+			goto out;
+		}
+	}
+	inv->groups = xrealloc(inv->groups, (inv->ngroups + 1) * sizeof(*inv->groups));
+	ld->group_line = xrealloc(ld->group_line, (inv->ngroups + 1) * sizeof(*ld->group_line));
+	g = &inv->groups[inv->ngroups];
+	memset(g, 0, sizeof(*g));
+	g->name = xstrdup(strtrim(name));
+	strvec_push(&g->members, strtrim(nodes));
+	ld->group_line[inv->ngroups] = node_line(n);
+	inv->ngroups++;
+out:
+	free(name);
+	free(nodes);
+}
+
+static void
+el_node(struct invload *ld, const xmlNode *n, struct elem_state *st)
+{
+	static const char *const allowed[] = { "name", "addr", "port", NULL };
+	struct inventory *inv = ld->inv;
+	struct strvec names = { 0 };
+	char *name, *addr = NULL, *port = NULL, nerr[512];
+	int p = 0;
+
+	(void)st;
+	check_attrs(ld, n, allowed);
+	if ((name = req_attr(ld, n, "name")) == NULL)
+		goto out;
+	addr = attr(n, "addr");
+	port = attr(n, "port");
+	if (addr != NULL && *strtrim(addr) == '\0') {
+		inv_error(ld, node_line(n), "<node>: empty attribute 'addr'");
+		goto out;
+	}
+	if (port != NULL && (p = parse_port(strtrim(port))) < 0) {
+		inv_error(ld, node_line(n), "<node>: bad port \"%s\" (1-65535)", port);
+		goto out;
+	}
+	if (nodeset_expand(strtrim(name), NULL, NULL, &names, nerr, sizeof(nerr)) < 0) {
+		inv_error(ld, node_line(n), "<node>: %s", nerr);
+		goto out;
+	}
+	if (names.n == 0) {
+		inv_error(ld, node_line(n), "<node>: empty name");
+		goto out;
+	}
+	if (names.n > 1 && addr != NULL) {
+		inv_error(ld, node_line(n), "<node>: addr given for %zu nodes (\"%s\")", names.n, name);
+		goto out;
+	}
+	inv->nodes = xrealloc(inv->nodes, (inv->nnodes + names.n) * sizeof(*inv->nodes));
+	ld->node_line = xrealloc(ld->node_line, (inv->nnodes + names.n) * sizeof(*ld->node_line));
+	for (size_t i = 0; i < names.n; i++) {
+		struct inv_node *in = &inv->nodes[inv->nnodes];
+
+		in->name = names.v[i];
+		names.v[i] = NULL;
+		in->addr = addr ? xstrdup(strtrim(addr)) : NULL;
+		in->port = p;
+		ld->node_line[inv->nnodes] = node_line(n);
+		inv->nnodes++;
+	}
+out:
+	strvec_free(&names);
+	free(name);
+	free(addr);
+	free(port);
+}
+
+struct elem {
+	const char *name;
+	void (*fn)(struct invload *, const xmlNode *, struct elem_state *);
+};
+
+static const struct elem elems[] = {
+	{ "tls", el_tls },
+	{ "results", el_results },
+	{ "group", el_group },
+	{ "node", el_node },
+};
+
+/* Sort by name, stable by position: indexes compared through the nodes. */
+static int
+idx_cmp(const void *a, const void *b, void *arg)
+{
+	const struct inv_node *nodes = arg;
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	int c = strcmp(nodes[x].name, nodes[y].name);
+
+	if (c != 0)
+		return c;
+	return x < y ? -1 : x > y;
+}
+
+/* Report duplicate nodes (at the later line), then sort inv->nodes by name
+ * keeping the first definition of each name. */
+static void
+check_nodes(struct invload *ld)
+{
+	struct inventory *inv = ld->inv;
+	struct inv_node *sorted;
+	size_t *idx, n = 0, first = 0;
+
+	if (inv->nnodes == 0)
+		return;
+	idx = xmalloc(inv->nnodes * sizeof(*idx));
+	for (size_t i = 0; i < inv->nnodes; i++)
+		idx[i] = i;
+	qsort_r(idx, inv->nnodes, sizeof(*idx), idx_cmp, inv->nodes);
+	sorted = xmalloc(inv->nnodes * sizeof(*sorted));
+	for (size_t i = 0; i < inv->nnodes; i++) {
+		struct inv_node *in = &inv->nodes[idx[i]];
+
+		if (n > 0 && strcmp(sorted[n - 1].name, in->name) == 0) {
+			inv_error(ld, ld->node_line[idx[i]], "duplicate node \"%s\" (first at line %ld)",
+			    in->name, ld->node_line[first]);
+			free(in->name);
+			free(in->addr);
+			continue;
+		}
+		first = idx[i];
+		sorted[n++] = *in;
+	}
+	free(inv->nodes);
+	inv->nodes = sorted;
+	inv->nnodes = n;
+	free(idx);
+}
+
+/* Expand every group once, reporting unknown groups, cycles and syntax
+ * errors at the group's line. */
+static void
+check_groups(struct invload *ld)
+{
+	for (size_t i = 0; i < ld->inv->ngroups; i++) {
+		struct strvec out = { 0 };
+		char expr[300], nerr[512];
+
+		snprintf(expr, sizeof(expr), "@%s", ld->inv->groups[i].name);
+		if (nodeset_expand(expr, inventory_group_fn, ld->inv, &out, nerr, sizeof(nerr)) < 0)
+			inv_error(ld, ld->group_line[i], "group \"%s\": %s", ld->inv->groups[i].name,
+			    nerr);
+		strvec_free(&out);
+	}
+}
+
+/* Directory of path, absolute when it can be resolved; malloc'd. */
+static char *
+dir_of(const char *path)
+{
+	char *copy = xstrdup(path), *d = dirname(copy), *res, *real;
+
+	real = realpath(d, NULL);
+	res = xstrdup(real ? real : d);
+	free(real);
+	free(copy);
+	return res;
+}
+
+/* Parse and validate path.  Returns the inventory (free with
+ * inventory_free) or NULL with every problem in err. */
+struct inventory *
+inventory_load(const char *path, char *err, size_t errlen)
+{
+	struct invload ld = { .path = path };
+	struct elem_state st = { 0 };
+	xmlParserCtxtPtr ctxt = NULL;
+	xmlDocPtr doc = NULL;
+	xmlNode *root;
+	char *buf = NULL, *rootport = NULL;
+	size_t len = 0;
+	int rc;
+
+	if (err != NULL && errlen > 0)
+		err[0] = '\0';
+	ld.inv = xcalloc(1, sizeof(*ld.inv));
+	ld.inv->path = xstrdup(path);
+	ld.inv->port = KNOB_DEFAULT_PORT;
+	ld.dir = dir_of(path);
+	if ((rc = read_file_bounded(path, INV_MAX_FILE, &buf, &len)) < 0) {
+		inv_error(&ld, 0, "cannot read: %s", strerror(-rc));
+		goto out;
+	}
+	ctxt = xmlNewParserCtxt();
+	if (ctxt == NULL)
+		fatalx("xmlNewParserCtxt");
+	xmlSetStructuredErrorFunc(&ld, xml_error);
+	doc = xmlCtxtReadMemory(ctxt, buf, (int)len, path, NULL,
+	    XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING | XML_PARSE_BIG_LINES);
+	xmlSetStructuredErrorFunc(NULL, NULL);
+	if (doc == NULL) {
+		if (ld.nerr == 0)
+			inv_error(&ld, 0, "XML: cannot parse");
+		goto out;
+	}
+	if (ld.nerr > 0)	/* recoverable parser errors are still errors */
+		goto out;
+	root = xmlDocGetRootElement(doc);
+	if (root == NULL || strcmp((const char *)root->name, "cluster") != 0) {
+		inv_error(&ld, root ? node_line(root) : 0, "root element must be <cluster>%s%s%s",
+		    root ? ", not <" : "", root ? (const char *)root->name : "", root ? ">" : "");
+		goto out;
+	}
+	{
+		static const char *const allowed[] = { "port", NULL };
+		check_attrs(&ld, root, allowed);
+	}
+	if ((rootport = attr(root, "port")) != NULL &&
+	    (ld.inv->port = parse_port(strtrim(rootport))) < 0) {
+		inv_error(&ld, node_line(root), "<cluster>: bad port \"%s\" (1-65535)", rootport);
+		ld.inv->port = KNOB_DEFAULT_PORT;
+	}
+	for (xmlNode *n = root->children; n != NULL; n = n->next) {
+		size_t i;
+
+		if (n->type == XML_TEXT_NODE || n->type == XML_CDATA_SECTION_NODE) {
+			const xmlChar *t = n->content;
+			while (t && *t && isspace(*t))
+				t++;
+			if (t && *t)
+				inv_error(&ld, node_line(n), "unexpected text in <cluster>");
+			continue;
+		}
+		if (n->type != XML_ELEMENT_NODE)
+			continue;	/* comments, processing instructions */
+		for (i = 0; i < nitems(elems); i++)
+			if (strcmp((const char *)n->name, elems[i].name) == 0)
+				break;
+		if (i == nitems(elems)) {
+			inv_error(&ld, node_line(n), "unknown element <%s>", (const char *)n->name);
+			continue;
+		}
+		if (n->children != NULL && n->children->type == XML_ELEMENT_NODE)
+			inv_error(&ld, node_line(n), "<%s>: unexpected child element <%s>",
+			    (const char *)n->name, (const char *)n->children->name);
+		elems[i].fn(&ld, n, &st);
+	}
+	check_nodes(&ld);
+	check_groups(&ld);
+out:
+	if (doc != NULL)
+		xmlFreeDoc(doc);
+	if (ctxt != NULL)
+		xmlFreeParserCtxt(ctxt);
+	free(buf);
+	free(rootport);
+	free(ld.dir);
+	free(ld.node_line);
+	free(ld.group_line);
+	if (ld.nerr > 0) {
+		flush_errors(&ld, err, errlen);
+		inventory_free(ld.inv);
+		return NULL;
+	}
+	return ld.inv;
+}
+
+void
+inventory_free(struct inventory *inv)
+{
+	if (inv == NULL)
+		return;
+	for (size_t i = 0; i < inv->nnodes; i++) {
+		free(inv->nodes[i].name);
+		free(inv->nodes[i].addr);
+	}
+	free(inv->nodes);
+	for (size_t i = 0; i < inv->ngroups; i++) {
+		free(inv->groups[i].name);
+		strvec_free(&inv->groups[i].members);
+	}
+	free(inv->groups);
+	free(inv->path);
+	free(inv->ca);
+	free(inv->cert);
+	free(inv->key);
+	free(inv->db);
+	free(inv);
+}
+
+/* nodeset_group_fn: push the member expressions of group; -1 if unknown. */
+int
+inventory_group_fn(void *arg, const char *group, struct strvec *out)
+{
+	const struct inventory *inv = arg;
+
+	if (inv == NULL)
+		return -1;
+	for (size_t i = 0; i < inv->ngroups; i++) {
+		if (strcmp(inv->groups[i].name, group) != 0)
+			continue;
+		for (size_t j = 0; j < inv->groups[i].members.n; j++)
+			strvec_push(out, inv->groups[i].members.v[j]);
+		return 0;
+	}
+	return -1;
+}
+
+static int
+target_cmp(const void *key, const void *elem)
+{
+	return strcmp(key, ((const struct inv_node *)elem)->name);
+}
+
+/* Address and port for node: its <node> overrides, else the name and the
+ * inventory port.  *addr points into inv or at node. */
+void
+inventory_target(const struct inventory *inv, const char *node, const char **addr, int *port)
+{
+	const struct inv_node *in = NULL;
+
+	*addr = node;
+	*port = KNOB_DEFAULT_PORT;
+	if (inv == NULL)
+		return;
+	if (inv->port > 0)
+		*port = inv->port;
+	if (inv->nnodes > 0)
+		in = bsearch(node, inv->nodes, inv->nnodes, sizeof(*inv->nodes), target_cmp);
+	if (in == NULL)
+		return;
+	if (in->addr != NULL)
+		*addr = in->addr;
+	if (in->port > 0)
+		*port = in->port;
+}

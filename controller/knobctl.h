@@ -1,0 +1,177 @@
+/* knobctl: one controller run.  State lives in struct ctl, passed down. */
+#ifndef KNOB_KNOBCTL_H
+#define KNOB_KNOBCTL_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <openssl/ssl.h>
+#include <json-c/json.h>
+
+#include "knob.pb-c.h"
+#include "util.h"
+#include "wire.h"
+
+/* ------------------------------------------------------------ inventory
+ * cluster.xml: groups, port, per-node address/port overrides, CA and
+ * controller certificate, results database (controller/inventory.c). */
+struct inv_node {
+	char *name;
+	char *addr;		/* NULL: resolve the name */
+	int port;		/* 0: inventory default */
+};
+struct inv_group {
+	char *name;
+	struct strvec members;	/* node-set expressions */
+};
+struct inventory {
+	char *path;
+	int port;		/* default KNOB_DEFAULT_PORT */
+	char *ca, *cert, *key;	/* controller credentials (paths, relative to the file's dir resolved) */
+	char *db;		/* results database path */
+	struct inv_node *nodes;
+	size_t nnodes;
+	struct inv_group *groups;
+	size_t ngroups;
+};
+/* Load and validate; on error returns NULL and err holds "file:line: message"
+ * (all errors, newline separated). */
+struct inventory *inventory_load(const char *path, char *err, size_t errlen);
+void inventory_free(struct inventory *inv);
+/* nodeset_group_fn for @group lookups (arg = struct inventory *). */
+int inventory_group_fn(void *arg, const char *group, struct strvec *out);
+/* Address and port to dial for node. */
+void inventory_target(const struct inventory *inv, const char *node, const char **addr, int *port);
+
+/* ------------------------------------------------------------ run state */
+struct ctl {
+	const char *cluster_path;
+	struct inventory *inv;	/* may be an empty default inventory */
+	int json;		/* --json */
+	double timeout;		/* --timeout S: per-request timeout */
+	double connect_timeout;
+	const char *ca, *cert, *key;	/* overrides of the inventory */
+	SSL_CTX *ssl;		/* created on first use */
+	FILE *out;		/* stdout */
+	int tty;		/* stderr is a terminal (live progress) */
+};
+
+/* Build the target list from "-w NODESET [-x NODESET]"; 0 or -1 (message printed). */
+int ctl_targets(struct ctl *ctl, const char *w, const char *x, struct strvec *out);
+/* Parse a subcommand's "-w NODESET [-x NODESET]" and nothing else; 0 or -1. */
+int ctl_parse_targets(int argc, char **argv, const char **w, const char **x);
+/* TLS context for dialling agents, created on first use. NULL on error (printed). */
+SSL_CTX *ctl_ssl(struct ctl *ctl);
+
+/* ------------------------------------------------------------ fan-out
+ * One epoll loop over all targets; no threads per node, no serial connects
+ * (controller/fanout.c). */
+enum node_status {
+	NS_PENDING = 0,
+	NS_OK,
+	NS_CHANGED,
+	NS_WOULD_CHANGE,
+	NS_DRIFT,
+	NS_DEGRADED,
+	NS_FAILED,
+	NS_TIMEOUT,
+	NS_UNREACHABLE,
+	NS_AUTH_FAILED,
+	NS__COUNT
+};
+const char *node_status_name(int st);
+int node_status_is_error(int st);	/* failed/drift/timeout/unreachable/auth-failed */
+
+enum fo_phase { FO_IDLE, FO_CONNECTING, FO_HANDSHAKE, FO_OPEN, FO_DONE };
+
+struct fanout;
+struct fo_node {
+	char *name;
+	const char *addr;
+	int port;
+	size_t idx;
+	int status;		/* enum node_status */
+	char *detail;		/* error text for failed/unreachable/... */
+	Knob__Envelope *reply;	/* fanout_request: the reply */
+	void *user;		/* per-command per-node state */
+	/* transport */
+	int phase;		/* enum fo_phase */
+	int fd;
+	struct conn c;
+	uint64_t deadline_ns;	/* monotonic */
+	uint64_t next_id;
+	uint64_t t_open_ns;
+};
+
+struct fo_ops {
+	/* Connection up (TLS verified): send the first request(s). 0 or -1. */
+	int (*on_open)(struct fanout *fo, struct fo_node *n);
+	/* A message arrived.  Return 0 to keep the connection, 1 when the
+	 * node is finished (set n->status first), -1 on error (status set).
+	 * The callback owns msg. */
+	int (*on_msg)(struct fanout *fo, struct fo_node *n, Knob__Envelope *msg);
+	/* Called about every 100 ms (may be NULL). */
+	void (*on_tick)(struct fanout *fo);
+	/* A node ended (done, failed, timed out, unreachable; may be NULL). */
+	void (*on_end)(struct fanout *fo, struct fo_node *n);
+};
+
+struct fanout {
+	struct ctl *ctl;
+	struct fo_node *nodes;
+	size_t n;
+	const struct fo_ops *ops;
+	void *user;
+	int epfd;
+	size_t active;
+	size_t active_handshakes;	/* connects + handshakes in flight */
+	int stop;		/* set by callbacks to end the run early */
+	const Knob__Envelope *request;	/* fanout_request's request */
+};
+
+/* Allocate nodes for the names (addresses from the inventory). */
+void fanout_init(struct fanout *fo, struct ctl *ctl, const struct strvec *names);
+void fanout_free(struct fanout *fo);
+/* Run until every node is done or fo->stop.  0, or -1 on a setup error. */
+int fanout_run(struct fanout *fo, const struct fo_ops *ops, void *user);
+/* Queue env to n (id assigned if 0, version filled). 0 or -1. */
+int fanout_send(struct fanout *fo, struct fo_node *n, Knob__Envelope *env);
+/* Push n's deadline to now + seconds. */
+void fanout_deadline(struct fo_node *n, double seconds);
+/* End n with a status and optional detail; closes its connection. */
+void fanout_end(struct fanout *fo, struct fo_node *n, int status, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Send req to every node, keep each reply in n->reply, status OK (or FAILED on
+ * an Error reply).  0, or -1 on a setup error. */
+int fanout_request(struct fanout *fo, const Knob__Envelope *req);
+
+/* ------------------------------------------------------------ output
+ * Folding (controller/output.c): nodes whose rendered text is identical
+ * print once under their folded node set, then a summary line
+ * "16 ok, 1 unreachable (node007)". */
+typedef char *(*render_fn)(struct fanout *fo, struct fo_node *n, void *arg);	/* malloc'd text or NULL */
+void output_folded(struct ctl *ctl, struct fanout *fo, render_fn render, void *arg);
+void output_summary(struct ctl *ctl, struct fanout *fo);
+/* Exit status per DESIGN.md: 0 all ok, 1 some node failed/drifted/unreachable. */
+int output_exit_status(struct fanout *fo);
+/* --json: {"nodes":[{"node":..,"status":..,"detail":..,<extra>}], "summary":{...}} printed on ctl->out.
+ * extra(n) returns a json object merged into that node's record (may be NULL). */
+typedef json_object *(*json_fn)(struct fanout *fo, struct fo_node *n, void *arg);
+void output_json(struct ctl *ctl, struct fanout *fo, json_fn extra, void *arg);
+
+/* ------------------------------------------------------------ subcommands
+ * One file each; argv[0] is the subcommand name.  Return the exit status. */
+int cmd_ca(struct ctl *ctl, int argc, char **argv);
+int cmd_ping(struct ctl *ctl, int argc, char **argv);
+int cmd_facts(struct ctl *ctl, int argc, char **argv);
+int cmd_profile(struct ctl *ctl, int argc, char **argv);
+int cmd_apply(struct ctl *ctl, int argc, char **argv);
+int cmd_verify(struct ctl *ctl, int argc, char **argv);
+int cmd_rollback(struct ctl *ctl, int argc, char **argv);
+int cmd_bench(struct ctl *ctl, int argc, char **argv);
+int cmd_results(struct ctl *ctl, int argc, char **argv);
+
+/* CA (controller/ca.c): create a cluster CA in dir; issue certificates. */
+int ca_init(const char *dir, char *err, size_t errlen);
+int ca_issue(const char *dir, const char *name, int controller, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,330 @@
+/* Integration tests for the foundation: real knobd processes in four
+ * network namespaces, real mutual TLS, knobctl driving them. */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <json-c/json.h>
+#include <openssl/ssl.h>
+
+#include "harness.h"
+#include "log.h"
+#include "tls.h"
+#include "util.h"
+
+static struct harness h;
+
+static void
+setup(void)
+{
+	ck_assert_msg(harness_start(&h, 4, 1) == 0, "harness start failed");
+}
+
+static void
+teardown(void)
+{
+	harness_stop(&h);
+}
+
+/* Does the agent's log contain s? */
+static int
+log_has(int i, const char *s)
+{
+	char *buf = NULL;
+	int found;
+
+	if (read_file_bounded(h.node[i].log, 8 << 20, &buf, NULL) < 0)
+		return 0;
+	found = strstr(buf, s) != NULL;
+	free(buf);
+	return found;
+}
+
+START_TEST(facts_four_nodes)
+{
+	char *out = NULL, *err = NULL;
+	json_object *doc, *nodes, *summary, *v;
+	int rc;
+
+	rc = harness_knobctl(&h, &out, &err, "--json facts -w @all");
+	ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
+	doc = json_tokener_parse(out);
+	ck_assert_msg(doc != NULL, "not JSON: %s", out);
+	ck_assert(json_object_object_get_ex(doc, "nodes", &nodes));
+	ck_assert_int_eq(json_object_array_length(nodes), 4);
+	for (int i = 0; i < 4; i++) {
+		json_object *rec = json_object_array_get_idx(nodes, (size_t)i), *facts;
+		const char *name;
+
+		ck_assert(json_object_object_get_ex(rec, "node", &v));
+		name = json_object_get_string(v);
+		ck_assert_str_eq(name, h.node[i].name);
+		ck_assert(json_object_object_get_ex(rec, "status", &v));
+		ck_assert_str_eq(json_object_get_string(v), "ok");
+		ck_assert(json_object_object_get_ex(rec, "facts", &facts));
+		/* the agent reports the name its certificate carries */
+		ck_assert(json_object_object_get_ex(facts, "node", &v));
+		ck_assert_str_eq(json_object_get_string(v), name);
+		ck_assert(json_object_object_get_ex(facts, "kernel", &v));
+		ck_assert(strlen(json_object_get_string(v)) > 0);
+	}
+	ck_assert(json_object_object_get_ex(doc, "summary", &summary));
+	ck_assert(json_object_object_get_ex(summary, "ok", &v));
+	ck_assert_int_eq(json_object_get_int(v), 4);
+	json_object_put(doc);
+	free(out);
+	free(err);
+
+	/* Text mode: the summary line counts four ok nodes. */
+	rc = harness_knobctl(&h, &out, NULL, "facts -w node[01-04]");
+	ck_assert_int_eq(rc, 0);
+	ck_assert_msg(strstr(out, "4 ok") != NULL, "%s", out);
+	free(out);
+}
+END_TEST
+
+START_TEST(one_agent_stopped)
+{
+	char *out = NULL;
+	int rc;
+
+	harness_agent_stop(&h, 1, SIGTERM);
+	rc = harness_knobctl(&h, &out, NULL, "ping -w node[01-04]");
+	ck_assert_int_eq(rc, 1);
+	ck_assert_msg(strstr(out, "3 ok, 1 unreachable (node02)") != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "node[01,03-04]") != NULL, "ok nodes not folded: %s", out);
+	free(out);
+
+	/* JSON marks exactly that node unreachable. */
+	rc = harness_knobctl(&h, &out, NULL, "--json ping -w @all");
+	ck_assert_int_eq(rc, 1);
+	{
+		json_object *doc = json_tokener_parse(out), *nodes, *v;
+		ck_assert_ptr_nonnull(doc);
+		ck_assert(json_object_object_get_ex(doc, "nodes", &nodes));
+		for (int i = 0; i < 4; i++) {
+			json_object *rec = json_object_array_get_idx(nodes, (size_t)i);
+			ck_assert(json_object_object_get_ex(rec, "status", &v));
+			ck_assert_str_eq(json_object_get_string(v), i == 1 ? "unreachable" : "ok");
+		}
+		json_object_put(doc);
+	}
+	free(out);
+}
+END_TEST
+
+START_TEST(foreign_ca_refused)
+{
+	char *out = NULL, *err = NULL;
+	int rc;
+
+	ck_assert_int_eq(harness_sh("cd %s && %s/knobctl ca init other >/dev/null && "
+	    "%s/knobctl ca issue other controller --controller >/dev/null", h.tmp, h.bin, h.bin), 0);
+	/* Trust the real CA (so we accept the agent) but present a foreign cert. */
+	rc = harness_knobctl(&h, &out, &err, "--ca %s/ca/ca.crt --cert %s/other/controller.crt "
+	    "--key %s/other/controller.key --json ping -w node01", h.tmp, h.tmp, h.tmp);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_msg(strstr(out, "\"auth-failed\"") != NULL, "%s", out);
+	ck_assert(log_has(0, "TLS handshake with"));
+	free(out);
+	free(err);
+}
+END_TEST
+
+START_TEST(node_cert_as_controller_refused)
+{
+	char *out = NULL;
+	int rc;
+
+	rc = harness_knobctl(&h, &out, NULL, "--cert %s/ca/node03.crt --key %s/ca/node03.key "
+	    "ping -w node01", h.tmp, h.tmp);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_msg(strstr(out, "auth-failed") != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "role 'node'") != NULL, "%s", out);
+	ck_assert(log_has(0, "refusing peer 'node03'"));
+	free(out);
+}
+END_TEST
+
+START_TEST(agent_must_name_dialled_node)
+{
+	char path[PATH_MAX], *out = NULL;
+	FILE *f;
+	int rc;
+
+	/* "node01" points at node02's address: node02's certificate does not
+	 * name node01, so the controller must refuse it. */
+	snprintf(path, sizeof(path), "%s/wrong.xml", h.tmp);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "<cluster port=\"7420\">\n"
+	    "  <tls ca=\"ca/ca.crt\" cert=\"ca/controller.crt\" key=\"ca/controller.key\"/>\n"
+	    "  <node name=\"node01\" addr=\"%s\"/>\n</cluster>\n", h.node[1].addr);
+	fclose(f);
+	rc = harness_sh("ip netns exec %s %s/knobctl -c %s ping -w node01 > %s/wrong.out 2>&1",
+	    h.ctl_ns, h.bin, path, h.tmp);
+	ck_assert_int_eq(rc, 1);
+	snprintf(path, sizeof(path), "%s/wrong.out", h.tmp);
+	ck_assert_int_eq(read_file_bounded(path, 1 << 20, &out, NULL), 0);
+	ck_assert_msg(strstr(out, "auth-failed") != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "certificate") != NULL, "%s", out);
+	free(out);
+}
+END_TEST
+
+/* Move this (forked test) process into the controller namespace. */
+static void
+enter_ctl_ns(void)
+{
+	char p[128];
+	int fd;
+
+	snprintf(p, sizeof(p), "/run/netns/%s", h.ctl_ns);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(setns(fd, CLONE_NEWNET), 0);
+	close(fd);
+}
+
+static int
+dial(const char *addr)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(7420) };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	ck_assert_int_ge(fd, 0);
+	inet_pton(AF_INET, addr, &sin.sin_addr);
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	return fd;
+}
+
+/* Wait up to 3 s for the peer to close fd; 1 if it did. */
+static int
+closed_by_peer(int fd, SSL *ssl)
+{
+	char buf[256];
+
+	for (int i = 0; i < 30; i++) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		if (poll(&p, 1, 100) > 0) {
+			int n = ssl ? SSL_read(ssl, buf, sizeof(buf)) : (int)read(fd, buf, sizeof(buf));
+			if (n <= 0)
+				return 1;
+		}
+	}
+	return 0;
+}
+
+START_TEST(garbage_and_huge_frames)
+{
+	static const uint8_t huge[4] = { 0xff, 0xff, 0xff, 0xff };
+	static const uint8_t junk[] = { 0, 0, 0, 6, 0xde, 0xad, 0xbe, 0xef, 0x13, 0x37 };
+	char ca[PATH_MAX], cert[PATH_MAX], key[PATH_MAX], err[512], *out = NULL;
+	SSL_CTX *ctx;
+	SSL *ssl;
+	int fd, rc;
+
+	enter_ctl_ns();
+	/* 1. raw TCP garbage instead of a TLS hello */
+	fd = dial(h.node[0].addr);
+	ck_assert_int_eq(write(fd, "GET / HTTP/1.0\r\n\r\n", 18), 18);
+	ck_assert_msg(closed_by_peer(fd, NULL), "agent kept a garbage connection open");
+	close(fd);
+
+	snprintf(ca, sizeof(ca), "%s/ca/ca.crt", h.tmp);
+	snprintf(cert, sizeof(cert), "%s/ca/controller.crt", h.tmp);
+	snprintf(key, sizeof(key), "%s/ca/controller.key", h.tmp);
+	ctx = tls_ctx_new(0, ca, cert, key, err, sizeof(err));
+	ck_assert_msg(ctx != NULL, "%s", err);
+
+	/* 2. an authenticated controller sending a 4 GiB length prefix */
+	fd = dial(h.node[0].addr);
+	ssl = SSL_new(ctx);
+	SSL_set_fd(ssl, fd);
+	ck_assert_int_eq(SSL_connect(ssl), 1);
+	ck_assert_int_eq(SSL_write(ssl, huge, 4), 4);
+	ck_assert_msg(closed_by_peer(fd, ssl), "agent kept a 4 GiB frame connection open");
+	SSL_free(ssl);
+	close(fd);
+
+	/* 3. an authenticated controller sending a garbage frame body */
+	fd = dial(h.node[0].addr);
+	ssl = SSL_new(ctx);
+	SSL_set_fd(ssl, fd);
+	ck_assert_int_eq(SSL_connect(ssl), 1);
+	ck_assert_int_eq(SSL_write(ssl, junk, sizeof(junk)), (int)sizeof(junk));
+	ck_assert_msg(closed_by_peer(fd, ssl), "agent kept a garbage frame connection open");
+	SSL_free(ssl);
+	close(fd);
+	SSL_CTX_free(ctx);
+
+	ck_assert(log_has(0, "exceeds the"));
+	ck_assert(log_has(0, "malformed envelope"));
+	/* The agent is still serving. */
+	rc = harness_knobctl(&h, &out, NULL, "ping -w node01");
+	ck_assert_msg(rc == 0, "ping after garbage: exit %d: %s", rc, out);
+	ck_assert(h.node[0].pid > 0 && kill(h.node[0].pid, 0) == 0);
+	free(out);
+}
+END_TEST
+
+START_TEST(exclusion_and_usage_errors)
+{
+	char *out = NULL, *err = NULL;
+	int rc;
+
+	rc = harness_knobctl(&h, &out, NULL, "ping -w @all -x node[02-03]");
+	ck_assert_int_eq(rc, 0);
+	ck_assert_msg(strstr(out, "2 ok") != NULL, "%s", out);
+	free(out);
+	rc = harness_knobctl(&h, &out, &err, "ping -w 'node[01-'");
+	ck_assert_int_eq(rc, 2);
+	ck_assert_msg(strlen(err) > 0, "no message for a bad node set");
+	free(out);
+	free(err);
+	rc = harness_knobctl(&h, &out, &err, "frobnicate");
+	ck_assert_int_eq(rc, 2);
+	free(out);
+	free(err);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("cluster");
+	TCase *tc = tcase_create("namespaces");
+	SRunner *sr;
+	int nf;
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "check_cluster needs root (network namespaces)\n");
+		return 1;
+	}
+	log_init("check_cluster", LOG_LVL_ERR);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, facts_four_nodes);
+	tcase_add_test(tc, one_agent_stopped);
+	tcase_add_test(tc, foreign_ca_refused);
+	tcase_add_test(tc, node_cert_as_controller_refused);
+	tcase_add_test(tc, agent_must_name_dialled_node);
+	tcase_add_test(tc, garbage_and_huge_frames);
+	tcase_add_test(tc, exclusion_and_usage_errors);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	nf = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return nf == 0 ? 0 : 1;
+}

@@ -1,0 +1,236 @@
+/* Unit tests for framing: round trips, partial delivery, the length cap,
+ * truncated and garbage frames. */
+#include <check.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+
+#include "log.h"
+#include "util.h"
+#include "wire.h"
+
+static int sv[2];
+static struct conn rx;
+
+static void
+setup(void)
+{
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
+	conn_init(&rx, sv[0], sv[0], NULL);
+}
+
+static void
+teardown(void)
+{
+	conn_reset(&rx);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+static void
+put(const void *p, size_t n)
+{
+	ck_assert_int_eq(write(sv[1], p, n), (ssize_t)n);
+}
+
+static void
+put_len(uint32_t len)
+{
+	uint8_t h[4] = { (uint8_t)(len >> 24), (uint8_t)(len >> 16), (uint8_t)(len >> 8), (uint8_t)len };
+	put(h, 4);
+}
+
+START_TEST(roundtrip)
+{
+	Knob__Envelope env = KNOB__ENVELOPE__INIT, *got = NULL;
+	Knob__Ping ping = KNOB__PING__INIT;
+	uint8_t *f;
+	size_t len;
+
+	env.id = 42;
+	ping.t_send_ns = 123456789;
+	env.body_case = KNOB__ENVELOPE__BODY_PING;
+	env.ping = &ping;
+	ck_assert_int_eq(frame_pack(&env, &f, &len), 0);
+	ck_assert_uint_eq((size_t)f[0] << 24 | f[1] << 16 | f[2] << 8 | f[3], len - 4);
+	put(f, len);
+	free(f);
+	ck_assert_int_eq(conn_recv(&rx, &got), 1);
+	ck_assert_uint_eq(got->id, 42);
+	ck_assert_uint_eq(got->version, WIRE_VERSION);
+	ck_assert_int_eq(got->body_case, KNOB__ENVELOPE__BODY_PING);
+	ck_assert_uint_eq(got->ping->t_send_ns, 123456789);
+	knob__envelope__free_unpacked(got, NULL);
+	ck_assert_int_eq(conn_recv(&rx, &got), 0);	/* nothing more: would block */
+}
+END_TEST
+
+START_TEST(partial_delivery)
+{
+	Knob__Envelope env = KNOB__ENVELOPE__INIT, *got = NULL;
+	Knob__Error e = KNOB__ERROR__INIT;
+	uint8_t *f;
+	size_t len;
+
+	e.code = 5;
+	e.message = (char *)(uintptr_t)"byte by byte";
+	env.id = 7;
+	env.body_case = KNOB__ENVELOPE__BODY_ERROR;
+	env.error = &e;
+	ck_assert_int_eq(frame_pack(&env, &f, &len), 0);
+	for (size_t i = 0; i + 1 < len; i++) {
+		put(f + i, 1);
+		ck_assert_int_eq(conn_recv(&rx, &got), 0);
+	}
+	put(f + len - 1, 1);
+	free(f);
+	ck_assert_int_eq(conn_recv(&rx, &got), 1);
+	ck_assert_str_eq(got->error->message, "byte by byte");
+	knob__envelope__free_unpacked(got, NULL);
+}
+END_TEST
+
+START_TEST(length_cap_4gib)
+{
+	Knob__Envelope *got = NULL;
+
+	put_len(0xffffffffu);
+	ck_assert_int_eq(conn_recv(&rx, &got), -1);
+	ck_assert_ptr_null(got);
+	ck_assert_ptr_null(rx.body);	/* nothing was allocated for it */
+	ck_assert_ptr_nonnull(strstr(rx.err, "exceeds"));
+}
+END_TEST
+
+START_TEST(length_just_over_cap)
+{
+	Knob__Envelope *got = NULL;
+
+	put_len(FRAME_MAX + 1);
+	ck_assert_int_eq(conn_recv(&rx, &got), -1);
+	ck_assert_ptr_null(rx.body);
+}
+END_TEST
+
+START_TEST(garbage_body)
+{
+	static const uint8_t junk[] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x99, 0x01 };
+	Knob__Envelope *got = NULL;
+
+	put_len(sizeof(junk));
+	put(junk, sizeof(junk));
+	ck_assert_int_eq(conn_recv(&rx, &got), -1);
+	ck_assert_ptr_nonnull(strstr(rx.err, "malformed"));
+}
+END_TEST
+
+START_TEST(unknown_body)
+{
+	/* version=1, id=9, then field 99 (varint 1): a body this build does not know */
+	static const uint8_t msg[] = { 0x08, 0x01, 0x10, 0x09, 0x98, 0x06, 0x01 };
+	Knob__Envelope *got = NULL;
+
+	put_len(sizeof(msg));
+	put(msg, sizeof(msg));
+	ck_assert_int_eq(conn_recv(&rx, &got), -1);
+	ck_assert_ptr_nonnull(strstr(rx.err, "no known body"));
+}
+END_TEST
+
+START_TEST(wrong_version)
+{
+	static const uint8_t msg[] = { 0x08, 0x07, 0x10, 0x01, 0x52, 0x00 };	/* version 7, ping{} */
+	Knob__Envelope *got = NULL;
+
+	put_len(sizeof(msg));
+	put(msg, sizeof(msg));
+	ck_assert_int_eq(conn_recv(&rx, &got), -1);
+	ck_assert_ptr_nonnull(strstr(rx.err, "version 7"));
+}
+END_TEST
+
+START_TEST(truncated_then_eof)
+{
+	static const uint8_t part[] = { 0x08, 0x01 };
+	Knob__Envelope *got = NULL;
+
+	put_len(100);
+	put(part, sizeof(part));
+	ck_assert_int_eq(conn_recv(&rx, &got), 0);
+	close(sv[1]);
+	sv[1] = open("/dev/null", 0);	/* keep teardown's close harmless */
+	ck_assert_int_eq(conn_recv(&rx, &got), -1);
+	ck_assert_ptr_nonnull(strstr(rx.err, "closed"));
+}
+END_TEST
+
+START_TEST(pack_refuses_oversize)
+{
+	Knob__Envelope env = KNOB__ENVELOPE__INIT;
+	Knob__Error e = KNOB__ERROR__INIT;
+	uint8_t *f = NULL;
+	size_t len = 0;
+	char *big = xmalloc(FRAME_MAX + 10);
+
+	memset(big, 'x', FRAME_MAX + 9);
+	big[FRAME_MAX + 9] = '\0';
+	e.message = big;
+	env.body_case = KNOB__ENVELOPE__BODY_ERROR;
+	env.error = &e;
+	ck_assert_int_eq(frame_pack(&env, &f, &len), -1);
+	free(big);
+}
+END_TEST
+
+START_TEST(queue_and_flush)
+{
+	Knob__Envelope env = KNOB__ENVELOPE__INIT, *got = NULL;
+	Knob__Ping ping = KNOB__PING__INIT;
+	struct conn tx;
+
+	conn_init(&tx, sv[1], sv[1], NULL);
+	env.body_case = KNOB__ENVELOPE__BODY_PING;
+	env.ping = &ping;
+	for (int i = 1; i <= 3; i++) {
+		env.id = (uint64_t)i;
+		ck_assert_int_eq(conn_send(&tx, &env), 0);
+	}
+	ck_assert_int_eq(conn_flush(&tx), 1);
+	for (int i = 1; i <= 3; i++) {
+		ck_assert_int_eq(conn_recv(&rx, &got), 1);
+		ck_assert_uint_eq(got->id, (uint64_t)i);
+		knob__envelope__free_unpacked(got, NULL);
+	}
+	conn_reset(&tx);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("wire");
+	TCase *tc = tcase_create("framing");
+	SRunner *sr;
+	int nf;
+
+	log_init("check_wire", LOG_LVL_ERR);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, roundtrip);
+	tcase_add_test(tc, partial_delivery);
+	tcase_add_test(tc, length_cap_4gib);
+	tcase_add_test(tc, length_just_over_cap);
+	tcase_add_test(tc, garbage_body);
+	tcase_add_test(tc, unknown_body);
+	tcase_add_test(tc, wrong_version);
+	tcase_add_test(tc, truncated_then_eof);
+	tcase_add_test(tc, pack_refuses_oversize);
+	tcase_add_test(tc, queue_and_flush);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	nf = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return nf == 0 ? 0 : 1;
+}

@@ -1,0 +1,371 @@
+/* Integration harness: namespaces, certificates and real knobd processes.
+ * See harness.h.  Test code: plain and synchronous on purpose. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "harness.h"
+#include "util.h"
+
+/* The harness of this process, for the exit and signal clean-up paths. */
+static struct harness *active_h;
+
+int
+harness_sh(const char *fmt, ...)
+{
+	va_list ap;
+	char *cmd;
+	int r;
+
+	va_start(ap, fmt);
+	if (vasprintf(&cmd, fmt, ap) < 0)
+		return -1;
+	va_end(ap);
+	r = system(cmd);
+	free(cmd);
+	if (r == -1)
+		return -1;
+	return WIFEXITED(r) ? WEXITSTATUS(r) : 128 + WTERMSIG(r);
+}
+
+int
+harness_node_sh(struct harness *h, int i, const char *fmt, ...)
+{
+	va_list ap;
+	char *cmd;
+	int r;
+
+	va_start(ap, fmt);
+	if (vasprintf(&cmd, fmt, ap) < 0)
+		return -1;
+	va_end(ap);
+	r = harness_sh("ip netns exec %s sh -c '%s'", h->node[i].ns, cmd);
+	free(cmd);
+	return r;
+}
+
+/* Delete namespaces left by earlier runs whose process is gone. */
+static void
+remove_stale(void)
+{
+	FILE *f = popen("ip netns list 2>/dev/null", "r");
+	char line[256];
+
+	if (f == NULL)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char name[128];
+		long pid;
+
+		if (sscanf(line, "%127s", name) != 1 || strncmp(name, "kt", 2) != 0)
+			continue;
+		pid = strtol(name + 2, NULL, 10);
+		if (pid > 0 && kill((pid_t)pid, 0) == 0)
+			continue;
+		harness_sh("ip netns pids %s 2>/dev/null | xargs -r kill -9 2>/dev/null; "
+		    "ip netns del %s 2>/dev/null", name, name);
+	}
+	pclose(f);
+}
+
+static void
+on_signal(int sig)
+{
+	if (active_h)
+		harness_stop(active_h);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void
+on_exit_cleanup(void)
+{
+	if (active_h)
+		harness_stop(active_h);
+}
+
+/* Run knobctl ca ... in the host namespace (no network needed). */
+static int
+run_ca(struct harness *h, const char *args)
+{
+	return harness_sh("%s/knobctl ca %s >/dev/null", h->bin, args);
+}
+
+/* Write cluster.xml naming every node with its namespace address. */
+static int
+write_cluster(struct harness *h)
+{
+	FILE *f = fopen(h->cluster, "w");
+
+	if (f == NULL)
+		return -1;
+	fprintf(f, "<?xml version=\"1.0\"?>\n<cluster port=\"7420\">\n"
+	    "  <tls ca=\"ca/ca.crt\" cert=\"ca/controller.crt\" key=\"ca/controller.key\"/>\n"
+	    "  <results db=\"results.db\"/>\n"
+	    "  <group name=\"all\" nodes=\"node[01-%02d]\"/>\n", h->n);
+	for (int i = 0; i < h->n; i++)
+		fprintf(f, "  <node name=\"%s\" addr=\"%s\"/>\n", h->node[i].name, h->node[i].addr);
+	fprintf(f, "</cluster>\n");
+	return fclose(f);
+}
+
+int
+harness_start(struct harness *h, int n, int start_agents)
+{
+	const char *bin = getenv("KNOB_BIN");
+	char names[HARNESS_MAX * 8 + 1] = "";
+
+	if (n < 1 || n > HARNESS_MAX)
+		return -1;
+	memset(h, 0, sizeof(*h));
+	h->n = n;
+	if (bin == NULL)
+		bin = "build";
+	if (realpath(bin, h->bin) == NULL) {
+		fprintf(stderr, "harness: KNOB_BIN %s: %s\n", bin, strerror(errno));
+		return -1;
+	}
+	snprintf(h->tag, sizeof(h->tag), "kt%ld", (long)getpid());
+	snprintf(h->tmp, sizeof(h->tmp), "/tmp/knob-test.XXXXXX");
+	if (mkdtemp(h->tmp) == NULL)
+		return -1;
+	chmod(h->tmp, 0755);
+	remove_stale();
+	active_h = h;
+	h->up = 1;
+	atexit(on_exit_cleanup);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+
+	snprintf(h->ctl_ns, sizeof(h->ctl_ns), "%sc", h->tag);
+	snprintf(h->cluster, sizeof(h->cluster), "%s/cluster.xml", h->tmp);
+	snprintf(h->ca_dir, sizeof(h->ca_dir), "%s/ca", h->tmp);
+	if (harness_sh("ip netns add %s && ip -n %s link set lo up && "
+	    "ip -n %s link add br0 type bridge && ip -n %s link set br0 up && "
+	    "ip -n %s addr add 198.18.0.1/24 dev br0", h->ctl_ns, h->ctl_ns, h->ctl_ns,
+	    h->ctl_ns, h->ctl_ns) != 0)
+		goto fail;
+	for (int i = 0; i < n; i++) {
+		struct hnode *x = &h->node[i];
+
+		snprintf(x->name, sizeof(x->name), "node%02d", i + 1);
+		snprintf(x->ns, sizeof(x->ns), "%sn%d", h->tag, i + 1);
+		snprintf(x->addr, sizeof(x->addr), "198.18.0.%d", 11 + i);
+		snprintf(x->ifname, sizeof(x->ifname), "eth0");
+		snprintf(x->state_dir, sizeof(x->state_dir), "%s/%s/state", h->tmp, x->name);
+		snprintf(x->log, sizeof(x->log), "%s/%s/knobd.log", h->tmp, x->name);
+		if (harness_sh("mkdir -p %s", x->state_dir) != 0)
+			goto fail;
+		if (harness_sh("ip netns add %s && ip -n %s link set lo up && "
+		    "ip -n %s link add kv%d type veth peer name eth0 netns %s && "
+		    "ip -n %s link set kv%d master br0 up && "
+		    "ip -n %s addr add %s/24 dev eth0 && ip -n %s link set eth0 up",
+		    x->ns, x->ns, h->ctl_ns, i + 1, x->ns, h->ctl_ns, i + 1, x->ns, x->addr,
+		    x->ns) != 0)
+			goto fail;
+		strcat(names, " ");
+		strcat(names, x->name);
+	}
+	if (run_ca(h, "init ca") != 0 && harness_sh("cd %s && %s/knobctl ca init ca >/dev/null",
+	    h->tmp, h->bin) != 0)
+		goto fail;
+	if (harness_sh("cd %s && %s/knobctl ca issue ca%s >/dev/null && "
+	    "%s/knobctl ca issue ca controller --controller >/dev/null", h->tmp, h->bin, names,
+	    h->bin) != 0)
+		goto fail;
+	if (write_cluster(h) < 0)
+		goto fail;
+	if (start_agents)
+		for (int i = 0; i < n; i++)
+			if (harness_agent_start(h, i) < 0)
+				goto fail;
+	return 0;
+fail:
+	fprintf(stderr, "harness: setup failed (tag %s, tmp %s)\n", h->tag, h->tmp);
+	harness_stop(h);
+	return -1;
+}
+
+/* Wait for "listening on" in the agent's log, or for it to die. */
+static int
+wait_listening(struct hnode *x)
+{
+	for (int tries = 0; tries < 200; tries++) {
+		char *buf = NULL;
+		int st;
+
+		if (read_file_bounded(x->log, 1 << 20, &buf, NULL) == 0) {
+			int ok = strstr(buf, "listening on") != NULL;
+			free(buf);
+			if (ok)
+				return 0;
+		}
+		if (waitpid(x->pid, &st, WNOHANG) == x->pid) {
+			x->pid = 0;
+			fprintf(stderr, "harness: knobd %s exited during start-up; log %s\n",
+			    x->name, x->log);
+			return -1;
+		}
+		usleep(25000);
+	}
+	fprintf(stderr, "harness: knobd %s did not start listening; log %s\n", x->name, x->log);
+	return -1;
+}
+
+int
+harness_agent_start(struct harness *h, int i)
+{
+	struct hnode *x = &h->node[i];
+	char listen[64], ca[PATH_MAX + 16], cert[PATH_MAX + 16], key[PATH_MAX + 16];
+	char *argv[48], *extra = NULL, *tok, *save = NULL;
+	int ac = 0, fd;
+	pid_t pid;
+
+	if (x->pid > 0)
+		harness_agent_stop(h, i, SIGTERM);
+	snprintf(listen, sizeof(listen), "%s:7420", x->addr);
+	snprintf(ca, sizeof(ca), "%s/ca.crt", h->ca_dir);
+	snprintf(cert, sizeof(cert), "%s/%s.crt", h->ca_dir, x->name);
+	snprintf(key, sizeof(key), "%s/%s.key", h->ca_dir, x->name);
+	argv[ac++] = (char *)(uintptr_t)"ip";
+	argv[ac++] = (char *)(uintptr_t)"netns";
+	argv[ac++] = (char *)(uintptr_t)"exec";
+	argv[ac++] = x->ns;
+	argv[ac++] = xasprintf("%s/knobd", h->bin);
+	argv[ac++] = (char *)(uintptr_t)"--listen";
+	argv[ac++] = listen;
+	argv[ac++] = (char *)(uintptr_t)"--ca";
+	argv[ac++] = ca;
+	argv[ac++] = (char *)(uintptr_t)"--cert";
+	argv[ac++] = cert;
+	argv[ac++] = (char *)(uintptr_t)"--key";
+	argv[ac++] = key;
+	argv[ac++] = (char *)(uintptr_t)"--state-dir";
+	argv[ac++] = x->state_dir;
+	argv[ac++] = (char *)(uintptr_t)"--log-level";
+	argv[ac++] = (char *)(uintptr_t)"debug";
+	if (x->sysroot[0]) {
+		argv[ac++] = (char *)(uintptr_t)"--sysroot";
+		argv[ac++] = x->sysroot;
+	}
+	extra = xstrdup(x->extra_args);
+	for (tok = strtok_r(extra, " ", &save); tok && ac < 46; tok = strtok_r(NULL, " ", &save))
+		argv[ac++] = tok;
+	argv[ac] = NULL;
+	{	/* keep the previous run's log beside the new one */
+		char prev[PATH_MAX + 8];
+		snprintf(prev, sizeof(prev), "%s.prev", x->log);
+		rename(x->log, prev);
+	}
+	pid = fork();
+	if (pid < 0) {
+		free(argv[4]);
+		free(extra);
+		return -1;
+	}
+	if (pid == 0) {
+		fd = open(x->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+		if (fd >= 0) {
+			dup2(fd, 2);
+			close(fd);
+		}
+		fd = open("/dev/null", O_RDWR);
+		if (fd >= 0) {
+			dup2(fd, 0);
+			dup2(fd, 1);
+			close(fd);
+		}
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	free(argv[4]);
+	free(extra);
+	x->pid = pid;
+	return wait_listening(x);
+}
+
+void
+harness_agent_stop(struct harness *h, int i, int sig)
+{
+	struct hnode *x = &h->node[i];
+	int st;
+
+	if (x->pid <= 0)
+		return;
+	kill(x->pid, sig);
+	for (int tries = 0; tries < 200; tries++) {
+		if (waitpid(x->pid, &st, WNOHANG) == x->pid) {
+			x->pid = 0;
+			return;
+		}
+		usleep(10000);
+	}
+	kill(x->pid, SIGKILL);
+	waitpid(x->pid, &st, 0);
+	x->pid = 0;
+}
+
+/* Read a capture file into *out (if out) and remove it. */
+static void
+slurp(const char *path, char **out)
+{
+	if (out) {
+		*out = NULL;
+		if (read_file_bounded(path, 64 << 20, out, NULL) < 0)
+			*out = xstrdup("");
+	}
+	unlink(path);
+}
+
+int
+harness_knobctl(struct harness *h, char **out, char **err, const char *fmt, ...)
+{
+	char o[PATH_MAX + 16], e[PATH_MAX + 16];
+	static unsigned seq;
+	va_list ap;
+	char *args;
+	int r;
+
+	va_start(ap, fmt);
+	if (vasprintf(&args, fmt, ap) < 0)
+		return -1;
+	va_end(ap);
+	seq++;
+	snprintf(o, sizeof(o), "%s/ctl.%u.out", h->tmp, seq);
+	snprintf(e, sizeof(e), "%s/ctl.%u.err", h->tmp, seq);
+	r = harness_sh("ip netns exec %s %s/knobctl -c %s %s >%s 2>%s </dev/null", h->ctl_ns,
+	    h->bin, h->cluster, args, o, e);
+	free(args);
+	slurp(o, out);
+	slurp(e, err);
+	return r;
+}
+
+void
+harness_stop(struct harness *h)
+{
+	if (!h->up)
+		return;
+	h->up = 0;
+	for (int i = 0; i < h->n; i++)
+		harness_agent_stop(h, i, SIGTERM);
+	for (int i = 0; i < h->n; i++)
+		if (h->node[i].ns[0])
+			harness_sh("ip netns pids %s 2>/dev/null | xargs -r kill -9 2>/dev/null; "
+			    "ip netns del %s 2>/dev/null", h->node[i].ns, h->node[i].ns);
+	if (h->ctl_ns[0])
+		harness_sh("ip netns pids %s 2>/dev/null | xargs -r kill -9 2>/dev/null; "
+		    "ip netns del %s 2>/dev/null", h->ctl_ns, h->ctl_ns);
+	if (h->tmp[0] && getenv("KNOB_KEEP_TMP") == NULL)
+		harness_sh("rm -rf '%s'", h->tmp);
+	if (active_h == h)
+		active_h = NULL;
+}
