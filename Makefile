@@ -25,7 +25,8 @@ DEB_PKGS = build-essential pkg-config protobuf-c-compiler libprotobuf-c-dev \
 CC      ?= cc
 WARN    = -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wstrict-prototypes \
 	  -Wmissing-prototypes -Wformat=2 -Wformat-security -Wundef \
-	  -Wcast-qual -Wwrite-strings -Wnull-dereference -Wimplicit-fallthrough
+	  -Wcast-qual -Wwrite-strings -Wnull-dereference -Wimplicit-fallthrough \
+	  -Wno-format-truncation  # snprintf truncation of messages is intended and bounded
 OPT     ?= -O2 -g
 CFLAGS_BASE = -std=c11 -D_GNU_SOURCE -D_FORTIFY_SOURCE=2 -fstack-protector-strong \
 	  -pthread -MMD -MP $(OPT) -Icommon -Iagent -Icontroller -isystem $(BUILD)/proto
@@ -126,6 +127,9 @@ deps:
 		apt-get update -qq && apt-get install -y -qq $$missing >/dev/null || exit 1; \
 	fi
 
+print-deps:
+	@echo $(DEB_PKGS)
+
 install: all
 	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin \
 		$(DESTDIR)/lib/systemd/system $(DESTDIR)$(PREFIX)/share/knob/profiles \
@@ -140,6 +144,6 @@ install: all
 clean:
 	rm -rf build build-san
 
-.PHONY: all tests check check-fast demo bench deps install clean
+.PHONY: all tests check check-fast demo bench deps print-deps install clean
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,12 +1,489 @@
-/* PLACEHOLDER owned by the benchmark work (issue 4); replaced wholesale. */
+/* Benchmark phases in the agent: PhasePrepare / PhaseReady / PhaseGo /
+ * PhaseProgress / PhaseResult / PhaseAbort, the controller lease, and the
+ * files a phase keeps for the next one.  The loop thread only flips flags;
+ * preparing, running and cleaning up happen on worker threads (one runner
+ * per phase, agent_spawn), which answer through agent_post. */
 #include <errno.h>
-#include "agent.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
-int bench_init(struct agent *a) { (void)a; return 0; }
-void bench_fini(struct agent *a) { (void)a; }
-void bench_conn_closed(struct agent *a, uint64_t id) { (void)a; (void)id; }
-void bench_conn_activity(struct agent *a, uint64_t id) { (void)a; (void)id; }
-void bench_tick(struct agent *a) { (void)a; }
-int h_phase_prepare(struct agent *a, struct aconn *c, Knob__Envelope *r) { return agent_reply_error(a, c, r->id, ENOSYS, "bench not built yet"); }
-int h_phase_go(struct agent *a, struct aconn *c, Knob__Envelope *r) { return agent_reply_error(a, c, r->id, ENOSYS, "bench not built yet"); }
-int h_phase_abort(struct agent *a, struct aconn *c, Knob__Envelope *r) { return agent_reply_error(a, c, r->id, ENOSYS, "bench not built yet"); }
+#include "agent.h"
+#include "bench.h"
+#include "log.h"
+#include "util.h"
+
+#define BENCH_MAX_PHASES	16
+#define BENCH_DEFAULT_LEASE_S	10
+
+enum { PH_PREPARING, PH_READY, PH_RUNNING, PH_FINISHING };
+
+struct bphase {
+	struct bphase *next;
+	struct agent *a;
+	uint64_t conn_id;
+	uint64_t prep_id, go_id;
+	char phase_id[BENCH_ID_MAX + 1];
+	int state;
+	int go, aborted;
+	char reason[128];
+	uint64_t last_act_ns;		/* monotonic */
+	uint32_t lease_s;
+	struct bench_job *job;
+	struct bench_params *inherit;	/* kept workdir this phase took over */
+};
+
+/* Files a keep_files phase left for a later phase of the same controller. */
+struct kept {
+	struct kept *next;
+	uint64_t conn_id;
+	struct bench_params p;
+};
+
+struct bench_state {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct bphase *phases;
+	struct kept *kept;
+	int nworkers;			/* runner and clean-up threads alive */
+};
+
+int
+bench_init(struct agent *a)
+{
+	struct bench_state *bs = xcalloc(1, sizeof(*bs));
+
+	pthread_mutex_init(&bs->mu, NULL);
+	pthread_cond_init(&bs->cv, NULL);
+	a->bench = bs;
+	return 0;
+}
+
+/* Abort a phase (bs->mu held). */
+static void
+phase_abort_locked(struct bench_state *bs, struct bphase *ph, const char *reason)
+{
+	if (!ph->aborted) {
+		ph->aborted = 1;
+		snprintf(ph->reason, sizeof(ph->reason), "%s", reason);
+		log_warnx("phase %s: aborting: %s", ph->phase_id, reason);
+	}
+	bench_job_abort(ph->job, reason);
+	pthread_cond_broadcast(&bs->cv);
+}
+
+static void
+kept_free(struct kept *k)
+{
+	bench_params_free(&k->p);
+	free(k);
+}
+
+struct cleanup_arg {
+	struct bench_state *bs;
+	struct kept *list;
+};
+
+/* Worker: remove a list of kept workdirs; frees arg and the list. */
+static void *
+cleanup_worker(void *arg)
+{
+	struct cleanup_arg *ca = arg;
+	struct bench_state *bs = ca->bs;
+	struct kept *k, *next;
+
+	for (k = ca->list; k; k = next) {
+		next = k->next;
+		if (bench_cleanup_params(&k->p) < 0)
+			log_warnx("clean-up of %s/knob.%s incomplete", k->p.dir, k->p.workdir_id);
+		kept_free(k);
+	}
+	free(ca);
+	pthread_mutex_lock(&bs->mu);
+	bs->nworkers--;
+	pthread_cond_broadcast(&bs->cv);
+	pthread_mutex_unlock(&bs->mu);
+	return NULL;
+}
+
+void
+bench_fini(struct agent *a)
+{
+	struct bench_state *bs = a->bench;
+	struct bphase *ph;
+	struct kept *k;
+
+	if (bs == NULL)
+		return;
+	pthread_mutex_lock(&bs->mu);
+	for (ph = bs->phases; ph; ph = ph->next)
+		phase_abort_locked(bs, ph, "agent shutting down");
+	while (bs->nworkers > 0)
+		pthread_cond_wait(&bs->cv, &bs->mu);
+	pthread_mutex_unlock(&bs->mu);
+	while ((k = bs->kept) != NULL) {
+		bs->kept = k->next;
+		if (!k->p.persist_files)
+			bench_cleanup_params(&k->p);
+		kept_free(k);
+	}
+	pthread_cond_destroy(&bs->cv);
+	pthread_mutex_destroy(&bs->mu);
+	free(bs);
+	a->bench = NULL;
+}
+
+void
+bench_conn_closed(struct agent *a, uint64_t conn_id)
+{
+	struct bench_state *bs = a->bench;
+	struct kept **kp, *k, *list = NULL;
+	struct bphase *ph;
+
+	if (bs == NULL)
+		return;
+	pthread_mutex_lock(&bs->mu);
+	for (ph = bs->phases; ph; ph = ph->next)
+		if (ph->conn_id == conn_id)
+			phase_abort_locked(bs, ph, "controller connection closed");
+	for (kp = &bs->kept; (k = *kp) != NULL;) {
+		if (k->conn_id != conn_id) {
+			kp = &k->next;
+			continue;
+		}
+		*kp = k->next;
+		if (k->p.persist_files) {
+			kept_free(k);
+			continue;
+		}
+		k->next = list;
+		list = k;
+	}
+	if (list) {
+		struct cleanup_arg *ca = xcalloc(1, sizeof(*ca));
+
+		ca->bs = bs;
+		ca->list = list;
+		bs->nworkers++;
+		if (agent_spawn(a, cleanup_worker, ca) < 0) {
+			bs->nworkers--;
+			free(ca);
+			for (; list; list = k) {
+				k = list->next;
+				kept_free(list);
+			}
+			log_warnx("cannot start clean-up worker; kept files stay");
+		}
+	}
+	pthread_mutex_unlock(&bs->mu);
+}
+
+void
+bench_conn_activity(struct agent *a, uint64_t conn_id)
+{
+	struct bench_state *bs = a->bench;
+	struct bphase *ph;
+	uint64_t now = now_mono_ns();
+
+	if (bs == NULL)
+		return;
+	pthread_mutex_lock(&bs->mu);
+	for (ph = bs->phases; ph; ph = ph->next)
+		if (ph->conn_id == conn_id)
+			ph->last_act_ns = now;
+	pthread_mutex_unlock(&bs->mu);
+}
+
+void
+bench_tick(struct agent *a)
+{
+	struct bench_state *bs = a->bench;
+	struct bphase *ph;
+	uint64_t now = now_mono_ns();
+	char why[128];
+
+	if (bs == NULL)
+		return;
+	pthread_mutex_lock(&bs->mu);
+	for (ph = bs->phases; ph; ph = ph->next) {
+		if (ph->aborted || ph->state == PH_FINISHING)
+			continue;
+		if (now - ph->last_act_ns > (uint64_t)ph->lease_s * 1000000000ull) {
+			snprintf(why, sizeof(why), "lease expired: no word from the controller "
+			    "for %u s", ph->lease_s);
+			phase_abort_locked(bs, ph, why);
+		}
+	}
+	pthread_mutex_unlock(&bs->mu);
+}
+
+/* Post a PhaseReady for ph. */
+static void
+post_ready(struct bphase *ph, int ok, const char *err)
+{
+	Knob__Envelope env = KNOB__ENVELOPE__INIT;
+	Knob__PhaseReady r = KNOB__PHASE_READY__INIT;
+
+	r.phase_id = ph->phase_id;
+	r.ok = ok;
+	r.error = (char *)(uintptr_t)(err ? err : "");
+	r.warning = ph->job->warning;
+	r.mem_total_kb = ph->job->mem_total_kb;
+	r.node = ph->a->node;
+	r.threads = (uint32_t)ph->job->p.nranks;
+	env.body_case = KNOB__ENVELOPE__BODY_PHASE_READY;
+	env.phase_ready = &r;
+	agent_post(ph->a, ph->conn_id, ph->prep_id, &env);
+}
+
+static void
+post_progress(struct bphase *ph)
+{
+	Knob__Envelope env = KNOB__ENVELOPE__INIT;
+	Knob__PhaseProgress p = KNOB__PHASE_PROGRESS__INIT;
+
+	p.phase_id = ph->phase_id;
+	bench_job_progress(ph->job, &p.bytes, &p.ops, &p.threads_done);
+	p.agent_time_ns = now_real_ns();
+	env.body_case = KNOB__ENVELOPE__BODY_PHASE_PROGRESS;
+	env.phase_progress = &p;
+	agent_post(ph->a, ph->conn_id, ph->go_id, &env);
+}
+
+static void
+post_result(struct bphase *ph)
+{
+	Knob__Envelope env = KNOB__ENVELOPE__INIT;
+	Knob__PhaseResult r;
+
+	bench_job_result(ph->job, &r);
+	env.body_case = KNOB__ENVELOPE__BODY_PHASE_RESULT;
+	env.phase_result = &r;
+	if (!r.ok)
+		log_warnx("phase %s: %s", ph->phase_id, r.error);
+	agent_post(ph->a, ph->conn_id, ph->go_id ? ph->go_id : ph->prep_id, &env);
+	bench_result_free(&r);
+}
+
+/* Runner thread of one phase: prepare, Ready, wait for Go, run with
+ * progress every second, Result, clean up (or keep for the next phase). */
+static void *
+phase_runner(void *arg)
+{
+	struct bphase *ph = arg, **pp;
+	struct agent *a = ph->a;
+	struct bench_state *bs = a->bench;
+	struct bench_job *j = ph->job;
+	int ok, go;
+
+	ok = bench_job_prepare(j) == 0;
+	pthread_mutex_lock(&bs->mu);
+	if (ok && ph->aborted) {
+		ok = 0;
+		snprintf(j->err, sizeof(j->err), "%s: aborted: %s", a->node, ph->reason);
+	}
+	ph->state = ok ? PH_READY : PH_FINISHING;
+	pthread_mutex_unlock(&bs->mu);
+	post_ready(ph, ok, ok ? NULL : j->err);
+	if (!ok) {
+		bench_job_abort(j, "prepare failed");
+		bench_job_join(j);
+		goto done;
+	}
+	pthread_mutex_lock(&bs->mu);
+	while (!ph->go && !ph->aborted)
+		pthread_cond_wait(&bs->cv, &bs->mu);
+	go = ph->go && !ph->aborted;
+	if (go)
+		ph->state = PH_RUNNING;
+	pthread_mutex_unlock(&bs->mu);
+	if (!go) {
+		bench_job_abort(j, ph->reason);
+		bench_job_join(j);
+		post_result(ph);
+		goto done;
+	}
+	bench_job_go(j);
+	if (bench_kind_is_ext(j->p.kind)) {
+		ext_run(j);
+	} else {
+		while (!bench_job_wait(j, 1000))
+			post_progress(ph);
+		bench_job_join(j);
+	}
+	post_progress(ph);
+	post_result(ph);
+done:
+	pthread_mutex_lock(&bs->mu);
+	ph->state = PH_FINISHING;
+	if (j->p.keep_files && !ph->aborted && !j->abort) {
+		struct kept *k = xcalloc(1, sizeof(*k));
+
+		k->conn_id = ph->conn_id;
+		bench_params_copy(&k->p, &j->p);
+		k->next = bs->kept;
+		bs->kept = k;
+		if (ph->inherit) {
+			k = xcalloc(1, sizeof(*k));
+			k->conn_id = ph->conn_id;
+			k->p = *ph->inherit;
+			free(ph->inherit);
+			ph->inherit = NULL;
+			k->next = bs->kept;
+			bs->kept = k;
+		}
+	}
+	pthread_mutex_unlock(&bs->mu);
+	if (!j->p.keep_files || ph->aborted || j->abort) {
+		if (bench_job_cleanup(j) < 0)
+			log_warnx("phase %s: clean-up of %s/%s incomplete", ph->phase_id, j->p.dir,
+			    j->wname);
+		if (ph->inherit)
+			bench_cleanup_params(ph->inherit);
+	}
+	pthread_mutex_lock(&bs->mu);
+	for (pp = &bs->phases; *pp; pp = &(*pp)->next)
+		if (*pp == ph) {
+			*pp = ph->next;
+			break;
+		}
+	bs->nworkers--;
+	pthread_cond_broadcast(&bs->cv);
+	pthread_mutex_unlock(&bs->mu);
+	log_info("phase %s finished", ph->phase_id);
+	if (ph->inherit) {
+		bench_params_free(ph->inherit);
+		free(ph->inherit);
+	}
+	bench_job_free(j);
+	free(ph);
+	return NULL;
+}
+
+static struct bphase *
+phase_find(struct bench_state *bs, const char *id, uint64_t conn_id)
+{
+	for (struct bphase *ph = bs->phases; ph; ph = ph->next)
+		if (strcmp(ph->phase_id, id) == 0 && ph->conn_id == conn_id)
+			return ph;
+	return NULL;
+}
+
+/* Reply PhaseReady{ok=false} from the loop thread. */
+static int
+reply_not_ready(struct agent *a, struct aconn *c, uint64_t id, const char *pid,
+    const char *err)
+{
+	Knob__Envelope env = KNOB__ENVELOPE__INIT;
+	Knob__PhaseReady r = KNOB__PHASE_READY__INIT;
+	char msg[600];
+
+	snprintf(msg, sizeof(msg), "%s: %s", a->node, err);
+	r.phase_id = (char *)(uintptr_t)(pid ? pid : "");
+	r.error = msg;
+	r.node = a->node;
+	env.body_case = KNOB__ENVELOPE__BODY_PHASE_READY;
+	env.phase_ready = &r;
+	return agent_reply(a, c, id, &env);
+}
+
+int
+h_phase_prepare(struct agent *a, struct aconn *c, Knob__Envelope *req)
+{
+	struct bench_state *bs = a->bench;
+	const Knob__PhaseSpec *s = req->phase_prepare->spec;
+	struct bench_params p;
+	struct bphase *ph, *it;
+	struct kept **kp, *k;
+	char err[256];
+	int n = 0;
+
+	if (bench_params_from_spec(&p, s, a->sysroot, err, sizeof(err)) < 0)
+		return reply_not_ready(a, c, req->id, s ? s->phase_id : "", err);
+	pthread_mutex_lock(&bs->mu);
+	for (it = bs->phases; it; it = it->next)
+		n++;
+	if (n >= BENCH_MAX_PHASES || phase_find(bs, p.phase_id, c->id)) {
+		pthread_mutex_unlock(&bs->mu);
+		bench_params_free(&p);
+		return reply_not_ready(a, c, req->id, s->phase_id, n >= BENCH_MAX_PHASES ?
+		    "too many phases running" : "phase id already in use");
+	}
+	ph = xcalloc(1, sizeof(*ph));
+	ph->a = a;
+	ph->conn_id = c->id;
+	ph->prep_id = req->id;
+	snprintf(ph->phase_id, sizeof(ph->phase_id), "%s", p.phase_id);
+	ph->lease_s = s->lease_s ? s->lease_s : BENCH_DEFAULT_LEASE_S;
+	ph->last_act_ns = now_mono_ns();
+	/* take over files a previous phase of this controller kept */
+	for (kp = &bs->kept; (k = *kp) != NULL; kp = &k->next) {
+		if (k->conn_id == c->id && strcmp(k->p.workdir_id, p.workdir_id) == 0 &&
+		    strcmp(k->p.dir, p.dir) == 0) {
+			*kp = k->next;
+			ph->inherit = xmalloc(sizeof(*ph->inherit));
+			*ph->inherit = k->p;
+			free(k);
+			break;
+		}
+	}
+	ph->job = bench_job_new(&p, a->node);
+	ph->next = bs->phases;
+	bs->phases = ph;
+	bs->nworkers++;
+	if (agent_spawn(a, phase_runner, ph) < 0) {
+		bs->phases = ph->next;
+		bs->nworkers--;
+		pthread_mutex_unlock(&bs->mu);
+		if (ph->inherit) {
+			bench_params_free(ph->inherit);
+			free(ph->inherit);
+		}
+		bench_job_free(ph->job);
+		free(ph);
+		return reply_not_ready(a, c, req->id, s->phase_id, "cannot start a worker thread");
+	}
+	pthread_mutex_unlock(&bs->mu);
+	log_info("phase %s: preparing %s in %s (%zu threads)", s->phase_id, s->kind, s->dir,
+	    s->n_ranks);
+	return 0;
+}
+
+int
+h_phase_go(struct agent *a, struct aconn *c, Knob__Envelope *req)
+{
+	struct bench_state *bs = a->bench;
+	const char *id = req->phase_go->phase_id;
+	struct bphase *ph;
+
+	pthread_mutex_lock(&bs->mu);
+	ph = phase_find(bs, id ? id : "", c->id);
+	if (ph == NULL || ph->state != PH_READY || ph->go) {
+		pthread_mutex_unlock(&bs->mu);
+		return agent_reply_error(a, c, req->id, ENOENT, "%s: no prepared phase '%s'",
+		    a->node, id ? id : "");
+	}
+	ph->go = 1;
+	ph->go_id = req->id;
+	pthread_cond_broadcast(&bs->cv);
+	pthread_mutex_unlock(&bs->mu);
+	return 0;
+}
+
+int
+h_phase_abort(struct agent *a, struct aconn *c, Knob__Envelope *req)
+{
+	struct bench_state *bs = a->bench;
+	const char *id = req->phase_abort->phase_id;
+	const char *why = req->phase_abort->reason;
+	struct bphase *ph;
+
+	pthread_mutex_lock(&bs->mu);
+	for (ph = bs->phases; ph; ph = ph->next)
+		if (ph->conn_id == c->id && (id == NULL || id[0] == '\0' ||
+		    strcmp(ph->phase_id, id) == 0))
+			phase_abort_locked(bs, ph, why && why[0] ? why : "aborted by the controller");
+	pthread_mutex_unlock(&bs->mu);
+	return 0;
+}

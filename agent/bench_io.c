@@ -1160,7 +1160,7 @@ static int
 cleanup_at(int dirfd, const struct bench_params *p)
 {
 	char wname[BENCH_ID_MAX + 8], name[64];
-	int wfd, rc = 0, r;
+	int wfd, rc = 0;
 	size_t i;
 
 	snprintf(wname, sizeof(wname), "knob.%s", p->workdir_id);

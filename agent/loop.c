@@ -407,7 +407,11 @@ conn_handshake(struct agent *a, struct aconn *c)
 			return 0;
 		}
 		tls_errstr(err, sizeof(err));
-		log_warnx("TLS handshake with %s failed: %s", c->addr, err);
+		if (SSL_get_verify_result(c->c.ssl) != X509_V_OK)
+			log_warnx("TLS handshake with %s failed: peer certificate: %s", c->addr,
+			    X509_verify_cert_error_string(SSL_get_verify_result(c->c.ssl)));
+		else
+			log_warnx("TLS handshake with %s failed: %s", c->addr, err);
 		conn_close(a, c, NULL);
 		return -1;
 	}

@@ -117,10 +117,14 @@ struct tune_state {
 	pthread_mutex_t amu;	/* guards active (read by the loop thread) */
 	pthread_cond_t wcv;	/* workers == 0 */
 	int workers;
-	char active[256];
+	char active[2][256];	/* double buffer: the loop thread reads active[cur] */
+	int cur;		/* __atomic */
 	char journal_path[PATH_MAX];
 	struct journal j;
+	int cmd_timeout_ms;	/* external commands; $KNOB_CMD_TIMEOUT_MS at init */
 };
+/* Timeout for external commands of agent a. */
+int tune_cmd_timeout(const struct agent *a);
 
 /* Transactions (called under no lock; they take tune_state.mu).  The
  * results are allocated by these functions; free with tune_*_result_free. */

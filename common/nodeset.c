@@ -45,6 +45,7 @@ struct nsset {
 	size_t tabsz;		/* power of two, > 2 * n */
 };
 
+/* FNV-1a, 64 bits. */
 static uint64_t
 ns_hash(const char *s)
 {
@@ -57,6 +58,7 @@ ns_hash(const char *s)
 	return h;
 }
 
+/* Free every string and the table; s is reusable (zeroed). */
 static void
 set_free(struct nsset *s)
 {
@@ -85,6 +87,7 @@ set_slot(const struct nsset *s, const char *str, int *found)
 	}
 }
 
+/* Rebuild the table for at least want entries. */
 static void
 set_rehash(struct nsset *s, size_t want)
 {
@@ -106,6 +109,7 @@ set_rehash(struct nsset *s, size_t want)
 	}
 }
 
+/* 1 if str is in s (live). */
 static int
 set_has(const struct nsset *s, const char *str)
 {
@@ -189,12 +193,14 @@ ns_error(struct nsctx *cx, const char *fmt, ...)
 	return -1;
 }
 
+/* Characters allowed in node and group names outside brackets. */
 static int
 name_char_ok(int c)
 {
 	return isalnum(c) || c == '-' || c == '_' || c == '.' || c == ':' || c == '+';
 }
 
+/* Top-level separators: operators and white space. */
 static int
 is_sep(int c)
 {
@@ -283,7 +289,7 @@ bad:
 static int
 parse_bracket(struct nsctx *cx, const char *s, size_t len, const char *tok, struct bracket *b)
 {
-	size_t start = 0;
+	size_t start = 0, cap = 0;
 
 	memset(b, 0, sizeof(*b));
 	for (size_t i = 0; i <= len; i++) {
@@ -293,7 +299,10 @@ parse_bracket(struct nsctx *cx, const char *s, size_t len, const char *tok, stru
 			continue;
 		if (parse_range(cx, s + start, i - start, tok, &r) < 0)
 			return -1;
-		b->r = xrealloc(b->r, (b->nr + 1) * sizeof(*b->r));
+		if (b->nr == cap) {
+			cap = cap ? cap * 2 : 8;
+			b->r = xrealloc(b->r, cap * sizeof(*b->r));
+		}
 		b->r[b->nr++] = r;
 		b->count += (r.b - r.a) / r.step + 1;
 		if (b->count > NS_MAX_NAMES)
@@ -304,20 +313,25 @@ parse_bracket(struct nsctx *cx, const char *s, size_t len, const char *tok, stru
 	return 0;
 }
 
-/* The value at position k of bracket b, and its padding width. */
-static uint64_t
-bracket_value(const struct bracket *b, uint64_t k, int *width)
+/* Position in a bracket: range index and offset within that range. */
+struct cursor {
+	size_t ri;
+	uint64_t off;
+};
+
+/* Advance c in b; returns 1 when it wrapped around to the start. */
+static int
+cursor_next(const struct bracket *b, struct cursor *c)
 {
-	for (size_t i = 0; i < b->nr; i++) {
-		uint64_t cnt = (b->r[i].b - b->r[i].a) / b->r[i].step + 1;
-		if (k < cnt) {
-			*width = b->r[i].width;
-			return b->r[i].a + k * b->r[i].step;
-		}
-		k -= cnt;
-	}
-	*width = 0;
-	return 0;		/* not reached */
+	const struct range *r = &b->r[c->ri];
+
+	if (++c->off <= (r->b - r->a) / r->step)
+		return 0;
+	c->off = 0;
+	if (++c->ri < b->nr)
+		return 0;
+	c->ri = 0;
+	return 1;
 }
 
 /* Expand one pattern token (no operators) into out. */
@@ -328,7 +342,7 @@ expand_pattern(struct nsctx *cx, const char *tok, struct nsset *out)
 	const char *lit[NS_MAX_BRACKETS + 1];	/* literal before bracket i */
 	size_t litlen[NS_MAX_BRACKETS + 1];
 	size_t nb = 0, total = 1, maxlen;
-	uint64_t idx[NS_MAX_BRACKETS];
+	struct cursor cur[NS_MAX_BRACKETS];
 	const char *p = tok, *q;
 	char *buf = NULL;
 	int rc = -1;
@@ -387,7 +401,7 @@ expand_pattern(struct nsctx *cx, const char *tok, struct nsset *out)
 	}
 	maxlen = strlen(tok) + nb * (NS_MAX_DIGITS + 1) + 1;
 	buf = xmalloc(maxlen);
-	memset(idx, 0, sizeof(idx));
+	memset(cur, 0, sizeof(cur));
 	for (size_t k = 0; k < total; k++) {
 		size_t off = 0;
 
@@ -395,19 +409,17 @@ expand_pattern(struct nsctx *cx, const char *tok, struct nsset *out)
 			memcpy(buf + off, lit[i], litlen[i]);
 			off += litlen[i];
 			if (i < nb) {
-				int w;
-				uint64_t v = bracket_value(&br[i], idx[i], &w);
-				off += (size_t)snprintf(buf + off, maxlen - off, "%0*" PRIu64, w, v);
+				const struct range *r = &br[i].r[cur[i].ri];
+				off += (size_t)snprintf(buf + off, maxlen - off, "%0*" PRIu64, r->width,
+				    r->a + cur[i].off * r->step);
 			}
 		}
 		buf[off] = '\0';
 		set_add(out, buf, 0);
 		/* odometer, rightmost bracket fastest */
-		for (size_t i = nb; i-- > 0;) {
-			if (++idx[i] < br[i].count)
+		for (size_t i = nb; i-- > 0;)
+			if (!cursor_next(&br[i], &cur[i]))
 				break;
-			idx[i] = 0;
-		}
 	}
 	rc = 0;
 out:
@@ -485,8 +497,10 @@ set_combine(struct nsset *res, struct nsset *opnd, int op)
 	switch (op) {
 	case ',':
 		for (size_t i = 0; i < opnd->n; i++)
-			if (opnd->v[i] != NULL && set_add(res, opnd->v[i], 1))
+			if (opnd->v[i] != NULL && !set_has(res, opnd->v[i])) {
+				set_add(res, opnd->v[i], 1);
 				opnd->v[i] = NULL;	/* now owned by res */
+			}
 		break;
 	case '!':
 		for (size_t i = 0; i < opnd->n; i++)
@@ -507,8 +521,10 @@ set_combine(struct nsset *res, struct nsset *opnd, int op)
 				continue;
 			if (set_has(res, opnd->v[i]))
 				set_del(res, opnd->v[i]);
-			else if (set_add(res, opnd->v[i], 1))
+			else {
+				set_add(res, opnd->v[i], 1);
 				opnd->v[i] = NULL;
+			}
 		}
 		break;
 	}
@@ -530,9 +546,10 @@ expand_expr(struct nsctx *cx, const char *expr, struct nsset *res)
 		while (isspace((unsigned char)*p))
 			p++;
 		if (*p == '\0') {
-			if (op != ',')
-				return ns_error(cx, "nodeset: missing operand after '%c' in \"%s\"",
-				    op, expr);
+			if (op != ',') {
+				ns_error(cx, "nodeset: missing operand after '%c' in \"%s\"", op, expr);
+				goto out;
+			}
 			break;
 		}
 		if (*p == ',' && op == ',') {	/* empty item: tolerated */
@@ -540,9 +557,10 @@ expand_expr(struct nsctx *cx, const char *expr, struct nsset *res)
 			op = ',';
 			continue;
 		}
-		if (is_sep((unsigned char)*p))
-			return ns_error(cx, "nodeset: missing operand before '%c' in \"%s\"",
-			    *p, expr);
+		if (is_sep((unsigned char)*p)) {
+			ns_error(cx, "nodeset: missing operand before '%c' in \"%s\"", *p, expr);
+			goto out;
+		}
 		start = p;
 		for (; *p != '\0'; p++) {
 			if (*p == '[')
@@ -708,6 +726,7 @@ pname_parse(struct pname *pn, const char *name, size_t order)
 	pn->key[klen] = '\0';
 }
 
+/* Order parsed names by pattern key, then first appearance. */
 static int
 pname_cmp(const void *a, const void *b)
 {
@@ -733,6 +752,7 @@ struct run {
 	unsigned w;
 };
 
+/* Order runs by first value, then padding width. */
 static int
 run_cmp(const void *a, const void *b)
 {
@@ -807,6 +827,7 @@ struct foldctx {
 	size_t dim;		/* dimension being folded */
 };
 
+/* qsort_r: by the other components' key, then value of the folded dim. */
 static int
 vec_cmp(const void *a, const void *b, void *arg)
 {
@@ -822,6 +843,7 @@ vec_cmp(const void *a, const void *b, void *arg)
 	return cx->len < cy->len ? -1 : cx->len > cy->len;
 }
 
+/* Free a vector of k components. */
 static void
 vec_free(struct vec *v, size_t k)
 {
@@ -891,6 +913,7 @@ fold_dim(struct vec **vs, size_t *n, size_t k, size_t dim)
 	*n = out;
 }
 
+/* Output order of folded vectors: smallest values, field by field. */
 static int
 vec_order_cmp(const void *a, const void *b, void *arg)
 {
@@ -1014,24 +1037,23 @@ nodeset_fold(char *const *names, size_t n)
 			best = xstrdup(pn[i].name);	/* unique, so j == i + 1 */
 		} else {
 			size_t *perm = xmalloc(k * sizeof(*perm));
+			int more = 1;
 
-			/* every dimension order up to 3 fields, else first-first and
-			 * last-first; keep the shortest text */
+			/* last field first (ties keep it), then every other order up
+			 * to 3 fields, or first field first beyond; keep the shortest */
+			for (size_t d = 0; d < k; d++)
+				perm[d] = k - 1 - d;
+			best = fold_pattern(&pn[i], j - i, perm);
 			for (size_t d = 0; d < k; d++)
 				perm[d] = d;
-			best = fold_pattern(&pn[i], j - i, perm);
-			for (int more = 1; more;) {
+			for (; more; more = k <= 3 ? next_perm(perm, k) : 0) {
 				char *s;
+				size_t d;
 
-				if (k <= 3)
-					more = next_perm(perm, k);
-				else {
-					for (size_t d = 0; d < k; d++)
-						perm[d] = k - 1 - d;
-					more = 0;
-				}
-				if (k <= 3 && !more)
-					break;
+				for (d = 0; d < k && perm[d] == k - 1 - d; d++)
+					;
+				if (d == k)
+					continue;	/* the order already tried */
 				s = fold_pattern(&pn[i], j - i, perm);
 				if (strlen(s) < strlen(best)) {
 					free(best);

@@ -348,6 +348,15 @@ all_digits(const char *s, size_t n)
 	return 1;
 }
 
+/* Does s end in a digit ("192", "MGC192")? */
+static int
+ends_digit(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n > 0 && isdigit((unsigned char)s[n - 1]);
+}
+
 int
 lustre_param_path(const char *name, char *out, size_t outlen)
 {
@@ -367,8 +376,9 @@ lustre_param_path(const char *name, char *out, size_t outlen)
 		const char *sep = o ? "/" : "";
 		int n;
 
-		/* a.b.c.d@net: four digit groups joined back with dots */
-		if (i + 3 < nt && all_digits(tok[i], strlen(tok[i])) &&
+		/* a.b.c.d@net: four digit groups joined back with dots; the
+		 * first may carry a prefix (mgc.MGC192.168.1.1@o2ib.import) */
+		if (i + 3 < nt && ends_digit(tok[i]) &&
 		    all_digits(tok[i + 1], strlen(tok[i + 1])) &&
 		    all_digits(tok[i + 2], strlen(tok[i + 2])) &&
 		    strchr(tok[i + 3], '@') != NULL &&

@@ -32,6 +32,9 @@ struct perrs {
 	const char *file;
 	int lines[256];
 	size_t nlines;
+	int in_rng;		/* collecting RelaxNG errors into rng/rng_lines */
+	struct strvec rng;
+	int rng_lines[256];
 };
 
 static void
@@ -79,7 +82,46 @@ xml_error(void *arg, xmlErrorPtr err)
 	if (err == NULL || err->level == XML_ERR_WARNING)
 		return;
 	snprintf(msg, sizeof(msg), "%s", err->message ? err->message : "error");
+	strtrim(msg);
+	/* "Element profile has extra content: bogus" */
+	{
+		const char *x = strstr(msg, " has extra content: ");
+
+		if (strncmp(msg, "Element ", 8) == 0 && x != NULL) {
+			char tmp[512];
+
+			snprintf(tmp, sizeof(tmp), "unknown element <%s> in <%.*s>",
+			    x + strlen(" has extra content: "), (int)(x - msg - 8), msg + 8);
+			snprintf(msg, sizeof(msg), "%s", tmp);
+		}
+	}
+	if (e->in_rng) {
+		if (e->rng.n < nitems(e->rng_lines)) {
+			e->rng_lines[e->rng.n] = err->line;
+			strvec_push(&e->rng, msg);
+		}
+		return;
+	}
 	perr_add(e, err->file ? err->file : e->file, err->line, "%s", msg);
+}
+
+/* RelaxNG messages that only repeat a more precise one. */
+static int
+rng_generic(const char *msg)
+{
+	return strstr(msg, "failed to validate content") != NULL ||
+	    strstr(msg, "in interleave") != NULL || strstr(msg, "got nothing") != NULL;
+}
+
+/* Keep schema errors for lines the loader's own checks said nothing about. */
+static void
+merge_rng(struct perrs *e)
+{
+	for (size_t i = 0; i < e->rng.n; i++)
+		if (e->rng_lines[i] > 0 && !perr_has_line(e, e->rng_lines[i]) &&
+		    !rng_generic(e->rng.v[i]))
+			perr_add(e, e->file, e->rng_lines[i], "%s", e->rng.v[i]);
+	strvec_free(&e->rng);
 }
 
 /* Directory that holds a "profiles/profile.rng", walking up from the
@@ -321,9 +363,8 @@ parse_setting(struct pfile *f, xmlNodePtr n, const struct elem_spec *es, struct 
 	rot = xattr(n, "rotational");
 	if (s.key == NULL || s.value == NULL || (es->has_attr && s.attr == NULL)) {
 		/* the schema has reported the missing attribute */
-		if (!perr_has_line(e, line))
-			perr_add(e, f->path, line, "<%s> needs %s%s and value", es->elem,
-			    es->key_attr, es->has_attr ? ", attr" : "");
+		perr_add(e, f->path, line, "<%s> needs %s%s and value", es->elem,
+		    es->key_attr, es->has_attr ? ", attr" : "");
 		goto fail;
 	}
 	if (s.attr == NULL)
@@ -375,8 +416,7 @@ parse_remove(struct pfile *f, xmlNodePtr n, struct perrs *e)
 	r.key = xattr(n, "key");
 	r.attr = xattr(n, "attr");
 	if (r.driver == NULL || r.key == NULL) {
-		if (!perr_has_line(e, line))
-			perr_add(e, f->path, line, "<remove> needs driver and key");
+		perr_add(e, f->path, line, "<remove> needs driver and key");
 		goto fail;
 	}
 	if (!driver_known(r.driver)) {
@@ -430,7 +470,9 @@ validate_schema(xmlDocPtr doc, const char *path, struct perrs *e)
 	if (vctx == NULL)
 		goto out;
 	xmlRelaxNGSetValidStructuredErrors(vctx, xml_error, e);
+	e->in_rng = 1;
 	(void)xmlRelaxNGValidateDoc(vctx, doc);
+	e->in_rng = 0;
 out:
 	if (vctx)
 		xmlRelaxNGFreeValidCtxt(vctx);
@@ -488,10 +530,11 @@ parse_file(const char *path, struct pfile *f, struct strvec *errs)
 			parse_remove(f, n, &e);
 		else if ((es = elem_spec(name)) != NULL)
 			parse_setting(f, n, es, &e);
-		else if (!perr_has_line(&e, line))
+		else
 			perr_add(&e, path, line, "unknown element <%s>", name);
 	}
 out:
+	merge_rng(&e);
 	xmlSetStructuredErrorFunc(NULL, NULL);
 	if (doc)
 		xmlFreeDoc(doc);
@@ -508,14 +551,14 @@ resolve(const char *path, struct profile *p, struct strvec *stack, struct strvec
 	struct pfile f = { 0 };
 	char real[PATH_MAX], dir[PATH_MAX];
 	char *parent = NULL;
+	size_t before = errs->n;
 	int rc = -1;
 
 	if (realpath(path, real) == NULL) {
 		strvec_push_owned(errs, xasprintf("%s:0: %s", path, strerror(errno)));
 		return -1;
 	}
-	if (parse_file(path, &f, errs) > 0)
-		goto out;
+	(void)parse_file(path, &f, errs);
 	if (f.extends != NULL) {
 		snprintf(dir, sizeof(dir), "%s", path);
 		dirname(dir);
@@ -551,13 +594,12 @@ resolve(const char *path, struct profile *p, struct strvec *stack, struct strvec
 			goto out;
 		}
 		strvec_push(stack, real);
-		rc = resolve(parent, p, stack, errs);
+		(void)resolve(parent, p, stack, errs);
 		free(stack->v[--stack->n]);
 		stack->v[stack->n] = NULL;
-		if (rc < 0)
-			goto out;
-		rc = -1;
 	}
+	if (errs->n > before)
+		goto out;
 	/* removals of inherited keys */
 	for (size_t i = 0; i < f.nrm; i++) {
 		long k = find_setting(p->s, p->n, f.rm[i].driver, f.rm[i].key, f.rm[i].attr);
@@ -599,6 +641,50 @@ out:
 	return rc;
 }
 
+struct err_key {
+	char *s;
+	size_t idx;
+};
+
+/* Order errors by file (first appearance), then line, then arrival. */
+static int
+err_cmp(const void *x, const void *y)
+{
+	const struct err_key *a = x, *b = y;
+	size_t fa, fb;
+	long la = 0, lb = 0;
+
+	/* "file:line: msg": the file part ends at the ':' before the line */
+	fa = strcspn(a->s, ":");
+	fb = strcspn(b->s, ":");
+	if (fa != fb || strncmp(a->s, b->s, fa) != 0)
+		return a->idx < b->idx ? -1 : 1;
+	la = strtol(a->s + fa + 1, NULL, 10);
+	lb = strtol(b->s + fb + 1, NULL, 10);
+	if (la != lb)
+		return la < lb ? -1 : 1;
+	return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+static void
+sort_errors(struct strvec *errs, size_t from)
+{
+	size_t n = errs->n - from;
+	struct err_key *k;
+
+	if (n < 2)
+		return;
+	k = xcalloc(n, sizeof(*k));
+	for (size_t i = 0; i < n; i++) {
+		k[i].s = errs->v[from + i];
+		k[i].idx = i;
+	}
+	qsort(k, n, sizeof(*k), err_cmp);
+	for (size_t i = 0; i < n; i++)
+		errs->v[from + i] = k[i].s;
+	free(k);
+}
+
 struct profile *
 profile_load(const char *name_or_file, struct strvec *errs)
 {
@@ -618,6 +704,7 @@ profile_load(const char *name_or_file, struct strvec *errs)
 	}
 	p = xcalloc(1, sizeof(*p));
 	if (resolve(path, p, &stack, errs) < 0 || errs->n > before) {
+		sort_errors(errs, before);
 		profile_free(p);
 		p = NULL;
 	}

@@ -40,8 +40,9 @@ render_facts(struct fanout *fo, struct fo_node *n, void *arg)
 	if (n->status != NS_OK || n->reply == NULL || n->reply->body_case != KNOB__ENVELOPE__BODY_FACTS)
 		return NULL;
 	f = n->reply->facts;
-	cat(&s, "node %s  host %s  kernel %s  up %llus  knobd %s\n", f->node, f->hostname,
-	    f->kernel, (unsigned long long)f->uptime_s, f->agent_version);
+	/* Host name and uptime differ on every node: they are in --json only,
+	 * so that identical machines fold together here. */
+	cat(&s, "kernel %s  knobd %s\n", f->kernel, f->agent_version);
 	if (f->cpu)
 		cat(&s, "cpu: %s, %u socket(s), %u cores, %u threads, smt %s\n", f->cpu->model,
 		    f->cpu->sockets, f->cpu->cores, f->cpu->threads, f->cpu->smt);

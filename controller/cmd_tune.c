@@ -1,8 +1,674 @@
-/* PLACEHOLDER owned by the tuning work (issue 3); replaced wholesale. */
+/* knobctl profile / apply / verify / rollback.
+ *
+ *   profile show NAME|FILE     resolved profile, where each key came from
+ *   profile check FILE...      validate; every error as file:line: message
+ *   profile list               profiles in the search path
+ *   apply PROFILE -w NODES [-x NODES] [--check] [--diff] [--keep-going]
+ *   verify PROFILE -w NODES [-x NODES]
+ *   rollback -w NODES [-x NODES]
+ *
+ * Profiles are resolved here (inheritance, validation); agents get a flat
+ * list of settings.  Results fold across nodes with identical text. */
+#include <dirent.h>
+#include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
-#include "knobctl.h"
+#include <stdlib.h>
+#include <string.h>
 
-int cmd_profile(struct ctl *c, int argc, char **argv) { (void)c; (void)argc; fprintf(stderr, "knobctl: %s: not built yet\n", argv[0]); return 2; }
-int cmd_apply(struct ctl *c, int argc, char **argv) { return cmd_profile(c, argc, argv); }
-int cmd_verify(struct ctl *c, int argc, char **argv) { return cmd_profile(c, argc, argv); }
-int cmd_rollback(struct ctl *c, int argc, char **argv) { return cmd_profile(c, argc, argv); }
+#include "knobctl.h"
+#include "normalize.h"
+#include "pbjson.h"
+#include "profile.h"
+#include "util.h"
+
+/* Append printf output to a growing malloc'd string. */
+static void __attribute__((format(printf, 2, 3)))
+cat(char **s, const char *fmt, ...)
+{
+	va_list ap;
+	char *add, *n;
+
+	va_start(ap, fmt);
+	if (vasprintf(&add, fmt, ap) < 0)
+		add = NULL;
+	va_end(ap);
+	if (add == NULL)
+		return;
+	n = xasprintf("%s%s", *s ? *s : "", add);
+	free(*s);
+	free(add);
+	*s = n;
+}
+
+static void
+print_errors(const struct strvec *errs)
+{
+	for (size_t i = 0; i < errs->n; i++)
+		fprintf(stderr, "%s\n", errs->v[i]);
+}
+
+/* Load a profile or print its errors; NULL on error. */
+static struct profile *
+load_or_complain(const char *arg)
+{
+	struct strvec errs = { 0 };
+	struct profile *p = profile_load(arg, &errs);
+
+	if (p == NULL)
+		print_errors(&errs);
+	strvec_free(&errs);
+	return p;
+}
+
+/* Flat wire settings of a resolved profile; free with settings_free. */
+static Knob__Setting **
+settings_build(const struct profile *p)
+{
+	Knob__Setting **v = xcalloc(p->n ? p->n : 1, sizeof(*v));
+
+	for (size_t i = 0; i < p->n; i++) {
+		const struct psetting *ps = &p->s[i];
+		Knob__Setting *s = xcalloc(1, sizeof(*s));
+
+		knob__setting__init(s);
+		s->driver = xstrdup(ps->driver);
+		s->key = xstrdup(ps->key);
+		s->value = xstrdup(ps->value);
+		s->attr = xstrdup(ps->attr);
+		s->match = xstrdup(ps->match);
+		s->persistent = ps->persistent;
+		s->origin = xasprintf("%s:%d", ps->file, ps->line);
+		v[i] = s;
+	}
+	return v;
+}
+
+static void
+settings_free(Knob__Setting **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i]->driver);
+		free(v[i]->key);
+		free(v[i]->value);
+		free(v[i]->attr);
+		free(v[i]->match);
+		free(v[i]->origin);
+		free(v[i]);
+	}
+	free(v);
+}
+
+static const char *
+base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+/* ------------------------------------------------------------ profile */
+static void
+setting_label(const struct psetting *s, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s %s%s%s%s%s", s->driver, s->key, *s->attr ? " " : "", s->attr,
+	    *s->match ? " " : "", s->match);
+}
+
+static int
+profile_show(struct ctl *ctl, const char *arg)
+{
+	struct profile *p = load_or_complain(arg);
+	char label[1024];
+	size_t w = 0;
+
+	if (p == NULL)
+		return 2;
+	if (ctl->json) {
+		json_object *o = json_object_new_object(), *arr = json_object_new_array(),
+		    *chain = json_object_new_array();
+
+		json_object_object_add(o, "name", json_object_new_string(p->name));
+		json_object_object_add(o, "path", json_object_new_string(p->path));
+		json_object_object_add(o, "description", json_object_new_string(p->description));
+		for (size_t i = 0; i < p->chain.n; i++)
+			json_object_array_add(chain, json_object_new_string(p->chain.v[i]));
+		json_object_object_add(o, "chain", chain);
+		for (size_t i = 0; i < p->n; i++) {
+			json_object *s = json_object_new_object();
+			char *origin = xasprintf("%s:%d", p->s[i].file, p->s[i].line);
+
+			json_object_object_add(s, "driver", json_object_new_string(p->s[i].driver));
+			json_object_object_add(s, "key", json_object_new_string(p->s[i].key));
+			json_object_object_add(s, "attr", json_object_new_string(p->s[i].attr));
+			json_object_object_add(s, "match", json_object_new_string(p->s[i].match));
+			json_object_object_add(s, "value", json_object_new_string(p->s[i].value));
+			json_object_object_add(s, "persistent", json_object_new_boolean(p->s[i].persistent));
+			json_object_object_add(s, "profile", json_object_new_string(p->s[i].profile));
+			json_object_object_add(s, "origin", json_object_new_string(origin));
+			json_object_array_add(arr, s);
+			free(origin);
+		}
+		json_object_object_add(o, "settings", arr);
+		fprintf(ctl->out, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY));
+		json_object_put(o);
+		profile_free(p);
+		return 0;
+	}
+	fprintf(ctl->out, "profile %s (%s)\n", p->name, p->path);
+	fprintf(ctl->out, "inherits: ");
+	for (size_t i = 0; i < p->chain.n; i++)
+		fprintf(ctl->out, "%s%s", i ? " -> " : "", p->chain.v[i]);
+	fprintf(ctl->out, "\n");
+	if (*p->description) {
+		char *d = xstrdup(p->description), *save = NULL;
+
+		fprintf(ctl->out, "description:\n");
+		for (char *l = strtok_r(d, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+			fprintf(ctl->out, "  %s\n", strtrim(l));
+		free(d);
+	}
+	for (size_t i = 0; i < p->n; i++) {
+		setting_label(&p->s[i], label, sizeof(label));
+		if (strlen(label) + 3 + strlen(p->s[i].value) > w)
+			w = strlen(label) + 3 + strlen(p->s[i].value);
+	}
+	fprintf(ctl->out, "settings (%zu):\n", p->n);
+	for (size_t i = 0; i < p->n; i++) {
+		char *kv;
+
+		setting_label(&p->s[i], label, sizeof(label));
+		kv = xasprintf("%s = %s", label, p->s[i].value);
+		fprintf(ctl->out, "  %-*s  from %s (%s:%d)%s\n", (int)w, kv, p->s[i].profile,
+		    base_name(p->s[i].file), p->s[i].line, p->s[i].persistent ? " persistent" : "");
+		free(kv);
+	}
+	profile_free(p);
+	return 0;
+}
+
+static int
+profile_check(struct ctl *ctl, int argc, char **argv)
+{
+	int bad = 0;
+
+	for (int i = 0; i < argc; i++) {
+		struct strvec errs = { 0 };
+		struct profile *p;
+
+		if (strchr(argv[i], '/') == NULL && strstr(argv[i], ".xml") == NULL) {
+			/* a NAME: check what the search path finds */
+			char *path = profile_find(argv[i]);
+
+			p = profile_load(path ? path : argv[i], &errs);
+			free(path);
+		} else
+			p = profile_load(argv[i], &errs);
+		if (p == NULL) {
+			print_errors(&errs);
+			bad++;
+		} else
+			fprintf(ctl->out, "%s: ok (%s, %zu settings)\n", argv[i], p->name, p->n);
+		profile_free(p);
+		strvec_free(&errs);
+	}
+	return bad ? 2 : 0;
+}
+
+static int
+profile_list(struct ctl *ctl)
+{
+	struct strvec sp = { 0 }, seen = { 0 };
+
+	profile_search_path(&sp);
+	for (size_t i = 0; i < sp.n; i++) {
+		DIR *d = opendir(sp.v[i]);
+		struct dirent *de;
+
+		if (d == NULL)
+			continue;
+		while ((de = readdir(d)) != NULL) {
+			size_t l = strlen(de->d_name);
+			char *name;
+
+			if (l < 5 || strcmp(de->d_name + l - 4, ".xml") != 0)
+				continue;
+			name = xasprintf("%.*s", (int)(l - 4), de->d_name);
+			if (!strvec_contains(&seen, name)) {
+				fprintf(ctl->out, "%-24s %s/%s\n", name, sp.v[i], de->d_name);
+				strvec_push(&seen, name);
+			}
+			free(name);
+		}
+		closedir(d);
+	}
+	strvec_free(&sp);
+	strvec_free(&seen);
+	return 0;
+}
+
+int
+cmd_profile(struct ctl *ctl, int argc, char **argv)
+{
+	if (argc >= 3 && strcmp(argv[1], "show") == 0)
+		return profile_show(ctl, argv[2]);
+	if (argc >= 3 && strcmp(argv[1], "check") == 0)
+		return profile_check(ctl, argc - 2, argv + 2);
+	if (argc == 2 && strcmp(argv[1], "list") == 0)
+		return profile_list(ctl);
+	fprintf(stderr, "usage: knobctl profile show NAME|FILE | profile check FILE... | "
+	    "profile list\n");
+	return 2;
+}
+
+/* ------------------------------------------------------------ results */
+struct tune_opts {
+	int check, diff, keep_going;
+	unsigned pause_ms;
+};
+
+static const char *
+state_name(int st)
+{
+	static const char *const names[] = {
+		"?", "changed", "unchanged", "failed", "unsupported", "pending-restart",
+		"would-change", "reverted", "ok", "drift", "restored", "skipped",
+	};
+
+	return st >= 0 && (size_t)st < nitems(names) ? names[st] : "?";
+}
+
+/* "blockdev loop3 scheduler" or "sysctl net.core.somaxconn" */
+static void
+key_label(const Knob__KeyResult *k, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s %s", k->driver, *k->target ? k->target : k->key);
+}
+
+/* One line per key; with_values adds "from -> to". */
+static void
+render_key(char **s, const Knob__KeyResult *k, int with_values)
+{
+	char label[1024];
+
+	key_label(k, label, sizeof(label));
+	cat(s, "  %-15s %s", state_name(k->state), label);
+	switch (k->state) {
+	case KNOB__KEY_STATE__KEY_CHANGED:
+	case KNOB__KEY_STATE__KEY_PENDING_RESTART:
+	case KNOB__KEY_STATE__KEY_WOULD_CHANGE:
+	case KNOB__KEY_STATE__KEY_RESTORED:
+		if (with_values)
+			cat(s, ": %s -> %s", k->before, k->state == KNOB__KEY_STATE__KEY_RESTORED ?
+			    k->after : k->wanted);
+		break;
+	case KNOB__KEY_STATE__KEY_UNCHANGED:
+	case KNOB__KEY_STATE__KEY_OK:
+		if (with_values)
+			cat(s, ": %s", k->before);
+		break;
+	case KNOB__KEY_STATE__KEY_REVERTED:
+		cat(s, ": %s -> %s, reverted to %s", k->before, k->wanted, k->after);
+		break;
+	case KNOB__KEY_STATE__KEY_DRIFT:
+		cat(s, ": is %s, profile wants %s", k->before, k->wanted);
+		break;
+	case KNOB__KEY_STATE__KEY_FAILED:
+		cat(s, ": %s", k->message);
+		if (k->err)
+			cat(s, " (errno %d)", k->err);
+		break;
+	case KNOB__KEY_STATE__KEY_UNSUPPORTED:
+		cat(s, ": %s", *k->message ? k->message : "nothing matches");
+		break;
+	default:
+		break;
+	}
+	if (k->state == KNOB__KEY_STATE__KEY_PENDING_RESTART && *k->message)
+		cat(s, " (%s)", k->message);
+	cat(s, "\n");
+}
+
+static char *
+render_error(struct fo_node *n)
+{
+	if (n->reply && n->reply->body_case == KNOB__ENVELOPE__BODY_ERROR)
+		return xasprintf("  error: %s", n->reply->error->message);
+	return NULL;
+}
+
+static char *
+render_apply(struct fanout *fo, struct fo_node *n, void *arg)
+{
+	const struct tune_opts *o = arg;
+	const Knob__ApplyResult *r;
+	char *s = NULL;
+
+	(void)fo;
+	if (n->reply == NULL || n->reply->body_case != KNOB__ENVELOPE__BODY_APPLY_RESULT)
+		return render_error(n);
+	r = n->reply->apply_result;
+	for (size_t i = 0; i < r->n_keys; i++) {
+		/* with --check and no --diff: only what would change, no values */
+		if (o->check && !o->diff && r->keys[i]->state == KNOB__KEY_STATE__KEY_UNCHANGED)
+			continue;
+		render_key(&s, r->keys[i], !o->check || o->diff);
+	}
+	cat(&s, "  => %s", r->message);
+	return s;
+}
+
+static int
+apply_status(const Knob__ApplyResult *r, int check)
+{
+	int changed = 0, would = 0;
+
+	for (size_t i = 0; i < r->n_keys; i++) {
+		switch (r->keys[i]->state) {
+		case KNOB__KEY_STATE__KEY_FAILED:
+			return NS_FAILED;
+		case KNOB__KEY_STATE__KEY_CHANGED:
+		case KNOB__KEY_STATE__KEY_PENDING_RESTART:
+			changed = 1;
+			break;
+		case KNOB__KEY_STATE__KEY_WOULD_CHANGE:
+			would = 1;
+			break;
+		default:
+			break;
+		}
+	}
+	if (r->reverted)
+		return NS_FAILED;
+	if (check)
+		return would ? NS_WOULD_CHANGE : NS_OK;
+	return changed ? NS_CHANGED : NS_OK;
+}
+
+static json_object *
+json_reply(struct fanout *fo, struct fo_node *n, void *arg)
+{
+	json_object *o;
+
+	(void)fo;
+	(void)arg;
+	if (n->reply == NULL)
+		return NULL;
+	o = json_object_new_object();
+	switch (n->reply->body_case) {
+	case KNOB__ENVELOPE__BODY_APPLY_RESULT:
+		json_object_object_add(o, "apply", pb_to_json(&n->reply->apply_result->base));
+		break;
+	case KNOB__ENVELOPE__BODY_VERIFY_RESULT:
+		json_object_object_add(o, "verify", pb_to_json(&n->reply->verify_result->base));
+		break;
+	case KNOB__ENVELOPE__BODY_ROLLBACK_RESULT:
+		json_object_object_add(o, "rollback", pb_to_json(&n->reply->rollback_result->base));
+		break;
+	default:
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* Parse "[PROFILE] -w .. -x .. [--check] [--diff] [--keep-going]". */
+static int
+parse_tune_args(int argc, char **argv, int want_profile, int allow_apply_opts,
+    const char **profile, const char **w, const char **x, struct tune_opts *o)
+{
+	static const struct option opts[] = {
+		{ "nodes", required_argument, NULL, 'w' },
+		{ "exclude", required_argument, NULL, 'x' },
+		{ "check", no_argument, NULL, 'n' },
+		{ "diff", no_argument, NULL, 'd' },
+		{ "keep-going", no_argument, NULL, 'k' },
+		{ "test-pause-ms", required_argument, NULL, 'P' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int ch;
+
+	while ((ch = getopt_long(argc, argv, "w:x:", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'w': *w = optarg; break;
+		case 'x': *x = optarg; break;
+		case 'n': case 'd': case 'k': case 'P':
+			if (!allow_apply_opts) {
+				fprintf(stderr, "knobctl %s: option only for apply\n", argv[0]);
+				return -1;
+			}
+			if (ch == 'n')
+				o->check = 1;
+			else if (ch == 'd')
+				o->diff = 1;
+			else if (ch == 'k')
+				o->keep_going = 1;
+			else
+				o->pause_ms = (unsigned)strtoul(optarg, NULL, 10);
+			break;
+		default:
+			return -1;
+		}
+	}
+	if (want_profile) {
+		if (optind >= argc) {
+			fprintf(stderr, "knobctl %s: missing PROFILE\n", argv[0]);
+			return -1;
+		}
+		*profile = argv[optind++];
+	}
+	if (optind != argc) {
+		fprintf(stderr, "knobctl %s: unexpected argument '%s'\n", argv[0], argv[optind]);
+		return -1;
+	}
+	if (*w == NULL) {
+		fprintf(stderr, "knobctl %s: -w NODESET is required\n", argv[0]);
+		return -1;
+	}
+	return 0;
+}
+
+/* Shared tail: print folded (or JSON) output; returns the exit status. */
+static int
+finish(struct ctl *ctl, struct fanout *fo, render_fn render, void *arg)
+{
+	if (ctl->json)
+		output_json(ctl, fo, json_reply, arg);
+	else {
+		output_folded(ctl, fo, render, arg);
+		output_summary(ctl, fo);
+	}
+	return output_exit_status(fo);
+}
+
+int
+cmd_apply(struct ctl *ctl, int argc, char **argv)
+{
+	Knob__Envelope env = KNOB__ENVELOPE__INIT;
+	Knob__ApplyRequest req = KNOB__APPLY_REQUEST__INIT;
+	struct tune_opts o = { 0 };
+	struct strvec names = { 0 };
+	struct profile *p = NULL;
+	struct fanout fo;
+	const char *pname = NULL, *w = NULL, *x = NULL;
+	int rc = 2, fo_up = 0;
+
+	if (parse_tune_args(argc, argv, 1, 1, &pname, &w, &x, &o) < 0)
+		goto out;
+	if ((p = load_or_complain(pname)) == NULL)
+		goto out;
+	if (ctl_targets(ctl, w, x, &names) < 0)
+		goto out;
+	req.profile = p->name;
+	req.settings = settings_build(p);
+	req.n_settings = p->n;
+	req.check = o.check;
+	req.keep_going = o.keep_going;
+	req.test_pause_ms = o.pause_ms;
+	env.body_case = KNOB__ENVELOPE__BODY_APPLY;
+	env.apply = &req;
+	fanout_init(&fo, ctl, &names);
+	fo_up = 1;
+	if (fanout_request(&fo, &env) < 0)
+		goto out;
+	for (size_t i = 0; i < fo.n; i++) {
+		struct fo_node *n = &fo.nodes[i];
+
+		if (n->reply && n->reply->body_case == KNOB__ENVELOPE__BODY_APPLY_RESULT)
+			n->status = apply_status(n->reply->apply_result, o.check);
+	}
+	if (!ctl->json)
+		fprintf(ctl->out, "%s %s (%s) on %zu node(s)\n", o.check ? "check" : "apply",
+		    p->name, base_name(p->path), fo.n);
+	rc = finish(ctl, &fo, render_apply, &o);
+out:
+	if (fo_up)
+		fanout_free(&fo);
+	if (req.settings)
+		settings_free(req.settings, req.n_settings);
+	profile_free(p);
+	strvec_free(&names);
+	return rc;
+}
+
+static char *
+render_verify(struct fanout *fo, struct fo_node *n, void *arg)
+{
+	const Knob__VerifyResult *r;
+	char *s = NULL;
+	size_t ok = 0;
+
+	(void)fo;
+	(void)arg;
+	if (n->reply == NULL || n->reply->body_case != KNOB__ENVELOPE__BODY_VERIFY_RESULT)
+		return render_error(n);
+	r = n->reply->verify_result;
+	for (size_t i = 0; i < r->n_keys; i++) {
+		if (r->keys[i]->state == KNOB__KEY_STATE__KEY_OK)
+			ok++;
+		else
+			render_key(&s, r->keys[i], 1);
+	}
+	cat(&s, "  => %zu of %zu key(s) match; active profile: %s", ok, r->n_keys,
+	    *r->active_profile ? r->active_profile : "(none)");
+	return s;
+}
+
+int
+cmd_verify(struct ctl *ctl, int argc, char **argv)
+{
+	Knob__Envelope env = KNOB__ENVELOPE__INIT;
+	Knob__VerifyRequest req = KNOB__VERIFY_REQUEST__INIT;
+	struct tune_opts o = { 0 };
+	struct strvec names = { 0 };
+	struct profile *p = NULL;
+	struct fanout fo;
+	const char *pname = NULL, *w = NULL, *x = NULL;
+	int rc = 2, fo_up = 0;
+
+	if (parse_tune_args(argc, argv, 1, 0, &pname, &w, &x, &o) < 0)
+		goto out;
+	if ((p = load_or_complain(pname)) == NULL)
+		goto out;
+	if (ctl_targets(ctl, w, x, &names) < 0)
+		goto out;
+	req.profile = p->name;
+	req.settings = settings_build(p);
+	req.n_settings = p->n;
+	env.body_case = KNOB__ENVELOPE__BODY_VERIFY;
+	env.verify = &req;
+	fanout_init(&fo, ctl, &names);
+	fo_up = 1;
+	if (fanout_request(&fo, &env) < 0)
+		goto out;
+	for (size_t i = 0; i < fo.n; i++) {
+		struct fo_node *n = &fo.nodes[i];
+		const Knob__VerifyResult *r;
+		int st = NS_OK;
+
+		if (n->reply == NULL || n->reply->body_case != KNOB__ENVELOPE__BODY_VERIFY_RESULT)
+			continue;
+		r = n->reply->verify_result;
+		for (size_t k = 0; k < r->n_keys; k++) {
+			if (r->keys[k]->state == KNOB__KEY_STATE__KEY_FAILED)
+				st = NS_FAILED;
+			else if (r->keys[k]->state == KNOB__KEY_STATE__KEY_DRIFT && st == NS_OK)
+				st = NS_DRIFT;
+		}
+		n->status = st;
+	}
+	if (!ctl->json)
+		fprintf(ctl->out, "verify %s (%s) on %zu node(s)\n", p->name, base_name(p->path),
+		    fo.n);
+	rc = finish(ctl, &fo, render_verify, NULL);
+out:
+	if (fo_up)
+		fanout_free(&fo);
+	if (req.settings)
+		settings_free(req.settings, req.n_settings);
+	profile_free(p);
+	strvec_free(&names);
+	return rc;
+}
+
+static char *
+render_rollback(struct fanout *fo, struct fo_node *n, void *arg)
+{
+	const Knob__RollbackResult *r;
+	char *s = NULL;
+
+	(void)fo;
+	(void)arg;
+	if (n->reply == NULL || n->reply->body_case != KNOB__ENVELOPE__BODY_ROLLBACK_RESULT)
+		return render_error(n);
+	r = n->reply->rollback_result;
+	for (size_t i = 0; i < r->n_keys; i++)
+		render_key(&s, r->keys[i], 1);
+	cat(&s, "  => %s%s%s", r->message, *r->profile ? "; was " : "", r->profile);
+	return s;
+}
+
+int
+cmd_rollback(struct ctl *ctl, int argc, char **argv)
+{
+	Knob__Envelope env = KNOB__ENVELOPE__INIT;
+	Knob__RollbackRequest req = KNOB__ROLLBACK_REQUEST__INIT;
+	struct tune_opts o = { 0 };
+	struct strvec names = { 0 };
+	struct fanout fo;
+	const char *w = NULL, *x = NULL;
+	int rc = 2, fo_up = 0;
+
+	if (parse_tune_args(argc, argv, 0, 0, NULL, &w, &x, &o) < 0)
+		goto out;
+	if (ctl_targets(ctl, w, x, &names) < 0)
+		goto out;
+	env.body_case = KNOB__ENVELOPE__BODY_ROLLBACK;
+	env.rollback = &req;
+	fanout_init(&fo, ctl, &names);
+	fo_up = 1;
+	if (fanout_request(&fo, &env) < 0)
+		goto out;
+	for (size_t i = 0; i < fo.n; i++) {
+		struct fo_node *n = &fo.nodes[i];
+		const Knob__RollbackResult *r;
+		int st;
+
+		if (n->reply == NULL || n->reply->body_case != KNOB__ENVELOPE__BODY_ROLLBACK_RESULT)
+			continue;
+		r = n->reply->rollback_result;
+		st = r->n_keys ? NS_CHANGED : NS_OK;
+		for (size_t k = 0; k < r->n_keys; k++)
+			if (r->keys[k]->state == KNOB__KEY_STATE__KEY_FAILED)
+				st = NS_FAILED;
+		n->status = st;
+	}
+	if (!ctl->json)
+		fprintf(ctl->out, "rollback on %zu node(s)\n", fo.n);
+	rc = finish(ctl, &fo, render_rollback, NULL);
+out:
+	if (fo_up)
+		fanout_free(&fo);
+	strvec_free(&names);
+	return rc;
+}

@@ -24,19 +24,6 @@
 #define FO_WINDOW 512		/* connects + handshakes in flight at once */
 #define NS_PER_S 1000000000ull
 
-static const char *const status_names[NS__COUNT] = {
-	[NS_PENDING] = "pending", [NS_OK] = "ok", [NS_CHANGED] = "changed",
-	[NS_WOULD_CHANGE] = "would-change", [NS_DRIFT] = "drift", [NS_DEGRADED] = "degraded",
-	[NS_FAILED] = "failed", [NS_TIMEOUT] = "timeout", [NS_UNREACHABLE] = "unreachable",
-	[NS_AUTH_FAILED] = "auth-failed",
-};
-
-const char *
-node_status_name(int st)
-{
-	return (st >= 0 && st < NS__COUNT) ? status_names[st] : "unknown";
-}
-
 void
 fanout_init(struct fanout *fo, struct ctl *ctl, const struct strvec *names)
 {

@@ -76,6 +76,7 @@ inv_error(struct invload *ld, long line, const char *fmt, ...)
 	ld->nerr++;
 }
 
+/* Errors in line order, then in the order found. */
 static int
 err_cmp(const void *a, const void *b)
 {
@@ -136,10 +137,37 @@ xml_error(void *arg, xmlErrorPtr e)
 	inv_error(ld, e->line, "XML: %s", msg);
 }
 
+/* Line of an element.  libxml2 (2.9) keeps 16-bit line numbers in
+ * elements; past 65535 xmlGetLineNo borrows a neighbour's line, which can
+ * be the next line.  A text node just before the element ends where the
+ * element starts and keeps its full line (XML_PARSE_BIG_LINES), so use it. */
 static long
 node_line(const xmlNode *n)
 {
+	if (n->type == XML_ELEMENT_NODE && n->line == 65535 && n->prev != NULL &&
+	    n->prev->type == XML_TEXT_NODE)
+		return xmlGetLineNo(n->prev);
 	return xmlGetLineNo(n);
+}
+
+/* Line of the first non-blank character of a text node: libxml2 stamps
+ * text with the line where it ends. */
+static long
+text_line(const xmlNode *n)
+{
+	const xmlChar *t = n->content, *first = NULL;
+	long line = xmlGetLineNo(n), before = 0;
+
+	for (; t != NULL && *t != '\0'; t++) {
+		if (first == NULL && !isspace(*t))
+			first = t;
+		if (*t == '\n') {
+			line--;
+			if (first == NULL)
+				before++;
+		}
+	}
+	return line + before;
 }
 
 /* Port from text: digits only, 1..65535; -1 otherwise. */
@@ -232,6 +260,7 @@ struct elem_state {
 	long tls_line, results_line;
 };
 
+/* <tls ca cert key/>: controller credentials (resolved paths). */
 static void
 el_tls(struct invload *ld, const xmlNode *n, struct elem_state *st)
 {
@@ -248,6 +277,7 @@ el_tls(struct invload *ld, const xmlNode *n, struct elem_state *st)
 	path_attr(ld, n, "key", &ld->inv->key);
 }
 
+/* <results db/>: results database path. */
 static void
 el_results(struct invload *ld, const xmlNode *n, struct elem_state *st)
 {
@@ -279,6 +309,7 @@ group_name_ok(const char *s)
 	return 1;
 }
 
+/* <group name nodes/>: one group; its node set is checked after loading. */
 static void
 el_group(struct invload *ld, const xmlNode *n, struct elem_state *st)
 {
@@ -317,6 +348,7 @@ out:
 	free(nodes);
 }
 
+/* <node name [addr] [port]/>: overrides for one node or a node set. */
 static void
 el_node(struct invload *ld, const xmlNode *n, struct elem_state *st)
 {
@@ -522,7 +554,7 @@ inventory_load(const char *path, char *err, size_t errlen)
 			while (t && *t && isspace(*t))
 				t++;
 			if (t && *t)
-				inv_error(&ld, node_line(n), "unexpected text in <cluster>");
+				inv_error(&ld, text_line(n), "unexpected text in <cluster>");
 			continue;
 		}
 		if (n->type != XML_ELEMENT_NODE)
@@ -559,6 +591,7 @@ out:
 	return ld.inv;
 }
 
+/* Free inv and everything it owns; NULL is fine. */
 void
 inventory_free(struct inventory *inv)
 {
@@ -600,6 +633,7 @@ inventory_group_fn(void *arg, const char *group, struct strvec *out)
 	return -1;
 }
 
+/* bsearch: node name against an inv_node. */
 static int
 target_cmp(const void *key, const void *elem)
 {

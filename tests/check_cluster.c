@@ -135,7 +135,7 @@ START_TEST(foreign_ca_refused)
 	    "--key %s/other/controller.key --json ping -w node01", h.tmp, h.tmp, h.tmp);
 	ck_assert_int_eq(rc, 1);
 	ck_assert_msg(strstr(out, "\"auth-failed\"") != NULL, "%s", out);
-	ck_assert(log_has(0, "TLS handshake with"));
+	ck_assert(log_has(0, "unable to get local issuer certificate"));
 	free(out);
 	free(err);
 }
@@ -150,8 +150,11 @@ START_TEST(node_cert_as_controller_refused)
 	    "ping -w node01", h.tmp, h.tmp);
 	ck_assert_int_eq(rc, 1);
 	ck_assert_msg(strstr(out, "auth-failed") != NULL, "%s", out);
-	ck_assert_msg(strstr(out, "role 'node'") != NULL, "%s", out);
-	ck_assert(log_has(0, "refusing peer 'node03'"));
+	/* Node certificates carry only serverAuth, so TLS verification already
+	 * refuses one presented as a client; the OU role check behind it
+	 * ("refusing peer") catches a certificate that slipped past that. */
+	ck_assert_msg(log_has(0, "unsuitable certificate purpose") || log_has(0, "refusing peer 'node03'"),
+	    "agent log does not say why node03 was refused");
 	free(out);
 }
 END_TEST

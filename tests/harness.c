@@ -92,13 +92,6 @@ on_exit_cleanup(void)
 		harness_stop(active_h);
 }
 
-/* Run knobctl ca ... in the host namespace (no network needed). */
-static int
-run_ca(struct harness *h, const char *args)
-{
-	return harness_sh("%s/knobctl ca %s >/dev/null", h->bin, args);
-}
-
 /* Write cluster.xml naming every node with its namespace address. */
 static int
 write_cluster(struct harness *h)
@@ -155,13 +148,18 @@ harness_start(struct harness *h, int n, int start_agents)
 		goto fail;
 	for (int i = 0; i < n; i++) {
 		struct hnode *x = &h->node[i];
+		char nm[32], tag[32], tmp[200];
 
-		snprintf(x->name, sizeof(x->name), "node%02d", i + 1);
-		snprintf(x->ns, sizeof(x->ns), "%sn%d", h->tag, i + 1);
+		/* local copies: the fields all live inside *h */
+		memcpy(tag, h->tag, sizeof(tag));
+		memcpy(tmp, h->tmp, sizeof(tmp));
+		snprintf(nm, sizeof(nm), "node%02d", i + 1);
+		memcpy(x->name, nm, sizeof(nm));
+		snprintf(x->ns, sizeof(x->ns), "%sn%d", tag, i + 1);
 		snprintf(x->addr, sizeof(x->addr), "198.18.0.%d", 11 + i);
 		snprintf(x->ifname, sizeof(x->ifname), "eth0");
-		snprintf(x->state_dir, sizeof(x->state_dir), "%s/%s/state", h->tmp, x->name);
-		snprintf(x->log, sizeof(x->log), "%s/%s/knobd.log", h->tmp, x->name);
+		snprintf(x->state_dir, sizeof(x->state_dir), "%s/%s/state", tmp, nm);
+		snprintf(x->log, sizeof(x->log), "%s/%s/knobd.log", tmp, nm);
 		if (harness_sh("mkdir -p %s", x->state_dir) != 0)
 			goto fail;
 		if (harness_sh("ip netns add %s && ip -n %s link set lo up && "
@@ -174,8 +172,7 @@ harness_start(struct harness *h, int n, int start_agents)
 		strcat(names, " ");
 		strcat(names, x->name);
 	}
-	if (run_ca(h, "init ca") != 0 && harness_sh("cd %s && %s/knobctl ca init ca >/dev/null",
-	    h->tmp, h->bin) != 0)
+	if (harness_sh("cd %s && %s/knobctl ca init ca >/dev/null", h->tmp, h->bin) != 0)
 		goto fail;
 	if (harness_sh("cd %s && %s/knobctl ca issue ca%s >/dev/null && "
 	    "%s/knobctl ca issue ca controller --controller >/dev/null", h->tmp, h->bin, names,
@@ -361,9 +358,9 @@ harness_stop(struct harness *h)
 		if (h->node[i].ns[0])
 			harness_sh("ip netns pids %s 2>/dev/null | xargs -r kill -9 2>/dev/null; "
 			    "ip netns del %s 2>/dev/null", h->node[i].ns, h->node[i].ns);
-	if (h->ctl_ns[0])
-		harness_sh("ip netns pids %s 2>/dev/null | xargs -r kill -9 2>/dev/null; "
-		    "ip netns del %s 2>/dev/null", h->ctl_ns, h->ctl_ns);
+	if (h->ctl_ns[0])	/* a test may have entered it itself: spare this process */
+		harness_sh("ip netns pids %s 2>/dev/null | grep -vx %ld | xargs -r kill -9 2>/dev/null; "
+		    "ip netns del %s 2>/dev/null", h->ctl_ns, (long)getpid(), h->ctl_ns);
 	if (h->tmp[0] && getenv("KNOB_KEEP_TMP") == NULL)
 		harness_sh("rm -rf '%s'", h->tmp);
 	if (active_h == h)

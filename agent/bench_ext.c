@@ -1,0 +1,575 @@
+/* External benchmark phases: fio (per node, JSON output), ior and mdtest
+ * (under mpirun from the first node, with a hostfile built from the target
+ * nodes), with a timeout and abort; and the parsers of their summaries. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <json-c/json.h>
+
+#include "bench.h"
+#include "log.h"
+#include "util.h"
+
+#define EXT_OUT_MAX	(8u << 20)	/* tool output kept for parsing */
+#define EXT_OUT_SEND	(1u << 20)	/* tool output sent back */
+
+/* ------------------------------------------------------------ parsers */
+
+static double
+jdouble(json_object *o, const char *key)
+{
+	json_object *v;
+
+	if (o == NULL || !json_object_object_get_ex(o, key, &v))
+		return 0;
+	return json_object_get_double(v);
+}
+
+/* fio clat percentile (ns) at key "50.000000" etc.; 0 when absent. */
+static double
+fio_pct(json_object *dir, const char *key)
+{
+	json_object *lat, *pct, *v;
+
+	if (!json_object_object_get_ex(dir, "clat_ns", &lat) &&
+	    !json_object_object_get_ex(dir, "lat_ns", &lat))
+		return 0;
+	if (!json_object_object_get_ex(lat, "percentile", &pct))
+		return 0;
+	if (!json_object_object_get_ex(pct, key, &v))
+		return 0;
+	return json_object_get_double(v);
+}
+
+static struct ext_op *
+ext_get(struct ext_summary *s, const char *op)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		if (strcmp(s->op[i].op, op) == 0)
+			return &s->op[i];
+	if (s->n == EXT_MAX_OPS)
+		return NULL;
+	memset(&s->op[s->n], 0, sizeof(s->op[0]));
+	snprintf(s->op[s->n].op, sizeof(s->op[0].op), "%s", op);
+	return &s->op[s->n++];
+}
+
+/* fio --output-format=json: sum every job's read/write/trim. */
+int
+ext_parse_fio_json(const char *json, struct ext_summary *out, char *err, size_t errlen)
+{
+	static const char *const dirs[] = { "read", "write", "trim" };
+	json_object *root = NULL, *jobs;
+	const char *p = strchr(json, '{');
+	size_t i, d;
+	int rc = -1;
+
+	memset(out, 0, sizeof(*out));
+	if (p == NULL || (root = json_tokener_parse(p)) == NULL) {
+		snprintf(err, errlen, "fio: output is not JSON");
+		goto out;
+	}
+	if (!json_object_object_get_ex(root, "jobs", &jobs) ||
+	    !json_object_is_type(jobs, json_type_array)) {
+		snprintf(err, errlen, "fio: JSON has no jobs array");
+		goto out;
+	}
+	for (i = 0; i < json_object_array_length(jobs); i++) {
+		json_object *job = json_object_array_get_idx(jobs, i), *dj;
+
+		for (d = 0; d < nitems(dirs); d++) {
+			struct ext_op *e;
+			double bytes, ops;
+
+			if (!json_object_object_get_ex(job, dirs[d], &dj))
+				continue;
+			bytes = jdouble(dj, "io_bytes");
+			ops = jdouble(dj, "total_ios");
+			if (bytes <= 0 && ops <= 0)
+				continue;
+			if ((e = ext_get(out, dirs[d])) == NULL)
+				continue;
+			e->bytes += (uint64_t)bytes;
+			e->ops += (uint64_t)ops;
+			e->bw_bytes += jdouble(dj, "bw_bytes");
+			e->iops += jdouble(dj, "iops");
+			if (jdouble(dj, "runtime") / 1000.0 > e->runtime_s)
+				e->runtime_s = jdouble(dj, "runtime") / 1000.0;
+			/* several jobs without group_reporting: keep the worst */
+			if (fio_pct(dj, "50.000000") > e->p50_ns)
+				e->p50_ns = fio_pct(dj, "50.000000");
+			if (fio_pct(dj, "99.000000") > e->p99_ns)
+				e->p99_ns = fio_pct(dj, "99.000000");
+			if (fio_pct(dj, "99.900000") > e->p999_ns)
+				e->p999_ns = fio_pct(dj, "99.900000");
+		}
+	}
+	if (out->n == 0) {
+		snprintf(err, errlen, "fio: no I/O in the JSON output");
+		goto out;
+	}
+	rc = 0;
+out:
+	json_object_put(root);
+	return rc;
+}
+
+/* Split a line into white-space separated tokens (in place). */
+static size_t
+tokens(char *line, char **tok, size_t max)
+{
+	size_t n = 0;
+	char *save = NULL, *t;
+
+	for (t = strtok_r(line, " \t\r", &save); t && n < max; t = strtok_r(NULL, " \t\r", &save))
+		tok[n++] = t;
+	return n;
+}
+
+static int
+col(char **hdr, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(hdr[i], name) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* ior text: the "Summary of all tests:" table, mean figures. */
+int
+ext_parse_ior_text(const char *text, struct ext_summary *out, char *err, size_t errlen)
+{
+	char *buf = xstrdup(text), *line, *save = NULL, *hdr[64], *tok[64];
+	int in = 0, c_bw = -1, c_ops = -1, c_t = -1, c_agg = -1, c_xs = -1, rc = -1;
+	size_t nh = 0, nt;
+
+	memset(out, 0, sizeof(*out));
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (!in) {
+			if (strncmp(line, "Summary of all tests:", 21) == 0)
+				in = 1;
+			continue;
+		}
+		if (in == 1) {
+			nh = tokens(line, hdr, nitems(hdr));
+			if (nh == 0 || strcmp(hdr[0], "Operation") != 0)
+				break;
+			c_bw = col(hdr, nh, "Mean(MiB)");
+			c_ops = col(hdr, nh, "Mean(OPs)");
+			c_t = col(hdr, nh, "Mean(s)");
+			c_agg = col(hdr, nh, "aggs(MiB)");
+			c_xs = col(hdr, nh, "xsize");
+			if (c_bw < 0 || c_ops < 0)
+				break;
+			in = 2;
+			continue;
+		}
+		nt = tokens(line, tok, nitems(tok));
+		if (nt < nh || strcmp(tok[0], "Finished") == 0)
+			break;
+		{
+			struct ext_op *e = ext_get(out, tok[0]);
+			if (e == NULL)
+				break;
+			e->bw_bytes = strtod(tok[c_bw], NULL) * 1048576.0;
+			e->iops = strtod(tok[c_ops], NULL);
+			e->runtime_s = c_t >= 0 ? strtod(tok[c_t], NULL) : 0;
+			e->bytes = c_agg >= 0 ? (uint64_t)(strtod(tok[c_agg], NULL) * 1048576.0) : 0;
+			if (c_xs >= 0 && strtod(tok[c_xs], NULL) > 0)
+				e->ops = (uint64_t)((double)e->bytes / strtod(tok[c_xs], NULL));
+		}
+	}
+	if (out->n == 0)
+		snprintf(err, errlen, "ior: no \"Summary of all tests\" table in the output");
+	else
+		rc = 0;
+	free(buf);
+	return rc;
+}
+
+/* ior -O summaryFormat=JSON: the "summary" array. */
+int
+ext_parse_ior_json(const char *json, struct ext_summary *out, char *err, size_t errlen)
+{
+	json_object *root = NULL, *sum;
+	const char *p = strchr(json, '{');
+	int rc = -1;
+
+	memset(out, 0, sizeof(*out));
+	if (p == NULL || (root = json_tokener_parse(p)) == NULL) {
+		snprintf(err, errlen, "ior: summary is not JSON");
+		goto out;
+	}
+	if (!json_object_object_get_ex(root, "summary", &sum) ||
+	    !json_object_is_type(sum, json_type_array)) {
+		snprintf(err, errlen, "ior: JSON has no summary array");
+		goto out;
+	}
+	for (size_t i = 0; i < json_object_array_length(sum); i++) {
+		json_object *o = json_object_array_get_idx(sum, i), *v;
+		struct ext_op *e;
+		double xs;
+
+		if (!json_object_object_get_ex(o, "operation", &v))
+			continue;
+		if ((e = ext_get(out, json_object_get_string(v))) == NULL)
+			break;
+		e->bw_bytes = jdouble(o, "bwMeanMIB") * 1048576.0;
+		e->iops = jdouble(o, "OPsMean");
+		e->runtime_s = jdouble(o, "MeanTime");
+		e->bytes = (uint64_t)(jdouble(o, "xsizeMiB") * 1048576.0);
+		xs = jdouble(o, "transferSize");
+		e->ops = xs > 0 ? (uint64_t)((double)e->bytes / xs) : 0;
+	}
+	if (out->n == 0) {
+		snprintf(err, errlen, "ior: empty JSON summary");
+		goto out;
+	}
+	rc = 0;
+out:
+	json_object_put(root);
+	return rc;
+}
+
+/* mdtest text: the "SUMMARY rate" table, mean rates; ops from "N files". */
+int
+ext_parse_mdtest_text(const char *text, struct ext_summary *out, char *err, size_t errlen)
+{
+	char *buf = xstrdup(text), *line, *save = NULL, *tok[32];
+	unsigned long long files = 0;
+	unsigned tasks;
+	int in = 0, rc = -1;
+	size_t nt, k;
+
+	memset(out, 0, sizeof(*out));
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (sscanf(line, "%u tasks, %llu files", &tasks, &files) == 2)
+			continue;
+		if (!in) {
+			if (strncmp(line, "SUMMARY rate", 12) == 0)
+				in = 1;
+			continue;
+		}
+		if (strncmp(line, "--", 2) == 0 || strncmp(line, "SUMMARY", 7) == 0)
+			break;
+		nt = tokens(line, tok, nitems(tok));
+		if (nt == 0)
+			break;
+		if (strcmp(tok[0], "Operation") == 0 || tok[0][0] == '-')
+			continue;
+		/* name words, then Max Min Mean StdDev */
+		for (k = 0; k < nt; k++) {
+			char *end;
+			strtod(tok[k], &end);
+			if (*end == '\0')
+				break;
+		}
+		if (k == 0 || nt - k < 3)
+			continue;
+		{
+			char name[32] = "";
+			struct ext_op *e;
+
+			for (size_t w = 0; w < k; w++)
+				snprintf(name + strlen(name), sizeof(name) - strlen(name), "%s%s",
+				    w ? " " : "", tok[w]);
+			if ((e = ext_get(out, name)) == NULL)
+				break;
+			e->iops = strtod(tok[k + 2], NULL);
+			if (strncmp(name, "File ", 5) == 0) {
+				e->ops = files;
+				e->runtime_s = e->iops > 0 ? (double)files / e->iops : 0;
+			}
+		}
+	}
+	if (out->n == 0)
+		snprintf(err, errlen, "mdtest: no \"SUMMARY rate\" table in the output");
+	else
+		rc = 0;
+	free(buf);
+	return rc;
+}
+
+int
+ext_hostfile(char *buf, size_t len, char *const *hosts, const uint32_t *slots, size_t n)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		int w;
+
+		if (bench_check_id(hosts[i]) < 0)
+			return -1;
+		w = snprintf(buf + off, len - off, "%s slots=%u\n", hosts[i],
+		    slots[i] ? slots[i] : 1);
+		if (w < 0 || (size_t)w >= len - off)
+			return -1;
+		off += (size_t)w;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ running */
+
+/* Find an executable in PATH (or take a path as is) into buf. 0 or -1. */
+static int
+find_exe(const char *name, char *buf, size_t len)
+{
+	const char *path = getenv("PATH");
+	char *dup, *d, *save = NULL;
+	int rc = -1;
+
+	if (strchr(name, '/')) {
+		snprintf(buf, len, "%s", name);
+		return access(buf, X_OK);
+	}
+	dup = xstrdup(path ? path : "/usr/local/bin:/usr/bin:/bin");
+	for (d = strtok_r(dup, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+		snprintf(buf, len, "%s/%s", d, name);
+		if (access(buf, X_OK) == 0) {
+			rc = 0;
+			break;
+		}
+	}
+	free(dup);
+	return rc;
+}
+
+/* The tool an external phase runs (fio, or mpirun for ior/mdtest). */
+static const char *
+ext_main_tool(const struct bench_job *j)
+{
+	if (j->p.kind == BK_FIO)
+		return j->p.ext_tool[0] ? j->p.ext_tool : "fio";
+	return "mpirun";
+}
+
+int
+ext_prepare(struct bench_job *j)
+{
+	char exe[PATH_MAX], sub[32];
+	const char *tool = ext_main_tool(j);
+
+	if (j->p.kind != BK_FIO && j->p.node_index != 0)
+		return 0;	/* only the first node launches mpirun */
+	if (find_exe(tool, exe, sizeof(exe)) < 0) {
+		snprintf(j->err, sizeof(j->err), "%s: %s: not found or not executable",
+		    j->node, tool);
+		return -1;
+	}
+	if (j->p.kind != BK_FIO) {
+		const char *inner = j->p.ext_tool[0] ? j->p.ext_tool :
+		    (j->p.kind == BK_IOR ? "ior" : "mdtest");
+		if (find_exe(inner, exe, sizeof(exe)) < 0) {
+			snprintf(j->err, sizeof(j->err), "%s: %s: not found or not executable",
+			    j->node, inner);
+			return -1;
+		}
+	}
+	if (j->p.kind == BK_FIO)
+		snprintf(sub, sizeof(sub), "n.%u", j->p.node_index);
+	else
+		snprintf(sub, sizeof(sub), "ext");
+	if (mkdirat(j->wfd, sub, 0755) < 0 && errno != EEXIST) {
+		snprintf(j->err, sizeof(j->err), "%s: mkdir %s: %s", j->node, sub, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int
+has_arg(char **args, const char *prefix)
+{
+	for (size_t i = 0; args && args[i]; i++)
+		if (strncmp(args[i], prefix, strlen(prefix)) == 0)
+			return 1;
+	return 0;
+}
+
+/* Run argv with stdout+stderr into a memory file; honour abort and the
+ * timeout.  *out malloc'd (NUL-terminated).  Exit status, or -1. */
+static int
+run_tool(struct bench_job *j, char **argv, char **out)
+{
+	uint64_t dl = now_mono_ns() + (uint64_t)(j->p.ext_timeout_s ? j->p.ext_timeout_s : 3600) *
+	    1000000000ull;
+	int mfd, st = 0, killed = 0;
+	struct stat sb;
+	size_t len;
+	pid_t pid;
+
+	*out = NULL;
+	if ((mfd = memfd_create("knob-ext", MFD_CLOEXEC)) < 0) {
+		snprintf(j->err, sizeof(j->err), "%s: memfd_create: %s", j->node, strerror(errno));
+		return -1;
+	}
+	pid = fork();
+	if (pid < 0) {
+		snprintf(j->err, sizeof(j->err), "%s: fork: %s", j->node, strerror(errno));
+		close(mfd);
+		return -1;
+	}
+	if (pid == 0) {
+		int nul = open("/dev/null", O_RDONLY);
+
+		setpgid(0, 0);
+		if (nul >= 0)
+			dup2(nul, 0);
+		dup2(mfd, 1);
+		dup2(mfd, 2);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	setpgid(pid, pid);
+	for (;;) {
+		pid_t w = waitpid(pid, &st, WNOHANG);
+
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR)
+			break;
+		if (!killed && (j->abort || now_mono_ns() > dl)) {
+			kill(-pid, SIGKILL);
+			kill(pid, SIGKILL);
+			killed = j->abort ? 1 : 2;
+		}
+		usleep(50000);
+	}
+	if (fstat(mfd, &sb) == 0) {
+		len = (size_t)sb.st_size > EXT_OUT_MAX ? EXT_OUT_MAX : (size_t)sb.st_size;
+		ssize_t r;
+
+		*out = xmalloc(len + 1);
+		r = pread(mfd, *out, len, 0);
+		len = r > 0 ? (size_t)r : 0;
+		(*out)[len] = '\0';
+	}
+	close(mfd);
+	if (killed == 2) {
+		snprintf(j->err, sizeof(j->err), "%s: %s timed out after %u s", j->node, argv[0],
+		    j->p.ext_timeout_s ? j->p.ext_timeout_s : 3600);
+		return -1;
+	}
+	if (killed == 1)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+}
+
+int
+ext_run(struct bench_job *j)
+{
+	char real[PATH_MAX], wdir[PATH_MAX + 64], exe[PATH_MAX], hf[PATH_MAX + 80];
+	struct strvec av = { 0 };
+	char *out = NULL, err[256];
+	uint64_t t0, t1;
+	double maxrt = 0;
+	int rc = -1, st;
+	size_t i;
+
+	j->ext_start_ns = j->ext_end_ns = now_real_ns();
+	if (j->p.kind != BK_FIO && j->p.node_index != 0)
+		return 0;
+	if (realpath(j->p.dir, real) == NULL) {
+		snprintf(j->err, sizeof(j->err), "%s: %s: %s", j->node, j->p.dir, strerror(errno));
+		return -1;
+	}
+	if (j->p.kind == BK_FIO) {
+		snprintf(wdir, sizeof(wdir), "%s/%s/n.%u", real, j->wname, j->p.node_index);
+		find_exe(ext_main_tool(j), exe, sizeof(exe));
+		strvec_push(&av, exe);
+		strvec_push(&av, "--output-format=json");
+		strvec_push_owned(&av, xasprintf("--directory=%s", wdir));
+		if (!has_arg(j->p.ext_args, "--name"))
+			strvec_push(&av, "--name=knob");
+		if (!has_arg(j->p.ext_args, "--numjobs") && j->p.nranks)
+			strvec_push_owned(&av, xasprintf("--numjobs=%zu", j->p.nranks));
+		if (!has_arg(j->p.ext_args, "--group_reporting"))
+			strvec_push(&av, "--group_reporting");
+	} else {
+		char hosts[1 << 16];
+		int fd;
+
+		snprintf(wdir, sizeof(wdir), "%s/%s/ext", real, j->wname);
+		snprintf(hf, sizeof(hf), "%s/hostfile", wdir);
+		if (ext_hostfile(hosts, sizeof(hosts), j->p.hosts, j->p.host_slots, j->p.nhosts) < 0) {
+			snprintf(j->err, sizeof(j->err), "%s: cannot build the MPI hostfile", j->node);
+			goto out;
+		}
+		fd = openat(j->wfd, "ext/hostfile", O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
+		    O_CLOEXEC, 0644);
+		if (fd < 0 || write(fd, hosts, strlen(hosts)) != (ssize_t)strlen(hosts)) {
+			snprintf(j->err, sizeof(j->err), "%s: write hostfile: %s", j->node,
+			    strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			goto out;
+		}
+		close(fd);
+		strvec_push(&av, "mpirun");
+		strvec_push(&av, "--allow-run-as-root");
+		strvec_push(&av, "--hostfile");
+		strvec_push(&av, hf);
+		strvec_push(&av, "-np");
+		strvec_push_owned(&av, xasprintf("%u", j->p.threads_total));
+		strvec_push(&av, j->p.ext_tool[0] ? j->p.ext_tool :
+		    (j->p.kind == BK_IOR ? "ior" : "mdtest"));
+	}
+	for (i = 0; i < j->p.next_args; i++)
+		strvec_push(&av, j->p.ext_args[i]);
+	if (j->p.kind == BK_IOR && !has_arg(j->p.ext_args, "-o")) {
+		strvec_push(&av, "-o");
+		strvec_push_owned(&av, xasprintf("%s/ior.data", wdir));
+	} else if (j->p.kind == BK_MDTEST && !has_arg(j->p.ext_args, "-d")) {
+		strvec_push(&av, "-d");
+		strvec_push_owned(&av, xasprintf("%s/md", wdir));
+	}
+	t0 = now_real_ns();
+	st = run_tool(j, av.v, &out);
+	t1 = now_real_ns();
+	if (out) {
+		size_t n = strlen(out);
+		j->ext_output = xstrdup(n > EXT_OUT_SEND ? out + n - EXT_OUT_SEND : out);
+	}
+	if (st < 0)
+		goto out;
+	if (st != 0) {
+		snprintf(j->err, sizeof(j->err), "%s: %s exited with status %d", j->node, av.v[0], st);
+		goto out;
+	}
+	j->ext = xcalloc(1, sizeof(*j->ext));
+	if (j->p.kind == BK_FIO)
+		rc = ext_parse_fio_json(out, j->ext, err, sizeof(err));
+	else if (j->p.kind == BK_IOR)
+		rc = strspn(out, " \t\r\n") < strlen(out) && out[strspn(out, " \t\r\n")] == '{' ?
+		    ext_parse_ior_json(out, j->ext, err, sizeof(err)) :
+		    ext_parse_ior_text(out, j->ext, err, sizeof(err));
+	else
+		rc = ext_parse_mdtest_text(out, j->ext, err, sizeof(err));
+	if (rc < 0) {
+		snprintf(j->err, sizeof(j->err), "%s: %s", j->node, err);
+		goto out;
+	}
+	for (i = 0; i < j->ext->n; i++)
+		if (j->ext->op[i].runtime_s > maxrt)
+			maxrt = j->ext->op[i].runtime_s;
+	j->ext_end_ns = t1;
+	/* the tool's own I/O time, not its set-up (fio lays files out first) */
+	j->ext_start_ns = maxrt > 0 && (uint64_t)(maxrt * 1e9) < t1 - t0 ?
+	    t1 - (uint64_t)(maxrt * 1e9) : t0;
+	rc = 0;
+out:
+	free(out);
+	strvec_free(&av);
+	return rc;
+}

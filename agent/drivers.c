@@ -1,0 +1,240 @@
+/* The driver table and helpers shared by the tuning drivers: globbing under
+ * the sysroot, bounded sysfs/procfs reads and writes, and running external
+ * commands (mmchconfig, mmdiag, lctl) with a timeout. */
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "log.h"
+#include "tune.h"
+#include "util.h"
+
+extern char **environ;
+
+static const struct tune_driver *const drivers[] = {
+	&drv_sysfs, &drv_sysctl, &drv_blockdev, &drv_lustre, &drv_gpfs, &drv_nfsd, &drv_net,
+};
+
+const struct tune_driver *
+tune_driver_find(const char *name)
+{
+	for (size_t i = 0; name && i < nitems(drivers); i++)
+		if (strcmp(drivers[i]->name, name) == 0)
+			return drivers[i];
+	return NULL;
+}
+
+int
+tune_norm_default(const Knob__Setting *s, const char *raw, char *out, size_t outlen,
+    char *msg, size_t msglen)
+{
+	return norm_setting(s->driver, s->key, s->attr, raw, out, outlen, msg, msglen);
+}
+
+void
+tune_describe_default(const Knob__Setting *s, const char *target, char *buf, size_t len)
+{
+	if (s->attr && *s->attr)
+		snprintf(buf, len, "%s %s", target, s->attr);
+	else
+		snprintf(buf, len, "%s", target);
+}
+
+/* Glob below the sysroot; matches are pushed without the sysroot prefix. */
+int
+tune_glob(struct agent *a, const char *pattern, struct strvec *out)
+{
+	char full[PATH_MAX];
+	size_t rl = strlen(a->sysroot);
+	glob_t g;
+	int r;
+
+	if (agent_path(a, full, sizeof(full), pattern) < 0)
+		return -ENAMETOOLONG;
+	memset(&g, 0, sizeof(g));
+	r = glob(full, 0, NULL, &g);
+	if (r == GLOB_NOMATCH) {
+		globfree(&g);
+		return 0;
+	}
+	if (r != 0) {
+		globfree(&g);
+		return -EIO;
+	}
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		const char *p = g.gl_pathv[i];
+
+		if (rl > 0 && strncmp(p, a->sysroot, rl) == 0)
+			p += rl;
+		if (!strvec_contains(out, p))
+			strvec_push(out, p);
+	}
+	globfree(&g);
+	return 0;
+}
+
+int
+tune_read_path(struct agent *a, const char *path, char *buf, size_t len, char *msg,
+    size_t msglen)
+{
+	char full[PATH_MAX];
+	ssize_t n;
+
+	if (agent_path(a, full, sizeof(full), path) < 0) {
+		snprintf(msg, msglen, "%s: path too long", path);
+		return -ENAMETOOLONG;
+	}
+	n = read_small_file(full, buf, len);
+	if (n < 0) {
+		snprintf(msg, msglen, "read %s: %s", path, strerror((int)-n));
+		return (int)n;
+	}
+	return 0;
+}
+
+int
+tune_write_path(struct agent *a, const char *path, const char *value, char *msg,
+    size_t msglen)
+{
+	char full[PATH_MAX];
+	int rc;
+
+	if (agent_path(a, full, sizeof(full), path) < 0) {
+		snprintf(msg, msglen, "%s: path too long", path);
+		return -ENAMETOOLONG;
+	}
+	rc = write_small_file(full, value);
+	if (rc < 0)
+		snprintf(msg, msglen, "write %s: %s", path, strerror(-rc));
+	return rc;
+}
+
+/* Append what is readable on fd to buf (bounded, excess dropped). 0 at EOF. */
+static int
+drain_fd(int fd, char *buf, size_t cap, size_t *have)
+{
+	char tmp[4096];
+	ssize_t n = read(fd, tmp, sizeof(tmp));
+
+	if (n < 0)
+		return errno == EINTR || errno == EAGAIN ? 1 : 0;
+	if (n == 0)
+		return 0;
+	if (cap > 0 && *have < cap - 1) {
+		size_t k = (size_t)n < cap - 1 - *have ? (size_t)n : cap - 1 - *have;
+
+		memcpy(buf + *have, tmp, k);
+		*have += k;
+		buf[*have] = '\0';
+	}
+	return 1;
+}
+
+/* fork/exec argv with stdout and stderr on pipes; poll with a deadline and
+ * kill the child's process group on timeout. */
+int
+tune_run_cmd(char *const argv[], int timeout_ms, char *out, size_t outlen, char *err,
+    size_t errlen)
+{
+	int po[2] = { -1, -1 }, pe[2] = { -1, -1 }, status = 0, rc;
+	size_t ho = 0, he = 0;
+	uint64_t deadline = now_mono_ns() + (uint64_t)timeout_ms * 1000000ull;
+	int open_o = 1, open_e = 1;
+	pid_t pid;
+
+	if (outlen)
+		out[0] = '\0';
+	if (errlen)
+		err[0] = '\0';
+	if (access(argv[0], X_OK) < 0)
+		return -errno;
+	if (pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0) {
+		rc = -errno;
+		goto out;
+	}
+	pid = fork();
+	if (pid < 0) {
+		rc = -errno;
+		goto out;
+	}
+	if (pid == 0) {
+		int devnull = open("/dev/null", O_RDONLY);
+
+		setpgid(0, 0);
+		if (devnull >= 0)
+			dup2(devnull, 0);
+		dup2(po[1], 1);
+		dup2(pe[1], 2);
+		execve(argv[0], argv, environ);
+		_exit(127);
+	}
+	close(po[1]);
+	close(pe[1]);
+	po[1] = pe[1] = -1;
+	while (open_o || open_e) {
+		struct pollfd pfd[2];
+		int64_t left = (int64_t)(deadline - now_mono_ns()) / 1000000;
+		nfds_t np = 0;
+
+		if ((int64_t)(deadline - now_mono_ns()) <= 0) {
+			kill(-pid, SIGKILL);
+			kill(pid, SIGKILL);
+			while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+				;
+			rc = -ETIMEDOUT;
+			goto out;
+		}
+		if (open_o)
+			pfd[np++] = (struct pollfd){ .fd = po[0], .events = POLLIN };
+		if (open_e)
+			pfd[np++] = (struct pollfd){ .fd = pe[0], .events = POLLIN };
+		if (poll(pfd, np, (int)(left > 0 ? left : 1)) < 0 && errno != EINTR)
+			break;
+		for (nfds_t i = 0; i < np; i++) {
+			if (!(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			if (pfd[i].fd == po[0] && !drain_fd(po[0], out, outlen, &ho))
+				open_o = 0;
+			else if (pfd[i].fd == pe[0] && !drain_fd(pe[0], err, errlen, &he))
+				open_e = 0;
+		}
+	}
+	/* pipes closed: the child is exiting; still bounded by the deadline */
+	for (;;) {
+		pid_t w = waitpid(pid, &status, WNOHANG);
+
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR) {
+			rc = -errno;
+			goto out;
+		}
+		if ((int64_t)(deadline - now_mono_ns()) <= 0) {
+			kill(-pid, SIGKILL);
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			rc = -ETIMEDOUT;
+			goto out;
+		}
+		usleep(2000);
+	}
+	rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	if (errlen)
+		strtrim(err);
+out:
+	for (int i = 0; i < 2; i++) {
+		if (po[i] >= 0)
+			close(po[i]);
+		if (pe[i] >= 0)
+			close(pe[i]);
+	}
+	return rc;
+}

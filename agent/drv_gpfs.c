@@ -1,0 +1,172 @@
+/* gpfs driver: IBM Spectrum Scale configuration attributes (pagepool,
+ * maxMBpS, lrocData, ...).  Written with "mmchconfig KEY=VALUE -i -N NODE"
+ * and read back from "mmdiag --config", both run with a timeout and their
+ * stderr surfaced.  The commands are found under the sysroot
+ * (SYSROOT/usr/lpp/mmfs/bin), so tests use stand-in scripts.  When GPFS is
+ * not installed nothing matches (unsupported).  An attribute mmchconfig
+ * refuses to change immediately is set without -i, and one that mmchconfig
+ * accepted but mmdiag still shows with its old value is pending-restart. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "tune.h"
+
+#define MMFS_BIN "/usr/lpp/mmfs/bin/"
+#define MMDIAG_OUT_MAX (256u << 10)
+
+static int
+mmfs_cmd(struct agent *a, const char *cmd, char *buf, size_t len)
+{
+	char abs[128];
+
+	snprintf(abs, sizeof(abs), MMFS_BIN "%s", cmd);
+	return agent_path(a, buf, len, abs);
+}
+
+static int
+gpfs_resolve(struct agent *a, const Knob__Setting *s, struct strvec *out, char *msg,
+    size_t msglen)
+{
+	char diag[PATH_MAX], chc[PATH_MAX];
+
+	(void)msg;
+	(void)msglen;
+	if (mmfs_cmd(a, "mmdiag", diag, sizeof(diag)) < 0 ||
+	    mmfs_cmd(a, "mmchconfig", chc, sizeof(chc)) < 0)
+		return -ENAMETOOLONG;
+	if (access(diag, X_OK) == 0 && access(chc, X_OK) == 0)
+		strvec_push(out, s->key);
+	return 0;
+}
+
+/* Value of attribute key in "mmdiag --config" output ("! key value" lines). */
+static int
+parse_mmdiag(const char *text, const char *key, char *buf, size_t len)
+{
+	const char *line = text;
+
+	while (line && *line) {
+		const char *nl = strchr(line, '\n'), *p = line, *k;
+		size_t ll = nl ? (size_t)(nl - line) : strlen(line), kl;
+		const char *end = line + ll;
+
+		while (p < end && (isspace((unsigned char)*p) || *p == '!'))
+			p++;
+		k = p;
+		while (p < end && !isspace((unsigned char)*p))
+			p++;
+		kl = (size_t)(p - k);
+		if (kl == strlen(key) && strncasecmp(k, key, kl) == 0) {
+			while (p < end && isspace((unsigned char)*p))
+				p++;
+			snprintf(buf, len, "%.*s", (int)(end - p), p);
+			strtrim(buf);
+			return 0;
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	return -ENOENT;
+}
+
+static int
+gpfs_read(struct agent *a, const Knob__Setting *s, const char *target, char *buf,
+    size_t len, char *msg, size_t msglen)
+{
+	char diag[PATH_MAX], err[1024];
+	char *argv[] = { diag, (char *)(uintptr_t)"--config", NULL };
+	char *out;
+	int rc;
+
+	if (mmfs_cmd(a, "mmdiag", diag, sizeof(diag)) < 0)
+		return -ENAMETOOLONG;
+	out = xmalloc(MMDIAG_OUT_MAX);
+	rc = tune_run_cmd(argv, tune_cmd_timeout(a), out, MMDIAG_OUT_MAX, err, sizeof(err));
+	if (rc == -ETIMEDOUT) {
+		snprintf(msg, msglen, "mmdiag --config timed out after %d ms", tune_cmd_timeout(a));
+		goto out;
+	}
+	if (rc != 0) {
+		snprintf(msg, msglen, "mmdiag --config failed (%s %d): %s",
+		    rc < 0 ? "errno" : "exit", rc < 0 ? -rc : rc, err);
+		rc = rc < 0 ? rc : -EIO;
+		goto out;
+	}
+	(void)s;
+	rc = parse_mmdiag(out, target, buf, len);
+	if (rc < 0)
+		snprintf(msg, msglen, "%s is not in mmdiag --config", target);
+out:
+	free(out);
+	return rc;
+}
+
+/* The stderr of a refused "-i" says the attribute needs a restart. */
+static int
+needs_restart(const char *err)
+{
+	static const char *const pats[] = { "restart", "cannot be changed immediately",
+		"-i option", "not immediately" };
+
+	for (size_t i = 0; i < nitems(pats); i++)
+		if (strcasestr(err, pats[i]) != NULL)
+			return 1;
+	return 0;
+}
+
+static int
+gpfs_write(struct agent *a, const Knob__Setting *s, const char *target, const char *value,
+    char *msg, size_t msglen)
+{
+	char chc[PATH_MAX], kv[1024], err[1024], now[NORM_VALUE_MAX], n1[NORM_VALUE_MAX],
+	    n2[NORM_VALUE_MAX], m[TUNE_MSG_MAX];
+	char *argv[] = { chc, kv, (char *)(uintptr_t)"-i", (char *)(uintptr_t)"-N", a->node, NULL };
+	char *argv_noi[] = { chc, kv, (char *)(uintptr_t)"-N", a->node, NULL };
+	int rc, pending = 0;
+
+	if (mmfs_cmd(a, "mmchconfig", chc, sizeof(chc)) < 0)
+		return -ENAMETOOLONG;
+	snprintf(kv, sizeof(kv), "%s=%s", target, value);
+	rc = tune_run_cmd(argv, tune_cmd_timeout(a), NULL, 0, err, sizeof(err));
+	if (rc > 0 && needs_restart(err)) {
+		rc = tune_run_cmd(argv_noi, tune_cmd_timeout(a), NULL, 0, err, sizeof(err));
+		pending = 1;
+	}
+	if (rc == -ETIMEDOUT) {
+		snprintf(msg, msglen, "mmchconfig %s -i -N %s timed out after %d ms", kv, a->node,
+		    tune_cmd_timeout(a));
+		return rc;
+	}
+	if (rc != 0) {
+		snprintf(msg, msglen, "mmchconfig %s -i -N %s failed (%s %d): %s", kv, a->node,
+		    rc < 0 ? "errno" : "exit", rc < 0 ? -rc : rc, err);
+		return rc < 0 ? rc : -EIO;
+	}
+	if (pending) {
+		snprintf(msg, msglen, "mmchconfig %s: takes effect after mmfsd restarts", kv);
+		return TUNE_PENDING_RESTART;
+	}
+	/* accepted immediately?  mmdiag tells */
+	if (gpfs_read(a, s, target, now, sizeof(now), m, sizeof(m)) == 0 &&
+	    tune_norm_default(s, now, n1, sizeof(n1), m, sizeof(m)) == 0 &&
+	    tune_norm_default(s, value, n2, sizeof(n2), m, sizeof(m)) == 0 &&
+	    strcmp(n1, n2) != 0) {
+		snprintf(msg, msglen, "mmchconfig accepted %s; mmdiag --config still shows %s "
+		    "(takes effect after mmfsd restarts)", kv, now);
+		return TUNE_PENDING_RESTART;
+	}
+	return 0;
+}
+
+const struct tune_driver drv_gpfs = {
+	.name = "gpfs",
+	.resolve = gpfs_resolve,
+	.read = gpfs_read,
+	.normalise = tune_norm_default,
+	.write = gpfs_write,
+	.describe = tune_describe_default,
+};

@@ -1,0 +1,50 @@
+/* nfsd driver: knobs of the kernel NFS server under /proc/fs/nfsd
+ * (threads, max_block_size, nfsv4leasetime, nfsv4gracetime).  Nothing
+ * matches (unsupported) when nfsd is not loaded. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tune.h"
+
+static int
+nfsd_resolve(struct agent *a, const Knob__Setting *s, struct strvec *out, char *msg,
+    size_t msglen)
+{
+	char path[PATH_MAX], full[PATH_MAX];
+
+	if (strchr(s->key, '/') != NULL || strstr(s->key, "..") != NULL) {
+		snprintf(msg, msglen, "bad nfsd key %s", s->key);
+		return -EINVAL;
+	}
+	snprintf(path, sizeof(path), "/proc/fs/nfsd/%s", s->key);
+	if (agent_path(a, full, sizeof(full), path) == 0 && access(full, F_OK) == 0)
+		strvec_push(out, path);
+	return 0;
+}
+
+static int
+nfsd_read(struct agent *a, const Knob__Setting *s, const char *target, char *buf,
+    size_t len, char *msg, size_t msglen)
+{
+	(void)s;
+	return tune_read_path(a, target, buf, len, msg, msglen);
+}
+
+static int
+nfsd_write(struct agent *a, const Knob__Setting *s, const char *target, const char *value,
+    char *msg, size_t msglen)
+{
+	(void)s;
+	return tune_write_path(a, target, value, msg, msglen);
+}
+
+const struct tune_driver drv_nfsd = {
+	.name = "nfsd",
+	.resolve = nfsd_resolve,
+	.read = nfsd_read,
+	.normalise = tune_norm_default,
+	.write = nfsd_write,
+	.describe = tune_describe_default,
+};

@@ -1,0 +1,71 @@
+/* sysctl driver: dotted names (vm.dirty_ratio) under /proc/sys, globs
+ * allowed (net.ipv4.conf.*.rp_filter).  A name containing '/' is taken as a
+ * path below /proc/sys (for interface names with dots).  Values of
+ * multi-value sysctls are compared with white space collapsed. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tune.h"
+
+static int
+sysctl_resolve(struct agent *a, const Knob__Setting *s, struct strvec *out, char *msg,
+    size_t msglen)
+{
+	char pat[PATH_MAX];
+	size_t o;
+	int rc;
+
+	o = (size_t)snprintf(pat, sizeof(pat), "/proc/sys/");
+	for (const char *p = s->key; *p && o + 1 < sizeof(pat); p++)
+		pat[o++] = strchr(s->key, '/') ? *p : (*p == '.' ? '/' : *p);
+	pat[o] = '\0';
+	if (strstr(pat, "/../") != NULL) {
+		snprintf(msg, msglen, "bad sysctl name %s", s->key);
+		return -EINVAL;
+	}
+	rc = tune_glob(a, pat, out);
+	if (rc < 0)
+		snprintf(msg, msglen, "glob %s: %s", pat, strerror(-rc));
+	return rc;
+}
+
+static int
+sysctl_read(struct agent *a, const Knob__Setting *s, const char *target, char *buf,
+    size_t len, char *msg, size_t msglen)
+{
+	(void)s;
+	return tune_read_path(a, target, buf, len, msg, msglen);
+}
+
+static int
+sysctl_write(struct agent *a, const Knob__Setting *s, const char *target,
+    const char *value, char *msg, size_t msglen)
+{
+	(void)s;
+	return tune_write_path(a, target, value, msg, msglen);
+}
+
+/* "/proc/sys/net/core/somaxconn" -> "net.core.somaxconn" */
+static void
+sysctl_describe(const Knob__Setting *s, const char *target, char *buf, size_t len)
+{
+	size_t o = 0;
+	const char *p = target;
+
+	(void)s;
+	if (strncmp(p, "/proc/sys/", 10) == 0)
+		p += 10;
+	for (; *p && o + 1 < len; p++)
+		buf[o++] = *p == '/' ? '.' : *p;
+	buf[o] = '\0';
+}
+
+const struct tune_driver drv_sysctl = {
+	.name = "sysctl",
+	.resolve = sysctl_resolve,
+	.read = sysctl_read,
+	.normalise = tune_norm_default,
+	.write = sysctl_write,
+	.describe = sysctl_describe,
+};

@@ -1,0 +1,1164 @@
+/* Coordinated benchmark phases: clock offsets from ping round trips,
+ * PhasePrepare to all -> all PhaseReady -> PhaseGo to all at once,
+ * progress, results, aggregation on the controller's clock, degraded
+ * results naming missing nodes.  One fan-out (one connection per node) for
+ * the whole sweep, so files kept between a write and a read phase stay tied
+ * to this controller's connections. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/random.h>
+
+#include "bench_ctl.h"
+#include "hist.h"
+#include "log.h"
+#include "nodeset.h"
+#include "util.h"
+
+#define SYNC_PINGS	5
+
+static const struct {
+	const char *name;
+	int md, ext;
+} ckinds[] = {
+	{ "seq-write", 0, 0 }, { "seq-read", 0, 0 }, { "rand-write", 0, 0 },
+	{ "rand-read", 0, 0 }, { "md-create", 1, 0 }, { "md-stat", 1, 0 },
+	{ "md-read", 1, 0 }, { "md-remove", 1, 0 }, { "fio", 0, 1 }, { "ior", 0, 1 },
+	{ "mdtest", 1, 1 },
+};
+
+static const struct {
+	const char *name;
+	const char *expands;
+} composites[] = {
+	{ "seq", "seq-write,seq-read" },
+	{ "rand", "rand-write,rand-read" },
+	{ "md", "md-create,md-stat,md-read,md-remove" },
+	{ "all", "seq-write,seq-read,rand-write,rand-read,md-create,md-stat,md-read,md-remove" },
+};
+
+static int
+kind_index(const char *k)
+{
+	for (size_t i = 0; i < nitems(ckinds); i++)
+		if (strcmp(ckinds[i].name, k) == 0)
+			return (int)i;
+	return -1;
+}
+
+static int kind_is_md(const char *k) { int i = kind_index(k); return i >= 0 && ckinds[i].md; }
+static int kind_is_ext(const char *k) { int i = kind_index(k); return i >= 0 && ckinds[i].ext; }
+
+int
+bench_expand_kinds(const char *s, struct strvec *out, char *err, size_t errlen)
+{
+	char *dup = xstrdup(s), *t, *save = NULL;
+	int rc = 0;
+
+	for (t = strtok_r(dup, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		size_t i;
+
+		for (i = 0; i < nitems(composites); i++)
+			if (strcmp(t, composites[i].name) == 0)
+				break;
+		if (i < nitems(composites)) {
+			if (bench_expand_kinds(composites[i].expands, out, err, errlen) < 0)
+				rc = -1;
+			continue;
+		}
+		if (kind_index(t) < 0) {
+			snprintf(err, errlen, "unknown benchmark kind '%s' (seq-write, seq-read, "
+			    "rand-write, rand-read, md-create, md-stat, md-read, md-remove, fio, ior, "
+			    "mdtest, or seq, rand, md, all)", t);
+			rc = -1;
+			break;
+		}
+		strvec_push(out, t);
+	}
+	free(dup);
+	if (rc == 0 && out->n == 0) {
+		snprintf(err, errlen, "no benchmark kind given");
+		rc = -1;
+	}
+	return rc;
+}
+
+int
+bench_parse_size(const char *s, uint64_t *out)
+{
+	static const struct { const char *suf; uint64_t mul; } units[] = {
+		{ "", 1 }, { "b", 1 }, { "k", 1ull << 10 }, { "kb", 1ull << 10 }, { "kib", 1ull << 10 },
+		{ "m", 1ull << 20 }, { "mb", 1ull << 20 }, { "mib", 1ull << 20 },
+		{ "g", 1ull << 30 }, { "gb", 1ull << 30 }, { "gib", 1ull << 30 },
+		{ "t", 1ull << 40 }, { "tb", 1ull << 40 }, { "tib", 1ull << 40 },
+	};
+	char *end;
+	unsigned long long v;
+
+	if (s == NULL || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -1;
+	for (size_t i = 0; i < nitems(units); i++)
+		if (strcasecmp(end, units[i].suf) == 0) {
+			if (v > UINT64_MAX / units[i].mul)
+				return -1;
+			*out = v * units[i].mul;
+			return 0;
+		}
+	return -1;
+}
+
+int
+bench_parse_sweep(const char *s, uint32_t **out, size_t *n, char *err, size_t errlen)
+{
+	char *dup = xstrdup(s), *t, *save = NULL, *end;
+	uint32_t *v = NULL;
+	size_t cnt = 0, cap = 0;
+	int rc = -1;
+
+	for (t = strtok_r(dup, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		unsigned long a, b;
+		char *dots = strstr(t, "..");
+
+		errno = 0;
+		a = strtoul(t, &end, 10);
+		if (end == t || errno || a == 0 || a > (1ul << 20))
+			goto bad;
+		if (dots) {
+			if (end != dots)
+				goto bad;
+			b = strtoul(dots + 2, &end, 10);
+			if (end == dots + 2 || *end || errno || b < a || b > (1ul << 20))
+				goto bad;
+		} else {
+			if (*end)
+				goto bad;
+			b = a;
+		}
+		for (unsigned long x = a; x <= b; x *= 2) {
+			if (cnt == cap) {
+				cap = cap ? cap * 2 : 16;
+				v = xrealloc(v, cap * sizeof(*v));
+			}
+			v[cnt++] = (uint32_t)x;
+			if (!dots)
+				break;
+		}
+	}
+	if (cnt == 0)
+		goto bad;
+	*out = v;
+	*n = cnt;
+	v = NULL;
+	rc = 0;
+	goto out;
+bad:
+	snprintf(err, errlen, "bad thread list '%s' (use 1,2,4 or 1..1024 for powers of two; "
+	    "1 to 1048576)", s);
+out:
+	free(v);
+	free(dup);
+	return rc;
+}
+
+size_t
+bench_place(uint32_t threads, size_t nnodes, size_t idx, uint32_t *ranks)
+{
+	size_t n = 0;
+
+	for (uint32_t r = (uint32_t)idx; nnodes && r < threads; r += (uint32_t)nnodes)
+		ranks[n++] = r;
+	return n;
+}
+
+size_t
+bench_nodes_used(uint32_t threads, size_t nnodes)
+{
+	return threads < nnodes ? threads : nnodes;
+}
+
+int64_t
+bench_offset_sample(uint64_t t_send, uint64_t t_recv, uint64_t agent)
+{
+	uint64_t mid = t_send + (t_recv - t_send) / 2;
+
+	return (int64_t)(agent - mid);
+}
+
+/* agent clock -> controller clock */
+static uint64_t
+to_ctl(uint64_t t, int64_t off)
+{
+	return (uint64_t)((int64_t)t - off);
+}
+
+int
+bench_aggregate(const Knob__PhaseResult *const *res, const int64_t *off, size_t n,
+    int md, struct bench_agg *o)
+{
+	struct hist *h = xmalloc(sizeof(*h));
+	uint64_t first_end = UINT64_MAX, nstart_min = UINT64_MAX, nstart_max = 0;
+	double done = 0;
+	size_t i, k;
+	int have = 0;
+
+	memset(o, 0, sizeof(*o));
+	hist_init(h);
+	o->t_start = UINT64_MAX;
+	for (i = 0; i < n; i++) {
+		const Knob__PhaseResult *r = res[i];
+		uint64_t s, e;
+
+		if (r == NULL)
+			continue;
+		o->bytes += r->bytes;
+		o->ops += r->ops;
+		o->cpu_s += (double)r->cpu_ns / 1e9;
+		if (r->latency && hist_merge_proto(h, r->latency) < 0)
+			log_warnx("%s: malformed latency histogram ignored", r->node);
+		/* nodes that did no work (an idle MPI peer) carry no timing */
+		if (r->start_ns == 0 || r->end_ns < r->start_ns ||
+		    (r->bytes == 0 && r->ops == 0 && r->n_threads == 0))
+			continue;
+		s = to_ctl(r->start_ns, off[i]);
+		e = to_ctl(r->end_ns, off[i]);
+		have = 1;
+		if (s < o->t_start)
+			o->t_start = s;
+		if (e > o->t_end)
+			o->t_end = e;
+		if (s < nstart_min)
+			nstart_min = s;
+		if (s > nstart_max)
+			nstart_max = s;
+		for (k = 0; k < r->n_threads; k++)
+			if (r->threads[k]->end_ns && to_ctl(r->threads[k]->end_ns, off[i]) < first_end)
+				first_end = to_ctl(r->threads[k]->end_ns, off[i]);
+	}
+	if (!have) {
+		free(h);
+		o->t_start = 0;
+		return -1;
+	}
+	o->elapsed_s = (double)(o->t_end - o->t_start) / 1e9;
+	o->rate = o->elapsed_s > 0 ? (double)(md ? o->ops : o->bytes) / o->elapsed_s : 0;
+	o->last_done_rate = o->rate;
+	o->spread_s = (double)(nstart_max - nstart_min) / 1e9;
+	/* first done: what every thread had done (assuming an even pace over
+	 * its own run) when the first thread finished */
+	if (first_end != UINT64_MAX && first_end > o->t_start) {
+		for (i = 0; i < n; i++) {
+			const Knob__PhaseResult *r = res[i];
+
+			for (k = 0; r && k < r->n_threads; k++) {
+				const Knob__ThreadResult *t = r->threads[k];
+				uint64_t s = to_ctl(t->start_ns, off[i]), e = to_ctl(t->end_ns, off[i]);
+				double amount = (double)(md ? t->ops : t->bytes), f;
+
+				if (t->start_ns == 0 || e <= s)
+					continue;
+				f = first_end <= s ? 0 : first_end >= e ? 1 :
+				    (double)(first_end - s) / (double)(e - s);
+				done += amount * f;
+			}
+		}
+		o->first_done_rate = done / ((double)(first_end - o->t_start) / 1e9);
+	}
+	o->nlat = h->total;
+	o->p50 = hist_quantile(h, 0.50);
+	o->p99 = hist_quantile(h, 0.99);
+	o->p999 = hist_quantile(h, 0.999);
+	free(h);
+	return 0;
+}
+
+/* ------------------------------------------------------------ the run */
+
+enum { ST_SYNC, ST_PREPARE, ST_RUN, ST_ABORTING, ST_DONE };
+enum { PN_IDLE, PN_PREP, PN_READY, PN_GO, PN_DONE };
+
+struct pnode {
+	int alive;
+	int synced, npings;
+	uint64_t best_rtt;
+	int64_t off;
+	uint64_t last_ping_ns;		/* monotonic */
+	int inphase;
+	int st;
+	uint32_t *ranks;
+	size_t nranks;
+	size_t used_idx;
+	Knob__Envelope *ready, *result;
+	char *err;
+	uint64_t prog_bytes, prog_ops;
+	char *death;			/* why it ended, if it did */
+};
+
+struct plan {
+	const char *kind;
+	uint32_t threads;
+	char workdir[72];
+	int keep;
+};
+
+struct brun {
+	struct ctl *ctl;
+	const struct bench_req *req;
+	struct fanout *fo;
+	struct pnode *pn;
+	struct plan *plan;
+	size_t nplan, cur;
+	int stage;
+	char run_id[40];
+	char phase_id[64];
+	uint64_t go_mono;
+	json_object *doc, *phases;
+	int bad;
+	int drawn;
+	uint64_t last_draw;
+	uint64_t sync_deadline;
+};
+
+static void start_phase(struct brun *br);
+static void advance(struct brun *br);
+
+static void
+send_ping(struct brun *br, struct fo_node *n)
+{
+	Knob__Envelope env = KNOB__ENVELOPE__INIT;
+	Knob__Ping p = KNOB__PING__INIT;
+
+	p.t_send_ns = now_real_ns();
+	env.body_case = KNOB__ENVELOPE__BODY_PING;
+	env.ping = &p;
+	br->pn[n->idx].last_ping_ns = now_mono_ns();
+	fanout_send(br->fo, n, &env);
+}
+
+static int
+on_open(struct fanout *fo, struct fo_node *n)
+{
+	struct brun *br = fo->user;
+
+	send_ping(br, n);
+	return 0;
+}
+
+static void
+clear_line(struct brun *br)
+{
+	if (br->drawn) {
+		fprintf(stderr, "\r\033[K");
+		br->drawn = 0;
+	}
+}
+
+static void
+fmt_rate(char *buf, size_t len, double rate, int md)
+{
+	if (md)
+		snprintf(buf, len, "%.0f ops/s", rate);
+	else if (rate >= 1e9)
+		snprintf(buf, len, "%.2f GB/s", rate / 1e9);
+	else
+		snprintf(buf, len, "%.1f MB/s", rate / 1e6);
+}
+
+/* Live line on a terminal: current aggregate rate and elapsed time. */
+static void
+draw_progress(struct brun *br)
+{
+	const struct plan *p = &br->plan[br->cur];
+	uint64_t b = 0, o = 0, now = now_mono_ns();
+	double el = (double)(now - br->go_mono) / 1e9;
+	char rate[32];
+	size_t i, used = 0;
+
+	if (!br->ctl->tty || br->stage != ST_RUN || now - br->last_draw < 1000000000ull)
+		return;
+	br->last_draw = now;
+	for (i = 0; i < br->fo->n; i++)
+		if (br->pn[i].inphase) {
+			b += br->pn[i].prog_bytes;
+			o += br->pn[i].prog_ops;
+			used++;
+		}
+	fmt_rate(rate, sizeof(rate), el > 0 ? (double)(kind_is_md(p->kind) ? o : b) / el : 0,
+	    kind_is_md(p->kind));
+	fprintf(stderr, "\r\033[K%s  %u threads  %zu nodes  %s  %.1f s", p->kind, p->threads,
+	    used, rate, el);
+	fflush(stderr);
+	br->drawn = 1;
+}
+
+static Knob__PhaseSpec *
+make_spec(struct brun *br, const struct plan *p, struct pnode *pn, size_t nused,
+    char **hosts, uint32_t *slots)
+{
+	const struct bench_req *rq = br->req;
+	Knob__PhaseSpec *s = xmalloc(sizeof(*s));
+
+	knob__phase_spec__init(s);
+	s->phase_id = br->phase_id;
+	s->workdir_id = (char *)(uintptr_t)p->workdir;
+	s->kind = (char *)(uintptr_t)p->kind;
+	s->dir = (char *)(uintptr_t)rq->dir;
+	s->block_size = rq->bs;
+	s->file_size = rq->size;
+	s->threads_total = p->threads;
+	s->ranks = pn->ranks;
+	s->n_ranks = pn->nranks;
+	s->shared = rq->shared;
+	s->odirect = rq->direct;
+	s->fsync = rq->fsync;
+	s->stonewall_s = rq->stonewall_s;
+	s->files_per_dir = rq->files_per_dir;
+	s->md_write_size = rq->write_size;
+	s->md_files = rq->files_total ? (rq->files_total + p->threads - 1) / p->threads : rq->md_files;
+	s->drop_caches = rq->drop_caches;
+	s->reader_shift = rq->reader_shift;
+	s->lease_s = rq->lease_s;
+	s->nodes_total = (uint32_t)nused;
+	s->node_index = (uint32_t)pn->used_idx;
+	s->ext_args = rq->ext_args.v;
+	s->n_ext_args = rq->ext_args.n;
+	s->keep_files = p->keep;
+	s->persist_files = rq->keep;
+	s->rate_iops = rq->rate_iops;
+	s->ext_timeout_s = rq->ext_timeout_s;
+	s->ext_tool = (char *)(uintptr_t)(rq->ext_tool ? rq->ext_tool : "");
+	s->seed = rq->seed;
+	s->hosts = hosts;
+	s->n_hosts = hosts ? nused : 0;
+	s->host_slots = slots;
+	s->n_host_slots = hosts ? nused : 0;
+	return s;
+}
+
+/* Send PhasePrepare for plan[cur] to the nodes that get ranks. */
+static void
+start_phase(struct brun *br)
+{
+	const struct plan *p = &br->plan[br->cur];
+	size_t i, nalive = 0, used_idx = 0, nused;
+	char **hosts;
+	uint32_t *slots;
+
+	snprintf(br->phase_id, sizeof(br->phase_id), "%s-p%zu", br->run_id, br->cur + 1);
+	for (i = 0; i < br->fo->n; i++) {
+		struct pnode *pn = &br->pn[i];
+
+		pn->inphase = 0;
+		pn->st = PN_IDLE;
+		pn->prog_bytes = pn->prog_ops = 0;
+		free(pn->err);
+		pn->err = NULL;
+		if (pn->ready)
+			knob__envelope__free_unpacked(pn->ready, NULL);
+		if (pn->result)
+			knob__envelope__free_unpacked(pn->result, NULL);
+		pn->ready = pn->result = NULL;
+		if (pn->alive)
+			nalive++;
+	}
+	nused = bench_nodes_used(p->threads, nalive);
+	hosts = xcalloc(nused + 1, sizeof(*hosts));
+	slots = xcalloc(nused + 1, sizeof(*slots));
+	for (i = 0; i < br->fo->n && used_idx < nused; i++) {
+		struct pnode *pn = &br->pn[i];
+
+		if (!pn->alive)
+			continue;
+		free(pn->ranks);
+		pn->ranks = xcalloc(p->threads / nalive + 2, sizeof(*pn->ranks));
+		pn->nranks = bench_place(p->threads, nalive, used_idx, pn->ranks);
+		pn->used_idx = used_idx;
+		hosts[used_idx] = br->fo->nodes[i].name;
+		slots[used_idx] = (uint32_t)pn->nranks;
+		pn->inphase = 1;
+		used_idx++;
+	}
+	br->stage = ST_PREPARE;
+	log_info("phase %s: %s, %u threads on %zu nodes", br->phase_id, p->kind, p->threads, nused);
+	for (i = 0; i < br->fo->n; i++) {
+		struct pnode *pn = &br->pn[i];
+		Knob__Envelope env = KNOB__ENVELOPE__INIT;
+		Knob__PhasePrepare pp = KNOB__PHASE_PREPARE__INIT;
+		int ext = kind_is_ext(p->kind) && strcmp(p->kind, "fio") != 0;
+
+		if (!pn->inphase)
+			continue;
+		pp.spec = make_spec(br, p, pn, nused, ext ? hosts : NULL, ext ? slots : NULL);
+		env.body_case = KNOB__ENVELOPE__BODY_PHASE_PREPARE;
+		env.phase_prepare = &pp;
+		pn->st = PN_PREP;
+		fanout_send(br->fo, &br->fo->nodes[i], &env);
+		free(pp.spec);
+	}
+	free(hosts);
+	free(slots);
+	advance(br);
+}
+
+/* Send a body to every node of the phase in state st (then mark it next). */
+static void
+send_all(struct brun *br, int st, int next, Knob__Envelope *env)
+{
+	for (size_t i = 0; i < br->fo->n; i++) {
+		struct pnode *pn = &br->pn[i];
+
+		if (!pn->inphase || !pn->alive || pn->st != st)
+			continue;
+		env->id = 0;
+		pn->st = next;
+		fanout_send(br->fo, &br->fo->nodes[i], env);
+	}
+}
+
+static json_object *
+jstr(const char *s)
+{
+	return json_object_new_string(s ? s : "");
+}
+
+/* A JSON string from a format. */
+static json_object *
+jfmt(const char *fmt, ...)
+{
+	json_object *o;
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	o = json_object_new_string(s ? s : "");
+	free(s);
+	return o;
+}
+
+static double
+rel_s(uint64_t t, uint64_t t0)
+{
+	return t >= t0 ? (double)(t - t0) / 1e9 : -(double)(t0 - t) / 1e9;
+}
+
+/* Build the JSON record of the finished phase and append it to the run. */
+static void
+finalize_phase(struct brun *br)
+{
+	const struct plan *p = &br->plan[br->cur];
+	const struct bench_req *rq = br->req;
+	const Knob__PhaseResult **res = xcalloc(br->fo->n, sizeof(*res));
+	int64_t *off = xcalloc(br->fo->n, sizeof(*off));
+	json_object *ph = json_object_new_object(), *missing = json_object_new_array();
+	json_object *errors = json_object_new_array(), *warns = json_object_new_array();
+	json_object *per_node = json_object_new_array(), *per_thr = json_object_new_array();
+	json_object *names = json_object_new_array(), *params, *lat, *extops = NULL;
+	int md = kind_is_md(p->kind), failed = 0;
+	struct bench_agg ag;
+	size_t i, k, nused = 0;
+	const char *status;
+
+	for (i = 0; i < br->fo->n; i++) {
+		struct pnode *pn = &br->pn[i];
+		const char *name = br->fo->nodes[i].name;
+
+		if (!pn->inphase) {
+			if (!pn->alive) {
+				json_object_array_add(missing, jstr(name));
+				json_object_array_add(errors, jfmt("%s: %s", name,
+				    pn->death ? pn->death : "unreachable"));
+			}
+			continue;
+		}
+		nused++;
+		json_object_array_add(names, jstr(name));
+		off[i] = pn->off;
+		if (pn->result)
+			res[i] = pn->result->phase_result;
+		if (pn->ready && pn->ready->phase_ready->warning[0])
+			json_object_array_add(warns, jstr(pn->ready->phase_ready->warning));
+		if (pn->result && pn->result->phase_result->warning[0] &&
+		    !(pn->ready && strcmp(pn->ready->phase_ready->warning,
+		    pn->result->phase_result->warning) == 0))
+			json_object_array_add(warns, jstr(pn->result->phase_result->warning));
+		if (!pn->alive && pn->st != PN_DONE) {
+			json_object_array_add(missing, jstr(name));
+			json_object_array_add(errors, jfmt("%s: %s", name,
+			    pn->death ? pn->death : "lost"));
+		} else if (pn->err) {
+			failed = 1;
+			json_object_array_add(errors, jstr(pn->err));
+		} else if (res[i] && !res[i]->ok) {
+			failed = 1;
+			json_object_array_add(errors, jstr(res[i]->error));
+		}
+	}
+	if (bench_aggregate(res, off, br->fo->n, md, &ag) < 0)
+		memset(&ag, 0, sizeof(ag));
+	if (failed || nused == 0 || (ag.bytes == 0 && ag.ops == 0 && !kind_is_ext(p->kind)))
+		status = "failed";
+	else if (json_object_array_length(missing) > 0)
+		status = "degraded";
+	else
+		status = "ok";
+	if (strcmp(status, "ok") != 0)
+		br->bad = 1;
+	json_object_object_add(ph, "phase_id", jstr(br->phase_id));
+	json_object_object_add(ph, "kind", jstr(p->kind));
+	json_object_object_add(ph, "threads", json_object_new_int64(p->threads));
+	json_object_object_add(ph, "nodes", json_object_new_int64((int64_t)nused));
+	json_object_object_add(ph, "node_names", names);
+	json_object_object_add(ph, "status", jstr(status));
+	json_object_object_add(ph, "unit", jstr(md ? "op/s" : "B/s"));
+	json_object_object_add(ph, "bytes", json_object_new_int64((int64_t)ag.bytes));
+	json_object_object_add(ph, "ops", json_object_new_int64((int64_t)ag.ops));
+	json_object_object_add(ph, "elapsed_s", json_object_new_double(ag.elapsed_s));
+	json_object_object_add(ph, "rate", json_object_new_double(ag.rate));
+	json_object_object_add(ph, "first_done_rate", json_object_new_double(ag.first_done_rate));
+	json_object_object_add(ph, "last_done_rate", json_object_new_double(ag.last_done_rate));
+	json_object_object_add(ph, "start_spread_s", json_object_new_double(ag.spread_s));
+	json_object_object_add(ph, "cpu_s", json_object_new_double(ag.cpu_s));
+	if (!md && ag.bytes)
+		json_object_object_add(ph, "cpu_s_per_gib",
+		    json_object_new_double(ag.cpu_s / ((double)ag.bytes / (1 << 30))));
+	lat = json_object_new_object();
+	json_object_object_add(lat, "count", json_object_new_int64((int64_t)ag.nlat));
+	json_object_object_add(lat, "p50_ns", json_object_new_int64((int64_t)ag.p50));
+	json_object_object_add(lat, "p99_ns", json_object_new_int64((int64_t)ag.p99));
+	json_object_object_add(lat, "p999_ns", json_object_new_int64((int64_t)ag.p999));
+	json_object_object_add(ph, "latency", lat);
+	json_object_object_add(ph, "missing", missing);
+	json_object_object_add(ph, "errors", errors);
+	json_object_object_add(ph, "warnings", warns);
+	params = json_object_new_object();
+	json_object_object_add(params, "dir", jstr(rq->dir));
+	json_object_object_add(params, "block_size", json_object_new_int64((int64_t)rq->bs));
+	json_object_object_add(params, "file_size", json_object_new_int64((int64_t)rq->size));
+	json_object_object_add(params, "shared", json_object_new_boolean(rq->shared));
+	json_object_object_add(params, "direct", json_object_new_boolean(rq->direct));
+	json_object_object_add(params, "fsync", json_object_new_boolean(rq->fsync));
+	json_object_object_add(params, "stonewall_s", json_object_new_int64(rq->stonewall_s));
+	json_object_object_add(params, "files_per_dir", json_object_new_int64(rq->files_per_dir));
+	json_object_object_add(params, "write_size", json_object_new_int64((int64_t)rq->write_size));
+	json_object_object_add(params, "drop_caches", json_object_new_boolean(rq->drop_caches));
+	json_object_object_add(params, "reader_shift", json_object_new_int64(rq->reader_shift));
+	json_object_object_add(ph, "params", params);
+	for (i = 0; i < br->fo->n; i++) {
+		const Knob__PhaseResult *r = res[i];
+		struct pnode *pn = &br->pn[i];
+		json_object *nd;
+		double el;
+
+		if (!pn->inphase)
+			continue;
+		nd = json_object_new_object();
+		json_object_object_add(nd, "node", jstr(br->fo->nodes[i].name));
+		json_object_object_add(nd, "status", jstr(!pn->alive && pn->st != PN_DONE ?
+		    "missing" : (pn->err || (r && !r->ok) || !r) ? "failed" : "ok"));
+		json_object_object_add(nd, "threads", json_object_new_int64((int64_t)pn->nranks));
+		json_object_object_add(nd, "clock_offset_s", json_object_new_double((double)pn->off / 1e9));
+		if (pn->err || (r && r->error[0]))
+			json_object_object_add(nd, "error", jstr(pn->err ? pn->err : r->error));
+		if (r) {
+			uint64_t s = to_ctl(r->start_ns, off[i]), e = to_ctl(r->end_ns, off[i]);
+
+			el = r->end_ns > r->start_ns ? (double)(r->end_ns - r->start_ns) / 1e9 : 0;
+			json_object_object_add(nd, "bytes", json_object_new_int64((int64_t)r->bytes));
+			json_object_object_add(nd, "ops", json_object_new_int64((int64_t)r->ops));
+			json_object_object_add(nd, "start_s", json_object_new_double(rel_s(s, ag.t_start)));
+			json_object_object_add(nd, "end_s", json_object_new_double(rel_s(e, ag.t_start)));
+			json_object_object_add(nd, "rate", json_object_new_double(el > 0 ?
+			    (double)(md ? r->ops : r->bytes) / el : 0));
+			json_object_object_add(nd, "mem_total_kb", json_object_new_int64((int64_t)r->mem_total_kb));
+			json_object_object_add(nd, "cpu_s", json_object_new_double((double)r->cpu_ns / 1e9));
+			for (k = 0; k < r->n_threads; k++) {
+				const Knob__ThreadResult *t = r->threads[k];
+				json_object *tj = json_object_new_object();
+				double tel = t->end_ns > t->start_ns ? (double)(t->end_ns - t->start_ns) / 1e9 : 0;
+
+				json_object_object_add(tj, "rank", json_object_new_int64(t->rank));
+				json_object_object_add(tj, "node", jstr(br->fo->nodes[i].name));
+				json_object_object_add(tj, "bytes", json_object_new_int64((int64_t)t->bytes));
+				json_object_object_add(tj, "ops", json_object_new_int64((int64_t)t->ops));
+				json_object_object_add(tj, "start_s", json_object_new_double(
+				    t->start_ns ? rel_s(to_ctl(t->start_ns, off[i]), ag.t_start) : 0));
+				json_object_object_add(tj, "end_s", json_object_new_double(
+				    t->end_ns ? rel_s(to_ctl(t->end_ns, off[i]), ag.t_start) : 0));
+				json_object_object_add(tj, "rate", json_object_new_double(tel > 0 ?
+				    (double)(md ? t->ops : t->bytes) / tel : 0));
+				if (t->stonewall_ops)
+					json_object_object_add(tj, "stonewall_ops",
+					    json_object_new_int64((int64_t)t->stonewall_ops));
+				if (t->error[0])
+					json_object_object_add(tj, "error", jstr(t->error));
+				json_object_array_add(per_thr, tj);
+			}
+			if (r->n_ext_ops) {
+				json_object *eo = json_object_new_array();
+
+				for (k = 0; k < r->n_ext_ops; k++) {
+					const Knob__PhaseExtOp *x = r->ext_ops[k];
+					json_object *xj = json_object_new_object();
+
+					json_object_object_add(xj, "op", jstr(x->op));
+					json_object_object_add(xj, "bw_bytes", json_object_new_double(x->bw_bytes));
+					json_object_object_add(xj, "iops", json_object_new_double(x->iops));
+					json_object_object_add(xj, "bytes", json_object_new_int64((int64_t)x->bytes));
+					json_object_object_add(xj, "ops", json_object_new_int64((int64_t)x->ops));
+					json_object_object_add(xj, "runtime_s", json_object_new_double(x->runtime_s));
+					json_object_object_add(xj, "lat_p50_ns", json_object_new_double(x->lat_p50_ns));
+					json_object_object_add(xj, "lat_p99_ns", json_object_new_double(x->lat_p99_ns));
+					json_object_object_add(xj, "lat_p999_ns", json_object_new_double(x->lat_p999_ns));
+					json_object_array_add(eo, xj);
+				}
+				json_object_object_add(nd, "ext_ops", eo);
+				if (extops == NULL && strcmp(p->kind, "fio") != 0)
+					extops = json_object_get(eo);
+			}
+		}
+		json_object_array_add(per_node, nd);
+	}
+	if (extops)
+		json_object_object_add(ph, "ext_ops", extops);
+	json_object_object_add(ph, "per_node", per_node);
+	json_object_object_add(ph, "per_thread", per_thr);
+	json_object_array_add(br->phases, ph);
+	clear_line(br);
+	{
+		char rate[32];
+
+		fmt_rate(rate, sizeof(rate), ag.rate, md);
+		log_info("phase %s: %s %u threads: %s (%s)", br->phase_id, p->kind, p->threads,
+		    rate, status);
+	}
+	free(res);
+	free(off);
+}
+
+/* All nodes are done with the run: end their connections. */
+static void
+finish(struct brun *br)
+{
+	br->stage = ST_DONE;
+	clear_line(br);
+	for (size_t i = 0; i < br->fo->n; i++)
+		if (br->pn[i].alive)
+			fanout_end(br->fo, &br->fo->nodes[i], NS_OK, NULL);
+	br->fo->stop = 1;
+}
+
+/* Move the state machine forward when every live node of the stage is there. */
+static void
+advance(struct brun *br)
+{
+	size_t i, waiting = 0, failed = 0, alive = 0;
+
+	for (;;) {
+		switch (br->stage) {
+		case ST_SYNC:
+			for (i = 0; i < br->fo->n; i++) {
+				if (br->pn[i].alive)
+					alive++;
+				if (br->pn[i].alive && !br->pn[i].synced)
+					waiting++;
+			}
+			if (waiting)
+				return;
+			if (alive == 0) {
+				/* nothing reachable: record every phase as failed */
+				for (br->cur = 0; br->cur < br->nplan; br->cur++)
+					finalize_phase(br);
+				finish(br);
+				return;
+			}
+			br->cur = 0;
+			start_phase(br);
+			return;
+		case ST_PREPARE:
+			for (i = 0; i < br->fo->n; i++) {
+				struct pnode *pn = &br->pn[i];
+				if (!pn->inphase || !pn->alive)
+					continue;
+				if (pn->st == PN_PREP)
+					waiting++;
+				if (pn->st == PN_DONE)
+					failed++;
+			}
+			if (waiting)
+				return;
+			if (failed) {
+				Knob__Envelope env = KNOB__ENVELOPE__INIT;
+				Knob__PhaseAbort ab = KNOB__PHASE_ABORT__INIT;
+
+				ab.phase_id = br->phase_id;
+				ab.reason = (char *)(uintptr_t)"another node failed to prepare";
+				env.body_case = KNOB__ENVELOPE__BODY_PHASE_ABORT;
+				env.phase_abort = &ab;
+				send_all(br, PN_READY, PN_GO, &env);
+				br->stage = ST_ABORTING;
+			} else {
+				Knob__Envelope env = KNOB__ENVELOPE__INIT;
+				Knob__PhaseGo go = KNOB__PHASE_GO__INIT;
+
+				go.phase_id = br->phase_id;
+				env.body_case = KNOB__ENVELOPE__BODY_PHASE_GO;
+				env.phase_go = &go;
+				br->go_mono = now_mono_ns();
+				br->last_draw = br->go_mono;
+				send_all(br, PN_READY, PN_GO, &env);
+				br->stage = ST_RUN;
+			}
+			continue;
+		case ST_RUN:
+		case ST_ABORTING:
+			for (i = 0; i < br->fo->n; i++) {
+				struct pnode *pn = &br->pn[i];
+				if (pn->inphase && pn->alive && pn->st != PN_DONE)
+					return;
+			}
+			finalize_phase(br);
+			if (++br->cur >= br->nplan) {
+				finish(br);
+				return;
+			}
+			start_phase(br);
+			return;
+		default:
+			return;
+		}
+	}
+}
+
+static int
+on_msg(struct fanout *fo, struct fo_node *n, Knob__Envelope *m)
+{
+	struct brun *br = fo->user;
+	struct pnode *pn = &br->pn[n->idx];
+	const char *pid = NULL;
+	int keep = 0;
+
+	switch (m->body_case) {
+	case KNOB__ENVELOPE__BODY_PONG: {
+		uint64_t now = now_real_ns(), t0 = m->pong->t_echo_ns;
+
+		if (t0 && now >= t0 && now - t0 < pn->best_rtt) {
+			pn->best_rtt = now - t0;
+			pn->off = bench_offset_sample(t0, now, m->pong->agent_time_ns);
+		}
+		if (!pn->synced) {
+			if (++pn->npings >= SYNC_PINGS) {
+				pn->synced = 1;
+				log_debug("%s: clock offset %+.6f s (rtt %.3f ms)", n->name,
+				    (double)pn->off / 1e9, (double)pn->best_rtt / 1e6);
+				advance(br);
+			} else
+				send_ping(br, n);
+		}
+		break;
+	}
+	case KNOB__ENVELOPE__BODY_PHASE_READY:
+		pid = m->phase_ready->phase_id;
+		if (strcmp(pid, br->phase_id) != 0 || pn->st != PN_PREP)
+			break;
+		if (pn->ready)
+			knob__envelope__free_unpacked(pn->ready, NULL);
+		pn->ready = m;
+		keep = 1;
+		if (m->phase_ready->warning[0])
+			log_warnx("%s", m->phase_ready->warning);
+		if (m->phase_ready->ok)
+			pn->st = PN_READY;
+		else {
+			pn->st = PN_DONE;
+			pn->err = xstrdup(m->phase_ready->error[0] ? m->phase_ready->error :
+			    "prepare failed");
+			log_warnx("%s", pn->err);
+		}
+		advance(br);
+		break;
+	case KNOB__ENVELOPE__BODY_PHASE_PROGRESS:
+		if (strcmp(m->phase_progress->phase_id, br->phase_id) == 0) {
+			pn->prog_bytes = m->phase_progress->bytes;
+			pn->prog_ops = m->phase_progress->ops;
+		}
+		break;
+	case KNOB__ENVELOPE__BODY_PHASE_RESULT:
+		pid = m->phase_result->phase_id;
+		if (strcmp(pid, br->phase_id) != 0 || pn->st == PN_DONE || !pn->inphase)
+			break;
+		pn->result = m;
+		keep = 1;
+		pn->st = PN_DONE;
+		advance(br);
+		break;
+	case KNOB__ENVELOPE__BODY_ERROR:
+		if (pn->inphase && pn->st != PN_DONE && br->stage != ST_SYNC) {
+			pn->err = xasprintf("%s: %s", n->name, m->error->message);
+			pn->st = PN_DONE;
+			advance(br);
+		} else
+			log_warnx("%s: %s", n->name, m->error->message);
+		break;
+	default:
+		log_warnx("%s: unexpected %s message", n->name, envelope_body_name(m));
+		break;
+	}
+	if (!keep)
+		knob__envelope__free_unpacked(m, NULL);
+	return 0;
+}
+
+static void
+on_end(struct fanout *fo, struct fo_node *n)
+{
+	struct brun *br = fo->user;
+	struct pnode *pn = &br->pn[n->idx];
+
+	if (!pn->alive)
+		return;
+	pn->alive = 0;
+	if (br->stage == ST_DONE)
+		return;
+	pn->death = xasprintf("%s%s%s", node_status_name(n->status), n->detail ? ": " : "",
+	    n->detail ? n->detail : "");
+	clear_line(br);
+	log_warnx("%s: %s", n->name, pn->death);
+	advance(br);
+}
+
+static void
+on_tick(struct fanout *fo)
+{
+	struct brun *br = fo->user;
+	uint64_t now = now_mono_ns();
+
+	/* lease: every agent hears from us at least once a second */
+	for (size_t i = 0; i < fo->n; i++) {
+		struct pnode *pn = &br->pn[i];
+		struct fo_node *n = &fo->nodes[i];
+
+		if (pn->alive && pn->synced && n->phase == FO_OPEN &&
+		    now - pn->last_ping_ns >= 900000000ull)
+			send_ping(br, n);
+	}
+	draw_progress(br);
+}
+
+/* Expand the sweep into the ordered list of phases. */
+static void
+make_plan(struct brun *br)
+{
+	const struct bench_req *rq = br->req;
+	size_t t, k, i = 0;
+
+	br->nplan = rq->nthreads * rq->kinds.n;
+	br->plan = xcalloc(br->nplan, sizeof(*br->plan));
+	for (t = 0; t < rq->nthreads; t++)
+		for (k = 0; k < rq->kinds.n; k++, i++) {
+			struct plan *p = &br->plan[i];
+
+			p->kind = rq->kinds.v[k];
+			p->threads = rq->threads[t];
+			snprintf(p->workdir, sizeof(p->workdir), "%s-w%zu", br->run_id, t + 1);
+			/* the files stay for the next kind on the same thread count */
+			p->keep = k + 1 < rq->kinds.n || rq->keep;
+		}
+}
+
+static void
+make_run_id(char *buf, size_t len)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+	uint16_t rnd = 0;
+	char ts[32];
+
+	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
+		rnd = (uint16_t)(getpid() ^ now);
+	localtime_r(&now, &tm);
+	strftime(ts, sizeof(ts), "%Y%m%d-%H%M%S", &tm);
+	snprintf(buf, len, "%s-%04x", ts, rnd);
+}
+
+int
+bench_run(struct ctl *ctl, const struct strvec *nodes, const struct bench_req *req,
+    json_object **doc)
+{
+	static const struct fo_ops ops = {
+		.on_open = on_open, .on_msg = on_msg, .on_tick = on_tick, .on_end = on_end,
+	};
+	struct brun br;
+	struct fanout fo;
+	json_object *jn;
+	size_t i;
+	char *folded;
+
+	memset(&br, 0, sizeof(br));
+	br.ctl = ctl;
+	br.req = req;
+	br.fo = &fo;
+	make_run_id(br.run_id, sizeof(br.run_id));
+	make_plan(&br);
+	fanout_init(&fo, ctl, nodes);
+	br.pn = xcalloc(fo.n ? fo.n : 1, sizeof(*br.pn));
+	for (i = 0; i < fo.n; i++) {
+		br.pn[i].alive = 1;
+		br.pn[i].best_rtt = UINT64_MAX;
+	}
+	br.doc = json_object_new_object();
+	br.phases = json_object_new_array();
+	json_object_object_add(br.doc, "run_id", jstr(br.run_id));
+	json_object_object_add(br.doc, "started_at", json_object_new_int64((int64_t)time(NULL)));
+	json_object_object_add(br.doc, "command", jstr(req->command));
+	folded = nodeset_fold(nodes->v, nodes->n);
+	json_object_object_add(br.doc, "nodeset", jstr(folded));
+	free(folded);
+	jn = json_object_new_array();
+	for (i = 0; i < nodes->n; i++)
+		json_object_array_add(jn, jstr(nodes->v[i]));
+	json_object_object_add(br.doc, "nodes", jn);
+	if (fanout_run(&fo, &ops, &br) < 0)
+		br.bad = 2;
+	clear_line(&br);
+	/* phases that never ran (the run was cut short) */
+	if (br.stage != ST_DONE) {
+		if (br.stage != ST_SYNC && br.cur < br.nplan)
+			finalize_phase(&br);
+		br.bad = br.bad ? br.bad : 1;
+	}
+	json_object_object_add(br.doc, "phases", br.phases);
+	json_object_object_add(br.doc, "status", jstr(br.bad ? "degraded-or-failed" : "ok"));
+	for (i = 0; i < fo.n; i++) {
+		struct pnode *pn = &br.pn[i];
+
+		free(pn->ranks);
+		free(pn->err);
+		free(pn->death);
+		if (pn->ready)
+			knob__envelope__free_unpacked(pn->ready, NULL);
+		if (pn->result)
+			knob__envelope__free_unpacked(pn->result, NULL);
+	}
+	free(br.pn);
+	free(br.plan);
+	fanout_free(&fo);
+	*doc = br.doc;
+	return br.bad == 2 ? 2 : br.bad ? 1 : 0;
+}
+
+/* ------------------------------------------------------------ output */
+
+static const char *
+jget_s(json_object *o, const char *k)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, k, &v) ? json_object_get_string(v) : "";
+}
+
+static double
+jget_d(json_object *o, const char *k)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, k, &v) ? json_object_get_double(v) : 0;
+}
+
+static void
+fmt_ns(char *buf, size_t len, double ns)
+{
+	if (ns <= 0)
+		snprintf(buf, len, "-");
+	else if (ns < 1e3)
+		snprintf(buf, len, "%.0f ns", ns);
+	else if (ns < 1e6)
+		snprintf(buf, len, "%.1f us", ns / 1e3);
+	else if (ns < 1e9)
+		snprintf(buf, len, "%.2f ms", ns / 1e6);
+	else
+		snprintf(buf, len, "%.2f s", ns / 1e9);
+}
+
+void
+bench_print_table(FILE *f, json_object *doc)
+{
+	json_object *phases, *ph, *lat, *arr;
+	size_t i, k;
+
+	fprintf(f, "run %s on %s\n", jget_s(doc, "run_id"), jget_s(doc, "nodeset"));
+	fprintf(f, "%-11s %7s %5s %14s %14s %10s %10s %10s %9s  %s\n", "KIND", "THREADS", "NODES",
+	    "RESULT", "FIRST-DONE", "P50", "P99", "P99.9", "SPREAD", "STATUS");
+	if (!json_object_object_get_ex(doc, "phases", &phases))
+		return;
+	for (i = 0; i < json_object_array_length(phases); i++) {
+		char rate[32], fd[32], p50[16], p99[16], p999[16], spread[16];
+		int md;
+
+		ph = json_object_array_get_idx(phases, i);
+		md = strcmp(jget_s(ph, "unit"), "op/s") == 0;
+		fmt_rate(rate, sizeof(rate), jget_d(ph, "rate"), md);
+		fmt_rate(fd, sizeof(fd), jget_d(ph, "first_done_rate"), md);
+		json_object_object_get_ex(ph, "latency", &lat);
+		fmt_ns(p50, sizeof(p50), jget_d(lat, "p50_ns"));
+		fmt_ns(p99, sizeof(p99), jget_d(lat, "p99_ns"));
+		fmt_ns(p999, sizeof(p999), jget_d(lat, "p999_ns"));
+		fmt_ns(spread, sizeof(spread), jget_d(ph, "start_spread_s") * 1e9);
+		if (jget_d(ph, "start_spread_s") == 0)
+			snprintf(spread, sizeof(spread), "0");
+		fprintf(f, "%-11s %7.0f %5.0f %14s %14s %10s %10s %10s %9s  %s\n", jget_s(ph, "kind"),
+		    jget_d(ph, "threads"), jget_d(ph, "nodes"), rate, fd, p50, p99, p999, spread,
+		    jget_s(ph, "status"));
+		if (json_object_object_get_ex(ph, "ext_ops", &arr)) {
+			for (k = 0; k < json_object_array_length(arr); k++) {
+				json_object *x = json_object_array_get_idx(arr, k);
+				char r2[32];
+
+				if (jget_d(x, "bw_bytes") > 0)
+					fmt_rate(r2, sizeof(r2), jget_d(x, "bw_bytes"), 0);
+				else
+					fmt_rate(r2, sizeof(r2), jget_d(x, "iops"), 1);
+				fprintf(f, "  %-20s %27s\n", jget_s(x, "op"), r2);
+			}
+		}
+	}
+	for (i = 0; i < json_object_array_length(phases); i++) {
+		ph = json_object_array_get_idx(phases, i);
+		if (json_object_object_get_ex(ph, "missing", &arr) && json_object_array_length(arr)) {
+			fprintf(f, "%s %s threads=%.0f: degraded, missing:", jget_s(ph, "phase_id"),
+			    jget_s(ph, "kind"), jget_d(ph, "threads"));
+			for (k = 0; k < json_object_array_length(arr); k++)
+				fprintf(f, " %s", json_object_get_string(json_object_array_get_idx(arr, k)));
+			fprintf(f, "\n");
+		}
+		if (json_object_object_get_ex(ph, "errors", &arr))
+			for (k = 0; k < json_object_array_length(arr); k++)
+				fprintf(f, "%s %s: error: %s\n", jget_s(ph, "phase_id"), jget_s(ph, "kind"),
+				    json_object_get_string(json_object_array_get_idx(arr, k)));
+		if (json_object_object_get_ex(ph, "warnings", &arr))
+			for (k = 0; k < json_object_array_length(arr); k++)
+				fprintf(f, "%s %s: warning: %s\n", jget_s(ph, "phase_id"), jget_s(ph, "kind"),
+				    json_object_get_string(json_object_array_get_idx(arr, k)));
+	}
+}
+
+void
+bench_req_free(struct bench_req *r)
+{
+	strvec_free(&r->kinds);
+	strvec_free(&r->ext_args);
+	free(r->threads);
+	free(r->command);
+	memset(r, 0, sizeof(*r));
+}

@@ -1,0 +1,77 @@
+/* knobctl bench: coordinated benchmark phases across nodes (bench_ctl.c),
+ * the command line (cmd_bench.c) and the results store (results.c). */
+#ifndef KNOB_BENCH_CTL_H
+#define KNOB_BENCH_CTL_H
+
+#include <stdint.h>
+#include <json-c/json.h>
+#include <sqlite3.h>
+
+#include "knobctl.h"
+
+/* What to run: every kind for every thread count of the sweep. */
+struct bench_req {
+	struct strvec kinds;		/* expanded, e.g. seq -> seq-write, seq-read */
+	uint32_t *threads;		/* sweep */
+	size_t nthreads;
+	const char *dir;
+	uint64_t bs, size, write_size, md_files, files_total;
+	uint32_t files_per_dir, stonewall_s, reader_shift, rate_iops, lease_s, ext_timeout_s;
+	int shared, direct, fsync, drop_caches, keep;
+	uint64_t seed;
+	const char *ext_tool;
+	struct strvec ext_args;
+	char *command;			/* command line, for the results store */
+};
+
+/* Parse "1,2,4", "1..1024" (powers of two from the first), or a mix;
+ * *out malloc'd, sorted as given.  0 or -1 (message in err). */
+int bench_parse_sweep(const char *s, uint32_t **out, size_t *n, char *err, size_t errlen);
+/* "4k", "1m", "8M", "128G", "4KiB", "512" -> bytes (binary units). 0 or -1. */
+int bench_parse_size(const char *s, uint64_t *out);
+/* Expand a kind or composite ("seq", "rand", "md", "all", "a,b") into
+ * kinds; 0 or -1 on an unknown name. */
+int bench_expand_kinds(const char *s, struct strvec *out, char *err, size_t errlen);
+/* Round-robin placement: the global ranks of node idx among nnodes for
+ * threads in total, written to ranks (room for threads/nnodes+1); count. */
+size_t bench_place(uint32_t threads, size_t nnodes, size_t idx, uint32_t *ranks);
+/* Nodes that get at least one rank. */
+size_t bench_nodes_used(uint32_t threads, size_t nnodes);
+
+/* Aggregate of one phase over the nodes that returned a result. */
+struct bench_agg {
+	uint64_t bytes, ops;
+	uint64_t t_start, t_end;	/* controller clock, ns */
+	double elapsed_s;		/* latest end - earliest start */
+	double rate;			/* bytes/s, or ops/s for metadata */
+	double first_done_rate;		/* up to the first thread's end (interpolated) */
+	double last_done_rate;		/* = rate */
+	double spread_s;		/* latest node start - earliest node start */
+	double cpu_s;
+	uint64_t p50, p99, p999;	/* ns, merged histograms */
+	uint64_t nlat;
+};
+/* res[i] with agent clock offsets off[i] (agent - controller, ns).  md
+ * selects ops as the unit.  0, or -1 when no node has timing. */
+int bench_aggregate(const Knob__PhaseResult *const *res, const int64_t *off, size_t n,
+    int md, struct bench_agg *out);
+/* Clock offset sample from one ping: controller send/receive times and the
+ * agent's time; the offset is agent - midpoint. */
+int64_t bench_offset_sample(uint64_t t_send, uint64_t t_recv, uint64_t agent);
+
+/* Run the request on the nodes; *doc receives the run's JSON document
+ * (caller puts it).  Returns the exit status (0 ok, 1 degraded/failed). */
+int bench_run(struct ctl *ctl, const struct strvec *nodes, const struct bench_req *req,
+    json_object **doc);
+/* Print a run document as the bench table. */
+void bench_print_table(FILE *f, json_object *doc);
+void bench_req_free(struct bench_req *r);
+
+/* Results store (results.c). */
+const char *results_db_path(struct ctl *ctl, char *buf, size_t len);
+/* Open (creating the schema); NULL with a message on stderr. */
+sqlite3 *results_open(struct ctl *ctl);
+/* Store a run document (as produced by bench_run). 0 or -1. */
+int results_store(sqlite3 *db, json_object *doc);
+
+#endif

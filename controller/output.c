@@ -1,0 +1,335 @@
+/* Fleet output: folded text, summary line, exit status and JSON.
+ *
+ * Folding: every node gets a text; nodes with identical text print once
+ * under their folded node set, in the order their first node appears in
+ * the target list:
+ *
+ *   node[01-03] (3): pong (knobd 0.1.0)        one-line text
+ *   node[05-06] (2):                           several lines, indented
+ *       line 1
+ *       line 2
+ *   node07: unreachable: connect: Connection refused
+ *
+ * The text of a node is:
+ *   - timeout, unreachable, auth-failed, pending: "STATUS: DETAIL" (the
+ *     render callback is not asked: there is no reply to render);
+ *   - failed: "failed: DETAIL" followed by the render text, if any;
+ *   - anything else: the render text; when render returns NULL,
+ *     "STATUS" or "STATUS: DETAIL".
+ * So failures group by their cause.  The summary line follows:
+ *   "16 ok, 1 unreachable (node007)"
+ * listing, for every status other than ok, the folded nodes. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "knobctl.h"
+#include "log.h"
+#include "nodeset.h"
+#include "util.h"
+
+static const char *const status_names[NS__COUNT] = {
+	[NS_PENDING] = "pending",
+	[NS_OK] = "ok",
+	[NS_CHANGED] = "changed",
+	[NS_WOULD_CHANGE] = "would-change",
+	[NS_DRIFT] = "drift",
+	[NS_DEGRADED] = "degraded",
+	[NS_FAILED] = "failed",
+	[NS_TIMEOUT] = "timeout",
+	[NS_UNREACHABLE] = "unreachable",
+	[NS_AUTH_FAILED] = "auth-failed",
+};
+
+/* Statuses that make the exit status 1 (a node never finished counts). */
+static const int status_error[NS__COUNT] = {
+	[NS_PENDING] = 1,
+	[NS_DRIFT] = 1,
+	[NS_DEGRADED] = 1,
+	[NS_FAILED] = 1,
+	[NS_TIMEOUT] = 1,
+	[NS_UNREACHABLE] = 1,
+	[NS_AUTH_FAILED] = 1,
+};
+
+/* Statuses where the node has no reply to render. */
+static const int status_transport[NS__COUNT] = {
+	[NS_PENDING] = 1,
+	[NS_TIMEOUT] = 1,
+	[NS_UNREACHABLE] = 1,
+	[NS_AUTH_FAILED] = 1,
+};
+
+/* "ok", "unreachable", ...; "unknown" outside the enum. */
+const char *
+node_status_name(int st)
+{
+	if (st < 0 || st >= NS__COUNT)
+		return "unknown";
+	return status_names[st];
+}
+
+/* 1 for statuses that make the exit status 1 (see status_error). */
+int
+node_status_is_error(int st)
+{
+	if (st < 0 || st >= NS__COUNT)
+		return 1;
+	return status_error[st];
+}
+
+/* Where output goes: ctl->out, else stdout. */
+static FILE *
+out_of(const struct ctl *ctl)
+{
+	return (ctl != NULL && ctl->out != NULL) ? ctl->out : stdout;
+}
+
+/* The folding text of node n (see the top of the file); malloc'd, with
+ * trailing newlines removed. */
+static char *
+node_text(struct fanout *fo, struct fo_node *n, render_fn render, void *arg)
+{
+	int st = (n->status >= 0 && n->status < NS__COUNT) ? n->status : NS_FAILED;
+	const char *name = node_status_name(n->status);
+	const char *detail = (n->detail != NULL && n->detail[0] != '\0') ? n->detail : NULL;
+	char *r = NULL, *text;
+	size_t l;
+
+	if (!status_transport[st] && render != NULL)
+		r = render(fo, n, arg);
+	if (r != NULL) {
+		l = strlen(r);
+		while (l > 0 && r[l - 1] == '\n')
+			r[--l] = '\0';
+	}
+	if (st == NS_FAILED || status_transport[st] || r == NULL) {
+		if (detail != NULL)
+			text = xasprintf("%s: %s%s%s", name, detail, r ? "\n" : "", r ? r : "");
+		else
+			text = xasprintf("%s%s%s", name, r ? "\n" : "", r ? r : "");
+		free(r);
+		return text;
+	}
+	return r;
+}
+
+struct textref {
+	const char *text;
+	size_t idx;
+};
+
+/* By text, then by node index (so groups list nodes in target order). */
+static int
+textref_cmp(const void *a, const void *b)
+{
+	const struct textref *x = a, *y = b;
+	int c = strcmp(x->text, y->text);
+
+	if (c != 0)
+		return c;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+struct fgroup {
+	size_t first;		/* index into textref array */
+	size_t count;
+	size_t minidx;		/* first node in target order */
+};
+
+/* Groups in the order of their first node. */
+static int
+fgroup_cmp(const void *a, const void *b)
+{
+	const struct fgroup *x = a, *y = b;
+
+	return x->minidx < y->minidx ? -1 : x->minidx > y->minidx;
+}
+
+/* Print one group: header with the folded node set, then the text. */
+static void
+print_group(FILE *f, const char *set, size_t count, const char *text)
+{
+	const char *nl = strchr(text, '\n');
+
+	if (count > 1)
+		fprintf(f, "%s (%zu)", set, count);
+	else
+		fprintf(f, "%s", set);
+	if (*text == '\0') {
+		fputc('\n', f);
+		return;
+	}
+	if (nl == NULL) {
+		fprintf(f, ": %s\n", text);
+		return;
+	}
+	fputs(":\n", f);
+	for (const char *p = text; *p != '\0';) {
+		const char *e = strchr(p, '\n');
+		size_t l = e ? (size_t)(e - p) : strlen(p);
+
+		fprintf(f, "    %.*s\n", (int)l, p);
+		p += l;
+		if (*p == '\n')
+			p++;
+	}
+}
+
+/* Print nodes with identical text once under their folded set.
+ * Sorting by text makes this O(n log n) for any fleet size. */
+void
+output_folded(struct ctl *ctl, struct fanout *fo, render_fn render, void *arg)
+{
+	FILE *f = out_of(ctl);
+	char **texts;
+	struct textref *refs;
+	struct fgroup *groups;
+	char **names;
+	size_t ng = 0;
+
+	if (fo->n == 0)
+		return;
+	texts = xcalloc(fo->n, sizeof(*texts));
+	refs = xmalloc(fo->n * sizeof(*refs));
+	groups = xmalloc(fo->n * sizeof(*groups));
+	names = xmalloc((fo->n + 1) * sizeof(*names));
+	for (size_t i = 0; i < fo->n; i++) {
+		texts[i] = node_text(fo, &fo->nodes[i], render, arg);
+		refs[i] = (struct textref){ texts[i], i };
+	}
+	qsort(refs, fo->n, sizeof(*refs), textref_cmp);
+	for (size_t i = 0; i < fo->n;) {
+		size_t j = i;
+
+		while (j < fo->n && strcmp(refs[j].text, refs[i].text) == 0)
+			j++;
+		groups[ng++] = (struct fgroup){ i, j - i, refs[i].idx };
+		i = j;
+	}
+	qsort(groups, ng, sizeof(*groups), fgroup_cmp);
+	for (size_t g = 0; g < ng; g++) {
+		char *set;
+
+		for (size_t k = 0; k < groups[g].count; k++)
+			names[k] = fo->nodes[refs[groups[g].first + k].idx].name;
+		set = nodeset_fold(names, groups[g].count);
+		print_group(f, set, groups[g].count, refs[groups[g].first].text);
+		free(set);
+	}
+	fflush(f);
+	for (size_t i = 0; i < fo->n; i++)
+		free(texts[i]);
+	free(texts);
+	free(refs);
+	free(groups);
+	free(names);
+}
+
+/* Build the summary line "16 ok, 1 unreachable (node007)"; malloc'd. */
+static char *
+summary_text(const struct fanout *fo)
+{
+	size_t count[NS__COUNT] = { 0 };
+	char **names = xmalloc((fo->n + 1) * sizeof(*names));
+	char *s = xstrdup(""), *t;
+
+	for (size_t i = 0; i < fo->n; i++) {
+		int st = fo->nodes[i].status;
+		count[(st >= 0 && st < NS__COUNT) ? st : NS_FAILED]++;
+	}
+	if (fo->n == 0) {
+		free(s);
+		free(names);
+		return xstrdup("0 nodes");
+	}
+	for (int st = NS_OK; st <= NS__COUNT; st++) {
+		int real = st == NS__COUNT ? NS_PENDING : st;	/* pending last */
+		size_t k = 0;
+		char *set = NULL;
+
+		if (count[real] == 0)
+			continue;
+		if (real != NS_OK) {
+			for (size_t i = 0; i < fo->n; i++) {
+				int ns = fo->nodes[i].status;
+				if (((ns >= 0 && ns < NS__COUNT) ? ns : NS_FAILED) == real)
+					names[k++] = fo->nodes[i].name;
+			}
+			set = nodeset_fold(names, k);
+		}
+		t = xasprintf("%s%s%zu %s%s%s%s", s, *s ? ", " : "", count[real],
+		    node_status_name(real), set ? " (" : "", set ? set : "", set ? ")" : "");
+		free(s);
+		free(set);
+		s = t;
+	}
+	free(names);
+	return s;
+}
+
+/* Print the summary line on ctl->out. */
+void
+output_summary(struct ctl *ctl, struct fanout *fo)
+{
+	FILE *f = out_of(ctl);
+	char *s = summary_text(fo);
+
+	fprintf(f, "%s\n", s);
+	fflush(f);
+	free(s);
+}
+
+/* 0 when every node is ok, changed or would-change; else 1. */
+int
+output_exit_status(struct fanout *fo)
+{
+	for (size_t i = 0; i < fo->n; i++)
+		if (node_status_is_error(fo->nodes[i].status))
+			return 1;
+	return 0;
+}
+
+/* One JSON document with every node's record and the status counts. */
+void
+output_json(struct ctl *ctl, struct fanout *fo, json_fn extra, void *arg)
+{
+	FILE *f = out_of(ctl);
+	json_object *doc = json_object_new_object();
+	json_object *nodes = json_object_new_array();
+	json_object *summary = json_object_new_object();
+	size_t count[NS__COUNT] = { 0 };
+
+	for (size_t i = 0; i < fo->n; i++) {
+		struct fo_node *n = &fo->nodes[i];
+		json_object *rec = json_object_new_object(), *x;
+		int st = (n->status >= 0 && n->status < NS__COUNT) ? n->status : NS_FAILED;
+
+		count[st]++;
+		json_object_object_add(rec, "node", json_object_new_string(n->name));
+		json_object_object_add(rec, "status", json_object_new_string(node_status_name(st)));
+		json_object_object_add(rec, "detail",
+		    n->detail ? json_object_new_string(n->detail) : NULL);
+		x = extra ? extra(fo, n, arg) : NULL;
+		if (x != NULL && json_object_is_type(x, json_type_object)) {
+			json_object_object_foreach(x, key, val) {
+				if (strcmp(key, "node") != 0 && strcmp(key, "status") != 0)
+					json_object_object_add(rec, key, json_object_get(val));
+			}
+			json_object_put(x);
+		} else if (x != NULL)
+			json_object_object_add(rec, "result", x);
+		json_object_array_add(nodes, rec);
+	}
+	for (int st = 0; st < NS__COUNT; st++)
+		if (count[st] > 0)
+			json_object_object_add(summary, node_status_name(st),
+			    json_object_new_int64((int64_t)count[st]));
+	json_object_object_add(doc, "nodes", nodes);
+	json_object_object_add(doc, "summary", summary);
+	json_object_object_add(doc, "exit_status", json_object_new_int(output_exit_status(fo)));
+	fprintf(f, "%s\n", json_object_to_json_string_ext(doc,
+	    JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
+	fflush(f);
+	json_object_put(doc);
+}

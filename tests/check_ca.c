@@ -1,0 +1,571 @@
+/* Tests for the cluster CA (controller/ca.c, controller/cmd_ca.c): files
+ * and modes, chains verified with OpenSSL's own verifier, names, roles,
+ * key types, refusals.  Everything lives in a mkdtemp directory. */
+#include <check.h>
+#include <dirent.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include <openssl/bn.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+
+#include "knobctl.h"
+#include "tls.h"
+#include "ca.h"
+
+/* basedir is made and removed by the unchecked fixture, which runs in the
+ * runner process, so it is removed even when a test fails (a failing
+ * assertion ends the forked test before any checked teardown).  Each test
+ * works in its own tmpdir below it. */
+static char basedir[256];
+static char tmpdir[PATH_MAX];
+static char cadir[PATH_MAX + 8];
+
+static int
+rm_cb(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(p);
+}
+
+static void
+base_setup(void)
+{
+	snprintf(basedir, sizeof(basedir), "/tmp/knob-check-ca.XXXXXX");
+	if (mkdtemp(basedir) == NULL) {
+		perror("mkdtemp");
+		exit(1);
+	}
+}
+
+static void
+base_teardown(void)
+{
+	if (basedir[0] != '\0')
+		nftw(basedir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	basedir[0] = '\0';
+}
+
+static void
+setup(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "%s/t.XXXXXX", basedir);
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	snprintf(cadir, sizeof(cadir), "%s/ca", tmpdir);
+	umask(022);
+}
+
+static void
+teardown(void)
+{
+	if (tmpdir[0] != '\0')
+		nftw(tmpdir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	tmpdir[0] = '\0';
+}
+
+/* DIR/NAME into a static-free caller buffer. */
+static const char *
+pth(char *buf, size_t len, const char *dir, const char *file)
+{
+	snprintf(buf, len, "%s/%s", dir, file);
+	return buf;
+}
+
+static X509 *
+load_cert(const char *path)
+{
+	FILE *fp = fopen(path, "r");
+	X509 *x;
+
+	ck_assert_msg(fp != NULL, "open %s", path);
+	x = PEM_read_X509(fp, NULL, NULL, NULL);
+	fclose(fp);
+	ck_assert_msg(x != NULL, "parse %s", path);
+	return x;
+}
+
+static EVP_PKEY *
+load_key(const char *path)
+{
+	FILE *fp = fopen(path, "r");
+	EVP_PKEY *k;
+
+	ck_assert_msg(fp != NULL, "open %s", path);
+	k = PEM_read_PrivateKey(fp, NULL, NULL, NULL);
+	fclose(fp);
+	ck_assert_msg(k != NULL, "parse %s", path);
+	return k;
+}
+
+static mode_t
+file_mode(const char *path)
+{
+	struct stat st;
+
+	ck_assert_msg(stat(path, &st) == 0, "stat %s", path);
+	return st.st_mode & 07777;
+}
+
+/* Verify crtfile against the CA in cafile for a purpose (0: any).
+ * Returns X509_V_OK or the verifier's error code. */
+static int
+verify_with(const char *cafile, const char *crtfile, int purpose)
+{
+	X509_STORE *st = X509_STORE_new();
+	X509_STORE_CTX *ctx = X509_STORE_CTX_new();
+	X509 *x = load_cert(crtfile);
+	int rc;
+
+	ck_assert_int_eq(X509_STORE_load_file(st, cafile), 1);
+	ck_assert_int_eq(X509_STORE_CTX_init(ctx, st, x, NULL), 1);
+	if (purpose != 0)
+		ck_assert_int_eq(X509_STORE_CTX_set_purpose(ctx, purpose), 1);
+	rc = X509_verify_cert(ctx) == 1 ? X509_V_OK : X509_STORE_CTX_get_error(ctx);
+	if (rc == X509_V_OK)
+		rc = X509_STORE_CTX_get_error(ctx);
+	X509_STORE_CTX_free(ctx);
+	X509_STORE_free(st);
+	X509_free(x);
+	return rc;
+}
+
+static void
+subject_field(X509 *x, int nid, char *buf, int len)
+{
+	buf[0] = '\0';
+	X509_NAME_get_text_by_NID(X509_get_subject_name(x), nid, buf, len);
+}
+
+/* Seconds from now to t (negative: in the past). */
+static double
+secs_from_now(const ASN1_TIME *t)
+{
+	int days, secs;
+
+	ck_assert_int_eq(ASN1_TIME_diff(&days, &secs, NULL, t), 1);
+	return (double)days * 86400.0 + secs;
+}
+
+/* Number of entries in dir (without . and ..). */
+static int
+count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((de = readdir(d)) != NULL)
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+			n++;
+	closedir(d);
+	return n;
+}
+
+/* Read a whole small file into a malloc'd buffer. */
+static char *
+slurp(const char *path)
+{
+	FILE *fp = fopen(path, "r");
+	char *buf = calloc(1, 65536);
+	size_t n;
+
+	ck_assert_ptr_nonnull(fp);
+	n = fread(buf, 1, 65535, fp);
+	buf[n] = '\0';
+	fclose(fp);
+	return buf;
+}
+
+/* The SAN DNS and IP entries of x, comma separated, into buf. */
+static void
+san_text(X509 *x, char *buf, size_t len)
+{
+	GENERAL_NAMES *gens = X509_get_ext_d2i(x, NID_subject_alt_name, NULL, NULL);
+	size_t off = 0;
+
+	buf[0] = '\0';
+	if (gens == NULL)
+		return;
+	for (int i = 0; i < sk_GENERAL_NAME_num(gens); i++) {
+		GENERAL_NAME *g = sk_GENERAL_NAME_value(gens, i);
+		char one[128] = "";
+
+		if (g->type == GEN_DNS)
+			snprintf(one, sizeof(one), "DNS:%s",
+			    (const char *)ASN1_STRING_get0_data(g->d.dNSName));
+		else if (g->type == GEN_IPADD) {
+			const unsigned char *ip = ASN1_STRING_get0_data(g->d.iPAddress);
+			if (ASN1_STRING_length(g->d.iPAddress) == 4)
+				snprintf(one, sizeof(one), "IP:%u.%u.%u.%u",
+				    ip[0], ip[1], ip[2], ip[3]);
+			else
+				snprintf(one, sizeof(one), "IP:v6");
+		}
+		off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? "," : "", one);
+		if (off >= len)
+			break;
+	}
+	GENERAL_NAMES_free(gens);
+}
+
+START_TEST(test_ca_init)
+{
+	char err[512], p[PATH_MAX * 2];
+	X509 *ca;
+	EVP_PKEY *k;
+	char cn[256];
+	ASN1_BIT_STRING *ku;
+
+	ck_assert_msg(ca_init(cadir, err, sizeof(err)) == 0, "ca_init: %s", err);
+	ck_assert_int_eq(file_mode(cadir), 0700);
+	ck_assert_int_eq(file_mode(pth(p, sizeof(p), cadir, "ca.key")), 0600);
+	ck_assert_int_eq(file_mode(pth(p, sizeof(p), cadir, "ca.crt")), 0644);
+
+	ca = load_cert(pth(p, sizeof(p), cadir, "ca.crt"));
+	k = load_key(pth(p, sizeof(p), cadir, "ca.key"));
+	ck_assert_int_eq(EVP_PKEY_get_id(k), EVP_PKEY_ED25519);
+	ck_assert_int_eq(EVP_PKEY_get_id(X509_get0_pubkey(ca)), EVP_PKEY_ED25519);
+	ck_assert_int_eq(X509_check_private_key(ca, k), 1);
+	ck_assert_int_eq(X509_check_ca(ca), 1);
+	ck_assert(X509_get_extension_flags(ca) & EXFLAG_CA);
+	ck_assert(X509_get_extension_flags(ca) & EXFLAG_SS);
+	ck_assert_int_eq(X509_get_version(ca), X509_VERSION_3);
+	/* basicConstraints is critical */
+	ck_assert_int_eq(X509_EXTENSION_get_critical(X509_get_ext(ca,
+	    X509_get_ext_by_NID(ca, NID_basic_constraints, -1))), 1);
+	ku = X509_get_ext_d2i(ca, NID_key_usage, NULL, NULL);
+	ck_assert_ptr_nonnull(ku);
+	ck_assert(X509_get_key_usage(ca) & KU_KEY_CERT_SIGN);
+	ASN1_BIT_STRING_free(ku);
+	subject_field(ca, NID_commonName, cn, sizeof(cn));
+	ck_assert_msg(strncmp(cn, "knob cluster CA ", 16) == 0, "CN %s", cn);
+	/* Self-signed chain verifies against itself. */
+	pth(p, sizeof(p), cadir, "ca.crt");
+	ck_assert_int_eq(verify_with(p, p, 0), X509_V_OK);
+	/* ~10 years, backdated about an hour. */
+	ck_assert(secs_from_now(X509_get0_notBefore(ca)) <= -3500);
+	ck_assert(secs_from_now(X509_get0_notBefore(ca)) >= -3700);
+	ck_assert(secs_from_now(X509_get0_notAfter(ca)) > 9.9 * 365 * 86400);
+	ck_assert(secs_from_now(X509_get0_notAfter(ca)) < 10.1 * 365 * 86400);
+	X509_free(ca);
+	EVP_PKEY_free(k);
+}
+END_TEST
+
+/* Issue one certificate and check everything about it. */
+static void
+check_leaf(const char *name, int controller)
+{
+	char err[512], crt[PATH_MAX * 2], key[PATH_MAX * 2], cafile[PATH_MAX * 2];
+	char buf[256], san[512], want[512];
+	X509 *x;
+	EVP_PKEY *k;
+	const BIGNUM *bn;
+	BIGNUM *serial;
+
+	snprintf(buf, sizeof(buf), "%s.crt", name);
+	pth(crt, sizeof(crt), cadir, buf);
+	snprintf(buf, sizeof(buf), "%s.key", name);
+	pth(key, sizeof(key), cadir, buf);
+	pth(cafile, sizeof(cafile), cadir, "ca.crt");
+
+	ck_assert_msg(ca_issue(cadir, name, controller, err, sizeof(err)) == 0,
+	    "ca_issue %s: %s", name, err);
+	ck_assert_int_eq(file_mode(key), 0600);
+	ck_assert_int_eq(file_mode(crt), 0644);
+
+	x = load_cert(crt);
+	k = load_key(key);
+	ck_assert_int_eq(EVP_PKEY_get_id(k), EVP_PKEY_ED25519);
+	ck_assert_int_eq(EVP_PKEY_get_id(X509_get0_pubkey(x)), EVP_PKEY_ED25519);
+	ck_assert_int_eq(X509_get_signature_nid(x), NID_ED25519);
+	ck_assert_int_eq(X509_check_private_key(x, k), 1);
+	ck_assert_int_eq(X509_check_ca(x), 0);
+
+	subject_field(x, NID_commonName, buf, sizeof(buf));
+	ck_assert_str_eq(buf, name);
+	subject_field(x, NID_organizationalUnitName, buf, sizeof(buf));
+	ck_assert_str_eq(buf, controller ? KNOB_ROLE_CONTROLLER : KNOB_ROLE_NODE);
+	subject_field(x, NID_organizationName, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "knob");
+
+	san_text(x, san, sizeof(san));
+	if (strspn(name, "0123456789.") == strlen(name))
+		snprintf(want, sizeof(want), "DNS:%s,IP:%s", name, name);
+	else
+		snprintf(want, sizeof(want), "DNS:%s", name);
+	ck_assert_str_eq(san, want);
+	ck_assert_int_eq(X509_check_host(x, name, 0, X509_CHECK_FLAG_NEVER_CHECK_SUBJECT, NULL), 1);
+	ck_assert_int_eq(X509_check_host(x, "other-node", 0, 0, NULL), 0);
+
+	/* Chain and role: a node is a TLS server, the controller a client. */
+	ck_assert_int_eq(verify_with(cafile, crt, 0), X509_V_OK);
+	if (controller) {
+		ck_assert_int_eq(verify_with(cafile, crt, X509_PURPOSE_SSL_CLIENT), X509_V_OK);
+		ck_assert_int_ne(verify_with(cafile, crt, X509_PURPOSE_SSL_SERVER), X509_V_OK);
+	} else {
+		ck_assert_int_eq(verify_with(cafile, crt, X509_PURPOSE_SSL_SERVER), X509_V_OK);
+		ck_assert_int_ne(verify_with(cafile, crt, X509_PURPOSE_SSL_CLIENT), X509_V_OK);
+	}
+
+	/* Random serial: positive, more than 64 significant bits (fails
+	 * with probability 2^-64 for a correct 128-bit random serial). */
+	serial = ASN1_INTEGER_to_BN(X509_get0_serialNumber(x), NULL);
+	bn = serial;
+	ck_assert(!BN_is_negative(bn));
+	ck_assert_int_gt(BN_num_bits(bn), 64);
+	ck_assert_int_le(BN_num_bits(bn), 128);
+	BN_free(serial);
+
+	/* 5 years, backdated about an hour. */
+	ck_assert(secs_from_now(X509_get0_notBefore(x)) <= -3500);
+	ck_assert(secs_from_now(X509_get0_notAfter(x)) > 4.9 * 365 * 86400);
+	ck_assert(secs_from_now(X509_get0_notAfter(x)) < 5.1 * 365 * 86400);
+
+	X509_free(x);
+	EVP_PKEY_free(k);
+}
+
+START_TEST(test_issue_node_and_controller)
+{
+	char err[512], a[PATH_MAX * 2], b[PATH_MAX * 2];
+	X509 *x1, *x2;
+
+	ck_assert_msg(ca_init(cadir, err, sizeof(err)) == 0, "ca_init: %s", err);
+	check_leaf("node01", 0);
+	check_leaf("node02.cluster.example", 0);
+	check_leaf("10.1.2.3", 0);
+	check_leaf("head_ctl", 1);
+
+	/* Two certificates never share a serial. */
+	x1 = load_cert(pth(a, sizeof(a), cadir, "node01.crt"));
+	x2 = load_cert(pth(b, sizeof(b), cadir, "head_ctl.crt"));
+	ck_assert_int_ne(ASN1_INTEGER_cmp(X509_get0_serialNumber(x1),
+	    X509_get0_serialNumber(x2)), 0);
+	X509_free(x1);
+	X509_free(x2);
+}
+END_TEST
+
+START_TEST(test_umask_does_not_matter)
+{
+	char err[512], p[PATH_MAX * 2];
+
+	umask(0);
+	ck_assert_msg(ca_init(cadir, err, sizeof(err)) == 0, "ca_init: %s", err);
+	ck_assert_msg(ca_issue(cadir, "n1", 0, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(file_mode(pth(p, sizeof(p), cadir, "ca.key")), 0600);
+	ck_assert_int_eq(file_mode(pth(p, sizeof(p), cadir, "n1.key")), 0600);
+	umask(077);
+	ck_assert_msg(ca_issue(cadir, "n2", 0, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(file_mode(pth(p, sizeof(p), cadir, "n2.key")), 0600);
+	ck_assert_int_eq(file_mode(pth(p, sizeof(p), cadir, "n2.crt")), 0644);
+	umask(022);
+}
+END_TEST
+
+START_TEST(test_init_twice_refused)
+{
+	char err[512], p[PATH_MAX * 2], *before, *after;
+
+	ck_assert_msg(ca_init(cadir, err, sizeof(err)) == 0, "ca_init: %s", err);
+	before = slurp(pth(p, sizeof(p), cadir, "ca.crt"));
+	err[0] = '\0';
+	ck_assert_int_eq(ca_init(cadir, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "already exists") != NULL, "err: %s", err);
+	after = slurp(p);
+	ck_assert_str_eq(before, after);
+	ck_assert_int_eq(count_entries(cadir), 2);
+	free(before);
+	free(after);
+
+	/* A lone ca.key (half a CA) is refused too. */
+	unlink(p);
+	ck_assert_int_eq(ca_init(cadir, err, sizeof(err)), -1);
+	ck_assert_int_eq(count_entries(cadir), 1);
+}
+END_TEST
+
+START_TEST(test_issue_twice_refused)
+{
+	char err[512], p[PATH_MAX * 2], *before, *after;
+
+	ck_assert_msg(ca_init(cadir, err, sizeof(err)) == 0, "ca_init: %s", err);
+	ck_assert_msg(ca_issue(cadir, "node01", 0, err, sizeof(err)) == 0, "%s", err);
+	before = slurp(pth(p, sizeof(p), cadir, "node01.key"));
+	ck_assert_int_eq(ca_issue(cadir, "node01", 1, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "already exists") != NULL, "err: %s", err);
+	after = slurp(p);
+	ck_assert_str_eq(before, after);
+	free(before);
+	free(after);
+}
+END_TEST
+
+START_TEST(test_invalid_names)
+{
+	static const char *bad[] = {
+		"", "../evil", "a/b", "/abs", "-rf", ".hidden", "..", "bad name",
+		"semi;colon", "quote\"", "star*", "new\nline", "ca", "caf\xc3\xa9",
+	};
+	char err[512], longname[CA_NAME_MAX + 2];
+
+	ck_assert_msg(ca_init(cadir, err, sizeof(err)) == 0, "ca_init: %s", err);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		ck_assert_msg(ca_issue(cadir, bad[i], 0, err, sizeof(err)) == -1,
+		    "accepted %s", bad[i]);
+		ck_assert_msg(err[0] != '\0', "no message for %s", bad[i]);
+	}
+	memset(longname, 'a', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	ck_assert_int_eq(ca_issue(cadir, longname, 0, err, sizeof(err)), -1);
+	/* Nothing was written for any of them. */
+	ck_assert_int_eq(count_entries(cadir), 2);
+	/* The longest valid name works. */
+	longname[CA_NAME_MAX] = '\0';
+	ck_assert_msg(ca_issue(cadir, longname, 0, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(count_entries(cadir), 4);
+}
+END_TEST
+
+START_TEST(test_second_ca_does_not_verify)
+{
+	char err[512], dir2[PATH_MAX + 8], ca1[PATH_MAX * 2], ca2[PATH_MAX * 2];
+	char crt2[PATH_MAX * 2], crt1[PATH_MAX * 2];
+
+	snprintf(dir2, sizeof(dir2), "%s/ca2", tmpdir);
+	ck_assert_msg(ca_init(cadir, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(ca_init(dir2, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(ca_issue(cadir, "node01", 0, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(ca_issue(dir2, "node01", 1, err, sizeof(err)) == 0, "%s", err);
+	pth(ca1, sizeof(ca1), cadir, "ca.crt");
+	pth(ca2, sizeof(ca2), dir2, "ca.crt");
+	pth(crt1, sizeof(crt1), cadir, "node01.crt");
+	pth(crt2, sizeof(crt2), dir2, "node01.crt");
+	ck_assert_int_eq(verify_with(ca1, crt1, 0), X509_V_OK);
+	ck_assert_int_eq(verify_with(ca2, crt2, 0), X509_V_OK);
+	ck_assert_int_ne(verify_with(ca1, crt2, 0), X509_V_OK);
+	ck_assert_int_ne(verify_with(ca2, crt1, 0), X509_V_OK);
+	/* Two CAs have distinct subjects, so logs can tell them apart. */
+	{
+		X509 *a = load_cert(ca1), *b = load_cert(ca2);
+
+		ck_assert_int_ne(X509_NAME_cmp(X509_get_subject_name(a),
+		    X509_get_subject_name(b)), 0);
+		X509_free(a);
+		X509_free(b);
+	}
+}
+END_TEST
+
+START_TEST(test_issue_without_ca)
+{
+	char err[512];
+
+	ck_assert_int_eq(mkdir(cadir, 0700), 0);
+	ck_assert_int_eq(ca_issue(cadir, "node01", 0, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "ca.crt") != NULL, "err: %s", err);
+	ck_assert_int_eq(count_entries(cadir), 0);
+}
+END_TEST
+
+/* Run cmd_ca with a NULL-terminated list; stdout goes to a temp file. */
+static int
+run_cmd(const char *first, ...)
+{
+	char *argv[32];
+	int argc = 0, rc;
+	struct ctl ctl;
+	va_list ap;
+
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.out = tmpfile();
+	ck_assert_ptr_nonnull(ctl.out);
+	argv[argc++] = (char *)(uintptr_t)"ca";
+	va_start(ap, first);
+	for (const char *s = first; s != NULL && argc < 31; s = va_arg(ap, const char *))
+		argv[argc++] = (char *)(uintptr_t)s;
+	va_end(ap);
+	argv[argc] = NULL;
+	rc = cmd_ca(&ctl, argc, argv);
+	fclose(ctl.out);
+	return rc;
+}
+
+START_TEST(test_cmd_ca)
+{
+	char p[PATH_MAX * 2], cafile[PATH_MAX * 2];
+
+	ck_assert_int_eq(run_cmd(NULL), 2);
+	ck_assert_int_eq(run_cmd("bogus", NULL), 2);
+	ck_assert_int_eq(run_cmd("init", NULL), 2);
+	ck_assert_int_eq(run_cmd("init", cadir, "extra", NULL), 2);
+	ck_assert_int_eq(run_cmd("init", cadir, NULL), 0);
+	ck_assert_int_eq(run_cmd("init", cadir, NULL), 1);
+	ck_assert_int_eq(run_cmd("issue", cadir, NULL), 2);
+	ck_assert_int_eq(run_cmd("issue", cadir, "--bogus", "n1", NULL), 2);
+	/* One bad name: nothing at all is written. */
+	ck_assert_int_eq(run_cmd("issue", cadir, "good1", "bad/name", NULL), 2);
+	ck_assert_int_eq(count_entries(cadir), 2);
+
+	ck_assert_int_eq(run_cmd("issue", cadir, "node[01-03]", "extra", NULL), 0);
+	ck_assert_int_eq(count_entries(cadir), 10);
+	ck_assert_int_eq(run_cmd("issue", cadir, "--controller", "admin", NULL), 0);
+	pth(cafile, sizeof(cafile), cadir, "ca.crt");
+	ck_assert_int_eq(verify_with(cafile, pth(p, sizeof(p), cadir, "node02.crt"),
+	    X509_PURPOSE_SSL_SERVER), X509_V_OK);
+	ck_assert_int_eq(verify_with(cafile, pth(p, sizeof(p), cadir, "admin.crt"),
+	    X509_PURPOSE_SSL_CLIENT), X509_V_OK);
+	/* Re-issuing an existing name fails, the others still go through. */
+	ck_assert_int_eq(run_cmd("issue", cadir, "node[03-04]", NULL), 1);
+	ck_assert_int_eq(file_mode(pth(p, sizeof(p), cadir, "node04.key")), 0600);
+}
+END_TEST
+
+static Suite *
+ca_suite(void)
+{
+	Suite *s = suite_create("ca");
+	TCase *tc = tcase_create("ca");
+
+	tcase_add_unchecked_fixture(tc, base_setup, base_teardown);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_ca_init);
+	tcase_add_test(tc, test_issue_node_and_controller);
+	tcase_add_test(tc, test_umask_does_not_matter);
+	tcase_add_test(tc, test_init_twice_refused);
+	tcase_add_test(tc, test_issue_twice_refused);
+	tcase_add_test(tc, test_invalid_names);
+	tcase_add_test(tc, test_second_ca_does_not_verify);
+	tcase_add_test(tc, test_issue_without_ca);
+	tcase_add_test(tc, test_cmd_ca);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(ca_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

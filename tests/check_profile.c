@@ -1,0 +1,286 @@
+/* Profile loader: a table of malformed profiles, each with the exact
+ * "file:line: message" errors expected; inheritance (multi-level, override,
+ * remove), cycles, missing parents, lookup by name, the shipped profiles. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "profile.h"
+#include "util.h"
+
+static char tmpdir[64];
+
+static void
+setup(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/knob-prof.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void
+teardown(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+/* Write tmpdir/name with content. */
+static void
+put(const char *name, const char *content)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(content, f);
+	fclose(f);
+}
+
+#define HDR "<?xml version=\"1.0\"?>\n"
+
+struct bad_case {
+	const char *what;
+	const char *files[3][2];	/* extra files: name, content */
+	const char *content;		/* t.xml */
+	const char *errors[6];		/* expected, "t.xml:LINE: message" relative to tmpdir */
+};
+
+static const struct bad_case bad_cases[] = {
+	{ "not well-formed", { { NULL, NULL } },
+	  HDR "<profile name=\"t\">\n  <sysctl key=\"vm.x\" value=\"1\">\n</profile>\n",
+	  { "t.xml:4: Opening and ending tag mismatch: sysctl line 3 and profile",
+	    "t.xml:5: Premature end of data in tag profile line 2", NULL } },
+	{ "wrong root", { { NULL, NULL } },
+	  HDR "<play name=\"t\"/>\n",
+	  { "t.xml:2: Expecting element profile, got play", NULL } },
+	{ "unknown element", { { NULL, NULL } },
+	  HDR "<profile name=\"t\">\n  <description>d</description>\n  <bios key=\"x\" value=\"1\"/>\n</profile>\n",
+	  { "t.xml:4: unknown element <bios>", NULL } },
+	{ "bad size for read_ahead_kb", { { NULL, NULL } },
+	  HDR "<profile name=\"t\">\n  <blockdev device=\"sd*\" attr=\"read_ahead_kb\" value=\"4Q\"/>\n</profile>\n",
+	  { "t.xml:3: bad value for blockdev sd* read_ahead_kb: '4Q' is not a size (number with optional unit K, M, G, T, s)", NULL } },
+	{ "odd sectors are not whole KiB", { { NULL, NULL } },
+	  HDR "<profile name=\"t\">\n  <blockdev device=\"sd*\" attr=\"max_sectors_kb\" value=\"3s\"/>\n</profile>\n",
+	  { "t.xml:3: bad value for blockdev sd* max_sectors_kb: '3s' is not a whole number of KiB", NULL } },
+	{ "scheduler must be one choice", { { NULL, NULL } },
+	  HDR "<profile name=\"t\">\n  <blockdev device=\"sd*\" attr=\"scheduler\" value=\"none kyber\"/>\n</profile>\n",
+	  { "t.xml:3: bad value for blockdev sd* scheduler: 'none kyber' is not a single choice", NULL } },
+	{ "sysfs outside /sys", { { NULL, NULL } },
+	  HDR "<profile name=\"t\">\n  <sysfs key=\"/sys/../etc/shadow\" value=\"1\"/>\n</profile>\n",
+	  { "t.xml:3: sysfs key '/sys/../etc/shadow' is not a path under /sys", NULL } },
+	{ "nfsd key", { { NULL, NULL } },
+	  HDR "<profile name=\"t\">\n  <nfsd key=\"workers\" value=\"8\"/>\n</profile>\n",
+	  { "t.xml:3: unknown nfsd key 'workers' (threads, max_block_size, nfsv4leasetime, nfsv4gracetime)", NULL } },
+	{ "mtu range", { { NULL, NULL } },
+	  HDR "<profile name=\"t\">\n  <net interface=\"eth*\" attr=\"mtu\" value=\"20\"/>\n</profile>\n",
+	  { "t.xml:3: bad value for net eth* mtu: 20 is outside 68..65536", NULL } },
+	{ "duplicate key", { { NULL, NULL } },
+	  HDR "<profile name=\"t\">\n  <sysctl key=\"vm.dirty_ratio\" value=\"10\"/>\n  <sysctl key=\"vm.dirty_ratio\" value=\"20\"/>\n</profile>\n",
+	  { "t.xml:4: duplicate setting sysctl vm.dirty_ratio (first at line 3)", NULL } },
+	{ "unknown attribute (schema)", { { NULL, NULL } },
+	  HDR "<profile name=\"t\">\n  <sysctl key=\"vm.x\" value=\"1\" colour=\"red\"/>\n</profile>\n",
+	  { "t.xml:3: Invalid attribute colour for element sysctl", NULL } },
+	{ "every error of a file, in line order", { { NULL, NULL } },
+	  HDR "<profile name=\"t\">\n  <nfsd key=\"threads\" value=\"lots\"/>\n  <gpfs key=\"page-pool\" value=\"1G\"/>\n"
+	  "  <sysctl key=\"vm.swappiness\" value=\"1\" persistent=\"yes\"/>\n  <lustre key=\"osc.*.checksums\" value=\"0\" persistent=\"maybe\"/>\n</profile>\n",
+	  { "t.xml:3: bad value for nfsd threads: 'lots' is not an integer",
+	    "t.xml:4: bad gpfs attribute 'page-pool'",
+	    "t.xml:5: persistent=\"yes\" is only for lustre",
+	    "t.xml:6: persistent must be yes or no, not 'maybe'", NULL } },
+	{ "missing parent", { { NULL, NULL } },
+	  HDR "<profile name=\"t\" extends=\"no-such-profile\">\n  <sysctl key=\"vm.x\" value=\"1\"/>\n</profile>\n",
+	  { "t.xml:2: parent profile 'no-such-profile' not found", NULL } },
+	{ "cycle", { { "a.xml", HDR "<profile name=\"a\" extends=\"t\">\n</profile>\n" }, { NULL, NULL } },
+	  HDR "<profile name=\"t\" extends=\"a\">\n</profile>\n",
+	  { "a.xml:2: inheritance cycle: 'a' extends 't', which is already being resolved", NULL } },
+	{ "remove of a key no parent sets", { { "base.xml", HDR "<profile name=\"base\">\n  <sysctl key=\"vm.a\" value=\"1\"/>\n</profile>\n" }, { NULL, NULL } },
+	  HDR "<profile name=\"t\" extends=\"base\">\n  <remove driver=\"sysctl\" key=\"vm.b\"/>\n</profile>\n",
+	  { "t.xml:3: remove: no inherited setting sysctl vm.b", NULL } },
+	{ "errors in the parent are the parent's", { { "p.xml", HDR "<profile name=\"p\">\n\n  <sysctl key=\"vm.a\" value=\"1 [\"/>\n  <blockdev device=\"sd/a\" attr=\"scheduler\" value=\"none\"/>\n</profile>\n" }, { NULL, NULL } },
+	  HDR "<profile name=\"t\" extends=\"p\">\n  <nfsd key=\"threads\" value=\"-1\"/>\n</profile>\n",
+	  { "t.xml:3: bad value for nfsd threads: -1 is outside 0..8192",
+	    "p.xml:5: bad block device glob 'sd/a'", NULL } },
+};
+
+START_TEST(test_bad_profiles)
+{
+	const struct bad_case *c = &bad_cases[_i];
+	struct strvec errs = { 0 };
+	struct profile *p;
+	char path[256];
+	size_t n = 0, dl = strlen(tmpdir) + 1;
+
+	for (size_t k = 0; k < 3 && c->files[k][0]; k++)
+		put(c->files[k][0], c->files[k][1]);
+	put("t.xml", c->content);
+	snprintf(path, sizeof(path), "%s/t.xml", tmpdir);
+	p = profile_load(path, &errs);
+	ck_assert_msg(p == NULL, "%s: loaded", c->what);
+	while (c->errors[n])
+		n++;
+	for (size_t k = 0; k < errs.n; k++)
+		fprintf(stderr, "  [%s] %s\n", c->what, errs.v[k]);
+	ck_assert_msg(errs.n == n, "%s: %zu errors, expected %zu", c->what, errs.n, n);
+	for (size_t k = 0; k < n; k++) {
+		ck_assert_msg(strncmp(errs.v[k], tmpdir, strlen(tmpdir)) == 0, "%s", errs.v[k]);
+		ck_assert_str_eq(errs.v[k] + dl, c->errors[k]);
+	}
+	strvec_free(&errs);
+}
+END_TEST
+
+START_TEST(test_inheritance)
+{
+	struct strvec errs = { 0 };
+	struct profile *p;
+	char path[256];
+
+	put("base.xml", HDR "<profile name=\"base\">\n"
+	    "  <description>root</description>\n"
+	    "  <sysctl key=\"vm.dirty_ratio\" value=\"10\"/>\n"
+	    "  <sysctl key=\"vm.swappiness\" value=\"1\"/>\n"
+	    "  <blockdev device=\"sd*\" attr=\"scheduler\" value=\"mq-deadline\"/>\n"
+	    "  <blockdev device=\"sd*\" attr=\"read_ahead_kb\" value=\"4M\"/>\n"
+	    "</profile>\n");
+	put("mid.xml", HDR "<profile name=\"mid\" extends=\"base\">\n"
+	    "  <sysctl key=\"vm.dirty_ratio\" value=\"20\"/>\n"
+	    "  <remove driver=\"blockdev\" key=\"sd*\" attr=\"read_ahead_kb\"/>\n"
+	    "  <lustre key=\"osc.*.checksums\" value=\"0\" persistent=\"yes\"/>\n"
+	    "</profile>\n");
+	put("leaf.xml", HDR "<profile name=\"leaf\" extends=\"mid.xml\">\n"
+	    "  <remove driver=\"sysctl\" key=\"vm.swappiness\"/>\n"
+	    "  <blockdev device=\"sd*\" attr=\"scheduler\" value=\"none\" rotational=\"0\"/>\n"
+	    "  <net interface=\"eth*\" attr=\"mtu\" value=\"9000\"/>\n"
+	    "</profile>\n");
+	snprintf(path, sizeof(path), "%s/leaf.xml", tmpdir);
+	p = profile_load(path, &errs);
+	for (size_t k = 0; k < errs.n; k++)
+		fprintf(stderr, "%s\n", errs.v[k]);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_str_eq(p->name, "leaf");
+	ck_assert_int_eq(p->chain.n, 3);
+	ck_assert_str_eq(p->chain.v[0], "base");
+	ck_assert_str_eq(p->chain.v[2], "leaf");
+	ck_assert_int_eq(p->n, 4);
+	/* inherited first, in the parent's order; overrides keep their place */
+	ck_assert_str_eq(p->s[0].key, "vm.dirty_ratio");
+	ck_assert_str_eq(p->s[0].value, "20");
+	ck_assert_str_eq(p->s[0].profile, "mid");
+	ck_assert_int_eq(p->s[0].line, 3);
+	ck_assert_str_eq(p->s[1].driver, "blockdev");
+	ck_assert_str_eq(p->s[1].attr, "scheduler");
+	ck_assert_str_eq(p->s[1].value, "none");
+	ck_assert_str_eq(p->s[1].match, "rotational=0");
+	ck_assert_str_eq(p->s[1].profile, "leaf");
+	ck_assert_str_eq(p->s[2].driver, "lustre");
+	ck_assert_int_eq(p->s[2].persistent, 1);
+	ck_assert_str_eq(p->s[3].driver, "net");
+	ck_assert_str_eq(p->s[3].value, "9000");
+	profile_free(p);
+	strvec_free(&errs);
+}
+END_TEST
+
+START_TEST(test_lookup_by_name)
+{
+	struct strvec errs = { 0 };
+	struct profile *p;
+	char *path;
+
+	put("site-x.xml", HDR "<profile name=\"site-x\" extends=\"nfs-server\">\n"
+	    "  <nfsd key=\"threads\" value=\"128\"/>\n</profile>\n");
+	setenv("KNOB_PROFILE_PATH", tmpdir, 1);
+	path = profile_find("site-x");
+	ck_assert_ptr_nonnull(path);
+	free(path);
+	ck_assert_ptr_null(profile_find("no-such-thing"));
+	/* site-x is found in KNOB_PROFILE_PATH, its parent in the source tree */
+	p = profile_load("site-x", &errs);
+	for (size_t k = 0; k < errs.n; k++)
+		fprintf(stderr, "%s\n", errs.v[k]);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_str_eq(p->chain.v[0], "hpc-storage-base");
+	ck_assert_str_eq(p->chain.v[1], "nfs-server");
+	ck_assert_str_eq(p->s[p->n - 1].key, "threads");
+	ck_assert_str_eq(p->s[p->n - 1].value, "128");
+	profile_free(p);
+	unsetenv("KNOB_PROFILE_PATH");
+	p = profile_load("no-such-thing", &errs);
+	ck_assert_ptr_null(p);
+	ck_assert_int_eq(errs.n, 1);
+	ck_assert_ptr_nonnull(strstr(errs.v[0], "no-such-thing:0: no profile of that name"));
+	strvec_free(&errs);
+}
+END_TEST
+
+/* Every shipped profile loads, has a description, and the values. */
+START_TEST(test_shipped)
+{
+	static const char *const names[] = { "hpc-storage-base", "lustre-client-seq",
+		"lustre-client-random", "gpfs-client", "gpfs-nvme-scratch", "nfs-server" };
+	struct strvec errs = { 0 };
+
+	for (size_t i = 0; i < nitems(names); i++) {
+		struct profile *p = profile_load(names[i], &errs);
+
+		for (size_t k = 0; k < errs.n; k++)
+			fprintf(stderr, "%s\n", errs.v[k]);
+		ck_assert_msg(p != NULL, "%s", names[i]);
+		ck_assert_msg(strlen(p->description) > 100, "%s: description", names[i]);
+		if (strcmp(names[i], "lustre-client-random") == 0) {
+			int seen = 0;
+
+			for (size_t k = 0; k < p->n; k++)
+				if (strcmp(p->s[k].key, "osc.*OST*.max_rpcs_in_flight") == 0) {
+					ck_assert_str_eq(p->s[k].value, "256");
+					seen = 1;
+				}
+			ck_assert(seen);
+		}
+		if (strcmp(names[i], "gpfs-nvme-scratch") == 0) {
+			int pp = 0;
+
+			for (size_t k = 0; k < p->n; k++)
+				if (strcmp(p->s[k].key, "pagepool") == 0 &&
+				    strcmp(p->s[k].value, "16G") == 0)
+					pp = 1;
+			ck_assert(pp);
+		}
+		profile_free(p);
+	}
+	strvec_free(&errs);
+}
+END_TEST
+
+static Suite *
+profile_suite(void)
+{
+	Suite *s = suite_create("profile");
+	TCase *tc = tcase_create("load");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_loop_test(tc, test_bad_profiles, 0, (int)nitems(bad_cases));
+	tcase_add_test(tc, test_inheritance);
+	tcase_add_test(tc, test_lookup_by_name);
+	tcase_add_test(tc, test_shipped);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(profile_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,858 @@
+/* In-process tests of the tuning subsystem: normalisers, drivers, journal
+ * and the apply / check / verify / rollback transaction, run against a
+ * struct agent with a temp sysroot and state dir.
+ *
+ * Fakes, said plainly: the Lustre tree (several OSC instances, an MGC with a
+ * NID in its name) is a fake under a temp --sysroot; mmchconfig, mmdiag and
+ * lctl are stand-in shell scripts under that sysroot.  Real things: loop
+ * devices this test creates with losetup (only their exact names are
+ * targeted, and they are detached in teardown), and a dummy interface and
+ * net.core.somaxconn inside a private network namespace (unshare) of the
+ * forked test process. */
+#define _GNU_SOURCE
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "agent.h"
+#include "normalize.h"
+#include "tune.h"
+#include "util.h"
+
+static char tmp[64], root[128], state[128];
+static char loopdev[32], loopfile[160];
+static struct agent *ag;
+
+/* printf into a path under the sysroot, creating directories. */
+static void __attribute__((format(printf, 2, 3)))
+put(const char *rel, const char *fmt, ...)
+{
+	char path[512], cmd[600];
+	va_list ap;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s%s", root, rel);
+	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", path);
+	ck_assert_int_eq(system(cmd), 0);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	fclose(f);
+}
+
+static void
+script(const char *rel, const char *body)
+{
+	char path[512];
+
+	put(rel, "#!/bin/sh\n%s", body);
+	snprintf(path, sizeof(path), "%s%s", root, rel);
+	ck_assert_int_eq(chmod(path, 0755), 0);
+}
+
+/* Contents of a file under the sysroot (static buffer). */
+static const char *
+get(const char *rel)
+{
+	static char buf[4096];
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s%s", root, rel);
+	if (read_small_file(path, buf, sizeof(buf)) < 0)
+		return "<unreadable>";
+	return buf;
+}
+
+static struct agent *
+mk_agent(const char *sysroot)
+{
+	struct agent *a = xcalloc(1, sizeof(*a));
+
+	snprintf(a->sysroot, sizeof(a->sysroot), "%s", sysroot);
+	snprintf(a->state_dir, sizeof(a->state_dir), "%s", state);
+	snprintf(a->node, sizeof(a->node), "node01");
+	a->cfg.test_hooks = 1;
+	pthread_mutex_init(&a->post_mu, NULL);
+	ck_assert_int_eq(tune_init(a), 0);
+	return a;
+}
+
+static void
+rm_agent(struct agent *a)
+{
+	if (a == NULL)
+		return;
+	tune_fini(a);
+	pthread_mutex_destroy(&a->post_mu);
+	free(a);
+}
+
+static void
+setup(void)
+{
+	snprintf(tmp, sizeof(tmp), "/tmp/knob-tune.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmp));
+	snprintf(root, sizeof(root), "%s/root", tmp);
+	snprintf(state, sizeof(state), "%s/state", tmp);
+	mkdir(root, 0755);
+	loopdev[0] = '\0';
+	ag = NULL;
+}
+
+static void
+teardown(void)
+{
+	char cmd[256];
+
+	rm_agent(ag);
+	ag = NULL;
+	if (loopdev[0]) {
+		snprintf(cmd, sizeof(cmd), "losetup -d /dev/%s", loopdev);
+		if (system(cmd) != 0)
+			fprintf(stderr, "could not detach %s\n", loopdev);
+		loopdev[0] = '\0';
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", tmp);
+}
+
+/* ------------------------------------------------------------ requests */
+struct s {
+	const char *driver, *key, *attr, *value;
+	int persistent;
+	const char *match;
+};
+
+static Knob__Setting **
+mk_settings(const struct s *v, size_t n)
+{
+	Knob__Setting **out = xcalloc(n, sizeof(*out));
+
+	for (size_t i = 0; i < n; i++) {
+		out[i] = xcalloc(1, sizeof(**out));
+		knob__setting__init(out[i]);
+		out[i]->driver = (char *)(uintptr_t)v[i].driver;
+		out[i]->key = (char *)(uintptr_t)v[i].key;
+		out[i]->attr = (char *)(uintptr_t)(v[i].attr ? v[i].attr : "");
+		out[i]->value = (char *)(uintptr_t)v[i].value;
+		out[i]->match = (char *)(uintptr_t)(v[i].match ? v[i].match : "");
+		out[i]->persistent = v[i].persistent;
+		out[i]->origin = (char *)(uintptr_t)"test";
+	}
+	return out;
+}
+
+static void
+free_settings(Knob__Setting **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+static void
+do_apply(struct agent *a, const char *profile, const struct s *v, size_t n, int check,
+    int keep_going, Knob__ApplyResult *res)
+{
+	Knob__ApplyRequest req = KNOB__APPLY_REQUEST__INIT;
+
+	req.profile = (char *)(uintptr_t)profile;
+	req.settings = mk_settings(v, n);
+	req.n_settings = n;
+	req.check = check;
+	req.keep_going = keep_going;
+	ck_assert_int_eq(tune_apply(a, &req, res), 0);
+	free_settings(req.settings, n);
+}
+
+static void
+do_verify(struct agent *a, const struct s *v, size_t n, Knob__VerifyResult *res)
+{
+	Knob__VerifyRequest req = KNOB__VERIFY_REQUEST__INIT;
+
+	req.profile = (char *)(uintptr_t)"p";
+	req.settings = mk_settings(v, n);
+	req.n_settings = n;
+	ck_assert_int_eq(tune_verify(a, &req, res), 0);
+	free_settings(req.settings, n);
+}
+
+/* The result for target (substring of KeyResult.target); fails if absent. */
+static const Knob__KeyResult *
+find_key(Knob__KeyResult **keys, size_t n, const char *key, const char *target)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(keys[i]->key, key) == 0 && (target == NULL || strstr(keys[i]->target, target)))
+			return keys[i];
+	ck_abort_msg("no result for %s %s", key, target ? target : "");
+	return NULL;
+}
+
+static void
+dump(Knob__KeyResult **keys, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		fprintf(stderr, "    %-14s %s %s [%s] before=%s wanted=%s after=%s %s\n",
+		    tune_key_state_name(keys[i]->state), keys[i]->driver, keys[i]->key,
+		    keys[i]->target, keys[i]->before, keys[i]->wanted, keys[i]->after,
+		    keys[i]->message);
+}
+
+/* ------------------------------------------------------------ normalisers */
+struct norm_case {
+	const char *driver, *key, *attr, *in, *out;
+};
+
+static const struct norm_case norm_cases[] = {
+	{ "blockdev", "sd*", "scheduler", "none [mq-deadline] kyber bfq", "mq-deadline" },
+	{ "blockdev", "sd*", "scheduler", "  [none] mq-deadline\n", "none" },
+	{ "blockdev", "sd*", "scheduler", "mq-deadline", "mq-deadline" },
+	{ "blockdev", "sd*", "read_ahead_kb", "4M", "4096" },
+	{ "blockdev", "sd*", "read_ahead_kb", "4096", "4096" },
+	{ "blockdev", "sd*", "read_ahead_kb", "512KiB", "512" },
+	{ "blockdev", "sd*", "read_ahead_kb", "256s", "128" },
+	{ "blockdev", "sd*", "max_sectors_kb", "1 MiB", "1024" },
+	{ "blockdev", "sd*", "nr_requests", "0256", "256" },
+	{ "gpfs", "pagepool", "", "16G", "17179869184" },
+	{ "gpfs", "pagepool", "", "17179869184", "17179869184" },
+	{ "gpfs", "lrocData", "", "no", "no" },
+	{ "lustre", "osc.*.max_dirty_mb", "", "1G", "1024" },
+	{ "lustre", "osc.*.max_pages_per_rpc", "", "1024", "1024" },
+	{ "sysctl", "net.ipv4.tcp_rmem", "", "4096\t87380   6291456\n", "4096 87380 6291456" },
+	{ "sysctl", "kernel.sched_x", "", " 007 ", "7" },
+	{ "sysfs", "kernel/mm/transparent_hugepage/enabled", "", "always [madvise] never", "madvise" },
+	{ "net", "eth*", "mtu", "09000", "9000" },
+};
+
+START_TEST(test_normalise)
+{
+	const struct norm_case *c = &norm_cases[_i];
+	char out[NORM_VALUE_MAX], msg[256];
+
+	ck_assert_int_eq(norm_setting(c->driver, c->key, c->attr, c->in, out, sizeof(out), msg,
+	    sizeof(msg)), 0);
+	ck_assert_str_eq(out, c->out);
+}
+END_TEST
+
+START_TEST(test_norm_equal)
+{
+	ck_assert(norm_equal("sysctl", "vm.x", "", "16", "016"));
+	ck_assert(!norm_equal("sysctl", "vm.x", "", "abc", "abd"));
+	ck_assert(!norm_equal("sysctl", "vm.x", "", "16", "160"));
+	ck_assert(norm_equal("blockdev", "sd*", "read_ahead_kb", "16M", "16384"));
+	ck_assert(!norm_equal("blockdev", "sd*", "read_ahead_kb", "16M", "16383"));
+	ck_assert(norm_equal("blockdev", "sd*", "scheduler", "[none] mq-deadline", "none"));
+	ck_assert(norm_equal("sysctl", "net.ipv4.tcp_wmem", "", "4096 16384  4194304",
+	    "4096\t16384\t4194304"));
+	ck_assert(!norm_equal("sysctl", "net.ipv4.tcp_wmem", "", "4096 16384", "409616384"));
+}
+END_TEST
+
+START_TEST(test_lustre_names)
+{
+	static const char *const c[][2] = {
+		{ "osc.*OST*.max_rpcs_in_flight", "osc/*OST*/max_rpcs_in_flight" },
+		{ "ldlm.namespaces.*.lru_size", "ldlm/namespaces/*/lru_size" },
+		{ "timeout", "timeout" },
+		{ "mgc.MGC192.168.1.1@o2ib.import", "mgc/MGC192.168.1.1@o2ib/import" },
+		{ "osc.fs-OST0000-osc-10.0.0.3@tcp.state", "osc/fs-OST0000-osc-10.0.0.3@tcp/state" },
+		{ "ldlm.namespaces.0@lo.lru_size", "ldlm/namespaces/0@lo/lru_size" },
+	};
+	char out[256];
+
+	for (size_t i = 0; i < nitems(c); i++) {
+		ck_assert_int_eq(lustre_param_path(c[i][0], out, sizeof(out)), 0);
+		ck_assert_str_eq(out, c[i][1]);
+	}
+}
+END_TEST
+
+/* ------------------------------------------------------------ fake tree */
+static void
+fake_tree(void)
+{
+	const char *osc[] = { "fs-OST0000-osc-ffff8801", "fs-OST0001-osc-ffff8801",
+		"fs-OST0002-osc-ffff8801", "fs-MDT0000-mdc-ffff8801" };
+
+	/* a fake Lustre client: three OSCs and an MDC-like entry under osc/ */
+	for (size_t i = 0; i < nitems(osc); i++) {
+		char p[256];
+
+		snprintf(p, sizeof(p), "/sys/fs/lustre/osc/%s/max_rpcs_in_flight", osc[i]);
+		put(p, "8\n");
+		snprintf(p, sizeof(p), "/proc/fs/lustre/osc/%s/checksums", osc[i]);
+		put(p, "1\n");
+	}
+	/* the same parameter under /proc too: /sys wins, it must not be written twice */
+	put("/proc/fs/lustre/osc/fs-OST0000-osc-ffff8801/max_rpcs_in_flight", "8\n");
+	put("/sys/fs/lustre/mgc/MGC192.168.1.1@o2ib/ir_timeout", "30\n");
+	put("/sys/fs/lustre/timeout", "100\n");
+	put("/proc/sys/vm/dirty_ratio", "20\n");
+	put("/proc/sys/net/ipv4/tcp_rmem", "4096\t131072\t6291456\n");
+	put("/proc/fs/nfsd/threads", "8\n");
+	put("/sys/kernel/mm/transparent_hugepage/enabled", "[always] madvise never\n");
+	put("/sys/block/fakea/queue/scheduler", "none [mq-deadline] kyber\n");
+	put("/sys/block/fakea/queue/read_ahead_kb", "128\n");
+	put("/sys/block/fakea/queue/rotational", "0\n");
+	put("/sys/block/fakeb/queue/scheduler", "[none] mq-deadline\n");
+	put("/sys/block/fakeb/queue/read_ahead_kb", "128\n");
+	put("/sys/block/fakeb/queue/rotational", "1\n");
+}
+
+START_TEST(test_resolve)
+{
+	Knob__ApplyResult r;
+	static const struct s v[] = {
+		{ "lustre", "osc.*OST*.max_rpcs_in_flight", NULL, "16", 0, NULL },
+		{ "lustre", "osc.*.checksums", NULL, "0", 0, NULL },
+		{ "lustre", "mgc.MGC192.168.1.1@o2ib.ir_timeout", NULL, "60", 0, NULL },
+		{ "lustre", "llite.*.max_read_ahead_mb", NULL, "1024", 0, NULL },
+		{ "blockdev", "fake*", "scheduler", "none", 0, "rotational=0" },
+		{ "sysctl", "net.ipv4.tcp_rmem", NULL, "4096 131072    6291456", 0, NULL },
+		{ "sysfs", "kernel/mm/transparent_hugepage/enabled", NULL, "never", 0, NULL },
+	};
+
+	fake_tree();
+	ag = mk_agent(root);
+	do_apply(ag, "p", v, nitems(v), 1, 0, &r);
+	dump(r.keys, r.n_keys);
+	/* 3 OSTs (not the MDT), 4 checksums, 1 NID entry, 1 unsupported, 1 device, 2 */
+	ck_assert_int_eq(r.n_keys, 3 + 4 + 1 + 1 + 1 + 1 + 1);
+	ck_assert_int_eq(find_key(r.keys, r.n_keys, "osc.*OST*.max_rpcs_in_flight",
+	    "osc.fs-OST0001-osc-ffff8801.max_rpcs_in_flight")->state, KNOB__KEY_STATE__KEY_WOULD_CHANGE);
+	ck_assert_str_eq(find_key(r.keys, r.n_keys, "mgc.MGC192.168.1.1@o2ib.ir_timeout", NULL)->target,
+	    "mgc.MGC192.168.1.1@o2ib.ir_timeout");
+	ck_assert_int_eq(find_key(r.keys, r.n_keys, "llite.*.max_read_ahead_mb", NULL)->state,
+	    KNOB__KEY_STATE__KEY_UNSUPPORTED);
+	ck_assert_str_eq(find_key(r.keys, r.n_keys, "fake*", NULL)->target, "fakea scheduler");
+	ck_assert_str_eq(find_key(r.keys, r.n_keys, "fake*", NULL)->before, "mq-deadline");
+	ck_assert_int_eq(find_key(r.keys, r.n_keys, "net.ipv4.tcp_rmem", NULL)->state,
+	    KNOB__KEY_STATE__KEY_UNCHANGED);
+	ck_assert_str_eq(find_key(r.keys, r.n_keys, "kernel/mm/transparent_hugepage/enabled",
+	    NULL)->before, "always");
+	/* --check wrote nothing and journaled nothing */
+	ck_assert_str_eq(get("/sys/fs/lustre/osc/fs-OST0001-osc-ffff8801/max_rpcs_in_flight"), "8");
+	ck_assert_str_eq(get("/sys/block/fakea/queue/scheduler"), "none [mq-deadline] kyber");
+	ck_assert_int_ne(access(ag->tune->journal_path, F_OK), 0);
+	tune_apply_result_free(&r);
+}
+END_TEST
+
+/* Apply, verify, drift, a second profile, rollback: on the fake tree. */
+START_TEST(test_transaction)
+{
+	Knob__ApplyResult r;
+	Knob__VerifyResult v;
+	Knob__RollbackResult rb;
+	static const struct s p1[] = {
+		{ "lustre", "osc.*OST*.max_rpcs_in_flight", NULL, "16", 0, NULL },
+		{ "sysctl", "vm.dirty_ratio", NULL, "10", 0, NULL },
+		{ "blockdev", "fakeb", "read_ahead_kb", "4M", 0, NULL },
+		{ "nfsd", "threads", NULL, "256", 0, NULL },
+	};
+	static const struct s p2[] = {
+		{ "sysctl", "vm.dirty_ratio", NULL, "5", 0, NULL },
+		{ "sysfs", "/sys/kernel/mm/transparent_hugepage/enabled", NULL, "never", 0, NULL },
+	};
+
+	fake_tree();
+	ag = mk_agent(root);
+	do_apply(ag, "p1", p1, nitems(p1), 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.reverted, 0);
+	for (size_t i = 0; i < r.n_keys; i++)
+		ck_assert_int_eq(r.keys[i]->state, KNOB__KEY_STATE__KEY_CHANGED);
+	ck_assert_int_eq(r.n_keys, 6);
+	tune_apply_result_free(&r);
+	ck_assert_str_eq(get("/proc/sys/vm/dirty_ratio"), "10");
+	ck_assert_str_eq(get("/sys/block/fakeb/queue/read_ahead_kb"), "4096");
+	ck_assert_str_eq(get("/proc/fs/nfsd/threads"), "256");
+	/* /proc copy of OST0000 not touched: the /sys one hides it */
+	ck_assert_str_eq(get("/proc/fs/lustre/osc/fs-OST0000-osc-ffff8801/max_rpcs_in_flight"), "8");
+	ck_assert_str_eq(tune_active_profile(ag), "p1");
+	ck_assert_int_eq(ag->tune->j.norig, 6);
+
+	/* applying again changes nothing */
+	do_apply(ag, "p1", p1, nitems(p1), 0, 0, &r);
+	for (size_t i = 0; i < r.n_keys; i++)
+		ck_assert_int_eq(r.keys[i]->state, KNOB__KEY_STATE__KEY_UNCHANGED);
+	tune_apply_result_free(&r);
+
+	/* drift behind knob's back: exactly that key */
+	put("/proc/sys/vm/dirty_ratio", "33\n");
+	do_verify(ag, p1, nitems(p1), &v);
+	dump(v.keys, v.n_keys);
+	for (size_t i = 0; i < v.n_keys; i++)
+		ck_assert_int_eq(v.keys[i]->state, strcmp(v.keys[i]->key, "vm.dirty_ratio") == 0 ?
+		    KNOB__KEY_STATE__KEY_DRIFT : KNOB__KEY_STATE__KEY_OK);
+	ck_assert_str_eq(find_key(v.keys, v.n_keys, "vm.dirty_ratio", NULL)->before, "33");
+	ck_assert_str_eq(v.active_profile, "p1");
+	tune_verify_result_free(&v);
+
+	/* a second profile keeps the first originals (dirty_ratio stays 20,
+	 * not 33 nor 10) and adds THP */
+	do_apply(ag, "p2", p2, nitems(p2), 0, 0, &r);
+	tune_apply_result_free(&r);
+	ck_assert_int_eq(ag->tune->j.norig, 7);
+	ck_assert_str_eq(ag->tune->j.orig[journal_find(ag->tune->j.orig, ag->tune->j.norig,
+	    "sysctl", "/proc/sys/vm/dirty_ratio", "")].value, "20");
+	ck_assert_str_eq(tune_active_profile(ag), "p2");
+
+	/* the journal survives a restart of the agent */
+	rm_agent(ag);
+	ag = mk_agent(root);
+	ck_assert_str_eq(tune_active_profile(ag), "p2");
+	ck_assert_int_eq(ag->tune->j.norig, 7);
+
+	ck_assert_int_eq(tune_rollback(ag, &rb), 0);
+	dump(rb.keys, rb.n_keys);
+	ck_assert_int_eq(rb.n_keys, 7);
+	for (size_t i = 0; i < rb.n_keys; i++)
+		ck_assert_int_eq(rb.keys[i]->state, KNOB__KEY_STATE__KEY_RESTORED);
+	ck_assert_str_eq(rb.profile, "p2");
+	tune_rollback_result_free(&rb);
+	ck_assert_str_eq(get("/proc/sys/vm/dirty_ratio"), "20");
+	ck_assert_str_eq(get("/sys/block/fakeb/queue/read_ahead_kb"), "128");
+	ck_assert_str_eq(get("/proc/fs/nfsd/threads"), "8");
+	ck_assert_str_eq(get("/sys/fs/lustre/osc/fs-OST0002-osc-ffff8801/max_rpcs_in_flight"), "8");
+	ck_assert_str_eq(get("/sys/kernel/mm/transparent_hugepage/enabled"), "always");
+	ck_assert_str_eq(tune_active_profile(ag), "");
+	ck_assert_int_ne(access(ag->tune->journal_path, F_OK), 0);
+	ck_assert_int_eq(tune_rollback(ag, &rb), 0);
+	ck_assert_int_eq(rb.n_keys, 0);
+	tune_rollback_result_free(&rb);
+}
+END_TEST
+
+/* One target that cannot be written (a directory where the attribute file
+ * should be): the whole transaction is reverted, key by key. */
+START_TEST(test_partial_failure)
+{
+	Knob__ApplyResult r;
+	char p[256];
+	static const struct s v[] = {
+		{ "sysctl", "vm.dirty_ratio", NULL, "10", 0, NULL },
+		{ "blockdev", "fakea", "read_ahead_kb", "1024", 0, NULL },
+		{ "blockdev", "fakeb", "nr_requests", "64", 0, NULL },
+		{ "nfsd", "threads", NULL, "64", 0, NULL },
+	};
+
+	fake_tree();
+	snprintf(p, sizeof(p), "%s/sys/block/fakeb/queue/nr_requests", root);
+	ck_assert_int_eq(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/sys/block/fakeb/queue/nr_requests/x", root);
+	ck_assert_int_eq(mkdir(p, 0755), 0);
+	ag = mk_agent(root);
+	do_apply(ag, "p", v, nitems(v), 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.reverted, 1);
+	ck_assert_int_eq(find_key(r.keys, r.n_keys, "vm.dirty_ratio", NULL)->state,
+	    KNOB__KEY_STATE__KEY_REVERTED);
+	ck_assert_int_eq(find_key(r.keys, r.n_keys, "fakea", NULL)->state,
+	    KNOB__KEY_STATE__KEY_REVERTED);
+	ck_assert_int_eq(find_key(r.keys, r.n_keys, "fakeb", NULL)->state,
+	    KNOB__KEY_STATE__KEY_FAILED);
+	ck_assert_ptr_nonnull(strstr(find_key(r.keys, r.n_keys, "fakeb", NULL)->message,
+	    "/sys/block/fakeb/queue/nr_requests"));
+	ck_assert_int_eq(find_key(r.keys, r.n_keys, "threads", NULL)->state,
+	    KNOB__KEY_STATE__KEY_SKIPPED);
+	tune_apply_result_free(&r);
+	ck_assert_str_eq(get("/proc/sys/vm/dirty_ratio"), "20");
+	ck_assert_str_eq(get("/sys/block/fakea/queue/read_ahead_kb"), "128");
+	ck_assert_str_eq(get("/proc/fs/nfsd/threads"), "8");
+	ck_assert_str_eq(tune_active_profile(ag), "");
+	ck_assert_int_eq(ag->tune->j.norig, 0);
+
+	/* --keep-going: the others stay changed and are journaled */
+	do_apply(ag, "p", v, nitems(v), 0, 1, &r);
+	ck_assert_int_eq(r.reverted, 0);
+	ck_assert_int_eq(find_key(r.keys, r.n_keys, "threads", NULL)->state,
+	    KNOB__KEY_STATE__KEY_CHANGED);
+	tune_apply_result_free(&r);
+	ck_assert_str_eq(get("/proc/fs/nfsd/threads"), "64");
+	ck_assert_int_eq(ag->tune->j.norig, 3);
+}
+END_TEST
+
+/* SIGKILL in the middle of a transaction (test pause after the first
+ * write), restart: the originals are back, and the next apply journals the
+ * true originals, not the half-applied values. */
+START_TEST(test_crash_recovery)
+{
+	static const struct s v[] = {
+		{ "sysctl", "vm.dirty_ratio", NULL, "10", 0, NULL },
+		{ "blockdev", "fakea", "read_ahead_kb", "2048", 0, NULL },
+		{ "nfsd", "threads", NULL, "64", 0, NULL },
+	};
+	Knob__ApplyResult r;
+	pid_t pid;
+	int st, i;
+
+	fake_tree();
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct agent *a = mk_agent(root);
+		Knob__ApplyRequest req = KNOB__APPLY_REQUEST__INIT;
+
+		req.profile = (char *)(uintptr_t)"crashme";
+		req.settings = mk_settings(v, nitems(v));
+		req.n_settings = nitems(v);
+		req.test_pause_ms = 3000;
+		tune_apply(a, &req, &r);
+		_exit(0);
+	}
+	/* wait for the first write, then kill */
+	for (i = 0; i < 200 && strcmp(get("/proc/sys/vm/dirty_ratio"), "10") != 0; i++)
+		usleep(20000);
+	ck_assert_str_eq(get("/proc/sys/vm/dirty_ratio"), "10");
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	ck_assert(WIFSIGNALED(st));
+	ck_assert_str_eq(get("/sys/block/fakea/queue/read_ahead_kb"), "128");
+
+	ag = mk_agent(root);	/* recovery */
+	ck_assert_str_eq(get("/proc/sys/vm/dirty_ratio"), "20");
+	ck_assert_int_eq(ag->tune->j.in_txn, 0);
+	ck_assert_int_eq(ag->tune->j.norig, 0);
+	ck_assert_str_eq(tune_active_profile(ag), "");
+
+	do_apply(ag, "again", v, nitems(v), 0, 0, &r);
+	tune_apply_result_free(&r);
+	ck_assert_str_eq(ag->tune->j.orig[journal_find(ag->tune->j.orig, ag->tune->j.norig,
+	    "sysctl", "/proc/sys/vm/dirty_ratio", "")].value, "20");
+	ck_assert_str_eq(ag->tune->j.orig[journal_find(ag->tune->j.orig, ag->tune->j.norig,
+	    "nfsd", "/proc/fs/nfsd/threads", "")].value, "8");
+}
+END_TEST
+
+/* GPFS through stand-in mmchconfig / mmdiag scripts (there is no GPFS
+ * here): immediate change, pending-restart, stderr surfaced, timeout. */
+START_TEST(test_gpfs_standin)
+{
+	Knob__ApplyResult r;
+	char cfg[256], body[2048];
+	static const struct s ok[] = {
+		{ "gpfs", "pagepool", NULL, "16G", 0, NULL },
+		{ "gpfs", "maxFilesToCache", NULL, "100000", 0, NULL },
+	};
+	static const struct s bad[] = { { "gpfs", "bogusAttr", NULL, "1", 0, NULL } };
+	static const struct s slow[] = { { "gpfs", "maxMBpS", NULL, "20000", 0, NULL } };
+
+	snprintf(cfg, sizeof(cfg), "%s/gpfs.cfg", tmp);
+	{
+		FILE *f = fopen(cfg, "w");
+
+		fputs("pagepool 1073741824\nmaxFilesToCache 4000\nmaxMBpS 2048\n", f);
+		fclose(f);
+	}
+	/* stand-in mmdiag: prints the config file the way mmdiag --config does */
+	snprintf(body, sizeof(body),
+	    "[ \"$1\" = --config ] || exit 2\necho '=== mmdiag: config ==='\n"
+	    "sed 's/^/ ! /' '%s'\n", cfg);
+	script("/usr/lpp/mmfs/bin/mmdiag", body);
+	/* stand-in mmchconfig: KEY=VALUE [-i] -N node; maxFilesToCache needs a
+	 * restart (refuses -i), maxMBpS hangs, unknown keys fail on stderr */
+	snprintf(body, sizeof(body),
+	    "kv=$1; k=${kv%%%%=*}; v=${kv#*=}; shift\n"
+	    "echo \"$kv $*\" >> '%s/mmchconfig.log'\n"
+	    "case $k in\n"
+	    "maxMBpS) sleep 10;;\n"
+	    "maxFilesToCache) if [ \"$1\" = -i ]; then echo 'mmchconfig: Attribute maxFilesToCache cannot be changed immediately; restart GPFS' >&2; exit 1; fi; exit 0;;\n"
+	    "pagepool) case $v in *G) v=$(( ${v%%G} * 1073741824 ));; esac\n"
+	    "  sed -i \"s/^pagepool .*/pagepool $v/\" '%s'; exit 0;;\n"
+	    "*) echo \"mmchconfig: Unknown attribute $k\" >&2; exit 1;;\n"
+	    "esac\n", tmp, cfg);
+	script("/usr/lpp/mmfs/bin/mmchconfig", body);
+	ag = mk_agent(root);
+	ag->tune->cmd_timeout_ms = 400;
+
+	do_apply(ag, "g", ok, nitems(ok), 0, 1, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(find_key(r.keys, r.n_keys, "pagepool", NULL)->state,
+	    KNOB__KEY_STATE__KEY_CHANGED);
+	ck_assert_str_eq(find_key(r.keys, r.n_keys, "pagepool", NULL)->after, "17179869184");
+	ck_assert_int_eq(find_key(r.keys, r.n_keys, "maxFilesToCache", NULL)->state,
+	    KNOB__KEY_STATE__KEY_PENDING_RESTART);
+	tune_apply_result_free(&r);
+	{
+		char log[256], buf[1024];
+
+		snprintf(log, sizeof(log), "%s/mmchconfig.log", tmp);
+		ck_assert_int_gt(read_small_file(log, buf, sizeof(buf)), 0);
+		ck_assert_ptr_nonnull(strstr(buf, "pagepool=17179869184 -i -N node01"));
+	}
+
+	do_apply(ag, "g", bad, nitems(bad), 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	/* not in mmdiag: fails at read, before any write */
+	ck_assert_int_eq(r.keys[0]->state, KNOB__KEY_STATE__KEY_FAILED);
+	ck_assert_ptr_nonnull(strstr(r.keys[0]->message, "bogusAttr is not in mmdiag --config"));
+	tune_apply_result_free(&r);
+
+	{
+		uint64_t t0 = now_mono_ns();
+
+		do_apply(ag, "g", slow, nitems(slow), 0, 0, &r);
+		dump(r.keys, r.n_keys);
+		ck_assert_int_eq(r.keys[0]->state, KNOB__KEY_STATE__KEY_FAILED);
+		ck_assert_int_eq(r.keys[0]->err, ETIMEDOUT);
+		ck_assert_ptr_nonnull(strstr(r.keys[0]->message, "timed out after 400 ms"));
+		ck_assert_int_lt(now_mono_ns() - t0, 3000000000ull);
+		tune_apply_result_free(&r);
+	}
+	/* stderr of a failing mmchconfig is in the message */
+	{
+		FILE *f = fopen(cfg, "a");
+
+		fputs("badThing 1\n", f);
+		fclose(f);
+	}
+	{
+		static const struct s b2[] = { { "gpfs", "badThing", NULL, "2", 0, NULL } };
+
+		do_apply(ag, "g", b2, nitems(b2), 0, 0, &r);
+		dump(r.keys, r.n_keys);
+		ck_assert_int_eq(r.keys[0]->state, KNOB__KEY_STATE__KEY_FAILED);
+		ck_assert_ptr_nonnull(strstr(r.keys[0]->message, "Unknown attribute badThing"));
+		tune_apply_result_free(&r);
+	}
+}
+END_TEST
+
+/* lustre persistent="yes" goes through a stand-in lctl set_param -P, and
+ * rollback deletes the record with -P -d. */
+START_TEST(test_lustre_persistent)
+{
+	Knob__ApplyResult r;
+	Knob__RollbackResult rb;
+	char body[512], log[256], buf[2048];
+	static const struct s v[] = { { "lustre", "osc.*OST0001*.max_rpcs_in_flight", NULL, "32", 1, NULL } };
+
+	fake_tree();
+	snprintf(body, sizeof(body), "echo \"$*\" >> '%s/lctl.log'\n", tmp);
+	script("/usr/sbin/lctl", body);
+	ag = mk_agent(root);
+	do_apply(ag, "l", v, 1, 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.n_keys, 1);
+	ck_assert_int_eq(r.keys[0]->state, KNOB__KEY_STATE__KEY_CHANGED);
+	tune_apply_result_free(&r);
+	ck_assert_int_eq(tune_rollback(ag, &rb), 0);
+	ck_assert_int_eq(rb.keys[0]->state, KNOB__KEY_STATE__KEY_RESTORED);
+	tune_rollback_result_free(&rb);
+	snprintf(log, sizeof(log), "%s/lctl.log", tmp);
+	ck_assert_int_gt(read_small_file(log, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "set_param -P osc.fs-OST0001-osc-ffff8801.max_rpcs_in_flight=32\n"
+	    "set_param -P -d osc.fs-OST0001-osc-ffff8801.max_rpcs_in_flight");
+	ck_assert_str_eq(get("/sys/fs/lustre/osc/fs-OST0001-osc-ffff8801/max_rpcs_in_flight"), "8");
+}
+END_TEST
+
+/* ------------------------------------------------------------ real devices */
+static int
+make_loop(void)
+{
+	char cmd[256];
+	FILE *p;
+
+	snprintf(loopfile, sizeof(loopfile), "%s/loop.img", tmp);
+	snprintf(cmd, sizeof(cmd), "truncate -s 16M '%s' && losetup -f --show '%s'", loopfile,
+	    loopfile);
+	p = popen(cmd, "r");
+	if (p == NULL)
+		return -1;
+	if (fgets(cmd, sizeof(cmd), p) == NULL) {
+		pclose(p);
+		return -1;
+	}
+	pclose(p);
+	strtrim(cmd);
+	if (strncmp(cmd, "/dev/", 5) != 0)
+		return -1;
+	snprintf(loopdev, sizeof(loopdev), "%s", cmd + 5);
+	return 0;
+}
+
+static const char *
+sys(const char *fmt, const char *dev)
+{
+	static char buf[256];
+	char path[256];
+
+	snprintf(path, sizeof(path), fmt, dev);
+	if (read_small_file(path, buf, sizeof(buf)) < 0)
+		return "<unreadable>";
+	return buf;
+}
+
+START_TEST(test_loop_device)
+{
+	Knob__ApplyResult r;
+	Knob__VerifyResult v;
+	Knob__RollbackResult rb;
+	char sched0[256], ra0[64], want_sched[32], hw[128];
+	struct s set[3];
+
+	ck_assert_int_eq(make_loop(), 0);
+	snprintf(sched0, sizeof(sched0), "%s", sys("/sys/block/%s/queue/scheduler", loopdev));
+	snprintf(ra0, sizeof(ra0), "%s", sys("/sys/block/%s/queue/read_ahead_kb", loopdev));
+	/* pick a scheduler that is not the current one */
+	snprintf(want_sched, sizeof(want_sched), "%s", strstr(sched0, "[none]") ? "mq-deadline" : "none");
+	set[0] = (struct s){ "blockdev", loopdev, "scheduler", want_sched, 0, NULL };
+	set[1] = (struct s){ "blockdev", loopdev, "read_ahead_kb", "4M", 0, NULL };
+	ag = mk_agent("");
+	do_apply(ag, "loop", set, 2, 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.keys[0]->state, KNOB__KEY_STATE__KEY_CHANGED);
+	ck_assert_int_eq(r.keys[1]->state, KNOB__KEY_STATE__KEY_CHANGED);
+	tune_apply_result_free(&r);
+	ck_assert_str_eq(sys("/sys/block/%s/queue/read_ahead_kb", loopdev), "4096");
+	ck_assert_ptr_nonnull(strstr(sys("/sys/block/%s/queue/scheduler", loopdev), want_sched));
+
+	/* drift: change read_ahead_kb behind knob's back */
+	snprintf(hw, sizeof(hw), "/sys/block/%s/queue/read_ahead_kb", loopdev);
+	ck_assert_int_eq(write_small_file(hw, "256"), 0);
+	do_verify(ag, set, 2, &v);
+	dump(v.keys, v.n_keys);
+	ck_assert_int_eq(v.keys[0]->state, KNOB__KEY_STATE__KEY_OK);
+	ck_assert_int_eq(v.keys[1]->state, KNOB__KEY_STATE__KEY_DRIFT);
+	ck_assert_str_eq(v.keys[1]->before, "256");
+	tune_verify_result_free(&v);
+
+	/* a read-only attribute in the same transaction: all reverted */
+	set[2] = (struct s){ "sysfs", NULL, NULL, "4096", 0, NULL };
+	snprintf(hw, sizeof(hw), "/sys/block/%s/queue/hw_sector_size", loopdev);
+	set[2].key = hw;
+	set[0].value = "mq-deadline";
+	if (strcmp(want_sched, "mq-deadline") == 0)
+		set[0].value = "none";
+	do_apply(ag, "loop-ro", set, 3, 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.reverted, 1);
+	ck_assert_int_eq(r.keys[0]->state, KNOB__KEY_STATE__KEY_REVERTED);
+	ck_assert_int_eq(r.keys[1]->state, KNOB__KEY_STATE__KEY_REVERTED);
+	ck_assert_int_eq(r.keys[2]->state, KNOB__KEY_STATE__KEY_FAILED);
+	ck_assert_int_ne(r.keys[2]->err, 0);
+	tune_apply_result_free(&r);
+	ck_assert_str_eq(sys("/sys/block/%s/queue/read_ahead_kb", loopdev), "256");
+
+	ck_assert_int_eq(tune_rollback(ag, &rb), 0);
+	dump(rb.keys, rb.n_keys);
+	ck_assert_int_eq(rb.n_keys, 2);
+	tune_rollback_result_free(&rb);
+	ck_assert_str_eq(sys("/sys/block/%s/queue/scheduler", loopdev), sched0);
+	ck_assert_str_eq(sys("/sys/block/%s/queue/read_ahead_kb", loopdev), ra0);
+}
+END_TEST
+
+/* net (libnl) and a per-namespace sysctl in a private network namespace of
+ * this forked test process: a dummy interface, nothing of the host. */
+START_TEST(test_net_namespace)
+{
+	Knob__ApplyResult r;
+	Knob__VerifyResult v;
+	Knob__RollbackResult rb;
+	char soma0[64];
+	static const struct s set[] = {
+		{ "net", "kt*", "mtu", "1400", 0, NULL },
+		{ "net", "kt*", "txqueuelen", "4242", 0, NULL },
+		{ "sysctl", "net.core.somaxconn", NULL, "1234", 0, NULL },
+	};
+
+	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
+	ck_assert_int_eq(system("ip link add kt0 type dummy && ip link add kt1 type dummy"), 0);
+	ck_assert_int_eq(read_small_file("/proc/sys/net/core/somaxconn", soma0, sizeof(soma0)) > 0, 1);
+	ag = mk_agent("");
+	do_apply(ag, "net", set, nitems(set), 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.n_keys, 5);
+	for (size_t i = 0; i < r.n_keys; i++)
+		ck_assert_int_eq(r.keys[i]->state, KNOB__KEY_STATE__KEY_CHANGED);
+	tune_apply_result_free(&r);
+	ck_assert_int_eq(system("ip link show kt1 | grep -q 'mtu 1400'"), 0);
+	ck_assert_int_eq(system("ip link show kt0 | grep -q 'qlen 4242'"), 0);
+	ck_assert_int_eq(system("ip link set kt1 mtu 1300"), 0);
+	do_verify(ag, set, nitems(set), &v);
+	ck_assert_int_eq(find_key(v.keys, v.n_keys, "kt*", "kt1 mtu")->state, KNOB__KEY_STATE__KEY_DRIFT);
+	ck_assert_int_eq(find_key(v.keys, v.n_keys, "kt*", "kt0 mtu")->state, KNOB__KEY_STATE__KEY_OK);
+	tune_verify_result_free(&v);
+	ck_assert_int_eq(tune_rollback(ag, &rb), 0);
+	dump(rb.keys, rb.n_keys);
+	for (size_t i = 0; i < rb.n_keys; i++)
+		ck_assert_int_eq(rb.keys[i]->state, KNOB__KEY_STATE__KEY_RESTORED);
+	tune_rollback_result_free(&rb);
+	ck_assert_int_eq(system("ip link show kt1 | grep -q 'mtu 1500'"), 0);
+	ck_assert_int_eq(system("ip link show kt0 | grep -q 'qlen 1000'"), 0);
+	ck_assert_str_eq(sys("%s", "/proc/sys/net/core/somaxconn"), soma0);
+}
+END_TEST
+
+START_TEST(test_journal_corrupt)
+{
+	char path[256];
+
+	mkdir(state, 0700);
+	snprintf(path, sizeof(path), "%s/" TUNE_JOURNAL_NAME, state);
+	ck_assert_int_eq(write_file_atomic(path, "{not json", 9, 0600), 0);
+	{
+		struct agent a;
+
+		memset(&a, 0, sizeof(a));
+		snprintf(a.state_dir, sizeof(a.state_dir), "%s", state);
+		/* refuses to serve rather than lose the originals */
+		ck_assert_int_eq(tune_init(&a), -1);
+		ck_assert_ptr_null(a.tune);
+		ck_assert_str_eq(tune_active_profile(&a), "");
+	}
+}
+END_TEST
+
+static Suite *
+tune_suite(void)
+{
+	Suite *s = suite_create("tune");
+	TCase *tc = tcase_create("tune");
+
+	tcase_set_timeout(tc, 30);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_loop_test(tc, test_normalise, 0, (int)nitems(norm_cases));
+	tcase_add_test(tc, test_norm_equal);
+	tcase_add_test(tc, test_lustre_names);
+	tcase_add_test(tc, test_resolve);
+	tcase_add_test(tc, test_transaction);
+	tcase_add_test(tc, test_partial_failure);
+	tcase_add_test(tc, test_crash_recovery);
+	tcase_add_test(tc, test_gpfs_standin);
+	tcase_add_test(tc, test_lustre_persistent);
+	tcase_add_test(tc, test_loop_device);
+	tcase_add_test(tc, test_net_namespace);
+	tcase_add_test(tc, test_journal_corrupt);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(tune_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
