@@ -37,6 +37,7 @@ struct aconn {
 	char peer[256];		/* peer CN */
 	char addr[64];		/* peer address for logs */
 	int closing;		/* close once the write queue drains */
+	int draining;		/* half-closed: discarding input until the peer closes */
 	uint64_t last_rx_ns;	/* monotonic time of the last frame received */
 };
 

@@ -64,6 +64,8 @@ bench_init(struct agent *a)
 static void
 phase_abort_locked(struct bench_state *bs, struct bphase *ph, const char *reason)
 {
+	if (ph->state == PH_FINISHING)
+		return;
 	if (!ph->aborted) {
 		ph->aborted = 1;
 		snprintf(ph->reason, sizeof(ph->reason), "%s", reason);
@@ -268,10 +270,12 @@ post_result(struct bphase *ph)
 
 /* Runner thread of one phase: prepare, Ready, wait for Go, run with
  * progress every second, Result, clean up (or keep for the next phase). */
+static void finish_phase(struct bphase *ph, int with_result);
+
 static void *
 phase_runner(void *arg)
 {
-	struct bphase *ph = arg, **pp;
+	struct bphase *ph = arg;
 	struct agent *a = ph->a;
 	struct bench_state *bs = a->bench;
 	struct bench_job *j = ph->job;
@@ -301,8 +305,8 @@ phase_runner(void *arg)
 	if (!go) {
 		bench_job_abort(j, ph->reason);
 		bench_job_join(j);
-		post_result(ph);
-		goto done;
+		finish_phase(ph, 1);
+		return NULL;
 	}
 	bench_job_go(j);
 	if (bench_kind_is_ext(j->p.kind)) {
@@ -313,11 +317,30 @@ phase_runner(void *arg)
 		bench_job_join(j);
 	}
 	post_progress(ph);
-	post_result(ph);
+	finish_phase(ph, 1);
+	return NULL;
 done:
+	finish_phase(ph, 0);
+	return NULL;
+}
+
+/* Last steps of a runner: decide keep or clean, post the result (when
+ * with_result), clean up, unlink and free ph. */
+static void
+finish_phase(struct bphase *ph, int with_result)
+{
+	struct agent *a = ph->a;
+	struct bench_state *bs = a->bench;
+	struct bench_job *j = ph->job;
+	struct bphase **pp;
+	int keep;
+
+	/* From here on the phase is over: a closing connection no longer
+	 * aborts it, it removes what is kept (the record exists already). */
 	pthread_mutex_lock(&bs->mu);
 	ph->state = PH_FINISHING;
-	if (j->p.keep_files && !ph->aborted && !j->abort) {
+	keep = j->p.keep_files && !ph->aborted && !j->abort && with_result;
+	if (keep) {
 		struct kept *k = xcalloc(1, sizeof(*k));
 
 		k->conn_id = ph->conn_id;
@@ -335,7 +358,9 @@ done:
 		}
 	}
 	pthread_mutex_unlock(&bs->mu);
-	if (!j->p.keep_files || ph->aborted || j->abort) {
+	if (with_result)
+		post_result(ph);
+	if (!keep) {
 		if (bench_job_cleanup(j) < 0)
 			log_warnx("phase %s: clean-up of %s/%s incomplete", ph->phase_id, j->p.dir,
 			    j->wname);
@@ -358,7 +383,6 @@ done:
 	}
 	bench_job_free(j);
 	free(ph);
-	return NULL;
 }
 
 static struct bphase *

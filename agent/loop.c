@@ -205,6 +205,43 @@ conn_close(struct agent *a, struct aconn *c, const char *why)
 	free(c);
 }
 
+/* Half-close c and discard what the peer still sends until it closes (or
+ * 2 s pass), so that our last words (a TLS alert, an Error frame) reach it
+ * instead of being destroyed by a reset from unread input at close(). */
+static void
+conn_linger(struct agent *a, struct aconn *c, const char *why)
+{
+	struct epoll_event ev;
+
+	if (why)
+		log_debug("connection %llu from %s: %s; lingering", (unsigned long long)c->id,
+		    c->addr, why);
+	if (c->c.rfd == 0) {	/* --stdio: nothing to linger on */
+		conn_close(a, c, why);
+		return;
+	}
+	shutdown(c->fd, SHUT_WR);
+	c->draining = 1;
+	c->handshaking = 0;
+	c->last_rx_ns = now_mono_ns();
+	ev.events = EPOLLIN;
+	ev.data.ptr = c;
+	epoll_ctl(a->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+}
+
+/* Read and drop input on a lingering connection; close at EOF. */
+static void
+conn_drain(struct agent *a, struct aconn *c)
+{
+	char buf[4096];
+	ssize_t n;
+
+	while ((n = read(c->fd, buf, sizeof(buf))) > 0)
+		;
+	if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+		conn_close(a, c, NULL);
+}
+
 /* Flush c's queue; close on error or when a requested close has drained. */
 static int
 conn_kick(struct agent *a, struct aconn *c)
@@ -216,7 +253,7 @@ conn_kick(struct agent *a, struct aconn *c)
 		return -1;
 	}
 	if (r == 1 && c->closing) {
-		conn_close(a, c, "closed after reply");
+		conn_linger(a, c, "closed after reply");
 		return -1;
 	}
 	conn_interest(a, c);
@@ -326,7 +363,7 @@ drain_posts(struct agent *a)
 
 		next = p->next;
 		c = conn_find(a, p->conn_id);
-		if (c != NULL && !c->closing) {
+		if (c != NULL && !c->closing && !c->draining) {
 			conn_queue_frame(&c->c, p->frame, p->len);
 			conn_kick(a, c);
 		} else
@@ -412,7 +449,7 @@ conn_handshake(struct agent *a, struct aconn *c)
 			    X509_verify_cert_error_string(SSL_get_verify_result(c->c.ssl)));
 		else
 			log_warnx("TLS handshake with %s failed: %s", c->addr, err);
-		conn_close(a, c, NULL);
+		conn_linger(a, c, "handshake failed");
 		return -1;
 	}
 	c->c.ssl_want_write = 0;
@@ -478,6 +515,10 @@ conn_input(struct agent *a, struct aconn *c)
 static void
 conn_event(struct agent *a, struct aconn *c, uint32_t events)
 {
+	if (c->draining) {
+		conn_drain(a, c);
+		return;
+	}
 	if (c->handshaking) {
 		if (events & (EPOLLERR | EPOLLHUP)) {
 			conn_close(a, c, "hang-up during handshake");
@@ -509,7 +550,8 @@ on_timer(struct agent *a)
 		if (c->handshaking && now - c->last_rx_ns > HANDSHAKE_TIMEOUT_NS) {
 			log_warnx("%s: TLS handshake timed out", c->addr);
 			conn_close(a, c, NULL);
-		}
+		} else if (c->draining && now - c->last_rx_ns > 2000000000ull)
+			conn_close(a, c, NULL);
 	}
 	bench_tick(a);
 }

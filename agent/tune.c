@@ -262,8 +262,7 @@ put_value(struct agent *a, const struct tune_driver *d, const Knob__Setting *s,
 		rc = d->restore(a, s, target, value, msg, msglen);
 	else
 		rc = d->write(a, s, target, value, msg, msglen);
-	if (rc < 0)
-		return rc;
+	/* read back even after a failed write: it may have changed something */
 	if (d->read(a, s, target, raw, sizeof(raw), m2, sizeof(m2)) == 0)
 		*after = canon(d, s, raw);
 	return rc;
@@ -347,6 +346,7 @@ tune_apply(struct agent *a, const Knob__ApplyRequest *req, Knob__ApplyResult *re
 	int rc, first = 1, failed_write = 0;
 
 	knob__apply_result__init(res);
+	res->message = res->txn_id = NULL;	/* not the shared empty string */
 	if (t == NULL)
 		return -1;
 	pthread_mutex_lock(&t->mu);
@@ -425,7 +425,7 @@ tune_apply(struct agent *a, const Knob__ApplyRequest *req, Knob__ApplyResult *re
 			set_msg(it, rc, msg);
 			failed_write = 1;
 			/* a failed write may still have changed something */
-			it->written = 1;
+			it->written = it->after == NULL || strcmp(it->after, it->before) != 0;
 		} else {
 			it->written = 1;
 			if (rc == TUNE_PENDING_RESTART) {

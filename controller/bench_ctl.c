@@ -877,7 +877,7 @@ on_msg(struct fanout *fo, struct fo_node *n, Knob__Envelope *m)
 		pn->ready = m;
 		keep = 1;
 		if (m->phase_ready->warning[0])
-			log_warnx("%s", m->phase_ready->warning);
+			log_debug("%s", m->phase_ready->warning);
 		if (m->phase_ready->ok)
 			pn->st = PN_READY;
 		else {

@@ -14,6 +14,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <json-c/json.h>
 #include <openssl/ssl.h>
 
@@ -21,6 +22,7 @@
 #include "log.h"
 #include "tls.h"
 #include "util.h"
+#include "wire.h"
 
 static struct harness h;
 
@@ -302,6 +304,65 @@ START_TEST(exclusion_and_usage_errors)
 }
 END_TEST
 
+/* knobd --stdio: the same frames over a pipe pair, no TLS (for SSH exec). */
+START_TEST(stdio_session)
+{
+	Knob__Envelope env = KNOB__ENVELOPE__INIT, *got = NULL;
+	Knob__Ping ping = KNOB__PING__INIT;
+	Knob__FactsRequest fr = KNOB__FACTS_REQUEST__INIT;
+	const char *bin = getenv("KNOB_BIN");
+	char path[PATH_MAX], state[] = "/tmp/knob-stdio.XXXXXX";
+	int in[2], out[2], st;
+	struct conn c;
+	pid_t pid;
+
+	ck_assert_ptr_nonnull(mkdtemp(state));
+	snprintf(path, sizeof(path), "%s/knobd", bin ? bin : "build");
+	ck_assert_int_eq(pipe(in), 0);
+	ck_assert_int_eq(pipe(out), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		close(in[1]);
+		close(out[0]);
+		execl(path, "knobd", "--stdio", "--state-dir", state, "--node-name", "stdio-node",
+		    "--log-level", "err", (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	conn_init(&c, out[0], in[1], NULL);
+	ping.t_send_ns = 99;
+	env.body_case = KNOB__ENVELOPE__BODY_PING;
+	env.ping = &ping;
+	env.id = 1;
+	ck_assert_int_eq(conn_send_sync(&c, &env, 5000), 0);
+	ck_assert_int_eq(conn_recv_sync(&c, &got, 5000), 1);
+	ck_assert_int_eq(got->body_case, KNOB__ENVELOPE__BODY_PONG);
+	ck_assert_uint_eq(got->id, 1);
+	ck_assert_uint_eq(got->pong->t_echo_ns, 99);
+	ck_assert_str_eq(got->pong->node, "stdio-node");
+	knob__envelope__free_unpacked(got, NULL);
+	env.body_case = KNOB__ENVELOPE__BODY_FACTS_REQUEST;
+	env.facts_request = &fr;
+	env.id = 2;
+	ck_assert_int_eq(conn_send_sync(&c, &env, 5000), 0);
+	ck_assert_int_eq(conn_recv_sync(&c, &got, 5000), 1);
+	ck_assert_int_eq(got->body_case, KNOB__ENVELOPE__BODY_FACTS);
+	ck_assert_str_eq(got->facts->node, "stdio-node");
+	knob__envelope__free_unpacked(got, NULL);
+	/* closing stdin ends the session and the process */
+	close(in[1]);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	close(out[0]);
+	conn_reset(&c);
+	harness_sh("rm -rf %s", state);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -324,6 +385,9 @@ main(void)
 	tcase_add_test(tc, agent_must_name_dialled_node);
 	tcase_add_test(tc, garbage_and_huge_frames);
 	tcase_add_test(tc, exclusion_and_usage_errors);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("stdio");
+	tcase_add_test(tc, stdio_session);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

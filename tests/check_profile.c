@@ -10,22 +10,38 @@
 #include "profile.h"
 #include "util.h"
 
-static char tmpdir[64];
+static char tmpdir[96];
+
+/* Check's forked test process exits on a failed assertion without running
+ * checked teardowns, so the temp tree belongs to the unchecked fixture (run
+ * in the parent, failures or not); each test gets its own subdirectory. */
+static char top[64];
+
+static void
+suite_setup(void)
+{
+	snprintf(top, sizeof(top), "/tmp/knob-prof.XXXXXX");
+	if (mkdtemp(top) == NULL) {
+		perror("mkdtemp");
+		exit(1);
+	}
+}
+
+static void
+suite_teardown(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", top);
+}
 
 static void
 setup(void)
 {
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/knob-prof.XXXXXX");
+	snprintf(tmpdir, sizeof(tmpdir), "%s/t.XXXXXX", top);
 	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
-
-static void
-teardown(void)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	ck_assert_int_eq(system(cmd), 0);
 }
 
 /* Write tmpdir/name with content. */
@@ -264,7 +280,8 @@ profile_suite(void)
 	Suite *s = suite_create("profile");
 	TCase *tc = tcase_create("load");
 
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_unchecked_fixture(tc, suite_setup, suite_teardown);
+	tcase_add_checked_fixture(tc, setup, NULL);
 	tcase_add_loop_test(tc, test_bad_profiles, 0, (int)nitems(bad_cases));
 	tcase_add_test(tc, test_inheritance);
 	tcase_add_test(tc, test_lookup_by_name);
