@@ -28,7 +28,7 @@ WARN    = -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wstrict-prototypes \
 	  -Wcast-qual -Wwrite-strings -Wnull-dereference -Wimplicit-fallthrough \
 	  -Wno-format-truncation  # snprintf truncation of messages is intended and bounded
 OPT     ?= -O2 -g
-CFLAGS_BASE = -std=c11 -D_GNU_SOURCE -D_FORTIFY_SOURCE=2 -fstack-protector-strong \
+CFLAGS_BASE = -std=c11 -D_GNU_SOURCE -DKNOB_DATADIR=\"$(PREFIX)/share/knob\" -D_FORTIFY_SOURCE=2 -fstack-protector-strong \
 	  -pthread -MMD -MP $(OPT) -Icommon -Iagent -Icontroller -isystem $(BUILD)/proto
 ifeq ($(SAN),1)
 OPT     = -O1 -g -fno-omit-frame-pointer
@@ -57,6 +57,8 @@ AGENT_OBJ  = $(call obj,$(AGENT_SRC))
 CTL_OBJ    = $(call obj,$(CTL_SRC))
 TESTLIB_OBJ = $(call obj,$(TESTLIB_SRC))
 TEST_BIN   = $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
+BENCH_SRC  = $(wildcard bench/*.c)
+BENCH_BIN  = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
 all: $(BUILD)/knobd $(BUILD)/knobctl
 
@@ -98,7 +100,14 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TESTLIB_OBJ) $(BUILD)/libknobctl.a $(
 	@echo "  LD      $@"
 	@$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(CHECK_LIBS)
 
-tests: all $(TEST_BIN)
+$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BUILD)/libknobctl.a $(BUILD)/libknobagent.a $(BUILD)/libknobcommon.a
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	@$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(call obj,$(BENCH_SRC)): | $(PROTO_H)
+
+tests: all $(TEST_BIN) $(BENCH_BIN)
 
 # Run the suite once normally, then once under ASan+UBSan in build-san/.
 check: deps
@@ -114,7 +123,9 @@ check-fast: tests
 demo: deps all
 	tests/demo.sh $(BUILD)
 
-bench: deps all
+# Benchmarks print figures and ratios against peers; they are not pass/fail.
+bench: deps all $(BENCH_BIN)
+	$(BUILD)/bench/tls_handshake 400
 	bench/engine-vs-fio $(BUILD)
 
 deps:
@@ -139,7 +150,7 @@ install: all
 	sed 's,@SBINDIR@,$(PREFIX)/sbin,g' agent/knobd.service > $(DESTDIR)/lib/systemd/system/knobd.service
 	chmod 0644 $(DESTDIR)/lib/systemd/system/knobd.service
 	for f in profiles/*; do [ -f "$$f" ] && install -m 0644 "$$f" $(DESTDIR)$(PREFIX)/share/knob/profiles/; done; true
-	for f in ansible-like-plays/*; do [ -f "$$f" ] && install -m 0644 "$$f" $(DESTDIR)$(PREFIX)/share/knob/plays/; done; true
+	for f in ansible-like-plays/*.xml ansible-like-plays/*.rng; do [ -f "$$f" ] && install -m 0644 "$$f" $(DESTDIR)$(PREFIX)/share/knob/plays/; done; true
 
 clean:
 	rm -rf build build-san

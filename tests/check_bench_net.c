@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,12 +41,21 @@ teardown(void)
 
 /* Run knobctl --json ARGS; parse stdout; returns the document. */
 static json_object *
-bench_json(int *rc, const char *args)
+bench_json(int *rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static json_object *
+bench_json(int *rc, const char *fmt, ...)
 {
-	char *out = NULL, *err = NULL;
+	char *out = NULL, *err = NULL, *args;
 	json_object *doc;
+	va_list ap;
 
+	va_start(ap, fmt);
+	if (vasprintf(&args, fmt, ap) < 0)
+		args = NULL;
+	va_end(ap);
+	ck_assert_ptr_nonnull(args);
 	*rc = harness_knobctl(&h, &out, &err, "--json bench %s", args);
+	free(args);
 	doc = json_tokener_parse(out);
 	ck_assert_msg(doc != NULL, "not JSON (rc %d): %s\nstderr: %s", *rc, out, err);
 	free(out);
@@ -154,8 +164,8 @@ START_TEST(nn_write_read)
 	struct stat st;
 	int rc;
 
-	doc = bench_json(&rc, xasprintf("seq -w @all --dir %s --threads 8 --size 4m --bs 256k "
-	    "--fsync", data));
+	doc = bench_json(&rc, "seq -w @all --dir %s --threads 8 --size 4m --bs 256k "
+	    "--fsync", data);
 	ck_assert_int_eq(rc, 0);
 	for (size_t i = 0; i < 2; i++) {
 		p = phase(doc, i);
@@ -172,8 +182,8 @@ START_TEST(nn_write_read)
 	ck_assert_int_eq(count_entries(data), 0);
 
 	/* --keep: look at what was written */
-	doc = bench_json(&rc, xasprintf("seq-write -w @all --dir %s --threads 8 --size 4m "
-	    "--bs 256k --keep", data));
+	doc = bench_json(&rc, "seq-write -w @all --dir %s --threads 8 --size 4m "
+	    "--bs 256k --keep", data);
 	ck_assert_int_eq(rc, 0);
 	json_object_put(doc);
 	kept_dir(kd, sizeof(kd));
@@ -196,8 +206,8 @@ START_TEST(n1_shared_write_read)
 	struct stat st;
 	int rc;
 
-	doc = bench_json(&rc, xasprintf("seq -w @all --dir %s --threads 4 --size 8m --shared "
-	    "--reader-shift", data));
+	doc = bench_json(&rc, "seq -w @all --dir %s --threads 4 --size 8m --shared "
+	    "--reader-shift", data);
 	ck_assert_int_eq(rc, 0);
 	for (size_t i = 0; i < 2; i++) {
 		p = phase(doc, i);
@@ -207,8 +217,8 @@ START_TEST(n1_shared_write_read)
 	json_object_put(doc);
 	ck_assert_int_eq(count_entries(data), 0);
 
-	doc = bench_json(&rc, xasprintf("seq-write -w @all --dir %s --threads 4 --size 8m "
-	    "--shared --keep", data));
+	doc = bench_json(&rc, "seq-write -w @all --dir %s --threads 4 --size 8m "
+	    "--shared --keep", data);
 	ck_assert_int_eq(rc, 0);
 	json_object_put(doc);
 	kept_dir(kd, sizeof(kd));
@@ -225,8 +235,8 @@ START_TEST(placement)
 	json_object *doc, *p, *nodes;
 	int rc;
 
-	doc = bench_json(&rc, xasprintf("seq-write -w @all --dir %s --threads 8,2 --size 1m",
-	    data));
+	doc = bench_json(&rc, "seq-write -w @all --dir %s --threads 8,2 --size 1m",
+	    data);
 	ck_assert_int_eq(rc, 0);
 	p = phase(doc, 0);
 	ck_assert_int_eq(ji(p, "threads"), 8);
@@ -253,8 +263,8 @@ START_TEST(md_sweep)
 	char *out = NULL, *run;
 	int rc;
 
-	doc = bench_json(&rc, xasprintf("md -w @all --dir %s --threads 1..4 --files 120 "
-	    "--files-per-dir 50 --write-size 3k", data));
+	doc = bench_json(&rc, "md -w @all --dir %s --threads 1..4 --files 120 "
+	    "--files-per-dir 50 --write-size 3k", data);
 	ck_assert_int_eq(rc, 0);
 	ck_assert_int_eq(json_object_array_length(jget(doc, "phases")), 12);
 	for (size_t i = 0; i < 12; i++) {
@@ -286,12 +296,24 @@ END_TEST
 /* Start knobctl ARGS in the controller namespace in the background,
  * stdout to outfile; returns its pid (ip netns exec execs knobctl). */
 static pid_t
-knobctl_bg(const char *outfile, const char *args)
+knobctl_bg(const char *outfile, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static pid_t
+knobctl_bg(const char *outfile, const char *fmt, ...)
 {
-	char *cmd = xasprintf("exec ip netns exec %s %s/knobctl -c %s %s >%s 2>%s.err </dev/null",
-	    h.ctl_ns, h.bin, h.cluster, args, outfile, outfile);
-	pid_t pid = fork();
+	char *args, *cmd;
+	va_list ap;
 
+	va_start(ap, fmt);
+	if (vasprintf(&args, fmt, ap) < 0)
+		args = NULL;
+	va_end(ap);
+	ck_assert_ptr_nonnull(args);
+	cmd = xasprintf("exec ip netns exec %s %s/knobctl -c %s %s >%s 2>%s.err </dev/null",
+	    h.ctl_ns, h.bin, h.cluster, args, outfile, outfile);
+	pid_t pid;
+
+	free(args);
+	pid = fork();
 	if (pid == 0) {
 		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 		_exit(127);
@@ -311,8 +333,8 @@ START_TEST(agent_killed_degraded)
 	int st;
 
 	snprintf(outf, sizeof(outf), "%s/deg.json", h.tmp);
-	pid = knobctl_bg(outf, xasprintf("--json bench seq-write -w @all --dir %s --threads 4 "
-	    "--size 1g --bs 1m --rate-iops 20 --stonewall 4", data));
+	pid = knobctl_bg(outf, "--json bench seq-write -w @all --dir %s --threads 4 "
+	    "--size 1g --bs 1m --rate-iops 20 --stonewall 4", data);
 	sleep(2);
 	harness_agent_stop(&h, 2, SIGKILL);	/* node03 */
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
@@ -366,8 +388,8 @@ START_TEST(controller_gone_lease)
 	int st, t;
 
 	snprintf(outf, sizeof(outf), "%s/lease.out", h.tmp);
-	pid = knobctl_bg(outf, xasprintf("bench seq-write -w @all --dir %s --threads 4 "
-	    "--size 1g --bs 1m --rate-iops 10 --lease 3", data));
+	pid = knobctl_bg(outf, "bench seq-write -w @all --dir %s --threads 4 "
+	    "--size 1g --bs 1m --rate-iops 10 --lease 3", data);
 	sleep(2);
 	ck_assert_int_gt(count_entries(data), 0);	/* the phase is writing */
 	kill(pid, SIGSTOP);
@@ -384,8 +406,8 @@ START_TEST(controller_gone_lease)
 		free(log);
 	}
 
-	pid = knobctl_bg(outf, xasprintf("bench md-create -w @all --dir %s --threads 4 "
-	    "--files 100000 --rate-iops 50 --lease 30", data));
+	pid = knobctl_bg(outf, "bench md-create -w @all --dir %s --threads 4 "
+	    "--files 100000 --rate-iops 50 --lease 30", data);
 	sleep(2);
 	ck_assert_int_gt(count_entries(data), 0);
 	kill(pid, SIGKILL);
