@@ -136,11 +136,13 @@ bench_fini(struct agent *a)
 	a->bench = NULL;
 }
 
+static void release_kept_locked(struct agent *a, struct bench_state *bs, uint64_t conn_id,
+    const char *workdir_id);
+
 void
 bench_conn_closed(struct agent *a, uint64_t conn_id)
 {
 	struct bench_state *bs = a->bench;
-	struct kept **kp, *k, *list = NULL;
 	struct bphase *ph;
 
 	if (bs == NULL)
@@ -149,35 +151,7 @@ bench_conn_closed(struct agent *a, uint64_t conn_id)
 	for (ph = bs->phases; ph; ph = ph->next)
 		if (ph->conn_id == conn_id)
 			phase_abort_locked(bs, ph, "controller connection closed");
-	for (kp = &bs->kept; (k = *kp) != NULL;) {
-		if (k->conn_id != conn_id) {
-			kp = &k->next;
-			continue;
-		}
-		*kp = k->next;
-		if (k->p.persist_files) {
-			kept_free(k);
-			continue;
-		}
-		k->next = list;
-		list = k;
-	}
-	if (list) {
-		struct cleanup_arg *ca = xcalloc(1, sizeof(*ca));
-
-		ca->bs = bs;
-		ca->list = list;
-		bs->nworkers++;
-		if (agent_spawn(a, cleanup_worker, ca) < 0) {
-			bs->nworkers--;
-			free(ca);
-			for (; list; list = k) {
-				k = list->next;
-				kept_free(list);
-			}
-			log_warnx("cannot start clean-up worker; kept files stay");
-		}
-	}
+	release_kept_locked(a, bs, conn_id, NULL);
 	pthread_mutex_unlock(&bs->mu);
 }
 
@@ -339,7 +313,10 @@ finish_phase(struct bphase *ph, int with_result)
 	 * aborts it, it removes what is kept (the record exists already). */
 	pthread_mutex_lock(&bs->mu);
 	ph->state = PH_FINISHING;
-	keep = j->p.keep_files && !ph->aborted && !j->abort && with_result;
+	/* Keep a finished phase's files until the controller releases them
+	 * (PhaseAbort with workdir_id) or its connection closes: another node
+	 * may still read them (reader shift, a shared file). */
+	keep = !ph->aborted && !j->abort && with_result;
 	if (keep) {
 		struct kept *k = xcalloc(1, sizeof(*k));
 
@@ -495,15 +472,63 @@ h_phase_go(struct agent *a, struct aconn *c, Knob__Envelope *req)
 	return 0;
 }
 
+/* Remove (on a worker) the kept files of conn_id matching workdir_id, or
+ * all of them when workdir_id is NULL.  bs->mu held. */
+static void
+release_kept_locked(struct agent *a, struct bench_state *bs, uint64_t conn_id,
+    const char *workdir_id)
+{
+	struct kept **kp, *k, *list = NULL;
+
+	for (kp = &bs->kept; (k = *kp) != NULL;) {
+		if (k->conn_id != conn_id || (workdir_id &&
+		    strcmp(k->p.workdir_id, workdir_id) != 0)) {
+			kp = &k->next;
+			continue;
+		}
+		*kp = k->next;
+		if (k->p.persist_files) {
+			kept_free(k);
+			continue;
+		}
+		k->next = list;
+		list = k;
+	}
+	if (list) {
+		struct cleanup_arg *ca = xcalloc(1, sizeof(*ca));
+
+		ca->bs = bs;
+		ca->list = list;
+		bs->nworkers++;
+		if (agent_spawn(a, cleanup_worker, ca) < 0) {
+			bs->nworkers--;
+			free(ca);
+			for (; list; list = k) {
+				k = list->next;
+				kept_free(list);
+			}
+			log_warnx("cannot start clean-up worker; kept files stay");
+		}
+	}
+}
+
 int
 h_phase_abort(struct agent *a, struct aconn *c, Knob__Envelope *req)
 {
 	struct bench_state *bs = a->bench;
 	const char *id = req->phase_abort->phase_id;
 	const char *why = req->phase_abort->reason;
+	const char *wid = req->phase_abort->workdir_id;
 	struct bphase *ph;
 
 	pthread_mutex_lock(&bs->mu);
+	if (wid && wid[0]) {
+		release_kept_locked(a, bs, c->id, wid);
+		if (id == NULL || id[0] == '\0') {
+			pthread_mutex_unlock(&bs->mu);
+			return 0;
+		}
+	}
 	for (ph = bs->phases; ph; ph = ph->next)
 		if (ph->conn_id == c->id && (id == NULL || id[0] == '\0' ||
 		    strcmp(ph->phase_id, id) == 0))

@@ -100,29 +100,6 @@ tune_read_path(struct agent *a, const char *path, char *buf, size_t len, char *m
 	return 0;
 }
 
-/* One write(2) of s, as sysfs and procfs expect; O_TRUNC like a shell's
- * "echo v > f" (a no-op on sysfs/procfs, needed for fake trees of regular
- * files); O_NOFOLLOW so a planted symlink is not followed. 0 or -errno. */
-static int
-write_value(const char *path, const char *s)
-{
-	size_t len = strlen(s);
-	ssize_t n;
-	int fd, rc = 0;
-
-	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return -errno;
-	n = write(fd, s, len);
-	if (n < 0)
-		rc = -errno;
-	else if ((size_t)n != len)
-		rc = -EIO;
-	if (close(fd) < 0 && rc == 0)
-		rc = -errno;
-	return rc;
-}
-
 int
 tune_write_path(struct agent *a, const char *path, const char *value, char *msg,
     size_t msglen)
@@ -134,7 +111,7 @@ tune_write_path(struct agent *a, const char *path, const char *value, char *msg,
 		snprintf(msg, msglen, "%s: path too long", path);
 		return -ENAMETOOLONG;
 	}
-	rc = write_value(full, value);
+	rc = write_small_file(full, value);
 	if (rc < 0)
 		snprintf(msg, msglen, "write %s: %s", path, strerror(-rc));
 	return rc;

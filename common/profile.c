@@ -21,8 +21,12 @@
 #define PROFILE_MAX_DEPTH 16
 #define SCHEMA_NAME "profile.rng"
 
+#ifndef KNOB_DATADIR
+#define KNOB_DATADIR "/usr/local/share/knob"
+#endif
+
 static const char *const default_dirs[] = {
-	"/usr/local/share/knob/profiles",
+	KNOB_DATADIR "/profiles",
 	"/etc/knob/profiles",
 };
 
@@ -698,7 +702,7 @@ profile_load(const char *name_or_file, struct strvec *errs)
 			strvec_push_owned(errs, xasprintf("%s:0: %s", name_or_file, strerror(ENOENT)));
 		else
 			strvec_push_owned(errs, xasprintf("%s:0: no profile of that name in the "
-			    "search path (KNOB_PROFILE_PATH, profiles/, /usr/local/share/knob/profiles, "
+			    "search path (KNOB_PROFILE_PATH, profiles/, " KNOB_DATADIR "/profiles, "
 			    "/etc/knob/profiles)", name_or_file));
 		return NULL;
 	}

@@ -6,7 +6,10 @@
  * Lookup of a profile NAME: $KNOB_PROFILE_PATH (colon separated), the
  * profiles/ directory of the source tree (found from the executable's
  * location), /usr/local/share/knob/profiles, /etc/knob/profiles.  An
- * argument containing '/' or ending in ".xml" is a file. */
+ * argument containing '/' or ending in ".xml" is a file.  extends="NAME" is
+ * looked up in the child's own directory first, then along the search path;
+ * extends="x.xml" is relative to the child's directory.  The schema
+ * (profile.rng) is taken from the profile's directory, else the search path. */
 #ifndef KNOB_PROFILE_H
 #define KNOB_PROFILE_H
 

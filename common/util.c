@@ -155,7 +155,9 @@ read_small_file(const char *path, char *buf, size_t max)
 	return tot;
 }
 
-/* One write(2) of s, as sysfs and procfs expect. */
+/* One write(2) of s, as sysfs and procfs expect; O_TRUNC like a shell's
+ * "echo v > f" (a no-op on sysfs/procfs, needed for fake trees of regular
+ * files); O_NOFOLLOW so a planted symlink is not followed. 0 or -errno. */
 int
 write_small_file(const char *path, const char *s)
 {
@@ -163,7 +165,7 @@ write_small_file(const char *path, const char *s)
 	ssize_t n;
 	int fd, rc = 0;
 
-	fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return -errno;
 	n = write(fd, s, len);

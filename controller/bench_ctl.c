@@ -747,6 +747,26 @@ finalize_phase(struct brun *br)
 	free(off);
 }
 
+/* Every node is past the last phase on workdir: let them remove its files
+ * (agents keep them until then, since another node may still read them). */
+static void
+release_files(struct brun *br, const char *workdir)
+{
+	Knob__Envelope env = KNOB__ENVELOPE__INIT;
+	Knob__PhaseAbort ab = KNOB__PHASE_ABORT__INIT;
+
+	ab.workdir_id = (char *)(uintptr_t)workdir;
+	ab.reason = (char *)(uintptr_t)"release";
+	env.body_case = KNOB__ENVELOPE__BODY_PHASE_ABORT;
+	env.phase_abort = &ab;
+	for (size_t i = 0; i < br->fo->n; i++) {
+		if (!br->pn[i].alive || br->fo->nodes[i].phase != FO_OPEN)
+			continue;
+		env.id = 0;
+		fanout_send(br->fo, &br->fo->nodes[i], &env);
+	}
+}
+
 /* All nodes are done with the run: end their connections. */
 static void
 finish(struct brun *br)
@@ -829,6 +849,8 @@ advance(struct brun *br)
 					return;
 			}
 			finalize_phase(br);
+			if (!br->plan[br->cur].keep)
+				release_files(br, br->plan[br->cur].workdir);
 			if (++br->cur >= br->nplan) {
 				finish(br);
 				return;

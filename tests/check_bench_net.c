@@ -55,11 +55,13 @@ bench_json(int *rc, const char *fmt, ...)
 	va_end(ap);
 	ck_assert_ptr_nonnull(args);
 	*rc = harness_knobctl(&h, &out, &err, "--json bench %s", args);
-	free(args);
 	doc = json_tokener_parse(out);
 	ck_assert_msg(doc != NULL, "not JSON (rc %d): %s\nstderr: %s", *rc, out, err);
+	if (*rc != 0)
+		fprintf(stderr, "knobctl bench %s: exit %d\n%s\n", args, *rc, out);
 	free(out);
 	free(err);
+	free(args);
 	return doc;
 }
 
@@ -114,6 +116,18 @@ count_entries(const char *dir)
 	}
 	closedir(d);
 	return n;
+}
+
+/* Wait up to secs for data to be empty; seconds taken or -1. */
+static int
+wait_empty(int secs)
+{
+	for (int i = 0; i < secs * 10; i++) {
+		if (count_entries(data) == 0)
+			return i / 10;
+		usleep(100000);
+	}
+	return -1;
 }
 
 /* The only knob.* directory under data (after a --keep run). */
@@ -179,7 +193,7 @@ START_TEST(nn_write_read)
 		ck_assert_int_eq(ji(jget(p, "latency"), "count"), 8 * 16);
 	}
 	json_object_put(doc);
-	ck_assert_int_eq(count_entries(data), 0);
+	ck_assert_msg(wait_empty(5) >= 0, "files left behind in %s", data);
 
 	/* --keep: look at what was written */
 	doc = bench_json(&rc, "seq-write -w @all --dir %s --threads 8 --size 4m "
@@ -215,7 +229,7 @@ START_TEST(n1_shared_write_read)
 		ck_assert_int_eq(ji(p, "bytes"), 4 * (8 << 20));
 	}
 	json_object_put(doc);
-	ck_assert_int_eq(count_entries(data), 0);
+	ck_assert_msg(wait_empty(5) >= 0, "files left behind in %s", data);
 
 	doc = bench_json(&rc, "seq-write -w @all --dir %s --threads 4 --size 8m "
 	    "--shared --keep", data);
@@ -252,7 +266,7 @@ START_TEST(placement)
 	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(nodes, 0)), "node01");
 	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(nodes, 1)), "node02");
 	json_object_put(doc);
-	ck_assert_int_eq(count_entries(data), 0);
+	ck_assert_msg(wait_empty(5) >= 0, "files left behind in %s", data);
 }
 END_TEST
 
@@ -280,7 +294,7 @@ START_TEST(md_sweep)
 	}
 	run = xstrdup(js(doc, "run_id"));
 	json_object_put(doc);
-	ck_assert_int_eq(count_entries(data), 0);
+	ck_assert_msg(wait_empty(5) >= 0, "files left behind in %s", data);
 	rc = harness_knobctl(&h, &out, NULL, "results show %s", run);
 	ck_assert_int_eq(rc, 0);
 	ck_assert_ptr_nonnull(strstr(out, "md-remove"));
@@ -359,24 +373,14 @@ START_TEST(agent_killed_degraded)
 		struct stat sb;
 
 		kept_dir(kd, sizeof(kd));
+		for (int i = 0; i < 50 && count_entries(kd) > 1; i++)
+			usleep(100000);
 		ck_assert_int_eq(count_entries(kd), 1);
 		snprintf(f, sizeof(f), "%s/f.00000002", kd);
 		ck_assert_int_eq(stat(f, &sb), 0);
 	}
 }
 END_TEST
-
-/* Wait up to secs for data to be empty; seconds taken or -1. */
-static int
-wait_empty(int secs)
-{
-	for (int i = 0; i < secs * 10; i++) {
-		if (count_entries(data) == 0)
-			return i / 10;
-		usleep(100000);
-	}
-	return -1;
-}
 
 /* The controller stops (SIGSTOP: connections open but silent) mid-phase:
  * every agent aborts within the lease and removes its files.  Then a

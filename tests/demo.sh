@@ -141,11 +141,12 @@ ctl rollback -w node01
 echo "after: scheduler=$(cat /sys/block/$DEV/queue/scheduler) read_ahead_kb=$(cat /sys/block/$DEV/queue/read_ahead_kb) nr_requests=$(cat /sys/block/$DEV/queue/nr_requests)"
 
 step "coordinated benchmark: sequential write then read, 1 and 2 threads over both agents"
-ctl bench seq -w @all --dir "$W/mnt" --threads 1,2 --size 64m --bs 1m --fsync
+ctl bench seq -w @all --dir "$W/mnt" --threads 1,2 --size 64m --bs 1m --direct --fsync
 
 step "results stored in SQLite and shown from it"
 ctl results list
-run sqlite3 "$W/results.db" "select count(*) || ' phase rows stored' from sqlite_master where type='table' limit 1;" || true
-ctl results show last
+RUN=$(ip netns exec "$CTL" "$BUILD/knobctl" -c "$W/cluster.xml" results list | awk 'NR > 1 { r = $1 } END { print r }')
+ctl results show "$RUN"
+run sqlite3 "$W/results.db" ".tables"
 
 step "done: agents stopped, loop device detached, namespaces and files removed"

@@ -1,0 +1,197 @@
+/* Driver for bench/engine-vs-fio: runs one workload with knob's built-in
+ * engine (in process, the same code knobd runs) and with fio on the same
+ * directory, best of --reps runs each, and prints one line:
+ *   engine_rate fio_rate ratio engine_cpu_s_per_gib unit
+ * where rate is bytes/s for sequential and IOPS for random workloads.
+ * Built by the script against the build directory's libraries. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+#include "bench.h"
+#include "log.h"
+#include "util.h"
+
+struct opts {
+	const char *kind, *dir, *fio;
+	unsigned threads, reps;
+	uint64_t bs, size;
+	int direct;
+};
+
+/* One engine run; *rate in bytes/s or IOPS, *cpu in s/GiB. 0 or -1. */
+static int
+run_engine(const struct opts *o, int rep, double *rate, double *cpu)
+{
+	struct bench_params p;
+	struct bench_job *j;
+	Knob__PhaseResult r;
+	double el;
+	int rc;
+
+	memset(&p, 0, sizeof(p));
+	snprintf(p.phase_id, sizeof(p.phase_id), "evf-%ld-%d", (long)getpid(), rep);
+	snprintf(p.workdir_id, sizeof(p.workdir_id), "%s", p.phase_id);
+	p.kind = bench_kind_parse(o->kind);
+	snprintf(p.dir, sizeof(p.dir), "%s", o->dir);
+	p.bs = o->bs;
+	p.file_size = o->size;
+	p.threads_total = o->threads;
+	p.nranks = o->threads;
+	p.ranks = xcalloc(o->threads, sizeof(*p.ranks));
+	for (unsigned i = 0; i < o->threads; i++)
+		p.ranks[i] = i;
+	p.odirect = o->direct;
+	p.seed = 1 + (uint64_t)rep;
+	p.ext_args = xcalloc(1, sizeof(char *));
+	p.hosts = xcalloc(1, sizeof(char *));
+	p.host_slots = xcalloc(1, sizeof(uint32_t));
+	j = bench_job_new(&p, "local");
+	rc = bench_job_run(j);
+	bench_job_result(j, &r);
+	bench_job_cleanup(j);
+	if (rc < 0 || !r.ok) {
+		fprintf(stderr, "engine: %s\n", r.error[0] ? r.error : j->err);
+		bench_result_free(&r);
+		bench_job_free(j);
+		return -1;
+	}
+	el = (double)(r.end_ns - r.start_ns) / 1e9;
+	*rate = (double)(strncmp(o->kind, "rand", 4) == 0 ? r.ops : r.bytes) / el;
+	*cpu = (double)r.cpu_ns / 1e9 / ((double)r.bytes / (1 << 30));
+	bench_result_free(&r);
+	bench_job_free(j);
+	return 0;
+}
+
+/* One fio run of the same workload; *rate as for the engine. 0 or -1. */
+static int
+run_fio(const struct opts *o, double *rate)
+{
+	static const struct { const char *kind, *rw, *op; } map[] = {
+		{ "seq-write", "write", "write" }, { "seq-read", "read", "read" },
+		{ "rand-write", "randwrite", "write" }, { "rand-read", "randread", "read" },
+	};
+	char a_dir[4200], a_rw[32], a_bs[48], a_size[48], a_jobs[32], err[256];
+	char *argv[24], *out = NULL, tmpl[] = "/tmp/knob-evf-fio.XXXXXX";
+	struct ext_summary s;
+	int ac = 0, fd, st, rc = -1;
+	size_t i, k;
+	pid_t pid;
+
+	for (k = 0; k < nitems(map); k++)
+		if (strcmp(map[k].kind, o->kind) == 0)
+			break;
+	if (k == nitems(map))
+		return -1;
+	snprintf(a_dir, sizeof(a_dir), "--directory=%s", o->dir);
+	snprintf(a_rw, sizeof(a_rw), "--rw=%s", map[k].rw);
+	snprintf(a_bs, sizeof(a_bs), "--bs=%llu", (unsigned long long)o->bs);
+	snprintf(a_size, sizeof(a_size), "--size=%llu", (unsigned long long)o->size);
+	snprintf(a_jobs, sizeof(a_jobs), "--numjobs=%u", o->threads);
+	argv[ac++] = (char *)(uintptr_t)o->fio;
+	argv[ac++] = (char *)(uintptr_t)"--name=evf";
+	argv[ac++] = a_dir;
+	argv[ac++] = a_rw;
+	argv[ac++] = a_bs;
+	argv[ac++] = a_size;
+	argv[ac++] = a_jobs;
+	argv[ac++] = (char *)(uintptr_t)"--ioengine=psync";
+	argv[ac++] = (char *)(uintptr_t)"--iodepth=1";
+	argv[ac++] = (char *)(uintptr_t)"--group_reporting";
+	argv[ac++] = (char *)(uintptr_t)"--unlink=1";
+	argv[ac++] = (char *)(uintptr_t)"--output-format=json";
+	if (o->direct)
+		argv[ac++] = (char *)(uintptr_t)"--direct=1";
+	argv[ac] = NULL;
+	if ((fd = mkstemp(tmpl)) < 0)
+		return -1;
+	unlink(tmpl);
+	if ((pid = fork()) == 0) {
+		dup2(fd, 1);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	waitpid(pid, &st, 0);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		fprintf(stderr, "fio failed (status %d)\n", st);
+		goto out;
+	}
+	{
+		off_t len = lseek(fd, 0, SEEK_END);
+		out = xmalloc((size_t)len + 1);
+		if (pread(fd, out, (size_t)len, 0) != len)
+			goto out;
+		out[len] = '\0';
+	}
+	if (ext_parse_fio_json(out, &s, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s\n", err);
+		goto out;
+	}
+	for (i = 0; i < s.n; i++)
+		if (strcmp(s.op[i].op, map[k].op) == 0) {
+			*rate = strncmp(o->kind, "rand", 4) == 0 ? s.op[i].iops : s.op[i].bw_bytes;
+			rc = 0;
+		}
+out:
+	free(out);
+	close(fd);
+	return rc;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "kind", required_argument, NULL, 'k' }, { "dir", required_argument, NULL, 'd' },
+		{ "threads", required_argument, NULL, 't' }, { "bs", required_argument, NULL, 'b' },
+		{ "size", required_argument, NULL, 's' }, { "direct", no_argument, NULL, 'D' },
+		{ "reps", required_argument, NULL, 'r' }, { "fio", required_argument, NULL, 'f' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct opts o = { "seq-write", NULL, "fio", 1, 3, 1 << 20, 256 << 20, 0 };
+	double er = 0, fr = 0, ecpu = 0;
+	int ch;
+
+	log_init("engine-vs-fio", LOG_LVL_WARN);
+	while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (ch) {
+		case 'k': o.kind = optarg; break;
+		case 'd': o.dir = optarg; break;
+		case 't': o.threads = (unsigned)atoi(optarg); break;
+		case 'b': o.bs = strtoull(optarg, NULL, 10); break;
+		case 's': o.size = strtoull(optarg, NULL, 10); break;
+		case 'D': o.direct = 1; break;
+		case 'r': o.reps = (unsigned)atoi(optarg); break;
+		case 'f': o.fio = optarg; break;
+		default: return 2;
+		}
+	}
+	if (o.dir == NULL || bench_kind_parse(o.kind) < 0 || o.threads == 0 || o.reps == 0) {
+		fprintf(stderr, "usage: engine_vs_fio --kind K --dir D [--threads N] [--bs B] "
+		    "[--size S] [--direct] [--reps R] [--fio PATH]\n");
+		return 2;
+	}
+	/* interleave the two so that drifting device state hits both alike */
+	for (unsigned rep = 0; rep < o.reps; rep++) {
+		double r, c, f;
+
+		if (run_engine(&o, (int)rep, &r, &c) < 0)
+			return 1;
+		if (r > er) {
+			er = r;
+			ecpu = c;
+		}
+		if (run_fio(&o, &f) < 0)
+			return 1;
+		if (f > fr)
+			fr = f;
+	}
+	printf("%.0f %.0f %.3f %.3f %s\n", er, fr, fr > 0 ? er / fr : 0, ecpu,
+	    strncmp(o.kind, "rand", 4) == 0 ? "IOPS" : "B/s");
+	return 0;
+}

@@ -1,0 +1,448 @@
+/* Integration: knobctl apply / verify / rollback over real agents in network
+ * namespaces (tests/harness.h).
+ *
+ * Real: a loop device this test creates (loop devices are global, so both
+ * namespace agents see it under /sys/block; only its exact name is ever
+ * targeted, and it is detached at the end), each node's eth0 (a veth inside
+ * its namespace) through libnl, and net.core.somaxconn, which is per
+ * namespace.  Fakes, said plainly: the Lustre tree is a fake under a
+ * --sysroot with several OSC instances; mmchconfig, mmdiag and lctl are
+ * stand-in shell scripts under that sysroot, one of them deliberately slow.
+ *
+ * The program runs without forking per test (CK_NOFORK) so that the
+ * harness and the loop device, set up once in the unchecked fixture, are
+ * always torn down by the unchecked teardown, failures or not. */
+#include <check.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <json-c/json.h>
+
+#include "harness.h"
+#include "util.h"
+
+static struct harness h;
+static int h_up;
+static char top[64], loopdev[32];
+
+/* Read /sys/block/LOOP/queue/ATTR into a static buffer. */
+static const char *
+qattr(const char *attr)
+{
+	static char buf[256];
+	char path[256];
+
+	snprintf(path, sizeof(path), "/sys/block/%s/queue/%s", loopdev, attr);
+	if (read_small_file(path, buf, sizeof(buf)) < 0)
+		return "<unreadable>";
+	return buf;
+}
+
+static void
+suite_setup(void)
+{
+	char cmd[256];
+	FILE *p;
+
+	snprintf(top, sizeof(top), "/tmp/knob-tunenet.XXXXXX");
+	if (mkdtemp(top) == NULL)
+		exit(1);
+	snprintf(cmd, sizeof(cmd), "truncate -s 16M %s/loop.img && losetup -f --show %s/loop.img",
+	    top, top);
+	p = popen(cmd, "r");
+	if (p && fgets(cmd, sizeof(cmd), p) && strncmp(cmd, "/dev/", 5) == 0)
+		snprintf(loopdev, sizeof(loopdev), "%s", strtrim(cmd) + 5);
+	if (p)
+		pclose(p);
+	/* slow stand-ins must time out quickly; knobd inherits this */
+	setenv("KNOB_CMD_TIMEOUT_MS", "1000", 1);
+	if (harness_start(&h, 2, 0) == 0) {
+		h_up = 1;
+		snprintf(h.node[0].extra_args, sizeof(h.node[0].extra_args), "--test-hooks");
+		if (harness_agent_start(&h, 0) < 0 || harness_agent_start(&h, 1) < 0)
+			h_up = 0;
+	}
+}
+
+static void
+suite_teardown(void)
+{
+	char cmd[256];
+
+	if (h_up || h.up)
+		harness_stop(&h);
+	if (loopdev[0]) {
+		snprintf(cmd, sizeof(cmd), "losetup -d /dev/%s", loopdev);
+		if (system(cmd) != 0)
+			fprintf(stderr, "could not detach %s\n", loopdev);
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", top);
+}
+
+static void __attribute__((format(printf, 2, 3)))
+write_profile(const char *name, const char *fmt, ...)
+{
+	char path[256];
+	va_list ap;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s.xml", top, name);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "<?xml version=\"1.0\"?>\n<profile name=\"%s\">\n", name);
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	fprintf(f, "</profile>\n");
+	fclose(f);
+}
+
+/* Run knobctl; print its output for the record; returns the exit status. */
+static int __attribute__((format(printf, 2, 3)))
+ctl(char **out, const char *fmt, ...)
+{
+	char cmd[2048];
+	char *err = NULL;
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	rc = harness_knobctl(&h, out, &err, "%s", cmd);
+	fprintf(stderr, "$ knobctl %s   (exit %d)\n%s%s", cmd, rc, *out ? *out : "",
+	    err && *err ? err : "");
+	free(err);
+	return rc;
+}
+
+static void
+precheck(void)
+{
+	ck_assert_msg(loopdev[0] != '\0', "no loop device");
+	ck_assert_msg(h_up, "harness did not start");
+}
+
+/* --check --diff folds, writes nothing; apply; drift; read-only attribute
+ * reverts the transaction; rollback restores the exact originals. */
+START_TEST(test_loop_apply_verify_rollback)
+{
+	char sched0[256], ra0[64], *out = NULL, want[32], line[256];
+	int rc;
+
+	precheck();
+	snprintf(sched0, sizeof(sched0), "%s", qattr("scheduler"));
+	snprintf(ra0, sizeof(ra0), "%s", qattr("read_ahead_kb"));
+	snprintf(want, sizeof(want), "%s", strstr(sched0, "[none]") ? "mq-deadline" : "none");
+	write_profile("loop", "  <description>test</description>\n"
+	    "  <blockdev device=\"%s\" attr=\"scheduler\" value=\"%s\"/>\n"
+	    "  <blockdev device=\"%s\" attr=\"read_ahead_kb\" value=\"4M\"/>\n",
+	    loopdev, want, loopdev);
+
+	/* dry run on both nodes: identical, folded, nothing written */
+	rc = ctl(&out, "apply %s/loop.xml -w node[01-02] --check --diff", top);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_ptr_nonnull(strstr(out, "node[01-02]"));
+	snprintf(line, sizeof(line), "would-change    blockdev %s read_ahead_kb: %s -> 4096",
+	    loopdev, ra0);
+	ck_assert_msg(strstr(out, line) != NULL, "missing '%s'", line);
+	ck_assert_ptr_nonnull(strstr(out, "2 would-change"));
+	free(out);
+	ck_assert_str_eq(qattr("scheduler"), sched0);
+	ck_assert_str_eq(qattr("read_ahead_kb"), ra0);
+
+	/* apply (node01 only: the device is shared by both namespaces) */
+	rc = ctl(&out, "apply %s/loop.xml -w node01", top);
+	ck_assert_int_eq(rc, 0);
+	snprintf(line, sizeof(line), "changed         blockdev %s read_ahead_kb: %s -> 4096",
+	    loopdev, ra0);
+	ck_assert_msg(strstr(out, line) != NULL, "missing '%s'", line);
+	free(out);
+	ck_assert_str_eq(qattr("read_ahead_kb"), "4096");
+	ck_assert_ptr_nonnull(strstr(qattr("scheduler"), want));
+
+	rc = ctl(&out, "verify %s/loop.xml -w node01", top);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_ptr_nonnull(strstr(out, "2 of 2 key(s) match; active profile: loop"));
+	free(out);
+
+	/* drift behind knob's back: exactly that key */
+	snprintf(line, sizeof(line), "/sys/block/%s/queue/read_ahead_kb", loopdev);
+	ck_assert_int_eq(write_small_file(line, "256"), 0);
+	rc = ctl(&out, "verify %s/loop.xml -w node01", top);
+	ck_assert_int_eq(rc, 1);
+	snprintf(line, sizeof(line), "drift           blockdev %s read_ahead_kb: is 256, profile wants 4096",
+	    loopdev);
+	ck_assert_msg(strstr(out, line) != NULL, "missing '%s'", line);
+	ck_assert_ptr_nonnull(strstr(out, "1 of 2 key(s) match"));
+	ck_assert_ptr_nonnull(strstr(out, "1 drift"));
+	free(out);
+
+	/* a read-only attribute: the whole transaction is reverted, per key */
+	write_profile("loop-ro", "  <blockdev device=\"%s\" attr=\"read_ahead_kb\" value=\"8M\"/>\n"
+	    "  <sysfs key=\"/sys/block/%s/queue/hw_sector_size\" value=\"4096\"/>\n",
+	    loopdev, loopdev);
+	rc = ctl(&out, "apply %s/loop-ro.xml -w node01", top);
+	ck_assert_int_eq(rc, 1);
+	snprintf(line, sizeof(line), "reverted        blockdev %s read_ahead_kb: 256 -> 8192, reverted to 256",
+	    loopdev);
+	ck_assert_msg(strstr(out, line) != NULL, "missing '%s'", line);
+	snprintf(line, sizeof(line), "failed          sysfs /sys/block/%s/queue/hw_sector_size: write "
+	    "/sys/block/%s/queue/hw_sector_size: Permission denied (errno 13)", loopdev, loopdev);
+	ck_assert_msg(strstr(out, line) != NULL, "missing '%s'", line);
+	free(out);
+	ck_assert_str_eq(qattr("read_ahead_kb"), "256");
+
+	rc = ctl(&out, "rollback -w node01");
+	ck_assert_int_eq(rc, 0);
+	ck_assert_ptr_nonnull(strstr(out, "2 original value(s) restored; journal cleared; was loop"));
+	free(out);
+	ck_assert_str_eq(qattr("scheduler"), sched0);
+	ck_assert_str_eq(qattr("read_ahead_kb"), ra0);
+	rc = ctl(&out, "rollback -w node[01-02]");
+	ck_assert_int_eq(rc, 0);
+	ck_assert_ptr_nonnull(strstr(out, "nothing to roll back"));
+	free(out);
+}
+END_TEST
+
+/* Each node's eth0 (a veth in its namespace) through libnl, and a per-
+ * namespace sysctl, on both nodes at once. */
+START_TEST(test_net_and_sysctl)
+{
+	char *out = NULL;
+	int rc;
+
+	precheck();
+	write_profile("netns",
+	    "  <net interface=\"eth0\" attr=\"mtu\" value=\"1400\"/>\n"
+	    "  <net interface=\"eth0\" attr=\"txqueuelen\" value=\"2000\"/>\n"
+	    "  <sysctl key=\"net.core.somaxconn\" value=\"1234\"/>\n");
+	rc = ctl(&out, "apply %s/netns.xml -w node[01-02]", top);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_ptr_nonnull(strstr(out, "node[01-02]"));
+	ck_assert_ptr_nonnull(strstr(out, "changed         net eth0 mtu: 1500 -> 1400"));
+	ck_assert_ptr_nonnull(strstr(out, "changed         sysctl net.core.somaxconn"));
+	ck_assert_ptr_nonnull(strstr(out, "2 changed"));
+	free(out);
+	for (int i = 0; i < 2; i++) {
+		ck_assert_int_eq(harness_node_sh(&h, i, "ip link show eth0 | grep -q \"mtu 1400 .*qlen 2000\""), 0);
+		ck_assert_int_eq(harness_node_sh(&h, i, "test $(cat /proc/sys/net/core/somaxconn) = 1234"), 0);
+	}
+	/* the host namespace is untouched */
+	ck_assert_int_ne(system("test $(cat /proc/sys/net/core/somaxconn) = 1234"), 0);
+	ck_assert_int_eq(harness_node_sh(&h, 1, "ip link set eth0 mtu 1450"), 0);
+	rc = ctl(&out, "verify %s/netns.xml -w node[01-02]", top);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_ptr_nonnull(strstr(out, "drift           net eth0 mtu: is 1450, profile wants 1400"));
+	free(out);
+	rc = ctl(&out, "rollback -w node[01-02]");
+	ck_assert_int_eq(rc, 0);
+	free(out);
+	for (int i = 0; i < 2; i++) {
+		ck_assert_int_eq(harness_node_sh(&h, i, "ip link show eth0 | grep -q \"mtu 1500 .*qlen 1000\""), 0);
+		ck_assert_int_ne(harness_node_sh(&h, i, "test $(cat /proc/sys/net/core/somaxconn) = 1234"), 0);
+	}
+	/* --json: every node's record with its keys */
+	rc = ctl(&out, "--json apply %s/netns.xml -w node[01-02] --check", top);
+	ck_assert_int_eq(rc, 0);
+	{
+		json_object *doc = json_tokener_parse(out), *nodes, *n, *v, *keys;
+
+		ck_assert_ptr_nonnull(doc);
+		ck_assert(json_object_object_get_ex(doc, "nodes", &nodes));
+		ck_assert_int_eq(json_object_array_length(nodes), 2);
+		n = json_object_array_get_idx(nodes, 0);
+		ck_assert(json_object_object_get_ex(n, "status", &v));
+		ck_assert_str_eq(json_object_get_string(v), "would-change");
+		ck_assert(json_object_object_get_ex(n, "apply", &v));
+		ck_assert(json_object_object_get_ex(v, "keys", &keys));
+		ck_assert_int_eq(json_object_array_length(keys), 3);
+		json_object_put(doc);
+	}
+	free(out);
+}
+END_TEST
+
+static void __attribute__((format(printf, 2, 3)))
+put(const char *root, const char *fmt, ...)
+{
+	char path[512], cmd[600], *content;
+	va_list ap;
+	FILE *f;
+
+	va_start(ap, fmt);
+	snprintf(path, sizeof(path), "%s%s", root, va_arg(ap, const char *));
+	content = va_arg(ap, char *);
+	va_end(ap);
+	(void)fmt;
+	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", path);
+	ck_assert_int_eq(system(cmd), 0);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(content, f);
+	fclose(f);
+	if (strstr(path, "/bin/") != NULL)
+		chmod(path, 0755);
+}
+
+/* Fake Lustre tree and stand-in GPFS commands under node02's --sysroot. */
+START_TEST(test_fake_lustre_gpfs)
+{
+	char root[128], cfg[160], body[2048], *out = NULL;
+	int rc;
+
+	precheck();
+	snprintf(root, sizeof(root), "%s/root2", top);
+	snprintf(cfg, sizeof(cfg), "%s/gpfs.cfg", top);
+	for (int i = 0; i < 4; i++) {
+		char p[256];
+
+		snprintf(p, sizeof(p), "/sys/fs/lustre/osc/scratch-OST000%d-osc-ffff9a/max_rpcs_in_flight", i);
+		put(root, "%s%s", p, "8\n");
+		snprintf(p, sizeof(p), "/proc/fs/lustre/osc/scratch-OST000%d-osc-ffff9a/checksums", i);
+		put(root, "%s%s", p, "1\n");
+	}
+	put(root, "%s%s", "/sys/fs/lustre/mgc/MGC10.1.0.1@o2ib/ir_timeout", "30\n");
+	put(root, "%s%s", "/sys/fs/lustre/ldlm/namespaces/scratch-OST0000-osc-ffff9a/lru_size", "0\n");
+	put(root, "%s%s", "/sys/fs/lustre/ldlm/namespaces/MGC10.1.0.1@o2ib/lru_size", "0\n");
+	put(top, "%s%s", "/gpfs.cfg", "pagepool 1073741824\nmaxMBpS 2048\n");
+	snprintf(body, sizeof(body), "#!/bin/sh\n# stand-in for mmdiag (no GPFS here)\n"
+	    "[ \"$1\" = --config ] || exit 2\necho '=== mmdiag: config ==='\nsed 's/^/ ! /' '%s'\n", cfg);
+	put(root, "%s%s", "/usr/lpp/mmfs/bin/mmdiag", body);
+	snprintf(body, sizeof(body), "#!/bin/sh\n# stand-in for mmchconfig (no GPFS here)\n"
+	    "kv=$1; k=${kv%%=*}; v=${kv#*=}\n"
+	    "case $k in\n"
+	    "maxMBpS) sleep 30;;\n"
+	    "pagepool) sed -i \"s/^pagepool .*/pagepool $v/\" '%s';;\n"
+	    "*) echo \"mmchconfig: unknown attribute $k\" >&2; exit 1;;\n"
+	    "esac\n", cfg);
+	put(root, "%s%s", "/usr/lpp/mmfs/bin/mmchconfig", body);
+
+	harness_agent_stop(&h, 1, SIGTERM);
+	snprintf(h.node[1].sysroot, sizeof(h.node[1].sysroot), "%s", root);
+	ck_assert_int_eq(harness_agent_start(&h, 1), 0);
+
+	write_profile("fake", "  <lustre key=\"osc.*OST*.max_rpcs_in_flight\" value=\"16\"/>\n"
+	    "  <lustre key=\"osc.*.checksums\" value=\"0\"/>\n"
+	    "  <lustre key=\"ldlm.namespaces.MGC10.1.0.1@o2ib.lru_size\" value=\"2000\"/>\n"
+	    "  <lustre key=\"llite.*.max_read_ahead_mb\" value=\"1024\"/>\n"
+	    "  <gpfs key=\"pagepool\" value=\"16G\"/>\n");
+	rc = ctl(&out, "apply %s/fake.xml -w node02", top);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_ptr_nonnull(strstr(out, "changed         lustre osc.scratch-OST0003-osc-ffff9a.max_rpcs_in_flight: 8 -> 16"));
+	ck_assert_ptr_nonnull(strstr(out, "changed         lustre osc.scratch-OST0002-osc-ffff9a.checksums: 1 -> 0"));
+	ck_assert_ptr_nonnull(strstr(out, "changed         lustre ldlm.namespaces.MGC10.1.0.1@o2ib.lru_size: 0 -> 2000"));
+	ck_assert_ptr_nonnull(strstr(out, "unsupported     lustre llite.*.max_read_ahead_mb"));
+	ck_assert_ptr_nonnull(strstr(out, "changed         gpfs pagepool: 1073741824 -> 17179869184"));
+	free(out);
+	{
+		char buf[256], p[256];
+
+		snprintf(p, sizeof(p), "%s/sys/fs/lustre/ldlm/namespaces/scratch-OST0000-osc-ffff9a/lru_size", root);
+		ck_assert_int_ge(read_small_file(p, buf, sizeof(buf)), 0);
+		ck_assert_str_eq(buf, "0");	/* the NID key matched only the MGC */
+	}
+
+	/* a hanging mmchconfig times out; the transaction is reverted */
+	write_profile("slow", "  <lustre key=\"osc.*OST0000*.max_rpcs_in_flight\" value=\"64\"/>\n"
+	    "  <gpfs key=\"maxMBpS\" value=\"20000\"/>\n");
+	rc = ctl(&out, "apply %s/slow.xml -w node02", top);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_ptr_nonnull(strstr(out, "failed          gpfs maxMBpS: mmchconfig maxMBpS=20000 -i -N node02 timed out after 1000 ms"));
+	ck_assert_ptr_nonnull(strstr(out, "reverted        lustre osc.scratch-OST0000-osc-ffff9a.max_rpcs_in_flight: 16 -> 64, reverted to 16"));
+	free(out);
+
+	rc = ctl(&out, "rollback -w node02");
+	ck_assert_int_eq(rc, 0);
+	ck_assert_ptr_nonnull(strstr(out, "restored        gpfs pagepool: 17179869184 -> 1073741824"));
+	free(out);
+	harness_agent_stop(&h, 1, SIGTERM);
+	h.node[1].sysroot[0] = '\0';
+	ck_assert_int_eq(harness_agent_start(&h, 1), 0);
+}
+END_TEST
+
+/* SIGKILL between the journal write and the end of the transaction (test
+ * pause after the first write), restart: originals back; a second apply
+ * journals the true originals (rollback returns to them). */
+START_TEST(test_crash_safety)
+{
+	char sched0[256], ra0[64], want[32], *out = NULL;
+	pid_t pid;
+	int st, i, rc;
+
+	precheck();
+	snprintf(sched0, sizeof(sched0), "%s", qattr("scheduler"));
+	snprintf(ra0, sizeof(ra0), "%s", qattr("read_ahead_kb"));
+	snprintf(want, sizeof(want), "%s", strstr(sched0, "[none]") ? "mq-deadline" : "none");
+	write_profile("crash", "  <blockdev device=\"%s\" attr=\"scheduler\" value=\"%s\"/>\n"
+	    "  <blockdev device=\"%s\" attr=\"read_ahead_kb\" value=\"1M\"/>\n",
+	    loopdev, want, loopdev);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		char *o = NULL;
+
+		harness_knobctl(&h, &o, NULL, "apply %s/crash.xml -w node01 --test-pause-ms 4000", top);
+		_exit(0);
+	}
+	for (i = 0; i < 300 && strstr(qattr("scheduler"), want) == NULL; i++)
+		usleep(20000);
+	ck_assert_msg(strstr(qattr("scheduler"), want) != NULL, "first write did not happen");
+	ck_assert_str_eq(qattr("read_ahead_kb"), ra0);	/* second write not yet */
+	harness_agent_stop(&h, 0, SIGKILL);
+	waitpid(pid, &st, 0);
+	ck_assert_int_eq(harness_agent_start(&h, 0), 0);	/* recovery before serving */
+	ck_assert_str_eq(qattr("scheduler"), sched0);
+	ck_assert_str_eq(qattr("read_ahead_kb"), ra0);
+
+	rc = ctl(&out, "apply %s/crash.xml -w node01", top);
+	ck_assert_int_eq(rc, 0);
+	free(out);
+	ck_assert_str_eq(qattr("read_ahead_kb"), "1024");
+	rc = ctl(&out, "rollback -w node01");
+	ck_assert_int_eq(rc, 0);
+	free(out);
+	ck_assert_str_eq(qattr("scheduler"), sched0);
+	ck_assert_str_eq(qattr("read_ahead_kb"), ra0);
+}
+END_TEST
+
+static Suite *
+tune_net_suite(void)
+{
+	Suite *s = suite_create("tune_net");
+	TCase *tc = tcase_create("tune_net");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_unchecked_fixture(tc, suite_setup, suite_teardown);
+	tcase_add_test(tc, test_loop_apply_verify_rollback);
+	tcase_add_test(tc, test_net_and_sysctl);
+	tcase_add_test(tc, test_fake_lustre_gpfs);
+	tcase_add_test(tc, test_crash_safety);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(tune_net_suite());
+	int failed;
+
+	srunner_set_fork_status(sr, CK_NOFORK);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
