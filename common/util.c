@@ -69,6 +69,23 @@ xasprintf(const char *fmt, ...)
 	return s;
 }
 
+/* Append printf output to the malloc'd string *s (NULL starts one). */
+void
+str_appendf(char **s, const char *fmt, ...)
+{
+	va_list ap;
+	char *add, *n;
+
+	va_start(ap, fmt);
+	if (vasprintf(&add, fmt, ap) < 0)
+		fatal("vasprintf");
+	va_end(ap);
+	n = xasprintf("%s%s", *s ? *s : "", add);
+	free(*s);
+	free(add);
+	*s = n;
+}
+
 void
 strvec_push_owned(struct strvec *sv, char *s)
 {

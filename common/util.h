@@ -16,6 +16,7 @@ void *xcalloc(size_t n, size_t sz);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void str_appendf(char **s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* A growable vector of owned strings. */
 struct strvec {

@@ -8,25 +8,6 @@
 #include "pbjson.h"
 #include "util.h"
 
-/* Append printf output to a growing malloc'd string. */
-static void __attribute__((format(printf, 2, 3)))
-cat(char **s, const char *fmt, ...)
-{
-	va_list ap;
-	char *add, *n;
-
-	va_start(ap, fmt);
-	if (vasprintf(&add, fmt, ap) < 0)
-		add = NULL;
-	va_end(ap);
-	if (add == NULL)
-		return;
-	n = xasprintf("%s%s", *s ? *s : "", add);
-	free(*s);
-	free(add);
-	*s = n;
-}
-
 /* Human-readable facts; identical machines fold together. */
 static char *
 render_facts(struct fanout *fo, struct fo_node *n, void *arg)
@@ -42,34 +23,34 @@ render_facts(struct fanout *fo, struct fo_node *n, void *arg)
 	f = n->reply->facts;
 	/* Host name and uptime differ on every node: they are in --json only,
 	 * so that identical machines fold together here. */
-	cat(&s, "kernel %s  knobd %s\n", f->kernel, f->agent_version);
+	str_appendf(&s, "kernel %s  knobd %s\n", f->kernel, f->agent_version);
 	if (f->cpu)
-		cat(&s, "cpu: %s, %u socket(s), %u cores, %u threads, smt %s\n", f->cpu->model,
+		str_appendf(&s, "cpu: %s, %u socket(s), %u cores, %u threads, smt %s\n", f->cpu->model,
 		    f->cpu->sockets, f->cpu->cores, f->cpu->threads, f->cpu->smt);
-	cat(&s, "memory: %llu MiB total, %llu MiB available\n",
+	str_appendf(&s, "memory: %llu MiB total, %llu MiB available\n",
 	    (unsigned long long)f->mem_total_kb / 1024, (unsigned long long)f->mem_available_kb / 1024);
 	for (i = 0; i < f->n_blockdevs; i++) {
 		const Knob__BlockDevFacts *b = f->blockdevs[i];
-		cat(&s, "block %s: %.1f GiB %s scheduler=%s read_ahead_kb=%u nr_requests=%u\n",
+		str_appendf(&s, "block %s: %.1f GiB %s scheduler=%s read_ahead_kb=%u nr_requests=%u\n",
 		    b->name, (double)b->size_bytes / (1 << 30), b->rotational ? "hdd" : "ssd",
 		    b->scheduler, b->read_ahead_kb, b->nr_requests);
 	}
 	for (i = 0; i < f->n_nics; i++) {
 		const Knob__NicFacts *x = f->nics[i];
-		cat(&s, "nic %s: %s mtu=%u txqueuelen=%u speed=%lld\n", x->name, x->operstate,
+		str_appendf(&s, "nic %s: %s mtu=%u txqueuelen=%u speed=%lld\n", x->name, x->operstate,
 		    x->mtu, x->txqueuelen, (long long)x->speed_mbps);
 	}
 	for (i = 0; i < f->n_mounts; i++) {
 		const Knob__MountFacts *m = f->mounts[i];
 		if (strcmp(m->kind, "local") != 0)
-			cat(&s, "mount %s on %s (%s, %s)\n", m->source, m->target, m->fstype, m->kind);
+			str_appendf(&s, "mount %s on %s (%s, %s)\n", m->source, m->target, m->fstype, m->kind);
 	}
 	for (i = 0; i < f->n_software; i++) {
 		const Knob__SoftwareFacts *w = f->software[i];
 		if (w->present)
-			cat(&s, "software %s %s\n", w->name, w->version);
+			str_appendf(&s, "software %s %s\n", w->name, w->version);
 	}
-	cat(&s, "profile: %s", f->active_profile[0] ? f->active_profile : "(none)");
+	str_appendf(&s, "profile: %s", f->active_profile[0] ? f->active_profile : "(none)");
 	return s;
 }
 

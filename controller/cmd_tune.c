@@ -22,25 +22,6 @@
 #include "profile.h"
 #include "util.h"
 
-/* Append printf output to a growing malloc'd string. */
-static void __attribute__((format(printf, 2, 3)))
-cat(char **s, const char *fmt, ...)
-{
-	va_list ap;
-	char *add, *n;
-
-	va_start(ap, fmt);
-	if (vasprintf(&add, fmt, ap) < 0)
-		add = NULL;
-	va_end(ap);
-	if (add == NULL)
-		return;
-	n = xasprintf("%s%s", *s ? *s : "", add);
-	free(*s);
-	free(add);
-	*s = n;
-}
-
 static void
 print_errors(const struct strvec *errs)
 {
@@ -292,41 +273,41 @@ render_key(char **s, const Knob__KeyResult *k, int with_values)
 	char label[1024];
 
 	key_label(k, label, sizeof(label));
-	cat(s, "  %-15s %s", state_name(k->state), label);
+	str_appendf(s, "  %-15s %s", state_name(k->state), label);
 	switch (k->state) {
 	case KNOB__KEY_STATE__KEY_CHANGED:
 	case KNOB__KEY_STATE__KEY_PENDING_RESTART:
 	case KNOB__KEY_STATE__KEY_WOULD_CHANGE:
 	case KNOB__KEY_STATE__KEY_RESTORED:
 		if (with_values)
-			cat(s, ": %s -> %s", k->before, k->state == KNOB__KEY_STATE__KEY_RESTORED ?
+			str_appendf(s, ": %s -> %s", k->before, k->state == KNOB__KEY_STATE__KEY_RESTORED ?
 			    k->after : k->wanted);
 		break;
 	case KNOB__KEY_STATE__KEY_UNCHANGED:
 	case KNOB__KEY_STATE__KEY_OK:
 		if (with_values)
-			cat(s, ": %s", k->before);
+			str_appendf(s, ": %s", k->before);
 		break;
 	case KNOB__KEY_STATE__KEY_REVERTED:
-		cat(s, ": %s -> %s, reverted to %s", k->before, k->wanted, k->after);
+		str_appendf(s, ": %s -> %s, reverted to %s", k->before, k->wanted, k->after);
 		break;
 	case KNOB__KEY_STATE__KEY_DRIFT:
-		cat(s, ": is %s, profile wants %s", k->before, k->wanted);
+		str_appendf(s, ": is %s, profile wants %s", k->before, k->wanted);
 		break;
 	case KNOB__KEY_STATE__KEY_FAILED:
-		cat(s, ": %s", k->message);
+		str_appendf(s, ": %s", k->message);
 		if (k->err)
-			cat(s, " (errno %d)", k->err);
+			str_appendf(s, " (errno %d)", k->err);
 		break;
 	case KNOB__KEY_STATE__KEY_UNSUPPORTED:
-		cat(s, ": %s", *k->message ? k->message : "nothing matches");
+		str_appendf(s, ": %s", *k->message ? k->message : "nothing matches");
 		break;
 	default:
 		break;
 	}
 	if (k->state == KNOB__KEY_STATE__KEY_PENDING_RESTART && *k->message)
-		cat(s, " (%s)", k->message);
-	cat(s, "\n");
+		str_appendf(s, " (%s)", k->message);
+	str_appendf(s, "\n");
 }
 
 static char *
@@ -354,7 +335,7 @@ render_apply(struct fanout *fo, struct fo_node *n, void *arg)
 			continue;
 		render_key(&s, r->keys[i], !o->check || o->diff);
 	}
-	cat(&s, "  => %s", r->message);
+	str_appendf(&s, "  => %s", r->message);
 	return s;
 }
 
@@ -549,7 +530,7 @@ render_verify(struct fanout *fo, struct fo_node *n, void *arg)
 		else
 			render_key(&s, r->keys[i], 1);
 	}
-	cat(&s, "  => %zu of %zu key(s) match; active profile: %s", ok, r->n_keys,
+	str_appendf(&s, "  => %zu of %zu key(s) match; active profile: %s", ok, r->n_keys,
 	    *r->active_profile ? r->active_profile : "(none)");
 	return s;
 }
@@ -624,7 +605,7 @@ render_rollback(struct fanout *fo, struct fo_node *n, void *arg)
 	r = n->reply->rollback_result;
 	for (size_t i = 0; i < r->n_keys; i++)
 		render_key(&s, r->keys[i], 1);
-	cat(&s, "  => %s%s%s", r->message, *r->profile ? "; was " : "", r->profile);
+	str_appendf(&s, "  => %s%s%s", r->message, *r->profile ? "; was " : "", r->profile);
 	return s;
 }
 
