@@ -342,6 +342,38 @@ xorshift(uint64_t *s)
 	return x * 0x2545F4914F6CDD1Dull;
 }
 
+/* A pseudo-random permutation of [0, n): a full-period LCG modulo the next
+ * power of two, skipping values >= n.  Random I/O touches every block once
+ * per pass, like fio's random map, without a map. */
+struct perm {
+	uint64_t n, mask, x, c;
+};
+
+static void
+perm_init(struct perm *p, uint64_t n, uint64_t seed)
+{
+	uint64_t m = 1;
+
+	while (m < n)
+		m <<= 1;
+	p->n = n;
+	p->mask = m - 1;
+	p->x = seed & p->mask;
+	p->c = (seed >> 17) | 1;	/* odd */
+}
+
+static uint64_t
+perm_next(struct perm *p)
+{
+	if (p->n <= 1)
+		return 0;
+	do {
+		/* a = 1 (mod 4) and c odd: full period modulo 2^k */
+		p->x = (0x5851F42D4C957F2Dull * p->x + p->c) & p->mask;
+	} while (p->x >= p->n);
+	return p->x;
+}
+
 static uint64_t
 thread_cpu_ns(void)
 {
@@ -665,11 +697,13 @@ run_data(struct bench_thread *t, uint64_t start_mono)
 	uint32_t owner = src_rank(j, t);
 	uint64_t base, nblk = j->p.file_size / j->p.bs, limit = nblk, i, off;
 	uint64_t seed = j->p.seed ^ (0x9E3779B97F4A7C15ull * (t->rank + 1));
+	struct perm pm;
 	char name[64];
 	int fd, walled = 0;
 
 	if (seed == 0)
 		seed = 1;
+	perm_init(&pm, nblk, xorshift(&seed));
 	data_loc(j, owner, name, sizeof(name), &base);
 	fd = openat(j->wfd, name, open_flags(j, wr) |
 	    (wr && !rnd && !j->p.shared ? O_TRUNC : 0), 0644);
@@ -681,7 +715,7 @@ run_data(struct bench_thread *t, uint64_t start_mono)
 		uint64_t t0, t1;
 		ssize_t n;
 
-		off = base + (rnd ? (xorshift(&seed) % nblk) : i) * j->p.bs;
+		off = base + (rnd ? perm_next(&pm) : i) * j->p.bs;
 		if (wr)
 			stamp(t->buf, (size_t)j->p.bs, j->p.bs, owner, off);
 		t0 = now_mono_ns();
@@ -933,8 +967,8 @@ bench_job_prepare(struct bench_job *j)
 	    j->mem_total_kb && per_node < 2 * j->mem_total_kb * 1024) {
 		size_t l = strlen(j->warning);
 		snprintf(j->warning + l, sizeof(j->warning) - l,
-		    "%s%s: reads %.2f GiB, under twice the node's RAM (%.1f GiB): "
-		    "this measures the page cache", l ? "; " : "", j->node,
+		    "%sreads %.2f GiB per node, under twice the node's RAM (%.1f GiB): "
+		    "this measures the page cache", l ? "; " : "",
 		    (double)per_node / (1 << 30), (double)j->mem_total_kb / (1 << 20));
 	}
 	return 0;

@@ -1,6 +1,6 @@
 /* Driver for bench/engine-vs-fio: runs one workload with knob's built-in
  * engine (in process, the same code knobd runs) and with fio on the same
- * directory, best of --reps runs each, and prints one line:
+ * directory, the median of --reps runs each, and prints one line:
  *   engine_rate fio_rate ratio engine_cpu_s_per_gib unit
  * where rate is bytes/s for sequential and IOPS for random workloads.
  * Built by the script against the build directory's libraries. */
@@ -102,11 +102,19 @@ run_fio(const struct opts *o, double *rate)
 	argv[ac++] = a_jobs;
 	argv[ac++] = (char *)(uintptr_t)"--ioengine=psync";
 	argv[ac++] = (char *)(uintptr_t)"--iodepth=1";
+	/* no untimed preallocation: the engine, like IOR and IOzone, writes
+	 * into files that grow (fio's default fallocate would move the tmpfs
+	 * page allocation out of the timing) */
+	argv[ac++] = (char *)(uintptr_t)"--fallocate=none";
 	argv[ac++] = (char *)(uintptr_t)"--group_reporting";
 	argv[ac++] = (char *)(uintptr_t)"--unlink=1";
 	argv[ac++] = (char *)(uintptr_t)"--output-format=json";
 	if (o->direct)
 		argv[ac++] = (char *)(uintptr_t)"--direct=1";
+	/* the engine's rand-write overwrites files prefilled in prepare
+	 * (IOzone -i2 after -i0): lay fio's out first as well */
+	if (strcmp(o->kind, "rand-write") == 0)
+		argv[ac++] = (char *)(uintptr_t)"--overwrite=1";
 	argv[ac] = NULL;
 	if ((fd = mkstemp(tmpl)) < 0)
 		return -1;
@@ -143,6 +151,22 @@ out:
 	return rc;
 }
 
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Median of v (sorted in place). */
+static double
+median(double *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -154,7 +178,7 @@ main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o = { "seq-write", NULL, "fio", 1, 3, 1 << 20, 256 << 20, 0 };
-	double er = 0, fr = 0, ecpu = 0;
+	double er = 0, fr = 0, ecpu = 0, *ev, *fv, *cv;
 	int ch;
 
 	log_init("engine-vs-fio", LOG_LVL_WARN);
@@ -176,21 +200,29 @@ main(int argc, char **argv)
 		    "[--size S] [--direct] [--reps R] [--fio PATH]\n");
 		return 2;
 	}
-	/* interleave the two so that drifting device state hits both alike */
-	for (unsigned rep = 0; rep < o.reps; rep++) {
-		double r, c, f;
+	/* One discarded warm-up round (a VM's first touch of memory and a
+	 * device's caches), then interleave the two so that drifting device
+	 * state hits both alike; report medians (a shared VM is noisy, and
+	 * a best-of picks outliers). */
+	ev = xcalloc(o.reps, sizeof(*ev));
+	fv = xcalloc(o.reps, sizeof(*fv));
+	cv = xcalloc(o.reps, sizeof(*cv));
+	for (int rep = -1; rep < (int)o.reps; rep++) {
+		double r, c, f = 0;
 
-		if (run_engine(&o, (int)rep, &r, &c) < 0)
+		if (run_engine(&o, rep + 1, &r, &c) < 0)
 			return 1;
-		if (r > er) {
-			er = r;
-			ecpu = c;
-		}
 		if (run_fio(&o, &f) < 0)
 			return 1;
-		if (f > fr)
-			fr = f;
+		if (rep < 0)
+			continue;
+		ev[rep] = r;
+		cv[rep] = c;
+		fv[rep] = f;
 	}
+	er = median(ev, o.reps);
+	fr = median(fv, o.reps);
+	ecpu = median(cv, o.reps);
 	printf("%.0f %.0f %.3f %.3f %s\n", er, fr, fr > 0 ? er / fr : 0, ecpu,
 	    strncmp(o.kind, "rand", 4) == 0 ? "IOPS" : "B/s");
 	return 0;

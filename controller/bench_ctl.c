@@ -553,6 +553,25 @@ rel_s(uint64_t t, uint64_t t0)
 	return t >= t0 ? (double)(t - t0) / 1e9 : -(double)(t0 - t) / 1e9;
 }
 
+/* Record that node reported warning w (texts in *text, nodes per text in
+ * (*nodes)[i]); each node once per text. */
+static void
+add_warning(struct strvec *text, struct strvec **nodes, const char *w, const char *node)
+{
+	size_t i;
+
+	for (i = 0; i < text->n; i++)
+		if (strcmp(text->v[i], w) == 0)
+			break;
+	if (i == text->n) {
+		strvec_push(text, w);
+		*nodes = xrealloc(*nodes, text->n * sizeof(**nodes));
+		memset(&(*nodes)[i], 0, sizeof(**nodes));
+	}
+	if (!strvec_contains(&(*nodes)[i], node))
+		strvec_push(&(*nodes)[i], node);
+}
+
 /* Build the JSON record of the finished phase and append it to the run. */
 static void
 finalize_phase(struct brun *br)
@@ -569,6 +588,7 @@ finalize_phase(struct brun *br)
 	struct bench_agg ag;
 	size_t i, k, nused = 0;
 	const char *status;
+	struct strvec wtext = { 0 }, *wnodes = NULL;
 
 	for (i = 0; i < br->fo->n; i++) {
 		struct pnode *pn = &br->pn[i];
@@ -588,11 +608,9 @@ finalize_phase(struct brun *br)
 		if (pn->result)
 			res[i] = pn->result->phase_result;
 		if (pn->ready && pn->ready->phase_ready->warning[0])
-			json_object_array_add(warns, jstr(pn->ready->phase_ready->warning));
-		if (pn->result && pn->result->phase_result->warning[0] &&
-		    !(pn->ready && strcmp(pn->ready->phase_ready->warning,
-		    pn->result->phase_result->warning) == 0))
-			json_object_array_add(warns, jstr(pn->result->phase_result->warning));
+			add_warning(&wtext, &wnodes, pn->ready->phase_ready->warning, name);
+		if (pn->result && pn->result->phase_result->warning[0])
+			add_warning(&wtext, &wnodes, pn->result->phase_result->warning, name);
 		if (!pn->alive && pn->st != PN_DONE) {
 			json_object_array_add(missing, jstr(name));
 			json_object_array_add(errors, jfmt("%s: %s", name,
@@ -605,8 +623,30 @@ finalize_phase(struct brun *br)
 			json_object_array_add(errors, jstr(res[i]->error));
 		}
 	}
+	/* one line per distinct warning, naming its nodes folded */
+	for (i = 0; i < wtext.n; i++) {
+		char *f = nodeset_fold(wnodes[i].v, wnodes[i].n);
+
+		json_object_array_add(warns, jfmt("%s: %s", f, wtext.v[i]));
+		free(f);
+		strvec_free(&wnodes[i]);
+	}
+	free(wnodes);
+	strvec_free(&wtext);
 	if (bench_aggregate(res, off, br->fo->n, md, &ag) < 0)
 		memset(&ag, 0, sizeof(ag));
+	/* external tools report percentiles, not histograms: show the worst node's */
+	for (i = 0; ag.nlat == 0 && i < br->fo->n; i++)
+		for (k = 0; res[i] && k < res[i]->n_ext_ops; k++) {
+			const Knob__PhaseExtOp *x = res[i]->ext_ops[k];
+
+			if (x->lat_p50_ns > (double)ag.p50)
+				ag.p50 = (uint64_t)x->lat_p50_ns;
+			if (x->lat_p99_ns > (double)ag.p99)
+				ag.p99 = (uint64_t)x->lat_p99_ns;
+			if (x->lat_p999_ns > (double)ag.p999)
+				ag.p999 = (uint64_t)x->lat_p999_ns;
+		}
 	if (failed || nused == 0 || (ag.bytes == 0 && ag.ops == 0 && !kind_is_ext(p->kind)))
 		status = "failed";
 	else if (json_object_array_length(missing) > 0)

@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,14 +22,8 @@
 static char tmp[PATH_MAX];
 static char small[PATH_MAX];	/* tiny tmpfs mount point, "" when not mounted */
 
-static void
-setup(void)
-{
-	snprintf(tmp, sizeof(tmp), "/tmp/knob-engine.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(tmp));
-	small[0] = '\0';
-}
-
+/* Unmount the test's tmpfs and remove the temp dir; also run at exit,
+ * since a failed check ends the test's process without the teardown. */
 static void
 teardown(void)
 {
@@ -36,9 +31,22 @@ teardown(void)
 
 	if (small[0])
 		umount2(small, MNT_DETACH);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cleanup of %s failed\n", tmp);
+	small[0] = '\0';
+	if (tmp[0]) {
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+		if (system(cmd) != 0)
+			fprintf(stderr, "cleanup of %s failed\n", tmp);
+	}
+	tmp[0] = '\0';
+}
+
+static void
+setup(void)
+{
+	snprintf(tmp, sizeof(tmp), "/tmp/knob-engine.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmp));
+	small[0] = '\0';
+	atexit(teardown);
 }
 
 /* A params block for kind on dir with the given ranks. */
@@ -426,6 +434,115 @@ START_TEST(t_path_safety)
 }
 END_TEST
 
+/* fio for real: an external phase in the engine, JSON parsed, files gone. */
+START_TEST(t_fio_external)
+{
+	uint32_t ranks[] = { 0, 1 };
+	struct bench_params p;
+	struct bench_job *j;
+	char path[PATH_MAX + 64];
+
+	mkparams(&p, "fio", tmp, "fio", ranks, 2, 2);
+	free(p.ext_args);
+	p.ext_args = calloc(5, sizeof(char *));
+	p.ext_args[0] = strdup("--rw=write");
+	p.ext_args[1] = strdup("--bs=64k");
+	p.ext_args[2] = strdup("--size=1m");
+	p.ext_args[3] = strdup("--ioengine=psync");
+	p.next_args = 4;
+	j = run(&p, 1);
+	ck_assert_ptr_nonnull(j->ext);
+	ck_assert_uint_eq(j->ext->n, 1);
+	ck_assert_str_eq(j->ext->op[0].op, "write");
+	ck_assert_uint_eq(j->ext->op[0].bytes, 2u << 20);	/* --numjobs=2 from the ranks */
+	ck_assert_uint_eq(j->ext->op[0].ops, 32);
+	ck_assert(j->ext->op[0].bw_bytes > 0);
+	ck_assert_uint_ge(j->ext_end_ns, j->ext_start_ns);
+	{
+		Knob__PhaseResult r;
+
+		bench_job_result(j, &r);
+		ck_assert(r.ok);
+		ck_assert_uint_eq(r.bytes, 2u << 20);
+		ck_assert_uint_eq(r.n_ext_ops, 1);
+		ck_assert_ptr_nonnull(strstr(r.ext_output, "\"jobs\""));
+		bench_result_free(&r);
+	}
+	ck_assert_int_eq(bench_job_cleanup(j), 0);
+	bench_job_free(j);
+	snprintf(path, sizeof(path), "%s/knob.fio", tmp);
+	ck_assert(!dir_exists(path));
+}
+END_TEST
+
+/* ior under mpirun: OpenMPI and ior are not installed here, so stand-in
+ * mpirun/ior scripts in a PATH the test makes record their arguments and
+ * print real ior output (tests/fixtures/ior). */
+START_TEST(t_ior_standin)
+{
+	uint32_t ranks[] = { 0, 1, 2 };
+	struct bench_params p;
+	struct bench_job *j;
+	char bin[PATH_MAX + 16], cmd[3 * PATH_MAX], args[PATH_MAX + 32], *buf = NULL;
+	char src[] = __FILE__;
+	const char *oldpath = getenv("PATH");
+	char *newpath, cwd[PATH_MAX];
+
+	ck_assert_ptr_nonnull(getcwd(cwd, sizeof(cwd)));
+	snprintf(bin, sizeof(bin), "%s/bin", tmp);
+	snprintf(args, sizeof(args), "%s/args", tmp);
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s && printf '#!/bin/sh\\necho \"$@\" > %s\\n"
+	    "cp \"$3\" %s.hostfile\\ncat %s/%s/fixtures/ior/ior-nn-write-read.txt\\n' > %s/mpirun && "
+	    "printf '#!/bin/sh\\nexit 0\\n' > %s/ior && chmod +x %s/mpirun %s/ior",
+	    bin, args, args, cwd, dirname(src), bin, bin, bin, bin);
+	ck_assert_int_eq(system(cmd), 0);
+	newpath = xasprintf("%s:%s", bin, oldpath ? oldpath : "/usr/bin:/bin");
+	setenv("PATH", newpath, 1);
+	free(newpath);
+
+	mkparams(&p, "ior", tmp, "ior", ranks, 3, 5);
+	free(p.ext_args);
+	p.ext_args = calloc(3, sizeof(char *));
+	p.ext_args[0] = strdup("-t");
+	p.ext_args[1] = strdup("1m");
+	p.next_args = 2;
+	free(p.hosts);
+	free(p.host_slots);
+	p.hosts = calloc(3, sizeof(char *));
+	p.hosts[0] = strdup("node01");
+	p.hosts[1] = strdup("node02");
+	p.host_slots = calloc(3, sizeof(uint32_t));
+	p.host_slots[0] = 3;
+	p.host_slots[1] = 2;
+	p.nhosts = 2;
+	p.node_index = 0;
+	j = run(&p, 1);
+	ck_assert_uint_eq(j->ext->n, 2);
+	ck_assert_str_eq(j->ext->op[0].op, "write");
+	ck_assert_double_eq_tol(j->ext->op[0].bw_bytes, 1038.96 * 1048576, 1);
+	ck_assert_int_eq(read_file_bounded(args, 4096, &buf, NULL), 0);
+	ck_assert_ptr_nonnull(strstr(buf, "--allow-run-as-root --hostfile "));
+	ck_assert_ptr_nonnull(strstr(buf, "-np 5 ior -t 1m -o "));
+	free(buf);
+	snprintf(cmd, sizeof(cmd), "%s.hostfile", args);
+	ck_assert_int_eq(read_file_bounded(cmd, 4096, &buf, NULL), 0);
+	ck_assert_str_eq(buf, "node01 slots=3\nnode02 slots=2\n");
+	free(buf);
+	bench_job_cleanup(j);
+	bench_job_free(j);
+
+	/* a node other than the first only takes part */
+	mkparams(&p, "ior", tmp, "ior2", ranks, 1, 5);
+	p.node_index = 1;
+	j = run(&p, 1);
+	ck_assert_ptr_null(j->ext);
+	bench_job_cleanup(j);
+	bench_job_free(j);
+	if (oldpath)
+		setenv("PATH", oldpath, 1);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -446,6 +563,8 @@ main(void)
 	tcase_add_test(tc, t_drop_caches_sysroot);
 	tcase_add_test(tc, t_enospc);
 	tcase_add_test(tc, t_path_safety);
+	tcase_add_test(tc, t_fio_external);
+	tcase_add_test(tc, t_ior_standin);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -23,20 +23,30 @@
 static struct harness h;
 static char data[PATH_MAX];
 
+/* Remove the data directory; also run at exit, since a failed check ends
+ * the test's process without the teardown. */
+static void
+remove_data(void)
+{
+	if (data[0])
+		harness_sh("rm -rf '%s'", data);
+	data[0] = '\0';
+}
+
 static void
 setup(void)
 {
 	ck_assert_msg(harness_start(&h, 4, 1) == 0, "harness start failed");
 	snprintf(data, sizeof(data), "/tmp/knob-bnet.XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(data));
+	atexit(remove_data);
 }
 
 static void
 teardown(void)
 {
 	harness_stop(&h);
-	if (data[0])
-		harness_sh("rm -rf '%s'", data);
+	remove_data();
 }
 
 /* Run knobctl --json ARGS; parse stdout; returns the document. */
@@ -267,6 +277,21 @@ START_TEST(placement)
 	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(nodes, 1)), "node02");
 	json_object_put(doc);
 	ck_assert_msg(wait_empty(5) >= 0, "files left behind in %s", data);
+
+	/* fio as an external phase on every node, merged into one record */
+	doc = bench_json(&rc, "fio -w @all --dir %s --threads 4 -- --rw=write --bs=64k "
+	    "--size=1m --ioengine=psync", data);
+	ck_assert_int_eq(rc, 0);
+	p = phase(doc, 0);
+	ck_assert_str_eq(js(p, "kind"), "fio");
+	ck_assert_str_eq(js(p, "status"), "ok");
+	ck_assert_int_eq(ji(p, "nodes"), 4);
+	ck_assert_int_eq(ji(p, "bytes"), 4 << 20);
+	nodes = jget(p, "per_node");
+	ck_assert_int_eq(json_object_array_length(jget(json_object_array_get_idx(nodes, 3),
+	    "ext_ops")), 1);
+	json_object_put(doc);
+	ck_assert_msg(wait_empty(5) >= 0, "fio files left behind in %s", data);
 }
 END_TEST
 
