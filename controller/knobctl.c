@@ -16,20 +16,19 @@
 struct subcmd {
 	const char *name;
 	int (*fn)(struct ctl *, int, char **);
-	int needs_inventory;
 	const char *usage;
 };
 
 static const struct subcmd subcmds[] = {
-	{ "ca", cmd_ca, 0, "ca init DIR | ca issue DIR NAME... [--controller]" },
-	{ "ping", cmd_ping, 1, "ping -w NODESET [-x NODESET]" },
-	{ "facts", cmd_facts, 1, "facts -w NODESET [-x NODESET]" },
-	{ "profile", cmd_profile, 0, "profile show NAME|FILE | profile check FILE..." },
-	{ "apply", cmd_apply, 1, "apply PROFILE -w NODESET [--check] [--diff] [--keep-going]" },
-	{ "verify", cmd_verify, 1, "verify PROFILE -w NODESET" },
-	{ "rollback", cmd_rollback, 1, "rollback -w NODESET" },
-	{ "bench", cmd_bench, 1, "bench KIND -w NODESET --dir D [--threads LIST] ..." },
-	{ "results", cmd_results, 1, "results list | results show RUN | results compare A B" },
+	{ "ca", cmd_ca, "ca init DIR | ca issue DIR NAME... [--controller]" },
+	{ "ping", cmd_ping, "ping -w NODESET [-x NODESET]" },
+	{ "facts", cmd_facts, "facts -w NODESET [-x NODESET]" },
+	{ "profile", cmd_profile, "profile show NAME|FILE | profile check FILE... | profile list" },
+	{ "apply", cmd_apply, "apply PROFILE -w NODESET [-x NODESET] [--check] [--diff] [--keep-going]" },
+	{ "verify", cmd_verify, "verify PROFILE -w NODESET" },
+	{ "rollback", cmd_rollback, "rollback -w NODESET" },
+	{ "bench", cmd_bench, "bench KIND -w NODESET --dir D [--threads LIST] ..." },
+	{ "results", cmd_results, "results list | results show RUN | results compare A B" },
 };
 
 static void
@@ -54,9 +53,10 @@ empty_inventory(void)
 	return inv;
 }
 
-/* Load the inventory from -c, $KNOB_CLUSTER or /etc/knob/cluster.xml. */
+/* Load the inventory from -c, $KNOB_CLUSTER or /etc/knob/cluster.xml; with
+ * none of them, an empty one (port 7420, TLS from --ca/--cert/--key). */
 static int
-load_inventory(struct ctl *ctl, int required)
+load_inventory(struct ctl *ctl)
 {
 	const char *path = ctl->cluster_path;
 	char err[8192];
@@ -67,7 +67,6 @@ load_inventory(struct ctl *ctl, int required)
 		path = "/etc/knob/cluster.xml";
 	if (path == NULL) {
 		ctl->inv = empty_inventory();
-		(void)required;
 		return 0;
 	}
 	ctl->inv = inventory_load(path, err, sizeof(err));
@@ -150,7 +149,7 @@ main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (load_inventory(&ctl, sc->needs_inventory) < 0)
+	if (load_inventory(&ctl) < 0)
 		return 2;
 	argc -= optind;
 	argv += optind;
