@@ -61,6 +61,8 @@ struct agent {
 	pthread_mutex_t post_mu;
 	struct agent_post *posts, *posts_tail;
 	volatile int stop;
+	pthread_cond_t workers_cv;	/* signalled when a worker thread ends */
+	unsigned workers;		/* live agent_spawn threads (post_mu) */
 	struct tune_state *tune;
 	struct bench_state *bench;
 };

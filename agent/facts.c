@@ -852,21 +852,48 @@ facts_free(Knob__Facts *f)
 	knob__facts__init(f);
 }
 
-/* FactsRequest -> Facts. */
+/* A facts request travelling to a worker thread. */
+struct facts_job {
+	struct agent *a;
+	uint64_t conn_id, req_id;
+};
+
+/* Worker: gather (sysfs, procfs, netlink reads) off the event loop and post
+ * the reply; frees the job. */
+static void *
+facts_worker(void *arg)
+{
+	struct facts_job *j = arg;
+	Knob__Envelope env = KNOB__ENVELOPE__INIT;
+	Knob__Error e = KNOB__ERROR__INIT;
+	Knob__Facts f;
+
+	if (facts_gather(j->a, &f) < 0) {
+		e.code = EIO;
+		e.message = (char *)(uintptr_t)"cannot gather facts";
+		env.body_case = KNOB__ENVELOPE__BODY_ERROR;
+		env.error = &e;
+	} else {
+		env.body_case = KNOB__ENVELOPE__BODY_FACTS;
+		env.facts = &f;
+	}
+	agent_post(j->a, j->conn_id, j->req_id, &env);
+	facts_free(&f);
+	free(j);
+	return NULL;
+}
+
 int
 h_facts(struct agent *a, struct aconn *c, Knob__Envelope *req)
 {
-	Knob__Envelope env = KNOB__ENVELOPE__INIT;
-	Knob__Facts f;
-	int rc;
+	struct facts_job *j = xcalloc(1, sizeof(*j));
 
-	if (facts_gather(a, &f) < 0) {
-		facts_free(&f);
-		return agent_reply_error(a, c, req->id, EIO, "cannot gather facts");
+	j->a = a;
+	j->conn_id = c->id;
+	j->req_id = req->id;
+	if (agent_spawn(a, facts_worker, j) < 0) {
+		free(j);
+		return agent_reply_error(a, c, req->id, EAGAIN, "cannot start a worker");
 	}
-	env.body_case = KNOB__ENVELOPE__BODY_FACTS;
-	env.facts = &f;
-	rc = agent_reply(a, c, req->id, &env);
-	facts_free(&f);
-	return rc;
+	return 0;
 }

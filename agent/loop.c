@@ -16,6 +16,7 @@
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
+#include <time.h>
 #include <openssl/err.h>
 
 #include "agent.h"
@@ -106,6 +107,7 @@ agent_init(struct agent *a, const struct agent_cfg *cfg)
 	a->epfd = a->lfd = a->evfd = a->tfd = -1;
 	a->next_conn_id = 1;
 	pthread_mutex_init(&a->post_mu, NULL);
+	pthread_cond_init(&a->workers_cv, NULL);
 	snprintf(a->sysroot, sizeof(a->sysroot), "%s",
 	    (cfg->sysroot && strcmp(cfg->sysroot, "/") != 0) ? cfg->sysroot : "");
 	while (a->sysroot[0] && a->sysroot[strlen(a->sysroot) - 1] == '/')
@@ -314,24 +316,72 @@ agent_post(struct agent *a, uint64_t conn_id, uint64_t id, Knob__Envelope *env)
 	return 0;
 }
 
+/* What a worker thread runs: the job, then the live-worker count drops. */
+struct spawn_arg {
+	struct agent *a;
+	void *(*fn)(void *);
+	void *arg;
+};
+
+static void *
+spawn_trampoline(void *p)
+{
+	struct spawn_arg sa = *(struct spawn_arg *)p;
+
+	free(p);
+	sa.fn(sa.arg);
+	pthread_mutex_lock(&sa.a->post_mu);
+	sa.a->workers--;
+	pthread_cond_broadcast(&sa.a->workers_cv);
+	pthread_mutex_unlock(&sa.a->post_mu);
+	return NULL;
+}
+
 int
 agent_spawn(struct agent *a, void *(*fn)(void *), void *arg)
 {
+	struct spawn_arg *sa = xmalloc(sizeof(*sa));
 	pthread_attr_t attr;
 	pthread_t t;
 	int r;
 
-	(void)a;
+	sa->a = a;
+	sa->fn = fn;
+	sa->arg = arg;
+	pthread_mutex_lock(&a->post_mu);
+	a->workers++;
+	pthread_mutex_unlock(&a->post_mu);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	r = pthread_create(&t, &attr, fn, arg);
+	r = pthread_create(&t, &attr, spawn_trampoline, sa);
 	pthread_attr_destroy(&attr);
 	if (r != 0) {
+		free(sa);
+		pthread_mutex_lock(&a->post_mu);
+		a->workers--;
+		pthread_mutex_unlock(&a->post_mu);
 		errno = r;
 		log_warn("pthread_create");
 		return -1;
 	}
 	return 0;
+}
+
+/* Wait (bounded) for worker threads to end, so the instance can be freed. */
+static void
+wait_workers(struct agent *a, int seconds)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += seconds;
+	pthread_mutex_lock(&a->post_mu);
+	while (a->workers > 0)
+		if (pthread_cond_timedwait(&a->workers_cv, &a->post_mu, &ts) != 0)
+			break;
+	if (a->workers > 0)
+		log_warnx("%u worker thread(s) still running at shutdown", a->workers);
+	pthread_mutex_unlock(&a->post_mu);
 }
 
 static struct aconn *
@@ -635,7 +685,8 @@ agent_fini(struct agent *a)
 	struct agent_post *p, *next;
 
 	while (a->conns)
-		conn_close(a, a->conns, NULL);
+		conn_close(a, a->conns, NULL);	/* aborts running phases */
+	wait_workers(a, 10);
 	bench_fini(a);
 	tune_fini(a);
 	for (p = a->posts; p; p = next) {
@@ -652,5 +703,8 @@ agent_fini(struct agent *a)
 	if (a->epfd >= 0)
 		close(a->epfd);
 	SSL_CTX_free(a->ssl_ctx);
-	pthread_mutex_destroy(&a->post_mu);
+	if (a->workers == 0) {
+		pthread_cond_destroy(&a->workers_cv);
+		pthread_mutex_destroy(&a->post_mu);
+	}
 }

@@ -27,8 +27,8 @@ render_facts(struct fanout *fo, struct fo_node *n, void *arg)
 	if (f->cpu)
 		str_appendf(&s, "cpu: %s, %u socket(s), %u cores, %u threads, smt %s\n", f->cpu->model,
 		    f->cpu->sockets, f->cpu->cores, f->cpu->threads, f->cpu->smt);
-	str_appendf(&s, "memory: %llu MiB total, %llu MiB available\n",
-	    (unsigned long long)f->mem_total_kb / 1024, (unsigned long long)f->mem_available_kb / 1024);
+	/* available memory moves all the time: --json only */
+	str_appendf(&s, "memory: %llu MiB\n", (unsigned long long)f->mem_total_kb / 1024);
 	for (i = 0; i < f->n_blockdevs; i++) {
 		const Knob__BlockDevFacts *b = f->blockdevs[i];
 		str_appendf(&s, "block %s: %.1f GiB %s scheduler=%s read_ahead_kb=%u nr_requests=%u\n",
