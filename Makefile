@@ -120,6 +120,16 @@ check: deps
 check-fast: tests
 	tests/run-tests.sh $(BUILD)
 
+# Coverage-guided fuzzing of the frame decoder (clang's libFuzzer), 30 s.
+FUZZ_SECONDS ?= 30
+fuzz: deps $(PROTO_H)
+	@command -v clang >/dev/null || { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang >/dev/null; }
+	@mkdir -p $(BUILD)/fuzz/corpus
+	clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -Icommon \
+		-isystem $(BUILD)/proto $(PKG_CFLAGS) -o $(BUILD)/fuzz/fuzz_frame tests/fuzz_frame.c \
+		common/wire.c common/pbjson.c common/util.c common/log.c $(PROTO_C) $(PKG_LIBS)
+	$(BUILD)/fuzz/fuzz_frame -max_total_time=$(FUZZ_SECONDS) -max_len=4096 $(BUILD)/fuzz/corpus
+
 demo: deps all
 	tests/demo.sh $(BUILD)
 
@@ -155,6 +165,6 @@ install: all
 clean:
 	rm -rf build build-san
 
-.PHONY: all tests check check-fast demo bench deps print-deps install clean
+.PHONY: all tests check check-fast demo bench fuzz deps print-deps install clean
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
