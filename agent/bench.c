@@ -2,7 +2,19 @@
  * PhaseProgress / PhaseResult / PhaseAbort, the controller lease, and the
  * files a phase keeps for the next one.  The loop thread only flips flags;
  * preparing, running and cleaning up happen on worker threads (one runner
- * per phase, agent_spawn), which answer through agent_post. */
+ * per phase, agent_spawn), which answer through agent_post.
+ *
+ * Stonewall across nodes (IOR's wear-out): when every thread of the node
+ * stopped at the stonewall (or finished), the runner sends a PhaseProgress
+ * with at_stonewall and the node's largest count; the controller answers
+ * every node with PhaseGo{wearout, wearout_ops = largest count of the whole
+ * phase} and the threads run on to that count.  While they wait, the lease
+ * still runs: a silent controller aborts the phase as at any other time.
+ *
+ * Release: a PhaseAbort with only workdir_id removes the files kept for
+ * that workdir on a worker and is answered, once they are gone, with a
+ * PhaseResult carrying released_workdir, so the controller can wait for the
+ * clean-up before it exits. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +24,7 @@
 #include "agent.h"
 #include "bench.h"
 #include "log.h"
+#include "tune.h"
 #include "util.h"
 
 #define BENCH_MAX_PHASES	16
@@ -32,6 +45,7 @@ struct bphase {
 	uint32_t lease_s;
 	struct bench_job *job;
 	struct bench_params *inherit;	/* kept workdir this phase took over */
+	uint64_t pagepool;		/* GPFS pagepool, bytes (read phases) */
 };
 
 /* Files a keep_files phase left for a later phase of the same controller. */
@@ -82,25 +96,60 @@ kept_free(struct kept *k)
 	free(k);
 }
 
-struct cleanup_arg {
-	struct bench_state *bs;
-	struct kept *list;
+/* Who to tell when a release is done (ack_id 0: nobody). */
+struct release_ack {
+	uint64_t conn_id, ack_id;
+	char workdir[BENCH_ID_MAX + 1];
 };
 
-/* Worker: remove a list of kept workdirs; frees arg and the list. */
+struct cleanup_arg {
+	struct agent *a;
+	struct bench_state *bs;
+	struct kept *list;
+	struct release_ack ack;
+};
+
+/* Answer a release PhaseAbort: PhaseResult{released_workdir}; ok unless
+ * some file could not be removed.  Any thread. */
+static void
+post_released(struct agent *a, const struct release_ack *ra, int ok)
+{
+	Knob__Envelope env = KNOB__ENVELOPE__INIT;
+	Knob__PhaseResult r = KNOB__PHASE_RESULT__INIT;
+	char msg[BENCH_ID_MAX + 300];
+
+	if (ra->ack_id == 0)
+		return;
+	snprintf(msg, sizeof(msg), "%s: clean-up of knob.%s incomplete (see the agent's log)",
+	    a->node, ra->workdir);
+	r.ok = ok;
+	r.error = ok ? (char *)(uintptr_t)"" : msg;
+	r.node = a->node;
+	r.released_workdir = (char *)(uintptr_t)ra->workdir;
+	env.body_case = KNOB__ENVELOPE__BODY_PHASE_RESULT;
+	env.phase_result = &r;
+	agent_post(a, ra->conn_id, ra->ack_id, &env);
+}
+
+/* Worker: remove a list of kept workdirs, then acknowledge; frees arg and
+ * the list. */
 static void *
 cleanup_worker(void *arg)
 {
 	struct cleanup_arg *ca = arg;
 	struct bench_state *bs = ca->bs;
 	struct kept *k, *next;
+	int ok = 1;
 
 	for (k = ca->list; k; k = next) {
 		next = k->next;
-		if (bench_cleanup_params(&k->p) < 0)
+		if (bench_cleanup_params(&k->p) < 0) {
 			log_warnx("clean-up of %s/knob.%s incomplete", k->p.dir, k->p.workdir_id);
+			ok = 0;
+		}
 		kept_free(k);
 	}
+	post_released(ca->a, &ca->ack, ok);
 	free(ca);
 	pthread_mutex_lock(&bs->mu);
 	bs->nworkers--;
@@ -137,7 +186,7 @@ bench_fini(struct agent *a)
 }
 
 static void release_kept_locked(struct agent *a, struct bench_state *bs, uint64_t conn_id,
-    const char *workdir_id);
+    const char *workdir_id, uint64_t ack_id);
 
 void
 bench_conn_closed(struct agent *a, uint64_t conn_id)
@@ -151,7 +200,7 @@ bench_conn_closed(struct agent *a, uint64_t conn_id)
 	for (ph = bs->phases; ph; ph = ph->next)
 		if (ph->conn_id == conn_id)
 			phase_abort_locked(bs, ph, "controller connection closed");
-	release_kept_locked(a, bs, conn_id, NULL);
+	release_kept_locked(a, bs, conn_id, NULL, 0);
 	pthread_mutex_unlock(&bs->mu);
 }
 
@@ -208,13 +257,18 @@ post_ready(struct bphase *ph, int ok, const char *err)
 	r.mem_total_kb = ph->job->mem_total_kb;
 	r.node = ph->a->node;
 	r.threads = (uint32_t)ph->job->p.nranks;
+	r.stonewall_sync = ph->job->wall_sync;
+	r.pagepool_bytes = ph->pagepool;
+	r.read_bytes = ph->job->read_bytes;
 	env.body_case = KNOB__ENVELOPE__BODY_PHASE_READY;
 	env.phase_ready = &r;
 	agent_post(ph->a, ph->conn_id, ph->prep_id, &env);
 }
 
+/* Post the live totals; at_wall: every thread is at the stonewall (or
+ * done), with the node's largest count for the controller. */
 static void
-post_progress(struct bphase *ph)
+post_progress(struct bphase *ph, int at_wall)
 {
 	Knob__Envelope env = KNOB__ENVELOPE__INIT;
 	Knob__PhaseProgress p = KNOB__PHASE_PROGRESS__INIT;
@@ -222,6 +276,12 @@ post_progress(struct bphase *ph)
 	p.phase_id = ph->phase_id;
 	bench_job_progress(ph->job, &p.bytes, &p.ops, &p.threads_done);
 	p.agent_time_ns = now_real_ns();
+	if (at_wall) {
+		p.at_stonewall = 1;
+		p.stonewall_max_ops = bench_job_wall_max(ph->job);
+		log_info("phase %s: at the stonewall, largest count %llu", ph->phase_id,
+		    (unsigned long long)p.stonewall_max_ops);
+	}
 	env.body_case = KNOB__ENVELOPE__BODY_PHASE_PROGRESS;
 	env.phase_progress = &p;
 	agent_post(ph->a, ph->conn_id, ph->go_id, &env);
@@ -242,6 +302,58 @@ post_result(struct bphase *ph)
 	bench_result_free(&r);
 }
 
+/* GPFS pagepool of this node in bytes, 0 without GPFS (or when mmdiag
+ * fails: logged).  Found and read exactly as the gpfs tuning driver does
+ * (SYSROOT/usr/lpp/mmfs/bin, "mmdiag --config", with its timeout), so it
+ * blocks: worker threads only. */
+static uint64_t
+gpfs_pagepool(struct agent *a)
+{
+	Knob__Setting s = KNOB__SETTING__INIT;
+	struct strvec t = { 0 };
+	char raw[256], canon[NORM_VALUE_MAX], msg[TUNE_MSG_MAX];
+	unsigned long long v = 0;
+
+	s.driver = (char *)(uintptr_t)"gpfs";
+	s.key = (char *)(uintptr_t)"pagepool";
+	msg[0] = '\0';
+	if (drv_gpfs.resolve(a, &s, &t, msg, sizeof(msg)) < 0 || t.n == 0)
+		goto out;
+	if (drv_gpfs.read(a, &s, t.v[0], raw, sizeof(raw), msg, sizeof(msg)) < 0 ||
+	    drv_gpfs.normalise(&s, raw, canon, sizeof(canon), msg, sizeof(msg)) < 0 ||
+	    sscanf(canon, "%llu", &v) != 1) {
+		log_warnx("GPFS pagepool unknown: %s", msg[0] ? msg : "unreadable value");
+		v = 0;
+	}
+out:
+	strvec_free(&t);
+	return v;
+}
+
+/* Run the timed part with a progress report every second, and the
+ * stonewall report when every thread is at the wall. */
+static void
+run_job(struct bphase *ph)
+{
+	struct bench_job *j = ph->job;
+	uint64_t next = now_mono_ns() + 1000000000ull, now;
+	int r;
+
+	for (;;) {
+		now = now_mono_ns();
+		r = bench_job_wait(j, next > now ? (int)((next - now) / 1000000) : 0);
+		if (r == BJ_DONE)
+			break;
+		if (r == BJ_WALL) {
+			post_progress(ph, 1);
+			continue;
+		}
+		post_progress(ph, 0);
+		next = now_mono_ns() + 1000000000ull;
+	}
+	bench_job_join(j);
+}
+
 /* Runner thread of one phase: prepare, Ready, wait for Go, run with
  * progress every second, Result, clean up (or keep for the next phase). */
 static void finish_phase(struct bphase *ph, int with_result);
@@ -256,6 +368,8 @@ phase_runner(void *arg)
 	int ok, go;
 
 	ok = bench_job_prepare(j) == 0;
+	if (ok && j->read_bytes)
+		ph->pagepool = gpfs_pagepool(a);
 	pthread_mutex_lock(&bs->mu);
 	if (ok && ph->aborted) {
 		ok = 0;
@@ -283,14 +397,11 @@ phase_runner(void *arg)
 		return NULL;
 	}
 	bench_job_go(j);
-	if (bench_kind_is_ext(j->p.kind)) {
+	if (bench_kind_is_ext(j->p.kind))
 		ext_run(j);
-	} else {
-		while (!bench_job_wait(j, 1000))
-			post_progress(ph);
-		bench_job_join(j);
-	}
-	post_progress(ph);
+	else
+		run_job(ph);
+	post_progress(ph, 0);
 	finish_phase(ph, 1);
 	return NULL;
 done:
@@ -335,8 +446,8 @@ finish_phase(struct bphase *ph, int with_result)
 		}
 	}
 	pthread_mutex_unlock(&bs->mu);
-	if (with_result)
-		post_result(ph);
+	/* clean up before the result, so that the controller, which releases
+	 * nothing before every result is in, finds the files gone */
 	if (!keep) {
 		if (bench_job_cleanup(j) < 0)
 			log_warnx("phase %s: clean-up of %s/%s incomplete", ph->phase_id, j->p.dir,
@@ -344,6 +455,8 @@ finish_phase(struct bphase *ph, int with_result)
 		if (ph->inherit)
 			bench_cleanup_params(ph->inherit);
 	}
+	if (with_result)
+		post_result(ph);
 	pthread_mutex_lock(&bs->mu);
 	for (pp = &bs->phases; *pp; pp = &(*pp)->next)
 		if (*pp == ph) {
@@ -429,7 +542,13 @@ h_phase_prepare(struct agent *a, struct aconn *c, Knob__Envelope *req)
 			break;
 		}
 	}
+	/* test hook: a slower node, for stonewall tests */
+	if (a->cfg.test_hooks && s->test_rate_iops &&
+	    (p.rate_iops == 0 || s->test_rate_iops < p.rate_iops))
+		p.rate_iops = s->test_rate_iops;
 	ph->job = bench_job_new(&p, a->node);
+	ph->job->wall_sync = s->stonewall_sync && s->stonewall_s &&
+	    !bench_kind_is_ext(ph->job->p.kind);
 	ph->next = bs->phases;
 	bs->phases = ph;
 	bs->nworkers++;
@@ -460,6 +579,19 @@ h_phase_go(struct agent *a, struct aconn *c, Knob__Envelope *req)
 
 	pthread_mutex_lock(&bs->mu);
 	ph = phase_find(bs, id ? id : "", c->id);
+	if (req->phase_go->wearout) {
+		/* the global stonewall target; a phase that ended meanwhile
+		 * (all its threads finished) does not need it */
+		if (ph && ph->state == PH_RUNNING && ph->job->wall_sync) {
+			log_info("phase %s: wearing out to %llu ops", ph->phase_id,
+			    (unsigned long long)req->phase_go->wearout_ops);
+			bench_job_wearout(ph->job, req->phase_go->wearout_ops);
+		} else
+			log_debug("phase %s: wear-out target for no running phase",
+			    id ? id : "");
+		pthread_mutex_unlock(&bs->mu);
+		return 0;
+	}
 	if (ph == NULL || ph->state != PH_READY || ph->go) {
 		pthread_mutex_unlock(&bs->mu);
 		return agent_reply_error(a, c, req->id, ENOENT, "%s: no prepared phase '%s'",
@@ -473,12 +605,19 @@ h_phase_go(struct agent *a, struct aconn *c, Knob__Envelope *req)
 }
 
 /* Remove (on a worker) the kept files of conn_id matching workdir_id, or
- * all of them when workdir_id is NULL.  bs->mu held. */
+ * all of them when workdir_id is NULL; then, when ack_id is not 0, answer
+ * request ack_id with PhaseResult{released_workdir}.  bs->mu held. */
 static void
 release_kept_locked(struct agent *a, struct bench_state *bs, uint64_t conn_id,
-    const char *workdir_id)
+    const char *workdir_id, uint64_t ack_id)
 {
 	struct kept **kp, *k, *list = NULL;
+	struct release_ack ra;
+
+	memset(&ra, 0, sizeof(ra));
+	ra.conn_id = conn_id;
+	ra.ack_id = ack_id;
+	snprintf(ra.workdir, sizeof(ra.workdir), "%s", workdir_id ? workdir_id : "");
 
 	for (kp = &bs->kept; (k = *kp) != NULL;) {
 		if (k->conn_id != conn_id || (workdir_id &&
@@ -497,8 +636,10 @@ release_kept_locked(struct agent *a, struct bench_state *bs, uint64_t conn_id,
 	if (list) {
 		struct cleanup_arg *ca = xcalloc(1, sizeof(*ca));
 
+		ca->a = a;
 		ca->bs = bs;
 		ca->list = list;
+		ca->ack = ra;
 		bs->nworkers++;
 		if (agent_spawn(a, cleanup_worker, ca) < 0) {
 			bs->nworkers--;
@@ -508,8 +649,10 @@ release_kept_locked(struct agent *a, struct bench_state *bs, uint64_t conn_id,
 				kept_free(list);
 			}
 			log_warnx("cannot start clean-up worker; kept files stay");
+			post_released(a, &ra, 0);
 		}
-	}
+	} else
+		post_released(a, &ra, 1);	/* nothing kept: nothing to wait for */
 }
 
 int
@@ -523,7 +666,7 @@ h_phase_abort(struct agent *a, struct aconn *c, Knob__Envelope *req)
 
 	pthread_mutex_lock(&bs->mu);
 	if (wid && wid[0]) {
-		release_kept_locked(a, bs, c->id, wid);
+		release_kept_locked(a, bs, c->id, wid, req->id);
 		if (id == NULL || id[0] == '\0') {
 			pthread_mutex_unlock(&bs->mu);
 			return 0;

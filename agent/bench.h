@@ -121,11 +121,19 @@ struct bench_job {
 	_Atomic int abort;
 	char abort_reason[128];
 	uint64_t go_mono_ns, go_real_ns;
-	/* stonewall wear-out (node-local): threads that stopped or finished */
+	/* stonewall wear-out: threads that stopped or finished, and the
+	 * largest count among them (the node's target without wall_sync) */
 	size_t nwall;
 	uint64_t wall_target;
 	int wall_fired;
+	/* wall_sync (set before prepare): the target is global, from
+	 * bench_job_wearout(); bench_job_wait() says when to report */
+	int wall_sync;
+	int wall_reported;		/* BJ_WALL returned */
+	int wall_released;		/* bench_job_wearout() called */
+	uint64_t wall_global;
 	uint64_t mem_total_kb;
+	uint64_t read_bytes;		/* data the phase reads on this node */
 	char warning[512];
 	char err[512];
 	/* external tools */
@@ -144,8 +152,17 @@ int bench_job_prepare(struct bench_job *j);
 void bench_job_go(struct bench_job *j);
 /* Ask every thread to stop soon, and release the barrier. */
 void bench_job_abort(struct bench_job *j, const char *reason);
-/* Wait up to timeout_ms for all threads to finish; 1 when all are done. */
+/* Wait up to timeout_ms for all threads to finish: BJ_DONE when all are
+ * done, BJ_TIMEOUT, or (wall_sync only, once) BJ_WALL when every thread
+ * stopped at the stonewall or finished: report bench_job_wall_max() to
+ * the coordinator, which answers with bench_job_wearout(). */
+enum { BJ_TIMEOUT = 0, BJ_DONE = 1, BJ_WALL = 2 };
 int bench_job_wait(struct bench_job *j, int timeout_ms);
+/* Largest op count of this node's threads at the stonewall. */
+uint64_t bench_job_wall_max(struct bench_job *j);
+/* Release the threads waiting at the stonewall: each runs to target ops
+ * (the largest count across all nodes), or to the end of its file. */
+void bench_job_wearout(struct bench_job *j, uint64_t target);
 /* Join the threads (after wait returned 1 or after abort). */
 void bench_job_join(struct bench_job *j);
 /* Live totals. */

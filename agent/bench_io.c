@@ -638,8 +638,10 @@ thread_prepare(struct bench_thread *t)
 /* ------------------------------------------------------------ stonewall */
 
 /* A thread stopped at the stonewall (or finished): publish its count and,
- * when wait, block until every thread of the node did; returns the wear-out
- * target (largest count on this node). */
+ * when wait, block until the wear-out target is known: the largest count on
+ * this node once every thread of the node arrived, or with wall_sync the
+ * largest count across all nodes (bench_job_wearout, after the runner
+ * reported this node's).  Returns the target. */
 static uint64_t
 wall_arrive(struct bench_job *j, uint64_t ops, int wait)
 {
@@ -650,11 +652,34 @@ wall_arrive(struct bench_job *j, uint64_t ops, int wait)
 	if (ops > j->wall_target)
 		j->wall_target = ops;
 	pthread_cond_broadcast(&j->cv);
-	while (wait && j->nwall < j->nth && !j->abort)
+	while (wait && !j->abort && (j->wall_sync ? !j->wall_released : j->nwall < j->nth))
 		pthread_cond_wait(&j->cv, &j->mu);
 	target = j->wall_target;
+	if (j->wall_sync && j->wall_released && j->wall_global > target)
+		target = j->wall_global;
 	pthread_mutex_unlock(&j->mu);
 	return target;
+}
+
+uint64_t
+bench_job_wall_max(struct bench_job *j)
+{
+	uint64_t v;
+
+	pthread_mutex_lock(&j->mu);
+	v = j->wall_target;
+	pthread_mutex_unlock(&j->mu);
+	return v;
+}
+
+void
+bench_job_wearout(struct bench_job *j, uint64_t target)
+{
+	pthread_mutex_lock(&j->mu);
+	j->wall_global = target;
+	j->wall_released = 1;
+	pthread_cond_broadcast(&j->cv);
+	pthread_mutex_unlock(&j->mu);
 }
 
 /* Per-op bookkeeping after one timed operation: latency, progress, rate
@@ -918,7 +943,6 @@ int
 bench_job_prepare(struct bench_job *j)
 {
 	size_t i;
-	uint64_t per_node;
 
 	j->mem_total_kb = bench_mem_total_kb(j->p.sysroot);
 	if (open_workdir(j) < 0)
@@ -962,15 +986,9 @@ bench_job_prepare(struct bench_job *j)
 	}
 	if (j->p.drop_caches && bench_kind_is_read(j->p.kind))
 		drop_caches(j);
-	per_node = j->p.file_size * j->nth;
-	if ((j->p.kind == BK_SEQ_READ || j->p.kind == BK_RAND_READ) && !j->p.odirect &&
-	    j->mem_total_kb && per_node < 2 * j->mem_total_kb * 1024) {
-		size_t l = strlen(j->warning);
-		snprintf(j->warning + l, sizeof(j->warning) - l,
-		    "%sreads %.2f GiB per node, under twice the node's RAM (%.1f GiB): "
-		    "this measures the page cache", l ? "; " : "",
-		    (double)per_node / (1 << 30), (double)j->mem_total_kb / (1 << 20));
-	}
+	/* the controller compares this with RAM and the GPFS pagepool */
+	if (j->p.kind == BK_SEQ_READ || j->p.kind == BK_RAND_READ)
+		j->read_bytes = j->p.file_size * j->nth;
 	return 0;
 }
 
@@ -996,23 +1014,34 @@ bench_job_abort(struct bench_job *j, const char *reason)
 	pthread_mutex_unlock(&j->mu);
 }
 
+/* The stonewall is reached on this node and not reported yet (j->mu held). */
+static int
+wall_due(const struct bench_job *j)
+{
+	return j->wall_sync && !j->wall_reported && j->nwall >= j->nth;
+}
+
 int
 bench_job_wait(struct bench_job *j, int timeout_ms)
 {
 	struct timespec ts;
 	uint64_t dl = now_mono_ns() + (uint64_t)timeout_ms * 1000000ull;
-	int done;
+	int rc;
 
 	ts.tv_sec = (time_t)(dl / 1000000000ull);
 	ts.tv_nsec = (long)(dl % 1000000000ull);
 	pthread_mutex_lock(&j->mu);
-	while (j->ndone < j->nth) {
+	while (j->ndone < j->nth && !wall_due(j)) {
 		if (pthread_cond_timedwait(&j->cv, &j->mu, &ts) == ETIMEDOUT)
 			break;
 	}
-	done = j->ndone >= j->nth;
+	if (wall_due(j)) {
+		j->wall_reported = 1;
+		rc = BJ_WALL;
+	} else
+		rc = j->ndone >= j->nth ? BJ_DONE : BJ_TIMEOUT;
 	pthread_mutex_unlock(&j->mu);
-	return done;
+	return rc;
 }
 
 void
@@ -1285,8 +1314,14 @@ bench_job_run(struct bench_job *j)
 	bench_job_go(j);
 	if (bench_kind_is_ext(j->p.kind))
 		return ext_run(j);
-	while (!bench_job_wait(j, 1000))
-		;
+	for (;;) {
+		int r = bench_job_wait(j, 1000);
+
+		if (r == BJ_DONE)
+			break;
+		if (r == BJ_WALL)	/* no other node: this node's largest count */
+			bench_job_wearout(j, bench_job_wall_max(j));
+	}
 	bench_job_join(j);
 	for (size_t i = 0; i < j->nth; i++)
 		if (j->th[i].failed) {

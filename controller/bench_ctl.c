@@ -3,7 +3,18 @@
  * progress, results, aggregation on the controller's clock, degraded
  * results naming missing nodes.  One fan-out (one connection per node) for
  * the whole sweep, so files kept between a write and a read phase stay tied
- * to this controller's connections. */
+ * to this controller's connections.
+ *
+ * Stonewall (IOR semantics across nodes): each node reports its largest
+ * count when all its threads stopped at the wall (PhaseProgress
+ * at_stonewall); once every live node of the phase reported (or ended: a
+ * dead node is marked missing as always and does not hold the others), the
+ * largest count of all goes to every node (PhaseGo wearout) and each thread
+ * runs on to it, so every thread finishes the same number of operations.
+ *
+ * After the last phase on a set of files the controller releases them
+ * (PhaseAbort workdir_id) and waits, up to RELEASE_WAIT_S, for every node
+ * to confirm the removal, so that knobctl exits with the files gone. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -22,6 +33,7 @@
 #include "util.h"
 
 #define SYNC_PINGS	5
+#define RELEASE_WAIT_S	10	/* wait this long for the agents' clean-up */
 
 static const struct {
 	const char *name;
@@ -194,6 +206,42 @@ bench_offset_sample(uint64_t t_send, uint64_t t_recv, uint64_t agent)
 	return (int64_t)(agent - mid);
 }
 
+/* "1.50 GiB" or "4.0 MiB". */
+static void
+fmt_gib(char *buf, size_t len, uint64_t b)
+{
+	if (b >= (1ull << 30))
+		snprintf(buf, len, "%.2f GiB", (double)b / (double)(1ull << 30));
+	else
+		snprintf(buf, len, "%.1f MiB", (double)b / (double)(1ull << 20));
+}
+
+int
+bench_cache_warning(char *buf, size_t len, uint64_t read_bytes, uint64_t mem_kb,
+    uint64_t pagepool, int direct)
+{
+	uint64_t ram = mem_kb * 1024;
+	char rd[32], rm[32], pp[32];
+
+	buf[0] = '\0';
+	if (direct || read_bytes == 0 || (ram == 0 && pagepool == 0))
+		return 0;
+	if (read_bytes >= 2 * (pagepool > ram ? pagepool : ram))
+		return 0;
+	fmt_gib(rd, sizeof(rd), read_bytes);
+	fmt_gib(rm, sizeof(rm), ram);
+	fmt_gib(pp, sizeof(pp), pagepool);
+	if (pagepool > ram)
+		snprintf(buf, len, "reads %s per node, under twice the node's GPFS pagepool "
+		    "(%s%s%s): this measures the GPFS cache", rd, pp, ram ? "; RAM " : "",
+		    ram ? rm : "");
+	else
+		snprintf(buf, len, "reads %s per node, under twice the node's RAM (%s%s%s): "
+		    "this measures the page cache", rd, rm, pagepool ? "; GPFS pagepool " : "",
+		    pagepool ? pp : "");
+	return 1;
+}
+
 /* agent clock -> controller clock */
 static uint64_t
 to_ctl(uint64_t t, int64_t off)
@@ -283,7 +331,7 @@ bench_aggregate(const Knob__PhaseResult *const *res, const int64_t *off, size_t 
 
 /* ------------------------------------------------------------ the run */
 
-enum { ST_SYNC, ST_PREPARE, ST_RUN, ST_ABORTING, ST_DONE };
+enum { ST_SYNC, ST_PREPARE, ST_RUN, ST_ABORTING, ST_RELEASE, ST_DONE };
 enum { PN_IDLE, PN_PREP, PN_READY, PN_GO, PN_DONE };
 
 struct pnode {
@@ -301,6 +349,10 @@ struct pnode {
 	char *err;
 	uint64_t prog_bytes, prog_ops;
 	char *death;			/* why it ended, if it did */
+	int wall_sync;			/* PhaseReady: will report at the stonewall */
+	int wall_rep;			/* reported */
+	uint64_t wall_max;		/* its largest count at the wall */
+	int rel_wait;			/* release sent, confirmation pending */
 };
 
 struct plan {
@@ -326,10 +378,14 @@ struct brun {
 	int drawn;
 	uint64_t last_draw;
 	uint64_t sync_deadline;
+	int wall_sent;			/* wear-out target sent this phase */
+	uint64_t wall_target;
+	uint64_t rel_deadline;		/* ST_RELEASE: monotonic */
 };
 
 static void start_phase(struct brun *br);
 static void advance(struct brun *br);
+static void finish(struct brun *br);
 
 static void
 send_ping(struct brun *br, struct fo_node *n)
@@ -434,6 +490,8 @@ make_spec(struct brun *br, const struct plan *p, struct pnode *pn, size_t nused,
 	s->keep_files = p->keep;
 	s->persist_files = rq->keep;
 	s->rate_iops = rq->rate_iops;
+	s->test_rate_iops = rq->test_rate_iops;
+	s->stonewall_sync = rq->stonewall_s != 0;
 	s->ext_timeout_s = rq->ext_timeout_s;
 	s->ext_tool = (char *)(uintptr_t)(rq->ext_tool ? rq->ext_tool : "");
 	s->seed = rq->seed;
@@ -460,6 +518,8 @@ start_phase(struct brun *br)
 		pn->inphase = 0;
 		pn->st = PN_IDLE;
 		pn->prog_bytes = pn->prog_ops = 0;
+		pn->wall_sync = pn->wall_rep = 0;
+		pn->wall_max = 0;
 		free(pn->err);
 		pn->err = NULL;
 		if (pn->ready)
@@ -488,6 +548,8 @@ start_phase(struct brun *br)
 		used_idx++;
 	}
 	br->stage = ST_PREPARE;
+	br->wall_sent = 0;
+	br->wall_target = 0;
 	log_info("phase %s: %s, %u threads on %zu nodes", br->phase_id, p->kind, p->threads, nused);
 	for (i = 0; i < br->fo->n; i++) {
 		struct pnode *pn = &br->pn[i];
@@ -572,6 +634,53 @@ add_warning(struct strvec *text, struct strvec **nodes, const char *w, const cha
 		strvec_push(&(*nodes)[i], node);
 }
 
+/* The stonewall figures of a phase: per thread counts at the wall and at
+ * the end, the target every thread wore out to, the aggregate rate up to
+ * the wall (IOR's stonewall rate) and how long the wear-out took. */
+static json_object *
+stonewall_record(const struct brun *br, const Knob__PhaseResult *const *res, int md,
+    const struct bench_agg *ag)
+{
+	json_object *sw = json_object_new_object();
+	uint64_t wmin = UINT64_MAX, wmax = 0, omin = UINT64_MAX, omax = 0, nthr = 0, nhit = 0;
+	double units = 0;
+	int synced = 0;
+	size_t i, k;
+
+	for (i = 0; i < br->fo->n; i++) {
+		if (br->pn[i].inphase && br->pn[i].wall_sync)
+			synced = 1;
+		for (k = 0; res[i] && k < res[i]->n_threads; k++) {
+			const Knob__ThreadResult *t = res[i]->threads[k];
+
+			nthr++;
+			omin = t->ops < omin ? t->ops : omin;
+			omax = t->ops > omax ? t->ops : omax;
+			if (t->stonewall_ops == 0)
+				continue;
+			nhit++;
+			wmin = t->stonewall_ops < wmin ? t->stonewall_ops : wmin;
+			wmax = t->stonewall_ops > wmax ? t->stonewall_ops : wmax;
+			units += md || t->ops == 0 ? (double)t->stonewall_ops :
+			    (double)t->stonewall_ops * ((double)t->bytes / (double)t->ops);
+		}
+	}
+	json_object_object_add(sw, "seconds", json_object_new_int64(br->req->stonewall_s));
+	json_object_object_add(sw, "across_nodes", json_object_new_boolean(synced && br->wall_sent));
+	json_object_object_add(sw, "target_ops", json_object_new_int64((int64_t)br->wall_target));
+	json_object_object_add(sw, "threads", json_object_new_int64((int64_t)nthr));
+	json_object_object_add(sw, "threads_at_wall", json_object_new_int64((int64_t)nhit));
+	json_object_object_add(sw, "min_ops_at_wall", json_object_new_int64(nhit ? (int64_t)wmin : 0));
+	json_object_object_add(sw, "max_ops_at_wall", json_object_new_int64((int64_t)wmax));
+	json_object_object_add(sw, "min_ops", json_object_new_int64(nthr ? (int64_t)omin : 0));
+	json_object_object_add(sw, "max_ops", json_object_new_int64((int64_t)omax));
+	json_object_object_add(sw, "rate_at_wall", json_object_new_double(nhit ?
+	    units / br->req->stonewall_s : 0));
+	json_object_object_add(sw, "wearout_s", json_object_new_double(nhit &&
+	    ag->elapsed_s > br->req->stonewall_s ? ag->elapsed_s - br->req->stonewall_s : 0));
+	return sw;
+}
+
 /* Build the JSON record of the finished phase and append it to the run. */
 static void
 finalize_phase(struct brun *br)
@@ -609,6 +718,14 @@ finalize_phase(struct brun *br)
 			res[i] = pn->result->phase_result;
 		if (pn->ready && pn->ready->phase_ready->warning[0])
 			add_warning(&wtext, &wnodes, pn->ready->phase_ready->warning, name);
+		if (pn->ready && pn->ready->phase_ready->ok) {
+			const Knob__PhaseReady *rd = pn->ready->phase_ready;
+			char w[256];
+
+			if (bench_cache_warning(w, sizeof(w), rd->read_bytes, rd->mem_total_kb,
+			    rd->pagepool_bytes, rq->direct))
+				add_warning(&wtext, &wnodes, w, name);
+		}
 		if (pn->result && pn->result->phase_result->warning[0])
 			add_warning(&wtext, &wnodes, pn->result->phase_result->warning, name);
 		if (!pn->alive && pn->st != PN_DONE) {
@@ -695,6 +812,8 @@ finalize_phase(struct brun *br)
 	json_object_object_add(params, "drop_caches", json_object_new_boolean(rq->drop_caches));
 	json_object_object_add(params, "reader_shift", json_object_new_int64(rq->reader_shift));
 	json_object_object_add(ph, "params", params);
+	if (rq->stonewall_s && !kind_is_ext(p->kind))
+		json_object_object_add(ph, "stonewall", stonewall_record(br, res, md, &ag));
 	for (i = 0; i < br->fo->n; i++) {
 		const Knob__PhaseResult *r = res[i];
 		struct pnode *pn = &br->pn[i];
@@ -722,6 +841,9 @@ finalize_phase(struct brun *br)
 			json_object_object_add(nd, "rate", json_object_new_double(el > 0 ?
 			    (double)(md ? r->ops : r->bytes) / el : 0));
 			json_object_object_add(nd, "mem_total_kb", json_object_new_int64((int64_t)r->mem_total_kb));
+			if (pn->ready && pn->ready->phase_ready->pagepool_bytes)
+				json_object_object_add(nd, "gpfs_pagepool_bytes", json_object_new_int64(
+				    (int64_t)pn->ready->phase_ready->pagepool_bytes));
 			json_object_object_add(nd, "cpu_s", json_object_new_double((double)r->cpu_ns / 1e9));
 			for (k = 0; k < r->n_threads; k++) {
 				const Knob__ThreadResult *t = r->threads[k];
@@ -803,8 +925,86 @@ release_files(struct brun *br, const char *workdir)
 		if (!br->pn[i].alive || br->fo->nodes[i].phase != FO_OPEN)
 			continue;
 		env.id = 0;
+		if (fanout_send(br->fo, &br->fo->nodes[i], &env) == 0)
+			br->pn[i].rel_wait = 1;
+	}
+}
+
+/* Largest thread count in a node's result (a node that ended without a
+ * stonewall report). */
+static uint64_t
+result_max_ops(const struct pnode *pn)
+{
+	const Knob__PhaseResult *r = pn->result ? pn->result->phase_result : NULL;
+	uint64_t m = 0;
+
+	for (size_t k = 0; r && k < r->n_threads; k++)
+		if (r->threads[k]->ops > m)
+			m = r->threads[k]->ops;
+	return m;
+}
+
+/* Stonewall: once every live node of the phase reported its largest count
+ * at the wall (or ended), send every node still running the largest count
+ * of all, to wear out to.  Dead nodes do not hold it up. */
+static void
+wall_check(struct brun *br)
+{
+	Knob__Envelope env = KNOB__ENVELOPE__INIT;
+	Knob__PhaseGo go = KNOB__PHASE_GO__INIT;
+	uint64_t target = 0, m;
+	size_t i, nsync = 0;
+
+	if (br->wall_sent || br->stage != ST_RUN)
+		return;
+	for (i = 0; i < br->fo->n; i++) {
+		struct pnode *pn = &br->pn[i];
+
+		if (!pn->inphase || !pn->wall_sync)
+			continue;
+		nsync++;
+		if (pn->wall_rep)
+			m = pn->wall_max;
+		else if (pn->st == PN_DONE)
+			m = result_max_ops(pn);
+		else if (pn->alive)
+			return;		/* still on its way to the wall */
+		else
+			continue;	/* died before the wall: missing */
+		if (m > target)
+			target = m;
+	}
+	br->wall_sent = 1;
+	if (nsync == 0)
+		return;
+	br->wall_target = target;
+	go.phase_id = br->phase_id;
+	go.wearout = 1;
+	go.wearout_ops = target;
+	env.body_case = KNOB__ENVELOPE__BODY_PHASE_GO;
+	env.phase_go = &go;
+	for (i = 0; i < br->fo->n; i++) {
+		struct pnode *pn = &br->pn[i];
+
+		if (!pn->inphase || !pn->alive || !pn->wall_sync || pn->st != PN_GO ||
+		    br->fo->nodes[i].phase != FO_OPEN)
+			continue;
+		env.id = 0;
 		fanout_send(br->fo, &br->fo->nodes[i], &env);
 	}
+	log_info("phase %s: every node is at the stonewall; wearing out to %llu ops",
+	    br->phase_id, (unsigned long long)target);
+}
+
+/* On to the next phase, or the end of the run. */
+static void
+next_phase(struct brun *br)
+{
+	if (++br->cur >= br->nplan) {
+		finish(br);
+		return;
+	}
+	start_phase(br);
 }
 
 /* All nodes are done with the run: end their connections. */
@@ -883,19 +1083,27 @@ advance(struct brun *br)
 			continue;
 		case ST_RUN:
 		case ST_ABORTING:
+			wall_check(br);
 			for (i = 0; i < br->fo->n; i++) {
 				struct pnode *pn = &br->pn[i];
 				if (pn->inphase && pn->alive && pn->st != PN_DONE)
 					return;
 			}
 			finalize_phase(br);
-			if (!br->plan[br->cur].keep)
+			if (!br->plan[br->cur].keep) {
 				release_files(br, br->plan[br->cur].workdir);
-			if (++br->cur >= br->nplan) {
-				finish(br);
-				return;
+				br->stage = ST_RELEASE;
+				br->rel_deadline = now_mono_ns() + RELEASE_WAIT_S * 1000000000ull;
+				continue;
 			}
-			start_phase(br);
+			next_phase(br);
+			return;
+		case ST_RELEASE:
+			/* the files are gone on every node (or it died) */
+			for (i = 0; i < br->fo->n; i++)
+				if (br->pn[i].rel_wait && br->pn[i].alive)
+					return;
+			next_phase(br);
 			return;
 		default:
 			return;
@@ -940,6 +1148,7 @@ on_msg(struct fanout *fo, struct fo_node *n, Knob__Envelope *m)
 		keep = 1;
 		if (m->phase_ready->warning[0])
 			log_debug("%s", m->phase_ready->warning);
+		pn->wall_sync = m->phase_ready->stonewall_sync;
 		if (m->phase_ready->ok)
 			pn->st = PN_READY;
 		else {
@@ -954,9 +1163,27 @@ on_msg(struct fanout *fo, struct fo_node *n, Knob__Envelope *m)
 		if (strcmp(m->phase_progress->phase_id, br->phase_id) == 0) {
 			pn->prog_bytes = m->phase_progress->bytes;
 			pn->prog_ops = m->phase_progress->ops;
+			if (m->phase_progress->at_stonewall && pn->inphase && !pn->wall_rep) {
+				pn->wall_rep = 1;
+				pn->wall_max = m->phase_progress->stonewall_max_ops;
+				log_debug("%s: at the stonewall with %llu ops", n->name,
+				    (unsigned long long)pn->wall_max);
+				advance(br);
+			}
 		}
 		break;
 	case KNOB__ENVELOPE__BODY_PHASE_RESULT:
+		if (m->phase_result->released_workdir[0]) {
+			/* a release confirmed: that node's files are gone */
+			if (!m->phase_result->ok)
+				log_warnx("%s", m->phase_result->error);
+			if (br->stage == ST_RELEASE && pn->rel_wait && strcmp(br->plan[br->cur].workdir,
+			    m->phase_result->released_workdir) == 0) {
+				pn->rel_wait = 0;
+				advance(br);
+			}
+			break;
+		}
 		pid = m->phase_result->phase_id;
 		if (strcmp(pid, br->phase_id) != 0 || pn->st == PN_DONE || !pn->inphase)
 			break;
@@ -1014,6 +1241,15 @@ on_tick(struct fanout *fo)
 		if (pn->alive && pn->synced && n->phase == FO_OPEN &&
 		    now - pn->last_ping_ns >= 900000000ull)
 			send_ping(br, n);
+	}
+	if (br->stage == ST_RELEASE && now >= br->rel_deadline) {
+		for (size_t i = 0; i < fo->n; i++)
+			if (br->pn[i].rel_wait && br->pn[i].alive) {
+				log_warnx("%s: still removing the files of %s after %d s; not waiting",
+				    fo->nodes[i].name, br->plan[br->cur].workdir, RELEASE_WAIT_S);
+				br->pn[i].rel_wait = 0;
+			}
+		advance(br);
 	}
 	draw_progress(br);
 }
@@ -1096,7 +1332,7 @@ bench_run(struct ctl *ctl, const struct strvec *nodes, const struct bench_req *r
 	clear_line(&br);
 	/* phases that never ran (the run was cut short) */
 	if (br.stage != ST_DONE) {
-		if (br.stage != ST_SYNC && br.cur < br.nplan)
+		if (br.stage != ST_SYNC && br.stage != ST_RELEASE && br.cur < br.nplan)
 			finalize_phase(&br);
 		br.bad = br.bad ? br.bad : 1;
 	}
@@ -1208,6 +1444,29 @@ bench_print_table(FILE *f, json_object *doc)
 			for (k = 0; k < json_object_array_length(arr); k++)
 				fprintf(f, "%s %s: error: %s\n", jget_s(ph, "phase_id"), jget_s(ph, "kind"),
 				    json_object_get_string(json_object_array_get_idx(arr, k)));
+		if (json_object_object_get_ex(ph, "stonewall", &arr)) {
+			int md = strcmp(jget_s(ph, "unit"), "op/s") == 0;
+			char rate[32], ended[96];
+
+			fmt_rate(rate, sizeof(rate), jget_d(arr, "rate_at_wall"), md);
+			if (jget_d(arr, "min_ops") == jget_d(arr, "max_ops"))
+				snprintf(ended, sizeof(ended), "every thread ended with %.0f ops",
+				    jget_d(arr, "max_ops"));
+			else
+				snprintf(ended, sizeof(ended), "threads ended with %.0f..%.0f ops",
+				    jget_d(arr, "min_ops"), jget_d(arr, "max_ops"));
+			if (jget_d(arr, "threads_at_wall") == 0)
+				fprintf(f, "%s %s: stonewall %.0f s not reached: every thread finished "
+				    "first\n", jget_s(ph, "phase_id"), jget_s(ph, "kind"),
+				    jget_d(arr, "seconds"));
+			else
+				fprintf(f, "%s %s: stonewall %.0f s%s: %.0f..%.0f ops per thread at the "
+				    "wall (%s); %s after a %.2f s wear-out\n",
+				    jget_s(ph, "phase_id"), jget_s(ph, "kind"), jget_d(arr, "seconds"),
+				    json_object_get_boolean(json_object_object_get(arr, "across_nodes")) ?
+				    " across nodes" : "", jget_d(arr, "min_ops_at_wall"),
+				    jget_d(arr, "max_ops_at_wall"), rate, ended, jget_d(arr, "wearout_s"));
+		}
 		if (json_object_object_get_ex(ph, "warnings", &arr))
 			for (k = 0; k < json_object_array_length(arr); k++)
 				fprintf(f, "%s %s: warning: %s\n", jget_s(ph, "phase_id"), jget_s(ph, "kind"),

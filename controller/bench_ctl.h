@@ -17,6 +17,7 @@ struct bench_req {
 	const char *dir;
 	uint64_t bs, size, write_size, md_files, files_total;
 	uint32_t files_per_dir, stonewall_s, reader_shift, rate_iops, lease_s, ext_timeout_s;
+	uint32_t test_rate_iops;	/* test hook (agents with --test-hooks only) */
 	int shared, direct, fsync, drop_caches, keep;
 	uint64_t seed;
 	const char *ext_tool;
@@ -55,6 +56,12 @@ struct bench_agg {
  * selects ops as the unit.  0, or -1 when no node has timing. */
 int bench_aggregate(const Knob__PhaseResult *const *res, const int64_t *off, size_t n,
     int md, struct bench_agg *out);
+/* The cache warning for a node that reads read_bytes with mem_kb KiB of RAM
+ * and a GPFS pagepool of pagepool bytes (0: none): written to buf, naming
+ * the larger of the two, when the read is under twice it; "" otherwise, and
+ * with O_DIRECT (direct).  Returns 1 when it warns. */
+int bench_cache_warning(char *buf, size_t len, uint64_t read_bytes, uint64_t mem_kb,
+    uint64_t pagepool, int direct);
 /* Clock offset sample from one ping: controller send/receive times and the
  * agent's time; the offset is agent - midpoint. */
 int64_t bench_offset_sample(uint64_t t_send, uint64_t t_recv, uint64_t agent);

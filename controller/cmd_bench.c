@@ -28,7 +28,8 @@ bench_usage(FILE *f)
 	    "  --shared            N-to-1: disjoint segments of one shared file\n"
 	    "  --direct            O_DIRECT with aligned buffers\n"
 	    "  --fsync             fsync before close, inside the timing\n"
-	    "  --stonewall S       stop after S seconds; threads wear out to the same count\n"
+	    "  --stonewall S       stop after S seconds, then every thread on every node runs\n"
+	    "                      on to the largest count of any (IOR wear-out)\n"
 	    "  --files-per-dir N   md-*: files per directory (default 1024)\n"
 	    "  --files N           md-*: files per thread (default = files per dir)\n"
 	    "  --files-total N     md-*: fixed total of files split over the threads\n"
@@ -36,6 +37,7 @@ bench_usage(FILE *f)
 	    "  --drop-caches       drop the page cache before read phases\n"
 	    "  --reader-shift[=N]  read what rank r+N wrote (default 1 = the next node)\n"
 	    "  --rate-iops N       throttle each thread\n"
+	    "  --test-rate-iops N  (tests) throttle each thread on agents run with --test-hooks\n"
 	    "  --lease S           agents abort when the controller is silent S s (default 10)\n"
 	    "  --keep              leave the files in DIR/knob.<id>/ afterwards\n"
 	    "  --tool PATH         external tool binary; --ext-timeout S (default 3600)\n"
@@ -60,7 +62,7 @@ parse_bench(int argc, char **argv, struct bench_req *rq, const char **w, const c
 {
 	enum { O_DIR = 256, O_THREADS, O_BS, O_SIZE, O_SHARED, O_DIRECT, O_FSYNC, O_STONEWALL,
 	    O_FPD, O_FILES, O_FTOTAL, O_WSIZE, O_DROP, O_SHIFT, O_KEEP, O_RATE, O_LEASE,
-	    O_TOOL, O_EXTTO, O_SEED, O_HELP };
+	    O_TOOL, O_EXTTO, O_SEED, O_TRATE, O_HELP };
 	static const struct option opts[] = {
 		{ "nodes", required_argument, NULL, 'w' },
 		{ "exclude", required_argument, NULL, 'x' },
@@ -80,6 +82,7 @@ parse_bench(int argc, char **argv, struct bench_req *rq, const char **w, const c
 		{ "reader-shift", optional_argument, NULL, O_SHIFT },
 		{ "keep", no_argument, NULL, O_KEEP },
 		{ "rate-iops", required_argument, NULL, O_RATE },
+		{ "test-rate-iops", required_argument, NULL, O_TRATE },
 		{ "lease", required_argument, NULL, O_LEASE },
 		{ "tool", required_argument, NULL, O_TOOL },
 		{ "ext-timeout", required_argument, NULL, O_EXTTO },
@@ -140,6 +143,10 @@ parse_bench(int argc, char **argv, struct bench_req *rq, const char **w, const c
 			break;
 		case O_RATE:
 			if (parse_u32(optarg, &rq->rate_iops) < 0)
+				goto badval;
+			break;
+		case O_TRATE:
+			if (parse_u32(optarg, &rq->test_rate_iops) < 0)
 				goto badval;
 			break;
 		case O_LEASE:

@@ -225,6 +225,42 @@ START_TEST(t_aggregate_skewed_clocks)
 }
 END_TEST
 
+/* The cache warning: the larger of RAM and the GPFS pagepool, named. */
+START_TEST(t_cache_warning)
+{
+	const uint64_t G = 1ull << 30;
+	char w[256];
+
+	/* RAM 1 GiB, pagepool 4 GiB: 6 GiB read is under 2 x 4 GiB */
+	ck_assert_int_eq(bench_cache_warning(w, sizeof(w), 6 * G, 1 << 20, 4 * G, 0), 1);
+	ck_assert_str_eq(w, "reads 6.00 GiB per node, under twice the node's GPFS pagepool "
+	    "(4.00 GiB; RAM 1.00 GiB): this measures the GPFS cache");
+	/* 8 GiB is enough */
+	ck_assert_int_eq(bench_cache_warning(w, sizeof(w), 8 * G, 1 << 20, 4 * G, 0), 0);
+	ck_assert_str_eq(w, "");
+	/* RAM 16 GiB is the larger: 8 GiB read warns about RAM, naming both */
+	ck_assert_int_eq(bench_cache_warning(w, sizeof(w), 8 * G, 16 << 20, 4 * G, 0), 1);
+	ck_assert_str_eq(w, "reads 8.00 GiB per node, under twice the node's RAM (16.00 GiB; "
+	    "GPFS pagepool 4.00 GiB): this measures the page cache");
+	/* no GPFS */
+	ck_assert_int_eq(bench_cache_warning(w, sizeof(w), G, 16 << 20, 0, 0), 1);
+	ck_assert_str_eq(w, "reads 1.00 GiB per node, under twice the node's RAM (16.00 GiB): "
+	    "this measures the page cache");
+	ck_assert_int_eq(bench_cache_warning(w, sizeof(w), 32 * G, 16 << 20, 0, 0), 0);
+	/* small reads in MiB */
+	ck_assert_int_eq(bench_cache_warning(w, sizeof(w), 4 << 20, 1 << 20, 0, 0), 1);
+	ck_assert_str_eq(w, "reads 4.0 MiB per node, under twice the node's RAM (1.00 GiB): "
+	    "this measures the page cache");
+	/* RAM unknown, pagepool known */
+	ck_assert_int_eq(bench_cache_warning(w, sizeof(w), G, 0, 4 * G, 0), 1);
+	ck_assert_ptr_nonnull(strstr(w, "GPFS pagepool (4.00 GiB)"));
+	/* O_DIRECT, a write phase, nothing known: no warning */
+	ck_assert_int_eq(bench_cache_warning(w, sizeof(w), G, 16 << 20, 4 * G, 1), 0);
+	ck_assert_int_eq(bench_cache_warning(w, sizeof(w), 0, 16 << 20, 4 * G, 0), 0);
+	ck_assert_int_eq(bench_cache_warning(w, sizeof(w), G, 0, 0, 0), 0);
+}
+END_TEST
+
 START_TEST(t_offset_sample)
 {
 	/* sent at 100, back at 120, agent said 5000110: 5000000 ahead */
@@ -408,6 +444,7 @@ main(void)
 	tcase_add_test(tc, t_placement);
 	tcase_add_test(tc, t_aggregate_skewed_clocks);
 	tcase_add_test(tc, t_offset_sample);
+	tcase_add_test(tc, t_cache_warning);
 	tcase_add_test(tc, t_parse_ior);
 	tcase_add_test(tc, t_parse_mdtest);
 	tcase_add_test(tc, t_parse_fio);
