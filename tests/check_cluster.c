@@ -304,6 +304,59 @@ START_TEST(exclusion_and_usage_errors)
 }
 END_TEST
 
+/* A frozen agent: TCP connects (the kernel accepts), TLS never completes.
+ * Only that node is unreachable, and the others do not wait for it. */
+START_TEST(handshake_timeout)
+{
+	char *out = NULL;
+	uint64_t t0;
+	int rc;
+
+	kill(h.node[1].pid, SIGSTOP);
+	t0 = now_mono_ns();
+	rc = harness_knobctl(&h, &out, NULL, "--connect-timeout 1 ping -w @all");
+	kill(h.node[1].pid, SIGCONT);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_msg(strstr(out, "node02: unreachable: TLS handshake timed out") != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "3 ok, 1 unreachable (node02)") != NULL, "%s", out);
+	ck_assert_msg(now_mono_ns() - t0 < 4000000000ull, "took %.1fs",
+	    (double)(now_mono_ns() - t0) / 1e9);
+	free(out);
+}
+END_TEST
+
+/* An agent that is connected but busy past --timeout: that node is
+ * "timeout", the others finish.  The busy agent is a real apply held by
+ * the --test-hooks pause point, tuning a sysctl of its own namespace. */
+START_TEST(request_timeout)
+{
+	char prof[PATH_MAX], *out = NULL;
+	FILE *f;
+	int rc;
+
+	for (int i = 0; i < 2; i++) {
+		snprintf(h.node[i].extra_args, sizeof(h.node[i].extra_args), "--test-hooks");
+		ck_assert_int_eq(harness_agent_start(&h, i), 0);
+	}
+	snprintf(prof, sizeof(prof), "%s/somaxconn.xml", h.tmp);
+	f = fopen(prof, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "<profile name=\"somaxconn\">\n"
+	    "  <sysctl key=\"net.core.somaxconn\" value=\"2048\"/>\n</profile>\n");
+	fclose(f);
+	rc = harness_knobctl(&h, &out, NULL, "--timeout 1 apply %s -w node[01-02] "
+	    "--test-pause-ms 4000", prof);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_msg(strstr(out, "2 timeout (node[01-02])") != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "no reply within 1.0s") != NULL, "%s", out);
+	free(out);
+	/* the agents keep serving others meanwhile */
+	rc = harness_knobctl(&h, &out, NULL, "ping -w node[01-04]");
+	ck_assert_msg(rc == 0, "%s", out);
+	free(out);
+}
+END_TEST
+
 /* knobd --stdio: the same frames over a pipe pair, no TLS (for SSH exec). */
 START_TEST(stdio_session)
 {
@@ -385,6 +438,8 @@ main(void)
 	tcase_add_test(tc, agent_must_name_dialled_node);
 	tcase_add_test(tc, garbage_and_huge_frames);
 	tcase_add_test(tc, exclusion_and_usage_errors);
+	tcase_add_test(tc, handshake_timeout);
+	tcase_add_test(tc, request_timeout);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("stdio");
 	tcase_add_test(tc, stdio_session);
