@@ -155,8 +155,8 @@ gpfs_write(struct agent *a, const Knob__Setting *s, const char *target, const ch
 	    tune_norm_default(s, now, n1, sizeof(n1), m, sizeof(m)) == 0 &&
 	    tune_norm_default(s, value, n2, sizeof(n2), m, sizeof(m)) == 0 &&
 	    strcmp(n1, n2) != 0) {
-		snprintf(msg, msglen, "mmchconfig accepted %s; mmdiag --config still shows %s "
-		    "(takes effect after mmfsd restarts)", kv, now);
+		snprintf(msg, msglen, "mmchconfig accepted %s; mmdiag --config still shows %s; "
+		    "takes effect when mmfsd restarts", kv, now);
 		return TUNE_PENDING_RESTART;
 	}
 	return 0;
@@ -169,4 +169,5 @@ const struct tune_driver drv_gpfs = {
 	.normalise = tune_norm_default,
 	.write = gpfs_write,
 	.describe = tune_describe_default,
+	.restart_note = "takes effect when mmfsd restarts",
 };

@@ -24,6 +24,7 @@ jentry_clear(struct jentry *e)
 	free(e->match);
 	free(e->target);
 	free(e->value);
+	free(e->was);
 	memset(e, 0, sizeof(*e));
 }
 
@@ -34,8 +35,11 @@ journal_free(struct journal *j)
 		jentry_clear(&j->orig[i]);
 	for (size_t i = 0; i < j->ntxn; i++)
 		jentry_clear(&j->txn[i]);
+	for (size_t i = 0; i < j->npend; i++)
+		jentry_clear(&j->pend[i]);
 	free(j->orig);
 	free(j->txn);
+	free(j->pend);
 	memset(j, 0, sizeof(*j));
 }
 
@@ -64,8 +68,19 @@ journal_push(struct jentry **v, size_t *n, const struct jentry *e)
 	d->match = xstrdup(e->match);
 	d->target = xstrdup(e->target);
 	d->value = xstrdup(e->value);
+	d->was = e->was ? xstrdup(e->was) : NULL;
 	d->persistent = e->persistent;
 	d->added = e->added;
+}
+
+void
+journal_remove(struct jentry *v, size_t *n, size_t k)
+{
+	if (k >= *n)
+		return;
+	jentry_clear(&v[k]);
+	memmove(&v[k], &v[k + 1], (*n - k - 1) * sizeof(*v));
+	(*n)--;
 }
 
 void
@@ -96,6 +111,8 @@ entries_json(const struct jentry *v, size_t n, int with_added)
 		json_object_object_add(o, "target", json_object_new_string(v[i].target));
 		json_object_object_add(o, "value", json_object_new_string(v[i].value));
 		json_object_object_add(o, "persistent", json_object_new_boolean(v[i].persistent));
+		if (v[i].was)
+			json_object_object_add(o, "was", json_object_new_string(v[i].was));
 		if (with_added)
 			json_object_object_add(o, "added", json_object_new_boolean(v[i].added));
 		json_object_array_add(arr, o);
@@ -121,9 +138,10 @@ jbool(json_object *o, const char *k)
 	return json_object_object_get_ex(o, k, &v) && json_object_get_boolean(v);
 }
 
-/* Parse an array of entries; -1 when malformed. */
+/* Parse an array of entries (need_was: pending marks, which must carry
+ * "was"); -1 when malformed. */
 static int
-entries_parse(json_object *arr, struct jentry **v, size_t *n)
+entries_parse(json_object *arr, struct jentry **v, size_t *n, int need_was)
 {
 	if (arr == NULL)
 		return 0;
@@ -135,8 +153,10 @@ entries_parse(json_object *arr, struct jentry **v, size_t *n)
 		const char *drv = jstr(o, "driver"), *key = jstr(o, "key"),
 		    *target = jstr(o, "target"), *value = jstr(o, "value");
 
-		if (drv == NULL || key == NULL || target == NULL || value == NULL)
+		if (drv == NULL || key == NULL || target == NULL || value == NULL ||
+		    (need_was && jstr(o, "was") == NULL))
 			return -1;
+		e.was = (char *)(uintptr_t)jstr(o, "was");
 		e.driver = (char *)(uintptr_t)drv;
 		e.key = (char *)(uintptr_t)key;
 		e.target = (char *)(uintptr_t)target;
@@ -172,7 +192,13 @@ journal_load(const char *path, struct journal *j)
 	snprintf(j->active, sizeof(j->active), "%s", jstr(root, "active") ? jstr(root, "active") : "");
 	arr = NULL;
 	json_object_object_get_ex(root, "originals", &arr);
-	if (entries_parse(arr, &j->orig, &j->norig) < 0) {
+	if (entries_parse(arr, &j->orig, &j->norig, 0) < 0) {
+		rc = -EBADMSG;
+		goto out;
+	}
+	arr = NULL;
+	json_object_object_get_ex(root, "pending", &arr);
+	if (entries_parse(arr, &j->pend, &j->npend, 1) < 0) {
 		rc = -EBADMSG;
 		goto out;
 	}
@@ -184,7 +210,7 @@ journal_load(const char *path, struct journal *j)
 		    jstr(txn, "profile") ? jstr(txn, "profile") : "");
 		arr = NULL;
 		json_object_object_get_ex(txn, "entries", &arr);
-		if (entries_parse(arr, &j->txn, &j->ntxn) < 0) {
+		if (entries_parse(arr, &j->txn, &j->ntxn, 0) < 0) {
 			rc = -EBADMSG;
 			goto out;
 		}
@@ -205,7 +231,7 @@ journal_save(const char *path, const struct journal *j)
 	const char *txt;
 	int rc;
 
-	if (j->active[0] == '\0' && j->norig == 0 && !j->in_txn) {
+	if (j->active[0] == '\0' && j->norig == 0 && j->npend == 0 && !j->in_txn) {
 		if (unlink(path) < 0 && errno != ENOENT)
 			return -errno;
 		return 0;
@@ -214,6 +240,8 @@ journal_save(const char *path, const struct journal *j)
 	json_object_object_add(root, "version", json_object_new_int(1));
 	json_object_object_add(root, "active", json_object_new_string(j->active));
 	json_object_object_add(root, "originals", entries_json(j->orig, j->norig, 0));
+	if (j->npend > 0)
+		json_object_object_add(root, "pending", entries_json(j->pend, j->npend, 0));
 	if (j->in_txn) {
 		json_object *t = json_object_new_object();
 

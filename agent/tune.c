@@ -320,8 +320,115 @@ jentry_from_item(struct jentry *e, const struct item *it, int added)
 	e->match = it->s->match;
 	e->target = it->target;
 	e->value = it->before;
+	e->was = NULL;
 	e->persistent = it->s->persistent;
 	e->added = added;
+}
+
+/* ------------------------------------------------------------ pending restart */
+static const char *
+restart_note(const struct tune_driver *d)
+{
+	return d && d->restart_note ? d->restart_note : "takes effect after a restart";
+}
+
+/* Index of the pending-restart mark of it's target in j, or -1. */
+static long
+pend_find(const struct journal *j, const struct item *it)
+{
+	if (it->target == NULL)
+		return -1;
+	return journal_find(j->pend, j->npend, it->s->driver, it->target, it->s->attr);
+}
+
+/* Items not classified yet whose target carries a pending-restart mark for
+ * the value they want, and whose live value is still the one the mark saw
+ * when it was set, become PENDING_RESTART (after = the live value). */
+static void
+plan_mark_pending(const struct journal *j, struct plan *p)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		struct item *it = &p->v[i];
+		long k;
+
+		if (!item_pending(it) || it->target == NULL || it->before == NULL ||
+		    strcmp(it->before, it->wanted) == 0 || (k = pend_find(j, it)) < 0)
+			continue;
+		if (strcmp(j->pend[k].value, it->wanted) != 0 ||
+		    strcmp(j->pend[k].was, it->before) != 0)
+			continue;
+		it->state = KNOB__KEY_STATE__KEY_PENDING_RESTART;
+		free(it->after);
+		it->after = xstrdup(it->before);
+		set_msg(it, 0, restart_note(it->d));
+	}
+}
+
+/* Drop the marks of targets whose live value has moved off the value seen
+ * when the mark was set (the restart happened, or someone changed it).
+ * Returns the number dropped. */
+static size_t
+plan_drop_stale(struct journal *j, const struct plan *p)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->n; i++) {
+		const struct item *it = &p->v[i];
+		long k;
+
+		if (it->before == NULL || (k = pend_find(j, it)) < 0 ||
+		    strcmp(j->pend[k].was, it->before) == 0)
+			continue;
+		log_info("%s %s: live value %s, no longer pending a restart", it->s->driver,
+		    it->target, it->before);
+		journal_remove(j->pend, &j->npend, (size_t)k);
+		n++;
+	}
+	return n;
+}
+
+/* Marks after a committed apply: set (or replace) for targets this
+ * transaction left pending a restart, dropped for targets it wrote with
+ * immediate effect or reverted, and for stale ones. */
+static void
+apply_marks(struct journal *j, const struct plan *p)
+{
+	plan_drop_stale(j, p);
+	for (size_t i = 0; i < p->n; i++) {
+		const struct item *it = &p->v[i];
+		struct jentry e;
+		long k = pend_find(j, it);
+
+		switch (it->state) {
+		case KNOB__KEY_STATE__KEY_PENDING_RESTART:
+			if (!it->written || it->before == NULL)
+				break;
+			if (k >= 0)
+				journal_remove(j->pend, &j->npend, (size_t)k);
+			jentry_from_item(&e, it, 0);
+			e.value = it->wanted;
+			e.was = it->before;
+			journal_push(&j->pend, &j->npend, &e);
+			break;
+		case KNOB__KEY_STATE__KEY_CHANGED:
+		case KNOB__KEY_STATE__KEY_REVERTED:
+			if (k >= 0)
+				journal_remove(j->pend, &j->npend, (size_t)k);
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+/* Drop the mark of the journal entry e's target, if any. */
+static void
+drop_mark(struct journal *j, const struct jentry *e)
+{
+	long k = journal_find(j->pend, j->npend, e->driver, e->target, e->attr);
+
+	if (k >= 0)
+		journal_remove(j->pend, &j->npend, (size_t)k);
 }
 
 static void
@@ -351,6 +458,10 @@ tune_apply(struct agent *a, const Knob__ApplyRequest *req, Knob__ApplyResult *re
 		return -1;
 	pthread_mutex_lock(&t->mu);
 	plan_build(a, req->settings, req->n_settings, &p);
+	/* --check: a target already set and waiting for a restart is not a
+	 * change to make (a real apply writes it again, which is harmless) */
+	if (req->check)
+		plan_mark_pending(&t->j, &p);
 	for (size_t i = 0; i < p.n; i++) {
 		if (p.v[i].state == KNOB__KEY_STATE__KEY_FAILED)
 			nfail++;
@@ -482,6 +593,7 @@ tune_apply(struct agent *a, const Knob__ApplyRequest *req, Knob__ApplyResult *re
 		    journal_find(t->j.orig, t->j.norig, it->s->driver, it->target, it->s->attr) < 0)
 			journal_push(&t->j.orig, &t->j.norig, &t->j.txn[k]);
 	}
+	apply_marks(&t->j, &p);
 	if (!res->reverted)
 		snprintf(t->j.active, sizeof(t->j.active), "%s", req->profile);
 	res->txn_id = xstrdup(t->j.txn_id);
@@ -510,12 +622,17 @@ tune_verify(struct agent *a, const Knob__VerifyRequest *req, Knob__VerifyResult 
 {
 	struct tune_state *t = a->tune;
 	struct plan p = { 0 };
+	int rc;
 
 	knob__verify_result__init(res);
 	if (t == NULL)
 		return -1;
 	pthread_mutex_lock(&t->mu);
 	plan_build(a, req->settings, req->n_settings, &p);
+	plan_mark_pending(&t->j, &p);
+	if (plan_drop_stale(&t->j, &p) > 0 &&
+	    (rc = journal_save(t->journal_path, &t->j)) < 0)
+		log_warnx("journal %s: %s", t->journal_path, strerror(-rc));
 	for (size_t i = 0; i < p.n; i++) {
 		struct item *it = &p.v[i];
 
@@ -606,6 +723,8 @@ tune_rollback(struct agent *a, Knob__RollbackResult *res)
 	for (size_t i = t->j.norig; i-- > 0;) {
 		if (restore_entry(a, &t->j.orig[i], &res->keys[nk++]) < 0)
 			journal_push(&keep, &nkeep, &t->j.orig[i]);
+		else
+			drop_mark(&t->j, &t->j.orig[i]);
 	}
 	res->n_keys = nk;
 	for (size_t i = 0; i < t->j.norig; i++)
@@ -689,9 +808,11 @@ recover(struct agent *a, struct tune_state *t)
 			    e->attr) < 0)
 				journal_push(&t->j.orig, &t->j.norig, e);
 			bad++;
-		} else
+		} else {
 			log_info("recovery: %s %s restored to %s (was %s)", e->driver, e->target,
 			    e->value, now ? now : "?");
+			drop_mark(&t->j, e);
+		}
 		free(now);
 		free(after);
 	}

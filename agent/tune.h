@@ -8,6 +8,15 @@
  *     A later apply (of any profile) only adds targets not journaled yet, so
  *     the first originals are kept and a tuned value is never recorded as an
  *     original;
+ *   - "pending": targets an apply set but that only take effect after a
+ *     restart (gpfs: mmchconfig accepted the value, mmdiag --config still
+ *     shows the old one until mmfsd restarts).  Each entry has "value", the
+ *     canonical value that was set, and "was", the live value when it was
+ *     set.  Verify reports such a target as pending-restart (not drift)
+ *     while its live value is still "was" and the profile still wants
+ *     "value"; a mark is dropped once the live value has moved off "was"
+ *     (the restart happened, or someone changed it), when an apply writes
+ *     the target with immediate effect or reverts it, and by rollback;
  *   - "txn": present only while an apply is writing.  Each entry is a target
  *     the transaction may touch, with its value before the transaction and
  *     whether it is a new original.  It is on disk before the first write.
@@ -56,6 +65,9 @@ struct tune_driver {
 	    const char *value, char *msg, size_t msglen);
 	/* Human name of one target for messages, e.g. "loop3 scheduler". */
 	void (*describe)(const Knob__Setting *s, const char *target, char *buf, size_t len);
+	/* What makes a pending-restart value live, e.g. "takes effect when
+	 * mmfsd restarts"; NULL means "takes effect after a restart". */
+	const char *restart_note;
 };
 
 extern const struct tune_driver drv_sysfs, drv_sysctl, drv_blockdev, drv_lustre,
@@ -84,6 +96,7 @@ int tune_run_cmd(char *const argv[], int timeout_ms, char *out, size_t outlen,
 /* ------------------------------------------------------------ journal */
 struct jentry {
 	char *driver, *key, *attr, *match, *target, *value;
+	char *was;		/* pending: live value when set; NULL elsewhere */
 	int persistent;
 	int added;		/* txn: not journaled before this transaction */
 };
@@ -97,6 +110,8 @@ struct journal {
 	char txn_profile[256];
 	struct jentry *txn;
 	size_t ntxn;
+	struct jentry *pend;	/* pending-restart marks (value = set, was = live) */
+	size_t npend;
 };
 
 /* Load path into j (an absent file is an empty journal).  0 or -errno. */
@@ -107,6 +122,8 @@ void journal_free(struct journal *j);
 long journal_find(const struct jentry *v, size_t n, const char *driver,
     const char *target, const char *attr);
 void journal_push(struct jentry **v, size_t *n, const struct jentry *e);
+/* Remove (and free) entry k of v, keeping the order. */
+void journal_remove(struct jentry *v, size_t *n, size_t k);
 void jentry_clear(struct jentry *e);
 /* Setting view of a journal entry (strings borrowed from e). */
 void jentry_setting(const struct jentry *e, Knob__Setting *s);

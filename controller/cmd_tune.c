@@ -449,17 +449,99 @@ parse_tune_args(int argc, char **argv, int want_profile, int allow_apply_opts,
 	return 0;
 }
 
-/* Shared tail: print folded (or JSON) output; returns the exit status. */
+/* What apply, verify and rollback share: arguments, profile, targets, the
+ * wire settings and the fan-out.  Filled by tune_ctx_init, released by
+ * tune_ctx_free. */
+struct tune_ctx {
+	struct ctl *ctl;
+	struct tune_opts o;
+	struct strvec names;
+	struct profile *p;	/* NULL for rollback */
+	Knob__Setting **settings;
+	size_t n_settings;
+	struct fanout fo;
+	int fo_up;
+};
+
+/* Parse "[PROFILE] -w .. [opts]", load the profile (want_profile), resolve
+ * the targets and build the settings.  0, or -1 after printing why (the
+ * caller exits 2).  tune_ctx_free releases c either way. */
 static int
-finish(struct ctl *ctl, struct fanout *fo, render_fn render, void *arg)
+tune_ctx_init(struct tune_ctx *c, struct ctl *ctl, int argc, char **argv, int want_profile,
+    int apply_opts)
 {
-	if (ctl->json)
-		output_json(ctl, fo, json_reply, arg);
-	else {
-		output_folded(ctl, fo, render, arg);
-		output_summary(ctl, fo);
+	const char *pname = NULL, *w = NULL, *x = NULL;
+
+	memset(c, 0, sizeof(*c));
+	c->ctl = ctl;
+	if (parse_tune_args(argc, argv, want_profile, apply_opts, &pname, &w, &x, &c->o) < 0)
+		return -1;
+	if (want_profile && (c->p = load_or_complain(pname)) == NULL)
+		return -1;
+	if (ctl_targets(ctl, w, x, &c->names) < 0)
+		return -1;
+	if (c->p) {
+		c->settings = settings_build(c->p);
+		c->n_settings = c->p->n;
 	}
-	return output_exit_status(fo);
+	return 0;
+}
+
+static void
+tune_ctx_free(struct tune_ctx *c)
+{
+	if (c->fo_up)
+		fanout_free(&c->fo);
+	if (c->settings)
+		settings_free(c->settings, c->n_settings);
+	profile_free(c->p);
+	strvec_free(&c->names);
+	memset(c, 0, sizeof(*c));
+}
+
+/* Node status from a reply of the expected body. */
+typedef int (*tune_status_fn)(const Knob__Envelope *reply, const struct tune_opts *o);
+
+/* Send env to every target; each node whose reply has body `want` gets
+ * status(reply); then print "VERB [PROFILE (FILE)] on N node(s)" and the
+ * folded (or JSON) output.  Returns the exit status (2 when the fan-out
+ * could not run). */
+static int
+tune_ctx_run(struct tune_ctx *c, const Knob__Envelope *env, Knob__Envelope__BodyCase want,
+    tune_status_fn status, const char *verb, render_fn render, void *arg)
+{
+	struct ctl *ctl = c->ctl;
+
+	fanout_init(&c->fo, ctl, &c->names);
+	c->fo_up = 1;
+	if (fanout_request(&c->fo, env) < 0)
+		return 2;
+	for (size_t i = 0; i < c->fo.n; i++) {
+		struct fo_node *n = &c->fo.nodes[i];
+
+		if (n->reply && n->reply->body_case == want)
+			n->status = status(n->reply, &c->o);
+	}
+	if (!ctl->json) {
+		if (c->p)
+			fprintf(ctl->out, "%s %s (%s) on %zu node(s)\n", verb, c->p->name,
+			    base_name(c->p->path), c->fo.n);
+		else
+			fprintf(ctl->out, "%s on %zu node(s)\n", verb, c->fo.n);
+	}
+	if (ctl->json)
+		output_json(ctl, &c->fo, json_reply, arg);
+	else {
+		output_folded(ctl, &c->fo, render, arg);
+		output_summary(ctl, &c->fo);
+	}
+	return output_exit_status(&c->fo);
+}
+
+static int
+status_apply(const Knob__Envelope *reply, const struct tune_opts *o)
+{
+	return apply_status(reply->apply_result, o->check);
 }
 
 int
@@ -467,49 +549,61 @@ cmd_apply(struct ctl *ctl, int argc, char **argv)
 {
 	Knob__Envelope env = KNOB__ENVELOPE__INIT;
 	Knob__ApplyRequest req = KNOB__APPLY_REQUEST__INIT;
-	struct tune_opts o = { 0 };
-	struct strvec names = { 0 };
-	struct profile *p = NULL;
-	struct fanout fo;
-	const char *pname = NULL, *w = NULL, *x = NULL;
-	int rc = 2, fo_up = 0;
+	struct tune_ctx c;
+	int rc = 2;
 
-	if (parse_tune_args(argc, argv, 1, 1, &pname, &w, &x, &o) < 0)
+	if (tune_ctx_init(&c, ctl, argc, argv, 1, 1) < 0)
 		goto out;
-	if ((p = load_or_complain(pname)) == NULL)
-		goto out;
-	if (ctl_targets(ctl, w, x, &names) < 0)
-		goto out;
-	req.profile = p->name;
-	req.settings = settings_build(p);
-	req.n_settings = p->n;
-	req.check = o.check;
-	req.keep_going = o.keep_going;
-	req.test_pause_ms = o.pause_ms;
+	req.profile = c.p->name;
+	req.settings = c.settings;
+	req.n_settings = c.n_settings;
+	req.check = c.o.check;
+	req.keep_going = c.o.keep_going;
+	req.test_pause_ms = c.o.pause_ms;
 	env.body_case = KNOB__ENVELOPE__BODY_APPLY;
 	env.apply = &req;
-	fanout_init(&fo, ctl, &names);
-	fo_up = 1;
-	if (fanout_request(&fo, &env) < 0)
-		goto out;
-	for (size_t i = 0; i < fo.n; i++) {
-		struct fo_node *n = &fo.nodes[i];
-
-		if (n->reply && n->reply->body_case == KNOB__ENVELOPE__BODY_APPLY_RESULT)
-			n->status = apply_status(n->reply->apply_result, o.check);
-	}
-	if (!ctl->json)
-		fprintf(ctl->out, "%s %s (%s) on %zu node(s)\n", o.check ? "check" : "apply",
-		    p->name, base_name(p->path), fo.n);
-	rc = finish(ctl, &fo, render_apply, &o);
+	rc = tune_ctx_run(&c, &env, KNOB__ENVELOPE__BODY_APPLY_RESULT, status_apply,
+	    c.o.check ? "check" : "apply", render_apply, &c.o);
 out:
-	if (fo_up)
-		fanout_free(&fo);
-	if (req.settings)
-		settings_free(req.settings, req.n_settings);
-	profile_free(p);
-	strvec_free(&names);
+	tune_ctx_free(&c);
 	return rc;
+}
+
+/* A value for people: sizes in bytes as "16G" when exact (gpfs pagepool);
+ * anything else as it is. */
+static void
+human_value(const Knob__KeyResult *k, const char *v, char *buf, size_t len)
+{
+	static const char units[] = "KMGTP";
+	unsigned long long n;
+	char *end;
+	int u = -1;
+
+	snprintf(buf, len, "%s", v);
+	if (norm_kind_for(k->driver, k->key, "") != NORM_BYTES || *v < '0' || *v > '9')
+		return;
+	n = strtoull(v, &end, 10);
+	if (*end != '\0' || n == 0)
+		return;
+	while (u + 1 < (int)sizeof(units) - 1 && n % 1024 == 0) {
+		n /= 1024;
+		u++;
+	}
+	if (u >= 0)
+		snprintf(buf, len, "%llu%c", n, units[u]);
+}
+
+/* verify's line for a key set but waiting for a restart. */
+static void
+render_pending(char **s, const Knob__KeyResult *k)
+{
+	char label[1024], is[64], want[64];
+
+	key_label(k, label, sizeof(label));
+	human_value(k, k->before, is, sizeof(is));
+	human_value(k, k->wanted, want, sizeof(want));
+	str_appendf(s, "  %-15s %s: is %s, set to %s, %s\n", state_name(k->state), label, is, want,
+	    *k->message ? k->message : "takes effect after a restart");
 }
 
 static char *
@@ -517,7 +611,7 @@ render_verify(struct fanout *fo, struct fo_node *n, void *arg)
 {
 	const Knob__VerifyResult *r;
 	char *s = NULL;
-	size_t ok = 0;
+	size_t ok = 0, pending = 0;
 
 	(void)fo;
 	(void)arg;
@@ -527,12 +621,36 @@ render_verify(struct fanout *fo, struct fo_node *n, void *arg)
 	for (size_t i = 0; i < r->n_keys; i++) {
 		if (r->keys[i]->state == KNOB__KEY_STATE__KEY_OK)
 			ok++;
-		else
+		else if (r->keys[i]->state == KNOB__KEY_STATE__KEY_PENDING_RESTART) {
+			pending++;
+			render_pending(&s, r->keys[i]);
+		} else
 			render_key(&s, r->keys[i], 1);
 	}
-	str_appendf(&s, "  => %zu of %zu key(s) match; active profile: %s", ok, r->n_keys,
+	str_appendf(&s, "  => %zu of %zu key(s) match", ok, r->n_keys);
+	if (pending)
+		str_appendf(&s, ", %zu set and pending a restart (not drift)", pending);
+	str_appendf(&s, "; active profile: %s",
 	    *r->active_profile ? r->active_profile : "(none)");
 	return s;
+}
+
+/* Failed beats drift beats ok; pending-restart keys leave a node ok (its
+ * text says so). */
+static int
+status_verify(const Knob__Envelope *reply, const struct tune_opts *o)
+{
+	const Knob__VerifyResult *r = reply->verify_result;
+	int st = NS_OK;
+
+	(void)o;
+	for (size_t k = 0; k < r->n_keys; k++) {
+		if (r->keys[k]->state == KNOB__KEY_STATE__KEY_FAILED)
+			st = NS_FAILED;
+		else if (r->keys[k]->state == KNOB__KEY_STATE__KEY_DRIFT && st == NS_OK)
+			st = NS_DRIFT;
+	}
+	return st;
 }
 
 int
@@ -540,55 +658,20 @@ cmd_verify(struct ctl *ctl, int argc, char **argv)
 {
 	Knob__Envelope env = KNOB__ENVELOPE__INIT;
 	Knob__VerifyRequest req = KNOB__VERIFY_REQUEST__INIT;
-	struct tune_opts o = { 0 };
-	struct strvec names = { 0 };
-	struct profile *p = NULL;
-	struct fanout fo;
-	const char *pname = NULL, *w = NULL, *x = NULL;
-	int rc = 2, fo_up = 0;
+	struct tune_ctx c;
+	int rc = 2;
 
-	if (parse_tune_args(argc, argv, 1, 0, &pname, &w, &x, &o) < 0)
+	if (tune_ctx_init(&c, ctl, argc, argv, 1, 0) < 0)
 		goto out;
-	if ((p = load_or_complain(pname)) == NULL)
-		goto out;
-	if (ctl_targets(ctl, w, x, &names) < 0)
-		goto out;
-	req.profile = p->name;
-	req.settings = settings_build(p);
-	req.n_settings = p->n;
+	req.profile = c.p->name;
+	req.settings = c.settings;
+	req.n_settings = c.n_settings;
 	env.body_case = KNOB__ENVELOPE__BODY_VERIFY;
 	env.verify = &req;
-	fanout_init(&fo, ctl, &names);
-	fo_up = 1;
-	if (fanout_request(&fo, &env) < 0)
-		goto out;
-	for (size_t i = 0; i < fo.n; i++) {
-		struct fo_node *n = &fo.nodes[i];
-		const Knob__VerifyResult *r;
-		int st = NS_OK;
-
-		if (n->reply == NULL || n->reply->body_case != KNOB__ENVELOPE__BODY_VERIFY_RESULT)
-			continue;
-		r = n->reply->verify_result;
-		for (size_t k = 0; k < r->n_keys; k++) {
-			if (r->keys[k]->state == KNOB__KEY_STATE__KEY_FAILED)
-				st = NS_FAILED;
-			else if (r->keys[k]->state == KNOB__KEY_STATE__KEY_DRIFT && st == NS_OK)
-				st = NS_DRIFT;
-		}
-		n->status = st;
-	}
-	if (!ctl->json)
-		fprintf(ctl->out, "verify %s (%s) on %zu node(s)\n", p->name, base_name(p->path),
-		    fo.n);
-	rc = finish(ctl, &fo, render_verify, NULL);
+	rc = tune_ctx_run(&c, &env, KNOB__ENVELOPE__BODY_VERIFY_RESULT, status_verify, "verify",
+	    render_verify, NULL);
 out:
-	if (fo_up)
-		fanout_free(&fo);
-	if (req.settings)
-		settings_free(req.settings, req.n_settings);
-	profile_free(p);
-	strvec_free(&names);
+	tune_ctx_free(&c);
 	return rc;
 }
 
@@ -609,47 +692,34 @@ render_rollback(struct fanout *fo, struct fo_node *n, void *arg)
 	return s;
 }
 
+static int
+status_rollback(const Knob__Envelope *reply, const struct tune_opts *o)
+{
+	const Knob__RollbackResult *r = reply->rollback_result;
+	int st = r->n_keys ? NS_CHANGED : NS_OK;
+
+	(void)o;
+	for (size_t k = 0; k < r->n_keys; k++)
+		if (r->keys[k]->state == KNOB__KEY_STATE__KEY_FAILED)
+			st = NS_FAILED;
+	return st;
+}
+
 int
 cmd_rollback(struct ctl *ctl, int argc, char **argv)
 {
 	Knob__Envelope env = KNOB__ENVELOPE__INIT;
 	Knob__RollbackRequest req = KNOB__ROLLBACK_REQUEST__INIT;
-	struct tune_opts o = { 0 };
-	struct strvec names = { 0 };
-	struct fanout fo;
-	const char *w = NULL, *x = NULL;
-	int rc = 2, fo_up = 0;
+	struct tune_ctx c;
+	int rc = 2;
 
-	if (parse_tune_args(argc, argv, 0, 0, NULL, &w, &x, &o) < 0)
-		goto out;
-	if (ctl_targets(ctl, w, x, &names) < 0)
+	if (tune_ctx_init(&c, ctl, argc, argv, 0, 0) < 0)
 		goto out;
 	env.body_case = KNOB__ENVELOPE__BODY_ROLLBACK;
 	env.rollback = &req;
-	fanout_init(&fo, ctl, &names);
-	fo_up = 1;
-	if (fanout_request(&fo, &env) < 0)
-		goto out;
-	for (size_t i = 0; i < fo.n; i++) {
-		struct fo_node *n = &fo.nodes[i];
-		const Knob__RollbackResult *r;
-		int st;
-
-		if (n->reply == NULL || n->reply->body_case != KNOB__ENVELOPE__BODY_ROLLBACK_RESULT)
-			continue;
-		r = n->reply->rollback_result;
-		st = r->n_keys ? NS_CHANGED : NS_OK;
-		for (size_t k = 0; k < r->n_keys; k++)
-			if (r->keys[k]->state == KNOB__KEY_STATE__KEY_FAILED)
-				st = NS_FAILED;
-		n->status = st;
-	}
-	if (!ctl->json)
-		fprintf(ctl->out, "rollback on %zu node(s)\n", fo.n);
-	rc = finish(ctl, &fo, render_rollback, NULL);
+	rc = tune_ctx_run(&c, &env, KNOB__ENVELOPE__BODY_ROLLBACK_RESULT, status_rollback,
+	    "rollback", render_rollback, NULL);
 out:
-	if (fo_up)
-		fanout_free(&fo);
-	strvec_free(&names);
+	tune_ctx_free(&c);
 	return rc;
 }

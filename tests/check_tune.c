@@ -4,11 +4,12 @@
  *
  * Fakes, said plainly: the Lustre tree (several OSC instances, an MGC with a
  * NID in its name) is a fake under a temp --sysroot; mmchconfig, mmdiag and
- * lctl are stand-in shell scripts under that sysroot.  Real things: loop
- * devices this test creates with losetup (only their exact names are
- * targeted, and they are detached in teardown), and a veth pair and
- * net.core.somaxconn inside a private network namespace (unshare) of the
- * forked test process. */
+ * lctl are stand-in shell scripts under that sysroot, and an mmfsd "restart"
+ * in test_gpfs_pending_restart is the test copying the stand-in's configured
+ * values over the ones its mmdiag prints.  Real things: loop devices this
+ * test creates with losetup (only their exact names are targeted, and they
+ * are detached in teardown), and a veth pair and net.core.somaxconn inside a
+ * private network namespace (unshare) of the forked test process. */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -659,6 +660,173 @@ START_TEST(test_gpfs_standin)
 }
 END_TEST
 
+/* Pending restart as a state, through stand-in mmchconfig / mmdiag scripts
+ * (there is no GPFS here).  The stand-in keeps two files: gpfs.cfg, what
+ * mmchconfig configured, and gpfs.live, what the running mmfsd uses and
+ * mmdiag --config prints.  mmchconfig changes maxMBpS at once (both files)
+ * and everything else in gpfs.cfg only; "restarting mmfsd" is copying
+ * gpfs.cfg over gpfs.live.  apply -> pending-restart, journaled; verify ->
+ * pending-restart (not drift) while the live value is the old one; restart
+ * -> ok and the mark is dropped; live value changed to something else ->
+ * drift; rollback of a pending key goes through mmchconfig. */
+static char gcfg[256], glive[256];
+
+static void
+gpfs_pending_standins(void)
+{
+	char body[2048];
+	FILE *f;
+
+	snprintf(gcfg, sizeof(gcfg), "%s/gpfs.cfg", tmp);
+	snprintf(glive, sizeof(glive), "%s/gpfs.live", tmp);
+	f = fopen(gcfg, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("pagepool 4294967296\nmaxMBpS 2048\n", f);
+	fclose(f);
+	f = fopen(glive, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("pagepool 4294967296\nmaxMBpS 2048\n", f);
+	fclose(f);
+	snprintf(body, sizeof(body),
+	    "# stand-in for mmdiag: the running daemon's values\n"
+	    "[ \"$1\" = --config ] || exit 2\necho '=== mmdiag: config ==='\n"
+	    "sed 's/^/ ! /' '%s'\n", glive);
+	script("/usr/lpp/mmfs/bin/mmdiag", body);
+	snprintf(body, sizeof(body),
+	    "# stand-in for mmchconfig KEY=VALUE -i -N NODE\n"
+	    "kv=$1; k=${kv%%%%=*}; v=${kv#*=}; shift\n"
+	    "echo \"$kv $*\" >> '%s/mmchconfig.log'\n"
+	    "grep -q \"^$k \" '%s' || { echo \"mmchconfig: Unknown attribute $k\" >&2; exit 1; }\n"
+	    "sed -i \"s/^$k .*/$k $v/\" '%s'\n"
+	    "if [ \"$k\" = maxMBpS ]; then sed -i \"s/^$k .*/$k $v/\" '%s'; fi\n"
+	    "exit 0\n", tmp, gcfg, gcfg, glive);
+	script("/usr/lpp/mmfs/bin/mmchconfig", body);
+}
+
+/* "mmfsd restart" of the stand-in: the configured values become live. */
+static void
+gpfs_restart(void)
+{
+	char buf[1024];
+
+	ck_assert_int_gt(read_small_file(gcfg, buf, sizeof(buf)), 0);
+	ck_assert_int_eq(write_small_file(glive, buf), 0);
+}
+
+START_TEST(test_gpfs_pending_restart)
+{
+	Knob__ApplyResult r;
+	Knob__VerifyResult v;
+	Knob__RollbackResult rb;
+	const Knob__KeyResult *k;
+	char log[256], buf[4096];
+	static const struct s p16[] = {
+		{ "gpfs", "pagepool", NULL, "16G", 0, NULL },
+		{ "gpfs", "maxMBpS", NULL, "8000", 0, NULL },
+	};
+	static const struct s p32[] = { { "gpfs", "pagepool", NULL, "32G", 0, NULL } };
+
+	gpfs_pending_standins();
+	ag = mk_agent(root);
+
+	/* apply: pagepool accepted but not live yet; maxMBpS live at once */
+	do_apply(ag, "gpfs-client", p16, nitems(p16), 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.reverted, 0);
+	k = find_key(r.keys, r.n_keys, "pagepool", NULL);
+	ck_assert_int_eq(k->state, KNOB__KEY_STATE__KEY_PENDING_RESTART);
+	ck_assert_str_eq(k->before, "4294967296");
+	ck_assert_int_eq(find_key(r.keys, r.n_keys, "maxMBpS", NULL)->state,
+	    KNOB__KEY_STATE__KEY_CHANGED);
+	tune_apply_result_free(&r);
+	/* the mark is in the journal file, with the value set and the live one */
+	ck_assert_int_gt(read_small_file(ag->tune->journal_path, buf, sizeof(buf)), 0);
+	ck_assert_ptr_nonnull(strstr(buf, "\"pending\""));
+	rm_agent(ag);
+	ag = mk_agent(root);	/* and survives an agent restart */
+	ck_assert_int_eq(ag->tune->j.npend, 1);
+	ck_assert_str_eq(ag->tune->j.pend[0].target, "pagepool");
+	ck_assert_str_eq(ag->tune->j.pend[0].value, "17179869184");
+	ck_assert_str_eq(ag->tune->j.pend[0].was, "4294967296");
+
+	/* verify: pending-restart, not drift */
+	do_verify(ag, p16, nitems(p16), &v);
+	dump(v.keys, v.n_keys);
+	k = find_key(v.keys, v.n_keys, "pagepool", NULL);
+	ck_assert_int_eq(k->state, KNOB__KEY_STATE__KEY_PENDING_RESTART);
+	ck_assert_str_eq(k->before, "4294967296");
+	ck_assert_str_eq(k->wanted, "17179869184");
+	ck_assert_ptr_nonnull(strstr(k->message, "mmfsd restarts"));
+	ck_assert_int_eq(find_key(v.keys, v.n_keys, "maxMBpS", NULL)->state, KNOB__KEY_STATE__KEY_OK);
+	tune_verify_result_free(&v);
+
+	/* --check: nothing to change, it is waiting for the restart */
+	do_apply(ag, "gpfs-client", p16, nitems(p16), 1, 0, &r);
+	ck_assert_int_eq(find_key(r.keys, r.n_keys, "pagepool", NULL)->state,
+	    KNOB__KEY_STATE__KEY_PENDING_RESTART);
+	tune_apply_result_free(&r);
+
+	/* a profile that wants another value: drift, and the mark stays */
+	do_verify(ag, p32, nitems(p32), &v);
+	ck_assert_int_eq(v.keys[0]->state, KNOB__KEY_STATE__KEY_DRIFT);
+	tune_verify_result_free(&v);
+	ck_assert_int_eq(ag->tune->j.npend, 1);
+
+	/* mmfsd restarts: ok, and the mark is dropped from the journal */
+	gpfs_restart();
+	do_verify(ag, p16, nitems(p16), &v);
+	dump(v.keys, v.n_keys);
+	for (size_t i = 0; i < v.n_keys; i++)
+		ck_assert_int_eq(v.keys[i]->state, KNOB__KEY_STATE__KEY_OK);
+	tune_verify_result_free(&v);
+	ck_assert_int_eq(ag->tune->j.npend, 0);
+	ck_assert_int_gt(read_small_file(ag->tune->journal_path, buf, sizeof(buf)), 0);
+	ck_assert_ptr_null(strstr(buf, "\"pending\""));
+
+	/* pending again (32G), then the live value becomes something else
+	 * entirely (8G): drift, and the stale mark is dropped */
+	do_apply(ag, "gpfs-big", p32, nitems(p32), 0, 0, &r);
+	ck_assert_int_eq(r.keys[0]->state, KNOB__KEY_STATE__KEY_PENDING_RESTART);
+	tune_apply_result_free(&r);
+	do_verify(ag, p32, nitems(p32), &v);
+	ck_assert_int_eq(v.keys[0]->state, KNOB__KEY_STATE__KEY_PENDING_RESTART);
+	tune_verify_result_free(&v);
+	ck_assert_int_eq(write_small_file(glive, "pagepool 8589934592\nmaxMBpS 8000\n"), 0);
+	do_verify(ag, p32, nitems(p32), &v);
+	dump(v.keys, v.n_keys);
+	ck_assert_int_eq(v.keys[0]->state, KNOB__KEY_STATE__KEY_DRIFT);
+	ck_assert_str_eq(v.keys[0]->before, "8589934592");
+	tune_verify_result_free(&v);
+	ck_assert_int_eq(ag->tune->j.npend, 0);
+	/* even once the live value is back to the old one: the mark is gone */
+	ck_assert_int_eq(write_small_file(glive, "pagepool 16G\nmaxMBpS 8000\n"), 0);
+	do_verify(ag, p32, nitems(p32), &v);
+	ck_assert_int_eq(v.keys[0]->state, KNOB__KEY_STATE__KEY_DRIFT);
+	tune_verify_result_free(&v);
+
+	/* rollback of a key pending a restart goes through mmchconfig */
+	do_apply(ag, "gpfs-big", p32, nitems(p32), 0, 0, &r);
+	ck_assert_int_eq(r.keys[0]->state, KNOB__KEY_STATE__KEY_PENDING_RESTART);
+	tune_apply_result_free(&r);
+	ck_assert_int_eq(ag->tune->j.npend, 1);
+	ck_assert_int_eq(tune_rollback(ag, &rb), 0);
+	dump(rb.keys, rb.n_keys);
+	ck_assert_int_eq(rb.n_keys, 2);
+	for (size_t i = 0; i < rb.n_keys; i++)
+		ck_assert_int_ne(rb.keys[i]->state, KNOB__KEY_STATE__KEY_FAILED);
+	tune_rollback_result_free(&rb);
+	ck_assert_int_eq(ag->tune->j.npend, 0);
+	ck_assert_int_ne(access(ag->tune->journal_path, F_OK), 0);
+	snprintf(log, sizeof(log), "%s/mmchconfig.log", tmp);
+	ck_assert_int_gt(read_small_file(log, buf, sizeof(buf)), 0);
+	ck_assert_ptr_nonnull(strstr(buf, "pagepool=4294967296 -i -N node01"));
+	ck_assert_ptr_nonnull(strstr(buf, "maxMBpS=2048 -i -N node01"));
+	gpfs_restart();
+	ck_assert_int_gt(read_small_file(glive, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "pagepool 4294967296\nmaxMBpS 2048");
+}
+END_TEST
+
 /* lustre persistent="yes" goes through a stand-in lctl set_param -P, and
  * rollback deletes the record with -P -d. */
 START_TEST(test_lustre_persistent)
@@ -868,6 +1036,7 @@ tune_suite(void)
 	tcase_add_test(tc, test_partial_failure);
 	tcase_add_test(tc, test_crash_recovery);
 	tcase_add_test(tc, test_gpfs_standin);
+	tcase_add_test(tc, test_gpfs_pending_restart);
 	tcase_add_test(tc, test_lustre_persistent);
 	tcase_add_test(tc, test_loop_device);
 	tcase_add_test(tc, test_net_namespace);

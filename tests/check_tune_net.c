@@ -7,7 +7,9 @@
  * its namespace) through libnl, and net.core.somaxconn, which is per
  * namespace.  Fakes, said plainly: the Lustre tree is a fake under a
  * --sysroot with several OSC instances; mmchconfig, mmdiag and lctl are
- * stand-in shell scripts under that sysroot, one of them deliberately slow.
+ * stand-in shell scripts under that sysroot, one of them deliberately slow,
+ * and an mmfsd "restart" is the test copying the stand-in's configured
+ * values over the ones its mmdiag prints.
  *
  * The program runs without forking per test (CK_NOFORK) so that the
  * harness and the loop device, set up once in the unchecked fixture, are
@@ -372,6 +374,91 @@ START_TEST(test_fake_lustre_gpfs)
 }
 END_TEST
 
+/* Pending restart over the wire: node02 with stand-in mmchconfig / mmdiag
+ * under its --sysroot (no GPFS here).  The stand-in's mmchconfig changes
+ * gpfs-cfg (the configuration), its mmdiag prints gpfs-live (the running
+ * mmfsd); "restarting mmfsd" is this test copying one over the other. */
+START_TEST(test_gpfs_pending_restart)
+{
+	char root[128], cfg[160], live[160], body[2048], buf[1024], *out = NULL;
+	int rc;
+
+	precheck();
+	snprintf(root, sizeof(root), "%s/root3", top);
+	snprintf(cfg, sizeof(cfg), "%s/gpfs-cfg", top);
+	snprintf(live, sizeof(live), "%s/gpfs-live", top);
+	put(top, "%s%s", "/gpfs-cfg", "pagepool 4294967296\n");
+	put(top, "%s%s", "/gpfs-live", "pagepool 4294967296\n");
+	snprintf(body, sizeof(body), "#!/bin/sh\n# stand-in for mmdiag (no GPFS here)\n"
+	    "[ \"$1\" = --config ] || exit 2\necho '=== mmdiag: config ==='\nsed 's/^/ ! /' '%s'\n",
+	    live);
+	put(root, "%s%s", "/usr/lpp/mmfs/bin/mmdiag", body);
+	snprintf(body, sizeof(body), "#!/bin/sh\n# stand-in for mmchconfig (no GPFS here): "
+	    "configures, takes effect at the next mmfsd start\n"
+	    "kv=$1; k=${kv%%=*}; v=${kv#*=}\n"
+	    "echo \"$*\" >> '%s/mmchconfig3.log'\n"
+	    "sed -i \"s/^$k .*/$k $v/\" '%s'\n", top, cfg);
+	put(root, "%s%s", "/usr/lpp/mmfs/bin/mmchconfig", body);
+	harness_agent_stop(&h, 1, SIGTERM);
+	snprintf(h.node[1].sysroot, sizeof(h.node[1].sysroot), "%s", root);
+	ck_assert_int_eq(harness_agent_start(&h, 1), 0);
+	write_profile("gpfs-client", "  <gpfs key=\"pagepool\" value=\"16G\"/>\n");
+
+	rc = ctl(&out, "apply %s/gpfs-client.xml -w node02", top);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_ptr_nonnull(strstr(out, "pending-restart gpfs pagepool: 4294967296 -> 17179869184"));
+	free(out);
+
+	/* not drift: exit 0, node ok, the text says what is pending */
+	rc = ctl(&out, "verify %s/gpfs-client.xml -w node02", top);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_ptr_nonnull(strstr(out, "pending-restart gpfs pagepool: is 4G, set to 16G, "
+	    "takes effect when mmfsd restarts"));
+	ck_assert_ptr_nonnull(strstr(out, "0 of 1 key(s) match, 1 set and pending a restart"));
+	ck_assert_ptr_null(strstr(out, "drift           "));
+	ck_assert_ptr_null(strstr(out, "1 drift"));
+	ck_assert_ptr_nonnull(strstr(out, "\n1 ok\n"));
+	free(out);
+	rc = ctl(&out, "--json verify %s/gpfs-client.xml -w node02", top);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_ptr_nonnull(strstr(out, "KEY_PENDING_RESTART"));
+	free(out);
+
+	/* mmfsd "restarts": the configured value is live, verify says ok */
+	ck_assert_int_gt(read_small_file(cfg, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "pagepool 17179869184");
+	ck_assert_int_eq(write_small_file(live, buf), 0);
+	rc = ctl(&out, "verify %s/gpfs-client.xml -w node02", top);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_ptr_nonnull(strstr(out, "1 of 1 key(s) match; active profile: gpfs-client"));
+	ck_assert_ptr_null(strstr(out, "pending"));
+	free(out);
+
+	/* changed behind knob's back to something else: drift, exit 1 */
+	ck_assert_int_eq(write_small_file(live, "pagepool 8589934592\n"), 0);
+	rc = ctl(&out, "verify %s/gpfs-client.xml -w node02", top);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_ptr_nonnull(strstr(out, "drift           gpfs pagepool: is 8589934592, "
+	    "profile wants 17179869184"));
+	ck_assert_ptr_nonnull(strstr(out, "1 drift"));
+	free(out);
+
+	/* rollback restores the original through mmchconfig */
+	rc = ctl(&out, "rollback -w node02");
+	ck_assert_int_eq(rc, 0);
+	free(out);
+	snprintf(body, sizeof(body), "%s/mmchconfig3.log", top);
+	ck_assert_int_gt(read_small_file(body, buf, sizeof(buf)), 0);
+	ck_assert_ptr_nonnull(strstr(buf, "pagepool=4294967296 -i -N node02"));
+	ck_assert_int_gt(read_small_file(cfg, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "pagepool 4294967296");
+
+	harness_agent_stop(&h, 1, SIGTERM);
+	h.node[1].sysroot[0] = '\0';
+	ck_assert_int_eq(harness_agent_start(&h, 1), 0);
+}
+END_TEST
+
 /* SIGKILL between the journal write and the end of the transaction (test
  * pause after the first write), restart: originals back; a second apply
  * journals the true originals (rollback returns to them). */
@@ -429,6 +516,7 @@ tune_net_suite(void)
 	tcase_add_test(tc, test_loop_apply_verify_rollback);
 	tcase_add_test(tc, test_net_and_sysctl);
 	tcase_add_test(tc, test_fake_lustre_gpfs);
+	tcase_add_test(tc, test_gpfs_pending_restart);
 	tcase_add_test(tc, test_crash_safety);
 	suite_add_tcase(s, tc);
 	return s;
