@@ -19,6 +19,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
+#include "harness.h"
 #include "knobctl.h"
 #include "tls.h"
 #include "ca.h"
@@ -30,15 +31,6 @@
 static char basedir[256];
 static char tmpdir[PATH_MAX];
 static char cadir[PATH_MAX + 8];
-
-static int
-rm_cb(const char *p, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
-}
 
 static void
 base_setup(void)
@@ -54,7 +46,7 @@ static void
 base_teardown(void)
 {
 	if (basedir[0] != '\0')
-		nftw(basedir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+		harness_rm_rf(basedir);
 	basedir[0] = '\0';
 }
 
@@ -71,7 +63,7 @@ static void
 teardown(void)
 {
 	if (tmpdir[0] != '\0')
-		nftw(tmpdir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+		harness_rm_rf(tmpdir);
 	tmpdir[0] = '\0';
 }
 

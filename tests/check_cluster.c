@@ -412,7 +412,7 @@ START_TEST(stdio_session)
 	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	close(out[0]);
 	conn_reset(&c);
-	harness_sh("rm -rf %s", state);
+	harness_rm_rf(state);
 }
 END_TEST
 

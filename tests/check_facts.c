@@ -20,6 +20,7 @@
 #include <sys/utsname.h>
 
 #include "agent.h"
+#include "harness.h"
 #include "util.h"
 
 /* basedir is made and removed by the unchecked fixture in the runner
@@ -28,15 +29,6 @@
 static char basedir[256];
 static char root[512];
 static struct agent *ag;
-
-static int
-rm_cb(const char *p, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
-}
 
 static void
 base_setup(void)
@@ -52,7 +44,7 @@ static void
 base_teardown(void)
 {
 	if (basedir[0] != '\0')
-		nftw(basedir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+		harness_rm_rf(basedir);
 	basedir[0] = '\0';
 }
 
@@ -73,7 +65,7 @@ teardown(void)
 	free(ag);
 	ag = NULL;
 	if (root[0] != '\0')
-		nftw(root, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+		harness_rm_rf(root);
 	root[0] = '\0';
 }
 

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "knobctl.h"
+#include "harness.h"
 #include "log.h"
 #include "nodeset.h"
 #include "util.h"
@@ -29,20 +30,11 @@ setup(void)
 	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
 }
 
-static int
-rm_cb(const char *p, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
-}
-
 static void
 teardown(void)
 {
 	if (tmpdir[0] != '\0' && strncmp(tmpdir, "/tmp/check_inventory.", 21) == 0)
-		nftw(tmpdir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+		harness_rm_rf(tmpdir);
 	tmpdir[0] = '\0';
 }
 

@@ -2,6 +2,7 @@
  * See harness.h.  Test code: plain and synchronous on purpose. */
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -344,6 +345,24 @@ harness_knobctl(struct harness *h, char **out, char **err, const char *fmt, ...)
 	slurp(o, out);
 	slurp(e, err);
 	return r;
+}
+
+/* nftw callback: remove one entry, children first. */
+static int
+rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(p);
+}
+
+int
+harness_rm_rf(const char *path)
+{
+	if (path == NULL || path[0] == '\0' || strcmp(path, "/") == 0)
+		return -1;
+	return nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 void

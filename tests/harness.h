@@ -60,6 +60,8 @@ int harness_node_sh(struct harness *h, int i, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Run a shell command (host namespace), returns exit status. */
 int harness_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Remove a directory tree the test made (no symlinks followed). 0 or -1. */
+int harness_rm_rf(const char *path);
 /* Tear everything down.  Safe to call twice. */
 void harness_stop(struct harness *h);
 
