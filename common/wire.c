@@ -184,12 +184,6 @@ conn_recv(struct conn *c, Knob__Envelope **out)
 	}
 }
 
-int
-conn_pending(struct conn *c)
-{
-	return c->ssl != NULL && SSL_pending(c->ssl) > 0;
-}
-
 void
 conn_queue_frame(struct conn *c, uint8_t *frame, size_t len)
 {

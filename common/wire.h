@@ -44,10 +44,10 @@ Knob__Envelope *frame_unpack(const uint8_t *body, size_t len, char *err, size_t 
 
 /* Non-blocking receive of one envelope.
  * 1: *out set (caller frees with knob__envelope__free_unpacked(*out, NULL));
- * 0: need more input; -1: closed or protocol error (reason in c->err). */
+ * 0: need more input (it reads until the socket and the TLS buffer are
+ * empty, so epoll's next wake-up is enough); -1: closed or protocol error
+ * (reason in c->err). */
 int conn_recv(struct conn *c, Knob__Envelope **out);
-/* True when a TLS record is buffered and conn_recv should be called again. */
-int conn_pending(struct conn *c);
 /* Queue a packed frame (takes ownership of frame). */
 void conn_queue_frame(struct conn *c, uint8_t *frame, size_t len);
 /* Pack and queue env. 0 or -1. */
