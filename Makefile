@@ -111,9 +111,9 @@ tests: all $(TEST_BIN) $(BENCH_BIN)
 
 # Run the suite once normally, then once under ASan+UBSan in build-san/.
 check: deps
-	$(MAKE) tests
+	@$(MAKE) --no-print-directory tests
 	tests/run-tests.sh $(BUILD)
-	$(MAKE) BUILD=build-san SAN=1 tests
+	@$(MAKE) --no-print-directory BUILD=build-san SAN=1 tests
 	tests/run-tests.sh build-san
 
 # One quick pass without sanitizers (for iterating).
@@ -122,19 +122,25 @@ check-fast: tests
 
 # Coverage-guided fuzzing of the frame decoder (clang's libFuzzer), 30 s.
 FUZZ_SECONDS ?= 30
-fuzz: deps $(PROTO_H)
+fuzz: deps
+	@$(MAKE) --no-print-directory $(PROTO_H)
 	@command -v clang >/dev/null || { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang >/dev/null; }
 	@mkdir -p $(BUILD)/fuzz/corpus
 	clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -Icommon \
-		-isystem $(BUILD)/proto $(PKG_CFLAGS) -o $(BUILD)/fuzz/fuzz_frame tests/fuzz_frame.c \
-		common/wire.c common/pbjson.c common/util.c common/log.c $(PROTO_C) $(PKG_LIBS)
+		-isystem $(BUILD)/proto $$(pkg-config --cflags $(PKGS)) -o $(BUILD)/fuzz/fuzz_frame \
+		tests/fuzz_frame.c common/wire.c common/pbjson.c common/util.c common/log.c $(PROTO_C) \
+		$$(pkg-config --libs $(PKGS))
 	$(BUILD)/fuzz/fuzz_frame -max_total_time=$(FUZZ_SECONDS) -max_len=4096 $(BUILD)/fuzz/corpus
 
-demo: deps all
+# Targets that start with deps build in a sub-make: pkg-config flags are read
+# when make starts, so they must be read again after deps installed them.
+demo: deps
+	@$(MAKE) --no-print-directory all
 	tests/demo.sh $(BUILD)
 
 # Benchmarks print figures and ratios against peers; they are not pass/fail.
-bench: deps all $(BENCH_BIN)
+bench: deps
+	@$(MAKE) --no-print-directory all $(BENCH_BIN)
 	$(BUILD)/bench/tls_handshake 400
 	bench/engine-vs-fio $(BUILD)
 
