@@ -117,6 +117,22 @@ tune_write_path(struct agent *a, const char *path, const char *value, char *msg,
 	return rc;
 }
 
+int
+tune_read_default(struct agent *a, const Knob__Setting *s, const char *target, char *buf,
+    size_t len, char *msg, size_t msglen)
+{
+	(void)s;
+	return tune_read_path(a, target, buf, len, msg, msglen);
+}
+
+int
+tune_write_default(struct agent *a, const Knob__Setting *s, const char *target,
+    const char *value, char *msg, size_t msglen)
+{
+	(void)s;
+	return tune_write_path(a, target, value, msg, msglen);
+}
+
 /* Append what is readable on fd to buf (bounded, excess dropped). 0 at EOF. */
 static int
 drain_fd(int fd, char *buf, size_t cap, size_t *have)

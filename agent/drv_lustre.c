@@ -72,14 +72,6 @@ lustre_describe(const Knob__Setting *s, const char *target, char *buf, size_t le
 	buf[o] = '\0';
 }
 
-static int
-lustre_read(struct agent *a, const Knob__Setting *s, const char *target, char *buf,
-    size_t len, char *msg, size_t msglen)
-{
-	(void)s;
-	return tune_read_path(a, target, buf, len, msg, msglen);
-}
-
 /* lctl set_param -P NAME=VALUE, or -P -d NAME when value is NULL. */
 static int
 lctl_persist(struct agent *a, const char *name, const char *value, char *msg, size_t msglen)
@@ -156,7 +148,7 @@ lustre_restore(struct agent *a, const Knob__Setting *s, const char *target,
 const struct tune_driver drv_lustre = {
 	.name = "lustre",
 	.resolve = lustre_resolve,
-	.read = lustre_read,
+	.read = tune_read_default,
 	.normalise = tune_norm_default,
 	.write = lustre_write,
 	.restore = lustre_restore,

@@ -24,27 +24,11 @@ nfsd_resolve(struct agent *a, const Knob__Setting *s, struct strvec *out, char *
 	return 0;
 }
 
-static int
-nfsd_read(struct agent *a, const Knob__Setting *s, const char *target, char *buf,
-    size_t len, char *msg, size_t msglen)
-{
-	(void)s;
-	return tune_read_path(a, target, buf, len, msg, msglen);
-}
-
-static int
-nfsd_write(struct agent *a, const Knob__Setting *s, const char *target, const char *value,
-    char *msg, size_t msglen)
-{
-	(void)s;
-	return tune_write_path(a, target, value, msg, msglen);
-}
-
 const struct tune_driver drv_nfsd = {
 	.name = "nfsd",
 	.resolve = nfsd_resolve,
-	.read = nfsd_read,
+	.read = tune_read_default,
 	.normalise = tune_norm_default,
-	.write = nfsd_write,
+	.write = tune_write_default,
 	.describe = tune_describe_default,
 };

@@ -30,22 +30,6 @@ sysctl_resolve(struct agent *a, const Knob__Setting *s, struct strvec *out, char
 	return rc;
 }
 
-static int
-sysctl_read(struct agent *a, const Knob__Setting *s, const char *target, char *buf,
-    size_t len, char *msg, size_t msglen)
-{
-	(void)s;
-	return tune_read_path(a, target, buf, len, msg, msglen);
-}
-
-static int
-sysctl_write(struct agent *a, const Knob__Setting *s, const char *target,
-    const char *value, char *msg, size_t msglen)
-{
-	(void)s;
-	return tune_write_path(a, target, value, msg, msglen);
-}
-
 /* "/proc/sys/net/core/somaxconn" -> "net.core.somaxconn" */
 static void
 sysctl_describe(const Knob__Setting *s, const char *target, char *buf, size_t len)
@@ -64,8 +48,8 @@ sysctl_describe(const Knob__Setting *s, const char *target, char *buf, size_t le
 const struct tune_driver drv_sysctl = {
 	.name = "sysctl",
 	.resolve = sysctl_resolve,
-	.read = sysctl_read,
+	.read = tune_read_default,
 	.normalise = tune_norm_default,
-	.write = sysctl_write,
+	.write = tune_write_default,
 	.describe = sysctl_describe,
 };

@@ -39,27 +39,11 @@ sysfs_resolve(struct agent *a, const Knob__Setting *s, struct strvec *out, char 
 	return rc;
 }
 
-static int
-sysfs_read(struct agent *a, const Knob__Setting *s, const char *target, char *buf,
-    size_t len, char *msg, size_t msglen)
-{
-	(void)s;
-	return tune_read_path(a, target, buf, len, msg, msglen);
-}
-
-static int
-sysfs_write(struct agent *a, const Knob__Setting *s, const char *target, const char *value,
-    char *msg, size_t msglen)
-{
-	(void)s;
-	return tune_write_path(a, target, value, msg, msglen);
-}
-
 const struct tune_driver drv_sysfs = {
 	.name = "sysfs",
 	.resolve = sysfs_resolve,
-	.read = sysfs_read,
+	.read = tune_read_default,
 	.normalise = tune_norm_default,
-	.write = sysfs_write,
+	.write = tune_write_default,
 	.describe = tune_describe_default,
 };

@@ -87,6 +87,12 @@ int tune_read_path(struct agent *a, const char *path, char *buf, size_t len,
     char *msg, size_t msglen);
 int tune_write_path(struct agent *a, const char *path, const char *value,
     char *msg, size_t msglen);
+/* Driver read/write ops for drivers whose targets are plain files under
+ * the sysroot (sysfs, sysctl, nfsd, lustre). */
+int tune_read_default(struct agent *a, const Knob__Setting *s, const char *target,
+    char *buf, size_t len, char *msg, size_t msglen);
+int tune_write_default(struct agent *a, const Knob__Setting *s, const char *target,
+    const char *value, char *msg, size_t msglen);
 /* Run argv[0] (already resolved) with a timeout; stdout into out (bounded),
  * stderr into err (bounded).  Returns the exit status (>= 0), or -ETIMEDOUT,
  * or -errno when it cannot run. */
