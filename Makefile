@@ -11,6 +11,7 @@
 # the sanitizer pass.  Generated protobuf code lives only in $(BUILD)/proto/.
 
 BUILD   ?= build
+VERSION := $(shell sed -n 's/^\#define KNOB_VERSION "\(.*\)"/\1/p' common/util.h)
 SAN     ?=
 PREFIX  ?= /usr/local
 DESTDIR ?=
@@ -60,7 +61,15 @@ TEST_BIN   = $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 BENCH_SRC  = $(wildcard bench/*.c)
 BENCH_BIN  = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
-all: $(BUILD)/knobd $(BUILD)/knobctl
+all: $(BUILD)/knobd $(BUILD)/knobctl $(BUILD)/knobctl.1
+
+# The man page's OPTIONS and COMMANDS sections come from the option tables
+# (knobctl help --man), the rest from doc/knobctl.1.in.
+$(BUILD)/knobctl.1: doc/knobctl.1.in $(BUILD)/knobctl
+	@echo "  MAN     $@"
+	@$(BUILD)/knobctl help --man > $@.gen
+	@sed -e '/^@GENERATED@$$/{r $@.gen' -e 'd;}' -e 's/@VERSION@/$(VERSION)/' doc/knobctl.1.in > $@
+	@rm -f $@.gen
 
 $(PROTO_C) $(PROTO_H): proto/knob.proto
 	@mkdir -p $(BUILD)/proto

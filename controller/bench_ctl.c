@@ -1310,6 +1310,7 @@ bench_run(struct ctl *ctl, const struct strvec *nodes, const struct bench_req *r
 	make_run_id(br.run_id, sizeof(br.run_id));
 	make_plan(&br);
 	fanout_init(&fo, ctl, nodes);
+	fo.all_at_once = 1;	/* phases need every node connected */
 	br.pn = xcalloc(fo.n ? fo.n : 1, sizeof(*br.pn));
 	for (i = 0; i < fo.n; i++) {
 		br.pn[i].alive = 1;

@@ -3,7 +3,6 @@
  * md = create, stat, read, remove; all) or a thread sweep; prints the table
  * (or one JSON document) and stores the run in the results database.
  * knobctl results list | show RUN | compare A B. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,38 +10,6 @@
 #include "bench_ctl.h"
 #include "log.h"
 #include "util.h"
-
-static void
-bench_usage(FILE *f)
-{
-	fprintf(f,
-	    "usage: knobctl bench KIND -w NODESET [-x NODESET] --dir DIR [options] [-- TOOL-ARGS]\n"
-	    "kinds: seq-write seq-read rand-write rand-read md-create md-stat md-read md-remove\n"
-	    "       fio ior mdtest (external tools; TOOL-ARGS after --)\n"
-	    "       seq (= seq-write,seq-read on the same files)  rand (= rand-write,rand-read)\n"
-	    "       md (= md-create,md-stat,md-read,md-remove)  all  or a comma list\n"
-	    "options:\n"
-	    "  --threads LIST      1,2,4 or 1..1024 (powers of two); round-robin over the nodes\n"
-	    "  --bs SIZE           block size (default 1m, 4k for rand-*)\n"
-	    "  --size SIZE         bytes per thread (N-to-N) or per rank segment (--shared); default 256m\n"
-	    "  --shared            N-to-1: disjoint segments of one shared file\n"
-	    "  --direct            O_DIRECT with aligned buffers\n"
-	    "  --fsync             fsync before close, inside the timing\n"
-	    "  --stonewall S       stop after S seconds, then every thread on every node runs\n"
-	    "                      on to the largest count of any (IOR wear-out)\n"
-	    "  --files-per-dir N   md-*: files per directory (default 1024)\n"
-	    "  --files N           md-*: files per thread (default = files per dir)\n"
-	    "  --files-total N     md-*: fixed total of files split over the threads\n"
-	    "  --write-size SIZE   md-create/md-read: bytes per file (mdtest -w/-e)\n"
-	    "  --drop-caches       drop the page cache before read phases\n"
-	    "  --reader-shift[=N]  read what rank r+N wrote (default 1 = the next node)\n"
-	    "  --rate-iops N       throttle each thread\n"
-	    "  --test-rate-iops N  (tests) throttle each thread on agents run with --test-hooks\n"
-	    "  --lease S           agents abort when the controller is silent S s (default 10)\n"
-	    "  --keep              leave the files in DIR/knob.<id>/ afterwards\n"
-	    "  --tool PATH         external tool binary; --ext-timeout S (default 3600)\n"
-	    "  --seed N            random offsets seed\n");
-}
 
 static int
 parse_u32(const char *s, uint32_t *out)
@@ -56,40 +23,39 @@ parse_u32(const char *s, uint32_t *out)
 	return 0;
 }
 
+enum { O_DIR = 256, O_THREADS, O_BS, O_SIZE, O_SHARED, O_DIRECT, O_FSYNC, O_STONEWALL,
+    O_FPD, O_FILES, O_FTOTAL, O_WSIZE, O_DROP, O_SHIFT, O_KEEP, O_RATE, O_LEASE,
+    O_TOOL, O_EXTTO, O_SEED, O_TRATE };
+
+static const struct opt bench_opts[] = {
+	{ O_DIR, "dir", OPT_ARG, "DIR", "directory on the file system under test (absolute)", 0 },
+	{ O_THREADS, "threads", OPT_ARG, "LIST", "1,2,4 or 1..1024 (powers of two); round-robin over the nodes", 0 },
+	{ O_BS, "bs", OPT_ARG, "SIZE", "block size (default 1m, 4k for rand-*)", 0 },
+	{ O_SIZE, "size", OPT_ARG, "SIZE", "bytes per thread (N-to-N) or per rank segment (--shared); default 256m", 0 },
+	{ O_SHARED, "shared", OPT_NOARG, NULL, "N-to-1: disjoint segments of one shared file", 0 },
+	{ O_DIRECT, "direct", OPT_NOARG, NULL, "O_DIRECT with aligned buffers", 0 },
+	{ O_FSYNC, "fsync", OPT_NOARG, NULL, "fsync before close, inside the timing", 0 },
+	{ O_STONEWALL, "stonewall", OPT_ARG, "S", "stop after S seconds, then every thread runs on to the largest count (IOR wear-out)", 0 },
+	{ O_FPD, "files-per-dir", OPT_ARG, "N", "md-*: files per directory (default 1024)", 0 },
+	{ O_FILES, "files", OPT_ARG, "N", "md-*: files per thread (default = files per dir)", 0 },
+	{ O_FTOTAL, "files-total", OPT_ARG, "N", "md-*: fixed total of files split over the threads", 0 },
+	{ O_WSIZE, "write-size", OPT_ARG, "SIZE", "md-create/md-read: bytes per file (mdtest -w/-e)", 0 },
+	{ O_DROP, "drop-caches", OPT_NOARG, NULL, "drop the page cache before read phases", 0 },
+	{ O_SHIFT, "reader-shift", OPT_OPTARG, "N", "read what rank r+N wrote (default 1 = the next node)", 0 },
+	{ O_KEEP, "keep", OPT_NOARG, NULL, "leave the files in DIR/knob.<id>/ afterwards", 0 },
+	{ O_RATE, "rate-iops", OPT_ARG, "N", "throttle each thread", 0 },
+	{ O_TRATE, "test-rate-iops", OPT_ARG, "N", "(tests) throttle each thread on agents run with --test-hooks", OPT_HIDDEN },
+	{ O_LEASE, "lease", OPT_ARG, "S", "agents abort when the controller is silent S s (default 10)", 0 },
+	{ O_TOOL, "tool", OPT_ARG, "PATH", "external tool binary", 0 },
+	{ O_EXTTO, "ext-timeout", OPT_ARG, "S", "external tool timeout (default 3600)", 0 },
+	{ O_SEED, "seed", OPT_ARG, "N", "random offsets seed", 0 },
+	OPT_END
+};
+
 /* Options into req; 0, or -1 on a usage error (message printed). */
 static int
-parse_bench(int argc, char **argv, struct bench_req *rq, const char **w, const char **x)
+parse_bench(struct ctl *ctl, int argc, char **argv, struct bench_req *rq)
 {
-	enum { O_DIR = 256, O_THREADS, O_BS, O_SIZE, O_SHARED, O_DIRECT, O_FSYNC, O_STONEWALL,
-	    O_FPD, O_FILES, O_FTOTAL, O_WSIZE, O_DROP, O_SHIFT, O_KEEP, O_RATE, O_LEASE,
-	    O_TOOL, O_EXTTO, O_SEED, O_TRATE, O_HELP };
-	static const struct option opts[] = {
-		{ "nodes", required_argument, NULL, 'w' },
-		{ "exclude", required_argument, NULL, 'x' },
-		{ "dir", required_argument, NULL, O_DIR },
-		{ "threads", required_argument, NULL, O_THREADS },
-		{ "bs", required_argument, NULL, O_BS },
-		{ "size", required_argument, NULL, O_SIZE },
-		{ "shared", no_argument, NULL, O_SHARED },
-		{ "direct", no_argument, NULL, O_DIRECT },
-		{ "fsync", no_argument, NULL, O_FSYNC },
-		{ "stonewall", required_argument, NULL, O_STONEWALL },
-		{ "files-per-dir", required_argument, NULL, O_FPD },
-		{ "files", required_argument, NULL, O_FILES },
-		{ "files-total", required_argument, NULL, O_FTOTAL },
-		{ "write-size", required_argument, NULL, O_WSIZE },
-		{ "drop-caches", no_argument, NULL, O_DROP },
-		{ "reader-shift", optional_argument, NULL, O_SHIFT },
-		{ "keep", no_argument, NULL, O_KEEP },
-		{ "rate-iops", required_argument, NULL, O_RATE },
-		{ "test-rate-iops", required_argument, NULL, O_TRATE },
-		{ "lease", required_argument, NULL, O_LEASE },
-		{ "tool", required_argument, NULL, O_TOOL },
-		{ "ext-timeout", required_argument, NULL, O_EXTTO },
-		{ "seed", required_argument, NULL, O_SEED },
-		{ "help", no_argument, NULL, O_HELP },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *threads = "1", *kind = NULL;
 	char err[256];
 	uint64_t v;
@@ -97,10 +63,8 @@ parse_bench(int argc, char **argv, struct bench_req *rq, const char **w, const c
 
 	rq->lease_s = 10;
 	rq->seed = 1;
-	while ((ch = getopt_long(argc, argv, "w:x:h", opts, NULL)) != -1) {
+	while ((ch = opt_next(ctl, argc, argv)) != -1) {
 		switch (ch) {
-		case 'w': *w = optarg; break;
-		case 'x': *x = optarg; break;
 		case O_DIR: rq->dir = optarg; break;
 		case O_THREADS: threads = optarg; break;
 		case O_BS:
@@ -163,12 +127,7 @@ parse_bench(int argc, char **argv, struct bench_req *rq, const char **w, const c
 				goto badval;
 			rq->seed = v;
 			break;
-		case 'h':
-		case O_HELP:
-			bench_usage(stdout);
-			exit(0);
 		default:
-			bench_usage(stderr);
 			return -1;
 		}
 	}
@@ -178,8 +137,7 @@ parse_bench(int argc, char **argv, struct bench_req *rq, const char **w, const c
 	for (; optind < argc; optind++)
 		strvec_push(&rq->ext_args, argv[optind]);
 	if (kind == NULL) {
-		fprintf(stderr, "knobctl bench: no KIND given\n");
-		bench_usage(stderr);
+		fprintf(stderr, "knobctl bench: no KIND given (see knobctl bench --help)\n");
 		return -1;
 	}
 	if (bench_expand_kinds(kind, &rq->kinds, err, sizeof(err)) < 0) {
@@ -218,14 +176,13 @@ cmd_bench(struct ctl *ctl, int argc, char **argv)
 {
 	struct bench_req rq;
 	struct strvec names = { 0 };
-	const char *w = NULL, *x = NULL;
 	json_object *doc = NULL;
 	sqlite3 *db;
 	size_t len = 0;
 	int rc;
 
 	memset(&rq, 0, sizeof(rq));
-	if (parse_bench(argc, argv, &rq, &w, &x) < 0) {
+	if (parse_bench(ctl, argc, argv, &rq) < 0) {
 		bench_req_free(&rq);
 		return 2;
 	}
@@ -237,7 +194,7 @@ cmd_bench(struct ctl *ctl, int argc, char **argv)
 		strcat(rq.command, " ");
 		strcat(rq.command, argv[i]);
 	}
-	if (ctl_targets(ctl, w, x, &names) < 0) {
+	if (ctl_targets(ctl, &names) < 0) {
 		bench_req_free(&rq);
 		return 2;
 	}
@@ -261,3 +218,13 @@ cmd_bench(struct ctl *ctl, int argc, char **argv)
 	bench_req_free(&rq);
 	return rc;
 }
+
+const struct cmd_entry cmd_bench_entry = {
+	"bench", "KIND --dir DIR [-- TOOL-ARGS]", "one coordinated benchmark phase, a composite or a thread sweep",
+	CMD_NODES | CMD_FANOUT, bench_opts, cmd_bench,
+	"kinds: seq-write seq-read rand-write rand-read md-create md-stat md-read md-remove\n"
+	"       fio ior mdtest (external tools; TOOL-ARGS after --)\n"
+	"       seq (= seq-write,seq-read on the same files)  rand (= rand-write,rand-read)\n"
+	"       md (= md-create,md-stat,md-read,md-remove)  all  or a comma list\n"
+	"Every node stays connected for the whole run: --fanout N bounds the TLS handshakes in flight.",
+};

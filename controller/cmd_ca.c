@@ -14,6 +14,20 @@
 #include "tls.h"
 #include "ca.h"
 
+/* Parsed "ca" command line: the sub-command's operands and options. */
+struct ca_args {
+	int n;			/* operands after the sub-command name */
+	char **v;
+	int controller;		/* --controller */
+};
+
+enum { CA_CONTROLLER = 256 };
+
+static const struct opt ca_opts[] = {
+	{ CA_CONTROLLER, "controller", OPT_NOARG, NULL, "issue: controller certificates (OU=controller)", 0 },
+	OPT_END
+};
+
 static void
 ca_usage(FILE *fp)
 {
@@ -23,57 +37,44 @@ ca_usage(FILE *fp)
 
 /* ca init DIR */
 static int
-ca_cmd_init(struct ctl *ctl, FILE *out, int argc, char **argv)
+ca_cmd_init(struct ctl *ctl, FILE *out, const struct ca_args *a)
 {
 	char err[1024];
 
 	(void)ctl;
-	if (argc != 3 || argv[2][0] == '-') {
+	if (a->n != 1 || a->controller) {
 		ca_usage(stderr);
 		return 2;
 	}
-	if (ca_init(argv[2], err, sizeof(err)) < 0) {
+	if (ca_init(a->v[0], err, sizeof(err)) < 0) {
 		fprintf(stderr, "knobctl: ca init: %s\n", err);
 		return 1;
 	}
 	fprintf(out, "wrote %s/%s\nwrote %s/%s (mode 0600)\n",
-	    argv[2], CA_CERT_FILE, argv[2], CA_KEY_FILE);
+	    a->v[0], CA_CERT_FILE, a->v[0], CA_KEY_FILE);
 	return 0;
 }
 
 /* ca issue DIR NAME... [--controller] */
 static int
-ca_cmd_issue(struct ctl *ctl, FILE *out, int argc, char **argv)
+ca_cmd_issue(struct ctl *ctl, FILE *out, const struct ca_args *a)
 {
 	struct strvec names = { 0 };
-	const char *dir = NULL;
+	const char *dir;
 	char err[1024];
-	int controller = 0, nexpr = 0, failed = 0, rc = 2;
+	int failed = 0, rc = 2;
 
 	(void)ctl;
-	for (int i = 2; i < argc; i++) {
-		if (strcmp(argv[i], "--controller") == 0) {
-			controller = 1;
-			continue;
-		}
-		if (argv[i][0] == '-') {
-			fprintf(stderr, "knobctl: ca issue: unknown option %s\n", argv[i]);
-			ca_usage(stderr);
-			goto out;
-		}
-		if (dir == NULL) {
-			dir = argv[i];
-			continue;
-		}
-		if (nodeset_expand(argv[i], NULL, NULL, &names, err, sizeof(err)) < 0) {
-			fprintf(stderr, "knobctl: ca issue: %s: %s\n", argv[i], err);
-			goto out;
-		}
-		nexpr++;
-	}
-	if (dir == NULL || nexpr == 0) {
+	if (a->n < 2) {
 		ca_usage(stderr);
 		goto out;
+	}
+	dir = a->v[0];
+	for (int i = 1; i < a->n; i++) {
+		if (nodeset_expand(a->v[i], NULL, NULL, &names, err, sizeof(err)) < 0) {
+			fprintf(stderr, "knobctl: ca issue: %s: %s\n", a->v[i], err);
+			goto out;
+		}
 	}
 	if (names.n == 0) {
 		fprintf(stderr, "knobctl: ca issue: no names\n");
@@ -86,13 +87,13 @@ ca_cmd_issue(struct ctl *ctl, FILE *out, int argc, char **argv)
 		}
 	}
 	for (size_t i = 0; i < names.n; i++) {
-		if (ca_issue(dir, names.v[i], controller, err, sizeof(err)) < 0) {
+		if (ca_issue(dir, names.v[i], a->controller, err, sizeof(err)) < 0) {
 			fprintf(stderr, "knobctl: ca issue: %s\n", err);
 			failed++;
 			continue;
 		}
 		fprintf(out, "wrote %s/%s.crt (OU=%s)\nwrote %s/%s.key (mode 0600)\n",
-		    dir, names.v[i], controller ? KNOB_ROLE_CONTROLLER : KNOB_ROLE_NODE,
+		    dir, names.v[i], a->controller ? KNOB_ROLE_CONTROLLER : KNOB_ROLE_NODE,
 		    dir, names.v[i]);
 	}
 	rc = failed ? 1 : 0;
@@ -103,7 +104,7 @@ out:
 
 static const struct {
 	const char *name;
-	int (*fn)(struct ctl *, FILE *, int, char **);
+	int (*fn)(struct ctl *, FILE *, const struct ca_args *);
 } ca_cmds[] = {
 	{ "init", ca_cmd_init },
 	{ "issue", ca_cmd_issue },
@@ -114,20 +115,31 @@ int
 cmd_ca(struct ctl *ctl, int argc, char **argv)
 {
 	FILE *out = (ctl != NULL && ctl->out != NULL) ? ctl->out : stdout;
+	struct ca_args a = { 0 };
+	int ch;
 
-	if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
-	    strcmp(argv[1], "help") == 0)) {
-		ca_usage(out);
-		return 0;
+	while ((ch = opt_next(ctl, argc, argv)) != -1) {
+		if (ch != CA_CONTROLLER)
+			return 2;
+		a.controller = 1;
 	}
-	if (argc < 2) {
+	if (optind >= argc) {
 		ca_usage(stderr);
 		return 2;
 	}
+	a.n = argc - optind - 1;
+	a.v = argv + optind + 1;
 	for (size_t i = 0; i < nitems(ca_cmds); i++)
-		if (strcmp(argv[1], ca_cmds[i].name) == 0)
-			return ca_cmds[i].fn(ctl, out, argc, argv);
-	fprintf(stderr, "knobctl: ca: unknown subcommand %s\n", argv[1]);
+		if (strcmp(argv[optind], ca_cmds[i].name) == 0)
+			return ca_cmds[i].fn(ctl, out, &a);
+	fprintf(stderr, "knobctl: ca: unknown subcommand %s\n", argv[optind]);
 	ca_usage(stderr);
 	return 2;
 }
+
+const struct cmd_entry cmd_ca_entry = {
+	"ca", "init DIR | issue DIR NAME...", "cluster CA and node/controller certificates",
+	CMD_NOINV, ca_opts, cmd_ca,
+	"ca init DIR            create the cluster CA (Ed25519) in DIR\n"
+	"ca issue DIR NAME...   one certificate per name (node sets allowed: node[01-16])",
+};

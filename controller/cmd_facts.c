@@ -75,10 +75,9 @@ cmd_facts(struct ctl *ctl, int argc, char **argv)
 	Knob__FactsRequest req = KNOB__FACTS_REQUEST__INIT;
 	struct strvec names = { 0 };
 	struct fanout fo;
-	const char *w = NULL, *x = NULL;
 	int rc;
 
-	if (ctl_parse_targets(argc, argv, &w, &x) < 0 || ctl_targets(ctl, w, x, &names) < 0) {
+	if (opt_operands(ctl, argc, argv, 0, 0) < 0 || ctl_targets(ctl, &names) < 0) {
 		strvec_free(&names);
 		return 2;
 	}
@@ -101,3 +100,7 @@ out:
 	strvec_free(&names);
 	return rc;
 }
+
+const struct cmd_entry cmd_facts_entry = {
+	"facts", "", "inventory of every target: hardware, OS, storage, NICs", CMD_NODES | CMD_FANOUT, NULL, cmd_facts, NULL,
+};

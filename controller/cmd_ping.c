@@ -40,13 +40,12 @@ cmd_ping(struct ctl *ctl, int argc, char **argv)
 	Knob__Ping ping = KNOB__PING__INIT;
 	struct strvec names = { 0 };
 	struct fanout fo;
-	const char *w = NULL, *x = NULL;
 	int rc;
 
-	if (ctl_parse_targets(argc, argv, &w, &x) < 0)
+	if (opt_operands(ctl, argc, argv, 0, 0) < 0 || ctl_targets(ctl, &names) < 0) {
+		strvec_free(&names);
 		return 2;
-	if (ctl_targets(ctl, w, x, &names) < 0)
-		return 2;
+	}
 	fanout_init(&fo, ctl, &names);
 	ping.t_send_ns = now_real_ns();
 	env.body_case = KNOB__ENVELOPE__BODY_PING;
@@ -67,3 +66,7 @@ cmd_ping(struct ctl *ctl, int argc, char **argv)
 	strvec_free(&names);
 	return rc;
 }
+
+const struct cmd_entry cmd_ping_entry = {
+	"ping", "", "reachability and agent version of every target", CMD_NODES | CMD_FANOUT, NULL, cmd_ping, NULL,
+};

@@ -10,7 +10,6 @@
  * Profiles are resolved here (inheritance, validation); agents get a flat
  * list of settings.  Results fold across nodes with identical text. */
 #include <dirent.h>
-#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -231,11 +230,15 @@ profile_list(struct ctl *ctl)
 int
 cmd_profile(struct ctl *ctl, int argc, char **argv)
 {
-	if (argc >= 3 && strcmp(argv[1], "show") == 0)
-		return profile_show(ctl, argv[2]);
-	if (argc >= 3 && strcmp(argv[1], "check") == 0)
-		return profile_check(ctl, argc - 2, argv + 2);
-	if (argc == 2 && strcmp(argv[1], "list") == 0)
+	int i = opt_operands(ctl, argc, argv, 1, -1), n = argc - i;
+
+	if (i < 0)
+		return 2;
+	if (n >= 2 && strcmp(argv[i], "show") == 0)
+		return profile_show(ctl, argv[i + 1]);
+	if (n >= 2 && strcmp(argv[i], "check") == 0)
+		return profile_check(ctl, n - 1, argv + i + 1);
+	if (n == 1 && strcmp(argv[i], "list") == 0)
 		return profile_list(ctl);
 	fprintf(stderr, "usage: knobctl profile show NAME|FILE | profile check FILE... | "
 	    "profile list\n");
@@ -393,42 +396,31 @@ json_reply(struct fanout *fo, struct fo_node *n, void *arg)
 	return o;
 }
 
-/* Parse "[PROFILE] -w .. -x .. [--check] [--diff] [--keep-going]". */
+enum { O_CHECK = 256, O_DIFF, O_KEEP_GOING, O_PAUSE };
+
+static const struct opt apply_opts[] = {
+	{ O_CHECK, "check", OPT_NOARG, NULL, "dry run: report what would change, change nothing", 0 },
+	{ O_DIFF, "diff", OPT_NOARG, NULL, "show old and new value of every key", 0 },
+	{ O_KEEP_GOING, "keep-going", OPT_NOARG, NULL,
+	    "apply the other keys after one fails (default: revert the node)", 0 },
+	{ O_PAUSE, "test-pause-ms", OPT_ARG, "MS", "(tests) pause between keys", OPT_HIDDEN },
+	OPT_END
+};
+
+/* Parse "[PROFILE] [apply options]" (the node set is parsed by opt.c). */
 static int
-parse_tune_args(int argc, char **argv, int want_profile, int allow_apply_opts,
-    const char **profile, const char **w, const char **x, struct tune_opts *o)
+parse_tune_args(struct ctl *ctl, int argc, char **argv, int want_profile, const char **profile,
+    struct tune_opts *o)
 {
-	static const struct option opts[] = {
-		{ "nodes", required_argument, NULL, 'w' },
-		{ "exclude", required_argument, NULL, 'x' },
-		{ "check", no_argument, NULL, 'n' },
-		{ "diff", no_argument, NULL, 'd' },
-		{ "keep-going", no_argument, NULL, 'k' },
-		{ "test-pause-ms", required_argument, NULL, 'P' },
-		{ NULL, 0, NULL, 0 },
-	};
 	int ch;
 
-	while ((ch = getopt_long(argc, argv, "w:x:", opts, NULL)) != -1) {
+	while ((ch = opt_next(ctl, argc, argv)) != -1) {
 		switch (ch) {
-		case 'w': *w = optarg; break;
-		case 'x': *x = optarg; break;
-		case 'n': case 'd': case 'k': case 'P':
-			if (!allow_apply_opts) {
-				fprintf(stderr, "knobctl %s: option only for apply\n", argv[0]);
-				return -1;
-			}
-			if (ch == 'n')
-				o->check = 1;
-			else if (ch == 'd')
-				o->diff = 1;
-			else if (ch == 'k')
-				o->keep_going = 1;
-			else
-				o->pause_ms = (unsigned)strtoul(optarg, NULL, 10);
-			break;
-		default:
-			return -1;
+		case O_CHECK: o->check = 1; break;
+		case O_DIFF: o->diff = 1; break;
+		case O_KEEP_GOING: o->keep_going = 1; break;
+		case O_PAUSE: o->pause_ms = (unsigned)strtoul(optarg, NULL, 10); break;
+		default: return -1;
 		}
 	}
 	if (want_profile) {
@@ -440,10 +432,6 @@ parse_tune_args(int argc, char **argv, int want_profile, int allow_apply_opts,
 	}
 	if (optind != argc) {
 		fprintf(stderr, "knobctl %s: unexpected argument '%s'\n", argv[0], argv[optind]);
-		return -1;
-	}
-	if (*w == NULL) {
-		fprintf(stderr, "knobctl %s: -w NODESET is required\n", argv[0]);
 		return -1;
 	}
 	return 0;
@@ -467,18 +455,17 @@ struct tune_ctx {
  * the targets and build the settings.  0, or -1 after printing why (the
  * caller exits 2).  tune_ctx_free releases c either way. */
 static int
-tune_ctx_init(struct tune_ctx *c, struct ctl *ctl, int argc, char **argv, int want_profile,
-    int apply_opts)
+tune_ctx_init(struct tune_ctx *c, struct ctl *ctl, int argc, char **argv, int want_profile)
 {
-	const char *pname = NULL, *w = NULL, *x = NULL;
+	const char *pname = NULL;
 
 	memset(c, 0, sizeof(*c));
 	c->ctl = ctl;
-	if (parse_tune_args(argc, argv, want_profile, apply_opts, &pname, &w, &x, &c->o) < 0)
+	if (parse_tune_args(ctl, argc, argv, want_profile, &pname, &c->o) < 0)
 		return -1;
 	if (want_profile && (c->p = load_or_complain(pname)) == NULL)
 		return -1;
-	if (ctl_targets(ctl, w, x, &c->names) < 0)
+	if (ctl_targets(ctl, &c->names) < 0)
 		return -1;
 	if (c->p) {
 		c->settings = settings_build(c->p);
@@ -552,7 +539,7 @@ cmd_apply(struct ctl *ctl, int argc, char **argv)
 	struct tune_ctx c;
 	int rc = 2;
 
-	if (tune_ctx_init(&c, ctl, argc, argv, 1, 1) < 0)
+	if (tune_ctx_init(&c, ctl, argc, argv, 1) < 0)
 		goto out;
 	req.profile = c.p->name;
 	req.settings = c.settings;
@@ -661,7 +648,7 @@ cmd_verify(struct ctl *ctl, int argc, char **argv)
 	struct tune_ctx c;
 	int rc = 2;
 
-	if (tune_ctx_init(&c, ctl, argc, argv, 1, 0) < 0)
+	if (tune_ctx_init(&c, ctl, argc, argv, 1) < 0)
 		goto out;
 	req.profile = c.p->name;
 	req.settings = c.settings;
@@ -713,7 +700,7 @@ cmd_rollback(struct ctl *ctl, int argc, char **argv)
 	struct tune_ctx c;
 	int rc = 2;
 
-	if (tune_ctx_init(&c, ctl, argc, argv, 0, 0) < 0)
+	if (tune_ctx_init(&c, ctl, argc, argv, 0) < 0)
 		goto out;
 	env.body_case = KNOB__ENVELOPE__BODY_ROLLBACK;
 	env.rollback = &req;
@@ -723,3 +710,26 @@ out:
 	tune_ctx_free(&c);
 	return rc;
 }
+
+const struct cmd_entry cmd_profile_entry = {
+	"profile", "show NAME|FILE | check FILE... | list", "resolve, validate or list tuning profiles",
+	CMD_NOINV, NULL, cmd_profile,
+	"profile show NAME|FILE   the resolved profile and where each key came from\n"
+	"profile check FILE...    validate; every error as file:line: message\n"
+	"profile list             the profiles in the search path",
+};
+
+const struct cmd_entry cmd_apply_entry = {
+	"apply", "PROFILE", "tune the targets to a profile (or --check what would change)",
+	CMD_NODES | CMD_FANOUT, apply_opts, cmd_apply, NULL,
+};
+
+const struct cmd_entry cmd_verify_entry = {
+	"verify", "PROFILE", "report drift from a profile", CMD_NODES | CMD_FANOUT, NULL, cmd_verify,
+	NULL,
+};
+
+const struct cmd_entry cmd_rollback_entry = {
+	"rollback", "", "restore the original values from each node's journal",
+	CMD_NODES | CMD_FANOUT, NULL, cmd_rollback, NULL,
+};

@@ -1,12 +1,62 @@
 /* Helpers every subcommand uses: targets, TLS context. */
-#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "knobctl.h"
+#include "log.h"
 #include "nodeset.h"
 #include "tls.h"
 #include "util.h"
+
+/* An inventory with nothing but defaults (no cluster.xml anywhere). */
+static struct inventory *
+empty_inventory(void)
+{
+	struct inventory *inv = xcalloc(1, sizeof(*inv));
+
+	inv->path = xstrdup("(none)");
+	inv->port = KNOB_DEFAULT_PORT;
+	return inv;
+}
+
+/* Load the inventory from -c, $KNOB_CLUSTER or /etc/knob/cluster.xml; with
+ * none of them, an empty one (port 7420, TLS from --ca/--cert/--key). */
+static int
+load_inventory(struct ctl *ctl)
+{
+	const char *path = ctl->cluster_path;
+	char err[8192];
+
+	if (path == NULL)
+		path = getenv("KNOB_CLUSTER");
+	if (path == NULL && access("/etc/knob/cluster.xml", R_OK) == 0)
+		path = "/etc/knob/cluster.xml";
+	if (path == NULL) {
+		ctl->inv = empty_inventory();
+		return 0;
+	}
+	ctl->inv = inventory_load(path, err, sizeof(err));
+	if (ctl->inv == NULL) {
+		fprintf(stderr, "%s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+int
+ctl_run(struct ctl *ctl, const struct cmd_entry *ce, int argc, char **argv)
+{
+	int r;
+
+	if ((r = opt_prescan(ctl, ce, argc, argv)) != 0)
+		return r > 0 ? 0 : 2;
+	log_init("knobctl", ctl->log_level);
+	if (!(ce->flags & CMD_NOINV) && ctl->inv == NULL && load_inventory(ctl) < 0)
+		return 2;
+	return ce->fn(ctl, argc, argv);
+}
 
 SSL_CTX *
 ctl_ssl(struct ctl *ctl)
@@ -23,57 +73,68 @@ ctl_ssl(struct ctl *ctl)
 	return ctl->ssl;
 }
 
-int
-ctl_targets(struct ctl *ctl, const char *w, const char *x, struct strvec *out)
+/* Append the names of expr to out that are not there yet; 0 or -1 (printed,
+ * naming the option). */
+static int
+expand_add(struct ctl *ctl, const char *expr, const char *opt, struct strvec *out)
 {
-	struct strvec ex = { 0 };
+	struct strvec more = { 0 };
 	char err[512];
 
-	if (w == NULL || *w == '\0') {
-		fprintf(stderr, "knobctl: no targets: use -w NODESET\n");
+	if (nodeset_expand(expr, inventory_group_fn, ctl->inv, &more, err, sizeof(err)) < 0) {
+		fprintf(stderr, "knobctl: %s %s: %s\n", opt, expr, err);
+		strvec_free(&more);
 		return -1;
 	}
-	if (nodeset_expand(w, inventory_group_fn, ctl->inv, out, err, sizeof(err)) < 0) {
-		fprintf(stderr, "knobctl: -w %s: %s\n", w, err);
+	nodeset_exclude(&more, out);
+	for (size_t i = 0; i < more.n; i++)
+		strvec_push(out, more.v[i]);
+	strvec_free(&more);
+	return 0;
+}
+
+/* Expand every expression of v (and @all first when all) onto out: -w and
+ * -x are additive, as in clush.  0 or -1. */
+static int
+expand_union(struct ctl *ctl, const struct strvec *v, int all, const char *opt,
+    struct strvec *out)
+{
+	if (all && expand_add(ctl, "@all", "-a", out) < 0)
 		return -1;
-	}
-	if (x != NULL) {
-		if (nodeset_expand(x, inventory_group_fn, ctl->inv, &ex, err, sizeof(err)) < 0) {
-			fprintf(stderr, "knobctl: -x %s: %s\n", x, err);
-			strvec_free(&ex);
+	for (size_t i = 0; i < v->n; i++)
+		if (expand_add(ctl, v->v[i], opt, out) < 0)
 			return -1;
-		}
-		nodeset_exclude(out, &ex);
-		strvec_free(&ex);
+	return 0;
+}
+
+int
+ctl_expand(struct ctl *ctl, struct strvec *out)
+{
+	struct strvec ex = { 0 };
+	int rc = -1;
+
+	if (expand_union(ctl, &ctl->w, ctl->all, "-w", out) < 0 ||
+	    expand_union(ctl, &ctl->x, 0, "-x", &ex) < 0)
+		goto out;
+	nodeset_exclude(out, &ex);
+	rc = 0;
+out:
+	strvec_free(&ex);
+	return rc;
+}
+
+int
+ctl_targets(struct ctl *ctl, struct strvec *out)
+{
+	if (ctl->w.n == 0 && !ctl->all) {
+		fprintf(stderr, "knobctl: no targets: use -w NODESET or -a\n");
+		return -1;
 	}
+	if (ctl_expand(ctl, out) < 0)
+		return -1;
 	if (out->n == 0) {
 		fprintf(stderr, "knobctl: the node set is empty\n");
 		return -1;
 	}
 	return 0;
 }
-
-int
-ctl_parse_targets(int argc, char **argv, const char **w, const char **x)
-{
-	static const struct option opts[] = {
-		{ "nodes", required_argument, NULL, 'w' },
-		{ "exclude", required_argument, NULL, 'x' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int ch;
-
-	while ((ch = getopt_long(argc, argv, "w:x:", opts, NULL)) != -1) {
-		switch (ch) {
-		case 'w': *w = optarg; break;
-		case 'x': *x = optarg; break;
-		default: return -1;
-		}
-	}
-	if (optind != argc) {
-		fprintf(stderr, "knobctl %s: unexpected argument '%s'\n", argv[0], argv[optind]);
-		return -1;
-	}
-	return 0;
-}
-

@@ -354,6 +354,23 @@ raise_nofile(size_t want)
 	}
 }
 
+/* May the next node start?  --fanout N bounds the nodes in progress; for a
+ * run where every node must be connected together, the handshakes. */
+static int
+may_start(const struct fanout *fo, size_t next)
+{
+	size_t limit = fo->ctl->fanout > 0 ? (size_t)fo->ctl->fanout : 0;
+	size_t done = fo->n - fo->active;
+
+	if (next >= fo->n || fo->active_handshakes >= FO_WINDOW)
+		return 0;
+	if (limit == 0)
+		return 1;
+	if (fo->all_at_once)
+		return fo->active_handshakes < limit;
+	return next - done < limit;
+}
+
 int
 fanout_run(struct fanout *fo, const struct fo_ops *ops, void *user)
 {
@@ -378,7 +395,7 @@ fanout_run(struct fanout *fo, const struct fo_ops *ops, void *user)
 		int nev, i;
 		uint64_t now;
 
-		while (next < fo->n && fo->active_handshakes < FO_WINDOW) {
+		while (may_start(fo, next)) {
 			struct fo_node *n = &fo->nodes[next++];
 
 			fo->active_handshakes++;

@@ -615,6 +615,17 @@ inventory_free(struct inventory *inv)
 	free(inv);
 }
 
+/* The built-in @all (unless the inventory defines its own): every group
+ * and every <node> of the inventory. */
+static void
+group_all(const struct inventory *inv, struct strvec *out)
+{
+	for (size_t i = 0; i < inv->ngroups; i++)
+		strvec_push_owned(out, xasprintf("@%s", inv->groups[i].name));
+	for (size_t i = 0; i < inv->nnodes; i++)
+		strvec_push(out, inv->nodes[i].name);
+}
+
 /* nodeset_group_fn: push the member expressions of group; -1 if unknown. */
 int
 inventory_group_fn(void *arg, const char *group, struct strvec *out)
@@ -628,6 +639,10 @@ inventory_group_fn(void *arg, const char *group, struct strvec *out)
 			continue;
 		for (size_t j = 0; j < inv->groups[i].members.n; j++)
 			strvec_push(out, inv->groups[i].members.v[j]);
+		return 0;
+	}
+	if (strcmp(group, "all") == 0) {
+		group_all(inv, out);
 		return 0;
 	}
 	return -1;

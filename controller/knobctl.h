@@ -8,6 +8,7 @@
 #include <json-c/json.h>
 
 #include "knob.pb-c.h"
+#include "opt.h"
 #include "util.h"
 #include "wire.h"
 
@@ -42,6 +43,7 @@ int inventory_group_fn(void *arg, const char *group, struct strvec *out);
 /* Address and port to dial for node. */
 void inventory_target(const struct inventory *inv, const char *node, const char **addr, int *port);
 
+struct option;
 /* ------------------------------------------------------------ run state */
 struct ctl {
 	const char *cluster_path;
@@ -53,12 +55,23 @@ struct ctl {
 	SSL_CTX *ssl;		/* created on first use */
 	FILE *out;		/* stdout */
 	int tty;		/* stderr is a terminal (live progress) */
+	int log_level;		/* --log-level */
+	/* the command line (controller/opt.c) */
+	const struct cmd_entry *cmd;	/* the subcommand */
+	struct strvec w, x;	/* -w and -x expressions, in order (additive) */
+	int all;		/* -a */
+	int fanout;		/* --fanout N; 0: the command's default */
+	struct option *lopts;	/* getopt_long tables built for cmd */
+	char *sopts;
 };
 
-/* Build the target list from "-w NODESET [-x NODESET]"; 0 or -1 (message printed). */
-int ctl_targets(struct ctl *ctl, const char *w, const char *x, struct strvec *out);
-/* Parse a subcommand's "-w NODESET [-x NODESET]" and nothing else; 0 or -1. */
-int ctl_parse_targets(int argc, char **argv, const char **w, const char **x);
+/* Parse argv (argv[0] = the command's name), load the inventory unless ce
+ * says CMD_NOINV, run ce; returns the exit status. */
+int ctl_run(struct ctl *ctl, const struct cmd_entry *ce, int argc, char **argv);
+/* The target list from every -w, -a and -x given; 0 or -1 (message printed). */
+int ctl_targets(struct ctl *ctl, struct strvec *out);
+/* The same set without the checks (may be empty); 0 or -1 (printed). */
+int ctl_expand(struct ctl *ctl, struct strvec *out);
 /* TLS context for dialling agents, created on first use. NULL on error (printed). */
 SSL_CTX *ctl_ssl(struct ctl *ctl);
 
@@ -125,6 +138,8 @@ struct fanout {
 	size_t active;
 	size_t active_handshakes;	/* connects + handshakes in flight */
 	int stop;		/* set by callbacks to end the run early */
+	int all_at_once;	/* every node must be connected together (bench):
+				 * --fanout then bounds the handshakes, not the nodes */
 	const Knob__Envelope *request;	/* fanout_request's request */
 };
 
@@ -169,6 +184,9 @@ int cmd_verify(struct ctl *ctl, int argc, char **argv);
 int cmd_rollback(struct ctl *ctl, int argc, char **argv);
 int cmd_bench(struct ctl *ctl, int argc, char **argv);
 int cmd_results(struct ctl *ctl, int argc, char **argv);
+extern const struct cmd_entry cmd_ca_entry, cmd_ping_entry, cmd_facts_entry, cmd_profile_entry,
+    cmd_apply_entry, cmd_verify_entry, cmd_rollback_entry, cmd_bench_entry, cmd_results_entry,
+    cmd_nodeset_entry, cmd_help_entry;
 
 /* CA (controller/ca.c): create a cluster CA in dir; issue certificates. */
 int ca_init(const char *dir, char *err, size_t errlen);

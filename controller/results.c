@@ -407,9 +407,13 @@ int
 cmd_results(struct ctl *ctl, int argc, char **argv)
 {
 	sqlite3 *db;
-	int rc = 2;
+	int rc = 2, i = opt_operands(ctl, argc, argv, 1, 3);
 
-	if (argc < 2 || (strcmp(argv[1], "list") == 0 && argc != 2) ||
+	if (i < 0)
+		return 2;
+	argc -= i - 1;
+	argv += i - 1;	/* argv[1] is the sub-command */
+	if ((strcmp(argv[1], "list") == 0 && argc != 2) ||
 	    (strcmp(argv[1], "show") == 0 && argc != 3) ||
 	    (strcmp(argv[1], "compare") == 0 && argc != 4)) {
 		fprintf(stderr, "usage: knobctl results list | results show RUN | "
@@ -429,3 +433,11 @@ cmd_results(struct ctl *ctl, int argc, char **argv)
 	sqlite3_close(db);
 	return rc;
 }
+
+const struct cmd_entry cmd_results_entry = {
+	"results", "list | show RUN | compare RUN_A RUN_B", "benchmark runs in the results database",
+	0, NULL, cmd_results,
+	"results list                 every stored run\n"
+	"results show RUN             one run's table\n"
+	"results compare RUN_A RUN_B  two runs side by side, with ratios",
+};

@@ -475,7 +475,7 @@ START_TEST(test_issue_without_ca)
 }
 END_TEST
 
-/* Run cmd_ca with a NULL-terminated list; stdout goes to a temp file. */
+/* Run the ca command with a NULL-terminated list; stdout goes to a temp file. */
 static int
 run_cmd(const char *first, ...)
 {
@@ -493,8 +493,9 @@ run_cmd(const char *first, ...)
 		argv[argc++] = (char *)(uintptr_t)s;
 	va_end(ap);
 	argv[argc] = NULL;
-	rc = cmd_ca(&ctl, argc, argv);
+	rc = ctl_run(&ctl, &cmd_ca_entry, argc, argv);
 	fclose(ctl.out);
+	opt_free(&ctl);
 	return rc;
 }
 

@@ -1,0 +1,344 @@
+/* The knobctl command line as an admin uses it: help for every command,
+ * global options anywhere, additive -w, -a and the built-in @all, -x,
+ * --fanout, nodeset -f/-e/-c/-l, and the man page generated from the same
+ * option tables the parser uses.  Against real agents in namespaces. */
+#include <check.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <signal.h>
+#include <unistd.h>
+#include <json-c/json.h>
+
+#include "harness.h"
+#include "util.h"
+
+static struct harness h;
+static char bin[4096];
+
+/* Run "knobctl ARGS" in the host namespace (no inventory unless given);
+ * stdout into *out (malloc'd).  Returns the exit status. */
+static int
+run(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int
+run(char **out, const char *fmt, ...)
+{
+	char args[4096], cmd[8192], tmp[] = "/tmp/knob-cli.XXXXXX";
+	va_list ap;
+	int fd, rc;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	fd = mkstemp(tmp);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "env -u KNOB_CLUSTER %s/knobctl %s >%s 2>&1 </dev/null", bin,
+	    args, tmp);
+	rc = harness_sh("%s", cmd);
+	*out = NULL;
+	ck_assert_int_eq(read_file_bounded(tmp, 1 << 20, out, NULL), 0);
+	unlink(tmp);
+	return rc;
+}
+
+static void
+bin_setup(void)
+{
+	const char *b = getenv("KNOB_BIN");
+
+	snprintf(bin, sizeof(bin), "%s", b ? b : "build");
+}
+
+/* The words of "knobctl help --complete [cmd]" into v (first field). */
+static void
+complete_words(const char *cmd, struct strvec *v)
+{
+	char *out, *save = NULL;
+
+	ck_assert_int_eq(run(&out, "help --complete %s", cmd ? cmd : ""), 0);
+	for (char *l = strtok_r(out, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		char *sp = strchr(l, ' ');
+
+		if (sp)
+			*sp = '\0';
+		strvec_push(v, l);
+	}
+	free(out);
+}
+
+/* Every command answers help, --help and -h with exit 0 and its usage; the
+ * help, the completion words and the man page list the same options. */
+START_TEST(help_everywhere)
+{
+	struct strvec cmds = { 0 };
+	char *out, *man, path[8192];
+	int ncmd = 0;
+
+	ck_assert_int_eq(run(&out, "help"), 0);
+	ck_assert_ptr_nonnull(strstr(out, "commands:"));
+	free(out);
+	ck_assert_int_eq(run(&out, "--help"), 0);
+	free(out);
+	snprintf(path, sizeof(path), "%s/knobctl.1", bin);
+	ck_assert_int_eq(read_file_bounded(path, 1 << 20, &man, NULL), 0);
+	complete_words(NULL, &cmds);
+	for (size_t i = 0; i < cmds.n; i++) {
+		struct strvec opts = { 0 };
+		char *help, *usage = xasprintf("usage: knobctl %s", cmds.v[i]);
+		char *ss = xasprintf(".SS \"%s", cmds.v[i]);
+
+		if (cmds.v[i][0] == '-') {
+			free(usage);
+			free(ss);
+			continue;
+		}
+		ncmd++;
+		ck_assert_int_eq(run(&help, "%s --help", cmds.v[i]), 0);
+		ck_assert_msg(strstr(help, usage) == help, "%s --help: %s", cmds.v[i], help);
+		ck_assert_int_eq(run(&out, "%s -h", cmds.v[i]), 0);
+		ck_assert_str_eq(out, help);
+		free(out);
+		ck_assert_int_eq(run(&out, "help %s", cmds.v[i]), 0);
+		ck_assert_str_eq(out, help);
+		free(out);
+		ck_assert_msg(strstr(man, ss), "man page lacks %s", ss);
+		complete_words(cmds.v[i], &opts);
+		for (size_t j = 0; j < opts.n; j++) {
+			char *esc = NULL;
+
+			if (strvec_contains(&cmds, opts.v[j]))
+				continue;	/* a global option: in 'knobctl help' */
+
+			ck_assert_msg(strstr(help, opts.v[j]), "%s --help lacks %s", cmds.v[i], opts.v[j]);
+			for (const char *p = opts.v[j]; *p; p++)
+				str_appendf(&esc, "%s%c", *p == '-' ? "\\" : "", *p);
+			ck_assert_msg(strstr(man, esc), "man page lacks %s", esc);
+			free(esc);
+		}
+		strvec_free(&opts);
+		free(help);
+		free(usage);
+		free(ss);
+	}
+	ck_assert_int_ge(ncmd, 10);
+	/* test hooks are parsed but not advertised */
+	ck_assert_int_eq(run(&out, "apply --help"), 0);
+	ck_assert_ptr_null(strstr(out, "test-pause"));
+	free(out);
+	free(man);
+	strvec_free(&cmds);
+}
+END_TEST
+
+/* One knobctl run and what it must print: a substring, or with exact the
+ * whole output. */
+struct cli_case {
+	const char *args;
+	int rc;
+	const char *want;
+	int exact;
+};
+
+static void
+run_cases(const struct cli_case *c, size_t n, const char *inv)
+{
+	for (size_t i = 0; i < n; i++) {
+		char *out;
+		int rc = run(&out, "%s%s%s", c[i].args, inv ? " --cluster " : "", inv ? inv : "");
+
+		ck_assert_msg(rc == c[i].rc, "knobctl %s: exit %d: %s", c[i].args, rc, out);
+		if (c[i].exact)
+			ck_assert_msg(strcmp(out, c[i].want) == 0, "knobctl %s: %s", c[i].args, out);
+		else if (c[i].want)
+			ck_assert_msg(strstr(out, c[i].want), "knobctl %s: %s", c[i].args, out);
+		free(out);
+	}
+}
+
+START_TEST(usage_errors)
+{
+	static const struct cli_case cases[] = {
+		{ "frobnicate", 2, "unknown command 'frobnicate'", 0 },
+		{ "ping --bogus -w n1", 2, "knobctl ping: unknown option --bogus", 0 },
+		{ "ping -w", 2, "option -w needs a value", 0 },
+		{ "ping --fanout 0 -w n1", 2, "bad --fanout '0'", 0 },
+		{ "ping -w n1 --timeout -3", 2, "bad --timeout '-3'", 0 },
+		{ "ping", 2, "no targets: use -w NODESET or -a", 0 },
+		/* verify does not take apply's options */
+		{ "verify p --check -w n1", 2, "unknown option --check", 0 },
+		/* --help wins over other errors on the line, as with most tools */
+		{ "ping --bogus --help", 0, "usage: knobctl ping", 0 },
+	};
+
+	run_cases(cases, nitems(cases), NULL);
+}
+END_TEST
+
+/* nodeset -f/-e/-c/-l, like ClusterShell's nodeset; groups from an
+ * inventory given after the command. */
+START_TEST(nodeset_cmd)
+{
+	static const struct cli_case plain[] = {
+		{ "nodeset -f node3 node1 node2 node10 -x node2", 0, "node[1,3,10]\n", 1 },
+		{ "nodeset -e 'n[01-03]' 'm1'", 0, "n01 n02 n03 m1\n", 1 },
+		{ "nodeset -c 'n[1-100]' -x 'n[1-10]'", 0, "90\n", 1 },
+		{ "nodeset -c 'n[1-3]' -x 'n[1-3]'", 0, "0\n", 1 },
+		{ "nodeset -f -e a", 2, "give one of", 0 },
+		{ "nodeset -f 'n[1-'", 2, NULL, 0 },
+	};
+	/* the built-in @all; -c is --count here, the inventory comes after */
+	static const struct cli_case grouped[] = {
+		{ "nodeset -f @all", 0, "c[01-04],mds1,oss[1-2]\n", 1 },
+		{ "nodeset -c -a -x @servers", 0, "5\n", 1 },
+		{ "nodeset -l", 0, "@clients\n@servers\n@all\n", 1 },
+	};
+	static const char xml[] = "<cluster>\n"
+	    "  <group name=\"clients\" nodes=\"c[01-04]\"/>\n"
+	    "  <group name=\"servers\" nodes=\"oss[1-2]\"/>\n"
+	    "  <node name=\"mds1\" port=\"7421\"/>\n</cluster>\n";
+	char inv[4096];
+
+	run_cases(plain, nitems(plain), NULL);
+	snprintf(inv, sizeof(inv), "/tmp/knob-cli-inv.%d.xml", (int)getpid());
+	ck_assert_int_eq(write_file_atomic(inv, xml, strlen(xml), 0644), 0);
+	run_cases(grouped, nitems(grouped), inv);
+	unlink(inv);
+}
+END_TEST
+
+static void
+setup(void)
+{
+	ck_assert_msg(harness_start(&h, 3, 1) == 0, "harness start failed");
+}
+
+static void
+teardown(void)
+{
+	harness_stop(&h);
+}
+
+/* Names of the nodes knobctl --json reported ok, space separated. */
+static char *
+ok_nodes(const char *json)
+{
+	json_object *doc = json_tokener_parse(json), *nodes, *rec, *v;
+	char *s = NULL;
+
+	ck_assert_msg(doc != NULL, "not JSON: %s", json);
+	ck_assert(json_object_object_get_ex(doc, "nodes", &nodes));
+	for (size_t i = 0; i < json_object_array_length(nodes); i++) {
+		rec = json_object_array_get_idx(nodes, i);
+		ck_assert(json_object_object_get_ex(rec, "status", &v));
+		if (strcmp(json_object_get_string(v), "ok") != 0)
+			continue;
+		ck_assert(json_object_object_get_ex(rec, "node", &v));
+		str_appendf(&s, "%s%s", s ? " " : "", json_object_get_string(v));
+	}
+	json_object_put(doc);
+	return s ? s : xstrdup("");
+}
+
+/* knobctl ARGS (in the controller namespace) succeeds and reports exactly
+ * the nodes want ok. */
+static void
+expect_ok(const char *args, const char *want)
+{
+	char *out = NULL, *err = NULL, *ok;
+	int rc = harness_knobctl(&h, &out, &err, "%s", args);
+
+	ck_assert_msg(rc == 0, "%s: exit %d: %s", args, rc, err);
+	ok = ok_nodes(out);
+	ck_assert_msg(strcmp(ok, want) == 0, "%s: ok nodes '%s'", args, ok);
+	free(ok);
+	free(out);
+	free(err);
+}
+
+/* The README's quick start with an inventory that has no @all group,
+ * global options after the command, additive -w, -a, -x. */
+START_TEST(targets_on_real_agents)
+{
+	char *out = NULL, *err = NULL, *xml = NULL, inv[4096];
+	int rc;
+
+	snprintf(inv, sizeof(inv), "%s/noall.xml", h.tmp);
+	str_appendf(&xml, "<cluster port=\"7420\"><tls ca=\"ca/ca.crt\" cert=\"ca/controller.crt\""
+	    " key=\"ca/controller.key\"/>\n");
+	for (int i = 0; i < h.n; i++)
+		str_appendf(&xml, "<node name=\"%s\" addr=\"%s\"/>\n", h.node[i].name, h.node[i].addr);
+	str_appendf(&xml, "</cluster>\n");
+	ck_assert_int_eq(write_file_atomic(inv, xml, strlen(xml), 0644), 0);
+	free(xml);
+	/* the later -c wins over the harness's own */
+	rc = harness_knobctl(&h, &out, &err, "ping -w @all -c %s", inv);
+	ck_assert_msg(rc == 0, "exit %d: %s%s", rc, out, err);
+	ck_assert_msg(strstr(out, "node[01-03] (3): pong"), "%s", out);
+	free(out);
+	free(err);
+
+	expect_ok("ping -w node01 --json -w node03", "node01 node03");
+	expect_ok("facts -a -x node02 --timeout 20 --json", "node01 node03");
+}
+END_TEST
+
+/* --fanout 1: one node at a time.  Two nodes hang (SIGSTOP: the kernel
+ * completes the TCP connect, the TLS handshake never answers): one after
+ * the other they time out (1 s each, so at least 2 s in all, where an
+ * unbounded fan-out waits once), and the third node still answers. */
+START_TEST(fanout_limit)
+{
+	char *out = NULL, *err = NULL;
+	uint64_t t0, t1;
+	int rc;
+
+	ck_assert_int_eq(kill(h.node[0].pid, SIGSTOP), 0);
+	ck_assert_int_eq(kill(h.node[1].pid, SIGSTOP), 0);
+	t0 = now_mono_ns();
+	rc = harness_knobctl(&h, &out, &err, "ping -a --fanout 1 --connect-timeout 1");
+	t1 = now_mono_ns();
+	kill(h.node[0].pid, SIGCONT);
+	kill(h.node[1].pid, SIGCONT);
+	ck_assert_msg(rc == 1, "exit %d: %s%s", rc, out, err);
+	ck_assert_msg(strstr(out, "node03: pong"), "%s", out);
+	ck_assert_msg(strstr(out, "timed out"), "%s", out);
+	ck_assert_msg(t1 - t0 >= 2000000000ull, "took %.2f s: not one at a time", (t1 - t0) / 1e9);
+	free(out);
+	free(err);
+}
+END_TEST
+
+static Suite *
+cli_suite(void)
+{
+	Suite *s = suite_create("cli");
+	TCase *tc = tcase_create("offline"), *tn = tcase_create("agents");
+
+	tcase_add_unchecked_fixture(tc, bin_setup, NULL);
+	tcase_add_test(tc, help_everywhere);
+	tcase_add_test(tc, usage_errors);
+	tcase_add_test(tc, nodeset_cmd);
+	suite_add_tcase(s, tc);
+	tcase_add_unchecked_fixture(tn, bin_setup, NULL);
+	tcase_add_checked_fixture(tn, setup, teardown);
+	tcase_set_timeout(tn, 60);
+	tcase_add_test(tn, targets_on_real_agents);
+	tcase_add_test(tn, fanout_limit);
+	suite_add_tcase(s, tn);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(cli_suite());
+	int nf;
+
+	srunner_run_all(sr, CK_NORMAL);
+	nf = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return nf == 0 ? 0 : 1;
+}
