@@ -30,6 +30,7 @@
 #include "hist.h"
 #include "log.h"
 #include "nodeset.h"
+#include "rundoc.h"
 #include "util.h"
 
 #define SYNC_PINGS	5
@@ -357,7 +358,8 @@ struct pnode {
 
 struct plan {
 	const char *kind;
-	uint32_t threads;
+	uint32_t threads, repeat;
+	uint64_t bs, size, md_files;	/* after size-total and per-thread-count overrides */
 	char workdir[72];
 	int keep;
 };
@@ -418,15 +420,11 @@ clear_line(struct brun *br)
 	}
 }
 
+/* A live or logged rate in the run's unit family. */
 static void
-fmt_rate(char *buf, size_t len, double rate, int md)
+fmt_rate(char *buf, size_t len, double rate, int md, int decimal)
 {
-	if (md)
-		snprintf(buf, len, "%.0f ops/s", rate);
-	else if (rate >= 1e9)
-		snprintf(buf, len, "%.2f GB/s", rate / 1e9);
-	else
-		snprintf(buf, len, "%.1f MB/s", rate / 1e6);
+	rundoc_fmt_rate(buf, len, rate, md ? M_OPS : M_BW, decimal);
 }
 
 /* Live line on a terminal: current aggregate rate and elapsed time. */
@@ -449,7 +447,7 @@ draw_progress(struct brun *br)
 			used++;
 		}
 	fmt_rate(rate, sizeof(rate), el > 0 ? (double)(kind_is_md(p->kind) ? o : b) / el : 0,
-	    kind_is_md(p->kind));
+	    kind_is_md(p->kind), br->ctl->units_decimal);
 	fprintf(stderr, "\r\033[K%s  %u threads  %zu nodes  %s  %.1f s", p->kind, p->threads,
 	    used, rate, el);
 	fflush(stderr);
@@ -468,8 +466,8 @@ make_spec(struct brun *br, const struct plan *p, struct pnode *pn, size_t nused,
 	s->workdir_id = (char *)(uintptr_t)p->workdir;
 	s->kind = (char *)(uintptr_t)p->kind;
 	s->dir = (char *)(uintptr_t)rq->dir;
-	s->block_size = rq->bs;
-	s->file_size = rq->size;
+	s->block_size = p->bs;
+	s->file_size = p->size;
 	s->threads_total = p->threads;
 	s->ranks = pn->ranks;
 	s->n_ranks = pn->nranks;
@@ -479,7 +477,7 @@ make_spec(struct brun *br, const struct plan *p, struct pnode *pn, size_t nused,
 	s->stonewall_s = rq->stonewall_s;
 	s->files_per_dir = rq->files_per_dir;
 	s->md_write_size = rq->write_size;
-	s->md_files = rq->files_total ? (rq->files_total + p->threads - 1) / p->threads : rq->md_files;
+	s->md_files = p->md_files;
 	s->drop_caches = rq->drop_caches;
 	s->reader_shift = rq->reader_shift;
 	s->lease_s = rq->lease_s;
@@ -689,11 +687,12 @@ finalize_phase(struct brun *br)
 	const struct bench_req *rq = br->req;
 	const Knob__PhaseResult **res = xcalloc(br->fo->n, sizeof(*res));
 	int64_t *off = xcalloc(br->fo->n, sizeof(*off));
-	json_object *ph = json_object_new_object(), *missing = json_object_new_array();
+	json_object *ph, *missing = json_object_new_array();
 	json_object *errors = json_object_new_array(), *warns = json_object_new_array();
 	json_object *per_node = json_object_new_array(), *per_thr = json_object_new_array();
-	json_object *names = json_object_new_array(), *params, *lat, *extops = NULL;
+	json_object *names = json_object_new_array(), *lat, *extops = NULL;
 	int md = kind_is_md(p->kind), failed = 0;
+	struct phase_rec rec = { 0 };
 	struct bench_agg ag;
 	size_t i, k, nused = 0;
 	const char *status;
@@ -772,46 +771,48 @@ finalize_phase(struct brun *br)
 		status = "ok";
 	if (strcmp(status, "ok") != 0)
 		br->bad = 1;
-	json_object_object_add(ph, "phase_id", jstr(br->phase_id));
-	json_object_object_add(ph, "kind", jstr(p->kind));
-	json_object_object_add(ph, "threads", json_object_new_int64(p->threads));
-	json_object_object_add(ph, "nodes", json_object_new_int64((int64_t)nused));
+	rec.phase_id = br->phase_id;
+	rec.kind = p->kind;
+	rec.repeat = p->repeat;
+	rec.threads = p->threads;
+	rec.nodes = (int64_t)nused;
+	rec.status = status;
+	rec.unit = md ? "op/s" : "B/s";
+	rec.bytes = (int64_t)ag.bytes;
+	rec.ops = (int64_t)ag.ops;
+	rec.elapsed_s = ag.elapsed_s;
+	rec.rate = ag.rate;
+	rec.ops_rate = ag.elapsed_s > 0 ? (double)ag.ops / ag.elapsed_s : 0;
+	rec.first_done_rate = ag.first_done_rate;
+	rec.last_done_rate = ag.last_done_rate;
+	rec.start_spread_s = ag.spread_s;
+	rec.cpu_s = ag.cpu_s;
+	rec.lat_count = (int64_t)ag.nlat;
+	rec.p50_ns = (int64_t)ag.p50;
+	rec.p99_ns = (int64_t)ag.p99;
+	rec.p999_ns = (int64_t)ag.p999;
+	rec.dir = rq->dir;
+	rec.block_size = (int64_t)p->bs;
+	rec.file_size = (int64_t)p->size;
+	rec.shared = rq->shared;
+	rec.direct = rq->direct;
+	rec.fsync = rq->fsync;
+	rec.stonewall_s = rq->stonewall_s;
+	rec.files_per_dir = rq->files_per_dir;
+	rec.md_files = (int64_t)p->md_files;
+	rec.write_size = (int64_t)rq->write_size;
+	rec.drop_caches = rq->drop_caches;
+	rec.reader_shift = rq->reader_shift;
+	ph = rundoc_phase_json(&rec);
 	json_object_object_add(ph, "node_names", names);
-	json_object_object_add(ph, "status", jstr(status));
-	json_object_object_add(ph, "unit", jstr(md ? "op/s" : "B/s"));
-	json_object_object_add(ph, "bytes", json_object_new_int64((int64_t)ag.bytes));
-	json_object_object_add(ph, "ops", json_object_new_int64((int64_t)ag.ops));
-	json_object_object_add(ph, "elapsed_s", json_object_new_double(ag.elapsed_s));
-	json_object_object_add(ph, "rate", json_object_new_double(ag.rate));
-	json_object_object_add(ph, "first_done_rate", json_object_new_double(ag.first_done_rate));
-	json_object_object_add(ph, "last_done_rate", json_object_new_double(ag.last_done_rate));
-	json_object_object_add(ph, "start_spread_s", json_object_new_double(ag.spread_s));
-	json_object_object_add(ph, "cpu_s", json_object_new_double(ag.cpu_s));
 	if (!md && ag.bytes)
 		json_object_object_add(ph, "cpu_s_per_gib",
 		    json_object_new_double(ag.cpu_s / ((double)ag.bytes / (1 << 30))));
-	lat = json_object_new_object();
-	json_object_object_add(lat, "count", json_object_new_int64((int64_t)ag.nlat));
-	json_object_object_add(lat, "p50_ns", json_object_new_int64((int64_t)ag.p50));
-	json_object_object_add(lat, "p99_ns", json_object_new_int64((int64_t)ag.p99));
-	json_object_object_add(lat, "p999_ns", json_object_new_int64((int64_t)ag.p999));
-	json_object_object_add(ph, "latency", lat);
+	json_object_object_get_ex(ph, "latency", &lat);
+	json_object_object_add(lat, "histogram", rundoc_hist_json(res, br->fo->n));
 	json_object_object_add(ph, "missing", missing);
 	json_object_object_add(ph, "errors", errors);
 	json_object_object_add(ph, "warnings", warns);
-	params = json_object_new_object();
-	json_object_object_add(params, "dir", jstr(rq->dir));
-	json_object_object_add(params, "block_size", json_object_new_int64((int64_t)rq->bs));
-	json_object_object_add(params, "file_size", json_object_new_int64((int64_t)rq->size));
-	json_object_object_add(params, "shared", json_object_new_boolean(rq->shared));
-	json_object_object_add(params, "direct", json_object_new_boolean(rq->direct));
-	json_object_object_add(params, "fsync", json_object_new_boolean(rq->fsync));
-	json_object_object_add(params, "stonewall_s", json_object_new_int64(rq->stonewall_s));
-	json_object_object_add(params, "files_per_dir", json_object_new_int64(rq->files_per_dir));
-	json_object_object_add(params, "write_size", json_object_new_int64((int64_t)rq->write_size));
-	json_object_object_add(params, "drop_caches", json_object_new_boolean(rq->drop_caches));
-	json_object_object_add(params, "reader_shift", json_object_new_int64(rq->reader_shift));
-	json_object_object_add(ph, "params", params);
 	if (rq->stonewall_s && !kind_is_ext(p->kind))
 		json_object_object_add(ph, "stonewall", stonewall_record(br, res, md, &ag));
 	for (i = 0; i < br->fo->n; i++) {
@@ -897,11 +898,13 @@ finalize_phase(struct brun *br)
 	json_object_object_add(ph, "per_node", per_node);
 	json_object_object_add(ph, "per_thread", per_thr);
 	json_object_array_add(br->phases, ph);
+	if (rq->on_phase)
+		rq->on_phase(rq->hook_arg, br->doc, ph);
 	clear_line(br);
 	{
 		char rate[32];
 
-		fmt_rate(rate, sizeof(rate), ag.rate, md);
+		fmt_rate(rate, sizeof(rate), ag.rate, md, br->ctl->units_decimal);
 		log_info("phase %s: %s %u threads: %s (%s)", br->phase_id, p->kind, p->threads,
 		    rate, status);
 	}
@@ -1254,25 +1257,63 @@ on_tick(struct fanout *fo)
 	draw_progress(br);
 }
 
-/* Expand the sweep into the ordered list of phases. */
+/* Block size, size and files of a thread count: the request's, then a
+ * matching per-thread-count override; a total size is split over the
+ * threads (rounded down to whole blocks). */
+static void
+plan_params(const struct bench_req *rq, uint32_t threads, struct plan *p)
+{
+	uint64_t total = rq->size_total, ftotal = rq->files_total;
+
+	p->bs = rq->bs;
+	p->size = rq->size;
+	p->md_files = rq->md_files;
+	for (size_t i = 0; i < rq->nat; i++) {
+		const struct bench_at *a = &rq->at[i];
+
+		if (threads < a->lo || threads > a->hi)
+			continue;
+		p->bs = a->bs ? a->bs : p->bs;
+		p->size = a->size ? a->size : p->size;
+		total = a->size_total ? a->size_total : a->size ? 0 : total;
+		ftotal = a->files_total ? a->files_total : ftotal;
+		p->md_files = a->md_files ? a->md_files : p->md_files;
+	}
+	if (total) {
+		uint64_t unit = p->bs ? p->bs : 1;
+
+		p->size = total / threads / unit * unit;
+		p->size = p->size ? p->size : unit;
+	}
+	if (ftotal)
+		p->md_files = (ftotal + threads - 1) / threads;
+}
+
+/* Expand the sweep into the ordered list of phases: per thread count, each
+ * repeat runs every kind on its own files. */
 static void
 make_plan(struct brun *br)
 {
 	const struct bench_req *rq = br->req;
-	size_t t, k, i = 0;
+	uint32_t nrep = rq->repeat ? rq->repeat : 1;
+	size_t t, k, r, i = 0;
 
-	br->nplan = rq->nthreads * rq->kinds.n;
+	br->nplan = rq->nthreads * rq->kinds.n * nrep;
 	br->plan = xcalloc(br->nplan, sizeof(*br->plan));
 	for (t = 0; t < rq->nthreads; t++)
-		for (k = 0; k < rq->kinds.n; k++, i++) {
-			struct plan *p = &br->plan[i];
+		for (r = 0; r < nrep; r++)
+			for (k = 0; k < rq->kinds.n; k++, i++) {
+				struct plan *p = &br->plan[i];
 
-			p->kind = rq->kinds.v[k];
-			p->threads = rq->threads[t];
-			snprintf(p->workdir, sizeof(p->workdir), "%s-w%zu", br->run_id, t + 1);
-			/* the files stay for the next kind on the same thread count */
-			p->keep = k + 1 < rq->kinds.n || rq->keep;
-		}
+				p->kind = rq->kinds.v[k];
+				p->threads = rq->threads[t];
+				p->repeat = (uint32_t)r + 1;
+				plan_params(rq, p->threads, p);
+				snprintf(p->workdir, sizeof(p->workdir), "%s-w%zu", br->run_id,
+				    t * nrep + r + 1);
+				/* the files stay for the next kind on the same thread count */
+				p->keep = k + 1 < rq->kinds.n || rq->keep;
+			}
 }
 
 static void
@@ -1320,7 +1361,10 @@ bench_run(struct ctl *ctl, const struct strvec *nodes, const struct bench_req *r
 	br.phases = json_object_new_array();
 	json_object_object_add(br.doc, "run_id", jstr(br.run_id));
 	json_object_object_add(br.doc, "started_at", json_object_new_int64((int64_t)time(NULL)));
+	json_object_object_add(br.doc, "started_ns", json_object_new_int64((int64_t)now_real_ns()));
 	json_object_object_add(br.doc, "command", jstr(req->command));
+	json_object_object_add(br.doc, "label", jstr(req->label));
+	json_object_object_add(br.doc, "repeat", json_object_new_int64(req->repeat ? req->repeat : 1));
 	folded = nodeset_fold(nodes->v, nodes->n);
 	json_object_object_add(br.doc, "nodeset", jstr(folded));
 	free(folded);
@@ -1328,6 +1372,14 @@ bench_run(struct ctl *ctl, const struct strvec *nodes, const struct bench_req *r
 	for (i = 0; i < nodes->n; i++)
 		json_object_array_add(jn, jstr(nodes->v[i]));
 	json_object_object_add(br.doc, "nodes", jn);
+	if (req->info) {
+		json_object_object_foreach(req->info, ik, iv)
+			json_object_object_add(br.doc, ik, json_object_get(iv));
+	}
+	json_object_object_add(br.doc, "phases", br.phases);
+	json_object_object_add(br.doc, "status", jstr("running"));
+	if (req->on_start)
+		req->on_start(req->hook_arg, br.doc);
 	if (fanout_run(&fo, &ops, &br) < 0)
 		br.bad = 2;
 	clear_line(&br);
@@ -1337,7 +1389,6 @@ bench_run(struct ctl *ctl, const struct strvec *nodes, const struct bench_req *r
 			finalize_phase(&br);
 		br.bad = br.bad ? br.bad : 1;
 	}
-	json_object_object_add(br.doc, "phases", br.phases);
 	json_object_object_add(br.doc, "status", jstr(br.bad ? "degraded-or-failed" : "ok"));
 	for (i = 0; i < fo.n; i++) {
 		struct pnode *pn = &br.pn[i];
@@ -1375,61 +1426,30 @@ jget_d(json_object *o, const char *k)
 	return json_object_object_get_ex(o, k, &v) ? json_object_get_double(v) : 0;
 }
 
-static void
-fmt_ns(char *buf, size_t len, double ns)
-{
-	if (ns <= 0)
-		snprintf(buf, len, "-");
-	else if (ns < 1e3)
-		snprintf(buf, len, "%.0f ns", ns);
-	else if (ns < 1e6)
-		snprintf(buf, len, "%.1f us", ns / 1e3);
-	else if (ns < 1e9)
-		snprintf(buf, len, "%.2f ms", ns / 1e6);
-	else
-		snprintf(buf, len, "%.2f s", ns / 1e9);
-}
-
 void
-bench_print_table(FILE *f, json_object *doc)
+bench_print_table(FILE *f, json_object *doc, int decimal)
 {
-	json_object *phases, *ph, *lat, *arr;
+	json_object *phases, *ph, *arr;
 	size_t i, k;
 
-	fprintf(f, "run %s on %s\n", jget_s(doc, "run_id"), jget_s(doc, "nodeset"));
-	fprintf(f, "%-11s %7s %5s %14s %14s %10s %10s %10s %9s  %s\n", "KIND", "THREADS", "NODES",
-	    "RESULT", "FIRST-DONE", "P50", "P99", "P99.9", "SPREAD", "STATUS");
+	rundoc_print(f, doc, decimal);
 	if (!json_object_object_get_ex(doc, "phases", &phases))
 		return;
 	for (i = 0; i < json_object_array_length(phases); i++) {
-		char rate[32], fd[32], p50[16], p99[16], p999[16], spread[16];
-		int md;
-
 		ph = json_object_array_get_idx(phases, i);
-		md = strcmp(jget_s(ph, "unit"), "op/s") == 0;
-		fmt_rate(rate, sizeof(rate), jget_d(ph, "rate"), md);
-		fmt_rate(fd, sizeof(fd), jget_d(ph, "first_done_rate"), md);
-		json_object_object_get_ex(ph, "latency", &lat);
-		fmt_ns(p50, sizeof(p50), jget_d(lat, "p50_ns"));
-		fmt_ns(p99, sizeof(p99), jget_d(lat, "p99_ns"));
-		fmt_ns(p999, sizeof(p999), jget_d(lat, "p999_ns"));
-		fmt_ns(spread, sizeof(spread), jget_d(ph, "start_spread_s") * 1e9);
-		if (jget_d(ph, "start_spread_s") == 0)
-			snprintf(spread, sizeof(spread), "0");
-		fprintf(f, "%-11s %7.0f %5.0f %14s %14s %10s %10s %10s %9s  %s\n", jget_s(ph, "kind"),
-		    jget_d(ph, "threads"), jget_d(ph, "nodes"), rate, fd, p50, p99, p999, spread,
-		    jget_s(ph, "status"));
-		if (json_object_object_get_ex(ph, "ext_ops", &arr)) {
-			for (k = 0; k < json_object_array_length(arr); k++) {
-				json_object *x = json_object_array_get_idx(arr, k);
-				char r2[32];
+		if (!json_object_object_get_ex(ph, "ext_ops", &arr))
+			continue;
+		fprintf(f, "%s %s threads=%.0f: tool summary\n", jget_s(ph, "phase_id"),
+		    jget_s(ph, "kind"), jget_d(ph, "threads"));
+		for (k = 0; k < json_object_array_length(arr); k++) {
+			json_object *x = json_object_array_get_idx(arr, k);
+			char r2[32];
 
-				if (jget_d(x, "bw_bytes") > 0)
-					fmt_rate(r2, sizeof(r2), jget_d(x, "bw_bytes"), 0);
-				else
-					fmt_rate(r2, sizeof(r2), jget_d(x, "iops"), 1);
-				fprintf(f, "  %-20s %27s\n", jget_s(x, "op"), r2);
-			}
+			if (jget_d(x, "bw_bytes") > 0)
+				rundoc_fmt_rate(r2, sizeof(r2), jget_d(x, "bw_bytes"), M_BW, decimal);
+			else
+				rundoc_fmt_rate(r2, sizeof(r2), jget_d(x, "iops"), M_OPS, decimal);
+			fprintf(f, "  %-20s %27s\n", jget_s(x, "op"), r2);
 		}
 	}
 	for (i = 0; i < json_object_array_length(phases); i++) {
@@ -1449,7 +1469,7 @@ bench_print_table(FILE *f, json_object *doc)
 			int md = strcmp(jget_s(ph, "unit"), "op/s") == 0;
 			char rate[32], ended[96];
 
-			fmt_rate(rate, sizeof(rate), jget_d(arr, "rate_at_wall"), md);
+			fmt_rate(rate, sizeof(rate), jget_d(arr, "rate_at_wall"), md, decimal);
 			if (jget_d(arr, "min_ops") == jget_d(arr, "max_ops"))
 				snprintf(ended, sizeof(ended), "every thread ended with %.0f ops",
 				    jget_d(arr, "max_ops"));

@@ -5,11 +5,18 @@
 
 #include <stdint.h>
 #include <json-c/json.h>
-#include <sqlite3.h>
 
 #include "knobctl.h"
 
-/* What to run: every kind for every thread count of the sweep. */
+/* A per-thread-count override of a sweep (plays' <at threads="32..1024">);
+ * 0 keeps the request's value. */
+struct bench_at {
+	uint32_t lo, hi;
+	uint64_t bs, size, size_total, files_total, md_files;
+};
+
+/* What to run: every kind for every thread count of the sweep, repeat
+ * times each. */
 struct bench_req {
 	struct strvec kinds;		/* expanded, e.g. seq -> seq-write, seq-read */
 	uint32_t *threads;		/* sweep */
@@ -23,6 +30,17 @@ struct bench_req {
 	const char *ext_tool;
 	struct strvec ext_args;
 	char *command;			/* command line, for the results store */
+	uint32_t repeat;		/* runs of each point (0 = 1) */
+	uint64_t size_total;		/* aggregate size split over the threads */
+	struct bench_at *at;		/* per-thread-count overrides (not owned) */
+	size_t nat;
+	const char *label;		/* --label */
+	json_object *info;		/* merged into the run document (not owned) */
+	/* results store hooks: the run document before the first phase, and
+	 * each finished phase (already appended to the document) */
+	void (*on_start)(void *arg, json_object *doc);
+	void (*on_phase)(void *arg, json_object *doc, json_object *phase);
+	void *hook_arg;
 };
 
 /* Parse "1,2,4", "1..1024" (powers of two from the first), or a mix;
@@ -70,15 +88,12 @@ int64_t bench_offset_sample(uint64_t t_send, uint64_t t_recv, uint64_t agent);
  * (caller puts it).  Returns the exit status (0 ok, 1 degraded/failed). */
 int bench_run(struct ctl *ctl, const struct strvec *nodes, const struct bench_req *req,
     json_object **doc);
+/* bench_run with the run's node records gathered first and the run
+ * written to the results store as it goes (cmd_bench.c). */
+int bench_run_stored(struct ctl *ctl, const struct strvec *nodes, struct bench_req *req,
+    json_object **doc);
 /* Print a run document as the bench table. */
-void bench_print_table(FILE *f, json_object *doc);
+void bench_print_table(FILE *f, json_object *doc, int decimal);
 void bench_req_free(struct bench_req *r);
-
-/* Results store (results.c). */
-const char *results_db_path(struct ctl *ctl, char *buf, size_t len);
-/* Open (creating the schema); NULL with a message on stderr. */
-sqlite3 *results_open(struct ctl *ctl);
-/* Store a run document (as produced by bench_run). 0 or -1. */
-int results_store(sqlite3 *db, json_object *doc);
 
 #endif

@@ -9,6 +9,8 @@
 
 #include "bench_ctl.h"
 #include "log.h"
+#include "results.h"
+#include "rundoc.h"
 #include "util.h"
 
 static int
@@ -25,7 +27,7 @@ parse_u32(const char *s, uint32_t *out)
 
 enum { O_DIR = 256, O_THREADS, O_BS, O_SIZE, O_SHARED, O_DIRECT, O_FSYNC, O_STONEWALL,
     O_FPD, O_FILES, O_FTOTAL, O_WSIZE, O_DROP, O_SHIFT, O_KEEP, O_RATE, O_LEASE,
-    O_TOOL, O_EXTTO, O_SEED, O_TRATE };
+    O_TOOL, O_EXTTO, O_SEED, O_TRATE, O_REPEAT, O_STOTAL, O_LABEL };
 
 static const struct opt bench_opts[] = {
 	{ O_DIR, "dir", OPT_ARG, "DIR", "directory on the file system under test (absolute)", 0 },
@@ -49,6 +51,9 @@ static const struct opt bench_opts[] = {
 	{ O_TOOL, "tool", OPT_ARG, "PATH", "external tool binary", 0 },
 	{ O_EXTTO, "ext-timeout", OPT_ARG, "S", "external tool timeout (default 3600)", 0 },
 	{ O_SEED, "seed", OPT_ARG, "N", "random offsets seed", 0 },
+	{ O_REPEAT, "repeat", OPT_ARG, "N", "run each point N times: mean, sd, min, max (default 1)", 0 },
+	{ O_STOTAL, "size-total", OPT_ARG, "SIZE", "a fixed aggregate size split over the threads", 0 },
+	{ O_LABEL, "label", OPT_ARG, "TEXT", "a label for the run in the results store", 0 },
 	OPT_END
 };
 
@@ -122,6 +127,15 @@ parse_bench(struct ctl *ctl, int argc, char **argv, struct bench_req *rq)
 				goto badval;
 			break;
 		case O_TOOL: rq->ext_tool = optarg; break;
+		case O_REPEAT:
+			if (parse_u32(optarg, &rq->repeat) < 0 || rq->repeat == 0 || rq->repeat > 1000)
+				goto badval;
+			break;
+		case O_STOTAL:
+			if (bench_parse_size(optarg, &rq->size_total) < 0 || rq->size_total == 0)
+				goto badval;
+			break;
+		case O_LABEL: rq->label = optarg; break;
 		case O_SEED:
 			if (bench_parse_size(optarg, &v) < 0)
 				goto badval;
@@ -161,7 +175,7 @@ parse_bench(struct ctl *ctl, int argc, char **argv, struct bench_req *rq)
 		rq->size = 256ull << 20;
 	if (rq->files_per_dir == 0)
 		rq->files_per_dir = 1024;
-	if (rq->bs && rq->size % rq->bs) {
+	if (rq->bs && rq->size % rq->bs && rq->size_total == 0) {
 		fprintf(stderr, "knobctl bench: --size must be a multiple of --bs\n");
 		return -1;
 	}
@@ -171,13 +185,57 @@ badval:
 	return -1;
 }
 
+/* Results store hooks: the run's row before the first phase, each phase
+ * in its own transaction as it finishes. */
+static void
+store_start(void *arg, json_object *doc)
+{
+	sqlite3 *db = arg;
+
+	if (db)
+		results_run_begin(db, doc);
+}
+
+static void
+store_phase(void *arg, json_object *doc, json_object *ph)
+{
+	sqlite3 *db = arg;
+	json_object *phases;
+
+	if (db && json_object_object_get_ex(doc, "phases", &phases))
+		results_phase_add(db, rd_str(doc, "run_id"),
+		    (int64_t)json_object_array_length(phases), ph);
+}
+
+int
+bench_run_stored(struct ctl *ctl, const struct strvec *names, struct bench_req *rq,
+    json_object **doc)
+{
+	sqlite3 *db = results_open(ctl);
+	json_object *info = runinfo_gather(ctl, names);
+	char path[4096];
+	int rc;
+
+	rq->info = info;
+	rq->on_start = store_start;
+	rq->on_phase = store_phase;
+	rq->hook_arg = db;
+	rc = bench_run(ctl, names, rq, doc);
+	if (db && results_run_end(db, *doc) == 0)
+		json_object_object_add(*doc, "db", json_object_new_string(
+		    results_db_path(ctl, path, sizeof(path))));
+	sqlite3_close(db);
+	json_object_put(info);
+	rq->info = NULL;
+	return rc;
+}
+
 int
 cmd_bench(struct ctl *ctl, int argc, char **argv)
 {
 	struct bench_req rq;
 	struct strvec names = { 0 };
 	json_object *doc = NULL;
-	sqlite3 *db;
 	size_t len = 0;
 	int rc;
 
@@ -198,20 +256,12 @@ cmd_bench(struct ctl *ctl, int argc, char **argv)
 		bench_req_free(&rq);
 		return 2;
 	}
-	rc = bench_run(ctl, &names, &rq, &doc);
-	if ((db = results_open(ctl)) != NULL) {
-		char path[4096];
-
-		if (results_store(db, doc) == 0)
-			json_object_object_add(doc, "db", json_object_new_string(
-			    results_db_path(ctl, path, sizeof(path))));
-		sqlite3_close(db);
-	}
+	rc = bench_run_stored(ctl, &names, &rq, &doc);
 	if (ctl->json)
 		fprintf(ctl->out, "%s\n", json_object_to_json_string_ext(doc,
 		    JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
 	else
-		bench_print_table(ctl->out, doc);
+		bench_print_table(ctl->out, doc, ctl->units_decimal);
 	fflush(ctl->out);
 	json_object_put(doc);
 	strvec_free(&names);
@@ -226,5 +276,6 @@ const struct cmd_entry cmd_bench_entry = {
 	"       fio ior mdtest (external tools; TOOL-ARGS after --)\n"
 	"       seq (= seq-write,seq-read on the same files)  rand (= rand-write,rand-read)\n"
 	"       md (= md-create,md-stat,md-read,md-remove)  all  or a comma list\n"
-	"Every node stays connected for the whole run: --fanout N bounds the TLS handshakes in flight.",
+	"Every node stays connected for the whole run: --fanout N bounds the TLS handshakes in flight.\n"
+	"Sizes are binary: 4k = 4 KiB, 16m = 16 MiB, 2g = 2 GiB.",
 };

@@ -42,7 +42,7 @@ load_or_complain(const char *arg)
 }
 
 /* Flat wire settings of a resolved profile; free with settings_free. */
-static Knob__Setting **
+Knob__Setting **
 settings_build(const struct profile *p)
 {
 	Knob__Setting **v = xcalloc(p->n ? p->n : 1, sizeof(*v));
@@ -64,7 +64,7 @@ settings_build(const struct profile *p)
 	return v;
 }
 
-static void
+void
 settings_free(Knob__Setting **v, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {

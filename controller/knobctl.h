@@ -63,6 +63,7 @@ struct ctl {
 	int fanout;		/* --fanout N; 0: the command's default */
 	struct option *lopts;	/* getopt_long tables built for cmd */
 	char *sopts;
+	int units_decimal;	/* --units decimal: MB/s, GB/s (default binary: MiB/s, GiB/s) */
 };
 
 /* Parse argv (argv[0] = the command's name), load the inventory unless ce
@@ -187,6 +188,21 @@ int cmd_results(struct ctl *ctl, int argc, char **argv);
 extern const struct cmd_entry cmd_ca_entry, cmd_ping_entry, cmd_facts_entry, cmd_profile_entry,
     cmd_apply_entry, cmd_verify_entry, cmd_rollback_entry, cmd_bench_entry, cmd_results_entry,
     cmd_nodeset_entry, cmd_help_entry;
+int cmd_report(struct ctl *ctl, int argc, char **argv);
+int cmd_play(struct ctl *ctl, int argc, char **argv);
+
+/* Wire settings of a resolved profile (cmd_tune.c); settings_free releases them. */
+struct profile;
+Knob__Setting **settings_build(const struct profile *p);
+void settings_free(Knob__Setting **v, size_t n);
+
+/* What each node runs, before a benchmark (controller/runinfo.c): facts,
+ * the active profile as the agent reports it and the live value of each of
+ * its keys, and the run's resolved profile (content and SHA-256).  Returns
+ * {"node_info":[...], "profile":{...}} (caller puts it); never NULL. */
+json_object *runinfo_gather(struct ctl *ctl, const struct strvec *nodes);
+/* {"name","sha256","text"} of a resolved profile (NULL: none). */
+json_object *runinfo_profile_json(const struct profile *p);
 
 /* CA (controller/ca.c): create a cluster CA in dir; issue certificates. */
 int ca_init(const char *dir, char *err, size_t errlen);

@@ -1,37 +1,107 @@
 /* Results store: an SQLite database on the head node with every run, every
- * phase and every node's result; `knobctl results list | show RUN |
- * compare A B`.  The database path comes from the inventory's <results
- * db=...>, else $KNOB_DB, else /var/lib/knob/results.db for root and
- * ~/.local/share/knob/results.db for others. */
+ * phase and every node's result.  The database path comes from the
+ * inventory's <results db=...>, else $KNOB_DB, else /var/lib/knob/results.db
+ * for root and ~/.local/share/knob/results.db for others.
+ *
+ * Schema versions: PRAGMA user_version counts the core migrations below;
+ * version 1 is the first schema (knob 0.1, user_version 0 with the tables
+ * present), version 2 adds run records (label, play, profile and its hash,
+ * per-node active profile, live values and facts), sub-second start times,
+ * the phase parameters as columns, merged histograms and each phase's full
+ * record.  Other subsystems keep their own tables in the same file through
+ * results_migrate() with their own component name (table schema_versions).
+ *
+ * A run is written as it goes: its row first (status "running", with this
+ * process's pid and host), each finished phase in its own transaction, the
+ * final status last.  A run whose process died (SIGKILL, power) stays
+ * "running" in the file and is reported, and marked, "incomplete". */
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 
 #include "bench_ctl.h"
 #include "log.h"
+#include "results.h"
+#include "rundoc.h"
 #include "util.h"
 
-static const char schema[] =
-    "PRAGMA journal_mode=WAL;"
-    "CREATE TABLE IF NOT EXISTS runs ("
-    " id TEXT PRIMARY KEY, started_at INTEGER, command TEXT, nodeset TEXT,"
-    " status TEXT, doc TEXT);"
-    "CREATE TABLE IF NOT EXISTS phases ("
-    " run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE, seq INTEGER NOT NULL,"
-    " phase_id TEXT, kind TEXT, threads INTEGER, nodes INTEGER, bytes INTEGER,"
-    " ops INTEGER, elapsed_s REAL, rate REAL, unit TEXT, first_done_rate REAL,"
-    " p50_ns INTEGER, p99_ns INTEGER, p999_ns INTEGER, start_spread_s REAL,"
-    " status TEXT, missing TEXT, errors TEXT, warnings TEXT, params TEXT,"
-    " PRIMARY KEY (run_id, seq));"
-    "CREATE TABLE IF NOT EXISTS node_results ("
-    " run_id TEXT NOT NULL, seq INTEGER NOT NULL, node TEXT NOT NULL, status TEXT,"
-    " threads INTEGER, bytes INTEGER, ops INTEGER, start_s REAL, end_s REAL, rate REAL,"
-    " error TEXT, doc TEXT, PRIMARY KEY (run_id, seq, node));";
+static const char *const core_steps[] = {
+	/* 1: the first schema, as knob 0.1 created it */
+	"CREATE TABLE IF NOT EXISTS runs ("
+	" id TEXT PRIMARY KEY, started_at INTEGER, command TEXT, nodeset TEXT,"
+	" status TEXT, doc TEXT);"
+	"CREATE TABLE IF NOT EXISTS phases ("
+	" run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE, seq INTEGER NOT NULL,"
+	" phase_id TEXT, kind TEXT, threads INTEGER, nodes INTEGER, bytes INTEGER,"
+	" ops INTEGER, elapsed_s REAL, rate REAL, unit TEXT, first_done_rate REAL,"
+	" p50_ns INTEGER, p99_ns INTEGER, p999_ns INTEGER, start_spread_s REAL,"
+	" status TEXT, missing TEXT, errors TEXT, warnings TEXT, params TEXT,"
+	" PRIMARY KEY (run_id, seq));"
+	"CREATE TABLE IF NOT EXISTS node_results ("
+	" run_id TEXT NOT NULL, seq INTEGER NOT NULL, node TEXT NOT NULL, status TEXT,"
+	" threads INTEGER, bytes INTEGER, ops INTEGER, start_s REAL, end_s REAL, rate REAL,"
+	" error TEXT, doc TEXT, PRIMARY KEY (run_id, seq, node));",
+	/* 2: run records, parameters as columns, each phase's record */
+	"ALTER TABLE runs ADD COLUMN started_ns INTEGER NOT NULL DEFAULT 0;"
+	"UPDATE runs SET started_ns = started_at * 1000000000;"
+	"ALTER TABLE runs ADD COLUMN ended_ns INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE runs ADD COLUMN label TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE runs ADD COLUMN play TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE runs ADD COLUMN profile TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE runs ADD COLUMN profile_hash TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE runs ADD COLUMN profile_text TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE runs ADD COLUMN pid INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE runs ADD COLUMN host TEXT NOT NULL DEFAULT '';"
+	"CREATE INDEX runs_by_time ON runs (started_ns);"
+	"ALTER TABLE phases ADD COLUMN repeat_idx INTEGER NOT NULL DEFAULT 1;"
+	"ALTER TABLE phases ADD COLUMN ops_rate REAL;"
+	"ALTER TABLE phases ADD COLUMN last_done_rate REAL;"
+	"ALTER TABLE phases ADD COLUMN cpu_s REAL;"
+	"ALTER TABLE phases ADD COLUMN lat_count INTEGER;"
+	"ALTER TABLE phases ADD COLUMN dir TEXT;"
+	"ALTER TABLE phases ADD COLUMN block_size INTEGER;"
+	"ALTER TABLE phases ADD COLUMN file_size INTEGER;"
+	"ALTER TABLE phases ADD COLUMN direct INTEGER;"
+	"ALTER TABLE phases ADD COLUMN fsync INTEGER;"
+	"ALTER TABLE phases ADD COLUMN shared INTEGER;"
+	"ALTER TABLE phases ADD COLUMN files_per_dir INTEGER;"
+	"ALTER TABLE phases ADD COLUMN md_files INTEGER;"
+	"ALTER TABLE phases ADD COLUMN write_size INTEGER;"
+	"ALTER TABLE phases ADD COLUMN stonewall_s INTEGER;"
+	"ALTER TABLE phases ADD COLUMN drop_caches INTEGER;"
+	"ALTER TABLE phases ADD COLUMN reader_shift INTEGER;"
+	"ALTER TABLE phases ADD COLUMN histogram TEXT;"
+	"ALTER TABLE phases ADD COLUMN doc TEXT;"
+	/* version-1 runs kept their phases inside the run document */
+	"UPDATE phases SET doc = json_extract((SELECT r.doc FROM runs r WHERE r.id = phases.run_id),"
+	" '$.phases[' || (seq - 1) || ']');"
+	"UPDATE phases SET ops_rate = CASE WHEN elapsed_s > 0 THEN ops / elapsed_s ELSE 0 END,"
+	" dir = json_extract(params, '$.dir'), block_size = json_extract(params, '$.block_size'),"
+	" file_size = json_extract(params, '$.file_size'), direct = json_extract(params, '$.direct'),"
+	" fsync = json_extract(params, '$.fsync'), shared = json_extract(params, '$.shared'),"
+	" files_per_dir = json_extract(params, '$.files_per_dir'),"
+	" write_size = json_extract(params, '$.write_size'),"
+	" stonewall_s = json_extract(params, '$.stonewall_s'),"
+	" drop_caches = json_extract(params, '$.drop_caches'),"
+	" reader_shift = json_extract(params, '$.reader_shift'), md_files = 0;"
+	"UPDATE phases SET doc = json_set(doc, '$.repeat', 1, '$.ops_rate', ops_rate,"
+	" '$.params.md_files', 0) WHERE doc IS NOT NULL;"
+	"UPDATE runs SET doc = json_remove(doc, '$.phases');"
+	"CREATE TABLE run_nodes ("
+	" run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE, node TEXT NOT NULL,"
+	" active_profile TEXT NOT NULL DEFAULT '', live TEXT, facts TEXT,"
+	" PRIMARY KEY (run_id, node));"
+	"CREATE TABLE schema_versions (component TEXT PRIMARY KEY, version INTEGER NOT NULL);",
+};
+
+static const struct results_schema core_schema = {
+	NULL, core_steps, nitems(core_steps),
+};
 
 const char *
 results_db_path(struct ctl *ctl, char *buf, size_t len)
@@ -69,51 +139,133 @@ mkparent(const char *path)
 	mkdir(d, 0755);
 }
 
-sqlite3 *
-results_open(struct ctl *ctl)
+/* The schema version of a component (NULL: the core's user_version). */
+static int
+schema_version(sqlite3 *db, const char *component, int64_t *v)
 {
-	char path[PATH_MAX], *err = NULL;
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	*v = 0;
+	if (component == NULL)
+		rc = sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL);
+	else {
+		rc = sqlite3_prepare_v2(db, "SELECT version FROM schema_versions WHERE component = ?",
+		    -1, &st, NULL);
+		if (rc == SQLITE_OK)
+			sqlite3_bind_text(st, 1, component, -1, SQLITE_TRANSIENT);
+	}
+	if (rc != SQLITE_OK)
+		return -1;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		*v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return 0;
+}
+
+static int
+set_schema_version(sqlite3 *db, const char *component, int64_t v)
+{
+	sqlite3_stmt *st = NULL;
+	char sql[64];
+	int rc;
+
+	if (component == NULL) {
+		snprintf(sql, sizeof(sql), "PRAGMA user_version = %lld", (long long)v);
+		return sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+	}
+	if (sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO schema_versions VALUES (?, ?)", -1, &st,
+	    NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_text(st, 1, component, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(st, 2, v);
+	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int
+results_migrate(sqlite3 *db, const struct results_schema *s, char *err, size_t errlen)
+{
+	const char *name = s->component ? s->component : "results";
+	char *msg = NULL;
+	int64_t v;
+
+	for (;;) {
+		if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, &msg) != SQLITE_OK)
+			goto fail;
+		if (schema_version(db, s->component, &v) < 0)
+			goto fail;
+		if (v > (int64_t)s->nsteps) {
+			snprintf(err, errlen, "%s schema version %lld is newer than this knobctl "
+			    "knows (%zu)", name, (long long)v, s->nsteps);
+			sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+			return -1;
+		}
+		if (v == (int64_t)s->nsteps)
+			break;
+		if (sqlite3_exec(db, s->steps[v], NULL, NULL, &msg) != SQLITE_OK ||
+		    set_schema_version(db, s->component, v + 1) < 0 ||
+		    sqlite3_exec(db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK)
+			goto fail;
+		log_info("%s schema migrated to version %lld", name, (long long)v + 1);
+	}
+	sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+	return 0;
+fail:
+	snprintf(err, errlen, "%s schema migration: %s", name, msg ? msg : sqlite3_errmsg(db));
+	sqlite3_free(msg);
+	sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+	return -1;
+}
+
+sqlite3 *
+results_open_path(const char *path, char *err, size_t errlen)
+{
 	sqlite3 *db = NULL;
 
-	results_db_path(ctl, path, sizeof(path));
 	mkparent(path);
 	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
-		log_warnx("results database %s: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
+		snprintf(err, errlen, "results database %s: %s", path,
+		    db ? sqlite3_errmsg(db) : "out of memory");
 		sqlite3_close(db);
 		return NULL;
 	}
-	sqlite3_busy_timeout(db, 5000);
-	if (sqlite3_exec(db, schema, NULL, NULL, &err) != SQLITE_OK) {
-		log_warnx("results database %s: %s", path, err);
-		sqlite3_free(err);
+	sqlite3_busy_timeout(db, 10000);
+	sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON;", NULL, NULL, NULL);
+	if (results_migrate(db, &core_schema, err, errlen) < 0) {
 		sqlite3_close(db);
 		return NULL;
 	}
 	return db;
 }
 
-static const char *
-js(json_object *o, const char *k)
+sqlite3 *
+results_open(struct ctl *ctl)
 {
-	json_object *v;
+	char path[PATH_MAX], err[512];
+	sqlite3 *db;
 
-	return json_object_object_get_ex(o, k, &v) ? json_object_get_string(v) : "";
+	results_db_path(ctl, path, sizeof(path));
+	if ((db = results_open_path(path, err, sizeof(err))) == NULL)
+		fprintf(stderr, "knobctl: %s\n", err);
+	return db;
 }
 
-static double
-jd(json_object *o, const char *k)
+/* Bind JSON value v (or NULL) to parameter i as type. */
+static void
+bind_json(sqlite3_stmt *st, int i, json_object *v, int type)
 {
-	json_object *v;
-
-	return json_object_object_get_ex(o, k, &v) ? json_object_get_double(v) : 0;
-}
-
-static int64_t
-ji(json_object *o, const char *k)
-{
-	json_object *v;
-
-	return json_object_object_get_ex(o, k, &v) ? json_object_get_int64(v) : 0;
+	if (v == NULL) {
+		sqlite3_bind_null(st, i);
+		return;
+	}
+	switch (type) {
+	case RF_INT:
+	case RF_BOOL: sqlite3_bind_int64(st, i, json_object_get_int64(v)); break;
+	case RF_REAL: sqlite3_bind_double(st, i, json_object_get_double(v)); break;
+	default: sqlite3_bind_text(st, i, json_object_get_string(v), -1, SQLITE_TRANSIENT); break;
+	}
 }
 
 static const char *
@@ -125,319 +277,451 @@ jtext(json_object *o, const char *k)
 	    json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN) : "";
 }
 
-int
-results_store(sqlite3 *db, json_object *doc)
+static void
+bind_text(sqlite3_stmt *st, int i, const char *s)
 {
-	sqlite3_stmt *run = NULL, *ph = NULL, *nd = NULL;
-	json_object *phases, *p, *nodes, *n, *lat;
-	const char *run_id = js(doc, "run_id");
-	int rc = -1;
-	size_t i, k;
+	sqlite3_bind_text(st, i, s ? s : "", -1, SQLITE_TRANSIENT);
+}
 
-	if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+/* Step a prepared statement to completion; 0 or -1. */
+static int
+step_done(sqlite3_stmt *st)
+{
+	return sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+}
+
+/* The run document without its phases and per-node records (the runs.doc
+ * column); caller puts it. */
+static json_object *
+run_header(json_object *doc)
+{
+	json_object *h = json_object_new_object();
+
+	json_object_object_foreach(doc, k, v)
+		if (strcmp(k, "phases") != 0 && strcmp(k, "node_info") != 0)
+			json_object_object_add(h, k, json_object_get(v));
+	return h;
+}
+
+/* INSERT OR REPLACE the runs row of doc with status. */
+static int
+put_run_row(sqlite3 *db, json_object *doc, const char *status)
+{
+	static const char sql[] = "INSERT INTO runs (id, started_at, command, nodeset, status, doc,"
+	    " started_ns, ended_ns, label, play, profile, profile_hash, profile_text, pid, host)"
+	    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET"
+	    " status = excluded.status, doc = excluded.doc, ended_ns = excluded.ended_ns";
+	sqlite3_stmt *st = NULL;
+	json_object *hdr = run_header(doc), *prof;
+	char host[256] = "";
+	int rc = -1;
+
+	gethostname(host, sizeof(host) - 1);
+	json_object_object_add(hdr, "status", json_object_new_string(status));
+	if (!json_object_object_get_ex(doc, "profile", &prof))
+		prof = NULL;
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
 		goto out;
-	if (sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO runs VALUES (?,?,?,?,?,?)", -1, &run,
-	    NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO phases VALUES "
-	    "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", -1, &ph, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO node_results VALUES "
-	    "(?,?,?,?,?,?,?,?,?,?,?,?)", -1, &nd, NULL) != SQLITE_OK)
-		goto out;
-	sqlite3_bind_text(run, 1, run_id, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int64(run, 2, ji(doc, "started_at"));
-	sqlite3_bind_text(run, 3, js(doc, "command"), -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(run, 4, js(doc, "nodeset"), -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(run, 5, js(doc, "status"), -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(run, 6, json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN), -1,
-	    SQLITE_TRANSIENT);
-	if (sqlite3_step(run) != SQLITE_DONE)
-		goto out;
-	if (!json_object_object_get_ex(doc, "phases", &phases))
-		phases = NULL;
-	for (i = 0; phases && i < json_object_array_length(phases); i++) {
-		p = json_object_array_get_idx(phases, i);
-		json_object_object_get_ex(p, "latency", &lat);
-		sqlite3_reset(ph);
-		sqlite3_bind_text(ph, 1, run_id, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_int64(ph, 2, (sqlite3_int64)i + 1);
-		sqlite3_bind_text(ph, 3, js(p, "phase_id"), -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(ph, 4, js(p, "kind"), -1, SQLITE_TRANSIENT);
-		sqlite3_bind_int64(ph, 5, ji(p, "threads"));
-		sqlite3_bind_int64(ph, 6, ji(p, "nodes"));
-		sqlite3_bind_int64(ph, 7, ji(p, "bytes"));
-		sqlite3_bind_int64(ph, 8, ji(p, "ops"));
-		sqlite3_bind_double(ph, 9, jd(p, "elapsed_s"));
-		sqlite3_bind_double(ph, 10, jd(p, "rate"));
-		sqlite3_bind_text(ph, 11, js(p, "unit"), -1, SQLITE_TRANSIENT);
-		sqlite3_bind_double(ph, 12, jd(p, "first_done_rate"));
-		sqlite3_bind_int64(ph, 13, ji(lat, "p50_ns"));
-		sqlite3_bind_int64(ph, 14, ji(lat, "p99_ns"));
-		sqlite3_bind_int64(ph, 15, ji(lat, "p999_ns"));
-		sqlite3_bind_double(ph, 16, jd(p, "start_spread_s"));
-		sqlite3_bind_text(ph, 17, js(p, "status"), -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(ph, 18, jtext(p, "missing"), -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(ph, 19, jtext(p, "errors"), -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(ph, 20, jtext(p, "warnings"), -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(ph, 21, jtext(p, "params"), -1, SQLITE_TRANSIENT);
-		if (sqlite3_step(ph) != SQLITE_DONE)
-			goto out;
-		if (!json_object_object_get_ex(p, "per_node", &nodes))
-			continue;
-		for (k = 0; k < json_object_array_length(nodes); k++) {
-			n = json_object_array_get_idx(nodes, k);
-			sqlite3_reset(nd);
-			sqlite3_bind_text(nd, 1, run_id, -1, SQLITE_TRANSIENT);
-			sqlite3_bind_int64(nd, 2, (sqlite3_int64)i + 1);
-			sqlite3_bind_text(nd, 3, js(n, "node"), -1, SQLITE_TRANSIENT);
-			sqlite3_bind_text(nd, 4, js(n, "status"), -1, SQLITE_TRANSIENT);
-			sqlite3_bind_int64(nd, 5, ji(n, "threads"));
-			sqlite3_bind_int64(nd, 6, ji(n, "bytes"));
-			sqlite3_bind_int64(nd, 7, ji(n, "ops"));
-			sqlite3_bind_double(nd, 8, jd(n, "start_s"));
-			sqlite3_bind_double(nd, 9, jd(n, "end_s"));
-			sqlite3_bind_double(nd, 10, jd(n, "rate"));
-			sqlite3_bind_text(nd, 11, js(n, "error"), -1, SQLITE_TRANSIENT);
-			sqlite3_bind_text(nd, 12, json_object_to_json_string_ext(n,
-			    JSON_C_TO_STRING_PLAIN), -1, SQLITE_TRANSIENT);
-			if (sqlite3_step(nd) != SQLITE_DONE)
-				goto out;
-		}
-	}
-	if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-		goto out;
-	rc = 0;
+	bind_text(st, 1, rd_str(doc, "run_id"));
+	sqlite3_bind_int64(st, 2, (int64_t)rd_num(doc, "started_at"));
+	bind_text(st, 3, rd_str(doc, "command"));
+	bind_text(st, 4, rd_str(doc, "nodeset"));
+	bind_text(st, 5, status);
+	bind_text(st, 6, json_object_to_json_string_ext(hdr, JSON_C_TO_STRING_PLAIN));
+	sqlite3_bind_int64(st, 7, json_object_get_int64(json_object_object_get(doc, "started_ns")));
+	sqlite3_bind_int64(st, 8, strcmp(status, "running") ? (int64_t)now_real_ns() : 0);
+	bind_text(st, 9, rd_str(doc, "label"));
+	bind_text(st, 10, rd_str(doc, "play"));
+	bind_text(st, 11, rd_str(prof, "name"));
+	bind_text(st, 12, rd_str(prof, "sha256"));
+	bind_text(st, 13, rd_str(prof, "text"));
+	sqlite3_bind_int64(st, 14, (int64_t)getpid());
+	bind_text(st, 15, host);
+	rc = step_done(st);
 out:
-	if (rc < 0) {
-		log_warnx("results database: %s", sqlite3_errmsg(db));
-		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-	}
-	sqlite3_finalize(run);
-	sqlite3_finalize(ph);
-	sqlite3_finalize(nd);
+	sqlite3_finalize(st);
+	json_object_put(hdr);
 	return rc;
 }
 
-/* The stored document of a run (caller puts it); NULL if unknown. */
-static json_object *
-load_run(sqlite3 *db, const char *id)
+/* The run_nodes rows of doc's node_info. */
+static int
+put_run_nodes(sqlite3 *db, json_object *doc)
 {
 	sqlite3_stmt *st = NULL;
-	json_object *doc = NULL;
+	json_object *info;
+	int rc = -1;
 
-	if (sqlite3_prepare_v2(db, "SELECT doc FROM runs WHERE id = ?", -1, &st, NULL) != SQLITE_OK)
-		return NULL;
-	sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		doc = json_tokener_parse((const char *)sqlite3_column_text(st, 0));
+	if (!json_object_object_get_ex(doc, "node_info", &info))
+		return 0;
+	if (sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO run_nodes VALUES (?,?,?,?,?)", -1, &st,
+	    NULL) != SQLITE_OK)
+		return -1;
+	for (size_t i = 0; i < json_object_array_length(info); i++) {
+		json_object *n = json_object_array_get_idx(info, i);
+
+		sqlite3_reset(st);
+		bind_text(st, 1, rd_str(doc, "run_id"));
+		bind_text(st, 2, rd_str(n, "node"));
+		bind_text(st, 3, rd_str(n, "active_profile"));
+		bind_text(st, 4, jtext(n, "live"));
+		bind_text(st, 5, jtext(n, "facts"));
+		if (step_done(st) < 0)
+			goto out;
+	}
+	rc = 0;
+out:
 	sqlite3_finalize(st);
-	return doc;
+	return rc;
+}
+
+/* Commit the transaction when ok is 0, else roll it back (logged); 0 or -1. */
+static int
+txn_end(sqlite3 *db, int ok)
+{
+	if (ok == 0 && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK)
+		return 0;
+	log_warnx("results database: %s", sqlite3_errmsg(db));
+	sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+	return -1;
 }
 
 static int
-results_list(struct ctl *ctl, sqlite3 *db)
+txn_begin(sqlite3 *db)
+{
+	return sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+}
+
+int
+results_run_begin(sqlite3 *db, json_object *doc)
+{
+	if (txn_begin(db) < 0)
+		return txn_end(db, -1);
+	return txn_end(db, put_run_row(db, doc, "running") < 0 || put_run_nodes(db, doc) < 0 ?
+	    -1 : 0);
+}
+
+/* INSERT the phases row: the rundoc columns, then the JSON columns. */
+static int
+put_phase_row(sqlite3 *db, const char *run_id, int64_t seq, json_object *ph)
+{
+	char *sql = xstrdup("INSERT OR REPLACE INTO phases (run_id, seq"), *vals = xstrdup("?,?");
+	sqlite3_stmt *st = NULL;
+	json_object *lat, *hist = NULL;
+	size_t i;
+	int rc = -1, k = 3;
+
+	for (i = 0; i < rundoc_nphase_fields; i++) {
+		str_appendf(&sql, ", %s", rundoc_phase_fields[i].column);
+		str_appendf(&vals, ",?");
+	}
+	str_appendf(&sql, ", missing, errors, warnings, params, histogram, doc) VALUES (%s,?,?,?,?,?,?)",
+	    vals);
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		goto out;
+	bind_text(st, 1, run_id);
+	sqlite3_bind_int64(st, 2, seq);
+	for (i = 0; i < rundoc_nphase_fields; i++)
+		bind_json(st, k++, rundoc_value(ph, &rundoc_phase_fields[i]), rundoc_phase_fields[i].type);
+	bind_text(st, k++, jtext(ph, "missing"));
+	bind_text(st, k++, jtext(ph, "errors"));
+	bind_text(st, k++, jtext(ph, "warnings"));
+	bind_text(st, k++, jtext(ph, "params"));
+	if (json_object_object_get_ex(ph, "latency", &lat))
+		json_object_object_get_ex(lat, "histogram", &hist);
+	bind_text(st, k++, hist ? json_object_to_json_string_ext(hist, JSON_C_TO_STRING_PLAIN) : "");
+	bind_text(st, k++, json_object_to_json_string_ext(ph, JSON_C_TO_STRING_PLAIN));
+	rc = step_done(st);
+out:
+	sqlite3_finalize(st);
+	free(sql);
+	free(vals);
+	return rc;
+}
+
+/* The node_results rows of one phase. */
+static int
+put_node_rows(sqlite3 *db, const char *run_id, int64_t seq, json_object *ph)
+{
+	sqlite3_stmt *st = NULL;
+	json_object *nodes;
+	int rc = -1;
+
+	if (!json_object_object_get_ex(ph, "per_node", &nodes))
+		return 0;
+	if (sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO node_results VALUES "
+	    "(?,?,?,?,?,?,?,?,?,?,?,?)", -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	for (size_t k = 0; k < json_object_array_length(nodes); k++) {
+		json_object *n = json_object_array_get_idx(nodes, k);
+
+		sqlite3_reset(st);
+		bind_text(st, 1, run_id);
+		sqlite3_bind_int64(st, 2, seq);
+		bind_text(st, 3, rd_str(n, "node"));
+		bind_text(st, 4, rd_str(n, "status"));
+		sqlite3_bind_int64(st, 5, (int64_t)rd_num(n, "threads"));
+		sqlite3_bind_int64(st, 6, (int64_t)rd_num(n, "bytes"));
+		sqlite3_bind_int64(st, 7, (int64_t)rd_num(n, "ops"));
+		sqlite3_bind_double(st, 8, rd_num(n, "start_s"));
+		sqlite3_bind_double(st, 9, rd_num(n, "end_s"));
+		sqlite3_bind_double(st, 10, rd_num(n, "rate"));
+		bind_text(st, 11, rd_str(n, "error"));
+		bind_text(st, 12, json_object_to_json_string_ext(n, JSON_C_TO_STRING_PLAIN));
+		if (step_done(st) < 0)
+			goto out;
+	}
+	rc = 0;
+out:
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int
+results_phase_add(sqlite3 *db, const char *run_id, int64_t seq, json_object *ph)
+{
+	if (txn_begin(db) < 0)
+		return txn_end(db, -1);
+	return txn_end(db, put_phase_row(db, run_id, seq, ph) < 0 ||
+	    put_node_rows(db, run_id, seq, ph) < 0 ? -1 : 0);
+}
+
+int
+results_run_end(sqlite3 *db, json_object *doc)
+{
+	const char *status = rd_str(doc, "status");
+
+	if (put_run_row(db, doc, status[0] ? status : "ok") < 0) {
+		log_warnx("results database: %s", sqlite3_errmsg(db));
+		return -1;
+	}
+	return 0;
+}
+
+int
+results_store(sqlite3 *db, json_object *doc)
+{
+	json_object *phases;
+
+	if (results_run_begin(db, doc) < 0)
+		return -1;
+	if (json_object_object_get_ex(doc, "phases", &phases))
+		for (size_t i = 0; i < json_object_array_length(phases); i++)
+			if (results_phase_add(db, rd_str(doc, "run_id"), (int64_t)i + 1,
+			    json_object_array_get_idx(phases, i)) < 0)
+				return -1;
+	return results_run_end(db, doc);
+}
+
+/* "incomplete" for a run still "running" whose process on this host is
+ * gone, recorded in the file; the status otherwise. */
+static const char *
+live_status(sqlite3 *db, const char *id, const char *status, int64_t pid, const char *host)
+{
+	char me[256] = "";
+	sqlite3_stmt *st = NULL;
+
+	if (strcmp(status, "running") != 0)
+		return status;
+	gethostname(me, sizeof(me) - 1);
+	if (strcmp(host, me) != 0 || pid <= 0 || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+		return status;
+	if (sqlite3_prepare_v2(db, "UPDATE runs SET status = 'incomplete', doc = json_set(doc,"
+	    " '$.status', 'incomplete') WHERE id = ? AND status = 'running'", -1, &st, NULL) ==
+	    SQLITE_OK) {
+		sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
+		sqlite3_step(st);
+	}
+	sqlite3_finalize(st);
+	return "incomplete";
+}
+
+int
+results_runs(sqlite3 *db, struct run_row **out, size_t *n)
+{
+	sqlite3_stmt *st = NULL;
+	size_t cap = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (sqlite3_prepare_v2(db, "SELECT r.id, r.started_ns, r.label, r.profile, r.nodeset,"
+	    " r.status, r.command, r.play, r.pid, r.host,"
+	    " (SELECT count(*) FROM phases p WHERE p.run_id = r.id),"
+	    " (SELECT group_concat(DISTINCT kind) FROM phases p WHERE p.run_id = r.id),"
+	    " r.profile_hash, r.ended_ns"
+	    " FROM runs r ORDER BY r.started_ns, r.rowid", -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		struct run_row *r;
+		const char *kinds = (const char *)sqlite3_column_text(st, 11);
+
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 32;
+			*out = xrealloc(*out, cap * sizeof(**out));
+		}
+		r = &(*out)[(*n)++];
+		memset(r, 0, sizeof(*r));
+		r->id = xstrdup((const char *)sqlite3_column_text(st, 0));
+		r->started_ns = sqlite3_column_int64(st, 1);
+		r->label = xstrdup((const char *)sqlite3_column_text(st, 2));
+		r->profile = xstrdup((const char *)sqlite3_column_text(st, 3));
+		r->nodeset = xstrdup((const char *)sqlite3_column_text(st, 4));
+		r->command = xstrdup((const char *)sqlite3_column_text(st, 6));
+		r->play = xstrdup((const char *)sqlite3_column_text(st, 7));
+		r->phases = sqlite3_column_int64(st, 10);
+		r->kinds = xstrdup(kinds ? kinds : "");
+		r->profile_hash = xstrdup((const char *)sqlite3_column_text(st, 12));
+		r->ended_ns = sqlite3_column_int64(st, 13);
+		r->status = xstrdup(live_status(db, r->id, (const char *)sqlite3_column_text(st, 5),
+		    sqlite3_column_int64(st, 8), (const char *)sqlite3_column_text(st, 9)));
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+void
+results_runs_free(struct run_row *r, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(r[i].id);
+		free(r[i].label);
+		free(r[i].profile);
+		free(r[i].profile_hash);
+		free(r[i].nodeset);
+		free(r[i].status);
+		free(r[i].command);
+		free(r[i].play);
+		free(r[i].kinds);
+	}
+	free(r);
+}
+
+int
+results_resolve(sqlite3 *db, const char *spec, char **id, char *err, size_t errlen)
+{
+	struct run_row *r;
+	size_t n, i, hit = 0, at = 0;
+	int rc = -1;
+
+	*id = NULL;
+	if (results_runs(db, &r, &n) < 0) {
+		snprintf(err, errlen, "results database: %s", sqlite3_errmsg(db));
+		return -1;
+	}
+	if (strncmp(spec, "latest", 6) == 0 && (spec[6] == '\0' || spec[6] == '~')) {
+		char *end;
+		unsigned long back = spec[6] ? strtoul(spec + 7, &end, 10) : 0;
+
+		if (spec[6] && (end == spec + 7 || *end))
+			snprintf(err, errlen, "bad run '%s' (latest, latest~N)", spec);
+		else if (back >= n)
+			snprintf(err, errlen, "no run '%s': the database holds %zu run(s)", spec, n);
+		else {
+			*id = xstrdup(r[n - 1 - back].id);
+			rc = 0;
+		}
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		if (strcmp(r[i].id, spec) == 0) {
+			hit = 1;
+			at = i;
+			break;
+		}
+		if (strncmp(r[i].id, spec, strlen(spec)) == 0) {
+			hit++;
+			at = i;
+		}
+	}
+	if (hit == 1) {
+		*id = xstrdup(r[at].id);
+		rc = 0;
+	} else if (hit == 0)
+		snprintf(err, errlen, "no run '%s'", spec);
+	else
+		snprintf(err, errlen, "run '%s' is ambiguous: %zu runs start with it", spec, hit);
+out:
+	results_runs_free(r, n);
+	return rc;
+}
+
+/* The phases of run id, in order, into doc's "phases" array. */
+static int
+load_phases(sqlite3 *db, const char *id, json_object *doc)
 {
 	sqlite3_stmt *st = NULL;
 	json_object *arr = json_object_new_array();
 
-	if (sqlite3_prepare_v2(db, "SELECT r.id, r.started_at, r.nodeset, r.status, r.command,"
-	    " (SELECT count(*) FROM phases p WHERE p.run_id = r.id),"
-	    " (SELECT group_concat(DISTINCT kind) FROM phases p WHERE p.run_id = r.id)"
-	    " FROM runs r ORDER BY r.started_at, r.id", -1, &st, NULL) != SQLITE_OK) {
-		fprintf(stderr, "knobctl results: %s\n", sqlite3_errmsg(db));
-		json_object_put(arr);
-		return 1;
-	}
-	if (!ctl->json)
-		fprintf(ctl->out, "%-22s %-19s %-16s %6s  %-18s %s\n", "RUN", "STARTED", "NODES",
-		    "PHASES", "STATUS", "KINDS");
+	json_object_object_add(doc, "phases", arr);
+	if (sqlite3_prepare_v2(db, "SELECT doc FROM phases WHERE run_id = ? ORDER BY seq", -1, &st,
+	    NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
 	while (sqlite3_step(st) == SQLITE_ROW) {
-		time_t t = (time_t)sqlite3_column_int64(st, 1);
-		const char *kinds = (const char *)sqlite3_column_text(st, 6);
-		struct tm tm;
-		char ts[32];
+		const char *t = (const char *)sqlite3_column_text(st, 0);
+		json_object *ph = t ? json_tokener_parse(t) : NULL;
 
-		localtime_r(&t, &tm);
-		strftime(ts, sizeof(ts), "%Y-%m-%d %H:%M:%S", &tm);
-		if (ctl->json) {
-			json_object *o = json_object_new_object();
-
-			json_object_object_add(o, "run_id", json_object_new_string(
-			    (const char *)sqlite3_column_text(st, 0)));
-			json_object_object_add(o, "started_at", json_object_new_int64(t));
-			json_object_object_add(o, "nodeset", json_object_new_string(
-			    (const char *)sqlite3_column_text(st, 2)));
-			json_object_object_add(o, "status", json_object_new_string(
-			    (const char *)sqlite3_column_text(st, 3)));
-			json_object_object_add(o, "command", json_object_new_string(
-			    (const char *)sqlite3_column_text(st, 4)));
-			json_object_object_add(o, "phases", json_object_new_int64(
-			    sqlite3_column_int64(st, 5)));
-			json_object_array_add(arr, o);
-		} else
-			fprintf(ctl->out, "%-22s %-19s %-16s %6lld  %-18s %s\n",
-			    sqlite3_column_text(st, 0), ts, sqlite3_column_text(st, 2),
-			    (long long)sqlite3_column_int64(st, 5), sqlite3_column_text(st, 3),
-			    kinds ? kinds : "");
+		if (ph)
+			json_object_array_add(arr, ph);
 	}
 	sqlite3_finalize(st);
-	if (ctl->json)
-		fprintf(ctl->out, "%s\n", json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PRETTY));
-	json_object_put(arr);
 	return 0;
 }
 
+/* The per-node records of run id into doc's "node_info". */
 static int
-results_show(struct ctl *ctl, sqlite3 *db, const char *id)
+load_nodes(sqlite3 *db, const char *id, json_object *doc)
 {
-	json_object *doc = load_run(db, id);
+	sqlite3_stmt *st = NULL;
+	json_object *arr = json_object_new_array();
 
-	if (doc == NULL) {
-		fprintf(stderr, "knobctl results: no run '%s'\n", id);
-		return 2;
+	json_object_object_add(doc, "node_info", arr);
+	if (sqlite3_prepare_v2(db, "SELECT node, active_profile, live, facts FROM run_nodes"
+	    " WHERE run_id = ? ORDER BY node", -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		json_object *n = json_object_new_object(), *v;
+		const char *live = (const char *)sqlite3_column_text(st, 2);
+		const char *facts = (const char *)sqlite3_column_text(st, 3);
+
+		json_object_object_add(n, "node", json_object_new_string(
+		    (const char *)sqlite3_column_text(st, 0)));
+		json_object_object_add(n, "active_profile", json_object_new_string(
+		    (const char *)sqlite3_column_text(st, 1)));
+		if (live && (v = json_tokener_parse(live)) != NULL)
+			json_object_object_add(n, "live", v);
+		if (facts && (v = json_tokener_parse(facts)) != NULL)
+			json_object_object_add(n, "facts", v);
+		json_object_array_add(arr, n);
 	}
-	if (ctl->json)
-		fprintf(ctl->out, "%s\n", json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY));
-	else
-		bench_print_table(ctl->out, doc);
-	json_object_put(doc);
+	sqlite3_finalize(st);
 	return 0;
 }
 
-/* Phase of doc with this kind and thread count (and shared flag), or NULL. */
-static json_object *
-find_phase(json_object *doc, const char *kind, int64_t threads)
+json_object *
+results_load(sqlite3 *db, const char *id)
 {
-	json_object *phases;
+	sqlite3_stmt *st = NULL;
+	json_object *doc = NULL;
+	const char *status = NULL;
 
-	if (!json_object_object_get_ex(doc, "phases", &phases))
+	if (sqlite3_prepare_v2(db, "SELECT doc, status, pid, host FROM runs WHERE id = ?", -1, &st,
+	    NULL) != SQLITE_OK)
 		return NULL;
-	for (size_t i = 0; i < json_object_array_length(phases); i++) {
-		json_object *p = json_object_array_get_idx(phases, i);
-
-		if (strcmp(js(p, "kind"), kind) == 0 && ji(p, "threads") == threads)
-			return p;
+	sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		doc = json_tokener_parse((const char *)sqlite3_column_text(st, 0));
+		if (doc)
+			status = live_status(db, id, (const char *)sqlite3_column_text(st, 1),
+			    sqlite3_column_int64(st, 2), (const char *)sqlite3_column_text(st, 3));
+		if (doc)
+			json_object_object_add(doc, "status", json_object_new_string(status));
 	}
-	return NULL;
+	sqlite3_finalize(st);
+	if (doc && (load_phases(db, id, doc) < 0 || load_nodes(db, id, doc) < 0)) {
+		json_object_put(doc);
+		doc = NULL;
+	}
+	return doc;
 }
-
-static void
-fmt_val(char *buf, size_t len, double v, int md)
-{
-	if (md)
-		snprintf(buf, len, "%.0f ops/s", v);
-	else
-		snprintf(buf, len, "%.3f GB/s", v / 1e9);
-}
-
-/* Before/after table: phases matched by kind and thread count. */
-static int
-results_compare(struct ctl *ctl, sqlite3 *db, const char *a, const char *b)
-{
-	json_object *da = load_run(db, a), *db2 = load_run(db, b), *pa_arr, *out, *rows;
-	int rc = 0;
-
-	if (da == NULL || db2 == NULL) {
-		fprintf(stderr, "knobctl results: no run '%s'\n", da == NULL ? a : b);
-		json_object_put(da);
-		json_object_put(db2);
-		return 2;
-	}
-	out = json_object_new_object();
-	rows = json_object_new_array();
-	json_object_object_add(out, "a", json_object_new_string(a));
-	json_object_object_add(out, "b", json_object_new_string(b));
-	if (!ctl->json)
-		fprintf(ctl->out, "A = %s\nB = %s\n%-11s %7s %14s %14s %9s %10s %10s %9s\n", a, b,
-		    "KIND", "THREADS", "A", "B", "DELTA", "P99 A", "P99 B", "P99 DELTA");
-	json_object_object_get_ex(da, "phases", &pa_arr);
-	for (size_t i = 0; pa_arr && i < json_object_array_length(pa_arr); i++) {
-		json_object *pa = json_object_array_get_idx(pa_arr, i), *pb, *la, *lb, *row;
-		const char *kind = js(pa, "kind");
-		int md = strcmp(js(pa, "unit"), "op/s") == 0;
-		double ra = jd(pa, "rate"), rb, d, qa, qb, dq;
-		char sa[32], sb[32], ds[16], dqs[16];
-
-		if ((pb = find_phase(db2, kind, ji(pa, "threads"))) == NULL)
-			continue;
-		rb = jd(pb, "rate");
-		d = ra > 0 ? (rb - ra) / ra * 100 : 0;
-		json_object_object_get_ex(pa, "latency", &la);
-		json_object_object_get_ex(pb, "latency", &lb);
-		qa = jd(la, "p99_ns");
-		qb = jd(lb, "p99_ns");
-		dq = qa > 0 ? (qb - qa) / qa * 100 : 0;
-		row = json_object_new_object();
-		json_object_object_add(row, "kind", json_object_new_string(kind));
-		json_object_object_add(row, "threads", json_object_new_int64(ji(pa, "threads")));
-		json_object_object_add(row, "unit", json_object_new_string(js(pa, "unit")));
-		json_object_object_add(row, "a_rate", json_object_new_double(ra));
-		json_object_object_add(row, "b_rate", json_object_new_double(rb));
-		json_object_object_add(row, "delta_pct", json_object_new_double(d));
-		json_object_object_add(row, "a_p99_ns", json_object_new_double(qa));
-		json_object_object_add(row, "b_p99_ns", json_object_new_double(qb));
-		json_object_object_add(row, "p99_delta_pct", json_object_new_double(dq));
-		json_object_object_add(row, "a_status", json_object_new_string(js(pa, "status")));
-		json_object_object_add(row, "b_status", json_object_new_string(js(pb, "status")));
-		json_object_array_add(rows, row);
-		if (!ctl->json) {
-			fmt_val(sa, sizeof(sa), ra, md);
-			fmt_val(sb, sizeof(sb), rb, md);
-			snprintf(ds, sizeof(ds), "%+.1f%%", d);
-			snprintf(dqs, sizeof(dqs), "%+.1f%%", dq);
-			fprintf(ctl->out, "%-11s %7lld %14s %14s %9s %8.0fus %8.0fus %9s%s\n", kind,
-			    (long long)ji(pa, "threads"), sa, sb, ds, qa / 1e3, qb / 1e3, dqs,
-			    strcmp(js(pa, "status"), "ok") || strcmp(js(pb, "status"), "ok") ?
-			    "  (not ok)" : "");
-		}
-	}
-	if (json_object_array_length(rows) == 0) {
-		fprintf(stderr, "knobctl results: runs %s and %s have no phase in common\n", a, b);
-		rc = 1;
-	}
-	json_object_object_add(out, "phases", rows);
-	if (ctl->json)
-		fprintf(ctl->out, "%s\n", json_object_to_json_string_ext(out, JSON_C_TO_STRING_PRETTY));
-	json_object_put(out);
-	json_object_put(da);
-	json_object_put(db2);
-	return rc;
-}
-
-int
-cmd_results(struct ctl *ctl, int argc, char **argv)
-{
-	sqlite3 *db;
-	int rc = 2, i = opt_operands(ctl, argc, argv, 1, 3);
-
-	if (i < 0)
-		return 2;
-	argc -= i - 1;
-	argv += i - 1;	/* argv[1] is the sub-command */
-	if ((strcmp(argv[1], "list") == 0 && argc != 2) ||
-	    (strcmp(argv[1], "show") == 0 && argc != 3) ||
-	    (strcmp(argv[1], "compare") == 0 && argc != 4)) {
-		fprintf(stderr, "usage: knobctl results list | results show RUN | "
-		    "results compare RUN_A RUN_B\n");
-		return 2;
-	}
-	if ((db = results_open(ctl)) == NULL)
-		return 1;
-	if (strcmp(argv[1], "list") == 0)
-		rc = results_list(ctl, db);
-	else if (strcmp(argv[1], "show") == 0)
-		rc = results_show(ctl, db, argv[2]);
-	else if (strcmp(argv[1], "compare") == 0)
-		rc = results_compare(ctl, db, argv[2], argv[3]);
-	else
-		fprintf(stderr, "knobctl results: unknown subcommand '%s'\n", argv[1]);
-	sqlite3_close(db);
-	return rc;
-}
-
-const struct cmd_entry cmd_results_entry = {
-	"results", "list | show RUN | compare RUN_A RUN_B", "benchmark runs in the results database",
-	0, NULL, cmd_results,
-	"results list                 every stored run\n"
-	"results show RUN             one run's table\n"
-	"results compare RUN_A RUN_B  two runs side by side, with ratios",
-};

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <json-c/json.h>
 
 #include "harness.h"
 #include "util.h"
@@ -345,6 +346,30 @@ harness_knobctl(struct harness *h, char **out, char **err, const char *fmt, ...)
 	slurp(o, out);
 	slurp(e, err);
 	return r;
+}
+
+struct json_object *
+harness_knobctl_json(struct harness *h, int *rc, const char *fmt, ...)
+{
+	char *out = NULL, *err = NULL, *args;
+	json_object *doc;
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(&args, fmt, ap) < 0)
+		args = NULL;
+	va_end(ap);
+	if (args == NULL)
+		return NULL;
+	*rc = harness_knobctl(h, &out, &err, "%s", args);
+	doc = json_tokener_parse(out ? out : "");
+	if (doc == NULL)
+		fprintf(stderr, "knobctl %s: not JSON (exit %d): %s\nstderr: %s\n", args, *rc,
+		    out ? out : "", err ? err : "");
+	free(out);
+	free(err);
+	free(args);
+	return doc;
 }
 
 /* nftw callback: remove one entry, children first. */

@@ -55,6 +55,10 @@ void harness_agent_stop(struct harness *h, int i, int sig);
  * exit status, or -1 if it could not run. */
 int harness_knobctl(struct harness *h, char **out, char **err, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* harness_knobctl with stdout parsed as JSON (a failed check when it is
+ * not JSON); the exit status in *rc.  Caller puts the result. */
+struct json_object *harness_knobctl_json(struct harness *h, int *rc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* Run a shell command inside node i's namespace; returns exit status. */
 int harness_node_sh(struct harness *h, int i, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -1,0 +1,70 @@
+/* Results store (controller/results.c): SQLite on the head node, a
+ * versioned schema with migrations, runs written phase by phase. */
+#ifndef KNOB_RESULTS_H
+#define KNOB_RESULTS_H
+
+#include <stdint.h>
+#include <json-c/json.h>
+#include <sqlite3.h>
+
+#include "knobctl.h"
+
+/* A component's schema: steps[v] takes the schema from version v to v + 1.
+ * component NULL is the core (PRAGMA user_version); any other name keeps
+ * its version in the schema_versions table, so another subsystem (health
+ * sweeps) can keep its own tables in the same file:
+ *
+ *	static const char *const steps[] = { "CREATE TABLE sweeps (...);" };
+ *	static const struct results_schema s = { "health", steps, 1 };
+ *	sqlite3 *db = results_open(ctl);  ...  results_migrate(db, &s, err, len);
+ *
+ * Each step runs in its own transaction; steps are never edited once
+ * shipped, only appended. */
+struct results_schema {
+	const char *component;
+	const char *const *steps;
+	size_t nsteps;
+};
+/* Bring s up to date.  0, or -1 with the reason in err (also when the file
+ * is newer than the code). */
+int results_migrate(sqlite3 *db, const struct results_schema *s, char *err, size_t errlen);
+
+const char *results_db_path(struct ctl *ctl, char *buf, size_t len);
+/* Open (creating or migrating the core schema); NULL with a message on stderr. */
+sqlite3 *results_open(struct ctl *ctl);
+/* The same for a path; NULL with the reason in err. */
+sqlite3 *results_open_path(const char *path, char *err, size_t errlen);
+
+/* A run as it goes: its row and node records (status "running"), each
+ * finished phase (seq from 1) in its own transaction, the final status of
+ * doc.  0 or -1 (logged). */
+int results_run_begin(sqlite3 *db, json_object *doc);
+int results_phase_add(sqlite3 *db, const char *run_id, int64_t seq, json_object *phase);
+int results_run_end(sqlite3 *db, json_object *doc);
+/* All three at once for a finished document. */
+int results_store(sqlite3 *db, json_object *doc);
+
+/* One line of `results list`. */
+struct run_row {
+	char *id, *label, *profile, *profile_hash, *nodeset, *status, *command, *play, *kinds;
+	int64_t started_ns, ended_ns, phases;
+};
+/* Every run in true time order (start in ns, then insertion order);
+ * a "running" run whose knobctl is gone reads "incomplete". 0 or -1. */
+int results_runs(sqlite3 *db, struct run_row **out, size_t *n);
+void results_runs_free(struct run_row *r, size_t n);
+/* A run id from "ID", an unambiguous prefix, "latest" or "latest~N";
+ * *id malloc'd.  0, or -1 with the reason in err. */
+int results_resolve(sqlite3 *db, const char *spec, char **id, char *err, size_t errlen);
+/* The run document as bench_run made it (phases, node_info); NULL if unknown. */
+json_object *results_load(sqlite3 *db, const char *id);
+
+/* results compare of two run documents: {"points":[...], "only_in_a",
+ * "only_in_b", "unlike"}; NULL with the reason in err when points differ
+ * in their parameters and force is 0.  Caller puts it. */
+json_object *results_compare_doc(json_object *a, json_object *b, int force, char *err,
+    size_t errlen);
+/* The compare table for people. */
+void results_print_compare(FILE *f, json_object *cmp, int decimal);
+
+#endif

@@ -1,0 +1,186 @@
+/* What a run was measured on: each node's facts and active profile as the
+ * agent reports them (Facts), the live value of every key of that profile
+ * (Verify with the profile resolved here), and the run's resolved profile
+ * with its SHA-256, so that two runs with the same hash ran the same
+ * settings. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <openssl/evp.h>
+
+#include "knobctl.h"
+#include "log.h"
+#include "pbjson.h"
+#include "profile.h"
+#include "util.h"
+
+json_object *
+runinfo_profile_json(const struct profile *p)
+{
+	json_object *o = json_object_new_object();
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+	char hex[2 * EVP_MAX_MD_SIZE + 1] = "", *text = xstrdup("");
+
+	if (p == NULL) {
+		free(text);
+		json_object_object_add(o, "name", json_object_new_string(""));
+		return o;
+	}
+	/* one line per resolved setting, in the order it is applied */
+	for (size_t i = 0; i < p->n; i++) {
+		const struct psetting *s = &p->s[i];
+
+		str_appendf(&text, "%s %s%s%s%s%s = %s%s\n", s->driver, s->key, s->attr[0] ? " " : "",
+		    s->attr, s->match[0] ? " " : "", s->match, s->value, s->persistent ?
+		    " (persistent)" : "");
+	}
+	if (EVP_Digest(text, strlen(text), md, &mdlen, EVP_sha256(), NULL) == 1)
+		for (unsigned int i = 0; i < mdlen; i++)
+			snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	json_object_object_add(o, "name", json_object_new_string(p->name));
+	json_object_object_add(o, "path", json_object_new_string(p->path ? p->path : ""));
+	json_object_object_add(o, "sha256", json_object_new_string(hex));
+	json_object_object_add(o, "text", json_object_new_string(text));
+	free(text);
+	return o;
+}
+
+/* Live values of profile name on the nodes of fo whose active profile it
+ * is (per node i, into live[i]). */
+static void
+verify_group(struct ctl *ctl, const struct strvec *names, const char *pname, json_object **live)
+{
+	Knob__Envelope env = KNOB__ENVELOPE__INIT;
+	Knob__VerifyRequest req = KNOB__VERIFY_REQUEST__INIT;
+	struct strvec errs = { 0 };
+	struct profile *p = profile_load(pname, &errs);
+	struct fanout fo;
+
+	strvec_free(&errs);
+	if (p == NULL) {
+		log_info("active profile %s is not in this controller's search path: no live values",
+		    pname);
+		return;
+	}
+	req.profile = p->name;
+	req.settings = settings_build(p);
+	req.n_settings = p->n;
+	env.body_case = KNOB__ENVELOPE__BODY_VERIFY;
+	env.verify = &req;
+	fanout_init(&fo, ctl, names);
+	if (fanout_request(&fo, &env) == 0)
+		for (size_t i = 0; i < fo.n; i++) {
+			Knob__Envelope *r = fo.nodes[i].reply;
+			json_object *arr;
+
+			if (r == NULL || r->body_case != KNOB__ENVELOPE__BODY_VERIFY_RESULT)
+				continue;
+			arr = json_object_new_array();
+			for (size_t k = 0; k < r->verify_result->n_keys; k++) {
+				const Knob__KeyResult *kr = r->verify_result->keys[k];
+				json_object *o = json_object_new_object();
+
+				json_object_object_add(o, "driver", json_object_new_string(kr->driver));
+				json_object_object_add(o, "key", json_object_new_string(kr->key));
+				json_object_object_add(o, "target", json_object_new_string(kr->target));
+				json_object_object_add(o, "wanted", json_object_new_string(kr->wanted));
+				json_object_object_add(o, "value", json_object_new_string(kr->after));
+				json_object_object_add(o, "state", json_object_new_string(
+				    kr->state == KNOB__KEY_STATE__KEY_OK ? "ok" :
+				    kr->state == KNOB__KEY_STATE__KEY_DRIFT ? "drift" : "other"));
+				json_object_array_add(arr, o);
+			}
+			live[i] = arr;
+		}
+	fanout_free(&fo);
+	settings_free(req.settings, req.n_settings);
+	profile_free(p);
+}
+
+json_object *
+runinfo_gather(struct ctl *ctl, const struct strvec *nodes)
+{
+	Knob__Envelope env = KNOB__ENVELOPE__INIT;
+	Knob__FactsRequest req = KNOB__FACTS_REQUEST__INIT;
+	json_object *out = json_object_new_object(), *arr = json_object_new_array(), **live;
+	struct strvec active = { 0 }, distinct = { 0 };
+	struct fanout fo;
+	size_t i, k;
+
+	live = xcalloc(nodes->n ? nodes->n : 1, sizeof(*live));
+	env.body_case = KNOB__ENVELOPE__BODY_FACTS_REQUEST;
+	env.facts_request = &req;
+	fanout_init(&fo, ctl, nodes);
+	if (fanout_request(&fo, &env) < 0)
+		fo.n = 0;
+	for (i = 0; i < fo.n; i++) {
+		Knob__Envelope *r = fo.nodes[i].reply;
+		const char *a = r && r->body_case == KNOB__ENVELOPE__BODY_FACTS ?
+		    r->facts->active_profile : "";
+
+		strvec_push(&active, a);
+		if (a[0] && !strvec_contains(&distinct, a))
+			strvec_push(&distinct, a);
+	}
+	/* one Verify fan-out per distinct active profile */
+	for (k = 0; k < distinct.n; k++) {
+		struct strvec grp = { 0 };
+		json_object **gl = xcalloc(fo.n ? fo.n : 1, sizeof(*gl));
+		size_t g = 0;
+
+		for (i = 0; i < fo.n; i++)
+			if (strcmp(active.v[i], distinct.v[k]) == 0)
+				strvec_push(&grp, fo.nodes[i].name);
+		verify_group(ctl, &grp, distinct.v[k], gl);
+		for (i = 0; i < fo.n; i++)
+			if (strcmp(active.v[i], distinct.v[k]) == 0)
+				live[i] = gl[g++];
+		free(gl);
+		strvec_free(&grp);
+	}
+	for (i = 0; i < fo.n; i++) {
+		Knob__Envelope *r = fo.nodes[i].reply;
+		json_object *n = json_object_new_object();
+
+		json_object_object_add(n, "node", json_object_new_string(fo.nodes[i].name));
+		json_object_object_add(n, "active_profile", json_object_new_string(active.v[i]));
+		json_object_object_add(n, "live", live[i] ? live[i] : json_object_new_array());
+		if (r && r->body_case == KNOB__ENVELOPE__BODY_FACTS)
+			json_object_object_add(n, "facts", pb_to_json(&r->facts->base));
+		else
+			json_object_object_add(n, "facts_error", json_object_new_string(
+			    node_status_name(fo.nodes[i].status)));
+		json_object_array_add(arr, n);
+	}
+	json_object_object_add(out, "node_info", arr);
+	/* the run's profile: the one every node has active */
+	if (distinct.n == 1 && !strvec_contains(&active, "")) {
+		struct strvec errs = { 0 };
+		struct profile *p = profile_load(distinct.v[0], &errs);
+
+		json_object_object_add(out, "profile", p ? runinfo_profile_json(p) :
+		    json_object_new_object());
+		if (!p)
+			json_object_object_add(json_object_object_get(out, "profile"), "name",
+			    json_object_new_string(distinct.v[0]));
+		profile_free(p);
+		strvec_free(&errs);
+	} else if (distinct.n) {
+		json_object *o = json_object_new_object();
+		char *names = NULL;
+
+		for (k = 0; k < distinct.n; k++)
+			str_appendf(&names, "%s%s", k ? "," : "", distinct.v[k]);
+		json_object_object_add(o, "name", json_object_new_string("mixed"));
+		json_object_object_add(o, "text", json_object_new_string(names));
+		json_object_object_add(out, "profile", o);
+		free(names);
+	} else
+		json_object_object_add(out, "profile", runinfo_profile_json(NULL));
+	fanout_free(&fo);
+	strvec_free(&active);
+	strvec_free(&distinct);
+	free(live);
+	return out;
+}

@@ -1,0 +1,316 @@
+/* Statistics over benchmark points: repeats, Welch's t-test, peak and
+ * sustained, the IO500-like score.
+ *
+ * Welch's test: for samples A (n_a, mean m_a, variance s_a^2) and B,
+ *   t  = (m_b - m_a) / sqrt(s_a^2/n_a + s_b^2/n_b)
+ *   df = (s_a^2/n_a + s_b^2/n_b)^2 /
+ *        ((s_a^2/n_a)^2/(n_a - 1) + (s_b^2/n_b)^2/(n_b - 1))
+ *   p  = P(|T_df| >= |t|) = I_{df/(df+t^2)}(df/2, 1/2)
+ * with I the regularised incomplete beta function (continued fraction,
+ * modified Lentz).  p < 0.05 is a difference at 95 %. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rundoc.h"
+#include "stats.h"
+#include "util.h"
+
+void
+stats_summary(const double *v, size_t n, struct sample_stats *o)
+{
+	double sum = 0, ss = 0;
+
+	memset(o, 0, sizeof(*o));
+	if (n == 0)
+		return;
+	o->n = n;
+	o->min = o->max = v[0];
+	for (size_t i = 0; i < n; i++) {
+		sum += v[i];
+		o->min = v[i] < o->min ? v[i] : o->min;
+		o->max = v[i] > o->max ? v[i] : o->max;
+	}
+	o->mean = sum / (double)n;
+	for (size_t i = 0; i < n && n > 1; i++)
+		ss += (v[i] - o->mean) * (v[i] - o->mean);
+	o->sd = n > 1 ? sqrt(ss / (double)(n - 1)) : 0;
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+double
+stats_median(double *v, size_t n)
+{
+	if (n == 0)
+		return 0;
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Continued fraction of the incomplete beta (modified Lentz). */
+static double
+betacf(double x, double a, double b)
+{
+	const double tiny = 1e-300, eps = 1e-15;
+	double c = 1, d = 1 - (a + b) * x / (a + 1), h;
+
+	d = fabs(d) < tiny ? tiny : d;
+	d = 1 / d;
+	h = d;
+	for (int m = 1; m <= 300; m++) {
+		double m2 = 2.0 * m, num, del;
+
+		num = m * (b - m) * x / ((a + m2 - 1) * (a + m2));
+		d = 1 + num * d;
+		d = fabs(d) < tiny ? tiny : d;
+		c = 1 + num / c;
+		c = fabs(c) < tiny ? tiny : c;
+		d = 1 / d;
+		h *= d * c;
+		num = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1));
+		d = 1 + num * d;
+		d = fabs(d) < tiny ? tiny : d;
+		c = 1 + num / c;
+		c = fabs(c) < tiny ? tiny : c;
+		d = 1 / d;
+		del = d * c;
+		h *= del;
+		if (fabs(del - 1) < eps)
+			break;
+	}
+	return h;
+}
+
+double
+stats_ibeta(double x, double a, double b)
+{
+	double front;
+
+	if (x <= 0)
+		return 0;
+	if (x >= 1)
+		return 1;
+	front = exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) + b * log1p(-x));
+	if (x < (a + 1) / (a + b + 2))
+		return front * betacf(x, a, b) / a;
+	return 1 - front * betacf(1 - x, b, a) / b;
+}
+
+double
+stats_t_two_sided(double t, double df)
+{
+	if (!(df > 0))
+		return 1;
+	if (isinf(t))
+		return 0;
+	return stats_ibeta(df / (df + t * t), df / 2, 0.5);
+}
+
+void
+stats_welch(const struct sample_stats *a, const struct sample_stats *b, struct welch *o)
+{
+	double va, vb, se2;
+
+	memset(o, 0, sizeof(*o));
+	o->p = 1;
+	if (a->n < 2 || b->n < 2)
+		return;
+	va = a->sd * a->sd / (double)a->n;
+	vb = b->sd * b->sd / (double)b->n;
+	se2 = va + vb;
+	o->valid = 1;
+	if (se2 == 0) {
+		/* no spread on either side: equal means are noise, others certain */
+		o->t = a->mean == b->mean ? 0 : (b->mean > a->mean ? INFINITY : -INFINITY);
+		o->df = (double)(a->n + b->n - 2);
+		o->p = a->mean == b->mean ? 1 : 0;
+		return;
+	}
+	o->t = (b->mean - a->mean) / sqrt(se2);
+	o->df = se2 * se2 / ((va * va) / (double)(a->n - 1) + (vb * vb) / (double)(b->n - 1));
+	o->p = stats_t_two_sided(o->t, o->df);
+}
+
+int
+stats_verdict(const struct welch *w)
+{
+	if (!w->valid)
+		return VERDICT_NONE;
+	if (w->p >= 0.05)
+		return VERDICT_NOISE;
+	return w->t > 0 ? VERDICT_BETTER : VERDICT_WORSE;
+}
+
+const char *
+stats_verdict_name(int v)
+{
+	static const char *const names[] = {
+		[VERDICT_NONE] = "-", [VERDICT_BETTER] = "better",
+		[VERDICT_WORSE] = "worse", [VERDICT_NOISE] = "within noise",
+	};
+
+	return v >= 0 && v < (int)nitems(names) ? names[v] : "-";
+}
+
+/* Same parameters (every rundoc field marked param), threads included when
+ * with_threads. */
+static int
+same_params(json_object *a, json_object *b, int with_threads, const char **diff)
+{
+	for (size_t i = 0; i < rundoc_nphase_fields; i++) {
+		const struct rundoc_field *f = &rundoc_phase_fields[i];
+		json_object *x, *y;
+
+		if (!f->param || (!with_threads && strcmp(f->key, "threads") == 0))
+			continue;
+		x = rundoc_value(a, f);
+		y = rundoc_value(b, f);
+		if (strcmp(x ? json_object_get_string(x) : "", y ? json_object_get_string(y) : "")) {
+			if (diff)
+				*diff = f->key;
+			return 0;
+		}
+	}
+	return 1;
+}
+
+int
+points_same_workload(const struct point *a, const struct point *b, const char **diff)
+{
+	return same_params(a->first, b->first, 0, diff);
+}
+
+void
+points_build(json_object *doc, struct pointset *ps)
+{
+	json_object *phases;
+	size_t i, k, n;
+
+	memset(ps, 0, sizeof(*ps));
+	if (!json_object_object_get_ex(doc, "phases", &phases))
+		return;
+	n = json_object_array_length(phases);
+	ps->p = xcalloc(n ? n : 1, sizeof(*ps->p));
+	for (i = 0; i < n; i++) {
+		json_object *ph = json_object_array_get_idx(phases, i);
+		struct point *pt = NULL;
+		double v;
+
+		for (k = 0; k < ps->n && !pt; k++)
+			if (same_params(ps->p[k].first, ph, 1, NULL))
+				pt = &ps->p[k];
+		if (pt == NULL) {
+			pt = &ps->p[ps->n++];
+			pt->kind = rd_str(ph, "kind");
+			pt->threads = (int64_t)rd_num(ph, "threads");
+			pt->first = ph;
+			pt->metric = rundoc_metric_of(pt->kind);
+			pt->v = xcalloc(n, sizeof(*pt->v));
+		}
+		pt->nphases++;
+		if (rundoc_metric(ph, &v) == 0)
+			pt->v[pt->n++] = v;
+	}
+	for (k = 0; k < ps->n; k++)
+		stats_summary(ps->p[k].v, ps->p[k].n, &ps->p[k].st);
+}
+
+void
+points_free(struct pointset *ps)
+{
+	for (size_t i = 0; i < ps->n; i++)
+		free(ps->p[i].v);
+	free(ps->p);
+	memset(ps, 0, sizeof(*ps));
+}
+
+/* Peak and sustained of the workload of ps->p[first]. */
+static void
+workload_peak(const struct pointset *ps, size_t first, struct peak *pk)
+{
+	size_t *idx = xcalloc(ps->n, sizeof(*idx)), m = 0, i, k, at = 0;
+	double *tail = xcalloc(ps->n, sizeof(*tail));
+
+	for (i = first; i < ps->n; i++)
+		if (points_same_workload(&ps->p[first], &ps->p[i], NULL) && ps->p[i].st.n)
+			idx[m++] = i;
+	/* by thread count */
+	for (i = 1; i < m; i++)
+		for (k = i; k > 0 && ps->p[idx[k - 1]].threads > ps->p[idx[k]].threads; k--) {
+			size_t t = idx[k];
+			idx[k] = idx[k - 1];
+			idx[k - 1] = t;
+		}
+	memset(pk, 0, sizeof(*pk));
+	pk->first = first;
+	pk->npoints = m;
+	pk->metric = ps->p[first].metric;
+	for (i = 0; i < m; i++)
+		if (ps->p[idx[i]].st.mean > pk->peak) {
+			pk->peak = ps->p[idx[i]].st.mean;
+			at = i;
+		}
+	if (m == 0)
+		goto out;
+	pk->peak_threads = ps->p[idx[at]].threads;
+	pk->min_threads = ps->p[idx[0]].threads;
+	pk->max_threads = ps->p[idx[m - 1]].threads;
+	for (i = at, k = 0; i < m; i++)
+		tail[k++] = ps->p[idx[i]].st.mean;
+	pk->sustained = stats_median(tail, k);
+out:
+	free(idx);
+	free(tail);
+}
+
+size_t
+stats_peaks(const struct pointset *ps, struct peak **out)
+{
+	size_t n = 0;
+
+	*out = xcalloc(ps->n ? ps->n : 1, sizeof(**out));
+	for (size_t i = 0; i < ps->n; i++) {
+		size_t k;
+
+		for (k = 0; k < i; k++)
+			if (points_same_workload(&ps->p[k], &ps->p[i], NULL))
+				break;
+		if (k < i)
+			continue;
+		workload_peak(ps, i, &(*out)[n]);
+		if ((*out)[n].npoints)
+			n++;
+	}
+	return n;
+}
+
+/* Geometric mean of v[0..n); 0 when empty or some value <= 0. */
+static double
+geomean(const double *v, size_t n)
+{
+	double s = 0;
+
+	if (n == 0)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!(v[i] > 0))
+			return 0;
+		s += log(v[i]);
+	}
+	return exp(s / (double)n);
+}
+
+void
+stats_io500(const double *bw, size_t nbw, const double *md, size_t nmd, struct io500 *o)
+{
+	o->bw_gib = geomean(bw, nbw);
+	o->md_kiops = geomean(md, nmd);
+	o->score = sqrt(o->bw_gib * o->md_kiops);
+}

@@ -1,0 +1,86 @@
+/* Statistics over benchmark points (controller/stats.c): repeats folded
+ * into mean, standard deviation, min and max; Welch's t-test for A versus
+ * B; peak and sustained per workload.
+ *
+ * A point is one (kind, parameters, thread count) of a run; its samples are
+ * the figures of its repeats that did not fail.  A workload is a point
+ * without the thread count. */
+#ifndef KNOB_STATS_H
+#define KNOB_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <json-c/json.h>
+
+struct sample_stats {
+	size_t n;
+	double mean, sd, min, max;	/* sd: sample standard deviation (n - 1) */
+};
+/* Summary of v[0..n); all zero when n is 0, sd 0 when n is 1. */
+void stats_summary(const double *v, size_t n, struct sample_stats *out);
+/* Median of v[0..n) (v is sorted in place); 0 when n is 0. */
+double stats_median(double *v, size_t n);
+
+/* Welch's unequal-variance t-test of the means of a and b. */
+struct welch {
+	int valid;		/* both sides have n >= 2 and not both sd 0 */
+	double t;		/* (mean_b - mean_a) / sqrt(sa^2/na + sb^2/nb) */
+	double df;		/* Welch-Satterthwaite degrees of freedom */
+	double p;		/* two-sided p-value */
+};
+void stats_welch(const struct sample_stats *a, const struct sample_stats *b, struct welch *out);
+/* Two-sided tail probability P(|T| >= |t|) of Student's t with df degrees
+ * of freedom (regularised incomplete beta). */
+double stats_t_two_sided(double t, double df);
+/* Regularised incomplete beta I_x(a, b). */
+double stats_ibeta(double x, double a, double b);
+
+enum verdict { VERDICT_NONE, VERDICT_BETTER, VERDICT_WORSE, VERDICT_NOISE };
+/* better / worse when Welch's p < 0.05 (B higher is better), within noise
+ * otherwise; none without repeats on both sides. */
+int stats_verdict(const struct welch *w);
+const char *stats_verdict_name(int v);
+
+struct point {
+	const char *kind;
+	int64_t threads;
+	json_object *first;	/* the point's first phase record (borrowed) */
+	double *v;		/* samples: figures of the repeats that did not fail */
+	size_t n, nphases;
+	struct sample_stats st;
+	int metric;		/* enum metric */
+};
+struct pointset {
+	struct point *p;
+	size_t n;
+};
+/* The points of a run document, in the order they first appear. */
+void points_build(json_object *doc, struct pointset *ps);
+void points_free(struct pointset *ps);
+/* 1 when a and b have the same kind and every parameter equal (threads
+ * not compared); the first differing parameter's key in *diff. */
+int points_same_workload(const struct point *a, const struct point *b, const char **diff);
+
+/* Peak and sustained of one workload: peak = the largest mean over thread
+ * counts, and where; sustained = the median of the means from the peak's
+ * thread count on. */
+struct peak {
+	size_t first;		/* index in the pointset of the workload's first point */
+	double peak, sustained;
+	int64_t peak_threads, min_threads, max_threads;
+	size_t npoints;
+	int metric;
+};
+/* One entry per workload with at least one figure; *out malloc'd. */
+size_t stats_peaks(const struct pointset *ps, struct peak **out);
+
+/* The IO500-like score: bandwidth = geometric mean of bw (GiB/s), metadata
+ * = geometric mean of md (kIOPS), score = sqrt(bandwidth * metadata).  0
+ * when a list is empty or holds a value <= 0. */
+struct io500 {
+	double bw_gib, md_kiops, score;
+};
+void stats_io500(const double *bw_gib, size_t nbw, const double *md_kiops, size_t nmd,
+    struct io500 *out);
+
+#endif

@@ -1,0 +1,520 @@
+/* Results store and statistics, on real SQLite files:
+ *  - migration of a database made by knob 0.1 (tests/fixtures/results-v1.sql
+ *    is the `sqlite3 .dump` of the results.db that `make demo` of commit
+ *    c6e1a28 wrote), and every rundoc field has its column;
+ *  - runs in true time order, ids by prefix and latest~N;
+ *  - a writer that dies after two phases leaves them readable and the run
+ *    incomplete;
+ *  - Welch's t-test against Student-t critical values from printed tables
+ *    and against t and df computed here from the textbook formulas;
+ *  - compare arithmetic, verdicts, one-sided and unlike points;
+ *  - peak and sustained; the IO500-like score against hand-computed
+ *    geometric means. */
+#include <check.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+#include <json-c/json.h>
+
+#include "harness.h"
+#include "results.h"
+#include "rundoc.h"
+#include "stats.h"
+#include "util.h"
+
+static char dir[PATH_MAX];
+static char dbpath[PATH_MAX];
+
+static void
+setup(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/knob-results.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(dbpath, sizeof(dbpath), "%s/results.db", dir);
+}
+
+static void
+teardown(void)
+{
+	harness_rm_rf(dir);
+}
+
+static sqlite3 *
+open_db(void)
+{
+	char err[512] = "";
+	sqlite3 *db = results_open_path(dbpath, err, sizeof(err));
+
+	ck_assert_msg(db != NULL, "%s", err);
+	return db;
+}
+
+static int64_t
+user_version(sqlite3 *db)
+{
+	sqlite3_stmt *st;
+	int64_t v = -1;
+
+	ck_assert_int_eq(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL), SQLITE_OK);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+/* A phase record as the engine writes it. */
+static json_object *
+mk_phase(const char *kind, int64_t threads, int64_t repeat, double rate, int64_t bs,
+    const char *status)
+{
+	struct phase_rec r = { 0 };
+
+	r.phase_id = "x";
+	r.kind = kind;
+	r.threads = threads;
+	r.repeat = repeat;
+	r.nodes = 1;
+	r.status = status;
+	r.unit = strncmp(kind, "md-", 3) == 0 ? "op/s" : "B/s";
+	r.rate = rate;
+	r.ops_rate = rate / 4096;
+	r.elapsed_s = 1;
+	r.ops = (int64_t)(rate / 4096);
+	r.bytes = (int64_t)rate;
+	r.block_size = bs;
+	r.file_size = 1 << 26;
+	r.files_per_dir = 1024;
+	r.dir = "/mnt";
+	return rundoc_phase_json(&r);
+}
+
+static json_object *
+mk_doc(const char *id, int64_t started_ns)
+{
+	json_object *d = json_object_new_object();
+
+	json_object_object_add(d, "run_id", json_object_new_string(id));
+	json_object_object_add(d, "started_at", json_object_new_int64(started_ns / 1000000000));
+	json_object_object_add(d, "started_ns", json_object_new_int64(started_ns));
+	json_object_object_add(d, "nodeset", json_object_new_string("node[01-02]"));
+	json_object_object_add(d, "command", json_object_new_string("knobctl bench seq"));
+	json_object_object_add(d, "status", json_object_new_string("ok"));
+	json_object_object_add(d, "phases", json_object_new_array());
+	return d;
+}
+
+static void
+add_phase(json_object *doc, json_object *ph)
+{
+	json_object_array_add(json_object_object_get(doc, "phases"), ph);
+}
+
+/* A knob 0.1 database migrates: version 2, the old run listed and
+ * loadable with its phases and parameters, every rundoc field a column. */
+START_TEST(t_migrate_v1)
+{
+	char *sql = NULL, err[256], *id;
+	size_t len;
+	sqlite3 *db;
+	struct run_row *r;
+	size_t n;
+	json_object *doc, *ph;
+	sqlite3_stmt *st;
+
+	ck_assert_int_eq(read_file_bounded("tests/fixtures/results-v1.sql", 1 << 24, &sql, &len), 0);
+	ck_assert_int_eq(sqlite3_open(dbpath, &db), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	ck_assert_int_eq(user_version(db), 0);
+	sqlite3_close(db);
+	free(sql);
+
+	db = open_db();
+	ck_assert_int_eq(user_version(db), 2);
+	ck_assert_int_eq(results_runs(db, &r, &n), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_str_eq(r[0].status, "ok");
+	ck_assert_int_eq(r[0].phases, 4);
+	ck_assert_int_gt(r[0].started_ns, 1700000000ll * 1000000000ll);
+	ck_assert_int_eq(results_resolve(db, "latest", &id, err, sizeof(err)), 0);
+	ck_assert_str_eq(id, r[0].id);
+	doc = results_load(db, id);
+	ck_assert_ptr_nonnull(doc);
+	ck_assert_int_eq(json_object_array_length(json_object_object_get(doc, "phases")), 4);
+	ph = json_object_array_get_idx(json_object_object_get(doc, "phases"), 0);
+	ck_assert_str_eq(rd_str(ph, "kind"), "seq-write");
+	ck_assert_int_eq((int64_t)rd_num(json_object_object_get(ph, "params"), "block_size"),
+	    1 << 20);
+	ck_assert_int_eq((int64_t)rd_num(ph, "repeat"), 1);
+	ck_assert_double_gt(rd_num(ph, "rate"), 0);
+	/* the old run's phases are in the phases table's columns too */
+	ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT count(*) FROM phases WHERE block_size = "
+	    "1048576 AND direct = 1 AND fsync = 1 AND doc IS NOT NULL", -1, &st, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+	ck_assert_int_eq(sqlite3_column_int(st, 0), 4);
+	sqlite3_finalize(st);
+	/* every field of the one schema table has its column */
+	for (size_t i = 0; i < rundoc_nphase_fields; i++) {
+		char q[256];
+
+		snprintf(q, sizeof(q), "SELECT count(*) FROM pragma_table_info('phases') WHERE name = '%s'",
+		    rundoc_phase_fields[i].column);
+		ck_assert_int_eq(sqlite3_prepare_v2(db, q, -1, &st, NULL), SQLITE_OK);
+		ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+		ck_assert_msg(sqlite3_column_int(st, 0) == 1, "no column %s",
+		    rundoc_phase_fields[i].column);
+		sqlite3_finalize(st);
+	}
+	json_object_put(doc);
+	free(id);
+	results_runs_free(r, n);
+	sqlite3_close(db);
+	/* opening again does nothing more */
+	db = open_db();
+	ck_assert_int_eq(user_version(db), 2);
+	sqlite3_close(db);
+}
+END_TEST
+
+/* A component's own migrations (health sweeps' tables) run once, in order;
+ * a file newer than the code is refused. */
+START_TEST(t_extension_schema)
+{
+	static const char *const steps[] = {
+		"CREATE TABLE ext_a (x INTEGER);",
+		"ALTER TABLE ext_a ADD COLUMN y TEXT;",
+	};
+	struct results_schema s = { "testext", steps, 1 };
+	char err[256];
+	sqlite3 *db = open_db();
+
+	ck_assert_int_eq(results_migrate(db, &s, err, sizeof(err)), 0);
+	ck_assert_int_eq(results_migrate(db, &s, err, sizeof(err)), 0);
+	s.nsteps = 2;
+	ck_assert_int_eq(results_migrate(db, &s, err, sizeof(err)), 0);
+	ck_assert_int_eq(sqlite3_exec(db, "INSERT INTO ext_a VALUES (1, 'a')", NULL, NULL, NULL),
+	    SQLITE_OK);
+	s.nsteps = 1;
+	ck_assert_int_eq(results_migrate(db, &s, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "newer"));
+	ck_assert_int_eq(user_version(db), 2);
+	sqlite3_close(db);
+}
+END_TEST
+
+/* True time order with ties broken by insertion; prefixes and latest~N. */
+START_TEST(t_order_and_resolve)
+{
+	sqlite3 *db = open_db();
+	struct run_row *r;
+	size_t n;
+	char err[256], *id;
+	json_object *d;
+
+	/* inserted out of time order; b and c start in the same nanosecond */
+	d = mk_doc("20260101-000002-bbbb", 1767225602000000500ll);
+	ck_assert_int_eq(results_store(db, d), 0);
+	json_object_put(d);
+	d = mk_doc("20260101-000002-cccc", 1767225602000000500ll);
+	ck_assert_int_eq(results_store(db, d), 0);
+	json_object_put(d);
+	d = mk_doc("20260101-000002-aaaa", 1767225602000000100ll);
+	ck_assert_int_eq(results_store(db, d), 0);
+	json_object_put(d);
+	ck_assert_int_eq(results_runs(db, &r, &n), 0);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_str_eq(r[0].id, "20260101-000002-aaaa");
+	ck_assert_str_eq(r[1].id, "20260101-000002-bbbb");
+	ck_assert_str_eq(r[2].id, "20260101-000002-cccc");
+	results_runs_free(r, n);
+	ck_assert_int_eq(results_resolve(db, "latest", &id, err, sizeof(err)), 0);
+	ck_assert_str_eq(id, "20260101-000002-cccc");
+	free(id);
+	ck_assert_int_eq(results_resolve(db, "latest~2", &id, err, sizeof(err)), 0);
+	ck_assert_str_eq(id, "20260101-000002-aaaa");
+	free(id);
+	ck_assert_int_eq(results_resolve(db, "latest~3", &id, err, sizeof(err)), -1);
+	ck_assert_int_eq(results_resolve(db, "20260101-000002-b", &id, err, sizeof(err)), 0);
+	ck_assert_str_eq(id, "20260101-000002-bbbb");
+	free(id);
+	ck_assert_int_eq(results_resolve(db, "20260101", &id, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "ambiguous"));
+	ck_assert_int_eq(results_resolve(db, "2027", &id, err, sizeof(err)), -1);
+	sqlite3_close(db);
+}
+END_TEST
+
+/* A writer process that dies after two committed phases: they are
+ * readable from another connection and the run reads incomplete. */
+START_TEST(t_incomplete)
+{
+	pid_t pid = fork();
+	int st;
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		sqlite3 *db = open_db();
+		json_object *d = mk_doc("20260101-000000-dead", 1767225600000000000ll);
+
+		results_run_begin(db, d);
+		add_phase(d, mk_phase("seq-write", 1, 1, 1e9, 1 << 20, "ok"));
+		results_phase_add(db, "20260101-000000-dead", 1,
+		    json_object_array_get_idx(json_object_object_get(d, "phases"), 0));
+		add_phase(d, mk_phase("seq-read", 1, 1, 2e9, 1 << 20, "ok"));
+		results_phase_add(db, "20260101-000000-dead", 2,
+		    json_object_array_get_idx(json_object_object_get(d, "phases"), 1));
+		kill(getpid(), SIGKILL);
+		_exit(1);
+	}
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	{
+		sqlite3 *db = open_db();
+		json_object *doc = results_load(db, "20260101-000000-dead");
+
+		ck_assert_ptr_nonnull(doc);
+		ck_assert_str_eq(rd_str(doc, "status"), "incomplete");
+		ck_assert_int_eq(json_object_array_length(json_object_object_get(doc, "phases")), 2);
+		json_object_put(doc);
+		sqlite3_close(db);
+	}
+}
+END_TEST
+
+/* p-values at the two-sided 5 % critical values of Student's t from
+ * printed tables, and P(|T| > 1) = 1/2 for one degree of freedom (Cauchy). */
+START_TEST(t_student_t)
+{
+	static const struct { double df, t975; } crit[] = {
+		{ 1, 12.706205 }, { 2, 4.302653 }, { 4, 2.776445 }, { 10, 2.228139 },
+		{ 30, 2.042272 }, { 100, 1.983972 },
+	};
+
+	for (size_t i = 0; i < nitems(crit); i++)
+		ck_assert_double_eq_tol(stats_t_two_sided(crit[i].t975, crit[i].df), 0.05, 1e-5);
+	ck_assert_double_eq_tol(stats_t_two_sided(1.0, 1), 0.5, 1e-9);
+	ck_assert_double_eq_tol(stats_t_two_sided(0, 7), 1.0, 1e-12);
+	/* 99 %: df 5, t = 4.032143 */
+	ck_assert_double_eq_tol(stats_t_two_sided(4.032143, 5), 0.01, 1e-5);
+}
+END_TEST
+
+/* Welch on two small samples: t and df by the textbook formulas here. */
+START_TEST(t_welch)
+{
+	static const double a[] = { 100, 104, 98, 102, 101 };
+	static const double b[] = { 110, 115, 108, 113 };
+	struct sample_stats sa, sb;
+	struct welch w;
+	double ma = 0, mb = 0, va = 0, vb = 0, t, df;
+
+	for (size_t i = 0; i < 5; i++)
+		ma += a[i] / 5;
+	for (size_t i = 0; i < 4; i++)
+		mb += b[i] / 4;
+	for (size_t i = 0; i < 5; i++)
+		va += (a[i] - ma) * (a[i] - ma) / 4;
+	for (size_t i = 0; i < 4; i++)
+		vb += (b[i] - mb) * (b[i] - mb) / 3;
+	t = (mb - ma) / sqrt(va / 5 + vb / 4);
+	df = pow(va / 5 + vb / 4, 2) / (pow(va / 5, 2) / 4 + pow(vb / 4, 2) / 3);
+	stats_summary(a, 5, &sa);
+	stats_summary(b, 4, &sb);
+	ck_assert_double_eq_tol(sa.mean, 101, 1e-12);
+	ck_assert_double_eq_tol(sa.sd, sqrt(5), 1e-12);
+	ck_assert_double_eq(sa.min, 98);
+	ck_assert_double_eq(sb.max, 115);
+	stats_welch(&sa, &sb, &w);
+	ck_assert(w.valid);
+	ck_assert_double_eq_tol(w.t, t, 1e-9);
+	ck_assert_double_eq_tol(w.df, df, 1e-9);
+	ck_assert_double_lt(w.p, 0.01);
+	ck_assert_int_eq(stats_verdict(&w), VERDICT_BETTER);
+	stats_welch(&sb, &sa, &w);
+	ck_assert_int_eq(stats_verdict(&w), VERDICT_WORSE);
+	/* one sample without repeats: no verdict */
+	sb.n = 1;
+	stats_welch(&sa, &sb, &w);
+	ck_assert_int_eq(stats_verdict(&w), VERDICT_NONE);
+}
+END_TEST
+
+/* compare: the change, the verdicts, points only one run has, and unlike
+ * points refused without --force. */
+START_TEST(t_compare)
+{
+	json_object *a = mk_doc("A", 1), *b = mk_doc("B", 2), *cmp, *rows, *r;
+	static const double ra[] = { 1.00e9, 1.02e9, 0.98e9 }, rb[] = { 1.30e9, 1.31e9, 1.29e9 };
+	static const double na[] = { 5.00e8, 5.10e8, 4.90e8 }, nb[] = { 5.05e8, 4.95e8, 5.00e8 };
+	char err[256];
+
+	for (int i = 0; i < 3; i++) {
+		add_phase(a, mk_phase("seq-write", 4, i + 1, ra[i], 1 << 20, "ok"));
+		add_phase(b, mk_phase("seq-write", 4, i + 1, rb[i], 1 << 20, "ok"));
+		add_phase(a, mk_phase("seq-read", 4, i + 1, na[i], 1 << 20, "ok"));
+		add_phase(b, mk_phase("seq-read", 4, i + 1, nb[i], 1 << 20, "ok"));
+	}
+	add_phase(a, mk_phase("seq-write", 8, 1, 1e9, 1 << 20, "ok"));
+	add_phase(b, mk_phase("rand-read", 2, 1, 1e8, 4096, "ok"));
+	cmp = results_compare_doc(a, b, 0, err, sizeof(err));
+	ck_assert_msg(cmp != NULL, "%s", err);
+	rows = json_object_object_get(cmp, "points");
+	ck_assert_int_eq(json_object_array_length(rows), 2);
+	r = json_object_array_get_idx(rows, 0);
+	ck_assert_str_eq(rd_str(r, "kind"), "seq-write");
+	ck_assert_double_eq_tol(rd_num(r, "a_mean"), 1.0e9, 1);
+	ck_assert_double_eq_tol(rd_num(r, "b_mean"), 1.3e9, 1);
+	ck_assert_double_eq_tol(rd_num(r, "change_pct"), 30.0, 1e-9);
+	ck_assert_str_eq(rd_str(r, "verdict"), "better");
+	r = json_object_array_get_idx(rows, 1);
+	ck_assert_str_eq(rd_str(r, "kind"), "seq-read");
+	ck_assert_double_eq_tol(rd_num(r, "change_pct"), 0.0, 1e-9);
+	ck_assert_str_eq(rd_str(r, "verdict"), "within noise");
+	ck_assert_int_eq(json_object_array_length(json_object_object_get(cmp, "only_in_a")), 1);
+	ck_assert_int_eq(json_object_array_length(json_object_object_get(cmp, "only_in_b")), 1);
+	json_object_put(cmp);
+	/* swapped: worse */
+	cmp = results_compare_doc(b, a, 0, err, sizeof(err));
+	ck_assert_str_eq(rd_str(json_object_array_get_idx(json_object_object_get(cmp, "points"), 0),
+	    "verdict"), "worse");
+	json_object_put(cmp);
+	/* B's seq-write at 8 threads with another block size: unlike */
+	add_phase(b, mk_phase("seq-write", 8, 1, 1e9, 4 << 20, "ok"));
+	ck_assert_ptr_null(results_compare_doc(a, b, 0, err, sizeof(err)));
+	ck_assert_ptr_nonnull(strstr(err, "block_size"));
+	cmp = results_compare_doc(a, b, 1, err, sizeof(err));
+	ck_assert_ptr_nonnull(cmp);
+	ck_assert_int_eq(json_object_array_length(json_object_object_get(cmp, "points")), 3);
+	ck_assert_str_eq(rd_str(json_object_array_get_idx(json_object_object_get(cmp, "points"), 2),
+	    "unlike"), "params.block_size");
+	json_object_put(cmp);
+	json_object_put(a);
+	json_object_put(b);
+}
+END_TEST
+
+/* A failed repeat is no sample; a point whose repeats all failed has no figure. */
+START_TEST(t_failed_repeat)
+{
+	json_object *a = mk_doc("A", 1);
+	struct pointset ps;
+
+	add_phase(a, mk_phase("seq-write", 1, 1, 1e9, 1 << 20, "ok"));
+	add_phase(a, mk_phase("seq-write", 1, 2, 5e9, 1 << 20, "failed"));
+	add_phase(a, mk_phase("seq-write", 1, 3, 3e9, 1 << 20, "ok"));
+	add_phase(a, mk_phase("seq-read", 1, 1, 1e9, 1 << 20, "failed"));
+	points_build(a, &ps);
+	ck_assert_uint_eq(ps.n, 2);
+	ck_assert_uint_eq(ps.p[0].nphases, 3);
+	ck_assert_uint_eq(ps.p[0].st.n, 2);
+	ck_assert_double_eq_tol(ps.p[0].st.mean, 2e9, 1);
+	ck_assert_uint_eq(ps.p[1].st.n, 0);
+	points_free(&ps);
+	json_object_put(a);
+}
+END_TEST
+
+/* Peak = the largest mean over thread counts and where; sustained = the
+ * median of the means from the peak on. */
+START_TEST(t_peak_sustained)
+{
+	json_object *a = mk_doc("A", 1);
+	static const int64_t thr[] = { 1, 2, 4, 8, 16, 32 };
+	static const double gbs[] = { 1.0, 1.9, 3.5, 3.2, 3.4, 2.0 };
+	struct pointset ps;
+	struct peak *pk;
+	size_t n;
+
+	/* out of thread order on purpose */
+	for (int i = 5; i >= 0; i--)
+		add_phase(a, mk_phase("seq-write", thr[i], 1, gbs[i] * 1e9, 1 << 20, "ok"));
+	add_phase(a, mk_phase("md-create", 1, 1, 5000, 0, "ok"));
+	points_build(a, &ps);
+	n = stats_peaks(&ps, &pk);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_double_eq_tol(pk[0].peak, 3.5e9, 1);
+	ck_assert_int_eq(pk[0].peak_threads, 4);
+	/* from 4 threads on: 3.5, 3.2, 3.4, 2.0 -> median (3.2 + 3.4) / 2 */
+	ck_assert_double_eq_tol(pk[0].sustained, 3.3e9, 1);
+	ck_assert_int_eq(pk[0].min_threads, 1);
+	ck_assert_int_eq(pk[0].max_threads, 32);
+	ck_assert_double_eq_tol(pk[1].peak, 5000, 1e-9);
+	free(pk);
+	points_free(&ps);
+	json_object_put(a);
+}
+END_TEST
+
+/* IO500-like: sqrt(geomean(bw GiB/s) * geomean(md kIOPS)). */
+START_TEST(t_io500)
+{
+	static const double bw[] = { 2.0, 8.0, 0.5, 2.0 };	/* product 16: geomean 2 */
+	static const double md[] = { 10, 40, 160 };		/* geomean = 40 */
+	struct io500 s;
+
+	stats_io500(bw, 4, md, 3, &s);
+	ck_assert_double_eq_tol(s.bw_gib, 2.0, 1e-12);
+	ck_assert_double_eq_tol(s.md_kiops, 40.0, 1e-12);
+	ck_assert_double_eq_tol(s.score, sqrt(80.0), 1e-12);
+	stats_io500(bw, 0, md, 3, &s);
+	ck_assert_double_eq(s.score, 0);
+}
+END_TEST
+
+/* Units: one family, written out; IOPS for rand-*, ops/s for md-*. */
+START_TEST(t_units)
+{
+	char b[64];
+	json_object *ph = mk_phase("rand-read", 4, 1, 4096.0 * 2500, 4096, "ok");
+	double v;
+
+	rundoc_fmt_rate(b, sizeof(b), 1536.0 * 1048576, M_BW, 0);
+	ck_assert_str_eq(b, "1.50 GiB/s");
+	rundoc_fmt_rate(b, sizeof(b), 1.5e9, M_BW, 1);
+	ck_assert_str_eq(b, "1.50 GB/s");
+	rundoc_fmt_rate(b, sizeof(b), 100.0 * 1048576, M_BW, 0);
+	ck_assert_str_eq(b, "100.0 MiB/s");
+	ck_assert_int_eq(rundoc_metric(ph, &v), 0);
+	ck_assert_double_eq_tol(v, 2500, 1e-9);
+	ck_assert_int_eq(rundoc_metric_of("md-stat"), M_OPS);
+	rundoc_fmt_size(b, sizeof(b), 16 << 20);
+	ck_assert_str_eq(b, "16m");
+	rundoc_fmt_size(b, sizeof(b), 47008);
+	ck_assert_str_eq(b, "47008");
+	json_object_put(ph);
+	ph = mk_phase("seq-read", 4, 1, 1e9, 4096, "failed");
+	ck_assert_int_eq(rundoc_metric(ph, &v), -1);
+	json_object_put(ph);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("results");
+	TCase *tc = tcase_create("results");
+	SRunner *sr;
+	int nf;
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, t_migrate_v1);
+	tcase_add_test(tc, t_extension_schema);
+	tcase_add_test(tc, t_order_and_resolve);
+	tcase_add_test(tc, t_incomplete);
+	tcase_add_test(tc, t_student_t);
+	tcase_add_test(tc, t_welch);
+	tcase_add_test(tc, t_compare);
+	tcase_add_test(tc, t_failed_repeat);
+	tcase_add_test(tc, t_peak_sustained);
+	tcase_add_test(tc, t_io500);
+	tcase_add_test(tc, t_units);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	nf = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return nf ? 1 : 0;
+}

@@ -1,0 +1,290 @@
+/* Results store end to end: two real knobd agents in network namespaces
+ * (tests/harness.h), knobctl in the controller namespace, a real SQLite
+ * file.  The agents run with --test-hooks so a phase can be throttled
+ * (--test-rate-iops) to make a run slower on purpose or long enough to be
+ * killed in the middle. */
+#include <check.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <json-c/json.h>
+
+#include "harness.h"
+#include "rundoc.h"
+#include "util.h"
+
+static struct harness h;
+static char data[PATH_MAX];	/* inside the harness's temp dir, removed with it */
+
+static void
+setup(void)
+{
+	ck_assert_msg(harness_start(&h, 2, 0) == 0, "harness start failed");
+	for (int i = 0; i < 2; i++) {
+		snprintf(h.node[i].extra_args, sizeof(h.node[i].extra_args), "--test-hooks");
+		ck_assert_int_eq(harness_agent_start(&h, i), 0);
+	}
+	snprintf(data, sizeof(data), "%s/data", h.tmp);
+	ck_assert_int_eq(mkdir(data, 0755), 0);
+}
+
+static void
+teardown(void)
+{
+	harness_stop(&h);
+}
+
+/* knobctl ARGS with stdout parsed as JSON. */
+static json_object *
+ctl_json(int *rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static json_object *
+ctl_json(int *rc, const char *fmt, ...)
+{
+	json_object *doc;
+	va_list ap;
+	char *args;
+
+	va_start(ap, fmt);
+	if (vasprintf(&args, fmt, ap) < 0)
+		args = NULL;
+	va_end(ap);
+	ck_assert_ptr_nonnull(args);
+	doc = harness_knobctl_json(&h, rc, "%s", args);
+	ck_assert_msg(doc != NULL, "knobctl %s: not JSON", args);
+	free(args);
+	return doc;
+}
+
+static json_object *
+idx(json_object *a, size_t i)
+{
+	ck_assert_uint_gt(json_object_array_length(a), i);
+	return json_object_array_get_idx(a, i);
+}
+
+static json_object *
+get(json_object *o, const char *k)
+{
+	json_object *v = NULL;
+
+	ck_assert_msg(json_object_object_get_ex(o, k, &v), "no '%s' in %.400s", k,
+	    json_object_to_json_string(o));
+	return v;
+}
+
+/* --repeat 3: the table shows mean ± sd; a run throttled to a quarter of
+ * the rate compares "worse" against the other (both throttled, so that
+ * each is steady), the same run against itself
+ * "within noise"; list, show and compare in text, --json and --csv. */
+START_TEST(repeat_and_compare)
+{
+	json_object *doc, *cmp, *row;
+	char *out = NULL;
+	int rc;
+
+	doc = ctl_json(&rc, "--json bench seq-write -w @all --dir %s --threads 1,2 --repeat 3 "
+	    "--size 2m --bs 64k --test-rate-iops 200 --label fast", data);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_int_eq(json_object_array_length(get(doc, "phases")), 6);
+	ck_assert_int_eq(json_object_get_int(get(idx(get(doc, "phases"), 2), "repeat")), 3);
+	json_object_put(doc);
+	doc = ctl_json(&rc, "--json bench seq-write -w @all --dir %s --threads 1,2 --repeat 3 "
+	    "--size 2m --bs 64k --test-rate-iops 50 --label slow", data);
+	ck_assert_int_eq(rc, 0);
+	json_object_put(doc);
+
+	rc = harness_knobctl(&h, &out, NULL, "results show latest");
+	ck_assert_int_eq(rc, 0);
+	ck_assert_msg(strstr(out, " ± ") != NULL, "no mean ± sd in\n%s", out);
+	ck_assert_ptr_nonnull(strstr(out, "MiB/s"));
+	ck_assert_ptr_nonnull(strstr(out, "peak and sustained"));
+	ck_assert_ptr_nonnull(strstr(out, "3 of 3 repeats ok, min "));
+	free(out);
+
+	cmp = ctl_json(&rc, "results --json compare latest~1 latest");
+	ck_assert_int_eq(rc, 0);
+	ck_assert_int_eq(json_object_array_length(get(cmp, "points")), 2);
+	for (size_t i = 0; i < 2; i++) {
+		row = idx(get(cmp, "points"), i);
+		ck_assert_int_eq(json_object_get_int(get(row, "a_n")), 3);
+		ck_assert_double_lt(json_object_get_double(get(row, "change_pct")), -50);
+		ck_assert_str_eq(json_object_get_string(get(row, "verdict")), "worse");
+	}
+	json_object_put(cmp);
+	cmp = ctl_json(&rc, "results --json compare latest latest");
+	ck_assert_str_eq(json_object_get_string(get(idx(get(cmp, "points"), 0), "verdict")),
+	    "within noise");
+	json_object_put(cmp);
+
+	rc = harness_knobctl(&h, &out, NULL, "results compare latest~1 latest");
+	ck_assert_int_eq(rc, 0);
+	ck_assert_ptr_nonnull(strstr(out, "worse"));
+	ck_assert_ptr_nonnull(strstr(out, "A = "));
+	free(out);
+	rc = harness_knobctl(&h, &out, NULL, "results --csv compare latest~1 latest");
+	ck_assert_int_eq(rc, 0);
+	ck_assert_ptr_nonnull(strstr(out, "kind,threads,unit,a_n,a_mean"));
+	ck_assert_ptr_nonnull(strstr(out, ",worse,"));
+	free(out);
+	rc = harness_knobctl(&h, &out, NULL, "results --csv list");
+	ck_assert_int_eq(rc, 0);
+	ck_assert_ptr_nonnull(strstr(out, "run_id,started,started_ns,label"));
+	ck_assert_ptr_nonnull(strstr(out, ",slow,"));
+	free(out);
+	rc = harness_knobctl(&h, &out, NULL, "results --csv show latest");
+	ck_assert_int_eq(rc, 0);
+	ck_assert_ptr_nonnull(strstr(out, "run_id,phase_id,kind,threads"));
+	free(out);
+	rc = harness_knobctl(&h, &out, NULL, "results list");
+	ck_assert_int_eq(rc, 0);
+	ck_assert_ptr_nonnull(strstr(out, "fast"));
+	ck_assert(strstr(out, "fast") < strstr(out, "slow"));
+	free(out);
+	/* decimal units on request */
+	rc = harness_knobctl(&h, &out, NULL, "--units decimal results show latest~1");
+	ck_assert_msg(strstr(out, "MB/s") || strstr(out, "GB/s"), "%s", out);
+	ck_assert_ptr_null(strstr(out, "iB/s"));
+	free(out);
+}
+END_TEST
+
+/* Count the phases stored for the latest run (-1: no run yet). */
+static int
+stored_phases(void)
+{
+	char *out = NULL;
+	json_object *arr;
+	int n = -1, rc;
+
+	rc = harness_knobctl(&h, &out, NULL, "results --json list");
+	arr = rc == 0 ? json_tokener_parse(out) : NULL;
+	if (arr && json_object_array_length(arr) > 0)
+		n = json_object_get_int(get(idx(arr, json_object_array_length(arr) - 1), "phases"));
+	json_object_put(arr);
+	free(out);
+	return n;
+}
+
+/* SIGKILL of knobctl mid-sweep: the finished phases stay readable and the
+ * run reads incomplete. */
+START_TEST(sigkill_mid_sweep)
+{
+	char *cmd;
+	json_object *doc, *ph;
+	pid_t pid;
+	int st, rc, n = -1;
+
+	cmd = xasprintf("exec ip netns exec %s %s/knobctl -c %s bench seq-write -w @all --dir %s "
+	    "--threads 1,2,4,8 --size 1m --bs 64k --test-rate-iops 20 >/dev/null 2>&1 </dev/null",
+	    h.ctl_ns, h.bin, h.cluster, data);
+	pid = fork();
+	if (pid == 0) {
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	free(cmd);
+	ck_assert_int_gt(pid, 0);
+	/* wait (bounded) for the first finished phase to be committed */
+	for (int i = 0; i < 300 && n < 1; i++) {
+		n = stored_phases();
+		if (n < 1)
+			usleep(100000);
+	}
+	ck_assert_int_ge(n, 1);
+	kill(pid, SIGKILL);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFSIGNALED(st));
+	doc = ctl_json(&rc, "results --json show latest");
+	ck_assert_int_eq(rc, 0);
+	ck_assert_str_eq(json_object_get_string(get(doc, "status")), "incomplete");
+	ck_assert_int_ge(json_object_array_length(get(doc, "phases")), 1);
+	ck_assert_int_lt(json_object_array_length(get(doc, "phases")), 4);
+	ph = idx(get(doc, "phases"), 0);
+	ck_assert_str_eq(json_object_get_string(get(ph, "status")), "ok");
+	ck_assert_int_eq(json_object_get_int(get(ph, "threads")), 1);
+	ck_assert_int_eq(json_object_get_int64(get(ph, "bytes")), 1 << 20);
+	json_object_put(doc);
+	doc = ctl_json(&rc, "results --json list");
+	ck_assert_str_eq(json_object_get_string(get(idx(doc, 0), "status")), "incomplete");
+	json_object_put(doc);
+}
+END_TEST
+
+/* A run records each node's active profile as the agent reports it, the
+ * live value of its keys, facts, and the resolved profile with its hash. */
+START_TEST(run_records_profile)
+{
+	char prof[PATH_MAX + 32], *out = NULL;
+	json_object *doc, *ni, *live;
+	FILE *f;
+	int rc;
+
+	snprintf(prof, sizeof(prof), "%s/rec-test.xml", data);
+	f = fopen(prof, "w");
+	ck_assert_ptr_nonnull(f);
+	/* net.core.somaxconn is per network namespace: each agent's own */
+	fprintf(f, "<?xml version=\"1.0\"?>\n<profile name=\"rec-test\">\n"
+	    "  <sysctl key=\"net.core.somaxconn\" value=\"2345\"/>\n</profile>\n");
+	fclose(f);
+	setenv("KNOB_PROFILE_PATH", data, 1);
+	rc = harness_knobctl(&h, &out, NULL, "apply %s -w @all", prof);
+	ck_assert_msg(rc == 0, "%s", out);
+	free(out);
+	doc = ctl_json(&rc, "--json bench md-create -w @all --dir %s --threads 2 --files 20 "
+	    "--label tuned", data);
+	ck_assert_int_eq(rc, 0);
+	json_object_put(doc);
+	doc = ctl_json(&rc, "results --json show latest");
+	ck_assert_str_eq(json_object_get_string(get(get(doc, "profile"), "name")), "rec-test");
+	ck_assert_int_eq(strlen(json_object_get_string(get(get(doc, "profile"), "sha256"))), 64);
+	ck_assert_ptr_nonnull(strstr(json_object_get_string(get(get(doc, "profile"), "text")),
+	    "sysctl net.core.somaxconn = 2345"));
+	ck_assert_str_eq(json_object_get_string(get(doc, "label")), "tuned");
+	ni = get(doc, "node_info");
+	ck_assert_int_eq(json_object_array_length(ni), 2);
+	for (size_t i = 0; i < 2; i++) {
+		json_object *n = idx(ni, i);
+
+		ck_assert_str_eq(json_object_get_string(get(n, "active_profile")), "rec-test");
+		live = get(n, "live");
+		ck_assert_int_eq(json_object_array_length(live), 1);
+		ck_assert_str_eq(json_object_get_string(get(idx(live, 0), "value")), "2345");
+		ck_assert_ptr_nonnull(strstr(json_object_get_string(get(get(n, "facts"), "kernel")),
+		    "."));
+	}
+	json_object_put(doc);
+	rc = harness_knobctl(&h, &out, NULL, "results list");
+	ck_assert_ptr_nonnull(strstr(out, "rec-test"));
+	free(out);
+	rc = harness_knobctl(&h, &out, NULL, "rollback -w @all");
+	ck_assert_int_eq(rc, 0);
+	free(out);
+	unsetenv("KNOB_PROFILE_PATH");
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("results_net");
+	TCase *tc = tcase_create("results_net");
+	SRunner *sr;
+	int nf;
+
+	tcase_set_timeout(tc, 180);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, repeat_and_compare);
+	tcase_add_test(tc, sigkill_mid_sweep);
+	tcase_add_test(tc, run_records_profile);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	nf = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return nf ? 1 : 0;
+}
