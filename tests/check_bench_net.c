@@ -58,8 +58,8 @@ bench_json(int *rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static json_object *
 bench_json(int *rc, const char *fmt, ...)
 {
-	char *out = NULL, *err = NULL, *args;
 	json_object *doc;
+	char *args;
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -67,13 +67,8 @@ bench_json(int *rc, const char *fmt, ...)
 		args = NULL;
 	va_end(ap);
 	ck_assert_ptr_nonnull(args);
-	*rc = harness_knobctl(&h, &out, &err, "--json bench %s", args);
-	doc = json_tokener_parse(out);
-	ck_assert_msg(doc != NULL, "not JSON (rc %d): %s\nstderr: %s", *rc, out, err);
-	if (*rc != 0)
-		fprintf(stderr, "knobctl bench %s: exit %d\n%s\n", args, *rc, out);
-	free(out);
-	free(err);
+	doc = harness_knobctl_json(&h, rc, "--json bench %s", args);
+	ck_assert_msg(doc != NULL, "knobctl bench %s: not JSON", args);
 	free(args);
 	return doc;
 }
