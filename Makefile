@@ -21,7 +21,8 @@ PKGS = libprotobuf-c libxml-2.0 libnl-3.0 libnl-route-3.0 libssh2 openssl sqlite
 DEB_PKGS = build-essential pkg-config protobuf-c-compiler libprotobuf-c-dev \
 	libxml2-dev libxml2-utils libnl-3-dev libnl-route-3-dev libssh2-1-dev \
 	libssl-dev libsqlite3-dev sqlite3 libjson-c-dev check fio iproute2 \
-	openssh-server openssh-client util-linux procps kmod e2fsprogs
+	openssh-server openssh-client util-linux procps kmod e2fsprogs \
+	liburing-dev libaio-dev
 
 CC      ?= cc
 WARN    = -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wstrict-prototypes \
@@ -42,6 +43,9 @@ CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 CFLAGS  += $(CFLAGS_BASE) $(WARN) $(PKG_CFLAGS) $(SANFLAGS)
 LDFLAGS += -pthread $(SANFLAGS)
 LDLIBS  += $(PKG_LIBS) -lm
+# the agent's benchmark engine: queued I/O through io_uring, else libaio
+PKG_CFLAGS += $(shell pkg-config --cflags liburing 2>/dev/null)
+AGENT_LIBS := $(shell pkg-config --libs liburing 2>/dev/null) -laio
 
 PROTO_C = $(BUILD)/proto/knob.pb-c.c
 PROTO_H = $(BUILD)/proto/knob.pb-c.h
@@ -98,7 +102,7 @@ $(BUILD)/libknobctl.a: $(CTL_OBJ)
 
 $(BUILD)/knobd: $(BUILD)/obj/agent/knobd.o $(BUILD)/libknobagent.a $(BUILD)/libknobcommon.a
 	@echo "  LD      $@"
-	@$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	@$(CC) $(LDFLAGS) -o $@ $^ $(AGENT_LIBS) $(LDLIBS)
 
 $(BUILD)/knobctl: $(BUILD)/obj/controller/knobctl.o $(BUILD)/libknobctl.a $(BUILD)/libknobcommon.a
 	@echo "  LD      $@"
@@ -107,12 +111,12 @@ $(BUILD)/knobctl: $(BUILD)/obj/controller/knobctl.o $(BUILD)/libknobctl.a $(BUIL
 $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TESTLIB_OBJ) $(BUILD)/libknobctl.a $(BUILD)/libknobagent.a $(BUILD)/libknobcommon.a
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
-	@$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(CHECK_LIBS)
+	@$(CC) $(LDFLAGS) -o $@ $^ $(AGENT_LIBS) $(LDLIBS) $(CHECK_LIBS)
 
 $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BUILD)/libknobctl.a $(BUILD)/libknobagent.a $(BUILD)/libknobcommon.a
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
-	@$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	@$(CC) $(LDFLAGS) -o $@ $^ $(AGENT_LIBS) $(LDLIBS)
 
 $(call obj,$(BENCH_SRC)): | $(PROTO_H)
 

@@ -1,13 +1,24 @@
-/* Benchmark engine (agent side): the I/O workers (bench_io.c), external
- * tools fio/ior/mdtest (bench_ext.c) and the phase protocol (bench.c).
+/* Benchmark engine (agent side): the I/O workers (bench_io.c), metadata
+ * phases (bench_md.c), data content and random offsets (bench_data.c),
+ * queued I/O through io_uring or libaio (bench_aio.c), external tools
+ * fio/ior/mdtest (bench_ext.c) and the phase protocol (bench.c).
  *
  * A phase works only inside DIR/knob.<workdir-id>/ opened relative to a
  * directory descriptor with O_NOFOLLOW.  Layout inside it:
  *   f.<rank>                N-to-N data file of a global rank
- *   shared                  N-to-1 file, rank r owns [r*size, (r+1)*size)
- *   d.<rank>/s.<k>/f.<i>    metadata files of a rank, files_per_dir per s.<k>
- * Every data block starts with a 16-byte stamp (magic, rank, offset) so a
- * read can tell it reads what the right rank wrote. */
+ *   shared                  N-to-1 file, rank r owns [r*size, (r+1)*size),
+ *                           or with S segments the r-th of every N segments
+ *                           of size/S (IOR -s): [(s*N+r)*size/S, ...)
+ *   d.<rank>/s.<k>/f.<rank>.<i>   metadata files of a rank, files_per_dir
+ *                           per s.<k> (e.<rank>.<i> for directory phases)
+ *   d.<rank>/s.<a>/s.<b>/...      with a tree shape (mdtest -z/-b): node
+ *                           directories s.<child>, items in every node or
+ *                           only in the leaves (-L)
+ *   d.shared/...            the same with md_shared: every rank in one tree
+ * A data block is the rank's 16-byte stamp (magic, rank, offset) followed by
+ * incompressible bytes that are a function of (seed, rank, offset): a slice
+ * of a random pool made from the seed at a position hashed from the rest.
+ * A read checks the stamp, and with verify every byte. */
 #ifndef KNOB_BENCH_H
 #define KNOB_BENCH_H
 
@@ -16,6 +27,8 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
 
 #include "hist.h"
 #include "knob.pb-c.h"
@@ -29,6 +42,10 @@ enum bench_kind {
 	BK_MD_STAT,
 	BK_MD_READ,
 	BK_MD_REMOVE,
+	BK_RAND_RW,
+	BK_MD_MKDIR,
+	BK_MD_DIRSTAT,
+	BK_MD_RMDIR,
 	BK_FIO,
 	BK_IOR,
 	BK_MDTEST,
@@ -45,6 +62,13 @@ const char *bench_kind_name(int kind);
 int bench_kind_is_md(int kind);
 int bench_kind_is_ext(int kind);
 int bench_kind_is_read(int kind);		/* reads data that must exist */
+int bench_kind_writes(int kind);		/* data phase that writes (rand-rw too) */
+int bench_kind_is_rand(int kind);
+
+/* I/O engines of data phases. */
+enum { IOE_AUTO, IOE_PSYNC, IOE_URING, IOE_AIO };
+int bench_ioengine_parse(const char *s);	/* -1 when unknown */
+const char *bench_ioengine_name(int e);
 
 /* Phase or workdir id: 1..64 of [A-Za-z0-9._-], not starting with '.'. */
 int bench_check_id(const char *id);
@@ -66,6 +90,10 @@ struct bench_params {
 	size_t nranks;
 	int shared, odirect, fsync, drop_caches, keep_files, persist_files;
 	uint32_t stonewall_s, files_per_dir, reader_shift, rate_iops;
+	uint64_t files_total, segments;
+	int verify, md_relative, md_shared, md_leaf_only, fallocate;
+	uint32_t compress_pct, md_depth, md_branch, queue_depth, runtime_s, rwmix_read;
+	int ioengine;			/* IOE_* */
 	/* external tools */
 	char **ext_args;		/* owned, NULL-terminated */
 	size_t next_args;
@@ -84,7 +112,48 @@ void bench_params_free(struct bench_params *p);
 /* Deep copy. */
 void bench_params_copy(struct bench_params *dst, const struct bench_params *src);
 
+/* ------------------------------------- offsets and content (bench_data.c) */
+
+/* A keyed pseudo-random permutation of [0, n): a Feistel network over the
+ * next even power of two, cycle-walking values >= n.  Full coverage in one
+ * pass, no short periods in the low bits. */
+#define BENCH_PERM_ROUNDS 6
+struct bench_perm {
+	uint64_t n, mask;
+	unsigned half;
+	uint64_t key[BENCH_PERM_ROUNDS];
+};
+void bench_perm_init(struct bench_perm *p, uint64_t n, uint64_t key);
+/* The i-th element (i < n) of the permutation. */
+uint64_t bench_perm_at(const struct bench_perm *p, uint64_t i);
+/* 64-bit mixer (splitmix64 finaliser). */
+uint64_t bench_mix(uint64_t x);
+
+/* The random pool written data is cut from: made from the seed, so every
+ * node computes the same bytes; compress_pct % of each 4 KiB are zeros. */
+struct bench_pool {
+	uint8_t *buf;
+	size_t len;			/* span + the longest slice */
+	size_t span;			/* slice start positions */
+	uint64_t seed;
+};
+/* 0 or -1 (out of memory); maxlen is the longest slice asked for. */
+int bench_pool_init(struct bench_pool *p, uint64_t seed, uint32_t compress_pct, size_t maxlen);
+void bench_pool_free(struct bench_pool *p);
+/* len bytes of content for (rank, key): a slice at a hashed position. */
+const uint8_t *bench_pool_at(const struct bench_pool *p, uint32_t rank, uint64_t key);
+/* The 16-byte stamp of a block: magic, rank, file offset. */
+void bench_stamp(uint8_t *b, uint32_t rank, uint64_t off);
+/* The block rank writes at file offset off: stamp, then pool bytes. */
+void bench_block_fill(const struct bench_pool *p, uint8_t *b, size_t bs, uint32_t rank,
+    uint64_t off);
+/* Check a block read at off: 0 when it is rank's; -1 when the stamp is not
+ * rank's; with full, also every byte: 1 + index of the first wrong byte. */
+int64_t bench_block_check(const struct bench_pool *p, const uint8_t *b, size_t bs,
+    uint32_t rank, uint64_t off, int full);
+
 struct bench_job;
+struct bench_aio;
 
 struct bench_thread {
 	struct bench_job *job;
@@ -98,6 +167,14 @@ struct bench_thread {
 	uint64_t start_ns, end_ns;	/* CLOCK_REALTIME */
 	uint64_t cpu_ns;
 	uint64_t stonewall_ops;
+	_Atomic uint64_t read_ops, read_bytes;	/* rand-rw */
+	uint64_t nitems;		/* md-*: items of this rank */
+	uint64_t rng;			/* rand-rw coin */
+	uint32_t owner;			/* rank whose data the thread reads/writes */
+	char fname[64];			/* its data file */
+	struct bench_perm perm;		/* random order of the current pass */
+	uint64_t pass;
+	struct bench_aio *aio;		/* queued I/O (bench_aio.c) */
 	struct hist *lat;
 	char err[256];
 	int failed;
@@ -134,6 +211,9 @@ struct bench_job {
 	uint64_t wall_global;
 	uint64_t mem_total_kb;
 	uint64_t read_bytes;		/* data the phase reads on this node */
+	struct bench_pool pool;		/* written content */
+	char wpath[PATH_MAX];		/* DIR/knob.<workdir_id>, resolved (full-path md) */
+	int ioengine;			/* IOE_* the data phase uses */
 	char warning[512];
 	char err[512];
 	/* external tools */
@@ -182,6 +262,54 @@ int bench_job_run(struct bench_job *j);
 void bench_file_name(char *buf, size_t len, uint32_t rank);
 /* MemTotal from <sysroot>/proc/meminfo in KiB, 0 if unknown. */
 uint64_t bench_mem_total_kb(const char *sysroot);
+
+/* ------------------------------------------ engine internals, shared by
+ * bench_io.c, bench_md.c and bench_aio.c */
+
+#define TERR(t, ...) do { \
+	snprintf((t)->err, sizeof((t)->err), __VA_ARGS__); \
+	(t)->failed = 1; \
+} while (0)
+
+/* pwrite/pread the whole range, retrying short transfers. n or -errno. */
+ssize_t bench_full_io(int fd, void *buf, size_t len, uint64_t off, int wr);
+/* mkdirat that accepts an existing directory (never a symlink). 0 or -1. */
+int bench_mkdir_ok(int dfd, const char *name);
+/* Per-op bookkeeping after one timed operation: latency, progress, rate
+ * limit, stonewall.  Returns the (possibly lowered) op limit. */
+uint64_t bench_after_op(struct bench_thread *t, uint64_t t0, uint64_t t1, uint64_t bytes,
+    uint64_t nops, uint64_t limit, uint64_t start_mono, int *walled);
+/* A thread that ends without reaching the stonewall arrives there. */
+void bench_wall_leave(struct bench_thread *t, int walled);
+/* Remove parent/name recursively without following symbolic links. 0 or -errno. */
+int bench_rm_tree(int parent, const char *name, int depth);
+
+/* Metadata phases (bench_md.c). */
+int bench_md_check(const struct bench_params *p, char *err, size_t errlen);
+uint64_t bench_md_items(const struct bench_params *p, uint32_t rank);
+int bench_md_prepare(struct bench_thread *t);
+void bench_md_run(struct bench_thread *t, uint32_t owner, uint64_t start_mono);
+/* Remove the ranks' metadata items under wfd (private trees or their part
+ * of the shared tree).  0 or -1. */
+int bench_md_cleanup(int wfd, const struct bench_params *p);
+
+/* Queued data I/O (bench_aio.c). */
+int bench_aio_setup(struct bench_thread *t);	/* 0 or -1 (t->err) */
+void bench_aio_free(struct bench_thread *t);
+/* One op of a data phase: is it a write, and at which file offset. */
+struct bench_op {
+	int wr;
+	uint64_t off;
+};
+/* Data loop with queue_depth ops in flight; ops come from next(t, i, op)
+ * (0 = no more), each completion goes to done(t, ...).  */
+typedef int (*bench_next_fn)(struct bench_thread *t, uint64_t i, uint64_t start_mono,
+    struct bench_op *op);
+typedef int (*bench_done_fn)(struct bench_thread *t, const struct bench_op *op,
+    const uint8_t *buf, ssize_t n, uint64_t t0, uint64_t t1, uint64_t nops,
+    uint64_t *limit, uint64_t start_mono, int *walled);
+void bench_aio_run(struct bench_thread *t, int fd, uint64_t start_mono, bench_next_fn next,
+    bench_done_fn done, int *walled);
 
 /* ------------------------------------------------------- external tools */
 #define EXT_MAX_OPS 16

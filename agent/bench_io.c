@@ -1,8 +1,11 @@
-/* Benchmark engine: the I/O worker threads.  Sequential N-to-N and N-to-1,
- * random over prefilled files, metadata create/stat/read/remove; O_DIRECT,
- * fsync+close inside the timing, stonewall with wear-out, drop caches,
- * reader shift.  Everything happens inside DIR/knob.<workdir-id>/ through
- * openat(2) with O_NOFOLLOW; see bench.h for the layout. */
+/* Benchmark engine: the I/O worker threads.  Sequential N-to-N and N-to-1
+ * (optionally in strided segments, IOR -s), random and mixed random over
+ * prefilled files, at queue depth 1 (psync) or deeper (bench_aio.c);
+ * time-based runs; O_DIRECT, preallocation, fsync+close inside the timing,
+ * stonewall with wear-out, drop caches, reader shift, verification.
+ * Metadata phases are in bench_md.c.  Everything happens inside
+ * DIR/knob.<workdir-id>/ through openat(2) with O_NOFOLLOW; see bench.h
+ * for the layout. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -11,28 +14,56 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <liburing.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 
 #include "bench.h"
 #include "log.h"
 #include "util.h"
 
+/* wr: 0 reads, 1 writes, 2 both (rand-rw); read: needs existing data */
 static const struct {
 	const char *name;
-	int md, ext, read;
+	int md, ext, read, wr, rnd;
 } kinds[BK__COUNT] = {
-	[BK_SEQ_WRITE] = { "seq-write", 0, 0, 0 },
-	[BK_SEQ_READ] = { "seq-read", 0, 0, 1 },
-	[BK_RAND_WRITE] = { "rand-write", 0, 0, 1 },
-	[BK_RAND_READ] = { "rand-read", 0, 0, 1 },
-	[BK_MD_CREATE] = { "md-create", 1, 0, 0 },
-	[BK_MD_STAT] = { "md-stat", 1, 0, 1 },
-	[BK_MD_READ] = { "md-read", 1, 0, 1 },
-	[BK_MD_REMOVE] = { "md-remove", 1, 0, 1 },
-	[BK_FIO] = { "fio", 0, 1, 0 },
-	[BK_IOR] = { "ior", 0, 1, 0 },
-	[BK_MDTEST] = { "mdtest", 0, 1, 0 },
+	[BK_SEQ_WRITE] = { "seq-write", 0, 0, 0, 1, 0 },
+	[BK_SEQ_READ] = { "seq-read", 0, 0, 1, 0, 0 },
+	[BK_RAND_WRITE] = { "rand-write", 0, 0, 1, 1, 1 },
+	[BK_RAND_READ] = { "rand-read", 0, 0, 1, 0, 1 },
+	[BK_RAND_RW] = { "rand-rw", 0, 0, 1, 2, 1 },
+	[BK_MD_CREATE] = { "md-create", 1, 0, 0, 0, 0 },
+	[BK_MD_STAT] = { "md-stat", 1, 0, 1, 0, 0 },
+	[BK_MD_READ] = { "md-read", 1, 0, 1, 0, 0 },
+	[BK_MD_REMOVE] = { "md-remove", 1, 0, 1, 0, 0 },
+	[BK_MD_MKDIR] = { "md-mkdir", 1, 0, 0, 0, 0 },
+	[BK_MD_DIRSTAT] = { "md-dirstat", 1, 0, 1, 0, 0 },
+	[BK_MD_RMDIR] = { "md-rmdir", 1, 0, 1, 0, 0 },
+	[BK_FIO] = { "fio", 0, 1, 0, 0, 0 },
+	[BK_IOR] = { "ior", 0, 1, 0, 0, 0 },
+	[BK_MDTEST] = { "mdtest", 0, 1, 0, 0, 0 },
 };
+
+static const char *const ioengines[] = {
+	[IOE_AUTO] = "auto", [IOE_PSYNC] = "psync", [IOE_URING] = "io_uring", [IOE_AIO] = "libaio",
+};
+
+int
+bench_ioengine_parse(const char *s)
+{
+	if (s == NULL || s[0] == '\0')
+		return IOE_AUTO;
+	for (size_t i = 0; i < nitems(ioengines); i++)
+		if (strcmp(ioengines[i], s) == 0)
+			return (int)i;
+	return -1;
+}
+
+const char *
+bench_ioengine_name(int e)
+{
+	return e >= 0 && (size_t)e < nitems(ioengines) ? ioengines[e] : "?";
+}
 
 int
 bench_kind_parse(const char *s)
@@ -52,6 +83,8 @@ bench_kind_name(int k)
 int bench_kind_is_md(int k) { return k >= 0 && k < BK__COUNT && kinds[k].md; }
 int bench_kind_is_ext(int k) { return k >= 0 && k < BK__COUNT && kinds[k].ext; }
 int bench_kind_is_read(int k) { return k >= 0 && k < BK__COUNT && kinds[k].read; }
+int bench_kind_writes(int k) { return k >= 0 && k < BK__COUNT && kinds[k].wr; }
+int bench_kind_is_rand(int k) { return k >= 0 && k < BK__COUNT && kinds[k].rnd; }
 
 int
 bench_check_id(const char *id)
@@ -143,6 +176,29 @@ bench_params_copy(struct bench_params *dst, const struct bench_params *src)
 
 #define PERR(...) do { snprintf(err, errlen, __VA_ARGS__); goto fail; } while (0)
 
+/* Options of data phases that do not depend on sizes. 0 or -1 (err). */
+static int
+data_check(struct bench_params *p, char *err, size_t errlen)
+{
+	if (p->rwmix_read && p->kind != BK_RAND_RW)
+		PERR("a read/write mix applies to rand-rw only");
+	if (p->kind == BK_RAND_RW && p->rwmix_read == 0)
+		p->rwmix_read = 50;
+	if (p->rwmix_read > 100)
+		PERR("read percentage above 100");
+	if (p->segments > 1 && !p->shared)
+		PERR("segments apply to the shared file (N-to-1) only");
+	if (p->segments > (1ull << 32))
+		PERR("too many segments");
+	if (p->queue_depth > 4096)
+		PERR("queue depth above 4096");
+	if (p->queue_depth > 1 && p->ioengine == IOE_PSYNC)
+		PERR("psync has queue depth 1 (use io_uring or libaio)");
+	return 0;
+fail:
+	return -1;
+}
+
 /* Validate a spec without touching the file system and copy it into p. */
 int
 bench_params_from_spec(struct bench_params *p, const Knob__PhaseSpec *s,
@@ -186,6 +242,21 @@ bench_params_from_spec(struct bench_params *p, const Knob__PhaseSpec *s,
 	p->reader_shift = s->reader_shift;
 	p->rate_iops = s->rate_iops;
 	p->ext_timeout_s = s->ext_timeout_s;
+	p->files_total = s->files_total;
+	p->verify = s->verify;
+	p->compress_pct = s->compress_pct;
+	p->md_relative = s->md_relative;
+	p->md_shared = s->md_shared;
+	p->md_depth = s->md_depth;
+	p->md_branch = s->md_branch;
+	p->md_leaf_only = s->md_leaf_only;
+	p->queue_depth = s->queue_depth;
+	p->runtime_s = s->runtime_s;
+	p->rwmix_read = s->rwmix_read;
+	p->fallocate = s->fallocate;
+	p->segments = s->segments;
+	if ((p->ioengine = bench_ioengine_parse(s->ioengine)) < 0)
+		PERR("unknown I/O engine '%s' (psync, io_uring, libaio)", s->ioengine);
 	if (s->ext_tool && strlen(s->ext_tool) < sizeof(p->ext_tool))
 		snprintf(p->ext_tool, sizeof(p->ext_tool), "%s", s->ext_tool);
 	if (s->n_ranks > 4096)
@@ -216,17 +287,19 @@ bench_params_from_spec(struct bench_params *p, const Knob__PhaseSpec *s,
 	}
 	if (bench_kind_is_ext(p->kind))
 		return 0;
+	if (p->compress_pct > 100)
+		PERR("compressible percentage above 100");
 	if (bench_kind_is_md(p->kind)) {
 		if (p->files_per_dir == 0)
 			p->files_per_dir = 1024;
 		if (p->md_files == 0)
 			p->md_files = p->files_per_dir;
-		if (p->md_files > (1ull << 32))
-			PERR("too many files per thread");
-		if (p->md_write_size > BENCH_BS_MAX)
-			PERR("md write size above 64 MiB");
+		if (bench_md_check(p, err, errlen) < 0)
+			goto fail;
 		return 0;
 	}
+	if (data_check(p, err, errlen) < 0)
+		goto fail;
 	if (p->bs == 0)
 		p->bs = (p->kind == BK_RAND_READ || p->kind == BK_RAND_WRITE) ? 4096 : 1u << 20;
 	if (p->bs < 16 || p->bs > BENCH_BS_MAX)
@@ -240,6 +313,9 @@ bench_params_from_spec(struct bench_params *p, const Knob__PhaseSpec *s,
 		PERR("O_DIRECT needs a block size that is a multiple of %d", BENCH_ALIGN);
 	if (p->shared && p->file_size > UINT64_MAX / p->threads_total)
 		PERR("shared file too large");
+	if (p->segments > 1 && p->file_size % (p->segments * p->bs))
+		PERR("size per rank %llu is not a multiple of segments x block size",
+		    (unsigned long long)p->file_size);
 	return 0;
 fail:
 	bench_params_free(p);
@@ -287,47 +363,6 @@ bench_mem_total_kb(const char *sysroot)
 	return kb;
 }
 
-/* ------------------------------------------------------------ data pattern */
-
-/* Fill a buffer with the fixed pattern (stamps are written per block). */
-static void
-fill_pattern(uint8_t *b, size_t len)
-{
-	for (size_t i = 0; i < len; i++)
-		b[i] = (uint8_t)(i * 7 + 13);
-}
-
-/* Stamp every bs-block of buf with (magic, rank, file offset). */
-static void
-stamp(uint8_t *b, size_t len, uint64_t bs, uint32_t rank, uint64_t off)
-{
-	uint32_t magic = BENCH_MAGIC;
-
-	if (bs < 16)
-		return;
-	for (size_t o = 0; o + 16 <= len; o += bs) {
-		uint64_t fo = off + o;
-		memcpy(b + o, &magic, 4);
-		memcpy(b + o + 4, &rank, 4);
-		memcpy(b + o + 8, &fo, 8);
-	}
-}
-
-/* Check the stamp of one block; 0 ok, -1 mismatch. */
-static int
-check_stamp(const uint8_t *b, uint64_t bs, uint32_t rank, uint64_t off)
-{
-	uint32_t magic, r;
-	uint64_t fo;
-
-	if (bs < 16)
-		return 0;
-	memcpy(&magic, b, 4);
-	memcpy(&r, b + 4, 4);
-	memcpy(&fo, b + 8, 8);
-	return (magic == BENCH_MAGIC && r == rank && fo == off) ? 0 : -1;
-}
-
 /* ------------------------------------------------------------ helpers */
 
 static uint64_t
@@ -340,38 +375,6 @@ xorshift(uint64_t *s)
 	x ^= x >> 27;
 	*s = x;
 	return x * 0x2545F4914F6CDD1Dull;
-}
-
-/* A pseudo-random permutation of [0, n): a full-period LCG modulo the next
- * power of two, skipping values >= n.  Random I/O touches every block once
- * per pass, like fio's random map, without a map. */
-struct perm {
-	uint64_t n, mask, x, c;
-};
-
-static void
-perm_init(struct perm *p, uint64_t n, uint64_t seed)
-{
-	uint64_t m = 1;
-
-	while (m < n)
-		m <<= 1;
-	p->n = n;
-	p->mask = m - 1;
-	p->x = seed & p->mask;
-	p->c = (seed >> 17) | 1;	/* odd */
-}
-
-static uint64_t
-perm_next(struct perm *p)
-{
-	if (p->n <= 1)
-		return 0;
-	do {
-		/* a = 1 (mod 4) and c odd: full period modulo 2^k */
-		p->x = (0x5851F42D4C957F2Dull * p->x + p->c) & p->mask;
-	} while (p->x >= p->n);
-	return p->x;
 }
 
 static uint64_t
@@ -392,14 +395,8 @@ sleep_ns(uint64_t ns)
 		;
 }
 
-#define TERR(t, ...) do { \
-	snprintf((t)->err, sizeof((t)->err), __VA_ARGS__); \
-	(t)->failed = 1; \
-} while (0)
-
-/* pwrite/pread the whole range, retrying short transfers. n or -errno. */
-static ssize_t
-full_io(int fd, void *buf, size_t len, uint64_t off, int wr)
+ssize_t
+bench_full_io(int fd, void *buf, size_t len, uint64_t off, int wr)
 {
 	size_t done = 0;
 
@@ -418,34 +415,56 @@ full_io(int fd, void *buf, size_t len, uint64_t off, int wr)
 	return (ssize_t)done;
 }
 
-/* The file (name) and base offset a rank's data lives at. */
-static void
-data_loc(const struct bench_job *j, uint32_t rank, char *name, size_t len, uint64_t *base)
-{
-	if (j->p.shared) {
-		snprintf(name, len, "shared");
-		*base = (uint64_t)rank * j->p.file_size;
-	} else {
-		bench_file_name(name, len, rank);
-		*base = 0;
-	}
-}
-
-/* Rank whose data thread t reads (reader shift applies to reads only). */
+/* Rank whose data thread t works on (reader shift applies to reads only). */
 static uint32_t
 src_rank(const struct bench_job *j, const struct bench_thread *t)
 {
-	if (j->p.kind == BK_SEQ_WRITE || j->p.kind == BK_RAND_WRITE ||
-	    j->p.kind == BK_MD_CREATE || j->p.kind == BK_MD_REMOVE || j->p.reader_shift == 0)
+	static const int own[] = { BK_SEQ_WRITE, BK_RAND_WRITE, BK_MD_CREATE, BK_MD_REMOVE,
+	    BK_MD_MKDIR, BK_MD_RMDIR };
+
+	for (size_t i = 0; i < nitems(own); i++)
+		if (j->p.kind == own[i])
+			return t->rank;
+	if (j->p.reader_shift == 0)
 		return t->rank;
 	return (uint32_t)((t->rank + (uint64_t)j->p.reader_shift) % j->p.threads_total);
+}
+
+/* Bytes of one segment of a rank in the shared file (all of its data
+ * without segments). */
+static uint64_t
+seg_size(const struct bench_job *j)
+{
+	return j->p.segments > 1 ? j->p.file_size / j->p.segments : j->p.file_size;
+}
+
+/* File offset of block b (0 .. file_size/bs - 1) of rank: N-to-N from 0;
+ * N-to-1 in the rank's segments, segment s of rank r at (s*N + r)*seg. */
+static uint64_t
+blk_off(const struct bench_job *j, uint32_t rank, uint64_t b)
+{
+	uint64_t seg = seg_size(j), bps = seg / j->p.bs;
+
+	if (!j->p.shared)
+		return b * j->p.bs;
+	return ((b / bps) * j->p.threads_total + rank) * seg + (b % bps) * j->p.bs;
+}
+
+static void
+data_name(const struct bench_job *j, uint32_t rank, char *name, size_t len)
+{
+	if (j->p.shared)
+		snprintf(name, len, "shared");
+	else
+		bench_file_name(name, len, rank);
 }
 
 static int
 open_flags(const struct bench_job *j, int wr)
 {
-	return (wr ? O_WRONLY | O_CREAT : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC |
-	    (j->p.odirect ? O_DIRECT : 0);
+	static const int acc[] = { O_RDONLY, O_WRONLY | O_CREAT, O_RDWR };
+
+	return acc[wr] | O_NOFOLLOW | O_CLOEXEC | (j->p.odirect ? O_DIRECT : 0);
 }
 
 static const char *
@@ -458,20 +477,88 @@ open_errstr(const struct bench_job *j, int e)
 	return strerror(e);
 }
 
+/* fallocate(2) what the rank will write (prepare, untimed; fio's
+ * fallocate=native): its file, or the whole shared file (harmless where
+ * another rank allocated already).  0 or -1 (t->err). */
+static int
+prealloc(struct bench_thread *t, int fd, const char *name)
+{
+	struct bench_job *j = t->job;
+	uint64_t len = j->p.shared ? j->p.file_size * j->p.threads_total : j->p.file_size;
+
+	if (!j->p.fallocate || fallocate(fd, 0, 0, (off_t)len) == 0)
+		return 0;
+	TERR(t, "%s: fallocate %s: %s", j->node, name,
+	    errno == EOPNOTSUPP ? "not supported by this file system (use --fallocate none)" :
+	    strerror(errno));
+	return -1;
+}
+
+/* Does the rank's data look written already (first and last block stamped)? */
+static int
+data_present(struct bench_thread *t, int fd)
+{
+	struct bench_job *j = t->job;
+	uint64_t nblk = j->p.file_size / j->p.bs, b[2] = { 0, nblk - 1 };
+	uint8_t st[16];
+
+	if (j->p.bs < 16)
+		return 0;
+	for (int i = 0; i < 2; i++) {
+		uint64_t off = blk_off(j, t->rank, b[i]);
+
+		if (pread(fd, st, 16, (off_t)off) != 16 ||
+		    bench_block_check(&j->pool, st, 16, t->rank, off, 0) != 0)
+			return 0;
+	}
+	return 1;
+}
+
+/* Write the rank's data in prepare (untimed) in chunks of whole blocks. */
+static int
+prefill_write(struct bench_thread *t, int fd, const char *name)
+{
+	struct bench_job *j = t->job;
+	uint64_t bs = j->p.bs, nblk = j->p.file_size / bs, per, b, k;
+	size_t chunk;
+	uint8_t *buf = NULL;
+	int rc = -1;
+
+	per = bs >= (1u << 20) ? 1 : (1u << 20) / bs;
+	if (per > seg_size(j) / bs)
+		per = seg_size(j) / bs;		/* a chunk never crosses a segment */
+	chunk = (size_t)(per * bs);
+	if (posix_memalign((void **)&buf, BENCH_ALIGN, chunk) != 0)
+		fatalx("posix_memalign");
+	for (b = 0; b < nblk && !j->abort; b += per) {
+		uint64_t off = blk_off(j, t->rank, b);
+		ssize_t n;
+
+		for (k = 0; k < per; k++)
+			bench_block_fill(&j->pool, buf + k * bs, (size_t)bs, t->rank, off + k * bs);
+		if ((n = bench_full_io(fd, buf, chunk, off, 1)) < 0 || (size_t)n != chunk) {
+			TERR(t, "%s: prefill %s at %llu: %s", j->node, name,
+			    (unsigned long long)off, n < 0 ? strerror((int)-n) : "short write");
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	free(buf);
+	return rc;
+}
+
 /* Make sure rank's data exists (prepare, untimed): write the rank's range
- * with stamped blocks when the file is shorter than it should be. */
+ * when its first or last block does not carry the rank's stamp. */
 static int
 prefill(struct bench_thread *t)
 {
 	struct bench_job *j = t->job;
-	uint64_t base, off, end, chunk;
-	char name[64];
 	struct stat st;
-	uint8_t *b = NULL;
+	char name[64];
 	int fd, rc = -1;
 
-	data_loc(j, t->rank, name, sizeof(name), &base);
-	end = base + j->p.file_size;
+	data_name(j, t->rank, name, sizeof(name));	/* its own data, not the owner's */
 	fd = openat(j->wfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		TERR(t, "%s: open %s: %s", j->node, name, open_errstr(j, errno));
@@ -481,25 +568,12 @@ prefill(struct bench_thread *t)
 		TERR(t, "%s: %s is not a regular file", j->node, name);
 		goto out;
 	}
-	if ((uint64_t)st.st_size >= end) {
+	if (data_present(t, fd)) {
 		rc = 0;
 		goto out;
 	}
-	chunk = j->p.bs >= (1u << 20) ? j->p.bs : ((1u << 20) / j->p.bs) * j->p.bs;
-	if (posix_memalign((void **)&b, BENCH_ALIGN, chunk) != 0)
-		fatalx("posix_memalign");
-	fill_pattern(b, chunk);
-	for (off = base; off < end && !j->abort; off += chunk) {
-		size_t len = (size_t)(end - off < chunk ? end - off : chunk);
-		ssize_t n;
-
-		stamp(b, len, j->p.bs, t->rank, off);
-		if ((n = full_io(fd, b, len, off, 1)) < 0 || (size_t)n != len) {
-			TERR(t, "%s: prefill %s at %llu: %s", j->node, name,
-			    (unsigned long long)off, n < 0 ? strerror((int)-n) : "short write");
-			goto out;
-		}
-	}
+	if (prealloc(t, fd, name) < 0 || prefill_write(t, fd, name) < 0)
+		goto out;
 	if (fdatasync(fd) < 0) {
 		TERR(t, "%s: fdatasync %s: %s", j->node, name, strerror(errno));
 		goto out;
@@ -507,17 +581,35 @@ prefill(struct bench_thread *t)
 	/* Data written by prepare is not part of any measurement: drop it from
 	 * the page cache (like fio's invalidate=1), so reads do not hit cache
 	 * and O_DIRECT reads do not pay for cached pages of the range. */
-	posix_fadvise(fd, (off_t)base, (off_t)j->p.file_size, POSIX_FADV_DONTNEED);
+	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 	rc = 0;
 out:
-	free(b);
 	close(fd);
 	return rc;
 }
 
-/* mkdirat that accepts an existing directory (never a symlink). */
+/* Preallocated seq-write: create (N-to-N: empty) and allocate the file. */
 static int
-mkdir_ok(int dfd, const char *name)
+prepare_write(struct bench_thread *t)
+{
+	struct bench_job *j = t->job;
+	int fd, rc;
+
+	if (!j->p.fallocate)
+		return 0;
+	fd = openat(j->wfd, t->fname, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC |
+	    (j->p.shared ? 0 : O_TRUNC), 0644);
+	if (fd < 0) {
+		TERR(t, "%s: open %s: %s", j->node, t->fname, open_errstr(j, errno));
+		return -1;
+	}
+	rc = prealloc(t, fd, t->fname);
+	close(fd);
+	return rc;
+}
+
+int
+bench_mkdir_ok(int dfd, const char *name)
 {
 	struct stat st;
 
@@ -534,89 +626,6 @@ mkdir_ok(int dfd, const char *name)
 	return 0;
 }
 
-/* Open d.<rank>/s.<k> of a metadata rank (creating it when create). -1 on error. */
-static int
-md_open_sub(struct bench_job *j, uint32_t rank, uint64_t k, int create)
-{
-	char d[32], s[32];
-	int dfd, sfd;
-
-	snprintf(d, sizeof(d), "d.%08u", rank);
-	snprintf(s, sizeof(s), "s.%llu", (unsigned long long)k);
-	if (create && mkdir_ok(j->wfd, d) < 0)
-		return -1;
-	dfd = openat(j->wfd, d, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dfd < 0)
-		return -1;
-	if (create && mkdir_ok(dfd, s) < 0) {
-		close(dfd);
-		return -1;
-	}
-	sfd = openat(dfd, s, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	close(dfd);
-	return sfd;
-}
-
-/* Write md_write_size bytes into fd; 0 or -errno. */
-static int
-md_write(struct bench_thread *t, int fd)
-{
-	ssize_t n;
-
-	if (t->job->p.md_write_size == 0)
-		return 0;
-	n = full_io(fd, t->buf, (size_t)t->job->p.md_write_size, 0, 1);
-	if (n < 0)
-		return (int)n;
-	return (size_t)n == t->job->p.md_write_size ? 0 : -EIO;
-}
-
-/* Prepare of metadata phases: sub-directories, and the files a
- * stat/read/remove phase needs when they are not there yet. */
-static int
-md_prepare(struct bench_thread *t)
-{
-	struct bench_job *j = t->job;
-	uint64_t i, fpd = j->p.files_per_dir, k = UINT64_MAX;
-	int sfd = -1, rc = -1, fd;
-	char name[32];
-	struct stat st;
-
-	for (i = 0; i < j->p.md_files && !j->abort; i++) {
-		if (i / fpd != k) {
-			if (sfd >= 0)
-				close(sfd);
-			k = i / fpd;
-			if ((sfd = md_open_sub(j, t->rank, k, 1)) < 0) {
-				TERR(t, "%s: mkdir d.%08u/s.%llu: %s", j->node, t->rank,
-				    (unsigned long long)k, strerror(errno));
-				goto out;
-			}
-			if (j->p.kind == BK_MD_CREATE)
-				i += fpd - 1;	/* directories only */
-			if (j->p.kind == BK_MD_CREATE)
-				continue;
-		}
-		snprintf(name, sizeof(name), "f.%llu", (unsigned long long)i);
-		if (fstatat(sfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
-			continue;
-		fd = openat(sfd, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
-		if (fd < 0 || md_write(t, fd) < 0) {
-			TERR(t, "%s: create d.%08u/s.%llu/%s: %s", j->node, t->rank,
-			    (unsigned long long)k, name, strerror(errno));
-			if (fd >= 0)
-				close(fd);
-			goto out;
-		}
-		close(fd);
-	}
-	rc = 0;
-out:
-	if (sfd >= 0)
-		close(sfd);
-	return rc;
-}
-
 /* Per-thread preparation before the barrier. */
 static int
 thread_prepare(struct bench_thread *t)
@@ -631,11 +640,16 @@ thread_prepare(struct bench_thread *t)
 	if (posix_memalign(&t->buf, BENCH_ALIGN, len) != 0)
 		fatalx("posix_memalign");
 	t->buflen = len;
-	fill_pattern(t->buf, len);
+	memset(t->buf, 0, len);
+	t->owner = src_rank(j, t);
+	t->rng = bench_mix(j->p.seed ^ (0x9E3779B97F4A7C15ull * (t->rank + 1))) | 1;
 	if (bench_kind_is_md(j->p.kind))
-		return md_prepare(t);
+		return bench_md_prepare(t);
+	data_name(j, t->owner, t->fname, sizeof(t->fname));
+	if (j->ioengine != IOE_PSYNC && bench_aio_setup(t) < 0)
+		return -1;
 	if (j->p.kind == BK_SEQ_WRITE)
-		return 0;
+		return prepare_write(t);
 	return prefill(t);
 }
 
@@ -665,6 +679,13 @@ wall_arrive(struct bench_job *j, uint64_t ops, int wait)
 	return target;
 }
 
+void
+bench_wall_leave(struct bench_thread *t, int walled)
+{
+	if (t->job->p.stonewall_s && !walled)
+		wall_arrive(t->job, atomic_load(&t->ops), 0);
+}
+
 uint64_t
 bench_job_wall_max(struct bench_job *j)
 {
@@ -686,10 +707,8 @@ bench_job_wearout(struct bench_job *j, uint64_t target)
 	pthread_mutex_unlock(&j->mu);
 }
 
-/* Per-op bookkeeping after one timed operation: latency, progress, rate
- * limit, stonewall.  Returns the (possibly lowered) op limit. */
-static uint64_t
-after_op(struct bench_thread *t, uint64_t t0, uint64_t t1, uint64_t bytes,
+uint64_t
+bench_after_op(struct bench_thread *t, uint64_t t0, uint64_t t1, uint64_t bytes,
     uint64_t nops, uint64_t limit, uint64_t start_mono, int *walled)
 {
 	struct bench_job *j = t->job;
@@ -717,137 +736,141 @@ after_op(struct bench_thread *t, uint64_t t0, uint64_t t1, uint64_t bytes,
 
 /* ------------------------------------------------------------ timed loops */
 
+/* Op i of the data phase of t: sequential or in the random order of the
+ * pass (a new order every pass of a time-based run), read or write (the
+ * coin of rand-rw).  0 when the phase has no more ops. */
+static int
+data_next(struct bench_thread *t, uint64_t i, uint64_t start_mono, struct bench_op *op)
+{
+	struct bench_job *j = t->job;
+	uint64_t nblk = j->p.file_size / j->p.bs, pass = i / nblk, b = i % nblk;
+
+	if (j->p.runtime_s) {
+		if (now_mono_ns() - start_mono >= (uint64_t)j->p.runtime_s * 1000000000ull)
+			return 0;
+	} else if (i >= nblk)
+		return 0;
+	if (kinds[j->p.kind].rnd) {
+		if (i == 0 || pass != t->pass) {
+			t->pass = pass;
+			bench_perm_init(&t->perm, nblk, bench_mix(j->p.seed) ^
+			    bench_mix(((uint64_t)t->owner << 32) + pass));
+		}
+		b = bench_perm_at(&t->perm, b);
+	}
+	op->wr = kinds[j->p.kind].wr;
+	if (op->wr == 2)
+		op->wr = xorshift(&t->rng) % 100 >= j->p.rwmix_read;
+	op->off = blk_off(j, t->owner, b);
+	return 1;
+}
+
+/* Book one finished data op: check the transfer and, for reads, the data
+ * (stamp, or every byte with verify).  0, or -1 (t->err) to stop. */
+static int
+data_done(struct bench_thread *t, const struct bench_op *op, const uint8_t *buf, ssize_t n,
+    uint64_t t0, uint64_t t1, uint64_t nops, uint64_t *limit, uint64_t start_mono, int *walled)
+{
+	struct bench_job *j = t->job;
+	int64_t bad;
+
+	if (n < 0 || (uint64_t)n != j->p.bs) {
+		TERR(t, "%s: %s %s at offset %llu: %s", j->node, op->wr ? "write" : "read",
+		    t->fname, (unsigned long long)op->off,
+		    n < 0 ? strerror((int)-n) : "short transfer (file too small?)");
+		return -1;
+	}
+	if (!op->wr) {
+		if ((bad = bench_block_check(&j->pool, buf, (size_t)j->p.bs, t->owner, op->off,
+		    j->p.verify)) < 0) {
+			TERR(t, "%s: data mismatch in %s at offset %llu (not what rank %u wrote)",
+			    j->node, t->fname, (unsigned long long)op->off, t->owner);
+			return -1;
+		}
+		if (bad > 0) {
+			TERR(t, "%s: data mismatch in %s at offset %llu: byte %lld differs from "
+			    "what rank %u wrote (corrupted, or written with another --seed or "
+			    "--compressible)", j->node, t->fname, (unsigned long long)op->off,
+			    (long long)bad - 1, t->owner);
+			return -1;
+		}
+		atomic_fetch_add_explicit(&t->read_ops, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&t->read_bytes, (uint64_t)n, memory_order_relaxed);
+	}
+	*limit = bench_after_op(t, t0, t1, (uint64_t)n, nops, *limit, start_mono, walled);
+	return 0;
+}
+
+/* Write the block at off: stamp and pool bytes straight from the pool with
+ * pwritev (no copy); O_DIRECT needs one aligned buffer, so it copies. */
+static ssize_t
+write_block(struct bench_thread *t, int fd, uint64_t off)
+{
+	struct bench_job *j = t->job;
+	size_t bs = (size_t)j->p.bs;
+	uint8_t st[16];
+	struct iovec iov[2];
+	ssize_t n;
+
+	if (!j->p.odirect && bs >= 16) {
+		bench_stamp(st, t->owner, off);
+		iov[0].iov_base = st;
+		iov[0].iov_len = 16;
+		iov[1].iov_base = (void *)(uintptr_t)(bench_pool_at(&j->pool, t->owner, off) + 16);
+		iov[1].iov_len = bs - 16;
+		do
+			n = pwritev(fd, iov, 2, (off_t)off);
+		while (n < 0 && errno == EINTR);
+		if (n < 0 || (size_t)n == bs)
+			return n < 0 ? -errno : n;
+	}
+	bench_block_fill(&j->pool, t->buf, bs, t->owner, off);
+	return bench_full_io(fd, t->buf, bs, off, 1);
+}
+
+/* Queue depth 1: one pread/pwrite at a time. */
+static void
+data_sync_loop(struct bench_thread *t, int fd, uint64_t start_mono, int *walled)
+{
+	struct bench_job *j = t->job;
+	uint64_t i, limit = UINT64_MAX;
+	struct bench_op op;
+
+	for (i = 0; i < limit && !j->abort && data_next(t, i, start_mono, &op); i++) {
+		uint64_t t0, t1;
+		ssize_t n;
+
+		t0 = now_mono_ns();
+		n = op.wr ? write_block(t, fd, op.off) :
+		    bench_full_io(fd, t->buf, (size_t)j->p.bs, op.off, 0);
+		t1 = now_mono_ns();
+		if (data_done(t, &op, t->buf, n, t0, t1, i + 1, &limit, start_mono, walled) < 0)
+			break;
+	}
+}
+
 static void
 run_data(struct bench_thread *t, uint64_t start_mono)
 {
 	struct bench_job *j = t->job;
-	int wr = (j->p.kind == BK_SEQ_WRITE || j->p.kind == BK_RAND_WRITE);
-	int rnd = (j->p.kind == BK_RAND_WRITE || j->p.kind == BK_RAND_READ);
-	uint32_t owner = src_rank(j, t);
-	uint64_t base, nblk = j->p.file_size / j->p.bs, limit = nblk, i, off;
-	uint64_t seed = j->p.seed ^ (0x9E3779B97F4A7C15ull * (t->rank + 1));
-	struct perm pm;
-	char name[64];
-	int fd, walled = 0;
+	int wr = kinds[j->p.kind].wr, fd, walled = 0;
 
-	if (seed == 0)
-		seed = 1;
-	perm_init(&pm, nblk, xorshift(&seed));
-	data_loc(j, owner, name, sizeof(name), &base);
-	fd = openat(j->wfd, name, open_flags(j, wr) |
-	    (wr && !rnd && !j->p.shared ? O_TRUNC : 0), 0644);
+	fd = openat(j->wfd, t->fname, open_flags(j, wr) | (j->p.kind == BK_SEQ_WRITE &&
+	    !j->p.shared && !j->p.fallocate ? O_TRUNC : 0), 0644);
 	if (fd < 0) {
-		TERR(t, "%s: open %s: %s", j->node, name, open_errstr(j, errno));
+		TERR(t, "%s: open %s: %s", j->node, t->fname, open_errstr(j, errno));
 		goto out;
 	}
-	for (i = 0; i < limit && !j->abort; i++) {
-		uint64_t t0, t1;
-		ssize_t n;
-
-		off = base + (rnd ? perm_next(&pm) : i) * j->p.bs;
-		if (wr)
-			stamp(t->buf, (size_t)j->p.bs, j->p.bs, owner, off);
-		t0 = now_mono_ns();
-		n = full_io(fd, t->buf, (size_t)j->p.bs, off, wr);
-		t1 = now_mono_ns();
-		if (n < 0 || (uint64_t)n != j->p.bs) {
-			TERR(t, "%s: %s %s at offset %llu: %s", j->node, wr ? "write" : "read",
-			    name, (unsigned long long)off,
-			    n < 0 ? strerror((int)-n) : "short transfer (file too small?)");
-			break;
-		}
-		if (!wr && check_stamp(t->buf, j->p.bs, owner, off) < 0) {
-			TERR(t, "%s: data mismatch in %s at offset %llu (not what rank %u wrote)",
-			    j->node, name, (unsigned long long)off, owner);
-			break;
-		}
-		limit = after_op(t, t0, t1, j->p.bs, i + 1, limit, start_mono, &walled);
-	}
+	if (t->aio)
+		bench_aio_run(t, fd, start_mono, data_next, data_done, &walled);
+	else
+		data_sync_loop(t, fd, start_mono, &walled);
 	if (!t->failed && wr && j->p.fsync && fsync(fd) < 0)
-		TERR(t, "%s: fsync %s: %s", j->node, name, strerror(errno));
+		TERR(t, "%s: fsync %s: %s", j->node, t->fname, strerror(errno));
 	if (close(fd) < 0 && !t->failed)
-		TERR(t, "%s: close %s: %s", j->node, name, strerror(errno));
+		TERR(t, "%s: close %s: %s", j->node, t->fname, strerror(errno));
 out:
-	if (j->p.stonewall_s && !walled)
-		wall_arrive(j, atomic_load(&t->ops), 0);
-}
-
-static void
-run_md(struct bench_thread *t, uint64_t start_mono)
-{
-	struct bench_job *j = t->job;
-	uint64_t i, fpd = j->p.files_per_dir, k = UINT64_MAX, limit = j->p.md_files;
-	uint32_t owner = src_rank(j, t);
-	int sfd = -1, fd, walled = 0, e;
-	char name[32];
-	struct stat st;
-
-	for (i = 0; i < limit && !j->abort; i++) {
-		uint64_t t0, t1, bytes = 0;
-
-		if (i / fpd != k) {
-			if (sfd >= 0)
-				close(sfd);
-			k = i / fpd;
-			if ((sfd = md_open_sub(j, owner, k, 0)) < 0) {
-				TERR(t, "%s: open d.%08u/s.%llu: %s", j->node, owner,
-				    (unsigned long long)k, strerror(errno));
-				break;
-			}
-		}
-		snprintf(name, sizeof(name), "f.%llu", (unsigned long long)i);
-		t0 = now_mono_ns();
-		e = 0;
-		switch (j->p.kind) {
-		case BK_MD_CREATE:
-			fd = openat(sfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-			    O_CLOEXEC, 0644);
-			if (fd < 0) {
-				e = errno;
-				break;
-			}
-			if ((e = -md_write(t, fd)) == 0 && j->p.fsync && fsync(fd) < 0)
-				e = errno;
-			if (close(fd) < 0 && e == 0)
-				e = errno;
-			bytes = j->p.md_write_size;
-			break;
-		case BK_MD_STAT:
-			if (fstatat(sfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-				e = errno;
-			break;
-		case BK_MD_READ:
-			fd = openat(sfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-			if (fd < 0) {
-				e = errno;
-				break;
-			}
-			if (j->p.md_write_size) {
-				ssize_t n = full_io(fd, t->buf, (size_t)j->p.md_write_size, 0, 0);
-				if (n < 0)
-					e = (int)-n;
-				else
-					bytes = (uint64_t)n;
-			}
-			close(fd);
-			break;
-		case BK_MD_REMOVE:
-			if (unlinkat(sfd, name, 0) < 0)
-				e = errno;
-			break;
-		}
-		t1 = now_mono_ns();
-		if (e) {
-			TERR(t, "%s: %s d.%08u/s.%llu/%s: %s", j->node, bench_kind_name(j->p.kind),
-			    owner, (unsigned long long)k, name, strerror(e));
-			break;
-		}
-		limit = after_op(t, t0, t1, bytes, i + 1, limit, start_mono, &walled);
-	}
-	if (sfd >= 0)
-		close(sfd);
-	if (j->p.stonewall_s && !walled)
-		wall_arrive(j, atomic_load(&t->ops), 0);
+	bench_wall_leave(t, walled);
 }
 
 /* I/O thread: prepare, wait at the barrier, run timed, report done. */
@@ -871,7 +894,7 @@ io_thread(void *arg)
 		m0 = now_mono_ns();
 		t->start_ns = j->go_real_ns + (m0 - j->go_mono_ns);
 		if (bench_kind_is_md(j->p.kind))
-			run_md(t, m0);
+			bench_md_run(t, t->owner, m0);
 		else
 			run_data(t, m0);
 		m1 = now_mono_ns();
@@ -940,7 +963,35 @@ open_workdir(struct bench_job *j)
 		    j->node, real, j->wname);
 		return -1;
 	}
+	snprintf(j->wpath, sizeof(j->wpath), "%s/%s", real, j->wname);
 	return 0;
+}
+
+/* The I/O engine of a data phase: psync at queue depth 1 unless asked;
+ * deeper, io_uring when the kernel allows it, else libaio (with a
+ * warning). */
+static void
+choose_engine(struct bench_job *j)
+{
+	struct io_uring ring;
+	int rc;
+
+	j->ioengine = j->p.ioengine;
+	if (bench_kind_is_md(j->p.kind) || (j->ioengine == IOE_AUTO && j->p.queue_depth <= 1)) {
+		j->ioengine = IOE_PSYNC;
+		return;
+	}
+	if (j->ioengine != IOE_AUTO)
+		return;
+	if ((rc = io_uring_queue_init(2, &ring, 0)) == 0) {
+		io_uring_queue_exit(&ring);
+		j->ioengine = IOE_URING;
+		return;
+	}
+	j->ioengine = IOE_AIO;
+	snprintf(j->warning + strlen(j->warning), sizeof(j->warning) - strlen(j->warning),
+	    "%sio_uring unavailable (%s): queue depth %u through libaio", j->warning[0] ? "; " : "",
+	    strerror(-rc), j->p.queue_depth);
 }
 
 int
@@ -953,6 +1004,12 @@ bench_job_prepare(struct bench_job *j)
 		return -1;
 	if (bench_kind_is_ext(j->p.kind))
 		return ext_prepare(j);
+	choose_engine(j);
+	if (bench_pool_init(&j->pool, j->p.seed, j->p.compress_pct,
+	    (size_t)(j->p.bs > j->p.md_write_size ? j->p.bs : j->p.md_write_size)) < 0) {
+		snprintf(j->err, sizeof(j->err), "%s: no memory for the data pool", j->node);
+		return -1;
+	}
 	j->nth = j->p.nranks;
 	j->th = xcalloc(j->nth ? j->nth : 1, sizeof(*j->th));
 	for (i = 0; i < j->nth; i++) {
@@ -1102,6 +1159,8 @@ bench_job_result(struct bench_job *j, Knob__PhaseResult *r)
 		tr->end_ns = t->end_ns;
 		tr->cpu_ns = t->cpu_ns;
 		tr->stonewall_ops = t->stonewall_ops;
+		tr->read_ops = atomic_load(&t->read_ops);
+		tr->read_bytes = atomic_load(&t->read_bytes);
 		tr->error = xstrdup(t->failed ? t->err : "");
 		r->threads[i] = tr;
 		r->bytes += tr->bytes;
@@ -1140,6 +1199,8 @@ bench_job_result(struct bench_job *j, Knob__PhaseResult *r)
 		r->end_ns = j->ext_end_ns;
 	}
 	r->ext_output = xstrdup(j->ext_output ? j->ext_output : "");
+	r->ioengine = xstrdup(bench_kind_is_ext(j->p.kind) || bench_kind_is_md(j->p.kind) ? "" :
+	    bench_ioengine_name(j->ioengine));
 	if (j->err[0] && err == NULL)
 		err = j->err;
 	if (j->abort && err == NULL)
@@ -1164,6 +1225,7 @@ bench_result_free(Knob__PhaseResult *r)
 	free(r->warning);
 	free(r->error);
 	free(r->ext_output);
+	free(r->ioengine);
 	for (i = 0; i < r->n_threads; i++) {
 		free(r->threads[i]->error);
 		free(r->threads[i]);
@@ -1183,10 +1245,9 @@ bench_result_free(Knob__PhaseResult *r)
 
 /* ------------------------------------------------------------ clean-up */
 
-/* Remove parent/name recursively without following symbolic links; stays
- * inside the tree it was given.  0 or -errno. */
-static int
-rm_tree(int parent, const char *name, int depth)
+/* Stays inside the tree it was given. */
+int
+bench_rm_tree(int parent, const char *name, int depth)
 {
 	struct dirent *de;
 	DIR *d;
@@ -1210,7 +1271,7 @@ rm_tree(int parent, const char *name, int depth)
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
 		if (de->d_type == DT_DIR || de->d_type == DT_UNKNOWN) {
-			int r = rm_tree(dirfd(d), de->d_name, depth + 1);
+			int r = bench_rm_tree(dirfd(d), de->d_name, depth + 1);
 			if (r < 0 && rc == 0)
 				rc = r;
 		} else if (unlinkat(dirfd(d), de->d_name, 0) < 0 && errno != ENOENT && rc == 0)
@@ -1238,15 +1299,14 @@ cleanup_at(int dirfd, const struct bench_params *p)
 		bench_file_name(name, sizeof(name), p->ranks[i]);
 		if (unlinkat(wfd, name, 0) < 0 && errno != ENOENT)
 			rc = -1;
-		snprintf(name, sizeof(name), "d.%08u", p->ranks[i]);
-		if (rm_tree(wfd, name, 0) < 0)
-			rc = -1;
 	}
+	if (bench_md_cleanup(wfd, p) < 0)
+		rc = -1;
 	if (unlinkat(wfd, "shared", 0) < 0 && errno != ENOENT)
 		rc = -1;
 	if (bench_kind_is_ext(p->kind)) {
 		snprintf(name, sizeof(name), "n.%u", p->node_index);
-		if (rm_tree(wfd, name, 0) < 0 || rm_tree(wfd, "ext", 0) < 0)
+		if (bench_rm_tree(wfd, name, 0) < 0 || bench_rm_tree(wfd, "ext", 0) < 0)
 			rc = -1;
 	}
 	close(wfd);
@@ -1294,9 +1354,11 @@ bench_job_free(struct bench_job *j)
 	bench_job_abort(j, "freed");
 	bench_job_join(j);
 	for (size_t i = 0; i < j->nth; i++) {
+		bench_aio_free(&j->th[i]);
 		free(j->th[i].buf);
 		free(j->th[i].lat);
 	}
+	bench_pool_free(&j->pool);
 	free(j->th);
 	if (j->wfd >= 0)
 		close(j->wfd);

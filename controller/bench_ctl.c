@@ -42,7 +42,8 @@ static const struct {
 } ckinds[] = {
 	{ "seq-write", 0, 0 }, { "seq-read", 0, 0 }, { "rand-write", 0, 0 },
 	{ "rand-read", 0, 0 }, { "md-create", 1, 0 }, { "md-stat", 1, 0 },
-	{ "md-read", 1, 0 }, { "md-remove", 1, 0 }, { "fio", 0, 1 }, { "ior", 0, 1 },
+	{ "md-read", 1, 0 }, { "md-remove", 1, 0 }, { "rand-rw", 0, 0 }, { "md-mkdir", 1, 0 },
+	{ "md-dirstat", 1, 0 }, { "md-rmdir", 1, 0 }, { "fio", 0, 1 }, { "ior", 0, 1 },
 	{ "mdtest", 1, 1 },
 };
 
@@ -53,6 +54,7 @@ static const struct {
 	{ "seq", "seq-write,seq-read" },
 	{ "rand", "rand-write,rand-read" },
 	{ "md", "md-create,md-stat,md-read,md-remove" },
+	{ "mddir", "md-mkdir,md-dirstat,md-rmdir" },
 	{ "all", "seq-write,seq-read,rand-write,rand-read,md-create,md-stat,md-read,md-remove" },
 };
 
@@ -87,8 +89,9 @@ bench_expand_kinds(const char *s, struct strvec *out, char *err, size_t errlen)
 		}
 		if (kind_index(t) < 0) {
 			snprintf(err, errlen, "unknown benchmark kind '%s' (seq-write, seq-read, "
-			    "rand-write, rand-read, md-create, md-stat, md-read, md-remove, fio, ior, "
-			    "mdtest, or seq, rand, md, all)", t);
+			    "rand-write, rand-read, rand-rw, md-create, md-stat, md-read, md-remove, "
+			    "md-mkdir, md-dirstat, md-rmdir, fio, ior, mdtest, or seq, rand, md, "
+			    "mddir, all)", t);
 			rc = -1;
 			break;
 		}
@@ -360,6 +363,7 @@ struct plan {
 	const char *kind;
 	uint32_t threads, repeat;
 	uint64_t bs, size, md_files;	/* after size-total and per-thread-count overrides */
+	uint64_t files_total;		/* exact total of md items (0: md_files each) */
 	char workdir[72];
 	int keep;
 };
@@ -478,6 +482,21 @@ make_spec(struct brun *br, const struct plan *p, struct pnode *pn, size_t nused,
 	s->files_per_dir = rq->files_per_dir;
 	s->md_write_size = rq->write_size;
 	s->md_files = p->md_files;
+	/* with files_total the agents give rank r total/N, +1 for r < total%N */
+	s->files_total = p->files_total;
+	s->verify = rq->verify;
+	s->compress_pct = rq->compress_pct;
+	s->md_relative = rq->md_relative;
+	s->md_shared = rq->md_shared;
+	s->md_depth = rq->md_depth;
+	s->md_branch = rq->md_branch;
+	s->md_leaf_only = rq->md_leaf_only;
+	s->queue_depth = rq->iodepth;
+	s->ioengine = (char *)(uintptr_t)(rq->ioengine ? rq->ioengine : "");
+	s->runtime_s = rq->runtime_s;
+	s->rwmix_read = rq->rwmix;
+	s->fallocate = rq->fallocate;
+	s->segments = rq->segments;
 	s->drop_caches = rq->drop_caches;
 	s->reader_shift = rq->reader_shift;
 	s->lease_s = rq->lease_s;
@@ -1287,6 +1306,7 @@ plan_params(const struct bench_req *rq, uint32_t threads, struct plan *p)
 	}
 	if (ftotal)
 		p->md_files = (ftotal + threads - 1) / threads;
+	p->files_total = ftotal;
 }
 
 /* Expand the sweep into the ordered list of phases: per thread count, each

@@ -27,6 +27,11 @@ struct bench_req {
 	uint32_t test_rate_iops;	/* test hook (agents with --test-hooks only) */
 	int shared, direct, fsync, drop_caches, keep;
 	uint64_t seed;
+	/* measurement options (issue 9) */
+	int verify, md_relative, md_shared, md_leaf_only, fallocate;
+	uint32_t compress_pct, md_depth, md_branch, iodepth, runtime_s, rwmix;
+	uint64_t segments;
+	const char *ioengine;
 	const char *ext_tool;
 	struct strvec ext_args;
 	char *command;			/* command line, for the results store */

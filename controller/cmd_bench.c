@@ -27,7 +27,9 @@ parse_u32(const char *s, uint32_t *out)
 
 enum { O_DIR = 256, O_THREADS, O_BS, O_SIZE, O_SHARED, O_DIRECT, O_FSYNC, O_STONEWALL,
     O_FPD, O_FILES, O_FTOTAL, O_WSIZE, O_DROP, O_SHIFT, O_KEEP, O_RATE, O_LEASE,
-    O_TOOL, O_EXTTO, O_SEED, O_TRATE, O_REPEAT, O_STOTAL, O_LABEL };
+    O_TOOL, O_EXTTO, O_SEED, O_TRATE, O_REPEAT, O_STOTAL, O_LABEL, O_VERIFY, O_COMPR,
+    O_MDREL, O_MDSHARED, O_MDDEPTH, O_MDBRANCH, O_MDLEAF, O_IODEPTH, O_IOENGINE, O_RUNTIME,
+    O_RWMIX, O_FALLOC, O_SEGS };
 
 static const struct opt bench_opts[] = {
 	{ O_DIR, "dir", OPT_ARG, "DIR", "directory on the file system under test (absolute)", 0 },
@@ -35,13 +37,26 @@ static const struct opt bench_opts[] = {
 	{ O_BS, "bs", OPT_ARG, "SIZE", "block size (default 1m, 4k for rand-*)", 0 },
 	{ O_SIZE, "size", OPT_ARG, "SIZE", "bytes per thread (N-to-N) or per rank segment (--shared); default 256m", 0 },
 	{ O_SHARED, "shared", OPT_NOARG, NULL, "N-to-1: disjoint segments of one shared file", 0 },
+	{ O_SEGS, "segments", OPT_ARG, "N", "with --shared: each rank's data in N strided segments (IOR -s: segment s of rank r at (s*threads+r)*size/N)", 0 },
+	{ O_IODEPTH, "iodepth", OPT_ARG, "N", "I/Os in flight per thread (io_uring, else libaio)", 0 },
+	{ O_IOENGINE, "ioengine", OPT_ARG, "E", "psync (queue depth 1), io_uring or libaio", 0 },
+	{ O_RUNTIME, "runtime", OPT_ARG, "S", "data phases: run S seconds, wrapping around the file (fio time_based)", 0 },
+	{ O_RWMIX, "rwmix", OPT_ARG, "PCT", "rand-rw: percentage of reads (default 50)", 0 },
+	{ O_FALLOC, "fallocate", OPT_ARG, "MODE", "none (default: files grow as written, like IOR) or native (fio's default)", 0 },
+	{ O_VERIFY, "verify", OPT_NOARG, NULL, "reads check every byte of every block", 0 },
+	{ O_COMPR, "compressible", OPT_ARG, "PCT", "written data compresses by about PCT % (default 0: incompressible)", 0 },
 	{ O_DIRECT, "direct", OPT_NOARG, NULL, "O_DIRECT with aligned buffers", 0 },
 	{ O_FSYNC, "fsync", OPT_NOARG, NULL, "fsync before close, inside the timing", 0 },
 	{ O_STONEWALL, "stonewall", OPT_ARG, "S", "stop after S seconds, then every thread runs on to the largest count (IOR wear-out)", 0 },
 	{ O_FPD, "files-per-dir", OPT_ARG, "N", "md-*: files per directory (default 1024)", 0 },
 	{ O_FILES, "files", OPT_ARG, "N", "md-*: files per thread (default = files per dir)", 0 },
 	{ O_FTOTAL, "files-total", OPT_ARG, "N", "md-*: fixed total of files split over the threads", 0 },
-	{ O_WSIZE, "write-size", OPT_ARG, "SIZE", "md-create/md-read: bytes per file (mdtest -w/-e)", 0 },
+	{ O_WSIZE, "write-size", OPT_ARG, "SIZE", "md-create/md-read: bytes per file (mdtest -w/-e); md-read checks every byte", 0 },
+	{ O_MDSHARED, "md-shared", OPT_NOARG, NULL, "md-*: all threads in one directory tree (mdtest without -u)", 0 },
+	{ O_MDDEPTH, "md-depth", OPT_ARG, "Z", "md-*: directory tree depth (mdtest -z)", 0 },
+	{ O_MDBRANCH, "md-branch", OPT_ARG, "B", "md-*: directories per tree directory (mdtest -b)", 0 },
+	{ O_MDLEAF, "md-leaf-only", OPT_NOARG, NULL, "md-*: items only in the leaf directories (mdtest -L)", 0 },
+	{ O_MDREL, "md-relative", OPT_NOARG, NULL, "md-*: operate relative to an open directory instead of on full paths (mdtest's way, the default)", 0 },
 	{ O_DROP, "drop-caches", OPT_NOARG, NULL, "drop the page cache before read phases", 0 },
 	{ O_SHIFT, "reader-shift", OPT_OPTARG, "N", "read what rank r+N wrote (default 1 = the next node)", 0 },
 	{ O_KEEP, "keep", OPT_NOARG, NULL, "leave the files in DIR/knob.<id>/ afterwards", 0 },
@@ -56,6 +71,44 @@ static const struct opt bench_opts[] = {
 	{ O_LABEL, "label", OPT_ARG, "TEXT", "a label for the run in the results store", 0 },
 	OPT_END
 };
+
+/* The measurement options (issue 9) into rq: 0, or -1 on a bad value,
+ * also for an option that is not one of them. */
+static int
+parse_measure(int ch, struct bench_req *rq)
+{
+	switch (ch) {
+	case O_VERIFY: rq->verify = 1; return 0;
+	case O_MDREL: rq->md_relative = 1; return 0;
+	case O_MDSHARED: rq->md_shared = 1; return 0;
+	case O_MDLEAF: rq->md_leaf_only = 1; return 0;
+	case O_COMPR:
+		return parse_u32(optarg, &rq->compress_pct) < 0 || rq->compress_pct > 100 ? -1 : 0;
+	case O_MDDEPTH:
+		return parse_u32(optarg, &rq->md_depth);
+	case O_MDBRANCH:
+		return parse_u32(optarg, &rq->md_branch) < 0 || rq->md_branch == 0 ? -1 : 0;
+	case O_IODEPTH:
+		return parse_u32(optarg, &rq->iodepth) < 0 || rq->iodepth == 0 ? -1 : 0;
+	case O_RUNTIME:
+		return parse_u32(optarg, &rq->runtime_s) < 0 || rq->runtime_s == 0 ? -1 : 0;
+	case O_RWMIX:
+		return parse_u32(optarg, &rq->rwmix) < 0 || rq->rwmix > 100 ? -1 : 0;
+	case O_SEGS:
+		return bench_parse_size(optarg, &rq->segments) < 0 || rq->segments == 0 ? -1 : 0;
+	case O_IOENGINE:
+		if (strcmp(optarg, "psync") && strcmp(optarg, "io_uring") && strcmp(optarg, "libaio"))
+			return -1;
+		rq->ioengine = optarg;
+		return 0;
+	case O_FALLOC:
+		if (strcmp(optarg, "none") && strcmp(optarg, "native"))
+			return -1;
+		rq->fallocate = strcmp(optarg, "native") == 0;
+		return 0;
+	}
+	return -1;
+}
 
 /* Options into req; 0, or -1 on a usage error (message printed). */
 static int
@@ -142,7 +195,11 @@ parse_bench(struct ctl *ctl, int argc, char **argv, struct bench_req *rq)
 			rq->seed = v;
 			break;
 		default:
-			return -1;
+			if (ch == '?')		/* reported by opt_next */
+				return -1;
+			if (parse_measure(ch, rq) < 0)
+				goto badval;
+			break;
 		}
 	}
 	/* KIND is the first operand; anything else goes to the external tool */
@@ -177,6 +234,14 @@ parse_bench(struct ctl *ctl, int argc, char **argv, struct bench_req *rq)
 		rq->files_per_dir = 1024;
 	if (rq->bs && rq->size % rq->bs && rq->size_total == 0) {
 		fprintf(stderr, "knobctl bench: --size must be a multiple of --bs\n");
+		return -1;
+	}
+	if (rq->segments > 1 && !rq->shared) {
+		fprintf(stderr, "knobctl bench: --segments needs --shared\n");
+		return -1;
+	}
+	if (rq->rwmix && !strvec_contains(&rq->kinds, "rand-rw")) {
+		fprintf(stderr, "knobctl bench: --rwmix applies to rand-rw\n");
 		return -1;
 	}
 	return 0;
@@ -272,10 +337,12 @@ cmd_bench(struct ctl *ctl, int argc, char **argv)
 const struct cmd_entry cmd_bench_entry = {
 	"bench", "KIND --dir DIR [-- TOOL-ARGS]", "one coordinated benchmark phase, a composite or a thread sweep",
 	CMD_NODES | CMD_FANOUT, bench_opts, cmd_bench,
-	"kinds: seq-write seq-read rand-write rand-read md-create md-stat md-read md-remove\n"
+	"kinds: seq-write seq-read rand-write rand-read rand-rw md-create md-stat md-read\n"
+	"       md-remove md-mkdir md-dirstat md-rmdir\n"
 	"       fio ior mdtest (external tools; TOOL-ARGS after --)\n"
 	"       seq (= seq-write,seq-read on the same files)  rand (= rand-write,rand-read)\n"
-	"       md (= md-create,md-stat,md-read,md-remove)  all  or a comma list\n"
+	"       md (= md-create,md-stat,md-read,md-remove)  mddir (= md-mkdir,md-dirstat,\n"
+	"       md-rmdir)  all  or a comma list\n"
 	"Every node stays connected for the whole run: --fanout N bounds the TLS handshakes in flight.\n"
 	"Sizes are binary: 4k = 4 KiB, 16m = 16 MiB, 2g = 2 GiB.",
 };

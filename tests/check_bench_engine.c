@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,14 +97,16 @@ job_bytes(struct bench_job *j)
 	return b;
 }
 
-/* Check every block of path at [off, off+len) carries rank's stamp and the
- * fixed pattern after it. */
+/* Check every block of path at [off, off+len) is rank's, every byte (its
+ * stamp, then the pool bytes of seed 42 for that offset). */
 static void
 check_content(const char *path, uint64_t off, uint64_t len, uint64_t bs, uint32_t rank)
 {
 	uint8_t *b = malloc(bs);
 	int fd = open(path, O_RDONLY);
+	struct bench_pool pool;
 
+	ck_assert_int_eq(bench_pool_init(&pool, 42, 0, bs), 0);
 	ck_assert_int_ge(fd, 0);
 	for (uint64_t o = off; o < off + len; o += bs) {
 		uint32_t magic, r;
@@ -116,9 +119,9 @@ check_content(const char *path, uint64_t off, uint64_t len, uint64_t bs, uint32_
 		ck_assert_uint_eq(magic, BENCH_MAGIC);
 		ck_assert_uint_eq(r, rank);
 		ck_assert_uint_eq(fo, o);
-		for (size_t i = 16; i < bs; i += 997)
-			ck_assert_uint_eq(b[i], (uint8_t)(i * 7 + 13));
+		ck_assert_int_eq(bench_block_check(&pool, b, bs, rank, o, 1), 0);
 	}
+	bench_pool_free(&pool);
 	close(fd);
 	free(b);
 }
@@ -290,12 +293,12 @@ START_TEST(t_md_sweep)
 			ck_assert_uint_eq(job_bytes(j), 2 * 100 * 3000);
 		if (k == 0) {
 			/* 100 files at 32 per directory: s.0 .. s.3 */
-			snprintf(path, sizeof(path), "%s/knob.md/d.00000001/s.3/f.99", tmp);
+			snprintf(path, sizeof(path), "%s/knob.md/d.00000001/s.3/f.1.99", tmp);
 			ck_assert_int_eq(stat(path, &st), 0);
 			ck_assert_uint_eq((uint64_t)st.st_size, 3000);
 		}
 		if (k == 3) {
-			snprintf(path, sizeof(path), "%s/knob.md/d.00000000/s.0/f.0", tmp);
+			snprintf(path, sizeof(path), "%s/knob.md/d.00000000/s.0/f.0.0", tmp);
 			ck_assert(!dir_exists(path));
 			bench_job_cleanup(j);
 		}
@@ -639,11 +642,672 @@ START_TEST(t_ior_standin)
 }
 END_TEST
 
+/* ------------------------------------------------ measurement truth (issue 9) */
+
+/* Every index of [0, n) exactly once per pass, for awkward sizes and keys. */
+START_TEST(t_perm_coverage)
+{
+	static const uint64_t ns[] = { 1, 2, 3, 4, 5, 7, 16, 100, 1000, 4097, 65536, 65537 };
+	struct bench_perm pm, pm2;
+
+	for (size_t k = 0; k < sizeof(ns) / sizeof(ns[0]); k++) {
+		uint64_t n = ns[k];
+		uint8_t *seen = calloc(n, 1);
+
+		for (uint64_t key = 1; key <= 3; key++) {
+			uint64_t same = 0;
+
+			memset(seen, 0, n);
+			bench_perm_init(&pm, n, key);
+			bench_perm_init(&pm2, n, key + 100);
+			for (uint64_t i = 0; i < n; i++) {
+				uint64_t x = bench_perm_at(&pm, i);
+
+				ck_assert_uint_lt(x, n);
+				ck_assert_msg(!seen[x], "n=%llu: %llu repeats", (unsigned long long)n,
+				    (unsigned long long)x);
+				seen[x] = 1;
+				same += x == bench_perm_at(&pm2, i);
+				ck_assert_uint_eq(x, bench_perm_at(&pm, i));	/* a function of the key */
+			}
+			/* another key, another order (and files of 4 blocks are not read in order) */
+			if (n >= 16)
+				ck_assert_uint_lt(same, n / 4);
+		}
+		free(seen);
+	}
+	bench_perm_init(&pm, 4, 1);
+	ck_assert(bench_perm_at(&pm, 0) != 0 || bench_perm_at(&pm, 1) != 1 ||
+	    bench_perm_at(&pm, 2) != 2 || bench_perm_at(&pm, 3) != 3);
+}
+END_TEST
+
+/* Chi-square of the low bits of a pass x[0..n) of block indices, for 2^j
+ * buckets: (a) over windows of 8*2^j consecutive I/Os (a short period
+ * fills every bucket evenly in each window: statistic near 0) and (b) of
+ * consecutive pairs (x[t], x[t+1]) mod 2^j (a period makes the next low
+ * bits a function of the last).  A pass is a permutation, so every bucket
+ * holds exactly n/2^j in total: the expectations are those of drawing
+ * without replacement (window: df (n-w)/(n-1); pairs: fixed marginals,
+ * df (m-1)^2).  Returned as z-scores (chi2 - E)/sqrt(2 E). */
+static void
+chi_square(const uint64_t *x, uint64_t n, unsigned j, double *zwin, double *zpair)
+{
+	uint64_t m = 1ull << j, w = 8 * m, nwin = n / w, *cnt = calloc(m * m, sizeof(*cnt));
+	double chi = 0, df, e;
+
+	for (uint64_t k = 0; k < nwin; k++) {
+		memset(cnt, 0, m * sizeof(*cnt));
+		for (uint64_t i = k * w; i < (k + 1) * w; i++)
+			cnt[x[i] & (m - 1)]++;
+		for (uint64_t b = 0; b < m; b++)
+			chi += (double)((int64_t)cnt[b] - 8) * (double)((int64_t)cnt[b] - 8) / 8.0;
+	}
+	df = (double)nwin * (double)(m - 1) * (double)(n - w) / (double)(n - 1);
+	*zwin = (chi - df) / sqrt(2 * df);
+	memset(cnt, 0, m * m * sizeof(*cnt));
+	for (uint64_t i = 0; i + 1 < n; i++)
+		cnt[(x[i] & (m - 1)) * m + (x[i + 1] & (m - 1))]++;
+	e = (double)(n - 1) / (double)(m * m);
+	chi = 0;
+	for (uint64_t b = 0; b < m * m; b++)
+		chi += ((double)cnt[b] - e) * ((double)cnt[b] - e) / e;
+	df = (double)((m - 1) * (m - 1));
+	*zpair = (chi - df) / sqrt(2 * df);
+	free(cnt);
+}
+
+/* The default rand phase (256 MiB of 4 KiB blocks = 65536, a power of two):
+ * the low bits of one pass look random for j = 1..8, and the statistic
+ * does catch the LCG the engine used before (period 2^j in the low bits). */
+START_TEST(t_perm_chisquare)
+{
+	const uint64_t n = 65536;
+	uint64_t *x = malloc(n * sizeof(*x)), lcg = 12345;
+	struct bench_perm pm;
+	double zw, zp, worst = 0;
+
+	bench_perm_init(&pm, n, bench_mix(1) ^ bench_mix(0));
+	for (uint64_t i = 0; i < n; i++)
+		x[i] = bench_perm_at(&pm, i);
+	for (unsigned j = 1; j <= 8; j++) {
+		chi_square(x, n, j, &zw, &zp);
+		printf("chi-square feistel n=%llu j=%u: window z=%+.2f pair z=%+.2f\n",
+		    (unsigned long long)n, j, zw, zp);
+		ck_assert_msg(fabs(zw) < 6 && fabs(zp) < 6, "j=%u: z %.2f %.2f", j, zw, zp);
+		worst = fabs(zw) > worst ? fabs(zw) : worst;
+		worst = fabs(zp) > worst ? fabs(zp) : worst;
+	}
+	printf("chi-square feistel: largest |z| %.2f over j=1..8 (|z| < 6 required)\n", worst);
+	for (uint64_t i = 0; i < n; i++)
+		x[i] = lcg = (0x5851F42D4C957F2Dull * lcg + 7) & (n - 1);
+	for (unsigned j = 1; j <= 8; j++) {
+		chi_square(x, n, j, &zw, &zp);
+		if (j == 4)
+			printf("chi-square old LCG j=4: window z=%+.2f pair z=%+.2f\n", zw, zp);
+		ck_assert_msg(fabs(zw) > 6 || fabs(zp) > 6, "the test misses the LCG at j=%u", j);
+	}
+	free(x);
+}
+END_TEST
+
+/* Compressed size of path with gzip at its default level, in bytes. */
+static uint64_t
+gzip_size(const char *path)
+{
+	char cmd[PATH_MAX + 64];
+	unsigned long long n = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "gzip -c '%s' | wc -c", path);
+	ck_assert_ptr_nonnull(f = popen(cmd, "r"));
+	ck_assert_int_eq(fscanf(f, "%llu", &n), 1);
+	ck_assert_int_eq(pclose(f), 0);
+	return n;
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* 4 KiB chunks of path that are copies of another chunk (what a
+ * deduplicating array would save). */
+static uint64_t
+dup_chunks(const char *path, uint64_t size)
+{
+	uint64_t n = size / 4096, *h = calloc(n, sizeof(*h)), dups = 0;
+	uint8_t b[4096];
+	int fd = open(path, O_RDONLY);
+
+	ck_assert_int_ge(fd, 0);
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t v = 1469598103934665603ull;
+
+		ck_assert_int_eq(pread(fd, b, 4096, (off_t)(i * 4096)), 4096);
+		for (size_t k = 0; k < 4096; k++)
+			v = (v ^ b[k]) * 1099511628211ull;
+		h[i] = v;
+	}
+	close(fd);
+	qsort(h, n, sizeof(*h), cmp_u64);
+	for (uint64_t i = 1; i < n; i++)
+		dups += h[i] == h[i - 1];
+	free(h);
+	return dups;
+}
+
+/* Written data does not compress (< 2 % with gzip -6) nor deduplicate;
+ * --compressible 50 gives about half. */
+START_TEST(t_incompressible)
+{
+	uint32_t ranks[] = { 0 };
+	struct bench_params p;
+	char path[PATH_MAX + 64];
+	uint64_t size = 8 << 20, gz, g50;
+
+	mkparams(&p, "seq-write", tmp, "gz", ranks, 1, 1);
+	p.bs = 1 << 20;
+	p.file_size = size;
+	p.keep_files = 1;
+	bench_job_free(run(&p, 1));
+	snprintf(path, sizeof(path), "%s/knob.gz/f.00000000", tmp);
+	gz = gzip_size(path);
+	printf("gzip -6 of 8 MiB written by seq-write: %llu bytes, %.2f %% smaller\n",
+	    (unsigned long long)gz, 100.0 * (1.0 - (double)gz / (double)size));
+	ck_assert_uint_gt(gz, size * 98 / 100);
+	ck_assert_uint_eq(dup_chunks(path, size), 0);
+
+	mkparams(&p, "rand-write", tmp, "gz", ranks, 1, 1);
+	p.bs = 4096;
+	p.file_size = size;
+	p.compress_pct = 50;
+	bench_job_free(run(&p, 1));
+	g50 = gzip_size(path);
+	printf("gzip -6 of 8 MiB with --compressible 50: %.1f %% smaller\n",
+	    100.0 * (1.0 - (double)g50 / (double)size));
+	ck_assert_uint_gt(g50, size * 40 / 100);
+	ck_assert_uint_lt(g50, size * 60 / 100);
+	mkparams(&p, "seq-read", tmp, "gz", ranks, 1, 1);
+	p.bs = 4096;
+	p.compress_pct = 50;
+	p.verify = 1;
+	p.file_size = size;
+	{
+		struct bench_job *j = run(&p, 1);
+
+		bench_job_cleanup(j);
+		bench_job_free(j);
+	}
+}
+END_TEST
+
+/* One flipped byte in the middle of a block: the cheap stamp check does not
+ * see it, --verify does, and names the byte. */
+START_TEST(t_verify_every_byte)
+{
+	uint32_t ranks[] = { 0 };
+	struct bench_params p;
+	struct bench_job *j;
+	char path[PATH_MAX + 64];
+	uint8_t c;
+	int fd;
+
+	mkparams(&p, "seq-write", tmp, "vfy", ranks, 1, 1);
+	p.keep_files = 1;
+	bench_job_free(run(&p, 1));
+	snprintf(path, sizeof(path), "%s/knob.vfy/f.00000000", tmp);
+	ck_assert_int_ge(fd = open(path, O_RDWR), 0);
+	ck_assert_int_eq(pread(fd, &c, 1, (3 << 16) + 40000), 1);
+	c ^= 0x20;
+	ck_assert_int_eq(pwrite(fd, &c, 1, (3 << 16) + 40000), 1);
+	close(fd);
+	mkparams(&p, "seq-read", tmp, "vfy", ranks, 1, 1);
+	p.keep_files = 1;
+	bench_job_free(run(&p, 1));
+	for (int k = 0; k < 2; k++) {
+		mkparams(&p, k ? "rand-read" : "seq-read", tmp, "vfy", ranks, 1, 1);
+		p.verify = 1;
+		p.keep_files = 1;
+		j = run(&p, 0);
+		ck_assert_msg(strstr(j->th[0].err, "offset 196608: byte 40000 differs"), "%s",
+		    j->th[0].err);
+		bench_job_free(j);
+	}
+	/* a different seed is other data, even with intact stamps */
+	mkparams(&p, "seq-read", tmp, "vfy", ranks, 1, 1);
+	p.verify = 1;
+	p.seed = 43;
+	j = run(&p, 0);
+	ck_assert_ptr_nonnull(strstr(j->th[0].err, "another --seed"));
+	bench_job_cleanup(j);
+	bench_job_free(j);
+}
+END_TEST
+
+/* md-read with a write size reads and compares every file. */
+START_TEST(t_md_read_checks)
+{
+	uint32_t ranks[] = { 0 };
+	struct bench_params p;
+	struct bench_job *j;
+	char path[PATH_MAX + 64];
+	int fd;
+
+	mkparams(&p, "md-create", tmp, "mdr", ranks, 1, 1);
+	p.md_write_size = 3000;
+	p.keep_files = 1;
+	bench_job_free(run(&p, 1));
+	snprintf(path, sizeof(path), "%s/knob.mdr/d.00000000/s.1/f.0.40", tmp);
+	ck_assert_int_ge(fd = open(path, O_WRONLY), 0);
+	ck_assert_int_eq(pwrite(fd, "x", 1, 2999), 1);
+	close(fd);
+	mkparams(&p, "md-read", tmp, "mdr", ranks, 1, 1);
+	p.md_write_size = 3000;
+	j = run(&p, 0);
+	ck_assert_msg(strstr(j->th[0].err, "f.0.40: content is not what rank 0 wrote"), "%s",
+	    j->th[0].err);
+	ck_assert_uint_eq(atomic_load(&j->th[0].ops), 40);
+	bench_job_cleanup(j);
+	bench_job_free(j);
+}
+END_TEST
+
+/* Full paths or an open directory: with the work directory renamed after
+ * prepare and an empty one put in its place, full-path md-stat walks the
+ * path and finds nothing; --md-relative still works in the renamed one. */
+START_TEST(t_md_fullpath)
+{
+	uint32_t ranks[] = { 0 };
+	struct bench_params p;
+	struct bench_job *j;
+	char a[PATH_MAX + 64], b[PATH_MAX + 64];
+
+	for (int rel = 0; rel < 2; rel++) {
+		mkparams(&p, "md-stat", tmp, "fp", ranks, 1, 1);
+		p.md_relative = rel;
+		j = bench_job_new(&p, "testnode");
+		ck_assert_int_eq(bench_job_prepare(j), 0);
+		snprintf(a, sizeof(a), "%s/knob.fp", tmp);
+		snprintf(b, sizeof(b), "%s/knob.fp-moved", tmp);
+		ck_assert_int_eq(rename(a, b), 0);
+		ck_assert_int_eq(mkdir(a, 0755), 0);
+		bench_job_go(j);
+		while (bench_job_wait(j, 1000) != BJ_DONE)
+			;
+		bench_job_join(j);
+		if (rel) {
+			ck_assert_int_eq(j->th[0].failed, 0);
+			ck_assert_uint_eq(atomic_load(&j->th[0].ops), 100);
+		} else {
+			ck_assert(j->th[0].failed);
+			ck_assert_msg(strstr(j->th[0].err, "knob.fp/d.00000000/s.0/f.0.0") &&
+			    strstr(j->th[0].err, "No such file"), "%s", j->th[0].err);
+		}
+		bench_job_free(j);
+		ck_assert_int_eq(rmdir(a), 0);
+		ck_assert_int_eq(rename(b, a), 0);
+		mkparams(&p, "md-stat", tmp, "fp", ranks, 1, 1);
+		ck_assert_int_eq(bench_cleanup_params(&p), 0);
+		bench_params_free(&p);
+		ck_assert(!dir_exists(a));
+	}
+}
+END_TEST
+
+/* Entries in dir (without . and ..). */
+static int
+count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int n = 0;
+
+	if (d == NULL)
+		return -1;
+	while ((de = readdir(d)) != NULL)
+		n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+	closedir(d);
+	return n;
+}
+
+/* Two "nodes" in one shared tree of depth 2, branching 3, leaf-only: the
+ * files of all four ranks spread over the 9 leaves and nowhere else; one
+ * node's clean-up leaves the other's files. */
+START_TEST(t_md_shared_tree)
+{
+	uint32_t ra[] = { 0, 2 }, rb[] = { 1, 3 };
+	static const char *const ks[] = { "md-create", "md-stat", "md-remove" };
+	struct bench_params pa, pb;
+	struct bench_job *ja, *jb;
+	char path[PATH_MAX + 64];
+
+	for (size_t k = 0; k < 3; k++) {
+		mkparams(&pa, ks[k], tmp, "sh", ra, 2, 4);
+		mkparams(&pb, ks[k], tmp, "sh", rb, 2, 4);
+		pa.md_shared = pb.md_shared = 1;
+		pa.md_depth = pb.md_depth = 2;
+		pa.md_branch = pb.md_branch = 3;
+		pa.md_leaf_only = pb.md_leaf_only = 1;
+		pa.md_files = pb.md_files = 18;
+		pa.keep_files = pb.keep_files = k < 2;
+		ja = bench_job_new(&pa, "nodeA");
+		jb = bench_job_new(&pb, "nodeB");
+		ck_assert_int_eq(bench_job_prepare(ja), 0);
+		ck_assert_int_eq(bench_job_prepare(jb), 0);
+		bench_job_go(ja);
+		bench_job_go(jb);
+		while (bench_job_wait(ja, 1000) != BJ_DONE || bench_job_wait(jb, 1000) != BJ_DONE)
+			;
+		bench_job_join(ja);
+		bench_job_join(jb);
+		for (size_t i = 0; i < 2; i++) {
+			ck_assert_msg(!ja->th[i].failed && !jb->th[i].failed, "%s %s", ja->th[i].err,
+			    jb->th[i].err);
+			ck_assert_uint_eq(atomic_load(&ja->th[i].ops) + atomic_load(&jb->th[i].ops), 36);
+		}
+		if (k == 0) {
+			/* 18 files per rank over 9 leaves: 2 per leaf per rank */
+			snprintf(path, sizeof(path), "%s/knob.sh/d.shared/s.0/s.0/f.0.1", tmp);
+			ck_assert(dir_exists(path));
+			snprintf(path, sizeof(path), "%s/knob.sh/d.shared/s.2/s.2/f.3.17", tmp);
+			ck_assert(dir_exists(path));
+			snprintf(path, sizeof(path), "%s/knob.sh/d.shared/s.1/s.2", tmp);
+			ck_assert_int_eq(count_entries(path), 8);
+			snprintf(path, sizeof(path), "%s/knob.sh/d.shared/s.1", tmp);
+			ck_assert_int_eq(count_entries(path), 3);	/* directories only */
+			snprintf(path, sizeof(path), "%s/knob.sh/d.shared", tmp);
+			ck_assert_int_eq(count_entries(path), 3);
+		}
+		if (k == 2) {
+			snprintf(path, sizeof(path), "%s/knob.sh/d.shared/s.0/s.0", tmp);
+			ck_assert_int_eq(count_entries(path), 0);
+		}
+		bench_job_free(ja);
+		bench_job_free(jb);
+	}
+	/* files again, then node A cleans up first: B's files stay */
+	mkparams(&pa, "md-stat", tmp, "sh", ra, 2, 4);
+	mkparams(&pb, "md-stat", tmp, "sh", rb, 2, 4);
+	pa.md_shared = pb.md_shared = 1;
+	ja = run(&pa, 1);
+	jb = run(&pb, 1);
+	ck_assert_int_eq(bench_job_cleanup(ja), 0);
+	snprintf(path, sizeof(path), "%s/knob.sh/d.shared/s.0/f.1.0", tmp);
+	ck_assert(dir_exists(path));
+	snprintf(path, sizeof(path), "%s/knob.sh/d.shared/s.0/f.0.0", tmp);
+	ck_assert(!dir_exists(path));
+	ck_assert_int_eq(bench_job_cleanup(jb), 0);
+	bench_job_free(ja);
+	bench_job_free(jb);
+	snprintf(path, sizeof(path), "%s/knob.sh", tmp);
+	ck_assert(!dir_exists(path));
+}
+END_TEST
+
+/* Directory phases in a private tree of depth 1, branching 4, items in
+ * every directory (root too), and exact files_total over 3 ranks. */
+START_TEST(t_md_dirs_and_total)
+{
+	static const char *const ks[] = { "md-mkdir", "md-dirstat", "md-rmdir" };
+	uint32_t ranks[] = { 0, 1, 2 };
+	struct bench_params p;
+	struct bench_job *j;
+	char path[PATH_MAX + 64];
+
+	for (size_t k = 0; k < 3; k++) {
+		mkparams(&p, ks[k], tmp, "dirs", ranks, 3, 3);
+		p.files_total = 1000;
+		p.md_depth = 1;
+		p.md_branch = 4;
+		p.keep_files = k < 2;
+		j = run(&p, 1);
+		/* 1000 over 3: 334, 333, 333, not 3 x 334 */
+		ck_assert_uint_eq(atomic_load(&j->th[0].ops), 334);
+		ck_assert_uint_eq(atomic_load(&j->th[1].ops), 333);
+		ck_assert_uint_eq(atomic_load(&j->th[2].ops), 333);
+		if (k == 0) {
+			/* 334 items over 5 directories: 67 each, root first */
+			snprintf(path, sizeof(path), "%s/knob.dirs/d.00000000/e.0.66", tmp);
+			ck_assert(dir_exists(path));
+			snprintf(path, sizeof(path), "%s/knob.dirs/d.00000000/s.3/e.0.333", tmp);
+			ck_assert(dir_exists(path));
+		}
+		if (k == 2) {
+			snprintf(path, sizeof(path), "%s/knob.dirs/d.00000000/s.3", tmp);
+			ck_assert_int_eq(count_entries(path), 0);
+			bench_job_cleanup(j);
+		}
+		bench_job_free(j);
+	}
+	snprintf(path, sizeof(path), "%s/knob.dirs", tmp);
+	ck_assert(!dir_exists(path));
+}
+END_TEST
+
+/* Queue depth 8 through io_uring and through libaio: every block once,
+ * data verified, the engine named in the result. */
+START_TEST(t_iodepth)
+{
+	static const int engines[] = { IOE_AUTO, IOE_URING, IOE_AIO };
+	uint32_t ranks[] = { 0, 1 };
+	struct bench_params p;
+	struct bench_job *j;
+	Knob__PhaseResult r;
+
+	for (size_t e = 0; e < 3; e++) {
+		mkparams(&p, "rand-write", tmp, "qd", ranks, 2, 2);
+		p.bs = 4096;
+		p.queue_depth = 8;
+		p.ioengine = engines[e];
+		p.keep_files = 1;
+		j = run(&p, 1);
+		ck_assert_uint_eq(atomic_load(&j->th[0].ops) + atomic_load(&j->th[1].ops), 512);
+		ck_assert_uint_eq(j->th[0].lat->total, 256);
+		bench_job_result(j, &r);
+		ck_assert_str_eq(r.ioengine, e == 2 ? "libaio" : "io_uring");
+		bench_result_free(&r);
+		bench_job_free(j);
+		mkparams(&p, "rand-read", tmp, "qd", ranks, 2, 2);
+		p.bs = 4096;
+		p.queue_depth = 8;
+		p.ioengine = engines[e];
+		p.verify = 1;
+		p.keep_files = e < 2;
+		j = run(&p, 1);
+		ck_assert_uint_eq(job_bytes(j), 2u << 20);
+		bench_job_free(j);
+	}
+	/* the data the queued writes left is every rank's, every byte */
+	for (uint32_t r0 = 0; r0 < 2; r0++) {
+		char path[PATH_MAX + 64];
+
+		snprintf(path, sizeof(path), "%s/knob.qd/f.%08u", tmp, r0);
+		check_content(path, 0, 1 << 20, 4096, r0);
+	}
+	mkparams(&p, "rand-read", tmp, "qd", ranks, 2, 2);
+	ck_assert_int_eq(bench_cleanup_params(&p), 0);
+	bench_params_free(&p);
+}
+END_TEST
+
+/* Time-based: 1 s over a 16-block file throttled to 300 IOPS wraps around
+ * (many passes); rand-rw 70 reads about 70 %, and its writes are right. */
+START_TEST(t_runtime_rwmix)
+{
+	uint32_t ranks[] = { 0 };
+	struct bench_params p;
+	struct bench_job *j;
+	uint64_t t0 = now_mono_ns(), ops, rd;
+
+	mkparams(&p, "rand-read", tmp, "tb", ranks, 1, 1);
+	p.bs = 4096;
+	p.file_size = 16 * 4096;
+	p.runtime_s = 1;
+	p.rate_iops = 300;
+	p.verify = 1;
+	p.keep_files = 1;
+	j = run(&p, 1);
+	ops = atomic_load(&j->th[0].ops);
+	ck_assert_uint_ge(now_mono_ns() - t0, 1000000000ull);
+	ck_assert_msg(ops > 200 && ops <= 301, "ops %llu", (unsigned long long)ops);
+	ck_assert_uint_eq(job_bytes(j), ops * 4096);
+	bench_job_free(j);
+
+	mkparams(&p, "rand-rw", tmp, "tb", ranks, 1, 1);
+	p.bs = 4096;
+	p.file_size = 4 << 20;
+	p.rwmix_read = 70;
+	p.keep_files = 1;
+	j = run(&p, 1);
+	ops = atomic_load(&j->th[0].ops);
+	rd = atomic_load(&j->th[0].read_ops);
+	ck_assert_uint_eq(ops, 1024);
+	ck_assert_msg(rd > 650 && rd < 780, "reads %llu of %llu", (unsigned long long)rd,
+	    (unsigned long long)ops);
+	ck_assert_uint_eq(atomic_load(&j->th[0].read_bytes), rd * 4096);
+	bench_job_free(j);
+	mkparams(&p, "seq-read", tmp, "tb", ranks, 1, 1);
+	p.bs = 4096;
+	p.file_size = 4 << 20;
+	p.verify = 1;
+	j = run(&p, 1);
+	bench_job_cleanup(j);
+	bench_job_free(j);
+}
+END_TEST
+
+/* --fallocate native allocates the file in prepare, before the timing;
+ * none (the default) leaves allocation to the timed writes. */
+START_TEST(t_fallocate)
+{
+	uint32_t ranks[] = { 0 };
+	struct bench_params p;
+	struct bench_job *j;
+	char path[PATH_MAX + 64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/knob.fa/f.00000000", tmp);
+	for (int fa = 0; fa < 2; fa++) {
+		mkparams(&p, "seq-write", tmp, "fa", ranks, 1, 1);
+		p.fallocate = fa;
+		p.keep_files = 1;
+		j = bench_job_new(&p, "testnode");
+		ck_assert_int_eq(bench_job_prepare(j), 0);
+		if (fa) {
+			ck_assert_int_eq(stat(path, &st), 0);
+			ck_assert_uint_ge((uint64_t)st.st_blocks * 512, 1 << 20);
+		} else
+			ck_assert(stat(path, &st) < 0 || st.st_blocks == 0);
+		bench_job_go(j);
+		while (bench_job_wait(j, 1000) != BJ_DONE)
+			;
+		bench_job_join(j);
+		ck_assert_int_eq(j->th[0].failed, 0);
+		ck_assert_int_eq(stat(path, &st), 0);
+		ck_assert_uint_eq((uint64_t)st.st_size, 1 << 20);
+		check_content(path, 0, 1 << 20, 64 << 10, 0);
+		bench_job_cleanup(j);
+		bench_job_free(j);
+	}
+}
+END_TEST
+
+/* IOR -s: two "nodes", 4 segments of 2 transfers of 47008 bytes per rank
+ * (io500 hard); segment s of rank r at (s*2 + r) * 94016; then read back
+ * with reader shift and verify. */
+START_TEST(t_segments)
+{
+	uint32_t ra[] = { 0 }, rb[] = { 1 };
+	struct bench_params pa, pb;
+	struct bench_job *ja, *jb;
+	char path[PATH_MAX + 64];
+	struct stat st;
+	const uint64_t bs = 47008, seg = 2 * bs;
+
+	for (int k = 0; k < 2; k++) {
+		mkparams(&pa, k ? "seq-read" : "seq-write", tmp, "seg", ra, 1, 2);
+		mkparams(&pb, k ? "seq-read" : "seq-write", tmp, "seg", rb, 1, 2);
+		pa.shared = pb.shared = 1;
+		pa.segments = pb.segments = 4;
+		pa.bs = pb.bs = bs;
+		pa.file_size = pb.file_size = 4 * seg;
+		pa.keep_files = pb.keep_files = 1;
+		pa.reader_shift = pb.reader_shift = k;
+		pa.verify = pb.verify = k;
+		ja = bench_job_new(&pa, "nodeA");
+		jb = bench_job_new(&pb, "nodeB");
+		ck_assert_int_eq(bench_job_prepare(ja), 0);
+		ck_assert_int_eq(bench_job_prepare(jb), 0);
+		bench_job_go(ja);
+		bench_job_go(jb);
+		while (bench_job_wait(ja, 1000) != BJ_DONE || bench_job_wait(jb, 1000) != BJ_DONE)
+			;
+		bench_job_join(ja);
+		bench_job_join(jb);
+		ck_assert_msg(!ja->th[0].failed && !jb->th[0].failed, "%s %s", ja->th[0].err,
+		    jb->th[0].err);
+		ck_assert_uint_eq(job_bytes(ja) + job_bytes(jb), 16 * bs);
+		bench_job_free(ja);
+		bench_job_free(jb);
+	}
+	snprintf(path, sizeof(path), "%s/knob.seg/shared", tmp);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_uint_eq((uint64_t)st.st_size, 16 * bs);
+	for (uint64_t s = 0; s < 4; s++)
+		for (uint32_t r = 0; r < 2; r++)
+			check_content(path, (s * 2 + r) * seg, seg, bs, r);
+	mkparams(&pa, "seq-read", tmp, "seg", ra, 1, 2);
+	ck_assert_int_eq(bench_cleanup_params(&pa), 0);
+	bench_params_free(&pa);
+}
+END_TEST
+
+/* Options that do not go together are refused before anything runs. */
+START_TEST(t_option_checks)
+{
+	static const struct { const char *kind; int shared; uint32_t rwmix, qd, runtime;
+	    uint64_t segs; const char *eng, *want; } bad[] = {
+		{ "rand-read", 0, 70, 0, 0, 0, "", "rand-rw only" },
+		{ "seq-write", 0, 0, 0, 0, 4, "", "shared file" },
+		{ "seq-write", 1, 0, 0, 0, 3, "", "multiple of segments" },
+		{ "rand-read", 0, 0, 8, 0, 0, "psync", "queue depth 1" },
+		{ "rand-read", 0, 0, 8, 0, 0, "spdk", "unknown I/O engine" },
+		{ "md-stat", 0, 0, 0, 5, 0, "", "data phases only" },
+	};
+	struct bench_params p;
+	char err[256];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		Knob__PhaseSpec s = KNOB__PHASE_SPEC__INIT;
+
+		s.phase_id = (char *)(uintptr_t)"opt";
+		s.kind = (char *)(uintptr_t)bad[i].kind;
+		s.dir = (char *)(uintptr_t)"/tmp/x";
+		s.threads_total = 1;
+		s.block_size = 4096;
+		s.file_size = 4096 * 16;
+		s.shared = bad[i].shared;
+		s.rwmix_read = bad[i].rwmix;
+		s.queue_depth = bad[i].qd;
+		s.runtime_s = bad[i].runtime;
+		s.segments = bad[i].segs;
+		s.ioengine = (char *)(uintptr_t)bad[i].eng;
+		err[0] = '\0';
+		ck_assert_int_eq(bench_params_from_spec(&p, &s, "", err, sizeof(err)), -1);
+		ck_assert_msg(strstr(err, bad[i].want), "%zu: '%s'", i, err);
+	}
+}
+END_TEST
+
 int
 main(void)
 {
 	Suite *s = suite_create("bench_engine");
-	TCase *tc = tcase_create("engine");
+	TCase *tc = tcase_create("engine"), *tco;
 	SRunner *sr;
 	int nf;
 
@@ -662,7 +1326,23 @@ main(void)
 	tcase_add_test(tc, t_path_safety);
 	tcase_add_test(tc, t_fio_external);
 	tcase_add_test(tc, t_ior_standin);
+	tcase_add_test(tc, t_incompressible);
+	tcase_add_test(tc, t_verify_every_byte);
+	tcase_add_test(tc, t_md_read_checks);
+	tcase_add_test(tc, t_md_fullpath);
+	tcase_add_test(tc, t_md_shared_tree);
+	tcase_add_test(tc, t_md_dirs_and_total);
+	tcase_add_test(tc, t_iodepth);
+	tcase_add_test(tc, t_runtime_rwmix);
+	tcase_add_test(tc, t_fallocate);
+	tcase_add_test(tc, t_segments);
+	tcase_add_test(tc, t_option_checks);
 	suite_add_tcase(s, tc);
+	/* CK_RUN_CASE=offsets build/tests/check_bench_engine prints the chi-square figures */
+	tco = tcase_create("offsets");
+	tcase_add_test(tco, t_perm_coverage);
+	tcase_add_test(tco, t_perm_chisquare);
+	suite_add_tcase(s, tco);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
 	nf = srunner_ntests_failed(sr);

@@ -1,0 +1,259 @@
+/* Benchmark engine: data phases with several I/Os in flight per thread
+ * (queue_depth), through io_uring (liburing) or, where io_uring is not
+ * available, Linux AIO (libaio).  Each slot has its own aligned buffer;
+ * a slot is refilled as soon as its I/O completes, so queue_depth I/Os
+ * stay in flight, as with fio's iodepth.  Latency runs from queueing to
+ * reaping.  Ring set-up happens in prepare, outside the timing. */
+#include <errno.h>
+#include <libaio.h>
+#include <liburing.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "log.h"
+#include "util.h"
+
+struct aio_slot {
+	struct bench_op op;
+	uint8_t *buf;
+	uint64_t t0;
+	struct iocb cb;			/* libaio */
+};
+
+/* A completion: the slot and the result (bytes or -errno). */
+struct aio_done {
+	struct aio_slot *slot;
+	ssize_t res;
+};
+
+struct bench_aio {
+	const struct aio_backend *be;
+	unsigned depth, nfree, nqueued;
+	struct aio_slot *slot;
+	struct aio_slot **free;
+	struct io_uring ring;
+	io_context_t ctx;
+	struct iocb **queued;		/* libaio: not submitted yet */
+	struct io_event *ev;
+	struct aio_done *done;
+};
+
+/* One asynchronous interface: set-up, queue one I/O, submit what is queued
+ * and reap at least one completion, tear down. */
+struct aio_backend {
+	int engine;
+	int (*init)(struct bench_aio *a);		/* 0 or -errno */
+	void (*queue)(struct bench_aio *a, struct aio_slot *s, int fd, size_t len);
+	int (*reap)(struct bench_aio *a, struct aio_done *out);	/* count or -errno */
+	void (*fini)(struct bench_aio *a);
+};
+
+/* ------------------------------------------------------------ io_uring */
+
+static int
+uring_init(struct bench_aio *a)
+{
+	return io_uring_queue_init(a->depth, &a->ring, 0);
+}
+
+static void
+uring_queue(struct bench_aio *a, struct aio_slot *s, int fd, size_t len)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&a->ring);
+
+	/* never NULL: the ring has depth entries and at most depth are in flight */
+	if (s->op.wr)
+		io_uring_prep_write(sqe, fd, s->buf, (unsigned)len, s->op.off);
+	else
+		io_uring_prep_read(sqe, fd, s->buf, (unsigned)len, s->op.off);
+	io_uring_sqe_set_data(sqe, s);
+}
+
+static int
+uring_reap(struct bench_aio *a, struct aio_done *out)
+{
+	struct io_uring_cqe *cqe;
+	unsigned head, n = 0;
+	int rc;
+
+	do
+		rc = io_uring_submit_and_wait(&a->ring, 1);
+	while (rc == -EINTR);
+	if (rc < 0)
+		return rc;
+	io_uring_for_each_cqe(&a->ring, head, cqe) {
+		out[n].slot = io_uring_cqe_get_data(cqe);
+		out[n].res = cqe->res;
+		n++;
+	}
+	io_uring_cq_advance(&a->ring, n);
+	return (int)n;
+}
+
+static void
+uring_fini(struct bench_aio *a)
+{
+	io_uring_queue_exit(&a->ring);
+}
+
+/* ------------------------------------------------------------ libaio */
+
+static int
+laio_init(struct bench_aio *a)
+{
+	int rc;
+
+	a->queued = xcalloc(a->depth, sizeof(*a->queued));
+	a->ev = xcalloc(a->depth, sizeof(*a->ev));
+	if ((rc = io_setup((int)a->depth, &a->ctx)) < 0) {
+		free(a->queued);
+		free(a->ev);
+	}
+	return rc;
+}
+
+static void
+laio_queue(struct bench_aio *a, struct aio_slot *s, int fd, size_t len)
+{
+	if (s->op.wr)
+		io_prep_pwrite(&s->cb, fd, s->buf, len, (long long)s->op.off);
+	else
+		io_prep_pread(&s->cb, fd, s->buf, len, (long long)s->op.off);
+	s->cb.data = s;
+	a->queued[a->nqueued++] = &s->cb;
+}
+
+static int
+laio_reap(struct bench_aio *a, struct aio_done *out)
+{
+	int rc, i;
+
+	while (a->nqueued) {
+		if ((rc = io_submit(a->ctx, a->nqueued, a->queued)) < 0) {
+			if (rc == -EINTR || rc == -EAGAIN)
+				continue;
+			return rc;
+		}
+		memmove(a->queued, a->queued + rc, (a->nqueued - (unsigned)rc) * sizeof(*a->queued));
+		a->nqueued -= (unsigned)rc;
+	}
+	do
+		rc = io_getevents(a->ctx, 1, a->depth, a->ev, NULL);
+	while (rc == -EINTR);
+	for (i = 0; i < rc; i++) {
+		out[i].slot = a->ev[i].data;
+		out[i].res = (ssize_t)(long)a->ev[i].res;
+	}
+	return rc;
+}
+
+static void
+laio_fini(struct bench_aio *a)
+{
+	io_destroy(a->ctx);
+	free(a->queued);
+	free(a->ev);
+}
+
+static const struct aio_backend backends[] = {
+	{ IOE_URING, uring_init, uring_queue, uring_reap, uring_fini },
+	{ IOE_AIO, laio_init, laio_queue, laio_reap, laio_fini },
+};
+
+/* ------------------------------------------------------------ the loop */
+
+int
+bench_aio_setup(struct bench_thread *t)
+{
+	struct bench_job *j = t->job;
+	size_t len = ((size_t)j->p.bs + BENCH_ALIGN - 1) / BENCH_ALIGN * BENCH_ALIGN;
+	struct bench_aio *a = xcalloc(1, sizeof(*a));
+	int rc = -EINVAL;
+
+	a->depth = j->p.queue_depth ? j->p.queue_depth : 1;
+	for (size_t i = 0; i < nitems(backends); i++)
+		if (backends[i].engine == j->ioengine)
+			a->be = &backends[i];
+	if (a->be == NULL || (rc = a->be->init(a)) < 0) {
+		TERR(t, "%s: %s set-up (queue depth %u): %s", j->node,
+		    bench_ioengine_name(j->ioengine), a->depth, strerror(-rc));
+		free(a);
+		return -1;
+	}
+	a->slot = xcalloc(a->depth, sizeof(*a->slot));
+	a->free = xcalloc(a->depth, sizeof(*a->free));
+	a->done = xcalloc(a->depth, sizeof(*a->done));
+	for (unsigned i = 0; i < a->depth; i++) {
+		if (posix_memalign((void **)&a->slot[i].buf, BENCH_ALIGN, len) != 0)
+			fatalx("posix_memalign");
+		a->free[a->nfree++] = &a->slot[i];
+	}
+	t->aio = a;
+	return 0;
+}
+
+void
+bench_aio_free(struct bench_thread *t)
+{
+	struct bench_aio *a = t->aio;
+
+	if (a == NULL)
+		return;
+	a->be->fini(a);
+	for (unsigned i = 0; i < a->depth; i++)
+		free(a->slot[i].buf);
+	free(a->slot);
+	free(a->free);
+	free(a->done);
+	free(a);
+	t->aio = NULL;
+}
+
+void
+bench_aio_run(struct bench_thread *t, int fd, uint64_t start_mono, bench_next_fn next,
+    bench_done_fn done, int *walled)
+{
+	struct bench_job *j = t->job;
+	struct bench_aio *a = t->aio;
+	size_t bs = (size_t)j->p.bs;
+	uint64_t issued = 0, completed = 0, limit = UINT64_MAX;
+	int stop = 0, n, i;
+
+	for (;;) {
+		/* keep the queue full until the ops run out or something stops us */
+		while (!stop && a->nfree && issued < limit && !j->abort) {
+			struct aio_slot *s = a->free[a->nfree - 1];
+
+			if (!next(t, issued, start_mono, &s->op)) {
+				stop = 1;
+				break;
+			}
+			a->nfree--;
+			if (s->op.wr)
+				bench_block_fill(&j->pool, s->buf, bs, t->owner, s->op.off);
+			s->t0 = now_mono_ns();
+			a->be->queue(a, s, fd, bs);
+			issued++;
+		}
+		if (a->nfree == a->depth)
+			break;
+		/* a failed reap leaves I/O in flight into buffers we cannot
+		 * free or reuse: a broken invariant, not a benchmark error */
+		if ((n = a->be->reap(a, a->done)) < 0)
+			fatalx("%s: %s: cannot reap queued I/O: %s", j->node,
+			    bench_ioengine_name(j->ioengine), strerror(-n));
+		for (i = 0; i < n; i++) {
+			struct aio_slot *s = a->done[i].slot;
+			uint64_t t1 = now_mono_ns();
+
+			a->free[a->nfree++] = s;
+			/* ops beyond a lowered (stonewall) limit were in flight: not counted */
+			if (stop < 0 || ++completed > limit)
+				continue;
+			if (done(t, &s->op, s->buf, a->done[i].res, s->t0, t1, completed, &limit,
+			    start_mono, walled) < 0)
+				stop = -1;
+		}
+	}
+}

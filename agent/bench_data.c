@@ -1,0 +1,153 @@
+/* Benchmark engine: what the I/O threads write and where.  Random offsets
+ * come from a keyed Feistel permutation of the block indices (full
+ * coverage, no short periods); written data is a slice of a random pool
+ * made from the seed, at a position hashed from (seed, rank, offset), so
+ * a reader on any node can recompute every byte, and the data does not
+ * compress or deduplicate unless asked to (compress_pct). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+#define POOL_SPAN	(8u << 20)	/* slice start positions: 8 Mi */
+#define COMP_CHUNK	4096		/* compress_pct applies per 4 KiB */
+
+uint64_t
+bench_mix(uint64_t x)
+{
+	x += 0x9E3779B97F4A7C15ull;
+	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+	x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+	return x ^ (x >> 31);
+}
+
+/* ------------------------------------------------------------ permutation */
+
+void
+bench_perm_init(struct bench_perm *p, uint64_t n, uint64_t key)
+{
+	unsigned bits = 2;
+
+	memset(p, 0, sizeof(*p));
+	p->n = n;
+	while (bits < 64 && (1ull << bits) < n)
+		bits++;
+	bits += bits & 1;		/* two halves of equal width */
+	p->half = bits / 2;
+	p->mask = (1ull << p->half) - 1;
+	for (int r = 0; r < BENCH_PERM_ROUNDS; r++)
+		p->key[r] = key = bench_mix(key + (uint64_t)r);
+}
+
+/* One pass of the Feistel network over [0, 2^(2*half)): a bijection. */
+static uint64_t
+feistel(const struct bench_perm *p, uint64_t x)
+{
+	uint64_t l = (x >> p->half) & p->mask, r = x & p->mask, t;
+
+	for (int i = 0; i < BENCH_PERM_ROUNDS; i++) {
+		t = r;
+		r = l ^ (bench_mix(r ^ p->key[i]) & p->mask);
+		l = t;
+	}
+	return (l << p->half) | r;
+}
+
+uint64_t
+bench_perm_at(const struct bench_perm *p, uint64_t i)
+{
+	uint64_t x = i;
+
+	if (p->n <= 1)
+		return 0;
+	/* cycle-walking: the bijection restricted to [0, n) by following the
+	 * cycle out of the range; at most 4 steps expected (2^bits < 4n) */
+	do
+		x = feistel(p, x);
+	while (x >= p->n);
+	return x;
+}
+
+/* ------------------------------------------------------------ content */
+
+int
+bench_pool_init(struct bench_pool *p, uint64_t seed, uint32_t compress_pct, size_t maxlen)
+{
+	uint64_t s = seed;
+	size_t i, zero;
+
+	memset(p, 0, sizeof(*p));
+	p->span = POOL_SPAN;
+	p->len = POOL_SPAN + ((maxlen + 4095) & ~(size_t)4095) + 8;
+	p->seed = seed;
+	if ((p->buf = malloc(p->len)) == NULL)
+		return -1;
+	for (i = 0; i + 8 <= p->len; i += 8) {
+		uint64_t v = bench_mix(s++);
+		memcpy(p->buf + i, &v, 8);
+	}
+	zero = compress_pct >= 100 ? COMP_CHUNK : (size_t)COMP_CHUNK * compress_pct / 100;
+	for (i = 0; zero && i < p->len; i += COMP_CHUNK) {
+		size_t len = p->len - i < COMP_CHUNK ? p->len - i : COMP_CHUNK;
+		size_t z = zero < len ? zero : len;
+		memset(p->buf + i + len - z, 0, z);
+	}
+	return 0;
+}
+
+void
+bench_pool_free(struct bench_pool *p)
+{
+	free(p->buf);
+	memset(p, 0, sizeof(*p));
+}
+
+const uint8_t *
+bench_pool_at(const struct bench_pool *p, uint32_t rank, uint64_t key)
+{
+	uint64_t h = bench_mix(p->seed ^ bench_mix(((uint64_t)rank << 32) ^ bench_mix(key)));
+
+	return p->buf + h % p->span;
+}
+
+void
+bench_stamp(uint8_t *b, uint32_t rank, uint64_t off)
+{
+	uint32_t magic = BENCH_MAGIC;
+
+	memcpy(b, &magic, 4);
+	memcpy(b + 4, &rank, 4);
+	memcpy(b + 8, &off, 8);
+}
+
+void
+bench_block_fill(const struct bench_pool *p, uint8_t *b, size_t bs, uint32_t rank, uint64_t off)
+{
+	memcpy(b, bench_pool_at(p, rank, off), bs);
+	if (bs >= 16)
+		bench_stamp(b, rank, off);
+}
+
+int64_t
+bench_block_check(const struct bench_pool *p, const uint8_t *b, size_t bs, uint32_t rank,
+    uint64_t off, int full)
+{
+	uint8_t want[16];
+	const uint8_t *src;
+	size_t i, from = 0;
+
+	if (bs >= 16) {
+		bench_stamp(want, rank, off);
+		if (memcmp(b, want, 16) != 0)
+			return -1;
+		from = 16;
+	}
+	if (!full)
+		return 0;
+	src = bench_pool_at(p, rank, off);
+	if (memcmp(b + from, src + from, bs - from) == 0)
+		return 0;
+	for (i = from; i < bs && b[i] == src[i]; i++)
+		;
+	return (int64_t)i + 1;
+}

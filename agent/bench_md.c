@@ -1,0 +1,526 @@
+/* Benchmark engine: metadata phases, as mdtest measures them.
+ *
+ * Items (files for md-create/stat/read/remove, directories for
+ * md-mkdir/dirstat/rmdir) live in a directory tree per rank (d.<rank>), or
+ * in one tree all ranks share (d.shared, mdtest without -u).  The tree is
+ * either s.<k> directories of files_per_dir items each, or an mdtest tree
+ * of depth z and branching b (-z/-b) with items in every directory or only
+ * in the leaves (-L).  Timed operations use full paths by default, so the
+ * kernel walks the path on every operation as it does for mdtest;
+ * md_relative operates relative to an open directory instead.  Prepare
+ * and clean-up always go through openat(2) with O_NOFOLLOW. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "bench.h"
+#include "util.h"
+
+#define MD_DEPTH_MAX	12		/* clean-up recursion stays under 16 */
+#define MD_DIRS_MAX	(1ull << 20)
+#define MD_KEY		0x6d64000000000000ull	/* content key of file i: MD_KEY ^ i */
+
+/* Which tree directories hold which items. */
+struct md_shape {
+	uint64_t branch;		/* children per directory */
+	uint64_t first, ndirs;		/* BFS nodes [first, first + ndirs) hold items */
+	uint64_t nnodes;		/* every node of the tree (BFS 0 = the root) */
+	uint64_t per_dir;
+};
+
+/* Items of rank: files_total spread exactly, or md_files each. */
+uint64_t
+bench_md_items(const struct bench_params *p, uint32_t rank)
+{
+	if (p->files_total == 0)
+		return p->md_files;
+	return p->files_total / p->threads_total + (rank < p->files_total % p->threads_total);
+}
+
+/* Nodes of a tree of depth z and branching b; 0 when above MD_DIRS_MAX. */
+static uint64_t
+tree_nodes(uint32_t z, uint64_t b, uint64_t *leaves)
+{
+	uint64_t total = 1, level = 1;
+
+	for (uint32_t l = 1; l <= z; l++) {
+		if (level > MD_DIRS_MAX / b)
+			return 0;
+		level *= b;
+		total += level;
+		if (total > MD_DIRS_MAX)
+			return 0;
+	}
+	*leaves = level;
+	return total;
+}
+
+/* The shape for a rank with items items. */
+static void
+md_shape(const struct bench_params *p, uint64_t items, struct md_shape *s)
+{
+	uint64_t leaves = 1;
+
+	memset(s, 0, sizeof(*s));
+	if (p->md_depth == 0 && p->md_branch == 0) {
+		/* s.0 .. s.<k-1> below the root, files_per_dir each */
+		s->per_dir = p->files_per_dir;
+		s->branch = items ? (items + s->per_dir - 1) / s->per_dir : 1;
+		s->first = 1;
+		s->ndirs = s->branch;
+		s->nnodes = s->branch + 1;
+		return;
+	}
+	s->branch = p->md_branch ? p->md_branch : 1;
+	s->nnodes = tree_nodes(p->md_depth, s->branch, &leaves);
+	s->ndirs = p->md_leaf_only ? leaves : s->nnodes;
+	s->first = s->nnodes - s->ndirs;
+	s->per_dir = items ? (items + s->ndirs - 1) / s->ndirs : 1;
+}
+
+int
+bench_md_check(const struct bench_params *p, char *err, size_t errlen)
+{
+	uint64_t leaves;
+
+	if (p->md_files > (1ull << 32) || p->files_total / p->threads_total > (1ull << 32)) {
+		snprintf(err, errlen, "too many files per thread");
+		return -1;
+	}
+	if (p->md_write_size > BENCH_BS_MAX) {
+		snprintf(err, errlen, "md write size above 64 MiB");
+		return -1;
+	}
+	if (p->md_depth > MD_DEPTH_MAX) {
+		snprintf(err, errlen, "tree depth above %d", MD_DEPTH_MAX);
+		return -1;
+	}
+	if ((p->md_depth || p->md_branch) &&
+	    tree_nodes(p->md_depth, p->md_branch ? p->md_branch : 1, &leaves) == 0) {
+		snprintf(err, errlen, "directory tree above %llu directories",
+		    (unsigned long long)MD_DIRS_MAX);
+		return -1;
+	}
+	if (p->runtime_s) {
+		snprintf(err, errlen, "a time-based run (runtime) applies to data phases only");
+		return -1;
+	}
+	return 0;
+}
+
+/* Name of the tree root of rank under the work directory. */
+static void
+root_name(const struct bench_params *p, uint32_t rank, char *buf, size_t len)
+{
+	if (p->md_shared)
+		snprintf(buf, len, "d.shared");
+	else
+		snprintf(buf, len, "d.%08u", rank);
+}
+
+/* Path of BFS node n below the root ("" for the root, else "/s.a/s.b"). */
+static void
+node_path(const struct md_shape *s, uint64_t n, char *buf, size_t len)
+{
+	uint64_t c[MD_DEPTH_MAX + 2];
+	size_t k = 0, o = 0;
+
+	while (n > 0 && k < nitems(c)) {
+		c[k++] = (n - 1) % s->branch;
+		n = (n - 1) / s->branch;
+	}
+	buf[0] = '\0';
+	while (k-- > 0 && o < len)
+		o += (size_t)snprintf(buf + o, len - o, "/s.%llu", (unsigned long long)c[k]);
+}
+
+/* Open node n of the tree at rootfd through openat with O_NOFOLLOW,
+ * creating the directories when create.  The fd, or -1 (errno). */
+static int
+open_node(int rootfd, const struct md_shape *s, uint64_t n, int create)
+{
+	char path[PATH_MAX], *comp, *save = NULL;
+	int fd = dup(rootfd), nfd;
+
+	node_path(s, n, path, sizeof(path));
+	for (comp = strtok_r(path, "/", &save); comp && fd >= 0;
+	    comp = strtok_r(NULL, "/", &save)) {
+		if (create && bench_mkdir_ok(fd, comp) < 0) {
+			int e = errno;
+			close(fd);
+			errno = e;
+			return -1;
+		}
+		nfd = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(fd);
+		fd = nfd;
+	}
+	return fd;
+}
+
+static void
+item_name(int dir, uint32_t owner, uint64_t i, char *buf, size_t len)
+{
+	snprintf(buf, len, "%c.%u.%llu", dir ? 'e' : 'f', owner, (unsigned long long)i);
+}
+
+/* ------------------------------------------------------------ operations */
+
+/* One operation on item i of owner at (dfd, path): 0, an errno, or -1
+ * when md-read found other content than the owner wrote. */
+typedef int (*md_fn)(struct bench_thread *t, int dfd, const char *path, uint32_t owner,
+    uint64_t i, uint64_t *bytes);
+
+static int
+op_create(struct bench_thread *t, int dfd, const char *path, uint32_t owner, uint64_t i,
+    uint64_t *bytes)
+{
+	const struct bench_job *j = t->job;
+	size_t ws = (size_t)j->p.md_write_size;
+	int fd, e = 0;
+	ssize_t n;
+
+	fd = openat(dfd, path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return errno;
+	if (ws) {
+		n = bench_full_io(fd, (void *)(uintptr_t)bench_pool_at(&j->pool, owner, MD_KEY ^ i),
+		    ws, 0, 1);
+		if (n < 0)
+			e = (int)-n;
+		else if ((size_t)n != ws)
+			e = EIO;
+	}
+	if (e == 0 && j->p.fsync && fsync(fd) < 0)
+		e = errno;
+	if (close(fd) < 0 && e == 0)
+		e = errno;
+	*bytes = ws;
+	return e;
+}
+
+static int
+op_stat(struct bench_thread *t, int dfd, const char *path, uint32_t owner, uint64_t i,
+    uint64_t *bytes)
+{
+	struct stat st;
+
+	(void)t, (void)owner, (void)i, (void)bytes;
+	return fstatat(dfd, path, &st, AT_SYMLINK_NOFOLLOW) < 0 ? errno : 0;
+}
+
+/* Open and close; with a write size read the file and compare every byte. */
+static int
+op_read(struct bench_thread *t, int dfd, const char *path, uint32_t owner, uint64_t i,
+    uint64_t *bytes)
+{
+	const struct bench_job *j = t->job;
+	size_t ws = (size_t)j->p.md_write_size;
+	int fd, e = 0;
+	ssize_t n;
+
+	fd = openat(dfd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	if (ws) {
+		n = bench_full_io(fd, t->buf, ws, 0, 0);
+		if (n < 0)
+			e = (int)-n;
+		else if ((size_t)n != ws ||
+		    memcmp(t->buf, bench_pool_at(&j->pool, owner, MD_KEY ^ i), ws) != 0)
+			e = -1;
+		else
+			*bytes = (uint64_t)n;
+	}
+	close(fd);
+	return e;
+}
+
+static int
+op_unlink(struct bench_thread *t, int dfd, const char *path, uint32_t owner, uint64_t i,
+    uint64_t *bytes)
+{
+	(void)t, (void)owner, (void)i, (void)bytes;
+	return unlinkat(dfd, path, 0) < 0 ? errno : 0;
+}
+
+static int
+op_mkdir(struct bench_thread *t, int dfd, const char *path, uint32_t owner, uint64_t i,
+    uint64_t *bytes)
+{
+	(void)t, (void)owner, (void)i, (void)bytes;
+	return mkdirat(dfd, path, 0755) < 0 ? errno : 0;
+}
+
+static int
+op_rmdir(struct bench_thread *t, int dfd, const char *path, uint32_t owner, uint64_t i,
+    uint64_t *bytes)
+{
+	(void)t, (void)owner, (void)i, (void)bytes;
+	return unlinkat(dfd, path, AT_REMOVEDIR) < 0 ? errno : 0;
+}
+
+static const struct md_op {
+	int kind;
+	md_fn fn;
+	int dir;			/* items are directories */
+	int needs;			/* items must exist before the phase */
+	md_fn make;			/* how prepare makes a missing item */
+} md_ops[] = {
+	{ BK_MD_CREATE, op_create, 0, 0, op_create },
+	{ BK_MD_STAT, op_stat, 0, 1, op_create },
+	{ BK_MD_READ, op_read, 0, 1, op_create },
+	{ BK_MD_REMOVE, op_unlink, 0, 1, op_create },
+	{ BK_MD_MKDIR, op_mkdir, 1, 0, op_mkdir },
+	{ BK_MD_DIRSTAT, op_stat, 1, 1, op_mkdir },
+	{ BK_MD_RMDIR, op_rmdir, 1, 1, op_mkdir },
+};
+
+static const struct md_op *
+md_op(int kind)
+{
+	for (size_t i = 0; i < nitems(md_ops); i++)
+		if (md_ops[i].kind == kind)
+			return &md_ops[i];
+	return NULL;
+}
+
+/* ------------------------------------------------------------ prepare */
+
+/* Open (creating) the tree root of rank under the work directory. */
+static int
+open_root(struct bench_job *j, uint32_t rank, int create)
+{
+	char name[32];
+
+	root_name(&j->p, rank, name, sizeof(name));
+	if (create && bench_mkdir_ok(j->wfd, name) < 0)
+		return -1;
+	return openat(j->wfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+/* Create the tree directories of the rank, and the items a phase that
+ * needs them finds missing (a standalone md-stat, say). */
+int
+bench_md_prepare(struct bench_thread *t)
+{
+	struct bench_job *j = t->job;
+	const struct md_op *op = md_op(j->p.kind);
+	struct md_shape s;
+	uint64_t n, i, node = UINT64_MAX, bytes;
+	int root, dfd = -1, rc = -1, e;
+	char name[48];
+	struct stat st;
+
+	t->nitems = bench_md_items(&j->p, t->rank);
+	md_shape(&j->p, t->nitems, &s);
+	if ((root = open_root(j, t->rank, 1)) < 0) {
+		TERR(t, "%s: mkdir tree root of rank %u: %s", j->node, t->rank, strerror(errno));
+		return -1;
+	}
+	/* every directory of the tree, parents first (BFS order) */
+	for (n = 1; n < s.nnodes && !j->abort; n++) {
+		if ((dfd = open_node(root, &s, n, 1)) < 0) {
+			TERR(t, "%s: mkdir tree directory %llu of rank %u: %s", j->node,
+			    (unsigned long long)n, t->rank, strerror(errno));
+			goto out;
+		}
+		close(dfd);
+	}
+	dfd = -1;
+	for (i = 0; op->needs && i < t->nitems && !j->abort; i++) {
+		if ((n = s.first + i / s.per_dir) != node) {
+			if (dfd >= 0)
+				close(dfd);
+			node = n;
+			if ((dfd = open_node(root, &s, n, 0)) < 0) {
+				TERR(t, "%s: open tree directory %llu: %s", j->node,
+				    (unsigned long long)n, strerror(errno));
+				goto out;
+			}
+		}
+		item_name(op->dir, t->rank, i, name, sizeof(name));
+		if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+			continue;
+		if ((e = op->make(t, dfd, name, t->rank, i, &bytes)) != 0) {
+			TERR(t, "%s: create %s: %s", j->node, name, strerror(e));
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	if (dfd >= 0)
+		close(dfd);
+	close(root);
+	return rc;
+}
+
+/* ------------------------------------------------------------ timed loop */
+
+/* Where the items of the current directory are addressed from: an open
+ * directory (md_relative) or a full path prefix. */
+struct md_where {
+	int dfd;			/* directory, or AT_FDCWD */
+	char prefix[PATH_MAX];		/* full path of the directory, "" relative */
+	size_t plen;
+};
+
+/* Point w at tree node n of owner. 0, or -1 (errno). */
+static int
+md_enter(struct bench_job *j, uint32_t owner, const struct md_shape *s, uint64_t n,
+    struct md_where *w)
+{
+	char root[32], rel[PATH_MAX / 2];
+	int rfd;
+
+	if (w->dfd >= 0)
+		close(w->dfd);
+	w->dfd = -1;
+	if (j->p.md_relative) {
+		if ((rfd = open_root(j, owner, 0)) < 0)
+			return -1;
+		w->dfd = open_node(rfd, s, n, 0);
+		close(rfd);
+		w->plen = 0;
+		return w->dfd < 0 ? -1 : 0;
+	}
+	root_name(&j->p, owner, root, sizeof(root));
+	node_path(s, n, rel, sizeof(rel));
+	w->plen = (size_t)snprintf(w->prefix, sizeof(w->prefix), "%s/%s%s/", j->wpath, root, rel);
+	if (w->plen >= sizeof(w->prefix) - 48) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return 0;
+}
+
+void
+bench_md_run(struct bench_thread *t, uint32_t owner, uint64_t start_mono)
+{
+	struct bench_job *j = t->job;
+	const struct md_op *op = md_op(j->p.kind);
+	struct md_where w = { .dfd = -1 };
+	struct md_shape s;
+	uint64_t i, n, node = UINT64_MAX, limit = bench_md_items(&j->p, owner);
+	char name[48];
+	const char *path;
+	int walled = 0, e;
+
+	md_shape(&j->p, limit, &s);
+	for (i = 0; i < limit && !j->abort; i++) {
+		uint64_t t0, t1, bytes = 0;
+
+		if ((n = s.first + i / s.per_dir) != node) {
+			node = n;
+			if (md_enter(j, owner, &s, n, &w) < 0) {
+				TERR(t, "%s: open tree directory %llu of rank %u: %s", j->node,
+				    (unsigned long long)n, owner, strerror(errno));
+				break;
+			}
+		}
+		if (w.plen) {
+			item_name(op->dir, owner, i, w.prefix + w.plen, sizeof(w.prefix) - w.plen);
+			path = w.prefix;
+		} else {
+			item_name(op->dir, owner, i, name, sizeof(name));
+			path = name;
+		}
+		t0 = now_mono_ns();
+		e = op->fn(t, w.plen ? AT_FDCWD : w.dfd, path, owner, i, &bytes);
+		t1 = now_mono_ns();
+		if (e) {
+			if (e < 0)
+				TERR(t, "%s: md-read %s: content is not what rank %u wrote",
+				    j->node, path, owner);
+			else
+				TERR(t, "%s: %s %s: %s", j->node, bench_kind_name(j->p.kind),
+				    path, strerror(e));
+			break;
+		}
+		limit = bench_after_op(t, t0, t1, bytes, i + 1, limit, start_mono, &walled);
+	}
+	if (w.dfd >= 0)
+		close(w.dfd);
+	bench_wall_leave(t, walled);
+}
+
+/* ------------------------------------------------------------ clean-up */
+
+static int
+cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Is name an item ("f.<rank>.<i>" or "e.<rank>.<i>") of one of the sorted ranks? */
+static int
+own_item(const char *name, const uint32_t *ranks, size_t n)
+{
+	unsigned r;
+	char c;
+
+	if ((name[0] != 'f' && name[0] != 'e') || sscanf(name + 1, ".%u.%c", &r, &c) != 2)
+		return 0;
+	return bsearch(&(uint32_t){ r }, ranks, n, sizeof(*ranks), cmp_u32) != NULL;
+}
+
+/* Remove the ranks' items from the shared tree at parent/name, and every
+ * directory that is empty afterwards; other ranks' items stay. */
+static int
+shared_walk(int parent, const char *name, const uint32_t *ranks, size_t n, int depth)
+{
+	struct dirent *de;
+	DIR *d;
+	int fd, rc = 0;
+
+	if (depth > MD_DEPTH_MAX + 1)
+		return -1;
+	fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -1;
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return -1;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, "s.", 2) == 0) {
+			if (shared_walk(dirfd(d), de->d_name, ranks, n, depth + 1) < 0)
+				rc = -1;
+		} else if (own_item(de->d_name, ranks, n) &&
+		    bench_rm_tree(dirfd(d), de->d_name, 0) < 0)
+			rc = -1;
+	}
+	closedir(d);
+	if (unlinkat(parent, name, AT_REMOVEDIR) < 0 && errno != ENOENT &&
+	    errno != ENOTEMPTY && errno != EEXIST)
+		rc = -1;
+	return rc;
+}
+
+int
+bench_md_cleanup(int wfd, const struct bench_params *p)
+{
+	uint32_t *sorted;
+	char name[32];
+	int rc = 0;
+
+	for (size_t i = 0; i < p->nranks; i++) {
+		snprintf(name, sizeof(name), "d.%08u", p->ranks[i]);
+		if (bench_rm_tree(wfd, name, 0) < 0)
+			rc = -1;
+	}
+	sorted = xcalloc(p->nranks + 1, sizeof(*sorted));
+	memcpy(sorted, p->ranks, p->nranks * sizeof(*sorted));
+	qsort(sorted, p->nranks, sizeof(*sorted), cmp_u32);
+	if (shared_walk(wfd, "d.shared", sorted, p->nranks, 0) < 0)
+		rc = -1;
+	free(sorted);
+	return rc;
+}
