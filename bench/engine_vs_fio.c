@@ -3,6 +3,8 @@
  * directory, the median of --reps runs each, and prints one line:
  *   engine_rate fio_rate ratio engine_cpu_s_per_gib unit
  * where rate is bytes/s for sequential and IOPS for random workloads.
+ * With --iodepth N both run io_uring at queue depth N per thread (the
+ * engine's queued loop, fio's io_uring engine with its defaults). 
  * Built by the script against the build directory's libraries.
  *
  * The driver waits for the engine the way fio's parent process waits for
@@ -31,6 +33,7 @@ struct opts {
 	unsigned threads, reps;
 	uint64_t bs, size;
 	int direct;
+	unsigned iodepth;		/* 0: psync at depth 1 in both */
 };
 
 /* bench_job_run() with fio's waiting: prepare, go, poll every FIO_POLL_MS
@@ -79,6 +82,10 @@ run_engine(const struct opts *o, int rep, double *rate, double *cpu)
 	for (unsigned i = 0; i < o->threads; i++)
 		p.ranks[i] = i;
 	p.odirect = o->direct;
+	if (o->iodepth) {
+		p.ioengine = IOE_URING;
+		p.queue_depth = o->iodepth;
+	}
 	p.seed = 1 + (uint64_t)rep;
 	p.ext_args = xcalloc(1, sizeof(char *));
 	p.hosts = xcalloc(1, sizeof(char *));
@@ -109,7 +116,7 @@ run_fio(const struct opts *o, double *rate)
 		{ "seq-write", "write", "write" }, { "seq-read", "read", "read" },
 		{ "rand-write", "randwrite", "write" }, { "rand-read", "randread", "read" },
 	};
-	char a_dir[4200], a_rw[32], a_bs[48], a_size[48], a_jobs[32], err[256];
+	char a_dir[4200], a_rw[32], a_bs[48], a_size[48], a_jobs[32], a_qd[32], err[256];
 	char *argv[24], *out = NULL, tmpl[] = "/tmp/knob-evf-fio.XXXXXX";
 	struct ext_summary s;
 	int ac = 0, fd, st, rc = -1;
@@ -133,8 +140,9 @@ run_fio(const struct opts *o, double *rate)
 	argv[ac++] = a_bs;
 	argv[ac++] = a_size;
 	argv[ac++] = a_jobs;
-	argv[ac++] = (char *)(uintptr_t)"--ioengine=psync";
-	argv[ac++] = (char *)(uintptr_t)"--iodepth=1";
+	snprintf(a_qd, sizeof(a_qd), "--iodepth=%u", o->iodepth ? o->iodepth : 1);
+	argv[ac++] = (char *)(uintptr_t)(o->iodepth ? "--ioengine=io_uring" : "--ioengine=psync");
+	argv[ac++] = a_qd;
 	/* no untimed preallocation: the engine, like IOR and IOzone, writes
 	 * into files that grow (fio's default fallocate would move the tmpfs
 	 * page allocation out of the timing) */
@@ -208,9 +216,10 @@ main(int argc, char **argv)
 		{ "threads", required_argument, NULL, 't' }, { "bs", required_argument, NULL, 'b' },
 		{ "size", required_argument, NULL, 's' }, { "direct", no_argument, NULL, 'D' },
 		{ "reps", required_argument, NULL, 'r' }, { "fio", required_argument, NULL, 'f' },
+		{ "iodepth", required_argument, NULL, 'q' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct opts o = { "seq-write", NULL, "fio", 1, 3, 1 << 20, 256 << 20, 0 };
+	struct opts o = { "seq-write", NULL, "fio", 1, 3, 1 << 20, 256 << 20, 0, 0 };
 	double er = 0, fr = 0, ecpu = 0, *ev, *fv, *cv, *rv;
 	int ch;
 
@@ -225,12 +234,13 @@ main(int argc, char **argv)
 		case 'D': o.direct = 1; break;
 		case 'r': o.reps = (unsigned)atoi(optarg); break;
 		case 'f': o.fio = optarg; break;
+		case 'q': o.iodepth = (unsigned)atoi(optarg); break;
 		default: return 2;
 		}
 	}
 	if (o.dir == NULL || bench_kind_parse(o.kind) < 0 || o.threads == 0 || o.reps == 0) {
 		fprintf(stderr, "usage: engine_vs_fio --kind K --dir D [--threads N] [--bs B] "
-		    "[--size S] [--direct] [--reps R] [--fio PATH]\n");
+		    "[--size S] [--direct] [--reps R] [--fio PATH] [--iodepth N]\n");
 		return 2;
 	}
 	/* One discarded warm-up round (a VM's first touch of memory and a

@@ -698,6 +698,26 @@ stonewall_record(const struct brun *br, const Knob__PhaseResult *const *res, int
 	return sw;
 }
 
+/* The measurement options of a request into a phase's "params". */
+static void
+measure_params(json_object *o, const struct bench_req *rq)
+{
+	json_object_object_add(o, "verify", json_object_new_boolean(rq->verify));
+	json_object_object_add(o, "compress_pct", json_object_new_int64(rq->compress_pct));
+	json_object_object_add(o, "md_relative", json_object_new_boolean(rq->md_relative));
+	json_object_object_add(o, "md_shared", json_object_new_boolean(rq->md_shared));
+	json_object_object_add(o, "md_depth", json_object_new_int64(rq->md_depth));
+	json_object_object_add(o, "md_branch", json_object_new_int64(rq->md_branch));
+	json_object_object_add(o, "md_leaf_only", json_object_new_boolean(rq->md_leaf_only));
+	json_object_object_add(o, "files_total", json_object_new_int64((int64_t)rq->files_total));
+	json_object_object_add(o, "iodepth", json_object_new_int64(rq->iodepth ? rq->iodepth : 1));
+	json_object_object_add(o, "ioengine", jstr(rq->ioengine ? rq->ioengine : "auto"));
+	json_object_object_add(o, "runtime_s", json_object_new_int64(rq->runtime_s));
+	json_object_object_add(o, "rwmix_read", json_object_new_int64(rq->rwmix));
+	json_object_object_add(o, "fallocate", jstr(rq->fallocate ? "native" : "none"));
+	json_object_object_add(o, "segments", json_object_new_int64((int64_t)rq->segments));
+}
+
 /* Build the JSON record of the finished phase and append it to the run. */
 static void
 finalize_phase(struct brun *br)
@@ -709,7 +729,7 @@ finalize_phase(struct brun *br)
 	json_object *ph, *missing = json_object_new_array();
 	json_object *errors = json_object_new_array(), *warns = json_object_new_array();
 	json_object *per_node = json_object_new_array(), *per_thr = json_object_new_array();
-	json_object *names = json_object_new_array(), *lat, *extops = NULL;
+	json_object *names = json_object_new_array(), *lat, *params, *extops = NULL;
 	int md = kind_is_md(p->kind), failed = 0;
 	struct phase_rec rec = { 0 };
 	struct bench_agg ag;
@@ -832,6 +852,9 @@ finalize_phase(struct brun *br)
 	json_object_object_add(ph, "missing", missing);
 	json_object_object_add(ph, "errors", errors);
 	json_object_object_add(ph, "warnings", warns);
+	/* the measurement options go with the record's params (stored as JSON) */
+	if (json_object_object_get_ex(ph, "params", &params))
+		measure_params(params, rq);
 	if (rq->stonewall_s && !kind_is_ext(p->kind))
 		json_object_object_add(ph, "stonewall", stonewall_record(br, res, md, &ag));
 	for (i = 0; i < br->fo->n; i++) {
@@ -856,6 +879,8 @@ finalize_phase(struct brun *br)
 			el = r->end_ns > r->start_ns ? (double)(r->end_ns - r->start_ns) / 1e9 : 0;
 			json_object_object_add(nd, "bytes", json_object_new_int64((int64_t)r->bytes));
 			json_object_object_add(nd, "ops", json_object_new_int64((int64_t)r->ops));
+			if (r->ioengine[0])
+				json_object_object_add(nd, "ioengine", jstr(r->ioengine));
 			json_object_object_add(nd, "start_s", json_object_new_double(rel_s(s, ag.t_start)));
 			json_object_object_add(nd, "end_s", json_object_new_double(rel_s(e, ag.t_start)));
 			json_object_object_add(nd, "rate", json_object_new_double(el > 0 ?

@@ -126,6 +126,31 @@ check_content(const char *path, uint64_t off, uint64_t len, uint64_t bs, uint32_
 	free(b);
 }
 
+/* Overwrite len bytes of path at off with data. */
+static void
+corrupt(const char *path, off_t off, const void *data, size_t len)
+{
+	int fd = open(path, O_WRONLY);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pwrite(fd, data, len, off), (ssize_t)len);
+	close(fd);
+}
+
+/* Two "nodes": prepare both, release both, wait for both, join. */
+static void
+run_two(struct bench_job *ja, struct bench_job *jb)
+{
+	ck_assert_msg(bench_job_prepare(ja) == 0, "%s", ja->err);
+	ck_assert_msg(bench_job_prepare(jb) == 0, "%s", jb->err);
+	bench_job_go(ja);
+	bench_job_go(jb);
+	while (bench_job_wait(ja, 1000) != BJ_DONE || bench_job_wait(jb, 1000) != BJ_DONE)
+		;
+	bench_job_join(ja);
+	bench_job_join(jb);
+}
+
 static int
 dir_exists(const char *path)
 {
@@ -184,14 +209,7 @@ START_TEST(t_n1_shared)
 	pa.keep_files = pb.keep_files = 1;
 	ja = bench_job_new(&pa, "nodeA");
 	jb = bench_job_new(&pb, "nodeB");
-	ck_assert_int_eq(bench_job_prepare(ja), 0);
-	ck_assert_int_eq(bench_job_prepare(jb), 0);
-	bench_job_go(ja);
-	bench_job_go(jb);
-	while (!bench_job_wait(ja, 1000) || !bench_job_wait(jb, 1000))
-		;
-	bench_job_join(ja);
-	bench_job_join(jb);
+	run_two(ja, jb);
 	ck_assert_uint_eq(job_bytes(ja) + job_bytes(jb), 4u << 20);
 	snprintf(path, sizeof(path), "%s/knob.n1/shared", tmp);
 	ck_assert_int_eq(stat(path, &st), 0);
@@ -224,16 +242,12 @@ START_TEST(t_read_detects_wrong_data)
 	struct bench_params p;
 	struct bench_job *j;
 	char path[PATH_MAX + 64];
-	int fd;
 
 	mkparams(&p, "seq-write", tmp, "bad", ranks, 1, 1);
 	p.keep_files = 1;
 	bench_job_free(run(&p, 1));
 	snprintf(path, sizeof(path), "%s/knob.bad/f.00000000", tmp);
-	fd = open(path, O_WRONLY);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(pwrite(fd, "garbage!garbage!", 16, 128 << 10), 16);
-	close(fd);
+	corrupt(path, 128 << 10, "garbage!garbage!", 16);
 	mkparams(&p, "seq-read", tmp, "bad", ranks, 1, 1);
 	j = run(&p, 0);
 	ck_assert_ptr_nonnull(strstr(j->th[0].err, "data mismatch"));
@@ -860,11 +874,11 @@ START_TEST(t_verify_every_byte)
 	p.keep_files = 1;
 	bench_job_free(run(&p, 1));
 	snprintf(path, sizeof(path), "%s/knob.vfy/f.00000000", tmp);
-	ck_assert_int_ge(fd = open(path, O_RDWR), 0);
+	ck_assert_int_ge(fd = open(path, O_RDONLY), 0);
 	ck_assert_int_eq(pread(fd, &c, 1, (3 << 16) + 40000), 1);
-	c ^= 0x20;
-	ck_assert_int_eq(pwrite(fd, &c, 1, (3 << 16) + 40000), 1);
 	close(fd);
+	c ^= 0x20;
+	corrupt(path, (3 << 16) + 40000, &c, 1);
 	mkparams(&p, "seq-read", tmp, "vfy", ranks, 1, 1);
 	p.keep_files = 1;
 	bench_job_free(run(&p, 1));
@@ -895,16 +909,13 @@ START_TEST(t_md_read_checks)
 	struct bench_params p;
 	struct bench_job *j;
 	char path[PATH_MAX + 64];
-	int fd;
 
 	mkparams(&p, "md-create", tmp, "mdr", ranks, 1, 1);
 	p.md_write_size = 3000;
 	p.keep_files = 1;
 	bench_job_free(run(&p, 1));
 	snprintf(path, sizeof(path), "%s/knob.mdr/d.00000000/s.1/f.0.40", tmp);
-	ck_assert_int_ge(fd = open(path, O_WRONLY), 0);
-	ck_assert_int_eq(pwrite(fd, "x", 1, 2999), 1);
-	close(fd);
+	corrupt(path, 2999, "x", 1);
 	mkparams(&p, "md-read", tmp, "mdr", ranks, 1, 1);
 	p.md_write_size = 3000;
 	j = run(&p, 0);
@@ -996,14 +1007,7 @@ START_TEST(t_md_shared_tree)
 		pa.keep_files = pb.keep_files = k < 2;
 		ja = bench_job_new(&pa, "nodeA");
 		jb = bench_job_new(&pb, "nodeB");
-		ck_assert_int_eq(bench_job_prepare(ja), 0);
-		ck_assert_int_eq(bench_job_prepare(jb), 0);
-		bench_job_go(ja);
-		bench_job_go(jb);
-		while (bench_job_wait(ja, 1000) != BJ_DONE || bench_job_wait(jb, 1000) != BJ_DONE)
-			;
-		bench_job_join(ja);
-		bench_job_join(jb);
+		run_two(ja, jb);
 		for (size_t i = 0; i < 2; i++) {
 			ck_assert_msg(!ja->th[i].failed && !jb->th[i].failed, "%s %s", ja->th[i].err,
 			    jb->th[i].err);
@@ -1240,14 +1244,7 @@ START_TEST(t_segments)
 		pa.verify = pb.verify = k;
 		ja = bench_job_new(&pa, "nodeA");
 		jb = bench_job_new(&pb, "nodeB");
-		ck_assert_int_eq(bench_job_prepare(ja), 0);
-		ck_assert_int_eq(bench_job_prepare(jb), 0);
-		bench_job_go(ja);
-		bench_job_go(jb);
-		while (bench_job_wait(ja, 1000) != BJ_DONE || bench_job_wait(jb, 1000) != BJ_DONE)
-			;
-		bench_job_join(ja);
-		bench_job_join(jb);
+		run_two(ja, jb);
 		ck_assert_msg(!ja->th[0].failed && !jb->th[0].failed, "%s %s", ja->th[0].err,
 		    jb->th[0].err);
 		ck_assert_uint_eq(job_bytes(ja) + job_bytes(jb), 16 * bs);

@@ -340,6 +340,52 @@ START_TEST(md_sweep)
 }
 END_TEST
 
+/* Issue 9's options through knobctl and the wire to two agents: exact
+ * --files-total over 3 threads in one shared mdtest tree (file and
+ * directory phases), strided shared segments read back verified, and
+ * rand-rw at queue depth 8 through io_uring. */
+START_TEST(measure_options)
+{
+	json_object *doc, *p;
+	int rc;
+
+	doc = bench_json(&rc, "md,mddir -w @all --dir %s --threads 3 --files-total 1000 "
+	    "--md-shared --md-depth 1 --md-branch 3 --write-size 1k", data);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_int_eq(json_object_array_length(jget(doc, "phases")), 7);
+	for (size_t i = 0; i < 7; i++) {
+		p = phase(doc, i);
+		ck_assert_str_eq(js(p, "status"), "ok");
+		ck_assert_int_eq(ji(p, "ops"), 1000);	/* not 3 x 334 */
+		ck_assert_int_eq(json_object_get_boolean(jget(jget(p, "params"), "md_shared")), 1);
+	}
+	ck_assert_str_eq(js(phase(doc, 6), "kind"), "md-rmdir");
+	json_object_put(doc);
+	ck_assert_msg(count_entries(data) == 0, "md files left behind in %s", data);
+
+	doc = bench_json(&rc, "seq -w @all --dir %s --threads 4 --shared --segments 4 "
+	    "--bs 47008 --size 376064 --verify --reader-shift", data);
+	ck_assert_int_eq(rc, 0);
+	for (size_t i = 0; i < 2; i++) {
+		p = phase(doc, i);
+		ck_assert_str_eq(js(p, "status"), "ok");
+		ck_assert_int_eq(ji(p, "bytes"), 4 * 376064);
+	}
+	json_object_put(doc);
+
+	doc = bench_json(&rc, "rand-rw -w @all --dir %s --threads 2 --bs 4k --size 1m "
+	    "--iodepth 8 --rwmix 70 --verify", data);
+	ck_assert_int_eq(rc, 0);
+	p = phase(doc, 0);
+	ck_assert_str_eq(js(p, "status"), "ok");
+	ck_assert_int_eq(ji(p, "ops"), 512);
+	ck_assert_str_eq(js(json_object_array_get_idx(jget(p, "per_node"), 0), "ioengine"),
+	    "io_uring");
+	json_object_put(doc);
+	ck_assert_msg(count_entries(data) == 0, "files left behind in %s", data);
+}
+END_TEST
+
 /* Start knobctl ARGS in the controller namespace in the background,
  * stdout to outfile; returns its pid (ip netns exec execs knobctl). */
 static pid_t
@@ -714,6 +760,7 @@ main(void)
 	tcase_add_test(tc, n1_shared_write_read);
 	tcase_add_test(tc, placement);
 	tcase_add_test(tc, md_sweep);
+	tcase_add_test(tc, measure_options);
 	tcase_add_test(tc, agent_killed_degraded);
 	tcase_add_test(tc, controller_gone_lease);
 	tcase_add_test(tc, stonewall_across_nodes);
