@@ -283,6 +283,11 @@ uint64_t bench_after_op(struct bench_thread *t, uint64_t t0, uint64_t t1, uint64
 void bench_wall_leave(struct bench_thread *t, int walled);
 /* Remove parent/name recursively without following symbolic links. 0 or -errno. */
 int bench_rm_tree(int parent, const char *name, int depth);
+/* The same, asking pick for every entry: RM_ALL removes it (and all below),
+ * RM_DESCEND walks into it, RM_KEEP leaves it; parent/name goes when empty. */
+enum { RM_KEEP, RM_ALL, RM_DESCEND };
+typedef int (*bench_rm_pick)(const char *name, const void *arg);
+int bench_rm_walk(int parent, const char *name, int depth, bench_rm_pick pick, const void *arg);
 
 /* Metadata phases (bench_md.c). */
 int bench_md_check(const struct bench_params *p, char *err, size_t errlen);

@@ -1245,13 +1245,14 @@ bench_result_free(Knob__PhaseResult *r)
 
 /* ------------------------------------------------------------ clean-up */
 
-/* Stays inside the tree it was given. */
+/* Stays inside the tree it was given; with pick, only what pick chooses
+ * goes, and directories that keep something stay. */
 int
-bench_rm_tree(int parent, const char *name, int depth)
+bench_rm_walk(int parent, const char *name, int depth, bench_rm_pick pick, const void *arg)
 {
 	struct dirent *de;
 	DIR *d;
-	int fd, rc = 0;
+	int fd, rc = 0, r, what;
 
 	if (depth > 16)
 		return -ELOOP;
@@ -1270,17 +1271,27 @@ bench_rm_tree(int parent, const char *name, int depth)
 	while ((de = readdir(d)) != NULL) {
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
-		if (de->d_type == DT_DIR || de->d_type == DT_UNKNOWN) {
-			int r = bench_rm_tree(dirfd(d), de->d_name, depth + 1);
-			if (r < 0 && rc == 0)
-				rc = r;
-		} else if (unlinkat(dirfd(d), de->d_name, 0) < 0 && errno != ENOENT && rc == 0)
-			rc = -errno;
+		what = pick ? pick(de->d_name, arg) : RM_ALL;
+		if (what == RM_DESCEND)
+			r = bench_rm_walk(dirfd(d), de->d_name, depth + 1, pick, arg);
+		else if (what == RM_ALL)
+			r = bench_rm_walk(dirfd(d), de->d_name, depth + 1, NULL, NULL);
+		else
+			r = 0;
+		if (r < 0 && rc == 0)
+			rc = r;
 	}
 	closedir(d);
-	if (unlinkat(parent, name, AT_REMOVEDIR) < 0 && errno != ENOENT && rc == 0)
+	if (unlinkat(parent, name, AT_REMOVEDIR) < 0 && errno != ENOENT && rc == 0 &&
+	    !(pick && (errno == ENOTEMPTY || errno == EEXIST)))
 		rc = -errno;
 	return rc;
+}
+
+int
+bench_rm_tree(int parent, const char *name, int depth)
+{
+	return bench_rm_walk(parent, name, depth, NULL, NULL);
 }
 
 /* Remove what the ranks of p wrote under dirfd/knob.<workdir-id>. */

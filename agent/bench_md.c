@@ -459,55 +459,32 @@ cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Is name an item ("f.<rank>.<i>" or "e.<rank>.<i>") of one of the sorted ranks? */
+/* The ranks whose items a clean-up removes, sorted. */
+struct own_ranks {
+	uint32_t *v;
+	size_t n;
+};
+
+/* In the shared tree: walk the tree directories, remove the items
+ * ("f.<rank>.<i>", "e.<rank>.<i>") of our ranks, keep the others'. */
 static int
-own_item(const char *name, const uint32_t *ranks, size_t n)
+pick_own(const char *name, const void *arg)
 {
+	const struct own_ranks *o = arg;
 	unsigned r;
 	char c;
 
+	if (strncmp(name, "s.", 2) == 0)
+		return RM_DESCEND;
 	if ((name[0] != 'f' && name[0] != 'e') || sscanf(name + 1, ".%u.%c", &r, &c) != 2)
-		return 0;
-	return bsearch(&(uint32_t){ r }, ranks, n, sizeof(*ranks), cmp_u32) != NULL;
-}
-
-/* Remove the ranks' items from the shared tree at parent/name, and every
- * directory that is empty afterwards; other ranks' items stay. */
-static int
-shared_walk(int parent, const char *name, const uint32_t *ranks, size_t n, int depth)
-{
-	struct dirent *de;
-	DIR *d;
-	int fd, rc = 0;
-
-	if (depth > MD_DEPTH_MAX + 1)
-		return -1;
-	fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT ? 0 : -1;
-	if ((d = fdopendir(fd)) == NULL) {
-		close(fd);
-		return -1;
-	}
-	while ((de = readdir(d)) != NULL) {
-		if (strncmp(de->d_name, "s.", 2) == 0) {
-			if (shared_walk(dirfd(d), de->d_name, ranks, n, depth + 1) < 0)
-				rc = -1;
-		} else if (own_item(de->d_name, ranks, n) &&
-		    bench_rm_tree(dirfd(d), de->d_name, 0) < 0)
-			rc = -1;
-	}
-	closedir(d);
-	if (unlinkat(parent, name, AT_REMOVEDIR) < 0 && errno != ENOENT &&
-	    errno != ENOTEMPTY && errno != EEXIST)
-		rc = -1;
-	return rc;
+		return RM_KEEP;
+	return bsearch(&(uint32_t){ r }, o->v, o->n, sizeof(*o->v), cmp_u32) ? RM_ALL : RM_KEEP;
 }
 
 int
 bench_md_cleanup(int wfd, const struct bench_params *p)
 {
-	uint32_t *sorted;
+	struct own_ranks o = { xcalloc(p->nranks + 1, sizeof(*o.v)), p->nranks };
 	char name[32];
 	int rc = 0;
 
@@ -516,11 +493,10 @@ bench_md_cleanup(int wfd, const struct bench_params *p)
 		if (bench_rm_tree(wfd, name, 0) < 0)
 			rc = -1;
 	}
-	sorted = xcalloc(p->nranks + 1, sizeof(*sorted));
-	memcpy(sorted, p->ranks, p->nranks * sizeof(*sorted));
-	qsort(sorted, p->nranks, sizeof(*sorted), cmp_u32);
-	if (shared_walk(wfd, "d.shared", sorted, p->nranks, 0) < 0)
+	memcpy(o.v, p->ranks, p->nranks * sizeof(*o.v));
+	qsort(o.v, o.n, sizeof(*o.v), cmp_u32);
+	if (bench_rm_walk(wfd, "d.shared", 0, pick_own, &o) < 0)
 		rc = -1;
-	free(sorted);
+	free(o.v);
 	return rc;
 }
