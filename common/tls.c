@@ -26,6 +26,21 @@ tls_errstr(char *buf, size_t len)
 		snprintf(buf, len, "unknown TLS error");
 }
 
+/* Agent side: a leaf without the clientAuth purpose (a node certificate
+ * presented by a controller) passes TLS verification so that the role check
+ * after the handshake can say in words why it is refused; every other
+ * verification error stands. */
+static int
+server_verify_cb(int ok, X509_STORE_CTX *x)
+{
+	if (!ok && X509_STORE_CTX_get_error(x) == X509_V_ERR_INVALID_PURPOSE &&
+	    X509_STORE_CTX_get_error_depth(x) == 0) {
+		X509_STORE_CTX_set_error(x, X509_V_OK);
+		return 1;
+	}
+	return ok;
+}
+
 /* Build a context; the caller frees it with SSL_CTX_free. */
 SSL_CTX *
 tls_ctx_new(int server, const char *ca, const char *cert, const char *key, char *err,
@@ -65,7 +80,8 @@ tls_ctx_new(int server, const char *ca, const char *cert, const char *key, char 
 		SSL_CTX_free(ctx);
 		return NULL;
 	}
-	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
+	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT,
+	    server ? server_verify_cb : NULL);
 	SSL_CTX_set_verify_depth(ctx, 2);
 	SSL_CTX_set_mode(ctx, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_ENABLE_PARTIAL_WRITE);
 	/* No session tickets: one connection per command, nothing to resume. */

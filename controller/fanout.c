@@ -54,10 +54,10 @@ node_close(struct fanout *fo, struct fo_node *n)
 	if (n->fd >= 0) {
 		if (fo->epfd >= 0)
 			epoll_ctl(fo->epfd, EPOLL_CTL_DEL, n->fd, NULL);
-		if (n->c.ssl && n->phase == FO_OPEN) {
-			SSL_set_quiet_shutdown(n->c.ssl, 1);
+		/* close_notify, so that the agent sees a clean end of the
+		 * session (it does not wait for the agent's own) */
+		if (n->c.ssl && n->phase == FO_OPEN)
 			SSL_shutdown(n->c.ssl);
-		}
 		conn_reset(&n->c);
 		close(n->fd);
 		n->fd = -1;
@@ -147,6 +147,29 @@ fanout_send(struct fanout *fo, struct fo_node *n, Knob__Envelope *env)
 	return 0;
 }
 
+/* A failed connect in words that are the same on every node (the node
+ * set is the header), so that unreachable nodes fold by reason. */
+static const char *
+connect_error(int e)
+{
+	static const struct {
+		int e;
+		const char *text;
+	} errs[] = {
+		{ ECONNREFUSED, "connection refused" },
+		{ ETIMEDOUT, "connect timed out" },
+		{ EHOSTUNREACH, "no route to host" },
+		{ ENETUNREACH, "network unreachable" },
+		/* accepted, then reset before we said a word */
+		{ ECONNRESET, "dropped before handshake (agent busy or filtered)" },
+	};
+
+	for (size_t i = 0; i < nitems(errs); i++)
+		if (errs[i].e == e)
+			return errs[i].text;
+	return strerror(e);
+}
+
 /* Start a non-blocking connect for n. */
 static void
 node_connect(struct fanout *fo, struct fo_node *n)
@@ -164,7 +187,7 @@ node_connect(struct fanout *fo, struct fo_node *n)
 	snprintf(port, sizeof(port), "%d", n->port);
 	r = getaddrinfo(n->addr, port, &hints, &res);
 	if (r != 0) {
-		fanout_end(fo, n, NS_UNREACHABLE, "resolve %s: %s", n->addr, gai_strerror(r));
+		fanout_end(fo, n, NS_UNREACHABLE, "cannot resolve: %s", gai_strerror(r));
 		return;
 	}
 	n->fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -177,8 +200,7 @@ node_connect(struct fanout *fo, struct fo_node *n)
 	r = connect(n->fd, res->ai_addr, res->ai_addrlen);
 	freeaddrinfo(res);
 	if (r < 0 && errno != EINPROGRESS) {
-		fanout_end(fo, n, NS_UNREACHABLE, "connect %s:%d: %s", n->addr, n->port,
-		    strerror(errno));
+		fanout_end(fo, n, NS_UNREACHABLE, "%s", connect_error(errno));
 		return;
 	}
 	ev.events = EPOLLOUT;
@@ -195,8 +217,7 @@ node_start_tls(struct fanout *fo, struct fo_node *n)
 	socklen_t sl = sizeof(err);
 
 	if (getsockopt(n->fd, SOL_SOCKET, SO_ERROR, &err, &sl) < 0 || err != 0) {
-		fanout_end(fo, n, NS_UNREACHABLE, "connect %s:%d: %s", n->addr, n->port,
-		    strerror(err ? err : errno));
+		fanout_end(fo, n, NS_UNREACHABLE, "%s", connect_error(err ? err : errno));
 		return -1;
 	}
 	ssl = SSL_new(fo->ctl->ssl);
@@ -212,6 +233,33 @@ node_start_tls(struct fanout *fo, struct fo_node *n)
 	conn_init(&n->c, n->fd, n->fd, ssl);
 	n->phase = FO_HANDSHAKE;
 	return 0;
+}
+
+/* A TLS alert from the agent as a sentence: which of our credentials it
+ * refused and what to do about it (OpenSSL's alert names otherwise). */
+static const char *
+refusal_text(const char *err)
+{
+	static const struct {
+		const char *alert, *text;
+	} alerts[] = {
+		{ "alert certificate revoked", "agent refused our certificate: it is revoked "
+		    "(listed in the cluster CA's CRL)" },
+		{ "alert certificate expired", "agent refused our certificate: it has expired "
+		    "(knobctl ca renew)" },
+		{ "alert unknown ca", "agent refused our certificate: not issued by its cluster CA" },
+		{ "alert bad certificate", "agent refused our certificate: not issued by its cluster CA" },
+		{ "alert unsupported certificate", "agent refused our certificate: not a controller "
+		    "certificate (knobctl ca issue DIR NAME --controller)" },
+		{ "alert certificate required", "agent refused us: no controller certificate presented" },
+	};
+	static char buf[600];
+
+	for (size_t i = 0; i < nitems(alerts); i++)
+		if (strstr(err, alerts[i].alert))
+			return alerts[i].text;
+	snprintf(buf, sizeof(buf), "agent refused us: %s", err);
+	return buf;
 }
 
 /* Advance the client handshake. */
@@ -247,8 +295,18 @@ node_handshake(struct fanout *fo, struct fo_node *n)
 		return;
 	}
 	tls_errstr(err, sizeof(err));
-	fanout_end(fo, n, e == SSL_ERROR_SSL ? NS_AUTH_FAILED : NS_UNREACHABLE,
-	    "TLS handshake: %s", e == SSL_ERROR_SSL ? err : "connection closed");
+	/* Not one byte from the agent: it (or a filter) dropped the
+	 * connection before TLS began; that says nothing about credentials. */
+	if (BIO_number_read(SSL_get_rbio(n->c.ssl)) == 0) {
+		fanout_end(fo, n, NS_UNREACHABLE, "dropped before handshake (agent busy or filtered)");
+		return;
+	}
+	if (e == SSL_ERROR_SSL && strstr(err, "alert") != NULL) {
+		fanout_end(fo, n, NS_AUTH_FAILED, "%s", refusal_text(err));
+		return;
+	}
+	fanout_end(fo, n, NS_UNREACHABLE, "TLS handshake: %s",
+	    e == SSL_ERROR_SSL ? err : "connection closed");
 }
 
 /* Read every complete frame and hand it to the command. */
@@ -266,7 +324,7 @@ node_input(struct fanout *fo, struct fo_node *n)
 			/* In TLS 1.3 the agent judges our certificate after our side
 			 * of the handshake completed: its refusal arrives here. */
 			if (n->next_id <= 2 && n->reply == NULL && strstr(n->c.err, "alert"))
-				fanout_end(fo, n, NS_AUTH_FAILED, "agent refused us: %s", n->c.err);
+				fanout_end(fo, n, NS_AUTH_FAILED, "%s", refusal_text(n->c.err));
 			else
 				fanout_end(fo, n, NS_FAILED, "connection lost: %s", n->c.err);
 			return;

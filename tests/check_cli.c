@@ -10,6 +10,10 @@
 #include <string.h>
 #include <signal.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <json-c/json.h>
 
 #include "harness.h"
@@ -311,6 +315,138 @@ START_TEST(fanout_limit)
 }
 END_TEST
 
+/* Does agent i's log contain s? */
+static int
+log_has(int i, const char *s)
+{
+	char *buf = NULL;
+	int found;
+
+	if (read_file_bounded(h.node[i].log, 8 << 20, &buf, NULL) < 0)
+		return 0;
+	found = strstr(buf, s) != NULL;
+	free(buf);
+	return found;
+}
+
+/* Wait (deadline 10 s) until agent i's log contains s. */
+static int
+wait_log(int i, const char *s)
+{
+	uint64_t end = now_mono_ns() + 10000000000ull;
+
+	while (!log_has(i, s)) {
+		if (now_mono_ns() > end)
+			return -1;
+		usleep(20000);
+	}
+	return 0;
+}
+
+/* Unreachable and failed nodes fold by identical reason. */
+START_TEST(failures_fold)
+{
+	char *out = NULL, *err = NULL;
+	int rc;
+
+	harness_agent_stop(&h, 0, SIGTERM);
+	harness_agent_stop(&h, 2, SIGTERM);
+	rc = harness_knobctl(&h, &out, &err, "ping -a");
+	ck_assert_int_eq(rc, 1);
+	ck_assert_msg(strstr(out, "node[01,03] (2): unreachable: connection refused\n"), "%s", out);
+	ck_assert_msg(strstr(out, "1 ok, 2 unreachable (node[01,03])"), "%s", out);
+	free(out);
+	free(err);
+}
+END_TEST
+
+/* A node certificate used as the controller's: the agent's refusal in
+ * words, not an OpenSSL alert; a normal session ends with close_notify,
+ * so the agent logs nothing at warning level for it. */
+START_TEST(refusal_and_clean_close)
+{
+	char *out = NULL, *err = NULL;
+	int rc;
+
+	rc = harness_knobctl(&h, &out, &err, "--cert %s/ca/node03.crt --key %s/ca/node03.key "
+	    "ping -w node01", h.tmp, h.tmp);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_msg(strstr(out, "node01: auth-failed: agent refused us: certificate of 'node03' "
+	    "has role 'node'; only a 'controller' certificate may command this agent"), "%s", out);
+	ck_assert_msg(strstr(out, "alert") == NULL, "%s", out);
+	free(out);
+	free(err);
+
+	rc = harness_knobctl(&h, &out, &err, "ping -w node02");
+	ck_assert_int_eq(rc, 0);
+	ck_assert_int_eq(wait_log(1, "closed: peer closed the connection"), 0);
+	ck_assert_msg(!log_has(1, "<4>") && !log_has(1, "<3>"), "warning in node02's log");
+	free(out);
+	free(err);
+}
+END_TEST
+
+/* A listener on host loopback that accepts and drops every connection
+ * before TLS: with FIN, or with RST (SO_LINGER 0) when rst.  Returns the
+ * child's pid. */
+static pid_t
+dropper(int port, int rst)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	int one = 1, fd = socket(AF_INET, SOCK_STREAM, 0);
+	pid_t pid;
+
+	ck_assert_int_ge(fd, 0);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(listen(fd, 16), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct linger lg = { 1, 0 };
+
+		for (;;) {
+			int c = accept(fd, NULL, NULL);
+
+			if (c < 0)
+				_exit(0);
+			if (rst)
+				setsockopt(c, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+			close(c);
+		}
+	}
+	close(fd);
+	return pid;
+}
+
+/* Dropped before the handshake is not an authentication failure. */
+START_TEST(dropped_before_handshake)
+{
+	char *out, inv[4096], *xml;
+	pid_t fin = dropper(17701, 0), rst = dropper(17702, 1);
+	int rc;
+
+	snprintf(inv, sizeof(inv), "%s/drop.xml", h.tmp);
+	xml = xasprintf("<cluster><tls ca=\"%s/ca/ca.crt\" cert=\"%s/ca/controller.crt\" "
+	    "key=\"%s/ca/controller.key\"/>\n<node name=\"fin\" addr=\"127.0.0.1\" port=\"17701\"/>\n"
+	    "<node name=\"rst\" addr=\"127.0.0.1\" port=\"17702\"/>\n</cluster>\n",
+	    h.tmp, h.tmp, h.tmp);
+	ck_assert_int_eq(write_file_atomic(inv, xml, strlen(xml), 0644), 0);
+	free(xml);
+	rc = run(&out, "ping -w fin,rst --cluster %s", inv);
+	kill(fin, SIGKILL);
+	kill(rst, SIGKILL);
+	waitpid(fin, NULL, 0);
+	waitpid(rst, NULL, 0);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_msg(strstr(out, "fin,rst (2): unreachable: dropped before handshake (agent busy or "
+	    "filtered)") || strstr(out, "rst,fin (2): unreachable: dropped before handshake"), "%s", out);
+	ck_assert_msg(strstr(out, "auth-failed") == NULL, "%s", out);
+	free(out);
+}
+END_TEST
+
 static Suite *
 cli_suite(void)
 {
@@ -327,6 +463,9 @@ cli_suite(void)
 	tcase_set_timeout(tn, 60);
 	tcase_add_test(tn, targets_on_real_agents);
 	tcase_add_test(tn, fanout_limit);
+	tcase_add_test(tn, failures_fold);
+	tcase_add_test(tn, refusal_and_clean_close);
+	tcase_add_test(tn, dropped_before_handshake);
 	suite_add_tcase(s, tn);
 	return s;
 }
