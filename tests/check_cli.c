@@ -315,34 +315,6 @@ START_TEST(fanout_limit)
 }
 END_TEST
 
-/* Does agent i's log contain s? */
-static int
-log_has(int i, const char *s)
-{
-	char *buf = NULL;
-	int found;
-
-	if (read_file_bounded(h.node[i].log, 8 << 20, &buf, NULL) < 0)
-		return 0;
-	found = strstr(buf, s) != NULL;
-	free(buf);
-	return found;
-}
-
-/* Wait (deadline 10 s) until agent i's log contains s. */
-static int
-wait_log(int i, const char *s)
-{
-	uint64_t end = now_mono_ns() + 10000000000ull;
-
-	while (!log_has(i, s)) {
-		if (now_mono_ns() > end)
-			return -1;
-		usleep(20000);
-	}
-	return 0;
-}
-
 /* Unreachable and failed nodes fold by identical reason. */
 START_TEST(failures_fold)
 {
@@ -379,8 +351,8 @@ START_TEST(refusal_and_clean_close)
 
 	rc = harness_knobctl(&h, &out, &err, "ping -w node02");
 	ck_assert_int_eq(rc, 0);
-	ck_assert_int_eq(wait_log(1, "closed: peer closed the connection"), 0);
-	ck_assert_msg(!log_has(1, "<4>") && !log_has(1, "<3>"), "warning in node02's log");
+	ck_assert_int_eq(harness_wait_log(&h, 1, "closed: peer closed the connection", 10), 0);
+	ck_assert_msg(!harness_log_has(&h, 1, "<4>") && !harness_log_has(&h, 1, "<3>"), "warning in node02's log");
 	free(out);
 	free(err);
 }

@@ -38,20 +38,6 @@ teardown(void)
 	harness_stop(&h);
 }
 
-/* Does the agent's log contain s? */
-static int
-log_has(int i, const char *s)
-{
-	char *buf = NULL;
-	int found;
-
-	if (read_file_bounded(h.node[i].log, 8 << 20, &buf, NULL) < 0)
-		return 0;
-	found = strstr(buf, s) != NULL;
-	free(buf);
-	return found;
-}
-
 START_TEST(facts_four_nodes)
 {
 	char *out = NULL, *err = NULL;
@@ -137,7 +123,7 @@ START_TEST(foreign_ca_refused)
 	    "--key %s/other/controller.key --json ping -w node01", h.tmp, h.tmp, h.tmp);
 	ck_assert_int_eq(rc, 1);
 	ck_assert_msg(strstr(out, "\"auth-failed\"") != NULL, "%s", out);
-	ck_assert(log_has(0, "unable to get local issuer certificate"));
+	ck_assert(harness_log_has(&h, 0, "unable to get local issuer certificate"));
 	free(out);
 	free(err);
 }
@@ -155,7 +141,7 @@ START_TEST(node_cert_as_controller_refused)
 	/* Node certificates carry only serverAuth, so TLS verification already
 	 * refuses one presented as a client; the OU role check behind it
 	 * ("refusing peer") catches a certificate that slipped past that. */
-	ck_assert_msg(log_has(0, "unsuitable certificate purpose") || log_has(0, "refusing peer 'node03'"),
+	ck_assert_msg(harness_log_has(&h, 0, "unsuitable certificate purpose") || harness_log_has(&h, 0, "refusing peer 'node03'"),
 	    "agent log does not say why node03 was refused");
 	free(out);
 }
@@ -273,8 +259,8 @@ START_TEST(garbage_and_huge_frames)
 	close(fd);
 	SSL_CTX_free(ctx);
 
-	ck_assert(log_has(0, "exceeds the"));
-	ck_assert(log_has(0, "malformed envelope"));
+	ck_assert(harness_log_has(&h, 0, "exceeds the"));
+	ck_assert(harness_log_has(&h, 0, "malformed envelope"));
 	/* The agent is still serving. */
 	rc = harness_knobctl(&h, &out, NULL, "ping -w node01");
 	ck_assert_msg(rc == 0, "ping after garbage: exit %d: %s", rc, out);

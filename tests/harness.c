@@ -410,3 +410,29 @@ harness_stop(struct harness *h)
 	if (active_h == h)
 		active_h = NULL;
 }
+
+int
+harness_log_has(struct harness *h, int i, const char *s)
+{
+	char *buf = NULL;
+	int found;
+
+	if (read_file_bounded(h->node[i].log, 8 << 20, &buf, NULL) < 0)
+		return 0;
+	found = strstr(buf, s) != NULL;
+	free(buf);
+	return found;
+}
+
+int
+harness_wait_log(struct harness *h, int i, const char *s, double seconds)
+{
+	uint64_t end = now_mono_ns() + (uint64_t)(seconds * 1e9);
+
+	while (!harness_log_has(h, i, s)) {
+		if (now_mono_ns() > end)
+			return -1;
+		usleep(20000);
+	}
+	return 0;
+}

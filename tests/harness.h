@@ -66,6 +66,10 @@ int harness_node_sh(struct harness *h, int i, const char *fmt, ...)
 int harness_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Remove a directory tree the test made (no symlinks followed). 0 or -1. */
 int harness_rm_rf(const char *path);
+/* Does agent i's log contain s? */
+int harness_log_has(struct harness *h, int i, const char *s);
+/* Wait until agent i's log contains s (deadline: seconds). 0 or -1. */
+int harness_wait_log(struct harness *h, int i, const char *s, double seconds);
 /* Tear everything down.  Safe to call twice. */
 void harness_stop(struct harness *h);
 
