@@ -22,6 +22,7 @@ struct agent_cfg {
 	const char *state_dir;	/* default /var/lib/knob */
 	int stdio;		/* serve one plaintext session on stdin/stdout */
 	int test_hooks;		/* honour test-only fields (pause points) */
+	int no_reapply;		/* do not re-apply the active profile at start-up */
 	const char *node_name;	/* override; default is the certificate's CN */
 	int stop_fd;		/* readable => shut down (knobd's signalfd); -1 none */
 	int max_conns;		/* 0: default 256 */
@@ -114,6 +115,7 @@ void facts_free(Knob__Facts *f);
 int tune_init(struct agent *a);
 void tune_fini(struct agent *a);
 const char *tune_active_profile(struct agent *a);	/* "" when none */
+const char *tune_active_note(struct agent *a);	/* "re-applied at boot ..." or "" */
 
 /* Benchmark subsystem hooks (agent/bench.c). */
 int bench_init(struct agent *a);

@@ -133,6 +133,47 @@ tune_write_default(struct agent *a, const Knob__Setting *s, const char *target,
 	return tune_write_path(a, target, value, msg, msglen);
 }
 
+int
+tune_is_glob(const char *key)
+{
+	return key != NULL && strpbrk(key, "*?[") != NULL;
+}
+
+int
+tune_check_path(struct agent *a, const char *path, char *msg, size_t msglen)
+{
+	char full[PATH_MAX];
+	struct stat st;
+
+	if (agent_path(a, full, sizeof(full), path) < 0) {
+		snprintf(msg, msglen, "%s: path too long", path);
+		return -ENAMETOOLONG;
+	}
+	if (stat(full, &st) < 0) {
+		snprintf(msg, msglen, "%s: %s on this node", path, strerror(errno));
+		return -errno;
+	}
+	if ((st.st_mode & 0222) == 0) {
+		snprintf(msg, msglen, "%s is read-only (mode %04o)", path,
+		    (unsigned)(st.st_mode & 07777));
+		return -EACCES;
+	}
+	if (access(full, W_OK) < 0) {
+		snprintf(msg, msglen, "%s is not writable: %s", path, strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+int
+tune_check_default(struct agent *a, const Knob__Setting *s, const char *target,
+    const char *value, char *msg, size_t msglen)
+{
+	(void)s;
+	(void)value;
+	return tune_check_path(a, target, msg, msglen);
+}
+
 /* Append what is readable on fd to buf (bounded, excess dropped). 0 at EOF. */
 static int
 drain_fd(int fd, char *buf, size_t cap, size_t *have)

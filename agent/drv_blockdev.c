@@ -5,10 +5,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fnmatch.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "tune.h"
 
@@ -95,6 +98,262 @@ bd_write(struct agent *a, const Knob__Setting *s, const char *target, const char
 	return tune_write_path(a, path, value, msg, msglen);
 }
 
+/* Write order within one device: the scheduler first (writing it resets
+ * nr_requests and replaces the iosched/ attributes), then nr_requests,
+ * then max_sectors_kb (writing it resets read_ahead_kb), then
+ * read_ahead_kb, then the rest. */
+static const struct bd_rank {
+	const char *attr;
+	int rank;
+	const char *coupled[2];		/* what writing attr moves */
+} bd_ranks[] = {
+	{ "scheduler", 0, { "nr_requests", NULL } },
+	{ "nr_requests", 1, { NULL } },
+	{ "max_sectors_kb", 2, { "read_ahead_kb", NULL } },
+	{ "read_ahead_kb", 3, { NULL } },
+};
+
+static const struct bd_rank *
+bd_rank_of(const char *attr)
+{
+	for (size_t i = 0; i < nitems(bd_ranks); i++)
+		if (strcmp(bd_ranks[i].attr, attr) == 0)
+			return &bd_ranks[i];
+	return NULL;
+}
+
+static int
+bd_rank(const Knob__Setting *s)
+{
+	const struct bd_rank *r = bd_rank_of(s->attr);
+
+	if (r == NULL && strncmp(s->attr, "iosched/", 8) == 0)
+		return 1;
+	return r ? r->rank : 4;
+}
+
+static const char *const *
+bd_coupled(const Knob__Setting *s)
+{
+	const struct bd_rank *r = bd_rank_of(s->attr);
+
+	return r && r->coupled[0] ? r->coupled : NULL;
+}
+
+/* queue/ATTR of dev as an unsigned number; -1 when unreadable. */
+static long
+bd_number(struct agent *a, const char *dev, const char *attr)
+{
+	char path[PATH_MAX], buf[64], m[TUNE_MSG_MAX], *end;
+	long v;
+
+	snprintf(path, sizeof(path), "/sys/block/%s/queue/%s", dev, attr);
+	if (tune_read_path(a, path, buf, sizeof(buf), m, sizeof(m)) < 0)
+		return -1;
+	v = strtol(buf, &end, 10);
+	return end == buf ? -1 : v;
+}
+
+/* Would-fail: a scheduler the device does not offer. */
+static int
+bd_check_scheduler(struct agent *a, const char *dev, const char *value, char *msg,
+    size_t msglen)
+{
+	char path[PATH_MAX], raw[512], m[TUNE_MSG_MAX], *save = NULL;
+
+	snprintf(path, sizeof(path), "/sys/block/%s/queue/scheduler", dev);
+	if (tune_read_path(a, path, raw, sizeof(raw), m, sizeof(m)) < 0)
+		return 0;
+	char offers[512];
+	snprintf(offers, sizeof(offers), "%s", raw);
+	for (char *t = strtok_r(raw, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) {
+		size_t l = strlen(t);
+
+		if (t[0] == '[' && l > 1 && t[l - 1] == ']') {
+			t[l - 1] = '\0';
+			t++;
+		}
+		if (strcmp(t, value) == 0)
+			return 0;
+	}
+	snprintf(msg, msglen, "%s does not offer scheduler %s (offers: %s)", dev, value,
+	    strtrim(offers));
+	return -EINVAL;
+}
+
+/* Would-fail: values outside what the kernel documents for the attribute
+ * (they are refused, or read back as something else). */
+static int
+bd_check_range(struct agent *a, const char *dev, const char *attr, const char *value,
+    char *msg, size_t msglen)
+{
+	long page_kb = sysconf(_SC_PAGESIZE) / 1024, v, hw;
+	char *end;
+
+	v = strtol(value, &end, 10);
+	if (end == value || *end != '\0' || v < 0) {
+		snprintf(msg, msglen, "%s %s must be a non-negative integer, not '%s'", dev, attr,
+		    value);
+		return -EINVAL;
+	}
+	if (strcmp(attr, "nr_requests") == 0 && v < 4) {
+		snprintf(msg, msglen, "%s nr_requests %ld is below the kernel's minimum of 4 "
+		    "(BLKDEV_MIN_RQ)", dev, v);
+		return -EINVAL;
+	}
+	if (strcmp(attr, "read_ahead_kb") == 0 && page_kb > 0 && v % page_kb != 0) {
+		snprintf(msg, msglen, "%s read_ahead_kb is kept in %ld KiB pages: %ld would read "
+		    "back as %ld", dev, page_kb, v, v - v % page_kb);
+		return -EINVAL;
+	}
+	if (strcmp(attr, "max_sectors_kb") == 0) {
+		hw = bd_number(a, dev, "max_hw_sectors_kb");
+		if ((hw >= 0 && v > hw) || v < page_kb) {
+			snprintf(msg, msglen, "%s max_sectors_kb %ld is outside %ld..%ld "
+			    "(page size .. max_hw_sectors_kb)", dev, v, page_kb, hw);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int
+bd_check(struct agent *a, const Knob__Setting *s, const char *target, const char *value,
+    char *msg, size_t msglen)
+{
+	char path[PATH_MAX];
+	int rc;
+
+	if (bd_path(s, target, path, sizeof(path)) < 0)
+		return 0;
+	if ((rc = tune_check_path(a, path, msg, msglen)) < 0)
+		return rc;
+	if (strcmp(s->attr, "scheduler") == 0)
+		return bd_check_scheduler(a, target, value, msg, msglen);
+	if (bd_rank_of(s->attr) != NULL)
+		return bd_check_range(a, target, s->attr, value, msg, msglen);
+	return 0;
+}
+
+/* ------------------------------------------------------------ protected */
+/* Whole-disk name of the block device whose sysfs directory is dir (a
+ * partition's parent), appended to out with why. */
+static void
+push_dev(struct agent *a, const char *dir, const char *why, struct strvec *out,
+    struct strvec *whys, int depth);
+
+/* The device with sysroot-relative sysfs link rel (/sys/dev/block/M:m or
+ * /sys/class/block/NAME). */
+static void
+push_link(struct agent *a, const char *rel, const char *why, struct strvec *out,
+    struct strvec *whys, int depth)
+{
+	char full[PATH_MAX], real[PATH_MAX];
+
+	if (agent_path(a, full, sizeof(full), rel) < 0 || realpath(full, real) == NULL)
+		return;
+	push_dev(a, real, why, out, whys, depth);
+}
+
+static void
+push_dev(struct agent *a, const char *dir, const char *why, struct strvec *out,
+    struct strvec *whys, int depth)
+{
+	char p[PATH_MAX + 16], d[PATH_MAX], name[256], rel[PATH_MAX];
+	struct dirent *de;
+	DIR *sl;
+
+	if (depth > 8)
+		return;
+	snprintf(p, sizeof(p), "%s/partition", dir);
+	snprintf(d, sizeof(d), "%s", dir);
+	if (access(p, F_OK) == 0)
+		snprintf(d, sizeof(d), "%s", dirname(d));
+	snprintf(name, sizeof(name), "%s", basename(d));
+	if (!strvec_contains(out, name)) {
+		strvec_push(out, name);
+		strvec_push(whys, why);
+	}
+	/* what it sits on (dm, md): those hold the same data */
+	snprintf(rel, sizeof(rel), "/sys/block/%s/slaves", name);
+	if (agent_path(a, p, sizeof(p), rel) < 0 || (sl = opendir(p)) == NULL)
+		return;
+	while ((de = readdir(sl)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(rel, sizeof(rel), "/sys/class/block/%s", de->d_name);
+		push_link(a, rel, why, out, whys, depth + 1);
+	}
+	closedir(sl);
+}
+
+/* Devices behind /, /boot (SYSROOT/proc/self/mountinfo) and active swap
+ * (SYSROOT/proc/swaps). */
+static void
+protected_devs(struct agent *a, struct strvec *out, struct strvec *whys)
+{
+	char path[PATH_MAX], line[4096], rel[PATH_MAX];
+	FILE *f;
+
+	if (agent_path(a, path, sizeof(path), "/proc/self/mountinfo") == 0 &&
+	    (f = fopen(path, "re")) != NULL) {
+		while (fgets(line, sizeof(line), f)) {
+			char majmin[64], mnt[1024];
+
+			if (sscanf(line, "%*s %*s %63s %*s %1023s", majmin, mnt) != 2)
+				continue;
+			if (strcmp(mnt, "/") != 0 && strcmp(mnt, "/boot") != 0 &&
+			    strcmp(mnt, "/boot/efi") != 0)
+				continue;
+			snprintf(rel, sizeof(rel), "/sys/dev/block/%s", majmin);
+			snprintf(line, sizeof(line), "holds %s", mnt);
+			push_link(a, rel, line, out, whys, 0);
+		}
+		fclose(f);
+	}
+	if (agent_path(a, path, sizeof(path), "/proc/swaps") == 0 &&
+	    (f = fopen(path, "re")) != NULL) {
+		while (fgets(line, sizeof(line), f)) {
+			char name[1024], type[32], full[PATH_MAX];
+			struct stat st;
+
+			if (sscanf(line, "%1023s %31s", name, type) != 2 || name[0] != '/')
+				continue;
+			if (strcmp(type, "partition") == 0) {
+				snprintf(rel, sizeof(rel), "/sys/class/block/%s", basename(name));
+				push_link(a, rel, "holds active swap", out, whys, 0);
+			} else if (agent_path(a, full, sizeof(full), name) == 0 &&
+			    stat(full, &st) == 0) {
+				snprintf(rel, sizeof(rel), "/sys/dev/block/%u:%u", major(st.st_dev),
+				    minor(st.st_dev));
+				push_link(a, rel, "holds a swap file", out, whys, 0);
+			}
+		}
+		fclose(f);
+	}
+}
+
+/* A glob never reaches the devices behind /, /boot or swap. */
+static int
+bd_protect(struct agent *a, const Knob__Setting *s, const char *target, char *msg,
+    size_t msglen)
+{
+	struct strvec devs = { 0 }, whys = { 0 };
+	int hit = 0;
+
+	(void)s;
+	protected_devs(a, &devs, &whys);
+	for (size_t i = 0; i < devs.n && !hit; i++)
+		if (strcmp(devs.v[i], target) == 0) {
+			snprintf(msg, msglen, "%s %s: a glob never touches it (name the device "
+			    "exactly to tune it)", target, whys.v[i]);
+			hit = 1;
+		}
+	strvec_free(&devs);
+	strvec_free(&whys);
+	return hit;
+}
+
 const struct tune_driver drv_blockdev = {
 	.name = "blockdev",
 	.resolve = bd_resolve,
@@ -102,4 +361,8 @@ const struct tune_driver drv_blockdev = {
 	.normalise = tune_norm_default,
 	.write = bd_write,
 	.describe = tune_describe_default,
+	.rank = bd_rank,
+	.coupled = bd_coupled,
+	.check = bd_check,
+	.protect = bd_protect,
 };

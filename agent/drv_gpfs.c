@@ -130,6 +130,10 @@ gpfs_write(struct agent *a, const Knob__Setting *s, const char *target, const ch
 
 	if (mmfs_cmd(a, "mmchconfig", chc, sizeof(chc)) < 0)
 		return -ENAMETOOLONG;
+	/* in the unit the admin wrote ("16G"), when that is what is set */
+	if (tune_norm_default(s, s->value, n1, sizeof(n1), m, sizeof(m)) == 0 &&
+	    strcmp(n1, value) == 0)
+		value = s->value;
 	snprintf(kv, sizeof(kv), "%s=%s", target, value);
 	rc = tune_run_cmd(argv, tune_cmd_timeout(a), NULL, 0, err, sizeof(err));
 	if (rc > 0 && needs_restart(err)) {
@@ -162,6 +166,36 @@ gpfs_write(struct agent *a, const Knob__Setting *s, const char *target, const ch
 	return 0;
 }
 
+#define PAGEPOOL_MAX_PCT 75
+
+/* Would-fail: a pagepool over 75 % of the node's RAM (SYSROOT/proc/meminfo;
+ * no judgement when it cannot be read).  mmfsd pins the pagepool, so that
+ * memory is gone for jobs. */
+static int
+gpfs_check(struct agent *a, const Knob__Setting *s, const char *target, const char *value,
+    char *msg, size_t msglen)
+{
+	char path[PATH_MAX], line[256];
+	unsigned long long kb = 0, want;
+	FILE *f;
+
+	(void)s;
+	if (strcasecmp(target, "pagepool") != 0 ||
+	    agent_path(a, path, sizeof(path), "/proc/meminfo") < 0 ||
+	    (f = fopen(path, "re")) == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) && sscanf(line, "MemTotal: %llu kB", &kb) != 1)
+		;
+	fclose(f);
+	want = strtoull(value, NULL, 10);
+	if (kb == 0 || want <= kb * 1024ull / 100 * PAGEPOOL_MAX_PCT)
+		return 0;
+	snprintf(msg, msglen, "pagepool %s is over %d%% of this node's RAM (MemTotal %llu MiB): "
+	    "mmfsd pins it, jobs would be left without memory", s->value, PAGEPOOL_MAX_PCT,
+	    kb / 1024);
+	return -EINVAL;
+}
+
 const struct tune_driver drv_gpfs = {
 	.name = "gpfs",
 	.resolve = gpfs_resolve,
@@ -170,4 +204,6 @@ const struct tune_driver drv_gpfs = {
 	.write = gpfs_write,
 	.describe = tune_describe_default,
 	.restart_note = "takes effect when mmfsd restarts",
+	.check = gpfs_check,
+	.costly_read = 1,
 };

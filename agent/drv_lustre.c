@@ -153,4 +153,5 @@ const struct tune_driver drv_lustre = {
 	.write = lustre_write,
 	.restore = lustre_restore,
 	.describe = lustre_describe,
+	.check = tune_check_default,
 };

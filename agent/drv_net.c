@@ -147,6 +147,13 @@ out:
 	return rc;
 }
 
+/* mtu before txqueuelen (an MTU change can reset queue settings). */
+static int
+net_rank(const Knob__Setting *s)
+{
+	return strcmp(s->attr, "mtu") == 0 ? 0 : 1;
+}
+
 const struct tune_driver drv_net = {
 	.name = "net",
 	.resolve = net_resolve,
@@ -154,4 +161,5 @@ const struct tune_driver drv_net = {
 	.normalise = tune_norm_default,
 	.write = net_write,
 	.describe = tune_describe_default,
+	.rank = net_rank,
 };

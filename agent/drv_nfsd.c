@@ -31,4 +31,5 @@ const struct tune_driver drv_nfsd = {
 	.normalise = tune_norm_default,
 	.write = tune_write_default,
 	.describe = tune_describe_default,
+	.check = tune_check_default,
 };

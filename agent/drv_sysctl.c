@@ -52,4 +52,5 @@ const struct tune_driver drv_sysctl = {
 	.normalise = tune_norm_default,
 	.write = tune_write_default,
 	.describe = sysctl_describe,
+	.check = tune_check_default,
 };

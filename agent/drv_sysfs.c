@@ -39,10 +39,34 @@ sysfs_resolve(struct agent *a, const Knob__Setting *s, struct strvec *out, char 
 	return rc;
 }
 
+/* Values of cpu/smt/control that mean the node cannot switch SMT at all
+ * (a VM without SMT, a CPU without it, or "nosmt" on the kernel command
+ * line): the key is unsupported there, not a failure. */
+static const char *const smt_fixed[] = { "notsupported", "forceoff", "notimplemented" };
+
+static int
+sysfs_read(struct agent *a, const Knob__Setting *s, const char *target, char *buf,
+    size_t len, char *msg, size_t msglen)
+{
+	size_t tl = strlen(target), sl = strlen("/cpu/smt/control");
+	int rc = tune_read_default(a, s, target, buf, len, msg, msglen);
+
+	if (rc < 0 || tl < sl || strcmp(target + tl - sl, "/cpu/smt/control") != 0)
+		return rc;
+	for (size_t i = 0; i < nitems(smt_fixed); i++)
+		if (strcmp(buf, smt_fixed[i]) == 0) {
+			snprintf(msg, msglen, "SMT control reads %s: SMT cannot be switched on this "
+			    "node", buf);
+			return TUNE_NOT_SETTABLE;
+		}
+	return rc;
+}
+
 const struct tune_driver drv_sysfs = {
 	.name = "sysfs",
 	.resolve = sysfs_resolve,
-	.read = tune_read_default,
+	.read = sysfs_read,
+	.check = tune_check_default,
 	.normalise = tune_norm_default,
 	.write = tune_write_default,
 	.describe = tune_describe_default,

@@ -799,6 +799,7 @@ facts_gather(struct agent *a, Knob__Facts *f)
 	f->agent_version = xstrdup(KNOB_VERSION);
 	prof = tune_active_profile(a);
 	f->active_profile = xstrdup(prof != NULL ? prof : "");
+	f->active_note = xstrdup(tune_active_note(a));
 	f->agent_time_ns = now_real_ns();
 	return 0;
 }
@@ -849,6 +850,7 @@ facts_free(Knob__Facts *f)
 	free(f->software);
 	free_str(f->agent_version);
 	free_str(f->active_profile);
+	free_str(f->active_note);
 	knob__facts__init(f);
 }
 

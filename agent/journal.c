@@ -25,6 +25,8 @@ jentry_clear(struct jentry *e)
 	free(e->target);
 	free(e->value);
 	free(e->was);
+	free(e->set);
+	free(e->origin);
 	memset(e, 0, sizeof(*e));
 }
 
@@ -37,9 +39,12 @@ journal_free(struct journal *j)
 		jentry_clear(&j->txn[i]);
 	for (size_t i = 0; i < j->npend; i++)
 		jentry_clear(&j->pend[i]);
+	for (size_t i = 0; i < j->nset; i++)
+		jentry_clear(&j->set[i]);
 	free(j->orig);
 	free(j->txn);
 	free(j->pend);
+	free(j->set);
 	memset(j, 0, sizeof(*j));
 }
 
@@ -69,8 +74,11 @@ journal_push(struct jentry **v, size_t *n, const struct jentry *e)
 	d->target = xstrdup(e->target);
 	d->value = xstrdup(e->value);
 	d->was = e->was ? xstrdup(e->was) : NULL;
+	d->set = e->set ? xstrdup(e->set) : NULL;
+	d->origin = e->origin ? xstrdup(e->origin) : NULL;
 	d->persistent = e->persistent;
 	d->added = e->added;
+	d->restoring = e->restoring;
 }
 
 void
@@ -93,7 +101,7 @@ jentry_setting(const struct jentry *e, Knob__Setting *s)
 	s->match = e->match;
 	s->value = e->value;
 	s->persistent = e->persistent;
-	s->origin = (char *)(uintptr_t)"journal";
+	s->origin = (char *)(uintptr_t)(e->origin ? e->origin : "journal");
 }
 
 static json_object *
@@ -113,8 +121,14 @@ entries_json(const struct jentry *v, size_t n, int with_added)
 		json_object_object_add(o, "persistent", json_object_new_boolean(v[i].persistent));
 		if (v[i].was)
 			json_object_object_add(o, "was", json_object_new_string(v[i].was));
+		if (v[i].set)
+			json_object_object_add(o, "set", json_object_new_string(v[i].set));
+		if (v[i].origin)
+			json_object_object_add(o, "origin", json_object_new_string(v[i].origin));
 		if (with_added)
 			json_object_object_add(o, "added", json_object_new_boolean(v[i].added));
+		if (v[i].restoring)
+			json_object_object_add(o, "restoring", json_object_new_boolean(1));
 		json_object_array_add(arr, o);
 	}
 	return arr;
@@ -157,6 +171,8 @@ entries_parse(json_object *arr, struct jentry **v, size_t *n, int need_was)
 		    (need_was && jstr(o, "was") == NULL))
 			return -1;
 		e.was = (char *)(uintptr_t)jstr(o, "was");
+		e.set = (char *)(uintptr_t)jstr(o, "set");
+		e.origin = (char *)(uintptr_t)jstr(o, "origin");
 		e.driver = (char *)(uintptr_t)drv;
 		e.key = (char *)(uintptr_t)key;
 		e.target = (char *)(uintptr_t)target;
@@ -165,6 +181,7 @@ entries_parse(json_object *arr, struct jentry **v, size_t *n, int need_was)
 		e.match = (char *)(uintptr_t)(jstr(o, "match") ? jstr(o, "match") : "");
 		e.persistent = jbool(o, "persistent");
 		e.added = jbool(o, "added");
+		e.restoring = jbool(o, "restoring");
 		journal_push(v, n, &e);
 	}
 	return 0;
@@ -193,6 +210,12 @@ journal_load(const char *path, struct journal *j)
 	arr = NULL;
 	json_object_object_get_ex(root, "originals", &arr);
 	if (entries_parse(arr, &j->orig, &j->norig, 0) < 0) {
+		rc = -EBADMSG;
+		goto out;
+	}
+	arr = NULL;
+	json_object_object_get_ex(root, "settings", &arr);
+	if (entries_parse(arr, &j->set, &j->nset, 0) < 0) {
 		rc = -EBADMSG;
 		goto out;
 	}
@@ -231,7 +254,8 @@ journal_save(const char *path, const struct journal *j)
 	const char *txt;
 	int rc;
 
-	if (j->active[0] == '\0' && j->norig == 0 && j->npend == 0 && !j->in_txn) {
+	if (j->active[0] == '\0' && j->norig == 0 && j->npend == 0 && j->nset == 0 &&
+	    !j->in_txn) {
 		if (unlink(path) < 0 && errno != ENOENT)
 			return -errno;
 		return 0;
@@ -240,6 +264,8 @@ journal_save(const char *path, const struct journal *j)
 	json_object_object_add(root, "version", json_object_new_int(1));
 	json_object_object_add(root, "active", json_object_new_string(j->active));
 	json_object_object_add(root, "originals", entries_json(j->orig, j->norig, 0));
+	if (j->nset > 0)
+		json_object_object_add(root, "settings", entries_json(j->set, j->nset, 0));
 	if (j->npend > 0)
 		json_object_object_add(root, "pending", entries_json(j->pend, j->npend, 0));
 	if (j->in_txn) {

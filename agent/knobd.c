@@ -18,7 +18,8 @@ usage(FILE *f)
 	fprintf(f,
 	    "usage: knobd [--listen ADDR:PORT] [--ca F --cert F --key F] [--sysroot DIR]\n"
 	    "             [--state-dir DIR] [--stdio] [--node-name NAME]\n"
-	    "             [--log-level err|warn|info|debug] [--test-hooks] [--version]\n"
+	    "             [--log-level err|warn|info|debug] [--no-reapply] [--test-hooks]\n"
+	    "             [--version]\n"
 	    "\n"
 	    "  --listen ADDR:PORT  address to serve on (default 0.0.0.0:%d)\n"
 	    "  --ca/--cert/--key   cluster CA, this node's certificate and key (mutual TLS)\n"
@@ -26,6 +27,7 @@ usage(FILE *f)
 	    "  --state-dir DIR     journal and state (default /var/lib/knob)\n"
 	    "  --stdio             serve one plaintext session on stdin/stdout (SSH exec)\n"
 	    "  --node-name NAME    node name (default: the certificate's CN, else hostname)\n"
+	    "  --no-reapply        do not re-apply the journaled active profile at start-up\n"
 	    "  --test-hooks        honour test-only request fields (never in production)\n",
 	    KNOB_DEFAULT_PORT);
 }
@@ -44,6 +46,7 @@ main(int argc, char **argv)
 		{ "node-name", required_argument, NULL, 'n' },
 		{ "log-level", required_argument, NULL, 'L' },
 		{ "test-hooks", no_argument, NULL, 'T' },
+		{ "no-reapply", no_argument, NULL, 'R' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -66,6 +69,7 @@ main(int argc, char **argv)
 		case 'i': cfg.stdio = 1; break;
 		case 'n': cfg.node_name = optarg; break;
 		case 'T': cfg.test_hooks = 1; break;
+		case 'R': cfg.no_reapply = 1; break;
 		case 'L':
 			if ((lvl = log_parse_level(optarg)) < 0) {
 				fprintf(stderr, "knobd: unknown log level '%s'\n", optarg);

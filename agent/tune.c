@@ -1,11 +1,14 @@
-/* knobd tuning: plan (resolve + read), journaled apply transaction, check,
- * verify, rollback, crash recovery, and the request handlers that run them
- * on worker threads.  The journal format and the recovery rule are described
- * in tune.h. */
+/* knobd tuning: plan (resolve + read), the journaled apply transaction that
+ * writes in each driver's order and re-reads until every key holds, check,
+ * verify, rollback, crash recovery, the boot re-apply, and the request
+ * handlers that run them on worker threads.  The journal format and the
+ * recovery rule are described in tune.h. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 
@@ -16,22 +19,45 @@
 #include "util.h"
 
 #define RAW_MAX NORM_VALUE_MAX
+#define TUNE_LEASE_MS (10u * 60 * 1000)	/* apply/rollback hold the lock this long at most */
+
+enum item_kind {
+	IK_SET,		/* a setting of the request */
+	IK_COUPLED,	/* an attribute the kernel may move when a key is written */
+	IK_SWITCH,	/* the previous profile's key, going back to its original */
+};
 
 /* One concrete target of one setting within a transaction. */
 struct item {
-	const Knob__Setting *s;	/* borrowed */
+	const Knob__Setting *s;	/* borrowed (request or plan->own) */
 	const struct tune_driver *d;
 	char *target;		/* NULL: unsupported / invalid */
-	char *before, *wanted, *after;	/* canonical values */
-	int state;		/* KNOB__KEY_STATE__* */
+	char *before, *wanted;	/* canonical; wanted NULL for IK_COUPLED */
+	char *after;		/* live value as last read */
+	char *clobber;		/* the key whose write moved this one */
+	char *set_to;		/* after a revert: the value the transaction wanted */
+	int state;		/* KNOB__KEY_STATE__*; UNSPECIFIED while in play */
 	int err;
 	char *msg;
-	int written;
+	int written;		/* this transaction wrote it */
+	int werr;		/* its write failed: not retried */
+	int pending;		/* the write takes effect after a restart */
+	int kind, rank;
+	long jidx;		/* rollback: index in the journal's originals */
 };
 
 struct plan {
 	struct item *v;
 	size_t n;
+	Knob__Setting **own;	/* settings made here (coupled, switch, rollback) */
+	size_t nown;
+};
+
+/* Test hook: where a transaction pauses (knobd --test-hooks only). */
+struct pause {
+	struct agent *a;
+	uint32_t ms;
+	const char *at;		/* only this point; NULL or "" every point */
 };
 
 static const char *const key_state_names[] = {
@@ -52,6 +78,12 @@ static const char *const key_state_names[] = {
 const char *
 tune_key_state_name(int st)
 {
+	switch (st) {
+	case KNOB__KEY_STATE__KEY_CHANGED_SINCE: return "changed-since";
+	case KNOB__KEY_STATE__KEY_WOULD_FAIL: return "would-fail";
+	case KNOB__KEY_STATE__KEY_PROTECTED: return "protected";
+	default: break;
+	}
 	if (st < 0 || (size_t)st >= nitems(key_state_names) || key_state_names[st] == NULL)
 		return "unknown";
 	return key_state_names[st];
@@ -71,6 +103,13 @@ set_msg(struct item *it, int err, const char *msg)
 	free(it->msg);
 	it->msg = xstrdup(msg);
 	it->err = err < 0 ? -err : err;
+}
+
+static void
+set_state(struct item *it, int state, int err, const char *msg)
+{
+	it->state = state;
+	set_msg(it, err, msg);
 }
 
 /* Canonical form of raw through the item's driver; the trimmed raw value
@@ -96,7 +135,30 @@ plan_add(struct plan *p, const Knob__Setting *s, const struct tune_driver *d)
 	memset(it, 0, sizeof(*it));
 	it->s = s;
 	it->d = d;
+	it->jidx = -1;
+	if (d && d->rank)
+		it->rank = d->rank(s);
 	return it;
+}
+
+/* A setting owned by the plan (all strings copied). */
+static Knob__Setting *
+plan_own(struct plan *p, const Knob__Setting *from, const char *key, const char *attr,
+    const char *value, const char *origin)
+{
+	Knob__Setting *s = xcalloc(1, sizeof(*s));
+
+	knob__setting__init(s);
+	s->driver = xstrdup(from->driver);
+	s->key = xstrdup(key ? key : from->key);
+	s->attr = xstrdup(attr ? attr : from->attr);
+	s->match = xstrdup(key ? "" : from->match);
+	s->value = xstrdup(value ? value : from->value);
+	s->persistent = from->persistent;
+	s->origin = xstrdup(origin ? origin : from->origin);
+	p->own = xrealloc(p->own, (p->nown + 1) * sizeof(*p->own));
+	p->own[p->nown++] = s;
+	return s;
 }
 
 static void
@@ -107,18 +169,136 @@ plan_free(struct plan *p)
 		free(p->v[i].before);
 		free(p->v[i].wanted);
 		free(p->v[i].after);
+		free(p->v[i].clobber);
+		free(p->v[i].set_to);
 		free(p->v[i].msg);
 	}
+	for (size_t i = 0; i < p->nown; i++) {
+		free(p->own[i]->driver);
+		free(p->own[i]->key);
+		free(p->own[i]->attr);
+		free(p->own[i]->match);
+		free(p->own[i]->value);
+		free(p->own[i]->origin);
+		free(p->own[i]);
+	}
 	free(p->v);
+	free(p->own);
 	memset(p, 0, sizeof(*p));
 }
 
+static int
+item_pending(const struct item *it)
+{
+	return it->state == KNOB__KEY_STATE__KEY_UNSPECIFIED;
+}
+
+/* The item's live value is what it should be (coupled items always hold). */
+static int
+item_holds(const struct item *it)
+{
+	if (it->wanted == NULL || it->pending)
+		return 1;
+	return it->after != NULL && strcmp(it->after, it->wanted) == 0;
+}
+
+static int
+same_target(const struct item *x, const struct item *y)
+{
+	return x->target && y->target && strcmp(x->s->driver, y->s->driver) == 0 &&
+	    strcmp(x->target, y->target) == 0;
+}
+
+static int
+same_key(const struct item *x, const char *driver, const char *target, const char *attr)
+{
+	return x->target && strcmp(x->s->driver, driver) == 0 &&
+	    strcmp(x->target, target) == 0 && strcmp(x->s->attr, attr ? attr : "") == 0;
+}
+
+static long
+plan_find(const struct plan *p, const char *driver, const char *target, const char *attr)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (same_key(&p->v[i], driver, target, attr))
+			return (long)i;
+	return -1;
+}
+
+/* Read the item's target into it->after (NULL when unreadable).  0 or the
+ * driver's result (TUNE_NOT_SETTABLE, -errno) with msg. */
+static int
+reread(struct agent *a, struct item *it, char *msg, size_t msglen)
+{
+	char raw[RAW_MAX], m[TUNE_MSG_MAX];
+	int rc;
+
+	rc = it->d->read(a, it->s, it->target, raw, sizeof(raw), msg ? msg : m,
+	    msg ? msglen : sizeof(m));
+	free(it->after);
+	it->after = rc < 0 ? NULL : canon(it->d, it->s, raw);
+	return rc;
+}
+
+/* Read the item's value before anything is written: before and after. */
+static int
+read_before(struct agent *a, struct item *it)
+{
+	char msg[TUNE_MSG_MAX] = "";
+	int rc = reread(a, it, msg, sizeof(msg));
+
+	if (rc < 0)
+		set_state(it, KNOB__KEY_STATE__KEY_FAILED, rc, msg);
+	else if (rc == TUNE_NOT_SETTABLE)
+		set_state(it, KNOB__KEY_STATE__KEY_UNSUPPORTED, 0, msg);
+	if (it->after)
+		it->before = xstrdup(it->after);
+	return rc;
+}
+
+/* Add the attributes the kernel moves when the plan's keys are written, so
+ * that their originals are journaled and come back on rollback. */
+static void
+plan_add_coupled(struct agent *a, struct plan *p)
+{
+	size_t n = p->n;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *const *c;
+
+		if (!item_pending(&p->v[i]) || p->v[i].target == NULL ||
+		    p->v[i].d->coupled == NULL || (c = p->v[i].d->coupled(p->v[i].s)) == NULL)
+			continue;
+		for (; *c; c++) {
+			const struct item *src = &p->v[i];
+			char *origin;
+			Knob__Setting *s;
+			struct item *it;
+
+			if (plan_find(p, src->s->driver, src->target, *c) >= 0)
+				continue;
+			origin = xasprintf("moved by the kernel when %s is written", src->s->attr);
+			s = plan_own(p, src->s, src->target, *c, "", origin);
+			free(origin);
+			it = plan_add(p, s, p->v[i].d);
+			it->kind = IK_COUPLED;
+			it->target = xstrdup(p->v[i].target);
+			if (read_before(a, it) != 0) {
+				free(it->target);	/* cannot read it: not ours to restore */
+				it->target = NULL;
+				it->state = KNOB__KEY_STATE__KEY_SKIPPED;
+			}
+		}
+	}
+}
+
 /* Step 1: validate each setting, resolve its targets and read their
- * current values.  Items that cannot go on get FAILED or UNSUPPORTED. */
+ * current values.  Items that cannot go on get FAILED, UNSUPPORTED or
+ * PROTECTED. */
 static void
 plan_build(struct agent *a, Knob__Setting **settings, size_t n, struct plan *p)
 {
-	char msg[TUNE_MSG_MAX], raw[RAW_MAX], wanted[RAW_MAX];
+	char msg[TUNE_MSG_MAX], wanted[RAW_MAX];
 
 	for (size_t i = 0; i < n; i++) {
 		const Knob__Setting *s = settings[i];
@@ -130,26 +310,24 @@ plan_build(struct agent *a, Knob__Setting **settings, size_t n, struct plan *p)
 		msg[0] = '\0';
 		if (d == NULL) {
 			it = plan_add(p, s, NULL);
-			it->state = KNOB__KEY_STATE__KEY_FAILED;
 			snprintf(msg, sizeof(msg), "unknown driver '%s'", s->driver);
-			set_msg(it, EINVAL, msg);
+			set_state(it, KNOB__KEY_STATE__KEY_FAILED, EINVAL, msg);
 			continue;
 		}
 		if (setting_validate(s->driver, s->key, s->attr, s->match, s->value, msg,
 		    sizeof(msg)) < 0 ||
 		    d->normalise(s, s->value, wanted, sizeof(wanted), msg, sizeof(msg)) < 0) {
 			it = plan_add(p, s, d);
-			it->state = KNOB__KEY_STATE__KEY_FAILED;
-			set_msg(it, EINVAL, msg);
+			set_state(it, KNOB__KEY_STATE__KEY_FAILED, EINVAL, msg);
 			continue;
 		}
 		rc = d->resolve(a, s, &targets, msg, sizeof(msg));
 		if (rc < 0 || targets.n == 0) {
 			it = plan_add(p, s, d);
 			it->wanted = xstrdup(wanted);
-			it->state = rc < 0 ? KNOB__KEY_STATE__KEY_FAILED :
-			    KNOB__KEY_STATE__KEY_UNSUPPORTED;
-			set_msg(it, rc, rc < 0 ? msg : "nothing on this node matches");
+			set_state(it, rc < 0 ? KNOB__KEY_STATE__KEY_FAILED :
+			    KNOB__KEY_STATE__KEY_UNSUPPORTED, rc,
+			    rc < 0 ? msg : "nothing on this node matches");
 			strvec_free(&targets);
 			continue;
 		}
@@ -158,28 +336,188 @@ plan_build(struct agent *a, Knob__Setting **settings, size_t n, struct plan *p)
 			it->target = xstrdup(targets.v[k]);
 			it->wanted = xstrdup(wanted);
 			msg[0] = '\0';
-			rc = d->read(a, s, it->target, raw, sizeof(raw), msg, sizeof(msg));
-			if (rc < 0) {
-				it->state = KNOB__KEY_STATE__KEY_FAILED;
-				set_msg(it, rc, msg);
+			if (d->protect && tune_is_glob(s->key) &&
+			    d->protect(a, s, it->target, msg, sizeof(msg))) {
+				set_state(it, KNOB__KEY_STATE__KEY_PROTECTED, 0, msg);
 				continue;
 			}
-			it->before = canon(d, s, raw);
+			read_before(a, it);
 		}
 		strvec_free(&targets);
 	}
+	plan_add_coupled(a, p);
 }
 
-static int
-item_pending(const struct item *it)
+/* Indices of the items in play (pending, with a target), grouped by
+ * (driver, target) in order of first appearance, each group in the
+ * driver's write order (stable).  Caller frees. */
+static size_t *
+write_order(const struct plan *p, size_t *nout)
 {
-	return it->state == KNOB__KEY_STATE__KEY_UNSPECIFIED;
+	size_t *idx = xcalloc(p->n ? p->n : 1, sizeof(*idx)), n = 0;
+	char *placed = xcalloc(p->n ? p->n : 1, 1);
+
+	for (size_t i = 0; i < p->n; i++) {
+		size_t g0 = n;
+
+		if (placed[i] || !item_pending(&p->v[i]) || p->v[i].target == NULL)
+			continue;
+		for (size_t j = i; j < p->n; j++) {
+			if (placed[j] || !item_pending(&p->v[j]) || !same_target(&p->v[i], &p->v[j]))
+				continue;
+			placed[j] = 1;
+			/* insertion by rank, after equal ranks */
+			size_t k = n++;
+			while (k > g0 && p->v[idx[k - 1]].rank > p->v[j].rank) {
+				idx[k] = idx[k - 1];
+				k--;
+			}
+			idx[k] = j;
+		}
+	}
+	free(placed);
+	*nout = n;
+	return idx;
 }
 
-static int
-item_needs_write(const struct item *it)
+static void
+pause_at(const struct pause *pz, const char *where)
 {
-	return item_pending(it) && it->target && strcmp(it->before, it->wanted) != 0;
+	char path[PATH_MAX];
+
+	if (pz == NULL || pz->a == NULL || !pz->a->cfg.test_hooks || pz->ms == 0 ||
+	    (pz->at && *pz->at && strcmp(pz->at, where) != 0))
+		return;
+	log_info("test hook: pausing %u ms %s", pz->ms, where);
+	/* a marker a test can wait for (then SIGKILL us) */
+	snprintf(path, sizeof(path), "%s/test-pause", pz->a->state_dir);
+	write_file_atomic(path, where, strlen(where), 0600);
+	usleep((useconds_t)pz->ms * 1000);
+	unlink(path);
+}
+
+static void
+describe_item(const struct item *it, char *buf, size_t len)
+{
+	char d[PATH_MAX];
+
+	it->d->describe(it->s, it->target, d, sizeof(d));
+	snprintf(buf, len, "%s %s", it->s->driver, d);
+}
+
+/* Write the item's wanted value (restore(): the driver's restore op) and
+ * read it back into after.  The driver's result. */
+static int
+write_item(struct agent *a, struct item *it, int restore)
+{
+	char msg[TUNE_MSG_MAX] = "";
+	int rc;
+
+	if ((restore || it->kind == IK_SWITCH) && it->d->restore)
+		rc = it->d->restore(a, it->s, it->target, it->wanted, msg, sizeof(msg));
+	else
+		rc = it->d->write(a, it->s, it->target, it->wanted, msg, sizeof(msg));
+	it->written = 1;
+	/* read back even after a failed write: it may have changed something */
+	reread(a, it, NULL, 0);
+	if (rc < 0) {
+		it->werr = 1;
+		set_msg(it, rc, msg);
+	} else if (rc == TUNE_PENDING_RESTART) {
+		it->pending = 1;
+		set_msg(it, 0, msg);
+	}
+	return rc;
+}
+
+/* After writing w (idx[k]), re-read the keys before it in this pass that
+ * held; one that no longer does was clobbered by w. */
+static void
+note_clobbers(struct agent *a, struct plan *p, const size_t *idx, size_t k,
+    const struct item *w)
+{
+	char desc[PATH_MAX + 64];
+
+	for (size_t j = 0; j < k; j++) {
+		struct item *y = &p->v[idx[j]];
+
+		if (y->wanted == NULL || y->werr || y->pending || y->d->costly_read ||
+		    !item_holds(y))
+			continue;
+		reread(a, y, NULL, 0);
+		if (!item_holds(y)) {
+			describe_item(w, desc, sizeof(desc));
+			free(y->clobber);
+			y->clobber = xstrdup(desc);
+		}
+	}
+}
+
+/* Write, in idx order, every item whose live value is not its wanted
+ * value, then re-read them all; repeat until all hold, TUNE_PASSES passes
+ * at most.  restore: rollback semantics (driver restore op, go on past a
+ * failed write); else stop at the first failed write unless keep_going.  Returns the number
+ * of items that do not hold. */
+static size_t
+converge(struct agent *a, struct plan *p, const size_t *idx, size_t n, int restore,
+    int keep_going, const struct pause *pz)
+{
+	size_t bad = 0;
+	int first = 1;
+
+	for (int pass = 0; pass < TUNE_PASSES; pass++) {
+		int wrote = 0;
+
+		for (size_t k = 0; k < n; k++) {
+			struct item *it = &p->v[idx[k]];
+
+			if (it->wanted == NULL || it->werr || it->pending)
+				continue;
+			/* an earlier write of this pass may have moved it */
+			if (wrote && !it->d->costly_read)
+				reread(a, it, NULL, 0);
+			if (item_holds(it))
+				continue;
+			wrote = 1;
+			if (write_item(a, it, restore) < 0 && !restore && !keep_going)
+				return 1;
+			if (first) {
+				first = 0;
+				pause_at(pz, "after the first write");
+			}
+			note_clobbers(a, p, idx, k, it);
+		}
+		if (pass == 0)
+			pause_at(pz, "after the write pass");
+		bad = 0;
+		for (size_t k = 0; k < n; k++) {
+			struct item *it = &p->v[idx[k]];
+
+			if (!it->d->costly_read && !it->werr)
+				reread(a, it, NULL, 0);
+			if (!item_holds(it))
+				bad++;
+		}
+		if (bad == 0 || !wrote)
+			break;
+	}
+	return bad;
+}
+
+/* "does not hold: wrote W, reads R (clobbered by K)" for an item. */
+static void
+fail_not_held(struct item *it, const char *verb)
+{
+	char m[TUNE_MSG_MAX + PATH_MAX];
+
+	if (it->werr) {
+		it->state = KNOB__KEY_STATE__KEY_FAILED;
+		return;
+	}
+	snprintf(m, sizeof(m), "%s %s, reads %s after %d passes%s%s", verb, it->wanted,
+	    it->after ? it->after : "nothing", TUNE_PASSES, it->clobber ? ": clobbered by " : "",
+	    it->clobber ? it->clobber : "");
+	set_state(it, KNOB__KEY_STATE__KEY_FAILED, EIO, m);
 }
 
 /* KeyResult from an item; strings owned by the result. */
@@ -201,7 +539,8 @@ key_result(const struct item *it)
 	kr->target = xstrdup(desc);
 	kr->state = (Knob__KeyState)it->state;
 	kr->before = xstrdup(it->before);
-	kr->wanted = xstrdup(it->wanted ? it->wanted : it->s->value);
+	kr->wanted = xstrdup(it->set_to ? it->set_to : it->wanted ? it->wanted :
+	    it->kind == IK_COUPLED ? it->after : it->s->value);
 	kr->after = xstrdup(it->after);
 	kr->err = it->err;
 	kr->message = xstrdup(it->msg);
@@ -226,101 +565,51 @@ key_results_free(Knob__KeyResult **v, size_t n)
 	free(v);
 }
 
+/* Results of every item except the coupled ones the kernel left alone. */
 static void
 plan_results(const struct plan *p, Knob__KeyResult ***out, size_t *nout)
 {
+	size_t n = 0;
+
 	*out = xcalloc(p->n ? p->n : 1, sizeof(**out));
-	for (size_t i = 0; i < p->n; i++)
-		(*out)[i] = key_result(&p->v[i]);
-	*nout = p->n;
+	for (size_t i = 0; i < p->n; i++) {
+		if (p->v[i].kind == IK_COUPLED && p->v[i].state == KNOB__KEY_STATE__KEY_UNSPECIFIED)
+			continue;
+		/* coupled keys the kernel left alone, the previous profile's keys
+		 * already at their original or unreadable (they stay journaled) */
+		if (p->v[i].kind != IK_SET && (p->v[i].state == KNOB__KEY_STATE__KEY_SKIPPED ||
+		    p->v[i].state == KNOB__KEY_STATE__KEY_UNCHANGED))
+			continue;
+		(*out)[n++] = key_result(&p->v[i]);
+	}
+	*nout = n;
 }
 
+/* Publish the active profile and its note for the loop thread. */
 static void
-set_active(struct tune_state *t, const char *name)
+set_active(struct tune_state *t, const char *name, const char *note)
 {
 	int next;
 
 	pthread_mutex_lock(&t->amu);
 	next = !__atomic_load_n(&t->cur, __ATOMIC_ACQUIRE);
 	snprintf(t->active[next], sizeof(t->active[next]), "%s", name);
+	snprintf(t->note[next], sizeof(t->note[next]), "%s", note ? note :
+	    t->note[!next]);
 	__atomic_store_n(&t->cur, next, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&t->amu);
-}
-
-/* Write value through the driver (restore() when asked and present), read
- * back; returns the driver's result, *after malloc'd canonical or NULL. */
-static int
-put_value(struct agent *a, const struct tune_driver *d, const Knob__Setting *s,
-    const char *target, const char *value, int restore, char **after, char *msg,
-    size_t msglen)
-{
-	char raw[RAW_MAX], m2[TUNE_MSG_MAX];
-	int rc;
-
-	*after = NULL;
-	if (restore && d->restore)
-		rc = d->restore(a, s, target, value, msg, msglen);
-	else
-		rc = d->write(a, s, target, value, msg, msglen);
-	/* read back even after a failed write: it may have changed something */
-	if (d->read(a, s, target, raw, sizeof(raw), m2, sizeof(m2)) == 0)
-		*after = canon(d, s, raw);
-	return rc;
-}
-
-static void
-test_pause(struct agent *a, uint32_t ms, const char *where)
-{
-	if (!a->cfg.test_hooks || ms == 0)
-		return;
-	log_info("test hook: pausing %u ms %s", ms, where);
-	usleep((useconds_t)ms * 1000);
-}
-
-/* Restore what the transaction wrote (reverse order) after a failure. */
-static int
-revert_items(struct agent *a, struct plan *p)
-{
-	char msg[TUNE_MSG_MAX];
-	int bad = 0;
-
-	for (size_t i = p->n; i-- > 0;) {
-		struct item *it = &p->v[i];
-		char *after = NULL;
-		int rc;
-
-		if (!it->written || it->state == KNOB__KEY_STATE__KEY_FAILED)
-			continue;
-		msg[0] = '\0';
-		rc = put_value(a, it->d, it->s, it->target, it->before, 1, &after, msg, sizeof(msg));
-		if (rc >= 0 && after && strcmp(after, it->before) == 0) {
-			it->state = KNOB__KEY_STATE__KEY_REVERTED;
-			free(it->after);
-			it->after = after;
-			set_msg(it, 0, "restored because another key failed");
-		} else {
-			char m[TUNE_MSG_MAX + 64];
-
-			snprintf(m, sizeof(m), "revert failed: %s", rc < 0 ? msg : "value did not stick");
-			it->state = KNOB__KEY_STATE__KEY_FAILED;
-			set_msg(it, rc < 0 ? rc : EIO, m);
-			free(after);
-			bad++;
-		}
-	}
-	return bad;
 }
 
 static void
 jentry_from_item(struct jentry *e, const struct item *it, int added)
 {
+	memset(e, 0, sizeof(*e));
 	e->driver = it->s->driver;
 	e->key = it->s->key;
 	e->attr = it->s->attr;
 	e->match = it->s->match;
 	e->target = it->target;
 	e->value = it->before;
-	e->was = NULL;
 	e->persistent = it->s->persistent;
 	e->added = added;
 }
@@ -352,15 +641,13 @@ plan_mark_pending(const struct journal *j, struct plan *p)
 		long k;
 
 		if (!item_pending(it) || it->target == NULL || it->before == NULL ||
-		    strcmp(it->before, it->wanted) == 0 || (k = pend_find(j, it)) < 0)
+		    it->wanted == NULL || strcmp(it->before, it->wanted) == 0 ||
+		    (k = pend_find(j, it)) < 0)
 			continue;
 		if (strcmp(j->pend[k].value, it->wanted) != 0 ||
 		    strcmp(j->pend[k].was, it->before) != 0)
 			continue;
-		it->state = KNOB__KEY_STATE__KEY_PENDING_RESTART;
-		free(it->after);
-		it->after = xstrdup(it->before);
-		set_msg(it, 0, restart_note(it->d));
+		set_state(it, KNOB__KEY_STATE__KEY_PENDING_RESTART, 0, restart_note(it->d));
 	}
 }
 
@@ -412,6 +699,7 @@ apply_marks(struct journal *j, const struct plan *p)
 			break;
 		case KNOB__KEY_STATE__KEY_CHANGED:
 		case KNOB__KEY_STATE__KEY_REVERTED:
+		case KNOB__KEY_STATE__KEY_RESTORED:
 			if (k >= 0)
 				journal_remove(j->pend, &j->npend, (size_t)k);
 			break;
@@ -443,159 +731,368 @@ txn_clear(struct journal *j)
 	j->txn_id[0] = j->txn_profile[0] = '\0';
 }
 
-int
-tune_apply(struct agent *a, const Knob__ApplyRequest *req, Knob__ApplyResult *res)
+/* ------------------------------------------------------------ apply */
+/* --check and the pre-write refusal: every key that would be written is
+ * asked whether the write is known to fail.  Returns the number refused. */
+static size_t
+plan_check(struct agent *a, struct plan *p, int check)
+{
+	char msg[TUNE_MSG_MAX];
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->n; i++) {
+		struct item *it = &p->v[i];
+
+		if (!item_pending(it) || it->target == NULL || item_holds(it) ||
+		    it->d->check == NULL)
+			continue;
+		msg[0] = '\0';
+		int rc = it->d->check(a, it->s, it->target, it->wanted, msg, sizeof(msg));
+		if (rc == 0)
+			continue;
+		if (check)
+			set_state(it, KNOB__KEY_STATE__KEY_WOULD_FAIL, rc, msg);
+		else {
+			char m[TUNE_MSG_MAX + 32];
+
+			snprintf(m, sizeof(m), "refused before any write: %s", msg);
+			set_state(it, KNOB__KEY_STATE__KEY_FAILED, rc, m);
+		}
+		n++;
+	}
+	return n;
+}
+
+/* --check, step 5: classify only.  What the write would refuse, a value
+ * the normaliser rejects and an exact path that is not there are
+ * would-fail. */
+static void
+check_classify(struct plan *p, char *rmsg, size_t len)
+{
+	size_t nwrite = 0, nfail = 0;
+
+	for (size_t i = 0; i < p->n; i++) {
+		struct item *it = &p->v[i];
+
+		if (it->kind == IK_COUPLED)
+			continue;
+		if (it->state == KNOB__KEY_STATE__KEY_FAILED)
+			it->state = KNOB__KEY_STATE__KEY_WOULD_FAIL;
+		else if (it->state == KNOB__KEY_STATE__KEY_UNSUPPORTED && it->target == NULL &&
+		    !tune_is_glob(it->s->key)) {
+			char m[TUNE_MSG_MAX];
+
+			snprintf(m, sizeof(m), "no such path on this node: %s", it->s->key);
+			set_state(it, KNOB__KEY_STATE__KEY_WOULD_FAIL, ENOENT, m);
+		} else if (item_pending(it)) {
+			it->state = item_holds(it) ? KNOB__KEY_STATE__KEY_UNCHANGED :
+			    KNOB__KEY_STATE__KEY_WOULD_CHANGE;
+			nwrite += !item_holds(it);
+		}
+		nfail += it->state == KNOB__KEY_STATE__KEY_WOULD_FAIL;
+	}
+	snprintf(rmsg, len, "check: %zu would change, %zu would fail, nothing written", nwrite,
+	    nfail);
+}
+
+/* Switching profiles: every journaled original that the new profile does
+ * not set goes back, in the same transaction. */
+static void
+plan_add_switch(struct agent *a, const struct journal *j, struct plan *p)
+{
+	size_t n = p->n;
+
+	for (size_t i = 0; i < j->norig; i++) {
+		const struct jentry *e = &j->orig[i];
+		Knob__Setting tmp, *s;
+		struct item *it;
+		int hit = 0;
+
+		for (size_t k = 0; k < n && !hit; k++)
+			hit = same_key(&p->v[k], e->driver, e->target, e->attr) ||
+			    (p->v[k].state == KNOB__KEY_STATE__KEY_PROTECTED &&
+			    p->v[k].target && strcmp(p->v[k].target, e->target) == 0);
+		if (hit || tune_driver_find(e->driver) == NULL)
+			continue;
+		jentry_setting(e, &tmp);
+		s = plan_own(p, &tmp, NULL, NULL, NULL, "previous profile (switch)");
+		it = plan_add(p, s, tune_driver_find(e->driver));
+		it->kind = IK_SWITCH;
+		it->target = xstrdup(e->target);
+		it->wanted = xstrdup(e->value);
+		if (read_before(a, it) != 0) {
+			free(it->target);
+			it->target = NULL;
+			it->state = KNOB__KEY_STATE__KEY_SKIPPED;	/* stays journaled */
+		}
+	}
+}
+
+/* Final state of each item in play after the write passes. */
+static size_t
+classify_apply(struct plan *p, const size_t *idx, size_t n)
+{
+	size_t nfail = 0;
+
+	for (size_t k = 0; k < n; k++) {
+		struct item *it = &p->v[idx[k]];
+		char m[TUNE_MSG_MAX];
+
+		if (it->kind == IK_COUPLED) {
+			if (it->after && strcmp(it->after, it->before) != 0) {
+				snprintf(m, sizeof(m), "%s; original %s journaled", it->s->origin,
+				    it->before);
+				set_state(it, KNOB__KEY_STATE__KEY_CHANGED, 0, m);
+				it->written = 1;
+			}
+			continue;
+		}
+		if (it->werr)
+			it->state = KNOB__KEY_STATE__KEY_FAILED;
+		else if (it->pending)
+			it->state = KNOB__KEY_STATE__KEY_PENDING_RESTART;
+		else if (item_holds(it) && strcmp(it->before, it->wanted) == 0)
+			it->state = KNOB__KEY_STATE__KEY_UNCHANGED;
+		else if (item_holds(it))	/* written, or moved into place by a coupled write */
+			it->state = it->kind == IK_SWITCH ? KNOB__KEY_STATE__KEY_RESTORED :
+			    KNOB__KEY_STATE__KEY_CHANGED;
+		else if (!it->written)
+			it->state = KNOB__KEY_STATE__KEY_SKIPPED;
+		else
+			fail_not_held(it, "wrote");
+		if (it->state == KNOB__KEY_STATE__KEY_FAILED)
+			nfail++;
+		if (it->state == KNOB__KEY_STATE__KEY_RESTORED)
+			set_msg(it, 0, "not in the new profile: back to its original");
+		if (it->state == KNOB__KEY_STATE__KEY_SKIPPED)
+			set_msg(it, 0, "not written: an earlier key failed");
+	}
+	return nfail;
+}
+
+/* After a failure: put back every key this transaction moved, in order,
+ * re-read until they hold.  Returns the number that did not come back. */
+static size_t
+revert(struct agent *a, struct plan *p, const size_t *idx, size_t n)
+{
+	size_t *rv = xcalloc(n ? n : 1, sizeof(*rv)), nr = 0, bad;
+
+	for (size_t k = 0; k < n; k++) {
+		struct item *it = &p->v[idx[k]];
+
+		if (it->before == NULL ||
+		    (it->after && strcmp(it->after, it->before) == 0 && !it->pending))
+			continue;	/* not moved by this transaction */
+		it->set_to = it->wanted;
+		it->wanted = xstrdup(it->before);
+		it->werr = it->pending = 0;
+		free(it->clobber);
+		it->clobber = NULL;
+		rv[nr++] = idx[k];
+	}
+	bad = converge(a, p, rv, nr, 1, 1, NULL);
+	for (size_t k = 0; k < nr; k++) {
+		struct item *it = &p->v[rv[k]];
+
+		if (item_holds(it)) {
+			if (it->state != KNOB__KEY_STATE__KEY_FAILED) {
+				it->state = KNOB__KEY_STATE__KEY_REVERTED;
+				set_msg(it, 0, "restored because another key failed");
+			}
+			it->written = 0;
+		} else {
+			char m[TUNE_MSG_MAX + 64];
+
+			snprintf(m, sizeof(m), "revert failed: wrote %s, reads %s%s%s", it->before,
+			    it->after ? it->after : "nothing", it->msg && *it->msg ? ": " : "",
+			    it->msg ? it->msg : "");
+			set_state(it, KNOB__KEY_STATE__KEY_FAILED, EIO, m);
+		}
+	}
+	free(rv);
+	return bad;
+}
+
+/* The active name after applying profile (stack: "A+B"). */
+static void
+next_active(const struct journal *j, const char *profile, int stack, char *out, size_t len)
+{
+	char tmp[sizeof(j->active)], *save = NULL;
+	int have = strcmp(j->active, profile) == 0;
+
+	snprintf(tmp, sizeof(tmp), "%s", j->active);
+	for (char *c = strtok_r(tmp, "+", &save); c && !have; c = strtok_r(NULL, "+", &save))
+		have = strcmp(c, profile) == 0;
+	if (stack && j->active[0] && !have)
+		snprintf(out, len, "%s+%s", j->active, profile);
+	else if (stack && j->active[0])
+		snprintf(out, len, "%s", j->active);
+	else
+		snprintf(out, len, "%s", profile);
+}
+
+/* The journaled resolved settings after applying req (stack keeps the
+ * previous ones that req does not override). */
+static void
+commit_settings(struct journal *j, const Knob__ApplyRequest *req)
+{
+	struct jentry *old = j->set;
+	size_t nold = j->nset;
+
+	j->set = NULL;
+	j->nset = 0;
+	for (size_t i = 0; req->stack && i < nold; i++) {
+		int over = 0;
+
+		for (size_t k = 0; k < req->n_settings && !over; k++)
+			over = strcmp(req->settings[k]->driver, old[i].driver) == 0 &&
+			    strcmp(req->settings[k]->key, old[i].key) == 0 &&
+			    strcmp(req->settings[k]->attr, old[i].attr) == 0 &&
+			    strcmp(req->settings[k]->match, old[i].match) == 0;
+		if (!over)
+			journal_push(&j->set, &j->nset, &old[i]);
+	}
+	for (size_t i = 0; i < req->n_settings; i++) {
+		const Knob__Setting *s = req->settings[i];
+		struct jentry e = { 0 };
+
+		e.driver = s->driver;
+		e.key = s->key;
+		e.attr = s->attr;
+		e.match = s->match;
+		e.target = (char *)(uintptr_t)"";
+		e.value = s->value;
+		e.persistent = s->persistent;
+		e.origin = s->origin;
+		journal_push(&j->set, &j->nset, &e);
+	}
+	for (size_t i = 0; i < nold; i++)
+		jentry_clear(&old[i]);
+	free(old);
+}
+
+/* Commit: new originals (with the value knob left) of whatever is still
+ * changed; switch items back at their original leave the journal. */
+static void
+commit_originals(struct journal *j, const struct plan *p, const size_t *idx, size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		const struct item *it = &p->v[idx[k]];
+		long o = journal_find(j->orig, j->norig, it->s->driver, it->target, it->s->attr);
+		const char *set = it->pending ? it->wanted : it->after;
+		struct jentry e;
+
+		if (it->kind == IK_SWITCH) {
+			if (it->state == KNOB__KEY_STATE__KEY_RESTORED ||
+			    it->state == KNOB__KEY_STATE__KEY_UNCHANGED) {
+				if (o >= 0) {
+					drop_mark(j, &j->orig[o]);
+					journal_remove(j->orig, &j->norig, (size_t)o);
+				}
+			}
+			continue;
+		}
+		if (it->state == KNOB__KEY_STATE__KEY_REVERTED || set == NULL || it->before == NULL ||
+		    (!it->pending && strcmp(set, it->before) == 0))
+			continue;	/* not changed by this transaction */
+		if (o < 0) {
+			jentry_from_item(&e, it, 0);
+			e.set = (char *)(uintptr_t)set;
+			journal_push(&j->orig, &j->norig, &e);
+		} else {
+			free(j->orig[o].set);
+			j->orig[o].set = xstrdup(set);
+		}
+	}
+}
+
+/* The transaction (t->mu held).  reapply: knobd's start-up re-apply. */
+static void
+apply_locked(struct agent *a, const Knob__ApplyRequest *req, Knob__ApplyResult *res)
 {
 	struct tune_state *t = a->tune;
+	struct pause pz = { a, req->test_pause_ms, req->test_pause_at };
 	struct plan p = { 0 };
-	char msg[TUNE_MSG_MAX], rmsg[1024] = "";
-	size_t nwrite = 0, nfail = 0;
-	int rc, first = 1, failed_write = 0;
+	char rmsg[1024] = "", name[sizeof(t->j.active)];
+	size_t *idx = NULL, n = 0, nfail = 0, nwrite = 0;
+	int rc, failed = 0;
 
-	knob__apply_result__init(res);
-	res->message = res->txn_id = NULL;	/* not the shared empty string */
-	if (t == NULL)
-		return -1;
-	pthread_mutex_lock(&t->mu);
 	plan_build(a, req->settings, req->n_settings, &p);
-	/* --check: a target already set and waiting for a restart is not a
-	 * change to make (a real apply writes it again, which is harmless) */
-	if (req->check)
-		plan_mark_pending(&t->j, &p);
-	for (size_t i = 0; i < p.n; i++) {
-		if (p.v[i].state == KNOB__KEY_STATE__KEY_FAILED)
-			nfail++;
-		if (item_needs_write(&p.v[i]))
-			nwrite++;
-	}
+	plan_mark_pending(&t->j, &p);
+	if (!req->stack)
+		plan_add_switch(a, &t->j, &p);
+	plan_check(a, &p, req->check);
 	if (req->check) {
-		/* step 5: classify only */
-		for (size_t i = 0; i < p.n; i++)
-			if (item_pending(&p.v[i]))
-				p.v[i].state = item_needs_write(&p.v[i]) ?
-				    KNOB__KEY_STATE__KEY_WOULD_CHANGE : KNOB__KEY_STATE__KEY_UNCHANGED;
-		snprintf(rmsg, sizeof(rmsg), "check: %zu would change, nothing written", nwrite);
+		check_classify(&p, rmsg, sizeof(rmsg));
 		goto done;
 	}
+	for (size_t i = 0; i < p.n; i++)
+		nfail += p.v[i].state == KNOB__KEY_STATE__KEY_FAILED;
 	if (nfail > 0 && !req->keep_going) {
 		for (size_t i = 0; i < p.n; i++)
 			if (item_pending(&p.v[i]))
-				p.v[i].state = KNOB__KEY_STATE__KEY_SKIPPED;
+				set_state(&p.v[i], KNOB__KEY_STATE__KEY_SKIPPED, 0,
+				    "not written: another key failed before any write");
 		snprintf(rmsg, sizeof(rmsg), "%zu key(s) failed before any write; nothing written",
 		    nfail);
 		goto done;
 	}
+	idx = write_order(&p, &n);
+	for (size_t k = 0; k < n; k++)
+		nwrite += !item_holds(&p.v[idx[k]]);
 	/* step 2: the transaction's before values, durable before the first write */
 	txn_clear(&t->j);
 	t->j.in_txn = nwrite > 0;
 	snprintf(t->j.txn_id, sizeof(t->j.txn_id), "%llx-%ld",
 	    (unsigned long long)now_real_ns(), (long)getpid());
 	snprintf(t->j.txn_profile, sizeof(t->j.txn_profile), "%s", req->profile);
-	for (size_t i = 0; i < p.n; i++) {
-		struct item *it = &p.v[i];
+	for (size_t k = 0; k < n; k++) {
+		struct item *it = &p.v[idx[k]];
 		struct jentry e;
 
-		if (!item_needs_write(it) ||
-		    journal_find(t->j.txn, t->j.ntxn, it->s->driver, it->target, it->s->attr) >= 0)
+		if (journal_find(t->j.txn, t->j.ntxn, it->s->driver, it->target, it->s->attr) >= 0)
 			continue;
 		jentry_from_item(&e, it, journal_find(t->j.orig, t->j.norig, it->s->driver,
 		    it->target, it->s->attr) < 0);
 		journal_push(&t->j.txn, &t->j.ntxn, &e);
 	}
 	if (nwrite > 0 && (rc = journal_save(t->journal_path, &t->j)) < 0) {
+		char m[TUNE_MSG_MAX + PATH_MAX];
+
 		txn_clear(&t->j);
+		snprintf(m, sizeof(m), "not written: the journal %s could not be saved (%s), so "
+		    "the original could not be kept", t->journal_path, strerror(-rc));
 		for (size_t i = 0; i < p.n; i++)
-			if (item_pending(&p.v[i]))
-				p.v[i].state = KNOB__KEY_STATE__KEY_SKIPPED;
+			if (item_pending(&p.v[i]) && p.v[i].kind != IK_COUPLED)
+				set_state(&p.v[i], KNOB__KEY_STATE__KEY_FAILED, rc, m);
 		snprintf(rmsg, sizeof(rmsg), "cannot write journal %s: %s; nothing written",
 		    t->journal_path, strerror(-rc));
 		goto done;
 	}
 	if (nwrite > 0)
-		test_pause(a, req->test_pause_ms, "after journaling");
-	/* step 3: write, read back, classify */
-	for (size_t i = 0; i < p.n; i++) {
-		struct item *it = &p.v[i];
-
-		if (!item_pending(it))
-			continue;
-		if (failed_write && !req->keep_going) {
-			it->state = KNOB__KEY_STATE__KEY_SKIPPED;
-			continue;
-		}
-		if (!item_needs_write(it)) {
-			it->state = KNOB__KEY_STATE__KEY_UNCHANGED;
-			it->after = xstrdup(it->before);
-			continue;
-		}
-		msg[0] = '\0';
-		rc = put_value(a, it->d, it->s, it->target, it->wanted, 0, &it->after, msg,
-		    sizeof(msg));
-		if (rc < 0) {
-			it->state = KNOB__KEY_STATE__KEY_FAILED;
-			set_msg(it, rc, msg);
-			failed_write = 1;
-			/* a failed write may still have changed something */
-			it->written = it->after == NULL || strcmp(it->after, it->before) != 0;
-		} else {
-			it->written = 1;
-			if (rc == TUNE_PENDING_RESTART) {
-				it->state = KNOB__KEY_STATE__KEY_PENDING_RESTART;
-				set_msg(it, 0, msg);
-			} else if (it->after && strcmp(it->after, it->wanted) == 0) {
-				it->state = KNOB__KEY_STATE__KEY_CHANGED;
-			} else {
-				char m[TUNE_MSG_MAX];
-
-				snprintf(m, sizeof(m), "wrote %s, read back %s", it->wanted,
-				    it->after ? it->after : "nothing");
-				it->state = KNOB__KEY_STATE__KEY_FAILED;
-				set_msg(it, EIO, m);
-				failed_write = 1;
-			}
-		}
-		if (first) {
-			first = 0;
-			test_pause(a, req->test_pause_ms, "after the first write");
-		}
-	}
+		pause_at(&pz, "after journaling");
+	/* step 3: write in order, re-read, repeat until every key holds */
+	converge(a, &p, idx, n, 0, req->keep_going, &pz);
+	failed = classify_apply(&p, idx, n) > 0;
+	if (nwrite > 0)
+		pause_at(&pz, "before commit");
 	/* step 4: on failure restore what this transaction changed */
-	if (failed_write && !req->keep_going) {
-		/* the failed item itself may have half-applied: put it back too */
-		for (size_t i = 0; i < p.n; i++) {
-			struct item *it = &p.v[i];
-			char *after = NULL;
-
-			if (it->state == KNOB__KEY_STATE__KEY_FAILED && it->written &&
-			    it->after && strcmp(it->after, it->before) != 0) {
-				put_value(a, it->d, it->s, it->target, it->before, 1, &after, msg,
-				    sizeof(msg));
-				free(after);
-			}
-		}
+	if (failed && !req->keep_going) {
 		res->reverted = 1;
-		if (revert_items(a, &p) > 0)
+		if (revert(a, &p, idx, n) > 0)
 			snprintf(rmsg, sizeof(rmsg), "a key failed; some changes could NOT be "
 			    "reverted (kept in the journal for rollback)");
 		else
 			snprintf(rmsg, sizeof(rmsg), "a key failed; every change of this "
 			    "transaction was reverted");
 	}
-	/* commit: new originals of whatever is still changed */
-	for (size_t i = 0; i < p.n; i++) {
-		struct item *it = &p.v[i];
-		long k;
-
-		if (!it->written || it->state == KNOB__KEY_STATE__KEY_REVERTED)
-			continue;
-		k = journal_find(t->j.txn, t->j.ntxn, it->s->driver, it->target, it->s->attr);
-		if (k >= 0 && t->j.txn[k].added &&
-		    journal_find(t->j.orig, t->j.norig, it->s->driver, it->target, it->s->attr) < 0)
-			journal_push(&t->j.orig, &t->j.norig, &t->j.txn[k]);
-	}
+	commit_originals(&t->j, &p, idx, n);
 	apply_marks(&t->j, &p);
-	if (!res->reverted)
-		snprintf(t->j.active, sizeof(t->j.active), "%s", req->profile);
+	if (!res->reverted) {
+		next_active(&t->j, req->profile, req->stack, name, sizeof(name));
+		snprintf(t->j.active, sizeof(t->j.active), "%s", name);
+		commit_settings(&t->j, req);
+	}
 	res->txn_id = xstrdup(t->j.txn_id);
 	txn_clear(&t->j);
 	if ((rc = journal_save(t->journal_path, &t->j)) < 0) {
@@ -603,18 +1100,55 @@ tune_apply(struct agent *a, const Knob__ApplyRequest *req, Knob__ApplyResult *re
 		snprintf(rmsg, sizeof(rmsg), "applied, but the journal could not be updated: %s",
 		    strerror(-rc));
 	}
-	set_active(t, t->j.active);
 	if (rmsg[0] == '\0')
-		snprintf(rmsg, sizeof(rmsg), "%s", nfail ? "applied with failures (--keep-going)" :
+		snprintf(rmsg, sizeof(rmsg), "%s", failed ? "applied with failures (--keep-going)" :
 		    "applied");
 done:
+	free(idx);
 	res->message = xstrdup(rmsg);
 	if (res->txn_id == NULL)
 		res->txn_id = xstrdup("");
 	plan_results(&p, &res->keys, &res->n_keys);
 	plan_free(&p);
+}
+
+int
+tune_apply(struct agent *a, const Knob__ApplyRequest *req, Knob__ApplyResult *res)
+{
+	struct tune_state *t = a->tune;
+
+	knob__apply_result__init(res);
+	res->message = res->txn_id = NULL;	/* not the shared empty string */
+	if (t == NULL)
+		return -1;
+	pthread_mutex_lock(&t->mu);
+	apply_locked(a, req, res);
+	set_active(t, t->j.active, res->reverted ? NULL : "");
 	pthread_mutex_unlock(&t->mu);
 	return 0;
+}
+
+/* ------------------------------------------------------------ verify */
+/* The journal's active settings as a request-style array (borrowed
+ * strings; free the array only). */
+static Knob__Setting **
+journal_settings(const struct journal *j)
+{
+	Knob__Setting **v = xcalloc(j->nset ? j->nset : 1, sizeof(*v));
+
+	for (size_t i = 0; i < j->nset; i++) {
+		v[i] = xcalloc(1, sizeof(**v));
+		jentry_setting(&j->set[i], v[i]);
+	}
+	return v;
+}
+
+static void
+journal_settings_free(Knob__Setting **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
 }
 
 int
@@ -622,13 +1156,19 @@ tune_verify(struct agent *a, const Knob__VerifyRequest *req, Knob__VerifyResult 
 {
 	struct tune_state *t = a->tune;
 	struct plan p = { 0 };
+	Knob__Setting **js = NULL, **set = req->settings;
+	size_t nset = req->n_settings;
 	int rc;
 
 	knob__verify_result__init(res);
 	if (t == NULL)
 		return -1;
 	pthread_mutex_lock(&t->mu);
-	plan_build(a, req->settings, req->n_settings, &p);
+	if (nset == 0 && (req->profile == NULL || *req->profile == '\0')) {
+		js = set = journal_settings(&t->j);
+		nset = req->active_only ? 0 : t->j.nset;
+	}
+	plan_build(a, set, nset, &p);
 	plan_mark_pending(&t->j, &p);
 	if (plan_drop_stale(&t->j, &p) > 0 &&
 	    (rc = journal_save(t->journal_path, &t->j)) < 0)
@@ -638,79 +1178,148 @@ tune_verify(struct agent *a, const Knob__VerifyRequest *req, Knob__VerifyResult 
 
 		if (!item_pending(it))
 			continue;
-		it->after = xstrdup(it->before);
-		if (strcmp(it->before, it->wanted) == 0)
+		if (it->kind == IK_COUPLED) {
+			it->state = KNOB__KEY_STATE__KEY_UNCHANGED;	/* not reported */
+			continue;
+		}
+		if (item_holds(it))
 			it->state = KNOB__KEY_STATE__KEY_OK;
 		else {
 			char m[TUNE_MSG_MAX];
 
-			it->state = KNOB__KEY_STATE__KEY_DRIFT;
 			snprintf(m, sizeof(m), "is %s, profile wants %s", it->before, it->wanted);
-			set_msg(it, 0, m);
+			set_state(it, KNOB__KEY_STATE__KEY_DRIFT, 0, m);
 		}
 	}
 	res->active_profile = xstrdup(t->j.active);
+	res->active_note = xstrdup(tune_active_note(a));
 	plan_results(&p, &res->keys, &res->n_keys);
 	plan_free(&p);
+	journal_settings_free(js, js ? t->j.nset : 0);
 	pthread_mutex_unlock(&t->mu);
 	return 0;
 }
 
-/* Write one journal entry's value back; fills a KeyResult.  0 restored, -1 not. */
+/* ------------------------------------------------------------ rollback */
+/* Whether live is the value a pending-restart mark of e's target saw when
+ * knob set it (the set value is not live yet: not a change by someone). */
 static int
-restore_entry(struct agent *a, const struct jentry *e, Knob__KeyResult **krp)
+pending_was(const struct journal *j, const struct jentry *e, const char *live)
 {
-	const struct tune_driver *d = tune_driver_find(e->driver);
-	Knob__Setting s;
-	struct item it = { 0 };
-	char raw[RAW_MAX], msg[TUNE_MSG_MAX] = "";
-	int rc, ok = 0;
+	long k = journal_find(j->pend, j->npend, e->driver, e->target, e->attr);
 
-	jentry_setting(e, &s);
-	it.s = &s;
-	it.d = d;
-	it.target = e->target;
-	it.wanted = e->value;
-	if (d == NULL) {
-		it.state = KNOB__KEY_STATE__KEY_FAILED;
-		it.msg = xasprintf("unknown driver '%s'", e->driver);
-		it.err = EINVAL;
-		goto out;
+	return k >= 0 && strcmp(j->pend[k].was, live) == 0;
+}
+
+/* A plan that writes journal entries v[0..n) back to their values.
+ * rollback: judge changed-since from the live values read first (force:
+ * restore those too). */
+static void
+plan_restore(struct agent *a, const struct journal *j, struct plan *p, const struct jentry *v,
+    size_t n, int rollback, int force)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct jentry *e = &v[i];
+		const struct tune_driver *d = tune_driver_find(e->driver);
+		Knob__Setting tmp, *s;
+		struct item *it;
+
+		jentry_setting(e, &tmp);
+		s = plan_own(p, &tmp, NULL, NULL, NULL, "journal");
+		it = plan_add(p, s, d);
+		it->jidx = (long)i;
+		it->target = xstrdup(e->target);
+		it->wanted = xstrdup(e->value);
+		if (d == NULL) {
+			char m[128];
+
+			snprintf(m, sizeof(m), "unknown driver '%s'", e->driver);
+			set_state(it, KNOB__KEY_STATE__KEY_FAILED, EINVAL, m);
+			continue;
+		}
+		if (read_before(a, it) < 0)
+			continue;	/* FAILED: cannot read it */
+		it->state = KNOB__KEY_STATE__KEY_UNSPECIFIED;
+		if (rollback && !force && !e->restoring && e->set && !item_holds(it) &&
+		    strcmp(it->before, e->set) != 0 && !pending_was(j, e, it->before)) {
+			char m[TUNE_MSG_MAX];
+
+			snprintf(m, sizeof(m), "is %s, knob set %s, original %s: changed since "
+			    "knob set it; left alone (--force writes the original)", it->before,
+			    e->set, e->value);
+			set_state(it, KNOB__KEY_STATE__KEY_CHANGED_SINCE, 0, m);
+		}
 	}
-	if (d->read(a, &s, e->target, raw, sizeof(raw), msg, sizeof(msg)) == 0)
-		it.before = canon(d, &s, raw);
-	rc = put_value(a, d, &s, e->target, e->value, 1, &it.after, msg, sizeof(msg));
-	if (rc < 0) {
-		it.state = KNOB__KEY_STATE__KEY_FAILED;
-		it.msg = xstrdup(msg);
-		it.err = -rc;
-	} else if (rc == TUNE_PENDING_RESTART) {
-		it.state = KNOB__KEY_STATE__KEY_PENDING_RESTART;
-		it.msg = xstrdup(msg);
-		ok = 1;
-	} else if (it.after && strcmp(it.after, e->value) == 0) {
-		it.state = KNOB__KEY_STATE__KEY_RESTORED;
-		ok = 1;
-	} else {
-		it.state = KNOB__KEY_STATE__KEY_FAILED;
-		it.msg = xasprintf("wrote %s, read back %s", e->value, it.after ? it.after : "nothing");
-		it.err = EIO;
+}
+
+/* Restore the plan's items in order until they hold; classify them
+ * RESTORED or FAILED.  Returns the number not restored. */
+static size_t
+restore_plan(struct agent *a, struct plan *p, const struct pause *pz)
+{
+	size_t n, *idx = write_order(p, &n), bad = 0;
+
+	converge(a, p, idx, n, 1, 1, pz);
+	for (size_t k = 0; k < n; k++) {
+		struct item *it = &p->v[idx[k]];
+
+		if (item_holds(it)) {
+			it->state = it->pending ? KNOB__KEY_STATE__KEY_PENDING_RESTART :
+			    KNOB__KEY_STATE__KEY_RESTORED;
+			if (!it->written)
+				set_msg(it, 0, "already at its original");
+		} else {
+			fail_not_held(it, "did not come back: wrote");
+		}
 	}
-out:
-	it.target = (char *)(uintptr_t)e->target;
-	*krp = key_result(&it);
-	free(it.before);
-	free(it.after);
-	free(it.msg);
-	return ok ? 0 : -1;
+	for (size_t i = 0; i < p->n; i++)
+		bad += p->v[i].state != KNOB__KEY_STATE__KEY_RESTORED &&
+		    p->v[i].state != KNOB__KEY_STATE__KEY_PENDING_RESTART;
+	free(idx);
+	return bad;
+}
+
+static void
+journal_set_clear(struct journal *j)
+{
+	for (size_t i = 0; i < j->nset; i++)
+		jentry_clear(&j->set[i]);
+	free(j->set);
+	j->set = NULL;
+	j->nset = 0;
+}
+
+/* Keep the journal entries whose items did not come back; drop the rest. */
+static void
+keep_unrestored(struct journal *j, const struct plan *p)
+{
+	struct jentry *keep = NULL;
+	size_t nkeep = 0;
+
+	for (size_t i = 0; i < p->n; i++) {
+		const struct item *it = &p->v[i];
+		const struct jentry *e = &j->orig[it->jidx];
+
+		if (it->state == KNOB__KEY_STATE__KEY_RESTORED ||
+		    it->state == KNOB__KEY_STATE__KEY_PENDING_RESTART)
+			drop_mark(j, e);
+		else
+			journal_push(&keep, &nkeep, e);
+	}
+	for (size_t i = 0; i < j->norig; i++)
+		jentry_clear(&j->orig[i]);
+	free(j->orig);
+	j->orig = keep;
+	j->norig = nkeep;
 }
 
 int
-tune_rollback(struct agent *a, Knob__RollbackResult *res)
+tune_rollback(struct agent *a, const Knob__RollbackRequest *req, Knob__RollbackResult *res)
 {
 	struct tune_state *t = a->tune;
-	struct jentry *keep = NULL;
-	size_t nkeep = 0, nk = 0;
+	struct pause pz = { a, req ? req->test_pause_ms : 0, NULL };
+	struct plan p = { 0 };
+	size_t nk, bad;
 	int rc;
 
 	knob__rollback_result__init(res);
@@ -718,32 +1327,35 @@ tune_rollback(struct agent *a, Knob__RollbackResult *res)
 		return -1;
 	pthread_mutex_lock(&t->mu);
 	res->profile = xstrdup(t->j.active);
-	res->keys = xcalloc(t->j.norig ? t->j.norig : 1, sizeof(*res->keys));
-	/* newest first, so overlapping targets end at the oldest value */
-	for (size_t i = t->j.norig; i-- > 0;) {
-		if (restore_entry(a, &t->j.orig[i], &res->keys[nk++]) < 0)
-			journal_push(&keep, &nkeep, &t->j.orig[i]);
-		else
-			drop_mark(&t->j, &t->j.orig[i]);
-	}
-	res->n_keys = nk;
-	for (size_t i = 0; i < t->j.norig; i++)
-		jentry_clear(&t->j.orig[i]);
-	free(t->j.orig);
-	t->j.orig = keep;
-	t->j.norig = nkeep;
-	if (nkeep == 0)
-		t->j.active[0] = '\0';
-	if ((rc = journal_save(t->journal_path, &t->j)) < 0)
+	plan_restore(a, &t->j, &p, t->j.orig, t->j.norig, 1, req && req->force);
+	/* before the first write: no profile is active from here on (knobd
+	 * must not re-apply at start what the admin rolls back), and the
+	 * verdicts stand if we are killed midway (coupled writes of this
+	 * rollback move values that a later one must not call changed-since) */
+	t->j.active[0] = '\0';
+	journal_set_clear(&t->j);
+	for (size_t i = 0; i < p.n; i++)
+		t->j.orig[p.v[i].jidx].restoring = item_pending(&p.v[i]);
+	if (p.n > 0 && (rc = journal_save(t->journal_path, &t->j)) < 0)
 		log_warnx("journal %s: %s", t->journal_path, strerror(-rc));
+	nk = p.n;
+	bad = restore_plan(a, &p, &pz);
+	keep_unrestored(&t->j, &p);
+	res->complete = t->j.norig == 0;
+	if ((rc = journal_save(t->journal_path, &t->j)) < 0) {
+		log_warnx("journal %s: %s", t->journal_path, strerror(-rc));
+		res->complete = 0;
+	}
 	if (nk == 0)
 		res->message = xstrdup("nothing to roll back");
-	else if (nkeep == 0)
+	else if (bad == 0)
 		res->message = xasprintf("%zu original value(s) restored; journal cleared", nk);
 	else
-		res->message = xasprintf("%zu of %zu original value(s) could not be restored; "
-		    "they stay in the journal", nkeep, nk);
-	set_active(t, t->j.active);
+		res->message = xasprintf("%zu of %zu original value(s) did not come back; they "
+		    "stay in the journal", bad, nk);
+	plan_results(&p, &res->keys, &res->n_keys);
+	plan_free(&p);
+	set_active(t, "", "");
 	pthread_mutex_unlock(&t->mu);
 	return 0;
 }
@@ -762,6 +1374,7 @@ tune_verify_result_free(Knob__VerifyResult *res)
 {
 	key_results_free(res->keys, res->n_keys);
 	free(res->active_profile);
+	free(res->active_note);
 	knob__verify_result__init(res);
 }
 
@@ -774,51 +1387,76 @@ tune_rollback_result_free(Knob__RollbackResult *res)
 	knob__rollback_result__init(res);
 }
 
-/* Undo an interrupted transaction found in the journal (see tune.h). */
+/* ------------------------------------------------------------ start-up */
+/* Undo an interrupted transaction found in the journal (see tune.h): its
+ * targets go back to their pre-transaction values in write order, re-read
+ * until they hold.  Those that do not stay as originals for rollback. */
 static void
 recover(struct agent *a, struct tune_state *t)
 {
-	char raw[RAW_MAX], msg[TUNE_MSG_MAX];
-	size_t bad = 0;
+	struct plan p = { 0 };
 
 	log_warnx("journal %s: transaction %s (profile '%s') was interrupted; undoing %zu "
 	    "key(s)", t->journal_path, t->j.txn_id, t->j.txn_profile, t->j.ntxn);
-	for (size_t i = t->j.ntxn; i-- > 0;) {
-		const struct jentry *e = &t->j.txn[i];
-		const struct tune_driver *d = tune_driver_find(e->driver);
-		Knob__Setting s;
-		char *now = NULL, *after = NULL;
-		int rc;
+	plan_restore(a, &t->j, &p, t->j.txn, t->j.ntxn, 0, 0);
+	if (restore_plan(a, &p, NULL) > 0)
+		log_warnx("recovery: some key(s) could not be restored");
+	for (size_t i = 0; i < p.n; i++) {
+		const struct item *it = &p.v[i];
+		const struct jentry *e = &t->j.txn[it->jidx];
 
-		if (d == NULL)
-			continue;
-		jentry_setting(e, &s);
-		if (d->read(a, &s, e->target, raw, sizeof(raw), msg, sizeof(msg)) == 0)
-			now = canon(d, &s, raw);
-		if (now && strcmp(now, e->value) == 0) {
-			free(now);
-			continue;	/* never written */
-		}
-		rc = put_value(a, d, &s, e->target, e->value, 1, &after, msg, sizeof(msg));
-		if (rc < 0 || after == NULL || strcmp(after, e->value) != 0) {
-			log_warnx("recovery: %s %s: could not restore %s: %s", e->driver, e->target,
-			    e->value, rc < 0 ? msg : "value did not stick");
-			/* keep it so that a rollback can try again */
-			if (e->added && journal_find(t->j.orig, t->j.norig, e->driver, e->target,
-			    e->attr) < 0)
-				journal_push(&t->j.orig, &t->j.norig, e);
-			bad++;
-		} else {
-			log_info("recovery: %s %s restored to %s (was %s)", e->driver, e->target,
-			    e->value, now ? now : "?");
+		if (it->state == KNOB__KEY_STATE__KEY_RESTORED) {
+			if (it->written)
+				log_info("recovery: %s %s%s%s restored to %s (was %s)", e->driver,
+				    e->target, *e->attr ? " " : "", e->attr, e->value,
+				    it->before ? it->before : "?");
 			drop_mark(&t->j, e);
+			continue;
 		}
-		free(now);
-		free(after);
+		log_warnx("recovery: %s %s%s%s: could not restore %s: %s", e->driver, e->target,
+		    *e->attr ? " " : "", e->attr, e->value, it->msg ? it->msg : "?");
+		/* keep it so that a rollback can try again */
+		if (e->added && journal_find(t->j.orig, t->j.norig, e->driver, e->target,
+		    e->attr) < 0)
+			journal_push(&t->j.orig, &t->j.norig, e);
 	}
+	plan_free(&p);
 	txn_clear(&t->j);
-	if (bad)
-		log_warnx("recovery: %zu key(s) could not be restored", bad);
+}
+
+/* tuned-style boot persistence: sysfs does not survive a reboot, so the
+ * journaled active profile is applied again when live values differ
+ * (stacked on itself: the first originals stay). */
+static void
+reapply(struct agent *a, struct tune_state *t)
+{
+	Knob__ApplyRequest req = KNOB__APPLY_REQUEST__INIT;
+	Knob__ApplyResult res;
+	char name[sizeof(t->j.active)], note[128], ts[32];
+	size_t nchanged = 0;
+	time_t now = time(NULL);
+	struct tm tm;
+
+	snprintf(name, sizeof(name), "%s", t->j.active);
+	req.profile = name;
+	req.settings = journal_settings(&t->j);
+	req.n_settings = t->j.nset;
+	req.stack = 1;
+	knob__apply_result__init(&res);
+	res.message = res.txn_id = NULL;
+	apply_locked(a, &req, &res);
+	for (size_t i = 0; i < res.n_keys; i++)
+		nchanged += res.keys[i]->state == KNOB__KEY_STATE__KEY_CHANGED;
+	gmtime_r(&now, &tm);
+	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	if (nchanged > 0) {
+		snprintf(note, sizeof(note), "re-applied at boot %s (%zu key(s))", ts, nchanged);
+		log_info("active profile %s: %s: %s", name, note, res.message);
+		set_active(t, t->j.active, note);
+	} else
+		log_info("active profile %s: live values match, nothing to re-apply", name);
+	journal_settings_free(req.settings, req.n_settings);
+	tune_apply_result_free(&res);
 }
 
 int
@@ -836,6 +1474,7 @@ tune_init(struct agent *a)
 	pthread_mutex_init(&t->mu, NULL);
 	pthread_mutex_init(&t->amu, NULL);
 	pthread_cond_init(&t->wcv, NULL);
+	tune_lock_init(t);
 	t->cmd_timeout_ms = env && atoi(env) > 0 ? atoi(env) : TUNE_CMD_TIMEOUT_MS;
 	snprintf(t->journal_path, sizeof(t->journal_path), "%s/" TUNE_JOURNAL_NAME, a->state_dir);
 	rc = journal_load(t->journal_path, &t->j);
@@ -853,13 +1492,19 @@ tune_init(struct agent *a)
 			goto fail;
 		}
 	}
-	set_active(t, t->j.active);
+	set_active(t, t->j.active, "");
 	if (t->j.active[0])
 		log_info("active profile: %s (%zu original value(s) journaled)", t->j.active,
 		    t->j.norig);
+	if (t->j.active[0] && t->j.nset > 0 && !a->cfg.no_reapply) {
+		pthread_mutex_lock(&t->mu);
+		reapply(a, t);
+		pthread_mutex_unlock(&t->mu);
+	}
 	return 0;
 fail:
 	journal_free(&t->j);
+	tune_lock_fini(t);
 	pthread_mutex_destroy(&t->mu);
 	pthread_mutex_destroy(&t->amu);
 	pthread_cond_destroy(&t->wcv);
@@ -880,6 +1525,7 @@ tune_fini(struct agent *a)
 	pthread_mutex_unlock(&t->amu);
 	a->tune = NULL;
 	journal_free(&t->j);
+	tune_lock_fini(t);
 	pthread_mutex_destroy(&t->mu);
 	pthread_mutex_destroy(&t->amu);
 	pthread_cond_destroy(&t->wcv);
@@ -896,11 +1542,20 @@ tune_active_profile(struct agent *a)
 	return a->tune->active[__atomic_load_n(&a->tune->cur, __ATOMIC_ACQUIRE)];
 }
 
+const char *
+tune_active_note(struct agent *a)
+{
+	if (a == NULL || a->tune == NULL)
+		return "";
+	return a->tune->note[__atomic_load_n(&a->tune->cur, __ATOMIC_ACQUIRE)];
+}
+
 /* ------------------------------------------------------------ handlers */
 struct job {
 	struct agent *a;
 	uint64_t conn_id;
 	Knob__Envelope *req;
+	char owner[300];	/* "CN pid N" for the tuning lock */
 };
 
 static void
@@ -916,18 +1571,41 @@ job_done(struct job *j)
 	free(j);
 }
 
+/* Take the tuning lock for a job, or answer busy.  0 with *token, -1. */
+static int
+job_lock(struct job *j, uint32_t wait_s, uint64_t *token)
+{
+	Knob__Envelope env = KNOB__ENVELOPE__INIT;
+	Knob__Error err = KNOB__ERROR__INIT;
+	char why[512];
+
+	if (tune_lock_take(j->a, j->owner, TUNE_LEASE_MS, wait_s * 1000u, token, why,
+	    sizeof(why)) == 0)
+		return 0;
+	err.code = EBUSY;
+	err.message = why;
+	env.body_case = KNOB__ENVELOPE__BODY_ERROR;
+	env.error = &err;
+	agent_post(j->a, j->conn_id, j->req->id, &env);
+	return -1;
+}
+
 static void *
 apply_worker(void *arg)
 {
 	struct job *j = arg;
 	Knob__Envelope env = KNOB__ENVELOPE__INIT;
 	Knob__ApplyResult res;
+	uint64_t token;
 
-	tune_apply(j->a, j->req->apply, &res);
-	env.body_case = KNOB__ENVELOPE__BODY_APPLY_RESULT;
-	env.apply_result = &res;
-	agent_post(j->a, j->conn_id, j->req->id, &env);
-	tune_apply_result_free(&res);
+	if (job_lock(j, j->req->apply->wait_s, &token) == 0) {
+		tune_apply(j->a, j->req->apply, &res);
+		tune_lock_drop(j->a, token);
+		env.body_case = KNOB__ENVELOPE__BODY_APPLY_RESULT;
+		env.apply_result = &res;
+		agent_post(j->a, j->conn_id, j->req->id, &env);
+		tune_apply_result_free(&res);
+	}
 	job_done(j);
 	return NULL;
 }
@@ -954,12 +1632,16 @@ rollback_worker(void *arg)
 	struct job *j = arg;
 	Knob__Envelope env = KNOB__ENVELOPE__INIT;
 	Knob__RollbackResult res;
+	uint64_t token;
 
-	tune_rollback(j->a, &res);
-	env.body_case = KNOB__ENVELOPE__BODY_ROLLBACK_RESULT;
-	env.rollback_result = &res;
-	agent_post(j->a, j->conn_id, j->req->id, &env);
-	tune_rollback_result_free(&res);
+	if (job_lock(j, j->req->rollback->wait_s, &token) == 0) {
+		tune_rollback(j->a, j->req->rollback, &res);
+		tune_lock_drop(j->a, token);
+		env.body_case = KNOB__ENVELOPE__BODY_ROLLBACK_RESULT;
+		env.rollback_result = &res;
+		agent_post(j->a, j->conn_id, j->req->id, &env);
+		tune_rollback_result_free(&res);
+	}
 	job_done(j);
 	return NULL;
 }
@@ -967,7 +1649,7 @@ rollback_worker(void *arg)
 /* Hand req to a worker thread; 1 (kept req) or 0 after an error reply. */
 static int
 spawn_job(struct agent *a, struct aconn *c, Knob__Envelope *req, void *(*fn)(void *),
-    int has_body)
+    int has_body, uint32_t pid)
 {
 	struct tune_state *t = a->tune;
 	struct job *j;
@@ -980,6 +1662,10 @@ spawn_job(struct agent *a, struct aconn *c, Knob__Envelope *req, void *(*fn)(voi
 	j->a = a;
 	j->conn_id = c->id;
 	j->req = req;
+	if (pid)
+		snprintf(j->owner, sizeof(j->owner), "%s pid %u", *c->peer ? c->peer : c->addr, pid);
+	else
+		snprintf(j->owner, sizeof(j->owner), "%s", *c->peer ? c->peer : c->addr);
 	pthread_mutex_lock(&t->amu);
 	t->workers++;
 	pthread_mutex_unlock(&t->amu);
@@ -997,17 +1683,19 @@ spawn_job(struct agent *a, struct aconn *c, Knob__Envelope *req, void *(*fn)(voi
 int
 h_apply(struct agent *a, struct aconn *c, Knob__Envelope *req)
 {
-	return spawn_job(a, c, req, apply_worker, req->apply != NULL);
+	return spawn_job(a, c, req, apply_worker, req->apply != NULL,
+	    req->apply ? req->apply->controller_pid : 0);
 }
 
 int
 h_verify(struct agent *a, struct aconn *c, Knob__Envelope *req)
 {
-	return spawn_job(a, c, req, verify_worker, req->verify != NULL);
+	return spawn_job(a, c, req, verify_worker, req->verify != NULL, 0);
 }
 
 int
 h_rollback(struct agent *a, struct aconn *c, Knob__Envelope *req)
 {
-	return spawn_job(a, c, req, rollback_worker, req->rollback != NULL);
+	return spawn_job(a, c, req, rollback_worker, req->rollback != NULL,
+	    req->rollback ? req->rollback->controller_pid : 0);
 }

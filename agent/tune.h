@@ -38,6 +38,8 @@
 #include "util.h"
 
 #define TUNE_PENDING_RESTART 1	/* write(): accepted, takes effect after a restart */
+#define TUNE_NOT_SETTABLE 2	/* read(): the node cannot have this set (msg says why) */
+#define TUNE_PASSES 3		/* write passes until every key of a transaction holds */
 #define TUNE_MSG_MAX 512
 #define TUNE_JOURNAL_NAME "tune-journal.json"
 #define TUNE_CMD_TIMEOUT_MS 30000	/* default for mmchconfig/mmdiag/lctl */
@@ -51,7 +53,8 @@ struct tune_driver {
 	 * unsupported on this node) or -errno with msg. */
 	int (*resolve)(struct agent *a, const Knob__Setting *s, struct strvec *out,
 	    char *msg, size_t msglen);
-	/* Read the current raw value of target.  0 or -errno with msg. */
+	/* Read the current raw value of target.  0, TUNE_NOT_SETTABLE with msg
+	 * (e.g. SMT control reads "notsupported"), or -errno with msg. */
 	int (*read)(struct agent *a, const Knob__Setting *s, const char *target,
 	    char *buf, size_t len, char *msg, size_t msglen);
 	/* Canonical form of a raw or wanted value.  0 or -1 with msg. */
@@ -68,6 +71,24 @@ struct tune_driver {
 	/* What makes a pending-restart value live, e.g. "takes effect when
 	 * mmfsd restarts"; NULL means "takes effect after a restart". */
 	const char *restart_note;
+	/* Write order of s among the settings of one target: lower first, for
+	 * apply and rollback alike (blockdev: scheduler before nr_requests
+	 * before max_sectors_kb before read_ahead_kb).  NULL: all equal. */
+	int (*rank)(const Knob__Setting *s);
+	/* Attributes of the same target that the kernel may move when s is
+	 * written (NULL-terminated; NULL: none).  Their originals are
+	 * journaled too, so rollback brings them back. */
+	const char *const *(*coupled)(const Knob__Setting *s);
+	/* Would writing value to target fail?  0, or -errno with the reason
+	 * (--check's would-fail; apply refuses before any write).  NULL: no
+	 * prediction. */
+	int (*check)(struct agent *a, const Knob__Setting *s, const char *target,
+	    const char *value, char *msg, size_t msglen);
+	/* A target a glob must never reach (the device behind /, /boot or
+	 * swap): 1 with msg, else 0.  NULL: none. */
+	int (*protect)(struct agent *a, const Knob__Setting *s, const char *target,
+	    char *msg, size_t msglen);
+	int costly_read;	/* read() runs a command: no re-read after every write */
 };
 
 extern const struct tune_driver drv_sysfs, drv_sysctl, drv_blockdev, drv_lustre,
@@ -93,6 +114,13 @@ int tune_read_default(struct agent *a, const Knob__Setting *s, const char *targe
     char *buf, size_t len, char *msg, size_t msglen);
 int tune_write_default(struct agent *a, const Knob__Setting *s, const char *target,
     const char *value, char *msg, size_t msglen);
+/* Would-fail checks of a plain file: it exists, its mode allows a write
+ * (sysfs refuses writes to 0444 files even for root) and access(W_OK). */
+int tune_check_path(struct agent *a, const char *path, char *msg, size_t msglen);
+int tune_check_default(struct agent *a, const Knob__Setting *s, const char *target,
+    const char *value, char *msg, size_t msglen);
+/* Whether a key is a glob pattern (names no single thing). */
+int tune_is_glob(const char *key);
 /* Run argv[0] (already resolved) with a timeout; stdout into out (bounded),
  * stderr into err (bounded).  Returns the exit status (>= 0), or -ETIMEDOUT,
  * or -errno when it cannot run. */
@@ -103,8 +131,11 @@ int tune_run_cmd(char *const argv[], int timeout_ms, char *out, size_t outlen,
 struct jentry {
 	char *driver, *key, *attr, *match, *target, *value;
 	char *was;		/* pending: live value when set; NULL elsewhere */
+	char *set;		/* originals: the value knob left there; NULL unknown */
+	char *origin;		/* settings: "file:line"; NULL elsewhere */
 	int persistent;
 	int added;		/* txn: not journaled before this transaction */
+	int restoring;		/* originals: a rollback judged it and started restoring */
 };
 
 struct journal {
@@ -118,6 +149,8 @@ struct journal {
 	size_t ntxn;
 	struct jentry *pend;	/* pending-restart marks (value = set, was = live) */
 	size_t npend;
+	struct jentry *set;	/* the active profile's resolved settings (target "") */
+	size_t nset;
 };
 
 /* Load path into j (an absent file is an empty journal).  0 or -errno. */
@@ -145,6 +178,15 @@ struct tune_state {
 	char journal_path[PATH_MAX];
 	struct journal j;
 	int cmd_timeout_ms;	/* external commands; $KNOB_CMD_TIMEOUT_MS at init */
+	char note[2][128];	/* "re-applied at boot ...", double-buffered with active */
+	/* the tuning lock (tune_lock.c), guarded by lmu */
+	pthread_mutex_t lmu;
+	pthread_cond_t lcv;
+	int held;
+	char owner[256];
+	uint64_t since_ns;	/* CLOCK_REALTIME when taken */
+	uint64_t expires_ns;	/* CLOCK_MONOTONIC lease end */
+	uint64_t token, next_token;
 };
 /* Timeout for external commands of agent a. */
 int tune_cmd_timeout(const struct agent *a);
@@ -153,7 +195,19 @@ int tune_cmd_timeout(const struct agent *a);
  * results are allocated by these functions; free with tune_*_result_free. */
 int tune_apply(struct agent *a, const Knob__ApplyRequest *req, Knob__ApplyResult *res);
 int tune_verify(struct agent *a, const Knob__VerifyRequest *req, Knob__VerifyResult *res);
-int tune_rollback(struct agent *a, Knob__RollbackResult *res);
+int tune_rollback(struct agent *a, const Knob__RollbackRequest *req, Knob__RollbackResult *res);
+
+/* The per-node tuning lock: apply, rollback and bench phases hold it so
+ * that a second controller is told "busy (held by OWNER since TIME)"
+ * instead of silently winning.  Take waits up to wait_ms (0: not at all);
+ * the lease ends the hold if the holder goes silent (renew extends it).
+ * 0 with *token set, or -EBUSY with why.  Thread-safe. */
+int tune_lock_take(struct agent *a, const char *owner, unsigned lease_ms, unsigned wait_ms,
+    uint64_t *token, char *why, size_t whylen);
+void tune_lock_renew(struct agent *a, uint64_t token, unsigned lease_ms);
+void tune_lock_drop(struct agent *a, uint64_t token);
+void tune_lock_init(struct tune_state *t);
+void tune_lock_fini(struct tune_state *t);
 void tune_apply_result_free(Knob__ApplyResult *res);
 void tune_verify_result_free(Knob__VerifyResult *res);
 void tune_rollback_result_free(Knob__RollbackResult *res);

@@ -51,6 +51,8 @@ render_facts(struct fanout *fo, struct fo_node *n, void *arg)
 			str_appendf(&s, "software %s %s\n", w->name, w->version);
 	}
 	str_appendf(&s, "profile: %s", f->active_profile[0] ? f->active_profile : "(none)");
+	if (f->active_note[0])
+		str_appendf(&s, " (%s)", f->active_note);
 	return s;
 }
 

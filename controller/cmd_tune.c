@@ -10,10 +10,12 @@
  * Profiles are resolved here (inheritance, validation); agents get a flat
  * list of settings.  Results fold across nodes with identical text. */
 #include <dirent.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "knobctl.h"
 #include "normalize.h"
@@ -247,19 +249,38 @@ cmd_profile(struct ctl *ctl, int argc, char **argv)
 
 /* ------------------------------------------------------------ results */
 struct tune_opts {
-	int check, diff, keep_going;
-	unsigned pause_ms;
+	int check, diff, keep_going, stack, force;
+	unsigned pause_ms, wait_s;
+	const char *pause_at;
+};
+
+static const struct {
+	int st;
+	const char *name;
+} state_names[] = {
+	{ KNOB__KEY_STATE__KEY_CHANGED, "changed" },
+	{ KNOB__KEY_STATE__KEY_UNCHANGED, "unchanged" },
+	{ KNOB__KEY_STATE__KEY_FAILED, "failed" },
+	{ KNOB__KEY_STATE__KEY_UNSUPPORTED, "unsupported" },
+	{ KNOB__KEY_STATE__KEY_PENDING_RESTART, "pending-restart" },
+	{ KNOB__KEY_STATE__KEY_WOULD_CHANGE, "would-change" },
+	{ KNOB__KEY_STATE__KEY_REVERTED, "reverted" },
+	{ KNOB__KEY_STATE__KEY_OK, "ok" },
+	{ KNOB__KEY_STATE__KEY_DRIFT, "drift" },
+	{ KNOB__KEY_STATE__KEY_RESTORED, "restored" },
+	{ KNOB__KEY_STATE__KEY_SKIPPED, "skipped" },
+	{ KNOB__KEY_STATE__KEY_CHANGED_SINCE, "changed-since" },
+	{ KNOB__KEY_STATE__KEY_WOULD_FAIL, "would-fail" },
+	{ KNOB__KEY_STATE__KEY_PROTECTED, "protected" },
 };
 
 static const char *
 state_name(int st)
 {
-	static const char *const names[] = {
-		"?", "changed", "unchanged", "failed", "unsupported", "pending-restart",
-		"would-change", "reverted", "ok", "drift", "restored", "skipped",
-	};
-
-	return st >= 0 && (size_t)st < nitems(names) ? names[st] : "?";
+	for (size_t i = 0; i < nitems(state_names); i++)
+		if (state_names[i].st == st)
+			return state_names[i].name;
+	return "?";
 }
 
 /* "blockdev loop3 scheduler" or "sysctl net.core.somaxconn" */
@@ -298,6 +319,7 @@ render_key(char **s, const Knob__KeyResult *k, int with_values)
 		str_appendf(s, ": is %s, profile wants %s", k->before, k->wanted);
 		break;
 	case KNOB__KEY_STATE__KEY_FAILED:
+	case KNOB__KEY_STATE__KEY_WOULD_FAIL:
 		str_appendf(s, ": %s", k->message);
 		if (k->err)
 			str_appendf(s, " (errno %d)", k->err);
@@ -305,10 +327,18 @@ render_key(char **s, const Knob__KeyResult *k, int with_values)
 	case KNOB__KEY_STATE__KEY_UNSUPPORTED:
 		str_appendf(s, ": %s", *k->message ? k->message : "nothing matches");
 		break;
+	case KNOB__KEY_STATE__KEY_SKIPPED:
+	case KNOB__KEY_STATE__KEY_CHANGED_SINCE:
+	case KNOB__KEY_STATE__KEY_PROTECTED:
+		if (*k->message)
+			str_appendf(s, ": %s", k->message);
+		break;
 	default:
 		break;
 	}
-	if (k->state == KNOB__KEY_STATE__KEY_PENDING_RESTART && *k->message)
+	if ((k->state == KNOB__KEY_STATE__KEY_PENDING_RESTART ||
+	    k->state == KNOB__KEY_STATE__KEY_CHANGED || k->state == KNOB__KEY_STATE__KEY_RESTORED) &&
+	    *k->message)
 		str_appendf(s, " (%s)", k->message);
 	str_appendf(s, "\n");
 }
@@ -342,17 +372,31 @@ render_apply(struct fanout *fo, struct fo_node *n, void *arg)
 	return s;
 }
 
+/* Node status of an apply: ok/changed only when every key is changed or
+ * unchanged (pending-restart counts as changed: the value is set, the
+ * daemon applies it at its restart; protected devices are not keys of the
+ * transaction); else the worst of failed > skipped > unsupported. */
 static int
 apply_status(const Knob__ApplyResult *r, int check)
 {
-	int changed = 0, would = 0;
+	int changed = 0, would = 0, failed = r->reverted, skipped = 0, unsup = 0;
 
 	for (size_t i = 0; i < r->n_keys; i++) {
 		switch (r->keys[i]->state) {
 		case KNOB__KEY_STATE__KEY_FAILED:
-			return NS_FAILED;
+		case KNOB__KEY_STATE__KEY_WOULD_FAIL:
+		case KNOB__KEY_STATE__KEY_REVERTED:
+			failed = 1;
+			break;
+		case KNOB__KEY_STATE__KEY_SKIPPED:
+			skipped = 1;
+			break;
+		case KNOB__KEY_STATE__KEY_UNSUPPORTED:
+			unsup = 1;
+			break;
 		case KNOB__KEY_STATE__KEY_CHANGED:
 		case KNOB__KEY_STATE__KEY_PENDING_RESTART:
+		case KNOB__KEY_STATE__KEY_RESTORED:
 			changed = 1;
 			break;
 		case KNOB__KEY_STATE__KEY_WOULD_CHANGE:
@@ -362,8 +406,12 @@ apply_status(const Knob__ApplyResult *r, int check)
 			break;
 		}
 	}
-	if (r->reverted)
+	if (failed)
 		return NS_FAILED;
+	if (skipped)
+		return NS_SKIPPED;
+	if (unsup)
+		return NS_UNSUPPORTED;
 	if (check)
 		return would ? NS_WOULD_CHANGE : NS_OK;
 	return changed ? NS_CHANGED : NS_OK;
@@ -396,18 +444,31 @@ json_reply(struct fanout *fo, struct fo_node *n, void *arg)
 	return o;
 }
 
-enum { O_CHECK = 256, O_DIFF, O_KEEP_GOING, O_PAUSE };
+enum { O_CHECK = 256, O_DIFF, O_KEEP_GOING, O_PAUSE, O_STACK, O_WAIT, O_FORCE, O_PAUSE_AT };
 
 static const struct opt apply_opts[] = {
-	{ O_CHECK, "check", OPT_NOARG, NULL, "dry run: report what would change, change nothing", 0 },
+	{ O_CHECK, "check", OPT_NOARG, NULL, "dry run: report what would change or fail, change nothing", 0 },
 	{ O_DIFF, "diff", OPT_NOARG, NULL, "show old and new value of every key", 0 },
 	{ O_KEEP_GOING, "keep-going", OPT_NOARG, NULL,
 	    "apply the other keys after one fails (default: revert the node)", 0 },
-	{ O_PAUSE, "test-pause-ms", OPT_ARG, "MS", "(tests) pause between keys", OPT_HIDDEN },
+	{ O_STACK, "stack", OPT_NOARG, NULL,
+	    "keep the active profile's other keys (active becomes A+B; default: switch)", 0 },
+	{ O_WAIT, "wait", OPT_ARG, "S", "queue up to S seconds for a node's tuning lock (default: busy)", 0 },
+	{ O_PAUSE, "test-pause-ms", OPT_ARG, "MS", "(tests) pause at the journal pause points", OPT_HIDDEN },
+	{ O_PAUSE_AT, "test-pause-at", OPT_ARG, "POINT", "(tests) pause only at this point", OPT_HIDDEN },
 	OPT_END
 };
 
-/* Parse "[PROFILE] [apply options]" (the node set is parsed by opt.c). */
+static const struct opt rollback_opts[] = {
+	{ O_FORCE, "force", OPT_NOARG, NULL,
+	    "also restore keys changed since knob set them (changed-since)", 0 },
+	{ O_WAIT, "wait", OPT_ARG, "S", "queue up to S seconds for a node's tuning lock (default: busy)", 0 },
+	{ O_PAUSE, "test-pause-ms", OPT_ARG, "MS", "(tests) pause after the first restore", OPT_HIDDEN },
+	OPT_END
+};
+
+/* Parse "[PROFILE] [options]" (the node set is parsed by opt.c);
+ * want_profile: 1 required, 2 optional (verify: the active one). */
 static int
 parse_tune_args(struct ctl *ctl, int argc, char **argv, int want_profile, const char **profile,
     struct tune_opts *o)
@@ -419,17 +480,20 @@ parse_tune_args(struct ctl *ctl, int argc, char **argv, int want_profile, const 
 		case O_CHECK: o->check = 1; break;
 		case O_DIFF: o->diff = 1; break;
 		case O_KEEP_GOING: o->keep_going = 1; break;
+		case O_STACK: o->stack = 1; break;
+		case O_FORCE: o->force = 1; break;
+		case O_PAUSE_AT: o->pause_at = optarg; break;
 		case O_PAUSE: o->pause_ms = (unsigned)strtoul(optarg, NULL, 10); break;
+		case O_WAIT: o->wait_s = (unsigned)strtoul(optarg, NULL, 10); break;
 		default: return -1;
 		}
 	}
-	if (want_profile) {
-		if (optind >= argc) {
-			fprintf(stderr, "knobctl %s: missing PROFILE\n", argv[0]);
-			return -1;
-		}
-		*profile = argv[optind++];
+	if (want_profile == 1 && optind >= argc) {
+		fprintf(stderr, "knobctl %s: missing PROFILE\n", argv[0]);
+		return -1;
 	}
+	if (want_profile && optind < argc)
+		*profile = argv[optind++];
 	if (optind != argc) {
 		fprintf(stderr, "knobctl %s: unexpected argument '%s'\n", argv[0], argv[optind]);
 		return -1;
@@ -463,7 +527,7 @@ tune_ctx_init(struct tune_ctx *c, struct ctl *ctl, int argc, char **argv, int wa
 	c->ctl = ctl;
 	if (parse_tune_args(ctl, argc, argv, want_profile, &pname, &c->o) < 0)
 		return -1;
-	if (want_profile && (c->p = load_or_complain(pname)) == NULL)
+	if (pname && (c->p = load_or_complain(pname)) == NULL)
 		return -1;
 	if (ctl_targets(ctl, &c->names) < 0)
 		return -1;
@@ -508,6 +572,9 @@ tune_ctx_run(struct tune_ctx *c, const Knob__Envelope *env, Knob__Envelope__Body
 
 		if (n->reply && n->reply->body_case == want)
 			n->status = status(n->reply, &c->o);
+		else if (n->reply && n->reply->body_case == KNOB__ENVELOPE__BODY_ERROR &&
+		    n->reply->error->code == EBUSY)
+			n->status = NS_BUSY;
 	}
 	if (!ctl->json) {
 		if (c->p)
@@ -547,6 +614,10 @@ cmd_apply(struct ctl *ctl, int argc, char **argv)
 	req.check = c.o.check;
 	req.keep_going = c.o.keep_going;
 	req.test_pause_ms = c.o.pause_ms;
+	req.test_pause_at = (char *)(uintptr_t)(c.o.pause_at ? c.o.pause_at : "");
+	req.stack = c.o.stack;
+	req.wait_s = c.o.wait_s;
+	req.controller_pid = (uint32_t)getpid();
 	env.body_case = KNOB__ENVELOPE__BODY_APPLY;
 	env.apply = &req;
 	rc = tune_ctx_run(&c, &env, KNOB__ENVELOPE__BODY_APPLY_RESULT, status_apply,
@@ -619,6 +690,8 @@ render_verify(struct fanout *fo, struct fo_node *n, void *arg)
 		str_appendf(&s, ", %zu set and pending a restart (not drift)", pending);
 	str_appendf(&s, "; active profile: %s",
 	    *r->active_profile ? r->active_profile : "(none)");
+	if (*r->active_note)
+		str_appendf(&s, " (%s)", r->active_note);
 	return s;
 }
 
@@ -640,26 +713,37 @@ status_verify(const Knob__Envelope *reply, const struct tune_opts *o)
 	return st;
 }
 
-int
-cmd_verify(struct ctl *ctl, int argc, char **argv)
+/* verify [PROFILE] (want_profile 2) or active (0, active_only): one
+ * VerifyRequest to every node.  Without a PROFILE each node verifies its
+ * active profile's journaled settings. */
+static int
+run_verify(struct ctl *ctl, int argc, char **argv, int want_profile, int active_only,
+    tune_status_fn status, const char *verb, render_fn render)
 {
 	Knob__Envelope env = KNOB__ENVELOPE__INIT;
 	Knob__VerifyRequest req = KNOB__VERIFY_REQUEST__INIT;
 	struct tune_ctx c;
 	int rc = 2;
 
-	if (tune_ctx_init(&c, ctl, argc, argv, 1) < 0)
+	if (tune_ctx_init(&c, ctl, argc, argv, want_profile) < 0)
 		goto out;
-	req.profile = c.p->name;
+	req.profile = c.p ? c.p->name : (char *)(uintptr_t)"";
 	req.settings = c.settings;
 	req.n_settings = c.n_settings;
+	req.active_only = active_only;
 	env.body_case = KNOB__ENVELOPE__BODY_VERIFY;
 	env.verify = &req;
-	rc = tune_ctx_run(&c, &env, KNOB__ENVELOPE__BODY_VERIFY_RESULT, status_verify, "verify",
-	    render_verify, NULL);
+	rc = tune_ctx_run(&c, &env, KNOB__ENVELOPE__BODY_VERIFY_RESULT, status, verb, render,
+	    NULL);
 out:
 	tune_ctx_free(&c);
 	return rc;
+}
+
+int
+cmd_verify(struct ctl *ctl, int argc, char **argv)
+{
+	return run_verify(ctl, argc, argv, 2, 0, status_verify, "verify", render_verify);
 }
 
 static char *
@@ -679,17 +763,17 @@ render_rollback(struct fanout *fo, struct fo_node *n, void *arg)
 	return s;
 }
 
+/* Changed when every original reads back (the journal is cleared); else
+ * failed, the keys that did not come back named in the text. */
 static int
 status_rollback(const Knob__Envelope *reply, const struct tune_opts *o)
 {
 	const Knob__RollbackResult *r = reply->rollback_result;
-	int st = r->n_keys ? NS_CHANGED : NS_OK;
 
 	(void)o;
-	for (size_t k = 0; k < r->n_keys; k++)
-		if (r->keys[k]->state == KNOB__KEY_STATE__KEY_FAILED)
-			st = NS_FAILED;
-	return st;
+	if (!r->complete)
+		return NS_FAILED;
+	return r->n_keys ? NS_CHANGED : NS_OK;
 }
 
 int
@@ -702,6 +786,10 @@ cmd_rollback(struct ctl *ctl, int argc, char **argv)
 
 	if (tune_ctx_init(&c, ctl, argc, argv, 0) < 0)
 		goto out;
+	req.force = c.o.force;
+	req.wait_s = c.o.wait_s;
+	req.controller_pid = (uint32_t)getpid();
+	req.test_pause_ms = c.o.pause_ms;
 	env.body_case = KNOB__ENVELOPE__BODY_ROLLBACK;
 	env.rollback = &req;
 	rc = tune_ctx_run(&c, &env, KNOB__ENVELOPE__BODY_ROLLBACK_RESULT, status_rollback,
@@ -709,6 +797,35 @@ cmd_rollback(struct ctl *ctl, int argc, char **argv)
 out:
 	tune_ctx_free(&c);
 	return rc;
+}
+
+static char *
+render_active(struct fanout *fo, struct fo_node *n, void *arg)
+{
+	const Knob__VerifyResult *r;
+
+	(void)fo;
+	(void)arg;
+	if (n->reply == NULL || n->reply->body_case != KNOB__ENVELOPE__BODY_VERIFY_RESULT)
+		return render_error(n);
+	r = n->reply->verify_result;
+	return xasprintf("  %s%s%s%s", *r->active_profile ? r->active_profile : "(none)",
+	    *r->active_note ? " (" : "", r->active_note, *r->active_note ? ")" : "");
+}
+
+static int
+status_active(const Knob__Envelope *reply, const struct tune_opts *o)
+{
+	(void)reply;
+	(void)o;
+	return NS_OK;
+}
+
+/* knobctl active -w NODES: each node's active profile, folded. */
+static int
+cmd_active(struct ctl *ctl, int argc, char **argv)
+{
+	return run_verify(ctl, argc, argv, 0, 1, status_active, "active", render_active);
 }
 
 const struct cmd_entry cmd_profile_entry = {
@@ -725,11 +842,24 @@ const struct cmd_entry cmd_apply_entry = {
 };
 
 const struct cmd_entry cmd_verify_entry = {
-	"verify", "PROFILE", "report drift from a profile", CMD_NODES | CMD_FANOUT, NULL, cmd_verify,
-	NULL,
+	"verify", "[PROFILE]", "report drift from a profile (default: each node's active one)",
+	CMD_NODES | CMD_FANOUT, NULL, cmd_verify, NULL,
 };
 
 const struct cmd_entry cmd_rollback_entry = {
 	"rollback", "", "restore the original values from each node's journal",
-	CMD_NODES | CMD_FANOUT, NULL, cmd_rollback, NULL,
+	CMD_NODES | CMD_FANOUT, rollback_opts, cmd_rollback,
+	"Restores in each driver's write order and re-reads until every original holds; the\n"
+	"journal is cleared only then.  A key someone changed after knob set it is\n"
+	"changed-since: reported, left alone and kept in the journal unless --force.",
+};
+
+const struct cmd_entry cmd_off_entry = {
+	"off", "", "tuned-adm's name for rollback", CMD_NODES | CMD_FANOUT, rollback_opts,
+	cmd_rollback, NULL,
+};
+
+const struct cmd_entry cmd_active_entry = {
+	"active", "", "the active profile of each node, folded", CMD_NODES | CMD_FANOUT, NULL,
+	cmd_active, NULL,
 };

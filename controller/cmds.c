@@ -13,6 +13,8 @@ const struct cmd_entry *const cmd_table[] = {
 	&cmd_apply_entry,
 	&cmd_verify_entry,
 	&cmd_rollback_entry,
+	&cmd_off_entry,
+	&cmd_active_entry,
 	&cmd_bench_entry,
 	&cmd_results_entry,
 	&cmd_nodeset_entry,

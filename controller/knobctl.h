@@ -90,6 +90,9 @@ enum node_status {
 	NS_TIMEOUT,
 	NS_UNREACHABLE,
 	NS_AUTH_FAILED,
+	NS_SKIPPED,		/* apply: keys not attempted (nothing, or not all, written) */
+	NS_UNSUPPORTED,		/* apply: keys this node cannot have */
+	NS_BUSY,		/* another controller holds the node's tuning lock */
 	NS__COUNT
 };
 const char *node_status_name(int st);
@@ -187,7 +190,7 @@ int cmd_bench(struct ctl *ctl, int argc, char **argv);
 int cmd_results(struct ctl *ctl, int argc, char **argv);
 extern const struct cmd_entry cmd_ca_entry, cmd_ping_entry, cmd_facts_entry, cmd_profile_entry,
     cmd_apply_entry, cmd_verify_entry, cmd_rollback_entry, cmd_bench_entry, cmd_results_entry,
-    cmd_nodeset_entry, cmd_help_entry;
+    cmd_nodeset_entry, cmd_help_entry, cmd_off_entry, cmd_active_entry;
 int cmd_report(struct ctl *ctl, int argc, char **argv);
 int cmd_play(struct ctl *ctl, int argc, char **argv);
 

@@ -39,6 +39,9 @@ static const char *const status_names[NS__COUNT] = {
 	[NS_TIMEOUT] = "timeout",
 	[NS_UNREACHABLE] = "unreachable",
 	[NS_AUTH_FAILED] = "auth-failed",
+	[NS_SKIPPED] = "skipped",
+	[NS_UNSUPPORTED] = "unsupported",
+	[NS_BUSY] = "busy",
 };
 
 /* Statuses that make the exit status 1 (a node never finished counts). */
@@ -50,6 +53,9 @@ static const int status_error[NS__COUNT] = {
 	[NS_TIMEOUT] = 1,
 	[NS_UNREACHABLE] = 1,
 	[NS_AUTH_FAILED] = 1,
+	[NS_SKIPPED] = 1,
+	[NS_UNSUPPORTED] = 1,
+	[NS_BUSY] = 1,
 };
 
 /* Statuses where the node has no reply to render. */

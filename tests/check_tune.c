@@ -189,12 +189,23 @@ free_settings(Knob__Setting **v, size_t n)
 	free(v);
 }
 
+/* Extra request fields for the next do_apply (reset after each). */
+static int apply_stack;
+static uint32_t apply_pause_ms;
+static const char *apply_pause_at;
+
 static void
 do_apply(struct agent *a, const char *profile, const struct s *v, size_t n, int check,
     int keep_going, Knob__ApplyResult *res)
 {
 	Knob__ApplyRequest req = KNOB__APPLY_REQUEST__INIT;
 
+	req.stack = apply_stack;
+	req.test_pause_ms = apply_pause_ms;
+	req.test_pause_at = (char *)(uintptr_t)(apply_pause_at ? apply_pause_at : "");
+	apply_stack = 0;
+	apply_pause_ms = 0;
+	apply_pause_at = NULL;
 	req.profile = (char *)(uintptr_t)profile;
 	req.settings = mk_settings(v, n);
 	req.n_settings = n;
@@ -429,27 +440,50 @@ START_TEST(test_transaction)
 	ck_assert_str_eq(v.active_profile, "p1");
 	tune_verify_result_free(&v);
 
-	/* a second profile keeps the first originals (dirty_ratio stays 20,
-	 * not 33 nor 10) and adds THP */
+	/* switching to a second profile: p1's keys that p2 does not set go
+	 * back to their originals in the same transaction; dirty_ratio keeps
+	 * its first original (20, not 33 nor 10); THP is added */
 	do_apply(ag, "p2", p2, nitems(p2), 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.reverted, 0);
+	ck_assert_int_eq(find_key(r.keys, r.n_keys, "fakeb", NULL)->state,
+	    KNOB__KEY_STATE__KEY_RESTORED);
+	ck_assert_int_eq(find_key(r.keys, r.n_keys, "threads", NULL)->state,
+	    KNOB__KEY_STATE__KEY_RESTORED);
 	tune_apply_result_free(&r);
-	ck_assert_int_eq(ag->tune->j.norig, 7);
+	ck_assert_str_eq(get("/sys/block/fakeb/queue/read_ahead_kb"), "128");
+	ck_assert_str_eq(get("/proc/fs/nfsd/threads"), "8");
+	ck_assert_str_eq(get("/sys/fs/lustre/osc/fs-OST0002-osc-ffff8801/max_rpcs_in_flight"), "8");
+	ck_assert_str_eq(get("/proc/sys/vm/dirty_ratio"), "5");
+	ck_assert_int_eq(ag->tune->j.norig, 2);
 	ck_assert_str_eq(ag->tune->j.orig[journal_find(ag->tune->j.orig, ag->tune->j.norig,
 	    "sysctl", "/proc/sys/vm/dirty_ratio", "")].value, "20");
 	ck_assert_str_eq(tune_active_profile(ag), "p2");
 
+	/* --stack: p1 on top of p2, p2's THP stays; active is "p2+p1" */
+	apply_stack = 1;
+	do_apply(ag, "p1", p1, nitems(p1), 0, 0, &r);
+	ck_assert_int_eq(r.reverted, 0);
+	tune_apply_result_free(&r);
+	ck_assert_str_eq(get("/sys/kernel/mm/transparent_hugepage/enabled"), "never");
+	ck_assert_str_eq(get("/proc/sys/vm/dirty_ratio"), "10");
+	ck_assert_int_eq(ag->tune->j.norig, 7);
+	ck_assert_str_eq(tune_active_profile(ag), "p2+p1");
+	ck_assert_int_eq(ag->tune->j.nset, 5);	/* p2's THP + p1's four */
+
 	/* the journal survives a restart of the agent */
 	rm_agent(ag);
 	ag = mk_agent(root);
-	ck_assert_str_eq(tune_active_profile(ag), "p2");
+	ck_assert_str_eq(tune_active_profile(ag), "p2+p1");
 	ck_assert_int_eq(ag->tune->j.norig, 7);
 
-	ck_assert_int_eq(tune_rollback(ag, &rb), 0);
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
 	dump(rb.keys, rb.n_keys);
 	ck_assert_int_eq(rb.n_keys, 7);
 	for (size_t i = 0; i < rb.n_keys; i++)
 		ck_assert_int_eq(rb.keys[i]->state, KNOB__KEY_STATE__KEY_RESTORED);
-	ck_assert_str_eq(rb.profile, "p2");
+	ck_assert_str_eq(rb.profile, "p2+p1");
+	ck_assert_int_eq(rb.complete, 1);
 	tune_rollback_result_free(&rb);
 	ck_assert_str_eq(get("/proc/sys/vm/dirty_ratio"), "20");
 	ck_assert_str_eq(get("/sys/block/fakeb/queue/read_ahead_kb"), "128");
@@ -458,7 +492,7 @@ START_TEST(test_transaction)
 	ck_assert_str_eq(get("/sys/kernel/mm/transparent_hugepage/enabled"), "always");
 	ck_assert_str_eq(tune_active_profile(ag), "");
 	ck_assert_int_ne(access(ag->tune->journal_path, F_OK), 0);
-	ck_assert_int_eq(tune_rollback(ag, &rb), 0);
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
 	ck_assert_int_eq(rb.n_keys, 0);
 	tune_rollback_result_free(&rb);
 }
@@ -620,7 +654,7 @@ START_TEST(test_gpfs_standin)
 
 		snprintf(log, sizeof(log), "%s/mmchconfig.log", tmp);
 		ck_assert_int_gt(read_small_file(log, buf, sizeof(buf)), 0);
-		ck_assert_ptr_nonnull(strstr(buf, "pagepool=17179869184 -i -N node01"));
+		ck_assert_ptr_nonnull(strstr(buf, "pagepool=16G -i -N node01"));	/* as written */
 	}
 
 	do_apply(ag, "g", bad, nitems(bad), 0, 0, &r);
@@ -785,6 +819,7 @@ START_TEST(test_gpfs_pending_restart)
 
 	/* pending again (32G), then the live value becomes something else
 	 * entirely (8G): drift, and the stale mark is dropped */
+	apply_stack = 1;	/* keep maxMBpS of gpfs-client */
 	do_apply(ag, "gpfs-big", p32, nitems(p32), 0, 0, &r);
 	ck_assert_int_eq(r.keys[0]->state, KNOB__KEY_STATE__KEY_PENDING_RESTART);
 	tune_apply_result_free(&r);
@@ -804,12 +839,14 @@ START_TEST(test_gpfs_pending_restart)
 	ck_assert_int_eq(v.keys[0]->state, KNOB__KEY_STATE__KEY_DRIFT);
 	tune_verify_result_free(&v);
 
-	/* rollback of a key pending a restart goes through mmchconfig */
+	/* rollback of a key pending a restart goes through mmchconfig (the
+	 * live 16G is what the mark saw, not someone's change) */
+	apply_stack = 1;	/* keep maxMBpS of gpfs-client */
 	do_apply(ag, "gpfs-big", p32, nitems(p32), 0, 0, &r);
 	ck_assert_int_eq(r.keys[0]->state, KNOB__KEY_STATE__KEY_PENDING_RESTART);
 	tune_apply_result_free(&r);
 	ck_assert_int_eq(ag->tune->j.npend, 1);
-	ck_assert_int_eq(tune_rollback(ag, &rb), 0);
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
 	dump(rb.keys, rb.n_keys);
 	ck_assert_int_eq(rb.n_keys, 2);
 	for (size_t i = 0; i < rb.n_keys; i++)
@@ -845,7 +882,7 @@ START_TEST(test_lustre_persistent)
 	ck_assert_int_eq(r.n_keys, 1);
 	ck_assert_int_eq(r.keys[0]->state, KNOB__KEY_STATE__KEY_CHANGED);
 	tune_apply_result_free(&r);
-	ck_assert_int_eq(tune_rollback(ag, &rb), 0);
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
 	ck_assert_int_eq(rb.keys[0]->state, KNOB__KEY_STATE__KEY_RESTORED);
 	tune_rollback_result_free(&rb);
 	snprintf(log, sizeof(log), "%s/lctl.log", tmp);
@@ -902,12 +939,13 @@ START_TEST(test_loop_device)
 	Knob__ApplyResult r;
 	Knob__VerifyResult v;
 	Knob__RollbackResult rb;
-	char sched0[256], ra0[64], want_sched[32], hw[128];
+	char sched0[256], ra0[64], nr0[64], want_sched[32], hw[128];
 	struct s set[3];
 
 	ck_assert_msg(loopdev[0] != '\0', "no loop device");
 	snprintf(sched0, sizeof(sched0), "%s", sys("scheduler", loopdev));
 	snprintf(ra0, sizeof(ra0), "%s", sys("read_ahead_kb", loopdev));
+	snprintf(nr0, sizeof(nr0), "%s", sys("nr_requests", loopdev));
 	/* pick a scheduler that is not the current one */
 	snprintf(want_sched, sizeof(want_sched), "%s", strstr(sched0, "[none]") ? "mq-deadline" : "none");
 	set[0] = (struct s){ "blockdev", loopdev, "scheduler", want_sched, 0, NULL };
@@ -938,20 +976,41 @@ START_TEST(test_loop_device)
 	set[0].value = "mq-deadline";
 	if (strcmp(want_sched, "mq-deadline") == 0)
 		set[0].value = "none";
+	/* a read-only attribute is known to fail: refused before any write */
 	do_apply(ag, "loop-ro", set, 3, 0, 0, &r);
 	dump(r.keys, r.n_keys);
-	ck_assert_int_eq(r.reverted, 1);
-	ck_assert_int_eq(r.keys[0]->state, KNOB__KEY_STATE__KEY_REVERTED);
-	ck_assert_int_eq(r.keys[1]->state, KNOB__KEY_STATE__KEY_REVERTED);
+	ck_assert_int_eq(r.reverted, 0);
+	ck_assert_int_eq(r.keys[0]->state, KNOB__KEY_STATE__KEY_SKIPPED);
+	ck_assert_int_eq(r.keys[1]->state, KNOB__KEY_STATE__KEY_SKIPPED);
 	ck_assert_int_eq(r.keys[2]->state, KNOB__KEY_STATE__KEY_FAILED);
+	ck_assert_ptr_nonnull(strstr(r.keys[2]->message, "read-only (mode 0444)"));
 	ck_assert_int_ne(r.keys[2]->err, 0);
 	tune_apply_result_free(&r);
 	ck_assert_str_eq(sys("read_ahead_kb", loopdev), "256");
+	ck_assert_ptr_nonnull(strstr(sys("scheduler", loopdev), want_sched));
 
-	ck_assert_int_eq(tune_rollback(ag, &rb), 0);
+	/* scheduler, read_ahead_kb and nr_requests (the kernel moved it when
+	 * the scheduler was written: journaled as well); read_ahead_kb was
+	 * changed behind knob's back, so only --force writes it */
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
 	dump(rb.keys, rb.n_keys);
-	ck_assert_int_eq(rb.n_keys, 2);
+	ck_assert_int_eq(rb.n_keys, 3);
+	ck_assert_int_eq(find_key(rb.keys, rb.n_keys, loopdev, "read_ahead_kb")->state,
+	    KNOB__KEY_STATE__KEY_CHANGED_SINCE);
+	ck_assert_int_eq(find_key(rb.keys, rb.n_keys, loopdev, "scheduler")->state,
+	    KNOB__KEY_STATE__KEY_RESTORED);
+	ck_assert_int_eq(rb.complete, 0);
 	tune_rollback_result_free(&rb);
+	ck_assert_str_eq(sys("read_ahead_kb", loopdev), "256");
+	{
+		Knob__RollbackRequest req = KNOB__ROLLBACK_REQUEST__INIT;
+
+		req.force = 1;
+		ck_assert_int_eq(tune_rollback(ag, &req, &rb), 0);
+	}
+	ck_assert_int_eq(rb.complete, 1);
+	tune_rollback_result_free(&rb);
+	ck_assert_str_eq(sys("nr_requests", loopdev), nr0);
 	ck_assert_str_eq(sys("scheduler", loopdev), sched0);
 	ck_assert_str_eq(sys("read_ahead_kb", loopdev), ra0);
 }
@@ -988,10 +1047,26 @@ START_TEST(test_net_namespace)
 	ck_assert_int_eq(find_key(v.keys, v.n_keys, "kt*", "kt1 mtu")->state, KNOB__KEY_STATE__KEY_DRIFT);
 	ck_assert_int_eq(find_key(v.keys, v.n_keys, "kt*", "kt0 mtu")->state, KNOB__KEY_STATE__KEY_OK);
 	tune_verify_result_free(&v);
-	ck_assert_int_eq(tune_rollback(ag, &rb), 0);
+	/* kt1's mtu was changed after knob set it: changed-since, left alone
+	 * and kept in the journal; the rest comes back */
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
 	dump(rb.keys, rb.n_keys);
 	for (size_t i = 0; i < rb.n_keys; i++)
-		ck_assert_int_eq(rb.keys[i]->state, KNOB__KEY_STATE__KEY_RESTORED);
+		ck_assert_int_eq(rb.keys[i]->state, strcmp(rb.keys[i]->target, "kt1 mtu") == 0 ?
+		    KNOB__KEY_STATE__KEY_CHANGED_SINCE : KNOB__KEY_STATE__KEY_RESTORED);
+	ck_assert_int_eq(rb.complete, 0);
+	tune_rollback_result_free(&rb);
+	ck_assert_int_eq(system("ip link show kt1 | grep -q 'mtu 1300'"), 0);
+	ck_assert_int_eq(ag->tune->j.norig, 1);
+	{
+		Knob__RollbackRequest req = KNOB__ROLLBACK_REQUEST__INIT;
+
+		req.force = 1;
+		ck_assert_int_eq(tune_rollback(ag, &req, &rb), 0);
+	}
+	ck_assert_int_eq(rb.n_keys, 1);
+	ck_assert_int_eq(rb.keys[0]->state, KNOB__KEY_STATE__KEY_RESTORED);
+	ck_assert_int_eq(rb.complete, 1);
 	tune_rollback_result_free(&rb);
 	ck_assert_int_eq(system("ip link show kt1 | grep -q 'mtu 1500'"), 0);
 	ck_assert_int_eq(system("ip link show kt0 | grep -q 'qlen 1000'"), 0);
@@ -1019,6 +1094,341 @@ START_TEST(test_journal_corrupt)
 }
 END_TEST
 
+/* ------------------------------------------------------------ coupled keys */
+/* Non-default originals on the loop device, set by hand in the kernel's
+ * own order (scheduler, nr_requests, max_sectors_kb, read_ahead_kb: each
+ * later write would be undone by an earlier one otherwise).  read_ahead_kb
+ * is written as 333 and sysfs keeps it in 4 KiB pages, so the original is
+ * whatever the device reads back (332). */
+struct orig {
+	char sched[64], nr[32], msk[32], ra[32];
+};
+
+static void
+set_sysfs(const char *attr, const char *value)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "/sys/block/%s/queue/%s", loopdev, attr);
+	ck_assert_msg(write_small_file(path, value) == 0, "cannot set %s=%s", attr, value);
+}
+
+/* The selected scheduler, without brackets. */
+static const char *
+sched_now(void)
+{
+	static char buf[64];
+	const char *s = strchr(sys("scheduler", loopdev), '['), *e;
+
+	buf[0] = '\0';
+	if (s && (e = strchr(s, ']')) != NULL)
+		snprintf(buf, sizeof(buf), "%.*s", (int)(e - s - 1), s + 1);
+	return buf;
+}
+
+static void
+set_originals(struct orig *o)
+{
+	ck_assert_msg(loopdev[0] != '\0', "no loop device");
+	set_sysfs("scheduler", "none");
+	set_sysfs("nr_requests", "100");
+	set_sysfs("max_sectors_kb", "512");
+	set_sysfs("read_ahead_kb", "333");
+	snprintf(o->sched, sizeof(o->sched), "%s", sched_now());
+	snprintf(o->nr, sizeof(o->nr), "%s", sys("nr_requests", loopdev));
+	snprintf(o->msk, sizeof(o->msk), "%s", sys("max_sectors_kb", loopdev));
+	snprintf(o->ra, sizeof(o->ra), "%s", sys("read_ahead_kb", loopdev));
+	ck_assert_str_eq(o->sched, "none");
+	ck_assert_str_eq(o->nr, "100");
+	ck_assert_str_eq(o->msk, "512");
+	ck_assert_str_eq(o->ra, "332");
+}
+
+static void
+assert_originals(const struct orig *o)
+{
+	ck_assert_str_eq(sched_now(), o->sched);
+	ck_assert_str_eq(sys("nr_requests", loopdev), o->nr);
+	ck_assert_str_eq(sys("max_sectors_kb", loopdev), o->msk);
+	ck_assert_str_eq(sys("read_ahead_kb", loopdev), o->ra);
+}
+
+/* The pairs of keys the kernel couples, each in the order a profile
+ * author might write them (not the kernel's), plus each coupled key alone
+ * (its partner is journaled because the kernel moves it). */
+static const struct pair_case {
+	const char *name;
+	struct s set[4];
+	size_t n;
+	const char *want_nr, *want_ra;	/* expected after apply (NULL: not checked) */
+} pair_cases[] = {
+	{ "nr_requests+scheduler", { { "blockdev", NULL, "nr_requests", "64", 0, NULL },
+	    { "blockdev", NULL, "scheduler", "mq-deadline", 0, NULL } }, 2, "64", NULL },
+	{ "read_ahead_kb+max_sectors_kb", { { "blockdev", NULL, "read_ahead_kb", "128", 0, NULL },
+	    { "blockdev", NULL, "max_sectors_kb", "256", 0, NULL } }, 2, NULL, "128" },
+	{ "all four", { { "blockdev", NULL, "read_ahead_kb", "4M", 0, NULL },
+	    { "blockdev", NULL, "nr_requests", "32", 0, NULL },
+	    { "blockdev", NULL, "max_sectors_kb", "1024", 0, NULL },
+	    { "blockdev", NULL, "scheduler", "kyber", 0, NULL } }, 4, "32", "4096" },
+	{ "scheduler alone", { { "blockdev", NULL, "scheduler", "mq-deadline", 0, NULL } }, 1,
+	    "256", NULL },
+	{ "max_sectors_kb alone", { { "blockdev", NULL, "max_sectors_kb", "1280", 0, NULL } }, 1,
+	    NULL, NULL },
+};
+
+static void
+pair_settings(const struct pair_case *c, struct s *v)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		v[i] = c->set[i];
+		v[i].key = loopdev;
+	}
+}
+
+/* Apply and roll back every pair on the real loop device: the exact
+ * originals read back afterwards, and the journal is gone. */
+START_TEST(test_coupled_pairs)
+{
+	const struct pair_case *c = &pair_cases[_i];
+	Knob__ApplyResult r;
+	Knob__VerifyResult v;
+	Knob__RollbackResult rb;
+	struct orig o;
+	struct s set[4];
+
+	fprintf(stderr, "-- %s\n", c->name);
+	set_originals(&o);
+	pair_settings(c, set);
+	ag = mk_agent("");
+	do_apply(ag, "pair", set, c->n, 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.reverted, 0);
+	for (size_t i = 0; i < r.n_keys; i++)
+		ck_assert_int_eq(r.keys[i]->state, KNOB__KEY_STATE__KEY_CHANGED);
+	tune_apply_result_free(&r);
+	if (c->want_nr)
+		ck_assert_str_eq(sys("nr_requests", loopdev), c->want_nr);
+	if (c->want_ra)
+		ck_assert_str_eq(sys("read_ahead_kb", loopdev), c->want_ra);
+	do_verify(ag, set, c->n, &v);
+	dump(v.keys, v.n_keys);
+	for (size_t i = 0; i < v.n_keys; i++)
+		ck_assert_int_eq(v.keys[i]->state, KNOB__KEY_STATE__KEY_OK);
+	tune_verify_result_free(&v);
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	dump(rb.keys, rb.n_keys);
+	ck_assert_int_eq(rb.complete, 1);
+	tune_rollback_result_free(&rb);
+	assert_originals(&o);
+	ck_assert_int_ne(access(ag->tune->journal_path, F_OK), 0);
+}
+END_TEST
+
+/* A write the kernel refuses (nr_requests above what mq-deadline takes)
+ * after the scheduler was written: the transaction reverts in order, so
+ * nr_requests comes back to 100 after the scheduler write reset it. */
+START_TEST(test_coupled_revert)
+{
+	Knob__ApplyResult r;
+	struct orig o;
+	struct s set[] = {
+		{ "blockdev", NULL, "scheduler", "mq-deadline", 0, NULL },
+		{ "blockdev", NULL, "nr_requests", "100000", 0, NULL },
+		{ "blockdev", NULL, "read_ahead_kb", "1M", 0, NULL },
+	};
+
+	set_originals(&o);
+	for (size_t i = 0; i < nitems(set); i++)
+		set[i].key = loopdev;
+	ag = mk_agent("");
+	do_apply(ag, "bad", set, nitems(set), 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.reverted, 1);
+	ck_assert_int_eq(find_key(r.keys, r.n_keys, loopdev, "scheduler")->state,
+	    KNOB__KEY_STATE__KEY_REVERTED);
+	ck_assert_int_eq(find_key(r.keys, r.n_keys, loopdev, "nr_requests")->state,
+	    KNOB__KEY_STATE__KEY_FAILED);
+	ck_assert_int_eq(find_key(r.keys, r.n_keys, loopdev, "nr_requests")->err, EINVAL);
+	ck_assert_int_eq(find_key(r.keys, r.n_keys, loopdev, "read_ahead_kb")->state,
+	    KNOB__KEY_STATE__KEY_SKIPPED);
+	tune_apply_result_free(&r);
+	assert_originals(&o);
+	ck_assert_int_eq(ag->tune->j.norig, 0);
+}
+END_TEST
+
+/* Two settings fighting over one file (sysfs and blockdev name the same
+ * nr_requests): neither holds after the passes, and the message names the
+ * key that clobbered it; the transaction reverts to the original. */
+START_TEST(test_clobbered)
+{
+	Knob__ApplyResult r;
+	struct orig o;
+	char path[128];
+	const Knob__KeyResult *k;
+	struct s set[] = {
+		{ "sysfs", NULL, NULL, "64", 0, NULL },
+		{ "blockdev", NULL, "nr_requests", "32", 0, NULL },
+	};
+
+	set_originals(&o);
+	snprintf(path, sizeof(path), "/sys/block/%s/queue/nr_requests", loopdev);
+	set[0].key = path;
+	set[1].key = loopdev;
+	ag = mk_agent("");
+	do_apply(ag, "fight", set, nitems(set), 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.reverted, 1);
+	k = find_key(r.keys, r.n_keys, path, NULL);
+	ck_assert_int_eq(k->state, KNOB__KEY_STATE__KEY_FAILED);
+	ck_assert_msg(strstr(k->message, "clobbered by blockdev ") != NULL, "%s", k->message);
+	tune_apply_result_free(&r);
+	assert_originals(&o);
+}
+END_TEST
+
+/* ------------------------------------------------------------ SIGKILL */
+static const char *const pause_points[] = {
+	"after journaling", "after the first write", "after the write pass", "before commit",
+};
+
+/* Wait (deadline 20 s) until the child pauses at where (its marker file). */
+static void
+wait_pause(const char *where)
+{
+	char path[256], buf[128];
+	uint64_t end = now_mono_ns() + 20000000000ull;
+
+	snprintf(path, sizeof(path), "%s/test-pause", state);
+	while (now_mono_ns() < end) {
+		if (read_small_file(path, buf, sizeof(buf)) > 0 && strcmp(buf, where) == 0)
+			return;
+		usleep(10000);
+	}
+	ck_abort_msg("the transaction never paused %s", where);
+}
+
+/* A child process that applies (or rolls back) with a pause at one point;
+ * it is SIGKILLed there.  Returns its pid. */
+static pid_t
+start_paused(const struct s *set, size_t n, const char *where, int rollback)
+{
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct agent *a = mk_agent("");
+
+		if (rollback) {
+			Knob__RollbackRequest req = KNOB__ROLLBACK_REQUEST__INIT;
+			Knob__RollbackResult rb;
+
+			req.test_pause_ms = 60000;
+			tune_rollback(a, &req, &rb);
+		} else {
+			Knob__ApplyResult r;
+
+			apply_pause_ms = 60000;
+			apply_pause_at = where;
+			do_apply(a, "crash", set, n, 0, 0, &r);
+		}
+		_exit(3);
+	}
+	return pid;
+}
+
+/* SIGKILL at every pause point of apply, then of rollback: the restarted
+ * agent (recovery) leaves the exact originals; a killed rollback is
+ * finished by the next one. */
+START_TEST(test_kill_at_pause_points)
+{
+	const char *where = pause_points[_i];
+	Knob__ApplyResult r;
+	Knob__RollbackResult rb;
+	struct orig o;
+	struct s set[] = {
+		{ "blockdev", NULL, "read_ahead_kb", "4M", 0, NULL },
+		{ "blockdev", NULL, "nr_requests", "64", 0, NULL },
+		{ "blockdev", NULL, "max_sectors_kb", "256", 0, NULL },
+		{ "blockdev", NULL, "scheduler", "mq-deadline", 0, NULL },
+	};
+	pid_t pid;
+	int st;
+
+	fprintf(stderr, "-- kill %s\n", where);
+	set_originals(&o);
+	for (size_t i = 0; i < nitems(set); i++)
+		set[i].key = loopdev;
+	pid = start_paused(set, nitems(set), where, 0);
+	wait_pause(where);
+	ck_assert_int_eq(kill(pid, SIGKILL), 0);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFSIGNALED(st));
+	ag = mk_agent("");	/* recovery before anything else */
+	assert_originals(&o);
+	ck_assert_int_eq(ag->tune->j.in_txn, 0);
+	ck_assert_int_eq(ag->tune->j.norig, 0);
+
+	/* the same apply again, then a rollback killed after its first write */
+	do_apply(ag, "crash", set, nitems(set), 0, 0, &r);
+	ck_assert_int_eq(r.reverted, 0);
+	tune_apply_result_free(&r);
+	rm_agent(ag);
+	ag = NULL;
+	pid = start_paused(set, nitems(set), "after the first write", 1);
+	wait_pause("after the first write");
+	ck_assert_int_eq(kill(pid, SIGKILL), 0);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ag = mk_agent("");
+	ck_assert_int_gt(ag->tune->j.norig, 0);	/* the journal still holds them */
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	dump(rb.keys, rb.n_keys);
+	ck_assert_int_eq(rb.complete, 1);
+	tune_rollback_result_free(&rb);
+	assert_originals(&o);
+}
+END_TEST
+
+/* ------------------------------------------------------------ full disk */
+/* The state directory on a tiny tmpfs filled to the last block (in a
+ * private mount namespace of this forked test, so nothing leaks): the
+ * journal cannot be written, so nothing is written, and every key is
+ * failed with the reason. */
+START_TEST(test_state_dir_full)
+{
+	Knob__ApplyResult r;
+	struct orig o;
+	char cmd[512];
+	struct s set[] = {
+		{ "blockdev", NULL, "scheduler", "mq-deadline", 0, NULL },
+		{ "blockdev", NULL, "read_ahead_kb", "1M", 0, NULL },
+	};
+
+	set_originals(&o);
+	for (size_t i = 0; i < nitems(set); i++)
+		set[i].key = loopdev;
+	ck_assert_int_eq(unshare(CLONE_NEWNS), 0);
+	ck_assert_int_eq(system("mount --make-rprivate /"), 0);
+	mkdir(state, 0700);
+	snprintf(cmd, sizeof(cmd), "mount -t tmpfs -o size=64k tmpfs '%s' && "
+	    "dd if=/dev/zero of='%s/fill' bs=4k 2>/dev/null; test -s '%s/fill'", state, state,
+	    state);
+	ck_assert_int_eq(system(cmd), 0);
+	ag = mk_agent("");
+	do_apply(ag, "full", set, nitems(set), 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_uint_gt(r.n_keys, 0);
+	for (size_t i = 0; i < r.n_keys; i++) {
+		ck_assert_int_eq(r.keys[i]->state, KNOB__KEY_STATE__KEY_FAILED);
+		ck_assert_int_eq(r.keys[i]->err, ENOSPC);
+		ck_assert_ptr_nonnull(strstr(r.keys[i]->message, "not written: the journal"));
+	}
+	ck_assert_ptr_nonnull(strstr(r.message, "No space left on device; nothing written"));
+	tune_apply_result_free(&r);
+	assert_originals(&o);
+}
+END_TEST
+
 static Suite *
 tune_suite(void)
 {
@@ -1041,6 +1451,11 @@ tune_suite(void)
 	tcase_add_test(tc, test_loop_device);
 	tcase_add_test(tc, test_net_namespace);
 	tcase_add_test(tc, test_journal_corrupt);
+	tcase_add_loop_test(tc, test_coupled_pairs, 0, (int)nitems(pair_cases));
+	tcase_add_test(tc, test_coupled_revert);
+	tcase_add_test(tc, test_clobbered);
+	tcase_add_loop_test(tc, test_kill_at_pause_points, 0, (int)nitems(pause_points));
+	tcase_add_test(tc, test_state_dir_full);
 	suite_add_tcase(s, tc);
 	return s;
 }

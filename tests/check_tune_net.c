@@ -189,24 +189,35 @@ START_TEST(test_loop_apply_verify_rollback)
 	ck_assert_ptr_nonnull(strstr(out, "1 drift"));
 	free(out);
 
-	/* a read-only attribute: the whole transaction is reverted, per key */
+	/* a read-only attribute is known to fail: refused before any write */
 	write_profile("loop-ro", "  <blockdev device=\"%s\" attr=\"read_ahead_kb\" value=\"8M\"/>\n"
 	    "  <sysfs key=\"/sys/block/%s/queue/hw_sector_size\" value=\"4096\"/>\n",
 	    loopdev, loopdev);
 	rc = ctl(&out, "apply %s/loop-ro.xml -w node01", top);
 	ck_assert_int_eq(rc, 1);
-	snprintf(line, sizeof(line), "reverted        blockdev %s read_ahead_kb: 256 -> 8192, reverted to 256",
-	    loopdev);
+	snprintf(line, sizeof(line), "skipped         blockdev %s read_ahead_kb: not written", loopdev);
 	ck_assert_msg(strstr(out, line) != NULL, "missing '%s'", line);
-	snprintf(line, sizeof(line), "failed          sysfs /sys/block/%s/queue/hw_sector_size: write "
-	    "/sys/block/%s/queue/hw_sector_size: Permission denied (errno 13)", loopdev, loopdev);
+	snprintf(line, sizeof(line), "failed          sysfs /sys/block/%s/queue/hw_sector_size: refused "
+	    "before any write: /sys/block/%s/queue/hw_sector_size is read-only (mode 0444)", loopdev,
+	    loopdev);
 	ck_assert_msg(strstr(out, line) != NULL, "missing '%s'", line);
 	free(out);
 	ck_assert_str_eq(qattr("read_ahead_kb"), "256");
 
+	/* read_ahead_kb was changed behind knob's back: changed-since, left
+	 * alone, exit 1, the journal kept; --force writes the original */
 	rc = ctl(&out, "rollback -w node01");
+	ck_assert_int_eq(rc, 1);
+	snprintf(line, sizeof(line), "changed-since   blockdev %s read_ahead_kb: is 256, knob set 4096",
+	    loopdev);
+	ck_assert_msg(strstr(out, line) != NULL, "missing '%s'", line);
+	ck_assert_ptr_nonnull(strstr(out, "did not come back; they stay in the journal"));
+	free(out);
+	ck_assert_str_eq(qattr("read_ahead_kb"), "256");
+	ck_assert_str_eq(qattr("scheduler"), sched0);
+	rc = ctl(&out, "off -w node01 --force");
 	ck_assert_int_eq(rc, 0);
-	ck_assert_ptr_nonnull(strstr(out, "2 original value(s) restored; journal cleared; was loop"));
+	ck_assert_ptr_nonnull(strstr(out, "1 original value(s) restored; journal cleared"));
 	free(out);
 	ck_assert_str_eq(qattr("scheduler"), sched0);
 	ck_assert_str_eq(qattr("read_ahead_kb"), ra0);
@@ -247,7 +258,14 @@ START_TEST(test_net_and_sysctl)
 	ck_assert_int_eq(rc, 1);
 	ck_assert_ptr_nonnull(strstr(out, "drift           net eth0 mtu: is 1450, profile wants 1400"));
 	free(out);
+	/* node02's mtu changed since knob set it: left alone until --force */
 	rc = ctl(&out, "rollback -w node[01-02]");
+	ck_assert_int_eq(rc, 1);
+	ck_assert_ptr_nonnull(strstr(out, "changed-since   net eth0 mtu: is 1450, knob set 1400, original 1500"));
+	ck_assert_ptr_nonnull(strstr(out, "1 changed (node01), 1 failed (node02)"));
+	free(out);
+	ck_assert_int_eq(harness_node_sh(&h, 1, "ip link show eth0 | grep -q \"mtu 1450 \""), 0);
+	rc = ctl(&out, "rollback -w node[01-02] --force");
 	ck_assert_int_eq(rc, 0);
 	free(out);
 	for (int i = 0; i < 2; i++) {
@@ -339,8 +357,10 @@ START_TEST(test_fake_lustre_gpfs)
 	    "  <lustre key=\"ldlm.namespaces.MGC10.1.0.1@o2ib.lru_size\" value=\"2000\"/>\n"
 	    "  <lustre key=\"llite.*.max_read_ahead_mb\" value=\"1024\"/>\n"
 	    "  <gpfs key=\"pagepool\" value=\"16G\"/>\n");
+	/* exit 1: one key is unsupported here (the rest is applied) */
 	rc = ctl(&out, "apply %s/fake.xml -w node02", top);
-	ck_assert_int_eq(rc, 0);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_ptr_nonnull(strstr(out, "1 unsupported (node02)"));
 	ck_assert_ptr_nonnull(strstr(out, "changed         lustre osc.scratch-OST0003-osc-ffff9a.max_rpcs_in_flight: 8 -> 16"));
 	ck_assert_ptr_nonnull(strstr(out, "changed         lustre osc.scratch-OST0002-osc-ffff9a.checksums: 1 -> 0"));
 	ck_assert_ptr_nonnull(strstr(out, "changed         lustre ldlm.namespaces.MGC10.1.0.1@o2ib.lru_size: 0 -> 2000"));
@@ -426,7 +446,7 @@ START_TEST(test_gpfs_pending_restart)
 
 	/* mmfsd "restarts": the configured value is live, verify says ok */
 	ck_assert_int_gt(read_small_file(cfg, buf, sizeof(buf)), 0);
-	ck_assert_str_eq(buf, "pagepool 17179869184");
+	ck_assert_str_eq(buf, "pagepool 16G");	/* sent in the unit the admin wrote */
 	ck_assert_int_eq(write_small_file(live, buf), 0);
 	rc = ctl(&out, "verify %s/gpfs-client.xml -w node02", top);
 	ck_assert_int_eq(rc, 0);
@@ -443,8 +463,13 @@ START_TEST(test_gpfs_pending_restart)
 	ck_assert_ptr_nonnull(strstr(out, "1 drift"));
 	free(out);
 
-	/* rollback restores the original through mmchconfig */
+	/* rollback: changed since knob set it, so left alone (exit 1) until
+	 * --force restores the original through mmchconfig */
 	rc = ctl(&out, "rollback -w node02");
+	ck_assert_int_eq(rc, 1);
+	ck_assert_ptr_nonnull(strstr(out, "changed-since   gpfs pagepool: is 8589934592"));
+	free(out);
+	rc = ctl(&out, "rollback -w node02 --force");
 	ck_assert_int_eq(rc, 0);
 	free(out);
 	snprintf(body, sizeof(body), "%s/mmchconfig3.log", top);

@@ -136,8 +136,10 @@ step "drift: someone changes read_ahead_kb behind knob's back"
 run sh -c "echo 128 > /sys/block/$DEV/queue/read_ahead_kb"
 ctl verify "$W/demo-loop.xml" -w node01
 
-step "rollback: the journaled originals come back"
+step "rollback: originals come back in the driver's order; read_ahead_kb changed since knob set it, so it is left alone"
 ctl rollback -w node01
+step "off --force (tuned-adm's name for rollback): that one too"
+ctl off -w node01 --force
 echo "after: scheduler=$(cat /sys/block/$DEV/queue/scheduler) read_ahead_kb=$(cat /sys/block/$DEV/queue/read_ahead_kb) nr_requests=$(cat /sys/block/$DEV/queue/nr_requests)"
 
 step "coordinated benchmark: sequential write then read, 1 and 2 threads over both agents"
