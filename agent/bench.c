@@ -46,6 +46,7 @@ struct bphase {
 	struct bench_job *job;
 	struct bench_params *inherit;	/* kept workdir this phase took over */
 	uint64_t pagepool;		/* GPFS pagepool, bytes (read phases) */
+	uint64_t lock;			/* the node's tuning lock, held for the phase (tune.h) */
 };
 
 /* Files a keep_files phase left for a later phase of the same controller. */
@@ -238,7 +239,8 @@ bench_tick(struct agent *a)
 			snprintf(why, sizeof(why), "lease expired: no word from the controller "
 			    "for %u s", ph->lease_s);
 			phase_abort_locked(bs, ph, why);
-		}
+		} else
+			tune_lock_renew(a, ph->lock, ph->lease_s * 1000u + 2000u);
 	}
 	pthread_mutex_unlock(&bs->mu);
 }
@@ -466,6 +468,7 @@ finish_phase(struct bphase *ph, int with_result)
 	bs->nworkers--;
 	pthread_cond_broadcast(&bs->cv);
 	pthread_mutex_unlock(&bs->mu);
+	tune_lock_drop(a, ph->lock);
 	log_info("phase %s finished", ph->phase_id);
 	if (ph->inherit) {
 		bench_params_free(ph->inherit);
@@ -510,22 +513,33 @@ h_phase_prepare(struct agent *a, struct aconn *c, Knob__Envelope *req)
 	struct bench_params p;
 	struct bphase *ph, *it;
 	struct kept **kp, *k;
-	char err[256];
+	char err[512], owner[300];
+	uint64_t lock;
 	int n = 0;
 
 	if (bench_params_from_spec(&p, s, a->sysroot, err, sizeof(err)) < 0)
 		return reply_not_ready(a, c, req->id, s ? s->phase_id : "", err);
+	/* no tuning under a running phase, and no phase under a transaction */
+	snprintf(owner, sizeof(owner), "%s (bench, connection %llu)", c->peer,
+	    (unsigned long long)c->id);
+	if (tune_lock_take(a, owner, (s->lease_s ? s->lease_s : BENCH_DEFAULT_LEASE_S) * 1000u +
+	    2000u, 0, &lock, err, sizeof(err)) < 0) {
+		bench_params_free(&p);
+		return reply_not_ready(a, c, req->id, s->phase_id, err);
+	}
 	pthread_mutex_lock(&bs->mu);
 	for (it = bs->phases; it; it = it->next)
 		n++;
 	if (n >= BENCH_MAX_PHASES || phase_find(bs, p.phase_id, c->id)) {
 		pthread_mutex_unlock(&bs->mu);
 		bench_params_free(&p);
+		tune_lock_drop(a, lock);
 		return reply_not_ready(a, c, req->id, s->phase_id, n >= BENCH_MAX_PHASES ?
 		    "too many phases running" : "phase id already in use");
 	}
 	ph = xcalloc(1, sizeof(*ph));
 	ph->a = a;
+	ph->lock = lock;
 	ph->conn_id = c->id;
 	ph->prep_id = req->id;
 	snprintf(ph->phase_id, sizeof(ph->phase_id), "%s", p.phase_id);
@@ -562,6 +576,7 @@ h_phase_prepare(struct agent *a, struct aconn *c, Knob__Envelope *req)
 		}
 		bench_job_free(ph->job);
 		free(ph);
+		tune_lock_drop(a, lock);
 		return reply_not_ready(a, c, req->id, s->phase_id, "cannot start a worker thread");
 	}
 	pthread_mutex_unlock(&bs->mu);

@@ -1266,8 +1266,10 @@ restore_plan(struct agent *a, struct plan *p, const struct pause *pz)
 		if (item_holds(it)) {
 			it->state = it->pending ? KNOB__KEY_STATE__KEY_PENDING_RESTART :
 			    KNOB__KEY_STATE__KEY_RESTORED;
-			if (!it->written)
+			if (!it->written && it->before && strcmp(it->before, it->wanted) == 0)
 				set_msg(it, 0, "already at its original");
+			else if (!it->written)
+				set_msg(it, 0, "came back when a coupled key was restored");
 		} else {
 			fail_not_held(it, "did not come back: wrote");
 		}
@@ -1496,7 +1498,9 @@ tune_init(struct agent *a)
 	if (t->j.active[0])
 		log_info("active profile: %s (%zu original value(s) journaled)", t->j.active,
 		    t->j.norig);
-	if (t->j.active[0] && t->j.nset > 0 && !a->cfg.no_reapply) {
+	if (t->j.active[0] && a->cfg.no_reapply)
+		log_info("active profile %s: not re-applied (--no-reapply)", t->j.active);
+	else if (t->j.active[0] && t->j.nset > 0) {
 		pthread_mutex_lock(&t->mu);
 		reapply(a, t);
 		pthread_mutex_unlock(&t->mu);

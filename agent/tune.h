@@ -182,7 +182,7 @@ struct tune_state {
 	/* the tuning lock (tune_lock.c), guarded by lmu */
 	pthread_mutex_t lmu;
 	pthread_cond_t lcv;
-	int held;
+	int held;		/* holds by owner; 0 free */
 	char owner[256];
 	uint64_t since_ns;	/* CLOCK_REALTIME when taken */
 	uint64_t expires_ns;	/* CLOCK_MONOTONIC lease end */
@@ -201,7 +201,8 @@ int tune_rollback(struct agent *a, const Knob__RollbackRequest *req, Knob__Rollb
  * that a second controller is told "busy (held by OWNER since TIME)"
  * instead of silently winning.  Take waits up to wait_ms (0: not at all);
  * the lease ends the hold if the holder goes silent (renew extends it).
- * 0 with *token set, or -EBUSY with why.  Thread-safe. */
+ * The same owner may hold it several times (drop each).  0 with *token
+ * set (0 when the agent has no tuning), or -EBUSY with why.  Thread-safe. */
 int tune_lock_take(struct agent *a, const char *owner, unsigned lease_ms, unsigned wait_ms,
     uint64_t *token, char *why, size_t whylen);
 void tune_lock_renew(struct agent *a, uint64_t token, unsigned lease_ms);

@@ -21,10 +21,12 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 
 #include "agent.h"
 #include "normalize.h"
+#include "profile.h"
 #include "tune.h"
 #include "util.h"
 
@@ -74,11 +76,14 @@ get(const char *rel)
 	return buf;
 }
 
+static int agent_no_reapply;	/* the next mk_agent: knobd --no-reapply */
+
 static struct agent *
 mk_agent(const char *sysroot)
 {
 	struct agent *a = xcalloc(1, sizeof(*a));
 
+	a->cfg.no_reapply = agent_no_reapply;
 	snprintf(a->sysroot, sizeof(a->sysroot), "%s", sysroot);
 	snprintf(a->state_dir, sizeof(a->state_dir), "%s", state);
 	snprintf(a->node, sizeof(a->node), "node01");
@@ -1429,6 +1434,263 @@ START_TEST(test_state_dir_full)
 }
 END_TEST
 
+/* ------------------------------------------------------------ check mode */
+/* --check predicts the writes that would fail (on the real loop device):
+ * a scheduler the device does not offer, a read-only attribute, an exact
+ * path that is not there, values outside the documented range, a value
+ * the normaliser rejects.  The real apply refuses the same before any
+ * write. */
+START_TEST(test_check_would_fail)
+{
+	Knob__ApplyResult r;
+	struct orig o;
+	char ro[128], missing[128];
+	struct s set[] = {
+		{ "blockdev", NULL, "scheduler", "kyberr", 0, NULL },
+		{ "sysfs", NULL, NULL, "4096", 0, NULL },
+		{ "sysfs", NULL, NULL, "1", 0, NULL },
+		{ "blockdev", NULL, "read_ahead_kb", "333", 0, NULL },
+		{ "blockdev", NULL, "nr_requests", "2", 0, NULL },
+		{ "blockdev", NULL, "max_sectors_kb", "999999", 0, NULL },
+		{ "blockdev", NULL, "rq_affinity", "fast", 0, NULL },
+		{ "blockdev", NULL, "nomerges", "1", 0, NULL },
+	};
+	static const char *const why[] = {
+		"does not offer scheduler kyberr (offers: [none] mq-deadline",
+		"is read-only (mode 0444)", "no such path on this node",
+		"would read back as 332", "below the kernel's minimum of 4",
+		"is outside 4..", "", NULL,
+	};
+
+	set_originals(&o);
+	snprintf(ro, sizeof(ro), "/sys/block/%s/queue/hw_sector_size", loopdev);
+	snprintf(missing, sizeof(missing), "/sys/block/%s/queue/no_such_attribute", loopdev);
+	for (size_t i = 0; i < nitems(set); i++)
+		set[i].key = set[i].driver[0] == 'b' ? loopdev : i == 1 ? ro : missing;
+	ag = mk_agent("");
+	do_apply(ag, "bad", set, nitems(set), 1, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_uint_eq(r.n_keys, nitems(set));
+	for (size_t i = 0; i < nitems(set); i++) {
+		const Knob__KeyResult *k = r.keys[i];
+
+		if (why[i] == NULL) {
+			ck_assert_int_eq(k->state, KNOB__KEY_STATE__KEY_WOULD_CHANGE);
+			continue;
+		}
+		ck_assert_msg(k->state == KNOB__KEY_STATE__KEY_WOULD_FAIL, "%s %s: %s", k->key,
+		    k->target, tune_key_state_name(k->state));
+		ck_assert_msg(strstr(k->message, why[i]) != NULL, "%s: '%s'", k->target, k->message);
+	}
+	ck_assert_ptr_nonnull(strstr(r.message, "7 would fail"));
+	tune_apply_result_free(&r);
+	/* the real apply: refused before any write, nothing changed */
+	do_apply(ag, "bad", set, nitems(set), 0, 0, &r);
+	ck_assert_int_eq(find_key(r.keys, r.n_keys, loopdev, "scheduler")->state,
+	    KNOB__KEY_STATE__KEY_FAILED);
+	ck_assert_int_eq(find_key(r.keys, r.n_keys, loopdev, "nomerges")->state,
+	    KNOB__KEY_STATE__KEY_SKIPPED);
+	tune_apply_result_free(&r);
+	assert_originals(&o);
+	ck_assert_int_ne(access(ag->tune->journal_path, F_OK), 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------ protected */
+/* A test sysroot marks the loop device as the device under "/" (its
+ * mountinfo names the loop's major:minor; /sys/block and /sys/dev/block
+ * link to the real sysfs).  A glob never touches it; a second device the
+ * glob matches is tuned; naming the loop exactly tunes it. */
+START_TEST(test_protected_glob)
+{
+	Knob__ApplyResult r;
+	Knob__RollbackResult rb;
+	struct orig o;
+	char dev[64], p[512], l[512];
+	struct stat st;
+	struct s glob[] = { { "blockdev", "*", "read_ahead_kb", "64", 0, NULL } };
+	struct s exact[] = { { "blockdev", NULL, "read_ahead_kb", "64", 0, NULL } };
+
+	set_originals(&o);
+	snprintf(dev, sizeof(dev), "/dev/%s", loopdev);
+	ck_assert_int_eq(stat(dev, &st), 0);
+	put("/sys/block/fakeq/queue/read_ahead_kb", "128\n");
+	snprintf(p, sizeof(p), "%s/sys/block/%s", root, loopdev);
+	snprintf(l, sizeof(l), "/sys/block/%s", loopdev);
+	ck_assert_int_eq(symlink(l, p), 0);
+	put("/sys/dev/block/.keep", "\n");
+	snprintf(p, sizeof(p), "%s/sys/dev/block/%u:%u", root, major(st.st_rdev), minor(st.st_rdev));
+	snprintf(l, sizeof(l), "/sys/dev/block/%u:%u", major(st.st_rdev), minor(st.st_rdev));
+	ck_assert_int_eq(symlink(l, p), 0);
+	put("/proc/self/mountinfo", "27 1 %u:%u / / rw,relatime - ext4 %s rw\n"
+	    "28 27 0:5 / /proc rw - proc proc rw\n", major(st.st_rdev), minor(st.st_rdev), dev);
+	put("/proc/swaps", "Filename\tType\tSize\tUsed\tPriority\n");
+	ag = mk_agent(root);
+	do_apply(ag, "glob", glob, 1, 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.reverted, 0);
+	ck_assert_int_eq(find_key(r.keys, r.n_keys, "*", loopdev)->state,
+	    KNOB__KEY_STATE__KEY_PROTECTED);
+	ck_assert_ptr_nonnull(strstr(find_key(r.keys, r.n_keys, "*", loopdev)->message, "holds /"));
+	ck_assert_int_eq(find_key(r.keys, r.n_keys, "*", "fakeq")->state,
+	    KNOB__KEY_STATE__KEY_CHANGED);
+	tune_apply_result_free(&r);
+	ck_assert_str_eq(sys("read_ahead_kb", loopdev), o.ra);
+	ck_assert_str_eq(get("/sys/block/fakeq/queue/read_ahead_kb"), "64");
+
+	/* named exactly: the admin means it */
+	exact[0].key = loopdev;
+	apply_stack = 1;
+	do_apply(ag, "exact", exact, 1, 0, 0, &r);
+	ck_assert_int_eq(r.keys[0]->state, KNOB__KEY_STATE__KEY_CHANGED);
+	tune_apply_result_free(&r);
+	ck_assert_str_eq(sys("read_ahead_kb", loopdev), "64");
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	ck_assert_int_eq(rb.complete, 1);
+	tune_rollback_result_free(&rb);
+	assert_originals(&o);
+
+	/* active swap on a device protects it too */
+	put("/proc/self/mountinfo", "28 27 0:5 / /proc rw - proc proc rw\n");
+	put("/proc/swaps", "Filename\tType\tSize\tUsed\tPriority\n%s partition 1024 0 -2\n", dev);
+	snprintf(p, sizeof(p), "%s/sys/class/block", root);
+	ck_assert_int_eq(system("true"), 0);
+	put("/sys/class/block/.keep", "\n");
+	snprintf(p, sizeof(p), "%s/sys/class/block/%s", root, loopdev);
+	snprintf(l, sizeof(l), "/sys/class/block/%s", loopdev);
+	ck_assert_int_eq(symlink(l, p), 0);
+	do_apply(ag, "glob", glob, 1, 1, 0, &r);
+	ck_assert_int_eq(find_key(r.keys, r.n_keys, "*", loopdev)->state,
+	    KNOB__KEY_STATE__KEY_PROTECTED);
+	ck_assert_ptr_nonnull(strstr(find_key(r.keys, r.n_keys, "*", loopdev)->message, "swap"));
+	tune_apply_result_free(&r);
+}
+END_TEST
+
+/* ------------------------------------------------------------ shipped profile */
+/* hpc-storage-base as shipped, on a node that cannot switch SMT (this VM
+ * reads "notsupported"; stand-in tree under a sysroot so that the host's
+ * CPU and THP settings are not touched, with the SMT file copied from the
+ * real one when it says so): the transaction applies, SMT is unsupported,
+ * nothing is reverted. */
+START_TEST(test_base_profile_smt)
+{
+	Knob__ApplyResult r;
+	struct strvec errs = { 0 };
+	struct profile *pr;
+	Knob__Setting **v;
+	Knob__ApplyRequest req = KNOB__APPLY_REQUEST__INIT;
+	char real[64] = "";
+	size_t nunsup = 0;
+
+	read_small_file("/sys/devices/system/cpu/smt/control", real, sizeof(real));
+	put("/sys/devices/system/cpu/smt/control", "%s\n",
+	    strcmp(real, "forceoff") == 0 ? "forceoff" : "notsupported");
+	for (int c = 0; c < 2; c++) {
+		char p[256];
+
+		snprintf(p, sizeof(p), "/sys/devices/system/cpu/cpu%d/cpufreq/scaling_governor", c);
+		put(p, "powersave\n");
+		snprintf(p, sizeof(p), "/sys/devices/system/cpu/cpu%d/cpuidle/state2/disable", c);
+		put(p, "0\n");
+	}
+	put("/sys/kernel/mm/transparent_hugepage/enabled", "[always] madvise never\n");
+	put("/proc/sys/kernel/numa_balancing", "1\n");
+	pr = profile_load("hpc-storage-base", &errs);
+	ck_assert_msg(pr != NULL, "%s", errs.n ? errs.v[0] : "?");
+	v = xcalloc(pr->n, sizeof(*v));
+	for (size_t i = 0; i < pr->n; i++) {
+		v[i] = xcalloc(1, sizeof(**v));
+		knob__setting__init(v[i]);
+		v[i]->driver = pr->s[i].driver;
+		v[i]->key = pr->s[i].key;
+		v[i]->attr = pr->s[i].attr;
+		v[i]->match = pr->s[i].match;
+		v[i]->value = pr->s[i].value;
+	}
+	req.profile = pr->name;
+	req.settings = v;
+	req.n_settings = pr->n;
+	ag = mk_agent(root);
+	ck_assert_int_eq(tune_apply(ag, &req, &r), 0);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.reverted, 0);
+	for (size_t i = 0; i < r.n_keys; i++) {
+		if (strstr(r.keys[i]->key, "smt/control")) {
+			ck_assert_int_eq(r.keys[i]->state, KNOB__KEY_STATE__KEY_UNSUPPORTED);
+			ck_assert_ptr_nonnull(strstr(r.keys[i]->message, "SMT cannot be switched"));
+			nunsup++;
+		} else
+			ck_assert_int_ne(r.keys[i]->state, KNOB__KEY_STATE__KEY_FAILED);
+	}
+	ck_assert_uint_eq(nunsup, 1);
+	tune_apply_result_free(&r);
+	ck_assert_str_eq(get("/sys/devices/system/cpu/cpu1/cpufreq/scaling_governor"), "performance");
+	for (size_t i = 0; i < pr->n; i++)
+		free(v[i]);
+	free(v);
+	profile_free(pr);
+	strvec_free(&errs);
+}
+END_TEST
+
+/* ------------------------------------------------------------ boot */
+/* knobd restarts with an active profile after the values were reset
+ * behind its back (as a reboot does): it re-applies, keeps the first
+ * originals and says so; --no-reapply leaves the node alone. */
+START_TEST(test_reapply_at_boot)
+{
+	Knob__ApplyResult r;
+	Knob__RollbackResult rb;
+	Knob__VerifyResult v;
+	Knob__VerifyRequest vreq = KNOB__VERIFY_REQUEST__INIT;
+	struct orig o;
+	struct s set[] = {
+		{ "blockdev", NULL, "scheduler", "mq-deadline", 0, NULL },
+		{ "blockdev", NULL, "nr_requests", "64", 0, NULL },
+		{ "blockdev", NULL, "read_ahead_kb", "1M", 0, NULL },
+	};
+
+	set_originals(&o);
+	for (size_t i = 0; i < nitems(set); i++)
+		set[i].key = loopdev;
+	ag = mk_agent("");
+	do_apply(ag, "boot", set, nitems(set), 0, 0, &r);
+	ck_assert_int_eq(r.reverted, 0);
+	tune_apply_result_free(&r);
+	rm_agent(ag);
+	ag = NULL;
+
+	/* "reboot": the kernel's values are back; --no-reapply keeps them */
+	set_originals(&o);
+	agent_no_reapply = 1;
+	ag = mk_agent("");
+	agent_no_reapply = 0;
+	assert_originals(&o);
+	ck_assert_str_eq(tune_active_note(ag), "");
+	rm_agent(ag);
+	ag = mk_agent("");
+	ck_assert_str_eq(sched_now(), "mq-deadline");
+	ck_assert_str_eq(sys("nr_requests", loopdev), "64");
+	ck_assert_str_eq(sys("read_ahead_kb", loopdev), "1024");
+	ck_assert_ptr_nonnull(strstr(tune_active_note(ag), "re-applied at boot"));
+	ck_assert_str_eq(tune_active_profile(ag), "boot");
+	/* verify without a profile: the active one, all ok, with the note */
+	vreq.profile = (char *)(uintptr_t)"";
+	ck_assert_int_eq(tune_verify(ag, &vreq, &v), 0);
+	ck_assert_uint_eq(v.n_keys, 3);
+	for (size_t i = 0; i < v.n_keys; i++)
+		ck_assert_int_eq(v.keys[i]->state, KNOB__KEY_STATE__KEY_OK);
+	ck_assert_ptr_nonnull(strstr(v.active_note, "re-applied at boot"));
+	tune_verify_result_free(&v);
+	/* the first originals are still the ones journaled */
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	ck_assert_int_eq(rb.complete, 1);
+	tune_rollback_result_free(&rb);
+	assert_originals(&o);
+}
+END_TEST
+
 static Suite *
 tune_suite(void)
 {
@@ -1456,6 +1718,10 @@ tune_suite(void)
 	tcase_add_test(tc, test_clobbered);
 	tcase_add_loop_test(tc, test_kill_at_pause_points, 0, (int)nitems(pause_points));
 	tcase_add_test(tc, test_state_dir_full);
+	tcase_add_test(tc, test_check_would_fail);
+	tcase_add_test(tc, test_protected_glob);
+	tcase_add_test(tc, test_base_profile_smt);
+	tcase_add_test(tc, test_reapply_at_boot);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -32,6 +32,7 @@
 
 static struct harness h;
 static int h_up;
+static const char *full_mnt;	/* test_state_dir_full's tmpfs, unmounted at teardown */
 static char top[64], loopdev[32];
 
 /* Read /sys/block/LOOP/queue/ATTR into a static buffer. */
@@ -80,6 +81,11 @@ suite_teardown(void)
 
 	if (h_up || h.up)
 		harness_stop(&h);
+	if (full_mnt) {
+		snprintf(cmd, sizeof(cmd), "umount '%s'", full_mnt);
+		if (system(cmd) != 0)
+			fprintf(stderr, "could not unmount %s\n", full_mnt);
+	}
 	if (loopdev[0]) {
 		snprintf(cmd, sizeof(cmd), "losetup -d /dev/%s", loopdev);
 		if (system(cmd) != 0)
@@ -530,6 +536,133 @@ START_TEST(test_crash_safety)
 }
 END_TEST
 
+/* Wait (deadline 20 s) until node i's agent pauses at a test pause point. */
+static void
+wait_agent_pause(int i)
+{
+	char path[PATH_MAX + 16], buf[128];
+	uint64_t end = now_mono_ns() + 20000000000ull;
+
+	snprintf(path, sizeof(path), "%s/test-pause", h.node[i].state_dir);
+	while (now_mono_ns() < end) {
+		if (read_small_file(path, buf, sizeof(buf)) > 0)
+			return;
+		usleep(10000);
+	}
+	ck_abort_msg("node%02d never paused", i + 1);
+}
+
+/* Run knobctl in a child with its output in path (not harness_knobctl's
+ * numbered files, which the parent uses meanwhile); returns its pid. */
+static pid_t
+ctl_bg(const char *path, const char *args)
+{
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		_exit(harness_sh("ip netns exec %s %s/knobctl -c %s %s >%s 2>&1 </dev/null", h.ctl_ns,
+		    h.bin, h.cluster, args, path));
+	return pid;
+}
+
+/* Two controllers at once: while the first one's apply holds node01's
+ * tuning lock, the second is told busy at once, naming the owner; with
+ * --wait it queues and wins after the first.  A bench phase is refused
+ * the same way. */
+START_TEST(test_two_controllers)
+{
+	char *out = NULL, path[256], args[512], buf[4096];
+	pid_t pid;
+	int st, rc;
+
+	precheck();
+	write_profile("ctl-a", "  <blockdev device=\"%s\" attr=\"read_ahead_kb\" value=\"512\"/>\n",
+	    loopdev);
+	write_profile("ctl-b", "  <blockdev device=\"%s\" attr=\"read_ahead_kb\" value=\"768\"/>\n",
+	    loopdev);
+	snprintf(path, sizeof(path), "%s/ctl-a.out", top);
+	snprintf(args, sizeof(args), "apply %s/ctl-a.xml -w node01 --test-pause-ms 3000 "
+	    "--test-pause-at 'after journaling'", top);
+	pid = ctl_bg(path, args);
+	wait_agent_pause(0);
+	rc = ctl(&out, "apply %s/ctl-b.xml -w node01", top);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_ptr_nonnull(strstr(out, "busy (held by controller pid "));
+	ck_assert_ptr_nonnull(strstr(out, "1 busy (node01)"));
+	free(out);
+	rc = ctl(&out, "rollback -w node01");
+	ck_assert_int_eq(rc, 1);
+	ck_assert_ptr_nonnull(strstr(out, "busy (held by controller pid "));
+	free(out);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_int_eq(WEXITSTATUS(st), 0);
+	ck_assert_int_gt(read_small_file(path, buf, sizeof(buf)), 0);
+	ck_assert_ptr_nonnull(strstr(buf, "changed         blockdev"));
+	ck_assert_str_eq(qattr("read_ahead_kb"), "512");
+
+	/* --wait: queued behind the first, then applied */
+	snprintf(args, sizeof(args), "apply %s/ctl-a.xml -w node01 --test-pause-ms 2000 "
+	    "--test-pause-at 'after journaling'", top);
+	ck_assert_int_eq(ctl(&out, "rollback -w node01"), 0);
+	free(out);
+	pid = ctl_bg(path, args);
+	wait_agent_pause(0);
+	rc = ctl(&out, "apply %s/ctl-b.xml -w node01 --wait 30", top);
+	ck_assert_int_eq(rc, 0);
+	free(out);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_int_eq(WEXITSTATUS(st), 0);
+	ck_assert_str_eq(qattr("read_ahead_kb"), "768");
+	rc = ctl(&out, "active -w node01");
+	ck_assert_int_eq(rc, 0);
+	ck_assert_ptr_nonnull(strstr(out, "node01:   ctl-b"));
+	free(out);
+	rc = ctl(&out, "off -w node01");
+	ck_assert_int_eq(rc, 0);
+	free(out);
+}
+END_TEST
+
+/* node01's state directory on a tiny tmpfs filled to the last block: the
+ * journal cannot be written, so the apply writes nothing, is failed, says
+ * why, and exits 1. */
+START_TEST(test_state_dir_full)
+{
+	static char mnt[256];
+	char *out = NULL, saved[PATH_MAX], cmd[700], ra0[64];
+	int rc;
+
+	precheck();
+	snprintf(ra0, sizeof(ra0), "%s", qattr("read_ahead_kb"));
+	snprintf(saved, sizeof(saved), "%s", h.node[0].state_dir);
+	snprintf(mnt, sizeof(mnt), "%s/full", top);
+	mkdir(mnt, 0700);
+	snprintf(cmd, sizeof(cmd), "mount -t tmpfs -o size=64k tmpfs '%s' && "
+	    "dd if=/dev/zero of='%s/fill' bs=4k 2>/dev/null; test -s '%s/fill'", mnt, mnt, mnt);
+	ck_assert_int_eq(system(cmd), 0);
+	full_mnt = mnt;
+	harness_agent_stop(&h, 0, SIGTERM);
+	snprintf(h.node[0].state_dir, sizeof(h.node[0].state_dir), "%s", mnt);
+	ck_assert_int_eq(harness_agent_start(&h, 0), 0);
+	write_profile("full", "  <blockdev device=\"%s\" attr=\"read_ahead_kb\" value=\"2M\"/>\n",
+	    loopdev);
+	rc = ctl(&out, "apply %s/full.xml -w node01", top);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_ptr_nonnull(strstr(out, "failed          blockdev"));
+	ck_assert_ptr_nonnull(strstr(out, "No space left on device"));
+	ck_assert_ptr_nonnull(strstr(out, "1 failed (node01)"));
+	free(out);
+	ck_assert_str_eq(qattr("read_ahead_kb"), ra0);
+	harness_agent_stop(&h, 0, SIGTERM);
+	snprintf(h.node[0].state_dir, sizeof(h.node[0].state_dir), "%s", saved);
+	ck_assert_int_eq(harness_agent_start(&h, 0), 0);
+	snprintf(cmd, sizeof(cmd), "umount '%s'", mnt);
+	ck_assert_int_eq(system(cmd), 0);
+	full_mnt = NULL;
+}
+END_TEST
+
 static Suite *
 tune_net_suite(void)
 {
@@ -543,6 +676,8 @@ tune_net_suite(void)
 	tcase_add_test(tc, test_fake_lustre_gpfs);
 	tcase_add_test(tc, test_gpfs_pending_restart);
 	tcase_add_test(tc, test_crash_safety);
+	tcase_add_test(tc, test_two_controllers);
+	tcase_add_test(tc, test_state_dir_full);
 	suite_add_tcase(s, tc);
 	return s;
 }
