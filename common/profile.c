@@ -231,6 +231,32 @@ find_schema(const char *profile_path)
 	return NULL;
 }
 
+/* The description's first sentence on one line (white space folded);
+ * malloc'd. */
+static char *
+first_sentence(const char *d)
+{
+	char *out = xmalloc(strlen(d) + 1), *o = out;
+	int sp = 0;
+
+	for (; *d; d++) {
+		if (*d == '.' && (d[1] == '\0' || d[1] == ' ' || d[1] == '\n')) {
+			*o++ = '.';
+			break;
+		}
+		if (*d == ' ' || *d == '\n' || *d == '\t') {
+			sp = o > out;
+			continue;
+		}
+		if (sp)
+			*o++ = ' ';
+		sp = 0;
+		*o++ = *d;
+	}
+	*o = '\0';
+	return out;
+}
+
 /* A file's own content before inheritance. */
 struct pfile {
 	char *path;
@@ -238,6 +264,7 @@ struct pfile {
 	char *extends;
 	int extends_line;
 	char *description;
+	char *summary;
 	struct psetting *s;
 	size_t n;
 	struct psetting *rm;	/* <remove>: driver/key/attr and line */
@@ -253,6 +280,7 @@ psetting_clear(struct psetting *s)
 	free(s->match);
 	free(s->value);
 	free(s->comment);
+	free(s->cite);
 	free(s->file);
 	free(s->profile);
 	memset(s, 0, sizeof(*s));
@@ -268,6 +296,7 @@ psetting_copy(struct psetting *d, const struct psetting *s)
 	d->value = xstrdup(s->value);
 	d->persistent = s->persistent;
 	d->comment = xstrdup(s->comment);
+	d->cite = xstrdup(s->cite);
 	d->file = xstrdup(s->file);
 	d->line = s->line;
 	d->profile = xstrdup(s->profile);
@@ -286,6 +315,7 @@ pfile_free(struct pfile *f)
 	free(f->name);
 	free(f->extends);
 	free(f->description);
+	free(f->summary);
 	memset(f, 0, sizeof(*f));
 }
 
@@ -363,6 +393,7 @@ parse_setting(struct pfile *f, xmlNodePtr n, const struct elem_spec *es, struct 
 	s.attr = es->has_attr ? xattr(n, "attr") : NULL;
 	s.value = xattr(n, "value");
 	s.comment = xattr(n, "comment");
+	s.cite = xattr(n, "cite");
 	pers = xattr(n, "persistent");
 	rot = xattr(n, "rotational");
 	if (s.key == NULL || s.value == NULL || (es->has_attr && s.attr == NULL)) {
@@ -514,6 +545,7 @@ parse_file(const char *path, struct pfile *f, struct strvec *errs)
 		goto out;
 	f->name = xattr(root, "name");
 	f->extends = xattr(root, "extends");
+	f->summary = xattr(root, "summary");
 	f->extends_line = (int)xmlGetLineNo(root);
 	f->description = xstrdup("");
 	for (xmlNodePtr n = root->children; n; n = n->next) {
@@ -635,9 +667,11 @@ resolve(const char *path, struct profile *p, struct strvec *stack, struct strvec
 	free(p->name);
 	free(p->path);
 	free(p->description);
+	free(p->summary);
 	p->name = xstrdup(f.name ? f.name : path);
 	p->path = xstrdup(path);
 	p->description = xstrdup(f.description ? f.description : "");
+	p->summary = f.summary ? xstrdup(f.summary) : first_sentence(p->description);
 	rc = 0;
 out:
 	free(parent);
@@ -728,6 +762,7 @@ profile_free(struct profile *p)
 	free(p->name);
 	free(p->path);
 	free(p->description);
+	free(p->summary);
 	strvec_free(&p->chain);
 	strvec_free(&p->chain_paths);
 	free(p);

@@ -24,6 +24,7 @@ struct psetting {
 	char *value;		/* as written in the profile */
 	int persistent;		/* lustre: lctl set_param -P */
 	char *comment;		/* optional comment="..." */
+	char *cite;		/* optional cite="REPORT: where", the value's source */
 	char *file;		/* origin: file and line */
 	int line;
 	char *profile;		/* name of the profile that set it */
@@ -33,6 +34,7 @@ struct profile {
 	char *name;
 	char *path;		/* file it was loaded from */
 	char *description;	/* of this profile ("" when none) */
+	char *summary;		/* one line: summary="..." or the description's first sentence */
 	struct strvec chain;	/* profile names, root ancestor first, this one last */
 	struct strvec chain_paths;
 	struct psetting *s;	/* resolved settings, inherited ones first */

@@ -128,6 +128,8 @@ profile_show(struct ctl *ctl, const char *arg)
 			json_object_object_add(s, "persistent", json_object_new_boolean(p->s[i].persistent));
 			json_object_object_add(s, "profile", json_object_new_string(p->s[i].profile));
 			json_object_object_add(s, "origin", json_object_new_string(origin));
+			json_object_object_add(s, "cite", json_object_new_string(p->s[i].cite ?
+			    p->s[i].cite : ""));
 			json_object_array_add(arr, s);
 			free(origin);
 		}
@@ -163,6 +165,7 @@ profile_show(struct ctl *ctl, const char *arg)
 		kv = xasprintf("%s = %s", label, p->s[i].value);
 		fprintf(ctl->out, "  %-*s  from %s (%s:%d)%s\n", (int)w, kv, p->s[i].profile,
 		    base_name(p->s[i].file), p->s[i].line, p->s[i].persistent ? " persistent" : "");
+		fprintf(ctl->out, "      cite: %s\n", p->s[i].cite ? p->s[i].cite : "(none)");
 		free(kv);
 	}
 	profile_free(p);
@@ -197,33 +200,77 @@ profile_check(struct ctl *ctl, int argc, char **argv)
 	return bad ? 2 : 0;
 }
 
+/* One row of profile list. */
+struct plist_row {
+	char *name, *parent, *summary;
+};
+
+static int
+plist_cmp(const void *x, const void *y)
+{
+	return strcmp(((const struct plist_row *)x)->name, ((const struct plist_row *)y)->name);
+}
+
+/* The profiles of one search-path directory not seen yet, appended to rows. */
+static void
+plist_dir(const char *dir, struct strvec *seen, struct plist_row **rows, size_t *n)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+
+	if (d == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		size_t l = strlen(de->d_name);
+		struct strvec errs = { 0 };
+		struct profile *p;
+		char *name, *path;
+
+		if (l < 5 || strcmp(de->d_name + l - 4, ".xml") != 0)
+			continue;
+		name = xasprintf("%.*s", (int)(l - 4), de->d_name);
+		path = xasprintf("%s/%s", dir, de->d_name);
+		if (!strvec_contains(seen, name)) {
+			strvec_push(seen, name);
+			*rows = xrealloc(*rows, (*n + 1) * sizeof(**rows));
+			p = profile_load(path, &errs);
+			(*rows)[*n].name = xstrdup(name);
+			(*rows)[*n].parent = xstrdup(p && p->chain.n > 1 ?
+			    p->chain.v[p->chain.n - 2] : "-");
+			(*rows)[*n].summary = p ? xstrdup(p->summary) :
+			    xasprintf("(does not load: %s)", errs.n ? errs.v[0] : "?");
+			(*n)++;
+			profile_free(p);
+		}
+		strvec_free(&errs);
+		free(path);
+		free(name);
+	}
+	closedir(d);
+}
+
+/* Name, parent and one-line summary of every profile in the search path,
+ * sorted by name (the first directory that has a name wins). */
 static int
 profile_list(struct ctl *ctl)
 {
 	struct strvec sp = { 0 }, seen = { 0 };
+	struct plist_row *rows = NULL;
+	size_t n = 0;
 
 	profile_search_path(&sp);
-	for (size_t i = 0; i < sp.n; i++) {
-		DIR *d = opendir(sp.v[i]);
-		struct dirent *de;
-
-		if (d == NULL)
-			continue;
-		while ((de = readdir(d)) != NULL) {
-			size_t l = strlen(de->d_name);
-			char *name;
-
-			if (l < 5 || strcmp(de->d_name + l - 4, ".xml") != 0)
-				continue;
-			name = xasprintf("%.*s", (int)(l - 4), de->d_name);
-			if (!strvec_contains(&seen, name)) {
-				fprintf(ctl->out, "%-24s %s/%s\n", name, sp.v[i], de->d_name);
-				strvec_push(&seen, name);
-			}
-			free(name);
-		}
-		closedir(d);
+	for (size_t i = 0; i < sp.n; i++)
+		plist_dir(sp.v[i], &seen, &rows, &n);
+	if (n > 1)
+		qsort(rows, n, sizeof(*rows), plist_cmp);
+	fprintf(ctl->out, "%-22s %-18s %s\n", "NAME", "PARENT", "SUMMARY");
+	for (size_t i = 0; i < n; i++) {
+		fprintf(ctl->out, "%-22s %-18s %s\n", rows[i].name, rows[i].parent, rows[i].summary);
+		free(rows[i].name);
+		free(rows[i].parent);
+		free(rows[i].summary);
 	}
+	free(rows);
 	strvec_free(&sp);
 	strvec_free(&seen);
 	return 0;

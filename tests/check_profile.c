@@ -221,8 +221,9 @@ START_TEST(test_lookup_by_name)
 	for (size_t k = 0; k < errs.n; k++)
 		fprintf(stderr, "%s\n", errs.v[k]);
 	ck_assert_ptr_nonnull(p);
-	ck_assert_str_eq(p->chain.v[0], "hpc-storage-base");
-	ck_assert_str_eq(p->chain.v[1], "nfs-server");
+	ck_assert_str_eq(p->chain.v[0], "bios-performance");
+	ck_assert_str_eq(p->chain.v[1], "hpc-storage-base");
+	ck_assert_str_eq(p->chain.v[2], "nfs-server");
 	ck_assert_str_eq(p->s[p->n - 1].key, "threads");
 	ck_assert_str_eq(p->s[p->n - 1].value, "128");
 	profile_free(p);
@@ -235,41 +236,108 @@ START_TEST(test_lookup_by_name)
 }
 END_TEST
 
-/* Every shipped profile loads, has a description, and the values. */
+/* The setting of p with key, or NULL. */
+static const struct psetting *
+setting_of(const struct profile *p, const char *key)
+{
+	for (size_t k = 0; k < p->n; k++)
+		if (strcmp(p->s[k].key, key) == 0)
+			return &p->s[k];
+	return NULL;
+}
+
+/* The setting of p with key; the test fails when there is none. */
+static const struct psetting *
+must_setting(const struct profile *p, const char *key)
+{
+	const struct psetting *s = setting_of(p, key);
+
+	ck_assert_msg(s != NULL, "%s has no %s", p->name, key);
+	return s;
+}
+
+/* The reports the shipped profiles may cite (../shared/reports, by file
+ * name), or an explicit "site choice:". */
+static int
+cite_ok(const char *c)
+{
+	static const char *const ok[] = { "000_76778d7753b36c09.txt: ",
+		"001_33fa8f9281492fdf.txt: ", "002_3b78a74f7c778948.txt: ",
+		"003_b5e57298e88e371f.txt: ", "004_6292a0ede122222e.txt: ", "site choice: " };
+
+	for (size_t i = 0; c && i < nitems(ok); i++)
+		if (strncmp(c, ok[i], strlen(ok[i])) == 0 && strlen(c) > strlen(ok[i]) + 10)
+			return 1;
+	return 0;
+}
+
+/* Every shipped profile loads, has a description and a one-line summary,
+ * and cites a report (or says "site choice") for every setting; and the
+ * fixes the shipped profiles needed hold. */
 START_TEST(test_shipped)
 {
-	static const char *const names[] = { "hpc-storage-base", "lustre-client-seq",
-		"lustre-client-random", "gpfs-client", "gpfs-nvme-scratch", "nfs-server" };
+	static const char *const names[] = { "bios-performance", "hpc-storage-base",
+		"lustre-client-seq", "lustre-client-random", "gpfs-client", "gpfs-nvme-scratch",
+		"nfs-server" };
+	static const char *const clients[] = { "lustre-client-seq", "lustre-client-random",
+		"gpfs-client", "gpfs-nvme-scratch" };
 	struct strvec errs = { 0 };
+	struct profile *p;
+	const struct psetting *ps;
 
 	for (size_t i = 0; i < nitems(names); i++) {
-		struct profile *p = profile_load(names[i], &errs);
-
+		p = profile_load(names[i], &errs);
 		for (size_t k = 0; k < errs.n; k++)
 			fprintf(stderr, "%s\n", errs.v[k]);
 		ck_assert_msg(p != NULL, "%s", names[i]);
 		ck_assert_msg(strlen(p->description) > 100, "%s: description", names[i]);
-		if (strcmp(names[i], "lustre-client-random") == 0) {
-			int seen = 0;
-
-			for (size_t k = 0; k < p->n; k++)
-				if (strcmp(p->s[k].key, "osc.*OST*.max_rpcs_in_flight") == 0) {
-					ck_assert_str_eq(p->s[k].value, "256");
-					seen = 1;
-				}
-			ck_assert(seen);
-		}
-		if (strcmp(names[i], "gpfs-nvme-scratch") == 0) {
-			int pp = 0;
-
-			for (size_t k = 0; k < p->n; k++)
-				if (strcmp(p->s[k].key, "pagepool") == 0 &&
-				    strcmp(p->s[k].value, "16G") == 0)
-					pp = 1;
-			ck_assert(pp);
-		}
+		ck_assert_msg(*p->summary && strchr(p->summary, '\n') == NULL, "%s: summary", names[i]);
+		for (size_t k = 0; k < p->n; k++)
+			ck_assert_msg(cite_ok(p->s[k].cite), "%s: %s %s: cite '%s'", names[i],
+			    p->s[k].driver, p->s[k].key, p->s[k].cite ? p->s[k].cite : "");
 		profile_free(p);
 	}
+	/* clients do not inherit the BIOS-style knobs (C-states, THP) */
+	for (size_t i = 0; i < nitems(clients); i++) {
+		p = profile_load(clients[i], &errs);
+		ck_assert_ptr_nonnull(p);
+		for (size_t k = 0; k < p->n; k++)
+			ck_assert_msg(strcmp(p->s[k].driver, "sysfs") != 0 &&
+			    strcmp(p->s[k].driver, "sysctl") != 0, "%s inherits %s", clients[i],
+			    p->s[k].key);
+		ck_assert_ptr_nonnull(strstr(p->description, "bios-performance"));
+		profile_free(p);
+	}
+	/* the random runs of the Lustre report set two parameters, no read-ahead */
+	p = profile_load("lustre-client-random", &errs);
+	ck_assert_uint_eq(p->n, 2);
+	ck_assert_str_eq(must_setting(p, "osc.*OST*.max_rpcs_in_flight")->value, "256");
+	ck_assert_ptr_null(setting_of(p, "llite.*.max_read_ahead_mb"));
+	profile_free(p);
+	/* QMUL's NVMe report: LROC off, no page pool */
+	p = profile_load("gpfs-nvme-scratch", &errs);
+	ck_assert_ptr_null(setting_of(p, "pagepool"));
+	ck_assert_str_eq(must_setting(p, "lrocData")->value, "no");
+	ck_assert_ptr_nonnull(strstr(must_setting(p, "lrocData")->cite, "004_6292a0ede122222e.txt"));
+	profile_free(p);
+	/* the NFS server: rotational filter, SMT off as its report says */
+	p = profile_load("nfs-server", &errs);
+	ps = must_setting(p, "sd*");
+	ck_assert_str_eq(ps->match, "rotational=1");
+	ps = must_setting(p, "/sys/devices/system/cpu/smt/control");
+	ck_assert_str_eq(ps->value, "off");
+	ck_assert_ptr_nonnull(strstr(ps->cite, "001_33fa8f9281492fdf.txt"));
+	profile_free(p);
+	/* risky values say what they trade away */
+	p = profile_load("lustre-client-seq", &errs);
+	ck_assert_ptr_nonnull(strstr(p->description, "integrity"));
+	ck_assert_ptr_nonnull(strstr(p->description, "set_param -P"));
+	profile_free(p);
+	p = profile_load("bios-performance", &errs);
+	ck_assert_ptr_nonnull(strstr(p->description, "power"));
+	ck_assert_ptr_nonnull(strstr(p->description, "turbo"));
+	ck_assert_ptr_nonnull(strstr(p->description, "memory"));
+	profile_free(p);
 	strvec_free(&errs);
 }
 END_TEST

@@ -1691,6 +1691,38 @@ START_TEST(test_reapply_at_boot)
 }
 END_TEST
 
+/* gpfs pagepool over 75 % of the node's RAM (stand-in mmdiag/mmchconfig,
+ * /proc/meminfo of a 16 GiB node under the sysroot): would-fail with
+ * --check, refused before any write otherwise; 8G is fine. */
+START_TEST(test_gpfs_pagepool_ram)
+{
+	Knob__ApplyResult r;
+	char body[512];
+	static const struct s big[] = { { "gpfs", "pagepool", NULL, "16G", 0, NULL } };
+	static const struct s ok[] = { { "gpfs", "pagepool", NULL, "8G", 0, NULL } };
+
+	put("/proc/meminfo", "MemTotal:       16777216 kB\nMemFree:        1000 kB\n");
+	snprintf(body, sizeof(body), "echo ' ! pagepool 1073741824'\n");
+	script("/usr/lpp/mmfs/bin/mmdiag", body);
+	snprintf(body, sizeof(body), "echo \"$*\" >> '%s/mmchconfig.log'\n", tmp);
+	script("/usr/lpp/mmfs/bin/mmchconfig", body);
+	ag = mk_agent(root);
+	do_apply(ag, "big", big, 1, 1, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.keys[0]->state, KNOB__KEY_STATE__KEY_WOULD_FAIL);
+	ck_assert_ptr_nonnull(strstr(r.keys[0]->message, "pagepool 16G is over 75% of this node's RAM"));
+	tune_apply_result_free(&r);
+	do_apply(ag, "big", big, 1, 0, 0, &r);
+	ck_assert_int_eq(r.keys[0]->state, KNOB__KEY_STATE__KEY_FAILED);
+	tune_apply_result_free(&r);
+	snprintf(body, sizeof(body), "%s/mmchconfig.log", tmp);
+	ck_assert_int_ne(access(body, F_OK), 0);	/* never called */
+	do_apply(ag, "ok", ok, 1, 1, 0, &r);
+	ck_assert_int_eq(r.keys[0]->state, KNOB__KEY_STATE__KEY_WOULD_CHANGE);
+	tune_apply_result_free(&r);
+}
+END_TEST
+
 static Suite *
 tune_suite(void)
 {
@@ -1722,6 +1754,7 @@ tune_suite(void)
 	tcase_add_test(tc, test_protected_glob);
 	tcase_add_test(tc, test_base_profile_smt);
 	tcase_add_test(tc, test_reapply_at_boot);
+	tcase_add_test(tc, test_gpfs_pagepool_ram);
 	suite_add_tcase(s, tc);
 	return s;
 }
