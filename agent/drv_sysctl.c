@@ -53,4 +53,5 @@ const struct tune_driver drv_sysctl = {
 	.write = tune_write_default,
 	.describe = sysctl_describe,
 	.check = tune_check_default,
+	.path_keys = 1,
 };

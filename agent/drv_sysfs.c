@@ -67,6 +67,7 @@ const struct tune_driver drv_sysfs = {
 	.resolve = sysfs_resolve,
 	.read = sysfs_read,
 	.check = tune_check_default,
+	.path_keys = 1,
 	.normalise = tune_norm_default,
 	.write = tune_write_default,
 	.describe = tune_describe_default,

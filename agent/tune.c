@@ -779,7 +779,7 @@ check_classify(struct plan *p, char *rmsg, size_t len)
 		if (it->state == KNOB__KEY_STATE__KEY_FAILED)
 			it->state = KNOB__KEY_STATE__KEY_WOULD_FAIL;
 		else if (it->state == KNOB__KEY_STATE__KEY_UNSUPPORTED && it->target == NULL &&
-		    !tune_is_glob(it->s->key)) {
+		    it->d && it->d->path_keys && !tune_is_glob(it->s->key)) {
 			char m[TUNE_MSG_MAX];
 
 			snprintf(m, sizeof(m), "no such path on this node: %s", it->s->key);

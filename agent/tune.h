@@ -17,15 +17,27 @@
  *     "value"; a mark is dropped once the live value has moved off "was"
  *     (the restart happened, or someone changed it), when an apply writes
  *     the target with immediate effect or reverts it, and by rollback;
+ *     Each original also records "set", the value knob left there, so that
+ *     rollback can tell a key someone changed since (changed-since), and
+ *     "restoring" once a rollback has judged it (a killed rollback's coupled
+ *     writes are not mistaken for someone's change by the next one);
+ *   - "settings": the active profile's resolved settings (verify without a
+ *     profile, the boot re-apply);
  *   - "txn": present only while an apply is writing.  Each entry is a target
- *     the transaction may touch, with its value before the transaction and
- *     whether it is a new original.  It is on disk before the first write.
+ *     the transaction may touch (also the coupled attributes the kernel may
+ *     move), with its value before the transaction and whether it is a new
+ *     original.  It is on disk before the first write.
+ * Every write pass (apply, revert, rollback, recovery) goes in the drivers'
+ * write order (tune_driver.rank) and re-reads until the values hold,
+ * TUNE_PASSES passes at most.
  * Crash recovery (tune_init): an agent that finds "txn" undoes it: every
  * target of the transaction is written back to its pre-transaction value
  * (which for targets knob had never touched is the true original), the
  * transaction is dropped and the previously active profile stays active.
  * Undo, not finish: the controller that asked for the apply got no answer, so
- * leaving the node as it was is the only state it can reason about. */
+ * leaving the node as it was is the only state it can reason about.  Then,
+ * unless --no-reapply, the active profile is applied again where live values
+ * differ (sysfs does not survive a reboot). */
 #ifndef KNOB_TUNE_H
 #define KNOB_TUNE_H
 
@@ -89,6 +101,7 @@ struct tune_driver {
 	int (*protect)(struct agent *a, const Knob__Setting *s, const char *target,
 	    char *msg, size_t msglen);
 	int costly_read;	/* read() runs a command: no re-read after every write */
+	int path_keys;		/* keys name paths: an exact one that is missing would fail */
 };
 
 extern const struct tune_driver drv_sysfs, drv_sysctl, drv_blockdev, drv_lustre,
