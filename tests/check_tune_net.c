@@ -595,6 +595,11 @@ START_TEST(test_two_controllers)
 	ck_assert_int_eq(rc, 1);
 	ck_assert_ptr_nonnull(strstr(out, "busy (held by controller pid "));
 	free(out);
+	/* a benchmark phase is refused too (it would measure a half-tuned node) */
+	rc = ctl(&out, "bench seq-write -w node01 --dir %s --threads 1 --size 1m --bs 1m", top);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_ptr_nonnull(strstr(out, "busy (held by controller pid "));
+	free(out);
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
 	ck_assert_int_eq(WEXITSTATUS(st), 0);
 	ck_assert_int_gt(read_small_file(path, buf, sizeof(buf)), 0);
