@@ -1434,15 +1434,19 @@ reapply(struct agent *a, struct tune_state *t)
 {
 	Knob__ApplyRequest req = KNOB__APPLY_REQUEST__INIT;
 	Knob__ApplyResult res;
+	struct journal copy = { 0 };
 	char name[sizeof(t->j.active)], note[128], ts[32];
 	size_t nchanged = 0;
 	time_t now = time(NULL);
 	struct tm tm;
 
 	snprintf(name, sizeof(name), "%s", t->j.active);
+	/* a copy: the apply replaces the journal's settings while it runs */
+	for (size_t i = 0; i < t->j.nset; i++)
+		journal_push(&copy.set, &copy.nset, &t->j.set[i]);
 	req.profile = name;
-	req.settings = journal_settings(&t->j);
-	req.n_settings = t->j.nset;
+	req.settings = journal_settings(&copy);
+	req.n_settings = copy.nset;
 	req.stack = 1;
 	knob__apply_result__init(&res);
 	res.message = res.txn_id = NULL;
@@ -1458,6 +1462,7 @@ reapply(struct agent *a, struct tune_state *t)
 	} else
 		log_info("active profile %s: live values match, nothing to re-apply", name);
 	journal_settings_free(req.settings, req.n_settings);
+	journal_free(&copy);
 	tune_apply_result_free(&res);
 }
 
