@@ -15,10 +15,11 @@
  *                           directories s.<child>, items in every node or
  *                           only in the leaves (-L)
  *   d.shared/...            the same with md_shared: every rank in one tree
- * A data block is the rank's 16-byte stamp (magic, rank, offset) followed by
- * incompressible bytes that are a function of (seed, rank, offset): a slice
- * of a random pool made from the seed at a position hashed from the rest.
- * A read checks the stamp, and with verify every byte. */
+ * A data block is incompressible bytes that are a function of (seed, rank,
+ * offset) -- a slice of a random pool made from the seed at a position
+ * hashed from the rest -- with the rank's 16-byte stamp (magic, rank, file
+ * offset) at the start of every 4 KiB.  A read checks the first stamp, and
+ * with verify every byte. */
 #ifndef KNOB_BENCH_H
 #define KNOB_BENCH_H
 
@@ -144,11 +145,20 @@ void bench_pool_free(struct bench_pool *p);
 const uint8_t *bench_pool_at(const struct bench_pool *p, uint32_t rank, uint64_t key);
 /* The 16-byte stamp of a block: magic, rank, file offset. */
 void bench_stamp(uint8_t *b, uint32_t rank, uint64_t off);
-/* The block rank writes at file offset off: stamp, then pool bytes. */
+/* The block rank writes at file offset off: pool bytes with a stamp at the
+ * start of every 4 KiB (of the block; a tail under 16 bytes has none). */
+#define BENCH_STAMP_EVERY 4096
 void bench_block_fill(const struct bench_pool *p, uint8_t *b, size_t bs, uint32_t rank,
     uint64_t off);
-/* Check a block read at off: 0 when it is rank's; -1 when the stamp is not
- * rank's; with full, also every byte: 1 + index of the first wrong byte. */
+/* The same block as iovecs for pwritev, without copying the pool: from
+ * byte from (a multiple of 4 KiB) of the block, stamps written into
+ * stamps[], at most maxiov entries; returns the count, *len the bytes. */
+struct iovec;
+size_t bench_block_iov(const struct bench_pool *p, size_t bs, uint32_t rank, uint64_t off,
+    size_t from, uint8_t (*stamps)[16], struct iovec *iov, size_t maxiov, size_t *len);
+/* Check a block read at off: 0 when it is rank's; -1 when its first stamp
+ * is not rank's; with full, also every byte: 1 + index of the first wrong
+ * byte. */
 int64_t bench_block_check(const struct bench_pool *p, const uint8_t *b, size_t bs,
     uint32_t rank, uint64_t off, int full);
 

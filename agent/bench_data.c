@@ -1,11 +1,14 @@
 /* Benchmark engine: what the I/O threads write and where.  Random offsets
  * come from a keyed Feistel permutation of the block indices (full
  * coverage, no short periods); written data is a slice of a random pool
- * made from the seed, at a position hashed from (seed, rank, offset), so
- * a reader on any node can recompute every byte, and the data does not
- * compress or deduplicate unless asked to (compress_pct). */
+ * made from the seed, at a position hashed from (seed, rank, offset), with
+ * a stamp (magic, rank, offset) at the start of every 4 KiB, so a reader on
+ * any node can recompute every byte, no two 4 KiB of any file are equal
+ * (no dedup, however large the file), and the data does not compress
+ * unless asked to (compress_pct). */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include "bench.h"
 
@@ -124,30 +127,62 @@ void
 bench_block_fill(const struct bench_pool *p, uint8_t *b, size_t bs, uint32_t rank, uint64_t off)
 {
 	memcpy(b, bench_pool_at(p, rank, off), bs);
-	if (bs >= 16)
-		bench_stamp(b, rank, off);
+	for (size_t k = 0; k + 16 <= bs; k += BENCH_STAMP_EVERY)
+		bench_stamp(b + k, rank, off + k);
+}
+
+size_t
+bench_block_iov(const struct bench_pool *p, size_t bs, uint32_t rank, uint64_t off, size_t from,
+    uint8_t (*stamps)[16], struct iovec *iov, size_t maxiov, size_t *len)
+{
+	const uint8_t *src = bench_pool_at(p, rank, off);
+	size_t n = 0, k;
+
+	for (k = from; k < bs && n + 2 <= maxiov; k += BENCH_STAMP_EVERY) {
+		size_t piece = bs - k < BENCH_STAMP_EVERY ? bs - k : BENCH_STAMP_EVERY;
+
+		if (piece < 16) {	/* a tail too short for a stamp: pool bytes */
+			iov[n].iov_base = (void *)(uintptr_t)(src + k);
+			iov[n++].iov_len = piece;
+			continue;
+		}
+		bench_stamp(stamps[n / 2], rank, off + k);
+		iov[n].iov_base = stamps[n / 2];
+		iov[n++].iov_len = 16;
+		iov[n].iov_base = (void *)(uintptr_t)(src + k + 16);
+		iov[n++].iov_len = piece - 16;
+	}
+	*len = (k < bs ? k : bs) - from;
+	return n;
 }
 
 int64_t
 bench_block_check(const struct bench_pool *p, const uint8_t *b, size_t bs, uint32_t rank,
     uint64_t off, int full)
 {
-	uint8_t want[16];
+	uint8_t want[BENCH_STAMP_EVERY];
 	const uint8_t *src;
-	size_t i, from = 0;
+	size_t k, i;
 
 	if (bs >= 16) {
 		bench_stamp(want, rank, off);
 		if (memcmp(b, want, 16) != 0)
 			return -1;
-		from = 16;
 	}
 	if (!full)
 		return 0;
 	src = bench_pool_at(p, rank, off);
-	if (memcmp(b + from, src + from, bs - from) == 0)
-		return 0;
-	for (i = from; i < bs && b[i] == src[i]; i++)
-		;
-	return (int64_t)i + 1;
+	for (k = 0; k < bs; k += BENCH_STAMP_EVERY) {
+		size_t piece = bs - k < BENCH_STAMP_EVERY ? bs - k : BENCH_STAMP_EVERY;
+
+		memcpy(want, src + k, piece);
+		if (piece >= 16)
+			bench_stamp(want, rank, off + k);
+		if (memcmp(b + k, want, piece) == 0)
+			continue;
+		for (i = 0; i < piece && b[k + i] == want[i]; i++)
+			;
+		return (int64_t)(k + i) + 1;
+	}
+	return 0;
 }

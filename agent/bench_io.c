@@ -363,6 +363,8 @@ bench_mem_total_kb(const char *sysroot)
 	return kb;
 }
 
+#define WB_IOV		1024		/* IOV_MAX on Linux */
+
 /* ------------------------------------------------------------ helpers */
 
 static uint64_t
@@ -801,31 +803,34 @@ data_done(struct bench_thread *t, const struct bench_op *op, const uint8_t *buf,
 	return 0;
 }
 
-/* Write the block at off: stamp and pool bytes straight from the pool with
- * pwritev (no copy); O_DIRECT needs one aligned buffer, so it copies. */
+/* Write the block at off straight from the pool with pwritev (stamps and
+ * pool pieces, no copy), in batches of IOV_MAX; O_DIRECT needs one aligned
+ * buffer, and a short write finishes from one: those copy. */
 static ssize_t
 write_block(struct bench_thread *t, int fd, uint64_t off)
 {
 	struct bench_job *j = t->job;
-	size_t bs = (size_t)j->p.bs;
-	uint8_t st[16];
-	struct iovec iov[2];
-	ssize_t n;
+	size_t bs = (size_t)j->p.bs, from = 0, len, niov;
+	uint8_t stamps[WB_IOV / 2][16];
+	struct iovec iov[WB_IOV];
+	ssize_t n = 0;
 
-	if (!j->p.odirect && bs >= 16) {
-		bench_stamp(st, t->owner, off);
-		iov[0].iov_base = st;
-		iov[0].iov_len = 16;
-		iov[1].iov_base = (void *)(uintptr_t)(bench_pool_at(&j->pool, t->owner, off) + 16);
-		iov[1].iov_len = bs - 16;
+	while (!j->p.odirect && from < bs) {
+		niov = bench_block_iov(&j->pool, bs, t->owner, off, from, stamps, iov, WB_IOV, &len);
 		do
-			n = pwritev(fd, iov, 2, (off_t)off);
+			n = pwritev(fd, iov, (int)niov, (off_t)(off + from));
 		while (n < 0 && errno == EINTR);
-		if (n < 0 || (size_t)n == bs)
-			return n < 0 ? -errno : n;
+		if (n < 0)
+			return -errno;
+		from += (size_t)n;
+		if ((size_t)n != len)
+			break;
 	}
+	if (from == bs)
+		return (ssize_t)bs;
 	bench_block_fill(&j->pool, t->buf, bs, t->owner, off);
-	return bench_full_io(fd, t->buf, bs, off, 1);
+	n = bench_full_io(fd, (uint8_t *)t->buf + from, bs - from, off + from, 1);
+	return n < 0 ? n : (ssize_t)(from + (size_t)n);
 }
 
 /* Queue depth 1: one pread/pwrite at a time. */
@@ -1048,7 +1053,7 @@ bench_job_prepare(struct bench_job *j)
 	if (j->p.drop_caches && bench_kind_is_read(j->p.kind))
 		drop_caches(j);
 	/* the controller compares this with RAM and the GPFS pagepool */
-	if (j->p.kind == BK_SEQ_READ || j->p.kind == BK_RAND_READ)
+	if (j->p.kind == BK_SEQ_READ || j->p.kind == BK_RAND_READ || j->p.kind == BK_RAND_RW)
 		j->read_bytes = j->p.file_size * j->nth;
 	return 0;
 }

@@ -718,6 +718,25 @@ measure_params(json_object *o, const struct bench_req *rq)
 	json_object_object_add(o, "segments", json_object_new_int64((int64_t)rq->segments));
 }
 
+/* rand-rw: the reads and writes among the phase's ops and bytes. */
+static void
+rw_split(json_object *ph, const Knob__PhaseResult *const *res, size_t n)
+{
+	uint64_t ro = 0, rb = 0, o = 0, b = 0;
+
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; res[i] && k < res[i]->n_threads; k++) {
+			ro += res[i]->threads[k]->read_ops;
+			rb += res[i]->threads[k]->read_bytes;
+			o += res[i]->threads[k]->ops;
+			b += res[i]->threads[k]->bytes;
+		}
+	json_object_object_add(ph, "read_ops", json_object_new_int64((int64_t)ro));
+	json_object_object_add(ph, "read_bytes", json_object_new_int64((int64_t)rb));
+	json_object_object_add(ph, "write_ops", json_object_new_int64((int64_t)(o - ro)));
+	json_object_object_add(ph, "write_bytes", json_object_new_int64((int64_t)(b - rb)));
+}
+
 /* Build the JSON record of the finished phase and append it to the run. */
 static void
 finalize_phase(struct brun *br)
@@ -855,6 +874,8 @@ finalize_phase(struct brun *br)
 	/* the measurement options go with the record's params (stored as JSON) */
 	if (json_object_object_get_ex(ph, "params", &params))
 		measure_params(params, rq);
+	if (strcmp(p->kind, "rand-rw") == 0)
+		rw_split(ph, res, br->fo->n);
 	if (rq->stonewall_s && !kind_is_ext(p->kind))
 		json_object_object_add(ph, "stonewall", stonewall_record(br, res, md, &ag));
 	for (i = 0; i < br->fo->n; i++) {

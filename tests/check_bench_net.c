@@ -379,6 +379,9 @@ START_TEST(measure_options)
 	p = phase(doc, 0);
 	ck_assert_str_eq(js(p, "status"), "ok");
 	ck_assert_int_eq(ji(p, "ops"), 512);
+	ck_assert_int_eq(ji(p, "read_ops") + ji(p, "write_ops"), 512);
+	ck_assert_msg(ji(p, "read_ops") > 300 && ji(p, "read_ops") < 420, "%lld reads of 512",
+	    (long long)ji(p, "read_ops"));
 	ck_assert_str_eq(js(json_object_array_get_idx(jget(p, "per_node"), 0), "ioengine"),
 	    "io_uring");
 	json_object_put(doc);
