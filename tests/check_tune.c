@@ -1626,6 +1626,19 @@ START_TEST(test_base_profile_smt)
 	ck_assert_uint_eq(nunsup, 1);
 	tune_apply_result_free(&r);
 	ck_assert_str_eq(get("/sys/devices/system/cpu/cpu1/cpufreq/scaling_governor"), "performance");
+	rm_agent(ag);
+
+	/* the real node, --check only (nothing written): SMT is unsupported
+	 * exactly when the kernel says it cannot be switched */
+	ag = mk_agent("");
+	req.check = 1;
+	ck_assert_int_eq(tune_apply(ag, &req, &r), 0);
+	for (size_t i = 0; i < r.n_keys; i++)
+		if (strstr(r.keys[i]->key, "smt/control"))
+			ck_assert_int_eq(r.keys[i]->state == KNOB__KEY_STATE__KEY_UNSUPPORTED,
+			    strcmp(real, "notsupported") == 0 || strcmp(real, "forceoff") == 0 ||
+			    strcmp(real, "notimplemented") == 0 || real[0] == '\0');
+	tune_apply_result_free(&r);
 	for (size_t i = 0; i < pr->n; i++)
 		free(v[i]);
 	free(v);

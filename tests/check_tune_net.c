@@ -668,6 +668,61 @@ START_TEST(test_state_dir_full)
 }
 END_TEST
 
+/* Boot persistence: node01's agent restarts after the loop device's value
+ * was reset behind its back (as a reboot resets sysfs): it re-applies the
+ * active profile, and active, verify (no profile) and facts say so;
+ * --no-reapply leaves the node alone. */
+START_TEST(test_reapply_at_start)
+{
+	char *out = NULL, path[256], ra0[64], saved[sizeof(h.node[0].extra_args)];
+	int rc;
+
+	precheck();
+	snprintf(ra0, sizeof(ra0), "%s", qattr("read_ahead_kb"));
+	snprintf(path, sizeof(path), "/sys/block/%s/queue/read_ahead_kb", loopdev);
+	write_profile("boot", "  <blockdev device=\"%s\" attr=\"read_ahead_kb\" value=\"1536K\"/>\n",
+	    loopdev);
+	rc = ctl(&out, "apply %s/boot.xml -w node01", top);
+	ck_assert_int_eq(rc, 0);
+	free(out);
+	harness_agent_stop(&h, 0, SIGTERM);
+	ck_assert_int_eq(write_small_file(path, ra0), 0);
+	ck_assert_int_eq(harness_agent_start(&h, 0), 0);
+	ck_assert_str_eq(qattr("read_ahead_kb"), "1536");
+	rc = ctl(&out, "active -w node01");
+	ck_assert_int_eq(rc, 0);
+	ck_assert_ptr_nonnull(strstr(out, "node01:   boot (re-applied at boot "));
+	free(out);
+	rc = ctl(&out, "verify -w node01");
+	ck_assert_int_eq(rc, 0);
+	ck_assert_ptr_nonnull(strstr(out, "1 of 1 key(s) match; active profile: boot (re-applied at boot"));
+	free(out);
+	rc = ctl(&out, "facts -w node01");
+	ck_assert_int_eq(rc, 0);
+	ck_assert_ptr_nonnull(strstr(out, "profile: boot (re-applied at boot"));
+	free(out);
+
+	/* --no-reapply: the reset value stays, verify reports the drift */
+	harness_agent_stop(&h, 0, SIGTERM);
+	ck_assert_int_eq(write_small_file(path, ra0), 0);
+	snprintf(saved, sizeof(saved), "%s", h.node[0].extra_args);
+	snprintf(h.node[0].extra_args, sizeof(h.node[0].extra_args), "%s --no-reapply", saved);
+	ck_assert_int_eq(harness_agent_start(&h, 0), 0);
+	snprintf(h.node[0].extra_args, sizeof(h.node[0].extra_args), "%s", saved);
+	ck_assert_str_eq(qattr("read_ahead_kb"), ra0);
+	rc = ctl(&out, "verify -w node01");
+	ck_assert_int_eq(rc, 1);
+	ck_assert_ptr_nonnull(strstr(out, "drift"));
+	free(out);
+	rc = ctl(&out, "off -w node01");
+	ck_assert_int_eq(rc, 0);
+	free(out);
+	ck_assert_str_eq(qattr("read_ahead_kb"), ra0);
+	harness_agent_stop(&h, 0, SIGTERM);
+	ck_assert_int_eq(harness_agent_start(&h, 0), 0);
+}
+END_TEST
+
 static Suite *
 tune_net_suite(void)
 {
@@ -683,6 +738,7 @@ tune_net_suite(void)
 	tcase_add_test(tc, test_crash_safety);
 	tcase_add_test(tc, test_two_controllers);
 	tcase_add_test(tc, test_state_dir_full);
+	tcase_add_test(tc, test_reapply_at_start);
 	suite_add_tcase(s, tc);
 	return s;
 }
