@@ -576,6 +576,8 @@ tune_ctx_init(struct tune_ctx *c, struct ctl *ctl, int argc, char **argv, int wa
 		return -1;
 	if (pname && (c->p = load_or_complain(pname)) == NULL)
 		return -1;
+	/* a node may queue for its tuning lock that long before it answers */
+	ctl->timeout += c->o.wait_s;
 	if (ctl_targets(ctl, &c->names) < 0)
 		return -1;
 	if (c->p) {
