@@ -342,6 +342,64 @@ START_TEST(test_shipped)
 }
 END_TEST
 
+/* Output of "knobctl ARGS" ($KNOB_BIN, default build), malloc'd. */
+static char *
+knobctl_out(const char *args)
+{
+	const char *bin = getenv("KNOB_BIN");
+	char *cmd = xasprintf("%s/knobctl %s 2>&1", bin ? bin : "build", args), *out = NULL;
+	size_t len = 0;
+	FILE *f = popen(cmd, "r");
+	char buf[4096];
+	size_t n;
+
+	ck_assert_ptr_nonnull(f);
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0) {
+		out = xrealloc(out, len + n + 1);
+		memcpy(out + len, buf, n);
+		len += n;
+		out[len] = '\0';
+	}
+	ck_assert_int_eq(pclose(f), 0);
+	free(cmd);
+	return out ? out : xstrdup("");
+}
+
+/* profile list: name, parent and summary, sorted by name; profile show:
+ * every setting's citation. */
+START_TEST(test_list_and_show)
+{
+	char *out = knobctl_out("profile list"), *prev = NULL, *save = NULL;
+	int rows = 0;
+
+	for (char *l = strtok_r(out, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		char name[64], parent[64];
+
+		if (rows++ == 0) {
+			ck_assert_msg(strncmp(l, "NAME", 4) == 0 && strstr(l, "PARENT") &&
+			    strstr(l, "SUMMARY"), "header: %s", l);
+			continue;
+		}
+		ck_assert_int_eq(sscanf(l, "%63s %63s", name, parent), 2);
+		if (strcmp(name, "nfs-server") == 0)
+			ck_assert_str_eq(parent, "hpc-storage-base");
+		if (strcmp(name, "lustre-client-random") == 0)
+			ck_assert_str_eq(parent, "-");
+		ck_assert_msg(prev == NULL || strcmp(prev, name) < 0, "%s after %s", name, prev);
+		free(prev);
+		prev = xstrdup(name);
+	}
+	ck_assert_int_ge(rows, 8);
+	free(prev);
+	free(out);
+	out = knobctl_out("profile show nfs-server");
+	ck_assert_ptr_nonnull(strstr(out, "cite: 001_33fa8f9281492fdf.txt: the solution uses the "
+	    "deadline I/O scheduler and 256 NFS daemons"));
+	ck_assert_ptr_null(strstr(out, "cite: (none)"));
+	free(out);
+}
+END_TEST
+
 static Suite *
 profile_suite(void)
 {
@@ -354,6 +412,7 @@ profile_suite(void)
 	tcase_add_test(tc, test_inheritance);
 	tcase_add_test(tc, test_lookup_by_name);
 	tcase_add_test(tc, test_shipped);
+	tcase_add_test(tc, test_list_and_show);
 	suite_add_tcase(s, tc);
 	return s;
 }
