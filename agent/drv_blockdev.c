@@ -267,9 +267,8 @@ push_dev(struct agent *a, const char *dir, const char *why, struct strvec *out,
 		return;
 	snprintf(p, sizeof(p), "%s/partition", dir);
 	snprintf(d, sizeof(d), "%s", dir);
-	if (access(p, F_OK) == 0)
-		snprintf(d, sizeof(d), "%s", dirname(d));
-	snprintf(name, sizeof(name), "%s", basename(d));
+	/* a partition's disk is its parent directory */
+	snprintf(name, sizeof(name), "%s", basename(access(p, F_OK) == 0 ? dirname(d) : d));
 	if (!strvec_contains(out, name)) {
 		strvec_push(out, name);
 		strvec_push(whys, why);

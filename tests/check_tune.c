@@ -1736,6 +1736,54 @@ START_TEST(test_gpfs_pagepool_ram)
 }
 END_TEST
 
+/* Protected devices through the layers (a fake sysfs tree under the
+ * sysroot, said plainly: no device-mapper here): "/" on dm-0, which sits
+ * on a partition of fakea; swap on a partition of fakeb.  A glob touches
+ * neither dm-0, nor fakea, nor fakeb; fakec is tuned. */
+START_TEST(test_protected_layers)
+{
+	Knob__ApplyResult r;
+	struct s glob[] = { { "blockdev", "*", "read_ahead_kb", "64", 0, NULL } };
+	static const char *const links[][2] = {
+		{ "/sys/dev/block/253:0", "../../block/dm-0" },
+		{ "/sys/class/block/dm-0", "../../block/dm-0" },
+		{ "/sys/class/block/fakea2", "../../block/fakea/fakea2" },
+		{ "/sys/class/block/fakeb1", "../../block/fakeb/fakeb1" },
+		{ "/sys/block/dm-0/slaves/fakea2", "../../fakea/fakea2" },
+	};
+	const char *devs[] = { "dm-0", "fakea", "fakeb", "fakec" };
+
+	for (size_t i = 0; i < nitems(devs); i++) {
+		char p[128];
+
+		snprintf(p, sizeof(p), "/sys/block/%s/queue/read_ahead_kb", devs[i]);
+		put(p, "128\n");
+	}
+	put("/sys/block/fakea/fakea2/partition", "2\n");
+	put("/sys/block/fakeb/fakeb1/partition", "1\n");
+	put("/sys/block/dm-0/slaves/.keep", "\n");
+	put("/sys/dev/block/.keep", "\n");
+	put("/sys/class/block/.keep", "\n");
+	for (size_t i = 0; i < nitems(links); i++) {
+		char p[512];
+
+		snprintf(p, sizeof(p), "%s%s", root, links[i][0]);
+		ck_assert_int_eq(symlink(links[i][1], p), 0);
+	}
+	put("/proc/self/mountinfo", "27 1 253:0 / / rw,relatime - xfs /dev/mapper/vg-root rw\n");
+	put("/proc/swaps", "Filename\tType\tSize\tUsed\tPriority\n/dev/fakeb1 partition 1 0 -2\n");
+	ag = mk_agent(root);
+	do_apply(ag, "layers", glob, 1, 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	for (size_t i = 0; i < nitems(devs); i++)
+		ck_assert_int_eq(find_key(r.keys, r.n_keys, "*", devs[i])->state, i == 3 ?
+		    KNOB__KEY_STATE__KEY_CHANGED : KNOB__KEY_STATE__KEY_PROTECTED);
+	tune_apply_result_free(&r);
+	ck_assert_str_eq(get("/sys/block/fakea/queue/read_ahead_kb"), "128");
+	ck_assert_str_eq(get("/sys/block/fakec/queue/read_ahead_kb"), "64");
+}
+END_TEST
+
 static Suite *
 tune_suite(void)
 {
@@ -1765,6 +1813,7 @@ tune_suite(void)
 	tcase_add_test(tc, test_state_dir_full);
 	tcase_add_test(tc, test_check_would_fail);
 	tcase_add_test(tc, test_protected_glob);
+	tcase_add_test(tc, test_protected_layers);
 	tcase_add_test(tc, test_base_profile_smt);
 	tcase_add_test(tc, test_reapply_at_boot);
 	tcase_add_test(tc, test_gpfs_pagepool_ram);
