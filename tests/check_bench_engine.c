@@ -8,12 +8,18 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <liburing.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <stddef.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <sys/stat.h>
 
 #include "bench.h"
@@ -1104,18 +1110,31 @@ START_TEST(t_iodepth)
 	struct bench_params p;
 	struct bench_job *j;
 	Knob__PhaseResult r;
+	struct io_uring ring;
+	/* where the kernel (or a container's seccomp profile) denies io_uring,
+	 * auto means libaio and io_uring by name is refused; t_iodepth_fallback
+	 * forces that case on every machine */
+	int have = io_uring_queue_init(2, &ring, 0) == 0;
 
+	if (have)
+		io_uring_queue_exit(&ring);
 	for (size_t e = 0; e < 3; e++) {
 		mkparams(&p, "rand-write", tmp, "qd", ranks, 2, 2);
 		p.bs = 4096;
 		p.queue_depth = 8;
 		p.ioengine = engines[e];
 		p.keep_files = 1;
+		if (!have && engines[e] == IOE_URING) {
+			j = run(&p, 0);
+			ck_assert_msg(strstr(j->err, "io_uring set-up"), "%s", j->err);
+			bench_job_free(j);
+			continue;
+		}
 		j = run(&p, 1);
 		ck_assert_uint_eq(atomic_load(&j->th[0].ops) + atomic_load(&j->th[1].ops), 512);
 		ck_assert_uint_eq(j->th[0].lat->total, 256);
 		bench_job_result(j, &r);
-		ck_assert_str_eq(r.ioengine, e == 2 ? "libaio" : "io_uring");
+		ck_assert_str_eq(r.ioengine, engines[e] == IOE_AIO || !have ? "libaio" : "io_uring");
 		bench_result_free(&r);
 		bench_job_free(j);
 		mkparams(&p, "rand-read", tmp, "qd", ranks, 2, 2);
@@ -1138,6 +1157,57 @@ START_TEST(t_iodepth)
 	mkparams(&p, "rand-read", tmp, "qd", ranks, 2, 2);
 	ck_assert_int_eq(bench_cleanup_params(&p), 0);
 	bench_params_free(&p);
+}
+END_TEST
+
+/* Make io_uring_setup(2) fail with ENOSYS in this (forked) test process
+ * only, as on a kernel without io_uring or with it disabled. */
+static void
+deny_io_uring(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
+
+	ck_assert_int_eq(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
+	ck_assert_int_eq(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog), 0);
+}
+
+/* Without io_uring, queue depth 8 falls back to libaio, says so, and still
+ * reads every block once; asking for io_uring by name fails plainly. */
+START_TEST(t_iodepth_fallback)
+{
+	uint32_t ranks[] = { 0 };
+	struct bench_params p;
+	struct bench_job *j;
+	Knob__PhaseResult r;
+
+	deny_io_uring();
+	mkparams(&p, "rand-read", tmp, "fb", ranks, 1, 1);
+	p.bs = 4096;
+	p.queue_depth = 8;
+	p.verify = 1;
+	p.keep_files = 1;
+	j = run(&p, 1);
+	ck_assert_uint_eq(atomic_load(&j->th[0].ops), 256);
+	ck_assert_msg(strstr(j->warning, "io_uring unavailable") &&
+	    strstr(j->warning, "libaio"), "%s", j->warning);
+	bench_job_result(j, &r);
+	ck_assert_str_eq(r.ioengine, "libaio");
+	bench_result_free(&r);
+	bench_job_free(j);
+	mkparams(&p, "rand-read", tmp, "fb", ranks, 1, 1);
+	p.bs = 4096;
+	p.queue_depth = 8;
+	p.ioengine = IOE_URING;
+	j = run(&p, 0);
+	ck_assert_msg(strstr(j->err, "io_uring set-up (queue depth 8)"), "%s", j->err);
+	bench_job_cleanup(j);
+	bench_job_free(j);
 }
 END_TEST
 
@@ -1333,6 +1403,7 @@ main(void)
 	tcase_add_test(tc, t_md_shared_tree);
 	tcase_add_test(tc, t_md_dirs_and_total);
 	tcase_add_test(tc, t_iodepth);
+	tcase_add_test(tc, t_iodepth_fallback);
 	tcase_add_test(tc, t_runtime_rwmix);
 	tcase_add_test(tc, t_fallocate);
 	tcase_add_test(tc, t_segments);
