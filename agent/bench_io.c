@@ -1010,7 +1010,9 @@ bench_job_prepare(struct bench_job *j)
 	if (bench_kind_is_ext(j->p.kind))
 		return ext_prepare(j);
 	choose_engine(j);
-	if (bench_pool_init(&j->pool, j->p.seed, j->p.compress_pct,
+	/* the content pool (8 MiB and the longest block), unless nothing is written */
+	if (!(bench_kind_is_md(j->p.kind) && j->p.md_write_size == 0) &&
+	    bench_pool_init(&j->pool, j->p.seed, j->p.compress_pct,
 	    (size_t)(j->p.bs > j->p.md_write_size ? j->p.bs : j->p.md_write_size)) < 0) {
 		snprintf(j->err, sizeof(j->err), "%s: no memory for the data pool", j->node);
 		return -1;
