@@ -58,14 +58,11 @@ verify_group(struct ctl *ctl, const struct strvec *names, const char *pname, jso
 	struct fanout fo;
 
 	strvec_free(&errs);
-	if (p == NULL) {
-		log_info("active profile %s is not in this controller's search path: no live values",
-		    pname);
-		return;
-	}
-	req.profile = p->name;
-	req.settings = settings_build(p);
-	req.n_settings = p->n;
+	/* not in this controller's search path (or stacked, "A+B"): each node
+	 * verifies the settings it journaled for its active profile */
+	req.profile = p ? p->name : (char *)(uintptr_t)"";
+	req.settings = p ? settings_build(p) : NULL;
+	req.n_settings = p ? p->n : 0;
 	env.body_case = KNOB__ENVELOPE__BODY_VERIFY;
 	env.verify = &req;
 	fanout_init(&fo, ctl, names);
@@ -94,7 +91,8 @@ verify_group(struct ctl *ctl, const struct strvec *names, const char *pname, jso
 			live[i] = arr;
 		}
 	fanout_free(&fo);
-	settings_free(req.settings, req.n_settings);
+	if (req.settings)
+		settings_free(req.settings, req.n_settings);
 	profile_free(p);
 }
 
