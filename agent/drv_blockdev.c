@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/utsname.h>
 
 #include "tune.h"
 
@@ -154,7 +155,33 @@ bd_number(struct agent *a, const char *dev, const char *attr)
 	return end == buf ? -1 : v;
 }
 
-/* Would-fail: a scheduler the device does not offer. */
+/* Whether the running kernel has scheduler name as a module that is not
+ * loaded yet (SYSROOT/lib/modules/RELEASE/modules.dep names
+ * block/NAME-iosched.ko or block/NAME.ko): a write loads it, so it is
+ * not a failure that it is not offered yet. */
+static int
+bd_sched_module(struct agent *a, const char *name)
+{
+	char rel[PATH_MAX], path[PATH_MAX], pat[2][96], *dep = NULL;
+	struct utsname u;
+	size_t len;
+	int hit = 0;
+
+	if (uname(&u) < 0)
+		return 0;
+	snprintf(rel, sizeof(rel), "/lib/modules/%s/modules.dep", u.release);
+	if (agent_path(a, path, sizeof(path), rel) < 0 ||
+	    read_file_bounded(path, 16u << 20, &dep, &len) < 0)
+		return 0;
+	snprintf(pat[0], sizeof(pat[0]), "/block/%s-iosched.ko", name);
+	snprintf(pat[1], sizeof(pat[1]), "/block/%s.ko", name);
+	hit = strstr(dep, pat[0]) != NULL || strstr(dep, pat[1]) != NULL;
+	free(dep);
+	return hit;
+}
+
+/* Would-fail: a scheduler the device does not offer (and that is not a
+ * module the write would load). */
 static int
 bd_check_scheduler(struct agent *a, const char *dev, const char *value, char *msg,
     size_t msglen)
@@ -176,6 +203,8 @@ bd_check_scheduler(struct agent *a, const char *dev, const char *value, char *ms
 		if (strcmp(t, value) == 0)
 			return 0;
 	}
+	if (bd_sched_module(a, value))
+		return 0;
 	snprintf(msg, msglen, "%s does not offer scheduler %s (offers: %s)", dev, value,
 	    strtrim(offers));
 	return -EINVAL;

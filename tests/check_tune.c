@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 
 #include "agent.h"
@@ -1173,20 +1174,27 @@ static const struct pair_case {
 	    { "blockdev", NULL, "max_sectors_kb", "256", 0, NULL } }, 2, NULL, "128" },
 	{ "all four", { { "blockdev", NULL, "read_ahead_kb", "4M", 0, NULL },
 	    { "blockdev", NULL, "nr_requests", "32", 0, NULL },
-	    { "blockdev", NULL, "max_sectors_kb", "1024", 0, NULL },
-	    { "blockdev", NULL, "scheduler", "kyber", 0, NULL } }, 4, "32", "4096" },
+	    { "blockdev", NULL, "max_sectors_kb", "MAXHW", 0, NULL },
+	    { "blockdev", NULL, "scheduler", "mq-deadline", 0, NULL } }, 4, "32", "4096" },
 	{ "scheduler alone", { { "blockdev", NULL, "scheduler", "mq-deadline", 0, NULL } }, 1,
 	    "256", NULL },
-	{ "max_sectors_kb alone", { { "blockdev", NULL, "max_sectors_kb", "1280", 0, NULL } }, 1,
+	{ "max_sectors_kb alone", { { "blockdev", NULL, "max_sectors_kb", "MAXHW", 0, NULL } }, 1,
 	    NULL, NULL },
 };
 
+/* The case's settings on the loop device; "MAXHW" is the device's
+ * max_hw_sectors_kb (it differs between kernels). */
 static void
 pair_settings(const struct pair_case *c, struct s *v)
 {
+	static char maxhw[32];
+
+	snprintf(maxhw, sizeof(maxhw), "%s", sys("max_hw_sectors_kb", loopdev));
 	for (size_t i = 0; i < c->n; i++) {
 		v[i] = c->set[i];
 		v[i].key = loopdev;
+		if (strcmp(v[i].value, "MAXHW") == 0)
+			v[i].value = maxhw;
 	}
 }
 
@@ -1784,6 +1792,33 @@ START_TEST(test_protected_layers)
 }
 END_TEST
 
+/* A scheduler that is a module not loaded yet is not a would-fail: the
+ * write loads it (fake sysfs and modules.dep under the sysroot, said
+ * plainly); a name that is neither offered nor a module is. */
+START_TEST(test_check_sched_module)
+{
+	Knob__ApplyResult r;
+	struct utsname u;
+	char p[256];
+	static const struct s set[] = {
+		{ "blockdev", "fakem", "scheduler", "kyber", 0, NULL },
+		{ "blockdev", "fakem", "scheduler", "bogus", 0, NULL },
+	};
+
+	ck_assert_int_eq(uname(&u), 0);
+	put("/sys/block/fakem/queue/scheduler", "[none] mq-deadline\n");
+	snprintf(p, sizeof(p), "/lib/modules/%s/modules.dep", u.release);
+	put(p, "kernel/block/kyber-iosched.ko.xz:\nkernel/block/bfq.ko.xz:\n");
+	ag = mk_agent(root);
+	do_apply(ag, "m", set, 1, 1, 0, &r);
+	ck_assert_int_eq(r.keys[0]->state, KNOB__KEY_STATE__KEY_WOULD_CHANGE);
+	tune_apply_result_free(&r);
+	do_apply(ag, "m", set + 1, 1, 1, 0, &r);
+	ck_assert_int_eq(r.keys[0]->state, KNOB__KEY_STATE__KEY_WOULD_FAIL);
+	tune_apply_result_free(&r);
+}
+END_TEST
+
 static Suite *
 tune_suite(void)
 {
@@ -1812,6 +1847,7 @@ tune_suite(void)
 	tcase_add_loop_test(tc, test_kill_at_pause_points, 0, (int)nitems(pause_points));
 	tcase_add_test(tc, test_state_dir_full);
 	tcase_add_test(tc, test_check_would_fail);
+	tcase_add_test(tc, test_check_sched_module);
 	tcase_add_test(tc, test_protected_glob);
 	tcase_add_test(tc, test_protected_layers);
 	tcase_add_test(tc, test_base_profile_smt);
