@@ -1006,7 +1006,46 @@ commit_originals(struct journal *j, const struct plan *p, const size_t *idx, siz
 	}
 }
 
-/* The transaction (t->mu held).  reapply: knobd's start-up re-apply. */
+/* Journal the before values of the items idx[0..n) as the transaction
+ * (saved when writing: nothing may be written before).  0, or -1 after
+ * failing every key with the reason (rmsg says it too). */
+static int
+txn_begin(struct tune_state *t, struct plan *p, const size_t *idx, size_t n,
+    const char *profile, int writing, char *rmsg, size_t rlen)
+{
+	char m[TUNE_MSG_MAX + PATH_MAX];
+	int rc;
+
+	txn_clear(&t->j);
+	t->j.in_txn = writing;
+	snprintf(t->j.txn_id, sizeof(t->j.txn_id), "%llx-%ld",
+	    (unsigned long long)now_real_ns(), (long)getpid());
+	snprintf(t->j.txn_profile, sizeof(t->j.txn_profile), "%s", profile);
+	for (size_t k = 0; k < n; k++) {
+		struct item *it = &p->v[idx[k]];
+		struct jentry e;
+
+		if (journal_find(t->j.txn, t->j.ntxn, it->s->driver, it->target, it->s->attr) >= 0)
+			continue;
+		jentry_from_item(&e, it, journal_find(t->j.orig, t->j.norig, it->s->driver,
+		    it->target, it->s->attr) < 0);
+		journal_push(&t->j.txn, &t->j.ntxn, &e);
+	}
+	if (!writing || (rc = journal_save(t->journal_path, &t->j)) == 0)
+		return 0;
+	txn_clear(&t->j);
+	snprintf(m, sizeof(m), "not written: the journal %s could not be saved (%s), so the "
+	    "original could not be kept", t->journal_path, strerror(-rc));
+	for (size_t i = 0; i < p->n; i++)
+		if (item_pending(&p->v[i]) && p->v[i].kind != IK_COUPLED)
+			set_state(&p->v[i], KNOB__KEY_STATE__KEY_FAILED, rc, m);
+	snprintf(rmsg, rlen, "cannot write journal %s: %s; nothing written", t->journal_path,
+	    strerror(-rc));
+	return -1;
+}
+
+/* The transaction (t->mu held): plan, check, journal, write passes,
+ * revert on failure, commit.  Results into res. */
 static void
 apply_locked(struct agent *a, const Knob__ApplyRequest *req, Knob__ApplyResult *res)
 {
@@ -1041,34 +1080,8 @@ apply_locked(struct agent *a, const Knob__ApplyRequest *req, Knob__ApplyResult *
 	for (size_t k = 0; k < n; k++)
 		nwrite += !item_holds(&p.v[idx[k]]);
 	/* step 2: the transaction's before values, durable before the first write */
-	txn_clear(&t->j);
-	t->j.in_txn = nwrite > 0;
-	snprintf(t->j.txn_id, sizeof(t->j.txn_id), "%llx-%ld",
-	    (unsigned long long)now_real_ns(), (long)getpid());
-	snprintf(t->j.txn_profile, sizeof(t->j.txn_profile), "%s", req->profile);
-	for (size_t k = 0; k < n; k++) {
-		struct item *it = &p.v[idx[k]];
-		struct jentry e;
-
-		if (journal_find(t->j.txn, t->j.ntxn, it->s->driver, it->target, it->s->attr) >= 0)
-			continue;
-		jentry_from_item(&e, it, journal_find(t->j.orig, t->j.norig, it->s->driver,
-		    it->target, it->s->attr) < 0);
-		journal_push(&t->j.txn, &t->j.ntxn, &e);
-	}
-	if (nwrite > 0 && (rc = journal_save(t->journal_path, &t->j)) < 0) {
-		char m[TUNE_MSG_MAX + PATH_MAX];
-
-		txn_clear(&t->j);
-		snprintf(m, sizeof(m), "not written: the journal %s could not be saved (%s), so "
-		    "the original could not be kept", t->journal_path, strerror(-rc));
-		for (size_t i = 0; i < p.n; i++)
-			if (item_pending(&p.v[i]) && p.v[i].kind != IK_COUPLED)
-				set_state(&p.v[i], KNOB__KEY_STATE__KEY_FAILED, rc, m);
-		snprintf(rmsg, sizeof(rmsg), "cannot write journal %s: %s; nothing written",
-		    t->journal_path, strerror(-rc));
+	if (txn_begin(t, &p, idx, n, req->profile, nwrite > 0, rmsg, sizeof(rmsg)) < 0)
 		goto done;
-	}
 	if (nwrite > 0)
 		pause_at(&pz, "after journaling");
 	/* step 3: write in order, re-read, repeat until every key holds */
