@@ -949,6 +949,9 @@ START_TEST(test_loop_device)
 	struct s set[3];
 
 	ck_assert_msg(loopdev[0] != '\0', "no loop device");
+	/* a reused loop device keeps the queue settings of its last user */
+	snprintf(hw, sizeof(hw), "/sys/block/%s/queue/read_ahead_kb", loopdev);
+	ck_assert_int_eq(write_small_file(hw, "128"), 0);
 	snprintf(sched0, sizeof(sched0), "%s", sys("scheduler", loopdev));
 	snprintf(ra0, sizeof(ra0), "%s", sys("read_ahead_kb", loopdev));
 	snprintf(nr0, sizeof(nr0), "%s", sys("nr_requests", loopdev));

@@ -64,6 +64,12 @@ suite_setup(void)
 		snprintf(loopdev, sizeof(loopdev), "%s", strtrim(cmd) + 5);
 	if (p)
 		pclose(p);
+	if (loopdev[0]) {
+		/* a reused loop device keeps the queue settings of its last user */
+		snprintf(cmd, sizeof(cmd), "/sys/block/%s/queue/read_ahead_kb", loopdev);
+		if (write_small_file(cmd, "128") < 0)
+			fprintf(stderr, "cannot reset %s\n", cmd);
+	}
 	/* slow stand-ins must time out quickly; knobd inherits this */
 	setenv("KNOB_CMD_TIMEOUT_MS", "1000", 1);
 	if (harness_start(&h, 2, 0) == 0) {
