@@ -22,7 +22,7 @@ DEB_PKGS = build-essential pkg-config protobuf-c-compiler libprotobuf-c-dev \
 	libxml2-dev libxml2-utils libnl-3-dev libnl-route-3-dev libssh2-1-dev \
 	libssl-dev libsqlite3-dev sqlite3 libjson-c-dev check fio iproute2 \
 	openssh-server openssh-client util-linux procps kmod e2fsprogs \
-	liburing-dev libaio-dev
+	liburing-dev libaio-dev chromium
 
 CC      ?= cc
 WARN    = -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wstrict-prototypes \

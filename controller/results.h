@@ -67,4 +67,7 @@ json_object *results_compare_doc(json_object *a, json_object *b, int force, char
 /* The compare table for people. */
 void results_print_compare(FILE *f, json_object *cmp, int decimal);
 
+/* The HTML report of n run documents on f (controller/report.c); 0 or -1. */
+int report_write(FILE *f, json_object *const *docs, size_t n, int decimal);
+
 #endif

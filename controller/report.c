@@ -1,0 +1,469 @@
+/* knobctl report RUN... -o FILE.html: one self-contained HTML page (no
+ * script, no external style, nothing fetched) with, per workload, an
+ * inline SVG chart of throughput, IOPS or ops/s against threads on a log2
+ * axis, one polyline per run with error bars (mean ± sd) where there are
+ * repeats; the peak and sustained table; the compare table with verdicts
+ * (each run against the first); and each run's profile and facts. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "results.h"
+#include "rundoc.h"
+#include "stats.h"
+#include "util.h"
+
+#define CW 720		/* chart size, px */
+#define CH 380
+#define ML 80		/* margins */
+#define MR 180
+#define MT 30
+#define MB 56
+
+static const char *const palette[] = {
+	"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
+};
+
+/* One run of the report: its document and points. */
+struct rrun {
+	json_object *doc;
+	struct pointset ps;
+	const char *name;	/* label, else run id */
+};
+
+/* HTML-escaped s on f. */
+static void
+esc(FILE *f, const char *s)
+{
+	for (; s && *s; s++) {
+		switch (*s) {
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '&': fputs("&amp;", f); break;
+		case '"': fputs("&quot;", f); break;
+		default: fputc(*s, f);
+		}
+	}
+}
+
+/* "seq-write, bs 1m, size 64m, direct" for a workload's first point. */
+static void
+workload_title(char *buf, size_t len, const struct point *p)
+{
+	json_object *pr = json_object_object_get(p->first, "params");
+	char bs[16], sz[16];
+
+	rundoc_fmt_size(bs, sizeof(bs), (int64_t)rd_num(pr, "block_size"));
+	rundoc_fmt_size(sz, sizeof(sz), (int64_t)rd_num(pr, "file_size"));
+	if (p->metric == M_OPS)
+		snprintf(buf, len, "%s, %lld files per dir, write size %lld", p->kind,
+		    (long long)rd_num(pr, "files_per_dir"), (long long)rd_num(pr, "write_size"));
+	else
+		snprintf(buf, len, "%s, bs %s, size %s%s%s%s", p->kind, bs, sz,
+		    json_object_get_boolean(json_object_object_get(pr, "direct")) ? ", direct" : "",
+		    json_object_get_boolean(json_object_object_get(pr, "fsync")) ? ", fsync" : "",
+		    json_object_get_boolean(json_object_object_get(pr, "shared")) ? ", shared" : "");
+}
+
+/* A "nice" step for an axis from 0 to max with about n ticks. */
+static double
+nice_step(double max, int n)
+{
+	double raw = max / n, mag = pow(10, floor(log10(raw))), f = raw / mag;
+
+	return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * mag;
+}
+
+/* The chart of the workload of point w (in run r0) across every run. */
+static void
+chart(FILE *f, const struct rrun *runs, size_t nruns, const struct point *w, int decimal)
+{
+	double ymax = 0, lx0 = INFINITY, lx1 = -INFINITY, step, sx, sy;
+	const char *unit = rundoc_unit_name(w->metric, decimal);
+	char title[160];
+	size_t r, i;
+	int pw = CW - ML - MR, ph = CH - MT - MB;
+
+	for (r = 0; r < nruns; r++)
+		for (i = 0; i < runs[r].ps.n; i++) {
+			const struct point *p = &runs[r].ps.p[i];
+			double top = rundoc_scale(p->st.mean + p->st.sd, p->metric, decimal);
+
+			if (strcmp(p->kind, w->kind) || !points_same_workload(p, w, NULL) || !p->st.n)
+				continue;
+			ymax = top > ymax ? top : ymax;
+			lx0 = fmin(lx0, log2((double)p->threads));
+			lx1 = fmax(lx1, log2((double)p->threads));
+		}
+	if (ymax <= 0)
+		return;
+	step = nice_step(ymax, 5);
+	ymax = ceil(ymax / step) * step;
+	if (lx1 - lx0 < 1) {
+		lx0 -= 0.5;
+		lx1 += 0.5;
+	}
+	sx = pw / (lx1 - lx0);
+	sy = ph / ymax;
+	workload_title(title, sizeof(title), w);
+	fprintf(f, "<figure class=\"chart\"><figcaption>");
+	esc(f, title);
+	fprintf(f, "</figcaption>\n<svg width=\"%d\" height=\"%d\" "
+	    "viewBox=\"0 0 %d %d\" role=\"img\">\n", CW, CH, CW, CH);
+	/* axes, grid and ticks */
+	fprintf(f, "<path class=\"axis\" d=\"M%d %d V%d H%d\" stroke=\"#000\" fill=\"none\"/>\n",
+	    ML, MT, MT + ph, ML + pw);
+	for (double y = 0; y <= ymax + step / 2; y += step) {
+		double py = MT + ph - y * sy;
+
+		fprintf(f, "<path class=\"grid\" d=\"M%d %.1f H%d\" stroke=\"#ddd\"/>"
+		    "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\" font-size=\"11\">%g</text>\n",
+		    ML, py, ML + pw, ML - 6, py + 4, y);
+	}
+	for (double lx = ceil(lx0); lx <= lx1; lx++) {
+		double px = ML + (lx - lx0) * sx;
+
+		fprintf(f, "<path class=\"tick\" d=\"M%.1f %d v5\" stroke=\"#000\"/>"
+		    "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" font-size=\"11\">%.0f</text>\n",
+		    px, MT + ph, px, MT + ph + 18, pow(2, lx));
+	}
+	fprintf(f, "<text class=\"xlabel\" x=\"%d\" y=\"%d\" text-anchor=\"middle\" font-size=\"12\">"
+	    "threads (log2 scale)</text>\n", ML + pw / 2, CH - 12);
+	fprintf(f, "<text class=\"ylabel\" transform=\"translate(18 %d) rotate(-90)\" "
+	    "text-anchor=\"middle\" font-size=\"12\">%s</text>\n", MT + ph / 2, unit);
+	/* one polyline per run, with error bars */
+	for (r = 0; r < nruns; r++) {
+		const char *col = palette[r % nitems(palette)];
+		char *pts = xstrdup(""), *bars = xstrdup("");
+		int np = 0;
+
+		const struct point **sel = xcalloc(runs[r].ps.n + 1, sizeof(*sel));
+		size_t ns = 0, k;
+
+		/* this workload's points of run r, by thread count */
+		for (i = 0; i < runs[r].ps.n; i++) {
+			const struct point *p = &runs[r].ps.p[i];
+
+			if (strcmp(p->kind, w->kind) || !points_same_workload(p, w, NULL) || !p->st.n)
+				continue;
+			for (k = ns++; k > 0 && sel[k - 1]->threads > p->threads; k--)
+				sel[k] = sel[k - 1];
+			sel[k] = p;
+		}
+		for (i = 0; i < ns; i++) {
+			const struct point *p = sel[i];
+			double px, py, sd;
+
+			px = ML + (log2((double)p->threads) - lx0) * sx;
+			py = MT + ph - rundoc_scale(p->st.mean, p->metric, decimal) * sy;
+			sd = rundoc_scale(p->st.sd, p->metric, decimal) * sy;
+			str_appendf(&pts, "%s%.1f,%.1f", np++ ? " " : "", px, py);
+			str_appendf(&bars, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>", px, py,
+			    col);
+			if (p->nphases > 1)
+				str_appendf(&bars, "<path class=\"errbar\" d=\"M%.1f %.1f V%.1f M%.1f %.1f "
+				    "h8 M%.1f %.1f h8\" stroke=\"%s\"/>", px, py - sd, py + sd, px - 4,
+				    py - sd, px - 4, py + sd, col);
+		}
+		free(sel);
+		fprintf(f, "<g class=\"run\"><polyline class=\"series\" data-run=\"");
+		esc(f, rd_str(runs[r].doc, "run_id"));
+		fprintf(f, "\" points=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"/>%s</g>\n",
+		    pts, col, bars);
+		fprintf(f, "<g class=\"legend\"><rect x=\"%d\" y=\"%zu\" width=\"14\" height=\"3\" "
+		    "fill=\"%s\"/><text x=\"%d\" y=\"%zu\" font-size=\"12\">", ML + pw + 16,
+		    MT + 10 + r * 20, col, ML + pw + 36, MT + 14 + r * 20);
+		esc(f, runs[r].name);
+		fprintf(f, "</text></g>\n");
+		free(pts);
+		free(bars);
+	}
+	fprintf(f, "</svg></figure>\n");
+}
+
+/* Has an earlier run (or an earlier point of run r) already charted the
+ * workload of run r's point i? */
+static int
+charted(const struct rrun *runs, size_t r, size_t i)
+{
+	const struct point *p = &runs[r].ps.p[i];
+
+	for (size_t rr = 0; rr <= r; rr++)
+		for (size_t k = 0; k < (rr == r ? i : runs[rr].ps.n); k++)
+			if (strcmp(runs[rr].ps.p[k].kind, p->kind) == 0 &&
+			    points_same_workload(&runs[rr].ps.p[k], p, NULL))
+				return 1;
+	return 0;
+}
+
+static void
+peaks_table(FILE *f, const struct rrun *runs, size_t nruns, int decimal)
+{
+	fprintf(f, "<h2>Peak and sustained</h2>\n<p>Peak: the largest mean over the thread counts. "
+	    "Sustained: the median of the means from the peak's thread count on.</p>\n"
+	    "<table class=\"peaks\"><tr><th>run</th><th>workload</th><th>peak</th><th>at threads</th>"
+	    "<th>sustained</th><th>threads</th></tr>\n");
+	for (size_t r = 0; r < nruns; r++) {
+		struct peak *pk;
+		size_t n = stats_peaks(&runs[r].ps, &pk);
+
+		for (size_t i = 0; i < n; i++) {
+			char t[160], a[32], b[32];
+
+			workload_title(t, sizeof(t), &runs[r].ps.p[pk[i].first]);
+			rundoc_fmt_rate(a, sizeof(a), pk[i].peak, pk[i].metric, decimal);
+			rundoc_fmt_rate(b, sizeof(b), pk[i].sustained, pk[i].metric, decimal);
+			fprintf(f, "<tr><td>");
+			esc(f, runs[r].name);
+			fprintf(f, "</td><td>");
+			esc(f, t);
+			fprintf(f, "</td><td>%s</td><td>%lld</td><td>%s</td><td>%lld..%lld</td></tr>\n", a,
+			    (long long)pk[i].peak_threads, b, (long long)pk[i].min_threads,
+			    (long long)pk[i].max_threads);
+		}
+		free(pk);
+	}
+	fprintf(f, "</table>\n");
+}
+
+/* One compare row's side: "mean ± sd" in the unit. */
+static void
+side(char *buf, size_t len, json_object *row, const char *pre, int metric, int decimal)
+{
+	char k[16];
+	double n, m, s;
+
+	snprintf(k, sizeof(k), "%s_n", pre);
+	n = rd_num(row, k);
+	snprintf(k, sizeof(k), "%s_mean", pre);
+	m = rundoc_scale(rd_num(row, k), metric, decimal);
+	snprintf(k, sizeof(k), "%s_sd", pre);
+	s = rundoc_scale(rd_num(row, k), metric, decimal);
+	if (n == 0)
+		snprintf(buf, len, "-");
+	else if (n > 1)
+		snprintf(buf, len, "%.1f ± %.1f", m, s);
+	else
+		snprintf(buf, len, "%.1f", m);
+}
+
+static void
+compare_table(FILE *f, const struct rrun *a, const struct rrun *b, int decimal)
+{
+	char err[512];
+	json_object *cmp = results_compare_doc(a->doc, b->doc, 0, err, sizeof(err)), *rows;
+
+	fprintf(f, "<h3>A = ");
+	esc(f, a->name);
+	fprintf(f, ", B = ");
+	esc(f, b->name);
+	fprintf(f, "</h3>\n");
+	if (cmp == NULL) {
+		fprintf(f, "<p class=\"refused\">Not compared: ");
+		esc(f, err);
+		fprintf(f, "</p>\n");
+		return;
+	}
+	rows = json_object_object_get(cmp, "points");
+	fprintf(f, "<table class=\"compare\"><tr><th>kind</th><th>threads</th><th>unit</th><th>A</th>"
+	    "<th>B</th><th>change</th><th>p</th><th>verdict</th></tr>\n");
+	for (size_t i = 0; i < json_object_array_length(rows); i++) {
+		json_object *r = json_object_array_get_idx(rows, i), *v;
+		int metric = rundoc_metric_of(rd_str(r, "kind"));
+		char sa[48], sb[48];
+
+		side(sa, sizeof(sa), r, "a", metric, decimal);
+		side(sb, sizeof(sb), r, "b", metric, decimal);
+		fprintf(f, "<tr><td>%s</td><td>%lld</td><td>%s</td><td>%s</td><td>%s</td>",
+		    rd_str(r, "kind"), (long long)rd_num(r, "threads"), rundoc_unit_name(metric, decimal),
+		    sa, sb);
+		if (json_object_object_get_ex(r, "change_pct", &v))
+			fprintf(f, "<td>%+.1f%%</td>", json_object_get_double(v));
+		else
+			fprintf(f, "<td>-</td>");
+		if (json_object_object_get_ex(r, "p", &v))
+			fprintf(f, "<td>%.3f</td>", json_object_get_double(v));
+		else
+			fprintf(f, "<td>-</td>");
+		fprintf(f, "<td class=\"verdict\">%s</td></tr>\n", rd_str(r, "verdict"));
+	}
+	fprintf(f, "</table>\n");
+	json_object_put(cmp);
+}
+
+/* The run's profile (text, hash) and each node's facts. */
+static void
+run_info(FILE *f, const struct rrun *r)
+{
+	json_object *prof = json_object_object_get(r->doc, "profile"), *ni;
+
+	fprintf(f, "<h3>");
+	esc(f, r->name);
+	fprintf(f, " (run ");
+	esc(f, rd_str(r->doc, "run_id"));
+	fprintf(f, ", %s)</h3>\n<p>", rd_str(r->doc, "status"));
+	esc(f, rd_str(r->doc, "play")[0] ? rd_str(r->doc, "play") : rd_str(r->doc, "command"));
+	fprintf(f, "</p>\n<p>Profile: ");
+	esc(f, rd_str(prof, "name")[0] ? rd_str(prof, "name") : "(none: untuned)");
+	if (rd_str(prof, "sha256")[0])
+		fprintf(f, " (sha256 <code>%s</code>)", rd_str(prof, "sha256"));
+	fprintf(f, "</p>\n");
+	if (rd_str(prof, "text")[0]) {
+		fprintf(f, "<pre>");
+		esc(f, rd_str(prof, "text"));
+		fprintf(f, "</pre>\n");
+	}
+	if (!json_object_object_get_ex(r->doc, "node_info", &ni))
+		return;
+	fprintf(f, "<table class=\"facts\"><tr><th>node</th><th>active profile</th><th>kernel</th>"
+	    "<th>CPU</th><th>memory</th><th>file systems</th></tr>\n");
+	for (size_t i = 0; i < json_object_array_length(ni); i++) {
+		json_object *n = json_object_array_get_idx(ni, i), *fa, *cpu, *mounts;
+		struct strvec fs = { 0 };
+
+		fa = json_object_object_get(n, "facts");
+		cpu = json_object_object_get(fa, "cpu");
+		fprintf(f, "<tr><td>");
+		esc(f, rd_str(n, "node"));
+		fprintf(f, "</td><td>");
+		esc(f, rd_str(n, "active_profile")[0] ? rd_str(n, "active_profile") : "(none)");
+		fprintf(f, "</td><td>");
+		esc(f, rd_str(fa, "kernel"));
+		fprintf(f, "</td><td>");
+		esc(f, rd_str(cpu, "model"));
+		fprintf(f, "</td><td>%lld MiB</td><td>", (long long)rd_num(fa, "mem_total_kb") / 1024);
+		if (json_object_object_get_ex(fa, "mounts", &mounts))
+			for (size_t k = 0; k < json_object_array_length(mounts); k++) {
+				const char *t = rd_str(json_object_array_get_idx(mounts, k), "fstype");
+
+				if (!strvec_contains(&fs, t))
+					strvec_push(&fs, t);
+			}
+		for (size_t k = 0; k < fs.n; k++) {
+			fprintf(f, "%s", k ? " " : "");
+			esc(f, fs.v[k]);
+		}
+		strvec_free(&fs);
+		fprintf(f, "</td></tr>\n");
+	}
+	fprintf(f, "</table>\n");
+}
+
+int
+report_write(FILE *f, json_object *const *docs, size_t n, int decimal)
+{
+	struct rrun *runs = xcalloc(n ? n : 1, sizeof(*runs));
+	time_t now = time(NULL);
+	char ts[64];
+	size_t r, i;
+
+	strftime(ts, sizeof(ts), "%Y-%m-%d %H:%M:%S %Z", localtime(&now));
+	for (r = 0; r < n; r++) {
+		runs[r].doc = docs[r];
+		points_build(docs[r], &runs[r].ps);
+		runs[r].name = rd_str(docs[r], "label")[0] ? rd_str(docs[r], "label") :
+		    rd_str(docs[r], "run_id");
+	}
+	fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+	    "<title>knob report</title>\n<style>\n"
+	    "body{font-family:sans-serif;margin:2em;color:#222}"
+	    "table{border-collapse:collapse;margin:1em 0}"
+	    "td,th{border:1px solid #bbb;padding:3px 8px;text-align:right}"
+	    "td:first-child,th:first-child{text-align:left}"
+	    "figure{display:inline-block;margin:1em}figcaption{font-weight:bold}"
+	    ".verdict{font-weight:bold}pre{background:#f4f4f4;padding:8px}\n"
+	    "</style></head><body>\n<h1>knob benchmark report</h1>\n<p>%zu run(s), written %s. "
+	    "Throughput in %s; rand-* in IOPS, md-* in ops/s; error bars are ± one standard "
+	    "deviation over the repeats.</p>\n", n, ts, decimal ? "MB/s (decimal)" : "MiB/s (binary)");
+	fprintf(f, "<h2>Charts</h2>\n");
+	for (r = 0; r < n; r++)
+		for (i = 0; i < runs[r].ps.n; i++)
+			if (!charted(runs, r, i))
+				chart(f, runs, n, &runs[r].ps.p[i], decimal);
+	peaks_table(f, runs, n, decimal);
+	if (n > 1) {
+		fprintf(f, "<h2>Compare</h2>\n<p>Each run against the first. Verdicts from Welch's "
+		    "t-test at 95 %% where both runs have repeats.</p>\n");
+		for (r = 1; r < n; r++)
+			compare_table(f, &runs[0], &runs[r], decimal);
+	}
+	fprintf(f, "<h2>Profiles and facts</h2>\n");
+	for (r = 0; r < n; r++)
+		run_info(f, &runs[r]);
+	fprintf(f, "</body></html>\n");
+	for (r = 0; r < n; r++)
+		points_free(&runs[r].ps);
+	free(runs);
+	return ferror(f) ? -1 : 0;
+}
+
+enum { RP_OUT = 'o' };
+
+static const struct opt report_opts[] = {
+	{ RP_OUT, "output", OPT_ARG, "FILE.html", "where to write the report (required)", 0 },
+	OPT_END
+};
+
+int
+cmd_report(struct ctl *ctl, int argc, char **argv)
+{
+	const char *out = NULL;
+	json_object **docs = NULL;
+	sqlite3 *db = NULL;
+	size_t n = 0;
+	FILE *f = NULL;
+	int ch, rc = 2;
+
+	while ((ch = opt_next(ctl, argc, argv)) != -1) {
+		if (ch != RP_OUT)
+			return 2;
+		out = optarg;
+	}
+	if (out == NULL || optind >= argc) {
+		fprintf(stderr, "knobctl report: RUN... and -o FILE.html are required\n");
+		return 2;
+	}
+	if ((db = results_open(ctl)) == NULL)
+		return 1;
+	docs = xcalloc((size_t)(argc - optind), sizeof(*docs));
+	for (int i = optind; i < argc; i++) {
+		char err[256], *id;
+
+		if (results_resolve(db, argv[i], &id, err, sizeof(err)) < 0) {
+			fprintf(stderr, "knobctl report: %s\n", err);
+			goto out;
+		}
+		docs[n] = results_load(db, id);
+		free(id);
+		if (docs[n++] == NULL) {
+			fprintf(stderr, "knobctl report: run %s cannot be read\n", argv[i]);
+			goto out;
+		}
+	}
+	if ((f = fopen(out, "w")) == NULL) {
+		fprintf(stderr, "knobctl report: %s: %s\n", out, strerror(errno));
+		rc = 1;
+		goto out;
+	}
+	rc = report_write(f, docs, n, ctl->units_decimal) < 0 ? 1 : 0;
+	if (fclose(f) != 0)
+		rc = 1;
+	if (rc == 0 && !ctl->json)
+		fprintf(ctl->out, "report of %zu run(s) written to %s\n", n, out);
+out:
+	for (size_t i = 0; i < n; i++)
+		json_object_put(docs[i]);
+	free(docs);
+	sqlite3_close(db);
+	return rc;
+}
+
+const struct cmd_entry cmd_report_entry = {
+	"report", "RUN... -o FILE.html", "one self-contained HTML page: charts, peak/sustained, compare, profiles",
+	0, report_opts, cmd_report,
+	"RUN as in results (id, prefix, latest, latest~N).  The page needs nothing from the\n"
+	"network: charts are inline SVG, one line per run, with error bars over repeats.",
+};

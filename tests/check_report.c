@@ -1,0 +1,194 @@
+/* The HTML report in a real browser: two real agents (tests/harness.h)
+ * run two sweeps with repeats (the second throttled on purpose), knobctl
+ * report writes the page, and Debian's chromium renders it headless.  The
+ * rendered DOM (--dump-dom, parsed with libxml2's HTML parser) must hold
+ * one chart per workload with an axis path, one polyline per run, error
+ * bars and a legend naming both runs; the page must reference nothing
+ * outside itself; the screenshot is kept in build/tests/check_report.out/. */
+#include <check.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <libxml/HTMLparser.h>
+#include <libxml/xpath.h>
+
+#include "harness.h"
+#include "util.h"
+
+#define CHROMIUM "/usr/bin/chromium"
+
+static struct harness h;
+
+static void
+setup(void)
+{
+	ck_assert_msg(harness_start(&h, 2, 0) == 0, "harness start failed");
+	for (int i = 0; i < 2; i++) {
+		snprintf(h.node[i].extra_args, sizeof(h.node[i].extra_args), "--test-hooks");
+		ck_assert_int_eq(harness_agent_start(&h, i), 0);
+	}
+}
+
+static void
+teardown(void)
+{
+	harness_stop(&h);
+}
+
+/* Number of nodes xpath selects under ctx. */
+static int
+count(xmlXPathContextPtr xc, xmlNodePtr ctx, const char *xpath)
+{
+	xmlXPathObjectPtr r = xmlXPathNodeEval(ctx, (const xmlChar *)xpath, xc);
+	int n = r && r->nodesetval ? r->nodesetval->nodeNr : 0;
+
+	xmlXPathFreeObject(r);
+	return n;
+}
+
+/* The text of every node xpath selects under ctx, joined. */
+static char *
+texts(xmlXPathContextPtr xc, xmlNodePtr ctx, const char *xpath)
+{
+	xmlXPathObjectPtr r = xmlXPathNodeEval(ctx, (const xmlChar *)xpath, xc);
+	char *s = xstrdup("");
+
+	for (int i = 0; r && r->nodesetval && i < r->nodesetval->nodeNr; i++) {
+		xmlChar *t = xmlNodeGetContent(r->nodesetval->nodeTab[i]);
+
+		str_appendf(&s, "%s|", t ? (const char *)t : "");
+		xmlFree(t);
+	}
+	xmlXPathFreeObject(r);
+	return s;
+}
+
+START_TEST(report_in_chromium)
+{
+	char data[PATH_MAX], outdir[PATH_MAX], html[PATH_MAX + 32], shot[PATH_MAX + 32];
+	char dom[PATH_MAX + 32], profile[PATH_MAX + 32], *page = NULL, *dump = NULL, *out = NULL;
+	htmlDocPtr doc;
+	xmlXPathContextPtr xc;
+	xmlXPathObjectPtr charts;
+	struct stat st;
+	int rc;
+
+	ck_assert_msg(access(CHROMIUM, X_OK) == 0, "%s is missing (make deps installs chromium)",
+	    CHROMIUM);
+	snprintf(data, sizeof(data), "%s/data", h.tmp);
+	ck_assert_int_eq(mkdir(data, 0755), 0);
+	rc = harness_knobctl(&h, &out, NULL, "bench seq -w @all --dir %s --threads 1..4 --repeat 2 "
+	    "--size 1m --bs 64k --test-rate-iops 400 --label baseline", data);
+	ck_assert_int_eq(rc, 0);
+	free(out);
+	rc = harness_knobctl(&h, &out, NULL, "bench seq -w @all --dir %s --threads 1..4 --repeat 2 "
+	    "--size 1m --bs 64k --test-rate-iops 100 --label throttled", data);
+	ck_assert_int_eq(rc, 0);
+	free(out);
+
+	snprintf(outdir, sizeof(outdir), "%s/tests/check_report.out", h.bin);
+	mkdir(outdir, 0755);
+	snprintf(html, sizeof(html), "%s/report.html", outdir);
+	snprintf(shot, sizeof(shot), "%s/report.png", outdir);
+	snprintf(dom, sizeof(dom), "%s/report.dom.html", outdir);
+	/* a fresh profile directory for each browser start */
+	snprintf(profile, sizeof(profile), "%s/chromium", h.tmp);
+	unlink(shot);
+	rc = harness_knobctl(&h, &out, NULL, "report latest~1 latest -o %s", html);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_ptr_nonnull(strstr(out, "written to"));
+	free(out);
+	/* self-contained: nothing to fetch */
+	ck_assert_int_eq(read_file_bounded(html, 8 << 20, &page, NULL), 0);
+	ck_assert_ptr_null(strstr(page, "http://"));
+	ck_assert_ptr_null(strstr(page, "https://"));
+	ck_assert_ptr_null(strstr(page, "<script"));
+	ck_assert_ptr_null(strstr(page, "<link"));
+	free(page);
+
+	rc = harness_sh(CHROMIUM " --headless --no-sandbox --disable-gpu "
+	    "--disable-background-networking --disable-component-update --no-first-run "
+	    "--user-data-dir=%s-dom --dump-dom file://%s > %s 2>/dev/null", profile, html, dom);
+	ck_assert_int_eq(rc, 0);
+	rc = harness_sh(CHROMIUM " --headless --no-sandbox --disable-gpu "
+	    "--disable-background-networking --disable-component-update --no-first-run "
+	    "--user-data-dir=%s-shot --window-size=1400,2600 --screenshot=%s file://%s >/dev/null 2>&1",
+	    profile, shot, html);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_int_eq(stat(shot, &st), 0);
+	ck_assert_int_gt(st.st_size, 10000);
+	{
+		char *png = NULL;
+
+		ck_assert_int_eq(read_file_bounded(shot, 16 << 20, &png, NULL), 0);
+		ck_assert_int_eq(memcmp(png, "\x89PNG\r\n\x1a\n", 8), 0);
+		free(png);
+	}
+
+	ck_assert_int_eq(read_file_bounded(dom, 8 << 20, &dump, NULL), 0);
+	doc = htmlReadMemory(dump, (int)strlen(dump), dom, "utf-8",
+	    HTML_PARSE_NOERROR | HTML_PARSE_NOWARNING | HTML_PARSE_NONET);
+	ck_assert_ptr_nonnull(doc);
+	xc = xmlXPathNewContext(doc);
+	/* seq = seq-write and seq-read: one chart each */
+	charts = xmlXPathEvalExpression((const xmlChar *)"//figure[@class='chart']", xc);
+	ck_assert_ptr_nonnull(charts);
+	ck_assert_int_eq(charts->nodesetval ? charts->nodesetval->nodeNr : 0, 2);
+	for (int i = 0; i < charts->nodesetval->nodeNr; i++) {
+		xmlNodePtr c = charts->nodesetval->nodeTab[i];
+		char *legend = texts(xc, c, ".//g[@class='legend']/text"), *cap;
+
+		ck_assert_int_eq(count(xc, c, ".//svg"), 1);
+		ck_assert_int_eq(count(xc, c, ".//path[@class='axis']"), 1);
+		ck_assert_int_eq(count(xc, c, ".//polyline[@class='series']"), 2);
+		/* three thread counts per run, each with its error bar */
+		ck_assert_int_eq(count(xc, c, ".//g[@class='run']/circle"), 6);
+		ck_assert_int_eq(count(xc, c, ".//path[@class='errbar']"), 6);
+		ck_assert_str_eq(legend, "baseline|throttled|");
+		cap = texts(xc, c, ".//text[@class='xlabel']");
+		ck_assert_ptr_nonnull(strstr(cap, "threads"));
+		free(cap);
+		cap = texts(xc, c, ".//text[@class='ylabel']");
+		ck_assert_str_eq(cap, "MiB/s|");
+		free(cap);
+		free(legend);
+	}
+	xmlXPathFreeObject(charts);
+	/* the tables: peak/sustained per run and workload, compare with verdicts */
+	ck_assert_int_eq(count(xc, xmlDocGetRootElement(doc), "//table[@class='peaks']//tr"), 5);
+	ck_assert_int_eq(count(xc, xmlDocGetRootElement(doc), "//table[@class='compare']//tr"), 7);
+	{
+		char *v = texts(xc, xmlDocGetRootElement(doc), "//td[@class='verdict']");
+
+		ck_assert_msg(strstr(v, "worse") != NULL, "verdicts: %s", v);
+		free(v);
+	}
+	ck_assert_int_eq(count(xc, xmlDocGetRootElement(doc), "//table[@class='facts']"), 2);
+	xmlXPathFreeContext(xc);
+	xmlFreeDoc(doc);
+	free(dump);
+	fprintf(stderr, "report screenshot: %s\n", shot);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("report");
+	TCase *tc = tcase_create("report");
+	SRunner *sr;
+	int nf;
+
+	tcase_set_timeout(tc, 180);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, report_in_chromium);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	nf = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return nf ? 1 : 0;
+}
