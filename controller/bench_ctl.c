@@ -751,6 +751,7 @@ finalize_phase(struct brun *br)
 	json_object *names = json_object_new_array(), *lat, *params, *extops = NULL;
 	int md = kind_is_md(p->kind), failed = 0;
 	struct phase_rec rec = { 0 };
+	char *workload;
 	struct bench_agg ag;
 	size_t i, k, nused = 0;
 	const char *status;
@@ -861,7 +862,12 @@ finalize_phase(struct brun *br)
 	rec.write_size = (int64_t)rq->write_size;
 	rec.drop_caches = rq->drop_caches;
 	rec.reader_shift = rq->reader_shift;
+	rec.workload = workload = xasprintf("bs=%llu size=%llu size-total=%llu files=%llu "
+	    "files-total=%llu at=%zu", (unsigned long long)rq->bs, (unsigned long long)rq->size,
+	    (unsigned long long)rq->size_total, (unsigned long long)rq->md_files,
+	    (unsigned long long)rq->files_total, rq->nat);
 	ph = rundoc_phase_json(&rec);
+	free(workload);
 	json_object_object_add(ph, "node_names", names);
 	if (!md && ag.bytes)
 		json_object_object_add(ph, "cpu_s_per_gib",
@@ -1568,5 +1574,6 @@ bench_req_free(struct bench_req *r)
 	strvec_free(&r->ext_args);
 	free(r->threads);
 	free(r->command);
+	free(r->at);
 	memset(r, 0, sizeof(*r));
 }

@@ -37,7 +37,7 @@ struct bench_req {
 	char *command;			/* command line, for the results store */
 	uint32_t repeat;		/* runs of each point (0 = 1) */
 	uint64_t size_total;		/* aggregate size split over the threads */
-	struct bench_at *at;		/* per-thread-count overrides (not owned) */
+	struct bench_at *at;		/* per-thread-count overrides (--at) */
 	size_t nat;
 	const char *label;		/* --label */
 	json_object *info;		/* merged into the run document (not owned) */
@@ -97,6 +97,9 @@ int bench_run(struct ctl *ctl, const struct strvec *nodes, const struct bench_re
  * written to the results store as it goes (cmd_bench.c). */
 int bench_run_stored(struct ctl *ctl, const struct strvec *nodes, struct bench_req *req,
     json_object **doc);
+/* Parse "bench [options] KIND" (argv[0] = "bench") into rq with ctl's
+ * option tables, printing usage errors; 0 or -1.  bench_req_free releases rq. */
+int bench_parse_argv(struct ctl *ctl, int argc, char **argv, struct bench_req *rq);
 /* Print a run document as the bench table. */
 void bench_print_table(FILE *f, json_object *doc, int decimal);
 void bench_req_free(struct bench_req *r);

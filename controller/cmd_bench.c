@@ -3,6 +3,7 @@
  * md = create, stat, read, remove; all) or a thread sweep; prints the table
  * (or one JSON document) and stores the run in the results database.
  * knobctl results list | show RUN | compare A B. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +30,7 @@ enum { O_DIR = 256, O_THREADS, O_BS, O_SIZE, O_SHARED, O_DIRECT, O_FSYNC, O_STON
     O_FPD, O_FILES, O_FTOTAL, O_WSIZE, O_DROP, O_SHIFT, O_KEEP, O_RATE, O_LEASE,
     O_TOOL, O_EXTTO, O_SEED, O_TRATE, O_REPEAT, O_STOTAL, O_LABEL, O_VERIFY, O_COMPR,
     O_MDREL, O_MDSHARED, O_MDDEPTH, O_MDBRANCH, O_MDLEAF, O_IODEPTH, O_IOENGINE, O_RUNTIME,
-    O_RWMIX, O_FALLOC, O_SEGS };
+    O_RWMIX, O_FALLOC, O_SEGS, O_AT };
 
 static const struct opt bench_opts[] = {
 	{ O_DIR, "dir", OPT_ARG, "DIR", "directory on the file system under test (absolute)", 0 },
@@ -69,6 +70,7 @@ static const struct opt bench_opts[] = {
 	{ O_REPEAT, "repeat", OPT_ARG, "N", "run each point N times: mean, sd, min, max (default 1)", 0 },
 	{ O_STOTAL, "size-total", OPT_ARG, "SIZE", "a fixed aggregate size split over the threads", 0 },
 	{ O_LABEL, "label", OPT_ARG, "TEXT", "a label for the run in the results store", 0 },
+	{ O_AT, "at", OPT_ARG, "T..T:K=V,..", "per-thread-count values: bs, size, size-total, files, files-total (repeatable)", 0 },
 	OPT_END
 };
 
@@ -108,6 +110,49 @@ parse_measure(int ch, struct bench_req *rq)
 		return 0;
 	}
 	return -1;
+}
+
+/* "32..1024:size=1g,bs=4m" (or "8:...") into a new override of rq. 0 or -1. */
+static int
+parse_at(const char *spec, struct bench_req *rq)
+{
+	static const struct { const char *key; size_t off; } keys[] = {
+		{ "bs", offsetof(struct bench_at, bs) },
+		{ "size", offsetof(struct bench_at, size) },
+		{ "size-total", offsetof(struct bench_at, size_total) },
+		{ "files", offsetof(struct bench_at, md_files) },
+		{ "files-total", offsetof(struct bench_at, files_total) },
+	};
+	char *dup = xstrdup(spec), *colon = strchr(dup, ':'), *t, *save = NULL, *end;
+	struct bench_at a = { 0 };
+	int rc = -1;
+
+	if (colon == NULL)
+		goto out;
+	*colon = '\0';
+	a.lo = (uint32_t)strtoul(dup, &end, 10);
+	a.hi = strncmp(end, "..", 2) == 0 ? (uint32_t)strtoul(end + 2, &end, 10) : a.lo;
+	if (*end || a.lo == 0 || a.hi < a.lo)
+		goto out;
+	for (t = strtok_r(colon + 1, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(t, '=');
+		size_t k;
+
+		if (eq == NULL)
+			goto out;
+		*eq = '\0';
+		for (k = 0; k < nitems(keys) && strcmp(keys[k].key, t); k++)
+			;
+		if (k == nitems(keys) || bench_parse_size(eq + 1,
+		    (uint64_t *)(void *)((char *)&a + keys[k].off)) < 0)
+			goto out;
+	}
+	rq->at = xrealloc(rq->at, (rq->nat + 1) * sizeof(*rq->at));
+	rq->at[rq->nat++] = a;
+	rc = 0;
+out:
+	free(dup);
+	return rc;
 }
 
 /* Options into req; 0, or -1 on a usage error (message printed). */
@@ -189,6 +234,10 @@ parse_bench(struct ctl *ctl, int argc, char **argv, struct bench_req *rq)
 				goto badval;
 			break;
 		case O_LABEL: rq->label = optarg; break;
+		case O_AT:
+			if (parse_at(optarg, rq) < 0)
+				goto badval;
+			break;
 		case O_SEED:
 			if (bench_parse_size(optarg, &v) < 0)
 				goto badval;
@@ -281,6 +330,8 @@ bench_run_stored(struct ctl *ctl, const struct strvec *names, struct bench_req *
 	char path[4096];
 	int rc;
 
+	if (ctl->play)
+		json_object_object_add(info, "play", json_object_new_string(ctl->play));
 	rq->info = info;
 	rq->on_start = store_start;
 	rq->on_phase = store_phase;
@@ -293,6 +344,15 @@ bench_run_stored(struct ctl *ctl, const struct strvec *names, struct bench_req *
 	json_object_put(info);
 	rq->info = NULL;
 	return rc;
+}
+
+int
+bench_parse_argv(struct ctl *ctl, int argc, char **argv, struct bench_req *rq)
+{
+	memset(rq, 0, sizeof(*rq));
+	if (opt_prescan(ctl, &cmd_bench_entry, argc, argv) != 0)
+		return -1;
+	return parse_bench(ctl, argc, argv, rq);
 }
 
 int

@@ -310,13 +310,13 @@ results_compare_doc(json_object *da, json_object *db, int force, char *err, size
 		for (k = 0; k < pb.n; k++) {
 			if (used[k] || strcmp(pb.p[k].kind, a->kind) || pb.p[k].threads != a->threads)
 				continue;
-			if (points_same_workload(a, &pb.p[k], NULL)) {
+			if (points_same_params(a, &pb.p[k], NULL)) {
 				like = k;
 				break;
 			}
 			if (other == SIZE_MAX) {
 				other = k;
-				points_same_workload(a, &pb.p[k], &diff);
+				points_same_params(a, &pb.p[k], &diff);
 			}
 		}
 		if (like != SIZE_MAX) {

@@ -17,6 +17,7 @@ const struct cmd_entry *const cmd_table[] = {
 	&cmd_active_entry,
 	&cmd_bench_entry,
 	&cmd_results_entry,
+	&cmd_play_entry,
 	&cmd_report_entry,
 	&cmd_nodeset_entry,
 	&cmd_help_entry,

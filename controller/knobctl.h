@@ -64,6 +64,7 @@ struct ctl {
 	struct option *lopts;	/* getopt_long tables built for cmd */
 	char *sopts;
 	int units_decimal;	/* --units decimal: MB/s, GB/s (default binary: MiB/s, GiB/s) */
+	const char *play;	/* the play a command runs for (recorded with its runs) */
 };
 
 /* Parse argv (argv[0] = the command's name), load the inventory unless ce

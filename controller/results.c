@@ -97,6 +97,8 @@ static const char *const core_steps[] = {
 	" active_profile TEXT NOT NULL DEFAULT '', live TEXT, facts TEXT,"
 	" PRIMARY KEY (run_id, node));"
 	"CREATE TABLE schema_versions (component TEXT PRIMARY KEY, version INTEGER NOT NULL);",
+	/* 3: the request's parameters of a phase (one workload across thread counts) */
+	"ALTER TABLE phases ADD COLUMN workload TEXT NOT NULL DEFAULT '';",
 };
 
 static const struct results_schema core_schema = {

@@ -33,6 +33,7 @@ const struct rundoc_field rundoc_phase_fields[] = {
 	F("params.drop_caches", "drop_caches", RF_BOOL, drop_caches, NULL, RFF_NONE, 1),
 	F("params.reader_shift", "reader_shift", RF_INT, reader_shift, NULL, RFF_NONE, 1),
 	F("params.dir", "dir", RF_TEXT, dir, NULL, RFF_NONE, 0),
+	F("params.workload", "workload", RF_TEXT, workload, NULL, RFF_NONE, 0),
 	F("rate", "rate", RF_REAL, rate, "RESULT", RFF_RATE, 0),
 	F("ops_rate", "ops_rate", RF_REAL, ops_rate, NULL, RFF_NONE, 0),
 	F("first_done_rate", "first_done_rate", RF_REAL, first_done_rate, NULL, RFF_NONE, 0),
@@ -294,7 +295,10 @@ fmt_cell(char *buf, size_t len, const struct rundoc_field *f, const struct point
 			fmt_ns(buf, len, json_object_get_double(v) * 1e9);
 		return;
 	case RFF_SIZE:
-		rundoc_fmt_size(buf, len, v ? json_object_get_int64(v) : 0);
+		if (pt->metric == M_OPS)
+			snprintf(buf, len, "-");	/* metadata: files, not blocks */
+		else
+			rundoc_fmt_size(buf, len, v ? json_object_get_int64(v) : 0);
 		return;
 	case RFF_BOOL: snprintf(buf, len, "%s", v && json_object_get_boolean(v) ? "yes" : "no"); return;
 	default: snprintf(buf, len, "-"); return;

@@ -159,16 +159,26 @@ stats_verdict_name(int v)
 	return v >= 0 && v < (int)nitems(names) ? names[v] : "-";
 }
 
-/* Same parameters (every rundoc field marked param), threads included when
- * with_threads. */
+/* Parameters a sweep may change per thread count (a total size split over
+ * the threads, <at threads=...> values). */
 static int
-same_params(json_object *a, json_object *b, int with_threads, const char **diff)
+per_thread_param(const char *key)
+{
+	return strcmp(key, "params.block_size") == 0 || strcmp(key, "params.file_size") == 0 ||
+	    strcmp(key, "params.md_files") == 0;
+}
+
+/* Same parameters (every rundoc field marked param); threads included
+ * when with_threads; per-thread-count parameters left out when loose. */
+static int
+same_params(json_object *a, json_object *b, int with_threads, int loose, const char **diff)
 {
 	for (size_t i = 0; i < rundoc_nphase_fields; i++) {
 		const struct rundoc_field *f = &rundoc_phase_fields[i];
 		json_object *x, *y;
 
-		if (!f->param || (!with_threads && strcmp(f->key, "threads") == 0))
+		if (!f->param || (!with_threads && strcmp(f->key, "threads") == 0) ||
+		    (loose && per_thread_param(f->key)))
 			continue;
 		x = rundoc_value(a, f);
 		y = rundoc_value(b, f);
@@ -182,9 +192,30 @@ same_params(json_object *a, json_object *b, int with_threads, const char **diff)
 }
 
 int
+points_same_params(const struct point *a, const struct point *b, const char **diff)
+{
+	return same_params(a->first, b->first, 0, 0, diff);
+}
+
+int
 points_same_workload(const struct point *a, const struct point *b, const char **diff)
 {
-	return same_params(a->first, b->first, 0, diff);
+	json_object *pa = json_object_object_get(a->first, "params");
+	json_object *pb = json_object_object_get(b->first, "params");
+	const char *wa = rd_str(pa, "workload"), *wb = rd_str(pb, "workload");
+
+	/* with the request's parameters recorded, a sweep whose size is a total
+	 * split over the threads (or has per-thread-count values) stays one
+	 * workload */
+	if (wa[0] && wb[0]) {
+		if (strcmp(wa, wb) != 0) {
+			if (diff)
+				*diff = "params.workload";
+			return 0;
+		}
+		return same_params(a->first, b->first, 0, 1, diff);
+	}
+	return same_params(a->first, b->first, 0, 0, diff);
 }
 
 void
@@ -204,7 +235,7 @@ points_build(json_object *doc, struct pointset *ps)
 		double v;
 
 		for (k = 0; k < ps->n && !pt; k++)
-			if (same_params(ps->p[k].first, ph, 1, NULL))
+			if (same_params(ps->p[k].first, ph, 1, 0, NULL))
 				pt = &ps->p[k];
 		if (pt == NULL) {
 			pt = &ps->p[ps->n++];

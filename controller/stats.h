@@ -59,6 +59,10 @@ void points_build(json_object *doc, struct pointset *ps);
 void points_free(struct pointset *ps);
 /* 1 when a and b have the same kind and every parameter equal (threads
  * not compared); the first differing parameter's key in *diff. */
+int points_same_params(const struct point *a, const struct point *b, const char **diff);
+/* 1 when a and b belong to one workload: the same request (kind and
+ * parameters as asked, before a total size is split over the threads or
+ * per-thread-count values apply). */
 int points_same_workload(const struct point *a, const struct point *b, const char **diff);
 
 /* Peak and sustained of one workload: peak = the largest mean over thread

@@ -113,7 +113,7 @@ add_phase(json_object *doc, json_object *ph)
 	json_object_array_add(json_object_object_get(doc, "phases"), ph);
 }
 
-/* A knob 0.1 database migrates: version 2, the old run listed and
+/* A knob 0.1 database migrates: to the current version, the old run listed and
  * loadable with its phases and parameters, every rundoc field a column. */
 START_TEST(t_migrate_v1)
 {
@@ -133,7 +133,7 @@ START_TEST(t_migrate_v1)
 	free(sql);
 
 	db = open_db();
-	ck_assert_int_eq(user_version(db), 2);
+	ck_assert_int_eq(user_version(db), 3);
 	ck_assert_int_eq(results_runs(db, &r, &n), 0);
 	ck_assert_uint_eq(n, 1);
 	ck_assert_str_eq(r[0].status, "ok");
@@ -174,7 +174,7 @@ START_TEST(t_migrate_v1)
 	sqlite3_close(db);
 	/* opening again does nothing more */
 	db = open_db();
-	ck_assert_int_eq(user_version(db), 2);
+	ck_assert_int_eq(user_version(db), 3);
 	sqlite3_close(db);
 }
 END_TEST
@@ -200,7 +200,7 @@ START_TEST(t_extension_schema)
 	s.nsteps = 1;
 	ck_assert_int_eq(results_migrate(db, &s, err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "newer"));
-	ck_assert_int_eq(user_version(db), 2);
+	ck_assert_int_eq(user_version(db), 3);
 	sqlite3_close(db);
 }
 END_TEST

@@ -1,0 +1,570 @@
+/* knobctl play FILE [-w NODESET] [-e NAME=VALUE]... [--check]: load a play
+ * (XML, RelaxNG schema ansible-like-plays/play.rng), substitute ${NAME}
+ * variables (<var> defaults, -e overrides), check every step -- profiles
+ * exist, bench attributes are bench options with good values -- and report
+ * every problem as file:line: message before anything runs. */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <libxml/parser.h>
+#include <libxml/relaxng.h>
+
+#include "bench_ctl.h"
+#include "nodeset.h"
+#include "play.h"
+#include "profile.h"
+#include "util.h"
+
+#define PLAY_SCHEMA "play.rng"
+
+/* What the loader carries: the file, the variables, the errors. */
+struct ploader {
+	struct ctl *ctl;
+	const char *path;
+	struct strvec names, values;	/* variables; -e wins over <var> */
+	struct strvec *errs;
+};
+
+static void perr(struct ploader *L, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+perr(struct ploader *L, int line, const char *fmt, ...)
+{
+	va_list ap;
+	char *m;
+
+	va_start(ap, fmt);
+	if (vasprintf(&m, fmt, ap) < 0)
+		m = NULL;
+	va_end(ap);
+	strvec_push_owned(L->errs, xasprintf("%s:%d: %s", L->path, line, m ? m : "error"));
+	free(m);
+}
+
+/* libxml2's parser and RelaxNG errors, with their line. */
+static void
+xml_err(void *arg, xmlErrorPtr e)
+{
+	struct ploader *L = arg;
+	char msg[512];
+
+	if (e == NULL || e->level == XML_ERR_WARNING)
+		return;
+	snprintf(msg, sizeof(msg), "%s", e->message ? e->message : "error");
+	strtrim(msg);
+	if (strstr(msg, "failed to validate content") || strstr(msg, "got nothing"))
+		return;
+	perr(L, e->line, "%s", msg);
+}
+
+/* The schema: next to the play, else ansible-like-plays/ (or plays/ when
+ * installed) beside a directory of the profile search path.  malloc'd or NULL. */
+static char *
+find_schema(const char *path)
+{
+	char dir[PATH_MAX], *s, *cand;
+	struct strvec sp = { 0 };
+	static const char *const rel[] = { "../ansible-like-plays/", "../plays/" };
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	s = strrchr(dir, '/');
+	cand = s ? xasprintf("%.*s/" PLAY_SCHEMA, (int)(s - dir), dir) : xstrdup(PLAY_SCHEMA);
+	if (access(cand, R_OK) == 0)
+		return cand;
+	free(cand);
+	cand = NULL;
+	profile_search_path(&sp);
+	for (size_t i = 0; i < sp.n && cand == NULL; i++)
+		for (size_t k = 0; k < nitems(rel) && cand == NULL; k++) {
+			cand = xasprintf("%s/%s" PLAY_SCHEMA, sp.v[i], rel[k]);
+			if (access(cand, R_OK) != 0) {
+				free(cand);
+				cand = NULL;
+			}
+		}
+	strvec_free(&sp);
+	return cand;
+}
+
+static void
+validate(struct ploader *L, xmlDocPtr doc)
+{
+	char *rng = find_schema(L->path);
+	xmlRelaxNGParserCtxtPtr pc = rng ? xmlRelaxNGNewParserCtxt(rng) : NULL;
+	xmlRelaxNGPtr schema = pc ? xmlRelaxNGParse(pc) : NULL;
+	xmlRelaxNGValidCtxtPtr vc = schema ? xmlRelaxNGNewValidCtxt(schema) : NULL;
+
+	if (vc == NULL)
+		perr(L, 0, "the play schema %s cannot be loaded", rng ? rng : PLAY_SCHEMA);
+	else {
+		xmlRelaxNGSetValidStructuredErrors(vc, xml_err, L);
+		(void)xmlRelaxNGValidateDoc(vc, doc);
+		xmlRelaxNGFreeValidCtxt(vc);
+	}
+	if (schema)
+		xmlRelaxNGFree(schema);
+	if (pc)
+		xmlRelaxNGFreeParserCtxt(pc);
+	free(rng);
+}
+
+static void
+var_set(struct ploader *L, const char *name, const char *value)
+{
+	for (size_t i = 0; i < L->names.n; i++)
+		if (strcmp(L->names.v[i], name) == 0)
+			return;		/* the first (-e) wins */
+	strvec_push(&L->names, name);
+	strvec_push(&L->values, value);
+}
+
+/* s with every ${NAME} replaced; an unknown NAME is an error at line. */
+static char *
+subst(struct ploader *L, const char *s, int line)
+{
+	char *out = xstrdup("");
+	const char *p = s, *q;
+
+	while ((q = strstr(p, "${")) != NULL) {
+		const char *end = strchr(q, '}');
+		size_t i;
+
+		str_appendf(&out, "%.*s", (int)(q - p), p);
+		if (end == NULL) {
+			perr(L, line, "unterminated ${ in '%s'", s);
+			return out;
+		}
+		for (i = 0; i < L->names.n; i++)
+			if (strlen(L->names.v[i]) == (size_t)(end - q - 2) &&
+			    strncmp(L->names.v[i], q + 2, (size_t)(end - q - 2)) == 0)
+				break;
+		if (i < L->names.n)
+			str_appendf(&out, "%s", L->values.v[i]);
+		else
+			perr(L, line, "unknown variable ${%.*s} (define it with <var> or -e)",
+			    (int)(end - q - 2), q + 2);
+		p = end + 1;
+	}
+	str_appendf(&out, "%s", p);
+	return out;
+}
+
+/* Attribute name of n after substitution, or NULL when absent. */
+static char *
+attr(struct ploader *L, xmlNodePtr n, const char *name)
+{
+	xmlChar *v = xmlGetProp(n, (const xmlChar *)name);
+	char *s;
+
+	if (v == NULL)
+		return NULL;
+	s = subst(L, (const char *)v, (int)xmlGetLineNo(n));
+	xmlFree(v);
+	return s;
+}
+
+static char *
+attr_or(struct ploader *L, xmlNodePtr n, const char *name, const char *dflt)
+{
+	char *s = attr(L, n, name);
+
+	return s ? s : xstrdup(dflt);
+}
+
+static int
+yes(struct ploader *L, xmlNodePtr n, const char *name)
+{
+	char *s = attr(L, n, name);
+	int y = s && strcmp(s, "yes") == 0;
+
+	free(s);
+	return y;
+}
+
+long
+play_count(const char *s, size_t n)
+{
+	char *end;
+	long v;
+
+	if (s == NULL || *s == '\0')
+		return -1;
+	v = strtol(s, &end, 10);
+	if (end == s || v < 0)
+		return -1;
+	if (*end == '%' && end[1] == '\0' && v <= 100)
+		return n && v ? ((long)n * v + 99) / 100 : 0;
+	return *end ? -1 : v;
+}
+
+/* The bench option of long name `name`, or NULL. */
+static const struct opt *
+bench_opt(const char *name)
+{
+	for (const struct opt *o = cmd_bench_entry.opts; o && o->lname; o++)
+		if (strcmp(o->lname, name) == 0)
+			return o;
+	return NULL;
+}
+
+/* bench option from an attribute: "--name=value", "--name" for yes. */
+static void
+bench_arg(struct ploader *L, struct pstep *st, const char *name, const char *v)
+{
+	const struct opt *o = bench_opt(name);
+
+	if (o == NULL) {
+		perr(L, st->line, "<bench> has no option '%s' (see knobctl bench --help)", name);
+		return;
+	}
+	if (o->arg == OPT_NOARG || (o->arg == OPT_OPTARG && strcmp(v, "yes") == 0)) {
+		if (strcmp(v, "yes") != 0 && strcmp(v, "no") != 0)
+			perr(L, st->line, "%s=\"%s\": yes or no", name, v);
+		else if (strcmp(v, "yes") == 0)
+			strvec_push_owned(&st->args, xasprintf("--%s", name));
+		return;
+	}
+	strvec_push_owned(&st->args, xasprintf("--%s=%s", name, v));
+}
+
+/* Check the step's bench arguments with the bench parser itself; its
+ * messages become file:line ones. */
+static void
+bench_check(struct ploader *L, struct pstep *st)
+{
+	struct ctl sub = { 0 };
+	struct bench_req rq;
+	FILE *saved = stderr, *mem;
+	char *buf = NULL, *line, *save = NULL;
+	size_t len = 0;
+	int rc;
+
+	sub.inv = L->ctl->inv;
+	if ((mem = open_memstream(&buf, &len)) == NULL)
+		return;
+	stderr = mem;
+	rc = bench_parse_argv(&sub, (int)st->args.n, st->args.v, &rq);
+	stderr = saved;
+	fclose(mem);
+	for (line = strtok_r(buf, "\n", &save); rc < 0 && line; line = strtok_r(NULL, "\n", &save))
+		perr(L, st->line, "%s", strncmp(line, "knobctl ", 8) == 0 ? line + 8 : line);
+	if (rc < 0 && len == 0)
+		perr(L, st->line, "bad <bench> step");
+	free(buf);
+	bench_req_free(&rq);
+	opt_free(&sub);
+	strvec_free(&sub.w);
+	strvec_free(&sub.x);
+}
+
+/* <at threads="32..1024" size="1g"/> into --at 32..1024:size=1g. */
+static void
+parse_at_elem(struct ploader *L, struct pstep *st, xmlNodePtr n)
+{
+	static const char *const keys[] = { "bs", "size", "size-total", "files", "files-total" };
+	char *thr = attr_or(L, n, "threads", ""), *spec = xasprintf("--at=%s:", thr);
+	int any = 0;
+
+	for (size_t k = 0; k < nitems(keys); k++) {
+		char *v = attr(L, n, keys[k]);
+
+		if (v)
+			str_appendf(&spec, "%s%s=%s", any++ ? "," : "", keys[k], v);
+		free(v);
+	}
+	if (!any)
+		perr(L, (int)xmlGetLineNo(n), "<at threads=\"%s\"> overrides nothing", thr);
+	strvec_push_owned(&st->args, spec);
+	free(thr);
+}
+
+static void
+parse_bench_step(struct ploader *L, struct pstep *st, xmlNodePtr n)
+{
+	char *kind = attr_or(L, n, "kind", "");
+
+	strvec_push(&st->args, "bench");
+	for (xmlAttrPtr a = n->properties; a; a = a->next) {
+		const char *an = (const char *)a->name;
+		char *v;
+
+		if (strcmp(an, "kind") == 0 || strcmp(an, "on-failure") == 0 || strcmp(an, "name") == 0)
+			continue;
+		v = attr(L, n, an);
+		bench_arg(L, st, an, v ? v : "");
+		free(v);
+	}
+	for (xmlNodePtr c = n->children; c; c = c->next)
+		if (c->type == XML_ELEMENT_NODE && strcmp((const char *)c->name, "at") == 0)
+			parse_at_elem(L, st, c);
+	strvec_push(&st->args, kind);
+	free(kind);
+	bench_check(L, st);
+}
+
+/* A profile a step names must be found now, not half-way through the play. */
+static void
+check_profile(struct ploader *L, int line, const char *name)
+{
+	char *p;
+
+	if (name == NULL || name[0] == '\0')
+		return;
+	if ((p = profile_find(name)) == NULL)
+		perr(L, line, "profile '%s' not found in the profile search path", name);
+	free(p);
+}
+
+static const struct {
+	const char *elem;
+	int kind;
+} step_names[] = {
+	{ "apply", PS_APPLY }, { "verify", PS_VERIFY }, { "rollback", PS_ROLLBACK },
+	{ "bench", PS_BENCH }, { "compare", PS_COMPARE }, { "canary", PS_CANARY },
+	{ "score", PS_SCORE },
+};
+
+static void parse_step(struct ploader *L, struct pstep *st, xmlNodePtr n, int kind);
+
+/* The nested <bench> steps of compare / canary. */
+static void
+parse_nested(struct ploader *L, struct pstep *st, xmlNodePtr n)
+{
+	for (xmlNodePtr c = n->children; c; c = c->next) {
+		if (c->type != XML_ELEMENT_NODE || strcmp((const char *)c->name, "bench") != 0)
+			continue;
+		st->sub = xrealloc(st->sub, (st->nsub + 1) * sizeof(*st->sub));
+		parse_step(L, &st->sub[st->nsub++], c, PS_BENCH);
+	}
+	if (st->nsub == 0)
+		perr(L, st->line, "<%s> needs at least one <bench>", st->name);
+}
+
+static void
+parse_step(struct ploader *L, struct pstep *st, xmlNodePtr n, int kind)
+{
+	char *of = attr_or(L, n, "on-failure", "stop");
+
+	memset(st, 0, sizeof(*st));
+	st->kind = kind;
+	st->line = (int)xmlGetLineNo(n);
+	st->name = attr_or(L, n, "name", (const char *)n->name);
+	st->cont = strcmp(of, "continue") == 0;
+	free(of);
+	st->profile = attr_or(L, n, kind == PS_COMPARE ? "b" : "profile", "");
+	st->profile_a = attr_or(L, n, "a", "");
+	st->label_a = attr_or(L, n, "label-a", st->profile_a[0] ? st->profile_a : "untuned");
+	st->label_b = attr_or(L, n, "label-b", st->profile);
+	st->check = yes(L, n, "check");
+	st->canary = attr_or(L, n, "canary", "");
+	check_profile(L, st->line, st->profile);
+	check_profile(L, st->line, st->profile_a);
+	if ((kind == PS_APPLY || kind == PS_VERIFY || kind == PS_CANARY) && !st->profile[0])
+		perr(L, st->line, "<%s> needs profile=\"NAME\"", (const char *)n->name);
+	if (kind == PS_CANARY && play_count(st->canary, 100) < 0)
+		perr(L, st->line, "canary=\"%s\": a count or a percentage", st->canary);
+	if (kind == PS_BENCH)
+		parse_bench_step(L, st, n);
+	if (kind == PS_COMPARE || kind == PS_CANARY)
+		parse_nested(L, st, n);
+}
+
+/* The <play> element into pl. */
+static void
+parse_play(struct ploader *L, struct play *pl, xmlNodePtr root)
+{
+	for (xmlNodePtr n = root->children; n; n = n->next)
+		if (n->type == XML_ELEMENT_NODE && strcmp((const char *)n->name, "var") == 0) {
+			xmlChar *k = xmlGetProp(n, (const xmlChar *)"name");
+			xmlChar *v = xmlGetProp(n, (const xmlChar *)"value");
+
+			if (k && v)
+				var_set(L, (const char *)k, (const char *)v);
+			xmlFree(k);
+			xmlFree(v);
+		}
+	pl->name = attr_or(L, root, "name", "");
+	pl->nodes = attr_or(L, root, "nodes", "");
+	pl->serial = attr_or(L, root, "serial", "");
+	pl->max_fail = attr_or(L, root, "max-fail", "");
+	pl->keep = yes(L, root, "keep");
+	pl->description = xstrdup("");
+	if (pl->serial[0] && play_count(pl->serial, 100) <= 0)
+		perr(L, (int)xmlGetLineNo(root), "serial=\"%s\": a count or a percentage above 0",
+		    pl->serial);
+	if (pl->max_fail[0] && play_count(pl->max_fail, 100) < 0)
+		perr(L, (int)xmlGetLineNo(root), "max-fail=\"%s\": a count or a percentage",
+		    pl->max_fail);
+	for (xmlNodePtr n = root->children; n; n = n->next) {
+		const char *en = (const char *)n->name;
+
+		if (n->type != XML_ELEMENT_NODE)
+			continue;
+		if (strcmp(en, "description") == 0) {
+			xmlChar *t = xmlNodeGetContent(n);
+
+			free(pl->description);
+			pl->description = strtrim(xstrdup(t ? (const char *)t : ""));
+			xmlFree(t);
+		}
+		for (size_t i = 0; i < nitems(step_names); i++)
+			if (strcmp(en, step_names[i].elem) == 0) {
+				pl->steps = xrealloc(pl->steps, (pl->nsteps + 1) * sizeof(*pl->steps));
+				parse_step(L, &pl->steps[pl->nsteps++], n, step_names[i].kind);
+			}
+	}
+}
+
+struct play *
+play_load(struct ctl *ctl, const char *path, const struct strvec *vars, struct strvec *errs)
+{
+	struct ploader L = { .ctl = ctl, .path = path, .errs = errs };
+	struct play *pl = xcalloc(1, sizeof(*pl));
+	size_t before = errs->n;
+	xmlDocPtr doc;
+
+	pl->path = xstrdup(path);
+	for (size_t i = 0; vars && i < vars->n; i++) {
+		char *eq = strchr(vars->v[i], '=');
+
+		if (eq == NULL) {
+			strvec_push_owned(errs, xasprintf("-e %s: use NAME=VALUE", vars->v[i]));
+			continue;
+		}
+		*eq = '\0';
+		var_set(&L, vars->v[i], eq + 1);
+		*eq = '=';
+	}
+	xmlSetStructuredErrorFunc(&L, xml_err);
+	doc = xmlReadFile(path, NULL, XML_PARSE_NONET);
+	if (doc == NULL) {
+		if (errs->n == before)
+			perr(&L, 0, "cannot read: %s", strerror(errno ? errno : EINVAL));
+	} else {
+		validate(&L, doc);
+		if (errs->n == before)
+			parse_play(&L, pl, xmlDocGetRootElement(doc));
+		xmlFreeDoc(doc);
+	}
+	xmlSetStructuredErrorFunc(NULL, NULL);
+	strvec_free(&L.names);
+	strvec_free(&L.values);
+	if (errs->n > before) {
+		play_free(pl);
+		return NULL;
+	}
+	return pl;
+}
+
+static void
+step_free(struct pstep *st)
+{
+	for (size_t i = 0; i < st->nsub; i++)
+		step_free(&st->sub[i]);
+	free(st->sub);
+	free(st->name);
+	free(st->profile);
+	free(st->profile_a);
+	free(st->label_a);
+	free(st->label_b);
+	free(st->canary);
+	strvec_free(&st->args);
+}
+
+void
+play_free(struct play *pl)
+{
+	if (pl == NULL)
+		return;
+	for (size_t i = 0; i < pl->nsteps; i++)
+		step_free(&pl->steps[i]);
+	free(pl->steps);
+	free(pl->path);
+	free(pl->name);
+	free(pl->description);
+	free(pl->nodes);
+	free(pl->serial);
+	free(pl->max_fail);
+	free(pl);
+}
+
+/* A play by file name, or NAME in the shipped plays beside the schema. */
+static char *
+play_find(const char *arg)
+{
+	char *rng, *cand;
+
+	if (strchr(arg, '/') || access(arg, R_OK) == 0)
+		return xstrdup(arg);
+	if ((rng = find_schema("./x")) == NULL)
+		return xstrdup(arg);
+	*strrchr(rng, '/') = '\0';
+	cand = xasprintf("%s/%s%s", rng, arg, strstr(arg, ".xml") ? "" : ".xml");
+	free(rng);
+	if (access(cand, R_OK) == 0)
+		return cand;
+	free(cand);
+	return xstrdup(arg);
+}
+
+enum { PL_VAR = 'e', PL_CHECK = 256 };
+
+static const struct opt play_opts[] = {
+	{ PL_VAR, "extra-var", OPT_ARG, "NAME=VALUE", "set a play variable (${NAME}); repeatable", 0 },
+	{ PL_CHECK, "check", OPT_NOARG, NULL, "print the plan: every apply as --check, no benchmark, no writes", 0 },
+	OPT_END
+};
+
+int
+cmd_play(struct ctl *ctl, int argc, char **argv)
+{
+	struct strvec vars = { 0 }, errs = { 0 }, nodes = { 0 };
+	struct play *pl = NULL;
+	char *path = NULL;
+	int ch, check = 0, rc = 2;
+
+	while ((ch = opt_next(ctl, argc, argv)) != -1) {
+		if (ch == PL_VAR)
+			strvec_push(&vars, optarg);
+		else if (ch == PL_CHECK)
+			check = 1;
+		else
+			goto out;
+	}
+	if (optind + 1 != argc) {
+		fprintf(stderr, "knobctl play: one FILE (see knobctl play --help)\n");
+		goto out;
+	}
+	path = play_find(argv[optind]);
+	if ((pl = play_load(ctl, path, &vars, &errs)) == NULL) {
+		for (size_t i = 0; i < errs.n; i++)
+			fprintf(stderr, "%s\n", errs.v[i]);
+		goto out;
+	}
+	if (ctl->w.n == 0 && !ctl->all && pl->nodes[0])
+		strvec_push(&ctl->w, pl->nodes);
+	if (ctl_targets(ctl, &nodes) < 0)
+		goto out;
+	rc = play_run(ctl, pl, &nodes, check);
+out:
+	play_free(pl);
+	free(path);
+	strvec_free(&vars);
+	strvec_free(&errs);
+	strvec_free(&nodes);
+	return rc;
+}
+
+const struct cmd_entry cmd_play_entry = {
+	"play", "FILE", "run a play: ordered apply / verify / bench / compare / canary / rollback steps",
+	CMD_NODES, play_opts, cmd_play,
+	"FILE is a path or the name of a shipped play (ansible-like-plays/).  -w overrides the\n"
+	"play's nodes=.  serial=\"4\" or \"25%\" rolls apply/verify/rollback out in batches;\n"
+	"max-fail=\"N\" or \"P%\" trips when the failed nodes EXCEED it (reaching it does not),\n"
+	"and then no new batch starts.  Unreachable nodes count as failed.",
+};

@@ -1,0 +1,49 @@
+/* Plays (controller/play.c loads, play_run.c runs): an XML file, validated
+ * against ansible-like-plays/play.rng, that targets a node set and runs
+ * ordered steps -- apply, verify, rollback, bench, compare, canary, score --
+ * in rolling batches with a failure threshold. */
+#ifndef KNOB_PLAY_H
+#define KNOB_PLAY_H
+
+#include "knobctl.h"
+
+enum pstep_kind { PS_APPLY, PS_VERIFY, PS_ROLLBACK, PS_BENCH, PS_COMPARE, PS_CANARY, PS_SCORE };
+
+struct pstep {
+	int kind;		/* enum pstep_kind */
+	int line;
+	char *name;		/* name="..." or the element's name */
+	int cont;		/* on-failure="continue" */
+	char *profile;		/* apply, verify, canary; compare's B */
+	char *profile_a;	/* compare's A ("" = untuned: rolled back) */
+	char *label_a, *label_b;
+	int check;		/* apply check="yes" */
+	char *canary;		/* "2" or "5%" */
+	struct strvec args;	/* bench: "bench" + options + KIND, as on the command line */
+	struct pstep *sub;	/* compare, canary: the nested benches */
+	size_t nsub;
+};
+
+struct play {
+	char *path, *name, *description;
+	char *nodes;		/* nodes="..." ("" none) */
+	char *serial;		/* "", "4" or "25%" */
+	char *max_fail;		/* "", "1" or "10%" */
+	int keep;		/* keep="yes": no rollback when the play stops */
+	struct pstep *steps;
+	size_t nsteps;
+};
+
+/* Load and check a play; vars are the -e NAME=VALUE overrides.  NULL on
+ * error with every problem as "file:line: message" in errs. */
+struct play *play_load(struct ctl *ctl, const char *path, const struct strvec *vars,
+    struct strvec *errs);
+void play_free(struct play *pl);
+/* "4" or "25%" of n (at least 1 for a percentage of a non-empty set);
+ * -1 when s is malformed. */
+long play_count(const char *s, size_t n);
+
+/* Run (or with check, plan) the play on nodes; returns the exit status. */
+int play_run(struct ctl *ctl, struct play *pl, const struct strvec *nodes, int check);
+
+#endif

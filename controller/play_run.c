@@ -1,0 +1,654 @@
+/* Running a play.  Every step goes through the knobctl command it names
+ * (apply, verify, rollback, bench) on a child struct ctl with --json, so a
+ * step does exactly what the command line does and its per-node statuses
+ * come back as data.
+ *
+ * Nodes: a node that fails a step (unreachable counts) is dropped from the
+ * later steps.  apply / verify / rollback run in batches of serial= nodes;
+ * after each batch, when the failed nodes EXCEED max-fail (reaching it does
+ * not trip), no new batch starts and the step fails.  Without max-fail any
+ * failure trips.  A failed step stops the play unless on-failure="continue";
+ * when the play stops, what it applied is rolled back unless keep="yes".
+ * Exit status 0 only when every step succeeded on every node.
+ *
+ * --check: apply runs as --check, verify runs (it only reads), rollback and
+ * bench do not run; each bench prints its phases, the data it would move
+ * and the runtime earlier runs of the same points took (results store). */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sqlite3.h>
+
+#include "bench_ctl.h"
+#include "nodeset.h"
+#include "play.h"
+#include "results.h"
+#include "rundoc.h"
+#include "stats.h"
+#include "util.h"
+
+struct prun {
+	struct ctl *ctl;
+	struct play *pl;
+	int check;
+	const struct strvec *nodes;
+	char *failed, *applied;	/* per node */
+	size_t nfailed;
+	long maxfail, serial;
+	int tripped, bad;
+	json_object *docs;	/* the play's bench runs, in order */
+	json_object *steps;	/* per step: name, line, status */
+	FILE *out;
+	double est_s, est_bytes;	/* --check totals */
+	size_t est_unknown;
+};
+
+static void say(struct prun *pr, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Progress for people (nothing with --json: one document at the end). */
+static void
+say(struct prun *pr, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (pr->ctl->json)
+		return;
+	va_start(ap, fmt);
+	vfprintf(pr->out, fmt, ap);
+	va_end(ap);
+	fflush(pr->out);
+}
+
+static long
+node_index(struct prun *pr, const char *name)
+{
+	for (size_t i = 0; i < pr->nodes->n; i++)
+		if (strcmp(pr->nodes->v[i], name) == 0)
+			return (long)i;
+	return -1;
+}
+
+/* The nodes still in the play (not failed), of sel (NULL: all). */
+static void
+live_nodes(struct prun *pr, const char *sel, struct strvec *out)
+{
+	for (size_t i = 0; i < pr->nodes->n; i++)
+		if (!pr->failed[i] && (sel == NULL || sel[i]))
+			strvec_push(out, pr->nodes->v[i]);
+}
+
+static void
+fail_node(struct prun *pr, const char *name, const char *why)
+{
+	long i = node_index(pr, name);
+
+	if (i < 0 || pr->failed[i])
+		return;
+	pr->failed[i] = 1;
+	pr->nfailed++;
+	pr->bad = 1;
+	say(pr, "  %s failed: %s (dropped from the play)\n", name, why);
+}
+
+/* Trip the threshold when the failures exceed max-fail; 1 when tripped. */
+static int
+check_trip(struct prun *pr)
+{
+	if (!pr->tripped && (long)pr->nfailed > pr->maxfail) {
+		pr->tripped = 1;
+		say(pr, "  max-fail tripped: %zu failed node(s) exceed %ld; no new batch starts\n",
+		    pr->nfailed, pr->maxfail);
+	}
+	return pr->tripped;
+}
+
+/* Run `knobctl ARGV... -w NODES` as a child command with --json; the
+ * parsed stdout in *doc (NULL when not JSON).  Returns the exit status. */
+static int
+sub_run(struct prun *pr, const struct strvec *argv, const struct strvec *nodes, json_object **doc)
+{
+	struct ctl sub = *pr->ctl;
+	const struct cmd_entry *ce = cmd_find(argv->v[0]);
+	char *buf = NULL, *folded = nodeset_fold(nodes->v, nodes->n);
+	size_t len = 0;
+	int rc;
+
+	memset(&sub.w, 0, sizeof(sub.w));
+	memset(&sub.x, 0, sizeof(sub.x));
+	sub.all = 0;
+	sub.lopts = NULL;
+	sub.sopts = NULL;
+	sub.json = 1;
+	sub.tty = 0;
+	sub.play = pr->pl->name;
+	strvec_push(&sub.w, folded);
+	sub.out = open_memstream(&buf, &len);
+	rc = ce && sub.out ? ctl_run(&sub, ce, (int)argv->n, argv->v) : 2;
+	if (sub.out)
+		fclose(sub.out);
+	pr->ctl->ssl = sub.ssl;		/* one TLS context for the whole play */
+	*doc = buf ? json_tokener_parse(buf) : NULL;
+	opt_free(&sub);
+	strvec_free(&sub.w);
+	free(buf);
+	free(folded);
+	return rc;
+}
+
+static int
+is_error_status(const char *s)
+{
+	static const char *const bad[] = { "failed", "drift", "timeout", "unreachable", "auth-failed" };
+
+	for (size_t i = 0; i < nitems(bad); i++)
+		if (strcmp(s, bad[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* Per-node statuses of a tune command's JSON: failures dropped, successes
+ * of a real apply marked applied; a folded line per status. */
+static void
+take_statuses(struct prun *pr, json_object *doc, const struct strvec *asked, int applying)
+{
+	json_object *nodes = json_object_object_get(doc, "nodes");
+	struct strvec st = { 0 }, *who = NULL;
+	char *seen = xcalloc(asked->n + 1, 1);
+
+	for (size_t i = 0; nodes && i < json_object_array_length(nodes); i++) {
+		json_object *n = json_object_array_get_idx(nodes, i);
+		const char *name = rd_str(n, "node"), *s = rd_str(n, "status");
+		long idx = node_index(pr, name);
+		size_t k;
+
+		for (k = 0; k < asked->n; k++)
+			if (strcmp(asked->v[k], name) == 0)
+				seen[k] = 1;
+		for (k = 0; k < st.n && strcmp(st.v[k], s); k++)
+			;
+		if (k == st.n) {
+			strvec_push(&st, s);
+			who = xrealloc(who, st.n * sizeof(*who));
+			memset(&who[k], 0, sizeof(*who));
+		}
+		strvec_push(&who[k], name);
+		if (is_error_status(s))
+			fail_node(pr, name, rd_str(n, "detail")[0] ? rd_str(n, "detail") : s);
+		else if (applying && idx >= 0)
+			pr->applied[idx] = 1;
+	}
+	for (size_t k = 0; k < st.n; k++) {
+		char *f = nodeset_fold(who[k].v, who[k].n);
+
+		say(pr, "  %s: %s\n", f, st.v[k]);
+		free(f);
+		strvec_free(&who[k]);
+	}
+	/* a node the command never reported on did not do it */
+	for (size_t k = 0; k < asked->n; k++)
+		if (!seen[k])
+			fail_node(pr, asked->v[k], "no result");
+	free(who);
+	free(seen);
+	strvec_free(&st);
+}
+
+/* apply / verify / rollback on the live nodes of sel, in batches.  0 or -1. */
+static int
+step_tune(struct prun *pr, const char *verb, const char *profile, int check, const char *sel)
+{
+	struct strvec live = { 0 }, argv = { 0 };
+	size_t i = 0, nb = 0, per;
+	int rc = 0, applying = strcmp(verb, "apply") == 0 && !check;
+
+	live_nodes(pr, sel, &live);
+	if (live.n == 0) {
+		say(pr, "  no node left to %s\n", verb);
+		return -1;
+	}
+	per = pr->serial > 0 ? (size_t)pr->serial : live.n;
+	strvec_push(&argv, verb);
+	if (profile && profile[0])
+		strvec_push(&argv, profile);
+	if (check)
+		strvec_push(&argv, "--check");
+	while (i < live.n && !pr->tripped) {
+		struct strvec batch = { 0 };
+		json_object *doc = NULL;
+		char *f;
+
+		for (size_t k = 0; k < per && i < live.n; k++)
+			strvec_push(&batch, live.v[i++]);
+		f = nodeset_fold(batch.v, batch.n);
+		say(pr, "  batch %zu (%s): knobctl %s%s%s%s -w %s\n", ++nb, f, verb, profile &&
+		    profile[0] ? " " : "", profile ? profile : "", check ? " --check" : "", f);
+		free(f);
+		if (sub_run(pr, &argv, &batch, &doc) == 2 && doc == NULL) {
+			say(pr, "  knobctl %s could not run\n", verb);
+			rc = -1;
+		}
+		take_statuses(pr, doc, &batch, applying);
+		if (check_trip(pr))
+			rc = -1;
+		json_object_put(doc);
+		strvec_free(&batch);
+	}
+	strvec_free(&live);
+	strvec_free(&argv);
+	return rc;
+}
+
+/* Seconds an earlier run took for this point (latest such phase in the
+ * results store), or -1. */
+static double
+history_s(sqlite3 *db, const char *kind, uint32_t threads, uint64_t bs, uint64_t size)
+{
+	sqlite3_stmt *st = NULL;
+	double s = -1;
+
+	if (db == NULL || sqlite3_prepare_v2(db, "SELECT elapsed_s FROM phases WHERE kind = ? AND"
+	    " threads = ? AND block_size = ? AND file_size = ? AND status = 'ok'"
+	    " ORDER BY rowid DESC LIMIT 1", -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_text(st, 1, kind, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(st, 2, threads);
+	sqlite3_bind_int64(st, 3, (int64_t)bs);
+	sqlite3_bind_int64(st, 4, (int64_t)size);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		s = sqlite3_column_double(st, 0);
+	sqlite3_finalize(st);
+	return s;
+}
+
+/* --check: the bench's phases, data volume and expected runtime. */
+static int
+plan_bench(struct prun *pr, const struct pstep *st, size_t nnodes)
+{
+	struct ctl sub = { 0 };
+	struct bench_req rq;
+	char path[4096], vol[32];
+	sqlite3 *db = NULL;
+	double bytes = 0, secs = 0;
+	size_t nph = 0, unknown = 0;
+	uint32_t nrep;
+
+	sub.inv = pr->ctl->inv;
+	if (bench_parse_argv(&sub, (int)st->args.n, st->args.v, &rq) < 0) {
+		opt_free(&sub);
+		return -1;
+	}
+	results_db_path(pr->ctl, path, sizeof(path));
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+		sqlite3_close(db);
+		db = NULL;
+	}
+	nrep = rq.repeat ? rq.repeat : 1;
+	for (size_t t = 0; t < rq.nthreads; t++)
+		for (size_t k = 0; k < rq.kinds.n; k++) {
+			const char *kind = rq.kinds.v[k];
+			uint32_t thr = rq.threads[t];
+			uint64_t size = rq.size_total ? rq.size_total / thr : rq.size;
+			double h = history_s(db, kind, thr, rq.bs ? rq.bs : 1 << 20, size);
+
+			nph += nrep;
+			if (strncmp(kind, "md-", 3) == 0)
+				bytes += (double)nrep * thr * (double)(rq.files_total ?
+				    rq.files_total / thr : rq.md_files ? rq.md_files : rq.files_per_dir) *
+				    (strcmp(kind, "md-create") == 0 || strcmp(kind, "md-read") == 0 ?
+				    (double)rq.write_size : 0);
+			else
+				bytes += (double)nrep * thr * (double)size;
+			if (h < 0)
+				unknown += nrep;
+			else
+				secs += h * nrep;
+		}
+	rundoc_fmt_size(vol, sizeof(vol), (int64_t)bytes);
+	say(pr, "  plan: %zu phase(s) on %zu node(s), %.2f GiB of data (%s bytes); expected runtime "
+	    "%.0f s%s\n", nph, nnodes, bytes / 1073741824.0, vol, secs, unknown ?
+	    " + phases without an earlier run of the same point" : " (from earlier runs)");
+	if (unknown)
+		say(pr, "  (%zu of %zu phase(s) have no earlier run in the results store to estimate "
+		    "from)\n", unknown, nph);
+	pr->est_s += secs;
+	pr->est_bytes += bytes;
+	pr->est_unknown += unknown;
+	sqlite3_close(db);
+	bench_req_free(&rq);
+	opt_free(&sub);
+	return 0;
+}
+
+/* One bench step on the live nodes of sel, with an extra label; the run
+ * document is kept in pr->docs and returned (borrowed).  NULL on failure. */
+static json_object *
+step_bench(struct prun *pr, const struct pstep *st, const char *label, const char *sel, int *rcp)
+{
+	struct strvec live = { 0 }, argv = { 0 };
+	json_object *doc = NULL, *phases;
+	int rc;
+
+	*rcp = -1;
+	live_nodes(pr, sel, &live);
+	if (live.n == 0) {
+		say(pr, "  no node left to run the benchmark\n");
+		goto out;
+	}
+	if (pr->check) {
+		*rcp = plan_bench(pr, st, live.n);
+		goto out;
+	}
+	for (size_t i = 0; i + 1 < st->args.n; i++)
+		strvec_push(&argv, st->args.v[i]);
+	if (label)
+		strvec_push_owned(&argv, xasprintf("--label=%s", label));
+	strvec_push(&argv, st->args.v[st->args.n - 1]);	/* KIND last */
+	rc = sub_run(pr, &argv, &live, &doc);
+	if (doc == NULL) {
+		say(pr, "  knobctl bench could not run (exit %d)\n", rc);
+		goto out;
+	}
+	if (!pr->ctl->json)
+		bench_print_table(pr->out, doc, pr->ctl->units_decimal);
+	phases = json_object_object_get(doc, "phases");
+	for (size_t i = 0; phases && i < json_object_array_length(phases); i++) {
+		json_object *m = json_object_object_get(json_object_array_get_idx(phases, i), "missing");
+
+		for (size_t k = 0; m && k < json_object_array_length(m); k++)
+			fail_node(pr, json_object_get_string(json_object_array_get_idx(m, k)),
+			    "lost during the benchmark");
+	}
+	check_trip(pr);
+	json_object_array_add(pr->docs, doc);
+	*rcp = rc == 0 ? 0 : -1;
+	say(pr, "  run %s stored%s%s\n", rd_str(doc, "run_id"), label ? " as " : "", label ? label : "");
+out:
+	strvec_free(&live);
+	strvec_free(&argv);
+	return *rcp == 0 && !pr->check ? doc : NULL;
+}
+
+/* The nested benches of st with label; their documents into out (borrowed).
+ * 0 or -1. */
+static int
+run_benches(struct prun *pr, const struct pstep *st, const char *label, const char *sel,
+    json_object **out)
+{
+	int rc = 0, r;
+
+	for (size_t i = 0; i < st->nsub; i++) {
+		say(pr, " bench (line %d), %s\n", st->sub[i].line, label);
+		out[i] = step_bench(pr, &st->sub[i], label, sel, &r);
+		rc = r < 0 ? -1 : rc;
+	}
+	return rc;
+}
+
+/* Compare table of each pair; the number of "worse" points in *worse. */
+static void
+compare_pairs(struct prun *pr, json_object **a, json_object **b, size_t n, size_t *worse)
+{
+	*worse = 0;
+	for (size_t i = 0; i < n; i++) {
+		char err[512];
+		json_object *cmp, *rows;
+
+		if (a[i] == NULL || b[i] == NULL)
+			continue;
+		if ((cmp = results_compare_doc(a[i], b[i], 0, err, sizeof(err))) == NULL) {
+			say(pr, "  not compared: %s\n", err);
+			continue;
+		}
+		rows = json_object_object_get(cmp, "points");
+		for (size_t k = 0; k < json_object_array_length(rows); k++)
+			if (strcmp(rd_str(json_object_array_get_idx(rows, k), "verdict"), "worse") == 0)
+				(*worse)++;
+		if (!pr->ctl->json)
+			results_print_compare(pr->out, cmp, pr->ctl->units_decimal);
+		json_object_put(cmp);
+	}
+}
+
+/* compare: benches under A (untuned when A is ""), rollback, under B,
+ * rollback; both runs recorded with their labels. */
+static int
+step_compare(struct prun *pr, const struct pstep *st)
+{
+	json_object **a = xcalloc(st->nsub, sizeof(*a)), **b = xcalloc(st->nsub, sizeof(*b));
+	size_t worse;
+	int rc = 0;
+
+	say(pr, " A = %s\n", st->label_a);
+	if (st->profile_a[0])
+		rc |= step_tune(pr, "apply", st->profile_a, pr->check, NULL);
+	else if (!pr->check)
+		rc |= step_tune(pr, "rollback", NULL, 0, NULL);
+	if (rc == 0)
+		rc |= run_benches(pr, st, st->label_a, NULL, a);
+	if (rc == 0 && !pr->check)
+		rc |= step_tune(pr, "rollback", NULL, 0, NULL);
+	say(pr, " B = %s\n", st->label_b);
+	if (rc == 0)
+		rc |= step_tune(pr, "apply", st->profile, pr->check, NULL);
+	if (rc == 0)
+		rc |= run_benches(pr, st, st->label_b, NULL, b);
+	if (!pr->check)
+		rc |= step_tune(pr, "rollback", NULL, 0, NULL);
+	if (!pr->check)
+		compare_pairs(pr, a, b, st->nsub, &worse);
+	free(a);
+	free(b);
+	return rc ? -1 : 0;
+}
+
+/* canary: bench a canary subset, apply, bench again; roll out to the rest
+ * (in batches) only if no point is worse, else roll the canaries back. */
+static int
+step_canary(struct prun *pr, const struct pstep *st)
+{
+	struct strvec live = { 0 };
+	char *canary = xcalloc(pr->nodes->n + 1, 1), *rest = xcalloc(pr->nodes->n + 1, 1);
+	json_object **a = xcalloc(st->nsub, sizeof(*a)), **b = xcalloc(st->nsub, sizeof(*b));
+	long k;
+	size_t worse = 0, i, taken = 0;
+	int rc = -1;
+
+	live_nodes(pr, NULL, &live);
+	k = play_count(st->canary, live.n);
+	k = k < 1 ? 1 : k;
+	for (i = 0; i < pr->nodes->n; i++)
+		if (!pr->failed[i])
+			(taken++ < (size_t)k ? canary : rest)[i] = 1;
+	say(pr, " canary: %ld of %zu node(s)\n", k, live.n);
+	if (run_benches(pr, st, "baseline", canary, a) < 0 ||
+	    step_tune(pr, "apply", st->profile, pr->check, canary) < 0 ||
+	    run_benches(pr, st, st->profile, canary, b) < 0)
+		goto out;
+	if (!pr->check)
+		compare_pairs(pr, a, b, st->nsub, &worse);
+	if (worse) {
+		say(pr, " canary verdict: %zu point(s) worse with %s: rolling the canaries back, "
+		    "no roll-out\n", worse, st->profile);
+		step_tune(pr, "rollback", NULL, 0, canary);
+		for (i = 0; i < pr->nodes->n; i++)
+			pr->applied[i] = canary[i] ? 0 : pr->applied[i];
+		goto out;
+	}
+	say(pr, " canary verdict: no point worse: rolling %s out to the rest\n", st->profile);
+	rc = step_tune(pr, "apply", st->profile, pr->check, rest);
+out:
+	strvec_free(&live);
+	free(canary);
+	free(rest);
+	free(a);
+	free(b);
+	return rc;
+}
+
+/* IO500-like score of the play's runs: bandwidth phases (seq-*) in GiB/s,
+ * metadata phases (md-*) in kIOPS, each geometric mean, score = the square
+ * root of their product.  Not an official IO500 result. */
+static int
+step_score(struct prun *pr)
+{
+	double bw[64], md[64];
+	size_t nbw = 0, nmd = 0;
+	struct io500 s;
+
+	if (pr->check) {
+		say(pr, "  the IO500-like score is computed from the benches above\n");
+		return 0;
+	}
+	for (size_t r = 0; r < json_object_array_length(pr->docs); r++) {
+		struct pointset ps;
+
+		points_build(json_object_array_get_idx(pr->docs, r), &ps);
+		for (size_t i = 0; i < ps.n; i++) {
+			const struct point *p = &ps.p[i];
+
+			if (p->metric == M_BW && nbw < nitems(bw))
+				bw[nbw++] = p->st.mean / 1073741824.0;
+			else if (p->metric == M_OPS && nmd < nitems(md))
+				md[nmd++] = p->st.mean / 1000.0;
+			say(pr, "  %-12s %5lld threads  %s %.4f\n", p->kind, (long long)p->threads,
+			    p->metric == M_OPS ? "kIOPS" : "GiB/s ", p->metric == M_OPS ?
+			    p->st.mean / 1000.0 : p->st.mean / 1073741824.0);
+		}
+		points_free(&ps);
+	}
+	stats_io500(bw, nbw, md, nmd, &s);
+	say(pr, "  IO500-like score (NOT an official IO500 run): bandwidth %.4f GiB/s (geometric "
+	    "mean of %zu), metadata %.4f kIOPS (geometric mean of %zu), score %.4f\n", s.bw_gib, nbw,
+	    s.md_kiops, nmd, s.score);
+	return s.score > 0 ? 0 : -1;
+}
+
+static int
+run_step(struct prun *pr, const struct pstep *st)
+{
+	int rc;
+
+	switch (st->kind) {
+	case PS_APPLY: return step_tune(pr, "apply", st->profile, st->check || pr->check, NULL);
+	case PS_VERIFY:
+		if (pr->check) {
+			say(pr, "  would verify (after the applies above run for real)\n");
+			return 0;
+		}
+		return step_tune(pr, "verify", st->profile, 0, NULL);
+	case PS_ROLLBACK:
+		if (pr->check) {
+			say(pr, "  would roll back (not in --check)\n");
+			return 0;
+		}
+		rc = step_tune(pr, "rollback", NULL, 0, NULL);
+		memset(pr->applied, 0, pr->nodes->n);
+		return rc;
+	case PS_BENCH: step_bench(pr, st, NULL, NULL, &rc); return rc;
+	case PS_COMPARE: return step_compare(pr, st);
+	case PS_CANARY: return step_canary(pr, st);
+	case PS_SCORE: return step_score(pr);
+	default: return -1;
+	}
+}
+
+/* The play stopped: roll back what it applied, unless keep="yes". */
+static void
+stop_rollback(struct prun *pr)
+{
+	int any = 0;
+
+	for (size_t i = 0; i < pr->nodes->n; i++)
+		any |= pr->applied[i];
+	if (!any || pr->check)
+		return;
+	if (pr->pl->keep) {
+		say(pr, "play stopped: keep=\"yes\": the applied profiles stay\n");
+		return;
+	}
+	say(pr, "play stopped: rolling back what it applied\n");
+	/* failed nodes too: they may have applied before they failed */
+	memset(pr->failed, 0, pr->nodes->n);
+	pr->tripped = 0;
+	pr->serial = 0;
+	step_tune(pr, "rollback", NULL, 0, pr->applied);
+}
+
+int
+play_run(struct ctl *ctl, struct play *pl, const struct strvec *nodes, int check)
+{
+	struct prun pr = { .ctl = ctl, .pl = pl, .check = check, .nodes = nodes, .out = ctl->out };
+	json_object *res;
+	char *folded = nodeset_fold(nodes->v, nodes->n);
+	int stopped = 0, failed_steps = 0;
+
+	pr.failed = xcalloc(nodes->n + 1, 1);
+	pr.applied = xcalloc(nodes->n + 1, 1);
+	pr.maxfail = pl->max_fail[0] ? play_count(pl->max_fail, nodes->n) : 0;
+	pr.serial = pl->serial[0] ? play_count(pl->serial, nodes->n) : 0;
+	pr.docs = json_object_new_array();
+	pr.steps = json_object_new_array();
+	say(&pr, "play %s (%s)%s on %zu node(s) %s; serial %s, max-fail %ld (trips when more "
+	    "nodes fail)\n", pl->name, pl->path, check ? " --check" : "", nodes->n, folded,
+	    pr.serial ? pl->serial : "all", pr.maxfail);
+	for (size_t i = 0; i < pl->nsteps && !stopped; i++) {
+		const struct pstep *st = &pl->steps[i];
+		json_object *js = json_object_new_object();
+		int rc;
+
+		say(&pr, "\n== step %zu/%zu (line %d): %s%s%s\n", i + 1, pl->nsteps, st->line, st->name,
+		    st->profile[0] ? " " : "", st->profile);
+		rc = pr.tripped ? -1 : run_step(&pr, st);
+		json_object_object_add(js, "step", json_object_new_string(st->name));
+		json_object_object_add(js, "line", json_object_new_int(st->line));
+		json_object_object_add(js, "status", json_object_new_string(rc ? "failed" : "ok"));
+		json_object_array_add(pr.steps, js);
+		if (rc == 0)
+			continue;
+		failed_steps++;
+		pr.bad = 1;
+		if (st->cont && !pr.tripped)
+			say(&pr, "  step failed; on-failure=\"continue\"\n");
+		else {
+			say(&pr, "  step failed: the play stops\n");
+			stopped = 1;
+		}
+	}
+	if (stopped)
+		stop_rollback(&pr);
+	if (check)
+		say(&pr, "\nplan total: %.2f GiB of data; expected runtime %.0f s%s; nothing was "
+		    "written\n", pr.est_bytes / 1073741824.0, pr.est_s, pr.est_unknown ?
+		    " plus the phases without an earlier run" : "");
+	say(&pr, "\nplay %s: %s; %zu of %zu step(s) failed; %zu node(s) failed\n", pl->name,
+	    stopped ? "stopped" : "finished", (size_t)failed_steps, pl->nsteps, pr.nfailed);
+	res = json_object_new_object();
+	json_object_object_add(res, "play", json_object_new_string(pl->name));
+	json_object_object_add(res, "status", json_object_new_string(stopped ? "stopped" :
+	    pr.bad ? "finished-with-failures" : "ok"));
+	json_object_object_add(res, "steps", pr.steps);
+	json_object_object_add(res, "failed_nodes", json_object_new_array());
+	for (size_t i = 0; i < nodes->n; i++)
+		if (pr.failed[i])
+			json_object_array_add(json_object_object_get(res, "failed_nodes"),
+			    json_object_new_string(nodes->v[i]));
+	{
+		json_object *ids = json_object_new_array();
+
+		for (size_t i = 0; i < json_object_array_length(pr.docs); i++)
+			json_object_array_add(ids, json_object_new_string(rd_str(
+			    json_object_array_get_idx(pr.docs, i), "run_id")));
+		json_object_object_add(res, "runs", ids);
+	}
+	if (ctl->json)
+		fprintf(ctl->out, "%s\n", json_object_to_json_string_ext(res, JSON_C_TO_STRING_PRETTY |
+		    JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(res);
+	json_object_put(pr.docs);
+	free(pr.failed);
+	free(pr.applied);
+	free(folded);
+	return pr.bad ? 1 : 0;
+}

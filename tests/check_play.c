@@ -1,0 +1,400 @@
+/* Plays end to end: three real knobd agents in network namespaces
+ * (tests/harness.h), knobctl play in the controller namespace.  Profiles
+ * tune net.core.somaxconn, which every network namespace has for itself,
+ * so each agent tunes its own; the --check test also names a loop device
+ * the test creates, whose attributes must not move.  A node made
+ * unreachable is an agent the test stopped. */
+#include <check.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <json-c/json.h>
+
+#include "harness.h"
+#include "util.h"
+
+static struct harness h;
+static char data[PATH_MAX];	/* in the harness's temp dir, removed with it */
+
+static void
+setup(void)
+{
+	ck_assert_msg(harness_start(&h, 3, 0) == 0, "harness start failed");
+	for (int i = 0; i < 3; i++) {
+		snprintf(h.node[i].extra_args, sizeof(h.node[i].extra_args), "--test-hooks");
+		ck_assert_int_eq(harness_agent_start(&h, i), 0);
+	}
+	snprintf(data, sizeof(data), "%s/data", h.tmp);
+	ck_assert_int_eq(mkdir(data, 0755), 0);
+	setenv("KNOB_PROFILE_PATH", h.tmp, 1);
+}
+
+static void
+teardown(void)
+{
+	harness_stop(&h);
+}
+
+/* Write h.tmp/NAME with the formatted text. */
+static void __attribute__((format(printf, 2, 3)))
+write_file(const char *name, const char *fmt, ...)
+{
+	char path[PATH_MAX + 64];
+	va_list ap;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", h.tmp, name);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	fclose(f);
+}
+
+static void
+somax_profile(void)
+{
+	write_file("somax.xml", "<?xml version=\"1.0\"?>\n<profile name=\"somax\">\n"
+	    "  <sysctl key=\"net.core.somaxconn\" value=\"2345\"/>\n</profile>\n");
+}
+
+/* net.core.somaxconn in node i's namespace is v. */
+static int
+somax_is(int i, const char *v)
+{
+	return harness_node_sh(&h, i, "test \"$(cat /proc/sys/net/core/somaxconn)\" = %s", v) == 0;
+}
+
+/* knobctl --json ARGS as a document; exit status in *rc. */
+static json_object *
+play_json(int *rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static json_object *
+play_json(int *rc, const char *fmt, ...)
+{
+	json_object *doc;
+	va_list ap;
+	char *args;
+
+	va_start(ap, fmt);
+	if (vasprintf(&args, fmt, ap) < 0)
+		args = NULL;
+	va_end(ap);
+	ck_assert_ptr_nonnull(args);
+	doc = harness_knobctl_json(&h, rc, "--json %s", args);
+	ck_assert_msg(doc != NULL, "knobctl %s: not JSON", args);
+	free(args);
+	return doc;
+}
+
+static const char *
+jstr(json_object *o, const char *k)
+{
+	json_object *v = NULL;
+
+	ck_assert_msg(json_object_object_get_ex(o, k, &v), "no %s in %s", k,
+	    json_object_to_json_string(o));
+	return json_object_get_string(v);
+}
+
+static json_object *
+jarr(json_object *o, const char *k)
+{
+	json_object *v = NULL;
+
+	ck_assert_msg(json_object_object_get_ex(o, k, &v), "no %s", k);
+	return v;
+}
+
+/* A three-node play: apply in batches of 2, verify, a sweep with a fixed
+ * total size and a per-thread-count value, repeats, rollback. */
+START_TEST(play_three_nodes)
+{
+	json_object *doc, *run, *ph;
+	char *out = NULL;
+	int rc;
+
+	somax_profile();
+	write_file("p.xml", "<?xml version=\"1.0\"?>\n"
+	    "<play name=\"three\" nodes=\"@all\" serial=\"2\">\n"
+	    "  <var name=\"dir\" value=\"/nonexistent\"/>\n"
+	    "  <apply profile=\"somax\"/>\n"
+	    "  <verify profile=\"somax\"/>\n"
+	    "  <bench kind=\"seq\" dir=\"${dir}\" threads=\"1..4\" bs=\"64k\" size-total=\"1m\" "
+	    "repeat=\"2\" test-rate-iops=\"400\">\n"
+	    "    <at threads=\"4\" bs=\"16k\"/>\n  </bench>\n"
+	    "  <rollback/>\n</play>\n");
+	for (int i = 0; i < 3; i++)
+		ck_assert(!somax_is(i, "2345"));
+	doc = play_json(&rc, "play %s/p.xml -e dir=%s", h.tmp, data);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_str_eq(jstr(doc, "status"), "ok");
+	ck_assert_int_eq(json_object_array_length(jarr(doc, "steps")), 4);
+	ck_assert_int_eq(json_object_array_length(jarr(doc, "runs")), 1);
+	json_object_put(doc);
+	for (int i = 0; i < 3; i++)
+		ck_assert(!somax_is(i, "2345"));
+
+	/* the run: recorded under the play, tuned with somax, the total split */
+	run = play_json(&rc, "results show latest");
+	ck_assert_str_eq(jstr(run, "play"), "three");
+	ck_assert_str_eq(jstr(jarr(run, "profile"), "name"), "somax");
+	ck_assert_int_eq(json_object_array_length(jarr(run, "phases")), 12);
+	ph = json_object_array_get_idx(jarr(run, "phases"), 4);	/* seq-write, 2 threads */
+	ck_assert_int_eq(json_object_get_int(json_object_object_get(ph, "threads")), 2);
+	ck_assert_int_eq(json_object_get_int64(json_object_object_get(jarr(ph, "params"),
+	    "file_size")), 512 << 10);
+	ph = json_object_array_get_idx(jarr(run, "phases"), 8);	/* seq-write, 4 threads */
+	ck_assert_int_eq(json_object_get_int64(json_object_object_get(jarr(ph, "params"),
+	    "block_size")), 16 << 10);
+	ck_assert_int_eq(json_object_get_int64(json_object_object_get(jarr(ph, "params"),
+	    "file_size")), 256 << 10);
+	ck_assert_int_eq(json_object_get_int64(json_object_object_get(ph, "bytes")), 1 << 20);
+	json_object_put(run);
+	/* one workload across the thread counts: one peak line per kind */
+	rc = harness_knobctl(&h, &out, NULL, "results show latest");
+	ck_assert_int_eq(rc, 0);
+	ck_assert_msg(strstr(out, "1..4") != NULL, "%s", out);
+	free(out);
+}
+END_TEST
+
+/* compare: the same bench untuned (rolled back) and under the profile,
+ * both runs recorded with their labels, the compare table printed. */
+START_TEST(play_compare)
+{
+	json_object *doc, *list;
+	char *out = NULL;
+	int rc;
+
+	somax_profile();
+	write_file("c.xml", "<?xml version=\"1.0\"?>\n"
+	    "<play name=\"ab\" nodes=\"node[01-02]\">\n"
+	    "  <compare a=\"\" b=\"somax\" label-a=\"before\" label-b=\"after\">\n"
+	    "    <bench kind=\"md-create,md-remove\" dir=\"%s\" threads=\"2\" files=\"40\" "
+	    "repeat=\"2\"/>\n  </compare>\n</play>\n", data);
+	rc = harness_knobctl(&h, &out, NULL, "play %s/c.xml", h.tmp);
+	ck_assert_msg(rc == 0, "%s", out);
+	ck_assert_ptr_nonnull(strstr(out, "A = "));
+	ck_assert_ptr_nonnull(strstr(out, "VERDICT"));
+	ck_assert_ptr_nonnull(strstr(out, "md-create"));
+	free(out);
+	list = play_json(&rc, "results list");
+	ck_assert_int_eq(json_object_array_length(list), 2);
+	ck_assert_str_eq(jstr(json_object_array_get_idx(list, 0), "label"), "before");
+	ck_assert_str_eq(jstr(json_object_array_get_idx(list, 0), "profile"), "");
+	ck_assert_str_eq(jstr(json_object_array_get_idx(list, 1), "label"), "after");
+	ck_assert_str_eq(jstr(json_object_array_get_idx(list, 1), "profile"), "somax");
+	ck_assert_str_eq(jstr(json_object_array_get_idx(list, 1), "play"), "ab");
+	json_object_put(list);
+	doc = play_json(&rc, "results compare latest~1 latest");
+	ck_assert_int_eq(rc, 0);
+	ck_assert_int_eq(json_object_array_length(jarr(doc, "points")), 2);
+	json_object_put(doc);
+	/* rolled back at the end */
+	ck_assert(!somax_is(0, "2345"));
+	ck_assert(!somax_is(1, "2345"));
+}
+END_TEST
+
+/* max-fail="1" with one unreachable node: it counts as failed, the play
+ * goes on without it and exits 1; max-fail="0" (reaching 1 exceeds it)
+ * stops at the first batch and rolls back what it applied; keep="yes"
+ * leaves it applied. */
+START_TEST(play_max_fail_unreachable)
+{
+	json_object *doc, *failed;
+	int rc;
+
+	somax_profile();
+	harness_agent_stop(&h, 2, SIGKILL);
+	write_file("m1.xml", "<?xml version=\"1.0\"?>\n"
+	    "<play name=\"mf1\" nodes=\"@all\" max-fail=\"1\">\n"
+	    "  <apply profile=\"somax\"/>\n"
+	    "  <bench kind=\"md-create\" dir=\"%s\" threads=\"2\" files=\"20\"/>\n"
+	    "  <rollback/>\n</play>\n", data);
+	doc = play_json(&rc, "--connect-timeout 2 play %s/m1.xml", h.tmp);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_str_eq(jstr(doc, "status"), "finished-with-failures");
+	failed = jarr(doc, "failed_nodes");
+	ck_assert_int_eq(json_object_array_length(failed), 1);
+	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(failed, 0)), "node03");
+	for (size_t i = 0; i < 3; i++)
+		ck_assert_str_eq(jstr(json_object_array_get_idx(jarr(doc, "steps"), i), "status"), "ok");
+	ck_assert_int_eq(json_object_array_length(jarr(doc, "runs")), 1);
+	json_object_put(doc);
+	ck_assert(!somax_is(0, "2345"));
+
+	/* the same with the default max-fail (0): one failure exceeds it */
+	write_file("m0.xml", "<?xml version=\"1.0\"?>\n"
+	    "<play name=\"mf0\" nodes=\"@all\">\n"
+	    "  <apply profile=\"somax\"/>\n"
+	    "  <bench kind=\"md-create\" dir=\"%s\" threads=\"2\" files=\"20\"/>\n"
+	    "</play>\n", data);
+	doc = play_json(&rc, "--connect-timeout 2 play %s/m0.xml", h.tmp);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_str_eq(jstr(doc, "status"), "stopped");
+	ck_assert_str_eq(jstr(json_object_array_get_idx(jarr(doc, "steps"), 0), "status"), "failed");
+	ck_assert_int_eq(json_object_array_length(jarr(doc, "steps")), 1);
+	ck_assert_int_eq(json_object_array_length(jarr(doc, "runs")), 0);
+	json_object_put(doc);
+	/* node01 and node02 applied, then the stop rolled them back */
+	ck_assert(!somax_is(0, "2345"));
+	ck_assert(!somax_is(1, "2345"));
+
+	/* keep="yes": the applied profile stays */
+	write_file("mk.xml", "<?xml version=\"1.0\"?>\n"
+	    "<play name=\"mfk\" nodes=\"@all\" keep=\"yes\">\n"
+	    "  <apply profile=\"somax\"/>\n</play>\n");
+	doc = play_json(&rc, "--connect-timeout 2 play %s/mk.xml", h.tmp);
+	ck_assert_int_eq(rc, 1);
+	json_object_put(doc);
+	ck_assert(somax_is(0, "2345"));
+	ck_assert(somax_is(1, "2345"));
+	ck_assert_int_eq(harness_knobctl(&h, NULL, NULL, "rollback -w node[01-02]"), 0);
+	ck_assert(!somax_is(0, "2345"));
+}
+END_TEST
+
+/* play --check: every apply as --check, no benchmark; the loop device's
+ * attributes (set to non-default values first) and the sysctls stay, no
+ * run is stored, no file is written; the plan says what it would do. */
+START_TEST(play_check_writes_nothing)
+{
+	char img[PATH_MAX + 16], dev[64] = "", *out = NULL, *err = NULL, ra[64], sched[256];
+	char cmd[512];
+	FILE *p;
+	int rc;
+
+	snprintf(img, sizeof(img), "%s/loop.img", h.tmp);
+	snprintf(cmd, sizeof(cmd), "truncate -s 16M %s && losetup -f --show %s", img, img);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	ck_assert_ptr_nonnull(fgets(dev, sizeof(dev), p));
+	pclose(p);
+	strtrim(dev);
+	ck_assert(strncmp(dev, "/dev/loop", 9) == 0);
+	/* not the kernel's defaults */
+	ck_assert_int_eq(harness_sh("echo 384 > /sys/block/%s/queue/read_ahead_kb", dev + 5), 0);
+	write_file("loopt.xml", "<?xml version=\"1.0\"?>\n<profile name=\"loopt\">\n"
+	    "  <blockdev device=\"%s\" attr=\"read_ahead_kb\" value=\"4M\"/>\n"
+	    "  <blockdev device=\"%s\" attr=\"nr_requests\" value=\"32\"/>\n"
+	    "  <sysctl key=\"net.core.somaxconn\" value=\"2345\"/>\n</profile>\n", dev + 5, dev + 5);
+	write_file("k.xml", "<?xml version=\"1.0\"?>\n"
+	    "<play name=\"chk\" nodes=\"node01\">\n"
+	    "  <apply profile=\"loopt\"/>\n  <verify profile=\"loopt\"/>\n"
+	    "  <bench kind=\"seq\" dir=\"%s\" threads=\"1..2\" size=\"1m\" bs=\"64k\" repeat=\"3\"/>\n"
+	    "  <compare b=\"loopt\"><bench kind=\"md\" dir=\"%s\" threads=\"2\" files=\"10\"/>"
+	    "</compare>\n  <rollback/>\n</play>\n", data, data);
+	{
+		char path[PATH_MAX + 64];
+
+		snprintf(path, sizeof(path), "/sys/block/%s/queue/read_ahead_kb", dev + 5);
+		ck_assert_int_ge(read_small_file(path, ra, sizeof(ra)), 0);
+		snprintf(path, sizeof(path), "/sys/block/%s/queue/nr_requests", dev + 5);
+		ck_assert_int_ge(read_small_file(path, sched, sizeof(sched)), 0);
+	}
+	ck_assert_str_eq(ra, "384");
+	rc = harness_knobctl(&h, &out, &err, "play %s/k.xml --check", h.tmp);
+	ck_assert_msg(rc == 0, "%s\n%s", out, err);
+	free(err);
+	ck_assert_ptr_nonnull(strstr(out, "would-change"));
+	ck_assert_ptr_nonnull(strstr(out, "plan: 12 phase(s) on 1 node(s), 0.02 GiB"));
+	ck_assert_ptr_nonnull(strstr(out, "would roll back"));
+	ck_assert_ptr_nonnull(strstr(out, "nothing was written"));
+	free(out);
+	ck_assert_int_eq(harness_sh("test \"$(cat /sys/block/%s/queue/read_ahead_kb)\" = 384",
+	    dev + 5), 0);
+	ck_assert_int_eq(harness_sh("test \"$(cat /sys/block/%s/queue/nr_requests)\" = %s",
+	    dev + 5, sched), 0);
+	ck_assert(!somax_is(0, "2345"));
+	/* no run stored, no file written */
+	{
+		char db[PATH_MAX + 16];
+		json_object *list;
+
+		snprintf(db, sizeof(db), "%s/results.db", h.tmp);
+		if (access(db, F_OK) == 0) {
+			list = play_json(&rc, "results list");
+			ck_assert_int_eq(json_object_array_length(list), 0);
+			json_object_put(list);
+		}
+	}
+	ck_assert_int_eq(harness_sh("test -z \"$(ls -A %s)\"", data), 0);
+	harness_sh("losetup -d %s", dev);
+}
+END_TEST
+
+/* Every error in a play file as file:line: message, before anything runs. */
+START_TEST(play_file_errors)
+{
+	char *err = NULL, want[PATH_MAX + 64];
+	int rc;
+
+	somax_profile();
+	write_file("bad.xml", "<?xml version=\"1.0\"?>\n"
+	    "<play name=\"bad\" nodes=\"@all\" serial=\"0\">\n"		/* 2 */
+	    "  <apply profile=\"no-such-profile\"/>\n"			/* 3 */
+	    "  <bench kind=\"seq\" dir=\"${nodir}\" threads=\"1\"/>\n"	/* 4 */
+	    "  <bench kind=\"seq\" dir=\"/tmp\" bogus=\"1\"/>\n"		/* 5 */
+	    "  <bench kind=\"seq\" dir=\"/tmp\" bs=\"12q\"/>\n"		/* 6 */
+	    "</play>\n");
+	rc = harness_knobctl(&h, NULL, &err, "play %s/bad.xml", h.tmp);
+	ck_assert_int_eq(rc, 2);
+	snprintf(want, sizeof(want), "%s/bad.xml:2: serial=\"0\"", h.tmp);
+	ck_assert_msg(strstr(err, want), "missing %s in\n%s", want, err);
+	snprintf(want, sizeof(want), "%s/bad.xml:3: profile 'no-such-profile' not found", h.tmp);
+	ck_assert_msg(strstr(err, want), "missing %s in\n%s", want, err);
+	snprintf(want, sizeof(want), "%s/bad.xml:4: unknown variable ${nodir}", h.tmp);
+	ck_assert_msg(strstr(err, want), "missing %s in\n%s", want, err);
+	snprintf(want, sizeof(want), "%s/bad.xml:5: <bench> has no option 'bogus'", h.tmp);
+	ck_assert_msg(strstr(err, want), "missing %s in\n%s", want, err);
+	snprintf(want, sizeof(want), "%s/bad.xml:6: bench: bad value '12q'", h.tmp);
+	ck_assert_msg(strstr(err, want), "missing %s in\n%s", want, err);
+	free(err);
+	/* schema: an unknown step, with its line */
+	write_file("bad2.xml", "<?xml version=\"1.0\"?>\n<play name=\"b2\">\n"
+	    "  <apply profile=\"somax\"/>\n  <reboot/>\n</play>\n");
+	rc = harness_knobctl(&h, NULL, &err, "play %s/bad2.xml", h.tmp);
+	ck_assert_int_eq(rc, 2);
+	snprintf(want, sizeof(want), "%s/bad2.xml:4: ", h.tmp);
+	ck_assert_msg(strstr(err, want), "missing %s in\n%s", want, err);
+	free(err);
+	/* not XML at all */
+	write_file("bad3.xml", "<play name=\"x\">\n<apply\n");
+	rc = harness_knobctl(&h, NULL, &err, "play %s/bad3.xml", h.tmp);
+	ck_assert_int_eq(rc, 2);
+	snprintf(want, sizeof(want), "%s/bad3.xml:", h.tmp);
+	ck_assert_msg(strstr(err, want), "missing %s in\n%s", want, err);
+	free(err);
+	/* nothing ran */
+	ck_assert(!somax_is(0, "2345"));
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("play");
+	TCase *tc = tcase_create("play");
+	SRunner *sr;
+	int nf;
+
+	tcase_set_timeout(tc, 180);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, play_three_nodes);
+	tcase_add_test(tc, play_compare);
+	tcase_add_test(tc, play_max_fail_unreachable);
+	tcase_add_test(tc, play_check_writes_nothing);
+	tcase_add_test(tc, play_file_errors);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	nf = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return nf ? 1 : 0;
+}
