@@ -368,6 +368,8 @@ point_label(char *buf, size_t len, json_object *p)
 
 	rundoc_fmt_size(bs, sizeof(bs), (int64_t)rd_num(pr, "block_size"));
 	rundoc_fmt_size(sz, sizeof(sz), (int64_t)rd_num(pr, "file_size"));
+	if (rundoc_metric_of(rd_str(p, "kind")) == M_OPS)
+		snprintf(bs, sizeof(bs), "-"), snprintf(sz, sizeof(sz), "-");
 	snprintf(buf, len, "%-10s %4lld %5s %6s %-3s %-3s %-3s", rd_str(p, "kind"),
 	    (long long)rd_num(p, "threads"), bs, sz,
 	    json_object_get_boolean(json_object_object_get(pr, "direct")) ? "yes" : "no",

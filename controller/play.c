@@ -293,7 +293,8 @@ parse_bench_step(struct ploader *L, struct pstep *st, xmlNodePtr n)
 		const char *an = (const char *)a->name;
 		char *v;
 
-		if (strcmp(an, "kind") == 0 || strcmp(an, "on-failure") == 0 || strcmp(an, "name") == 0)
+		if (strcmp(an, "kind") == 0 || strcmp(an, "on-failure") == 0 || strcmp(an, "name") == 0 ||
+		    strcmp(an, "nodes") == 0)
 			continue;
 		v = attr(L, n, an);
 		bench_arg(L, st, an, v ? v : "");
@@ -326,7 +327,7 @@ static const struct {
 } step_names[] = {
 	{ "apply", PS_APPLY }, { "verify", PS_VERIFY }, { "rollback", PS_ROLLBACK },
 	{ "bench", PS_BENCH }, { "compare", PS_COMPARE }, { "canary", PS_CANARY },
-	{ "score", PS_SCORE },
+	{ "score", PS_SCORE }, { "report", PS_REPORT },
 };
 
 static void parse_step(struct ploader *L, struct pstep *st, xmlNodePtr n, int kind);
@@ -362,6 +363,9 @@ parse_step(struct ploader *L, struct pstep *st, xmlNodePtr n, int kind)
 	st->label_b = attr_or(L, n, "label-b", st->profile);
 	st->check = yes(L, n, "check");
 	st->canary = attr_or(L, n, "canary", "");
+	st->file = attr_or(L, n, "file", "report.html");
+	st->nodes = attr_or(L, n, "nodes", "");
+	st->tune_nodes = attr_or(L, n, "tune-nodes", "");
 	check_profile(L, st->line, st->profile);
 	check_profile(L, st->line, st->profile_a);
 	if ((kind == PS_APPLY || kind == PS_VERIFY || kind == PS_CANARY) && !st->profile[0])
@@ -383,8 +387,12 @@ parse_play(struct ploader *L, struct play *pl, xmlNodePtr root)
 			xmlChar *k = xmlGetProp(n, (const xmlChar *)"name");
 			xmlChar *v = xmlGetProp(n, (const xmlChar *)"value");
 
-			if (k && v)
-				var_set(L, (const char *)k, (const char *)v);
+			if (k && v) {
+				char *sv = subst(L, (const char *)v, (int)xmlGetLineNo(n));
+
+				var_set(L, (const char *)k, sv);
+				free(sv);
+			}
 			xmlFree(k);
 			xmlFree(v);
 		}
@@ -473,6 +481,9 @@ step_free(struct pstep *st)
 	free(st->label_a);
 	free(st->label_b);
 	free(st->canary);
+	free(st->file);
+	free(st->nodes);
+	free(st->tune_nodes);
 	strvec_free(&st->args);
 }
 
@@ -520,12 +531,38 @@ static const struct opt play_opts[] = {
 	OPT_END
 };
 
+/* Twice the largest RAM of the nodes, rounded up to GiB ("48g"); "" when
+ * no node answers.  The ${ram_x2} variable of the shipped sweeps. */
+static void
+ram_x2(struct ctl *ctl, const struct strvec *nodes, char *buf, size_t len)
+{
+	Knob__Envelope env = KNOB__ENVELOPE__INIT;
+	Knob__FactsRequest req = KNOB__FACTS_REQUEST__INIT;
+	struct fanout fo;
+	uint64_t kb = 0;
+
+	buf[0] = '\0';
+	env.body_case = KNOB__ENVELOPE__BODY_FACTS_REQUEST;
+	env.facts_request = &req;
+	fanout_init(&fo, ctl, nodes);
+	if (fanout_request(&fo, &env) == 0)
+		for (size_t i = 0; i < fo.n; i++) {
+			Knob__Envelope *r = fo.nodes[i].reply;
+
+			if (r && r->body_case == KNOB__ENVELOPE__BODY_FACTS && r->facts->mem_total_kb > kb)
+				kb = r->facts->mem_total_kb;
+		}
+	fanout_free(&fo);
+	if (kb)
+		snprintf(buf, len, "%llug", (unsigned long long)((2 * kb + 1048575) / 1048576));
+}
+
 int
 cmd_play(struct ctl *ctl, int argc, char **argv)
 {
 	struct strvec vars = { 0 }, errs = { 0 }, nodes = { 0 };
 	struct play *pl = NULL;
-	char *path = NULL;
+	char *path = NULL, ram[32];
 	int ch, check = 0, rc = 2;
 
 	while ((ch = opt_next(ctl, argc, argv)) != -1) {
@@ -541,16 +578,26 @@ cmd_play(struct ctl *ctl, int argc, char **argv)
 		goto out;
 	}
 	path = play_find(argv[optind]);
-	if ((pl = play_load(ctl, path, &vars, &errs)) == NULL) {
-		for (size_t i = 0; i < errs.n; i++)
-			fprintf(stderr, "%s\n", errs.v[i]);
-		goto out;
-	}
+	/* a first load for the play's nodes; then again with the facts */
+	strvec_push(&vars, "ram_x2=1g");
+	if ((pl = play_load(ctl, path, &vars, &errs)) == NULL)
+		goto errors;
 	if (ctl->w.n == 0 && !ctl->all && pl->nodes[0])
 		strvec_push(&ctl->w, pl->nodes);
 	if (ctl_targets(ctl, &nodes) < 0)
 		goto out;
+	ram_x2(ctl, &nodes, ram, sizeof(ram));
+	free(vars.v[--vars.n]);
+	if (ram[0])
+		strvec_push_owned(&vars, xasprintf("ram_x2=%s", ram));
+	play_free(pl);
+	if ((pl = play_load(ctl, path, &vars, &errs)) == NULL)
+		goto errors;
 	rc = play_run(ctl, pl, &nodes, check);
+	goto out;
+errors:
+	for (size_t i = 0; i < errs.n; i++)
+		fprintf(stderr, "%s\n", errs.v[i]);
 out:
 	play_free(pl);
 	free(path);
@@ -566,5 +613,6 @@ const struct cmd_entry cmd_play_entry = {
 	"FILE is a path or the name of a shipped play (ansible-like-plays/).  -w overrides the\n"
 	"play's nodes=.  serial=\"4\" or \"25%\" rolls apply/verify/rollback out in batches;\n"
 	"max-fail=\"N\" or \"P%\" trips when the failed nodes EXCEED it (reaching it does not),\n"
-	"and then no new batch starts.  Unreachable nodes count as failed.",
+	"and then no new batch starts.  Unreachable nodes count as failed.\n"
+	"${ram_x2} is twice the largest RAM of the target nodes (for file sizes that beat the cache).",
 };

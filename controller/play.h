@@ -7,7 +7,7 @@
 
 #include "knobctl.h"
 
-enum pstep_kind { PS_APPLY, PS_VERIFY, PS_ROLLBACK, PS_BENCH, PS_COMPARE, PS_CANARY, PS_SCORE };
+enum pstep_kind { PS_APPLY, PS_VERIFY, PS_ROLLBACK, PS_BENCH, PS_COMPARE, PS_CANARY, PS_SCORE, PS_REPORT };
 
 struct pstep {
 	int kind;		/* enum pstep_kind */
@@ -19,6 +19,9 @@ struct pstep {
 	char *label_a, *label_b;
 	int check;		/* apply check="yes" */
 	char *canary;		/* "2" or "5%" */
+	char *file;		/* report: the HTML file */
+	char *nodes;		/* nodes="...": this step on these of the play's nodes ("" all) */
+	char *tune_nodes;	/* compare / canary tune-nodes="...": profiles go here ("" = nodes) */
 	struct strvec args;	/* bench: "bench" + options + KIND, as on the command line */
 	struct pstep *sub;	/* compare, canary: the nested benches */
 	size_t nsub;

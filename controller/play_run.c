@@ -268,7 +268,7 @@ plan_bench(struct prun *pr, const struct pstep *st, size_t nnodes)
 {
 	struct ctl sub = { 0 };
 	struct bench_req rq;
-	char path[4096], vol[32];
+	char path[4096], when[160];
 	sqlite3 *db = NULL;
 	double bytes = 0, secs = 0;
 	size_t nph = 0, unknown = 0;
@@ -305,13 +305,16 @@ plan_bench(struct prun *pr, const struct pstep *st, size_t nnodes)
 			else
 				secs += h * nrep;
 		}
-	rundoc_fmt_size(vol, sizeof(vol), (int64_t)bytes);
-	say(pr, "  plan: %zu phase(s) on %zu node(s), %.2f GiB of data (%s bytes); expected runtime "
-	    "%.0f s%s\n", nph, nnodes, bytes / 1073741824.0, vol, secs, unknown ?
-	    " + phases without an earlier run of the same point" : " (from earlier runs)");
-	if (unknown)
-		say(pr, "  (%zu of %zu phase(s) have no earlier run in the results store to estimate "
-		    "from)\n", unknown, nph);
+	if (unknown == nph)
+		snprintf(when, sizeof(when), "expected runtime unknown: no earlier run of these "
+		    "points in the results store");
+	else if (unknown)
+		snprintf(when, sizeof(when), "expected runtime at least %.0f s (%zu of %zu phase(s) "
+		    "have no earlier run)", secs, unknown, nph);
+	else
+		snprintf(when, sizeof(when), "expected runtime %.0f s (from earlier runs)", secs);
+	say(pr, "  plan: %zu phase(s) on %zu node(s), %.2f GiB of data; %s\n", nph, nnodes,
+	    bytes / 1073741824.0, when);
 	pr->est_s += secs;
 	pr->est_bytes += bytes;
 	pr->est_unknown += unknown;
@@ -414,7 +417,7 @@ compare_pairs(struct prun *pr, json_object **a, json_object **b, size_t n, size_
 /* compare: benches under A (untuned when A is ""), rollback, under B,
  * rollback; both runs recorded with their labels. */
 static int
-step_compare(struct prun *pr, const struct pstep *st)
+step_compare(struct prun *pr, const struct pstep *st, const char *sel, const char *tsel)
 {
 	json_object **a = xcalloc(st->nsub, sizeof(*a)), **b = xcalloc(st->nsub, sizeof(*b));
 	size_t worse;
@@ -422,20 +425,20 @@ step_compare(struct prun *pr, const struct pstep *st)
 
 	say(pr, " A = %s\n", st->label_a);
 	if (st->profile_a[0])
-		rc |= step_tune(pr, "apply", st->profile_a, pr->check, NULL);
+		rc |= step_tune(pr, "apply", st->profile_a, pr->check, tsel);
 	else if (!pr->check)
-		rc |= step_tune(pr, "rollback", NULL, 0, NULL);
+		rc |= step_tune(pr, "rollback", NULL, 0, tsel);
 	if (rc == 0)
-		rc |= run_benches(pr, st, st->label_a, NULL, a);
+		rc |= run_benches(pr, st, st->label_a, sel, a);
 	if (rc == 0 && !pr->check)
-		rc |= step_tune(pr, "rollback", NULL, 0, NULL);
+		rc |= step_tune(pr, "rollback", NULL, 0, tsel);
 	say(pr, " B = %s\n", st->label_b);
 	if (rc == 0)
-		rc |= step_tune(pr, "apply", st->profile, pr->check, NULL);
+		rc |= step_tune(pr, "apply", st->profile, pr->check, tsel);
 	if (rc == 0)
-		rc |= run_benches(pr, st, st->label_b, NULL, b);
+		rc |= run_benches(pr, st, st->label_b, sel, b);
 	if (!pr->check)
-		rc |= step_tune(pr, "rollback", NULL, 0, NULL);
+		rc |= step_tune(pr, "rollback", NULL, 0, tsel);
 	if (!pr->check)
 		compare_pairs(pr, a, b, st->nsub, &worse);
 	free(a);
@@ -446,7 +449,7 @@ step_compare(struct prun *pr, const struct pstep *st)
 /* canary: bench a canary subset, apply, bench again; roll out to the rest
  * (in batches) only if no point is worse, else roll the canaries back. */
 static int
-step_canary(struct prun *pr, const struct pstep *st)
+step_canary(struct prun *pr, const struct pstep *st, const char *sel)
 {
 	struct strvec live = { 0 };
 	char *canary = xcalloc(pr->nodes->n + 1, 1), *rest = xcalloc(pr->nodes->n + 1, 1);
@@ -455,11 +458,11 @@ step_canary(struct prun *pr, const struct pstep *st)
 	size_t worse = 0, i, taken = 0;
 	int rc = -1;
 
-	live_nodes(pr, NULL, &live);
+	live_nodes(pr, sel, &live);
 	k = play_count(st->canary, live.n);
 	k = k < 1 ? 1 : k;
 	for (i = 0; i < pr->nodes->n; i++)
-		if (!pr->failed[i])
+		if (!pr->failed[i] && (sel == NULL || sel[i]))
 			(taken++ < (size_t)k ? canary : rest)[i] = 1;
 	say(pr, " canary: %ld of %zu node(s)\n", k, live.n);
 	if (run_benches(pr, st, "baseline", canary, a) < 0 ||
@@ -525,33 +528,97 @@ step_score(struct prun *pr)
 	return s.score > 0 ? 0 : -1;
 }
 
+/* report: the HTML page of the play's runs so far. */
+static int
+step_report(struct prun *pr, const struct pstep *st)
+{
+	size_t n = json_object_array_length(pr->docs);
+	json_object **docs = xcalloc(n + 1, sizeof(*docs));
+	FILE *f;
+	int rc = -1;
+
+	if (pr->check) {
+		say(pr, "  would write %s\n", st->file);
+		free(docs);
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++)
+		docs[i] = json_object_array_get_idx(pr->docs, i);
+	if (n && (f = fopen(st->file, "w")) != NULL) {
+		rc = report_write(f, docs, n, pr->ctl->units_decimal);
+		rc = fclose(f) != 0 ? -1 : rc;
+	}
+	say(pr, rc == 0 ? "  report of %zu run(s) written to %s\n" : "  no report of %zu run(s) "
+	    "in %s\n", n, st->file);
+	free(docs);
+	return rc;
+}
+
+/* The nodes of expr (a node set) as a mask over the play's nodes; NULL
+ * (all) for "".  -1 in *bad when expr names a node outside the play. */
+static char *
+node_mask(struct prun *pr, const char *expr, int *bad)
+{
+	struct strvec names = { 0 };
+	char err[512], *m;
+
+	if (expr == NULL || expr[0] == '\0')
+		return NULL;
+	m = xcalloc(pr->nodes->n + 1, 1);
+	if (nodeset_expand(expr, inventory_group_fn, pr->ctl->inv, &names, err, sizeof(err)) < 0) {
+		say(pr, "  nodes=\"%s\": %s\n", expr, err);
+		*bad = -1;
+	}
+	for (size_t i = 0; i < names.n; i++) {
+		long k = node_index(pr, names.v[i]);
+
+		if (k < 0) {
+			say(pr, "  nodes=\"%s\": %s is not one of the play's nodes\n", expr, names.v[i]);
+			*bad = -1;
+		} else
+			m[k] = 1;
+	}
+	strvec_free(&names);
+	return m;
+}
+
 static int
 run_step(struct prun *pr, const struct pstep *st)
 {
-	int rc;
+	int rc = 0, bad = 0;
+	char *sel = node_mask(pr, st->nodes, &bad);
+	char *tsel = node_mask(pr, st->tune_nodes, &bad);
 
+	if (bad)
+		goto out;
 	switch (st->kind) {
-	case PS_APPLY: return step_tune(pr, "apply", st->profile, st->check || pr->check, NULL);
+	case PS_APPLY: rc = step_tune(pr, "apply", st->profile, st->check || pr->check, sel); break;
 	case PS_VERIFY:
-		if (pr->check) {
+		if (pr->check)
 			say(pr, "  would verify (after the applies above run for real)\n");
-			return 0;
-		}
-		return step_tune(pr, "verify", st->profile, 0, NULL);
+		else
+			rc = step_tune(pr, "verify", st->profile, 0, sel);
+		break;
 	case PS_ROLLBACK:
 		if (pr->check) {
 			say(pr, "  would roll back (not in --check)\n");
-			return 0;
+			break;
 		}
-		rc = step_tune(pr, "rollback", NULL, 0, NULL);
-		memset(pr->applied, 0, pr->nodes->n);
-		return rc;
-	case PS_BENCH: step_bench(pr, st, NULL, NULL, &rc); return rc;
-	case PS_COMPARE: return step_compare(pr, st);
-	case PS_CANARY: return step_canary(pr, st);
-	case PS_SCORE: return step_score(pr);
-	default: return -1;
+		rc = step_tune(pr, "rollback", NULL, 0, sel);
+		for (size_t i = 0; i < pr->nodes->n; i++)
+			pr->applied[i] = sel && !sel[i] ? pr->applied[i] : 0;
+		break;
+	case PS_BENCH: step_bench(pr, st, NULL, sel, &rc); break;
+	case PS_COMPARE: rc = step_compare(pr, st, sel, tsel ? tsel : sel); break;
+	case PS_CANARY: rc = step_canary(pr, st, sel); break;
+	case PS_SCORE: rc = step_score(pr); break;
+	case PS_REPORT: rc = step_report(pr, st); break;
+	default: rc = -1; break;
 	}
+out:
+	free(sel);
+	free(tsel);
+	return bad ? -1 : rc;
 }
 
 /* The play stopped: roll back what it applied, unless keep="yes". */
@@ -571,8 +638,10 @@ stop_rollback(struct prun *pr)
 	say(pr, "play stopped: rolling back what it applied\n");
 	/* failed nodes too: they may have applied before they failed */
 	memset(pr->failed, 0, pr->nodes->n);
+	pr->nfailed = 0;
 	pr->tripped = 0;
 	pr->serial = 0;
+	pr->maxfail = (long)pr->nodes->n;
 	step_tune(pr, "rollback", NULL, 0, pr->applied);
 }
 
@@ -619,9 +688,9 @@ play_run(struct ctl *ctl, struct play *pl, const struct strvec *nodes, int check
 	if (stopped)
 		stop_rollback(&pr);
 	if (check)
-		say(&pr, "\nplan total: %.2f GiB of data; expected runtime %.0f s%s; nothing was "
-		    "written\n", pr.est_bytes / 1073741824.0, pr.est_s, pr.est_unknown ?
-		    " plus the phases without an earlier run" : "");
+		say(&pr, "\nplan total: %.2f GiB of data; expected runtime %s%.0f s%s; nothing was "
+		    "written\n", pr.est_bytes / 1073741824.0, pr.est_unknown ? "at least " : "",
+		    pr.est_s, pr.est_unknown ? " (some phases have no earlier run)" : "");
 	say(&pr, "\nplay %s: %s; %zu of %zu step(s) failed; %zu node(s) failed\n", pl->name,
 	    stopped ? "stopped" : "finished", (size_t)failed_steps, pl->nsteps, pr.nfailed);
 	res = json_object_new_object();

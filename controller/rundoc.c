@@ -404,6 +404,10 @@ rundoc_print_peaks(FILE *f, json_object *doc, int decimal)
 		json_object_object_get_ex(ph, "params", &pr);
 		rundoc_fmt_size(bs, sizeof(bs), (int64_t)rd_num(pr, "block_size"));
 		rundoc_fmt_size(sz, sizeof(sz), (int64_t)rd_num(pr, "file_size"));
+		if (pk[i].metric == M_OPS) {
+			snprintf(bs, sizeof(bs), "-");
+			snprintf(sz, sizeof(sz), "-");
+		}
 		rundoc_fmt_rate(a, sizeof(a), pk[i].peak, pk[i].metric, decimal);
 		rundoc_fmt_rate(b, sizeof(b), pk[i].sustained, pk[i].metric, decimal);
 		fprintf(f, "%-11s %5s %6s %-6s %-6s %-6s %18s %8lld %18s %lld..%lld\n",

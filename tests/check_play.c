@@ -7,6 +7,7 @@
 #include <check.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -376,6 +377,30 @@ START_TEST(play_file_errors)
 }
 END_TEST
 
+/* Every shipped play loads and plans (--check) on the three agents. */
+START_TEST(shipped_plays_plan)
+{
+	static const char *const plays[] = {
+		"seq-nn-sweep", "seq-n1-sweep", "random-4k-sweep", "mdtest-sweep", "ab-compare",
+		"canary-rollout", "demo",
+	};
+	char root[PATH_MAX], *out = NULL, *err = NULL;
+
+	somax_profile();
+	ck_assert_ptr_nonnull(realpath("ansible-like-plays", root));
+	for (size_t i = 0; i < nitems(plays); i++) {
+		int rc = harness_knobctl(&h, &out, &err, "play %s/%s.xml -w @all --check -e dir=%s "
+		    "-e profile=somax -e b=somax", root, plays[i], data);
+
+		ck_assert_msg(rc == 0, "%s: exit %d\n%s\n%s", plays[i], rc, out, err);
+		ck_assert_ptr_nonnull(strstr(out, "plan total"));
+		free(out);
+		free(err);
+	}
+	ck_assert(!somax_is(0, "2345"));
+}
+END_TEST
+
 int
 main(void)
 {
@@ -391,6 +416,7 @@ main(void)
 	tcase_add_test(tc, play_max_fail_unreachable);
 	tcase_add_test(tc, play_check_writes_nothing);
 	tcase_add_test(tc, play_file_errors);
+	tcase_add_test(tc, shipped_plays_plan);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -1,21 +1,26 @@
 #!/bin/bash
-# make demo: knob's main job end to end on this machine, with nothing but
-# what this script creates.
+# make demo: knob's main job end to end on this machine, as one play, with
+# nothing but what this script creates.
 #
 #  1. a cluster CA and certificates; two knobd agents, each in its own
 #     network namespace ("node01", "node02"), bridged to a controller
 #     namespace (addresses in 198.18.0.0/24, confined to these namespaces);
 #  2. a 512 MiB loop device with ext4 on it: the only disk this demo tunes
 #     and the benchmark target;
-#  3. knobctl ping / facts;
-#  4. a real profile (I/O scheduler, read-ahead and nr_requests of that loop
-#     device, plus net.core.somaxconn of node01's own namespace): --check
-#     --diff, apply, verify, drift made behind knob's back, verify, rollback;
-#  5. a coordinated sequential write/read benchmark on both agents, stored
-#     in a SQLite results database and shown again from it.
-# Everything is removed on exit, also on failure or Ctrl-C.
+#  3. knobctl ping, and the profile for that loop device (I/O scheduler,
+#     read-ahead and nr_requests);
+#  4. the play ansible-like-plays/demo.xml: a dry run; the untuned baseline;
+#     the profile applied; a short sequential and metadata sweep with 3
+#     repeats under each; the compare table with Welch verdicts; report.html;
+#     everything rolled back;
+#  5. the tuning underneath by hand: apply, verify, drift behind knob's
+#     back, rollback (which leaves a key changed since knob set it) and off;
+#  6. the runs in the SQLite results store, and where the report is.
+# Everything but the report (copied to $KNOB_DEMO_OUT, default
+# build/demo-report.html) is removed on exit, also on failure or Ctrl-C.
 set -euo pipefail
 BUILD=$(cd "${1:-build}" && pwd)
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
 if [ "$(id -u)" -ne 0 ]; then
 	echo "make demo needs root: it creates a loop device and network namespaces" >&2
 	exit 1
@@ -100,9 +105,8 @@ for i in $(seq 50); do
 	sleep 0.1
 done
 
-step "reachability and inventory"
+step "reachability"
 ctl ping -w @all
-ctl facts -w node01
 
 step "a real profile for $DEV"
 orig_sched=$(sed 's/.*\[\(.*\)\].*/\1/' /sys/block/$DEV/queue/scheduler)
@@ -111,21 +115,25 @@ new_sched=none
 cat >"$W/demo-loop.xml" <<XML
 <?xml version="1.0"?>
 <profile name="demo-loop">
-  <description>make demo: tune only the demo's own loop device and node01's own network namespace.</description>
+  <description>make demo: tune only the demo's own loop device.</description>
   <blockdev device="$DEV" attr="scheduler" value="$new_sched"/>
   <blockdev device="$DEV" attr="read_ahead_kb" value="4M"/>
   <blockdev device="$DEV" attr="nr_requests" value="64"/>
-  <sysctl key="net.core.somaxconn" value="8192"/>
 </profile>
 XML
-run cat "$W/demo-loop.xml"
-ctl profile show "$W/demo-loop.xml"
-echo "before: scheduler=[$orig_sched] read_ahead_kb=$(cat /sys/block/$DEV/queue/read_ahead_kb) nr_requests=$(cat /sys/block/$DEV/queue/nr_requests)"
+export KNOB_PROFILE_PATH="$W"
+ctl profile show demo-loop
+before="scheduler=[$orig_sched] read_ahead_kb=$(cat /sys/block/$DEV/queue/read_ahead_kb) nr_requests=$(cat /sys/block/$DEV/queue/nr_requests)"
+echo "before: $before"
 
-step "dry run: what would change (writes nothing)"
-ctl apply "$W/demo-loop.xml" -w node01 --check --diff
+step "the play: dry run, baseline, tune, sweep with repeats, compare, report, roll back"
+run cat "$ROOT/ansible-like-plays/demo.xml"
+ctl play "$ROOT/ansible-like-plays/demo.xml" -e dir="$W/mnt" -e report="$W/report.html"
+after="scheduler=[$(sed 's/.*\[\(.*\)\].*/\1/' /sys/block/$DEV/queue/scheduler)] read_ahead_kb=$(cat /sys/block/$DEV/queue/read_ahead_kb) nr_requests=$(cat /sys/block/$DEV/queue/nr_requests)"
+echo "after:  $after"
+[ "$before" = "$after" ] && echo "rolled back: the loop device is as it was"
 
-step "apply: journal the originals, write, read back"
+step "the tuning underneath, by hand: apply journals the originals, writes, reads back"
 ctl apply "$W/demo-loop.xml" -w node01
 echo "now: scheduler=$(cat /sys/block/$DEV/queue/scheduler) read_ahead_kb=$(cat /sys/block/$DEV/queue/read_ahead_kb)"
 
@@ -142,13 +150,13 @@ step "off --force (tuned-adm's name for rollback): that one too"
 ctl off -w node01 --force
 echo "after: scheduler=$(cat /sys/block/$DEV/queue/scheduler) read_ahead_kb=$(cat /sys/block/$DEV/queue/read_ahead_kb) nr_requests=$(cat /sys/block/$DEV/queue/nr_requests)"
 
-step "coordinated benchmark: sequential write then read, 1 and 2 threads over both agents"
-ctl bench seq -w @all --dir "$W/mnt" --threads 1,2 --size 64m --bs 1m --direct --fsync
-
-step "results stored in SQLite and shown from it"
+step "the runs in the SQLite results store"
 ctl results list
-RUN=$(ip netns exec "$CTL" "$BUILD/knobctl" -c "$W/cluster.xml" results list | awk 'NR > 1 { r = $1 } END { print r }')
-ctl results show "$RUN"
-run sqlite3 "$W/results.db" ".tables"
+ctl results compare latest~3 latest~1
+
+step "the report"
+OUT=${KNOB_DEMO_OUT:-$BUILD/demo-report.html}
+cp "$W/report.html" "$OUT"
+echo "report.html: $OUT (one self-contained file: open it in any browser, offline)"
 
 step "done: agents stopped, loop device detached, namespaces and files removed"
