@@ -71,24 +71,11 @@ somax_is(int i, const char *v)
 	return harness_node_sh(&h, i, "test \"$(cat /proc/sys/net/core/somaxconn)\" = %s", v) == 0;
 }
 
-/* knobctl --json ARGS as a document; exit status in *rc. */
+/* A JSON document that must be there. */
 static json_object *
-play_json(int *rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static json_object *
-play_json(int *rc, const char *fmt, ...)
+need(json_object *doc)
 {
-	json_object *doc;
-	va_list ap;
-	char *args;
-
-	va_start(ap, fmt);
-	if (vasprintf(&args, fmt, ap) < 0)
-		args = NULL;
-	va_end(ap);
-	ck_assert_ptr_nonnull(args);
-	doc = harness_knobctl_json(&h, rc, "--json %s", args);
-	ck_assert_msg(doc != NULL, "knobctl %s: not JSON", args);
-	free(args);
+	ck_assert_msg(doc != NULL, "knobctl printed no JSON (see stderr)");
 	return doc;
 }
 
@@ -131,7 +118,7 @@ START_TEST(play_three_nodes)
 	    "  <rollback/>\n</play>\n");
 	for (int i = 0; i < 3; i++)
 		ck_assert(!somax_is(i, "2345"));
-	doc = play_json(&rc, "play %s/p.xml -e dir=%s", h.tmp, data);
+	doc = need(harness_knobctl_json(&h, &rc, "--json play %s/p.xml -e dir=%s", h.tmp, data));
 	ck_assert_int_eq(rc, 0);
 	ck_assert_str_eq(jstr(doc, "status"), "ok");
 	ck_assert_int_eq(json_object_array_length(jarr(doc, "steps")), 4);
@@ -141,7 +128,7 @@ START_TEST(play_three_nodes)
 		ck_assert(!somax_is(i, "2345"));
 
 	/* the run: recorded under the play, tuned with somax, the total split */
-	run = play_json(&rc, "results show latest");
+	run = need(harness_knobctl_json(&h, &rc, "--json results show latest"));
 	ck_assert_str_eq(jstr(run, "play"), "three");
 	ck_assert_str_eq(jstr(jarr(run, "profile"), "name"), "somax");
 	ck_assert_int_eq(json_object_array_length(jarr(run, "phases")), 12);
@@ -184,7 +171,7 @@ START_TEST(play_compare)
 	ck_assert_ptr_nonnull(strstr(out, "VERDICT"));
 	ck_assert_ptr_nonnull(strstr(out, "md-create"));
 	free(out);
-	list = play_json(&rc, "results list");
+	list = need(harness_knobctl_json(&h, &rc, "--json results list"));
 	ck_assert_int_eq(json_object_array_length(list), 2);
 	ck_assert_str_eq(jstr(json_object_array_get_idx(list, 0), "label"), "before");
 	ck_assert_str_eq(jstr(json_object_array_get_idx(list, 0), "profile"), "");
@@ -192,7 +179,7 @@ START_TEST(play_compare)
 	ck_assert_str_eq(jstr(json_object_array_get_idx(list, 1), "profile"), "somax");
 	ck_assert_str_eq(jstr(json_object_array_get_idx(list, 1), "play"), "ab");
 	json_object_put(list);
-	doc = play_json(&rc, "results compare latest~1 latest");
+	doc = need(harness_knobctl_json(&h, &rc, "--json results compare latest~1 latest"));
 	ck_assert_int_eq(rc, 0);
 	ck_assert_int_eq(json_object_array_length(jarr(doc, "points")), 2);
 	json_object_put(doc);
@@ -218,7 +205,7 @@ START_TEST(play_max_fail_unreachable)
 	    "  <apply profile=\"somax\"/>\n"
 	    "  <bench kind=\"md-create\" dir=\"%s\" threads=\"2\" files=\"20\"/>\n"
 	    "  <rollback/>\n</play>\n", data);
-	doc = play_json(&rc, "--connect-timeout 2 play %s/m1.xml", h.tmp);
+	doc = need(harness_knobctl_json(&h, &rc, "--json --connect-timeout 2 play %s/m1.xml", h.tmp));
 	ck_assert_int_eq(rc, 1);
 	ck_assert_str_eq(jstr(doc, "status"), "finished-with-failures");
 	failed = jarr(doc, "failed_nodes");
@@ -236,7 +223,7 @@ START_TEST(play_max_fail_unreachable)
 	    "  <apply profile=\"somax\"/>\n"
 	    "  <bench kind=\"md-create\" dir=\"%s\" threads=\"2\" files=\"20\"/>\n"
 	    "</play>\n", data);
-	doc = play_json(&rc, "--connect-timeout 2 play %s/m0.xml", h.tmp);
+	doc = need(harness_knobctl_json(&h, &rc, "--json --connect-timeout 2 play %s/m0.xml", h.tmp));
 	ck_assert_int_eq(rc, 1);
 	ck_assert_str_eq(jstr(doc, "status"), "stopped");
 	ck_assert_str_eq(jstr(json_object_array_get_idx(jarr(doc, "steps"), 0), "status"), "failed");
@@ -251,7 +238,7 @@ START_TEST(play_max_fail_unreachable)
 	write_file("mk.xml", "<?xml version=\"1.0\"?>\n"
 	    "<play name=\"mfk\" nodes=\"@all\" keep=\"yes\">\n"
 	    "  <apply profile=\"somax\"/>\n</play>\n");
-	doc = play_json(&rc, "--connect-timeout 2 play %s/mk.xml", h.tmp);
+	doc = need(harness_knobctl_json(&h, &rc, "--json --connect-timeout 2 play %s/mk.xml", h.tmp));
 	ck_assert_int_eq(rc, 1);
 	json_object_put(doc);
 	ck_assert(somax_is(0, "2345"));
@@ -320,7 +307,7 @@ START_TEST(play_check_writes_nothing)
 
 		snprintf(db, sizeof(db), "%s/results.db", h.tmp);
 		if (access(db, F_OK) == 0) {
-			list = play_json(&rc, "results list");
+			list = need(harness_knobctl_json(&h, &rc, "--json results list"));
 			ck_assert_int_eq(json_object_array_length(list), 0);
 			json_object_put(list);
 		}

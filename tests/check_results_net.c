@@ -39,24 +39,11 @@ teardown(void)
 	harness_stop(&h);
 }
 
-/* knobctl ARGS with stdout parsed as JSON. */
+/* A JSON document that must be there. */
 static json_object *
-ctl_json(int *rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static json_object *
-ctl_json(int *rc, const char *fmt, ...)
+need(json_object *doc)
 {
-	json_object *doc;
-	va_list ap;
-	char *args;
-
-	va_start(ap, fmt);
-	if (vasprintf(&args, fmt, ap) < 0)
-		args = NULL;
-	va_end(ap);
-	ck_assert_ptr_nonnull(args);
-	doc = harness_knobctl_json(&h, rc, "%s", args);
-	ck_assert_msg(doc != NULL, "knobctl %s: not JSON", args);
-	free(args);
+	ck_assert_msg(doc != NULL, "knobctl printed no JSON (see stderr)");
 	return doc;
 }
 
@@ -87,14 +74,14 @@ START_TEST(repeat_and_compare)
 	char *out = NULL;
 	int rc;
 
-	doc = ctl_json(&rc, "--json bench seq-write -w @all --dir %s --threads 1,2 --repeat 3 "
-	    "--size 2m --bs 64k --test-rate-iops 200 --label fast", data);
+	doc = need(harness_knobctl_json(&h, &rc, "--json bench seq-write -w @all --dir %s --threads 1,2 --repeat 3 "
+	    "--size 2m --bs 64k --test-rate-iops 200 --label fast", data));
 	ck_assert_int_eq(rc, 0);
 	ck_assert_int_eq(json_object_array_length(get(doc, "phases")), 6);
 	ck_assert_int_eq(json_object_get_int(get(idx(get(doc, "phases"), 2), "repeat")), 3);
 	json_object_put(doc);
-	doc = ctl_json(&rc, "--json bench seq-write -w @all --dir %s --threads 1,2 --repeat 3 "
-	    "--size 2m --bs 64k --test-rate-iops 50 --label slow", data);
+	doc = need(harness_knobctl_json(&h, &rc, "--json bench seq-write -w @all --dir %s --threads 1,2 --repeat 3 "
+	    "--size 2m --bs 64k --test-rate-iops 50 --label slow", data));
 	ck_assert_int_eq(rc, 0);
 	json_object_put(doc);
 
@@ -106,7 +93,7 @@ START_TEST(repeat_and_compare)
 	ck_assert_ptr_nonnull(strstr(out, "3 of 3 repeats ok, min "));
 	free(out);
 
-	cmp = ctl_json(&rc, "results --json compare latest~1 latest");
+	cmp = need(harness_knobctl_json(&h, &rc, "results --json compare latest~1 latest"));
 	ck_assert_int_eq(rc, 0);
 	ck_assert_int_eq(json_object_array_length(get(cmp, "points")), 2);
 	for (size_t i = 0; i < 2; i++) {
@@ -116,7 +103,7 @@ START_TEST(repeat_and_compare)
 		ck_assert_str_eq(json_object_get_string(get(row, "verdict")), "worse");
 	}
 	json_object_put(cmp);
-	cmp = ctl_json(&rc, "results --json compare latest latest");
+	cmp = need(harness_knobctl_json(&h, &rc, "results --json compare latest latest"));
 	ck_assert_str_eq(json_object_get_string(get(idx(get(cmp, "points"), 0), "verdict")),
 	    "within noise");
 	json_object_put(cmp);
@@ -199,7 +186,7 @@ START_TEST(sigkill_mid_sweep)
 	kill(pid, SIGKILL);
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
 	ck_assert(WIFSIGNALED(st));
-	doc = ctl_json(&rc, "results --json show latest");
+	doc = need(harness_knobctl_json(&h, &rc, "results --json show latest"));
 	ck_assert_int_eq(rc, 0);
 	ck_assert_str_eq(json_object_get_string(get(doc, "status")), "incomplete");
 	ck_assert_int_ge(json_object_array_length(get(doc, "phases")), 1);
@@ -209,7 +196,7 @@ START_TEST(sigkill_mid_sweep)
 	ck_assert_int_eq(json_object_get_int(get(ph, "threads")), 1);
 	ck_assert_int_eq(json_object_get_int64(get(ph, "bytes")), 1 << 20);
 	json_object_put(doc);
-	doc = ctl_json(&rc, "results --json list");
+	doc = need(harness_knobctl_json(&h, &rc, "results --json list"));
 	ck_assert_str_eq(json_object_get_string(get(idx(doc, 0), "status")), "incomplete");
 	json_object_put(doc);
 }
@@ -235,11 +222,11 @@ START_TEST(run_records_profile)
 	rc = harness_knobctl(&h, &out, NULL, "apply %s -w @all", prof);
 	ck_assert_msg(rc == 0, "%s", out);
 	free(out);
-	doc = ctl_json(&rc, "--json bench md-create -w @all --dir %s --threads 2 --files 20 "
-	    "--label tuned", data);
+	doc = need(harness_knobctl_json(&h, &rc, "--json bench md-create -w @all --dir %s --threads 2 --files 20 "
+	    "--label tuned", data));
 	ck_assert_int_eq(rc, 0);
 	json_object_put(doc);
-	doc = ctl_json(&rc, "results --json show latest");
+	doc = need(harness_knobctl_json(&h, &rc, "results --json show latest"));
 	ck_assert_str_eq(json_object_get_string(get(get(doc, "profile"), "name")), "rec-test");
 	ck_assert_int_eq(strlen(json_object_get_string(get(get(doc, "profile"), "sha256"))), 64);
 	ck_assert_ptr_nonnull(strstr(json_object_get_string(get(get(doc, "profile"), "text")),
