@@ -40,6 +40,7 @@ struct prun {
 	int tripped, bad;
 	json_object *docs;	/* the play's bench runs, in order */
 	json_object *steps;	/* per step: name, line, status */
+	json_object *score;	/* the score step's figures, or NULL */
 	FILE *out;
 	double est_s, est_bytes;	/* --check totals */
 	size_t est_unknown;
@@ -515,9 +516,10 @@ step_score(struct prun *pr)
 				bw[nbw++] = p->st.mean / 1073741824.0;
 			else if (p->metric == M_OPS && nmd < nitems(md))
 				md[nmd++] = p->st.mean / 1000.0;
-			say(pr, "  %-12s %5lld threads  %s %.4f\n", p->kind, (long long)p->threads,
-			    p->metric == M_OPS ? "kIOPS" : "GiB/s ", p->metric == M_OPS ?
-			    p->st.mean / 1000.0 : p->st.mean / 1073741824.0);
+			say(pr, "  %-24s %-10s %5lld threads  %s %.4f\n",
+			    rd_str(json_object_array_get_idx(pr->docs, r), "label"), p->kind,
+			    (long long)p->threads, p->metric == M_OPS ? "kIOPS" : "GiB/s",
+			    p->metric == M_OPS ? p->st.mean / 1000.0 : p->st.mean / 1073741824.0);
 		}
 		points_free(&ps);
 	}
@@ -525,6 +527,12 @@ step_score(struct prun *pr)
 	say(pr, "  IO500-like score (NOT an official IO500 run): bandwidth %.4f GiB/s (geometric "
 	    "mean of %zu), metadata %.4f kIOPS (geometric mean of %zu), score %.4f\n", s.bw_gib, nbw,
 	    s.md_kiops, nmd, s.score);
+	json_object_put(pr->score);
+	pr->score = json_object_new_object();
+	json_object_object_add(pr->score, "bandwidth_gib", json_object_new_double(s.bw_gib));
+	json_object_object_add(pr->score, "metadata_kiops", json_object_new_double(s.md_kiops));
+	json_object_object_add(pr->score, "score", json_object_new_double(s.score));
+	json_object_object_add(pr->score, "official", json_object_new_boolean(0));
 	return s.score > 0 ? 0 : -1;
 }
 
@@ -711,6 +719,8 @@ play_run(struct ctl *ctl, struct play *pl, const struct strvec *nodes, int check
 			    json_object_array_get_idx(pr.docs, i), "run_id")));
 		json_object_object_add(res, "runs", ids);
 	}
+	if (pr.score)
+		json_object_object_add(res, "io500_like", pr.score);
 	if (ctl->json)
 		fprintf(ctl->out, "%s\n", json_object_to_json_string_ext(res, JSON_C_TO_STRING_PRETTY |
 		    JSON_C_TO_STRING_NOSLASHESCAPE));

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -369,7 +370,7 @@ START_TEST(shipped_plays_plan)
 {
 	static const char *const plays[] = {
 		"seq-nn-sweep", "seq-n1-sweep", "random-4k-sweep", "mdtest-sweep", "ab-compare",
-		"canary-rollout", "demo",
+		"canary-rollout", "demo", "io500-like",
 	};
 	char root[PATH_MAX], *out = NULL, *err = NULL;
 
@@ -385,6 +386,64 @@ START_TEST(shipped_plays_plan)
 		free(err);
 	}
 	ck_assert(!somax_is(0, "2345"));
+}
+END_TEST
+
+/* The shipped io500-like play, small: its score is the square root of the
+ * product of the geometric means computed here from the stored runs
+ * (bandwidth phases in GiB/s, metadata phases in kIOPS). */
+START_TEST(io500_like_score)
+{
+	char root[PATH_MAX];
+	json_object *doc, *runs;
+	double lbw = 0, lmd = 0, bw, md;
+	int rc, nbw = 0, nmd = 0;
+
+	ck_assert_ptr_nonnull(realpath("ansible-like-plays", root));
+	doc = need(harness_knobctl_json(&h, &rc, "--json play %s/io500-like.xml -w @all -e dir=%s "
+	    "-e ranks=3 -e easy_size=4m -e hard_segments=20 -e hard_size=940160 -e easy_files=100 "
+	    "-e hard_files=60", root, data));
+	ck_assert_int_eq(rc, 0);
+	runs = jarr(doc, "runs");
+	ck_assert_int_eq(json_object_array_length(runs), 4);
+	for (size_t r = 0; r < 4; r++) {
+		json_object *run = need(harness_knobctl_json(&h, &rc, "--json results show %s",
+		    json_object_get_string(json_object_array_get_idx(runs, r))));
+		json_object *ph = jarr(run, "phases");
+
+		/* one thread count, no repeats: each phase is a point */
+		for (size_t i = 0; i < json_object_array_length(ph); i++) {
+			json_object *p = json_object_array_get_idx(ph, i);
+			const char *kind = jstr(p, "kind");
+			double rate = json_object_get_double(json_object_object_get(p, "rate"));
+
+			ck_assert_str_eq(jstr(p, "status"), "ok");
+			if (strncmp(kind, "seq-", 4) == 0) {
+				lbw += log(rate / (1024.0 * 1024 * 1024));
+				nbw++;
+			} else {
+				lmd += log(rate / 1000.0);
+				nmd++;
+			}
+		}
+		json_object_put(run);
+	}
+	ck_assert_int_eq(nbw, 4);		/* easy and hard, write and read */
+	ck_assert_int_eq(nmd, 7);		/* easy create/stat/remove, hard + read */
+	bw = exp(lbw / nbw);
+	md = exp(lmd / nmd);
+	{
+		json_object *sc = jarr(doc, "io500_like");
+		double got_bw = json_object_get_double(json_object_object_get(sc, "bandwidth_gib"));
+		double got_md = json_object_get_double(json_object_object_get(sc, "metadata_kiops"));
+		double got = json_object_get_double(json_object_object_get(sc, "score"));
+
+		ck_assert_double_eq_tol(got_bw, bw, bw * 1e-9);
+		ck_assert_double_eq_tol(got_md, md, md * 1e-9);
+		ck_assert_double_eq_tol(got, sqrt(bw * md), got * 1e-9);
+		ck_assert(!json_object_get_boolean(json_object_object_get(sc, "official")));
+	}
+	json_object_put(doc);
 }
 END_TEST
 
@@ -404,6 +463,7 @@ main(void)
 	tcase_add_test(tc, play_check_writes_nothing);
 	tcase_add_test(tc, play_file_errors);
 	tcase_add_test(tc, shipped_plays_plan);
+	tcase_add_test(tc, io500_like_score);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
