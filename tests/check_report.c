@@ -4,7 +4,7 @@
  * rendered DOM (--dump-dom, parsed with libxml2's HTML parser) must hold
  * one chart per workload with an axis path, one polyline per run, error
  * bars and a legend naming both runs; the page must reference nothing
- * outside itself; the screenshot is kept in build/tests/check_report.out/. */
+ * outside itself; the screenshot is kept in build/tests/report-browser/. */
 #include <check.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -89,7 +89,7 @@ START_TEST(report_in_chromium)
 	ck_assert_int_eq(rc, 0);
 	free(out);
 
-	snprintf(outdir, sizeof(outdir), "%s/tests/check_report.out", h.bin);
+	snprintf(outdir, sizeof(outdir), "%s/tests/report-browser", h.bin);
 	mkdir(outdir, 0755);
 	snprintf(html, sizeof(html), "%s/report.html", outdir);
 	snprintf(shot, sizeof(shot), "%s/report.png", outdir);
