@@ -22,7 +22,7 @@ DEB_PKGS = build-essential pkg-config protobuf-c-compiler libprotobuf-c-dev \
 	libxml2-dev libxml2-utils libnl-3-dev libnl-route-3-dev libssh2-1-dev \
 	libssl-dev libsqlite3-dev sqlite3 libjson-c-dev check fio iproute2 \
 	openssh-server openssh-client util-linux procps kmod e2fsprogs \
-	liburing-dev libaio-dev chromium
+	liburing-dev libaio-dev chromium libfuse3-dev fuse3 prometheus systemd slurmctld slurmd slurm-client
 
 CC      ?= cc
 WARN    = -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wstrict-prototypes \
@@ -54,7 +54,9 @@ COMMON_SRC = $(wildcard common/*.c)
 AGENT_SRC  = $(filter-out agent/knobd.c,$(wildcard agent/*.c))
 CTL_SRC    = $(filter-out controller/knobctl.c,$(wildcard controller/*.c))
 TEST_SRC   = $(wildcard tests/check_*.c)
-TESTLIB_SRC = $(filter-out tests/check_%.c tests/fuzz_%.c,$(wildcard tests/*.c))
+TESTLIB_SRC = $(filter-out tests/check_%.c tests/fuzz_%.c tests/fuse_%.c,$(wildcard tests/*.c))
+FUSE_SRC   = $(wildcard tests/fuse_*.c)
+FUSE_BIN   = $(patsubst tests/%.c,$(BUILD)/tests/%,$(FUSE_SRC))
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 COMMON_OBJ = $(call obj,$(COMMON_SRC)) $(BUILD)/obj/proto/knob.pb-c.o
@@ -120,7 +122,14 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BUILD)/libknobctl.a $(BUILD)/libknoba
 
 $(call obj,$(BENCH_SRC)): | $(PROTO_H)
 
-tests: all $(TEST_BIN) $(BENCH_BIN)
+# Test helpers that are file systems (libfuse3), built on their own.
+$(BUILD)/tests/fuse_%: tests/fuse_%.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	@$(CC) $(CFLAGS_BASE) $(WARN) $(SANFLAGS) $$(pkg-config --cflags fuse3) -o $@ $< \
+		$(LDFLAGS) $$(pkg-config --libs fuse3)
+
+tests: all $(TEST_BIN) $(BENCH_BIN) $(FUSE_BIN)
 
 # Run the suite once normally, then once under ASan+UBSan in build-san/.
 check: deps
@@ -178,6 +187,11 @@ install: all
 	install -m 0755 $(BUILD)/knobctl $(DESTDIR)$(PREFIX)/bin/knobctl
 	sed 's,@SBINDIR@,$(PREFIX)/sbin,g' agent/knobd.service > $(DESTDIR)/lib/systemd/system/knobd.service
 	chmod 0644 $(DESTDIR)/lib/systemd/system/knobd.service
+	sed 's,@BINDIR@,$(PREFIX)/bin,g' sweep/knob-sweep.service > $(DESTDIR)/lib/systemd/system/knob-sweep.service
+	install -m 0644 sweep/knob-sweep.timer $(DESTDIR)/lib/systemd/system/knob-sweep.timer
+	chmod 0644 $(DESTDIR)/lib/systemd/system/knob-sweep.service
+	install -d $(DESTDIR)$(PREFIX)/share/knob/sweep
+	install -m 0644 sweep/sweep.rng sweep/sweep.example.xml $(DESTDIR)$(PREFIX)/share/knob/sweep/
 	for f in profiles/*; do [ -f "$$f" ] && install -m 0644 "$$f" $(DESTDIR)$(PREFIX)/share/knob/profiles/; done; true
 	for f in ansible-like-plays/*.xml ansible-like-plays/*.rng; do [ -f "$$f" ] && install -m 0644 "$$f" $(DESTDIR)$(PREFIX)/share/knob/plays/; done; true
 

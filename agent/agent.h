@@ -14,6 +14,7 @@
 
 struct tune_state;	/* agent/tune.c: drivers, journal, apply */
 struct bench_state;	/* agent/bench.c: benchmark phases */
+struct health_state;	/* agent/health.c: health sweeps */
 
 struct agent_cfg {
 	const char *listen;	/* "ADDR:PORT", default 0.0.0.0:7420 */
@@ -66,6 +67,7 @@ struct agent {
 	unsigned workers;		/* live agent_spawn threads (post_mu) */
 	struct tune_state *tune;
 	struct bench_state *bench;
+	struct health_state *health;
 };
 
 /* Handler for one body type.  Return 0 when done with req (the loop frees
@@ -105,6 +107,7 @@ int h_rollback(struct agent *, struct aconn *, Knob__Envelope *);	/* tune.c */
 int h_phase_prepare(struct agent *, struct aconn *, Knob__Envelope *);	/* bench.c */
 int h_phase_go(struct agent *, struct aconn *, Knob__Envelope *);	/* bench.c */
 int h_phase_abort(struct agent *, struct aconn *, Knob__Envelope *);	/* bench.c */
+int h_health(struct agent *, struct aconn *, Knob__Envelope *);		/* health.c */
 
 /* Facts (agent/facts.c): fill f; free with facts_free. 0 or -1. */
 int facts_gather(struct agent *a, Knob__Facts *f);
@@ -123,5 +126,10 @@ void bench_fini(struct agent *a);
 void bench_conn_closed(struct agent *a, uint64_t conn_id);	/* controller gone */
 void bench_conn_activity(struct agent *a, uint64_t conn_id);	/* any frame from it */
 void bench_tick(struct agent *a);				/* once a second */
+int bench_active(struct agent *a);	/* a phase is prepared or running */
+
+/* Health subsystem hooks (agent/health.c). */
+int health_init(struct agent *a);
+void health_fini(struct agent *a);
 
 #endif

@@ -221,6 +221,21 @@ bench_conn_activity(struct agent *a, uint64_t conn_id)
 	pthread_mutex_unlock(&bs->mu);
 }
 
+/* 1 while a phase is prepared or running on this agent (health probes skip). */
+int
+bench_active(struct agent *a)
+{
+	struct bench_state *bs = a->bench;
+	int busy;
+
+	if (bs == NULL)
+		return 0;
+	pthread_mutex_lock(&bs->mu);
+	busy = bs->phases != NULL;
+	pthread_mutex_unlock(&bs->mu);
+	return busy;
+}
+
 void
 bench_tick(struct agent *a)
 {

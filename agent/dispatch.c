@@ -21,6 +21,7 @@ static const struct handler handlers[] = {
 	{ KNOB__ENVELOPE__BODY_PHASE_PREPARE, "phase-prepare", h_phase_prepare },
 	{ KNOB__ENVELOPE__BODY_PHASE_GO, "phase-go", h_phase_go },
 	{ KNOB__ENVELOPE__BODY_PHASE_ABORT, "phase-abort", h_phase_abort },
+	{ KNOB__ENVELOPE__BODY_HEALTH, "health", h_health },
 };
 
 /* Answer a Ping with our clock (used for clock-offset estimation). */

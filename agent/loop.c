@@ -136,7 +136,7 @@ agent_init(struct agent *a, const struct agent_cfg *cfg)
 		log_err("tuning journal recovery failed; refusing to serve");
 		return -1;
 	}
-	if (bench_init(a) < 0)
+	if (bench_init(a) < 0 || health_init(a) < 0)
 		return -1;
 
 	a->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -687,6 +687,7 @@ agent_fini(struct agent *a)
 	while (a->conns)
 		conn_close(a, a->conns, NULL);	/* aborts running phases */
 	wait_workers(a, 10);
+	health_fini(a);
 	bench_fini(a);
 	tune_fini(a);
 	for (p = a->posts; p; p = next) {

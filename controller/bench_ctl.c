@@ -27,6 +27,7 @@
 #include <sys/random.h>
 
 #include "bench_ctl.h"
+#include "sweep.h"
 #include "hist.h"
 #include "log.h"
 #include "nodeset.h"
@@ -1564,6 +1565,7 @@ bench_print_table(FILE *f, json_object *doc, int decimal)
 			for (k = 0; k < json_object_array_length(arr); k++)
 				fprintf(f, "%s %s: warning: %s\n", jget_s(ph, "phase_id"), jget_s(ph, "kind"),
 				    json_object_get_string(json_object_array_get_idx(arr, k)));
+		sweep_print_stragglers(f, ph);
 	}
 }
 

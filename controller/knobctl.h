@@ -189,10 +189,11 @@ int cmd_verify(struct ctl *ctl, int argc, char **argv);
 int cmd_rollback(struct ctl *ctl, int argc, char **argv);
 int cmd_bench(struct ctl *ctl, int argc, char **argv);
 int cmd_results(struct ctl *ctl, int argc, char **argv);
+int cmd_sweep(struct ctl *ctl, int argc, char **argv);
 extern const struct cmd_entry cmd_ca_entry, cmd_ping_entry, cmd_facts_entry, cmd_profile_entry,
     cmd_apply_entry, cmd_verify_entry, cmd_rollback_entry, cmd_bench_entry, cmd_results_entry,
     cmd_nodeset_entry, cmd_help_entry, cmd_off_entry, cmd_active_entry,
-    cmd_report_entry, cmd_play_entry;
+    cmd_report_entry, cmd_play_entry, cmd_sweep_entry;
 int cmd_report(struct ctl *ctl, int argc, char **argv);
 int cmd_play(struct ctl *ctl, int argc, char **argv);
 

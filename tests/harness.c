@@ -1,5 +1,6 @@
 /* Integration harness: namespaces, certificates and real knobd processes.
  * See harness.h.  Test code: plain and synchronous on purpose. */
+#include <check.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -348,6 +349,15 @@ harness_knobctl(struct harness *h, char **out, char **err, const char *fmt, ...)
 	return r;
 }
 
+/* vasprintf into a malloc'd string, NULL on failure. */
+static char *
+fmt_args(const char *fmt, va_list ap)
+{
+	char *s;
+
+	return vasprintf(&s, fmt, ap) < 0 ? NULL : s;
+}
+
 struct json_object *
 harness_knobctl_json(struct harness *h, int *rc, const char *fmt, ...)
 {
@@ -356,8 +366,7 @@ harness_knobctl_json(struct harness *h, int *rc, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	if (vasprintf(&args, fmt, ap) < 0)
-		args = NULL;
+	args = fmt_args(fmt, ap);
 	va_end(ap);
 	if (args == NULL)
 		return NULL;
@@ -370,6 +379,63 @@ harness_knobctl_json(struct harness *h, int *rc, const char *fmt, ...)
 	free(err);
 	free(args);
 	return doc;
+}
+
+int
+harness_knobctl_logged(struct harness *h, char **out, const char *fmt, ...)
+{
+	char *args, *err = NULL;
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	args = fmt_args(fmt, ap);
+	va_end(ap);
+	if (args == NULL)
+		return -1;
+	rc = harness_knobctl(h, out, &err, "%s", args);
+	fprintf(stderr, "$ knobctl %s   (exit %d)\n%s%s", args, rc, *out ? *out : "",
+	    err && *err ? err : "");
+	free(err);
+	free(args);
+	return rc;
+}
+
+long
+harness_sh_int(const char *fmt, ...)
+{
+	va_list ap;
+	char *cmd;
+	long n = -1;
+	FILE *p;
+
+	va_start(ap, fmt);
+	cmd = fmt_args(fmt, ap);
+	va_end(ap);
+	if (cmd == NULL)
+		return -1;
+	p = popen(cmd, "r");
+	free(cmd);
+	if (p == NULL)
+		return -1;
+	if (fscanf(p, "%ld", &n) != 1)
+		n = -1;
+	pclose(p);
+	return n;
+}
+
+int
+harness_run_suite(struct Suite *s, int nofork)
+{
+	SRunner *sr = srunner_create(s);
+	int failed;
+
+	if (nofork)
+		srunner_set_fork_status(sr, CK_NOFORK);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
 }
 
 /* nftw callback: remove one entry, children first. */

@@ -59,6 +59,12 @@ int harness_knobctl(struct harness *h, char **out, char **err, const char *fmt, 
  * not JSON); the exit status in *rc.  Caller puts the result. */
 struct json_object *harness_knobctl_json(struct harness *h, int *rc, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* harness_knobctl that also prints the command, its exit status and its
+ * output on stderr for the test log; stdout into *out (malloc'd). */
+int harness_knobctl_logged(struct harness *h, char **out, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The first integer a shell command prints (host namespace), -1 if none. */
+long harness_sh_int(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Run a shell command inside node i's namespace; returns exit status. */
 int harness_node_sh(struct harness *h, int i, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -70,6 +76,11 @@ int harness_rm_rf(const char *path);
 int harness_log_has(struct harness *h, int i, const char *s);
 /* Wait until agent i's log contains s (deadline: seconds). 0 or -1. */
 int harness_wait_log(struct harness *h, int i, const char *s, double seconds);
+/* Run a Check suite (without forking per test when nofork: fixtures set up
+ * once must be torn down by their own teardown); 0 when every test passed,
+ * else 1, for main's return. */
+struct Suite;
+int harness_run_suite(struct Suite *s, int nofork);
 /* Tear everything down.  Safe to call twice. */
 void harness_stop(struct harness *h);
 

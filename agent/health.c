@@ -1,0 +1,375 @@
+/* Health sweeps in knobd: the HealthRequest handler, one worker per check
+ * with its own deadline, and the counters kept between sweeps.  See
+ * health.h. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <json-c/json.h>
+
+#include "health.h"
+#include "log.h"
+#include "util.h"
+
+/* One check of a sweep running on its own thread. */
+struct htask {
+	struct hsweep *sw;
+	const struct hcheck_def *def;
+	size_t arg;
+	char target[PATH_MAX];	/* for the timeout message */
+	uint64_t deadline_ns;	/* monotonic */
+	uint32_t timeout_ms;
+	int done, abandoned;
+	struct hout out;
+};
+
+/* A sweep: the request, its tasks, and a reference per live thread. */
+struct hsweep {
+	struct agent *a;
+	uint64_t conn_id;
+	Knob__Envelope *req;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int refs;
+	struct htask *t;
+	size_t nt;
+	uint64_t start_ns;
+};
+
+static const struct hcheck_def defs[] = {
+	{ "drift", health_drift },
+	{ "mount", health_mount },
+	{ "nic", health_nic },
+	{ "blockdev", health_blockdevs },
+	{ "hw", health_hw },
+	{ "errors", health_errors },
+	{ "load", health_load },
+	{ "service", health_services },
+	{ "probe", health_probe },
+};
+
+enum { D_DRIFT, D_MOUNT, D_NIC, D_BLOCKDEV, D_HW, D_ERRORS, D_LOAD, D_SERVICE, D_PROBE };
+
+Knob__HealthCheck *
+hout_add(struct hout *o, const char *check, const char *target, int state, const char *fmt, ...)
+{
+	Knob__HealthCheck *c = xcalloc(1, sizeof(*c));
+	char reason[HEALTH_REASON_MAX];
+	va_list ap;
+
+	knob__health_check__init(c);
+	va_start(ap, fmt);
+	vsnprintf(reason, sizeof(reason), fmt, ap);
+	va_end(ap);
+	c->check = xstrdup(check);
+	c->target = xstrdup(target ? target : "");
+	c->state = state;
+	c->reason = xstrdup(reason);
+	o->v = xrealloc(o->v, (o->n + 1) * sizeof(*o->v));
+	o->v[o->n++] = c;
+	return c;
+}
+
+void
+health_check_free(Knob__HealthCheck *c)
+{
+	if (c == NULL)
+		return;
+	free(c->check);
+	free(c->target);
+	free(c->reason);
+	for (size_t i = 0; i < c->n_metrics; i++) {
+		free(c->metrics[i]->name);
+		free(c->metrics[i]);
+	}
+	free(c->metrics);
+	free(c);
+}
+
+void
+hout_free(struct hout *o)
+{
+	for (size_t i = 0; i < o->n; i++)
+		health_check_free(o->v[i]);
+	free(o->v);
+	o->v = NULL;
+	o->n = 0;
+}
+
+/* ------------------------------------------------------------ counters */
+
+/* The counters file as a JSON object (empty when absent or unreadable);
+ * hs->mu held.  Caller puts it. */
+json_object *
+health_counters_load(struct health_state *hs)
+{
+	json_object *o = json_object_from_file(hs->counters_path);
+
+	if (o == NULL || !json_object_is_type(o, json_type_object)) {
+		json_object_put(o);
+		o = json_object_new_object();
+	}
+	return o;
+}
+
+/* Write the counters atomically; hs->mu held.  0 or -1. */
+int
+health_counters_save(struct health_state *hs, json_object *o)
+{
+	const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+
+	if (write_file_atomic(hs->counters_path, s, strlen(s), 0600) < 0) {
+		log_warn("%s", hs->counters_path);
+		return -1;
+	}
+	return 0;
+}
+
+int
+health_counter_swap(json_object *o, const char *key, uint64_t now, uint64_t *prev)
+{
+	json_object *v;
+	int had = json_object_object_get_ex(o, key, &v);
+
+	if (had)
+		*prev = (uint64_t)json_object_get_int64(v);
+	json_object_object_add(o, key, json_object_new_int64((int64_t)now));
+	return had;
+}
+
+/* ------------------------------------------------------------ lifecycle */
+
+int
+health_init(struct agent *a)
+{
+	struct health_state *hs = xcalloc(1, sizeof(*hs));
+	const char *rate = getenv("KNOB_TEST_PROBE_RATE_IOPS");
+
+	pthread_mutex_init(&hs->mu, NULL);
+	snprintf(hs->counters_path, sizeof(hs->counters_path), "%s/%s", a->state_dir,
+	    HEALTH_COUNTERS_NAME);
+	if (a->cfg.test_hooks && rate != NULL)
+		hs->test_probe_rate_iops = (uint32_t)strtoul(rate, NULL, 10);
+	a->health = hs;
+	return 0;
+}
+
+void
+health_fini(struct agent *a)
+{
+	struct health_state *hs = a->health;
+
+	if (hs == NULL)
+		return;
+	health_mount_fini(hs);
+	pthread_mutex_destroy(&hs->mu);
+	free(hs);
+	a->health = NULL;
+}
+
+/* ------------------------------------------------------------ a sweep */
+
+/* Drop one reference; the last one frees the sweep and its request. */
+static void
+sweep_unref(struct hsweep *sw)
+{
+	int last;
+
+	pthread_mutex_lock(&sw->mu);
+	last = --sw->refs == 0;
+	pthread_mutex_unlock(&sw->mu);
+	if (!last)
+		return;
+	for (size_t i = 0; i < sw->nt; i++)
+		hout_free(&sw->t[i].out);
+	free(sw->t);
+	knob__envelope__free_unpacked(sw->req, NULL);
+	pthread_cond_destroy(&sw->cv);
+	pthread_mutex_destroy(&sw->mu);
+	free(sw);
+}
+
+/* Worker: run one check; an abandoned task's findings are dropped. */
+static void *
+task_worker(void *arg)
+{
+	struct htask *t = arg;
+	struct hsweep *sw = t->sw;
+	struct hout out = { 0 };
+
+	t->def->run(sw->a, sw->req->health, t->arg, &out);
+	pthread_mutex_lock(&sw->mu);
+	if (t->abandoned)
+		hout_free(&out);
+	else
+		t->out = out;
+	t->done = 1;
+	pthread_cond_broadcast(&sw->cv);
+	pthread_mutex_unlock(&sw->mu);
+	sweep_unref(sw);
+	return NULL;
+}
+
+/* Add a task for check def (arg, target for messages, deadline). */
+static void
+task_add(struct hsweep *sw, int def, size_t arg, const char *target, uint32_t timeout_ms)
+{
+	struct htask *t;
+
+	sw->t = xrealloc(sw->t, (sw->nt + 1) * sizeof(*sw->t));
+	t = &sw->t[sw->nt++];
+	memset(t, 0, sizeof(*t));
+	t->sw = sw;
+	t->def = &defs[def];
+	t->arg = arg;
+	snprintf(t->target, sizeof(t->target), "%s", target ? target : "");
+	t->timeout_ms = timeout_ms;
+}
+
+/* The tasks a request asks for.  A mount gets its probe timeout plus a
+ * second: its own deadline is what makes it hung, not timed out. */
+static void
+plan_tasks(struct hsweep *sw, const Knob__HealthRequest *r)
+{
+	uint32_t to = r->check_timeout_ms ? r->check_timeout_ms : HEALTH_CHECK_TIMEOUT_MS;
+
+	if (r->verify)
+		task_add(sw, D_DRIFT, 0, r->verify->profile, to);
+	for (size_t i = 0; i < r->n_mounts; i++) {
+		uint32_t mt = r->mounts[i]->timeout_ms ? r->mounts[i]->timeout_ms :
+		    HEALTH_MOUNT_TIMEOUT_MS;
+
+		task_add(sw, D_MOUNT, i, r->mounts[i]->path, mt + 1000);
+	}
+	for (size_t i = 0; i < r->n_nics; i++)
+		task_add(sw, D_NIC, i, r->nics[i]->name, to);
+	if (r->n_blockdevs)
+		task_add(sw, D_BLOCKDEV, 0, NULL, to);
+	task_add(sw, D_HW, 0, NULL, to);
+	if (r->hw == NULL || r->hw->errors)
+		task_add(sw, D_ERRORS, 0, NULL, to);
+	task_add(sw, D_LOAD, 0, NULL, to);
+	if (r->n_processes || r->n_modules || r->nfsd_threads)
+		task_add(sw, D_SERVICE, 0, NULL, to);
+	if (r->probe && r->probe->dir[0]) {
+		uint32_t secs = 2 * (r->probe->seq_s + r->probe->md_s);
+
+		task_add(sw, D_PROBE, 0, r->probe->dir, to + secs * 1000);
+	}
+}
+
+/* Wait until every task is done or past its deadline (sw->mu held);
+ * late tasks are marked abandoned. */
+static void
+wait_tasks(struct hsweep *sw)
+{
+	for (;;) {
+		uint64_t now = now_mono_ns(), next = UINT64_MAX;
+		struct timespec ts;
+		uint64_t wake;
+
+		for (size_t i = 0; i < sw->nt; i++) {
+			struct htask *t = &sw->t[i];
+
+			if (t->done || t->abandoned)
+				continue;
+			if (now >= t->deadline_ns)
+				t->abandoned = 1;
+			else if (t->deadline_ns < next)
+				next = t->deadline_ns;
+		}
+		if (next == UINT64_MAX)
+			return;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		wake = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + (next - now);
+		ts.tv_sec = (time_t)(wake / 1000000000ull);
+		ts.tv_nsec = (long)(wake % 1000000000ull);
+		pthread_cond_timedwait(&sw->cv, &sw->mu, &ts);
+	}
+}
+
+/* Collect the findings (sw->mu held) into res; timed-out tasks get one
+ * HEALTH_TIMEOUT entry each. */
+static void
+collect(struct hsweep *sw, struct hout *res)
+{
+	for (size_t i = 0; i < sw->nt; i++) {
+		struct htask *t = &sw->t[i];
+
+		if (!t->done) {
+			hout_add(res, t->def->name, t->target, KNOB__HEALTH_STATE__HEALTH_TIMEOUT,
+			    "no result in %.1f s", t->timeout_ms / 1000.0);
+			continue;
+		}
+		for (size_t k = 0; k < t->out.n; k++) {
+			res->v = xrealloc(res->v, (res->n + 1) * sizeof(*res->v));
+			res->v[res->n++] = t->out.v[k];
+		}
+		free(t->out.v);
+		t->out.v = NULL;
+		t->out.n = 0;
+	}
+}
+
+/* Sweep worker: start the tasks, wait, answer, drop our reference. */
+static void *
+sweep_worker(void *arg)
+{
+	struct hsweep *sw = arg;
+	Knob__Envelope env = KNOB__ENVELOPE__INIT;
+	Knob__HealthResult hr = KNOB__HEALTH_RESULT__INIT;
+	struct hout res = { 0 };
+
+	sw->start_ns = now_mono_ns();
+	plan_tasks(sw, sw->req->health);
+	pthread_mutex_lock(&sw->mu);
+	for (size_t i = 0; i < sw->nt; i++) {
+		sw->t[i].deadline_ns = sw->start_ns + sw->t[i].timeout_ms * 1000000ull;
+		sw->refs++;
+		if (agent_spawn(sw->a, task_worker, &sw->t[i]) < 0) {
+			sw->refs--;
+			sw->t[i].done = 1;
+			hout_add(&sw->t[i].out, sw->t[i].def->name, sw->t[i].target,
+			    KNOB__HEALTH_STATE__HEALTH_FAIL, "cannot start a worker");
+		}
+	}
+	wait_tasks(sw);
+	collect(sw, &res);
+	pthread_mutex_unlock(&sw->mu);
+	hr.checks = res.v;
+	hr.n_checks = res.n;
+	hr.node = sw->a->node;
+	hr.agent_time_ns = now_real_ns();
+	hr.duration_ns = now_mono_ns() - sw->start_ns;
+	env.body_case = KNOB__ENVELOPE__BODY_HEALTH_RESULT;
+	env.health_result = &hr;
+	agent_post(sw->a, sw->conn_id, sw->req->id, &env);
+	hout_free(&res);
+	sweep_unref(sw);
+	return NULL;
+}
+
+int
+h_health(struct agent *a, struct aconn *c, Knob__Envelope *req)
+{
+	struct hsweep *sw;
+
+	if (req->health == NULL || a->health == NULL)
+		return agent_reply_error(a, c, req->id, EINVAL, "empty health request") < 0 ? -1 : 0;
+	sw = xcalloc(1, sizeof(*sw));
+	sw->a = a;
+	sw->conn_id = c->id;
+	sw->req = req;
+	sw->refs = 1;
+	pthread_mutex_init(&sw->mu, NULL);
+	pthread_cond_init(&sw->cv, NULL);
+	if (agent_spawn(a, sweep_worker, sw) < 0) {
+		sw->req = NULL;
+		pthread_cond_destroy(&sw->cv);
+		pthread_mutex_destroy(&sw->mu);
+		free(sw);
+		return agent_reply_error(a, c, req->id, EAGAIN, "cannot start a worker") < 0 ? -1 : 0;
+	}
+	return 1;
+}

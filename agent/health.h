@@ -1,0 +1,92 @@
+/* Health checks of knobd (knobctl sweep).
+ *
+ * h_health hands a HealthRequest to a sweep worker, which starts every check
+ * on its own worker thread with its own deadline and waits for them.  A
+ * check that misses its deadline is reported HEALTH_TIMEOUT and abandoned:
+ * its thread finishes on its own and its result is dropped.
+ *
+ * Nothing in a check touches a mount point from an agent thread.  Mount
+ * probes (statfs, stat, create, unlink) run in a child process; a child that
+ * does not answer in time is kept in health_state.stuck and its mount is
+ * HEALTH_HUNG.  While it is still stuck, later sweeps report
+ * "hung (since T)" and start no new probe on that mount; the children are
+ * killed when the agent stops.
+ *
+ * Counters that must not grow between sweeps (NIC errors and drops, MCE and
+ * EDAC counts) are kept in STATE_DIR/health-counters.json. */
+#ifndef KNOB_HEALTH_H
+#define KNOB_HEALTH_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <json-c/json.h>
+
+#include "agent.h"
+#include "knob.pb-c.h"
+
+#define HEALTH_COUNTERS_NAME "health-counters.json"
+#define HEALTH_CHECK_TIMEOUT_MS 10000
+#define HEALTH_MOUNT_TIMEOUT_MS 5000
+#define HEALTH_REASON_MAX 512
+
+/* A mount probe that missed its deadline and is still running. */
+struct hprobe {
+	struct hprobe *next;
+	char path[PATH_MAX];
+	pid_t pid;
+	int fd;			/* read end of the child's report pipe */
+	uint64_t since_ns;	/* CLOCK_REALTIME when the probe started */
+	char step[16];		/* what it was waiting for */
+};
+
+struct health_state {
+	pthread_mutex_t mu;	/* guards stuck and the counters file */
+	struct hprobe *stuck;
+	char counters_path[PATH_MAX];
+	uint32_t test_probe_rate_iops;	/* $KNOB_TEST_PROBE_RATE_IOPS with --test-hooks */
+};
+
+/* The findings of one check: one or more HealthCheck entries. */
+struct hout {
+	Knob__HealthCheck **v;
+	size_t n;
+};
+
+/* Append a finding; reason is printf-formatted.  Returns the new entry. */
+Knob__HealthCheck *hout_add(struct hout *o, const char *check, const char *target, int state,
+    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+void hout_free(struct hout *o);
+/* Free one HealthCheck made by hout_add. */
+void health_check_free(Knob__HealthCheck *c);
+
+/* One kind of check.  run() fills out; arg is an index into the request
+ * (a mount, a NIC) or unused. */
+struct hcheck_def {
+	const char *name;
+	void (*run)(struct agent *a, const Knob__HealthRequest *req, size_t arg, struct hout *out);
+};
+
+/* Mounts (health_mount.c): presence, type, options, probe, free space. */
+void health_mount(struct agent *a, const Knob__HealthRequest *req, size_t idx, struct hout *out);
+/* Kill and reap the stuck probes (agent shutdown). */
+void health_mount_fini(struct health_state *hs);
+
+/* Node checks (health_node.c). */
+void health_nic(struct agent *a, const Knob__HealthRequest *req, size_t idx, struct hout *out);
+void health_hw(struct agent *a, const Knob__HealthRequest *req, size_t idx, struct hout *out);
+void health_errors(struct agent *a, const Knob__HealthRequest *req, size_t idx, struct hout *out);
+void health_load(struct agent *a, const Knob__HealthRequest *req, size_t idx, struct hout *out);
+void health_services(struct agent *a, const Knob__HealthRequest *req, size_t idx, struct hout *out);
+void health_blockdevs(struct agent *a, const Knob__HealthRequest *req, size_t idx, struct hout *out);
+void health_drift(struct agent *a, const Knob__HealthRequest *req, size_t idx, struct hout *out);
+void health_probe(struct agent *a, const Knob__HealthRequest *req, size_t idx, struct hout *out);
+
+/* The counters file (health.c), with hs->mu held: load (an empty object
+ * when absent; caller puts it), save atomically (0 or -1), and swap one
+ * counter: store now under key, return 1 with *prev when it had a value. */
+json_object *health_counters_load(struct health_state *hs);
+int health_counters_save(struct health_state *hs, json_object *o);
+int health_counter_swap(json_object *o, const char *key, uint64_t now, uint64_t *prev);
+
+#endif

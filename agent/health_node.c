@@ -1,0 +1,547 @@
+/* Node checks of a health sweep: profile drift (the tuning verify path),
+ * NICs (rtnetlink through libnl), block devices, memory and CPU counts,
+ * MCE/EDAC error counts, load average, services, and the fleet-relative
+ * probe through the built-in benchmark engine.  None of them touches a
+ * mount point other than the probe's own directory. */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/if.h>
+#include <netlink/netlink.h>
+#include <netlink/route/link.h>
+
+#include "bench.h"
+#include "health.h"
+#include "log.h"
+#include "tune.h"
+#include "util.h"
+
+#define ST_OK KNOB__HEALTH_STATE__HEALTH_OK
+#define ST_WARN KNOB__HEALTH_STATE__HEALTH_WARN
+#define ST_FAIL KNOB__HEALTH_STATE__HEALTH_FAIL
+#define ST_SKIPPED KNOB__HEALTH_STATE__HEALTH_SKIPPED
+
+/* Read a small file under the sysroot into buf (trimmed). 0 or -1. */
+static int
+read_under(struct agent *a, const char *abs, char *buf, size_t len)
+{
+	char path[PATH_MAX];
+
+	if (agent_path(a, path, sizeof(path), abs) < 0 || read_small_file(path, buf, len) < 0)
+		return -1;
+	strtrim(buf);
+	return 0;
+}
+
+/* ------------------------------------------------------------ drift */
+
+/* Verify the expected profile; list the keys that drifted. */
+void
+health_drift(struct agent *a, const Knob__HealthRequest *req, size_t idx, struct hout *out)
+{
+	const Knob__VerifyRequest *v = req->verify;
+	Knob__VerifyResult res;
+	char *list = NULL;
+	size_t bad = 0, shown = 0;
+
+	(void)idx;
+	if (tune_verify(a, v, &res) < 0) {
+		hout_add(out, "drift", v->profile, ST_FAIL, "verify failed");
+		return;
+	}
+	for (size_t i = 0; i < res.n_keys; i++) {
+		const Knob__KeyResult *k = res.keys[i];
+
+		if (k->state == KNOB__KEY_STATE__KEY_OK ||
+		    k->state == KNOB__KEY_STATE__KEY_PENDING_RESTART)
+			continue;
+		bad++;
+		if (shown++ >= 4)
+			continue;
+		if (k->state == KNOB__KEY_STATE__KEY_DRIFT)
+			str_appendf(&list, "%s%s %s is %s, wants %s", list ? "; " : "", k->driver,
+			    *k->target ? k->target : k->key, k->before, k->wanted);
+		else
+			str_appendf(&list, "%s%s %s %s", list ? "; " : "", k->driver,
+			    *k->target ? k->target : k->key,
+			    *k->message ? k->message : tune_key_state_name((int)k->state));
+	}
+	if (v->profile[0] && strcmp(res.active_profile, v->profile) != 0)
+		hout_add(out, "drift", v->profile, ST_FAIL, "active profile is %s%s%s",
+		    *res.active_profile ? res.active_profile : "(none)", bad ? "; " : "",
+		    bad ? list : "");
+	else if (bad)
+		hout_add(out, "drift", v->profile, ST_FAIL, "%zu of %zu keys drifted: %s%s", bad,
+		    res.n_keys, list, shown > 4 ? "; ..." : "");
+	else
+		hout_add(out, "drift", v->profile, ST_OK, "%zu keys match", res.n_keys);
+	free(list);
+	tune_verify_result_free(&res);
+}
+
+/* ------------------------------------------------------------ NICs */
+
+static const struct {
+	const char *name;
+	rtnl_link_stat_id_t id;
+} nic_counters[] = {
+	{ "rx_errors", RTNL_LINK_RX_ERRORS }, { "tx_errors", RTNL_LINK_TX_ERRORS },
+	{ "rx_dropped", RTNL_LINK_RX_DROPPED }, { "tx_dropped", RTNL_LINK_TX_DROPPED },
+};
+
+/* Compare the error/drop counters with the last sweep's; store the new
+ * ones.  Appends the grown ones to *grown. */
+static void
+nic_counters_check(struct agent *a, const char *ifname, struct rtnl_link *l, char **grown)
+{
+	struct health_state *hs = a->health;
+	json_object *o;
+
+	pthread_mutex_lock(&hs->mu);
+	o = health_counters_load(hs);
+	for (size_t i = 0; i < nitems(nic_counters); i++) {
+		char key[128];
+		uint64_t now = rtnl_link_get_stat(l, nic_counters[i].id), prev;
+
+		snprintf(key, sizeof(key), "nic.%s.%s", ifname, nic_counters[i].name);
+		if (health_counter_swap(o, key, now, &prev) && now > prev)
+			str_appendf(grown, "%s%s +%llu", *grown ? ", " : "", nic_counters[i].name,
+			    (unsigned long long)(now - prev));
+	}
+	health_counters_save(hs, o);
+	json_object_put(o);
+	pthread_mutex_unlock(&hs->mu);
+}
+
+/* Up: administratively, and operationally (drivers that do not track the
+ * operational state, like lo, report "unknown" with the carrier flag). */
+static int
+link_up(struct rtnl_link *l)
+{
+	unsigned flags = rtnl_link_get_flags(l);
+	uint8_t op = rtnl_link_get_operstate(l);
+
+	return (flags & IFF_UP) && (op == IF_OPER_UP || (op == IF_OPER_UNKNOWN &&
+	    (flags & IFF_RUNNING)));
+}
+
+/* Link up, MTU, speed and counters of one expected interface. */
+void
+health_nic(struct agent *a, const Knob__HealthRequest *req, size_t idx, struct hout *out)
+{
+	const Knob__NicExpect *e = req->nics[idx];
+	struct nl_sock *sk = nl_socket_alloc();
+	struct rtnl_link *l = NULL;
+	char path[128], speed[32] = "", *grown = NULL;
+	long mbps = -1;
+	unsigned mtu;
+
+	if (sk == NULL || nl_connect(sk, NETLINK_ROUTE) < 0 ||
+	    rtnl_link_get_kernel(sk, 0, e->name, &l) < 0) {
+		hout_add(out, "nic", e->name, ST_FAIL, "no such interface");
+		goto out;
+	}
+	mtu = rtnl_link_get_mtu(l);
+	snprintf(path, sizeof(path), "/sys/class/net/%s/speed", e->name);
+	if (read_under(a, path, speed, sizeof(speed)) == 0)
+		mbps = strtol(speed, NULL, 10);
+	if (!link_up(l))
+		hout_add(out, "nic", e->name, ST_FAIL, "link is down");
+	else if (e->mtu && mtu != e->mtu)
+		hout_add(out, "nic", e->name, ST_FAIL, "MTU %u, expected %u", mtu, e->mtu);
+	else if (e->speed_mbps && mbps != e->speed_mbps)
+		hout_add(out, "nic", e->name, ST_FAIL, "speed %ld Mb/s, expected %lld Mb/s", mbps,
+		    (long long)e->speed_mbps);
+	else {
+		if (e->counters)
+			nic_counters_check(a, e->name, l, &grown);
+		if (grown)
+			hout_add(out, "nic", e->name, ST_WARN, "counters grew since the last sweep: %s",
+			    grown);
+		else
+			hout_add(out, "nic", e->name, ST_OK, "up, MTU %u, %ld Mb/s", mtu, mbps);
+	}
+out:
+	free(grown);
+	if (l)
+		rtnl_link_put(l);
+	nl_socket_free(sk);
+}
+
+/* ------------------------------------------------------------ hardware */
+
+/* Block devices that must be present (their settings are part of drift). */
+void
+health_blockdevs(struct agent *a, const Knob__HealthRequest *req, size_t idx, struct hout *out)
+{
+	(void)idx;
+	for (size_t i = 0; i < req->n_blockdevs; i++) {
+		char abs[PATH_MAX], path[PATH_MAX];
+
+		snprintf(abs, sizeof(abs), "/sys/block/%s", req->blockdevs[i]);
+		if (strchr(req->blockdevs[i], '/') != NULL ||
+		    agent_path(a, path, sizeof(path), abs) < 0 || access(path, F_OK) < 0)
+			hout_add(out, "blockdev", req->blockdevs[i], ST_FAIL, "absent");
+		else
+			hout_add(out, "blockdev", req->blockdevs[i], ST_OK, "present");
+	}
+}
+
+/* Physical memory and core/thread counts against the expectation. */
+void
+health_hw(struct agent *a, const Knob__HealthRequest *req, size_t idx, struct hout *out)
+{
+	const Knob__HwExpect *e = req->hw;
+	Knob__Facts f;
+	double gib, want, tol;
+	uint32_t cores, threads;
+
+	(void)idx;
+	if (facts_gather(a, &f) < 0) {
+		hout_add(out, "memory", NULL, ST_FAIL, "cannot read the node's facts");
+		return;
+	}
+	gib = (double)f.mem_total_kb / (1024.0 * 1024.0);
+	want = e ? (double)e->mem_total_kb / (1024.0 * 1024.0) : 0;
+	tol = e && e->mem_tolerance_pct > 0 ? e->mem_tolerance_pct : 5;
+	if (want > 0 && (gib < want * (1 - tol / 100) || gib > want * (1 + tol / 100)))
+		hout_add(out, "memory", NULL, ST_FAIL, "%.1f GiB, expected %.1f GiB (+-%.0f%%)", gib,
+		    want, tol);
+	else
+		hout_add(out, "memory", NULL, ST_OK, "%.1f GiB", gib);
+	cores = f.cpu ? f.cpu->cores : 0;
+	threads = f.cpu ? f.cpu->threads : 0;
+	if (e && ((e->cores && cores != e->cores) || (e->threads && threads != e->threads)))
+		hout_add(out, "cpu", NULL, ST_FAIL, "%u cores / %u threads, expected %u / %u", cores,
+		    threads, e->cores, e->threads);
+	else
+		hout_add(out, "cpu", NULL, ST_OK, "%u cores / %u threads", cores, threads);
+	facts_free(&f);
+}
+
+/* Sum of the "MCE:" row of /proc/interrupts (machine check exceptions). */
+static uint64_t
+mce_count(struct agent *a)
+{
+	char path[PATH_MAX], *buf = NULL, *row, *p, *end;
+	uint64_t sum = 0;
+
+	if (agent_path(a, path, sizeof(path), "/proc/interrupts") < 0 ||
+	    read_file_bounded(path, 4u << 20, &buf, NULL) < 0)
+		return 0;
+	row = strstr(buf, "\n MCE:");
+	if (row == NULL)
+		row = strstr(buf, "\nMCE:");
+	if (row != NULL)
+		for (p = strchr(row, ':') + 1;; p = end) {
+			unsigned long long v = strtoull(p, &end, 10);
+
+			if (end == p)
+				break;
+			sum += v;
+		}
+	free(buf);
+	return sum;
+}
+
+/* Sum of one EDAC counter (ce_count or ue_count) over the memory controllers. */
+static uint64_t
+edac_count(struct agent *a, const char *name)
+{
+	char path[PATH_MAX], buf[64];
+	struct dirent *de;
+	uint64_t sum = 0;
+	DIR *d;
+
+	if (agent_path(a, path, sizeof(path), "/sys/devices/system/edac/mc") < 0 ||
+	    (d = opendir(path)) == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL) {
+		char abs[PATH_MAX];
+
+		if (strncmp(de->d_name, "mc", 2) != 0)
+			continue;
+		snprintf(abs, sizeof(abs), "/sys/devices/system/edac/mc/%s/%s", de->d_name, name);
+		if (read_under(a, abs, buf, sizeof(buf)) == 0)
+			sum += strtoull(buf, NULL, 10);
+	}
+	closedir(d);
+	return sum;
+}
+
+/* No new MCE or EDAC errors since the last sweep (first sweep: baseline). */
+void
+health_errors(struct agent *a, const Knob__HealthRequest *req, size_t idx, struct hout *out)
+{
+	struct health_state *hs = a->health;
+	uint64_t mce = mce_count(a), ce = edac_count(a, "ce_count"), ue = edac_count(a, "ue_count");
+	uint64_t pm = 0, pc = 0, pu = 0;
+	int had;
+	json_object *o;
+
+	(void)req;
+	(void)idx;
+	pthread_mutex_lock(&hs->mu);
+	o = health_counters_load(hs);
+	had = health_counter_swap(o, "mce", mce, &pm);
+	had &= health_counter_swap(o, "edac.ce", ce, &pc);
+	had &= health_counter_swap(o, "edac.ue", ue, &pu);
+	health_counters_save(hs, o);
+	json_object_put(o);
+	pthread_mutex_unlock(&hs->mu);
+	if (!had)
+		hout_add(out, "errors", NULL, ST_OK, "baseline: %llu MCE, %llu/%llu EDAC CE/UE",
+		    (unsigned long long)mce, (unsigned long long)ce, (unsigned long long)ue);
+	else if (mce > pm || ue > pu)
+		hout_add(out, "errors", NULL, ST_FAIL, "new since the last sweep: %llu MCE, %llu EDAC UE",
+		    (unsigned long long)(mce > pm ? mce - pm : 0),
+		    (unsigned long long)(ue > pu ? ue - pu : 0));
+	else if (ce > pc)
+		hout_add(out, "errors", NULL, ST_WARN, "%llu new EDAC corrected errors",
+		    (unsigned long long)(ce - pc));
+	else
+		hout_add(out, "errors", NULL, ST_OK, "no new MCE or EDAC errors");
+}
+
+/* 1-minute load average under the threshold. */
+void
+health_load(struct agent *a, const Knob__HealthRequest *req, size_t idx, struct hout *out)
+{
+	char buf[128];
+	double l1;
+
+	(void)idx;
+	if (read_under(a, "/proc/loadavg", buf, sizeof(buf)) < 0) {
+		hout_add(out, "load", NULL, ST_FAIL, "cannot read /proc/loadavg");
+		return;
+	}
+	l1 = strtod(buf, NULL);
+	if (req->hw && req->hw->load_max > 0 && l1 > req->hw->load_max)
+		hout_add(out, "load", NULL, ST_WARN, "load %.2f above %.2f", l1, req->hw->load_max);
+	else
+		hout_add(out, "load", NULL, ST_OK, "load %.2f", l1);
+}
+
+/* ------------------------------------------------------------ services */
+
+/* pid of a process whose comm is name, 0 when none. */
+static long
+find_process(struct agent *a, const char *name)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	long pid = 0;
+	DIR *d;
+
+	if (agent_path(a, path, sizeof(path), "/proc") < 0 || (d = opendir(path)) == NULL)
+		return 0;
+	while (pid == 0 && (de = readdir(d)) != NULL) {
+		char abs[PATH_MAX], comm[64];
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(abs, sizeof(abs), "/proc/%s/comm", de->d_name);
+		if (read_under(a, abs, comm, sizeof(comm)) == 0 && strcmp(comm, name) == 0)
+			pid = strtol(de->d_name, NULL, 10);
+	}
+	closedir(d);
+	return pid;
+}
+
+/* Expected processes, kernel modules and nfsd threads. */
+void
+health_services(struct agent *a, const Knob__HealthRequest *req, size_t idx, struct hout *out)
+{
+	char abs[PATH_MAX], path[PATH_MAX], buf[32];
+
+	(void)idx;
+	for (size_t i = 0; i < req->n_processes; i++) {
+		long pid = find_process(a, req->processes[i]);
+
+		if (pid)
+			hout_add(out, "service", req->processes[i], ST_OK, "running (pid %ld)", pid);
+		else
+			hout_add(out, "service", req->processes[i], ST_FAIL, "not running");
+	}
+	for (size_t i = 0; i < req->n_modules; i++) {
+		snprintf(abs, sizeof(abs), "/sys/module/%s", req->modules[i]);
+		if (strchr(req->modules[i], '/') == NULL &&
+		    agent_path(a, path, sizeof(path), abs) == 0 && access(path, F_OK) == 0)
+			hout_add(out, "service", req->modules[i], ST_OK, "module loaded");
+		else
+			hout_add(out, "service", req->modules[i], ST_FAIL, "module not loaded");
+	}
+	if (req->nfsd_threads) {
+		long n = read_under(a, "/proc/fs/nfsd/threads", buf, sizeof(buf)) == 0 ?
+		    strtol(buf, NULL, 10) : -1;
+
+		if (n < 0)
+			hout_add(out, "service", "nfsd", ST_FAIL, "nfsd not running");
+		else if ((uint32_t)n < req->nfsd_threads)
+			hout_add(out, "service", "nfsd", ST_FAIL, "%ld threads, expected %u", n,
+			    req->nfsd_threads);
+		else
+			hout_add(out, "service", "nfsd", ST_OK, "%ld threads", n);
+	}
+}
+
+/* ------------------------------------------------------------ probe */
+
+/* What the passes of one probe phase did. */
+struct pacc {
+	double amount;		/* bytes (data) or ops (metadata) */
+	uint64_t ops, ns;
+};
+
+/* Engine parameters of a probe phase of kind, in the node's own workdir
+ * DIR/knob.health-probe.NODE/ (the probe directory is often shared), with
+ * a stonewall of secs; count is the file size in blocks (data) or the file
+ * count (metadata).  0 or -1 with err. */
+static int
+probe_params(struct agent *a, const Knob__ProbeSpec *ps, const char *kind, uint32_t secs,
+    uint64_t count, struct bench_params *p, char *err, size_t errlen)
+{
+	Knob__PhaseSpec s = KNOB__PHASE_SPEC__INIT;
+	uint32_t rank = 0;
+	int rc;
+
+	s.phase_id = xasprintf("health-probe-%s", kind);
+	s.workdir_id = xasprintf("health-probe.%.40s", a->node);
+	for (char *c = s.workdir_id; *c; c++)
+		if (!isalnum((unsigned char)*c) && *c != '.' && *c != '-' && *c != '_')
+			*c = '_';
+	s.kind = (char *)(uintptr_t)kind;
+	s.dir = ps->dir;
+	s.block_size = ps->block_size ? ps->block_size : 1u << 20;
+	s.file_size = s.block_size * (count ? count : 1);
+	s.threads_total = 1;
+	s.n_ranks = 1;
+	s.ranks = &rank;
+	s.nodes_total = 1;
+	s.fsync = !bench_kind_is_md(bench_kind_parse(kind));
+	s.stonewall_s = secs;
+	s.files_per_dir = 1000;
+	s.md_files = count ? count : 1;
+	s.keep_files = 1;
+	s.rate_iops = a->health->test_probe_rate_iops;
+	rc = bench_params_from_spec(p, &s, a->sysroot, err, errlen);
+	free(s.phase_id);
+	free(s.workdir_id);
+	return rc;
+}
+
+/* One pass of a probe phase through the in-process engine, added to acc.
+ * 0 or -1 with err (the phase's files are then removed). */
+static int
+probe_pass(struct agent *a, const Knob__ProbeSpec *ps, const char *kind, uint32_t secs,
+    uint64_t count, struct pacc *acc, char *err, size_t errlen)
+{
+	struct bench_params p;
+	struct bench_job *j;
+	int rc = -1;
+
+	if (probe_params(a, ps, kind, secs, count, &p, err, errlen) < 0)
+		return -1;
+	j = bench_job_new(&p, a->node);
+	if (bench_job_run(j) == 0 && j->nth == 1) {
+		uint64_t ops = atomic_load(&j->th[0].ops);
+
+		acc->ops += ops;
+		acc->ns += j->th[0].end_ns - j->th[0].start_ns;
+		acc->amount += bench_kind_is_md(j->p.kind) ? (double)ops :
+		    (double)atomic_load(&j->th[0].bytes);
+		rc = 0;
+	} else {
+		snprintf(err, errlen, "%s: %s", kind, j->err[0] ? j->err : "failed");
+		bench_job_cleanup(j);
+	}
+	bench_job_free(j);
+	return rc;
+}
+
+/* Remove the probe's files (what the write and create phases left). */
+static void
+probe_cleanup(struct agent *a, const Knob__ProbeSpec *ps, const char *kind, uint64_t count)
+{
+	struct bench_params p;
+	char err[256];
+
+	if (probe_params(a, ps, kind, 1, count, &p, err, sizeof(err)) == 0) {
+		bench_cleanup_params(&p);
+		bench_params_free(&p);
+	}
+}
+
+/* Write (create) for secs, then read (stat) what was written, pass after
+ * pass until secs have passed too: a single pass from the page cache is
+ * over in a millisecond and too noisy to compare across nodes.  Rates in
+ * r[0] and r[1].  0 or -1 with err. */
+static int
+probe_pair(struct agent *a, const Knob__ProbeSpec *ps, const char *wkind, const char *rkind,
+    uint32_t secs, uint64_t count, double *r, char *err, size_t errlen)
+{
+	struct pacc w = { 0 }, rd = { 0 };
+	uint64_t end;
+	int rc = -1;
+
+	if (probe_pass(a, ps, wkind, secs, count, &w, err, errlen) < 0)
+		return -1;
+	end = now_mono_ns() + secs * 1000000000ull;
+	for (int pass = 0; pass < 100000 && (pass == 0 || now_mono_ns() < end); pass++)
+		if (probe_pass(a, ps, rkind, secs, w.ops, &rd, err, errlen) < 0)
+			goto out;
+	r[0] = w.ns ? w.amount * 1e9 / (double)w.ns : 0;
+	r[1] = rd.ns ? rd.amount * 1e9 / (double)rd.ns : 0;
+	rc = 0;
+out:
+	probe_cleanup(a, ps, rkind, w.ops);
+	return rc;
+}
+
+/* Attach metric name=value to c. */
+static void
+metric_add(Knob__HealthCheck *c, const char *name, double v)
+{
+	Knob__HealthMetric *m = xmalloc(sizeof(*m));
+
+	knob__health_metric__init(m);
+	m->name = xstrdup(name);
+	m->value = v;
+	c->metrics = xrealloc(c->metrics, (c->n_metrics + 1) * sizeof(*c->metrics));
+	c->metrics[c->n_metrics++] = m;
+}
+
+/* Fleet-relative probe: seq write then read, md create then stat; the
+ * controller judges the rates against the fleet.  Skipped during a
+ * benchmark so that it neither disturbs nor measures one. */
+void
+health_probe(struct agent *a, const Knob__HealthRequest *req, size_t idx, struct hout *out)
+{
+	static const char *const kinds[] = { "seq-write", "seq-read", "md-create", "md-stat" };
+	const Knob__ProbeSpec *ps = req->probe;
+	uint32_t seq = ps->seq_s ? ps->seq_s : 1, md = ps->md_s ? ps->md_s : 1;
+	double rate[nitems(kinds)] = { 0 };
+	char err[512] = "";
+	Knob__HealthCheck *c;
+
+	(void)idx;
+	if (bench_active(a)) {
+		hout_add(out, "probe", ps->dir, ST_SKIPPED, "a knob benchmark is running");
+		return;
+	}
+	if (probe_pair(a, ps, kinds[0], kinds[1], seq, 64, &rate[0], err, sizeof(err)) < 0 ||
+	    probe_pair(a, ps, kinds[2], kinds[3], md, 100000, &rate[2], err, sizeof(err)) < 0) {
+		hout_add(out, "probe", ps->dir, ST_FAIL, "%s", err);
+		return;
+	}
+	c = hout_add(out, "probe", ps->dir, ST_OK,
+	    "seq-write %.1f MiB/s, seq-read %.1f MiB/s, md-create %.0f/s, md-stat %.0f/s",
+	    rate[0] / 1048576, rate[1] / 1048576, rate[2], rate[3]);
+	for (size_t i = 0; i < nitems(kinds); i++)
+		metric_add(c, kinds[i], rate[i]);
+}

@@ -1,0 +1,561 @@
+/* knobctl sweep: health checks on every target in parallel.
+ *
+ * Per node: a Ping (reachability with the right certificate, clock offset),
+ * then one HealthRequest built from the sweep file for that node.  The
+ * agent answers within the largest deadline of its checks; the controller
+ * waits that long plus a margin.  Output is folded by (check, state,
+ * reason); the exit status is 0 when every node is ok, 1 when any check is
+ * warn or worse or a node is unreachable, 2 on a usage error. */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench_ctl.h"
+#include "nodeset.h"
+#include "opt.h"
+#include "sweep.h"
+
+#define DEFAULT_SWEEP_FILE "/etc/knob/sweep.xml"
+#define MARGIN_S 5.0
+
+static const char *const state_names[SS__COUNT] = {
+	[SS_OK] = "ok", [SS_SKIPPED] = "skipped", [SS_WARN] = "warn", [SS_SLOW] = "slow",
+	[SS_TIMEOUT] = "timeout", [SS_FAIL] = "fail", [SS_HUNG] = "hung",
+	[SS_UNREACHABLE] = "unreachable",
+};
+
+/* Agent HealthState -> sweep state (ordered by severity). */
+static const int from_wire[] = {
+	[KNOB__HEALTH_STATE__HEALTH_UNSPECIFIED] = SS_FAIL,
+	[KNOB__HEALTH_STATE__HEALTH_OK] = SS_OK,
+	[KNOB__HEALTH_STATE__HEALTH_WARN] = SS_WARN,
+	[KNOB__HEALTH_STATE__HEALTH_FAIL] = SS_FAIL,
+	[KNOB__HEALTH_STATE__HEALTH_TIMEOUT] = SS_TIMEOUT,
+	[KNOB__HEALTH_STATE__HEALTH_HUNG] = SS_HUNG,
+	[KNOB__HEALTH_STATE__HEALTH_SLOW] = SS_SLOW,
+	[KNOB__HEALTH_STATE__HEALTH_SKIPPED] = SS_SKIPPED,
+};
+
+const char *
+sweep_state_name(int st)
+{
+	return st >= 0 && st < SS__COUNT ? state_names[st] : "fail";
+}
+
+int
+sweep_state_bad(int st)
+{
+	return st >= SS_WARN;
+}
+
+int
+sweep_state_failing(int st)
+{
+	return st >= SS_SLOW;
+}
+
+/* Per-node state of the run. */
+struct snode {
+	Knob__HealthRequest req;
+	struct sweep_limits lim;
+	double budget_s;
+	uint64_t t_ping;
+	int64_t offset_ns;
+	int have_offset;
+};
+
+struct sopts {
+	const char *file, *probe, *prom, *scontrol;
+	int drain, verbose;
+};
+
+/* How long the agent may take: its largest check deadline, plus margin. */
+static double
+budget_of(const Knob__HealthRequest *r)
+{
+	double to = r->check_timeout_ms ? r->check_timeout_ms / 1000.0 : 10, b = to;
+
+	for (size_t i = 0; i < r->n_mounts; i++) {
+		double m = (r->mounts[i]->timeout_ms ? r->mounts[i]->timeout_ms / 1000.0 : 5) + 1;
+
+		b = fmax(b, m);
+	}
+	if (r->probe)
+		b = fmax(b, to + 2.0 * (r->probe->seq_s + r->probe->md_s));
+	return b + MARGIN_S;
+}
+
+static int
+sw_open(struct fanout *fo, struct fo_node *n)
+{
+	struct snode *sn = n->user;
+	Knob__Envelope env = KNOB__ENVELOPE__INIT;
+	Knob__Ping ping = KNOB__PING__INIT;
+
+	sn->t_ping = now_real_ns();
+	ping.t_send_ns = sn->t_ping;
+	env.body_case = KNOB__ENVELOPE__BODY_PING;
+	env.ping = &ping;
+	return fanout_send(fo, n, &env);
+}
+
+static int
+sw_msg(struct fanout *fo, struct fo_node *n, Knob__Envelope *m)
+{
+	struct snode *sn = n->user;
+	Knob__Envelope env = KNOB__ENVELOPE__INIT;
+
+	switch (m->body_case) {
+	case KNOB__ENVELOPE__BODY_PONG:
+		sn->offset_ns = bench_offset_sample(sn->t_ping, now_real_ns(), m->pong->agent_time_ns);
+		sn->have_offset = 1;
+		knob__envelope__free_unpacked(m, NULL);
+		env.body_case = KNOB__ENVELOPE__BODY_HEALTH;
+		env.health = &sn->req;
+		if (fanout_send(fo, n, &env) < 0)
+			return -1;
+		fanout_deadline(n, sn->budget_s);
+		return 0;
+	case KNOB__ENVELOPE__BODY_HEALTH_RESULT:
+		n->reply = m;
+		n->status = NS_OK;
+		return 1;
+	case KNOB__ENVELOPE__BODY_ERROR:
+		n->status = NS_FAILED;
+		free(n->detail);
+		n->detail = xstrdup(m->error->message);
+		knob__envelope__free_unpacked(m, NULL);
+		return -1;
+	default:
+		knob__envelope__free_unpacked(m, NULL);
+		return 0;
+	}
+}
+
+/* ------------------------------------------------------------ results */
+
+static void
+check_add(struct sweep_node *sn, const char *check, const char *target, int state,
+    const char *reason, uint64_t since)
+{
+	struct sweep_check *c;
+
+	sn->c = xrealloc(sn->c, (sn->n + 1) * sizeof(*sn->c));
+	c = &sn->c[sn->n++];
+	c->check = xstrdup(check);
+	c->target = xstrdup(target ? target : "");
+	c->reason = xstrdup(reason);
+	c->state = state;
+	c->since_ns = since;
+	if (state > sn->worst)
+		sn->worst = state;
+}
+
+/* Reachability, clock and the agent's findings of one node. */
+static void
+node_checks(struct fo_node *n, struct snode *s, struct sweep_node *out, double ctl_timeout)
+{
+	const Knob__HealthResult *r;
+	char why[512];
+	double off;
+
+	out->name = n->name;
+	if (n->status != NS_OK || n->reply == NULL) {
+		int st = n->status == NS_TIMEOUT ? SS_TIMEOUT :
+		    (n->status == NS_UNREACHABLE || n->status == NS_AUTH_FAILED) ? SS_UNREACHABLE :
+		    SS_FAIL;
+
+		/* the state says unreachable; the reason says why (auth failures named) */
+		snprintf(why, sizeof(why), "%s%s", n->status == NS_AUTH_FAILED ? "auth-failed: " : "",
+		    n->detail ? n->detail : node_status_name(n->status));
+		if (n->status == NS_TIMEOUT)
+			snprintf(why, sizeof(why), "no answer in %.0f s", s->have_offset ?
+			    s->budget_s : ctl_timeout);
+		check_add(out, "reach", NULL, st, why, 0);
+		return;
+	}
+	r = n->reply->health_result;
+	check_add(out, "reach", NULL, SS_OK, "answered with its node certificate", 0);
+	off = (double)s->offset_ns / 1e9;
+	snprintf(why, sizeof(why), "offset %+.3f s (max %.3f s)", off, s->lim.clock_max_s);
+	check_add(out, "clock", NULL, fabs(off) > s->lim.clock_max_s ? SS_FAIL : SS_OK, why, 0);
+	for (size_t i = 0; i < r->n_checks; i++) {
+		const Knob__HealthCheck *c = r->checks[i];
+		int st = (size_t)c->state < nitems(from_wire) ? from_wire[c->state] : SS_FAIL;
+
+		check_add(out, c->check, c->target, st, c->reason, c->since_ns);
+	}
+}
+
+/* The probe metric of node i, or -1 when it has none. */
+static double
+probe_metric(struct fanout *fo, size_t i, const char *name)
+{
+	const Knob__HealthResult *r;
+
+	if (fo->nodes[i].status != NS_OK || fo->nodes[i].reply == NULL)
+		return -1;
+	r = fo->nodes[i].reply->health_result;
+	for (size_t k = 0; k < r->n_checks; k++)
+		if (strcmp(r->checks[k]->check, "probe") == 0 &&
+		    r->checks[k]->state == KNOB__HEALTH_STATE__HEALTH_OK)
+			for (size_t m = 0; m < r->checks[k]->n_metrics; m++)
+				if (strcmp(r->checks[k]->metrics[m]->name, name) == 0)
+					return r->checks[k]->metrics[m]->value;
+	return -1;
+}
+
+/* Mark slow probe checks: each metric against the nodes that measured it. */
+static void
+mark_slow(struct fanout *fo, struct sweep_run *run, const struct sweep_policy *pol)
+{
+	static const char *const metrics[] = { "seq-write", "seq-read", "md-create", "md-stat" };
+	double *v = xcalloc(fo->n ? fo->n : 1, sizeof(*v));
+	size_t *idx = xcalloc(fo->n ? fo->n : 1, sizeof(*idx));
+	int *slow = xcalloc(fo->n ? fo->n : 1, sizeof(*slow));
+
+	for (size_t m = 0; m < nitems(metrics); m++) {
+		size_t k = 0;
+		double med;
+		int md = m >= 2;
+
+		for (size_t i = 0; i < fo->n; i++)
+			if ((v[k] = probe_metric(fo, i, metrics[m])) >= 0)
+				idx[k++] = i;
+		if (outlier_slow(v, k, pol->slow_mads, pol->slow_min_gap, slow, &med) == 0)
+			continue;
+		for (size_t j = 0; j < k; j++) {
+			struct sweep_node *sn = &run->nodes[idx[j]];
+
+			if (!slow[j])
+				continue;
+			for (size_t c = 0; c < sn->n; c++) {
+				char *r;
+
+				if (strcmp(sn->c[c].check, "probe") != 0)
+					continue;
+				r = sn->c[c].state == SS_SLOW ? xasprintf("%s; ", sn->c[c].reason) :
+				    xstrdup("");
+				free(sn->c[c].reason);
+				sn->c[c].reason = md ?
+				    xasprintf("%s%s %.0f/s, fleet median %.0f/s", r, metrics[m], v[j], med) :
+				    xasprintf("%s%s %.1f MiB/s, fleet median %.1f MiB/s", r, metrics[m],
+				    v[j] / 1048576, med / 1048576);
+				free(r);
+				sn->c[c].state = SS_SLOW;
+				if (sn->worst < SS_SLOW)
+					sn->worst = SS_SLOW;
+			}
+		}
+	}
+	free(v);
+	free(idx);
+	free(slow);
+}
+
+static void
+run_free(struct sweep_run *run)
+{
+	for (size_t i = 0; i < run->n; i++) {
+		for (size_t k = 0; k < run->nodes[i].n; k++) {
+			free(run->nodes[i].c[k].check);
+			free(run->nodes[i].c[k].target);
+			free(run->nodes[i].c[k].reason);
+		}
+		free(run->nodes[i].c);
+	}
+	free(run->nodes);
+}
+
+/* ------------------------------------------------------------ output */
+
+/* "mount /mnt/x hung (no answer to stat in 5.0 s)" */
+static char *
+check_line(const struct sweep_check *c)
+{
+	return xasprintf("%s%s%s %s (%s)", c->check, c->target[0] ? " " : "", c->target,
+	    sweep_state_name(c->state), c->reason);
+}
+
+struct fline {
+	char *text;
+	size_t first;		/* order of first appearance */
+	struct strvec nodes;
+};
+
+/* Print the findings folded by their text: one line per distinct
+ * (check, target, state, reason) with its node set. */
+static void
+print_folded(FILE *f, const struct sweep_run *run, int verbose)
+{
+	struct fline *l = NULL;
+	size_t nl = 0, order = 0;
+
+	for (size_t i = 0; i < run->n; i++)
+		for (size_t k = 0; k < run->nodes[i].n; k++) {
+			const struct sweep_check *c = &run->nodes[i].c[k];
+			char *t;
+			size_t j;
+
+			if (!verbose && !sweep_state_bad(c->state))
+				continue;
+			t = check_line(c);
+			for (j = 0; j < nl && strcmp(l[j].text, t) != 0; j++)
+				;
+			if (j == nl) {
+				l = xrealloc(l, (nl + 1) * sizeof(*l));
+				memset(&l[nl], 0, sizeof(*l));
+				l[nl].text = t;
+				l[nl++].first = order++;
+			} else
+				free(t);
+			strvec_push(&l[j].nodes, run->nodes[i].name);
+		}
+	for (size_t j = 0; j < nl; j++) {
+		char *set = nodeset_fold(l[j].nodes.v, l[j].nodes.n);
+
+		fprintf(f, "%s: %s\n", set, l[j].text);
+		free(set);
+		free(l[j].text);
+		strvec_free(&l[j].nodes);
+	}
+	free(l);
+}
+
+/* "sweep of 4 nodes in 6.1 s: 1 ok, 1 fail (node01), 1 hung (node03), ..." */
+static void
+print_summary(FILE *f, const struct sweep_run *run)
+{
+	fprintf(f, "sweep of %zu node%s in %.1f s:", run->n, run->n == 1 ? "" : "s",
+	    run->duration_s);
+	for (int st = 0, sep = 0; st < SS__COUNT; st++) {
+		char **names = xcalloc(run->n + 1, sizeof(*names));
+		size_t k = 0;
+
+		for (size_t i = 0; i < run->n; i++)
+			if (run->nodes[i].worst == st)
+				names[k++] = (char *)(uintptr_t)run->nodes[i].name;
+		if (k > 0) {
+			char *set = nodeset_fold(names, k);
+
+			fprintf(f, "%s %zu %s (%s)", sep++ ? "," : "", k, state_names[st], set);
+			free(set);
+		}
+		free(names);
+	}
+	fputc('\n', f);
+}
+
+static void
+print_json(FILE *f, const struct sweep_run *run, int rc)
+{
+	json_object *doc = json_object_new_object(), *nodes = json_object_new_array();
+
+	for (size_t i = 0; i < run->n; i++) {
+		json_object *nd = json_object_new_object(), *checks = json_object_new_array();
+
+		for (size_t k = 0; k < run->nodes[i].n; k++) {
+			const struct sweep_check *c = &run->nodes[i].c[k];
+			json_object *cj = json_object_new_object();
+
+			json_object_object_add(cj, "check", json_object_new_string(c->check));
+			json_object_object_add(cj, "target", json_object_new_string(c->target));
+			json_object_object_add(cj, "state",
+			    json_object_new_string(sweep_state_name(c->state)));
+			json_object_object_add(cj, "reason", json_object_new_string(c->reason));
+			if (c->since_ns)
+				json_object_object_add(cj, "since_s",
+				    json_object_new_double((double)c->since_ns / 1e9));
+			json_object_array_add(checks, cj);
+		}
+		json_object_object_add(nd, "node", json_object_new_string(run->nodes[i].name));
+		json_object_object_add(nd, "state",
+		    json_object_new_string(sweep_state_name(run->nodes[i].worst)));
+		json_object_object_add(nd, "checks", checks);
+		json_object_array_add(nodes, nd);
+	}
+	json_object_object_add(doc, "duration_s", json_object_new_double(run->duration_s));
+	json_object_object_add(doc, "nodes", nodes);
+	json_object_object_add(doc, "exit_status", json_object_new_int(rc));
+	fprintf(f, "%s\n", json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY |
+	    JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(doc);
+}
+
+/* ------------------------------------------------------------ command */
+
+enum { S_PROBE = 256, S_PROM, S_DRAIN, S_SCONTROL };
+
+static const struct opt sweep_opts[] = {
+	{ 'f', "file", OPT_ARG, "FILE", "sweep file (default /etc/knob/sweep.xml when present)", 0 },
+	{ S_PROBE, "probe", OPT_ARG, "DIR", "fleet-relative probe in DIR (seq write/read, "
+	    "create/stat)", 0 },
+	{ S_PROM, "prom", OPT_ARG, "FILE", "write node_exporter text-file metrics to FILE", 0 },
+	{ S_DRAIN, "drain", OPT_NOARG, NULL, "drain failing nodes in Slurm, resume knob's own", 0 },
+	{ S_SCONTROL, "scontrol", OPT_ARG, "CMD", "scontrol command (default scontrol)", 0 },
+	{ 'v', "verbose", OPT_NOARG, NULL, "print every check, not only the failing ones", 0 },
+	OPT_END
+};
+
+/* The command's own options into o; 0 or -1 (printed). */
+static int
+parse_opts(struct ctl *ctl, int argc, char **argv, struct sopts *o)
+{
+	int ch;
+
+	memset(o, 0, sizeof(*o));
+	o->scontrol = "scontrol";
+	while ((ch = opt_next(ctl, argc, argv)) != -1) {
+		switch (ch) {
+		case 'f': o->file = optarg; break;
+		case S_PROBE: o->probe = optarg; break;
+		case S_PROM: o->prom = optarg; break;
+		case S_DRAIN: o->drain = 1; break;
+		case S_SCONTROL: o->scontrol = optarg; break;
+		case 'v': o->verbose = 1; break;
+		default: return -1;
+		}
+	}
+	if (o->probe && o->probe[0] != '/') {
+		fprintf(stderr, "knobctl sweep: --probe needs an absolute directory\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* The sweep file: -f, else /etc/knob/sweep.xml when present, else none. */
+static int
+load_file(const struct sopts *o, struct sweep_file **sf)
+{
+	const char *path = o->file;
+	struct strvec errs = { 0 };
+
+	*sf = NULL;
+	if (path == NULL && access(DEFAULT_SWEEP_FILE, R_OK) == 0)
+		path = DEFAULT_SWEEP_FILE;
+	if (path == NULL)
+		return 0;
+	*sf = sweep_file_load(path, &errs);
+	for (size_t i = 0; i < errs.n; i++)
+		fprintf(stderr, "%s\n", errs.v[i]);
+	strvec_free(&errs);
+	return *sf ? 0 : -1;
+}
+
+/* Build every node's request; 0 or -1 (errors printed). */
+static int
+build_requests(struct ctl *ctl, struct fanout *fo, struct snode *sn,
+    const struct sweep_file *sf, const struct sopts *o)
+{
+	for (size_t i = 0; i < fo->n; i++) {
+		struct strvec errs = { 0 };
+		int r = sweep_request_for(ctl, sf, fo->nodes[i].name, o->probe, &sn[i].req,
+		    &sn[i].lim, &errs);
+
+		for (size_t k = 0; k < errs.n; k++)
+			fprintf(stderr, "%s\n", errs.v[k]);
+		strvec_free(&errs);
+		if (r < 0)
+			return -1;
+		sn[i].budget_s = budget_of(&sn[i].req);
+		fo->nodes[i].user = &sn[i];
+	}
+	return 0;
+}
+
+/* Run the sweep and everything after it; the exit status. */
+static int
+sweep_run_all(struct ctl *ctl, struct fanout *fo, struct snode *sn,
+    const struct sweep_policy *pol, const struct sopts *o)
+{
+	static const struct fo_ops ops = { .on_open = sw_open, .on_msg = sw_msg };
+	struct sweep_run run = { 0 };
+	struct sweep_drain_opts dopts = { o->drain, o->scontrol };
+	uint64_t t0 = now_mono_ns();
+	char err[512];
+	int rc = 0;
+
+	if (fanout_run(fo, &ops, NULL) < 0)
+		return 2;
+	run.duration_s = (double)(now_mono_ns() - t0) / 1e9;
+	run.end_real_ns = now_real_ns();
+	run.n = fo->n;
+	run.nodes = xcalloc(fo->n ? fo->n : 1, sizeof(*run.nodes));
+	for (size_t i = 0; i < fo->n; i++)
+		node_checks(&fo->nodes[i], &sn[i], &run.nodes[i], ctl->timeout);
+	mark_slow(fo, &run, pol);
+	for (size_t i = 0; i < run.n; i++)
+		if (sweep_state_bad(run.nodes[i].worst))
+			rc = 1;
+	if (ctl->json)
+		print_json(ctl->out, &run, rc);
+	else {
+		print_folded(ctl->out, &run, o->verbose);
+		print_summary(ctl->out, &run);
+	}
+	if (o->prom && sweep_prom_write(o->prom, &run, err, sizeof(err)) < 0) {
+		fprintf(stderr, "knobctl sweep: --prom: %s\n", err);
+		rc = 1;
+	}
+	if (sweep_record(ctl, &run, pol, &dopts, ctl->json ? stderr : ctl->out) < 0)
+		rc = 1;
+	run_free(&run);
+	return rc;
+}
+
+int
+cmd_sweep(struct ctl *ctl, int argc, char **argv)
+{
+	struct sweep_file *sf = NULL;
+	struct sweep_policy pol;
+	struct strvec names = { 0 };
+	struct snode *sn = NULL;
+	struct fanout fo;
+	struct sopts o;
+	int rc;
+
+	if (parse_opts(ctl, argc, argv, &o) < 0)
+		return 2;
+	argc -= optind;
+	argv += optind;
+	if (argc == 2 && strcmp(argv[0], "history") == 0)
+		return sweep_history(ctl, argv[1], 50);
+	if (argc != 0) {
+		opt_help(stderr, ctl->cmd);
+		return 2;
+	}
+	if (load_file(&o, &sf) < 0 || ctl_targets(ctl, &names) < 0) {
+		sweep_file_free(sf);
+		strvec_free(&names);
+		return 2;
+	}
+	if (sf)
+		pol = sf->pol;
+	else
+		sweep_policy_default(&pol);
+	fanout_init(&fo, ctl, &names);
+	sn = xcalloc(fo.n ? fo.n : 1, sizeof(*sn));
+	rc = build_requests(ctl, &fo, sn, sf, &o) < 0 ? 2 : sweep_run_all(ctl, &fo, sn, &pol, &o);
+	for (size_t i = 0; i < fo.n; i++)
+		sweep_request_free(&sn[i].req);
+	free(sn);
+	fanout_free(&fo);
+	strvec_free(&names);
+	sweep_file_free(sf);
+	return rc;
+}
+
+const struct cmd_entry cmd_sweep_entry = {
+	"sweep", "[history NODE]", "health checks on every target; Prometheus output, Slurm drain",
+	CMD_NODES | CMD_FANOUT, sweep_opts, cmd_sweep,
+	"Checks: reachability, clock offset, profile drift, mounts (probed in a child process:\n"
+	"a mount that does not answer is hung, and the agent never blocks on it), free space,\n"
+	"NICs, block devices, memory and CPUs, MCE/EDAC counts, load, services, and with\n"
+	"--probe a fleet-relative rate probe (slow: K MADs below the fleet median).\n"
+	"Output is folded by (check, state, reason).  Exit status: 0 every node ok, 1 some\n"
+	"check warn/fail/timeout/hung/slow or a node unreachable, 2 usage error.\n"
+	"sweep history NODE           the node's last sweeps and what --drain did",
+};

@@ -1,0 +1,793 @@
+/* Sweep files: XML validated against sweep.rng (RelaxNG, libxml2), then
+ * checked item by item; every error is "file:line: message".  A node's
+ * request is built from <defaults> and then each <group> that contains it,
+ * in file order; an item overrides an earlier one with the same key (kind
+ * plus its identity: mount path, NIC name, ...).
+ *
+ * The schema is looked up next to the sweep file, in $KNOB_DATADIR/sweep
+ * (installed), then in sweep/ of the source tree above the executable. */
+#include <errno.h>
+#include <libgen.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <libxml/parser.h>
+#include <libxml/relaxng.h>
+
+#include "bench_ctl.h"
+#include "nodeset.h"
+#include "profile.h"
+#include "sweep.h"
+
+#define SWEEP_SCHEMA "sweep.rng"
+
+struct lerr {
+	const char *file;
+	struct strvec *errs;
+};
+
+/* Append "file:line: message" to errs (duplicates dropped). */
+static void lerr_add(struct lerr *e, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+lerr_add(struct lerr *e, int line, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	s = xasprintf("%s:%d: %s", e->file, line, strtrim(msg));
+	if (strvec_contains(e->errs, s))
+		free(s);
+	else
+		strvec_push_owned(e->errs, s);
+}
+
+/* libxml2 structured errors (parser and RelaxNG) into the list. */
+static void
+on_xml_error(void *arg, xmlErrorPtr x)
+{
+	struct lerr *e = arg;
+
+	if (x == NULL || x->level == XML_ERR_WARNING)
+		return;
+	if (x->message && strstr(x->message, "failed to validate content"))
+		return;		/* repeats a more precise message */
+	lerr_add(e, x->line, "%s", x->message ? x->message : "error");
+}
+
+/* The schema's path (malloc'd) or NULL. */
+static char *
+find_schema(const char *sweep_path)
+{
+	char dir[PATH_MAX], exe[PATH_MAX], *cand;
+	ssize_t n;
+
+	snprintf(dir, sizeof(dir), "%s", sweep_path);
+	cand = xasprintf("%s/" SWEEP_SCHEMA, dirname(dir));
+	if (access(cand, R_OK) == 0)
+		return cand;
+	free(cand);
+	cand = xasprintf("%s/sweep/" SWEEP_SCHEMA, KNOB_DATADIR);
+	if (access(cand, R_OK) == 0)
+		return cand;
+	free(cand);
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return NULL;
+	exe[n] = '\0';
+	for (char *slash; (slash = strrchr(exe, '/')) != NULL && slash != exe;) {
+		*slash = '\0';
+		cand = xasprintf("%s/sweep/" SWEEP_SCHEMA, exe);
+		if (access(cand, R_OK) == 0)
+			return cand;
+		free(cand);
+	}
+	return NULL;
+}
+
+/* Messages of one validation: line-less ones (attribute errors) are kept
+ * aside to be located. */
+struct vctx {
+	struct lerr *e;
+	struct strvec lineless;
+	int quiet;		/* locating: only count errors */
+	int nerr;
+};
+
+static void
+on_rng_error(void *arg, xmlErrorPtr x)
+{
+	struct vctx *v = arg;
+
+	if (x == NULL || x->level == XML_ERR_WARNING ||
+	    (x->message && strstr(x->message, "failed to validate content")))
+		return;
+	v->nerr++;
+	if (v->quiet)
+		return;
+	if (x->line > 0)
+		lerr_add(v->e, x->line, "%s", x->message ? x->message : "error");
+	else
+		strvec_push(&v->lineless, x->message ? x->message : "error");
+}
+
+/* Validate doc; 0 when valid. */
+static int
+rng_check(xmlRelaxNGPtr rng, xmlDocPtr doc, struct vctx *v)
+{
+	xmlRelaxNGValidCtxtPtr vc = xmlRelaxNGNewValidCtxt(rng);
+	int rc;
+
+	xmlRelaxNGSetValidStructuredErrors(vc, on_rng_error, v);
+	rc = xmlRelaxNGValidateDoc(vc, doc) == 0 ? 0 : -1;
+	xmlRelaxNGFreeValidCtxt(vc);
+	return rc;
+}
+
+/* RelaxNG reports attribute errors without a line: validate each element
+ * of that name alone (inside a minimal document) and report the lines of
+ * the ones that fail. */
+static void
+locate(xmlRelaxNGPtr rng, xmlNodePtr n, const char *name, const char *msg, struct lerr *e,
+    int *found)
+{
+	for (; n != NULL; n = n->next) {
+		if (n->type != XML_ELEMENT_NODE)
+			continue;
+		if (strcmp((const char *)n->name, name) == 0) {
+			xmlDocPtr d = xmlNewDoc((const xmlChar *)"1.0");
+			xmlNodePtr root = xmlNewNode(NULL, (const xmlChar *)"sweep"), at = root;
+			struct vctx v = { e, { 0 }, 1, 0 };
+
+			xmlDocSetRootElement(d, root);
+			if (n->parent == NULL || n->parent->parent == NULL ||
+			    n->parent->parent->type != XML_DOCUMENT_NODE)
+				at = xmlNewChild(root, NULL, (const xmlChar *)"defaults", NULL);
+			xmlAddChild(at, xmlCopyNode(n, 2));
+			if (rng_check(rng, d, &v) < 0) {
+				lerr_add(e, (int)xmlGetLineNo(n), "%s", msg);
+				(*found)++;
+			}
+			xmlFreeDoc(d);
+		}
+		locate(rng, n->children, name, msg, e, found);
+	}
+}
+
+/* RelaxNG validation; 0 when valid. */
+static int
+validate(xmlDocPtr doc, struct lerr *e)
+{
+	xmlRelaxNGParserCtxtPtr pc = NULL;
+	xmlRelaxNGPtr rng = NULL;
+	char *schema = find_schema(e->file);
+	struct vctx v = { e, { 0 }, 0, 0 };
+	int rc = -1;
+
+	if (schema == NULL) {
+		lerr_add(e, 0, "cannot find the schema %s", SWEEP_SCHEMA);
+		return -1;
+	}
+	pc = xmlRelaxNGNewParserCtxt(schema);
+	if (pc == NULL || (rng = xmlRelaxNGParse(pc)) == NULL) {
+		lerr_add(e, 0, "cannot load the schema %s", schema);
+		goto out;
+	}
+	rc = rng_check(rng, doc, &v);
+	for (size_t i = 0; i < v.lineless.n; i++) {
+		char name[64];
+		int found = 0;
+
+		if (sscanf(v.lineless.v[i], "Element %63s", name) == 1)
+			locate(rng, xmlDocGetRootElement(doc), name, v.lineless.v[i], e, &found);
+		if (!found)
+			lerr_add(e, 1, "%s", v.lineless.v[i]);
+	}
+	if (rc < 0 && e->errs->n == 0)
+		lerr_add(e, 1, "does not match the sweep schema");
+out:
+	strvec_free(&v.lineless);
+	xmlRelaxNGFree(rng);
+	xmlRelaxNGFreeParserCtxt(pc);
+	free(schema);
+	return rc;
+}
+
+/* ------------------------------------------------------------ values */
+
+/* "5", "5s", "500ms" -> seconds.  0 or -1. */
+static int
+parse_seconds(const char *s, double *out)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (end == s || v < 0)
+		return -1;
+	if (strcmp(end, "ms") == 0)
+		v /= 1000;
+	else if (*end != '\0' && strcmp(end, "s") != 0)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* "10%" or "10" -> 10.  0 or -1. */
+static int
+parse_percent(const char *s, double *out)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (end == s || v < 0 || v > 100 || (*end != '\0' && strcmp(end, "%") != 0))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static const char *
+item_attr(const struct sweep_item *it, const char *name)
+{
+	for (size_t i = 0; i < it->na; i++)
+		if (strcmp(it->a[i].name, name) == 0)
+			return it->a[i].value;
+	return NULL;
+}
+
+/* ------------------------------------------------------------ items */
+
+/* Where an item's values go, and where its error goes. */
+struct ictx {
+	Knob__HealthRequest *r;
+	struct sweep_limits *lim;
+	char *err;
+	size_t errlen;
+};
+
+/* What an item adds to a request.  0, or -1 with a message in c->err. */
+typedef int (*item_fn)(const struct sweep_item *it, struct ictx *c);
+
+#define PUSH(arr, n, x) do {						\
+	(arr) = xrealloc((arr), ((n) + 1) * sizeof(*(arr)));		\
+	(arr)[(n)++] = (x);						\
+} while (0)
+
+#define BADVAL(what) do {						\
+	snprintf(c->err, c->errlen, "bad %s '%s'", what, v);		\
+	return -1;							\
+} while (0)
+
+static Knob__HwExpect *
+hw_of(Knob__HealthRequest *r)
+{
+	if (r->hw == NULL) {
+		r->hw = xmalloc(sizeof(*r->hw));
+		knob__hw_expect__init(r->hw);
+		r->hw->errors = 1;
+	}
+	return r->hw;
+}
+
+static int
+it_mount(const struct sweep_item *it, struct ictx *c)
+{
+	Knob__MountExpect *m = xmalloc(sizeof(*m));
+	const char *v;
+	double d;
+
+	knob__mount_expect__init(m);
+	PUSH(c->r->mounts, c->r->n_mounts, m);
+	m->path = xstrdup(item_attr(it, "path"));
+	m->fstype = xstrdup((v = item_attr(it, "type")) ? v : "");
+	m->writable = (v = item_attr(it, "writable")) == NULL || strcmp(v, "yes") == 0;
+	if ((v = item_attr(it, "options")) != NULL) {
+		char *dup = xstrdup(v), *save = NULL;
+
+		for (char *t = strtok_r(dup, ",", &save); t; t = strtok_r(NULL, ",", &save))
+			PUSH(m->options, m->n_options, xstrdup(t));
+		free(dup);
+	}
+	if (m->path[0] != '/')
+		return snprintf(c->err, c->errlen, "mount path must be absolute"), -1;
+	if ((v = item_attr(it, "timeout")) != NULL) {
+		if (parse_seconds(v, &d) < 0 || d <= 0 || d > 600)
+			BADVAL("timeout (0-600 s)");
+		m->timeout_ms = (uint32_t)(d * 1000);
+	}
+	if ((v = item_attr(it, "min-free")) != NULL && parse_percent(v, &m->min_free_pct) < 0)
+		BADVAL("percentage");
+	if ((v = item_attr(it, "min-free-inodes")) != NULL &&
+	    parse_percent(v, &m->min_free_inodes_pct) < 0)
+		BADVAL("percentage");
+	return 0;
+}
+
+static int
+it_nic(const struct sweep_item *it, struct ictx *c)
+{
+	Knob__NicExpect *x = xmalloc(sizeof(*x));
+	const char *v;
+
+	knob__nic_expect__init(x);
+	PUSH(c->r->nics, c->r->n_nics, x);
+	x->name = xstrdup(item_attr(it, "name"));
+	x->mtu = (v = item_attr(it, "mtu")) ? (uint32_t)strtoul(v, NULL, 10) : 0;
+	x->speed_mbps = (v = item_attr(it, "speed")) ? strtoll(v, NULL, 10) : 0;
+	x->counters = (v = item_attr(it, "counters")) == NULL || strcmp(v, "yes") == 0;
+	return 0;
+}
+
+/* A blockdev setting for drift. */
+static void
+add_setting(Knob__HealthRequest *r, const struct sweep_item *it, const char *attr,
+    const char *value)
+{
+	Knob__Setting *s = xmalloc(sizeof(*s));
+
+	if (r->verify == NULL) {
+		r->verify = xmalloc(sizeof(*r->verify));
+		knob__verify_request__init(r->verify);
+		r->verify->profile = xstrdup("");
+	}
+	knob__setting__init(s);
+	s->driver = xstrdup("blockdev");
+	s->key = xstrdup(item_attr(it, "name"));
+	s->attr = xstrdup(attr);
+	s->value = xstrdup(value);
+	s->match = xstrdup("");
+	s->origin = xasprintf("%s:%d", it->file, it->line);
+	PUSH(r->verify->settings, r->verify->n_settings, s);
+}
+
+static int
+it_blockdev(const struct sweep_item *it, struct ictx *c)
+{
+	const char *v;
+
+	PUSH(c->r->blockdevs, c->r->n_blockdevs, xstrdup(item_attr(it, "name")));
+	if ((v = item_attr(it, "scheduler")) != NULL)
+		add_setting(c->r, it, "scheduler", v);
+	if ((v = item_attr(it, "read-ahead-kb")) != NULL)
+		add_setting(c->r, it, "read_ahead_kb", v);
+	return 0;
+}
+
+static int
+it_memory(const struct sweep_item *it, struct ictx *c)
+{
+	Knob__HwExpect *hw = hw_of(c->r);
+	const char *v;
+	uint64_t b;
+
+	if ((v = item_attr(it, "total")) != NULL) {
+		if (bench_parse_size(v, &b) < 0)
+			BADVAL("size");
+		hw->mem_total_kb = b / 1024;
+	}
+	if ((v = item_attr(it, "tolerance")) != NULL && parse_percent(v, &hw->mem_tolerance_pct) < 0)
+		BADVAL("percentage");
+	return 0;
+}
+
+static int
+it_cpu(const struct sweep_item *it, struct ictx *c)
+{
+	Knob__HwExpect *hw = hw_of(c->r);
+	const char *v;
+
+	hw->cores = (v = item_attr(it, "cores")) ? (uint32_t)strtoul(v, NULL, 10) : 0;
+	hw->threads = (v = item_attr(it, "threads")) ? (uint32_t)strtoul(v, NULL, 10) : 0;
+	return 0;
+}
+
+static int
+it_load(const struct sweep_item *it, struct ictx *c)
+{
+	hw_of(c->r)->load_max = strtod(item_attr(it, "max"), NULL);
+	return 0;
+}
+
+static int
+it_errors(const struct sweep_item *it, struct ictx *c)
+{
+	hw_of(c->r)->errors = strcmp(item_attr(it, "check"), "yes") == 0;
+	return 0;
+}
+
+static int
+it_process(const struct sweep_item *it, struct ictx *c)
+{
+	PUSH(c->r->processes, c->r->n_processes, xstrdup(item_attr(it, "name")));
+	return 0;
+}
+
+static int
+it_module(const struct sweep_item *it, struct ictx *c)
+{
+	PUSH(c->r->modules, c->r->n_modules, xstrdup(item_attr(it, "name")));
+	return 0;
+}
+
+static int
+it_nfsd(const struct sweep_item *it, struct ictx *c)
+{
+	c->r->nfsd_threads = (uint32_t)strtoul(item_attr(it, "threads"), NULL, 10);
+	return 0;
+}
+
+static int
+it_clock(const struct sweep_item *it, struct ictx *c)
+{
+	const char *v = item_attr(it, "max-offset");
+
+	if (parse_seconds(v, &c->lim->clock_max_s) < 0)
+		BADVAL("offset");
+	return 0;
+}
+
+/* Seconds attribute name of it as a whole number of seconds (default 1). */
+static int
+whole_seconds(const struct sweep_item *it, const char *name, uint32_t *out)
+{
+	const char *v = item_attr(it, name);
+	double d = 1;
+
+	if (v != NULL && (parse_seconds(v, &d) < 0 || d < 1 || d > 60))
+		return -1;
+	*out = (uint32_t)d;
+	return 0;
+}
+
+static int
+it_probe(const struct sweep_item *it, struct ictx *c)
+{
+	const char *v;
+
+	if (c->r->probe == NULL) {
+		c->r->probe = xmalloc(sizeof(*c->r->probe));
+		knob__probe_spec__init(c->r->probe);
+	} else
+		free(c->r->probe->dir);
+	c->r->probe->dir = xstrdup(item_attr(it, "dir"));
+	if (c->r->probe->dir[0] != '/')
+		return snprintf(c->err, c->errlen, "probe dir must be absolute"), -1;
+	if (whole_seconds(it, "seq", &c->r->probe->seq_s) < 0 ||
+	    whole_seconds(it, "md", &c->r->probe->md_s) < 0)
+		return snprintf(c->err, c->errlen, "probe seconds must be 1-60"), -1;
+	if ((v = item_attr(it, "block-size")) != NULL &&
+	    (bench_parse_size(v, &c->r->probe->block_size) < 0 || c->r->probe->block_size < 4096 ||
+	    c->r->probe->block_size > (64u << 20)))
+		BADVAL("block size (4K-64M)");
+	return 0;
+}
+
+static int
+it_timeout(const struct sweep_item *it, struct ictx *c)
+{
+	const char *v = item_attr(it, "check");
+	double d;
+
+	if (parse_seconds(v, &d) < 0 || d <= 0 || d > 600)
+		BADVAL("timeout (0-600 s)");
+	c->r->check_timeout_ms = (uint32_t)(d * 1000);
+	return 0;
+}
+
+/* Kinds of items: element, identity attribute (NULL: one per node), adder.
+ * <profile> is handled by sweep_request_for (it loads the profile). */
+static const struct {
+	const char *kind, *id;
+	item_fn fn;
+} kinds[] = {
+	{ "profile", NULL, NULL },
+	{ "mount", "path", it_mount },
+	{ "nic", "name", it_nic },
+	{ "blockdev", "name", it_blockdev },
+	{ "memory", NULL, it_memory },
+	{ "cpu", NULL, it_cpu },
+	{ "load", NULL, it_load },
+	{ "errors", NULL, it_errors },
+	{ "process", "name", it_process },
+	{ "module", "name", it_module },
+	{ "nfsd", NULL, it_nfsd },
+	{ "clock", NULL, it_clock },
+	{ "probe", NULL, it_probe },
+	{ "timeout", NULL, it_timeout },
+};
+
+static int
+kind_index(const char *kind)
+{
+	for (size_t i = 0; i < nitems(kinds); i++)
+		if (strcmp(kinds[i].kind, kind) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* ------------------------------------------------------------ loading */
+
+void
+sweep_policy_default(struct sweep_policy *p)
+{
+	p->slow_mads = 3;
+	p->slow_min_gap = 0.2;
+	p->drain_after = 1;
+	p->resume_after = 1;
+}
+
+/* Copy element n into an item of scope sc. */
+static void
+read_item(struct sweep_scope *sc, xmlNodePtr n, const char *file)
+{
+	struct sweep_item *it;
+	int k = kind_index((const char *)n->name);
+
+	sc->items = xrealloc(sc->items, (sc->n + 1) * sizeof(*sc->items));
+	it = &sc->items[sc->n++];
+	memset(it, 0, sizeof(*it));
+	it->kind = xstrdup((const char *)n->name);
+	it->file = xstrdup(file);
+	it->line = (int)xmlGetLineNo(n);
+	for (xmlAttrPtr a = n->properties; a; a = a->next) {
+		xmlChar *v = xmlNodeListGetString(n->doc, a->children, 1);
+
+		it->a = xrealloc(it->a, (it->na + 1) * sizeof(*it->a));
+		it->a[it->na].name = xstrdup((const char *)a->name);
+		it->a[it->na++].value = xstrdup(v ? (const char *)v : "");
+		xmlFree(v);
+	}
+	it->key = xasprintf("%s %s", it->kind,
+	    k >= 0 && kinds[k].id && item_attr(it, kinds[k].id) ? item_attr(it, kinds[k].id) : "");
+}
+
+/* Check every item's values once (a scratch request). */
+static void
+check_items(struct sweep_file *sf, struct lerr *e)
+{
+	for (size_t s = 0; s < sf->n; s++)
+		for (size_t i = 0; i < sf->scopes[s].n; i++) {
+			const struct sweep_item *it = &sf->scopes[s].items[i];
+			Knob__HealthRequest r = KNOB__HEALTH_REQUEST__INIT;
+			struct sweep_limits lim = { 1 };
+			int k = kind_index(it->kind);
+			char err[256];
+			struct ictx c = { &r, &lim, err, sizeof(err) };
+
+			if (k >= 0 && kinds[k].fn && kinds[k].fn(it, &c) < 0)
+				lerr_add(e, it->line, "<%s>: %s", it->kind, err);
+			sweep_request_free(&r);
+		}
+}
+
+/* <slow> and <drain>. */
+static void
+read_policy(struct sweep_file *sf, xmlNodePtr n, struct lerr *e)
+{
+	xmlChar *v;
+	double d;
+
+	if ((v = xmlGetProp(n, (const xmlChar *)"mads")) != NULL) {
+		sf->pol.slow_mads = strtod((const char *)v, NULL);
+		xmlFree(v);
+	}
+	if ((v = xmlGetProp(n, (const xmlChar *)"min-gap")) != NULL) {
+		if (parse_percent((const char *)v, &d) < 0)
+			lerr_add(e, (int)xmlGetLineNo(n), "bad min-gap '%s'", (const char *)v);
+		sf->pol.slow_min_gap = d / 100;
+		xmlFree(v);
+	}
+	if ((v = xmlGetProp(n, (const xmlChar *)"after")) != NULL) {
+		sf->pol.drain_after = (unsigned)strtoul((const char *)v, NULL, 10);
+		xmlFree(v);
+	}
+	if ((v = xmlGetProp(n, (const xmlChar *)"resume")) != NULL) {
+		sf->pol.resume_after = (unsigned)strtoul((const char *)v, NULL, 10);
+		xmlFree(v);
+	}
+}
+
+/* Walk the validated document into sf. */
+static void
+read_doc(struct sweep_file *sf, xmlNodePtr root, struct lerr *e)
+{
+	for (xmlNodePtr n = root->children; n; n = n->next) {
+		struct sweep_scope *sc;
+		int grp;
+
+		if (n->type != XML_ELEMENT_NODE)
+			continue;
+		if (strcmp((const char *)n->name, "slow") == 0 ||
+		    strcmp((const char *)n->name, "drain") == 0) {
+			read_policy(sf, n, e);
+			continue;
+		}
+		grp = strcmp((const char *)n->name, "group") == 0;
+		sf->scopes = xrealloc(sf->scopes, (sf->n + 1) * sizeof(*sf->scopes));
+		sc = &sf->scopes[sf->n++];
+		memset(sc, 0, sizeof(*sc));
+		if (grp) {
+			xmlChar *v = xmlGetProp(n, (const xmlChar *)"nodes");
+
+			sc->nodes = xstrdup(v ? (const char *)v : "");
+			xmlFree(v);
+		}
+		for (xmlNodePtr c = n->children; c; c = c->next)
+			if (c->type == XML_ELEMENT_NODE)
+				read_item(sc, c, e->file);
+	}
+	/* <defaults> applies first wherever it is written */
+	for (size_t i = 1; i < sf->n; i++)
+		if (sf->scopes[i].nodes == NULL) {
+			struct sweep_scope d = sf->scopes[i];
+
+			memmove(&sf->scopes[1], &sf->scopes[0], i * sizeof(d));
+			sf->scopes[0] = d;
+		}
+}
+
+struct sweep_file *
+sweep_file_load(const char *path, struct strvec *errs)
+{
+	struct lerr e = { path, errs };
+	struct sweep_file *sf = NULL;
+	xmlDocPtr doc;
+
+	xmlSetStructuredErrorFunc(&e, on_xml_error);
+	doc = xmlReadFile(path, NULL, XML_PARSE_NONET | XML_PARSE_NOBLANKS);
+	xmlSetStructuredErrorFunc(NULL, NULL);
+	if (doc == NULL) {
+		if (errs->n == 0)
+			lerr_add(&e, 0, "cannot read: %s", strerror(errno ? errno : EINVAL));
+		return NULL;
+	}
+	if (validate(doc, &e) == 0) {
+		sf = xcalloc(1, sizeof(*sf));
+		sf->path = xstrdup(path);
+		sweep_policy_default(&sf->pol);
+		read_doc(sf, xmlDocGetRootElement(doc), &e);
+		check_items(sf, &e);
+	}
+	xmlFreeDoc(doc);
+	if (sf != NULL && errs->n > 0) {
+		sweep_file_free(sf);
+		sf = NULL;
+	}
+	return sf;
+}
+
+void
+sweep_file_free(struct sweep_file *sf)
+{
+	if (sf == NULL)
+		return;
+	for (size_t s = 0; s < sf->n; s++) {
+		for (size_t i = 0; i < sf->scopes[s].n; i++) {
+			struct sweep_item *it = &sf->scopes[s].items[i];
+
+			for (size_t k = 0; k < it->na; k++) {
+				free(it->a[k].name);
+				free(it->a[k].value);
+			}
+			free(it->a);
+			free(it->kind);
+			free(it->key);
+			free(it->file);
+		}
+		free(sf->scopes[s].items);
+		free(sf->scopes[s].nodes);
+	}
+	free(sf->scopes);
+	free(sf->path);
+	free(sf);
+}
+
+/* ------------------------------------------------------------ per node */
+
+/* 1 when node is in the scope's node set. */
+static int
+scope_has(struct ctl *ctl, const struct sweep_scope *sc, const char *node)
+{
+	struct strvec set = { 0 };
+	char err[256];
+	int in;
+
+	if (sc->nodes == NULL)
+		return 1;
+	if (nodeset_expand(sc->nodes, inventory_group_fn, ctl->inv, &set, err, sizeof(err)) < 0)
+		return 0;
+	in = strvec_contains(&set, node);
+	strvec_free(&set);
+	return in;
+}
+
+/* The profile's settings into the request's verify (before blockdev items). */
+static int
+add_profile(Knob__HealthRequest *r, const struct sweep_item *it, struct strvec *errs)
+{
+	struct profile *p = profile_load(item_attr(it, "name"), errs);
+	Knob__VerifyRequest *v;
+
+	if (p == NULL) {
+		strvec_push_owned(errs, xasprintf("%s:%d: profile %s does not load", it->file,
+		    it->line, item_attr(it, "name")));
+		return -1;
+	}
+	v = xmalloc(sizeof(*v));
+	knob__verify_request__init(v);
+	v->profile = xstrdup(p->name);
+	v->settings = settings_build(p);
+	v->n_settings = p->n;
+	r->verify = v;
+	profile_free(p);
+	return 0;
+}
+
+int
+sweep_request_for(struct ctl *ctl, const struct sweep_file *sf, const char *node,
+    const char *probe_dir, Knob__HealthRequest *req, struct sweep_limits *lim,
+    struct strvec *errs)
+{
+	const struct sweep_item **sel = NULL;
+	size_t nsel = 0;
+	int rc = 0;
+
+	knob__health_request__init(req);
+	lim->clock_max_s = 1;
+	for (size_t s = 0; sf && s < sf->n; s++) {
+		if (!scope_has(ctl, &sf->scopes[s], node))
+			continue;
+		for (size_t i = 0; i < sf->scopes[s].n; i++) {
+			const struct sweep_item *it = &sf->scopes[s].items[i];
+			size_t k;
+
+			for (k = 0; k < nsel && strcmp(sel[k]->key, it->key) != 0; k++)
+				;
+			if (k == nsel)
+				PUSH(sel, nsel, it);
+			else
+				sel[k] = it;
+		}
+	}
+	for (size_t i = 0; i < nsel && rc == 0; i++)
+		if (strcmp(sel[i]->kind, "profile") == 0)
+			rc = add_profile(req, sel[i], errs);
+	for (size_t i = 0; i < nsel && rc == 0; i++) {
+		int k = kind_index(sel[i]->kind);
+		char err[256];
+		struct ictx c = { req, lim, err, sizeof(err) };
+
+		if (k >= 0 && kinds[k].fn && kinds[k].fn(sel[i], &c) < 0) {
+			strvec_push_owned(errs, xasprintf("%s:%d: %s", sel[i]->file, sel[i]->line, err));
+			rc = -1;
+		}
+	}
+	if (rc == 0 && probe_dir != NULL) {
+		if (req->probe == NULL) {
+			req->probe = xmalloc(sizeof(*req->probe));
+			knob__probe_spec__init(req->probe);
+			req->probe->seq_s = req->probe->md_s = 1;
+		} else
+			free(req->probe->dir);
+		req->probe->dir = xstrdup(probe_dir);
+	}
+	free(sel);
+	return rc;
+}
+
+void
+sweep_request_free(Knob__HealthRequest *req)
+{
+	/* Every field was allocated here: protobuf-c's own free walks them. */
+	Knob__HealthRequest *copy = xmalloc(sizeof(*copy));
+
+	*copy = *req;
+	knob__health_request__free_unpacked(copy, NULL);
+	knob__health_request__init(req);
+}

@@ -1,0 +1,91 @@
+/* knobctl sweep --prom FILE: the node_exporter text-file collector format.
+ * One gauge sample per node and check with the state as a label (value 1),
+ * the worst state per node, the sweep's duration and its end time.  The
+ * file is written to FILE.tmp.<pid> and renamed, so node_exporter never
+ * reads half a file. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sweep.h"
+
+/* Label value with \, " and newline escaped (text format rules). */
+static void
+put_label(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '"')
+			fputc('\\', f);
+		if (*s == '\n') {
+			fputs("\\n", f);
+			continue;
+		}
+		fputc(*s, f);
+	}
+}
+
+/* The metrics into f. */
+static void
+prom_body(FILE *f, const struct sweep_run *run)
+{
+	fputs("# HELP knob_health_check State of one health check of a node (1 = in the state "
+	    "labelled).\n# TYPE knob_health_check gauge\n", f);
+	for (size_t i = 0; i < run->n; i++)
+		for (size_t k = 0; k < run->nodes[i].n; k++) {
+			const struct sweep_check *c = &run->nodes[i].c[k];
+
+			fputs("knob_health_check{node=\"", f);
+			put_label(f, run->nodes[i].name);
+			fputs("\",check=\"", f);
+			put_label(f, c->check);
+			fputs("\",target=\"", f);
+			put_label(f, c->target);
+			fprintf(f, "\",state=\"%s\"} 1\n", sweep_state_name(c->state));
+		}
+	fputs("# HELP knob_health_node_ok 1 when every check of the node is ok or skipped.\n"
+	    "# TYPE knob_health_node_ok gauge\n", f);
+	for (size_t i = 0; i < run->n; i++) {
+		fputs("knob_health_node_ok{node=\"", f);
+		put_label(f, run->nodes[i].name);
+		fprintf(f, "\",state=\"%s\"} %d\n", sweep_state_name(run->nodes[i].worst),
+		    !sweep_state_bad(run->nodes[i].worst));
+	}
+	fprintf(f, "# HELP knob_sweep_duration_seconds Wall time of the last sweep.\n"
+	    "# TYPE knob_sweep_duration_seconds gauge\nknob_sweep_duration_seconds %.3f\n"
+	    "# HELP knob_sweep_last_timestamp_seconds When the last sweep ended (Unix time).\n"
+	    "# TYPE knob_sweep_last_timestamp_seconds gauge\n"
+	    "knob_sweep_last_timestamp_seconds %.3f\n", run->duration_s,
+	    (double)run->end_real_ns / 1e9);
+}
+
+int
+sweep_prom_write(const char *path, const struct sweep_run *run, char *err, size_t errlen)
+{
+	char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
+	FILE *f = fopen(tmp, "w");
+	int rc = -1;
+
+	if (f == NULL) {
+		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+		goto out;
+	}
+	prom_body(f, run);
+	if (fflush(f) != 0 || fsync(fileno(f)) != 0) {
+		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+		fclose(f);
+		unlink(tmp);
+		goto out;
+	}
+	fclose(f);
+	if (rename(tmp, path) < 0) {
+		snprintf(err, errlen, "rename %s: %s", path, strerror(errno));
+		unlink(tmp);
+		goto out;
+	}
+	rc = 0;
+out:
+	free(tmp);
+	return rc;
+}

@@ -1,0 +1,499 @@
+/* Sweep state between runs and the Slurm drain.
+ *
+ * Tables (results database, the "health" component of its migrations):
+ *   sweep_runs     one row per sweep
+ *   sweep_history  one row per node and sweep: worst state, findings, action
+ *   sweep_nodes    per node: consecutive failing and passing sweeps, and
+ *                  whether knob drained it
+ *
+ * Hysteresis: a node is drained after drain_after consecutive failing sweeps
+ * (fail, timeout, hung, slow, unreachable) and resumed after resume_after
+ * consecutive passing ones.  Drains go out in one batched
+ * "scontrol update NodeName=LIST State=DRAIN Reason=knob: ..." and resumes in
+ * one "scontrol update NodeName=LIST State=RESUME".  A node is resumed only
+ * when Slurm's current reason still starts with "knob:": a node that a
+ * person drained (or re-drained with their own reason) stays drained. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+#include <sqlite3.h>
+
+#include "results.h"
+#include "sweep.h"
+
+#define KNOB_REASON_PREFIX "knob:"
+#define SHOW_MAX (4u << 20)
+
+extern char **environ;
+
+/* The health component's schema steps (results_migrate; append only). */
+static const char *const sweep_steps[] = {
+	"CREATE TABLE sweep_runs ("
+	" id INTEGER PRIMARY KEY AUTOINCREMENT, t REAL NOT NULL, duration_s REAL,"
+	" nodes INTEGER, bad INTEGER);"
+	"CREATE TABLE sweep_history ("
+	" run INTEGER NOT NULL, node TEXT NOT NULL, t REAL NOT NULL, state TEXT NOT NULL,"
+	" findings TEXT, action TEXT, PRIMARY KEY (run, node));"
+	"CREATE TABLE sweep_nodes ("
+	" node TEXT PRIMARY KEY, fails INTEGER NOT NULL DEFAULT 0,"
+	" passes INTEGER NOT NULL DEFAULT 0, drained INTEGER NOT NULL DEFAULT 0,"
+	" drained_at REAL);",
+};
+static const struct results_schema sweep_schema = { "health", sweep_steps, nitems(sweep_steps) };
+
+/* The results database with the sweep tables; NULL (printed). */
+static sqlite3 *
+sweep_db(struct ctl *ctl)
+{
+	sqlite3 *db = results_open(ctl);
+	char err[512];
+
+	if (db != NULL && results_migrate(db, &sweep_schema, err, sizeof(err)) < 0) {
+		fprintf(stderr, "knobctl sweep: %s\n", err);
+		sqlite3_close(db);
+		db = NULL;
+	}
+	return db;
+}
+
+/* Per node of this sweep. */
+struct rnode {
+	const struct sweep_node *sn;
+	int failing;
+	long fails, passes;
+	int drained;		/* knob drained it (before this sweep) */
+	int want_drain, want_resume;
+	char slurm_state[64];
+	char slurm_reason[256];
+	int in_slurm;
+	char action[300];
+};
+
+/* ------------------------------------------------------------ scontrol */
+
+/* Run argv (no shell); stdout into *out when out is not NULL.  Returns the
+ * exit status, or -1 when it cannot run. */
+static int
+run_cmd(char *const argv[], char **out)
+{
+	posix_spawn_file_actions_t fa;
+	char *buf = NULL;
+	size_t len = 0;
+	int p[2], st = 0;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, p[1], 1);
+	if (posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ) != 0) {
+		posix_spawn_file_actions_destroy(&fa);
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	posix_spawn_file_actions_destroy(&fa);
+	close(p[1]);
+	for (;;) {
+		char chunk[4096];
+		ssize_t r = read(p[0], chunk, sizeof(chunk));
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		if (len + (size_t)r > SHOW_MAX)
+			continue;
+		buf = xrealloc(buf, len + (size_t)r + 1);
+		memcpy(buf + len, chunk, (size_t)r);
+		len += (size_t)r;
+	}
+	close(p[0]);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (out) {
+		if (buf)
+			buf[len] = '\0';
+		*out = buf ? buf : xstrdup("");
+	} else
+		free(buf);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Value of "KEY=" in a one-line node record into buf; Reason runs to the
+ * " [user@time]" stamp or the end of the line. */
+static void
+field(const char *line, const char *key, char *buf, size_t len)
+{
+	char pat[32];
+	const char *p, *e;
+
+	buf[0] = '\0';
+	snprintf(pat, sizeof(pat), " %s=", key);
+	if (strncmp(line, pat + 1, strlen(pat) - 1) == 0)
+		p = line + strlen(pat) - 1;
+	else if ((p = strstr(line, pat)) != NULL)
+		p += strlen(pat);
+	else
+		return;
+	if (strcmp(key, "Reason") == 0) {
+		e = strstr(p, " [");
+		if (e == NULL)
+			e = p + strcspn(p, "\n");
+	} else
+		e = p + strcspn(p, " \n");
+	snprintf(buf, len, "%.*s", (int)(e - p), p);
+}
+
+/* "scontrol -o show node LIST" into the nodes' slurm_state/reason. 0 or -1. */
+static int
+slurm_show(const char *scontrol, struct rnode *rn, size_t n, const char *list)
+{
+	char *argv[] = { (char *)(uintptr_t)scontrol, (char *)(uintptr_t)"-o",
+	    (char *)(uintptr_t)"show", (char *)(uintptr_t)"node", (char *)(uintptr_t)list, NULL };
+	char *out = NULL, *line, *save = NULL;
+
+	if (run_cmd(argv, &out) != 0) {
+		free(out);
+		return -1;
+	}
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char name[256];
+
+		field(line, "NodeName", name, sizeof(name));
+		for (size_t i = 0; i < n; i++)
+			if (strcmp(rn[i].sn->name, name) == 0) {
+				rn[i].in_slurm = 1;
+				field(line, "State", rn[i].slurm_state, sizeof(rn[i].slurm_state));
+				field(line, "Reason", rn[i].slurm_reason, sizeof(rn[i].slurm_reason));
+			}
+	}
+	free(out);
+	return 0;
+}
+
+/* One "scontrol update NodeName=LIST State=... [Reason=...]". 0 or -1. */
+static int
+slurm_update(const char *scontrol, const char *list, const char *state, const char *reason)
+{
+	char *nodes = xasprintf("NodeName=%s", list), *st = xasprintf("State=%s", state);
+	char *rs = reason ? xasprintf("Reason=%s", reason) : NULL;
+	char *argv[] = { (char *)(uintptr_t)scontrol, (char *)(uintptr_t)"update", nodes, st, rs,
+	    NULL };
+	int r = run_cmd(argv, NULL);
+
+	free(nodes);
+	free(st);
+	free(rs);
+	return r == 0 ? 0 : -1;
+}
+
+/* ------------------------------------------------------------ database */
+
+/* Load each node's counters. */
+static void
+load_nodes(sqlite3 *db, struct rnode *rn, size_t n)
+{
+	sqlite3_stmt *q = NULL;
+
+	sqlite3_prepare_v2(db, "SELECT fails, passes, drained FROM sweep_nodes WHERE node = ?",
+	    -1, &q, NULL);
+	for (size_t i = 0; q && i < n; i++) {
+		sqlite3_reset(q);
+		sqlite3_bind_text(q, 1, rn[i].sn->name, -1, SQLITE_STATIC);
+		if (sqlite3_step(q) == SQLITE_ROW) {
+			rn[i].fails = sqlite3_column_int64(q, 0);
+			rn[i].passes = sqlite3_column_int64(q, 1);
+			rn[i].drained = sqlite3_column_int(q, 2);
+		}
+	}
+	sqlite3_finalize(q);
+}
+
+/* The node's non-ok findings, "; " separated; malloc'd. */
+static char *
+findings(const struct sweep_node *sn)
+{
+	char *s = NULL;
+
+	for (size_t k = 0; k < sn->n; k++)
+		if (sweep_state_bad(sn->c[k].state))
+			str_appendf(&s, "%s%s%s%s %s (%s)", s ? "; " : "", sn->c[k].check,
+			    sn->c[k].target[0] ? " " : "", sn->c[k].target,
+			    sweep_state_name(sn->c[k].state), sn->c[k].reason);
+	return s ? s : xstrdup("all checks ok");
+}
+
+/* Report the database error and roll the transaction back. */
+static void
+db_abort(sqlite3 *db)
+{
+	fprintf(stderr, "knobctl sweep: results database: %s\n", sqlite3_errmsg(db));
+	sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+/* Write the run, the history rows and the new counters.  0 or -1. */
+static int
+store(sqlite3 *db, const struct sweep_run *run, struct rnode *rn, size_t n)
+{
+	sqlite3_stmt *h = NULL, *u = NULL;
+	sqlite3_int64 id;
+	double t = (double)run->end_real_ns / 1e9;
+	size_t bad = 0;
+	int rc = -1;
+	char *sql;
+
+	for (size_t i = 0; i < n; i++)
+		bad += rn[i].failing;
+	sql = sqlite3_mprintf("INSERT INTO sweep_runs (t, duration_s, nodes, bad) VALUES "
+	    "(%.3f, %.3f, %lld, %lld)", t, run->duration_s, (long long)n, (long long)bad);
+	if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		goto out;
+	id = sqlite3_last_insert_rowid(db);
+	if (sqlite3_prepare_v2(db, "INSERT INTO sweep_history VALUES (?, ?, ?, ?, ?, ?)", -1, &h,
+	    NULL) != SQLITE_OK || sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO sweep_nodes "
+	    "(node, fails, passes, drained) VALUES (?, ?, ?, ?)", -1, &u, NULL) != SQLITE_OK)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		char *f = findings(rn[i].sn);
+		int ok;
+
+		sqlite3_reset(h);
+		sqlite3_bind_int64(h, 1, id);
+		sqlite3_bind_text(h, 2, rn[i].sn->name, -1, SQLITE_STATIC);
+		sqlite3_bind_double(h, 3, t);
+		sqlite3_bind_text(h, 4, sweep_state_name(rn[i].sn->worst), -1, SQLITE_STATIC);
+		sqlite3_bind_text(h, 5, f, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(h, 6, rn[i].action, -1, SQLITE_STATIC);
+		ok = sqlite3_step(h) == SQLITE_DONE;
+		free(f);
+		sqlite3_reset(u);
+		sqlite3_bind_text(u, 1, rn[i].sn->name, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(u, 2, rn[i].fails);
+		sqlite3_bind_int64(u, 3, rn[i].passes);
+		sqlite3_bind_int(u, 4, rn[i].drained);
+		if (!ok || sqlite3_step(u) != SQLITE_DONE)
+			goto out;
+	}
+	rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+out:
+	if (rc < 0)
+		db_abort(db);
+	sqlite3_finalize(h);
+	sqlite3_finalize(u);
+	sqlite3_free(sql);
+	return rc;
+}
+
+/* ------------------------------------------------------------ decisions */
+
+/* Comma-separated list of the nodes with flag set (offset of an int in
+ * rnode), as scontrol takes it; NULL when none. */
+static char *
+list_where(struct rnode *rn, size_t n, size_t off)
+{
+	char *s = NULL;
+
+	for (size_t i = 0; i < n; i++)
+		if (*(int *)(void *)((char *)&rn[i] + off))
+			str_appendf(&s, "%s%s", s ? "," : "", rn[i].sn->name);
+	return s;
+}
+
+/* "knob: mount hung, drift fail" from the failing checks of the nodes to drain. */
+static char *
+drain_reason(struct rnode *rn, size_t n)
+{
+	struct strvec seen = { 0 };
+	char *s = xstrdup(KNOB_REASON_PREFIX);
+
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; rn[i].want_drain && k < rn[i].sn->n; k++) {
+			const struct sweep_check *c = &rn[i].sn->c[k];
+			char *item;
+
+			if (!sweep_state_failing(c->state))
+				continue;
+			item = xasprintf("%s %s", c->check, sweep_state_name(c->state));
+			if (!strvec_contains(&seen, item) && strlen(s) < 160)
+				str_appendf(&s, "%s %s", seen.n ? "," : "", item);
+			strvec_push_owned(&seen, item);
+		}
+	strvec_free(&seen);
+	return s;
+}
+
+/* Counters and what each node is due for. */
+static void
+decide(struct rnode *rn, size_t n, const struct sweep_policy *pol)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct rnode *r = &rn[i];
+
+		r->failing = sweep_state_failing(r->sn->worst);
+		r->fails = r->failing ? r->fails + 1 : 0;
+		r->passes = r->failing ? 0 : r->passes + 1;
+		r->want_drain = r->failing && !r->drained && r->fails >= (long)pol->drain_after;
+		r->want_resume = !r->failing && r->drained && r->passes >= (long)pol->resume_after;
+		if (r->failing && !r->want_drain)
+			snprintf(r->action, sizeof(r->action), "failing %ld of %u before a drain",
+			    r->fails, pol->drain_after);
+		else if (!r->failing && r->drained && !r->want_resume)
+			snprintf(r->action, sizeof(r->action), "passing %ld of %u before a resume",
+			    r->passes, pol->resume_after);
+	}
+}
+
+/* Slurm's view decides: only knob's own drains are resumed, and a node a
+ * person already drained is left alone. */
+static void
+filter_by_slurm(struct rnode *rn, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct rnode *r = &rn[i];
+		int knob = strncmp(r->slurm_reason, KNOB_REASON_PREFIX,
+		    strlen(KNOB_REASON_PREFIX)) == 0;
+		int drained = strstr(r->slurm_state, "DRAIN") != NULL;
+
+		if ((r->want_drain || r->want_resume) && !r->in_slurm) {
+			snprintf(r->action, sizeof(r->action), "not a Slurm node");
+			r->want_drain = r->want_resume = 0;
+		} else if (r->want_drain && drained && !knob) {
+			snprintf(r->action, sizeof(r->action), "already drained by someone else "
+			    "(reason: %s)", r->slurm_reason);
+			r->want_drain = 0;
+		} else if (r->want_resume && !knob) {
+			snprintf(r->action, sizeof(r->action), "not resumed: Slurm reason is not "
+			    "knob's (%s)", r->slurm_reason[0] ? r->slurm_reason : "none");
+			r->want_resume = 0;
+			r->drained = 0;		/* a person owns this drain now */
+		}
+	}
+}
+
+/* Do the batched drain and resume; 0 or -1. */
+static int
+act(struct rnode *rn, size_t n, const struct sweep_drain_opts *o, FILE *out)
+{
+	char *dl = list_where(rn, n, offsetof(struct rnode, want_drain));
+	char *rl = list_where(rn, n, offsetof(struct rnode, want_resume));
+	char *reason = dl ? drain_reason(rn, n) : NULL;
+	int rc = 0;
+
+	if (dl && slurm_update(o->scontrol, dl, "DRAIN", reason) < 0) {
+		fprintf(stderr, "knobctl sweep: scontrol update NodeName=%s State=DRAIN failed\n", dl);
+		rc = -1;
+	} else if (dl)
+		fprintf(out, "drained %s: %s\n", dl, reason);
+	if (rl && slurm_update(o->scontrol, rl, "RESUME", NULL) < 0) {
+		fprintf(stderr, "knobctl sweep: scontrol update NodeName=%s State=RESUME failed\n", rl);
+		rc = -1;
+	} else if (rl)
+		fprintf(out, "resumed %s\n", rl);
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		if (rn[i].want_drain) {
+			rn[i].drained = 1;
+			snprintf(rn[i].action, sizeof(rn[i].action), "drained: %s", reason);
+		} else if (rn[i].want_resume) {
+			rn[i].drained = 0;
+			snprintf(rn[i].action, sizeof(rn[i].action), "resumed");
+		}
+	}
+	free(dl);
+	free(rl);
+	free(reason);
+	return rc;
+}
+
+/* Ask Slurm about the nodes due for a drain or resume, then act.  0 or -1. */
+static int
+drain_and_resume(struct rnode *rn, size_t n, const struct sweep_drain_opts *o, FILE *out)
+{
+	char *due = list_where(rn, n, offsetof(struct rnode, want_drain));
+	char *res = list_where(rn, n, offsetof(struct rnode, want_resume));
+	char *list = due && res ? xasprintf("%s,%s", due, res) : xstrdup(due ? due : res ? res : "");
+	int rc = 0;
+
+	if (list[0] && slurm_show(o->scontrol, rn, n, list) < 0) {
+		fprintf(stderr, "knobctl sweep: %s -o show node %s failed; nothing drained or "
+		    "resumed\n", o->scontrol, list);
+		rc = -1;
+	} else if (list[0]) {
+		filter_by_slurm(rn, n);
+		rc = act(rn, n, o, out);
+	}
+	free(due);
+	free(res);
+	free(list);
+	return rc;
+}
+
+int
+sweep_record(struct ctl *ctl, const struct sweep_run *run, const struct sweep_policy *pol,
+    const struct sweep_drain_opts *opts, FILE *out)
+{
+	struct rnode *rn = xcalloc(run->n ? run->n : 1, sizeof(*rn));
+	sqlite3 *db = sweep_db(ctl);
+	int rc = -1;
+
+	if (db == NULL)
+		goto out;
+	for (size_t i = 0; i < run->n; i++)
+		rn[i].sn = &run->nodes[i];
+	load_nodes(db, rn, run->n);
+	decide(rn, run->n, pol);
+	rc = 0;
+	if (opts->drain)
+		rc = drain_and_resume(rn, run->n, opts, out);
+	else
+		for (size_t i = 0; i < run->n; i++)
+			if (rn[i].want_drain || rn[i].want_resume)
+				snprintf(rn[i].action, sizeof(rn[i].action), "would %s (no --drain)",
+				    rn[i].want_drain ? "drain" : "resume");
+	if (store(db, run, rn, run->n) < 0)
+		rc = -1;
+out:
+	sqlite3_close(db);
+	free(rn);
+	return rc;
+}
+
+int
+sweep_history(struct ctl *ctl, const char *node, int limit)
+{
+	sqlite3 *db = sweep_db(ctl);
+	sqlite3_stmt *q = NULL;
+	int rows = 0;
+
+	if (db == NULL || sqlite3_prepare_v2(db, "SELECT strftime('%Y-%m-%dT%H:%M:%SZ', t, 'unixepoch'), state, "
+	    "findings, action FROM sweep_history WHERE node = ? ORDER BY t DESC, run DESC LIMIT ?",
+	    -1, &q, NULL) != SQLITE_OK) {
+		fprintf(stderr, "knobctl sweep history: cannot read the results database\n");
+		sqlite3_close(db);
+		return 2;
+	}
+	sqlite3_bind_text(q, 1, node, -1, SQLITE_STATIC);
+	sqlite3_bind_int(q, 2, limit);
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		const char *action = (const char *)sqlite3_column_text(q, 3);
+
+		fprintf(ctl->out, "%s  %-11s %s%s%s\n", sqlite3_column_text(q, 0),
+		    sqlite3_column_text(q, 1), sqlite3_column_text(q, 2),
+		    action && action[0] ? "  => " : "", action ? action : "");
+		rows++;
+	}
+	sqlite3_finalize(q);
+	sqlite3_close(db);
+	if (rows == 0) {
+		fprintf(stderr, "knobctl sweep history: no sweeps recorded for %s\n", node);
+		return 1;
+	}
+	return 0;
+}

@@ -1,0 +1,190 @@
+/* Unit tests of the controller side of sweeps: the fleet-relative rule,
+ * the sweep file (schema, file:line errors, defaults and group overrides),
+ * and the Prometheus text file (checked with promtool). */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "sweep.h"
+
+static char dir[64];
+
+static void
+setup(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/knob-sweep.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void
+teardown(void)
+{
+	harness_rm_rf(dir);
+}
+
+/* Write dir/name; returns its path (static buffer). */
+static const char *
+put(const char *name, const char *text)
+{
+	static char path[128];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	ck_assert_int_eq(write_file_atomic(path, text, strlen(text), 0644), 0);
+	return path;
+}
+
+START_TEST(test_outlier_rule)
+{
+	const double tight[] = { 100, 101, 99, 10 }, same[] = { 5, 5, 5, 5 };
+	const double spread[] = { 329, 170, 171, 3.9 }, two[] = { 100, 1 };
+	const double noisy[] = { 300, 240, 260, 200, 280 };
+	int slow[5];
+	double med;
+
+	ck_assert_uint_eq(outlier_slow(tight, 4, 3, 0.2, slow, &med), 1);
+	ck_assert(slow[3] && !slow[0] && !slow[1] && !slow[2]);
+	ck_assert(med > 99 && med < 101);
+	ck_assert_uint_eq(outlier_slow(same, 4, 3, 0.2, slow, &med), 0);
+	/* the slow node must not hide itself by widening the MAD */
+	ck_assert_uint_eq(outlier_slow(spread, 4, 3, 0.2, slow, &med), 1);
+	ck_assert(slow[3]);
+	/* too few nodes to judge */
+	ck_assert_uint_eq(outlier_slow(two, 2, 3, 0.2, slow, &med), 0);
+	/* ordinary spread is not slow: the gap is not reached */
+	ck_assert_uint_eq(outlier_slow(noisy, 5, 3, 0.2, slow, &med), 0);
+}
+END_TEST
+
+START_TEST(test_file_errors)
+{
+	struct strvec errs = { 0 };
+	const char *p;
+	char want[256];
+
+	p = put("bad.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
+	    "    <mount path=\"/mnt/a\" min-free=\"150%\"/>\n"
+	    "    <mount path=\"/mnt/b\" timeout=\"0s\"/>\n  </defaults>\n</sweep>\n");
+	ck_assert_ptr_null(sweep_file_load(p, &errs));
+	snprintf(want, sizeof(want), "%s:4: <mount>: bad percentage '150%%'", p);
+	ck_assert_msg(strvec_contains(&errs, want), "missing '%s' (%s)", want,
+	    errs.n ? errs.v[0] : "");
+	snprintf(want, sizeof(want), "%s:5: <mount>: bad timeout (0-600 s) '0s'", p);
+	ck_assert_msg(strvec_contains(&errs, want), "missing '%s'", want);
+	strvec_free(&errs);
+	p = put("bad2.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <group nodes=\"n1\">\n"
+	    "    <nic mtu=\"1500\"/>\n  </group>\n</sweep>\n");
+	ck_assert_ptr_null(sweep_file_load(p, &errs));
+	ck_assert_int_ge(errs.n, 1);
+	snprintf(want, sizeof(want), "%s:4: ", p);
+	ck_assert_msg(strncmp(errs.v[0], want, strlen(want)) == 0, "%s", errs.v[0]);
+	strvec_free(&errs);
+	p = put("bad3.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n");
+	ck_assert_ptr_null(sweep_file_load(p, &errs));
+	snprintf(want, sizeof(want), "%s:", p);
+	ck_assert_msg(errs.n >= 1 && strncmp(errs.v[0], want, strlen(want)) == 0, "%s",
+	    errs.n ? errs.v[0] : "");
+	strvec_free(&errs);
+}
+END_TEST
+
+/* Defaults apply everywhere; a group's item overrides the default of the
+ * same kind and identity, for the group's nodes only. */
+START_TEST(test_defaults_and_groups)
+{
+	struct inventory inv = { 0 };
+	struct ctl ctl = { 0 };
+	struct strvec errs = { 0 };
+	struct sweep_file *sf;
+	struct sweep_limits lim;
+	Knob__HealthRequest r1, r3;
+
+	ctl.inv = &inv;
+	sf = sweep_file_load(put("ok.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
+	    "    <mount path=\"/scratch\" timeout=\"5s\" min-free=\"10%\"/>\n"
+	    "    <process name=\"sshd\"/>\n    <clock max-offset=\"500ms\"/>\n  </defaults>\n"
+	    "  <group nodes=\"node[01-02]\">\n    <mount path=\"/scratch\" timeout=\"2s\"/>\n"
+	    "    <mount path=\"/home\" type=\"nfs\" options=\"rw,hard\" writable=\"no\"/>\n"
+	    "    <blockdev name=\"nvme0n1\" scheduler=\"none\"/>\n  </group>\n"
+	    "  <slow mads=\"4\" min-gap=\"30%\"/>\n  <drain after=\"2\" resume=\"3\"/>\n</sweep>\n"),
+	    &errs);
+	ck_assert_msg(sf != NULL, "%s", errs.n ? errs.v[0] : "");
+	ck_assert(sf->pol.slow_mads == 4 && sf->pol.slow_min_gap > 0.29 && sf->pol.slow_min_gap < 0.31);
+	ck_assert_uint_eq(sf->pol.drain_after, 2);
+	ck_assert_uint_eq(sf->pol.resume_after, 3);
+	ck_assert_int_eq(sweep_request_for(&ctl, sf, "node01", NULL, &r1, &lim, &errs), 0);
+	ck_assert(lim.clock_max_s == 0.5);
+	ck_assert_uint_eq(r1.n_mounts, 2);
+	ck_assert_str_eq(r1.mounts[0]->path, "/scratch");
+	ck_assert_uint_eq(r1.mounts[0]->timeout_ms, 2000);
+	ck_assert(r1.mounts[0]->min_free_pct == 0);	/* the group's item replaces the default */
+	ck_assert_str_eq(r1.mounts[1]->fstype, "nfs");
+	ck_assert_uint_eq(r1.mounts[1]->n_options, 2);
+	ck_assert(!r1.mounts[1]->writable);
+	ck_assert_uint_eq(r1.n_processes, 1);
+	ck_assert_ptr_nonnull(r1.verify);
+	ck_assert_uint_eq(r1.verify->n_settings, 1);
+	ck_assert_str_eq(r1.verify->settings[0]->attr, "scheduler");
+	ck_assert_int_eq(sweep_request_for(&ctl, sf, "node03", "/probe", &r3, &lim, &errs), 0);
+	ck_assert_uint_eq(r3.n_mounts, 1);
+	ck_assert_uint_eq(r3.mounts[0]->timeout_ms, 5000);
+	ck_assert(r3.mounts[0]->min_free_pct == 10);
+	ck_assert_ptr_null(r3.verify);
+	ck_assert_ptr_nonnull(r3.probe);
+	ck_assert_str_eq(r3.probe->dir, "/probe");
+	sweep_request_free(&r1);
+	sweep_request_free(&r3);
+	sweep_file_free(sf);
+	strvec_free(&errs);
+}
+END_TEST
+
+/* The text file parses with promtool; label values are escaped. */
+START_TEST(test_prom_file)
+{
+	struct sweep_check c[2] = {
+		{ (char *)(uintptr_t)"mount", (char *)(uintptr_t)"/mnt/a \"b\"\\c",
+		    (char *)(uintptr_t)"no answer", SS_HUNG, 1 },
+		{ (char *)(uintptr_t)"reach", (char *)(uintptr_t)"", (char *)(uintptr_t)"ok",
+		    SS_OK, 0 },
+	};
+	struct sweep_node n[2] = { { "node01", c, 2, SS_HUNG }, { "node02", c + 1, 1, SS_OK } };
+	struct sweep_run run = { n, 2, 1.5, 1796115501000000000ull };
+	char path[128], err[256], *text = NULL;
+
+	snprintf(path, sizeof(path), "%s/knob.prom", dir);
+	ck_assert_int_eq(sweep_prom_write(path, &run, err, sizeof(err)), 0);
+	ck_assert_int_eq(harness_sh("promtool check metrics < %s", path), 0);
+	ck_assert_int_eq(read_file_bounded(path, 1 << 20, &text, NULL), 0);
+	ck_assert_ptr_nonnull(strstr(text, "knob_health_check{node=\"node01\",check=\"mount\","
+	    "target=\"/mnt/a \\\"b\\\"\\\\c\",state=\"hung\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(text, "knob_health_node_ok{node=\"node02\",state=\"ok\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(text, "knob_sweep_duration_seconds 1.500\n"));
+	free(text);
+	/* no temp file left behind */
+	ck_assert_int_eq(harness_sh("ls %s | grep -c tmp >/dev/null", dir), 1);
+}
+END_TEST
+
+static Suite *
+sweep_suite(void)
+{
+	Suite *s = suite_create("sweep");
+	TCase *tc = tcase_create("sweep");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_outlier_rule);
+	tcase_add_test(tc, test_file_errors);
+	tcase_add_test(tc, test_defaults_and_groups);
+	tcase_add_test(tc, test_prom_file);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	return harness_run_suite(sweep_suite(), 0);
+}

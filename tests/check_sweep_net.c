@@ -1,0 +1,581 @@
+/* Integration: knobctl sweep over 4 real agents in network namespaces.
+ *
+ * Real: the agents (tests/harness.h), a loop device this test creates and
+ * tunes through knobctl apply and then changes behind knob's back (drift),
+ * an agent that is stopped (unreachable), a FUSE file system that never
+ * answers (tests/fuse_hang.c, libfuse3) mounted before the agents start so
+ * that every agent's mount namespace holds it, the engine probe on the
+ * local disk, SQLite, promtool (Debian's prometheus package),
+ *
+ * systemd-analyze, and Slurm itself: Debian's slurmctld and one slurmd per
+ * node name (slurmd -N) on loopback ports 17660-17664, auth/none;
+ * tests/scontrol-record only logs each scontrol call knob makes before
+ * running the real scontrol, so that the test can count the batched calls.
+ *
+ * Stand-in, said plainly: the throttled node of the probe and bench tests is
+ * an agent started with --test-hooks, whose engine honours
+ * KNOB_TEST_PROBE_RATE_IOPS=4 (probe) and --test-rate-iops (bench): the
+ * engine's own per-thread rate limit, as there is no cgroup io controller
+ * or device-mapper here to slow a disk.
+ *
+ * CK_NOFORK: the harness, the loop device and the FUSE mount are set up once
+ * in the unchecked fixture and always torn down by its teardown. */
+#include <check.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "harness.h"
+#include "util.h"
+
+#define HANG_TIMEOUT_S 2
+#define THROTTLE_NODE 3		/* node04 */
+
+static struct harness h;
+static int h_up;
+static char top[64], loopdev[32], hangdir[128], recorder[PATH_MAX];
+static pid_t fuse_pid;
+
+static void slurm_stop(void);
+
+/* 1 when path is a mount point in /proc/self/mounts. */
+static int
+is_mounted(const char *path)
+{
+	char *buf = NULL, pat[256];
+	int r;
+
+	if (read_file_bounded("/proc/self/mounts", 8u << 20, &buf, NULL) < 0)
+		return 0;
+	snprintf(pat, sizeof(pat), " %s fuse", path);
+	r = strstr(buf, pat) != NULL;
+	free(buf);
+	return r;
+}
+
+/* Start the never-answering FUSE daemon on hangdir; wait for the mount. */
+static int
+start_fuse(void)
+{
+	char bin[PATH_MAX + 32];
+	uint64_t end = now_mono_ns() + 10000000000ull;
+
+	snprintf(bin, sizeof(bin), "%s/tests/fuse_hang", h.bin);
+	fuse_pid = fork();
+	if (fuse_pid == 0) {
+		execl(bin, bin, hangdir, "120", (char *)NULL);
+		_exit(127);
+	}
+	while (now_mono_ns() < end) {
+		if (is_mounted(hangdir))
+			return 0;
+		if (waitpid(fuse_pid, NULL, WNOHANG) == fuse_pid) {
+			fuse_pid = 0;
+			return -1;
+		}
+		usleep(20000);
+	}
+	return -1;
+}
+
+static void
+suite_setup(void)
+{
+	char cmd[512];
+	FILE *p;
+
+	snprintf(top, sizeof(top), "/tmp/knob-sweepnet.XXXXXX");
+	if (mkdtemp(top) == NULL)
+		exit(1);
+	snprintf(hangdir, sizeof(hangdir), "%s/hang", top);
+	mkdir(hangdir, 0755);
+	snprintf(cmd, sizeof(cmd), "truncate -s 16M %s/loop.img && losetup -f --show %s/loop.img",
+	    top, top);
+	p = popen(cmd, "r");
+	if (p && fgets(cmd, sizeof(cmd), p) && strncmp(cmd, "/dev/", 5) == 0)
+		snprintf(loopdev, sizeof(loopdev), "%s", strtrim(cmd) + 5);
+	if (p)
+		pclose(p);
+	if (harness_start(&h, 4, 0) < 0)
+		return;
+	/* build/ sits in the source tree */
+	if (realpath("tests/scontrol-record", recorder) == NULL)
+		snprintf(recorder, sizeof(recorder), "%s/../tests/scontrol-record", h.bin);
+	if (start_fuse() < 0) {
+		fprintf(stderr, "fuse_hang did not mount %s\n", hangdir);
+		return;
+	}
+	snprintf(h.node[THROTTLE_NODE].extra_args, sizeof(h.node[0].extra_args), "--test-hooks");
+	h_up = 1;
+	for (int i = 0; i < h.n; i++) {
+		if (i == THROTTLE_NODE)
+			setenv("KNOB_TEST_PROBE_RATE_IOPS", "4", 1);
+		if (harness_agent_start(&h, i) < 0)
+			h_up = 0;
+		unsetenv("KNOB_TEST_PROBE_RATE_IOPS");
+	}
+}
+
+static void
+suite_teardown(void)
+{
+	char cmd[512];
+
+	/* unmount first: a stat on the dead mount (rm -rf) would hang */
+	if (hangdir[0] && is_mounted(hangdir)) {
+		snprintf(cmd, sizeof(cmd), "fusermount3 -u -z %s || umount -l %s", hangdir, hangdir);
+		if (system(cmd) != 0)
+			fprintf(stderr, "could not unmount %s\n", hangdir);
+	}
+	if (fuse_pid > 0) {
+		kill(fuse_pid, SIGKILL);
+		waitpid(fuse_pid, NULL, 0);
+	}
+	slurm_stop();
+	if (h_up || h.up)
+		harness_stop(&h);
+	if (loopdev[0] && harness_sh("losetup -d /dev/%s", loopdev) != 0)
+		fprintf(stderr, "could not detach %s\n", loopdev);
+	if (harness_rm_rf(top) < 0)
+		fprintf(stderr, "could not remove %s\n", top);
+}
+
+/* Write TOP/name with the printf-formatted content. */
+static void __attribute__((format(printf, 2, 3)))
+write_file(const char *name, const char *fmt, ...)
+{
+	char path[256], *text = NULL;
+	va_list ap;
+	int n;
+
+	snprintf(path, sizeof(path), "%s/%s", top, name);
+	va_start(ap, fmt);
+	n = vasprintf(&text, fmt, ap);
+	va_end(ap);
+	ck_assert_int_ge(n, 0);
+	ck_assert_int_eq(write_file_atomic(path, text, (size_t)n, 0644), 0);
+	free(text);
+}
+
+/* Run knobctl (output logged); returns the exit status. */
+#define ctl(out, ...) harness_knobctl_logged(&h, out, __VA_ARGS__)
+
+static void
+precheck(void)
+{
+	ck_assert_msg(loopdev[0] != '\0', "no loop device");
+	ck_assert_msg(h_up, "harness did not start");
+}
+
+/* Children of pid (one per stuck probe). */
+static int
+count_children(pid_t pid)
+{
+	return (int)harness_sh_int("pgrep -c -P %ld", (long)pid);
+}
+
+START_TEST(test_sweep_file_errors)
+{
+	char *out = NULL, *err = NULL;
+	int rc;
+
+	precheck();
+	write_file("bad.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
+	    "    <mount path=\"relative/path\"/>\n    <bogus/>\n  </defaults>\n</sweep>\n");
+	rc = harness_knobctl(&h, &out, &err, "sweep -w node01 -f %s/bad.xml", top);
+	fprintf(stderr, "%s%s", out, err);
+	ck_assert_int_eq(rc, 2);
+	ck_assert_msg(strstr(err, "/bad.xml:5:") != NULL, "no file:line for <bogus>: %s", err);
+	free(out);
+	free(err);
+	write_file("bad2.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
+	    "    <mount path=\"relative/path\"/>\n  </defaults>\n</sweep>\n");
+	rc = harness_knobctl(&h, &out, &err, "sweep -w node01 -f %s/bad2.xml", top);
+	ck_assert_int_eq(rc, 2);
+	ck_assert_msg(strstr(err, "/bad2.xml:4: <mount>: mount path must be absolute") != NULL,
+	    "%s", err);
+	free(out);
+	free(err);
+	rc = harness_knobctl(&h, &out, &err, "sweep -w node01 --bogus");
+	ck_assert_int_eq(rc, 2);
+	free(out);
+	free(err);
+}
+END_TEST
+
+/* Drift on node01, node02 stopped, a hung mount on node03, node04 fine. */
+START_TEST(test_sweep_four_nodes)
+{
+	char *out = NULL, line[512], ra0[64], path[256];
+	uint64_t t0;
+	double took;
+	pid_t bg;
+	int rc, st;
+
+	precheck();
+	snprintf(path, sizeof(path), "/sys/block/%s/queue/read_ahead_kb", loopdev);
+	ck_assert_int_ge(read_small_file(path, ra0, sizeof(ra0)), 0);
+	strtrim(ra0);
+	write_file("loop.xml", "<?xml version=\"1.0\"?>\n<profile name=\"loop\">\n"
+	    "  <blockdev device=\"%s\" attr=\"read_ahead_kb\" value=\"%s\"/>\n</profile>\n",
+	    loopdev, strcmp(ra0, "4096") ? "4096" : "2048");
+	ck_assert_int_eq(ctl(&out, "apply %s/loop.xml -w node01", top), 0);
+	free(out);
+	/* drift: someone changes it behind knob's back */
+	ck_assert_int_eq(write_small_file(path, "136"), 0);
+	write_file("sweep.xml", "<?xml version=\"1.0\"?>\n<sweep>\n"
+	    "  <defaults>\n    <timeout check=\"10s\"/>\n    <clock max-offset=\"1s\"/>\n"
+	    "    <nic name=\"eth0\" mtu=\"1500\" counters=\"yes\"/>\n"
+	    "    <process name=\"knobd\"/>\n  </defaults>\n"
+	    "  <group nodes=\"node01\">\n    <profile name=\"%s/loop.xml\"/>\n  </group>\n"
+	    "  <group nodes=\"node03\">\n    <mount path=\"%s\" timeout=\"%ds\"/>\n  </group>\n"
+	    "</sweep>\n", top, hangdir, HANG_TIMEOUT_S);
+	harness_agent_stop(&h, 1, SIGTERM);
+
+	/* the sweep in the background; node03 answers a ping while its probe hangs */
+	bg = fork();
+	if (bg == 0)	/* own output files: harness_knobctl's names are per process */
+		_exit(harness_sh("ip netns exec %s %s/knobctl -c %s sweep -w @all -f %s/sweep.xml "
+		    "--prom %s/knob.prom >%s/sweep1.out 2>&1", h.ctl_ns, h.bin, h.cluster, top, top,
+		    top));
+	t0 = now_mono_ns();
+	ck_assert_int_eq(harness_wait_log(&h, 2, "health request", 20), 0);
+	rc = ctl(&out, "ping -w node03");
+	ck_assert_int_eq(rc, 0);
+	ck_assert_ptr_nonnull(strstr(out, "pong"));
+	free(out);
+	ck_assert_int_eq(waitpid(bg, &st, 0), bg);
+	took = (double)(now_mono_ns() - t0) / 1e9;
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 1, "sweep exit %d", WEXITSTATUS(st));
+	snprintf(line, sizeof(line), "%s/sweep1.out", top);
+	ck_assert_int_eq(read_file_bounded(line, 1 << 20, &out, NULL), 0);
+	fprintf(stderr, "first sweep (%.1f s):\n%s", took, out);
+	/* the budget: the hung probe's own deadline, not the 10 s check timeout */
+	ck_assert_msg(took < HANG_TIMEOUT_S + 6, "sweep took %.1f s", took);
+	snprintf(line, sizeof(line), "node03: mount %s hung (no answer to statfs in %d.0 s)",
+	    hangdir, HANG_TIMEOUT_S);
+	ck_assert_msg(strstr(out, line) != NULL, "missing '%s'", line);
+	ck_assert_ptr_nonnull(strstr(out, "node02: reach unreachable (connect"));
+	snprintf(line, sizeof(line), "node01: drift loop fail (1 of 1 keys drifted: blockdev %s read_ahead_kb is "
+	    "136, wants", loopdev);
+	ck_assert_msg(strstr(out, line) != NULL, "missing '%s'", line);
+	ck_assert_ptr_null(strstr(out, "node04:"));
+	ck_assert_ptr_nonnull(strstr(out, "1 ok (node04)"));
+	ck_assert_ptr_nonnull(strstr(out, "1 hung (node03)"));
+	ck_assert_ptr_nonnull(strstr(out, "1 unreachable (node02)"));
+	free(out);
+
+	/* Prometheus text file, parsed by promtool */
+	ck_assert_int_eq(harness_sh("promtool check metrics < %s/knob.prom", top), 0);
+	snprintf(line, sizeof(line), "knob_health_check{node=\"node03\",check=\"mount\",target=\"%s\","
+	    "state=\"hung\"} 1", hangdir);
+	snprintf(path, sizeof(path), "%s/knob.prom", top);
+	ck_assert_int_eq(read_file_bounded(path, 1 << 20, &out, NULL), 0);
+	ck_assert_msg(strstr(out, line) != NULL, "missing '%s'", line);
+	ck_assert_ptr_nonnull(strstr(out, "knob_sweep_duration_seconds "));
+	ck_assert_ptr_nonnull(strstr(out, "knob_sweep_last_timestamp_seconds "));
+	free(out);
+
+	/* second sweep while the first probe is stuck: no new probe, "since" */
+	ck_assert_int_eq(count_children(h.node[2].pid), 1);
+	rc = ctl(&out, "sweep -w node03 -f %s/sweep.xml --json", top);
+	ck_assert_int_eq(rc, 1);
+	snprintf(line, sizeof(line), "\"reason\": \"no answer to statfs (since ");
+	ck_assert_msg(strstr(out, line) != NULL, "missing '%s'", line);
+	ck_assert_ptr_nonnull(strstr(out, "\"since_s\""));
+	free(out);
+	ck_assert_int_eq(count_children(h.node[2].pid), 1);
+	rc = ctl(&out, "ping -w node03");
+	ck_assert_int_eq(rc, 0);
+	free(out);
+	harness_agent_start(&h, 1);
+}
+END_TEST
+
+/* Fleet-relative probe: exactly the throttled node is slow. */
+START_TEST(test_probe_slow)
+{
+	char *out = NULL, line[256];
+	int rc;
+
+	precheck();
+	if (h.node[1].pid == 0)
+		ck_assert_int_eq(harness_agent_start(&h, 1), 0);
+	/* The four "nodes" share one disk and two cores with whatever else runs
+	 * on this machine; probing at the same time, healthy peers differ by up
+	 * to 5x on this VM (an ext4 journal stall, a busy core).  So the gap is
+	 * widened to 90%: the throttled node is 98-99.9% below its peers. */
+	write_file("probe.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <slow mads=\"3\" "
+	    "min-gap=\"90%%\"/>\n</sweep>\n");
+	rc = ctl(&out, "sweep -w @all -f %s/probe.xml --probe %s -v", top, top);
+	ck_assert_int_eq(rc, 1);
+	snprintf(line, sizeof(line), "node04: probe %s slow (", top);
+	ck_assert_msg(strstr(out, line) != NULL, "missing '%s'", line);
+	ck_assert_ptr_nonnull(strstr(out, "fleet median"));
+	ck_assert_ptr_nonnull(strstr(out, "1 slow (node04)"));
+	ck_assert_ptr_nonnull(strstr(out, "3 ok (node[01-03])"));
+	free(out);
+}
+END_TEST
+
+/* knobctl bench names the throttled node as a straggler under its table,
+ * by the same rule.  Every thread is held to 16 ops/s (--rate-iops) so that
+ * the healthy nodes' rates are steady; node04, the only agent with
+ * --test-hooks, also honours --test-rate-iops 4 and runs 4x slower. */
+START_TEST(test_bench_straggler)
+{
+	char *out = NULL;
+	int rc;
+
+	precheck();
+	for (int i = 0; i < h.n; i++)
+		if (h.node[i].pid == 0)
+			ck_assert_int_eq(harness_agent_start(&h, i), 0);
+	rc = ctl(&out, "bench seq-write -w @all --dir %s --threads 4 --bs 64k --size 1m "
+	    "--rate-iops 16 --test-rate-iops 4", top);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_msg(strstr(out, "seq-write: straggler: node04 at ") != NULL, "no straggler line");
+	ck_assert_ptr_nonnull(strstr(out, "fleet median"));
+	ck_assert_ptr_null(strstr(out, "straggler: node01"));
+	ck_assert_ptr_null(strstr(out, "straggler: node02"));
+	ck_assert_ptr_null(strstr(out, "straggler: node03"));
+	free(out);
+}
+END_TEST
+
+/* ------------------------------------------------------------ Slurm
+ * A real slurmctld and one slurmd per node name (slurmd -N), on the host's
+ * loopback, ports 17660-17664, auth/none, state under TOP/slurm.  (Not in
+ * the controller namespace: "ip netns exec" mounts a fresh /sys without
+ * cgroups, and slurmd will not start without them.)  knobctl runs in the
+ * controller namespace, so tests/scontrol-record enters this process's
+ * network namespace (nsenter) to reach slurmctld. */
+#define SLURM_PORT 17660
+
+static pid_t slurm_pid[5];
+static char slurm_conf[PATH_MAX];
+
+/* Write slurm.conf for node01..node04. */
+static void
+slurm_write_conf(const char *dir)
+{
+	char *nodes = NULL;
+
+	for (int i = 1; i <= 4; i++)
+		str_appendf(&nodes, "NodeName=node%02d NodeAddr=127.0.0.1 Port=%d CPUs=1 "
+		    "State=UNKNOWN\n", i, SLURM_PORT + i);
+	snprintf(slurm_conf, sizeof(slurm_conf), "%s/slurm.conf", dir);
+	write_file("slurm/slurm.conf", "ClusterName=knobtest\nSlurmctldHost=localhost\n"
+	    "SlurmctldPort=%d\nAuthType=auth/none\nCredType=cred/none\nSlurmUser=root\n"
+	    "StateSaveLocation=%s/state\nSlurmdSpoolDir=%s/spool/%%n\n"
+	    "SlurmdPidFile=%s/slurmd.%%n.pid\nSlurmctldPidFile=%s/slurmctld.pid\n"
+	    "ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\nReturnToService=2\n"
+	    "SchedulerType=sched/builtin\nSelectType=select/linear\nMpiDefault=none\n"
+	    "JobAcctGatherType=jobacct_gather/none\nAccountingStorageType=accounting_storage/none\n"
+	    "%sPartitionName=batch Nodes=ALL Default=YES State=UP\n", SLURM_PORT, dir, dir, dir,
+	    dir, nodes);
+	free(nodes);
+}
+
+/* Start one Slurm daemon (argv NULL-terminated), its log in dir. */
+static pid_t
+slurm_spawn(const char *dir, const char *logname, char *const argv[])
+{
+	char log[PATH_MAX];
+	pid_t pid;
+
+	snprintf(log, sizeof(log), "%s/%s.log", dir, logname);
+	pid = fork();
+	if (pid == 0) {
+		if (freopen(log, "w", stderr) == NULL || freopen(log, "a", stdout) == NULL)
+			_exit(127);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* slurmctld and four slurmd; wait until sinfo shows every node idle. */
+static int
+slurm_start(const char *dir)
+{
+	char name[8], c[PATH_MAX + 16];
+	uint64_t end = now_mono_ns() + 30000000000ull;
+
+	ck_assert_int_eq(harness_sh("mkdir -p %s/state %s/spool", dir, dir), 0);
+	slurm_write_conf(dir);
+	setenv("SLURM_CONF", slurm_conf, 1);
+	snprintf(c, sizeof(c), "%s", slurm_conf);
+	slurm_pid[0] = slurm_spawn(dir, "slurmctld", (char *const[]){ (char *)(uintptr_t)"slurmctld",
+	    (char *)(uintptr_t)"-D", (char *)(uintptr_t)"-f", c, NULL });
+	for (int i = 1; i <= 4; i++) {
+		snprintf(name, sizeof(name), "node%02d", i);
+		slurm_pid[i] = slurm_spawn(dir, name, (char *const[]){ (char *)(uintptr_t)"slurmd",
+		    (char *)(uintptr_t)"-D", (char *)(uintptr_t)"-N", name, (char *)(uintptr_t)"-f", c,
+		    NULL });
+	}
+	while (now_mono_ns() < end) {
+		if (harness_sh_int("sinfo -h -N -o '%%N %%t' 2>/dev/null | grep -c ' idle$'") == 4)
+			return 0;
+		usleep(200000);
+	}
+	return -1;
+}
+
+static void
+slurm_stop(void)
+{
+	for (int i = 0; i < 5; i++)
+		if (slurm_pid[i] > 0) {
+			kill(slurm_pid[i], SIGTERM);
+			waitpid(slurm_pid[i], NULL, 0);
+			slurm_pid[i] = 0;
+		}
+}
+
+/* 1 when scontrol shows node drained with a reason starting with prefix. */
+static int
+slurm_drained(const char *node, const char *prefix)
+{
+	return harness_sh("scontrol -o show node %s | grep -q 'State=[A-Z+]*DRAIN.* Reason=%s'",
+	    node, prefix) == 0;
+}
+
+/* Calls knobctl made, matching pattern (grep -c). */
+static int
+calls(const char *log, const char *pattern)
+{
+	return (int)harness_sh_int("grep -c -- '%s' %s", pattern, log);
+}
+
+/* One sweep of node[01-03] with --drain through the recording wrapper;
+ * *out (when out is not NULL) gets the output. */
+static int
+drain_sweep(char **out)
+{
+	char *o = NULL;
+	int rc = ctl(&o, "sweep -w node[01-03] -f %s/drain.xml --drain --scontrol %s", top,
+	    recorder);
+
+	if (out)
+		*out = o;
+	else
+		free(o);
+	return rc;
+}
+
+/* Drain after 2 failures, resume after 2 passes, in batched calls against a
+ * real slurmctld; a node a person drained (or re-drained) is never resumed. */
+START_TEST(test_drain_hysteresis)
+{
+	char dir[128], log[192], netns[64], *out = NULL;
+
+	precheck();
+	snprintf(dir, sizeof(dir), "%s/slurm", top);
+	snprintf(log, sizeof(log), "%s/calls.log", dir);
+	if (slurm_start(dir) != 0) {
+		harness_sh("tail -n 5 %s/*.log >&2", dir);
+		ck_abort_msg("slurmctld/slurmd did not come up");
+	}
+	setenv("KNOB_SCONTROL_LOG", log, 1);
+	snprintf(netns, sizeof(netns), "/proc/%ld/ns/net", (long)getpid());
+	setenv("KNOB_SCONTROL_NETNS", netns, 1);
+	ck_assert_int_eq(harness_sh("touch %s && scontrol update NodeName=node03 State=DRAIN "
+	    "Reason='bad DIMM, ticket 4711'", log), 0);
+	write_file("drain.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
+	    "    <process name=\"knobd\"/>\n  </defaults>\n  <drain after=\"2\" resume=\"2\"/>\n"
+	    "</sweep>\n");
+	/* a passing sweep first: it resets the counts the earlier tests left, and
+	 * leaves node03 (drained by a person, healthy) alone */
+	ck_assert_int_eq(drain_sweep(NULL), 0);
+	ck_assert_int_eq(calls(log, "update"), 0);
+	harness_agent_stop(&h, 0, SIGTERM);
+	harness_agent_stop(&h, 1, SIGTERM);
+	/* failure 1 of 2: nothing drained */
+	ck_assert_int_eq(drain_sweep(NULL), 1);
+	ck_assert_int_eq(calls(log, "update"), 0);
+	/* failure 2: both drained in one call, with knob's reason */
+	ck_assert_int_eq(drain_sweep(&out), 1);
+	ck_assert_ptr_nonnull(strstr(out, "drained node01,node02: knob: reach unreachable"));
+	free(out);
+	ck_assert_int_eq(calls(log, "^update NodeName=node01,node02 State=DRAIN Reason=knob: "), 1);
+	ck_assert_int_eq(calls(log, "update"), 1);
+	ck_assert(slurm_drained("node01", "knob: reach unreachable"));
+	ck_assert(slurm_drained("node02", "knob: reach unreachable"));
+	/* a person takes over node02's drain */
+	ck_assert_int_eq(harness_sh("scontrol update NodeName=node02 State=DRAIN "
+	    "Reason='replacing the HBA'"), 0);
+	ck_assert_int_eq(harness_agent_start(&h, 0), 0);
+	ck_assert_int_eq(harness_agent_start(&h, 1), 0);
+	/* pass 1 of 2: nothing resumed */
+	ck_assert_int_eq(drain_sweep(NULL), 0);
+	ck_assert_int_eq(calls(log, "RESUME"), 0);
+	/* pass 2: node01 resumed alone; node02 and node03 stay drained */
+	ck_assert_int_eq(drain_sweep(NULL), 0);
+	ck_assert_int_eq(calls(log, "^update NodeName=node01 State=RESUME"), 1);
+	ck_assert_int_eq(calls(log, "RESUME"), 1);
+	ck_assert(!slurm_drained("node01", ""));
+	ck_assert(slurm_drained("node02", "replacing the HBA"));
+	ck_assert(slurm_drained("node03", "bad DIMM, ticket 4711"));
+	/* and a third pass does not resume them either */
+	ck_assert_int_eq(drain_sweep(NULL), 0);
+	ck_assert_int_eq(calls(log, "RESUME"), 1);
+	ck_assert(slurm_drained("node02", "replacing the HBA"));
+	unsetenv("KNOB_SCONTROL_LOG");
+	unsetenv("KNOB_SCONTROL_NETNS");
+	ck_assert_int_eq(ctl(&out, "sweep history node01"), 0);
+	ck_assert_ptr_nonnull(strstr(out, "drained: knob: reach unreachable"));
+	ck_assert_ptr_nonnull(strstr(out, "=> resumed"));
+	ck_assert_ptr_nonnull(strstr(out, "failing 1 of 2 before a drain"));
+	free(out);
+	ck_assert_int_eq(ctl(&out, "sweep history node02"), 0);
+	ck_assert_ptr_nonnull(strstr(out, "not resumed: Slurm reason is not knob's (replacing the HBA)"));
+	free(out);
+	slurm_stop();
+}
+END_TEST
+
+/* The shipped units pass systemd-analyze verify. */
+START_TEST(test_units_verify)
+{
+	char src[PATH_MAX + 64];
+
+	precheck();
+	snprintf(src, sizeof(src), "%s/../sweep", h.bin);
+	ck_assert_int_eq(harness_sh("sed 's,@BINDIR@,%s,g' %s/knob-sweep.service > %s/knob-sweep.service"
+	    " && cp %s/knob-sweep.timer %s/ && systemd-analyze verify %s/knob-sweep.service "
+	    "%s/knob-sweep.timer", h.bin, src, top, src, top, top, top), 0);
+	ck_assert_int_eq(harness_sh("grep -q '^Persistent=true' %s/knob-sweep.timer && "
+	    "grep -q '^RandomizedDelaySec=' %s/knob-sweep.timer", top, top), 0);
+}
+END_TEST
+
+static Suite *
+sweep_net_suite(void)
+{
+	Suite *s = suite_create("sweep_net");
+	TCase *tc = tcase_create("sweep_net");
+
+	tcase_set_timeout(tc, 180);
+	tcase_add_unchecked_fixture(tc, suite_setup, suite_teardown);
+	tcase_add_test(tc, test_sweep_file_errors);
+	tcase_add_test(tc, test_sweep_four_nodes);
+	tcase_add_test(tc, test_probe_slow);
+	tcase_add_test(tc, test_bench_straggler);
+	tcase_add_test(tc, test_drain_hysteresis);
+	tcase_add_test(tc, test_units_verify);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	return harness_run_suite(sweep_net_suite(), 1);
+}
