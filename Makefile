@@ -5,6 +5,7 @@
 #   make check      run every test, then again under ASan+UBSan
 #   make demo       local agents: facts, a real profile applied and rolled back, a benchmark
 #   make bench      benchmarks under bench/ (figures, not pass/fail)
+#   make peers      ior and mdtest from ../shared/vendor into build/peers/ (tests, bench)
 #   make install DESTDIR=...
 #
 # Out-of-tree build directories: $(BUILD) (default build/) and build-san/ for
@@ -22,7 +23,8 @@ DEB_PKGS = build-essential pkg-config protobuf-c-compiler libprotobuf-c-dev \
 	libxml2-dev libxml2-utils libnl-3-dev libnl-route-3-dev libssh2-1-dev \
 	libssl-dev libsqlite3-dev sqlite3 libjson-c-dev check fio iproute2 \
 	openssh-server openssh-client util-linux procps kmod e2fsprogs \
-	liburing-dev libaio-dev chromium libfuse3-dev fuse3 prometheus systemd slurmctld slurmd slurm-client
+	liburing-dev libaio-dev chromium libfuse3-dev fuse3 prometheus systemd slurmctld slurmd slurm-client \
+	openmpi-bin libopenmpi-dev autoconf automake libtool libfaketime
 
 CC      ?= cc
 WARN    = -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wstrict-prototypes \
@@ -131,15 +133,32 @@ $(BUILD)/tests/fuse_%: tests/fuse_%.c
 
 tests: all $(TEST_BIN) $(BENCH_BIN) $(FUSE_BIN)
 
+# Peer tools: ior and mdtest built once from the vendored source snapshot
+# into build/peers/bin (never part of knob; both check passes use them).
+PEERS       = build/peers
+IOR_TARBALL ?= ../shared/vendor/ior-5fcf0ba.tar.gz
+export KNOB_PEERS ?= $(CURDIR)/$(PEERS)/bin
+
+peers: $(PEERS)/bin/mdtest
+
+$(PEERS)/bin/mdtest:
+	@test -f $(IOR_TARBALL) || { echo "peers: $(IOR_TARBALL) not found (IOR_TARBALL=...)"; exit 1; }
+	@echo "  PEERS   ior, mdtest from $(IOR_TARBALL) (log: $(PEERS)/build.log)"
+	@rm -rf $(PEERS)/src && mkdir -p $(PEERS)/src
+	@tar -xzf $(IOR_TARBALL) -C $(PEERS)/src
+	@cd $(PEERS)/src/ior && { ./bootstrap && ./configure --prefix=$(CURDIR)/$(PEERS) && \
+		$(MAKE) -j2 && $(MAKE) install; } >$(CURDIR)/$(PEERS)/build.log 2>&1 || \
+		{ tail -n 30 $(CURDIR)/$(PEERS)/build.log; exit 1; }
+
 # Run the suite once normally, then once under ASan+UBSan in build-san/.
 check: deps
-	@$(MAKE) --no-print-directory tests
+	@$(MAKE) --no-print-directory tests peers
 	tests/run-tests.sh $(BUILD)
 	@$(MAKE) --no-print-directory BUILD=build-san SAN=1 tests
 	tests/run-tests.sh build-san
 
 # One quick pass without sanitizers (for iterating).
-check-fast: tests
+check-fast: tests peers
 	tests/run-tests.sh $(BUILD)
 
 # Coverage-guided fuzzing of the frame decoder (clang's libFuzzer), 30 s.
@@ -165,6 +184,9 @@ bench: deps
 	@$(MAKE) --no-print-directory all $(BENCH_BIN)
 	$(BUILD)/bench/tls_handshake 400
 	bench/engine-vs-fio $(BUILD)
+	@$(MAKE) --no-print-directory peers
+	bench/engine-vs-ior $(BUILD)
+	bench/engine-vs-mdtest $(BUILD)
 
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
@@ -198,6 +220,6 @@ install: all
 clean:
 	rm -rf build build-san
 
-.PHONY: all tests check check-fast demo bench fuzz deps print-deps install clean
+.PHONY: all tests check check-fast demo bench fuzz deps print-deps install clean peers
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

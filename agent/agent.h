@@ -112,6 +112,9 @@ int h_health(struct agent *, struct aconn *, Knob__Envelope *);		/* health.c */
 /* Facts (agent/facts.c): fill f; free with facts_free. 0 or -1. */
 int facts_gather(struct agent *a, Knob__Facts *f);
 void facts_free(Knob__Facts *f);
+/* Type of the file system a resolved path lies on, from (sysroot)
+ * /proc/self/mounts ("tmpfs", "gpfs", ...).  0, or -1 (buf ""). */
+int facts_fs_type(const struct agent *a, const char *path, char *buf, size_t len);
 
 /* Tuning subsystem hooks (agent/tune.c).  tune_init recovers any
  * unfinished transaction from the journal before the agent serves. */

@@ -45,7 +45,12 @@ struct bphase {
 	uint32_t lease_s;
 	struct bench_job *job;
 	struct bench_params *inherit;	/* kept workdir this phase took over */
-	uint64_t pagepool;		/* GPFS pagepool, bytes (read phases) */
+	uint64_t pagepool;		/* GPFS pagepool, bytes (GPFS only) */
+	char fs_type[32];		/* of DIR, from the mount table */
+	/* first done: the controller gets this node's first thread end and
+	 * answers with the moment the first thread of the whole phase ended */
+	int fd_sync, fd_posted, fd_have;
+	uint64_t fd_ns;
 	uint64_t lock;			/* the node's tuning lock, held for the phase (tune.h) */
 };
 
@@ -277,20 +282,23 @@ post_ready(struct bphase *ph, int ok, const char *err)
 	r.stonewall_sync = ph->job->wall_sync;
 	r.pagepool_bytes = ph->pagepool;
 	r.read_bytes = ph->job->read_bytes;
+	r.fs_type = ph->fs_type;
 	env.body_case = KNOB__ENVELOPE__BODY_PHASE_READY;
 	env.phase_ready = &r;
 	agent_post(ph->a, ph->conn_id, ph->prep_id, &env);
 }
 
 /* Post the live totals; at_wall: every thread is at the stonewall (or
- * done), with the node's largest count for the controller. */
+ * done), with the node's largest count for the controller; first_end: the
+ * end of this node's first finished thread (first-done sync). */
 static void
-post_progress(struct bphase *ph, int at_wall)
+post_progress(struct bphase *ph, int at_wall, uint64_t first_end)
 {
 	Knob__Envelope env = KNOB__ENVELOPE__INIT;
 	Knob__PhaseProgress p = KNOB__PHASE_PROGRESS__INIT;
 
 	p.phase_id = ph->phase_id;
+	p.first_end_ns = first_end;
 	bench_job_progress(ph->job, &p.bytes, &p.ops, &p.threads_done);
 	p.agent_time_ns = now_real_ns();
 	if (at_wall) {
@@ -304,6 +312,8 @@ post_progress(struct bphase *ph, int at_wall)
 	agent_post(ph->a, ph->conn_id, ph->go_id, &env);
 }
 
+static void add_measured(struct bphase *ph, Knob__PhaseResult *r);
+
 static void
 post_result(struct bphase *ph)
 {
@@ -311,6 +321,7 @@ post_result(struct bphase *ph)
 	Knob__PhaseResult r;
 
 	bench_job_result(ph->job, &r);
+	add_measured(ph, &r);
 	env.body_case = KNOB__ENVELOPE__BODY_PHASE_RESULT;
 	env.phase_result = &r;
 	if (!r.ok)
@@ -347,28 +358,103 @@ out:
 	return v;
 }
 
-/* Run the timed part with a progress report every second, and the
- * stonewall report when every thread is at the wall. */
+/* First-done sync: tell the controller once when this node's first thread
+ * ended. */
+static void
+maybe_post_first_end(struct bphase *ph)
+{
+	struct bench_job *j = ph->job;
+	uint64_t fe;
+
+	if (!ph->fd_sync || ph->fd_posted)
+		return;
+	pthread_mutex_lock(&j->mu);
+	fe = j->first_end_ns;
+	pthread_mutex_unlock(&j->mu);
+	if (fe == 0)
+		return;
+	ph->fd_posted = 1;
+	log_info("phase %s: first thread finished", ph->phase_id);
+	post_progress(ph, 0, fe);
+}
+
+/* Run the timed part: a progress report every second, the stonewall
+ * report when every thread is at the wall and the first thread's end
+ * (looked for every 100 ms) when it comes. */
 static void
 run_job(struct bphase *ph)
 {
 	struct bench_job *j = ph->job;
 	uint64_t next = now_mono_ns() + 1000000000ull, now;
-	int r;
+	int r, ms;
 
 	for (;;) {
+		maybe_post_first_end(ph);
 		now = now_mono_ns();
-		r = bench_job_wait(j, next > now ? (int)((next - now) / 1000000) : 0);
+		ms = next > now ? (int)((next - now) / 1000000) : 0;
+		r = bench_job_wait(j, ms > 100 ? 100 : ms);
 		if (r == BJ_DONE)
 			break;
 		if (r == BJ_WALL) {
-			post_progress(ph, 1);
+			post_progress(ph, 1, 0);
 			continue;
 		}
-		post_progress(ph, 0);
-		next = now_mono_ns() + 1000000000ull;
+		if (now_mono_ns() >= next) {
+			post_progress(ph, 0, 0);
+			next = now_mono_ns() + 1000000000ull;
+		}
 	}
 	bench_job_join(j);
+	maybe_post_first_end(ph);
+}
+
+/* First-done sync: wait for the moment the first thread of the phase ended
+ * (PhaseGo.first_done_ns), or an abort (the lease runs meanwhile). */
+static void
+wait_first_done(struct bphase *ph)
+{
+	struct bench_state *bs = ph->a->bench;
+
+	if (!ph->fd_posted)
+		return;
+	pthread_mutex_lock(&bs->mu);
+	while (!ph->fd_have && !ph->aborted)
+		pthread_cond_wait(&bs->cv, &bs->mu);
+	pthread_mutex_unlock(&bs->mu);
+}
+
+/* Measured figures in the result: every thread's count at the first-done
+ * moment from its checkpoints, and its time at the stonewall. */
+static void
+add_measured(struct bphase *ph, Knob__PhaseResult *r)
+{
+	struct bench_job *j = ph->job;
+
+	for (size_t k = 0; k < r->n_threads && k < j->nth; k++) {
+		r->threads[k]->stonewall_ns = j->th[k].stonewall_ns;
+		if (ph->fd_have)
+			bench_ckpt_at(j->th[k].ckpt, &j->th[k], ph->fd_ns,
+			    &r->threads[k]->first_done_bytes, &r->threads[k]->first_done_ops);
+	}
+	if (ph->fd_have)
+		r->first_done_ns = ph->fd_ns;
+}
+
+/* The file system of the phase's directory, and on GPFS its pagepool (the
+ * cache warning compares against it). */
+static void
+dir_fs(struct bphase *ph)
+{
+	char real[PATH_MAX];
+
+	if (realpath(ph->job->p.dir, real) == NULL ||
+	    facts_fs_type(ph->a, real, ph->fs_type, sizeof(ph->fs_type)) < 0) {
+		log_debug("phase %s: file system of %s unknown", ph->phase_id, ph->job->p.dir);
+		return;
+	}
+	log_debug("phase %s: %s is on %s", ph->phase_id, real, ph->fs_type);
+	if (strcmp(ph->fs_type, "gpfs") == 0)
+		ph->pagepool = gpfs_pagepool(ph->a);
 }
 
 /* Runner thread of one phase: prepare, Ready, wait for Go, run with
@@ -385,8 +471,11 @@ phase_runner(void *arg)
 	int ok, go;
 
 	ok = bench_job_prepare(j) == 0;
-	if (ok && j->read_bytes)
-		ph->pagepool = gpfs_pagepool(a);
+	if (ok)
+		dir_fs(ph);
+	/* checkpoints for first done; the threads wait at the barrier */
+	for (size_t k = 0; ok && ph->fd_sync && k < j->nth; k++)
+		j->th[k].ckpt = bench_ckpt_new(BENCH_CKPT_MEM / j->nth);
 	pthread_mutex_lock(&bs->mu);
 	if (ok && ph->aborted) {
 		ok = 0;
@@ -413,12 +502,15 @@ phase_runner(void *arg)
 		finish_phase(ph, 1);
 		return NULL;
 	}
+	log_info("phase %s: running", ph->phase_id);
 	bench_job_go(j);
 	if (bench_kind_is_ext(j->p.kind))
 		ext_run(j);
-	else
+	else {
 		run_job(ph);
-	post_progress(ph, 0);
+		wait_first_done(ph);
+	}
+	post_progress(ph, 0, 0);
 	finish_phase(ph, 1);
 	return NULL;
 done:
@@ -489,6 +581,8 @@ finish_phase(struct bphase *ph, int with_result)
 		bench_params_free(ph->inherit);
 		free(ph->inherit);
 	}
+	for (size_t k = 0; k < j->nth; k++)
+		bench_ckpt_free(j->th[k].ckpt);
 	bench_job_free(j);
 	free(ph);
 }
@@ -575,6 +669,9 @@ h_phase_prepare(struct agent *a, struct aconn *c, Knob__Envelope *req)
 	if (a->cfg.test_hooks && s->test_rate_iops &&
 	    (p.rate_iops == 0 || s->test_rate_iops < p.rate_iops))
 		p.rate_iops = s->test_rate_iops;
+	snprintf(p.mpirun, sizeof(p.mpirun), "%s", s->mpirun ? s->mpirun : "");
+	snprintf(p.mpirun_args, sizeof(p.mpirun_args), "%s", s->mpirun_args ? s->mpirun_args : "");
+	ph->fd_sync = s->first_done_sync && !bench_kind_is_ext(p.kind);
 	ph->job = bench_job_new(&p, a->node);
 	ph->job->wall_sync = s->stonewall_sync && s->stonewall_s &&
 	    !bench_kind_is_ext(ph->job->p.kind);
@@ -609,6 +706,15 @@ h_phase_go(struct agent *a, struct aconn *c, Knob__Envelope *req)
 
 	pthread_mutex_lock(&bs->mu);
 	ph = phase_find(bs, id ? id : "", c->id);
+	if (req->phase_go->first_done) {
+		if (ph) {
+			ph->fd_ns = req->phase_go->first_done_ns;
+			ph->fd_have = 1;
+			pthread_cond_broadcast(&bs->cv);
+		}
+		pthread_mutex_unlock(&bs->mu);
+		return 0;
+	}
 	if (req->phase_go->wearout) {
 		/* the global stonewall target; a phase that ended meanwhile
 		 * (all its threads finished) does not need it */

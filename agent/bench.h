@@ -32,6 +32,7 @@
 #include <sys/types.h>
 
 #include "hist.h"
+#include "util.h"
 #include "knob.pb-c.h"
 
 enum bench_kind {
@@ -103,6 +104,8 @@ struct bench_params {
 	size_t nhosts;
 	uint32_t ext_timeout_s;
 	char ext_tool[PATH_MAX];
+	char mpirun[1024];		/* launcher template, "" = OpenMPI default */
+	char mpirun_args[1024];		/* site flags for {args} */
 };
 
 /* Copy and validate a wire spec (string checks only, no file-system access).
@@ -185,6 +188,8 @@ struct bench_thread {
 	struct bench_perm perm;		/* random order of the current pass */
 	uint64_t pass;
 	struct bench_aio *aio;		/* queued I/O (bench_aio.c) */
+	uint64_t stonewall_ns;		/* CLOCK_REALTIME at the wall, 0 = not hit */
+	struct bench_ckpt *ckpt;	/* checkpoints of this thread (the runner's), or NULL */
 	struct hist *lat;
 	char err[256];
 	int failed;
@@ -226,6 +231,7 @@ struct bench_job {
 	int ioengine;			/* IOE_* the data phase uses */
 	char warning[512];
 	char err[512];
+	uint64_t first_end_ns;		/* earliest end of a finished thread (j->mu) */
 	/* external tools */
 	struct ext_summary *ext;
 	char *ext_output;
@@ -325,6 +331,25 @@ typedef int (*bench_done_fn)(struct bench_thread *t, const struct bench_op *op,
     uint64_t *limit, uint64_t start_mono, int *walled);
 void bench_aio_run(struct bench_thread *t, int fd, uint64_t start_mono, bench_next_fn next,
     bench_done_fn done, int *walled);
+/* ------------------------------------------------------- checkpoints */
+/* A thread's bytes and ops at op completions at least BENCH_CKPT_NS apart
+ * (and the last op before a longer gap, so a pause is seen where it was),
+ * so that its count at any moment (the first thread's end anywhere in the
+ * phase) can be interpolated.  Bounded: past mem_max bytes every other
+ * checkpoint is dropped and the interval doubles. */
+#define BENCH_CKPT_NS	(20ull * 1000000)
+#define BENCH_CKPT_MEM	(32u << 20)	/* per phase on a node, all threads */
+struct bench_ckpt;
+struct bench_ckpt *bench_ckpt_new(size_t mem_max);
+void bench_ckpt_free(struct bench_ckpt *c);
+/* After an op that ended at now (the thread's clock) with these totals. */
+void bench_ckpt_op(struct bench_ckpt *c, uint64_t now, uint64_t bytes, uint64_t ops);
+/* Interval now in use (grows when thinned). */
+uint64_t bench_ckpt_interval(const struct bench_ckpt *c);
+/* Thread t's count at moment at: 0 before its start, its total after its
+ * end, linear between the checkpoints around at (c may be NULL). */
+void bench_ckpt_at(const struct bench_ckpt *c, const struct bench_thread *t, uint64_t at,
+    uint64_t *bytes, uint64_t *ops);
 
 /* ------------------------------------------------------- external tools */
 #define EXT_MAX_OPS 16
@@ -347,6 +372,19 @@ int ext_parse_ior_json(const char *json, struct ext_summary *out, char *err, siz
 int ext_parse_mdtest_text(const char *text, struct ext_summary *out, char *err, size_t errlen);
 /* Write an OpenMPI hostfile ("host slots=N" lines) into buf.  0 or -1. */
 int ext_hostfile(char *buf, size_t len, char *const *hosts, const uint32_t *slots, size_t n);
+/* ior/mdtest launcher: the template's words, with {np} {hostfile} {hosts}
+ * (comma list) {ppn} (largest ranks per node) {nnodes} replaced, {args}
+ * replaced by the words of args and {cmd} by the tool's argv. */
+#define EXT_MPIRUN_DEFAULT \
+	"mpirun --allow-run-as-root --map-by node --hostfile {hostfile} -np {np} {args} {cmd}"
+struct ext_launch {
+	const char *tmpl;		/* "" = EXT_MPIRUN_DEFAULT */
+	const char *args;
+	const char *np, *hostfile, *hosts, *ppn, *nnodes;
+};
+/* argv of the launcher into out (strings pushed). 0, or -1 with err. */
+int ext_launcher_argv(const struct ext_launch *v, char *const *cmd, struct strvec *out,
+    char *err, size_t errlen);
 /* Check that the tool of an external phase can run (prepare). 0 or -1 (j->err). */
 int ext_prepare(struct bench_job *j);
 /* Run the external phase (after go), filling j->ext, j->ext_output and

@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <wordexp.h>
 
 #include <json-c/json.h>
 
@@ -320,6 +321,101 @@ ext_hostfile(char *buf, size_t len, char *const *hosts, const uint32_t *slots, s
 	return 0;
 }
 
+/* ------------------------------------------------------------ launcher */
+
+/* Replace every {name} of vars in word; malloc'd. */
+static char *
+subst_vars(const char *word, const struct ext_launch *v)
+{
+	const struct { const char *name; const char *val; } vars[] = {
+		{ "{np}", v->np }, { "{hostfile}", v->hostfile }, { "{hosts}", v->hosts },
+		{ "{ppn}", v->ppn }, { "{nnodes}", v->nnodes },
+	};
+	char *out = xstrdup(word);
+
+	for (size_t i = 0; i < nitems(vars); i++) {
+		char *at;
+
+		while ((at = strstr(out, vars[i].name)) != NULL) {
+			char *n = xasprintf("%.*s%s%s", (int)(at - out), out, vars[i].val,
+			    at + strlen(vars[i].name));
+			free(out);
+			out = n;
+		}
+	}
+	return out;
+}
+
+/* Split a shell-quoted string into words (no command substitution).  The
+ * braces of the placeholders are not shell words: they pass wordexp as
+ * \001 and \002 and come back in the words. */
+static int
+split_words(const char *s, wordexp_t *we, char *err, size_t errlen, const char *what)
+{
+	char *m = xstrdup(s), *p;
+	int rc;
+
+	for (p = m; *p; p++)
+		*p = *p == '{' ? '\001' : *p == '}' ? '\002' : *p;
+	rc = wordexp(m, we, WRDE_NOCMD);
+	free(m);
+	for (size_t i = 0; rc == 0 && i < we->we_wordc; i++)
+		for (p = we->we_wordv[i]; *p; p++)
+			*p = *p == '\001' ? '{' : *p == '\002' ? '}' : *p;
+
+	if (rc != 0) {
+		snprintf(err, errlen, "%s: cannot split '%s' into words%s", what, s,
+		    rc == WRDE_CMDSUB ? " (command substitution is refused)" : "");
+		if (rc == WRDE_NOSPACE)
+			wordfree(we);
+		return -1;
+	}
+	return 0;
+}
+
+int
+ext_launcher_argv(const struct ext_launch *v, char *const *cmd, struct strvec *out,
+    char *err, size_t errlen)
+{
+	wordexp_t tw, aw;
+	int have_cmd = 0, have_args = 0, rc = -1;
+	size_t i, k;
+
+	if (split_words(v->tmpl[0] ? v->tmpl : EXT_MPIRUN_DEFAULT, &tw, err, errlen,
+	    "--mpirun") < 0)
+		return -1;
+	if (split_words(v->args, &aw, err, errlen, "--mpirun-args") < 0) {
+		wordfree(&tw);
+		return -1;
+	}
+	for (i = 0; i < tw.we_wordc; i++) {
+		const char *w = tw.we_wordv[i];
+
+		if (strcmp(w, "{cmd}") == 0) {
+			for (k = 0; cmd[k]; k++)
+				strvec_push(out, cmd[k]);
+			have_cmd = 1;
+		} else if (strcmp(w, "{args}") == 0) {
+			for (k = 0; k < aw.we_wordc; k++)
+				strvec_push(out, aw.we_wordv[k]);
+			have_args = 1;
+		} else
+			strvec_push_owned(out, subst_vars(w, v));
+	}
+	if (!have_cmd)
+		snprintf(err, errlen, "--mpirun template '%s' has no {cmd}", v->tmpl);
+	else if (!have_args && aw.we_wordc)
+		snprintf(err, errlen, "--mpirun-args given, but the --mpirun template '%s' has "
+		    "no {args}", v->tmpl);
+	else if (out->n == 0 || tw.we_wordc == 0)
+		snprintf(err, errlen, "--mpirun template is empty");
+	else
+		rc = 0;
+	wordfree(&tw);
+	wordfree(&aw);
+	return rc;
+}
+
 /* ------------------------------------------------------------ running */
 
 /* Find an executable in PATH (or take a path as is) into buf. 0 or -1. */
@@ -346,20 +442,25 @@ find_exe(const char *name, char *buf, size_t len)
 	return rc;
 }
 
-/* The tool an external phase runs (fio, or mpirun for ior/mdtest). */
+/* The tool an external phase runs (fio, or the launcher of ior/mdtest:
+ * the first word of the --mpirun template) into buf. */
 static const char *
-ext_main_tool(const struct bench_job *j)
+ext_main_tool(const struct bench_job *j, char *buf, size_t len)
 {
+	const char *t = j->p.mpirun[0] ? j->p.mpirun : EXT_MPIRUN_DEFAULT;
+
 	if (j->p.kind == BK_FIO)
 		return j->p.ext_tool[0] ? j->p.ext_tool : "fio";
-	return "mpirun";
+	t += strspn(t, " \t");
+	snprintf(buf, len, "%.*s", (int)strcspn(t, " \t"), t);
+	return buf;
 }
 
 int
 ext_prepare(struct bench_job *j)
 {
-	char exe[PATH_MAX], sub[32];
-	const char *tool = ext_main_tool(j);
+	char exe[PATH_MAX], sub[32], first[256];
+	const char *tool = ext_main_tool(j, first, sizeof(first));
 
 	if (j->p.kind != BK_FIO && j->p.node_index != 0)
 		return 0;	/* only the first node launches mpirun */
@@ -466,6 +567,55 @@ run_tool(struct bench_job *j, char **argv, char **out)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 }
 
+/* The ior/mdtest command line: the tool, its arguments and its directory,
+ * inside the launcher template. 0 or -1 (j->err). */
+static int
+mpi_argv(struct bench_job *j, const char *wdir, const char *hostfile, struct strvec *av)
+{
+	struct strvec cmd = { 0 };
+	struct ext_launch v;
+	char np[16], ppn[16], nn[16], err[512], *hosts;
+	uint32_t maxslots = 1;
+	size_t i, off = 0, hl = 1;
+	int rc;
+
+	strvec_push(&cmd, j->p.ext_tool[0] ? j->p.ext_tool :
+	    (j->p.kind == BK_IOR ? "ior" : "mdtest"));
+	for (i = 0; i < j->p.next_args; i++)
+		strvec_push(&cmd, j->p.ext_args[i]);
+	if (j->p.kind == BK_IOR && !has_arg(j->p.ext_args, "-o")) {
+		strvec_push(&cmd, "-o");
+		strvec_push_owned(&cmd, xasprintf("%s/ior.data", wdir));
+	} else if (j->p.kind == BK_MDTEST && !has_arg(j->p.ext_args, "-d")) {
+		strvec_push(&cmd, "-d");
+		strvec_push_owned(&cmd, xasprintf("%s/md", wdir));
+	}
+	for (i = 0; i < j->p.nhosts; i++) {
+		hl += strlen(j->p.hosts[i]) + 1;
+		if (j->p.host_slots[i] > maxslots)
+			maxslots = j->p.host_slots[i];
+	}
+	hosts = xcalloc(hl, 1);
+	for (i = 0; i < j->p.nhosts; i++)
+		off += (size_t)snprintf(hosts + off, hl - off, "%s%s", i ? "," : "", j->p.hosts[i]);
+	snprintf(np, sizeof(np), "%u", j->p.threads_total);
+	snprintf(ppn, sizeof(ppn), "%u", maxslots);
+	snprintf(nn, sizeof(nn), "%zu", j->p.nhosts);
+	v.tmpl = j->p.mpirun;
+	v.args = j->p.mpirun_args;
+	v.np = np;
+	v.hostfile = hostfile;
+	v.hosts = hosts;
+	v.ppn = ppn;
+	v.nnodes = nn;
+	rc = ext_launcher_argv(&v, cmd.v, av, err, sizeof(err));
+	if (rc < 0)
+		snprintf(j->err, sizeof(j->err), "%s: %s", j->node, err);
+	free(hosts);
+	strvec_free(&cmd);
+	return rc;
+}
+
 int
 ext_run(struct bench_job *j)
 {
@@ -486,7 +636,9 @@ ext_run(struct bench_job *j)
 	}
 	if (j->p.kind == BK_FIO) {
 		snprintf(wdir, sizeof(wdir), "%s/%s/n.%u", real, j->wname, j->p.node_index);
-		find_exe(ext_main_tool(j), exe, sizeof(exe));
+		char first[256];
+
+		find_exe(ext_main_tool(j, first, sizeof(first)), exe, sizeof(exe));
 		strvec_push(&av, exe);
 		strvec_push(&av, "--output-format=json");
 		strvec_push_owned(&av, xasprintf("--directory=%s", wdir));
@@ -516,24 +668,12 @@ ext_run(struct bench_job *j)
 			goto out;
 		}
 		close(fd);
-		strvec_push(&av, "mpirun");
-		strvec_push(&av, "--allow-run-as-root");
-		strvec_push(&av, "--hostfile");
-		strvec_push(&av, hf);
-		strvec_push(&av, "-np");
-		strvec_push_owned(&av, xasprintf("%u", j->p.threads_total));
-		strvec_push(&av, j->p.ext_tool[0] ? j->p.ext_tool :
-		    (j->p.kind == BK_IOR ? "ior" : "mdtest"));
+		if (mpi_argv(j, wdir, hf, &av) < 0)
+			goto out;
 	}
-	for (i = 0; i < j->p.next_args; i++)
-		strvec_push(&av, j->p.ext_args[i]);
-	if (j->p.kind == BK_IOR && !has_arg(j->p.ext_args, "-o")) {
-		strvec_push(&av, "-o");
-		strvec_push_owned(&av, xasprintf("%s/ior.data", wdir));
-	} else if (j->p.kind == BK_MDTEST && !has_arg(j->p.ext_args, "-d")) {
-		strvec_push(&av, "-d");
-		strvec_push_owned(&av, xasprintf("%s/md", wdir));
-	}
+	if (j->p.kind == BK_FIO)
+		for (i = 0; i < j->p.next_args; i++)
+			strvec_push(&av, j->p.ext_args[i]);
 	t0 = now_real_ns();
 	st = run_tool(j, av.v, &out);
 	t1 = now_real_ns();

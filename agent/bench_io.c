@@ -714,10 +714,13 @@ bench_after_op(struct bench_thread *t, uint64_t t0, uint64_t t1, uint64_t bytes,
     uint64_t nops, uint64_t limit, uint64_t start_mono, int *walled)
 {
 	struct bench_job *j = t->job;
+	uint64_t total;
 
 	hist_add(t->lat, t1 - t0);
-	atomic_fetch_add_explicit(&t->bytes, bytes, memory_order_relaxed);
+	total = atomic_fetch_add_explicit(&t->bytes, bytes, memory_order_relaxed) + bytes;
 	atomic_store_explicit(&t->ops, nops, memory_order_relaxed);
+	if (t->ckpt)	/* checkpoint hook (first done) */
+		bench_ckpt_op(t->ckpt, t->start_ns + (t1 - start_mono), total, nops);
 	if (j->p.rate_iops) {
 		uint64_t due = start_mono + nops * 1000000000ull / j->p.rate_iops;
 		if (due > t1)
@@ -729,6 +732,7 @@ bench_after_op(struct bench_thread *t, uint64_t t0, uint64_t t1, uint64_t bytes,
 
 		*walled = 1;
 		t->stonewall_ops = nops;
+		t->stonewall_ns = t->start_ns + (t1 - start_mono);	/* checkpoint hook */
 		target = wall_arrive(j, nops, 1);
 		if (target < limit)
 			limit = target;
@@ -908,6 +912,9 @@ io_thread(void *arg)
 	}
 	pthread_mutex_lock(&j->mu);
 	j->ndone++;
+	/* checkpoint hook: the node's first finished thread, for first-done */
+	if (t->end_ns && (j->first_end_ns == 0 || t->end_ns < j->first_end_ns))
+		j->first_end_ns = t->end_ns;
 	pthread_cond_broadcast(&j->cv);
 	pthread_mutex_unlock(&j->mu);
 	return NULL;

@@ -594,6 +594,50 @@ unescape_mount(char *s)
 	return s;
 }
 
+/* Split one /proc/self/mounts line (in place) into source, target, type. */
+static int
+mount_fields(char *line, char **src, char **dst, char **type)
+{
+	char *save = NULL;
+
+	if ((*src = strtok_r(line, " \t", &save)) == NULL ||
+	    (*dst = strtok_r(NULL, " \t", &save)) == NULL ||
+	    (*type = strtok_r(NULL, " \t", &save)) == NULL)
+		return -1;
+	return 0;
+}
+
+/* The type of the file system path (resolved) lies on: the mount of
+ * (sysroot) /proc/self/mounts with the longest target that contains it. */
+int
+facts_fs_type(const struct agent *a, const char *path, char *buf, size_t len)
+{
+	char mpath[PATH_MAX], *text = NULL, *line, *save = NULL, *src, *dst, *type;
+	size_t best = 0;
+	int rc;
+
+	buf[0] = '\0';
+	if (rpath(a, mpath, sizeof(mpath), "/proc/self/mounts") < 0 ||
+	    (rc = read_file_bounded(mpath, MOUNTS_MAX, &text, NULL)) < 0)
+		return -1;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		size_t n;
+
+		if (mount_fields(line, &src, &dst, &type) < 0)
+			continue;
+		unescape_mount(dst);
+		n = strlen(dst);
+		if (strncmp(path, dst, n) != 0 || (n > 1 && path[n] != '/' && path[n] != '\0'))
+			continue;
+		if (n >= best) {
+			best = n;
+			snprintf(buf, len, "%s", type);
+		}
+	}
+	free(text);
+	return buf[0] ? 0 : -1;
+}
+
 /* Mounted file systems, from the text of (sysroot) /proc/self/mounts only. */
 static void
 gather_mounts(struct agent *a, Knob__Facts *f)
@@ -609,14 +653,12 @@ gather_mounts(struct agent *a, Knob__Facts *f)
 		return;
 	}
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *fs_save = NULL, *src, *dst, *type;
+		char *src, *dst, *type;
 		const char *kind = "local";
 		Knob__MountFacts *m;
 		int skip = 0;
 
-		if ((src = strtok_r(line, " \t", &fs_save)) == NULL ||
-		    (dst = strtok_r(NULL, " \t", &fs_save)) == NULL ||
-		    (type = strtok_r(NULL, " \t", &fs_save)) == NULL)
+		if (mount_fields(line, &src, &dst, &type) < 0)
 			continue;
 		for (size_t i = 0; i < nitems(pseudo_fs); i++)
 			if (strcmp(type, pseudo_fs[i]) == 0)

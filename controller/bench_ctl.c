@@ -40,12 +40,15 @@
 static const struct {
 	const char *name;
 	int md, ext;
+	int cache;			/* CW_*: what the cache warning checks */
 } ckinds[] = {
-	{ "seq-write", 0, 0 }, { "seq-read", 0, 0 }, { "rand-write", 0, 0 },
-	{ "rand-read", 0, 0 }, { "md-create", 1, 0 }, { "md-stat", 1, 0 },
-	{ "md-read", 1, 0 }, { "md-remove", 1, 0 }, { "rand-rw", 0, 0 }, { "md-mkdir", 1, 0 },
-	{ "md-dirstat", 1, 0 }, { "md-rmdir", 1, 0 }, { "fio", 0, 1 }, { "ior", 0, 1 },
-	{ "mdtest", 1, 1 },
+	{ "seq-write", 0, 0, CW_WRITE }, { "seq-read", 0, 0, CW_READ },
+	{ "rand-write", 0, 0, CW_WRITE }, { "rand-read", 0, 0, CW_READ },
+	{ "md-create", 1, 0, CW_NONE }, { "md-stat", 1, 0, CW_NONE },
+	{ "md-read", 1, 0, CW_MDREAD }, { "md-remove", 1, 0, CW_NONE },
+	{ "rand-rw", 0, 0, CW_READ }, { "md-mkdir", 1, 0, CW_NONE },
+	{ "md-dirstat", 1, 0, CW_NONE }, { "md-rmdir", 1, 0, CW_NONE },
+	{ "fio", 0, 1, CW_NONE }, { "ior", 0, 1, CW_NONE }, { "mdtest", 1, 1, CW_NONE },
 };
 
 static const struct {
@@ -70,6 +73,7 @@ kind_index(const char *k)
 
 static int kind_is_md(const char *k) { int i = kind_index(k); return i >= 0 && ckinds[i].md; }
 static int kind_is_ext(const char *k) { int i = kind_index(k); return i >= 0 && ckinds[i].ext; }
+static int kind_cache(const char *k) { int i = kind_index(k); return i >= 0 ? ckinds[i].cache : CW_NONE; }
 
 int
 bench_expand_kinds(const char *s, struct strvec *out, char *err, size_t errlen)
@@ -221,29 +225,85 @@ fmt_gib(char *buf, size_t len, uint64_t b)
 		snprintf(buf, len, "%.1f MiB", (double)b / (double)(1ull << 20));
 }
 
-int
-bench_cache_warning(char *buf, size_t len, uint64_t read_bytes, uint64_t mem_kb,
-    uint64_t pagepool, int direct)
+enum { CL_NONE, CL_RAM, CL_POOL };	/* what bounds the cache */
+enum { CF_DIRECT = 1, CF_FSYNC = 2, CF_DROP = 4 };
+
+/* Cache rules, first match of file system and phase wins; the flags in
+ * quiet make the rule say nothing (the run does not measure the cache). */
+static const struct cache_rule {
+	const char *fs;			/* file system type, NULL = any other */
+	int what;			/* CW_* */
+	int quiet;			/* CF_* */
+	int limit;			/* CL_* */
+	const char *says;
+} cache_rules[] = {
+	{ "tmpfs", CW_READ, 0, CL_NONE, "the data lives in memory: this measures memory, not storage" },
+	{ "tmpfs", CW_WRITE, 0, CL_NONE, "the data lives in memory: this measures memory, not storage" },
+	{ "tmpfs", CW_MDREAD, 0, CL_NONE, "the data lives in memory: this measures memory, not storage" },
+	{ "gpfs", CW_READ, CF_DIRECT, CL_POOL,
+	  "this measures the GPFS cache (--drop-caches does not empty the pagepool)" },
+	{ "gpfs", CW_MDREAD, CF_DIRECT, CL_POOL,
+	  "this measures the GPFS cache (--drop-caches does not empty the pagepool)" },
+	{ "gpfs", CW_WRITE, CF_DIRECT | CF_FSYNC, CL_POOL,
+	  "buffered without --fsync, this measures the pagepool" },
+	{ NULL, CW_READ, CF_DIRECT | CF_DROP, CL_RAM,
+	  "this measures the page cache (use --drop-caches or --direct)" },
+	{ NULL, CW_MDREAD, CF_DIRECT | CF_DROP, CL_RAM,
+	  "md-read right after md-create reads the page cache (use --drop-caches)" },
+	{ NULL, CW_WRITE, CF_DIRECT | CF_FSYNC, CL_RAM,
+	  "buffered without --fsync, this measures the page cache (use --fsync or --direct)" },
+};
+
+static const char *const cache_verbs[] = {
+	[CW_NONE] = "", [CW_READ] = "reads", [CW_WRITE] = "writes", [CW_MDREAD] = "md-read reads",
+};
+
+/* The rule for a file system and phase: its own, else the general one. */
+static const struct cache_rule *
+cache_rule_for(const char *fs, int what)
 {
-	uint64_t ram = mem_kb * 1024;
-	char rd[32], rm[32], pp[32];
+	const struct cache_rule *other = NULL;
+
+	for (size_t i = 0; i < nitems(cache_rules); i++) {
+		const struct cache_rule *r = &cache_rules[i];
+
+		if (r->what != what)
+			continue;
+		if (r->fs == NULL) {
+			if (other == NULL)
+				other = r;
+		} else if (fs && strcmp(r->fs, fs) == 0)
+			return r;
+	}
+	return other;
+}
+
+int
+bench_cache_warning(char *buf, size_t len, const struct bench_cache_in *in)
+{
+	const struct cache_rule *r = cache_rule_for(in->fs_type, in->what);
+	int flags = (in->direct ? CF_DIRECT : 0) | (in->fsync ? CF_FSYNC : 0) |
+	    (in->drop_caches ? CF_DROP : 0);
+	uint64_t lim = 0;
+	char amount[32], l[32];
 
 	buf[0] = '\0';
-	if (direct || read_bytes == 0 || (ram == 0 && pagepool == 0))
+	if (r == NULL || (flags & r->quiet))
 		return 0;
-	if (read_bytes >= 2 * (pagepool > ram ? pagepool : ram))
-		return 0;
-	fmt_gib(rd, sizeof(rd), read_bytes);
-	fmt_gib(rm, sizeof(rm), ram);
-	fmt_gib(pp, sizeof(pp), pagepool);
-	if (pagepool > ram)
-		snprintf(buf, len, "reads %s per node, under twice the node's GPFS pagepool "
-		    "(%s%s%s): this measures the GPFS cache", rd, pp, ram ? "; RAM " : "",
-		    ram ? rm : "");
+	if (r->limit != CL_NONE) {
+		lim = r->limit == CL_RAM ? in->mem_kb * 1024 : in->pagepool;
+		if (lim == 0 || in->bytes >= 2 * lim)
+			return 0;
+	}
+	fmt_gib(amount, sizeof(amount), in->bytes);
+	fmt_gib(l, sizeof(l), lim);
+	if (r->limit == CL_NONE)
+		snprintf(buf, len, "%s %s per node on %s: %s", cache_verbs[in->what], amount,
+		    in->fs_type, r->says);
 	else
-		snprintf(buf, len, "reads %s per node, under twice the node's RAM (%s%s%s): "
-		    "this measures the page cache", rd, rm, pagepool ? "; GPFS pagepool " : "",
-		    pagepool ? pp : "");
+		snprintf(buf, len, "%s %s per node, under twice the node's %s (%s): %s",
+		    cache_verbs[in->what], amount, r->limit == CL_RAM ? "RAM" : "GPFS pagepool", l,
+		    r->says);
 	return 1;
 }
 
@@ -252,6 +312,36 @@ static uint64_t
 to_ctl(uint64_t t, int64_t off)
 {
 	return (uint64_t)((int64_t)t - off);
+}
+
+/* A node's count at first_end (controller clock): measured, or estimated
+ * at an even pace (then *measured is cleared). */
+static double
+node_first_done(const Knob__PhaseResult *r, int64_t off, uint64_t first_end, int md,
+    int *measured)
+{
+	double done = 0;
+
+	if (r == NULL || r->n_threads == 0)
+		return 0;
+	if (r->first_done_ns) {
+		for (size_t k = 0; k < r->n_threads; k++)
+			done += (double)(md ? r->threads[k]->first_done_ops :
+			    r->threads[k]->first_done_bytes);
+		return done;
+	}
+	*measured = 0;
+	for (size_t k = 0; k < r->n_threads; k++) {
+		const Knob__ThreadResult *t = r->threads[k];
+		uint64_t s = to_ctl(t->start_ns, off), e = to_ctl(t->end_ns, off);
+		double amount = (double)(md ? t->ops : t->bytes);
+
+		if (t->start_ns == 0 || e <= s)
+			continue;
+		done += first_end <= s ? 0 : first_end >= e ? amount :
+		    amount * (double)(first_end - s) / (double)(e - s);
+	}
+	return done;
 }
 
 int
@@ -306,25 +396,20 @@ bench_aggregate(const Knob__PhaseResult *const *res, const int64_t *off, size_t 
 	o->rate = o->elapsed_s > 0 ? (double)(md ? o->ops : o->bytes) / o->elapsed_s : 0;
 	o->last_done_rate = o->rate;
 	o->spread_s = (double)(nstart_max - nstart_min) / 1e9;
-	/* first done: what every thread had done (assuming an even pace over
-	 * its own run) when the first thread finished */
+	/* first done: every thread's count at the moment the first thread of
+	 * the phase ended, as the agents measured it from their checkpoints
+	 * (the moment they were given); a node without the figures is
+	 * estimated at an even pace over each thread's run, and said so */
+	o->first_done_measured = 1;
+	for (i = 0; i < n; i++)
+		if (res[i] && res[i]->first_done_ns &&
+		    to_ctl(res[i]->first_done_ns, off[i]) < first_end)
+			first_end = to_ctl(res[i]->first_done_ns, off[i]);
 	if (first_end != UINT64_MAX && first_end > o->t_start) {
-		for (i = 0; i < n; i++) {
-			const Knob__PhaseResult *r = res[i];
-
-			for (k = 0; r && k < r->n_threads; k++) {
-				const Knob__ThreadResult *t = r->threads[k];
-				uint64_t s = to_ctl(t->start_ns, off[i]), e = to_ctl(t->end_ns, off[i]);
-				double amount = (double)(md ? t->ops : t->bytes), f;
-
-				if (t->start_ns == 0 || e <= s)
-					continue;
-				f = first_end <= s ? 0 : first_end >= e ? 1 :
-				    (double)(first_end - s) / (double)(e - s);
-				done += amount * f;
-			}
-		}
-		o->first_done_rate = done / ((double)(first_end - o->t_start) / 1e9);
+		for (i = 0; i < n; i++)
+			done += node_first_done(res[i], off[i], first_end, md, &o->first_done_measured);
+		o->first_done_s = (double)(first_end - o->t_start) / 1e9;
+		o->first_done_rate = done / o->first_done_s;
 	}
 	o->nlat = h->total;
 	o->p50 = hist_quantile(h, 0.50);
@@ -358,6 +443,11 @@ struct pnode {
 	int wall_rep;			/* reported */
 	uint64_t wall_max;		/* its largest count at the wall */
 	int rel_wait;			/* release sent, confirmation pending */
+	int fd_rep;			/* first done: its first thread's end is in */
+	uint64_t fd_end;		/* that end, controller clock */
+	int nsyncs;			/* clock syncs done (one before every phase) */
+	int64_t off_prev;		/* offset measured before the previous phase */
+	int64_t off_change;		/* off - off_prev at the last sync */
 };
 
 struct plan {
@@ -388,6 +478,12 @@ struct brun {
 	int wall_sent;			/* wear-out target sent this phase */
 	uint64_t wall_target;
 	uint64_t rel_deadline;		/* ST_RELEASE: monotonic */
+	int fd_sent;			/* first-done moment sent this phase */
+	uint64_t fd_t;			/* that moment, controller clock */
+	int64_t off_change_max;		/* largest |offset change| between syncs */
+	const char *off_change_node;
+	char off_change_phase[64];
+	int nsyncs;
 };
 
 static void start_phase(struct brun *br);
@@ -512,6 +608,9 @@ make_spec(struct brun *br, const struct plan *p, struct pnode *pn, size_t nused,
 	s->stonewall_sync = rq->stonewall_s != 0;
 	s->ext_timeout_s = rq->ext_timeout_s;
 	s->ext_tool = (char *)(uintptr_t)(rq->ext_tool ? rq->ext_tool : "");
+	s->mpirun = (char *)(uintptr_t)(rq->mpirun ? rq->mpirun : "");
+	s->mpirun_args = (char *)(uintptr_t)(rq->mpirun_args ? rq->mpirun_args : "");
+	s->first_done_sync = !kind_is_ext(p->kind);
 	s->seed = rq->seed;
 	s->hosts = hosts;
 	s->n_hosts = hosts ? nused : 0;
@@ -538,6 +637,8 @@ start_phase(struct brun *br)
 		pn->prog_bytes = pn->prog_ops = 0;
 		pn->wall_sync = pn->wall_rep = 0;
 		pn->wall_max = 0;
+		pn->fd_rep = 0;
+		pn->fd_end = 0;
 		free(pn->err);
 		pn->err = NULL;
 		if (pn->ready)
@@ -568,6 +669,8 @@ start_phase(struct brun *br)
 	br->stage = ST_PREPARE;
 	br->wall_sent = 0;
 	br->wall_target = 0;
+	br->fd_sent = 0;
+	br->fd_t = 0;
 	log_info("phase %s: %s, %u threads on %zu nodes", br->phase_id, p->kind, p->threads, nused);
 	for (i = 0; i < br->fo->n; i++) {
 		struct pnode *pn = &br->pn[i];
@@ -656,9 +759,10 @@ add_warning(struct strvec *text, struct strvec **nodes, const char *w, const cha
  * the end, the target every thread wore out to, the aggregate rate up to
  * the wall (IOR's stonewall rate) and how long the wear-out took. */
 static json_object *
-stonewall_record(const struct brun *br, const Knob__PhaseResult *const *res, int md,
-    const struct bench_agg *ag)
+stonewall_record(const struct brun *br, const Knob__PhaseResult *const *res,
+    const int64_t *off, int md, const struct bench_agg *ag)
 {
+	uint64_t wall_end = 0;
 	json_object *sw = json_object_new_object();
 	uint64_t wmin = UINT64_MAX, wmax = 0, omin = UINT64_MAX, omax = 0, nthr = 0, nhit = 0;
 	double units = 0;
@@ -677,6 +781,8 @@ stonewall_record(const struct brun *br, const Knob__PhaseResult *const *res, int
 			if (t->stonewall_ops == 0)
 				continue;
 			nhit++;
+			if (t->stonewall_ns && to_ctl(t->stonewall_ns, off[i]) > wall_end)
+				wall_end = to_ctl(t->stonewall_ns, off[i]);
 			wmin = t->stonewall_ops < wmin ? t->stonewall_ops : wmin;
 			wmax = t->stonewall_ops > wmax ? t->stonewall_ops : wmax;
 			units += md || t->ops == 0 ? (double)t->stonewall_ops :
@@ -692,8 +798,15 @@ stonewall_record(const struct brun *br, const Knob__PhaseResult *const *res, int
 	json_object_object_add(sw, "max_ops_at_wall", json_object_new_int64((int64_t)wmax));
 	json_object_object_add(sw, "min_ops", json_object_new_int64(nthr ? (int64_t)omin : 0));
 	json_object_object_add(sw, "max_ops", json_object_new_int64((int64_t)omax));
-	json_object_object_add(sw, "rate_at_wall", json_object_new_double(nhit ?
-	    units / br->req->stonewall_s : 0));
+	/* over the measured time to the wall: the last thread's stop there */
+	{
+		double wall_s = wall_end > ag->t_start ? (double)(wall_end - ag->t_start) / 1e9 :
+		    (double)br->req->stonewall_s;
+
+		json_object_object_add(sw, "wall_elapsed_s", json_object_new_double(wall_s));
+		json_object_object_add(sw, "rate_at_wall", json_object_new_double(nhit && wall_s > 0 ?
+		    units / wall_s : 0));
+	}
 	json_object_object_add(sw, "wearout_s", json_object_new_double(nhit &&
 	    ag->elapsed_s > br->req->stonewall_s ? ag->elapsed_s - br->req->stonewall_s : 0));
 	return sw;
@@ -738,6 +851,32 @@ rw_split(json_object *ph, const Knob__PhaseResult *const *res, size_t n)
 	json_object_object_add(ph, "write_bytes", json_object_new_int64((int64_t)(b - rb)));
 }
 
+/* The cache warning for node pn in phase p (from its PhaseReady). */
+static int
+node_cache_warning(const struct brun *br, const struct plan *p, const struct pnode *pn,
+    char *w, size_t len)
+{
+	const Knob__PhaseReady *rd = pn->ready->phase_ready;
+	const struct bench_req *rq = br->req;
+	struct bench_cache_in in;
+
+	memset(&in, 0, sizeof(in));
+	in.what = kind_cache(p->kind);
+	in.fs_type = rd->fs_type;
+	in.mem_kb = rd->mem_total_kb;
+	in.pagepool = rd->pagepool_bytes;
+	in.direct = rq->direct;
+	in.fsync = rq->fsync;
+	in.drop_caches = rq->drop_caches;
+	if (in.what == CW_READ)
+		in.bytes = rd->read_bytes;
+	else if (in.what == CW_WRITE)
+		in.bytes = (uint64_t)pn->nranks * p->size;
+	else if (in.what == CW_MDREAD)
+		in.bytes = (uint64_t)pn->nranks * p->md_files * rq->write_size;
+	return bench_cache_warning(w, len, &in);
+}
+
 /* Build the JSON record of the finished phase and append it to the run. */
 static void
 finalize_phase(struct brun *br)
@@ -753,6 +892,8 @@ finalize_phase(struct brun *br)
 	int md = kind_is_md(p->kind), failed = 0;
 	struct phase_rec rec = { 0 };
 	char *workload;
+	json_object *mranks = json_object_new_array();
+	int64_t reported = 0, offmax = 0;
 	struct bench_agg ag;
 	size_t i, k, nused = 0;
 	const char *status;
@@ -778,16 +919,20 @@ finalize_phase(struct brun *br)
 		if (pn->ready && pn->ready->phase_ready->warning[0])
 			add_warning(&wtext, &wnodes, pn->ready->phase_ready->warning, name);
 		if (pn->ready && pn->ready->phase_ready->ok) {
-			const Knob__PhaseReady *rd = pn->ready->phase_ready;
 			char w[256];
 
-			if (bench_cache_warning(w, sizeof(w), rd->read_bytes, rd->mem_total_kb,
-			    rd->pagepool_bytes, rq->direct))
+			if (node_cache_warning(br, p, pn, w, sizeof(w)))
 				add_warning(&wtext, &wnodes, w, name);
 		}
 		if (pn->result && pn->result->phase_result->warning[0])
 			add_warning(&wtext, &wnodes, pn->result->phase_result->warning, name);
+		if (res[i])
+			reported += (int64_t)res[i]->n_threads;
+		if (llabs(pn->off_change) > llabs(offmax))
+			offmax = pn->off_change;
 		if (!pn->alive && pn->st != PN_DONE) {
+			for (k = 0; k < pn->nranks; k++)
+				json_object_array_add(mranks, json_object_new_int64(pn->ranks[k]));
 			json_object_array_add(missing, jstr(name));
 			json_object_array_add(errors, jfmt("%s: %s", name,
 			    pn->death ? pn->death : "lost"));
@@ -875,6 +1020,16 @@ finalize_phase(struct brun *br)
 		    json_object_new_double(ag.cpu_s / ((double)ag.bytes / (1 << 30))));
 	json_object_object_get_ex(ph, "latency", &lat);
 	json_object_object_add(lat, "histogram", rundoc_hist_json(res, br->fo->n));
+	json_object_object_add(ph, "first_done_s", json_object_new_double(ag.first_done_s));
+	json_object_object_add(ph, "first_done_measured", json_object_new_boolean(
+	    ag.first_done_measured && !kind_is_ext(p->kind)));
+	/* a degraded result is a partial sum: say over how many threads */
+	json_object_object_add(ph, "threads_reported", json_object_new_int64(kind_is_ext(p->kind) ?
+	    (int64_t)p->threads : reported));
+	json_object_object_add(ph, "partial", json_object_new_boolean(strcmp(status, "degraded") == 0));
+	json_object_object_add(ph, "missing_ranks", mranks);
+	json_object_object_add(ph, "clock_offset_change_max_s", json_object_new_double(
+	    (double)offmax / 1e9));
 	json_object_object_add(ph, "missing", missing);
 	json_object_object_add(ph, "errors", errors);
 	json_object_object_add(ph, "warnings", warns);
@@ -884,7 +1039,7 @@ finalize_phase(struct brun *br)
 	if (strcmp(p->kind, "rand-rw") == 0)
 		rw_split(ph, res, br->fo->n);
 	if (rq->stonewall_s && !kind_is_ext(p->kind))
-		json_object_object_add(ph, "stonewall", stonewall_record(br, res, md, &ag));
+		json_object_object_add(ph, "stonewall", stonewall_record(br, res, off, md, &ag));
 	for (i = 0; i < br->fo->n; i++) {
 		const Knob__PhaseResult *r = res[i];
 		struct pnode *pn = &br->pn[i];
@@ -898,7 +1053,16 @@ finalize_phase(struct brun *br)
 		json_object_object_add(nd, "status", jstr(!pn->alive && pn->st != PN_DONE ?
 		    "missing" : (pn->err || (r && !r->ok) || !r) ? "failed" : "ok"));
 		json_object_object_add(nd, "threads", json_object_new_int64((int64_t)pn->nranks));
+		if (!pn->alive && pn->st != PN_DONE) {
+			json_object *rk = json_object_new_array();
+
+			for (k = 0; k < pn->nranks; k++)
+				json_object_array_add(rk, json_object_new_int64(pn->ranks[k]));
+			json_object_object_add(nd, "missing_ranks", rk);
+		}
 		json_object_object_add(nd, "clock_offset_s", json_object_new_double((double)pn->off / 1e9));
+		json_object_object_add(nd, "clock_offset_change_s", json_object_new_double(
+		    (double)pn->off_change / 1e9));
 		if (pn->err || (r && r->error[0]))
 			json_object_object_add(nd, "error", jstr(pn->err ? pn->err : r->error));
 		if (r) {
@@ -936,6 +1100,12 @@ finalize_phase(struct brun *br)
 				if (t->stonewall_ops)
 					json_object_object_add(tj, "stonewall_ops",
 					    json_object_new_int64((int64_t)t->stonewall_ops));
+				if (r->first_done_ns) {
+					json_object_object_add(tj, "first_done_bytes",
+					    json_object_new_int64((int64_t)t->first_done_bytes));
+					json_object_object_add(tj, "first_done_ops",
+					    json_object_new_int64((int64_t)t->first_done_ops));
+				}
 				if (t->error[0])
 					json_object_object_add(tj, "error", jstr(t->error));
 				json_object_array_add(per_thr, tj);
@@ -962,6 +1132,10 @@ finalize_phase(struct brun *br)
 				if (extops == NULL && strcmp(p->kind, "fio") != 0)
 					extops = json_object_get(eo);
 			}
+			/* an external tool's own output, its last 64 KiB */
+			if (r->ext_output && r->ext_output[0])
+				json_object_object_add(nd, "output", jstr(strlen(r->ext_output) > 65536 ?
+				    r->ext_output + strlen(r->ext_output) - 65536 : r->ext_output));
 		}
 		json_object_array_add(per_node, nd);
 	}
@@ -1071,7 +1245,94 @@ wall_check(struct brun *br)
 	    br->phase_id, (unsigned long long)target);
 }
 
-/* On to the next phase, or the end of the run. */
+/* First done: once every live node of the phase reported when its first
+ * thread ended (or ended itself), send every node still in the phase the
+ * earliest of those moments, in its own clock; each answers with every
+ * thread's count at that moment, measured from its checkpoints. */
+static void
+first_done_check(struct brun *br)
+{
+	Knob__Envelope env = KNOB__ENVELOPE__INIT;
+	Knob__PhaseGo go = KNOB__PHASE_GO__INIT;
+	uint64_t t = UINT64_MAX;
+	size_t i;
+
+	if (br->fd_sent || br->stage != ST_RUN || kind_is_ext(br->plan[br->cur].kind))
+		return;
+	for (i = 0; i < br->fo->n; i++) {
+		struct pnode *pn = &br->pn[i];
+
+		if (!pn->inphase)
+			continue;
+		if (pn->fd_rep) {
+			if (pn->fd_end < t)
+				t = pn->fd_end;
+		} else if (pn->alive && pn->st != PN_DONE)
+			return;		/* its first thread is still running */
+	}
+	br->fd_sent = 1;
+	if (t == UINT64_MAX)
+		return;
+	br->fd_t = t;
+	go.phase_id = br->phase_id;
+	go.first_done = 1;
+	env.body_case = KNOB__ENVELOPE__BODY_PHASE_GO;
+	env.phase_go = &go;
+	for (i = 0; i < br->fo->n; i++) {
+		struct pnode *pn = &br->pn[i];
+
+		if (!pn->inphase || !pn->alive || pn->st != PN_GO ||
+		    br->fo->nodes[i].phase != FO_OPEN)
+			continue;
+		go.first_done_ns = (uint64_t)((int64_t)t + pn->off);
+		env.id = 0;
+		fanout_send(br->fo, &br->fo->nodes[i], &env);
+	}
+	log_debug("phase %s: first thread ended; counts asked for that moment", br->phase_id);
+}
+
+/* Measure every live node's clock offset again (SYNC_PINGS pings, the
+ * minimum round trip wins) before the phase plan[cur]: a sweep runs for
+ * hours, and clocks drift or get stepped meanwhile. */
+static void
+begin_sync(struct brun *br)
+{
+	br->stage = ST_SYNC;
+	for (size_t i = 0; i < br->fo->n; i++) {
+		struct pnode *pn = &br->pn[i];
+
+		if (!pn->alive || br->fo->nodes[i].phase != FO_OPEN)
+			continue;
+		pn->synced = 0;
+		pn->npings = 0;
+		pn->best_rtt = UINT64_MAX;
+		send_ping(br, &br->fo->nodes[i]);
+	}
+	advance(br);
+}
+
+/* A node's clock sync is complete: keep how far its offset moved since
+ * the sync before the previous phase, and the largest move of the run. */
+static void
+sync_done(struct brun *br, struct fo_node *n)
+{
+	struct pnode *pn = &br->pn[n->idx];
+
+	pn->synced = 1;
+	pn->off_change = pn->nsyncs ? pn->off - pn->off_prev : 0;
+	if (llabs(pn->off_change) > llabs(br->off_change_max) || br->off_change_node == NULL) {
+		br->off_change_max = pn->off_change;
+		br->off_change_node = n->name;
+		snprintf(br->off_change_phase, sizeof(br->off_change_phase), "%s-p%zu", br->run_id,
+		    br->cur + 1);
+	}
+	pn->off_prev = pn->off;
+	pn->nsyncs++;
+	log_debug("%s: clock offset %+.6f s (rtt %.3f ms, %+.6f s since the last sync)", n->name,
+	    (double)pn->off / 1e9, (double)pn->best_rtt / 1e6, (double)pn->off_change / 1e9);
+}
+
+/* On to the next phase (after a clock sync), or the end of the run. */
 static void
 next_phase(struct brun *br)
 {
@@ -1079,7 +1340,7 @@ next_phase(struct brun *br)
 		finish(br);
 		return;
 	}
-	start_phase(br);
+	begin_sync(br);
 }
 
 /* All nodes are done with the run: end their connections. */
@@ -1112,13 +1373,13 @@ advance(struct brun *br)
 			if (waiting)
 				return;
 			if (alive == 0) {
-				/* nothing reachable: record every phase as failed */
-				for (br->cur = 0; br->cur < br->nplan; br->cur++)
+				/* nothing reachable: record every phase left as failed */
+				for (; br->cur < br->nplan; br->cur++)
 					finalize_phase(br);
 				finish(br);
 				return;
 			}
-			br->cur = 0;
+			br->nsyncs++;
 			start_phase(br);
 			return;
 		case ST_PREPARE:
@@ -1159,6 +1420,7 @@ advance(struct brun *br)
 		case ST_RUN:
 		case ST_ABORTING:
 			wall_check(br);
+			first_done_check(br);
 			for (i = 0; i < br->fo->n; i++) {
 				struct pnode *pn = &br->pn[i];
 				if (pn->inphase && pn->alive && pn->st != PN_DONE)
@@ -1198,19 +1460,18 @@ on_msg(struct fanout *fo, struct fo_node *n, Knob__Envelope *m)
 	case KNOB__ENVELOPE__BODY_PONG: {
 		uint64_t now = now_real_ns(), t0 = m->pong->t_echo_ns;
 
+		/* only the pings of a sync measure (lease pings go in mid-phase) */
+		if (pn->synced)
+			break;
 		if (t0 && now >= t0 && now - t0 < pn->best_rtt) {
 			pn->best_rtt = now - t0;
 			pn->off = bench_offset_sample(t0, now, m->pong->agent_time_ns);
 		}
-		if (!pn->synced) {
-			if (++pn->npings >= SYNC_PINGS) {
-				pn->synced = 1;
-				log_debug("%s: clock offset %+.6f s (rtt %.3f ms)", n->name,
-				    (double)pn->off / 1e9, (double)pn->best_rtt / 1e6);
-				advance(br);
-			} else
-				send_ping(br, n);
-		}
+		if (++pn->npings >= SYNC_PINGS) {
+			sync_done(br, n);
+			advance(br);
+		} else
+			send_ping(br, n);
 		break;
 	}
 	case KNOB__ENVELOPE__BODY_PHASE_READY:
@@ -1238,6 +1499,11 @@ on_msg(struct fanout *fo, struct fo_node *n, Knob__Envelope *m)
 		if (strcmp(m->phase_progress->phase_id, br->phase_id) == 0) {
 			pn->prog_bytes = m->phase_progress->bytes;
 			pn->prog_ops = m->phase_progress->ops;
+			if (m->phase_progress->first_end_ns && pn->inphase && !pn->fd_rep) {
+				pn->fd_rep = 1;
+				pn->fd_end = to_ctl(m->phase_progress->first_end_ns, pn->off);
+				advance(br);
+			}
 			if (m->phase_progress->at_stonewall && pn->inphase && !pn->wall_rep) {
 				pn->wall_rep = 1;
 				pn->wall_max = m->phase_progress->stonewall_max_ops;
@@ -1462,6 +1728,16 @@ bench_run(struct ctl *ctl, const struct strvec *nodes, const struct bench_req *r
 			finalize_phase(&br);
 		br.bad = br.bad ? br.bad : 1;
 	}
+	{
+		json_object *ck = json_object_new_object();
+
+		json_object_object_add(ck, "syncs", json_object_new_int64(br.nsyncs));
+		json_object_object_add(ck, "offset_change_max_s", json_object_new_double(
+		    (double)br.off_change_max / 1e9));
+		json_object_object_add(ck, "node", jstr(br.off_change_node));
+		json_object_object_add(ck, "before_phase", jstr(br.off_change_phase));
+		json_object_object_add(br.doc, "clock", ck);
+	}
 	json_object_object_add(br.doc, "status", jstr(br.bad ? "degraded-or-failed" : "ok"));
 	for (i = 0; i < fo.n; i++) {
 		struct pnode *pn = &br.pn[i];
@@ -1499,6 +1775,8 @@ jget_d(json_object *o, const char *k)
 	return json_object_object_get_ex(o, k, &v) ? json_object_get_double(v) : 0;
 }
 
+static void print_clock(FILE *f, json_object *doc);
+
 void
 bench_print_table(FILE *f, json_object *doc, int decimal)
 {
@@ -1528,10 +1806,20 @@ bench_print_table(FILE *f, json_object *doc, int decimal)
 	for (i = 0; i < json_object_array_length(phases); i++) {
 		ph = json_object_array_get_idx(phases, i);
 		if (json_object_object_get_ex(ph, "missing", &arr) && json_object_array_length(arr)) {
-			fprintf(f, "%s %s threads=%.0f: degraded, missing:", jget_s(ph, "phase_id"),
-			    jget_s(ph, "kind"), jget_d(ph, "threads"));
+			json_object *mr = json_object_object_get(ph, "missing_ranks");
+
+			fprintf(f, "%s %s threads=%.0f: degraded, %.0f of %.0f threads reported, missing:",
+			    jget_s(ph, "phase_id"), jget_s(ph, "kind"), jget_d(ph, "threads"),
+			    jget_d(ph, "threads_reported"), jget_d(ph, "threads"));
 			for (k = 0; k < json_object_array_length(arr); k++)
 				fprintf(f, " %s", json_object_get_string(json_object_array_get_idx(arr, k)));
+			if (mr && json_object_array_length(mr)) {
+				fprintf(f, " (ranks");
+				for (k = 0; k < json_object_array_length(mr); k++)
+					fprintf(f, "%s%s", k ? "," : " ",
+					    json_object_get_string(json_object_array_get_idx(mr, k)));
+				fprintf(f, ")");
+			}
 			fprintf(f, "\n");
 		}
 		if (json_object_object_get_ex(ph, "errors", &arr))
@@ -1567,6 +1855,23 @@ bench_print_table(FILE *f, json_object *doc, int decimal)
 				    json_object_get_string(json_object_array_get_idx(arr, k)));
 		sweep_print_stragglers(f, ph);
 	}
+	print_clock(f, doc);
+}
+
+/* The clock line under the table: offsets are measured before every phase. */
+static void
+print_clock(FILE *f, json_object *doc)
+{
+	json_object *ck;
+	double ch;
+
+	if (!json_object_object_get_ex(doc, "clock", &ck) || jget_d(ck, "syncs") < 2)
+		return;
+	ch = jget_d(ck, "offset_change_max_s");
+
+	fprintf(f, "clock offsets measured before each of %.0f phases; largest change %+.3f %s "
+	    "(%s, before %s)\n", jget_d(ck, "syncs"), fabs(ch) >= 1 ? ch : ch * 1e3,
+	    fabs(ch) >= 1 ? "s" : "ms", jget_s(ck, "node"), jget_s(ck, "before_phase"));
 }
 
 void

@@ -33,6 +33,8 @@ struct bench_req {
 	uint64_t segments;
 	const char *ioengine;
 	const char *ext_tool;
+	const char *mpirun;		/* ior/mdtest launcher template */
+	const char *mpirun_args;	/* site flags for the launcher */
 	struct strvec ext_args;
 	char *command;			/* command line, for the results store */
 	uint32_t repeat;		/* runs of each point (0 = 1) */
@@ -68,7 +70,9 @@ struct bench_agg {
 	uint64_t t_start, t_end;	/* controller clock, ns */
 	double elapsed_s;		/* latest end - earliest start */
 	double rate;			/* bytes/s, or ops/s for metadata */
-	double first_done_rate;		/* up to the first thread's end (interpolated) */
+	double first_done_rate;		/* counts when the first thread ended / time to it */
+	double first_done_s;		/* first thread's end - earliest start */
+	int first_done_measured;	/* every node counted it from checkpoints */
 	double last_done_rate;		/* = rate */
 	double spread_s;		/* latest node start - earliest node start */
 	double cpu_s;
@@ -79,12 +83,21 @@ struct bench_agg {
  * selects ops as the unit.  0, or -1 when no node has timing. */
 int bench_aggregate(const Knob__PhaseResult *const *res, const int64_t *off, size_t n,
     int md, struct bench_agg *out);
-/* The cache warning for a node that reads read_bytes with mem_kb KiB of RAM
- * and a GPFS pagepool of pagepool bytes (0: none): written to buf, naming
- * the larger of the two, when the read is under twice it; "" otherwise, and
- * with O_DIRECT (direct).  Returns 1 when it warns. */
-int bench_cache_warning(char *buf, size_t len, uint64_t read_bytes, uint64_t mem_kb,
-    uint64_t pagepool, int direct);
+/* What a node's phase does, for the cache warning. */
+enum { CW_NONE, CW_READ, CW_WRITE, CW_MDREAD };
+struct bench_cache_in {
+	int what;			/* CW_* */
+	const char *fs_type;		/* of DIR on that node: "tmpfs", "gpfs", ... */
+	uint64_t bytes;			/* data the node reads or writes */
+	uint64_t mem_kb, pagepool;	/* RAM (KiB), GPFS pagepool (bytes, 0 none) */
+	int direct, fsync, drop_caches;
+};
+/* The cache warning for one node, written to buf ("" for none): on tmpfs
+ * the data lives in memory; on GPFS only the pagepool caches (O_DIRECT
+ * bypasses it, --drop-caches does not empty it); elsewhere the page cache
+ * (RAM) caches reads unless --drop-caches or O_DIRECT, and buffered writes
+ * unless --fsync or O_DIRECT.  Returns 1 when it warns. */
+int bench_cache_warning(char *buf, size_t len, const struct bench_cache_in *in);
 /* Clock offset sample from one ping: controller send/receive times and the
  * agent's time; the offset is agent - midpoint. */
 int64_t bench_offset_sample(uint64_t t_send, uint64_t t_recv, uint64_t agent);

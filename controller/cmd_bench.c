@@ -30,7 +30,7 @@ enum { O_DIR = 256, O_THREADS, O_BS, O_SIZE, O_SHARED, O_DIRECT, O_FSYNC, O_STON
     O_FPD, O_FILES, O_FTOTAL, O_WSIZE, O_DROP, O_SHIFT, O_KEEP, O_RATE, O_LEASE,
     O_TOOL, O_EXTTO, O_SEED, O_TRATE, O_REPEAT, O_STOTAL, O_LABEL, O_VERIFY, O_COMPR,
     O_MDREL, O_MDSHARED, O_MDDEPTH, O_MDBRANCH, O_MDLEAF, O_IODEPTH, O_IOENGINE, O_RUNTIME,
-    O_RWMIX, O_FALLOC, O_SEGS, O_AT };
+    O_RWMIX, O_FALLOC, O_SEGS, O_AT, O_MPIRUN, O_MPIARGS };
 
 static const struct opt bench_opts[] = {
 	{ O_DIR, "dir", OPT_ARG, "DIR", "directory on the file system under test (absolute)", 0 },
@@ -71,6 +71,8 @@ static const struct opt bench_opts[] = {
 	{ O_STOTAL, "size-total", OPT_ARG, "SIZE", "a fixed aggregate size split over the threads", 0 },
 	{ O_LABEL, "label", OPT_ARG, "TEXT", "a label for the run in the results store", 0 },
 	{ O_AT, "at", OPT_ARG, "T..T:K=V,..", "per-thread-count values: bs, size, size-total, files, files-total (repeatable)", 0 },
+	{ O_MPIRUN, "mpirun", OPT_ARG, "TEMPLATE", "ior/mdtest launcher: words with {np} {hosts} {hostfile} {ppn} {nnodes} {args} {cmd} (default: mpirun --allow-run-as-root --map-by node --hostfile {hostfile} -np {np} {args} {cmd})", 0 },
+	{ O_MPIARGS, "mpirun-args", OPT_ARG, "ARGS", "site flags for the launcher's {args}, e.g. \"--mca btl ^openib\"", 0 },
 	OPT_END
 };
 
@@ -238,6 +240,8 @@ parse_bench(struct ctl *ctl, int argc, char **argv, struct bench_req *rq)
 			if (parse_at(optarg, rq) < 0)
 				goto badval;
 			break;
+		case O_MPIRUN: rq->mpirun = optarg; break;
+		case O_MPIARGS: rq->mpirun_args = optarg; break;
 		case O_SEED:
 			if (bench_parse_size(optarg, &v) < 0)
 				goto badval;

@@ -277,12 +277,40 @@ fmt_point_rate(char *buf, size_t len, const struct point *pt, int decimal)
 	}
 }
 
+/* A degraded phase (a node lost mid-phase) is a partial sum: its figure
+ * shows as "1.2 GiB/s partial" and its threads as "3/4" (reported/planned). */
+static int
+fmt_partial(char *buf, size_t len, const struct rundoc_field *f, const struct point *pt,
+    int decimal)
+{
+	json_object *v;
+	char r[32];
+
+	if (pt->nphases != 1 || !json_object_object_get_ex(pt->first, "partial", &v) ||
+	    !json_object_get_boolean(v))
+		return 0;
+	if (f->fmt == RFF_RATE) {
+		rundoc_fmt_rate(r, sizeof(r), rd_num(pt->first, pt->metric == M_IOPS ? "ops_rate" :
+		    "rate"), pt->metric, decimal);
+		snprintf(buf, len, "%s partial", r);
+		return 1;
+	}
+	if (f->fmt == RFF_INT && strcmp(f->key, "threads") == 0) {
+		snprintf(buf, len, "%lld/%lld", (long long)rd_num(pt->first, "threads_reported"),
+		    (long long)rd_num(pt->first, "threads"));
+		return 1;
+	}
+	return 0;
+}
+
 /* One cell of the table for field f of point pt. */
 static void
 fmt_cell(char *buf, size_t len, const struct rundoc_field *f, const struct point *pt, int decimal)
 {
 	json_object *v = rundoc_value(pt->first, f);
 
+	if (fmt_partial(buf, len, f, pt, decimal))
+		return;
 	switch (f->fmt) {
 	case RFF_RATE: fmt_point_rate(buf, len, pt, decimal); return;
 	case RFF_STR: snprintf(buf, len, "%s", v ? json_object_get_string(v) : ""); return;

@@ -597,9 +597,10 @@ START_TEST(t_fio_external)
 }
 END_TEST
 
-/* ior under mpirun: OpenMPI and ior are not installed here, so stand-in
+/* The ior command line under the default launcher, in process: stand-in
  * mpirun/ior scripts in a PATH the test makes record their arguments and
- * print real ior output (tests/fixtures/ior). */
+ * print real ior output (tests/fixtures/ior).  The real ior and mdtest
+ * under OpenMPI across agents are in check_bench_mpi. */
 START_TEST(t_ior_standin)
 {
 	uint32_t ranks[] = { 0, 1, 2 };
@@ -614,7 +615,7 @@ START_TEST(t_ior_standin)
 	snprintf(bin, sizeof(bin), "%s/bin", tmp);
 	snprintf(args, sizeof(args), "%s/args", tmp);
 	snprintf(cmd, sizeof(cmd), "mkdir -p %s && printf '#!/bin/sh\\necho \"$@\" > %s\\n"
-	    "cp \"$3\" %s.hostfile\\ncat %s/%s/fixtures/ior/ior-nn-write-read.txt\\n' > %s/mpirun && "
+	    "cp \"$5\" %s.hostfile\\ncat %s/%s/fixtures/ior/ior-nn-write-read.txt\\n' > %s/mpirun && "
 	    "printf '#!/bin/sh\\nexit 0\\n' > %s/ior && chmod +x %s/mpirun %s/ior",
 	    bin, args, args, cwd, dirname(src), bin, bin, bin, bin);
 	ck_assert_int_eq(system(cmd), 0);
@@ -643,7 +644,7 @@ START_TEST(t_ior_standin)
 	ck_assert_str_eq(j->ext->op[0].op, "write");
 	ck_assert_double_eq_tol(j->ext->op[0].bw_bytes, 1038.96 * 1048576, 1);
 	ck_assert_int_eq(read_file_bounded(args, 4096, &buf, NULL), 0);
-	ck_assert_ptr_nonnull(strstr(buf, "--allow-run-as-root --hostfile "));
+	ck_assert_ptr_nonnull(strstr(buf, "--allow-run-as-root --map-by node --hostfile "));
 	ck_assert_ptr_nonnull(strstr(buf, "-np 5 ior -t 1m -o "));
 	free(buf);
 	snprintf(cmd, sizeof(cmd), "%s.hostfile", args);

@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -21,17 +22,28 @@
 #include <json-c/json.h>
 
 #include "bench.h"
+#include "checkutil.h"
 #include "harness.h"
 #include "util.h"
 
 static struct harness h;
 static char data[PATH_MAX];
+static char tmpfs_mnt[PATH_MAX + 16];	/* a tmpfs a test mounted, "" none */
+
+static void
+unmount_tmpfs(void)
+{
+	if (tmpfs_mnt[0])
+		harness_sh("umount '%s'", tmpfs_mnt);
+	tmpfs_mnt[0] = '\0';
+}
 
 /* Remove the data directory; also run at exit, since a failed check ends
  * the test's process without the teardown. */
 static void
 remove_data(void)
 {
+	unmount_tmpfs();
 	if (data[0])
 		harness_sh("rm -rf '%s'", data);
 	data[0] = '\0';
@@ -74,65 +86,13 @@ bench_json(int *rc, const char *fmt, ...)
 	return doc;
 }
 
-static json_object *
-jget(json_object *o, const char *k)
-{
-	json_object *v = NULL;
-
-	ck_assert_msg(json_object_object_get_ex(o, k, &v), "no '%s' in %s", k,
-	    json_object_to_json_string(o));
-	return v;
-}
-
-static json_object *
-phase(json_object *doc, size_t i)
-{
-	return json_object_array_get_idx(jget(doc, "phases"), i);
-}
-
-static int64_t
-ji(json_object *o, const char *k)
-{
-	return json_object_get_int64(jget(o, k));
-}
-
-static const char *
-js(json_object *o, const char *k)
-{
-	return json_object_get_string(jget(o, k));
-}
-
-/* Number of entries in dir (recursively), 0 when gone. */
-static int
-count_entries(const char *dir)
-{
-	struct dirent *de;
-	DIR *d = opendir(dir);
-	int n = 0;
-
-	if (d == NULL)
-		return 0;
-	while ((de = readdir(d)) != NULL) {
-		char sub[PATH_MAX + 256];
-
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		n++;
-		if (de->d_type == DT_DIR) {
-			snprintf(sub, sizeof(sub), "%s/%s", dir, de->d_name);
-			n += count_entries(sub);
-		}
-	}
-	closedir(d);
-	return n;
-}
 
 /* Wait up to secs for data to be empty; seconds taken or -1. */
 static int
 wait_empty(int secs)
 {
 	for (int i = 0; i < secs * 10; i++) {
-		if (count_entries(data) == 0)
+		if (cu_count_entries(data) == 0)
 			return i / 10;
 		usleep(100000);
 	}
@@ -154,6 +114,19 @@ kept_dir(char *buf, size_t len)
 	closedir(d);
 	ck_assert_msg(buf[0], "no kept directory in %s", data);
 }
+
+/* Restart agent i with extra knobd arguments and a sysroot ("" none). */
+static void
+restart_agent(int i, const char *args, const char *root)
+{
+	harness_agent_stop(&h, i, SIGTERM);
+	snprintf(h.node[i].extra_args, sizeof(h.node[i].extra_args), "%s", args);
+	snprintf(h.node[i].sysroot, sizeof(h.node[i].sysroot), "%s", root);
+	ck_assert_int_eq(harness_agent_start(&h, i), 0);
+}
+
+static int log_has(int i, const char *s) { return harness_log_has(&h, i, s); }
+static int wait_log(int i, const char *s, int secs) { return harness_wait_log(&h, i, s, secs) == 0; }
 
 /* Every block of [off, off+len) of path carries rank's stamp. */
 static void
@@ -191,18 +164,18 @@ START_TEST(nn_write_read)
 	    "--fsync", data);
 	ck_assert_int_eq(rc, 0);
 	for (size_t i = 0; i < 2; i++) {
-		p = phase(doc, i);
-		ck_assert_str_eq(js(p, "kind"), i == 0 ? "seq-write" : "seq-read");
-		ck_assert_str_eq(js(p, "status"), "ok");
-		ck_assert_int_eq(ji(p, "bytes"), 8 * (4 << 20));
-		ck_assert_int_eq(ji(p, "nodes"), 4);
-		ck_assert_int_eq(json_object_array_length(jget(p, "per_thread")), 8);
-		ck_assert_int_eq(ji(json_object_array_get_idx(jget(p, "per_node"), 2), "threads"), 2);
-		ck_assert(json_object_get_double(jget(p, "rate")) > 0);
-		ck_assert_int_eq(ji(jget(p, "latency"), "count"), 8 * 16);
+		p = cu_phase(doc, i);
+		ck_assert_str_eq(cu_str(p, "kind"), i == 0 ? "seq-write" : "seq-read");
+		ck_assert_str_eq(cu_str(p, "status"), "ok");
+		ck_assert_int_eq(cu_int(p, "bytes"), 8 * (4 << 20));
+		ck_assert_int_eq(cu_int(p, "nodes"), 4);
+		ck_assert_int_eq(json_object_array_length(cu_get(p, "per_thread")), 8);
+		ck_assert_int_eq(cu_int(json_object_array_get_idx(cu_get(p, "per_node"), 2), "threads"), 2);
+		ck_assert(json_object_get_double(cu_get(p, "rate")) > 0);
+		ck_assert_int_eq(cu_int(cu_get(p, "latency"), "count"), 8 * 16);
 	}
 	json_object_put(doc);
-	ck_assert_msg(count_entries(data) == 0, "files left behind in %s", data);
+	ck_assert_msg(cu_count_entries(data) == 0, "files left behind in %s", data);
 
 	/* --keep: look at what was written */
 	doc = bench_json(&rc, "seq-write -w @all --dir %s --threads 8 --size 4m "
@@ -216,7 +189,7 @@ START_TEST(nn_write_read)
 		ck_assert_uint_eq((uint64_t)st.st_size, 4u << 20);
 		check_stamps(f, 0, 4 << 20, 256 << 10, r);
 	}
-	ck_assert_int_eq(count_entries(kd), 8);
+	ck_assert_int_eq(cu_count_entries(kd), 8);
 }
 END_TEST
 
@@ -233,12 +206,12 @@ START_TEST(n1_shared_write_read)
 	    "--reader-shift", data);
 	ck_assert_int_eq(rc, 0);
 	for (size_t i = 0; i < 2; i++) {
-		p = phase(doc, i);
-		ck_assert_str_eq(js(p, "status"), "ok");
-		ck_assert_int_eq(ji(p, "bytes"), 4 * (8 << 20));
+		p = cu_phase(doc, i);
+		ck_assert_str_eq(cu_str(p, "status"), "ok");
+		ck_assert_int_eq(cu_int(p, "bytes"), 4 * (8 << 20));
 	}
 	json_object_put(doc);
-	ck_assert_msg(count_entries(data) == 0, "files left behind in %s", data);
+	ck_assert_msg(cu_count_entries(data) == 0, "files left behind in %s", data);
 
 	doc = bench_json(&rc, "seq-write -w @all --dir %s --threads 4 --size 8m "
 	    "--shared --keep", data);
@@ -261,36 +234,36 @@ START_TEST(placement)
 	doc = bench_json(&rc, "seq-write -w @all --dir %s --threads 8,2 --size 1m",
 	    data);
 	ck_assert_int_eq(rc, 0);
-	p = phase(doc, 0);
-	ck_assert_int_eq(ji(p, "threads"), 8);
-	ck_assert_int_eq(ji(p, "nodes"), 4);
-	nodes = jget(p, "per_node");
+	p = cu_phase(doc, 0);
+	ck_assert_int_eq(cu_int(p, "threads"), 8);
+	ck_assert_int_eq(cu_int(p, "nodes"), 4);
+	nodes = cu_get(p, "per_node");
 	for (size_t i = 0; i < 4; i++)
-		ck_assert_int_eq(ji(json_object_array_get_idx(nodes, i), "threads"), 2);
-	p = phase(doc, 1);
-	ck_assert_int_eq(ji(p, "threads"), 2);
-	ck_assert_int_eq(ji(p, "nodes"), 2);
-	nodes = jget(p, "node_names");
+		ck_assert_int_eq(cu_int(json_object_array_get_idx(nodes, i), "threads"), 2);
+	p = cu_phase(doc, 1);
+	ck_assert_int_eq(cu_int(p, "threads"), 2);
+	ck_assert_int_eq(cu_int(p, "nodes"), 2);
+	nodes = cu_get(p, "node_names");
 	ck_assert_int_eq(json_object_array_length(nodes), 2);
 	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(nodes, 0)), "node01");
 	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(nodes, 1)), "node02");
 	json_object_put(doc);
-	ck_assert_msg(count_entries(data) == 0, "files left behind in %s", data);
+	ck_assert_msg(cu_count_entries(data) == 0, "files left behind in %s", data);
 
 	/* fio as an external phase on every node, merged into one record */
 	doc = bench_json(&rc, "fio -w @all --dir %s --threads 4 -- --rw=write --bs=64k "
 	    "--size=1m --ioengine=psync", data);
 	ck_assert_int_eq(rc, 0);
-	p = phase(doc, 0);
-	ck_assert_str_eq(js(p, "kind"), "fio");
-	ck_assert_str_eq(js(p, "status"), "ok");
-	ck_assert_int_eq(ji(p, "nodes"), 4);
-	ck_assert_int_eq(ji(p, "bytes"), 4 << 20);
-	nodes = jget(p, "per_node");
-	ck_assert_int_eq(json_object_array_length(jget(json_object_array_get_idx(nodes, 3),
+	p = cu_phase(doc, 0);
+	ck_assert_str_eq(cu_str(p, "kind"), "fio");
+	ck_assert_str_eq(cu_str(p, "status"), "ok");
+	ck_assert_int_eq(cu_int(p, "nodes"), 4);
+	ck_assert_int_eq(cu_int(p, "bytes"), 4 << 20);
+	nodes = cu_get(p, "per_node");
+	ck_assert_int_eq(json_object_array_length(cu_get(json_object_array_get_idx(nodes, 3),
 	    "ext_ops")), 1);
 	json_object_put(doc);
-	ck_assert_msg(count_entries(data) == 0, "fio files left behind in %s", data);
+	ck_assert_msg(cu_count_entries(data) == 0, "fio files left behind in %s", data);
 }
 END_TEST
 
@@ -304,21 +277,21 @@ START_TEST(md_sweep)
 	doc = bench_json(&rc, "md -w @all --dir %s --threads 1..4 --files 120 "
 	    "--files-per-dir 50 --write-size 3k", data);
 	ck_assert_int_eq(rc, 0);
-	ck_assert_int_eq(json_object_array_length(jget(doc, "phases")), 12);
+	ck_assert_int_eq(json_object_array_length(cu_get(doc, "phases")), 12);
 	for (size_t i = 0; i < 12; i++) {
 		static const char *const k[] = { "md-create", "md-stat", "md-read", "md-remove" };
 		int64_t t = 1 << (i / 4);
 
-		p = phase(doc, i);
-		ck_assert_str_eq(js(p, "kind"), k[i % 4]);
-		ck_assert_int_eq(ji(p, "threads"), t);
-		ck_assert_str_eq(js(p, "status"), "ok");
-		ck_assert_int_eq(ji(p, "ops"), t * 120);
-		ck_assert_str_eq(js(p, "unit"), "op/s");
+		p = cu_phase(doc, i);
+		ck_assert_str_eq(cu_str(p, "kind"), k[i % 4]);
+		ck_assert_int_eq(cu_int(p, "threads"), t);
+		ck_assert_str_eq(cu_str(p, "status"), "ok");
+		ck_assert_int_eq(cu_int(p, "ops"), t * 120);
+		ck_assert_str_eq(cu_str(p, "unit"), "op/s");
 	}
-	run = xstrdup(js(doc, "run_id"));
+	run = xstrdup(cu_str(doc, "run_id"));
 	json_object_put(doc);
-	ck_assert_msg(count_entries(data) == 0, "files left behind in %s", data);
+	ck_assert_msg(cu_count_entries(data) == 0, "files left behind in %s", data);
 	rc = harness_knobctl(&h, &out, NULL, "results show %s", run);
 	ck_assert_int_eq(rc, 0);
 	ck_assert_ptr_nonnull(strstr(out, "md-remove"));
@@ -334,10 +307,10 @@ START_TEST(md_sweep)
 	doc = bench_json(&rc, "md-create -w @all --dir %s --threads 4 --files 5000 "
 	    "--files-per-dir 1000", data);
 	ck_assert_int_eq(rc, 0);
-	ck_assert_int_eq(ji(phase(doc, 0), "ops"), 4 * 5000);
+	ck_assert_int_eq(cu_int(cu_phase(doc, 0), "ops"), 4 * 5000);
 	json_object_put(doc);
-	ck_assert_msg(count_entries(data) == 0, "%d files left when knobctl returned",
-	    count_entries(data));
+	ck_assert_msg(cu_count_entries(data) == 0, "%d files left when knobctl returned",
+	    cu_count_entries(data));
 }
 END_TEST
 
@@ -364,41 +337,41 @@ START_TEST(measure_options)
 	doc = bench_json(&rc, "md,mddir -w @all --dir %s --threads 3 --files-total 1000 "
 	    "--md-shared --md-depth 1 --md-branch 3 --write-size 1k", data);
 	ck_assert_int_eq(rc, 0);
-	ck_assert_int_eq(json_object_array_length(jget(doc, "phases")), 7);
+	ck_assert_int_eq(json_object_array_length(cu_get(doc, "phases")), 7);
 	for (size_t i = 0; i < 7; i++) {
-		p = phase(doc, i);
-		ck_assert_str_eq(js(p, "status"), "ok");
-		ck_assert_int_eq(ji(p, "ops"), 1000);	/* not 3 x 334 */
-		ck_assert_int_eq(json_object_get_boolean(jget(jget(p, "params"), "md_shared")), 1);
+		p = cu_phase(doc, i);
+		ck_assert_str_eq(cu_str(p, "status"), "ok");
+		ck_assert_int_eq(cu_int(p, "ops"), 1000);	/* not 3 x 334 */
+		ck_assert_int_eq(json_object_get_boolean(cu_get(cu_get(p, "params"), "md_shared")), 1);
 	}
-	ck_assert_str_eq(js(phase(doc, 6), "kind"), "md-rmdir");
+	ck_assert_str_eq(cu_str(cu_phase(doc, 6), "kind"), "md-rmdir");
 	json_object_put(doc);
-	ck_assert_msg(count_entries(data) == 0, "md files left behind in %s", data);
+	ck_assert_msg(cu_count_entries(data) == 0, "md files left behind in %s", data);
 
 	doc = bench_json(&rc, "seq -w @all --dir %s --threads 4 --shared --segments 4 "
 	    "--bs 47008 --size 376064 --verify --reader-shift", data);
 	ck_assert_int_eq(rc, 0);
 	for (size_t i = 0; i < 2; i++) {
-		p = phase(doc, i);
-		ck_assert_str_eq(js(p, "status"), "ok");
-		ck_assert_int_eq(ji(p, "bytes"), 4 * 376064);
+		p = cu_phase(doc, i);
+		ck_assert_str_eq(cu_str(p, "status"), "ok");
+		ck_assert_int_eq(cu_int(p, "bytes"), 4 * 376064);
 	}
 	json_object_put(doc);
 
 	doc = bench_json(&rc, "rand-rw -w @all --dir %s --threads 2 --bs 4k --size 1m "
 	    "--iodepth 8 --rwmix 70 --verify", data);
 	ck_assert_int_eq(rc, 0);
-	p = phase(doc, 0);
-	ck_assert_str_eq(js(p, "status"), "ok");
-	ck_assert_int_eq(ji(p, "ops"), 512);
-	ck_assert_int_eq(ji(p, "read_ops") + ji(p, "write_ops"), 512);
-	ck_assert_msg(ji(p, "read_ops") > 300 && ji(p, "read_ops") < 420, "%lld reads of 512",
-	    (long long)ji(p, "read_ops"));
+	p = cu_phase(doc, 0);
+	ck_assert_str_eq(cu_str(p, "status"), "ok");
+	ck_assert_int_eq(cu_int(p, "ops"), 512);
+	ck_assert_int_eq(cu_int(p, "read_ops") + cu_int(p, "write_ops"), 512);
+	ck_assert_msg(cu_int(p, "read_ops") > 300 && cu_int(p, "read_ops") < 420, "%lld reads of 512",
+	    (long long)cu_int(p, "read_ops"));
 	/* libaio where the kernel denies io_uring (the engine test covers both) */
-	ck_assert_str_eq(js(json_object_array_get_idx(jget(p, "per_node"), 0), "ioengine"),
+	ck_assert_str_eq(cu_str(json_object_array_get_idx(cu_get(p, "per_node"), 0), "ioengine"),
 	    have_io_uring() ? "io_uring" : "libaio");
 	json_object_put(doc);
-	ck_assert_msg(count_entries(data) == 0, "files left behind in %s", data);
+	ck_assert_msg(cu_count_entries(data) == 0, "files left behind in %s", data);
 }
 END_TEST
 
@@ -444,22 +417,40 @@ START_TEST(agent_killed_degraded)
 	snprintf(outf, sizeof(outf), "%s/deg.json", h.tmp);
 	pid = knobctl_bg(outf, "--json bench seq-write -w @all --dir %s --threads 4 "
 	    "--size 1g --bs 1m --rate-iops 20 --stonewall 4", data);
-	sleep(2);
-	harness_agent_stop(&h, 2, SIGKILL);	/* node03 */
+	ck_assert_msg(wait_log(2, "phase ", 20) && wait_log(2, ": running", 20),
+	    "node03 never started the phase");
+	harness_agent_stop(&h, 2, SIGKILL);	/* node03, mid-phase */
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
 	ck_assert(WIFEXITED(st));
 	ck_assert_int_eq(WEXITSTATUS(st), 1);
 	ck_assert_int_eq(read_file_bounded(outf, 1 << 24, &out, NULL), 0);
 	doc = json_tokener_parse(out);
 	ck_assert_msg(doc != NULL, "not JSON: %s", out);
-	p = phase(doc, 0);
-	ck_assert_str_eq(js(p, "status"), "degraded");
-	missing = jget(p, "missing");
+	p = cu_phase(doc, 0);
+	ck_assert_str_eq(cu_str(p, "status"), "degraded");
+	missing = cu_get(p, "missing");
 	ck_assert_int_eq(json_object_array_length(missing), 1);
 	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(missing, 0)), "node03");
-	/* the three survivors' bytes are counted, the dead node's are not */
-	ck_assert_int_gt(ji(p, "bytes"), 0);
-	ck_assert_int_eq(json_object_array_length(jget(p, "per_thread")), 3);
+	/* the three survivors' bytes are counted, the dead node's are not:
+	 * a partial sum over 3 of the 4 threads, rank 2 missing */
+	ck_assert_int_gt(cu_int(p, "bytes"), 0);
+	ck_assert_int_eq(json_object_array_length(cu_get(p, "per_thread")), 3);
+	ck_assert_int_eq(cu_int(p, "threads"), 4);
+	ck_assert_int_eq(cu_int(p, "threads_reported"), 3);
+	ck_assert(json_object_get_boolean(cu_get(p, "partial")));
+	missing = cu_get(p, "missing_ranks");
+	ck_assert_int_eq(json_object_array_length(missing), 1);
+	ck_assert_int_eq(json_object_get_int64(json_object_array_get_idx(missing, 0)), 2);
+	{	/* the table says it too */
+		char *tab = NULL, *run = xstrdup(cu_str(doc, "run_id"));
+
+		ck_assert_int_eq(harness_knobctl(&h, &tab, NULL, "results show %s", run), 0);
+		fprintf(stderr, "%s", tab);
+		ck_assert_msg(strstr(tab, "3/4") && strstr(tab, "partial"), "table: %s", tab);
+		ck_assert_ptr_nonnull(strstr(tab, "3 of 4 threads reported, missing: node03 (ranks 2)"));
+		free(tab);
+		free(run);
+	}
 	json_object_put(doc);
 	free(out);
 	/* only node03's file (rank 2) is left in the shared directory */
@@ -468,7 +459,7 @@ START_TEST(agent_killed_degraded)
 		struct stat sb;
 
 		kept_dir(kd, sizeof(kd));
-		ck_assert_int_eq(count_entries(kd), 1);
+		ck_assert_int_eq(cu_count_entries(kd), 1);
 		snprintf(f, sizeof(f), "%s/f.00000002", kd);
 		ck_assert_int_eq(stat(f, &sb), 0);
 	}
@@ -487,8 +478,9 @@ START_TEST(controller_gone_lease)
 	snprintf(outf, sizeof(outf), "%s/lease.out", h.tmp);
 	pid = knobctl_bg(outf, "bench seq-write -w @all --dir %s --threads 4 "
 	    "--size 1g --bs 1m --rate-iops 10 --lease 3", data);
-	sleep(2);
-	ck_assert_int_gt(count_entries(data), 0);	/* the phase is writing */
+	for (int i = 0; i < 4; i++)
+		ck_assert_msg(wait_log(i, ": running", 20), "node%02d never started", i + 1);
+	ck_assert_int_gt(cu_count_entries(data), 0);	/* the phase is writing */
 	kill(pid, SIGSTOP);
 	t = wait_empty(3 + 4);
 	ck_assert_msg(t >= 0, "files still there %d s after the controller went silent",
@@ -503,40 +495,19 @@ START_TEST(controller_gone_lease)
 		free(log);
 	}
 
+	for (int i = 0; i < 4; i++)
+		restart_agent(i, "", "");	/* fresh logs */
 	pid = knobctl_bg(outf, "bench md-create -w @all --dir %s --threads 4 "
 	    "--files 100000 --rate-iops 50 --lease 30", data);
-	sleep(2);
-	ck_assert_int_gt(count_entries(data), 0);
+	for (int i = 0; i < 4; i++)
+		ck_assert_msg(wait_log(i, ": running", 20), "node%02d never started", i + 1);
+	ck_assert_int_gt(cu_count_entries(data), 0);
 	kill(pid, SIGKILL);
 	waitpid(pid, &st, 0);
 	/* connection closed: no need to wait for the 30 s lease */
 	ck_assert_msg(wait_empty(5) >= 0, "files left after the controller was killed");
 }
 END_TEST
-
-/* Restart agent i with extra knobd arguments and a sysroot ("" none). */
-static void
-restart_agent(int i, const char *args, const char *root)
-{
-	harness_agent_stop(&h, i, SIGTERM);
-	snprintf(h.node[i].extra_args, sizeof(h.node[i].extra_args), "%s", args);
-	snprintf(h.node[i].sysroot, sizeof(h.node[i].sysroot), "%s", root);
-	ck_assert_int_eq(harness_agent_start(&h, i), 0);
-}
-
-/* Agent i's log contains s. */
-static int
-log_has(int i, const char *s)
-{
-	char *log = NULL;
-	int found;
-
-	if (read_file_bounded(h.node[i].log, 16 << 20, &log, NULL) < 0)
-		return 0;
-	found = strstr(log, s) != NULL;
-	free(log);
-	return found;
-}
 
 /* Stonewall across nodes (IOR's wear-out): node02 runs at half the rate of
  * the others (test throttle, honoured because only node02 has
@@ -556,42 +527,54 @@ START_TEST(stonewall_across_nodes)
 	doc = bench_json(&rc, "seq-write -w @all --dir %s --threads 8 --bs 4k --size 8m "
 	    "--rate-iops 50 --test-rate-iops 25 --stonewall 1", data);
 	ck_assert_int_eq(rc, 0);
-	p = phase(doc, 0);
-	ck_assert_str_eq(js(p, "status"), "ok");
-	sw = jget(p, "stonewall");
-	ck_assert(json_object_get_boolean(jget(sw, "across_nodes")));
-	target = ji(sw, "target_ops");
-	thr = jget(p, "per_thread");
+	p = cu_phase(doc, 0);
+	ck_assert_str_eq(cu_str(p, "status"), "ok");
+	sw = cu_get(p, "stonewall");
+	ck_assert(json_object_get_boolean(cu_get(sw, "across_nodes")));
+	target = cu_int(sw, "target_ops");
+	thr = cu_get(p, "per_thread");
 	ck_assert_int_eq(json_object_array_length(thr), 8);
 	for (size_t i = 0; i < 8; i++) {
 		json_object *t = json_object_array_get_idx(thr, i);
-		int64_t w = ji(t, "stonewall_ops");
+		int64_t w = cu_int(t, "stonewall_ops");
 
 		ck_assert_int_gt(w, 0);
 		/* every thread on every node: the same count */
-		ck_assert_int_eq(ji(t, "ops"), target);
-		if (strcmp(js(t, "node"), "node02") == 0 && w < slow_wall)
+		ck_assert_int_eq(cu_int(t, "ops"), target);
+		if (strcmp(cu_str(t, "node"), "node02") == 0 && w < slow_wall)
 			slow_wall = w;
 		if (w > max_wall)
 			max_wall = w;
 	}
 	/* ... which is the largest count at the wall */
 	ck_assert_int_eq(target, max_wall);
-	ck_assert_int_eq(ji(sw, "max_ops_at_wall"), max_wall);
-	ck_assert_int_eq(ji(sw, "min_ops_at_wall"), slow_wall);
-	ck_assert_int_eq(ji(p, "ops"), 8 * target);
-	ck_assert_int_eq(ji(p, "bytes"), 8 * target * 4096);
+	ck_assert_int_eq(cu_int(sw, "max_ops_at_wall"), max_wall);
+	/* the rate at the wall is over the measured time to it (the last
+	 * thread's stop there), not the nominal 1 s */
+	{
+		double ws = json_object_get_double(cu_get(sw, "wall_elapsed_s"));
+		double units = 0;
+
+		ck_assert_msg(ws >= 1.0 && ws < 1.3, "wall reached after %.3f s", ws);
+		for (size_t i = 0; i < 8; i++)
+			units += (double)cu_int(json_object_array_get_idx(thr, i), "stonewall_ops") * 4096;
+		ck_assert_double_eq_tol(json_object_get_double(cu_get(sw, "rate_at_wall")), units / ws,
+		    units / ws * 1e-6);
+	}
+	ck_assert_int_eq(cu_int(sw, "min_ops_at_wall"), slow_wall);
+	ck_assert_int_eq(cu_int(p, "ops"), 8 * target);
+	ck_assert_int_eq(cu_int(p, "bytes"), 8 * target * 4096);
 	/* node02 was visibly behind at the wall */
 	ck_assert_msg(slow_wall * 10 < max_wall * 7, "node02 %lld ops at the wall, others %lld",
 	    (long long)slow_wall, (long long)max_wall);
 	/* the phase: the 1 s wall, then node02 wears out at 25 ops/s */
-	el = json_object_get_double(jget(p, "elapsed_s"));
+	el = json_object_get_double(cu_get(p, "elapsed_s"));
 	expect = 1.0 + (double)(target - slow_wall) / 25;
 	ck_assert_msg(el > 1.5 && el > expect - 0.4 && el < expect + 0.6,
 	    "phase took %.2f s, expected about %.2f s", el, expect);
-	run = xstrdup(js(doc, "run_id"));
+	run = xstrdup(cu_str(doc, "run_id"));
 	json_object_put(doc);
-	ck_assert_msg(count_entries(data) == 0, "files left behind in %s", data);
+	ck_assert_msg(cu_count_entries(data) == 0, "files left behind in %s", data);
 	/* the table says it */
 	rc = harness_knobctl(&h, &out, NULL, "results show %s", run);
 	ck_assert_int_eq(rc, 0);
@@ -637,20 +620,20 @@ START_TEST(stonewall_node_dies)
 	ck_assert_int_eq(read_file_bounded(outf, 1 << 24, &out, NULL), 0);
 	doc = json_tokener_parse(out);
 	ck_assert_msg(doc != NULL, "not JSON: %s", out);
-	p = phase(doc, 0);
-	ck_assert_str_eq(js(p, "status"), "degraded");
-	missing = jget(p, "missing");
+	p = cu_phase(doc, 0);
+	ck_assert_str_eq(cu_str(p, "status"), "degraded");
+	missing = cu_get(p, "missing");
 	ck_assert_int_eq(json_object_array_length(missing), 1);
 	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(missing, 0)), "node02");
-	target = ji(jget(p, "stonewall"), "target_ops");
-	thr = jget(p, "per_thread");
+	target = cu_int(cu_get(p, "stonewall"), "target_ops");
+	thr = cu_get(p, "per_thread");
 	ck_assert_int_eq(json_object_array_length(thr), 6);
 	for (size_t k = 0; k < 6; k++) {
 		json_object *t = json_object_array_get_idx(thr, k);
 
-		if (ji(t, "stonewall_ops") > max_wall)
-			max_wall = ji(t, "stonewall_ops");
-		ck_assert_int_eq(ji(t, "ops"), target);
+		if (cu_int(t, "stonewall_ops") > max_wall)
+			max_wall = cu_int(t, "stonewall_ops");
+		ck_assert_int_eq(cu_int(t, "ops"), target);
 	}
 	ck_assert_int_eq(target, max_wall);
 	json_object_put(doc);
@@ -675,7 +658,7 @@ START_TEST(stonewall_controller_silent)
 		usleep(50000);
 	ck_assert_msg(log_has(0, "at the stonewall"), "node01 never reached the stonewall");
 	kill(pid, SIGSTOP);
-	ck_assert_int_gt(count_entries(data), 0);
+	ck_assert_int_gt(cu_count_entries(data), 0);
 	t = wait_empty(2 + 3);
 	ck_assert_msg(t >= 0, "files still there 5 s after the controller went silent");
 	for (i = 0; i < 4; i++)
@@ -703,17 +686,185 @@ put_file(const char *root, const char *rel, const char *text, mode_t mode)
 	ck_assert_int_eq(chmod(path, mode), 0);
 }
 
-/* The cache warning uses the larger of RAM and the GPFS pagepool.  There
- * is no GPFS here: node01 gets a --sysroot with a stand-in mmdiag (and the
- * mmchconfig the gpfs driver also looks for) reporting a 4 GiB pagepool,
- * and a fake /proc/meminfo of 1 GiB; node02 a sysroot with 2 GiB of RAM
- * and no GPFS.  The read phase warns about node01's pagepool and node02's
- * RAM; mmdiag runs once, for the read phase only. */
-START_TEST(cache_warning_pagepool)
+/* The per_thread entry of rank r. */
+static json_object *
+thread_of(json_object *p, int64_t r)
+{
+	json_object *thr = cu_get(p, "per_thread");
+
+	for (size_t i = 0; i < json_object_array_length(thr); i++)
+		if (cu_int(json_object_array_get_idx(thr, i), "rank") == r)
+			return json_object_array_get_idx(thr, i);
+	ck_abort_msg("no rank %lld in %s", (long long)r, json_object_to_json_string(thr));
+	return NULL;
+}
+
+/* Size of the only knob.* directory's file name under data, -1 if absent. */
+static long long
+kept_file_size(const char *name)
+{
+	char kd[PATH_MAX], f[PATH_MAX + 64];
+	struct stat st;
+
+	kept_dir(kd, sizeof(kd));
+	snprintf(f, sizeof(f), "%s/%s", kd, name);
+	return stat(f, &st) == 0 ? (long long)st.st_size : -1;
+}
+
+/* First done is measured, not assumed: node02 is stopped (SIGSTOP) a third
+ * of the way into its run and continued (SIGCONT) only after node01's
+ * thread finished.  At that moment node02 had done what it had done when
+ * it was stopped (its file size then), not the share of its run an even
+ * pace would give; the result says so from node02's own checkpoints. */
+START_TEST(first_done_paused)
+{
+	char outf[PATH_MAX + 16], *out = NULL;
+	json_object *doc, *p, *t0, *t1;
+	long long sz = -1, at_stop;
+	double s1, e1, fd_s, even, sum;
+	pid_t pid;
+	int st, i;
+
+	snprintf(outf, sizeof(outf), "%s/fd.json", h.tmp);
+	/* one thread per node, 60 ops of 4 KiB at 20 ops/s: 3 s each */
+	pid = knobctl_bg(outf, "--json bench seq-write -w node[01-02] --dir %s --threads 2 "
+	    "--bs 4k --size 240k --rate-iops 20", data);
+	ck_assert_msg(wait_log(1, ": running", 20), "node02 never started");
+	for (i = 0; i < 500 && sz < 20 * 4096; i++) {
+		usleep(10000);
+		sz = kept_file_size("f.00000001");
+	}
+	ck_assert_msg(sz >= 20 * 4096, "node02 did not get to 20 blocks");
+	kill(h.node[1].pid, SIGSTOP);
+	at_stop = kept_file_size("f.00000001") / 4096;
+	ck_assert_msg(wait_log(0, "first thread finished", 20), "node01 did not finish");
+	kill(h.node[1].pid, SIGCONT);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFEXITED(st));
+	ck_assert_int_eq(WEXITSTATUS(st), 0);
+	ck_assert_int_eq(read_file_bounded(outf, 1 << 24, &out, NULL), 0);
+	ck_assert_ptr_nonnull(doc = json_tokener_parse(out));
+	p = cu_phase(doc, 0);
+	ck_assert(json_object_get_boolean(cu_get(p, "first_done_measured")));
+	t0 = thread_of(p, 0);
+	t1 = thread_of(p, 1);
+	/* node01's thread is the first to finish: all of it counts */
+	ck_assert_int_eq(cu_int(t0, "first_done_ops"), 60);
+	ck_assert_int_eq(cu_int(t0, "first_done_bytes"), 60 * 4096);
+	/* node02's count then is its count at the stop (checkpoints every
+	 * 50 ms at 20 ops/s: within one op either side) */
+	ck_assert_msg(llabs(cu_int(t1, "first_done_ops") - at_stop) <= 2,
+	    "node02 at first done: %lld ops, %lld when stopped", (long long)cu_int(t1, "first_done_ops"),
+	    at_stop);
+	ck_assert_int_eq(cu_int(t1, "ops"), 60);
+	/* an even pace over node02's longer run would have given much more */
+	s1 = json_object_get_double(cu_get(t1, "start_s"));
+	e1 = json_object_get_double(cu_get(t1, "end_s"));
+	fd_s = json_object_get_double(cu_get(p, "first_done_s"));
+	even = 60.0 * (fd_s - s1) / (e1 - s1);
+	ck_assert_msg(even - (double)cu_int(t1, "first_done_ops") > 5, "even pace %.1f, measured %lld",
+	    even, (long long)cu_int(t1, "first_done_ops"));
+	/* the first-done rate is what was measured, over the time to it */
+	sum = (double)(cu_int(t0, "first_done_bytes") + cu_int(t1, "first_done_bytes"));
+	ck_assert_double_eq_tol(json_object_get_double(cu_get(p, "first_done_rate")), sum / fd_s,
+	    sum / fd_s * 1e-6);
+	fprintf(stderr, "first done at %.2f s: node02 %lld ops (stopped at %lld), even pace "
+	    "would say %.1f\n", fd_s, (long long)cu_int(t1, "first_done_ops"), at_stop, even);
+	json_object_put(doc);
+	free(out);
+}
+END_TEST
+
+/* Clock offsets are measured before every phase: node02's real-time clock
+ * (libfaketime, the monotonic clock untouched) jumps 3 s ahead during the
+ * first phase.  The second phase maps node02's times with the new offset
+ * (its elapsed time stays right), and the run reports the 3 s change. */
+START_TEST(clock_offset_resync)
+{
+	char ft[PATH_MAX + 16], outf[PATH_MAX + 16], *out = NULL, *tab = NULL, env[PATH_MAX + 32];
+	const char *asan = getenv("ASAN_OPTIONS");
+	json_object *doc, *ck, *p;
+	pid_t pid;
+	int st;
+
+	snprintf(ft, sizeof(ft), "%s/faketime", h.tmp);
+	put_file("", ft, "+0\n", 0644);
+	snprintf(env, sizeof(env), "%s%sverify_asan_link_order=0", asan ? asan : "",
+	    asan ? ":" : "");
+	setenv("ASAN_OPTIONS", env, 1);	/* the sanitizer pass: libfaketime goes first */
+	setenv("LD_PRELOAD", "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1", 1);
+	setenv("FAKETIME_TIMESTAMP_FILE", ft, 1);
+	setenv("FAKETIME_NO_CACHE", "1", 1);
+	setenv("FAKETIME_DONT_FAKE_MONOTONIC", "1", 1);
+	restart_agent(1, "", "");
+	unsetenv("LD_PRELOAD");
+	if (asan)
+		setenv("ASAN_OPTIONS", asan, 1);
+	snprintf(outf, sizeof(outf), "%s/ck.json", h.tmp);
+	pid = knobctl_bg(outf, "--json bench seq-write,seq-read -w node[01-02] --dir %s "
+	    "--threads 4 --bs 4k --size 80k --rate-iops 20", data);
+	ck_assert_msg(wait_log(1, ": running", 20), "node02 never started");
+	put_file("", ft, "+3\n", 0644);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFEXITED(st));
+	ck_assert_int_eq(WEXITSTATUS(st), 0);
+	ck_assert_int_eq(read_file_bounded(outf, 1 << 24, &out, NULL), 0);
+	ck_assert_ptr_nonnull(doc = json_tokener_parse(out));
+	ck = cu_get(doc, "clock");
+	ck_assert_int_eq(cu_int(ck, "syncs"), 2);
+	ck_assert_msg(fabs(json_object_get_double(cu_get(ck, "offset_change_max_s")) - 3.0) < 0.05,
+	    "offset change %s", json_object_to_json_string(ck));
+	ck_assert_str_eq(cu_str(ck, "node"), "node02");
+	ck_assert_str_eq(cu_str(ck, "before_phase"), cu_str(cu_phase(doc, 1), "phase_id"));
+	p = cu_phase(doc, 1);
+	/* 20 blocks at 20 ops/s: about 1 s; with the stale offset it would
+	 * look 3 s longer (or shorter) */
+	ck_assert_msg(json_object_get_double(cu_get(p, "elapsed_s")) < 1.5 &&
+	    json_object_get_double(cu_get(p, "elapsed_s")) > 0.9, "phase 2 took %.2f s",
+	    json_object_get_double(cu_get(p, "elapsed_s")));
+	ck_assert_double_lt(json_object_get_double(cu_get(p, "start_spread_s")), 0.2);
+	ck_assert_msg(fabs(json_object_get_double(cu_get(p, "clock_offset_change_max_s")) - 3.0) < 0.05,
+	    "phase 2 offset change");
+	ck_assert_int_eq(harness_knobctl(&h, &tab, NULL, "results show %s", cu_str(doc, "run_id")), 0);
+	ck_assert_msg(strstr(tab, "largest change +3.000 s") && strstr(tab, "(node02, before "), "%s", tab);
+	free(tab);
+	json_object_put(doc);
+	free(out);
+}
+END_TEST
+
+/* Count the warnings of phase p equal to text. */
+static int
+has_warning(json_object *p, const char *text)
+{
+	json_object *w = cu_get(p, "warnings");
+	int n = 0;
+
+	for (size_t i = 0; i < json_object_array_length(w); i++)
+		if (strcmp(json_object_get_string(json_object_array_get_idx(w, i)), text) == 0)
+			n++;
+	return n;
+}
+
+/* Print phase p's warnings (for a failing assertion). */
+static const char *
+warnings_of(json_object *p)
+{
+	return json_object_to_json_string(cu_get(p, "warnings"));
+}
+
+/* The cache warning by file system.  There is no GPFS here: node01 gets a
+ * --sysroot whose mount table puts the data directory on GPFS, with a
+ * stand-in mmdiag (and the mmchconfig the gpfs driver also looks for)
+ * reporting a 4 GiB pagepool, and a fake /proc/meminfo of 16 GiB; node02 a
+ * sysroot that puts it on xfs, with 1 GiB of RAM.  Then the same on /dev/shm,
+ * a real tmpfs, which node03 and node04 (no sysroot) see as such. */
+START_TEST(cache_warning_fs)
 {
 	char r1[PATH_MAX], r2[PATH_MAX], body[PATH_MAX + 512], calls[PATH_MAX], *log = NULL;
-	json_object *doc, *p, *w, *nd;
-	int rc, pp = 0, ram = 0;
+	char mounts[PATH_MAX + 128], shm[PATH_MAX + 16];
+	json_object *doc, *p, *nd;
+	int rc, n;
 
 	snprintf(r1, sizeof(r1), "%s/root1", h.tmp);
 	snprintf(r2, sizeof(r2), "%s/root2", h.tmp);
@@ -724,69 +875,125 @@ START_TEST(cache_warning_pagepool)
 	    "echo ' ! pagepool 4294967296'\n", calls);
 	put_file(r1, "/usr/lpp/mmfs/bin/mmdiag", body, 0755);
 	put_file(r1, "/usr/lpp/mmfs/bin/mmchconfig", "#!/bin/sh\nexit 1\n", 0755);
-	put_file(r1, "/proc/meminfo", "MemTotal:        1048576 kB\nMemFree:  1000 kB\n", 0644);
-	put_file(r2, "/proc/meminfo", "MemTotal:        2097152 kB\n", 0644);
+	put_file(r1, "/proc/meminfo", "MemTotal:       16777216 kB\nMemFree:  1000 kB\n", 0644);
+	snprintf(mounts, sizeof(mounts), "/dev/sda1 / ext4 rw 0 0\ngpfs0 %s gpfs rw 0 0\n", data);
+	put_file(r1, "/proc/self/mounts", mounts, 0644);
+	put_file(r2, "/proc/meminfo", "MemTotal:        1048576 kB\n", 0644);
+	snprintf(mounts, sizeof(mounts), "/dev/sda1 / ext4 rw 0 0\n/dev/sdz %s xfs rw 0 0\n", data);
+	put_file(r2, "/proc/self/mounts", mounts, 0644);
+	put_file(r1, "/proc/sys/vm/drop_caches", "", 0644);
+	put_file(r2, "/proc/sys/vm/drop_caches", "", 0644);
 	restart_agent(0, "", r1);
 	restart_agent(1, "", r2);
-	doc = bench_json(&rc, "seq -w @all --dir %s --threads 4 --size 4m", data);
-	ck_assert_int_eq(rc, 0);
-	/* the write phase reads nothing: no cache warning */
-	ck_assert_int_eq(json_object_array_length(jget(phase(doc, 0), "warnings")), 0);
-	p = phase(doc, 1);
-	ck_assert_str_eq(js(p, "kind"), "seq-read");
-	w = jget(p, "warnings");
-	for (size_t i = 0; i < json_object_array_length(w); i++) {
-		const char *t = json_object_get_string(json_object_array_get_idx(w, i));
 
-		if (strcmp(t, "node01: reads 4.0 MiB per node, under twice the node's GPFS "
-		    "pagepool (4.00 GiB; RAM 1.00 GiB): this measures the GPFS cache") == 0)
-			pp++;
-		else if (strcmp(t, "node02: reads 4.0 MiB per node, under twice the node's RAM "
-		    "(2.00 GiB): this measures the page cache") == 0)
-			ram++;
-		else
-			ck_assert_msg(strncmp(t, "node[03-04]: reads 4.0 MiB per node, under twice "
-			    "the node's RAM", 60) == 0, "unexpected warning: %s", t);
-	}
-	ck_assert_int_eq(pp, 1);
-	ck_assert_int_eq(ram, 1);
-	nd = json_object_array_get_idx(jget(p, "per_node"), 0);
-	ck_assert_str_eq(js(nd, "node"), "node01");
-	ck_assert_int_eq(ji(nd, "gpfs_pagepool_bytes"), 4ll << 30);
+	/* buffered, caches kept: every case warns */
+	doc = bench_json(&rc, "seq -w node[01-02] --dir %s --threads 2 --size 4m", data);
+	ck_assert_int_eq(rc, 0);
+	p = cu_phase(doc, 0);
+	ck_assert_msg(has_warning(p, "node01: writes 4.0 MiB per node, under twice the node's GPFS "
+	    "pagepool (4.00 GiB): buffered without --fsync, this measures the pagepool") == 1,
+	    "%s", warnings_of(p));
+	ck_assert_msg(has_warning(p, "node02: writes 4.0 MiB per node, under twice the node's RAM "
+	    "(1.00 GiB): buffered without --fsync, this measures the page cache (use --fsync or "
+	    "--direct)") == 1, "%s", warnings_of(p));
+	p = cu_phase(doc, 1);
+	/* GPFS: the pagepool only, not the 16 GiB of RAM */
+	ck_assert_msg(has_warning(p, "node01: reads 4.0 MiB per node, under twice the node's GPFS "
+	    "pagepool (4.00 GiB): this measures the GPFS cache (--drop-caches does not empty the "
+	    "pagepool)") == 1, "%s", warnings_of(p));
+	ck_assert_msg(has_warning(p, "node02: reads 4.0 MiB per node, under twice the node's RAM "
+	    "(1.00 GiB): this measures the page cache (use --drop-caches or --direct)") == 1, "%s",
+	    warnings_of(p));
+	nd = json_object_array_get_idx(cu_get(p, "per_node"), 0);
+	ck_assert_str_eq(cu_str(nd, "node"), "node01");
+	ck_assert_int_eq(cu_int(nd, "gpfs_pagepool_bytes"), 4ll << 30);
 	json_object_put(doc);
-	ck_assert_msg(count_entries(data) == 0, "files left behind in %s", data);
-	/* mmdiag ran once (read phase), as "mmdiag --config" */
+
+	/* --fsync and --drop-caches: writes are quiet on both; the GPFS read
+	 * still warns (dropping the page cache leaves the pagepool), the xfs
+	 * read does not; md-read reads the page cache unless dropped */
+	doc = bench_json(&rc, "seq-write,seq-read -w node[01-02] --dir %s --threads 2 "
+	    "--size 4m --fsync --drop-caches", data);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_msg(json_object_array_length(cu_get(cu_phase(doc, 0), "warnings")) == 0, "%s",
+	    warnings_of(cu_phase(doc, 0)));
+	p = cu_phase(doc, 1);
+	ck_assert_msg(json_object_array_length(cu_get(p, "warnings")) == 1, "%s", warnings_of(p));
+	ck_assert_ptr_nonnull(strstr(json_object_get_string(json_object_array_get_idx(
+	    cu_get(p, "warnings"), 0)), "node01: reads 4.0 MiB per node, under twice the node's GPFS"));
+	json_object_put(doc);
+	doc = bench_json(&rc, "md-create,md-read,md-remove -w node02 --dir %s --threads 1 "
+	    "--files 20 --write-size 4k", data);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_msg(has_warning(cu_phase(doc, 1), "node02: md-read reads 0.1 MiB per node, under "
+	    "twice the node's RAM (1.00 GiB): md-read right after md-create reads the page cache "
+	    "(use --drop-caches)") == 1, "%s", warnings_of(cu_phase(doc, 1)));
+	ck_assert_int_eq(json_object_array_length(cu_get(cu_phase(doc, 0), "warnings")), 0);
+	json_object_put(doc);
+	ck_assert_msg(cu_count_entries(data) == 0, "files left behind in %s", data);
+	/* mmdiag ran only as "mmdiag --config", and only on the GPFS node */
 	ck_assert_int_eq(read_file_bounded(calls, 4096, &log, NULL), 0);
-	ck_assert_str_eq(log, "--config\n");
+	ck_assert_str_eq(log, "--config\n--config\n--config\n--config\n");
 	free(log);
+
+	/* a real tmpfs (mounted here; teardown unmounts it on failure): in
+	 * memory, --fsync or not */
+	snprintf(shm, sizeof(shm), "%s/tmpfs", data);
+	ck_assert_int_eq(mkdir(shm, 0755), 0);
+	ck_assert_int_eq(harness_sh("mount -t tmpfs -o size=64m knob-test '%s'", shm), 0);
+	snprintf(tmpfs_mnt, sizeof(tmpfs_mnt), "%s", shm);
+	/* ip netns exec gives each agent a copy of the mount table when it
+	 * starts: restart the two so that they see the new mount */
+	restart_agent(2, "", "");
+	restart_agent(3, "", "");
+	doc = bench_json(&rc, "seq -w node[03-04] --dir %s --threads 2 --size 1m --fsync", shm);
+	n = cu_count_entries(shm);
+	unmount_tmpfs();
+	ck_assert_int_eq(rc, 0);
+	ck_assert_msg(has_warning(cu_phase(doc, 0), "node[03-04]: writes 1.0 MiB per node on tmpfs: "
+	    "the data lives in memory: this measures memory, not storage") == 1, "%s",
+	    warnings_of(cu_phase(doc, 0)));
+	ck_assert_msg(has_warning(cu_phase(doc, 1), "node[03-04]: reads 1.0 MiB per node on tmpfs: "
+	    "the data lives in memory: this measures memory, not storage") == 1, "%s",
+	    warnings_of(cu_phase(doc, 1)));
+	json_object_put(doc);
+	ck_assert_int_eq(n, 0);
 }
 END_TEST
+
+/* KNOB_TESTS=name,name runs only those (while working on one). */
+#define ADD(t) do { if (want(#t)) tcase_add_test(tc, t); } while (0)
+static int
+want(const char *name)
+{
+	const char *only = getenv("KNOB_TESTS");
+	size_t n = strlen(name);
+
+	for (const char *p = only; p && (p = strstr(p, name)) != NULL; p += n)
+		if ((p == only || p[-1] == ',') && (p[n] == '\0' || p[n] == ','))
+			return 1;
+	return only == NULL || only[0] == '\0';
+}
 
 int
 main(void)
 {
 	Suite *s = suite_create("bench_net");
-	TCase *tc = tcase_create("net");
-	SRunner *sr;
-	int nf;
+	TCase *tc = cu_tcase("net", setup, teardown, 120);
 
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, nn_write_read);
-	tcase_add_test(tc, n1_shared_write_read);
-	tcase_add_test(tc, placement);
-	tcase_add_test(tc, md_sweep);
-	tcase_add_test(tc, measure_options);
-	tcase_add_test(tc, agent_killed_degraded);
-	tcase_add_test(tc, controller_gone_lease);
-	tcase_add_test(tc, stonewall_across_nodes);
-	tcase_add_test(tc, stonewall_node_dies);
-	tcase_add_test(tc, stonewall_controller_silent);
-	tcase_add_test(tc, cache_warning_pagepool);
+	ADD(nn_write_read);
+	ADD(n1_shared_write_read);
+	ADD(placement);
+	ADD(md_sweep);
+	ADD(measure_options);
+	ADD(agent_killed_degraded);
+	ADD(controller_gone_lease);
+	ADD(stonewall_across_nodes);
+	ADD(stonewall_node_dies);
+	ADD(stonewall_controller_silent);
+	ADD(cache_warning_fs);
+	ADD(first_done_paused);
+	ADD(clock_offset_resync);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf ? 1 : 0;
+	return cu_run(s);
 }

@@ -225,39 +225,217 @@ START_TEST(t_aggregate_skewed_clocks)
 }
 END_TEST
 
-/* The cache warning: the larger of RAM and the GPFS pagepool, named. */
+/* One cache warning case: what, fs, bytes, RAM KiB, pagepool, flags. */
+static int
+cw(char *w, size_t len, int what, const char *fs, uint64_t bytes, uint64_t mem_kb,
+    uint64_t pool, int direct, int fsync, int drop)
+{
+	struct bench_cache_in in = {
+		.what = what, .fs_type = fs, .bytes = bytes, .mem_kb = mem_kb, .pagepool = pool,
+		.direct = direct, .fsync = fsync, .drop_caches = drop,
+	};
+
+	return bench_cache_warning(w, len, &in);
+}
+
+/* The cache warning, case by case: GPFS compares against the pagepool
+ * only; tmpfs says the data is in memory whatever the flags; md-read and
+ * buffered writes warn too; --drop-caches and O_DIRECT count. */
 START_TEST(t_cache_warning)
 {
 	const uint64_t G = 1ull << 30;
 	char w[256];
 
-	/* RAM 1 GiB, pagepool 4 GiB: 6 GiB read is under 2 x 4 GiB */
-	ck_assert_int_eq(bench_cache_warning(w, sizeof(w), 6 * G, 1 << 20, 4 * G, 0), 1);
+	/* GPFS, RAM 16 GiB, pagepool 4 GiB: 6 GiB read is under 2 x pagepool,
+	 * although it is under RAM too: only the pagepool is named */
+	ck_assert_int_eq(cw(w, sizeof(w), CW_READ, "gpfs", 6 * G, 16 << 20, 4 * G, 0, 0, 0), 1);
 	ck_assert_str_eq(w, "reads 6.00 GiB per node, under twice the node's GPFS pagepool "
-	    "(4.00 GiB; RAM 1.00 GiB): this measures the GPFS cache");
-	/* 8 GiB is enough */
-	ck_assert_int_eq(bench_cache_warning(w, sizeof(w), 8 * G, 1 << 20, 4 * G, 0), 0);
+	    "(4.00 GiB): this measures the GPFS cache (--drop-caches does not empty the pagepool)");
+	/* 8 GiB on GPFS is enough even with 16 GiB of RAM (the page cache does not hold GPFS data) */
+	ck_assert_int_eq(cw(w, sizeof(w), CW_READ, "gpfs", 8 * G, 16 << 20, 4 * G, 0, 0, 0), 0);
 	ck_assert_str_eq(w, "");
-	/* RAM 16 GiB is the larger: 8 GiB read warns about RAM, naming both */
-	ck_assert_int_eq(bench_cache_warning(w, sizeof(w), 8 * G, 16 << 20, 4 * G, 0), 1);
-	ck_assert_str_eq(w, "reads 8.00 GiB per node, under twice the node's RAM (16.00 GiB; "
-	    "GPFS pagepool 4.00 GiB): this measures the page cache");
-	/* no GPFS */
-	ck_assert_int_eq(bench_cache_warning(w, sizeof(w), G, 16 << 20, 0, 0), 1);
-	ck_assert_str_eq(w, "reads 1.00 GiB per node, under twice the node's RAM (16.00 GiB): "
-	    "this measures the page cache");
-	ck_assert_int_eq(bench_cache_warning(w, sizeof(w), 32 * G, 16 << 20, 0, 0), 0);
-	/* small reads in MiB */
-	ck_assert_int_eq(bench_cache_warning(w, sizeof(w), 4 << 20, 1 << 20, 0, 0), 1);
+	/* GPFS: --drop-caches does not help, O_DIRECT does */
+	ck_assert_int_eq(cw(w, sizeof(w), CW_READ, "gpfs", G, 16 << 20, 4 * G, 0, 0, 1), 1);
+	ck_assert_int_eq(cw(w, sizeof(w), CW_READ, "gpfs", G, 16 << 20, 4 * G, 1, 0, 0), 0);
+	/* GPFS buffered write into the pagepool; --fsync or O_DIRECT quiet it */
+	ck_assert_int_eq(cw(w, sizeof(w), CW_WRITE, "gpfs", G, 16 << 20, 4 * G, 0, 0, 0), 1);
+	ck_assert_str_eq(w, "writes 1.00 GiB per node, under twice the node's GPFS pagepool "
+	    "(4.00 GiB): buffered without --fsync, this measures the pagepool");
+	ck_assert_int_eq(cw(w, sizeof(w), CW_WRITE, "gpfs", G, 16 << 20, 4 * G, 0, 1, 0), 0);
+	ck_assert_int_eq(cw(w, sizeof(w), CW_WRITE, "gpfs", G, 16 << 20, 4 * G, 1, 0, 0), 0);
+	/* GPFS with the pagepool unknown: nothing to compare against */
+	ck_assert_int_eq(cw(w, sizeof(w), CW_READ, "gpfs", G, 16 << 20, 0, 0, 0, 0), 0);
+	/* tmpfs: in memory, whatever the size and the flags */
+	ck_assert_int_eq(cw(w, sizeof(w), CW_READ, "tmpfs", 64 * G, 1 << 20, 0, 1, 1, 1), 1);
+	ck_assert_str_eq(w, "reads 64.00 GiB per node on tmpfs: the data lives in memory: this "
+	    "measures memory, not storage");
+	ck_assert_int_eq(cw(w, sizeof(w), CW_WRITE, "tmpfs", 4 << 20, 1 << 20, 0, 0, 1, 0), 1);
+	ck_assert_str_eq(w, "writes 4.0 MiB per node on tmpfs: the data lives in memory: this "
+	    "measures memory, not storage");
+	ck_assert_int_eq(cw(w, sizeof(w), CW_MDREAD, "tmpfs", 0, 1 << 20, 0, 0, 0, 1), 1);
+	/* another file system: RAM; --drop-caches or O_DIRECT quiet reads */
+	ck_assert_int_eq(cw(w, sizeof(w), CW_READ, "xfs", 4 << 20, 1 << 20, 4 * G, 0, 0, 0), 1);
 	ck_assert_str_eq(w, "reads 4.0 MiB per node, under twice the node's RAM (1.00 GiB): "
-	    "this measures the page cache");
-	/* RAM unknown, pagepool known */
-	ck_assert_int_eq(bench_cache_warning(w, sizeof(w), G, 0, 4 * G, 0), 1);
-	ck_assert_ptr_nonnull(strstr(w, "GPFS pagepool (4.00 GiB)"));
-	/* O_DIRECT, a write phase, nothing known: no warning */
-	ck_assert_int_eq(bench_cache_warning(w, sizeof(w), G, 16 << 20, 4 * G, 1), 0);
-	ck_assert_int_eq(bench_cache_warning(w, sizeof(w), 0, 16 << 20, 4 * G, 0), 0);
-	ck_assert_int_eq(bench_cache_warning(w, sizeof(w), G, 0, 0, 0), 0);
+	    "this measures the page cache (use --drop-caches or --direct)");
+	ck_assert_int_eq(cw(w, sizeof(w), CW_READ, "xfs", 4 << 20, 1 << 20, 0, 0, 0, 1), 0);
+	ck_assert_int_eq(cw(w, sizeof(w), CW_READ, "xfs", 4 << 20, 1 << 20, 0, 1, 0, 0), 0);
+	ck_assert_int_eq(cw(w, sizeof(w), CW_READ, "xfs", 32 * G, 16 << 20, 0, 0, 0, 0), 0);
+	ck_assert_int_eq(cw(w, sizeof(w), CW_READ, "", G, 16 << 20, 0, 0, 0, 0), 1);
+	/* buffered writes under twice RAM; --fsync or O_DIRECT quiet them */
+	ck_assert_int_eq(cw(w, sizeof(w), CW_WRITE, "ext4", G, 16 << 20, 0, 0, 0, 0), 1);
+	ck_assert_str_eq(w, "writes 1.00 GiB per node, under twice the node's RAM (16.00 GiB): "
+	    "buffered without --fsync, this measures the page cache (use --fsync or --direct)");
+	ck_assert_int_eq(cw(w, sizeof(w), CW_WRITE, "ext4", G, 16 << 20, 0, 0, 1, 0), 0);
+	ck_assert_int_eq(cw(w, sizeof(w), CW_WRITE, "ext4", G, 16 << 20, 0, 1, 0, 0), 0);
+	/* --drop-caches does not make a buffered write honest */
+	ck_assert_int_eq(cw(w, sizeof(w), CW_WRITE, "ext4", G, 16 << 20, 0, 0, 0, 1), 1);
+	/* md-read right after md-create */
+	ck_assert_int_eq(cw(w, sizeof(w), CW_MDREAD, "ext4", 3 << 20, 16 << 20, 0, 0, 0, 0), 1);
+	ck_assert_str_eq(w, "md-read reads 3.0 MiB per node, under twice the node's RAM "
+	    "(16.00 GiB): md-read right after md-create reads the page cache (use --drop-caches)");
+	ck_assert_int_eq(cw(w, sizeof(w), CW_MDREAD, "ext4", 3 << 20, 16 << 20, 0, 0, 0, 1), 0);
+	/* phases that neither read nor write data, and RAM unknown: nothing */
+	ck_assert_int_eq(cw(w, sizeof(w), CW_NONE, "tmpfs", G, 16 << 20, 0, 0, 0, 0), 0);
+	ck_assert_int_eq(cw(w, sizeof(w), CW_READ, "xfs", G, 0, 0, 0, 0, 0), 0);
+}
+END_TEST
+
+/* First done measured: A's two threads run [0, 2] s and end first; B's
+ * thread runs [0, 4] s but was paused from 0.5 s to 2.5 s, so at 2 s it
+ * had done only what it did by 0.5 s (its checkpoints say 0.25 GB), not
+ * the 0.5 GB an even pace would give. */
+START_TEST(t_first_done_measured)
+{
+	const double sa[] = { 1000.0, 1000.0 }, ea[] = { 1002.0, 1002.0 };
+	const double sb[] = { 1000.0 }, eb[] = { 1004.0 };
+	Knob__PhaseResult *a = mkres("A", 0, 2, sa, ea, 1000000000, 1000, 1);
+	Knob__PhaseResult *b = mkres("B", 2.0, 1, sb, eb, 1000000000, 1000, 1);
+	const Knob__PhaseResult *res[2] = { a, b };
+	int64_t off[2] = { 0, 2000000000ll };
+	struct bench_agg ag;
+
+	/* even pace (no measured figures): B counted at 2/4 of 1 GB */
+	ck_assert_int_eq(bench_aggregate(res, off, 2, 0, &ag), 0);
+	ck_assert(!ag.first_done_measured);
+	ck_assert_double_eq_tol(ag.first_done_rate, (2e9 + 0.5e9) / 2.0, 1);
+	/* measured: the moment is 1002 s on each node's own clock */
+	a->first_done_ns = 1002000000000ull;
+	b->first_done_ns = 1004000000000ull;
+	for (size_t i = 0; i < 2; i++) {
+		a->threads[i]->first_done_bytes = 1000000000;
+		a->threads[i]->first_done_ops = 953;
+	}
+	b->threads[0]->first_done_bytes = 250000000;
+	b->threads[0]->first_done_ops = 238;
+	ck_assert_int_eq(bench_aggregate(res, off, 2, 0, &ag), 0);
+	ck_assert(ag.first_done_measured);
+	ck_assert_double_eq_tol(ag.first_done_s, 2.0, 1e-9);
+	ck_assert_double_eq_tol(ag.first_done_rate, (2e9 + 0.25e9) / 2.0, 1);
+	ck_assert_int_eq(bench_aggregate(res, off, 2, 1, &ag), 0);
+	ck_assert_double_eq_tol(ag.first_done_rate, (953.0 * 2 + 238) / 2.0, 1e-6);
+	freeres(a);
+	freeres(b);
+}
+END_TEST
+
+/* Checkpoint interpolation: 0 before the start, the total after the end,
+ * linear between checkpoints, and flat across a pause: the op before the
+ * gap is kept, so a thread stopped from 3.0 ms to 7.0 ms shows its count at
+ * the stop all through the pause. */
+START_TEST(t_checkpoints)
+{
+	const uint64_t I = BENCH_CKPT_NS;
+	struct bench_ckpt *c = bench_ckpt_new(BENCH_CKPT_MEM);
+	struct bench_thread t;
+	uint64_t b, o, i;
+
+	memset(&t, 0, sizeof(t));
+	t.start_ns = 1000 * I;
+	t.end_ns = 1200 * I;
+	atomic_store(&t.bytes, 4096 * 160);
+	atomic_store(&t.ops, 160);
+	/* an op every I/2 up to 1050 I (100 ops), nothing until 1150 I,
+	 * then an op every I/2 again (60 more) */
+	for (i = 1; i <= 100; i++)			/* 1000.5 I .. 1050 I */
+		bench_ckpt_op(c, 1000 * I + i * I / 2, i * 4096, i);
+	for (i = 101; i <= 160; i++)			/* 1150.5 I .. 1180 I */
+		bench_ckpt_op(c, 1150 * I + (i - 100) * I / 2, i * 4096, i);
+	bench_ckpt_at(c, &t, 999 * I, &b, &o);
+	ck_assert_uint_eq(o, 0);
+	bench_ckpt_at(c, &t, 1020 * I + I / 4, &b, &o);	/* between two ops */
+	ck_assert_uint_le(o > 40 ? o - 40 : 40 - o, 1);
+	/* inside the pause: the count at the stop (100), not 100..101 spread
+	 * over 100 I, and certainly not an even pace over the whole run */
+	bench_ckpt_at(c, &t, 1100 * I, &b, &o);
+	ck_assert_uint_eq(o, 100);
+	ck_assert_uint_ge(b, 100 * 4096);	/* within the op under way */
+	ck_assert_uint_lt(b, 101 * 4096);
+	bench_ckpt_at(c, &t, 1150 * I + 5 * I, &b, &o);	/* after the pause */
+	ck_assert_uint_le(o > 110 ? o - 110 : 110 - o, 1);
+	bench_ckpt_at(c, &t, 1195 * I, &b, &o);	/* last checkpoint .. end */
+	ck_assert_uint_ge(o, 159);
+	bench_ckpt_at(c, &t, 1200 * I, &b, &o);
+	ck_assert_uint_eq(o, 160);
+	/* no checkpoints at all: linear over the run */
+	bench_ckpt_at(NULL, &t, 1100 * I, &b, &o);
+	ck_assert_uint_eq(o, 80);
+	bench_ckpt_free(c);
+
+	/* thinning keeps the table bounded and the interval grows */
+	c = bench_ckpt_new(64 * 24);
+	for (i = 0; i < 2000; i++)
+		bench_ckpt_op(c, (i + 1) * I, i, i);
+	ck_assert_uint_gt(bench_ckpt_interval(c), I);
+	bench_ckpt_at(c, &t, 0, &b, &o);
+	bench_ckpt_free(c);
+}
+END_TEST
+
+/* The ior/mdtest launcher template. */
+START_TEST(t_launcher)
+{
+	char a0[] = "/p/ior", a1[] = "-w", a2[] = "-o", a3[] = "/d/x";
+	char *const cmd[] = { a0, a1, a2, a3, NULL };
+	struct ext_launch v = { .tmpl = "", .args = "--mca btl '^openib' --display-map",
+	    .np = "6", .hostfile = "/d/hf", .hosts = "n1,n2", .ppn = "3", .nnodes = "2" };
+	struct strvec av = { 0 };
+	char err[256], *j;
+	size_t len = 0;
+
+	ck_assert_int_eq(ext_launcher_argv(&v, cmd, &av, err, sizeof(err)), 0);
+	for (size_t i = 0; i < av.n; i++)
+		len += strlen(av.v[i]) + 1;
+	j = calloc(len + 1, 1);
+	for (size_t i = 0; i < av.n; i++)
+		strcat(strcat(j, i ? " " : ""), av.v[i]);
+	ck_assert_str_eq(j, "mpirun --allow-run-as-root --map-by node --hostfile /d/hf -np 6 "
+	    "--mca btl ^openib --display-map /p/ior -w -o /d/x");
+	free(j);
+	strvec_free(&av);
+	/* Slurm: srun with the node list */
+	v.tmpl = "srun -N {nnodes} -n {np} --ntasks-per-node={ppn} --nodelist={hosts} {args} {cmd}";
+	v.args = "";
+	ck_assert_int_eq(ext_launcher_argv(&v, cmd, &av, err, sizeof(err)), 0);
+	ck_assert_uint_eq(av.n, 11);
+	ck_assert_str_eq(av.v[0], "srun");
+	ck_assert_str_eq(av.v[2], "2");
+	ck_assert_str_eq(av.v[6], "--nodelist=n1,n2");
+	ck_assert_str_eq(av.v[7], "/p/ior");
+	strvec_free(&av);
+	/* no {cmd}; args without {args}; command substitution */
+	v.tmpl = "mpiexec -n {np}";
+	ck_assert_int_eq(ext_launcher_argv(&v, cmd, &av, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "no {cmd}"));
+	strvec_free(&av);
+	v.tmpl = "mpiexec -n {np} {cmd}";
+	v.args = "-genv X 1";
+	ck_assert_int_eq(ext_launcher_argv(&v, cmd, &av, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "no {args}"));
+	strvec_free(&av);
+	v.args = "$(reboot)";
+	ck_assert_int_eq(ext_launcher_argv(&v, cmd, &av, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "command substitution"));
+	strvec_free(&av);
 }
 END_TEST
 
@@ -445,6 +623,9 @@ main(void)
 	tcase_add_test(tc, t_aggregate_skewed_clocks);
 	tcase_add_test(tc, t_offset_sample);
 	tcase_add_test(tc, t_cache_warning);
+	tcase_add_test(tc, t_first_done_measured);
+	tcase_add_test(tc, t_checkpoints);
+	tcase_add_test(tc, t_launcher);
 	tcase_add_test(tc, t_parse_ior);
 	tcase_add_test(tc, t_parse_mdtest);
 	tcase_add_test(tc, t_parse_fio);

@@ -1,0 +1,251 @@
+/* Driver for bench/engine-vs-ior and bench/engine-vs-mdtest: one workload
+ * with knob's built-in engine (in process, the same code knobd runs) and
+ * with IOR or mdtest under mpirun on the same directory, engine and peer
+ * interleaved over --reps pairs after one discarded warm-up pair.  Prints
+ * one line per operation:
+ *   OP engine_rate peer_rate ratio
+ * ratio = median of the per-pair ratios; rates are medians (bytes/s for
+ * IOR, ops/s for mdtest).  Built by make bench (or by the scripts).
+ *
+ * IOR: seq-write then seq-read with the engine (N-to-N, or N-to-1 with
+ * --shared, the layouts of ior -F and of ior's segmented shared file)
+ * against one "ior -w -r" run; both read back what the same rank wrote.
+ * mdtest: md-create, md-stat, md-read, md-remove against "mdtest -C -T -E
+ * -r -u" (a directory per rank, every file in it, -w/-e bytes each). */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "log.h"
+#include "stats.h"
+#include "util.h"
+
+#define MAX_OPS 4
+
+struct opts {
+	const char *peer, *tool, *dir, *mpirun;
+	unsigned threads, reps;
+	uint64_t bs, size, files, wsize;
+	int shared, direct;
+};
+
+/* The engine kinds of a peer's operations, in its order, with the name
+ * the peer's summary gives each. */
+static const struct peer_op {
+	const char *peer, *kind, *op;
+} peer_ops[] = {
+	{ "ior", "seq-write", "write" }, { "ior", "seq-read", "read" },
+	{ "mdtest", "md-create", "File creation" }, { "mdtest", "md-stat", "File stat" },
+	{ "mdtest", "md-read", "File read" }, { "mdtest", "md-remove", "File removal" },
+};
+
+/* The engine's parameters for one kind of the workload (one workdir for
+ * every kind of a rep, so each reads what the one before wrote). */
+static void
+engine_params(const struct opts *o, const char *kind, int rep, struct bench_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	snprintf(p->phase_id, sizeof(p->phase_id), "evm-%ld-%d-%s", (long)getpid(), rep, kind);
+	snprintf(p->workdir_id, sizeof(p->workdir_id), "evm-%ld-%d", (long)getpid(), rep);
+	p->kind = bench_kind_parse(kind);
+	snprintf(p->dir, sizeof(p->dir), "%s", o->dir);
+	p->bs = o->bs;
+	p->file_size = o->size;
+	p->shared = o->shared;
+	p->odirect = o->direct;
+	p->files_per_dir = (uint32_t)o->files;
+	p->md_files = o->files;
+	p->md_write_size = o->wsize;
+	p->threads_total = o->threads;
+	p->nranks = o->threads;
+	p->ranks = xcalloc(o->threads, sizeof(*p->ranks));
+	for (unsigned i = 0; i < o->threads; i++)
+		p->ranks[i] = i;
+	p->keep_files = 1;
+	p->seed = 1 + (uint64_t)rep;
+	p->ext_args = xcalloc(1, sizeof(char *));
+	p->hosts = xcalloc(1, sizeof(char *));
+	p->host_slots = xcalloc(1, sizeof(uint32_t));
+}
+
+/* Every kind of the peer with the engine, in order; rate[k] of each
+ * (bytes/s or ops/s over the phase).  The files go at the end.  0 or -1. */
+static int
+run_engine(const struct opts *o, int rep, double *rate)
+{
+	struct bench_job *last = NULL;
+	size_t k, n = 0;
+	int rc = 0;
+
+	for (k = 0; k < nitems(peer_ops) && rc == 0; k++) {
+		struct bench_params p;
+		struct bench_job *j;
+		Knob__PhaseResult r;
+
+		if (strcmp(peer_ops[k].peer, o->peer) != 0)
+			continue;
+		engine_params(o, peer_ops[k].kind, rep, &p);
+		j = bench_job_new(&p, "local");
+		if (bench_job_run(j) < 0)
+			rc = -1;
+		bench_job_result(j, &r);
+		if (rc == 0 && !r.ok)
+			rc = -1;
+		if (rc < 0)
+			fprintf(stderr, "engine %s: %s\n", peer_ops[k].kind, r.error[0] ? r.error : j->err);
+		else
+			rate[n++] = (double)(bench_kind_is_md(j->p.kind) ? r.ops : r.bytes) /
+			    ((double)(r.end_ns - r.start_ns) / 1e9);
+		bench_result_free(&r);
+		if (last)
+			bench_job_free(last);
+		last = j;
+	}
+	if (last) {
+		bench_job_cleanup(last);
+		bench_job_free(last);
+	}
+	return rc;
+}
+
+/* The peer's command line under mpirun (malloc'd). */
+static char *
+peer_command(const struct opts *o, int rep)
+{
+	if (strcmp(o->peer, "ior") == 0)
+		return xasprintf("%s -np %u %s -a POSIX -w -r -i 1 -t %llu -b %llu%s%s "
+		    "-o %s/evm-ior-%ld-%d 2>&1", o->mpirun, o->threads, o->tool,
+		    (unsigned long long)o->bs, (unsigned long long)o->size, o->shared ? "" : " -F",
+		    o->direct ? " --posix.odirect" : "", o->dir, (long)getpid(), rep);
+	return xasprintf("%s -np %u %s -a POSIX -F -C -T -E -r -u -i 1 -n %llu -w %llu -e %llu "
+	    "-d %s/evm-md-%ld-%d 2>&1", o->mpirun, o->threads, o->tool,
+	    (unsigned long long)o->files, (unsigned long long)o->wsize,
+	    (unsigned long long)o->wsize, o->dir, (long)getpid(), rep);
+}
+
+/* One peer run; rate[k] per operation as for the engine. 0 or -1. */
+static int
+run_peer(const struct opts *o, int rep, double *rate)
+{
+	char *cmd = peer_command(o, rep), *out = xcalloc(1, 1 << 20), err[256];
+	struct ext_summary s;
+	size_t len = 0, got, k, n = 0;
+	FILE *f = popen(cmd, "r");
+	int rc = -1;
+
+	if (f == NULL)
+		goto out;
+	while (len + 1 < (1u << 20) && (got = fread(out + len, 1, (1u << 20) - 1 - len, f)) > 0)
+		len += got;
+	if (pclose(f) != 0) {
+		fprintf(stderr, "%s failed:\n%s\n", cmd, out);
+		goto out;
+	}
+	if ((strcmp(o->peer, "ior") == 0 ? ext_parse_ior_text(out, &s, err, sizeof(err)) :
+	    ext_parse_mdtest_text(out, &s, err, sizeof(err))) < 0) {
+		fprintf(stderr, "%s\n%s\n", err, out);
+		goto out;
+	}
+	for (k = 0; k < nitems(peer_ops); k++) {
+		size_t i;
+
+		if (strcmp(peer_ops[k].peer, o->peer) != 0)
+			continue;
+		for (i = 0; i < s.n && strcmp(s.op[i].op, peer_ops[k].op) != 0; i++)
+			;
+		if (i == s.n) {
+			fprintf(stderr, "%s: no \"%s\" in its summary\n", o->peer, peer_ops[k].op);
+			goto out;
+		}
+		rate[n++] = strcmp(o->peer, "ior") == 0 ? s.op[i].bw_bytes : s.op[i].iops;
+	}
+	rc = 0;
+out:
+	free(cmd);
+	free(out);
+	return rc;
+}
+
+/* Parse the command line into o; 0, or -1 (usage printed). */
+static int
+parse(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+		{ "peer", required_argument, NULL, 'p' }, { "tool", required_argument, NULL, 'T' },
+		{ "dir", required_argument, NULL, 'd' }, { "threads", required_argument, NULL, 't' },
+		{ "bs", required_argument, NULL, 'b' }, { "size", required_argument, NULL, 's' },
+		{ "files", required_argument, NULL, 'n' }, { "write-size", required_argument, NULL, 'w' },
+		{ "shared", no_argument, NULL, 'S' }, { "direct", no_argument, NULL, 'D' },
+		{ "reps", required_argument, NULL, 'r' }, { "mpirun", required_argument, NULL, 'm' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int ch;
+
+	while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (ch) {
+		case 'p': o->peer = optarg; break;
+		case 'T': o->tool = optarg; break;
+		case 'd': o->dir = optarg; break;
+		case 't': o->threads = (unsigned)atoi(optarg); break;
+		case 'b': o->bs = strtoull(optarg, NULL, 10); break;
+		case 's': o->size = strtoull(optarg, NULL, 10); break;
+		case 'n': o->files = strtoull(optarg, NULL, 10); break;
+		case 'w': o->wsize = strtoull(optarg, NULL, 10); break;
+		case 'S': o->shared = 1; break;
+		case 'D': o->direct = 1; break;
+		case 'r': o->reps = (unsigned)atoi(optarg); break;
+		case 'm': o->mpirun = optarg; break;
+		default: goto usage;
+		}
+	}
+	if (o->dir && o->tool && o->threads && o->reps &&
+	    (strcmp(o->peer, "ior") == 0 || strcmp(o->peer, "mdtest") == 0))
+		return 0;
+usage:
+	fprintf(stderr, "usage: engine_vs_mpi --peer ior|mdtest --tool PATH --dir D [--threads N] "
+	    "[--bs B --size S --shared --direct] [--files N --write-size W] [--reps R] "
+	    "[--mpirun 'mpirun ...']\n");
+	return -1;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct opts o = { "ior", NULL, NULL,
+	    "mpirun --allow-run-as-root --oversubscribe --map-by node", 2, 5, 1 << 20, 256 << 20,
+	    10000, 4096, 0, 0 };
+	double e[MAX_OPS], p[MAX_OPS], *ev[MAX_OPS], *pv[MAX_OPS], *rv[MAX_OPS];
+	size_t k, nops = 0;
+
+	log_init("engine-vs-mpi", LOG_LVL_WARN);
+	if (parse(argc, argv, &o) < 0)
+		return 2;
+	for (k = 0; k < nitems(peer_ops); k++)
+		nops += strcmp(peer_ops[k].peer, o.peer) == 0;
+	for (k = 0; k < nops; k++) {
+		ev[k] = xcalloc(o.reps, sizeof(double));
+		pv[k] = xcalloc(o.reps, sizeof(double));
+		rv[k] = xcalloc(o.reps, sizeof(double));
+	}
+	/* a discarded warm-up pair, then engine and peer interleaved */
+	for (int rep = -1; rep < (int)o.reps; rep++) {
+		if (run_engine(&o, rep + 1, e) < 0 || run_peer(&o, rep + 1, p) < 0)
+			return 1;
+		for (k = 0; rep >= 0 && k < nops; k++) {
+			ev[k][rep] = e[k];
+			pv[k][rep] = p[k];
+			rv[k][rep] = p[k] > 0 ? e[k] / p[k] : 0;
+		}
+	}
+	for (k = 0, nops = 0; k < nitems(peer_ops); k++) {
+		if (strcmp(peer_ops[k].peer, o.peer) != 0)
+			continue;
+		printf("%s %.0f %.0f %.3f\n", peer_ops[k].kind, stats_median(ev[nops], o.reps),
+		    stats_median(pv[nops], o.reps), stats_median(rv[nops], o.reps));
+		nops++;
+	}
+	return 0;
+}

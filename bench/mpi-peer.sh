@@ -1,0 +1,47 @@
+# Shared part of bench/engine-vs-ior and bench/engine-vs-mdtest (sourced):
+# the driver, the peer binaries, a tmpfs and a disk directory, the table.
+peer_setup() {	# peer build-dir
+	root=$(cd "$(dirname "$0")/.." && pwd)
+	B=$(cd "$2" && pwd)
+	REPS=${REPS:-5}
+	PEERS=${KNOB_PEERS:-$root/build/peers/bin}
+	MiB=1048576
+	drv="$B/bench/engine_vs_mpi"
+	[ -x "$PEERS/$1" ] || { echo "engine-vs-$1: $PEERS/$1 missing (make peers)" >&2; exit 1; }
+	[ -x "$drv" ] || { echo "engine-vs-$1: $drv missing (make bench builds it)" >&2; exit 1; }
+	command -v mpirun >/dev/null || { echo "engine-vs-$1: no mpirun (make deps)" >&2; exit 1; }
+	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+	tmp=$(mktemp -d /tmp/knob-evm.XXXXXX)
+	mnt="$tmp/tmpfs"
+	disk="$tmp/disk"
+	mounted=0
+	trap peer_cleanup EXIT INT TERM
+	mkdir -p "$mnt" "$disk"
+	if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=3g knob-evm "$mnt"; then
+		mounted=1
+	else
+		echo "engine-vs-$1: cannot mount a tmpfs (not root?): skipping the tmpfs lines" >&2
+	fi
+	worst=""
+}
+
+peer_cleanup() {
+	[ "$mounted" = 1 ] && umount "$mnt" 2>/dev/null
+	rm -rf "$tmp"
+}
+
+# Driver lines "kind engine peer ratio" -> table rows; keeps the lowest ratio.
+peer_lines() {	# label threads unit
+	while read -r kind e p r; do
+		awk -v l="$1 $kind" -v t="$2" -v u="$3" -v e="$e" -v p="$p" -v r="$r" 'BEGIN {
+			if (u == "B/s") { k = sprintf("%.2f GB/s", e / 1e9); f = sprintf("%.2f GB/s", p / 1e9) }
+			else { k = sprintf("%.0f ops/s", e); f = sprintf("%.0f ops/s", p) }
+			printf "%-34s %3s %14s %14s %7.3f\n", l, t, k, f, r }'
+		echo "$r" >> "$tmp/ratios"
+	done
+}
+
+peer_worst() {
+	[ -f "$tmp/ratios" ] && worst=$(sort -g "$tmp/ratios" | head -n 1)
+	echo "lowest knob/peer ratio: ${worst:-n/a} (target >= 0.95)"
+}

@@ -1,0 +1,283 @@
+/* Real IOR and mdtest under OpenMPI across agents: two knobd agents in
+ * network namespaces (tests/harness.h); knobctl bench ior|mdtest makes the
+ * first node's agent run mpirun with a hostfile of both nodes; OpenMPI
+ * starts its daemons on the nodes through an rsh agent script that enters
+ * each node's namespace (ip netns exec), and the ranks talk TCP over the
+ * namespaces' bridge.  ior and mdtest are the ones `make peers` built from
+ * the vendored source ($KNOB_PEERS, default build/peers/bin).  Slurm is not
+ * here: the launcher-template test uses a stand-in srun that records its
+ * arguments and runs mpirun. */
+#include <check.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <json-c/json.h>
+
+#include "checkutil.h"
+#include "harness.h"
+#include "util.h"
+
+static struct harness h;
+static char data[PATH_MAX], peers[PATH_MAX], rsh[PATH_MAX + 16], rshlog[PATH_MAX + 16];
+static char mpiargs[4 * PATH_MAX];
+
+/* Make the rsh agent script: host name -> that node's namespace. */
+static void
+write_rsh(void)
+{
+	FILE *f;
+
+	snprintf(rsh, sizeof(rsh), "%s/netns-rsh", h.tmp);
+	snprintf(rshlog, sizeof(rshlog), "%s/rsh.log", h.tmp);
+	ck_assert_ptr_nonnull(f = fopen(rsh, "w"));
+	fprintf(f, "#!/bin/sh\n# OpenMPI rsh agent: run the command in the node's namespace\n"
+	    "host=$1; shift\ncase \"$host\" in\n");
+	for (int i = 0; i < h.n; i++)
+		fprintf(f, "%s) ns=%s ;;\n", h.node[i].name, h.node[i].ns);
+	/* every namespace has the same host name and /tmp: a session
+	 * directory per node, or the daemons race creating the same one */
+	fprintf(f, "*) echo \"netns-rsh: unknown host $host\" >&2; exit 1 ;;\nesac\n"
+	    "echo \"$host\" >> '%s'\nmkdir -p '%s/ompi-'\"$host\"\n"
+	    "export OMPI_MCA_orte_tmpdir_base='%s/ompi-'\"$host\"\n"
+	    "exec ip netns exec \"$ns\" sh -c \"$*\"\n", rshlog, h.tmp, h.tmp);
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_int_eq(chmod(rsh, 0755), 0);
+	/* daemons through the script, TCP over the test network only */
+	snprintf(mpiargs, sizeof(mpiargs), "--mca plm_rsh_agent %s --mca btl self,tcp "
+	    "--mca oob_tcp_if_include 198.18.0.0/24 --mca btl_tcp_if_include 198.18.0.0/24 "
+	    "--display-map", rsh);
+}
+
+static void
+setup(void)
+{
+	const char *p = getenv("KNOB_PEERS");
+
+	snprintf(peers, sizeof(peers), "%s", p && p[0] ? p : "build/peers/bin");
+	ck_assert_msg(access(peers, X_OK) == 0, "%s: no ior/mdtest (make peers)", peers);
+	if (peers[0] != '/') {
+		char cwd[PATH_MAX / 2];
+
+		ck_assert_ptr_nonnull(getcwd(cwd, sizeof(cwd)));
+		snprintf(peers, sizeof(peers), "%s/%s", cwd, p && p[0] ? p : "build/peers/bin");
+	}
+	ck_assert_msg(harness_start(&h, 2, 1) == 0, "harness start failed");
+	snprintf(data, sizeof(data), "/tmp/knob-mpi.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(data));
+	write_rsh();
+}
+
+static void
+teardown(void)
+{
+	harness_stop(&h);
+	if (data[0])
+		harness_sh("rm -rf '%s'", data);
+	data[0] = '\0';
+}
+
+
+/* The run went well; else print what went wrong (errors, tool output). */
+static void
+check_ok(json_object *doc, int rc)
+{
+	json_object *ps = cu_get(doc, "phases");
+
+	if (rc == 0)
+		return;
+	for (size_t i = 0; i < json_object_array_length(ps); i++) {
+		json_object *p = json_object_array_get_idx(ps, i), *nd;
+
+		fprintf(stderr, "phase %zu: %s\n", i, json_object_to_json_string(cu_get(p, "errors")));
+		nd = json_object_array_get_idx(cu_get(p, "per_node"), 0);
+		if (nd && json_object_object_get_ex(nd, "output", NULL))
+			fprintf(stderr, "%s\n", json_object_get_string(cu_get(nd, "output")));
+	}
+	ck_abort_msg("knobctl bench exited %d", rc);
+}
+
+/* The ext_ops entry of phase p named op. */
+static json_object *
+ext_op(json_object *p, const char *op)
+{
+	json_object *x = cu_get(p, "ext_ops");
+
+	for (size_t i = 0; i < json_object_array_length(x); i++)
+		if (strcmp(json_object_get_string(cu_get(json_object_array_get_idx(x, i), "op")), op) == 0)
+			return json_object_array_get_idx(x, i);
+	ck_abort_msg("no %s in %s", op, json_object_to_json_string(x));
+	return NULL;
+}
+
+/* The launcher's output as the first node reported it. */
+static const char *
+tool_output(json_object *p)
+{
+	return json_object_get_string(cu_get(json_object_array_get_idx(cu_get(p, "per_node"), 0),
+	    "output"));
+}
+
+
+/* Ranks mpirun placed on node (from --display-map), as "0,2". */
+static void
+ranks_on(const char *out, const char *node, char *buf, size_t len)
+{
+	char key[64];
+	const char *p, *end;
+
+	buf[0] = '\0';
+	snprintf(key, sizeof(key), "Data for node: %s", node);
+	if ((p = strstr(out, key)) == NULL)
+		return;
+	end = strstr(p + 1, "Data for node:");
+	if (end == NULL)
+		end = strstr(p, "=====");
+	for (p = strstr(p, "Process rank: "); p && (!end || p < end);
+	    p = strstr(p + 1, "Process rank: "))
+		snprintf(buf + strlen(buf), len - strlen(buf), "%s%d", buf[0] ? "," : "",
+		    atoi(p + 14));
+}
+
+/* mpirun placed ranks want1 on node01 and want2 on node02. */
+static void
+check_map(json_object *p, const char *want1, const char *want2)
+{
+	char on1[64], on2[64];
+
+	ranks_on(tool_output(p), "node01", on1, sizeof(on1));
+	ranks_on(tool_output(p), "node02", on2, sizeof(on2));
+	ck_assert_str_eq(on1, want1);
+	ck_assert_str_eq(on2, want2);
+}
+
+/* A built-in phase and real IOR in one run record: N-to-N (-F) then
+ * N-to-1, 4 ranks on 2 nodes placed round-robin (--map-by node: ranks 0,2
+ * on node01 and 1,3 on node02, as knob places its own threads), and the
+ * site flags passed through to mpirun. */
+START_TEST(ior_under_mpi)
+{
+	json_object *doc, *p, *w, *r;
+	char *log = NULL;
+	int rc;
+
+	doc = harness_knobctl_json(&h, &rc, "--json bench seq-write,ior -w @all --dir %s --threads 4 "
+	    "--size 1m --mpirun-args '%s' --tool %s/ior -- -a POSIX -w -r -e -F -t 64k -b 1m",
+	    data, mpiargs, peers);
+	check_ok(doc, rc);
+	ck_assert_int_eq(json_object_array_length(cu_get(doc, "phases")), 2);
+	ck_assert_str_eq(json_object_get_string(cu_get(cu_phase(doc, 0), "kind")), "seq-write");
+	ck_assert_str_eq(json_object_get_string(cu_get(cu_phase(doc, 0), "status")), "ok");
+	p = cu_phase(doc, 1);
+	ck_assert_str_eq(json_object_get_string(cu_get(p, "kind")), "ior");
+	ck_assert_str_eq(json_object_get_string(cu_get(p, "status")), "ok");
+	w = ext_op(p, "write");
+	r = ext_op(p, "read");
+	ck_assert_double_gt(cu_num(w, "bw_bytes"), 0);
+	ck_assert_double_gt(cu_num(r, "bw_bytes"), 0);
+	ck_assert_int_eq(json_object_get_int64(cu_get(w, "bytes")), 4 << 20);
+	ck_assert_int_eq(json_object_get_int64(cu_get(w, "ops")), 4 * 16);
+	ck_assert_ptr_nonnull(strstr(tool_output(p), "access              : file-per-process"));
+	ck_assert_ptr_nonnull(strstr(tool_output(p), "tasks               : 4"));
+	check_map(p, "0,2", "1,3");
+	json_object_put(doc);
+	/* OpenMPI started its daemons on both nodes through the script */
+	ck_assert_int_eq(read_file_bounded(rshlog, 4096, &log, NULL), 0);
+	ck_assert_ptr_nonnull(strstr(log, "node01\n"));
+	ck_assert_ptr_nonnull(strstr(log, "node02\n"));
+	free(log);
+	ck_assert_msg(cu_count_entries(data) == 0, "files left in %s", data);
+
+	/* N-to-1: one shared file */
+	doc = harness_knobctl_json(&h, &rc, "--json bench ior -w @all --dir %s --threads 4 "
+	    "--mpirun-args '%s' --tool %s/ior -- -a POSIX -w -r -e -t 64k -b 1m", data, mpiargs,
+	    peers);
+	check_ok(doc, rc);
+	p = cu_phase(doc, 0);
+	ck_assert_ptr_nonnull(strstr(tool_output(p), "access              : single-shared-file"));
+	ck_assert_int_eq(json_object_get_int64(cu_get(ext_op(p, "read"), "bytes")), 4 << 20);
+	ck_assert_double_gt(cu_num(ext_op(p, "write"), "bw_bytes"), 0);
+	json_object_put(doc);
+	ck_assert_msg(cu_count_entries(data) == 0, "files left in %s", data);
+}
+END_TEST
+
+/* Real mdtest: 3 ranks on 2 nodes, 40 files each, next to md-create in
+ * the same run record. */
+START_TEST(mdtest_under_mpi)
+{
+	json_object *doc, *p;
+	int rc;
+
+	doc = harness_knobctl_json(&h, &rc, "--json bench md-create,mdtest -w @all --dir %s --threads 3 "
+	    "--files 40 --mpirun-args '%s' --tool %s/mdtest -- -a POSIX -F -C -T -r -n 40 -u",
+	    data, mpiargs, peers);
+	check_ok(doc, rc);
+	ck_assert_int_eq(json_object_get_int64(cu_get(cu_phase(doc, 0), "ops")), 120);
+	p = cu_phase(doc, 1);
+	ck_assert_str_eq(json_object_get_string(cu_get(p, "kind")), "mdtest");
+	ck_assert_str_eq(json_object_get_string(cu_get(p, "status")), "ok");
+	ck_assert_double_gt(cu_num(ext_op(p, "File creation"), "iops"), 0);
+	ck_assert_double_gt(cu_num(ext_op(p, "File stat"), "iops"), 0);
+	ck_assert_double_gt(cu_num(ext_op(p, "File removal"), "iops"), 0);
+	ck_assert_int_eq(json_object_get_int64(cu_get(ext_op(p, "File creation"), "ops")), 120);
+	ck_assert_ptr_nonnull(strstr(tool_output(p), "3 tasks, 120 files"));
+	check_map(p, "0,2", "1");
+	json_object_put(doc);
+	ck_assert_msg(cu_count_entries(data) == 0, "files left in %s", data);
+}
+END_TEST
+
+/* --mpirun TEMPLATE: a site launcher.  Stand-in for Slurm's srun (no Slurm
+ * here): it records its arguments and starts the ranks with mpirun on the
+ * nodes --nodelist names. */
+START_TEST(launcher_template)
+{
+	char srun[PATH_MAX + 16], args[PATH_MAX + 16], body[4 * PATH_MAX], *got = NULL;
+	char want[4 * PATH_MAX];
+	json_object *doc, *p;
+	FILE *f;
+	int rc;
+
+	snprintf(srun, sizeof(srun), "%s/srun", h.tmp);
+	snprintf(args, sizeof(args), "%s/srun.args", h.tmp);
+	snprintf(body, sizeof(body), "#!/bin/sh\n# stand-in for Slurm's srun: record, then mpirun\n"
+	    "echo \"$*\" > '%s'\nN=$2; n=$4; ppn=${5#--ntasks-per-node=}; nodes=${6#--nodelist=}\n"
+	    "shift 6\nhosts=$(echo \"$nodes\" | sed \"s/,/:$ppn,/g; s/\\$/:$ppn/\")\n"
+	    "exec mpirun --allow-run-as-root --map-by node --host \"$hosts\" -np \"$n\" \"$@\"\n",
+	    args);
+	ck_assert_ptr_nonnull(f = fopen(srun, "w"));
+	fputs(body, f);
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_int_eq(chmod(srun, 0755), 0);
+	doc = harness_knobctl_json(&h, &rc, "--json bench ior -w @all --dir %s --threads 4 "
+	    "--mpirun '%s -N {nnodes} -n {np} --ntasks-per-node={ppn} --nodelist={hosts} {args} "
+	    "{cmd}' --mpirun-args '%s' --tool %s/ior -- -a POSIX -w -t 64k -b 256k", data, srun,
+	    mpiargs, peers);
+	check_ok(doc, rc);
+	p = cu_phase(doc, 0);
+	ck_assert_int_eq(json_object_get_int64(cu_get(ext_op(p, "write"), "bytes")), 1 << 20);
+	ck_assert_int_eq(read_file_bounded(args, 1 << 16, &got, NULL), 0);
+	snprintf(want, sizeof(want), "-N 2 -n 4 --ntasks-per-node=2 --nodelist=node01,node02 %s "
+	    "%s/ior -a POSIX -w -t 64k -b 256k -o %s/knob.", mpiargs, peers, data);
+	ck_assert_msg(strncmp(got, want, strlen(want)) == 0, "srun got: %s\nwanted: %s", got, want);
+	free(got);
+	json_object_put(doc);
+	ck_assert_msg(cu_count_entries(data) == 0, "files left in %s", data);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("bench_mpi");
+	TCase *tc = cu_tcase("mpi", setup, teardown, 120);
+
+	tcase_add_test(tc, ior_under_mpi);
+	tcase_add_test(tc, mdtest_under_mpi);
+	tcase_add_test(tc, launcher_template);
+	suite_add_tcase(s, tc);
+	return cu_run(s);
+}
