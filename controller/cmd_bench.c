@@ -336,6 +336,8 @@ bench_run_stored(struct ctl *ctl, const struct strvec *names, struct bench_req *
 
 	if (ctl->play)
 		json_object_object_add(info, "play", json_object_new_string(ctl->play));
+	if (ctl->play_file)
+		json_object_object_add(info, "play_file", json_object_new_string(ctl->play_file));
 	rq->info = info;
 	rq->on_start = store_start;
 	rq->on_phase = store_phase;

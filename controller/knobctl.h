@@ -65,6 +65,7 @@ struct ctl {
 	char *sopts;
 	int units_decimal;	/* --units decimal: MB/s, GB/s (default binary: MiB/s, GiB/s) */
 	const char *play;	/* the play a command runs for (recorded with its runs) */
+	const char *play_file;	/* and its file */
 };
 
 /* Parse argv (argv[0] = the command's name), load the inventory unless ce

@@ -454,8 +454,10 @@ play_load(struct ctl *ctl, const char *path, const struct strvec *vars, struct s
 		if (errs->n == before)
 			perr(&L, 0, "cannot read: %s", strerror(errno ? errno : EINVAL));
 	} else {
+		/* the schema's errors and the loader's own, all of them */
 		validate(&L, doc);
-		if (errs->n == before)
+		if (xmlDocGetRootElement(doc) &&
+		    strcmp((const char *)xmlDocGetRootElement(doc)->name, "play") == 0)
 			parse_play(&L, pl, xmlDocGetRootElement(doc));
 		xmlFreeDoc(doc);
 	}

@@ -124,6 +124,7 @@ sub_run(struct prun *pr, const struct strvec *argv, const struct strvec *nodes, 
 	sub.json = 1;
 	sub.tty = 0;
 	sub.play = pr->pl->name;
+	sub.play_file = pr->pl->path;
 	strvec_push(&sub.w, folded);
 	sub.out = open_memstream(&buf, &len);
 	rc = ce && sub.out ? ctl_run(&sub, ce, (int)argv->n, argv->v) : 2;

@@ -3,7 +3,8 @@
  * inline SVG chart of throughput, IOPS or ops/s against threads on a log2
  * axis, one polyline per run with error bars (mean ± sd) where there are
  * repeats; the peak and sustained table; the compare table with verdicts
- * (each run against the first); and each run's profile and facts. */
+ * (each run against the first earlier run it shares points with); and each
+ * run's profile and facts. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -250,6 +251,18 @@ side(char *buf, size_t len, json_object *row, const char *pre, int metric, int d
 		snprintf(buf, len, "%.1f", m);
 }
 
+/* Do runs a and b have a point (kind and thread count) in common? */
+static int
+shares_points(const struct rrun *a, const struct rrun *b)
+{
+	char err[8];
+	json_object *cmp = results_compare_doc(a->doc, b->doc, 1, err, sizeof(err));
+	int n = cmp ? (int)json_object_array_length(json_object_object_get(cmp, "points")) : 0;
+
+	json_object_put(cmp);
+	return n > 0;
+}
+
 static void
 compare_table(FILE *f, const struct rrun *a, const struct rrun *b, int decimal)
 {
@@ -385,10 +398,15 @@ report_write(FILE *f, json_object *const *docs, size_t n, int decimal)
 				chart(f, runs, n, &runs[r].ps.p[i], decimal);
 	peaks_table(f, runs, n, decimal);
 	if (n > 1) {
-		fprintf(f, "<h2>Compare</h2>\n<p>Each run against the first. Verdicts from Welch's "
-		    "t-test at 95 %% where both runs have repeats.</p>\n");
+		fprintf(f, "<h2>Compare</h2>\n<p>Each run against the first earlier run it has points "
+		    "in common with. Verdicts from Welch's t-test at 95 %% where both runs have "
+		    "repeats.</p>\n");
 		for (r = 1; r < n; r++)
-			compare_table(f, &runs[0], &runs[r], decimal);
+			for (size_t k = 0; k < r; k++)
+				if (shares_points(&runs[k], &runs[r])) {
+					compare_table(f, &runs[k], &runs[r], decimal);
+					break;
+				}
 	}
 	fprintf(f, "<h2>Profiles and facts</h2>\n");
 	for (r = 0; r < n; r++)

@@ -131,6 +131,7 @@ START_TEST(play_three_nodes)
 	/* the run: recorded under the play, tuned with somax, the total split */
 	run = need(harness_knobctl_json(&h, &rc, "--json results show latest"));
 	ck_assert_str_eq(jstr(run, "play"), "three");
+	ck_assert_ptr_nonnull(strstr(jstr(run, "play_file"), "/p.xml"));
 	ck_assert_str_eq(jstr(jarr(run, "profile"), "name"), "somax");
 	ck_assert_int_eq(json_object_array_length(jarr(run, "phases")), 12);
 	ph = json_object_array_get_idx(jarr(run, "phases"), 4);	/* seq-write, 2 threads */
@@ -347,10 +348,14 @@ START_TEST(play_file_errors)
 	free(err);
 	/* schema: an unknown step, with its line */
 	write_file("bad2.xml", "<?xml version=\"1.0\"?>\n<play name=\"b2\">\n"
-	    "  <apply profile=\"somax\"/>\n  <reboot/>\n</play>\n");
+	    "  <apply profile=\"somax\"/>\n  <reboot/>\n  <verify profile=\"${nope}\"/>\n"
+	    "</play>\n");
 	rc = harness_knobctl(&h, NULL, &err, "play %s/bad2.xml", h.tmp);
 	ck_assert_int_eq(rc, 2);
 	snprintf(want, sizeof(want), "%s/bad2.xml:4: ", h.tmp);
+	ck_assert_msg(strstr(err, want), "missing %s in\n%s", want, err);
+	/* and the loader's own errors beside the schema's */
+	snprintf(want, sizeof(want), "%s/bad2.xml:5: unknown variable ${nope}", h.tmp);
 	ck_assert_msg(strstr(err, want), "missing %s in\n%s", want, err);
 	free(err);
 	/* not XML at all */
