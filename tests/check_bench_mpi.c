@@ -120,7 +120,6 @@ tool_output(json_object *p)
 	    "output"));
 }
 
-
 /* Ranks mpirun placed on node (from --display-map), as "0,2". */
 static void
 ranks_on(const char *out, const char *node, char *buf, size_t len)
