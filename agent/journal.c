@@ -1,6 +1,7 @@
 /* The tuning journal: originals, active profile and the in-progress
  * transaction, as JSON written atomically (see tune.h). */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include <json-c/json.h>
 
 #include "log.h"
+#include "normalize.h"
 #include "tune.h"
 #include "util.h"
 
@@ -152,92 +154,191 @@ jbool(json_object *o, const char *k)
 	return json_object_object_get_ex(o, k, &v) && json_object_get_boolean(v);
 }
 
-/* Parse an array of entries (need_was: pending marks, which must carry
- * "was"); -1 when malformed. */
+/* What journal_load is reading, for "file:line: message" reports. */
+struct jsrc {
+	const char *path;
+	const char *buf;
+	size_t len;
+};
+
+/* Line (1-based) of byte offset off of the text. */
 static int
-entries_parse(json_object *arr, struct jentry **v, size_t *n, int need_was)
+line_at(const struct jsrc *src, size_t off)
 {
-	if (arr == NULL)
+	int line = 1;
+
+	for (size_t i = 0; i < off && i < src->len; i++)
+		line += src->buf[i] == '\n';
+	return line;
+}
+
+/* Line of the first occurrence of "needle" (quoted), 0 when absent. */
+static int
+line_of(const struct jsrc *src, const char *needle)
+{
+	char *q = xasprintf("\"%s\"", needle);
+	const char *hit = strstr(src->buf, q);
+
+	free(q);
+	return hit ? line_at(src, (size_t)(hit - src->buf)) : 0;
+}
+
+/* Log "file:line: message" for a journal knob will not start with. */
+static int
+jbad(const struct jsrc *src, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int
+jbad(const struct jsrc *src, int line, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_err("%s:%d: %s", src->path, line, msg);
+	return -1;
+}
+
+/* Parse the array member k of o (need_was: pending marks, which must carry
+ * "was"); every entry needs driver, key, target and value strings and a
+ * driver this agent knows.  -1 (logged) when malformed. */
+static int
+entries_parse(const struct jsrc *src, json_object *o, const char *k, const char *label,
+    struct jentry **v, size_t *n, int need_was)
+{
+	json_object *arr = NULL;
+
+	if (!json_object_object_get_ex(o, k, &arr) || arr == NULL)
 		return 0;
 	if (!json_object_is_type(arr, json_type_array))
-		return -1;
+		return jbad(src, line_of(src, k), "%s is not an array", label);
 	for (size_t i = 0; i < json_object_array_length(arr); i++) {
-		json_object *o = json_object_array_get_idx(arr, i);
+		json_object *e_o = json_object_array_get_idx(arr, i);
 		struct jentry e;
-		const char *drv = jstr(o, "driver"), *key = jstr(o, "key"),
-		    *target = jstr(o, "target"), *value = jstr(o, "value");
+		const char *drv = jstr(e_o, "driver"), *key = jstr(e_o, "key"),
+		    *target = jstr(e_o, "target"), *value = jstr(e_o, "value");
 
 		if (drv == NULL || key == NULL || target == NULL || value == NULL ||
-		    (need_was && jstr(o, "was") == NULL))
-			return -1;
-		e.was = (char *)(uintptr_t)jstr(o, "was");
-		e.set = (char *)(uintptr_t)jstr(o, "set");
-		e.origin = (char *)(uintptr_t)jstr(o, "origin");
+		    (need_was && jstr(e_o, "was") == NULL))
+			return jbad(src, line_of(src, k), "%s[%zu]: needs driver, key, target, "
+			    "value%s as strings", label, i, need_was ? " and was" : "");
+		if (!driver_known(drv))
+			return jbad(src, line_of(src, drv), "%s[%zu]: unknown driver '%s'", label, i,
+			    drv);
+		e.was = (char *)(uintptr_t)jstr(e_o, "was");
+		e.set = (char *)(uintptr_t)jstr(e_o, "set");
+		e.origin = (char *)(uintptr_t)jstr(e_o, "origin");
 		e.driver = (char *)(uintptr_t)drv;
 		e.key = (char *)(uintptr_t)key;
 		e.target = (char *)(uintptr_t)target;
 		e.value = (char *)(uintptr_t)value;
-		e.attr = (char *)(uintptr_t)(jstr(o, "attr") ? jstr(o, "attr") : "");
-		e.match = (char *)(uintptr_t)(jstr(o, "match") ? jstr(o, "match") : "");
-		e.persistent = jbool(o, "persistent");
-		e.added = jbool(o, "added");
-		e.restoring = jbool(o, "restoring");
+		e.attr = (char *)(uintptr_t)(jstr(e_o, "attr") ? jstr(e_o, "attr") : "");
+		e.match = (char *)(uintptr_t)(jstr(e_o, "match") ? jstr(e_o, "match") : "");
+		e.persistent = jbool(e_o, "persistent");
+		e.added = jbool(e_o, "added");
+		e.restoring = jbool(e_o, "restoring");
 		journal_push(v, n, &e);
 	}
 	return 0;
 }
 
+/* One JSON object and nothing after it but white space; NULL (logged)
+ * otherwise. */
+static json_object *
+parse_whole(const struct jsrc *src)
+{
+	json_tokener *tok = json_tokener_new();
+	json_object *root;
+	size_t end;
+
+	if (tok == NULL)
+		return NULL;
+	root = json_tokener_parse_ex(tok, src->buf, (int)src->len);
+	end = json_tokener_get_parse_end(tok);
+	if (root == NULL) {
+		enum json_tokener_error je = json_tokener_get_error(tok);
+
+		jbad(src, line_at(src, end), "not JSON: %s", je == json_tokener_continue ?
+		    "unexpected end of file" : json_tokener_error_desc(je));
+		goto out;
+	}
+	while (end < src->len && strchr(" \t\r\n", src->buf[end]) != NULL)
+		end++;
+	if (end < src->len) {
+		jbad(src, line_at(src, end), "trailing garbage after the journal object");
+		goto fail;
+	}
+	if (!json_object_is_type(root, json_type_object)) {
+		jbad(src, 1, "the journal is not a JSON object");
+		goto fail;
+	}
+	goto out;
+fail:
+	json_object_put(root);
+	root = NULL;
+out:
+	json_tokener_free(tok);
+	return root;
+}
+
+/* The in-progress transaction, when there is one: an object with an id
+ * and an entries array.  0, or -1 (logged). */
+static int
+txn_parse(const struct jsrc *src, json_object *root, struct journal *j)
+{
+	json_object *txn = NULL, *arr = NULL;
+	const char *id;
+
+	if (!json_object_object_get_ex(root, "txn", &txn))
+		return 0;
+	if (txn == NULL || !json_object_is_type(txn, json_type_object))
+		return jbad(src, line_of(src, "txn"), "\"txn\" must be an object with id and "
+		    "entries; recovery cannot tell what was changed");
+	if ((id = jstr(txn, "id")) == NULL || !json_object_object_get_ex(txn, "entries", &arr))
+		return jbad(src, line_of(src, "txn"), "\"txn\" needs an id and entries");
+	j->in_txn = 1;
+	snprintf(j->txn_id, sizeof(j->txn_id), "%s", id);
+	snprintf(j->txn_profile, sizeof(j->txn_profile), "%s",
+	    jstr(txn, "profile") ? jstr(txn, "profile") : "");
+	return entries_parse(src, txn, "entries", "txn.entries", &j->txn, &j->ntxn, 0);
+}
+
+/* Validate and load; every refusal is logged as "file:line: message". */
 int
 journal_load(const char *path, struct journal *j)
 {
-	json_object *root = NULL, *txn, *arr;
+	struct jsrc src = { .path = path };
+	json_object *root = NULL, *ver = NULL;
 	char *buf = NULL;
-	size_t len;
 	int rc;
 
 	memset(j, 0, sizeof(*j));
-	rc = read_file_bounded(path, JOURNAL_MAX, &buf, &len);
+	rc = read_file_bounded(path, JOURNAL_MAX, &buf, &src.len);
 	if (rc == -ENOENT)
 		return 0;
 	if (rc < 0)
 		return rc;
-	root = json_tokener_parse(buf);
-	if (root == NULL || !json_object_is_type(root, json_type_object)) {
-		rc = -EBADMSG;
+	src.buf = buf;
+	rc = -EBADMSG;
+	if ((root = parse_whole(&src)) == NULL)
+		goto out;
+	if (json_object_object_get_ex(root, "version", &ver) &&
+	    (!json_object_is_type(ver, json_type_int) || json_object_get_int(ver) != 1)) {
+		jbad(&src, line_of(&src, "version"), "unsupported journal version");
+		goto out;
+	}
+	if (json_object_object_get_ex(root, "active", NULL) && jstr(root, "active") == NULL) {
+		jbad(&src, line_of(&src, "active"), "\"active\" is not a string");
 		goto out;
 	}
 	snprintf(j->active, sizeof(j->active), "%s", jstr(root, "active") ? jstr(root, "active") : "");
-	arr = NULL;
-	json_object_object_get_ex(root, "originals", &arr);
-	if (entries_parse(arr, &j->orig, &j->norig, 0) < 0) {
-		rc = -EBADMSG;
+	if (entries_parse(&src, root, "originals", "originals", &j->orig, &j->norig, 0) < 0 ||
+	    entries_parse(&src, root, "settings", "settings", &j->set, &j->nset, 0) < 0 ||
+	    entries_parse(&src, root, "pending", "pending", &j->pend, &j->npend, 1) < 0 ||
+	    txn_parse(&src, root, j) < 0)
 		goto out;
-	}
-	arr = NULL;
-	json_object_object_get_ex(root, "settings", &arr);
-	if (entries_parse(arr, &j->set, &j->nset, 0) < 0) {
-		rc = -EBADMSG;
-		goto out;
-	}
-	arr = NULL;
-	json_object_object_get_ex(root, "pending", &arr);
-	if (entries_parse(arr, &j->pend, &j->npend, 1) < 0) {
-		rc = -EBADMSG;
-		goto out;
-	}
-	if (json_object_object_get_ex(root, "txn", &txn) && txn != NULL &&
-	    json_object_is_type(txn, json_type_object)) {
-		j->in_txn = 1;
-		snprintf(j->txn_id, sizeof(j->txn_id), "%s", jstr(txn, "id") ? jstr(txn, "id") : "");
-		snprintf(j->txn_profile, sizeof(j->txn_profile), "%s",
-		    jstr(txn, "profile") ? jstr(txn, "profile") : "");
-		arr = NULL;
-		json_object_object_get_ex(txn, "entries", &arr);
-		if (entries_parse(arr, &j->txn, &j->ntxn, 0) < 0) {
-			rc = -EBADMSG;
-			goto out;
-		}
-	}
 	rc = 0;
 out:
 	if (rc < 0)

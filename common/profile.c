@@ -14,6 +14,7 @@
 #include <libxml/tree.h>
 #include <libxml/xmlerror.h>
 
+#include "log.h"
 #include "normalize.h"
 #include "profile.h"
 #include "util.h"
@@ -257,6 +258,86 @@ first_sentence(const char *d)
 	return out;
 }
 
+/* Settings are found by identity (driver, key, attr) through an
+ * open-addressing hash table of index + 1 into the setting array, so that
+ * loading n settings stays linear.  Its capacity is fixed when it is made.
+ * (glibc's hsearch_r hashes only the first few characters of a key, and
+ * profile keys share long prefixes.) */
+struct sindex {
+	size_t cap;		/* power of two */
+	size_t *slot;		/* 0 empty, else index + 1 */
+};
+
+/* FNV-1a over driver, key and attr with separators. */
+static uint64_t
+ix_hash(const char *driver, const char *key, const char *attr)
+{
+	const char *parts[3] = { driver, key, attr ? attr : "" };
+	uint64_t h = 1469598103934665603ull;
+
+	for (size_t i = 0; i < 3; i++) {
+		for (const unsigned char *c = (const unsigned char *)parts[i]; *c; c++)
+			h = (h ^ *c) * 1099511628211ull;
+		h = (h ^ 0x1f) * 1099511628211ull;
+	}
+	return h;
+}
+
+static int
+ix_same(const struct psetting *s, const char *driver, const char *key, const char *attr)
+{
+	return s->driver != NULL && strcmp(s->driver, driver) == 0 &&
+	    strcmp(s->key, key) == 0 && strcmp(s->attr, attr ? attr : "") == 0;
+}
+
+/* Slot of that identity in v, or the empty slot where it would go. */
+static size_t
+ix_probe(const struct sindex *ix, const struct psetting *v, const char *driver,
+    const char *key, const char *attr)
+{
+	size_t i = (size_t)ix_hash(driver, key, attr) & (ix->cap - 1);
+
+	while (ix->slot[i] != 0 && !ix_same(&v[ix->slot[i] - 1], driver, key, attr))
+		i = (i + 1) & (ix->cap - 1);
+	return i;
+}
+
+/* Index of the live setting of that identity in v, or -1. */
+static long
+ix_find(const struct sindex *ix, const struct psetting *v, const char *driver,
+    const char *key, const char *attr)
+{
+	size_t i = ix_probe(ix, v, driver, key, attr);
+
+	return ix->slot[i] ? (long)ix->slot[i] - 1 : -1;
+}
+
+/* Record v[i] (replacing an entry of the same identity). */
+static void
+ix_add(struct sindex *ix, const struct psetting *v, size_t i)
+{
+	ix->slot[ix_probe(ix, v, v[i].driver, v[i].key, v[i].attr)] = i + 1;
+}
+
+/* Make ix for up to cap entries and add v[0..n). */
+static void
+ix_init(struct sindex *ix, size_t cap, const struct psetting *v, size_t n)
+{
+	ix->cap = 16;
+	while (ix->cap < 2 * (cap > n ? cap : n))
+		ix->cap *= 2;
+	ix->slot = xcalloc(ix->cap, sizeof(*ix->slot));
+	for (size_t i = 0; i < n; i++)
+		ix_add(ix, v, i);
+}
+
+static void
+ix_free(struct sindex *ix)
+{
+	free(ix->slot);
+	memset(ix, 0, sizeof(*ix));
+}
+
 /* A file's own content before inheritance. */
 struct pfile {
 	char *path;
@@ -265,8 +346,10 @@ struct pfile {
 	int extends_line;
 	char *description;
 	char *summary;
+	int description_line;	/* 0: none seen */
 	struct psetting *s;
 	size_t n;
+	struct sindex ix;	/* of s; made by parse_file */
 	struct psetting *rm;	/* <remove>: driver/key/attr and line */
 	size_t nrm;
 };
@@ -311,6 +394,7 @@ pfile_free(struct pfile *f)
 		psetting_clear(&f->rm[i]);
 	free(f->s);
 	free(f->rm);
+	ix_free(&f->ix);
 	free(f->path);
 	free(f->name);
 	free(f->extends);
@@ -367,18 +451,6 @@ elem_spec(const char *name)
 	return NULL;
 }
 
-/* Find a setting by identity in an array; index or -1. */
-static long
-find_setting(const struct psetting *v, size_t n, const char *driver, const char *key,
-    const char *attr)
-{
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(v[i].driver, driver) == 0 && strcmp(v[i].key, key) == 0 &&
-		    strcmp(v[i].attr, attr ? attr : "") == 0)
-			return (long)i;
-	return -1;
-}
-
 /* One driver element -> f->s (values validated). */
 static void
 parse_setting(struct pfile *f, xmlNodePtr n, const struct elem_spec *es, struct perrs *e)
@@ -421,7 +493,7 @@ parse_setting(struct pfile *f, xmlNodePtr n, const struct elem_spec *es, struct 
 		perr_add(e, f->path, line, "%s", msg);
 		goto fail;
 	}
-	if ((dup = find_setting(f->s, f->n, s.driver, s.key, s.attr)) >= 0) {
+	if ((dup = ix_find(&f->ix, f->s, s.driver, s.key, s.attr)) >= 0) {
 		perr_add(e, f->path, line, "duplicate setting %s %s%s%s (first at line %d)",
 		    s.driver, s.key, *s.attr ? " " : "", s.attr, f->s[dup].line);
 		goto fail;
@@ -430,7 +502,9 @@ parse_setting(struct pfile *f, xmlNodePtr n, const struct elem_spec *es, struct 
 	s.line = line;
 	s.profile = xstrdup(f->name ? f->name : "");
 	f->s = xrealloc(f->s, (f->n + 1) * sizeof(*f->s));
-	f->s[f->n++] = s;
+	f->s[f->n] = s;
+	ix_add(&f->ix, f->s, f->n);
+	f->n++;
 	free(pers);
 	free(rot);
 	return;
@@ -533,7 +607,8 @@ parse_file(const char *path, struct pfile *f, struct strvec *errs)
 	ctxt = xmlNewParserCtxt();
 	if (ctxt == NULL)
 		goto out;
-	doc = xmlCtxtReadFile(ctxt, path, NULL, XML_PARSE_NONET | XML_PARSE_NOCDATA);
+	doc = xmlCtxtReadFile(ctxt, path, NULL, XML_PARSE_NONET | XML_PARSE_NOCDATA |
+	    XML_PARSE_BIG_LINES);
 	if (doc == NULL) {
 		if (errs->n == before)
 			perr_add(&e, path, 0, "cannot parse: %s", strerror(errno));
@@ -548,6 +623,7 @@ parse_file(const char *path, struct pfile *f, struct strvec *errs)
 	f->summary = xattr(root, "summary");
 	f->extends_line = (int)xmlGetLineNo(root);
 	f->description = xstrdup("");
+	ix_init(&f->ix, xmlChildElementCount(root), NULL, 0);
 	for (xmlNodePtr n = root->children; n; n = n->next) {
 		const char *name = (const char *)n->name;
 		const struct elem_spec *es;
@@ -555,9 +631,13 @@ parse_file(const char *path, struct pfile *f, struct strvec *errs)
 
 		if (n->type != XML_ELEMENT_NODE)
 			continue;
-		if (strcmp(name, "description") == 0) {
+		if (strcmp(name, "description") == 0 && f->description_line) {
+			perr_add(&e, path, line, "second <description> (the first is at line %d)",
+			    f->description_line);
+		} else if (strcmp(name, "description") == 0) {
 			xmlChar *t = xmlNodeGetContent(n);
 
+			f->description_line = line;
 			free(f->description);
 			f->description = xstrdup(t ? (const char *)t : "");
 			strtrim(f->description);
@@ -577,6 +657,51 @@ out:
 	if (ctxt)
 		xmlFreeParserCtxt(ctxt);
 	return errs->n - before;
+}
+
+/* Apply one file's <remove>s, overrides and additions to the inherited
+ * settings in p (errors into errs).  Linear in the number of settings. */
+static void
+merge_file(const char *path, const struct pfile *f, struct profile *p, struct strvec *errs)
+{
+	struct sindex ix;
+	size_t w = 0;
+
+	ix_init(&ix, p->n + f->n, p->s, p->n);
+	for (size_t i = 0; i < f->nrm; i++) {
+		const struct psetting *r = &f->rm[i];
+		long k = ix_find(&ix, p->s, r->driver, r->key, r->attr);
+
+		if (k < 0) {
+			strvec_push_owned(errs, xasprintf("%s:%d: remove: no inherited setting "
+			    "%s %s%s%s", path, r->line, r->driver, r->key, *r->attr ? " " : "",
+			    r->attr));
+			continue;
+		}
+		psetting_clear(&p->s[k]);	/* driver NULL: dropped below */
+	}
+	if (f->nrm > 0) {
+		for (size_t i = 0; i < p->n; i++)
+			if (p->s[i].driver != NULL)
+				p->s[w++] = p->s[i];
+		p->n = w;
+		ix_free(&ix);
+		ix_init(&ix, p->n + f->n, p->s, p->n);
+	}
+	for (size_t i = 0; i < f->n; i++) {
+		long k = ix_find(&ix, p->s, f->s[i].driver, f->s[i].key, f->s[i].attr);
+
+		if (k >= 0) {
+			psetting_clear(&p->s[k]);
+			psetting_copy(&p->s[k], &f->s[i]);
+		} else {
+			p->s = xrealloc(p->s, (p->n + 1) * sizeof(*p->s));
+			psetting_copy(&p->s[p->n], &f->s[i]);
+			ix_add(&ix, p->s, p->n);
+			p->n++;
+		}
+	}
+	ix_free(&ix);
 }
 
 /* Resolve path with its ancestors into p; stack holds the real paths being
@@ -636,32 +761,7 @@ resolve(const char *path, struct profile *p, struct strvec *stack, struct strvec
 	}
 	if (errs->n > before)
 		goto out;
-	/* removals of inherited keys */
-	for (size_t i = 0; i < f.nrm; i++) {
-		long k = find_setting(p->s, p->n, f.rm[i].driver, f.rm[i].key, f.rm[i].attr);
-
-		if (k < 0) {
-			strvec_push_owned(errs, xasprintf("%s:%d: remove: no inherited setting "
-			    "%s %s%s%s", path, f.rm[i].line, f.rm[i].driver, f.rm[i].key,
-			    *f.rm[i].attr ? " " : "", f.rm[i].attr));
-			continue;
-		}
-		psetting_clear(&p->s[k]);
-		memmove(&p->s[k], &p->s[k + 1], (p->n - (size_t)k - 1) * sizeof(*p->s));
-		p->n--;
-	}
-	/* overrides and additions */
-	for (size_t i = 0; i < f.n; i++) {
-		long k = find_setting(p->s, p->n, f.s[i].driver, f.s[i].key, f.s[i].attr);
-
-		if (k >= 0) {
-			psetting_clear(&p->s[k]);
-			psetting_copy(&p->s[k], &f.s[i]);
-		} else {
-			p->s = xrealloc(p->s, (p->n + 1) * sizeof(*p->s));
-			psetting_copy(&p->s[p->n++], &f.s[i]);
-		}
-	}
+	merge_file(path, &f, p, errs);
 	strvec_push(&p->chain, f.name ? f.name : path);
 	strvec_push(&p->chain_paths, path);
 	free(p->name);
