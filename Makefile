@@ -24,7 +24,8 @@ DEB_PKGS = build-essential pkg-config protobuf-c-compiler libprotobuf-c-dev \
 	libssl-dev libsqlite3-dev sqlite3 libjson-c-dev check fio iproute2 \
 	openssh-server openssh-client util-linux procps kmod e2fsprogs \
 	liburing-dev libaio-dev chromium libfuse3-dev fuse3 prometheus systemd slurmctld slurmd slurm-client \
-	openmpi-bin libopenmpi-dev autoconf automake libtool libfaketime
+	openmpi-bin libopenmpi-dev autoconf automake libtool libfaketime \
+	clang libclang-rt-dev
 
 CC      ?= cc
 WARN    = -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wstrict-prototypes \
@@ -38,6 +39,14 @@ ifeq ($(SAN),1)
 OPT     = -O1 -g -fno-omit-frame-pointer
 CFLAGS_BASE := $(filter-out -D_FORTIFY_SOURCE=2,$(CFLAGS_BASE))
 SANFLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all
+endif
+# Fuzzing build (build-fuzz/): clang, libFuzzer coverage, ASan+UBSan.
+ifeq ($(FUZZ),1)
+CC      = clang
+OPT     = -O1 -g -fno-omit-frame-pointer
+CFLAGS_BASE := $(filter-out -D_FORTIFY_SOURCE=2,$(CFLAGS_BASE))
+SANFLAGS = -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
+WARN    = -w    # warnings are the gcc build's job
 endif
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
@@ -66,6 +75,8 @@ AGENT_OBJ  = $(call obj,$(AGENT_SRC))
 CTL_OBJ    = $(call obj,$(CTL_SRC))
 TESTLIB_OBJ = $(call obj,$(TESTLIB_SRC))
 TEST_BIN   = $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
+FUZZ_SRC   = $(wildcard tests/fuzz_*.c)
+FUZZ_BIN   = $(patsubst tests/fuzz_%.c,$(BUILD)/fuzz/fuzz_%,$(filter-out tests/fuzz_common.c,$(FUZZ_SRC)))
 BENCH_SRC  = $(wildcard bench/*.c)
 BENCH_BIN  = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
@@ -85,7 +96,7 @@ $(PROTO_C) $(PROTO_H): proto/knob.proto
 
 # Everything depends on the generated header being present first.
 $(COMMON_OBJ) $(AGENT_OBJ) $(CTL_OBJ) $(TESTLIB_OBJ) $(BUILD)/obj/agent/knobd.o \
-	$(BUILD)/obj/controller/knobctl.o $(call obj,$(TEST_SRC)): | $(PROTO_H)
+	$(BUILD)/obj/controller/knobctl.o $(call obj,$(TEST_SRC)) $(call obj,$(FUZZ_SRC)): | $(PROTO_H)
 
 $(BUILD)/obj/proto/knob.pb-c.o: $(PROTO_C)
 	@mkdir -p $(dir $@)
@@ -156,22 +167,26 @@ check: deps
 	tests/run-tests.sh $(BUILD)
 	@$(MAKE) --no-print-directory BUILD=build-san SAN=1 tests
 	tests/run-tests.sh build-san
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=20
 
 # One quick pass without sanitizers (for iterating).
 check-fast: tests peers
 	tests/run-tests.sh $(BUILD)
 
-# Coverage-guided fuzzing of the frame decoder (clang's libFuzzer), 30 s.
-FUZZ_SECONDS ?= 30
+# libFuzzer targets (tests/fuzz_*.c, seeds in tests/fuzz/corpus/TARGET/),
+# each run for FUZZ_SECONDS; `make check` runs a 20 s smoke of each.
+FUZZ_SECONDS ?= 60
+$(BUILD)/fuzz/fuzz_%: $(BUILD)/obj/tests/fuzz_%.o $(BUILD)/obj/tests/fuzz_common.o \
+		$(BUILD)/libknobctl.a $(BUILD)/libknobagent.a $(BUILD)/libknobcommon.a
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	@$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+
+fuzz-bins: $(FUZZ_BIN)
+
 fuzz: deps
-	@$(MAKE) --no-print-directory $(PROTO_H)
-	@command -v clang >/dev/null || { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang >/dev/null; }
-	@mkdir -p $(BUILD)/fuzz/corpus
-	clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -Icommon \
-		-isystem $(BUILD)/proto $$(pkg-config --cflags $(PKGS)) -o $(BUILD)/fuzz/fuzz_frame \
-		tests/fuzz_frame.c common/wire.c common/pbjson.c common/util.c common/log.c $(PROTO_C) \
-		$$(pkg-config --libs $(PKGS))
-	$(BUILD)/fuzz/fuzz_frame -max_total_time=$(FUZZ_SECONDS) -max_len=4096 $(BUILD)/fuzz/corpus
+	@$(MAKE) --no-print-directory BUILD=build-fuzz FUZZ=1 fuzz-bins
+	tests/run-fuzz.sh build-fuzz $(FUZZ_SECONDS)
 
 # Targets that start with deps build in a sub-make: pkg-config flags are read
 # when make starts, so they must be read again after deps installed them.
@@ -218,8 +233,12 @@ install: all
 	for f in ansible-like-plays/*.xml ansible-like-plays/*.rng; do [ -f "$$f" ] && install -m 0644 "$$f" $(DESTDIR)$(PREFIX)/share/knob/plays/; done; true
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-fuzz
 
+<<<<<<< HEAD
 .PHONY: all tests check check-fast demo bench fuzz deps print-deps install clean peers
+=======
+.PHONY: all tests check check-fast demo bench fuzz fuzz-bins deps print-deps install clean
+>>>>>>> 8042be5 (Fuzzing: libFuzzer targets for profiles, inventory, node sets, journal, fio/ior/mdtest output; make fuzz runs each, make check a 20 s smoke; ior parser clamps out-of-range numbers; read_file_bounded grows its buffer with the bytes read)
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -146,6 +146,16 @@ col(char **hdr, size_t n, const char *name)
 	return -1;
 }
 
+/* A count or byte total from a tool's (untrusted) number: negative, NaN
+ * and out-of-range values clamp instead of overflowing the conversion. */
+static uint64_t
+count_u64(double v)
+{
+	if (!(v > 0))
+		return 0;
+	return v >= 18446744073709549568.0 ? UINT64_MAX : (uint64_t)v;
+}
+
 /* ior text: the "Summary of all tests:" table, mean figures. */
 int
 ext_parse_ior_text(const char *text, struct ext_summary *out, char *err, size_t errlen)
@@ -185,9 +195,9 @@ ext_parse_ior_text(const char *text, struct ext_summary *out, char *err, size_t 
 			e->bw_bytes = strtod(tok[c_bw], NULL) * 1048576.0;
 			e->iops = strtod(tok[c_ops], NULL);
 			e->runtime_s = c_t >= 0 ? strtod(tok[c_t], NULL) : 0;
-			e->bytes = c_agg >= 0 ? (uint64_t)(strtod(tok[c_agg], NULL) * 1048576.0) : 0;
+			e->bytes = c_agg >= 0 ? count_u64(strtod(tok[c_agg], NULL) * 1048576.0) : 0;
 			if (c_xs >= 0 && strtod(tok[c_xs], NULL) > 0)
-				e->ops = (uint64_t)((double)e->bytes / strtod(tok[c_xs], NULL));
+				e->ops = count_u64((double)e->bytes / strtod(tok[c_xs], NULL));
 		}
 	}
 	if (out->n == 0)
@@ -228,9 +238,9 @@ ext_parse_ior_json(const char *json, struct ext_summary *out, char *err, size_t 
 		e->bw_bytes = jdouble(o, "bwMeanMIB") * 1048576.0;
 		e->iops = jdouble(o, "OPsMean");
 		e->runtime_s = jdouble(o, "MeanTime");
-		e->bytes = (uint64_t)(jdouble(o, "xsizeMiB") * 1048576.0);
+		e->bytes = count_u64(jdouble(o, "xsizeMiB") * 1048576.0);
 		xs = jdouble(o, "transferSize");
-		e->ops = xs > 0 ? (uint64_t)((double)e->bytes / xs) : 0;
+		e->ops = xs > 0 ? count_u64((double)e->bytes / xs) : 0;
 	}
 	if (out->n == 0) {
 		snprintf(err, errlen, "ior: empty JSON summary");

@@ -249,7 +249,7 @@ read_file_bounded(const char *path, size_t max, char **out, size_t *len)
 {
 	struct stat st;
 	char *buf = NULL;
-	size_t tot = 0;
+	size_t tot = 0, cap;
 	int fd, rc = 0;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -263,9 +263,26 @@ read_file_bounded(const char *path, size_t max, char **out, size_t *len)
 		rc = -EFBIG;
 		goto out;
 	}
-	buf = xmalloc(max + 1);
+	/* the buffer grows with what is read (the size may change meanwhile) */
+	cap = (size_t)st.st_size < 4096 ? 4096 : (size_t)st.st_size + 1;
+	if (cap > max + 1)
+		cap = max + 1;
+	buf = xmalloc(cap);
 	for (;;) {
-		ssize_t n = read(fd, buf + tot, max - tot);
+		ssize_t n;
+
+		if (tot + 1 == cap) {
+			if (tot == max) {
+				char c;
+
+				if (read(fd, &c, 1) == 1)
+					rc = -EFBIG;
+				break;
+			}
+			cap = cap * 2 > max + 1 ? max + 1 : cap * 2;
+			buf = xrealloc(buf, cap);
+		}
+		n = read(fd, buf + tot, cap - 1 - tot);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -275,15 +292,9 @@ read_file_bounded(const char *path, size_t max, char **out, size_t *len)
 		if (n == 0)
 			break;
 		tot += (size_t)n;
-		if (tot == max) {
-			char c;
-			if (read(fd, &c, 1) == 1) {
-				rc = -EFBIG;
-				goto out;
-			}
-			break;
-		}
 	}
+	if (rc < 0)
+		goto out;
 	buf[tot] = '\0';
 	*out = buf;
 	buf = NULL;
