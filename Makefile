@@ -235,10 +235,6 @@ install: all
 clean:
 	rm -rf build build-san build-fuzz
 
-<<<<<<< HEAD
-.PHONY: all tests check check-fast demo bench fuzz deps print-deps install clean peers
-=======
-.PHONY: all tests check check-fast demo bench fuzz fuzz-bins deps print-deps install clean
->>>>>>> 8042be5 (Fuzzing: libFuzzer targets for profiles, inventory, node sets, journal, fio/ior/mdtest output; make fuzz runs each, make check a 20 s smoke; ior parser clamps out-of-range numbers; read_file_bounded grows its buffer with the bytes read)
+.PHONY: all tests check check-fast demo bench fuzz fuzz-bins deps print-deps install clean peers
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -13,6 +13,7 @@
 #include "wire.h"
 
 struct tune_state;	/* agent/tune.c: drivers, journal, apply */
+struct work_pool;	/* agent/work.c: bounded worker threads */
 struct bench_state;	/* agent/bench.c: benchmark phases */
 struct health_state;	/* agent/health.c: health sweeps */
 
@@ -26,8 +27,15 @@ struct agent_cfg {
 	int no_reapply;		/* do not re-apply the active profile at start-up */
 	const char *node_name;	/* override; default is the certificate's CN */
 	int stop_fd;		/* readable => shut down (knobd's signalfd); -1 none */
-	int max_conns;		/* 0: default 256 */
+	int max_conns;		/* authenticated controllers; 0: default 256 */
+	int max_unauth;		/* connections before authentication; 0: 64 */
+	int max_unauth_per_addr;	/* ... from one source address; 0: 8 */
+	struct work_pool *pool;	/* shared worker pool; NULL: the agent makes its own */
 };
+
+#define AGENT_LEASE_DEFAULT_S	10	/* controller lease (benchmark phases) */
+#define AGENT_FIRST_BYTE_NS	(2ull * 1000000000ull)	/* accept -> ClientHello's first byte */
+#define AGENT_HANDSHAKE_NS	(5ull * 1000000000ull)	/* accept -> authenticated */
 
 /* One controller connection. */
 struct aconn {
@@ -35,9 +43,14 @@ struct aconn {
 	uint64_t id;		/* unique per agent, never reused */
 	int fd;
 	int handshaking;
+	int authed;		/* handshake done, controller role checked */
+	int got_byte;		/* the peer sent something (handshake deadline) */
+	int overflow;		/* a reply did not fit its write queue: close */
+	uint64_t accept_ns;	/* monotonic */
 	struct conn c;
 	char peer[256];		/* peer CN */
 	char addr[64];		/* peer address for logs */
+	char host[64];		/* source address alone (per-address budget) */
 	int closing;		/* close once the write queue drains */
 	int draining;		/* half-closed: discarding input until the peer closes */
 	uint64_t last_rx_ns;	/* monotonic time of the last frame received */
@@ -63,8 +76,11 @@ struct agent {
 	pthread_mutex_t post_mu;
 	struct agent_post *posts, *posts_tail;
 	volatile int stop;
-	pthread_cond_t workers_cv;	/* signalled when a worker thread ends */
-	unsigned workers;		/* live agent_spawn threads (post_mu) */
+	pthread_cond_t workers_cv;	/* signalled when a work item of ours ends */
+	unsigned workers;		/* our queued + running work items (post_mu) */
+	struct work_pool *pool;		/* cfg.pool or own_pool */
+	struct work_pool *own_pool;
+	uint64_t last_tick_ns;		/* bench_tick once a second */
 	struct tune_state *tune;
 	struct bench_state *bench;
 	struct health_state *health;
@@ -84,8 +100,42 @@ int agent_reply_error(struct agent *a, struct aconn *c, uint64_t id, int code,
 /* Thread-safe: pack env and hand it to the loop for connection conn_id.
  * Dropped silently if that connection is gone.  0 or -1. */
 int agent_post(struct agent *a, uint64_t conn_id, uint64_t id, Knob__Envelope *env);
-/* Start fn(arg) on a detached worker thread. 0 or -1. */
+
+/* Worker pool (agent/work.c): a fixed number of threads and a bounded
+ * queue, which several agent instances may share.  Blocking work runs
+ * here, never on the loop thread. */
+struct work;
+typedef void (*work_fn)(struct work *w);
+struct work {
+	struct work *next;
+	struct agent *a;
+	uint64_t conn_id;	/* where the reply goes (0: nowhere) */
+	Knob__Envelope *req;	/* owned: freed after done (NULL for internal work) */
+	Knob__Envelope reply;	/* run fills it; posted to conn_id when its body is set */
+	void *arg;		/* the caller's, for run and done */
+	work_fn run;		/* on a worker thread */
+	work_fn done;		/* after the reply went out: free what run made (may be NULL) */
+};
+#define WORK_THREADS	16	/* default pool size */
+#define WORK_QUEUE_MAX	64	/* requests waiting for a thread, per pool */
+struct work_pool *work_pool_new(unsigned threads, unsigned queue_max);
+/* Stop the threads once the queue is empty and free the pool. */
+void work_pool_free(struct work_pool *p);
+/* Run run(w) on the pool for request req of connection c (c and req may be
+ * NULL for internal work, which is never refused), then post w->reply,
+ * call done(w), free req and w.  Returns 1 (req is taken), or, when the
+ * queue is full, replies "agent busy" (EAGAIN) and returns 0 (req stays the
+ * caller's), -1 if even that reply failed.  Every item counts in
+ * a->workers until it ends; agent_fini waits for them with a deadline. */
+int agent_work(struct agent *a, struct aconn *c, Knob__Envelope *req, work_fn run,
+    work_fn done, void *arg);
+/* Start fn(arg) on a detached thread outside the pool, for work that may
+ * hang and is abandoned at a deadline (health checks); counted in
+ * a->workers.  Anything else goes through agent_work.  0 or -1. */
 int agent_spawn(struct agent *a, void *(*fn)(void *), void *arg);
+/* Set keepalive and TCP_USER_TIMEOUT of controller connection conn_id
+ * for a lease of lease_s (user timeout = twice the lease). */
+void agent_conn_lease(struct agent *a, uint64_t conn_id, unsigned lease_s);
 /* Resolve an absolute path under the agent's sysroot into buf. 0 or -errno. */
 int agent_path(const struct agent *a, char *buf, size_t len, const char *abs);
 

@@ -2,7 +2,7 @@
  * PhaseProgress / PhaseResult / PhaseAbort, the controller lease, and the
  * files a phase keeps for the next one.  The loop thread only flips flags;
  * preparing, running and cleaning up happen on worker threads (one runner
- * per phase, agent_spawn), which answer through agent_post.
+ * per phase, on the worker pool: agent_work), which answer through agent_post.
  *
  * Stonewall across nodes (IOR's wear-out): when every thread of the node
  * stopped at the stonewall (or finished), the runner sends a PhaseProgress
@@ -14,12 +14,28 @@
  * Release: a PhaseAbort with only workdir_id removes the files kept for
  * that workdir on a worker and is answered, once they are gone, with a
  * PhaseResult carrying released_workdir, so the controller can wait for the
- * clean-up before it exits. */
+ * clean-up before it exits.
+ *
+ * The lease covers every state after Prepare: a phase that is preparing,
+ * ready, running, and the files a finished phase keeps.  No word from the
+ * controller for lease_s seconds aborts the phase or removes the kept
+ * files.  The controller's socket also gets keepalive and TCP_USER_TIMEOUT
+ * at twice the lease, so a cut link closes it (which removes the same).
+ *
+ * Orphans: before a phase creates DIR/knob.<workdir>, a record of what it
+ * will write goes to STATE/bench/<workdir>+<phase>.json; it is removed once
+ * the files are.  Records still present at start-up belong to an agent
+ * that died (SIGKILL, power): their files are removed through the same
+ * openat/O_NOFOLLOW walk (bench_cleanup_params), and the log says so. */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <json-c/json.h>
 
 #include "agent.h"
 #include "bench.h"
@@ -27,8 +43,11 @@
 #include "tune.h"
 #include "util.h"
 
-#define BENCH_MAX_PHASES	16
-#define BENCH_DEFAULT_LEASE_S	10
+#define BENCH_MAX_PHASES	4	/* concurrent benchmark jobs per agent */
+#define BENCH_DEFAULT_LEASE_S	AGENT_LEASE_DEFAULT_S
+#define BENCH_RECORDS		"bench"	/* under the state directory */
+#define STR_(x)			#x
+#define STR(x)			STR_(x)
 
 enum { PH_PREPARING, PH_READY, PH_RUNNING, PH_FINISHING };
 
@@ -58,6 +77,8 @@ struct bphase {
 struct kept {
 	struct kept *next;
 	uint64_t conn_id;
+	uint64_t last_act_ns;		/* the lease goes on while files are kept */
+	uint32_t lease_s;
 	struct bench_params p;
 };
 
@@ -69,6 +90,125 @@ struct bench_state {
 	int nworkers;			/* runner and clean-up threads alive */
 };
 
+/* STATE/bench/<workdir>+<phase>.json for p. */
+static void
+record_path(const struct agent *a, const struct bench_params *p, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/" BENCH_RECORDS "/%s+%s.json", a->state_dir, p->workdir_id,
+	    p->phase_id);
+}
+
+/* Record what p will write, durably, before it is created.  0 or -1. */
+static int
+orphan_record(struct agent *a, const struct bench_params *p)
+{
+	json_object *o = json_object_new_object(), *r = json_object_new_array();
+	char path[PATH_MAX + 2 * BENCH_ID_MAX + 32];
+	const char *txt;
+	int rc;
+
+	json_object_object_add(o, "dir", json_object_new_string(p->dir));
+	json_object_object_add(o, "workdir", json_object_new_string(p->workdir_id));
+	json_object_object_add(o, "phase", json_object_new_string(p->phase_id));
+	json_object_object_add(o, "kind", json_object_new_int(p->kind));
+	json_object_object_add(o, "node_index", json_object_new_int64(p->node_index));
+	for (size_t i = 0; i < p->nranks; i++)
+		json_object_array_add(r, json_object_new_int64(p->ranks[i]));
+	json_object_object_add(o, "ranks", r);
+	txt = json_object_to_json_string(o);
+	record_path(a, p, path, sizeof(path));
+	rc = write_file_atomic(path, txt, strlen(txt), 0600);
+	json_object_put(o);
+	if (rc < 0)
+		log_warnx("%s: %s", path, strerror(-rc));
+	return rc < 0 ? -1 : 0;
+}
+
+/* The files of p are gone (or are the user's to keep): drop the record. */
+static void
+orphan_forget(struct agent *a, const struct bench_params *p)
+{
+	char path[PATH_MAX + 2 * BENCH_ID_MAX + 32];
+
+	record_path(a, p, path, sizeof(path));
+	if (unlink(path) < 0 && errno != ENOENT)
+		log_warn("%s", path);
+}
+
+/* Rebuild from a record what bench_cleanup_params needs.  0 or -1. */
+static int
+record_params(json_object *o, struct bench_params *p)
+{
+	json_object *v, *ranks;
+	const char *dir, *wid, *pid;
+
+	memset(p, 0, sizeof(*p));
+	if (!json_object_object_get_ex(o, "dir", &v) || (dir = json_object_get_string(v)) == NULL ||
+	    !json_object_object_get_ex(o, "workdir", &v) ||
+	    (wid = json_object_get_string(v)) == NULL || bench_check_id(wid) < 0 ||
+	    !json_object_object_get_ex(o, "phase", &v) || (pid = json_object_get_string(v)) == NULL ||
+	    !json_object_object_get_ex(o, "ranks", &ranks) ||
+	    !json_object_is_type(ranks, json_type_array) || dir[0] != '/' ||
+	    strlen(dir) >= sizeof(p->dir))
+		return -1;
+	snprintf(p->dir, sizeof(p->dir), "%s", dir);
+	snprintf(p->workdir_id, sizeof(p->workdir_id), "%s", wid);
+	snprintf(p->phase_id, sizeof(p->phase_id), "%s", pid);
+	if (json_object_object_get_ex(o, "kind", &v))
+		p->kind = json_object_get_int(v);
+	if (json_object_object_get_ex(o, "node_index", &v))
+		p->node_index = (uint32_t)json_object_get_int64(v);
+	p->nranks = json_object_array_length(ranks);
+	p->ranks = xcalloc(p->nranks ? p->nranks : 1, sizeof(*p->ranks));
+	for (size_t i = 0; i < p->nranks; i++)
+		p->ranks[i] = (uint32_t)json_object_get_int64(json_object_array_get_idx(ranks, i));
+	return 0;
+}
+
+/* Start-up: remove the files of every phase an earlier run recorded and
+ * did not finish cleaning up. */
+static void
+orphans_remove(struct agent *a)
+{
+	char dir[PATH_MAX + 16], path[PATH_MAX + 300];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "%s/" BENCH_RECORDS, a->state_dir);
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+		log_warn("mkdir %s", dir);
+		return;
+	}
+	if ((d = opendir(dir)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		struct bench_params p;
+		json_object *o;
+
+		if (de->d_name[0] == '.' || strstr(de->d_name, ".json") == NULL)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		o = json_object_from_file(path);
+		if (o == NULL || record_params(o, &p) < 0) {
+			log_warnx("%s: not a phase record; left alone", path);
+			json_object_put(o);
+			continue;
+		}
+		json_object_put(o);
+		if (bench_cleanup_params(&p) < 0)
+			log_warnx("orphaned benchmark files %s/knob.%s (phase %s): clean-up "
+			    "incomplete; record kept", p.dir, p.workdir_id, p.phase_id);
+		else {
+			log_info("removed orphaned benchmark files %s/knob.%s of phase %s (%zu "
+			    "rank(s)), left by an earlier run", p.dir, p.workdir_id, p.phase_id,
+			    p.nranks);
+			unlink(path);
+		}
+		bench_params_free(&p);
+	}
+	closedir(d);
+}
+
 int
 bench_init(struct agent *a)
 {
@@ -77,6 +217,7 @@ bench_init(struct agent *a)
 	pthread_mutex_init(&bs->mu, NULL);
 	pthread_cond_init(&bs->cv, NULL);
 	a->bench = bs;
+	orphans_remove(a);
 	return 0;
 }
 
@@ -137,12 +278,12 @@ post_released(struct agent *a, const struct release_ack *ra, int ok)
 	agent_post(a, ra->conn_id, ra->ack_id, &env);
 }
 
-/* Worker: remove a list of kept workdirs, then acknowledge; frees arg and
- * the list. */
-static void *
-cleanup_worker(void *arg)
+/* Work item: remove a list of kept workdirs, then acknowledge; frees the
+ * argument and the list. */
+static void
+cleanup_run(struct work *w)
 {
-	struct cleanup_arg *ca = arg;
+	struct cleanup_arg *ca = w->arg;
 	struct bench_state *bs = ca->bs;
 	struct kept *k, *next;
 	int ok = 1;
@@ -152,7 +293,8 @@ cleanup_worker(void *arg)
 		if (bench_cleanup_params(&k->p) < 0) {
 			log_warnx("clean-up of %s/knob.%s incomplete", k->p.dir, k->p.workdir_id);
 			ok = 0;
-		}
+		} else
+			orphan_forget(ca->a, &k->p);
 		kept_free(k);
 	}
 	post_released(ca->a, &ca->ack, ok);
@@ -161,7 +303,6 @@ cleanup_worker(void *arg)
 	bs->nworkers--;
 	pthread_cond_broadcast(&bs->cv);
 	pthread_mutex_unlock(&bs->mu);
-	return NULL;
 }
 
 void
@@ -181,8 +322,8 @@ bench_fini(struct agent *a)
 	pthread_mutex_unlock(&bs->mu);
 	while ((k = bs->kept) != NULL) {
 		bs->kept = k->next;
-		if (!k->p.persist_files)
-			bench_cleanup_params(&k->p);
+		if (k->p.persist_files || bench_cleanup_params(&k->p) == 0)
+			orphan_forget(a, &k->p);
 		kept_free(k);
 	}
 	pthread_cond_destroy(&bs->cv);
@@ -223,6 +364,9 @@ bench_conn_activity(struct agent *a, uint64_t conn_id)
 	for (ph = bs->phases; ph; ph = ph->next)
 		if (ph->conn_id == conn_id)
 			ph->last_act_ns = now;
+	for (struct kept *k = bs->kept; k; k = k->next)
+		if (k->conn_id == conn_id)
+			k->last_act_ns = now;
 	pthread_mutex_unlock(&bs->mu);
 }
 
@@ -239,6 +383,23 @@ bench_active(struct agent *a)
 	busy = bs->phases != NULL;
 	pthread_mutex_unlock(&bs->mu);
 	return busy;
+}
+
+/* Files kept for a controller that has been silent for their lease are
+ * removed (bs->mu held). */
+static void
+kept_expire_locked(struct agent *a, struct bench_state *bs, uint64_t now)
+{
+	struct kept *k;
+
+restart:
+	for (k = bs->kept; k; k = k->next)
+		if (now - k->last_act_ns > (uint64_t)k->lease_s * 1000000000ull) {
+			log_warnx("lease expired: no word from the controller for %u s; removing "
+			    "the files kept in %s/knob.%s", k->lease_s, k->p.dir, k->p.workdir_id);
+			release_kept_locked(a, bs, k->conn_id, NULL, 0);
+			goto restart;	/* that controller's entries are gone */
+		}
 }
 
 void
@@ -262,6 +423,7 @@ bench_tick(struct agent *a)
 		} else
 			tune_lock_renew(a, ph->lock, ph->lease_s * 1000u + 2000u);
 	}
+	kept_expire_locked(a, bs, now);
 	pthread_mutex_unlock(&bs->mu);
 }
 
@@ -461,16 +623,20 @@ dir_fs(struct bphase *ph)
  * progress every second, Result, clean up (or keep for the next phase). */
 static void finish_phase(struct bphase *ph, int with_result);
 
-static void *
-phase_runner(void *arg)
+static void
+phase_run(struct work *w)
 {
-	struct bphase *ph = arg;
+	struct bphase *ph = w->arg;
 	struct agent *a = ph->a;
 	struct bench_state *bs = a->bench;
 	struct bench_job *j = ph->job;
 	int ok, go;
 
-	ok = bench_job_prepare(j) == 0;
+	ok = orphan_record(a, &j->p) == 0;
+	if (!ok)
+		snprintf(j->err, sizeof(j->err), "%s: cannot record the phase in %s/" BENCH_RECORDS
+		    " (needed to clean up after a crash)", a->node, a->state_dir);
+	ok = ok && bench_job_prepare(j) == 0;
 	if (ok)
 		dir_fs(ph);
 	/* checkpoints for first done; the threads wait at the barrier */
@@ -500,7 +666,7 @@ phase_runner(void *arg)
 		bench_job_abort(j, ph->reason);
 		bench_job_join(j);
 		finish_phase(ph, 1);
-		return NULL;
+		return;
 	}
 	log_info("phase %s: running", ph->phase_id);
 	bench_job_go(j);
@@ -512,10 +678,9 @@ phase_runner(void *arg)
 	}
 	post_progress(ph, 0, 0);
 	finish_phase(ph, 1);
-	return NULL;
+	return;
 done:
 	finish_phase(ph, 0);
-	return NULL;
 }
 
 /* Last steps of a runner: decide keep or clean, post the result (when
@@ -541,12 +706,16 @@ finish_phase(struct bphase *ph, int with_result)
 		struct kept *k = xcalloc(1, sizeof(*k));
 
 		k->conn_id = ph->conn_id;
+		k->last_act_ns = now_mono_ns();
+		k->lease_s = ph->lease_s;
 		bench_params_copy(&k->p, &j->p);
 		k->next = bs->kept;
 		bs->kept = k;
 		if (ph->inherit) {
 			k = xcalloc(1, sizeof(*k));
 			k->conn_id = ph->conn_id;
+			k->last_act_ns = now_mono_ns();
+			k->lease_s = ph->lease_s;
 			k->p = *ph->inherit;
 			free(ph->inherit);
 			ph->inherit = NULL;
@@ -561,8 +730,10 @@ finish_phase(struct bphase *ph, int with_result)
 		if (bench_job_cleanup(j) < 0)
 			log_warnx("phase %s: clean-up of %s/%s incomplete", ph->phase_id, j->p.dir,
 			    j->wname);
-		if (ph->inherit)
-			bench_cleanup_params(ph->inherit);
+		else
+			orphan_forget(a, &j->p);
+		if (ph->inherit && bench_cleanup_params(ph->inherit) == 0)
+			orphan_forget(a, ph->inherit);
 	}
 	if (with_result)
 		post_result(ph);
@@ -624,7 +795,7 @@ h_phase_prepare(struct agent *a, struct aconn *c, Knob__Envelope *req)
 	struct kept **kp, *k;
 	char err[512], owner[300];
 	uint64_t lock;
-	int n = 0;
+	int n = 0, r;
 
 	if (bench_params_from_spec(&p, s, a->sysroot, err, sizeof(err)) < 0)
 		return reply_not_ready(a, c, req->id, s ? s->phase_id : "", err);
@@ -644,7 +815,8 @@ h_phase_prepare(struct agent *a, struct aconn *c, Knob__Envelope *req)
 		bench_params_free(&p);
 		tune_lock_drop(a, lock);
 		return reply_not_ready(a, c, req->id, s->phase_id, n >= BENCH_MAX_PHASES ?
-		    "too many phases running" : "phase id already in use");
+		    "too many benchmark phases running on this node (at most "
+		    STR(BENCH_MAX_PHASES) ")" : "phase id already in use");
 	}
 	ph = xcalloc(1, sizeof(*ph));
 	ph->a = a;
@@ -678,23 +850,31 @@ h_phase_prepare(struct agent *a, struct aconn *c, Knob__Envelope *req)
 	ph->next = bs->phases;
 	bs->phases = ph;
 	bs->nworkers++;
-	if (agent_spawn(a, phase_runner, ph) < 0) {
+	log_info("phase %s: preparing %s in %s (%zu threads)", s->phase_id, s->kind, s->dir,
+	    s->n_ranks);
+	if ((r = agent_work(a, c, req, phase_run, NULL, ph)) != 1) {
 		bs->phases = ph->next;
 		bs->nworkers--;
-		pthread_mutex_unlock(&bs->mu);
-		if (ph->inherit) {
-			bench_params_free(ph->inherit);
+		if (ph->inherit) {	/* back to the kept list it came from */
+			k = xcalloc(1, sizeof(*k));
+			k->conn_id = c->id;
+			k->last_act_ns = now_mono_ns();
+			k->lease_s = ph->lease_s;
+			k->p = *ph->inherit;
 			free(ph->inherit);
+			k->next = bs->kept;
+			bs->kept = k;
 		}
+		pthread_mutex_unlock(&bs->mu);
 		bench_job_free(ph->job);
 		free(ph);
 		tune_lock_drop(a, lock);
-		return reply_not_ready(a, c, req->id, s->phase_id, "cannot start a worker thread");
+		return r;
 	}
 	pthread_mutex_unlock(&bs->mu);
-	log_info("phase %s: preparing %s in %s (%zu threads)", s->phase_id, s->kind, s->dir,
-	    s->n_ranks);
-	return 0;
+	/* a cut link must end this connection within twice the lease */
+	agent_conn_lease(a, c->id, ph->lease_s);
+	return 1;
 }
 
 int
@@ -762,7 +942,8 @@ release_kept_locked(struct agent *a, struct bench_state *bs, uint64_t conn_id,
 			continue;
 		}
 		*kp = k->next;
-		if (k->p.persist_files) {
+		if (k->p.persist_files) {	/* the user's now: no orphan either */
+			orphan_forget(a, &k->p);
 			kept_free(k);
 			continue;
 		}
@@ -777,16 +958,7 @@ release_kept_locked(struct agent *a, struct bench_state *bs, uint64_t conn_id,
 		ca->list = list;
 		ca->ack = ra;
 		bs->nworkers++;
-		if (agent_spawn(a, cleanup_worker, ca) < 0) {
-			bs->nworkers--;
-			free(ca);
-			for (; list; list = k) {
-				k = list->next;
-				kept_free(list);
-			}
-			log_warnx("cannot start clean-up worker; kept files stay");
-			post_released(a, &ra, 0);
-		}
+		agent_work(a, NULL, NULL, cleanup_run, NULL, ca);	/* internal: never refused */
 	} else
 		post_released(a, &ra, 1);	/* nothing kept: nothing to wait for */
 }

@@ -896,48 +896,34 @@ facts_free(Knob__Facts *f)
 	knob__facts__init(f);
 }
 
-/* A facts request travelling to a worker thread. */
-struct facts_job {
-	struct agent *a;
-	uint64_t conn_id, req_id;
-};
-
-/* Worker: gather (sysfs, procfs, netlink reads) off the event loop and post
- * the reply; frees the job. */
-static void *
-facts_worker(void *arg)
+/* Worker: gather (sysfs, procfs, netlink reads) off the event loop; the
+ * pool posts the reply. */
+static void
+facts_run(struct work *w)
 {
-	struct facts_job *j = arg;
-	Knob__Envelope env = KNOB__ENVELOPE__INIT;
-	Knob__Error e = KNOB__ERROR__INIT;
-	Knob__Facts f;
+	Knob__Facts *f = xcalloc(1, sizeof(*f));
+	static Knob__Error e = { .base = PROTOBUF_C_MESSAGE_INIT(&knob__error__descriptor),
+	    .code = EIO, .message = (char *)(uintptr_t)"cannot gather facts" };
 
-	if (facts_gather(j->a, &f) < 0) {
-		e.code = EIO;
-		e.message = (char *)(uintptr_t)"cannot gather facts";
-		env.body_case = KNOB__ENVELOPE__BODY_ERROR;
-		env.error = &e;
+	w->arg = f;
+	if (facts_gather(w->a, f) < 0) {
+		w->reply.body_case = KNOB__ENVELOPE__BODY_ERROR;
+		w->reply.error = &e;
 	} else {
-		env.body_case = KNOB__ENVELOPE__BODY_FACTS;
-		env.facts = &f;
+		w->reply.body_case = KNOB__ENVELOPE__BODY_FACTS;
+		w->reply.facts = f;
 	}
-	agent_post(j->a, j->conn_id, j->req_id, &env);
-	facts_free(&f);
-	free(j);
-	return NULL;
+}
+
+static void
+facts_done(struct work *w)
+{
+	facts_free(w->arg);
+	free(w->arg);
 }
 
 int
 h_facts(struct agent *a, struct aconn *c, Knob__Envelope *req)
 {
-	struct facts_job *j = xcalloc(1, sizeof(*j));
-
-	j->a = a;
-	j->conn_id = c->id;
-	j->req_id = req->id;
-	if (agent_spawn(a, facts_worker, j) < 0) {
-		free(j);
-		return agent_reply_error(a, c, req->id, EAGAIN, "cannot start a worker");
-	}
-	return 0;
+	return agent_work(a, c, req, facts_run, facts_done, NULL);
 }

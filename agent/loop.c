@@ -1,7 +1,16 @@
 /* knobd's event loop: one non-blocking epoll loop per agent instance.
  * Each controller connection runs its own small state machine
  * (TLS handshake -> open -> closing).  Work that may block (tuning,
- * benchmarks) runs on worker threads and comes back through agent_post(). */
+ * benchmarks) runs on the worker pool (work.c) and comes back through
+ * agent_post().
+ *
+ * Limits before trust: connections that have not authenticated have their
+ * own budget (cfg.max_unauth, default 64; at most cfg.max_unauth_per_addr,
+ * default 8, from one source address), 2 s for the first byte of the
+ * ClientHello and 5 s for the whole handshake.  When the budget is full the
+ * oldest unauthenticated connection makes room for the new one, so a flood
+ * cannot keep a controller out; authenticated controllers count against
+ * cfg.max_conns only. */
 #include <errno.h>
 #include <netdb.h>
 #include <stdarg.h>
@@ -24,7 +33,7 @@
 #include "tls.h"
 #include "util.h"
 
-#define HANDSHAKE_TIMEOUT_NS (10ull * 1000000000ull)
+#define TICK_NS (250ull * 1000000ull)	/* timer period: handshake deadlines */
 
 /* Tags for the non-connection fds in epoll data (never valid pointers). */
 #define TAG_LISTEN ((void *)(uintptr_t)1)
@@ -121,6 +130,8 @@ agent_init(struct agent *a, const struct agent_cfg *cfg)
 			log_err("%s", err);
 			return -1;
 		}
+		/* idle connections do not keep 34 KiB TLS buffers each */
+		SSL_CTX_set_mode(a->ssl_ctx, SSL_MODE_RELEASE_BUFFERS);
 	}
 	if (cfg->node_name)
 		snprintf(a->node, sizeof(a->node), "%s", cfg->node_name);
@@ -132,6 +143,10 @@ agent_init(struct agent *a, const struct agent_cfg *cfg)
 	} else if (gethostname(a->node, sizeof(a->node)) < 0)
 		snprintf(a->node, sizeof(a->node), "unknown");
 
+	a->pool = cfg->pool;
+	if (a->pool == NULL && (a->pool = a->own_pool = work_pool_new(WORK_THREADS,
+	    WORK_QUEUE_MAX)) == NULL)
+		return -1;
 	if (tune_init(a) < 0) {
 		log_err("tuning journal recovery failed; refusing to serve");
 		return -1;
@@ -147,8 +162,8 @@ agent_init(struct agent *a, const struct agent_cfg *cfg)
 		return -1;
 	}
 	memset(&its, 0, sizeof(its));
-	its.it_value.tv_sec = 1;
-	its.it_interval.tv_sec = 1;
+	its.it_value.tv_nsec = (long)TICK_NS;
+	its.it_interval.tv_nsec = (long)TICK_NS;
 	timerfd_settime(a->tfd, 0, &its, NULL);
 	ev.events = EPOLLIN;
 	ev.data.ptr = TAG_EVENT;
@@ -171,6 +186,23 @@ agent_init(struct agent *a, const struct agent_cfg *cfg)
 		    cfg->listen ? cfg->listen : "0.0.0.0:7420", a->sysroot, a->state_dir);
 	}
 	return 0;
+}
+
+/* Keepalive probes and TCP_USER_TIMEOUT, so that a cut link ends the
+ * connection: unacknowledged data or unanswered probes for twice the
+ * lease close it. */
+static void
+sock_lease(int fd, unsigned lease_s)
+{
+	int one = 1, idle = lease_s > 2 ? (int)lease_s / 2 : 1, intvl = 1, cnt = 3;
+	unsigned ms = 2 * lease_s * 1000;
+
+	if (setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one)) < 0 ||
+	    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle)) < 0 ||
+	    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl)) < 0 ||
+	    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt)) < 0 ||
+	    setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof(ms)) < 0)
+		log_warn("keepalive/TCP_USER_TIMEOUT");
 }
 
 /* Update the epoll interest of c: always input, output while queued. */
@@ -268,7 +300,11 @@ agent_reply(struct agent *a, struct aconn *c, uint64_t id, Knob__Envelope *env)
 	(void)a;
 	env->id = id;
 	env->version = WIRE_VERSION;
-	return conn_send(&c->c, env);
+	if (conn_send(&c->c, env) < 0) {
+		c->overflow = 1;	/* conn_input closes it */
+		return -1;
+	}
+	return 0;
 }
 
 int
@@ -316,62 +352,12 @@ agent_post(struct agent *a, uint64_t conn_id, uint64_t id, Knob__Envelope *env)
 	return 0;
 }
 
-/* What a worker thread runs: the job, then the live-worker count drops. */
-struct spawn_arg {
-	struct agent *a;
-	void *(*fn)(void *);
-	void *arg;
-};
-
-static void *
-spawn_trampoline(void *p)
-{
-	struct spawn_arg sa = *(struct spawn_arg *)p;
-
-	free(p);
-	sa.fn(sa.arg);
-	pthread_mutex_lock(&sa.a->post_mu);
-	sa.a->workers--;
-	pthread_cond_broadcast(&sa.a->workers_cv);
-	pthread_mutex_unlock(&sa.a->post_mu);
-	return NULL;
-}
-
-int
-agent_spawn(struct agent *a, void *(*fn)(void *), void *arg)
-{
-	struct spawn_arg *sa = xmalloc(sizeof(*sa));
-	pthread_attr_t attr;
-	pthread_t t;
-	int r;
-
-	sa->a = a;
-	sa->fn = fn;
-	sa->arg = arg;
-	pthread_mutex_lock(&a->post_mu);
-	a->workers++;
-	pthread_mutex_unlock(&a->post_mu);
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	r = pthread_create(&t, &attr, spawn_trampoline, sa);
-	pthread_attr_destroy(&attr);
-	if (r != 0) {
-		free(sa);
-		pthread_mutex_lock(&a->post_mu);
-		a->workers--;
-		pthread_mutex_unlock(&a->post_mu);
-		errno = r;
-		log_warn("pthread_create");
-		return -1;
-	}
-	return 0;
-}
-
-/* Wait (bounded) for worker threads to end, so the instance can be freed. */
-static void
+/* Wait (bounded) for our work items to end, so the instance can be freed. */
+static int
 wait_workers(struct agent *a, int seconds)
 {
 	struct timespec ts;
+	unsigned n;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ts.tv_sec += seconds;
@@ -379,9 +365,11 @@ wait_workers(struct agent *a, int seconds)
 	while (a->workers > 0)
 		if (pthread_cond_timedwait(&a->workers_cv, &a->post_mu, &ts) != 0)
 			break;
-	if (a->workers > 0)
-		log_warnx("%u worker thread(s) still running at shutdown", a->workers);
+	n = a->workers;
+	if (n > 0)
+		log_warnx("%u work item(s) still running at shutdown", n);
 	pthread_mutex_unlock(&a->post_mu);
+	return n == 0 ? 0 : -1;
 }
 
 static struct aconn *
@@ -414,12 +402,57 @@ drain_posts(struct agent *a)
 		next = p->next;
 		c = conn_find(a, p->conn_id);
 		if (c != NULL && !c->closing && !c->draining) {
-			conn_queue_frame(&c->c, p->frame, p->len);
-			conn_kick(a, c);
+			if (conn_queue_frame(&c->c, p->frame, p->len) < 0) {
+				log_warnx("%s (%s): %s; closing", c->addr, c->peer, c->c.err);
+				conn_close(a, c, c->c.err);
+			} else
+				conn_kick(a, c);
 		} else
 			free(p->frame);
 		free(p);
 	}
+}
+
+void
+agent_conn_lease(struct agent *a, uint64_t conn_id, unsigned lease_s)
+{
+	struct aconn *c = conn_find(a, conn_id);
+
+	if (c != NULL && c->c.rfd != 0)
+		sock_lease(c->fd, lease_s);
+}
+
+/* Room for one more unauthenticated connection from host: 0, or -1 when
+ * host already has its share (the newcomer is refused).  When the whole
+ * budget is used, the oldest unauthenticated connection is closed. */
+static int
+unauth_room(struct agent *a, const char *host)
+{
+	unsigned max = a->cfg.max_unauth > 0 ? (unsigned)a->cfg.max_unauth : 64;
+	unsigned per = a->cfg.max_unauth_per_addr > 0 ?
+	    (unsigned)a->cfg.max_unauth_per_addr : 8;
+	unsigned n = 0, same = 0;
+	struct aconn *c, *oldest = NULL;
+
+	for (c = a->conns; c; c = c->next) {
+		if (c->authed)
+			continue;
+		n++;
+		same += strcmp(c->host, host) == 0;
+		if (oldest == NULL || c->accept_ns < oldest->accept_ns)
+			oldest = c;
+	}
+	if (same >= per) {
+		log_warnx("refusing a connection from %s: %u unauthenticated from that address "
+		    "already", host, same);
+		return -1;
+	}
+	if (n >= max && oldest != NULL) {
+		log_warnx("%u unauthenticated connections: dropping the oldest, from %s", n,
+		    oldest->addr);
+		conn_close(a, oldest, NULL);
+	}
+	return 0;
 }
 
 /* Accept every pending connection and start its TLS handshake. */
@@ -430,8 +463,7 @@ accept_conns(struct agent *a)
 		struct sockaddr_storage ss;
 		socklen_t sl = sizeof(ss);
 		struct epoll_event ev;
-		struct aconn *c, *x;
-		size_t n = 0;
+		struct aconn *c;
 		SSL *ssl;
 		int fd, one = 1;
 		char host[64] = "?", serv[16] = "?";
@@ -444,14 +476,12 @@ accept_conns(struct agent *a)
 		}
 		getnameinfo((struct sockaddr *)&ss, sl, host, sizeof(host), serv, sizeof(serv),
 		    NI_NUMERICHOST | NI_NUMERICSERV);
-		for (x = a->conns; x; x = x->next)
-			n++;
-		if (n >= (size_t)(a->cfg.max_conns > 0 ? a->cfg.max_conns : 256)) {
-			log_warnx("refusing %s:%s: %zu connections already", host, serv, n);
+		if (unauth_room(a, host) < 0) {
 			close(fd);
 			continue;
 		}
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		sock_lease(fd, AGENT_LEASE_DEFAULT_S);
 		ssl = SSL_new(a->ssl_ctx);
 		if (ssl == NULL || SSL_set_fd(ssl, fd) != 1) {
 			log_warnx("SSL_new failed");
@@ -463,8 +493,9 @@ accept_conns(struct agent *a)
 		c->id = a->next_conn_id++;
 		c->fd = fd;
 		c->handshaking = 1;
-		c->last_rx_ns = now_mono_ns();
+		c->accept_ns = c->last_rx_ns = now_mono_ns();
 		snprintf(c->addr, sizeof(c->addr), "%s:%s", host, serv);
+		snprintf(c->host, sizeof(c->host), "%s", host);
 		conn_init(&c->c, fd, fd, ssl);
 		c->next = a->conns;
 		if (a->conns)
@@ -475,6 +506,17 @@ accept_conns(struct agent *a)
 		epoll_ctl(a->epfd, EPOLL_CTL_ADD, fd, &ev);
 		log_debug("connection %llu from %s", (unsigned long long)c->id, c->addr);
 	}
+}
+
+/* Authenticated controllers have their own cap: 0, or -1 when full. */
+static int
+auth_room(struct agent *a)
+{
+	unsigned max = a->cfg.max_conns > 0 ? (unsigned)a->cfg.max_conns : 256, n = 0;
+
+	for (struct aconn *c = a->conns; c; c = c->next)
+		n += c->authed;
+	return n < max ? 0 : -1;
 }
 
 /* Advance the handshake; once done, insist on the controller role. */
@@ -520,6 +562,15 @@ conn_handshake(struct agent *a, struct aconn *c)
 		return -1;
 	}
 	c->handshaking = 0;
+	if (auth_room(a) < 0) {
+		log_warnx("%s: refusing controller '%s': %d controllers connected", c->addr,
+		    c->peer, a->cfg.max_conns > 0 ? a->cfg.max_conns : 256);
+		c->closing = 1;
+		agent_reply_error(a, c, 0, EBUSY, "too many controllers connected");
+		conn_kick(a, c);
+		return -1;
+	}
+	c->authed = 1;
 	log_info("controller %s connected from %s", c->peer, c->addr);
 	conn_interest(a, c);
 	return 0;
@@ -552,6 +603,11 @@ conn_input(struct agent *a, struct aconn *c)
 		r = agent_dispatch(a, c, env);
 		if (r == 0)
 			knob__envelope__free_unpacked(env, NULL);
+		if (c->overflow) {
+			log_warnx("%s (%s): %s; closing", c->addr, c->peer, c->c.err);
+			conn_close(a, c, c->c.err);
+			return;
+		}
 		if (r < 0) {
 			c->closing = 1;
 			conn_kick(a, c);
@@ -570,6 +626,7 @@ conn_event(struct agent *a, struct aconn *c, uint32_t events)
 		return;
 	}
 	if (c->handshaking) {
+		c->got_byte |= (events & EPOLLIN) != 0;
 		if (events & (EPOLLERR | EPOLLHUP)) {
 			conn_close(a, c, "hang-up during handshake");
 			return;
@@ -586,7 +643,8 @@ conn_event(struct agent *a, struct aconn *c, uint32_t events)
 		conn_input(a, c);
 }
 
-/* Once a second: drop stalled handshakes, tick the subsystems. */
+/* Every TICK_NS: drop handshakes past their deadlines; once a second,
+ * tick the subsystems. */
 static void
 on_timer(struct agent *a)
 {
@@ -597,13 +655,21 @@ on_timer(struct agent *a)
 		log_warn("timerfd read");
 	for (c = a->conns; c; c = next) {
 		next = c->next;
-		if (c->handshaking && now - c->last_rx_ns > HANDSHAKE_TIMEOUT_NS) {
-			log_warnx("%s: TLS handshake timed out", c->addr);
+		if (c->handshaking && !c->got_byte && now - c->accept_ns > AGENT_FIRST_BYTE_NS) {
+			log_debug("%s: nothing received in %llu s; closing", c->addr,
+			    AGENT_FIRST_BYTE_NS / 1000000000ull);
+			conn_close(a, c, NULL);
+		} else if (c->handshaking && now - c->accept_ns > AGENT_HANDSHAKE_NS) {
+			log_warnx("%s: TLS handshake not done in %llu s; closing", c->addr,
+			    AGENT_HANDSHAKE_NS / 1000000000ull);
 			conn_close(a, c, NULL);
 		} else if (c->draining && now - c->last_rx_ns > 2000000000ull)
 			conn_close(a, c, NULL);
 	}
-	bench_tick(a);
+	if (now - a->last_tick_ns >= 1000000000ull) {
+		a->last_tick_ns = now;
+		bench_tick(a);
+	}
 }
 
 /* Run one loop iteration set until stopped.  In --stdio mode the loop ends
@@ -668,6 +734,7 @@ agent_run_stdio(struct agent *a)
 	c->fd = 0;
 	snprintf(c->addr, sizeof(c->addr), "stdio");
 	snprintf(c->peer, sizeof(c->peer), "stdio");
+	c->authed = 1;	/* the SSH session authenticated it */
 	conn_init(&c->c, 0, 1, NULL);
 	a->conns = c;
 	ev.events = EPOLLIN;
@@ -683,10 +750,11 @@ void
 agent_fini(struct agent *a)
 {
 	struct agent_post *p, *next;
+	int busy;
 
 	while (a->conns)
 		conn_close(a, a->conns, NULL);	/* aborts running phases */
-	wait_workers(a, 10);
+	busy = wait_workers(a, 10) < 0;
 	health_fini(a);
 	bench_fini(a);
 	tune_fini(a);
@@ -704,6 +772,8 @@ agent_fini(struct agent *a)
 	if (a->epfd >= 0)
 		close(a->epfd);
 	SSL_CTX_free(a->ssl_ctx);
+	if (!busy)	/* else the threads still use this instance: leave them be */
+		work_pool_free(a->own_pool);
 	if (a->workers == 0) {
 		pthread_cond_destroy(&a->workers_cv);
 		pthread_mutex_destroy(&a->post_mu);

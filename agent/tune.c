@@ -1493,7 +1493,6 @@ tune_init(struct agent *a)
 	t = xcalloc(1, sizeof(*t));
 	pthread_mutex_init(&t->mu, NULL);
 	pthread_mutex_init(&t->amu, NULL);
-	pthread_cond_init(&t->wcv, NULL);
 	tune_lock_init(t);
 	t->cmd_timeout_ms = env && atoi(env) > 0 ? atoi(env) : TUNE_CMD_TIMEOUT_MS;
 	snprintf(t->journal_path, sizeof(t->journal_path), "%s/" TUNE_JOURNAL_NAME, a->state_dir);
@@ -1529,7 +1528,6 @@ fail:
 	tune_lock_fini(t);
 	pthread_mutex_destroy(&t->mu);
 	pthread_mutex_destroy(&t->amu);
-	pthread_cond_destroy(&t->wcv);
 	free(t);
 	return -1;
 }
@@ -1541,16 +1539,11 @@ tune_fini(struct agent *a)
 
 	if (t == NULL)
 		return;
-	pthread_mutex_lock(&t->amu);
-	while (t->workers > 0)
-		pthread_cond_wait(&t->wcv, &t->amu);
-	pthread_mutex_unlock(&t->amu);
-	a->tune = NULL;
+	a->tune = NULL;	/* agent_fini waited for the work items */
 	journal_free(&t->j);
 	tune_lock_fini(t);
 	pthread_mutex_destroy(&t->mu);
 	pthread_mutex_destroy(&t->amu);
-	pthread_cond_destroy(&t->wcv);
 	free(t);
 }
 
@@ -1573,151 +1566,127 @@ tune_active_note(struct agent *a)
 }
 
 /* ------------------------------------------------------------ handlers */
+/* A tuning request on the worker pool (its w->arg): who holds the tuning
+ * lock, and the reply's content until the pool has posted it. */
 struct job {
-	struct agent *a;
-	uint64_t conn_id;
-	Knob__Envelope *req;
 	char owner[300];	/* "CN pid N" for the tuning lock */
+	char why[512];		/* why the lock could not be had */
+	Knob__Error err;
+	union {
+		Knob__ApplyResult apply;
+		Knob__VerifyResult verify;
+		Knob__RollbackResult rollback;
+	} res;
 };
 
-static void
-job_done(struct job *j)
-{
-	struct tune_state *t = j->a->tune;
-
-	knob__envelope__free_unpacked(j->req, NULL);
-	pthread_mutex_lock(&t->amu);
-	if (--t->workers == 0)
-		pthread_cond_broadcast(&t->wcv);
-	pthread_mutex_unlock(&t->amu);
-	free(j);
-}
-
-/* Take the tuning lock for a job, or answer busy.  0 with *token, -1. */
+/* Take the tuning lock for w, or make its reply "busy".  0 with *token, -1. */
 static int
-job_lock(struct job *j, uint32_t wait_s, uint64_t *token)
+job_lock(struct work *w, uint32_t wait_s, uint64_t *token)
 {
-	Knob__Envelope env = KNOB__ENVELOPE__INIT;
-	Knob__Error err = KNOB__ERROR__INIT;
-	char why[512];
+	struct job *j = w->arg;
 
-	if (tune_lock_take(j->a, j->owner, TUNE_LEASE_MS, wait_s * 1000u, token, why,
-	    sizeof(why)) == 0)
+	if (tune_lock_take(w->a, j->owner, TUNE_LEASE_MS, wait_s * 1000u, token, j->why,
+	    sizeof(j->why)) == 0)
 		return 0;
-	err.code = EBUSY;
-	err.message = why;
-	env.body_case = KNOB__ENVELOPE__BODY_ERROR;
-	env.error = &err;
-	agent_post(j->a, j->conn_id, j->req->id, &env);
+	knob__error__init(&j->err);
+	j->err.code = EBUSY;
+	j->err.message = j->why;
+	w->reply.body_case = KNOB__ENVELOPE__BODY_ERROR;
+	w->reply.error = &j->err;
 	return -1;
 }
 
-static void *
-apply_worker(void *arg)
+static void
+apply_run(struct work *w)
 {
-	struct job *j = arg;
-	Knob__Envelope env = KNOB__ENVELOPE__INIT;
-	Knob__ApplyResult res;
+	struct job *j = w->arg;
 	uint64_t token;
 
-	if (job_lock(j, j->req->apply->wait_s, &token) == 0) {
-		tune_apply(j->a, j->req->apply, &res);
-		tune_lock_drop(j->a, token);
-		env.body_case = KNOB__ENVELOPE__BODY_APPLY_RESULT;
-		env.apply_result = &res;
-		agent_post(j->a, j->conn_id, j->req->id, &env);
-		tune_apply_result_free(&res);
-	}
-	job_done(j);
-	return NULL;
+	if (job_lock(w, w->req->apply->wait_s, &token) < 0)
+		return;
+	tune_apply(w->a, w->req->apply, &j->res.apply);
+	tune_lock_drop(w->a, token);
+	w->reply.body_case = KNOB__ENVELOPE__BODY_APPLY_RESULT;
+	w->reply.apply_result = &j->res.apply;
 }
 
-static void *
-verify_worker(void *arg)
+static void
+verify_run(struct work *w)
 {
-	struct job *j = arg;
-	Knob__Envelope env = KNOB__ENVELOPE__INIT;
-	Knob__VerifyResult res;
+	struct job *j = w->arg;
 
-	tune_verify(j->a, j->req->verify, &res);
-	env.body_case = KNOB__ENVELOPE__BODY_VERIFY_RESULT;
-	env.verify_result = &res;
-	agent_post(j->a, j->conn_id, j->req->id, &env);
-	tune_verify_result_free(&res);
-	job_done(j);
-	return NULL;
+	tune_verify(w->a, w->req->verify, &j->res.verify);
+	w->reply.body_case = KNOB__ENVELOPE__BODY_VERIFY_RESULT;
+	w->reply.verify_result = &j->res.verify;
 }
 
-static void *
-rollback_worker(void *arg)
+static void
+rollback_run(struct work *w)
 {
-	struct job *j = arg;
-	Knob__Envelope env = KNOB__ENVELOPE__INIT;
-	Knob__RollbackResult res;
+	struct job *j = w->arg;
 	uint64_t token;
 
-	if (job_lock(j, j->req->rollback->wait_s, &token) == 0) {
-		tune_rollback(j->a, j->req->rollback, &res);
-		tune_lock_drop(j->a, token);
-		env.body_case = KNOB__ENVELOPE__BODY_ROLLBACK_RESULT;
-		env.rollback_result = &res;
-		agent_post(j->a, j->conn_id, j->req->id, &env);
-		tune_rollback_result_free(&res);
-	}
-	job_done(j);
-	return NULL;
+	if (job_lock(w, w->req->rollback->wait_s, &token) < 0)
+		return;
+	tune_rollback(w->a, w->req->rollback, &j->res.rollback);
+	tune_lock_drop(w->a, token);
+	w->reply.body_case = KNOB__ENVELOPE__BODY_ROLLBACK_RESULT;
+	w->reply.rollback_result = &j->res.rollback;
 }
 
-/* Hand req to a worker thread; 1 (kept req) or 0 after an error reply. */
+/* After the reply went out: free the result and the job. */
+static void
+job_done(struct work *w)
+{
+	struct job *j = w->arg;
+
+	if (w->reply.body_case == KNOB__ENVELOPE__BODY_APPLY_RESULT)
+		tune_apply_result_free(&j->res.apply);
+	else if (w->reply.body_case == KNOB__ENVELOPE__BODY_VERIFY_RESULT)
+		tune_verify_result_free(&j->res.verify);
+	else if (w->reply.body_case == KNOB__ENVELOPE__BODY_ROLLBACK_RESULT)
+		tune_rollback_result_free(&j->res.rollback);
+	free(j);
+}
+
+/* Hand req to the worker pool; 1 (kept req) or 0 after an error reply. */
 static int
-spawn_job(struct agent *a, struct aconn *c, Knob__Envelope *req, void *(*fn)(void *),
-    int has_body, uint32_t pid)
+spawn_job(struct agent *a, struct aconn *c, Knob__Envelope *req, work_fn run, int has_body,
+    uint32_t pid)
 {
-	struct tune_state *t = a->tune;
 	struct job *j;
+	int r;
 
-	if (t == NULL)
+	if (a->tune == NULL)
 		return agent_reply_error(a, c, req->id, ENOSYS, "tuning is not initialised") < 0 ? -1 : 0;
 	if (!has_body)
 		return agent_reply_error(a, c, req->id, EINVAL, "empty request") < 0 ? -1 : 0;
 	j = xcalloc(1, sizeof(*j));
-	j->a = a;
-	j->conn_id = c->id;
-	j->req = req;
 	if (pid)
 		snprintf(j->owner, sizeof(j->owner), "%s pid %u", *c->peer ? c->peer : c->addr, pid);
 	else
 		snprintf(j->owner, sizeof(j->owner), "%s", *c->peer ? c->peer : c->addr);
-	pthread_mutex_lock(&t->amu);
-	t->workers++;
-	pthread_mutex_unlock(&t->amu);
-	if (agent_spawn(a, fn, j) < 0) {
-		pthread_mutex_lock(&t->amu);
-		if (--t->workers == 0)
-			pthread_cond_broadcast(&t->wcv);
-		pthread_mutex_unlock(&t->amu);
+	if ((r = agent_work(a, c, req, run, job_done, j)) != 1)
 		free(j);
-		return agent_reply_error(a, c, req->id, EAGAIN, "cannot start a worker") < 0 ? -1 : 0;
-	}
-	return 1;
+	return r;
 }
 
 int
 h_apply(struct agent *a, struct aconn *c, Knob__Envelope *req)
 {
-	return spawn_job(a, c, req, apply_worker, req->apply != NULL,
+	return spawn_job(a, c, req, apply_run, req->apply != NULL,
 	    req->apply ? req->apply->controller_pid : 0);
 }
 
 int
 h_verify(struct agent *a, struct aconn *c, Knob__Envelope *req)
 {
-	return spawn_job(a, c, req, verify_worker, req->verify != NULL, 0);
+	return spawn_job(a, c, req, verify_run, req->verify != NULL, 0);
 }
 
 int
 h_rollback(struct agent *a, struct aconn *c, Knob__Envelope *req)
 {
-	return spawn_job(a, c, req, rollback_worker, req->rollback != NULL,
+	return spawn_job(a, c, req, rollback_run, req->rollback != NULL,
 	    req->rollback ? req->rollback->controller_pid : 0);
 }

@@ -184,8 +184,6 @@ void jentry_setting(const struct jentry *e, Knob__Setting *s);
 struct tune_state {
 	pthread_mutex_t mu;	/* one transaction at a time; guards j */
 	pthread_mutex_t amu;	/* guards active (read by the loop thread) */
-	pthread_cond_t wcv;	/* workers == 0 */
-	int workers;
 	char active[2][256];	/* double buffer: the loop thread reads active[cur] */
 	int cur;		/* __atomic */
 	char journal_path[PATH_MAX];

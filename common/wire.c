@@ -34,6 +34,7 @@ conn_reset(struct conn *c)
 	}
 	c->wq_head = c->wq_tail = NULL;
 	c->wq_bytes = 0;
+	c->body_len = c->body_have = c->body_cap = c->hdr_have = 0;
 	if (c->ssl)
 		SSL_free(c->ssl);
 	c->ssl = NULL;
@@ -164,11 +165,19 @@ conn_recv(struct conn *c, Knob__Envelope **out)
 				    FRAME_MAX);
 				return -1;
 			}
-			c->body = xmalloc(c->body_len ? c->body_len : 1);
+			/* the announced length is only a limit: the buffer
+			 * grows with the bytes that actually arrive */
+			c->body_cap = c->body_len < FRAME_CHUNK ? c->body_len : FRAME_CHUNK;
+			c->body = xmalloc(c->body_cap ? c->body_cap : 1);
 			c->body_have = 0;
 		}
 		if (c->body_have < c->body_len) {
-			n = io_read(c, c->body + c->body_have, c->body_len - c->body_have);
+			if (c->body_have == c->body_cap) {
+				c->body_cap = c->body_cap * 2 < c->body_len ? c->body_cap * 2 :
+				    c->body_len;
+				c->body = xrealloc(c->body, c->body_cap);
+			}
+			n = io_read(c, c->body + c->body_have, c->body_cap - c->body_have);
 			if (n <= 0)
 				return (int)n;
 			c->body_have += (size_t)n;
@@ -179,16 +188,23 @@ conn_recv(struct conn *c, Knob__Envelope **out)
 		free(c->body);
 		c->body = NULL;
 		c->hdr_have = 0;
-		c->body_len = c->body_have = 0;
+		c->body_len = c->body_have = c->body_cap = 0;
 		return *out ? 1 : -1;
 	}
 }
 
-void
+int
 conn_queue_frame(struct conn *c, uint8_t *frame, size_t len)
 {
-	struct wchunk *w = xmalloc(sizeof(*w) + len);
+	struct wchunk *w;
 
+	if (c->wq_bytes >= WQ_MAX) {
+		snprintf(c->err, sizeof(c->err), "peer does not read: %zu bytes queued",
+		    c->wq_bytes);
+		free(frame);
+		return -1;
+	}
+	w = xmalloc(sizeof(*w) + len);
 	w->next = NULL;
 	w->len = len;
 	w->off = 0;
@@ -200,6 +216,7 @@ conn_queue_frame(struct conn *c, uint8_t *frame, size_t len)
 		c->wq_head = w;
 	c->wq_tail = w;
 	c->wq_bytes += len;
+	return 0;
 }
 
 int
@@ -210,8 +227,7 @@ conn_send(struct conn *c, const Knob__Envelope *env)
 
 	if (frame_pack(env, &frame, &len) < 0)
 		return -1;
-	conn_queue_frame(c, frame, len);
-	return 0;
+	return conn_queue_frame(c, frame, len);
 }
 
 /* Write queued chunks until the queue is empty or the fd would block. */

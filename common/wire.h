@@ -9,7 +9,12 @@
 
 #include "knob.pb-c.h"
 
-#define FRAME_MAX (16u << 20)	/* hard cap, checked before allocating */
+#define FRAME_MAX (16u << 20)	/* hard cap on an announced frame length */
+#define FRAME_CHUNK (64u << 10)	/* first allocation for a frame body; it
+				 * doubles as bytes arrive, up to the length */
+#define WQ_MAX (1u << 20)	/* write queue cap: more than this queued
+				 * behind an unsent frame means the peer
+				 * does not read; conn_queue_frame refuses */
 #define WIRE_VERSION KNOB__VERSION__VERSION_1
 
 struct wchunk {
@@ -25,7 +30,7 @@ struct conn {
 	uint8_t hdr[4];
 	size_t hdr_have;
 	uint8_t *body;
-	size_t body_len, body_have;
+	size_t body_len, body_have, body_cap;
 	/* writer queue */
 	struct wchunk *wq_head, *wq_tail;
 	size_t wq_bytes;
@@ -48,8 +53,10 @@ Knob__Envelope *frame_unpack(const uint8_t *body, size_t len, char *err, size_t 
  * empty, so epoll's next wake-up is enough); -1: closed or protocol error
  * (reason in c->err). */
 int conn_recv(struct conn *c, Knob__Envelope **out);
-/* Queue a packed frame (takes ownership of frame). */
-void conn_queue_frame(struct conn *c, uint8_t *frame, size_t len);
+/* Queue a packed frame (takes ownership of frame).  0, or -1 when the
+ * queue already holds WQ_MAX bytes (the peer does not read; the frame is
+ * dropped, the reason is in c->err and the caller closes). */
+int conn_queue_frame(struct conn *c, uint8_t *frame, size_t len);
 /* Pack and queue env. 0 or -1. */
 int conn_send(struct conn *c, const Knob__Envelope *env);
 /* Write as much as possible. 1: queue empty, 0: more pending, -1: error. */
