@@ -198,6 +198,7 @@ demo: deps
 bench: deps
 	@$(MAKE) --no-print-directory all $(BENCH_BIN)
 	$(BUILD)/bench/tls_handshake 400
+	$(BUILD)/bench/profile_load 100000
 	bench/engine-vs-fio $(BUILD)
 	@$(MAKE) --no-print-directory peers
 	bench/engine-vs-ior $(BUILD)

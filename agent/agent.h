@@ -81,6 +81,7 @@ struct agent {
 	struct work_pool *pool;		/* cfg.pool or own_pool */
 	struct work_pool *own_pool;
 	uint64_t last_tick_ns;		/* bench_tick once a second */
+	unsigned refused, evicted;	/* unauthenticated, since the last summary */
 	struct tune_state *tune;
 	struct bench_state *bench;
 	struct health_state *health;
@@ -88,7 +89,8 @@ struct agent {
 
 /* Handler for one body type.  Return 0 when done with req (the loop frees
  * it), 1 when the handler kept req (it frees it later with
- * knob__envelope__free_unpacked), -1 to close the connection. */
+ * knob__envelope__free_unpacked), -1 to close the connection (the loop
+ * frees req). */
 typedef int (*agent_handler_fn)(struct agent *a, struct aconn *c, Knob__Envelope *req);
 
 /* Queue a reply on connection c, from the loop thread.  env->id should be

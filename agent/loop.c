@@ -443,13 +443,15 @@ unauth_room(struct agent *a, const char *host)
 			oldest = c;
 	}
 	if (same >= per) {
-		log_warnx("refusing a connection from %s: %u unauthenticated from that address "
+		log_debug("refusing a connection from %s: %u unauthenticated from that address "
 		    "already", host, same);
+		a->refused++;	/* summarised once a second (a flood must not flood the log) */
 		return -1;
 	}
 	if (n >= max && oldest != NULL) {
-		log_warnx("%u unauthenticated connections: dropping the oldest, from %s", n,
+		log_debug("%u unauthenticated connections: dropping the oldest, from %s", n,
 		    oldest->addr);
+		a->evicted++;
 		conn_close(a, oldest, NULL);
 	}
 	return 0;
@@ -601,7 +603,7 @@ conn_input(struct agent *a, struct aconn *c)
 		c->last_rx_ns = now_mono_ns();
 		bench_conn_activity(a, c->id);
 		r = agent_dispatch(a, c, env);
-		if (r == 0)
+		if (r <= 0)	/* 1: the handler kept it */
 			knob__envelope__free_unpacked(env, NULL);
 		if (c->overflow) {
 			log_warnx("%s (%s): %s; closing", c->addr, c->peer, c->c.err);
@@ -668,6 +670,11 @@ on_timer(struct agent *a)
 	}
 	if (now - a->last_tick_ns >= 1000000000ull) {
 		a->last_tick_ns = now;
+		if (a->refused || a->evicted)
+			log_warnx("before authentication: refused %u connection(s) over the "
+			    "per-address limit, dropped %u oldest over the budget", a->refused,
+			    a->evicted);
+		a->refused = a->evicted = 0;
 		bench_tick(a);
 	}
 }

@@ -1,0 +1,355 @@
+/* Attacks on a real knobd in a network namespace (tests/harness.h):
+ *
+ * - an idle-connection flood without certificates from two attacker
+ *   namespaces (1000 sockets each that never send a byte, each reopened
+ *   as soon as the agent drops it) while the controller pings 10 times:
+ *   every ping must get through within 1 s;
+ * - authenticated peers that announce 16 MiB frames and send only a few
+ *   bytes, and one that sends requests but never reads the replies: the
+ *   agent's peak RSS must stay bounded and the non-reader is closed.
+ *
+ * The agent's peak RSS (VmHWM) is printed with each figure.  The attacker
+ * is this program itself ("check_attack attack ADDR PORT N SECONDS"), run
+ * inside a node namespace with ip netns exec. */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <openssl/ssl.h>
+
+#include "harness.h"
+#include "tls.h"
+#include "util.h"
+#include "wire.h"
+
+#define RSS_BOUND_KB	(48 * 1024)	/* growth allowed under the 16 MiB attack */
+
+static struct harness h;
+static char self[PATH_MAX];
+
+/* A field of /proc/PID/status in kB ("VmHWM", "VmRSS"); -1 when absent. */
+static long
+status_kb(pid_t pid, const char *field)
+{
+	char path[64], buf[4096], *p;
+	size_t fl = strlen(field);
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (read_small_file(path, buf, sizeof(buf)) < 0)
+		return -1;
+	for (p = buf; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		if (strncmp(p, field, fl) == 0 && p[fl] == ':')
+			return strtol(p + fl + 1, NULL, 10);
+	return -1;
+}
+
+/* One non-blocking connect to addr:port, watched by ep; fd or -1. */
+static int
+dial(int ep, const struct sockaddr_in *sa)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -1;
+	if (connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) < 0 && errno != EINPROGRESS) {
+		close(fd);
+		return -1;
+	}
+	ev.data.fd = fd;
+	epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
+	return fd;
+}
+
+/* The attacker: hold n idle connections for secs, reopening each one the
+ * agent closes; prints how many connections it opened. */
+static int
+attacker(const char *addr, int port, int n, int secs)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	struct rlimit rl;
+	struct epoll_event evs[256];
+	uint64_t end = now_mono_ns() + (uint64_t)secs * 1000000000ull, opened = 0;
+	int ep = epoll_create1(EPOLL_CLOEXEC), open_now = 0;
+
+	getrlimit(RLIMIT_NOFILE, &rl);
+	rl.rlim_cur = rl.rlim_max;
+	setrlimit(RLIMIT_NOFILE, &rl);
+	inet_pton(AF_INET, addr, &sa.sin_addr);
+	for (int i = 0; i < n; i++)
+		if (dial(ep, &sa) >= 0) {
+			opened++;
+			open_now++;
+		}
+	while (now_mono_ns() < end) {
+		int k = epoll_wait(ep, evs, (int)nitems(evs), 50);
+
+		for (int i = 0; i < k; i++) {
+			char c;
+
+			if (read(evs[i].data.fd, &c, 1) > 0)
+				continue;	/* never happens: the agent says nothing first */
+			close(evs[i].data.fd);
+			open_now--;
+		}
+		for (; open_now < n; open_now++) {
+			if (dial(ep, &sa) < 0)
+				break;
+			opened++;
+		}
+	}
+	printf("%llu\n", (unsigned long long)opened);
+	return 0;
+}
+
+static void
+setup(void)
+{
+	ck_assert_msg(harness_start(&h, 3, 0) == 0, "harness start failed");
+	ck_assert_int_eq(harness_agent_start(&h, 0), 0);	/* node01; 02 and 03 attack */
+}
+
+static void
+teardown(void)
+{
+	harness_stop(&h);
+}
+
+/* Start the attacker in node i's namespace; its count goes to out. */
+static pid_t
+attack_bg(int i, int n, int secs, const char *out)
+{
+	char ns[80], nbuf[16], sbuf[16];
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		dup2(fd, 1);
+		snprintf(ns, sizeof(ns), "%s", h.node[i].ns);
+		snprintf(nbuf, sizeof(nbuf), "%d", n);
+		snprintf(sbuf, sizeof(sbuf), "%d", secs);
+		execlp("ip", "ip", "netns", "exec", ns, self, "attack", h.node[0].addr, "7420",
+		    nbuf, sbuf, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* The agent's log contains s. */
+static int
+log_has(const char *s)
+{
+	return harness_sh("grep -qF -- '%s' '%s'", s, h.node[0].log) == 0;
+}
+
+START_TEST(idle_flood_pings_get_through)
+{
+	char out[2][PATH_MAX + 16], *txt = NULL;
+	pid_t att[2];
+	double worst = 0;
+	int st;
+
+	for (int i = 0; i < 2; i++) {
+		snprintf(out[i], sizeof(out[i]), "%s/attack%d.out", h.tmp, i);
+		att[i] = attack_bg(i + 1, 1000, 12, out[i]);
+	}
+	/* the flood is on once the agent reports refusals */
+	for (int t = 0; t < 100 && !log_has("before authentication: refused"); t++)
+		usleep(100000);
+	ck_assert_msg(log_has("before authentication: refused"), "the flood never reached the agent");
+	for (int i = 0; i < 10; i++) {
+		uint64_t t0 = now_mono_ns();
+		int rc = harness_knobctl(&h, NULL, NULL, "--connect-timeout 2 --timeout 2 ping "
+		    "-w node01");
+		double s = (double)(now_mono_ns() - t0) / 1e9;
+
+		if (s > worst)
+			worst = s;
+		ck_assert_msg(rc == 0, "ping %d under the flood failed (exit %d)", i + 1, rc);
+		ck_assert_msg(s < 1.0, "ping %d under the flood took %.2f s", i + 1, s);
+	}
+	for (int i = 0; i < 2; i++) {
+		ck_assert_int_eq(waitpid(att[i], &st, 0), att[i]);
+		ck_assert_int_eq(read_file_bounded(out[i], 1024, &txt, NULL), 0);
+		printf("attacker %d opened %s", i + 1, txt);
+		free(txt);
+	}
+	printf("idle flood (2 x 1000 sockets, 12 s): 10 of 10 pings ok, slowest %.3f s, "
+	    "agent peak RSS %ld kB\n", worst, status_kb(h.node[0].pid, "VmHWM"));
+}
+END_TEST
+
+/* In the controller namespace: a TLS connection to node01 with the
+ * controller's certificate; NULL on failure. */
+static SSL *
+tls_dial(SSL_CTX *ctx)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(7420) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	SSL *ssl;
+
+	inet_pton(AF_INET, h.node[0].addr, &sa.sin_addr);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return NULL;
+	ssl = SSL_new(ctx);
+	SSL_set_fd(ssl, fd);
+	if (SSL_connect(ssl) != 1) {
+		SSL_free(ssl);
+		close(fd);
+		return NULL;
+	}
+	return ssl;
+}
+
+/* Child, in the controller namespace: 40 peers announce 16 MiB and send
+ * 1000 bytes; says "ready" on fd w, holds them until r closes; then one
+ * peer sends pings without reading until the agent closes it and reports
+ * the number sent ("closed N") or "open" after 30 s. */
+static void
+big_peers(int r, int w)
+{
+	char ca[PATH_MAX + 16], crt[PATH_MAX + 16], key[PATH_MAX + 16], err[256], c;
+	uint8_t hdr[4] = { 0x01, 0x00, 0x00, 0x00 }, junk[1000];
+	SSL *peers[40], *nr;
+	SSL_CTX *ctx;
+	int ns;
+
+	snprintf(ca, sizeof(ca), "%s/ca.crt", h.ca_dir);
+	snprintf(crt, sizeof(crt), "%s/controller.crt", h.ca_dir);
+	snprintf(key, sizeof(key), "%s/controller.key", h.ca_dir);
+	snprintf(err, sizeof(err), "/run/netns/%s", h.ctl_ns);
+	ns = open(err, O_RDONLY | O_CLOEXEC);
+	if (ns < 0 || setns(ns, CLONE_NEWNET) < 0)
+		_exit(2);
+	if ((ctx = tls_ctx_new(0, ca, crt, key, err, sizeof(err))) == NULL)
+		_exit(3);
+	memset(junk, 0x55, sizeof(junk));
+	for (int i = 0; i < 40; i++) {
+		if ((peers[i] = tls_dial(ctx)) == NULL)
+			_exit(4);
+		if (SSL_write(peers[i], hdr, 4) != 4 || SSL_write(peers[i], junk, 1000) != 1000)
+			_exit(5);
+	}
+	if (write(w, "ready\n", 6) != 6 || read(r, &c, 1) < 0)
+		_exit(6);
+	for (int i = 0; i < 40; i++)
+		SSL_free(peers[i]);
+	if ((nr = tls_dial(ctx)) == NULL)
+		_exit(7);
+	{
+		Knob__Envelope env = KNOB__ENVELOPE__INIT;
+		Knob__Ping ping = KNOB__PING__INIT;
+		uint64_t end = now_mono_ns() + 30000000000ull, sent = 0;
+		struct timeval tv = { .tv_sec = 1 };
+		uint8_t *f;
+		size_t len;
+
+		env.body_case = KNOB__ENVELOPE__BODY_PING;
+		env.ping = &ping;
+		env.version = WIRE_VERSION;
+		frame_pack(&env, &f, &len);
+		setsockopt(SSL_get_fd(nr), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+		while (now_mono_ns() < end) {
+			if (SSL_write(nr, f, (int)len) <= 0)
+				break;
+			sent++;
+		}
+		free(f);
+		dprintf(w, now_mono_ns() < end ? "closed %llu\n" : "open\n",
+		    (unsigned long long)sent);
+	}
+	_exit(0);
+}
+
+START_TEST(big_frames_and_non_reader)
+{
+	int to_child[2], from_child[2], st;
+	long base, peak;
+	char buf[128] = "";
+	ssize_t n;
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(to_child), 0);
+	ck_assert_int_eq(pipe(from_child), 0);
+	/* a few requests first, so the baseline includes a warmed-up agent */
+	ck_assert_int_eq(harness_knobctl(&h, NULL, NULL, "facts -w node01"), 0);
+	base = status_kb(h.node[0].pid, "VmHWM");
+	pid = fork();
+	if (pid == 0) {
+		close(to_child[1]);
+		close(from_child[0]);
+		big_peers(to_child[0], from_child[1]);
+	}
+	close(to_child[0]);
+	close(from_child[1]);
+	n = read(from_child[0], buf, sizeof(buf) - 1);
+	ck_assert_msg(n > 0 && strncmp(buf, "ready", 5) == 0, "peers did not connect");
+	/* a ping answered after the 40 peers' bytes were sent: the loop has
+	 * read them (events are served in order) and holds 40 partial frames */
+	ck_assert_int_eq(harness_knobctl(&h, NULL, NULL, "ping -w node01"), 0);
+	peak = status_kb(h.node[0].pid, "VmHWM");
+	printf("40 peers announcing 16 MiB: agent peak RSS %ld kB (before %ld kB, bound "
+	    "+%d kB; %d MiB if buffers followed the announced length)\n", peak, base,
+	    RSS_BOUND_KB, 40 * 16);
+	ck_assert_msg(peak - base < RSS_BOUND_KB, "peak RSS grew by %ld kB", peak - base);
+	close(to_child[1]);
+	memset(buf, 0, sizeof(buf));
+	n = read(from_child[0], buf, sizeof(buf) - 1);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "peer child failed: %d", st);
+	ck_assert_msg(strncmp(buf, "closed", 6) == 0, "the non-reading peer was not closed: %s",
+	    buf);
+	printf("non-reading peer: closed by the agent after %s", buf + 7);
+	ck_assert(log_has("peer does not read"));
+	peak = status_kb(h.node[0].pid, "VmHWM");
+	printf("after the non-reader: agent peak RSS %ld kB\n", peak);
+	ck_assert_msg(peak - base < RSS_BOUND_KB, "peak RSS grew by %ld kB", peak - base);
+	/* and the agent still serves */
+	ck_assert_int_eq(harness_knobctl(&h, NULL, NULL, "ping -w node01"), 0);
+}
+END_TEST
+
+static Suite *
+attack_suite(void)
+{
+	Suite *s = suite_create("attack");
+	TCase *tc = tcase_create("attack");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, idle_flood_pings_get_through);
+	tcase_add_test(tc, big_frames_and_non_reader);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(int argc, char **argv)
+{
+	SRunner *sr;
+	int nf;
+
+	if (argc == 6 && strcmp(argv[1], "attack") == 0)
+		return attacker(argv[2], atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
+	if (realpath("/proc/self/exe", self) == NULL)
+		return 1;
+	signal(SIGPIPE, SIG_IGN);
+	sr = srunner_create(attack_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	nf = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return nf == 0 ? 0 : 1;
+}
