@@ -148,13 +148,6 @@ attack_bg(int i, int n, int secs, const char *out)
 	return pid;
 }
 
-/* The agent's log contains s. */
-static int
-log_has(const char *s)
-{
-	return harness_sh("grep -qF -- '%s' '%s'", s, h.node[0].log) == 0;
-}
-
 START_TEST(idle_flood_pings_get_through)
 {
 	char out[2][PATH_MAX + 16], *txt = NULL;
@@ -167,9 +160,8 @@ START_TEST(idle_flood_pings_get_through)
 		att[i] = attack_bg(i + 1, 1000, 12, out[i]);
 	}
 	/* the flood is on once the agent reports refusals */
-	for (int t = 0; t < 100 && !log_has("before authentication: refused"); t++)
-		usleep(100000);
-	ck_assert_msg(log_has("before authentication: refused"), "the flood never reached the agent");
+	ck_assert_msg(harness_wait_log(&h, 0, "before authentication: refused", 10) == 0,
+	    "the flood never reached the agent");
 	for (int i = 0; i < 10; i++) {
 		uint64_t t0 = now_mono_ns();
 		int rc = harness_knobctl(&h, NULL, NULL, "--connect-timeout 2 --timeout 2 ping "
@@ -313,7 +305,7 @@ START_TEST(big_frames_and_non_reader)
 	ck_assert_msg(strncmp(buf, "closed", 6) == 0, "the non-reading peer was not closed: %s",
 	    buf);
 	printf("non-reading peer: closed by the agent after %s", buf + 7);
-	ck_assert(log_has("peer does not read"));
+	ck_assert(harness_log_has(&h, 0, "peer does not read"));
 	peak = status_kb(h.node[0].pid, "VmHWM");
 	printf("after the non-reader: agent peak RSS %ld kB\n", peak);
 	ck_assert_msg(peak - base < RSS_BOUND_KB, "peak RSS grew by %ld kB", peak - base);

@@ -154,13 +154,6 @@ phase0(json_object *doc, const char *k)
 	return v;
 }
 
-/* Agent i's log contains s. */
-static int
-log_has(int i, const char *s)
-{
-	return harness_sh("grep -qF -- '%s' '%s'", s, h.node[i].log) == 0;
-}
-
 START_TEST(cut_during_bench_phase)
 {
 	char out[PATH_MAX + 16], pat[PATH_MAX + 32], *txt = NULL;
@@ -198,7 +191,7 @@ START_TEST(cut_during_bench_phase)
 	    t_end);
 	json_object_put(doc);
 	free(txt);
-	ck_assert(log_has(1, "lease expired"));
+	ck_assert(harness_log_has(&h, 1, "lease expired"));
 	/* every node's files are gone, and node02 serves again once the link is back */
 	snprintf(pat, sizeof(pat), "%s/knob.*", data);
 	ck_assert_msg(!exists_glob(pat), "files left in %s", data);
@@ -303,7 +296,7 @@ START_TEST(sigkill_mid_phase_orphan_removed)
 	ck_assert_msg(!exists_glob(pat), "orphaned files still there after the restart");
 	snprintf(pat, sizeof(pat), "%s/knob.*", data);
 	ck_assert_msg(count_glob(pat) == 1, "orphaned directory still there after the restart");
-	ck_assert(log_has(0, "removed orphaned benchmark files"));
+	ck_assert(harness_log_has(&h, 0, "removed orphaned benchmark files"));
 	ck_assert_int_eq(access(other, F_OK), 0);
 	rmdir(other);
 }
