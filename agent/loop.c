@@ -8,8 +8,9 @@
  * own budget (cfg.max_unauth, default 64; at most cfg.max_unauth_per_addr,
  * default 8, from one source address), 2 s for the first byte of the
  * ClientHello and 5 s for the whole handshake.  When the budget is full the
- * oldest unauthenticated connection makes room for the new one, so a flood
- * cannot keep a controller out; authenticated controllers count against
+ * oldest unauthenticated connection makes room for the new one (one that
+ * has sent nothing goes before one that is talking TLS), so a flood cannot
+ * keep a controller out; authenticated controllers count against
  * cfg.max_conns only. */
 #include <errno.h>
 #include <netdb.h>
@@ -23,6 +24,7 @@
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
 #include <time.h>
@@ -422,6 +424,31 @@ agent_conn_lease(struct agent *a, uint64_t conn_id, unsigned lease_s)
 		sock_lease(c->fd, lease_s);
 }
 
+/* Has the peer of c sent anything yet (its ClientHello may be waiting in
+ * the socket while the loop is busy accepting)? */
+static int
+sent_something(struct aconn *c)
+{
+	int n = 0;
+
+	if (!c->got_byte && !c->draining && ioctl(c->fd, FIONREAD, &n) == 0 && n > 0)
+		c->got_byte = 1;
+	return c->got_byte;
+}
+
+/* Which unauthenticated connection goes first when the budget is full:
+ * one that has sent nothing (an idle socket) before one that is talking
+ * TLS, and the oldest among equals. */
+static int
+evict_before(struct aconn *x, struct aconn *y)
+{
+	int sx = sent_something(x), sy = sent_something(y);
+
+	if (sx != sy)
+		return !sx;
+	return x->accept_ns < y->accept_ns;
+}
+
 /* Room for one more unauthenticated connection from host: 0, or -1 when
  * host already has its share (the newcomer is refused).  When the whole
  * budget is used, the oldest unauthenticated connection is closed. */
@@ -439,7 +466,7 @@ unauth_room(struct agent *a, const char *host)
 			continue;
 		n++;
 		same += strcmp(c->host, host) == 0;
-		if (oldest == NULL || c->accept_ns < oldest->accept_ns)
+		if (oldest == NULL || evict_before(c, oldest))
 			oldest = c;
 	}
 	if (same >= per) {

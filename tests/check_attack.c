@@ -8,9 +8,14 @@
  *   bytes, and one that sends requests but never reads the replies: the
  *   agent's peak RSS must stay bounded and the non-reader is closed.
  *
+ * - more idle sources than the budget holds: the oldest idle sockets are
+ *   dropped and pings still get through;
+ * - the controller's own address out of its 8: the controller reports
+ *   "dropped before handshake", and gets in once the idle ones expire.
+ *
  * The agent's peak RSS (VmHWM) is printed with each figure.  The attacker
- * is this program itself ("check_attack attack ADDR PORT N SECONDS"), run
- * inside a node namespace with ip netns exec. */
+ * is this program itself ("check_attack attack ADDR PORT N SECONDS
+ * reopen|hold [SRC...]"), run inside a namespace with ip netns exec. */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -55,15 +60,22 @@ status_kb(pid_t pid, const char *field)
 	return -1;
 }
 
-/* One non-blocking connect to addr:port, watched by ep; fd or -1. */
+/* One non-blocking connect to addr:port from src (NULL: any), watched by
+ * ep; fd or -1. */
 static int
-dial(int ep, const struct sockaddr_in *sa)
+dial(int ep, const struct sockaddr_in *sa, const char *src)
 {
 	struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP };
+	struct sockaddr_in me = { .sin_family = AF_INET };
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 
 	if (fd < 0)
 		return -1;
+	if (src != NULL && (inet_pton(AF_INET, src, &me.sin_addr) != 1 ||
+	    bind(fd, (struct sockaddr *)&me, sizeof(me)) < 0)) {
+		close(fd);
+		return -1;
+	}
 	if (connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) < 0 && errno != EINPROGRESS) {
 		close(fd);
 		return -1;
@@ -73,10 +85,11 @@ dial(int ep, const struct sockaddr_in *sa)
 	return fd;
 }
 
-/* The attacker: hold n idle connections for secs, reopening each one the
- * agent closes; prints how many connections it opened. */
+/* The attacker: hold n idle connections for secs from the source
+ * addresses src[0..nsrc) in turn (none: the default), reopening each one
+ * the agent closes unless hold; prints how many connections it opened. */
 static int
-attacker(const char *addr, int port, int n, int secs)
+attacker(const char *addr, int port, int n, int secs, int hold, char **src, int nsrc)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
 	struct rlimit rl;
@@ -89,7 +102,7 @@ attacker(const char *addr, int port, int n, int secs)
 	setrlimit(RLIMIT_NOFILE, &rl);
 	inet_pton(AF_INET, addr, &sa.sin_addr);
 	for (int i = 0; i < n; i++)
-		if (dial(ep, &sa) >= 0) {
+		if (dial(ep, &sa, nsrc ? src[opened % (unsigned)nsrc] : NULL) >= 0) {
 			opened++;
 			open_now++;
 		}
@@ -104,14 +117,25 @@ attacker(const char *addr, int port, int n, int secs)
 			close(evs[i].data.fd);
 			open_now--;
 		}
-		for (; open_now < n; open_now++) {
-			if (dial(ep, &sa) < 0)
+		for (; !hold && open_now < n; open_now++) {
+			if (dial(ep, &sa, nsrc ? src[opened % (unsigned)nsrc] : NULL) < 0)
 				break;
 			opened++;
 		}
 	}
 	printf("%llu\n", (unsigned long long)opened);
 	return 0;
+}
+
+/* Wait for pid; its exit status (-1 when it did not exit). */
+static int
+reap(pid_t pid)
+{
+	int st;
+
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
 }
 
 static void
@@ -127,42 +151,30 @@ teardown(void)
 	harness_stop(&h);
 }
 
-/* Start the attacker in node i's namespace; its count goes to out. */
+/* Start the attacker in namespace ns ("reopen" or "hold" mode, optional
+ * source addresses, space separated); its count goes to out. */
 static pid_t
-attack_bg(int i, int n, int secs, const char *out)
+attack_bg(const char *ns, int n, int secs, const char *mode, const char *srcs, const char *out)
 {
-	char ns[80], nbuf[16], sbuf[16];
+	char *cmd = xasprintf("exec ip netns exec %s %s attack %s 7420 %d %d %s %s >%s", ns, self,
+	    h.node[0].addr, n, secs, mode, srcs, out);
 	pid_t pid = fork();
 
 	if (pid == 0) {
-		int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		dup2(fd, 1);
-		snprintf(ns, sizeof(ns), "%s", h.node[i].ns);
-		snprintf(nbuf, sizeof(nbuf), "%d", n);
-		snprintf(sbuf, sizeof(sbuf), "%d", secs);
-		execlp("ip", "ip", "netns", "exec", ns, self, "attack", h.node[0].addr, "7420",
-		    nbuf, sbuf, (char *)NULL);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 		_exit(127);
 	}
+	free(cmd);
 	return pid;
 }
 
-START_TEST(idle_flood_pings_get_through)
+/* n pings, each must answer within 1 s; the slowest in seconds. */
+static double
+pings_within_1s(int n)
 {
-	char out[2][PATH_MAX + 16], *txt = NULL;
-	pid_t att[2];
 	double worst = 0;
-	int st;
 
-	for (int i = 0; i < 2; i++) {
-		snprintf(out[i], sizeof(out[i]), "%s/attack%d.out", h.tmp, i);
-		att[i] = attack_bg(i + 1, 1000, 12, out[i]);
-	}
-	/* the flood is on once the agent reports refusals */
-	ck_assert_msg(harness_wait_log(&h, 0, "before authentication: refused", 10) == 0,
-	    "the flood never reached the agent");
-	for (int i = 0; i < 10; i++) {
+	for (int i = 0; i < n; i++) {
 		uint64_t t0 = now_mono_ns();
 		int rc = harness_knobctl(&h, NULL, NULL, "--connect-timeout 2 --timeout 2 ping "
 		    "-w node01");
@@ -173,14 +185,85 @@ START_TEST(idle_flood_pings_get_through)
 		ck_assert_msg(rc == 0, "ping %d under the flood failed (exit %d)", i + 1, rc);
 		ck_assert_msg(s < 1.0, "ping %d under the flood took %.2f s", i + 1, s);
 	}
+	return worst;
+}
+
+START_TEST(idle_flood_pings_get_through)
+{
+	char out[2][PATH_MAX + 16], *txt = NULL;
+	pid_t att[2];
+	double worst;
+
 	for (int i = 0; i < 2; i++) {
-		ck_assert_int_eq(waitpid(att[i], &st, 0), att[i]);
+		snprintf(out[i], sizeof(out[i]), "%s/attack%d.out", h.tmp, i);
+		att[i] = attack_bg(h.node[i + 1].ns, 1000, 12, "reopen", "", out[i]);
+	}
+	/* the flood is on once the agent reports refusals */
+	ck_assert_msg(harness_wait_log(&h, 0, "before authentication: refused", 10) == 0,
+	    "the flood never reached the agent");
+	worst = pings_within_1s(10);
+	for (int i = 0; i < 2; i++) {
+		ck_assert_int_eq(reap(att[i]), 0);
 		ck_assert_int_eq(read_file_bounded(out[i], 1024, &txt, NULL), 0);
 		printf("attacker %d opened %s", i + 1, txt);
 		free(txt);
 	}
 	printf("idle flood (2 x 1000 sockets, 12 s): 10 of 10 pings ok, slowest %.3f s, "
 	    "agent peak RSS %ld kB\n", worst, status_kb(h.node[0].pid, "VmHWM"));
+}
+END_TEST
+
+/* Twelve source addresses with 8 sockets each are more than the budget of
+ * 64: the agent drops the oldest idle ones, and pings still get through. */
+START_TEST(budget_full_oldest_dropped)
+{
+	char out[PATH_MAX + 16], srcs[400] = "";
+	double worst;
+	pid_t att;
+
+	for (int i = 0; i < 12; i++) {
+		char a[32];
+
+		snprintf(a, sizeof(a), "198.18.0.%d", 100 + i);
+		ck_assert_int_eq(harness_node_sh(&h, 1, "ip addr add %s/24 dev eth0", a), 0);
+		strcat(srcs, a);
+		strcat(srcs, " ");
+	}
+	snprintf(out, sizeof(out), "%s/attack.out", h.tmp);
+	att = attack_bg(h.node[1].ns, 96, 8, "reopen", srcs, out);
+	ck_assert_msg(harness_wait_log(&h, 0, "before authentication", 10) == 0,
+	    "the flood never reached the agent");
+	worst = pings_within_1s(5);
+	ck_assert_int_eq(reap(att), 0);
+	ck_assert_msg(harness_sh("grep -qE 'dropped [1-9][0-9]* oldest' '%s'", h.node[0].log) == 0,
+	    "the budget never filled");
+	printf("budget full (12 addresses x 8 idle sockets): 5 of 5 pings ok, slowest %.3f s\n",
+	    worst);
+}
+END_TEST
+
+/* The controller's own address holds its 8 idle sockets: the agent closes
+ * the next connection before TLS, and the controller says so in words
+ * that point at the agent, not at certificates.  Once the idle ones pass
+ * their 2 s, the controller gets in again. */
+START_TEST(dropped_before_handshake_reported)
+{
+	char out[PATH_MAX + 16], *txt = NULL;
+	pid_t att;
+	int rc;
+
+	snprintf(out, sizeof(out), "%s/attack.out", h.tmp);
+	att = attack_bg(h.ctl_ns, 8, 4, "hold", "", out);
+	ck_assert_int_eq(harness_wait_log(&h, 0, "connection 8 from", 5), 0);
+	rc = harness_knobctl(&h, &txt, NULL, "ping -w node01");
+	ck_assert_int_ne(rc, 0);
+	ck_assert_msg(strstr(txt, "dropped before handshake (agent busy or filtered)") != NULL,
+	    "%s", txt);
+	ck_assert_ptr_null(strstr(txt, "auth"));
+	free(txt);
+	ck_assert_int_eq(harness_wait_log(&h, 0, "nothing received in 2 s", 5), 0);
+	ck_assert_int_eq(reap(att), 0);
+	ck_assert_int_eq(harness_knobctl(&h, NULL, NULL, "ping -w node01"), 0);
 }
 END_TEST
 
@@ -323,6 +406,8 @@ attack_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, idle_flood_pings_get_through);
+	tcase_add_test(tc, budget_full_oldest_dropped);
+	tcase_add_test(tc, dropped_before_handshake_reported);
 	tcase_add_test(tc, big_frames_and_non_reader);
 	suite_add_tcase(s, tc);
 	return s;
@@ -334,8 +419,9 @@ main(int argc, char **argv)
 	SRunner *sr;
 	int nf;
 
-	if (argc == 6 && strcmp(argv[1], "attack") == 0)
-		return attacker(argv[2], atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
+	if (argc >= 7 && strcmp(argv[1], "attack") == 0)
+		return attacker(argv[2], atoi(argv[3]), atoi(argv[4]), atoi(argv[5]),
+		    strcmp(argv[6], "hold") == 0, argv + 7, argc - 7);
 	if (realpath("/proc/self/exe", self) == NULL)
 		return 1;
 	signal(SIGPIPE, SIG_IGN);
