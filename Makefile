@@ -180,7 +180,7 @@ $(BUILD)/fuzz/fuzz_%: $(BUILD)/obj/tests/fuzz_%.o $(BUILD)/obj/tests/fuzz_common
 		$(BUILD)/libknobctl.a $(BUILD)/libknobagent.a $(BUILD)/libknobcommon.a
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
-	@$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+	@$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(AGENT_LIBS) $(LDLIBS)
 
 fuzz-bins: $(FUZZ_BIN)
 
