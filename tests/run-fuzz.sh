@@ -4,7 +4,8 @@
 # Inputs: the seeds in tests/fuzz/corpus/TARGET/ (every crash ever found is
 # kept there as a regression input) plus what earlier runs added to
 # BUILD/fuzz/corpus/TARGET/.  A crash, leak, sanitizer report or timeout
-# fails the run; the input is saved as BUILD/fuzz/TARGET-crash-*.
+# fails the run (one input running over 120 s is a timeout); the input is
+# saved as BUILD/fuzz/TARGET-crash-* (or -leak-, -timeout-).
 # Prints the executions of each target and a total line.
 set -u
 build=${1:-build-fuzz}
@@ -23,7 +24,7 @@ for t in $targets; do
 	profile|inventory|journal) maxlen=16384 ;;
 	*) maxlen=4096 ;;
 	esac
-	"$bin" -max_total_time="$secs" -max_len=$maxlen -timeout=30 -rss_limit_mb=2048 \
+	"$bin" -max_total_time="$secs" -max_len=$maxlen -timeout=120 -rss_limit_mb=2048 \
 	    -print_final_stats=1 -artifact_prefix="$build/fuzz/$t-" \
 	    "$work" "tests/fuzz/corpus/$t" >"$log" 2>&1
 	rc=$?
