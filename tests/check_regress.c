@@ -1,0 +1,117 @@
+/* Regression tests for what fuzzing found (the inputs themselves are kept
+ * in tests/fuzz/corpus/TARGET/crash-* and replayed by every fuzz run):
+ * - ior: a negative aggregate size in the summary table overflowed the
+ *   double -> uint64_t conversion (UBSan);
+ * - the agent's loop leaked a request the dispatcher refused (a Pong sent
+ *   to the agent): here through a real --stdio session on a pipe, so the
+ *   sanitizer pass's leak check sees it. */
+#include <check.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "agent.h"
+#include "bench.h"
+#include "harness.h"
+#include "util.h"
+#include "wire.h"
+
+START_TEST(ior_negative_aggregate_size)
+{
+	static const char txt[] =
+	    "Summary of all tests:\n"
+	    "Operation   Max(MiB)   Min(MiB)  Mean(MiB)     StdDev   Max(OPs)   Min(OPs)  "
+	    "Mean(OPs)     StdDev    Mean(s) Stonewall(s) Stonewall(MiB) Test# #Tasks tPN reps "
+	    "fPP reord reordoff reordrand seed segcnt   blksiz    xsize aggs(MiB)   API RefNum\n"
+	    "write        1396.51     681.42    1038.96     357.55    1396.51     681.42    "
+	    "1038.96     357.55    0.13975         NA            NA     0      2   2    2   1     "
+	    "0        1         0    0      1 67108864  1048576  -811.0 POSIX      0\n"
+	    "Finished            : Mon Nov 30 09:33:44 2026\n";
+	struct ext_summary s;
+	char err[256];
+
+	memset(&s, 0, sizeof(s));
+	ck_assert_int_eq(ext_parse_ior_text(txt, &s, err, sizeof(err)), 0);
+	ck_assert_uint_eq(s.n, 1);
+	ck_assert_uint_eq(s.op[0].bytes, 0);	/* clamped, not wrapped */
+	ck_assert_uint_eq(s.op[0].ops, 0);
+}
+END_TEST
+
+START_TEST(refused_request_not_leaked)
+{
+	Knob__Envelope env = KNOB__ENVELOPE__INIT;
+	Knob__Pong pong = KNOB__PONG__INIT;
+	char dir[] = "/tmp/knob-regress.XXXXXX", state[64];
+	int in[2], out[2];
+	struct agent_cfg cfg;
+	struct agent *a;
+	uint8_t *f;
+	size_t len;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(state, sizeof(state), "%s/state", dir);
+	ck_assert_int_eq(pipe(in), 0);
+	ck_assert_int_eq(pipe(out), 0);
+	env.body_case = KNOB__ENVELOPE__BODY_PONG;	/* agents never take a Pong */
+	env.pong = &pong;
+	ck_assert_int_eq(frame_pack(&env, &f, &len), 0);
+	ck_assert_int_eq(write(in[1], f, len), (ssize_t)len);
+	free(f);
+	close(in[1]);
+	/* the session is stdin/stdout: this forked test's own */
+	ck_assert_int_eq(dup2(in[0], 0), 0);
+	ck_assert_int_eq(dup2(out[1], 1), 1);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.stdio = 1;
+	cfg.state_dir = state;
+	cfg.node_name = "regress";
+	cfg.stop_fd = -1;
+	a = xcalloc(1, sizeof(*a));
+	ck_assert_int_eq(agent_init(a, &cfg), 0);
+	ck_assert_int_eq(agent_run_stdio(a), 0);	/* refuses, closes, returns */
+	agent_fini(a);
+	free(a);
+	{	/* it said why before closing */
+		struct conn c;
+		Knob__Envelope *got = NULL;
+
+		conn_init(&c, out[0], -1, NULL);
+		close(out[1]);
+		close(1);
+		ck_assert_int_eq(conn_recv_sync(&c, &got, 1000), 1);
+		ck_assert_int_eq(got->body_case, KNOB__ENVELOPE__BODY_ERROR);
+		ck_assert_ptr_nonnull(strstr(got->error->message, "unexpected message"));
+		knob__envelope__free_unpacked(got, NULL);
+		conn_reset(&c);
+	}
+	ck_assert_int_eq(harness_rm_rf(dir), 0);
+}
+END_TEST
+
+static Suite *
+regress_suite(void)
+{
+	Suite *s = suite_create("regress");
+	TCase *tc = tcase_create("regress");
+
+	tcase_add_test(tc, ior_negative_aggregate_size);
+	tcase_add_test(tc, refused_request_not_leaked);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(regress_suite());
+	int nf;
+
+	srunner_run_all(sr, CK_NORMAL);
+	nf = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return nf == 0 ? 0 : 1;
+}
