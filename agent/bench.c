@@ -293,8 +293,10 @@ cleanup_run(struct work *w)
 		if (bench_cleanup_params(&k->p) < 0) {
 			log_warnx("clean-up of %s/knob.%s incomplete", k->p.dir, k->p.workdir_id);
 			ok = 0;
-		} else
+		} else {
+			log_info("removed the files kept in %s/knob.%s", k->p.dir, k->p.workdir_id);
 			orphan_forget(ca->a, &k->p);
+		}
 		kept_free(k);
 	}
 	post_released(ca->a, &ca->ack, ok);
@@ -730,8 +732,11 @@ finish_phase(struct bphase *ph, int with_result)
 		if (bench_job_cleanup(j) < 0)
 			log_warnx("phase %s: clean-up of %s/%s incomplete", ph->phase_id, j->p.dir,
 			    j->wname);
-		else
+		else {
+			log_info("phase %s: removed its files in %s/%s%s", ph->phase_id, j->p.dir,
+			    j->wname, ph->aborted ? " (aborted)" : "");
 			orphan_forget(a, &j->p);
+		}
 		if (ph->inherit && bench_cleanup_params(ph->inherit) == 0)
 			orphan_forget(a, ph->inherit);
 	}
