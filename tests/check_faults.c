@@ -237,15 +237,17 @@ START_TEST(cut_during_apply)
 	ck_assert_int_eq(harness_agent_start(&h, 1), 0);
 	snprintf(prof, sizeof(prof), "%s/cut.xml", h.tmp);
 	ck_assert_int_eq(put_file(prof, "<?xml version=\"1.0\"?>\n<profile name=\"cut\">\n"
-	    "  <gpfs key=\"pagepool\" value=\"16G\"/>\n</profile>\n"), 0);
+	    "  <gpfs key=\"pagepool\" value=\"512M\"/>\n</profile>\n"), 0);
 
 	snprintf(out, sizeof(out), "%s/apply.out", h.tmp);
 	t0 = now_mono_ns();
 	pid = knobctl_async(out, xasprintf("--timeout %d apply %s -w @all", CTL_TIMEOUT_S, prof));
 	/* the stand-in mmchconfig is running on node02: cut now */
-	for (int i = 0; i < 100 && harness_node_sh(&h, 1, "pgrep -f '%s/usr/lpp/mmfs/bin/"
+	for (int i = 0; i < 200 && harness_node_sh(&h, 1, "pgrep -f '%s/usr/lpp/mmfs/bin/"
 	    "mmchconfig' >/dev/null", root) != 0; i++)
 		usleep(50000);
+	ck_assert_msg(harness_node_sh(&h, 1, "pgrep -f '%s/usr/lpp/mmfs/bin/mmchconfig' "
+	    ">/dev/null", root) == 0, "mmchconfig never ran on node02");
 	link_set(1, "down");
 	rc = reap(pid);
 	t = (double)(now_mono_ns() - t0) / 1e9;
