@@ -36,6 +36,7 @@
 #include "util.h"
 
 #define TICK_NS (250ull * 1000000ull)	/* timer period: handshake deadlines */
+#define ACCEPT_BATCH 64			/* accepts per listener wake-up */
 
 /* Tags for the non-connection fds in epoll data (never valid pointers). */
 #define TAG_LISTEN ((void *)(uintptr_t)1)
@@ -94,7 +95,10 @@ listen_on(const char *spec, char *err, size_t errlen)
 		if (fd < 0)
 			continue;
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, 1024) == 0)
+		/* a deep accept queue: connections a flood keeps opening wait there
+		 * until the loop refuses them, and a full queue would drop the
+		 * controller's SYN too (1 s until its retransmission) */
+		if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, SOMAXCONN) == 0)
 			break;
 		snprintf(err, errlen, "listen on '%s': %s", spec, strerror(errno));
 		close(fd);
@@ -484,11 +488,13 @@ unauth_room(struct agent *a, const char *host)
 	return 0;
 }
 
-/* Accept every pending connection and start its TLS handshake. */
+/* Accept pending connections (at most ACCEPT_BATCH per wake-up, so that
+ * a flood of connects cannot starve the handshakes and requests already
+ * accepted; the listener stays readable) and start their TLS handshakes. */
 static void
 accept_conns(struct agent *a)
 {
-	for (;;) {
+	for (int batch = 0; batch < ACCEPT_BATCH; batch++) {
 		struct sockaddr_storage ss;
 		socklen_t sl = sizeof(ss);
 		struct epoll_event ev;

@@ -176,13 +176,17 @@ pings_within_1s(int n)
 
 	for (int i = 0; i < n; i++) {
 		uint64_t t0 = now_mono_ns();
-		int rc = harness_knobctl(&h, NULL, NULL, "--connect-timeout 2 --timeout 2 ping "
+		char *o = NULL, *e = NULL;
+		int rc = harness_knobctl(&h, &o, &e, "--connect-timeout 2 --timeout 2 ping "
 		    "-w node01");
 		double s = (double)(now_mono_ns() - t0) / 1e9;
 
 		if (s > worst)
 			worst = s;
-		ck_assert_msg(rc == 0, "ping %d under the flood failed (exit %d)", i + 1, rc);
+		ck_assert_msg(rc == 0, "ping %d under the flood failed (exit %d): %s%s", i + 1, rc,
+		    o, e);
+		free(o);
+		free(e);
 		ck_assert_msg(s < 1.0, "ping %d under the flood took %.2f s", i + 1, s);
 	}
 	return worst;
