@@ -21,7 +21,7 @@ for t in $targets; do
 	log="$build/fuzz/$t.log"
 	mkdir -p "$work" "tests/fuzz/corpus/$t"
 	case $t in
-	profile|inventory|journal) maxlen=16384 ;;
+	profile|inventory|journal|play) maxlen=16384 ;;
 	*) maxlen=4096 ;;
 	esac
 	"$bin" -max_total_time="$secs" -max_len=$maxlen -timeout=120 -rss_limit_mb=2048 \

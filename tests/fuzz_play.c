@@ -1,0 +1,64 @@
+/* libFuzzer target: the play loader (XML, schema, ${NAME} variables, step
+ * options checked as the bench command line would be).  A play loads or
+ * is refused with "file:line: message" errors; never a crash or a leak.
+ * The play's schema is copied beside the fuzzed file, and a small
+ * inventory stands in for cluster.xml. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz_common.h"
+#include "knobctl.h"
+#include "play.h"
+#include "util.h"
+
+static struct ctl ctl;
+
+/* Schema beside the input, and an inventory of four nodes. */
+static void
+init(void)
+{
+	static const char cluster[] = "<cluster><group name=\"io\" nodes=\"n[1-4]\"/>"
+	    "<node name=\"n[1-4]\"/></cluster>\n";
+	char *rng = NULL, dst[4096], err[1024];
+	size_t len;
+
+	if (read_file_bounded("ansible-like-plays/play.rng", 1 << 20, &rng, &len) < 0) {
+		fprintf(stderr, "run from the source tree: ansible-like-plays/play.rng not found\n");
+		abort();
+	}
+	snprintf(dst, sizeof(dst), "%s/play.rng", fuzz_dir());
+	if (write_file_atomic(dst, rng, len, 0600) < 0)
+		abort();
+	free(rng);
+	ctl.inv = inventory_load(fuzz_file("cluster.xml", (const uint8_t *)cluster,
+	    sizeof(cluster) - 1), err, sizeof(err));
+	if (ctl.inv == NULL) {
+		fprintf(stderr, "%s\n", err);
+		abort();
+	}
+	ctl.timeout = 30;
+	ctl.connect_timeout = 5;
+	ctl.out = stdout;
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct strvec vars = { 0 }, errs = { 0 };
+	struct play *pl;
+	const char *path;
+
+	if (ctl.inv == NULL)
+		init();
+	if ((path = fuzz_file("fuzzed.xml", data, size)) == NULL)
+		return 0;
+	strvec_push(&vars, "ram_x2=1g");
+	pl = play_load(&ctl, path, &vars, &errs);
+	if (pl == NULL && errs.n == 0)
+		abort();	/* a refusal always says why */
+	play_free(pl);
+	strvec_free(&vars);
+	strvec_free(&errs);
+	return 0;
+}
