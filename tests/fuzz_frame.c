@@ -6,10 +6,11 @@
  * items are waited for after each input.  Never a crash, a leak or an out
  * of bounds access, and every accepted envelope prints and re-packs.
  *
- * Not dispatched: apply, rollback and phase-prepare.  They would change
- * this machine (network interfaces through netlink, which no --sysroot
- * covers) or fill its disk; check_tune*, check_bench* and check_attack
- * exercise them against real agents. */
+ * Not dispatched: apply, rollback, phase-prepare and health.  They would
+ * change this machine (network interfaces through netlink, which no
+ * --sysroot covers) or write to directories the request names (benchmark
+ * files, health probes); check_tune*, check_bench*, check_sweep* exercise
+ * them against real agents. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +34,8 @@ skipped(const Knob__Envelope *env)
 {
 	return env->body_case == KNOB__ENVELOPE__BODY_APPLY ||
 	    env->body_case == KNOB__ENVELOPE__BODY_ROLLBACK ||
-	    env->body_case == KNOB__ENVELOPE__BODY_PHASE_PREPARE;
+	    env->body_case == KNOB__ENVELOPE__BODY_PHASE_PREPARE ||
+	    env->body_case == KNOB__ENVELOPE__BODY_HEALTH;
 }
 
 /* One agent for the whole run, with a sysroot and state dir of its own. */
