@@ -1,7 +1,7 @@
 /* Faults injected into real knobd agents in network namespaces
  * (tests/harness.h): veth links cut on the bridge side during a benchmark
- * phase and during an apply, SIGKILL of an agent mid-phase, and corrupted
- * journals.  What a user relies on:
+ * phase, during an apply and during a health sweep, SIGKILL of an agent
+ * mid-phase, and corrupted journals.  What a user relies on:
  * - the cut node is reported (timeout/unreachable, phase degraded) within
  *   the configured deadline while the other nodes complete;
  * - the cut node's benchmark files are gone within lease + 5 s, checked
@@ -342,6 +342,46 @@ START_TEST(corrupt_journals_refuse_start)
 }
 END_TEST
 
+/* A sweep with the engine probe (files in data, seq 1 s + md 1 s per
+ * node): node02's link is cut while the probes run.  node02 is reported
+ * within the sweep's budget, the others answer, and node02's probe files
+ * are gone within lease + 5 s; once the link is back, node02 sweeps. */
+START_TEST(cut_during_sweep)
+{
+	char sweep[PATH_MAX + 16], out[PATH_MAX + 16], pat[PATH_MAX + 32], *txt = NULL;
+	uint64_t t0;
+	double t;
+	pid_t pid;
+	int rc;
+
+	snprintf(sweep, sizeof(sweep), "%s/sweep.xml", h.tmp);
+	ck_assert_int_eq(put_file(sweep, "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
+	    "    <timeout check=\"2s\"/>\n  </defaults>\n</sweep>\n"), 0);
+	snprintf(out, sizeof(out), "%s/sweep.out", h.tmp);
+	snprintf(pat, sizeof(pat), "%s/knob.*", data);
+	t0 = now_mono_ns();
+	pid = knobctl_async(out, xasprintf("sweep -w @all -f %s --probe %s", sweep, data));
+	ck_assert_msg(wait_for(exists_glob, pat, 30) >= 0, "the probes never started");
+	link_set(1, "down");
+	rc = reap(pid);
+	t = (double)(now_mono_ns() - t0) / 1e9;
+	ck_assert_int_eq(read_file_bounded(out, 1 << 20, &txt, NULL), 0);
+	fprintf(stderr, "%s", txt);
+	ck_assert_int_ne(rc, 0);
+	ck_assert_msg(strstr(txt, "node02") && (strstr(txt, "timeout") ||
+	    strstr(txt, "unreachable")), "node02 not reported: %s", txt);
+	ck_assert_msg(strstr(txt, "node[01,03]") != NULL, "the others: %s", txt);
+	printf("sweep, link cut: knobctl ended %.1f s after it started, node02 reported\n", t);
+	free(txt);
+	t = wait_for(gone_on_node02, pat, LEASE_S + 5);
+	ck_assert_msg(t >= 0, "probe files left in %s", data);
+	link_set(1, "up");
+	rc = harness_knobctl(&h, &txt, NULL, "--timeout 10 sweep -w node02 -f %s", sweep);
+	ck_assert_msg(rc == 0, "sweep after the cut: exit %d\n%s", rc, txt);
+	free(txt);
+}
+END_TEST
+
 static Suite *
 faults_suite(void)
 {
@@ -352,6 +392,7 @@ faults_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, cut_during_bench_phase);
 	tcase_add_test(tc, cut_during_apply);
+	tcase_add_test(tc, cut_during_sweep);
 	tcase_add_test(tc, sigkill_mid_phase_orphan_removed);
 	tcase_add_test(tc, corrupt_journals_refuse_start);
 	suite_add_tcase(s, tc);
