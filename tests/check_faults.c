@@ -7,7 +7,7 @@
  * - the cut node's benchmark files are gone within lease + 5 s, checked
  *   from inside that node's namespace;
  * - after the link comes back the next command works and verify shows the
- *   node's true state;
+ *   node's true state (read from its stand-in GPFS configuration);
  * - an agent restarted after a SIGKILL removes the phase directory it had
  *   recorded, and nothing it had not recorded;
  * - a corrupt journal stops knobd at start-up with file:line detail, and
@@ -227,7 +227,7 @@ START_TEST(cut_during_apply)
 	uint64_t t0;
 	double t;
 	pid_t pid;
-	int rc;
+	int rc, applied;
 
 	snprintf(root, sizeof(root), "%s/root2", h.tmp);
 	snprintf(cfg, sizeof(cfg), "%s/gpfs.cfg", h.tmp);
@@ -265,13 +265,23 @@ START_TEST(cut_during_apply)
 	ck_assert_msg(rc == 0 || rc == 1, "verify on the others: exit %d", rc);
 	free(txt);
 
-	/* link back: the next command works and verify tells what node02 did
-	 * on its own while cut off (the apply finished there) */
+	/* link back: the next command works, and verify tells what node02's
+	 * stand-in GPFS really holds once the agent is done with the apply it
+	 * went on with while cut off (committed, or reverted if it failed) */
 	link_set(1, "up");
 	ck_assert_int_eq(harness_knobctl(&h, NULL, NULL, "--timeout 10 ping -w node02"), 0);
+	for (int i = 0; i < 200 && harness_node_sh(&h, 1, "pgrep -f '%s/usr/lpp/mmfs/bin/"
+	    "mmchconfig' >/dev/null", root) == 0; i++)
+		usleep(50000);
+	ck_assert_int_eq(read_file_bounded(cfg, 4096, &txt, NULL), 0);
+	applied = strstr(txt, "pagepool 1073741824") == NULL;	/* the original */
+	printf("apply, link cut: node02 %s the apply while cut off\n", applied ?
+	    "committed" : "reverted");
+	free(txt);
 	rc = harness_knobctl(&h, &txt, NULL, "verify %s -w node02", prof);
-	ck_assert_msg(rc == 0, "verify: exit %d\n%s", rc, txt);
-	ck_assert_msg(strstr(txt, "1 of 1 key(s) match; active profile: cut") != NULL, "%s", txt);
+	ck_assert_msg(rc == (applied ? 0 : 1), "verify: exit %d\n%s", rc, txt);
+	ck_assert_msg(strstr(txt, applied ? "1 of 1 key(s) match" :
+	    "drift           gpfs pagepool: is 1073741824") != NULL, "%s", txt);
 	free(txt);
 	ck_assert_int_eq(harness_knobctl(&h, NULL, NULL, "rollback -w node02"), 0);
 }
