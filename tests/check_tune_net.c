@@ -729,6 +729,47 @@ START_TEST(test_reapply_at_start)
 }
 END_TEST
 
+/* Switching profiles through knobctl on the real loop device: B does not
+ * set A's nr_requests, so it goes back to its original in B's
+ * transaction; --stack keeps A's keys and the node reports "B+A". */
+START_TEST(test_switch_and_stack)
+{
+	char *out = NULL, nr0[32], ra0[32];
+	int rc;
+
+	precheck();
+	snprintf(nr0, sizeof(nr0), "%s", qattr("nr_requests"));
+	snprintf(ra0, sizeof(ra0), "%s", qattr("read_ahead_kb"));
+	write_profile("sw-a", "  <blockdev device=\"%s\" attr=\"read_ahead_kb\" value=\"768\"/>\n"
+	    "  <blockdev device=\"%s\" attr=\"nr_requests\" value=\"48\"/>\n", loopdev, loopdev);
+	write_profile("sw-b", "  <blockdev device=\"%s\" attr=\"read_ahead_kb\" value=\"896\"/>\n",
+	    loopdev);
+	ck_assert_int_eq(ctl(&out, "apply %s/sw-a.xml -w node01", top), 0);
+	free(out);
+	ck_assert_str_eq(qattr("nr_requests"), "48");
+	rc = ctl(&out, "apply %s/sw-b.xml -w node01", top);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_ptr_nonnull(strstr(out, "restored        blockdev"));
+	ck_assert_ptr_nonnull(strstr(out, "not in the new profile"));
+	free(out);
+	ck_assert_str_eq(qattr("nr_requests"), nr0);
+	ck_assert_str_eq(qattr("read_ahead_kb"), "896");
+	rc = ctl(&out, "apply %s/sw-a.xml -w node01 --stack", top);
+	ck_assert_int_eq(rc, 0);
+	free(out);
+	rc = ctl(&out, "active -w node01");
+	ck_assert_ptr_nonnull(strstr(out, "node01:   sw-b+sw-a"));
+	free(out);
+	rc = ctl(&out, "verify -w node01");
+	ck_assert_int_eq(rc, 0);
+	free(out);
+	ck_assert_int_eq(ctl(&out, "off -w node01"), 0);
+	free(out);
+	ck_assert_str_eq(qattr("nr_requests"), nr0);
+	ck_assert_str_eq(qattr("read_ahead_kb"), ra0);
+}
+END_TEST
+
 static Suite *
 tune_net_suite(void)
 {
@@ -745,6 +786,7 @@ tune_net_suite(void)
 	tcase_add_test(tc, test_two_controllers);
 	tcase_add_test(tc, test_state_dir_full);
 	tcase_add_test(tc, test_reapply_at_start);
+	tcase_add_test(tc, test_switch_and_stack);
 	suite_add_tcase(s, tc);
 	return s;
 }
