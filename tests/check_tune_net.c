@@ -588,7 +588,7 @@ START_TEST(test_two_controllers)
 	write_profile("ctl-b", "  <blockdev device=\"%s\" attr=\"read_ahead_kb\" value=\"768\"/>\n",
 	    loopdev);
 	snprintf(path, sizeof(path), "%s/ctl-a.out", top);
-	snprintf(args, sizeof(args), "apply %s/ctl-a.xml -w node01 --test-pause-ms 3000 "
+	snprintf(args, sizeof(args), "apply %s/ctl-a.xml -w node01 --test-pause-ms 6000 "
 	    "--test-pause-at 'after journaling'", top);
 	pid = ctl_bg(path, args);
 	wait_agent_pause(0);
