@@ -228,23 +228,24 @@ health_hw(struct agent *a, const Knob__HealthRequest *req, size_t idx, struct ho
 static uint64_t
 mce_count(struct agent *a)
 {
-	char path[PATH_MAX], *buf = NULL, *row, *p, *end;
+	char path[PATH_MAX], *buf = NULL, *line, *save = NULL, *p, *end;
 	uint64_t sum = 0;
 
 	if (agent_path(a, path, sizeof(path), "/proc/interrupts") < 0 ||
 	    read_file_bounded(path, 4u << 20, &buf, NULL) < 0)
 		return 0;
-	row = strstr(buf, "\n MCE:");
-	if (row == NULL)
-		row = strstr(buf, "\nMCE:");
-	if (row != NULL)
-		for (p = strchr(row, ':') + 1;; p = end) {
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		line += strspn(line, " ");
+		if (strncmp(line, "MCE:", 4) != 0)
+			continue;
+		for (p = line + 4;; p = end) {	/* one count per CPU, then the label */
 			unsigned long long v = strtoull(p, &end, 10);
 
 			if (end == p)
 				break;
 			sum += v;
 		}
+	}
 	free(buf);
 	return sum;
 }

@@ -173,6 +173,25 @@ precheck(void)
 	ck_assert_msg(h_up, "harness did not start");
 }
 
+/* Run knobctl ARGS in the background, output into TOP/outname; its pid
+ * (the exit status is knobctl's). */
+static pid_t __attribute__((format(printf, 2, 3)))
+bg_knobctl(const char *outname, const char *fmt, ...)
+{
+	char args[1024];
+	va_list ap;
+	pid_t pid;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	pid = fork();
+	if (pid == 0)	/* own output files: harness_knobctl's names are per process */
+		_exit(harness_sh("ip netns exec %s %s/knobctl -c %s %s >%s/%s 2>&1", h.ctl_ns, h.bin,
+		    h.cluster, args, top, outname));
+	return pid;
+}
+
 /* Children of pid (one per stuck probe). */
 static int
 count_children(pid_t pid)
@@ -239,11 +258,8 @@ START_TEST(test_sweep_four_nodes)
 	harness_agent_stop(&h, 1, SIGTERM);
 
 	/* the sweep in the background; node03 answers a ping while its probe hangs */
-	bg = fork();
-	if (bg == 0)	/* own output files: harness_knobctl's names are per process */
-		_exit(harness_sh("ip netns exec %s %s/knobctl -c %s sweep -w @all -f %s/sweep.xml "
-		    "--prom %s/knob.prom >%s/sweep1.out 2>&1", h.ctl_ns, h.bin, h.cluster, top, top,
-		    top));
+	bg = bg_knobctl("sweep1.out", "sweep -w @all -f %s/sweep.xml --prom %s/knob.prom", top,
+	    top);
 	t0 = now_mono_ns();
 	ck_assert_int_eq(harness_wait_log(&h, 2, "health request", 20), 0);
 	rc = ctl(&out, "ping -w node03");
@@ -295,6 +311,57 @@ START_TEST(test_sweep_four_nodes)
 	ck_assert_int_eq(rc, 0);
 	free(out);
 	harness_agent_start(&h, 1);
+}
+END_TEST
+
+/* Each check has its own deadline: a drift check stuck behind an apply
+ * that holds the tuning lock is timeout, the others answer, and the sweep
+ * ends on that deadline. */
+START_TEST(test_check_timeout)
+{
+	char *out = NULL;
+	uint64_t t0;
+	double took;
+	pid_t bg;
+	int st;
+
+	precheck();
+	write_file("timeout.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
+	    "    <timeout check=\"2s\"/>\n    <profile name=\"%s/loop.xml\"/>\n"
+	    "    <process name=\"knobd\"/>\n  </defaults>\n</sweep>\n", top);
+	bg = bg_knobctl("apply.out", "apply %s/loop.xml -w node04 --test-pause-ms 6000 "
+	    "--test-pause-at 'after journaling'", top);
+	ck_assert_int_eq(harness_wait_log(&h, THROTTLE_NODE, "test hook: pausing", 20), 0);
+	t0 = now_mono_ns();
+	ck_assert_int_eq(ctl(&out, "sweep -w node04 -f %s/timeout.xml -v", top), 1);
+	took = (double)(now_mono_ns() - t0) / 1e9;
+	ck_assert_ptr_nonnull(strstr(out, "node04: drift loop timeout (no result in 2.0 s)"));
+	ck_assert_ptr_nonnull(strstr(out, "node04: service knobd ok"));
+	ck_assert_ptr_nonnull(strstr(out, "1 timeout (node04)"));
+	ck_assert_msg(took < 5, "sweep took %.1f s", took);
+	free(out);
+	ck_assert_int_eq(waitpid(bg, &st, 0), bg);
+	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+END_TEST
+
+/* The probe is skipped on a node that runs a knob benchmark. */
+START_TEST(test_probe_skipped_during_bench)
+{
+	char *out = NULL;
+	pid_t bg;
+	int st;
+
+	precheck();
+	bg = bg_knobctl("bench.out", "bench seq-write -w node04 --dir %s --threads 1 --bs 64k "
+	    "--size 1m --rate-iops 2", top);
+	ck_assert_int_eq(harness_wait_log(&h, THROTTLE_NODE, "phase-go request", 20), 0);
+	ck_assert_int_eq(ctl(&out, "sweep -w node04 --probe %s -v", top), 0);
+	ck_assert_msg(strstr(out, "node04: probe ") && strstr(out, " skipped (a knob benchmark is "
+	    "running)"), "probe not skipped");
+	free(out);
+	ck_assert_int_eq(waitpid(bg, &st, 0), bg);
+	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 END_TEST
 
@@ -541,6 +608,45 @@ START_TEST(test_drain_hysteresis)
 }
 END_TEST
 
+/* MCE and EDAC counts that grow between sweeps: corrected errors warn,
+ * machine checks fail.  The counters are a fake /proc and /sys under a
+ * --sysroot (a real machine's cannot be made to grow on demand). */
+START_TEST(test_error_counters)
+{
+	char root[128], *out = NULL;
+
+	precheck();
+	snprintf(root, sizeof(root), "%s/root02", top);
+	ck_assert_int_eq(harness_sh("mkdir -p %s/proc %s/sys/devices/system/edac/mc/mc0 && "
+	    "printf '           CPU0       CPU1\\n MCE:          0          0   Machine check "
+	    "exceptions\\n' > %s/proc/interrupts && "
+	    "echo '0.10 0.20 0.30 1/100 4242' > %s/proc/loadavg && "
+	    "echo 0 > %s/sys/devices/system/edac/mc/mc0/ce_count && "
+	    "echo 0 > %s/sys/devices/system/edac/mc/mc0/ue_count", root, root, root, root, root,
+	    root), 0);
+	snprintf(h.node[1].sysroot, sizeof(h.node[1].sysroot), "%s", root);
+	ck_assert_int_eq(harness_agent_start(&h, 1), 0);
+	ck_assert_int_eq(ctl(&out, "sweep -w node02 -v"), 0);
+	ck_assert_ptr_nonnull(strstr(out, "node02: errors ok ("));	/* new baseline of 0 */
+	free(out);
+	ck_assert_int_eq(harness_sh("echo 3 > %s/sys/devices/system/edac/mc/mc0/ce_count", root), 0);
+	ck_assert_int_eq(ctl(&out, "sweep -w node02"), 1);
+	ck_assert_ptr_nonnull(strstr(out, "node02: errors warn (3 new EDAC corrected errors)"));
+	free(out);
+	ck_assert_int_eq(harness_sh("printf ' MCE:          2          0   Machine check "
+	    "exceptions\\n' > %s/proc/interrupts", root), 0);
+	ck_assert_int_eq(ctl(&out, "sweep -w node02"), 1);
+	ck_assert_ptr_nonnull(strstr(out, "node02: errors fail (new since the last sweep: 2 MCE, "
+	    "0 EDAC UE)"));
+	free(out);
+	/* nothing new: ok again */
+	ck_assert_int_eq(ctl(&out, "sweep -w node02"), 0);
+	free(out);
+	h.node[1].sysroot[0] = '\0';
+	ck_assert_int_eq(harness_agent_start(&h, 1), 0);
+}
+END_TEST
+
 /* The shipped units pass systemd-analyze verify. */
 START_TEST(test_units_verify)
 {
@@ -566,9 +672,12 @@ sweep_net_suite(void)
 	tcase_add_unchecked_fixture(tc, suite_setup, suite_teardown);
 	tcase_add_test(tc, test_sweep_file_errors);
 	tcase_add_test(tc, test_sweep_four_nodes);
+	tcase_add_test(tc, test_check_timeout);
 	tcase_add_test(tc, test_probe_slow);
+	tcase_add_test(tc, test_probe_skipped_during_bench);
 	tcase_add_test(tc, test_bench_straggler);
 	tcase_add_test(tc, test_drain_hysteresis);
+	tcase_add_test(tc, test_error_counters);
 	tcase_add_test(tc, test_units_verify);
 	suite_add_tcase(s, tc);
 	return s;
