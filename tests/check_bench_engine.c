@@ -714,8 +714,13 @@ END_TEST
  * holds exactly n/2^j in total: the expectations are those of drawing
  * without replacement (window: df (n-w)/(n-1); pairs: fixed marginals,
  * df (m-1)^2).  Returned as z-scores (chi2 - E)/sqrt(2 E). */
+struct chi {
+	double win, win_e, pair, pair_e;	/* statistics and their expectations */
+};
+
 static void
-chi_square(const uint64_t *x, uint64_t n, unsigned j, double *zwin, double *zpair)
+chi_square(const uint64_t *x, uint64_t n, unsigned j, double *zwin, double *zpair,
+    struct chi *c)
 {
 	uint64_t m = 1ull << j, w = 8 * m, nwin = n / w, *cnt = calloc(m * m, sizeof(*cnt));
 	double chi = 0, df, e;
@@ -729,6 +734,8 @@ chi_square(const uint64_t *x, uint64_t n, unsigned j, double *zwin, double *zpai
 	}
 	df = (double)nwin * (double)(m - 1) * (double)(n - w) / (double)(n - 1);
 	*zwin = (chi - df) / sqrt(2 * df);
+	c->win = chi;
+	c->win_e = df;
 	memset(cnt, 0, m * m * sizeof(*cnt));
 	for (uint64_t i = 0; i + 1 < n; i++)
 		cnt[(x[i] & (m - 1)) * m + (x[i + 1] & (m - 1))]++;
@@ -738,6 +745,8 @@ chi_square(const uint64_t *x, uint64_t n, unsigned j, double *zwin, double *zpai
 		chi += ((double)cnt[b] - e) * ((double)cnt[b] - e) / e;
 	df = (double)((m - 1) * (m - 1));
 	*zpair = (chi - df) / sqrt(2 * df);
+	c->pair = chi;
+	c->pair_e = df;
 	free(cnt);
 }
 
@@ -749,15 +758,18 @@ START_TEST(t_perm_chisquare)
 	const uint64_t n = 65536;
 	uint64_t *x = malloc(n * sizeof(*x)), lcg = 12345;
 	struct bench_perm pm;
+	struct chi c;
 	double zw, zp, worst = 0;
 
+	/* the key of --seed 1, rank 0, pass 0 (data_next in agent/bench_io.c) */
 	bench_perm_init(&pm, n, bench_mix(1) ^ bench_mix(0));
 	for (uint64_t i = 0; i < n; i++)
 		x[i] = bench_perm_at(&pm, i);
 	for (unsigned j = 1; j <= 8; j++) {
-		chi_square(x, n, j, &zw, &zp);
-		printf("chi-square feistel n=%llu j=%u: window z=%+.2f pair z=%+.2f\n",
-		    (unsigned long long)n, j, zw, zp);
+		chi_square(x, n, j, &zw, &zp, &c);
+		printf("chi-square feistel n=%llu j=%u: windows %.0f (expected %.0f) z=%+.2f; "
+		    "pairs %.0f (expected %.0f) z=%+.2f\n", (unsigned long long)n, j, c.win, c.win_e,
+		    zw, c.pair, c.pair_e, zp);
 		ck_assert_msg(fabs(zw) < 6 && fabs(zp) < 6, "j=%u: z %.2f %.2f", j, zw, zp);
 		worst = fabs(zw) > worst ? fabs(zw) : worst;
 		worst = fabs(zp) > worst ? fabs(zp) : worst;
@@ -766,9 +778,11 @@ START_TEST(t_perm_chisquare)
 	for (uint64_t i = 0; i < n; i++)
 		x[i] = lcg = (0x5851F42D4C957F2Dull * lcg + 7) & (n - 1);
 	for (unsigned j = 1; j <= 8; j++) {
-		chi_square(x, n, j, &zw, &zp);
+		chi_square(x, n, j, &zw, &zp, &c);
 		if (j == 4)
-			printf("chi-square old LCG j=4: window z=%+.2f pair z=%+.2f\n", zw, zp);
+			printf("chi-square old LCG j=4: windows %.0f (expected %.0f) z=%+.2f; "
+			    "pairs %.0f (expected %.0f) z=%+.2f\n", c.win, c.win_e, zw, c.pair,
+			    c.pair_e, zp);
 		ck_assert_msg(fabs(zw) > 6 || fabs(zp) > 6, "the test misses the LCG at j=%u", j);
 	}
 	free(x);
