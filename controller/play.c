@@ -416,8 +416,11 @@ parse_play(struct ploader *L, struct play *pl, xmlNodePtr root)
 		if (strcmp(en, "description") == 0) {
 			xmlChar *t = xmlNodeGetContent(n);
 
+			char *d = xstrdup(t ? (const char *)t : "");
+
 			free(pl->description);
-			pl->description = strtrim(xstrdup(t ? (const char *)t : ""));
+			pl->description = xstrdup(strtrim(d));	/* strtrim may move the start */
+			free(d);
 			xmlFree(t);
 		}
 		for (size_t i = 0; i < nitems(step_names); i++)
