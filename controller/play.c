@@ -202,24 +202,26 @@ play_count(const char *s, size_t n)
 	return *end ? -1 : v;
 }
 
-/* The bench option of long name `name`, or NULL. */
+/* The option of command ce with long name `name`, or NULL. */
 static const struct opt *
-bench_opt(const char *name)
+cmd_opt(const struct cmd_entry *ce, const char *name)
 {
-	for (const struct opt *o = cmd_bench_entry.opts; o && o->lname; o++)
+	for (const struct opt *o = ce->opts; o && o->lname; o++)
 		if (strcmp(o->lname, name) == 0)
 			return o;
 	return NULL;
 }
 
-/* bench option from an attribute: "--name=value", "--name" for yes. */
+/* A command option from an attribute: "--name=value", "--name" for yes. */
 static void
-bench_arg(struct ploader *L, struct pstep *st, const char *name, const char *v)
+cmd_arg(struct ploader *L, struct pstep *st, const struct cmd_entry *ce, const char *name,
+    const char *v)
 {
-	const struct opt *o = bench_opt(name);
+	const struct opt *o = cmd_opt(ce, name);
 
 	if (o == NULL) {
-		perr(L, st->line, "<bench> has no option '%s' (see knobctl bench --help)", name);
+		perr(L, st->line, "<%s> has no option '%s' (see knobctl %s --help)", st->kind ==
+		    PS_HEALTH ? "health" : "bench", name, ce->name);
 		return;
 	}
 	if (o->arg == OPT_NOARG || (o->arg == OPT_OPTARG && strcmp(v, "yes") == 0)) {
@@ -283,12 +285,10 @@ parse_at_elem(struct ploader *L, struct pstep *st, xmlNodePtr n)
 	free(thr);
 }
 
+/* Every attribute but the step's own as an option of command ce. */
 static void
-parse_bench_step(struct ploader *L, struct pstep *st, xmlNodePtr n)
+attrs_as_options(struct ploader *L, struct pstep *st, xmlNodePtr n, const struct cmd_entry *ce)
 {
-	char *kind = attr_or(L, n, "kind", "");
-
-	strvec_push(&st->args, "bench");
 	for (xmlAttrPtr a = n->properties; a; a = a->next) {
 		const char *an = (const char *)a->name;
 		char *v;
@@ -297,9 +297,18 @@ parse_bench_step(struct ploader *L, struct pstep *st, xmlNodePtr n)
 		    strcmp(an, "nodes") == 0)
 			continue;
 		v = attr(L, n, an);
-		bench_arg(L, st, an, v ? v : "");
+		cmd_arg(L, st, ce, an, v ? v : "");
 		free(v);
 	}
+}
+
+static void
+parse_bench_step(struct ploader *L, struct pstep *st, xmlNodePtr n)
+{
+	char *kind = attr_or(L, n, "kind", "");
+
+	strvec_push(&st->args, "bench");
+	attrs_as_options(L, st, n, &cmd_bench_entry);
 	for (xmlNodePtr c = n->children; c; c = c->next)
 		if (c->type == XML_ELEMENT_NODE && strcmp((const char *)c->name, "at") == 0)
 			parse_at_elem(L, st, c);
@@ -327,7 +336,7 @@ static const struct {
 } step_names[] = {
 	{ "apply", PS_APPLY }, { "verify", PS_VERIFY }, { "rollback", PS_ROLLBACK },
 	{ "bench", PS_BENCH }, { "compare", PS_COMPARE }, { "canary", PS_CANARY },
-	{ "score", PS_SCORE }, { "report", PS_REPORT },
+	{ "score", PS_SCORE }, { "report", PS_REPORT }, { "health", PS_HEALTH },
 };
 
 static void parse_step(struct ploader *L, struct pstep *st, xmlNodePtr n, int kind);
@@ -374,6 +383,10 @@ parse_step(struct ploader *L, struct pstep *st, xmlNodePtr n, int kind)
 		perr(L, st->line, "canary=\"%s\": a count or a percentage", st->canary);
 	if (kind == PS_BENCH)
 		parse_bench_step(L, st, n);
+	if (kind == PS_HEALTH) {
+		strvec_push(&st->args, "sweep");
+		attrs_as_options(L, st, n, &cmd_sweep_entry);
+	}
 	if (kind == PS_COMPARE || kind == PS_CANARY)
 		parse_nested(L, st, n);
 }

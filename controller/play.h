@@ -1,13 +1,14 @@
 /* Plays (controller/play.c loads, play_run.c runs): an XML file, validated
  * against ansible-like-plays/play.rng, that targets a node set and runs
- * ordered steps -- apply, verify, rollback, bench, compare, canary, score --
+ * ordered steps -- apply, verify, rollback, bench, compare, canary, health,
+ * report, score --
  * in rolling batches with a failure threshold. */
 #ifndef KNOB_PLAY_H
 #define KNOB_PLAY_H
 
 #include "knobctl.h"
 
-enum pstep_kind { PS_APPLY, PS_VERIFY, PS_ROLLBACK, PS_BENCH, PS_COMPARE, PS_CANARY, PS_SCORE, PS_REPORT };
+enum pstep_kind { PS_APPLY, PS_VERIFY, PS_ROLLBACK, PS_BENCH, PS_COMPARE, PS_CANARY, PS_SCORE, PS_REPORT, PS_HEALTH };
 
 struct pstep {
 	int kind;		/* enum pstep_kind */
@@ -22,7 +23,7 @@ struct pstep {
 	char *file;		/* report: the HTML file */
 	char *nodes;		/* nodes="...": this step on these of the play's nodes ("" all) */
 	char *tune_nodes;	/* compare / canary tune-nodes="...": profiles go here ("" = nodes) */
-	struct strvec args;	/* bench: "bench" + options + KIND, as on the command line */
+	struct strvec args;	/* bench: "bench" + options + KIND; health: "sweep" + options */
 	struct pstep *sub;	/* compare, canary: the nested benches */
 	size_t nsub;
 };

@@ -11,8 +11,11 @@
  * when the play stops, what it applied is rolled back unless keep="yes".
  * Exit status 0 only when every step succeeded on every node.
  *
- * --check: apply runs as --check, verify runs (it only reads), rollback and
- * bench do not run; each bench prints its phases, the data it would move
+ * health runs `knobctl sweep` and drops the nodes it finds failing (slow,
+ * timeout, fail, hung, unreachable).
+ *
+ * --check: apply runs as --check, verify, rollback and health are announced,
+ * bench does not run; each bench prints its phases, the data it would move
  * and the runtime earlier runs of the same points took (results store). */
 #include <math.h>
 #include <stdarg.h>
@@ -150,10 +153,12 @@ is_error_status(const char *s)
 	return 0;
 }
 
-/* Per-node statuses of a tune command's JSON: failures dropped, successes
+/* Per-node statuses of a command's JSON (under key, "status" for the tune
+ * commands, "state" for sweep): failures (bad(status)) dropped, successes
  * of a real apply marked applied; a folded line per status. */
 static void
-take_statuses(struct prun *pr, json_object *doc, const struct strvec *asked, int applying)
+take_statuses(struct prun *pr, json_object *doc, const struct strvec *asked, int applying,
+    const char *key, int (*bad)(const char *))
 {
 	json_object *nodes = json_object_object_get(doc, "nodes");
 	struct strvec st = { 0 }, *who = NULL;
@@ -161,7 +166,7 @@ take_statuses(struct prun *pr, json_object *doc, const struct strvec *asked, int
 
 	for (size_t i = 0; nodes && i < json_object_array_length(nodes); i++) {
 		json_object *n = json_object_array_get_idx(nodes, i);
-		const char *name = rd_str(n, "node"), *s = rd_str(n, "status");
+		const char *name = rd_str(n, "node"), *s = rd_str(n, key);
 		long idx = node_index(pr, name);
 		size_t k;
 
@@ -176,7 +181,7 @@ take_statuses(struct prun *pr, json_object *doc, const struct strvec *asked, int
 			memset(&who[k], 0, sizeof(*who));
 		}
 		strvec_push(&who[k], name);
-		if (is_error_status(s))
+		if (bad(s))
 			fail_node(pr, name, rd_str(n, "detail")[0] ? rd_str(n, "detail") : s);
 		else if (applying && idx >= 0)
 			pr->applied[idx] = 1;
@@ -231,7 +236,7 @@ step_tune(struct prun *pr, const char *verb, const char *profile, int check, con
 			say(pr, "  knobctl %s could not run\n", verb);
 			rc = -1;
 		}
-		take_statuses(pr, doc, &batch, applying);
+		take_statuses(pr, doc, &batch, applying, "status", is_error_status);
 		if (check_trip(pr))
 			rc = -1;
 		json_object_put(doc);
@@ -239,6 +244,48 @@ step_tune(struct prun *pr, const char *verb, const char *profile, int check, con
 	}
 	strvec_free(&live);
 	strvec_free(&argv);
+	return rc;
+}
+
+/* Health states that take a node out (those the sweep would drain). */
+static int
+is_failing_health(const char *s)
+{
+	static const char *const bad[] = { "slow", "timeout", "fail", "hung", "unreachable" };
+
+	for (size_t i = 0; i < nitems(bad); i++)
+		if (strcmp(s, bad[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* health: `knobctl sweep` on the live nodes of sel; failing nodes are
+ * dropped (warn is shown, not failed).  0 or -1 (the threshold tripped). */
+static int
+step_health(struct prun *pr, const struct pstep *st, const char *sel)
+{
+	struct strvec live = { 0 };
+	json_object *doc = NULL;
+	int rc = 0;
+
+	if (pr->check) {
+		say(pr, "  would run knobctl sweep (not in --check: probes, --prom and --drain write)\n");
+		return 0;
+	}
+	live_nodes(pr, sel, &live);
+	if (live.n == 0) {
+		say(pr, "  no node left to sweep\n");
+		return -1;
+	}
+	if (sub_run(pr, &st->args, &live, &doc) == 2 && doc == NULL) {
+		say(pr, "  knobctl sweep could not run\n");
+		rc = -1;
+	}
+	take_statuses(pr, doc, &live, 0, "state", is_failing_health);
+	if (check_trip(pr))
+		rc = -1;
+	json_object_put(doc);
+	strvec_free(&live);
 	return rc;
 }
 
@@ -622,6 +669,7 @@ run_step(struct prun *pr, const struct pstep *st)
 	case PS_CANARY: rc = step_canary(pr, st, sel); break;
 	case PS_SCORE: rc = step_score(pr); break;
 	case PS_REPORT: rc = step_report(pr, st); break;
+	case PS_HEALTH: rc = step_health(pr, st, sel); break;
 	default: rc = -1; break;
 	}
 out:

@@ -370,12 +370,41 @@ START_TEST(play_file_errors)
 }
 END_TEST
 
+/* health: the health sweep (knobctl sweep) drops an unreachable node, the
+ * bench then runs on the healthy ones; with max-fail="1" the play goes on
+ * and exits 1. */
+START_TEST(play_health_step)
+{
+	json_object *doc, *run;
+	int rc;
+
+	harness_agent_stop(&h, 2, SIGKILL);
+	write_file("hs.xml", "<?xml version=\"1.0\"?>\n"
+	    "<play name=\"hs\" nodes=\"@all\" max-fail=\"1\">\n"
+	    "  <health/>\n"
+	    "  <bench kind=\"md-create\" dir=\"%s\" threads=\"4\" files=\"20\"/>\n"
+	    "</play>\n", data);
+	doc = need(harness_knobctl_json(&h, &rc, "--json --connect-timeout 2 play %s/hs.xml", h.tmp));
+	ck_assert_int_eq(rc, 1);
+	ck_assert_int_eq(json_object_array_length(jarr(doc, "failed_nodes")), 1);
+	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(jarr(doc, "failed_nodes"),
+	    0)), "node03");
+	ck_assert_str_eq(jstr(json_object_array_get_idx(jarr(doc, "steps"), 0), "status"), "ok");
+	ck_assert_str_eq(jstr(json_object_array_get_idx(jarr(doc, "steps"), 1), "status"), "ok");
+	json_object_put(doc);
+	run = need(harness_knobctl_json(&h, &rc, "--json results show latest"));
+	ck_assert_int_eq(json_object_array_length(jarr(run, "nodes")), 2);
+	ck_assert_str_eq(jstr(json_object_array_get_idx(jarr(run, "phases"), 0), "status"), "ok");
+	json_object_put(run);
+}
+END_TEST
+
 /* Every shipped play loads and plans (--check) on the three agents. */
 START_TEST(shipped_plays_plan)
 {
 	static const char *const plays[] = {
 		"seq-nn-sweep", "seq-n1-sweep", "random-4k-sweep", "mdtest-sweep", "ab-compare",
-		"canary-rollout", "demo", "io500-like",
+		"canary-rollout", "demo", "io500-like", "health-sweep",
 	};
 	char root[PATH_MAX], *out = NULL, *err = NULL;
 
@@ -469,6 +498,7 @@ main(void)
 	tcase_add_test(tc, play_file_errors);
 	tcase_add_test(tc, shipped_plays_plan);
 	tcase_add_test(tc, io500_like_score);
+	tcase_add_test(tc, play_health_step);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
