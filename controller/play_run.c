@@ -142,15 +142,25 @@ sub_run(struct prun *pr, const struct strvec *argv, const struct strvec *nodes, 
 	return rc;
 }
 
+/* Is s one of the NULL-terminated set? */
+static int
+in_set(const char *s, const char *const *set)
+{
+	for (; *set; set++)
+		if (strcmp(s, *set) == 0)
+			return 1;
+	return 0;
+}
+
+/* Tune command statuses that fail a node. */
 static int
 is_error_status(const char *s)
 {
-	static const char *const bad[] = { "failed", "drift", "timeout", "unreachable", "auth-failed" };
+	static const char *const bad[] = {
+		"failed", "drift", "timeout", "unreachable", "auth-failed", NULL,
+	};
 
-	for (size_t i = 0; i < nitems(bad); i++)
-		if (strcmp(s, bad[i]) == 0)
-			return 1;
-	return 0;
+	return in_set(s, bad);
 }
 
 /* Per-node statuses of a command's JSON (under key, "status" for the tune
@@ -251,12 +261,9 @@ step_tune(struct prun *pr, const char *verb, const char *profile, int check, con
 static int
 is_failing_health(const char *s)
 {
-	static const char *const bad[] = { "slow", "timeout", "fail", "hung", "unreachable" };
+	static const char *const bad[] = { "slow", "timeout", "fail", "hung", "unreachable", NULL };
 
-	for (size_t i = 0; i < nitems(bad); i++)
-		if (strcmp(s, bad[i]) == 0)
-			return 1;
-	return 0;
+	return in_set(s, bad);
 }
 
 /* health: `knobctl sweep` on the live nodes of sel; failing nodes are
