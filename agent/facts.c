@@ -24,6 +24,7 @@
 
 #include "agent.h"
 #include "log.h"
+#include "tls.h"
 #include "util.h"
 
 #define ATTR_MAX	4096		/* one sysfs/procfs attribute */
@@ -843,6 +844,8 @@ facts_gather(struct agent *a, Knob__Facts *f)
 	f->active_profile = xstrdup(prof != NULL ? prof : "");
 	f->active_note = xstrdup(tune_active_note(a));
 	f->agent_time_ns = now_real_ns();
+	if (a->cfg.cert != NULL)
+		tls_cert_not_after(a->cfg.cert, &f->cert_not_after);
 	return 0;
 }
 

@@ -1,7 +1,9 @@
 /* TLS contexts for knobd (server) and knobctl (client): TLS 1.3 only,
- * mutual authentication against the cluster CA, X25519 key exchange. */
+ * mutual authentication against the cluster CA (and its CRL, on the agent),
+ * X25519 key exchange. */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/x509v3.h>
@@ -41,6 +43,37 @@ server_verify_cb(int ok, X509_STORE_CTX *x)
 	return ok;
 }
 
+/* Agent side: the CA's revocation list, if one sits next to the CA
+ * certificate (ca.crt -> ca.crl), checked for every controller certificate.
+ * 0 (also when there is none) or -1 with err. */
+static int
+load_crl(SSL_CTX *ctx, const char *ca, char *err, size_t errlen)
+{
+	X509_STORE *st = SSL_CTX_get_cert_store(ctx);
+	size_t l = strlen(ca);
+	char path[4096], tmp[512];
+	X509_CRL *crl;
+	FILE *f;
+
+	if (l > 4 && strcmp(ca + l - 4, ".crt") == 0)
+		snprintf(path, sizeof(path), "%.*s.crl", (int)(l - 4), ca);
+	else
+		snprintf(path, sizeof(path), "%s.crl", ca);
+	if ((f = fopen(path, "re")) == NULL)
+		return 0;
+	crl = PEM_read_X509_CRL(f, NULL, NULL, NULL);
+	fclose(f);
+	if (crl == NULL || X509_STORE_add_crl(st, crl) != 1) {
+		tls_errstr(tmp, sizeof(tmp));
+		snprintf(err, errlen, "%s: cannot load CRL: %s", path, tmp);
+		X509_CRL_free(crl);
+		return -1;
+	}
+	X509_CRL_free(crl);
+	X509_STORE_set_flags(st, X509_V_FLAG_CRL_CHECK);
+	return 0;
+}
+
 /* Build a context; the caller frees it with SSL_CTX_free. */
 SSL_CTX *
 tls_ctx_new(int server, const char *ca, const char *cert, const char *key, char *err,
@@ -77,6 +110,10 @@ tls_ctx_new(int server, const char *ca, const char *cert, const char *key, char 
 	if (SSL_CTX_load_verify_locations(ctx, ca, NULL) != 1) {
 		tls_errstr(tmp, sizeof(tmp));
 		snprintf(err, errlen, "%s: cannot load CA: %s", ca, tmp);
+		SSL_CTX_free(ctx);
+		return NULL;
+	}
+	if (server && load_crl(ctx, ca, err, errlen) < 0) {
 		SSL_CTX_free(ctx);
 		return NULL;
 	}
@@ -142,6 +179,26 @@ tls_cert_identity(const char *certfile, char *cn, size_t cnlen, char *ou, size_t
 	if (x == NULL)
 		return -1;
 	rc = name_identity(X509_get_subject_name(x), cn, cnlen, ou, oulen);
+	X509_free(x);
+	return rc;
+}
+
+int
+tls_cert_not_after(const char *certfile, int64_t *t)
+{
+	FILE *f = fopen(certfile, "re");
+	struct tm tm;
+	X509 *x;
+	int rc = -1;
+
+	if (f == NULL)
+		return -1;
+	x = PEM_read_X509(f, NULL, NULL, NULL);
+	fclose(f);
+	if (x != NULL && ASN1_TIME_to_tm(X509_get0_notAfter(x), &tm) == 1) {
+		*t = (int64_t)timegm(&tm);
+		rc = 0;
+	}
 	X509_free(x);
 	return rc;
 }

@@ -5,6 +5,7 @@
 #define KNOB_TLS_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <openssl/ssl.h>
 
 #define KNOB_ROLE_CONTROLLER "controller"
@@ -17,6 +18,8 @@ SSL_CTX *tls_ctx_new(int server, const char *ca, const char *cert, const char *k
 int tls_peer_identity(SSL *ssl, char *cn, size_t cnlen, char *ou, size_t oulen);
 /* CN and OU of a certificate file (the agent learns its own node name). */
 int tls_cert_identity(const char *certfile, char *cn, size_t cnlen, char *ou, size_t oulen);
+/* When certfile's certificate expires (unix seconds). 0 or -1. */
+int tls_cert_not_after(const char *certfile, int64_t *t);
 /* Fill buf with OpenSSL's error queue, drained. */
 void tls_errstr(char *buf, size_t len);
 

@@ -7,6 +7,7 @@
  *
  * Key files are created 0600 with O_EXCL, so they are never readable by
  * anyone else, not even for a moment, and nothing is ever overwritten. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <sys/stat.h>
@@ -446,50 +448,46 @@ fail:
 	return -1;
 }
 
-/* Issue DIR/NAME.crt and DIR/NAME.key signed by DIR's CA: OU=controller
- * with clientAuth, or OU=node with serverAuth.  Existing files are never
- * overwritten.  0 or -1 with err. */
-int
-ca_issue(const char *dir, const char *name, int controller, char *err, size_t errlen)
+/* The subjectAltName of a leaf for name: DNS, IP or both. */
+static void
+leaf_san(const char *name, char *san, size_t len)
 {
-	char crt[PATH_MAX], keyp[PATH_MAX], san[2 * CA_NAME_MAX + 16];
 	unsigned char ip[16];
-	EVP_PKEY *cakey = NULL, *key = NULL;
-	X509 *cacert = NULL, *x = NULL;
-	X509V3_CTX v3;
-	int rc = -1;
-
-	if (ca_name_check(name, err, errlen) < 0)
-		return -1;
-	if (ca_path(crt, sizeof(crt), dir, name, ".crt", err, errlen) < 0 ||
-	    ca_path(keyp, sizeof(keyp), dir, name, ".key", err, errlen) < 0)
-		return -1;
-	if (must_not_exist(crt, "a certificate", err, errlen) < 0 ||
-	    must_not_exist(keyp, "a key", err, errlen) < 0)
-		return -1;
-	if (load_ca(dir, &cacert, &cakey, err, errlen) < 0)
-		return -1;
 
 	if (inet_pton(AF_INET6, name, ip) == 1)
-		snprintf(san, sizeof(san), "IP:%s", name);
+		snprintf(san, len, "IP:%s", name);
 	else if (inet_pton(AF_INET, name, ip) == 1)
-		snprintf(san, sizeof(san), "DNS:%s,IP:%s", name, name);
+		snprintf(san, len, "DNS:%s,IP:%s", name, name);
 	else
-		snprintf(san, sizeof(san), "DNS:%s", name);
+		snprintf(san, len, "DNS:%s", name);
+}
 
+/* A fresh key and a certificate for name signed by the CA: OU=controller
+ * with clientAuth, or OU=node with serverAuth.  The caller frees *keyp and
+ * *xp.  0 or -1 with err. */
+static int
+make_leaf(X509 *cacert, EVP_PKEY *cakey, const char *name, int controller, EVP_PKEY **keyp,
+    X509 **xp, char *err, size_t errlen)
+{
+	char san[2 * CA_NAME_MAX + 16];
+	EVP_PKEY *key = NULL;
+	X509 *x = NULL;
+	X509V3_CTX v3;
+
+	leaf_san(name, san, sizeof(san));
 	if ((key = new_key(err, errlen)) == NULL)
-		goto out;
+		goto fail;
 	if ((x = cert_skeleton(key, CERT_DAYS)) == NULL ||
 	    set_subject(x, name, controller ? KNOB_ROLE_CONTROLLER : KNOB_ROLE_NODE) < 0 ||
 	    X509_set_issuer_name(x, X509_get_subject_name(cacert)) != 1) {
 		setssl(err, errlen, name);
-		goto out;
+		goto fail;
 	}
 	/* Never outlive the CA. */
 	if (ASN1_TIME_compare(X509_get0_notAfter(x), X509_get0_notAfter(cacert)) > 0 &&
 	    X509_set1_notAfter(x, X509_get0_notAfter(cacert)) != 1) {
 		setssl(err, errlen, name);
-		goto out;
+		goto fail;
 	}
 	X509V3_set_ctx(&v3, cacert, x, NULL, NULL, 0);
 	if (add_ext(x, &v3, NID_basic_constraints, "critical,CA:FALSE") < 0 ||
@@ -499,18 +497,383 @@ ca_issue(const char *dir, const char *name, int controller, char *err, size_t er
 	    add_ext(x, &v3, NID_subject_key_identifier, "hash") < 0 ||
 	    add_ext(x, &v3, NID_authority_key_identifier, "keyid:always") < 0) {
 		setssl(err, errlen, "certificate extensions");
-		goto out;
+		goto fail;
 	}
 	if (X509_sign(x, cakey, NULL) <= 0) {
 		setssl(err, errlen, "signing the certificate");
+		goto fail;
+	}
+	*keyp = key;
+	*xp = x;
+	return 0;
+fail:
+	X509_free(x);
+	EVP_PKEY_free(key);
+	return -1;
+}
+
+/* A new leaf for name from DIR's CA (see make_leaf); the caller frees *keyp
+ * and *xp.  0 or -1 with err. */
+static int
+issue_leaf(const char *dir, const char *name, int controller, EVP_PKEY **keyp, X509 **xp,
+    char *err, size_t errlen)
+{
+	EVP_PKEY *cakey = NULL;
+	X509 *cacert = NULL;
+	int rc;
+
+	if (load_ca(dir, &cacert, &cakey, err, errlen) < 0)
+		return -1;
+	rc = make_leaf(cacert, cakey, name, controller, keyp, xp, err, errlen);
+	X509_free(cacert);
+	EVP_PKEY_free(cakey);
+	return rc;
+}
+
+/* Issue DIR/NAME.crt and DIR/NAME.key signed by DIR's CA: OU=controller
+ * with clientAuth, or OU=node with serverAuth.  Existing files are never
+ * overwritten.  0 or -1 with err. */
+int
+ca_issue(const char *dir, const char *name, int controller, char *err, size_t errlen)
+{
+	char crt[PATH_MAX], keyp[PATH_MAX];
+	EVP_PKEY *key = NULL;
+	X509 *x = NULL;
+	int rc;
+
+	if (ca_name_check(name, err, errlen) < 0)
+		return -1;
+	if (ca_path(crt, sizeof(crt), dir, name, ".crt", err, errlen) < 0 ||
+	    ca_path(keyp, sizeof(keyp), dir, name, ".key", err, errlen) < 0)
+		return -1;
+	if (must_not_exist(crt, "a certificate", err, errlen) < 0 ||
+	    must_not_exist(keyp, "a key", err, errlen) < 0)
+		return -1;
+	if (issue_leaf(dir, name, controller, &key, &x, err, errlen) < 0)
+		return -1;
+	rc = write_pair(keyp, key, crt, x, err, errlen);
+	X509_free(x);
+	EVP_PKEY_free(key);
+	return rc;
+}
+
+/* The PEM text of a key or certificate; malloc'd, NULL on error. */
+static char *
+pem_string(EVP_PKEY *key, X509 *x)
+{
+	BIO *b = BIO_new(BIO_s_mem());
+	char *data, *s = NULL;
+	long n;
+	int ok;
+
+	if (b == NULL)
+		return NULL;
+	ok = key ? PEM_write_bio_PrivateKey(b, key, NULL, NULL, 0, NULL, NULL) : PEM_write_bio_X509(b, x);
+	if (ok == 1 && (n = BIO_get_mem_data(b, &data)) > 0) {
+		s = xmalloc((size_t)n + 1);
+		memcpy(s, data, (size_t)n);
+		s[n] = '\0';
+	}
+	BIO_free(b);
+	return s;
+}
+
+int
+ca_issue_pem(const char *dir, const char *name, int controller, char **crt, char **key,
+    char *err, size_t errlen)
+{
+	EVP_PKEY *k = NULL;
+	X509 *x = NULL;
+	int rc = 0;
+
+	*crt = *key = NULL;
+	if (ca_name_check(name, err, errlen) < 0 ||
+	    issue_leaf(dir, name, controller, &k, &x, err, errlen) < 0)
+		return -1;
+	*crt = pem_string(NULL, x);
+	*key = pem_string(k, NULL);
+	if (*crt == NULL || *key == NULL) {
+		free(*crt);
+		free(*key);
+		*crt = *key = NULL;
+		setssl(err, errlen, "PEM encoding");
+		rc = -1;
+	}
+	X509_free(x);
+	EVP_PKEY_free(k);
+	return rc;
+}
+
+/* ------------------------------------------------------------ revocation
+ * DIR/revoked.txt lists "SERIAL-HEX NAME" per revoked certificate; DIR/ca.crl
+ * is the CRL made from it, signed by the CA, valid as long as the CA. */
+
+/* Serial of x in hex; malloc'd. */
+static char *
+serial_hex(X509 *x)
+{
+	BIGNUM *bn = ASN1_INTEGER_to_BN(X509_get0_serialNumber(x), NULL);
+	char *h = bn ? BN_bn2hex(bn) : NULL, *s = h ? xstrdup(h) : NULL;
+
+	OPENSSL_free(h);
+	BN_free(bn);
+	return s;
+}
+
+/* The serials in DIR/revoked.txt (first word of each line) into v. */
+static void
+read_revoked(const char *dir, struct strvec *v)
+{
+	char path[PATH_MAX], *buf = NULL, *save = NULL;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, CA_REVOKED_FILE);
+	if (read_file_bounded(path, 16 << 20, &buf, NULL) < 0)
+		return;
+	for (char *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		char *sp = strchr(l, ' ');
+
+		if (sp)
+			*sp = '\0';
+		if (*l)
+			strvec_push(v, l);
+	}
+	free(buf);
+}
+
+/* Add one serial to crl, revoked now. 0 or -1. */
+static int
+crl_add(X509_CRL *crl, const char *hex, ASN1_TIME *now)
+{
+	X509_REVOKED *r = X509_REVOKED_new();
+	BIGNUM *bn = NULL;
+	ASN1_INTEGER *ai = NULL;
+	int rc = -1;
+
+	if (r == NULL || BN_hex2bn(&bn, hex) == 0 || (ai = BN_to_ASN1_INTEGER(bn, NULL)) == NULL)
+		goto out;
+	if (X509_REVOKED_set_serialNumber(r, ai) != 1 || X509_REVOKED_set_revocationDate(r, now) != 1)
+		goto out;
+	if (X509_CRL_add0_revoked(crl, r) != 1)
+		goto out;
+	r = NULL;
+	rc = 0;
+out:
+	X509_REVOKED_free(r);
+	ASN1_INTEGER_free(ai);
+	BN_free(bn);
+	return rc;
+}
+
+/* Write DIR/ca.crl from DIR/revoked.txt. 0 or -1 with err. */
+static int
+crl_write(const char *dir, X509 *cacert, EVP_PKEY *cakey, char *err, size_t errlen)
+{
+	struct strvec serials = { 0 };
+	X509_CRL *crl = X509_CRL_new();
+	ASN1_TIME *now = ASN1_TIME_set(NULL, time(NULL));
+	char path[PATH_MAX], *data;
+	BIO *b = NULL;
+	long n;
+	int rc = -1;
+
+	read_revoked(dir, &serials);
+	if (crl == NULL || now == NULL || X509_CRL_set_version(crl, X509_CRL_VERSION_2) != 1 ||
+	    X509_CRL_set_issuer_name(crl, X509_get_subject_name(cacert)) != 1 ||
+	    X509_CRL_set1_lastUpdate(crl, now) != 1 ||
+	    X509_CRL_set1_nextUpdate(crl, X509_get0_notAfter(cacert)) != 1)
+		goto ssl;
+	for (size_t i = 0; i < serials.n; i++)
+		if (crl_add(crl, serials.v[i], now) < 0)
+			goto ssl;
+	if (X509_CRL_sort(crl) != 1 || X509_CRL_sign(crl, cakey, NULL) <= 0)
+		goto ssl;
+	if ((b = BIO_new(BIO_s_mem())) == NULL || PEM_write_bio_X509_CRL(b, crl) != 1 ||
+	    (n = BIO_get_mem_data(b, &data)) <= 0)
+		goto ssl;
+	snprintf(path, sizeof(path), "%s/%s", dir, CA_CRL_FILE);
+	if (write_file_atomic(path, data, (size_t)n, CERT_MODE) < 0) {
+		seterr(err, errlen, "%s: %s", path, strerror(errno));
 		goto out;
 	}
-	if (write_pair(keyp, key, crt, x, err, errlen) < 0)
+	rc = 0;
+	goto out;
+ssl:
+	setssl(err, errlen, "CRL");
+out:
+	BIO_free(b);
+	ASN1_TIME_free(now);
+	X509_CRL_free(crl);
+	strvec_free(&serials);
+	return rc;
+}
+
+int
+ca_revoke(const char *dir, const char *name, char *err, size_t errlen)
+{
+	char crt[PATH_MAX], path[PATH_MAX], *hex = NULL, *line = NULL;
+	struct strvec serials = { 0 };
+	EVP_PKEY *cakey = NULL;
+	X509 *cacert = NULL, *x = NULL;
+	FILE *f;
+	int rc = -1;
+
+	if (ca_name_check(name, err, errlen) < 0 ||
+	    ca_path(crt, sizeof(crt), dir, name, ".crt", err, errlen) < 0)
+		return -1;
+	if (load_ca(dir, &cacert, &cakey, err, errlen) < 0)
+		return -1;
+	if ((x = read_cert(crt, err, errlen)) == NULL || (hex = serial_hex(x)) == NULL)
 		goto out;
+	read_revoked(dir, &serials);
+	if (!strvec_contains(&serials, hex)) {
+		snprintf(path, sizeof(path), "%s/%s", dir, CA_REVOKED_FILE);
+		line = xasprintf("%s %s\n", hex, name);
+		if ((f = fopen(path, "ae")) == NULL || fputs(line, f) < 0 || fflush(f) != 0 ||
+		    fsync(fileno(f)) < 0) {
+			seterr(err, errlen, "%s: %s", path, strerror(errno));
+			if (f)
+				fclose(f);
+			goto out;
+		}
+		fclose(f);
+	}
+	rc = crl_write(dir, cacert, cakey, err, errlen);
+out:
+	free(line);
+	free(hex);
+	strvec_free(&serials);
+	X509_free(x);
+	X509_free(cacert);
+	EVP_PKEY_free(cakey);
+	return rc;
+}
+
+/* Days from now until x expires (negative: expired). */
+static int
+days_left(X509 *x)
+{
+	int days = 0, secs = 0;
+
+	ASN1_TIME_diff(&days, &secs, NULL, X509_get0_notAfter(x));
+	return days;
+}
+
+int
+ca_check_leaf(const char *dir, const char *pem, const char *name, int min_days, char *why,
+    size_t whylen)
+{
+	struct strvec serials = { 0 };
+	char cn[CA_NAME_MAX + 1] = "", *hex = NULL;
+	EVP_PKEY *capub;
+	X509 *cacert = NULL, *x = NULL;
+	BIO *b = BIO_new_mem_buf(pem, -1);
+	char crt[PATH_MAX];
+	int rc = 1;
+
+	snprintf(crt, sizeof(crt), "%s/%s", dir, CA_CERT_FILE);
+	if ((cacert = read_cert(crt, why, whylen)) == NULL) {
+		rc = -1;
+		goto out;
+	}
+	capub = X509_get0_pubkey(cacert);
+	if (b == NULL || (x = PEM_read_bio_X509(b, NULL, NULL, NULL)) == NULL) {
+		seterr(why, whylen, "no certificate");
+		goto out;
+	}
+	X509_NAME_get_text_by_NID(X509_get_subject_name(x), NID_commonName, cn, sizeof(cn));
+	read_revoked(dir, &serials);
+	hex = serial_hex(x);
+	if (X509_verify(x, capub) != 1 ||
+	    X509_NAME_cmp(X509_get_issuer_name(x), X509_get_subject_name(cacert)) != 0)
+		seterr(why, whylen, "certificate not from this CA");
+	else if (strcmp(cn, name) != 0)
+		seterr(why, whylen, "certificate names '%s'", cn);
+	else if (hex && strvec_contains(&serials, hex))
+		seterr(why, whylen, "certificate revoked");
+	else if (days_left(x) < min_days)
+		seterr(why, whylen, "certificate expires in %d days", days_left(x));
+	else
+		rc = 0;
+out:
+	ERR_clear_error();
+	free(hex);
+	strvec_free(&serials);
+	BIO_free(b);
+	X509_free(x);
+	X509_free(cacert);
+	return rc;
+}
+
+/* Reissue DIR/NAME.crt/.key in place (same name and role). 0 or -1. */
+static int
+renew_one(const char *dir, const char *name, X509 *old, X509 *cacert, EVP_PKEY *cakey,
+    char *err, size_t errlen)
+{
+	char ou[64] = "", crt[PATH_MAX], keyp[PATH_MAX], tcrt[PATH_MAX + 8], tkey[PATH_MAX + 8];
+	EVP_PKEY *key = NULL;
+	X509 *x = NULL;
+	int rc = -1;
+
+	X509_NAME_get_text_by_NID(X509_get_subject_name(old), NID_organizationalUnitName, ou,
+	    sizeof(ou));
+	snprintf(crt, sizeof(crt), "%s/%s.crt", dir, name);
+	snprintf(keyp, sizeof(keyp), "%s/%s.key", dir, name);
+	snprintf(tcrt, sizeof(tcrt), "%s.new", crt);
+	snprintf(tkey, sizeof(tkey), "%s.new", keyp);
+	unlink(tcrt);
+	unlink(tkey);
+	if (make_leaf(cacert, cakey, name, strcmp(ou, KNOB_ROLE_CONTROLLER) == 0, &key, &x, err,
+	    errlen) < 0 || write_pair(tkey, key, tcrt, x, err, errlen) < 0)
+		goto out;
+	if (rename(tkey, keyp) < 0 || rename(tcrt, crt) < 0) {
+		seterr(err, errlen, "%s: %s", crt, strerror(errno));
+		goto out;
+	}
 	rc = 0;
 out:
 	X509_free(x);
 	EVP_PKEY_free(key);
+	return rc;
+}
+
+int
+ca_renew(const char *dir, int min_days, FILE *out, char *err, size_t errlen)
+{
+	EVP_PKEY *cakey = NULL;
+	X509 *cacert = NULL;
+	struct dirent *de;
+	DIR *d = NULL;
+	int rc = -1;
+
+	if (load_ca(dir, &cacert, &cakey, err, errlen) < 0)
+		return -1;
+	if ((d = opendir(dir)) == NULL) {
+		seterr(err, errlen, "%s: %s", dir, strerror(errno));
+		goto out;
+	}
+	rc = 0;
+	while ((de = readdir(d)) != NULL) {
+		char name[NAME_MAX + 1], path[PATH_MAX], e2[256];
+		size_t l = strlen(de->d_name);
+		X509 *x;
+
+		if (l < 5 || strcmp(de->d_name + l - 4, ".crt") != 0 || strcmp(de->d_name, CA_CERT_FILE) == 0)
+			continue;
+		snprintf(name, sizeof(name), "%.*s", (int)(l - 4), de->d_name);
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if ((x = read_cert(path, e2, sizeof(e2))) == NULL)
+			continue;
+		if (days_left(x) < min_days) {
+			if (renew_one(dir, name, x, cacert, cakey, err, errlen) < 0)
+				rc = -1;
+			else
+				fprintf(out, "renewed %s (expired in %d days)\n", path, days_left(x));
+		}
+		X509_free(x);
+	}
+out:
+	if (d)
+		closedir(d);
 	X509_free(cacert);
 	EVP_PKEY_free(cakey);
 	return rc;

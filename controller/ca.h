@@ -10,9 +10,26 @@
 #define CA_NAME_MAX 64
 #define CA_CERT_FILE "ca.crt"
 #define CA_KEY_FILE "ca.key"
+#define CA_CRL_FILE "ca.crl"
+#define CA_REVOKED_FILE "revoked.txt"
 
 /* 0 when name is usable as a certificate CN and a file name in the CA
  * directory, else -1 with the reason in err. */
 int ca_name_check(const char *name, char *err, size_t errlen);
+
+/* A new key and certificate for name, in memory (PEM, malloc'd): what
+ * bootstrap pushes to a node.  0 or -1 with err. */
+int ca_issue_pem(const char *dir, const char *name, int controller, char **crt, char **key,
+    char *err, size_t errlen);
+/* Revoke DIR/NAME.crt: add it to DIR/revoked.txt and rewrite DIR/ca.crl.
+ * 0 or -1 with err. */
+int ca_revoke(const char *dir, const char *name, char *err, size_t errlen);
+/* Is pem a certificate of this CA for name, not revoked, valid for at least
+ * min_days?  0 yes, 1 no (why says so), -1 the CA cannot be read. */
+int ca_check_leaf(const char *dir, const char *pem, const char *name, int min_days, char *why,
+    size_t whylen);
+/* Reissue every DIR/NAME.crt expiring within min_days (same name and role),
+ * printing each on out.  0 or -1 with err. */
+int ca_renew(const char *dir, int min_days, FILE *out, char *err, size_t errlen);
 
 #endif

@@ -7,6 +7,7 @@
  * NAME may be a node-set expression (node[01-16]); @groups are not
  * resolved here.  Every name is checked before anything is written. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "knobctl.h"
@@ -19,12 +20,16 @@ struct ca_args {
 	int n;			/* operands after the sub-command name */
 	char **v;
 	int controller;		/* --controller */
+	int days;		/* --days N */
+	const char *dir;	/* --ca-dir DIR */
 };
 
-enum { CA_CONTROLLER = 256 };
+enum { CA_CONTROLLER = 256, CA_DAYS_OPT, CA_DIR_OPT };
 
 static const struct opt ca_opts[] = {
 	{ CA_CONTROLLER, "controller", OPT_NOARG, NULL, "issue: controller certificates (OU=controller)", 0 },
+	{ CA_DAYS_OPT, "days", OPT_ARG, "N", "renew: certificates expiring within N days (default 30)", 0 },
+	{ CA_DIR_OPT, "ca-dir", OPT_ARG, "DIR", "revoke, renew: the CA directory (default: the inventory's CA's)", 0 },
 	OPT_END
 };
 
@@ -32,7 +37,70 @@ static void
 ca_usage(FILE *fp)
 {
 	fprintf(fp, "usage: knobctl ca init DIR\n"
-	    "       knobctl ca issue DIR NAME... [--controller]\n");
+	    "       knobctl ca issue DIR NAME... [--controller]\n"
+	    "       knobctl ca revoke NAME... [--ca-dir DIR]\n"
+	    "       knobctl ca renew [--days N] [--ca-dir DIR]\n");
+}
+
+/* The CA directory of revoke and renew: --ca-dir, else where the
+ * inventory's (or --ca's) CA certificate lives.  NULL (printed) if none. */
+static const char *
+ca_dir_of(struct ctl *ctl, const struct ca_args *a, char *buf, size_t len)
+{
+	if (a->dir)
+		return a->dir;
+	if (ctl_ca_dir(ctl, buf, len) < 0) {
+		fprintf(stderr, "knobctl: ca: no CA directory: give --ca-dir DIR or an inventory "
+		    "with <tls ca=...>\n");
+		return NULL;
+	}
+	return buf;
+}
+
+/* ca revoke NAME...: each into the CRL (DIR/ca.crl); bootstrap pushes it. */
+static int
+ca_cmd_revoke(struct ctl *ctl, FILE *out, const struct ca_args *a)
+{
+	char buf[4096], err[1024];
+	const char *dir;
+	int failed = 0;
+
+	if (a->n < 1) {
+		ca_usage(stderr);
+		return 2;
+	}
+	if ((dir = ca_dir_of(ctl, a, buf, sizeof(buf))) == NULL)
+		return 2;
+	for (int i = 0; i < a->n; i++) {
+		if (ca_revoke(dir, a->v[i], err, sizeof(err)) < 0) {
+			fprintf(stderr, "knobctl: ca revoke: %s\n", err);
+			failed++;
+			continue;
+		}
+		fprintf(out, "revoked %s; wrote %s/%s (push it with knobctl bootstrap)\n", a->v[i], dir,
+		    CA_CRL_FILE);
+	}
+	return failed ? 1 : 0;
+}
+
+/* ca renew [--days N]: reissue what expires soon. */
+static int
+ca_cmd_renew(struct ctl *ctl, FILE *out, const struct ca_args *a)
+{
+	char buf[4096], err[1024];
+	const char *dir;
+
+	if (a->n != 0) {
+		ca_usage(stderr);
+		return 2;
+	}
+	if ((dir = ca_dir_of(ctl, a, buf, sizeof(buf))) == NULL)
+		return 2;
+	if (ca_renew(dir, a->days ? a->days : 30, out, err, sizeof(err)) < 0) {
+		fprintf(stderr, "knobctl: ca renew: %s\n", err);
+		return 1;
+	}
+	return 0;
 }
 
 /* ca init DIR */
@@ -108,6 +176,8 @@ static const struct {
 } ca_cmds[] = {
 	{ "init", ca_cmd_init },
 	{ "issue", ca_cmd_issue },
+	{ "revoke", ca_cmd_revoke },
+	{ "renew", ca_cmd_renew },
 };
 
 /* Dispatch "ca SUB ..."; returns the exit status. */
@@ -119,9 +189,15 @@ cmd_ca(struct ctl *ctl, int argc, char **argv)
 	int ch;
 
 	while ((ch = opt_next(ctl, argc, argv)) != -1) {
-		if (ch != CA_CONTROLLER)
-			return 2;
-		a.controller = 1;
+		switch (ch) {
+		case CA_CONTROLLER: a.controller = 1; break;
+		case CA_DIR_OPT: a.dir = optarg; break;
+		case CA_DAYS_OPT:
+			if ((a.days = atoi(optarg)) <= 0)
+				return opt_bad_value(ctl, "--days"), 2;
+			break;
+		default: return 2;
+		}
 	}
 	if (optind >= argc) {
 		ca_usage(stderr);
@@ -138,8 +214,12 @@ cmd_ca(struct ctl *ctl, int argc, char **argv)
 }
 
 const struct cmd_entry cmd_ca_entry = {
-	"ca", "init DIR | issue DIR NAME...", "cluster CA and node/controller certificates",
-	CMD_NOINV, ca_opts, cmd_ca,
+	"ca", "init DIR | issue DIR NAME... | revoke NAME... | renew",
+	"cluster CA, node/controller certificates, revocation",
+	0, ca_opts, cmd_ca,
 	"ca init DIR            create the cluster CA (Ed25519) in DIR\n"
-	"ca issue DIR NAME...   one certificate per name (node sets allowed: node[01-16])",
+	"ca issue DIR NAME...   one certificate per name (node sets allowed: node[01-16])\n"
+	"ca revoke NAME...      list DIR/NAME.crt in the CRL DIR/ca.crl (agents refuse it once\n"
+	"                       bootstrap has pushed the CRL)\n"
+	"ca renew               reissue DIR's certificates that expire within --days (30)",
 };

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "knobctl.h"
 #include "pbjson.h"
@@ -49,6 +50,16 @@ render_facts(struct fanout *fo, struct fo_node *n, void *arg)
 		const Knob__SoftwareFacts *w = f->software[i];
 		if (w->present)
 			str_appendf(&s, "software %s %s\n", w->name, w->version);
+	}
+	if (f->cert_not_after) {
+		time_t t = (time_t)f->cert_not_after;
+		struct tm tm;
+		char day[32];
+
+		gmtime_r(&t, &tm);
+		strftime(day, sizeof(day), "%Y-%m-%d", &tm);
+		str_appendf(&s, "certificate: expires %s (%lld days)\n", day,
+		    (long long)(f->cert_not_after - (int64_t)time(NULL)) / 86400);
 	}
 	str_appendf(&s, "profile: %s", f->active_profile[0] ? f->active_profile : "(none)");
 	if (f->active_note[0])

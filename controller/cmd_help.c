@@ -53,6 +53,9 @@ help_man(FILE *f)
 	fprintf(f, ".PP\nNode-set options, on every command that takes targets:\n");
 	man_table(f, opt_nodes, NULL);
 	man_table(f, opt_fanout, NULL);
+	fprintf(f, ".PP\nSSH options, for \\fBbootstrap\\fR and for every fan-out command with "
+	    "\\fB\\-\\-via ssh\\fR:\n");
+	man_table(f, opt_ssh, NULL);
 	fprintf(f, ".SH COMMANDS\n");
 	for (size_t i = 0; cmd_table[i]; i++) {
 		const struct cmd_entry *ce = cmd_table[i];
@@ -108,6 +111,8 @@ help_complete(FILE *f, const struct cmd_entry *ce)
 		complete_table(f, opt_nodes, ce);
 	if (ce->flags & CMD_FANOUT)
 		complete_table(f, opt_fanout, ce);
+	if (ce->flags & (CMD_SSH | CMD_FANOUT))
+		complete_table(f, opt_ssh, ce);
 	complete_table(f, opt_global, ce);
 }
 

@@ -58,6 +58,22 @@ ctl_run(struct ctl *ctl, const struct cmd_entry *ce, int argc, char **argv)
 	return ce->fn(ctl, argc, argv);
 }
 
+int
+ctl_ca_dir(struct ctl *ctl, char *buf, size_t len)
+{
+	const char *ca = ctl->ca ? ctl->ca : ctl->inv ? ctl->inv->ca : NULL;
+	const char *slash;
+
+	if (ca == NULL)
+		return -1;
+	slash = strrchr(ca, '/');
+	if (slash == NULL)
+		snprintf(buf, len, ".");
+	else
+		snprintf(buf, len, "%.*s", (int)(slash - ca), ca);
+	return 0;
+}
+
 SSL_CTX *
 ctl_ssl(struct ctl *ctl)
 {

@@ -9,6 +9,7 @@
 
 #include "knob.pb-c.h"
 #include "opt.h"
+#include "ssh.h"
 #include "util.h"
 #include "wire.h"
 
@@ -61,6 +62,7 @@ struct ctl {
 	struct strvec w, x;	/* -w and -x expressions, in order (additive) */
 	int all;		/* -a */
 	int fanout;		/* --fanout N; 0: the command's default */
+	struct ssh_cfg ssh;	/* --via ssh, --ssh-key, ... (controller/ssh.c) */
 	struct option *lopts;	/* getopt_long tables built for cmd */
 	char *sopts;
 	int units_decimal;	/* --units decimal: MB/s, GB/s (default binary: MiB/s, GiB/s) */
@@ -75,6 +77,9 @@ int ctl_run(struct ctl *ctl, const struct cmd_entry *ce, int argc, char **argv);
 int ctl_targets(struct ctl *ctl, struct strvec *out);
 /* The same set without the checks (may be empty); 0 or -1 (printed). */
 int ctl_expand(struct ctl *ctl, struct strvec *out);
+/* The cluster CA's directory: where --ca or the inventory's CA certificate
+ * is (ca.key next to it).  0 or -1 (none configured). */
+int ctl_ca_dir(struct ctl *ctl, char *buf, size_t len);
 /* TLS context for dialling agents, created on first use. NULL on error (printed). */
 SSL_CTX *ctl_ssl(struct ctl *ctl);
 
@@ -194,7 +199,7 @@ int cmd_sweep(struct ctl *ctl, int argc, char **argv);
 extern const struct cmd_entry cmd_ca_entry, cmd_ping_entry, cmd_facts_entry, cmd_profile_entry,
     cmd_apply_entry, cmd_verify_entry, cmd_rollback_entry, cmd_bench_entry, cmd_results_entry,
     cmd_nodeset_entry, cmd_help_entry, cmd_off_entry, cmd_active_entry,
-    cmd_report_entry, cmd_play_entry, cmd_sweep_entry;
+    cmd_report_entry, cmd_play_entry, cmd_sweep_entry, cmd_bootstrap_entry;
 int cmd_report(struct ctl *ctl, int argc, char **argv);
 int cmd_play(struct ctl *ctl, int argc, char **argv);
 

@@ -10,6 +10,7 @@
 #include "knobctl.h"
 #include "log.h"
 #include "opt.h"
+#include "ssh.h"
 #include "util.h"
 
 enum {
@@ -122,6 +123,7 @@ static void
 build_tables(struct ctl *ctl, const struct cmd_entry *ce)
 {
 	size_t n = opt_count(opt_global) + opt_count(opt_nodes) + opt_count(opt_fanout) +
+	    opt_count(opt_ssh) +
 	    (ce ? opt_count(ce->opts) : 0), nl = 0;
 
 	opt_free(ctl);
@@ -136,6 +138,8 @@ build_tables(struct ctl *ctl, const struct cmd_entry *ce)
 		table_add(ctl->lopts, &nl, ctl->sopts, opt_nodes, ce, 1);
 	if (ce->flags & CMD_FANOUT)
 		table_add(ctl->lopts, &nl, ctl->sopts, opt_fanout, ce, 1);
+	if (ce->flags & (CMD_SSH | CMD_FANOUT))
+		table_add(ctl->lopts, &nl, ctl->sopts, opt_ssh, ce, 1);
 	table_add(ctl->lopts, &nl, ctl->sopts, ce->opts, ce, 0);
 }
 
@@ -243,14 +247,14 @@ apply_shared(struct ctl *ctl, int id)
 	case N_EXCLUDE: strvec_push(&ctl->x, optarg); return 0;
 	case N_ALL: ctl->all = 1; return 0;
 	case N_FANOUT: return positive_int(optarg, &ctl->fanout) < 0 ? opt_bad_value(ctl, "--fanout"), -1 : 0;
-	default: return 0;
+	default: return ssh_opt_is(id) ? ssh_cfg_apply(&ctl->ssh, id, optarg) : 0;
 	}
 }
 
 static int
 is_shared(int id)
 {
-	return id >= G_CLUSTER && id <= N_FANOUT;
+	return (id >= G_CLUSTER && id <= N_FANOUT) || ssh_opt_is(id);
 }
 
 int
@@ -401,6 +405,8 @@ opt_help(FILE *f, const struct cmd_entry *ce)
 		help_table(f, "node set", opt_nodes, ce);
 	if (ce->flags & CMD_FANOUT)
 		help_table(f, "fan-out", opt_fanout, ce);
+	if (ce->flags & (CMD_SSH | CMD_FANOUT))
+		help_table(f, "ssh", opt_ssh, ce);
 	help_table(f, "options", ce->opts, ce);
 	if (ce->more)
 		fprintf(f, "\n%s\n", ce->more);

@@ -32,6 +32,7 @@ struct opt {
 #define CMD_NODES	0x1	/* -w NODESET (repeatable, additive), -x NODESET, -a */
 #define CMD_FANOUT	0x2	/* --fanout N */
 #define CMD_NOINV	0x4	/* runs without loading the inventory */
+#define CMD_SSH		0x8	/* the SSH options (bootstrap; fan-out commands for --via ssh) */
 
 struct cmd_entry {
 	const char *name;
@@ -51,6 +52,7 @@ const struct cmd_entry *cmd_find(const char *name);
 extern const struct opt opt_global[];
 extern const struct opt opt_nodes[];
 extern const struct opt opt_fanout[];
+extern const struct opt opt_ssh[];	/* controller/ssh.c */
 
 /* Global options before the command ("+" mode: stops at the command).
  * Returns 0, 1 when --help/--version was printed, -1 on a usage error

@@ -529,6 +529,64 @@ START_TEST(test_cmd_ca)
 }
 END_TEST
 
+/* Revocation: ca.crl lists the serial (once, however often revoked);
+ * ca_check_leaf judges a node's certificate as bootstrap does; renewal
+ * reissues only what expires within the window. */
+START_TEST(test_revoke_check_renew)
+{
+	char err[1024], p[PATH_MAX * 2], *pem = NULL, *crt = NULL, *key = NULL, *before = NULL, *after = NULL;
+	X509_CRL *crl;
+	FILE *f;
+
+	ck_assert_int_eq(ca_init(cadir, err, sizeof(err)), 0);
+	ck_assert_int_eq(ca_issue(cadir, "node01", 0, err, sizeof(err)), 0);
+	ck_assert_int_eq(ca_issue(cadir, "ctl2", 1, err, sizeof(err)), 0);
+	ck_assert_int_eq(read_file_bounded(pth(p, sizeof(p), cadir, "node01.crt"), 1 << 20, &pem, NULL), 0);
+	ck_assert_int_eq(ca_check_leaf(cadir, pem, "node01", 30, err, sizeof(err)), 0);
+	ck_assert_int_eq(ca_check_leaf(cadir, pem, "node02", 30, err, sizeof(err)), 1);
+	ck_assert_str_eq(err, "certificate names 'node01'");
+	ck_assert_int_eq(ca_check_leaf(cadir, pem, "node01", 100000, err, sizeof(err)), 1);
+	ck_assert_ptr_nonnull(strstr(err, "certificate expires in"));
+	ck_assert_int_eq(ca_check_leaf(cadir, "garbage", "node01", 30, err, sizeof(err)), 1);
+	/* in memory, for bootstrap: a fresh pair that passes the same check */
+	ck_assert_int_eq(ca_issue_pem(cadir, "node07", 0, &crt, &key, err, sizeof(err)), 0);
+	ck_assert_int_eq(ca_check_leaf(cadir, crt, "node07", 30, err, sizeof(err)), 0);
+	ck_assert_ptr_nonnull(strstr(key, "PRIVATE KEY"));
+
+	ck_assert_int_eq(ca_revoke(cadir, "node01", err, sizeof(err)), 0);
+	ck_assert_int_eq(ca_revoke(cadir, "node01", err, sizeof(err)), 0);
+	ck_assert_int_eq(ca_revoke(cadir, "nosuch", err, sizeof(err)), -1);
+	ck_assert_int_eq(ca_check_leaf(cadir, pem, "node01", 30, err, sizeof(err)), 1);
+	ck_assert_str_eq(err, "certificate revoked");
+	f = fopen(pth(p, sizeof(p), cadir, "ca.crl"), "r");
+	ck_assert_ptr_nonnull(f);
+	crl = PEM_read_X509_CRL(f, NULL, NULL, NULL);
+	fclose(f);
+	ck_assert_ptr_nonnull(crl);
+	ck_assert_int_eq(sk_X509_REVOKED_num(X509_CRL_get_REVOKED(crl)), 1);
+	X509_CRL_free(crl);
+
+	/* nothing expires within 30 days: nothing renewed */
+	ck_assert_int_eq(read_file_bounded(pth(p, sizeof(p), cadir, "ctl2.crt"), 1 << 20, &before, NULL), 0);
+	f = tmpfile();
+	ck_assert_int_eq(ca_renew(cadir, 30, f, err, sizeof(err)), 0);
+	ck_assert_int_eq(ftell(f), 0);
+	ck_assert_int_eq(ca_renew(cadir, 100000, f, err, sizeof(err)), 0);
+	ck_assert_int_gt(ftell(f), 0);
+	fclose(f);
+	ck_assert_int_eq(read_file_bounded(pth(p, sizeof(p), cadir, "ctl2.crt"), 1 << 20, &after, NULL), 0);
+	ck_assert_str_ne(before, after);
+	ck_assert_int_eq(file_mode(pth(p, sizeof(p), cadir, "ctl2.key")), 0600);
+	ck_assert_int_eq(verify_with(pth(err, sizeof(err), cadir, "ca.crt"), pth(p, sizeof(p), cadir,
+	    "ctl2.crt"), X509_PURPOSE_SSL_CLIENT), X509_V_OK);
+	free(pem);
+	free(crt);
+	free(key);
+	free(before);
+	free(after);
+}
+END_TEST
+
 static Suite *
 ca_suite(void)
 {
@@ -547,6 +605,7 @@ ca_suite(void)
 	tcase_add_test(tc, test_second_ca_does_not_verify);
 	tcase_add_test(tc, test_issue_without_ca);
 	tcase_add_test(tc, test_cmd_ca);
+	tcase_add_test(tc, test_revoke_check_renew);
 	suite_add_tcase(s, tc);
 	return s;
 }

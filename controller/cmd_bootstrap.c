@@ -1,0 +1,752 @@
+/* knobctl bootstrap -w NODES: install the agent over SSH (libssh2).
+ *
+ * Per node, in one event loop over all targets (at most --fanout at once,
+ * no thread per node):
+ *   ssh      connect, strict host-key check, key or ssh-agent authentication
+ *   probe    one exec: make the directories, sha256 of what is installed,
+ *            the node's certificate
+ *   plan     compare hashes; reissue the node certificate when it is not
+ *            this CA's, names another node, is revoked or expires soon
+ *   upload   SFTP: each changed file to PATH.knob-new, mode set, fsync'd
+ *   install  one exec: mv -f each into place (rename(2): atomic), dpkg -i
+ *            for a .deb, then the service command (systemctl by default)
+ * then every node that got through is confirmed with a TLS ping on the real
+ * agent port.  Nothing changed on a node: it reports "unchanged". */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <openssl/evp.h>
+
+#include "ca.h"
+#include "knobctl.h"
+#include "log.h"
+#include "ssh.h"
+#include "util.h"
+
+#define DEFAULT_SERVICE_CMD "systemctl daemon-reload && systemctl enable knobd.service && " \
+	"systemctl restart knobd.service"
+#define CERT_MIN_DAYS 30	/* reissue a node certificate expiring sooner */
+
+enum { BF_KNOBD, BF_DEB, BF_CA, BF_CRL, BF_CRT, BF_KEY, BF_UNIT, BF__COUNT };
+
+/* What bootstrap installs, relative to the node's root. */
+static const struct {
+	const char *path;
+	long mode;
+	const char *label;
+} bfiles[BF__COUNT] = {
+	[BF_KNOBD] = { "usr/sbin/knobd", 0755, "knobd" },
+	[BF_DEB] = { "var/cache/knob/knob.deb", 0644, "knob.deb" },
+	[BF_CA] = { "etc/knob/ca.crt", 0644, "ca.crt" },
+	[BF_CRL] = { "etc/knob/ca.crl", 0644, "ca.crl" },
+	[BF_CRT] = { "etc/knob/node.crt", 0644, "node.crt" },
+	[BF_KEY] = { "etc/knob/node.key", 0600, "node.key" },
+	[BF_UNIT] = { "lib/systemd/system/knobd.service", 0644, "knobd.service" },
+};
+
+enum { B_SSH, B_PROBE, B_SFTP, B_UPLOAD, B_SFTP_END, B_INSTALL, B_OK, B_FAILED };
+
+struct bnode {
+	struct fo_node *fn;	/* name, address, final status */
+	struct ssh_conn ssh;
+	int step;
+	int started;
+	uint64_t deadline_ns;
+	struct ssh_exec x;
+	char *cmd;		/* the current exec's command */
+	LIBSSH2_SFTP *sftp;
+	int up[BF__COUNT];	/* files to upload, in order */
+	int nup, cur;
+	struct ssh_upload u;
+	char *crt, *key;	/* this node's new certificate (PEM) */
+	char remote_hash[BF__COUNT][65];
+	char note[200];
+	int knobd_was_missing, knobd_replaced;
+	char *root;		/* --root for this node ({node} filled in) */
+};
+
+/* The run: options, what is installed (same for every node), nodes. */
+struct boot {
+	struct ctl *ctl;
+	const char *root, *deb, *unit, *service_cmd;
+	char *knobd;		/* the agent binary's path */
+	int upgrade;
+	char cadir[4096];
+	char *data[BF__COUNT];	/* local contents (BF_CRT/BF_KEY per node) */
+	size_t len[BF__COUNT];
+	char hash[BF__COUNT][65];
+	struct fanout fo;
+	struct bnode *b;
+	int epfd;
+};
+
+enum { O_ROOT = 256, O_KNOBD, O_DEB, O_UNIT, O_SERVICE, O_UPGRADE };
+
+static const struct opt boot_opts[] = {
+	{ O_KNOBD, "knobd", OPT_ARG, "FILE", "agent binary to install (default: the knobd next to knobctl, else /usr/sbin/knobd)", 0 },
+	{ O_DEB, "deb", OPT_ARG, "FILE", "install this .deb with dpkg -i instead of the binary and unit", 0 },
+	{ O_UNIT, "unit", OPT_ARG, "FILE", "systemd unit (default /lib/systemd/system/knobd.service, else the source tree's)", 0 },
+	{ O_SERVICE, "service-cmd", OPT_ARG, "CMD", "run on the node after a change ({root}, {node} substituted; "
+	    "default: " DEFAULT_SERVICE_CMD ")", 0 },
+	{ O_UPGRADE, "upgrade", OPT_NOARG, NULL, "replace a knobd that differs and restart the agent "
+	    "(journal and originals stay)", 0 },
+	{ O_ROOT, "root", OPT_ARG, "DIR", "install under DIR on the node ({node} substituted; containers, tests; default /)", 0 },
+	OPT_END
+};
+
+/* sha256 of data as hex into out[65]. */
+static void
+sha256_hex(const void *data, size_t len, char out[65])
+{
+	unsigned char md[32];
+	unsigned int mdlen = 0;
+
+	EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL);
+	for (unsigned i = 0; i < 32; i++)
+		snprintf(out + 2 * i, 3, "%02x", md[i]);
+}
+
+/* Read a local file into b's slot f (bounded at 256 MiB). 0 or -1 (printed). */
+static int
+load_local(struct boot *b, int f, const char *path)
+{
+	if (read_file_bounded(path, 256u << 20, &b->data[f], &b->len[f]) < 0) {
+		fprintf(stderr, "knobctl bootstrap: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	sha256_hex(b->data[f], b->len[f], b->hash[f]);
+	return 0;
+}
+
+/* The directory knobctl runs from (for its sibling knobd). */
+static void
+exe_dir(char *buf, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+	char *slash;
+
+	buf[n > 0 ? n : 0] = '\0';
+	if ((slash = strrchr(buf, '/')) != NULL)
+		*slash = '\0';
+}
+
+/* The unit: --unit, the installed one, or the source tree's with the
+ * sbin directory filled in. 0 or -1. */
+static int
+load_unit(struct boot *b)
+{
+	char dir[4096], path[4200], *s, *at;
+
+	if (b->unit)
+		return load_local(b, BF_UNIT, b->unit);
+	if (access("/lib/systemd/system/knobd.service", R_OK) == 0)
+		return load_local(b, BF_UNIT, "/lib/systemd/system/knobd.service");
+	exe_dir(dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/../agent/knobd.service", dir);
+	if (load_local(b, BF_UNIT, path) < 0)
+		return -1;
+	while ((at = strstr(b->data[BF_UNIT], "@SBINDIR@")) != NULL) {
+		*at = '\0';
+		s = xasprintf("%s/usr/sbin%s", b->data[BF_UNIT], at + 9);
+		free(b->data[BF_UNIT]);
+		b->data[BF_UNIT] = s;
+	}
+	b->len[BF_UNIT] = strlen(b->data[BF_UNIT]);
+	sha256_hex(b->data[BF_UNIT], b->len[BF_UNIT], b->hash[BF_UNIT]);
+	return 0;
+}
+
+/* Everything every node gets: agent (or .deb), unit, CA certificate, CRL. */
+static int
+load_sources(struct boot *b)
+{
+	char dir[4096], path[4200];
+
+	if (ctl_ca_dir(b->ctl, b->cadir, sizeof(b->cadir)) < 0) {
+		fprintf(stderr, "knobctl bootstrap: no cluster CA: the inventory's <tls ca=...> "
+		    "(or --ca) names the CA certificate, its key next to it\n");
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/%s", b->cadir, CA_CERT_FILE);
+	if (load_local(b, BF_CA, path) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "%s/%s", b->cadir, CA_CRL_FILE);
+	if (access(path, R_OK) == 0 && load_local(b, BF_CRL, path) < 0)
+		return -1;
+	if (b->deb)
+		return load_local(b, BF_DEB, b->deb);
+	if (b->knobd == NULL) {
+		exe_dir(dir, sizeof(dir));
+		snprintf(path, sizeof(path), "%s/knobd", dir);
+		b->knobd = access(path, X_OK) == 0 ? xstrdup(path) : xstrdup("/usr/sbin/knobd");
+	}
+	return load_local(b, BF_KNOBD, b->knobd) < 0 ? -1 : load_unit(b);
+}
+
+/* The node's path for a file under its --root. */
+static char *
+node_path(const struct bnode *n, const char *rel)
+{
+	size_t l = strlen(n->root);
+
+	return xasprintf("%.*s/%s", (int)(l && n->root[l - 1] == '/' ? l - 1 : l), n->root, rel);
+}
+
+/* The probe: directories, hashes of what is there, the node certificate. */
+static char *
+probe_cmd(const struct bnode *n)
+{
+	char *q = sh_quote(n->root), *cmd = NULL;
+
+	str_appendf(&cmd, "R=%s; mkdir -p \"$R\" && cd \"$R\" && mkdir -p etc/knob var/lib/knob "
+	    "usr/sbin lib/systemd/system var/cache/knob && chmod 0700 var/lib/knob || exit 1; for f in", q);
+	for (int f = 0; f < BF__COUNT; f++)
+		if (f != BF_KEY && f != BF_CRT)
+			str_appendf(&cmd, " %s", bfiles[f].path);
+	str_appendf(&cmd, "; do if [ -f \"$f\" ]; then sha256sum \"$f\"; fi; done; "
+	    "echo '--- cert'; cat %s 2>/dev/null; true", bfiles[BF_CRT].path);
+	free(q);
+	return cmd;
+}
+
+/* The hashes in the probe's output into n->remote_hash. */
+static void
+parse_probe(struct bnode *n, const char *out)
+{
+	for (const char *l = out; l && *l && strncmp(l, "--- cert", 8) != 0;) {
+		const char *nl = strchr(l, '\n');
+
+		for (int f = 0; f < BF__COUNT; f++) {
+			size_t pl = strlen(bfiles[f].path);
+
+			if (strlen(l) > 66 && strncmp(l + 66, bfiles[f].path, pl) == 0 &&
+			    (l[66 + pl] == '\n' || l[66 + pl] == '\0'))
+				snprintf(n->remote_hash[f], 65, "%.64s", l);
+		}
+		l = nl ? nl + 1 : NULL;
+	}
+}
+
+/* The node's certificate: keep it, or issue a new key and certificate. */
+static int
+plan_cert(struct boot *b, struct bnode *n, const char *out)
+{
+	const char *pem = strstr(out, "--- cert\n");
+	char why[256], err[512];
+	int r;
+
+	r = ca_check_leaf(b->cadir, pem ? pem + 9 : "", n->fn->name, CERT_MIN_DAYS, why, sizeof(why));
+	if (r < 0) {
+		snprintf(n->ssh.err, sizeof(n->ssh.err), "CA: %s", why);
+		return -1;
+	}
+	if (r == 0)
+		return 0;
+	if (ca_issue_pem(b->cadir, n->fn->name, 0, &n->crt, &n->key, err, sizeof(err)) < 0) {
+		snprintf(n->ssh.err, sizeof(n->ssh.err), "issuing the node certificate: %s", err);
+		return -1;
+	}
+	n->up[n->nup++] = BF_CRT;
+	n->up[n->nup++] = BF_KEY;
+	return 0;
+}
+
+/* Which files to send: whatever differs from here (knobd only with
+ * --upgrade once one is installed), and the certificate when needed. */
+static int
+plan(struct boot *b, struct bnode *n, const char *out)
+{
+	parse_probe(n, out);
+	for (int f = 0; f < BF__COUNT; f++) {
+		if (b->data[f] == NULL || f == BF_CRT || f == BF_KEY)
+			continue;
+		if (strcmp(n->remote_hash[f], b->hash[f]) == 0)
+			continue;
+		if ((f == BF_KNOBD || f == BF_DEB) && n->remote_hash[f][0] && !b->upgrade) {
+			snprintf(n->note, sizeof(n->note), "%s differs from this controller's "
+			    "(--upgrade replaces it)", bfiles[f].label);
+			continue;
+		}
+		if (f == BF_KNOBD || f == BF_DEB) {
+			n->knobd_was_missing = n->remote_hash[f][0] == '\0';
+			n->knobd_replaced = !n->knobd_was_missing;
+		}
+		n->up[n->nup++] = f;
+	}
+	return plan_cert(b, n, out);
+}
+
+/* t with {root} and {node} filled in for n (root may be NULL: not yet known). */
+static char *
+subst(const char *t, const char *root, const char *node)
+{
+	char *s = NULL;
+
+	str_appendf(&s, "%s", "");
+	while (*t) {
+		if (root && strncmp(t, "{root}", 6) == 0) {
+			str_appendf(&s, "%s", root);
+			t += 6;
+		} else if (strncmp(t, "{node}", 6) == 0) {
+			str_appendf(&s, "%s", node);
+			t += 6;
+		} else
+			str_appendf(&s, "%c", *t++);
+	}
+	return s;
+}
+
+/* mv -f each upload into place, dpkg -i a new .deb, then the service. */
+static char *
+install_cmd(const struct boot *b, const struct bnode *n)
+{
+	char *q = sh_quote(n->root), *cmd = NULL;
+	char *svc = subst(b->service_cmd ? b->service_cmd : DEFAULT_SERVICE_CMD, n->root, n->fn->name);
+
+	str_appendf(&cmd, "R=%s; cd \"$R\"", q);
+	for (int i = 0; i < n->nup; i++)
+		str_appendf(&cmd, " && mv -f %s.knob-new %s", bfiles[n->up[i]].path, bfiles[n->up[i]].path);
+	for (int i = 0; i < n->nup; i++)
+		if (n->up[i] == BF_DEB)
+			str_appendf(&cmd, " && if [ \"$R\" = / ]; then dpkg -i %s; else dpkg --root=\"$R\" -i %s; fi",
+			    bfiles[BF_DEB].path, bfiles[BF_DEB].path);
+	str_appendf(&cmd, " && { %s; }", svc);
+	free(svc);
+	free(q);
+	return cmd;
+}
+
+/* Contents to upload for file f of node n. */
+static void
+file_data(const struct boot *b, const struct bnode *n, int f, const void **data, size_t *len)
+{
+	if (f == BF_CRT || f == BF_KEY) {
+		*data = f == BF_CRT ? n->crt : n->key;
+		*len = strlen(*data);
+		return;
+	}
+	*data = b->data[f];
+	*len = b->len[f];
+}
+
+/* Run n->cmd on an exec channel; 1 when it exited 0. */
+static int
+run_exec(struct bnode *n, const char *what)
+{
+	int r = ssh_exec_step(&n->ssh, &n->x);
+
+	if (r <= 0)
+		return r;
+	if (n->x.exit_status != 0) {
+		const char *e = n->x.errout ? n->x.errout : "";
+		size_t l = strlen(e);
+
+		while (l && e[l - 1] == '\n')
+			l--;
+		snprintf(n->ssh.err, sizeof(n->ssh.err), "%s failed (exit %d)%s%.*s", what,
+		    n->x.exit_status, l ? ": " : "", (int)l, e);
+		n->ssh.fail_status = NS_FAILED;
+		return -1;
+	}
+	return 1;
+}
+
+static void
+start_exec(struct bnode *n, char *cmd)
+{
+	free(n->cmd);
+	n->cmd = cmd;
+	ssh_exec_free(&n->x);
+	ssh_exec_init(&n->x, n->cmd, NULL, 0);
+}
+
+static void
+start_upload(struct boot *b, struct bnode *n)
+{
+	const void *data;
+	size_t len;
+	char *path = node_path(n, bfiles[n->up[n->cur]].path);
+
+	file_data(b, n, n->up[n->cur], &data, &len);
+	ssh_upload_init(&n->u, path, data, len, bfiles[n->up[n->cur]].mode);
+	free(path);
+}
+
+/* One step of node n's machine: 1 moved on, 0 again, -1 failed. */
+static int
+node_step(struct boot *b, struct bnode *n)
+{
+	int r, ag;
+
+	switch (n->step) {
+	case B_SSH:
+		if ((r = ssh_step(&n->ssh)) <= 0)
+			return r;
+		start_exec(n, probe_cmd(n));
+		n->step = B_PROBE;
+		return 1;
+	case B_PROBE:
+		if ((r = run_exec(n, "probe")) <= 0)
+			return r;
+		if (plan(b, n, n->x.out ? n->x.out : "") < 0) {
+			n->ssh.fail_status = NS_FAILED;
+			return -1;
+		}
+		n->step = n->nup ? B_SFTP : B_OK;
+		return 1;
+	case B_SFTP:
+		if ((n->sftp = ssh_sftp_open(&n->ssh, &ag)) == NULL)
+			return ag ? 0 : -1;
+		start_upload(b, n);
+		n->step = B_UPLOAD;
+		return 1;
+	case B_UPLOAD:
+		if ((r = ssh_upload_step(&n->ssh, n->sftp, &n->u)) <= 0)
+			return r;
+		if (++n->cur < n->nup)
+			start_upload(b, n);
+		else
+			n->step = B_SFTP_END;
+		return 1;
+	case B_SFTP_END:
+		if (libssh2_sftp_shutdown(n->sftp) == LIBSSH2_ERROR_EAGAIN)
+			return 0;
+		n->sftp = NULL;
+		start_exec(n, install_cmd(b, n));
+		n->step = B_INSTALL;
+		return 1;
+	case B_INSTALL:
+		if ((r = run_exec(n, "install")) <= 0)
+			return r;
+		n->step = B_OK;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Finish n's SSH part (ok or failed): out of the loop, session closed. */
+static void
+node_finish(struct boot *b, struct bnode *n, int failed)
+{
+	if (n->ssh.fd >= 0)
+		epoll_ctl(b->epfd, EPOLL_CTL_DEL, n->ssh.fd, NULL);
+	if (failed) {
+		n->step = B_FAILED;
+		n->fn->status = n->ssh.fail_status ? n->ssh.fail_status : NS_FAILED;
+		free(n->fn->detail);
+		n->fn->detail = xstrdup(n->ssh.err);
+	}
+	if (n->sftp)
+		libssh2_sftp_shutdown(n->sftp);
+	n->sftp = NULL;
+	ssh_exec_free(&n->x);
+	ssh_close(&n->ssh);
+}
+
+/* Drive n as far as it goes now; re-arm its epoll interest. */
+static void
+node_advance(struct boot *b, struct bnode *n)
+{
+	struct epoll_event ev;
+	size_t off = n->u.off;
+	int r, moved = 0;
+
+	while ((r = node_step(b, n)) == 1)
+		moved = 1;
+	if (moved || n->u.off != off)
+		n->deadline_ns = now_mono_ns() + (uint64_t)(b->ctl->timeout * 1e9);
+	if (r < 0 || n->step == B_OK) {
+		node_finish(b, n, r < 0);
+		return;
+	}
+	ev.events = ssh_events(&n->ssh);
+	ev.data.ptr = n;
+	epoll_ctl(b->epfd, EPOLL_CTL_MOD, n->ssh.fd, &ev);
+}
+
+/* Start n's connection. */
+static void
+node_start(struct boot *b, struct bnode *n)
+{
+	struct epoll_event ev = { .events = EPOLLOUT, .data.ptr = n };
+
+	n->started = 1;
+	n->root = subst(b->root, NULL, n->fn->name);
+	n->deadline_ns = now_mono_ns() + (uint64_t)(b->ctl->connect_timeout * 1e9);
+	if (ssh_start(&n->ssh, &b->ctl->ssh, n->fn->name, n->fn->addr) < 0) {
+		node_finish(b, n, 1);
+		return;
+	}
+	epoll_ctl(b->epfd, EPOLL_CTL_ADD, n->ssh.fd, &ev);
+}
+
+static int
+node_active(const struct bnode *n)
+{
+	return n->started && n->step != B_OK && n->step != B_FAILED;
+}
+
+/* Every active node: advance (libssh2 may hold buffered input) and expire. */
+static size_t
+tick(struct boot *b)
+{
+	uint64_t now = now_mono_ns();
+	size_t active = 0;
+
+	for (size_t i = 0; i < b->fo.n; i++) {
+		struct bnode *n = &b->b[i];
+
+		if (!node_active(n))
+			continue;
+		if (now > n->deadline_ns) {
+			snprintf(n->ssh.err, sizeof(n->ssh.err), "ssh: no progress within %.0fs",
+			    n->step == B_SSH && n->ssh.phase <= SSH_HANDSHAKE ? b->ctl->connect_timeout :
+			    b->ctl->timeout);
+			n->ssh.fail_status = n->step == B_SSH ? NS_UNREACHABLE : NS_TIMEOUT;
+			node_finish(b, n, 1);
+			continue;
+		}
+		node_advance(b, n);
+		active += node_active(n);
+	}
+	return active;
+}
+
+/* The SSH part for every node, --fanout at a time, in one epoll loop. */
+static int
+ssh_loop(struct boot *b)
+{
+	struct epoll_event evs[64];
+	size_t next = 0, limit = b->ctl->fanout > 0 ? (size_t)b->ctl->fanout : 64, active = 0;
+
+	if ((b->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0)
+		return -1;
+	while (next < b->fo.n || active > 0) {
+		int nev;
+
+		while (next < b->fo.n && active < limit) {
+			node_start(b, &b->b[next]);
+			active += node_active(&b->b[next++]);
+		}
+		nev = epoll_wait(b->epfd, evs, (int)nitems(evs), 100);
+		for (int i = 0; i < nev; i++) {
+			struct bnode *n = evs[i].data.ptr;
+
+			if (node_active(n))
+				node_advance(b, n);
+		}
+		active = tick(b);
+	}
+	close(b->epfd);
+	return 0;
+}
+
+/* Still to ping: through SSH, and not answered yet (or not listening yet). */
+static int
+retry(const struct bnode *n)
+{
+	return n->step == B_OK && (n->fn->status == NS_PENDING || n->fn->status == NS_UNREACHABLE);
+}
+
+/* Confirm over TLS: ping every node the SSH part finished, retrying while
+ * a freshly started agent is not listening yet (until --timeout). */
+static void
+confirm_tls(struct boot *b)
+{
+	uint64_t end = now_mono_ns() + (uint64_t)(b->ctl->timeout * 1e9);
+	Knob__Envelope env = KNOB__ENVELOPE__INIT;
+	Knob__Ping ping = KNOB__PING__INIT;
+	struct strvec todo = { 0 };
+	struct fanout fo;
+
+	env.body_case = KNOB__ENVELOPE__BODY_PING;
+	env.ping = &ping;
+	for (;;) {
+		strvec_free(&todo);
+		for (size_t i = 0; i < b->fo.n; i++)
+			if (retry(&b->b[i]))
+				strvec_push(&todo, b->fo.nodes[i].name);
+		if (todo.n == 0)
+			break;
+		fanout_init(&fo, b->ctl, &todo);
+		if (fanout_request(&fo, &env) < 0) {
+			fanout_free(&fo);
+			break;
+		}
+		for (size_t i = 0, j = 0; i < b->fo.n && j < fo.n; i++) {
+			struct fo_node *dst = &b->fo.nodes[i];
+
+			if (!retry(&b->b[i]))
+				continue;
+			dst->status = fo.nodes[j].status;
+			free(dst->detail);
+			dst->detail = fo.nodes[j].detail ? xstrdup(fo.nodes[j].detail) : NULL;
+			j++;
+		}
+		fanout_free(&fo);
+		if (now_mono_ns() > end)
+			break;
+		usleep(200000);	/* an agent that was just (re)started needs a moment */
+	}
+	strvec_free(&todo);
+}
+
+/* The final status of every node from its SSH part and the TLS ping. */
+static void
+settle(struct boot *b)
+{
+	for (size_t i = 0; i < b->fo.n; i++) {
+		struct bnode *n = &b->b[i];
+		struct fo_node *fn = n->fn;
+
+		if (n->step != B_OK)
+			continue;
+		if (fn->status == NS_OK) {
+			fn->status = n->nup ? NS_CHANGED : NS_OK;
+			continue;
+		}
+		{
+			char *d = xasprintf("%s but the agent does not answer over TLS: %s",
+			    n->nup ? "installed" : "unchanged", fn->detail ? fn->detail : node_status_name(fn->status));
+			free(fn->detail);
+			fn->detail = d;
+			fn->status = NS_FAILED;
+		}
+	}
+}
+
+/* "installed: knobd, ca.crt, ...; agent answers over TLS" or "unchanged". */
+static char *
+render_boot(struct fanout *fo, struct fo_node *fn, void *arg)
+{
+	struct boot *b = arg;
+	struct bnode *n = &b->b[fn - fo->nodes];
+	char *s = NULL;
+
+	if (fn->status != NS_OK && fn->status != NS_CHANGED)
+		return NULL;
+	if (n->nup == 0)
+		str_appendf(&s, "unchanged");
+	else {
+		str_appendf(&s, "%s:", n->knobd_was_missing ? "installed" : n->knobd_replaced ?
+		    "upgraded" : "updated");
+		for (int i = 0; i < n->nup; i++)
+			str_appendf(&s, "%s %s", i ? "," : "", bfiles[n->up[i]].label);
+		str_appendf(&s, "; service command run; agent answers over TLS");
+	}
+	if (n->note[0])
+		str_appendf(&s, "; %s", n->note);
+	return s;
+}
+
+static json_object *
+json_boot(struct fanout *fo, struct fo_node *fn, void *arg)
+{
+	struct boot *b = arg;
+	struct bnode *n = &b->b[fn - fo->nodes];
+	json_object *o = json_object_new_object(), *a = json_object_new_array();
+
+	for (int i = 0; i < n->nup; i++)
+		json_object_array_add(a, json_object_new_string(bfiles[n->up[i]].label));
+	json_object_object_add(o, "sent", a);
+	if (n->note[0])
+		json_object_object_add(o, "note", json_object_new_string(n->note));
+	return o;
+}
+
+static int
+parse_boot(struct boot *b, int argc, char **argv)
+{
+	int ch;
+
+	b->root = "/";
+	while ((ch = opt_next(b->ctl, argc, argv)) != -1) {
+		switch (ch) {
+		case O_ROOT: b->root = optarg; break;
+		case O_KNOBD: free(b->knobd); b->knobd = xstrdup(optarg); break;
+		case O_DEB: b->deb = optarg; break;
+		case O_UNIT: b->unit = optarg; break;
+		case O_SERVICE: b->service_cmd = optarg; break;
+		case O_UPGRADE: b->upgrade = 1; break;
+		default: return -1;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "knobctl bootstrap: unexpected argument '%s'\n", argv[optind]);
+		return -1;
+	}
+	if (b->root[0] != '/') {
+		fprintf(stderr, "knobctl bootstrap: --root must be absolute\n");
+		return -1;
+	}
+	return 0;
+}
+
+static void
+boot_free(struct boot *b)
+{
+	for (size_t i = 0; b->b && i < b->fo.n; i++) {
+		free(b->b[i].crt);
+		free(b->b[i].key);
+		free(b->b[i].cmd);
+		free(b->b[i].root);
+	}
+	free(b->b);
+	for (int f = 0; f < BF__COUNT; f++)
+		free(b->data[f]);
+	free(b->knobd);
+	fanout_free(&b->fo);
+}
+
+static int
+cmd_bootstrap(struct ctl *ctl, int argc, char **argv)
+{
+	struct strvec names = { 0 };
+	struct boot b;
+	int rc = 2;
+
+	memset(&b, 0, sizeof(b));
+	b.ctl = ctl;
+	if (parse_boot(&b, argc, argv) < 0 || ctl_targets(ctl, &names) < 0)
+		goto out_names;
+	libssh2_init(0);
+	if (load_sources(&b) < 0 || ctl_ssl(ctl) == NULL)
+		goto out;
+	fanout_init(&b.fo, ctl, &names);
+	b.b = xcalloc(b.fo.n, sizeof(*b.b));
+	for (size_t i = 0; i < b.fo.n; i++) {
+		b.b[i].fn = &b.fo.nodes[i];
+		b.b[i].ssh.fd = -1;
+	}
+	if (ssh_loop(&b) < 0) {
+		fprintf(stderr, "knobctl bootstrap: epoll: %s\n", strerror(errno));
+		goto out;
+	}
+	confirm_tls(&b);
+	settle(&b);
+	if (ctl->json)
+		output_json(ctl, &b.fo, json_boot, &b);
+	else {
+		output_folded(ctl, &b.fo, render_boot, &b);
+		output_summary(ctl, &b.fo);
+	}
+	rc = output_exit_status(&b.fo);
+out:
+	boot_free(&b);
+	libssh2_exit();
+out_names:
+	strvec_free(&names);
+	return rc;
+}
+
+const struct cmd_entry cmd_bootstrap_entry = {
+	"bootstrap", "", "install and start the agent on nodes over SSH, certificates issued on the fly",
+	CMD_NODES | CMD_FANOUT | CMD_SSH, boot_opts, cmd_bootstrap,
+	"Host keys are checked strictly against known_hosts (--accept-new adds unknown ones).\n"
+	"Files go over SFTP to NAME.knob-new (mode set, fsync'd), then mv -f into place.\n"
+	"A re-run sends only what differs (sha256) and reports 'unchanged'. --fanout defaults to 64.",
+};

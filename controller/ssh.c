@@ -1,0 +1,638 @@
+/* Non-blocking libssh2 sessions, host-key checks, authentication, exec
+ * channels and SFTP uploads (see controller/ssh.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <openssl/evp.h>
+
+#include "knobctl.h"
+#include "ssh.h"
+#include "util.h"
+
+enum { S_USER = 0x1200, S_KEY, S_PORT, S_KNOWN, S_ACCEPT, S_VIA, S_RKNOBD, S_PUSH, S__END };
+
+const struct opt opt_ssh[] = {
+	{ S_VIA, "via", OPT_ARG, "ssh", "agentless: run knobd --stdio on each node over SSH, no TLS", 0 },
+	{ S_USER, "ssh-user", OPT_ARG, "USER", "SSH user (default root)", 0 },
+	{ S_KEY, "ssh-key", OPT_ARG, "FILE", "private key (default: ssh-agent if running, else ~/.ssh/id_ed25519, id_ecdsa, id_rsa)", 0 },
+	{ S_PORT, "ssh-port", OPT_ARG, "N", "SSH port (default 22)", 0 },
+	{ S_KNOWN, "known-hosts", OPT_ARG, "FILE", "host keys checked strictly (default ~/.ssh/known_hosts)", 0 },
+	{ S_ACCEPT, "accept-new", OPT_NOARG, NULL, "add unknown host keys to known_hosts (changed keys are still refused)", 0 },
+	{ S_RKNOBD, "remote-knobd", OPT_ARG, "PATH", "--via ssh: the agent on the node (default knobd, or /usr/sbin/knobd)", 0 },
+	{ S_PUSH, "push-agent", OPT_NOARG, NULL, "--via ssh: stream this controller's knobd to the node for the session", 0 },
+	OPT_END
+};
+
+int
+ssh_opt_is(int id)
+{
+	return id >= S_USER && id < S__END;
+}
+
+int
+ssh_cfg_apply(struct ssh_cfg *cfg, int id, const char *arg)
+{
+	switch (id) {
+	case S_USER: cfg->user = arg; return 0;
+	case S_KEY: cfg->key = arg; return 0;
+	case S_KNOWN: cfg->known_hosts = arg; return 0;
+	case S_ACCEPT: cfg->accept_new = 1; return 0;
+	case S_RKNOBD: cfg->remote_knobd = arg; return 0;
+	case S_PUSH: cfg->push_agent = 1; return 0;
+	case S_PORT:
+		cfg->port = atoi(arg);
+		if (cfg->port <= 0 || cfg->port > 65535) {
+			fprintf(stderr, "knobctl: bad --ssh-port '%s'\n", arg);
+			return -1;
+		}
+		return 0;
+	case S_VIA:
+		if (strcmp(arg, "ssh") != 0 && strcmp(arg, "tls") != 0) {
+			fprintf(stderr, "knobctl: --via takes ssh (or tls, the default)\n");
+			return -1;
+		}
+		cfg->via = strcmp(arg, "ssh") == 0;
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+char *
+sh_quote(const char *s)
+{
+	char *q = NULL;
+
+	str_appendf(&q, "'");
+	for (; *s; s++)
+		str_appendf(&q, *s == '\'' ? "'\\''" : "%c", *s);
+	str_appendf(&q, "'");
+	return q;
+}
+
+/* Record a failure of c: status and reason. Returns -1. */
+static int
+fail(struct ssh_conn *c, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int
+fail(struct ssh_conn *c, int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(c->err, sizeof(c->err), fmt, ap);
+	va_end(ap);
+	c->fail_status = status;
+	return -1;
+}
+
+/* libssh2's last error text. */
+static const char *
+last_error(struct ssh_conn *c)
+{
+	char *msg = NULL;
+
+	if (c->s == NULL)
+		return "no session";
+	libssh2_session_last_error(c->s, &msg, NULL, 0);
+	return msg ? msg : "unknown error";
+}
+
+static int
+again(struct ssh_conn *c, int r)
+{
+	return r == LIBSSH2_ERROR_EAGAIN ||
+	    (r == 0 && c->s && libssh2_session_last_errno(c->s) == LIBSSH2_ERROR_EAGAIN);
+}
+
+int
+ssh_start(struct ssh_conn *c, const struct ssh_cfg *cfg, const char *name, const char *addr)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV }, *res;
+	char port[16];
+	int r, one = 1;
+
+	memset(c, 0, sizeof(*c));
+	c->cfg = cfg;
+	c->name = name;
+	c->addr = addr;
+	c->fd = -1;
+	snprintf(port, sizeof(port), "%d", cfg->port ? cfg->port : 22);
+	if ((r = getaddrinfo(addr, port, &hints, &res)) != 0)
+		return fail(c, NS_UNREACHABLE, "cannot resolve: %s", gai_strerror(r));
+	c->fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (c->fd < 0) {
+		freeaddrinfo(res);
+		return fail(c, NS_FAILED, "socket: %s", strerror(errno));
+	}
+	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	r = connect(c->fd, res->ai_addr, res->ai_addrlen);
+	freeaddrinfo(res);
+	if (r < 0 && errno != EINPROGRESS)
+		return fail(c, NS_UNREACHABLE, "ssh: %s", strerror(errno));
+	c->phase = SSH_CONNECT;
+	return 0;
+}
+
+/* The TCP connect finished (or failed); start the SSH session. */
+static int
+step_connect(struct ssh_conn *c)
+{
+	int err = 0;
+	socklen_t sl = sizeof(err);
+
+	if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &sl) < 0)
+		err = errno;
+	if (err == EINPROGRESS || err == EALREADY)
+		return 0;
+	if (err != 0)
+		return fail(c, NS_UNREACHABLE, "ssh: %s", err == ECONNREFUSED ? "connection refused" :
+		    strerror(err));
+	if ((c->s = libssh2_session_init()) == NULL)
+		return fail(c, NS_FAILED, "ssh: cannot create a session");
+	libssh2_session_set_blocking(c->s, 0);
+	c->phase = SSH_HANDSHAKE;
+	return 1;
+}
+
+static int
+step_handshake(struct ssh_conn *c)
+{
+	int r = libssh2_session_handshake(c->s, c->fd);
+
+	if (r == LIBSSH2_ERROR_EAGAIN)
+		return 0;
+	if (r != 0)
+		return fail(c, NS_UNREACHABLE, "ssh handshake: %s", last_error(c));
+	c->phase = SSH_HOSTKEY;
+	return 1;
+}
+
+/* "ssh-ed25519 SHA256:base64" of the session's host key. */
+static void
+host_fingerprint(struct ssh_conn *c, char *buf, size_t len, int *kh_type)
+{
+	static const struct {
+		int type, kh;
+		const char *name;
+	} types[] = {
+		{ LIBSSH2_HOSTKEY_TYPE_RSA, LIBSSH2_KNOWNHOST_KEY_SSHRSA, "ssh-rsa" },
+		{ LIBSSH2_HOSTKEY_TYPE_ECDSA_256, LIBSSH2_KNOWNHOST_KEY_ECDSA_256, "ecdsa-sha2-nistp256" },
+		{ LIBSSH2_HOSTKEY_TYPE_ECDSA_384, LIBSSH2_KNOWNHOST_KEY_ECDSA_384, "ecdsa-sha2-nistp384" },
+		{ LIBSSH2_HOSTKEY_TYPE_ECDSA_521, LIBSSH2_KNOWNHOST_KEY_ECDSA_521, "ecdsa-sha2-nistp521" },
+		{ LIBSSH2_HOSTKEY_TYPE_ED25519, LIBSSH2_KNOWNHOST_KEY_ED25519, "ssh-ed25519" },
+	};
+	const unsigned char *h = (const unsigned char *)libssh2_hostkey_hash(c->s,
+	    LIBSSH2_HOSTKEY_HASH_SHA256);
+	unsigned char b64[64];
+	const char *tname = "unknown";
+	size_t klen;
+	int type, n;
+
+	libssh2_session_hostkey(c->s, &klen, &type);
+	*kh_type = 0;
+	for (size_t i = 0; i < nitems(types); i++)
+		if (types[i].type == type) {
+			tname = types[i].name;
+			*kh_type = types[i].kh;
+		}
+	n = h ? EVP_EncodeBlock(b64, h, 32) : 0;
+	while (n > 0 && b64[n - 1] == '=')
+		n--;
+	snprintf(buf, len, "%s SHA256:%.*s", tname, n, (const char *)b64);
+}
+
+static const char *
+known_hosts_path(const struct ssh_cfg *cfg, char *buf, size_t len)
+{
+	const char *home = getenv("HOME");
+
+	if (cfg->known_hosts)
+		return cfg->known_hosts;
+	snprintf(buf, len, "%s/.ssh/known_hosts", home ? home : "/root");
+	return buf;
+}
+
+/* known_hosts' name for the node: "name" or "[name]:port". */
+static void
+kh_host(const struct ssh_conn *c, char *buf, size_t len)
+{
+	int port = c->cfg->port ? c->cfg->port : 22;
+
+	if (port == 22)
+		snprintf(buf, len, "%s", c->name);
+	else
+		snprintf(buf, len, "[%s]:%d", c->name, port);
+}
+
+/* --accept-new: append the node's key to known_hosts. 0 or -1. */
+static int
+kh_add(struct ssh_conn *c, LIBSSH2_KNOWNHOSTS *kh, const char *path, const char *key,
+    size_t klen, int kh_type)
+{
+	struct libssh2_knownhost *entry = NULL;
+	char host[300], line[8192];
+	size_t outlen = 0;
+	int fd, rc = -1;
+
+	kh_host(c, host, sizeof(host));
+	if (libssh2_knownhost_addc(kh, host, NULL, key, klen, NULL, 0, LIBSSH2_KNOWNHOST_TYPE_PLAIN |
+	    LIBSSH2_KNOWNHOST_KEYENC_RAW | kh_type, &entry) != 0 ||
+	    libssh2_knownhost_writeline(kh, entry, line, sizeof(line) - 1, &outlen,
+	    LIBSSH2_KNOWNHOST_FILE_OPENSSH) != 0)
+		return -1;
+	/* one write with O_APPEND: lines of nodes added at once do not mix */
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd >= 0 && write(fd, line, outlen) == (ssize_t)outlen)
+		rc = 0;
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+/* Check the host key strictly against known_hosts (by name, then address). */
+static int
+step_hostkey(struct ssh_conn *c)
+{
+	LIBSSH2_KNOWNHOSTS *kh = libssh2_knownhost_init(c->s);
+	struct libssh2_knownhost *found = NULL;
+	char pbuf[4096], fp[128];
+	const char *path = known_hosts_path(c->cfg, pbuf, sizeof(pbuf)), *key;
+	int port = c->cfg->port ? c->cfg->port : 22, r, kh_type, type;
+	size_t klen;
+
+	if (kh == NULL)
+		return fail(c, NS_FAILED, "ssh: knownhost init failed");
+	libssh2_knownhost_readfile(kh, path, LIBSSH2_KNOWNHOST_FILE_OPENSSH);
+	key = libssh2_session_hostkey(c->s, &klen, &type);
+	host_fingerprint(c, fp, sizeof(fp), &kh_type);
+	r = libssh2_knownhost_checkp(kh, c->name, port, key, klen,
+	    LIBSSH2_KNOWNHOST_TYPE_PLAIN | LIBSSH2_KNOWNHOST_KEYENC_RAW, &found);
+	if (r == LIBSSH2_KNOWNHOST_CHECK_NOTFOUND && strcmp(c->addr, c->name) != 0)
+		r = libssh2_knownhost_checkp(kh, c->addr, port, key, klen,
+		    LIBSSH2_KNOWNHOST_TYPE_PLAIN | LIBSSH2_KNOWNHOST_KEYENC_RAW, &found);
+	if (r == LIBSSH2_KNOWNHOST_CHECK_NOTFOUND && c->cfg->accept_new) {
+		if (kh_add(c, kh, path, key, klen, kh_type) < 0)
+			r = LIBSSH2_KNOWNHOST_CHECK_FAILURE;
+		else
+			r = LIBSSH2_KNOWNHOST_CHECK_MATCH;
+	}
+	libssh2_knownhost_free(kh);
+	switch (r) {
+	case LIBSSH2_KNOWNHOST_CHECK_MATCH:
+		c->phase = SSH_AUTH;
+		return 1;
+	case LIBSSH2_KNOWNHOST_CHECK_MISMATCH:
+		return fail(c, NS_AUTH_FAILED, "host key refused: %s does NOT match %s (changed host "
+		    "key, or someone in between)", fp, path);
+	case LIBSSH2_KNOWNHOST_CHECK_NOTFOUND:
+		return fail(c, NS_AUTH_FAILED, "host key refused: %s is not in %s (check it, then "
+		    "--accept-new)", fp, path);
+	default:
+		return fail(c, NS_FAILED, "host key check failed: %s", path);
+	}
+}
+
+/* The default key when neither --ssh-key nor an agent: ~/.ssh/id_*. */
+static const char *
+default_key(char *buf, size_t len)
+{
+	static const char *const names[] = { "id_ed25519", "id_ecdsa", "id_rsa" };
+	const char *home = getenv("HOME");
+
+	for (size_t i = 0; i < nitems(names); i++) {
+		snprintf(buf, len, "%s/.ssh/%s", home ? home : "/root", names[i]);
+		if (access(buf, R_OK) == 0)
+			return buf;
+	}
+	return NULL;
+}
+
+/* Key-file authentication. */
+static int
+auth_keyfile(struct ssh_conn *c, const char *user, const char *key)
+{
+	int r = libssh2_userauth_publickey_fromfile_ex(c->s, user, (unsigned)strlen(user), NULL, key,
+	    NULL);
+
+	if (r == LIBSSH2_ERROR_EAGAIN)
+		return 0;
+	if (r != 0)
+		return fail(c, NS_AUTH_FAILED, "ssh authentication failed for %s: key %s refused (%s)",
+		    user, key, last_error(c));
+	c->phase = SSH_READY;
+	return 1;
+}
+
+/* ssh-agent authentication: each identity in turn. */
+static int
+auth_agent(struct ssh_conn *c, const char *user)
+{
+	int r;
+
+	if (c->agent == NULL) {
+		if ((c->agent = libssh2_agent_init(c->s)) == NULL || libssh2_agent_connect(c->agent) != 0 ||
+		    libssh2_agent_list_identities(c->agent) != 0)
+			return fail(c, NS_AUTH_FAILED, "ssh-agent: cannot use it (%s)", last_error(c));
+		if (libssh2_agent_get_identity(c->agent, &c->ident, NULL) != 0)
+			return fail(c, NS_AUTH_FAILED, "ssh-agent holds no keys");
+	}
+	for (;;) {
+		r = libssh2_agent_userauth(c->agent, user, c->ident);
+		if (r == LIBSSH2_ERROR_EAGAIN)
+			return 0;
+		if (r == 0) {
+			c->phase = SSH_READY;
+			return 1;
+		}
+		c->agent_tried++;
+		if (libssh2_agent_get_identity(c->agent, &c->ident, c->ident) != 0)
+			return fail(c, NS_AUTH_FAILED, "ssh authentication failed for %s: all %d "
+			    "key(s) of ssh-agent refused", user, c->agent_tried);
+	}
+}
+
+static int
+step_auth(struct ssh_conn *c)
+{
+	const char *user = c->cfg->user ? c->cfg->user : "root", *key = c->cfg->key;
+	char buf[4096];
+
+	if (key == NULL && getenv("SSH_AUTH_SOCK") != NULL)
+		return auth_agent(c, user);
+	if (key == NULL && (key = default_key(buf, sizeof(buf))) == NULL)
+		return fail(c, NS_AUTH_FAILED, "ssh: no key: give --ssh-key FILE or run ssh-agent");
+	return auth_keyfile(c, user, key);
+}
+
+int
+ssh_step(struct ssh_conn *c)
+{
+	static int (*const steps[])(struct ssh_conn *) = {
+		[SSH_CONNECT] = step_connect,
+		[SSH_HANDSHAKE] = step_handshake,
+		[SSH_HOSTKEY] = step_hostkey,
+		[SSH_AUTH] = step_auth,
+	};
+	int r;
+
+	while (c->phase != SSH_READY) {
+		if ((r = steps[c->phase](c)) <= 0)
+			return r;
+	}
+	return 1;
+}
+
+uint32_t
+ssh_events(const struct ssh_conn *c)
+{
+	int dir;
+	uint32_t ev = 0;
+
+	if (c->phase == SSH_CONNECT || c->s == NULL)
+		return EPOLLOUT;
+	dir = libssh2_session_block_directions(c->s);
+	if (dir & LIBSSH2_SESSION_BLOCK_INBOUND)
+		ev |= EPOLLIN;
+	if (dir & LIBSSH2_SESSION_BLOCK_OUTBOUND)
+		ev |= EPOLLOUT;
+	return ev ? ev : EPOLLIN;
+}
+
+void
+ssh_close(struct ssh_conn *c)
+{
+	if (c->agent) {
+		libssh2_agent_disconnect(c->agent);
+		libssh2_agent_free(c->agent);
+		c->agent = NULL;
+	}
+	if (c->s) {
+		/* best effort: a blocking goodbye would stall the loop */
+		libssh2_session_disconnect(c->s, "knobctl done");
+		libssh2_session_free(c->s);
+		c->s = NULL;
+	}
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+}
+
+/* ------------------------------------------------------------ exec */
+
+enum { X_OPEN, X_EXEC, X_STDIN, X_EOF, X_READ, X_CLOSE, X_DONE };
+
+void
+ssh_exec_init(struct ssh_exec *x, const char *cmd, const char *in, size_t inlen)
+{
+	memset(x, 0, sizeof(*x));
+	x->cmd = cmd;
+	x->in = in;
+	x->inlen = inlen;
+	x->exit_status = -1;
+}
+
+/* Append what the channel has on one stream, up to max. 0 again, 1 EOF, -1. */
+static int
+drain(LIBSSH2_CHANNEL *ch, int stream, char **buf, size_t *len, size_t max)
+{
+	char tmp[16384];
+	ssize_t n;
+
+	for (;;) {
+		n = libssh2_channel_read_ex(ch, stream, tmp, sizeof(tmp));
+		if (n == LIBSSH2_ERROR_EAGAIN)
+			return 0;
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			return libssh2_channel_eof(ch) ? 1 : 0;
+		if (*len + (size_t)n <= max) {
+			*buf = xrealloc(*buf, *len + (size_t)n + 1);
+			memcpy(*buf + *len, tmp, (size_t)n);
+			*len += (size_t)n;
+			(*buf)[*len] = '\0';
+		}
+	}
+}
+
+/* Read stdout and stderr until EOF on both. */
+static int
+exec_read(struct ssh_conn *c, struct ssh_exec *x)
+{
+	int a = drain(x->ch, 0, &x->out, &x->outlen, 1 << 20);
+	int b = drain(x->ch, SSH_EXTENDED_DATA_STDERR, &x->errout, &x->errlen, 64 << 10);
+
+	if (a < 0 || b < 0)
+		return fail(c, NS_FAILED, "ssh: reading '%s': %s", x->cmd, last_error(c));
+	return libssh2_channel_eof(x->ch) ? 1 : 0;
+}
+
+int
+ssh_exec_step(struct ssh_conn *c, struct ssh_exec *x)
+{
+	ssize_t n;
+	int r;
+
+	for (;;) {
+		switch (x->phase) {
+		case X_OPEN:
+			x->ch = libssh2_channel_open_session(c->s);
+			if (x->ch == NULL)
+				return again(c, 0) ? 0 : fail(c, NS_FAILED, "ssh channel: %s", last_error(c));
+			x->phase = X_EXEC;
+			break;
+		case X_EXEC:
+			r = libssh2_channel_exec(x->ch, x->cmd);
+			if (r == LIBSSH2_ERROR_EAGAIN)
+				return 0;
+			if (r != 0)
+				return fail(c, NS_FAILED, "ssh exec: %s", last_error(c));
+			x->phase = X_STDIN;
+			break;
+		case X_STDIN:
+			while (x->inoff < x->inlen) {
+				n = libssh2_channel_write(x->ch, x->in + x->inoff, x->inlen - x->inoff);
+				if (n == LIBSSH2_ERROR_EAGAIN)
+					return 0;
+				if (n < 0)
+					return fail(c, NS_FAILED, "ssh write: %s", last_error(c));
+				x->inoff += (size_t)n;
+			}
+			x->phase = X_EOF;
+			break;
+		case X_EOF:
+			if ((r = libssh2_channel_send_eof(x->ch)) == LIBSSH2_ERROR_EAGAIN)
+				return 0;
+			x->phase = X_READ;
+			break;
+		case X_READ:
+			if ((r = exec_read(c, x)) <= 0)
+				return r;
+			x->phase = X_CLOSE;
+			break;
+		case X_CLOSE:
+			if ((r = libssh2_channel_close(x->ch)) == LIBSSH2_ERROR_EAGAIN)
+				return 0;
+			if ((r = libssh2_channel_wait_closed(x->ch)) == LIBSSH2_ERROR_EAGAIN)
+				return 0;
+			x->exit_status = libssh2_channel_get_exit_status(x->ch);
+			x->phase = X_DONE;
+			break;
+		default:
+			return 1;
+		}
+	}
+}
+
+void
+ssh_exec_free(struct ssh_exec *x)
+{
+	if (x->ch)
+		libssh2_channel_free(x->ch);
+	free(x->out);
+	free(x->errout);
+	memset(x, 0, sizeof(*x));
+}
+
+/* ------------------------------------------------------------ SFTP */
+
+enum { U_OPEN, U_WRITE, U_FSYNC, U_MODE, U_CLOSE, U_DONE };
+
+LIBSSH2_SFTP *
+ssh_sftp_open(struct ssh_conn *c, int *againp)
+{
+	LIBSSH2_SFTP *sftp = libssh2_sftp_init(c->s);
+
+	*againp = sftp == NULL && again(c, 0);
+	if (sftp == NULL && !*againp)
+		fail(c, NS_FAILED, "sftp: %s", last_error(c));
+	return sftp;
+}
+
+void
+ssh_upload_init(struct ssh_upload *u, const char *path, const void *data, size_t len, long mode)
+{
+	memset(u, 0, sizeof(*u));
+	snprintf(u->path, sizeof(u->path), "%s", path);
+	snprintf(u->tmp, sizeof(u->tmp), "%s.knob-new", path);
+	u->data = data;
+	u->len = len;
+	u->mode = mode;
+}
+
+/* Write the rest of u's data. */
+static int
+upload_write(struct ssh_conn *c, struct ssh_upload *u)
+{
+	ssize_t n;
+
+	while (u->off < u->len) {
+		size_t chunk = u->len - u->off > 30000 ? 30000 : u->len - u->off;
+
+		n = libssh2_sftp_write(u->h, (const char *)u->data + u->off, chunk);
+		if (n == LIBSSH2_ERROR_EAGAIN)
+			return 0;
+		if (n < 0)
+			return fail(c, NS_FAILED, "sftp write %s: %s", u->tmp, last_error(c));
+		u->off += (size_t)n;
+	}
+	return 1;
+}
+
+int
+ssh_upload_step(struct ssh_conn *c, LIBSSH2_SFTP *sftp, struct ssh_upload *u)
+{
+	LIBSSH2_SFTP_ATTRIBUTES a = { .flags = LIBSSH2_SFTP_ATTR_PERMISSIONS };
+	int r;
+
+	for (;;) {
+		switch (u->phase) {
+		case U_OPEN:
+			u->h = libssh2_sftp_open(sftp, u->tmp, LIBSSH2_FXF_WRITE | LIBSSH2_FXF_CREAT |
+			    LIBSSH2_FXF_TRUNC, u->mode);
+			if (u->h == NULL)
+				return again(c, 0) ? 0 : fail(c, NS_FAILED, "sftp open %s: %s", u->tmp,
+				    last_error(c));
+			u->phase = U_WRITE;
+			break;
+		case U_WRITE:
+			if ((r = upload_write(c, u)) <= 0)
+				return r;
+			u->phase = U_FSYNC;
+			break;
+		case U_FSYNC:
+			if ((r = libssh2_sftp_fsync(u->h)) == LIBSSH2_ERROR_EAGAIN)
+				return 0;
+			if (r != 0)
+				return fail(c, NS_FAILED, "sftp fsync %s: %s", u->tmp, last_error(c));
+			u->phase = U_MODE;
+			break;
+		case U_MODE:
+			/* exact mode whatever the server's umask did at open */
+			a.permissions = (unsigned long)u->mode;
+			if ((r = libssh2_sftp_fsetstat(u->h, &a)) == LIBSSH2_ERROR_EAGAIN)
+				return 0;
+			if (r != 0)
+				return fail(c, NS_FAILED, "sftp chmod %s: %s", u->tmp, last_error(c));
+			u->phase = U_CLOSE;
+			break;
+		case U_CLOSE:
+			if ((r = libssh2_sftp_close(u->h)) == LIBSSH2_ERROR_EAGAIN)
+				return 0;
+			u->h = NULL;
+			u->phase = U_DONE;
+			break;
+		default:
+			return 1;
+		}
+	}
+}

@@ -1,0 +1,373 @@
+/* knobctl bootstrap against real OpenSSH: Debian's sshd runs inside each
+ * node namespace with a host key and an authorized_keys the test generates
+ * (its own config file; the machine's sshd and its config are untouched).
+ * There is no systemd here, so --service-cmd starts the agent by hand (a
+ * small script that stops the previous one and starts the new one); every
+ * node then answers over TLS on the real agent port.
+ *
+ * All nodes share the machine's file system, so each is installed under
+ * its own --root (TMP/root-NODE). */
+#include <check.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "harness.h"
+#include "util.h"
+
+#define NNODES 3
+
+static struct harness h;
+static pid_t sshd_pid[NNODES];
+
+/* Write path from a format. */
+static void
+put_file(const char *path, mode_t mode, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void
+put_file(const char *path, mode_t mode, const char *fmt, ...)
+{
+	char *s = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	ck_assert_int_ge(vasprintf(&s, fmt, ap), 0);
+	va_end(ap);
+	ck_assert_int_eq(write_file_atomic(path, s, strlen(s), mode), 0);
+	free(s);
+}
+
+/* A fresh host key for node i (ssh-keygen). */
+static void
+host_key(int i)
+{
+	ck_assert_int_eq(harness_sh("rm -f %s/ssh%d/hostkey %s/ssh%d/hostkey.pub && ssh-keygen -q -t "
+	    "ed25519 -N '' -f %s/ssh%d/hostkey", h.tmp, i, h.tmp, i, h.tmp, i), 0);
+}
+
+/* Start sshd in node i's namespace; wait for "Server listening". */
+static void
+sshd_start(int i)
+{
+	char dir[4096], cfg[4200], log[4200];
+	char *argv[] = { (char *)(uintptr_t)"ip", (char *)(uintptr_t)"netns", (char *)(uintptr_t)"exec",
+	    h.node[i].ns, (char *)(uintptr_t)"/usr/sbin/sshd", (char *)(uintptr_t)"-D",
+	    (char *)(uintptr_t)"-f", cfg, (char *)(uintptr_t)"-E", log, NULL };
+	uint64_t end = now_mono_ns() + 10000000000ull;
+	char *buf = NULL;
+
+	snprintf(dir, sizeof(dir), "%s/ssh%d", h.tmp, i);
+	snprintf(cfg, sizeof(cfg), "%s/sshd_config", dir);
+	snprintf(log, sizeof(log), "%s/sshd.log", dir);
+	unlink(log);
+	put_file(cfg, 0644, "ListenAddress %s\nPort 22\nHostKey %s/hostkey\nPidFile %s/sshd.pid\n"
+	    "AuthorizedKeysFile %s/authorized_keys\nPermitRootLogin prohibit-password\n"
+	    "PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\n"
+	    "Subsystem sftp /usr/lib/openssh/sftp-server\nLogLevel VERBOSE\n",
+	    h.node[i].addr, dir, dir, h.tmp);
+	sshd_pid[i] = fork();
+	ck_assert_int_ge(sshd_pid[i], 0);
+	if (sshd_pid[i] == 0) {
+		execvp("ip", argv);
+		_exit(127);
+	}
+	for (;;) {
+		free(buf);
+		buf = NULL;
+		if (read_file_bounded(log, 1 << 20, &buf, NULL) == 0 && strstr(buf, "Server listening"))
+			break;
+		ck_assert_msg(now_mono_ns() < end, "sshd %d did not start: %s", i, buf ? buf : "");
+		usleep(20000);
+	}
+	free(buf);
+}
+
+static void
+sshd_stop(int i)
+{
+	if (sshd_pid[i] > 0) {
+		kill(sshd_pid[i], SIGTERM);
+		waitpid(sshd_pid[i], NULL, 0);
+	}
+	sshd_pid[i] = 0;
+}
+
+/* Stop the agent the service script started under node i's root. */
+static void
+agent_stop(int i)
+{
+	char path[4200], *buf = NULL;
+	uint64_t end = now_mono_ns() + 10000000000ull;
+	pid_t pid;
+
+	snprintf(path, sizeof(path), "%s/root-%s/knobd.pid", h.tmp, h.node[i].name);
+	if (read_file_bounded(path, 64, &buf, NULL) < 0)
+		return;
+	pid = (pid_t)atoi(buf);
+	free(buf);
+	if (pid <= 0 || kill(pid, SIGTERM) < 0)
+		return;
+	while (kill(pid, 0) == 0 && now_mono_ns() < end)
+		usleep(20000);
+	unlink(path);
+}
+
+static void
+setup(void)
+{
+	char svc[4200];
+
+	ck_assert_msg(harness_start(&h, NNODES, 0) == 0, "harness start failed");
+	ck_assert_int_eq(harness_sh("mkdir -p /run/sshd && ssh-keygen -q -t ed25519 -N '' -f %s/id && "
+	    "ssh-keygen -q -t ed25519 -N '' -f %s/wrong && cp %s/id.pub %s/authorized_keys",
+	    h.tmp, h.tmp, h.tmp, h.tmp), 0);
+	/* the service command: stop the agent this root runs, start the new one */
+	snprintf(svc, sizeof(svc), "%s/svc.sh", h.tmp);
+	put_file(svc, 0755,
+	    "#!/bin/sh\n# stand-in for systemctl restart knobd (no systemd in the tests)\n"
+	    "R=$1; cd \"$R\" || exit 1\n"
+	    "if [ -f knobd.pid ]; then p=$(cat knobd.pid); kill $p 2>/dev/null && "
+	    "timeout 10 tail --pid=$p -f /dev/null; fi\n"
+	    "setsid \"$R/usr/sbin/knobd\" --ca \"$R/etc/knob/ca.crt\" --cert \"$R/etc/knob/node.crt\" "
+	    "--key \"$R/etc/knob/node.key\" --state-dir \"$R/var/lib/knob\" --log-level info "
+	    "</dev/null >>\"$R/knobd.log\" 2>&1 &\necho $! > knobd.pid\n");
+	for (int i = 0; i < NNODES; i++) {
+		ck_assert_int_eq(harness_sh("mkdir -p %s/ssh%d", h.tmp, i), 0);
+		host_key(i);
+		sshd_start(i);
+	}
+}
+
+static void
+teardown(void)
+{
+	for (int i = 0; i < NNODES; i++) {
+		agent_stop(i);
+		sshd_stop(i);
+	}
+	harness_stop(&h);
+}
+
+/* knobctl bootstrap with the test's SSH settings plus extra arguments. */
+static int
+boot(char **out, const char *key, const char *extra)
+{
+	char *err = NULL;
+	int rc = harness_knobctl(&h, out, &err, "bootstrap -a --ssh-key %s/%s --known-hosts %s/known_hosts "
+	    "--root %s/root-{node} --service-cmd 'sh %s/svc.sh {root}' --timeout 20 %s",
+	    h.tmp, key, h.tmp, h.tmp, h.tmp, extra);
+
+	fprintf(stderr, "---- bootstrap %s -> %d\n%s%s", extra, rc, *out, err);
+	free(err);
+	return rc;
+}
+
+/* "ssh-ed25519 SHA256:..." of node i's host key, as ssh-keygen prints it. */
+static char *
+fingerprint(int i)
+{
+	char cmd[4200], line[512] = "", *fp, *sp;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "ssh-keygen -l -f %s/ssh%d/hostkey.pub", h.tmp, i);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	ck_assert_ptr_nonnull(fgets(line, sizeof(line), p));
+	pclose(p);
+	/* "256 SHA256:xxxx comment (ED25519)" */
+	fp = strchr(line, ' ');
+	ck_assert_ptr_nonnull(fp);
+	sp = strchr(fp + 1, ' ');
+	ck_assert_ptr_nonnull(sp);
+	*sp = '\0';
+	return xasprintf("ssh-ed25519 %s", fp + 1);
+}
+
+static mode_t
+mode_of(int i, const char *rel)
+{
+	char path[4200];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/root-%s/%s", h.tmp, h.node[i].name, rel);
+	ck_assert_msg(stat(path, &st) == 0, "%s: %s", path, strerror(errno));
+	return st.st_mode & 07777;
+}
+
+/* From nothing: unknown host keys refused, a wrong user key refused, then
+ * three nodes installed and answering over TLS; a re-run changes nothing;
+ * a changed host key refuses that node only. */
+START_TEST(bootstrap_fleet)
+{
+	char *out = NULL, *fp, want[8192];
+	int rc;
+
+	/* unknown host keys: each node refused, naming its key's fingerprint */
+	rc = boot(&out, "id", "");
+	ck_assert_int_eq(rc, 1);
+	ck_assert_msg(strstr(out, "3 auth-failed (node[01-03])"), "%s", out);
+	for (int i = 0; i < NNODES; i++) {
+		fp = fingerprint(i);
+		snprintf(want, sizeof(want), "%s: auth-failed: host key refused: %s is not in %s/known_hosts",
+		    h.node[i].name, fp, h.tmp);
+		ck_assert_msg(strstr(out, want), "want %s: %s", want, out);
+		free(fp);
+	}
+	free(out);
+
+	/* --accept-new adds the keys; the wrong user key is refused clearly */
+	rc = boot(&out, "wrong", "--accept-new");
+	ck_assert_int_eq(rc, 1);
+	snprintf(want, sizeof(want), "node[01-03] (3): auth-failed: ssh authentication failed for root: "
+	    "key %s/wrong refused", h.tmp);
+	ck_assert_msg(strstr(out, want), "want %s: %s", want, out);
+	free(out);
+
+	rc = boot(&out, "id", "");
+	ck_assert_int_eq(rc, 0);
+	ck_assert_msg(strstr(out, "node[01-03] (3): installed: knobd, ca.crt, knobd.service, node.crt, "
+	    "node.key; service command run; agent answers over TLS"), "%s", out);
+	ck_assert_msg(strstr(out, "3 changed"), "%s", out);
+	free(out);
+	for (int i = 0; i < NNODES; i++) {
+		ck_assert_int_eq(mode_of(i, "etc/knob/node.key"), 0600);
+		ck_assert_int_eq(mode_of(i, "usr/sbin/knobd"), 0755);
+		ck_assert_int_eq(mode_of(i, "etc/knob/node.crt"), 0644);
+		ck_assert_int_eq(mode_of(i, "var/lib/knob"), 0700);
+	}
+	/* the agents serve real requests over TLS; facts show the
+	 * certificate's expiry (issued just now: 5 years) */
+	rc = harness_knobctl(&h, &out, NULL, "facts -a");
+	ck_assert_msg(rc == 0, "%s", out);
+	ck_assert_msg(strstr(out, "node[01-03] (3):") && strstr(out, "certificate: expires ") &&
+	    strstr(out, " (1825 days)"), "%s", out);
+	free(out);
+
+	rc = boot(&out, "id", "");
+	ck_assert_int_eq(rc, 0);
+	ck_assert_msg(strstr(out, "node[01-03] (3): unchanged\n"), "%s", out);
+	ck_assert_msg(strstr(out, "3 ok"), "%s", out);
+	free(out);
+
+	/* node02 gets a new host key */
+	sshd_stop(1);
+	host_key(1);
+	sshd_start(1);
+	fp = fingerprint(1);
+	rc = boot(&out, "id", "--accept-new");
+	ck_assert_int_eq(rc, 1);
+	ck_assert_msg(strstr(out, "node[01,03] (2): unchanged"), "%s", out);
+	ck_assert_msg(strstr(out, "node02: auth-failed: host key refused: "), "%s", out);
+	ck_assert_msg(strstr(out, fp) && strstr(out, "does NOT match"), "want %s: %s", fp, out);
+	free(out);
+	free(fp);
+}
+END_TEST
+
+/* --upgrade replaces the binary and restarts the agent; the journal (the
+ * originals of a profile applied before) survives, and rollback works. */
+START_TEST(upgrade_keeps_journal)
+{
+	char *out = NULL, prof[4200], newbin[4200], jpath[4200], extra[8400];
+	int rc;
+
+	ck_assert_int_eq(boot(&out, "id", "--accept-new"), 0);
+	free(out);
+	snprintf(prof, sizeof(prof), "%s/somax.xml", h.tmp);
+	put_file(prof, 0644, "<?xml version=\"1.0\"?>\n<profile name=\"somax\">\n"
+	    "  <sysctl key=\"net.core.somaxconn\" value=\"1234\"/>\n</profile>\n");
+	ck_assert_int_eq(harness_node_sh(&h, 0, "sysctl -qw net.core.somaxconn=777"), 0);
+	rc = harness_knobctl(&h, &out, NULL, "apply %s -w node01", prof);
+	ck_assert_msg(rc == 0, "%s", out);
+	free(out);
+	snprintf(jpath, sizeof(jpath), "%s/root-node01/var/lib/knob", h.tmp);
+	ck_assert_int_eq(harness_sh("cat %s/* > %s/journal.before", jpath, h.tmp), 0);
+
+	/* a different agent binary: the same program with bytes appended */
+	snprintf(newbin, sizeof(newbin), "%s/knobd.new", h.tmp);
+	ck_assert_int_eq(harness_sh("cp %s/knobd %s && echo upgrade >> %s", h.bin, newbin, newbin), 0);
+	snprintf(extra, sizeof(extra), "--knobd %s", newbin);
+	rc = boot(&out, "id", extra);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_msg(strstr(out, "knobd differs from this controller's (--upgrade replaces it)"), "%s", out);
+	free(out);
+	snprintf(extra, sizeof(extra), "--knobd %s --upgrade -w node01", newbin);
+	rc = boot(&out, "id", extra);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_msg(strstr(out, "upgraded: knobd; service command run; agent answers over TLS"),
+	    "%s", out);
+	free(out);
+	ck_assert_int_eq(harness_sh("cmp -s %s %s/root-node01/usr/sbin/knobd", newbin, h.tmp), 0);
+	ck_assert_int_eq(harness_sh("cat %s/* > %s/journal.after", jpath, h.tmp), 0);
+	ck_assert_int_eq(harness_sh("cmp %s/journal.before %s/journal.after", h.tmp, h.tmp), 0);
+	rc = harness_knobctl(&h, &out, NULL, "rollback -w node01");
+	ck_assert_msg(rc == 0, "%s", out);
+	free(out);
+	ck_assert_int_eq(harness_node_sh(&h, 0, "test $(cat /proc/sys/net/core/somaxconn) = 777"), 0);
+}
+END_TEST
+
+/* A revoked controller certificate: bootstrap pushes the CRL, the
+ * restarted agents refuse that certificate and keep serving the others. */
+START_TEST(revoked_controller_refused)
+{
+	char *out = NULL;
+	int rc;
+
+	ck_assert_int_eq(boot(&out, "id", "--accept-new"), 0);
+	free(out);
+	ck_assert_int_eq(harness_sh("%s/knobctl -c %s ca issue %s/ca ctl2 --controller >/dev/null",
+	    h.bin, h.cluster, h.tmp), 0);
+	rc = harness_knobctl(&h, &out, NULL, "ping -a --cert %s/ca/ctl2.crt --key %s/ca/ctl2.key",
+	    h.tmp, h.tmp);
+	ck_assert_msg(rc == 0, "%s", out);
+	free(out);
+	ck_assert_int_eq(harness_sh("%s/knobctl -c %s ca revoke ctl2 >/dev/null", h.bin, h.cluster), 0);
+	rc = boot(&out, "id", "");
+	ck_assert_int_eq(rc, 0);
+	ck_assert_msg(strstr(out, "node[01-03] (3): updated: ca.crl; service command run"), "%s", out);
+	free(out);
+	rc = harness_knobctl(&h, &out, NULL, "ping -a --cert %s/ca/ctl2.crt --key %s/ca/ctl2.key",
+	    h.tmp, h.tmp);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_msg(strstr(out, "node[01-03] (3): auth-failed: agent refused our certificate: it is "
+	    "revoked"), "%s", out);
+	free(out);
+	rc = harness_knobctl(&h, &out, NULL, "ping -a");
+	ck_assert_msg(rc == 0, "%s", out);
+	free(out);
+}
+END_TEST
+
+static Suite *
+ssh_suite(void)
+{
+	Suite *s = suite_create("ssh");
+	TCase *tc = tcase_create("bootstrap");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, bootstrap_fleet);
+	tcase_add_test(tc, upgrade_keeps_journal);
+	tcase_add_test(tc, revoked_controller_refused);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(ssh_suite());
+	int nf;
+
+	srunner_run_all(sr, CK_NORMAL);
+	nf = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return nf == 0 ? 0 : 1;
+}
