@@ -121,18 +121,6 @@ load_local(struct boot *b, int f, const char *path)
 	return 0;
 }
 
-/* The directory knobctl runs from (for its sibling knobd). */
-static void
-exe_dir(char *buf, size_t len)
-{
-	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
-	char *slash;
-
-	buf[n > 0 ? n : 0] = '\0';
-	if ((slash = strrchr(buf, '/')) != NULL)
-		*slash = '\0';
-}
-
 /* The unit: --unit, the installed one, or the source tree's with the
  * sbin directory filled in. 0 or -1. */
 static int
@@ -144,7 +132,7 @@ load_unit(struct boot *b)
 		return load_local(b, BF_UNIT, b->unit);
 	if (access("/lib/systemd/system/knobd.service", R_OK) == 0)
 		return load_local(b, BF_UNIT, "/lib/systemd/system/knobd.service");
-	exe_dir(dir, sizeof(dir));
+	ctl_exe_dir(dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/../agent/knobd.service", dir);
 	if (load_local(b, BF_UNIT, path) < 0)
 		return -1;
@@ -163,7 +151,7 @@ load_unit(struct boot *b)
 static int
 load_sources(struct boot *b)
 {
-	char dir[4096], path[4200];
+	char path[4200];
 
 	if (ctl_ca_dir(b->ctl, b->cadir, sizeof(b->cadir)) < 0) {
 		fprintf(stderr, "knobctl bootstrap: no cluster CA: the inventory's <tls ca=...> "
@@ -179,9 +167,8 @@ load_sources(struct boot *b)
 	if (b->deb)
 		return load_local(b, BF_DEB, b->deb);
 	if (b->knobd == NULL) {
-		exe_dir(dir, sizeof(dir));
-		snprintf(path, sizeof(path), "%s/knobd", dir);
-		b->knobd = access(path, X_OK) == 0 ? xstrdup(path) : xstrdup("/usr/sbin/knobd");
+		ctl_knobd_path(path, sizeof(path));
+		b->knobd = xstrdup(path);
 	}
 	return load_local(b, BF_KNOBD, b->knobd) < 0 ? -1 : load_unit(b);
 }

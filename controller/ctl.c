@@ -74,6 +74,38 @@ ctl_ca_dir(struct ctl *ctl, char *buf, size_t len)
 	return 0;
 }
 
+void
+ctl_exe_dir(char *buf, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+	char *slash;
+
+	buf[n > 0 ? n : 0] = '\0';
+	if ((slash = strrchr(buf, '/')) != NULL)
+		*slash = '\0';
+}
+
+void
+ctl_knobd_path(char *buf, size_t len)
+{
+	char dir[4096];
+
+	ctl_exe_dir(dir, sizeof(dir));
+	snprintf(buf, len, "%s/knobd", dir);
+	if (access(buf, X_OK) != 0)
+		snprintf(buf, len, "/usr/sbin/knobd");
+}
+
+int
+ctl_knobd_binary(struct ctl *ctl, char **data, size_t *len)
+{
+	char path[4200];
+
+	(void)ctl;
+	ctl_knobd_path(path, sizeof(path));
+	return read_file_bounded(path, 256u << 20, data, len);
+}
+
 SSL_CTX *
 ctl_ssl(struct ctl *ctl)
 {

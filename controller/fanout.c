@@ -47,9 +47,9 @@ fanout_init(struct fanout *fo, struct ctl *ctl, const struct strvec *names)
 	}
 }
 
-/* Close the transport of n (idempotent). */
+/* Close the TLS transport of n (idempotent). */
 static void
-node_close(struct fanout *fo, struct fo_node *n)
+tls_close(struct fanout *fo, struct fo_node *n)
 {
 	if (n->fd >= 0) {
 		if (fo->epfd >= 0)
@@ -62,6 +62,13 @@ node_close(struct fanout *fo, struct fo_node *n)
 		close(n->fd);
 		n->fd = -1;
 	}
+}
+
+/* Close n's transport, whichever it is (idempotent). */
+static void
+node_close(struct fanout *fo, struct fo_node *n)
+{
+	(fo->tr ? fo->tr : &fo_tls_transport)->close(fo, n);
 }
 
 void
@@ -125,15 +132,12 @@ node_interest(struct fanout *fo, struct fo_node *n, int out)
 	epoll_ctl(fo->epfd, EPOLL_CTL_MOD, n->fd, &ev);
 }
 
-int
-fanout_send(struct fanout *fo, struct fo_node *n, Knob__Envelope *env)
+/* TLS: queue env and write what the socket takes. */
+static int
+tls_send(struct fanout *fo, struct fo_node *n, Knob__Envelope *env)
 {
 	int r;
 
-	if (n->phase != FO_OPEN)
-		return -1;
-	if (env->id == 0)
-		env->id = n->next_id++;
 	if (conn_send(&n->c, env) < 0) {
 		fanout_end(fo, n, NS_FAILED, "cannot encode request");
 		return -1;
@@ -145,6 +149,16 @@ fanout_send(struct fanout *fo, struct fo_node *n, Knob__Envelope *env)
 	}
 	node_interest(fo, n, r == 0 || n->c.ssl_want_write);
 	return 0;
+}
+
+int
+fanout_send(struct fanout *fo, struct fo_node *n, Knob__Envelope *env)
+{
+	if (n->phase != FO_OPEN)
+		return -1;
+	if (env->id == 0)
+		env->id = n->next_id++;
+	return fo->tr->send(fo, n, env);
 }
 
 /* A failed connect in words that are the same on every node (the node
@@ -262,6 +276,18 @@ refusal_text(const char *err)
 	return buf;
 }
 
+void
+fanout_opened(struct fanout *fo, struct fo_node *n)
+{
+	n->phase = FO_OPEN;
+	n->t_open_ns = now_mono_ns();
+	fanout_deadline(n, fo->ctl->timeout);
+	if (fo->active_handshakes > 0)
+		fo->active_handshakes--;
+	if (fo->ops->on_open && fo->ops->on_open(fo, n) < 0 && n->phase != FO_DONE)
+		fanout_end(fo, n, NS_FAILED, "cannot send request");
+}
+
 /* Advance the client handshake. */
 static void
 node_handshake(struct fanout *fo, struct fo_node *n)
@@ -273,14 +299,8 @@ node_handshake(struct fanout *fo, struct fo_node *n)
 	ERR_clear_error();
 	r = SSL_connect(n->c.ssl);
 	if (r == 1) {
-		n->phase = FO_OPEN;
-		n->t_open_ns = now_mono_ns();
-		fanout_deadline(n, fo->ctl->timeout);
-		if (fo->active_handshakes > 0)
-			fo->active_handshakes--;
 		node_interest(fo, n, 0);
-		if (fo->ops->on_open && fo->ops->on_open(fo, n) < 0 && n->phase != FO_DONE)
-			fanout_end(fo, n, NS_FAILED, "cannot send request");
+		fanout_opened(fo, n);
 		return;
 	}
 	e = SSL_get_error(n->c.ssl, r);
@@ -309,6 +329,27 @@ node_handshake(struct fanout *fo, struct fo_node *n)
 	    e == SSL_ERROR_SSL ? err : "connection closed");
 }
 
+int
+fanout_deliver(struct fanout *fo, struct fo_node *n, Knob__Envelope *env)
+{
+	int r;
+
+	if (env->body_case == KNOB__ENVELOPE__BODY_ERROR && env->error->code == EACCES) {
+		fanout_end(fo, n, NS_AUTH_FAILED, "agent refused us: %s", env->error->message);
+		knob__envelope__free_unpacked(env, NULL);
+		return -1;
+	}
+	fanout_deadline(n, fo->ctl->timeout);
+	r = fo->ops->on_msg(fo, n, env);
+	if (n->phase == FO_DONE)
+		return -1;
+	if (r != 0) {
+		fanout_end(fo, n, n->status ? n->status : (r > 0 ? NS_OK : NS_FAILED), NULL);
+		return -1;
+	}
+	return 0;
+}
+
 /* Read every complete frame and hand it to the command. */
 static void
 node_input(struct fanout *fo, struct fo_node *n)
@@ -329,20 +370,8 @@ node_input(struct fanout *fo, struct fo_node *n)
 				fanout_end(fo, n, NS_FAILED, "connection lost: %s", n->c.err);
 			return;
 		}
-		if (env->body_case == KNOB__ENVELOPE__BODY_ERROR && env->error->code == EACCES) {
-			fanout_end(fo, n, NS_AUTH_FAILED, "agent refused us: %s",
-			    env->error->message);
-			knob__envelope__free_unpacked(env, NULL);
+		if (fanout_deliver(fo, n, env) < 0)
 			return;
-		}
-		fanout_deadline(n, fo->ctl->timeout);
-		r = fo->ops->on_msg(fo, n, env);
-		if (n->phase == FO_DONE)
-			return;
-		if (r != 0) {
-			fanout_end(fo, n, n->status ? n->status : (r > 0 ? NS_OK : NS_FAILED), NULL);
-			return;
-		}
 	}
 	r = conn_flush(&n->c);
 	if (r < 0)
@@ -379,6 +408,14 @@ node_event(struct fanout *fo, struct fo_node *n, uint32_t events)
 		return;
 	}
 }
+
+const struct fo_transport fo_tls_transport = {
+	.start = node_connect,
+	.event = node_event,
+	.send = tls_send,
+	.close = tls_close,
+	.tick = NULL,
+};
 
 /* Expire deadlines: connect/handshake -> unreachable, request -> timeout. */
 static void
@@ -440,8 +477,11 @@ fanout_run(struct fanout *fo, const struct fo_ops *ops, void *user)
 	fo->user = user;
 	if (fo->n == 0)
 		return 0;
-	if (ctl_ssl(fo->ctl) == NULL)
+	fo->tr = fo->ctl->ssh.via ? &fo_ssh_transport : &fo_tls_transport;
+	if (!fo->ctl->ssh.via && ctl_ssl(fo->ctl) == NULL)
 		return -1;
+	if (fo->ctl->ssh.via)
+		libssh2_init(0);
 	raise_nofile(fo->n);
 	fo->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (fo->epfd < 0) {
@@ -457,7 +497,7 @@ fanout_run(struct fanout *fo, const struct fo_ops *ops, void *user)
 			struct fo_node *n = &fo->nodes[next++];
 
 			fo->active_handshakes++;
-			node_connect(fo, n);
+			fo->tr->start(fo, n);
 		}
 		nev = epoll_wait(fo->epfd, evs, (int)nitems(evs), 100);
 		if (nev < 0 && errno != EINTR) {
@@ -465,11 +505,13 @@ fanout_run(struct fanout *fo, const struct fo_ops *ops, void *user)
 			return -1;
 		}
 		for (i = 0; i < nev; i++)
-			node_event(fo, evs[i].data.ptr, evs[i].events);
+			fo->tr->event(fo, evs[i].data.ptr, evs[i].events);
 		now = now_mono_ns();
 		if (now - last_tick >= 100000000ull) {
 			last_tick = now;
 			check_deadlines(fo);
+			for (size_t k = 0; fo->tr->tick && k < next; k++)
+				fo->tr->tick(fo, &fo->nodes[k]);	/* libssh2 may hold input */
 			if (ops->on_tick)
 				ops->on_tick(fo);
 		}

@@ -80,6 +80,13 @@ int ctl_expand(struct ctl *ctl, struct strvec *out);
 /* The cluster CA's directory: where --ca or the inventory's CA certificate
  * is (ca.key next to it).  0 or -1 (none configured). */
 int ctl_ca_dir(struct ctl *ctl, char *buf, size_t len);
+/* The directory knobctl runs from. */
+void ctl_exe_dir(char *buf, size_t len);
+/* This controller's agent binary (the knobd next to knobctl, else
+ * /usr/sbin/knobd): path into buf. */
+void ctl_knobd_path(char *buf, size_t len);
+/* Its contents (malloc'd). 0 or -1. */
+int ctl_knobd_binary(struct ctl *ctl, char **data, size_t *len);
 /* TLS context for dialling agents, created on first use. NULL on error (printed). */
 SSL_CTX *ctl_ssl(struct ctl *ctl);
 
@@ -124,7 +131,26 @@ struct fo_node {
 	uint64_t deadline_ns;	/* monotonic */
 	uint64_t next_id;
 	uint64_t t_open_ns;
+	void *tr;		/* the transport's own state (SSH) */
 };
+
+/* How frames reach a node: TLS (controller/fanout.c) or an SSH exec channel
+ * to "knobd --stdio" (--via ssh, controller/fo_ssh.c).  start begins the
+ * connection; event and tick drive it (tick about every 100 ms, may be
+ * NULL); send queues a frame; close releases it.  Failures end the node
+ * with fanout_end; a transport calls fanout_opened when the node can take
+ * requests and fanout_deliver for each message. */
+struct fo_transport {
+	void (*start)(struct fanout *fo, struct fo_node *n);
+	void (*event)(struct fanout *fo, struct fo_node *n, uint32_t events);
+	void (*tick)(struct fanout *fo, struct fo_node *n);
+	int (*send)(struct fanout *fo, struct fo_node *n, Knob__Envelope *env);
+	void (*close)(struct fanout *fo, struct fo_node *n);
+};
+extern const struct fo_transport fo_tls_transport, fo_ssh_transport;
+void fanout_opened(struct fanout *fo, struct fo_node *n);
+/* Hand env to the command (it owns env); 0, or -1 when n ended. */
+int fanout_deliver(struct fanout *fo, struct fo_node *n, Knob__Envelope *env);
 
 struct fo_ops {
 	/* Connection up (TLS verified): send the first request(s). 0 or -1. */
@@ -152,6 +178,7 @@ struct fanout {
 	int all_at_once;	/* every node must be connected together (bench):
 				 * --fanout then bounds the handshakes, not the nodes */
 	const Knob__Envelope *request;	/* fanout_request's request */
+	const struct fo_transport *tr;	/* set by fanout_run */
 };
 
 /* Allocate nodes for the names (addresses from the inventory). */

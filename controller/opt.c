@@ -132,8 +132,11 @@ build_tables(struct ctl *ctl, const struct cmd_entry *ce)
 	ctl->sopts = xcalloc(3 * n + 2, 1);
 	strcpy(ctl->sopts, ":");
 	table_add(ctl->lopts, &nl, ctl->sopts, opt_global, ce, 1);
-	if (ce == NULL)
+	if (ce == NULL) {
+		/* before the command: --via ssh and its options too */
+		table_add(ctl->lopts, &nl, ctl->sopts, opt_ssh, ce, 1);
 		return;
+	}
 	if (ce->flags & CMD_NODES)
 		table_add(ctl->lopts, &nl, ctl->sopts, opt_nodes, ce, 1);
 	if (ce->flags & CMD_FANOUT)

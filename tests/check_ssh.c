@@ -245,8 +245,17 @@ START_TEST(bootstrap_fleet)
 	 * certificate's expiry (issued just now: 5 years) */
 	rc = harness_knobctl(&h, &out, NULL, "facts -a");
 	ck_assert_msg(rc == 0, "%s", out);
-	ck_assert_msg(strstr(out, "node[01-03] (3):") && strstr(out, "certificate: expires ") &&
-	    strstr(out, " (1825 days)"), "%s", out);
+	ck_assert_msg(strstr(out, "certificate: expires ") && strstr(out, " (1825 days)"), "%s", out);
+	free(out);
+	rc = harness_knobctl(&h, &out, NULL, "--json facts -a");
+	ck_assert_int_eq(rc, 0);
+	{
+		int nexp = 0;
+
+		for (const char *p = out; (p = strstr(p, "\"cert_not_after\"")) != NULL; p++)
+			nexp++;
+		ck_assert_msg(nexp == NNODES, "%d expiries: %s", nexp, out);
+	}
 	free(out);
 
 	rc = boot(&out, "id", "");
@@ -345,6 +354,52 @@ START_TEST(revoked_controller_refused)
 }
 END_TEST
 
+/* Agentless: no agent runs anywhere; facts and apply --check travel as the
+ * same frames over an SSH exec channel to knobd --stdio.  --push-agent
+ * streams this controller's knobd to nodes that have none. */
+START_TEST(agentless_via_ssh)
+{
+	char *out = NULL, prof[4200], ssh[8192];
+	int rc;
+
+	snprintf(ssh, sizeof(ssh), "--via ssh --ssh-key %s/id --known-hosts %s/known_hosts --accept-new",
+	    h.tmp, h.tmp);
+	for (int i = 0; i < NNODES; i++)
+		ck_assert_int_eq(harness_sh("mkdir -p %s/state-%s", h.tmp, h.node[i].name), 0);
+	/* nothing listens on the agent port: TLS reaches nobody */
+	rc = harness_knobctl(&h, &out, NULL, "ping -a --connect-timeout 2");
+	ck_assert_int_eq(rc, 1);
+	ck_assert_msg(strstr(out, "3 unreachable"), "%s", out);
+	free(out);
+
+	/* the node has no knobd: said so; then pushed */
+	rc = harness_knobctl(&h, &out, NULL, "%s --remote-knobd /nonexistent/knobd facts -a", ssh);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_msg(strstr(out, "node[01-03] (3): failed: knobd --stdio ended: ") &&
+	    strstr(out, "/nonexistent/knobd: No such file or directory\n"), "%s", out);
+	free(out);
+	rc = harness_knobctl(&h, &out, NULL, "%s --push-agent --remote-knobd 'knobd --state-dir "
+	    "%s/state-{node}' facts -a", ssh, h.tmp);
+	ck_assert_msg(rc == 0, "%s", out);
+	ck_assert_msg(strstr(out, "node[01-03] (3):") && strstr(out, "kernel "), "%s", out);
+	free(out);
+	ck_assert_int_ne(harness_sh("ls /tmp/knobd-push.node0* >/dev/null 2>&1"), 0);
+
+	/* apply --check with the node's own knobd (here: the build's, same file system) */
+	snprintf(prof, sizeof(prof), "%s/somax.xml", h.tmp);
+	put_file(prof, 0644, "<?xml version=\"1.0\"?>\n<profile name=\"somax\">\n"
+	    "  <sysctl key=\"net.core.somaxconn\" value=\"1234\"/>\n</profile>\n");
+	ck_assert_int_eq(harness_node_sh(&h, 0, "sysctl -qw net.core.somaxconn=777"), 0);
+	rc = harness_knobctl(&h, &out, NULL, "apply %s -w node01 --check %s --remote-knobd '%s/knobd "
+	    "--state-dir %s/state-{node}'", prof, ssh, h.bin, h.tmp);
+	ck_assert_msg(rc == 0, "%s", out);
+	ck_assert_msg(strstr(out, "would-change    sysctl net.core.somaxconn") &&
+	    strstr(out, "1 would-change (node01)"), "%s", out);
+	free(out);
+	ck_assert_int_eq(harness_node_sh(&h, 0, "test $(cat /proc/sys/net/core/somaxconn) = 777"), 0);
+}
+END_TEST
+
 static Suite *
 ssh_suite(void)
 {
@@ -356,6 +411,7 @@ ssh_suite(void)
 	tcase_add_test(tc, bootstrap_fleet);
 	tcase_add_test(tc, upgrade_keeps_journal);
 	tcase_add_test(tc, revoked_controller_refused);
+	tcase_add_test(tc, agentless_via_ssh);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,357 @@
+/* The fan-out's SSH transport (knobctl --via ssh): per node a libssh2
+ * session (strict host keys, key or agent authentication: controller/ssh.c)
+ * and one exec channel running "knobd --stdio"; the same protobuf frames as
+ * over TLS travel on the channel's stdin and stdout.  The trust comes from
+ * SSH, so there is no TLS inside.  --push-agent first uploads this
+ * controller's knobd over SFTP to a temporary file that the command removes
+ * when the session ends. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+
+#include "knobctl.h"
+#include "ssh.h"
+#include "util.h"
+#include "wire.h"
+
+enum { FS_SSH, FS_PUSH_SFTP, FS_PUSH, FS_PUSH_END, FS_OPEN, FS_EXEC, FS_READY };
+
+struct fo_ssh {
+	struct ssh_conn c;
+	int step;
+	LIBSSH2_CHANNEL *ch;
+	LIBSSH2_SFTP *sftp;
+	struct ssh_upload u;
+	char *push_data;	/* --push-agent: the binary */
+	size_t push_len;
+	char *cmd;
+	uint8_t *in;		/* bytes from the agent not yet a whole frame */
+	size_t inlen;
+	uint8_t *out;		/* frames not yet written */
+	size_t outlen, outoff;
+	char errtext[512];	/* the agent's stderr (last bytes) */
+	size_t errlen;
+};
+
+/* The command the channel runs: the agent in --stdio mode, named after
+ * the node; with --push-agent the uploaded copy, removed afterwards. */
+static char *
+agent_cmd(const struct ctl *ctl, const struct fo_node *n, const char *pushed)
+{
+	const char *t = ctl->ssh.remote_knobd ? ctl->ssh.remote_knobd : "knobd";
+	char *name = sh_quote(n->name), *cmd = NULL, *rest;
+
+	for (; *t; t++) {	/* {node} in the template */
+		if (strncmp(t, "{node}", 6) == 0) {
+			str_appendf(&cmd, "%s", n->name);
+			t += 5;
+		} else
+			str_appendf(&cmd, "%c", *t);
+	}
+	if (pushed) {
+		/* the pushed copy instead of the template's program, same arguments */
+		rest = strchr(cmd, ' ');
+		char *p = xasprintf("P=%s; \"$P\"%s --stdio --node-name %s; rc=$?; rm -f \"$P\"; exit $rc",
+		    pushed, rest ? rest : "", name);
+
+		free(cmd);
+		cmd = p;
+	} else
+		str_appendf(&cmd, " --stdio --node-name %s", name);
+	free(name);
+	return cmd;
+}
+
+/* Re-arm epoll for what libssh2 waits on. */
+static void
+rearm(struct fanout *fo, struct fo_node *n, struct fo_ssh *s)
+{
+	struct epoll_event ev = { .events = ssh_events(&s->c), .data.ptr = n };
+
+	epoll_ctl(fo->epfd, EPOLL_CTL_MOD, n->fd, &ev);
+}
+
+/* Every whole frame in s->in to the command. 0, or -1 when n ended. */
+static int
+deliver_frames(struct fanout *fo, struct fo_node *n, struct fo_ssh *s)
+{
+	size_t off = 0;
+	int rc = 0;
+
+	while (s->inlen - off >= 4) {
+		const uint8_t *h = s->in + off;
+		uint32_t len = (uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 | (uint32_t)h[2] << 8 | h[3];
+		char err[256];
+		Knob__Envelope *env;
+
+		if (len > FRAME_MAX) {
+			fanout_end(fo, n, NS_FAILED, "agent sent a %u-byte frame", len);
+			return -1;
+		}
+		if (s->inlen - off - 4 < len)
+			break;
+		if ((env = frame_unpack(h + 4, len, err, sizeof(err))) == NULL) {
+			fanout_end(fo, n, NS_FAILED, "bad frame from the agent: %s", err);
+			return -1;
+		}
+		off += 4 + len;
+		if (fanout_deliver(fo, n, env) < 0) {
+			rc = -1;
+			break;
+		}
+	}
+	if (rc == 0) {
+		memmove(s->in, s->in + off, s->inlen - off);
+		s->inlen -= off;
+	}
+	return rc;
+}
+
+/* Read what the channel has: stdout into frames, stderr kept for errors.
+ * 0, 1 at EOF, -1 on error. */
+static int
+channel_read(struct fo_ssh *s)
+{
+	char buf[32768];
+	ssize_t r;
+
+	while ((r = libssh2_channel_read_stderr(s->ch, buf, sizeof(buf))) > 0) {
+		size_t keep = (size_t)r < sizeof(s->errtext) - 1 ? (size_t)r : sizeof(s->errtext) - 1;
+
+		memcpy(s->errtext, buf + r - keep, keep);
+		s->errlen = keep;
+		s->errtext[keep] = '\0';
+	}
+	for (;;) {
+		r = libssh2_channel_read(s->ch, buf, sizeof(buf));
+		if (r == LIBSSH2_ERROR_EAGAIN)
+			return 0;
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			return libssh2_channel_eof(s->ch) ? 1 : 0;
+		if (s->inlen + (size_t)r > FRAME_MAX + 8)
+			return -1;
+		s->in = xrealloc(s->in, s->inlen + (size_t)r);
+		memcpy(s->in + s->inlen, buf, (size_t)r);
+		s->inlen += (size_t)r;
+	}
+}
+
+/* Write queued frames. 0, or -1 on error. */
+static int
+channel_flush(struct fo_ssh *s)
+{
+	while (s->outoff < s->outlen) {
+		ssize_t w = libssh2_channel_write(s->ch, (const char *)s->out + s->outoff,
+		    s->outlen - s->outoff);
+
+		if (w == LIBSSH2_ERROR_EAGAIN)
+			return 0;
+		if (w < 0)
+			return -1;
+		s->outoff += (size_t)w;
+	}
+	free(s->out);
+	s->out = NULL;
+	s->outlen = s->outoff = 0;
+	return 0;
+}
+
+/* Serve the open channel: write, read, deliver. */
+static void
+serve(struct fanout *fo, struct fo_node *n, struct fo_ssh *s)
+{
+	int r;
+
+	if (channel_flush(s) < 0) {
+		fanout_end(fo, n, NS_FAILED, "ssh channel write failed");
+		return;
+	}
+	r = channel_read(s);
+	if (r < 0) {
+		fanout_end(fo, n, NS_FAILED, "ssh channel read failed");
+		return;
+	}
+	if (deliver_frames(fo, n, s) < 0)
+		return;
+	if (r == 1) {
+		while (s->errlen && (s->errtext[s->errlen - 1] == '\n' || s->errtext[s->errlen - 1] == '\r'))
+			s->errtext[--s->errlen] = '\0';
+		fanout_end(fo, n, NS_FAILED, "knobd --stdio ended%s%s", s->errlen ? ": " : "",
+		    s->errlen ? s->errtext : " (no knobd on the node? see --push-agent)");
+		return;
+	}
+	rearm(fo, n, s);
+}
+
+/* Steps up to the open channel: 1 moved on, 0 again, -1 failed (n ended). */
+static int
+step(struct fanout *fo, struct fo_node *n, struct fo_ssh *s)
+{
+	int r, ag;
+
+	switch (s->step) {
+	case FS_SSH:
+		if ((r = ssh_step(&s->c)) < 0)
+			break;
+		if (r == 0)
+			return 0;
+		s->step = fo->ctl->ssh.push_agent ? FS_PUSH_SFTP : FS_OPEN;
+		return 1;
+	case FS_PUSH_SFTP:
+		if ((s->sftp = ssh_sftp_open(&s->c, &ag)) == NULL) {
+			if (ag)
+				return 0;
+			break;
+		}
+		{
+			char path[300];
+
+			snprintf(path, sizeof(path), "/tmp/knobd-push.%s", n->name);
+			ssh_upload_init(&s->u, path, s->push_data, s->push_len, 0700);
+		}
+		s->step = FS_PUSH;
+		return 1;
+	case FS_PUSH:
+		if ((r = ssh_upload_step(&s->c, s->sftp, &s->u)) < 0)
+			break;
+		if (r == 0)
+			return 0;
+		s->step = FS_PUSH_END;
+		return 1;
+	case FS_PUSH_END:
+		if (libssh2_sftp_shutdown(s->sftp) == LIBSSH2_ERROR_EAGAIN)
+			return 0;
+		s->sftp = NULL;
+		s->step = FS_OPEN;
+		return 1;
+	case FS_OPEN:
+		if ((s->ch = libssh2_channel_open_session(s->c.s)) == NULL) {
+			if (libssh2_session_last_errno(s->c.s) == LIBSSH2_ERROR_EAGAIN)
+				return 0;
+			snprintf(s->c.err, sizeof(s->c.err), "ssh channel refused");
+			s->c.fail_status = NS_FAILED;
+			break;
+		}
+		s->cmd = agent_cmd(fo->ctl, n, fo->ctl->ssh.push_agent ? s->u.tmp : NULL);
+		s->step = FS_EXEC;
+		return 1;
+	case FS_EXEC:
+		if ((r = libssh2_channel_exec(s->ch, s->cmd)) == LIBSSH2_ERROR_EAGAIN)
+			return 0;
+		if (r != 0) {
+			snprintf(s->c.err, sizeof(s->c.err), "ssh exec of '%s' refused", s->cmd);
+			s->c.fail_status = NS_FAILED;
+			break;
+		}
+		s->step = FS_READY;
+		fanout_opened(fo, n);
+		return n->phase == FO_OPEN ? 1 : -1;
+	default:
+		serve(fo, n, s);
+		return n->phase == FO_DONE ? -1 : 0;
+	}
+	fanout_end(fo, n, s->c.fail_status ? s->c.fail_status : NS_FAILED, "%s", s->c.err);
+	return -1;
+}
+
+static void
+ssh_advance(struct fanout *fo, struct fo_node *n)
+{
+	struct fo_ssh *s = n->tr;
+	int r;
+
+	if (s == NULL || n->phase == FO_DONE)
+		return;
+	while ((r = step(fo, n, s)) == 1)
+		;
+	if (r == 0 && n->phase != FO_DONE && s->step != FS_READY)
+		rearm(fo, n, s);
+}
+
+static void
+ssh_event(struct fanout *fo, struct fo_node *n, uint32_t events)
+{
+	(void)events;
+	ssh_advance(fo, n);
+}
+
+static void
+ssh_connect(struct fanout *fo, struct fo_node *n)
+{
+	struct fo_ssh *s = xcalloc(1, sizeof(*s));
+	struct epoll_event ev = { .events = EPOLLOUT, .data.ptr = n };
+
+	n->tr = s;
+	n->phase = FO_CONNECTING;
+	fanout_deadline(n, fo->ctl->connect_timeout + fo->ctl->timeout);
+	if (fo->ctl->ssh.push_agent && ctl_knobd_binary(fo->ctl, &s->push_data, &s->push_len) < 0) {
+		fanout_end(fo, n, NS_FAILED, "--push-agent: cannot read this controller's knobd");
+		return;
+	}
+	if (ssh_start(&s->c, &fo->ctl->ssh, n->name, n->addr) < 0) {
+		fanout_end(fo, n, s->c.fail_status, "%s", s->c.err);
+		return;
+	}
+	n->fd = s->c.fd;
+	epoll_ctl(fo->epfd, EPOLL_CTL_ADD, n->fd, &ev);
+}
+
+static int
+ssh_send(struct fanout *fo, struct fo_node *n, Knob__Envelope *env)
+{
+	struct fo_ssh *s = n->tr;
+	uint8_t *frame;
+	size_t len;
+
+	if (frame_pack(env, &frame, &len) < 0) {
+		fanout_end(fo, n, NS_FAILED, "cannot encode request");
+		return -1;
+	}
+	s->out = xrealloc(s->out, s->outlen + len);
+	memcpy(s->out + s->outlen, frame, len);
+	s->outlen += len;
+	free(frame);
+	if (channel_flush(s) < 0) {
+		fanout_end(fo, n, NS_FAILED, "ssh channel write failed");
+		return -1;
+	}
+	return 0;
+}
+
+static void
+ssh_close_node(struct fanout *fo, struct fo_node *n)
+{
+	struct fo_ssh *s = n->tr;
+
+	if (s == NULL)
+		return;
+	if (n->fd >= 0 && fo->epfd >= 0)
+		epoll_ctl(fo->epfd, EPOLL_CTL_DEL, n->fd, NULL);
+	if (s->ch) {
+		libssh2_channel_send_eof(s->ch);
+		libssh2_channel_free(s->ch);
+	}
+	if (s->sftp)
+		libssh2_sftp_shutdown(s->sftp);
+	ssh_close(&s->c);
+	free(s->push_data);
+	free(s->cmd);
+	free(s->in);
+	free(s->out);
+	free(s);
+	n->tr = NULL;
+	n->fd = -1;
+}
+
+const struct fo_transport fo_ssh_transport = {
+	.start = ssh_connect,
+	.event = ssh_event,
+	.send = ssh_send,
+	.close = ssh_close_node,
+	.tick = ssh_advance,
+};
