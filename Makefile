@@ -6,7 +6,8 @@
 #   make demo       local agents: facts, a real profile applied and rolled back, a benchmark
 #   make bench      benchmarks under bench/ (figures, not pass/fail)
 #   make peers      ior and mdtest from ../shared/vendor into build/peers/ (tests, bench)
-#   make install DESTDIR=...
+#   make install DESTDIR=...   binaries, units, man pages, completion, profiles, plays
+#   make deb        build-deb/knob_VERSION_ARCH.deb (dpkg-deb)
 #
 # Out-of-tree build directories: $(BUILD) (default build/) and build-san/ for
 # the sanitizer pass.  Generated protobuf code lives only in $(BUILD)/proto/.
@@ -25,7 +26,8 @@ DEB_PKGS = build-essential pkg-config protobuf-c-compiler libprotobuf-c-dev \
 	openssh-server openssh-client util-linux procps kmod e2fsprogs \
 	liburing-dev libaio-dev chromium libfuse3-dev fuse3 prometheus systemd slurmctld slurmd slurm-client \
 	openmpi-bin libopenmpi-dev autoconf automake libtool libfaketime \
-	clang libclang-rt-dev
+	clang libclang-rt-dev \
+	lintian man-db groff-base binutils
 
 CC      ?= cc
 WARN    = -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wstrict-prototypes \
@@ -164,6 +166,7 @@ $(PEERS)/bin/mdtest:
 # Run the suite once normally, then once under ASan+UBSan in build-san/.
 check: deps
 	@$(MAKE) --no-print-directory tests peers
+	@$(MAKE) --no-print-directory deb
 	tests/run-tests.sh $(BUILD)
 	@$(MAKE) --no-print-directory BUILD=build-san SAN=1 tests
 	tests/run-tests.sh build-san
@@ -217,25 +220,48 @@ deps:
 print-deps:
 	@echo $(DEB_PKGS)
 
+# Units: knobd.service and every other unit or timer next to it (the sweep
+# timer); @SBINDIR@ and @BINDIR@ are filled in.
+UNITS   = $(wildcard agent/*.service agent/*.timer controller/*.service controller/*.timer \
+	  sweep/*.service sweep/*.timer)
+MANDIR  = $(PREFIX)/share/man
+COMPDIR = $(PREFIX)/share/bash-completion/completions
+
 install: all
 	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin \
 		$(DESTDIR)/lib/systemd/system $(DESTDIR)$(PREFIX)/share/knob/profiles \
-		$(DESTDIR)$(PREFIX)/share/knob/plays $(DESTDIR)/var/lib/knob
+		$(DESTDIR)$(PREFIX)/share/knob/plays $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(COMPDIR)
+	install -d -m 0700 $(DESTDIR)/var/lib/knob
 	install -m 0755 $(BUILD)/knobd $(DESTDIR)$(PREFIX)/sbin/knobd
 	install -m 0755 $(BUILD)/knobctl $(DESTDIR)$(PREFIX)/bin/knobctl
-	sed 's,@SBINDIR@,$(PREFIX)/sbin,g' agent/knobd.service > $(DESTDIR)/lib/systemd/system/knobd.service
-	chmod 0644 $(DESTDIR)/lib/systemd/system/knobd.service
-	sed 's,@BINDIR@,$(PREFIX)/bin,g' sweep/knob-sweep.service > $(DESTDIR)/lib/systemd/system/knob-sweep.service
-	install -m 0644 sweep/knob-sweep.timer $(DESTDIR)/lib/systemd/system/knob-sweep.timer
-	chmod 0644 $(DESTDIR)/lib/systemd/system/knob-sweep.service
-	install -d $(DESTDIR)$(PREFIX)/share/knob/sweep
-	install -m 0644 sweep/sweep.rng sweep/sweep.example.xml $(DESTDIR)$(PREFIX)/share/knob/sweep/
+	for u in $(UNITS); do \
+		sed -e 's,@SBINDIR@,$(PREFIX)/sbin,g' -e 's,@BINDIR@,$(PREFIX)/bin,g' "$$u" \
+			> $(DESTDIR)/lib/systemd/system/$$(basename "$$u") && \
+		chmod 0644 $(DESTDIR)/lib/systemd/system/$$(basename "$$u") || exit 1; \
+	done
+	gzip -9n < $(BUILD)/knobctl.1 > $(DESTDIR)$(MANDIR)/man1/knobctl.1.gz
+	gzip -9n < doc/knobd.8 > $(DESTDIR)$(MANDIR)/man8/knobd.8.gz
+	chmod 0644 $(DESTDIR)$(MANDIR)/man1/knobctl.1.gz $(DESTDIR)$(MANDIR)/man8/knobd.8.gz
+	install -m 0644 pkg/knobctl.bash $(DESTDIR)$(COMPDIR)/knobctl
 	for f in profiles/*; do [ -f "$$f" ] && install -m 0644 "$$f" $(DESTDIR)$(PREFIX)/share/knob/profiles/; done; true
 	for f in ansible-like-plays/*.xml ansible-like-plays/*.rng; do [ -f "$$f" ] && install -m 0644 "$$f" $(DESTDIR)$(PREFIX)/share/knob/plays/; done; true
 
-clean:
-	rm -rf build build-san build-fuzz
+# The .deb: its own build with PREFIX=/usr (the profile directory is
+# compiled in), staged by make install, packed by pkg/mkdeb.sh (dpkg-deb).
+DEB_BUILD ?= build-deb
+deb: deps
+	@$(MAKE) --no-print-directory BUILD=$(DEB_BUILD) PREFIX=/usr SAN= all
+	rm -rf $(DEB_BUILD)/stage
+	@$(MAKE) --no-print-directory BUILD=$(DEB_BUILD) PREFIX=/usr SAN= \
+		DESTDIR=$(abspath $(DEB_BUILD))/stage install >/dev/null
+	pkg/mkdeb.sh $(abspath $(DEB_BUILD))/stage \
+		$(DEB_BUILD)/knob_$(VERSION)_$$(dpkg --print-architecture).deb $(VERSION)
+	ln -sf knob_$(VERSION)_$$(dpkg --print-architecture).deb $(DEB_BUILD)/knob.deb
 
-.PHONY: all tests check check-fast demo bench fuzz fuzz-bins deps print-deps install clean peers
+clean:
+	rm -rf build build-san build-fuzz build-deb
+
+.PHONY: all tests check check-fast demo bench fuzz fuzz-bins deps print-deps install deb clean peers
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,170 @@
+/* The .deb (make deb): what it holds, lintian without errors, both man
+ * pages render with man -l, and dpkg -i installs it into a scratch chroot
+ * (tests/pkg-chroot.sh: overlay on the machine's /usr, private mount
+ * namespace) where postinst makes /etc/knob and /var/lib/knob and starts
+ * the agent only once its certificates exist.  Systemd does not run in the
+ * test: a stand-in systemctl records what the scripts ask of it. */
+#include <check.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "util.h"
+
+static char deb[4096], tmp[256];
+
+/* Output of a shell command (stdout and stderr) and its exit status. */
+static int
+sh_out(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int
+sh_out(char **out, const char *fmt, ...)
+{
+	char cmd[8192], path[300];
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	snprintf(path, sizeof(path), "%s/out", tmp);
+	rc = harness_sh("(%s) >%s 2>&1", cmd, path);
+	*out = NULL;
+	ck_assert_int_eq(read_file_bounded(path, 8 << 20, out, NULL), 0);
+	fprintf(stderr, "---- %s -> %d\n%s", cmd, rc, *out);
+	return rc;
+}
+
+static void
+setup(void)
+{
+	const char *d = getenv("KNOB_DEB");
+
+	snprintf(deb, sizeof(deb), "%s", d ? d : "build-deb/knob.deb");
+	ck_assert_msg(access(deb, R_OK) == 0, "%s missing: make deb", deb);
+	snprintf(tmp, sizeof(tmp), "/tmp/knob-pkg.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmp));
+}
+
+static void
+teardown(void)
+{
+	harness_rm_rf(tmp);
+}
+
+START_TEST(contents)
+{
+	static const char *const want[] = {
+		"./usr/sbin/knobd", "./usr/bin/knobctl", "./lib/systemd/system/knobd.service",
+		"./usr/share/man/man1/knobctl.1.gz", "./usr/share/man/man8/knobd.8.gz",
+		"./usr/share/bash-completion/completions/knobctl", "./usr/share/knob/profiles/",
+		"./usr/share/knob/plays/", "./usr/share/doc/knob/copyright",
+		"./usr/share/knob/profiles/hpc-storage-base.xml",
+	};
+	char *out;
+
+	ck_assert_int_eq(sh_out(&out, "dpkg-deb -c %s", deb), 0);
+	for (size_t i = 0; i < nitems(want); i++)
+		ck_assert_msg(strstr(out, want[i]), "no %s in the package", want[i]);
+	/* the state directory is postinst's, never shipped */
+	ck_assert_ptr_null(strstr(out, "./var/lib/knob"));
+	free(out);
+	ck_assert_int_eq(sh_out(&out, "dpkg-deb -f %s Package Version Depends", deb), 0);
+	ck_assert_msg(strstr(out, "Package: knob") && strstr(out, "libssh2-1") && strstr(out, "libc6"),
+	    "%s", out);
+	free(out);
+}
+END_TEST
+
+START_TEST(lintian_no_errors)
+{
+	char *out;
+	int rc = sh_out(&out, "lintian --fail-on error --display-info %s", deb);
+
+	ck_assert_msg(rc == 0, "lintian: %s", out);
+	ck_assert_msg(strstr(out, "\nE: ") == NULL && strncmp(out, "E: ", 3) != 0, "%s", out);
+	free(out);
+}
+END_TEST
+
+/* man -l renders page without groff warnings, and the text has want1, want2. */
+static void
+renders(const char *page, const char *want1, const char *want2)
+{
+	char *out;
+
+	ck_assert_int_eq(sh_out(&out, "MANWIDTH=80 man --warnings -l %s/x/%s 2>&1 >/dev/null", tmp, page), 0);
+	ck_assert_msg(out[0] == '\0', "groff warnings: %s", out);
+	free(out);
+	ck_assert_int_eq(sh_out(&out, "MANWIDTH=80 man -l %s/x/%s | col -b", tmp, page), 0);
+	ck_assert_msg(strstr(out, want1) && strstr(out, want2), "%s", out);
+	free(out);
+}
+
+START_TEST(man_pages_render)
+{
+	char *out;
+
+	ck_assert_int_eq(sh_out(&out, "dpkg-deb -x %s %s/x", deb, tmp), 0);
+	free(out);
+	renders("usr/share/man/man1/knobctl.1.gz", "knobctl - tune and benchmark", "bootstrap -w NODESET");
+	renders("usr/share/man/man1/knobctl.1.gz", "--fanout N", "--via ssh");
+	renders("usr/share/man/man8/knobd.8.gz", "knobd - the knob storage tuning and benchmark agent",
+	    "--stdio");
+}
+END_TEST
+
+START_TEST(dpkg_install_chroot)
+{
+	char *out, *nocert, *withcert;
+
+	ck_assert_int_eq(sh_out(&out, "unshare -m tests/pkg-chroot.sh %s %s", deb, tmp), 0);
+	ck_assert_ptr_nonnull(strstr(out, "install ok installed"));
+	ck_assert_msg(strstr(out, "700 ") && strstr(out, "/var/lib/knob\n") && strstr(out, "/etc/knob\n"),
+	    "%s", out);
+	nocert = strstr(out, "== systemctl calls without certificates");
+	withcert = strstr(out, "== with certificates");
+	ck_assert(nocert && withcert && withcert > nocert);
+	/* no certificates: the agent is neither enabled nor started */
+	ck_assert_ptr_null(memmem(nocert, (size_t)(withcert - nocert), "restart", 7));
+	ck_assert_ptr_null(memmem(nocert, (size_t)(withcert - nocert), "enable", 6));
+	ck_assert_ptr_nonnull(strstr(withcert, "systemctl enable knobd.service"));
+	ck_assert_ptr_nonnull(strstr(withcert, "systemctl restart knobd.service"));
+	ck_assert_ptr_nonnull(strstr(out, "knobctl 0."));
+	/* the profiles ship in /usr/share/knob/profiles, where knobctl looks */
+	ck_assert_msg(strstr(out, "NAME ") && strstr(out, "gpfs-client "), "%s", out);
+	ck_assert_msg(strstr(out, "755 ") && strstr(out, "/upper/sbin/knobd\n"), "%s", out);
+	ck_assert_ptr_nonnull(strstr(out, "== done"));
+	free(out);
+}
+END_TEST
+
+static Suite *
+pkg_suite(void)
+{
+	Suite *s = suite_create("pkg");
+	TCase *tc = tcase_create("deb");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 180);
+	tcase_add_test(tc, contents);
+	tcase_add_test(tc, lintian_no_errors);
+	tcase_add_test(tc, man_pages_render);
+	tcase_add_test(tc, dpkg_install_chroot);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(pkg_suite());
+	int nf;
+
+	srunner_run_all(sr, CK_NORMAL);
+	nf = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return nf == 0 ? 0 : 1;
+}

@@ -1,0 +1,59 @@
+#!/bin/sh
+# Install a .deb with dpkg -i into a scratch chroot, inside a private mount
+# namespace (run as: unshare -m tests/pkg-chroot.sh DEB TMPDIR).
+#
+# The scratch root's /usr is an overlay on the machine's /usr (writes land
+# in TMPDIR/upper, the machine's /usr is untouched), /etc holds only what
+# dpkg needs, and the dpkg database starts as a copy of the machine's status
+# file, so that the package's dependencies (the same libraries) are met.
+# Systemd does not run here: a stand-in systemctl in /usr/local/sbin logs
+# its arguments, and /run/systemd/system is created so that the maintainer
+# scripts take their systemd branch.
+set -eu
+deb=$1 t=$2
+S=$t/root
+mkdir -p "$S/usr" "$t/upper" "$t/work" "$S/etc" "$S/var/lib/dpkg/info" "$S/var/lib/dpkg/updates" \
+    "$S/tmp" "$S/dev" "$S/proc" "$S/run/systemd/system" "$S/var/log" "$S/var/cache"
+for d in bin sbin lib lib64; do
+	[ -e "/usr/$d" ] && ln -sfn "usr/$d" "$S/$d"
+done
+mount --make-rprivate /
+mount -t overlay overlay -o "lowerdir=/usr,upperdir=$t/upper,workdir=$t/work" "$S/usr"
+mount --bind /dev "$S/dev"
+mount -t proc proc "$S/proc"
+cp -a /etc/dpkg /etc/passwd /etc/group "$S/etc/"
+cp /var/lib/dpkg/status "$S/var/lib/dpkg/status"
+# empty file lists: those packages' files are the machine's, not ours
+for l in /var/lib/dpkg/info/*.list; do : > "$S/var/lib/dpkg/info/${l##*/}"; done
+: > "$S/var/lib/dpkg/available"
+mkdir -p "$S/usr/local/sbin"
+cat > "$S/usr/local/sbin/systemctl" <<'STANDIN'
+#!/bin/sh
+# stand-in for systemctl (no systemd in the test chroot): record the call
+echo "systemctl $*" >> /tmp/systemctl.log
+STANDIN
+chmod 0755 "$S/usr/local/sbin/systemctl"
+cp "$deb" "$S/tmp/knob.deb"
+in_root() { chroot "$S" env PATH=/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin "$@"; }
+
+echo "== dpkg -i (no certificates yet)"
+in_root dpkg -i /tmp/knob.deb
+in_root dpkg-query -W -f='${Status} ${Version}\n' knob
+echo "== postinst made"
+stat -c '%a %n' "$S/var/lib/knob" "$S/etc/knob"
+echo "== systemctl calls without certificates"
+cat "$S/tmp/systemctl.log" 2>/dev/null || true
+echo "== installed binaries run"
+in_root knobctl --version
+in_root knobd --version
+in_root knobctl profile list
+echo "== with certificates, configure again"
+: > "$S/tmp/systemctl.log"
+touch "$S/etc/knob/ca.crt" "$S/etc/knob/node.crt" "$S/etc/knob/node.key"
+in_root /var/lib/dpkg/info/knob.postinst configure
+cat "$S/tmp/systemctl.log"
+echo "== files"
+stat -c '%a %n' "$t/upper/sbin/knobd" "$t/upper/bin/knobctl" "$t/upper/lib/systemd/system/knobd.service" \
+    "$t/upper/share/man/man1/knobctl.1.gz" "$t/upper/share/man/man8/knobd.8.gz" \
+    "$t/upper/share/bash-completion/completions/knobctl"
+echo "== done"
