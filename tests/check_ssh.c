@@ -296,7 +296,7 @@ START_TEST(upgrade_keeps_journal)
 	ck_assert_msg(rc == 0, "%s", out);
 	free(out);
 	snprintf(jpath, sizeof(jpath), "%s/root-node01/var/lib/knob", h.tmp);
-	ck_assert_int_eq(harness_sh("cat %s/* > %s/journal.before", jpath, h.tmp), 0);
+	ck_assert_int_eq(harness_sh("cd %s && find . -type f | sort | xargs cat > %s/journal.before", jpath, h.tmp), 0);
 
 	/* a different agent binary: the same program with bytes appended */
 	snprintf(newbin, sizeof(newbin), "%s/knobd.new", h.tmp);
@@ -313,8 +313,9 @@ START_TEST(upgrade_keeps_journal)
 	    "%s", out);
 	free(out);
 	ck_assert_int_eq(harness_sh("cmp -s %s %s/root-node01/usr/sbin/knobd", newbin, h.tmp), 0);
-	ck_assert_int_eq(harness_sh("cat %s/* > %s/journal.after", jpath, h.tmp), 0);
-	ck_assert_int_eq(harness_sh("cmp %s/journal.before %s/journal.after", h.tmp, h.tmp), 0);
+	ck_assert_int_eq(harness_sh("cd %s && find . -type f | sort | xargs cat > %s/journal.after", jpath, h.tmp), 0);
+	ck_assert_int_eq(harness_sh("test -s %s/journal.before && cmp %s/journal.before %s/journal.after",
+	    h.tmp, h.tmp, h.tmp), 0);
 	rc = harness_knobctl(&h, &out, NULL, "rollback -w node01");
 	ck_assert_msg(rc == 0, "%s", out);
 	free(out);
