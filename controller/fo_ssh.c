@@ -103,7 +103,7 @@ deliver_frames(struct fanout *fo, struct fo_node *n, struct fo_ssh *s)
 			break;
 		}
 	}
-	if (rc == 0) {
+	if (rc == 0 && off > 0) {
 		memmove(s->in, s->in + off, s->inlen - off);
 		s->inlen -= off;
 	}
@@ -332,6 +332,10 @@ ssh_close_node(struct fanout *fo, struct fo_node *n)
 		return;
 	if (n->fd >= 0 && fo->epfd >= 0)
 		epoll_ctl(fo->epfd, EPOLL_CTL_DEL, n->fd, NULL);
+	if (s->c.s)
+		libssh2_session_set_blocking(s->c.s, 1);	/* see ssh_close */
+	if (s->c.s)
+		libssh2_session_set_timeout(s->c.s, 2000);
 	if (s->ch) {
 		libssh2_channel_send_eof(s->ch);
 		libssh2_channel_free(s->ch);

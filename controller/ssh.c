@@ -416,7 +416,10 @@ ssh_close(struct ssh_conn *c)
 		c->agent = NULL;
 	}
 	if (c->s) {
-		/* best effort: a blocking goodbye would stall the loop */
+		/* non-blocking, libssh2 would give up freeing with EAGAIN: finish
+		 * blocking, bounded by a short timeout */
+		libssh2_session_set_timeout(c->s, 2000);
+		libssh2_session_set_blocking(c->s, 1);
 		libssh2_session_disconnect(c->s, "knobctl done");
 		libssh2_session_free(c->s);
 		c->s = NULL;

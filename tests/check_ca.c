@@ -496,6 +496,9 @@ run_cmd(const char *first, ...)
 	rc = ctl_run(&ctl, &cmd_ca_entry, argc, argv);
 	fclose(ctl.out);
 	opt_free(&ctl);
+	inventory_free(ctl.inv);
+	strvec_free(&ctl.w);
+	strvec_free(&ctl.x);
 	return rc;
 }
 

@@ -360,7 +360,7 @@ END_TEST
  * streams this controller's knobd to nodes that have none. */
 START_TEST(agentless_via_ssh)
 {
-	char *out = NULL, prof[4200], ssh[8192];
+	char *out = NULL, *err = NULL, prof[4200], ssh[8192];
 	int rc;
 
 	snprintf(ssh, sizeof(ssh), "--via ssh --ssh-key %s/id --known-hosts %s/known_hosts --accept-new",
@@ -374,14 +374,18 @@ START_TEST(agentless_via_ssh)
 	free(out);
 
 	/* the node has no knobd: said so; then pushed */
-	rc = harness_knobctl(&h, &out, NULL, "%s --remote-knobd /nonexistent/knobd facts -a", ssh);
+	rc = harness_knobctl(&h, &out, &err, "%s --remote-knobd /nonexistent/knobd facts -a", ssh);
 	ck_assert_int_eq(rc, 1);
 	ck_assert_msg(strstr(out, "node[01-03] (3): failed: knobd --stdio ended: ") &&
-	    strstr(out, "/nonexistent/knobd: No such file or directory\n"), "%s", out);
+	    strstr(out, "/nonexistent/knobd: No such file or directory\n"), "%s%s", out, err);
 	free(out);
-	rc = harness_knobctl(&h, &out, NULL, "%s --push-agent --remote-knobd 'knobd --state-dir "
+	free(err);
+	rc = harness_knobctl(&h, &out, &err, "%s --push-agent --remote-knobd 'knobd --state-dir "
 	    "%s/state-{node}' facts -a", ssh, h.tmp);
-	ck_assert_msg(rc == 0, "%s", out);
+	if (rc != 0)
+		fprintf(stderr, "---- stderr\n%s", err);
+	ck_assert_msg(rc == 0, "exit %d: %s", rc, out);
+	free(err);
 	ck_assert_msg(strstr(out, "node[01-03] (3):") && strstr(out, "kernel "), "%s", out);
 	free(out);
 	ck_assert_int_ne(harness_sh("ls /tmp/knobd-push.node0* >/dev/null 2>&1"), 0);
