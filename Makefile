@@ -3,7 +3,7 @@
 #   make            build knobd and knobctl into $(BUILD)/
 #   make deps       install the Debian packages the build and tests need (idempotent)
 #   make check      run every test, then again under ASan+UBSan
-#   make demo       local agents: facts, a real profile applied and rolled back, a benchmark
+#   make demo       the demo play on two local agents: baseline, tune, sweep, compare, report, roll back
 #   make bench      benchmarks under bench/ (figures, not pass/fail)
 #   make peers      ior and mdtest from ../shared/vendor into build/peers/ (tests, bench)
 #   make install DESTDIR=...   binaries, units, man pages, completion, profiles, plays

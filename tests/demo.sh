@@ -46,16 +46,24 @@ trap 'exit 130' INT TERM
 
 step() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
 run() { printf '$ %s\n' "$*"; "$@"; }
-# knobctl inside the controller namespace; a non-zero exit is shown, not fatal
-ctl() {
+# knobctl inside the controller namespace.  The demo stops (non-zero) when a
+# command's exit status is not the one the step expects: 0 unless the step
+# says otherwise with ctl_expect (drift and a changed-since key are exit 1).
+ctl_expect() {
+	local want=$1
+	shift
 	printf '$ knobctl %s\n' "$*"
 	set +e
 	ip netns exec "$CTL" "$BUILD/knobctl" -c "$W/cluster.xml" "$@"
 	local rc=$?
 	set -e
-	[ "$rc" -eq 0 ] || printf '(exit status %d)\n' "$rc"
-	return 0
+	[ "$rc" -eq 0 ] || printf '(exit status %d, as expected here)\n' "$rc"
+	if [ "$rc" -ne "$want" ]; then
+		printf 'make demo: "knobctl %s" exited %d, expected %d\n' "$*" "$rc" "$want" >&2
+		exit 1
+	fi
 }
+ctl() { ctl_expect 0 "$@"; }
 
 step "cluster CA and certificates (Ed25519, mutual TLS 1.3)"
 cd "$W"
@@ -131,7 +139,11 @@ run cat "$ROOT/ansible-like-plays/demo.xml"
 ctl play "$ROOT/ansible-like-plays/demo.xml" -e dir="$W/mnt" -e report="$W/report.html"
 after="scheduler=[$(sed 's/.*\[\(.*\)\].*/\1/' /sys/block/$DEV/queue/scheduler)] read_ahead_kb=$(cat /sys/block/$DEV/queue/read_ahead_kb) nr_requests=$(cat /sys/block/$DEV/queue/nr_requests)"
 echo "after:  $after"
-[ "$before" = "$after" ] && echo "rolled back: the loop device is as it was"
+if [ "$before" != "$after" ]; then
+	echo "make demo: the play did not roll the loop device back ($before -> $after)" >&2
+	exit 1
+fi
+echo "rolled back: the loop device is as it was"
 
 step "the tuning underneath, by hand: apply journals the originals, writes, reads back"
 ctl apply "$W/demo-loop.xml" -w node01
@@ -142,10 +154,10 @@ ctl verify "$W/demo-loop.xml" -w node01
 
 step "drift: someone changes read_ahead_kb behind knob's back"
 run sh -c "echo 128 > /sys/block/$DEV/queue/read_ahead_kb"
-ctl verify "$W/demo-loop.xml" -w node01
+ctl_expect 1 verify "$W/demo-loop.xml" -w node01
 
 step "rollback: originals come back in the driver's order; read_ahead_kb changed since knob set it, so it is left alone"
-ctl rollback -w node01
+ctl_expect 1 rollback -w node01
 step "off --force (tuned-adm's name for rollback): that one too"
 ctl off -w node01 --force
 echo "after: scheduler=$(cat /sys/block/$DEV/queue/scheduler) read_ahead_kb=$(cat /sys/block/$DEV/queue/read_ahead_kb) nr_requests=$(cat /sys/block/$DEV/queue/nr_requests)"
