@@ -1,4 +1,5 @@
-/* Benchmark engine (agent side): the I/O workers (bench_io.c), metadata
+/* Benchmark engine (agent side): the phase parameters (bench_params.c), the
+ * job lifecycle (bench_job.c), the I/O workers (bench_io.c), metadata
  * phases (bench_md.c), data content and random offsets (bench_data.c),
  * queued I/O through io_uring or libaio (bench_aio.c), external tools
  * fio/ior/mdtest (bench_ext.c) and the phase protocol (bench.c).
@@ -66,6 +67,7 @@ int bench_kind_is_ext(int kind);
 int bench_kind_is_read(int kind);		/* reads data that must exist */
 int bench_kind_writes(int kind);		/* data phase that writes (rand-rw too) */
 int bench_kind_is_rand(int kind);
+int bench_kind_access(int kind);		/* 0 reads, 1 writes, 2 both (rand-rw) */
 
 /* I/O engines of data phases. */
 enum { IOE_AUTO, IOE_PSYNC, IOE_URING, IOE_AIO };
@@ -280,7 +282,11 @@ void bench_file_name(char *buf, size_t len, uint32_t rank);
 uint64_t bench_mem_total_kb(const char *sysroot);
 
 /* ------------------------------------------ engine internals, shared by
- * bench_io.c, bench_md.c and bench_aio.c */
+ * bench_job.c, bench_io.c, bench_md.c and bench_aio.c */
+
+/* I/O thread (pthread body, arg is its bench_thread): prepare, wait at the
+ * barrier, run timed, report done (bench_io.c). */
+void *bench_io_thread(void *arg);
 
 #define TERR(t, ...) do { \
 	snprintf((t)->err, sizeof((t)->err), __VA_ARGS__); \
