@@ -626,16 +626,113 @@ mpi_argv(struct bench_job *j, const char *wdir, const char *hostfile, struct str
 	return rc;
 }
 
+/* The fio command line: the tool, JSON output, the node's directory and
+ * the defaults the arguments do not set, then the arguments. */
+static void
+fio_argv(struct bench_job *j, const char *real, struct strvec *av)
+{
+	char wdir[PATH_MAX + 64], exe[PATH_MAX], first[256];
+	size_t i;
+
+	snprintf(wdir, sizeof(wdir), "%s/%s/n.%u", real, j->wname, j->p.node_index);
+	find_exe(ext_main_tool(j, first, sizeof(first)), exe, sizeof(exe));
+	strvec_push(av, exe);
+	strvec_push(av, "--output-format=json");
+	strvec_push_owned(av, xasprintf("--directory=%s", wdir));
+	if (!has_arg(j->p.ext_args, "--name"))
+		strvec_push(av, "--name=knob");
+	if (!has_arg(j->p.ext_args, "--numjobs") && j->p.nranks)
+		strvec_push_owned(av, xasprintf("--numjobs=%zu", j->p.nranks));
+	if (!has_arg(j->p.ext_args, "--group_reporting"))
+		strvec_push(av, "--group_reporting");
+	for (i = 0; i < j->p.next_args; i++)
+		strvec_push(av, j->p.ext_args[i]);
+}
+
+/* Write the MPI hostfile to ext/hostfile of the workdir. 0 or -1 (j->err). */
+static int
+write_hostfile(struct bench_job *j)
+{
+	char hosts[1 << 16];
+	int fd;
+
+	if (ext_hostfile(hosts, sizeof(hosts), j->p.hosts, j->p.host_slots, j->p.nhosts) < 0) {
+		snprintf(j->err, sizeof(j->err), "%s: cannot build the MPI hostfile", j->node);
+		return -1;
+	}
+	fd = openat(j->wfd, "ext/hostfile", O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
+	    O_CLOEXEC, 0644);
+	if (fd < 0 || write(fd, hosts, strlen(hosts)) != (ssize_t)strlen(hosts)) {
+		snprintf(j->err, sizeof(j->err), "%s: write hostfile: %s", j->node,
+		    strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+/* The ior/mdtest command line with its hostfile written. 0 or -1 (j->err). */
+static int
+ior_mdtest_argv(struct bench_job *j, const char *real, struct strvec *av)
+{
+	char wdir[PATH_MAX + 64], hf[PATH_MAX + 80];
+
+	snprintf(wdir, sizeof(wdir), "%s/%s/ext", real, j->wname);
+	snprintf(hf, sizeof(hf), "%s/hostfile", wdir);
+	if (write_hostfile(j) < 0)
+		return -1;
+	return mpi_argv(j, wdir, hf, av);
+}
+
+/* Parse the tool's output into j->ext (ior: JSON or text, as it wrote
+ * it). 0 or -1 (j->err). */
+static int
+parse_output(struct bench_job *j, const char *out)
+{
+	char err[256];
+	size_t ws = strspn(out, " \t\r\n");
+	int rc;
+
+	j->ext = xcalloc(1, sizeof(*j->ext));
+	if (j->p.kind == BK_FIO)
+		rc = ext_parse_fio_json(out, j->ext, err, sizeof(err));
+	else if (j->p.kind == BK_IOR)
+		rc = ws < strlen(out) && out[ws] == '{' ?
+		    ext_parse_ior_json(out, j->ext, err, sizeof(err)) :
+		    ext_parse_ior_text(out, j->ext, err, sizeof(err));
+	else
+		rc = ext_parse_mdtest_text(out, j->ext, err, sizeof(err));
+	if (rc < 0)
+		snprintf(j->err, sizeof(j->err), "%s: %s", j->node, err);
+	return rc;
+}
+
+/* The phase's times: it ends when the tool did, and starts the tool's
+ * own I/O time before that, not at its set-up (fio lays files out first). */
+static void
+set_times(struct bench_job *j, uint64_t t0, uint64_t t1)
+{
+	double maxrt = 0;
+
+	for (size_t i = 0; i < j->ext->n; i++)
+		if (j->ext->op[i].runtime_s > maxrt)
+			maxrt = j->ext->op[i].runtime_s;
+	j->ext_end_ns = t1;
+	j->ext_start_ns = maxrt > 0 && (uint64_t)(maxrt * 1e9) < t1 - t0 ?
+	    t1 - (uint64_t)(maxrt * 1e9) : t0;
+}
+
+/* Steps: the command line, the run, the kept output tail, the parse and
+ * the times. */
 int
 ext_run(struct bench_job *j)
 {
-	char real[PATH_MAX], wdir[PATH_MAX + 64], exe[PATH_MAX], hf[PATH_MAX + 80];
+	char real[PATH_MAX], *out = NULL;
 	struct strvec av = { 0 };
-	char *out = NULL, err[256];
 	uint64_t t0, t1;
-	double maxrt = 0;
 	int rc = -1, st;
-	size_t i;
 
 	j->ext_start_ns = j->ext_end_ns = now_real_ns();
 	if (j->p.kind != BK_FIO && j->p.node_index != 0)
@@ -644,46 +741,10 @@ ext_run(struct bench_job *j)
 		snprintf(j->err, sizeof(j->err), "%s: %s: %s", j->node, j->p.dir, strerror(errno));
 		return -1;
 	}
-	if (j->p.kind == BK_FIO) {
-		snprintf(wdir, sizeof(wdir), "%s/%s/n.%u", real, j->wname, j->p.node_index);
-		char first[256];
-
-		find_exe(ext_main_tool(j, first, sizeof(first)), exe, sizeof(exe));
-		strvec_push(&av, exe);
-		strvec_push(&av, "--output-format=json");
-		strvec_push_owned(&av, xasprintf("--directory=%s", wdir));
-		if (!has_arg(j->p.ext_args, "--name"))
-			strvec_push(&av, "--name=knob");
-		if (!has_arg(j->p.ext_args, "--numjobs") && j->p.nranks)
-			strvec_push_owned(&av, xasprintf("--numjobs=%zu", j->p.nranks));
-		if (!has_arg(j->p.ext_args, "--group_reporting"))
-			strvec_push(&av, "--group_reporting");
-	} else {
-		char hosts[1 << 16];
-		int fd;
-
-		snprintf(wdir, sizeof(wdir), "%s/%s/ext", real, j->wname);
-		snprintf(hf, sizeof(hf), "%s/hostfile", wdir);
-		if (ext_hostfile(hosts, sizeof(hosts), j->p.hosts, j->p.host_slots, j->p.nhosts) < 0) {
-			snprintf(j->err, sizeof(j->err), "%s: cannot build the MPI hostfile", j->node);
-			goto out;
-		}
-		fd = openat(j->wfd, "ext/hostfile", O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
-		    O_CLOEXEC, 0644);
-		if (fd < 0 || write(fd, hosts, strlen(hosts)) != (ssize_t)strlen(hosts)) {
-			snprintf(j->err, sizeof(j->err), "%s: write hostfile: %s", j->node,
-			    strerror(errno));
-			if (fd >= 0)
-				close(fd);
-			goto out;
-		}
-		close(fd);
-		if (mpi_argv(j, wdir, hf, &av) < 0)
-			goto out;
-	}
 	if (j->p.kind == BK_FIO)
-		for (i = 0; i < j->p.next_args; i++)
-			strvec_push(&av, j->p.ext_args[i]);
+		fio_argv(j, real, &av);
+	else if (ior_mdtest_argv(j, real, &av) < 0)
+		goto out;
 	t0 = now_real_ns();
 	st = run_tool(j, av.v, &out);
 	t1 = now_real_ns();
@@ -697,26 +758,9 @@ ext_run(struct bench_job *j)
 		snprintf(j->err, sizeof(j->err), "%s: %s exited with status %d", j->node, av.v[0], st);
 		goto out;
 	}
-	j->ext = xcalloc(1, sizeof(*j->ext));
-	if (j->p.kind == BK_FIO)
-		rc = ext_parse_fio_json(out, j->ext, err, sizeof(err));
-	else if (j->p.kind == BK_IOR)
-		rc = strspn(out, " \t\r\n") < strlen(out) && out[strspn(out, " \t\r\n")] == '{' ?
-		    ext_parse_ior_json(out, j->ext, err, sizeof(err)) :
-		    ext_parse_ior_text(out, j->ext, err, sizeof(err));
-	else
-		rc = ext_parse_mdtest_text(out, j->ext, err, sizeof(err));
-	if (rc < 0) {
-		snprintf(j->err, sizeof(j->err), "%s: %s", j->node, err);
+	if (parse_output(j, out) < 0)
 		goto out;
-	}
-	for (i = 0; i < j->ext->n; i++)
-		if (j->ext->op[i].runtime_s > maxrt)
-			maxrt = j->ext->op[i].runtime_s;
-	j->ext_end_ns = t1;
-	/* the tool's own I/O time, not its set-up (fio lays files out first) */
-	j->ext_start_ns = maxrt > 0 && (uint64_t)(maxrt * 1e9) < t1 - t0 ?
-	    t1 - (uint64_t)(maxrt * 1e9) : t0;
+	set_times(j, t0, t1);
 	rc = 0;
 out:
 	free(out);
