@@ -4,9 +4,10 @@
  * starts its daemons on the nodes through an rsh agent script that enters
  * each node's namespace (ip netns exec), and the ranks talk TCP over the
  * namespaces' bridge.  ior and mdtest are the ones `make peers` built from
- * the vendored source ($KNOB_PEERS, default build/peers/bin).  Slurm is not
- * here: the launcher-template test uses a stand-in srun that records its
- * arguments and runs mpirun. */
+ * the vendored source ($KNOB_PEERS, default build/peers/bin).  The
+ * --mpirun template is tested with the real mpirun (the site's flags in the
+ * template) and, as Slurm is not here, with a stand-in srun that records
+ * its arguments and runs mpirun. */
 #include <check.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -152,6 +153,22 @@ check_map(json_object *p, const char *want1, const char *want2)
 	ck_assert_str_eq(on2, want2);
 }
 
+/* The ranks ran where wanted (want1 on node01, want2 on node02), OpenMPI
+ * started its daemons on both nodes through the rsh script, and the phase
+ * left no files. */
+static void
+check_across(json_object *p, const char *want1, const char *want2)
+{
+	char *log = NULL;
+
+	check_map(p, want1, want2);
+	ck_assert_int_eq(read_file_bounded(rshlog, 4096, &log, NULL), 0);
+	ck_assert_ptr_nonnull(strstr(log, "node01\n"));
+	ck_assert_ptr_nonnull(strstr(log, "node02\n"));
+	free(log);
+	ck_assert_msg(cu_count_entries(data) == 0, "files left in %s", data);
+}
+
 /* A built-in phase and real IOR in one run record: N-to-N (-F) then
  * N-to-1, 4 ranks on 2 nodes placed round-robin (--map-by node: ranks 0,2
  * on node01 and 1,3 on node02, as knob places its own threads), and the
@@ -159,7 +176,6 @@ check_map(json_object *p, const char *want1, const char *want2)
 START_TEST(ior_under_mpi)
 {
 	json_object *doc, *p, *w, *r;
-	char *log = NULL;
 	int rc;
 
 	doc = harness_knobctl_json(&h, &rc, "--json bench seq-write,ior -w @all --dir %s --threads 4 "
@@ -180,14 +196,8 @@ START_TEST(ior_under_mpi)
 	ck_assert_int_eq(json_object_get_int64(cu_get(w, "ops")), 4 * 16);
 	ck_assert_ptr_nonnull(strstr(tool_output(p), "access              : file-per-process"));
 	ck_assert_ptr_nonnull(strstr(tool_output(p), "tasks               : 4"));
-	check_map(p, "0,2", "1,3");
+	check_across(p, "0,2", "1,3");
 	json_object_put(doc);
-	/* OpenMPI started its daemons on both nodes through the script */
-	ck_assert_int_eq(read_file_bounded(rshlog, 4096, &log, NULL), 0);
-	ck_assert_ptr_nonnull(strstr(log, "node01\n"));
-	ck_assert_ptr_nonnull(strstr(log, "node02\n"));
-	free(log);
-	ck_assert_msg(cu_count_entries(data) == 0, "files left in %s", data);
 
 	/* N-to-1: one shared file */
 	doc = harness_knobctl_json(&h, &rc, "--json bench ior -w @all --dir %s --threads 4 "
@@ -226,6 +236,47 @@ START_TEST(mdtest_under_mpi)
 	check_map(p, "0,2", "1");
 	json_object_put(doc);
 	ck_assert_msg(cu_count_entries(data) == 0, "files left in %s", data);
+}
+END_TEST
+
+/* --mpirun TEMPLATE with the real OpenMPI mpirun: the site's flags live in
+ * the template (daemons through the rsh script, TCP on the test network),
+ * and its mapping (ppr:{ppn}:node, ranks by slot: 0,1 on node01 and 2,3 on
+ * node02) replaces the default round-robin, which shows the template, not
+ * the default launcher, started the ranks across both namespaces.  A
+ * template mpirun rejects fails the phase and the exit status. */
+START_TEST(mpirun_template)
+{
+	char tmpl[4 * PATH_MAX];
+	json_object *doc, *p;
+	int rc;
+
+	snprintf(tmpl, sizeof(tmpl), "mpirun --allow-run-as-root --hostfile {hostfile} "
+	    "--map-by ppr:{ppn}:node --rank-by slot -np {np} --mca plm_rsh_agent %s "
+	    "--mca btl self,tcp --mca oob_tcp_if_include 198.18.0.0/24 "
+	    "--mca btl_tcp_if_include 198.18.0.0/24 {args} {cmd}", rsh);
+	doc = harness_knobctl_json(&h, &rc, "--json bench ior -w @all --dir %s --threads 4 "
+	    "--mpirun '%s' --mpirun-args --display-map --tool %s/ior -- -a POSIX -w -r -F "
+	    "-t 64k -b 256k", data, tmpl, peers);
+	check_ok(doc, rc);
+	p = cu_phase(doc, 0);
+	ck_assert_str_eq(json_object_get_string(cu_get(p, "status")), "ok");
+	ck_assert_int_eq(json_object_get_int64(cu_get(ext_op(p, "write"), "bytes")), 1 << 20);
+	ck_assert_int_eq(json_object_get_int64(cu_get(ext_op(p, "read"), "bytes")), 1 << 20);
+	ck_assert_ptr_nonnull(strstr(tool_output(p), "tasks               : 4"));
+	check_across(p, "0,1", "2,3");
+	json_object_put(doc);
+
+	/* a flag this mpirun does not know: the phase fails, and knobctl says so */
+	doc = harness_knobctl_json(&h, &rc, "--json bench ior -w @all --dir %s --threads 2 "
+	    "--mpirun 'mpirun --allow-run-as-root --no-such-site-flag -np {np} {cmd}' "
+	    "--tool %s/ior -- -a POSIX -w -t 64k -b 256k", data, peers);
+	ck_assert_int_ne(rc, 0);
+	p = cu_phase(doc, 0);
+	ck_assert_str_ne(json_object_get_string(cu_get(p, "status")), "ok");
+	ck_assert_ptr_nonnull(strstr(json_object_to_json_string(cu_get(p, "errors")),
+	    "mpirun exited with status"));
+	json_object_put(doc);
 }
 END_TEST
 
@@ -276,6 +327,7 @@ main(void)
 
 	tcase_add_test(tc, ior_under_mpi);
 	tcase_add_test(tc, mdtest_under_mpi);
+	tcase_add_test(tc, mpirun_template);
 	tcase_add_test(tc, launcher_template);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
