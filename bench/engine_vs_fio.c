@@ -1,7 +1,10 @@
 /* Driver for bench/engine-vs-fio: runs one workload with knob's built-in
  * engine (in process, the same code knobd runs) and with fio on the same
  * directory, the median of --reps runs each, and prints one line:
- *   engine_rate fio_rate ratio engine_cpu_s_per_gib unit
+ *   engine_rate fio_rate ratio engine_cpu_s_per_gib unit ratio_min ratio_max
+ *   fio_cpu_s_per_gib
+ * (fio's CPU time is its jobs' usr_cpu + sys_cpu over their runtime, as
+ * its JSON gives them: the timed I/O only, like the engine's figure)
  * where rate is bytes/s for sequential and IOPS for random workloads.
  * With --iodepth N both run io_uring at queue depth N per thread (the
  * engine's queued loop, fio's io_uring engine with its defaults). 
@@ -21,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/wait.h>
+#include <json-c/json.h>
 
 #include "bench.h"
 #include "log.h"
@@ -101,6 +105,7 @@ run_engine(const struct opts *o, int rep, double *rate, double *cpu)
 		return -1;
 	}
 	el = (double)(r.end_ns - r.start_ns) / 1e9;
+
 	*rate = (double)(strncmp(o->kind, "rand", 4) == 0 ? r.ops : r.bytes) / el;
 	*cpu = (double)r.cpu_ns / 1e9 / ((double)r.bytes / (1 << 30));
 	bench_result_free(&r);
@@ -108,9 +113,40 @@ run_engine(const struct opts *o, int rep, double *rate, double *cpu)
 	return 0;
 }
 
-/* One fio run of the same workload; *rate as for the engine. 0 or -1. */
+/* CPU seconds per GiB of fio's jobs in its JSON output (the timed part:
+ * usr_cpu and sys_cpu are percentages of job_runtime); 0 when absent. */
+static double
+fio_cpu(const char *out)
+{
+	json_object *root = json_tokener_parse(out), *jobs, *job, *v;
+	double cpu = 0, bytes = 0;
+
+	if (root == NULL || !json_object_object_get_ex(root, "jobs", &jobs))
+		goto out;
+	for (size_t i = 0; i < json_object_array_length(jobs); i++) {
+		double pct = 0;
+
+		job = json_object_array_get_idx(jobs, i);
+		if (json_object_object_get_ex(job, "usr_cpu", &v))
+			pct += json_object_get_double(v);
+		if (json_object_object_get_ex(job, "sys_cpu", &v))
+			pct += json_object_get_double(v);
+		if (json_object_object_get_ex(job, "job_runtime", &v))
+			cpu += pct / 100 * json_object_get_double(v) / 1000;
+		for (const char *const *d = (const char *const[]){ "read", "write", NULL }; *d; d++)
+			if (json_object_object_get_ex(job, *d, &v) &&
+			    json_object_object_get_ex(v, "io_bytes", &v))
+				bytes += json_object_get_double(v);
+	}
+out:
+	json_object_put(root);
+	return bytes > 0 ? cpu / (bytes / (1 << 30)) : 0;
+}
+
+/* One fio run of the same workload; *rate as for the engine, *cpu its CPU
+ * seconds per GiB. 0 or -1. */
 static int
-run_fio(const struct opts *o, double *rate)
+run_fio(const struct opts *o, double *rate, double *cpu)
 {
 	static const struct { const char *kind, *rw, *op; } map[] = {
 		{ "seq-write", "write", "write" }, { "seq-read", "read", "read" },
@@ -148,6 +184,11 @@ run_fio(const struct opts *o, double *rate)
 	 * page allocation out of the timing) */
 	argv[ac++] = (char *)(uintptr_t)"--fallocate=none";
 	argv[ac++] = (char *)(uintptr_t)"--group_reporting";
+	/* fio's jobs as threads of one process in our session, as the
+	 * engine's threads are: a forked job calls setsid(), and with
+	 * autogroup scheduling every session gets an equal CPU share, so on
+	 * a busy machine N fio processes out-ran N engine threads (README) */
+	argv[ac++] = (char *)(uintptr_t)"--thread";
 	argv[ac++] = (char *)(uintptr_t)"--unlink=1";
 	argv[ac++] = (char *)(uintptr_t)"--output-format=json";
 	if (o->direct)
@@ -181,6 +222,7 @@ run_fio(const struct opts *o, double *rate)
 		fprintf(stderr, "%s\n", err);
 		goto out;
 	}
+	*cpu = fio_cpu(out);
 	for (i = 0; i < s.n; i++)
 		if (strcmp(s.op[i].op, map[k].op) == 0) {
 			*rate = strncmp(o->kind, "rand", 4) == 0 ? s.op[i].iops : s.op[i].bw_bytes;
@@ -220,7 +262,7 @@ main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o = { "seq-write", NULL, "fio", 1, 3, 1 << 20, 256 << 20, 0, 0 };
-	double er = 0, fr = 0, ecpu = 0, *ev, *fv, *cv, *rv;
+	double er = 0, fr = 0, ecpu = 0, rmed, *ev, *fv, *cv, *rv, *fcv;
 	int ch;
 
 	log_init("engine-vs-fio", LOG_LVL_WARN);
@@ -244,24 +286,27 @@ main(int argc, char **argv)
 		return 2;
 	}
 	/* One discarded warm-up round (a VM's first touch of memory and a
-	 * device's caches), then interleave the two so that drifting device
-	 * state hits both alike; report medians (a shared VM is noisy, and
+	 * device's caches), then interleave the two, in alternating order, so
+	 * that drifting device state and what one run leaves behind hit both
+	 * alike; report medians (a shared VM is noisy, and
 	 * a best-of picks outliers). */
 	ev = xcalloc(o.reps, sizeof(*ev));
 	fv = xcalloc(o.reps, sizeof(*fv));
 	cv = xcalloc(o.reps, sizeof(*cv));
 	rv = xcalloc(o.reps, sizeof(*rv));
+	fcv = xcalloc(o.reps, sizeof(*fcv));
 	for (int rep = -1; rep < (int)o.reps; rep++) {
-		double r, c, f = 0;
+		double r, c, f = 0, fc = 0;
+		int fio_first = rep >= 0 && rep % 2 == 1;	/* alternate the order */
 
-		if (run_engine(&o, rep + 1, &r, &c) < 0)
-			return 1;
-		if (run_fio(&o, &f) < 0)
+		if ((fio_first && run_fio(&o, &f, &fc) < 0) || run_engine(&o, rep + 1, &r, &c) < 0 ||
+		    (!fio_first && run_fio(&o, &f, &fc) < 0))
 			return 1;
 		if (rep < 0)
 			continue;
 		ev[rep] = r;
 		cv[rep] = c;
+		fcv[rep] = fc;
 		fv[rep] = f;
 		rv[rep] = f > 0 ? r / f : 0;
 	}
@@ -271,7 +316,9 @@ main(int argc, char **argv)
 	er = median(ev, o.reps);
 	fr = median(fv, o.reps);
 	ecpu = median(cv, o.reps);
-	printf("%.0f %.0f %.3f %.3f %s\n", er, fr, median(rv, o.reps), ecpu,
-	    strncmp(o.kind, "rand", 4) == 0 ? "IOPS" : "B/s");
+	rmed = median(rv, o.reps);	/* sorts rv: min and max at the ends */
+	printf("%.0f %.0f %.3f %.3f %s %.3f %.3f %.3f\n", er, fr, rmed, ecpu,
+	    strncmp(o.kind, "rand", 4) == 0 ? "IOPS" : "B/s", rv[0], rv[o.reps - 1],
+	    median(fcv, o.reps));
 	return 0;
 }

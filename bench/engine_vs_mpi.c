@@ -1,11 +1,14 @@
 /* Driver for bench/engine-vs-ior and bench/engine-vs-mdtest: one workload
  * with knob's built-in engine (in process, the same code knobd runs) and
  * with IOR or mdtest under mpirun on the same directory, engine and peer
- * interleaved over --reps pairs after one discarded warm-up pair.  Prints
- * one line per operation:
- *   OP engine_rate peer_rate ratio
- * ratio = median of the per-pair ratios; rates are medians (bytes/s for
- * IOR, ops/s for mdtest).  Built by make bench (or by the scripts).
+ * interleaved over --reps pairs after one discarded warm-up pair, in
+ * alternating order (engine first in even pairs, the peer first in odd
+ * ones, so that what one run leaves behind, the journal commit of its
+ * deletes say, weighs on both alike).  Prints one line per operation:
+ *   OP engine_rate peer_rate ratio ratio_min ratio_max
+ * ratio = median of the per-pair ratios, min and max their spread; rates
+ * are medians (bytes/s for IOR, ops/s for mdtest).  Built by make bench
+ * (or by the scripts).
  *
  * IOR: seq-write then seq-read with the engine (N-to-N, or N-to-1 with
  * --shared, the layouts of ior -F and of ior's segmented shared file)
@@ -221,6 +224,7 @@ main(int argc, char **argv)
 	    "mpirun --allow-run-as-root --oversubscribe --map-by node --bind-to none",
 	    2, 5, 1 << 20, 256 << 20, 10000, 4096, 0, 0 };
 	double e[MAX_OPS], p[MAX_OPS], *ev[MAX_OPS], *pv[MAX_OPS], *rv[MAX_OPS];
+	struct sample_stats sp;
 	size_t k, nops = 0;
 
 	log_init("engine-vs-mpi", LOG_LVL_WARN);
@@ -235,7 +239,10 @@ main(int argc, char **argv)
 	}
 	/* a discarded warm-up pair, then engine and peer interleaved */
 	for (int rep = -1; rep < (int)o.reps; rep++) {
-		if (run_engine(&o, rep + 1, e) < 0 || run_peer(&o, rep + 1, p) < 0)
+		int peer_first = rep >= 0 && rep % 2 == 1;
+
+		if ((peer_first && run_peer(&o, rep + 1, p) < 0) || run_engine(&o, rep + 1, e) < 0 ||
+		    (!peer_first && run_peer(&o, rep + 1, p) < 0))
 			return 1;
 		for (k = 0; rep >= 0 && k < nops; k++) {
 			ev[k][rep] = e[k];
@@ -246,8 +253,10 @@ main(int argc, char **argv)
 	for (k = 0, nops = 0; k < nitems(peer_ops); k++) {
 		if (strcmp(peer_ops[k].peer, o.peer) != 0)
 			continue;
-		printf("%s %.0f %.0f %.3f\n", peer_ops[k].kind, stats_median(ev[nops], o.reps),
-		    stats_median(pv[nops], o.reps), stats_median(rv[nops], o.reps));
+		stats_summary(rv[nops], o.reps, &sp);
+		printf("%s %.0f %.0f %.3f %.3f %.3f\n", peer_ops[k].kind,
+		    stats_median(ev[nops], o.reps), stats_median(pv[nops], o.reps),
+		    stats_median(rv[nops], o.reps), sp.min, sp.max);
 		nops++;
 	}
 	return 0;

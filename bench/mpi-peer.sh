@@ -30,15 +30,22 @@ peer_cleanup() {
 	rm -rf "$tmp"
 }
 
-# Driver lines "kind engine peer ratio" -> table rows; keeps the lowest ratio.
+# Driver lines "kind engine peer ratio min max" -> table rows (the spread is
+# the lowest and highest paired ratio); keeps the lowest median ratio.
 peer_lines() {	# label threads unit
-	while read -r kind e p r; do
-		awk -v l="$1 $kind" -v t="$2" -v u="$3" -v e="$e" -v p="$p" -v r="$r" 'BEGIN {
+	while read -r kind e p r lo hi; do
+		awk -v l="$1 $kind" -v t="$2" -v u="$3" -v e="$e" -v p="$p" -v r="$r" \
+		    -v lo="$lo" -v hi="$hi" 'BEGIN {
 			if (u == "B/s") { k = sprintf("%.2f GB/s", e / 1e9); f = sprintf("%.2f GB/s", p / 1e9) }
 			else { k = sprintf("%.0f ops/s", e); f = sprintf("%.0f ops/s", p) }
-			printf "%-34s %3s %14s %14s %7.3f\n", l, t, k, f, r }'
+			printf "%-38s %3s %14s %14s %7.3f %13s\n", l, t, k, f, r,
+			    sprintf("%.2f-%.2f", lo, hi) }'
 		echo "$r" >> "$tmp/ratios"
 	done
+}
+
+peer_header() {	# peer column title
+	printf '%-38s %3s %14s %14s %7s %13s\n' WORKLOAD THR KNOB "$1" RATIO "PAIRS MIN-MAX"
 }
 
 peer_worst() {

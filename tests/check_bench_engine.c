@@ -954,6 +954,50 @@ START_TEST(t_md_read_checks)
 }
 END_TEST
 
+/* Prepare of md-stat (items must exist) probes the first and last item of
+ * each directory and touches no other (a pass over every item would warm
+ * the caches for the timed phase, as mdtest's phases are not): a directory
+ * missing its first items (a remove stopped early) or its last (a create
+ * stopped early) is refilled; a hole in the middle is not, and the timed
+ * phase reports it by name. */
+START_TEST(t_md_prepare_probe)
+{
+	static const char *const gone[] = { "s.0/f.0.0", "s.0/f.0.1", "s.3/f.0.99", "s.1/f.0.40" };
+	uint32_t ranks[] = { 0 };
+	struct bench_params p;
+	struct bench_job *j;
+	char path[PATH_MAX + 64];
+	struct stat st;
+
+	mkparams(&p, "md-create", tmp, "mpp", ranks, 1, 1);
+	p.keep_files = 1;
+	bench_job_free(run(&p, 1));
+	for (size_t k = 0; k < nitems(gone); k++) {
+		snprintf(path, sizeof(path), "%s/knob.mpp/d.00000000/%s", tmp, gone[k]);
+		ck_assert_int_eq(unlink(path), 0);
+	}
+	mkparams(&p, "md-stat", tmp, "mpp", ranks, 1, 1);
+	j = bench_job_new(&p, "testnode");
+	ck_assert_int_eq(bench_job_prepare(j), 0);
+	for (size_t k = 0; k < nitems(gone); k++) {
+		snprintf(path, sizeof(path), "%s/knob.mpp/d.00000000/%s", tmp, gone[k]);
+		ck_assert_msg((stat(path, &st) == 0) == (k < 3), "%s", path);
+	}
+	bench_job_go(j);
+	while (bench_job_wait(j, 1000) != BJ_DONE)
+		;
+	bench_job_join(j);
+	ck_assert(j->th[0].failed);
+	ck_assert_msg(strstr(j->th[0].err, "md-stat") && strstr(j->th[0].err, "s.1/f.0.40") &&
+	    strstr(j->th[0].err, "No such file"), "%s", j->th[0].err);
+	ck_assert_uint_eq(atomic_load(&j->th[0].ops), 40);
+	bench_job_cleanup(j);
+	bench_job_free(j);
+	snprintf(path, sizeof(path), "%s/knob.mpp", tmp);
+	ck_assert(!dir_exists(path));
+}
+END_TEST
+
 /* Full paths or an open directory: with the work directory renamed after
  * prepare and an empty one put in its place, full-path md-stat walks the
  * path and finds nothing; --md-relative still works in the renamed one. */
@@ -1417,6 +1461,7 @@ main(void)
 	tcase_add_test(tc, t_incompressible);
 	tcase_add_test(tc, t_verify_every_byte);
 	tcase_add_test(tc, t_md_read_checks);
+	tcase_add_test(tc, t_md_prepare_probe);
 	tcase_add_test(tc, t_md_fullpath);
 	tcase_add_test(tc, t_md_shared_tree);
 	tcase_add_test(tc, t_md_dirs_and_total);
