@@ -954,6 +954,17 @@ START_TEST(t_md_read_checks)
 }
 END_TEST
 
+/* Does item rel of rank 0 of work directory "mpp" exist? */
+static int
+mpp_exists(const char *rel)
+{
+	char path[PATH_MAX + 64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/knob.mpp/d.00000000/%s", tmp, rel);
+	return stat(path, &st) == 0;
+}
+
 /* Prepare of md-stat (items must exist) probes the first and last item of
  * each directory and touches no other (a pass over every item would warm
  * the caches for the timed phase, as mdtest's phases are not): a directory
@@ -963,26 +974,23 @@ END_TEST
 START_TEST(t_md_prepare_probe)
 {
 	static const char *const gone[] = { "s.0/f.0.0", "s.0/f.0.1", "s.3/f.0.99", "s.1/f.0.40" };
-	uint32_t ranks[] = { 0 };
 	struct bench_params p;
-	struct bench_job *j;
 	char path[PATH_MAX + 64];
-	struct stat st;
+	uint32_t rank0[] = { 0 };
+	struct bench_job *j;
 
-	mkparams(&p, "md-create", tmp, "mpp", ranks, 1, 1);
+	mkparams(&p, "md-create", tmp, "mpp", rank0, 1, 1);
 	p.keep_files = 1;
 	bench_job_free(run(&p, 1));
 	for (size_t k = 0; k < nitems(gone); k++) {
 		snprintf(path, sizeof(path), "%s/knob.mpp/d.00000000/%s", tmp, gone[k]);
 		ck_assert_int_eq(unlink(path), 0);
 	}
-	mkparams(&p, "md-stat", tmp, "mpp", ranks, 1, 1);
+	mkparams(&p, "md-stat", tmp, "mpp", rank0, 1, 1);
 	j = bench_job_new(&p, "testnode");
 	ck_assert_int_eq(bench_job_prepare(j), 0);
-	for (size_t k = 0; k < nitems(gone); k++) {
-		snprintf(path, sizeof(path), "%s/knob.mpp/d.00000000/%s", tmp, gone[k]);
-		ck_assert_msg((stat(path, &st) == 0) == (k < 3), "%s", path);
-	}
+	for (size_t k = 0; k < nitems(gone); k++)
+		ck_assert_msg(mpp_exists(gone[k]) == (k < 3), "%s", gone[k]);
 	bench_job_go(j);
 	while (bench_job_wait(j, 1000) != BJ_DONE)
 		;
