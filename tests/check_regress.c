@@ -4,7 +4,9 @@
  *   double -> uint64_t conversion (UBSan);
  * - the agent's loop leaked a request the dispatcher refused (a Pong sent
  *   to the agent): here through a real --stdio session on a pipe, so the
- *   sanitizer pass's leak check sees it. */
+ *   sanitizer pass's leak check sees it;
+ * - the play loader freed a pointer into the middle of a string when a
+ *   play's description began with blanks (ASan: bad-free). */
 #include <check.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -16,6 +18,8 @@
 #include "agent.h"
 #include "bench.h"
 #include "harness.h"
+#include "knobctl.h"
+#include "play.h"
 #include "util.h"
 #include "wire.h"
 
@@ -92,6 +96,37 @@ START_TEST(refused_request_not_leaked)
 }
 END_TEST
 
+START_TEST(play_description_leading_blank)
+{
+	static const char cluster[] = "<cluster><node name=\"n1\"/></cluster>\n";
+	static const char play[] = "<?xml version=\"1.0\"?>\n<play name=\"p\" nodes=\"n1\">\n"
+	    "  <description>\n\t  blanks first.  </description>\n"
+	    "  <verify profile=\"hpc-storage-base\"/>\n</play>\n";
+	char dir[] = "/tmp/knob-regress.XXXXXX", cl[64], pf[64], err[1024];
+	struct strvec errs = { 0 };
+	struct ctl ctl;
+	struct play *pl;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(cl, sizeof(cl), "%s/cluster.xml", dir);
+	snprintf(pf, sizeof(pf), "%s/p.xml", dir);
+	ck_assert_int_eq(write_file_atomic(cl, cluster, strlen(cluster), 0644), 0);
+	ck_assert_int_eq(write_file_atomic(pf, play, strlen(play), 0644), 0);
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.inv = inventory_load(cl, err, sizeof(err));
+	ck_assert_msg(ctl.inv != NULL, "%s", err);
+	pl = play_load(&ctl, pf, NULL, &errs);
+	for (size_t i = 0; i < errs.n; i++)
+		fprintf(stderr, "%s\n", errs.v[i]);
+	ck_assert_ptr_nonnull(pl);
+	ck_assert_str_eq(pl->description, "blanks first.");
+	play_free(pl);	/* the crash was here */
+	strvec_free(&errs);
+	inventory_free(ctl.inv);
+	ck_assert_int_eq(harness_rm_rf(dir), 0);
+}
+END_TEST
+
 static Suite *
 regress_suite(void)
 {
@@ -100,6 +135,7 @@ regress_suite(void)
 
 	tcase_add_test(tc, ior_negative_aggregate_size);
 	tcase_add_test(tc, refused_request_not_leaked);
+	tcase_add_test(tc, play_description_leading_blank);
 	suite_add_tcase(s, tc);
 	return s;
 }
