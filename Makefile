@@ -170,15 +170,18 @@ check: deps
 	tests/run-tests.sh $(BUILD)
 	@$(MAKE) --no-print-directory BUILD=build-san SAN=1 tests
 	tests/run-tests.sh build-san
-	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=20
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=20 FUZZ_SEED=1
 
 # One quick pass without sanitizers (for iterating).
 check-fast: tests peers
 	tests/run-tests.sh $(BUILD)
 
 # libFuzzer targets (tests/fuzz_*.c, seeds in tests/fuzz/corpus/TARGET/),
-# each run for FUZZ_SECONDS; `make check` runs a 20 s smoke of each.
+# each run for FUZZ_SECONDS; `make check` runs a 20 s smoke of each with a
+# fixed seed (FUZZ_SEED=1: the same mutations every time); `make fuzz` draws
+# a new seed per run unless FUZZ_SEED is given.
 FUZZ_SECONDS ?= 60
+FUZZ_SEED    ?= 0
 $(BUILD)/fuzz/fuzz_%: $(BUILD)/obj/tests/fuzz_%.o $(BUILD)/obj/tests/fuzz_common.o \
 		$(BUILD)/libknobctl.a $(BUILD)/libknobagent.a $(BUILD)/libknobcommon.a
 	@mkdir -p $(dir $@)
@@ -189,7 +192,7 @@ fuzz-bins: $(FUZZ_BIN)
 
 fuzz: deps
 	@$(MAKE) --no-print-directory BUILD=build-fuzz FUZZ=1 fuzz-bins
-	tests/run-fuzz.sh build-fuzz $(FUZZ_SECONDS)
+	FUZZ_SEED=$(FUZZ_SEED) tests/run-fuzz.sh build-fuzz $(FUZZ_SECONDS)
 
 # Targets that start with deps build in a sub-make: pkg-config flags are read
 # when make starts, so they must be read again after deps installed them.

@@ -232,6 +232,22 @@ parse_percent(const char *s, double *out)
 	return 0;
 }
 
+/* A whole number from 1 to max ("1500"); the schema checks the digits,
+ * this the range (strtoul would wrap or saturate).  0 or -1. */
+static int
+parse_count(const char *s, unsigned long long max, unsigned long long *out)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (end == s || *end != '\0' || errno || v < 1 || v > max || s[0] == '-')
+		return -1;
+	*out = v;
+	return 0;
+}
+
 static const char *
 item_attr(const struct sweep_item *it, const char *name)
 {
@@ -313,14 +329,23 @@ static int
 it_nic(const struct sweep_item *it, struct ictx *c)
 {
 	Knob__NicExpect *x = xmalloc(sizeof(*x));
+	unsigned long long n;
 	const char *v;
 
 	knob__nic_expect__init(x);
 	PUSH(c->r->nics, c->r->n_nics, x);
 	x->name = xstrdup(item_attr(it, "name"));
-	x->mtu = (v = item_attr(it, "mtu")) ? (uint32_t)strtoul(v, NULL, 10) : 0;
-	x->speed_mbps = (v = item_attr(it, "speed")) ? strtoll(v, NULL, 10) : 0;
 	x->counters = (v = item_attr(it, "counters")) == NULL || strcmp(v, "yes") == 0;
+	if ((v = item_attr(it, "mtu")) != NULL) {
+		if (parse_count(v, 1u << 20, &n) < 0)
+			BADVAL("mtu (1-1048576)");
+		x->mtu = (uint32_t)n;
+	}
+	if ((v = item_attr(it, "speed")) != NULL) {
+		if (parse_count(v, 100000000, &n) < 0)
+			BADVAL("speed (1-100000000 Mb/s)");
+		x->speed_mbps = (int64_t)n;
+	}
 	return 0;
 }
 
@@ -380,10 +405,20 @@ static int
 it_cpu(const struct sweep_item *it, struct ictx *c)
 {
 	Knob__HwExpect *hw = hw_of(c->r);
+	unsigned long long n;
 	const char *v;
 
-	hw->cores = (v = item_attr(it, "cores")) ? (uint32_t)strtoul(v, NULL, 10) : 0;
-	hw->threads = (v = item_attr(it, "threads")) ? (uint32_t)strtoul(v, NULL, 10) : 0;
+	hw->cores = hw->threads = 0;
+	if ((v = item_attr(it, "cores")) != NULL) {
+		if (parse_count(v, 1u << 24, &n) < 0)
+			BADVAL("core count");
+		hw->cores = (uint32_t)n;
+	}
+	if ((v = item_attr(it, "threads")) != NULL) {
+		if (parse_count(v, 1u << 24, &n) < 0)
+			BADVAL("thread count");
+		hw->threads = (uint32_t)n;
+	}
 	return 0;
 }
 
@@ -418,7 +453,12 @@ it_module(const struct sweep_item *it, struct ictx *c)
 static int
 it_nfsd(const struct sweep_item *it, struct ictx *c)
 {
-	c->r->nfsd_threads = (uint32_t)strtoul(item_attr(it, "threads"), NULL, 10);
+	const char *v = item_attr(it, "threads");
+	unsigned long long n;
+
+	if (parse_count(v, 1u << 20, &n) < 0)
+		BADVAL("nfsd thread count");
+	c->r->nfsd_threads = (uint32_t)n;
 	return 0;
 }
 
@@ -566,6 +606,23 @@ check_items(struct sweep_file *sf, struct lerr *e)
 		}
 }
 
+/* A sweep count attribute of n (drain after/resume) into *out. */
+static void
+read_count(xmlNodePtr n, const char *name, unsigned *out, struct lerr *e)
+{
+	xmlChar *v = xmlGetProp(n, (const xmlChar *)name);
+	unsigned long long c;
+
+	if (v == NULL)
+		return;
+	if (parse_count((const char *)v, 1000000, &c) < 0)
+		lerr_add(e, (int)xmlGetLineNo(n), "bad %s '%s' (1-1000000 sweeps)", name,
+		    (const char *)v);
+	else
+		*out = (unsigned)c;
+	xmlFree(v);
+}
+
 /* <slow> and <drain>. */
 static void
 read_policy(struct sweep_file *sf, xmlNodePtr n, struct lerr *e)
@@ -580,17 +637,12 @@ read_policy(struct sweep_file *sf, xmlNodePtr n, struct lerr *e)
 	if ((v = xmlGetProp(n, (const xmlChar *)"min-gap")) != NULL) {
 		if (parse_percent((const char *)v, &d) < 0)
 			lerr_add(e, (int)xmlGetLineNo(n), "bad min-gap '%s'", (const char *)v);
-		sf->pol.slow_min_gap = d / 100;
+		else
+			sf->pol.slow_min_gap = d / 100;
 		xmlFree(v);
 	}
-	if ((v = xmlGetProp(n, (const xmlChar *)"after")) != NULL) {
-		sf->pol.drain_after = (unsigned)strtoul((const char *)v, NULL, 10);
-		xmlFree(v);
-	}
-	if ((v = xmlGetProp(n, (const xmlChar *)"resume")) != NULL) {
-		sf->pol.resume_after = (unsigned)strtoul((const char *)v, NULL, 10);
-		xmlFree(v);
-	}
+	read_count(n, "after", &sf->pol.drain_after, e);
+	read_count(n, "resume", &sf->pol.resume_after, e);
 }
 
 /* Walk the validated document into sf. */

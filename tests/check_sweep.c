@@ -36,6 +36,17 @@ put(const char *name, const char *text)
 	return path;
 }
 
+/* errs holds "path:" followed by tail. */
+static void
+has_err(const struct strvec *errs, const char *path, const char *tail)
+{
+	char want[512];
+
+	snprintf(want, sizeof(want), "%s:%s", path, tail);
+	ck_assert_msg(strvec_contains(errs, want), "missing '%s' (first: %s)", want,
+	    errs->n ? errs->v[0] : "");
+}
+
 START_TEST(test_outlier_rule)
 {
 	const double tight[] = { 100, 101, 99, 10 }, same[] = { 5, 5, 5, 5 };
@@ -68,11 +79,8 @@ START_TEST(test_file_errors)
 	    "    <mount path=\"/mnt/a\" min-free=\"150%\"/>\n"
 	    "    <mount path=\"/mnt/b\" timeout=\"0s\"/>\n  </defaults>\n</sweep>\n");
 	ck_assert_ptr_null(sweep_file_load(p, &errs));
-	snprintf(want, sizeof(want), "%s:4: <mount>: bad percentage '150%%'", p);
-	ck_assert_msg(strvec_contains(&errs, want), "missing '%s' (%s)", want,
-	    errs.n ? errs.v[0] : "");
-	snprintf(want, sizeof(want), "%s:5: <mount>: bad timeout (0-600 s) '0s'", p);
-	ck_assert_msg(strvec_contains(&errs, want), "missing '%s'", want);
+	has_err(&errs, p, "4: <mount>: bad percentage '150%'");
+	has_err(&errs, p, "5: <mount>: bad timeout (0-600 s) '0s'");
 	strvec_free(&errs);
 	p = put("bad2.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <group nodes=\"n1\">\n"
 	    "    <nic mtu=\"1500\"/>\n  </group>\n</sweep>\n");
@@ -80,6 +88,19 @@ START_TEST(test_file_errors)
 	ck_assert_int_ge(errs.n, 1);
 	snprintf(want, sizeof(want), "%s:4: ", p);
 	ck_assert_msg(strncmp(errs.v[0], want, strlen(want)) == 0, "%s", errs.v[0]);
+	strvec_free(&errs);
+	/* numbers the schema's digits allow but no counter holds: refused,
+	 * not wrapped to 0 (which would mean "not checked") */
+	p = put("bad4.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
+	    "    <nic name=\"eth0\" mtu=\"4294967296\"/>\n"
+	    "    <cpu cores=\"99999999999999999999\"/>\n"
+	    "    <nfsd threads=\"18446744073709551617\"/>\n  </defaults>\n"
+	    "  <drain after=\"4294967297\"/>\n</sweep>\n");
+	ck_assert_ptr_null(sweep_file_load(p, &errs));
+	has_err(&errs, p, "4: <nic>: bad mtu (1-1048576) '4294967296'");
+	has_err(&errs, p, "5: <cpu>: bad core count '99999999999999999999'");
+	has_err(&errs, p, "6: <nfsd>: bad nfsd thread count '18446744073709551617'");
+	has_err(&errs, p, "8: bad after '4294967297' (1-1000000 sweeps)");
 	strvec_free(&errs);
 	p = put("bad3.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n");
 	ck_assert_ptr_null(sweep_file_load(p, &errs));

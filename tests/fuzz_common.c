@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "fuzz_common.h"
+#include "knobctl.h"
 #include "log.h"
 #include "util.h"
 
@@ -59,4 +60,36 @@ fuzz_file(const char *name, const uint8_t *data, size_t size)
 	ok = fwrite(data, 1, size, f) == size;
 	ok &= fclose(f) == 0;
 	return ok ? path : NULL;
+}
+
+void
+fuzz_copy_in(const char *src)
+{
+	char *text = NULL, dst[PATH_MAX];
+	const char *base = strrchr(src, '/');
+	size_t len;
+
+	if (read_file_bounded(src, 1 << 20, &text, &len) < 0) {
+		fprintf(stderr, "run from the source tree: %s not found\n", src);
+		abort();
+	}
+	snprintf(dst, sizeof(dst), "%s/%s", fuzz_dir(), base ? base + 1 : src);
+	if (write_file_atomic(dst, text, len, 0600) < 0)
+		abort();
+	free(text);
+}
+
+struct inventory *
+fuzz_inventory(const char *xml)
+{
+	struct inventory *inv;
+	char err[1024];
+
+	inv = inventory_load(fuzz_file("cluster.xml", (const uint8_t *)xml, strlen(xml)), err,
+	    sizeof(err));
+	if (inv == NULL) {
+		fprintf(stderr, "%s\n", err);
+		abort();
+	}
+	return inv;
 }

@@ -15,5 +15,12 @@ char *fuzz_string(const uint8_t *data, size_t size);
 const char *fuzz_file(const char *name, const uint8_t *data, size_t size);
 /* This process's temp directory. */
 const char *fuzz_dir(void);
+/* Copy the source-tree file src (a schema the loader looks up beside the
+ * fuzzed file) into the temp directory; aborts when it is missing (run
+ * from the source tree). */
+void fuzz_copy_in(const char *src);
+/* An inventory loaded from xml (written to the temp directory as
+ * cluster.xml); aborts when it does not load. */
+struct inventory *fuzz_inventory(const char *xml);
 
 #endif

@@ -18,25 +18,9 @@ static struct ctl ctl;
 static void
 init(void)
 {
-	static const char cluster[] = "<cluster><group name=\"io\" nodes=\"n[1-4]\"/>"
-	    "<node name=\"n[1-4]\"/></cluster>\n";
-	char *rng = NULL, dst[4096], err[1024];
-	size_t len;
-
-	if (read_file_bounded("ansible-like-plays/play.rng", 1 << 20, &rng, &len) < 0) {
-		fprintf(stderr, "run from the source tree: ansible-like-plays/play.rng not found\n");
-		abort();
-	}
-	snprintf(dst, sizeof(dst), "%s/play.rng", fuzz_dir());
-	if (write_file_atomic(dst, rng, len, 0600) < 0)
-		abort();
-	free(rng);
-	ctl.inv = inventory_load(fuzz_file("cluster.xml", (const uint8_t *)cluster,
-	    sizeof(cluster) - 1), err, sizeof(err));
-	if (ctl.inv == NULL) {
-		fprintf(stderr, "%s\n", err);
-		abort();
-	}
+	fuzz_copy_in("ansible-like-plays/play.rng");
+	ctl.inv = fuzz_inventory("<cluster><group name=\"io\" nodes=\"n[1-4]\"/>"
+	    "<node name=\"n[1-4]\"/></cluster>\n");
 	ctl.timeout = 30;
 	ctl.connect_timeout = 5;
 	ctl.out = stdout;

@@ -9,23 +9,6 @@
 #include "profile.h"
 #include "util.h"
 
-/* The schema beside the fuzzed file, as profile_load looks for it there. */
-static void
-copy_schema(void)
-{
-	char *rng = NULL, dst[4096];
-	size_t len;
-
-	if (read_file_bounded("profiles/profile.rng", 1 << 20, &rng, &len) < 0) {
-		fprintf(stderr, "run from the source tree: profiles/profile.rng not found\n");
-		abort();
-	}
-	snprintf(dst, sizeof(dst), "%s/profile.rng", fuzz_dir());
-	if (write_file_atomic(dst, rng, len, 0600) < 0)
-		abort();
-	free(rng);
-}
-
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -34,8 +17,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct profile *p;
 	const char *path;
 
-	if (!once++)
-		copy_schema();
+	if (!once++)	/* the schema beside the fuzzed file, where profile_load looks */
+		fuzz_copy_in("profiles/profile.rng");
 	if ((path = fuzz_file("fuzzed.xml", data, size)) == NULL)
 		return 0;
 	p = profile_load(path, &errs);
