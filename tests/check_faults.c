@@ -11,7 +11,12 @@
  * - an agent restarted after a SIGKILL removes the phase directory it had
  *   recorded, and nothing it had not recorded;
  * - a corrupt journal stops knobd at start-up with file:line detail, and
- *   the file stays as it was.
+ *   the file stays as it was;
+ * - the files a finished phase keeps for the next one expire with the
+ *   phase's (non-default) lease when its controller falls silent on an
+ *   open connection, not before, and every message from the controller
+ *   renews that lease; files kept with --keep (persist_files) are the
+ *   user's: the same expiry leaves them, also across an agent restart.
  * There is no GPFS here: the apply test gives node02 a --sysroot with
  * stand-in mmchconfig/mmdiag scripts (a slow mmchconfig, so that the link
  * can be cut while it runs). */
@@ -25,13 +30,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sched.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <json-c/json.h>
+#include <openssl/ssl.h>
 
 #include "harness.h"
+#include "tls.h"
 #include "tune.h"
 #include "util.h"
+#include "wire.h"
 
 #define LEASE_S		3
 #define CTL_TIMEOUT_S	5	/* knobctl --timeout: silent node -> timeout */
@@ -392,6 +404,197 @@ START_TEST(cut_during_sweep)
 }
 END_TEST
 
+/* ------------------------------------------------ kept files, silent controller */
+
+#define KEEP_LEASE_S	4	/* non-default (the agent's default is 10 s) */
+#define KEEP_PINGS	3	/* 1 s apart after the phases: each renews the lease */
+
+/* In the controller namespace: a TLS connection to node02's agent with
+ * the controller's certificate, as a struct conn.  0 or -1. */
+static int
+ctl_dial(struct conn *c)
+{
+	char ca[PATH_MAX + 16], crt[PATH_MAX + 16], key[PATH_MAX + 16], err[256];
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(7420) };
+	SSL_CTX *ctx;
+	SSL *ssl;
+	int fd, ns;
+
+	snprintf(ca, sizeof(ca), "%s/ca.crt", h.ca_dir);
+	snprintf(crt, sizeof(crt), "%s/controller.crt", h.ca_dir);
+	snprintf(key, sizeof(key), "%s/controller.key", h.ca_dir);
+	snprintf(err, sizeof(err), "/run/netns/%s", h.ctl_ns);
+	if ((ns = open(err, O_RDONLY | O_CLOEXEC)) < 0 || setns(ns, CLONE_NEWNET) < 0)
+		return -1;
+	if ((ctx = tls_ctx_new(0, ca, crt, key, err, sizeof(err))) == NULL)
+		return -1;
+	inet_pton(AF_INET, h.node[1].addr, &sa.sin_addr);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return -1;
+	ssl = SSL_new(ctx);
+	SSL_set_fd(ssl, fd);
+	if (SSL_connect(ssl) != 1)
+		return -1;
+	conn_init(c, fd, fd, ssl);
+	return 0;
+}
+
+/* Send env (id) and wait for a reply of body type want (other bodies,
+ * e.g. PhaseProgress, are skipped); 0 when it came and says ok. */
+static int
+ctl_call(struct conn *c, Knob__Envelope *env, uint64_t id, int want)
+{
+	Knob__Envelope *r = NULL;
+	int ok = 0;
+
+	env->id = id;
+	if (conn_send_sync(c, env, 10000) < 0)
+		return -1;
+	while (conn_recv_sync(c, &r, 30000) == 1) {
+		int body = r->body_case;
+
+		if (body == want)
+			ok = want == KNOB__ENVELOPE__BODY_PHASE_READY ? r->phase_ready->ok :
+			    want == KNOB__ENVELOPE__BODY_PHASE_RESULT ? r->phase_result->ok : 1;
+		knob__envelope__free_unpacked(r, NULL);
+		if (body == want)
+			return ok ? 0 : -1;
+	}
+	return -1;
+}
+
+/* One seq-write phase of 1 MiB in data/knob.<workdir>/ on node02, run to
+ * its result; persist as knobctl --keep sets it.  0 or -1. */
+static int
+ctl_phase(struct conn *c, const char *workdir, int persist, uint64_t id)
+{
+	Knob__Envelope env = KNOB__ENVELOPE__INIT;
+	Knob__PhasePrepare prep = KNOB__PHASE_PREPARE__INIT;
+	Knob__PhaseGo go = KNOB__PHASE_GO__INIT;
+	Knob__PhaseSpec sp = KNOB__PHASE_SPEC__INIT;
+	uint32_t rank = 0;
+
+	sp.phase_id = (char *)(uintptr_t)workdir;
+	sp.workdir_id = (char *)(uintptr_t)workdir;
+	sp.kind = (char *)(uintptr_t)"seq-write";
+	sp.dir = data;
+	sp.block_size = 64 << 10;
+	sp.file_size = 1 << 20;
+	sp.threads_total = 1;
+	sp.ranks = &rank;
+	sp.n_ranks = 1;
+	sp.nodes_total = 1;
+	sp.lease_s = KEEP_LEASE_S;
+	sp.keep_files = 1;
+	sp.persist_files = persist;
+	prep.spec = &sp;
+	env.body_case = KNOB__ENVELOPE__BODY_PHASE_PREPARE;
+	env.phase_prepare = &prep;
+	if (ctl_call(c, &env, id, KNOB__ENVELOPE__BODY_PHASE_READY) < 0)
+		return -1;
+	go.phase_id = sp.phase_id;
+	env.body_case = KNOB__ENVELOPE__BODY_PHASE_GO;
+	env.phase_go = &go;
+	return ctl_call(c, &env, id + 1, KNOB__ENVELOPE__BODY_PHASE_RESULT);
+}
+
+/* Child: the controller.  Runs phase "gapkeep" (kept for a next phase)
+ * and "gappersist" (--keep), then pings KEEP_PINGS times 1 s apart (the
+ * pace of the scenario, not a synchronisation), writes "T\n" on w with the
+ * monotonic time of the last pong, and stays silent with the connection
+ * open until r closes. */
+static void
+silent_controller(int r, int w)
+{
+	Knob__Envelope env = KNOB__ENVELOPE__INIT;
+	Knob__Ping ping = KNOB__PING__INIT;
+	struct conn c;
+	char line[64], x;
+
+	if (ctl_dial(&c) < 0)
+		_exit(2);
+	if (ctl_phase(&c, "gapkeep", 0, 1) < 0 || ctl_phase(&c, "gappersist", 1, 3) < 0)
+		_exit(3);
+	env.body_case = KNOB__ENVELOPE__BODY_PING;
+	env.ping = &ping;
+	for (int i = 0; i < KEEP_PINGS; i++) {
+		usleep(1000000);
+		if (ctl_call(&c, &env, 10 + (uint64_t)i, KNOB__ENVELOPE__BODY_PONG) < 0)
+			_exit(4);
+	}
+	snprintf(line, sizeof(line), "%llu\n", (unsigned long long)now_mono_ns());
+	if (write(w, line, strlen(line)) != (ssize_t)strlen(line))
+		_exit(5);
+	while (read(r, &x, 1) > 0)	/* silent until the test is done */
+		;
+	_exit(0);
+}
+
+/* A record of workdir in node02's state directory (bench/<workdir>+*). */
+static int
+record_exists(const char *workdir)
+{
+	char pat[PATH_MAX + 64];
+
+	snprintf(pat, sizeof(pat), "%s/bench/%s+*", h.node[1].state_dir, workdir);
+	return exists_glob(pat);
+}
+
+START_TEST(kept_files_expire_silent_controller)
+{
+	char keep[PATH_MAX + 32], persist[PATH_MAX + 32], line[64] = "";
+	int to_child[2], from_child[2];
+	uint64_t t_last;
+	double t_gone;
+	ssize_t n;
+	pid_t pid;
+
+	snprintf(keep, sizeof(keep), "%s/knob.gapkeep/f.00000000", data);
+	snprintf(persist, sizeof(persist), "%s/knob.gappersist/f.00000000", data);
+	ck_assert_int_eq(pipe(to_child), 0);
+	ck_assert_int_eq(pipe(from_child), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(to_child[1]);
+		close(from_child[0]);
+		silent_controller(to_child[0], from_child[1]);
+	}
+	close(to_child[0]);
+	close(from_child[1]);
+	n = read(from_child[0], line, sizeof(line) - 1);
+	ck_assert_msg(n > 0, "the controller failed (exit %d)", n == 0 ? reap(pid) : -1);
+	t_last = strtoull(line, NULL, 10);
+	/* both phases finished KEEP_PINGS s ago, more than half the lease:
+	 * the pings kept both sets of files */
+	ck_assert_msg(gone_on_node02(keep) == 0, "kept files removed while the controller talked");
+	ck_assert_msg(gone_on_node02(persist) == 0, "--keep files removed");
+	ck_assert(record_exists("gapkeep"));
+	/* silent from t_last on, connection open: the lease runs out */
+	ck_assert_msg(wait_for(gone_on_node02, keep, KEEP_LEASE_S + 5 + 1) >= 0,
+	    "kept files still there %d s after the controller fell silent", KEEP_LEASE_S + 5);
+	t_gone = (double)(now_mono_ns() - t_last) / 1e9;
+	printf("kept files of a finished phase gone %.1f s after the controller's last message "
+	    "(lease %d s; phases ended %d s before that)\n", t_gone, KEEP_LEASE_S, KEEP_PINGS);
+	ck_assert_msg(t_gone >= KEEP_LEASE_S - 1, "gone after %.1f s: before the lease of %d s",
+	    t_gone, KEEP_LEASE_S);
+	ck_assert_msg(t_gone <= KEEP_LEASE_S + 5, "gone after %.1f s", t_gone);
+	ck_assert(harness_log_has(&h, 1, "lease expired: no word from the controller for 4 s; "
+	    "removing the files kept"));
+	ck_assert_msg(!record_exists("gapkeep"), "orphan record left after the clean-up");
+	/* the same expiry left the --keep files, and forgot their record */
+	ck_assert_msg(gone_on_node02(persist) == 0, "--keep files removed by the lease");
+	ck_assert_msg(!record_exists("gappersist"), "--keep files still recorded as orphans");
+	close(to_child[1]);
+	ck_assert_int_eq(reap(pid), 0);
+	/* an agent restart does not treat them as orphans either */
+	harness_agent_stop(&h, 1, SIGTERM);
+	ck_assert_int_eq(harness_agent_start(&h, 1), 0);
+	ck_assert_msg(gone_on_node02(persist) == 0, "--keep files removed at restart");
+}
+END_TEST
+
 static Suite *
 faults_suite(void)
 {
@@ -405,6 +608,7 @@ faults_suite(void)
 	tcase_add_test(tc, cut_during_sweep);
 	tcase_add_test(tc, sigkill_mid_phase_orphan_removed);
 	tcase_add_test(tc, corrupt_journals_refuse_start);
+	tcase_add_test(tc, kept_files_expire_silent_controller);
 	suite_add_tcase(s, tc);
 	return s;
 }
