@@ -131,24 +131,27 @@ probe_start(const char *path, int writable, int *fd)
 	return pid;
 }
 
-/* Read reports until the child closes the pipe or the deadline passes.
- * Returns 1 when the child finished, 0 on timeout; *last is the last step. */
+/* Read reports (room for one per step in recs) until the child closes
+ * the pipe or the deadline passes.  Returns 1 when the child finished, 0
+ * on timeout; *nrecs is the number of reports. */
 static int
 probe_wait(int fd, uint64_t deadline_ns, struct prec *recs, size_t *nrecs)
 {
 	for (;;) {
 		uint64_t now = now_mono_ns();
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		struct prec extra;	/* a report beyond the steps is read and dropped */
+		int room = *nrecs < nitems(steps);
 		ssize_t r;
 
 		if (now >= deadline_ns)
 			return 0;
 		if (poll(&pfd, 1, (int)((deadline_ns - now) / 1000000ull) + 1) <= 0)
 			continue;
-		r = read(fd, &recs[*nrecs], sizeof(recs[0]));
+		r = read(fd, room ? &recs[*nrecs] : &extra, sizeof(recs[0]));
 		if (r == 0)
 			return 1;
-		if (r == (ssize_t)sizeof(recs[0]) && *nrecs + 1 < nitems(steps))
+		if (r == (ssize_t)sizeof(recs[0]) && room)
 			(*nrecs)++;
 		else if (r < 0 && errno != EINTR)
 			return 1;

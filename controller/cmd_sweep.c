@@ -1,6 +1,7 @@
 /* knobctl sweep: health checks on every target in parallel.
  *
- * Per node: a Ping (reachability with the right certificate, clock offset),
+ * Per node: a Ping (reachability, clock offset; an agent that answers with
+ * the wrong certificate, or refuses ours, is the "auth" check failing),
  * then one HealthRequest built from the sweep file for that node.  The
  * agent answers within the largest deadline of its checks; the controller
  * waits that long plus a margin.  Output is folded by (check, state,
@@ -165,16 +166,15 @@ node_checks(struct fo_node *n, struct snode *s, struct sweep_node *out, double c
 	out->name = n->name;
 	if (n->status != NS_OK || n->reply == NULL) {
 		int st = n->status == NS_TIMEOUT ? SS_TIMEOUT :
-		    (n->status == NS_UNREACHABLE || n->status == NS_AUTH_FAILED) ? SS_UNREACHABLE :
-		    SS_FAIL;
+		    n->status == NS_UNREACHABLE ? SS_UNREACHABLE : SS_FAIL;
 
-		/* the state says unreachable; the reason says why (auth failures named) */
-		snprintf(why, sizeof(why), "%s%s", n->status == NS_AUTH_FAILED ? "auth-failed: " : "",
-		    n->detail ? n->detail : node_status_name(n->status));
+		/* an agent that answered with the wrong certificate (or refused
+		 * ours) was reached: its own check, "auth", fails and says why */
+		snprintf(why, sizeof(why), "%s", n->detail ? n->detail : node_status_name(n->status));
 		if (n->status == NS_TIMEOUT)
 			snprintf(why, sizeof(why), "no answer in %.0f s", s->have_offset ?
 			    s->budget_s : ctl_timeout);
-		check_add(out, "reach", NULL, st, why, 0);
+		check_add(out, n->status == NS_AUTH_FAILED ? "auth" : "reach", NULL, st, why, 0);
 		return;
 	}
 	r = n->reply->health_result;
@@ -551,7 +551,7 @@ cmd_sweep(struct ctl *ctl, int argc, char **argv)
 const struct cmd_entry cmd_sweep_entry = {
 	"sweep", "[history NODE]", "health checks on every target; Prometheus output, Slurm drain",
 	CMD_NODES | CMD_FANOUT, sweep_opts, cmd_sweep,
-	"Checks: reachability, clock offset, profile drift, mounts (probed in a child process:\n"
+	"Checks: reachability, authentication (auth), clock offset, profile drift, mounts (probed in a child process:\n"
 	"a mount that does not answer is hung, and the agent never blocks on it), free space,\n"
 	"NICs, block devices, memory and CPUs, MCE/EDAC counts, load, services, and with\n"
 	"--probe a fleet-relative rate probe (slow: K MADs below the fleet median).\n"

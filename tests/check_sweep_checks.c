@@ -1,0 +1,533 @@
+/* Integration: the health checks of knobctl sweep that need a real system
+ * to go wrong, on 3 real agents in network namespaces (tests/harness.h).
+ *
+ * Real:
+ * - NIC counters: a veth pair inside node01's namespace whose far end has a
+ *   smaller MTU, so that frames sent through it are dropped by the kernel
+ *   (tx_dropped on one end, rx_dropped on the other) between two sweeps;
+ *   the same pair with one end down, and an unexpected MTU;
+ * - free space and inodes: a small tmpfs (4 MiB, 64 inodes) this test
+ *   mounts before the agents start (so that their mount namespaces hold
+ *   it), filled with data and then with files;
+ * - mount type and options: the same tmpfs, and a read-only tmpfs;
+ * - memory and CPU: this machine's MemTotal and CPU topology, read by the
+ *   test from /proc/meminfo and sysfs, against matching and wrong
+ *   expectations;
+ * - load: the real 1-minute load average (raised by two busy children
+ *   first when this machine is idle) against a threshold below it;
+ * - modules: /sys/module of this kernel (the bridge module the harness
+ *   uses, and a name no kernel has); nfsd on a real agent reports what
+ *   this machine's /proc/fs/nfsd holds;
+ * - authentication: an agent started with another node's certificate.
+ *
+ * Stand-in, said plainly: the nfsd thread count against an expectation is
+ * a fake /proc/fs/nfsd/threads (and /sys/module/nfsd) under node03's
+ * --sysroot: starting a kernel nfsd on this shared machine would change
+ * it for everyone (nfsd's control file system is per network namespace,
+ * but its mount would sit in the machine's mount table).
+ *
+ * CK_NOFORK: the harness and the mounts are set up once in the unchecked
+ * fixture and always torn down by its teardown. */
+#include <check.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "harness.h"
+#include "util.h"
+
+static struct harness h;
+static int h_up;
+static char top[64], small[128], rofs[128];
+
+/* Mount a tmpfs with opts on dir (made first). 0 or -1. */
+static int
+mount_tmpfs(const char *dir, const char *opts)
+{
+	if (mkdir(dir, 0755) < 0)
+		return -1;
+	return harness_sh("mount -t tmpfs -o %s knob-test %s", opts, dir) == 0 ? 0 : -1;
+}
+
+static void
+suite_setup(void)
+{
+	snprintf(top, sizeof(top), "/tmp/knob-sweepchk.XXXXXX");
+	if (mkdtemp(top) == NULL)
+		exit(1);
+	snprintf(small, sizeof(small), "%s/small", top);
+	snprintf(rofs, sizeof(rofs), "%s/ro", top);
+	if (harness_start(&h, 3, 0) < 0 || mount_tmpfs(small, "size=4m,nr_inodes=64,nosuid") < 0 ||
+	    mount_tmpfs(rofs, "size=1m,ro"))
+		return;
+	h_up = 1;
+	for (int i = 0; i < h.n; i++)
+		if (harness_agent_start(&h, i) < 0)
+			h_up = 0;
+}
+
+static void
+suite_teardown(void)
+{
+	if (h_up || h.up)
+		harness_stop(&h);
+	if (harness_sh("umount %s; umount %s", small, rofs) != 0)
+		fprintf(stderr, "could not unmount %s or %s\n", small, rofs);
+	if (harness_rm_rf(top) < 0)
+		fprintf(stderr, "could not remove %s\n", top);
+}
+
+/* Write the sweep file TOP/name (printf-formatted items between <sweep>
+ * and </sweep>); returns its path (static storage). */
+static const char * __attribute__((format(printf, 2, 3)))
+sweep_file(const char *name, const char *fmt, ...)
+{
+	static char path[256];
+	char *items = NULL, *text;
+	va_list ap;
+
+	va_start(ap, fmt);
+	ck_assert_int_ge(vasprintf(&items, fmt, ap), 0);
+	va_end(ap);
+	text = xasprintf("<?xml version=\"1.0\"?>\n<sweep>\n%s</sweep>\n", items);
+	snprintf(path, sizeof(path), "%s/%s", top, name);
+	ck_assert_int_eq(write_file_atomic(path, text, strlen(text), 0644), 0);
+	free(text);
+	free(items);
+	return path;
+}
+
+/* knobctl sweep ARGS (-v: every finding printed); asserts the exit status
+ * and returns the output (caller frees). */
+static char * __attribute__((format(printf, 2, 3)))
+sweep(int want_rc, const char *fmt, ...)
+{
+	char args[1024], *out = NULL;
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	rc = harness_knobctl_logged(&h, &out, "sweep -v %s", args);
+	ck_assert_msg(rc == want_rc, "sweep %s: exit %d, expected %d", args, rc, want_rc);
+	ck_assert_ptr_nonnull(out);
+	return out;
+}
+
+/* out holds the line fragment printf(fmt, ...). */
+static void __attribute__((format(printf, 2, 3)))
+has(const char *out, const char *fmt, ...)
+{
+	char want[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(want, sizeof(want), fmt, ap);
+	va_end(ap);
+	ck_assert_msg(strstr(out, want) != NULL, "missing '%s' in:\n%s", want, out);
+}
+
+static void
+precheck(void)
+{
+	ck_assert_msg(h_up, "harness or mounts did not start");
+}
+
+/* ------------------------------------------------------------ NICs */
+
+/* Send n UDP datagrams of 1400 bytes from node01 out of kerrA (whose peer
+ * kerrB has MTU 1280: the kernel drops each one). */
+static void
+send_dropped(int n)
+{
+	for (int i = 0; i < n; i++)
+		ck_assert_int_eq(harness_node_sh(&h, 0, "bash -c \"head -c 1400 /dev/zero > "
+		    "/dev/udp/10.99.0.2/9\""), 0);
+}
+
+START_TEST(test_nic_counters_grow)
+{
+	const char *sf;
+	char *out;
+
+	precheck();
+	/* kerrA (MTU 1500) -> kerrB (MTU 1280), both up; 10.99.0.2 is a
+	 * static neighbour behind kerrA, so nothing but the test's datagrams
+	 * goes that way (IPv6 off: no router solicitations) */
+	ck_assert_int_eq(harness_node_sh(&h, 0, "ip link add kerrA type veth peer name kerrB && "
+	    "sysctl -qw net.ipv6.conf.kerrA.disable_ipv6=1 net.ipv6.conf.kerrB.disable_ipv6=1 && "
+	    "ip link set kerrB mtu 1280 && ip link set kerrA up && ip link set kerrB up && "
+	    "ip addr add 10.99.0.1/24 dev kerrA && ip neigh add 10.99.0.2 lladdr "
+	    "$(cat /sys/class/net/kerrB/address) dev kerrA nud permanent"), 0);
+	sf = sweep_file("nic.xml", "  <group nodes=\"node01\">\n"
+	    "    <nic name=\"kerrA\" mtu=\"1500\" counters=\"yes\"/>\n"
+	    "    <nic name=\"kerrB\" mtu=\"1280\" counters=\"yes\"/>\n  </group>\n");
+	/* first sweep: the baseline */
+	out = sweep(0, "-w node01 -f %s", sf);
+	has(out, "node01: nic kerrA ok (up, MTU 1500, 10000 Mb/s)");
+	has(out, "node01: nic kerrB ok (up, MTU 1280, 10000 Mb/s)");
+	free(out);
+	send_dropped(3);
+	out = sweep(1, "-w node01 -f %s", sf);
+	has(out, "node01: nic kerrA warn (counters grew since the last sweep: tx_dropped +3)");
+	has(out, "node01: nic kerrB warn (counters grew since the last sweep: rx_dropped +3)");
+	free(out);
+	/* nothing new since: ok again (the counters are the new baseline) */
+	out = sweep(0, "-w node01 -f %s", sf);
+	has(out, "node01: nic kerrA ok (up, MTU 1500");
+	free(out);
+	send_dropped(2);
+	out = sweep(1, "-w node01 -f %s", sf);
+	has(out, "node01: nic kerrA warn (counters grew since the last sweep: tx_dropped +2)");
+	free(out);
+	/* an unexpected MTU, a link whose peer is down, an absent interface */
+	sf = sweep_file("nic2.xml", "  <group nodes=\"node01\">\n"
+	    "    <nic name=\"kerrB\" mtu=\"9000\"/>\n    <nic name=\"kerrA\"/>\n"
+	    "    <nic name=\"kerr9\"/>\n  </group>\n");
+	ck_assert_int_eq(harness_node_sh(&h, 0, "ip link set kerrB down"), 0);
+	out = sweep(1, "-w node01 -f %s", sf);
+	has(out, "node01: nic kerrB fail (link is down)");
+	has(out, "node01: nic kerrA fail (link is down)");
+	has(out, "node01: nic kerr9 fail (no such interface)");
+	free(out);
+	ck_assert_int_eq(harness_node_sh(&h, 0, "ip link set kerrB up"), 0);
+	out = sweep(1, "-w node01 -f %s", sf);
+	has(out, "node01: nic kerrB fail (MTU 1280, expected 9000)");
+	has(out, "node01: nic kerrA ok (up, MTU 1500");
+	free(out);
+	ck_assert_int_eq(harness_node_sh(&h, 0, "ip link del kerrA"), 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------ mounts */
+
+/* fmt with @S, @R and @T replaced by the small tmpfs, the read-only
+ * tmpfs and the test's top directory (malloc'd). */
+static char *
+subst(const char *fmt)
+{
+	static const struct {
+		char tag;
+		const char *path;
+	} tags[] = { { 'S', small }, { 'R', rofs }, { 'T', top } };
+	char *s = NULL;
+
+	for (const char *p = fmt; *p; p++) {
+		size_t t = nitems(tags);
+
+		if (p[0] == '@')
+			for (t = 0; t < nitems(tags) && tags[t].tag != p[1]; t++)
+				;
+		if (t < nitems(tags)) {
+			str_appendf(&s, "%s", tags[t].path);
+			p++;
+		} else
+			str_appendf(&s, "%c", *p);
+	}
+	return s;
+}
+
+/* out holds subst(want), or the test fails naming the step. */
+static void
+has_at(const char *out, const char *want, size_t step)
+{
+	char *w = subst(want);
+
+	ck_assert_msg(strstr(out, w) != NULL, "step %zu: missing '%s' in:\n%s", step, w, out);
+	free(w);
+}
+
+/* Steps of the space test on the small tmpfs: a shell command, then a
+ * sweep with that exit status and one expected finding (both through
+ * subst).  No command, after the first step: another finding of the step
+ * before's sweep. */
+static const struct {
+	const char *cmd;
+	int rc;
+	const char *want;
+} space_steps[] = {
+	/* empty: 63 of 64 inodes free (the root directory holds one); the
+	 * writable probe answers every step */
+	{ NULL, 0, "node01: mount @S ok (tmpfs, stat, create and unlink answered)" },
+	{ NULL, 0, "node01: space @S ok (100.0% space free (min 20%), 98.4% inodes free "
+	    "(min 20%))" },
+	/* 3.5 MiB of the 4: 12.5% free; the mount itself still answers */
+	{ "head -c 3670016 /dev/zero > @S/fill", 1, "node01: space @S fail (12.5% space free "
+	    "(min 20%), 96.9% inodes free (min 20%))" },
+	{ NULL, 1, "node01: mount @S ok" },
+	/* 60 empty files instead: 3 of 64 inodes free, the space untouched */
+	{ "rm @S/fill && for i in $(seq 60); do : > @S/f$i; done", 1, "node01: space @S fail "
+	    "(100.0% space free (min 20%), 4.7% inodes free (min 20%))" },
+	{ "rm @S/f*", 0, "node01: space @S ok" },
+};
+
+START_TEST(test_space_inodes_thresholds)
+{
+	const char *sf;
+	char *out = NULL;
+
+	precheck();
+	sf = sweep_file("space.xml", "  <group nodes=\"node01\">\n"
+	    "    <mount path=\"%s\" type=\"tmpfs\" options=\"rw,nosuid\" timeout=\"5s\" "
+	    "min-free=\"20%%\" min-free-inodes=\"20%%\"/>\n  </group>\n", small);
+	for (size_t i = 0; i < nitems(space_steps); i++) {
+		if (space_steps[i].cmd != NULL || out == NULL) {
+			if (space_steps[i].cmd != NULL) {
+				char *cmd = subst(space_steps[i].cmd);
+
+				ck_assert_int_eq(harness_sh("%s", cmd), 0);
+				free(cmd);
+			}
+			free(out);
+			out = sweep(space_steps[i].rc, "-w node01 -f %s", sf);
+		}
+		has_at(out, space_steps[i].want, i);
+	}
+	free(out);
+}
+END_TEST
+
+/* Sweeps of node02's mounts: the items (through subst), the exit status
+ * and what the output must hold. */
+static const struct {
+	const char *items;
+	int rc;
+	const char *want[4];
+} mount_cases[] = {
+	/* wrong type; an option it lacks; not a mount point at all */
+	{ "<mount path=\"@S\" type=\"xfs\"/><mount path=\"@R\" options=\"rw\"/>"
+	    "<mount path=\"@T\"/>", 1,
+	    { "node02: mount @S fail (type tmpfs, expected xfs)",
+	    "node02: mount @R fail (mounted ro,relatime,size=1024k", ", expected rw)",
+	    "node02: mount @T fail (not mounted)" } },
+	/* one more option it lacks; a read-only mount expected writable (the
+	 * default) fails its create step, though the type is right */
+	{ "<mount path=\"@S\" type=\"tmpfs\" options=\"nosuid,noexec\"/>"
+	    "<mount path=\"@R\" type=\"tmpfs\"/>", 1,
+	    { "node02: mount @S fail (mounted rw,nosuid,relatime,size=4096k,nr_inodes=64",
+	    ", expected noexec)", "node02: mount @R fail (create failed: Read-only file system)" } },
+	/* as mounted: ok, the read-only one when the file says so */
+	{ "<mount path=\"@S\" type=\"tmpfs\" options=\"rw,nosuid\"/>"
+	    "<mount path=\"@R\" type=\"tmpfs\" options=\"ro\" writable=\"no\"/>", 0,
+	    { "node02: mount @R ok (tmpfs, stat answered)" } },
+};
+
+START_TEST(test_mount_type_options)
+{
+	precheck();
+	for (size_t i = 0; i < nitems(mount_cases); i++) {
+		char *items = subst(mount_cases[i].items), *out;
+		const char *sf = sweep_file("mount.xml", "  <group nodes=\"node02\">\n%s\n"
+		    "  </group>\n", items);
+
+		out = sweep(mount_cases[i].rc, "-w node02 -f %s", sf);
+		for (size_t k = 0; k < nitems(mount_cases[i].want) && mount_cases[i].want[k]; k++)
+			has_at(out, mount_cases[i].want[k], i);
+		free(out);
+		free(items);
+	}
+}
+END_TEST
+
+/* ------------------------------------------------------------ memory, CPU */
+
+START_TEST(test_memory_cpu_mismatch)
+{
+	long mem_kb, threads, cores;
+	const char *sf;
+	char *out;
+
+	precheck();
+	mem_kb = harness_sh_int("sed -n 's/^MemTotal: *\\([0-9]*\\) kB/\\1/p' /proc/meminfo");
+	threads = sysconf(_SC_NPROCESSORS_ONLN);
+	cores = harness_sh_int("for t in /sys/devices/system/cpu/cpu[0-9]*/topology; do "
+	    "[ -f $t/core_id ] && echo $(cat $t/physical_package_id):$(cat $t/core_id); done | "
+	    "sort -u | wc -l");
+	ck_assert(mem_kb > 0 && threads > 0 && cores > 0);
+	/* node01 as it is; node02 expects twice the memory and one more thread */
+	sf = sweep_file("hw.xml", "  <group nodes=\"node01\">\n"
+	    "    <memory total=\"%ldK\" tolerance=\"1%%\"/>\n"
+	    "    <cpu cores=\"%ld\" threads=\"%ld\"/>\n  </group>\n"
+	    "  <group nodes=\"node02\">\n    <memory total=\"%ldK\" tolerance=\"10%%\"/>\n"
+	    "    <cpu cores=\"%ld\" threads=\"%ld\"/>\n  </group>\n",
+	    mem_kb, cores, threads, 2 * mem_kb, cores, threads + 1);
+	out = sweep(1, "-w node[01-02] -f %s", sf);
+	has(out, "node01: memory ok (%.1f GiB)", (double)mem_kb / 1048576.0);
+	has(out, "node01: cpu ok (%ld cores / %ld threads)", cores, threads);
+	has(out, "node02: memory fail (%.1f GiB, expected %.1f GiB (+-10%%))",
+	    (double)mem_kb / 1048576.0, (double)(2 * mem_kb) / 1048576.0);
+	has(out, "node02: cpu fail (%ld cores / %ld threads, expected %ld / %ld)", cores, threads,
+	    cores, threads + 1);
+	has(out, "1 ok (node01), 1 fail (node02)");
+	free(out);
+	/* within the tolerance: 3% more than there is, 5% allowed */
+	sf = sweep_file("hw2.xml", "  <defaults>\n    <memory total=\"%ldK\" tolerance=\"5\"/>\n"
+	    "    <cpu cores=\"%ld\"/>\n  </defaults>\n", mem_kb * 103 / 100, cores + 1);
+	out = sweep(1, "-w node01 -f %s", sf);
+	has(out, "node01: memory ok (%.1f GiB)", (double)mem_kb / 1048576.0);
+	has(out, "node01: cpu fail (%ld cores / %ld threads, expected %ld cores)", cores, threads,
+	    cores + 1);
+	free(out);
+}
+END_TEST
+
+/* ------------------------------------------------------------ load */
+
+/* The 1-minute load average of this machine. */
+static double
+load1(void)
+{
+	char buf[128];
+
+	ck_assert_int_ge(read_small_file("/proc/loadavg", buf, sizeof(buf)), 0);
+	return strtod(buf, NULL);
+}
+
+START_TEST(test_load_threshold)
+{
+	pid_t busy[2] = { 0, 0 };
+	uint64_t end = now_mono_ns() + 60000000000ull;
+	double l, lmax, got, max;
+	const char *sf;
+	char *out, *p;
+
+	precheck();
+	/* an idle machine: two busy children until the average shows it (the
+	 * kernel samples every 5 s) */
+	if (load1() < 0.2)
+		for (int i = 0; i < 2; i++)
+			if ((busy[i] = fork()) == 0)
+				for (;;)
+					;
+	while ((l = load1()) < 0.2 && now_mono_ns() < end)
+		usleep(200000);
+	for (int i = 0; i < 2; i++)	/* before any assertion can leave */
+		if (busy[i] > 0) {
+			kill(busy[i], SIGKILL);
+			waitpid(busy[i], NULL, 0);
+		}
+	ck_assert_msg(l >= 0.2, "load average stays at %.2f", l);
+	/* half the current figure: a 1-minute average cannot halve in the
+	 * seconds of a sweep (it decays by 8% per 5 s sample at most) */
+	lmax = l / 2;
+	sf = sweep_file("load.xml", "  <group nodes=\"node01\">\n    <load max=\"%.2f\"/>\n"
+	    "  </group>\n  <group nodes=\"node02\">\n    <load max=\"1000\"/>\n  </group>\n", lmax);
+	out = sweep(1, "-w node[01-02] -f %s", sf);
+	p = strstr(out, "node01: load warn (load ");
+	ck_assert_msg(p != NULL, "no load warning:\n%s", out);
+	ck_assert_int_eq(sscanf(p, "node01: load warn (load %lf above %lf)", &got, &max), 2);
+	ck_assert_msg(got > max && max > lmax - 0.01 && max < lmax + 0.01, "load %.2f, max %.2f",
+	    got, max);
+	has(out, "node02: load ok (load ");
+	has(out, "1 ok (node02), 1 warn (node01)");
+	free(out);
+}
+END_TEST
+
+/* ------------------------------------------------------------ services */
+
+START_TEST(test_modules_nfsd)
+{
+	char root[128], nfsd[64] = "", want[128];
+	const char *sf;
+	char *out;
+
+	precheck();
+	/* real: this kernel's modules (the harness's bridge is loaded or built
+	 * in with parameters; no kernel has the other), and nfsd as this
+	 * machine has it */
+	if (read_small_file("/proc/fs/nfsd/threads", nfsd, sizeof(nfsd)) == 0) {
+		strtrim(nfsd);
+		snprintf(want, sizeof(want), "%s threads, expected 1048576", nfsd);
+	} else
+		snprintf(want, sizeof(want), "nfsd not running");
+	/* stand-in (see the top): node03's nfsd under its --sysroot, 8 threads */
+	snprintf(root, sizeof(root), "%s/root03", top);
+	ck_assert_int_eq(harness_sh("mkdir -p %s/proc/fs/nfsd %s/sys/module/nfsd && "
+	    "echo 8 > %s/proc/fs/nfsd/threads && cp /proc/loadavg %s/proc/", root, root, root,
+	    root), 0);
+	snprintf(h.node[2].sysroot, sizeof(h.node[2].sysroot), "%s", root);
+	ck_assert_int_eq(harness_agent_start(&h, 2), 0);
+	sf = sweep_file("svc.xml", "  <group nodes=\"node01\">\n    <module name=\"bridge\"/>\n"
+	    "    <module name=\"knob_no_such_module\"/>\n    <nfsd threads=\"1048576\"/>\n"
+	    "  </group>\n  <group nodes=\"node03\">\n    <module name=\"nfsd\"/>\n"
+	    "    <nfsd threads=\"16\"/>\n  </group>\n");
+	out = sweep(1, "-w node[01,03] -f %s", sf);
+	has(out, "node01: service bridge ok (module loaded)");
+	has(out, "node01: service knob_no_such_module fail (module not loaded)");
+	has(out, "node01: service nfsd fail (%s)", want);
+	has(out, "node03: service nfsd ok (module loaded)");
+	has(out, "node03: service nfsd fail (8 threads, expected 16)");
+	free(out);
+	sf = sweep_file("svc2.xml", "  <group nodes=\"node03\">\n    <nfsd threads=\"8\"/>\n"
+	    "  </group>\n");
+	out = sweep(0, "-w node03 -f %s", sf);
+	has(out, "node03: service nfsd ok (8 threads)");
+	free(out);
+	h.node[2].sysroot[0] = '\0';
+	ck_assert_int_eq(harness_agent_start(&h, 2), 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------ auth */
+
+/* node03's agent holds node02's certificate (copied to the wrong node):
+ * reached, but not who it should be.  The sweep says auth, not
+ * unreachable, and the others are swept as usual. */
+START_TEST(test_auth_failure)
+{
+	char *out, *json;
+	int rc;
+
+	precheck();
+	snprintf(h.node[2].extra_args, sizeof(h.node[2].extra_args),
+	    "--cert %s/node02.crt --key %s/node02.key", h.ca_dir, h.ca_dir);
+	ck_assert_int_eq(harness_agent_start(&h, 2), 0);
+	out = sweep(1, "-w @all");
+	has(out, "node03: auth fail (agent certificate rejected: ");
+	ck_assert_msg(strstr(out, "unreachable") == NULL, "%s", out);
+	has(out, "2 ok (node[01-02]), 1 fail (node03)");
+	free(out);
+	rc = harness_knobctl(&h, &json, NULL, "sweep -w node03 --json");
+	ck_assert_int_eq(rc, 1);
+	ck_assert_msg(strstr(json, "\"check\": \"auth\"") && strstr(json, "\"state\": \"fail\""),
+	    "%s", json);
+	free(json);
+	h.node[2].extra_args[0] = '\0';
+	ck_assert_int_eq(harness_agent_start(&h, 2), 0);
+	out = sweep(0, "-w node03");
+	has(out, "node03: reach ok (answered with its node certificate)");
+	free(out);
+}
+END_TEST
+
+static Suite *
+sweep_checks_suite(void)
+{
+	Suite *s = suite_create("sweep_checks");
+	TCase *tc = tcase_create("sweep_checks");
+
+	tcase_set_timeout(tc, 180);
+	tcase_add_unchecked_fixture(tc, suite_setup, suite_teardown);
+	tcase_add_test(tc, test_nic_counters_grow);
+	tcase_add_test(tc, test_space_inodes_thresholds);
+	tcase_add_test(tc, test_mount_type_options);
+	tcase_add_test(tc, test_memory_cpu_mismatch);
+	tcase_add_test(tc, test_load_threshold);
+	tcase_add_test(tc, test_modules_nfsd);
+	tcase_add_test(tc, test_auth_failure);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	return harness_run_suite(sweep_checks_suite(), 1);
+}
