@@ -1515,8 +1515,11 @@ tune_init(struct agent *a)
 	if (t->j.active[0])
 		log_info("active profile: %s (%zu original value(s) journaled)", t->j.active,
 		    t->j.norig);
-	if (t->j.active[0] && a->cfg.no_reapply)
-		log_info("active profile %s: not re-applied (--no-reapply)", t->j.active);
+	/* --stdio serves one command of one controller (an SSH exec channel):
+	 * its start is no boot, and a verify must see drift, not heal it */
+	if (t->j.active[0] && (a->cfg.no_reapply || a->cfg.stdio))
+		log_info("active profile %s: not re-applied (%s)", t->j.active,
+		    a->cfg.stdio ? "--stdio session" : "--no-reapply");
 	else if (t->j.active[0] && t->j.nset > 0) {
 		pthread_mutex_lock(&t->mu);
 		reapply(a, t);

@@ -157,7 +157,7 @@ check_add(struct sweep_node *sn, const char *check, const char *target, int stat
 
 /* Reachability, clock and the agent's findings of one node. */
 static void
-node_checks(struct fo_node *n, struct snode *s, struct sweep_node *out, double ctl_timeout)
+node_checks(struct fo_node *n, struct snode *s, struct sweep_node *out, const struct ctl *ctl)
 {
 	const Knob__HealthResult *r;
 	char why[512];
@@ -173,12 +173,13 @@ node_checks(struct fo_node *n, struct snode *s, struct sweep_node *out, double c
 		snprintf(why, sizeof(why), "%s", n->detail ? n->detail : node_status_name(n->status));
 		if (n->status == NS_TIMEOUT)
 			snprintf(why, sizeof(why), "no answer in %.0f s", s->have_offset ?
-			    s->budget_s : ctl_timeout);
+			    s->budget_s : ctl->timeout);
 		check_add(out, n->status == NS_AUTH_FAILED ? "auth" : "reach", NULL, st, why, 0);
 		return;
 	}
 	r = n->reply->health_result;
-	check_add(out, "reach", NULL, SS_OK, "answered with its node certificate", 0);
+	check_add(out, "reach", NULL, SS_OK, ctl->ssh.via ? "answered over SSH (host key "
+	    "checked)" : "answered with its node certificate", 0);
 	off = (double)s->offset_ns / 1e9;
 	snprintf(why, sizeof(why), "offset %+.3f s (max %.3f s)", off, s->lim.clock_max_s);
 	check_add(out, "clock", NULL, fabs(off) > s->lim.clock_max_s ? SS_FAIL : SS_OK, why, 0);
@@ -485,7 +486,7 @@ sweep_run_all(struct ctl *ctl, struct fanout *fo, struct snode *sn,
 	run.n = fo->n;
 	run.nodes = xcalloc(fo->n ? fo->n : 1, sizeof(*run.nodes));
 	for (size_t i = 0; i < fo->n; i++)
-		node_checks(&fo->nodes[i], &sn[i], &run.nodes[i], ctl->timeout);
+		node_checks(&fo->nodes[i], &sn[i], &run.nodes[i], ctl);
 	mark_slow(fo, &run, pol);
 	for (size_t i = 0; i < run.n; i++)
 		if (sweep_state_bad(run.nodes[i].worst))
