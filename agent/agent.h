@@ -141,7 +141,7 @@ void agent_conn_lease(struct agent *a, uint64_t conn_id, unsigned lease_s);
 /* Resolve an absolute path under the agent's sysroot into buf. 0 or -errno. */
 int agent_path(const struct agent *a, char *buf, size_t len, const char *abs);
 
-/* Lifecycle (agent/knobd_loop.c). */
+/* Lifecycle (agent/loop.c). */
 int agent_init(struct agent *a, const struct agent_cfg *cfg);
 int agent_run(struct agent *a);		/* until a->stop */
 int agent_run_stdio(struct agent *a);	/* one session on fds 0/1 */

@@ -34,6 +34,7 @@
 #include <sys/wait.h>
 #include <openssl/ssl.h>
 
+#include "testutil.h"
 #include "harness.h"
 #include "tls.h"
 #include "util.h"
@@ -135,17 +136,6 @@ attacker(const char *addr, int port, int n, int secs, int hold, char **src, int 
 	return 0;
 }
 
-/* Wait for pid; its exit status (-1 when it did not exit). */
-static int
-reap(pid_t pid)
-{
-	int st;
-
-	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
-		return -1;
-	return WEXITSTATUS(st);
-}
-
 static void
 setup(void)
 {
@@ -215,7 +205,7 @@ START_TEST(idle_flood_pings_get_through)
 	    "the flood never reached the agent");
 	worst = pings_within_1s(10);
 	for (int i = 0; i < 2; i++) {
-		ck_assert_int_eq(reap(att[i]), 0);
+		ck_assert_int_eq(cu_reap(att[i]), 0);
 		ck_assert_int_eq(read_file_bounded(out[i], 1024, &txt, NULL), 0);
 		printf("attacker %d opened %s", i + 1, txt);
 		free(txt);
@@ -246,7 +236,7 @@ START_TEST(budget_full_oldest_dropped)
 	ck_assert_msg(harness_wait_log(&h, 0, "before authentication", 10) == 0,
 	    "the flood never reached the agent");
 	worst = pings_within_1s(5);
-	ck_assert_int_eq(reap(att), 0);
+	ck_assert_int_eq(cu_reap(att), 0);
 	ck_assert_msg(harness_sh("grep -qE 'dropped [1-9][0-9]* oldest' '%s'", h.node[0].log) == 0,
 	    "the budget never filled");
 	printf("budget full (12 addresses x 8 idle sockets): 5 of 5 pings ok, slowest %.3f s\n",
@@ -274,7 +264,7 @@ START_TEST(dropped_before_handshake_reported)
 	ck_assert_ptr_null(strstr(txt, "auth"));
 	free(txt);
 	ck_assert_int_eq(harness_wait_log(&h, 0, "nothing received in 2 s", 5), 0);
-	ck_assert_int_eq(reap(att), 0);
+	ck_assert_int_eq(cu_reap(att), 0);
 	ck_assert_int_eq(harness_knobctl(&h, NULL, NULL, "ping -w node01"), 0);
 }
 END_TEST
@@ -413,10 +403,8 @@ static Suite *
 attack_suite(void)
 {
 	Suite *s = suite_create("attack");
-	TCase *tc = tcase_create("attack");
+	TCase *tc = cu_tcase("attack", setup, teardown, 120);
 
-	tcase_set_timeout(tc, 120);
-	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, idle_flood_pings_get_through);
 	tcase_add_test(tc, budget_full_oldest_dropped);
 	tcase_add_test(tc, dropped_before_handshake_reported);
@@ -428,18 +416,11 @@ attack_suite(void)
 int
 main(int argc, char **argv)
 {
-	SRunner *sr;
-	int nf;
-
 	if (argc >= 7 && strcmp(argv[1], "attack") == 0)
 		return attacker(argv[2], atoi(argv[3]), atoi(argv[4]), atoi(argv[5]),
 		    strcmp(argv[6], "hold") == 0, argv + 7, argc - 7);
 	if (realpath("/proc/self/exe", self) == NULL)
 		return 1;
 	signal(SIGPIPE, SIG_IGN);
-	sr = srunner_create(attack_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf == 0 ? 0 : 1;
+	return cu_run(attack_suite());
 }

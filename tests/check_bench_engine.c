@@ -22,6 +22,7 @@
 #include <linux/seccomp.h>
 #include <sys/stat.h>
 
+#include "testutil.h"
 #include "bench.h"
 #include "log.h"
 #include "util.h"
@@ -1048,22 +1049,6 @@ START_TEST(t_md_fullpath)
 }
 END_TEST
 
-/* Entries in dir (without . and ..). */
-static int
-count_entries(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	int n = 0;
-
-	if (d == NULL)
-		return -1;
-	while ((de = readdir(d)) != NULL)
-		n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
-	closedir(d);
-	return n;
-}
-
 /* Two "nodes" in one shared tree of depth 2, branching 3, leaf-only: the
  * files of all four ranks spread over the 9 leaves and nowhere else; one
  * node's clean-up leaves the other's files. */
@@ -1099,15 +1084,15 @@ START_TEST(t_md_shared_tree)
 			snprintf(path, sizeof(path), "%s/knob.sh/d.shared/s.2/s.2/f.3.17", tmp);
 			ck_assert(dir_exists(path));
 			snprintf(path, sizeof(path), "%s/knob.sh/d.shared/s.1/s.2", tmp);
-			ck_assert_int_eq(count_entries(path), 8);
+			ck_assert_int_eq(cu_dir_size(path), 8);
 			snprintf(path, sizeof(path), "%s/knob.sh/d.shared/s.1", tmp);
-			ck_assert_int_eq(count_entries(path), 3);	/* directories only */
+			ck_assert_int_eq(cu_dir_size(path), 3);	/* directories only */
 			snprintf(path, sizeof(path), "%s/knob.sh/d.shared", tmp);
-			ck_assert_int_eq(count_entries(path), 3);
+			ck_assert_int_eq(cu_dir_size(path), 3);
 		}
 		if (k == 2) {
 			snprintf(path, sizeof(path), "%s/knob.sh/d.shared/s.0/s.0", tmp);
-			ck_assert_int_eq(count_entries(path), 0);
+			ck_assert_int_eq(cu_dir_size(path), 0);
 		}
 		bench_job_free(ja);
 		bench_job_free(jb);
@@ -1161,7 +1146,7 @@ START_TEST(t_md_dirs_and_total)
 		}
 		if (k == 2) {
 			snprintf(path, sizeof(path), "%s/knob.dirs/d.00000000/s.3", tmp);
-			ck_assert_int_eq(count_entries(path), 0);
+			ck_assert_int_eq(cu_dir_size(path), 0);
 			bench_job_cleanup(j);
 		}
 		bench_job_free(j);
@@ -1447,13 +1432,9 @@ int
 main(void)
 {
 	Suite *s = suite_create("bench_engine");
-	TCase *tc = tcase_create("engine"), *tco;
-	SRunner *sr;
-	int nf;
+	TCase *tc = cu_tcase("engine", setup, teardown, 60), *tco;
 
 	log_init("check_bench_engine", LOG_LVL_WARN);
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, t_nn_write_read);
 	tcase_add_test(tc, t_n1_shared);
 	tcase_add_test(tc, t_read_detects_wrong_data);
@@ -1485,9 +1466,5 @@ main(void)
 	tcase_add_test(tco, t_perm_coverage);
 	tcase_add_test(tco, t_perm_chisquare);
 	suite_add_tcase(s, tco);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf ? 1 : 0;
+	return cu_run(s);
 }

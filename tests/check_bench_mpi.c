@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <json-c/json.h>
 
-#include "checkutil.h"
+#include "testutil.h"
 #include "harness.h"
 #include "util.h"
 

@@ -22,7 +22,7 @@
 #include <json-c/json.h>
 
 #include "bench.h"
-#include "checkutil.h"
+#include "testutil.h"
 #include "harness.h"
 #include "util.h"
 
@@ -375,35 +375,9 @@ START_TEST(measure_options)
 }
 END_TEST
 
-/* Start knobctl ARGS in the controller namespace in the background,
- * stdout to outfile; returns its pid (ip netns exec execs knobctl). */
-static pid_t
-knobctl_bg(const char *outfile, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static pid_t
-knobctl_bg(const char *outfile, const char *fmt, ...)
-{
-	char *args, *cmd;
-	va_list ap;
-
-	va_start(ap, fmt);
-	if (vasprintf(&args, fmt, ap) < 0)
-		args = NULL;
-	va_end(ap);
-	ck_assert_ptr_nonnull(args);
-	cmd = xasprintf("exec ip netns exec %s %s/knobctl -c %s %s >%s 2>%s.err </dev/null",
-	    h.ctl_ns, h.bin, h.cluster, args, outfile, outfile);
-	pid_t pid;
-
-	free(args);
-	pid = fork();
-	if (pid == 0) {
-		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-		_exit(127);
-	}
-	free(cmd);
-	ck_assert_int_gt(pid, 0);
-	return pid;
-}
+/* knobctl ARGS in the background, its JSON on stdout into OUTF, stderr
+ * into the test log; its pid. */
+#define knobctl_bg(outf, ...) harness_knobctl_bg(&h, outf, "&2", __VA_ARGS__)
 
 /* One agent killed mid-phase: the others finish, the result is degraded
  * and names it; the survivors remove their files. */
@@ -671,20 +645,8 @@ START_TEST(stonewall_controller_silent)
 }
 END_TEST
 
-/* Put text in root/rel (parents created) with mode. */
-static void
-put_file(const char *root, const char *rel, const char *text, mode_t mode)
-{
-	char path[PATH_MAX];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s%s", root, rel);
-	ck_assert_int_eq(harness_sh("mkdir -p \"$(dirname '%s')\"", path), 0);
-	ck_assert_ptr_nonnull(f = fopen(path, "w"));
-	ck_assert_int_eq(fputs(text, f) >= 0, 1);
-	ck_assert_int_eq(fclose(f), 0);
-	ck_assert_int_eq(chmod(path, mode), 0);
-}
+/* Put text in ROOT/REL (parents created) with mode. */
+#define put_file(root, rel, text, mode) cu_write_at(root, rel, mode, "%s", text)
 
 /* The per_thread entry of rank r. */
 static json_object *

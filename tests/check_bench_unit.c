@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "testutil.h"
 #include "bench.h"
 #include "bench_ctl.h"
 #include "hist.h"
@@ -614,8 +615,6 @@ main(void)
 {
 	Suite *s = suite_create("bench_unit");
 	TCase *tc = tcase_create("unit");
-	SRunner *sr;
-	int nf;
 
 	tcase_add_test(tc, t_sweep);
 	tcase_add_test(tc, t_sizes_kinds);
@@ -632,9 +631,5 @@ main(void)
 	tcase_add_test(tc, t_hostfile);
 	tcase_add_test(tc, t_spec_refusals);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf ? 1 : 0;
+	return cu_run(s);
 }

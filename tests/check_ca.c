@@ -19,42 +19,20 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
+#include "testutil.h"
 #include "harness.h"
 #include "knobctl.h"
 #include "tls.h"
 #include "ca.h"
 
-/* basedir is made and removed by the unchecked fixture, which runs in the
- * runner process, so it is removed even when a test fails (a failing
- * assertion ends the forked test before any checked teardown).  Each test
- * works in its own tmpdir below it. */
-static char basedir[256];
+/* Each test works in its own directory below cu_base(). */
 static char tmpdir[PATH_MAX];
 static char cadir[PATH_MAX + 8];
 
 static void
-base_setup(void)
-{
-	snprintf(basedir, sizeof(basedir), "/tmp/knob-check-ca.XXXXXX");
-	if (mkdtemp(basedir) == NULL) {
-		perror("mkdtemp");
-		exit(1);
-	}
-}
-
-static void
-base_teardown(void)
-{
-	if (basedir[0] != '\0')
-		harness_rm_rf(basedir);
-	basedir[0] = '\0';
-}
-
-static void
 setup(void)
 {
-	snprintf(tmpdir, sizeof(tmpdir), "%s/t.XXXXXX", basedir);
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	cu_subdir(tmpdir, sizeof(tmpdir), "t");
 	snprintf(cadir, sizeof(cadir), "%s/ca", tmpdir);
 	umask(022);
 }
@@ -63,7 +41,7 @@ static void
 teardown(void)
 {
 	if (tmpdir[0] != '\0')
-		harness_rm_rf(tmpdir);
+		cu_rm_rf(tmpdir);
 	tmpdir[0] = '\0';
 }
 
@@ -148,37 +126,6 @@ secs_from_now(const ASN1_TIME *t)
 
 	ck_assert_int_eq(ASN1_TIME_diff(&days, &secs, NULL, t), 1);
 	return (double)days * 86400.0 + secs;
-}
-
-/* Number of entries in dir (without . and ..). */
-static int
-count_entries(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	int n = 0;
-
-	ck_assert_ptr_nonnull(d);
-	while ((de = readdir(d)) != NULL)
-		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
-			n++;
-	closedir(d);
-	return n;
-}
-
-/* Read a whole small file into a malloc'd buffer. */
-static char *
-slurp(const char *path)
-{
-	FILE *fp = fopen(path, "r");
-	char *buf = calloc(1, 65536);
-	size_t n;
-
-	ck_assert_ptr_nonnull(fp);
-	n = fread(buf, 1, 65535, fp);
-	buf[n] = '\0';
-	fclose(fp);
-	return buf;
 }
 
 /* The SAN DNS and IP entries of x, comma separated, into buf. */
@@ -374,20 +321,20 @@ START_TEST(test_init_twice_refused)
 	char err[512], p[PATH_MAX * 2], *before, *after;
 
 	ck_assert_msg(ca_init(cadir, err, sizeof(err)) == 0, "ca_init: %s", err);
-	before = slurp(pth(p, sizeof(p), cadir, "ca.crt"));
+	before = cu_slurp(pth(p, sizeof(p), cadir, "ca.crt"));
 	err[0] = '\0';
 	ck_assert_int_eq(ca_init(cadir, err, sizeof(err)), -1);
 	ck_assert_msg(strstr(err, "already exists") != NULL, "err: %s", err);
-	after = slurp(p);
+	after = cu_slurp(p);
 	ck_assert_str_eq(before, after);
-	ck_assert_int_eq(count_entries(cadir), 2);
+	ck_assert_int_eq(cu_dir_size(cadir), 2);
 	free(before);
 	free(after);
 
 	/* A lone ca.key (half a CA) is refused too. */
 	unlink(p);
 	ck_assert_int_eq(ca_init(cadir, err, sizeof(err)), -1);
-	ck_assert_int_eq(count_entries(cadir), 1);
+	ck_assert_int_eq(cu_dir_size(cadir), 1);
 }
 END_TEST
 
@@ -397,10 +344,10 @@ START_TEST(test_issue_twice_refused)
 
 	ck_assert_msg(ca_init(cadir, err, sizeof(err)) == 0, "ca_init: %s", err);
 	ck_assert_msg(ca_issue(cadir, "node01", 0, err, sizeof(err)) == 0, "%s", err);
-	before = slurp(pth(p, sizeof(p), cadir, "node01.key"));
+	before = cu_slurp(pth(p, sizeof(p), cadir, "node01.key"));
 	ck_assert_int_eq(ca_issue(cadir, "node01", 1, err, sizeof(err)), -1);
 	ck_assert_msg(strstr(err, "already exists") != NULL, "err: %s", err);
-	after = slurp(p);
+	after = cu_slurp(p);
 	ck_assert_str_eq(before, after);
 	free(before);
 	free(after);
@@ -426,11 +373,11 @@ START_TEST(test_invalid_names)
 	longname[sizeof(longname) - 1] = '\0';
 	ck_assert_int_eq(ca_issue(cadir, longname, 0, err, sizeof(err)), -1);
 	/* Nothing was written for any of them. */
-	ck_assert_int_eq(count_entries(cadir), 2);
+	ck_assert_int_eq(cu_dir_size(cadir), 2);
 	/* The longest valid name works. */
 	longname[CA_NAME_MAX] = '\0';
 	ck_assert_msg(ca_issue(cadir, longname, 0, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_int_eq(count_entries(cadir), 4);
+	ck_assert_int_eq(cu_dir_size(cadir), 4);
 }
 END_TEST
 
@@ -471,7 +418,7 @@ START_TEST(test_issue_without_ca)
 	ck_assert_int_eq(mkdir(cadir, 0700), 0);
 	ck_assert_int_eq(ca_issue(cadir, "node01", 0, err, sizeof(err)), -1);
 	ck_assert_msg(strstr(err, "ca.crt") != NULL, "err: %s", err);
-	ck_assert_int_eq(count_entries(cadir), 0);
+	ck_assert_int_eq(cu_dir_size(cadir), 0);
 }
 END_TEST
 
@@ -516,10 +463,10 @@ START_TEST(test_cmd_ca)
 	ck_assert_int_eq(run_cmd("issue", cadir, "--bogus", "n1", NULL), 2);
 	/* One bad name: nothing at all is written. */
 	ck_assert_int_eq(run_cmd("issue", cadir, "good1", "bad/name", NULL), 2);
-	ck_assert_int_eq(count_entries(cadir), 2);
+	ck_assert_int_eq(cu_dir_size(cadir), 2);
 
 	ck_assert_int_eq(run_cmd("issue", cadir, "node[01-03]", "extra", NULL), 0);
-	ck_assert_int_eq(count_entries(cadir), 10);
+	ck_assert_int_eq(cu_dir_size(cadir), 10);
 	ck_assert_int_eq(run_cmd("issue", cadir, "--controller", "admin", NULL), 0);
 	pth(cafile, sizeof(cafile), cadir, "ca.crt");
 	ck_assert_int_eq(verify_with(cafile, pth(p, sizeof(p), cadir, "node02.crt"),
@@ -596,7 +543,7 @@ ca_suite(void)
 	Suite *s = suite_create("ca");
 	TCase *tc = tcase_create("ca");
 
-	tcase_add_unchecked_fixture(tc, base_setup, base_teardown);
+	tcase_add_unchecked_fixture(tc, cu_base_setup, cu_base_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_ca_init);
@@ -616,11 +563,5 @@ ca_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(ca_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return cu_run(ca_suite());
 }

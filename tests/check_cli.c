@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <json-c/json.h>
 
+#include "testutil.h"
 #include "harness.h"
 #include "util.h"
 
@@ -29,23 +30,13 @@ run(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int
 run(char **out, const char *fmt, ...)
 {
-	char args[4096], cmd[8192], tmp[] = "/tmp/knob-cli.XXXXXX";
+	char args[4096];
 	va_list ap;
-	int fd, rc;
 
 	va_start(ap, fmt);
 	vsnprintf(args, sizeof(args), fmt, ap);
 	va_end(ap);
-	fd = mkstemp(tmp);
-	ck_assert_int_ge(fd, 0);
-	close(fd);
-	snprintf(cmd, sizeof(cmd), "env -u KNOB_CLUSTER %s/knobctl %s >%s 2>&1 </dev/null", bin,
-	    args, tmp);
-	rc = harness_sh("%s", cmd);
-	*out = NULL;
-	ck_assert_int_eq(read_file_bounded(tmp, 1 << 20, out, NULL), 0);
-	unlink(tmp);
-	return rc;
+	return cu_sh_out(out, "env -u KNOB_CLUSTER %s/knobctl %s", bin, args);
 }
 
 static void
@@ -445,11 +436,5 @@ cli_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(cli_suite());
-	int nf;
-
-	srunner_run_all(sr, CK_NORMAL);
-	nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf == 0 ? 0 : 1;
+	return cu_run(cli_suite());
 }

@@ -18,6 +18,7 @@
 #include <json-c/json.h>
 #include <openssl/ssl.h>
 
+#include "testutil.h"
 #include "harness.h"
 #include "log.h"
 #include "tls.h"
@@ -398,7 +399,7 @@ START_TEST(stdio_session)
 	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	close(out[0]);
 	conn_reset(&c);
-	harness_rm_rf(state);
+	cu_rm_rf(state);
 }
 END_TEST
 
@@ -406,17 +407,13 @@ int
 main(void)
 {
 	Suite *s = suite_create("cluster");
-	TCase *tc = tcase_create("namespaces");
-	SRunner *sr;
-	int nf;
+	TCase *tc = cu_tcase("namespaces", setup, teardown, 60);
 
 	if (geteuid() != 0) {
 		fprintf(stderr, "check_cluster needs root (network namespaces)\n");
 		return 1;
 	}
 	log_init("check_cluster", LOG_LVL_ERR);
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, facts_four_nodes);
 	tcase_add_test(tc, one_agent_stopped);
 	tcase_add_test(tc, foreign_ca_refused);
@@ -430,9 +427,5 @@ main(void)
 	tc = tcase_create("stdio");
 	tcase_add_test(tc, stdio_session);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf == 0 ? 0 : 1;
+	return cu_run(s);
 }

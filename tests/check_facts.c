@@ -19,40 +19,19 @@
 #include <sys/stat.h>
 #include <sys/utsname.h>
 
+#include "testutil.h"
 #include "agent.h"
 #include "harness.h"
 #include "util.h"
 
-/* basedir is made and removed by the unchecked fixture in the runner
- * process, so it goes away even when a test fails; each test builds its
- * tree in root below it. */
-static char basedir[256];
+/* Each test works in its own directory below cu_base(). */
 static char root[512];
 static struct agent *ag;
 
 static void
-base_setup(void)
-{
-	snprintf(basedir, sizeof(basedir), "/tmp/knob-check-facts.XXXXXX");
-	if (mkdtemp(basedir) == NULL) {
-		perror("mkdtemp");
-		exit(1);
-	}
-}
-
-static void
-base_teardown(void)
-{
-	if (basedir[0] != '\0')
-		harness_rm_rf(basedir);
-	basedir[0] = '\0';
-}
-
-static void
 setup(void)
 {
-	snprintf(root, sizeof(root), "%s/root.XXXXXX", basedir);
-	ck_assert_ptr_nonnull(mkdtemp(root));
+	cu_subdir(root, sizeof(root), "root");
 	ag = calloc(1, sizeof(*ag));
 	ck_assert_ptr_nonnull(ag);
 	snprintf(ag->node, sizeof(ag->node), "node07");
@@ -65,44 +44,12 @@ teardown(void)
 	free(ag);
 	ag = NULL;
 	if (root[0] != '\0')
-		harness_rm_rf(root);
+		cu_rm_rf(root);
 	root[0] = '\0';
 }
 
-/* mkdir -p for the parent directories of path. */
-static void
-mkparents(const char *path)
-{
-	char tmp[PATH_MAX];
-
-	snprintf(tmp, sizeof(tmp), "%s", path);
-	for (char *p = tmp + 1; *p != '\0'; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		ck_assert_msg(mkdir(tmp, 0755) == 0 || errno == EEXIST, "mkdir %s", tmp);
-		*p = '/';
-	}
-}
-
-/* Write root/rel with printf content. */
-static void put(const char *rel, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void
-put(const char *rel, const char *fmt, ...)
-{
-	char path[PATH_MAX];
-	va_list ap;
-	FILE *fp;
-
-	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	mkparents(path);
-	fp = fopen(path, "w");
-	ck_assert_msg(fp != NULL, "create %s", path);
-	va_start(ap, fmt);
-	vfprintf(fp, fmt, ap);
-	va_end(ap);
-	fclose(fp);
-}
+/* Write root/REL with printf content (parents made). */
+#define put(rel, ...) cu_write_at(root, rel, 0644, __VA_ARGS__)
 
 static const Knob__BlockDevFacts *
 find_blockdev(const Knob__Facts *f, const char *name)
@@ -520,7 +467,7 @@ facts_suite(void)
 	Suite *s = suite_create("facts");
 	TCase *tc = tcase_create("facts");
 
-	tcase_add_unchecked_fixture(tc, base_setup, base_teardown);
+	tcase_add_unchecked_fixture(tc, cu_base_setup, cu_base_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_fake_tree);
@@ -535,11 +482,5 @@ facts_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(facts_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return cu_run(facts_suite());
 }

@@ -39,6 +39,7 @@
 #include <json-c/json.h>
 #include <openssl/ssl.h>
 
+#include "testutil.h"
 #include "harness.h"
 #include "tls.h"
 #include "tune.h"
@@ -65,39 +66,9 @@ teardown(void)
 	harness_stop(&h);	/* removes h.tmp, data with it */
 }
 
-/* knobctl ARGS in the background (args is freed); its stdout goes to
- * out, its exit status is the child's. */
-static pid_t
-knobctl_async(const char *out, char *args)
-{
-	char *o = NULL;
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		int rc = harness_knobctl(&h, &o, NULL, "%s", args);
-
-		write_file_atomic(out, o ? o : "", o ? strlen(o) : 0, 0644);
-		_exit(rc < 0 ? 127 : rc);
-	}
-	free(args);
-	ck_assert_int_gt(pid, 0);
-	return pid;
-}
-
-/* Wait for pid; its exit status. */
-static int
-reap(pid_t pid)
-{
-	int st;
-
-	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-	ck_assert(WIFEXITED(st));
-	return WEXITSTATUS(st);
-}
-
 /* Some path matches pattern. */
 static int
-exists_glob(const char *pattern)
+exists_glob(void *pattern)
 {
 	glob_t g;
 	int r = glob(pattern, 0, NULL, &g) == 0 && g.gl_pathc > 0;
@@ -116,28 +87,11 @@ count_glob(const char *pattern)
 	return n;
 }
 
-/* Seconds (0.1 s steps, up to max) until cond(arg) holds; -1 if it never did. */
-static double
-wait_for(int (*cond)(const char *), const char *arg, double max)
-{
-	uint64_t t0 = now_mono_ns();
-
-	for (;;) {
-		double t = (double)(now_mono_ns() - t0) / 1e9;
-
-		if (cond(arg))
-			return t;
-		if (t > max)
-			return -1;
-		usleep(100000);
-	}
-}
-
 static int
-gone_on_node02(const char *pattern)
+gone_on_node02(void *pattern)
 {
 	/* checked on the cut node itself, through its own namespace */
-	return harness_node_sh(&h, 1, "! ls %s >/dev/null 2>&1", pattern) == 0;
+	return harness_node_sh(&h, 1, "! ls %s >/dev/null 2>&1", (const char *)pattern) == 0;
 }
 
 /* Cut or restore node i's veth on the bridge side. */
@@ -145,13 +99,6 @@ static void
 link_set(int i, const char *updown)
 {
 	ck_assert_int_eq(harness_sh("ip -n %s link set kv%d %s", h.ctl_ns, i + 1, updown), 0);
-}
-
-/* Create path with content s. 0 or -errno. */
-static int
-put_file(const char *path, const char *s)
-{
-	return write_file_atomic(path, s, strlen(s), 0755);
 }
 
 /* Member k of phase 0 of a knobctl --json bench document. */
@@ -177,17 +124,18 @@ START_TEST(cut_during_bench_phase)
 
 	snprintf(out, sizeof(out), "%s/bench.json", h.tmp);
 	snprintf(pat, sizeof(pat), "%s/knob.*/f.00000001", data);	/* node02's rank */
-	pid = knobctl_async(out, xasprintf("--json --timeout %d bench seq-write -w @all --dir %s "
-	    "--threads 3 --size 256m --bs 1m --rate-iops 20 --lease %d", CTL_TIMEOUT_S, data,
-	    LEASE_S));
-	ck_assert_msg(wait_for(exists_glob, pat, 30) >= 0, "node02 never started writing");
+	pid = harness_knobctl_bg(&h, out, "/dev/null", "--json --timeout %d bench seq-write "
+	    "-w @all --dir %s --threads 3 --size 256m --bs 1m --rate-iops 20 --lease %d", CTL_TIMEOUT_S, data,
+	    LEASE_S);
+	ck_assert_msg(cu_wait(exists_glob, pat, 30) >= 0, "node02 never started writing");
 	link_set(1, "down");
 	t_cut = now_mono_ns();
-	t_gone = wait_for(gone_on_node02, pat, LEASE_S + 5);
+	t_gone = cu_wait(gone_on_node02, pat, LEASE_S + 5);
 	ck_assert_msg(t_gone >= 0, "node02's file still there %d s after the cut", LEASE_S + 5);
 	printf("bench phase, link cut: node02's files gone %.1f s after the cut (lease %d s)\n",
 	    t_gone, LEASE_S);
-	rc = reap(pid);
+	rc = cu_reap(pid);
+	ck_assert_int_ge(rc, 0);
 	t_end = (double)(now_mono_ns() - t_cut) / 1e9;
 	ck_assert_int_eq(rc, 1);	/* not every node finished */
 	ck_assert_int_eq(read_file_bounded(out, 1 << 24, &txt, NULL), 0);
@@ -219,16 +167,16 @@ gpfs_standin(const char *root, const char *cfg)
 	char body[1024], path[PATH_MAX + 64];
 
 	ck_assert_int_eq(harness_sh("mkdir -p %s/usr/lpp/mmfs/bin", root), 0);
-	ck_assert_int_eq(put_file(cfg, "pagepool 1073741824\n"), 0);
+	cu_write(cfg, 0755, "%s", "pagepool 1073741824\n");
 	snprintf(body, sizeof(body), "#!/bin/sh\n# stand-in for mmdiag (no GPFS here)\n"
 	    "[ \"$1\" = --config ] || exit 2\necho '=== mmdiag: config ==='\n"
 	    "sed 's/^/ ! /' '%s'\n", cfg);
 	snprintf(path, sizeof(path), "%s/usr/lpp/mmfs/bin/mmdiag", root);
-	ck_assert_int_eq(put_file(path, body), 0);
+	cu_write(path, 0755, "%s", body);
 	snprintf(body, sizeof(body), "#!/bin/sh\n# stand-in for mmchconfig (no GPFS here): slow\n"
 	    "kv=$1; v=${kv#*=}\nsleep 3\nsed -i \"s/^pagepool .*/pagepool $v/\" '%s'\n", cfg);
 	snprintf(path, sizeof(path), "%s/usr/lpp/mmfs/bin/mmchconfig", root);
-	ck_assert_int_eq(put_file(path, body), 0);
+	cu_write(path, 0755, "%s", body);
 	ck_assert_int_eq(harness_sh("chmod 755 %s/usr/lpp/mmfs/bin/*", root), 0);
 }
 
@@ -248,12 +196,13 @@ START_TEST(cut_during_apply)
 	snprintf(h.node[1].sysroot, sizeof(h.node[1].sysroot), "%s", root);
 	ck_assert_int_eq(harness_agent_start(&h, 1), 0);
 	snprintf(prof, sizeof(prof), "%s/cut.xml", h.tmp);
-	ck_assert_int_eq(put_file(prof, "<?xml version=\"1.0\"?>\n<profile name=\"cut\">\n"
-	    "  <gpfs key=\"pagepool\" value=\"512M\"/>\n</profile>\n"), 0);
+	cu_write(prof, 0755, "%s", "<?xml version=\"1.0\"?>\n<profile name=\"cut\">\n"
+	    "  <gpfs key=\"pagepool\" value=\"512M\"/>\n</profile>\n");
 
 	snprintf(out, sizeof(out), "%s/apply.out", h.tmp);
 	t0 = now_mono_ns();
-	pid = knobctl_async(out, xasprintf("--timeout %d apply %s -w @all", CTL_TIMEOUT_S, prof));
+	pid = harness_knobctl_bg(&h, out, "/dev/null", "--timeout %d apply %s -w @all",
+	    CTL_TIMEOUT_S, prof);
 	/* the stand-in mmchconfig is running on node02: cut now */
 	for (int i = 0; i < 200 && harness_node_sh(&h, 1, "pgrep -f '%s/usr/lpp/mmfs/bin/"
 	    "mmchconfig' >/dev/null", root) != 0; i++)
@@ -261,7 +210,8 @@ START_TEST(cut_during_apply)
 	ck_assert_msg(harness_node_sh(&h, 1, "pgrep -f '%s/usr/lpp/mmfs/bin/mmchconfig' "
 	    ">/dev/null", root) == 0, "mmchconfig never ran on node02");
 	link_set(1, "down");
-	rc = reap(pid);
+	rc = cu_reap(pid);
+	ck_assert_int_ge(rc, 0);
 	t = (double)(now_mono_ns() - t0) / 1e9;
 	ck_assert_int_eq(read_file_bounded(out, 1 << 20, &txt, NULL), 0);
 	fprintf(stderr, "%s", txt);
@@ -309,11 +259,11 @@ START_TEST(sigkill_mid_phase_orphan_removed)
 	ck_assert_int_eq(mkdir(other, 0755), 0);
 	snprintf(out, sizeof(out), "%s/kill.json", h.tmp);
 	snprintf(pat, sizeof(pat), "%s/knob.*/f.00000000", data);
-	pid = knobctl_async(out, xasprintf("--json bench seq-write -w node01 --dir %s --threads 2 "
-	    "--size 256m --bs 1m --rate-iops 20", data));
-	ck_assert_msg(wait_for(exists_glob, pat, 30) >= 0, "node01 never started writing");
+	pid = harness_knobctl_bg(&h, out, "/dev/null", "--json bench seq-write -w node01 "
+	    "--dir %s --threads 2 --size 256m --bs 1m --rate-iops 20", data);
+	ck_assert_msg(cu_wait(exists_glob, pat, 30) >= 0, "node01 never started writing");
 	harness_agent_stop(&h, 0, SIGKILL);
-	ck_assert_int_ne(reap(pid), 0);
+	ck_assert_int_gt(cu_reap(pid), 0);
 	ck_assert_msg(exists_glob(pat), "the files went with the agent?");
 	ck_assert_int_eq(harness_agent_start(&h, 0), 0);
 	/* start-up (before listening) removed what the killed agent recorded */
@@ -338,7 +288,7 @@ refuses(const char *content, const char *line_and_msg)
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/" TUNE_JOURNAL_NAME, dir);
 	snprintf(log, sizeof(log), "%s/knobd.log", dir);
-	ck_assert_int_eq(put_file(path, content), 0);
+	cu_write(path, 0755, "%s", content);
 	rc = harness_sh("%s/knobd --stdio --state-dir %s </dev/null >/dev/null 2>%s", h.bin, dir,
 	    log);
 	ck_assert_int_eq(rc, 1);
@@ -377,15 +327,16 @@ START_TEST(cut_during_sweep)
 	int rc;
 
 	snprintf(sweep, sizeof(sweep), "%s/sweep.xml", h.tmp);
-	ck_assert_int_eq(put_file(sweep, "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
-	    "    <timeout check=\"2s\"/>\n  </defaults>\n</sweep>\n"), 0);
+	cu_write(sweep, 0755, "%s", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
+	    "    <timeout check=\"2s\"/>\n  </defaults>\n</sweep>\n");
 	snprintf(out, sizeof(out), "%s/sweep.out", h.tmp);
 	snprintf(pat, sizeof(pat), "%s/knob.*", data);
 	t0 = now_mono_ns();
-	pid = knobctl_async(out, xasprintf("sweep -w @all -f %s --probe %s", sweep, data));
-	ck_assert_msg(wait_for(exists_glob, pat, 30) >= 0, "the probes never started");
+	pid = harness_knobctl_bg(&h, out, "/dev/null", "sweep -w @all -f %s --probe %s", sweep, data);
+	ck_assert_msg(cu_wait(exists_glob, pat, 30) >= 0, "the probes never started");
 	link_set(1, "down");
-	rc = reap(pid);
+	rc = cu_reap(pid);
+	ck_assert_int_ge(rc, 0);
 	t = (double)(now_mono_ns() - t0) / 1e9;
 	ck_assert_int_eq(read_file_bounded(out, 1 << 20, &txt, NULL), 0);
 	fprintf(stderr, "%s", txt);
@@ -395,7 +346,7 @@ START_TEST(cut_during_sweep)
 	ck_assert_msg(strstr(txt, "node[01,03]") != NULL, "the others: %s", txt);
 	printf("sweep, link cut: knobctl ended %.1f s after it started, node02 reported\n", t);
 	free(txt);
-	t = wait_for(gone_on_node02, pat, LEASE_S + 5);
+	t = cu_wait(gone_on_node02, pat, LEASE_S + 5);
 	ck_assert_msg(t >= 0, "probe files left in %s", data);
 	link_set(1, "up");
 	rc = harness_knobctl(&h, &txt, NULL, "--timeout 10 sweep -w node02 -f %s", sweep);
@@ -599,10 +550,8 @@ static Suite *
 faults_suite(void)
 {
 	Suite *s = suite_create("faults");
-	TCase *tc = tcase_create("faults");
+	TCase *tc = cu_tcase("faults", setup, teardown, 120);
 
-	tcase_set_timeout(tc, 120);
-	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, cut_during_bench_phase);
 	tcase_add_test(tc, cut_during_apply);
 	tcase_add_test(tc, cut_during_sweep);
@@ -616,11 +565,5 @@ faults_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(faults_suite());
-	int nf;
-
-	srunner_run_all(sr, CK_NORMAL);
-	nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf == 0 ? 0 : 1;
+	return cu_run(faults_suite());
 }

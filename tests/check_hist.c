@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "testutil.h"
 #include "hist.h"
 
 static int
@@ -151,17 +152,11 @@ main(void)
 {
 	Suite *s = suite_create("hist");
 	TCase *tc = tcase_create("hist");
-	SRunner *sr;
-	int nf;
 
 	tcase_add_test(tc, t_index_bounds);
 	tcase_add_test(tc, t_merge_accuracy);
 	tcase_add_test(tc, t_proto_roundtrip);
 	tcase_add_test(tc, t_empty);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf ? 1 : 0;
+	return cu_run(s);
 }

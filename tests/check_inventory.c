@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "testutil.h"
 #include "knobctl.h"
 #include "harness.h"
 #include "log.h"
@@ -34,24 +35,12 @@ static void
 teardown(void)
 {
 	if (tmpdir[0] != '\0' && strncmp(tmpdir, "/tmp/check_inventory.", 21) == 0)
-		harness_rm_rf(tmpdir);
+		cu_rm_rf(tmpdir);
 	tmpdir[0] = '\0';
 }
 
-/* Write text to tmpdir/name; returns the path (static buffer per call). */
-static const char *
-write_file(const char *name, const char *text)
-{
-	static char path[PATH_MAX];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
-	f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	ck_assert_int_eq(fputs(text, f) >= 0, 1);
-	ck_assert_int_eq(fclose(f), 0);
-	return path;
-}
+/* Write text to tmpdir/NAME; returns the path (static buffer per call). */
+#define write_file(name, text) cu_write_at(tmpdir, name, 0644, "%s", text)
 
 /* Each case: the file text and the exact error lines expected, with "F"
  * standing for the file's path.  The whole error text must equal the
@@ -370,8 +359,6 @@ main(void)
 {
 	Suite *s = suite_create("inventory");
 	TCase *tc = tcase_create("inventory");
-	SRunner *sr;
-	int nf;
 
 	log_init("check_inventory", LOG_LVL_WARN);
 	/* unchecked: runs in the runner process, so teardown happens even when
@@ -386,9 +373,5 @@ main(void)
 	tcase_add_test(tc, big_file);
 	tcase_add_test(tc, no_external_entities);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf == 0 ? 0 : 1;
+	return cu_run(s);
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "testutil.h"
 #include "log.h"
 #include "nodeset.h"
 #include "util.h"
@@ -556,8 +557,7 @@ main(void)
 {
 	Suite *s = suite_create("nodeset");
 	TCase *tc = tcase_create("nodeset");
-	SRunner *sr;
-	int nf;
+	int rc;
 
 	log_init("check_nodeset", LOG_LVL_WARN);
 	tcase_set_timeout(tc, 120);
@@ -572,11 +572,8 @@ main(void)
 	tcase_add_test(tc, fold_of_expansion);
 	tcase_add_test(tc, fold_10000);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	rc = cu_run(s);
 	if (getenv("KNOB_BENCH") != NULL && strcmp(getenv("KNOB_BENCH"), "0") != 0)
 		bench();
-	return nf == 0 ? 0 : 1;
+	return rc;
 }

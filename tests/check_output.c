@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "testutil.h"
 #include "knobctl.h"
 #include "log.h"
 #include "util.h"
@@ -300,8 +301,6 @@ main(void)
 {
 	Suite *s = suite_create("output");
 	TCase *tc = tcase_create("output");
-	SRunner *sr;
-	int nf;
 
 	log_init("check_output", LOG_LVL_WARN);
 	tcase_set_timeout(tc, 60);
@@ -312,9 +311,5 @@ main(void)
 	tcase_add_test(tc, json_document);
 	tcase_add_test(tc, folded_large);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf == 0 ? 0 : 1;
+	return cu_run(s);
 }

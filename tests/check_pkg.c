@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "testutil.h"
 #include "harness.h"
 #include "util.h"
 
@@ -22,17 +23,14 @@ sh_out(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int
 sh_out(char **out, const char *fmt, ...)
 {
-	char cmd[8192], path[300];
+	char cmd[8192];
 	va_list ap;
 	int rc;
 
 	va_start(ap, fmt);
 	vsnprintf(cmd, sizeof(cmd), fmt, ap);
 	va_end(ap);
-	snprintf(path, sizeof(path), "%s/out", tmp);
-	rc = harness_sh("(%s) >%s 2>&1", cmd, path);
-	*out = NULL;
-	ck_assert_int_eq(read_file_bounded(path, 8 << 20, out, NULL), 0);
+	rc = cu_sh_out(out, "%s", cmd);
 	fprintf(stderr, "---- %s -> %d\n%s", cmd, rc, *out);
 	return rc;
 }
@@ -51,7 +49,7 @@ setup(void)
 static void
 teardown(void)
 {
-	harness_rm_rf(tmp);
+	cu_rm_rf(tmp);
 }
 
 START_TEST(contents)
@@ -145,10 +143,8 @@ static Suite *
 pkg_suite(void)
 {
 	Suite *s = suite_create("pkg");
-	TCase *tc = tcase_create("deb");
+	TCase *tc = cu_tcase("deb", setup, teardown, 180);
 
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 180);
 	tcase_add_test(tc, contents);
 	tcase_add_test(tc, lintian_no_errors);
 	tcase_add_test(tc, man_pages_render);
@@ -160,11 +156,5 @@ pkg_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(pkg_suite());
-	int nf;
-
-	srunner_run_all(sr, CK_NORMAL);
-	nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf == 0 ? 0 : 1;
+	return cu_run(pkg_suite());
 }

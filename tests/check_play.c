@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <json-c/json.h>
 
+#include "testutil.h"
 #include "harness.h"
 #include "util.h"
 
@@ -25,11 +26,7 @@ static char data[PATH_MAX];	/* in the harness's temp dir, removed with it */
 static void
 setup(void)
 {
-	ck_assert_msg(harness_start(&h, 3, 0) == 0, "harness start failed");
-	for (int i = 0; i < 3; i++) {
-		snprintf(h.node[i].extra_args, sizeof(h.node[i].extra_args), "--test-hooks");
-		ck_assert_int_eq(harness_agent_start(&h, i), 0);
-	}
+	ck_assert_msg(harness_start_with(&h, 3, "--test-hooks") == 0, "harness start failed");
 	snprintf(data, sizeof(data), "%s/data", h.tmp);
 	ck_assert_int_eq(mkdir(data, 0755), 0);
 	setenv("KNOB_PROFILE_PATH", h.tmp, 1);
@@ -42,21 +39,7 @@ teardown(void)
 }
 
 /* Write h.tmp/NAME with the formatted text. */
-static void __attribute__((format(printf, 2, 3)))
-write_file(const char *name, const char *fmt, ...)
-{
-	char path[PATH_MAX + 64];
-	va_list ap;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", h.tmp, name);
-	f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	va_start(ap, fmt);
-	vfprintf(f, fmt, ap);
-	va_end(ap);
-	fclose(f);
-}
+#define write_file(name, ...) cu_write_at(h.tmp, name, 0644, __VA_ARGS__)
 
 static void
 somax_profile(void)
@@ -485,12 +468,8 @@ int
 main(void)
 {
 	Suite *s = suite_create("play");
-	TCase *tc = tcase_create("play");
-	SRunner *sr;
-	int nf;
+	TCase *tc = cu_tcase("play", setup, teardown, 180);
 
-	tcase_set_timeout(tc, 180);
-	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, play_three_nodes);
 	tcase_add_test(tc, play_compare);
 	tcase_add_test(tc, play_max_fail_unreachable);
@@ -500,9 +479,5 @@ main(void)
 	tcase_add_test(tc, io500_like_score);
 	tcase_add_test(tc, play_health_step);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf ? 1 : 0;
+	return cu_run(s);
 }

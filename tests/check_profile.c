@@ -7,56 +7,22 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "testutil.h"
+#include "harness.h"
 #include "profile.h"
 #include "util.h"
 
-static char tmpdir[96];
+static char tmpdir[PATH_MAX];
 
-/* Check's forked test process exits on a failed assertion without running
- * checked teardowns, so the temp tree belongs to the unchecked fixture (run
- * in the parent, failures or not); each test gets its own subdirectory. */
-static char top[64];
-
-static void
-suite_setup(void)
-{
-	snprintf(top, sizeof(top), "/tmp/knob-prof.XXXXXX");
-	if (mkdtemp(top) == NULL) {
-		perror("mkdtemp");
-		exit(1);
-	}
-}
-
-static void
-suite_teardown(void)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
-	if (system(cmd) != 0)
-		fprintf(stderr, "could not remove %s\n", top);
-}
-
+/* Each test gets its own directory below cu_base() (an unchecked fixture). */
 static void
 setup(void)
 {
-	snprintf(tmpdir, sizeof(tmpdir), "%s/t.XXXXXX", top);
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	cu_subdir(tmpdir, sizeof(tmpdir), "t");
 }
 
-/* Write tmpdir/name with content. */
-static void
-put(const char *name, const char *content)
-{
-	char path[256];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
-	f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(content, f);
-	fclose(f);
-}
+/* Write tmpdir/NAME with content. */
+#define put(name, content) cu_write_at(tmpdir, name, 0644, "%s", content)
 
 #define HDR "<?xml version=\"1.0\"?>\n"
 
@@ -342,34 +308,24 @@ START_TEST(test_shipped)
 }
 END_TEST
 
-/* Output of "knobctl ARGS" ($KNOB_BIN, default build), malloc'd. */
+/* Output of "knobctl ARGS" ($KNOB_BIN, default build), malloc'd; its exit
+ * status must be want. */
 static char *
-knobctl_out(const char *args)
+knobctl_out(int want, const char *args)
 {
 	const char *bin = getenv("KNOB_BIN");
-	char *cmd = xasprintf("%s/knobctl %s 2>&1", bin ? bin : "build", args), *out = NULL;
-	size_t len = 0;
-	FILE *f = popen(cmd, "r");
-	char buf[4096];
-	size_t n;
+	char *out = NULL;
+	int rc = cu_sh_out(&out, "%s/knobctl %s", bin ? bin : "build", args);
 
-	ck_assert_ptr_nonnull(f);
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0) {
-		out = xrealloc(out, len + n + 1);
-		memcpy(out + len, buf, n);
-		len += n;
-		out[len] = '\0';
-	}
-	ck_assert_int_eq(pclose(f), 0);
-	free(cmd);
-	return out ? out : xstrdup("");
+	ck_assert_msg(rc == want, "knobctl %s: exit %d, not %d:\n%s", args, rc, want, out);
+	return out;
 }
 
 /* profile list: name, parent and summary, sorted by name; profile show:
  * every setting's citation. */
 START_TEST(test_list_and_show)
 {
-	char *out = knobctl_out("profile list"), *prev = NULL, *save = NULL;
+	char *out = knobctl_out(0, "profile list"), *prev = NULL, *save = NULL;
 	int rows = 0;
 
 	for (char *l = strtok_r(out, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
@@ -392,7 +348,7 @@ START_TEST(test_list_and_show)
 	ck_assert_int_ge(rows, 8);
 	free(prev);
 	free(out);
-	out = knobctl_out("profile show nfs-server");
+	out = knobctl_out(0, "profile show nfs-server");
 	ck_assert_ptr_nonnull(strstr(out, "cite: 001_33fa8f9281492fdf.txt: the solution uses the "
 	    "deadline I/O scheduler and 256 NFS daemons"));
 	ck_assert_ptr_null(strstr(out, "cite: (none)"));
@@ -406,7 +362,7 @@ profile_suite(void)
 	Suite *s = suite_create("profile");
 	TCase *tc = tcase_create("load");
 
-	tcase_add_unchecked_fixture(tc, suite_setup, suite_teardown);
+	tcase_add_unchecked_fixture(tc, cu_base_setup, cu_base_teardown);
 	tcase_add_checked_fixture(tc, setup, NULL);
 	tcase_add_loop_test(tc, test_bad_profiles, 0, (int)nitems(bad_cases));
 	tcase_add_test(tc, test_inheritance);
@@ -420,11 +376,5 @@ profile_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(profile_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return cu_run(profile_suite());
 }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "testutil.h"
 #include "agent.h"
 #include "bench.h"
 #include "harness.h"
@@ -92,7 +93,7 @@ START_TEST(refused_request_not_leaked)
 		knob__envelope__free_unpacked(got, NULL);
 		conn_reset(&c);
 	}
-	ck_assert_int_eq(harness_rm_rf(dir), 0);
+	ck_assert_int_eq(cu_rm_rf(dir), 0);
 }
 END_TEST
 
@@ -143,11 +144,5 @@ regress_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(regress_suite());
-	int nf;
-
-	srunner_run_all(sr, CK_NORMAL);
-	nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf == 0 ? 0 : 1;
+	return cu_run(regress_suite());
 }

@@ -15,6 +15,7 @@
 #include <libxml/HTMLparser.h>
 #include <libxml/xpath.h>
 
+#include "testutil.h"
 #include "harness.h"
 #include "util.h"
 
@@ -25,11 +26,7 @@ static struct harness h;
 static void
 setup(void)
 {
-	ck_assert_msg(harness_start(&h, 2, 0) == 0, "harness start failed");
-	for (int i = 0; i < 2; i++) {
-		snprintf(h.node[i].extra_args, sizeof(h.node[i].extra_args), "--test-hooks");
-		ck_assert_int_eq(harness_agent_start(&h, i), 0);
-	}
+	ck_assert_msg(harness_start_with(&h, 2, "--test-hooks") == 0, "harness start failed");
 }
 
 static void
@@ -178,17 +175,9 @@ int
 main(void)
 {
 	Suite *s = suite_create("report");
-	TCase *tc = tcase_create("report");
-	SRunner *sr;
-	int nf;
+	TCase *tc = cu_tcase("report", setup, teardown, 180);
 
-	tcase_set_timeout(tc, 180);
-	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, report_in_chromium);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf ? 1 : 0;
+	return cu_run(s);
 }

@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <json-c/json.h>
 
+#include "testutil.h"
 #include "harness.h"
 #include "results.h"
 #include "rundoc.h"
@@ -40,7 +41,7 @@ setup(void)
 static void
 teardown(void)
 {
-	harness_rm_rf(dir);
+	cu_rm_rf(dir);
 }
 
 static sqlite3 *
@@ -496,8 +497,6 @@ main(void)
 {
 	Suite *s = suite_create("results");
 	TCase *tc = tcase_create("results");
-	SRunner *sr;
-	int nf;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, t_migrate_v1);
@@ -512,9 +511,5 @@ main(void)
 	tcase_add_test(tc, t_io500);
 	tcase_add_test(tc, t_units);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf ? 1 : 0;
+	return cu_run(s);
 }

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <json-c/json.h>
 
+#include "testutil.h"
 #include "harness.h"
 #include "rundoc.h"
 #include "util.h"
@@ -24,11 +25,7 @@ static char data[PATH_MAX];	/* inside the harness's temp dir, removed with it */
 static void
 setup(void)
 {
-	ck_assert_msg(harness_start(&h, 2, 0) == 0, "harness start failed");
-	for (int i = 0; i < 2; i++) {
-		snprintf(h.node[i].extra_args, sizeof(h.node[i].extra_args), "--test-hooks");
-		ck_assert_int_eq(harness_agent_start(&h, i), 0);
-	}
+	ck_assert_msg(harness_start_with(&h, 2, "--test-hooks") == 0, "harness start failed");
 	snprintf(data, sizeof(data), "%s/data", h.tmp);
 	ck_assert_int_eq(mkdir(data, 0755), 0);
 }
@@ -259,19 +256,11 @@ int
 main(void)
 {
 	Suite *s = suite_create("results_net");
-	TCase *tc = tcase_create("results_net");
-	SRunner *sr;
-	int nf;
+	TCase *tc = cu_tcase("results_net", setup, teardown, 180);
 
-	tcase_set_timeout(tc, 180);
-	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, repeat_and_compare);
 	tcase_add_test(tc, sigkill_mid_sweep);
 	tcase_add_test(tc, run_records_profile);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf ? 1 : 0;
+	return cu_run(s);
 }

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "testutil.h"
 #include "harness.h"
 #include "util.h"
 
@@ -26,22 +27,6 @@
 
 static struct harness h;
 static pid_t sshd_pid[NNODES];
-
-/* Write path from a format. */
-static void
-put_file(const char *path, mode_t mode, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void
-put_file(const char *path, mode_t mode, const char *fmt, ...)
-{
-	char *s = NULL;
-	va_list ap;
-
-	va_start(ap, fmt);
-	ck_assert_int_ge(vasprintf(&s, fmt, ap), 0);
-	va_end(ap);
-	ck_assert_int_eq(write_file_atomic(path, s, strlen(s), mode), 0);
-	free(s);
-}
 
 /* A fresh host key for node i (ssh-keygen). */
 static void
@@ -66,7 +51,7 @@ sshd_start(int i)
 	snprintf(cfg, sizeof(cfg), "%s/sshd_config", dir);
 	snprintf(log, sizeof(log), "%s/sshd.log", dir);
 	unlink(log);
-	put_file(cfg, 0644, "ListenAddress %s\nPort 22\nHostKey %s/hostkey\nPidFile %s/sshd.pid\n"
+	cu_write(cfg, 0644, "ListenAddress %s\nPort 22\nHostKey %s/hostkey\nPidFile %s/sshd.pid\n"
 	    "AuthorizedKeysFile %s/authorized_keys\nPermitRootLogin prohibit-password\n"
 	    "PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\n"
 	    "Subsystem sftp /usr/lib/openssh/sftp-server\nLogLevel VERBOSE\n",
@@ -129,7 +114,7 @@ setup(void)
 	    h.tmp, h.tmp, h.tmp, h.tmp), 0);
 	/* the service command: stop the agent this root runs, start the new one */
 	snprintf(svc, sizeof(svc), "%s/svc.sh", h.tmp);
-	put_file(svc, 0755,
+	cu_write(svc, 0755,
 	    "#!/bin/sh\n# stand-in for systemctl restart knobd (no systemd in the tests)\n"
 	    "R=$1; cd \"$R\" || exit 1\n"
 	    "if [ -f knobd.pid ]; then p=$(cat knobd.pid); kill $p 2>/dev/null && "
@@ -289,7 +274,7 @@ START_TEST(upgrade_keeps_journal)
 	ck_assert_int_eq(boot(&out, "id", "--accept-new"), 0);
 	free(out);
 	snprintf(prof, sizeof(prof), "%s/somax.xml", h.tmp);
-	put_file(prof, 0644, "<?xml version=\"1.0\"?>\n<profile name=\"somax\">\n"
+	cu_write(prof, 0644, "<?xml version=\"1.0\"?>\n<profile name=\"somax\">\n"
 	    "  <sysctl key=\"net.core.somaxconn\" value=\"1234\"/>\n</profile>\n");
 	ck_assert_int_eq(harness_node_sh(&h, 0, "sysctl -qw net.core.somaxconn=777"), 0);
 	rc = harness_knobctl(&h, &out, NULL, "apply %s -w node01", prof);
@@ -394,7 +379,7 @@ START_TEST(agentless_via_ssh)
 
 	/* apply --check with the node's own knobd (here: the build's, same file system) */
 	snprintf(prof, sizeof(prof), "%s/somax.xml", h.tmp);
-	put_file(prof, 0644, "<?xml version=\"1.0\"?>\n<profile name=\"somax\">\n"
+	cu_write(prof, 0644, "<?xml version=\"1.0\"?>\n<profile name=\"somax\">\n"
 	    "  <sysctl key=\"net.core.somaxconn\" value=\"1234\"/>\n</profile>\n");
 	ck_assert_int_eq(harness_node_sh(&h, 0, "sysctl -qw net.core.somaxconn=777"), 0);
 	rc = harness_knobctl(&h, &out, NULL, "apply %s -w node01 --check %s --remote-knobd '%s/knobd "
@@ -499,10 +484,8 @@ static Suite *
 ssh_suite(void)
 {
 	Suite *s = suite_create("ssh");
-	TCase *tc = tcase_create("bootstrap");
+	TCase *tc = cu_tcase("bootstrap", setup, teardown, 120);
 
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, bootstrap_fleet);
 	tcase_add_test(tc, upgrade_keeps_journal);
 	tcase_add_test(tc, revoked_controller_refused);
@@ -515,11 +498,5 @@ ssh_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(ssh_suite());
-	int nf;
-
-	srunner_run_all(sr, CK_NORMAL);
-	nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf == 0 ? 0 : 1;
+	return cu_run(ssh_suite());
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "testutil.h"
 #include "harness.h"
 #include "sweep.h"
 
@@ -22,19 +23,11 @@ setup(void)
 static void
 teardown(void)
 {
-	harness_rm_rf(dir);
+	cu_rm_rf(dir);
 }
 
-/* Write dir/name; returns its path (static buffer). */
-static const char *
-put(const char *name, const char *text)
-{
-	static char path[128];
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	ck_assert_int_eq(write_file_atomic(path, text, strlen(text), 0644), 0);
-	return path;
-}
+/* Write dir/NAME; returns its path (static buffer). */
+#define put(name, text) cu_write_at(dir, name, 0644, "%s", text)
 
 /* errs holds "path:" followed by tail. */
 static void
@@ -207,5 +200,5 @@ sweep_suite(void)
 int
 main(void)
 {
-	return harness_run_suite(sweep_suite(), 0);
+	return cu_run(sweep_suite());
 }

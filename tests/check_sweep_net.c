@@ -31,6 +31,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "testutil.h"
 #include "harness.h"
 #include "util.h"
 
@@ -87,21 +88,11 @@ start_fuse(void)
 static void
 suite_setup(void)
 {
-	char cmd[512];
-	FILE *p;
-
-	snprintf(top, sizeof(top), "/tmp/knob-sweepnet.XXXXXX");
-	if (mkdtemp(top) == NULL)
-		exit(1);
+	cu_mkdtemp(top, sizeof(top), "sweepnet");
 	snprintf(hangdir, sizeof(hangdir), "%s/hang", top);
 	mkdir(hangdir, 0755);
-	snprintf(cmd, sizeof(cmd), "truncate -s 16M %s/loop.img && losetup -f --show %s/loop.img",
-	    top, top);
-	p = popen(cmd, "r");
-	if (p && fgets(cmd, sizeof(cmd), p) && strncmp(cmd, "/dev/", 5) == 0)
-		snprintf(loopdev, sizeof(loopdev), "%s", strtrim(cmd) + 5);
-	if (p)
-		pclose(p);
+	if (cu_loop_attach(top, loopdev, sizeof(loopdev)) < 0)
+		fprintf(stderr, "no loop device: the loop device tests will fail\n");
 	if (harness_start(&h, 4, 0) < 0)
 		return;
 	/* build/ sits in the source tree */
@@ -140,28 +131,13 @@ suite_teardown(void)
 	slurm_stop();
 	if (h_up || h.up)
 		harness_stop(&h);
-	if (loopdev[0] && harness_sh("losetup -d /dev/%s", loopdev) != 0)
-		fprintf(stderr, "could not detach %s\n", loopdev);
-	if (harness_rm_rf(top) < 0)
+	cu_loop_detach(loopdev);
+	if (cu_rm_rf(top) < 0)
 		fprintf(stderr, "could not remove %s\n", top);
 }
 
-/* Write TOP/name with the printf-formatted content. */
-static void __attribute__((format(printf, 2, 3)))
-write_file(const char *name, const char *fmt, ...)
-{
-	char path[256], *text = NULL;
-	va_list ap;
-	int n;
-
-	snprintf(path, sizeof(path), "%s/%s", top, name);
-	va_start(ap, fmt);
-	n = vasprintf(&text, fmt, ap);
-	va_end(ap);
-	ck_assert_int_ge(n, 0);
-	ck_assert_int_eq(write_file_atomic(path, text, (size_t)n, 0644), 0);
-	free(text);
-}
+/* Write TOP/NAME with the printf-formatted content. */
+#define write_file(name, ...) cu_write_at(top, name, 0644, __VA_ARGS__)
 
 /* Run knobctl (output logged); returns the exit status. */
 #define ctl(out, ...) harness_knobctl_logged(&h, out, __VA_ARGS__)
@@ -171,25 +147,6 @@ precheck(void)
 {
 	ck_assert_msg(loopdev[0] != '\0', "no loop device");
 	ck_assert_msg(h_up, "harness did not start");
-}
-
-/* Run knobctl ARGS in the background, output into TOP/outname; its pid
- * (the exit status is knobctl's). */
-static pid_t __attribute__((format(printf, 2, 3)))
-bg_knobctl(const char *outname, const char *fmt, ...)
-{
-	char args[1024];
-	va_list ap;
-	pid_t pid;
-
-	va_start(ap, fmt);
-	vsnprintf(args, sizeof(args), fmt, ap);
-	va_end(ap);
-	pid = fork();
-	if (pid == 0)	/* own output files: harness_knobctl's names are per process */
-		_exit(harness_sh("ip netns exec %s %s/knobctl -c %s %s >%s/%s 2>&1", h.ctl_ns, h.bin,
-		    h.cluster, args, top, outname));
-	return pid;
 }
 
 /* Children of pid (one per stuck probe). */
@@ -258,8 +215,9 @@ START_TEST(test_sweep_four_nodes)
 	harness_agent_stop(&h, 1, SIGTERM);
 
 	/* the sweep in the background; node03 answers a ping while its probe hangs */
-	bg = bg_knobctl("sweep1.out", "sweep -w @all -f %s/sweep.xml --prom %s/knob.prom", top,
-	    top);
+	snprintf(line, sizeof(line), "%s/sweep1.out", top);
+	bg = harness_knobctl_bg(&h, line, NULL, "sweep -w @all -f %s/sweep.xml --prom %s/knob.prom",
+	    top, top);
 	t0 = now_mono_ns();
 	ck_assert_int_eq(harness_wait_log(&h, 2, "health request", 20), 0);
 	rc = ctl(&out, "ping -w node03");
@@ -329,8 +287,8 @@ START_TEST(test_check_timeout)
 	write_file("timeout.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
 	    "    <timeout check=\"2s\"/>\n    <profile name=\"%s/loop.xml\"/>\n"
 	    "    <process name=\"knobd\"/>\n  </defaults>\n</sweep>\n", top);
-	bg = bg_knobctl("apply.out", "apply %s/loop.xml -w node04 --test-pause-ms 6000 "
-	    "--test-pause-at 'after journaling'", top);
+	bg = harness_knobctl_bg(&h, "&2", NULL, "apply %s/loop.xml -w node04 "
+	    "--test-pause-ms 6000 --test-pause-at 'after journaling'", top);
 	ck_assert_int_eq(harness_wait_log(&h, THROTTLE_NODE, "test hook: pausing", 20), 0);
 	t0 = now_mono_ns();
 	ck_assert_int_eq(ctl(&out, "sweep -w node04 -f %s/timeout.xml -v", top), 1);
@@ -353,8 +311,8 @@ START_TEST(test_probe_skipped_during_bench)
 	int st;
 
 	precheck();
-	bg = bg_knobctl("bench.out", "bench seq-write -w node04 --dir %s --threads 1 --bs 64k "
-	    "--size 1m --rate-iops 2", top);
+	bg = harness_knobctl_bg(&h, "&2", NULL, "bench seq-write -w node04 --dir %s "
+	    "--threads 1 --bs 64k --size 1m --rate-iops 2", top);
 	ck_assert_int_eq(harness_wait_log(&h, THROTTLE_NODE, "phase-go request", 20), 0);
 	ck_assert_int_eq(ctl(&out, "sweep -w node04 --probe %s -v", top), 0);
 	ck_assert_msg(strstr(out, "node04: probe ") && strstr(out, " skipped (a knob benchmark is "
@@ -686,5 +644,5 @@ sweep_net_suite(void)
 int
 main(void)
 {
-	return harness_run_suite(sweep_net_suite(), 1);
+	return cu_run_nofork(sweep_net_suite());
 }

@@ -25,6 +25,8 @@
 #include <sys/utsname.h>
 #include <sys/wait.h>
 
+#include "testutil.h"
+#include "harness.h"
 #include "agent.h"
 #include "normalize.h"
 #include "profile.h"
@@ -32,50 +34,15 @@
 #include "util.h"
 
 static char tmp[96], root[128], state[128];
-static char loopdev[32], loopfile[160];
+static char loopdev[32];
 static struct agent *ag;
 
-/* printf into a path under the sysroot, creating directories. */
-static void __attribute__((format(printf, 2, 3)))
-put(const char *rel, const char *fmt, ...)
-{
-	char path[512], cmd[600];
-	va_list ap;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s%s", root, rel);
-	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", path);
-	ck_assert_int_eq(system(cmd), 0);
-	f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	va_start(ap, fmt);
-	vfprintf(f, fmt, ap);
-	va_end(ap);
-	fclose(f);
-}
-
-static void
-script(const char *rel, const char *body)
-{
-	char path[512];
-
-	put(rel, "#!/bin/sh\n%s", body);
-	snprintf(path, sizeof(path), "%s%s", root, rel);
-	ck_assert_int_eq(chmod(path, 0755), 0);
-}
+/* printf into root/REL (parents made); a shell script there. */
+#define put(rel, ...) cu_write_at(root, rel, 0644, __VA_ARGS__)
+#define script(rel, body) cu_write_at(root, rel, 0755, "#!/bin/sh\n%s", body)
 
 /* Contents of a file under the sysroot (static buffer). */
-static const char *
-get(const char *rel)
-{
-	static char buf[4096];
-	char path[512];
-
-	snprintf(path, sizeof(path), "%s%s", root, rel);
-	if (read_small_file(path, buf, sizeof(buf)) < 0)
-		return "<unreadable>";
-	return buf;
-}
+#define get(rel) cu_readf("%s%s", root, rel)
 
 static int agent_no_reapply;	/* the next mk_agent: knobd --no-reapply */
 
@@ -111,35 +78,21 @@ rm_agent(struct agent *a)
  * own subdirectory of top. */
 static char top[64];
 
-static int make_loop(void);
-
 static void
 suite_setup(void)
 {
-	snprintf(top, sizeof(top), "/tmp/knob-tune.XXXXXX");
-	if (mkdtemp(top) == NULL) {
-		perror("mkdtemp");
-		exit(1);
-	}
+	cu_mkdtemp(top, sizeof(top), "tune");
 	snprintf(tmp, sizeof(tmp), "%s", top);
-	loopdev[0] = '\0';
-	if (make_loop() < 0)
+	if (cu_loop_attach(top, loopdev, sizeof(loopdev)) < 0)
 		fprintf(stderr, "no loop device: the loop device test will fail\n");
 }
 
 static void
 suite_teardown(void)
 {
-	char cmd[256];
-
-	if (loopdev[0]) {
-		snprintf(cmd, sizeof(cmd), "losetup -d /dev/%s", loopdev);
-		if (system(cmd) != 0)
-			fprintf(stderr, "could not detach %s\n", loopdev);
-		loopdev[0] = '\0';
-	}
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
-	if (system(cmd) != 0)
+	cu_loop_detach(loopdev);
+	loopdev[0] = '\0';
+	if (cu_rm_rf(top) < 0)
 		fprintf(stderr, "could not remove %s\n", top);
 }
 
@@ -900,44 +853,13 @@ START_TEST(test_lustre_persistent)
 END_TEST
 
 /* ------------------------------------------------------------ real devices */
-static int
-make_loop(void)
-{
-	char cmd[256];
-	FILE *p;
-
-	snprintf(loopfile, sizeof(loopfile), "%s/loop.img", top);
-	snprintf(cmd, sizeof(cmd), "truncate -s 16M '%s' && losetup -f --show '%s'", loopfile,
-	    loopfile);
-	p = popen(cmd, "r");
-	if (p == NULL)
-		return -1;
-	if (fgets(cmd, sizeof(cmd), p) == NULL) {
-		pclose(p);
-		return -1;
-	}
-	pclose(p);
-	strtrim(cmd);
-	if (strncmp(cmd, "/dev/", 5) != 0)
-		return -1;
-	snprintf(loopdev, sizeof(loopdev), "%s", cmd + 5);
-	return 0;
-}
-
 /* Read /sys/block/DEV/queue/ATTR (or a whole path when dev is NULL). */
 static const char *
 sys(const char *attr, const char *dev)
 {
-	static char buf[256];
-	char path[256];
-
 	if (dev == NULL)
-		snprintf(path, sizeof(path), "%s", attr);
-	else
-		snprintf(path, sizeof(path), "/sys/block/%s/queue/%s", dev, attr);
-	if (read_small_file(path, buf, sizeof(buf)) < 0)
-		return "<unreadable>";
-	return buf;
+		return cu_readf("%s", attr);
+	return cu_readf("/sys/block/%s/queue/%s", dev, attr);
 }
 
 START_TEST(test_loop_device)
@@ -1863,11 +1785,5 @@ tune_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(tune_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return cu_run(tune_suite());
 }

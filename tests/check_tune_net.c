@@ -27,6 +27,7 @@
 
 #include <json-c/json.h>
 
+#include "testutil.h"
 #include "harness.h"
 #include "util.h"
 
@@ -36,35 +37,15 @@ static const char *full_mnt;	/* test_state_dir_full's tmpfs, unmounted at teardo
 static char top[64], loopdev[32];
 
 /* Read /sys/block/LOOP/queue/ATTR into a static buffer. */
-static const char *
-qattr(const char *attr)
-{
-	static char buf[256];
-	char path[256];
-
-	snprintf(path, sizeof(path), "/sys/block/%s/queue/%s", loopdev, attr);
-	if (read_small_file(path, buf, sizeof(buf)) < 0)
-		return "<unreadable>";
-	return buf;
-}
+#define qattr(attr) cu_readf("/sys/block/%s/queue/%s", loopdev, attr)
 
 static void
 suite_setup(void)
 {
 	char cmd[256];
-	FILE *p;
 
-	snprintf(top, sizeof(top), "/tmp/knob-tunenet.XXXXXX");
-	if (mkdtemp(top) == NULL)
-		exit(1);
-	snprintf(cmd, sizeof(cmd), "truncate -s 16M %s/loop.img && losetup -f --show %s/loop.img",
-	    top, top);
-	p = popen(cmd, "r");
-	if (p && fgets(cmd, sizeof(cmd), p) && strncmp(cmd, "/dev/", 5) == 0)
-		snprintf(loopdev, sizeof(loopdev), "%s", strtrim(cmd) + 5);
-	if (p)
-		pclose(p);
-	if (loopdev[0]) {
+	cu_mkdtemp(top, sizeof(top), "tunenet");
+	if (cu_loop_attach(top, loopdev, sizeof(loopdev)) == 0) {
 		/* a reused loop device keeps the queue settings of its last user */
 		snprintf(cmd, sizeof(cmd), "/sys/block/%s/queue/read_ahead_kb", loopdev);
 		if (write_small_file(cmd, "128") < 0)
@@ -92,13 +73,8 @@ suite_teardown(void)
 		if (system(cmd) != 0)
 			fprintf(stderr, "could not unmount %s\n", full_mnt);
 	}
-	if (loopdev[0]) {
-		snprintf(cmd, sizeof(cmd), "losetup -d /dev/%s", loopdev);
-		if (system(cmd) != 0)
-			fprintf(stderr, "could not detach %s\n", loopdev);
-	}
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
-	if (system(cmd) != 0)
+	cu_loop_detach(loopdev);
+	if (cu_rm_rf(top) < 0)
 		fprintf(stderr, "could not remove %s\n", top);
 }
 
@@ -305,26 +281,11 @@ START_TEST(test_net_and_sysctl)
 }
 END_TEST
 
-static void __attribute__((format(printf, 2, 3)))
-put(const char *root, const char *fmt, ...)
+/* Write ROOT/REL (parents made); executable under a bin/ directory. */
+static void
+put(const char *root, const char *rel, const char *content)
 {
-	char path[512], cmd[600], *content;
-	va_list ap;
-	FILE *f;
-
-	va_start(ap, fmt);
-	snprintf(path, sizeof(path), "%s%s", root, va_arg(ap, const char *));
-	content = va_arg(ap, char *);
-	va_end(ap);
-	(void)fmt;
-	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", path);
-	ck_assert_int_eq(system(cmd), 0);
-	f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(content, f);
-	fclose(f);
-	if (strstr(path, "/bin/") != NULL)
-		chmod(path, 0755);
+	cu_write_at(root, rel, strstr(rel, "/bin/") != NULL ? 0755 : 0644, "%s", content);
 }
 
 /* Fake Lustre tree and stand-in GPFS commands under node02's --sysroot. */
@@ -340,17 +301,17 @@ START_TEST(test_fake_lustre_gpfs)
 		char p[256];
 
 		snprintf(p, sizeof(p), "/sys/fs/lustre/osc/scratch-OST000%d-osc-ffff9a/max_rpcs_in_flight", i);
-		put(root, "%s%s", p, "8\n");
+		put(root, p, "8\n");
 		snprintf(p, sizeof(p), "/proc/fs/lustre/osc/scratch-OST000%d-osc-ffff9a/checksums", i);
-		put(root, "%s%s", p, "1\n");
+		put(root, p, "1\n");
 	}
-	put(root, "%s%s", "/sys/fs/lustre/mgc/MGC10.1.0.1@o2ib/ir_timeout", "30\n");
-	put(root, "%s%s", "/sys/fs/lustre/ldlm/namespaces/scratch-OST0000-osc-ffff9a/lru_size", "0\n");
-	put(root, "%s%s", "/sys/fs/lustre/ldlm/namespaces/MGC10.1.0.1@o2ib/lru_size", "0\n");
-	put(top, "%s%s", "/gpfs.cfg", "pagepool 1073741824\nmaxMBpS 2048\n");
+	put(root, "/sys/fs/lustre/mgc/MGC10.1.0.1@o2ib/ir_timeout", "30\n");
+	put(root, "/sys/fs/lustre/ldlm/namespaces/scratch-OST0000-osc-ffff9a/lru_size", "0\n");
+	put(root, "/sys/fs/lustre/ldlm/namespaces/MGC10.1.0.1@o2ib/lru_size", "0\n");
+	put(top, "/gpfs.cfg", "pagepool 1073741824\nmaxMBpS 2048\n");
 	snprintf(body, sizeof(body), "#!/bin/sh\n# stand-in for mmdiag (no GPFS here)\n"
 	    "[ \"$1\" = --config ] || exit 2\necho '=== mmdiag: config ==='\nsed 's/^/ ! /' '%s'\n", cfg);
-	put(root, "%s%s", "/usr/lpp/mmfs/bin/mmdiag", body);
+	put(root, "/usr/lpp/mmfs/bin/mmdiag", body);
 	snprintf(body, sizeof(body), "#!/bin/sh\n# stand-in for mmchconfig (no GPFS here)\n"
 	    "kv=$1; k=${kv%%=*}; v=${kv#*=}\n"
 	    "case $k in\n"
@@ -358,7 +319,7 @@ START_TEST(test_fake_lustre_gpfs)
 	    "pagepool) sed -i \"s/^pagepool .*/pagepool $v/\" '%s';;\n"
 	    "*) echo \"mmchconfig: unknown attribute $k\" >&2; exit 1;;\n"
 	    "esac\n", cfg);
-	put(root, "%s%s", "/usr/lpp/mmfs/bin/mmchconfig", body);
+	put(root, "/usr/lpp/mmfs/bin/mmchconfig", body);
 
 	harness_agent_stop(&h, 1, SIGTERM);
 	snprintf(h.node[1].sysroot, sizeof(h.node[1].sysroot), "%s", root);
@@ -419,18 +380,18 @@ START_TEST(test_gpfs_pending_restart)
 	snprintf(root, sizeof(root), "%s/root3", top);
 	snprintf(cfg, sizeof(cfg), "%s/gpfs-cfg", top);
 	snprintf(live, sizeof(live), "%s/gpfs-live", top);
-	put(top, "%s%s", "/gpfs-cfg", "pagepool 4294967296\n");
-	put(top, "%s%s", "/gpfs-live", "pagepool 4294967296\n");
+	put(top, "/gpfs-cfg", "pagepool 4294967296\n");
+	put(top, "/gpfs-live", "pagepool 4294967296\n");
 	snprintf(body, sizeof(body), "#!/bin/sh\n# stand-in for mmdiag (no GPFS here)\n"
 	    "[ \"$1\" = --config ] || exit 2\necho '=== mmdiag: config ==='\nsed 's/^/ ! /' '%s'\n",
 	    live);
-	put(root, "%s%s", "/usr/lpp/mmfs/bin/mmdiag", body);
+	put(root, "/usr/lpp/mmfs/bin/mmdiag", body);
 	snprintf(body, sizeof(body), "#!/bin/sh\n# stand-in for mmchconfig (no GPFS here): "
 	    "configures, takes effect at the next mmfsd start\n"
 	    "kv=$1; k=${kv%%=*}; v=${kv#*=}\n"
 	    "echo \"$*\" >> '%s/mmchconfig3.log'\n"
 	    "sed -i \"s/^$k .*/$k $v/\" '%s'\n", top, cfg);
-	put(root, "%s%s", "/usr/lpp/mmfs/bin/mmchconfig", body);
+	put(root, "/usr/lpp/mmfs/bin/mmchconfig", body);
 	harness_agent_stop(&h, 1, SIGTERM);
 	snprintf(h.node[1].sysroot, sizeof(h.node[1].sysroot), "%s", root);
 	ck_assert_int_eq(harness_agent_start(&h, 1), 0);
@@ -558,20 +519,6 @@ wait_agent_pause(int i)
 	ck_abort_msg("node%02d never paused", i + 1);
 }
 
-/* Run knobctl in a child with its output in path (not harness_knobctl's
- * numbered files, which the parent uses meanwhile); returns its pid. */
-static pid_t
-ctl_bg(const char *path, const char *args)
-{
-	pid_t pid = fork();
-
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0)
-		_exit(harness_sh("ip netns exec %s %s/knobctl -c %s %s >%s 2>&1 </dev/null", h.ctl_ns,
-		    h.bin, h.cluster, args, path));
-	return pid;
-}
-
 /* Two controllers at once: while the first one's apply holds node01's
  * tuning lock, the second is told busy at once, naming the owner; with
  * --wait it queues and wins after the first.  A bench phase is refused
@@ -590,7 +537,7 @@ START_TEST(test_two_controllers)
 	snprintf(path, sizeof(path), "%s/ctl-a.out", top);
 	snprintf(args, sizeof(args), "apply %s/ctl-a.xml -w node01 --test-pause-ms 6000 "
 	    "--test-pause-at 'after journaling'", top);
-	pid = ctl_bg(path, args);
+	pid = harness_knobctl_bg(&h, path, NULL, "%s", args);
 	wait_agent_pause(0);
 	rc = ctl(&out, "apply %s/ctl-b.xml -w node01", top);
 	ck_assert_int_eq(rc, 1);
@@ -617,7 +564,7 @@ START_TEST(test_two_controllers)
 	    "--test-pause-at 'after journaling'", top);
 	ck_assert_int_eq(ctl(&out, "rollback -w node01"), 0);
 	free(out);
-	pid = ctl_bg(path, args);
+	pid = harness_knobctl_bg(&h, path, NULL, "%s", args);
 	wait_agent_pause(0);
 	rc = ctl(&out, "apply %s/ctl-b.xml -w node01 --wait 30", top);
 	ck_assert_int_eq(rc, 0);
@@ -794,12 +741,5 @@ tune_net_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(tune_net_suite());
-	int failed;
-
-	srunner_set_fork_status(sr, CK_NOFORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return cu_run_nofork(tune_net_suite());
 }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <sys/socket.h>
 
+#include "testutil.h"
 #include "log.h"
 #include "util.h"
 #include "wire.h"
@@ -212,8 +213,6 @@ main(void)
 {
 	Suite *s = suite_create("wire");
 	TCase *tc = tcase_create("framing");
-	SRunner *sr;
-	int nf;
 
 	log_init("check_wire", LOG_LVL_ERR);
 	tcase_add_checked_fixture(tc, setup, teardown);
@@ -228,9 +227,5 @@ main(void)
 	tcase_add_test(tc, pack_refuses_oversize);
 	tcase_add_test(tc, queue_and_flush);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf == 0 ? 0 : 1;
+	return cu_run(s);
 }

@@ -194,6 +194,21 @@ fail:
 	return -1;
 }
 
+int
+harness_start_with(struct harness *h, int n, const char *args)
+{
+	if (harness_start(h, n, 0) < 0)
+		return -1;
+	for (int i = 0; i < n; i++) {
+		snprintf(h->node[i].extra_args, sizeof(h->node[i].extra_args), "%s", args);
+		if (harness_agent_start(h, i) < 0) {
+			harness_stop(h);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* Wait for "listening on" in the agent's log, or for it to die. */
 static int
 wait_listening(struct hnode *x)
@@ -401,6 +416,30 @@ harness_knobctl_logged(struct harness *h, char **out, const char *fmt, ...)
 	return rc;
 }
 
+pid_t
+harness_knobctl_bg(struct harness *h, const char *out, const char *err, const char *fmt, ...)
+{
+	char *args, *cmd;
+	va_list ap;
+	pid_t pid;
+
+	va_start(ap, fmt);
+	args = fmt_args(fmt, ap);
+	va_end(ap);
+	cmd = args == NULL ? NULL : xasprintf("exec ip netns exec %s %s/knobctl -c %s %s >%s "
+	    "2>%s </dev/null", h->ctl_ns, h->bin, h->cluster, args, out, err ? err : "&1");
+	free(args);
+	if (cmd == NULL)
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	free(cmd);
+	return pid;
+}
+
 long
 harness_sh_int(const char *fmt, ...)
 {
@@ -422,38 +461,6 @@ harness_sh_int(const char *fmt, ...)
 		n = -1;
 	pclose(p);
 	return n;
-}
-
-int
-harness_run_suite(struct Suite *s, int nofork)
-{
-	SRunner *sr = srunner_create(s);
-	int failed;
-
-	if (nofork)
-		srunner_set_fork_status(sr, CK_NOFORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
-}
-
-/* nftw callback: remove one entry, children first. */
-static int
-rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
-}
-
-int
-harness_rm_rf(const char *path)
-{
-	if (path == NULL || path[0] == '\0' || strcmp(path, "/") == 0)
-		return -1;
-	return nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 void

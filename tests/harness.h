@@ -16,6 +16,8 @@
 #include <limits.h>
 #include <sys/types.h>
 
+#include "testutil.h"
+
 #define HARNESS_MAX 8
 
 struct hnode {
@@ -46,6 +48,9 @@ struct harness {
  * (unless start_agents is 0).  The binaries come from $KNOB_BIN (default
  * "build").  0 or -1 (reason on stderr). */
 int harness_start(struct harness *h, int n, int start_agents);
+/* harness_start with every agent started with the extra knobd arguments
+ * args (e.g. "--test-hooks"). 0 or -1. */
+int harness_start_with(struct harness *h, int n, const char *args);
 /* Start (or restart) agent i; waits until it accepts connections. 0 or -1. */
 int harness_agent_start(struct harness *h, int i);
 /* Send sig to agent i and reap it. */
@@ -63,6 +68,13 @@ struct json_object *harness_knobctl_json(struct harness *h, int *rc, const char 
  * output on stderr for the test log; stdout into *out (malloc'd). */
 int harness_knobctl_logged(struct harness *h, char **out, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Start "knobctl -c cluster.xml ARGS" in the controller namespace in the
+ * background, stdout into out, stderr into err: shell redirection targets,
+ * a path or "&2" (the test's stderr, its log); err NULL: with stdout.  Its
+ * pid (knobctl itself: its exit status is knobctl's), -1 when
+ * it could not start.  For use while the test runs other knobctl. */
+pid_t harness_knobctl_bg(struct harness *h, const char *out, const char *err, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 /* The first integer a shell command prints (host namespace), -1 if none. */
 long harness_sh_int(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Run a shell command inside node i's namespace; returns exit status. */
@@ -70,17 +82,10 @@ int harness_node_sh(struct harness *h, int i, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Run a shell command (host namespace), returns exit status. */
 int harness_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Remove a directory tree the test made (no symlinks followed). 0 or -1. */
-int harness_rm_rf(const char *path);
 /* Does agent i's log contain s? */
 int harness_log_has(struct harness *h, int i, const char *s);
 /* Wait until agent i's log contains s (deadline: seconds). 0 or -1. */
 int harness_wait_log(struct harness *h, int i, const char *s, double seconds);
-/* Run a Check suite (without forking per test when nofork: fixtures set up
- * once must be torn down by their own teardown); 0 when every test passed,
- * else 1, for main's return. */
-struct Suite;
-int harness_run_suite(struct Suite *s, int nofork);
 /* Tear everything down.  Safe to call twice. */
 void harness_stop(struct harness *h);
 

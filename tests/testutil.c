@@ -1,0 +1,317 @@
+/* Helpers shared by the Check test programs (see testutil.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "testutil.h"
+#include "util.h"
+
+json_object *
+cu_get(json_object *o, const char *k)
+{
+	json_object *v = NULL;
+
+	ck_assert_msg(json_object_object_get_ex(o, k, &v), "no '%s' in %.600s", k,
+	    json_object_to_json_string(o));
+	return v;
+}
+
+int64_t cu_int(json_object *o, const char *k) { return json_object_get_int64(cu_get(o, k)); }
+double cu_num(json_object *o, const char *k) { return json_object_get_double(cu_get(o, k)); }
+const char *cu_str(json_object *o, const char *k) { return json_object_get_string(cu_get(o, k)); }
+
+json_object *
+cu_phase(json_object *doc, size_t i)
+{
+	return json_object_array_get_idx(cu_get(doc, "phases"), i);
+}
+
+void
+cu_mkdtemp(char *buf, size_t len, const char *name)
+{
+	snprintf(buf, len, "/tmp/knob-check-%s.XXXXXX", name);
+	if (mkdtemp(buf) == NULL) {
+		perror("mkdtemp");
+		exit(1);
+	}
+}
+
+/* nftw callback: remove one entry, children first. */
+static int
+rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(p);
+}
+
+int
+cu_rm_rf(const char *path)
+{
+	if (path == NULL || path[0] == '\0' || strcmp(path, "/") == 0)
+		return -1;
+	return nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* The directory of cu_base_setup. */
+static char base_dir[PATH_MAX];
+
+void
+cu_base_setup(void)
+{
+	const char *name = program_invocation_short_name;
+
+	if (strncmp(name, "check_", 6) == 0)
+		name += 6;
+	cu_mkdtemp(base_dir, sizeof(base_dir), name);
+}
+
+void
+cu_base_teardown(void)
+{
+	if (base_dir[0] != '\0' && cu_rm_rf(base_dir) < 0)
+		fprintf(stderr, "could not remove %s\n", base_dir);
+	base_dir[0] = '\0';
+}
+
+const char *cu_base(void) { return base_dir; }
+
+void
+cu_subdir(char *buf, size_t len, const char *prefix)
+{
+	snprintf(buf, len, "%s/%s.XXXXXX", base_dir, prefix);
+	ck_assert_msg(mkdtemp(buf) != NULL, "mkdtemp %s: %s", buf, strerror(errno));
+}
+
+void
+cu_mkparents(const char *path)
+{
+	char tmp[PATH_MAX];
+
+	snprintf(tmp, sizeof(tmp), "%s", path);
+	for (char *p = tmp + 1; *p != '\0'; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		ck_assert_msg(mkdir(tmp, 0755) == 0 || errno == EEXIST, "mkdir %s: %s", tmp,
+		    strerror(errno));
+		*p = '/';
+	}
+}
+
+/* vasprintf the text and write it to path, parents made. */
+static void
+vwrite(const char *path, mode_t mode, const char *fmt, va_list ap)
+{
+	char *text = NULL;
+	int n = vasprintf(&text, fmt, ap);
+
+	ck_assert_int_ge(n, 0);
+	cu_mkparents(path);
+	ck_assert_msg(write_file_atomic(path, text, (size_t)n, mode) == 0, "write %s", path);
+	free(text);
+}
+
+void
+cu_write(const char *path, mode_t mode, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vwrite(path, mode, fmt, ap);
+	va_end(ap);
+}
+
+const char *
+cu_write_at(const char *dir, const char *rel, mode_t mode, const char *fmt, ...)
+{
+	static char path[PATH_MAX];
+	va_list ap;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel + (rel[0] == '/'));
+	va_start(ap, fmt);
+	vwrite(path, mode, fmt, ap);
+	va_end(ap);
+	return path;
+}
+
+char *
+cu_slurp(const char *path)
+{
+	char *buf = NULL;
+
+	ck_assert_msg(read_file_bounded(path, 8 << 20, &buf, NULL) == 0, "read %s", path);
+	return buf;
+}
+
+const char *
+cu_readf(const char *fmt, ...)
+{
+	static char buf[4][4096];
+	static unsigned next;
+	char path[PATH_MAX], *b = buf[next++ % 4];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(path, sizeof(path), fmt, ap);
+	va_end(ap);
+	return read_small_file(path, b, sizeof(buf[0])) < 0 ? "<unreadable>" : b;
+}
+
+int
+cu_count_entries(const char *dir)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	int n = 0;
+
+	if (d == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL) {
+		char sub[PATH_MAX + 256];
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		n++;
+		if (de->d_type == DT_DIR) {
+			snprintf(sub, sizeof(sub), "%s/%s", dir, de->d_name);
+			n += cu_count_entries(sub);
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+int
+cu_dir_size(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int n = 0;
+
+	if (d == NULL)
+		return -1;
+	while ((de = readdir(d)) != NULL)
+		n += strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0;
+	closedir(d);
+	return n;
+}
+
+int
+cu_loop_attach(const char *dir, char *dev, size_t len)
+{
+	char cmd[PATH_MAX * 2 + 64];
+	FILE *p;
+	int rc = -1;
+
+	dev[0] = '\0';
+	snprintf(cmd, sizeof(cmd), "truncate -s 16M '%s/loop.img' && losetup -f --show "
+	    "'%s/loop.img'", dir, dir);
+	if ((p = popen(cmd, "r")) == NULL)
+		return -1;
+	if (fgets(cmd, sizeof(cmd), p) != NULL && strncmp(cmd, "/dev/", 5) == 0) {
+		snprintf(dev, len, "%s", strtrim(cmd) + 5);
+		rc = 0;
+	}
+	pclose(p);
+	return rc;
+}
+
+void
+cu_loop_detach(const char *dev)
+{
+	char cmd[128];
+
+	if (dev[0] == '\0')
+		return;
+	snprintf(cmd, sizeof(cmd), "losetup -d /dev/%s", dev);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not detach %s\n", dev);
+}
+
+int
+cu_sh_out(char **out, const char *fmt, ...)
+{
+	char tmp[] = "/tmp/knob-check-out.XXXXXX", *cmd = NULL, *sh;
+	va_list ap;
+	int fd, r, n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&cmd, fmt, ap);
+	va_end(ap);
+	ck_assert_int_ge(n, 0);
+	fd = mkstemp(tmp);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	sh = xasprintf("(%s) >%s 2>&1 </dev/null", cmd, tmp);
+	r = system(sh);
+	free(sh);
+	free(cmd);
+	*out = NULL;
+	ck_assert_int_eq(read_file_bounded(tmp, 8 << 20, out, NULL), 0);
+	unlink(tmp);
+	ck_assert_int_ne(r, -1);
+	return WIFEXITED(r) ? WEXITSTATUS(r) : 128 + WTERMSIG(r);
+}
+
+int
+cu_reap(pid_t pid)
+{
+	int st;
+
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
+double
+cu_wait(int (*cond)(void *), void *arg, double seconds)
+{
+	uint64_t t0 = now_mono_ns();
+
+	for (;;) {
+		double t = (double)(now_mono_ns() - t0) / 1e9;
+
+		if (cond(arg))
+			return t;
+		if (t > seconds)
+			return -1;
+		usleep(50000);
+	}
+}
+
+TCase *
+cu_tcase(const char *name, void (*setup)(void), void (*teardown)(void), int timeout)
+{
+	TCase *tc = tcase_create(name);
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, timeout);
+	return tc;
+}
+
+/* Run s with the given fork mode and free it; 0 when all passed. */
+static int
+run_mode(Suite *s, enum fork_status mode)
+{
+	SRunner *sr = srunner_create(s);
+	int nf;
+
+	srunner_set_fork_status(sr, mode);
+	srunner_run_all(sr, CK_NORMAL);
+	nf = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return nf ? 1 : 0;
+}
+
+int cu_run(Suite *s) { return run_mode(s, CK_FORK_GETENV); }
+int cu_run_nofork(Suite *s) { return run_mode(s, CK_NOFORK); }
