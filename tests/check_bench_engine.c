@@ -286,12 +286,130 @@ START_TEST(t_random_and_memwarn)
 	ck_assert_str_eq(j->warning, "");
 	bench_job_cleanup(j);
 	bench_job_free(j);
+	/* a full pass of rand-write stamps every block of each rank's file */
 	mkparams(&p, "rand-write", tmp, "rnd", ranks, 2, 2);
 	p.bs = 4096;
+	p.keep_files = 1;
 	j = run(&p, 1);
 	ck_assert_uint_eq(job_bytes(j), 2u << 20);
 	ck_assert_uint_eq(j->read_bytes, 0);
 	ck_assert_str_eq(j->warning, "");
+	for (uint32_t r = 0; r < 2; r++) {
+		char path[PATH_MAX + 64];
+
+		snprintf(path, sizeof(path), "%s/knob.rnd/f.%08u", tmp, r);
+		check_content(path, 0, 1 << 20, 4096, r);
+	}
+	bench_job_cleanup(j);
+	bench_job_free(j);
+}
+END_TEST
+
+/* The set of 4 KiB blocks of path that carry rank's stamp, as a bitmap of
+ * nblk bits; how many. */
+static uint64_t
+stamped_blocks(const char *path, uint32_t rank, uint64_t nblk, uint8_t *map)
+{
+	uint8_t b[16];
+	uint64_t n = 0;
+	int fd = open(path, O_RDONLY);
+
+	ck_assert_int_ge(fd, 0);
+	memset(map, 0, (nblk + 7) / 8);
+	for (uint64_t i = 0; i < nblk; i++) {
+		uint32_t magic, r;
+		uint64_t fo;
+
+		ck_assert_int_eq(pread(fd, b, sizeof(b), (off_t)(i * 4096)), (ssize_t)sizeof(b));
+		memcpy(&magic, b, 4);
+		memcpy(&r, b + 4, 4);
+		memcpy(&fo, b + 8, 8);
+		if (magic == BENCH_MAGIC && r == rank && fo == i * 4096) {
+			map[i / 8] |= (uint8_t)(1u << (i % 8));
+			n++;
+		}
+	}
+	close(fd);
+	return n;
+}
+
+/* A file of nblk 4 KiB blocks for rank, zero but for its first and last
+ * blocks, stamped as the engine stamps them: prepare then takes the data as
+ * present and does not prefill, so only the timed writes stamp the rest. */
+static void
+sparse_with_ends(const char *path, uint32_t rank, uint64_t nblk)
+{
+	uint64_t ends[2] = { 0, nblk - 1 };
+	struct bench_pool pool;
+	uint8_t b[4096];
+	int fd;
+
+	cu_mkparents(path);
+	ck_assert_int_ge(fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644), 0);
+	ck_assert_int_eq(ftruncate(fd, (off_t)(nblk * 4096)), 0);
+	ck_assert_int_eq(bench_pool_init(&pool, 42, 0, sizeof(b)), 0);
+	for (int i = 0; i < 2; i++) {
+		bench_block_fill(&pool, b, sizeof(b), rank, ends[i] * 4096);
+		ck_assert_int_eq(pwrite(fd, b, sizeof(b), (off_t)(ends[i] * 4096)), 4096);
+	}
+	bench_pool_free(&pool);
+	close(fd);
+}
+
+/* rand-write stopped part-way (1 s at 60 ops/s of 256 blocks) has written
+ * exactly the first ops blocks of its rank's keyed permutation, the order
+ * bench_perm gives (the engine's own key: seed and rank), not a prefix of
+ * the file: the offsets the I/O threads used, read back from the stamps
+ * (the two end blocks are stamped beforehand, see sparse_with_ends). */
+START_TEST(t_random_offsets_order)
+{
+	enum { NBLK = 256 };
+	uint32_t ranks[] = { 0, 1 };
+	uint8_t map[NBLK / 8], want[NBLK / 8];
+	struct bench_params p;
+	struct bench_job *j;
+
+	mkparams(&p, "rand-write", tmp, "rpart", ranks, 2, 2);
+	p.bs = 4096;
+	p.file_size = NBLK * 4096;
+	p.runtime_s = 1;
+	p.rate_iops = 60;
+	p.keep_files = 1;
+	for (uint32_t r = 0; r < 2; r++) {
+		char path[PATH_MAX + 64];
+
+		snprintf(path, sizeof(path), "%s/knob.rpart/f.%08u", tmp, r);
+		sparse_with_ends(path, r, NBLK);
+	}
+	j = run(&p, 1);
+	for (uint32_t r = 0; r < 2; r++) {
+		uint64_t ops = atomic_load(&j->th[r].ops), beyond = 0, n;
+		char path[PATH_MAX + 64];
+		struct bench_perm perm;
+
+		ck_assert_msg(ops >= 20 && ops < NBLK / 2, "rank %u: %llu ops", r,
+		    (unsigned long long)ops);
+		snprintf(path, sizeof(path), "%s/knob.rpart/f.%08u", tmp, r);
+		n = stamped_blocks(path, r, NBLK, map);
+		bench_perm_init(&perm, NBLK, bench_mix(42) ^ bench_mix((uint64_t)r << 32));
+		memset(want, 0, sizeof(want));
+		want[0] |= 1;				/* the ends, stamped beforehand */
+		want[(NBLK - 1) / 8] |= (uint8_t)(1u << ((NBLK - 1) % 8));
+		printf("rand-write rank %u: %llu ops, %llu blocks stamped\n", r,
+		    (unsigned long long)ops, (unsigned long long)n);
+		for (uint64_t i = 0; i < ops; i++) {
+			uint64_t b = bench_perm_at(&perm, i);
+
+			want[b / 8] |= (uint8_t)(1u << (b % 8));
+			beyond += b >= ops;
+		}
+		ck_assert_msg(memcmp(map, want, sizeof(map)) == 0,
+		    "rank %u: the stamped blocks are not the permutation's first %llu", r,
+		    (unsigned long long)ops);
+		/* a random order lands most blocks past the first ops of the file */
+		ck_assert_msg(beyond > ops / 2, "rank %u: %llu of %llu blocks past %llu", r,
+		    (unsigned long long)beyond, (unsigned long long)ops, (unsigned long long)ops);
+	}
 	bench_job_cleanup(j);
 	bench_job_free(j);
 }
@@ -1439,6 +1557,7 @@ main(void)
 	tcase_add_test(tc, t_n1_shared);
 	tcase_add_test(tc, t_read_detects_wrong_data);
 	tcase_add_test(tc, t_random_and_memwarn);
+	tcase_add_test(tc, t_random_offsets_order);
 	tcase_add_test(tc, t_md_sweep);
 	tcase_add_test(tc, t_stonewall_wearout);
 	tcase_add_test(tc, t_stonewall_sync);
