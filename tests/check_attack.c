@@ -269,28 +269,6 @@ START_TEST(dropped_before_handshake_reported)
 }
 END_TEST
 
-/* In the controller namespace: a TLS connection to node01 with the
- * controller's certificate; NULL on failure. */
-static SSL *
-tls_dial(SSL_CTX *ctx)
-{
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(7420) };
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	SSL *ssl;
-
-	inet_pton(AF_INET, h.node[0].addr, &sa.sin_addr);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-		return NULL;
-	ssl = SSL_new(ctx);
-	SSL_set_fd(ssl, fd);
-	if (SSL_connect(ssl) != 1) {
-		SSL_free(ssl);
-		close(fd);
-		return NULL;
-	}
-	return ssl;
-}
-
 /* Child, in the controller namespace: 40 peers announce 16 MiB and send
  * 1000 bytes; says "ready" on fd w, holds them until r closes; then one
  * peer sends pings without reading until the agent closes it and reports
@@ -298,24 +276,18 @@ tls_dial(SSL_CTX *ctx)
 static void
 big_peers(int r, int w)
 {
-	char ca[PATH_MAX + 16], crt[PATH_MAX + 16], key[PATH_MAX + 16], err[256], c;
 	uint8_t hdr[4] = { 0x01, 0x00, 0x00, 0x00 }, junk[1000];
 	SSL *peers[40], *nr;
 	SSL_CTX *ctx;
-	int ns;
+	char c;
 
-	snprintf(ca, sizeof(ca), "%s/ca.crt", h.ca_dir);
-	snprintf(crt, sizeof(crt), "%s/controller.crt", h.ca_dir);
-	snprintf(key, sizeof(key), "%s/controller.key", h.ca_dir);
-	snprintf(err, sizeof(err), "/run/netns/%s", h.ctl_ns);
-	ns = open(err, O_RDONLY | O_CLOEXEC);
-	if (ns < 0 || setns(ns, CLONE_NEWNET) < 0)
+	if (harness_enter_ns(h.ctl_ns) < 0)
 		_exit(2);
-	if ((ctx = tls_ctx_new(0, ca, crt, key, err, sizeof(err))) == NULL)
+	if ((ctx = harness_tls_ctx(&h, "controller")) == NULL)
 		_exit(3);
 	memset(junk, 0x55, sizeof(junk));
 	for (int i = 0; i < 40; i++) {
-		if ((peers[i] = tls_dial(ctx)) == NULL)
+		if ((peers[i] = harness_tls_dial(&h, ctx, 0)) == NULL)
 			_exit(4);
 		if (SSL_write(peers[i], hdr, 4) != 4 || SSL_write(peers[i], junk, 1000) != 1000)
 			_exit(5);
@@ -324,7 +296,7 @@ big_peers(int r, int w)
 		_exit(6);
 	for (int i = 0; i < 40; i++)
 		SSL_free(peers[i]);
-	if ((nr = tls_dial(ctx)) == NULL)
+	if ((nr = harness_tls_dial(&h, ctx, 0)) == NULL)
 		_exit(7);
 	{
 		Knob__Envelope env = KNOB__ENVELOPE__INIT;

@@ -130,21 +130,49 @@ START_TEST(foreign_ca_refused)
 }
 END_TEST
 
+/* A node certificate presented as a controller's: it chains to the cluster
+ * CA, so TLS completes (the agent lets the missing clientAuth purpose
+ * through for this), then the agent's role check answers Error{EACCES}
+ * naming the role and closes; knobctl reports the refusal in words. */
 START_TEST(node_cert_as_controller_refused)
 {
+	Knob__Envelope env = KNOB__ENVELOPE__INIT, *got = NULL;
+	Knob__Ping ping = KNOB__PING__INIT;
 	char *out = NULL;
+	struct conn c;
+	SSL_CTX *ctx;
+	SSL *ssl;
 	int rc;
 
 	rc = harness_knobctl(&h, &out, NULL, "--cert %s/ca/node03.crt --key %s/ca/node03.key "
 	    "ping -w node01", h.tmp, h.tmp);
 	ck_assert_int_eq(rc, 1);
-	ck_assert_msg(strstr(out, "auth-failed") != NULL, "%s", out);
-	/* Node certificates carry only serverAuth, so TLS verification already
-	 * refuses one presented as a client; the OU role check behind it
-	 * ("refusing peer") catches a certificate that slipped past that. */
-	ck_assert_msg(harness_log_has(&h, 0, "unsuitable certificate purpose") || harness_log_has(&h, 0, "refusing peer 'node03'"),
-	    "agent log does not say why node03 was refused");
+	ck_assert_msg(strstr(out, "auth-failed: agent refused us: certificate of 'node03' has "
+	    "role 'node'; only a 'controller' certificate may command this agent") != NULL, "%s",
+	    out);
 	free(out);
+	ck_assert(harness_log_has(&h, 0, "refusing peer 'node03': certificate role 'node' is "
+	    "not 'controller'"));
+	ck_assert(!harness_log_has(&h, 0, "unsuitable certificate purpose"));
+
+	/* the same on the wire: handshake done, a Ping gets Error{EACCES}, EOF */
+	ck_assert_int_eq(harness_enter_ns(h.ctl_ns), 0);
+	ck_assert_ptr_nonnull(ctx = harness_tls_ctx(&h, "node03"));
+	ck_assert_ptr_nonnull(ssl = harness_tls_dial(&h, ctx, 0));
+	conn_init(&c, SSL_get_fd(ssl), SSL_get_fd(ssl), ssl);
+	env.id = 1;
+	env.body_case = KNOB__ENVELOPE__BODY_PING;
+	env.ping = &ping;
+	conn_send_sync(&c, &env, 5000);	/* the agent may have closed already */
+	ck_assert_int_eq(conn_recv_sync(&c, &got, 5000), 1);
+	ck_assert_int_eq(got->body_case, KNOB__ENVELOPE__BODY_ERROR);
+	ck_assert_int_eq(got->error->code, EACCES);
+	ck_assert_ptr_nonnull(strstr(got->error->message, "has role 'node'"));
+	knob__envelope__free_unpacked(got, NULL);
+	ck_assert_int_eq(conn_recv_sync(&c, &got, 5000), -1);	/* closed, no Pong */
+	close(SSL_get_fd(ssl));
+	conn_reset(&c);
+	SSL_CTX_free(ctx);
 }
 END_TEST
 
@@ -174,32 +202,6 @@ START_TEST(agent_must_name_dialled_node)
 }
 END_TEST
 
-/* Move this (forked test) process into the controller namespace. */
-static void
-enter_ctl_ns(void)
-{
-	char p[128];
-	int fd;
-
-	snprintf(p, sizeof(p), "/run/netns/%s", h.ctl_ns);
-	fd = open(p, O_RDONLY | O_CLOEXEC);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(setns(fd, CLONE_NEWNET), 0);
-	close(fd);
-}
-
-static int
-dial(const char *addr)
-{
-	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(7420) };
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-	ck_assert_int_ge(fd, 0);
-	inet_pton(AF_INET, addr, &sin.sin_addr);
-	ck_assert_int_eq(connect(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
-	return fd;
-}
-
 /* Wait up to 3 s for the peer to close fd; 1 if it did. */
 static int
 closed_by_peer(int fd, SSL *ssl)
@@ -221,39 +223,31 @@ START_TEST(garbage_and_huge_frames)
 {
 	static const uint8_t huge[4] = { 0xff, 0xff, 0xff, 0xff };
 	static const uint8_t junk[] = { 0, 0, 0, 6, 0xde, 0xad, 0xbe, 0xef, 0x13, 0x37 };
-	char ca[PATH_MAX], cert[PATH_MAX], key[PATH_MAX], err[512], *out = NULL;
+	char *out = NULL;
 	SSL_CTX *ctx;
 	SSL *ssl;
 	int fd, rc;
 
-	enter_ctl_ns();
+	ck_assert_int_eq(harness_enter_ns(h.ctl_ns), 0);
 	/* 1. raw TCP garbage instead of a TLS hello */
-	fd = dial(h.node[0].addr);
+	ck_assert_int_ge(fd = harness_dial(&h, 0), 0);
 	ck_assert_int_eq(write(fd, "GET / HTTP/1.0\r\n\r\n", 18), 18);
 	ck_assert_msg(closed_by_peer(fd, NULL), "agent kept a garbage connection open");
 	close(fd);
 
-	snprintf(ca, sizeof(ca), "%s/ca/ca.crt", h.tmp);
-	snprintf(cert, sizeof(cert), "%s/ca/controller.crt", h.tmp);
-	snprintf(key, sizeof(key), "%s/ca/controller.key", h.tmp);
-	ctx = tls_ctx_new(0, ca, cert, key, err, sizeof(err));
-	ck_assert_msg(ctx != NULL, "%s", err);
+	ck_assert_ptr_nonnull(ctx = harness_tls_ctx(&h, "controller"));
 
 	/* 2. an authenticated controller sending a 4 GiB length prefix */
-	fd = dial(h.node[0].addr);
-	ssl = SSL_new(ctx);
-	SSL_set_fd(ssl, fd);
-	ck_assert_int_eq(SSL_connect(ssl), 1);
+	ck_assert_ptr_nonnull(ssl = harness_tls_dial(&h, ctx, 0));
+	fd = SSL_get_fd(ssl);
 	ck_assert_int_eq(SSL_write(ssl, huge, 4), 4);
 	ck_assert_msg(closed_by_peer(fd, ssl), "agent kept a 4 GiB frame connection open");
 	SSL_free(ssl);
 	close(fd);
 
 	/* 3. an authenticated controller sending a garbage frame body */
-	fd = dial(h.node[0].addr);
-	ssl = SSL_new(ctx);
-	SSL_set_fd(ssl, fd);
-	ck_assert_int_eq(SSL_connect(ssl), 1);
+	ck_assert_ptr_nonnull(ssl = harness_tls_dial(&h, ctx, 0));
+	fd = SSL_get_fd(ssl);
 	ck_assert_int_eq(SSL_write(ssl, junk, sizeof(junk)), (int)sizeof(junk));
 	ck_assert_msg(closed_by_peer(fd, ssl), "agent kept a garbage frame connection open");
 	SSL_free(ssl);

@@ -356,6 +356,39 @@ START_TEST(test_list_and_show)
 }
 END_TEST
 
+/* profile check: "FILE: ok (NAME, N settings)" for a good file, exit 0; with
+ * a bad one among them every error as file:line: message and exit 2; a
+ * truncated file gives libxml2's errors at their line. */
+START_TEST(test_check_command)
+{
+	char cmd[3 * PATH_MAX], want[PATH_MAX + 128], *out;
+
+	put("ok.xml", HDR "<profile name=\"okp\">\n  <sysctl key=\"vm.swappiness\" value=\"10\"/>\n"
+	    "  <sysctl key=\"vm.dirty_ratio\" value=\"20\"/>\n</profile>\n");
+	put("bad.xml", HDR "<profile name=\"bad\">\n  <sysctl key=\"vm.swappiness\"/>\n"
+	    "  <frob x=\"1\"/>\n</profile>\n");
+	put("trunc.xml", HDR "<profile name=\"t\">\n<sysctl key=");
+	snprintf(cmd, sizeof(cmd), "profile check %s/ok.xml", tmpdir);
+	out = knobctl_out(0, cmd);
+	snprintf(want, sizeof(want), "%s/ok.xml: ok (okp, 2 settings)\n", tmpdir);
+	ck_assert_str_eq(out, want);
+	free(out);
+	snprintf(cmd, sizeof(cmd), "profile check %s/ok.xml %s/bad.xml", tmpdir, tmpdir);
+	out = knobctl_out(2, cmd);
+	ck_assert_ptr_nonnull(strstr(out, want));
+	snprintf(want, sizeof(want), "%s/bad.xml:3: <sysctl> needs key and value\n", tmpdir);
+	ck_assert_msg(strstr(out, want) != NULL, "%s", out);
+	snprintf(want, sizeof(want), "%s/bad.xml:4: unknown element <frob>\n", tmpdir);
+	ck_assert_msg(strstr(out, want) != NULL, "%s", out);
+	free(out);
+	snprintf(cmd, sizeof(cmd), "profile check %s/trunc.xml", tmpdir);
+	out = knobctl_out(2, cmd);
+	snprintf(want, sizeof(want), "%s/trunc.xml:3: ", tmpdir);
+	ck_assert_msg(strncmp(out, want, strlen(want)) == 0, "%s", out);
+	free(out);
+}
+END_TEST
+
 static Suite *
 profile_suite(void)
 {
@@ -369,6 +402,7 @@ profile_suite(void)
 	tcase_add_test(tc, test_lookup_by_name);
 	tcase_add_test(tc, test_shipped);
 	tcase_add_test(tc, test_list_and_show);
+	tcase_add_test(tc, test_check_command);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -3,6 +3,7 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <ftw.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -11,11 +12,15 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <json-c/json.h>
 
 #include "harness.h"
+#include "tls.h"
 #include "util.h"
 
 /* The harness of this process, for the exit and signal clean-up paths. */
@@ -438,6 +443,77 @@ harness_knobctl_bg(struct harness *h, const char *out, const char *err, const ch
 	}
 	free(cmd);
 	return pid;
+}
+
+int
+harness_enter_ns(const char *ns)
+{
+	char p[128];
+	int fd, rc;
+
+	snprintf(p, sizeof(p), "/run/netns/%s", ns);
+	if ((fd = open(p, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	rc = setns(fd, CLONE_NEWNET);
+	close(fd);
+	return rc;
+}
+
+int
+harness_dial(struct harness *h, int i)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(7420) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -1;
+	if (inet_pton(AF_INET, h->node[i].addr, &sin.sin_addr) != 1 ||
+	    connect(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+SSL_CTX *
+harness_tls_ctx(struct harness *h, const char *who)
+{
+	char ca[PATH_MAX + 16], cert[PATH_MAX + 64], key[PATH_MAX + 64], err[512];
+	SSL_CTX *ctx;
+
+	snprintf(ca, sizeof(ca), "%s/ca.crt", h->ca_dir);
+	snprintf(cert, sizeof(cert), "%s/%s.crt", h->ca_dir, who);
+	snprintf(key, sizeof(key), "%s/%s.key", h->ca_dir, who);
+	if ((ctx = tls_ctx_new(0, ca, cert, key, err, sizeof(err))) == NULL)
+		fprintf(stderr, "harness: %s\n", err);
+	return ctx;
+}
+
+SSL *
+harness_tls_dial(struct harness *h, SSL_CTX *ctx, int i)
+{
+	int fd = harness_dial(h, i);
+	SSL *ssl;
+
+	if (fd < 0)
+		return NULL;
+	ssl = SSL_new(ctx);
+	if (ssl == NULL || SSL_set_fd(ssl, fd) != 1 || SSL_connect(ssl) != 1) {
+		SSL_free(ssl);
+		close(fd);
+		return NULL;
+	}
+	return ssl;
+}
+
+void
+harness_tls_close(SSL *ssl)
+{
+	int fd = SSL_get_fd(ssl);
+
+	SSL_shutdown(ssl);
+	SSL_free(ssl);
+	close(fd);
 }
 
 long

@@ -15,6 +15,7 @@
 
 #include <limits.h>
 #include <sys/types.h>
+#include <openssl/ssl.h>
 
 #include "testutil.h"
 
@@ -75,6 +76,19 @@ int harness_knobctl_logged(struct harness *h, char **out, const char *fmt, ...)
  * it could not start.  For use while the test runs other knobctl. */
 pid_t harness_knobctl_bg(struct harness *h, const char *out, const char *err, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* Move this process into network namespace ns (e.g. h->ctl_ns); for a
+ * forked test only.  0 or -1. */
+int harness_enter_ns(const char *ns);
+/* A blocking TCP connection to agent i's port from this process's
+ * namespace (the controller's, after harness_enter_ns); fd or -1. */
+int harness_dial(struct harness *h, int i);
+/* knob's client TLS context (tls_ctx_new) with the harness CA and
+ * ca/WHO.crt, ca/WHO.key (WHO: "controller", "node03"); NULL on failure. */
+SSL_CTX *harness_tls_ctx(struct harness *h, const char *who);
+/* harness_dial and a completed TLS handshake over it; NULL on failure. */
+SSL *harness_tls_dial(struct harness *h, SSL_CTX *ctx, int i);
+/* close_notify, free, close the socket. */
+void harness_tls_close(SSL *ssl);
 /* The first integer a shell command prints (host namespace), -1 if none. */
 long harness_sh_int(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Run a shell command inside node i's namespace; returns exit status. */
