@@ -515,7 +515,7 @@ START_TEST(kept_files_expire_silent_controller)
 	close(to_child[0]);
 	close(from_child[1]);
 	n = read(from_child[0], line, sizeof(line) - 1);
-	ck_assert_msg(n > 0, "the controller failed (exit %d)", n == 0 ? reap(pid) : -1);
+	ck_assert_msg(n > 0, "the controller failed (exit %d)", n == 0 ? cu_reap(pid) : -1);
 	t_last = strtoull(line, NULL, 10);
 	/* both phases finished KEEP_PINGS s ago, more than half the lease:
 	 * the pings kept both sets of files */
@@ -523,7 +523,7 @@ START_TEST(kept_files_expire_silent_controller)
 	ck_assert_msg(gone_on_node02(persist) == 0, "--keep files removed");
 	ck_assert(record_exists("gapkeep"));
 	/* silent from t_last on, connection open: the lease runs out */
-	ck_assert_msg(wait_for(gone_on_node02, keep, KEEP_LEASE_S + 5 + 1) >= 0,
+	ck_assert_msg(cu_wait(gone_on_node02, keep, KEEP_LEASE_S + 5 + 1) >= 0,
 	    "kept files still there %d s after the controller fell silent", KEEP_LEASE_S + 5);
 	t_gone = (double)(now_mono_ns() - t_last) / 1e9;
 	printf("kept files of a finished phase gone %.1f s after the controller's last message "
@@ -538,7 +538,7 @@ START_TEST(kept_files_expire_silent_controller)
 	ck_assert_msg(gone_on_node02(persist) == 0, "--keep files removed by the lease");
 	ck_assert_msg(!record_exists("gappersist"), "--keep files still recorded as orphans");
 	close(to_child[1]);
-	ck_assert_int_eq(reap(pid), 0);
+	ck_assert_int_eq(cu_reap(pid), 0);
 	/* an agent restart does not treat them as orphans either */
 	harness_agent_stop(&h, 1, SIGTERM);
 	ck_assert_int_eq(harness_agent_start(&h, 1), 0);

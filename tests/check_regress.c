@@ -124,7 +124,7 @@ START_TEST(play_description_leading_blank)
 	play_free(pl);	/* the crash was here */
 	strvec_free(&errs);
 	inventory_free(ctl.inv);
-	ck_assert_int_eq(harness_rm_rf(dir), 0);
+	ck_assert_int_eq(cu_rm_rf(dir), 0);
 }
 END_TEST
 

@@ -413,7 +413,7 @@ START_TEST(agentless_verify_rollback_bench_sweep)
 	    "--accept-new --remote-knobd '%s/knobd --state-dir %s/state-{node}'", h.tmp, h.tmp,
 	    h.bin, h.tmp);
 	snprintf(prof, sizeof(prof), "%s/somax.xml", h.tmp);
-	put_file(prof, 0644, "<?xml version=\"1.0\"?>\n<profile name=\"somax\">\n"
+	cu_write(prof, 0644, "<?xml version=\"1.0\"?>\n<profile name=\"somax\">\n"
 	    "  <sysctl key=\"net.core.somaxconn\" value=\"1234\"/>\n</profile>\n");
 	for (int i = 0; i < NNODES; i++) {
 		ck_assert_int_eq(harness_sh("mkdir -p %s/state-%s", h.tmp, h.node[i].name), 0);
@@ -467,7 +467,7 @@ START_TEST(agentless_verify_rollback_bench_sweep)
 	/* a sweep: the agents' findings come back folded; the SSH-started
 	 * knobd is the process it looks for */
 	snprintf(sweep, sizeof(sweep), "%s/sweep.xml", h.tmp);
-	put_file(sweep, 0644, "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
+	cu_write(sweep, 0644, "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
 	    "    <process name=\"knobd\"/>\n    <module name=\"knob_no_such_module\"/>\n"
 	    "  </defaults>\n</sweep>\n");
 	rc = harness_knobctl_logged(&h, &out, "sweep -a -v -f %s %s", sweep, via);

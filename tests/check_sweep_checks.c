@@ -78,7 +78,7 @@ suite_teardown(void)
 		harness_stop(&h);
 	if (harness_sh("umount %s; umount %s", small, rofs) != 0)
 		fprintf(stderr, "could not unmount %s or %s\n", small, rofs);
-	if (harness_rm_rf(top) < 0)
+	if (cu_rm_rf(top) < 0)
 		fprintf(stderr, "could not remove %s\n", top);
 }
 
@@ -529,5 +529,5 @@ sweep_checks_suite(void)
 int
 main(void)
 {
-	return harness_run_suite(sweep_checks_suite(), 1);
+	return cu_run_nofork(sweep_checks_suite());
 }
