@@ -303,25 +303,34 @@ badval:
 	return -1;
 }
 
-/* Results store hooks: the run's row before the first phase, each phase
- * in its own transaction as it finishes. */
+/* The results store of a bench run: its database and heartbeat. */
+struct store {
+	sqlite3 *db;
+	char path[4096];
+	struct results_hb *hb;
+};
+
+/* Results store hooks: the run's row before the first phase (and the
+ * heartbeat from then on), each phase in its own transaction as it
+ * finishes. */
 static void
 store_start(void *arg, json_object *doc)
 {
-	sqlite3 *db = arg;
+	struct store *s = arg;
 
-	if (db)
-		results_run_begin(db, doc);
+	if (s->db && results_run_begin(s->db, doc) == 0)
+		s->hb = results_heartbeat_start(s->path, rd_str(doc, "run_id"),
+		    RESULTS_HEARTBEAT_S);
 }
 
 static void
 store_phase(void *arg, json_object *doc, json_object *ph)
 {
-	sqlite3 *db = arg;
+	struct store *s = arg;
 	json_object *phases;
 
-	if (db && json_object_object_get_ex(doc, "phases", &phases))
-		results_phase_add(db, rd_str(doc, "run_id"),
+	if (s->db && json_object_object_get_ex(doc, "phases", &phases))
+		results_phase_add(s->db, rd_str(doc, "run_id"),
 		    (int64_t)json_object_array_length(phases), ph);
 }
 
@@ -329,24 +338,25 @@ int
 bench_run_stored(struct ctl *ctl, const struct strvec *names, struct bench_req *rq,
     json_object **doc)
 {
-	sqlite3 *db = results_open(ctl);
+	struct store s = { 0 };
 	json_object *info = runinfo_gather(ctl, names);
-	char path[4096];
 	int rc;
 
-	if (ctl->play)
-		json_object_object_add(info, "play", json_object_new_string(ctl->play));
-	if (ctl->play_file)
-		json_object_object_add(info, "play_file", json_object_new_string(ctl->play_file));
+	s.db = results_open(ctl);
+	results_db_path(ctl, s.path, sizeof(s.path));
+	if (ctl->play_info) {
+		json_object_object_foreach(ctl->play_info, k, v)
+			json_object_object_add(info, k, json_object_get(v));
+	}
 	rq->info = info;
 	rq->on_start = store_start;
 	rq->on_phase = store_phase;
-	rq->hook_arg = db;
+	rq->hook_arg = &s;
 	rc = bench_run(ctl, names, rq, doc);
-	if (db && results_run_end(db, *doc) == 0)
-		json_object_object_add(*doc, "db", json_object_new_string(
-		    results_db_path(ctl, path, sizeof(path))));
-	sqlite3_close(db);
+	results_heartbeat_stop(s.hb);
+	if (s.db && results_run_end(s.db, *doc) == 0)
+		json_object_object_add(*doc, "db", json_object_new_string(s.path));
+	sqlite3_close(s.db);
 	json_object_put(info);
 	rq->info = NULL;
 	return rc;

@@ -18,7 +18,6 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/epoll.h>
-#include <openssl/evp.h>
 
 #include "ca.h"
 #include "knobctl.h"
@@ -96,18 +95,6 @@ static const struct opt boot_opts[] = {
 	{ O_ROOT, "root", OPT_ARG, "DIR", "install under DIR on the node ({node} substituted; containers, tests; default /)", 0 },
 	OPT_END
 };
-
-/* sha256 of data as hex into out[65]. */
-static void
-sha256_hex(const void *data, size_t len, char out[65])
-{
-	unsigned char md[32];
-	unsigned int mdlen = 0;
-
-	EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL);
-	for (unsigned i = 0; i < 32; i++)
-		snprintf(out + 2 * i, 3, "%02x", md[i]);
-}
 
 /* Read a local file into b's slot f (bounded at 256 MiB). 0 or -1 (printed). */
 static int

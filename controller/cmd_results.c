@@ -192,6 +192,9 @@ print_profile(FILE *f, json_object *doc)
 {
 	json_object *prof = json_object_object_get(doc, "profile"), *ni;
 
+	if (rd_str(doc, "play")[0])
+		fprintf(f, "play %s (%s, sha256 %.16s)\n", rd_str(doc, "play"), rd_str(doc, "play_file"),
+		    rd_str(doc, "play_sha256")[0] ? rd_str(doc, "play_sha256") : "not recorded");
 	if (prof && rd_str(prof, "name")[0])
 		fprintf(f, "profile %s (sha256 %.16s)\n", rd_str(prof, "name"), rd_str(prof, "sha256"));
 	else

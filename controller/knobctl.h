@@ -66,8 +66,9 @@ struct ctl {
 	struct option *lopts;	/* getopt_long tables built for cmd */
 	char *sopts;
 	int units_decimal;	/* --units decimal: MB/s, GB/s (default binary: MiB/s, GiB/s) */
-	const char *play;	/* the play a command runs for (recorded with its runs) */
-	const char *play_file;	/* and its file */
+	/* the play a command runs for, recorded with its runs: {"play",
+	 * "play_file", "play_sha256", "play_text", "play_vars"}; NULL none */
+	json_object *play_info;
 };
 
 /* Parse argv (argv[0] = the command's name), load the inventory unless ce
@@ -240,6 +241,8 @@ void settings_free(Knob__Setting **v, size_t n);
  * its keys, and the run's resolved profile (content and SHA-256).  Returns
  * {"node_info":[...], "profile":{...}} (caller puts it); never NULL. */
 json_object *runinfo_gather(struct ctl *ctl, const struct strvec *nodes);
+/* The SHA-256 of data in hex into out[65] ("" when OpenSSL cannot). */
+void sha256_hex(const void *data, size_t len, char out[65]);
 /* {"name","sha256","text"} of a resolved profile (NULL: none). */
 json_object *runinfo_profile_json(const struct profile *p);
 

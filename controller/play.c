@@ -451,6 +451,7 @@ play_load(struct ctl *ctl, const char *path, const struct strvec *vars, struct s
 	struct play *pl = xcalloc(1, sizeof(*pl));
 	size_t before = errs->n;
 	xmlDocPtr doc;
+	int rc;
 
 	pl->path = xstrdup(path);
 	for (size_t i = 0; vars && i < vars->n; i++) {
@@ -464,11 +465,19 @@ play_load(struct ctl *ctl, const char *path, const struct strvec *vars, struct s
 		var_set(&L, vars->v[i], eq + 1);
 		*eq = '=';
 	}
+	for (size_t i = 0; vars && i < vars->n; i++)
+		strvec_push(&pl->vars, vars->v[i]);
+	/* parsed from the bytes the runs record, read once */
+	if ((rc = read_file_bounded(path, PLAY_MAX, &pl->text, &pl->len)) < 0) {
+		perr(&L, 0, "cannot read: %s", strerror(-rc));
+		goto out;
+	}
+	sha256_hex(pl->text, pl->len, pl->sha256);
 	xmlSetStructuredErrorFunc(&L, xml_err);
-	doc = xmlReadFile(path, NULL, XML_PARSE_NONET);
+	doc = xmlReadMemory(pl->text, (int)pl->len, path, NULL, XML_PARSE_NONET);
 	if (doc == NULL) {
 		if (errs->n == before)
-			perr(&L, 0, "cannot read: %s", strerror(errno ? errno : EINVAL));
+			perr(&L, 0, "not an XML document");
 	} else {
 		/* the schema's errors and the loader's own, all of them */
 		validate(&L, doc);
@@ -478,6 +487,7 @@ play_load(struct ctl *ctl, const char *path, const struct strvec *vars, struct s
 		xmlFreeDoc(doc);
 	}
 	xmlSetStructuredErrorFunc(NULL, NULL);
+out:
 	strvec_free(&L.names);
 	strvec_free(&L.values);
 	if (errs->n > before) {
@@ -514,6 +524,8 @@ play_free(struct play *pl)
 		step_free(&pl->steps[i]);
 	free(pl->steps);
 	free(pl->path);
+	free(pl->text);
+	strvec_free(&pl->vars);
 	free(pl->name);
 	free(pl->description);
 	free(pl->nodes);

@@ -28,8 +28,14 @@ struct pstep {
 	size_t nsub;
 };
 
+#define PLAY_MAX	(4u << 20)	/* the largest play file */
+
 struct play {
 	char *path, *name, *description;
+	char *text;		/* the file's content, as parsed */
+	size_t len;
+	char sha256[65];	/* of text */
+	struct strvec vars;	/* the -e NAME=VALUE given */
 	char *nodes;		/* nodes="..." ("" none) */
 	char *serial;		/* "", "4" or "25%" */
 	char *max_fail;		/* "", "1" or "10%" */

@@ -44,6 +44,8 @@ struct prun {
 	json_object *docs;	/* the play's bench runs, in order */
 	json_object *steps;	/* per step: name, line, status */
 	json_object *score;	/* the score step's figures, or NULL */
+	json_object *info;	/* the play as its runs record it */
+	json_object *detail;	/* the canary step's verdict and table, or NULL */
 	FILE *out;
 	double est_s, est_bytes;	/* --check totals */
 	size_t est_unknown;
@@ -126,8 +128,7 @@ sub_run(struct prun *pr, const struct strvec *argv, const struct strvec *nodes, 
 	sub.sopts = NULL;
 	sub.json = 1;
 	sub.tty = 0;
-	sub.play = pr->pl->name;
-	sub.play_file = pr->pl->path;
+	sub.play_info = pr->info;
 	strvec_push(&sub.w, folded);
 	sub.out = open_memstream(&buf, &len);
 	rc = ce && sub.out ? ctl_run(&sub, ce, (int)argv->n, argv->v) : 2;
@@ -445,9 +446,11 @@ run_benches(struct prun *pr, const struct pstep *st, const char *label, const ch
 	return rc;
 }
 
-/* Compare table of each pair; the number of "worse" points in *worse. */
+/* Compare table of each pair (printed; into tables when not NULL); the
+ * number of "worse" points in *worse. */
 static void
-compare_pairs(struct prun *pr, json_object **a, json_object **b, size_t n, size_t *worse)
+compare_pairs(struct prun *pr, json_object **a, json_object **b, size_t n, size_t *worse,
+    json_object *tables)
 {
 	*worse = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -466,7 +469,10 @@ compare_pairs(struct prun *pr, json_object **a, json_object **b, size_t n, size_
 				(*worse)++;
 		if (!pr->ctl->json)
 			results_print_compare(pr->out, cmp, pr->ctl->units_decimal);
-		json_object_put(cmp);
+		if (tables)
+			json_object_array_add(tables, cmp);
+		else
+			json_object_put(cmp);
 	}
 }
 
@@ -496,7 +502,7 @@ step_compare(struct prun *pr, const struct pstep *st, const char *sel, const cha
 	if (!pr->check)
 		rc |= step_tune(pr, "rollback", NULL, 0, tsel);
 	if (!pr->check)
-		compare_pairs(pr, a, b, st->nsub, &worse);
+		compare_pairs(pr, a, b, st->nsub, &worse, NULL);
 	free(a);
 	free(b);
 	return rc ? -1 : 0;
@@ -525,11 +531,20 @@ step_canary(struct prun *pr, const struct pstep *st, const char *sel)
 	    step_tune(pr, "apply", st->profile, pr->check, canary) < 0 ||
 	    run_benches(pr, st, st->profile, canary, b) < 0)
 		goto out;
-	if (!pr->check)
-		compare_pairs(pr, a, b, st->nsub, &worse);
+	if (!pr->check) {
+		json_object *tables = json_object_new_array();
+
+		compare_pairs(pr, a, b, st->nsub, &worse, tables);
+		/* the verdict and its table: the reason the play goes on or stops */
+		pr->detail = json_object_new_object();
+		json_object_object_add(pr->detail, "verdict", json_object_new_string(worse ?
+		    "worse" : "no point worse"));
+		json_object_object_add(pr->detail, "worse", json_object_new_int64((int64_t)worse));
+		json_object_object_add(pr->detail, "compare", tables);
+	}
 	if (worse) {
-		say(pr, " canary verdict: %zu point(s) worse with %s: rolling the canaries back, "
-		    "no roll-out\n", worse, st->profile);
+		say(pr, " canary verdict: %zu point(s) worse with %s (the table above): rolling the "
+		    "canaries back, no roll-out\n", worse, st->profile);
 		step_tune(pr, "rollback", NULL, 0, canary);
 		for (i = 0; i < pr->nodes->n; i++)
 			pr->applied[i] = canary[i] ? 0 : pr->applied[i];
@@ -709,6 +724,31 @@ stop_rollback(struct prun *pr)
 	step_tune(pr, "rollback", NULL, 0, pr->applied);
 }
 
+/* The play as every run it makes records it: name, file, content, its
+ * SHA-256 and the -e variables. */
+static json_object *
+play_info(const struct play *pl)
+{
+	json_object *o = json_object_new_object(), *vars = json_object_new_object();
+
+	json_object_object_add(o, "play", json_object_new_string(pl->name));
+	json_object_object_add(o, "play_file", json_object_new_string(pl->path));
+	json_object_object_add(o, "play_sha256", json_object_new_string(pl->sha256));
+	json_object_object_add(o, "play_text", json_object_new_string_len(pl->text, (int)pl->len));
+	for (size_t i = 0; i < pl->vars.n; i++) {
+		const char *eq = strchr(pl->vars.v[i], '=');
+		char *name;
+
+		if (eq == NULL)
+			continue;
+		name = xasprintf("%.*s", (int)(eq - pl->vars.v[i]), pl->vars.v[i]);
+		json_object_object_add(vars, name, json_object_new_string(eq + 1));
+		free(name);
+	}
+	json_object_object_add(o, "play_vars", vars);
+	return o;
+}
+
 int
 play_run(struct ctl *ctl, struct play *pl, const struct strvec *nodes, int check)
 {
@@ -723,6 +763,7 @@ play_run(struct ctl *ctl, struct play *pl, const struct strvec *nodes, int check
 	pr.serial = pl->serial[0] ? play_count(pl->serial, nodes->n) : 0;
 	pr.docs = json_object_new_array();
 	pr.steps = json_object_new_array();
+	pr.info = play_info(pl);
 	say(&pr, "play %s (%s)%s on %zu node(s) %s; serial %s, max-fail %ld (trips when more "
 	    "nodes fail)\n", pl->name, pl->path, check ? " --check" : "", nodes->n, folded,
 	    pr.serial ? pl->serial : "all", pr.maxfail);
@@ -737,6 +778,9 @@ play_run(struct ctl *ctl, struct play *pl, const struct strvec *nodes, int check
 		json_object_object_add(js, "step", json_object_new_string(st->name));
 		json_object_object_add(js, "line", json_object_new_int(st->line));
 		json_object_object_add(js, "status", json_object_new_string(rc ? "failed" : "ok"));
+		if (pr.detail)
+			json_object_object_add(js, "canary", pr.detail);
+		pr.detail = NULL;
 		json_object_array_add(pr.steps, js);
 		if (rc == 0)
 			continue;
@@ -781,6 +825,7 @@ play_run(struct ctl *ctl, struct play *pl, const struct strvec *nodes, int check
 		fprintf(ctl->out, "%s\n", json_object_to_json_string_ext(res, JSON_C_TO_STRING_PRETTY |
 		    JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(res);
+	json_object_put(pr.info);
 	json_object_put(pr.docs);
 	free(pr.failed);
 	free(pr.applied);

@@ -8,16 +8,19 @@
  * present), version 2 adds run records (label, play, profile and its hash,
  * per-node active profile, live values and facts), sub-second start times,
  * the phase parameters as columns, merged histograms and each phase's full
- * record.  Other subsystems keep their own tables in the same file through
+ * record, version 3 the workload of a phase, version 4 the play's content,
+ * SHA-256 and variables and the writer's identity and heartbeat.  Other
+ * subsystems keep their own tables in the same file through
  * results_migrate() with their own component name (table schema_versions).
  *
- * A run is written as it goes: its row first (status "running", with this
- * process's pid and host), each finished phase in its own transaction, the
- * final status last.  A run whose process died (SIGKILL, power) stays
- * "running" in the file and is reported, and marked, "incomplete". */
-#include <errno.h>
+ * A run is written as it goes: its row first (status "running", with its
+ * writer: host, boot id, pid namespace, pid and process start time), each
+ * finished phase in its own transaction, a heartbeat with each phase and
+ * every RESULTS_HEARTBEAT_S seconds, the final status last.  A run whose
+ * writer is gone (SIGKILL, power; controller/runlive.c says how that is
+ * decided) stays "running" in the file and is reported, and marked,
+ * "incomplete". */
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +102,18 @@ static const char *const core_steps[] = {
 	"CREATE TABLE schema_versions (component TEXT PRIMARY KEY, version INTEGER NOT NULL);",
 	/* 3: the request's parameters of a phase (one workload across thread counts) */
 	"ALTER TABLE phases ADD COLUMN workload TEXT NOT NULL DEFAULT '';",
+	/* 4: the play's file, content, SHA-256 and -e variables; the writer's
+	 * boot id, pid namespace and process start time, and its heartbeat */
+	"ALTER TABLE runs ADD COLUMN play_file TEXT NOT NULL DEFAULT '';"
+	"UPDATE runs SET play_file = coalesce(json_extract(doc, '$.play_file'), '');"
+	"ALTER TABLE runs ADD COLUMN play_text TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE runs ADD COLUMN play_hash TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE runs ADD COLUMN play_vars TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE runs ADD COLUMN boot_id TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE runs ADD COLUMN pid_ns TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE runs ADD COLUMN pid_start INTEGER NOT NULL DEFAULT -1;"
+	"ALTER TABLE runs ADD COLUMN heartbeat_ns INTEGER NOT NULL DEFAULT 0;"
+	"UPDATE runs SET heartbeat_ns = max(started_ns, ended_ns);",
 };
 
 static const struct results_schema core_schema = {
@@ -305,44 +320,74 @@ run_header(json_object *doc)
 	return h;
 }
 
+/* The runs columns that hold a text of the run document (in its
+ * "profile" object when in_profile). */
+static const struct run_col {
+	const char *column, *key;
+	int in_profile;
+} run_text_cols[] = {
+	{ "command", "command", 0 }, { "nodeset", "nodeset", 0 }, { "label", "label", 0 },
+	{ "play", "play", 0 }, { "play_file", "play_file", 0 }, { "play_text", "play_text", 0 },
+	{ "play_hash", "play_sha256", 0 }, { "profile", "name", 1 },
+	{ "profile_hash", "sha256", 1 }, { "profile_text", "text", 1 },
+};
+
+/* A run's writer, in this order in every statement. */
+#define WRITER_COLS "r.pid, r.host, r.boot_id, r.pid_ns, r.pid_start, r.heartbeat_ns"
+
+/* Bind the writer columns (WRITER_COLS order) from parameter i on. */
+static void
+bind_writer(sqlite3_stmt *st, int i, const struct run_writer *w)
+{
+	sqlite3_bind_int64(st, i, w->pid);
+	bind_text(st, i + 1, w->host);
+	bind_text(st, i + 2, w->boot_id);
+	bind_text(st, i + 3, w->pid_ns);
+	sqlite3_bind_int64(st, i + 4, w->pid_start);
+	sqlite3_bind_int64(st, i + 5, w->heartbeat_ns);
+}
+
 /* INSERT OR REPLACE the runs row of doc with status. */
 static int
 put_run_row(sqlite3 *db, json_object *doc, const char *status)
 {
-	static const char sql[] = "INSERT INTO runs (id, started_at, command, nodeset, status, doc,"
-	    " started_ns, ended_ns, label, play, profile, profile_hash, profile_text, pid, host)"
-	    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET"
-	    " status = excluded.status, doc = excluded.doc, ended_ns = excluded.ended_ns";
+	char *sql = xstrdup("INSERT INTO runs (id, started_at, status, doc, started_ns, ended_ns,"
+	    " play_vars, pid, host, boot_id, pid_ns, pid_start, heartbeat_ns");
 	sqlite3_stmt *st = NULL;
 	json_object *hdr = run_header(doc), *prof;
-	char host[256] = "";
-	int rc = -1;
+	struct run_writer me;
+	size_t i;
+	int rc = -1, k = 14;
 
-	gethostname(host, sizeof(host) - 1);
+	runlive_self(&me);
 	json_object_object_add(hdr, "status", json_object_new_string(status));
 	if (!json_object_object_get_ex(doc, "profile", &prof))
 		prof = NULL;
+	for (i = 0; i < nitems(run_text_cols); i++)
+		str_appendf(&sql, ", %s", run_text_cols[i].column);
+	str_appendf(&sql, ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?");
+	for (i = 0; i < nitems(run_text_cols); i++)
+		str_appendf(&sql, ",?");
+	str_appendf(&sql, ") ON CONFLICT(id) DO UPDATE SET status = excluded.status,"
+	    " doc = excluded.doc, ended_ns = excluded.ended_ns, heartbeat_ns = excluded.heartbeat_ns");
 	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
 		goto out;
 	bind_text(st, 1, rd_str(doc, "run_id"));
 	sqlite3_bind_int64(st, 2, (int64_t)rd_num(doc, "started_at"));
-	bind_text(st, 3, rd_str(doc, "command"));
-	bind_text(st, 4, rd_str(doc, "nodeset"));
-	bind_text(st, 5, status);
-	bind_text(st, 6, json_object_to_json_string_ext(hdr, JSON_C_TO_STRING_PLAIN));
-	sqlite3_bind_int64(st, 7, json_object_get_int64(json_object_object_get(doc, "started_ns")));
-	sqlite3_bind_int64(st, 8, strcmp(status, "running") ? (int64_t)now_real_ns() : 0);
-	bind_text(st, 9, rd_str(doc, "label"));
-	bind_text(st, 10, rd_str(doc, "play"));
-	bind_text(st, 11, rd_str(prof, "name"));
-	bind_text(st, 12, rd_str(prof, "sha256"));
-	bind_text(st, 13, rd_str(prof, "text"));
-	sqlite3_bind_int64(st, 14, (int64_t)getpid());
-	bind_text(st, 15, host);
+	bind_text(st, 3, status);
+	bind_text(st, 4, json_object_to_json_string_ext(hdr, JSON_C_TO_STRING_PLAIN));
+	sqlite3_bind_int64(st, 5, json_object_get_int64(json_object_object_get(doc, "started_ns")));
+	sqlite3_bind_int64(st, 6, strcmp(status, "running") ? (int64_t)now_real_ns() : 0);
+	bind_text(st, 7, jtext(doc, "play_vars"));
+	bind_writer(st, 8, &me);
+	for (i = 0; i < nitems(run_text_cols); i++)
+		bind_text(st, k++, rd_str(run_text_cols[i].in_profile ? prof : doc,
+		    run_text_cols[i].key));
 	rc = step_done(st);
 out:
 	sqlite3_finalize(st);
 	json_object_put(hdr);
+	free(sql);
 	return rc;
 }
 
@@ -479,13 +524,30 @@ out:
 	return rc;
 }
 
+/* The run's heartbeat is now (with each phase). */
+static int
+put_heartbeat(sqlite3 *db, const char *run_id)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (sqlite3_prepare_v2(db, "UPDATE runs SET heartbeat_ns = ? WHERE id = ?", -1, &st,
+	    NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_int64(st, 1, (int64_t)now_real_ns());
+	bind_text(st, 2, run_id);
+	rc = step_done(st);
+	sqlite3_finalize(st);
+	return rc;
+}
+
 int
 results_phase_add(sqlite3 *db, const char *run_id, int64_t seq, json_object *ph)
 {
 	if (txn_begin(db) < 0)
 		return txn_end(db, -1);
 	return txn_end(db, put_phase_row(db, run_id, seq, ph) < 0 ||
-	    put_node_rows(db, run_id, seq, ph) < 0 ? -1 : 0);
+	    put_node_rows(db, run_id, seq, ph) < 0 || put_heartbeat(db, run_id) < 0 ? -1 : 0);
 }
 
 int
@@ -515,18 +577,32 @@ results_store(sqlite3 *db, json_object *doc)
 	return results_run_end(db, doc);
 }
 
-/* "incomplete" for a run still "running" whose process on this host is
- * gone, recorded in the file; the status otherwise. */
-static const char *
-live_status(sqlite3 *db, const char *id, const char *status, int64_t pid, const char *host)
+/* The writer columns of a runs row (WRITER_COLS at column i of st). */
+static void
+row_writer(sqlite3_stmt *st, int i, struct run_writer *w)
 {
-	char me[256] = "";
+	const char *t;
+
+	memset(w, 0, sizeof(*w));
+	w->pid = sqlite3_column_int64(st, i);
+	if ((t = (const char *)sqlite3_column_text(st, i + 1)) != NULL)
+		snprintf(w->host, sizeof(w->host), "%s", t);
+	if ((t = (const char *)sqlite3_column_text(st, i + 2)) != NULL)
+		snprintf(w->boot_id, sizeof(w->boot_id), "%s", t);
+	if ((t = (const char *)sqlite3_column_text(st, i + 3)) != NULL)
+		snprintf(w->pid_ns, sizeof(w->pid_ns), "%s", t);
+	w->pid_start = sqlite3_column_int64(st, i + 4);
+	w->heartbeat_ns = sqlite3_column_int64(st, i + 5);
+}
+
+/* "incomplete" for a run still "running" whose writer is gone (recorded in
+ * the file); the status otherwise. */
+static const char *
+live_status(sqlite3 *db, const char *id, const char *status, const struct run_writer *w)
+{
 	sqlite3_stmt *st = NULL;
 
-	if (strcmp(status, "running") != 0)
-		return status;
-	gethostname(me, sizeof(me) - 1);
-	if (strcmp(host, me) != 0 || pid <= 0 || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+	if (strcmp(status, "running") != 0 || !runlive_gone(w, (int64_t)now_real_ns()))
 		return status;
 	if (sqlite3_prepare_v2(db, "UPDATE runs SET status = 'incomplete', doc = json_set(doc,"
 	    " '$.status', 'incomplete') WHERE id = ? AND status = 'running'", -1, &st, NULL) ==
@@ -547,15 +623,16 @@ results_runs(sqlite3 *db, struct run_row **out, size_t *n)
 	*out = NULL;
 	*n = 0;
 	if (sqlite3_prepare_v2(db, "SELECT r.id, r.started_ns, r.label, r.profile, r.nodeset,"
-	    " r.status, r.command, r.play, r.pid, r.host,"
+	    " r.status, r.command, r.play, " WRITER_COLS ","
 	    " (SELECT count(*) FROM phases p WHERE p.run_id = r.id),"
 	    " (SELECT group_concat(DISTINCT kind) FROM phases p WHERE p.run_id = r.id),"
 	    " r.profile_hash, r.ended_ns"
 	    " FROM runs r ORDER BY r.started_ns, r.rowid", -1, &st, NULL) != SQLITE_OK)
 		return -1;
 	while (sqlite3_step(st) == SQLITE_ROW) {
+		struct run_writer w;
 		struct run_row *r;
-		const char *kinds = (const char *)sqlite3_column_text(st, 11);
+		const char *kinds = (const char *)sqlite3_column_text(st, 15);
 
 		if (*n == cap) {
 			cap = cap ? cap * 2 : 32;
@@ -570,12 +647,13 @@ results_runs(sqlite3 *db, struct run_row **out, size_t *n)
 		r->nodeset = xstrdup((const char *)sqlite3_column_text(st, 4));
 		r->command = xstrdup((const char *)sqlite3_column_text(st, 6));
 		r->play = xstrdup((const char *)sqlite3_column_text(st, 7));
-		r->phases = sqlite3_column_int64(st, 10);
+		r->phases = sqlite3_column_int64(st, 14);
 		r->kinds = xstrdup(kinds ? kinds : "");
-		r->profile_hash = xstrdup((const char *)sqlite3_column_text(st, 12));
-		r->ended_ns = sqlite3_column_int64(st, 13);
+		r->profile_hash = xstrdup((const char *)sqlite3_column_text(st, 16));
+		r->ended_ns = sqlite3_column_int64(st, 17);
+		row_writer(st, 8, &w);
 		r->status = xstrdup(live_status(db, r->id, (const char *)sqlite3_column_text(st, 5),
-		    sqlite3_column_int64(st, 8), (const char *)sqlite3_column_text(st, 9)));
+		    &w));
 	}
 	sqlite3_finalize(st);
 	return 0;
@@ -708,15 +786,22 @@ results_load(sqlite3 *db, const char *id)
 	json_object *doc = NULL;
 	const char *status = NULL;
 
-	if (sqlite3_prepare_v2(db, "SELECT doc, status, pid, host FROM runs WHERE id = ?", -1, &st,
-	    NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(db, "SELECT r.doc, r.status, " WRITER_COLS ", json_object("
+	    "'host', r.host, 'boot_id', r.boot_id, 'pid_ns', r.pid_ns, 'pid', r.pid,"
+	    " 'pid_start', r.pid_start, 'heartbeat_ns', r.heartbeat_ns)"
+	    " FROM runs r WHERE r.id = ?", -1, &st, NULL) != SQLITE_OK)
 		return NULL;
 	sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
 	if (sqlite3_step(st) == SQLITE_ROW) {
+		struct run_writer w;
+
 		doc = json_tokener_parse((const char *)sqlite3_column_text(st, 0));
-		if (doc)
-			status = live_status(db, id, (const char *)sqlite3_column_text(st, 1),
-			    sqlite3_column_int64(st, 2), (const char *)sqlite3_column_text(st, 3));
+		row_writer(st, 2, &w);
+		if (doc) {
+			status = live_status(db, id, (const char *)sqlite3_column_text(st, 1), &w);
+			json_object_object_add(doc, "writer", json_tokener_parse(
+			    (const char *)sqlite3_column_text(st, 8)));
+		}
 		if (doc)
 			json_object_object_add(doc, "status", json_object_new_string(status));
 	}

@@ -44,6 +44,26 @@ int results_run_end(sqlite3 *db, json_object *doc);
 /* All three at once for a finished document. */
 int results_store(sqlite3 *db, json_object *doc);
 
+/* Who writes a run, as its row records it (controller/runlive.c). */
+struct run_writer {
+	int64_t pid, pid_start, heartbeat_ns;	/* pid_start: ticks since boot, -1 unknown */
+	char host[256], boot_id[64], pid_ns[64];
+};
+#define RESULTS_HEARTBEAT_S	10	/* a running knobctl refreshes its run's heartbeat */
+#define RESULTS_STALE_S		120	/* a heartbeat older than this: the writer is gone */
+/* This process as a run's writer. */
+void runlive_self(struct run_writer *w);
+/* 1 when the writer of a "running" run is gone: seen gone (same boot and
+ * pid namespace: no process with that pid and start time), else its
+ * heartbeat is older than RESULTS_STALE_S at now_ns.  0 otherwise. */
+int runlive_gone(const struct run_writer *w, int64_t now_ns);
+/* A thread that refreshes run_id's heartbeat in the database at dbpath
+ * (its own connection) every interval_s seconds (RESULTS_HEARTBEAT_S for
+ * a run) until stopped; NULL (logged) when it cannot. */
+struct results_hb *results_heartbeat_start(const char *dbpath, const char *run_id,
+    int interval_s);
+void results_heartbeat_stop(struct results_hb *hb);
+
 /* One line of `results list`. */
 struct run_row {
 	char *id, *label, *profile, *profile_hash, *nodeset, *status, *command, *play, *kinds;

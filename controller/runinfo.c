@@ -12,15 +12,28 @@
 #include "log.h"
 #include "pbjson.h"
 #include "profile.h"
+#include "rundoc.h"
+#include "nodeset.h"
 #include "util.h"
+
+void
+sha256_hex(const void *data, size_t len, char out[65])
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+
+	out[0] = '\0';
+	if (EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL) != 1 || mdlen != 32)
+		return;
+	for (unsigned int i = 0; i < mdlen; i++)
+		snprintf(out + 2 * i, 3, "%02x", md[i]);
+}
 
 json_object *
 runinfo_profile_json(const struct profile *p)
 {
 	json_object *o = json_object_new_object();
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0;
-	char hex[2 * EVP_MAX_MD_SIZE + 1] = "", *text = xstrdup("");
+	char hex[65], *text = xstrdup("");
 
 	if (p == NULL) {
 		free(text);
@@ -35,9 +48,7 @@ runinfo_profile_json(const struct profile *p)
 		    s->attr, s->match[0] ? " " : "", s->match, s->value, s->persistent ?
 		    " (persistent)" : "");
 	}
-	if (EVP_Digest(text, strlen(text), md, &mdlen, EVP_sha256(), NULL) == 1)
-		for (unsigned int i = 0; i < mdlen; i++)
-			snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	sha256_hex(text, strlen(text), hex);
 	json_object_object_add(o, "name", json_object_new_string(p->name));
 	json_object_object_add(o, "path", json_object_new_string(p->path ? p->path : ""));
 	json_object_object_add(o, "sha256", json_object_new_string(hex));
@@ -96,6 +107,70 @@ verify_group(struct ctl *ctl, const struct strvec *names, const char *pname, jso
 	profile_free(p);
 }
 
+/* The resolved profile name (NULL: untuned) as JSON; only its name when it
+ * is not in this controller's profile search path. */
+static json_object *
+resolved(const char *name)
+{
+	struct strvec errs = { 0 };
+	struct profile *p = name ? profile_load(name, &errs) : NULL;
+	json_object *o = runinfo_profile_json(p);
+
+	if (name && p == NULL)
+		json_object_object_add(o, "name", json_object_new_string(name));
+	profile_free(p);
+	strvec_free(&errs);
+	return o;
+}
+
+/* The run's profile: the one every node has active; for nodes with
+ * different ones, "mixed" with each group's resolved profile, and a text
+ * (and its SHA-256) that says which nodes ran which settings. */
+static json_object *
+run_profile(const struct fo_node *nodes, size_t n, const struct strvec *active,
+    const struct strvec *distinct)
+{
+	json_object *o, *groups;
+	char hex[65], *text = NULL;
+	struct strvec names = { 0 };
+
+	if (distinct->n == 0)
+		return runinfo_profile_json(NULL);
+	if (distinct->n == 1 && !strvec_contains(active, ""))
+		return resolved(distinct->v[0]);
+	for (size_t k = 0; k < distinct->n; k++)
+		strvec_push(&names, distinct->v[k]);
+	if (strvec_contains(active, ""))
+		strvec_push(&names, "");
+	o = json_object_new_object();
+	groups = json_object_new_array();
+	text = xstrdup("");
+	for (size_t k = 0; k < names.n; k++) {
+		struct strvec who = { 0 };
+		json_object *g = resolved(names.v[k][0] ? names.v[k] : NULL);
+		char *f;
+
+		for (size_t i = 0; i < n; i++)
+			if (strcmp(active->v[i], names.v[k]) == 0)
+				strvec_push(&who, nodes[i].name);
+		f = nodeset_fold(who.v, who.n);
+		json_object_object_add(g, "nodes", json_object_new_string(f));
+		str_appendf(&text, "# %s: %s\n%s", f, names.v[k][0] ? names.v[k] : "(untuned)",
+		    rd_str(g, "text"));
+		json_object_array_add(groups, g);
+		free(f);
+		strvec_free(&who);
+	}
+	sha256_hex(text, strlen(text), hex);
+	json_object_object_add(o, "name", json_object_new_string("mixed"));
+	json_object_object_add(o, "sha256", json_object_new_string(hex));
+	json_object_object_add(o, "text", json_object_new_string(text));
+	json_object_object_add(o, "profiles", groups);
+	free(text);
+	strvec_free(&names);
+	return o;
+}
+
 json_object *
 runinfo_gather(struct ctl *ctl, const struct strvec *nodes)
 {
@@ -152,30 +227,7 @@ runinfo_gather(struct ctl *ctl, const struct strvec *nodes)
 		json_object_array_add(arr, n);
 	}
 	json_object_object_add(out, "node_info", arr);
-	/* the run's profile: the one every node has active */
-	if (distinct.n == 1 && !strvec_contains(&active, "")) {
-		struct strvec errs = { 0 };
-		struct profile *p = profile_load(distinct.v[0], &errs);
-
-		json_object_object_add(out, "profile", p ? runinfo_profile_json(p) :
-		    json_object_new_object());
-		if (!p)
-			json_object_object_add(json_object_object_get(out, "profile"), "name",
-			    json_object_new_string(distinct.v[0]));
-		profile_free(p);
-		strvec_free(&errs);
-	} else if (distinct.n) {
-		json_object *o = json_object_new_object();
-		char *names = NULL;
-
-		for (k = 0; k < distinct.n; k++)
-			str_appendf(&names, "%s%s", k ? "," : "", distinct.v[k]);
-		json_object_object_add(o, "name", json_object_new_string("mixed"));
-		json_object_object_add(o, "text", json_object_new_string(names));
-		json_object_object_add(out, "profile", o);
-		free(names);
-	} else
-		json_object_object_add(out, "profile", runinfo_profile_json(NULL));
+	json_object_object_add(out, "profile", run_profile(fo.nodes, fo.n, &active, &distinct));
 	fanout_free(&fo);
 	strvec_free(&active);
 	strvec_free(&distinct);

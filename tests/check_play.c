@@ -115,6 +115,24 @@ START_TEST(play_three_nodes)
 	run = need(harness_knobctl_json(&h, &rc, "--json results show latest"));
 	ck_assert_str_eq(jstr(run, "play"), "three");
 	ck_assert_ptr_nonnull(strstr(jstr(run, "play_file"), "/p.xml"));
+	/* the play's content as it ran, its SHA-256 (sha256sum's) and the -e values */
+	{
+		char path[PATH_MAX + 16], *text = NULL, sum[128] = "";
+		size_t len;
+		FILE *p;
+
+		snprintf(path, sizeof(path), "%s/p.xml", h.tmp);
+		ck_assert_int_eq(read_file_bounded(path, 1 << 20, &text, &len), 0);
+		ck_assert_str_eq(jstr(run, "play_text"), text);
+		snprintf(path, sizeof(path), "sha256sum %s/p.xml", h.tmp);
+		ck_assert_ptr_nonnull(p = popen(path, "r"));
+		ck_assert_ptr_nonnull(fgets(sum, sizeof(sum), p));
+		pclose(p);
+		sum[64] = '\0';
+		ck_assert_str_eq(jstr(run, "play_sha256"), sum);
+		ck_assert_str_eq(jstr(jarr(run, "play_vars"), "dir"), data);
+		free(text);
+	}
 	ck_assert_str_eq(jstr(jarr(run, "profile"), "name"), "somax");
 	ck_assert_int_eq(json_object_array_length(jarr(run, "phases")), 12);
 	ph = json_object_array_get_idx(jarr(run, "phases"), 4);	/* seq-write, 2 threads */
@@ -132,6 +150,8 @@ START_TEST(play_three_nodes)
 	rc = harness_knobctl(&h, &out, NULL, "results show latest");
 	ck_assert_int_eq(rc, 0);
 	ck_assert_msg(strstr(out, "1..4") != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "\nplay three (") != NULL || strncmp(out, "play three (", 12) == 0,
+	    "%s", out);
 	free(out);
 }
 END_TEST

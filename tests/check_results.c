@@ -1,7 +1,10 @@
 /* Results store and statistics, on real SQLite files:
  *  - migration of a database made by knob 0.1 (tests/fixtures/results-v1.sql
  *    is the `sqlite3 .dump` of the results.db that `make demo` of commit
- *    c6e1a28 wrote), and every rundoc field has its column;
+ *    c6e1a28 wrote), and every rundoc field has its column; migration from
+ *    the previous version (results-v3.sql, from `make demo` of 53d4fe7);
+ *  - who wrote a running run: a reused pid, another host's heartbeat, rows
+ *    from before the writer was recorded; the heartbeat thread;
  *  - runs in true time order, ids by prefix and latest~N;
  *  - a writer that dies after two phases leaves them readable and the run
  *    incomplete;
@@ -134,7 +137,7 @@ START_TEST(t_migrate_v1)
 	free(sql);
 
 	db = open_db();
-	ck_assert_int_eq(user_version(db), 3);
+	ck_assert_int_eq(user_version(db), 4);
 	ck_assert_int_eq(results_runs(db, &r, &n), 0);
 	ck_assert_uint_eq(n, 1);
 	ck_assert_str_eq(r[0].status, "ok");
@@ -175,7 +178,205 @@ START_TEST(t_migrate_v1)
 	sqlite3_close(db);
 	/* opening again does nothing more */
 	db = open_db();
-	ck_assert_int_eq(user_version(db), 3);
+	ck_assert_int_eq(user_version(db), 4);
+	sqlite3_close(db);
+}
+END_TEST
+
+/* A database of the previous version (3) migrates: tests/fixtures/
+ * results-v3.sql is the `sqlite3 .dump` of the results.db that `make demo`
+ * of commit 53d4fe7 wrote, cut to its tuned run.  The run keeps its phases
+ * and records; its play file moves to its column; its heartbeat is its end;
+ * its writer is known by host and pid only. */
+START_TEST(t_migrate_v3)
+{
+	static const char id[] = "20261201-115236-949e";
+	char *sql = NULL;
+	size_t len;
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	json_object *doc;
+
+	ck_assert_int_eq(read_file_bounded("tests/fixtures/results-v3.sql", 1 << 24, &sql, &len), 0);
+	ck_assert_int_eq(sqlite3_open(dbpath, &db), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	/* .dump leaves out the user_version the file had */
+	ck_assert_int_eq(sqlite3_exec(db, "PRAGMA user_version = 3", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	free(sql);
+
+	db = open_db();
+	ck_assert_int_eq(user_version(db), 4);
+	ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT play_file, play_text, play_hash, boot_id,"
+	    " pid_start, heartbeat_ns = ended_ns, label, profile FROM runs WHERE id = ?", -1, &st,
+	    NULL), SQLITE_OK);
+	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+	ck_assert_ptr_nonnull(strstr((const char *)sqlite3_column_text(st, 0),
+	    "ansible-like-plays/demo.xml"));
+	ck_assert_str_eq((const char *)sqlite3_column_text(st, 1), "");
+	ck_assert_str_eq((const char *)sqlite3_column_text(st, 2), "");
+	ck_assert_str_eq((const char *)sqlite3_column_text(st, 3), "");
+	ck_assert_int_eq(sqlite3_column_int64(st, 4), -1);
+	ck_assert_int_eq(sqlite3_column_int(st, 5), 1);
+	ck_assert_str_eq((const char *)sqlite3_column_text(st, 6), "demo-loop");
+	ck_assert_str_eq((const char *)sqlite3_column_text(st, 7), "mixed");
+	sqlite3_finalize(st);
+	doc = results_load(db, id);
+	ck_assert_ptr_nonnull(doc);
+	ck_assert_str_eq(rd_str(doc, "status"), "ok");
+	ck_assert_str_eq(rd_str(doc, "play"), "demo");
+	ck_assert_int_eq(json_object_array_length(json_object_object_get(doc, "phases")), 12);
+	ck_assert_int_eq(json_object_array_length(json_object_object_get(doc, "node_info")), 2);
+	ck_assert_int_eq((int64_t)rd_num(json_object_object_get(doc, "writer"), "pid"), 7744);
+	json_object_put(doc);
+	sqlite3_close(db);
+}
+END_TEST
+
+/* Set column col of run id (an integer or a text). */
+static void
+set_col(sqlite3 *db, const char *id, const char *col, const char *text, int64_t v)
+{
+	char sql[256];
+	sqlite3_stmt *st;
+
+	snprintf(sql, sizeof(sql), "UPDATE runs SET %s = ? WHERE id = ?", col);
+	ck_assert_int_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+	if (text)
+		sqlite3_bind_text(st, 1, text, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_int64(st, 1, v);
+	sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);
+	ck_assert_int_eq(sqlite3_step(st), SQLITE_DONE);
+	sqlite3_finalize(st);
+}
+
+/* The status a reader gives run id now. */
+static const char *
+status_of(sqlite3 *db, const char *id, char *buf, size_t len)
+{
+	json_object *doc = results_load(db, id);
+
+	ck_assert_ptr_nonnull(doc);
+	snprintf(buf, len, "%s", rd_str(doc, "status"));
+	json_object_put(doc);
+	return buf;
+}
+
+/* A "running" run, as this process would begin it. */
+static void
+begin_running(sqlite3 *db, const char *id)
+{
+	json_object *d = mk_doc(id, 1767225600000000000ll);
+
+	json_object_object_add(d, "status", json_object_new_string("running"));
+	ck_assert_int_eq(results_run_begin(db, d), 0);
+	json_object_put(d);
+}
+
+/* Who wrote a run, beyond "same host, pid dead": a live pid with another
+ * start time is a reused pid (gone); this process with its own start time
+ * is running; a writer this reader cannot see (another boot id: another
+ * host, or before a reboot) is judged by its heartbeat; a row from before
+ * version 4 by host and pid. */
+START_TEST(t_writer_gone)
+{
+	sqlite3 *db = open_db();
+	int64_t now = (int64_t)now_real_ns();
+	char buf[32], *text = NULL;
+	struct run_writer me;
+	size_t len;
+
+	runlive_self(&me);
+	ck_assert_int_gt(strlen(me.boot_id), 30);
+	ck_assert_int_eq(me.pid, getpid());
+	/* the start time is the 22nd field of /proc/self/stat, read here by sscanf */
+	{
+		long long t = -1;
+		char *p;
+
+		ck_assert_int_eq(read_file_bounded("/proc/self/stat", 4096, &text, &len), 0);
+		p = strrchr(text, ')');
+		ck_assert_int_eq(sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u "
+		    "%*d %*d %*d %*d %*d %*d %lld", &t), 1);
+		ck_assert_int_eq(me.pid_start, t);
+		free(text);
+	}
+
+	begin_running(db, "r-self");
+	ck_assert_str_eq(status_of(db, "r-self", buf, sizeof(buf)), "running");
+
+	/* pid 1 is alive, but it is not the knobctl that wrote the run */
+	begin_running(db, "r-reused");
+	set_col(db, "r-reused", "pid", NULL, 1);
+	ck_assert_str_eq(status_of(db, "r-reused", buf, sizeof(buf)), "incomplete");
+	/* this process, started at another time */
+	begin_running(db, "r-restarted");
+	set_col(db, "r-restarted", "pid_start", NULL, me.pid_start + 1);
+	ck_assert_str_eq(status_of(db, "r-restarted", buf, sizeof(buf)), "incomplete");
+
+	/* another host: a fresh heartbeat is running, a stale one is gone */
+	begin_running(db, "r-far-fresh");
+	set_col(db, "r-far-fresh", "boot_id", "0c0c0c0c-aaaa-bbbb-cccc-000000000000", 0);
+	set_col(db, "r-far-fresh", "host", "elsewhere", 0);
+	set_col(db, "r-far-fresh", "heartbeat_ns", NULL, now - 5 * 1000000000ll);
+	ck_assert_str_eq(status_of(db, "r-far-fresh", buf, sizeof(buf)), "running");
+	begin_running(db, "r-far-stale");
+	set_col(db, "r-far-stale", "boot_id", "0c0c0c0c-aaaa-bbbb-cccc-000000000000", 0);
+	set_col(db, "r-far-stale", "host", "elsewhere", 0);
+	set_col(db, "r-far-stale", "heartbeat_ns", NULL,
+	    now - (RESULTS_STALE_S + 10) * 1000000000ll);
+	ck_assert_str_eq(status_of(db, "r-far-stale", buf, sizeof(buf)), "incomplete");
+	/* this host before a reboot: the pid may be anyone's now; stale heartbeat */
+	begin_running(db, "r-rebooted");
+	set_col(db, "r-rebooted", "boot_id", "0c0c0c0c-aaaa-bbbb-cccc-111111111111", 0);
+	set_col(db, "r-rebooted", "heartbeat_ns", NULL, now - 3600 * 1000000000ll);
+	ck_assert_str_eq(status_of(db, "r-rebooted", buf, sizeof(buf)), "incomplete");
+
+	/* rows from before version 4: this host, this (live) pid is running */
+	begin_running(db, "r-old");
+	set_col(db, "r-old", "boot_id", "", 0);
+	set_col(db, "r-old", "heartbeat_ns", NULL, 0);
+	ck_assert_str_eq(status_of(db, "r-old", buf, sizeof(buf)), "running");
+	/* another host's, with its start long ago */
+	set_col(db, "r-old", "host", "elsewhere", 0);
+	ck_assert_str_eq(status_of(db, "r-old", buf, sizeof(buf)), "incomplete");
+	/* the verdict is written: it stays incomplete */
+	set_col(db, "r-far-stale", "heartbeat_ns", NULL, now);
+	ck_assert_str_eq(status_of(db, "r-far-stale", buf, sizeof(buf)), "incomplete");
+	sqlite3_close(db);
+}
+END_TEST
+
+/* The heartbeat thread moves the run's heartbeat on while it runs, and
+ * only while the run is running. */
+START_TEST(t_heartbeat)
+{
+	sqlite3 *db = open_db();
+	struct results_hb *hb;
+	sqlite3_stmt *st;
+	int64_t first, hb_ns = 0;
+
+	begin_running(db, "r-hb");
+	ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT heartbeat_ns FROM runs WHERE id = 'r-hb'",
+	    -1, &st, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+	first = sqlite3_column_int64(st, 0);
+	ck_assert_int_gt(first, 0);
+	hb = results_heartbeat_start(dbpath, "r-hb", 1);
+	ck_assert_ptr_nonnull(hb);
+	/* wait, bounded, for a beat */
+	for (int i = 0; i < 300 && hb_ns <= first; i++) {
+		sqlite3_reset(st);
+		ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+		hb_ns = sqlite3_column_int64(st, 0);
+		if (hb_ns <= first)
+			usleep(50000);
+	}
+	results_heartbeat_stop(hb);
+	ck_assert_int_gt(hb_ns, first);
+	sqlite3_finalize(st);
 	sqlite3_close(db);
 }
 END_TEST
@@ -201,7 +402,7 @@ START_TEST(t_extension_schema)
 	s.nsteps = 1;
 	ck_assert_int_eq(results_migrate(db, &s, err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "newer"));
-	ck_assert_int_eq(user_version(db), 3);
+	ck_assert_int_eq(user_version(db), 4);
 	sqlite3_close(db);
 }
 END_TEST
@@ -500,6 +701,9 @@ main(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, t_migrate_v1);
+	tcase_add_test(tc, t_migrate_v3);
+	tcase_add_test(tc, t_writer_gone);
+	tcase_add_test(tc, t_heartbeat);
 	tcase_add_test(tc, t_extension_schema);
 	tcase_add_test(tc, t_order_and_resolve);
 	tcase_add_test(tc, t_incomplete);

@@ -154,12 +154,29 @@ stored_phases(void)
 	return n;
 }
 
+/* The start time of process pid (field 22 of /proc/PID/stat), -1 if none. */
+static long long
+starttime(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	long long t = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (read_small_file(path, buf, sizeof(buf)) < 0 || (p = strrchr(buf, ')')) == NULL)
+		return -1;
+	if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
+	    "%*d %*d %lld", &t) != 1)
+		return -1;
+	return t;
+}
+
 /* SIGKILL of knobctl mid-sweep: the finished phases stay readable and the
- * run reads incomplete. */
+ * run reads incomplete (its writer, recorded by boot id, pid and start
+ * time, is gone). */
 START_TEST(sigkill_mid_sweep)
 {
-	char *cmd;
-	json_object *doc, *ph;
+	char *cmd, boot[64];
+	json_object *doc, *ph, *w;
 	pid_t pid;
 	int st, rc, n = -1;
 
@@ -180,6 +197,17 @@ START_TEST(sigkill_mid_sweep)
 			usleep(100000);
 	}
 	ck_assert_int_ge(n, 1);
+	/* the run names its writer: this knobctl, by boot id, pid and start time */
+	doc = need(harness_knobctl_json(&h, &rc, "results --json show latest"));
+	ck_assert_str_eq(json_object_get_string(get(doc, "status")), "running");
+	w = get(doc, "writer");
+	ck_assert_int_eq(json_object_get_int64(get(w, "pid")), pid);
+	ck_assert_int_eq(json_object_get_int64(get(w, "pid_start")), starttime(pid));
+	ck_assert_int_eq(read_small_file("/proc/sys/kernel/random/boot_id", boot, sizeof(boot)) > 0, 1);
+	ck_assert_str_eq(json_object_get_string(get(w, "boot_id")), boot);
+	ck_assert_int_ge(json_object_get_int64(get(w, "heartbeat_ns")),
+	    json_object_get_int64(get(doc, "started_ns")));
+	json_object_put(doc);
 	kill(pid, SIGKILL);
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
 	ck_assert(WIFSIGNALED(st));
@@ -203,7 +231,7 @@ END_TEST
  * live value of its keys, facts, and the resolved profile with its hash. */
 START_TEST(run_records_profile)
 {
-	char prof[PATH_MAX + 32], *out = NULL;
+	char prof[PATH_MAX + 32], *out = NULL, tuned_hash[80];
 	json_object *doc, *ni, *live;
 	FILE *f;
 	int rc;
@@ -226,6 +254,8 @@ START_TEST(run_records_profile)
 	doc = need(harness_knobctl_json(&h, &rc, "results --json show latest"));
 	ck_assert_str_eq(json_object_get_string(get(get(doc, "profile"), "name")), "rec-test");
 	ck_assert_int_eq(strlen(json_object_get_string(get(get(doc, "profile"), "sha256"))), 64);
+	snprintf(tuned_hash, sizeof(tuned_hash), "%s",
+	    json_object_get_string(get(get(doc, "profile"), "sha256")));
 	ck_assert_ptr_nonnull(strstr(json_object_get_string(get(get(doc, "profile"), "text")),
 	    "sysctl net.core.somaxconn = 2345"));
 	ck_assert_str_eq(json_object_get_string(get(doc, "label")), "tuned");
@@ -245,6 +275,22 @@ START_TEST(run_records_profile)
 	rc = harness_knobctl(&h, &out, NULL, "results list");
 	ck_assert_ptr_nonnull(strstr(out, "rec-test"));
 	free(out);
+	/* node02 untuned, node01 tuned: a mixed run records both, and a hash
+	 * that differs from the tuned run's */
+	rc = harness_knobctl(&h, &out, NULL, "rollback -w node02");
+	ck_assert_int_eq(rc, 0);
+	free(out);
+	doc = need(harness_knobctl_json(&h, &rc, "--json bench md-create -w @all --dir %s --threads 2 "
+	    "--files 20 --label mixed", data));
+	json_object_put(doc);
+	doc = need(harness_knobctl_json(&h, &rc, "results --json show latest"));
+	ck_assert_str_eq(json_object_get_string(get(get(doc, "profile"), "name")), "mixed");
+	ck_assert_int_eq(strlen(json_object_get_string(get(get(doc, "profile"), "sha256"))), 64);
+	ck_assert_ptr_nonnull(strstr(json_object_get_string(get(get(doc, "profile"), "text")),
+	    "# node01: rec-test\nsysctl net.core.somaxconn = 2345\n# node02: (untuned)\n"));
+	ck_assert_int_eq(json_object_array_length(get(get(doc, "profile"), "profiles")), 2);
+	ck_assert_str_ne(json_object_get_string(get(get(doc, "profile"), "sha256")), tuned_hash);
+	json_object_put(doc);
 	rc = harness_knobctl(&h, &out, NULL, "rollback -w @all");
 	ck_assert_int_eq(rc, 0);
 	free(out);
