@@ -617,6 +617,7 @@ dir_fs(struct bphase *ph)
 		return;
 	}
 	log_debug("phase %s: %s is on %s", ph->phase_id, real, ph->fs_type);
+	snprintf(ph->job->fs_type, sizeof(ph->job->fs_type), "%s", ph->fs_type);
 	if (strcmp(ph->fs_type, "gpfs") == 0)
 		ph->pagepool = gpfs_pagepool(ph->a);
 }
@@ -638,9 +639,10 @@ phase_run(struct work *w)
 	if (!ok)
 		snprintf(j->err, sizeof(j->err), "%s: cannot record the phase in %s/" BENCH_RECORDS
 		    " (needed to clean up after a crash)", a->node, a->state_dir);
-	ok = ok && bench_job_prepare(j) == 0;
+	/* the file system first: striping (Lustre) happens in prepare */
 	if (ok)
 		dir_fs(ph);
+	ok = ok && bench_job_prepare(j) == 0;
 	/* checkpoints for first done; the threads wait at the barrier */
 	for (size_t k = 0; ok && ph->fd_sync && k < j->nth; k++)
 		j->th[k].ckpt = bench_ckpt_new(BENCH_CKPT_MEM / j->nth);

@@ -95,6 +95,8 @@ struct bench_params {
 	int shared, odirect, fsync, drop_caches, keep_files, persist_files;
 	uint32_t stonewall_s, files_per_dir, reader_shift, rate_iops;
 	uint64_t files_total, segments;
+	uint32_t stripe_count;		/* Lustre: lfs setstripe -c; 0 = leave the layout */
+	uint64_t stripe_size;		/* Lustre: lfs setstripe -S, bytes; 0 = leave it */
 	int verify, md_relative, md_shared, md_leaf_only, fallocate;
 	uint32_t compress_pct, md_depth, md_branch, queue_depth, runtime_s, rwmix_read;
 	int ioengine;			/* IOE_* */
@@ -230,6 +232,7 @@ struct bench_job {
 	uint64_t read_bytes;		/* data the phase reads on this node */
 	struct bench_pool pool;		/* written content */
 	char wpath[PATH_MAX];		/* DIR/knob.<workdir_id>, resolved (full-path md) */
+	char fs_type[32];		/* of DIR (mount table), set before prepare */
 	int ioengine;			/* IOE_* the data phase uses */
 	char warning[512];
 	char err[512];
@@ -239,6 +242,10 @@ struct bench_job {
 	char *ext_output;
 	uint64_t ext_start_ns, ext_end_ns;
 };
+
+/* Lustre: lfs setstripe on the work directory when the spec asks for a
+ * stripe count or size (agent/bench_stripe.c); 0, or -1 (j->err). */
+int bench_stripe(struct bench_job *j);
 
 /* Allocate a job for params (taken over: p is zeroed). */
 struct bench_job *bench_job_new(struct bench_params *p, const char *node);

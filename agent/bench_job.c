@@ -143,7 +143,7 @@ bench_job_prepare(struct bench_job *j)
 	size_t i;
 
 	j->mem_total_kb = bench_mem_total_kb(j->p.sysroot);
-	if (open_workdir(j) < 0)
+	if (open_workdir(j) < 0 || bench_stripe(j) < 0)
 		return -1;
 	if (bench_kind_is_ext(j->p.kind))
 		return ext_prepare(j);

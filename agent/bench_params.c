@@ -243,6 +243,12 @@ bench_params_from_spec(struct bench_params *p, const Knob__PhaseSpec *s,
 	p->rwmix_read = s->rwmix_read;
 	p->fallocate = s->fallocate;
 	p->segments = s->segments;
+	p->stripe_count = s->stripe_count;
+	p->stripe_size = s->stripe_size;
+	if (p->stripe_count > 2000)
+		PERR("stripe count above 2000 (Lustre's limit)");
+	if (p->stripe_size % 65536 != 0 || p->stripe_size > (4ull << 30))
+		PERR("stripe size must be a multiple of 64 KiB, at most 4 GiB");
 	if ((p->ioengine = bench_ioengine_parse(s->ioengine)) < 0)
 		PERR("unknown I/O engine '%s' (psync, io_uring, libaio)", s->ioengine);
 	if (s->ext_tool && strlen(s->ext_tool) < sizeof(p->ext_tool))

@@ -455,6 +455,7 @@ struct plan {
 	uint32_t threads, repeat;
 	uint64_t bs, size, md_files;	/* after size-total and per-thread-count overrides */
 	uint64_t files_total;		/* exact total of md items (0: md_files each) */
+	uint64_t stripe_count, stripe_size;
 	char workdir[72];
 	int keep;
 };
@@ -594,6 +595,8 @@ make_spec(struct brun *br, const struct plan *p, struct pnode *pn, size_t nused,
 	s->rwmix_read = rq->rwmix;
 	s->fallocate = rq->fallocate;
 	s->segments = rq->segments;
+	s->stripe_count = (uint32_t)p->stripe_count;
+	s->stripe_size = p->stripe_size;
 	s->drop_caches = rq->drop_caches;
 	s->reader_shift = rq->reader_shift;
 	s->lease_s = rq->lease_s;
@@ -1008,10 +1011,14 @@ finalize_phase(struct brun *br)
 	rec.write_size = (int64_t)rq->write_size;
 	rec.drop_caches = rq->drop_caches;
 	rec.reader_shift = rq->reader_shift;
+	rec.stripe_count = (int64_t)p->stripe_count;
+	rec.stripe_size = (int64_t)p->stripe_size;
 	rec.workload = workload = xasprintf("bs=%llu size=%llu size-total=%llu files=%llu "
-	    "files-total=%llu at=%zu", (unsigned long long)rq->bs, (unsigned long long)rq->size,
+	    "files-total=%llu stripe-count=%llu stripe-size=%llu at=%zu",
+	    (unsigned long long)rq->bs, (unsigned long long)rq->size,
 	    (unsigned long long)rq->size_total, (unsigned long long)rq->md_files,
-	    (unsigned long long)rq->files_total, rq->nat);
+	    (unsigned long long)rq->files_total, (unsigned long long)rq->stripe_count,
+	    (unsigned long long)rq->stripe_size, rq->nat);
 	ph = rundoc_phase_json(&rec);
 	free(workload);
 	json_object_object_add(ph, "node_names", names);
@@ -1606,6 +1613,8 @@ plan_params(const struct bench_req *rq, uint32_t threads, struct plan *p)
 	p->bs = rq->bs;
 	p->size = rq->size;
 	p->md_files = rq->md_files;
+	p->stripe_count = rq->stripe_count;
+	p->stripe_size = rq->stripe_size;
 	for (size_t i = 0; i < rq->nat; i++) {
 		const struct bench_at *a = &rq->at[i];
 
@@ -1616,6 +1625,8 @@ plan_params(const struct bench_req *rq, uint32_t threads, struct plan *p)
 		total = a->size_total ? a->size_total : a->size ? 0 : total;
 		ftotal = a->files_total ? a->files_total : ftotal;
 		p->md_files = a->md_files ? a->md_files : p->md_files;
+		p->stripe_count = a->stripe_count ? a->stripe_count : p->stripe_count;
+		p->stripe_size = a->stripe_size ? a->stripe_size : p->stripe_size;
 	}
 	if (total) {
 		uint64_t unit = p->bs ? p->bs : 1;

@@ -12,7 +12,7 @@
  * 0 keeps the request's value. */
 struct bench_at {
 	uint32_t lo, hi;
-	uint64_t bs, size, size_total, files_total, md_files;
+	uint64_t bs, size, size_total, files_total, md_files, stripe_count, stripe_size;
 };
 
 /* What to run: every kind for every thread count of the sweep, repeat
@@ -31,6 +31,7 @@ struct bench_req {
 	int verify, md_relative, md_shared, md_leaf_only, fallocate;
 	uint32_t compress_pct, md_depth, md_branch, iodepth, runtime_s, rwmix;
 	uint64_t segments;
+	uint64_t stripe_count, stripe_size;	/* Lustre layout of each phase's directory */
 	const char *ioengine;
 	const char *ext_tool;
 	const char *mpirun;		/* ior/mdtest launcher template */

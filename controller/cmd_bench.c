@@ -30,7 +30,7 @@ enum { O_DIR = 256, O_THREADS, O_BS, O_SIZE, O_SHARED, O_DIRECT, O_FSYNC, O_STON
     O_FPD, O_FILES, O_FTOTAL, O_WSIZE, O_DROP, O_SHIFT, O_KEEP, O_RATE, O_LEASE,
     O_TOOL, O_EXTTO, O_SEED, O_TRATE, O_REPEAT, O_STOTAL, O_LABEL, O_VERIFY, O_COMPR,
     O_MDREL, O_MDSHARED, O_MDDEPTH, O_MDBRANCH, O_MDLEAF, O_IODEPTH, O_IOENGINE, O_RUNTIME,
-    O_RWMIX, O_FALLOC, O_SEGS, O_AT, O_MPIRUN, O_MPIARGS };
+    O_RWMIX, O_FALLOC, O_SEGS, O_AT, O_MPIRUN, O_MPIARGS, O_SCOUNT, O_SSIZE };
 
 static const struct opt bench_opts[] = {
 	{ O_DIR, "dir", OPT_ARG, "DIR", "directory on the file system under test (absolute)", 0 },
@@ -39,6 +39,8 @@ static const struct opt bench_opts[] = {
 	{ O_SIZE, "size", OPT_ARG, "SIZE", "bytes per thread (N-to-N) or per rank segment (--shared); default 256m", 0 },
 	{ O_SHARED, "shared", OPT_NOARG, NULL, "N-to-1: disjoint segments of one shared file", 0 },
 	{ O_SEGS, "segments", OPT_ARG, "N", "with --shared: each rank's data in N strided segments (IOR -s: segment s of rank r at (s*threads+r)*size/N)", 0 },
+	{ O_SCOUNT, "stripe-count", OPT_ARG, "N", "Lustre: lfs setstripe -c N on each phase's directory before its files are created", 0 },
+	{ O_SSIZE, "stripe-size", OPT_ARG, "SIZE", "Lustre: lfs setstripe -S SIZE (a multiple of 64k) likewise", 0 },
 	{ O_IODEPTH, "iodepth", OPT_ARG, "N", "I/Os in flight per thread (io_uring, else libaio)", 0 },
 	{ O_IOENGINE, "ioengine", OPT_ARG, "E", "psync (queue depth 1), io_uring or libaio", 0 },
 	{ O_RUNTIME, "runtime", OPT_ARG, "S", "data phases: run S seconds, wrapping around the file (fio time_based)", 0 },
@@ -70,7 +72,7 @@ static const struct opt bench_opts[] = {
 	{ O_REPEAT, "repeat", OPT_ARG, "N", "run each point N times: mean, sd, min, max (default 1)", 0 },
 	{ O_STOTAL, "size-total", OPT_ARG, "SIZE", "a fixed aggregate size split over the threads", 0 },
 	{ O_LABEL, "label", OPT_ARG, "TEXT", "a label for the run in the results store", 0 },
-	{ O_AT, "at", OPT_ARG, "T..T:K=V,..", "per-thread-count values: bs, size, size-total, files, files-total (repeatable)", 0 },
+	{ O_AT, "at", OPT_ARG, "T..T:K=V,..", "per-thread-count values: bs, size, size-total, files, files-total, stripe-count, stripe-size (repeatable)", 0 },
 	{ O_MPIRUN, "mpirun", OPT_ARG, "TEMPLATE", "ior/mdtest launcher: words with {np} {hosts} {hostfile} {ppn} {nnodes} {args} {cmd} (default: mpirun --allow-run-as-root --map-by node --hostfile {hostfile} -np {np} {args} {cmd})", 0 },
 	{ O_MPIARGS, "mpirun-args", OPT_ARG, "ARGS", "site flags for the launcher's {args}, e.g. \"--mca btl ^openib\"", 0 },
 	OPT_END
@@ -100,6 +102,12 @@ parse_measure(int ch, struct bench_req *rq)
 		return parse_u32(optarg, &rq->rwmix) < 0 || rq->rwmix > 100 ? -1 : 0;
 	case O_SEGS:
 		return bench_parse_size(optarg, &rq->segments) < 0 || rq->segments == 0 ? -1 : 0;
+	case O_SCOUNT:
+		return bench_parse_size(optarg, &rq->stripe_count) < 0 || rq->stripe_count == 0 ||
+		    rq->stripe_count > 2000 ? -1 : 0;
+	case O_SSIZE:
+		return bench_parse_size(optarg, &rq->stripe_size) < 0 || rq->stripe_size == 0 ||
+		    rq->stripe_size % 65536 ? -1 : 0;
 	case O_IOENGINE:
 		if (strcmp(optarg, "psync") && strcmp(optarg, "io_uring") && strcmp(optarg, "libaio"))
 			return -1;
@@ -124,6 +132,8 @@ parse_at(const char *spec, struct bench_req *rq)
 		{ "size-total", offsetof(struct bench_at, size_total) },
 		{ "files", offsetof(struct bench_at, md_files) },
 		{ "files-total", offsetof(struct bench_at, files_total) },
+		{ "stripe-count", offsetof(struct bench_at, stripe_count) },
+		{ "stripe-size", offsetof(struct bench_at, stripe_size) },
 	};
 	char *dup = xstrdup(spec), *colon = strchr(dup, ':'), *t, *save = NULL, *end;
 	struct bench_at a = { 0 };

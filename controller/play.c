@@ -268,7 +268,9 @@ bench_check(struct ploader *L, struct pstep *st)
 static void
 parse_at_elem(struct ploader *L, struct pstep *st, xmlNodePtr n)
 {
-	static const char *const keys[] = { "bs", "size", "size-total", "files", "files-total" };
+	static const char *const keys[] = {
+		"bs", "size", "size-total", "files", "files-total", "stripe-count", "stripe-size",
+	};
 	char *thr = attr_or(L, n, "threads", ""), *spec = xasprintf("--at=%s:", thr);
 	int any = 0;
 

@@ -9,7 +9,8 @@
  * per-node active profile, live values and facts), sub-second start times,
  * the phase parameters as columns, merged histograms and each phase's full
  * record, version 3 the workload of a phase, version 4 the play's content,
- * SHA-256 and variables and the writer's identity and heartbeat.  Other
+ * SHA-256 and variables and the writer's identity and heartbeat, version 5
+ * a phase's Lustre stripe count and size.  Other
  * subsystems keep their own tables in the same file through
  * results_migrate() with their own component name (table schema_versions).
  *
@@ -114,6 +115,11 @@ static const char *const core_steps[] = {
 	"ALTER TABLE runs ADD COLUMN pid_start INTEGER NOT NULL DEFAULT -1;"
 	"ALTER TABLE runs ADD COLUMN heartbeat_ns INTEGER NOT NULL DEFAULT 0;"
 	"UPDATE runs SET heartbeat_ns = max(started_ns, ended_ns);",
+	/* 5: the Lustre layout of a phase (lfs setstripe -c / -S; 0: left alone) */
+	"ALTER TABLE phases ADD COLUMN stripe_count INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE phases ADD COLUMN stripe_size INTEGER NOT NULL DEFAULT 0;"
+	"UPDATE phases SET doc = json_set(doc, '$.params.stripe_count', 0,"
+	" '$.params.stripe_size', 0) WHERE doc IS NOT NULL;",
 };
 
 static const struct results_schema core_schema = {

@@ -25,7 +25,7 @@ struct phase_rec {
 	double elapsed_s, rate, ops_rate, first_done_rate, last_done_rate, start_spread_s, cpu_s;
 	int64_t lat_count, p50_ns, p99_ns, p999_ns;
 	int64_t block_size, file_size, stonewall_s, files_per_dir, md_files, write_size;
-	int64_t reader_shift;
+	int64_t reader_shift, stripe_count, stripe_size;
 	int shared, direct, fsync, drop_caches;
 };
 

@@ -164,8 +164,15 @@ stats_verdict_name(int v)
 static int
 per_thread_param(const char *key)
 {
-	return strcmp(key, "params.block_size") == 0 || strcmp(key, "params.file_size") == 0 ||
-	    strcmp(key, "params.md_files") == 0;
+	static const char *const keys[] = {
+		"params.block_size", "params.file_size", "params.md_files", "params.stripe_count",
+		"params.stripe_size",
+	};
+
+	for (size_t i = 0; i < nitems(keys); i++)
+		if (strcmp(key, keys[i]) == 0)
+			return 1;
+	return 0;
 }
 
 /* Same parameters (every rundoc field marked param); threads included

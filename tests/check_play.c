@@ -402,12 +402,120 @@ START_TEST(play_health_step)
 }
 END_TEST
 
+/* Write root/rel (directories made) with text and mode. */
+static void
+put_file(const char *root, const char *rel, const char *text, mode_t mode)
+{
+	char path[PATH_MAX * 2];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s%s", root, rel);
+	ck_assert_int_eq(harness_sh("mkdir -p \"$(dirname '%s')\"", path), 0);
+	ck_assert_ptr_nonnull(f = fopen(path, "w"));
+	fputs(text, f);
+	fclose(f);
+	ck_assert_int_eq(chmod(path, mode), 0);
+}
+
+/* Restart agent i with a sysroot ("" none). */
+static void
+restart_agent(int i, const char *root)
+{
+	harness_agent_stop(&h, i, SIGTERM);
+	snprintf(h.node[i].sysroot, sizeof(h.node[i].sysroot), "%s", root);
+	ck_assert_int_eq(harness_agent_start(&h, i), 0);
+}
+
+/* The Lustre report's stripe count by thread count, through <at>: each
+ * phase's directory gets lfs setstripe before its files are created, and
+ * the run records the layout of every phase.  There is no Lustre here:
+ * node01 and node02 get a --sysroot whose mount table puts the data
+ * directory on Lustre, and the lfs they run is a stand-in on $PATH that
+ * records its arguments.  node03 (no sysroot) sees the real ext4/tmpfs:
+ * a stripe count there fails the phase and says why. */
+START_TEST(play_stripe_count_at)
+{
+	char root[PATH_MAX], bin[PATH_MAX], calls[PATH_MAX], body[PATH_MAX * 2];
+	char mounts[PATH_MAX + 64], want[PATH_MAX + 128], *log = NULL, *path;
+	json_object *doc, *run, *ph;
+	const char *id;
+	int rc;
+
+	snprintf(root, sizeof(root), "%s/lustre-root", h.tmp);
+	snprintf(bin, sizeof(bin), "%s/bin", h.tmp);
+	snprintf(calls, sizeof(calls), "%s/lfs.calls", h.tmp);
+	snprintf(body, sizeof(body), "#!/bin/sh\n# stand-in for Lustre's lfs (no Lustre here)\n"
+	    "echo \"$*\" >> '%s'\n[ \"$1\" = setstripe ] || exit 2\n", calls);
+	put_file(bin, "/lfs", body, 0755);
+	snprintf(mounts, sizeof(mounts), "/dev/vda / ext4 rw 0 0\n10.0.0.1@o2ib:/scratch %s "
+	    "lustre rw 0 0\n", data);
+	put_file(root, "/proc/self/mounts", mounts, 0644);
+	put_file(root, "/proc/meminfo", "MemTotal:       16777216 kB\n", 0644);
+	path = xasprintf("%s:%s", bin, getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+	setenv("PATH", path, 1);
+	free(path);
+	restart_agent(0, root);
+	restart_agent(1, root);
+
+	write_file("stripe.xml", "<?xml version=\"1.0\"?>\n"
+	    "<play name=\"stripes\" nodes=\"node[01-02]\">\n"
+	    "  <bench kind=\"seq-write\" dir=\"%s\" threads=\"1..4\" bs=\"64k\" size-total=\"1m\" "
+	    "stripe-count=\"8\" stripe-size=\"4m\">\n"
+	    "    <at threads=\"2..4\" stripe-count=\"1\"/>\n  </bench>\n</play>\n", data);
+	doc = need(harness_knobctl_json(&h, &rc, "--json play %s/stripe.xml", h.tmp));
+	ck_assert_int_eq(rc, 0);
+	id = json_object_get_string(json_object_array_get_idx(jarr(doc, "runs"), 0));
+	/* the layout of every phase, in the run */
+	run = need(harness_knobctl_json(&h, &rc, "--json results show %s", id));
+	for (int i = 0; i < 3; i++) {
+		ph = json_object_array_get_idx(jarr(run, "phases"), (size_t)i);
+		ck_assert_str_eq(jstr(ph, "status"), "ok");
+		ck_assert_int_eq(json_object_get_int(json_object_object_get(jarr(ph, "params"),
+		    "stripe_count")), i == 0 ? 8 : 1);
+		ck_assert_int_eq(json_object_get_int64(json_object_object_get(jarr(ph, "params"),
+		    "stripe_size")), 4 << 20);
+	}
+	json_object_put(run);
+	/* lfs ran on each phase's directory, with that phase's layout (threads
+	 * 1 puts its one rank on node01 only; 2 and 4 use both nodes) */
+	ck_assert_int_eq(read_file_bounded(calls, 1 << 16, &log, NULL), 0);
+	snprintf(want, sizeof(want), "setstripe -c 8 -S 4194304 %s/knob.%s-w1\n", data, id);
+	ck_assert_msg(strstr(log, want) != NULL, "%s", log);
+	for (int w = 2; w <= 3; w++) {
+		char *first, *second;
+
+		snprintf(want, sizeof(want), "setstripe -c 1 -S 4194304 %s/knob.%s-w%d\n", data, id, w);
+		first = strstr(log, want);
+		ck_assert_msg(first != NULL, "%s", log);
+		second = strstr(first + 1, want);
+		ck_assert_msg(second != NULL && strstr(second + 1, want) == NULL,
+		    "not once per node: %s", log);
+	}
+	free(log);
+	json_object_put(doc);
+
+	/* a stripe size Lustre cannot take is a usage error */
+	rc = harness_knobctl(&h, NULL, NULL, "bench seq-write -w node01 --dir %s --stripe-size 1000",
+	    data);
+	ck_assert_int_eq(rc, 2);
+	/* not on Lustre: the phase fails, and says why */
+	doc = need(harness_knobctl_json(&h, &rc, "--json bench seq-write -w node03 --dir %s "
+	    "--threads 1 --size 1m --stripe-count 2", data));
+	ck_assert_int_ne(rc, 0);
+	ph = json_object_array_get_idx(jarr(doc, "phases"), 0);
+	ck_assert_str_ne(jstr(ph, "status"), "ok");
+	ck_assert_msg(strstr(json_object_to_json_string(ph), "not Lustre") != NULL, "%s",
+	    json_object_to_json_string(ph));
+	json_object_put(doc);
+}
+END_TEST
+
 /* Every shipped play loads and plans (--check) on the three agents. */
 START_TEST(shipped_plays_plan)
 {
 	static const char *const plays[] = {
 		"seq-nn-sweep", "seq-n1-sweep", "random-4k-sweep", "mdtest-sweep", "ab-compare",
-		"canary-rollout", "demo", "io500-like", "health-sweep",
+		"canary-rollout", "demo", "io500-like", "health-sweep", "lustre-seq-sweep",
 	};
 	char root[PATH_MAX], *out = NULL, *err = NULL;
 
@@ -495,6 +603,7 @@ main(void)
 	tcase_add_test(tc, play_max_fail_unreachable);
 	tcase_add_test(tc, play_check_writes_nothing);
 	tcase_add_test(tc, play_file_errors);
+	tcase_add_test(tc, play_stripe_count_at);
 	tcase_add_test(tc, shipped_plays_plan);
 	tcase_add_test(tc, io500_like_score);
 	tcase_add_test(tc, play_health_step);

@@ -137,7 +137,7 @@ START_TEST(t_migrate_v1)
 	free(sql);
 
 	db = open_db();
-	ck_assert_int_eq(user_version(db), 4);
+	ck_assert_int_eq(user_version(db), 5);
 	ck_assert_int_eq(results_runs(db, &r, &n), 0);
 	ck_assert_uint_eq(n, 1);
 	ck_assert_str_eq(r[0].status, "ok");
@@ -178,7 +178,7 @@ START_TEST(t_migrate_v1)
 	sqlite3_close(db);
 	/* opening again does nothing more */
 	db = open_db();
-	ck_assert_int_eq(user_version(db), 4);
+	ck_assert_int_eq(user_version(db), 5);
 	sqlite3_close(db);
 }
 END_TEST
@@ -206,7 +206,7 @@ START_TEST(t_migrate_v3)
 	free(sql);
 
 	db = open_db();
-	ck_assert_int_eq(user_version(db), 4);
+	ck_assert_int_eq(user_version(db), 5);
 	ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT play_file, play_text, play_hash, boot_id,"
 	    " pid_start, heartbeat_ns = ended_ns, label, profile FROM runs WHERE id = ?", -1, &st,
 	    NULL), SQLITE_OK);
@@ -229,6 +229,16 @@ START_TEST(t_migrate_v3)
 	ck_assert_int_eq(json_object_array_length(json_object_object_get(doc, "phases")), 12);
 	ck_assert_int_eq(json_object_array_length(json_object_object_get(doc, "node_info")), 2);
 	ck_assert_int_eq((int64_t)rd_num(json_object_object_get(doc, "writer"), "pid"), 7744);
+	/* version 5: the phases had no Lustre layout */
+	{
+		json_object *ph = json_object_array_get_idx(json_object_object_get(doc, "phases"), 0);
+		json_object *pa = json_object_object_get(ph, "params"), *v;
+
+		ck_assert(json_object_object_get_ex(pa, "stripe_count", &v));
+		ck_assert_int_eq(json_object_get_int(v), 0);
+		ck_assert(json_object_object_get_ex(pa, "stripe_size", &v));
+		ck_assert_int_eq(json_object_get_int(v), 0);
+	}
 	json_object_put(doc);
 	sqlite3_close(db);
 }
@@ -402,7 +412,7 @@ START_TEST(t_extension_schema)
 	s.nsteps = 1;
 	ck_assert_int_eq(results_migrate(db, &s, err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "newer"));
-	ck_assert_int_eq(user_version(db), 4);
+	ck_assert_int_eq(user_version(db), 5);
 	sqlite3_close(db);
 }
 END_TEST
