@@ -18,7 +18,6 @@
  *    reason. */
 #include <check.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +25,7 @@
 #include <sys/stat.h>
 #include <json-c/json.h>
 
+#include "testutil.h"
 #include "harness.h"
 #include "util.h"
 
@@ -94,22 +94,7 @@ teardown(void)
 	harness_stop(&h);
 }
 
-/* Write h.tmp/NAME with the formatted text. */
-static void __attribute__((format(printf, 2, 3)))
-write_file(const char *name, const char *fmt, ...)
-{
-	char path[PATH_MAX + 64];
-	va_list ap;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", h.tmp, name);
-	f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	va_start(ap, fmt);
-	vfprintf(f, fmt, ap);
-	va_end(ap);
-	fclose(f);
-}
+#define write_file(name, ...) cu_write_at(h.tmp, name, 0644, __VA_ARGS__)
 
 /* The loop device's queue attribute, as a number. */
 static long
@@ -162,15 +147,7 @@ need(json_object *doc)
 	return doc;
 }
 
-static json_object *
-get(json_object *o, const char *k)
-{
-	json_object *v = NULL;
-
-	ck_assert_msg(json_object_object_get_ex(o, k, &v), "no %s in %.300s", k,
-	    json_object_to_json_string(o));
-	return v;
-}
+#define get cu_get
 
 /* The active profile node i's agent reports ("" none). */
 static char *
@@ -321,5 +298,5 @@ main(void)
 	tcase_add_test(tc, canary_rolls_out);
 	tcase_add_test(tc, canary_worse_rolls_back);
 	suite_add_tcase(s, tc);
-	return harness_run_suite(s, 0);
+	return cu_run(s);
 }

@@ -402,21 +402,6 @@ START_TEST(play_health_step)
 }
 END_TEST
 
-/* Write root/rel (directories made) with text and mode. */
-static void
-put_file(const char *root, const char *rel, const char *text, mode_t mode)
-{
-	char path[PATH_MAX * 2];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s%s", root, rel);
-	ck_assert_int_eq(harness_sh("mkdir -p \"$(dirname '%s')\"", path), 0);
-	ck_assert_ptr_nonnull(f = fopen(path, "w"));
-	fputs(text, f);
-	fclose(f);
-	ck_assert_int_eq(chmod(path, mode), 0);
-}
-
 /* Restart agent i with a sysroot ("" none). */
 static void
 restart_agent(int i, const char *root)
@@ -446,11 +431,11 @@ START_TEST(play_stripe_count_at)
 	snprintf(calls, sizeof(calls), "%s/lfs.calls", h.tmp);
 	snprintf(body, sizeof(body), "#!/bin/sh\n# stand-in for Lustre's lfs (no Lustre here)\n"
 	    "echo \"$*\" >> '%s'\n[ \"$1\" = setstripe ] || exit 2\n", calls);
-	put_file(bin, "/lfs", body, 0755);
+	cu_write_at(bin, "/lfs", 0755, "%s", body);
 	snprintf(mounts, sizeof(mounts), "/dev/vda / ext4 rw 0 0\n10.0.0.1@o2ib:/scratch %s "
 	    "lustre rw 0 0\n", data);
-	put_file(root, "/proc/self/mounts", mounts, 0644);
-	put_file(root, "/proc/meminfo", "MemTotal:       16777216 kB\n", 0644);
+	cu_write_at(root, "/proc/self/mounts", 0644, "%s", mounts);
+	cu_write_at(root, "/proc/meminfo", 0644, "MemTotal:       16777216 kB\n");
 	path = xasprintf("%s:%s", bin, getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
 	setenv("PATH", path, 1);
 	free(path);
