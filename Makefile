@@ -36,7 +36,7 @@ WARN    = -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wstrict-prototypes \
 	  -Wno-format-truncation  # snprintf truncation of messages is intended and bounded
 OPT     ?= -O2 -g
 CFLAGS_BASE = -std=c11 -D_GNU_SOURCE -DKNOB_DATADIR=\"$(PREFIX)/share/knob\" -D_FORTIFY_SOURCE=2 -fstack-protector-strong \
-	  -pthread -MMD -MP $(OPT) -Icommon -Iagent -Icontroller -isystem $(BUILD)/proto
+	  -pthread -MMD -MP $(OPT) -Icommon -Iagent -Icontroller -Isim -isystem $(BUILD)/proto
 ifeq ($(SAN),1)
 OPT     = -O1 -g -fno-omit-frame-pointer
 CFLAGS_BASE := $(filter-out -D_FORTIFY_SOURCE=2,$(CFLAGS_BASE))
@@ -75,6 +75,7 @@ obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 COMMON_OBJ = $(call obj,$(COMMON_SRC)) $(BUILD)/obj/proto/knob.pb-c.o
 AGENT_OBJ  = $(call obj,$(AGENT_SRC))
 CTL_OBJ    = $(call obj,$(CTL_SRC))
+SIM_OBJ    = $(call obj,$(wildcard sim/*.c))
 TESTLIB_OBJ = $(call obj,$(TESTLIB_SRC))
 TEST_BIN   = $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 FUZZ_SRC   = $(wildcard tests/fuzz_*.c)
@@ -82,7 +83,7 @@ FUZZ_BIN   = $(patsubst tests/fuzz_%.c,$(BUILD)/fuzz/fuzz_%,$(filter-out tests/f
 BENCH_SRC  = $(wildcard bench/*.c)
 BENCH_BIN  = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
-all: $(BUILD)/knobd $(BUILD)/knobctl $(BUILD)/knobctl.1
+all: $(BUILD)/knobd $(BUILD)/knobctl $(BUILD)/knobctl.1 $(BUILD)/knob-sim
 
 # The man page's OPTIONS and COMMANDS sections come from the option tables
 # (knobctl help --man), the rest from doc/knobctl.1.in.
@@ -98,7 +99,8 @@ $(PROTO_C) $(PROTO_H): proto/knob.proto
 
 # Everything depends on the generated header being present first.
 $(COMMON_OBJ) $(AGENT_OBJ) $(CTL_OBJ) $(TESTLIB_OBJ) $(BUILD)/obj/agent/knobd.o \
-	$(BUILD)/obj/controller/knobctl.o $(call obj,$(TEST_SRC)) $(call obj,$(FUZZ_SRC)): | $(PROTO_H)
+	$(BUILD)/obj/controller/knobctl.o $(call obj,$(TEST_SRC)) $(call obj,$(FUZZ_SRC)) \
+	$(SIM_OBJ): | $(PROTO_H)
 
 $(BUILD)/obj/proto/knob.pb-c.o: $(PROTO_C)
 	@mkdir -p $(dir $@)
@@ -118,6 +120,12 @@ $(BUILD)/libknobctl.a: $(CTL_OBJ)
 	@rm -f $@; $(AR) rcs $@ $^
 
 $(BUILD)/knobd: $(BUILD)/obj/agent/knobd.o $(BUILD)/libknobagent.a $(BUILD)/libknobcommon.a
+	@echo "  LD      $@"
+	@$(CC) $(LDFLAGS) -o $@ $^ $(AGENT_LIBS) $(LDLIBS)
+
+# knob-sim: many agents in one process (the fleet simulator); it issues its
+# block certificates with the controller's CA code.
+$(BUILD)/knob-sim: $(SIM_OBJ) $(BUILD)/libknobagent.a $(BUILD)/libknobctl.a $(BUILD)/libknobcommon.a
 	@echo "  LD      $@"
 	@$(CC) $(LDFLAGS) -o $@ $^ $(AGENT_LIBS) $(LDLIBS)
 

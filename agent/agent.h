@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <openssl/ssl.h>
 
+#include "ev.h"
 #include "knob.pb-c.h"
 #include "wire.h"
 
@@ -31,6 +32,8 @@ struct agent_cfg {
 	int max_unauth;		/* connections before authentication; 0: 64 */
 	int max_unauth_per_addr;	/* ... from one source address; 0: 8 */
 	struct work_pool *pool;	/* shared worker pool; NULL: the agent makes its own */
+	struct ev_base *base;	/* event base to plug into; NULL: the agent makes its own */
+	SSL_CTX *ssl_ctx;	/* shared server context (knob-sim); NULL: from ca/cert/key */
 };
 
 #define AGENT_LEASE_DEFAULT_S	10	/* controller lease (benchmark phases) */
@@ -40,6 +43,7 @@ struct agent_cfg {
 /* One controller connection. */
 struct aconn {
 	struct aconn *next, *prev;
+	struct agent *a;	/* the instance it belongs to */
 	uint64_t id;		/* unique per agent, never reused */
 	int fd;
 	int handshaking;
@@ -51,6 +55,8 @@ struct aconn {
 	char peer[256];		/* peer CN */
 	char addr[64];		/* peer address for logs */
 	char host[64];		/* source address alone (per-address budget) */
+	int stdio;		/* the --stdio session on fds 0/1 (never closed, no linger) */
+	Knob__Envelope *req;	/* the request being dispatched; NULL once a worker took it */
 	int closing;		/* close once the write queue drains */
 	int draining;		/* half-closed: discarding input until the peer closes */
 	uint64_t last_rx_ns;	/* monotonic time of the last frame received */
@@ -70,28 +76,35 @@ struct agent {
 	char sysroot[PATH_MAX];	/* "" or a directory without trailing slash */
 	char state_dir[PATH_MAX];
 	SSL_CTX *ssl_ctx;
-	int epfd, lfd, evfd, tfd;	/* epoll, listener, eventfd (posts), timerfd (1 s ticks) */
+	struct ev_base *base;		/* cfg.base or own_base */
+	struct ev_base *own_base;
+	int lfd, evfd;			/* listener, eventfd (posts) */
+	struct ev_timer timer;		/* armed only while something needs it */
 	struct aconn *conns;
 	uint64_t next_conn_id;
 	pthread_mutex_t post_mu;
 	struct agent_post *posts, *posts_tail;
 	volatile int stop;
-	pthread_cond_t workers_cv;	/* signalled when a work item of ours ends */
-	unsigned workers;		/* our queued + running work items (post_mu) */
+	pthread_cond_t work_cv;		/* signalled when a work item of ours ends */
+	unsigned nwork;			/* THE count of our work items (post_mu) */
+	unsigned nqueued;		/* ... of which requests waiting for a pool thread */
 	struct work_pool *pool;		/* cfg.pool or own_pool */
 	struct work_pool *own_pool;
-	uint64_t last_tick_ns;		/* bench_tick once a second */
+	uint64_t last_tick_ns;		/* subsystem ticks once a second */
 	unsigned refused, evicted;	/* unauthenticated, since the last summary */
 	struct tune_state *tune;
 	struct bench_state *bench;
 	struct health_state *health;
 };
 
-/* Handler for one body type.  Return 0 when done with req (the loop frees
- * it), 1 when the handler kept req (it frees it later with
- * knob__envelope__free_unpacked), -1 to close the connection (the loop
- * frees req). */
+/* Handler for one body type: 0 when done (replied, or nothing to say), -1
+ * to close the connection once its queued replies are out.  The loop owns
+ * req and frees it after the handler, unless agent_work took it. */
 typedef int (*agent_handler_fn)(struct agent *a, struct aconn *c, Knob__Envelope *req);
+/* For a handler whose req must outlive every thread it starts (health):
+ * the loop will not free req; the caller frees it with
+ * knob__envelope__free_unpacked.  Returns req. */
+Knob__Envelope *agent_req_take(struct aconn *c, Knob__Envelope *req);
 
 /* Queue a reply on connection c, from the loop thread.  env->id should be
  * the request's id; version is filled in.  0 or -1. */
@@ -103,9 +116,9 @@ int agent_reply_error(struct agent *a, struct aconn *c, uint64_t id, int code,
  * Dropped silently if that connection is gone.  0 or -1. */
 int agent_post(struct agent *a, uint64_t conn_id, uint64_t id, Knob__Envelope *env);
 
-/* Worker pool (agent/work.c): a fixed number of threads and a bounded
- * queue, which several agent instances may share.  Blocking work runs
- * here, never on the loop thread. */
+/* Worker pool (agent/work.c): a fixed number of threads and a queue,
+ * which several agent instances share.  Blocking work runs here, never on
+ * the loop thread. */
 struct work;
 typedef void (*work_fn)(struct work *w);
 struct work {
@@ -118,34 +131,73 @@ struct work {
 	work_fn run;		/* on a worker thread */
 	work_fn done;		/* after the reply went out: free what run made (may be NULL) */
 };
-#define WORK_THREADS	16	/* default pool size */
-#define WORK_QUEUE_MAX	64	/* requests waiting for a thread, per pool */
-struct work_pool *work_pool_new(unsigned threads, unsigned queue_max);
+#define WORK_THREADS	4	/* default pool size, per process */
+#define WORK_QUEUE_MAX	64	/* requests waiting for a thread, per agent */
+#define AGENT_FINI_WAIT_S 10	/* agent_fini waits this long for work items */
+struct work_pool *work_pool_new(unsigned threads);
 /* Stop the threads once the queue is empty and free the pool. */
 void work_pool_free(struct work_pool *p);
-/* Run run(w) on the pool for request req of connection c (c and req may be
- * NULL for internal work, which is never refused), then post w->reply,
- * call done(w), free req and w.  Returns 1 (req is taken), or, when the
- * queue is full, replies "agent busy" (EAGAIN) and returns 0 (req stays the
- * caller's), -1 if even that reply failed.  Every item counts in
- * a->workers until it ends; agent_fini waits for them with a deadline. */
+unsigned work_pool_threads(const struct work_pool *p);
+/* The one worker API.  Queue run(w) on the pool for request req of
+ * connection c (c and req NULL: internal work, never refused).  A thread
+ * runs run(w), posts w->reply to c when run set a body, calls done(w),
+ * frees req and w.  0: queued (req is the item's now); -1: refused because
+ * WORK_QUEUE_MAX requests of this agent wait already -- an "agent busy"
+ * (EAGAIN) Error reply went to c and req stays the loop's; undo and return
+ * 0.  Every item counts in a->nwork until it ends. */
 int agent_work(struct agent *a, struct aconn *c, Knob__Envelope *req, work_fn run,
+    work_fn done, void *arg);
+/* Same contract, but run(w) gets a thread of its own (never refused): for
+ * work that blocks for long, such as a benchmark phase, which must not
+ * hold one of the few pool threads every instance shares. */
+int agent_work_long(struct agent *a, struct aconn *c, Knob__Envelope *req, work_fn run,
     work_fn done, void *arg);
 /* Start fn(arg) on a detached thread outside the pool, for work that may
  * hang and is abandoned at a deadline (health checks); counted in
- * a->workers.  Anything else goes through agent_work.  0 or -1. */
+ * a->nwork.  0 or -1. */
 int agent_spawn(struct agent *a, void *(*fn)(void *), void *arg);
+/* Wait at most seconds for a->nwork to reach 0: 0, or -1 (still busy). */
+int agent_work_wait(struct agent *a, int seconds);
 /* Set keepalive and TCP_USER_TIMEOUT of controller connection conn_id
  * for a lease of lease_s (user timeout = twice the lease). */
 void agent_conn_lease(struct agent *a, uint64_t conn_id, unsigned lease_s);
 /* Resolve an absolute path under the agent's sysroot into buf. 0 or -errno. */
 int agent_path(const struct agent *a, char *buf, size_t len, const char *abs);
 
-/* Lifecycle (agent/loop.c). */
+/* Lifecycle (agent/loop.c).  agent_init plugs the instance into cfg->base
+ * (or a base of its own); whoever drives that base serves it. */
 int agent_init(struct agent *a, const struct agent_cfg *cfg);
-int agent_run(struct agent *a);		/* until a->stop */
-int agent_run_stdio(struct agent *a);	/* one session on fds 0/1 */
+int agent_run(struct agent *a);		/* drive the base until a->stop (knobd) */
+int agent_run_stdio(struct agent *a);	/* one session on fds 0/1 (--stdio) */
+/* Close every connection, stop the subsystems, wait AGENT_FINI_WAIT_S at
+ * most for the work items, then free (past the deadline the state those
+ * items use is left allocated, and said so). */
 void agent_fini(struct agent *a);
+/* Re-arm the instance's timer after a change from the loop thread (a phase
+ * started): it runs only while a deadline or a subsystem needs it. */
+void agent_timer_update(struct agent *a);
+
+/* Subsystem hooks: the loop knows subsystems only through this table
+ * (agent/subsys.c), never by name.  Every member may be NULL. */
+struct agent_subsys {
+	const char *name;
+	int (*init)(struct agent *a);		/* before serving; -1 refuses to start */
+	void (*stop)(struct agent *a);		/* shutdown begins: abort, wake workers */
+	void (*fini)(struct agent *a);		/* after every work item ended */
+	void (*tick)(struct agent *a);		/* once a second, while wants_tick */
+	int (*wants_tick)(struct agent *a);	/* 1 while a lease or a phase needs ticks */
+	void (*conn_closed)(struct agent *a, uint64_t conn_id);	/* controller gone */
+	void (*conn_activity)(struct agent *a, uint64_t conn_id);	/* a frame from it */
+};
+extern const struct agent_subsys tune_subsys, bench_subsys, health_subsys;
+extern const struct agent_subsys *const agent_subsystems[];	/* NULL-terminated */
+int agent_subsys_init(struct agent *a);	/* in order; -1 at the first refusal */
+void agent_subsys_stop(struct agent *a);	/* reverse order */
+void agent_subsys_fini(struct agent *a);	/* reverse order */
+void agent_subsys_tick(struct agent *a);
+int agent_subsys_wants_tick(struct agent *a);
+void agent_subsys_conn_closed(struct agent *a, uint64_t conn_id);
+void agent_subsys_conn_activity(struct agent *a, uint64_t conn_id);
 
 /* Request dispatch (agent/dispatch.c). */
 int agent_dispatch(struct agent *a, struct aconn *c, Knob__Envelope *req);
@@ -168,23 +220,12 @@ void facts_free(Knob__Facts *f);
  * /proc/self/mounts ("tmpfs", "gpfs", ...).  0, or -1 (buf ""). */
 int facts_fs_type(const struct agent *a, const char *path, char *buf, size_t len);
 
-/* Tuning subsystem hooks (agent/tune.c).  tune_init recovers any
- * unfinished transaction from the journal before the agent serves. */
-int tune_init(struct agent *a);
-void tune_fini(struct agent *a);
+/* Tuning (agent/tune.c).  Its init hook recovers any unfinished
+ * transaction from the journal before the agent serves. */
 const char *tune_active_profile(struct agent *a);	/* "" when none */
 const char *tune_active_note(struct agent *a);	/* "re-applied at boot ..." or "" */
 
-/* Benchmark subsystem hooks (agent/bench.c). */
-int bench_init(struct agent *a);
-void bench_fini(struct agent *a);
-void bench_conn_closed(struct agent *a, uint64_t conn_id);	/* controller gone */
-void bench_conn_activity(struct agent *a, uint64_t conn_id);	/* any frame from it */
-void bench_tick(struct agent *a);				/* once a second */
+/* Benchmarks (agent/bench.c). */
 int bench_active(struct agent *a);	/* a phase is prepared or running */
-
-/* Health subsystem hooks (agent/health.c). */
-int health_init(struct agent *a);
-void health_fini(struct agent *a);
 
 #endif

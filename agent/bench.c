@@ -87,7 +87,6 @@ struct bench_state {
 	pthread_cond_t cv;
 	struct bphase *phases;
 	struct kept *kept;
-	int nworkers;			/* runner and clean-up threads alive */
 };
 
 /* STATE/bench/<workdir>+<phase>.json for p. */
@@ -209,7 +208,7 @@ orphans_remove(struct agent *a)
 	closedir(d);
 }
 
-int
+static int
 bench_init(struct agent *a)
 {
 	struct bench_state *bs = xcalloc(1, sizeof(*bs));
@@ -284,7 +283,6 @@ static void
 cleanup_run(struct work *w)
 {
 	struct cleanup_arg *ca = w->arg;
-	struct bench_state *bs = ca->bs;
 	struct kept *k, *next;
 	int ok = 1;
 
@@ -301,27 +299,33 @@ cleanup_run(struct work *w)
 	}
 	post_released(ca->a, &ca->ack, ok);
 	free(ca);
-	pthread_mutex_lock(&bs->mu);
-	bs->nworkers--;
-	pthread_cond_broadcast(&bs->cv);
-	pthread_mutex_unlock(&bs->mu);
 }
 
-void
-bench_fini(struct agent *a)
+/* Stop hook: abort every phase, so that their runners end. */
+static void
+bench_stop(struct agent *a)
 {
 	struct bench_state *bs = a->bench;
 	struct bphase *ph;
-	struct kept *k;
 
 	if (bs == NULL)
 		return;
 	pthread_mutex_lock(&bs->mu);
 	for (ph = bs->phases; ph; ph = ph->next)
 		phase_abort_locked(bs, ph, "agent shutting down");
-	while (bs->nworkers > 0)
-		pthread_cond_wait(&bs->cv, &bs->mu);
 	pthread_mutex_unlock(&bs->mu);
+}
+
+/* Fini hook: the core calls it once every work item (runners, clean-ups)
+ * has ended; what is still kept is removed here. */
+static void
+bench_fini(struct agent *a)
+{
+	struct bench_state *bs = a->bench;
+	struct kept *k;
+
+	if (bs == NULL)
+		return;
 	while ((k = bs->kept) != NULL) {
 		bs->kept = k->next;
 		if (k->p.persist_files || bench_cleanup_params(&k->p) == 0)
@@ -337,7 +341,7 @@ bench_fini(struct agent *a)
 static void release_kept_locked(struct agent *a, struct bench_state *bs, uint64_t conn_id,
     const char *workdir_id, uint64_t ack_id);
 
-void
+static void
 bench_conn_closed(struct agent *a, uint64_t conn_id)
 {
 	struct bench_state *bs = a->bench;
@@ -353,7 +357,7 @@ bench_conn_closed(struct agent *a, uint64_t conn_id)
 	pthread_mutex_unlock(&bs->mu);
 }
 
-void
+static void
 bench_conn_activity(struct agent *a, uint64_t conn_id)
 {
 	struct bench_state *bs = a->bench;
@@ -404,7 +408,7 @@ restart:
 		}
 }
 
-void
+static void
 bench_tick(struct agent *a)
 {
 	struct bench_state *bs = a->bench;
@@ -750,7 +754,6 @@ finish_phase(struct bphase *ph, int with_result)
 			*pp = ph->next;
 			break;
 		}
-	bs->nworkers--;
 	pthread_cond_broadcast(&bs->cv);
 	pthread_mutex_unlock(&bs->mu);
 	tune_lock_drop(a, ph->lock);
@@ -802,7 +805,7 @@ h_phase_prepare(struct agent *a, struct aconn *c, Knob__Envelope *req)
 	struct kept **kp, *k;
 	char err[512], owner[300];
 	uint64_t lock;
-	int n = 0, r;
+	int n = 0;
 
 	if (bench_params_from_spec(&p, s, a->sysroot, err, sizeof(err)) < 0)
 		return reply_not_ready(a, c, req->id, s ? s->phase_id : "", err);
@@ -856,12 +859,11 @@ h_phase_prepare(struct agent *a, struct aconn *c, Knob__Envelope *req)
 	    !bench_kind_is_ext(ph->job->p.kind);
 	ph->next = bs->phases;
 	bs->phases = ph;
-	bs->nworkers++;
 	log_info("phase %s: preparing %s in %s (%zu threads)", s->phase_id, s->kind, s->dir,
 	    s->n_ranks);
-	if ((r = agent_work(a, c, req, phase_run, NULL, ph)) != 1) {
+	/* a phase may wait for GO and run for long: a thread of its own */
+	if (agent_work_long(a, c, req, phase_run, NULL, ph) < 0) {
 		bs->phases = ph->next;
-		bs->nworkers--;
 		if (ph->inherit) {	/* back to the kept list it came from */
 			k = xcalloc(1, sizeof(*k));
 			k->conn_id = c->id;
@@ -876,12 +878,13 @@ h_phase_prepare(struct agent *a, struct aconn *c, Knob__Envelope *req)
 		bench_job_free(ph->job);
 		free(ph);
 		tune_lock_drop(a, lock);
-		return r;
+		return 0;
 	}
 	pthread_mutex_unlock(&bs->mu);
 	/* a cut link must end this connection within twice the lease */
 	agent_conn_lease(a, c->id, ph->lease_s);
-	return 1;
+	agent_timer_update(a);	/* the lease needs the tick */
+	return 0;
 }
 
 int
@@ -964,7 +967,6 @@ release_kept_locked(struct agent *a, struct bench_state *bs, uint64_t conn_id,
 		ca->bs = bs;
 		ca->list = list;
 		ca->ack = ra;
-		bs->nworkers++;
 		agent_work(a, NULL, NULL, cleanup_run, NULL, ca);	/* internal: never refused */
 	} else
 		post_released(a, &ra, 1);	/* nothing kept: nothing to wait for */
@@ -994,3 +996,29 @@ h_phase_abort(struct agent *a, struct aconn *c, Knob__Envelope *req)
 	pthread_mutex_unlock(&bs->mu);
 	return 0;
 }
+
+/* Ticks while a phase runs or files are kept: both have leases. */
+static int
+bench_wants_tick(struct agent *a)
+{
+	struct bench_state *bs = a->bench;
+	int busy;
+
+	if (bs == NULL)
+		return 0;
+	pthread_mutex_lock(&bs->mu);
+	busy = bs->phases != NULL || bs->kept != NULL;
+	pthread_mutex_unlock(&bs->mu);
+	return busy;
+}
+
+const struct agent_subsys bench_subsys = {
+	.name = "bench",
+	.init = bench_init,
+	.stop = bench_stop,
+	.fini = bench_fini,
+	.tick = bench_tick,
+	.wants_tick = bench_wants_tick,
+	.conn_closed = bench_conn_closed,
+	.conn_activity = bench_conn_activity,
+};

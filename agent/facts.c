@@ -928,5 +928,6 @@ facts_done(struct work *w)
 int
 h_facts(struct agent *a, struct aconn *c, Knob__Envelope *req)
 {
-	return agent_work(a, c, req, facts_run, facts_done, NULL);
+	agent_work(a, c, req, facts_run, facts_done, NULL);	/* -1: the busy reply is out */
+	return 0;
 }

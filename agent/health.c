@@ -140,7 +140,7 @@ health_counter_swap(json_object *o, const char *key, uint64_t now, uint64_t *pre
 
 /* ------------------------------------------------------------ lifecycle */
 
-int
+static int
 health_init(struct agent *a)
 {
 	struct health_state *hs = xcalloc(1, sizeof(*hs));
@@ -155,7 +155,7 @@ health_init(struct agent *a)
 	return 0;
 }
 
-void
+static void
 health_fini(struct agent *a)
 {
 	struct health_state *hs = a->health;
@@ -167,6 +167,12 @@ health_fini(struct agent *a)
 	free(hs);
 	a->health = NULL;
 }
+
+const struct agent_subsys health_subsys = {
+	.name = "health",
+	.init = health_init,
+	.fini = health_fini,
+};
 
 /* ------------------------------------------------------------ a sweep */
 
@@ -371,5 +377,6 @@ h_health(struct agent *a, struct aconn *c, Knob__Envelope *req)
 		free(sw);
 		return agent_reply_error(a, c, req->id, EAGAIN, "cannot start a worker") < 0 ? -1 : 0;
 	}
-	return 1;
+	agent_req_take(c, req);	/* abandoned checks may outlive the sweep: sweep_unref frees it */
+	return 0;
 }

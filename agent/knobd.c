@@ -102,8 +102,10 @@ main(int argc, char **argv)
 		free(a);
 		return 1;
 	}
+	log_set_default_instance(a->node);	/* threads of the subsystems too */
 	rc = cfg.stdio ? agent_run_stdio(a) : agent_run(a);
 	agent_fini(a);
+	log_set_default_instance(NULL);
 	free(a);
 	close(cfg.stop_fd);
 	return rc < 0 ? 1 : 0;

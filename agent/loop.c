@@ -1,8 +1,11 @@
-/* knobd's event loop: one non-blocking epoll loop per agent instance.
- * Each controller connection runs its own small state machine
+/* The agent's network side, plugged into an event base it is given
+ * (common/ev.c; knobd gives it its own, knob-sim hosts many agents per
+ * base).  Each controller connection runs its own small state machine
  * (TLS handshake -> open -> closing).  Work that may block (tuning,
- * benchmarks) runs on the worker pool (work.c) and comes back through
- * agent_post().
+ * benchmarks) runs through agent_work (work.c) and comes back through
+ * agent_post().  Subsystems are reached only through their hooks
+ * (subsys.c).  The timer runs only while a deadline or a subsystem needs
+ * it: an idle agent does not wake up.
  *
  * Limits before trust: connections that have not authenticated have their
  * own budget (cfg.max_unauth, default 64; at most cfg.max_unauth_per_addr,
@@ -26,7 +29,6 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <sys/timerfd.h>
 #include <time.h>
 #include <openssl/err.h>
 
@@ -35,14 +37,13 @@
 #include "tls.h"
 #include "util.h"
 
-#define TICK_NS (250ull * 1000000ull)	/* timer period: handshake deadlines */
+#define TICK_NS (250ull * 1000000ull)	/* timer period while a deadline runs */
+#define SUBSYS_TICK_NS 1000000000ull	/* subsystem ticks (leases) */
 #define ACCEPT_BATCH 64			/* accepts per listener wake-up */
 
-/* Tags for the non-connection fds in epoll data (never valid pointers). */
-#define TAG_LISTEN ((void *)(uintptr_t)1)
-#define TAG_EVENT ((void *)(uintptr_t)2)
-#define TAG_TIMER ((void *)(uintptr_t)3)
-#define TAG_STOP ((void *)(uintptr_t)4)
+static void on_agent_fd(int fd, uint32_t events, void *arg);
+static void on_stop(int fd, uint32_t events, void *arg);
+static void on_conn(int fd, uint32_t events, void *arg);
 
 int
 agent_path(const struct agent *a, char *buf, size_t len, const char *abs)
@@ -108,21 +109,37 @@ listen_on(const char *spec, char *err, size_t errlen)
 	return fd;
 }
 
-/* Set up the instance: TLS context, node name, listener, epoll, subsystems.
- * Journal recovery (tune_init) happens here, before anything is served. */
+/* The instance's TLS context (cfg->ssl_ctx shares one). 0 or -1. */
+static int
+agent_tls(struct agent *a, const struct agent_cfg *cfg, char *err, size_t errlen)
+{
+	if (cfg->ssl_ctx != NULL) {
+		SSL_CTX_up_ref(cfg->ssl_ctx);
+		a->ssl_ctx = cfg->ssl_ctx;
+		return 0;
+	}
+	a->ssl_ctx = tls_ctx_new(1, cfg->ca, cfg->cert, cfg->key, err, errlen);
+	if (a->ssl_ctx == NULL)
+		return -1;
+	/* idle connections do not keep 34 KiB TLS buffers each */
+	SSL_CTX_set_mode(a->ssl_ctx, SSL_MODE_RELEASE_BUFFERS);
+	return 0;
+}
+
+/* Set up the instance: TLS context, node name, listener, subsystems, all
+ * plugged into the event base.  Journal recovery (the tuning subsystem's
+ * init) happens here, before anything is served. */
 int
 agent_init(struct agent *a, const struct agent_cfg *cfg)
 {
-	struct epoll_event ev;
-	struct itimerspec its;
 	char err[512], ou[64];
 
 	memset(a, 0, sizeof(*a));
 	a->cfg = *cfg;
-	a->epfd = a->lfd = a->evfd = a->tfd = -1;
+	a->lfd = a->evfd = -1;
 	a->next_conn_id = 1;
 	pthread_mutex_init(&a->post_mu, NULL);
-	pthread_cond_init(&a->workers_cv, NULL);
+	pthread_cond_init(&a->work_cv, NULL);
 	snprintf(a->sysroot, sizeof(a->sysroot), "%s",
 	    (cfg->sysroot && strcmp(cfg->sysroot, "/") != 0) ? cfg->sysroot : "");
 	while (a->sysroot[0] && a->sysroot[strlen(a->sysroot) - 1] == '/')
@@ -130,14 +147,9 @@ agent_init(struct agent *a, const struct agent_cfg *cfg)
 	snprintf(a->state_dir, sizeof(a->state_dir), "%s",
 	    cfg->state_dir ? cfg->state_dir : "/var/lib/knob");
 
-	if (!cfg->stdio) {
-		a->ssl_ctx = tls_ctx_new(1, cfg->ca, cfg->cert, cfg->key, err, sizeof(err));
-		if (a->ssl_ctx == NULL) {
-			log_err("%s", err);
-			return -1;
-		}
-		/* idle connections do not keep 34 KiB TLS buffers each */
-		SSL_CTX_set_mode(a->ssl_ctx, SSL_MODE_RELEASE_BUFFERS);
+	if (!cfg->stdio && agent_tls(a, cfg, err, sizeof(err)) < 0) {
+		log_err("%s", err);
+		return -1;
 	}
 	if (cfg->node_name)
 		snprintf(a->node, sizeof(a->node), "%s", cfg->node_name);
@@ -148,37 +160,25 @@ agent_init(struct agent *a, const struct agent_cfg *cfg)
 			    KNOB_ROLE_NODE);
 	} else if (gethostname(a->node, sizeof(a->node)) < 0)
 		snprintf(a->node, sizeof(a->node), "unknown");
+	log_set_instance(a->node);
 
 	a->pool = cfg->pool;
-	if (a->pool == NULL && (a->pool = a->own_pool = work_pool_new(WORK_THREADS,
-	    WORK_QUEUE_MAX)) == NULL)
+	if (a->pool == NULL && (a->pool = a->own_pool = work_pool_new(WORK_THREADS)) == NULL)
 		return -1;
-	if (tune_init(a) < 0) {
-		log_err("tuning journal recovery failed; refusing to serve");
+	a->base = cfg->base;
+	if (a->base == NULL && (a->base = a->own_base = ev_base_new()) == NULL)
 		return -1;
-	}
-	if (bench_init(a) < 0 || health_init(a) < 0)
+	if (agent_subsys_init(a) < 0)
 		return -1;
 
-	a->epfd = epoll_create1(EPOLL_CLOEXEC);
 	a->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	a->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (a->epfd < 0 || a->evfd < 0 || a->tfd < 0) {
-		log_warn("epoll/eventfd/timerfd");
+	if (a->evfd < 0 || ev_io_add(a->base, a->evfd, EPOLLIN, on_agent_fd, a) < 0) {
+		log_warn("eventfd");
 		return -1;
 	}
-	memset(&its, 0, sizeof(its));
-	its.it_value.tv_nsec = (long)TICK_NS;
-	its.it_interval.tv_nsec = (long)TICK_NS;
-	timerfd_settime(a->tfd, 0, &its, NULL);
-	ev.events = EPOLLIN;
-	ev.data.ptr = TAG_EVENT;
-	epoll_ctl(a->epfd, EPOLL_CTL_ADD, a->evfd, &ev);
-	ev.data.ptr = TAG_TIMER;
-	epoll_ctl(a->epfd, EPOLL_CTL_ADD, a->tfd, &ev);
-	if (cfg->stop_fd >= 0) {
-		ev.data.ptr = TAG_STOP;
-		epoll_ctl(a->epfd, EPOLL_CTL_ADD, cfg->stop_fd, &ev);
+	if (cfg->stop_fd >= 0 && ev_io_add(a->base, cfg->stop_fd, EPOLLIN, on_stop, a) < 0) {
+		log_warn("stop fd");
+		return -1;
 	}
 	if (!cfg->stdio) {
 		a->lfd = listen_on(cfg->listen, err, sizeof(err));
@@ -186,11 +186,12 @@ agent_init(struct agent *a, const struct agent_cfg *cfg)
 			log_err("%s", err);
 			return -1;
 		}
-		ev.data.ptr = TAG_LISTEN;
-		epoll_ctl(a->epfd, EPOLL_CTL_ADD, a->lfd, &ev);
+		ev_io_add(a->base, a->lfd, EPOLLIN, on_agent_fd, a);
 		log_info("node %s listening on %s (sysroot '%s', state %s)", a->node,
 		    cfg->listen ? cfg->listen : "0.0.0.0:7420", a->sysroot, a->state_dir);
 	}
+	agent_timer_update(a);	/* a recovered lease may need it */
+	log_set_instance(NULL);
 	return 0;
 }
 
@@ -215,13 +216,11 @@ sock_lease(int fd, unsigned lease_s)
 static void
 conn_interest(struct agent *a, struct aconn *c)
 {
-	struct epoll_event ev;
+	uint32_t ev = EPOLLIN;
 
-	ev.events = EPOLLIN;
 	if (c->c.wq_head != NULL || c->c.ssl_want_write)
-		ev.events |= EPOLLOUT;
-	ev.data.ptr = c;
-	epoll_ctl(a->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+		ev |= EPOLLOUT;
+	ev_io_mod(a->base, c->fd, ev);
 }
 
 /* Remove c from the loop, tell the subsystems, free it. */
@@ -231,16 +230,18 @@ conn_close(struct agent *a, struct aconn *c, const char *why)
 	if (why)
 		log_info("connection %llu from %s (%s) closed: %s", (unsigned long long)c->id,
 		    c->addr, c->peer[0] ? c->peer : "-", why);
-	epoll_ctl(a->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	ev_io_del(a->base, c->fd);
 	if (c->prev)
 		c->prev->next = c->next;
 	else
 		a->conns = c->next;
 	if (c->next)
 		c->next->prev = c->prev;
-	bench_conn_closed(a, c->id);
+	agent_subsys_conn_closed(a, c->id);
+	if (c->req)	/* closed while its request was being dispatched */
+		knob__envelope__free_unpacked(c->req, NULL);
 	conn_reset(&c->c);
-	if (c->c.rfd != 0)	/* never close stdin in --stdio mode */
+	if (!c->stdio)	/* never close stdin in --stdio mode */
 		close(c->fd);
 	free(c);
 }
@@ -251,12 +252,10 @@ conn_close(struct agent *a, struct aconn *c, const char *why)
 static void
 conn_linger(struct agent *a, struct aconn *c, const char *why)
 {
-	struct epoll_event ev;
-
 	if (why)
 		log_debug("connection %llu from %s: %s; lingering", (unsigned long long)c->id,
 		    c->addr, why);
-	if (c->c.rfd == 0) {	/* --stdio: nothing to linger on */
+	if (c->stdio) {	/* nothing to linger on */
 		conn_close(a, c, why);
 		return;
 	}
@@ -264,9 +263,7 @@ conn_linger(struct agent *a, struct aconn *c, const char *why)
 	c->draining = 1;
 	c->handshaking = 0;
 	c->last_rx_ns = now_mono_ns();
-	ev.events = EPOLLIN;
-	ev.data.ptr = c;
-	epoll_ctl(a->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+	ev_io_mod(a->base, c->fd, EPOLLIN);
 }
 
 /* Read and drop input on a lingering connection; close at EOF. */
@@ -358,24 +355,12 @@ agent_post(struct agent *a, uint64_t conn_id, uint64_t id, Knob__Envelope *env)
 	return 0;
 }
 
-/* Wait (bounded) for our work items to end, so the instance can be freed. */
-static int
-wait_workers(struct agent *a, int seconds)
+Knob__Envelope *
+agent_req_take(struct aconn *c, Knob__Envelope *req)
 {
-	struct timespec ts;
-	unsigned n;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += seconds;
-	pthread_mutex_lock(&a->post_mu);
-	while (a->workers > 0)
-		if (pthread_cond_timedwait(&a->workers_cv, &a->post_mu, &ts) != 0)
-			break;
-	n = a->workers;
-	if (n > 0)
-		log_warnx("%u work item(s) still running at shutdown", n);
-	pthread_mutex_unlock(&a->post_mu);
-	return n == 0 ? 0 : -1;
+	if (c->req == req)
+		c->req = NULL;
+	return req;
 }
 
 static struct aconn *
@@ -424,7 +409,7 @@ agent_conn_lease(struct agent *a, uint64_t conn_id, unsigned lease_s)
 {
 	struct aconn *c = conn_find(a, conn_id);
 
-	if (c != NULL && c->c.rfd != 0)
+	if (c != NULL && !c->stdio)
 		sock_lease(c->fd, lease_s);
 }
 
@@ -497,7 +482,6 @@ accept_conns(struct agent *a)
 	for (int batch = 0; batch < ACCEPT_BATCH; batch++) {
 		struct sockaddr_storage ss;
 		socklen_t sl = sizeof(ss);
-		struct epoll_event ev;
 		struct aconn *c;
 		SSL *ssl;
 		int fd, one = 1;
@@ -525,6 +509,7 @@ accept_conns(struct agent *a)
 			continue;
 		}
 		c = xcalloc(1, sizeof(*c));
+		c->a = a;
 		c->id = a->next_conn_id++;
 		c->fd = fd;
 		c->handshaking = 1;
@@ -536,9 +521,7 @@ accept_conns(struct agent *a)
 		if (a->conns)
 			a->conns->prev = c;
 		a->conns = c;
-		ev.events = EPOLLIN;
-		ev.data.ptr = c;
-		epoll_ctl(a->epfd, EPOLL_CTL_ADD, fd, &ev);
+		ev_io_add(a->base, fd, EPOLLIN, on_conn, c);
 		log_debug("connection %llu from %s", (unsigned long long)c->id, c->addr);
 	}
 }
@@ -634,10 +617,12 @@ conn_input(struct agent *a, struct aconn *c)
 			continue;
 		}
 		c->last_rx_ns = now_mono_ns();
-		bench_conn_activity(a, c->id);
+		agent_subsys_conn_activity(a, c->id);
+		c->req = env;	/* the loop's, unless agent_work takes it */
 		r = agent_dispatch(a, c, env);
-		if (r <= 0)	/* 1: the handler kept it */
-			knob__envelope__free_unpacked(env, NULL);
+		if (c->req)
+			knob__envelope__free_unpacked(c->req, NULL);
+		c->req = NULL;
 		if (c->overflow) {
 			log_warnx("%s (%s): %s; closing", c->addr, c->peer, c->c.err);
 			conn_close(a, c, c->c.err);
@@ -678,16 +663,22 @@ conn_event(struct agent *a, struct aconn *c, uint32_t events)
 		conn_input(a, c);
 }
 
-/* Every TICK_NS: drop handshakes past their deadlines; once a second,
- * tick the subsystems. */
+/* 1 while a connection has a deadline the timer enforces. */
+static int
+conns_need_timer(const struct agent *a)
+{
+	for (const struct aconn *c = a->conns; c; c = c->next)
+		if (c->handshaking || c->draining)
+			return 1;
+	return 0;
+}
+
+/* Drop handshakes and lingering connections past their deadlines. */
 static void
-on_timer(struct agent *a)
+conn_deadlines(struct agent *a, uint64_t now)
 {
 	struct aconn *c, *next;
-	uint64_t exp, now = now_mono_ns();
 
-	if (read(a->tfd, &exp, sizeof(exp)) < 0 && errno != EAGAIN)
-		log_warn("timerfd read");
 	for (c = a->conns; c; c = next) {
 		next = c->next;
 		if (c->handshaking && !c->got_byte && now - c->accept_ns > AGENT_FIRST_BYTE_NS) {
@@ -701,89 +692,137 @@ on_timer(struct agent *a)
 		} else if (c->draining && now - c->last_rx_ns > 2000000000ull)
 			conn_close(a, c, NULL);
 	}
-	if (now - a->last_tick_ns >= 1000000000ull) {
+}
+
+/* The timer: deadlines every TICK_NS; once a second the refusal summary
+ * and the subsystems' ticks. */
+static void
+on_timer(void *arg)
+{
+	struct agent *a = arg;
+	uint64_t now = now_mono_ns();
+
+	log_set_instance(a->node);
+	conn_deadlines(a, now);
+	if (now - a->last_tick_ns >= SUBSYS_TICK_NS) {
 		a->last_tick_ns = now;
 		if (a->refused || a->evicted)
 			log_warnx("before authentication: refused %u connection(s) over the "
 			    "per-address limit, dropped %u oldest over the budget", a->refused,
 			    a->evicted);
 		a->refused = a->evicted = 0;
-		bench_tick(a);
+		agent_subsys_tick(a);
 	}
+	agent_timer_update(a);
+	log_set_instance(NULL);
 }
 
-/* Run one loop iteration set until stopped.  In --stdio mode the loop ends
- * with the session. */
-static int
-loop(struct agent *a, int stdio)
+void
+agent_timer_update(struct agent *a)
 {
-	struct epoll_event evs[64];
-	int n, i;
+	uint64_t now, after;
 
-	while (!a->stop) {
-		if (stdio && a->conns == NULL)
-			break;
-		n = epoll_wait(a->epfd, evs, (int)nitems(evs), 1000);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			log_warn("epoll_wait");
-			return -1;
-		}
-		for (i = 0; i < n; i++) {
-			void *p = evs[i].data.ptr;
-
-			if (p == TAG_LISTEN)
-				accept_conns(a);
-			else if (p == TAG_EVENT)
-				drain_posts(a);
-			else if (p == TAG_TIMER)
-				on_timer(a);
-			else if (p == TAG_STOP) {
-				log_info("shutting down");
-				a->stop = 1;
-			} else {
-				/* the connection may have been closed earlier in this batch */
-				struct aconn *c;
-				for (c = a->conns; c && c != p; c = c->next)
-					;
-				if (c)
-					conn_event(a, c, evs[i].events);
-			}
-		}
+	if (a->base == NULL)
+		return;
+	if (conns_need_timer(a))
+		after = TICK_NS;
+	else if (a->refused || a->evicted || agent_subsys_wants_tick(a)) {
+		now = now_mono_ns();
+		after = now - a->last_tick_ns >= SUBSYS_TICK_NS ? 0 :
+		    SUBSYS_TICK_NS - (now - a->last_tick_ns);
+	} else {
+		ev_timer_del(a->base, &a->timer);
+		return;
 	}
-	return 0;
+	if (!a->timer.armed || a->timer.when_ns > now_mono_ns() + after)
+		ev_timer_set(a->base, &a->timer, after, on_timer, a);
+}
+
+/* An event callback's last step: the timer follows what it changed. */
+static void
+event_done(struct agent *a)
+{
+	agent_timer_update(a);
+	log_set_instance(NULL);
+}
+
+/* The listener or the posts' eventfd is readable. */
+static void
+on_agent_fd(int fd, uint32_t events, void *arg)
+{
+	struct agent *a = arg;
+
+	(void)events;
+	log_set_instance(a->node);
+	if (fd == a->lfd)
+		accept_conns(a);
+	else
+		drain_posts(a);
+	event_done(a);
+}
+
+/* knobd's signalfd (cfg.stop_fd). */
+static void
+on_stop(int fd, uint32_t events, void *arg)
+{
+	struct agent *a = arg;
+
+	(void)fd;
+	(void)events;
+	log_set_instance(a->node);
+	log_info("shutting down");
+	log_set_instance(NULL);
+	a->stop = 1;
+}
+
+/* An event on a connection. */
+static void
+on_conn(int fd, uint32_t events, void *arg)
+{
+	struct aconn *c = arg;
+	struct agent *a = c->a;
+
+	(void)fd;
+	log_set_instance(a->node);
+	conn_event(a, c, events);	/* may free c */
+	event_done(a);
 }
 
 int
 agent_run(struct agent *a)
 {
-	return loop(a, 0);
+	while (!a->stop)
+		if (ev_run_once(a->base, -1) < 0)
+			return -1;
+	return 0;
 }
 
-/* Serve one plaintext session on stdin/stdout (for SSH exec channels). */
+/* Serve one plaintext session on stdin/stdout (for SSH exec channels); the
+ * loop ends with the session. */
 int
 agent_run_stdio(struct agent *a)
 {
-	struct epoll_event ev;
 	struct aconn *c;
 
 	set_nonblock(0);
 	c = xcalloc(1, sizeof(*c));
+	c->a = a;
 	c->id = a->next_conn_id++;
 	c->fd = 0;
+	c->stdio = 1;
 	snprintf(c->addr, sizeof(c->addr), "stdio");
 	snprintf(c->peer, sizeof(c->peer), "stdio");
 	c->authed = 1;	/* the SSH session authenticated it */
 	conn_init(&c->c, 0, 1, NULL);
 	a->conns = c;
-	ev.events = EPOLLIN;
-	ev.data.ptr = c;
-	if (epoll_ctl(a->epfd, EPOLL_CTL_ADD, 0, &ev) < 0) {
+	if (ev_io_add(a->base, 0, EPOLLIN, on_conn, c) < 0) {
 		log_warn("epoll on stdin");
 		return -1;
 	}
-	return loop(a, 1);
+	while (!a->stop && a->conns != NULL)
+		if (ev_run_once(a->base, -1) < 0)
+			return -1;
+	return 0;
 }
 
 void
@@ -792,30 +831,38 @@ agent_fini(struct agent *a)
 	struct agent_post *p, *next;
 	int busy;
 
+	log_set_instance(a->node);
 	while (a->conns)
 		conn_close(a, a->conns, NULL);	/* aborts running phases */
-	busy = wait_workers(a, 10) < 0;
-	health_fini(a);
-	bench_fini(a);
-	tune_fini(a);
-	for (p = a->posts; p; p = next) {
+	agent_subsys_stop(a);
+	busy = agent_work_wait(a, AGENT_FINI_WAIT_S) < 0;
+	if (busy)	/* the items still use the instance: leave it allocated */
+		log_warnx("leaving the subsystems' state to the work items still running");
+	else
+		agent_subsys_fini(a);
+	for (p = a->posts; p && !busy; p = next) {
 		next = p->next;
 		free(p->frame);
 		free(p);
 	}
+	if (a->base) {
+		ev_timer_del(a->base, &a->timer);
+		ev_io_del(a->base, a->lfd);
+		ev_io_del(a->base, a->evfd);
+		ev_io_del(a->base, a->cfg.stop_fd);
+	}
 	if (a->lfd >= 0)
 		close(a->lfd);
-	if (a->evfd >= 0)
+	if (a->evfd >= 0 && !busy)	/* a late agent_post still writes it */
 		close(a->evfd);
-	if (a->tfd >= 0)
-		close(a->tfd);
-	if (a->epfd >= 0)
-		close(a->epfd);
+	ev_base_free(a->own_base);
+	a->base = a->own_base = NULL;
 	SSL_CTX_free(a->ssl_ctx);
-	if (!busy)	/* else the threads still use this instance: leave them be */
+	a->ssl_ctx = NULL;
+	if (!busy) {
 		work_pool_free(a->own_pool);
-	if (a->workers == 0) {
-		pthread_cond_destroy(&a->workers_cv);
+		pthread_cond_destroy(&a->work_cv);
 		pthread_mutex_destroy(&a->post_mu);
 	}
+	log_set_instance(NULL);
 }

@@ -1652,13 +1652,12 @@ job_done(struct work *w)
 	free(j);
 }
 
-/* Hand req to the worker pool; 1 (kept req) or 0 after an error reply. */
+/* Hand req to the worker pool (or answer why not); 0 or -1. */
 static int
 spawn_job(struct agent *a, struct aconn *c, Knob__Envelope *req, work_fn run, int has_body,
     uint32_t pid)
 {
 	struct job *j;
-	int r;
 
 	if (a->tune == NULL)
 		return agent_reply_error(a, c, req->id, ENOSYS, "tuning is not initialised") < 0 ? -1 : 0;
@@ -1669,9 +1668,9 @@ spawn_job(struct agent *a, struct aconn *c, Knob__Envelope *req, work_fn run, in
 		snprintf(j->owner, sizeof(j->owner), "%s pid %u", *c->peer ? c->peer : c->addr, pid);
 	else
 		snprintf(j->owner, sizeof(j->owner), "%s", *c->peer ? c->peer : c->addr);
-	if ((r = agent_work(a, c, req, run, job_done, j)) != 1)
-		free(j);
-	return r;
+	if (agent_work(a, c, req, run, job_done, j) < 0)
+		free(j);	/* refused: the busy reply is out */
+	return 0;
 }
 
 int
@@ -1693,3 +1692,9 @@ h_rollback(struct agent *a, struct aconn *c, Knob__Envelope *req)
 	return spawn_job(a, c, req, rollback_run, req->rollback != NULL,
 	    req->rollback ? req->rollback->controller_pid : 0);
 }
+
+const struct agent_subsys tune_subsys = {
+	.name = "tune",
+	.init = tune_init,
+	.fini = tune_fini,
+};

@@ -199,6 +199,10 @@ struct tune_state {
 	uint64_t expires_ns;	/* CLOCK_MONOTONIC lease end */
 	uint64_t token, next_token;
 };
+/* The tuning subsystem's init and fini hooks (tune_subsys; also called
+ * in-process by tests/check_tune.c). */
+int tune_init(struct agent *a);
+void tune_fini(struct agent *a);
 /* Timeout for external commands of agent a. */
 int tune_cmd_timeout(const struct agent *a);
 

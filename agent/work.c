@@ -1,15 +1,17 @@
-/* The worker pool: a fixed set of threads and a bounded FIFO of work
- * items.  It owns no agent: several agent instances (a fleet simulator)
- * may share one pool.  Each item belongs to one agent and counts in that
- * agent's a->workers, which agent_fini waits on with a deadline.
+/* The one worker API: a fixed set of pool threads and a FIFO of work
+ * items, plus threads of their own for long or hanging work.  The pool
+ * owns no agent: every agent instance of a process (a fleet simulator)
+ * shares one.  Each item belongs to one agent and counts in that agent's
+ * a->nwork, the one counter agent_fini waits on, with a deadline.
  *
- * An item's life: agent_work queues it (or refuses when the queue is
- * full), a thread runs run(w), posts w->reply to the item's connection
- * when run set a body, calls done(w) to free what run made, frees the
- * request and the item, and drops the agent's count. */
+ * An item's life: agent_work queues it (or refuses when this agent has
+ * WORK_QUEUE_MAX requests waiting), a thread runs run(w), posts w->reply to
+ * the item's connection when run set a body, calls done(w) to free what
+ * run made, frees the request and the item, and drops the agent's count. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "agent.h"
 #include "log.h"
@@ -19,12 +21,30 @@ struct work_pool {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;		/* queue not empty, or stop */
 	struct work *head, *tail;
-	unsigned queued;		/* requests waiting (internal items not counted) */
-	unsigned queue_max;
 	int stop;
 	pthread_t *th;
 	unsigned nth;
 };
+
+/* Count one more item of a's (queued says it is a request waiting). */
+static void
+work_count(struct agent *a, int queued)
+{
+	pthread_mutex_lock(&a->post_mu);
+	a->nwork++;
+	a->nqueued += queued;
+	pthread_mutex_unlock(&a->post_mu);
+}
+
+/* One item of a's ended. */
+static void
+work_uncount(struct agent *a)
+{
+	pthread_mutex_lock(&a->post_mu);
+	a->nwork--;
+	pthread_cond_broadcast(&a->work_cv);
+	pthread_mutex_unlock(&a->post_mu);
+}
 
 /* Run one item to its end; the item is freed. */
 static void
@@ -32,6 +52,7 @@ work_finish(struct work *w)
 {
 	struct agent *a = w->a;
 
+	log_set_instance(a->node);
 	w->run(w);
 	if (w->reply.body_case != KNOB__ENVELOPE__BODY__NOT_SET && w->conn_id != 0)
 		agent_post(a, w->conn_id, w->req ? w->req->id : 0, &w->reply);
@@ -40,13 +61,11 @@ work_finish(struct work *w)
 	if (w->req)
 		knob__envelope__free_unpacked(w->req, NULL);
 	free(w);
-	pthread_mutex_lock(&a->post_mu);
-	a->workers--;
-	pthread_cond_broadcast(&a->workers_cv);
-	pthread_mutex_unlock(&a->post_mu);
+	log_set_instance(NULL);
+	work_uncount(a);
 }
 
-/* Thread body: take items until stopped and the queue is empty. */
+/* Pool thread body: take items until stopped and the queue is empty. */
 static void *
 work_thread(void *arg)
 {
@@ -64,24 +83,28 @@ work_thread(void *arg)
 		p->head = w->next;
 		if (p->head == NULL)
 			p->tail = NULL;
-		if (w->req)
-			p->queued--;
 		pthread_mutex_unlock(&p->mu);
+		if (w->req) {
+			pthread_mutex_lock(&w->a->post_mu);
+			w->a->nqueued--;
+			pthread_mutex_unlock(&w->a->post_mu);
+		}
 		work_finish(w);
 	}
 }
 
 struct work_pool *
-work_pool_new(unsigned threads, unsigned queue_max)
+work_pool_new(unsigned threads)
 {
 	struct work_pool *p = xcalloc(1, sizeof(*p));
 	int r;
 
+	if (threads == 0)
+		threads = WORK_THREADS;
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->cv, NULL);
-	p->queue_max = queue_max ? queue_max : WORK_QUEUE_MAX;
-	p->th = xcalloc(threads ? threads : WORK_THREADS, sizeof(*p->th));
-	for (unsigned i = 0; i < (threads ? threads : WORK_THREADS); i++) {
+	p->th = xcalloc(threads, sizeof(*p->th));
+	for (unsigned i = 0; i < threads; i++) {
 		if ((r = pthread_create(&p->th[i], NULL, work_thread, p)) != 0) {
 			errno = r;
 			log_warn("worker pool: thread %u of %u", i + 1, threads);
@@ -94,6 +117,12 @@ work_pool_new(unsigned threads, unsigned queue_max)
 		return NULL;
 	}
 	return p;
+}
+
+unsigned
+work_pool_threads(const struct work_pool *p)
+{
+	return p->nth;
 }
 
 void
@@ -113,23 +142,13 @@ work_pool_free(struct work_pool *p)
 	free(p);
 }
 
-int
-agent_work(struct agent *a, struct aconn *c, Knob__Envelope *req, work_fn run, work_fn done,
+/* A new item for request req of c; req is the item's from now on. */
+static struct work *
+work_new(struct agent *a, struct aconn *c, Knob__Envelope *req, work_fn run, work_fn done,
     void *arg)
 {
-	struct work_pool *p = a->pool;
-	struct work *w;
+	struct work *w = xcalloc(1, sizeof(*w));
 
-	pthread_mutex_lock(&p->mu);
-	if (req != NULL && p->queued >= p->queue_max) {
-		pthread_mutex_unlock(&p->mu);
-		log_warnx("%s: %s request %llu refused: %u requests already wait for a worker",
-		    c ? c->peer : "-", envelope_body_name(req), (unsigned long long)req->id,
-		    p->queued);
-		return c ? (agent_reply_error(a, c, req->id, EAGAIN, "%s: agent busy: %u "
-		    "requests queued; try again", a->node, p->queued) < 0 ? -1 : 0) : 0;
-	}
-	w = xcalloc(1, sizeof(*w));
 	w->a = a;
 	w->conn_id = c ? c->id : 0;
 	w->req = req;
@@ -137,24 +156,108 @@ agent_work(struct agent *a, struct aconn *c, Knob__Envelope *req, work_fn run, w
 	w->arg = arg;
 	w->run = run;
 	w->done = done;
-	if (req)
-		p->queued++;
+	if (c && c->req == req)
+		c->req = NULL;	/* the loop must not free it */
+	return w;
+}
+
+/* 1 when a may queue one more request. */
+static int
+queue_room(struct agent *a, unsigned *waiting)
+{
+	int ok;
+
+	pthread_mutex_lock(&a->post_mu);
+	*waiting = a->nqueued;
+	ok = a->nqueued < WORK_QUEUE_MAX;
+	pthread_mutex_unlock(&a->post_mu);
+	return ok;
+}
+
+int
+agent_work(struct agent *a, struct aconn *c, Knob__Envelope *req, work_fn run, work_fn done,
+    void *arg)
+{
+	struct work_pool *p = a->pool;
+	struct work *w;
+	unsigned waiting;
+
+	if (req != NULL && !queue_room(a, &waiting)) {
+		log_warnx("%s: %s request %llu refused: %u requests already wait for a worker",
+		    c ? c->peer : "-", envelope_body_name(req), (unsigned long long)req->id,
+		    waiting);
+		if (c)
+			agent_reply_error(a, c, req->id, EAGAIN, "%s: agent busy: %u requests "
+			    "queued; try again", a->node, waiting);
+		return -1;
+	}
+	w = work_new(a, c, req, run, done, arg);
+	work_count(a, req != NULL);
+	pthread_mutex_lock(&p->mu);
 	if (p->tail)
 		p->tail->next = w;
 	else
 		p->head = w;
 	p->tail = w;
-	pthread_mutex_lock(&a->post_mu);
-	a->workers++;
-	pthread_mutex_unlock(&a->post_mu);
 	pthread_cond_signal(&p->cv);
 	pthread_mutex_unlock(&p->mu);
-	return 1;
+	return 0;
+}
+
+/* Thread body of agent_work_long. */
+static void *
+work_long_thread(void *arg)
+{
+	work_finish(arg);
+	return NULL;
+}
+
+/* Start fn(arg) on a detached thread: 0, or -1 (errno set). */
+static int
+detached(void *(*fn)(void *), void *arg)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+	int r;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	r = pthread_create(&t, &attr, fn, arg);
+	pthread_attr_destroy(&attr);
+	if (r != 0) {
+		errno = r;
+		log_warn("pthread_create");
+		return -1;
+	}
+	return 0;
+}
+
+int
+agent_work_long(struct agent *a, struct aconn *c, Knob__Envelope *req, work_fn run,
+    work_fn done, void *arg)
+{
+	struct work *w;
+
+	work_count(a, 0);
+	w = work_new(a, NULL, NULL, run, done, arg);
+	w->conn_id = c ? c->id : 0;
+	w->req = req;
+	if (detached(work_long_thread, w) < 0) {
+		free(w);
+		work_uncount(a);
+		if (c && req)
+			agent_reply_error(a, c, req->id, EAGAIN, "%s: cannot start a worker "
+			    "thread", a->node);
+		return -1;
+	}
+	if (c && c->req == req)
+		c->req = NULL;	/* the thread's now */
+	return 0;
 }
 
 /* Outside the pool: a detached thread for work that may never return (a
  * health check on a hung mount, abandoned at its deadline), so that it
- * cannot take a pool thread for good.  It counts in a->workers too. */
+ * cannot take a pool thread for good.  It counts in a->nwork too. */
 struct spawn_arg {
 	struct agent *a;
 	void *(*fn)(void *);
@@ -167,11 +270,10 @@ spawn_trampoline(void *p)
 	struct spawn_arg sa = *(struct spawn_arg *)p;
 
 	free(p);
+	log_set_instance(sa.a->node);
 	sa.fn(sa.arg);
-	pthread_mutex_lock(&sa.a->post_mu);
-	sa.a->workers--;
-	pthread_cond_broadcast(&sa.a->workers_cv);
-	pthread_mutex_unlock(&sa.a->post_mu);
+	log_set_instance(NULL);
+	work_uncount(sa.a);
 	return NULL;
 }
 
@@ -179,28 +281,34 @@ int
 agent_spawn(struct agent *a, void *(*fn)(void *), void *arg)
 {
 	struct spawn_arg *sa = xmalloc(sizeof(*sa));
-	pthread_attr_t attr;
-	pthread_t t;
-	int r;
 
 	sa->a = a;
 	sa->fn = fn;
 	sa->arg = arg;
-	pthread_mutex_lock(&a->post_mu);
-	a->workers++;
-	pthread_mutex_unlock(&a->post_mu);
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	r = pthread_create(&t, &attr, spawn_trampoline, sa);
-	pthread_attr_destroy(&attr);
-	if (r != 0) {
+	work_count(a, 0);
+	if (detached(spawn_trampoline, sa) < 0) {
 		free(sa);
-		pthread_mutex_lock(&a->post_mu);
-		a->workers--;
-		pthread_mutex_unlock(&a->post_mu);
-		errno = r;
-		log_warn("pthread_create");
+		work_uncount(a);
 		return -1;
 	}
 	return 0;
+}
+
+int
+agent_work_wait(struct agent *a, int seconds)
+{
+	struct timespec ts;
+	unsigned n;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += seconds;
+	pthread_mutex_lock(&a->post_mu);
+	while (a->nwork > 0)
+		if (pthread_cond_timedwait(&a->work_cv, &a->post_mu, &ts) != 0)
+			break;
+	n = a->nwork;
+	pthread_mutex_unlock(&a->post_mu);
+	if (n > 0)
+		log_warnx("%u work item(s) still running after %d s", n, seconds);
+	return n == 0 ? 0 : -1;
 }

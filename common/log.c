@@ -12,12 +12,28 @@
  * not per-instance state, so many agents in one process share it. */
 static int log_level = LOG_LVL_INFO;
 static const char *log_prog = "knob";
+/* The agent instance a line is about: set per thread by the code that runs
+ * an instance's callback or work item (many agents share a process). */
+static _Thread_local const char *log_instance;
+static _Atomic(const char *) log_default_instance;	/* knobd: its one instance */
 
 void
 log_init(const char *progname, int level)
 {
 	log_prog = progname;
 	log_level = level;
+}
+
+void
+log_set_instance(const char *name)
+{
+	log_instance = name;
+}
+
+void
+log_set_default_instance(const char *name)
+{
+	log_default_instance = name;
 }
 
 int
@@ -48,17 +64,16 @@ static void
 log_vemit(int prio, int with_errno, const char *file, int line, const char *fmt, va_list ap)
 {
 	char msg[2048];
+	const char *inst = log_instance ? log_instance : log_default_instance;
 	int saved = errno;
 	int n;
 
 	n = vsnprintf(msg, sizeof(msg), fmt, ap);
 	if (n < 0)
 		msg[0] = '\0';
-	if (with_errno)
-		fprintf(stderr, "<%d>%s: %s:%d: %s: %s\n", prio, log_prog, file, line, msg,
-		    strerror(saved));
-	else
-		fprintf(stderr, "<%d>%s: %s:%d: %s\n", prio, log_prog, file, line, msg);
+	fprintf(stderr, "<%d>%s: %s%s%s:%d: %s%s%s\n", prio, log_prog,
+	    inst ? inst : "", inst ? ": " : "", file, line, msg,
+	    with_errno ? ": " : "", with_errno ? strerror(saved) : "");
 	errno = saved;
 }
 

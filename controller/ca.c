@@ -462,19 +462,15 @@ leaf_san(const char *name, char *san, size_t len)
 		snprintf(san, len, "DNS:%s", name);
 }
 
-/* A fresh key and a certificate for name signed by the CA: OU=controller
- * with clientAuth, or OU=node with serverAuth.  The caller frees *keyp and
- * *xp.  0 or -1 with err. */
+/* make_leaf with an explicit subjectAltName list ("DNS:a,DNS:b"). */
 static int
-make_leaf(X509 *cacert, EVP_PKEY *cakey, const char *name, int controller, EVP_PKEY **keyp,
-    X509 **xp, char *err, size_t errlen)
+make_leaf_san(X509 *cacert, EVP_PKEY *cakey, const char *name, const char *san, int controller,
+    EVP_PKEY **keyp, X509 **xp, char *err, size_t errlen)
 {
-	char san[2 * CA_NAME_MAX + 16];
 	EVP_PKEY *key = NULL;
 	X509 *x = NULL;
 	X509V3_CTX v3;
 
-	leaf_san(name, san, sizeof(san));
 	if ((key = new_key(err, errlen)) == NULL)
 		goto fail;
 	if ((x = cert_skeleton(key, CERT_DAYS)) == NULL ||
@@ -510,6 +506,19 @@ fail:
 	X509_free(x);
 	EVP_PKEY_free(key);
 	return -1;
+}
+
+/* A fresh key and a certificate for name signed by the CA: OU=controller
+ * with clientAuth, or OU=node with serverAuth.  The caller frees *keyp and
+ * *xp.  0 or -1 with err. */
+static int
+make_leaf(X509 *cacert, EVP_PKEY *cakey, const char *name, int controller, EVP_PKEY **keyp,
+    X509 **xp, char *err, size_t errlen)
+{
+	char san[2 * CA_NAME_MAX + 16];
+
+	leaf_san(name, san, sizeof(san));
+	return make_leaf_san(cacert, cakey, name, san, controller, keyp, xp, err, errlen);
 }
 
 /* A new leaf for name from DIR's CA (see make_leaf); the caller frees *keyp
@@ -874,6 +883,45 @@ ca_renew(const char *dir, int min_days, FILE *out, char *err, size_t errlen)
 out:
 	if (d)
 		closedir(d);
+	X509_free(cacert);
+	EVP_PKEY_free(cakey);
+	return rc;
+}
+
+/* One certificate (OU=node, serverAuth) whose subjectAltName lists every
+ * name in names, for a simulated fleet (knob-sim): DIR/FILE.crt and .key,
+ * FILE being cn.  The real fleet keeps one certificate per node.  0 or -1
+ * with err. */
+int
+ca_issue_fleet(const char *dir, const char *cn, const char *const *names, size_t n,
+    char *err, size_t errlen)
+{
+	char crt[PATH_MAX], keyp[PATH_MAX];
+	EVP_PKEY *key = NULL, *cakey = NULL;
+	X509 *x = NULL, *cacert = NULL;
+	char *san = NULL;
+	int rc = -1;
+
+	if (n == 0 || ca_name_check(cn, err, errlen) < 0)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		if (ca_name_check(names[i], err, errlen) < 0)
+			goto out;
+		str_appendf(&san, "%sDNS:%s", i ? "," : "", names[i]);
+	}
+	if (ca_path(crt, sizeof(crt), dir, cn, ".crt", err, errlen) < 0 ||
+	    ca_path(keyp, sizeof(keyp), dir, cn, ".key", err, errlen) < 0 ||
+	    must_not_exist(crt, "a certificate", err, errlen) < 0 ||
+	    must_not_exist(keyp, "a key", err, errlen) < 0 ||
+	    load_ca(dir, &cacert, &cakey, err, errlen) < 0)
+		goto out;
+	if (make_leaf_san(cacert, cakey, cn, san, 0, &key, &x, err, errlen) < 0)
+		goto out;
+	rc = write_pair(keyp, key, crt, x, err, errlen);
+out:
+	free(san);
+	X509_free(x);
+	EVP_PKEY_free(key);
 	X509_free(cacert);
 	EVP_PKEY_free(cakey);
 	return rc;

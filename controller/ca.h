@@ -21,6 +21,11 @@ int ca_name_check(const char *name, char *err, size_t errlen);
  * bootstrap pushes to a node.  0 or -1 with err. */
 int ca_issue_pem(const char *dir, const char *name, int controller, char **crt, char **key,
     char *err, size_t errlen);
+/* One node certificate DIR/CN.crt (+ .key) naming every one of names in
+ * its subjectAltName: a simulated fleet's block of nodes (knob-sim).
+ * 0 or -1 with err. */
+int ca_issue_fleet(const char *dir, const char *cn, const char *const *names, size_t n,
+    char *err, size_t errlen);
 /* Revoke DIR/NAME.crt: add it to DIR/revoked.txt and rewrite DIR/ca.crl.
  * 0 or -1 with err. */
 int ca_revoke(const char *dir, const char *name, char *err, size_t errlen);

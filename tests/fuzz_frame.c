@@ -70,9 +70,9 @@ settle(void)
 {
 	struct agent_post *p, *next;
 
+	if (agent_work_wait(ag, 60) < 0)
+		abort();
 	pthread_mutex_lock(&ag->post_mu);
-	while (ag->workers > 0)
-		pthread_cond_wait(&ag->workers_cv, &ag->post_mu);
 	p = ag->posts;
 	ag->posts = ag->posts_tail = NULL;
 	pthread_mutex_unlock(&ag->post_mu);
@@ -120,13 +120,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			knob__envelope__free_unpacked(env, NULL);
 			continue;
 		}
+		c.req = env;	/* as the agent's loop: its own unless a worker took it */
 		r = agent_dispatch(ag, &c, env);
-		if (r <= 0)	/* as the agent's loop: 1 means the handler kept it */
-			knob__envelope__free_unpacked(env, NULL);
+		if (c.req)
+			knob__envelope__free_unpacked(c.req, NULL);
+		c.req = NULL;
 		if (r < 0 || c.overflow)
 			break;
 	}
-	bench_conn_closed(ag, c.id);	/* the peer is gone: phases abort */
+	agent_subsys_conn_closed(ag, c.id);	/* the peer is gone: phases abort */
 	settle();
 	conn_reset(&c.c);
 	return 0;

@@ -1,0 +1,437 @@
+/* knob-sim: a simulated fleet.  N agent instances in one process, spread
+ * over a few event-loop threads that share one worker pool.  Each
+ * instance is a real agent (the same dispatch, drivers and journal as
+ * knobd) with its own listening address, its own --sysroot (a small fake
+ * tree, sim_tree.c) and its own state directory; only the listening side
+ * is multiplied.
+ *
+ * Certificates: one node certificate per block of names (--block, 256 by
+ * default), its subjectAltName listing every name of the block, so that
+ * the controller's name pinning (SSL_set1_host) accepts each node; made
+ * once in DIR/ca and reused.  The real fleet keeps one certificate per
+ * node.
+ *
+ *   knob-sim N --dir DIR [--base 127.77.0.1] [--port 7420] [--threads 2]
+ *            [--block 256] [--inventory FILE] [--log-level warn]
+ *
+ * Instance i (from 1) is node simNNNNN at address BASE+i-1, sysroot
+ * DIR/nodes/simNNNNN/root, state DIR/nodes/simNNNNN/state.  When every
+ * instance listens it prints "knob-sim: N agents ready" on stderr; SIGTERM
+ * or SIGINT stops them all. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include "agent.h"
+#include "ca.h"
+#include "knobctl.h"
+#include "log.h"
+#include "sim.h"
+#include "tls.h"
+#include "util.h"
+
+#define SIM_MAX		100000
+#define FDS_PER_AGENT	3	/* listener, eventfd, one controller connection */
+#define FDS_SPARE	256
+
+struct sim_opts {
+	unsigned n, threads, block, port;
+	const char *dir, *base, *inventory;
+	int log_level;
+};
+
+/* One simulated node. */
+struct sim_node {
+	struct agent a;
+	char name[16];
+	char listen[40];
+	char addr[INET_ADDRSTRLEN];
+	char *root, *state;
+};
+
+/* One event-loop thread and the base its agents are plugged into. */
+struct sim_thread {
+	struct ev_base *base;
+	int stopfd;
+	pthread_t th;
+	int started;
+};
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: knob-sim N --dir DIR [--base ADDR] [--port P] [--threads T] [--block B]\n"
+	    "                [--inventory FILE] [--log-level err|warn|info|debug]\n"
+	    "\n"
+	    "  N                 simulated agents (1-%d)\n"
+	    "  --dir DIR         CA, fake trees and state directories (use tmpfs)\n"
+	    "  --base ADDR       IPv4 address of the first agent; the others follow (127.77.0.1)\n"
+	    "  --port P          port every agent listens on (%d)\n"
+	    "  --threads T       event-loop threads (2)\n"
+	    "  --block B         node names per certificate (256)\n"
+	    "  --inventory FILE  write the matching cluster.xml for knobctl\n",
+	    SIM_MAX, KNOB_DEFAULT_PORT);
+}
+
+/* Parse an unsigned option in [lo, hi]; -1 when it is not one. */
+static long
+parse_uint(const char *s, long lo, long hi)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi)
+		return -1;
+	return v;
+}
+
+/* Options into o. 0, or the exit status for main. */
+static int
+parse_opts(int argc, char **argv, struct sim_opts *o)
+{
+	static const struct option opts[] = {
+		{ "dir", required_argument, NULL, 'd' },
+		{ "base", required_argument, NULL, 'b' },
+		{ "port", required_argument, NULL, 'p' },
+		{ "threads", required_argument, NULL, 't' },
+		{ "block", required_argument, NULL, 'B' },
+		{ "inventory", required_argument, NULL, 'i' },
+		{ "log-level", required_argument, NULL, 'L' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	long v;
+	int ch;
+
+	memset(o, 0, sizeof(*o));
+	o->threads = 2;
+	o->block = 256;
+	o->port = KNOB_DEFAULT_PORT;
+	o->base = "127.77.0.1";
+	o->log_level = LOG_LVL_WARN;
+	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		v = 0;
+		switch (ch) {
+		case 'd': o->dir = optarg; break;
+		case 'b': o->base = optarg; break;
+		case 'i': o->inventory = optarg; break;
+		case 'p': v = parse_uint(optarg, 1, 65535); o->port = (unsigned)v; break;
+		case 't': v = parse_uint(optarg, 1, 64); o->threads = (unsigned)v; break;
+		case 'B': v = parse_uint(optarg, 1, 4096); o->block = (unsigned)v; break;
+		case 'L': v = o->log_level = log_parse_level(optarg); break;
+		case 'h': usage(stdout); exit(0);
+		default: usage(stderr); return 2;
+		}
+		if (v < 0) {
+			fprintf(stderr, "knob-sim: bad option value '%s'\n", optarg);
+			return 2;
+		}
+	}
+	if (optind + 1 != argc || o->dir == NULL ||
+	    (v = parse_uint(argv[optind], 1, SIM_MAX)) < 0) {
+		usage(stderr);
+		return 2;
+	}
+	o->n = (unsigned)v;
+	return 0;
+}
+
+/* Raise the soft fd limit to the hard one; -1 (said why) when even the
+ * hard limit is too low for n agents. */
+static int
+raise_fd_limit(unsigned n)
+{
+	rlim_t need = (rlim_t)n * FDS_PER_AGENT + FDS_SPARE;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0) {
+		log_warn("getrlimit");
+		return -1;
+	}
+	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need) {
+		fprintf(stderr, "knob-sim: %u agents need about %llu file descriptors, but the hard "
+		    "limit is %llu; raise it (ulimit -Hn, LimitNOFILE=, limits.conf) or simulate "
+		    "fewer agents\n", n, (unsigned long long)need, (unsigned long long)rl.rlim_max);
+		return -1;
+	}
+	if (rl.rlim_cur < need || rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0) {
+			log_warn("setrlimit");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Name, address and paths of node i (from 0). 0 or -1. */
+static int
+node_names(struct sim_node *s, const struct sim_opts *o, unsigned i)
+{
+	struct in_addr in;
+
+	if (inet_pton(AF_INET, o->base, &in) != 1) {
+		fprintf(stderr, "knob-sim: --base '%s' is not an IPv4 address\n", o->base);
+		return -1;
+	}
+	in.s_addr = htonl(ntohl(in.s_addr) + i);
+	inet_ntop(AF_INET, &in, s->addr, sizeof(s->addr));
+	snprintf(s->name, sizeof(s->name), "sim%05u", i + 1);
+	snprintf(s->listen, sizeof(s->listen), "%s:%u", s->addr, o->port);
+	s->root = xasprintf("%s/nodes/%s/root", o->dir, s->name);
+	s->state = xasprintf("%s/nodes/%s/state", o->dir, s->name);
+	return 0;
+}
+
+/* Make DIR/ca (CA and controller certificate) unless it exists. 0 or -1. */
+static int
+make_ca(const struct sim_opts *o, char *err, size_t errlen)
+{
+	char *ca = xasprintf("%s/ca", o->dir), *crt = xasprintf("%s/ca/ca.crt", o->dir);
+	char *ctl = xasprintf("%s/ca/controller.crt", o->dir);
+	int rc = -1;
+
+	if (access(crt, F_OK) != 0 && ca_init(ca, err, errlen) < 0)
+		goto out;
+	if (access(ctl, F_OK) != 0 && ca_issue(ca, "controller", 1, err, errlen) < 0)
+		goto out;
+	rc = 0;
+out:
+	free(ca);
+	free(crt);
+	free(ctl);
+	return rc;
+}
+
+/* The server context of block b (nodes b*block ...), issuing its
+ * certificate first when it does not exist. NULL with err. */
+static SSL_CTX *
+block_ctx(const struct sim_opts *o, const struct sim_node *nodes, unsigned b, char *err,
+    size_t errlen)
+{
+	unsigned first = b * o->block, n = o->n - first < o->block ? o->n - first : o->block;
+	char cn[32], *ca = xasprintf("%s/ca", o->dir), *crt, *key, *cacrt;
+	const char **names = xcalloc(n, sizeof(*names));
+	SSL_CTX *ctx = NULL;
+
+	snprintf(cn, sizeof(cn), "simblock-%s", nodes[first].name);
+	crt = xasprintf("%s/%s.crt", ca, cn);
+	key = xasprintf("%s/%s.key", ca, cn);
+	cacrt = xasprintf("%s/ca.crt", ca);
+	for (unsigned i = 0; i < n; i++)
+		names[i] = nodes[first + i].name;
+	if (access(crt, F_OK) == 0 || ca_issue_fleet(ca, cn, names, n, err, errlen) == 0) {
+		if ((ctx = tls_ctx_new(1, cacrt, crt, key, err, errlen)) != NULL)
+			SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
+	}
+	free(names);
+	free(ca);
+	free(crt);
+	free(key);
+	free(cacrt);
+	return ctx;
+}
+
+/* Write the cluster.xml that reaches every simulated node. 0 or -1. */
+static int
+write_inventory(const struct sim_opts *o, const struct sim_node *nodes)
+{
+	char *doc = NULL;
+	int rc;
+
+	str_appendf(&doc, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+	    "<!-- written by knob-sim: %u simulated agents -->\n<cluster port=\"%u\">\n"
+	    "  <tls ca=\"%s/ca/ca.crt\" cert=\"%s/ca/controller.crt\" "
+	    "key=\"%s/ca/controller.key\"/>\n  <results db=\"%s/results.db\"/>\n"
+	    "  <group name=\"sim\" nodes=\"sim[00001-%05u]\"/>\n", o->n, o->port, o->dir, o->dir,
+	    o->dir, o->dir, o->n);
+	for (unsigned i = 0; i < o->n; i++)
+		str_appendf(&doc, "  <node name=\"%s\" addr=\"%s\"/>\n", nodes[i].name,
+		    nodes[i].addr);
+	str_appendf(&doc, "</cluster>\n");
+	rc = write_file_atomic(o->inventory, doc, strlen(doc), 0644);
+	if (rc < 0)
+		fprintf(stderr, "knob-sim: %s: %s\n", o->inventory, strerror(-rc));
+	free(doc);
+	return rc < 0 ? -1 : 0;
+}
+
+/* Fake tree and state directory of s, then the agent itself. 0 or -1. */
+static int
+node_start(struct sim_node *s, struct ev_base *base, struct work_pool *pool, SSL_CTX *ctx)
+{
+	struct agent_cfg cfg;
+
+	if ((access(s->root, F_OK) != 0 && sim_tree_make(s->root) < 0) ||
+	    sim_mkdirs(s->state) < 0) {
+		log_warn("%s: fake tree", s->name);
+		return -1;
+	}
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.listen = s->listen;
+	cfg.sysroot = s->root;
+	cfg.state_dir = s->state;
+	cfg.node_name = s->name;
+	cfg.stop_fd = -1;
+	cfg.pool = pool;
+	cfg.base = base;
+	cfg.ssl_ctx = ctx;
+	return agent_init(&s->a, &cfg);
+}
+
+/* The stop eventfd of a thread: leave its loop. */
+static void
+on_thread_stop(int fd, uint32_t events, void *arg)
+{
+	(void)fd;
+	(void)events;
+	ev_stop(arg);
+}
+
+static void *
+thread_main(void *arg)
+{
+	struct sim_thread *t = arg;
+
+	ev_run(t->base);
+	return NULL;
+}
+
+/* Memory of this process from /proc/self/status: VmRSS in KiB (0 unknown). */
+static unsigned long
+rss_kib(void)
+{
+	char buf[4096], *p;
+	unsigned long kib = 0;
+
+	if (read_small_file("/proc/self/status", buf, sizeof(buf)) > 0 &&
+	    (p = strstr(buf, "VmRSS:")) != NULL)
+		kib = strtoul(p + 6, NULL, 10);
+	return kib;
+}
+
+/* Set up nodes, blocks' certificates and threads; serve until a signal. */
+static int
+simulate(const struct sim_opts *o, struct sim_node *nodes, struct sim_thread *th)
+{
+	char err[512];
+	struct work_pool *pool = NULL;
+	SSL_CTX *ctx = NULL;
+	unsigned long rss0 = rss_kib(), rss1;
+	unsigned i, up = 0;
+	sigset_t ss;
+	int rc = -1, sig;
+
+	for (i = 0; i < o->n; i++)
+		if (node_names(&nodes[i], o, i) < 0)
+			return -1;
+	if (sim_mkdirs(o->dir) < 0 || make_ca(o, err, sizeof(err)) < 0) {
+		fprintf(stderr, "knob-sim: %s: %s\n", o->dir, errno ? strerror(errno) : err);
+		return -1;
+	}
+	if (o->inventory && write_inventory(o, nodes) < 0)
+		return -1;
+	if ((pool = work_pool_new(WORK_THREADS)) == NULL)
+		return -1;
+	for (i = 0; i < o->threads; i++) {
+		if ((th[i].base = ev_base_new()) == NULL ||
+		    (th[i].stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0 ||
+		    ev_io_add(th[i].base, th[i].stopfd, EPOLLIN, on_thread_stop, th[i].base) < 0)
+			goto out;
+	}
+	for (i = 0; i < o->n; i++, up++) {
+		if (i % o->block == 0) {
+			SSL_CTX_free(ctx);
+			if ((ctx = block_ctx(o, nodes, i / o->block, err, sizeof(err))) == NULL) {
+				fprintf(stderr, "knob-sim: certificates: %s\n", err);
+				goto out;
+			}
+		}
+		if (node_start(&nodes[i], th[i % o->threads].base, pool, ctx) < 0) {
+			fprintf(stderr, "knob-sim: %s (%s) did not start\n", nodes[i].name,
+			    nodes[i].listen);
+			agent_fini(&nodes[i].a);
+			goto out;
+		}
+	}
+	for (i = 0; i < o->threads; i++) {
+		if (pthread_create(&th[i].th, NULL, thread_main, &th[i]) != 0)
+			goto out;
+		th[i].started = 1;
+	}
+	rss1 = rss_kib();
+	fprintf(stderr, "knob-sim: %u agents ready on %u threads, pool of %u; VmRSS %lu KiB, "
+	    "%.1f KiB per agent\n", o->n, o->threads, work_pool_threads(pool), rss1,
+	    (double)(rss1 > rss0 ? rss1 - rss0 : 0) / o->n);
+	sigemptyset(&ss);
+	sigaddset(&ss, SIGTERM);
+	sigaddset(&ss, SIGINT);
+	sigwait(&ss, &sig);
+	fprintf(stderr, "knob-sim: signal %d: stopping %u agents\n", sig, o->n);
+	rc = 0;
+out:
+	for (i = 0; i < o->threads; i++) {
+		uint64_t one = 1;
+
+		if (th[i].started) {
+			if (write(th[i].stopfd, &one, sizeof(one)) < 0)
+				log_warn("eventfd");
+			pthread_join(th[i].th, NULL);
+		}
+	}
+	for (i = 0; i < up; i++)
+		agent_fini(&nodes[i].a);
+	for (i = 0; i < o->threads; i++) {
+		if (th[i].stopfd > 0)
+			close(th[i].stopfd);
+		ev_base_free(th[i].base);
+	}
+	SSL_CTX_free(ctx);
+	work_pool_free(pool);
+	return rc;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct sim_opts o;
+	struct sim_node *nodes;
+	struct sim_thread *th;
+	sigset_t ss;
+	int rc;
+
+	if ((rc = parse_opts(argc, argv, &o)) != 0)
+		return rc;
+	log_init("knob-sim", o.log_level);
+	if (raise_fd_limit(o.n) < 0)
+		return 1;
+	/* every thread inherits the mask: only sigwait sees these */
+	sigemptyset(&ss);
+	sigaddset(&ss, SIGTERM);
+	sigaddset(&ss, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &ss, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	nodes = xcalloc(o.n, sizeof(*nodes));
+	th = xcalloc(o.threads, sizeof(*th));
+	rc = simulate(&o, nodes, th);
+	for (unsigned i = 0; i < o.n; i++) {
+		free(nodes[i].root);
+		free(nodes[i].state);
+	}
+	free(nodes);
+	free(th);
+	return rc < 0 ? 1 : 0;
+}
