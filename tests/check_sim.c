@@ -1,0 +1,346 @@
+/* The agent core under load, with real processes:
+ * - the worker pool: 50 concurrent applies (50 knobctl processes, each
+ *   queueing for the tuning lock) to one real knobd in a network namespace
+ *   all complete, while the agent never runs more threads than its main
+ *   thread plus the pool's WORK_THREADS (read from /proc/PID/task);
+ * - knob-sim: 200 simulated agents in one process on host loopback
+ *   (127.77.1.x, this helper's range), driven by the real knobctl through
+ *   the cluster.xml knob-sim writes: ping, apply, verify and rollback all
+ *   ok on every node; every fake tree holds the profile after apply (the
+ *   files are read), and the non-default values the test wrote before
+ *   come back after rollback.  The fake trees stand in for sysfs, /proc/sys
+ *   and a Lustre client (no Lustre here); they are files on tmpfs that the
+ *   same drivers read and write. */
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "agent.h"
+#include "harness.h"
+#include "util.h"
+
+#define NCONC		50	/* concurrent applies */
+#define NSIM		200	/* simulated agents */
+#define SIM_BASE	"127.77.1.1"
+
+static struct harness h;
+
+/* Threads of process pid now; -1 when it is gone. */
+static int
+task_count(pid_t pid)
+{
+	char path[64];
+	struct dirent *de;
+	DIR *d;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	if ((d = opendir(path)) == NULL)
+		return -1;
+	while ((de = readdir(d)) != NULL)
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* Write s to path (creating it). */
+static void
+put(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	ck_assert_msg(fd >= 0, "%s: %s", path, strerror(errno));
+	ck_assert_int_eq(write(fd, s, strlen(s)), (ssize_t)strlen(s));
+	close(fd);
+}
+
+/* The content of a small file (static buffer), "" when unreadable. */
+static const char *
+get(const char *path)
+{
+	static char buf[256];
+
+	if (read_small_file(path, buf, sizeof(buf)) < 0)
+		buf[0] = '\0';
+	return buf;
+}
+
+/* Start sh -c cmd in the background. */
+static pid_t
+sh_bg(const char *cmd)
+{
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* Times agent 0's log says a controller connected. */
+static int
+connected_count(void)
+{
+	char *txt = NULL, *p;
+	size_t len;
+	int n = 0;
+
+	if (read_file_bounded(h.node[0].log, 1u << 26, &txt, &len) < 0)
+		return 0;
+	for (p = txt; (p = strstr(p, "connected from")) != NULL; p++)
+		n++;
+	free(txt);
+	return n;
+}
+
+/* Wait until at least n controllers have connected (deadline seconds). */
+static int
+wait_connected(int n, double seconds)
+{
+	uint64_t end = now_mono_ns() + (uint64_t)(seconds * 1e9);
+	struct timespec ts = { 0, 5 * 1000000 };
+
+	while (connected_count() < n) {
+		if (now_mono_ns() > end)
+			return -1;
+		nanosleep(&ts, NULL);	/* poll interval, not a synchronisation */
+	}
+	return 0;
+}
+
+START_TEST(test_pool_bounds_threads)
+{
+	char root[PATH_MAX], prof[PATH_MAX], path[PATH_MAX + 64];
+	pid_t kids[NCONC];
+	int running, max_running = 0, max_tasks = 0, st, t;
+
+	ck_assert_int_eq(harness_start(&h, 1, 0), 0);
+	snprintf(root, sizeof(root), "%s/root", h.tmp);
+	ck_assert_int_eq(harness_sh("mkdir -p %s/proc/sys/vm %s/proc/sys/net/core", root, root), 0);
+	snprintf(path, sizeof(path), "%s/proc/sys/vm/dirty_ratio", root);
+	put(path, "17\n");	/* not the kernel default */
+	snprintf(path, sizeof(path), "%s/proc/sys/net/core/somaxconn", root);
+	put(path, "1000\n");
+	snprintf(h.node[0].sysroot, sizeof(h.node[0].sysroot), "%s", root);
+	snprintf(h.node[0].extra_args, sizeof(h.node[0].extra_args), "--test-hooks");
+	ck_assert_int_eq(harness_agent_start(&h, 0), 0);
+	snprintf(prof, sizeof(prof), "%s/pool.xml", h.tmp);
+	put(prof, "<?xml version=\"1.0\"?>\n<profile name=\"pool\" summary=\"pool test\">\n"
+	    "  <sysctl key=\"vm.dirty_ratio\" value=\"33\"/>\n"
+	    "  <sysctl key=\"net.core.somaxconn\" value=\"8192\"/>\n</profile>\n");
+	/* one source address: at most 8 unauthenticated connections from it
+	 * (the agent's flood budget), so each knobctl starts once all but a
+	 * few of the earlier ones have authenticated (the agent's log says) */
+	for (int i = 0; i < NCONC; i++) {
+		char *cmd = xasprintf("ip netns exec %s %s/knobctl -c %s apply --wait 300 "
+		    "--test-pause-ms 40 %s -w node01 >%s/apply.%d.out 2>&1 </dev/null", h.ctl_ns,
+		    h.bin, h.cluster, prof, h.tmp, i);
+
+		ck_assert_msg(wait_connected(i - 4, 60) == 0, "controller %d never connected", i - 4);
+		kids[i] = sh_bg(cmd);
+		free(cmd);
+	}
+	/* sample the agent's threads until every apply has ended */
+	do {
+		running = 0;
+		for (int i = 0; i < NCONC; i++) {
+			if (kids[i] > 0 && waitpid(kids[i], &st, WNOHANG) == kids[i]) {
+				char out[PATH_MAX + 32];
+
+				snprintf(out, sizeof(out), "%s/apply.%d.out", h.tmp, i);
+				ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+				    "apply %d failed (status %d): %s", i, st, get(out));
+				kids[i] = 0;
+			}
+			running += kids[i] > 0;
+		}
+		if (running > max_running)
+			max_running = running;
+		if ((t = task_count(h.node[0].pid)) > max_tasks)
+			max_tasks = t;
+		ck_assert_msg(t > 0, "knobd died");
+	} while (running > 0);
+	/* more applies waited on the agent than it has threads: they queued */
+	ck_assert_int_gt(max_running, WORK_THREADS + 1);
+	fprintf(stderr, "check_sim: %d applies (up to %d at once), knobd had at most %d threads\n",
+	    NCONC, max_running, max_tasks);
+	ck_assert_msg(max_tasks <= 1 + WORK_THREADS, "knobd ran %d threads (main + %d pool)",
+	    max_tasks, WORK_THREADS);
+	ck_assert(!harness_log_has(&h, 0, "agent busy"));
+	snprintf(path, sizeof(path), "%s/proc/sys/vm/dirty_ratio", root);
+	ck_assert_str_eq(get(path), "33");
+	harness_stop(&h);
+}
+END_TEST
+
+/* Per-node values the test writes before apply: none is the profile's. */
+struct simkey {
+	const char *file;	/* under the node's root */
+	const char *want;	/* the profile's value */
+	int base, mod;		/* original = base + i % mod */
+};
+static const struct simkey simkeys[] = {
+	{ "/sys/block/sda/queue/read_ahead_kb", "4096", 200, 1000 },
+	{ "/sys/block/nvme0n1/queue/nr_requests", "256", 500, 400 },
+	{ "/proc/sys/vm/dirty_ratio", "40", 21, 15 },
+	{ "/proc/sys/net/core/rmem_max", "16777216", 300000, 5000 },
+	{ "/sys/fs/lustre/osc/sim-OST0001-osc-ffff8800/max_rpcs_in_flight", "32", 9, 7 },
+	{ "/sys/fs/lustre/llite/sim-ffff8800/max_read_ahead_mb", "1024", 70, 50 },
+};
+
+/* Path of key k in simulated node i's tree (static buffer). */
+static const char *
+sim_path(const char *dir, int i, const struct simkey *k)
+{
+	static char p[PATH_MAX];
+
+	snprintf(p, sizeof(p), "%s/nodes/sim%05d/root%s", dir, i + 1, k->file);
+	return p;
+}
+
+/* Every key of every node holds want (1) or its original (0). */
+static void
+check_trees(const char *dir, int want)
+{
+	char orig[32];
+
+	for (int i = 0; i < NSIM; i++)
+		for (size_t k = 0; k < nitems(simkeys); k++) {
+			const struct simkey *s = &simkeys[k];
+
+			snprintf(orig, sizeof(orig), "%d", s->base + i % s->mod);
+			ck_assert_msg(strcmp(get(sim_path(dir, i, s)), want ? s->want : orig) == 0,
+			    "sim%05d %s: '%s', expected '%s'", i + 1, s->file,
+			    get(sim_path(dir, i, s)), want ? s->want : orig);
+		}
+}
+
+/* knobctl -c INV ARGS in this (host) namespace; 0 when it exited 0 and
+ * its output holds expect. */
+static int
+sim_ctl(const char *dir, const char *args, const char *expect)
+{
+	char out[PATH_MAX + 16], *txt = NULL;
+	size_t len;
+	int rc;
+
+	snprintf(out, sizeof(out), "%s/ctl.out", dir);
+	rc = harness_sh("%s/knobctl -c %s/cluster.xml %s >%s 2>&1 </dev/null", getenv("KNOB_BIN") ?
+	    getenv("KNOB_BIN") : "build", dir, args, out);
+	if (read_file_bounded(out, 1u << 24, &txt, &len) < 0)
+		return -1;
+	if (rc != 0 || strstr(txt, expect) == NULL) {
+		fprintf(stderr, "check_sim: knobctl %s: exit %d, no '%s' in:\n%s\n", args, rc,
+		    expect, txt);
+		rc = -1;
+	}
+	free(txt);
+	return rc;
+}
+
+/* Wait for path to contain s (deadline in seconds). 0 or -1. */
+static int
+wait_file_has(const char *path, const char *s, double seconds)
+{
+	uint64_t end = now_mono_ns() + (uint64_t)(seconds * 1e9);
+	struct timespec ts = { 0, 20 * 1000000 };
+
+	do {
+		char *txt = NULL;
+		size_t len;
+		int hit = read_file_bounded(path, 1u << 24, &txt, &len) == 0 && strstr(txt, s);
+
+		free(txt);
+		if (hit)
+			return 0;
+		nanosleep(&ts, NULL);	/* poll interval, not a synchronisation */
+	} while (now_mono_ns() < end);
+	return -1;
+}
+
+START_TEST(test_sim_fleet)
+{
+	char dir[128], cmd[1024], prof[PATH_MAX], orig[32], expect[64];
+	unsigned port = 18400 + (unsigned)getpid() % 100;
+	const char *bin = getenv("KNOB_BIN") ? getenv("KNOB_BIN") : "build";
+	uint64_t end;
+	pid_t sim;
+	int st = -1;
+
+	snprintf(dir, sizeof(dir), "/dev/shm/knob-check-sim.%d", (int)getpid());
+	harness_rm_rf(dir);
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	snprintf(cmd, sizeof(cmd), "exec %s/knob-sim %d --dir %s --base " SIM_BASE " --port %u "
+	    "--inventory %s/cluster.xml 2>%s/sim.log", bin, NSIM, dir, port, dir, dir);
+	sim = sh_bg(cmd);
+	snprintf(prof, sizeof(prof), "%s/sim.log", dir);
+	ck_assert_msg(wait_file_has(prof, "agents ready", 120) == 0, "knob-sim not ready: %s",
+	    get(prof));
+	for (int i = 0; i < NSIM; i++)	/* non-default starting values */
+		for (size_t k = 0; k < nitems(simkeys); k++) {
+			snprintf(orig, sizeof(orig), "%d\n", simkeys[k].base + i % simkeys[k].mod);
+			put(sim_path(dir, i, &simkeys[k]), orig);
+		}
+	snprintf(prof, sizeof(prof), "%s/sim.xml", dir);
+	put(prof, "<?xml version=\"1.0\"?>\n<profile name=\"simtest\" summary=\"knob-sim test\">\n"
+	    "  <blockdev device=\"sd*\" attr=\"read_ahead_kb\" value=\"4096\"/>\n"
+	    "  <blockdev device=\"nvme*\" attr=\"nr_requests\" value=\"256\"/>\n"
+	    "  <sysctl key=\"vm.dirty_ratio\" value=\"40\"/>\n"
+	    "  <sysctl key=\"net.core.rmem_max\" value=\"16777216\"/>\n"
+	    "  <lustre key=\"osc.*.max_rpcs_in_flight\" value=\"32\"/>\n"
+	    "  <lustre key=\"llite.*.max_read_ahead_mb\" value=\"1024\"/>\n</profile>\n");
+	snprintf(expect, sizeof(expect), "%d ok", NSIM);
+	ck_assert_int_eq(sim_ctl(dir, "ping -w @sim", expect), 0);
+	snprintf(cmd, sizeof(cmd), "apply %s -w @sim", prof);
+	snprintf(expect, sizeof(expect), "%d changed", NSIM);
+	ck_assert_int_eq(sim_ctl(dir, cmd, expect), 0);
+	check_trees(dir, 1);
+	snprintf(expect, sizeof(expect), "%d ok", NSIM);
+	ck_assert_int_eq(sim_ctl(dir, "verify -w @sim", expect), 0);
+	snprintf(expect, sizeof(expect), "%d changed", NSIM);
+	ck_assert_int_eq(sim_ctl(dir, "rollback -w @sim", expect), 0);
+	check_trees(dir, 0);
+
+	kill(sim, SIGTERM);
+	end = now_mono_ns() + 60 * 1000000000ull;
+	while (waitpid(sim, &st, WNOHANG) == 0 && now_mono_ns() < end) {
+		struct timespec ts = { 0, 20 * 1000000 };
+		nanosleep(&ts, NULL);	/* poll for the exit, bounded */
+	}
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "knob-sim exit status %d", st);
+	harness_rm_rf(dir);
+}
+END_TEST
+
+static Suite *
+sim_suite(void)
+{
+	Suite *s = suite_create("sim");
+	TCase *tc = tcase_create("pool");
+
+	tcase_add_test(tc, test_pool_bounds_threads);
+	tcase_set_timeout(tc, 180);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("fleet");
+	tcase_add_test(tc, test_sim_fleet);
+	tcase_set_timeout(tc, 240);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	return harness_run_suite(sim_suite(), 0);
+}
