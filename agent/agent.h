@@ -34,6 +34,7 @@ struct agent_cfg {
 	struct work_pool *pool;	/* shared worker pool; NULL: the agent makes its own */
 	struct ev_base *base;	/* event base to plug into; NULL: the agent makes its own */
 	SSL_CTX *ssl_ctx;	/* shared server context (knob-sim); NULL: from ca/cert/key */
+	unsigned handshake_s;	/* both handshake deadlines; 0: 2 s first byte, 5 s in all */
 };
 
 #define AGENT_LEASE_DEFAULT_S	10	/* controller lease (benchmark phases) */

@@ -677,17 +677,21 @@ conns_need_timer(const struct agent *a)
 static void
 conn_deadlines(struct agent *a, uint64_t now)
 {
+	uint64_t first = a->cfg.handshake_s ? a->cfg.handshake_s * 1000000000ull :
+	    AGENT_FIRST_BYTE_NS;
+	uint64_t all = a->cfg.handshake_s ? a->cfg.handshake_s * 1000000000ull :
+	    AGENT_HANDSHAKE_NS;
 	struct aconn *c, *next;
 
 	for (c = a->conns; c; c = next) {
 		next = c->next;
-		if (c->handshaking && !c->got_byte && now - c->accept_ns > AGENT_FIRST_BYTE_NS) {
+		if (c->handshaking && !c->got_byte && now - c->accept_ns > first) {
 			log_debug("%s: nothing received in %llu s; closing", c->addr,
-			    AGENT_FIRST_BYTE_NS / 1000000000ull);
+			    (unsigned long long)(first / 1000000000ull));
 			conn_close(a, c, NULL);
-		} else if (c->handshaking && now - c->accept_ns > AGENT_HANDSHAKE_NS) {
+		} else if (c->handshaking && now - c->accept_ns > all) {
 			log_warnx("%s: TLS handshake not done in %llu s; closing", c->addr,
-			    AGENT_HANDSHAKE_NS / 1000000000ull);
+			    (unsigned long long)(all / 1000000000ull));
 			conn_close(a, c, NULL);
 		} else if (c->draining && now - c->last_rx_ns > 2000000000ull)
 			conn_close(a, c, NULL);

@@ -12,7 +12,8 @@
  * node.
  *
  *   knob-sim N --dir DIR [--base 127.77.0.1] [--port 7420] [--threads 2]
- *            [--block 256] [--inventory FILE] [--log-level warn]
+ *            [--block 256] [--inventory FILE] [--handshake-timeout 30]
+ *            [--log-level warn]
  *
  * Instance i (from 1) is node simNNNNN at address BASE+i-1, sysroot
  * DIR/nodes/simNNNNN/root, state DIR/nodes/simNNNNN/state.  When every
@@ -43,9 +44,13 @@
 #define SIM_MAX		100000
 #define FDS_PER_AGENT	3	/* listener, eventfd, one controller connection */
 #define FDS_SPARE	256
+/* The handshake deadline of a simulated agent.  knobd's 5 s assume a CPU
+ * of its own; here N agents share T threads, so a burst of N handshakes
+ * queues behind one another (on a loaded host, for long). */
+#define SIM_HANDSHAKE_S	30
 
 struct sim_opts {
-	unsigned n, threads, block, port;
+	unsigned n, threads, block, port, handshake_s;
 	const char *dir, *base, *inventory;
 	int log_level;
 };
@@ -80,8 +85,9 @@ usage(FILE *f)
 	    "  --port P          port every agent listens on (%d)\n"
 	    "  --threads T       event-loop threads (2)\n"
 	    "  --block B         node names per certificate (256)\n"
+	    "  --handshake-timeout S  each agent's TLS handshake deadline (%d; knobd: 5)\n"
 	    "  --inventory FILE  write the matching cluster.xml for knobctl\n",
-	    SIM_MAX, KNOB_DEFAULT_PORT);
+	    SIM_MAX, KNOB_DEFAULT_PORT, SIM_HANDSHAKE_S);
 }
 
 /* Parse an unsigned option in [lo, hi]; -1 when it is not one. */
@@ -110,6 +116,7 @@ parse_opts(int argc, char **argv, struct sim_opts *o)
 		{ "block", required_argument, NULL, 'B' },
 		{ "inventory", required_argument, NULL, 'i' },
 		{ "log-level", required_argument, NULL, 'L' },
+		{ "handshake-timeout", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -120,6 +127,7 @@ parse_opts(int argc, char **argv, struct sim_opts *o)
 	o->threads = 2;
 	o->block = 256;
 	o->port = KNOB_DEFAULT_PORT;
+	o->handshake_s = SIM_HANDSHAKE_S;
 	o->base = "127.77.0.1";
 	o->log_level = LOG_LVL_WARN;
 	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -131,6 +139,7 @@ parse_opts(int argc, char **argv, struct sim_opts *o)
 		case 'p': v = parse_uint(optarg, 1, 65535); o->port = (unsigned)v; break;
 		case 't': v = parse_uint(optarg, 1, 64); o->threads = (unsigned)v; break;
 		case 'B': v = parse_uint(optarg, 1, 4096); o->block = (unsigned)v; break;
+		case 'H': v = parse_uint(optarg, 1, 3600); o->handshake_s = (unsigned)v; break;
 		case 'L': v = o->log_level = log_parse_level(optarg); break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return 2;
@@ -271,7 +280,8 @@ write_inventory(const struct sim_opts *o, const struct sim_node *nodes)
 
 /* Fake tree and state directory of s, then the agent itself. 0 or -1. */
 static int
-node_start(struct sim_node *s, struct ev_base *base, struct work_pool *pool, SSL_CTX *ctx)
+node_start(struct sim_node *s, const struct sim_opts *o, struct ev_base *base,
+    struct work_pool *pool, SSL_CTX *ctx)
 {
 	struct agent_cfg cfg;
 
@@ -289,6 +299,7 @@ node_start(struct sim_node *s, struct ev_base *base, struct work_pool *pool, SSL
 	cfg.pool = pool;
 	cfg.base = base;
 	cfg.ssl_ctx = ctx;
+	cfg.handshake_s = o->handshake_s;
 	return agent_init(&s->a, &cfg);
 }
 
@@ -360,7 +371,7 @@ simulate(const struct sim_opts *o, struct sim_node *nodes, struct sim_thread *th
 				goto out;
 			}
 		}
-		if (node_start(&nodes[i], th[i % o->threads].base, pool, ctx) < 0) {
+		if (node_start(&nodes[i], o, th[i % o->threads].base, pool, ctx) < 0) {
 			fprintf(stderr, "knob-sim: %s (%s) did not start\n", nodes[i].name,
 			    nodes[i].listen);
 			agent_fini(&nodes[i].a);

@@ -236,7 +236,10 @@ sim_ctl(const char *dir, const char *args, const char *expect)
 	int rc;
 
 	snprintf(out, sizeof(out), "%s/ctl.out", dir);
-	rc = harness_sh("%s/knobctl -c %s/cluster.xml %s >%s 2>&1 </dev/null", getenv("KNOB_BIN") ?
+	/* generous deadlines: 200 handshakes share knob-sim's two threads, and
+	 * this VM is loaded (the agents' own deadline is --handshake-timeout) */
+	rc = harness_sh("%s/knobctl -c %s/cluster.xml --connect-timeout 60 --timeout 120 %s >%s "
+	    "2>&1 </dev/null", getenv("KNOB_BIN") ?
 	    getenv("KNOB_BIN") : "build", dir, args, out);
 	if (read_file_bounded(out, 1u << 24, &txt, &len) < 0)
 		return -1;
