@@ -26,6 +26,7 @@
 
 #include "agent.h"
 #include "harness.h"
+#include "testutil.h"
 #include "util.h"
 
 #define NCONC		50	/* concurrent applies */
@@ -52,28 +53,6 @@ task_count(pid_t pid)
 	return n;
 }
 
-/* Write s to path (creating it). */
-static void
-put(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-	ck_assert_msg(fd >= 0, "%s: %s", path, strerror(errno));
-	ck_assert_int_eq(write(fd, s, strlen(s)), (ssize_t)strlen(s));
-	close(fd);
-}
-
-/* The content of a small file (static buffer), "" when unreadable. */
-static const char *
-get(const char *path)
-{
-	static char buf[256];
-
-	if (read_small_file(path, buf, sizeof(buf)) < 0)
-		buf[0] = '\0';
-	return buf;
-}
-
 /* Start sh -c cmd in the background. */
 static pid_t
 sh_bg(const char *cmd)
@@ -88,35 +67,18 @@ sh_bg(const char *cmd)
 	return pid;
 }
 
-/* Times agent 0's log says a controller connected. */
+/* Has agent 0's log said at least *(int *)arg times that a controller
+ * connected? */
 static int
-connected_count(void)
+connected(void *arg)
 {
-	char *txt = NULL, *p;
-	size_t len;
+	char *txt = cu_slurp(h.node[0].log), *p;
 	int n = 0;
 
-	if (read_file_bounded(h.node[0].log, 1u << 26, &txt, &len) < 0)
-		return 0;
 	for (p = txt; (p = strstr(p, "connected from")) != NULL; p++)
 		n++;
 	free(txt);
-	return n;
-}
-
-/* Wait until at least n controllers have connected (deadline seconds). */
-static int
-wait_connected(int n, double seconds)
-{
-	uint64_t end = now_mono_ns() + (uint64_t)(seconds * 1e9);
-	struct timespec ts = { 0, 5 * 1000000 };
-
-	while (connected_count() < n) {
-		if (now_mono_ns() > end)
-			return -1;
-		nanosleep(&ts, NULL);	/* poll interval, not a synchronisation */
-	}
-	return 0;
+	return n >= *(int *)arg;
 }
 
 START_TEST(test_pool_bounds_threads)
@@ -129,14 +91,14 @@ START_TEST(test_pool_bounds_threads)
 	snprintf(root, sizeof(root), "%s/root", h.tmp);
 	ck_assert_int_eq(harness_sh("mkdir -p %s/proc/sys/vm %s/proc/sys/net/core", root, root), 0);
 	snprintf(path, sizeof(path), "%s/proc/sys/vm/dirty_ratio", root);
-	put(path, "17\n");	/* not the kernel default */
+	cu_write(path, 0644, "%s", "17\n");	/* not the kernel default */
 	snprintf(path, sizeof(path), "%s/proc/sys/net/core/somaxconn", root);
-	put(path, "1000\n");
+	cu_write(path, 0644, "%s", "1000\n");
 	snprintf(h.node[0].sysroot, sizeof(h.node[0].sysroot), "%s", root);
 	snprintf(h.node[0].extra_args, sizeof(h.node[0].extra_args), "--test-hooks");
 	ck_assert_int_eq(harness_agent_start(&h, 0), 0);
 	snprintf(prof, sizeof(prof), "%s/pool.xml", h.tmp);
-	put(prof, "<?xml version=\"1.0\"?>\n<profile name=\"pool\" summary=\"pool test\">\n"
+	cu_write(prof, 0644, "%s", "<?xml version=\"1.0\"?>\n<profile name=\"pool\" summary=\"pool test\">\n"
 	    "  <sysctl key=\"vm.dirty_ratio\" value=\"33\"/>\n"
 	    "  <sysctl key=\"net.core.somaxconn\" value=\"8192\"/>\n</profile>\n");
 	/* one source address: at most 8 unauthenticated connections from it
@@ -147,7 +109,10 @@ START_TEST(test_pool_bounds_threads)
 		    "--test-pause-ms 40 %s -w node01 >%s/apply.%d.out 2>&1 </dev/null", h.ctl_ns,
 		    h.bin, h.cluster, prof, h.tmp, i);
 
-		ck_assert_msg(wait_connected(i - 4, 60) == 0, "controller %d never connected", i - 4);
+		int before = i - 4;
+
+		ck_assert_msg(cu_wait(connected, &before, 60) >= 0, "controller %d never connected",
+		    before);
 		kids[i] = sh_bg(cmd);
 		free(cmd);
 	}
@@ -160,7 +125,7 @@ START_TEST(test_pool_bounds_threads)
 
 				snprintf(out, sizeof(out), "%s/apply.%d.out", h.tmp, i);
 				ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
-				    "apply %d failed (status %d): %s", i, st, get(out));
+				    "apply %d failed (status %d): %s", i, st, cu_slurp(out));
 				kids[i] = 0;
 			}
 			running += kids[i] > 0;
@@ -179,7 +144,7 @@ START_TEST(test_pool_bounds_threads)
 	    max_tasks, WORK_THREADS);
 	ck_assert(!harness_log_has(&h, 0, "agent busy"));
 	snprintf(path, sizeof(path), "%s/proc/sys/vm/dirty_ratio", root);
-	ck_assert_str_eq(get(path), "33");
+	ck_assert_str_eq(cu_readf("%s", path), "33");
 	harness_stop(&h);
 }
 END_TEST
@@ -220,9 +185,11 @@ check_trees(const char *dir, int want)
 			const struct simkey *s = &simkeys[k];
 
 			snprintf(orig, sizeof(orig), "%d", s->base + i % s->mod);
-			ck_assert_msg(strcmp(get(sim_path(dir, i, s)), want ? s->want : orig) == 0,
-			    "sim%05d %s: '%s', expected '%s'", i + 1, s->file,
-			    get(sim_path(dir, i, s)), want ? s->want : orig);
+			const char *v = cu_readf("%s", sim_path(dir, i, s));
+
+			ck_assert_msg(strcmp(v, want ? s->want : orig) == 0,
+			    "sim%05d %s: '%s', expected '%s'", i + 1, s->file, v,
+			    want ? s->want : orig);
 		}
 }
 
@@ -231,18 +198,13 @@ check_trees(const char *dir, int want)
 static int
 sim_ctl(const char *dir, const char *args, const char *expect)
 {
-	char out[PATH_MAX + 16], *txt = NULL;
-	size_t len;
+	char *txt = NULL;
 	int rc;
 
-	snprintf(out, sizeof(out), "%s/ctl.out", dir);
 	/* generous deadlines: 200 handshakes share knob-sim's two threads, and
 	 * this VM is loaded (the agents' own deadline is --handshake-timeout) */
-	rc = harness_sh("%s/knobctl -c %s/cluster.xml --connect-timeout 60 --timeout 120 %s >%s "
-	    "2>&1 </dev/null", getenv("KNOB_BIN") ?
-	    getenv("KNOB_BIN") : "build", dir, args, out);
-	if (read_file_bounded(out, 1u << 24, &txt, &len) < 0)
-		return -1;
+	rc = cu_sh_out(&txt, "%s/knobctl -c %s/cluster.xml --connect-timeout 60 --timeout 120 %s "
+	    "</dev/null", getenv("KNOB_BIN") ? getenv("KNOB_BIN") : "build", dir, args);
 	if (rc != 0 || strstr(txt, expect) == NULL) {
 		fprintf(stderr, "check_sim: knobctl %s: exit %d, no '%s' in:\n%s\n", args, rc,
 		    expect, txt);
@@ -252,24 +214,23 @@ sim_ctl(const char *dir, const char *args, const char *expect)
 	return rc;
 }
 
-/* Wait for path to contain s (deadline in seconds). 0 or -1. */
+/* Does knob-sim's log (arg) say every agent is ready? */
 static int
-wait_file_has(const char *path, const char *s, double seconds)
+sim_ready(void *arg)
 {
-	uint64_t end = now_mono_ns() + (uint64_t)(seconds * 1e9);
-	struct timespec ts = { 0, 20 * 1000000 };
+	char *txt = cu_slurp(arg);
+	int hit = strstr(txt, "agents ready") != NULL;
 
-	do {
-		char *txt = NULL;
-		size_t len;
-		int hit = read_file_bounded(path, 1u << 24, &txt, &len) == 0 && strstr(txt, s);
+	free(txt);
+	return hit;
+}
 
-		free(txt);
-		if (hit)
-			return 0;
-		nanosleep(&ts, NULL);	/* poll interval, not a synchronisation */
-	} while (now_mono_ns() < end);
-	return -1;
+/* Has the child *(pid_t *)arg exited?  Its status goes to sim_status. */
+static int sim_status = -1;
+static int
+exited(void *arg)
+{
+	return waitpid(*(pid_t *)arg, &sim_status, WNOHANG) == *(pid_t *)arg;
 }
 
 START_TEST(test_sim_fleet)
@@ -277,26 +238,25 @@ START_TEST(test_sim_fleet)
 	char dir[128], cmd[1024], prof[PATH_MAX], orig[32], expect[64];
 	unsigned port = 18400 + (unsigned)getpid() % 100;
 	const char *bin = getenv("KNOB_BIN") ? getenv("KNOB_BIN") : "build";
-	uint64_t end;
 	pid_t sim;
-	int st = -1;
 
 	snprintf(dir, sizeof(dir), "/dev/shm/knob-check-sim.%d", (int)getpid());
-	harness_rm_rf(dir);
+	cu_rm_rf(dir);
 	ck_assert_int_eq(mkdir(dir, 0700), 0);
 	snprintf(cmd, sizeof(cmd), "exec %s/knob-sim %d --dir %s --base " SIM_BASE " --port %u "
 	    "--inventory %s/cluster.xml 2>%s/sim.log", bin, NSIM, dir, port, dir, dir);
-	sim = sh_bg(cmd);
 	snprintf(prof, sizeof(prof), "%s/sim.log", dir);
-	ck_assert_msg(wait_file_has(prof, "agents ready", 120) == 0, "knob-sim not ready: %s",
-	    get(prof));
+	cu_write(prof, 0644, "%s", "");	/* there before the shell opens it */
+	sim = sh_bg(cmd);
+	ck_assert_msg(cu_wait(sim_ready, prof, 120) >= 0, "knob-sim not ready: %s",
+	    cu_slurp(prof));
 	for (int i = 0; i < NSIM; i++)	/* non-default starting values */
 		for (size_t k = 0; k < nitems(simkeys); k++) {
 			snprintf(orig, sizeof(orig), "%d\n", simkeys[k].base + i % simkeys[k].mod);
-			put(sim_path(dir, i, &simkeys[k]), orig);
+			cu_write(sim_path(dir, i, &simkeys[k]), 0644, "%s", orig);
 		}
 	snprintf(prof, sizeof(prof), "%s/sim.xml", dir);
-	put(prof, "<?xml version=\"1.0\"?>\n<profile name=\"simtest\" summary=\"knob-sim test\">\n"
+	cu_write(prof, 0644, "%s", "<?xml version=\"1.0\"?>\n<profile name=\"simtest\" summary=\"knob-sim test\">\n"
 	    "  <blockdev device=\"sd*\" attr=\"read_ahead_kb\" value=\"4096\"/>\n"
 	    "  <blockdev device=\"nvme*\" attr=\"nr_requests\" value=\"256\"/>\n"
 	    "  <sysctl key=\"vm.dirty_ratio\" value=\"40\"/>\n"
@@ -316,13 +276,10 @@ START_TEST(test_sim_fleet)
 	check_trees(dir, 0);
 
 	kill(sim, SIGTERM);
-	end = now_mono_ns() + 60 * 1000000000ull;
-	while (waitpid(sim, &st, WNOHANG) == 0 && now_mono_ns() < end) {
-		struct timespec ts = { 0, 20 * 1000000 };
-		nanosleep(&ts, NULL);	/* poll for the exit, bounded */
-	}
-	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "knob-sim exit status %d", st);
-	harness_rm_rf(dir);
+	ck_assert_msg(cu_wait(exited, &sim, 60) >= 0, "knob-sim did not stop");
+	ck_assert_msg(WIFEXITED(sim_status) && WEXITSTATUS(sim_status) == 0,
+	    "knob-sim exit status %d", sim_status);
+	cu_rm_rf(dir);
 }
 END_TEST
 
@@ -345,5 +302,5 @@ sim_suite(void)
 int
 main(void)
 {
-	return harness_run_suite(sim_suite(), 0);
+	return cu_run(sim_suite());
 }
