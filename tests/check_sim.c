@@ -145,7 +145,6 @@ START_TEST(test_pool_bounds_threads)
 	ck_assert(!harness_log_has(&h, 0, "agent busy"));
 	snprintf(path, sizeof(path), "%s/proc/sys/vm/dirty_ratio", root);
 	ck_assert_str_eq(cu_readf("%s", path), "33");
-	harness_stop(&h);
 }
 END_TEST
 
@@ -283,19 +282,24 @@ START_TEST(test_sim_fleet)
 }
 END_TEST
 
+/* The pool test's namespaces and knobd go even when it fails. */
+static void
+pool_teardown(void)
+{
+	harness_stop(&h);
+}
+
 static Suite *
 sim_suite(void)
 {
 	Suite *s = suite_create("sim");
-	TCase *tc = tcase_create("pool");
+	TCase *pool = cu_tcase("pool", NULL, pool_teardown, 180);
+	TCase *fleet = cu_tcase("fleet", NULL, NULL, 240);
 
-	tcase_add_test(tc, test_pool_bounds_threads);
-	tcase_set_timeout(tc, 180);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("fleet");
-	tcase_add_test(tc, test_sim_fleet);
-	tcase_set_timeout(tc, 240);
-	suite_add_tcase(s, tc);
+	tcase_add_test(pool, test_pool_bounds_threads);
+	tcase_add_test(fleet, test_sim_fleet);
+	suite_add_tcase(s, pool);
+	suite_add_tcase(s, fleet);
 	return s;
 }
 
