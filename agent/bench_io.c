@@ -534,6 +534,7 @@ bench_io_thread(void *arg)
 	uint64_t m0, m1, c0;
 	int ok;
 
+	log_set_instance(j->node);	/* its lines name the agent (knob-sim holds many) */
 	ok = thread_prepare(t) == 0;
 	pthread_mutex_lock(&j->mu);
 	j->nprepped++;
