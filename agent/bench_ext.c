@@ -16,6 +16,7 @@
 #include <json-c/json.h>
 
 #include "bench.h"
+#include "json.h"
 #include "log.h"
 #include "util.h"
 
@@ -24,30 +25,15 @@
 
 /* ------------------------------------------------------------ parsers */
 
-static double
-jdouble(json_object *o, const char *key)
-{
-	json_object *v;
-
-	if (o == NULL || !json_object_object_get_ex(o, key, &v))
-		return 0;
-	return json_object_get_double(v);
-}
-
 /* fio clat percentile (ns) at key "50.000000" etc.; 0 when absent. */
 static double
 fio_pct(json_object *dir, const char *key)
 {
-	json_object *lat, *pct, *v;
+	json_object *lat = js_get(dir, "clat_ns");
 
-	if (!json_object_object_get_ex(dir, "clat_ns", &lat) &&
-	    !json_object_object_get_ex(dir, "lat_ns", &lat))
-		return 0;
-	if (!json_object_object_get_ex(lat, "percentile", &pct))
-		return 0;
-	if (!json_object_object_get_ex(pct, key, &v))
-		return 0;
-	return json_object_get_double(v);
+	if (lat == NULL)
+		lat = js_get(dir, "lat_ns");
+	return js_num(js_get(lat, "percentile"), key);
 }
 
 static struct ext_op *
@@ -80,8 +66,7 @@ ext_parse_fio_json(const char *json, struct ext_summary *out, char *err, size_t 
 		snprintf(err, errlen, "fio: output is not JSON");
 		goto out;
 	}
-	if (!json_object_object_get_ex(root, "jobs", &jobs) ||
-	    !json_object_is_type(jobs, json_type_array)) {
+	if ((jobs = js_array(root, "jobs")) == NULL) {
 		snprintf(err, errlen, "fio: JSON has no jobs array");
 		goto out;
 	}
@@ -92,20 +77,20 @@ ext_parse_fio_json(const char *json, struct ext_summary *out, char *err, size_t 
 			struct ext_op *e;
 			double bytes, ops;
 
-			if (!json_object_object_get_ex(job, dirs[d], &dj))
+			if ((dj = js_get(job, dirs[d])) == NULL)
 				continue;
-			bytes = jdouble(dj, "io_bytes");
-			ops = jdouble(dj, "total_ios");
+			bytes = js_num(dj, "io_bytes");
+			ops = js_num(dj, "total_ios");
 			if (bytes <= 0 && ops <= 0)
 				continue;
 			if ((e = ext_get(out, dirs[d])) == NULL)
 				continue;
 			e->bytes += (uint64_t)bytes;
 			e->ops += (uint64_t)ops;
-			e->bw_bytes += jdouble(dj, "bw_bytes");
-			e->iops += jdouble(dj, "iops");
-			if (jdouble(dj, "runtime") / 1000.0 > e->runtime_s)
-				e->runtime_s = jdouble(dj, "runtime") / 1000.0;
+			e->bw_bytes += js_num(dj, "bw_bytes");
+			e->iops += js_num(dj, "iops");
+			if (js_num(dj, "runtime") / 1000.0 > e->runtime_s)
+				e->runtime_s = js_num(dj, "runtime") / 1000.0;
 			/* several jobs without group_reporting: keep the worst */
 			if (fio_pct(dj, "50.000000") > e->p50_ns)
 				e->p50_ns = fio_pct(dj, "50.000000");
@@ -221,25 +206,24 @@ ext_parse_ior_json(const char *json, struct ext_summary *out, char *err, size_t 
 		snprintf(err, errlen, "ior: summary is not JSON");
 		goto out;
 	}
-	if (!json_object_object_get_ex(root, "summary", &sum) ||
-	    !json_object_is_type(sum, json_type_array)) {
+	if ((sum = js_array(root, "summary")) == NULL) {
 		snprintf(err, errlen, "ior: JSON has no summary array");
 		goto out;
 	}
 	for (size_t i = 0; i < json_object_array_length(sum); i++) {
-		json_object *o = json_object_array_get_idx(sum, i), *v;
+		json_object *o = json_object_array_get_idx(sum, i);
 		struct ext_op *e;
 		double xs;
 
-		if (!json_object_object_get_ex(o, "operation", &v))
+		if (js_get(o, "operation") == NULL)
 			continue;
-		if ((e = ext_get(out, json_object_get_string(v))) == NULL)
+		if ((e = ext_get(out, js_str(o, "operation"))) == NULL)
 			break;
-		e->bw_bytes = jdouble(o, "bwMeanMIB") * 1048576.0;
-		e->iops = jdouble(o, "OPsMean");
-		e->runtime_s = jdouble(o, "MeanTime");
-		e->bytes = count_u64(jdouble(o, "xsizeMiB") * 1048576.0);
-		xs = jdouble(o, "transferSize");
+		e->bw_bytes = js_num(o, "bwMeanMIB") * 1048576.0;
+		e->iops = js_num(o, "OPsMean");
+		e->runtime_s = js_num(o, "MeanTime");
+		e->bytes = count_u64(js_num(o, "xsizeMiB") * 1048576.0);
+		xs = js_num(o, "transferSize");
 		e->ops = xs > 0 ? count_u64((double)e->bytes / xs) : 0;
 	}
 	if (out->n == 0) {

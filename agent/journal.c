@@ -10,6 +10,7 @@
 
 #include <json-c/json.h>
 
+#include "json.h"
 #include "log.h"
 #include "normalize.h"
 #include "tune.h"
@@ -136,24 +137,6 @@ entries_json(const struct jentry *v, size_t n, int with_added)
 	return arr;
 }
 
-static const char *
-jstr(json_object *o, const char *k)
-{
-	json_object *v;
-
-	if (!json_object_object_get_ex(o, k, &v) || !json_object_is_type(v, json_type_string))
-		return NULL;
-	return json_object_get_string(v);
-}
-
-static int
-jbool(json_object *o, const char *k)
-{
-	json_object *v;
-
-	return json_object_object_get_ex(o, k, &v) && json_object_get_boolean(v);
-}
-
 /* What journal_load is reading, for "file:line: message" reports. */
 struct jsrc {
 	const char *path;
@@ -217,28 +200,28 @@ entries_parse(const struct jsrc *src, json_object *o, const char *k, const char 
 	for (size_t i = 0; i < json_object_array_length(arr); i++) {
 		json_object *e_o = json_object_array_get_idx(arr, i);
 		struct jentry e;
-		const char *drv = jstr(e_o, "driver"), *key = jstr(e_o, "key"),
-		    *target = jstr(e_o, "target"), *value = jstr(e_o, "value");
+		const char *drv = js_string(e_o, "driver"), *key = js_string(e_o, "key"),
+		    *target = js_string(e_o, "target"), *value = js_string(e_o, "value");
 
 		if (drv == NULL || key == NULL || target == NULL || value == NULL ||
-		    (need_was && jstr(e_o, "was") == NULL))
+		    (need_was && js_string(e_o, "was") == NULL))
 			return jbad(src, line_of(src, k), "%s[%zu]: needs driver, key, target, "
 			    "value%s as strings", label, i, need_was ? " and was" : "");
 		if (!driver_known(drv))
 			return jbad(src, line_of(src, drv), "%s[%zu]: unknown driver '%s'", label, i,
 			    drv);
-		e.was = (char *)(uintptr_t)jstr(e_o, "was");
-		e.set = (char *)(uintptr_t)jstr(e_o, "set");
-		e.origin = (char *)(uintptr_t)jstr(e_o, "origin");
+		e.was = (char *)(uintptr_t)js_string(e_o, "was");
+		e.set = (char *)(uintptr_t)js_string(e_o, "set");
+		e.origin = (char *)(uintptr_t)js_string(e_o, "origin");
 		e.driver = (char *)(uintptr_t)drv;
 		e.key = (char *)(uintptr_t)key;
 		e.target = (char *)(uintptr_t)target;
 		e.value = (char *)(uintptr_t)value;
-		e.attr = (char *)(uintptr_t)(jstr(e_o, "attr") ? jstr(e_o, "attr") : "");
-		e.match = (char *)(uintptr_t)(jstr(e_o, "match") ? jstr(e_o, "match") : "");
-		e.persistent = jbool(e_o, "persistent");
-		e.added = jbool(e_o, "added");
-		e.restoring = jbool(e_o, "restoring");
+		e.attr = (char *)(uintptr_t)(js_string(e_o, "attr") ? js_string(e_o, "attr") : "");
+		e.match = (char *)(uintptr_t)(js_string(e_o, "match") ? js_string(e_o, "match") : "");
+		e.persistent = js_bool(e_o, "persistent");
+		e.added = js_bool(e_o, "added");
+		e.restoring = js_bool(e_o, "restoring");
 		journal_push(v, n, &e);
 	}
 	return 0;
@@ -296,12 +279,12 @@ txn_parse(const struct jsrc *src, json_object *root, struct journal *j)
 	if (txn == NULL || !json_object_is_type(txn, json_type_object))
 		return jbad(src, line_of(src, "txn"), "\"txn\" must be an object with id and "
 		    "entries; recovery cannot tell what was changed");
-	if ((id = jstr(txn, "id")) == NULL || !json_object_object_get_ex(txn, "entries", &arr))
+	if ((id = js_string(txn, "id")) == NULL || !json_object_object_get_ex(txn, "entries", &arr))
 		return jbad(src, line_of(src, "txn"), "\"txn\" needs an id and entries");
 	j->in_txn = 1;
 	snprintf(j->txn_id, sizeof(j->txn_id), "%s", id);
 	snprintf(j->txn_profile, sizeof(j->txn_profile), "%s",
-	    jstr(txn, "profile") ? jstr(txn, "profile") : "");
+	    js_string(txn, "profile") ? js_string(txn, "profile") : "");
 	return entries_parse(src, txn, "entries", "txn.entries", &j->txn, &j->ntxn, 0);
 }
 
@@ -329,11 +312,12 @@ journal_load(const char *path, struct journal *j)
 		jbad(&src, line_of(&src, "version"), "unsupported journal version");
 		goto out;
 	}
-	if (json_object_object_get_ex(root, "active", NULL) && jstr(root, "active") == NULL) {
+	if (json_object_object_get_ex(root, "active", NULL) && js_string(root, "active") == NULL) {
 		jbad(&src, line_of(&src, "active"), "\"active\" is not a string");
 		goto out;
 	}
-	snprintf(j->active, sizeof(j->active), "%s", jstr(root, "active") ? jstr(root, "active") : "");
+	snprintf(j->active, sizeof(j->active), "%s",
+	    js_string(root, "active") ? js_string(root, "active") : "");
 	if (entries_parse(&src, root, "originals", "originals", &j->orig, &j->norig, 0) < 0 ||
 	    entries_parse(&src, root, "settings", "settings", &j->set, &j->nset, 0) < 0 ||
 	    entries_parse(&src, root, "pending", "pending", &j->pend, &j->npend, 1) < 0 ||

@@ -1770,22 +1770,6 @@ bench_run(struct ctl *ctl, const struct strvec *nodes, const struct bench_req *r
 
 /* ------------------------------------------------------------ output */
 
-static const char *
-jget_s(json_object *o, const char *k)
-{
-	json_object *v;
-
-	return json_object_object_get_ex(o, k, &v) ? json_object_get_string(v) : "";
-}
-
-static double
-jget_d(json_object *o, const char *k)
-{
-	json_object *v;
-
-	return json_object_object_get_ex(o, k, &v) ? json_object_get_double(v) : 0;
-}
-
 static void print_clock(FILE *f, json_object *doc);
 
 void
@@ -1801,17 +1785,17 @@ bench_print_table(FILE *f, json_object *doc, int decimal)
 		ph = json_object_array_get_idx(phases, i);
 		if (!json_object_object_get_ex(ph, "ext_ops", &arr))
 			continue;
-		fprintf(f, "%s %s threads=%.0f: tool summary\n", jget_s(ph, "phase_id"),
-		    jget_s(ph, "kind"), jget_d(ph, "threads"));
+		fprintf(f, "%s %s threads=%.0f: tool summary\n", js_str(ph, "phase_id"),
+		    js_str(ph, "kind"), js_num(ph, "threads"));
 		for (k = 0; k < json_object_array_length(arr); k++) {
 			json_object *x = json_object_array_get_idx(arr, k);
 			char r2[32];
 
-			if (jget_d(x, "bw_bytes") > 0)
-				rundoc_fmt_rate(r2, sizeof(r2), jget_d(x, "bw_bytes"), M_BW, decimal);
+			if (js_num(x, "bw_bytes") > 0)
+				rundoc_fmt_rate(r2, sizeof(r2), js_num(x, "bw_bytes"), M_BW, decimal);
 			else
-				rundoc_fmt_rate(r2, sizeof(r2), jget_d(x, "iops"), M_OPS, decimal);
-			fprintf(f, "  %-20s %27s\n", jget_s(x, "op"), r2);
+				rundoc_fmt_rate(r2, sizeof(r2), js_num(x, "iops"), M_OPS, decimal);
+			fprintf(f, "  %-20s %27s\n", js_str(x, "op"), r2);
 		}
 	}
 	for (i = 0; i < json_object_array_length(phases); i++) {
@@ -1820,8 +1804,8 @@ bench_print_table(FILE *f, json_object *doc, int decimal)
 			json_object *mr = json_object_object_get(ph, "missing_ranks");
 
 			fprintf(f, "%s %s threads=%.0f: degraded, %.0f of %.0f threads reported, missing:",
-			    jget_s(ph, "phase_id"), jget_s(ph, "kind"), jget_d(ph, "threads"),
-			    jget_d(ph, "threads_reported"), jget_d(ph, "threads"));
+			    js_str(ph, "phase_id"), js_str(ph, "kind"), js_num(ph, "threads"),
+			    js_num(ph, "threads_reported"), js_num(ph, "threads"));
 			for (k = 0; k < json_object_array_length(arr); k++)
 				fprintf(f, " %s", json_object_get_string(json_object_array_get_idx(arr, k)));
 			if (mr && json_object_array_length(mr)) {
@@ -1835,34 +1819,34 @@ bench_print_table(FILE *f, json_object *doc, int decimal)
 		}
 		if (json_object_object_get_ex(ph, "errors", &arr))
 			for (k = 0; k < json_object_array_length(arr); k++)
-				fprintf(f, "%s %s: error: %s\n", jget_s(ph, "phase_id"), jget_s(ph, "kind"),
+				fprintf(f, "%s %s: error: %s\n", js_str(ph, "phase_id"), js_str(ph, "kind"),
 				    json_object_get_string(json_object_array_get_idx(arr, k)));
 		if (json_object_object_get_ex(ph, "stonewall", &arr)) {
-			int md = strcmp(jget_s(ph, "unit"), "op/s") == 0;
+			int md = strcmp(js_str(ph, "unit"), "op/s") == 0;
 			char rate[32], ended[96];
 
-			fmt_rate(rate, sizeof(rate), jget_d(arr, "rate_at_wall"), md, decimal);
-			if (jget_d(arr, "min_ops") == jget_d(arr, "max_ops"))
+			fmt_rate(rate, sizeof(rate), js_num(arr, "rate_at_wall"), md, decimal);
+			if (js_num(arr, "min_ops") == js_num(arr, "max_ops"))
 				snprintf(ended, sizeof(ended), "every thread ended with %.0f ops",
-				    jget_d(arr, "max_ops"));
+				    js_num(arr, "max_ops"));
 			else
 				snprintf(ended, sizeof(ended), "threads ended with %.0f..%.0f ops",
-				    jget_d(arr, "min_ops"), jget_d(arr, "max_ops"));
-			if (jget_d(arr, "threads_at_wall") == 0)
+				    js_num(arr, "min_ops"), js_num(arr, "max_ops"));
+			if (js_num(arr, "threads_at_wall") == 0)
 				fprintf(f, "%s %s: stonewall %.0f s not reached: every thread finished "
-				    "first\n", jget_s(ph, "phase_id"), jget_s(ph, "kind"),
-				    jget_d(arr, "seconds"));
+				    "first\n", js_str(ph, "phase_id"), js_str(ph, "kind"),
+				    js_num(arr, "seconds"));
 			else
 				fprintf(f, "%s %s: stonewall %.0f s%s: %.0f..%.0f ops per thread at the "
 				    "wall (%s); %s after a %.2f s wear-out\n",
-				    jget_s(ph, "phase_id"), jget_s(ph, "kind"), jget_d(arr, "seconds"),
+				    js_str(ph, "phase_id"), js_str(ph, "kind"), js_num(arr, "seconds"),
 				    json_object_get_boolean(json_object_object_get(arr, "across_nodes")) ?
-				    " across nodes" : "", jget_d(arr, "min_ops_at_wall"),
-				    jget_d(arr, "max_ops_at_wall"), rate, ended, jget_d(arr, "wearout_s"));
+				    " across nodes" : "", js_num(arr, "min_ops_at_wall"),
+				    js_num(arr, "max_ops_at_wall"), rate, ended, js_num(arr, "wearout_s"));
 		}
 		if (json_object_object_get_ex(ph, "warnings", &arr))
 			for (k = 0; k < json_object_array_length(arr); k++)
-				fprintf(f, "%s %s: warning: %s\n", jget_s(ph, "phase_id"), jget_s(ph, "kind"),
+				fprintf(f, "%s %s: warning: %s\n", js_str(ph, "phase_id"), js_str(ph, "kind"),
 				    json_object_get_string(json_object_array_get_idx(arr, k)));
 		sweep_print_stragglers(f, ph);
 	}
@@ -1876,13 +1860,13 @@ print_clock(FILE *f, json_object *doc)
 	json_object *ck;
 	double ch;
 
-	if (!json_object_object_get_ex(doc, "clock", &ck) || jget_d(ck, "syncs") < 2)
+	if (!json_object_object_get_ex(doc, "clock", &ck) || js_num(ck, "syncs") < 2)
 		return;
-	ch = jget_d(ck, "offset_change_max_s");
+	ch = js_num(ck, "offset_change_max_s");
 
 	fprintf(f, "clock offsets measured before each of %.0f phases; largest change %+.3f %s "
-	    "(%s, before %s)\n", jget_d(ck, "syncs"), fabs(ch) >= 1 ? ch : ch * 1e3,
-	    fabs(ch) >= 1 ? "s" : "ms", jget_s(ck, "node"), jget_s(ck, "before_phase"));
+	    "(%s, before %s)\n", js_num(ck, "syncs"), fabs(ch) >= 1 ? ch : ch * 1e3,
+	    fabs(ch) >= 1 ? "s" : "ms", js_str(ck, "node"), js_str(ck, "before_phase"));
 }
 
 void

@@ -329,7 +329,7 @@ store_start(void *arg, json_object *doc)
 	struct store *s = arg;
 
 	if (s->db && results_run_begin(s->db, doc) == 0)
-		s->hb = results_heartbeat_start(s->path, rd_str(doc, "run_id"),
+		s->hb = results_heartbeat_start(s->path, js_str(doc, "run_id"),
 		    RESULTS_HEARTBEAT_S);
 }
 
@@ -340,7 +340,7 @@ store_phase(void *arg, json_object *doc, json_object *ph)
 	json_object *phases;
 
 	if (s->db && json_object_object_get_ex(doc, "phases", &phases))
-		results_phase_add(s->db, rd_str(doc, "run_id"),
+		results_phase_add(s->db, js_str(doc, "run_id"),
 		    (int64_t)json_object_array_length(phases), ph);
 }
 

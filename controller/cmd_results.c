@@ -126,7 +126,7 @@ results_list(struct ctl *ctl, sqlite3 *db, int mode)
 			json_object *o = json_object_array_get_idx(rows, i);
 
 			fprintf(ctl->out, "%-22s %-23s %-14s %-20s %-16s %-12s %6lld  %s\n",
-			    r[i].id, rd_str(o, "started"), r[i].label[0] ? r[i].label : "-",
+			    r[i].id, js_str(o, "started"), r[i].label[0] ? r[i].label : "-",
 			    r[i].profile[0] ? r[i].profile : "(none)", r[i].nodeset, r[i].status,
 			    (long long)r[i].phases, r[i].kinds);
 		}
@@ -154,7 +154,7 @@ show_csv(FILE *f, json_object *doc)
 			json_object *o = json_object_new_object(), *v;
 			double fig;
 
-			json_object_object_add(o, "run_id", jstr(rd_str(doc, "run_id")));
+			json_object_object_add(o, "run_id", jstr(js_str(doc, "run_id")));
 			for (k = 0; k < rundoc_nphase_fields; k++)
 				if ((v = rundoc_value(ph, &rundoc_phase_fields[k])) != NULL)
 					json_object_object_add(o, rundoc_phase_fields[k].column,
@@ -192,11 +192,11 @@ print_profile(FILE *f, json_object *doc)
 {
 	json_object *prof = json_object_object_get(doc, "profile"), *ni;
 
-	if (rd_str(doc, "play")[0])
-		fprintf(f, "play %s (%s, sha256 %.16s)\n", rd_str(doc, "play"), rd_str(doc, "play_file"),
-		    rd_str(doc, "play_sha256")[0] ? rd_str(doc, "play_sha256") : "not recorded");
-	if (prof && rd_str(prof, "name")[0])
-		fprintf(f, "profile %s (sha256 %.16s)\n", rd_str(prof, "name"), rd_str(prof, "sha256"));
+	if (js_str(doc, "play")[0])
+		fprintf(f, "play %s (%s, sha256 %.16s)\n", js_str(doc, "play"), js_str(doc, "play_file"),
+		    js_str(doc, "play_sha256")[0] ? js_str(doc, "play_sha256") : "not recorded");
+	if (prof && js_str(prof, "name")[0])
+		fprintf(f, "profile %s (sha256 %.16s)\n", js_str(prof, "name"), js_str(prof, "sha256"));
 	else
 		fprintf(f, "profile (none: untuned)\n");
 	if (!json_object_object_get_ex(doc, "node_info", &ni))
@@ -204,9 +204,9 @@ print_profile(FILE *f, json_object *doc)
 	for (size_t i = 0; i < json_object_array_length(ni); i++) {
 		json_object *n = json_object_array_get_idx(ni, i), *fa = json_object_object_get(n, "facts");
 
-		fprintf(f, "  %s: active %s, kernel %s, %lld MiB\n", rd_str(n, "node"),
-		    rd_str(n, "active_profile")[0] ? rd_str(n, "active_profile") : "(none)",
-		    rd_str(fa, "kernel"), (long long)rd_num(fa, "mem_total_kb") / 1024);
+		fprintf(f, "  %s: active %s, kernel %s, %lld MiB\n", js_str(n, "node"),
+		    js_str(n, "active_profile")[0] ? js_str(n, "active_profile") : "(none)",
+		    js_str(fa, "kernel"), (long long)js_num(fa, "mem_total_kb") / 1024);
 	}
 }
 
@@ -224,10 +224,10 @@ results_show(struct ctl *ctl, sqlite3 *db, const char *spec, int mode)
 	else {
 		char ts[48];
 
-		fmt_time(ts, sizeof(ts), (int64_t)rd_num(doc, "started_ns"));
-		fprintf(ctl->out, "status %s  started %s  %s%s\n", rd_str(doc, "status"), ts,
-		    rd_str(doc, "play")[0] ? "play " : "", rd_str(doc, "play")[0] ?
-		    rd_str(doc, "play") : rd_str(doc, "command"));
+		fmt_time(ts, sizeof(ts), (int64_t)js_num(doc, "started_ns"));
+		fprintf(ctl->out, "status %s  started %s  %s%s\n", js_str(doc, "status"), ts,
+		    js_str(doc, "play")[0] ? "play " : "", js_str(doc, "play")[0] ?
+		    js_str(doc, "play") : js_str(doc, "command"));
 		print_profile(ctl->out, doc);
 		bench_print_table(ctl->out, doc, ctl->units_decimal);
 	}
@@ -339,10 +339,10 @@ results_compare_doc(json_object *da, json_object *db, int force, char *err, size
 	for (k = 0; k < pb.n; k++)
 		if (!used[k])
 			json_object_array_add(ob, point_json(&pb.p[k]));
-	json_object_object_add(out, "a", jstr(rd_str(da, "run_id")));
-	json_object_object_add(out, "b", jstr(rd_str(db, "run_id")));
-	json_object_object_add(out, "a_label", jstr(rd_str(da, "label")));
-	json_object_object_add(out, "b_label", jstr(rd_str(db, "label")));
+	json_object_object_add(out, "a", jstr(js_str(da, "run_id")));
+	json_object_object_add(out, "b", jstr(js_str(db, "run_id")));
+	json_object_object_add(out, "a_label", jstr(js_str(da, "label")));
+	json_object_object_add(out, "b_label", jstr(js_str(db, "label")));
 	json_object_object_add(out, "points", rows);
 	json_object_object_add(out, "only_in_a", oa);
 	json_object_object_add(out, "only_in_b", ob);
@@ -352,7 +352,7 @@ results_compare_doc(json_object *da, json_object *db, int force, char *err, size
 
 		snprintf(err, errlen, "%zu point(s) differ in their parameters (first: %s %lld "
 		    "threads, %s); --force compares them anyway", json_object_array_length(unl),
-		    rd_str(u, "kind"), (long long)rd_num(u, "threads"), rd_str(u, "differs"));
+		    js_str(u, "kind"), (long long)js_num(u, "threads"), js_str(u, "differs"));
 		json_object_put(out);
 		out = NULL;
 	}
@@ -369,12 +369,12 @@ point_label(char *buf, size_t len, json_object *p)
 	json_object *pr = json_object_object_get(p, "params");
 	char bs[16], sz[16];
 
-	rundoc_fmt_size(bs, sizeof(bs), (int64_t)rd_num(pr, "block_size"));
-	rundoc_fmt_size(sz, sizeof(sz), (int64_t)rd_num(pr, "file_size"));
-	if (rundoc_metric_of(rd_str(p, "kind")) == M_OPS)
+	rundoc_fmt_size(bs, sizeof(bs), (int64_t)js_num(pr, "block_size"));
+	rundoc_fmt_size(sz, sizeof(sz), (int64_t)js_num(pr, "file_size"));
+	if (rundoc_metric_of(js_str(p, "kind")) == M_OPS)
 		snprintf(bs, sizeof(bs), "-"), snprintf(sz, sizeof(sz), "-");
-	snprintf(buf, len, "%-10s %4lld %5s %6s %-3s %-3s %-3s", rd_str(p, "kind"),
-	    (long long)rd_num(p, "threads"), bs, sz,
+	snprintf(buf, len, "%-10s %4lld %5s %6s %-3s %-3s %-3s", js_str(p, "kind"),
+	    (long long)js_num(p, "threads"), bs, sz,
 	    json_object_get_boolean(json_object_object_get(pr, "direct")) ? "yes" : "no",
 	    json_object_get_boolean(json_object_object_get(pr, "fsync")) ? "yes" : "no",
 	    json_object_get_boolean(json_object_object_get(pr, "shared")) ? "yes" : "no");
@@ -385,23 +385,23 @@ static void
 side_text(char *buf, size_t len, json_object *row, const char *pre, int decimal)
 {
 	char k[16], m[32], s[32];
-	int metric = strcmp(rd_str(row, "unit"), "IOPS") == 0 ? M_IOPS :
-	    strcmp(rd_str(row, "unit"), "ops/s") == 0 ? M_OPS : M_BW;
+	int metric = strcmp(js_str(row, "unit"), "IOPS") == 0 ? M_IOPS :
+	    strcmp(js_str(row, "unit"), "ops/s") == 0 ? M_OPS : M_BW;
 	double mean, sd;
 
 	snprintf(k, sizeof(k), "%s_n", pre);
-	if (rd_num(row, k) == 0) {
+	if (js_num(row, k) == 0) {
 		snprintf(buf, len, "-");
 		return;
 	}
 	snprintf(k, sizeof(k), "%s_mean", pre);
-	mean = rd_num(row, k);
+	mean = js_num(row, k);
 	snprintf(k, sizeof(k), "%s_sd", pre);
-	sd = rd_num(row, k);
+	sd = js_num(row, k);
 	snprintf(m, sizeof(m), "%.1f", rundoc_scale(mean, metric, decimal));
 	snprintf(s, sizeof(s), "%.1f", rundoc_scale(sd, metric, decimal));
 	snprintf(k, sizeof(k), "%s_n", pre);
-	if (rd_num(row, k) > 1)
+	if (js_num(row, k) > 1)
 		snprintf(buf, len, "%s ± %s", m, s);
 	else
 		snprintf(buf, len, "%s", m);
@@ -413,17 +413,17 @@ results_print_compare(FILE *f, json_object *cmp, int decimal)
 	json_object *rows = json_object_object_get(cmp, "points"), *arr;
 	static const char *const one[] = { "only_in_a", "only_in_b" };
 
-	fprintf(f, "A = %s%s%s\nB = %s%s%s\n", rd_str(cmp, "a"), rd_str(cmp, "a_label")[0] ?
-	    "  " : "", rd_str(cmp, "a_label"), rd_str(cmp, "b"), rd_str(cmp, "b_label")[0] ?
-	    "  " : "", rd_str(cmp, "b_label"));
+	fprintf(f, "A = %s%s%s\nB = %s%s%s\n", js_str(cmp, "a"), js_str(cmp, "a_label")[0] ?
+	    "  " : "", js_str(cmp, "a_label"), js_str(cmp, "b"), js_str(cmp, "b_label")[0] ?
+	    "  " : "", js_str(cmp, "b_label"));
 	fprintf(f, "%-10s %4s %5s %6s %-3s %-3s %-3s %-6s %20s %20s %8s %7s  %s\n", "KIND", "THR",
 	    "BS", "SIZE", "DIR", "FSY", "SHR", "UNIT", "A (mean ± sd)", "B (mean ± sd)", "CHANGE",
 	    "P", "VERDICT");
 	for (size_t i = 0; i < json_object_array_length(rows); i++) {
 		json_object *r = json_object_array_get_idx(rows, i), *v;
 		char lab[96], a[48], b[48], ch[16] = "-", p[16] = "-";
-		int metric = strcmp(rd_str(r, "unit"), "IOPS") == 0 ? M_IOPS :
-		    strcmp(rd_str(r, "unit"), "ops/s") == 0 ? M_OPS : M_BW;
+		int metric = strcmp(js_str(r, "unit"), "IOPS") == 0 ? M_IOPS :
+		    strcmp(js_str(r, "unit"), "ops/s") == 0 ? M_OPS : M_BW;
 
 		point_label(lab, sizeof(lab), r);
 		side_text(a, sizeof(a), r, "a", decimal);
@@ -436,9 +436,9 @@ results_print_compare(FILE *f, json_object *cmp, int decimal)
 		rundoc_pad(f, a, 20, 0);
 		fputc(' ', f);
 		rundoc_pad(f, b, 20, 0);
-		fprintf(f, " %8s %7s  %s", ch, p, rd_str(r, "verdict"));
-		if (rd_str(r, "unlike")[0])
-			fprintf(f, "  (unlike: %s differs)", rd_str(r, "unlike"));
+		fprintf(f, " %8s %7s  %s", ch, p, js_str(r, "verdict"));
+		if (js_str(r, "unlike")[0])
+			fprintf(f, "  (unlike: %s differs)", js_str(r, "unlike"));
 		fputc('\n', f);
 	}
 	for (size_t s = 0; s < nitems(one); s++) {

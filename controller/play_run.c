@@ -177,7 +177,7 @@ take_statuses(struct prun *pr, json_object *doc, const struct strvec *asked, int
 
 	for (size_t i = 0; nodes && i < json_object_array_length(nodes); i++) {
 		json_object *n = json_object_array_get_idx(nodes, i);
-		const char *name = rd_str(n, "node"), *s = rd_str(n, key);
+		const char *name = js_str(n, "node"), *s = js_str(n, key);
 		long idx = node_index(pr, name);
 		size_t k;
 
@@ -193,7 +193,7 @@ take_statuses(struct prun *pr, json_object *doc, const struct strvec *asked, int
 		}
 		strvec_push(&who[k], name);
 		if (bad(s))
-			fail_node(pr, name, rd_str(n, "detail")[0] ? rd_str(n, "detail") : s);
+			fail_node(pr, name, js_str(n, "detail")[0] ? js_str(n, "detail") : s);
 		else if (applying && idx >= 0)
 			pr->applied[idx] = 1;
 	}
@@ -423,7 +423,7 @@ step_bench(struct prun *pr, const struct pstep *st, const char *label, const cha
 	check_trip(pr);
 	json_object_array_add(pr->docs, doc);
 	*rcp = rc == 0 ? 0 : -1;
-	say(pr, "  run %s stored%s%s\n", rd_str(doc, "run_id"), label ? " as " : "", label ? label : "");
+	say(pr, "  run %s stored%s%s\n", js_str(doc, "run_id"), label ? " as " : "", label ? label : "");
 out:
 	strvec_free(&live);
 	strvec_free(&argv);
@@ -465,7 +465,7 @@ compare_pairs(struct prun *pr, json_object **a, json_object **b, size_t n, size_
 		}
 		rows = json_object_object_get(cmp, "points");
 		for (size_t k = 0; k < json_object_array_length(rows); k++)
-			if (strcmp(rd_str(json_object_array_get_idx(rows, k), "verdict"), "worse") == 0)
+			if (strcmp(js_str(json_object_array_get_idx(rows, k), "verdict"), "worse") == 0)
 				(*worse)++;
 		if (!pr->ctl->json)
 			results_print_compare(pr->out, cmp, pr->ctl->units_decimal);
@@ -587,7 +587,7 @@ step_score(struct prun *pr)
 			else if (p->metric == M_OPS && nmd < nitems(md))
 				md[nmd++] = p->st.mean / 1000.0;
 			say(pr, "  %-24s %-10s %5lld threads  %s %.4f\n",
-			    rd_str(json_object_array_get_idx(pr->docs, r), "label"), p->kind,
+			    js_str(json_object_array_get_idx(pr->docs, r), "label"), p->kind,
 			    (long long)p->threads, p->metric == M_OPS ? "kIOPS" : "GiB/s",
 			    p->metric == M_OPS ? p->st.mean / 1000.0 : p->st.mean / 1073741824.0);
 		}
@@ -815,7 +815,7 @@ play_run(struct ctl *ctl, struct play *pl, const struct strvec *nodes, int check
 		json_object *ids = json_object_new_array();
 
 		for (size_t i = 0; i < json_object_array_length(pr.docs); i++)
-			json_object_array_add(ids, json_object_new_string(rd_str(
+			json_object_array_add(ids, json_object_new_string(js_str(
 			    json_object_array_get_idx(pr.docs, i), "run_id")));
 		json_object_object_add(res, "runs", ids);
 	}

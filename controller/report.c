@@ -57,11 +57,11 @@ workload_title(char *buf, size_t len, const struct point *p)
 	json_object *pr = json_object_object_get(p->first, "params");
 	char bs[16], sz[16];
 
-	rundoc_fmt_size(bs, sizeof(bs), (int64_t)rd_num(pr, "block_size"));
-	rundoc_fmt_size(sz, sizeof(sz), (int64_t)rd_num(pr, "file_size"));
+	rundoc_fmt_size(bs, sizeof(bs), (int64_t)js_num(pr, "block_size"));
+	rundoc_fmt_size(sz, sizeof(sz), (int64_t)js_num(pr, "file_size"));
 	if (p->metric == M_OPS)
 		snprintf(buf, len, "%s, %lld files per dir, write size %lld", p->kind,
-		    (long long)rd_num(pr, "files_per_dir"), (long long)rd_num(pr, "write_size"));
+		    (long long)js_num(pr, "files_per_dir"), (long long)js_num(pr, "write_size"));
 	else
 		snprintf(buf, len, "%s, bs %s, size %s%s%s%s", p->kind, bs, sz,
 		    json_object_get_boolean(json_object_object_get(pr, "direct")) ? ", direct" : "",
@@ -171,7 +171,7 @@ chart(FILE *f, const struct rrun *runs, size_t nruns, const struct point *w, int
 		}
 		free(sel);
 		fprintf(f, "<g class=\"run\"><polyline class=\"series\" data-run=\"");
-		esc(f, rd_str(runs[r].doc, "run_id"));
+		esc(f, js_str(runs[r].doc, "run_id"));
 		fprintf(f, "\" points=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"/>%s</g>\n",
 		    pts, col, bars);
 		fprintf(f, "<g class=\"legend\"><rect x=\"%d\" y=\"%zu\" width=\"14\" height=\"3\" "
@@ -238,11 +238,11 @@ side(char *buf, size_t len, json_object *row, const char *pre, int metric, int d
 	double n, m, s;
 
 	snprintf(k, sizeof(k), "%s_n", pre);
-	n = rd_num(row, k);
+	n = js_num(row, k);
 	snprintf(k, sizeof(k), "%s_mean", pre);
-	m = rundoc_scale(rd_num(row, k), metric, decimal);
+	m = rundoc_scale(js_num(row, k), metric, decimal);
 	snprintf(k, sizeof(k), "%s_sd", pre);
-	s = rundoc_scale(rd_num(row, k), metric, decimal);
+	s = rundoc_scale(js_num(row, k), metric, decimal);
 	if (n == 0)
 		snprintf(buf, len, "-");
 	else if (n > 1)
@@ -285,13 +285,13 @@ compare_table(FILE *f, const struct rrun *a, const struct rrun *b, int decimal)
 	    "<th>B</th><th>change</th><th>p</th><th>verdict</th></tr>\n");
 	for (size_t i = 0; i < json_object_array_length(rows); i++) {
 		json_object *r = json_object_array_get_idx(rows, i), *v;
-		int metric = rundoc_metric_of(rd_str(r, "kind"));
+		int metric = rundoc_metric_of(js_str(r, "kind"));
 		char sa[48], sb[48];
 
 		side(sa, sizeof(sa), r, "a", metric, decimal);
 		side(sb, sizeof(sb), r, "b", metric, decimal);
 		fprintf(f, "<tr><td>%s</td><td>%lld</td><td>%s</td><td>%s</td><td>%s</td>",
-		    rd_str(r, "kind"), (long long)rd_num(r, "threads"), rundoc_unit_name(metric, decimal),
+		    js_str(r, "kind"), (long long)js_num(r, "threads"), rundoc_unit_name(metric, decimal),
 		    sa, sb);
 		if (json_object_object_get_ex(r, "change_pct", &v))
 			fprintf(f, "<td>%+.1f%%</td>", json_object_get_double(v));
@@ -301,7 +301,7 @@ compare_table(FILE *f, const struct rrun *a, const struct rrun *b, int decimal)
 			fprintf(f, "<td>%.3f</td>", json_object_get_double(v));
 		else
 			fprintf(f, "<td>-</td>");
-		fprintf(f, "<td class=\"verdict\">%s</td></tr>\n", rd_str(r, "verdict"));
+		fprintf(f, "<td class=\"verdict\">%s</td></tr>\n", js_str(r, "verdict"));
 	}
 	fprintf(f, "</table>\n");
 	json_object_put(cmp);
@@ -316,17 +316,17 @@ run_info(FILE *f, const struct rrun *r)
 	fprintf(f, "<h3>");
 	esc(f, r->name);
 	fprintf(f, " (run ");
-	esc(f, rd_str(r->doc, "run_id"));
-	fprintf(f, ", %s)</h3>\n<p>", rd_str(r->doc, "status"));
-	esc(f, rd_str(r->doc, "play")[0] ? rd_str(r->doc, "play") : rd_str(r->doc, "command"));
+	esc(f, js_str(r->doc, "run_id"));
+	fprintf(f, ", %s)</h3>\n<p>", js_str(r->doc, "status"));
+	esc(f, js_str(r->doc, "play")[0] ? js_str(r->doc, "play") : js_str(r->doc, "command"));
 	fprintf(f, "</p>\n<p>Profile: ");
-	esc(f, rd_str(prof, "name")[0] ? rd_str(prof, "name") : "(none: untuned)");
-	if (rd_str(prof, "sha256")[0])
-		fprintf(f, " (sha256 <code>%s</code>)", rd_str(prof, "sha256"));
+	esc(f, js_str(prof, "name")[0] ? js_str(prof, "name") : "(none: untuned)");
+	if (js_str(prof, "sha256")[0])
+		fprintf(f, " (sha256 <code>%s</code>)", js_str(prof, "sha256"));
 	fprintf(f, "</p>\n");
-	if (rd_str(prof, "text")[0]) {
+	if (js_str(prof, "text")[0]) {
 		fprintf(f, "<pre>");
-		esc(f, rd_str(prof, "text"));
+		esc(f, js_str(prof, "text"));
 		fprintf(f, "</pre>\n");
 	}
 	if (!json_object_object_get_ex(r->doc, "node_info", &ni))
@@ -340,17 +340,17 @@ run_info(FILE *f, const struct rrun *r)
 		fa = json_object_object_get(n, "facts");
 		cpu = json_object_object_get(fa, "cpu");
 		fprintf(f, "<tr><td>");
-		esc(f, rd_str(n, "node"));
+		esc(f, js_str(n, "node"));
 		fprintf(f, "</td><td>");
-		esc(f, rd_str(n, "active_profile")[0] ? rd_str(n, "active_profile") : "(none)");
+		esc(f, js_str(n, "active_profile")[0] ? js_str(n, "active_profile") : "(none)");
 		fprintf(f, "</td><td>");
-		esc(f, rd_str(fa, "kernel"));
+		esc(f, js_str(fa, "kernel"));
 		fprintf(f, "</td><td>");
-		esc(f, rd_str(cpu, "model"));
-		fprintf(f, "</td><td>%lld MiB</td><td>", (long long)rd_num(fa, "mem_total_kb") / 1024);
+		esc(f, js_str(cpu, "model"));
+		fprintf(f, "</td><td>%lld MiB</td><td>", (long long)js_num(fa, "mem_total_kb") / 1024);
 		if (json_object_object_get_ex(fa, "mounts", &mounts))
 			for (size_t k = 0; k < json_object_array_length(mounts); k++) {
-				const char *t = rd_str(json_object_array_get_idx(mounts, k), "fstype");
+				const char *t = js_str(json_object_array_get_idx(mounts, k), "fstype");
 
 				if (!strvec_contains(&fs, t))
 					strvec_push(&fs, t);
@@ -377,8 +377,8 @@ report_write(FILE *f, json_object *const *docs, size_t n, int decimal)
 	for (r = 0; r < n; r++) {
 		runs[r].doc = docs[r];
 		points_build(docs[r], &runs[r].ps);
-		runs[r].name = rd_str(docs[r], "label")[0] ? rd_str(docs[r], "label") :
-		    rd_str(docs[r], "run_id");
+		runs[r].name = js_str(docs[r], "label")[0] ? js_str(docs[r], "label") :
+		    js_str(docs[r], "run_id");
 	}
 	fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
 	    "<title>knob report</title>\n<style>\n"

@@ -291,15 +291,6 @@ bind_json(sqlite3_stmt *st, int i, json_object *v, int type)
 	}
 }
 
-static const char *
-jtext(json_object *o, const char *k)
-{
-	json_object *v;
-
-	return json_object_object_get_ex(o, k, &v) ?
-	    json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN) : "";
-}
-
 static void
 bind_text(sqlite3_stmt *st, int i, const char *s)
 {
@@ -378,16 +369,16 @@ put_run_row(sqlite3 *db, json_object *doc, const char *status)
 	    " doc = excluded.doc, ended_ns = excluded.ended_ns, heartbeat_ns = excluded.heartbeat_ns");
 	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
 		goto out;
-	bind_text(st, 1, rd_str(doc, "run_id"));
-	sqlite3_bind_int64(st, 2, (int64_t)rd_num(doc, "started_at"));
+	bind_text(st, 1, js_str(doc, "run_id"));
+	sqlite3_bind_int64(st, 2, (int64_t)js_num(doc, "started_at"));
 	bind_text(st, 3, status);
 	bind_text(st, 4, json_object_to_json_string_ext(hdr, JSON_C_TO_STRING_PLAIN));
 	sqlite3_bind_int64(st, 5, json_object_get_int64(json_object_object_get(doc, "started_ns")));
 	sqlite3_bind_int64(st, 6, strcmp(status, "running") ? (int64_t)now_real_ns() : 0);
-	bind_text(st, 7, jtext(doc, "play_vars"));
+	bind_text(st, 7, js_text(doc, "play_vars"));
 	bind_writer(st, 8, &me);
 	for (i = 0; i < nitems(run_text_cols); i++)
-		bind_text(st, k++, rd_str(run_text_cols[i].in_profile ? prof : doc,
+		bind_text(st, k++, js_str(run_text_cols[i].in_profile ? prof : doc,
 		    run_text_cols[i].key));
 	rc = step_done(st);
 out:
@@ -414,11 +405,11 @@ put_run_nodes(sqlite3 *db, json_object *doc)
 		json_object *n = json_object_array_get_idx(info, i);
 
 		sqlite3_reset(st);
-		bind_text(st, 1, rd_str(doc, "run_id"));
-		bind_text(st, 2, rd_str(n, "node"));
-		bind_text(st, 3, rd_str(n, "active_profile"));
-		bind_text(st, 4, jtext(n, "live"));
-		bind_text(st, 5, jtext(n, "facts"));
+		bind_text(st, 1, js_str(doc, "run_id"));
+		bind_text(st, 2, js_str(n, "node"));
+		bind_text(st, 3, js_str(n, "active_profile"));
+		bind_text(st, 4, js_text(n, "live"));
+		bind_text(st, 5, js_text(n, "facts"));
 		if (step_done(st) < 0)
 			goto out;
 	}
@@ -476,10 +467,10 @@ put_phase_row(sqlite3 *db, const char *run_id, int64_t seq, json_object *ph)
 	sqlite3_bind_int64(st, 2, seq);
 	for (i = 0; i < rundoc_nphase_fields; i++)
 		bind_json(st, k++, rundoc_value(ph, &rundoc_phase_fields[i]), rundoc_phase_fields[i].type);
-	bind_text(st, k++, jtext(ph, "missing"));
-	bind_text(st, k++, jtext(ph, "errors"));
-	bind_text(st, k++, jtext(ph, "warnings"));
-	bind_text(st, k++, jtext(ph, "params"));
+	bind_text(st, k++, js_text(ph, "missing"));
+	bind_text(st, k++, js_text(ph, "errors"));
+	bind_text(st, k++, js_text(ph, "warnings"));
+	bind_text(st, k++, js_text(ph, "params"));
 	if (json_object_object_get_ex(ph, "latency", &lat))
 		json_object_object_get_ex(lat, "histogram", &hist);
 	bind_text(st, k++, hist ? json_object_to_json_string_ext(hist, JSON_C_TO_STRING_PLAIN) : "");
@@ -511,15 +502,15 @@ put_node_rows(sqlite3 *db, const char *run_id, int64_t seq, json_object *ph)
 		sqlite3_reset(st);
 		bind_text(st, 1, run_id);
 		sqlite3_bind_int64(st, 2, seq);
-		bind_text(st, 3, rd_str(n, "node"));
-		bind_text(st, 4, rd_str(n, "status"));
-		sqlite3_bind_int64(st, 5, (int64_t)rd_num(n, "threads"));
-		sqlite3_bind_int64(st, 6, (int64_t)rd_num(n, "bytes"));
-		sqlite3_bind_int64(st, 7, (int64_t)rd_num(n, "ops"));
-		sqlite3_bind_double(st, 8, rd_num(n, "start_s"));
-		sqlite3_bind_double(st, 9, rd_num(n, "end_s"));
-		sqlite3_bind_double(st, 10, rd_num(n, "rate"));
-		bind_text(st, 11, rd_str(n, "error"));
+		bind_text(st, 3, js_str(n, "node"));
+		bind_text(st, 4, js_str(n, "status"));
+		sqlite3_bind_int64(st, 5, (int64_t)js_num(n, "threads"));
+		sqlite3_bind_int64(st, 6, (int64_t)js_num(n, "bytes"));
+		sqlite3_bind_int64(st, 7, (int64_t)js_num(n, "ops"));
+		sqlite3_bind_double(st, 8, js_num(n, "start_s"));
+		sqlite3_bind_double(st, 9, js_num(n, "end_s"));
+		sqlite3_bind_double(st, 10, js_num(n, "rate"));
+		bind_text(st, 11, js_str(n, "error"));
 		bind_text(st, 12, json_object_to_json_string_ext(n, JSON_C_TO_STRING_PLAIN));
 		if (step_done(st) < 0)
 			goto out;
@@ -559,7 +550,7 @@ results_phase_add(sqlite3 *db, const char *run_id, int64_t seq, json_object *ph)
 int
 results_run_end(sqlite3 *db, json_object *doc)
 {
-	const char *status = rd_str(doc, "status");
+	const char *status = js_str(doc, "status");
 
 	if (put_run_row(db, doc, status[0] ? status : "ok") < 0) {
 		log_warnx("results database: %s", sqlite3_errmsg(db));
@@ -577,7 +568,7 @@ results_store(sqlite3 *db, json_object *doc)
 		return -1;
 	if (json_object_object_get_ex(doc, "phases", &phases))
 		for (size_t i = 0; i < json_object_array_length(phases); i++)
-			if (results_phase_add(db, rd_str(doc, "run_id"), (int64_t)i + 1,
+			if (results_phase_add(db, js_str(doc, "run_id"), (int64_t)i + 1,
 			    json_object_array_get_idx(phases, i)) < 0)
 				return -1;
 	return results_run_end(db, doc);

@@ -54,22 +54,6 @@ const struct rundoc_field rundoc_phase_fields[] = {
 };
 const size_t rundoc_nphase_fields = nitems(rundoc_phase_fields);
 
-const char *
-rd_str(json_object *o, const char *k)
-{
-	json_object *v;
-
-	return o && json_object_object_get_ex(o, k, &v) && v ? json_object_get_string(v) : "";
-}
-
-double
-rd_num(json_object *o, const char *k)
-{
-	json_object *v;
-
-	return o && json_object_object_get_ex(o, k, &v) ? json_object_get_double(v) : 0;
-}
-
 /* The object that holds f's leaf (created in ph when create), and the leaf
  * name in *leaf. */
 static json_object *
@@ -167,17 +151,17 @@ int
 rundoc_metric(json_object *ph, double *out)
 {
 	json_object *v;
-	double el = rd_num(ph, "elapsed_s");
+	double el = js_num(ph, "elapsed_s");
 
-	if (strcmp(rd_str(ph, "status"), "ok") != 0)
+	if (strcmp(js_str(ph, "status"), "ok") != 0)
 		return -1;
-	if (rundoc_metric_of(rd_str(ph, "kind")) == M_IOPS) {
+	if (rundoc_metric_of(js_str(ph, "kind")) == M_IOPS) {
 		if (json_object_object_get_ex(ph, "ops_rate", &v))
 			*out = json_object_get_double(v);
 		else
-			*out = el > 0 ? rd_num(ph, "ops") / el : 0;
+			*out = el > 0 ? js_num(ph, "ops") / el : 0;
 	} else
-		*out = rd_num(ph, "rate");
+		*out = js_num(ph, "rate");
 	return *out > 0 ? 0 : -1;
 }
 
@@ -292,14 +276,14 @@ fmt_partial(char *buf, size_t len, const struct rundoc_field *f, const struct po
 	    !json_object_get_boolean(v))
 		return 0;
 	if (f->fmt == RFF_RATE) {
-		rundoc_fmt_rate(r, sizeof(r), rd_num(pt->first, pt->metric == M_IOPS ? "ops_rate" :
+		rundoc_fmt_rate(r, sizeof(r), js_num(pt->first, pt->metric == M_IOPS ? "ops_rate" :
 		    "rate"), pt->metric, decimal);
 		snprintf(buf, len, "%s partial", r);
 		return 1;
 	}
 	if (f->fmt == RFF_INT && strcmp(f->key, "threads") == 0) {
-		snprintf(buf, len, "%lld/%lld", (long long)rd_num(pt->first, "threads_reported"),
-		    (long long)rd_num(pt->first, "threads"));
+		snprintf(buf, len, "%lld/%lld", (long long)js_num(pt->first, "threads_reported"),
+		    (long long)js_num(pt->first, "threads"));
 		return 1;
 	}
 	return 0;
@@ -370,8 +354,8 @@ rundoc_print(FILE *f, json_object *doc, int decimal)
 	char cell[96];
 
 	points_build(doc, &ps);
-	fprintf(f, "run %s on %s%s%s\n", rd_str(doc, "run_id"), rd_str(doc, "nodeset"),
-	    rd_str(doc, "label")[0] ? "  label " : "", rd_str(doc, "label"));
+	fprintf(f, "run %s on %s%s%s\n", js_str(doc, "run_id"), js_str(doc, "nodeset"),
+	    js_str(doc, "label")[0] ? "  label " : "", js_str(doc, "label"));
 	/* column widths: the header or the widest cell */
 	for (k = 0; k < rundoc_nphase_fields; k++) {
 		const struct rundoc_field *fd = &rundoc_phase_fields[k];
@@ -432,8 +416,8 @@ rundoc_print_peaks(FILE *f, json_object *doc, int decimal)
 		char bs[16], sz[16], a[32], b[32];
 
 		json_object_object_get_ex(ph, "params", &pr);
-		rundoc_fmt_size(bs, sizeof(bs), (int64_t)rd_num(pr, "block_size"));
-		rundoc_fmt_size(sz, sizeof(sz), (int64_t)rd_num(pr, "file_size"));
+		rundoc_fmt_size(bs, sizeof(bs), (int64_t)js_num(pr, "block_size"));
+		rundoc_fmt_size(sz, sizeof(sz), (int64_t)js_num(pr, "file_size"));
 		if (pk[i].metric == M_OPS) {
 			snprintf(bs, sizeof(bs), "-");
 			snprintf(sz, sizeof(sz), "-");

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <json-c/json.h>
 
+#include "json.h"
 #include "knob.pb-c.h"
 
 enum rf_type { RF_INT, RF_REAL, RF_TEXT, RF_BOOL };
@@ -74,9 +75,5 @@ void rundoc_print_peaks(FILE *f, json_object *doc, int decimal);
 
 /* Print s padded to width columns (UTF-8 aware), left or right aligned. */
 void rundoc_pad(FILE *f, const char *s, int width, int left);
-
-/* JSON helpers: a member or "" / 0. */
-const char *rd_str(json_object *o, const char *k);
-double rd_num(json_object *o, const char *k);
 
 #endif

@@ -156,7 +156,7 @@ run_profile(const struct fo_node *nodes, size_t n, const struct strvec *active,
 		f = nodeset_fold(who.v, who.n);
 		json_object_object_add(g, "nodes", json_object_new_string(f));
 		str_appendf(&text, "# %s: %s\n%s", f, names.v[k][0] ? names.v[k] : "(untuned)",
-		    rd_str(g, "text"));
+		    js_str(g, "text"));
 		json_object_array_add(groups, g);
 		free(f);
 		strvec_free(&who);

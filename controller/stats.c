@@ -209,7 +209,7 @@ points_same_workload(const struct point *a, const struct point *b, const char **
 {
 	json_object *pa = json_object_object_get(a->first, "params");
 	json_object *pb = json_object_object_get(b->first, "params");
-	const char *wa = rd_str(pa, "workload"), *wb = rd_str(pb, "workload");
+	const char *wa = js_str(pa, "workload"), *wb = js_str(pb, "workload");
 
 	/* with the request's parameters recorded, a sweep whose size is a total
 	 * split over the threads (or has per-thread-count values) stays one
@@ -246,8 +246,8 @@ points_build(json_object *doc, struct pointset *ps)
 				pt = &ps->p[k];
 		if (pt == NULL) {
 			pt = &ps->p[ps->n++];
-			pt->kind = rd_str(ph, "kind");
-			pt->threads = (int64_t)rd_num(ph, "threads");
+			pt->kind = js_str(ph, "kind");
+			pt->threads = (int64_t)js_num(ph, "threads");
 			pt->first = ph;
 			pt->metric = rundoc_metric_of(pt->kind);
 			pt->v = xcalloc(n, sizeof(*pt->v));

@@ -105,12 +105,7 @@ link_set(int i, const char *updown)
 static json_object *
 phase0(json_object *doc, const char *k)
 {
-	json_object *phases = NULL, *v = NULL;
-
-	ck_assert(json_object_object_get_ex(doc, "phases", &phases));
-	ck_assert_msg(json_object_object_get_ex(json_object_array_get_idx(phases, 0), k, &v),
-	    "no '%s' in %s", k, json_object_to_json_string(doc));
-	return v;
+	return cu_get(cu_phase(doc, 0), k);
 }
 
 START_TEST(cut_during_bench_phase)

@@ -63,25 +63,6 @@ need(json_object *doc)
 	return doc;
 }
 
-static const char *
-jstr(json_object *o, const char *k)
-{
-	json_object *v = NULL;
-
-	ck_assert_msg(json_object_object_get_ex(o, k, &v), "no %s in %s", k,
-	    json_object_to_json_string(o));
-	return json_object_get_string(v);
-}
-
-static json_object *
-jarr(json_object *o, const char *k)
-{
-	json_object *v = NULL;
-
-	ck_assert_msg(json_object_object_get_ex(o, k, &v), "no %s", k);
-	return v;
-}
-
 /* A three-node play: apply in batches of 2, verify, a sweep with a fixed
  * total size and a per-thread-count value, repeats, rollback. */
 START_TEST(play_three_nodes)
@@ -104,17 +85,17 @@ START_TEST(play_three_nodes)
 		ck_assert(!somax_is(i, "2345"));
 	doc = need(harness_knobctl_json(&h, &rc, "--json play %s/p.xml -e dir=%s", h.tmp, data));
 	ck_assert_int_eq(rc, 0);
-	ck_assert_str_eq(jstr(doc, "status"), "ok");
-	ck_assert_int_eq(json_object_array_length(jarr(doc, "steps")), 4);
-	ck_assert_int_eq(json_object_array_length(jarr(doc, "runs")), 1);
+	ck_assert_str_eq(cu_str(doc, "status"), "ok");
+	ck_assert_int_eq(json_object_array_length(cu_get(doc, "steps")), 4);
+	ck_assert_int_eq(json_object_array_length(cu_get(doc, "runs")), 1);
 	json_object_put(doc);
 	for (int i = 0; i < 3; i++)
 		ck_assert(!somax_is(i, "2345"));
 
 	/* the run: recorded under the play, tuned with somax, the total split */
 	run = need(harness_knobctl_json(&h, &rc, "--json results show latest"));
-	ck_assert_str_eq(jstr(run, "play"), "three");
-	ck_assert_ptr_nonnull(strstr(jstr(run, "play_file"), "/p.xml"));
+	ck_assert_str_eq(cu_str(run, "play"), "three");
+	ck_assert_ptr_nonnull(strstr(cu_str(run, "play_file"), "/p.xml"));
 	/* the play's content as it ran, its SHA-256 (sha256sum's) and the -e values */
 	{
 		char path[PATH_MAX + 16], *text = NULL, sum[128] = "";
@@ -123,26 +104,26 @@ START_TEST(play_three_nodes)
 
 		snprintf(path, sizeof(path), "%s/p.xml", h.tmp);
 		ck_assert_int_eq(read_file_bounded(path, 1 << 20, &text, &len), 0);
-		ck_assert_str_eq(jstr(run, "play_text"), text);
+		ck_assert_str_eq(cu_str(run, "play_text"), text);
 		snprintf(path, sizeof(path), "sha256sum %s/p.xml", h.tmp);
 		ck_assert_ptr_nonnull(p = popen(path, "r"));
 		ck_assert_ptr_nonnull(fgets(sum, sizeof(sum), p));
 		pclose(p);
 		sum[64] = '\0';
-		ck_assert_str_eq(jstr(run, "play_sha256"), sum);
-		ck_assert_str_eq(jstr(jarr(run, "play_vars"), "dir"), data);
+		ck_assert_str_eq(cu_str(run, "play_sha256"), sum);
+		ck_assert_str_eq(cu_str(cu_get(run, "play_vars"), "dir"), data);
 		free(text);
 	}
-	ck_assert_str_eq(jstr(jarr(run, "profile"), "name"), "somax");
-	ck_assert_int_eq(json_object_array_length(jarr(run, "phases")), 12);
-	ph = json_object_array_get_idx(jarr(run, "phases"), 4);	/* seq-write, 2 threads */
+	ck_assert_str_eq(cu_str(cu_get(run, "profile"), "name"), "somax");
+	ck_assert_int_eq(json_object_array_length(cu_get(run, "phases")), 12);
+	ph = json_object_array_get_idx(cu_get(run, "phases"), 4);	/* seq-write, 2 threads */
 	ck_assert_int_eq(json_object_get_int(json_object_object_get(ph, "threads")), 2);
-	ck_assert_int_eq(json_object_get_int64(json_object_object_get(jarr(ph, "params"),
+	ck_assert_int_eq(json_object_get_int64(json_object_object_get(cu_get(ph, "params"),
 	    "file_size")), 512 << 10);
-	ph = json_object_array_get_idx(jarr(run, "phases"), 8);	/* seq-write, 4 threads */
-	ck_assert_int_eq(json_object_get_int64(json_object_object_get(jarr(ph, "params"),
+	ph = json_object_array_get_idx(cu_get(run, "phases"), 8);	/* seq-write, 4 threads */
+	ck_assert_int_eq(json_object_get_int64(json_object_object_get(cu_get(ph, "params"),
 	    "block_size")), 16 << 10);
-	ck_assert_int_eq(json_object_get_int64(json_object_object_get(jarr(ph, "params"),
+	ck_assert_int_eq(json_object_get_int64(json_object_object_get(cu_get(ph, "params"),
 	    "file_size")), 256 << 10);
 	ck_assert_int_eq(json_object_get_int64(json_object_object_get(ph, "bytes")), 1 << 20);
 	json_object_put(run);
@@ -178,15 +159,15 @@ START_TEST(play_compare)
 	free(out);
 	list = need(harness_knobctl_json(&h, &rc, "--json results list"));
 	ck_assert_int_eq(json_object_array_length(list), 2);
-	ck_assert_str_eq(jstr(json_object_array_get_idx(list, 0), "label"), "before");
-	ck_assert_str_eq(jstr(json_object_array_get_idx(list, 0), "profile"), "");
-	ck_assert_str_eq(jstr(json_object_array_get_idx(list, 1), "label"), "after");
-	ck_assert_str_eq(jstr(json_object_array_get_idx(list, 1), "profile"), "somax");
-	ck_assert_str_eq(jstr(json_object_array_get_idx(list, 1), "play"), "ab");
+	ck_assert_str_eq(cu_str(json_object_array_get_idx(list, 0), "label"), "before");
+	ck_assert_str_eq(cu_str(json_object_array_get_idx(list, 0), "profile"), "");
+	ck_assert_str_eq(cu_str(json_object_array_get_idx(list, 1), "label"), "after");
+	ck_assert_str_eq(cu_str(json_object_array_get_idx(list, 1), "profile"), "somax");
+	ck_assert_str_eq(cu_str(json_object_array_get_idx(list, 1), "play"), "ab");
 	json_object_put(list);
 	doc = need(harness_knobctl_json(&h, &rc, "--json results compare latest~1 latest"));
 	ck_assert_int_eq(rc, 0);
-	ck_assert_int_eq(json_object_array_length(jarr(doc, "points")), 2);
+	ck_assert_int_eq(json_object_array_length(cu_get(doc, "points")), 2);
 	json_object_put(doc);
 	/* rolled back at the end */
 	ck_assert(!somax_is(0, "2345"));
@@ -212,13 +193,13 @@ START_TEST(play_max_fail_unreachable)
 	    "  <rollback/>\n</play>\n", data);
 	doc = need(harness_knobctl_json(&h, &rc, "--json --connect-timeout 2 play %s/m1.xml", h.tmp));
 	ck_assert_int_eq(rc, 1);
-	ck_assert_str_eq(jstr(doc, "status"), "finished-with-failures");
-	failed = jarr(doc, "failed_nodes");
+	ck_assert_str_eq(cu_str(doc, "status"), "finished-with-failures");
+	failed = cu_get(doc, "failed_nodes");
 	ck_assert_int_eq(json_object_array_length(failed), 1);
 	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(failed, 0)), "node03");
 	for (size_t i = 0; i < 3; i++)
-		ck_assert_str_eq(jstr(json_object_array_get_idx(jarr(doc, "steps"), i), "status"), "ok");
-	ck_assert_int_eq(json_object_array_length(jarr(doc, "runs")), 1);
+		ck_assert_str_eq(cu_str(json_object_array_get_idx(cu_get(doc, "steps"), i), "status"), "ok");
+	ck_assert_int_eq(json_object_array_length(cu_get(doc, "runs")), 1);
 	json_object_put(doc);
 	ck_assert(!somax_is(0, "2345"));
 
@@ -230,10 +211,10 @@ START_TEST(play_max_fail_unreachable)
 	    "</play>\n", data);
 	doc = need(harness_knobctl_json(&h, &rc, "--json --connect-timeout 2 play %s/m0.xml", h.tmp));
 	ck_assert_int_eq(rc, 1);
-	ck_assert_str_eq(jstr(doc, "status"), "stopped");
-	ck_assert_str_eq(jstr(json_object_array_get_idx(jarr(doc, "steps"), 0), "status"), "failed");
-	ck_assert_int_eq(json_object_array_length(jarr(doc, "steps")), 1);
-	ck_assert_int_eq(json_object_array_length(jarr(doc, "runs")), 0);
+	ck_assert_str_eq(cu_str(doc, "status"), "stopped");
+	ck_assert_str_eq(cu_str(json_object_array_get_idx(cu_get(doc, "steps"), 0), "status"), "failed");
+	ck_assert_int_eq(json_object_array_length(cu_get(doc, "steps")), 1);
+	ck_assert_int_eq(json_object_array_length(cu_get(doc, "runs")), 0);
 	json_object_put(doc);
 	/* node01 and node02 applied, then the stop rolled them back */
 	ck_assert(!somax_is(0, "2345"));
@@ -389,15 +370,15 @@ START_TEST(play_health_step)
 	    "</play>\n", data);
 	doc = need(harness_knobctl_json(&h, &rc, "--json --connect-timeout 2 play %s/hs.xml", h.tmp));
 	ck_assert_int_eq(rc, 1);
-	ck_assert_int_eq(json_object_array_length(jarr(doc, "failed_nodes")), 1);
-	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(jarr(doc, "failed_nodes"),
+	ck_assert_int_eq(json_object_array_length(cu_get(doc, "failed_nodes")), 1);
+	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(cu_get(doc, "failed_nodes"),
 	    0)), "node03");
-	ck_assert_str_eq(jstr(json_object_array_get_idx(jarr(doc, "steps"), 0), "status"), "ok");
-	ck_assert_str_eq(jstr(json_object_array_get_idx(jarr(doc, "steps"), 1), "status"), "ok");
+	ck_assert_str_eq(cu_str(json_object_array_get_idx(cu_get(doc, "steps"), 0), "status"), "ok");
+	ck_assert_str_eq(cu_str(json_object_array_get_idx(cu_get(doc, "steps"), 1), "status"), "ok");
 	json_object_put(doc);
 	run = need(harness_knobctl_json(&h, &rc, "--json results show latest"));
-	ck_assert_int_eq(json_object_array_length(jarr(run, "nodes")), 2);
-	ck_assert_str_eq(jstr(json_object_array_get_idx(jarr(run, "phases"), 0), "status"), "ok");
+	ck_assert_int_eq(json_object_array_length(cu_get(run, "nodes")), 2);
+	ck_assert_str_eq(cu_str(json_object_array_get_idx(cu_get(run, "phases"), 0), "status"), "ok");
 	json_object_put(run);
 }
 END_TEST
@@ -449,15 +430,15 @@ START_TEST(play_stripe_count_at)
 	    "    <at threads=\"2..4\" stripe-count=\"1\"/>\n  </bench>\n</play>\n", data);
 	doc = need(harness_knobctl_json(&h, &rc, "--json play %s/stripe.xml", h.tmp));
 	ck_assert_int_eq(rc, 0);
-	id = json_object_get_string(json_object_array_get_idx(jarr(doc, "runs"), 0));
+	id = json_object_get_string(json_object_array_get_idx(cu_get(doc, "runs"), 0));
 	/* the layout of every phase, in the run */
 	run = need(harness_knobctl_json(&h, &rc, "--json results show %s", id));
 	for (int i = 0; i < 3; i++) {
-		ph = json_object_array_get_idx(jarr(run, "phases"), (size_t)i);
-		ck_assert_str_eq(jstr(ph, "status"), "ok");
-		ck_assert_int_eq(json_object_get_int(json_object_object_get(jarr(ph, "params"),
+		ph = json_object_array_get_idx(cu_get(run, "phases"), (size_t)i);
+		ck_assert_str_eq(cu_str(ph, "status"), "ok");
+		ck_assert_int_eq(json_object_get_int(json_object_object_get(cu_get(ph, "params"),
 		    "stripe_count")), i == 0 ? 8 : 1);
-		ck_assert_int_eq(json_object_get_int64(json_object_object_get(jarr(ph, "params"),
+		ck_assert_int_eq(json_object_get_int64(json_object_object_get(cu_get(ph, "params"),
 		    "stripe_size")), 4 << 20);
 	}
 	json_object_put(run);
@@ -487,8 +468,8 @@ START_TEST(play_stripe_count_at)
 	doc = need(harness_knobctl_json(&h, &rc, "--json bench seq-write -w node03 --dir %s "
 	    "--threads 1 --size 1m --stripe-count 2", data));
 	ck_assert_int_ne(rc, 0);
-	ph = json_object_array_get_idx(jarr(doc, "phases"), 0);
-	ck_assert_str_ne(jstr(ph, "status"), "ok");
+	ph = json_object_array_get_idx(cu_get(doc, "phases"), 0);
+	ck_assert_str_ne(cu_str(ph, "status"), "ok");
 	ck_assert_msg(strstr(json_object_to_json_string(ph), "not Lustre") != NULL, "%s",
 	    json_object_to_json_string(ph));
 	json_object_put(doc);
@@ -534,20 +515,20 @@ START_TEST(io500_like_score)
 	    "-e ranks=3 -e easy_size=4m -e hard_segments=20 -e hard_size=940160 -e easy_files=100 "
 	    "-e hard_files=60", root, data));
 	ck_assert_int_eq(rc, 0);
-	runs = jarr(doc, "runs");
+	runs = cu_get(doc, "runs");
 	ck_assert_int_eq(json_object_array_length(runs), 4);
 	for (size_t r = 0; r < 4; r++) {
 		json_object *run = need(harness_knobctl_json(&h, &rc, "--json results show %s",
 		    json_object_get_string(json_object_array_get_idx(runs, r))));
-		json_object *ph = jarr(run, "phases");
+		json_object *ph = cu_get(run, "phases");
 
 		/* one thread count, no repeats: each phase is a point */
 		for (size_t i = 0; i < json_object_array_length(ph); i++) {
 			json_object *p = json_object_array_get_idx(ph, i);
-			const char *kind = jstr(p, "kind");
+			const char *kind = cu_str(p, "kind");
 			double rate = json_object_get_double(json_object_object_get(p, "rate"));
 
-			ck_assert_str_eq(jstr(p, "status"), "ok");
+			ck_assert_str_eq(cu_str(p, "status"), "ok");
 			if (strncmp(kind, "seq-", 4) == 0) {
 				lbw += log(rate / (1024.0 * 1024 * 1024));
 				nbw++;
@@ -563,7 +544,7 @@ START_TEST(io500_like_score)
 	bw = exp(lbw / nbw);
 	md = exp(lmd / nmd);
 	{
-		json_object *sc = jarr(doc, "io500_like");
+		json_object *sc = cu_get(doc, "io500_like");
 		double got_bw = json_object_get_double(json_object_object_get(sc, "bandwidth_gib"));
 		double got_md = json_object_get_double(json_object_object_get(sc, "metadata_kiops"));
 		double got = json_object_get_double(json_object_object_get(sc, "score"));

@@ -149,11 +149,11 @@ START_TEST(t_migrate_v1)
 	ck_assert_ptr_nonnull(doc);
 	ck_assert_int_eq(json_object_array_length(json_object_object_get(doc, "phases")), 4);
 	ph = json_object_array_get_idx(json_object_object_get(doc, "phases"), 0);
-	ck_assert_str_eq(rd_str(ph, "kind"), "seq-write");
-	ck_assert_int_eq((int64_t)rd_num(json_object_object_get(ph, "params"), "block_size"),
+	ck_assert_str_eq(js_str(ph, "kind"), "seq-write");
+	ck_assert_int_eq((int64_t)js_num(json_object_object_get(ph, "params"), "block_size"),
 	    1 << 20);
-	ck_assert_int_eq((int64_t)rd_num(ph, "repeat"), 1);
-	ck_assert_double_gt(rd_num(ph, "rate"), 0);
+	ck_assert_int_eq((int64_t)js_num(ph, "repeat"), 1);
+	ck_assert_double_gt(js_num(ph, "rate"), 0);
 	/* the old run's phases are in the phases table's columns too */
 	ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT count(*) FROM phases WHERE block_size = "
 	    "1048576 AND direct = 1 AND fsync = 1 AND doc IS NOT NULL", -1, &st, NULL), SQLITE_OK);
@@ -224,11 +224,11 @@ START_TEST(t_migrate_v3)
 	sqlite3_finalize(st);
 	doc = results_load(db, id);
 	ck_assert_ptr_nonnull(doc);
-	ck_assert_str_eq(rd_str(doc, "status"), "ok");
-	ck_assert_str_eq(rd_str(doc, "play"), "demo");
+	ck_assert_str_eq(js_str(doc, "status"), "ok");
+	ck_assert_str_eq(js_str(doc, "play"), "demo");
 	ck_assert_int_eq(json_object_array_length(json_object_object_get(doc, "phases")), 12);
 	ck_assert_int_eq(json_object_array_length(json_object_object_get(doc, "node_info")), 2);
-	ck_assert_int_eq((int64_t)rd_num(json_object_object_get(doc, "writer"), "pid"), 7744);
+	ck_assert_int_eq((int64_t)js_num(json_object_object_get(doc, "writer"), "pid"), 7744);
 	/* version 5: the phases had no Lustre layout */
 	{
 		json_object *ph = json_object_array_get_idx(json_object_object_get(doc, "phases"), 0);
@@ -269,7 +269,7 @@ status_of(sqlite3 *db, const char *id, char *buf, size_t len)
 	json_object *doc = results_load(db, id);
 
 	ck_assert_ptr_nonnull(doc);
-	snprintf(buf, len, "%s", rd_str(doc, "status"));
+	snprintf(buf, len, "%s", js_str(doc, "status"));
 	json_object_put(doc);
 	return buf;
 }
@@ -488,7 +488,7 @@ START_TEST(t_incomplete)
 		json_object *doc = results_load(db, "20260101-000000-dead");
 
 		ck_assert_ptr_nonnull(doc);
-		ck_assert_str_eq(rd_str(doc, "status"), "incomplete");
+		ck_assert_str_eq(js_str(doc, "status"), "incomplete");
 		ck_assert_int_eq(json_object_array_length(json_object_object_get(doc, "phases")), 2);
 		json_object_put(doc);
 		sqlite3_close(db);
@@ -576,21 +576,21 @@ START_TEST(t_compare)
 	rows = json_object_object_get(cmp, "points");
 	ck_assert_int_eq(json_object_array_length(rows), 2);
 	r = json_object_array_get_idx(rows, 0);
-	ck_assert_str_eq(rd_str(r, "kind"), "seq-write");
-	ck_assert_double_eq_tol(rd_num(r, "a_mean"), 1.0e9, 1);
-	ck_assert_double_eq_tol(rd_num(r, "b_mean"), 1.3e9, 1);
-	ck_assert_double_eq_tol(rd_num(r, "change_pct"), 30.0, 1e-9);
-	ck_assert_str_eq(rd_str(r, "verdict"), "better");
+	ck_assert_str_eq(js_str(r, "kind"), "seq-write");
+	ck_assert_double_eq_tol(js_num(r, "a_mean"), 1.0e9, 1);
+	ck_assert_double_eq_tol(js_num(r, "b_mean"), 1.3e9, 1);
+	ck_assert_double_eq_tol(js_num(r, "change_pct"), 30.0, 1e-9);
+	ck_assert_str_eq(js_str(r, "verdict"), "better");
 	r = json_object_array_get_idx(rows, 1);
-	ck_assert_str_eq(rd_str(r, "kind"), "seq-read");
-	ck_assert_double_eq_tol(rd_num(r, "change_pct"), 0.0, 1e-9);
-	ck_assert_str_eq(rd_str(r, "verdict"), "within noise");
+	ck_assert_str_eq(js_str(r, "kind"), "seq-read");
+	ck_assert_double_eq_tol(js_num(r, "change_pct"), 0.0, 1e-9);
+	ck_assert_str_eq(js_str(r, "verdict"), "within noise");
 	ck_assert_int_eq(json_object_array_length(json_object_object_get(cmp, "only_in_a")), 1);
 	ck_assert_int_eq(json_object_array_length(json_object_object_get(cmp, "only_in_b")), 1);
 	json_object_put(cmp);
 	/* swapped: worse */
 	cmp = results_compare_doc(b, a, 0, err, sizeof(err));
-	ck_assert_str_eq(rd_str(json_object_array_get_idx(json_object_object_get(cmp, "points"), 0),
+	ck_assert_str_eq(js_str(json_object_array_get_idx(json_object_object_get(cmp, "points"), 0),
 	    "verdict"), "worse");
 	json_object_put(cmp);
 	/* B's seq-write at 8 threads with another block size: unlike */
@@ -600,7 +600,7 @@ START_TEST(t_compare)
 	cmp = results_compare_doc(a, b, 1, err, sizeof(err));
 	ck_assert_ptr_nonnull(cmp);
 	ck_assert_int_eq(json_object_array_length(json_object_object_get(cmp, "points")), 3);
-	ck_assert_str_eq(rd_str(json_object_array_get_idx(json_object_object_get(cmp, "points"), 2),
+	ck_assert_str_eq(js_str(json_object_array_get_idx(json_object_object_get(cmp, "points"), 2),
 	    "unlike"), "params.block_size");
 	json_object_put(cmp);
 	json_object_put(a);

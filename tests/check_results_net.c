@@ -51,16 +51,6 @@ idx(json_object *a, size_t i)
 	return json_object_array_get_idx(a, i);
 }
 
-static json_object *
-get(json_object *o, const char *k)
-{
-	json_object *v = NULL;
-
-	ck_assert_msg(json_object_object_get_ex(o, k, &v), "no '%s' in %.400s", k,
-	    json_object_to_json_string(o));
-	return v;
-}
-
 /* --repeat 3: the table shows mean ± sd; a run throttled to a quarter of
  * the rate compares "worse" against the other (both throttled, so that
  * each is steady), the same run against itself
@@ -74,8 +64,8 @@ START_TEST(repeat_and_compare)
 	doc = need(harness_knobctl_json(&h, &rc, "--json bench seq-write -w @all --dir %s --threads 1,2 --repeat 3 "
 	    "--size 2m --bs 64k --test-rate-iops 200 --label fast", data));
 	ck_assert_int_eq(rc, 0);
-	ck_assert_int_eq(json_object_array_length(get(doc, "phases")), 6);
-	ck_assert_int_eq(json_object_get_int(get(idx(get(doc, "phases"), 2), "repeat")), 3);
+	ck_assert_int_eq(json_object_array_length(cu_get(doc, "phases")), 6);
+	ck_assert_int_eq(json_object_get_int(cu_get(idx(cu_get(doc, "phases"), 2), "repeat")), 3);
 	json_object_put(doc);
 	doc = need(harness_knobctl_json(&h, &rc, "--json bench seq-write -w @all --dir %s --threads 1,2 --repeat 3 "
 	    "--size 2m --bs 64k --test-rate-iops 50 --label slow", data));
@@ -92,16 +82,16 @@ START_TEST(repeat_and_compare)
 
 	cmp = need(harness_knobctl_json(&h, &rc, "results --json compare latest~1 latest"));
 	ck_assert_int_eq(rc, 0);
-	ck_assert_int_eq(json_object_array_length(get(cmp, "points")), 2);
+	ck_assert_int_eq(json_object_array_length(cu_get(cmp, "points")), 2);
 	for (size_t i = 0; i < 2; i++) {
-		row = idx(get(cmp, "points"), i);
-		ck_assert_int_eq(json_object_get_int(get(row, "a_n")), 3);
-		ck_assert_double_lt(json_object_get_double(get(row, "change_pct")), -50);
-		ck_assert_str_eq(json_object_get_string(get(row, "verdict")), "worse");
+		row = idx(cu_get(cmp, "points"), i);
+		ck_assert_int_eq(json_object_get_int(cu_get(row, "a_n")), 3);
+		ck_assert_double_lt(json_object_get_double(cu_get(row, "change_pct")), -50);
+		ck_assert_str_eq(json_object_get_string(cu_get(row, "verdict")), "worse");
 	}
 	json_object_put(cmp);
 	cmp = need(harness_knobctl_json(&h, &rc, "results --json compare latest latest"));
-	ck_assert_str_eq(json_object_get_string(get(idx(get(cmp, "points"), 0), "verdict")),
+	ck_assert_str_eq(json_object_get_string(cu_get(idx(cu_get(cmp, "points"), 0), "verdict")),
 	    "within noise");
 	json_object_put(cmp);
 
@@ -148,7 +138,7 @@ stored_phases(void)
 	rc = harness_knobctl(&h, &out, NULL, "results --json list");
 	arr = rc == 0 ? json_tokener_parse(out) : NULL;
 	if (arr && json_object_array_length(arr) > 0)
-		n = json_object_get_int(get(idx(arr, json_object_array_length(arr) - 1), "phases"));
+		n = json_object_get_int(cu_get(idx(arr, json_object_array_length(arr) - 1), "phases"));
 	json_object_put(arr);
 	free(out);
 	return n;
@@ -199,30 +189,30 @@ START_TEST(sigkill_mid_sweep)
 	ck_assert_int_ge(n, 1);
 	/* the run names its writer: this knobctl, by boot id, pid and start time */
 	doc = need(harness_knobctl_json(&h, &rc, "results --json show latest"));
-	ck_assert_str_eq(json_object_get_string(get(doc, "status")), "running");
-	w = get(doc, "writer");
-	ck_assert_int_eq(json_object_get_int64(get(w, "pid")), pid);
-	ck_assert_int_eq(json_object_get_int64(get(w, "pid_start")), starttime(pid));
+	ck_assert_str_eq(json_object_get_string(cu_get(doc, "status")), "running");
+	w = cu_get(doc, "writer");
+	ck_assert_int_eq(json_object_get_int64(cu_get(w, "pid")), pid);
+	ck_assert_int_eq(json_object_get_int64(cu_get(w, "pid_start")), starttime(pid));
 	ck_assert_int_eq(read_small_file("/proc/sys/kernel/random/boot_id", boot, sizeof(boot)) > 0, 1);
-	ck_assert_str_eq(json_object_get_string(get(w, "boot_id")), boot);
-	ck_assert_int_ge(json_object_get_int64(get(w, "heartbeat_ns")),
-	    json_object_get_int64(get(doc, "started_ns")));
+	ck_assert_str_eq(json_object_get_string(cu_get(w, "boot_id")), boot);
+	ck_assert_int_ge(json_object_get_int64(cu_get(w, "heartbeat_ns")),
+	    json_object_get_int64(cu_get(doc, "started_ns")));
 	json_object_put(doc);
 	kill(pid, SIGKILL);
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
 	ck_assert(WIFSIGNALED(st));
 	doc = need(harness_knobctl_json(&h, &rc, "results --json show latest"));
 	ck_assert_int_eq(rc, 0);
-	ck_assert_str_eq(json_object_get_string(get(doc, "status")), "incomplete");
-	ck_assert_int_ge(json_object_array_length(get(doc, "phases")), 1);
-	ck_assert_int_lt(json_object_array_length(get(doc, "phases")), 4);
-	ph = idx(get(doc, "phases"), 0);
-	ck_assert_str_eq(json_object_get_string(get(ph, "status")), "ok");
-	ck_assert_int_eq(json_object_get_int(get(ph, "threads")), 1);
-	ck_assert_int_eq(json_object_get_int64(get(ph, "bytes")), 1 << 20);
+	ck_assert_str_eq(json_object_get_string(cu_get(doc, "status")), "incomplete");
+	ck_assert_int_ge(json_object_array_length(cu_get(doc, "phases")), 1);
+	ck_assert_int_lt(json_object_array_length(cu_get(doc, "phases")), 4);
+	ph = idx(cu_get(doc, "phases"), 0);
+	ck_assert_str_eq(json_object_get_string(cu_get(ph, "status")), "ok");
+	ck_assert_int_eq(json_object_get_int(cu_get(ph, "threads")), 1);
+	ck_assert_int_eq(json_object_get_int64(cu_get(ph, "bytes")), 1 << 20);
 	json_object_put(doc);
 	doc = need(harness_knobctl_json(&h, &rc, "results --json list"));
-	ck_assert_str_eq(json_object_get_string(get(idx(doc, 0), "status")), "incomplete");
+	ck_assert_str_eq(json_object_get_string(cu_get(idx(doc, 0), "status")), "incomplete");
 	json_object_put(doc);
 }
 END_TEST
@@ -252,23 +242,23 @@ START_TEST(run_records_profile)
 	ck_assert_int_eq(rc, 0);
 	json_object_put(doc);
 	doc = need(harness_knobctl_json(&h, &rc, "results --json show latest"));
-	ck_assert_str_eq(json_object_get_string(get(get(doc, "profile"), "name")), "rec-test");
-	ck_assert_int_eq(strlen(json_object_get_string(get(get(doc, "profile"), "sha256"))), 64);
+	ck_assert_str_eq(json_object_get_string(cu_get(cu_get(doc, "profile"), "name")), "rec-test");
+	ck_assert_int_eq(strlen(json_object_get_string(cu_get(cu_get(doc, "profile"), "sha256"))), 64);
 	snprintf(tuned_hash, sizeof(tuned_hash), "%s",
-	    json_object_get_string(get(get(doc, "profile"), "sha256")));
-	ck_assert_ptr_nonnull(strstr(json_object_get_string(get(get(doc, "profile"), "text")),
+	    json_object_get_string(cu_get(cu_get(doc, "profile"), "sha256")));
+	ck_assert_ptr_nonnull(strstr(json_object_get_string(cu_get(cu_get(doc, "profile"), "text")),
 	    "sysctl net.core.somaxconn = 2345"));
-	ck_assert_str_eq(json_object_get_string(get(doc, "label")), "tuned");
-	ni = get(doc, "node_info");
+	ck_assert_str_eq(json_object_get_string(cu_get(doc, "label")), "tuned");
+	ni = cu_get(doc, "node_info");
 	ck_assert_int_eq(json_object_array_length(ni), 2);
 	for (size_t i = 0; i < 2; i++) {
 		json_object *n = idx(ni, i);
 
-		ck_assert_str_eq(json_object_get_string(get(n, "active_profile")), "rec-test");
-		live = get(n, "live");
+		ck_assert_str_eq(json_object_get_string(cu_get(n, "active_profile")), "rec-test");
+		live = cu_get(n, "live");
 		ck_assert_int_eq(json_object_array_length(live), 1);
-		ck_assert_str_eq(json_object_get_string(get(idx(live, 0), "value")), "2345");
-		ck_assert_ptr_nonnull(strstr(json_object_get_string(get(get(n, "facts"), "kernel")),
+		ck_assert_str_eq(json_object_get_string(cu_get(idx(live, 0), "value")), "2345");
+		ck_assert_ptr_nonnull(strstr(json_object_get_string(cu_get(cu_get(n, "facts"), "kernel")),
 		    "."));
 	}
 	json_object_put(doc);
@@ -284,12 +274,12 @@ START_TEST(run_records_profile)
 	    "--files 20 --label mixed", data));
 	json_object_put(doc);
 	doc = need(harness_knobctl_json(&h, &rc, "results --json show latest"));
-	ck_assert_str_eq(json_object_get_string(get(get(doc, "profile"), "name")), "mixed");
-	ck_assert_int_eq(strlen(json_object_get_string(get(get(doc, "profile"), "sha256"))), 64);
-	ck_assert_ptr_nonnull(strstr(json_object_get_string(get(get(doc, "profile"), "text")),
+	ck_assert_str_eq(json_object_get_string(cu_get(cu_get(doc, "profile"), "name")), "mixed");
+	ck_assert_int_eq(strlen(json_object_get_string(cu_get(cu_get(doc, "profile"), "sha256"))), 64);
+	ck_assert_ptr_nonnull(strstr(json_object_get_string(cu_get(cu_get(doc, "profile"), "text")),
 	    "# node01: rec-test\nsysctl net.core.somaxconn = 2345\n# node02: (untuned)\n"));
-	ck_assert_int_eq(json_object_array_length(get(get(doc, "profile"), "profiles")), 2);
-	ck_assert_str_ne(json_object_get_string(get(get(doc, "profile"), "sha256")), tuned_hash);
+	ck_assert_int_eq(json_object_array_length(cu_get(cu_get(doc, "profile"), "profiles")), 2);
+	ck_assert_str_ne(json_object_get_string(cu_get(cu_get(doc, "profile"), "sha256")), tuned_hash);
 	json_object_put(doc);
 	rc = harness_knobctl(&h, &out, NULL, "rollback -w @all");
 	ck_assert_int_eq(rc, 0);
