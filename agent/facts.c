@@ -906,7 +906,8 @@ facts_run(struct work *w)
 {
 	Knob__Facts *f = xcalloc(1, sizeof(*f));
 	static Knob__Error e = { .base = PROTOBUF_C_MESSAGE_INIT(&knob__error__descriptor),
-	    .code = EIO, .message = (char *)(uintptr_t)"cannot gather facts" };
+	    .code = EIO, .kind = KNOB__ERROR_KIND__ERROR_KIND_FAILED,
+	    .message = (char *)(uintptr_t)"cannot gather facts" };
 
 	w->arg = f;
 	if (facts_gather(w->a, f) < 0) {

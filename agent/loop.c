@@ -310,6 +310,31 @@ agent_reply(struct agent *a, struct aconn *c, uint64_t id, Knob__Envelope *env)
 	return 0;
 }
 
+/* The wire classification of each errno an agent replies with: the
+ * controller acts on the kind, never on the message text. */
+static const struct {
+	int code;
+	Knob__ErrorKind kind;
+} error_kinds[] = {
+	{ EACCES, KNOB__ERROR_KIND__ERROR_KIND_REFUSED },
+	{ EBUSY, KNOB__ERROR_KIND__ERROR_KIND_BUSY },
+	{ EAGAIN, KNOB__ERROR_KIND__ERROR_KIND_BUSY },
+	{ EINVAL, KNOB__ERROR_KIND__ERROR_KIND_INVALID },
+	{ EPROTO, KNOB__ERROR_KIND__ERROR_KIND_INVALID },
+	{ ENOSYS, KNOB__ERROR_KIND__ERROR_KIND_UNSUPPORTED },
+	{ ENOENT, KNOB__ERROR_KIND__ERROR_KIND_NOT_FOUND },
+};
+
+/* The kind an errno is sent as; FAILED for any other. */
+static Knob__ErrorKind
+error_kind(int code)
+{
+	for (size_t i = 0; i < nitems(error_kinds); i++)
+		if (error_kinds[i].code == code)
+			return error_kinds[i].kind;
+	return KNOB__ERROR_KIND__ERROR_KIND_FAILED;
+}
+
 int
 agent_reply_error(struct agent *a, struct aconn *c, uint64_t id, int code, const char *fmt, ...)
 {
@@ -322,6 +347,7 @@ agent_reply_error(struct agent *a, struct aconn *c, uint64_t id, int code, const
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	e.code = code;
+	e.kind = error_kind(code);
 	e.message = msg;
 	env.body_case = KNOB__ENVELOPE__BODY_ERROR;
 	env.error = &e;
@@ -606,7 +632,7 @@ conn_input(struct agent *a, struct aconn *c)
 		if (r == 0)
 			break;
 		if (r < 0) {
-			if (strstr(c->c.err, "peer closed") == NULL)
+			if (!c->c.peer_closed)
 				log_warnx("%s (%s): %s; closing", c->addr,
 				    c->peer[0] ? c->peer : "-", c->c.err);
 			conn_close(a, c, c->c.err);

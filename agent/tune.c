@@ -1593,6 +1593,7 @@ job_lock(struct work *w, uint32_t wait_s, uint64_t *token)
 		return 0;
 	knob__error__init(&j->err);
 	j->err.code = EBUSY;
+	j->err.kind = KNOB__ERROR_KIND__ERROR_KIND_LOCKED;
 	j->err.message = j->why;
 	w->reply.body_case = KNOB__ENVELOPE__BODY_ERROR;
 	w->reply.error = &j->err;

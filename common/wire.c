@@ -111,9 +111,8 @@ io_read(struct conn *c, void *buf, size_t len)
 			c->ssl_want_write = 1;
 			return 0;
 		}
-		if (e == SSL_ERROR_ZERO_RETURN)
-			snprintf(c->err, sizeof(c->err), "peer closed the connection");
-		else if (e == SSL_ERROR_SYSCALL && errno == 0)
+		c->peer_closed = e == SSL_ERROR_ZERO_RETURN || (e == SSL_ERROR_SYSCALL && errno == 0);
+		if (c->peer_closed)
 			snprintf(c->err, sizeof(c->err), "peer closed the connection");
 		else if (e == SSL_ERROR_SYSCALL)
 			snprintf(c->err, sizeof(c->err), "read: %s", strerror(errno));
@@ -130,6 +129,7 @@ io_read(struct conn *c, void *buf, size_t len)
 		if (n > 0)
 			return n;
 		if (n == 0) {
+			c->peer_closed = 1;
 			snprintf(c->err, sizeof(c->err), "peer closed the connection");
 			return -1;
 		}

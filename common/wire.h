@@ -35,6 +35,7 @@ struct conn {
 	struct wchunk *wq_head, *wq_tail;
 	size_t wq_bytes;
 	int ssl_want_write;	/* last SSL op wanted POLLOUT */
+	int peer_closed;	/* the last -1 was the peer closing, not an error */
 	char err[256];		/* reason for the last -1 */
 };
 

@@ -622,7 +622,8 @@ tune_ctx_run(struct tune_ctx *c, const Knob__Envelope *env, Knob__Envelope__Body
 		if (n->reply && n->reply->body_case == want)
 			n->status = status(n->reply, &c->o);
 		else if (n->reply && n->reply->body_case == KNOB__ENVELOPE__BODY_ERROR &&
-		    n->reply->error->code == EBUSY)
+		    (n->reply->error->kind == KNOB__ERROR_KIND__ERROR_KIND_LOCKED ||
+		    n->reply->error->kind == KNOB__ERROR_KIND__ERROR_KIND_BUSY))
 			n->status = NS_BUSY;
 	}
 	if (!ctl->json) {

@@ -250,7 +250,10 @@ node_start_tls(struct fanout *fo, struct fo_node *n)
 }
 
 /* A TLS alert from the agent as a sentence: which of our credentials it
- * refused and what to do about it (OpenSSL's alert names otherwise). */
+ * refused and what to do about it (OpenSSL's alert names otherwise).
+ * This is the TLS layer: a handshake refusal carries no Error frame, so
+ * OpenSSL's alert text is all there is.  Refusals after the handshake
+ * arrive as an Error and are classified by its kind (fanout_deliver). */
 static const char *
 refusal_text(const char *err)
 {
@@ -334,7 +337,8 @@ fanout_deliver(struct fanout *fo, struct fo_node *n, Knob__Envelope *env)
 {
 	int r;
 
-	if (env->body_case == KNOB__ENVELOPE__BODY_ERROR && env->error->code == EACCES) {
+	if (env->body_case == KNOB__ENVELOPE__BODY_ERROR &&
+	    env->error->kind == KNOB__ERROR_KIND__ERROR_KIND_REFUSED) {
 		fanout_end(fo, n, NS_AUTH_FAILED, "agent refused us: %s", env->error->message);
 		knob__envelope__free_unpacked(env, NULL);
 		return -1;

@@ -8,6 +8,7 @@
  * - the play loader freed a pointer into the middle of a string when a
  *   play's description began with blanks (ASan: bad-free). */
 #include <check.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,6 +91,9 @@ START_TEST(refused_request_not_leaked)
 		ck_assert_int_eq(conn_recv_sync(&c, &got, 1000), 1);
 		ck_assert_int_eq(got->body_case, KNOB__ENVELOPE__BODY_ERROR);
 		ck_assert_ptr_nonnull(strstr(got->error->message, "unexpected message"));
+		/* classified on the wire: the controller reads the kind, not the text */
+		ck_assert_int_eq(got->error->kind, KNOB__ERROR_KIND__ERROR_KIND_INVALID);
+		ck_assert_int_eq(got->error->code, EPROTO);
 		knob__envelope__free_unpacked(got, NULL);
 		conn_reset(&c);
 	}
