@@ -425,16 +425,6 @@ START_TEST(test_nics_netns)
 }
 END_TEST
 
-/* This process's /proc/uptime (its time namespace's boot time), seconds. */
-static double
-proc_uptime(void)
-{
-	char buf[128];
-
-	ck_assert_int_gt(read_small_file("/proc/uptime", buf, sizeof(buf)), 0);
-	return strtod(buf, NULL);
-}
-
 /* The real root: only what holds on any Linux machine, and the uptime the
  * agent reports is the one this process reads around the call. */
 START_TEST(test_real_root)
@@ -446,9 +436,9 @@ START_TEST(test_real_root)
 	int have_root = 0;
 
 	ag->sysroot[0] = '\0';
-	up0 = proc_uptime();
+	up0 = cu_read_num("/proc/uptime");
 	ck_assert_int_eq(facts_gather(ag, &f), 0);
-	up1 = proc_uptime();
+	up1 = cu_read_num("/proc/uptime");
 	ck_assert_int_eq(uname(&u), 0);
 	ck_assert_str_eq(f.hostname, u.nodename);
 	ck_assert_str_eq(f.kernel, u.release);
@@ -477,6 +467,32 @@ START_TEST(test_real_root)
 }
 END_TEST
 
+/* In a time namespace whose boot clock runs 10^6 s ahead of the host's, the
+ * agent's uptime is that namespace's: between the /proc/uptime read there
+ * before and after (the child entered at fork; exit status 0 when so). */
+START_TEST(test_uptime_timens)
+{
+	Knob__Facts f;
+	pid_t pid;
+
+	ck_assert_msg(unshare(CLONE_NEWTIME) == 0, "unshare(CLONE_NEWTIME): %s", strerror(errno));
+	ck_assert_int_eq(write_small_file("/proc/self/timens_offsets", "boottime 1000000 0"), 0);
+	ag->sysroot[0] = '\0';
+	ck_assert_int_ge(pid = fork(), 0);
+	if (pid == 0) {
+		double up0 = cu_read_num("/proc/uptime"), up1;
+		int rc = facts_gather(ag, &f);
+
+		up1 = cu_read_num("/proc/uptime");
+		fprintf(stderr, "time namespace: /proc/uptime %.2f .. %.2f, facts %llu\n", up0, up1,
+		    rc == 0 ? (unsigned long long)f.uptime_s : 0ull);
+		_exit(rc == 0 && up0 >= 1e6 && (double)f.uptime_s >= floor(up0) &&
+		    (double)f.uptime_s <= up1 ? 0 : 1);
+	}
+	ck_assert_int_eq(cu_reap(pid), 0);
+}
+END_TEST
+
 static Suite *
 facts_suite(void)
 {
@@ -491,6 +507,7 @@ facts_suite(void)
 	tcase_add_test(tc, test_missing_sysroot);
 	tcase_add_test(tc, test_nics_netns);
 	tcase_add_test(tc, test_real_root);
+	tcase_add_test(tc, test_uptime_timens);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -380,14 +380,7 @@ END_TEST
 /* ------------------------------------------------------------ load */
 
 /* The 1-minute load average of this machine. */
-static double
-load1(void)
-{
-	char buf[128];
-
-	ck_assert_int_ge(read_small_file("/proc/loadavg", buf, sizeof(buf)), 0);
-	return strtod(buf, NULL);
-}
+#define load1() cu_read_num("/proc/loadavg")
 
 START_TEST(test_load_threshold)
 {

@@ -167,6 +167,15 @@ cu_readf(const char *fmt, ...)
 	return read_small_file(path, b, sizeof(buf[0])) < 0 ? "<unreadable>" : b;
 }
 
+double
+cu_read_num(const char *path)
+{
+	char buf[256];
+
+	ck_assert_msg(read_small_file(path, buf, sizeof(buf)) >= 0, "read %s", path);
+	return strtod(buf, NULL);
+}
+
 int
 cu_count_entries(const char *dir)
 {

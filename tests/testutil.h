@@ -49,6 +49,9 @@ char *cu_slurp(const char *path);
  * in one of 4 static buffers used in turn; "<unreadable>" when it cannot
  * be read. */
 const char *cu_readf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The number a small file starts with ("/proc/uptime", "/proc/loadavg");
+ * a failed check when it cannot be read. */
+double cu_read_num(const char *path);
 /* Entries below dir (recursively); 0 when it is gone. */
 int cu_count_entries(const char *dir);
 /* Entries directly in dir (no . and ..); -1 when it is gone. */
