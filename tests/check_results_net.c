@@ -165,20 +165,13 @@ starttime(pid_t pid)
  * time, is gone). */
 START_TEST(sigkill_mid_sweep)
 {
-	char *cmd, boot[64];
+	char boot[64];
 	json_object *doc, *ph, *w;
 	pid_t pid;
 	int st, rc, n = -1;
 
-	cmd = xasprintf("exec ip netns exec %s %s/knobctl -c %s bench seq-write -w @all --dir %s "
-	    "--threads 1,2,4,8 --size 1m --bs 64k --test-rate-iops 20 >/dev/null 2>&1 </dev/null",
-	    h.ctl_ns, h.bin, h.cluster, data);
-	pid = fork();
-	if (pid == 0) {
-		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-		_exit(127);
-	}
-	free(cmd);
+	pid = harness_knobctl_bg(&h, "/dev/null", NULL, "bench seq-write -w @all --dir %s "
+	    "--threads 1,2,4,8 --size 1m --bs 64k --test-rate-iops 20", data);
 	ck_assert_int_gt(pid, 0);
 	/* wait (bounded) for the first finished phase to be committed */
 	for (int i = 0; i < 300 && n < 1; i++) {

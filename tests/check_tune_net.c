@@ -473,14 +473,9 @@ START_TEST(test_crash_safety)
 	write_profile("crash", "  <blockdev device=\"%s\" attr=\"scheduler\" value=\"%s\"/>\n"
 	    "  <blockdev device=\"%s\" attr=\"read_ahead_kb\" value=\"1M\"/>\n",
 	    loopdev, want, loopdev);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		char *o = NULL;
-
-		harness_knobctl(&h, &o, NULL, "apply %s/crash.xml -w node01 --test-pause-ms 4000", top);
-		_exit(0);
-	}
+	pid = harness_knobctl_bg(&h, "/dev/null", NULL, "apply %s/crash.xml -w node01 "
+	    "--test-pause-ms 4000", top);
+	ck_assert_int_gt(pid, 0);
 	for (i = 0; i < 300 && strstr(qattr("scheduler"), want) == NULL; i++)
 		usleep(20000);
 	ck_assert_msg(strstr(qattr("scheduler"), want) != NULL, "first write did not happen");
