@@ -1,11 +1,16 @@
 /* TLS contexts for knobd (server) and knobctl (client): TLS 1.3 only,
  * mutual authentication against the cluster CA (and its CRL, on the agent),
  * X25519 key exchange. */
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <openssl/core_names.h>
 #include <openssl/err.h>
+#include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <openssl/rand.h>
 #include <openssl/x509v3.h>
 
 #include "log.h"
@@ -50,15 +55,11 @@ static int
 load_crl(SSL_CTX *ctx, const char *ca, char *err, size_t errlen)
 {
 	X509_STORE *st = SSL_CTX_get_cert_store(ctx);
-	size_t l = strlen(ca);
 	char path[4096], tmp[512];
 	X509_CRL *crl;
 	FILE *f;
 
-	if (l > 4 && strcmp(ca + l - 4, ".crt") == 0)
-		snprintf(path, sizeof(path), "%.*s.crl", (int)(l - 4), ca);
-	else
-		snprintf(path, sizeof(path), "%s.crl", ca);
+	tls_crl_path(ca, path, sizeof(path));
 	if ((f = fopen(path, "re")) == NULL)
 		return 0;
 	crl = PEM_read_X509_CRL(f, NULL, NULL, NULL);
@@ -71,6 +72,255 @@ load_crl(SSL_CTX *ctx, const char *ca, char *err, size_t errlen)
 	}
 	X509_CRL_free(crl);
 	X509_STORE_set_flags(st, X509_V_FLAG_CRL_CHECK);
+	return 0;
+}
+
+void
+tls_crl_path(const char *ca, char *buf, size_t len)
+{
+	size_t l = strlen(ca);
+
+	if (l > 4 && strcmp(ca + l - 4, ".crt") == 0)
+		snprintf(buf, len, "%.*s.crl", (int)(l - 4), ca);
+	else
+		snprintf(buf, len, "%s.crl", ca);
+}
+
+/* Feed a whole file into md (a missing file adds nothing). 0, or -1 when
+ * it exists and cannot be read. */
+static int
+digest_file(EVP_MD_CTX *md, const char *path)
+{
+	unsigned char buf[8192];
+	size_t n;
+	FILE *f;
+	int rc = 0;
+
+	if (path == NULL || (f = fopen(path, "re")) == NULL)
+		return 0;
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		if (EVP_DigestUpdate(md, buf, n) != 1)
+			rc = -1;
+	if (ferror(f))
+		rc = -1;
+	fclose(f);
+	return rc;
+}
+
+int
+tls_trust_hash(const char *ca, const char *extra, unsigned char out[TLS_HASH_LEN])
+{
+	EVP_MD_CTX *md = EVP_MD_CTX_new();
+	char crl[4096];
+	unsigned int len = 0;
+	int rc = -1;
+
+	if (md == NULL || ca == NULL)
+		goto out;
+	tls_crl_path(ca, crl, sizeof(crl));
+	if (EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1 || digest_file(md, ca) < 0 ||
+	    EVP_DigestUpdate(md, "\0crl\0", 5) != 1 || digest_file(md, crl) < 0 ||
+	    EVP_DigestUpdate(md, "\0extra\0", 7) != 1 || digest_file(md, extra) < 0 ||
+	    EVP_DigestFinal_ex(md, out, &len) != 1 || len != TLS_HASH_LEN)
+		goto out;
+	rc = 0;
+out:
+	EVP_MD_CTX_free(md);
+	return rc;
+}
+
+/* ------------------------------------------------------------ tickets
+ * The agent issues one TLS 1.3 ticket per handshake.  Ticket keys live in
+ * memory only and rotate: a new key every TICKET_ROTATE_S, the previous one
+ * still decrypts (and the ticket is renewed) until it is TICKET_KEY_MAX_S
+ * old; sessions time out after TICKET_LIFETIME_S.  Every ticket carries the
+ * hash of the agent's CA certificate, CRL and own certificate as its
+ * application data: a ticket minted under another CA or before a CRL
+ * change is ignored and the handshake is a full one, which checks the
+ * controller's certificate against the current CRL. */
+#define TICKET_LIFETIME_S 3600
+#define TICKET_ROTATE_S 1800
+#define TICKET_KEY_MAX_S (TICKET_ROTATE_S + TICKET_LIFETIME_S)
+
+struct ticket_key {
+	unsigned char name[16], aes[32], hmac[32];
+	time_t born;		/* 0: unused slot */
+};
+
+struct ticket_keys {
+	pthread_mutex_t mu;
+	struct ticket_key cur, prev;
+	unsigned char bind[TLS_HASH_LEN];	/* CA + CRL + own certificate */
+};
+
+static int ticket_idx = -1;
+static pthread_once_t ticket_once = PTHREAD_ONCE_INIT;
+
+/* ex_data destructor: the keys die with their context. */
+static void
+ticket_keys_free(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx, long argl, void *argp)
+{
+	struct ticket_keys *tk = ptr;
+
+	(void)parent, (void)ad, (void)idx, (void)argl, (void)argp;
+	if (tk == NULL)
+		return;
+	pthread_mutex_destroy(&tk->mu);
+	OPENSSL_cleanse(tk, sizeof(*tk));
+	free(tk);
+}
+
+static void
+ticket_index_init(void)
+{
+	ticket_idx = SSL_CTX_get_ex_new_index(0, NULL, NULL, NULL, ticket_keys_free);
+}
+
+/* A fresh random key born now. 0 or -1. */
+static int
+ticket_key_new(struct ticket_key *k, time_t now)
+{
+	if (RAND_bytes(k->name, sizeof(k->name)) != 1 || RAND_bytes(k->aes, sizeof(k->aes)) != 1 ||
+	    RAND_bytes(k->hmac, sizeof(k->hmac)) != 1)
+		return -1;
+	k->born = now;
+	return 0;
+}
+
+/* Rotate when the current key is due, retire a previous key past its age
+ * (called with the lock held). 0 or -1. */
+static int
+ticket_rotate(struct ticket_keys *tk, time_t now)
+{
+	if (tk->prev.born && now - tk->prev.born >= TICKET_KEY_MAX_S)
+		OPENSSL_cleanse(&tk->prev, sizeof(tk->prev));
+	if (tk->cur.born && now - tk->cur.born < TICKET_ROTATE_S)
+		return 0;
+	if (tk->cur.born && now - tk->cur.born < TICKET_KEY_MAX_S)
+		tk->prev = tk->cur;
+	return ticket_key_new(&tk->cur, now);
+}
+
+/* Cipher and MAC set up for key k (enc: encrypt). 0 or -1. */
+static int
+ticket_crypto(const struct ticket_key *k, unsigned char *iv, EVP_CIPHER_CTX *cctx,
+    EVP_MAC_CTX *hctx, int enc)
+{
+	char digest[] = "SHA256";
+	OSSL_PARAM params[2];
+
+	params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0);
+	params[1] = OSSL_PARAM_construct_end();
+	if (EVP_MAC_init(hctx, k->hmac, sizeof(k->hmac), params) != 1)
+		return -1;
+	if (enc)
+		return EVP_EncryptInit_ex(cctx, EVP_aes_256_cbc(), NULL, k->aes, iv) == 1 ? 0 : -1;
+	return EVP_DecryptInit_ex(cctx, EVP_aes_256_cbc(), NULL, k->aes, iv) == 1 ? 0 : -1;
+}
+
+/* OpenSSL's ticket key callback: encrypt with the current key; decrypt
+ * with whichever key named the ticket (2 = renew: it was the previous one);
+ * 0 = unknown key, full handshake; -1 = error. */
+static int
+ticket_key_cb(SSL *s, unsigned char key_name[16], unsigned char *iv, EVP_CIPHER_CTX *cctx,
+    EVP_MAC_CTX *hctx, int enc)
+{
+	struct ticket_keys *tk = SSL_CTX_get_ex_data(SSL_get_SSL_CTX(s), ticket_idx);
+	const struct ticket_key *k = NULL;
+	time_t now = time(NULL);
+	int rc = -1;
+
+	if (tk == NULL)
+		return -1;
+	pthread_mutex_lock(&tk->mu);
+	if (ticket_rotate(tk, now) < 0)
+		goto out;
+	if (enc) {
+		if (RAND_bytes(iv, EVP_CIPHER_get_iv_length(EVP_aes_256_cbc())) != 1)
+			goto out;
+		memcpy(key_name, tk->cur.name, 16);
+		k = &tk->cur;
+		rc = 1;
+	} else if (memcmp(key_name, tk->cur.name, 16) == 0) {
+		k = &tk->cur;
+		rc = 1;
+	} else if (tk->prev.born && memcmp(key_name, tk->prev.name, 16) == 0) {
+		k = &tk->prev;
+		rc = 2;
+	} else
+		rc = 0;
+	if (k != NULL && ticket_crypto(k, iv, cctx, hctx, enc) < 0)
+		rc = -1;
+out:
+	pthread_mutex_unlock(&tk->mu);
+	return rc;
+}
+
+/* Stamp each new ticket with the trust hash. */
+static int
+ticket_gen_cb(SSL *s, void *arg)
+{
+	struct ticket_keys *tk = arg;
+
+	return SSL_SESSION_set1_ticket_appdata(SSL_get0_session(s), tk->bind, sizeof(tk->bind));
+}
+
+/* Use a decrypted ticket only when it was minted under the same CA, CRL
+ * and agent certificate; otherwise ignore it (full handshake, new ticket). */
+static SSL_TICKET_RETURN
+ticket_dec_cb(SSL *s, SSL_SESSION *ss, const unsigned char *keyname, size_t keyname_len,
+    SSL_TICKET_STATUS status, void *arg)
+{
+	struct ticket_keys *tk = arg;
+	void *data = NULL;
+	size_t len = 0;
+
+	(void)s, (void)keyname, (void)keyname_len;
+	switch (status) {
+	case SSL_TICKET_SUCCESS:
+	case SSL_TICKET_SUCCESS_RENEW:
+		if (SSL_SESSION_get0_ticket_appdata(ss, &data, &len) != 1 ||
+		    len != sizeof(tk->bind) || memcmp(data, tk->bind, len) != 0)
+			return SSL_TICKET_RETURN_IGNORE_RENEW;
+		return status == SSL_TICKET_SUCCESS ? SSL_TICKET_RETURN_USE :
+		    SSL_TICKET_RETURN_USE_RENEW;
+	case SSL_TICKET_EMPTY:
+	case SSL_TICKET_NO_DECRYPT:
+		return SSL_TICKET_RETURN_IGNORE_RENEW;
+	default:
+		return SSL_TICKET_RETURN_ABORT;
+	}
+}
+
+/* Agent side: stateless tickets with rotating in-memory keys, bound to the
+ * trust hash. 0 or -1 with err. */
+static int
+tickets_setup(SSL_CTX *ctx, const char *ca, const char *cert, char *err, size_t errlen)
+{
+	static const unsigned char sid_ctx[] = "knobd";
+	struct ticket_keys *tk;
+
+	pthread_once(&ticket_once, ticket_index_init);
+	if (ticket_idx < 0 || (tk = calloc(1, sizeof(*tk))) == NULL) {
+		snprintf(err, errlen, "TLS setup: cannot allocate ticket keys");
+		return -1;
+	}
+	pthread_mutex_init(&tk->mu, NULL);
+	if (tls_trust_hash(ca, cert, tk->bind) < 0 || ticket_key_new(&tk->cur, time(NULL)) < 0 ||
+	    SSL_CTX_set_ex_data(ctx, ticket_idx, tk) != 1) {
+		ticket_keys_free(NULL, tk, NULL, 0, 0, NULL);
+		snprintf(err, errlen, "TLS setup: cannot make ticket keys");
+		return -1;
+	}
+	SSL_CTX_set_session_id_context(ctx, sid_ctx, sizeof(sid_ctx) - 1);
+	SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+	SSL_CTX_set_timeout(ctx, TICKET_LIFETIME_S);
+	SSL_CTX_set_num_tickets(ctx, 1);
+	if (SSL_CTX_set_tlsext_ticket_key_evp_cb(ctx, ticket_key_cb) != 1 ||
+	    SSL_CTX_set_session_ticket_cb(ctx, ticket_gen_cb, ticket_dec_cb, tk) != 1) {
+		snprintf(err, errlen, "TLS setup: cannot install ticket callbacks");
+		return -1;
+	}
 	return 0;
 }
 
@@ -121,10 +371,16 @@ tls_ctx_new(int server, const char *ca, const char *cert, const char *key, char 
 	    server ? server_verify_cb : NULL);
 	SSL_CTX_set_verify_depth(ctx, 2);
 	SSL_CTX_set_mode(ctx, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_ENABLE_PARTIAL_WRITE);
-	/* No session tickets: one connection per command, nothing to resume. */
-	SSL_CTX_set_num_tickets(ctx, 0);
-	if (server)
-		SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+	/* Resumption only with a fresh (EC)DHE share: psk_dhe_ke, never psk_ke. */
+	SSL_CTX_clear_options(ctx, SSL_OP_ALLOW_NO_DHE_KEX);
+	SSL_CTX_set_max_early_data(ctx, 0);
+	if (server && tickets_setup(ctx, ca, cert, err, errlen) < 0) {
+		SSL_CTX_free(ctx);
+		return NULL;
+	}
+	if (!server)
+		SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT |
+		    SSL_SESS_CACHE_NO_INTERNAL_STORE);
 	return ctx;
 fail:
 	tls_errstr(tmp, sizeof(tmp));

@@ -20,6 +20,12 @@ int tls_peer_identity(SSL *ssl, char *cn, size_t cnlen, char *ou, size_t oulen);
 int tls_cert_identity(const char *certfile, char *cn, size_t cnlen, char *ou, size_t oulen);
 /* When certfile's certificate expires (unix seconds). 0 or -1. */
 int tls_cert_not_after(const char *certfile, int64_t *t);
+#define TLS_HASH_LEN 32
+/* The CRL that sits next to a CA certificate: ca.crt -> ca.crl. */
+void tls_crl_path(const char *ca, char *buf, size_t len);
+/* SHA-256 over the CA certificate file, its CRL (if any) and the file
+ * extra (may be NULL): what session tickets are bound to.  0 or -1. */
+int tls_trust_hash(const char *ca, const char *extra, unsigned char out[TLS_HASH_LEN]);
 /* Fill buf with OpenSSL's error queue, drained. */
 void tls_errstr(char *buf, size_t len);
 

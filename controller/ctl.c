@@ -111,13 +111,19 @@ ctl_ssl(struct ctl *ctl)
 {
 	char err[1024];
 
+	const char *ca = ctl->ca ? ctl->ca : ctl->inv->ca;
+	const char *cert = ctl->cert ? ctl->cert : ctl->inv->cert;
+
 	if (ctl->ssl)
 		return ctl->ssl;
-	ctl->ssl = tls_ctx_new(0, ctl->ca ? ctl->ca : ctl->inv->ca,
-	    ctl->cert ? ctl->cert : ctl->inv->cert, ctl->key ? ctl->key : ctl->inv->key,
-	    err, sizeof(err));
-	if (ctl->ssl == NULL)
+	/* once per command: CA store, key and chain, and the ticket cache */
+	ctl->ssl = tls_ctx_new(0, ca, cert, ctl->key ? ctl->key : ctl->inv->key, err, sizeof(err));
+	if (ctl->ssl == NULL) {
 		fprintf(stderr, "knobctl: %s\n", err);
+		return NULL;
+	}
+	if (ctl->tickets == NULL)
+		ctl->tickets = tcache_open(ctl, ca, cert);
 	return ctl->ssl;
 }
 

@@ -82,6 +82,8 @@ fanout_free(struct fanout *fo)
 		free(n->detail);
 		if (n->reply)
 			knob__envelope__free_unpacked(n->reply, NULL);
+		if (n->ticket)
+			SSL_SESSION_free(n->ticket);
 	}
 	free(fo->nodes);
 	if (fo->epfd >= 0)
@@ -226,6 +228,7 @@ node_connect(struct fanout *fo, struct fo_node *n)
 static int
 node_start_tls(struct fanout *fo, struct fo_node *n)
 {
+	SSL_SESSION *sess;
 	SSL *ssl;
 	int err = 0;
 	socklen_t sl = sizeof(err);
@@ -244,6 +247,11 @@ node_start_tls(struct fanout *fo, struct fo_node *n)
 	SSL_set_hostflags(ssl, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
 	SSL_set1_host(ssl, n->name);
 	SSL_set_tlsext_host_name(ssl, n->name);
+	SSL_set_app_data(ssl, n);
+	if ((sess = tcache_get(fo->ctl->tickets, n->name)) != NULL) {
+		SSL_set_session(ssl, sess);
+		SSL_SESSION_free(sess);
+	}
 	conn_init(&n->c, n->fd, n->fd, ssl);
 	n->phase = FO_HANDSHAKE;
 	return 0;
@@ -302,6 +310,14 @@ node_handshake(struct fanout *fo, struct fo_node *n)
 	ERR_clear_error();
 	r = SSL_connect(n->c.ssl);
 	if (r == 1) {
+		/* a resumed session skips verification: pin its saved certificate */
+		n->resumed = SSL_session_reused(n->c.ssl);
+		log_debug("%s: TLS %s", n->name, n->resumed ? "session resumed" : "full handshake");
+		if (n->resumed && !tcache_pinned(n->c.ssl, n->name)) {
+			fanout_end(fo, n, NS_AUTH_FAILED, "agent certificate rejected: %s",
+			    X509_verify_cert_error_string(X509_V_ERR_HOSTNAME_MISMATCH));
+			return;
+		}
 		node_interest(fo, n, 0);
 		fanout_opened(fo, n);
 		return;
@@ -421,6 +437,44 @@ const struct fo_transport fo_tls_transport = {
 	.tick = NULL,
 };
 
+/* OpenSSL: the agent sent a ticket; n keeps it (we own sess). */
+static int
+new_session(SSL *ssl, SSL_SESSION *sess)
+{
+	struct fo_node *n = SSL_get_app_data(ssl);
+
+	if (n == NULL)
+		return 0;
+	if (n->ticket)
+		SSL_SESSION_free(n->ticket);
+	n->ticket = sess;
+	return 1;
+}
+
+/* After a run: keep each node's new ticket, forget the tickets of nodes
+ * that failed authentication, write the cache. */
+static void
+tickets_update(struct fanout *fo)
+{
+	size_t resumed = 0, full = 0;
+
+	for (size_t i = 0; i < fo->n; i++) {
+		struct fo_node *n = &fo->nodes[i];
+
+		if (n->status == NS_AUTH_FAILED)
+			tcache_put(fo->ctl->tickets, n->name, NULL);
+		else if (n->ticket)
+			tcache_put(fo->ctl->tickets, n->name, n->ticket);
+		if (n->t_open_ns)
+			*(n->resumed ? &resumed : &full) += 1;
+		if (n->ticket)
+			SSL_SESSION_free(n->ticket);
+		n->ticket = NULL;
+	}
+	log_debug("TLS: %zu resumed, %zu full handshakes", resumed, full);
+	tcache_save(fo->ctl->tickets);
+}
+
 /* Expire deadlines: connect/handshake -> unreachable, request -> timeout. */
 static void
 check_deadlines(struct fanout *fo)
@@ -484,6 +538,8 @@ fanout_run(struct fanout *fo, const struct fo_ops *ops, void *user)
 	fo->tr = fo->ctl->ssh.via ? &fo_ssh_transport : &fo_tls_transport;
 	if (!fo->ctl->ssh.via && ctl_ssl(fo->ctl) == NULL)
 		return -1;
+	if (!fo->ctl->ssh.via)
+		SSL_CTX_sess_set_new_cb(fo->ctl->ssl, new_session);
 	if (fo->ctl->ssh.via)
 		libssh2_init(0);
 	raise_nofile(fo->n);
@@ -523,6 +579,8 @@ fanout_run(struct fanout *fo, const struct fo_ops *ops, void *user)
 	for (size_t i = 0; i < fo->n; i++)
 		if (fo->nodes[i].phase != FO_DONE)
 			fanout_end(fo, &fo->nodes[i], NS_FAILED, "interrupted");
+	if (fo->tr == &fo_tls_transport)
+		tickets_update(fo);
 	return 0;
 }
 

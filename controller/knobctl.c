@@ -49,6 +49,7 @@ main(int argc, char **argv)
 	rc = run(&ctl, argc, argv);
 	fflush(stdout);
 	SSL_CTX_free(ctl.ssl);
+	tcache_free(ctl.tickets);
 	inventory_free(ctl.inv);
 	strvec_free(&ctl.w);
 	strvec_free(&ctl.x);

@@ -54,6 +54,7 @@ struct ctl {
 	double connect_timeout;
 	const char *ca, *cert, *key;	/* overrides of the inventory */
 	SSL_CTX *ssl;		/* created on first use */
+	struct tcache *tickets;	/* TLS sessions per node, loaded with ssl */
 	FILE *out;		/* stdout */
 	int tty;		/* stderr is a terminal (live progress) */
 	int log_level;		/* --log-level */
@@ -90,6 +91,25 @@ void ctl_knobd_path(char *buf, size_t len);
 int ctl_knobd_binary(struct ctl *ctl, char **data, size_t *len);
 /* TLS context for dialling agents, created on first use. NULL on error (printed). */
 SSL_CTX *ctl_ssl(struct ctl *ctl);
+
+/* ------------------------------------------------------------ ticket cache
+ * One TLS 1.3 session per node between commands (controller/tlscache.c),
+ * in TCACHE_FILE next to the results database. */
+#define TCACHE_FILE "tls-tickets"
+struct tcache;
+/* Load the cache bound to this CA (+ CRL) and controller certificate; a
+ * file bound to others is ignored.  Never NULL. */
+struct tcache *tcache_open(struct ctl *ctl, const char *ca, const char *cert);
+void tcache_free(struct tcache *tc);
+/* A fresh session for name, NULL if none or expired (caller frees). */
+SSL_SESSION *tcache_get(struct tcache *tc, const char *name);
+/* Keep s for name (copied; NULL drops name's ticket). */
+void tcache_put(struct tcache *tc, const char *name, SSL_SESSION *s);
+/* Write the file if anything changed. 0 or -1 (warned). */
+int tcache_save(struct tcache *tc);
+/* Does the peer certificate of ssl (verified, or saved with a resumed
+ * session) name the node name? */
+int tcache_pinned(SSL *ssl, const char *name);
 
 /* ------------------------------------------------------------ fan-out
  * One epoll loop over all targets; no threads per node, no serial connects
@@ -133,6 +153,8 @@ struct fo_node {
 	uint64_t next_id;
 	uint64_t t_open_ns;
 	void *tr;		/* the transport's own state (SSH) */
+	SSL_SESSION *ticket;	/* TLS: the session the agent sent for next time */
+	int resumed;		/* TLS: this connection resumed a session */
 };
 
 /* How frames reach a node: TLS (controller/fanout.c) or an SSH exec channel

@@ -135,6 +135,7 @@ sub_run(struct prun *pr, const struct strvec *argv, const struct strvec *nodes, 
 	if (sub.out)
 		fclose(sub.out);
 	pr->ctl->ssl = sub.ssl;		/* one TLS context for the whole play */
+	pr->ctl->tickets = sub.tickets;
 	*doc = buf ? json_tokener_parse(buf) : NULL;
 	opt_free(&sub);
 	strvec_free(&sub.w);

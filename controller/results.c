@@ -142,9 +142,8 @@ results_db_path(struct ctl *ctl, char *buf, size_t len)
 	return buf;
 }
 
-/* mkdir -p of path's parent directory. */
-static void
-mkparent(const char *path)
+void
+results_mkparent(const char *path)
 {
 	char d[PATH_MAX], *p;
 
@@ -247,7 +246,7 @@ results_open_path(const char *path, char *err, size_t errlen)
 {
 	sqlite3 *db = NULL;
 
-	mkparent(path);
+	results_mkparent(path);
 	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
 		snprintf(err, errlen, "results database %s: %s", path,
 		    db ? sqlite3_errmsg(db) : "out of memory");

@@ -30,6 +30,8 @@ struct results_schema {
 int results_migrate(sqlite3 *db, const struct results_schema *s, char *err, size_t errlen);
 
 const char *results_db_path(struct ctl *ctl, char *buf, size_t len);
+/* mkdir -p of path's parent directory (0755). */
+void results_mkparent(const char *path);
 /* Open (creating or migrating the core schema); NULL with a message on stderr. */
 sqlite3 *results_open(struct ctl *ctl);
 /* The same for a path; NULL with the reason in err. */

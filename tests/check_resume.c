@@ -1,0 +1,329 @@
+/* TLS 1.3 session resumption between knobctl commands: real knobd agents
+ * in network namespaces, the real ticket cache file next to the results
+ * database.  Whether a connection resumed is read from knobctl's debug
+ * line ("NODE: TLS session resumed" / "NODE: TLS full handshake"), which
+ * is SSL_session_reused() after the handshake. */
+#include <check.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <json-c/json.h>
+#include <openssl/ssl.h>
+
+#include "ca.h"
+#include "harness.h"
+#include "knobctl.h"
+#include "tls.h"
+#include "util.h"
+
+static struct harness h;
+
+static void
+setup(void)
+{
+	ck_assert_msg(harness_start(&h, 2, 1) == 0, "harness start failed");
+}
+
+static void
+teardown(void)
+{
+	harness_stop(&h);
+}
+
+/* Path of a file in the harness temp dir. */
+static const char *
+tmp_path(char *buf, size_t len, const char *name)
+{
+	snprintf(buf, len, "%s/%s", h.tmp, name);
+	return buf;
+}
+
+/* knobctl ARGS with --log-level debug; stdout and stderr kept for checks. */
+static int
+ctl(char **out, char **err, const char *args)
+{
+	int rc;
+
+	free(*out);
+	free(*err);
+	*out = *err = NULL;
+	rc = harness_knobctl(&h, out, err, "--log-level debug %s", args);
+	fprintf(stderr, "knobctl %s -> %d\n%s%s", args, rc, *out ? *out : "", *err ? *err : "");
+	return rc;
+}
+
+/* Did knobctl's stderr say node's connection resumed (1), was a full
+ * handshake (0), or neither (-1)? */
+static int
+resumed(const char *err, const char *node)
+{
+	char r[128], f[128];
+
+	snprintf(r, sizeof(r), "%s: TLS session resumed", node);
+	snprintf(f, sizeof(f), "%s: TLS full handshake", node);
+	if (err && strstr(err, r))
+		return 1;
+	if (err && strstr(err, f))
+		return 0;
+	return -1;
+}
+
+/* Copy a file (the test keeps an old ticket cache aside). */
+static void
+copy_file(const char *from, const char *to)
+{
+	char *data = NULL;
+	size_t len = 0;
+
+	ck_assert_int_eq(read_file_bounded(from, 1u << 26, &data, &len), 0);
+	ck_assert_int_eq(write_file_atomic(to, data, len, 0600), 0);
+	free(data);
+}
+
+/* Re-stamp a cache file with the trust hash of the current CA, CRL and
+ * controller certificate, as if it had been written under them: the
+ * tickets inside are then presented to the agents. */
+static void
+restamp(const char *path)
+{
+	unsigned char hash[TLS_HASH_LEN];
+	char ca[PATH_MAX], cert[PATH_MAX];
+	int fd;
+
+	snprintf(ca, sizeof(ca), "%s/ca.crt", h.ca_dir);
+	snprintf(cert, sizeof(cert), "%s/controller.crt", h.ca_dir);
+	ck_assert_int_eq(tls_trust_hash(ca, cert, hash), 0);
+	fd = open(path, O_WRONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pwrite(fd, hash, sizeof(hash), 8), (ssize_t)sizeof(hash));
+	close(fd);
+}
+
+/* Restart every agent (they read the CA and CRL at start). */
+static void
+restart_agents(void)
+{
+	for (int i = 0; i < h.n; i++) {
+		harness_agent_stop(&h, i, SIGTERM);
+		ck_assert_int_eq(harness_agent_start(&h, i), 0);
+	}
+}
+
+/* Field key ("status", "detail") of node i in a --json reply. */
+static const char *
+json_field(const char *out, int i, const char *key, char *buf, size_t len)
+{
+	json_object *doc = json_tokener_parse(out ? out : ""), *nodes, *rec, *v;
+
+	buf[0] = '\0';
+	if (doc && json_object_object_get_ex(doc, "nodes", &nodes) &&
+	    (rec = json_object_array_get_idx(nodes, (size_t)i)) != NULL &&
+	    json_object_object_get_ex(rec, key, &v))
+		snprintf(buf, len, "%s", json_object_get_string(v));
+	json_object_put(doc);
+	return buf;
+}
+
+/* A second command resumes every node; the cache file is private; an
+ * agent takes real requests (facts) on a resumed session. */
+START_TEST(second_command_resumes)
+{
+	char *out = NULL, *err = NULL, path[PATH_MAX];
+	struct stat st;
+
+	ck_assert_int_eq(ctl(&out, &err, "ping -w @all"), 0);
+	ck_assert_int_eq(resumed(err, "node01"), 0);
+	ck_assert_int_eq(resumed(err, "node02"), 0);
+	ck_assert_int_eq(stat(tmp_path(path, sizeof(path), TCACHE_FILE), &st), 0);
+	ck_assert_int_eq(st.st_mode & 0777, 0600);
+	ck_assert_int_eq(ctl(&out, &err, "--json facts -w @all"), 0);
+	ck_assert_int_eq(resumed(err, "node01"), 1);
+	ck_assert_int_eq(resumed(err, "node02"), 1);
+	ck_assert_ptr_nonnull(strstr(out, "\"kernel\""));
+	/* the resumed session brought a fresh ticket: a third command resumes too */
+	ck_assert_int_eq(ctl(&out, &err, "ping -w node02"), 0);
+	ck_assert_int_eq(resumed(err, "node02"), 1);
+	/* a cache file anyone can read is not trusted */
+	ck_assert_int_eq(chmod(path, 0644), 0);
+	ck_assert_int_eq(ctl(&out, &err, "ping -w node01"), 0);
+	ck_assert_int_eq(resumed(err, "node01"), 0);
+	free(out);
+	free(err);
+}
+END_TEST
+
+/* A new cluster CA: the controller drops the tickets bound to the old one
+ * (full handshake), and old tickets presented anyway are refused by the
+ * agents, which fall back to a full handshake. */
+START_TEST(new_ca_refuses_old_tickets)
+{
+	char *out = NULL, *err = NULL, cache[PATH_MAX], old[PATH_MAX], ca2[PATH_MAX],
+	    caold[PATH_MAX], e[512];
+
+	tmp_path(cache, sizeof(cache), TCACHE_FILE);
+	tmp_path(old, sizeof(old), "tickets.old");
+	ck_assert_int_eq(ctl(&out, &err, "ping -w @all"), 0);
+	ck_assert_int_eq(ctl(&out, &err, "ping -w @all"), 0);
+	ck_assert_int_eq(resumed(err, "node01"), 1);
+	copy_file(cache, old);
+
+	/* the same names under a new CA, in the same place */
+	tmp_path(ca2, sizeof(ca2), "ca2");
+	tmp_path(caold, sizeof(caold), "ca.old");
+	ck_assert_msg(ca_init(ca2, e, sizeof(e)) == 0, "%s", e);
+	ck_assert_msg(ca_issue(ca2, "node01", 0, e, sizeof(e)) == 0, "%s", e);
+	ck_assert_msg(ca_issue(ca2, "node02", 0, e, sizeof(e)) == 0, "%s", e);
+	ck_assert_msg(ca_issue(ca2, "controller", 1, e, sizeof(e)) == 0, "%s", e);
+	ck_assert_int_eq(rename(h.ca_dir, caold), 0);
+	ck_assert_int_eq(rename(ca2, h.ca_dir), 0);
+	restart_agents();
+
+	ck_assert_int_eq(ctl(&out, &err, "ping -w @all"), 0);
+	ck_assert_int_eq(resumed(err, "node01"), 0);
+	ck_assert_int_eq(resumed(err, "node02"), 0);
+
+	/* tickets of the old CA, presented under the new one */
+	copy_file(old, cache);
+	restamp(cache);
+	ck_assert_int_eq(ctl(&out, &err, "--json ping -w @all"), 0);
+	ck_assert_int_eq(resumed(err, "node01"), 0);
+	ck_assert_int_eq(resumed(err, "node02"), 0);
+	/* and the fresh tickets of that full handshake resume */
+	ck_assert_int_eq(ctl(&out, &err, "ping -w @all"), 0);
+	ck_assert_int_eq(resumed(err, "node01"), 1);
+	free(out);
+	free(err);
+}
+END_TEST
+
+/* A CRL change voids the tickets: after the controller's own certificate
+ * is revoked, its old tickets do not get it past the agents. */
+START_TEST(crl_change_voids_tickets)
+{
+	char *out = NULL, *err = NULL, cache[PATH_MAX], old[PATH_MAX], e[512], st[32], d[512];
+
+	tmp_path(cache, sizeof(cache), TCACHE_FILE);
+	tmp_path(old, sizeof(old), "tickets.old");
+	ck_assert_msg(ca_issue(h.ca_dir, "spare", 0, e, sizeof(e)) == 0, "%s", e);
+	ck_assert_int_eq(ctl(&out, &err, "ping -w @all"), 0);
+	ck_assert_int_eq(ctl(&out, &err, "ping -w @all"), 0);
+	ck_assert_int_eq(resumed(err, "node02"), 1);
+
+	/* a CRL that does not concern us: a full handshake, still ok */
+	ck_assert_msg(ca_revoke(h.ca_dir, "spare", e, sizeof(e)) == 0, "%s", e);
+	restart_agents();
+	ck_assert_int_eq(ctl(&out, &err, "ping -w @all"), 0);
+	ck_assert_int_eq(resumed(err, "node01"), 0);
+	ck_assert_int_eq(resumed(err, "node02"), 0);
+	ck_assert_int_eq(ctl(&out, &err, "ping -w @all"), 0);
+	ck_assert_int_eq(resumed(err, "node02"), 1);
+	copy_file(cache, old);
+
+	/* revoke the controller: its tickets (re-stamped for the new CRL, as a
+	 * stolen cache would be) must not resume, and the agents refuse it */
+	ck_assert_msg(ca_revoke(h.ca_dir, "controller", e, sizeof(e)) == 0, "%s", e);
+	restart_agents();
+	copy_file(old, cache);
+	restamp(cache);
+	ck_assert_int_eq(ctl(&out, &err, "--json ping -w @all"), 1);
+	ck_assert_int_ne(resumed(err, "node01"), 1);
+	ck_assert_int_ne(resumed(err, "node02"), 1);
+	ck_assert_str_eq(json_field(out, 0, "status", st, sizeof(st)), "auth-failed");
+	ck_assert_str_eq(json_field(out, 1, "status", st, sizeof(st)), "auth-failed");
+	ck_assert_ptr_nonnull(strstr(json_field(out, 0, "detail", d, sizeof(d)), "revoked"));
+	free(out);
+	free(err);
+}
+END_TEST
+
+/* Rewrite cluster.xml with node01's address pointing at node02's agent
+ * (mis) or back to its own (mis = 0). */
+static void
+point_node01(int mis)
+{
+	FILE *f = fopen(h.cluster, "w");
+
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "<?xml version=\"1.0\"?>\n<cluster port=\"7420\">\n"
+	    "  <tls ca=\"ca/ca.crt\" cert=\"ca/controller.crt\" key=\"ca/controller.key\"/>\n"
+	    "  <results db=\"results.db\"/>\n"
+	    "  <group name=\"all\" nodes=\"node[01-02]\"/>\n"
+	    "  <node name=\"node01\" addr=\"%s\"/>\n  <node name=\"node02\" addr=\"%s\"/>\n"
+	    "</cluster>\n", h.node[mis ? 1 : 0].addr, h.node[1].addr);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+/* Give node01 node02's ticket in the cache file (through the cache API). */
+static void
+swap_ticket(void)
+{
+	struct ctl c;
+	struct tcache *tc;
+	SSL_SESSION *s;
+	char err[1024], ca[PATH_MAX], cert[PATH_MAX];
+
+	memset(&c, 0, sizeof(c));
+	c.inv = inventory_load(h.cluster, err, sizeof(err));
+	ck_assert_msg(c.inv != NULL, "%s", err);
+	snprintf(ca, sizeof(ca), "%s/ca.crt", h.ca_dir);
+	snprintf(cert, sizeof(cert), "%s/controller.crt", h.ca_dir);
+	tc = tcache_open(&c, ca, cert);
+	s = tcache_get(tc, "node02");
+	ck_assert_ptr_nonnull(s);
+	tcache_put(tc, "node01", s);
+	SSL_SESSION_free(s);
+	ck_assert_int_eq(tcache_save(tc), 0);
+	tcache_free(tc);
+	inventory_free(c.inv);
+}
+
+/* A mis-pointed address stays auth-failed: with node01's own ticket (the
+ * wrong agent cannot use it: full handshake, name mismatch) and with a
+ * ticket that agent does accept (resumed, but its saved certificate names
+ * node02, not node01). */
+START_TEST(mispointed_resumed_is_auth_failed)
+{
+	char *out = NULL, *err = NULL, st[32], d[512];
+
+	ck_assert_int_eq(ctl(&out, &err, "ping -w @all"), 0);
+	point_node01(1);
+	ck_assert_int_eq(ctl(&out, &err, "--json ping -w node01"), 1);
+	ck_assert_int_ne(resumed(err, "node01"), 1);
+	ck_assert_str_eq(json_field(out, 0, "status", st, sizeof(st)), "auth-failed");
+
+	point_node01(0);
+	ck_assert_int_eq(ctl(&out, &err, "ping -w @all"), 0);
+	swap_ticket();
+	point_node01(1);
+	ck_assert_int_eq(ctl(&out, &err, "--json ping -w node01"), 1);
+	ck_assert_int_eq(resumed(err, "node01"), 1);
+	ck_assert_str_eq(json_field(out, 0, "status", st, sizeof(st)), "auth-failed");
+	ck_assert_ptr_nonnull(strstr(json_field(out, 0, "detail", d, sizeof(d)), "hostname mismatch"));
+	/* the bad ticket is forgotten: the right address does a full handshake */
+	point_node01(0);
+	ck_assert_int_eq(ctl(&out, &err, "ping -w node01"), 0);
+	ck_assert_int_eq(resumed(err, "node01"), 0);
+	free(out);
+	free(err);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("resume");
+	TCase *tc = tcase_create("resume");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, second_command_resumes);
+	tcase_add_test(tc, new_ca_refuses_old_tickets);
+	tcase_add_test(tc, crl_change_voids_tickets);
+	tcase_add_test(tc, mispointed_resumed_is_auth_failed);
+	suite_add_tcase(s, tc);
+	return harness_run_suite(s, 0);
+}
