@@ -27,7 +27,8 @@ DEB_PKGS = build-essential pkg-config protobuf-c-compiler libprotobuf-c-dev \
 	liburing-dev libaio-dev chromium libfuse3-dev fuse3 prometheus systemd slurmctld slurmd slurm-client \
 	openmpi-bin libopenmpi-dev autoconf automake libtool libfaketime \
 	clang libclang-rt-dev \
-	lintian man-db groff-base binutils
+	lintian man-db groff-base binutils \
+	time clustershell pdsh
 
 CC      ?= cc
 WARN    = -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wstrict-prototypes \
@@ -213,10 +214,12 @@ bench: deps
 	@$(MAKE) --no-print-directory all $(BENCH_BIN)
 	$(BUILD)/bench/tls_handshake 400
 	$(BUILD)/bench/profile_load 100000
+	$(BUILD)/bench/ctl_scale 10000
 	bench/engine-vs-fio $(BUILD)
 	@$(MAKE) --no-print-directory peers
 	bench/engine-vs-ior $(BUILD)
 	bench/engine-vs-mdtest $(BUILD)
+	bench/control-plane $(BUILD)
 
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
