@@ -86,7 +86,7 @@ complete_table(FILE *f, const struct opt *t, const struct cmd_entry *ce)
 	for (size_t i = 0; i < opt_count(t); i++) {
 		int sh = opt_short(&t[i], ce);
 
-		if (t[i].flags & OPT_HIDDEN)
+		if ((t[i].flags & OPT_HIDDEN) || opt_shadowed(&t[i], t, ce))
 			continue;
 		if (t[i].lname)
 			fprintf(f, "--%s%s\n", t[i].lname, t[i].arg == OPT_ARG ? " ARG" : "");

@@ -1,8 +1,13 @@
-/* Fan-out: one epoll loop dials every target at once (bounded by a window
- * of handshakes in flight), verifies each agent's certificate names the node
- * we meant to reach, and drives per-command callbacks.  No thread per node. */
+/* Fan-out: epoll loops dial every target at once (bounded by a window of
+ * handshakes in flight), verify that each agent's certificate names the node
+ * we meant to reach, and drive per-command callbacks.  No thread per node:
+ * a command whose callbacks touch only their node (fo_ops.per_node) runs
+ * one loop per thread (--threads, default the CPUs we may use), each with
+ * every k-th target; anything else runs one loop in the calling thread. */
 #include <errno.h>
 #include <netdb.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,14 +27,28 @@
 #include "util.h"
 
 #define FO_WINDOW 512		/* connects + handshakes in flight at once */
+#define FO_MIN_SHARE 32		/* default threads: at least this many nodes each */
 #define NS_PER_S 1000000000ull
+
+/* One event loop and its share of the nodes: first, first + step, ... */
+struct fo_loop {
+	struct fanout *fo;
+	int epfd;
+	size_t first, step, count;
+	size_t next;		/* how many of the share have started */
+	size_t active;		/* not done yet */
+	size_t active_handshakes;	/* connects + handshakes in flight */
+	size_t window;		/* this loop's part of FO_WINDOW */
+	size_t limit;		/* this loop's part of --fanout (0: none) */
+	pthread_t th;
+	int rc;
+};
 
 void
 fanout_init(struct fanout *fo, struct ctl *ctl, const struct strvec *names)
 {
 	memset(fo, 0, sizeof(*fo));
 	fo->ctl = ctl;
-	fo->epfd = -1;
 	fo->n = names->n;
 	fo->nodes = xcalloc(names->n ? names->n : 1, sizeof(*fo->nodes));
 	for (size_t i = 0; i < names->n; i++) {
@@ -51,9 +70,10 @@ fanout_init(struct fanout *fo, struct ctl *ctl, const struct strvec *names)
 static void
 tls_close(struct fanout *fo, struct fo_node *n)
 {
+	(void)fo;
 	if (n->fd >= 0) {
-		if (fo->epfd >= 0)
-			epoll_ctl(fo->epfd, EPOLL_CTL_DEL, n->fd, NULL);
+		if (fanout_epfd(n) >= 0)
+			epoll_ctl(fanout_epfd(n), EPOLL_CTL_DEL, n->fd, NULL);
 		/* close_notify, so that the agent sees a clean end of the
 		 * session (it does not wait for the agent's own) */
 		if (n->c.ssl && n->phase == FO_OPEN)
@@ -86,10 +106,17 @@ fanout_free(struct fanout *fo)
 			SSL_SESSION_free(n->ticket);
 	}
 	free(fo->nodes);
-	if (fo->epfd >= 0)
-		close(fo->epfd);
+	free(fo->loops);
+	fo->loops = NULL;
+	fo->nloops = 0;
 	fo->nodes = NULL;
 	fo->n = 0;
+}
+
+int
+fanout_epfd(const struct fo_node *n)
+{
+	return n->loop ? n->loop->epfd : -1;
 }
 
 void
@@ -114,11 +141,12 @@ fanout_end(struct fanout *fo, struct fo_node *n, int status, const char *fmt, ..
 		va_end(ap);
 	}
 	node_close(fo, n);
-	if ((n->phase == FO_CONNECTING || n->phase == FO_HANDSHAKE) && fo->active_handshakes > 0)
-		fo->active_handshakes--;
+	if (n->loop && (n->phase == FO_CONNECTING || n->phase == FO_HANDSHAKE) &&
+	    n->loop->active_handshakes > 0)
+		n->loop->active_handshakes--;
 	n->phase = FO_DONE;
-	if (fo->active > 0)
-		fo->active--;
+	if (n->loop && n->loop->active > 0)
+		n->loop->active--;
 	if (fo->ops && fo->ops->on_end)
 		fo->ops->on_end(fo, n);
 }
@@ -129,9 +157,10 @@ node_interest(struct fanout *fo, struct fo_node *n, int out)
 {
 	struct epoll_event ev;
 
+	(void)fo;
 	ev.events = EPOLLIN | (out ? EPOLLOUT : 0);
 	ev.data.ptr = n;
-	epoll_ctl(fo->epfd, EPOLL_CTL_MOD, n->fd, &ev);
+	epoll_ctl(fanout_epfd(n), EPOLL_CTL_MOD, n->fd, &ev);
 }
 
 /* TLS: queue env and write what the socket takes. */
@@ -221,7 +250,7 @@ node_connect(struct fanout *fo, struct fo_node *n)
 	}
 	ev.events = EPOLLOUT;
 	ev.data.ptr = n;
-	epoll_ctl(fo->epfd, EPOLL_CTL_ADD, n->fd, &ev);
+	epoll_ctl(fanout_epfd(n), EPOLL_CTL_ADD, n->fd, &ev);
 }
 
 /* Connected: set up TLS with the expected host name and start the handshake. */
@@ -258,7 +287,7 @@ node_start_tls(struct fanout *fo, struct fo_node *n)
 }
 
 /* A TLS alert from the agent as a sentence: which of our credentials it
- * refused and what to do about it (OpenSSL's alert names otherwise).
+ * refused and what to do about it; NULL for an alert not in the table.
  * This is the TLS layer: a handshake refusal carries no Error frame, so
  * OpenSSL's alert text is all there is.  Refusals after the handshake
  * arrive as an Error and are classified by its kind (fanout_deliver). */
@@ -278,13 +307,23 @@ refusal_text(const char *err)
 		    "certificate (knobctl ca issue DIR NAME --controller)" },
 		{ "alert certificate required", "agent refused us: no controller certificate presented" },
 	};
-	static char buf[600];
 
 	for (size_t i = 0; i < nitems(alerts); i++)
 		if (strstr(err, alerts[i].alert))
 			return alerts[i].text;
-	snprintf(buf, sizeof(buf), "agent refused us: %s", err);
-	return buf;
+	return NULL;
+}
+
+/* End n as auth-failed by the agent's TLS alert err. */
+static void
+end_refused(struct fanout *fo, struct fo_node *n, const char *err)
+{
+	const char *text = refusal_text(err);
+
+	if (text != NULL)
+		fanout_end(fo, n, NS_AUTH_FAILED, "%s", text);
+	else
+		fanout_end(fo, n, NS_AUTH_FAILED, "agent refused us: %s", err);
 }
 
 void
@@ -293,8 +332,8 @@ fanout_opened(struct fanout *fo, struct fo_node *n)
 	n->phase = FO_OPEN;
 	n->t_open_ns = now_mono_ns();
 	fanout_deadline(n, fo->ctl->timeout);
-	if (fo->active_handshakes > 0)
-		fo->active_handshakes--;
+	if (n->loop && n->loop->active_handshakes > 0)
+		n->loop->active_handshakes--;
 	if (fo->ops->on_open && fo->ops->on_open(fo, n) < 0 && n->phase != FO_DONE)
 		fanout_end(fo, n, NS_FAILED, "cannot send request");
 }
@@ -341,7 +380,7 @@ node_handshake(struct fanout *fo, struct fo_node *n)
 		return;
 	}
 	if (e == SSL_ERROR_SSL && strstr(err, "alert") != NULL) {
-		fanout_end(fo, n, NS_AUTH_FAILED, "%s", refusal_text(err));
+		end_refused(fo, n, err);
 		return;
 	}
 	fanout_end(fo, n, NS_UNREACHABLE, "TLS handshake: %s",
@@ -385,7 +424,7 @@ node_input(struct fanout *fo, struct fo_node *n)
 			/* In TLS 1.3 the agent judges our certificate after our side
 			 * of the handshake completed: its refusal arrives here. */
 			if (n->next_id <= 2 && n->reply == NULL && strstr(n->c.err, "alert"))
-				fanout_end(fo, n, NS_AUTH_FAILED, "%s", refusal_text(n->c.err));
+				end_refused(fo, n, n->c.err);
 			else
 				fanout_end(fo, n, NS_FAILED, "connection lost: %s", n->c.err);
 			return;
@@ -475,14 +514,23 @@ tickets_update(struct fanout *fo)
 	tcache_save(fo->ctl->tickets);
 }
 
-/* Expire deadlines: connect/handshake -> unreachable, request -> timeout. */
-static void
-check_deadlines(struct fanout *fo)
+/* The i-th node of l's share. */
+static struct fo_node *
+loop_node(struct fo_loop *l, size_t i)
 {
+	return &l->fo->nodes[l->first + i * l->step];
+}
+
+/* Expire deadlines of l's nodes: connect/handshake -> unreachable,
+ * request -> timeout. */
+static void
+check_deadlines(struct fo_loop *l)
+{
+	struct fanout *fo = l->fo;
 	uint64_t now = now_mono_ns();
 
-	for (size_t i = 0; i < fo->n; i++) {
-		struct fo_node *n = &fo->nodes[i];
+	for (size_t i = 0; i < l->next; i++) {
+		struct fo_node *n = loop_node(l, i);
 
 		if (n->phase == FO_DONE || n->phase == FO_IDLE || now < n->deadline_ns)
 			continue;
@@ -507,29 +555,167 @@ raise_nofile(size_t want)
 	}
 }
 
-/* May the next node start?  --fanout N bounds the nodes in progress; for a
- * run where every node must be connected together, the handshakes. */
+/* May l start its next node?  --fanout N bounds the nodes in progress; for
+ * a run where every node must be connected together, the handshakes. */
 static int
-may_start(const struct fanout *fo, size_t next)
+may_start(const struct fo_loop *l)
+{
+	size_t done = l->count - l->active;
+
+	if (l->next >= l->count || l->active_handshakes >= l->window)
+		return 0;
+	if (l->limit == 0)
+		return 1;
+	if (l->fo->all_at_once)
+		return l->active_handshakes < l->limit;
+	return l->next - done < l->limit;
+}
+
+/* Drive l's nodes until each is done or the run stops. 0 or -1. */
+static int
+loop_run(struct fo_loop *l)
+{
+	struct fanout *fo = l->fo;
+	struct epoll_event evs[256];
+	uint64_t last_tick = 0;
+
+	while (l->active > 0 && !fo->stop) {
+		int nev, i;
+		uint64_t now;
+
+		while (may_start(l)) {
+			struct fo_node *n = loop_node(l, l->next++);
+
+			l->active_handshakes++;
+			fo->tr->start(fo, n);
+		}
+		nev = epoll_wait(l->epfd, evs, (int)nitems(evs), 100);
+		if (nev < 0 && errno != EINTR) {
+			log_warn("epoll_wait");
+			return -1;
+		}
+		for (i = 0; i < nev; i++)
+			fo->tr->event(fo, evs[i].data.ptr, evs[i].events);
+		now = now_mono_ns();
+		if (now - last_tick >= 100000000ull) {
+			last_tick = now;
+			check_deadlines(l);
+			for (size_t k = 0; fo->tr->tick && k < l->next; k++)
+				fo->tr->tick(fo, loop_node(l, k));	/* libssh2 may hold input */
+			if (fo->ops->on_tick)
+				fo->ops->on_tick(fo);
+		}
+	}
+	return 0;
+}
+
+static void *
+loop_thread(void *arg)
+{
+	struct fo_loop *l = arg;
+
+	l->rc = loop_run(l);
+	return NULL;
+}
+
+/* The CPUs this process may run on (taskset, cgroups), else online CPUs. */
+static size_t
+usable_cpus(void)
+{
+	cpu_set_t set;
+	long n;
+
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+		return (size_t)CPU_COUNT(&set);
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (size_t)n : 1;
+}
+
+/* How many loops: one unless every callback is per node and the transport
+ * is TLS; then --threads, or by default the usable CPUs with at least
+ * FO_MIN_SHARE nodes each; never more than the nodes. */
+static size_t
+loops_for(const struct fanout *fo, const struct fo_ops *ops)
+{
+	size_t t;
+
+	if (!ops->per_node || ops->on_tick || ops->on_end || fo->all_at_once ||
+	    fo->tr != &fo_tls_transport)
+		return 1;
+	if (fo->ctl->threads > 0)
+		t = (size_t)fo->ctl->threads;
+	else {
+		t = usable_cpus();
+		if (t > fo->n / FO_MIN_SHARE)
+			t = fo->n / FO_MIN_SHARE;
+	}
+	if (t > fo->n)
+		t = fo->n;
+	return t ? t : 1;
+}
+
+/* Split the nodes over nl loops (every nl-th node each) with their epoll
+ * descriptors. 0 or -1. */
+static int
+loops_make(struct fanout *fo, size_t nl)
 {
 	size_t limit = fo->ctl->fanout > 0 ? (size_t)fo->ctl->fanout : 0;
-	size_t done = fo->n - fo->active;
 
-	if (next >= fo->n || fo->active_handshakes >= FO_WINDOW)
-		return 0;
-	if (limit == 0)
-		return 1;
-	if (fo->all_at_once)
-		return fo->active_handshakes < limit;
-	return next - done < limit;
+	free(fo->loops);
+	fo->loops = xcalloc(nl, sizeof(*fo->loops));
+	fo->nloops = nl;
+	for (size_t k = 0; k < nl; k++)
+		fo->loops[k].epfd = -1;
+	for (size_t k = 0; k < nl; k++) {
+		struct fo_loop *l = &fo->loops[k];
+
+		l->fo = fo;
+		l->first = k;
+		l->step = nl;
+		l->count = k < fo->n ? (fo->n - k + nl - 1) / nl : 0;
+		l->active = l->count;
+		l->window = (FO_WINDOW + nl - 1) / nl;
+		l->limit = limit ? (limit + nl - 1) / nl : 0;
+		if ((l->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0) {
+			log_warn("epoll_create1");
+			return -1;
+		}
+	}
+	for (size_t i = 0; i < fo->n; i++)
+		fo->nodes[i].loop = &fo->loops[i % nl];
+	return 0;
+}
+
+/* Run every loop: loop 0 in this thread, the others in their own. 0 or -1. */
+static int
+loops_run(struct fanout *fo)
+{
+	size_t started = 1;
+	int rc;
+
+	for (; started < fo->nloops; started++)
+		if (pthread_create(&fo->loops[started].th, NULL, loop_thread,
+		    &fo->loops[started]) != 0) {
+			log_warnx("cannot start fan-out thread %zu: running %zu", started, started);
+			break;
+		}
+	/* loops that did not get a thread run here, after loop 0 */
+	rc = loop_run(&fo->loops[0]);
+	for (size_t k = started; k < fo->nloops; k++)
+		if (loop_run(&fo->loops[k]) < 0)
+			rc = -1;
+	for (size_t k = 1; k < started; k++) {
+		pthread_join(fo->loops[k].th, NULL);
+		if (fo->loops[k].rc < 0)
+			rc = -1;
+	}
+	return rc;
 }
 
 int
 fanout_run(struct fanout *fo, const struct fo_ops *ops, void *user)
 {
-	struct epoll_event evs[256];
-	size_t next = 0;
-	uint64_t last_tick = 0;
+	int rc;
 
 	fo->ops = ops;
 	fo->user = user;
@@ -543,45 +729,22 @@ fanout_run(struct fanout *fo, const struct fo_ops *ops, void *user)
 	if (fo->ctl->ssh.via)
 		libssh2_init(0);
 	raise_nofile(fo->n);
-	fo->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (fo->epfd < 0) {
-		log_warn("epoll_create1");
-		return -1;
-	}
-	fo->active = fo->n;
-	while (fo->active > 0 && !fo->stop) {
-		int nev, i;
-		uint64_t now;
-
-		while (may_start(fo, next)) {
-			struct fo_node *n = &fo->nodes[next++];
-
-			fo->active_handshakes++;
-			fo->tr->start(fo, n);
-		}
-		nev = epoll_wait(fo->epfd, evs, (int)nitems(evs), 100);
-		if (nev < 0 && errno != EINTR) {
-			log_warn("epoll_wait");
-			return -1;
-		}
-		for (i = 0; i < nev; i++)
-			fo->tr->event(fo, evs[i].data.ptr, evs[i].events);
-		now = now_mono_ns();
-		if (now - last_tick >= 100000000ull) {
-			last_tick = now;
-			check_deadlines(fo);
-			for (size_t k = 0; fo->tr->tick && k < next; k++)
-				fo->tr->tick(fo, &fo->nodes[k]);	/* libssh2 may hold input */
-			if (ops->on_tick)
-				ops->on_tick(fo);
-		}
+	rc = loops_make(fo, loops_for(fo, ops));
+	if (rc == 0) {
+		log_debug("fan-out: %zu node(s), %zu loop(s)", fo->n, fo->nloops);
+		rc = loops_run(fo);
 	}
 	for (size_t i = 0; i < fo->n; i++)
 		if (fo->nodes[i].phase != FO_DONE)
 			fanout_end(fo, &fo->nodes[i], NS_FAILED, "interrupted");
+	for (size_t k = 0; k < fo->nloops; k++)
+		if (fo->loops[k].epfd >= 0) {
+			close(fo->loops[k].epfd);
+			fo->loops[k].epfd = -1;
+		}
 	if (fo->tr == &fo_tls_transport)
 		tickets_update(fo);
-	return 0;
+	return rc;
 }
 
 /* fanout_request callbacks: one request, one reply per node. */
@@ -614,7 +777,7 @@ req_msg(struct fanout *fo, struct fo_node *n, Knob__Envelope *msg)
 int
 fanout_request(struct fanout *fo, const Knob__Envelope *req)
 {
-	static const struct fo_ops ops = { .on_open = req_open, .on_msg = req_msg };
+	static const struct fo_ops ops = { .on_open = req_open, .on_msg = req_msg, .per_node = 1 };
 
 	fo->request = req;
 	return fanout_run(fo, &ops, NULL);

@@ -71,7 +71,8 @@ rearm(struct fanout *fo, struct fo_node *n, struct fo_ssh *s)
 {
 	struct epoll_event ev = { .events = ssh_events(&s->c), .data.ptr = n };
 
-	epoll_ctl(fo->epfd, EPOLL_CTL_MOD, n->fd, &ev);
+	(void)fo;
+	epoll_ctl(fanout_epfd(n), EPOLL_CTL_MOD, n->fd, &ev);
 }
 
 /* Every whole frame in s->in to the command. 0, or -1 when n ended. */
@@ -298,7 +299,7 @@ ssh_connect(struct fanout *fo, struct fo_node *n)
 		return;
 	}
 	n->fd = s->c.fd;
-	epoll_ctl(fo->epfd, EPOLL_CTL_ADD, n->fd, &ev);
+	epoll_ctl(fanout_epfd(n), EPOLL_CTL_ADD, n->fd, &ev);
 }
 
 static int
@@ -328,10 +329,11 @@ ssh_close_node(struct fanout *fo, struct fo_node *n)
 {
 	struct fo_ssh *s = n->tr;
 
+	(void)fo;
 	if (s == NULL)
 		return;
-	if (n->fd >= 0 && fo->epfd >= 0)
-		epoll_ctl(fo->epfd, EPOLL_CTL_DEL, n->fd, NULL);
+	if (n->fd >= 0 && fanout_epfd(n) >= 0)
+		epoll_ctl(fanout_epfd(n), EPOLL_CTL_DEL, n->fd, NULL);
 	if (s->c.s)
 		libssh2_session_set_blocking(s->c.s, 1);	/* see ssh_close */
 	if (s->c.s)

@@ -63,6 +63,7 @@ struct ctl {
 	struct strvec w, x;	/* -w and -x expressions, in order (additive) */
 	int all;		/* -a */
 	int fanout;		/* --fanout N; 0: the command's default */
+	int threads;		/* --threads N; 0: the CPUs knobctl may run on */
 	struct ssh_cfg ssh;	/* --via ssh, --ssh-key, ... (controller/ssh.c) */
 	struct option *lopts;	/* getopt_long tables built for cmd */
 	char *sopts;
@@ -112,8 +113,8 @@ int tcache_save(struct tcache *tc);
 int tcache_pinned(SSL *ssl, const char *name);
 
 /* ------------------------------------------------------------ fan-out
- * One epoll loop over all targets; no threads per node, no serial connects
- * (controller/fanout.c). */
+ * A few epoll loops (one per thread, --threads) over all targets; no thread
+ * per node, no serial connects (controller/fanout.c). */
 enum node_status {
 	NS_PENDING = 0,
 	NS_OK,
@@ -155,6 +156,7 @@ struct fo_node {
 	void *tr;		/* the transport's own state (SSH) */
 	SSL_SESSION *ticket;	/* TLS: the session the agent sent for next time */
 	int resumed;		/* TLS: this connection resumed a session */
+	struct fo_loop *loop;	/* the event loop (thread) that drives this node */
 };
 
 /* How frames reach a node: TLS (controller/fanout.c) or an SSH exec channel
@@ -186,6 +188,10 @@ struct fo_ops {
 	void (*on_tick)(struct fanout *fo);
 	/* A node ended (done, failed, timed out, unreachable; may be NULL). */
 	void (*on_end)(struct fanout *fo, struct fo_node *n);
+	/* The callbacks touch only their own node (and read shared state that
+	 * does not change during the run): the TLS fan-out may then drive the
+	 * nodes from several threads (--threads).  Needs on_tick and on_end NULL. */
+	int per_node;
 };
 
 struct fanout {
@@ -194,9 +200,8 @@ struct fanout {
 	size_t n;
 	const struct fo_ops *ops;
 	void *user;
-	int epfd;
-	size_t active;
-	size_t active_handshakes;	/* connects + handshakes in flight */
+	struct fo_loop *loops;	/* one epoll loop per thread, each with a share of the nodes */
+	size_t nloops;
 	int stop;		/* set by callbacks to end the run early */
 	int all_at_once;	/* every node must be connected together (bench):
 				 * --fanout then bounds the handshakes, not the nodes */
@@ -211,6 +216,8 @@ void fanout_free(struct fanout *fo);
 int fanout_run(struct fanout *fo, const struct fo_ops *ops, void *user);
 /* Queue env to n (id assigned if 0, version filled). 0 or -1. */
 int fanout_send(struct fanout *fo, struct fo_node *n, Knob__Envelope *env);
+/* The epoll descriptor of the loop that drives n (-1 outside a run). */
+int fanout_epfd(const struct fo_node *n);
 /* Push n's deadline to now + seconds. */
 void fanout_deadline(struct fo_node *n, double seconds);
 /* End n with a status and optional detail; closes its connection. */

@@ -15,7 +15,7 @@
 
 enum {
 	G_CLUSTER = 0x1100, G_JSON, G_TIMEOUT, G_CTIMEOUT, G_CA, G_CERT, G_KEY, G_LOGLEVEL,
-	G_HELP, G_VERSION, G_UNITS, N_NODES, N_EXCLUDE, N_ALL, N_FANOUT,
+	G_HELP, G_VERSION, G_UNITS, N_NODES, N_EXCLUDE, N_ALL, N_FANOUT, N_THREADS,
 };
 
 const struct opt opt_global[] = {
@@ -42,6 +42,8 @@ const struct opt opt_nodes[] = {
 
 const struct opt opt_fanout[] = {
 	{ N_FANOUT, "fanout", OPT_ARG, "N", "at most N nodes in progress at once", 0 },
+	{ N_THREADS, "threads", OPT_ARG, "N", "fan-out threads, each with its own event loop and "
+	    "a share of the nodes (default: the CPUs knobctl may use; bench's --threads is its own)", 0 },
 	OPT_END
 };
 
@@ -60,6 +62,17 @@ opt_count(const struct opt *o)
 	while (o && o[n].id != 0)
 		n++;
 	return n;
+}
+
+int
+opt_shadowed(const struct opt *o, const struct opt *t, const struct cmd_entry *ce)
+{
+	if (ce == NULL || t == ce->opts || o->lname == NULL)
+		return 0;
+	for (size_t i = 0; i < opt_count(ce->opts); i++)
+		if (ce->opts[i].lname && strcmp(ce->opts[i].lname, o->lname) == 0)
+			return 1;
+	return 0;
 }
 
 int
@@ -96,6 +109,8 @@ table_add(struct option *lo, size_t *nl, char *so, const struct opt *t, const st
 	static const char *const colons[] = { "", ":", "::" };
 
 	for (size_t i = 0; i < opt_count(t); i++) {
+		if (shared && opt_shadowed(&t[i], t, ce))
+			continue;
 		if (t[i].lname) {
 			lo[*nl].name = t[i].lname;
 			lo[*nl].has_arg = has[t[i].arg];
@@ -250,6 +265,8 @@ apply_shared(struct ctl *ctl, int id)
 	case N_EXCLUDE: strvec_push(&ctl->x, optarg); return 0;
 	case N_ALL: ctl->all = 1; return 0;
 	case N_FANOUT: return positive_int(optarg, &ctl->fanout) < 0 ? opt_bad_value(ctl, "--fanout"), -1 : 0;
+	case N_THREADS:
+		return positive_int(optarg, &ctl->threads) < 0 ? opt_bad_value(ctl, "--threads"), -1 : 0;
 	default: return ssh_opt_is(id) ? ssh_cfg_apply(&ctl->ssh, id, optarg) : 0;
 	}
 }
@@ -257,7 +274,7 @@ apply_shared(struct ctl *ctl, int id)
 static int
 is_shared(int id)
 {
-	return (id >= G_CLUSTER && id <= N_FANOUT) || ssh_opt_is(id);
+	return (id >= G_CLUSTER && id <= N_THREADS) || ssh_opt_is(id);
 }
 
 int
@@ -380,7 +397,7 @@ help_table(FILE *f, const char *title, const struct opt *t, const struct cmd_ent
 		return;
 	fprintf(f, "\n%s:\n", title);
 	for (size_t i = 0; i < opt_count(t); i++) {
-		if (t[i].flags & OPT_HIDDEN)
+		if ((t[i].flags & OPT_HIDDEN) || opt_shadowed(&t[i], t, ce))
 			continue;
 		opt_label(&t[i], ce, label, sizeof(label));
 		fprintf(f, "  %-26s %s\n", label, t[i].help);

@@ -30,7 +30,7 @@ struct opt {
 #define OPT_END { 0, NULL, 0, NULL, NULL, 0 }
 
 #define CMD_NODES	0x1	/* -w NODESET (repeatable, additive), -x NODESET, -a */
-#define CMD_FANOUT	0x2	/* --fanout N */
+#define CMD_FANOUT	0x2	/* --fanout N, --threads N */
 #define CMD_NOINV	0x4	/* runs without loading the inventory */
 #define CMD_SSH		0x8	/* the SSH options (bootstrap; fan-out commands for --via ssh) */
 
@@ -53,6 +53,10 @@ extern const struct opt opt_global[];
 extern const struct opt opt_nodes[];
 extern const struct opt opt_fanout[];
 extern const struct opt opt_ssh[];	/* controller/ssh.c */
+
+/* Is o, from the shared table t, hidden by a long option of ce's own with
+ * the same name (bench's --threads LIST)?  A command's own option wins. */
+int opt_shadowed(const struct opt *o, const struct opt *t, const struct cmd_entry *ce);
 
 /* Global options before the command ("+" mode: stops at the command).
  * Returns 0, 1 when --help/--version was printed, -1 on a usage error

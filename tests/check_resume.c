@@ -25,7 +25,7 @@ static struct harness h;
 static void
 setup(void)
 {
-	ck_assert_msg(harness_start(&h, 2, 1) == 0, "harness start failed");
+	ck_assert_msg(harness_start(&h, 3, 1) == 0, "harness start failed");
 }
 
 static void
@@ -177,6 +177,7 @@ START_TEST(new_ca_refuses_old_tickets)
 	ck_assert_msg(ca_init(ca2, e, sizeof(e)) == 0, "%s", e);
 	ck_assert_msg(ca_issue(ca2, "node01", 0, e, sizeof(e)) == 0, "%s", e);
 	ck_assert_msg(ca_issue(ca2, "node02", 0, e, sizeof(e)) == 0, "%s", e);
+	ck_assert_msg(ca_issue(ca2, "node03", 0, e, sizeof(e)) == 0, "%s", e);
 	ck_assert_msg(ca_issue(ca2, "controller", 1, e, sizeof(e)) == 0, "%s", e);
 	ck_assert_int_eq(rename(h.ca_dir, caold), 0);
 	ck_assert_int_eq(rename(ca2, h.ca_dir), 0);
@@ -251,9 +252,10 @@ point_node01(int mis)
 	fprintf(f, "<?xml version=\"1.0\"?>\n<cluster port=\"7420\">\n"
 	    "  <tls ca=\"ca/ca.crt\" cert=\"ca/controller.crt\" key=\"ca/controller.key\"/>\n"
 	    "  <results db=\"results.db\"/>\n"
-	    "  <group name=\"all\" nodes=\"node[01-02]\"/>\n"
+	    "  <group name=\"all\" nodes=\"node[01-03]\"/>\n"
 	    "  <node name=\"node01\" addr=\"%s\"/>\n  <node name=\"node02\" addr=\"%s\"/>\n"
-	    "</cluster>\n", h.node[mis ? 1 : 0].addr, h.node[1].addr);
+	    "  <node name=\"node03\" addr=\"%s\"/>\n"
+	    "</cluster>\n", h.node[mis ? 1 : 0].addr, h.node[1].addr, h.node[2].addr);
 	ck_assert_int_eq(fclose(f), 0);
 }
 
@@ -312,6 +314,38 @@ START_TEST(mispointed_resumed_is_auth_failed)
 }
 END_TEST
 
+/* The fan-out over several threads (--threads) prints the same folded
+ * output and exit status as one loop, an unreachable node included, and
+ * says how many loops it ran. */
+START_TEST(threads_same_output)
+{
+	static const char *const cmds[] = { "ping -w @all", "--json ping -w @all",
+	    "facts -w @all" };
+	char *out = NULL, *err = NULL, *one = NULL, args[128];
+	int rc1, rc3;
+
+	harness_agent_stop(&h, 2, SIGTERM);
+	for (size_t i = 0; i < nitems(cmds); i++) {
+		snprintf(args, sizeof(args), "%s --threads 1", cmds[i]);
+		rc1 = ctl(&out, &err, args);
+		ck_assert_ptr_nonnull(strstr(err, "fan-out: 3 node(s), 1 loop(s)"));
+		free(one);
+		one = out;
+		out = NULL;
+		snprintf(args, sizeof(args), "%s --threads 3", cmds[i]);
+		rc3 = ctl(&out, &err, args);
+		ck_assert_ptr_nonnull(strstr(err, "fan-out: 3 node(s), 3 loop(s)"));
+		ck_assert_int_eq(rc1, 1);
+		ck_assert_int_eq(rc3, rc1);
+		ck_assert_str_eq(out, one);
+	}
+	ck_assert_ptr_nonnull(strstr(one, "node03: unreachable"));
+	free(one);
+	free(out);
+	free(err);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -324,6 +358,7 @@ main(void)
 	tcase_add_test(tc, new_ca_refuses_old_tickets);
 	tcase_add_test(tc, crl_change_voids_tickets);
 	tcase_add_test(tc, mispointed_resumed_is_auth_failed);
+	tcase_add_test(tc, threads_same_output);
 	suite_add_tcase(s, tc);
 	return harness_run_suite(s, 0);
 }
