@@ -16,6 +16,7 @@
 
 #include "ca.h"
 #include "harness.h"
+#include "testutil.h"
 #include "knobctl.h"
 #include "tls.h"
 #include "util.h"
@@ -350,15 +351,13 @@ int
 main(void)
 {
 	Suite *s = suite_create("resume");
-	TCase *tc = tcase_create("resume");
+	TCase *tc = cu_tcase("resume", setup, teardown, 120);
 
-	tcase_set_timeout(tc, 120);
-	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, second_command_resumes);
 	tcase_add_test(tc, new_ca_refuses_old_tickets);
 	tcase_add_test(tc, crl_change_voids_tickets);
 	tcase_add_test(tc, mispointed_resumed_is_auth_failed);
 	tcase_add_test(tc, threads_same_output);
 	suite_add_tcase(s, tc);
-	return harness_run_suite(s, 0);
+	return cu_run(s);
 }
