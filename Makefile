@@ -26,7 +26,7 @@ DEB_PKGS = build-essential pkg-config protobuf-c-compiler libprotobuf-c-dev \
 	openssh-server openssh-client util-linux procps kmod e2fsprogs \
 	liburing-dev libaio-dev chromium libfuse3-dev fuse3 prometheus systemd slurmctld slurmd slurm-client \
 	openmpi-bin libopenmpi-dev autoconf automake libtool libfaketime \
-	clang libclang-rt-dev \
+	clang libclang-rt-dev systemd-container \
 	lintian man-db groff-base binutils \
 	time clustershell pdsh
 

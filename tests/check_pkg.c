@@ -2,8 +2,9 @@
  * pages render with man -l, and dpkg -i installs it into a scratch chroot
  * (tests/pkg-chroot.sh: overlay on the machine's /usr, private mount
  * namespace) where postinst makes /etc/knob and /var/lib/knob and starts
- * the agent only once its certificates exist.  Systemd does not run in the
- * test: a stand-in systemctl records what the scripts ask of it. */
+ * the agent only once its certificates exist (a stand-in systemctl records
+ * what the scripts ask of it there); and the unit under a real systemd in
+ * a systemd-nspawn container (PID 1 of this machine is not systemd). */
 #include <check.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -139,6 +140,45 @@ START_TEST(dpkg_install_chroot)
 }
 END_TEST
 
+/* The packaged unit under a real systemd: a systemd-nspawn container
+ * booted from a scratch tree holding the installed .deb
+ * (tests/pkg-nspawn.sh), in a network namespace of this test.  Without
+ * certificates the agent is neither enabled nor running; the postinst,
+ * run again once they exist, enables and starts it through the
+ * container's systemctl; it answers a TLS ping, is restarted by systemd
+ * after a SIGKILL, stops cleanly, and the container powers off. */
+START_TEST(unit_under_systemd)
+{
+	const char *bin = getenv("KNOB_BIN");
+	char ns[64], knobctl[4096], *out, *nocert, *cert;
+	int rc;
+
+	snprintf(ns, sizeof(ns), "kt%ldsd", (long)getpid());	/* pid-tagged: see harness.c */
+	snprintf(knobctl, sizeof(knobctl), "%s/knobctl", bin && *bin ? bin : "build");
+	ck_assert_int_eq(harness_sh("ip netns add %s && ip -n %s link set lo up", ns, ns), 0);
+	rc = sh_out(&out, "timeout 170 unshare -m tests/pkg-nspawn.sh %s %s %s %s", deb, tmp, ns,
+	    knobctl);
+	harness_sh("ip netns del %s", ns);
+	ck_assert_msg(rc == 0, "pkg-nspawn.sh: exit %d", rc);
+	ck_assert_ptr_nonnull(strstr(out, "pid1: systemd\n"));
+	nocert = strstr(out, "== without certificates");
+	cert = strstr(out, "== certificates");
+	ck_assert(nocert && cert && cert > nocert);
+	ck_assert_ptr_nonnull(memmem(nocert, (size_t)(cert - nocert), "enabled: disabled", 17));
+	ck_assert_ptr_nonnull(memmem(nocert, (size_t)(cert - nocert), "active: inactive", 16));
+	ck_assert_ptr_nonnull(strstr(cert, "enabled: enabled\nping: node01: pong (knobd "));
+	ck_assert_ptr_nonnull(strstr(cert, "NRestarts=0\nActiveState=active\nSubState=running"));
+	ck_assert_ptr_nonnull(strstr(cert, "main pid comm: knobd\n"));
+	ck_assert_ptr_nonnull(strstr(cert, "state dir: 700 root\n"));
+	ck_assert_ptr_nonnull(strstr(cert, "Main process exited, code=killed, status=9/KILL"));
+	ck_assert_ptr_nonnull(strstr(cert, "ping: node01: pong (knobd " KNOB_VERSION ")\n1 ok\n"
+	    "NRestarts=1\nActiveState=active"));
+	ck_assert_ptr_nonnull(strstr(cert, "after stop: inactive  success"));
+	ck_assert_ptr_nonnull(strstr(cert, "container exit: 0\n== done"));
+	free(out);
+}
+END_TEST
+
 static Suite *
 pkg_suite(void)
 {
@@ -149,6 +189,7 @@ pkg_suite(void)
 	tcase_add_test(tc, lintian_no_errors);
 	tcase_add_test(tc, man_pages_render);
 	tcase_add_test(tc, dpkg_install_chroot);
+	tcase_add_test(tc, unit_under_systemd);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -2,30 +2,18 @@
 # Install a .deb with dpkg -i into a scratch chroot, inside a private mount
 # namespace (run as: unshare -m tests/pkg-chroot.sh DEB TMPDIR).
 #
-# The scratch root's /usr is an overlay on the machine's /usr (writes land
-# in TMPDIR/upper, the machine's /usr is untouched), /etc holds only what
-# dpkg needs, and the dpkg database starts as a copy of the machine's status
-# file, so that the package's dependencies (the same libraries) are met.
-# Systemd does not run here: a stand-in systemctl in /usr/local/sbin logs
-# its arguments, and /run/systemd/system is created so that the maintainer
-# scripts take their systemd branch.
+# The scratch root: tests/pkg-root.sh.  Systemd does not run here: a
+# stand-in systemctl in /usr/local/sbin logs its arguments, and
+# /run/systemd/system is created so that the maintainer scripts take their
+# systemd branch.
 set -eu
 deb=$1 t=$2
 S=$t/root
-mkdir -p "$S/usr" "$t/upper" "$t/work" "$S/etc" "$S/var/lib/dpkg/info" "$S/var/lib/dpkg/updates" \
-    "$S/tmp" "$S/dev" "$S/proc" "$S/run/systemd/system" "$S/var/log" "$S/var/cache"
-for d in bin sbin lib lib64; do
-	[ -e "/usr/$d" ] && ln -sfn "usr/$d" "$S/$d"
-done
-mount --make-rprivate /
-mount -t overlay overlay -o "lowerdir=/usr,upperdir=$t/upper,workdir=$t/work" "$S/usr"
+. "$(dirname "$0")/pkg-root.sh"
+pkg_root "$S" "$t"
+mkdir -p "$S/dev" "$S/proc" "$S/run/systemd/system"
 mount --bind /dev "$S/dev"
 mount -t proc proc "$S/proc"
-cp -a /etc/dpkg /etc/passwd /etc/group "$S/etc/"
-cp /var/lib/dpkg/status "$S/var/lib/dpkg/status"
-# empty file lists: those packages' files are the machine's, not ours
-for l in /var/lib/dpkg/info/*.list; do : > "$S/var/lib/dpkg/info/${l##*/}"; done
-: > "$S/var/lib/dpkg/available"
 mkdir -p "$S/usr/local/sbin"
 cat > "$S/usr/local/sbin/systemctl" <<'STANDIN'
 #!/bin/sh
