@@ -1,7 +1,40 @@
 /* Descriptor-driven protobuf-c to json-c conversion. */
+#include <ctype.h>
 #include <string.h>
 
 #include "pbjson.h"
+
+/* Length of the prefix (through its last '_') all value names of d share. */
+static size_t
+enum_prefix(const ProtobufCEnumDescriptor *d)
+{
+	const char *first = d->values[0].name;
+	size_t n = strlen(first), k;
+
+	for (unsigned i = 1; i < d->n_values; i++) {
+		for (k = 0; k < n && first[k] == d->values[i].name[k]; k++)
+			;
+		n = k;
+	}
+	while (n > 0 && first[n - 1] != '_')
+		n--;
+	return n;
+}
+
+const char *
+pb_enum_label(const ProtobufCEnumDescriptor *d, int value, char *buf, size_t len)
+{
+	const ProtobufCEnumValue *ev = protobuf_c_enum_descriptor_get_value(d, value);
+	size_t i = 0;
+
+	if (ev == NULL || len == 0)
+		return NULL;
+	for (const char *p = ev->name + (d->n_values > 1 ? enum_prefix(d) : 0); *p && i + 1 < len;
+	    p++)
+		buf[i++] = *p == '_' ? '-' : (char)tolower((unsigned char)*p);
+	buf[i] = '\0';
+	return buf;
+}
 
 /* One scalar (or nested message) value at p as a json object. */
 static json_object *
@@ -29,9 +62,10 @@ value_to_json(const ProtobufCFieldDescriptor *f, const void *p)
 	case PROTOBUF_C_TYPE_BOOL:
 		return json_object_new_boolean(*(const protobuf_c_boolean *)p);
 	case PROTOBUF_C_TYPE_ENUM: {
-		const ProtobufCEnumValue *ev = protobuf_c_enum_descriptor_get_value(
-		    f->descriptor, *(const int *)p);
-		return ev ? json_object_new_string(ev->name) : json_object_new_int(*(const int *)p);
+		char buf[64];
+		const char *l = pb_enum_label(f->descriptor, *(const int *)p, buf, sizeof(buf));
+
+		return l ? json_object_new_string(l) : json_object_new_int(*(const int *)p);
 	}
 	case PROTOBUF_C_TYPE_STRING: {
 		const char *s = *(char *const *)p;

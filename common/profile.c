@@ -18,6 +18,7 @@
 #include "normalize.h"
 #include "profile.h"
 #include "util.h"
+#include "xml.h"
 
 #define PROFILE_MAX_DEPTH 16
 #define SCHEMA_NAME "profile.rng"
@@ -411,20 +412,6 @@ psetting_id(const struct psetting *s)
 	return xasprintf("%s %s", s->driver, s->key);
 }
 
-/* Attribute value as a malloc'd string, NULL when absent. */
-static char *
-xattr(xmlNodePtr n, const char *name)
-{
-	xmlChar *v = xmlGetProp(n, (const xmlChar *)name);
-	char *s;
-
-	if (v == NULL)
-		return NULL;
-	s = xstrdup((const char *)v);
-	xmlFree(v);
-	return s;
-}
-
 /* Which attribute holds the key for each driver element. */
 struct elem_spec {
 	const char *elem;
@@ -461,13 +448,13 @@ parse_setting(struct pfile *f, xmlNodePtr n, const struct elem_spec *es, struct 
 	long dup;
 
 	s.driver = xstrdup(es->elem);
-	s.key = xattr(n, es->key_attr);
-	s.attr = es->has_attr ? xattr(n, "attr") : NULL;
-	s.value = xattr(n, "value");
-	s.comment = xattr(n, "comment");
-	s.cite = xattr(n, "cite");
-	pers = xattr(n, "persistent");
-	rot = xattr(n, "rotational");
+	s.key = xml_attr(n, es->key_attr);
+	s.attr = es->has_attr ? xml_attr(n, "attr") : NULL;
+	s.value = xml_attr(n, "value");
+	s.comment = xml_attr(n, "comment");
+	s.cite = xml_attr(n, "cite");
+	pers = xml_attr(n, "persistent");
+	rot = xml_attr(n, "rotational");
 	if (s.key == NULL || s.value == NULL || (es->has_attr && s.attr == NULL)) {
 		/* the schema has reported the missing attribute */
 		perr_add(e, f->path, line, "<%s> needs %s%s and value", es->elem,
@@ -521,9 +508,9 @@ parse_remove(struct pfile *f, xmlNodePtr n, struct perrs *e)
 	struct psetting r = { 0 };
 	int line = (int)xmlGetLineNo(n);
 
-	r.driver = xattr(n, "driver");
-	r.key = xattr(n, "key");
-	r.attr = xattr(n, "attr");
+	r.driver = xml_attr(n, "driver");
+	r.key = xml_attr(n, "key");
+	r.attr = xml_attr(n, "attr");
 	if (r.driver == NULL || r.key == NULL) {
 		perr_add(e, f->path, line, "<remove> needs driver and key");
 		goto fail;
@@ -618,9 +605,9 @@ parse_file(const char *path, struct pfile *f, struct strvec *errs)
 	validate_schema(doc, path, &e);
 	if (root == NULL || strcmp((const char *)root->name, "profile") != 0)
 		goto out;
-	f->name = xattr(root, "name");
-	f->extends = xattr(root, "extends");
-	f->summary = xattr(root, "summary");
+	f->name = xml_attr(root, "name");
+	f->extends = xml_attr(root, "extends");
+	f->summary = xml_attr(root, "summary");
 	f->extends_line = (int)xmlGetLineNo(root);
 	f->description = xstrdup("");
 	ix_init(&f->ix, xmlChildElementCount(root), NULL, 0);

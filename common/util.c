@@ -344,3 +344,11 @@ set_nonblock(int fd)
 		return -1;
 	return 0;
 }
+
+const char *
+path_base(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}

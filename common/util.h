@@ -44,6 +44,8 @@ int read_file_bounded(const char *path, size_t max, char **out, size_t *len);
 /* Join a root (sysroot, "/" or "" for none) and an absolute path into buf. */
 int path_under_root(char *buf, size_t len, const char *root, const char *abs);
 
+/* The last component of path (after its last '/'). */
+const char *path_base(const char *path);
 /* Trim leading/trailing white space in place; returns s. */
 char *strtrim(char *s);
 int set_nonblock(int fd);

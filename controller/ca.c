@@ -382,40 +382,36 @@ out:
 	return rc;
 }
 
-/* Read a PEM certificate; caller frees. NULL with err. */
+/* Read one PEM object from path: a certificate, or with key an unencrypted
+ * private key; caller frees.  NULL with err. */
+static void *
+read_pem(const char *path, int key, char *err, size_t errlen)
+{
+	FILE *fp = fopen(path, "re");
+	void *o;
+
+	if (fp == NULL) {
+		seterr(err, errlen, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	o = key ? (void *)PEM_read_PrivateKey(fp, NULL, NULL, NULL) :
+	    (void *)PEM_read_X509(fp, NULL, NULL, NULL);
+	fclose(fp);
+	if (o == NULL)
+		setssl(err, errlen, path);
+	return o;
+}
+
 static X509 *
 read_cert(const char *path, char *err, size_t errlen)
 {
-	FILE *fp = fopen(path, "re");
-	X509 *x;
-
-	if (fp == NULL) {
-		seterr(err, errlen, "%s: %s", path, strerror(errno));
-		return NULL;
-	}
-	x = PEM_read_X509(fp, NULL, NULL, NULL);
-	fclose(fp);
-	if (x == NULL)
-		setssl(err, errlen, path);
-	return x;
+	return read_pem(path, 0, err, errlen);
 }
 
-/* Read a PEM private key (unencrypted); caller frees. NULL with err. */
 static EVP_PKEY *
 read_key(const char *path, char *err, size_t errlen)
 {
-	FILE *fp = fopen(path, "re");
-	EVP_PKEY *k;
-
-	if (fp == NULL) {
-		seterr(err, errlen, "%s: %s", path, strerror(errno));
-		return NULL;
-	}
-	k = PEM_read_PrivateKey(fp, NULL, NULL, NULL);
-	fclose(fp);
-	if (k == NULL)
-		setssl(err, errlen, path);
-	return k;
+	return read_pem(path, 1, err, errlen);
 }
 
 /* Load DIR's CA certificate and key and check they belong together.

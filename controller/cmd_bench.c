@@ -14,18 +14,6 @@
 #include "rundoc.h"
 #include "util.h"
 
-static int
-parse_u32(const char *s, uint32_t *out)
-{
-	char *end;
-	unsigned long v = strtoul(s, &end, 10);
-
-	if (end == s || *end || v > UINT32_MAX)
-		return -1;
-	*out = (uint32_t)v;
-	return 0;
-}
-
 enum { O_DIR = 256, O_THREADS, O_BS, O_SIZE, O_SHARED, O_DIRECT, O_FSYNC, O_STONEWALL,
     O_FPD, O_FILES, O_FTOTAL, O_WSIZE, O_DROP, O_SHIFT, O_KEEP, O_RATE, O_LEASE,
     O_TOOL, O_EXTTO, O_SEED, O_TRATE, O_REPEAT, O_STOTAL, O_LABEL, O_VERIFY, O_COMPR,
@@ -78,50 +66,6 @@ static const struct opt bench_opts[] = {
 	OPT_END
 };
 
-/* The measurement options (issue 9) into rq: 0, or -1 on a bad value,
- * also for an option that is not one of them. */
-static int
-parse_measure(int ch, struct bench_req *rq)
-{
-	switch (ch) {
-	case O_VERIFY: rq->verify = 1; return 0;
-	case O_MDREL: rq->md_relative = 1; return 0;
-	case O_MDSHARED: rq->md_shared = 1; return 0;
-	case O_MDLEAF: rq->md_leaf_only = 1; return 0;
-	case O_COMPR:
-		return parse_u32(optarg, &rq->compress_pct) < 0 || rq->compress_pct > 100 ? -1 : 0;
-	case O_MDDEPTH:
-		return parse_u32(optarg, &rq->md_depth);
-	case O_MDBRANCH:
-		return parse_u32(optarg, &rq->md_branch) < 0 || rq->md_branch == 0 ? -1 : 0;
-	case O_IODEPTH:
-		return parse_u32(optarg, &rq->iodepth) < 0 || rq->iodepth == 0 ? -1 : 0;
-	case O_RUNTIME:
-		return parse_u32(optarg, &rq->runtime_s) < 0 || rq->runtime_s == 0 ? -1 : 0;
-	case O_RWMIX:
-		return parse_u32(optarg, &rq->rwmix) < 0 || rq->rwmix > 100 ? -1 : 0;
-	case O_SEGS:
-		return bench_parse_size(optarg, &rq->segments) < 0 || rq->segments == 0 ? -1 : 0;
-	case O_SCOUNT:
-		return bench_parse_size(optarg, &rq->stripe_count) < 0 || rq->stripe_count == 0 ||
-		    rq->stripe_count > 2000 ? -1 : 0;
-	case O_SSIZE:
-		return bench_parse_size(optarg, &rq->stripe_size) < 0 || rq->stripe_size == 0 ||
-		    rq->stripe_size % 65536 ? -1 : 0;
-	case O_IOENGINE:
-		if (strcmp(optarg, "psync") && strcmp(optarg, "io_uring") && strcmp(optarg, "libaio"))
-			return -1;
-		rq->ioengine = optarg;
-		return 0;
-	case O_FALLOC:
-		if (strcmp(optarg, "none") && strcmp(optarg, "native"))
-			return -1;
-		rq->fallocate = strcmp(optarg, "native") == 0;
-		return 0;
-	}
-	return -1;
-}
-
 /* "32..1024:size=1g,bs=4m" (or "8:...") into a new override of rq. 0 or -1. */
 static int
 parse_at(const char *spec, struct bench_req *rq)
@@ -167,103 +111,95 @@ out:
 	return rc;
 }
 
+#define RQ(m) offsetof(struct bench_req, m)
+/* Where each option's value goes in the request and what it may be. */
+static const struct opt_val bench_vals[] = {
+	{ O_DIR, OV_STR, RQ(dir), 0, 0 },
+	{ O_BS, OV_SIZE, RQ(bs), 1, 0 },
+	{ O_SIZE, OV_SIZE, RQ(size), 1, 0 },
+	{ O_WSIZE, OV_SIZE, RQ(write_size), 0, 0 },
+	{ O_SHARED, OV_FLAG, RQ(shared), 0, 0 },
+	{ O_DIRECT, OV_FLAG, RQ(direct), 0, 0 },
+	{ O_FSYNC, OV_FLAG, RQ(fsync), 0, 0 },
+	{ O_DROP, OV_FLAG, RQ(drop_caches), 0, 0 },
+	{ O_KEEP, OV_FLAG, RQ(keep), 0, 0 },
+	{ O_STONEWALL, OV_U32, RQ(stonewall_s), 0, 0 },
+	{ O_FPD, OV_U32, RQ(files_per_dir), 1, 0 },
+	{ O_FILES, OV_SIZE, RQ(md_files), 1, 0 },
+	{ O_FTOTAL, OV_SIZE, RQ(files_total), 1, 0 },
+	{ O_RATE, OV_U32, RQ(rate_iops), 0, 0 },
+	{ O_TRATE, OV_U32, RQ(test_rate_iops), 0, 0 },
+	{ O_LEASE, OV_U32, RQ(lease_s), 1, 0 },
+	{ O_EXTTO, OV_U32, RQ(ext_timeout_s), 0, 0 },
+	{ O_TOOL, OV_STR, RQ(ext_tool), 0, 0 },
+	{ O_REPEAT, OV_U32, RQ(repeat), 1, 1000 },
+	{ O_STOTAL, OV_SIZE, RQ(size_total), 1, 0 },
+	{ O_LABEL, OV_STR, RQ(label), 0, 0 },
+	{ O_MPIRUN, OV_STR, RQ(mpirun), 0, 0 },
+	{ O_MPIARGS, OV_STR, RQ(mpirun_args), 0, 0 },
+	{ O_SEED, OV_U64, RQ(seed), 0, 0 },
+	/* the measurement options (issue 9) */
+	{ O_VERIFY, OV_FLAG, RQ(verify), 0, 0 },
+	{ O_MDREL, OV_FLAG, RQ(md_relative), 0, 0 },
+	{ O_MDSHARED, OV_FLAG, RQ(md_shared), 0, 0 },
+	{ O_MDLEAF, OV_FLAG, RQ(md_leaf_only), 0, 0 },
+	{ O_COMPR, OV_U32, RQ(compress_pct), 0, 100 },
+	{ O_MDDEPTH, OV_U32, RQ(md_depth), 0, 0 },
+	{ O_MDBRANCH, OV_U32, RQ(md_branch), 1, 0 },
+	{ O_IODEPTH, OV_U32, RQ(iodepth), 1, 0 },
+	{ O_RUNTIME, OV_U32, RQ(runtime_s), 1, 0 },
+	{ O_RWMIX, OV_U32, RQ(rwmix), 0, 100 },
+	{ O_SEGS, OV_SIZE, RQ(segments), 1, 0 },
+	{ O_SCOUNT, OV_SIZE, RQ(stripe_count), 1, 2000 },
+};
+#undef RQ
+
+/* The options that are not a plain value: 0, or -1 on a bad value. */
+static int
+parse_special(int ch, struct bench_req *rq, const char **threads)
+{
+	switch (ch) {
+	case O_THREADS:
+		*threads = optarg;
+		return 0;
+	case O_SHIFT:	/* the value is optional: 1, the next node */
+		rq->reader_shift = 1;
+		return optarg ? opt_parse_uint(optarg, 0, UINT32_MAX, NULL, &rq->reader_shift) : 0;
+	case O_AT:
+		return parse_at(optarg, rq);
+	case O_IOENGINE:
+		if (strcmp(optarg, "psync") && strcmp(optarg, "io_uring") && strcmp(optarg, "libaio"))
+			return -1;
+		rq->ioengine = optarg;
+		return 0;
+	case O_FALLOC:
+		if (strcmp(optarg, "none") && strcmp(optarg, "native"))
+			return -1;
+		rq->fallocate = strcmp(optarg, "native") == 0;
+		return 0;
+	case O_SSIZE:	/* Lustre takes multiples of 64 KiB */
+		return bench_parse_size(optarg, &rq->stripe_size) < 0 || rq->stripe_size == 0 ||
+		    rq->stripe_size % 65536 ? -1 : 0;
+	}
+	return -1;
+}
+
 /* Options into req; 0, or -1 on a usage error (message printed). */
 static int
 parse_bench(struct ctl *ctl, int argc, char **argv, struct bench_req *rq)
 {
 	const char *threads = "1", *kind = NULL;
 	char err[256];
-	uint64_t v;
-	int ch;
+	int ch, r;
 
 	rq->lease_s = 10;
 	rq->seed = 1;
 	while ((ch = opt_next(ctl, argc, argv)) != -1) {
-		switch (ch) {
-		case O_DIR: rq->dir = optarg; break;
-		case O_THREADS: threads = optarg; break;
-		case O_BS:
-			if (bench_parse_size(optarg, &rq->bs) < 0 || rq->bs == 0)
-				goto badval;
-			break;
-		case O_SIZE:
-			if (bench_parse_size(optarg, &rq->size) < 0 || rq->size == 0)
-				goto badval;
-			break;
-		case O_WSIZE:
-			if (bench_parse_size(optarg, &rq->write_size) < 0)
-				goto badval;
-			break;
-		case O_SHARED: rq->shared = 1; break;
-		case O_DIRECT: rq->direct = 1; break;
-		case O_FSYNC: rq->fsync = 1; break;
-		case O_DROP: rq->drop_caches = 1; break;
-		case O_KEEP: rq->keep = 1; break;
-		case O_STONEWALL:
-			if (parse_u32(optarg, &rq->stonewall_s) < 0)
-				goto badval;
-			break;
-		case O_FPD:
-			if (parse_u32(optarg, &rq->files_per_dir) < 0 || rq->files_per_dir == 0)
-				goto badval;
-			break;
-		case O_FILES:
-			if (bench_parse_size(optarg, &rq->md_files) < 0 || rq->md_files == 0)
-				goto badval;
-			break;
-		case O_FTOTAL:
-			if (bench_parse_size(optarg, &rq->files_total) < 0 || rq->files_total == 0)
-				goto badval;
-			break;
-		case O_SHIFT:
-			rq->reader_shift = 1;
-			if (optarg && parse_u32(optarg, &rq->reader_shift) < 0)
-				goto badval;
-			break;
-		case O_RATE:
-			if (parse_u32(optarg, &rq->rate_iops) < 0)
-				goto badval;
-			break;
-		case O_TRATE:
-			if (parse_u32(optarg, &rq->test_rate_iops) < 0)
-				goto badval;
-			break;
-		case O_LEASE:
-			if (parse_u32(optarg, &rq->lease_s) < 0 || rq->lease_s == 0)
-				goto badval;
-			break;
-		case O_EXTTO:
-			if (parse_u32(optarg, &rq->ext_timeout_s) < 0)
-				goto badval;
-			break;
-		case O_TOOL: rq->ext_tool = optarg; break;
-		case O_REPEAT:
-			if (parse_u32(optarg, &rq->repeat) < 0 || rq->repeat == 0 || rq->repeat > 1000)
-				goto badval;
-			break;
-		case O_STOTAL:
-			if (bench_parse_size(optarg, &rq->size_total) < 0 || rq->size_total == 0)
-				goto badval;
-			break;
-		case O_LABEL: rq->label = optarg; break;
-		case O_AT:
-			if (parse_at(optarg, rq) < 0)
-				goto badval;
-			break;
-		case O_MPIRUN: rq->mpirun = optarg; break;
-		case O_MPIARGS: rq->mpirun_args = optarg; break;
-		case O_SEED:
-			if (bench_parse_size(optarg, &v) < 0)
-				goto badval;
-			rq->seed = v;
-			break;
-		default:
-			if (ch == '?')		/* reported by opt_next */
-				return -1;
-			if (parse_measure(ch, rq) < 0)
-				goto badval;
-			break;
-		}
+		if (ch == '?')		/* reported by opt_next */
+			return -1;
+		r = opt_store(bench_vals, nitems(bench_vals), ch, optarg, rq);
+		if (r < 0 || (r == 0 && parse_special(ch, rq, &threads) < 0))
+			goto badval;
 	}
 	/* KIND is the first operand; anything else goes to the external tool */
 	if (optind < argc)

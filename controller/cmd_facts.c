@@ -13,15 +13,16 @@
 static char *
 render_facts(struct fanout *fo, struct fo_node *n, void *arg)
 {
+	const Knob__Envelope *r = output_answer(n, KNOB__ENVELOPE__BODY_FACTS);
 	const Knob__Facts *f;
 	char *s = NULL;
 	size_t i;
 
 	(void)fo;
 	(void)arg;
-	if (n->status != NS_OK || n->reply == NULL || n->reply->body_case != KNOB__ENVELOPE__BODY_FACTS)
+	if (r == NULL)
 		return NULL;
-	f = n->reply->facts;
+	f = r->facts;
 	/* Host name and uptime differ on every node: they are in --json only,
 	 * so that identical machines fold together here. */
 	str_appendf(&s, "kernel %s  knobd %s\n", f->kernel, f->agent_version);
@@ -70,14 +71,15 @@ render_facts(struct fanout *fo, struct fo_node *n, void *arg)
 static json_object *
 json_facts(struct fanout *fo, struct fo_node *n, void *arg)
 {
+	const Knob__Envelope *r = output_answer(n, KNOB__ENVELOPE__BODY_FACTS);
 	json_object *o;
 
 	(void)fo;
 	(void)arg;
-	if (n->status != NS_OK || n->reply == NULL || n->reply->body_case != KNOB__ENVELOPE__BODY_FACTS)
+	if (r == NULL)
 		return NULL;
 	o = json_object_new_object();
-	json_object_object_add(o, "facts", pb_to_json(&n->reply->facts->base));
+	json_object_object_add(o, "facts", pb_to_json(&r->facts->base));
 	return o;
 }
 
@@ -86,32 +88,10 @@ cmd_facts(struct ctl *ctl, int argc, char **argv)
 {
 	Knob__Envelope env = KNOB__ENVELOPE__INIT;
 	Knob__FactsRequest req = KNOB__FACTS_REQUEST__INIT;
-	struct strvec names = { 0 };
-	struct fanout fo;
-	int rc;
 
-	if (opt_operands(ctl, argc, argv, 0, 0) < 0 || ctl_targets(ctl, &names) < 0) {
-		strvec_free(&names);
-		return 2;
-	}
-	fanout_init(&fo, ctl, &names);
 	env.body_case = KNOB__ENVELOPE__BODY_FACTS_REQUEST;
 	env.facts_request = &req;
-	if (fanout_request(&fo, &env) < 0) {
-		rc = 2;
-		goto out;
-	}
-	if (ctl->json)
-		output_json(ctl, &fo, json_facts, NULL);
-	else {
-		output_folded(ctl, &fo, render_facts, NULL);
-		output_summary(ctl, &fo);
-	}
-	rc = output_exit_status(&fo);
-out:
-	fanout_free(&fo);
-	strvec_free(&names);
-	return rc;
+	return output_request(ctl, argc, argv, &env, render_facts, json_facts);
 }
 
 const struct cmd_entry cmd_facts_entry = {

@@ -1,15 +1,11 @@
-/* knobctl profile / apply / verify / rollback.
+/* knobctl apply / verify / rollback / active (profile: cmd_profile.c).
  *
- *   profile show NAME|FILE     resolved profile, where each key came from
- *   profile check FILE...      validate; every error as file:line: message
- *   profile list               profiles in the search path
  *   apply PROFILE -w NODES [-x NODES] [--check] [--diff] [--keep-going]
  *   verify PROFILE -w NODES [-x NODES]
  *   rollback -w NODES [-x NODES]
  *
  * Profiles are resolved here (inheritance, validation); agents get a flat
  * list of settings.  Results fold across nodes with identical text. */
-#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -23,277 +19,6 @@
 #include "profile.h"
 #include "util.h"
 
-static void
-print_errors(const struct strvec *errs)
-{
-	for (size_t i = 0; i < errs->n; i++)
-		fprintf(stderr, "%s\n", errs->v[i]);
-}
-
-/* Load a profile or print its errors; NULL on error. */
-static struct profile *
-load_or_complain(const char *arg)
-{
-	struct strvec errs = { 0 };
-	struct profile *p = profile_load(arg, &errs);
-
-	if (p == NULL)
-		print_errors(&errs);
-	strvec_free(&errs);
-	return p;
-}
-
-/* Flat wire settings of a resolved profile; free with settings_free. */
-Knob__Setting **
-settings_build(const struct profile *p)
-{
-	Knob__Setting **v = xcalloc(p->n ? p->n : 1, sizeof(*v));
-
-	for (size_t i = 0; i < p->n; i++) {
-		const struct psetting *ps = &p->s[i];
-		Knob__Setting *s = xcalloc(1, sizeof(*s));
-
-		knob__setting__init(s);
-		s->driver = xstrdup(ps->driver);
-		s->key = xstrdup(ps->key);
-		s->value = xstrdup(ps->value);
-		s->attr = xstrdup(ps->attr);
-		s->match = xstrdup(ps->match);
-		s->persistent = ps->persistent;
-		s->origin = xasprintf("%s:%d", ps->file, ps->line);
-		v[i] = s;
-	}
-	return v;
-}
-
-void
-settings_free(Knob__Setting **v, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		free(v[i]->driver);
-		free(v[i]->key);
-		free(v[i]->value);
-		free(v[i]->attr);
-		free(v[i]->match);
-		free(v[i]->origin);
-		free(v[i]);
-	}
-	free(v);
-}
-
-static const char *
-base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-
-	return s ? s + 1 : path;
-}
-
-/* ------------------------------------------------------------ profile */
-static void
-setting_label(const struct psetting *s, char *buf, size_t len)
-{
-	snprintf(buf, len, "%s %s%s%s%s%s", s->driver, s->key, *s->attr ? " " : "", s->attr,
-	    *s->match ? " " : "", s->match);
-}
-
-static int
-profile_show(struct ctl *ctl, const char *arg)
-{
-	struct profile *p = load_or_complain(arg);
-	char label[1024];
-	size_t w = 0;
-
-	if (p == NULL)
-		return 2;
-	if (ctl->json) {
-		json_object *o = json_object_new_object(), *arr = json_object_new_array(),
-		    *chain = json_object_new_array();
-
-		json_object_object_add(o, "name", json_object_new_string(p->name));
-		json_object_object_add(o, "path", json_object_new_string(p->path));
-		json_object_object_add(o, "description", json_object_new_string(p->description));
-		for (size_t i = 0; i < p->chain.n; i++)
-			json_object_array_add(chain, json_object_new_string(p->chain.v[i]));
-		json_object_object_add(o, "chain", chain);
-		for (size_t i = 0; i < p->n; i++) {
-			json_object *s = json_object_new_object();
-			char *origin = xasprintf("%s:%d", p->s[i].file, p->s[i].line);
-
-			json_object_object_add(s, "driver", json_object_new_string(p->s[i].driver));
-			json_object_object_add(s, "key", json_object_new_string(p->s[i].key));
-			json_object_object_add(s, "attr", json_object_new_string(p->s[i].attr));
-			json_object_object_add(s, "match", json_object_new_string(p->s[i].match));
-			json_object_object_add(s, "value", json_object_new_string(p->s[i].value));
-			json_object_object_add(s, "persistent", json_object_new_boolean(p->s[i].persistent));
-			json_object_object_add(s, "profile", json_object_new_string(p->s[i].profile));
-			json_object_object_add(s, "origin", json_object_new_string(origin));
-			json_object_object_add(s, "cite", json_object_new_string(p->s[i].cite ?
-			    p->s[i].cite : ""));
-			json_object_array_add(arr, s);
-			free(origin);
-		}
-		json_object_object_add(o, "settings", arr);
-		fprintf(ctl->out, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY));
-		json_object_put(o);
-		profile_free(p);
-		return 0;
-	}
-	fprintf(ctl->out, "profile %s (%s)\n", p->name, p->path);
-	fprintf(ctl->out, "inherits: ");
-	for (size_t i = 0; i < p->chain.n; i++)
-		fprintf(ctl->out, "%s%s", i ? " -> " : "", p->chain.v[i]);
-	fprintf(ctl->out, "\n");
-	if (*p->description) {
-		char *d = xstrdup(p->description), *save = NULL;
-
-		fprintf(ctl->out, "description:\n");
-		for (char *l = strtok_r(d, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
-			fprintf(ctl->out, "  %s\n", strtrim(l));
-		free(d);
-	}
-	for (size_t i = 0; i < p->n; i++) {
-		setting_label(&p->s[i], label, sizeof(label));
-		if (strlen(label) + 3 + strlen(p->s[i].value) > w)
-			w = strlen(label) + 3 + strlen(p->s[i].value);
-	}
-	fprintf(ctl->out, "settings (%zu):\n", p->n);
-	for (size_t i = 0; i < p->n; i++) {
-		char *kv;
-
-		setting_label(&p->s[i], label, sizeof(label));
-		kv = xasprintf("%s = %s", label, p->s[i].value);
-		fprintf(ctl->out, "  %-*s  from %s (%s:%d)%s\n", (int)w, kv, p->s[i].profile,
-		    base_name(p->s[i].file), p->s[i].line, p->s[i].persistent ? " persistent" : "");
-		fprintf(ctl->out, "      cite: %s\n", p->s[i].cite ? p->s[i].cite : "(none)");
-		free(kv);
-	}
-	profile_free(p);
-	return 0;
-}
-
-static int
-profile_check(struct ctl *ctl, int argc, char **argv)
-{
-	int bad = 0;
-
-	for (int i = 0; i < argc; i++) {
-		struct strvec errs = { 0 };
-		struct profile *p;
-
-		if (strchr(argv[i], '/') == NULL && strstr(argv[i], ".xml") == NULL) {
-			/* a NAME: check what the search path finds */
-			char *path = profile_find(argv[i]);
-
-			p = profile_load(path ? path : argv[i], &errs);
-			free(path);
-		} else
-			p = profile_load(argv[i], &errs);
-		if (p == NULL) {
-			print_errors(&errs);
-			bad++;
-		} else
-			fprintf(ctl->out, "%s: ok (%s, %zu settings)\n", argv[i], p->name, p->n);
-		profile_free(p);
-		strvec_free(&errs);
-	}
-	return bad ? 2 : 0;
-}
-
-/* One row of profile list. */
-struct plist_row {
-	char *name, *parent, *summary;
-};
-
-static int
-plist_cmp(const void *x, const void *y)
-{
-	return strcmp(((const struct plist_row *)x)->name, ((const struct plist_row *)y)->name);
-}
-
-/* The profiles of one search-path directory not seen yet, appended to rows. */
-static void
-plist_dir(const char *dir, struct strvec *seen, struct plist_row **rows, size_t *n)
-{
-	DIR *d = opendir(dir);
-	struct dirent *de;
-
-	if (d == NULL)
-		return;
-	while ((de = readdir(d)) != NULL) {
-		size_t l = strlen(de->d_name);
-		struct strvec errs = { 0 };
-		struct profile *p;
-		char *name, *path;
-
-		if (l < 5 || strcmp(de->d_name + l - 4, ".xml") != 0)
-			continue;
-		name = xasprintf("%.*s", (int)(l - 4), de->d_name);
-		path = xasprintf("%s/%s", dir, de->d_name);
-		if (!strvec_contains(seen, name)) {
-			strvec_push(seen, name);
-			*rows = xrealloc(*rows, (*n + 1) * sizeof(**rows));
-			p = profile_load(path, &errs);
-			(*rows)[*n].name = xstrdup(name);
-			(*rows)[*n].parent = xstrdup(p && p->chain.n > 1 ?
-			    p->chain.v[p->chain.n - 2] : "-");
-			(*rows)[*n].summary = p ? xstrdup(p->summary) :
-			    xasprintf("(does not load: %s)", errs.n ? errs.v[0] : "?");
-			(*n)++;
-			profile_free(p);
-		}
-		strvec_free(&errs);
-		free(path);
-		free(name);
-	}
-	closedir(d);
-}
-
-/* Name, parent and one-line summary of every profile in the search path,
- * sorted by name (the first directory that has a name wins). */
-static int
-profile_list(struct ctl *ctl)
-{
-	struct strvec sp = { 0 }, seen = { 0 };
-	struct plist_row *rows = NULL;
-	size_t n = 0;
-
-	profile_search_path(&sp);
-	for (size_t i = 0; i < sp.n; i++)
-		plist_dir(sp.v[i], &seen, &rows, &n);
-	if (n > 1)
-		qsort(rows, n, sizeof(*rows), plist_cmp);
-	fprintf(ctl->out, "%-22s %-18s %s\n", "NAME", "PARENT", "SUMMARY");
-	for (size_t i = 0; i < n; i++) {
-		fprintf(ctl->out, "%-22s %-18s %s\n", rows[i].name, rows[i].parent, rows[i].summary);
-		free(rows[i].name);
-		free(rows[i].parent);
-		free(rows[i].summary);
-	}
-	free(rows);
-	strvec_free(&sp);
-	strvec_free(&seen);
-	return 0;
-}
-
-int
-cmd_profile(struct ctl *ctl, int argc, char **argv)
-{
-	int i = opt_operands(ctl, argc, argv, 1, -1), n = argc - i;
-
-	if (i < 0)
-		return 2;
-	if (n >= 2 && strcmp(argv[i], "show") == 0)
-		return profile_show(ctl, argv[i + 1]);
-	if (n >= 2 && strcmp(argv[i], "check") == 0)
-		return profile_check(ctl, n - 1, argv + i + 1);
-	if (n == 1 && strcmp(argv[i], "list") == 0)
-		return profile_list(ctl);
-	fprintf(stderr, "usage: knobctl profile show NAME|FILE | profile check FILE... | "
-	    "profile list\n");
-	return 2;
-}
-
 /* ------------------------------------------------------------ results */
 struct tune_opts {
 	int check, diff, keep_going, stack, force;
@@ -301,33 +26,14 @@ struct tune_opts {
 	const char *pause_at;
 };
 
-static const struct {
-	int st;
-	const char *name;
-} state_names[] = {
-	{ KNOB__KEY_STATE__KEY_CHANGED, "changed" },
-	{ KNOB__KEY_STATE__KEY_UNCHANGED, "unchanged" },
-	{ KNOB__KEY_STATE__KEY_FAILED, "failed" },
-	{ KNOB__KEY_STATE__KEY_UNSUPPORTED, "unsupported" },
-	{ KNOB__KEY_STATE__KEY_PENDING_RESTART, "pending-restart" },
-	{ KNOB__KEY_STATE__KEY_WOULD_CHANGE, "would-change" },
-	{ KNOB__KEY_STATE__KEY_REVERTED, "reverted" },
-	{ KNOB__KEY_STATE__KEY_OK, "ok" },
-	{ KNOB__KEY_STATE__KEY_DRIFT, "drift" },
-	{ KNOB__KEY_STATE__KEY_RESTORED, "restored" },
-	{ KNOB__KEY_STATE__KEY_SKIPPED, "skipped" },
-	{ KNOB__KEY_STATE__KEY_CHANGED_SINCE, "changed-since" },
-	{ KNOB__KEY_STATE__KEY_WOULD_FAIL, "would-fail" },
-	{ KNOB__KEY_STATE__KEY_PROTECTED, "protected" },
-};
-
+/* A key state as text and --json both name it ("pending-restart"). */
 static const char *
 state_name(int st)
 {
-	for (size_t i = 0; i < nitems(state_names); i++)
-		if (state_names[i].st == st)
-			return state_names[i].name;
-	return "?";
+	static char buf[64];	/* the loop thread's; printed before the next call */
+	const char *l = pb_enum_label(&knob__key_state__descriptor, st, buf, sizeof(buf));
+
+	return l ? l : "?";
 }
 
 /* "blockdev loop3 scheduler" or "sysctl net.core.somaxconn" */
@@ -574,7 +280,7 @@ tune_ctx_init(struct tune_ctx *c, struct ctl *ctl, int argc, char **argv, int wa
 	c->ctl = ctl;
 	if (parse_tune_args(ctl, argc, argv, want_profile, &pname, &c->o) < 0)
 		return -1;
-	if (pname && (c->p = load_or_complain(pname)) == NULL)
+	if (pname && (c->p = ctl_profile_load(pname)) == NULL)
 		return -1;
 	/* a node may queue for its tuning lock that long before it answers */
 	ctl->timeout += c->o.wait_s;
@@ -629,7 +335,7 @@ tune_ctx_run(struct tune_ctx *c, const Knob__Envelope *env, Knob__Envelope__Body
 	if (!ctl->json) {
 		if (c->p)
 			fprintf(ctl->out, "%s %s (%s) on %zu node(s)\n", verb, c->p->name,
-			    base_name(c->p->path), c->fo.n);
+			    path_base(c->p->path), c->fo.n);
 		else
 			fprintf(ctl->out, "%s on %zu node(s)\n", verb, c->fo.n);
 	}
@@ -877,14 +583,6 @@ cmd_active(struct ctl *ctl, int argc, char **argv)
 {
 	return run_verify(ctl, argc, argv, 0, 1, status_active, "active", render_active);
 }
-
-const struct cmd_entry cmd_profile_entry = {
-	"profile", "show NAME|FILE | check FILE... | list", "resolve, validate or list tuning profiles",
-	CMD_NOINV, NULL, cmd_profile,
-	"profile show NAME|FILE   the resolved profile and where each key came from\n"
-	"profile check FILE...    validate; every error as file:line: message\n"
-	"profile list             the profiles in the search path",
-};
 
 const struct cmd_entry cmd_apply_entry = {
 	"apply", "PROFILE", "tune the targets to a profile (or --check what would change)",

@@ -39,6 +39,7 @@
 #include "log.h"
 #include "nodeset.h"
 #include "util.h"
+#include "xml.h"
 
 #define INV_MAX_FILE	(64u << 20)	/* cluster.xml size cap */
 #define INV_MAX_ERRORS	50		/* reported before "... more" */
@@ -186,20 +187,6 @@ parse_port(const char *s)
 	return (v >= 1 && v <= 65535) ? (int)v : -1;
 }
 
-/* Attribute value as a malloc'd C string, or NULL when absent. */
-static char *
-attr(const xmlNode *n, const char *name)
-{
-	xmlChar *v = xmlGetProp(n, (const xmlChar *)name);
-	char *s;
-
-	if (v == NULL)
-		return NULL;
-	s = xstrdup((const char *)v);
-	xmlFree(v);
-	return s;
-}
-
 /* Report attributes of n that are not in allowed (NULL-terminated). */
 static void
 check_attrs(struct invload *ld, const xmlNode *n, const char *const *allowed)
@@ -219,7 +206,7 @@ check_attrs(struct invload *ld, const xmlNode *n, const char *const *allowed)
 static char *
 req_attr(struct invload *ld, const xmlNode *n, const char *name)
 {
-	char *v = attr(n, name);
+	char *v = xml_attr(n, name);
 
 	if (v == NULL || *strtrim(v) == '\0') {
 		inv_error(ld, node_line(n), "<%s>: missing attribute '%s'",
@@ -243,7 +230,7 @@ resolve_path(struct invload *ld, const char *p)
 static void
 path_attr(struct invload *ld, const xmlNode *n, const char *name, char **dst)
 {
-	char *v = attr(n, name);
+	char *v = xml_attr(n, name);
 
 	if (v == NULL)
 		return;
@@ -362,8 +349,8 @@ el_node(struct invload *ld, const xmlNode *n, struct elem_state *st)
 	check_attrs(ld, n, allowed);
 	if ((name = req_attr(ld, n, "name")) == NULL)
 		goto out;
-	addr = attr(n, "addr");
-	port = attr(n, "port");
+	addr = xml_attr(n, "addr");
+	port = xml_attr(n, "port");
 	if (addr != NULL && *strtrim(addr) == '\0') {
 		inv_error(ld, node_line(n), "<node>: empty attribute 'addr'");
 		goto out;
@@ -541,7 +528,7 @@ inventory_load(const char *path, char *err, size_t errlen)
 		static const char *const allowed[] = { "port", NULL };
 		check_attrs(&ld, root, allowed);
 	}
-	if ((rootport = attr(root, "port")) != NULL &&
+	if ((rootport = xml_attr(root, "port")) != NULL &&
 	    (ld.inv->port = parse_port(strtrim(rootport))) < 0) {
 		inv_error(&ld, node_line(root), "<cluster>: bad port \"%s\" (1-65535)", rootport);
 		ld.inv->port = KNOB_DEFAULT_PORT;

@@ -240,6 +240,13 @@ int output_exit_status(struct fanout *fo);
  * extra(n) returns a json object merged into that node's record (may be NULL). */
 typedef json_object *(*json_fn)(struct fanout *fo, struct fo_node *n, void *arg);
 void output_json(struct ctl *ctl, struct fanout *fo, json_fn extra, void *arg);
+/* n's reply when n is ok and answered with body_case body, else NULL. */
+const Knob__Envelope *output_answer(const struct fo_node *n, int body);
+/* The request-then-print flow of a command without operands (ping, facts):
+ * req to every target, then the folded text (render) and the summary, or
+ * the JSON records (json).  Returns the exit status. */
+int output_request(struct ctl *ctl, int argc, char **argv, const Knob__Envelope *req,
+    render_fn render, json_fn json);
 
 /* ------------------------------------------------------------ subcommands
  * One file each; argv[0] is the subcommand name.  Return the exit status. */
@@ -260,8 +267,11 @@ extern const struct cmd_entry cmd_ca_entry, cmd_ping_entry, cmd_facts_entry, cmd
 int cmd_report(struct ctl *ctl, int argc, char **argv);
 int cmd_play(struct ctl *ctl, int argc, char **argv);
 
-/* Wire settings of a resolved profile (cmd_tune.c); settings_free releases them. */
+/* Wire settings of a resolved profile (cmd_profile.c); settings_free releases them. */
 struct profile;
+/* Load a profile (a NAME in the search path or a FILE) or print its errors;
+ * NULL on error. */
+struct profile *ctl_profile_load(const char *arg);
 Knob__Setting **settings_build(const struct profile *p);
 void settings_free(Knob__Setting **v, size_t n);
 

@@ -2,11 +2,13 @@
  * from the struct opt tables (controller/opt.h), global and node-set options
  * accepted anywhere on the line, values checked once here. */
 #include <ctype.h>
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_ctl.h"
 #include "knobctl.h"
 #include "log.h"
 #include "opt.h"
@@ -432,4 +434,58 @@ opt_help(FILE *f, const struct cmd_entry *ce)
 		fprintf(f, "\n%s\n", ce->more);
 	fprintf(f, "\nGlobal options (-c FILE, --json, --timeout S, ...: 'knobctl help') may appear "
 	    "anywhere.\n");
+}
+
+int
+opt_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *u64, uint32_t *u32)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!isdigit((unsigned char)s[0]))
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -1;
+	if (u64)
+		*u64 = v;
+	if (u32)
+		*u32 = (uint32_t)v;
+	return 0;
+}
+
+int
+opt_store(const struct opt_val *vals, size_t n, int id, const char *arg, void *base)
+{
+	const struct opt_val *v = NULL;
+	char *p = (char *)base;
+	uint64_t x;
+
+	for (size_t i = 0; i < n && v == NULL; i++)
+		if (vals[i].id == id)
+			v = &vals[i];
+	if (v == NULL)
+		return 0;
+	p += v->off;
+	switch (v->type) {
+	case OV_FLAG:
+		*(int *)(void *)p = 1;
+		return 1;
+	case OV_STR:
+		*(const char **)(void *)p = arg;
+		return 1;
+	case OV_U32:
+		return opt_parse_uint(arg, v->min, v->max ? v->max : UINT32_MAX, NULL,
+		    (uint32_t *)(void *)p) < 0 ? -1 : 1;
+	case OV_U64:
+		return opt_parse_uint(arg, v->min, v->max ? v->max : UINT64_MAX,
+		    (uint64_t *)(void *)p, NULL) < 0 ? -1 : 1;
+	case OV_SIZE:
+		if (bench_parse_size(arg, &x) < 0 || x < v->min || (v->max && x > v->max))
+			return -1;
+		*(uint64_t *)(void *)p = x;
+		return 1;
+	}
+	return -1;
 }

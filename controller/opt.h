@@ -9,6 +9,8 @@
 #define KNOB_OPT_H
 
 #include <getopt.h>	/* optarg, optind for the commands */
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 struct ctl;
@@ -86,6 +88,23 @@ int cmd_has_short(const struct cmd_entry *ce, int ch);
 void opt_label(const struct opt *o, const struct cmd_entry *ce, char *buf, size_t len);
 /* Short letter under which o is reachable in ce (0: long only). */
 int opt_short(const struct opt *o, const struct cmd_entry *ce);
+/* How a command stores an option's value (opt_store): at offset off of its
+ * request, an int flag (1), the argument string, a decimal number or a size
+ * ("4k", bench_parse_size), checked against min..max (max 0: the type's
+ * largest). */
+enum opt_vtype { OV_FLAG = 1, OV_STR, OV_U32, OV_U64, OV_SIZE };
+struct opt_val {
+	int id;
+	int type;		/* enum opt_vtype */
+	size_t off;		/* offsetof the member */
+	uint64_t min, max;
+};
+/* Store option id's argument into base by its row of vals: 1 stored, 0 when
+ * id has no row, -1 on a bad value. */
+int opt_store(const struct opt_val *vals, size_t n, int id, const char *arg, void *base);
+/* A decimal number in min..max into *u64 or *u32 (whichever is not NULL);
+ * no sign, no suffix.  0 or -1. */
+int opt_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *u64, uint32_t *u32);
 /* Release what the parser allocated in ctl. */
 void opt_free(struct ctl *ctl);
 

@@ -339,3 +339,39 @@ output_json(struct ctl *ctl, struct fanout *fo, json_fn extra, void *arg)
 	fflush(f);
 	json_object_put(doc);
 }
+
+const Knob__Envelope *
+output_answer(const struct fo_node *n, int body)
+{
+	if (n->status != NS_OK || n->reply == NULL || (int)n->reply->body_case != body)
+		return NULL;
+	return n->reply;
+}
+
+int
+output_request(struct ctl *ctl, int argc, char **argv, const Knob__Envelope *req,
+    render_fn render, json_fn json)
+{
+	struct strvec names = { 0 };
+	struct fanout fo;
+	int rc = 2;
+
+	if (opt_operands(ctl, argc, argv, 0, 0) < 0 || ctl_targets(ctl, &names) < 0) {
+		strvec_free(&names);
+		return 2;
+	}
+	fanout_init(&fo, ctl, &names);
+	if (fanout_request(&fo, req) < 0)
+		goto out;
+	if (ctl->json)
+		output_json(ctl, &fo, json, NULL);
+	else {
+		output_folded(ctl, &fo, render, NULL);
+		output_summary(ctl, &fo);
+	}
+	rc = output_exit_status(&fo);
+out:
+	fanout_free(&fo);
+	strvec_free(&names);
+	return rc;
+}

@@ -18,6 +18,7 @@
 #include "play.h"
 #include "profile.h"
 #include "util.h"
+#include "xml.h"
 
 #define PLAY_SCHEMA "play.rng"
 
@@ -158,13 +159,12 @@ subst(struct ploader *L, const char *s, int line)
 static char *
 attr(struct ploader *L, xmlNodePtr n, const char *name)
 {
-	xmlChar *v = xmlGetProp(n, (const xmlChar *)name);
-	char *s;
+	char *v = xml_attr(n, name), *s;
 
 	if (v == NULL)
 		return NULL;
-	s = subst(L, (const char *)v, (int)xmlGetLineNo(n));
-	xmlFree(v);
+	s = subst(L, v, (int)xmlGetLineNo(n));
+	free(v);
 	return s;
 }
 
@@ -399,17 +399,16 @@ parse_play(struct ploader *L, struct play *pl, xmlNodePtr root)
 {
 	for (xmlNodePtr n = root->children; n; n = n->next)
 		if (n->type == XML_ELEMENT_NODE && strcmp((const char *)n->name, "var") == 0) {
-			xmlChar *k = xmlGetProp(n, (const xmlChar *)"name");
-			xmlChar *v = xmlGetProp(n, (const xmlChar *)"value");
+			char *k = xml_attr(n, "name"), *v = xml_attr(n, "value");
 
 			if (k && v) {
-				char *sv = subst(L, (const char *)v, (int)xmlGetLineNo(n));
+				char *sv = subst(L, v, (int)xmlGetLineNo(n));
 
-				var_set(L, (const char *)k, sv);
+				var_set(L, k, sv);
 				free(sv);
 			}
-			xmlFree(k);
-			xmlFree(v);
+			free(k);
+			free(v);
 		}
 	pl->name = attr_or(L, root, "name", "");
 	pl->nodes = attr_or(L, root, "nodes", "");

@@ -20,6 +20,7 @@
 #include "nodeset.h"
 #include "profile.h"
 #include "sweep.h"
+#include "xml.h"
 
 #define SWEEP_SCHEMA "sweep.rng"
 
@@ -610,36 +611,35 @@ check_items(struct sweep_file *sf, struct lerr *e)
 static void
 read_count(xmlNodePtr n, const char *name, unsigned *out, struct lerr *e)
 {
-	xmlChar *v = xmlGetProp(n, (const xmlChar *)name);
+	char *v = xml_attr(n, name);
 	unsigned long long c;
 
 	if (v == NULL)
 		return;
-	if (parse_count((const char *)v, 1000000, &c) < 0)
-		lerr_add(e, (int)xmlGetLineNo(n), "bad %s '%s' (1-1000000 sweeps)", name,
-		    (const char *)v);
+	if (parse_count(v, 1000000, &c) < 0)
+		lerr_add(e, (int)xmlGetLineNo(n), "bad %s '%s' (1-1000000 sweeps)", name, v);
 	else
 		*out = (unsigned)c;
-	xmlFree(v);
+	free(v);
 }
 
 /* <slow> and <drain>. */
 static void
 read_policy(struct sweep_file *sf, xmlNodePtr n, struct lerr *e)
 {
-	xmlChar *v;
+	char *v;
 	double d;
 
-	if ((v = xmlGetProp(n, (const xmlChar *)"mads")) != NULL) {
-		sf->pol.slow_mads = strtod((const char *)v, NULL);
-		xmlFree(v);
+	if ((v = xml_attr(n, "mads")) != NULL) {
+		sf->pol.slow_mads = strtod(v, NULL);
+		free(v);
 	}
-	if ((v = xmlGetProp(n, (const xmlChar *)"min-gap")) != NULL) {
-		if (parse_percent((const char *)v, &d) < 0)
-			lerr_add(e, (int)xmlGetLineNo(n), "bad min-gap '%s'", (const char *)v);
+	if ((v = xml_attr(n, "min-gap")) != NULL) {
+		if (parse_percent(v, &d) < 0)
+			lerr_add(e, (int)xmlGetLineNo(n), "bad min-gap '%s'", v);
 		else
 			sf->pol.slow_min_gap = d / 100;
-		xmlFree(v);
+		free(v);
 	}
 	read_count(n, "after", &sf->pol.drain_after, e);
 	read_count(n, "resume", &sf->pol.resume_after, e);
@@ -665,10 +665,9 @@ read_doc(struct sweep_file *sf, xmlNodePtr root, struct lerr *e)
 		sc = &sf->scopes[sf->n++];
 		memset(sc, 0, sizeof(*sc));
 		if (grp) {
-			xmlChar *v = xmlGetProp(n, (const xmlChar *)"nodes");
+			char *v = xml_attr(n, "nodes");
 
-			sc->nodes = xstrdup(v ? (const char *)v : "");
-			xmlFree(v);
+			sc->nodes = v ? v : xstrdup("");
 		}
 		for (xmlNodePtr c = n->children; c; c = c->next)
 			if (c->type == XML_ELEMENT_NODE)

@@ -13,6 +13,7 @@
 #include "bench.h"
 #include "bench_ctl.h"
 #include "hist.h"
+#include "opt.h"
 #include "util.h"
 
 /* Read tests/fixtures/<rel> (found next to this source file). */
@@ -610,6 +611,70 @@ START_TEST(t_spec_refusals)
 }
 END_TEST
 
+/* parse_bench with a fresh controller; 0 or -1 (the message to stderr). */
+static int
+parse(struct bench_req *rq, const char *args)
+{
+	char *dup = xstrdup(args), *save = NULL;
+	char *argv[32];
+	struct ctl c;
+	int argc = 0, rc;
+
+	memset(&c, 0, sizeof(c));
+	for (char *t = strtok_r(dup, " ", &save); t && argc < 31; t = strtok_r(NULL, " ", &save))
+		argv[argc++] = t;
+	argv[argc] = NULL;
+	rc = bench_parse_argv(&c, argc, argv, rq);
+	/* the request points into argv: keep only what the test reads */
+	rq->dir = rq->label = NULL;
+	opt_free(&c);
+	strvec_free(&c.w);
+	strvec_free(&c.x);
+	free(dup);
+	return rc;
+}
+
+/* The bench option table: sizes take units, counts are plain decimals,
+ * ranges hold.  --seed is a number, not a size (it parsed "4k" as 4096). */
+START_TEST(t_bench_options)
+{
+	struct bench_req rq;
+
+	ck_assert_int_eq(parse(&rq, "bench --dir /d --seed 12345678901234 --bs 4k --size 1m "
+	    "--repeat 3 --direct --compressible 40 --reader-shift --threads 1,4 seq"), 0);
+	ck_assert_uint_eq(rq.seed, 12345678901234ull);
+	ck_assert_uint_eq(rq.bs, 4096);
+	ck_assert_uint_eq(rq.size, 1 << 20);
+	ck_assert_uint_eq(rq.repeat, 3);
+	ck_assert_int_eq(rq.direct, 1);
+	ck_assert_uint_eq(rq.compress_pct, 40);
+	ck_assert_uint_eq(rq.reader_shift, 1);
+	ck_assert_uint_eq(rq.nthreads, 2);
+	ck_assert_uint_eq(rq.lease_s, 10);		/* defaults stay */
+	ck_assert_uint_eq(rq.files_per_dir, 1024);
+	bench_req_free(&rq);
+	ck_assert_int_eq(parse(&rq, "bench --dir /d --reader-shift=3 seq-read"), 0);
+	ck_assert_uint_eq(rq.reader_shift, 3);
+	ck_assert_uint_eq(rq.seed, 1);			/* the default seed */
+	bench_req_free(&rq);
+	ck_assert_int_eq(parse(&rq, "bench --dir /d --seed 18446744073709551615 seq-write"), 0);
+	ck_assert_uint_eq(rq.seed, UINT64_MAX);
+	bench_req_free(&rq);
+	static const char *const bad[] = {
+		"--seed 4k", "--seed -1", "--seed 18446744073709551616", "--seed x",
+		"--repeat 0", "--repeat 1001", "--compressible 101", "--bs 0", "--lease 0",
+		"--rwmix 101", "--iodepth 4k", "--files 0", "--ioengine posix",
+	};
+	for (size_t i = 0; i < nitems(bad); i++) {
+		char *args = xasprintf("bench --dir /d %s rand-rw", bad[i]);
+
+		ck_assert_msg(parse(&rq, args) < 0, "accepted %s", bad[i]);
+		bench_req_free(&rq);
+		free(args);
+	}
+}
+END_TEST
+
 int
 main(void)
 {
@@ -630,6 +695,7 @@ main(void)
 	tcase_add_test(tc, t_parse_fio);
 	tcase_add_test(tc, t_hostfile);
 	tcase_add_test(tc, t_spec_refusals);
+	tcase_add_test(tc, t_bench_options);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }

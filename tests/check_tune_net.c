@@ -414,7 +414,9 @@ START_TEST(test_gpfs_pending_restart)
 	free(out);
 	rc = ctl(&out, "--json verify %s/gpfs-client.xml -w node02", top);
 	ck_assert_int_eq(rc, 0);
-	ck_assert_ptr_nonnull(strstr(out, "KEY_PENDING_RESTART"));
+	/* --json names states as the text does */
+	ck_assert_ptr_nonnull(strstr(out, "\"state\": \"pending-restart\""));
+	ck_assert_ptr_null(strstr(out, "KEY_"));
 	free(out);
 
 	/* mmfsd "restarts": the configured value is live, verify says ok */
