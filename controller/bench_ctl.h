@@ -1,5 +1,7 @@
-/* knobctl bench: coordinated benchmark phases across nodes (bench_ctl.c),
- * the command line (cmd_bench.c) and the results store (results.c). */
+/* knobctl bench: coordinated benchmark phases across nodes (bench_plan.c,
+ * bench_agg.c, bench_ctl.c, bench_report.c; their shared internals are in
+ * bench_run.h), the command line (cmd_bench.c) and the results store
+ * (results.c). */
 #ifndef KNOB_BENCH_CTL_H
 #define KNOB_BENCH_CTL_H
 

@@ -1,0 +1,634 @@
+/* What a bench run reports: the record of each finished phase (collected
+ * from the nodes, aggregated, documented), the run document around them,
+ * and the table knobctl prints from a run document. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bench_run.h"
+#include "json.h"
+#include "log.h"
+#include "nodeset.h"
+#include "rundoc.h"
+#include "sweep.h"
+#include "util.h"
+
+/* A live or logged rate in the run's unit family. */
+void
+bench_fmt_rate(char *buf, size_t len, double rate, int md, int decimal)
+{
+	rundoc_fmt_rate(buf, len, rate, md ? M_OPS : M_BW, decimal);
+}
+
+static json_object *
+jstr(const char *s)
+{
+	return json_object_new_string(s ? s : "");
+}
+
+/* A JSON string from a format. */
+static json_object *
+jfmt(const char *fmt, ...)
+{
+	json_object *o;
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	o = json_object_new_string(s ? s : "");
+	free(s);
+	return o;
+}
+
+static double
+rel_s(uint64_t t, uint64_t t0)
+{
+	return t >= t0 ? (double)(t - t0) / 1e9 : -(double)(t0 - t) / 1e9;
+}
+
+/* Record that node reported warning w (texts in *text, nodes per text in
+ * (*nodes)[i]); each node once per text. */
+static void
+add_warning(struct strvec *text, struct strvec **nodes, const char *w, const char *node)
+{
+	size_t i;
+
+	for (i = 0; i < text->n; i++)
+		if (strcmp(text->v[i], w) == 0)
+			break;
+	if (i == text->n) {
+		strvec_push(text, w);
+		*nodes = xrealloc(*nodes, text->n * sizeof(**nodes));
+		memset(&(*nodes)[i], 0, sizeof(**nodes));
+	}
+	if (!strvec_contains(&(*nodes)[i], node))
+		strvec_push(&(*nodes)[i], node);
+}
+
+/* The measurement options of a request into a phase's "params". */
+static void
+measure_params(json_object *o, const struct bench_req *rq)
+{
+	json_object_object_add(o, "verify", json_object_new_boolean(rq->verify));
+	json_object_object_add(o, "compress_pct", json_object_new_int64(rq->compress_pct));
+	json_object_object_add(o, "md_relative", json_object_new_boolean(rq->md_relative));
+	json_object_object_add(o, "md_shared", json_object_new_boolean(rq->md_shared));
+	json_object_object_add(o, "md_depth", json_object_new_int64(rq->md_depth));
+	json_object_object_add(o, "md_branch", json_object_new_int64(rq->md_branch));
+	json_object_object_add(o, "md_leaf_only", json_object_new_boolean(rq->md_leaf_only));
+	json_object_object_add(o, "files_total", json_object_new_int64((int64_t)rq->files_total));
+	json_object_object_add(o, "iodepth", json_object_new_int64(rq->iodepth ? rq->iodepth : 1));
+	json_object_object_add(o, "ioengine", jstr(rq->ioengine ? rq->ioengine : "auto"));
+	json_object_object_add(o, "runtime_s", json_object_new_int64(rq->runtime_s));
+	json_object_object_add(o, "rwmix_read", json_object_new_int64(rq->rwmix));
+	json_object_object_add(o, "fallocate", jstr(rq->fallocate ? "native" : "none"));
+	json_object_object_add(o, "segments", json_object_new_int64((int64_t)rq->segments));
+}
+
+/* rand-rw: the reads and writes among the phase's ops and bytes. */
+static void
+rw_split(json_object *ph, const Knob__PhaseResult *const *res, size_t n)
+{
+	uint64_t ro = 0, rb = 0, o = 0, b = 0;
+
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; res[i] && k < res[i]->n_threads; k++) {
+			ro += res[i]->threads[k]->read_ops;
+			rb += res[i]->threads[k]->read_bytes;
+			o += res[i]->threads[k]->ops;
+			b += res[i]->threads[k]->bytes;
+		}
+	json_object_object_add(ph, "read_ops", json_object_new_int64((int64_t)ro));
+	json_object_object_add(ph, "read_bytes", json_object_new_int64((int64_t)rb));
+	json_object_object_add(ph, "write_ops", json_object_new_int64((int64_t)(o - ro)));
+	json_object_object_add(ph, "write_bytes", json_object_new_int64((int64_t)(b - rb)));
+}
+
+/* The cache warning for node pn in phase p (from its PhaseReady). */
+static int
+node_cache_warning(const struct brun *br, const struct plan *p, const struct pnode *pn,
+    char *w, size_t len)
+{
+	const Knob__PhaseReady *rd = pn->ready->phase_ready;
+	const struct bench_req *rq = br->req;
+	struct bench_cache_in in;
+
+	memset(&in, 0, sizeof(in));
+	in.what = bench_kind_cache(p->kind);
+	in.fs_type = rd->fs_type;
+	in.mem_kb = rd->mem_total_kb;
+	in.pagepool = rd->pagepool_bytes;
+	in.direct = rq->direct;
+	in.fsync = rq->fsync;
+	in.drop_caches = rq->drop_caches;
+	if (in.what == CW_READ)
+		in.bytes = rd->read_bytes;
+	else if (in.what == CW_WRITE)
+		in.bytes = (uint64_t)pn->nranks * p->size;
+	else if (in.what == CW_MDREAD)
+		in.bytes = (uint64_t)pn->nranks * p->md_files * rq->write_size;
+	return bench_cache_warning(w, len, &in);
+}
+
+/* What the nodes of the finished phase returned, gathered for its record. */
+struct phase_in {
+	const Knob__PhaseResult **res;	/* per node; NULL: no result */
+	int64_t *off;			/* per node clock offset */
+	json_object *missing, *errors, *warns, *names, *mranks;
+	int64_t reported, offmax;
+	size_t nused;
+	int failed;
+};
+
+/* The outcome of node i of the phase: its results, offset, errors and
+ * warnings into in (warnings by text in wtext, their nodes in wnodes). */
+static void
+collect_node(const struct brun *br, size_t i, struct phase_in *in, struct strvec *wtext,
+    struct strvec **wnodes)
+{
+	const struct pnode *pn = &br->pn[i];
+	const char *name = br->fo->nodes[i].name;
+	const Knob__PhaseResult *r = pn->result ? pn->result->phase_result : NULL;
+	char w[256];
+
+	in->nused++;
+	json_object_array_add(in->names, jstr(name));
+	in->off[i] = pn->off;
+	in->res[i] = r;
+	if (pn->ready && pn->ready->phase_ready->warning[0])
+		add_warning(wtext, wnodes, pn->ready->phase_ready->warning, name);
+	if (pn->ready && pn->ready->phase_ready->ok &&
+	    node_cache_warning(br, &br->plan[br->cur], pn, w, sizeof(w)))
+		add_warning(wtext, wnodes, w, name);
+	if (r && r->warning[0])
+		add_warning(wtext, wnodes, r->warning, name);
+	if (r)
+		in->reported += (int64_t)r->n_threads;
+	if (llabs(pn->off_change) > llabs(in->offmax))
+		in->offmax = pn->off_change;
+	if (!pn->alive && pn->st != PN_DONE) {
+		for (size_t k = 0; k < pn->nranks; k++)
+			json_object_array_add(in->mranks, json_object_new_int64(pn->ranks[k]));
+		json_object_array_add(in->missing, jstr(name));
+		json_object_array_add(in->errors, jfmt("%s: %s", name, pn->death ? pn->death : "lost"));
+	} else if (pn->err) {
+		in->failed = 1;
+		json_object_array_add(in->errors, jstr(pn->err));
+	} else if (r && !r->ok) {
+		in->failed = 1;
+		json_object_array_add(in->errors, jstr(r->error));
+	}
+}
+
+/* Collect: every node's part of the phase; nodes that died before it are
+ * missing.  Warnings print once per text, naming their nodes folded. */
+static void
+phase_collect(const struct brun *br, struct phase_in *in)
+{
+	struct strvec wtext = { 0 }, *wnodes = NULL;
+	size_t i;
+
+	memset(in, 0, sizeof(*in));
+	in->res = xcalloc(br->fo->n ? br->fo->n : 1, sizeof(*in->res));
+	in->off = xcalloc(br->fo->n ? br->fo->n : 1, sizeof(*in->off));
+	in->missing = json_object_new_array();
+	in->errors = json_object_new_array();
+	in->warns = json_object_new_array();
+	in->names = json_object_new_array();
+	in->mranks = json_object_new_array();
+	for (i = 0; i < br->fo->n; i++) {
+		const struct pnode *pn = &br->pn[i];
+
+		if (pn->inphase)
+			collect_node(br, i, in, &wtext, &wnodes);
+		else if (!pn->alive) {
+			json_object_array_add(in->missing, jstr(br->fo->nodes[i].name));
+			json_object_array_add(in->errors, jfmt("%s: %s", br->fo->nodes[i].name,
+			    pn->death ? pn->death : "unreachable"));
+		}
+	}
+	for (i = 0; i < wtext.n; i++) {
+		char *f = nodeset_fold(wnodes[i].v, wnodes[i].n);
+
+		json_object_array_add(in->warns, jfmt("%s: %s", f, wtext.v[i]));
+		free(f);
+		strvec_free(&wnodes[i]);
+	}
+	free(wnodes);
+	strvec_free(&wtext);
+}
+
+/* Aggregate: the phase over its nodes on the controller's clock, and its
+ * status: failed, degraded (nodes missing) or ok. */
+static const char *
+phase_aggregate(const struct brun *br, const struct phase_in *in, struct bench_agg *ag)
+{
+	const struct plan *p = &br->plan[br->cur];
+	int ext = bench_kind_ext(p->kind);
+
+	if (bench_aggregate(in->res, in->off, br->fo->n, bench_kind_md(p->kind), ag) < 0)
+		memset(ag, 0, sizeof(*ag));
+	bench_ext_percentiles(in->res, br->fo->n, ag);
+	if (in->failed || in->nused == 0 || (ag->bytes == 0 && ag->ops == 0 && !ext))
+		return "failed";
+	if (json_object_array_length(in->missing) > 0)
+		return "degraded";
+	return "ok";
+}
+
+/* The scalar fields of the phase record (rundoc's table). */
+static json_object *
+phase_scalars(const struct brun *br, const struct phase_in *in, const struct bench_agg *ag,
+    const char *status)
+{
+	const struct plan *p = &br->plan[br->cur];
+	const struct bench_req *rq = br->req;
+	struct phase_rec rec = { 0 };
+	json_object *ph;
+	char *workload;
+
+	rec.phase_id = br->phase_id;
+	rec.kind = p->kind;
+	rec.repeat = p->repeat;
+	rec.threads = p->threads;
+	rec.nodes = (int64_t)in->nused;
+	rec.status = status;
+	rec.unit = bench_kind_md(p->kind) ? "op/s" : "B/s";
+	rec.bytes = (int64_t)ag->bytes;
+	rec.ops = (int64_t)ag->ops;
+	rec.elapsed_s = ag->elapsed_s;
+	rec.rate = ag->rate;
+	rec.ops_rate = ag->elapsed_s > 0 ? (double)ag->ops / ag->elapsed_s : 0;
+	rec.first_done_rate = ag->first_done_rate;
+	rec.last_done_rate = ag->last_done_rate;
+	rec.start_spread_s = ag->spread_s;
+	rec.cpu_s = ag->cpu_s;
+	rec.lat_count = (int64_t)ag->nlat;
+	rec.p50_ns = (int64_t)ag->p50;
+	rec.p99_ns = (int64_t)ag->p99;
+	rec.p999_ns = (int64_t)ag->p999;
+	rec.dir = rq->dir;
+	rec.block_size = (int64_t)p->bs;
+	rec.file_size = (int64_t)p->size;
+	rec.shared = rq->shared;
+	rec.direct = rq->direct;
+	rec.fsync = rq->fsync;
+	rec.stonewall_s = rq->stonewall_s;
+	rec.files_per_dir = rq->files_per_dir;
+	rec.md_files = (int64_t)p->md_files;
+	rec.write_size = (int64_t)rq->write_size;
+	rec.drop_caches = rq->drop_caches;
+	rec.reader_shift = rq->reader_shift;
+	rec.stripe_count = (int64_t)p->stripe_count;
+	rec.stripe_size = (int64_t)p->stripe_size;
+	rec.workload = workload = xasprintf("bs=%llu size=%llu size-total=%llu files=%llu "
+	    "files-total=%llu stripe-count=%llu stripe-size=%llu at=%zu",
+	    (unsigned long long)rq->bs, (unsigned long long)rq->size,
+	    (unsigned long long)rq->size_total, (unsigned long long)rq->md_files,
+	    (unsigned long long)rq->files_total, (unsigned long long)rq->stripe_count,
+	    (unsigned long long)rq->stripe_size, rq->nat);
+	ph = rundoc_phase_json(&rec);
+	free(workload);
+	return ph;
+}
+
+/* One thread's record (times relative to the phase's start t0). */
+static json_object *
+thread_json(const Knob__ThreadResult *t, const char *node, int64_t off, uint64_t t0, int md,
+    int first_done)
+{
+	json_object *tj = json_object_new_object();
+	double tel = t->end_ns > t->start_ns ? (double)(t->end_ns - t->start_ns) / 1e9 : 0;
+
+	json_object_object_add(tj, "rank", json_object_new_int64(t->rank));
+	json_object_object_add(tj, "node", jstr(node));
+	json_object_object_add(tj, "bytes", json_object_new_int64((int64_t)t->bytes));
+	json_object_object_add(tj, "ops", json_object_new_int64((int64_t)t->ops));
+	json_object_object_add(tj, "start_s", json_object_new_double(
+	    t->start_ns ? rel_s(bench_to_ctl(t->start_ns, off), t0) : 0));
+	json_object_object_add(tj, "end_s", json_object_new_double(
+	    t->end_ns ? rel_s(bench_to_ctl(t->end_ns, off), t0) : 0));
+	json_object_object_add(tj, "rate", json_object_new_double(tel > 0 ?
+	    (double)(md ? t->ops : t->bytes) / tel : 0));
+	if (t->stonewall_ops)
+		json_object_object_add(tj, "stonewall_ops",
+		    json_object_new_int64((int64_t)t->stonewall_ops));
+	if (first_done) {
+		json_object_object_add(tj, "first_done_bytes",
+		    json_object_new_int64((int64_t)t->first_done_bytes));
+		json_object_object_add(tj, "first_done_ops",
+		    json_object_new_int64((int64_t)t->first_done_ops));
+	}
+	if (t->error[0])
+		json_object_object_add(tj, "error", jstr(t->error));
+	return tj;
+}
+
+/* An external tool's per-operation summary. */
+static json_object *
+ext_ops_json(const Knob__PhaseResult *r)
+{
+	json_object *eo = json_object_new_array();
+
+	for (size_t k = 0; k < r->n_ext_ops; k++) {
+		const Knob__PhaseExtOp *x = r->ext_ops[k];
+		json_object *xj = json_object_new_object();
+
+		json_object_object_add(xj, "op", jstr(x->op));
+		json_object_object_add(xj, "bw_bytes", json_object_new_double(x->bw_bytes));
+		json_object_object_add(xj, "iops", json_object_new_double(x->iops));
+		json_object_object_add(xj, "bytes", json_object_new_int64((int64_t)x->bytes));
+		json_object_object_add(xj, "ops", json_object_new_int64((int64_t)x->ops));
+		json_object_object_add(xj, "runtime_s", json_object_new_double(x->runtime_s));
+		json_object_object_add(xj, "lat_p50_ns", json_object_new_double(x->lat_p50_ns));
+		json_object_object_add(xj, "lat_p99_ns", json_object_new_double(x->lat_p99_ns));
+		json_object_object_add(xj, "lat_p999_ns", json_object_new_double(x->lat_p999_ns));
+		json_object_array_add(eo, xj);
+	}
+	return eo;
+}
+
+/* The figures of node i's result r into its record nd, its threads onto
+ * per_thr. */
+static void
+node_result_json(const struct brun *br, size_t i, const Knob__PhaseResult *r, int64_t off,
+    const struct bench_agg *ag, json_object *nd, json_object *per_thr)
+{
+	const struct pnode *pn = &br->pn[i];
+	int md = bench_kind_md(br->plan[br->cur].kind);
+	uint64_t s = bench_to_ctl(r->start_ns, off), e = bench_to_ctl(r->end_ns, off);
+	double el = r->end_ns > r->start_ns ? (double)(r->end_ns - r->start_ns) / 1e9 : 0;
+
+	json_object_object_add(nd, "bytes", json_object_new_int64((int64_t)r->bytes));
+	json_object_object_add(nd, "ops", json_object_new_int64((int64_t)r->ops));
+	if (r->ioengine[0])
+		json_object_object_add(nd, "ioengine", jstr(r->ioengine));
+	json_object_object_add(nd, "start_s", json_object_new_double(rel_s(s, ag->t_start)));
+	json_object_object_add(nd, "end_s", json_object_new_double(rel_s(e, ag->t_start)));
+	json_object_object_add(nd, "rate", json_object_new_double(el > 0 ?
+	    (double)(md ? r->ops : r->bytes) / el : 0));
+	json_object_object_add(nd, "mem_total_kb", json_object_new_int64((int64_t)r->mem_total_kb));
+	if (pn->ready && pn->ready->phase_ready->pagepool_bytes)
+		json_object_object_add(nd, "gpfs_pagepool_bytes", json_object_new_int64(
+		    (int64_t)pn->ready->phase_ready->pagepool_bytes));
+	json_object_object_add(nd, "cpu_s", json_object_new_double((double)r->cpu_ns / 1e9));
+	for (size_t k = 0; k < r->n_threads; k++)
+		json_object_array_add(per_thr, thread_json(r->threads[k], br->fo->nodes[i].name, off,
+		    ag->t_start, md, r->first_done_ns != 0));
+	if (r->n_ext_ops)
+		json_object_object_add(nd, "ext_ops", ext_ops_json(r));
+	/* an external tool's own output, its last 64 KiB */
+	if (r->ext_output && r->ext_output[0])
+		json_object_object_add(nd, "output", jstr(strlen(r->ext_output) > 65536 ?
+		    r->ext_output + strlen(r->ext_output) - 65536 : r->ext_output));
+}
+
+/* Node i's record in the phase. */
+static json_object *
+node_json(const struct brun *br, size_t i, const struct phase_in *in, const struct bench_agg *ag,
+    json_object *per_thr)
+{
+	const struct pnode *pn = &br->pn[i];
+	const Knob__PhaseResult *r = in->res[i];
+	int lost = !pn->alive && pn->st != PN_DONE;
+	json_object *nd = json_object_new_object();
+
+	json_object_object_add(nd, "node", jstr(br->fo->nodes[i].name));
+	json_object_object_add(nd, "status", jstr(lost ? "missing" :
+	    (pn->err || (r && !r->ok) || !r) ? "failed" : "ok"));
+	json_object_object_add(nd, "threads", json_object_new_int64((int64_t)pn->nranks));
+	if (lost) {
+		json_object *rk = json_object_new_array();
+
+		for (size_t k = 0; k < pn->nranks; k++)
+			json_object_array_add(rk, json_object_new_int64(pn->ranks[k]));
+		json_object_object_add(nd, "missing_ranks", rk);
+	}
+	json_object_object_add(nd, "clock_offset_s", json_object_new_double((double)pn->off / 1e9));
+	json_object_object_add(nd, "clock_offset_change_s", json_object_new_double(
+	    (double)pn->off_change / 1e9));
+	if (pn->err || (r && r->error[0]))
+		json_object_object_add(nd, "error", jstr(pn->err ? pn->err : r->error));
+	if (r)
+		node_result_json(br, i, r, in->off[i], ag, nd, per_thr);
+	return nd;
+}
+
+/* Document: the phase record from what was collected and aggregated; takes
+ * in's JSON arrays. */
+static json_object *
+phase_document(const struct brun *br, struct phase_in *in, const struct bench_agg *ag,
+    const char *status)
+{
+	const struct plan *p = &br->plan[br->cur];
+	const struct bench_req *rq = br->req;
+	int md = bench_kind_md(p->kind), ext = bench_kind_ext(p->kind), across = 0;
+	json_object *ph = phase_scalars(br, in, ag, status), *per_node = json_object_new_array();
+	json_object *per_thr = json_object_new_array(), *extops = NULL, *x;
+
+	json_object_object_add(ph, "node_names", in->names);
+	if (!md && ag->bytes)
+		json_object_object_add(ph, "cpu_s_per_gib",
+		    json_object_new_double(ag->cpu_s / ((double)ag->bytes / (1 << 30))));
+	json_object_object_add(js_get(ph, "latency"), "histogram",
+	    rundoc_hist_json(in->res, br->fo->n));
+	json_object_object_add(ph, "first_done_s", json_object_new_double(ag->first_done_s));
+	json_object_object_add(ph, "first_done_measured", json_object_new_boolean(
+	    ag->first_done_measured && !ext));
+	/* a degraded result is a partial sum: say over how many threads */
+	json_object_object_add(ph, "threads_reported", json_object_new_int64(ext ?
+	    (int64_t)p->threads : in->reported));
+	json_object_object_add(ph, "partial", json_object_new_boolean(strcmp(status, "degraded") == 0));
+	json_object_object_add(ph, "missing_ranks", in->mranks);
+	json_object_object_add(ph, "clock_offset_change_max_s", json_object_new_double(
+	    (double)in->offmax / 1e9));
+	json_object_object_add(ph, "missing", in->missing);
+	json_object_object_add(ph, "errors", in->errors);
+	json_object_object_add(ph, "warnings", in->warns);
+	/* the measurement options go with the record's params (stored as JSON) */
+	if ((x = js_get(ph, "params")) != NULL)
+		measure_params(x, rq);
+	if (strcmp(p->kind, "rand-rw") == 0)
+		rw_split(ph, in->res, br->fo->n);
+	for (size_t i = 0; i < br->fo->n; i++)
+		across |= br->pn[i].inphase && br->pn[i].wall_sync;
+	if (rq->stonewall_s && !ext)
+		json_object_object_add(ph, "stonewall", bench_stonewall_record(in->res, in->off,
+		    br->fo->n, across && br->wall_sent, rq->stonewall_s, br->wall_target, md, ag));
+	for (size_t i = 0; i < br->fo->n; i++) {
+		if (!br->pn[i].inphase)
+			continue;
+		json_object_array_add(per_node, x = node_json(br, i, in, ag, per_thr));
+		/* the first external tool's summary stands for the phase (fio: per node) */
+		if (extops == NULL && strcmp(p->kind, "fio") != 0 && (x = js_get(x, "ext_ops")))
+			extops = json_object_get(x);
+	}
+	if (extops)
+		json_object_object_add(ph, "ext_ops", extops);
+	json_object_object_add(ph, "per_node", per_node);
+	json_object_object_add(ph, "per_thread", per_thr);
+	return ph;
+}
+
+json_object *
+bench_phase_record(const struct brun *br, const char **status)
+{
+	struct phase_in in;
+	struct bench_agg ag;
+	json_object *ph;
+
+	phase_collect(br, &in);
+	*status = phase_aggregate(br, &in, &ag);
+	ph = phase_document(br, &in, &ag, *status);
+	free(in.res);
+	free(in.off);
+	return ph;
+}
+
+void
+bench_doc_begin(struct brun *br, const struct strvec *nodes)
+{
+	const struct bench_req *req = br->req;
+	json_object *jn = json_object_new_array();
+	char *folded = nodeset_fold(nodes->v, nodes->n);
+
+	br->doc = json_object_new_object();
+	br->phases = json_object_new_array();
+	json_object_object_add(br->doc, "run_id", jstr(br->run_id));
+	json_object_object_add(br->doc, "started_at", json_object_new_int64((int64_t)time(NULL)));
+	json_object_object_add(br->doc, "started_ns", json_object_new_int64((int64_t)now_real_ns()));
+	json_object_object_add(br->doc, "command", jstr(req->command));
+	json_object_object_add(br->doc, "label", jstr(req->label));
+	json_object_object_add(br->doc, "repeat", json_object_new_int64(req->repeat ? req->repeat : 1));
+	json_object_object_add(br->doc, "nodeset", jstr(folded));
+	free(folded);
+	for (size_t i = 0; i < nodes->n; i++)
+		json_object_array_add(jn, jstr(nodes->v[i]));
+	json_object_object_add(br->doc, "nodes", jn);
+	if (req->info) {
+		json_object_object_foreach(req->info, ik, iv)
+			json_object_object_add(br->doc, ik, json_object_get(iv));
+	}
+	json_object_object_add(br->doc, "phases", br->phases);
+	json_object_object_add(br->doc, "status", jstr("running"));
+}
+
+void
+bench_doc_end(struct brun *br)
+{
+	json_object *ck = json_object_new_object();
+
+	json_object_object_add(ck, "syncs", json_object_new_int64(br->nsyncs));
+	json_object_object_add(ck, "offset_change_max_s", json_object_new_double(
+	    (double)br->off_change_max / 1e9));
+	json_object_object_add(ck, "node", jstr(br->off_change_node));
+	json_object_object_add(ck, "before_phase", jstr(br->off_change_phase));
+	json_object_object_add(br->doc, "clock", ck);
+	json_object_object_add(br->doc, "status", jstr(br->bad ? "degraded-or-failed" : "ok"));
+}
+
+static void print_clock(FILE *f, json_object *doc);
+
+void
+bench_print_table(FILE *f, json_object *doc, int decimal)
+{
+	json_object *phases, *ph, *arr;
+	size_t i, k;
+
+	rundoc_print(f, doc, decimal);
+	if (!json_object_object_get_ex(doc, "phases", &phases))
+		return;
+	for (i = 0; i < json_object_array_length(phases); i++) {
+		ph = json_object_array_get_idx(phases, i);
+		if (!json_object_object_get_ex(ph, "ext_ops", &arr))
+			continue;
+		fprintf(f, "%s %s threads=%.0f: tool summary\n", js_str(ph, "phase_id"),
+		    js_str(ph, "kind"), js_num(ph, "threads"));
+		for (k = 0; k < json_object_array_length(arr); k++) {
+			json_object *x = json_object_array_get_idx(arr, k);
+			char r2[32];
+
+			if (js_num(x, "bw_bytes") > 0)
+				rundoc_fmt_rate(r2, sizeof(r2), js_num(x, "bw_bytes"), M_BW, decimal);
+			else
+				rundoc_fmt_rate(r2, sizeof(r2), js_num(x, "iops"), M_OPS, decimal);
+			fprintf(f, "  %-20s %27s\n", js_str(x, "op"), r2);
+		}
+	}
+	for (i = 0; i < json_object_array_length(phases); i++) {
+		ph = json_object_array_get_idx(phases, i);
+		if (json_object_object_get_ex(ph, "missing", &arr) && json_object_array_length(arr)) {
+			json_object *mr = json_object_object_get(ph, "missing_ranks");
+
+			fprintf(f, "%s %s threads=%.0f: degraded, %.0f of %.0f threads reported, missing:",
+			    js_str(ph, "phase_id"), js_str(ph, "kind"), js_num(ph, "threads"),
+			    js_num(ph, "threads_reported"), js_num(ph, "threads"));
+			for (k = 0; k < json_object_array_length(arr); k++)
+				fprintf(f, " %s", json_object_get_string(json_object_array_get_idx(arr, k)));
+			if (mr && json_object_array_length(mr)) {
+				fprintf(f, " (ranks");
+				for (k = 0; k < json_object_array_length(mr); k++)
+					fprintf(f, "%s%s", k ? "," : " ",
+					    json_object_get_string(json_object_array_get_idx(mr, k)));
+				fprintf(f, ")");
+			}
+			fprintf(f, "\n");
+		}
+		if (json_object_object_get_ex(ph, "errors", &arr))
+			for (k = 0; k < json_object_array_length(arr); k++)
+				fprintf(f, "%s %s: error: %s\n", js_str(ph, "phase_id"), js_str(ph, "kind"),
+				    json_object_get_string(json_object_array_get_idx(arr, k)));
+		if (json_object_object_get_ex(ph, "stonewall", &arr)) {
+			int md = strcmp(js_str(ph, "unit"), "op/s") == 0;
+			char rate[32], ended[96];
+
+			bench_fmt_rate(rate, sizeof(rate), js_num(arr, "rate_at_wall"), md, decimal);
+			if (js_num(arr, "min_ops") == js_num(arr, "max_ops"))
+				snprintf(ended, sizeof(ended), "every thread ended with %.0f ops",
+				    js_num(arr, "max_ops"));
+			else
+				snprintf(ended, sizeof(ended), "threads ended with %.0f..%.0f ops",
+				    js_num(arr, "min_ops"), js_num(arr, "max_ops"));
+			if (js_num(arr, "threads_at_wall") == 0)
+				fprintf(f, "%s %s: stonewall %.0f s not reached: every thread finished "
+				    "first\n", js_str(ph, "phase_id"), js_str(ph, "kind"),
+				    js_num(arr, "seconds"));
+			else
+				fprintf(f, "%s %s: stonewall %.0f s%s: %.0f..%.0f ops per thread at the "
+				    "wall (%s); %s after a %.2f s wear-out\n",
+				    js_str(ph, "phase_id"), js_str(ph, "kind"), js_num(arr, "seconds"),
+				    json_object_get_boolean(json_object_object_get(arr, "across_nodes")) ?
+				    " across nodes" : "", js_num(arr, "min_ops_at_wall"),
+				    js_num(arr, "max_ops_at_wall"), rate, ended, js_num(arr, "wearout_s"));
+		}
+		if (json_object_object_get_ex(ph, "warnings", &arr))
+			for (k = 0; k < json_object_array_length(arr); k++)
+				fprintf(f, "%s %s: warning: %s\n", js_str(ph, "phase_id"), js_str(ph, "kind"),
+				    json_object_get_string(json_object_array_get_idx(arr, k)));
+		sweep_print_stragglers(f, ph);
+	}
+	print_clock(f, doc);
+}
+
+/* The clock line under the table: offsets are measured before every phase. */
+static void
+print_clock(FILE *f, json_object *doc)
+{
+	json_object *ck;
+	double ch;
+
+	if (!json_object_object_get_ex(doc, "clock", &ck) || js_num(ck, "syncs") < 2)
+		return;
+	ch = js_num(ck, "offset_change_max_s");
+
+	fprintf(f, "clock offsets measured before each of %.0f phases; largest change %+.3f %s "
+	    "(%s, before %s)\n", js_num(ck, "syncs"), fabs(ch) >= 1 ? ch : ch * 1e3,
+	    fabs(ch) >= 1 ? "s" : "ms", js_str(ck, "node"), js_str(ck, "before_phase"));
+}

@@ -1,0 +1,117 @@
+/* The benchmark run's internals, shared by its files (not for commands):
+ *   bench_plan.c    kinds, sizes, sweeps, placement, the plan and the spec
+ *   bench_agg.c     clock offsets, the aggregate, cache warning, stonewall
+ *   bench_ctl.c     the state machine over the fan-out
+ *   bench_report.c  the phase record, the run document and the table */
+#ifndef KNOB_BENCH_RUN_H
+#define KNOB_BENCH_RUN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <json-c/json.h>
+
+#include "bench_ctl.h"
+
+enum { ST_SYNC, ST_PREPARE, ST_RUN, ST_ABORTING, ST_RELEASE, ST_DONE };
+enum { PN_IDLE, PN_PREP, PN_READY, PN_GO, PN_DONE };
+
+/* The run's view of one node. */
+struct pnode {
+	int alive;
+	int synced, npings;
+	uint64_t best_rtt;
+	int64_t off;
+	uint64_t last_ping_ns;		/* monotonic */
+	int inphase;
+	int st;
+	uint32_t *ranks;
+	size_t nranks;
+	size_t used_idx;
+	Knob__Envelope *ready, *result;
+	char *err;
+	uint64_t prog_bytes, prog_ops;
+	char *death;			/* why it ended, if it did */
+	int wall_sync;			/* PhaseReady: will report at the stonewall */
+	int wall_rep;			/* reported */
+	uint64_t wall_max;		/* its largest count at the wall */
+	int rel_wait;			/* release sent, confirmation pending */
+	int fd_rep;			/* first done: its first thread's end is in */
+	uint64_t fd_end;		/* that end, controller clock */
+	int nsyncs;			/* clock syncs done (one before every phase) */
+	int64_t off_prev;		/* offset measured before the previous phase */
+	int64_t off_change;		/* off - off_prev at the last sync */
+};
+
+/* One phase of the run: a kind at a thread count, its sizes after the
+ * overrides, and the files it works on. */
+struct plan {
+	const char *kind;
+	uint32_t threads, repeat;
+	uint64_t bs, size, md_files;	/* after size-total and per-thread-count overrides */
+	uint64_t files_total;		/* exact total of md items (0: md_files each) */
+	uint64_t stripe_count, stripe_size;
+	char workdir[72];
+	int keep;
+};
+
+/* One bench run: the request, the plan, the nodes and the run document. */
+struct brun {
+	struct ctl *ctl;
+	const struct bench_req *req;
+	struct fanout *fo;
+	struct pnode *pn;
+	struct plan *plan;
+	size_t nplan, cur;
+	int stage;
+	char run_id[40];
+	char phase_id[64];
+	uint64_t go_mono;
+	json_object *doc, *phases;
+	int bad;
+	int drawn;
+	uint64_t last_draw;
+	uint64_t sync_deadline;
+	int wall_sent;			/* wear-out target sent this phase */
+	uint64_t wall_target;
+	uint64_t rel_deadline;		/* ST_RELEASE: monotonic */
+	int fd_sent;			/* first-done moment sent this phase */
+	uint64_t fd_t;			/* that moment, controller clock */
+	int64_t off_change_max;		/* largest |offset change| between syncs */
+	const char *off_change_node;
+	char off_change_phase[64];
+	int nsyncs;
+};
+
+/* bench_plan.c */
+int bench_kind_md(const char *kind);		/* md-* and mdtest: ops are the unit */
+int bench_kind_ext(const char *kind);		/* fio, ior, mdtest */
+int bench_kind_cache(const char *kind);	/* CW_* */
+/* The ordered phases of rq for run_id: per thread count, each repeat runs
+ * every kind on its own files; *n phases, malloc'd. */
+struct plan *bench_make_plan(const struct bench_req *rq, const char *run_id, size_t *n);
+/* The PhaseSpec of plan p for node pn (nused nodes; hosts and slots for
+ * the MPI launcher, or NULL); free() the result only. */
+Knob__PhaseSpec *bench_make_spec(const struct brun *br, const struct plan *p,
+    const struct pnode *pn, size_t nused, char **hosts, uint32_t *slots);
+
+/* bench_agg.c */
+uint64_t bench_to_ctl(uint64_t t, int64_t off);	/* agent clock -> controller clock */
+/* External tools report percentiles, not histograms: the worst node's into
+ * ag (when it has no histogram). */
+void bench_ext_percentiles(const Knob__PhaseResult *const *res, size_t n, struct bench_agg *ag);
+/* The stonewall figures of a phase (across: the nodes synchronised the
+ * wear-out to target). */
+json_object *bench_stonewall_record(const Knob__PhaseResult *const *res, const int64_t *off,
+    size_t n, int across, uint32_t stonewall_s, uint64_t target, int md,
+    const struct bench_agg *ag);
+
+/* bench_report.c */
+void bench_fmt_rate(char *buf, size_t len, double rate, int md, int decimal);
+/* The record of the finished phase br->plan[br->cur]; *status "ok",
+ * "degraded" or "failed". */
+json_object *bench_phase_record(const struct brun *br, const char **status);
+/* The run document before the first phase, and its end (clock, status). */
+void bench_doc_begin(struct brun *br, const struct strvec *nodes);
+void bench_doc_end(struct brun *br);
+
+#endif
