@@ -210,6 +210,23 @@ print_profile(FILE *f, json_object *doc)
 	}
 }
 
+/* Who wrote a run that did not finish, and when it was last heard of. */
+static void
+print_writer(FILE *f, json_object *doc)
+{
+	json_object *w = json_object_object_get(doc, "writer");
+	const char *st = js_str(doc, "status");
+	double ago;
+
+	if (w == NULL || (strcmp(st, "running") != 0 && strcmp(st, "incomplete") != 0))
+		return;
+	ago = ((double)now_real_ns() - js_num(w, "heartbeat_ns")) / 1e9;
+	fprintf(f, "written by knobctl pid %lld on %s (boot %.8s), last heartbeat %.0f s ago%s\n",
+	    (long long)js_num(w, "pid"), js_str(w, "host"), js_str(w, "boot_id")[0] ?
+	    js_str(w, "boot_id") : "unknown", ago, strcmp(st, "incomplete") == 0 ?
+	    ": that knobctl is gone, the phases stored are all there is" : "");
+}
+
 static int
 results_show(struct ctl *ctl, sqlite3 *db, const char *spec, int mode)
 {
@@ -228,6 +245,7 @@ results_show(struct ctl *ctl, sqlite3 *db, const char *spec, int mode)
 		fprintf(ctl->out, "status %s  started %s  %s%s\n", js_str(doc, "status"), ts,
 		    js_str(doc, "play")[0] ? "play " : "", js_str(doc, "play")[0] ?
 		    js_str(doc, "play") : js_str(doc, "command"));
+		print_writer(ctl->out, doc);
 		print_profile(ctl->out, doc);
 		bench_print_table(ctl->out, doc, ctl->units_decimal);
 	}

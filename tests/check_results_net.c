@@ -207,6 +207,14 @@ START_TEST(sigkill_mid_sweep)
 	doc = need(harness_knobctl_json(&h, &rc, "results --json list"));
 	ck_assert_str_eq(json_object_get_string(cu_get(idx(doc, 0), "status")), "incomplete");
 	json_object_put(doc);
+	{	/* the text says whose run it was */
+		char *out = NULL, want[128];
+
+		ck_assert_int_eq(harness_knobctl(&h, &out, NULL, "results show latest"), 0);
+		snprintf(want, sizeof(want), "written by knobctl pid %d on ", (int)pid);
+		ck_assert_msg(strstr(out, want) && strstr(out, "that knobctl is gone"), "%s", out);
+		free(out);
+	}
 }
 END_TEST
 
