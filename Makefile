@@ -98,10 +98,12 @@ $(PROTO_C) $(PROTO_H): proto/knob.proto
 	@mkdir -p $(BUILD)/proto
 	protoc-c --proto_path=proto --c_out=$(BUILD)/proto proto/knob.proto
 
-# Everything depends on the generated header being present first.
+# Everything depends on the generated header, and is rebuilt when it changes:
+# it is included as a system header (-isystem), which -MMD does not record,
+# and an object built against an older message layout corrupts memory.
 $(COMMON_OBJ) $(AGENT_OBJ) $(CTL_OBJ) $(TESTLIB_OBJ) $(BUILD)/obj/agent/knobd.o \
 	$(BUILD)/obj/controller/knobctl.o $(call obj,$(TEST_SRC)) $(call obj,$(FUZZ_SRC)) \
-	$(SIM_OBJ): | $(PROTO_H)
+	$(SIM_OBJ): $(PROTO_H)
 
 $(BUILD)/obj/proto/knob.pb-c.o: $(PROTO_C)
 	@mkdir -p $(dir $@)
@@ -144,7 +146,7 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BUILD)/libknobctl.a $(BUILD)/libknoba
 	@echo "  LD      $@"
 	@$(CC) $(LDFLAGS) -o $@ $^ $(AGENT_LIBS) $(LDLIBS)
 
-$(call obj,$(BENCH_SRC)): | $(PROTO_H)
+$(call obj,$(BENCH_SRC)): $(PROTO_H)
 
 # Test helpers that are file systems (libfuse3), built on their own.
 $(BUILD)/tests/fuse_%: tests/fuse_%.c

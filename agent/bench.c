@@ -498,34 +498,6 @@ post_result(struct bphase *ph)
 	bench_result_free(&r);
 }
 
-/* GPFS pagepool of this node in bytes, 0 without GPFS (or when mmdiag
- * fails: logged).  Found and read exactly as the gpfs tuning driver does
- * (SYSROOT/usr/lpp/mmfs/bin, "mmdiag --config", with its timeout), so it
- * blocks: worker threads only. */
-static uint64_t
-gpfs_pagepool(struct agent *a)
-{
-	Knob__Setting s = KNOB__SETTING__INIT;
-	struct strvec t = { 0 };
-	char raw[256], canon[NORM_VALUE_MAX], msg[TUNE_MSG_MAX];
-	unsigned long long v = 0;
-
-	s.driver = (char *)(uintptr_t)"gpfs";
-	s.key = (char *)(uintptr_t)"pagepool";
-	msg[0] = '\0';
-	if (drv_gpfs.resolve(a, &s, &t, msg, sizeof(msg)) < 0 || t.n == 0)
-		goto out;
-	if (drv_gpfs.read(a, &s, t.v[0], raw, sizeof(raw), msg, sizeof(msg)) < 0 ||
-	    drv_gpfs.normalise(&s, raw, canon, sizeof(canon), msg, sizeof(msg)) < 0 ||
-	    sscanf(canon, "%llu", &v) != 1) {
-		log_warnx("GPFS pagepool unknown: %s", msg[0] ? msg : "unreadable value");
-		v = 0;
-	}
-out:
-	strvec_free(&t);
-	return v;
-}
-
 /* First-done sync: tell the controller once when this node's first thread
  * ended. */
 static void

@@ -14,6 +14,8 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "log.h"
+#include "normalize.h"
 #include "tune.h"
 
 #define MMFS_BIN "/usr/lpp/mmfs/bin/"
@@ -194,6 +196,34 @@ gpfs_check(struct agent *a, const Knob__Setting *s, const char *target, const ch
 	    "mmfsd pins it, jobs would be left without memory", s->value, PAGEPOOL_MAX_PCT,
 	    kb / 1024);
 	return -EINVAL;
+}
+
+/* GPFS pagepool of this node in bytes, 0 without GPFS (or when mmdiag
+ * fails: logged).  Found and read exactly as the gpfs tuning driver does
+ * (SYSROOT/usr/lpp/mmfs/bin, "mmdiag --config", with its timeout), so it
+ * blocks: worker threads only. */
+uint64_t
+gpfs_pagepool(struct agent *a)
+{
+	Knob__Setting s = KNOB__SETTING__INIT;
+	struct strvec t = { 0 };
+	char raw[256], canon[NORM_VALUE_MAX], msg[TUNE_MSG_MAX];
+	unsigned long long v = 0;
+
+	s.driver = (char *)(uintptr_t)"gpfs";
+	s.key = (char *)(uintptr_t)"pagepool";
+	msg[0] = '\0';
+	if (gpfs_resolve(a, &s, &t, msg, sizeof(msg)) < 0 || t.n == 0)
+		goto out;
+	if (gpfs_read(a, &s, t.v[0], raw, sizeof(raw), msg, sizeof(msg)) < 0 ||
+	    tune_norm_default(&s, raw, canon, sizeof(canon), msg, sizeof(msg)) < 0 ||
+	    sscanf(canon, "%llu", &v) != 1) {
+		log_warnx("GPFS pagepool unknown: %s", msg[0] ? msg : "unreadable value");
+		v = 0;
+	}
+out:
+	strvec_free(&t);
+	return v;
 }
 
 const struct tune_driver drv_gpfs = {

@@ -25,6 +25,7 @@
 #include "agent.h"
 #include "log.h"
 #include "tls.h"
+#include "tune.h"
 #include "util.h"
 
 #define ATTR_MAX	4096		/* one sysfs/procfs attribute */
@@ -838,6 +839,11 @@ facts_gather(struct agent *a, Knob__Facts *f)
 	gather_block(a, f);
 	gather_nics(a, f);
 	gather_mounts(a, f);
+	for (size_t i = 0; i < f->n_mounts; i++)
+		if (strcmp(f->mounts[i]->kind, "gpfs") == 0) {
+			f->gpfs_pagepool_bytes = gpfs_pagepool(a);
+			break;
+		}
 	gather_software(a, f);
 	f->agent_version = xstrdup(KNOB_VERSION);
 	prof = tune_active_profile(a);

@@ -106,6 +106,9 @@ struct tune_driver {
 
 extern const struct tune_driver drv_sysfs, drv_sysctl, drv_blockdev, drv_lustre,
     drv_gpfs, drv_nfsd, drv_net;
+/* GPFS pagepool of this node in bytes, 0 without GPFS (drv_gpfs.c; runs
+ * mmdiag: worker threads only). */
+uint64_t gpfs_pagepool(struct agent *a);
 const struct tune_driver *tune_driver_find(const char *name);
 /* The default normaliser: norm_setting() of common/normalize.c. */
 int tune_norm_default(const Knob__Setting *s, const char *raw, char *out, size_t outlen,

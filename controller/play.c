@@ -562,30 +562,47 @@ static const struct opt play_opts[] = {
 	OPT_END
 };
 
-/* Twice the largest RAM of the nodes, rounded up to GiB ("48g"); "" when
- * no node answers.  The ${ram_x2} variable of the shipped sweeps. */
+/* Twice a size in KiB as "48g" (rounded up to GiB). */
 static void
-ram_x2(struct ctl *ctl, const struct strvec *nodes, char *buf, size_t len)
+twice_gib(uint64_t kb, char *buf, size_t len)
+{
+	snprintf(buf, len, "%llug", (unsigned long long)((2 * kb + 1048575) / 1048576));
+}
+
+/* From the nodes' facts: ${ram_x2}, twice the largest RAM, and
+ * ${cache_x2}, twice the largest cache a node reads through: its GPFS
+ * pagepool where it has GPFS mounted (GPFS does not cache data in the
+ * page cache), its RAM elsewhere.  Rounded up to GiB; "" when no node
+ * answers.  The file sizes of the shipped sweeps. */
+static void
+cache_vars(struct ctl *ctl, const struct strvec *nodes, char *ram, char *cache, size_t len)
 {
 	Knob__Envelope env = KNOB__ENVELOPE__INIT;
 	Knob__FactsRequest req = KNOB__FACTS_REQUEST__INIT;
 	struct fanout fo;
-	uint64_t kb = 0;
+	uint64_t kb = 0, ckb = 0;
 
-	buf[0] = '\0';
+	ram[0] = cache[0] = '\0';
 	env.body_case = KNOB__ENVELOPE__BODY_FACTS_REQUEST;
 	env.facts_request = &req;
 	fanout_init(&fo, ctl, nodes);
 	if (fanout_request(&fo, &env) == 0)
 		for (size_t i = 0; i < fo.n; i++) {
 			Knob__Envelope *r = fo.nodes[i].reply;
+			uint64_t c;
 
-			if (r && r->body_case == KNOB__ENVELOPE__BODY_FACTS && r->facts->mem_total_kb > kb)
-				kb = r->facts->mem_total_kb;
+			if (r == NULL || r->body_case != KNOB__ENVELOPE__BODY_FACTS)
+				continue;
+			kb = r->facts->mem_total_kb > kb ? r->facts->mem_total_kb : kb;
+			c = r->facts->gpfs_pagepool_bytes ? r->facts->gpfs_pagepool_bytes / 1024 :
+			    r->facts->mem_total_kb;
+			ckb = c > ckb ? c : ckb;
 		}
 	fanout_free(&fo);
 	if (kb)
-		snprintf(buf, len, "%llug", (unsigned long long)((2 * kb + 1048575) / 1048576));
+		twice_gib(kb, ram, len);
+	if (ckb)
+		twice_gib(ckb, cache, len);
 }
 
 int
@@ -593,7 +610,7 @@ cmd_play(struct ctl *ctl, int argc, char **argv)
 {
 	struct strvec vars = { 0 }, errs = { 0 }, nodes = { 0 };
 	struct play *pl = NULL;
-	char *path = NULL, ram[32];
+	char *path = NULL, ram[32], cache[32];
 	int ch, check = 0, rc = 2;
 
 	while ((ch = opt_next(ctl, argc, argv)) != -1) {
@@ -611,16 +628,20 @@ cmd_play(struct ctl *ctl, int argc, char **argv)
 	path = play_find(argv[optind]);
 	/* a first load for the play's nodes; then again with the facts */
 	strvec_push(&vars, "ram_x2=1g");
+	strvec_push(&vars, "cache_x2=1g");
 	if ((pl = play_load(ctl, path, &vars, &errs)) == NULL)
 		goto errors;
 	if (ctl->w.n == 0 && !ctl->all && pl->nodes[0])
 		strvec_push(&ctl->w, pl->nodes);
 	if (ctl_targets(ctl, &nodes) < 0)
 		goto out;
-	ram_x2(ctl, &nodes, ram, sizeof(ram));
+	cache_vars(ctl, &nodes, ram, cache, sizeof(ram));
+	free(vars.v[--vars.n]);
 	free(vars.v[--vars.n]);
 	if (ram[0])
 		strvec_push_owned(&vars, xasprintf("ram_x2=%s", ram));
+	if (cache[0])
+		strvec_push_owned(&vars, xasprintf("cache_x2=%s", cache));
 	play_free(pl);
 	if ((pl = play_load(ctl, path, &vars, &errs)) == NULL)
 		goto errors;
@@ -645,5 +666,6 @@ const struct cmd_entry cmd_play_entry = {
 	"play's nodes=.  serial=\"4\" or \"25%\" rolls apply/verify/rollback out in batches;\n"
 	"max-fail=\"N\" or \"P%\" trips when the failed nodes EXCEED it (reaching it does not),\n"
 	"and then no new batch starts.  Unreachable nodes count as failed.\n"
-	"${ram_x2} is twice the largest RAM of the target nodes (for file sizes that beat the cache).",
+	"${ram_x2} is twice the largest RAM of the target nodes, ${cache_x2} twice the largest cache\n"
+	"they read through (the GPFS pagepool on GPFS nodes, else RAM): file sizes that beat the cache.",
 };

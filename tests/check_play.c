@@ -476,6 +476,47 @@ START_TEST(play_stripe_count_at)
 }
 END_TEST
 
+/* ${cache_x2} and ${ram_x2} from the nodes' facts.  There is no GPFS here:
+ * node01 gets a --sysroot whose mount table has a GPFS file system, a
+ * stand-in mmdiag reporting a 4 GiB pagepool and 16 GiB of RAM; node02 one
+ * with 1 GiB of RAM and no GPFS.  The cache to beat is node01's pagepool:
+ * cache_x2 = 8g; ram_x2 = 32g. */
+START_TEST(play_cache_x2)
+{
+	char r1[PATH_MAX], r2[PATH_MAX], *out = NULL, *err = NULL;
+	json_object *doc;
+	int rc;
+
+	snprintf(r1, sizeof(r1), "%s/gpfs-root", h.tmp);
+	snprintf(r2, sizeof(r2), "%s/small-root", h.tmp);
+	cu_write_at(r1, "/usr/lpp/mmfs/bin/mmdiag", 0755, "#!/bin/sh\n# stand-in for mmdiag "
+	    "(no GPFS here)\n[ \"$1\" = --config ] || exit 2\necho '=== mmdiag: config ==='\n"
+	    "echo ' ! pagepool 4294967296'\n");
+	cu_write_at(r1, "/usr/lpp/mmfs/bin/mmchconfig", 0755, "#!/bin/sh\nexit 1\n");
+	cu_write_at(r1, "/proc/meminfo", 0644, "MemTotal:       16777216 kB\n");
+	cu_write_at(r1, "/proc/self/mounts", 0644, "/dev/vda / ext4 rw 0 0\ngpfs0 /gpfs gpfs rw 0 0\n");
+	cu_write_at(r2, "/proc/meminfo", 0644, "MemTotal:        1048576 kB\n");
+	cu_write_at(r2, "/proc/self/mounts", 0644, "/dev/vda / ext4 rw 0 0\n");
+	restart_agent(0, r1);
+	restart_agent(1, r2);
+	doc = need(harness_knobctl_json(&h, &rc, "--json facts -w node01"));
+	ck_assert_int_eq(json_object_get_int64(json_object_object_get(json_object_object_get(
+	    json_object_array_get_idx(cu_get(doc, "nodes"), 0), "facts"), "gpfs_pagepool_bytes")),
+	    4ll << 30);
+	json_object_put(doc);
+	write_file("cache.xml", "<?xml version=\"1.0\"?>\n<play name=\"cache\" nodes=\"node[01-02]\">\n"
+	    "  <bench kind=\"seq-write\" dir=\"%s\" size=\"${cache_x2}\"/>\n"
+	    "  <bench kind=\"seq-write\" dir=\"%s\" size=\"${ram_x2}\"/>\n</play>\n", data, data);
+	rc = harness_knobctl(&h, &out, &err, "play %s/cache.xml --check", h.tmp);
+	ck_assert_msg(rc == 0, "%s\n%s", out, err);
+	ck_assert_msg(strstr(out, "plan: 1 phase(s) on 2 node(s), 8.00 GiB of data") != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "plan: 1 phase(s) on 2 node(s), 32.00 GiB of data") != NULL, "%s",
+	    out);
+	free(out);
+	free(err);
+}
+END_TEST
+
 /* Every shipped play loads and plans (--check) on the three agents. */
 START_TEST(shipped_plays_plan)
 {
@@ -570,6 +611,7 @@ main(void)
 	tcase_add_test(tc, play_check_writes_nothing);
 	tcase_add_test(tc, play_file_errors);
 	tcase_add_test(tc, play_stripe_count_at);
+	tcase_add_test(tc, play_cache_x2);
 	tcase_add_test(tc, shipped_plays_plan);
 	tcase_add_test(tc, io500_like_score);
 	tcase_add_test(tc, play_health_step);

@@ -38,6 +38,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if ((path = fuzz_file("fuzzed.xml", data, size)) == NULL)
 		return 0;
 	strvec_push(&vars, "ram_x2=1g");
+	strvec_push(&vars, "cache_x2=1g");
 	pl = play_load(&ctl, path, &vars, &errs);
 	if (pl == NULL && errs.n == 0)
 		abort();	/* a refusal always says why */
