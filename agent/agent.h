@@ -171,9 +171,10 @@ int agent_init(struct agent *a, const struct agent_cfg *cfg);
 int agent_run(struct agent *a);		/* drive the base until a->stop (knobd) */
 int agent_run_stdio(struct agent *a);	/* one session on fds 0/1 (--stdio) */
 /* Close every connection, stop the subsystems, wait AGENT_FINI_WAIT_S at
- * most for the work items, then free (past the deadline the state those
- * items use is left allocated, and said so). */
-void agent_fini(struct agent *a);
+ * most for the work items, then free.  0, or -1 past the deadline: the
+ * state those items use is left allocated (said so), and the caller must
+ * not free a or a pool they use (exiting is fine). */
+int agent_fini(struct agent *a);
 /* Re-arm the instance's timer after a change from the loop thread (a phase
  * started): it runs only while a deadline or a subsystem needs it. */
 void agent_timer_update(struct agent *a);

@@ -104,9 +104,10 @@ main(int argc, char **argv)
 	}
 	log_set_default_instance(a->node);	/* threads of the subsystems too */
 	rc = cfg.stdio ? agent_run_stdio(a) : agent_run(a);
-	agent_fini(a);
-	log_set_default_instance(NULL);
-	free(a);
+	if (agent_fini(a) == 0) {	/* else threads still use it: exit without freeing */
+		log_set_default_instance(NULL);
+		free(a);
+	}
 	close(cfg.stop_fd);
 	return rc < 0 ? 1 : 0;
 }

@@ -855,7 +855,7 @@ agent_run_stdio(struct agent *a)
 	return 0;
 }
 
-void
+int
 agent_fini(struct agent *a)
 {
 	struct agent_post *p, *next;
@@ -895,4 +895,5 @@ agent_fini(struct agent *a)
 		pthread_mutex_destroy(&a->post_mu);
 	}
 	log_set_instance(NULL);
+	return busy ? -1 : 0;
 }

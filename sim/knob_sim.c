@@ -334,7 +334,8 @@ rss_kib(void)
 	return kib;
 }
 
-/* Set up nodes, blocks' certificates and threads; serve until a signal. */
+/* Set up nodes, blocks' certificates and threads; serve until a signal.
+ * 0, -1, or 2 when work items outlived the shutdown deadline. */
 static int
 simulate(const struct sim_opts *o, struct sim_node *nodes, struct sim_thread *th)
 {
@@ -344,7 +345,7 @@ simulate(const struct sim_opts *o, struct sim_node *nodes, struct sim_thread *th
 	unsigned long rss0 = rss_kib(), rss1;
 	unsigned i, up = 0;
 	sigset_t ss;
-	int rc = -1, sig;
+	int rc = -1, sig, busy = 0;
 
 	for (i = 0; i < o->n; i++)
 		if (node_names(&nodes[i], o, i) < 0)
@@ -404,13 +405,19 @@ out:
 		}
 	}
 	for (i = 0; i < up; i++)
-		agent_fini(&nodes[i].a);
+		if (agent_fini(&nodes[i].a) < 0)
+			busy = 1;	/* its items still run: leave the pool be */
 	for (i = 0; i < o->threads; i++) {
 		if (th[i].stopfd > 0)
 			close(th[i].stopfd);
 		ev_base_free(th[i].base);
 	}
 	SSL_CTX_free(ctx);
+	if (busy) {	/* the nodes and the pool are still in use: exit as they are */
+		fprintf(stderr, "knob-sim: work items still running after %d s; exiting\n",
+		    AGENT_FINI_WAIT_S);
+		return 2;
+	}
 	work_pool_free(pool);
 	return rc;
 }
@@ -438,6 +445,8 @@ main(int argc, char **argv)
 	nodes = xcalloc(o.n, sizeof(*nodes));
 	th = xcalloc(o.threads, sizeof(*th));
 	rc = simulate(&o, nodes, th);
+	if (rc == 2)
+		return 1;
 	for (unsigned i = 0; i < o.n; i++) {
 		free(nodes[i].root);
 		free(nodes[i].state);

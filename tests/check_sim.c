@@ -3,6 +3,7 @@
  *   queueing for the tuning lock) to one real knobd in a network namespace
  *   all complete, while the agent never runs more threads than its main
  *   thread plus the pool's WORK_THREADS (read from /proc/PID/task);
+ * - shutdown with a work item that never ends is bounded (10 s, then exit);
  * - knob-sim: 200 simulated agents in one process on host loopback
  *   (127.77.1.x, this helper's range), driven by the real knobctl through
  *   the cluster.xml knob-sim writes: ping, apply, verify and rollback all
@@ -282,6 +283,51 @@ START_TEST(test_sim_fleet)
 }
 END_TEST
 
+/* Shutdown with a work item that does not end: knobd (SIGTERM during an
+ * apply paused for a minute by the test hook) waits AGENT_FINI_WAIT_S for
+ * it, says so, and exits; nothing after that deadline waits without a
+ * limit.  The journal already held the originals, so the restarted agent
+ * recovers the transaction and the value is the one from before. */
+START_TEST(test_fini_deadline)
+{
+	char root[PATH_MAX], prof[PATH_MAX], path[PATH_MAX + 64], *cmd;
+	pid_t ctl, agent;
+	uint64_t t0;
+	double took;
+
+	ck_assert_int_eq(harness_start(&h, 1, 0), 0);
+	snprintf(root, sizeof(root), "%s/root", h.tmp);
+	snprintf(path, sizeof(path), "%s/proc/sys/vm/dirty_ratio", root);
+	cu_write(path, 0644, "%s", "17\n");
+	snprintf(h.node[0].sysroot, sizeof(h.node[0].sysroot), "%s", root);
+	snprintf(h.node[0].extra_args, sizeof(h.node[0].extra_args), "--test-hooks");
+	ck_assert_int_eq(harness_agent_start(&h, 0), 0);
+	snprintf(prof, sizeof(prof), "%s/fini.xml", h.tmp);
+	cu_write(prof, 0644, "%s", "<?xml version=\"1.0\"?>\n<profile name=\"fini\" summary=\"t\">\n"
+	    "  <sysctl key=\"vm.dirty_ratio\" value=\"33\"/>\n</profile>\n");
+	cmd = xasprintf("ip netns exec %s %s/knobctl -c %s apply --test-pause-ms 60000 "
+	    "--test-pause-at 'after journaling' %s -w node01 >/dev/null 2>&1 </dev/null",
+	    h.ctl_ns, h.bin, h.cluster, prof);
+	ctl = sh_bg(cmd);
+	free(cmd);
+	ck_assert_int_eq(harness_wait_log(&h, 0, "test hook: pausing", 60), 0);
+	agent = h.node[0].pid;
+	t0 = now_mono_ns();
+	kill(agent, SIGTERM);
+	ck_assert_msg(cu_wait(exited, &agent, 40) >= 0, "knobd did not exit within 40 s");
+	h.node[0].pid = 0;
+	took = (double)(now_mono_ns() - t0) / 1e9;
+	fprintf(stderr, "check_sim: knobd exited %.1f s after SIGTERM with a stuck work item\n",
+	    took);
+	ck_assert_msg(took >= AGENT_FINI_WAIT_S - 0.5, "exited after %.1f s: did not wait", took);
+	ck_assert(harness_log_has(&h, 0, "work item(s) still running after 10 s"));
+	kill(ctl, SIGKILL);
+	cu_reap(ctl);
+	ck_assert_int_eq(harness_agent_start(&h, 0), 0);	/* recovers the transaction */
+	ck_assert_str_eq(cu_readf("%s", path), "17");
+}
+END_TEST
+
 /* The pool test's namespaces and knobd go even when it fails. */
 static void
 pool_teardown(void)
@@ -295,11 +341,14 @@ sim_suite(void)
 	Suite *s = suite_create("sim");
 	TCase *pool = cu_tcase("pool", NULL, pool_teardown, 180);
 	TCase *fleet = cu_tcase("fleet", NULL, NULL, 240);
+	TCase *fini = cu_tcase("fini", NULL, pool_teardown, 120);
 
 	tcase_add_test(pool, test_pool_bounds_threads);
 	tcase_add_test(fleet, test_sim_fleet);
 	suite_add_tcase(s, pool);
 	suite_add_tcase(s, fleet);
+	tcase_add_test(fini, test_fini_deadline);
+	suite_add_tcase(s, fini);
 	return s;
 }
 
