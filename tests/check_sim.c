@@ -82,22 +82,28 @@ connected(void *arg)
 	return n >= *(int *)arg;
 }
 
+/* One knobd (--test-hooks) whose sysroot root (into buf) has
+ * vm.dirty_ratio at 17, not the kernel default. */
+static void
+start_node(char *root, size_t len)
+{
+	ck_assert_int_eq(harness_start(&h, 1, 0), 0);
+	snprintf(root, len, "%s/root", h.tmp);
+	cu_write_at(root, "/proc/sys/vm/dirty_ratio", 0644, "%s", "17\n");
+	snprintf(h.node[0].sysroot, sizeof(h.node[0].sysroot), "%s", root);
+	snprintf(h.node[0].extra_args, sizeof(h.node[0].extra_args), "--test-hooks");
+	ck_assert_int_eq(harness_agent_start(&h, 0), 0);
+}
+
 START_TEST(test_pool_bounds_threads)
 {
 	char root[PATH_MAX], prof[PATH_MAX], path[PATH_MAX + 64];
 	pid_t kids[NCONC];
 	int running, max_running = 0, max_tasks = 0, st, t;
 
-	ck_assert_int_eq(harness_start(&h, 1, 0), 0);
-	snprintf(root, sizeof(root), "%s/root", h.tmp);
-	ck_assert_int_eq(harness_sh("mkdir -p %s/proc/sys/vm %s/proc/sys/net/core", root, root), 0);
+	start_node(root, sizeof(root));
+	cu_write_at(root, "/proc/sys/net/core/somaxconn", 0644, "%s", "1000\n");
 	snprintf(path, sizeof(path), "%s/proc/sys/vm/dirty_ratio", root);
-	cu_write(path, 0644, "%s", "17\n");	/* not the kernel default */
-	snprintf(path, sizeof(path), "%s/proc/sys/net/core/somaxconn", root);
-	cu_write(path, 0644, "%s", "1000\n");
-	snprintf(h.node[0].sysroot, sizeof(h.node[0].sysroot), "%s", root);
-	snprintf(h.node[0].extra_args, sizeof(h.node[0].extra_args), "--test-hooks");
-	ck_assert_int_eq(harness_agent_start(&h, 0), 0);
 	snprintf(prof, sizeof(prof), "%s/pool.xml", h.tmp);
 	cu_write(prof, 0644, "%s", "<?xml version=\"1.0\"?>\n<profile name=\"pool\" summary=\"pool test\">\n"
 	    "  <sysctl key=\"vm.dirty_ratio\" value=\"33\"/>\n"
@@ -295,13 +301,8 @@ START_TEST(test_fini_deadline)
 	uint64_t t0;
 	double took;
 
-	ck_assert_int_eq(harness_start(&h, 1, 0), 0);
-	snprintf(root, sizeof(root), "%s/root", h.tmp);
+	start_node(root, sizeof(root));
 	snprintf(path, sizeof(path), "%s/proc/sys/vm/dirty_ratio", root);
-	cu_write(path, 0644, "%s", "17\n");
-	snprintf(h.node[0].sysroot, sizeof(h.node[0].sysroot), "%s", root);
-	snprintf(h.node[0].extra_args, sizeof(h.node[0].extra_args), "--test-hooks");
-	ck_assert_int_eq(harness_agent_start(&h, 0), 0);
 	snprintf(prof, sizeof(prof), "%s/fini.xml", h.tmp);
 	cu_write(prof, 0644, "%s", "<?xml version=\"1.0\"?>\n<profile name=\"fini\" summary=\"t\">\n"
 	    "  <sysctl key=\"vm.dirty_ratio\" value=\"33\"/>\n</profile>\n");
