@@ -15,6 +15,7 @@
 #include "bench.h"
 #include "log.h"
 #include "util.h"
+#include "wire.h"
 
 struct bench_job *
 bench_job_new(struct bench_params *p, const char *node)
@@ -363,29 +364,7 @@ bench_job_result(struct bench_job *j, Knob__PhaseResult *r)
 void
 bench_result_free(Knob__PhaseResult *r)
 {
-	size_t i;
-
-	free(r->phase_id);
-	free(r->node);
-	free(r->warning);
-	free(r->error);
-	free(r->ext_output);
-	free(r->ioengine);
-	for (i = 0; i < r->n_threads; i++) {
-		free(r->threads[i]->error);
-		free(r->threads[i]);
-	}
-	free(r->threads);
-	for (i = 0; i < r->n_ext_ops; i++) {
-		free(r->ext_ops[i]->op);
-		free(r->ext_ops[i]);
-	}
-	free(r->ext_ops);
-	if (r->latency) {
-		hist_proto_free(r->latency);
-		free(r->latency);
-	}
-	memset(r, 0, sizeof(*r));
+	pb_free_fields(&r->base);
 }
 
 /* ------------------------------------------------------------ stonewall */

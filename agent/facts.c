@@ -860,49 +860,7 @@ facts_gather(struct agent *a, Knob__Facts *f)
 void
 facts_free(Knob__Facts *f)
 {
-	size_t i;
-
-	free_str(f->node);
-	free_str(f->hostname);
-	free_str(f->kernel);
-	if (f->cpu != NULL) {
-		free_str(f->cpu->model);
-		free_str(f->cpu->smt);
-		free(f->cpu);
-	}
-	for (i = 0; i < f->n_blockdevs; i++) {
-		free_str(f->blockdevs[i]->name);
-		free_str(f->blockdevs[i]->scheduler);
-		free_str(f->blockdevs[i]->model);
-		free(f->blockdevs[i]);
-	}
-	free(f->blockdevs);
-	for (i = 0; i < f->n_nics; i++) {
-		free_str(f->nics[i]->name);
-		free_str(f->nics[i]->operstate);
-		free_str(f->nics[i]->address);
-		free_str(f->nics[i]->link_kind);
-		free(f->nics[i]);
-	}
-	free(f->nics);
-	for (i = 0; i < f->n_mounts; i++) {
-		free_str(f->mounts[i]->source);
-		free_str(f->mounts[i]->target);
-		free_str(f->mounts[i]->fstype);
-		free_str(f->mounts[i]->kind);
-		free(f->mounts[i]);
-	}
-	free(f->mounts);
-	for (i = 0; i < f->n_software; i++) {
-		free_str(f->software[i]->name);
-		free_str(f->software[i]->version);
-		free(f->software[i]);
-	}
-	free(f->software);
-	free_str(f->agent_version);
-	free_str(f->active_profile);
-	free_str(f->active_note);
-	knob__facts__init(f);
+	pb_free_fields(&f->base);
 }
 
 /* Worker: gather (sysfs, procfs, netlink reads) off the event loop; the

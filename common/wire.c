@@ -337,3 +337,18 @@ envelope_body_name(const Knob__Envelope *env)
 	    (unsigned)env->body_case);
 	return f ? f->name : "none";
 }
+
+void
+pb_free_fields(ProtobufCMessage *m)
+{
+	const ProtobufCMessageDescriptor *d = m->descriptor;
+	ProtobufCMessage *copy;
+
+	if (d == NULL)
+		return;
+	/* free_unpacked frees the top message too: hand it a copy */
+	copy = xmalloc(d->sizeof_message);
+	memcpy(copy, m, d->sizeof_message);
+	protobuf_c_message_free_unpacked(copy, NULL);
+	protobuf_c_message_init(d, m);
+}

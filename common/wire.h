@@ -69,5 +69,10 @@ int conn_recv_sync(struct conn *c, Knob__Envelope **out, int timeout_ms);
 
 /* Name of an envelope's body, for logs ("ping", "apply", ...). */
 const char *envelope_body_name(const Knob__Envelope *env);
+/* Free what a message built field by field with malloc holds: strings
+ * (not the empty default), repeated fields and sub-messages, through
+ * protobuf-c's own walk of the descriptor.  The message itself is not
+ * freed; it is left initialised, so a second call is harmless. */
+void pb_free_fields(ProtobufCMessage *m);
 
 #endif
