@@ -208,12 +208,16 @@ bench_aio_setup(struct bench_thread *t)
 	a->slot = xcalloc(a->depth, sizeof(*a->slot));
 	a->free = xcalloc(a->depth, sizeof(*a->free));
 	a->done = xcalloc(a->depth, sizeof(*a->done));
+	t->aio = a;	/* from here bench_aio_free releases what is made */
 	for (unsigned i = 0; i < a->depth; i++) {
-		if (posix_memalign((void **)&a->slot[i].buf, BENCH_ALIGN, len) != 0)
-			fatalx("posix_memalign");
+		if (posix_memalign((void **)&a->slot[i].buf, BENCH_ALIGN, len) != 0) {
+			a->slot[i].buf = NULL;
+			TERR(t, "%s: no memory for %u queued %zu-byte buffers", j->node,
+			    a->depth, len);
+			return -1;
+		}
 		a->free[a->nfree++] = &a->slot[i];
 	}
-	t->aio = a;
 	return 0;
 }
 

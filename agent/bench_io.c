@@ -195,8 +195,10 @@ prefill_write(struct bench_thread *t, int fd, const char *name)
 	if (per > seg_size(j) / bs)
 		per = seg_size(j) / bs;		/* a chunk never crosses a segment */
 	chunk = (size_t)(per * bs);
-	if (posix_memalign((void **)&buf, BENCH_ALIGN, chunk) != 0)
-		fatalx("posix_memalign");
+	if (posix_memalign((void **)&buf, BENCH_ALIGN, chunk) != 0) {
+		TERR(t, "%s: no memory for a %zu-byte prefill buffer", j->node, chunk);
+		return -1;
+	}
 	for (b = 0; b < nblk && !j->abort; b += per) {
 		uint64_t off = blk_off(j, t->rank, b);
 		ssize_t n;
@@ -304,8 +306,11 @@ thread_prepare(struct bench_thread *t)
 	if (len < BENCH_ALIGN)
 		len = BENCH_ALIGN;
 	len = (len + BENCH_ALIGN - 1) / BENCH_ALIGN * BENCH_ALIGN;
-	if (posix_memalign(&t->buf, BENCH_ALIGN, len) != 0)
-		fatalx("posix_memalign");
+	if (posix_memalign(&t->buf, BENCH_ALIGN, len) != 0) {
+		t->buf = NULL;
+		TERR(t, "%s: no memory for a %zu-byte I/O buffer", j->node, len);
+		return -1;
+	}
 	t->buflen = len;
 	memset(t->buf, 0, len);
 	t->owner = src_rank(j, t);

@@ -138,6 +138,31 @@ choose_engine(struct bench_job *j)
 	    strerror(-rc), j->p.queue_depth);
 }
 
+/* The buffers a phase allocates on this node, from the sizes of its
+ * request: each thread's block buffer and the blocks it keeps in flight,
+ * and the content pool.  They must fit in half of the node's memory, so
+ * that an absurd request is an error sent back, not an agent the
+ * allocator or the OOM killer ends.  0, or -1 with j->err. */
+static int
+buffers_fit(struct bench_job *j)
+{
+	uint64_t blk = bench_kind_is_md(j->p.kind) ? j->p.md_write_size : j->p.bs;
+	uint64_t depth = j->ioengine == IOE_PSYNC ? 0 : (j->p.queue_depth ? j->p.queue_depth : 1);
+	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+	uint64_t ram = pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz : 0, need;
+
+	blk = (blk < BENCH_ALIGN ? BENCH_ALIGN : blk + BENCH_ALIGN - 1) / BENCH_ALIGN * BENCH_ALIGN;
+	need = (uint64_t)j->p.nranks * blk * (1 + depth) + blk + (8u << 20);
+	if (ram == 0 || need <= ram / 2)
+		return 0;
+	snprintf(j->err, sizeof(j->err), "%s: the buffers of this phase need %llu MiB here "
+	    "(%zu threads, each %llu blocks of %llu bytes), more than half of this node's "
+	    "memory (%llu MiB)", j->node, (unsigned long long)(need >> 20), j->p.nranks,
+	    (unsigned long long)(depth + 1), (unsigned long long)blk,
+	    (unsigned long long)(ram >> 20));
+	return -1;
+}
+
 int
 bench_job_prepare(struct bench_job *j)
 {
@@ -149,6 +174,8 @@ bench_job_prepare(struct bench_job *j)
 	if (bench_kind_is_ext(j->p.kind))
 		return ext_prepare(j);
 	choose_engine(j);
+	if (buffers_fit(j) < 0)
+		return -1;
 	/* the content pool (8 MiB and the longest block), unless nothing is written */
 	if (!(bench_kind_is_md(j->p.kind) && j->p.md_write_size == 0) &&
 	    bench_pool_init(&j->pool, j->p.seed, j->p.compress_pct,

@@ -195,6 +195,95 @@ drain_fd(int fd, char *buf, size_t cap, size_t *have)
 	return 1;
 }
 
+/* Past the deadline: kill the child's process group and reap the child.
+ * 1 when it was killed, 0 while there is time left. */
+static int
+kill_at_deadline(pid_t pid, uint64_t deadline, int *status)
+{
+	if ((int64_t)(deadline - now_mono_ns()) > 0)
+		return 0;
+	kill(-pid, SIGKILL);
+	kill(pid, SIGKILL);
+	while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+		;
+	return 1;
+}
+
+/* fork/exec argv in a process group of its own, stdin /dev/null, stdout
+ * and stderr on the write ends of po and pe.  The pid, or -errno. */
+static pid_t
+spawn_cmd(char *const argv[], const int po[2], const int pe[2])
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		int devnull = open("/dev/null", O_RDONLY);
+
+		setpgid(0, 0);
+		if (devnull >= 0)
+			dup2(devnull, 0);
+		dup2(po[1], 1);
+		dup2(pe[1], 2);
+		execve(argv[0], argv, environ);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* Read the child's stdout and stderr until both close (bounded buffers).
+ * 0, or -ETIMEDOUT once the deadline killed it. */
+static int
+read_cmd(pid_t pid, uint64_t deadline, int fo, int fe, char *out, size_t outlen, char *err,
+    size_t errlen, int *status)
+{
+	size_t ho = 0, he = 0;
+	int open_o = 1, open_e = 1;
+
+	while (open_o || open_e) {
+		struct pollfd pfd[2];
+		int64_t left = (int64_t)(deadline - now_mono_ns()) / 1000000;
+		nfds_t np = 0;
+
+		if (kill_at_deadline(pid, deadline, status))
+			return -ETIMEDOUT;
+		if (open_o)
+			pfd[np++] = (struct pollfd){ .fd = fo, .events = POLLIN };
+		if (open_e)
+			pfd[np++] = (struct pollfd){ .fd = fe, .events = POLLIN };
+		if (poll(pfd, np, (int)(left > 0 ? left : 1)) < 0 && errno != EINTR)
+			break;
+		for (nfds_t i = 0; i < np; i++) {
+			if (!(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			if (pfd[i].fd == fo && !drain_fd(fo, out, outlen, &ho))
+				open_o = 0;
+			else if (pfd[i].fd == fe && !drain_fd(fe, err, errlen, &he))
+				open_e = 0;
+		}
+	}
+	return 0;
+}
+
+/* Pipes closed: the child is exiting; wait for it, still bounded by the
+ * deadline.  0, -ETIMEDOUT or -errno. */
+static int
+reap_cmd(pid_t pid, uint64_t deadline, int *status)
+{
+	for (;;) {
+		pid_t w = waitpid(pid, status, WNOHANG);
+
+		if (w == pid)
+			return 0;
+		if (w < 0 && errno != EINTR)
+			return -errno;
+		if (kill_at_deadline(pid, deadline, status))
+			return -ETIMEDOUT;
+		usleep(2000);
+	}
+}
+
 /* fork/exec argv with stdout and stderr on pipes; poll with a deadline and
  * kill the child's process group on timeout. */
 int
@@ -202,9 +291,7 @@ tune_run_cmd(char *const argv[], int timeout_ms, char *out, size_t outlen, char 
     size_t errlen)
 {
 	int po[2] = { -1, -1 }, pe[2] = { -1, -1 }, status = 0, rc;
-	size_t ho = 0, he = 0;
 	uint64_t deadline = now_mono_ns() + (uint64_t)timeout_ms * 1000000ull;
-	int open_o = 1, open_e = 1;
 	pid_t pid;
 
 	if (outlen)
@@ -217,72 +304,16 @@ tune_run_cmd(char *const argv[], int timeout_ms, char *out, size_t outlen, char 
 		rc = -errno;
 		goto out;
 	}
-	pid = fork();
-	if (pid < 0) {
-		rc = -errno;
+	if ((pid = spawn_cmd(argv, po, pe)) < 0) {
+		rc = (int)pid;
 		goto out;
-	}
-	if (pid == 0) {
-		int devnull = open("/dev/null", O_RDONLY);
-
-		setpgid(0, 0);
-		if (devnull >= 0)
-			dup2(devnull, 0);
-		dup2(po[1], 1);
-		dup2(pe[1], 2);
-		execve(argv[0], argv, environ);
-		_exit(127);
 	}
 	close(po[1]);
 	close(pe[1]);
 	po[1] = pe[1] = -1;
-	while (open_o || open_e) {
-		struct pollfd pfd[2];
-		int64_t left = (int64_t)(deadline - now_mono_ns()) / 1000000;
-		nfds_t np = 0;
-
-		if ((int64_t)(deadline - now_mono_ns()) <= 0) {
-			kill(-pid, SIGKILL);
-			kill(pid, SIGKILL);
-			while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-				;
-			rc = -ETIMEDOUT;
-			goto out;
-		}
-		if (open_o)
-			pfd[np++] = (struct pollfd){ .fd = po[0], .events = POLLIN };
-		if (open_e)
-			pfd[np++] = (struct pollfd){ .fd = pe[0], .events = POLLIN };
-		if (poll(pfd, np, (int)(left > 0 ? left : 1)) < 0 && errno != EINTR)
-			break;
-		for (nfds_t i = 0; i < np; i++) {
-			if (!(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
-				continue;
-			if (pfd[i].fd == po[0] && !drain_fd(po[0], out, outlen, &ho))
-				open_o = 0;
-			else if (pfd[i].fd == pe[0] && !drain_fd(pe[0], err, errlen, &he))
-				open_e = 0;
-		}
-	}
-	/* pipes closed: the child is exiting; still bounded by the deadline */
-	for (;;) {
-		pid_t w = waitpid(pid, &status, WNOHANG);
-
-		if (w == pid)
-			break;
-		if (w < 0 && errno != EINTR) {
-			rc = -errno;
-			goto out;
-		}
-		if ((int64_t)(deadline - now_mono_ns()) <= 0) {
-			kill(-pid, SIGKILL);
-			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			rc = -ETIMEDOUT;
-			goto out;
-		}
-		usleep(2000);
-	}
+	if ((rc = read_cmd(pid, deadline, po[0], pe[0], out, outlen, err, errlen, &status)) < 0 ||
+	    (rc = reap_cmd(pid, deadline, &status)) < 0)
+		goto out;
 	rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	if (errlen)
 		strtrim(err);

@@ -1044,63 +1044,67 @@ txn_begin(struct tune_state *t, struct plan *p, const size_t *idx, size_t n,
 	return -1;
 }
 
-/* The transaction (t->mu held): plan, check, journal, write passes,
- * revert on failure, commit.  Results into res. */
-static void
-apply_locked(struct agent *a, const Knob__ApplyRequest *req, Knob__ApplyResult *res)
+/* Step 1 of apply: resolve globs and read every current value (the
+ * pending marks and, unless stacked, the switch from the active profile),
+ * then ask each driver whether the write is known to fail.  1 when the
+ * transaction goes on to write, 0 when it ends here (a check run, or a
+ * key failed before any write: rmsg says why). */
+static int
+apply_plan(struct agent *a, const Knob__ApplyRequest *req, struct plan *p, char *rmsg,
+    size_t rlen)
 {
-	struct tune_state *t = a->tune;
-	struct pause pz = { a, req->test_pause_ms, req->test_pause_at };
-	struct plan p = { 0 };
-	char rmsg[1024] = "", name[sizeof(t->j.active)];
-	size_t *idx = NULL, n = 0, nfail = 0, nwrite = 0;
-	int rc, failed = 0;
+	struct journal *j = &a->tune->j;
+	size_t nfail = 0;
 
-	plan_build(a, req->settings, req->n_settings, &p);
-	plan_mark_pending(&t->j, &p);
+	plan_build(a, req->settings, req->n_settings, p);
+	plan_mark_pending(j, p);
 	if (!req->stack)
-		plan_add_switch(a, &t->j, &p);
-	plan_check(a, &p, req->check);
+		plan_add_switch(a, j, p);
+	plan_check(a, p, req->check);
 	if (req->check) {
-		check_classify(&p, rmsg, sizeof(rmsg));
-		goto done;
+		check_classify(p, rmsg, rlen);
+		return 0;
 	}
-	for (size_t i = 0; i < p.n; i++)
-		nfail += p.v[i].state == KNOB__KEY_STATE__KEY_FAILED;
-	if (nfail > 0 && !req->keep_going) {
-		for (size_t i = 0; i < p.n; i++)
-			if (item_pending(&p.v[i]))
-				set_state(&p.v[i], KNOB__KEY_STATE__KEY_SKIPPED, 0,
-				    "not written: another key failed before any write");
-		snprintf(rmsg, sizeof(rmsg), "%zu key(s) failed before any write; nothing written",
-		    nfail);
-		goto done;
-	}
-	idx = write_order(&p, &n);
-	for (size_t k = 0; k < n; k++)
-		nwrite += !item_holds(&p.v[idx[k]]);
-	/* step 2: the transaction's before values, durable before the first write */
-	if (txn_begin(t, &p, idx, n, req->profile, nwrite > 0, rmsg, sizeof(rmsg)) < 0)
-		goto done;
-	if (nwrite > 0)
-		pause_at(&pz, "after journaling");
-	/* step 3: write in order, re-read, repeat until every key holds */
-	converge(a, &p, idx, n, 0, req->keep_going, &pz);
-	failed = classify_apply(&p, idx, n) > 0;
-	if (nwrite > 0)
-		pause_at(&pz, "before commit");
-	/* step 4: on failure restore what this transaction changed */
-	if (failed && !req->keep_going) {
-		res->reverted = 1;
-		if (revert(a, &p, idx, n) > 0)
-			snprintf(rmsg, sizeof(rmsg), "a key failed; some changes could NOT be "
-			    "reverted (kept in the journal for rollback)");
-		else
-			snprintf(rmsg, sizeof(rmsg), "a key failed; every change of this "
-			    "transaction was reverted");
-	}
-	commit_originals(&t->j, &p, idx, n);
-	apply_marks(&t->j, &p);
+	for (size_t i = 0; i < p->n; i++)
+		nfail += p->v[i].state == KNOB__KEY_STATE__KEY_FAILED;
+	if (nfail == 0 || req->keep_going)
+		return 1;
+	for (size_t i = 0; i < p->n; i++)
+		if (item_pending(&p->v[i]))
+			set_state(&p->v[i], KNOB__KEY_STATE__KEY_SKIPPED, 0,
+			    "not written: another key failed before any write");
+	snprintf(rmsg, rlen, "%zu key(s) failed before any write; nothing written", nfail);
+	return 0;
+}
+
+/* Step 4 of apply: restore what this transaction moved, in order, until
+ * it holds; rmsg says whether all of it came back. */
+static void
+apply_revert(struct agent *a, struct plan *p, const size_t *idx, size_t n,
+    Knob__ApplyResult *res, char *rmsg, size_t rlen)
+{
+	res->reverted = 1;
+	if (revert(a, p, idx, n) > 0)
+		snprintf(rmsg, rlen, "a key failed; some changes could NOT be reverted (kept "
+		    "in the journal for rollback)");
+	else
+		snprintf(rmsg, rlen, "a key failed; every change of this transaction was "
+		    "reverted");
+}
+
+/* The commit after the steps: originals and pending marks into the
+ * journal, the new active profile and its settings unless reverted, the
+ * transaction closed and the journal saved. */
+static void
+apply_commit(struct tune_state *t, const struct plan *p, const size_t *idx, size_t n,
+    const Knob__ApplyRequest *req, Knob__ApplyResult *res, int failed, char *rmsg,
+    size_t rlen)
+{
+	char name[sizeof(t->j.active)];
+	int rc;
+
+	commit_originals(&t->j, p, idx, n);
+	apply_marks(&t->j, p);
 	if (!res->reverted) {
 		next_active(&t->j, req->profile, req->stack, name, sizeof(name));
 		snprintf(t->j.active, sizeof(t->j.active), "%s", name);
@@ -1110,12 +1114,46 @@ apply_locked(struct agent *a, const Knob__ApplyRequest *req, Knob__ApplyResult *
 	txn_clear(&t->j);
 	if ((rc = journal_save(t->journal_path, &t->j)) < 0) {
 		log_warnx("journal %s: %s", t->journal_path, strerror(-rc));
-		snprintf(rmsg, sizeof(rmsg), "applied, but the journal could not be updated: %s",
+		snprintf(rmsg, rlen, "applied, but the journal could not be updated: %s",
 		    strerror(-rc));
 	}
 	if (rmsg[0] == '\0')
-		snprintf(rmsg, sizeof(rmsg), "%s", failed ? "applied with failures (--keep-going)" :
+		snprintf(rmsg, rlen, "%s", failed ? "applied with failures (--keep-going)" :
 		    "applied");
+}
+
+/* The transaction (t->mu held), in the steps of the README ("Transactions,
+ * rollback and the journal"), then the commit.  Results into res. */
+static void
+apply_locked(struct agent *a, const Knob__ApplyRequest *req, Knob__ApplyResult *res)
+{
+	struct tune_state *t = a->tune;
+	struct pause pz = { a, req->test_pause_ms, req->test_pause_at };
+	struct plan p = { 0 };
+	char rmsg[1024] = "";
+	size_t *idx = NULL, n = 0, nwrite = 0;
+	int failed;
+
+	/* step 1: read every current value; a known failure stops before any write */
+	if (!apply_plan(a, req, &p, rmsg, sizeof(rmsg)))
+		goto done;
+	idx = write_order(&p, &n);
+	for (size_t k = 0; k < n; k++)
+		nwrite += !item_holds(&p.v[idx[k]]);
+	/* step 2: the transaction's before values, durable before the first write */
+	if (txn_begin(t, &p, idx, n, req->profile, nwrite > 0, rmsg, sizeof(rmsg)) < 0)
+		goto done;
+	if (nwrite > 0)
+		pause_at(&pz, "after journaling");
+	/* step 3: write in order, re-read, repeat until every key holds; classify */
+	converge(a, &p, idx, n, 0, req->keep_going, &pz);
+	failed = classify_apply(&p, idx, n) > 0;
+	if (nwrite > 0)
+		pause_at(&pz, "before commit");
+	/* step 4: on failure restore what this transaction changed */
+	if (failed && !req->keep_going)
+		apply_revert(a, &p, idx, n, res, rmsg, sizeof(rmsg));
+	apply_commit(t, &p, idx, n, req, res, failed, rmsg, sizeof(rmsg));
 done:
 	free(idx);
 	res->message = xstrdup(rmsg);

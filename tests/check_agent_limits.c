@@ -1,0 +1,92 @@
+/* Sizes that come from a request are errors sent back to the peer, never
+ * the end of the agent: one real knobd in a network namespace
+ * (tests/harness.h), knobctl in the controller namespace.  A phase whose
+ * buffers cannot fit in the node's memory is refused by the agent with
+ * the reason; the same agent then runs a normal phase and answers ping. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <json-c/json.h>
+
+#include "checkutil.h"
+#include "harness.h"
+#include "util.h"
+
+static struct harness h;
+
+/* Stop the agent and remove the harness's temp dir (the data with it). */
+static void
+teardown(void)
+{
+	harness_stop(&h);
+}
+
+/* Start one agent with a benchmark directory; run the bench ARGS that
+ * must be refused for their buffers; then the same agent must still run a
+ * normal phase and answer ping. */
+static void
+refused_then_serving(const char *args)
+{
+	char data[PATH_MAX], *out = NULL, *err = NULL;
+	json_object *doc, *p;
+	int rc;
+
+	ck_assert_msg(harness_start(&h, 1, 1) == 0, "harness start failed");
+	snprintf(data, sizeof(data), "%s/data", h.tmp);
+	ck_assert_int_eq(mkdir(data, 0755), 0);
+	rc = harness_knobctl(&h, &out, &err, "bench %s -w node01 --dir %s", args, data);
+	fprintf(stderr, "bench %s -> %d\n%s%s", args, rc, out ? out : "", err ? err : "");
+	ck_assert_int_ne(rc, 0);
+	ck_assert_msg(strstr(out ? out : "", "more than half of this node's memory") ||
+	    strstr(err ? err : "", "more than half of this node's memory"),
+	    "the agent's reason is not reported");
+	free(out);
+	free(err);
+	ck_assert_msg(harness_log_has(&h, 0, "fatal") == 0, "the agent logged a fatal error");
+	/* the agent removes the work directory after it answered: wait for it */
+	for (uint64_t dl = now_mono_ns() + 30000000000ull; cu_count_entries(data) != 0 &&
+	    now_mono_ns() < dl;)
+		usleep(20000);
+	ck_assert_msg(cu_count_entries(data) == 0, "files left in %s", data);
+
+	doc = harness_knobctl_json(&h, &rc, "--json bench seq-write -w node01 --dir %s "
+	    "--threads 2 --bs 64k --size 1m", data);
+	ck_assert_ptr_nonnull(doc);
+	ck_assert_int_eq(rc, 0);
+	p = cu_phase(doc, 0);
+	ck_assert_str_eq(cu_str(p, "status"), "ok");
+	ck_assert_int_eq(cu_int(p, "bytes"), 2 << 20);
+	json_object_put(doc);
+	ck_assert_int_eq(harness_knobctl(&h, NULL, NULL, "ping -w node01"), 0);
+}
+
+/* 16 threads x 4096 queued 64 MiB blocks (4 TiB of buffers): every size
+ * is within its own limit, together they are absurd for any node. */
+START_TEST(absurd_queue_refused)
+{
+	refused_then_serving("seq-write --threads 16 --bs 64m --size 64m --iodepth 4096 "
+	    "--ioengine libaio");
+}
+END_TEST
+
+/* Metadata: 4096 threads each with a 64 MiB write buffer (256 GiB). */
+START_TEST(absurd_md_write_refused)
+{
+	refused_then_serving("md-create --threads 4096 --files 1 --write-size 64m");
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("agent_limits");
+	TCase *tc = cu_tcase("limits", NULL, teardown, 120);
+
+	tcase_add_test(tc, absurd_queue_refused);
+	tcase_add_test(tc, absurd_md_write_refused);
+	suite_add_tcase(s, tc);
+	return cu_run(s);
+}
