@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <json-c/json.h>
 
-#include "checkutil.h"
 #include "harness.h"
+#include "testutil.h"
 #include "util.h"
 
 static struct harness h;
@@ -22,6 +22,12 @@ static void
 teardown(void)
 {
 	harness_stop(&h);
+}
+
+static int
+dir_empty(void *dir)
+{
+	return cu_count_entries(dir) == 0;
 }
 
 /* Start one agent with a benchmark directory; run the bench ARGS that
@@ -47,10 +53,7 @@ refused_then_serving(const char *args)
 	free(err);
 	ck_assert_msg(harness_log_has(&h, 0, "fatal") == 0, "the agent logged a fatal error");
 	/* the agent removes the work directory after it answered: wait for it */
-	for (uint64_t dl = now_mono_ns() + 30000000000ull; cu_count_entries(data) != 0 &&
-	    now_mono_ns() < dl;)
-		usleep(20000);
-	ck_assert_msg(cu_count_entries(data) == 0, "files left in %s", data);
+	ck_assert_msg(cu_wait(dir_empty, data, 30) >= 0, "files left in %s", data);
 
 	doc = harness_knobctl_json(&h, &rc, "--json bench seq-write -w node01 --dir %s "
 	    "--threads 2 --bs 64k --size 1m", data);
