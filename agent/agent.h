@@ -224,8 +224,9 @@ int facts_fs_type(const struct agent *a, const char *path, char *buf, size_t len
 
 /* Tuning (agent/tune.c).  Its init hook recovers any unfinished
  * transaction from the journal before the agent serves. */
-const char *tune_active_profile(struct agent *a);	/* "" when none */
-const char *tune_active_note(struct agent *a);	/* "re-applied at boot ..." or "" */
+/* The active profile ("" when none) and its note ("re-applied at boot
+ * ..." or ""), copied (malloc'd) under the lock apply publishes them with. */
+void tune_active(struct agent *a, char **profile, char **note);
 
 /* Benchmarks (agent/bench.c). */
 int bench_active(struct agent *a);	/* a phase is prepared or running */

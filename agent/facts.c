@@ -829,7 +829,6 @@ gather_software(struct agent *a, Knob__Facts *f)
 int
 facts_gather(struct agent *a, Knob__Facts *f)
 {
-	const char *prof;
 
 	knob__facts__init(f);
 	f->node = xstrdup(a->node);
@@ -846,9 +845,7 @@ facts_gather(struct agent *a, Knob__Facts *f)
 		}
 	gather_software(a, f);
 	f->agent_version = xstrdup(KNOB_VERSION);
-	prof = tune_active_profile(a);
-	f->active_profile = xstrdup(prof != NULL ? prof : "");
-	f->active_note = xstrdup(tune_active_note(a));
+	tune_active(a, &f->active_profile, &f->active_note);
 	f->agent_time_ns = now_real_ns();
 	if (a->cfg.cert != NULL)
 		tls_cert_not_after(a->cfg.cert, &f->cert_not_after);

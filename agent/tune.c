@@ -585,18 +585,15 @@ plan_results(const struct plan *p, Knob__KeyResult ***out, size_t *nout)
 	*nout = n;
 }
 
-/* Publish the active profile and its note for the loop thread. */
+/* Publish the active profile and its note (note NULL keeps the note) for
+ * the readers on other worker threads: Facts, and verify. */
 static void
 set_active(struct tune_state *t, const char *name, const char *note)
 {
-	int next;
-
 	pthread_mutex_lock(&t->amu);
-	next = !__atomic_load_n(&t->cur, __ATOMIC_ACQUIRE);
-	snprintf(t->active[next], sizeof(t->active[next]), "%s", name);
-	snprintf(t->note[next], sizeof(t->note[next]), "%s", note ? note :
-	    t->note[!next]);
-	__atomic_store_n(&t->cur, next, __ATOMIC_RELEASE);
+	snprintf(t->active, sizeof(t->active), "%s", name);
+	if (note != NULL)
+		snprintf(t->note, sizeof(t->note), "%s", note);
 	pthread_mutex_unlock(&t->amu);
 }
 
@@ -1243,7 +1240,7 @@ tune_verify(struct agent *a, const Knob__VerifyRequest *req, Knob__VerifyResult 
 		}
 	}
 	res->active_profile = xstrdup(t->j.active);
-	res->active_note = xstrdup(tune_active_note(a));
+	res->active_note = xstrdup(t->note);	/* published under t->mu, held here */
 	plan_results(&p, &res->keys, &res->n_keys);
 	plan_free(&p);
 	journal_settings_free(js, js ? t->j.nset : 0);
@@ -1588,28 +1585,29 @@ tune_fini(struct agent *a)
 	free(t);
 }
 
-const char *
-tune_active_profile(struct agent *a)
+void
+tune_active(struct agent *a, char **profile, char **note)
 {
-	/* The loop thread reads this for Facts while a worker may set a new
-	 * name: writers fill the other buffer, then flip cur. */
-	if (a == NULL || a->tune == NULL)
-		return "";
-	return a->tune->active[__atomic_load_n(&a->tune->cur, __ATOMIC_ACQUIRE)];
-}
+	struct tune_state *t = a ? a->tune : NULL;
 
-const char *
-tune_active_note(struct agent *a)
-{
-	if (a == NULL || a->tune == NULL)
-		return "";
-	return a->tune->note[__atomic_load_n(&a->tune->cur, __ATOMIC_ACQUIRE)];
+	/* a worker (Facts) reads while another (an apply) may publish */
+	if (t == NULL) {
+		*profile = xstrdup("");
+		*note = xstrdup("");
+		return;
+	}
+	pthread_mutex_lock(&t->amu);
+	*profile = xstrdup(t->active);
+	*note = xstrdup(t->note);
+	pthread_mutex_unlock(&t->amu);
 }
 
 /* ------------------------------------------------------------ handlers */
 /* A tuning request on the worker pool (its w->arg): who holds the tuning
  * lock, and the reply's content until the pool has posted it. */
 struct job {
+	int locks;		/* takes the tuning lock, waiting up to wait_s */
+	uint32_t wait_s;
 	char owner[300];	/* "CN pid N" for the tuning lock */
 	char why[512];		/* why the lock could not be had */
 	Knob__Error err;
@@ -1638,42 +1636,36 @@ job_lock(struct work *w, uint32_t wait_s, uint64_t *token)
 	return -1;
 }
 
+/* The worker of every tuning request: apply and rollback take the tuning
+ * lock (verify only reads), run the transaction and set the reply. */
 static void
-apply_run(struct work *w)
+job_run(struct work *w)
 {
 	struct job *j = w->arg;
-	uint64_t token;
+	const Knob__Envelope *r = w->req;
+	uint64_t token = 0;
 
-	if (job_lock(w, w->req->apply->wait_s, &token) < 0)
+	if (j->locks && job_lock(w, j->wait_s, &token) < 0)
 		return;
-	tune_apply(w->a, w->req->apply, &j->res.apply);
-	tune_lock_drop(w->a, token);
-	w->reply.body_case = KNOB__ENVELOPE__BODY_APPLY_RESULT;
-	w->reply.apply_result = &j->res.apply;
-}
-
-static void
-verify_run(struct work *w)
-{
-	struct job *j = w->arg;
-
-	tune_verify(w->a, w->req->verify, &j->res.verify);
-	w->reply.body_case = KNOB__ENVELOPE__BODY_VERIFY_RESULT;
-	w->reply.verify_result = &j->res.verify;
-}
-
-static void
-rollback_run(struct work *w)
-{
-	struct job *j = w->arg;
-	uint64_t token;
-
-	if (job_lock(w, w->req->rollback->wait_s, &token) < 0)
-		return;
-	tune_rollback(w->a, w->req->rollback, &j->res.rollback);
-	tune_lock_drop(w->a, token);
-	w->reply.body_case = KNOB__ENVELOPE__BODY_ROLLBACK_RESULT;
-	w->reply.rollback_result = &j->res.rollback;
+	switch (r->body_case) {
+	case KNOB__ENVELOPE__BODY_APPLY:
+		tune_apply(w->a, r->apply, &j->res.apply);
+		w->reply.body_case = KNOB__ENVELOPE__BODY_APPLY_RESULT;
+		w->reply.apply_result = &j->res.apply;
+		break;
+	case KNOB__ENVELOPE__BODY_VERIFY:
+		tune_verify(w->a, r->verify, &j->res.verify);
+		w->reply.body_case = KNOB__ENVELOPE__BODY_VERIFY_RESULT;
+		w->reply.verify_result = &j->res.verify;
+		break;
+	default:
+		tune_rollback(w->a, r->rollback, &j->res.rollback);
+		w->reply.body_case = KNOB__ENVELOPE__BODY_ROLLBACK_RESULT;
+		w->reply.rollback_result = &j->res.rollback;
+		break;
+	}
+	if (j->locks)
+		tune_lock_drop(w->a, token);
 }
 
 /* After the reply went out: free the result and the job. */
@@ -1691,10 +1683,12 @@ job_done(struct work *w)
 	free(j);
 }
 
-/* Hand req to the worker pool (or answer why not); 0 or -1. */
+/* Hand req to the worker pool (or answer why not); 0 or -1.  has_body:
+ * the request carries its body; locks, wait_s and pid: for the tuning
+ * lock. */
 static int
-spawn_job(struct agent *a, struct aconn *c, Knob__Envelope *req, work_fn run, int has_body,
-    uint32_t pid)
+spawn_job(struct agent *a, struct aconn *c, Knob__Envelope *req, int has_body, int locks,
+    uint32_t wait_s, uint32_t pid)
 {
 	struct job *j;
 
@@ -1703,11 +1697,13 @@ spawn_job(struct agent *a, struct aconn *c, Knob__Envelope *req, work_fn run, in
 	if (!has_body)
 		return agent_reply_error(a, c, req->id, EINVAL, "empty request") < 0 ? -1 : 0;
 	j = xcalloc(1, sizeof(*j));
+	j->locks = locks;
+	j->wait_s = wait_s;
 	if (pid)
 		snprintf(j->owner, sizeof(j->owner), "%s pid %u", *c->peer ? c->peer : c->addr, pid);
 	else
 		snprintf(j->owner, sizeof(j->owner), "%s", *c->peer ? c->peer : c->addr);
-	if (agent_work(a, c, req, run, job_done, j) < 0)
+	if (agent_work(a, c, req, job_run, job_done, j) < 0)
 		free(j);	/* refused: the busy reply is out */
 	return 0;
 }
@@ -1715,21 +1711,23 @@ spawn_job(struct agent *a, struct aconn *c, Knob__Envelope *req, work_fn run, in
 int
 h_apply(struct agent *a, struct aconn *c, Knob__Envelope *req)
 {
-	return spawn_job(a, c, req, apply_run, req->apply != NULL,
-	    req->apply ? req->apply->controller_pid : 0);
+	const Knob__ApplyRequest *r = req->apply;
+
+	return spawn_job(a, c, req, r != NULL, 1, r ? r->wait_s : 0, r ? r->controller_pid : 0);
 }
 
 int
 h_verify(struct agent *a, struct aconn *c, Knob__Envelope *req)
 {
-	return spawn_job(a, c, req, verify_run, req->verify != NULL, 0);
+	return spawn_job(a, c, req, req->verify != NULL, 0, 0, 0);
 }
 
 int
 h_rollback(struct agent *a, struct aconn *c, Knob__Envelope *req)
 {
-	return spawn_job(a, c, req, rollback_run, req->rollback != NULL,
-	    req->rollback ? req->rollback->controller_pid : 0);
+	const Knob__RollbackRequest *r = req->rollback;
+
+	return spawn_job(a, c, req, r != NULL, 1, r ? r->wait_s : 0, r ? r->controller_pid : 0);
 }
 
 const struct agent_subsys tune_subsys = {

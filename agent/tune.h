@@ -186,13 +186,12 @@ void jentry_setting(const struct jentry *e, Knob__Setting *s);
 /* ------------------------------------------------------------ state */
 struct tune_state {
 	pthread_mutex_t mu;	/* one transaction at a time; guards j */
-	pthread_mutex_t amu;	/* guards active (read by the loop thread) */
-	char active[2][256];	/* double buffer: the loop thread reads active[cur] */
-	int cur;		/* __atomic */
+	pthread_mutex_t amu;	/* guards active and note (tune_active) */
+	char active[256];	/* the active profile as published, "" none */
 	char journal_path[PATH_MAX];
 	struct journal j;
 	int cmd_timeout_ms;	/* external commands; $KNOB_CMD_TIMEOUT_MS at init */
-	char note[2][128];	/* "re-applied at boot ...", double-buffered with active */
+	char note[128];		/* "re-applied at boot ...", with active */
 	/* the tuning lock (tune_lock.c), guarded by lmu */
 	pthread_mutex_t lmu;
 	pthread_cond_t lcv;
