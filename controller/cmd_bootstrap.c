@@ -534,19 +534,19 @@ confirm_tls(struct boot *b)
 	uint64_t end = now_mono_ns() + (uint64_t)(b->ctl->timeout * 1e9);
 	Knob__Envelope env = KNOB__ENVELOPE__INIT;
 	Knob__Ping ping = KNOB__PING__INIT;
-	struct strvec todo = { 0 };
+	struct strvec pending = { 0 };
 	struct fanout fo;
 
 	env.body_case = KNOB__ENVELOPE__BODY_PING;
 	env.ping = &ping;
 	for (;;) {
-		strvec_free(&todo);
+		strvec_free(&pending);
 		for (size_t i = 0; i < b->fo.n; i++)
 			if (retry(&b->b[i]))
-				strvec_push(&todo, b->fo.nodes[i].name);
-		if (todo.n == 0)
+				strvec_push(&pending, b->fo.nodes[i].name);
+		if (pending.n == 0)
 			break;
-		fanout_init(&fo, b->ctl, &todo);
+		fanout_init(&fo, b->ctl, &pending);
 		if (fanout_request(&fo, &env) < 0) {
 			fanout_free(&fo);
 			break;
@@ -566,7 +566,7 @@ confirm_tls(struct boot *b)
 			break;
 		usleep(200000);	/* an agent that was just (re)started needs a moment */
 	}
-	strvec_free(&todo);
+	strvec_free(&pending);
 }
 
 /* The final status of every node from its SSH part and the TLS ping. */
