@@ -631,7 +631,14 @@ read_policy(struct sweep_file *sf, xmlNodePtr n, struct lerr *e)
 	double d;
 
 	if ((v = xml_attr(n, "mads")) != NULL) {
-		sf->pol.slow_mads = strtod(v, NULL);
+		char *end;
+
+		d = strtod(v, &end);
+		if (end == v || *end != '\0' || !(d > 0 && d <= 100))
+			lerr_add(e, (int)xmlGetLineNo(n), "bad mads '%s' (a number above 0, "
+			    "at most 100)", v);
+		else
+			sf->pol.slow_mads = d;
 		free(v);
 	}
 	if ((v = xml_attr(n, "min-gap")) != NULL) {

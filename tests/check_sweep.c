@@ -88,12 +88,13 @@ START_TEST(test_file_errors)
 	    "    <nic name=\"eth0\" mtu=\"4294967296\"/>\n"
 	    "    <cpu cores=\"99999999999999999999\"/>\n"
 	    "    <nfsd threads=\"18446744073709551617\"/>\n  </defaults>\n"
-	    "  <drain after=\"4294967297\"/>\n</sweep>\n");
+	    "  <slow mads=\"0\"/>\n  <drain after=\"4294967297\"/>\n</sweep>\n");
 	ck_assert_ptr_null(sweep_file_load(p, &errs));
 	has_err(&errs, p, "4: <nic>: bad mtu (1-1048576) '4294967296'");
 	has_err(&errs, p, "5: <cpu>: bad core count '99999999999999999999'");
 	has_err(&errs, p, "6: <nfsd>: bad nfsd thread count '18446744073709551617'");
-	has_err(&errs, p, "8: bad after '4294967297' (1-1000000 sweeps)");
+	has_err(&errs, p, "9: bad after '4294967297' (1-1000000 sweeps)");
+	has_err(&errs, p, "8: bad mads '0' (a number above 0, at most 100)");
 	strvec_free(&errs);
 	p = put("bad3.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n");
 	ck_assert_ptr_null(sweep_file_load(p, &errs));

@@ -334,17 +334,17 @@ START_TEST(test_probe_slow)
 		ck_assert_int_eq(harness_agent_start(&h, 1), 0);
 	/* The four "nodes" share one disk and two cores with whatever else runs
 	 * on this machine; probing at the same time, healthy peers differ by up
-	 * to 5x on this VM (an ext4 journal stall, a busy core).  So the gap is
-	 * widened to 90%: the throttled node is 98-99.9% below its peers. */
+	 * to 11x on this VM (md-create 3479/s against 38002/s under ASan: an
+	 * ext4 journal stall, a busy core).  So the gap is widened to 99%: the
+	 * throttled node runs 4 op/s, 99.98% below its peers on every metric. */
 	write_file("probe.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <slow mads=\"3\" "
-	    "min-gap=\"90%%\"/>\n</sweep>\n");
+	    "min-gap=\"99%%\"/>\n</sweep>\n");
 	rc = ctl(&out, "sweep -w @all -f %s/probe.xml --probe %s -v", top, top);
 	ck_assert_int_eq(rc, 1);
 	snprintf(line, sizeof(line), "node04: probe %s slow (", top);
 	ck_assert_msg(strstr(out, line) != NULL, "missing '%s'", line);
-	ck_assert_ptr_nonnull(strstr(out, "fleet median"));
-	ck_assert_ptr_nonnull(strstr(out, "1 slow (node04)"));
-	ck_assert_ptr_nonnull(strstr(out, "3 ok (node[01-03])"));
+	ck_assert_msg(strstr(out, "fleet median") && strstr(out, "1 slow (node04)") &&
+	    strstr(out, "3 ok (node[01-03])"), "not exactly node04 slow:\n%s", out);
 	free(out);
 }
 END_TEST
