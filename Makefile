@@ -181,14 +181,14 @@ check: deps
 	tests/run-tests.sh $(BUILD)
 	@$(MAKE) --no-print-directory BUILD=build-san SAN=1 tests
 	tests/run-tests.sh build-san
-	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=20 FUZZ_SEED=1
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=10 FUZZ_SEED=1
 
 # One quick pass without sanitizers (for iterating).
 check-fast: tests peers
 	tests/run-tests.sh $(BUILD)
 
 # libFuzzer targets (tests/fuzz_*.c, seeds in tests/fuzz/corpus/TARGET/),
-# each run for FUZZ_SECONDS; `make check` runs a 20 s smoke of each with a
+# each run for FUZZ_SECONDS; `make check` runs a 10 s smoke of each with a
 # fixed seed (FUZZ_SEED=1: the same mutations every time); `make fuzz` draws
 # a new seed per run unless FUZZ_SEED is given.
 FUZZ_SECONDS ?= 60
