@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <limits.h>
 #include <openssl/ssl.h>
+#include <sys/socket.h>
 
 #include "ev.h"
 #include "knob.pb-c.h"
@@ -35,6 +36,7 @@ struct agent_cfg {
 	struct ev_base *base;	/* event base to plug into; NULL: the agent makes its own */
 	SSL_CTX *ssl_ctx;	/* shared server context (knob-sim); NULL: from ca/cert/key */
 	unsigned handshake_s;	/* both handshake deadlines; 0: 2 s first byte, 5 s in all */
+	int no_listen;		/* no listener: connections come through agent_adopt */
 };
 
 #define AGENT_LEASE_DEFAULT_S	10	/* controller lease (benchmark phases) */
@@ -79,7 +81,9 @@ struct agent {
 	SSL_CTX *ssl_ctx;
 	struct ev_base *base;		/* cfg.base or own_base */
 	struct ev_base *own_base;
-	int lfd, evfd;			/* listener, eventfd (posts) */
+	int lfd;			/* listener (-1: none, cfg.no_listen) */
+	struct ev_async wake;		/* posts are waiting (the base's shared eventfd) */
+	struct ev_base *post_base;	/* the base wake belongs to; outlives a busy fini */
 	struct ev_timer timer;		/* armed only while something needs it */
 	struct aconn *conns;
 	uint64_t next_conn_id;
@@ -165,10 +169,18 @@ void agent_conn_lease(struct agent *a, uint64_t conn_id, unsigned lease_s);
 /* Resolve an absolute path under the agent's sysroot into buf. 0 or -errno. */
 int agent_path(const struct agent *a, char *buf, size_t len, const char *abs);
 
+/* Parse "ADDR:PORT", "[V6]:PORT", ":PORT" or "PORT" and bind a
+ * non-blocking listener with a deep queue.  The fd, or -1 with err. */
+int agent_listen(const char *spec, char *err, size_t errlen);
 /* Lifecycle (agent/loop.c).  agent_init plugs the instance into cfg->base
  * (or a base of its own); whoever drives that base serves it. */
 int agent_init(struct agent *a, const struct agent_cfg *cfg);
 int agent_run(struct agent *a);		/* drive the base until a->stop (knobd) */
+/* Serve connection fd, accepted elsewhere (knob-sim's SNI listener), on
+ * the instance's base thread: TLS handshake with its own context, then as
+ * if its listener had accepted it.  The instance owns fd from here on
+ * (also when it refuses it).  0, or -1 when refused (fd closed). */
+int agent_adopt(struct agent *a, int fd, const struct sockaddr *sa, socklen_t salen);
 int agent_run_stdio(struct agent *a);	/* one session on fds 0/1 (--stdio) */
 /* Close every connection, stop the subsystems, wait AGENT_FINI_WAIT_S at
  * most for the work items, then free.  0, or -1 past the deadline: the

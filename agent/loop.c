@@ -42,6 +42,8 @@
 #define ACCEPT_BATCH 64			/* accepts per listener wake-up */
 
 static void on_agent_fd(int fd, uint32_t events, void *arg);
+static void on_posts(void *arg);
+static void event_done(struct agent *a);
 static void on_stop(int fd, uint32_t events, void *arg);
 static void on_conn(int fd, uint32_t events, void *arg);
 
@@ -51,9 +53,8 @@ agent_path(const struct agent *a, char *buf, size_t len, const char *abs)
 	return path_under_root(buf, len, a->sysroot, abs);
 }
 
-/* Parse "ADDR:PORT", "[V6]:PORT", ":PORT" or "PORT" and bind a listener. */
-static int
-listen_on(const char *spec, char *err, size_t errlen)
+int
+agent_listen(const char *spec, char *err, size_t errlen)
 {
 	char host[256] = "", port[16] = "7420";
 	struct addrinfo hints, *res = NULL, *ai;
@@ -136,7 +137,7 @@ agent_init(struct agent *a, const struct agent_cfg *cfg)
 
 	memset(a, 0, sizeof(*a));
 	a->cfg = *cfg;
-	a->lfd = a->evfd = -1;
+	a->lfd = -1;
 	a->next_conn_id = 1;
 	pthread_mutex_init(&a->post_mu, NULL);
 	pthread_cond_init(&a->work_cv, NULL);
@@ -171,17 +172,15 @@ agent_init(struct agent *a, const struct agent_cfg *cfg)
 	if (agent_subsys_init(a) < 0)
 		return -1;
 
-	a->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (a->evfd < 0 || ev_io_add(a->base, a->evfd, EPOLLIN, on_agent_fd, a) < 0) {
-		log_warn("eventfd");
+	if (ev_async_init(a->base, &a->wake, on_posts, a) < 0)
 		return -1;
-	}
+	a->post_base = a->base;
 	if (cfg->stop_fd >= 0 && ev_io_add(a->base, cfg->stop_fd, EPOLLIN, on_stop, a) < 0) {
 		log_warn("stop fd");
 		return -1;
 	}
-	if (!cfg->stdio) {
-		a->lfd = listen_on(cfg->listen, err, sizeof(err));
+	if (!cfg->stdio && !cfg->no_listen) {
+		a->lfd = agent_listen(cfg->listen, err, sizeof(err));
 		if (a->lfd < 0) {
 			log_err("%s", err);
 			return -1;
@@ -359,7 +358,6 @@ int
 agent_post(struct agent *a, uint64_t conn_id, uint64_t id, Knob__Envelope *env)
 {
 	struct agent_post *p;
-	uint64_t one = 1;
 
 	env->id = id;
 	env->version = WIRE_VERSION;
@@ -376,8 +374,7 @@ agent_post(struct agent *a, uint64_t conn_id, uint64_t id, Knob__Envelope *env)
 		a->posts = p;
 	a->posts_tail = p;
 	pthread_mutex_unlock(&a->post_mu);
-	if (write(a->evfd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-		log_warn("eventfd write");
+	ev_async_send(a->post_base, &a->wake);
 	return 0;
 }
 
@@ -405,10 +402,7 @@ static void
 drain_posts(struct agent *a)
 {
 	struct agent_post *p, *next;
-	uint64_t cnt;
 
-	if (read(a->evfd, &cnt, sizeof(cnt)) < 0 && errno != EAGAIN)
-		log_warn("eventfd read");
 	pthread_mutex_lock(&a->post_mu);
 	p = a->posts;
 	a->posts = a->posts_tail = NULL;
@@ -499,6 +493,49 @@ unauth_room(struct agent *a, const char *host)
 	return 0;
 }
 
+/* Take accepted connection fd into the instance: budget, socket options,
+ * its TLS handshake.  The instance owns fd.  0, or -1 (refused, closed). */
+static int
+conn_start(struct agent *a, int fd, const struct sockaddr *sa, socklen_t sl)
+{
+	char host[64] = "?", serv[16] = "?";
+	struct aconn *c;
+	SSL *ssl;
+	int one = 1;
+
+	getnameinfo(sa, sl, host, sizeof(host), serv, sizeof(serv),
+	    NI_NUMERICHOST | NI_NUMERICSERV);
+	if (unauth_room(a, host) < 0) {
+		close(fd);
+		return -1;
+	}
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	sock_lease(fd, AGENT_LEASE_DEFAULT_S);
+	ssl = SSL_new(a->ssl_ctx);
+	if (ssl == NULL || SSL_set_fd(ssl, fd) != 1) {
+		log_warnx("SSL_new failed");
+		SSL_free(ssl);
+		close(fd);
+		return -1;
+	}
+	c = xcalloc(1, sizeof(*c));
+	c->a = a;
+	c->id = a->next_conn_id++;
+	c->fd = fd;
+	c->handshaking = 1;
+	c->accept_ns = c->last_rx_ns = now_mono_ns();
+	snprintf(c->addr, sizeof(c->addr), "%s:%s", host, serv);
+	snprintf(c->host, sizeof(c->host), "%s", host);
+	conn_init(&c->c, fd, fd, ssl);
+	c->next = a->conns;
+	if (a->conns)
+		a->conns->prev = c;
+	a->conns = c;
+	ev_io_add(a->base, fd, EPOLLIN, on_conn, c);
+	log_debug("connection %llu from %s", (unsigned long long)c->id, c->addr);
+	return 0;
+}
+
 /* Accept pending connections (at most ACCEPT_BATCH per wake-up, so that
  * a flood of connects cannot starve the handshakes and requests already
  * accepted; the listener stays readable) and start their TLS handshakes. */
@@ -508,10 +545,7 @@ accept_conns(struct agent *a)
 	for (int batch = 0; batch < ACCEPT_BATCH; batch++) {
 		struct sockaddr_storage ss;
 		socklen_t sl = sizeof(ss);
-		struct aconn *c;
-		SSL *ssl;
-		int fd, one = 1;
-		char host[64] = "?", serv[16] = "?";
+		int fd;
 
 		fd = accept4(a->lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
@@ -519,37 +553,20 @@ accept_conns(struct agent *a)
 				log_warn("accept");
 			return;
 		}
-		getnameinfo((struct sockaddr *)&ss, sl, host, sizeof(host), serv, sizeof(serv),
-		    NI_NUMERICHOST | NI_NUMERICSERV);
-		if (unauth_room(a, host) < 0) {
-			close(fd);
-			continue;
-		}
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-		sock_lease(fd, AGENT_LEASE_DEFAULT_S);
-		ssl = SSL_new(a->ssl_ctx);
-		if (ssl == NULL || SSL_set_fd(ssl, fd) != 1) {
-			log_warnx("SSL_new failed");
-			SSL_free(ssl);
-			close(fd);
-			continue;
-		}
-		c = xcalloc(1, sizeof(*c));
-		c->a = a;
-		c->id = a->next_conn_id++;
-		c->fd = fd;
-		c->handshaking = 1;
-		c->accept_ns = c->last_rx_ns = now_mono_ns();
-		snprintf(c->addr, sizeof(c->addr), "%s:%s", host, serv);
-		snprintf(c->host, sizeof(c->host), "%s", host);
-		conn_init(&c->c, fd, fd, ssl);
-		c->next = a->conns;
-		if (a->conns)
-			a->conns->prev = c;
-		a->conns = c;
-		ev_io_add(a->base, fd, EPOLLIN, on_conn, c);
-		log_debug("connection %llu from %s", (unsigned long long)c->id, c->addr);
+		conn_start(a, fd, (struct sockaddr *)&ss, sl);
 	}
+}
+
+int
+agent_adopt(struct agent *a, int fd, const struct sockaddr *sa, socklen_t salen)
+{
+	int rc;
+
+	log_set_instance(a->node);
+	if ((rc = conn_start(a, fd, sa, salen)) == 0)
+		a->conns->got_byte = 1;	/* its ClientHello is waiting */
+	event_done(a);
+	return rc;
 }
 
 /* Authenticated controllers have their own cap: 0, or -1 when full. */
@@ -776,18 +793,27 @@ event_done(struct agent *a)
 	log_set_instance(NULL);
 }
 
-/* The listener or the posts' eventfd is readable. */
+/* The listener is readable. */
 static void
 on_agent_fd(int fd, uint32_t events, void *arg)
 {
 	struct agent *a = arg;
 
+	(void)fd;
 	(void)events;
 	log_set_instance(a->node);
-	if (fd == a->lfd)
-		accept_conns(a);
-	else
-		drain_posts(a);
+	accept_conns(a);
+	event_done(a);
+}
+
+/* Workers posted replies (ev_async). */
+static void
+on_posts(void *arg)
+{
+	struct agent *a = arg;
+
+	log_set_instance(a->node);
+	drain_posts(a);
 	event_done(a);
 }
 
@@ -878,14 +904,14 @@ agent_fini(struct agent *a)
 	if (a->base) {
 		ev_timer_del(a->base, &a->timer);
 		ev_io_del(a->base, a->lfd);
-		ev_io_del(a->base, a->evfd);
+		if (!busy)	/* a late agent_post still sends it */
+			ev_async_del(a->base, &a->wake);
 		ev_io_del(a->base, a->cfg.stop_fd);
 	}
 	if (a->lfd >= 0)
 		close(a->lfd);
-	if (a->evfd >= 0 && !busy)	/* a late agent_post still writes it */
-		close(a->evfd);
-	ev_base_free(a->own_base);
+	if (!busy)	/* ... to the base, which stays */
+		ev_base_free(a->own_base);
 	a->base = a->own_base = NULL;
 	SSL_CTX_free(a->ssl_ctx);
 	a->ssl_ctx = NULL;

@@ -1,11 +1,13 @@
 /* The event base: epoll for fds, a sorted list of one-shot timers whose
  * earliest deadline bounds epoll_wait.  Not thread-safe: one thread drives
- * a base; other threads wake it through an fd of their own (an eventfd). */
+ * a base; other threads wake it through an ev_async (one eventfd per base). */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 
 #include "ev.h"
 #include "log.h"
@@ -26,6 +28,9 @@ struct ev_base {
 	int stop;
 	uint32_t gen;
 	uint64_t wakeups;
+	pthread_mutex_t amu;		/* the async list, from any thread */
+	struct ev_async *apending;
+	int afd;			/* their shared eventfd; -1 until first use */
 };
 
 struct ev_base *
@@ -38,6 +43,8 @@ ev_base_new(void)
 		free(b);
 		return NULL;
 	}
+	b->afd = -1;
+	pthread_mutex_init(&b->amu, NULL);
 	return b;
 }
 
@@ -47,6 +54,9 @@ ev_base_free(struct ev_base *b)
 	if (b == NULL)
 		return;
 	close(b->epfd);
+	if (b->afd >= 0)
+		close(b->afd);
+	pthread_mutex_destroy(&b->amu);
 	free(b->io);
 	free(b);
 }
@@ -150,6 +160,86 @@ ev_timer_set(struct ev_base *b, struct ev_timer *t, uint64_t after_ns, ev_timer_
 		(*pp)->prev = t;
 	*pp = t;
 	t->armed = 1;
+}
+
+/* The shared eventfd: run every pending async, one at a time (a callback
+ * may delete another).  The counter is read before the list is taken, so
+ * a send that finds the list empty always wakes a later round. */
+static void
+on_async(int fd, uint32_t events, void *arg)
+{
+	struct ev_base *b = arg;
+	struct ev_async *as;
+	uint64_t cnt;
+
+	(void)events;
+	if (read(fd, &cnt, sizeof(cnt)) < 0 && errno != EAGAIN)
+		log_warn("eventfd read");
+	for (;;) {
+		pthread_mutex_lock(&b->amu);
+		if ((as = b->apending) != NULL) {
+			b->apending = as->next;
+			as->next = NULL;
+			as->pending = 0;
+		}
+		pthread_mutex_unlock(&b->amu);
+		if (as == NULL)
+			break;
+		as->fn(as->arg);
+	}
+}
+
+int
+ev_async_init(struct ev_base *b, struct ev_async *as, ev_timer_fn fn, void *arg)
+{
+	memset(as, 0, sizeof(*as));
+	as->fn = fn;
+	as->arg = arg;
+	if (b->afd >= 0)
+		return 0;
+	if ((b->afd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0 ||
+	    ev_io_add(b, b->afd, EPOLLIN, on_async, b) < 0) {
+		log_warn("eventfd");
+		if (b->afd >= 0)
+			close(b->afd);
+		b->afd = -1;
+		return -1;
+	}
+	return 0;
+}
+
+void
+ev_async_send(struct ev_base *b, struct ev_async *as)
+{
+	uint64_t one = 1;
+	int wake;
+
+	pthread_mutex_lock(&b->amu);
+	wake = b->apending == NULL;
+	if (!as->pending) {
+		as->pending = 1;
+		as->next = b->apending;
+		b->apending = as;
+	}
+	pthread_mutex_unlock(&b->amu);
+	if (wake && write(b->afd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		log_warn("eventfd write");
+}
+
+void
+ev_async_del(struct ev_base *b, struct ev_async *as)
+{
+	struct ev_async **pp;
+
+	pthread_mutex_lock(&b->amu);
+	for (pp = &b->apending; *pp; pp = &(*pp)->next)
+		if (*pp == as) {
+			*pp = as->next;
+			break;
+		}
+	as->next = NULL;
+	as->pending = 0;
+	pthread_mutex_unlock(&b->amu);
 }
 
 /* Milliseconds until the first timer (rounded up), capped by max_ms. */

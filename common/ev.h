@@ -19,6 +19,16 @@ struct ev_timer {
 	int armed;
 };
 
+/* A wake-up other threads send to the base's thread: every ev_async of a
+ * base shares one eventfd (made on first use), so that a thread hosting
+ * thousands of agents does not spend an fd on each.  Embed and zero it. */
+struct ev_async {
+	struct ev_async *next;
+	ev_timer_fn fn;		/* on the base's thread, once per batch of sends */
+	void *arg;
+	int pending;		/* under the base's lock */
+};
+
 struct ev_base *ev_base_new(void);
 void ev_base_free(struct ev_base *b);
 /* Watch fd for epoll events (EPOLLIN/EPOLLOUT); fn(fd, revents, arg). 0 or -1. */
@@ -30,6 +40,12 @@ void ev_io_del(struct ev_base *b, int fd);
 void ev_timer_set(struct ev_base *b, struct ev_timer *t, uint64_t after_ns, ev_timer_fn fn,
     void *arg);
 void ev_timer_del(struct ev_base *b, struct ev_timer *t);
+/* Make as a wake-up of b calling fn(arg). 0 or -1 (no eventfd). */
+int ev_async_init(struct ev_base *b, struct ev_async *as, ev_timer_fn fn, void *arg);
+/* From any thread: have fn run on b's thread soon (sends coalesce). */
+void ev_async_send(struct ev_base *b, struct ev_async *as);
+/* On b's thread: forget as (a send already queued is dropped). */
+void ev_async_del(struct ev_base *b, struct ev_async *as);
 /* Wait at most max_ms (-1: until an event) and run what is due. 0 or -1. */
 int ev_run_once(struct ev_base *b, int max_ms);
 /* Run until ev_stop. 0 or -1. */

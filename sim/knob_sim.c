@@ -16,12 +16,16 @@
  *            [--log-level warn]
  *
  * Instance i (from 1) is node simNNNNN at address BASE+i-1, sysroot
- * DIR/nodes/simNNNNN/root, state DIR/nodes/simNNNNN/state.  When every
- * instance listens it prints "knob-sim: N agents ready" on stderr; SIGTERM
- * or SIGINT stops them all. */
+ * DIR/nodes/simNNNNN/root, state DIR/nodes/simNNNNN/state.  With --sni
+ * every instance shares one listener on BASE:PORT instead, which hands each
+ * connection to the instance its ClientHello's server name picks
+ * (sim_sni.c): one socket in all, not one per agent.  When every instance
+ * listens it prints "knob-sim: N agents ready" on stderr; SIGTERM or SIGINT
+ * stops them all. */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,8 +46,10 @@
 #include "util.h"
 
 #define SIM_MAX		100000
-#define FDS_PER_AGENT	3	/* listener, eventfd, one controller connection */
-#define FDS_SPARE	256
+/* Descriptors: one controller connection per agent, and with an address
+ * of its own a listener (the posts' eventfd is one per thread, ev_async). */
+#define FDS_SPARE	(256 + SNI_PEND_MAX)
+#define SIM_ALIAS_MAX	16
 /* The handshake deadline of a simulated agent.  knobd's 5 s assume a CPU
  * of its own; here N agents share T threads, so a burst of N handshakes
  * queues behind one another (on a loaded host, for long). */
@@ -53,6 +59,9 @@ struct sim_opts {
 	unsigned n, threads, block, port, handshake_s;
 	const char *dir, *base, *inventory;
 	int log_level;
+	int sni;			/* one listener, instance by server name */
+	unsigned nalias;
+	const char *alias[SIM_ALIAS_MAX];	/* "NAME=NODE" (--sni) */
 };
 
 /* One simulated node. */
@@ -62,6 +71,16 @@ struct sim_node {
 	char listen[40];
 	char addr[INET_ADDRSTRLEN];
 	char *root, *state;
+	struct sim_thread *th;	/* the thread its agent lives on */
+};
+
+/* A connection the SNI listener passes to another thread's agent. */
+struct sim_handoff {
+	struct sim_handoff *next;
+	struct agent *a;
+	int fd;
+	struct sockaddr_storage ss;
+	socklen_t sl;
 };
 
 /* One event-loop thread and the base its agents are plugged into. */
@@ -70,6 +89,21 @@ struct sim_thread {
 	int stopfd;
 	pthread_t th;
 	int started;
+	pthread_mutex_t mu;		/* inbox, from the SNI listener's thread */
+	struct sim_handoff *inbox;
+	struct ev_async wake;
+};
+
+/* --sni: the instance behind each server name, sorted by name. */
+struct sim_name {
+	const char *name;
+	struct agent *a;
+};
+struct sim_names {
+	struct sim_name *v;
+	size_t n;
+	char *alias[SIM_ALIAS_MAX];	/* the aliases' names (owned) */
+	struct sim_thread *front;	/* the thread the SNI listener runs on */
 };
 
 static void
@@ -77,12 +111,16 @@ usage(FILE *f)
 {
 	fprintf(f,
 	    "usage: knob-sim N --dir DIR [--base ADDR] [--port P] [--threads T] [--block B]\n"
-	    "                [--inventory FILE] [--log-level err|warn|info|debug]\n"
+	    "                [--sni [--alias NAME=NODE]...] [--inventory FILE]\n"
+	    "                [--log-level err|warn|info|debug]\n"
 	    "\n"
 	    "  N                 simulated agents (1-%d)\n"
 	    "  --dir DIR         CA, fake trees and state directories (use tmpfs)\n"
 	    "  --base ADDR       IPv4 address of the first agent; the others follow (127.77.0.1)\n"
 	    "  --port P          port every agent listens on (%d)\n"
+	    "  --sni             one listener on ADDR:P for all; the TLS server name picks the agent\n"
+	    "  --alias NAME=NODE (--sni, tests) answer server name NAME with NODE's agent: a\n"
+	    "                    mis-pointed name\n"
 	    "  --threads T       event-loop threads (2)\n"
 	    "  --block B         node names per certificate (256)\n"
 	    "  --handshake-timeout S  each agent's TLS handshake deadline (%d; knobd: 5)\n"
@@ -117,6 +155,8 @@ parse_opts(int argc, char **argv, struct sim_opts *o)
 		{ "inventory", required_argument, NULL, 'i' },
 		{ "log-level", required_argument, NULL, 'L' },
 		{ "handshake-timeout", required_argument, NULL, 'H' },
+		{ "sni", no_argument, NULL, 'S' },
+		{ "alias", required_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -141,6 +181,13 @@ parse_opts(int argc, char **argv, struct sim_opts *o)
 		case 'B': v = parse_uint(optarg, 1, 4096); o->block = (unsigned)v; break;
 		case 'H': v = parse_uint(optarg, 1, 3600); o->handshake_s = (unsigned)v; break;
 		case 'L': v = o->log_level = log_parse_level(optarg); break;
+		case 'S': o->sni = 1; break;
+		case 'A':
+			if (o->nalias == SIM_ALIAS_MAX || strchr(optarg, '=') == NULL)
+				v = -1;
+			else
+				o->alias[o->nalias++] = optarg;
+			break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return 2;
 		}
@@ -155,15 +202,19 @@ parse_opts(int argc, char **argv, struct sim_opts *o)
 		return 2;
 	}
 	o->n = (unsigned)v;
+	if (o->nalias && !o->sni) {
+		fprintf(stderr, "knob-sim: --alias needs --sni\n");
+		return 2;
+	}
 	return 0;
 }
 
 /* Raise the soft fd limit to the hard one; -1 (said why) when even the
  * hard limit is too low for n agents. */
 static int
-raise_fd_limit(unsigned n)
+raise_fd_limit(unsigned n, int sni)
 {
-	rlim_t need = (rlim_t)n * FDS_PER_AGENT + FDS_SPARE;
+	rlim_t need = (rlim_t)n * (sni ? 1 : 2) + FDS_SPARE;
 	struct rlimit rl;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0) {
@@ -172,8 +223,9 @@ raise_fd_limit(unsigned n)
 	}
 	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need) {
 		fprintf(stderr, "knob-sim: %u agents need about %llu file descriptors, but the hard "
-		    "limit is %llu; raise it (ulimit -Hn, LimitNOFILE=, limits.conf) or simulate "
-		    "fewer agents\n", n, (unsigned long long)need, (unsigned long long)rl.rlim_max);
+		    "limit is %llu; raise it (ulimit -Hn, LimitNOFILE=, limits.conf)%s or simulate "
+		    "fewer agents\n", n, (unsigned long long)need, (unsigned long long)rl.rlim_max,
+		    sni ? "" : ", use --sni (one listener for all)");
 		return -1;
 	}
 	if (rl.rlim_cur < need || rl.rlim_cur < rl.rlim_max) {
@@ -196,7 +248,7 @@ node_names(struct sim_node *s, const struct sim_opts *o, unsigned i)
 		fprintf(stderr, "knob-sim: --base '%s' is not an IPv4 address\n", o->base);
 		return -1;
 	}
-	in.s_addr = htonl(ntohl(in.s_addr) + i);
+	in.s_addr = htonl(ntohl(in.s_addr) + (o->sni ? 0 : i));
 	inet_ntop(AF_INET, &in, s->addr, sizeof(s->addr));
 	snprintf(s->name, sizeof(s->name), "sim%05u", i + 1);
 	snprintf(s->listen, sizeof(s->listen), "%s:%u", s->addr, o->port);
@@ -300,7 +352,111 @@ node_start(struct sim_node *s, const struct sim_opts *o, struct ev_base *base,
 	cfg.base = base;
 	cfg.ssl_ctx = ctx;
 	cfg.handshake_s = o->handshake_s;
+	cfg.no_listen = o->sni;
 	return agent_init(&s->a, &cfg);
+}
+
+static int
+name_cmp(const void *x, const void *y)
+{
+	return strcmp(((const struct sim_name *)x)->name, ((const struct sim_name *)y)->name);
+}
+
+/* --sni: every node's name, then each --alias NAME=NODE, sorted.  0 or -1
+ * (said why). */
+static int
+names_build(const struct sim_opts *o, struct sim_node *nodes, struct sim_names *nm)
+{
+	nm->n = 0;
+	nm->v = xcalloc(o->n + o->nalias, sizeof(*nm->v));
+	for (unsigned i = 0; i < o->n; i++)
+		nm->v[nm->n++] = (struct sim_name){ nodes[i].name, &nodes[i].a };
+	qsort(nm->v, nm->n, sizeof(*nm->v), name_cmp);
+	for (unsigned i = 0; i < o->nalias; i++) {
+		const char *eq = strchr(o->alias[i], '=');
+		struct sim_name key = { eq + 1, NULL }, *to;
+
+		to = bsearch(&key, nm->v, o->n, sizeof(*nm->v), name_cmp);
+		if (to == NULL || eq == o->alias[i]) {
+			fprintf(stderr, "knob-sim: --alias %s: no simulated node '%s'\n",
+			    o->alias[i], eq + 1);
+			return -1;
+		}
+		nm->alias[i] = xasprintf("%.*s", (int)(eq - o->alias[i]), o->alias[i]);
+		nm->v[nm->n++] = (struct sim_name){ nm->alias[i], to->a };
+	}
+	qsort(nm->v, nm->n, sizeof(*nm->v), name_cmp);
+	return 0;
+}
+
+/* The SNI listener's lookup: the instance answering name, or NULL. */
+static struct agent *
+sni_lookup(void *arg, const char *name)
+{
+	const struct sim_names *nm = arg;
+	struct sim_name key = { name, NULL }, *hit;
+
+	hit = bsearch(&key, nm->v, nm->n, sizeof(*nm->v), name_cmp);
+	return hit ? hit->a : NULL;
+}
+
+/* The SNI listener (on thread front) passes fd to instance a: directly
+ * when a lives on the same thread, else through that thread's inbox. */
+static void
+sni_handoff(void *arg, struct agent *a, int fd, const struct sockaddr *sa, unsigned salen)
+{
+	struct sim_thread *front = ((struct sim_names *)arg)->front;
+	struct sim_node *s = (struct sim_node *)((char *)a - offsetof(struct sim_node, a));
+	struct sim_thread *t = s->th;
+	struct sim_handoff *h;
+
+	if (t == front) {
+		agent_adopt(a, fd, sa, (socklen_t)salen);
+		return;
+	}
+	h = xcalloc(1, sizeof(*h));
+	h->a = a;
+	h->fd = fd;
+	memcpy(&h->ss, sa, salen);
+	h->sl = (socklen_t)salen;
+	pthread_mutex_lock(&t->mu);
+	h->next = t->inbox;
+	t->inbox = h;
+	pthread_mutex_unlock(&t->mu);
+	ev_async_send(t->base, &t->wake);
+}
+
+/* A thread's inbox: serve the connections handed to its agents. */
+static void
+on_inbox(void *arg)
+{
+	struct sim_thread *t = arg;
+	struct sim_handoff *h, *next;
+
+	pthread_mutex_lock(&t->mu);
+	h = t->inbox;
+	t->inbox = NULL;
+	pthread_mutex_unlock(&t->mu);
+	for (; h; h = next) {
+		next = h->next;
+		agent_adopt(h->a, h->fd, (struct sockaddr *)&h->ss, h->sl);
+		free(h);
+	}
+}
+
+/* Close what a stopped thread's inbox still holds. */
+static void
+inbox_free(struct sim_thread *t)
+{
+	struct sim_handoff *h, *next;
+
+	for (h = t->inbox; h; h = next) {
+		next = h->next;
+		close(h->fd);
+		free(h);
+	}
+	t->inbox = NULL;
+	pthread_mutex_destroy(&t->mu);
 }
 
 /* The stop eventfd of a thread: leave its loop. */
@@ -341,8 +497,13 @@ simulate(const struct sim_opts *o, struct sim_node *nodes, struct sim_thread *th
 {
 	char err[512];
 	struct work_pool *pool = NULL;
+	struct sim_sni *front = NULL;
+	struct sim_names names;
 	SSL_CTX *ctx = NULL;
 	unsigned long rss0 = rss_kib(), rss1;
+
+	memset(&names, 0, sizeof(names));
+	names.front = &th[0];
 	unsigned i, up = 0;
 	sigset_t ss;
 	int rc = -1, sig, busy = 0;
@@ -359,9 +520,11 @@ simulate(const struct sim_opts *o, struct sim_node *nodes, struct sim_thread *th
 	if ((pool = work_pool_new(WORK_THREADS)) == NULL)
 		return -1;
 	for (i = 0; i < o->threads; i++) {
+		pthread_mutex_init(&th[i].mu, NULL);
 		if ((th[i].base = ev_base_new()) == NULL ||
 		    (th[i].stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0 ||
-		    ev_io_add(th[i].base, th[i].stopfd, EPOLLIN, on_thread_stop, th[i].base) < 0)
+		    ev_io_add(th[i].base, th[i].stopfd, EPOLLIN, on_thread_stop, th[i].base) < 0 ||
+		    ev_async_init(th[i].base, &th[i].wake, on_inbox, &th[i]) < 0)
 			goto out;
 	}
 	for (i = 0; i < o->n; i++, up++) {
@@ -372,10 +535,20 @@ simulate(const struct sim_opts *o, struct sim_node *nodes, struct sim_thread *th
 				goto out;
 			}
 		}
-		if (node_start(&nodes[i], o, th[i % o->threads].base, pool, ctx) < 0) {
+		nodes[i].th = &th[i % o->threads];
+		if (node_start(&nodes[i], o, nodes[i].th->base, pool, ctx) < 0) {
 			fprintf(stderr, "knob-sim: %s (%s) did not start\n", nodes[i].name,
 			    nodes[i].listen);
 			agent_fini(&nodes[i].a);
+			goto out;
+		}
+	}
+	if (o->sni) {
+		if (names_build(o, nodes, &names) < 0)
+			goto out;
+		if ((front = sim_sni_new(th[0].base, nodes[0].listen, o->handshake_s, sni_lookup,
+		    sni_handoff, &names, err, sizeof(err))) == NULL) {
+			fprintf(stderr, "knob-sim: %s\n", err);
 			goto out;
 		}
 	}
@@ -385,8 +558,9 @@ simulate(const struct sim_opts *o, struct sim_node *nodes, struct sim_thread *th
 		th[i].started = 1;
 	}
 	rss1 = rss_kib();
-	fprintf(stderr, "knob-sim: %u agents ready on %u threads, pool of %u; VmRSS %lu KiB, "
-	    "%.1f KiB per agent\n", o->n, o->threads, work_pool_threads(pool), rss1,
+	fprintf(stderr, "knob-sim: %u agents ready on %u threads, pool of %u%s%s; VmRSS %lu KiB, "
+	    "%.1f KiB per agent\n", o->n, o->threads, work_pool_threads(pool),
+	    o->sni ? ", one SNI listener on " : "", o->sni ? nodes[0].listen : "", rss1,
 	    (double)(rss1 > rss0 ? rss1 - rss0 : 0) / o->n);
 	sigemptyset(&ss);
 	sigaddset(&ss, SIGTERM);
@@ -404,14 +578,20 @@ out:
 			pthread_join(th[i].th, NULL);
 		}
 	}
+	sim_sni_free(front);
+	for (i = 0; i < o->threads; i++)
+		inbox_free(&th[i]);
 	for (i = 0; i < up; i++)
 		if (agent_fini(&nodes[i].a) < 0)
 			busy = 1;	/* its items still run: leave the pool be */
-	for (i = 0; i < o->threads; i++) {
+	for (i = 0; i < o->threads && !busy; i++) {	/* busy: late posts still wake them */
 		if (th[i].stopfd > 0)
 			close(th[i].stopfd);
 		ev_base_free(th[i].base);
 	}
+	for (i = 0; i < SIM_ALIAS_MAX; i++)
+		free(names.alias[i]);
+	free(names.v);
 	SSL_CTX_free(ctx);
 	if (busy) {	/* the nodes and the pool are still in use: exit as they are */
 		fprintf(stderr, "knob-sim: work items still running after %d s; exiting\n",
@@ -434,7 +614,7 @@ main(int argc, char **argv)
 	if ((rc = parse_opts(argc, argv, &o)) != 0)
 		return rc;
 	log_init("knob-sim", o.log_level);
-	if (raise_fd_limit(o.n) < 0)
+	if (raise_fd_limit(o.n, o.sni) < 0)
 		return 1;
 	/* every thread inherits the mask: only sigwait sees these */
 	sigemptyset(&ss);

@@ -17,6 +17,7 @@
 #include "ca.h"
 #include "harness.h"
 #include "testutil.h"
+#include "tktutil.h"
 #include "knobctl.h"
 #include "tls.h"
 #include "util.h"
@@ -260,30 +261,6 @@ point_node01(int mis)
 	ck_assert_int_eq(fclose(f), 0);
 }
 
-/* Give node01 node02's ticket in the cache file (through the cache API). */
-static void
-swap_ticket(void)
-{
-	struct ctl c;
-	struct tcache *tc;
-	SSL_SESSION *s;
-	char err[1024], ca[PATH_MAX], cert[PATH_MAX];
-
-	memset(&c, 0, sizeof(c));
-	c.inv = inventory_load(h.cluster, err, sizeof(err));
-	ck_assert_msg(c.inv != NULL, "%s", err);
-	snprintf(ca, sizeof(ca), "%s/ca.crt", h.ca_dir);
-	snprintf(cert, sizeof(cert), "%s/controller.crt", h.ca_dir);
-	tc = tcache_open(&c, ca, cert);
-	s = tcache_get(tc, "node02");
-	ck_assert_ptr_nonnull(s);
-	tcache_put(tc, "node01", s);
-	SSL_SESSION_free(s);
-	ck_assert_int_eq(tcache_save(tc), 0);
-	tcache_free(tc);
-	inventory_free(c.inv);
-}
-
 /* A mis-pointed address stays auth-failed: with node01's own ticket (the
  * wrong agent cannot use it: full handshake, name mismatch) and with a
  * ticket that agent does accept (resumed, but its saved certificate names
@@ -300,7 +277,7 @@ START_TEST(mispointed_resumed_is_auth_failed)
 
 	point_node01(0);
 	ck_assert_int_eq(ctl(&out, &err, "ping -w @all"), 0);
-	swap_ticket();
+	tku_swap_ticket(h.cluster, h.ca_dir, "node02", "node01");
 	point_node01(1);
 	ck_assert_int_eq(ctl(&out, &err, "--json ping -w node01"), 1);
 	ck_assert_int_eq(resumed(err, "node01"), 1);

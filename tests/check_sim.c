@@ -11,7 +11,14 @@
  *   files are read), and the non-default values the test wrote before
  *   come back after rollback.  The fake trees stand in for sysfs, /proc/sys
  *   and a Lustre client (no Lustre here); they are files on tmpfs that the
- *   same drivers read and write. */
+ *   same drivers read and write;
+ * - knob-sim --sni: the same fleet behind ONE listening socket (127.91.0.1,
+ *   this helper's range), each connection handed to the agent its TLS
+ *   server name picks: the same four commands ok, the process holds one
+ *   socket once they are done, a name the simulator does not know is
+ *   refused in the handshake (unrecognized_name), and a name answered by
+ *   another node's agent (--alias, a mis-pointed name) is auth-failed, also
+ *   when that agent resumes a ticket it issued. */
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
@@ -28,11 +35,13 @@
 #include "agent.h"
 #include "harness.h"
 #include "testutil.h"
+#include "tktutil.h"
 #include "util.h"
 
 #define NCONC		50	/* concurrent applies */
 #define NSIM		200	/* simulated agents */
 #define SIM_BASE	"127.77.1.1"
+#define SNI_BASE	"127.91.0.1"
 
 static struct harness h;
 
@@ -199,18 +208,31 @@ check_trees(const char *dir, int want)
 		}
 }
 
-/* knobctl -c INV ARGS in this (host) namespace; 0 when it exited 0 and
- * its output holds expect. */
+/* knobctl -c INV ARGS in this (host) namespace: its exit status, its
+ * output (stdout and stderr) into *txt. */
 static int
-sim_ctl(const char *dir, const char *args, const char *expect)
+sim_ctl_out(char **txt, const char *inv, const char *args)
 {
-	char *txt = NULL;
 	int rc;
 
 	/* generous deadlines: 200 handshakes share knob-sim's two threads, and
 	 * this VM is loaded (the agents' own deadline is --handshake-timeout) */
-	rc = cu_sh_out(&txt, "%s/knobctl -c %s/cluster.xml --connect-timeout 60 --timeout 120 %s "
-	    "</dev/null", getenv("KNOB_BIN") ? getenv("KNOB_BIN") : "build", dir, args);
+	rc = cu_sh_out(txt, "%s/knobctl -c %s --connect-timeout 60 --timeout 120 %s </dev/null",
+	    getenv("KNOB_BIN") ? getenv("KNOB_BIN") : "build", inv, args);
+	fprintf(stderr, "check_sim: knobctl %s: exit %d\n", args, rc);
+	return rc;
+}
+
+/* knobctl ARGS on the fleet of dir; 0 when it exited 0 and its output
+ * holds expect. */
+static int
+sim_ctl(const char *dir, const char *args, const char *expect)
+{
+	char *txt = NULL, inv[PATH_MAX];
+	int rc;
+
+	snprintf(inv, sizeof(inv), "%s/cluster.xml", dir);
+	rc = sim_ctl_out(&txt, inv, args);
 	if (rc != 0 || strstr(txt, expect) == NULL) {
 		fprintf(stderr, "check_sim: knobctl %s: exit %d, no '%s' in:\n%s\n", args, rc,
 		    expect, txt);
@@ -239,23 +261,46 @@ exited(void *arg)
 	return waitpid(*(pid_t *)arg, &sim_status, WNOHANG) == *(pid_t *)arg;
 }
 
-START_TEST(test_sim_fleet)
+/* Start knob-sim with NSIM agents and args, its state in a fresh dir
+ * (into dir); wait until every agent is ready.  Its pid. */
+static pid_t
+sim_start(char *dir, size_t len, const char *args)
 {
-	char dir[128], cmd[1024], prof[PATH_MAX], orig[32], expect[64];
-	unsigned port = 18400 + (unsigned)getpid() % 100;
+	char cmd[1024], log[PATH_MAX];
 	const char *bin = getenv("KNOB_BIN") ? getenv("KNOB_BIN") : "build";
 	pid_t sim;
 
-	snprintf(dir, sizeof(dir), "/dev/shm/knob-check-sim.%d", (int)getpid());
+	snprintf(dir, len, "/dev/shm/knob-check-sim.%d", (int)getpid());
 	cu_rm_rf(dir);
 	ck_assert_int_eq(mkdir(dir, 0700), 0);
-	snprintf(cmd, sizeof(cmd), "exec %s/knob-sim %d --dir %s --base " SIM_BASE " --port %u "
-	    "--inventory %s/cluster.xml 2>%s/sim.log", bin, NSIM, dir, port, dir, dir);
-	snprintf(prof, sizeof(prof), "%s/sim.log", dir);
-	cu_write(prof, 0644, "%s", "");	/* there before the shell opens it */
+	snprintf(cmd, sizeof(cmd), "exec %s/knob-sim %d --dir %s %s --inventory %s/cluster.xml "
+	    "2>%s/sim.log", bin, NSIM, dir, args, dir, dir);
+	snprintf(log, sizeof(log), "%s/sim.log", dir);
+	cu_write(log, 0644, "%s", "");	/* there before the shell opens it */
 	sim = sh_bg(cmd);
-	ck_assert_msg(cu_wait(sim_ready, prof, 120) >= 0, "knob-sim not ready: %s",
-	    cu_slurp(prof));
+	ck_assert_msg(cu_wait(sim_ready, log, 120) >= 0, "knob-sim not ready: %s", cu_slurp(log));
+	return sim;
+}
+
+/* SIGTERM: knob-sim stops every agent and exits 0; its dir goes. */
+static void
+sim_stop(pid_t sim, const char *dir)
+{
+	kill(sim, SIGTERM);
+	ck_assert_msg(cu_wait(exited, &sim, 60) >= 0, "knob-sim did not stop");
+	ck_assert_msg(WIFEXITED(sim_status) && WEXITSTATUS(sim_status) == 0,
+	    "knob-sim exit status %d", sim_status);
+	cu_rm_rf(dir);
+}
+
+/* Non-default values in every tree, then ping, apply, verify, rollback
+ * through knobctl: each ok on every node, the trees read back after
+ * apply and after rollback. */
+static void
+fleet_cycle(const char *dir)
+{
+	char cmd[1024], prof[PATH_MAX], orig[32], expect[64];
+
 	for (int i = 0; i < NSIM; i++)	/* non-default starting values */
 		for (size_t k = 0; k < nitems(simkeys); k++) {
 			snprintf(orig, sizeof(orig), "%d\n", simkeys[k].base + i % simkeys[k].mod);
@@ -280,12 +325,71 @@ START_TEST(test_sim_fleet)
 	snprintf(expect, sizeof(expect), "%d changed", NSIM);
 	ck_assert_int_eq(sim_ctl(dir, "rollback -w @sim", expect), 0);
 	check_trees(dir, 0);
+}
 
-	kill(sim, SIGTERM);
-	ck_assert_msg(cu_wait(exited, &sim, 60) >= 0, "knob-sim did not stop");
-	ck_assert_msg(WIFEXITED(sim_status) && WEXITSTATUS(sim_status) == 0,
-	    "knob-sim exit status %d", sim_status);
-	cu_rm_rf(dir);
+START_TEST(test_sim_fleet)
+{
+	char dir[128], args[128];
+	pid_t sim;
+
+	snprintf(args, sizeof(args), "--base " SIM_BASE " --port %u",
+	    18400 + (unsigned)getpid() % 100);
+	sim = sim_start(dir, sizeof(dir), args);
+	fleet_cycle(dir);
+	sim_stop(sim, dir);
+}
+END_TEST
+
+/* Does the process hold exactly one socket (the listener)? */
+static int
+one_socket(void *arg)
+{
+	return cu_count_sockets(*(pid_t *)arg) == 1;
+}
+
+START_TEST(test_sim_sni)
+{
+	char dir[128], args[256], inv[PATH_MAX], odd[PATH_MAX], *txt = NULL, *doc;
+	pid_t sim;
+
+	/* blocks of 100 names: simbogus is answered by sim00150, whose
+	 * certificate names sim00101-sim00200 only */
+	snprintf(args, sizeof(args), "--sni --block 100 --alias simbogus=sim00150 "
+	    "--base " SNI_BASE " --port %u", 18900 + (unsigned)getpid() % 100);
+	sim = sim_start(dir, sizeof(dir), args);
+	snprintf(inv, sizeof(inv), "%s/cluster.xml", dir);
+	txt = cu_slurp(inv);
+	ck_assert_msg(strstr(txt, "<node name=\"sim00200\" addr=\"" SNI_BASE "\"/>") != NULL,
+	    "every node at the one listener: %s", txt);
+	fleet_cycle(dir);
+	ck_assert_msg(cu_wait(one_socket, &sim, 60) >= 0, "knob-sim holds %d sockets, not 1",
+	    cu_count_sockets(sim));
+
+	/* the fleet plus a name nobody answers and a mis-pointed one */
+	doc = cu_slurp(inv);
+	*strstr(doc, "</cluster>") = '\0';
+	snprintf(odd, sizeof(odd), "%s/odd.xml", dir);
+	cu_write(odd, 0644, "%s  <node name=\"nosuch\" addr=\"" SNI_BASE "\"/>\n"
+	    "  <node name=\"simbogus\" addr=\"" SNI_BASE "\"/>\n</cluster>\n", doc);
+	free(doc);
+	free(txt);
+	ck_assert_int_eq(sim_ctl_out(&txt, odd, "ping -w nosuch,simbogus,sim00150"), 1);
+	ck_assert_msg(strstr(txt, "nosuch: unreachable: TLS handshake:") &&
+	    strstr(txt, "unrecognized name"), "%s", txt);
+	ck_assert_msg(strstr(txt, "simbogus: auth-failed:") && strstr(txt, "hostname mismatch"),
+	    "%s", txt);
+	ck_assert_msg(strstr(txt, "sim00150: pong"), "%s", txt);
+
+	/* with a ticket sim00150's agent accepts, it resumes: the saved
+	 * certificate still does not name simbogus */
+	snprintf(inv, sizeof(inv), "%s/ca", dir);
+	tku_swap_ticket(odd, inv, "sim00150", "simbogus");
+	free(txt);
+	ck_assert_int_eq(sim_ctl_out(&txt, odd, "--log-level debug ping -w simbogus"), 1);
+	ck_assert_msg(strstr(txt, "simbogus: TLS session resumed") &&
+	    strstr(txt, "simbogus: auth-failed:") && strstr(txt, "hostname mismatch"), "%s", txt);
+	free(txt);
+	sim_stop(sim, dir);
 }
 END_TEST
 
@@ -342,12 +446,15 @@ sim_suite(void)
 	Suite *s = suite_create("sim");
 	TCase *pool = cu_tcase("pool", NULL, pool_teardown, 180);
 	TCase *fleet = cu_tcase("fleet", NULL, NULL, 240);
+	TCase *sni = cu_tcase("sni", NULL, NULL, 240);
 	TCase *fini = cu_tcase("fini", NULL, pool_teardown, 120);
 
 	tcase_add_test(pool, test_pool_bounds_threads);
 	tcase_add_test(fleet, test_sim_fleet);
 	suite_add_tcase(s, pool);
 	suite_add_tcase(s, fleet);
+	tcase_add_test(sni, test_sim_sni);
+	suite_add_tcase(s, sni);
 	tcase_add_test(fini, test_fini_deadline);
 	suite_add_tcase(s, fini);
 	return s;

@@ -361,31 +361,6 @@ mute_listener(int i)
 	return pid;
 }
 
-/* Sockets open in process pid now; -1 once it is gone. */
-static int
-count_sockets(pid_t pid)
-{
-	char dir[64], path[64 + 256], link[64];
-	struct dirent *de;
-	int n = 0;
-	DIR *d;
-
-	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
-	if ((d = opendir(dir)) == NULL)
-		return -1;
-	while ((de = readdir(d)) != NULL) {
-		ssize_t l;
-
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		if ((l = readlink(path, link, sizeof(link) - 1)) > 0) {
-			link[l] = '\0';
-			n += strncmp(link, "socket:", 7) == 0;
-		}
-	}
-	closedir(d);
-	return n;
-}
-
 /* The soft "Max open files" of pid, -1 when unreadable. */
 static long
 soft_nofile(pid_t pid)
@@ -444,7 +419,7 @@ START_TEST(fanout_window_and_nofile)
 	while ((reaped = waitpid(pid, &st, WNOHANG)) == 0) {
 		long l = soft_nofile(pid);
 
-		if ((n = count_sockets(pid)) > most)
+		if ((n = cu_count_sockets(pid)) > most)
 			most = n;
 		if (l > soft)
 			soft = l;

@@ -216,6 +216,30 @@ cu_dir_size(const char *dir)
 }
 
 int
+cu_count_sockets(pid_t pid)
+{
+	char dir[64], path[64 + 256], link[64];
+	struct dirent *de;
+	int n = 0;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
+	if ((d = opendir(dir)) == NULL)
+		return -1;
+	while ((de = readdir(d)) != NULL) {
+		ssize_t l;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if ((l = readlink(path, link, sizeof(link) - 1)) > 0) {
+			link[l] = '\0';
+			n += strncmp(link, "socket:", 7) == 0;
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+int
 cu_loop_attach(const char *dir, char *dev, size_t len)
 {
 	char cmd[PATH_MAX * 2 + 64];

@@ -56,6 +56,8 @@ double cu_read_num(const char *path);
 int cu_count_entries(const char *dir);
 /* Entries directly in dir (no . and ..); -1 when it is gone. */
 int cu_dir_size(const char *dir);
+/* Sockets open in process pid now; -1 once it is gone. */
+int cu_count_sockets(pid_t pid);
 
 /* A 16 MiB DIR/loop.img attached to a free loop device (losetup -f); its
  * name ("loop7") into dev.  0 or -1 (dev ""). */

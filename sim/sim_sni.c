@@ -1,0 +1,318 @@
+/* knob-sim --sni: one listening socket for every simulated agent.  A
+ * connection waits here until its ClientHello has arrived; the server
+ * name it asks for (the controller sends SNI = node name) picks the agent
+ * instance, and the connection is handed to that instance, which runs the
+ * whole TLS handshake with its own context (certificate block, ticket
+ * keys) and serves it as if its own listener had accepted it.
+ *
+ * The ClientHello is read with MSG_PEEK and parsed by OpenSSL (a throwaway
+ * SSL over memory BIOs whose client-hello callback reads the server_name
+ * extension), so the bytes stay in the socket for the agent.  A name the
+ * simulator does not know, or none, gets an unrecognized_name alert and
+ * the connection is closed.  Connections that send no ClientHello within
+ * the deadline are closed; at most SNI_PEND_MAX wait at once (the oldest
+ * goes first). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <openssl/ssl.h>
+
+#include "agent.h"
+#include "log.h"
+#include "sim.h"
+#include "util.h"
+
+#define SNI_PEEK_MAX	(16384 + 5)	/* one TLS record: a ClientHello fits */
+#define SNI_TICK_NS	(250ull * 1000000ull)
+
+/* An accepted connection whose ClientHello has not arrived yet. */
+struct sni_pend {
+	struct sni_pend *next, *prev;
+	struct sim_sni *f;
+	int fd;
+	uint64_t accept_ns;
+	struct sockaddr_storage ss;
+	socklen_t sl;
+};
+
+struct sim_sni {
+	struct ev_base *base;
+	int lfd;
+	SSL_CTX *peek_ctx;		/* parses ClientHellos, never completes one */
+	sim_sni_lookup_fn lookup;
+	sim_sni_handoff_fn handoff;
+	void *arg;
+	uint64_t deadline_ns;
+	struct sni_pend *pend;		/* newest first */
+	struct sni_pend *oldest;
+	unsigned npend;
+	struct ev_timer timer;
+	unsigned long unknown;		/* refused names, for the log */
+};
+
+/* What the client-hello callback found. */
+struct sni_peek {
+	struct sim_sni *f;
+	struct agent *agent;		/* NULL: unknown name */
+	char name[256];
+};
+
+/* The host_name of a server_name extension (RFC 6066 3) into buf: 0, or
+ * -1 when there is none. */
+static int
+sni_host_name(const unsigned char *p, size_t len, char *buf, size_t buflen)
+{
+	size_t list, n;
+
+	if (len < 2 || (list = (size_t)p[0] << 8 | p[1]) != len - 2)
+		return -1;
+	for (p += 2; list >= 3; p += 3 + n, list -= 3 + n) {
+		n = (size_t)p[1] << 8 | p[2];
+		if (n > list - 3)
+			return -1;
+		if (p[0] == TLSEXT_NAMETYPE_host_name && n > 0 && n < buflen) {
+			memcpy(buf, p + 3, n);
+			buf[n] = '\0';
+			return memchr(buf, '\0', n) ? -1 : 0;
+		}
+	}
+	return -1;
+}
+
+/* OpenSSL's client-hello callback: find the instance, then pause (the
+ * real handshake is the agent's); an unknown name is an alert. */
+static int
+sni_hello_cb(SSL *s, int *al, void *arg)
+{
+	struct sni_peek *pk = SSL_get_app_data(s);
+	const unsigned char *p;
+	size_t len;
+
+	(void)arg;
+	if (SSL_client_hello_get0_ext(s, TLSEXT_TYPE_server_name, &p, &len) == 1 &&
+	    sni_host_name(p, len, pk->name, sizeof(pk->name)) == 0)
+		pk->agent = pk->f->lookup(pk->f->arg, pk->name);
+	if (pk->agent != NULL)
+		return SSL_CLIENT_HELLO_RETRY;
+	*al = SSL_AD_UNRECOGNIZED_NAME;
+	return SSL_CLIENT_HELLO_ERROR;
+}
+
+/* Parse the n peeked bytes: 1 = instance found (pk->agent), 0 = the
+ * ClientHello is not complete yet, -1 = refused; alert bytes (malloc'd)
+ * in *out, *outlen. */
+static int
+sni_parse(struct sim_sni *f, const unsigned char *buf, size_t n, struct sni_peek *pk,
+    char **out, long *outlen)
+{
+	BIO *rb = BIO_new(BIO_s_mem()), *wb = BIO_new(BIO_s_mem());
+	SSL *s = SSL_new(f->peek_ctx);
+	char *data;
+	int r, e, rc = -1;
+
+	*out = NULL;
+	*outlen = 0;
+	if (rb == NULL || wb == NULL || s == NULL || BIO_write(rb, buf, (int)n) != (int)n) {
+		BIO_free(rb);
+		BIO_free(wb);
+		SSL_free(s);
+		return -1;
+	}
+	BIO_set_mem_eof_return(rb, -1);	/* the end of the peek: "want more" */
+	SSL_set_bio(s, rb, wb);
+	SSL_set_app_data(s, pk);
+	r = SSL_accept(s);
+	e = SSL_get_error(s, r);
+	if (e == SSL_ERROR_WANT_CLIENT_HELLO_CB && pk->agent != NULL)
+		rc = 1;
+	else if (e == SSL_ERROR_WANT_READ && n < SNI_PEEK_MAX)
+		rc = 0;
+	if (rc < 0 && (*outlen = BIO_get_mem_data(wb, &data)) > 0) {
+		*out = xmalloc((size_t)*outlen);
+		memcpy(*out, data, (size_t)*outlen);
+	}
+	SSL_free(s);
+	return rc;
+}
+
+static void on_pend(int fd, uint32_t events, void *arg);
+
+/* Forget p (its fd is closed unless keep). */
+static void
+pend_drop(struct sim_sni *f, struct sni_pend *p, int keep)
+{
+	ev_io_del(f->base, p->fd);
+	if (!keep)
+		close(p->fd);
+	if (p->prev)
+		p->prev->next = p->next;
+	else
+		f->pend = p->next;
+	if (p->next)
+		p->next->prev = p->prev;
+	else
+		f->oldest = p->prev;
+	f->npend--;
+	free(p);
+	if (f->npend == 0)
+		ev_timer_del(f->base, &f->timer);
+}
+
+/* Refuse p: the alert, then close (its ClientHello is read first, so the
+ * close is a FIN and not a reset that would destroy the alert). */
+static void
+pend_refuse(struct sim_sni *f, struct sni_pend *p, const struct sni_peek *pk,
+    const char *alert, long alertlen)
+{
+	char sink[4096];
+
+	if (f->unknown++ < 10)
+		log_warnx("SNI: no simulated node named '%s'; refused",
+		    pk->name[0] ? pk->name : "(no server name)");
+	while (recv(p->fd, sink, sizeof(sink), MSG_DONTWAIT) > 0)
+		;
+	if (alert != NULL && write(p->fd, alert, (size_t)alertlen) < 0)
+		log_debug("SNI: alert: %s", strerror(errno));
+	shutdown(p->fd, SHUT_WR);
+	pend_drop(f, p, 0);
+}
+
+/* Data (or a hang-up) on a waiting connection: hand it over once its
+ * ClientHello names an instance. */
+static void
+on_pend(int fd, uint32_t events, void *arg)
+{
+	struct sni_pend *p = arg;
+	struct sim_sni *f = p->f;
+	struct sni_peek pk = { .f = f };
+	unsigned char *buf = xmalloc(SNI_PEEK_MAX);
+	char *alert;
+	long alertlen;
+	ssize_t n;
+	int r;
+
+	(void)events;
+	n = recv(fd, buf, SNI_PEEK_MAX, MSG_PEEK | MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+		goto out;
+	if (n <= 0) {
+		pend_drop(f, p, 0);
+		goto out;
+	}
+	r = sni_parse(f, buf, (size_t)n, &pk, &alert, &alertlen);
+	if (r == 1) {
+		struct sockaddr_storage ss = p->ss;
+		socklen_t sl = p->sl;
+
+		pend_drop(f, p, 1);
+		f->handoff(f->arg, pk.agent, fd, (struct sockaddr *)&ss, (unsigned)sl);
+	} else if (r < 0)
+		pend_refuse(f, p, &pk, alert, alertlen);
+	free(alert);
+out:
+	free(buf);
+}
+
+/* Close waiting connections past the deadline; tick while any wait. */
+static void
+on_sni_timer(void *arg)
+{
+	struct sim_sni *f = arg;
+	uint64_t now = now_mono_ns();
+
+	while (f->oldest != NULL && now - f->oldest->accept_ns > f->deadline_ns) {
+		log_debug("SNI: no ClientHello from a connection in %llu s; closing",
+		    (unsigned long long)(f->deadline_ns / 1000000000ull));
+		pend_drop(f, f->oldest, 0);
+	}
+	if (f->npend)
+		ev_timer_set(f->base, &f->timer, SNI_TICK_NS, on_sni_timer, f);
+}
+
+/* New connections on the shared listener: wait for their ClientHellos
+ * (edge-triggered: the peeked bytes stay readable until the agent reads). */
+static void
+on_sni_listen(int lfd, uint32_t events, void *arg)
+{
+	struct sim_sni *f = arg;
+
+	(void)events;
+	for (int batch = 0; batch < 64; batch++) {
+		struct sni_pend *p = xcalloc(1, sizeof(*p));
+
+		p->sl = sizeof(p->ss);
+		p->fd = accept4(lfd, (struct sockaddr *)&p->ss, &p->sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (p->fd < 0) {
+			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+				log_warn("accept");
+			free(p);
+			return;
+		}
+		if (f->npend >= SNI_PEND_MAX)
+			pend_drop(f, f->oldest, 0);
+		p->f = f;
+		p->accept_ns = now_mono_ns();
+		if (ev_io_add(f->base, p->fd, EPOLLIN | EPOLLRDHUP | EPOLLET, on_pend, p) < 0) {
+			log_warn("epoll");
+			close(p->fd);
+			free(p);
+			continue;
+		}
+		p->next = f->pend;
+		if (f->pend)
+			f->pend->prev = p;
+		else
+			f->oldest = p;
+		f->pend = p;
+		if (f->npend++ == 0)
+			ev_timer_set(f->base, &f->timer, SNI_TICK_NS, on_sni_timer, f);
+	}
+}
+
+struct sim_sni *
+sim_sni_new(struct ev_base *base, const char *listen, unsigned deadline_s,
+    sim_sni_lookup_fn lookup, sim_sni_handoff_fn handoff, void *arg, char *err, size_t errlen)
+{
+	struct sim_sni *f = xcalloc(1, sizeof(*f));
+
+	f->base = base;
+	f->lookup = lookup;
+	f->handoff = handoff;
+	f->arg = arg;
+	f->deadline_ns = (uint64_t)deadline_s * 1000000000ull;
+	f->peek_ctx = SSL_CTX_new(TLS_server_method());
+	if (f->peek_ctx == NULL || !SSL_CTX_set_min_proto_version(f->peek_ctx, TLS1_3_VERSION)) {
+		snprintf(err, errlen, "SNI: cannot make a TLS context");
+		goto fail;
+	}
+	SSL_CTX_set_client_hello_cb(f->peek_ctx, sni_hello_cb, NULL);
+	if ((f->lfd = agent_listen(listen, err, errlen)) < 0)
+		goto fail;
+	if (ev_io_add(base, f->lfd, EPOLLIN, on_sni_listen, f) < 0) {
+		snprintf(err, errlen, "SNI: epoll: %s", strerror(errno));
+		close(f->lfd);
+		goto fail;
+	}
+	return f;
+fail:
+	SSL_CTX_free(f->peek_ctx);
+	free(f);
+	return NULL;
+}
+
+void
+sim_sni_free(struct sim_sni *f)
+{
+	if (f == NULL)
+		return;
+	while (f->pend)
+		pend_drop(f, f->pend, 0);
+	ev_timer_del(f->base, &f->timer);
+	ev_io_del(f->base, f->lfd);
+	close(f->lfd);
+	SSL_CTX_free(f->peek_ctx);
+	free(f);
+}

@@ -1,0 +1,32 @@
+/* Test helpers on the controller's TLS ticket cache. */
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <check.h>
+#include <openssl/ssl.h>
+
+#include "knobctl.h"
+#include "tktutil.h"
+
+void
+tku_swap_ticket(const char *cluster, const char *ca_dir, const char *from, const char *to)
+{
+	struct ctl c;
+	struct tcache *tc;
+	SSL_SESSION *s;
+	char err[1024], ca[PATH_MAX], cert[PATH_MAX];
+
+	memset(&c, 0, sizeof(c));
+	c.inv = inventory_load(cluster, err, sizeof(err));
+	ck_assert_msg(c.inv != NULL, "%s", err);
+	snprintf(ca, sizeof(ca), "%s/ca.crt", ca_dir);
+	snprintf(cert, sizeof(cert), "%s/controller.crt", ca_dir);
+	tc = tcache_open(&c, ca, cert);
+	s = tcache_get(tc, from);
+	ck_assert_msg(s != NULL, "no ticket of %s in the cache", from);
+	tcache_put(tc, to, s);
+	SSL_SESSION_free(s);
+	ck_assert_int_eq(tcache_save(tc), 0);
+	tcache_free(tc);
+	inventory_free(c.inv);
+}
