@@ -37,6 +37,7 @@ struct agent_cfg {
 	SSL_CTX *ssl_ctx;	/* shared server context (knob-sim); NULL: from ca/cert/key */
 	unsigned handshake_s;	/* both handshake deadlines; 0: 2 s first byte, 5 s in all */
 	int no_listen;		/* no listener: connections come through agent_adopt */
+	unsigned ticket_lifetime_s, ticket_rotate_s;	/* test hook; 0: 1 h, 30 min */
 };
 
 #define AGENT_LEASE_DEFAULT_S	10	/* controller lease (benchmark phases) */

@@ -28,7 +28,9 @@ usage(FILE *f)
 	    "  --stdio             serve one plaintext session on stdin/stdout (SSH exec)\n"
 	    "  --node-name NAME    node name (default: the certificate's CN, else hostname)\n"
 	    "  --no-reapply        do not re-apply the journaled active profile at start-up\n"
-	    "  --test-hooks        honour test-only request fields (never in production)\n",
+	    "  --test-hooks        honour test-only request fields (never in production)\n"
+	    "  --test-ticket-times L,R  (with --test-hooks) TLS session lifetime L and ticket\n"
+	    "                      key rotation R in seconds, instead of 3600,1800\n",
 	    KNOB_DEFAULT_PORT);
 }
 
@@ -47,6 +49,7 @@ main(int argc, char **argv)
 		{ "log-level", required_argument, NULL, 'L' },
 		{ "test-hooks", no_argument, NULL, 'T' },
 		{ "no-reapply", no_argument, NULL, 'R' },
+		{ "test-ticket-times", required_argument, NULL, 'S' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -70,6 +73,14 @@ main(int argc, char **argv)
 		case 'n': cfg.node_name = optarg; break;
 		case 'T': cfg.test_hooks = 1; break;
 		case 'R': cfg.no_reapply = 1; break;
+		case 'S':
+			if (sscanf(optarg, "%u,%u", &cfg.ticket_lifetime_s, &cfg.ticket_rotate_s) != 2 ||
+			    cfg.ticket_lifetime_s == 0 || cfg.ticket_rotate_s == 0) {
+				fprintf(stderr, "knobd: --test-ticket-times wants LIFETIME,ROTATE "
+				    "seconds, not '%s'\n", optarg);
+				return 2;
+			}
+			break;
 		case 'L':
 			if ((lvl = log_parse_level(optarg)) < 0) {
 				fprintf(stderr, "knobd: unknown log level '%s'\n", optarg);
@@ -83,6 +94,10 @@ main(int argc, char **argv)
 	}
 	if (optind != argc) {
 		usage(stderr);
+		return 2;
+	}
+	if (cfg.ticket_lifetime_s && !cfg.test_hooks) {
+		fprintf(stderr, "knobd: --test-ticket-times needs --test-hooks\n");
 		return 2;
 	}
 	log_init("knobd", lvl);

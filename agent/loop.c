@@ -122,6 +122,11 @@ agent_tls(struct agent *a, const struct agent_cfg *cfg, char *err, size_t errlen
 	a->ssl_ctx = tls_ctx_new(1, cfg->ca, cfg->cert, cfg->key, err, errlen);
 	if (a->ssl_ctx == NULL)
 		return -1;
+	if (cfg->ticket_lifetime_s && tls_ticket_times(a->ssl_ctx, cfg->ticket_lifetime_s,
+	    cfg->ticket_rotate_s) < 0) {
+		snprintf(err, errlen, "TLS: cannot set the ticket times");
+		return -1;
+	}
 	/* idle connections do not keep 34 KiB TLS buffers each */
 	SSL_CTX_set_mode(a->ssl_ctx, SSL_MODE_RELEASE_BUFFERS);
 	return 0;

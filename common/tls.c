@@ -132,15 +132,15 @@ out:
 /* ------------------------------------------------------------ tickets
  * The agent issues one TLS 1.3 ticket per handshake.  Ticket keys live in
  * memory only and rotate: a new key every TICKET_ROTATE_S, the previous one
- * still decrypts (and the ticket is renewed) until it is TICKET_KEY_MAX_S
- * old; sessions time out after TICKET_LIFETIME_S.  Every ticket carries the
+ * still decrypts (and the ticket is renewed) until it is rotate + lifetime
+ * old; sessions time out after the lifetime.  Both are per context
+ * (TICKET_LIFETIME_S and TICKET_ROTATE_S unless tls_ticket_times).  Every ticket carries the
  * hash of the agent's CA certificate, CRL and own certificate as its
  * application data: a ticket minted under another CA or before a CRL
  * change is ignored and the handshake is a full one, which checks the
  * controller's certificate against the current CRL. */
 #define TICKET_LIFETIME_S 3600
 #define TICKET_ROTATE_S 1800
-#define TICKET_KEY_MAX_S (TICKET_ROTATE_S + TICKET_LIFETIME_S)
 
 struct ticket_key {
 	unsigned char name[16], aes[32], hmac[32];
@@ -151,6 +151,7 @@ struct ticket_keys {
 	pthread_mutex_t mu;
 	struct ticket_key cur, prev;
 	unsigned char bind[TLS_HASH_LEN];	/* CA + CRL + own certificate */
+	time_t lifetime, rotate;		/* seconds (under mu) */
 };
 
 static int ticket_idx = -1;
@@ -192,11 +193,13 @@ ticket_key_new(struct ticket_key *k, time_t now)
 static int
 ticket_rotate(struct ticket_keys *tk, time_t now)
 {
-	if (tk->prev.born && now - tk->prev.born >= TICKET_KEY_MAX_S)
+	time_t max = tk->rotate + tk->lifetime;
+
+	if (tk->prev.born && now - tk->prev.born >= max)
 		OPENSSL_cleanse(&tk->prev, sizeof(tk->prev));
-	if (tk->cur.born && now - tk->cur.born < TICKET_ROTATE_S)
+	if (tk->cur.born && now - tk->cur.born < tk->rotate)
 		return 0;
-	if (tk->cur.born && now - tk->cur.born < TICKET_KEY_MAX_S)
+	if (tk->cur.born && now - tk->cur.born < max)
 		tk->prev = tk->cur;
 	return ticket_key_new(&tk->cur, now);
 }
@@ -247,6 +250,8 @@ ticket_key_cb(SSL *s, unsigned char key_name[16], unsigned char *iv, EVP_CIPHER_
 	} else if (tk->prev.born && memcmp(key_name, tk->prev.name, 16) == 0) {
 		k = &tk->prev;
 		rc = 2;
+		log_debug("TLS ticket under the previous key (%lld s old): accepted, renewed",
+		    (long long)(now - k->born));
 	} else
 		rc = 0;
 	if (k != NULL && ticket_crypto(k, iv, cctx, hctx, enc) < 0)
@@ -306,6 +311,8 @@ tickets_setup(SSL_CTX *ctx, const char *ca, const char *cert, char *err, size_t 
 		return -1;
 	}
 	pthread_mutex_init(&tk->mu, NULL);
+	tk->lifetime = TICKET_LIFETIME_S;
+	tk->rotate = TICKET_ROTATE_S;
 	if (tls_trust_hash(ca, cert, tk->bind) < 0 || ticket_key_new(&tk->cur, time(NULL)) < 0 ||
 	    SSL_CTX_set_ex_data(ctx, ticket_idx, tk) != 1) {
 		ticket_keys_free(NULL, tk, NULL, 0, 0, NULL);
@@ -321,6 +328,21 @@ tickets_setup(SSL_CTX *ctx, const char *ca, const char *cert, char *err, size_t 
 		snprintf(err, errlen, "TLS setup: cannot install ticket callbacks");
 		return -1;
 	}
+	return 0;
+}
+
+int
+tls_ticket_times(SSL_CTX *ctx, unsigned lifetime_s, unsigned rotate_s)
+{
+	struct ticket_keys *tk = ticket_idx >= 0 ? SSL_CTX_get_ex_data(ctx, ticket_idx) : NULL;
+
+	if (tk == NULL || lifetime_s == 0 || rotate_s == 0)
+		return -1;
+	pthread_mutex_lock(&tk->mu);
+	tk->lifetime = lifetime_s;
+	tk->rotate = rotate_s;
+	pthread_mutex_unlock(&tk->mu);
+	SSL_CTX_set_timeout(ctx, lifetime_s);
 	return 0;
 }
 

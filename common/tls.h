@@ -26,6 +26,11 @@ void tls_crl_path(const char *ca, char *buf, size_t len);
 /* SHA-256 over the CA certificate file, its CRL (if any) and the file
  * extra (may be NULL): what session tickets are bound to.  0 or -1. */
 int tls_trust_hash(const char *ca, const char *extra, unsigned char out[TLS_HASH_LEN]);
+/* Agent side: session lifetime and ticket key rotation of server context
+ * ctx, in seconds (defaults 3600 and 1800; a previous key still decrypts
+ * until it is rotate + lifetime old).  Tests shorten them (knobd
+ * --test-hooks --test-ticket-times).  0, or -1 when ctx has no tickets. */
+int tls_ticket_times(SSL_CTX *ctx, unsigned lifetime_s, unsigned rotate_s);
 /* Fill buf with OpenSSL's error queue, drained. */
 void tls_errstr(char *buf, size_t len);
 

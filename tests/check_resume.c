@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <json-c/json.h>
@@ -292,6 +293,63 @@ START_TEST(mispointed_resumed_is_auth_failed)
 }
 END_TEST
 
+#define TKT_LIFETIME_S	12	/* node01's shortened ticket times (test hook) */
+#define TKT_ROTATE_S	2
+
+/* Has the clock reached *(time_t *)arg? */
+static int
+clock_at(void *arg)
+{
+	return time(NULL) >= *(time_t *)arg;
+}
+
+/* Wait (on the clock, with a deadline) until time at. */
+static void
+wait_until(time_t at)
+{
+	ck_assert(cu_wait(clock_at, &at, (double)(at - time(NULL)) + 30) >= 0);
+}
+
+/* Ticket lifetime and key rotation, shortened on node01 by the test hook
+ * (12 s and 2 s instead of 1 h and 30 min): a ticket minted before a
+ * rotation, still within its lifetime, resumes (the previous key decrypts
+ * it and the agent renews it); a ticket past its lifetime is not used:
+ * the command does a full handshake and succeeds; the next one resumes
+ * again. */
+START_TEST(ticket_lifetime_and_rotation)
+{
+	char *out = NULL, *err = NULL;
+	time_t t;
+
+	snprintf(h.node[0].extra_args, sizeof(h.node[0].extra_args),
+	    "--test-hooks --test-ticket-times %d,%d", TKT_LIFETIME_S, TKT_ROTATE_S);
+	harness_agent_stop(&h, 0, SIGTERM);
+	ck_assert_int_eq(harness_agent_start(&h, 0), 0);
+
+	ck_assert_int_eq(ctl(&out, &err, "ping -w node01"), 0);
+	ck_assert_int_eq(resumed(err, "node01"), 0);
+	t = time(NULL);	/* the ticket and its key are at most this old */
+	ck_assert(!harness_log_has(&h, 0, "accepted, renewed"));
+
+	/* past a rotation (the key that minted it is the previous one now),
+	 * well within the lifetime */
+	wait_until(t + TKT_ROTATE_S + 1);
+	ck_assert_int_eq(ctl(&out, &err, "ping -w node01"), 0);
+	ck_assert_int_eq(resumed(err, "node01"), 1);
+	ck_assert(harness_log_has(&h, 0, "TLS ticket under the previous key"));
+	t = time(NULL);
+
+	/* past the lifetime of the renewed ticket: a full handshake, ok */
+	wait_until(t + TKT_LIFETIME_S + 2);
+	ck_assert_int_eq(ctl(&out, &err, "ping -w node01"), 0);
+	ck_assert_int_eq(resumed(err, "node01"), 0);
+	ck_assert_int_eq(ctl(&out, &err, "ping -w node01"), 0);
+	ck_assert_int_eq(resumed(err, "node01"), 1);
+	free(out);
+	free(err);
+}
+END_TEST
+
 /* The fan-out over several threads (--threads) prints the same folded
  * output and exit status as one loop, an unreachable node included, and
  * says how many loops it ran. */
@@ -335,6 +393,7 @@ main(void)
 	tcase_add_test(tc, crl_change_voids_tickets);
 	tcase_add_test(tc, mispointed_resumed_is_auth_failed);
 	tcase_add_test(tc, threads_same_output);
+	tcase_add_test(tc, ticket_lifetime_and_rotation);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
