@@ -99,6 +99,7 @@ fanout_free(struct fanout *fo)
 
 		node_close(fo, n);
 		free(n->name);
+		free(n->pin);
 		free(n->detail);
 		if (n->reply)
 			knob__envelope__free_unpacked(n->reply, NULL);
@@ -258,6 +259,7 @@ static int
 node_start_tls(struct fanout *fo, struct fo_node *n)
 {
 	SSL_SESSION *sess;
+	const char *pin;
 	SSL *ssl;
 	int err = 0;
 	socklen_t sl = sizeof(err);
@@ -277,9 +279,11 @@ node_start_tls(struct fanout *fo, struct fo_node *n)
 	SSL_set1_host(ssl, n->name);
 	SSL_set_tlsext_host_name(ssl, n->name);
 	SSL_set_app_data(ssl, n);
-	if ((sess = tcache_get(fo->ctl->tickets, n->name)) != NULL) {
+	if ((sess = tcache_get(fo->ctl->tickets, n->name, &pin)) != NULL) {
 		SSL_set_session(ssl, sess);
 		SSL_SESSION_free(sess);
+		free(n->pin);
+		n->pin = xstrdup(pin);
 	}
 	conn_init(&n->c, n->fd, n->fd, ssl);
 	n->phase = FO_HANDSHAKE;
@@ -349,10 +353,11 @@ node_handshake(struct fanout *fo, struct fo_node *n)
 	ERR_clear_error();
 	r = SSL_connect(n->c.ssl);
 	if (r == 1) {
-		/* a resumed session skips verification: pin its saved certificate */
+		/* a resumed session skips verification: it must descend from a
+		 * handshake that verified this very name */
 		n->resumed = SSL_session_reused(n->c.ssl);
 		log_debug("%s: TLS %s", n->name, n->resumed ? "session resumed" : "full handshake");
-		if (n->resumed && !tcache_pinned(n->c.ssl, n->name)) {
+		if (n->resumed && !tcache_pinned(n->pin, n->name)) {
 			fanout_end(fo, n, NS_AUTH_FAILED, "agent certificate rejected: %s",
 			    X509_verify_cert_error_string(X509_V_ERR_HOSTNAME_MISMATCH));
 			return;
@@ -500,10 +505,11 @@ tickets_update(struct fanout *fo)
 	for (size_t i = 0; i < fo->n; i++) {
 		struct fo_node *n = &fo->nodes[i];
 
+		/* a ticket comes after a verified or a pinned handshake: of n->name */
 		if (n->status == NS_AUTH_FAILED)
-			tcache_put(fo->ctl->tickets, n->name, NULL);
+			tcache_put(fo->ctl->tickets, n->name, NULL, NULL);
 		else if (n->ticket)
-			tcache_put(fo->ctl->tickets, n->name, n->ticket);
+			tcache_put(fo->ctl->tickets, n->name, n->ticket, n->name);
 		if (n->t_open_ns)
 			*(n->resumed ? &resumed : &full) += 1;
 		if (n->ticket)

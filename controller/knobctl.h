@@ -102,15 +102,17 @@ struct tcache;
  * file bound to others is ignored.  Never NULL. */
 struct tcache *tcache_open(struct ctl *ctl, const char *ca, const char *cert);
 void tcache_free(struct tcache *tc);
-/* A fresh session for name, NULL if none or expired (caller frees). */
-SSL_SESSION *tcache_get(struct tcache *tc, const char *name);
-/* Keep s for name (copied; NULL drops name's ticket). */
-void tcache_put(struct tcache *tc, const char *name, SSL_SESSION *s);
+/* A fresh session for name, NULL if none or expired (caller frees); *pin
+ * is the node name the agent's certificate was verified for when the
+ * session began (valid until the next tcache_put). */
+SSL_SESSION *tcache_get(struct tcache *tc, const char *name, const char **pin);
+/* Keep s for name, pinned to pin (copied, without the agent's certificate;
+ * NULL drops name's ticket). */
+void tcache_put(struct tcache *tc, const char *name, SSL_SESSION *s, const char *pin);
 /* Write the file if anything changed. 0 or -1 (warned). */
 int tcache_save(struct tcache *tc);
-/* Does the peer certificate of ssl (verified, or saved with a resumed
- * session) name the node name? */
-int tcache_pinned(SSL *ssl, const char *name);
+/* May a session pinned to pin be resumed as node name? */
+int tcache_pinned(const char *pin, const char *name);
 
 /* ------------------------------------------------------------ fan-out
  * A few epoll loops (one per thread, --threads) over all targets; no thread
@@ -155,6 +157,7 @@ struct fo_node {
 	uint64_t t_open_ns;
 	void *tr;		/* the transport's own state (SSH) */
 	SSL_SESSION *ticket;	/* TLS: the session the agent sent for next time */
+	char *pin;		/* TLS: the offered session's pin (tcache_get) */
 	int resumed;		/* TLS: this connection resumed a session */
 	struct fo_loop *loop;	/* the event loop (thread) that drives this node */
 };

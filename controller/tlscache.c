@@ -4,13 +4,19 @@
  * decoding, no signature) instead of repeating the full handshake.
  *
  * File (mode 0600, owned by the user; anything else is ignored):
- *	"KNOBTKT1", 32-byte trust hash, u32 count, then count records of
- *	u16 name length, name, u32 DER length, DER SSL_SESSION (big-endian).
+ *	"KNOBTKT2", 32-byte trust hash, u32 count, then count records of
+ *	u16 name length, name, u16 pin length, pin, u32 DER length, DER
+ *	SSL_SESSION (big-endian).
  * The trust hash covers the CA certificate, its CRL and the controller's
  * certificate: a new CA, a CRL change or a renewed controller certificate
- * makes every ticket in the file void.  A resumed session is still pinned
- * to the node name (controller/fanout.c checks the certificate saved with
- * the session). */
+ * makes every ticket in the file void.
+ *
+ * A resumed session is still pinned to the node name: the pin is the name
+ * the agent's certificate was verified for (SSL_set1_host) in the full
+ * handshake the session descends from, and fanout.c resumes a session for
+ * that name only.  The certificate itself is not kept: OpenSSL 3.0 decodes
+ * a certificate's public key eagerly, and that decoding cost more
+ * controller CPU than the rest of a resumed handshake. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -21,7 +27,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <openssl/ssl.h>
-#include <openssl/x509v3.h>
+#include <openssl/asn1.h>
 
 #include "knobctl.h"
 #include "log.h"
@@ -29,12 +35,13 @@
 #include "tls.h"
 #include "util.h"
 
-#define TC_MAGIC "KNOBTKT1"
+#define TC_MAGIC "KNOBTKT2"
 #define TC_MAX_FILE (256u << 20)
 #define TC_MAX_DER 65535u
 
 struct tc_entry {
 	char *name;
+	char *pin;		/* the name its certificate was verified for */
 	unsigned char *der;	/* NULL: dropped */
 	size_t len;
 };
@@ -101,6 +108,7 @@ tc_find(struct tcache *tc, const char *name, int create)
 		tc->v = xrealloc(tc->v, tc->cap * sizeof(*tc->v));
 	}
 	tc->v[tc->n].name = xstrdup(name);
+	tc->v[tc->n].pin = NULL;
 	tc->v[tc->n].der = NULL;
 	tc->v[tc->n].len = 0;
 	tc->n++;
@@ -128,6 +136,21 @@ put_be(unsigned char *p, uint32_t v, int bytes)
 		p[i] = (unsigned char)v;
 }
 
+/* A u16-length string at *off into buf (256 bytes), *off past it. 0 or -1. */
+static int
+get_name(const unsigned char *p, size_t len, size_t *off, char *buf)
+{
+	size_t nl;
+
+	if (*off + 2 > len || (nl = get_be(p + *off, 2)) == 0 || nl >= 256 ||
+	    *off + 2 + nl > len)
+		return -1;
+	memcpy(buf, p + *off + 2, nl);
+	buf[nl] = '\0';
+	*off += 2 + nl;
+	return 0;
+}
+
 /* Parse the file's records into tc; a truncated or foreign file counts as
  * empty. 0, or -1 (ignored: the caller starts afresh). */
 static int
@@ -142,22 +165,21 @@ tc_parse(struct tcache *tc, const unsigned char *p, size_t len)
 	count = get_be(p + 8 + TLS_HASH_LEN, 4);
 	tc_reindex(tc, count < 1000000 ? count : 0);
 	for (uint32_t i = 0; i < count; i++) {
-		size_t nl, dl;
-		char name[256];
+		size_t dl;
+		char name[256], pin[256];
 		struct tc_entry *e;
 
-		if (off + 2 > len || (nl = get_be(p + off, 2)) == 0 || nl >= sizeof(name) ||
-		    off + 2 + nl + 4 > len)
+		if (get_name(p, len, &off, name) < 0 || get_name(p, len, &off, pin) < 0 ||
+		    off + 4 > len)
 			return -1;
-		memcpy(name, p + off + 2, nl);
-		name[nl] = '\0';
-		off += 2 + nl;
 		dl = get_be(p + off, 4);
 		off += 4;
 		if (dl == 0 || dl > TC_MAX_DER || off + dl > len)
 			return -1;
 		e = tc_find(tc, name, 1);
 		free(e->der);
+		free(e->pin);
+		e->pin = xstrdup(pin);
 		e->der = xmalloc(dl);
 		memcpy(e->der, p + off, dl);
 		e->len = dl;
@@ -172,6 +194,7 @@ tc_clear(struct tcache *tc)
 {
 	for (size_t i = 0; i < tc->n; i++) {
 		free(tc->v[i].name);
+		free(tc->v[i].pin);
 		free(tc->v[i].der);
 	}
 	tc->n = 0;
@@ -241,7 +264,7 @@ tcache_free(struct tcache *tc)
 }
 
 SSL_SESSION *
-tcache_get(struct tcache *tc, const char *name)
+tcache_get(struct tcache *tc, const char *name, const char **pin)
 {
 	struct tc_entry *e;
 	const unsigned char *p;
@@ -259,15 +282,59 @@ tcache_get(struct tcache *tc, const char *name)
 		SSL_SESSION_free(s);
 		return NULL;
 	}
+	*pin = e->pin;
 	return s;
 }
 
+/* The DER of session s without the agent's certificate (the [3] peer
+ * element of OpenSSL's SSL_SESSION sequence): a session decoded from it
+ * resumes without decoding a certificate.  malloc'd, length in *outlen;
+ * NULL on error. */
+static unsigned char *
+der_without_peer(SSL_SESSION *s, size_t *outlen)
+{
+	unsigned char *der = NULL, *body = NULL, *out = NULL, *o;
+	const unsigned char *p, *end, *el;
+	long len;
+	int n, r, tag, cls, total;
+	size_t keep = 0;
+
+	if ((n = i2d_SSL_SESSION(s, &der)) <= 0)
+		return NULL;
+	p = der;
+	r = ASN1_get_object(&p, &len, &tag, &cls, n);
+	if (r != V_ASN1_CONSTRUCTED || tag != V_ASN1_SEQUENCE || p + len != der + n)
+		goto out;
+	body = xmalloc((size_t)len);
+	for (end = p + len; p < end; p += len) {
+		el = p;
+		r = ASN1_get_object(&p, &len, &tag, &cls, end - p);
+		if ((r & 0x80) || (r & 1))	/* error, or an indefinite length */
+			goto out;
+		if (cls == V_ASN1_CONTEXT_SPECIFIC && tag == 3)
+			continue;	/* the peer certificate */
+		memcpy(body + keep, el, (size_t)(p + len - el));
+		keep += (size_t)(p + len - el);
+	}
+	total = ASN1_object_size(1, (int)keep, V_ASN1_SEQUENCE);
+	if (total <= 0)
+		goto out;
+	out = o = xmalloc((size_t)total);
+	ASN1_put_object(&o, 1, (int)keep, V_ASN1_SEQUENCE, V_ASN1_UNIVERSAL);
+	memcpy(o, body, keep);
+	*outlen = (size_t)total;
+out:
+	OPENSSL_free(der);
+	free(body);
+	return out;
+}
+
 void
-tcache_put(struct tcache *tc, const char *name, SSL_SESSION *s)
+tcache_put(struct tcache *tc, const char *name, SSL_SESSION *s, const char *pin)
 {
 	struct tc_entry *e;
-	unsigned char *p;
-	int len;
+	unsigned char *der;
+	size_t len = 0;
 
 	if (tc == NULL || tc->path[0] == '\0' || strlen(name) > 255)
 		return;
@@ -279,14 +346,31 @@ tcache_put(struct tcache *tc, const char *name, SSL_SESSION *s)
 		}
 		return;
 	}
-	len = i2d_SSL_SESSION(s, NULL);
-	if (len <= 0 || (unsigned)len > TC_MAX_DER)
+	if (pin == NULL || strlen(pin) == 0 || strlen(pin) > 255 ||
+	    (der = der_without_peer(s, &len)) == NULL)
 		return;
+	if (len > TC_MAX_DER) {
+		free(der);
+		return;
+	}
 	e = tc_find(tc, name, 1);
 	free(e->der);
-	e->der = p = xmalloc((size_t)len);
-	e->len = (size_t)i2d_SSL_SESSION(s, &p);
+	free(e->pin);
+	e->der = der;
+	e->len = len;
+	e->pin = xstrdup(pin);
 	tc->dirty = 1;
+}
+
+/* Write name as a u16-length string at off; the offset past it. */
+static size_t
+put_name(unsigned char *buf, size_t off, const char *name)
+{
+	size_t nl = strlen(name);
+
+	put_be(buf + off, (uint32_t)nl, 2);
+	memcpy(buf + off + 2, name, nl);
+	return off + 2 + nl;
 }
 
 int
@@ -300,7 +384,8 @@ tcache_save(struct tcache *tc)
 		return 0;
 	for (size_t i = 0; i < tc->n; i++)
 		if (tc->v[i].der) {
-			len += 2 + strlen(tc->v[i].name) + 4 + tc->v[i].len;
+			len += 2 + strlen(tc->v[i].name) + 2 + strlen(tc->v[i].pin) + 4 +
+			    tc->v[i].len;
 			count++;
 		}
 	buf = xmalloc(len);
@@ -309,13 +394,10 @@ tcache_save(struct tcache *tc)
 	put_be(buf + 8 + TLS_HASH_LEN, (uint32_t)count, 4);
 	off = 8 + TLS_HASH_LEN + 4;
 	for (size_t i = 0; i < tc->n; i++) {
-		size_t nl = strlen(tc->v[i].name);
-
 		if (tc->v[i].der == NULL)
 			continue;
-		put_be(buf + off, (uint32_t)nl, 2);
-		memcpy(buf + off + 2, tc->v[i].name, nl);
-		off += 2 + nl;
+		off = put_name(buf, off, tc->v[i].name);
+		off = put_name(buf, off, tc->v[i].pin);
 		put_be(buf + off, (uint32_t)tc->v[i].len, 4);
 		memcpy(buf + off + 4, tc->v[i].der, tc->v[i].len);
 		off += 4 + tc->v[i].len;
@@ -332,10 +414,7 @@ tcache_save(struct tcache *tc)
 }
 
 int
-tcache_pinned(SSL *ssl, const char *name)
+tcache_pinned(const char *pin, const char *name)
 {
-	X509 *x = SSL_get0_peer_certificate(ssl);
-
-	return x != NULL && SSL_get_verify_result(ssl) == X509_V_OK &&
-	    X509_check_host(x, name, 0, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS, NULL) == 1;
+	return pin != NULL && strcmp(pin, name) == 0;
 }

@@ -14,6 +14,7 @@ tku_swap_ticket(const char *cluster, const char *ca_dir, const char *from, const
 	struct ctl c;
 	struct tcache *tc;
 	SSL_SESSION *s;
+	const char *pin;
 	char err[1024], ca[PATH_MAX], cert[PATH_MAX];
 
 	memset(&c, 0, sizeof(c));
@@ -22,9 +23,9 @@ tku_swap_ticket(const char *cluster, const char *ca_dir, const char *from, const
 	snprintf(ca, sizeof(ca), "%s/ca.crt", ca_dir);
 	snprintf(cert, sizeof(cert), "%s/controller.crt", ca_dir);
 	tc = tcache_open(&c, ca, cert);
-	s = tcache_get(tc, from);
+	s = tcache_get(tc, from, &pin);
 	ck_assert_msg(s != NULL, "no ticket of %s in the cache", from);
-	tcache_put(tc, to, s);
+	tcache_put(tc, to, s, pin);
 	SSL_SESSION_free(s);
 	ck_assert_int_eq(tcache_save(tc), 0);
 	tcache_free(tc);

@@ -3,9 +3,9 @@
 #ifndef KNOB_TKTUTIL_H
 #define KNOB_TKTUTIL_H
 
-/* Give node to the ticket node from holds, in the cache of inventory
- * cluster (CA ca_dir/ca.crt, controller ca_dir/controller.crt), through
- * the cache API: a failed check when from has none. */
+/* Give node to the ticket node from holds (pinned to from), in the cache
+ * of inventory cluster (CA ca_dir/ca.crt, controller ca_dir/controller.crt),
+ * through the cache API: a failed check when from has none. */
 void tku_swap_ticket(const char *cluster, const char *ca_dir, const char *from, const char *to);
 
 #endif
