@@ -270,8 +270,29 @@ ticket_gen_cb(SSL *s, void *arg)
 	return SSL_SESSION_set1_ticket_appdata(SSL_get0_session(s), tk->bind, sizeof(tk->bind));
 }
 
+/* Is session ss (from a ticket) past its lifetime, the shorter of the
+ * one it was minted with and the current one?  Whatever the client's
+ * clock or cache says. */
+static int
+ticket_expired(struct ticket_keys *tk, SSL_SESSION *ss)
+{
+	time_t age = time(NULL) - (time_t)SSL_SESSION_get_time(ss), life;
+
+	pthread_mutex_lock(&tk->mu);
+	life = tk->lifetime;
+	pthread_mutex_unlock(&tk->mu);
+	if ((time_t)SSL_SESSION_get_timeout(ss) < life)
+		life = (time_t)SSL_SESSION_get_timeout(ss);
+	if (age < life)
+		return 0;
+	log_debug("TLS ticket %lld s old, past its lifetime of %lld s: full handshake",
+	    (long long)age, (long long)life);
+	return 1;
+}
+
 /* Use a decrypted ticket only when it was minted under the same CA, CRL
- * and agent certificate; otherwise ignore it (full handshake, new ticket). */
+ * and agent certificate, and is within its lifetime; otherwise ignore it
+ * (full handshake, new ticket). */
 static SSL_TICKET_RETURN
 ticket_dec_cb(SSL *s, SSL_SESSION *ss, const unsigned char *keyname, size_t keyname_len,
     SSL_TICKET_STATUS status, void *arg)
@@ -286,6 +307,8 @@ ticket_dec_cb(SSL *s, SSL_SESSION *ss, const unsigned char *keyname, size_t keyn
 	case SSL_TICKET_SUCCESS_RENEW:
 		if (SSL_SESSION_get0_ticket_appdata(ss, &data, &len) != 1 ||
 		    len != sizeof(tk->bind) || memcmp(data, tk->bind, len) != 0)
+			return SSL_TICKET_RETURN_IGNORE_RENEW;
+		if (ticket_expired(tk, ss))
 			return SSL_TICKET_RETURN_IGNORE_RENEW;
 		return status == SSL_TICKET_SUCCESS ? SSL_TICKET_RETURN_USE :
 		    SSL_TICKET_RETURN_USE_RENEW;

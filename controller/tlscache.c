@@ -269,6 +269,7 @@ tcache_get(struct tcache *tc, const char *name, const char **pin)
 	struct tc_entry *e;
 	const unsigned char *p;
 	SSL_SESSION *s;
+	uint64_t life;
 
 	if (tc == NULL || tc->path[0] == '\0' || (e = tc_find(tc, name, 0)) == NULL ||
 	    e->der == NULL)
@@ -276,9 +277,13 @@ tcache_get(struct tcache *tc, const char *name, const char **pin)
 	p = e->der;
 	if ((s = d2i_SSL_SESSION(NULL, &p, (long)e->len)) == NULL)
 		return NULL;
+	/* the agent's lifetime (the ticket's hint) is usually the shorter */
+	life = (uint64_t)SSL_SESSION_get_timeout(s);
+	if (SSL_SESSION_get_ticket_lifetime_hint(s) > 0 &&
+	    SSL_SESSION_get_ticket_lifetime_hint(s) < life)
+		life = SSL_SESSION_get_ticket_lifetime_hint(s);
 	if (!SSL_SESSION_is_resumable(s) ||
-	    (uint64_t)time(NULL) >= (uint64_t)SSL_SESSION_get_time(s) +
-	    (uint64_t)SSL_SESSION_get_timeout(s)) {
+	    (uint64_t)time(NULL) >= (uint64_t)SSL_SESSION_get_time(s) + life) {
 		SSL_SESSION_free(s);
 		return NULL;
 	}

@@ -22,6 +22,7 @@
 #include "knobctl.h"
 #include "tls.h"
 #include "util.h"
+#include "wire.h"
 
 static struct harness h;
 
@@ -295,6 +296,8 @@ END_TEST
 
 #define TKT_LIFETIME_S	12	/* node01's shortened ticket times (test hook) */
 #define TKT_ROTATE_S	2
+#define TKT_SHORT_S	5	/* agent_refuses_ticket_past_lifetime: the lifetime, */
+#define TKT_SLOW_S	30	/* ... and a rotation that keeps its key meanwhile */
 
 /* Has the clock reached *(time_t *)arg? */
 static int
@@ -350,6 +353,88 @@ START_TEST(ticket_lifetime_and_rotation)
 }
 END_TEST
 
+/* One Ping to node01 over a TLS connection of our own from the
+ * controller's namespace, offering sess (NULL: none): 1 if the agent
+ * resumed it, 0 for a full handshake; the Pong must come either way.  The
+ * session the agent's new ticket made goes to *next. */
+static int
+raw_ping(SSL_CTX *ctx, SSL_SESSION *sess, SSL_SESSION **next)
+{
+	Knob__Envelope env = KNOB__ENVELOPE__INIT, *got = NULL;
+	Knob__Ping ping = KNOB__PING__INIT;
+	struct conn c;
+	SSL *ssl = SSL_new(ctx);
+	unsigned char *der = NULL;
+	const unsigned char *p;
+	int fd = harness_dial(&h, 0), reused, len;
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_ptr_nonnull(ssl);
+	SSL_set_fd(ssl, fd);
+	SSL_set1_host(ssl, "node01");
+	SSL_set_tlsext_host_name(ssl, "node01");
+	if (sess != NULL)
+		ck_assert_int_eq(SSL_set_session(ssl, sess), 1);
+	ck_assert_int_eq(SSL_connect(ssl), 1);
+	reused = SSL_session_reused(ssl);
+	conn_init(&c, fd, fd, ssl);
+	env.id = 1;
+	env.body_case = KNOB__ENVELOPE__BODY_PING;
+	env.ping = &ping;
+	ck_assert_int_eq(conn_send_sync(&c, &env, 10000), 0);
+	ck_assert_int_eq(conn_recv_sync(&c, &got, 10000), 1);	/* the ticket came before it */
+	ck_assert_int_eq(got->body_case, KNOB__ENVELOPE__BODY_PONG);
+	knob__envelope__free_unpacked(got, NULL);
+	/* through DER, as knobctl's cache keeps it: OpenSSL marks the
+	 * in-memory session of a closed TLS 1.3 connection single-use */
+	sess = SSL_get1_session(ssl);
+	ck_assert_ptr_nonnull(sess);
+	ck_assert_int_gt(len = i2d_SSL_SESSION(sess, &der), 0);
+	p = der;
+	*next = d2i_SSL_SESSION(NULL, &p, len);
+	ck_assert_ptr_nonnull(*next);
+	OPENSSL_free(der);
+	SSL_SESSION_free(sess);
+	SSL_shutdown(ssl);
+	close(fd);
+	conn_reset(&c);
+	return reused;
+}
+
+/* The agent enforces the lifetime itself, whatever the client believes: a
+ * ticket past it, whose key the agent still holds, offered by a client
+ * whose session says it is fresh (its time moved to now), gets a full
+ * handshake, and the ping is served.  The agent's log shows that its own
+ * check (common/tls.c ticket_expired) refused it; OpenSSL's session
+ * timeout would too, behind it. */
+START_TEST(agent_refuses_ticket_past_lifetime)
+{
+	SSL_CTX *ctx;
+	SSL_SESSION *s1, *s2, *s3;
+	time_t t;
+
+	snprintf(h.node[0].extra_args, sizeof(h.node[0].extra_args),
+	    "--test-hooks --test-ticket-times %d,%d", TKT_SHORT_S, TKT_SLOW_S);
+	harness_agent_stop(&h, 0, SIGTERM);
+	ck_assert_int_eq(harness_agent_start(&h, 0), 0);
+	ck_assert_int_eq(harness_enter_ns(h.ctl_ns), 0);
+	ck_assert_ptr_nonnull(ctx = harness_tls_ctx(&h, "controller"));
+
+	ck_assert_int_eq(raw_ping(ctx, NULL, &s1), 0);
+	ck_assert_int_eq(raw_ping(ctx, s1, &s2), 1);	/* our client does resume */
+	t = time(NULL);
+	wait_until(t + TKT_SHORT_S + 1);	/* past the lifetime, its key still current */
+	ck_assert_int_ne(SSL_SESSION_set_time(s2, (long)time(NULL)), 0);
+	ck_assert_int_eq(raw_ping(ctx, s2, &s3), 0);
+	ck_assert_msg(harness_log_has(&h, 0, "past its lifetime"), "agent log: %s",
+	    cu_slurp(h.node[0].log));
+	SSL_SESSION_free(s1);
+	SSL_SESSION_free(s2);
+	SSL_SESSION_free(s3);
+	SSL_CTX_free(ctx);
+}
+END_TEST
+
 /* The fan-out over several threads (--threads) prints the same folded
  * output and exit status as one loop, an unreachable node included, and
  * says how many loops it ran. */
@@ -394,6 +479,7 @@ main(void)
 	tcase_add_test(tc, mispointed_resumed_is_auth_failed);
 	tcase_add_test(tc, threads_same_output);
 	tcase_add_test(tc, ticket_lifetime_and_rotation);
+	tcase_add_test(tc, agent_refuses_ticket_past_lifetime);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
