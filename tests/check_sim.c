@@ -16,9 +16,10 @@
  *   this helper's range), each connection handed to the agent its TLS
  *   server name picks: the same four commands ok, the process holds one
  *   socket once they are done, a name the simulator does not know is
- *   refused in the handshake (unrecognized_name), and a name answered by
- *   another node's agent (--alias, a mis-pointed name) is auth-failed, also
- *   when that agent resumes a ticket it issued. */
+ *   refused in the handshake (unrecognized_name), connections that speak
+ *   no TLS are closed while idle ones wait and the fleet is served, and a
+ *   name answered by another node's agent (--alias, a mis-pointed name) is
+ *   auth-failed, also when that agent resumes a ticket it issued. */
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
@@ -29,7 +30,11 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 
 #include "agent.h"
@@ -42,6 +47,7 @@
 #define NSIM		200	/* simulated agents */
 #define SIM_BASE	"127.77.1.1"
 #define SNI_BASE	"127.91.0.1"
+#define NJUNK		10	/* idle and non-TLS connections on the SNI listener */
 
 static struct harness h;
 
@@ -340,6 +346,22 @@ START_TEST(test_sim_fleet)
 }
 END_TEST
 
+/* A blocking TCP connection to addr:port from this process, with a 30 s
+ * receive timeout. */
+static int
+dial(const char *addr, unsigned port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	struct timeval tv = { .tv_sec = 30 };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(inet_pton(AF_INET, addr, &sa.sin_addr), 1);
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
+	return fd;
+}
+
 /* Does the process hold exactly one socket (the listener)? */
 static int
 one_socket(void *arg)
@@ -349,19 +371,40 @@ one_socket(void *arg)
 
 START_TEST(test_sim_sni)
 {
-	char dir[128], args[256], inv[PATH_MAX], odd[PATH_MAX], *txt = NULL, *doc;
+	char dir[128], args[256], inv[PATH_MAX], odd[PATH_MAX], *txt = NULL, *doc, buf[256];
+	unsigned port = 18900 + (unsigned)getpid() % 100;
+	int idle[NJUNK], junk[NJUNK];
+	ssize_t n;
 	pid_t sim;
 
 	/* blocks of 100 names: simbogus is answered by sim00150, whose
 	 * certificate names sim00101-sim00200 only */
 	snprintf(args, sizeof(args), "--sni --block 100 --alias simbogus=sim00150 "
-	    "--base " SNI_BASE " --port %u", 18900 + (unsigned)getpid() % 100);
+	    "--base " SNI_BASE " --port %u", port);
 	sim = sim_start(dir, sizeof(dir), args);
 	snprintf(inv, sizeof(inv), "%s/cluster.xml", dir);
 	txt = cu_slurp(inv);
 	ck_assert_msg(strstr(txt, "<node name=\"sim00200\" addr=\"" SNI_BASE "\"/>") != NULL,
 	    "every node at the one listener: %s", txt);
 	fleet_cycle(dir);
+
+	/* the listener keeps serving while connections that say nothing and
+	 * connections that speak no TLS wait on it; the latter are closed */
+	for (int i = 0; i < NJUNK; i++) {
+		idle[i] = dial(SNI_BASE, port);
+		junk[i] = dial(SNI_BASE, port);
+		ck_assert_int_eq(write(junk[i], "GET / HTTP/1.0\r\n\r\n", 18), 18);
+	}
+	snprintf(buf, sizeof(buf), "%d ok", NSIM);
+	ck_assert_int_eq(sim_ctl(dir, "ping -w @sim", buf), 0);
+	for (int i = 0; i < NJUNK; i++) {
+		while ((n = read(junk[i], buf, sizeof(buf))) > 0)
+			;	/* an alert, perhaps, then the end */
+		ck_assert_msg(n == 0 || errno == ECONNRESET, "junk connection %d not closed: %s", i,
+		    strerror(errno));
+		close(junk[i]);
+		close(idle[i]);
+	}
 	ck_assert_msg(cu_wait(one_socket, &sim, 60) >= 0, "knob-sim holds %d sockets, not 1",
 	    cu_count_sockets(sim));
 
