@@ -17,7 +17,7 @@
  *                           only in the leaves (-L)
  *   d.shared/...            the same with md_shared: every rank in one tree
  * A data block is incompressible bytes that are a function of (seed, rank,
- * offset) -- a slice of a random pool made from the seed at a position
+ * offset) -- a slice of a random pool made from the seed from a pool page
  * hashed from the rest -- with the rank's 16-byte stamp (magic, rank, file
  * offset) at the start of every 4 KiB.  A read checks the first stamp, and
  * with verify every byte. */
@@ -148,8 +148,12 @@ struct bench_pool {
 /* 0 or -1 (out of memory); maxlen is the longest slice asked for. */
 int bench_pool_init(struct bench_pool *p, uint64_t seed, uint32_t compress_pct, size_t maxlen);
 void bench_pool_free(struct bench_pool *p);
-/* len bytes of content for (rank, key): a slice at a hashed position. */
+/* len bytes of content for (rank, key): a slice at a hashed position
+ * (metadata files' content). */
 const uint8_t *bench_pool_at(const struct bench_pool *p, uint32_t rank, uint64_t key);
+/* Where in the pool the data block rank writes at off starts: a hashed
+ * pool page (a multiple of BENCH_ALIGN). */
+size_t bench_block_pos(const struct bench_pool *p, uint32_t rank, uint64_t off);
 /* The 16-byte stamp of a block: magic, rank, file offset. */
 void bench_stamp(uint8_t *b, uint32_t rank, uint64_t off);
 /* The block rank writes at file offset off: pool bytes with a stamp at the
@@ -157,6 +161,13 @@ void bench_stamp(uint8_t *b, uint32_t rank, uint64_t off);
 #define BENCH_STAMP_EVERY 4096
 void bench_block_fill(const struct bench_pool *p, uint8_t *b, size_t bs, uint32_t rank,
     uint64_t off);
+/* The same block made in place in copy, a private copy of the pool's buf
+ * (aligned, p->len bytes): its stamps are written there and the block is
+ * returned (aligned for O_DIRECT), no pool bytes copied.  The copy's pool
+ * bytes under stamps are never data, so it serves every later block; it
+ * must not change while a block made in it is being written. */
+uint8_t *bench_block_stamp_in(const struct bench_pool *p, uint8_t *copy, size_t bs,
+    uint32_t rank, uint64_t off);
 /* The same block as iovecs for pwritev, without copying the pool: from
  * byte from (a multiple of 4 KiB) of the block, stamps written into
  * stamps[], at most maxiov entries; returns the count, *len the bytes. */
@@ -192,6 +203,7 @@ struct bench_thread {
 	struct bench_perm perm;		/* random order of the current pass */
 	uint64_t pass;
 	struct bench_aio *aio;		/* queued I/O (bench_aio.c) */
+	uint8_t *wpool;			/* O_DIRECT writer at depth 1: its copy of the pool */
 	uint64_t stonewall_ns;		/* CLOCK_REALTIME at the wall, 0 = not hit */
 	struct bench_ckpt *ckpt;	/* checkpoints of this thread (the runner's), or NULL */
 	struct hist *lat;

@@ -83,8 +83,10 @@ bench_pool_init(struct bench_pool *p, uint64_t seed, uint32_t compress_pct, size
 	p->span = POOL_SPAN;
 	p->len = POOL_SPAN + ((maxlen + 4095) & ~(size_t)4095) + 8;
 	p->seed = seed;
-	if ((p->buf = malloc(p->len)) == NULL)
+	if (posix_memalign((void **)&p->buf, BENCH_ALIGN, p->len) != 0) {
+		p->buf = NULL;
 		return -1;
+	}
 	for (i = 0; i + 8 <= p->len; i += 8) {
 		uint64_t v = bench_mix(s++);
 		memcpy(p->buf + i, &v, 8);
@@ -105,12 +107,22 @@ bench_pool_free(struct bench_pool *p)
 	memset(p, 0, sizeof(*p));
 }
 
+static uint64_t
+pool_hash(const struct bench_pool *p, uint32_t rank, uint64_t key)
+{
+	return bench_mix(p->seed ^ bench_mix(((uint64_t)rank << 32) ^ bench_mix(key)));
+}
+
 const uint8_t *
 bench_pool_at(const struct bench_pool *p, uint32_t rank, uint64_t key)
 {
-	uint64_t h = bench_mix(p->seed ^ bench_mix(((uint64_t)rank << 32) ^ bench_mix(key)));
+	return p->buf + pool_hash(p, rank, key) % p->span;
+}
 
-	return p->buf + h % p->span;
+size_t
+bench_block_pos(const struct bench_pool *p, uint32_t rank, uint64_t off)
+{
+	return (size_t)(pool_hash(p, rank, off) % (p->span / BENCH_ALIGN)) * BENCH_ALIGN;
 }
 
 void
@@ -126,16 +138,32 @@ bench_stamp(uint8_t *b, uint32_t rank, uint64_t off)
 void
 bench_block_fill(const struct bench_pool *p, uint8_t *b, size_t bs, uint32_t rank, uint64_t off)
 {
-	memcpy(b, bench_pool_at(p, rank, off), bs);
+	memcpy(b, p->buf + bench_block_pos(p, rank, off), bs);
 	for (size_t k = 0; k + 16 <= bs; k += BENCH_STAMP_EVERY)
 		bench_stamp(b + k, rank, off + k);
+}
+
+uint8_t *
+bench_block_stamp_in(const struct bench_pool *p, uint8_t *copy, size_t bs, uint32_t rank,
+    uint64_t off)
+{
+	size_t pos = bench_block_pos(p, rank, off), k;
+	uint8_t *b = copy + pos;
+
+	for (k = 0; k + 16 <= bs; k += BENCH_STAMP_EVERY)
+		bench_stamp(b + k, rank, off + k);
+	/* a tail under 16 bytes is data at a page start: another block's stamp
+	 * may be there in the copy */
+	if (k < bs)
+		memcpy(b + k, p->buf + pos + k, bs - k);
+	return b;
 }
 
 size_t
 bench_block_iov(const struct bench_pool *p, size_t bs, uint32_t rank, uint64_t off, size_t from,
     uint8_t (*stamps)[16], struct iovec *iov, size_t maxiov, size_t *len)
 {
-	const uint8_t *src = bench_pool_at(p, rank, off);
+	const uint8_t *src = p->buf + bench_block_pos(p, rank, off);
 	size_t n = 0, k;
 
 	for (k = from; k < bs && n + 2 <= maxiov; k += BENCH_STAMP_EVERY) {
@@ -171,7 +199,7 @@ bench_block_check(const struct bench_pool *p, const uint8_t *b, size_t bs, uint3
 	}
 	if (!full)
 		return 0;
-	src = bench_pool_at(p, rank, off);
+	src = p->buf + bench_block_pos(p, rank, off);
 	for (k = 0; k < bs; k += BENCH_STAMP_EVERY) {
 		size_t piece = bs - k < BENCH_STAMP_EVERY ? bs - k : BENCH_STAMP_EVERY;
 

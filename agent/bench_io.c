@@ -320,6 +320,17 @@ thread_prepare(struct bench_thread *t)
 	data_name(j, t->owner, t->fname, sizeof(t->fname));
 	if (j->ioengine != IOE_PSYNC && bench_aio_setup(t) < 0)
 		return -1;
+	/* queued writes fill each slot's buffer: blocks in flight may share
+	 * pool pages, and so the stamps in a copy */
+	if (j->p.odirect && bench_kind_writes(j->p.kind) && j->ioengine == IOE_PSYNC) {
+		if (posix_memalign((void **)&t->wpool, BENCH_ALIGN, j->pool.len) != 0) {
+			t->wpool = NULL;
+			TERR(t, "%s: no memory for a %zu-byte copy of the data pool", j->node,
+			    j->pool.len);
+			return -1;
+		}
+		memcpy(t->wpool, j->pool.buf, j->pool.len);
+	}
 	if (j->p.kind == BK_SEQ_WRITE)
 		return prepare_write(t);
 	return prefill(t);
@@ -456,9 +467,11 @@ data_done(struct bench_thread *t, const struct bench_op *op, const uint8_t *buf,
 	return 0;
 }
 
-/* Write the block at off straight from the pool with pwritev (stamps and
- * pool pieces, no copy), in batches of IOV_MAX; O_DIRECT needs one aligned
- * buffer, and a short write finishes from one: those copy. */
+/* Write the block at off straight from the pool, without copying it:
+ * buffered, with pwritev from the stamps and pool pieces in batches of
+ * IOV_MAX; with O_DIRECT, which needs aligned pieces, stamped in place in
+ * the thread's copy of the pool (t->wpool).  A short buffered write
+ * finishes from a filled buffer. */
 static ssize_t
 write_block(struct bench_thread *t, int fd, uint64_t off)
 {
@@ -468,7 +481,10 @@ write_block(struct bench_thread *t, int fd, uint64_t off)
 	struct iovec iov[WB_IOV];
 	ssize_t n = 0;
 
-	while (!j->p.odirect && from < bs) {
+	if (t->wpool)
+		return bench_full_io(fd, bench_block_stamp_in(&j->pool, t->wpool, bs, t->owner, off),
+		    bs, off, 1);
+	while (from < bs) {
 		niov = bench_block_iov(&j->pool, bs, t->owner, off, from, stamps, iov, WB_IOV, &len);
 		do
 			n = pwritev(fd, iov, (int)niov, (off_t)(off + from));

@@ -140,7 +140,7 @@ choose_engine(struct bench_job *j)
 
 /* The buffers a phase allocates on this node, from the sizes of its
  * request: each thread's block buffer and the blocks it keeps in flight,
- * and the content pool.  They must fit in half of the node's memory, so
+ * the content pool, and an O_DIRECT writer's copy of it.  They must fit in half of the node's memory, so
  * that an absurd request is an error sent back, not an agent the
  * allocator or the OOM killer ends.  0, or -1 with j->err. */
 static int
@@ -153,6 +153,8 @@ buffers_fit(struct bench_job *j)
 
 	blk = (blk < BENCH_ALIGN ? BENCH_ALIGN : blk + BENCH_ALIGN - 1) / BENCH_ALIGN * BENCH_ALIGN;
 	need = (uint64_t)j->p.nranks * blk * (1 + depth) + blk + (8u << 20);
+	if (j->p.odirect && bench_kind_writes(j->p.kind) && j->ioengine == IOE_PSYNC)
+		need += (uint64_t)j->p.nranks * (blk + (8u << 20));	/* pool copies */
 	if (ram == 0 || need <= ram / 2)
 		return 0;
 	snprintf(j->err, sizeof(j->err), "%s: the buffers of this phase need %llu MiB here "
@@ -492,6 +494,7 @@ bench_job_free(struct bench_job *j)
 	for (size_t i = 0; i < j->nth; i++) {
 		bench_aio_free(&j->th[i]);
 		free(j->th[i].buf);
+		free(j->th[i].wpool);
 		free(j->th[i].lat);
 	}
 	bench_pool_free(&j->pool);
