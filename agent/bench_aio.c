@@ -2,8 +2,12 @@
  * (queue_depth), through io_uring (liburing) or, where io_uring is not
  * available, Linux AIO (libaio).  Each slot has its own aligned buffer;
  * a slot is refilled as soon as its I/O completes, so queue_depth I/Os
- * stay in flight, as with fio's iodepth.  Latency runs from queueing to
- * reaping.  Ring set-up happens in prepare, outside the timing. */
+ * stay in flight, as with fio's iodepth, and each I/O is submitted as soon
+ * as it is queued (fio's default iodepth_batch_submit=1): refilling the
+ * slots of several completions and submitting them together made the queue
+ * run in bursts (0.65x fio's IOPS for 4 KiB random writes at depth 8 on a
+ * virtio disk, 0.87x submitting each; README).  Latency runs from queueing
+ * to reaping.  Ring set-up happens in prepare, outside the timing. */
 #include <errno.h>
 #include <libaio.h>
 #include <liburing.h>
@@ -39,12 +43,13 @@ struct bench_aio {
 	struct aio_done *done;
 };
 
-/* One asynchronous interface: set-up, queue one I/O, submit what is queued
- * and reap at least one completion, tear down. */
+/* One asynchronous interface: set-up, queue one I/O, submit what is
+ * queued, reap at least one completion, tear down. */
 struct aio_backend {
 	int engine;
 	int (*init)(struct bench_aio *a);		/* 0 or -errno */
 	void (*queue)(struct bench_aio *a, struct aio_slot *s, int fd, size_t len);
+	int (*submit)(struct bench_aio *a);		/* 0 or -errno */
 	int (*reap)(struct bench_aio *a, struct aio_done *out);	/* count or -errno */
 	void (*fini)(struct bench_aio *a);
 };
@@ -88,17 +93,23 @@ uring_queue(struct bench_aio *a, struct aio_slot *s, int fd, size_t len)
 }
 
 static int
+uring_submit(struct bench_aio *a)
+{
+	int rc;
+
+	do
+		rc = io_uring_submit(&a->ring);
+	while (rc == -EINTR);
+	return rc < 0 ? rc : 0;
+}
+
+static int
 uring_reap(struct bench_aio *a, struct aio_done *out)
 {
 	struct io_uring_cqe *cqe;
 	unsigned head, n = 0;
 	int rc;
 
-	do
-		rc = io_uring_submit(&a->ring);
-	while (rc == -EINTR);
-	if (rc < 0)
-		return rc;
 	if (io_uring_peek_cqe(&a->ring, &cqe) != 0) {
 		do
 			rc = io_uring_wait_cqe(&a->ring, &cqe);
@@ -149,9 +160,9 @@ laio_queue(struct bench_aio *a, struct aio_slot *s, int fd, size_t len)
 }
 
 static int
-laio_reap(struct bench_aio *a, struct aio_done *out)
+laio_submit(struct bench_aio *a)
 {
-	int rc, i;
+	int rc;
 
 	while (a->nqueued) {
 		if ((rc = io_submit(a->ctx, a->nqueued, a->queued)) < 0) {
@@ -162,6 +173,14 @@ laio_reap(struct bench_aio *a, struct aio_done *out)
 		memmove(a->queued, a->queued + rc, (a->nqueued - (unsigned)rc) * sizeof(*a->queued));
 		a->nqueued -= (unsigned)rc;
 	}
+	return 0;
+}
+
+static int
+laio_reap(struct bench_aio *a, struct aio_done *out)
+{
+	int rc, i;
+
 	do
 		rc = io_getevents(a->ctx, 1, a->depth, a->ev, NULL);
 	while (rc == -EINTR);
@@ -181,8 +200,8 @@ laio_fini(struct bench_aio *a)
 }
 
 static const struct aio_backend backends[] = {
-	{ IOE_URING, uring_init, uring_queue, uring_reap, uring_fini },
-	{ IOE_AIO, laio_init, laio_queue, laio_reap, laio_fini },
+	{ IOE_URING, uring_init, uring_queue, uring_submit, uring_reap, uring_fini },
+	{ IOE_AIO, laio_init, laio_queue, laio_submit, laio_reap, laio_fini },
 };
 
 /* ------------------------------------------------------------ the loop */
@@ -263,11 +282,15 @@ bench_aio_run(struct bench_thread *t, int fd, uint64_t start_mono, bench_next_fn
 			s->t0 = now_mono_ns();
 			a->be->queue(a, s, fd, bs);
 			issued++;
+			/* a failed submit or reap leaves I/O in flight into buffers
+			 * we cannot free or reuse: a broken invariant, not a
+			 * benchmark error */
+			if ((n = a->be->submit(a)) < 0)
+				fatalx("%s: %s: cannot submit queued I/O: %s", j->node,
+				    bench_ioengine_name(j->ioengine), strerror(-n));
 		}
 		if (a->nfree == a->depth)
 			break;
-		/* a failed reap leaves I/O in flight into buffers we cannot
-		 * free or reuse: a broken invariant, not a benchmark error */
 		if ((n = a->be->reap(a, a->done)) < 0)
 			fatalx("%s: %s: cannot reap queued I/O: %s", j->node,
 			    bench_ioengine_name(j->ioengine), strerror(-n));
