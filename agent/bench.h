@@ -292,6 +292,9 @@ int bench_job_cleanup(struct bench_job *j);
 /* Remove a kept workdir described by p (same rules as bench_job_cleanup). */
 int bench_cleanup_params(const struct bench_params *p);
 void bench_job_free(struct bench_job *j);
+/* Does each thread of j write O_DIRECT from a copy of the pool (t->wpool:
+ * depth 1; queued writes fill each slot's buffer)? */
+int bench_job_wpool(const struct bench_job *j);
 /* prepare + go + wait + join: the in-process driver. 0 or -1 (j->err). */
 int bench_job_run(struct bench_job *j);
 

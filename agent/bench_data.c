@@ -135,10 +135,17 @@ bench_stamp(uint8_t *b, uint32_t rank, uint64_t off)
 	memcpy(b + 8, &off, 8);
 }
 
+/* The pool bytes of the block rank writes at off. */
+static const uint8_t *
+block_src(const struct bench_pool *p, uint32_t rank, uint64_t off)
+{
+	return p->buf + bench_block_pos(p, rank, off);
+}
+
 void
 bench_block_fill(const struct bench_pool *p, uint8_t *b, size_t bs, uint32_t rank, uint64_t off)
 {
-	memcpy(b, p->buf + bench_block_pos(p, rank, off), bs);
+	memcpy(b, block_src(p, rank, off), bs);
 	for (size_t k = 0; k + 16 <= bs; k += BENCH_STAMP_EVERY)
 		bench_stamp(b + k, rank, off + k);
 }
@@ -163,7 +170,7 @@ size_t
 bench_block_iov(const struct bench_pool *p, size_t bs, uint32_t rank, uint64_t off, size_t from,
     uint8_t (*stamps)[16], struct iovec *iov, size_t maxiov, size_t *len)
 {
-	const uint8_t *src = p->buf + bench_block_pos(p, rank, off);
+	const uint8_t *src = block_src(p, rank, off);
 	size_t n = 0, k;
 
 	for (k = from; k < bs && n + 2 <= maxiov; k += BENCH_STAMP_EVERY) {
@@ -199,7 +206,7 @@ bench_block_check(const struct bench_pool *p, const uint8_t *b, size_t bs, uint3
 	}
 	if (!full)
 		return 0;
-	src = p->buf + bench_block_pos(p, rank, off);
+	src = block_src(p, rank, off);
 	for (k = 0; k < bs; k += BENCH_STAMP_EVERY) {
 		size_t piece = bs - k < BENCH_STAMP_EVERY ? bs - k : BENCH_STAMP_EVERY;
 

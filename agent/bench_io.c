@@ -322,7 +322,7 @@ thread_prepare(struct bench_thread *t)
 		return -1;
 	/* queued writes fill each slot's buffer: blocks in flight may share
 	 * pool pages, and so the stamps in a copy */
-	if (j->p.odirect && bench_kind_writes(j->p.kind) && j->ioengine == IOE_PSYNC) {
+	if (bench_job_wpool(j)) {
 		if (posix_memalign((void **)&t->wpool, BENCH_ALIGN, j->pool.len) != 0) {
 			t->wpool = NULL;
 			TERR(t, "%s: no memory for a %zu-byte copy of the data pool", j->node,

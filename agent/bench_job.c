@@ -138,6 +138,12 @@ choose_engine(struct bench_job *j)
 	    strerror(-rc), j->p.queue_depth);
 }
 
+int
+bench_job_wpool(const struct bench_job *j)
+{
+	return j->p.odirect && bench_kind_writes(j->p.kind) && j->ioengine == IOE_PSYNC;
+}
+
 /* The buffers a phase allocates on this node, from the sizes of its
  * request: each thread's block buffer and the blocks it keeps in flight,
  * the content pool, and an O_DIRECT writer's copy of it.  They must fit in half of the node's memory, so
@@ -153,7 +159,7 @@ buffers_fit(struct bench_job *j)
 
 	blk = (blk < BENCH_ALIGN ? BENCH_ALIGN : blk + BENCH_ALIGN - 1) / BENCH_ALIGN * BENCH_ALIGN;
 	need = (uint64_t)j->p.nranks * blk * (1 + depth) + blk + (8u << 20);
-	if (j->p.odirect && bench_kind_writes(j->p.kind) && j->ioengine == IOE_PSYNC)
+	if (bench_job_wpool(j))
 		need += (uint64_t)j->p.nranks * (blk + (8u << 20));	/* pool copies */
 	if (ram == 0 || need <= ram / 2)
 		return 0;
