@@ -14,7 +14,9 @@
  * --shared, the layouts of ior -F and of ior's segmented shared file)
  * against one "ior -w -r" run; both read back what the same rank wrote.
  * mdtest: md-create, md-stat, md-read, md-remove against "mdtest -C -T -E
- * -r -u" (a directory per rank, every file in it, -w/-e bytes each). */
+ * -r -u" (a directory per rank, every file in it, -w/-e bytes each).
+ * --before CMD runs CMD (untimed) before every engine run and every peer
+ * run, e.g. bench/engine-vs-mdtest's new file system for each. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +31,7 @@
 #define MAX_OPS 4
 
 struct opts {
-	const char *peer, *tool, *dir, *mpirun;
+	const char *peer, *tool, *dir, *mpirun, *before;
 	unsigned threads, reps;
 	uint64_t bs, size, files, wsize;
 	int shared, direct;
@@ -74,6 +76,17 @@ engine_params(const struct opts *o, const char *kind, int rep, struct bench_para
 	p->host_slots = xcalloc(1, sizeof(uint32_t));
 }
 
+/* The --before command, run (untimed) before every engine and peer run,
+ * so that each starts from the same state.  0 or -1. */
+static int
+run_before(const struct opts *o)
+{
+	if (o->before == NULL || system(o->before) == 0)
+		return 0;
+	fprintf(stderr, "--before %s failed\n", o->before);
+	return -1;
+}
+
 /* Every kind of the peer with the engine, in order; rate[k] of each
  * (bytes/s or ops/s over the phase).  The files go at the end.  0 or -1. */
 static int
@@ -81,7 +94,7 @@ run_engine(const struct opts *o, int rep, double *rate)
 {
 	struct bench_job *last = NULL;
 	size_t k, n = 0;
-	int rc = 0;
+	int rc = run_before(o);
 
 	for (k = 0; k < nitems(peer_ops) && rc == 0; k++) {
 		struct bench_params p;
@@ -136,10 +149,10 @@ run_peer(const struct opts *o, int rep, double *rate)
 	char *cmd = peer_command(o, rep), *out = xcalloc(1, 1 << 20), err[256];
 	struct ext_summary s;
 	size_t len = 0, got, k, n = 0;
-	FILE *f = popen(cmd, "r");
+	FILE *f;
 	int rc = -1;
 
-	if (f == NULL)
+	if (run_before(o) < 0 || (f = popen(cmd, "r")) == NULL)
 		goto out;
 	while (len + 1 < (1u << 20) && (got = fread(out + len, 1, (1u << 20) - 1 - len, f)) > 0)
 		len += got;
@@ -183,7 +196,7 @@ parse(int argc, char **argv, struct opts *o)
 		{ "files", required_argument, NULL, 'n' }, { "write-size", required_argument, NULL, 'w' },
 		{ "shared", no_argument, NULL, 'S' }, { "direct", no_argument, NULL, 'D' },
 		{ "reps", required_argument, NULL, 'r' }, { "mpirun", required_argument, NULL, 'm' },
-		{ NULL, 0, NULL, 0 },
+		{ "before", required_argument, NULL, 'B' }, { NULL, 0, NULL, 0 },
 	};
 	int ch;
 
@@ -201,6 +214,7 @@ parse(int argc, char **argv, struct opts *o)
 		case 'D': o->direct = 1; break;
 		case 'r': o->reps = (unsigned)atoi(optarg); break;
 		case 'm': o->mpirun = optarg; break;
+		case 'B': o->before = optarg; break;
 		default: goto usage;
 		}
 	}
@@ -210,7 +224,7 @@ parse(int argc, char **argv, struct opts *o)
 usage:
 	fprintf(stderr, "usage: engine_vs_mpi --peer ior|mdtest --tool PATH --dir D [--threads N] "
 	    "[--bs B --size S --shared --direct] [--files N --write-size W] [--reps R] "
-	    "[--mpirun 'mpirun ...']\n");
+	    "[--mpirun 'mpirun ...'] [--before CMD]\n");
 	return -1;
 }
 
@@ -221,7 +235,7 @@ main(int argc, char **argv)
 	 * threads float, so the ranks float too (on a shared machine a rank
 	 * pinned to a busy core measures the neighbour) */
 	struct opts o = { "ior", NULL, NULL,
-	    "mpirun --allow-run-as-root --oversubscribe --map-by node --bind-to none",
+	    "mpirun --allow-run-as-root --oversubscribe --map-by node --bind-to none", NULL,
 	    2, 5, 1 << 20, 256 << 20, 10000, 4096, 0, 0 };
 	double e[MAX_OPS], p[MAX_OPS], *ev[MAX_OPS], *pv[MAX_OPS], *rv[MAX_OPS];
 	struct sample_stats sp;

@@ -25,8 +25,35 @@ peer_setup() {	# peer build-dir
 	worst=""
 }
 
+# A private ext4 on a loop device (an image file in the temp dir, on /tmp's
+# disk, the loop doing direct I/O to it), and $fresh: a command that makes
+# a new file system on it, for the --before hook of the driver, so that
+# every run starts from the same, empty file system.  Sets ext4=1 and
+# extdir, or leaves ext4=0 (not root, no loop device, no mkfs.ext4).
+peer_ext4() {	# size-MiB
+	ext4=0
+	[ "$(id -u)" = 0 ] && command -v mkfs.ext4 >/dev/null || return 0
+	extdir="$tmp/ext4"
+	mkdir -p "$extdir"
+	truncate -s "${1}M" "$tmp/ext4.img"
+	loopdev=$(losetup -f --show --direct-io=on "$tmp/ext4.img" 2>/dev/null) || return 0
+	fresh="$tmp/fresh-ext4"
+	cat > "$fresh" <<-EOF2
+		#!/bin/sh
+		# a new, empty ext4 on $loopdev at $extdir (mkfs defaults: a journal;
+		# inode tables and journal written now, not by a background thread)
+		umount "$extdir" 2>/dev/null
+		mkfs.ext4 -q -F -i 8192 -E nodiscard,lazy_itable_init=0,lazy_journal_init=0 "$loopdev" &&
+		    mount "$loopdev" "$extdir"
+	EOF2
+	chmod +x "$fresh"
+	if "$fresh"; then ext4=1; fi
+}
+
 peer_cleanup() {
 	[ "$mounted" = 1 ] && umount "$mnt" 2>/dev/null
+	[ "${ext4:-0}" = 1 ] && umount "$extdir" 2>/dev/null
+	[ -n "${loopdev:-}" ] && losetup -d "$loopdev" 2>/dev/null
 	rm -rf "$tmp"
 }
 
