@@ -3,9 +3,10 @@
  * memory BIOs, so only CPU is measured — for each key-exchange group.
  * Prints handshakes/s, CPU per handshake on each side, the projected
  * controller CPU for 10,000 agents, and ratios against X25519; then the
- * same for a resumed session (TLS 1.3 ticket, psk_dhe_ke over X25519), the
- * controller's side including decoding the session from its cache form
- * and taking the agent's new ticket, as knobctl does per node. */
+ * same for a resumed session (TLS 1.3 ticket, psk_dhe_ke) per group and
+ * cipher suite, the controller's side including decoding the session from
+ * its cache form (tcache_der) and taking the agent's new ticket, as knobctl
+ * does per node. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +41,7 @@ pump(BIO *from, BIO *to)
 		BIO_write(to, buf, n);
 }
 
-/* A session as knobctl's ticket cache holds it (DER). */
+/* A session as knobctl's ticket cache holds it (tcache_der). */
 struct sess_der {
 	unsigned char *der;
 	int len;
@@ -56,7 +57,6 @@ take_ticket(SSL *c, BIO *s_out, BIO *c_in, struct sess_der *sd, double *ccpu)
 	char buf[1];
 	double t;
 	SSL_SESSION *ss;
-	unsigned char *p;
 
 	pump(s_out, c_in);
 	t = cpu_now();
@@ -64,10 +64,11 @@ take_ticket(SSL *c, BIO *s_out, BIO *c_in, struct sess_der *sd, double *ccpu)
 	ss = SSL_get1_session(c);
 	free(sd->der);
 	sd->der = NULL;
-	if (ss != NULL && (sd->len = i2d_SSL_SESSION(ss, NULL)) > 0) {
-		sd->der = p = malloc((size_t)sd->len);
-		if (sd->der)
-			i2d_SSL_SESSION(ss, &p);
+	if (ss != NULL) {
+		size_t len = 0;
+
+		sd->der = tcache_der(ss, &len);
+		sd->len = (int)len;
 	}
 	SSL_SESSION_free(ss);
 	sd->ticket += cpu_now() - t;
@@ -124,10 +125,49 @@ handshake(SSL_CTX *cctx, SSL_CTX *sctx, struct sess_der *sd, double *ccpu, doubl
 	return rc;
 }
 
+/* One row of the resumed table: n resumed handshakes over group with
+ * suite, after one full one. 0 or -1. */
+static int
+resumed_row(int n, const char *group, const char *suite, const char *ca, const char *cc,
+    const char *ck, const char *nc, const char *nk)
+{
+	char err[512];
+	SSL_CTX *cctx = tls_ctx_new(0, ca, cc, ck, err, sizeof(err));
+	SSL_CTX *sctx = tls_ctx_new(1, ca, nc, nk, err, sizeof(err));
+	struct sess_der sd = { NULL, 0, 0, 0, 0 };
+	double ccpu = 0, scpu = 0, fc = 0, fs = 0;
+	int ok = 0, rc = -1;
+
+	if (cctx == NULL || sctx == NULL || SSL_CTX_set1_groups_list(cctx, group) != 1 ||
+	    SSL_CTX_set1_groups_list(sctx, group) != 1 ||
+	    SSL_CTX_set_ciphersuites(cctx, suite) != 1 ||
+	    SSL_CTX_set_ciphersuites(sctx, suite) != 1 ||
+	    handshake(cctx, sctx, &sd, &fc, &fs) < 0 || sd.der == NULL) {
+		fprintf(stderr, "%s %s: resumption set-up failed\n", group, suite);
+		goto out;
+	}
+	sd.decode = sd.ticket = 0;
+	for (int i = 0; i < n; i++)
+		ok += handshake(cctx, sctx, &sd, &ccpu, &scpu) == 0 && sd.reused;
+	if (ok != n) {
+		fprintf(stderr, "%s %s: %d of %d handshakes did not resume\n", group, suite, n - ok, n);
+		goto out;
+	}
+	printf("%-10s %-24s %10.1f %10.1f %10.1f %10.1f %10.2f\n", group, suite, ccpu / n * 1e6,
+	    sd.decode / n * 1e6, sd.ticket / n * 1e6, scpu / n * 1e6, ccpu / n * 10000);
+	rc = 0;
+out:
+	free(sd.der);
+	SSL_CTX_free(cctx);
+	SSL_CTX_free(sctx);
+	return rc;
+}
+
 int
 main(int argc, char **argv)
 {
 	static const char *groups[] = { "X25519", "P-256", "P-384", "ffdhe2048" };
+	static const char *suites[] = { "TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384" };
 	char dir[] = "/tmp/knob-hs.XXXXXX", err[512], ca[PATH_MAX], cc[PATH_MAX], ck[PATH_MAX],
 	    nc[PATH_MAX], nk[PATH_MAX];
 	int n = argc > 1 ? atoi(argv[1]) : 400;
@@ -182,35 +222,16 @@ main(int argc, char **argv)
 		SSL_CTX_free(sctx);
 	}
 	printf("(ratio: total CPU per handshake relative to X25519, knob's default)\n");
-	{
-		SSL_CTX *cctx = tls_ctx_new(0, ca, cc, ck, err, sizeof(err));
-		SSL_CTX *sctx = tls_ctx_new(1, ca, nc, nk, err, sizeof(err));
-		struct sess_der sd = { NULL, 0, 0, 0, 0 };
-		double ccpu = 0, scpu = 0, fc = 0, fs = 0;
-		int ok = 0;
-
-		if (cctx == NULL || sctx == NULL || handshake(cctx, sctx, &sd, &fc, &fs) < 0 ||
-		    sd.der == NULL) {
-			fprintf(stderr, "resumption set-up failed\n");
-			return 1;
-		}
-		sd.decode = sd.ticket = 0;
-		for (int i = 0; i < n; i++)
-			ok += handshake(cctx, sctx, &sd, &ccpu, &scpu) == 0 && sd.reused;
-		if (ok != n) {
-			fprintf(stderr, "resumed: %d of %d handshakes did not resume\n", n - ok, n);
-			return 1;
-		}
-		printf("%-10s %12.0f %14.1f %14.1f %20.2f s %7.2fx   (resumed, psk_dhe_ke; "
-		    "goal ctl <= 300 us)\n", "X25519+PSK", n / (ccpu + scpu), ccpu / n * 1e6,
-		    scpu / n * 1e6, ccpu / n * 10000, (ccpu + scpu) / n / base);
-		printf("%-10s controller side: %.1f us decoding the cached session, %.1f us taking "
-		    "the new ticket, %.1f us in the handshake proper\n", "", sd.decode / n * 1e6,
-		    sd.ticket / n * 1e6, (ccpu - sd.decode - sd.ticket) / n * 1e6);
-		free(sd.der);
-		SSL_CTX_free(cctx);
-		SSL_CTX_free(sctx);
-	}
+	printf("\nresumed (TLS 1.3 ticket, psk_dhe_ke), %d per row; the controller side includes "
+	    "decoding the session from its cache form and taking the agent's new ticket\n", n);
+	printf("%-10s %-24s %10s %10s %10s %10s %10s\n", "group", "suite", "ctl us/hs", "decode",
+	    "ticket", "agent us", "10k ctl s");
+	for (size_t g = 0; g < 2; g++)
+		for (size_t k = 0; k < sizeof(suites) / sizeof(suites[0]); k++)
+			if (resumed_row(n, groups[g], suites[k], ca, cc, ck, nc, nk) < 0)
+				return 1;
+	printf("(goal: controller <= 300 us per resumed handshake; knob offers %s first)\n",
+	    suites[0]);
 	{
 		char cmd[PATH_MAX + 16];
 		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);

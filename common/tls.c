@@ -16,6 +16,9 @@
 #include "log.h"
 #include "tls.h"
 
+/* TLS 1.3 suites in order of preference (see tls_ctx_new) */
+#define TLS_SUITES "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256"
+
 void
 tls_errstr(char *buf, size_t len)
 {
@@ -389,6 +392,13 @@ tls_ctx_new(int server, const char *ca, const char *cert, const char *key, char 
 		goto fail;
 	if (!SSL_CTX_set1_groups_list(ctx, "X25519:P-256"))
 		goto fail;
+	/* AES-128-GCM with SHA-256 first (TLS 1.3's mandatory suite, not
+	 * OpenSSL's default AES-256/SHA-384): its key schedule and transcript
+	 * hash use SHA-256, which CPUs accelerate; a resumed handshake costs
+	 * the controller ~13 % less (bench/tls_handshake). Both ends offer
+	 * the same order. */
+	if (!SSL_CTX_set_ciphersuites(ctx, TLS_SUITES))
+		goto fail;
 	if (SSL_CTX_use_certificate_chain_file(ctx, cert) != 1) {
 		tls_errstr(tmp, sizeof(tmp));
 		snprintf(err, errlen, "%s: cannot load certificate: %s", cert, tmp);
@@ -423,9 +433,12 @@ tls_ctx_new(int server, const char *ca, const char *cert, const char *key, char 
 		SSL_CTX_free(ctx);
 		return NULL;
 	}
-	if (!server)
+	if (!server) {
 		SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT |
 		    SSL_SESS_CACHE_NO_INTERNAL_STORE);
+		/* a flight of records in one read(2), not two per record */
+		SSL_CTX_set_read_ahead(ctx, 1);
+	}
 	return ctx;
 fail:
 	tls_errstr(tmp, sizeof(tmp));

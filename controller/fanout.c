@@ -66,18 +66,54 @@ fanout_init(struct fanout *fo, struct ctl *ctl, const struct strvec *names)
 	}
 }
 
+/* Write what OpenSSL put in n's memory write BIO (node_start_tls: so that
+ * a handshake flight and the request after it leave in one write(2)).
+ * 1 all sent, 0 the socket is full, -1 error (n->c.err). */
+static int
+tls_drain(struct fo_node *n)
+{
+	BIO *wb = SSL_get_wbio(n->c.ssl);
+	char *p, sink[4096];
+	long len;
+	ssize_t w;
+
+	while ((len = BIO_get_mem_data(wb, &p)) > 0) {
+		if (len > WQ_MAX) {
+			snprintf(n->c.err, sizeof(n->c.err), "peer does not read: %ld bytes queued",
+			    len);
+			return -1;
+		}
+		w = write(n->fd, p, (size_t)len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (w < 0) {
+			snprintf(n->c.err, sizeof(n->c.err), "write: %s", strerror(errno));
+			return -1;
+		}
+		for (int k; w > 0; w -= k)	/* consume what the socket took */
+			if ((k = BIO_read(wb, sink, w < (ssize_t)sizeof(sink) ? (int)w :
+			    (int)sizeof(sink))) <= 0)
+				return -1;
+	}
+	return 1;
+}
+
 /* Close the TLS transport of n (idempotent). */
 static void
 tls_close(struct fanout *fo, struct fo_node *n)
 {
 	(void)fo;
 	if (n->fd >= 0) {
-		if (fanout_epfd(n) >= 0)
-			epoll_ctl(fanout_epfd(n), EPOLL_CTL_DEL, n->fd, NULL);
+		/* close(2) drops the epoll registration: fd is never duplicated */
+		n->ev = 0;
 		/* close_notify, so that the agent sees a clean end of the
 		 * session (it does not wait for the agent's own) */
 		if (n->c.ssl && n->phase == FO_OPEN)
 			SSL_shutdown(n->c.ssl);
+		if (n->c.ssl)
+			(void)tls_drain(n);	/* the close_notify or our alert, best effort */
 		conn_reset(&n->c);
 		close(n->fd);
 		n->fd = -1;
@@ -152,7 +188,8 @@ fanout_end(struct fanout *fo, struct fo_node *n, int status, const char *fmt, ..
 		fo->ops->on_end(fo, n);
 }
 
-/* Epoll interest for n: input always, output while something is queued. */
+/* Epoll interest for n: input always, output while something is queued
+ * (a system call only when that changes). */
 static void
 node_interest(struct fanout *fo, struct fo_node *n, int out)
 {
@@ -160,27 +197,39 @@ node_interest(struct fanout *fo, struct fo_node *n, int out)
 
 	(void)fo;
 	ev.events = EPOLLIN | (out ? EPOLLOUT : 0);
+	if (ev.events == n->ev)
+		return;
 	ev.data.ptr = n;
-	epoll_ctl(fanout_epfd(n), EPOLL_CTL_MOD, n->fd, &ev);
+	if (epoll_ctl(fanout_epfd(n), EPOLL_CTL_MOD, n->fd, &ev) == 0)
+		n->ev = ev.events;
+}
+
+/* TLS: hand queued frames to OpenSSL, write its records, wait for output
+ * room while some are left.  0, or -1 when n ended (with status st). */
+static int
+tls_push(struct fanout *fo, struct fo_node *n, int st)
+{
+	int r = conn_flush(&n->c);
+
+	if (r >= 0)
+		r = tls_drain(n);
+	if (r < 0) {
+		fanout_end(fo, n, st, "%s", n->c.err);
+		return -1;
+	}
+	node_interest(fo, n, r == 0);
+	return 0;
 }
 
 /* TLS: queue env and write what the socket takes. */
 static int
 tls_send(struct fanout *fo, struct fo_node *n, Knob__Envelope *env)
 {
-	int r;
-
 	if (conn_send(&n->c, env) < 0) {
 		fanout_end(fo, n, NS_FAILED, "cannot encode request");
 		return -1;
 	}
-	r = conn_flush(&n->c);
-	if (r < 0) {
-		fanout_end(fo, n, NS_UNREACHABLE, "%s", n->c.err);
-		return -1;
-	}
-	node_interest(fo, n, r == 0 || n->c.ssl_want_write);
-	return 0;
+	return tls_push(fo, n, NS_UNREACHABLE);
 }
 
 int
@@ -251,7 +300,11 @@ node_connect(struct fanout *fo, struct fo_node *n)
 	}
 	ev.events = EPOLLOUT;
 	ev.data.ptr = n;
-	epoll_ctl(fanout_epfd(n), EPOLL_CTL_ADD, n->fd, &ev);
+	if (epoll_ctl(fanout_epfd(n), EPOLL_CTL_ADD, n->fd, &ev) < 0) {
+		fanout_end(fo, n, NS_FAILED, "epoll_ctl: %s", strerror(errno));
+		return;
+	}
+	n->ev = ev.events;
 }
 
 /* Connected: set up TLS with the expected host name and start the handshake. */
@@ -261,6 +314,7 @@ node_start_tls(struct fanout *fo, struct fo_node *n)
 	SSL_SESSION *sess;
 	const char *pin;
 	SSL *ssl;
+	BIO *wb;
 	int err = 0;
 	socklen_t sl = sizeof(err);
 
@@ -269,11 +323,13 @@ node_start_tls(struct fanout *fo, struct fo_node *n)
 		return -1;
 	}
 	ssl = SSL_new(fo->ctl->ssl);
-	if (ssl == NULL || SSL_set_fd(ssl, n->fd) != 1) {
+	if (ssl == NULL || SSL_set_fd(ssl, n->fd) != 1 || (wb = BIO_new(BIO_s_mem())) == NULL) {
 		SSL_free(ssl);
 		fanout_end(fo, n, NS_FAILED, "SSL_new failed");
 		return -1;
 	}
+	/* records go to memory first; tls_drain writes them (tls_push) */
+	SSL_set0_wbio(ssl, wb);
 	/* The agent's certificate must name the node we dialled. */
 	SSL_set_hostflags(ssl, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
 	SSL_set1_host(ssl, n->name);
@@ -362,13 +418,15 @@ node_handshake(struct fanout *fo, struct fo_node *n)
 			    X509_verify_cert_error_string(X509_V_ERR_HOSTNAME_MISMATCH));
 			return;
 		}
-		node_interest(fo, n, 0);
+		/* our Finished leaves with the first request (on_open) */
 		fanout_opened(fo, n);
+		if (n->phase == FO_OPEN)
+			(void)tls_push(fo, n, NS_UNREACHABLE);
 		return;
 	}
 	e = SSL_get_error(n->c.ssl, r);
 	if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
-		node_interest(fo, n, e == SSL_ERROR_WANT_WRITE);
+		(void)tls_push(fo, n, NS_UNREACHABLE);
 		return;
 	}
 	vr = SSL_get_verify_result(n->c.ssl);
@@ -437,11 +495,7 @@ node_input(struct fanout *fo, struct fo_node *n)
 		if (fanout_deliver(fo, n, env) < 0)
 			return;
 	}
-	r = conn_flush(&n->c);
-	if (r < 0)
-		fanout_end(fo, n, NS_FAILED, "%s", n->c.err);
-	else
-		node_interest(fo, n, r == 0 || n->c.ssl_want_write);
+	(void)tls_push(fo, n, NS_FAILED);
 }
 
 static void
@@ -457,14 +511,8 @@ node_event(struct fanout *fo, struct fo_node *n, uint32_t events)
 		node_handshake(fo, n);
 		return;
 	case FO_OPEN:
-		if (events & EPOLLOUT) {
-			int r = conn_flush(&n->c);
-			if (r < 0) {
-				fanout_end(fo, n, NS_FAILED, "%s", n->c.err);
-				return;
-			}
-			node_interest(fo, n, r == 0);
-		}
+		if ((events & EPOLLOUT) && tls_push(fo, n, NS_FAILED) < 0)
+			return;
 		if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
 			node_input(fo, n);
 		return;

@@ -111,6 +111,11 @@ SSL_SESSION *tcache_get(struct tcache *tc, const char *name, const char **pin);
 void tcache_put(struct tcache *tc, const char *name, SSL_SESSION *s, const char *pin);
 /* Write the file if anything changed. 0 or -1 (warned). */
 int tcache_save(struct tcache *tc);
+/* The DER of session s as the cache keeps it: without the agent's
+ * certificate (the [3] peer element of OpenSSL's SSL_SESSION sequence), so
+ * that a session decoded from it resumes without decoding a certificate.
+ * malloc'd, length in *outlen; NULL on error. */
+unsigned char *tcache_der(SSL_SESSION *s, size_t *outlen);
 /* May a session pinned to pin be resumed as node name? */
 int tcache_pinned(const char *pin, const char *name);
 
@@ -151,6 +156,7 @@ struct fo_node {
 	/* transport */
 	int phase;		/* enum fo_phase */
 	int fd;
+	uint32_t ev;		/* TLS: the epoll events fd is registered for */
 	struct conn c;
 	uint64_t deadline_ns;	/* monotonic */
 	uint64_t next_id;

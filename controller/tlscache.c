@@ -291,12 +291,8 @@ tcache_get(struct tcache *tc, const char *name, const char **pin)
 	return s;
 }
 
-/* The DER of session s without the agent's certificate (the [3] peer
- * element of OpenSSL's SSL_SESSION sequence): a session decoded from it
- * resumes without decoding a certificate.  malloc'd, length in *outlen;
- * NULL on error. */
-static unsigned char *
-der_without_peer(SSL_SESSION *s, size_t *outlen)
+unsigned char *
+tcache_der(SSL_SESSION *s, size_t *outlen)
 {
 	unsigned char *der = NULL, *body = NULL, *out = NULL, *o;
 	const unsigned char *p, *end, *el;
@@ -352,7 +348,7 @@ tcache_put(struct tcache *tc, const char *name, SSL_SESSION *s, const char *pin)
 		return;
 	}
 	if (pin == NULL || strlen(pin) == 0 || strlen(pin) > 255 ||
-	    (der = der_without_peer(s, &len)) == NULL)
+	    (der = tcache_der(s, &len)) == NULL)
 		return;
 	if (len > TC_MAX_DER) {
 		free(der);
