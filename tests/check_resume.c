@@ -453,10 +453,12 @@ ctl_threads(char **out, const char *cmd, int t, int loops)
 
 /* The fan-out over several threads (--threads) prints the same folded
  * output and exit status as one loop, an unreachable node included, and
- * says how many loops it ran.  Facts read host-wide state (block devices,
- * mounts) that another process may change between two commands: one loop
- * runs before and after the three, and a round whose two one-loop runs
- * differ is taken again (at most 3 rounds). */
+ * says how many loops it ran.  Facts change between two commands without
+ * any fault: "certificate: expires ... (N days)" counts whole days left on a
+ * certificate the harness just made (1826 in the second it was made, 1825
+ * after), and block devices and mounts are host-wide.  So one loop runs
+ * before and after the three, and a round whose two one-loop runs differ
+ * is taken again (at most 3 rounds). */
 START_TEST(threads_same_output)
 {
 	static const char *const cmds[] = { "ping -w @all", "--json ping -w @all",
