@@ -146,9 +146,10 @@ bench_job_wpool(const struct bench_job *j)
 
 /* The buffers a phase allocates on this node, from the sizes of its
  * request: each thread's block buffer and the blocks it keeps in flight,
- * the content pool, and an O_DIRECT writer's copy of it.  They must fit in half of the node's memory, so
- * that an absurd request is an error sent back, not an agent the
- * allocator or the OOM killer ends.  0, or -1 with j->err. */
+ * the content pool, and an O_DIRECT writer's copy of it.  They must fit
+ * in half of the node's memory, so that an absurd request is an error
+ * sent back, not an agent the allocator or the OOM killer ends.  0, or -1
+ * with j->err. */
 static int
 buffers_fit(struct bench_job *j)
 {
