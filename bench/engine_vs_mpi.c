@@ -16,7 +16,9 @@
  * mdtest: md-create, md-stat, md-read, md-remove against "mdtest -C -T -E
  * -r -u" (a directory per rank, every file in it, -w/-e bytes each).
  * --before CMD runs CMD (untimed) before every engine run and every peer
- * run, e.g. bench/engine-vs-mdtest's new file system for each. */
+ * run, e.g. bench/engine-vs-mdtest's new file system for each.
+ * --peer-args ARGS adds ARGS to the peer's command line, e.g. IOR's
+ * "-l random" (data as incompressible as the engine's). */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,8 +32,12 @@
 
 #define MAX_OPS 4
 
+/* Device requests of the runs of one tool (engine 0, peer 1), summed over
+ * the timed reps, when --dir is on a block device. */
+static struct { long rd, wr; int ok; } reqs[2] = { { 0, 0, 1 }, { 0, 0, 1 } };
+
 struct opts {
-	const char *peer, *tool, *dir, *mpirun, *before;
+	const char *peer, *tool, *dir, *mpirun, *before, *peer_args;
 	unsigned threads, reps;
 	uint64_t bs, size, files, wsize;
 	int shared, direct;
@@ -87,6 +93,25 @@ run_before(const struct opts *o)
 	return -1;
 }
 
+/* Add the device requests since *snap (taken by a first call with
+ * tool -1) to tool's count; in a warm-up rep (rep 0) only snapshot. */
+static void
+count_requests(const struct opts *o, int tool, int rep, long snap[2])
+{
+	long rd, wr;
+
+	if (blockdev_requests(o->dir, &rd, &wr) < 0) {
+		reqs[0].ok = reqs[1].ok = 0;
+		return;
+	}
+	if (tool >= 0 && rep > 0) {
+		reqs[tool].rd += rd - snap[0];
+		reqs[tool].wr += wr - snap[1];
+	}
+	snap[0] = rd;
+	snap[1] = wr;
+}
+
 /* Every kind of the peer with the engine, in order; rate[k] of each
  * (bytes/s or ops/s over the phase).  The files go at the end.  0 or -1. */
 static int
@@ -95,7 +120,9 @@ run_engine(const struct opts *o, int rep, double *rate)
 	struct bench_job *last = NULL;
 	size_t k, n = 0;
 	int rc = run_before(o);
+	long snap[2];
 
+	count_requests(o, -1, rep, snap);
 	for (k = 0; k < nitems(peer_ops) && rc == 0; k++) {
 		struct bench_params p;
 		struct bench_job *j;
@@ -124,6 +151,7 @@ run_engine(const struct opts *o, int rep, double *rate)
 		bench_job_cleanup(last);
 		bench_job_free(last);
 	}
+	count_requests(o, 0, rep, snap);
 	return rc;
 }
 
@@ -132,14 +160,14 @@ static char *
 peer_command(const struct opts *o, int rep)
 {
 	if (strcmp(o->peer, "ior") == 0)
-		return xasprintf("%s -np %u %s -a POSIX -w -r -i 1 -t %llu -b %llu%s%s "
+		return xasprintf("%s -np %u %s -a POSIX -w -r -i 1 -t %llu -b %llu%s%s %s "
 		    "-o %s/evm-ior-%ld-%d 2>&1", o->mpirun, o->threads, o->tool,
 		    (unsigned long long)o->bs, (unsigned long long)o->size, o->shared ? "" : " -F",
-		    o->direct ? " --posix.odirect" : "", o->dir, (long)getpid(), rep);
-	return xasprintf("%s -np %u %s -a POSIX -F -C -T -E -r -u -i 1 -n %llu -w %llu -e %llu "
+		    o->direct ? " --posix.odirect" : "", o->peer_args, o->dir, (long)getpid(), rep);
+	return xasprintf("%s -np %u %s -a POSIX -F -C -T -E -r -u -i 1 -n %llu -w %llu -e %llu %s "
 	    "-d %s/evm-md-%ld-%d 2>&1", o->mpirun, o->threads, o->tool,
 	    (unsigned long long)o->files, (unsigned long long)o->wsize,
-	    (unsigned long long)o->wsize, o->dir, (long)getpid(), rep);
+	    (unsigned long long)o->wsize, o->peer_args, o->dir, (long)getpid(), rep);
 }
 
 /* One peer run; rate[k] per operation as for the engine. 0 or -1. */
@@ -149,10 +177,14 @@ run_peer(const struct opts *o, int rep, double *rate)
 	char *cmd = peer_command(o, rep), *out = xcalloc(1, 1 << 20), err[256];
 	struct ext_summary s;
 	size_t len = 0, got, k, n = 0;
+	long snap[2];
 	FILE *f;
 	int rc = -1;
 
-	if (run_before(o) < 0 || (f = popen(cmd, "r")) == NULL)
+	if (run_before(o) < 0)
+		goto out;
+	count_requests(o, -1, rep, snap);
+	if ((f = popen(cmd, "r")) == NULL)
 		goto out;
 	while (len + 1 < (1u << 20) && (got = fread(out + len, 1, (1u << 20) - 1 - len, f)) > 0)
 		len += got;
@@ -160,6 +192,7 @@ run_peer(const struct opts *o, int rep, double *rate)
 		fprintf(stderr, "%s failed:\n%s\n", cmd, out);
 		goto out;
 	}
+	count_requests(o, 1, rep, snap);
 	if ((strcmp(o->peer, "ior") == 0 ? ext_parse_ior_text(out, &s, err, sizeof(err)) :
 	    ext_parse_mdtest_text(out, &s, err, sizeof(err))) < 0) {
 		fprintf(stderr, "%s\n%s\n", err, out);
@@ -196,7 +229,8 @@ parse(int argc, char **argv, struct opts *o)
 		{ "files", required_argument, NULL, 'n' }, { "write-size", required_argument, NULL, 'w' },
 		{ "shared", no_argument, NULL, 'S' }, { "direct", no_argument, NULL, 'D' },
 		{ "reps", required_argument, NULL, 'r' }, { "mpirun", required_argument, NULL, 'm' },
-		{ "before", required_argument, NULL, 'B' }, { NULL, 0, NULL, 0 },
+		{ "before", required_argument, NULL, 'B' },
+		{ "peer-args", required_argument, NULL, 'A' }, { NULL, 0, NULL, 0 },
 	};
 	int ch;
 
@@ -215,6 +249,7 @@ parse(int argc, char **argv, struct opts *o)
 		case 'r': o->reps = (unsigned)atoi(optarg); break;
 		case 'm': o->mpirun = optarg; break;
 		case 'B': o->before = optarg; break;
+		case 'A': o->peer_args = optarg; break;
 		default: goto usage;
 		}
 	}
@@ -224,7 +259,7 @@ parse(int argc, char **argv, struct opts *o)
 usage:
 	fprintf(stderr, "usage: engine_vs_mpi --peer ior|mdtest --tool PATH --dir D [--threads N] "
 	    "[--bs B --size S --shared --direct] [--files N --write-size W] [--reps R] "
-	    "[--mpirun 'mpirun ...'] [--before CMD]\n");
+	    "[--mpirun 'mpirun ...'] [--before CMD] [--peer-args ARGS]\n");
 	return -1;
 }
 
@@ -235,7 +270,7 @@ main(int argc, char **argv)
 	 * threads float, so the ranks float too (on a shared machine a rank
 	 * pinned to a busy core measures the neighbour) */
 	struct opts o = { "ior", NULL, NULL,
-	    "mpirun --allow-run-as-root --oversubscribe --map-by node --bind-to none", NULL,
+	    "mpirun --allow-run-as-root --oversubscribe --map-by node --bind-to none", NULL, "",
 	    2, 5, 1 << 20, 256 << 20, 10000, 4096, 0, 0 };
 	double e[MAX_OPS], p[MAX_OPS], *ev[MAX_OPS], *pv[MAX_OPS], *rv[MAX_OPS];
 	struct sample_stats sp;
@@ -272,6 +307,13 @@ main(int argc, char **argv)
 		    stats_median(ev[nops], o.reps), stats_median(pv[nops], o.reps),
 		    stats_median(rv[nops], o.reps), sp.min, sp.max);
 		nops++;
+	}
+	if (strcmp(o.peer, "ior") == 0 && reqs[0].ok) {
+		double mib = (double)o.size * o.threads * o.reps / (1 << 20);
+
+		printf("# device requests per MiB: knob read %.2f write %.2f, ior read %.2f "
+		    "write %.2f\n", reqs[0].rd / mib, reqs[0].wr / mib, reqs[1].rd / mib,
+		    reqs[1].wr / mib);
 	}
 	return 0;
 }

@@ -58,9 +58,11 @@ peer_cleanup() {
 }
 
 # Driver lines "kind engine peer ratio min max" -> table rows (the spread is
-# the lowest and highest paired ratio); keeps the lowest median ratio.
+# the lowest and highest paired ratio); keeps the lowest median ratio.  A
+# driver line starting with '#' (the device requests) is shown indented.
 peer_lines() {	# label threads unit
 	while read -r kind e p r lo hi; do
+		case $kind in '#'*) echo "    $1: ${kind#?} $e $p $r $lo $hi" | tr -s ' '; continue ;; esac
 		awk -v l="$1 $kind" -v t="$2" -v u="$3" -v e="$e" -v p="$p" -v r="$r" \
 		    -v lo="$lo" -v hi="$hi" 'BEGIN {
 			if (u == "B/s") { k = sprintf("%.2f GB/s", e / 1e9); f = sprintf("%.2f GB/s", p / 1e9) }

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "log.h"
 #include "util.h"
@@ -138,6 +139,24 @@ now_mono_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Requests completed on the block device under path (fields 1 and 5 of
+ * its stat file). */
+int
+blockdev_requests(const char *path, long *reads, long *writes)
+{
+	char sys[96], buf[256];
+	struct stat st;
+
+	if (stat(path, &st) < 0 || major(st.st_dev) == 0)
+		return -1;
+	snprintf(sys, sizeof(sys), "/sys/dev/block/%u:%u/stat", major(st.st_dev),
+	    minor(st.st_dev));
+	if (read_small_file(sys, buf, sizeof(buf)) <= 0 ||
+	    sscanf(buf, "%ld %*d %*d %*d %ld", reads, writes) != 2)
+		return -1;
+	return 0;
 }
 
 /* Bounded read of a small file; strips one trailing newline. */

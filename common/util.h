@@ -41,6 +41,10 @@ int write_file_atomic(const char *path, const void *data, size_t len, mode_t mod
 /* Read a whole regular file up to max bytes; *out malloc'd and NUL-terminated. */
 int read_file_bounded(const char *path, size_t max, char **out, size_t *len);
 
+/* Requests completed so far (reads, writes) on the block device that holds
+ * path, from its /sys/dev/block stat.  0, or -1 (no block device). */
+int blockdev_requests(const char *path, long *reads, long *writes);
+
 /* Join a root (sysroot, "/" or "" for none) and an absolute path into buf. */
 int path_under_root(char *buf, size_t len, const char *root, const char *abs);
 
