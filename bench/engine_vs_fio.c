@@ -2,7 +2,9 @@
  * engine (in process, the same code knobd runs) and with fio on the same
  * directory, the median of --reps runs each, and prints one line:
  *   engine_rate fio_rate ratio engine_cpu_s_per_gib unit ratio_min ratio_max
- *   fio_cpu_s_per_gib
+ *   fio_cpu_s_per_gib engine_requests_per_mib fio_requests_per_mib
+ * (the last two: device requests per MiB moved in the kind's direction,
+ * for sequential O_DIRECT kinds only, -1 otherwise)
  * (fio's CPU time is its jobs' usr_cpu + sys_cpu over their runtime, as
  * its JSON gives them: the timed I/O only, like the engine's figure)
  * where rate is bytes/s for sequential and IOPS for random workloads.
@@ -234,6 +236,20 @@ out:
 	return rc;
 }
 
+/* Device requests so far in the direction of a sequential O_DIRECT kind
+ * (reads for seq-read, writes for seq-write) on --dir's device; -1 when
+ * not counted (buffered, random, or no block device). */
+static long
+dev_requests(const struct opts *o)
+{
+	long rd, wr;
+
+	if (!o->direct || strncmp(o->kind, "seq-", 4) != 0 ||
+	    blockdev_requests(o->dir, &rd, &wr) < 0)
+		return -1;
+	return strcmp(o->kind, "seq-read") == 0 ? rd : wr;
+}
+
 static int
 cmp_double(const void *a, const void *b)
 {
@@ -262,7 +278,8 @@ main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o = { "seq-write", NULL, "fio", 1, 3, 1 << 20, 256 << 20, 0, 0 };
-	double er = 0, fr = 0, ecpu = 0, rmed, *ev, *fv, *cv, *rv, *fcv;
+	double er = 0, fr = 0, ecpu = 0, rmed, *ev, *fv, *cv, *rv, *fcv, mib;
+	long ereq = 0, freq = 0;
 	int ch;
 
 	log_init("engine-vs-fio", LOG_LVL_WARN);
@@ -298,12 +315,24 @@ main(int argc, char **argv)
 	for (int rep = -1; rep < (int)o.reps; rep++) {
 		double r, c, f = 0, fc = 0;
 		int fio_first = rep >= 0 && rep % 2 == 1;	/* alternate the order */
+		long d[3];
 
-		if ((fio_first && run_fio(&o, &f, &fc) < 0) || run_engine(&o, rep + 1, &r, &c) < 0 ||
-		    (!fio_first && run_fio(&o, &f, &fc) < 0))
+		d[0] = dev_requests(&o);
+		if (fio_first && run_fio(&o, &f, &fc) < 0)
+			return 1;
+		d[1] = dev_requests(&o);
+		if (run_engine(&o, rep + 1, &r, &c) < 0)
+			return 1;
+		d[2] = dev_requests(&o);
+		if (!fio_first && run_fio(&o, &f, &fc) < 0)
 			return 1;
 		if (rep < 0)
 			continue;
+		/* device requests of the run in the middle: the engine's; the
+		 * fio run before or after it: fio's */
+		ereq = d[0] < 0 || ereq < 0 ? -1 : ereq + d[2] - d[1];
+		freq = d[0] < 0 || freq < 0 ? -1 :
+		    freq + (fio_first ? d[1] - d[0] : dev_requests(&o) - d[2]);
 		ev[rep] = r;
 		cv[rep] = c;
 		fcv[rep] = fc;
@@ -317,8 +346,9 @@ main(int argc, char **argv)
 	fr = median(fv, o.reps);
 	ecpu = median(cv, o.reps);
 	rmed = median(rv, o.reps);	/* sorts rv: min and max at the ends */
-	printf("%.0f %.0f %.3f %.3f %s %.3f %.3f %.3f\n", er, fr, rmed, ecpu,
+	mib = (double)o.size * o.threads * o.reps / (1 << 20);
+	printf("%.0f %.0f %.3f %.3f %s %.3f %.3f %.3f %.2f %.2f\n", er, fr, rmed, ecpu,
 	    strncmp(o.kind, "rand", 4) == 0 ? "IOPS" : "B/s", rv[0], rv[o.reps - 1],
-	    median(fcv, o.reps));
+	    median(fcv, o.reps), ereq < 0 ? -1 : ereq / mib, freq < 0 ? -1 : freq / mib);
 	return 0;
 }
