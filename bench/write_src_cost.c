@@ -16,6 +16,9 @@
  *   - engine-64k, engine-64k-1pc: the same two with the slices starting in
  *     the first 64 KiB of the pool, so that what a block is read from
  *     (1 MiB + 64 KiB) stays in a core's cache, as IOR's buffer does;
+ *   - engine-staged: the block with its stamps copied into one buffer
+ *     (bench_block_fill()), then pwrite: the pool is read outside the
+ *     write call, so outside a shared file's inode lock;
  *   - ior-random: IOR's "-l random": every byte of its one buffer computed
  *     anew before each write (update_write_memory_pattern() of the vendored
  *     IOR: a multiply and a shift per 8 bytes), then pwrite;
@@ -43,13 +46,14 @@
 
 #define NTHR		2
 #define BS		(1u << 20)
-#define NVAR		6
+#define NVAR		7
 #define ROUNDS_MAX	101
 
 /* How a variant sends a block. */
 enum way {
 	W_IOV,		/* the engine's pwritev of stamps and pool pieces */
 	W_COPY,		/* one piece, stamped in place in a pool copy */
+	W_STAGE,	/* the block copied with its stamps into one buffer, pwrite */
 	W_IOR_RANDOM,	/* IOR -l random: the buffer computed anew, pwrite */
 	W_ONEBUF,	/* one unchanging buffer, pwrite */
 };
@@ -62,6 +66,7 @@ static const struct variant {
 } var[NVAR] = {
 	{ "engine", 8u << 20, W_IOV }, { "engine-1pc", 8u << 20, W_COPY },
 	{ "engine-64k", 64u << 10, W_IOV }, { "engine-64k-1pc", 64u << 10, W_COPY },
+	{ "engine-staged", 8u << 20, W_STAGE },
 	{ "ior-random", 0, W_IOR_RANDOM }, { "one-buffer", 0, W_ONEBUF },
 };
 
@@ -112,6 +117,9 @@ put_block(const struct wjob *w, int fd, uint64_t off)
 	case W_COPY:
 		return pwrite(fd, bench_block_stamp_in(w->pool, w->copy, BS, w->rank, off), BS,
 		    (off_t)off);
+	case W_STAGE:
+		bench_block_fill(w->pool, w->onebuf, BS, w->rank, off);
+		return pwrite(fd, w->onebuf, BS, (off_t)off);
 	case W_IOV:
 		break;
 	}
