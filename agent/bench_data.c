@@ -135,6 +135,15 @@ bench_stamp(uint8_t *b, uint32_t rank, uint64_t off)
 	memcpy(b + 8, &off, 8);
 }
 
+void
+bench_warm(const uint8_t *b, size_t len)
+{
+	const volatile uint8_t *v = b;
+
+	for (size_t k = 0; k < len; k += 64)
+		(void)v[k];
+}
+
 /* The pool bytes of the block rank writes at off. */
 static const uint8_t *
 block_src(const struct bench_pool *p, uint32_t rank, uint64_t off)
@@ -164,6 +173,12 @@ bench_block_stamp_in(const struct bench_pool *p, uint8_t *copy, size_t bs, uint3
 	if (k < bs)
 		memcpy(b + k, p->buf + pos + k, bs - k);
 	return b;
+}
+
+void
+bench_block_warm(const struct bench_pool *p, size_t bs, uint32_t rank, uint64_t off)
+{
+	bench_warm(block_src(p, rank, off), bs);
 }
 
 size_t

@@ -39,35 +39,6 @@
 static const unsigned runs[] = { 64, 16, 4, 1 };
 #define NLAY	(sizeof(runs) / sizeof(runs[0]))
 
-/* The frame number of the page at p (0 if unknown); -1 without access. */
-static int64_t
-pfn_of(int pm, const void *p)
-{
-	uint64_t e;
-
-	if (pread(pm, &e, 8, (off_t)((uintptr_t)p / PG * 8)) != 8)
-		return -1;
-	if (!(e >> 63))
-		return 0;
-	return (int64_t)(e & ((1ull << 55) - 1));
-}
-
-/* Scatter-gather segments of the 1 MiB at b: 1 + breaks in the frames. */
-static int
-segments(int pm, const uint8_t *b)
-{
-	int64_t prev = -2, f;
-	int n = 0;
-
-	for (unsigned i = 0; i < NPG; i++) {
-		if ((f = pfn_of(pm, b + (size_t)i * PG)) <= 0)
-			return -1;
-		n += f != prev + 1;
-		prev = f;
-	}
-	return n;
-}
-
 /* Move the page at src to dst (both page-aligned).  0 or -1. */
 static int
 move_page(uint8_t *src, uint8_t *dst)
@@ -161,7 +132,7 @@ make_buffers(uint8_t *bufs[NLAY], int *pm)
 	if (pool == MAP_FAILED || (*pm = open("/proc/self/pagemap", O_RDONLY)) < 0)
 		return -1;
 	for (size_t i = 0; i < npool; i++)
-		if ((f[i].pfn = pfn_of(*pm, pool + i * PG)) <= 0) {
+		if ((f[i].pfn = page_frame(*pm, pool + i * PG)) <= 0) {
 			fprintf(stderr, "odirect_layout: no frame numbers in /proc/self/pagemap "
 			    "(needs root)\n");
 			return -1;
@@ -222,7 +193,7 @@ main(int argc, char **argv)
 	    rounds);
 	for (size_t l = 0; l < NLAY; l++)
 		printf("  runs of %3u pages (%3d segments/transfer): %5.2f GB/s, %.2f requests/transfer\n",
-		    runs[l], segments(pm, bufs[l]), stats_median(rate[l], rounds) / 1e9,
+		    runs[l], page_runs(pm, bufs[l], BS), stats_median(rate[l], rounds) / 1e9,
 		    stats_median(reqs[l], rounds));
 	free(path);
 	return 0;

@@ -1,6 +1,6 @@
-/* write_src_cost [--shared] DIR [MIB] [ROUNDS]: what the source of a
- * buffered write costs, the engine's against IOR's and fio's, on the same
- * file system.
+/* write_src_cost [--shared] [--direct] DIR [MIB] [ROUNDS]: what the
+ * source of a write costs, the engine's against IOR's and fio's, on the
+ * same file system.
  *
  * 2 threads each write MIB MiB (default 256) to a new file of their own in
  * DIR (a tmpfs for the figure the README cites), or with --shared each to
@@ -9,27 +9,40 @@
  * round:
  *   - engine: the engine's own pwritev of a block (bench_block_iov(): a
  *     16-byte stamp and 4080 pool bytes per 4 KiB, 512 pieces per MiB)
- *     from its random pool, slices starting on any page of its 8 MiB span;
+ *     from its random pool, slices starting on any page of its 8 MiB span
+ *     (how the engine writes a file each, buffered);
  *   - engine-1pc: the same bytes in one piece, stamped in place in the
- *     thread's copy of the pool (bench_block_stamp_in(), as the engine's
- *     O_DIRECT writes go), one pwrite;
+ *     thread's copy of the pool (bench_block_stamp_in(), how the engine's
+ *     O_DIRECT writes go at queue depth 1), one pwrite;
  *   - engine-64k, engine-64k-1pc: the same two with the slices starting in
  *     the first 64 KiB of the pool, so that what a block is read from
  *     (1 MiB + 64 KiB) stays in a core's cache, as IOR's buffer does;
  *   - engine-staged: the block with its stamps copied into one buffer
  *     (bench_block_fill()), then pwrite: the pool is read outside the
  *     write call, so outside a shared file's inode lock;
+ *   - engine-touched: engine-1pc after reading a word of every cache line
+ *     of the block (--direct: does a source in cache help the host?);
+ *   - engine-iov-touched: the same reads of the pool slice
+ *     (bench_block_warm()), then the engine's pwritev: the source in cache
+ *     before a shared file's lock (how the engine writes a shared file,
+ *     buffered);
  *   - ior-random: IOR's "-l random": every byte of its one buffer computed
  *     anew before each write (update_write_memory_pattern() of the vendored
  *     IOR: a multiply and a shift per 8 bytes), then pwrite;
+ *   - one-stamped: one buffer, with the engine's 16-byte stamp (rank,
+ *     offset) written at every 4 KiB of it before each write: every 4 KiB
+ *     written is distinct, the rest of the bytes repeat;
  *   - one-buffer: one 1 MiB buffer written again and again with pwrite, as
  *     IOR by default (and fio, which scrambles a few bytes of it per write)
  *     does.
  * Prints each one's median rate (bytes over the first start to the last
  * end) and the median and spread of its per-round ratio to one-buffer:
  * how much of the gap is where the bytes come from (an 8 MiB span does not
- * stay in cache) and how much the 512-piece pwritev.  Used for the
- * README's "Writes" explanation. */
+ * stay in cache) and how much the 512-piece pwritev.  With --direct the
+ * files are opened O_DIRECT and the ways whose pieces are not aligned
+ * (engine, engine-64k) are left out: under a hypervisor the host copies
+ * an O_DIRECT write's bytes out of guest memory, so where they come from
+ * costs there too.  Used for the README's "Writes" explanation. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -46,7 +59,7 @@
 
 #define NTHR		2
 #define BS		(1u << 20)
-#define NVAR		7
+#define NVAR		10
 #define ROUNDS_MAX	101
 
 /* How a variant sends a block. */
@@ -54,7 +67,10 @@ enum way {
 	W_IOV,		/* the engine's pwritev of stamps and pool pieces */
 	W_COPY,		/* one piece, stamped in place in a pool copy */
 	W_STAGE,	/* the block copied with its stamps into one buffer, pwrite */
+	W_TOUCH,	/* W_COPY after reading a word of each cache line of it */
+	W_IOV_TOUCH,	/* W_IOV after the same of the pool slice */
 	W_IOR_RANDOM,	/* IOR -l random: the buffer computed anew, pwrite */
+	W_ONESTAMP,	/* one buffer, the engine's stamps written into it, pwrite */
 	W_ONEBUF,	/* one unchanging buffer, pwrite */
 };
 
@@ -66,11 +82,14 @@ static const struct variant {
 } var[NVAR] = {
 	{ "engine", 8u << 20, W_IOV }, { "engine-1pc", 8u << 20, W_COPY },
 	{ "engine-64k", 64u << 10, W_IOV }, { "engine-64k-1pc", 64u << 10, W_COPY },
-	{ "engine-staged", 8u << 20, W_STAGE },
-	{ "ior-random", 0, W_IOR_RANDOM }, { "one-buffer", 0, W_ONEBUF },
+	{ "engine-staged", 8u << 20, W_STAGE }, { "engine-touched", 8u << 20, W_TOUCH },
+	{ "engine-iov-touched", 8u << 20, W_IOV_TOUCH },
+	{ "ior-random", 0, W_IOR_RANDOM }, { "one-stamped", 0, W_ONESTAMP },
+	{ "one-buffer", 0, W_ONEBUF },
 };
 
 static int shared;	/* --shared: one file, a segment per thread */
+static int direct;	/* --direct: O_DIRECT, aligned ways only */
 
 struct wjob {
 	const char *dir;
@@ -111,15 +130,25 @@ put_block(const struct wjob *w, int fd, uint64_t off)
 	switch (w->way) {
 	case W_IOR_RANDOM:
 		ior_random_fill(w->onebuf, w->rank, off);
+		return pwrite(fd, w->onebuf, BS, (off_t)off);
+	case W_ONESTAMP:
+		for (size_t k = 0; k < BS; k += BENCH_STAMP_EVERY)
+			bench_stamp(w->onebuf + k, w->rank, off + k);
 		/* FALLTHROUGH */
 	case W_ONEBUF:
 		return pwrite(fd, w->onebuf, BS, (off_t)off);
+	case W_TOUCH:
+		bench_warm(bench_block_stamp_in(w->pool, w->copy, BS, w->rank, off), BS);
+		/* FALLTHROUGH */
 	case W_COPY:
 		return pwrite(fd, bench_block_stamp_in(w->pool, w->copy, BS, w->rank, off), BS,
 		    (off_t)off);
 	case W_STAGE:
 		bench_block_fill(w->pool, w->onebuf, BS, w->rank, off);
 		return pwrite(fd, w->onebuf, BS, (off_t)off);
+	case W_IOV_TOUCH:
+		bench_block_warm(w->pool, BS, w->rank, off);
+		break;
 	case W_IOV:
 		break;
 	}
@@ -139,8 +168,8 @@ writer(void *arg)
 
 	snprintf(path, sizeof(path), "%s/wsc.%ld.%u", w->dir, (long)getpid(),
 	    shared ? 0 : w->rank);
-	if ((fd = open(path, O_WRONLY | O_CREAT | (shared ? 0 : O_TRUNC) | O_CLOEXEC,
-	    0644)) < 0) {
+	if ((fd = open(path, O_WRONLY | O_CREAT | (shared ? 0 : O_TRUNC) | O_CLOEXEC |
+	    (direct ? O_DIRECT : 0), 0644)) < 0) {
 		w->err = errno;
 		return NULL;
 	}
@@ -154,6 +183,13 @@ writer(void *arg)
 	if (!shared)
 		unlink(path);
 	return NULL;
+}
+
+/* Is variant v left out of this run (O_DIRECT needs aligned pieces)? */
+static int
+skipped(int v)
+{
+	return direct && (var[v].way == W_IOV || var[v].way == W_IOV_TOUCH);
 }
 
 /* One run of variant v on NTHR threads; bytes/s, or -1.  copy[i] is
@@ -188,6 +224,30 @@ run(int v, const char *dir, uint64_t size, struct bench_pool *pool, uint8_t **co
 	return (double)(size * NTHR) / ((double)(t1 - t0) / 1e9);
 }
 
+/* With --direct: the mean scatter-gather segments (runs of contiguous
+ * frames) of the 1 MiB sources variant v wrote from, over both threads'
+ * blocks; -1 without frame numbers (not root). */
+static double
+source_runs(int v, uint64_t size, struct bench_pool *pool, uint8_t **copy, uint8_t **one)
+{
+	int pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC), r = 0;
+	double sum = 0, n = 0;
+
+	if (pm < 0)
+		return -1;
+	pool->span = var[v].span ? var[v].span : pool->span;
+	for (uint32_t i = 0; i < NTHR && r >= 0; i++)
+		for (uint64_t off = shared ? i * size : 0; r >= 0 && off < (shared ? i + 1 : 1) * size;
+		    off += BS, n++) {
+			const uint8_t *b = var[v].way == W_COPY || var[v].way == W_TOUCH ?
+			    copy[i] + bench_block_pos(pool, i, off) : one[i];
+
+			sum += r = page_runs(pm, b, BS);
+		}
+	close(pm);
+	return r < 0 ? -1 : sum / n;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -198,15 +258,18 @@ main(int argc, char **argv)
 	struct sample_stats st;
 	uint8_t *copy[NTHR], *one[NTHR];
 
-	if (argc > 1 && strcmp(argv[1], "--shared") == 0) {
-		shared = 1;
-		argv++;
-		argc--;
+	for (; argc > 1 && strncmp(argv[1], "--", 2) == 0; argv++, argc--) {
+		if (strcmp(argv[1], "--shared") == 0)
+			shared = 1;
+		else if (strcmp(argv[1], "--direct") == 0)
+			direct = 1;
+		else
+			break;
 	}
 	size = (argc > 2 ? strtoull(argv[2], NULL, 10) : 256) << 20;
 	rounds = argc > 3 ? atoi(argv[3]) : 9;
 	if (argc < 2 || size == 0 || rounds <= 0 || rounds > ROUNDS_MAX) {
-		fprintf(stderr, "usage: write_src_cost [--shared] DIR [MIB] [ROUNDS <= %d]\n",
+		fprintf(stderr, "usage: write_src_cost [--shared] [--direct] DIR [MIB] [ROUNDS <= %d]\n",
 		    ROUNDS_MAX);
 		return 2;
 	}
@@ -223,25 +286,33 @@ main(int argc, char **argv)
 	for (int r = -1; r < rounds; r++) {
 		for (int k = 0; k < NVAR; k++) {
 			int v = (k + (r < 0 ? 0 : r)) % NVAR;	/* rotated order */
-			double x = run(v, argv[1], size, &pool, copy, one);
+			double x;
 
-			if (x < 0)
+			if (skipped(v))
+				continue;
+			if ((x = run(v, argv[1], size, &pool, copy, one)) < 0)
 				return 1;
 			if (r >= 0)
 				rate[v][r] = x;
 		}
 		for (int v = 0; r >= 0 && v < NVAR; v++)
-			ratio[v][r] = rate[v][r] / rate[NVAR - 1][r];
+			if (!skipped(v))
+				ratio[v][r] = rate[v][r] / rate[NVAR - 1][r];
 	}
 	for (int v = 0; v < NVAR; v++) {
+		if (skipped(v))
+			continue;
 		stats_summary(ratio[v], (size_t)rounds, &st);
-		printf("%-15s %6.2f GB/s   /one-buffer %.3f (rounds %.2f-%.2f)\n", var[v].name,
+		printf("%-18s %6.2f GB/s   /one-buffer %.3f (rounds %.2f-%.2f)", var[v].name,
 		    stats_median(rate[v], (size_t)rounds) / 1e9,
 		    stats_median(ratio[v], (size_t)rounds), st.min, st.max);
+		if (direct)
+			printf("  %.1f segments/MiB", source_runs(v, size, &pool, copy, one));
+		putchar('\n');
 	}
-	printf("%d threads x %llu MiB, 1 MiB writes, %d rounds, %s\n", NTHR,
+	printf("%d threads x %llu MiB, 1 MiB writes, %d rounds, %s%s\n", NTHR,
 	    (unsigned long long)(size >> 20), rounds,
-	    shared ? "one shared file (N-to-1)" : "a file each (N-to-N)");
+	    shared ? "one shared file (N-to-1)" : "a file each (N-to-N)", direct ? ", O_DIRECT" : "");
 	bench_pool_free(&pool);
 	for (int i = 0; i < NTHR; i++) {
 		free(copy[i]);

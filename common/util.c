@@ -159,6 +159,40 @@ blockdev_requests(const char *path, long *reads, long *writes)
 	return 0;
 }
 
+/* The frame number of the page at p, from pm (an open /proc/self/pagemap):
+ * 0 if not present or hidden (no CAP_SYS_ADMIN), -1 if unreadable. */
+int64_t
+page_frame(int pm, const void *p)
+{
+	uint64_t e;
+	long pg = sysconf(_SC_PAGESIZE);
+
+	if (pread(pm, &e, 8, (off_t)((uintptr_t)p / (uintptr_t)pg * 8)) != 8)
+		return -1;
+	if (!(e >> 63))
+		return 0;
+	return (int64_t)(e & ((1ull << 55) - 1));
+}
+
+/* Runs of physically contiguous pages in [b, b+len) (the scatter-gather
+ * segments of a transfer from or to it): 1 + the breaks in the frame
+ * numbers; -1 when a frame is unknown. */
+int
+page_runs(int pm, const void *b, size_t len)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	int64_t prev = -2, f;
+	int n = 0;
+
+	for (size_t i = 0; i < len; i += (size_t)pg) {
+		if ((f = page_frame(pm, (const uint8_t *)b + i)) <= 0)
+			return -1;
+		n += f != prev + 1;
+		prev = f;
+	}
+	return n;
+}
+
 /* Bounded read of a small file; strips one trailing newline. */
 ssize_t
 read_small_file(const char *path, char *buf, size_t max)

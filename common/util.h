@@ -44,6 +44,11 @@ int read_file_bounded(const char *path, size_t max, char **out, size_t *len);
 /* Requests completed so far (reads, writes) on the block device that holds
  * path, from its /sys/dev/block stat.  0, or -1 (no block device). */
 int blockdev_requests(const char *path, long *reads, long *writes);
+/* The frame number of the page at p, from an open /proc/self/pagemap (0 if
+ * unknown, -1 if unreadable), and the runs of contiguous frames under a
+ * buffer (its scatter-gather segments; -1 if a frame is unknown). */
+int64_t page_frame(int pm, const void *p);
+int page_runs(int pm, const void *b, size_t len);
 
 /* Join a root (sysroot, "/" or "" for none) and an absolute path into buf. */
 int path_under_root(char *buf, size_t len, const char *root, const char *abs);
