@@ -32,9 +32,10 @@
 
 #define MAX_OPS 4
 
-/* Device requests of the runs of one tool (engine 0, peer 1), summed over
+/* Device requests of the runs of one tool (engine 0, peer 1) and their
+ * milliseconds in the device, summed over
  * the timed reps, when --dir is on a block device. */
-static struct { long rd, wr; int ok; } reqs[2] = { { 0, 0, 1 }, { 0, 0, 1 } };
+static struct { long rd, wr, rd_ms, wr_ms; int ok; } reqs[2] = { { .ok = 1 }, { .ok = 1 } };
 
 struct opts {
 	const char *peer, *tool, *dir, *mpirun, *before, *peer_args;
@@ -93,23 +94,28 @@ run_before(const struct opts *o)
 	return -1;
 }
 
-/* Add the device requests since *snap (taken by a first call with
- * tool -1) to tool's count; in a warm-up rep (rep 0) only snapshot. */
+/* Add the device requests and their milliseconds since *snap (taken by a
+ * first call with tool -1) to tool's count; in a warm-up rep (rep 0) only
+ * snapshot. */
 static void
-count_requests(const struct opts *o, int tool, int rep, long snap[2])
+count_requests(const struct opts *o, int tool, int rep, long snap[4])
 {
-	long rd, wr;
+	struct blockdev_io io;
 
-	if (blockdev_requests(o->dir, &rd, &wr) < 0) {
+	if (blockdev_io(o->dir, &io) < 0) {
 		reqs[0].ok = reqs[1].ok = 0;
 		return;
 	}
 	if (tool >= 0 && rep > 0) {
-		reqs[tool].rd += rd - snap[0];
-		reqs[tool].wr += wr - snap[1];
+		reqs[tool].rd += io.rd - snap[0];
+		reqs[tool].wr += io.wr - snap[1];
+		reqs[tool].rd_ms += io.rd_ms - snap[2];
+		reqs[tool].wr_ms += io.wr_ms - snap[3];
 	}
-	snap[0] = rd;
-	snap[1] = wr;
+	snap[0] = io.rd;
+	snap[1] = io.wr;
+	snap[2] = io.rd_ms;
+	snap[3] = io.wr_ms;
 }
 
 /* Every kind of the peer with the engine, in order; rate[k] of each
@@ -120,7 +126,7 @@ run_engine(const struct opts *o, int rep, double *rate)
 	struct bench_job *last = NULL;
 	size_t k, n = 0;
 	int rc = run_before(o);
-	long snap[2];
+	long snap[4];
 
 	count_requests(o, -1, rep, snap);
 	for (k = 0; k < nitems(peer_ops) && rc == 0; k++) {
@@ -177,7 +183,7 @@ run_peer(const struct opts *o, int rep, double *rate)
 	char *cmd = peer_command(o, rep), *out = xcalloc(1, 1 << 20), err[256];
 	struct ext_summary s;
 	size_t len = 0, got, k, n = 0;
-	long snap[2];
+	long snap[4];
 	FILE *f;
 	int rc = -1;
 
@@ -314,6 +320,9 @@ main(int argc, char **argv)
 		printf("# device requests per MiB: knob read %.2f write %.2f, ior read %.2f "
 		    "write %.2f\n", reqs[0].rd / mib, reqs[0].wr / mib, reqs[1].rd / mib,
 		    reqs[1].wr / mib);
+		printf("# device ms per MiB: knob read %.3f write %.3f, ior read %.3f "
+		    "write %.3f\n", reqs[0].rd_ms / mib, reqs[0].wr_ms / mib,
+		    reqs[1].rd_ms / mib, reqs[1].wr_ms / mib);
 	}
 	return 0;
 }

@@ -141,10 +141,11 @@ now_mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Requests completed on the block device under path (fields 1 and 5 of
- * its stat file). */
+/* I/O counters of the block device under path: requests completed and the
+ * milliseconds they spent, reads and writes (fields 1, 4, 5 and 8 of its
+ * stat file). */
 int
-blockdev_requests(const char *path, long *reads, long *writes)
+blockdev_io(const char *path, struct blockdev_io *io)
 {
 	char sys[96], buf[256];
 	struct stat st;
@@ -154,8 +155,22 @@ blockdev_requests(const char *path, long *reads, long *writes)
 	snprintf(sys, sizeof(sys), "/sys/dev/block/%u:%u/stat", major(st.st_dev),
 	    minor(st.st_dev));
 	if (read_small_file(sys, buf, sizeof(buf)) <= 0 ||
-	    sscanf(buf, "%ld %*d %*d %*d %ld", reads, writes) != 2)
+	    sscanf(buf, "%ld %*d %*d %ld %ld %*d %*d %ld", &io->rd, &io->rd_ms, &io->wr,
+	    &io->wr_ms) != 4)
 		return -1;
+	return 0;
+}
+
+/* Requests completed on the block device under path. */
+int
+blockdev_requests(const char *path, long *reads, long *writes)
+{
+	struct blockdev_io io;
+
+	if (blockdev_io(path, &io) < 0)
+		return -1;
+	*reads = io.rd;
+	*writes = io.wr;
 	return 0;
 }
 

@@ -44,6 +44,12 @@ int read_file_bounded(const char *path, size_t max, char **out, size_t *len);
 /* Requests completed so far (reads, writes) on the block device that holds
  * path, from its /sys/dev/block stat.  0, or -1 (no block device). */
 int blockdev_requests(const char *path, long *reads, long *writes);
+/* The same with the milliseconds those requests spent in the device's
+ * queue and service (summed over requests in flight). */
+struct blockdev_io {
+	long rd, rd_ms, wr, wr_ms;
+};
+int blockdev_io(const char *path, struct blockdev_io *io);
 /* The frame number of the page at p, from an open /proc/self/pagemap (0 if
  * unknown, -1 if unreadable), and the runs of contiguous frames under a
  * buffer (its scatter-gather segments; -1 if a frame is unknown). */
