@@ -168,7 +168,7 @@ void bench_block_fill(const struct bench_pool *p, uint8_t *b, size_t bs, uint32_
  * must not change while a block made in it is being written. */
 uint8_t *bench_block_stamp_in(const struct bench_pool *p, uint8_t *copy, size_t bs,
     uint32_t rank, uint64_t off);
-/* Read a word of every 64-byte line of b[0, len): brings it into this
+/* Read one byte of every 64-byte line of b[0, len): brings it into this
  * core's cache. */
 void bench_warm(const uint8_t *b, size_t len);
 /* The same for the pool bytes of the block rank writes at off: before a

@@ -33,8 +33,8 @@
 #define MAX_OPS 4
 
 /* Device requests of the runs of one tool (engine 0, peer 1) and their
- * milliseconds in the device, summed over
- * the timed reps, when --dir is on a block device. */
+ * milliseconds in the device, summed over the timed reps, when --dir is on
+ * a block device. */
 static struct { long rd, wr, rd_ms, wr_ms; int ok; } reqs[2] = { { .ok = 1 }, { .ok = 1 } };
 
 struct opts {

@@ -20,7 +20,7 @@
  *   - engine-staged: the block with its stamps copied into one buffer
  *     (bench_block_fill()), then pwrite: the pool is read outside the
  *     write call, so outside a shared file's inode lock;
- *   - engine-touched: engine-1pc after reading a word of every cache line
+ *   - engine-touched: engine-1pc after reading a byte of every cache line
  *     of the block (--direct: does a source in cache help the host?);
  *   - engine-iov-touched: the same reads of the pool slice
  *     (bench_block_warm()), then the engine's pwritev: the source in cache
