@@ -67,7 +67,7 @@ enum way {
 	W_IOV,		/* the engine's pwritev of stamps and pool pieces */
 	W_COPY,		/* one piece, stamped in place in a pool copy */
 	W_STAGE,	/* the block copied with its stamps into one buffer, pwrite */
-	W_TOUCH,	/* W_COPY after reading a word of each cache line of it */
+	W_TOUCH,	/* W_COPY after reading a byte of each cache line of it */
 	W_IOV_TOUCH,	/* W_IOV after the same of the pool slice */
 	W_IOR_RANDOM,	/* IOR -l random: the buffer computed anew, pwrite */
 	W_ONESTAMP,	/* one buffer, the engine's stamps written into it, pwrite */
