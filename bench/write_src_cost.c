@@ -126,6 +126,7 @@ put_block(const struct wjob *w, int fd, uint64_t off)
 	uint8_t stamps[BS / BENCH_STAMP_EVERY][16];
 	struct iovec iov[1024];
 	size_t len, n;
+	uint8_t *b;
 
 	switch (w->way) {
 	case W_IOR_RANDOM:
@@ -138,11 +139,11 @@ put_block(const struct wjob *w, int fd, uint64_t off)
 	case W_ONEBUF:
 		return pwrite(fd, w->onebuf, BS, (off_t)off);
 	case W_TOUCH:
-		bench_warm(bench_block_stamp_in(w->pool, w->copy, BS, w->rank, off), BS);
-		/* FALLTHROUGH */
 	case W_COPY:
-		return pwrite(fd, bench_block_stamp_in(w->pool, w->copy, BS, w->rank, off), BS,
-		    (off_t)off);
+		b = bench_block_stamp_in(w->pool, w->copy, BS, w->rank, off);
+		if (w->way == W_TOUCH)
+			bench_warm(b, BS);
+		return pwrite(fd, b, BS, (off_t)off);
 	case W_STAGE:
 		bench_block_fill(w->pool, w->onebuf, BS, w->rank, off);
 		return pwrite(fd, w->onebuf, BS, (off_t)off);
@@ -236,14 +237,16 @@ source_runs(int v, uint64_t size, struct bench_pool *pool, uint8_t **copy, uint8
 	if (pm < 0)
 		return -1;
 	pool->span = var[v].span ? var[v].span : pool->span;
-	for (uint32_t i = 0; i < NTHR && r >= 0; i++)
-		for (uint64_t off = shared ? i * size : 0; r >= 0 && off < (shared ? i + 1 : 1) * size;
-		    off += BS, n++) {
+	for (uint32_t i = 0; i < NTHR && r >= 0; i++) {
+		uint64_t base = shared ? i * size : 0;	/* as writer() goes */
+
+		for (uint64_t off = base; r >= 0 && off < base + size; off += BS, n++) {
 			const uint8_t *b = var[v].way == W_COPY || var[v].way == W_TOUCH ?
 			    copy[i] + bench_block_pos(pool, i, off) : one[i];
 
 			sum += r = page_runs(pm, b, BS);
 		}
+	}
 	close(pm);
 	return r < 0 ? -1 : sum / n;
 }
