@@ -42,6 +42,7 @@ struct item {
 	int written;		/* this transaction wrote it */
 	int werr;		/* its write failed: not retried */
 	int pending;		/* the write takes effect after a restart */
+	int moved;		/* a pass ended with it not holding: watched after writes */
 	int kind, rank;
 	long jidx;		/* rollback: index in the journal's originals */
 };
@@ -431,7 +432,10 @@ write_item(struct agent *a, struct item *it, int restore)
 }
 
 /* After writing w (idx[k]), re-read the keys before it in this pass that
- * held; one that no longer does was clobbered by w. */
+ * held and that an earlier pass found moved (a first pass moves nothing
+ * that its closing re-read would not find, and re-reading every earlier
+ * key after every write made apply quadratic in its keys); one that no
+ * longer holds was clobbered by w. */
 static void
 note_clobbers(struct agent *a, struct plan *p, const size_t *idx, size_t k,
     const struct item *w)
@@ -441,8 +445,8 @@ note_clobbers(struct agent *a, struct plan *p, const size_t *idx, size_t k,
 	for (size_t j = 0; j < k; j++) {
 		struct item *y = &p->v[idx[j]];
 
-		if (y->wanted == NULL || y->werr || y->pending || y->d->costly_read ||
-		    !item_holds(y))
+		if (!y->moved || y->wanted == NULL || y->werr || y->pending ||
+		    y->d->costly_read || !item_holds(y))
 			continue;
 		reread(a, y, NULL, 0);
 		if (!item_holds(y)) {
@@ -495,8 +499,10 @@ converge(struct agent *a, struct plan *p, const size_t *idx, size_t n, int resto
 
 			if (!it->d->costly_read && !it->werr)
 				reread(a, it, NULL, 0);
-			if (!item_holds(it))
+			if (!item_holds(it)) {
+				it->moved = 1;
 				bad++;
+			}
 		}
 		if (bad == 0 || !wrote)
 			break;

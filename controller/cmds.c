@@ -21,6 +21,7 @@ const struct cmd_entry *const cmd_table[] = {
 	&cmd_report_entry,
 	&cmd_sweep_entry,
 	&cmd_bootstrap_entry,
+	&cmd_mux_entry,
 	&cmd_nodeset_entry,
 	&cmd_help_entry,
 	NULL,

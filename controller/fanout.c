@@ -190,8 +190,8 @@ fanout_end(struct fanout *fo, struct fo_node *n, int status, const char *fmt, ..
 
 /* Epoll interest for n: input always, output while something is queued
  * (a system call only when that changes). */
-static void
-node_interest(struct fanout *fo, struct fo_node *n, int out)
+void
+fanout_interest(struct fanout *fo, struct fo_node *n, int out)
 {
 	struct epoll_event ev;
 
@@ -217,7 +217,7 @@ tls_push(struct fanout *fo, struct fo_node *n, int st)
 		fanout_end(fo, n, st, "%s", n->c.err);
 		return -1;
 	}
-	node_interest(fo, n, r == 0);
+	fanout_interest(fo, n, r == 0);
 	return 0;
 }
 
@@ -240,6 +240,19 @@ fanout_send(struct fanout *fo, struct fo_node *n, Knob__Envelope *env)
 	if (env->id == 0)
 		env->id = n->next_id++;
 	return fo->tr->send(fo, n, env);
+}
+
+int
+fanout_watch(struct fanout *fo, struct fo_node *n, uint32_t events)
+{
+	struct epoll_event ev = { .events = events, .data.ptr = n };
+
+	if (epoll_ctl(fanout_epfd(n), EPOLL_CTL_ADD, n->fd, &ev) < 0) {
+		fanout_end(fo, n, NS_FAILED, "epoll_ctl: %s", strerror(errno));
+		return -1;
+	}
+	n->ev = events;
+	return 0;
 }
 
 /* A failed connect in words that are the same on every node (the node
@@ -270,7 +283,6 @@ static void
 node_connect(struct fanout *fo, struct fo_node *n)
 {
 	struct addrinfo hints, *res = NULL;
-	struct epoll_event ev;
 	char port[16];
 	int r, one = 1;
 
@@ -298,13 +310,7 @@ node_connect(struct fanout *fo, struct fo_node *n)
 		fanout_end(fo, n, NS_UNREACHABLE, "%s", connect_error(errno));
 		return;
 	}
-	ev.events = EPOLLOUT;
-	ev.data.ptr = n;
-	if (epoll_ctl(fanout_epfd(n), EPOLL_CTL_ADD, n->fd, &ev) < 0) {
-		fanout_end(fo, n, NS_FAILED, "epoll_ctl: %s", strerror(errno));
-		return;
-	}
-	n->ev = ev.events;
+	(void)fanout_watch(fo, n, EPOLLOUT);
 }
 
 /* Connected: set up TLS with the expected host name and start the handshake. */
@@ -396,6 +402,26 @@ fanout_opened(struct fanout *fo, struct fo_node *n)
 		n->loop->active_handshakes--;
 	if (fo->ops->on_open && fo->ops->on_open(fo, n) < 0 && n->phase != FO_DONE)
 		fanout_end(fo, n, NS_FAILED, "cannot send request");
+}
+
+int
+fanout_detach(struct fanout *fo, struct fo_node *n, int *fd, struct conn *c)
+{
+	SSL *ssl = n->c.ssl;
+
+	/* our Finished is still in the memory BIO (node_start_tls) */
+	if (n->phase != FO_OPEN || tls_drain(n) != 1 || SSL_set_wfd(ssl, n->fd) != 1) {
+		fanout_end(fo, n, NS_FAILED, "cannot hand over the connection");
+		return -1;
+	}
+	epoll_ctl(fanout_epfd(n), EPOLL_CTL_DEL, n->fd, NULL);
+	SSL_set_app_data(ssl, NULL);	/* later tickets: nobody's (new_session) */
+	*fd = n->fd;
+	*c = n->c;
+	n->fd = -1;
+	conn_init(&n->c, -1, -1, NULL);
+	fanout_end(fo, n, NS_OK, NULL);
+	return 0;
 }
 
 /* Advance the client handshake. */
@@ -694,7 +720,7 @@ loops_for(const struct fanout *fo, const struct fo_ops *ops)
 	size_t t;
 
 	if (!ops->per_node || ops->on_tick || ops->on_end || fo->all_at_once ||
-	    fo->tr != &fo_tls_transport)
+	    fo->tr == &fo_ssh_transport)
 		return 1;
 	if (fo->ctl->threads > 0)
 		t = (size_t)fo->ctl->threads;
@@ -766,6 +792,18 @@ loops_run(struct fanout *fo)
 	return rc;
 }
 
+/* SSH when --via ssh; the connection holder for a request/reply command
+ * when one of ours listens (and not --no-mux); else TLS. */
+static const struct fo_transport *
+fanout_transport(struct fanout *fo, const struct fo_ops *ops)
+{
+	if (fo->ctl->ssh.via)
+		return &fo_ssh_transport;
+	if (ops->via_mux && !fo->ctl->no_mux && mux_usable(fo->ctl))
+		return &fo_mux_transport;
+	return &fo_tls_transport;
+}
+
 int
 fanout_run(struct fanout *fo, const struct fo_ops *ops, void *user)
 {
@@ -775,10 +813,10 @@ fanout_run(struct fanout *fo, const struct fo_ops *ops, void *user)
 	fo->user = user;
 	if (fo->n == 0)
 		return 0;
-	fo->tr = fo->ctl->ssh.via ? &fo_ssh_transport : &fo_tls_transport;
-	if (!fo->ctl->ssh.via && ctl_ssl(fo->ctl) == NULL)
+	fo->tr = fanout_transport(fo, ops);
+	if (fo->tr == &fo_tls_transport && ctl_ssl(fo->ctl) == NULL)
 		return -1;
-	if (!fo->ctl->ssh.via)
+	if (fo->tr == &fo_tls_transport)
 		SSL_CTX_sess_set_new_cb(fo->ctl->ssl, new_session);
 	if (fo->ctl->ssh.via)
 		libssh2_init(0);
@@ -831,7 +869,8 @@ req_msg(struct fanout *fo, struct fo_node *n, Knob__Envelope *msg)
 int
 fanout_request(struct fanout *fo, const Knob__Envelope *req)
 {
-	static const struct fo_ops ops = { .on_open = req_open, .on_msg = req_msg, .per_node = 1 };
+	static const struct fo_ops ops = { .on_open = req_open, .on_msg = req_msg, .per_node = 1,
+	    .via_mux = 1 };
 
 	fo->request = req;
 	return fanout_run(fo, &ops, NULL);

@@ -67,6 +67,7 @@ struct ctl {
 	struct ssh_cfg ssh;	/* --via ssh, --ssh-key, ... (controller/ssh.c) */
 	struct option *lopts;	/* getopt_long tables built for cmd */
 	char *sopts;
+	int no_mux;		/* --no-mux: dial every node even if a holder runs */
 	int units_decimal;	/* --units decimal: MB/s, GB/s (default binary: MiB/s, GiB/s) */
 	/* the play a command runs for, recorded with its runs: {"play",
 	 * "play_file", "play_sha256", "play_text", "play_vars"}; NULL none */
@@ -181,7 +182,20 @@ struct fo_transport {
 	int (*send)(struct fanout *fo, struct fo_node *n, Knob__Envelope *env);
 	void (*close)(struct fanout *fo, struct fo_node *n);
 };
-extern const struct fo_transport fo_tls_transport, fo_ssh_transport;
+extern const struct fo_transport fo_tls_transport, fo_ssh_transport, fo_mux_transport;
+/* Is a connection holder of ours listening (controller/fo_mux.c)?  Its
+ * socket path into path (next to the results database). */
+int mux_usable(struct ctl *ctl);
+void mux_socket_path(struct ctl *ctl, char *path, size_t len);
+/* Watch n's fd in its loop's epoll set for events; n ends failed if that
+ * fails.  0 or -1. */
+int fanout_watch(struct fanout *fo, struct fo_node *n, uint32_t events);
+/* Epoll interest of n's fd: input, and output when out (TLS and mux). */
+void fanout_interest(struct fanout *fo, struct fo_node *n, int out);
+/* Take n's open TLS connection out of the run (the holder keeps it):
+ * its fd and conn (the socket as write BIO, pending records written) go
+ * to *fd and *c; n then ends ok without a close.  0, or -1 (n failed). */
+int fanout_detach(struct fanout *fo, struct fo_node *n, int *fd, struct conn *c);
 void fanout_opened(struct fanout *fo, struct fo_node *n);
 /* Hand env to the command (it owns env); 0, or -1 when n ended. */
 int fanout_deliver(struct fanout *fo, struct fo_node *n, Knob__Envelope *env);
@@ -201,6 +215,9 @@ struct fo_ops {
 	 * does not change during the run): the TLS fan-out may then drive the
 	 * nodes from several threads (--threads).  Needs on_tick and on_end NULL. */
 	int per_node;
+	/* One request, one reply per node (fanout_request): the nodes may go
+	 * through the connection holder (knobctl mux, controller/fo_mux.c). */
+	int via_mux;
 };
 
 struct fanout {
@@ -272,9 +289,10 @@ int cmd_sweep(struct ctl *ctl, int argc, char **argv);
 extern const struct cmd_entry cmd_ca_entry, cmd_ping_entry, cmd_facts_entry, cmd_profile_entry,
     cmd_apply_entry, cmd_verify_entry, cmd_rollback_entry, cmd_bench_entry, cmd_results_entry,
     cmd_nodeset_entry, cmd_help_entry, cmd_off_entry, cmd_active_entry,
-    cmd_report_entry, cmd_play_entry, cmd_sweep_entry, cmd_bootstrap_entry;
+    cmd_report_entry, cmd_play_entry, cmd_sweep_entry, cmd_bootstrap_entry, cmd_mux_entry;
 int cmd_report(struct ctl *ctl, int argc, char **argv);
 int cmd_play(struct ctl *ctl, int argc, char **argv);
+int cmd_mux(struct ctl *ctl, int argc, char **argv);
 
 /* Wire settings of a resolved profile (cmd_profile.c); settings_free releases them. */
 struct profile;

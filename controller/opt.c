@@ -17,7 +17,7 @@
 
 enum {
 	G_CLUSTER = 0x1100, G_JSON, G_TIMEOUT, G_CTIMEOUT, G_CA, G_CERT, G_KEY, G_LOGLEVEL,
-	G_HELP, G_VERSION, G_UNITS, N_NODES, N_EXCLUDE, N_ALL, N_FANOUT, N_THREADS,
+	G_HELP, G_VERSION, G_UNITS, G_NOMUX, N_NODES, N_EXCLUDE, N_ALL, N_FANOUT, N_THREADS,
 };
 
 const struct opt opt_global[] = {
@@ -30,6 +30,7 @@ const struct opt opt_global[] = {
 	{ G_KEY, "key", OPT_ARG, "FILE", "controller key (overrides the inventory)", 0 },
 	{ G_LOGLEVEL, "log-level", OPT_ARG, "L", "error, warn, info or debug (default warn)", 0 },
 	{ G_UNITS, "units", OPT_ARG, "binary|decimal", "throughput in MiB/s, GiB/s (binary, the default) or MB/s, GB/s", 0 },
+	{ G_NOMUX, "no-mux", OPT_NOARG, NULL, "dial every node, even when a connection holder (knobctl mux) runs", 0 },
 	{ G_HELP, "help", OPT_NOARG, NULL, "this help", 0 },
 	{ G_VERSION, "version", OPT_NOARG, NULL, "print the version", 0 },
 	OPT_END
@@ -261,6 +262,7 @@ apply_shared(struct ctl *ctl, int id)
 			return opt_bad_value(ctl, "--units"), -1;
 		ctl->units_decimal = strcmp(optarg, "decimal") == 0;
 		return 0;
+	case G_NOMUX: ctl->no_mux = 1; return 0;
 	case G_HELP: opt_help(stdout, ctl->cmd); return 1;
 	case G_VERSION: printf("knobctl %s\n", KNOB_VERSION); return 1;
 	case N_NODES: strvec_push(&ctl->w, optarg); return 0;

@@ -47,18 +47,7 @@ tmp_path(char *buf, size_t len, const char *name)
 }
 
 /* knobctl ARGS with --log-level debug; stdout and stderr kept for checks. */
-static int
-ctl(char **out, char **err, const char *args)
-{
-	int rc;
-
-	free(*out);
-	free(*err);
-	*out = *err = NULL;
-	rc = harness_knobctl(&h, out, err, "--log-level debug %s", args);
-	fprintf(stderr, "knobctl %s -> %d\n%s%s", args, rc, *out ? *out : "", *err ? *err : "");
-	return rc;
-}
+#define ctl(out, err, ...) harness_knobctl_debug(&h, out, err, __VA_ARGS__)
 
 /* Did knobctl's stderr say node's connection resumed (1), was a full
  * handshake (0), or neither (-1)? */
@@ -445,7 +434,7 @@ ctl_threads(char **out, const char *cmd, int t, int loops)
 
 	snprintf(args, sizeof(args), "%s --threads %d", cmd, t);
 	snprintf(want, sizeof(want), "fan-out: 3 node(s), %d loop(s)", loops);
-	rc = ctl(out, &err, args);
+	rc = ctl(out, &err, "%s", args);
 	ck_assert_msg(strstr(err, want) != NULL, "%s: no '%s' in:\n%s", args, want, err);
 	free(err);
 	return rc;

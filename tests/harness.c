@@ -421,6 +421,27 @@ harness_knobctl_logged(struct harness *h, char **out, const char *fmt, ...)
 	return rc;
 }
 
+int
+harness_knobctl_debug(struct harness *h, char **out, char **err, const char *fmt, ...)
+{
+	va_list ap;
+	char *args;
+	int rc;
+
+	va_start(ap, fmt);
+	args = fmt_args(fmt, ap);
+	va_end(ap);
+	free(*out);
+	free(*err);
+	*out = *err = NULL;
+	if (args == NULL)
+		return -1;
+	rc = harness_knobctl(h, out, err, "--log-level debug %s", args);
+	fprintf(stderr, "knobctl %s -> %d\n%s%s", args, rc, *out ? *out : "", *err ? *err : "");
+	free(args);
+	return rc;
+}
+
 pid_t
 harness_knobctl_bg(struct harness *h, const char *out, const char *err, const char *fmt, ...)
 {

@@ -69,6 +69,11 @@ struct json_object *harness_knobctl_json(struct harness *h, int *rc, const char 
  * output on stderr for the test log; stdout into *out (malloc'd). */
 int harness_knobctl_logged(struct harness *h, char **out, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* harness_knobctl with --log-level debug: frees *out and *err first, keeps
+ * both (malloc'd) and prints the command, its exit status and both
+ * outputs on stderr for the test log.  The exit status. */
+int harness_knobctl_debug(struct harness *h, char **out, char **err, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 /* Start "knobctl -c cluster.xml ARGS" in the controller namespace in the
  * background, stdout into out, stderr into err: shell redirection targets,
  * a path or "&2" (the test's stderr, its log); err NULL: with stdout.  Its

@@ -1,0 +1,306 @@
+/* The connection holder (knobctl mux) with real knobd agents in network
+ * namespaces and the real knobctl: whether a node went through a kept
+ * link is read from knobctl's debug line ("NODE: via the connection
+ * holder (reused link)" / "(new link)"), and whether the agent saw a new
+ * TLS connection from its log ("connected from").
+ * - a second ping reuses every link: no agent sees a new connection;
+ * - apply, verify and rollback through the holder, from non-default
+ *   originals: the files hold the profile, then the originals again;
+ * - a stopped agent is unreachable (the same text as a direct dial)
+ *   while the others answer; a killed and restarted agent gets a new
+ *   link (the dead one is noticed), not an error;
+ * - a command that times out on a frozen agent leaves no link behind:
+ *   the next command dials that node anew and gets its own answer;
+ * - a malformed request or frame closes that channel only: the holder
+ *   keeps serving; --no-mux dials directly; a socket that is not private
+ *   is not used; mux --stop closes the links and removes the socket. */
+#include <check.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include "harness.h"
+#include "testutil.h"
+#include "util.h"
+
+#define NNODES 3
+
+static struct harness h;
+static pid_t mux_pid;
+static char mux_err[PATH_MAX], sock[PATH_MAX];
+
+/* Has the holder said it listens? */
+static int
+mux_ready(void *arg)
+{
+	char *t = cu_slurp(mux_err);
+	int ok = t && strstr(t, "holding connections on");
+
+	(void)arg;
+	free(t);
+	return ok;
+}
+
+/* Agents with a fake /proc/sys whose vm.dirty_ratio is 17 (not the
+ * kernel's default), and a holder in the controller's namespace. */
+static void
+setup(void)
+{
+	ck_assert_int_eq(harness_start(&h, NNODES, 0), 0);
+	for (int i = 0; i < NNODES; i++) {
+		snprintf(h.node[i].sysroot, sizeof(h.node[i].sysroot), "%s/root%d", h.tmp, i);
+		cu_write_at(h.node[i].sysroot, "/proc/sys/vm/dirty_ratio", 0644, "%d\n", 17 + i);
+		ck_assert_int_eq(harness_agent_start(&h, i), 0);
+	}
+	snprintf(mux_err, sizeof(mux_err), "%s/mux.err", h.tmp);
+	snprintf(sock, sizeof(sock), "%s/knob-mux.sock", h.tmp);
+	cu_write(mux_err, 0644, "%s", "");
+	mux_pid = harness_knobctl_bg(&h, "/dev/null", mux_err, "--log-level info mux --persist 300");
+	ck_assert_int_gt(mux_pid, 0);
+	ck_assert_msg(cu_wait(mux_ready, NULL, 20) >= 0, "knobctl mux did not start: %s",
+	    cu_slurp(mux_err));
+}
+
+static void
+teardown(void)
+{
+	if (mux_pid > 0) {
+		kill(mux_pid, SIGTERM);
+		cu_reap(mux_pid);
+		mux_pid = 0;
+	}
+	harness_stop(&h);
+}
+
+/* knobctl --log-level debug ARGS; stdout, stderr kept; exit status. */
+#define ctl(out, err, ...) harness_knobctl_debug(&h, out, err, __VA_ARGS__)
+
+/* How node went: 1 reused link, 0 new link, -1 not through the holder. */
+static int
+via(const char *err, const char *node)
+{
+	char r[128], n[128];
+
+	snprintf(r, sizeof(r), "%s: via the connection holder (reused link)", node);
+	snprintf(n, sizeof(n), "%s: via the connection holder (new link)", node);
+	return err && strstr(err, r) ? 1 : err && strstr(err, n) ? 0 : -1;
+}
+
+/* TLS connections agent i has accepted so far (its log). */
+static int
+accepted(int i)
+{
+	char *t = cu_slurp(h.node[i].log), *p;
+	int n = 0;
+
+	for (p = t; p && (p = strstr(p, "connected from")) != NULL; p++)
+		n++;
+	free(t);
+	return n;
+}
+
+START_TEST(reuse_links)
+{
+	char *out = NULL, *err = NULL;
+	int before[NNODES];
+
+	ck_assert_int_eq(ctl(&out, &err, "ping -a"), 0);
+	ck_assert_ptr_nonnull(strstr(out, "3 ok"));
+	for (int i = 0; i < NNODES; i++) {
+		ck_assert_int_eq(via(err, h.node[i].name), 0);
+		before[i] = accepted(i);
+		ck_assert_int_ge(before[i], 1);
+	}
+	ck_assert_int_eq(ctl(&out, &err, "ping -a"), 0);
+	ck_assert_ptr_nonnull(strstr(out, "3 ok"));
+	ck_assert_int_eq(ctl(&out, &err, "--json facts -a"), 0);
+	ck_assert_ptr_nonnull(strstr(out, "\"node01\""));
+	for (int i = 0; i < NNODES; i++) {
+		ck_assert_int_eq(via(err, h.node[i].name), 1);
+		ck_assert_int_eq(accepted(i), before[i]);	/* no new connection */
+	}
+	ck_assert_int_eq(ctl(&out, &err, "mux --status"), 0);
+	ck_assert_ptr_nonnull(strstr(out, "links 3 "));
+	ck_assert_ptr_nonnull(strstr(out, "opened 3 reused 6 "));
+	free(out);
+	free(err);
+}
+END_TEST
+
+START_TEST(tune_roundtrip)
+{
+	char *out = NULL, *err = NULL, prof[PATH_MAX + 16];
+
+	snprintf(prof, sizeof(prof), "%s/mux.xml", h.tmp);
+	cu_write(prof, 0644, "%s", "<?xml version=\"1.0\"?>\n<profile name=\"mux\" summary=\"mux test\">\n"
+	    "  <sysctl key=\"vm.dirty_ratio\" value=\"33\"/>\n</profile>\n");
+	ck_assert_int_eq(ctl(&out, &err, "apply %s -a", prof), 0);
+	for (int i = 0; i < NNODES; i++) {
+		ck_assert_int_eq(via(err, h.node[i].name), 0);
+		ck_assert_str_eq(cu_readf("%s/proc/sys/vm/dirty_ratio", h.node[i].sysroot), "33");
+	}
+	ck_assert_int_eq(ctl(&out, &err, "verify -a"), 0);
+	ck_assert_int_eq(via(err, "node02"), 1);
+	/* drift on one node: verify says so, with exit 1, through the holder */
+	cu_write_at(h.node[1].sysroot, "/proc/sys/vm/dirty_ratio", 0644, "%s", "25\n");
+	ck_assert_int_eq(ctl(&out, &err, "verify -a"), 1);
+	ck_assert_ptr_nonnull(strstr(out, "drift"));
+	/* a value changed since apply is left alone by rollback: put it back */
+	cu_write_at(h.node[1].sysroot, "/proc/sys/vm/dirty_ratio", 0644, "%s", "33\n");
+	ck_assert_int_eq(ctl(&out, &err, "rollback -a"), 0);
+	for (int i = 0; i < NNODES; i++) {
+		char want[8];
+
+		ck_assert_int_eq(via(err, h.node[i].name), 1);
+		snprintf(want, sizeof(want), "%d", 17 + i);
+		ck_assert_str_eq(cu_readf("%s/proc/sys/vm/dirty_ratio", h.node[i].sysroot), want);
+	}
+	free(out);
+	free(err);
+}
+END_TEST
+
+START_TEST(unreachable_and_restart)
+{
+	char *out = NULL, *err = NULL;
+
+	ck_assert_int_eq(ctl(&out, &err, "ping -a"), 0);
+	harness_agent_stop(&h, 1, SIGTERM);
+	ck_assert_int_eq(ctl(&out, &err, "ping -a"), 1);
+	ck_assert_ptr_nonnull(strstr(out, "node02: unreachable: connection refused"));
+	ck_assert_ptr_nonnull(strstr(out, "2 ok, 1 unreachable"));
+	ck_assert_int_eq(via(err, "node01"), 1);
+	/* killed and restarted: its old link is dead, a new one is made */
+	harness_agent_stop(&h, 0, SIGKILL);
+	ck_assert_int_eq(harness_agent_start(&h, 0), 0);
+	ck_assert_int_eq(harness_agent_start(&h, 1), 0);
+	ck_assert_int_eq(ctl(&out, &err, "ping -a"), 0);
+	ck_assert_ptr_nonnull(strstr(out, "3 ok"));
+	ck_assert_int_eq(via(err, "node01"), 0);
+	ck_assert_int_eq(via(err, "node02"), 0);
+	ck_assert_int_eq(via(err, "node03"), 1);
+	free(out);
+	free(err);
+}
+END_TEST
+
+START_TEST(timeout_drops_link)
+{
+	char *out = NULL, *err = NULL;
+
+	ck_assert_int_eq(ctl(&out, &err, "ping -a"), 0);
+	kill(h.node[2].pid, SIGSTOP);
+	ck_assert_int_eq(ctl(&out, &err, "--timeout 1 ping -a"), 1);
+	kill(h.node[2].pid, SIGCONT);
+	ck_assert_ptr_nonnull(strstr(out, "node03: timeout: no reply within 1.0s"));
+	/* node03's link saw a request without its reply: it is gone, and the
+	 * late pong can not reach this command */
+	ck_assert_int_eq(ctl(&out, &err, "--json ping -a"), 0);
+	ck_assert_int_eq(via(err, "node03"), 0);
+	ck_assert_int_eq(via(err, "node01"), 1);
+	ck_assert_ptr_nonnull(strstr(out, "\"ok\": 3"));
+	free(out);
+	free(err);
+}
+END_TEST
+
+/* A unix connection to the holder (this process: a file, no namespace). */
+static int
+mux_dial(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	return fd;
+}
+
+/* Bytes until the holder closes fd (at most len - 1), NUL-terminated. */
+static ssize_t
+read_all(int fd, char *buf, size_t len)
+{
+	struct timeval tv = { .tv_sec = 10 };
+	size_t got = 0;
+	ssize_t r = 0;
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	while (got + 1 < len && (r = read(fd, buf + got, len - 1 - got)) > 0)
+		got += (size_t)r;
+	buf[got] = '\0';
+	return r < 0 ? -1 : (ssize_t)got;
+}
+
+START_TEST(bad_input_and_private_socket)
+{
+	char *out = NULL, *err = NULL, buf[512], line[256];
+	struct stat st;
+	int fd;
+
+	ck_assert_int_eq(stat(sock, &st), 0);
+	ck_assert_int_eq(st.st_mode & 0777, 0600);
+	ck_assert_int_eq(st.st_uid, geteuid());
+	ck_assert_int_eq(ctl(&out, &err, "ping -a"), 0);
+	/* a request that is not one: closed, nothing answered */
+	fd = mux_dial();
+	ck_assert_int_eq(write(fd, "hello there\n", 12), 12);
+	ck_assert_int_eq(read_all(fd, buf, sizeof(buf)), 0);
+	close(fd);
+	/* a malformed frame on node01's channel: the channel and its link go */
+	fd = mux_dial();
+	snprintf(line, sizeof(line), "node node01 %s 7420 5\n", h.node[0].addr);
+	ck_assert_int_eq(write(fd, line, strlen(line)), (ssize_t)strlen(line));
+	ck_assert_int_eq(read(fd, buf, 10), 10);
+	ck_assert_int_eq(memcmp(buf, "ok reused\n", 10), 0);
+	ck_assert_int_eq(write(fd, "\0\0\0\3xyz", 7), 7);
+	ck_assert_int_eq(read_all(fd, buf, sizeof(buf)), 0);
+	close(fd);
+	/* the holder still serves everyone; node01 on a new link */
+	ck_assert_int_eq(ctl(&out, &err, "ping -a"), 0);
+	ck_assert_int_eq(via(err, "node01"), 0);
+	ck_assert_int_eq(via(err, "node02"), 1);
+	/* --no-mux dials */
+	ck_assert_int_eq(ctl(&out, &err, "--no-mux ping -a"), 0);
+	ck_assert_int_eq(via(err, "node01"), -1);
+	ck_assert_ptr_nonnull(strstr(err, "node01: TLS "));
+	/* a socket others may use is not ours to trust */
+	ck_assert_int_eq(chmod(sock, 0666), 0);
+	ck_assert_int_eq(ctl(&out, &err, "ping -a"), 0);
+	ck_assert_ptr_nonnull(strstr(err, "not a private socket"));
+	ck_assert_int_eq(via(err, "node01"), -1);
+	ck_assert_int_eq(chmod(sock, 0600), 0);
+	/* --stop: the holder closes its links and goes, the socket with it */
+	ck_assert_int_eq(ctl(&out, &err, "mux --stop"), 0);
+	ck_assert_int_eq(cu_reap(mux_pid), 0);
+	mux_pid = 0;
+	ck_assert_int_eq(access(sock, F_OK), -1);
+	ck_assert_int_eq(ctl(&out, &err, "ping -a"), 0);
+	ck_assert_int_eq(via(err, "node01"), -1);
+	free(out);
+	free(err);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("mux");
+	TCase *tc = tcase_create("holder");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, reuse_links);
+	tcase_add_test(tc, tune_roundtrip);
+	tcase_add_test(tc, unreachable_and_restart);
+	tcase_add_test(tc, timeout_drops_link);
+	tcase_add_test(tc, bad_input_and_private_socket);
+	suite_add_tcase(s, tc);
+	return cu_run(s);
+}
