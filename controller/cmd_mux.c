@@ -82,6 +82,7 @@ struct mux {
 	struct ev_timer idle_t;
 	double persist;
 	int stop;
+	char trust[65];		/* ctl_trust_id when we started */
 	size_t nchan, nlinks;
 	unsigned long long opened, reused, closed;
 };
@@ -196,7 +197,27 @@ chan_attach(struct mux_chan *ch, struct mux_link *lk, const char *how)
 	chan_say(ch, "ok %s\n", how);
 }
 
-/* The header "node NAME ADDR PORT CTIMEOUT", "status" or "stop". */
+/* "trust ID": does knobctl trust what we do (ok), another CA, CRL or
+ * certificate (other)?  When ours changed since we started (stale), our
+ * links no longer descend from what we would verify now: we go. */
+static void
+chan_trust(struct mux_chan *ch, const char *id)
+{
+	struct mux *m = ch->m;
+	char now[65];
+
+	ch->closing = 1;
+	if (ctl_trust_id(m->ctl, now) < 0 || strcmp(now, m->trust) != 0) {
+		log_warnx("mux: the CA, its CRL or the controller certificate changed: "
+		    "closing every link");
+		m->stop = 1;
+		chan_say(ch, "stale\n");
+		return;
+	}
+	chan_say(ch, strcmp(id, now) == 0 ? "ok\n" : "other\n");
+}
+
+/* The header "node NAME ADDR PORT CTIMEOUT", "status", "trust ID" or "stop". */
 static void
 chan_header(struct mux_chan *ch, char *line)
 {
@@ -208,6 +229,10 @@ chan_header(struct mux_chan *ch, char *line)
 		ch->closing = 1;
 		chan_say(ch, "links %zu channels %zu opened %llu reused %llu closed %llu\n",
 		    m->nlinks, m->nchan - 1, m->opened, m->reused, m->closed);
+		return;
+	}
+	if (strncmp(line, "trust ", 6) == 0) {
+		chan_trust(ch, line + 6);
 		return;
 	}
 	if (strcmp(line, "stop") == 0) {
@@ -555,6 +580,7 @@ static int
 mux_listen(struct mux *m)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char ans[MUX_LINE];
 	mode_t old;
 	int fd;
 
@@ -562,8 +588,8 @@ mux_listen(struct mux *m)
 		fprintf(stderr, "knobctl mux: %s: path too long for a socket\n", m->path);
 		return -1;
 	}
-	if (mux_usable(m->ctl)) {
-		fprintf(stderr, "knobctl mux: a holder already listens on %s\n", m->path);
+	if (mux_query(m->ctl, "status\n", ans, sizeof(ans)) == 0) {
+		fprintf(stderr, "knobctl mux: a holder already listens on %s (%s)\n", m->path, ans);
 		return -1;
 	}
 	results_mkparent(m->path);
@@ -588,29 +614,14 @@ mux_listen(struct mux *m)
 static int
 mux_tell(struct ctl *ctl, const char *what)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	char path[PATH_MAX], buf[MUX_LINE];
-	ssize_t r;
-	int fd;
+	char path[PATH_MAX], ans[MUX_LINE];
 
 	mux_socket_path(ctl, path, sizeof(path));
-	if (!mux_usable(ctl)) {
-		fprintf(stderr, "knobctl mux: no holder listens on %s\n", path);
+	if (!mux_usable(ctl) || mux_query(ctl, what, ans, sizeof(ans)) < 0) {
+		fprintf(stderr, "knobctl mux: no holder of ours answers on %s\n", path);
 		return 1;
 	}
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
-	    connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    write(fd, what, strlen(what)) != (ssize_t)strlen(what) ||
-	    (r = read(fd, buf, sizeof(buf) - 1)) <= 0) {
-		fprintf(stderr, "knobctl mux: %s: %s\n", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return 1;
-	}
-	close(fd);
-	buf[r] = '\0';
-	fputs(buf, ctl->out);
+	fprintf(ctl->out, "%s\n", ans);
 	return 0;
 }
 
@@ -709,7 +720,10 @@ cmd_mux(struct ctl *ctl, int argc, char **argv)
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
-	rc = ctl_ssl(ctl) == NULL || mux_listen(m) < 0 ? 1 : mux_serve(m);
+	if (ctl_ssl(ctl) == NULL || ctl_trust_id(ctl, m->trust) < 0 || mux_listen(m) < 0)
+		rc = 1;
+	else
+		rc = mux_serve(m);
 	free(m);
 	return rc;
 }

@@ -127,6 +127,20 @@ ctl_ssl(struct ctl *ctl)
 	return ctl->ssl;
 }
 
+int
+ctl_trust_id(struct ctl *ctl, char out[65])
+{
+	const char *ca = ctl->ca ? ctl->ca : ctl->inv->ca;
+	const char *cert = ctl->cert ? ctl->cert : ctl->inv->cert;
+	unsigned char h[TLS_HASH_LEN];
+
+	out[0] = '\0';
+	if (ca == NULL || cert == NULL || tls_trust_hash(ca, cert, h) < 0)
+		return -1;
+	sha256_hex(h, sizeof(h), out);
+	return out[0] ? 0 : -1;
+}
+
 /* Append the names of expr to out that are not there yet; 0 or -1 (printed,
  * naming the option). */
 static int

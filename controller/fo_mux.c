@@ -24,6 +24,7 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 
 #include "knobctl.h"
@@ -74,11 +75,38 @@ mux_dial(const char *path, int nb)
 }
 
 int
+mux_query(struct ctl *ctl, const char *line, char *ans, size_t len)
+{
+	struct timeval tv = { .tv_sec = 10 };
+	char path[PATH_MAX];
+	size_t got = 0;
+	ssize_t r;
+	int fd, e;
+
+	mux_socket_path(ctl, path, sizeof(path));
+	if ((fd = mux_dial(path, 0)) < 0)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (write(fd, line, strlen(line)) != (ssize_t)strlen(line))
+		goto fail;
+	while (got + 1 < len && (r = read(fd, ans + got, len - 1 - got)) > 0)
+		got += (size_t)r;	/* the holder closes after its answer */
+	ans[got] = '\0';
+	ans[strcspn(ans, "\n")] = '\0';
+	close(fd);
+	return got ? 0 : -1;
+fail:
+	e = errno;
+	close(fd);
+	errno = e;
+	return -1;
+}
+
+int
 mux_usable(struct ctl *ctl)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], id[65], line[96], ans[MUX_LINE];
 	struct stat st;
-	int fd;
 
 	mux_socket_path(ctl, path, sizeof(path));
 	if (lstat(path, &st) < 0)
@@ -88,11 +116,19 @@ mux_usable(struct ctl *ctl)
 		    "dialling the nodes directly", path);
 		return 0;
 	}
-	if ((fd = mux_dial(path, 0)) < 0) {
+	/* the holder's links were verified with what it trusted: ours? */
+	if (ctl_trust_id(ctl, id) < 0)
+		return 0;
+	snprintf(line, sizeof(line), "trust %s\n", id);
+	if (mux_query(ctl, line, ans, sizeof(ans)) < 0) {
 		log_debug("%s: %s: dialling the nodes directly", path, strerror(errno));
 		return 0;
 	}
-	close(fd);
+	if (strcmp(ans, "ok") != 0) {
+		log_warnx("%s: the connection holder trusts another CA, CRL or controller "
+		    "certificate (%s): dialling the nodes directly", path, ans);
+		return 0;
+	}
 	return 1;
 }
 

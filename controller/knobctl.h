@@ -93,6 +93,10 @@ void ctl_knobd_path(char *buf, size_t len);
 int ctl_knobd_binary(struct ctl *ctl, char **data, size_t *len);
 /* TLS context for dialling agents, created on first use. NULL on error (printed). */
 SSL_CTX *ctl_ssl(struct ctl *ctl);
+/* What this command would trust: a hash of the CA certificate, its CRL
+ * and the controller certificate, in hex (the ticket cache's binding).
+ * 0, or -1 when they cannot be read. */
+int ctl_trust_id(struct ctl *ctl, char out[65]);
 
 /* ------------------------------------------------------------ ticket cache
  * One TLS 1.3 session per node between commands (controller/tlscache.c),
@@ -187,6 +191,9 @@ extern const struct fo_transport fo_tls_transport, fo_ssh_transport, fo_mux_tran
  * socket path into path (next to the results database). */
 int mux_usable(struct ctl *ctl);
 void mux_socket_path(struct ctl *ctl, char *path, size_t len);
+/* One line to the holder and its one-line answer (without the newline)
+ * into ans.  0, or -1 when no holder answers (errno). */
+int mux_query(struct ctl *ctl, const char *line, char *ans, size_t len);
 /* Watch n's fd in its loop's epoll set for events; n ends failed if that
  * fails.  0 or -1. */
 int fanout_watch(struct fanout *fo, struct fo_node *n, uint32_t events);

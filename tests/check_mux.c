@@ -13,7 +13,9 @@
  *   the next command dials that node anew and gets its own answer;
  * - a malformed request or frame closes that channel only: the holder
  *   keeps serving; --no-mux dials directly; a socket that is not private
- *   is not used; mux --stop closes the links and removes the socket. */
+ *   is not used; mux --stop closes the links and removes the socket;
+ * - a new CRL: the next command is told the holder is stale and dials
+ *   itself (full handshakes), and the holder closes its links and exits. */
 #include <check.h>
 #include <errno.h>
 #include <signal.h>
@@ -25,7 +27,9 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 
+#include "ca.h"
 #include "harness.h"
+#include "knobctl.h"
 #include "testutil.h"
 #include "util.h"
 
@@ -288,6 +292,34 @@ START_TEST(bad_input_and_private_socket)
 }
 END_TEST
 
+/* A new CRL (or CA, or controller certificate): the holder's links were
+ * verified under the old one.  The next command is told so, dials the
+ * nodes itself, and the holder closes its links and goes. */
+START_TEST(trust_change_stops_holder)
+{
+	char *out = NULL, *err = NULL, e[512], *log;
+
+	ck_assert_msg(ca_issue(h.ca_dir, "spare", 0, e, sizeof(e)) == 0, "%s", e);
+	ck_assert_int_eq(ctl(&out, &err, "ping -a"), 0);
+	ck_assert_int_eq(via(err, "node01"), 0);
+	ck_assert_msg(ca_revoke(h.ca_dir, "spare", e, sizeof(e)) == 0, "%s", e);
+	ck_assert_int_eq(ctl(&out, &err, "ping -a"), 0);
+	ck_assert_ptr_nonnull(strstr(out, "3 ok"));
+	ck_assert_ptr_nonnull(strstr(err, "(stale): dialling the nodes directly"));
+	for (int i = 0; i < NNODES; i++)
+		ck_assert_int_eq(via(err, h.node[i].name), -1);
+	ck_assert_ptr_nonnull(strstr(err, "node01: TLS full handshake"));
+	ck_assert_int_eq(cu_reap(mux_pid), 0);
+	mux_pid = 0;
+	log = cu_slurp(mux_err);
+	ck_assert_ptr_nonnull(strstr(log, "changed: closing every link"));
+	free(log);
+	ck_assert_int_eq(access(sock, F_OK), -1);
+	free(out);
+	free(err);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -301,6 +333,7 @@ main(void)
 	tcase_add_test(tc, unreachable_and_restart);
 	tcase_add_test(tc, timeout_drops_link);
 	tcase_add_test(tc, bad_input_and_private_socket);
+	tcase_add_test(tc, trust_change_stops_holder);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
