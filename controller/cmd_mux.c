@@ -40,6 +40,7 @@
 
 #define MUX_BUCKETS 16384
 #define MUX_LINE 512
+#define MUX_HEADER_NS (10 * 1000000000ull)	/* for a channel's first line */
 
 enum { CH_HEADER, CH_WAIT, CH_RELAY };
 
@@ -70,6 +71,7 @@ struct mux_chan {
 	struct mux_link *link;
 	struct mux_chan *wnext;	/* waiting for a new link */
 	int closing;		/* the last answer is queued: close when written */
+	struct ev_timer hdr_t;	/* no first line within MUX_HEADER_NS: closed */
 };
 
 struct mux {
@@ -83,6 +85,7 @@ struct mux {
 	double persist;
 	int stop;
 	char trust[65];		/* ctl_trust_id when we started */
+	uid_t uid;		/* ours: the only peers served */
 	size_t nchan, nlinks;
 	unsigned long long opened, reused, closed;
 };
@@ -292,6 +295,7 @@ chan_read_header(struct mux_chan *ch)
 		return;
 	}
 	*nl = '\0';
+	ev_timer_del(ch->m->ev, &ch->hdr_t);
 	chan_header(ch, ch->line);
 }
 
@@ -382,6 +386,7 @@ chan_free(struct mux_chan *ch)
 
 	if (ch->state == CH_WAIT)
 		wait_remove(ch);
+	ev_timer_del(m->ev, &ch->hdr_t);
 	if (ch->link)
 		link_free(ch->link);	/* clears nothing of ch: it goes now */
 	ev_io_del(m->ev, ch->fd);
@@ -533,6 +538,17 @@ link_event(int fd, uint32_t events, void *arg)
 	conn_interest(lk->m->ev, lk->fd, &lk->c);
 }
 
+/* A channel that never said what it wants. */
+static void
+chan_silent(void *arg)
+{
+	struct mux_chan *ch = arg;
+
+	log_info("mux: a channel sent no request within %llu s: closed",
+	    MUX_HEADER_NS / 1000000000ull);
+	chan_free(ch);
+}
+
 /* New channels: only from our own uid. */
 static void
 listen_event(int fd, uint32_t events, void *arg)
@@ -546,7 +562,7 @@ listen_event(int fd, uint32_t events, void *arg)
 	while ((c = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
 		struct mux_chan *ch;
 
-		if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cr, &cl) < 0 || cr.uid != geteuid()) {
+		if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cr, &cl) < 0 || cr.uid != m->uid) {
 			log_warnx("mux: refused a connection from uid %d", (int)cr.uid);
 			close(c);
 			continue;
@@ -562,6 +578,7 @@ listen_event(int fd, uint32_t events, void *arg)
 		}
 		m->nchan++;
 		ev_timer_del(m->ev, &m->idle_t);
+		ev_timer_set(m->ev, &ch->hdr_t, MUX_HEADER_NS, chan_silent, ch);
 	}
 }
 
@@ -694,6 +711,7 @@ cmd_mux(struct ctl *ctl, int argc, char **argv)
 	m->ctl = ctl;
 	m->persist = 600;
 	m->sfd = -1;
+	m->uid = geteuid();
 	while ((ch = opt_next(ctl, argc, argv)) != -1) {
 		switch (ch) {
 		case M_PERSIST:

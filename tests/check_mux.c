@@ -14,6 +14,8 @@
  * - a malformed request or frame closes that channel only: the holder
  *   keeps serving; --no-mux dials directly; a socket that is not private
  *   is not used; mux --stop closes the links and removes the socket;
+ * - 200 channels that never send a request: commands are served, and the
+ *   holder closes the silent ones after its 10 s;
  * - a new CRL: the next command is told the holder is stale and dials
  *   itself (full handshakes), and the holder closes its links and exits. */
 #include <check.h>
@@ -292,6 +294,43 @@ START_TEST(bad_input_and_private_socket)
 }
 END_TEST
 
+#define NSILENT 200
+
+/* Is fd at its end (the holder closed it)? */
+static int
+at_eof(void *arg)
+{
+	char b;
+
+	return recv(*(int *)arg, &b, 1, MSG_DONTWAIT) == 0;
+}
+
+/* A flood of channels that never say a word: commands are served
+ * meanwhile, and the silent ones are closed after the holder's 10 s. */
+START_TEST(silent_flood)
+{
+	char *out = NULL, *err = NULL;
+	int fds[NSILENT];
+
+	for (int i = 0; i < NSILENT; i++)
+		fds[i] = mux_dial();
+	ck_assert_int_eq(ctl(&out, &err, "ping -a"), 0);
+	ck_assert_int_eq(via(err, "node01"), 0);
+	ck_assert_int_eq(ctl(&out, &err, "mux --status"), 0);
+	ck_assert_msg(strstr(out, "channels 200 ") != NULL, "%s", out);
+	for (int i = 0; i < NSILENT; i++) {
+		ck_assert_msg(cu_wait(at_eof, &fds[i], 20) >= 0, "silent channel %d still open", i);
+		close(fds[i]);
+	}
+	ck_assert_int_eq(ctl(&out, &err, "mux --status"), 0);
+	ck_assert_ptr_nonnull(strstr(out, "channels 0 "));
+	ck_assert_int_eq(ctl(&out, &err, "ping -a"), 0);
+	ck_assert_int_eq(via(err, "node01"), 1);
+	free(out);
+	free(err);
+}
+END_TEST
+
 /* A new CRL (or CA, or controller certificate): the holder's links were
  * verified under the old one.  The next command is told so, dials the
  * nodes itself, and the holder closes its links and goes. */
@@ -334,6 +373,7 @@ main(void)
 	tcase_add_test(tc, timeout_drops_link);
 	tcase_add_test(tc, bad_input_and_private_socket);
 	tcase_add_test(tc, trust_change_stops_holder);
+	tcase_add_test(tc, silent_flood);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
