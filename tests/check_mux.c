@@ -14,6 +14,9 @@
  * - a malformed request or frame closes that channel only: the holder
  *   keeps serving; --no-mux dials directly; a socket that is not private
  *   is not used; mux --stop closes the links and removes the socket;
+ * - the holder SIGKILLed while a command waits on a frozen agent: that
+ *   node is lost (exit 1), the others answered; the next command dials
+ *   itself past the dead holder's socket, and a new holder takes it over;
  * - 200 channels that never send a request: commands are served, and the
  *   holder closes the silent ones after its 10 s;
  * - a new CRL: the next command is told the holder is stale and dials
@@ -294,6 +297,57 @@ START_TEST(bad_input_and_private_socket)
 }
 END_TEST
 
+/* Does the holder have exactly one command channel open (its status)? */
+static int
+one_channel(void *arg)
+{
+	char *out = NULL;
+	int ok;
+
+	(void)arg;
+	ok = harness_knobctl(&h, &out, NULL, "mux --status") == 0 && out &&
+	    strstr(out, "channels 1 ") != NULL;
+	free(out);
+	return ok;
+}
+
+/* The holder killed while a command waits on a frozen agent: that node
+ * is reported as lost (exit 1), the others answered; the next command
+ * finds the dead holder's socket and dials itself; a new holder takes
+ * the stale socket over. */
+START_TEST(holder_killed_mid_command)
+{
+	char *out = NULL, *err = NULL, outf[PATH_MAX + 16], *txt;
+	pid_t pid;
+
+	ck_assert_int_eq(ctl(&out, &err, "ping -a"), 0);
+	snprintf(outf, sizeof(outf), "%s/ping.out", h.tmp);
+	kill(h.node[2].pid, SIGSTOP);
+	pid = harness_knobctl_bg(&h, outf, "&2", "--timeout 30 ping -a");
+	ck_assert_msg(cu_wait(one_channel, NULL, 20) >= 0, "node03's request never reached the holder");
+	kill(mux_pid, SIGKILL);
+	ck_assert_int_eq(cu_reap(mux_pid), -1);	/* killed by the signal */
+	mux_pid = 0;
+	kill(h.node[2].pid, SIGCONT);
+	ck_assert_int_eq(cu_reap(pid), 1);
+	txt = cu_slurp(outf);
+	ck_assert_msg(strstr(txt, "node[01-02] (2): pong") != NULL, "%s", txt);
+	ck_assert_msg(strstr(txt, "node03: failed: connection lost") != NULL, "%s", txt);
+	free(txt);
+	ck_assert_int_eq(access(sock, F_OK), 0);	/* the dead holder's */
+	ck_assert_int_eq(ctl(&out, &err, "ping -a"), 0);
+	ck_assert_ptr_nonnull(strstr(out, "3 ok"));
+	ck_assert_int_eq(via(err, "node03"), -1);
+	cu_write(mux_err, 0644, "%s", "");
+	mux_pid = harness_knobctl_bg(&h, "/dev/null", mux_err, "--log-level info mux --persist 300");
+	ck_assert_msg(cu_wait(mux_ready, NULL, 20) >= 0, "no new holder: %s", cu_slurp(mux_err));
+	ck_assert_int_eq(ctl(&out, &err, "ping -a"), 0);
+	ck_assert_int_eq(via(err, "node03"), 0);
+	free(out);
+	free(err);
+}
+END_TEST
+
 #define NSILENT 200
 
 /* Is fd at its end (the holder closed it)? */
@@ -374,6 +428,7 @@ main(void)
 	tcase_add_test(tc, bad_input_and_private_socket);
 	tcase_add_test(tc, trust_change_stops_holder);
 	tcase_add_test(tc, silent_flood);
+	tcase_add_test(tc, holder_killed_mid_command);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
