@@ -71,7 +71,8 @@ struct mux_chan {
 	struct mux_link *link;
 	struct mux_chan *wnext;	/* waiting for a new link */
 	int closing;		/* the last answer is queued: close when written */
-	struct ev_timer hdr_t;	/* no first line within MUX_HEADER_NS: closed */
+	uint64_t t_accept;	/* monotonic */
+	struct mux_chan *fnext, *fprev;	/* in m->fresh until its first line */
 };
 
 struct mux {
@@ -81,7 +82,8 @@ struct mux {
 	char path[PATH_MAX];
 	struct mux_link *tab[MUX_BUCKETS];
 	struct mux_chan *waiting;
-	struct ev_timer idle_t;
+	struct ev_timer idle_t, sweep_t;
+	struct mux_chan *fresh, *fresh_tail;	/* no first line yet, oldest first */
 	double persist;
 	int stop;
 	char trust[65];		/* ctl_trust_id when we started */
@@ -91,6 +93,7 @@ struct mux {
 };
 
 static void chan_free(struct mux_chan *ch);
+static void fresh_remove(struct mux_chan *ch);
 static void link_event(int fd, uint32_t events, void *arg);
 
 static struct mux_link **
@@ -295,7 +298,7 @@ chan_read_header(struct mux_chan *ch)
 		return;
 	}
 	*nl = '\0';
-	ev_timer_del(ch->m->ev, &ch->hdr_t);
+	fresh_remove(ch);
 	chan_header(ch, ch->line);
 }
 
@@ -386,7 +389,7 @@ chan_free(struct mux_chan *ch)
 
 	if (ch->state == CH_WAIT)
 		wait_remove(ch);
-	ev_timer_del(m->ev, &ch->hdr_t);
+	fresh_remove(ch);
 	if (ch->link)
 		link_free(ch->link);	/* clears nothing of ch: it goes now */
 	ev_io_del(m->ev, ch->fd);
@@ -538,15 +541,56 @@ link_event(int fd, uint32_t events, void *arg)
 	conn_interest(lk->m->ev, lk->fd, &lk->c);
 }
 
-/* A channel that never said what it wants. */
+/* Take ch off the list of channels that have not sent their first line. */
 static void
-chan_silent(void *arg)
+fresh_remove(struct mux_chan *ch)
 {
-	struct mux_chan *ch = arg;
+	struct mux *m = ch->m;
 
-	log_info("mux: a channel sent no request within %llu s: closed",
-	    MUX_HEADER_NS / 1000000000ull);
-	chan_free(ch);
+	if (ch->fprev == NULL && m->fresh != ch)
+		return;
+	if (ch->fprev)
+		ch->fprev->fnext = ch->fnext;
+	else
+		m->fresh = ch->fnext;
+	if (ch->fnext)
+		ch->fnext->fprev = ch->fprev;
+	else
+		m->fresh_tail = ch->fprev;
+	ch->fnext = ch->fprev = NULL;
+}
+
+/* Close the channels that sent no first line within MUX_HEADER_NS (one
+ * timer for all of them: they are in accept order). */
+static void
+sweep_silent(void *arg)
+{
+	struct mux *m = arg;
+	uint64_t now = now_mono_ns();
+
+	while (m->fresh && now - m->fresh->t_accept >= MUX_HEADER_NS) {
+		log_info("mux: a channel sent no request within %llu s: closed",
+		    MUX_HEADER_NS / 1000000000ull);
+		chan_free(m->fresh);
+	}
+	if (m->fresh)
+		ev_timer_set(m->ev, &m->sweep_t, m->fresh->t_accept + MUX_HEADER_NS - now,
+		    sweep_silent, m);
+}
+
+/* ch waits for its first line: last on the list, the sweep armed. */
+static void
+fresh_add(struct mux *m, struct mux_chan *ch)
+{
+	ch->t_accept = now_mono_ns();
+	ch->fprev = m->fresh_tail;
+	if (m->fresh_tail)
+		m->fresh_tail->fnext = ch;
+	else
+		m->fresh = ch;
+	m->fresh_tail = ch;
+	if (!m->sweep_t.armed)
+		ev_timer_set(m->ev, &m->sweep_t, MUX_HEADER_NS, sweep_silent, m);
 }
 
 /* New channels: only from our own uid. */
@@ -578,7 +622,7 @@ listen_event(int fd, uint32_t events, void *arg)
 		}
 		m->nchan++;
 		ev_timer_del(m->ev, &m->idle_t);
-		ev_timer_set(m->ev, &ch->hdr_t, MUX_HEADER_NS, chan_silent, ch);
+		fresh_add(m, ch);
 	}
 }
 
@@ -648,6 +692,8 @@ mux_close_all(struct mux *m)
 {
 	while (m->waiting)
 		chan_free(m->waiting);
+	while (m->fresh)
+		chan_free(m->fresh);
 	for (size_t b = 0; b < MUX_BUCKETS; b++)
 		while (m->tab[b]) {
 			if (m->tab[b]->ch)
