@@ -205,13 +205,9 @@ agent_init(struct agent *a, const struct agent_cfg *cfg)
 static void
 sock_lease(int fd, unsigned lease_s)
 {
-	int one = 1, idle = lease_s > 2 ? (int)lease_s / 2 : 1, intvl = 1, cnt = 3;
 	unsigned ms = 2 * lease_s * 1000;
 
-	if (setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one)) < 0 ||
-	    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle)) < 0 ||
-	    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl)) < 0 ||
-	    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt)) < 0 ||
+	if (sock_keepalive(fd, lease_s > 2 ? (int)lease_s / 2 : 1, 1, 3) < 0 ||
 	    setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof(ms)) < 0)
 		log_warn("keepalive/TCP_USER_TIMEOUT");
 }
@@ -220,11 +216,7 @@ sock_lease(int fd, unsigned lease_s)
 static void
 conn_interest(struct agent *a, struct aconn *c)
 {
-	uint32_t ev = EPOLLIN;
-
-	if (c->c.wq_head != NULL || c->c.ssl_want_write)
-		ev |= EPOLLOUT;
-	ev_io_mod(a->base, c->fd, ev);
+	ev_io_mod(a->base, c->fd, conn_events(&c->c));
 }
 
 /* Remove c from the loop, tell the subsystems, free it. */

@@ -65,4 +65,11 @@ const char *path_base(const char *path);
 char *strtrim(char *s);
 int set_nonblock(int fd);
 
+/* TCP keepalive on fd: first probe after idle s, then every intvl s, cnt
+ * unanswered ones close it.  0 or -1. */
+int sock_keepalive(int fd, int idle, int intvl, int cnt);
+/* Raise the soft open-file limit to the hard one when it is below
+ * want + 64 descriptors (want 0: always). */
+void raise_nofile(size_t want);
+
 #endif

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/epoll.h>
 #include <openssl/err.h>
 
 #include "log.h"
@@ -228,6 +229,12 @@ conn_send(struct conn *c, const Knob__Envelope *env)
 	if (frame_pack(env, &frame, &len) < 0)
 		return -1;
 	return conn_queue_frame(c, frame, len);
+}
+
+uint32_t
+conn_events(const struct conn *c)
+{
+	return EPOLLIN | (c->wq_head != NULL || c->ssl_want_write ? EPOLLOUT : 0);
 }
 
 /* Write queued chunks until the queue is empty or the fd would block. */

@@ -60,6 +60,9 @@ int conn_recv(struct conn *c, Knob__Envelope **out);
 int conn_queue_frame(struct conn *c, uint8_t *frame, size_t len);
 /* Pack and queue env. 0 or -1. */
 int conn_send(struct conn *c, const Knob__Envelope *env);
+/* The epoll events c needs: input always, output while it has a queue
+ * (or OpenSSL wants to write). */
+uint32_t conn_events(const struct conn *c);
 /* Write as much as possible. 1: queue empty, 0: more pending, -1: error. */
 int conn_flush(struct conn *c);
 /* Blocking convenience used by simple clients and --stdio: send + flush. */

@@ -22,10 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sys/epoll.h>
-#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -128,13 +125,6 @@ link_free(struct mux_link *lk)
 	free(lk);
 }
 
-/* Epoll interest of a conn: input, and output while it has a queue. */
-static void
-conn_interest(struct ev_base *ev, int fd, const struct conn *c)
-{
-	ev_io_mod(ev, fd, EPOLLIN | (c->wq_head || c->ssl_want_write ? EPOLLOUT : 0));
-}
-
 /* Write ch's queue; close it when its last answer went out.  0 or -1 (freed). */
 static int
 chan_flush(struct mux_chan *ch)
@@ -145,7 +135,7 @@ chan_flush(struct mux_chan *ch)
 		chan_free(ch);
 		return -1;
 	}
-	conn_interest(ch->m->ev, ch->fd, &ch->c);
+	ev_io_mod(ch->m->ev, ch->fd, conn_events(&ch->c));
 	return 0;
 }
 
@@ -179,7 +169,7 @@ link_flush(struct mux_link *lk)
 			link_free(lk);
 		return -1;
 	}
-	conn_interest(lk->m->ev, lk->fd, &lk->c);
+	ev_io_mod(lk->m->ev, lk->fd, conn_events(&lk->c));
 	return 0;
 }
 
@@ -432,8 +422,6 @@ static void
 dial_result(struct mux *m, struct mux_chan *ch, struct fo_node *n)
 {
 	struct mux_link *lk = n->user, **slot;
-	int one = 1, idle = 60, intvl = 10, cnt = 3;
-
 	if (lk == NULL || n->status != NS_OK) {
 		ch->closing = 1;
 		ch->state = CH_HEADER;	/* nothing more is read from it */
@@ -444,10 +432,7 @@ dial_result(struct mux *m, struct mux_chan *ch, struct fo_node *n)
 	lk->m = m;
 	lk->key = xstrdup(ch->key);
 	/* an idle link to a node that died without a word goes within ~90 s */
-	setsockopt(lk->fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
-	setsockopt(lk->fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
-	setsockopt(lk->fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
-	setsockopt(lk->fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+	(void)sock_keepalive(lk->fd, 60, 10, 3);
 	slot = link_slot(m, lk->key);
 	lk->next = *slot;
 	*slot = lk;
@@ -464,11 +449,10 @@ dial_result(struct mux *m, struct mux_chan *ch, struct fo_node *n)
 
 /* Dial every waiting channel's node together. */
 static void
-dial_waiting(void *arg)
+dial_waiting(struct mux *m)
 {
 	static const struct fo_ops ops = { .on_open = dial_open, .on_msg = dial_msg,
 	    .per_node = 1 };
-	struct mux *m = arg;
 	struct mux_chan *ch, *list = m->waiting, **v;
 	struct strvec names = { 0 };
 	struct fanout fo;
@@ -538,7 +522,7 @@ link_event(int fd, uint32_t events, void *arg)
 			link_free(lk);
 		return;
 	}
-	conn_interest(lk->m->ev, lk->fd, &lk->c);
+	ev_io_mod(lk->m->ev, lk->fd, conn_events(&lk->c));
 }
 
 /* Take ch off the list of channels that have not sent their first line. */
@@ -640,12 +624,12 @@ signal_event(int fd, uint32_t events, void *arg)
 static int
 mux_listen(struct mux *m)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa;
 	char ans[MUX_LINE];
 	mode_t old;
 	int fd;
 
-	if (strlen(m->path) >= sizeof(sa.sun_path)) {
+	if (mux_sockaddr(m->path, &sa) < 0) {
 		fprintf(stderr, "knobctl mux: %s: path too long for a socket\n", m->path);
 		return -1;
 	}
@@ -655,7 +639,6 @@ mux_listen(struct mux *m)
 	}
 	results_mkparent(m->path);
 	unlink(m->path);	/* a dead holder's */
-	memcpy(sa.sun_path, m->path, strlen(m->path) + 1);
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) < 0)
 		return -1;
 	old = umask(077);
@@ -748,7 +731,6 @@ static const struct opt mux_opts[] = {
 int
 cmd_mux(struct ctl *ctl, int argc, char **argv)
 {
-	struct rlimit rl;
 	struct mux *m;
 	char *end;
 	int ch, rc;
@@ -780,10 +762,7 @@ cmd_mux(struct ctl *ctl, int argc, char **argv)
 	}
 	mux_socket_path(ctl, m->path, sizeof(m->path));
 	/* two descriptors per node in use: its link and its channel */
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
+	raise_nofile(0);
 	if (ctl_ssl(ctl) == NULL || ctl_trust_id(ctl, m->trust) < 0 || mux_listen(m) < 0)
 		rc = 1;
 	else

@@ -16,7 +16,6 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <openssl/err.h>
 #include <openssl/x509v3.h>
@@ -620,18 +619,6 @@ check_deadlines(struct fo_loop *l)
 			    fo->ctl->connect_timeout);
 		} else
 			fanout_end(fo, n, NS_TIMEOUT, "no reply within %.1fs", fo->ctl->timeout);
-	}
-}
-
-/* Raise the fd limit so that thousands of nodes can be open at once. */
-static void
-raise_nofile(size_t want)
-{
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < want + 64) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
 	}
 }
 

@@ -38,14 +38,20 @@
 void
 mux_socket_path(struct ctl *ctl, char *path, size_t len)
 {
-	char db[PATH_MAX], *slash;
+	results_side_path(ctl, MUX_SOCKET, path, len);
+}
 
-	results_db_path(ctl, db, sizeof(db));
-	if ((slash = strrchr(db, '/')) != NULL)
-		*slash = '\0';
-	else
-		snprintf(db, sizeof(db), ".");
-	snprintf(path, len, "%s/%s", db, MUX_SOCKET);
+int
+mux_sockaddr(const char *path, struct sockaddr_un *sa)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sa->sun_path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(sa->sun_path, path, strlen(path) + 1);
+	return 0;
 }
 
 /* Connect to the holder's socket at path (non-blocking if nb). fd or -1. */
@@ -55,13 +61,8 @@ mux_dial(const char *path, int nb)
 	struct sockaddr_un sa;
 	int fd;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sun_family = AF_UNIX;
-	if (strlen(path) >= sizeof(sa.sun_path)) {
-		errno = ENAMETOOLONG;
+	if (mux_sockaddr(path, &sa) < 0)
 		return -1;
-	}
-	memcpy(sa.sun_path, path, strlen(path) + 1);
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | (nb ? SOCK_NONBLOCK : 0), 0)) < 0)
 		return -1;
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {

@@ -191,6 +191,9 @@ extern const struct fo_transport fo_tls_transport, fo_ssh_transport, fo_mux_tran
  * socket path into path (next to the results database). */
 int mux_usable(struct ctl *ctl);
 void mux_socket_path(struct ctl *ctl, char *path, size_t len);
+/* The unix address of path; -1 (ENAMETOOLONG) when it does not fit. */
+struct sockaddr_un;
+int mux_sockaddr(const char *path, struct sockaddr_un *sa);
 /* One line to the holder and its one-line answer (without the newline)
  * into ans.  0, or -1 when no holder answers (errno). */
 int mux_query(struct ctl *ctl, const char *line, char *ans, size_t len);

@@ -143,6 +143,19 @@ results_db_path(struct ctl *ctl, char *buf, size_t len)
 }
 
 void
+results_side_path(struct ctl *ctl, const char *name, char *buf, size_t len)
+{
+	char db[PATH_MAX], *slash;
+
+	results_db_path(ctl, db, sizeof(db));
+	if ((slash = strrchr(db, '/')) != NULL)
+		*slash = '\0';
+	else
+		snprintf(db, sizeof(db), ".");
+	snprintf(buf, len, "%s/%s", db, name);
+}
+
+void
 results_mkparent(const char *path)
 {
 	char d[PATH_MAX], *p;

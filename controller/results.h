@@ -30,6 +30,9 @@ struct results_schema {
 int results_migrate(sqlite3 *db, const struct results_schema *s, char *err, size_t errlen);
 
 const char *results_db_path(struct ctl *ctl, char *buf, size_t len);
+/* DIR/name, where DIR holds the results database (the ticket cache, the
+ * connection holder's socket). */
+void results_side_path(struct ctl *ctl, const char *name, char *buf, size_t len);
 /* mkdir -p of path's parent directory (0755). */
 void results_mkparent(const char *path);
 /* Open (creating or migrating the core schema); NULL with a message on stderr. */

@@ -234,14 +234,8 @@ struct tcache *
 tcache_open(struct ctl *ctl, const char *ca, const char *cert)
 {
 	struct tcache *tc = xcalloc(1, sizeof(*tc));
-	char db[PATH_MAX], *slash;
 
-	results_db_path(ctl, db, sizeof(db));
-	if ((slash = strrchr(db, '/')) != NULL)
-		*slash = '\0';
-	else
-		snprintf(db, sizeof(db), ".");
-	snprintf(tc->path, sizeof(tc->path), "%s/%s", db, TCACHE_FILE);
+	results_side_path(ctl, TCACHE_FILE, tc->path, sizeof(tc->path));
 	tc_reindex(tc, 0);
 	if (tls_trust_hash(ca, cert, tc->bind) < 0) {
 		log_warnx("%s: cannot hash the CA and CRL: no session resumption", ca);
