@@ -59,6 +59,12 @@ tune_glob(struct agent *a, const char *pattern, struct strvec *out)
 
 	if (agent_path(a, full, sizeof(full), pattern) < 0)
 		return -ENAMETOOLONG;
+	/* one name, already open in this transaction: it exists */
+	if (!tune_is_glob(full) && tune_fd_get(full) >= 0) {
+		if (!strvec_contains(out, pattern))
+			strvec_push(out, pattern);
+		return 0;
+	}
 	memset(&g, 0, sizeof(g));
 	r = glob(full, 0, NULL, &g);
 	if (r == GLOB_NOMATCH) {
@@ -87,12 +93,14 @@ tune_read_path(struct agent *a, const char *path, char *buf, size_t len, char *m
 {
 	char full[PATH_MAX];
 	ssize_t n;
+	int fd;
 
 	if (agent_path(a, full, sizeof(full), path) < 0) {
 		snprintf(msg, msglen, "%s: path too long", path);
 		return -ENAMETOOLONG;
 	}
-	n = read_small_file(full, buf, len);
+	if ((fd = tune_fd_get(full)) < 0 || (n = read_small_fd(fd, buf, len)) < 0)
+		n = read_small_file(full, buf, len);
 	if (n < 0) {
 		snprintf(msg, msglen, "read %s: %s", path, strerror((int)-n));
 		return (int)n;
@@ -105,13 +113,21 @@ tune_write_path(struct agent *a, const char *path, const char *value, char *msg,
     size_t msglen)
 {
 	char full[PATH_MAX];
-	int rc;
+	int rc, fd;
 
 	if (agent_path(a, full, sizeof(full), path) < 0) {
 		snprintf(msg, msglen, "%s: path too long", path);
 		return -ENAMETOOLONG;
 	}
-	rc = write_small_file(full, value);
+	/* through the transaction's fd; where it cannot be cut to length or
+	 * its file went away (ENODEV: a sysfs node removed and made anew),
+	 * the old way (open with O_TRUNC) from then on */
+	if ((fd = tune_fd_get(full)) < 0 || (rc = write_small_fd(fd, value)) > 0 ||
+	    rc == -ENODEV) {
+		if (fd >= 0)
+			tune_fd_drop(full);
+		rc = write_small_file(full, value);
+	}
 	if (rc < 0)
 		snprintf(msg, msglen, "write %s: %s", path, strerror(-rc));
 	return rc;
@@ -144,12 +160,15 @@ tune_check_path(struct agent *a, const char *path, char *msg, size_t msglen)
 {
 	char full[PATH_MAX];
 	struct stat st;
+	int fd;
 
 	if (agent_path(a, full, sizeof(full), path) < 0) {
 		snprintf(msg, msglen, "%s: path too long", path);
 		return -ENAMETOOLONG;
 	}
-	if (stat(full, &st) < 0) {
+	/* open for writing in this transaction: it exists and is writable */
+	fd = tune_fd_get(full);
+	if (fd >= 0 ? fstat(fd, &st) < 0 : stat(full, &st) < 0) {
 		snprintf(msg, msglen, "%s: %s on this node", path, strerror(errno));
 		return -errno;
 	}
@@ -158,7 +177,7 @@ tune_check_path(struct agent *a, const char *path, char *msg, size_t msglen)
 		    (unsigned)(st.st_mode & 07777));
 		return -EACCES;
 	}
-	if (access(full, W_OK) < 0) {
+	if (fd < 0 && access(full, W_OK) < 0) {
 		snprintf(msg, msglen, "%s is not writable: %s", path, strerror(errno));
 		return -errno;
 	}

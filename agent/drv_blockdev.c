@@ -34,29 +34,45 @@ cmp_str(const void *x, const void *y)
 	return strcmp(*(char *const *)x, *(char *const *)y);
 }
 
+/* The names in /sys/block that match pattern.  0, or -1 with errno and msg. */
+static int
+bd_list(struct agent *a, const char *pattern, struct strvec *names, char *msg, size_t msglen)
+{
+	char dir[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+
+	if (agent_path(a, dir, sizeof(dir), "/sys/block") < 0 || (d = opendir(dir)) == NULL) {
+		snprintf(msg, msglen, "/sys/block: %s", strerror(errno));
+		return -1;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.' || fnmatch(pattern, de->d_name, 0) != 0)
+			continue;
+		strvec_push(names, de->d_name);
+	}
+	closedir(d);
+	return 0;
+}
+
+/* The devices a setting names (a name or a pattern), those with its attr
+ * (and the rotational= match) only, sorted. */
 static int
 bd_resolve(struct agent *a, const Knob__Setting *s, struct strvec *out, char *msg,
     size_t msglen)
 {
-	char dir[PATH_MAX], path[PATH_MAX], full[PATH_MAX], rot[16], m[TUNE_MSG_MAX];
+	char path[PATH_MAX], full[PATH_MAX], rot[16], m[TUNE_MSG_MAX];
 	struct strvec names = { 0 };
-	struct dirent *de;
-	DIR *d;
 
 	if (blockdev_attr_path(s->attr) == NULL) {
 		snprintf(msg, msglen, "unknown blockdev attr %s", s->attr);
 		return -EINVAL;
 	}
-	if (agent_path(a, dir, sizeof(dir), "/sys/block") < 0 || (d = opendir(dir)) == NULL) {
-		snprintf(msg, msglen, "/sys/block: %s", strerror(errno));
+	if (!tune_is_glob(s->key) && s->key[0] != '.' && s->key[0] != '\0' &&
+	    strchr(s->key, '/') == NULL)
+		strvec_push(&names, s->key);	/* one name: its attr must exist, below */
+	else if (bd_list(a, s->key, &names, msg, msglen) < 0)
 		return -errno;
-	}
-	while ((de = readdir(d)) != NULL) {
-		if (de->d_name[0] == '.' || fnmatch(s->key, de->d_name, 0) != 0)
-			continue;
-		strvec_push(&names, de->d_name);
-	}
-	closedir(d);
 	if (names.n > 1)
 		qsort(names.v, names.n, sizeof(*names.v), cmp_str);
 	for (size_t i = 0; i < names.n; i++) {

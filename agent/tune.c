@@ -43,6 +43,7 @@ struct item {
 	int werr;		/* its write failed: not retried */
 	int pending;		/* the write takes effect after a restart */
 	int moved;		/* a pass ended with it not holding: watched after writes */
+	int unread;		/* written, not read back yet (after is stale) */
 	int kind, rank;
 	long jidx;		/* rollback: index in the journal's originals */
 };
@@ -407,9 +408,10 @@ describe_item(const struct item *it, char *buf, size_t len)
 }
 
 /* Write the item's wanted value (restore(): the driver's restore op) and
- * read it back into after.  The driver's result. */
+ * read it back into after, unless later says the pass's closing re-read
+ * is the next to look at it.  The driver's result. */
 static int
-write_item(struct agent *a, struct item *it, int restore)
+write_item(struct agent *a, struct item *it, int restore, int later)
 {
 	char msg[TUNE_MSG_MAX] = "";
 	int rc;
@@ -420,7 +422,9 @@ write_item(struct agent *a, struct item *it, int restore)
 		rc = it->d->write(a, it->s, it->target, it->wanted, msg, sizeof(msg));
 	it->written = 1;
 	/* read back even after a failed write: it may have changed something */
-	reread(a, it, NULL, 0);
+	it->unread = !(rc < 0 || !later || it->d->costly_read);
+	if (!it->unread)
+		reread(a, it, NULL, 0);
 	if (rc < 0) {
 		it->werr = 1;
 		set_msg(it, rc, msg);
@@ -457,6 +461,17 @@ note_clobbers(struct agent *a, struct plan *p, const size_t *idx, size_t k,
 	}
 }
 
+/* Read back the first k items of idx whose read-back a write put off. */
+static void
+read_back(struct agent *a, struct plan *p, const size_t *idx, size_t k)
+{
+	for (size_t j = 0; j < k; j++)
+		if (p->v[idx[j]].unread) {
+			p->v[idx[j]].unread = 0;
+			reread(a, &p->v[idx[j]], NULL, 0);
+		}
+}
+
 /* Write, in idx order, every item whose live value is not its wanted
  * value, then re-read them all; repeat until all hold, TUNE_PASSES passes
  * at most.  restore: rollback semantics (driver restore op, go on past a
@@ -483,8 +498,13 @@ converge(struct agent *a, struct plan *p, const size_t *idx, size_t n, int resto
 			if (item_holds(it))
 				continue;
 			wrote = 1;
-			if (write_item(a, it, restore) < 0 && !restore && !keep_going)
+			/* in the first pass nothing looks at a written value
+			 * before the closing re-read (note_clobbers looks only
+			 * at keys an earlier pass found moved) */
+			if (write_item(a, it, restore, pass == 0) < 0 && !restore && !keep_going) {
+				read_back(a, p, idx, k);	/* for the revert */
 				return 1;
+			}
 			if (first) {
 				first = 0;
 				pause_at(pz, "after the first write");
@@ -497,6 +517,7 @@ converge(struct agent *a, struct plan *p, const size_t *idx, size_t n, int resto
 		for (size_t k = 0; k < n; k++) {
 			struct item *it = &p->v[idx[k]];
 
+			it->unread = 0;
 			if (!it->d->costly_read && !it->werr)
 				reread(a, it, NULL, 0);
 			if (!item_holds(it)) {
@@ -1170,13 +1191,16 @@ int
 tune_apply(struct agent *a, const Knob__ApplyRequest *req, Knob__ApplyResult *res)
 {
 	struct tune_state *t = a->tune;
+	struct tune_fds fds;
 
 	knob__apply_result__init(res);
 	res->message = res->txn_id = NULL;	/* not the shared empty string */
 	if (t == NULL)
 		return -1;
 	pthread_mutex_lock(&t->mu);
+	tune_fd_begin(&fds);
 	apply_locked(a, req, res);
+	tune_fd_end(&fds);
 	set_active(t, t->j.active, res->reverted ? NULL : "");
 	pthread_mutex_unlock(&t->mu);
 	return 0;
@@ -1212,12 +1236,14 @@ tune_verify(struct agent *a, const Knob__VerifyRequest *req, Knob__VerifyResult 
 	struct plan p = { 0 };
 	Knob__Setting **js = NULL, **set = req->settings;
 	size_t nset = req->n_settings;
+	struct tune_fds fds;
 	int rc;
 
 	knob__verify_result__init(res);
 	if (t == NULL)
 		return -1;
 	pthread_mutex_lock(&t->mu);
+	tune_fd_begin(&fds);
 	if (nset == 0 && (req->profile == NULL || *req->profile == '\0')) {
 		js = set = journal_settings(&t->j);
 		nset = req->active_only ? 0 : t->j.nset;
@@ -1250,6 +1276,7 @@ tune_verify(struct agent *a, const Knob__VerifyRequest *req, Knob__VerifyResult 
 	plan_results(&p, &res->keys, &res->n_keys);
 	plan_free(&p);
 	journal_settings_free(js, js ? t->j.nset : 0);
+	tune_fd_end(&fds);
 	pthread_mutex_unlock(&t->mu);
 	return 0;
 }
@@ -1375,6 +1402,7 @@ tune_rollback(struct agent *a, const Knob__RollbackRequest *req, Knob__RollbackR
 	struct tune_state *t = a->tune;
 	struct pause pz = { a, req ? req->test_pause_ms : 0, NULL };
 	struct plan p = { 0 };
+	struct tune_fds fds;
 	size_t nk, bad;
 	int rc;
 
@@ -1382,6 +1410,7 @@ tune_rollback(struct agent *a, const Knob__RollbackRequest *req, Knob__RollbackR
 	if (t == NULL)
 		return -1;
 	pthread_mutex_lock(&t->mu);
+	tune_fd_begin(&fds);
 	res->profile = xstrdup(t->j.active);
 	plan_restore(a, &t->j, &p, t->j.orig, t->j.norig, 1, req && req->force);
 	/* before the first write: no profile is active from here on (knobd
@@ -1411,6 +1440,7 @@ tune_rollback(struct agent *a, const Knob__RollbackRequest *req, Knob__RollbackR
 		    "stay in the journal", bad, nk);
 	plan_results(&p, &res->keys, &res->n_keys);
 	plan_free(&p);
+	tune_fd_end(&fds);
 	set_active(t, "", "");
 	pthread_mutex_unlock(&t->mu);
 	return 0;

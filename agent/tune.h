@@ -116,6 +116,24 @@ int tune_norm_default(const Knob__Setting *s, const char *raw, char *out, size_t
 /* Default describe: the target itself, plus attr when there is one. */
 void tune_describe_default(const Knob__Setting *s, const char *target, char *buf, size_t len);
 
+/* One transaction's files, each opened once (tune_fd.c). */
+#define TUNE_FDS_MAX 128	/* more paths than this take the old way */
+struct tune_fd {
+	char *path;		/* full path, sysroot included */
+	int fd;			/* O_RDWR, or -1: not cached */
+};
+struct tune_fds {
+	struct tune_fd v[TUNE_FDS_MAX];
+	size_t n;
+};
+/* Open the cache for this thread's transaction / close its fds. */
+void tune_fd_begin(struct tune_fds *c);
+void tune_fd_end(struct tune_fds *c);
+/* The cached fd for a full path (opened on first use), or -1. */
+int tune_fd_get(const char *full);
+/* Close and stop using full's cached fd. */
+void tune_fd_drop(const char *full);
+
 /* Helpers shared by the file-based drivers (drivers.c). */
 /* Glob pattern (absolute, not under the sysroot) below the sysroot; pushes
  * matches as sysroot-relative absolute paths.  0 or -errno. */

@@ -212,11 +212,37 @@ page_runs(int pm, const void *b, size_t len)
 	return n;
 }
 
-/* Bounded read of a small file; strips one trailing newline. */
+/* Bounded read of a small (sysfs/procfs) file from an open fd, from
+ * offset 0; strips trailing newlines. */
+ssize_t
+read_small_fd(int fd, char *buf, size_t max)
+{
+	ssize_t n, tot = 0;
+
+	if (max == 0)
+		return -EINVAL;
+	while ((size_t)tot < max - 1) {
+		n = pread(fd, buf + tot, max - 1 - (size_t)tot, (off_t)tot);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			break;
+		tot += n;
+	}
+	buf[tot] = '\0';
+	while (tot > 0 && buf[tot - 1] == '\n')
+		buf[--tot] = '\0';
+	return tot;
+}
+
+/* Bounded read of a small file, as read_small_fd. */
 ssize_t
 read_small_file(const char *path, char *buf, size_t max)
 {
-	ssize_t n, tot = 0;
+	ssize_t n;
 	int fd;
 
 	if (max == 0)
@@ -224,24 +250,27 @@ read_small_file(const char *path, char *buf, size_t max)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	while ((size_t)tot < max - 1) {
-		n = read(fd, buf + tot, max - 1 - (size_t)tot);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			n = -errno;
-			close(fd);
-			return n;
-		}
-		if (n == 0)
-			break;
-		tot += n;
-	}
+	n = read_small_fd(fd, buf, max);
 	close(fd);
-	buf[tot] = '\0';
-	while (tot > 0 && buf[tot - 1] == '\n')
-		buf[--tot] = '\0';
-	return tot;
+	return n;
+}
+
+/* The same one write on an open fd: s at offset 0, then the file cut to
+ * its length (what O_TRUNC did first; cheaper after, where the length
+ * does not change; a no-op on sysfs and procfs).  0, -errno of the write,
+ * or 1 when the cut was refused (write again the old way). */
+int
+write_small_fd(int fd, const char *s)
+{
+	size_t len = strlen(s);
+	ssize_t n;
+
+	n = pwrite(fd, s, len, 0);
+	if (n < 0)
+		return -errno;
+	if ((size_t)n != len)
+		return -EIO;
+	return ftruncate(fd, (off_t)len) < 0 ? 1 : 0;
 }
 
 /* One write(2) of s, as sysfs and procfs expect; O_TRUNC like a shell's

@@ -34,8 +34,13 @@ uint64_t now_mono_ns(void);	/* CLOCK_MONOTONIC */
 /* Read at most max-1 bytes of a (sysfs/proc) file into buf, NUL-terminated,
  * trailing newline stripped.  Returns length or -errno. */
 ssize_t read_small_file(const char *path, char *buf, size_t max);
+/* The same from an open fd, from offset 0 (a re-read of sysfs/procfs). */
+ssize_t read_small_fd(int fd, char *buf, size_t max);
 /* Write s to an existing file (sysfs/proc style: one write). 0 or -errno. */
 int write_small_file(const char *path, const char *s);
+/* The same on an fd open for writing: one write at 0, then cut to its
+ * length.  0 or -errno; 1 when the cut was refused. */
+int write_small_fd(int fd, const char *s);
 /* Write data to path atomically: tmp file, fsync, rename, fsync dir. 0/-errno. */
 int write_file_atomic(const char *path, const void *data, size_t len, mode_t mode);
 /* Read a whole regular file up to max bytes; *out malloc'd and NUL-terminated. */

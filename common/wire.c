@@ -143,13 +143,14 @@ io_read(struct conn *c, void *buf, size_t len)
 	}
 }
 
-/* Reads exactly the bytes the current frame still needs, never more. */
+/* Reads exactly the bytes the current frame still needs, never more.
+ * 1: *body holds one whole frame body of *len bytes (the caller frees). */
 int
-conn_recv(struct conn *c, Knob__Envelope **out)
+conn_recv_body(struct conn *c, uint8_t **body, size_t *len)
 {
 	ssize_t n;
 
-	*out = NULL;
+	*body = NULL;
 	for (;;) {
 		if (c->hdr_have < 4) {
 			n = io_read(c, c->hdr + c->hdr_have, 4 - c->hdr_have);
@@ -185,39 +186,76 @@ conn_recv(struct conn *c, Knob__Envelope **out)
 			if (c->body_have < c->body_len)
 				continue;
 		}
-		*out = frame_unpack(c->body, c->body_len, c->err, sizeof(c->err));
-		free(c->body);
+		*body = c->body;
+		*len = c->body_len;
 		c->body = NULL;
 		c->hdr_have = 0;
 		c->body_len = c->body_have = c->body_cap = 0;
-		return *out ? 1 : -1;
+		return 1;
 	}
 }
 
 int
-conn_queue_frame(struct conn *c, uint8_t *frame, size_t len)
+conn_recv(struct conn *c, Knob__Envelope **out)
+{
+	uint8_t *body;
+	size_t len;
+	int r;
+
+	*out = NULL;
+	if ((r = conn_recv_body(c, &body, &len)) <= 0)
+		return r;
+	*out = frame_unpack(body, len, c->err, sizeof(c->err));
+	free(body);
+	return *out ? 1 : -1;
+}
+
+/* Append head (hlen bytes) then tail (tlen) as one chunk; -1 when the
+ * queue is full (reason in c->err). */
+static int
+wq_push(struct conn *c, const void *head, size_t hlen, const void *tail, size_t tlen)
 {
 	struct wchunk *w;
 
 	if (c->wq_bytes >= WQ_MAX) {
 		snprintf(c->err, sizeof(c->err), "peer does not read: %zu bytes queued",
 		    c->wq_bytes);
-		free(frame);
 		return -1;
 	}
-	w = xmalloc(sizeof(*w) + len);
+	w = xmalloc(sizeof(*w) + hlen + tlen);
 	w->next = NULL;
-	w->len = len;
+	w->len = hlen + tlen;
 	w->off = 0;
-	memcpy(w->data, frame, len);
-	free(frame);
+	memcpy(w->data, head, hlen);
+	if (tlen)
+		memcpy(w->data + hlen, tail, tlen);
 	if (c->wq_tail)
 		c->wq_tail->next = w;
 	else
 		c->wq_head = w;
 	c->wq_tail = w;
-	c->wq_bytes += len;
+	c->wq_bytes += w->len;
 	return 0;
+}
+
+int
+conn_queue_frame(struct conn *c, uint8_t *frame, size_t len)
+{
+	int r = wq_push(c, frame, len, NULL, 0);
+
+	free(frame);
+	return r;
+}
+
+int
+conn_queue_body(struct conn *c, uint8_t *body, size_t len)
+{
+	uint8_t hdr[4] = { (uint8_t)(len >> 24), (uint8_t)(len >> 16), (uint8_t)(len >> 8),
+	    (uint8_t)len };
+	int r = wq_push(c, hdr, sizeof(hdr), body, len);
+
+	free(body);
+	return r;
 }
 
 int

@@ -54,10 +54,16 @@ Knob__Envelope *frame_unpack(const uint8_t *body, size_t len, char *err, size_t 
  * empty, so epoll's next wake-up is enough); -1: closed or protocol error
  * (reason in c->err). */
 int conn_recv(struct conn *c, Knob__Envelope **out);
+/* The same for one frame's bytes, not unpacked (a relay's view): 1 with
+ * *body (*len bytes, the caller frees), 0 or -1 as conn_recv. */
+int conn_recv_body(struct conn *c, uint8_t **body, size_t *len);
 /* Queue a packed frame (takes ownership of frame).  0, or -1 when the
  * queue already holds WQ_MAX bytes (the peer does not read; the frame is
  * dropped, the reason is in c->err and the caller closes). */
 int conn_queue_frame(struct conn *c, uint8_t *frame, size_t len);
+/* Queue a frame body from conn_recv_body with its length header (takes
+ * ownership of body).  0 or -1 as conn_queue_frame. */
+int conn_queue_body(struct conn *c, uint8_t *body, size_t len);
 /* Pack and queue env. 0 or -1. */
 int conn_send(struct conn *c, const Knob__Envelope *env);
 /* The epoll events c needs: input always, output while it has a queue

@@ -292,17 +292,27 @@ chan_read_header(struct mux_chan *ch)
 	chan_header(ch, ch->line);
 }
 
-/* Frames from knobctl go to the node; its "done" lets the link idle. */
+/* Frames from knobctl go to the node as they came (unpacked only to be
+ * checked); its "done" lets the link idle. */
 static void
 chan_relay(struct mux_chan *ch)
 {
 	struct mux_link *lk = ch->link;
 	Knob__Envelope *env;
-	int r;
+	uint8_t *body;
+	size_t len;
+	int r, done;
 
-	while ((r = conn_recv(&ch->c, &env)) > 0) {
-		if (env->body_case == KNOB__ENVELOPE__BODY_ERROR) {
-			knob__envelope__free_unpacked(env, NULL);
+	while ((r = conn_recv_body(&ch->c, &body, &len)) > 0) {
+		if ((env = frame_unpack(body, len, ch->c.err, sizeof(ch->c.err))) == NULL) {
+			free(body);
+			r = -1;
+			break;
+		}
+		done = env->body_case == KNOB__ENVELOPE__BODY_ERROR;
+		knob__envelope__free_unpacked(env, NULL);
+		if (done) {
+			free(body);
 			/* complete: nothing of ours is unsent or unanswered */
 			if (lk->c.wq_head == NULL && lk->c.hdr_have == 0) {
 				lk->ch = NULL;
@@ -311,8 +321,7 @@ chan_relay(struct mux_chan *ch)
 			chan_free(ch);
 			return;
 		}
-		r = conn_send(&lk->c, env);
-		knob__envelope__free_unpacked(env, NULL);
+		r = conn_queue_body(&lk->c, body, len);
 		if (r < 0 || link_flush(lk) < 0) {
 			if (r < 0)
 				chan_free(ch);
@@ -487,28 +496,28 @@ dial_waiting(struct mux *m)
 	free(v);
 }
 
-/* The node's frames go to its channel; on an idle link anything ends it. */
+/* The node's frames go to its channel as they came (knobctl checks
+ * them); on an idle link anything ends it. */
 static void
 link_event(int fd, uint32_t events, void *arg)
 {
 	struct mux_link *lk = arg;
-	Knob__Envelope *env;
+	uint8_t *body;
+	size_t len;
 	int r;
 
 	(void)fd;
 	if ((events & EPOLLOUT) && link_flush(lk) < 0)
 		return;
-	while ((r = conn_recv(&lk->c, &env)) > 0) {
+	while ((r = conn_recv_body(&lk->c, &body, &len)) > 0) {
 		struct mux_chan *ch = lk->ch;
 
 		if (ch == NULL) {
-			knob__envelope__free_unpacked(env, NULL);
+			free(body);
 			link_free(lk);
 			return;
 		}
-		r = conn_send(&ch->c, env);
-		knob__envelope__free_unpacked(env, NULL);
-		if (r < 0) {
+		if (conn_queue_body(&ch->c, body, len) < 0) {
 			chan_free(ch);
 			return;
 		}

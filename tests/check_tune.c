@@ -11,6 +11,7 @@
  * are detached in teardown), and a veth pair and net.core.somaxconn inside a
  * private network namespace (unshare) of the forked test process. */
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -364,11 +365,27 @@ START_TEST(test_resolve)
 END_TEST
 
 /* Apply, verify, drift, a second profile, rollback: on the fake tree. */
+/* Open file descriptors of this process. */
+static int
+count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	int n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((de = readdir(d)) != NULL)
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n - 1;	/* the directory's own */
+}
+
 START_TEST(test_transaction)
 {
 	Knob__ApplyResult r;
 	Knob__VerifyResult v;
 	Knob__RollbackResult rb;
+	int fds;
 	static const struct s p1[] = {
 		{ "lustre", "osc.*OST*.max_rpcs_in_flight", NULL, "16", 0, NULL },
 		{ "sysctl", "vm.dirty_ratio", NULL, "10", 0, NULL },
@@ -382,8 +399,11 @@ START_TEST(test_transaction)
 
 	fake_tree();
 	ag = mk_agent(root);
+	fds = count_fds();
 	do_apply(ag, "p1", p1, nitems(p1), 0, 0, &r);
 	dump(r.keys, r.n_keys);
+	/* each file is opened once per transaction, and closed at its end */
+	ck_assert_int_eq(count_fds(), fds);
 	ck_assert_int_eq(r.reverted, 0);
 	for (size_t i = 0; i < r.n_keys; i++)
 		ck_assert_int_eq(r.keys[i]->state, KNOB__KEY_STATE__KEY_CHANGED);
@@ -451,7 +471,9 @@ START_TEST(test_transaction)
 	ck_assert_str_eq(active_pub(ag, 0), "p2+p1");
 	ck_assert_int_eq(ag->tune->j.norig, 7);
 
+	fds = count_fds();
 	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	ck_assert_int_eq(count_fds(), fds);
 	dump(rb.keys, rb.n_keys);
 	ck_assert_int_eq(rb.n_keys, 7);
 	for (size_t i = 0; i < rb.n_keys; i++)
