@@ -494,6 +494,58 @@ START_TEST(test_transaction)
 }
 END_TEST
 
+/* More files than a transaction keeps open (TUNE_FDS_MAX): the ones past
+ * it go the old way, every value lands exactly (shorter values than the
+ * files held, too), verify sees them, rollback brings every original back
+ * and no descriptor is left open. */
+START_TEST(test_many_keys)
+{
+	enum { N = TUNE_FDS_MAX + 22 };
+	static struct s v[N];
+	static char keys[N][64], vals[N][16];
+	Knob__ApplyResult r;
+	Knob__VerifyResult vr;
+	Knob__RollbackResult rb;
+	char rel[96];
+	int fds;
+
+	fake_tree();
+	for (int i = 0; i < N; i++) {
+		snprintf(rel, sizeof(rel), "/sys/kernel/knobtest/k%03d", i);
+		put(rel, "%d000000\n", i + 1);	/* originals longer than the values */
+		snprintf(keys[i], sizeof(keys[i]), "%s", rel);
+		snprintf(vals[i], sizeof(vals[i]), "%d", i);
+		v[i] = (struct s){ "sysfs", keys[i], NULL, vals[i], 0, NULL };
+	}
+	ag = mk_agent(root);
+	fds = count_fds();
+	do_apply(ag, "many", v, N, 0, 0, &r);
+	ck_assert_int_eq(r.reverted, 0);
+	ck_assert_int_eq(r.n_keys, N);
+	for (size_t i = 0; i < r.n_keys; i++)
+		ck_assert_int_eq(r.keys[i]->state, KNOB__KEY_STATE__KEY_CHANGED);
+	tune_apply_result_free(&r);
+	ck_assert_int_eq(count_fds(), fds);
+	for (int i = 0; i < N; i++)
+		ck_assert_str_eq(get(keys[i]), vals[i]);
+	do_verify(ag, v, N, &vr);
+	for (size_t i = 0; i < vr.n_keys; i++)
+		ck_assert_int_eq(vr.keys[i]->state, KNOB__KEY_STATE__KEY_OK);
+	tune_verify_result_free(&vr);
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	ck_assert_int_eq(rb.n_keys, N);
+	ck_assert_int_eq(rb.complete, 1);
+	tune_rollback_result_free(&rb);
+	ck_assert_int_eq(count_fds(), fds);
+	for (int i = 0; i < N; i++) {
+		char want[16];
+
+		snprintf(want, sizeof(want), "%d000000", i + 1);
+		ck_assert_str_eq(get(keys[i]), want);
+	}
+}
+END_TEST
+
 /* One target that cannot be written (a symbolic link where the attribute
  * file should be: readable, but writes use O_NOFOLLOW): the whole
  * transaction is reverted, key by key. */
@@ -1796,6 +1848,7 @@ tune_suite(void)
 	tcase_add_test(tc, test_resolve);
 	tcase_add_test(tc, test_transaction);
 	tcase_add_test(tc, test_partial_failure);
+	tcase_add_test(tc, test_many_keys);
 	tcase_add_test(tc, test_crash_recovery);
 	tcase_add_test(tc, test_gpfs_standin);
 	tcase_add_test(tc, test_gpfs_pending_restart);
