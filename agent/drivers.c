@@ -59,8 +59,8 @@ tune_glob(struct agent *a, const char *pattern, struct strvec *out)
 
 	if (agent_path(a, full, sizeof(full), pattern) < 0)
 		return -ENAMETOOLONG;
-	/* one name, already open in this transaction: it exists */
-	if (!tune_is_glob(full) && tune_fd_get(full) >= 0) {
+	/* one name, opened to be read in this transaction: it exists */
+	if (!tune_is_glob(full) && tune_fd_read(full) >= 0) {
 		if (!strvec_contains(out, pattern))
 			strvec_push(out, pattern);
 		return 0;
@@ -99,7 +99,7 @@ tune_read_path(struct agent *a, const char *path, char *buf, size_t len, char *m
 		snprintf(msg, msglen, "%s: path too long", path);
 		return -ENAMETOOLONG;
 	}
-	if ((fd = tune_fd_get(full)) < 0 || (n = read_small_fd(fd, buf, len)) < 0)
+	if ((fd = tune_fd_read(full)) < 0 || (n = read_small_fd(fd, buf, len)) < 0)
 		n = read_small_file(full, buf, len);
 	if (n < 0) {
 		snprintf(msg, msglen, "read %s: %s", path, strerror((int)-n));
@@ -113,21 +113,14 @@ tune_write_path(struct agent *a, const char *path, const char *value, char *msg,
     size_t msglen)
 {
 	char full[PATH_MAX];
-	int rc, fd;
+	int rc;
 
 	if (agent_path(a, full, sizeof(full), path) < 0) {
 		snprintf(msg, msglen, "%s: path too long", path);
 		return -ENAMETOOLONG;
 	}
-	/* through the transaction's fd; where it cannot be cut to length or
-	 * its file went away (ENODEV: a sysfs node removed and made anew),
-	 * the old way (open with O_TRUNC) from then on */
-	if ((fd = tune_fd_get(full)) < 0 || (rc = write_small_fd(fd, value)) > 0 ||
-	    rc == -ENODEV) {
-		if (fd >= 0)
-			tune_fd_drop(full);
+	if ((rc = tune_fd_write(full, value)) > 0)
 		rc = write_small_file(full, value);
-	}
 	if (rc < 0)
 		snprintf(msg, msglen, "write %s: %s", path, strerror(-rc));
 	return rc;
@@ -166,8 +159,7 @@ tune_check_path(struct agent *a, const char *path, char *msg, size_t msglen)
 		snprintf(msg, msglen, "%s: path too long", path);
 		return -ENAMETOOLONG;
 	}
-	/* open for writing in this transaction: it exists and is writable */
-	fd = tune_fd_get(full);
+	fd = tune_fd_read(full);
 	if (fd >= 0 ? fstat(fd, &st) < 0 : stat(full, &st) < 0) {
 		snprintf(msg, msglen, "%s: %s on this node", path, strerror(errno));
 		return -errno;
@@ -177,7 +169,7 @@ tune_check_path(struct agent *a, const char *path, char *msg, size_t msglen)
 		    (unsigned)(st.st_mode & 07777));
 		return -EACCES;
 	}
-	if (fd < 0 && access(full, W_OK) < 0) {
+	if (access(full, W_OK) < 0) {
 		snprintf(msg, msglen, "%s is not writable: %s", path, strerror(errno));
 		return -errno;
 	}

@@ -116,11 +116,13 @@ int tune_norm_default(const Knob__Setting *s, const char *raw, char *out, size_t
 /* Default describe: the target itself, plus attr when there is one. */
 void tune_describe_default(const Knob__Setting *s, const char *target, char *buf, size_t len);
 
-/* One transaction's files, each opened once (tune_fd.c). */
+/* One transaction's files, each opened once to read and once to write
+ * (tune_fd.c). */
 #define TUNE_FDS_MAX 128	/* more paths than this take the old way */
 struct tune_fd {
 	char *path;		/* full path, sysroot included */
-	int fd;			/* O_RDWR, or -1: not cached */
+	int rfd, wfd;		/* O_RDONLY / O_WRONLY, or -1 */
+	int rtried;		/* rfd's open was tried (and failed if -1) */
 };
 struct tune_fds {
 	struct tune_fd v[TUNE_FDS_MAX];
@@ -129,10 +131,11 @@ struct tune_fds {
 /* Open the cache for this thread's transaction / close its fds. */
 void tune_fd_begin(struct tune_fds *c);
 void tune_fd_end(struct tune_fds *c);
-/* The cached fd for a full path (opened on first use), or -1. */
-int tune_fd_get(const char *full);
-/* Close and stop using full's cached fd. */
-void tune_fd_drop(const char *full);
+/* The read fd for a full path (opened on first use), or -1. */
+int tune_fd_read(const char *full);
+/* Write s through the transaction's write fd for full: 0 or -errno as
+ * write_small_file, or 1 when not cached (write the old way). */
+int tune_fd_write(const char *full, const char *s);
 
 /* Helpers shared by the file-based drivers (drivers.c). */
 /* Glob pattern (absolute, not under the sysroot) below the sysroot; pushes

@@ -1,15 +1,18 @@
-/* The files of one tuning transaction, each opened once.  A transaction
- * reads a key's value, writes it, re-reads it after the other writes and
- * checks it: four opens of the same path, each a path walk.  Between
- * tune_fd_begin and tune_fd_end, on the thread that began it, each path is
- * opened once for reading and writing (O_NOFOLLOW, as writes always were)
- * and every read (pread at 0, which sysfs and procfs answer afresh) and
- * write (ftruncate, as O_TRUNC did, then pwrite at 0) goes through that
- * fd.  A path that cannot be opened so (read-only or write-only
- * attributes, a symlink, no such file) is remembered as not cached and
- * takes the old open-per-call path, so its results and errors do not
- * change.  Only the thread that began the transaction sees the cache:
- * health checks and facts on other threads are untouched. */
+/* The files of one tuning transaction, each opened once for reading and,
+ * if it is written, once for writing.  A transaction reads a key's value,
+ * re-reads it before its write, writes it, and re-reads it after the
+ * other writes: before this, four opens of the same path, each a path
+ * walk.  Between tune_fd_begin and tune_fd_end, on the thread that began
+ * it, each path read is opened once O_RDONLY (re-read with pread at 0,
+ * which sysfs and procfs answer afresh), and each path written is opened
+ * once O_WRONLY|O_TRUNC|O_NOFOLLOW, as every write was, for its first
+ * write (later writes: pwrite at 0, then cut to length).  Only what is
+ * written is opened for writing, so a verify or a key that already holds
+ * opens nothing for writing (audit and inotify see what they saw before).
+ * An open that fails is not cached: the caller takes the old path, whose
+ * result and error are the same.  Only the thread that began the
+ * transaction sees the cache: health checks and facts on other threads
+ * are untouched. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -32,8 +35,10 @@ void
 tune_fd_end(struct tune_fds *c)
 {
 	for (size_t i = 0; i < c->n; i++) {
-		if (c->v[i].fd >= 0)
-			close(c->v[i].fd);
+		if (c->v[i].rfd >= 0)
+			close(c->v[i].rfd);
+		if (c->v[i].wfd >= 0)
+			close(c->v[i].wfd);
 		free(c->v[i].path);
 	}
 	c->n = 0;
@@ -41,33 +46,67 @@ tune_fd_end(struct tune_fds *c)
 		cur = NULL;
 }
 
-/* The transaction's fd for the full path, opened on first use; -1 when
- * there is no transaction on this thread or the path is not cached. */
-int
-tune_fd_get(const char *full)
+/* The entry for full, made on first use; NULL without a transaction on
+ * this thread or when the cache is full. */
+static struct tune_fd *
+entry(const char *full)
 {
 	struct tune_fd *e;
 
 	if (cur == NULL)
-		return -1;
+		return NULL;
 	for (size_t i = 0; i < cur->n; i++)
 		if (strcmp(cur->v[i].path, full) == 0)
-			return cur->v[i].fd;
+			return &cur->v[i];
 	if (cur->n == TUNE_FDS_MAX)
-		return -1;
+		return NULL;
 	e = &cur->v[cur->n++];
 	e->path = xstrdup(full);
-	e->fd = open(full, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
-	return e->fd;
+	e->rfd = e->wfd = -1;
+	e->rtried = 0;
+	return e;
 }
 
-/* Forget full's fd (a write through it failed; the old path retries). */
-void
-tune_fd_drop(const char *full)
+int
+tune_fd_read(const char *full)
 {
-	for (size_t i = 0; cur && i < cur->n; i++)
-		if (strcmp(cur->v[i].path, full) == 0 && cur->v[i].fd >= 0) {
-			close(cur->v[i].fd);
-			cur->v[i].fd = -1;
-		}
+	struct tune_fd *e = entry(full);
+
+	if (e == NULL)
+		return -1;
+	if (!e->rtried) {
+		e->rtried = 1;
+		e->rfd = open(full, O_RDONLY | O_CLOEXEC);
+	}
+	return e->rfd;
+}
+
+/* Write s to full through the transaction's write fd: the first write
+ * opens it as write_small_file does; later ones pwrite and cut.  0,
+ * -errno, or 1: not cached (the caller writes the old way). */
+int
+tune_fd_write(const char *full, const char *s)
+{
+	struct tune_fd *e = entry(full);
+	size_t len = strlen(s);
+	ssize_t n;
+	int r;
+
+	if (e == NULL)
+		return 1;
+	if (e->wfd >= 0) {
+		r = write_small_fd(e->wfd, s);
+		if (r == 0 || (r < 0 && r != -ENODEV))
+			return r;
+		close(e->wfd);	/* cannot be cut, or the node went away */
+		e->wfd = -1;
+		return 1;
+	}
+	e->wfd = open(full, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW);
+	if (e->wfd < 0)
+		return -errno;
+	n = write(e->wfd, s, len);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EIO;
 }

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
@@ -543,6 +544,66 @@ START_TEST(test_many_keys)
 		snprintf(want, sizeof(want), "%d000000", i + 1);
 		ck_assert_str_eq(get(keys[i]), want);
 	}
+}
+END_TEST
+
+/* Files closed after being opened for writing under the sysroot (IN_CLOSE_WRITE
+ * events queued on fd), by name; "" when none. */
+static const char *
+closed_written(int fd)
+{
+	static char names[512];
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	ssize_t n;
+
+	names[0] = '\0';
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		for (char *p = buf; p < buf + n; ) {
+			struct inotify_event *ev = (struct inotify_event *)p;
+
+			if ((ev->mask & IN_CLOSE_WRITE) && ev->len)
+				snprintf(names + strlen(names), sizeof(names) - strlen(names),
+				    "%s ", ev->name);
+			p += sizeof(*ev) + ev->len;
+		}
+	return names;
+}
+
+/* A transaction opens for writing only the files it writes: a verify and a
+ * key that already holds open nothing for writing (what audit rules and
+ * inotify watchers see), and a changed key's file is closed after writing. */
+START_TEST(test_writes_only_written)
+{
+	static const struct s v[] = {
+		{ "sysctl", "vm.dirty_ratio", NULL, "20", 0, NULL },	/* holds already */
+		{ "nfsd", "threads", NULL, "64", 0, NULL },
+	};
+	Knob__ApplyResult r;
+	Knob__VerifyResult vr;
+	char d1[256], d2[256];
+	int in;
+
+	fake_tree();
+	ag = mk_agent(root);
+	in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	ck_assert_int_ge(in, 0);
+	snprintf(d1, sizeof(d1), "%s/proc/sys/vm", root);
+	snprintf(d2, sizeof(d2), "%s/proc/fs/nfsd", root);
+	ck_assert_int_ge(inotify_add_watch(in, d1, IN_CLOSE_WRITE), 0);
+	ck_assert_int_ge(inotify_add_watch(in, d2, IN_CLOSE_WRITE), 0);
+	do_apply(ag, "p", v, nitems(v), 0, 0, &r);
+	ck_assert_int_eq(find_key(r.keys, r.n_keys, "vm.dirty_ratio", NULL)->state,
+	    KNOB__KEY_STATE__KEY_UNCHANGED);
+	ck_assert_int_eq(find_key(r.keys, r.n_keys, "threads", NULL)->state,
+	    KNOB__KEY_STATE__KEY_CHANGED);
+	tune_apply_result_free(&r);
+	ck_assert_str_eq(closed_written(in), "threads ");
+	do_verify(ag, v, nitems(v), &vr);
+	for (size_t i = 0; i < vr.n_keys; i++)
+		ck_assert_int_eq(vr.keys[i]->state, KNOB__KEY_STATE__KEY_OK);
+	tune_verify_result_free(&vr);
+	ck_assert_str_eq(closed_written(in), "");
+	close(in);
 }
 END_TEST
 
@@ -1849,6 +1910,7 @@ tune_suite(void)
 	tcase_add_test(tc, test_transaction);
 	tcase_add_test(tc, test_partial_failure);
 	tcase_add_test(tc, test_many_keys);
+	tcase_add_test(tc, test_writes_only_written);
 	tcase_add_test(tc, test_crash_recovery);
 	tcase_add_test(tc, test_gpfs_standin);
 	tcase_add_test(tc, test_gpfs_pending_restart);
