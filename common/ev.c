@@ -120,6 +120,14 @@ ev_io_mod(struct ev_base *b, int fd, uint32_t events)
 }
 
 void
+ev_io_forget(struct ev_base *b, int fd)
+{
+	if (fd < 0 || (size_t)fd >= b->nio || b->io[fd].fn == NULL)
+		return;
+	memset(&b->io[fd], 0, sizeof(b->io[fd]));
+}
+
+void
 ev_io_del(struct ev_base *b, int fd)
 {
 	if (fd < 0 || (size_t)fd >= b->nio || b->io[fd].fn == NULL)

@@ -36,6 +36,10 @@ int ev_io_add(struct ev_base *b, int fd, uint32_t events, ev_io_fn fn, void *arg
 int ev_io_mod(struct ev_base *b, int fd, uint32_t events);
 /* Stop watching fd; events already fetched for it are dropped. */
 void ev_io_del(struct ev_base *b, int fd);
+/* Forget fd without a system call, because the caller closes it now and
+ * it has no duplicate: the close ends its registration (an event already
+ * fetched for it carries the old generation and is dropped). */
+void ev_io_forget(struct ev_base *b, int fd);
 /* (Re)arm t to call fn(arg) once, after_ns from now. */
 void ev_timer_set(struct ev_base *b, struct ev_timer *t, uint64_t after_ns, ev_timer_fn fn,
     void *arg);

@@ -114,7 +114,7 @@ link_free(struct mux_link *lk)
 			*pp = lk->next;
 			break;
 		}
-	ev_io_del(lk->m->ev, lk->fd);
+	ev_io_forget(lk->m->ev, lk->fd);	/* closed below, never duplicated */
 	if (lk->c.ssl)
 		SSL_shutdown(lk->c.ssl);
 	conn_reset(&lk->c);
@@ -292,8 +292,11 @@ chan_read_header(struct mux_chan *ch)
 	chan_header(ch, ch->line);
 }
 
-/* Frames from knobctl go to the node as they came (unpacked only to be
- * checked); its "done" lets the link idle. */
+/* A frame from knobctl goes to the node as it came (unpacked only to be
+ * checked); its "done" lets the link idle.  One frame a wake-up: the
+ * channel is a plain socket, level-triggered, so what is left wakes us
+ * again, and knobctl sends one frame and waits for the answer (no read
+ * that would only say EAGAIN). */
 static void
 chan_relay(struct mux_chan *ch)
 {
@@ -303,33 +306,32 @@ chan_relay(struct mux_chan *ch)
 	size_t len;
 	int r, done;
 
-	while ((r = conn_recv_body(&ch->c, &body, &len)) > 0) {
-		if ((env = frame_unpack(body, len, ch->c.err, sizeof(ch->c.err))) == NULL) {
-			free(body);
-			r = -1;
-			break;
-		}
-		done = env->body_case == KNOB__ENVELOPE__BODY_ERROR;
-		knob__envelope__free_unpacked(env, NULL);
-		if (done) {
-			free(body);
-			/* complete: nothing of ours is unsent or unanswered */
-			if (lk->c.wq_head == NULL && lk->c.hdr_have == 0) {
-				lk->ch = NULL;
-				ch->link = NULL;
-			}
-			chan_free(ch);
-			return;
-		}
-		r = conn_queue_body(&lk->c, body, len);
-		if (r < 0 || link_flush(lk) < 0) {
-			if (r < 0)
-				chan_free(ch);
-			return;
-		}
+	if ((r = conn_recv_body(&ch->c, &body, &len)) <= 0) {
+		if (r < 0)
+			chan_free(ch);	/* knobctl went away mid-exchange: the link goes too */
+		return;
 	}
-	if (r < 0)
-		chan_free(ch);	/* knobctl went away mid-exchange: the link goes too */
+	if ((env = frame_unpack(body, len, ch->c.err, sizeof(ch->c.err))) == NULL) {
+		free(body);
+		chan_free(ch);
+		return;
+	}
+	done = env->body_case == KNOB__ENVELOPE__BODY_ERROR;
+	knob__envelope__free_unpacked(env, NULL);
+	if (done) {
+		free(body);
+		/* complete: nothing of ours is unsent or unanswered */
+		if (lk->c.wq_head == NULL && lk->c.hdr_have == 0) {
+			lk->ch = NULL;
+			ch->link = NULL;
+		}
+		chan_free(ch);
+		return;
+	}
+	if (conn_queue_body(&lk->c, body, len) < 0)
+		chan_free(ch);
+	else
+		(void)link_flush(lk);	/* a dead link ends ch too */
 }
 
 static void
@@ -391,7 +393,7 @@ chan_free(struct mux_chan *ch)
 	fresh_remove(ch);
 	if (ch->link)
 		link_free(ch->link);	/* clears nothing of ch: it goes now */
-	ev_io_del(m->ev, ch->fd);
+	ev_io_forget(m->ev, ch->fd);	/* closed below, never duplicated */
 	conn_reset(&ch->c);
 	close(ch->fd);
 	free(ch->name);
