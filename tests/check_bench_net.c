@@ -38,11 +38,22 @@ unmount_tmpfs(void)
 	tmpfs_mnt[0] = '\0';
 }
 
-/* Remove the data directory; also run at exit, since a failed check ends
- * the test's process without the teardown. */
+/* Agents restarted under libfaketime.  The library, preloaded without the
+ * faketime wrapper, makes a shared memory segment and a semaphore named by
+ * its pid (/dev/shm/faketime_shm_PID, /dev/shm/sem.faketime_sem_PID) and
+ * leaves them behind when the agent is stopped: removed with the data. */
+static pid_t faked[4];
+static int nfaked;
+
+/* Remove the data directory and libfaketime's files; also run at exit,
+ * since a failed check ends the test's process without the teardown. */
 static void
 remove_data(void)
 {
+	for (int i = 0; i < nfaked; i++)
+		harness_sh("rm -f /dev/shm/faketime_shm_%ld /dev/shm/sem.faketime_sem_%ld",
+		    (long)faked[i], (long)faked[i]);
+	nfaked = 0;
 	unmount_tmpfs();
 	if (data[0])
 		harness_sh("rm -rf '%s'", data);
@@ -758,6 +769,8 @@ restart_faketime(int i, const char *ft, const char *offset)
 	setenv("FAKETIME_NO_CACHE", "1", 1);
 	setenv("FAKETIME_DONT_FAKE_MONOTONIC", "1", 1);
 	restart_agent(i, "", "");
+	if (nfaked < (int)nitems(faked))
+		faked[nfaked++] = h.node[i].pid;
 	unsetenv("LD_PRELOAD");
 	if (saved)
 		setenv("ASAN_OPTIONS", saved, 1);
