@@ -82,14 +82,12 @@ tune_fd_read(const char *full)
 }
 
 /* Write s to full through the transaction's write fd: the first write
- * opens it as write_small_file does; later ones pwrite and cut.  0,
+ * is write_small_open, its fd kept; later ones pwrite and cut.  0,
  * -errno, or 1: not cached (the caller writes the old way). */
 int
 tune_fd_write(const char *full, const char *s)
 {
 	struct tune_fd *e = entry(full);
-	size_t len = strlen(s);
-	ssize_t n;
 	int r;
 
 	if (e == NULL)
@@ -102,11 +100,5 @@ tune_fd_write(const char *full, const char *s)
 		e->wfd = -1;
 		return 1;
 	}
-	e->wfd = open(full, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW);
-	if (e->wfd < 0)
-		return -errno;
-	n = write(e->wfd, s, len);
-	if (n < 0)
-		return -errno;
-	return (size_t)n == len ? 0 : -EIO;
+	return write_small_open(full, s, &e->wfd);
 }

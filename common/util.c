@@ -275,23 +275,31 @@ write_small_fd(int fd, const char *s)
 
 /* One write(2) of s, as sysfs and procfs expect; O_TRUNC like a shell's
  * "echo v > f" (a no-op on sysfs/procfs, needed for fake trees of regular
- * files); O_NOFOLLOW so a planted symlink is not followed. 0 or -errno. */
+ * files); O_NOFOLLOW so a planted symlink is not followed.  The fd is left
+ * open in *fdp (-1 when the open failed).  0 or -errno. */
 int
-write_small_file(const char *path, const char *s)
+write_small_open(const char *path, const char *s, int *fdp)
 {
 	size_t len = strlen(s);
 	ssize_t n;
-	int fd, rc = 0;
 
-	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
+	*fdp = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW);
+	if (*fdp < 0)
 		return -errno;
-	n = write(fd, s, len);
+	n = write(*fdp, s, len);
 	if (n < 0)
-		rc = -errno;
-	else if ((size_t)n != len)
-		rc = -EIO;
-	if (close(fd) < 0 && rc == 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EIO;
+}
+
+/* write_small_open, then close.  0 or -errno. */
+int
+write_small_file(const char *path, const char *s)
+{
+	int fd, rc;
+
+	rc = write_small_open(path, s, &fd);
+	if (fd >= 0 && close(fd) < 0 && rc == 0)
 		rc = -errno;
 	return rc;
 }

@@ -38,6 +38,8 @@ ssize_t read_small_file(const char *path, char *buf, size_t max);
 ssize_t read_small_fd(int fd, char *buf, size_t max);
 /* Write s to an existing file (sysfs/proc style: one write). 0 or -errno. */
 int write_small_file(const char *path, const char *s);
+/* The same, the fd left open in *fdp (-1 when the open failed). */
+int write_small_open(const char *path, const char *s, int *fdp);
 /* The same on an fd open for writing: one write at 0, then cut to its
  * length.  0 or -errno; 1 when the cut was refused. */
 int write_small_fd(int fd, const char *s);
