@@ -65,8 +65,7 @@ tune_glob(struct agent *a, const char *pattern, struct strvec *out)
 			strvec_push(out, pattern);
 		return 0;
 	}
-	memset(&g, 0, sizeof(g));
-	r = glob(full, 0, NULL, &g);
+	r = tune_fd_glob(full, &g);
 	if (r == GLOB_NOMATCH) {
 		globfree(&g);
 		return 0;
@@ -169,7 +168,8 @@ tune_check_path(struct agent *a, const char *path, char *msg, size_t msglen)
 		    (unsigned)(st.st_mode & 07777));
 		return -EACCES;
 	}
-	if (access(full, W_OK) < 0) {
+	/* the open file's inode when there is one: no second path walk */
+	if ((fd < 0 || faccessat(fd, "", W_OK, AT_EMPTY_PATH) < 0) && access(full, W_OK) < 0) {
 		snprintf(msg, msglen, "%s is not writable: %s", path, strerror(errno));
 		return -errno;
 	}

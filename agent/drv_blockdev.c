@@ -77,7 +77,7 @@ bd_resolve(struct agent *a, const Knob__Setting *s, struct strvec *out, char *ms
 		qsort(names.v, names.n, sizeof(*names.v), cmp_str);
 	for (size_t i = 0; i < names.n; i++) {
 		if (bd_path(s, names.v[i], path, sizeof(path)) < 0 ||
-		    agent_path(a, full, sizeof(full), path) < 0 || access(full, F_OK) < 0)
+		    agent_path(a, full, sizeof(full), path) < 0 || !tune_fd_exists(full))
 			continue;
 		if (s->match && strncmp(s->match, "rotational=", 11) == 0) {
 			char rp[PATH_MAX];

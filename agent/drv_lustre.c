@@ -33,6 +33,9 @@ lustre_resolve(struct agent *a, const Knob__Setting *s, struct strvec *out, char
 		struct strvec m = { 0 };
 		size_t rl = strlen(lustre_roots[r]);
 
+		/* a root this node lacks (known once per transaction) */
+		if (agent_path(a, pat, sizeof(pat), lustre_roots[r]) == 0 && !tune_fd_exists(pat))
+			continue;
 		snprintf(pat, sizeof(pat), "%s/%s", lustre_roots[r], rel);
 		rc = tune_glob(a, pat, &m);
 		for (size_t i = 0; i < m.n; i++) {

@@ -68,7 +68,7 @@ journal_push(struct jentry **v, size_t *n, const struct jentry *e)
 {
 	struct jentry *d;
 
-	*v = xrealloc(*v, (*n + 1) * sizeof(**v));
+	*v = xgrow(*v, *n, sizeof(**v));
 	d = &(*v)[(*n)++];
 	d->driver = xstrdup(e->driver);
 	d->key = xstrdup(e->key);
@@ -107,31 +107,45 @@ jentry_setting(const struct jentry *e, Knob__Setting *s)
 	s->origin = (char *)(uintptr_t)(e->origin ? e->origin : "journal");
 }
 
+/* Add member k (a string constant, new to o) without copying the key or
+ * looking for an old one: journal_save builds every object afresh. */
+static void
+jput(json_object *o, const char *k, json_object *v)
+{
+	json_object_object_add_ex(o, k, v, JSON_C_OBJECT_ADD_KEY_IS_NEW |
+	    JSON_C_OBJECT_ADD_CONSTANT_KEY);
+}
+
+/* The entries as a JSON array; members at their defaults (attr and match
+ * "", persistent false) are left out, as journal_load reads them. */
 static json_object *
 entries_json(const struct jentry *v, size_t n, int with_added)
 {
-	json_object *arr = json_object_new_array();
+	json_object *arr = json_object_new_array_ext(n > 0 ? (int)n : 1);
 
 	for (size_t i = 0; i < n; i++) {
 		json_object *o = json_object_new_object();
 
-		json_object_object_add(o, "driver", json_object_new_string(v[i].driver));
-		json_object_object_add(o, "key", json_object_new_string(v[i].key));
-		json_object_object_add(o, "attr", json_object_new_string(v[i].attr));
-		json_object_object_add(o, "match", json_object_new_string(v[i].match));
-		json_object_object_add(o, "target", json_object_new_string(v[i].target));
-		json_object_object_add(o, "value", json_object_new_string(v[i].value));
-		json_object_object_add(o, "persistent", json_object_new_boolean(v[i].persistent));
+		jput(o, "driver", json_object_new_string(v[i].driver));
+		jput(o, "key", json_object_new_string(v[i].key));
+		if (v[i].attr[0] != '\0')
+			jput(o, "attr", json_object_new_string(v[i].attr));
+		if (v[i].match[0] != '\0')
+			jput(o, "match", json_object_new_string(v[i].match));
+		jput(o, "target", json_object_new_string(v[i].target));
+		jput(o, "value", json_object_new_string(v[i].value));
+		if (v[i].persistent)
+			jput(o, "persistent", json_object_new_boolean(1));
 		if (v[i].was)
-			json_object_object_add(o, "was", json_object_new_string(v[i].was));
+			jput(o, "was", json_object_new_string(v[i].was));
 		if (v[i].set)
-			json_object_object_add(o, "set", json_object_new_string(v[i].set));
+			jput(o, "set", json_object_new_string(v[i].set));
 		if (v[i].origin)
-			json_object_object_add(o, "origin", json_object_new_string(v[i].origin));
-		if (with_added)
-			json_object_object_add(o, "added", json_object_new_boolean(v[i].added));
+			jput(o, "origin", json_object_new_string(v[i].origin));
+		if (with_added && v[i].added)
+			jput(o, "added", json_object_new_boolean(1));
 		if (v[i].restoring)
-			json_object_object_add(o, "restoring", json_object_new_boolean(1));
+			jput(o, "restoring", json_object_new_boolean(1));
 		json_object_array_add(arr, o);
 	}
 	return arr;
@@ -346,22 +360,22 @@ journal_save(const char *path, const struct journal *j)
 		return 0;
 	}
 	root = json_object_new_object();
-	json_object_object_add(root, "version", json_object_new_int(1));
-	json_object_object_add(root, "active", json_object_new_string(j->active));
-	json_object_object_add(root, "originals", entries_json(j->orig, j->norig, 0));
+	jput(root, "version", json_object_new_int(1));
+	jput(root, "active", json_object_new_string(j->active));
+	jput(root, "originals", entries_json(j->orig, j->norig, 0));
 	if (j->nset > 0)
-		json_object_object_add(root, "settings", entries_json(j->set, j->nset, 0));
+		jput(root, "settings", entries_json(j->set, j->nset, 0));
 	if (j->npend > 0)
-		json_object_object_add(root, "pending", entries_json(j->pend, j->npend, 0));
+		jput(root, "pending", entries_json(j->pend, j->npend, 0));
 	if (j->in_txn) {
 		json_object *t = json_object_new_object();
 
-		json_object_object_add(t, "id", json_object_new_string(j->txn_id));
-		json_object_object_add(t, "profile", json_object_new_string(j->txn_profile));
-		json_object_object_add(t, "entries", entries_json(j->txn, j->ntxn, 1));
-		json_object_object_add(root, "txn", t);
+		jput(t, "id", json_object_new_string(j->txn_id));
+		jput(t, "profile", json_object_new_string(j->txn_profile));
+		jput(t, "entries", entries_json(j->txn, j->ntxn, 1));
+		jput(root, "txn", t);
 	}
-	txt = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY);
+	txt = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
 	rc = write_file_atomic(path, txt, strlen(txt), 0600);
 	json_object_put(root);
 	return rc;

@@ -132,7 +132,7 @@ plan_add(struct plan *p, const Knob__Setting *s, const struct tune_driver *d)
 {
 	struct item *it;
 
-	p->v = xrealloc(p->v, (p->n + 1) * sizeof(*p->v));
+	p->v = xgrow(p->v, p->n, sizeof(*p->v));
 	it = &p->v[p->n++];
 	memset(it, 0, sizeof(*it));
 	it->s = s;
@@ -158,7 +158,7 @@ plan_own(struct plan *p, const Knob__Setting *from, const char *key, const char 
 	s->value = xstrdup(value ? value : from->value);
 	s->persistent = from->persistent;
 	s->origin = xstrdup(origin ? origin : from->origin);
-	p->own = xrealloc(p->own, (p->nown + 1) * sizeof(*p->own));
+	p->own = xgrow(p->own, p->nown, sizeof(*p->own));
 	p->own[p->nown++] = s;
 	return s;
 }
@@ -485,19 +485,24 @@ converge(struct agent *a, struct plan *p, const size_t *idx, size_t n, int resto
 	int first = 1;
 
 	for (int pass = 0; pass < TUNE_PASSES; pass++) {
-		int wrote = 0;
+		const struct item *lastw = NULL;	/* this pass's latest write */
 
 		for (size_t k = 0; k < n; k++) {
 			struct item *it = &p->v[idx[k]];
 
 			if (it->wanted == NULL || it->werr || it->pending)
 				continue;
-			/* an earlier write of this pass may have moved it */
-			if (wrote && !it->d->costly_read)
+			/* an earlier write of this pass may have moved it: in the
+			 * first pass only a write to its own target (the kernel
+			 * moves a device's attributes together, and idx keeps a
+			 * target's keys together) is looked for here; a move
+			 * across targets is found by the closing re-read and
+			 * written by the next pass */
+			if (lastw && !it->d->costly_read && (pass > 0 || same_target(lastw, it)))
 				reread(a, it, NULL, 0);
 			if (item_holds(it))
 				continue;
-			wrote = 1;
+			lastw = it;
 			/* in the first pass nothing looks at a written value
 			 * before the closing re-read (note_clobbers looks only
 			 * at keys an earlier pass found moved) */
@@ -525,7 +530,7 @@ converge(struct agent *a, struct plan *p, const size_t *idx, size_t n, int resto
 				bad++;
 			}
 		}
-		if (bad == 0 || !wrote)
+		if (bad == 0 || lastw == NULL)
 			break;
 	}
 	return bad;
@@ -1198,7 +1203,7 @@ tune_apply(struct agent *a, const Knob__ApplyRequest *req, Knob__ApplyResult *re
 	if (t == NULL)
 		return -1;
 	pthread_mutex_lock(&t->mu);
-	tune_fd_begin(&fds);
+	tune_fd_begin(&fds, a->sysroot);
 	apply_locked(a, req, res);
 	tune_fd_end(&fds);
 	set_active(t, t->j.active, res->reverted ? NULL : "");
@@ -1243,7 +1248,7 @@ tune_verify(struct agent *a, const Knob__VerifyRequest *req, Knob__VerifyResult 
 	if (t == NULL)
 		return -1;
 	pthread_mutex_lock(&t->mu);
-	tune_fd_begin(&fds);
+	tune_fd_begin(&fds, a->sysroot);
 	if (nset == 0 && (req->profile == NULL || *req->profile == '\0')) {
 		js = set = journal_settings(&t->j);
 		nset = req->active_only ? 0 : t->j.nset;
@@ -1410,7 +1415,7 @@ tune_rollback(struct agent *a, const Knob__RollbackRequest *req, Knob__RollbackR
 	if (t == NULL)
 		return -1;
 	pthread_mutex_lock(&t->mu);
-	tune_fd_begin(&fds);
+	tune_fd_begin(&fds, a->sysroot);
 	res->profile = xstrdup(t->j.active);
 	plan_restore(a, &t->j, &p, t->j.orig, t->j.norig, 1, req && req->force);
 	/* before the first write: no profile is active from here on (knobd

@@ -41,6 +41,7 @@
 #ifndef KNOB_TUNE_H
 #define KNOB_TUNE_H
 
+#include <glob.h>
 #include <pthread.h>
 #include <stddef.h>
 
@@ -121,18 +122,30 @@ void tune_describe_default(const Knob__Setting *s, const char *target, char *buf
 #define TUNE_FDS_MAX 128	/* more paths than this take the old way */
 struct tune_fd {
 	char *path;		/* full path, sysroot included */
+	uint64_t hash;		/* of path, looked at before it */
 	int rfd, wfd;		/* O_RDONLY / O_WRONLY, or -1 */
 	int rtried;		/* rfd's open was tried (and failed if -1) */
+	int rerr;		/* errno of that failed open */
 };
 struct tune_fds {
 	struct tune_fd v[TUNE_FDS_MAX];
 	size_t n;
+	const char *root;	/* the sysroot, "" for / */
+	size_t rl;		/* its length */
+	int rootfd;		/* open O_PATH, or -1: paths below it open relative */
 };
-/* Open the cache for this thread's transaction / close its fds. */
-void tune_fd_begin(struct tune_fds *c);
+/* Open the cache for this thread's transaction below sysroot ("" for the
+ * real root) / close its fds. */
+void tune_fd_begin(struct tune_fds *c, const char *sysroot);
 void tune_fd_end(struct tune_fds *c);
 /* The read fd for a full path (opened on first use), or -1. */
 int tune_fd_read(const char *full);
+/* Whether full exists (1) or not (0): in a transaction by that same open
+ * (an error other than ENOENT or ENOTDIR asks access(2)), else access(2). */
+int tune_fd_exists(const char *full);
+/* glob(3) of pattern (flags 0), its directories and stats below the
+ * transaction's sysroot fd when there is one. */
+int tune_fd_glob(const char *pattern, glob_t *g);
 /* Write s through the transaction's write fd for full: 0 or -errno as
  * write_small_file, or 1 when not cached (write the old way). */
 int tune_fd_write(const char *full, const char *s);

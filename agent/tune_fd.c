@@ -13,11 +13,14 @@
  * result and error are the same.  Only the thread that began the
  * transaction sees the cache: health checks and facts on other threads
  * are untouched. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "tune.h"
 #include "util.h"
@@ -25,10 +28,36 @@
 static __thread struct tune_fds *cur;
 
 void
-tune_fd_begin(struct tune_fds *c)
+tune_fd_begin(struct tune_fds *c, const char *sysroot)
 {
 	memset(c, 0, sizeof(*c));
+	c->root = sysroot;
+	c->rl = strlen(sysroot);
+	c->rootfd = c->rl > 0 ? open(sysroot, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
 	cur = c;
+}
+
+/* full relative to the sysroot when it lies below it, else NULL. */
+static const char *
+below(const char *full)
+{
+	if (strncmp(full, cur->root, cur->rl) == 0 && full[cur->rl] == '/' &&
+	    full[cur->rl + 1] != '\0')
+		return full + cur->rl + 1;
+	return NULL;
+}
+
+/* open(2) of full, relative to the sysroot's fd when full lies below it:
+ * the same file by the same walk, without walking the sysroot's own
+ * components again for every key. */
+static int
+open_below(const char *full, int flags)
+{
+	const char *rel;
+
+	if (cur->rootfd >= 0 && (rel = below(full)) != NULL)
+		return openat(cur->rootfd, rel, flags);
+	return open(full, flags);
 }
 
 void
@@ -42,6 +71,9 @@ tune_fd_end(struct tune_fds *c)
 		free(c->v[i].path);
 	}
 	c->n = 0;
+	if (c->rootfd >= 0)
+		close(c->rootfd);
+	c->rootfd = -1;
 	if (cur == c)
 		cur = NULL;
 }
@@ -52,18 +84,22 @@ static struct tune_fd *
 entry(const char *full)
 {
 	struct tune_fd *e;
+	uint64_t h = 0xcbf29ce484222325ull;	/* FNV-1a: paths share the long sysroot */
 
 	if (cur == NULL)
 		return NULL;
+	for (const char *p = full; *p; p++)
+		h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
 	for (size_t i = 0; i < cur->n; i++)
-		if (strcmp(cur->v[i].path, full) == 0)
+		if (cur->v[i].hash == h && strcmp(cur->v[i].path, full) == 0)
 			return &cur->v[i];
 	if (cur->n == TUNE_FDS_MAX)
 		return NULL;
 	e = &cur->v[cur->n++];
 	e->path = xstrdup(full);
+	e->hash = h;
 	e->rfd = e->wfd = -1;
-	e->rtried = 0;
+	e->rtried = e->rerr = 0;
 	return e;
 }
 
@@ -76,18 +112,32 @@ tune_fd_read(const char *full)
 		return -1;
 	if (!e->rtried) {
 		e->rtried = 1;
-		e->rfd = open(full, O_RDONLY | O_CLOEXEC);
+		e->rfd = open_below(full, O_RDONLY | O_CLOEXEC);
+		e->rerr = e->rfd < 0 ? errno : 0;
 	}
 	return e->rfd;
 }
 
+int
+tune_fd_exists(const char *full)
+{
+	struct tune_fd *e = entry(full);
+
+	if (e == NULL)
+		return access(full, F_OK) == 0;
+	if (tune_fd_read(full) >= 0)
+		return 1;
+	return e->rerr != ENOENT && e->rerr != ENOTDIR && access(full, F_OK) == 0;
+}
+
 /* Write s to full through the transaction's write fd: the first write
- * is write_small_open, its fd kept; later ones pwrite and cut.  0,
+ * is write_small_openat (below the sysroot's fd), its fd kept; later ones pwrite and cut.  0,
  * -errno, or 1: not cached (the caller writes the old way). */
 int
 tune_fd_write(const char *full, const char *s)
 {
 	struct tune_fd *e = entry(full);
+	const char *rel;
 	int r;
 
 	if (e == NULL)
@@ -100,5 +150,69 @@ tune_fd_write(const char *full, const char *s)
 		e->wfd = -1;
 		return 1;
 	}
-	return write_small_open(full, s, &e->wfd);
+	if (cur->rootfd >= 0 && (rel = below(full)) != NULL)
+		return write_small_openat(cur->rootfd, rel, s, &e->wfd);
+	return write_small_openat(AT_FDCWD, full, s, &e->wfd);
+}
+
+/* glob(3)'s directory opens and stats, below the sysroot's fd. */
+static void *
+glob_opendir(const char *name)
+{
+	int fd = open_below(name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d;
+
+	if (fd < 0)
+		return NULL;
+	if ((d = fdopendir(fd)) == NULL)
+		close(fd);
+	return d;
+}
+
+static int
+glob_statat(const char *name, struct stat *st, int flags)
+{
+	const char *rel;
+
+	if (cur->rootfd >= 0 && (rel = below(name)) != NULL)
+		return fstatat(cur->rootfd, rel, st, flags);
+	return fstatat(AT_FDCWD, name, st, flags);
+}
+
+static int
+glob_lstat(const char *name, struct stat *st)
+{
+	return glob_statat(name, st, 0);
+}
+
+static int
+glob_stat(const char *name, struct stat *st)
+{
+	return glob_statat(name, st, 0);
+}
+
+static struct dirent *
+glob_readdir(void *d)
+{
+	return readdir(d);
+}
+
+static void
+glob_closedir(void *d)
+{
+	closedir(d);
+}
+
+int
+tune_fd_glob(const char *pattern, glob_t *g)
+{
+	memset(g, 0, sizeof(*g));
+	if (cur == NULL || cur->rootfd < 0)
+		return glob(pattern, 0, NULL, g);
+	g->gl_opendir = glob_opendir;
+	g->gl_readdir = glob_readdir;
+	g->gl_closedir = glob_closedir;
+	g->gl_lstat = glob_lstat;
+	g->gl_stat = glob_stat;
+	return glob(pattern, GLOB_ALTDIRFUNC, NULL, g);
 }

@@ -163,17 +163,17 @@ norm_value(enum norm_kind k, const char *in, char *out, size_t outlen,
 
 	if (in == NULL)
 		in = "";
-	snprintf(tmp, sizeof(tmp), "%s", in);
+	str_copy(tmp, in, sizeof(tmp));
 	strtrim(tmp);
 	switch (k) {
 	case NORM_CHOICE:
 		if (selected_choice(tmp, sel, sizeof(sel)))
-			snprintf(tmp, sizeof(tmp), "%s", strtrim(sel));
+			str_copy(tmp, strtrim(sel), sizeof(tmp));
 		if (tmp[0] == '\0' || strpbrk(tmp, " \t\n[]") != NULL) {
 			snprintf(msg, msglen, "'%s' is not a single choice", in);
 			return -1;
 		}
-		snprintf(out, outlen, "%s", tmp);
+		str_copy(out, tmp, outlen);
 		return 0;
 	case NORM_KIB:
 	case NORM_MIB:

@@ -50,6 +50,28 @@ xrealloc(void *p, size_t n)
 	return q;
 }
 
+void *
+xgrow(void *p, size_t n, size_t sz)
+{
+	if (n != 0 && (n & (n - 1)) != 0)
+		return p;
+	return xrealloc(p, (n ? 2 * n : 1) * sz);
+}
+
+size_t
+str_copy(char *dst, const char *src, size_t len)
+{
+	size_t n = strlen(src);
+
+	if (len > 0) {
+		size_t k = n < len ? n : len - 1;
+
+		memcpy(dst, src, k);
+		dst[k] = '\0';
+	}
+	return n;
+}
+
 char *
 xstrdup(const char *s)
 {
@@ -275,15 +297,16 @@ write_small_fd(int fd, const char *s)
 
 /* One write(2) of s, as sysfs and procfs expect; O_TRUNC like a shell's
  * "echo v > f" (a no-op on sysfs/procfs, needed for fake trees of regular
- * files); O_NOFOLLOW so a planted symlink is not followed.  The fd is left
- * open in *fdp (-1 when the open failed).  0 or -errno. */
+ * files); O_NOFOLLOW so a planted symlink is not followed.  path is
+ * relative to dirfd (AT_FDCWD: as open(2)).  The fd is left open in *fdp
+ * (-1 when the open failed).  0 or -errno. */
 int
-write_small_open(const char *path, const char *s, int *fdp)
+write_small_openat(int dirfd, const char *path, const char *s, int *fdp)
 {
 	size_t len = strlen(s);
 	ssize_t n;
 
-	*fdp = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW);
+	*fdp = openat(dirfd, path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW);
 	if (*fdp < 0)
 		return -errno;
 	n = write(*fdp, s, len);
@@ -292,13 +315,13 @@ write_small_open(const char *path, const char *s, int *fdp)
 	return (size_t)n == len ? 0 : -EIO;
 }
 
-/* write_small_open, then close.  0 or -errno. */
+/* write_small_openat, then close.  0 or -errno. */
 int
 write_small_file(const char *path, const char *s)
 {
 	int fd, rc;
 
-	rc = write_small_open(path, s, &fd);
+	rc = write_small_openat(AT_FDCWD, path, s, &fd);
 	if (fd >= 0 && close(fd) < 0 && rc == 0)
 		rc = -errno;
 	return rc;
@@ -419,15 +442,17 @@ out:
 int
 path_under_root(char *buf, size_t len, const char *root, const char *abs)
 {
-	int n;
+	size_t rl, sl, al = strlen(abs);
 
 	if (root == NULL || root[0] == '\0' || strcmp(root, "/") == 0)
-		n = snprintf(buf, len, "%s", abs);
-	else
-		n = snprintf(buf, len, "%s%s%s", root,
-		    (abs[0] == '/' || root[strlen(root) - 1] == '/') ? "" : "/", abs);
-	if (n < 0 || (size_t)n >= len)
+		root = "";
+	rl = strlen(root);
+	sl = rl > 0 && abs[0] != '/' && root[rl - 1] != '/';	/* a '/' between */
+	if (rl + sl + al >= len)
 		return -ENAMETOOLONG;
+	memcpy(buf, root, rl);
+	buf[rl] = '/';
+	memcpy(buf + rl + sl, abs, al + 1);
 	return 0;
 }
 

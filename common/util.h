@@ -15,6 +15,13 @@ void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t sz);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
+/* p with room for element n (n elements in use) of an array that grows at
+ * its end and may shrink: the allocation doubles when n is 0 or a power of
+ * two, so it always holds the next power of two at least n. */
+void *xgrow(void *p, size_t n, size_t sz);
+/* Copy src into dst[len] (truncated, NUL-terminated when len > 0), as
+ * snprintf "%s" without the format machinery; strlen(src). */
+size_t str_copy(char *dst, const char *src, size_t len);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void str_appendf(char **s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -39,7 +46,7 @@ ssize_t read_small_fd(int fd, char *buf, size_t max);
 /* Write s to an existing file (sysfs/proc style: one write). 0 or -errno. */
 int write_small_file(const char *path, const char *s);
 /* The same, the fd left open in *fdp (-1 when the open failed). */
-int write_small_open(const char *path, const char *s, int *fdp);
+int write_small_openat(int dirfd, const char *path, const char *s, int *fdp);
 /* The same on an fd open for writing: one write at 0, then cut to its
  * length.  0 or -errno; 1 when the cut was refused. */
 int write_small_fd(int fd, const char *s);

@@ -547,6 +547,75 @@ START_TEST(test_many_keys)
 }
 END_TEST
 
+/* A transaction opens its files relative to the sysroot's descriptor and
+ * globs through it: a sysroot reached through a symlink, a device and a
+ * Lustre target that are symlinks into /sys/devices (as sysfs has them),
+ * a parameter only under the second Lustre root, and a tree without the
+ * first Lustre root at all resolve, land and come back as they did by
+ * full path; no descriptor is left open. */
+START_TEST(test_sysroot_links)
+{
+	static const struct s v[] = {
+		{ "lustre", "osc.*OST*.max_rpcs_in_flight", NULL, "16", 0, NULL },
+		{ "lustre", "llite.*.max_read_ahead_mb", NULL, "512", 0, NULL },
+		{ "blockdev", "fakec", "read_ahead_kb", "4096", 0, NULL },
+	};
+	static const struct s only_proc[] = {
+		{ "lustre", "osc.*.checksums", NULL, "0", 0, NULL },
+	};
+	char link[PATH_MAX + 8], dir[PATH_MAX + 64];
+	Knob__ApplyResult r;
+	Knob__RollbackResult rb;
+	int fds;
+
+	fake_tree();
+	put("/sys/devices/lustre/fs-OST0009-osc-ffff8801/max_rpcs_in_flight", "4\n");
+	snprintf(dir, sizeof(dir), "%s/sys/fs/lustre/osc/fs-OST0009-osc-ffff8801", root);
+	ck_assert_int_eq(symlink("../../../devices/lustre/fs-OST0009-osc-ffff8801", dir), 0);
+	put("/proc/fs/lustre/llite/fs-ffff8801/max_read_ahead_mb", "64\n");
+	put("/sys/devices/virtual/block/fakec/queue/read_ahead_kb", "256\n");
+	snprintf(dir, sizeof(dir), "%s/sys/block/fakec", root);
+	ck_assert_int_eq(symlink("../devices/virtual/block/fakec", dir), 0);
+	snprintf(link, sizeof(link), "%s/rootlink", tmp);
+	ck_assert_int_eq(symlink(root, link), 0);
+	ag = mk_agent(link);
+	fds = count_fds();
+	do_apply(ag, "links", v, nitems(v), 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.reverted, 0);
+	ck_assert_int_eq(r.n_keys, 3 + 1 + 1 + 1);	/* 4 OSTs, llite, fakec */
+	for (size_t i = 0; i < r.n_keys; i++)
+		ck_assert_int_eq(r.keys[i]->state, KNOB__KEY_STATE__KEY_CHANGED);
+	tune_apply_result_free(&r);
+	ck_assert_int_eq(count_fds(), fds);
+	ck_assert_str_eq(get("/sys/devices/lustre/fs-OST0009-osc-ffff8801/max_rpcs_in_flight"), "16");
+	ck_assert_str_eq(get("/sys/fs/lustre/osc/fs-OST0001-osc-ffff8801/max_rpcs_in_flight"), "16");
+	ck_assert_str_eq(get("/proc/fs/lustre/osc/fs-OST0000-osc-ffff8801/max_rpcs_in_flight"), "8");
+	ck_assert_str_eq(get("/proc/fs/lustre/llite/fs-ffff8801/max_read_ahead_mb"), "512");
+	ck_assert_str_eq(get("/sys/devices/virtual/block/fakec/queue/read_ahead_kb"), "4096");
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	ck_assert_int_eq(rb.complete, 1);
+	tune_rollback_result_free(&rb);
+	ck_assert_int_eq(count_fds(), fds);
+	ck_assert_str_eq(get("/sys/devices/lustre/fs-OST0009-osc-ffff8801/max_rpcs_in_flight"), "4");
+	ck_assert_str_eq(get("/proc/fs/lustre/llite/fs-ffff8801/max_read_ahead_mb"), "64");
+	ck_assert_str_eq(get("/sys/devices/virtual/block/fakec/queue/read_ahead_kb"), "256");
+	rm_agent(ag);
+
+	/* no /sys/fs/lustre at all: the parameters under /proc are found */
+	snprintf(dir, sizeof(dir), "rm -rf '%s/sys/fs/lustre'", root);
+	ck_assert_int_eq(system(dir), 0);
+	ag = mk_agent(root);
+	do_apply(ag, "proc", only_proc, 1, 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.n_keys, 4);
+	for (size_t i = 0; i < r.n_keys; i++)
+		ck_assert_int_eq(r.keys[i]->state, KNOB__KEY_STATE__KEY_CHANGED);
+	tune_apply_result_free(&r);
+	ck_assert_str_eq(get("/proc/fs/lustre/osc/fs-MDT0000-mdc-ffff8801/checksums"), "0");
+}
+END_TEST
+
 /* Files closed after being opened for writing under the sysroot (IN_CLOSE_WRITE
  * events queued on fd), by name; "" when none. */
 static const char *
@@ -1907,6 +1976,7 @@ tune_suite(void)
 	tcase_add_test(tc, test_norm_equal);
 	tcase_add_test(tc, test_lustre_names);
 	tcase_add_test(tc, test_resolve);
+	tcase_add_test(tc, test_sysroot_links);
 	tcase_add_test(tc, test_transaction);
 	tcase_add_test(tc, test_partial_failure);
 	tcase_add_test(tc, test_many_keys);
