@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -108,6 +109,25 @@ wait_empty(int secs)
 		usleep(100000);
 	}
 	return -1;
+}
+
+/* Wait up to secs for rank's file f.RANK in the run directory under data; 1 when it is there. */
+static int
+wait_rank_file(int rank, int secs)
+{
+	char pat[PATH_MAX + 32];
+
+	snprintf(pat, sizeof(pat), "%s/knob.*/f.%08d", data, rank);
+	for (int i = 0; i < secs * 10; i++) {
+		glob_t g;
+		int found = glob(pat, 0, NULL, &g) == 0 && g.gl_pathc > 0;
+
+		globfree(&g);
+		if (found)
+			return 1;
+		usleep(100000);	/* polling a condition with a deadline */
+	}
+	return 0;
 }
 
 /* The only knob.* directory under data (after a --keep run). */
@@ -405,6 +425,8 @@ START_TEST(agent_killed_degraded)
 	/* generous: on a loaded 2-core VM under ASan the start can take long */
 	ck_assert_msg(wait_log(2, "phase ", 60) && wait_log(2, ": running", 60),
 	    "node03 never started the phase");
+	/* killed once its file exists: the file it leaves is what is checked below */
+	ck_assert_msg(wait_rank_file(2, 60), "node03 never created its file");
 	harness_agent_stop(&h, 2, SIGKILL);	/* node03, mid-phase */
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
 	ck_assert(WIFEXITED(st));
