@@ -37,14 +37,18 @@ tune_fd_begin(struct tune_fds *c, const char *sysroot)
 	cur = c;
 }
 
-/* full relative to the sysroot when it lies below it, else NULL. */
-static const char *
-below(const char *full)
+/* The directory fd and path to reach full by: the sysroot's fd and the
+ * rest when full lies below it, else AT_FDCWD and full itself. */
+static int
+at_root(const char *full, const char **rel)
 {
-	if (strncmp(full, cur->root, cur->rl) == 0 && full[cur->rl] == '/' &&
-	    full[cur->rl + 1] != '\0')
-		return full + cur->rl + 1;
-	return NULL;
+	if (cur->rootfd >= 0 && strncmp(full, cur->root, cur->rl) == 0 && full[cur->rl] == '/' &&
+	    full[cur->rl + 1] != '\0') {
+		*rel = full + cur->rl + 1;
+		return cur->rootfd;
+	}
+	*rel = full;
+	return AT_FDCWD;
 }
 
 /* open(2) of full, relative to the sysroot's fd when full lies below it:
@@ -54,10 +58,9 @@ static int
 open_below(const char *full, int flags)
 {
 	const char *rel;
+	int dfd = at_root(full, &rel);
 
-	if (cur->rootfd >= 0 && (rel = below(full)) != NULL)
-		return openat(cur->rootfd, rel, flags);
-	return open(full, flags);
+	return openat(dfd, rel, flags);
 }
 
 void
@@ -131,14 +134,15 @@ tune_fd_exists(const char *full)
 }
 
 /* Write s to full through the transaction's write fd: the first write
- * is write_small_openat (below the sysroot's fd), its fd kept; later ones pwrite and cut.  0,
- * -errno, or 1: not cached (the caller writes the old way). */
+ * is write_small_openat (below the sysroot's fd), its fd kept; later
+ * ones pwrite and cut.  0, -errno, or 1: not cached (the caller writes
+ * the old way). */
 int
 tune_fd_write(const char *full, const char *s)
 {
 	struct tune_fd *e = entry(full);
 	const char *rel;
-	int r;
+	int r, dfd;
 
 	if (e == NULL)
 		return 1;
@@ -150,9 +154,8 @@ tune_fd_write(const char *full, const char *s)
 		e->wfd = -1;
 		return 1;
 	}
-	if (cur->rootfd >= 0 && (rel = below(full)) != NULL)
-		return write_small_openat(cur->rootfd, rel, s, &e->wfd);
-	return write_small_openat(AT_FDCWD, full, s, &e->wfd);
+	dfd = at_root(full, &rel);
+	return write_small_openat(dfd, rel, s, &e->wfd);
 }
 
 /* glob(3)'s directory opens and stats, below the sysroot's fd. */
@@ -173,16 +176,15 @@ static int
 glob_statat(const char *name, struct stat *st, int flags)
 {
 	const char *rel;
+	int dfd = at_root(name, &rel);
 
-	if (cur->rootfd >= 0 && (rel = below(name)) != NULL)
-		return fstatat(cur->rootfd, rel, st, flags);
-	return fstatat(AT_FDCWD, name, st, flags);
+	return fstatat(dfd, rel, st, flags);
 }
 
 static int
 glob_lstat(const char *name, struct stat *st)
 {
-	return glob_statat(name, st, 0);
+	return glob_statat(name, st, AT_SYMLINK_NOFOLLOW);
 }
 
 static int
