@@ -92,13 +92,12 @@ tune_read_path(struct agent *a, const char *path, char *buf, size_t len, char *m
 {
 	char full[PATH_MAX];
 	ssize_t n;
-	int fd;
 
 	if (agent_path(a, full, sizeof(full), path) < 0) {
 		snprintf(msg, msglen, "%s: path too long", path);
 		return -ENAMETOOLONG;
 	}
-	if ((fd = tune_fd_read(full)) < 0 || (n = read_small_fd(fd, buf, len)) < 0)
+	if ((n = tune_fd_value(full, buf, len)) < 0)
 		n = read_small_file(full, buf, len);
 	if (n < 0) {
 		snprintf(msg, msglen, "read %s: %s", path, strerror((int)-n));

@@ -44,6 +44,8 @@
 #include <glob.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 #include "agent.h"
 #include "knob.pb-c.h"
@@ -120,15 +122,18 @@ void tune_describe_default(const Knob__Setting *s, const char *target, char *buf
 /* One transaction's files, each opened once to read and once to write
  * (tune_fd.c). */
 #define TUNE_FDS_MAX 128	/* more paths than this take the old way */
+#define TUNE_FDS_SLOTS 256	/* hash index over v: a power of two, >= 2 * MAX */
 struct tune_fd {
 	char *path;		/* full path, sysroot included */
-	uint64_t hash;		/* of path, looked at before it */
+	uint64_t hash;		/* of path below the sysroot, looked at before it */
 	int rfd, wfd;		/* O_RDONLY / O_WRONLY, or -1 */
 	int rtried;		/* rfd's open was tried (and failed if -1) */
 	int rerr;		/* errno of that failed open */
+	ssize_t rlen;		/* bytes of the last read through rfd, or -1 */
 };
 struct tune_fds {
 	struct tune_fd v[TUNE_FDS_MAX];
+	uint8_t slot[TUNE_FDS_SLOTS];	/* 1 + index into v, 0 empty */
 	size_t n;
 	const char *root;	/* the sysroot, "" for / */
 	size_t rl;		/* its length */
@@ -140,6 +145,9 @@ void tune_fd_begin(struct tune_fds *c, const char *sysroot);
 void tune_fd_end(struct tune_fds *c);
 /* The read fd for a full path (opened on first use), or -1. */
 int tune_fd_read(const char *full);
+/* read_small_fd through that fd, its raw length kept for the first write
+ * (which need not truncate what it covers); -EBADF when not cached. */
+ssize_t tune_fd_value(const char *full, char *buf, size_t len);
 /* Whether full exists (1) or not (0): in a transaction by that same open
  * (an error other than ENOENT or ENOTDIR asks access(2)), else access(2). */
 int tune_fd_exists(const char *full);

@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <glob.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
@@ -81,38 +82,54 @@ tune_fd_end(struct tune_fds *c)
 		cur = NULL;
 }
 
+_Static_assert(TUNE_FDS_MAX < 255 && TUNE_FDS_SLOTS >= 2 * TUNE_FDS_MAX &&
+    (TUNE_FDS_SLOTS & (TUNE_FDS_SLOTS - 1)) == 0, "tune_fds slot index");
+
+/* FNV-1a of full below the sysroot: every path shares the sysroot's long
+ * prefix, which would cost the most and tell nothing apart. */
+static uint64_t
+path_hash(const char *full)
+{
+	const char *p = full;
+
+	if (cur->rl > 0 && strncmp(full, cur->root, cur->rl) == 0)
+		p += cur->rl;
+	return str_hash(p);
+}
+
 /* The entry for full, made on first use; NULL without a transaction on
- * this thread or when the cache is full. */
+ * this thread or when the cache is full.  Open addressing over slot[]. */
 static struct tune_fd *
 entry(const char *full)
 {
 	struct tune_fd *e;
-	uint64_t h = 0xcbf29ce484222325ull;	/* FNV-1a: paths share the long sysroot */
+	uint64_t h;
+	size_t i;
 
 	if (cur == NULL)
 		return NULL;
-	for (const char *p = full; *p; p++)
-		h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
-	for (size_t i = 0; i < cur->n; i++)
-		if (cur->v[i].hash == h && strcmp(cur->v[i].path, full) == 0)
-			return &cur->v[i];
+	h = path_hash(full);
+	for (i = h & (TUNE_FDS_SLOTS - 1); cur->slot[i] != 0; i = (i + 1) & (TUNE_FDS_SLOTS - 1)) {
+		e = &cur->v[cur->slot[i] - 1];
+		if (e->hash == h && strcmp(e->path, full) == 0)
+			return e;
+	}
 	if (cur->n == TUNE_FDS_MAX)
 		return NULL;
 	e = &cur->v[cur->n++];
+	cur->slot[i] = (uint8_t)cur->n;
 	e->path = xstrdup(full);
 	e->hash = h;
 	e->rfd = e->wfd = -1;
 	e->rtried = e->rerr = 0;
+	e->rlen = -1;
 	return e;
 }
 
-int
-tune_fd_read(const char *full)
+/* e's read fd, its open tried once. */
+static int
+entry_rfd(struct tune_fd *e, const char *full)
 {
-	struct tune_fd *e = entry(full);
-
-	if (e == NULL)
-		return -1;
 	if (!e->rtried) {
 		e->rtried = 1;
 		e->rfd = open_below(full, O_RDONLY | O_CLOEXEC);
@@ -122,27 +139,53 @@ tune_fd_read(const char *full)
 }
 
 int
+tune_fd_read(const char *full)
+{
+	struct tune_fd *e = entry(full);
+
+	return e == NULL ? -1 : entry_rfd(e, full);
+}
+
+/* A read through the cached fd; a read that filled buf leaves the file's
+ * length unknown. */
+ssize_t
+tune_fd_value(const char *full, char *buf, size_t len)
+{
+	struct tune_fd *e = entry(full);
+	size_t raw;
+	ssize_t n;
+
+	if (e == NULL || entry_rfd(e, full) < 0)
+		return -EBADF;
+	n = read_small_fd(e->rfd, buf, len, &raw);
+	e->rlen = n < 0 || raw + 1 >= len ? -1 : (ssize_t)raw;
+	return n;
+}
+
+int
 tune_fd_exists(const char *full)
 {
 	struct tune_fd *e = entry(full);
 
 	if (e == NULL)
 		return access(full, F_OK) == 0;
-	if (tune_fd_read(full) >= 0)
+	if (entry_rfd(e, full) >= 0)
 		return 1;
 	return e->rerr != ENOENT && e->rerr != ENOTDIR && access(full, F_OK) == 0;
 }
 
 /* Write s to full through the transaction's write fd: the first write
- * is write_small_openat (below the sysroot's fd), its fd kept; later
- * ones pwrite and cut.  0, -errno, or 1: not cached (the caller writes
+ * is write_small_openat (below the sysroot's fd), its fd kept, without
+ * O_TRUNC when the last read saw no more bytes than s has (a regular file
+ * of a fake tree then keeps its page; sysfs and procfs ignore O_TRUNC);
+ * later ones pwrite and cut.  0, -errno, or 1: not cached (the caller writes
  * the old way). */
 int
 tune_fd_write(const char *full, const char *s)
 {
 	struct tune_fd *e = entry(full);
 	const char *rel;
-	int r, dfd;
+	int r, dfd, trunc;
 
 	if (e == NULL)
 		return 1;
@@ -155,7 +198,8 @@ tune_fd_write(const char *full, const char *s)
 		return 1;
 	}
 	dfd = at_root(full, &rel);
-	return write_small_openat(dfd, rel, s, &e->wfd);
+	trunc = e->rlen < 0 || strlen(s) < (size_t)e->rlen;
+	return write_small_openat(dfd, rel, s, trunc, &e->wfd);
 }
 
 /* glob(3)'s directory opens and stats, below the sysroot's fd. */

@@ -45,19 +45,6 @@ struct nsset {
 	size_t tabsz;		/* power of two, > 2 * n */
 };
 
-/* FNV-1a, 64 bits. */
-static uint64_t
-ns_hash(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (; *s != '\0'; s++) {
-		h ^= (unsigned char)*s;
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
-
 /* Free every string and the table; s is reusable (zeroed). */
 static void
 set_free(struct nsset *s)
@@ -73,7 +60,7 @@ set_free(struct nsset *s)
 static size_t
 set_slot(const struct nsset *s, const char *str, int *found)
 {
-	size_t mask = s->tabsz - 1, i = (size_t)ns_hash(str) & mask;
+	size_t mask = s->tabsz - 1, i = (size_t)str_hash(str) & mask;
 
 	*found = 0;
 	for (;; i = (i + 1) & mask) {

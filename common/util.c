@@ -96,21 +96,40 @@ xasprintf(const char *fmt, ...)
 	return s;
 }
 
+uint64_t
+str_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (; *s != '\0'; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+	return h;
+}
+
 /* Append printf output to the malloc'd string *s (NULL starts one). */
 void
 str_appendf(char **s, const char *fmt, ...)
 {
+	char small[512], *add = small;
+	size_t have = *s ? strlen(*s) : 0;
 	va_list ap;
-	char *add, *n;
+	int n;
 
 	va_start(ap, fmt);
-	if (vasprintf(&add, fmt, ap) < 0)
-		fatal("vasprintf");
+	n = vsnprintf(small, sizeof(small), fmt, ap);
 	va_end(ap);
-	n = xasprintf("%s%s", *s ? *s : "", add);
-	free(*s);
-	free(add);
-	*s = n;
+	if (n < 0)
+		fatal("vsnprintf");
+	if ((size_t)n >= sizeof(small)) {
+		va_start(ap, fmt);
+		if (vasprintf(&add, fmt, ap) < 0)
+			fatal("vasprintf");
+		va_end(ap);
+	}
+	*s = xrealloc(*s, have + (size_t)n + 1);
+	memcpy(*s + have, add, (size_t)n + 1);
+	if (add != small)
+		free(add);
 }
 
 void
@@ -237,7 +256,7 @@ page_runs(int pm, const void *b, size_t len)
 /* Bounded read of a small (sysfs/procfs) file from an open fd, from
  * offset 0; strips trailing newlines. */
 ssize_t
-read_small_fd(int fd, char *buf, size_t max)
+read_small_fd(int fd, char *buf, size_t max, size_t *raw)
 {
 	ssize_t n, tot = 0;
 
@@ -255,6 +274,8 @@ read_small_fd(int fd, char *buf, size_t max)
 		tot += n;
 	}
 	buf[tot] = '\0';
+	if (raw != NULL)
+		*raw = (size_t)tot;
 	while (tot > 0 && buf[tot - 1] == '\n')
 		buf[--tot] = '\0';
 	return tot;
@@ -272,7 +293,7 @@ read_small_file(const char *path, char *buf, size_t max)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	n = read_small_fd(fd, buf, max);
+	n = read_small_fd(fd, buf, max, NULL);
 	close(fd);
 	return n;
 }
@@ -295,18 +316,19 @@ write_small_fd(int fd, const char *s)
 	return ftruncate(fd, (off_t)len) < 0 ? 1 : 0;
 }
 
-/* One write(2) of s, as sysfs and procfs expect; O_TRUNC like a shell's
- * "echo v > f" (a no-op on sysfs/procfs, needed for fake trees of regular
- * files); O_NOFOLLOW so a planted symlink is not followed.  path is
+/* One write(2) of s, as sysfs and procfs expect; with trunc, O_TRUNC like
+ * a shell's "echo v > f" (a no-op on sysfs/procfs, needed for fake trees
+ * of regular files; a caller that knows s covers the old content may leave
+ * it out); O_NOFOLLOW so a planted symlink is not followed.  path is
  * relative to dirfd (AT_FDCWD: as open(2)).  The fd is left open in *fdp
  * (-1 when the open failed).  0 or -errno. */
 int
-write_small_openat(int dirfd, const char *path, const char *s, int *fdp)
+write_small_openat(int dirfd, const char *path, const char *s, int trunc, int *fdp)
 {
 	size_t len = strlen(s);
 	ssize_t n;
 
-	*fdp = openat(dirfd, path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW);
+	*fdp = openat(dirfd, path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | (trunc ? O_TRUNC : 0));
 	if (*fdp < 0)
 		return -errno;
 	n = write(*fdp, s, len);
@@ -321,7 +343,7 @@ write_small_file(const char *path, const char *s)
 {
 	int fd, rc;
 
-	rc = write_small_openat(AT_FDCWD, path, s, &fd);
+	rc = write_small_openat(AT_FDCWD, path, s, 1, &fd);
 	if (fd >= 0 && close(fd) < 0 && rc == 0)
 		rc = -errno;
 	return rc;

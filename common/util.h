@@ -23,6 +23,8 @@ void *xgrow(void *p, size_t n, size_t sz);
  * snprintf "%s" without the format machinery; strlen(src). */
 size_t str_copy(char *dst, const char *src, size_t len);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* FNV-1a, 64 bits, of a NUL-terminated string (hash tables). */
+uint64_t str_hash(const char *s);
 void str_appendf(char **s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* A growable vector of owned strings. */
@@ -41,12 +43,14 @@ uint64_t now_mono_ns(void);	/* CLOCK_MONOTONIC */
 /* Read at most max-1 bytes of a (sysfs/proc) file into buf, NUL-terminated,
  * trailing newline stripped.  Returns length or -errno. */
 ssize_t read_small_file(const char *path, char *buf, size_t max);
-/* The same from an open fd, from offset 0 (a re-read of sysfs/procfs). */
-ssize_t read_small_fd(int fd, char *buf, size_t max);
+/* The same from an open fd, from offset 0 (a re-read of sysfs/procfs);
+ * *raw (if not NULL) gets the bytes read, before the newline strip. */
+ssize_t read_small_fd(int fd, char *buf, size_t max, size_t *raw);
 /* Write s to an existing file (sysfs/proc style: one write). 0 or -errno. */
 int write_small_file(const char *path, const char *s);
-/* The same, the fd left open in *fdp (-1 when the open failed). */
-int write_small_openat(int dirfd, const char *path, const char *s, int *fdp);
+/* The same, the fd left open in *fdp (-1 when the open failed); trunc 0
+ * leaves out O_TRUNC (s is known to cover what the file held). */
+int write_small_openat(int dirfd, const char *path, const char *s, int trunc, int *fdp);
 /* The same on an fd open for writing: one write at 0, then cut to its
  * length.  0 or -errno; 1 when the cut was refused. */
 int write_small_fd(int fd, const char *s);

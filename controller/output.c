@@ -19,6 +19,7 @@
  * So failures group by their cause.  The summary line follows:
  *   "16 ok, 1 unreachable (node007)"
  * listing, for every status other than ok, the folded nodes. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,36 +121,36 @@ node_text(struct fanout *fo, struct fo_node *n, render_fn render, void *arg)
 	return r;
 }
 
-struct textref {
-	const char *text;
-	size_t idx;
-};
-
-/* By text, then by node index (so groups list nodes in target order). */
-static int
-textref_cmp(const void *a, const void *b)
-{
-	const struct textref *x = a, *y = b;
-	int c = strcmp(x->text, y->text);
-
-	if (c != 0)
-		return c;
-	return x->idx < y->idx ? -1 : x->idx > y->idx;
-}
-
+/* A group of nodes with the same text, in the order of its first node;
+ * its nodes are chained through output_folded's next[]. */
 struct fgroup {
-	size_t first;		/* index into textref array */
+	char *text;
+	uint64_t hash;
+	size_t first, last;	/* node indexes */
 	size_t count;
-	size_t minidx;		/* first node in target order */
 };
 
-/* Groups in the order of their first node. */
+/* The group holding text (open addressing over slot[], mask+1 slots of
+ * 1 + group index), made when new: then 1 is returned and the group owns
+ * text, else 0 and the caller frees it. */
 static int
-fgroup_cmp(const void *a, const void *b)
+group_of(struct fgroup *groups, size_t *ng, size_t *slot, size_t mask, char *text, size_t *gi)
 {
-	const struct fgroup *x = a, *y = b;
+	uint64_t h = str_hash(text);
+	size_t i;
 
-	return x->minidx < y->minidx ? -1 : x->minidx > y->minidx;
+	for (i = h & mask; slot[i] != 0; i = (i + 1) & mask) {
+		struct fgroup *g = &groups[slot[i] - 1];
+
+		if (g->hash == h && strcmp(g->text, text) == 0) {
+			*gi = slot[i] - 1;
+			return 0;
+		}
+	}
+	*gi = (*ng)++;
+	slot[i] = *gi + 1;
+	groups[*gi] = (struct fgroup){ text, h, 0, 0, 0 };
+	return 1;
 }
 
 /* Print one group: header with the folded node set, then the text. */
@@ -182,53 +183,54 @@ print_group(FILE *f, const char *set, size_t count, const char *text)
 	}
 }
 
-/* Print nodes with identical text once under their folded set.
- * Sorting by text makes this O(n log n) for any fleet size. */
+/* Print nodes with identical text once under their folded set, groups
+ * in the order of their first node and nodes in target order: texts are
+ * grouped through a hash table as they are rendered (a duplicate is freed
+ * at once), so this is O(n) for any fleet size. */
 void
 output_folded(struct ctl *ctl, struct fanout *fo, render_fn render, void *arg)
 {
 	FILE *f = out_of(ctl);
-	char **texts;
-	struct textref *refs;
 	struct fgroup *groups;
+	size_t *slot, *next, mask = 1, ng = 0;
 	char **names;
-	size_t ng = 0;
 
 	if (fo->n == 0)
 		return;
-	texts = xcalloc(fo->n, sizeof(*texts));
-	refs = xmalloc(fo->n * sizeof(*refs));
+	while (mask < 2 * fo->n)
+		mask <<= 1;
+	slot = xcalloc(mask--, sizeof(*slot));
 	groups = xmalloc(fo->n * sizeof(*groups));
+	next = xmalloc(fo->n * sizeof(*next));
 	names = xmalloc((fo->n + 1) * sizeof(*names));
 	for (size_t i = 0; i < fo->n; i++) {
-		texts[i] = node_text(fo, &fo->nodes[i], render, arg);
-		refs[i] = (struct textref){ texts[i], i };
-	}
-	qsort(refs, fo->n, sizeof(*refs), textref_cmp);
-	for (size_t i = 0; i < fo->n;) {
-		size_t j = i;
+		char *text = node_text(fo, &fo->nodes[i], render, arg);
+		size_t gi;
 
-		while (j < fo->n && strcmp(refs[j].text, refs[i].text) == 0)
-			j++;
-		groups[ng++] = (struct fgroup){ i, j - i, refs[i].idx };
-		i = j;
+		if (group_of(groups, &ng, slot, mask, text, &gi))
+			groups[gi].first = i;
+		else {
+			free(text);
+			next[groups[gi].last] = i;
+		}
+		groups[gi].last = i;
+		groups[gi].count++;
 	}
-	qsort(groups, ng, sizeof(*groups), fgroup_cmp);
 	for (size_t g = 0; g < ng; g++) {
+		size_t k = 0;
 		char *set;
 
-		for (size_t k = 0; k < groups[g].count; k++)
-			names[k] = fo->nodes[refs[groups[g].first + k].idx].name;
+		for (size_t i = groups[g].first; k < groups[g].count; i = next[i])
+			names[k++] = fo->nodes[i].name;
 		set = nodeset_fold(names, groups[g].count);
-		print_group(f, set, groups[g].count, refs[groups[g].first].text);
+		print_group(f, set, groups[g].count, groups[g].text);
 		free(set);
+		free(groups[g].text);
 	}
 	fflush(f);
-	for (size_t i = 0; i < fo->n; i++)
-		free(texts[i]);
-	free(texts);
-	free(refs);
+	free(slot);
 	free(groups);
+	free(next);
 	free(names);
 }
 

@@ -56,22 +56,11 @@ struct tcache {
 	int dirty;
 };
 
-/* FNV-1a of a node name. */
-static size_t
-name_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return (size_t)h;
-}
-
 /* The slot that holds name, or the empty one where it would go. */
 static size_t *
 tc_slot(struct tcache *tc, const char *name)
 {
-	size_t i = name_hash(name) & (tc->nslot - 1);
+	size_t i = (size_t)str_hash(name) & (tc->nslot - 1);
 
 	while (tc->slot[i] && strcmp(tc->v[tc->slot[i] - 1].name, name) != 0)
 		i = (i + 1) & (tc->nslot - 1);

@@ -547,6 +547,68 @@ START_TEST(test_many_keys)
 }
 END_TEST
 
+/* The bytes of a file under the sysroot equal want exactly (no leftover
+ * tail of a longer old value). */
+static void
+raw_is(const char *rel, const char *want)
+{
+	char path[PATH_MAX];
+	char *b;
+
+	snprintf(path, sizeof(path), "%s%s", root, rel);
+	b = cu_slurp(path);
+	ck_assert_msg(strcmp(b, want) == 0, "%s holds \"%.40s\" (%zu bytes), not \"%.40s\" (%zu)", rel, b,
+	    strlen(b), want, strlen(want));
+	free(b);
+}
+
+/* A first write leaves out O_TRUNC only when the new value covers every
+ * byte the file held: a value shorter than the old content, newline
+ * included, is cut to its length; a longer or equal one overwrites it; a
+ * file longer than a read takes is of unknown length, so even a value as
+ * long as the read is cut.  Rollback restores each (the long file's
+ * original is what a read takes: real sysfs values fit in a page). */
+START_TEST(test_write_lengths)
+{
+	static char big[NORM_VALUE_MAX + 100], bigval[NORM_VALUE_MAX];
+	static struct s v[] = {
+		{ "sysfs", "/sys/kernel/knobtest/longer", NULL, "4096", 0, NULL },
+		{ "sysfs", "/sys/kernel/knobtest/shorter", NULL, "8", 0, NULL },
+		{ "sysfs", "/sys/kernel/knobtest/newline", NULL, "5678", 0, NULL },
+		{ "sysfs", "/sys/kernel/knobtest/equal", NULL, "456", 0, NULL },
+		{ "sysfs", "/sys/kernel/knobtest/big", NULL, bigval, 0, NULL },
+	};
+	Knob__ApplyResult r;
+	Knob__RollbackResult rb;
+
+	fake_tree();
+	memset(big, '7', sizeof(big) - 1);
+	memset(bigval, '8', sizeof(bigval) - 1);
+	put("/sys/kernel/knobtest/longer", "7\n");
+	put("/sys/kernel/knobtest/shorter", "65536\n");
+	put("/sys/kernel/knobtest/newline", "1234\n");
+	put("/sys/kernel/knobtest/equal", "123");
+	put("/sys/kernel/knobtest/big", "%s", big);
+	ag = mk_agent(root);
+	do_apply(ag, "lengths", v, nitems(v), 0, 0, &r);
+	ck_assert_int_eq(r.reverted, 0);
+	for (size_t i = 0; i < r.n_keys; i++)
+		ck_assert_int_eq(r.keys[i]->state, KNOB__KEY_STATE__KEY_CHANGED);
+	tune_apply_result_free(&r);
+	for (size_t i = 0; i < nitems(v); i++)
+		raw_is(v[i].key, v[i].value);
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	ck_assert_int_eq(rb.complete, 1);
+	tune_rollback_result_free(&rb);
+	ck_assert_str_eq(get("/sys/kernel/knobtest/longer"), "7");
+	ck_assert_str_eq(get("/sys/kernel/knobtest/shorter"), "65536");
+	ck_assert_str_eq(get("/sys/kernel/knobtest/newline"), "1234");
+	ck_assert_str_eq(get("/sys/kernel/knobtest/equal"), "123");
+	big[NORM_VALUE_MAX - 1] = '\0';
+	raw_is("/sys/kernel/knobtest/big", big);
+}
+END_TEST
+
 /* A transaction opens its files relative to the sysroot's descriptor and
  * globs through it: a sysroot reached through a symlink, a device and a
  * Lustre target that are symlinks into /sys/devices (as sysfs has them),
@@ -1980,6 +2042,7 @@ tune_suite(void)
 	tcase_add_test(tc, test_transaction);
 	tcase_add_test(tc, test_partial_failure);
 	tcase_add_test(tc, test_many_keys);
+	tcase_add_test(tc, test_write_lengths);
 	tcase_add_test(tc, test_writes_only_written);
 	tcase_add_test(tc, test_crash_recovery);
 	tcase_add_test(tc, test_gpfs_standin);
