@@ -41,6 +41,7 @@
 #ifndef KNOB_TUNE_H
 #define KNOB_TUNE_H
 
+#include <dirent.h>
 #include <glob.h>
 #include <pthread.h>
 #include <stddef.h>
@@ -131,8 +132,17 @@ struct tune_fd {
 	int rerr;		/* errno of that failed open */
 	ssize_t rlen;		/* bytes of the last read through rfd, or -1 */
 };
+#define TUNE_DIRS_MAX 16	/* directory listings a transaction keeps */
+/* One directory's entries as glob(3) reads them, listed once. */
+struct tune_dir {
+	char *path;		/* as glob asked for it */
+	struct dirent *ents;
+	size_t n;
+};
 struct tune_fds {
 	struct tune_fd v[TUNE_FDS_MAX];
+	struct tune_dir dirs[TUNE_DIRS_MAX];	/* dropped at every write */
+	size_t ndirs;
 	uint8_t slot[TUNE_FDS_SLOTS];	/* 1 + index into v, 0 empty */
 	size_t n;
 	const char *root;	/* the sysroot, "" for / */

@@ -12,7 +12,10 @@
  * An open that fails is not cached: the caller takes the old path, whose
  * result and error are the same.  Only the thread that began the
  * transaction sees the cache: health checks and facts on other threads
- * are untouched. */
+ * are untouched.  glob(3)'s directory listings are kept too, until the
+ * transaction's next write (a write may add or remove entries, as a
+ * scheduler change does under queue/iosched), so the globs of a plan list
+ * each directory once. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -64,9 +67,21 @@ open_below(const char *full, int flags)
 	return openat(dfd, rel, flags);
 }
 
+/* Forget the kept directory listings. */
+static void
+dirs_drop(struct tune_fds *c)
+{
+	for (size_t i = 0; i < c->ndirs; i++) {
+		free(c->dirs[i].path);
+		free(c->dirs[i].ents);
+	}
+	c->ndirs = 0;
+}
+
 void
 tune_fd_end(struct tune_fds *c)
 {
+	dirs_drop(c);
 	for (size_t i = 0; i < c->n; i++) {
 		if (c->v[i].rfd >= 0)
 			close(c->v[i].rfd);
@@ -187,6 +202,8 @@ tune_fd_write(const char *full, const char *s)
 	const char *rel;
 	int r, dfd, trunc;
 
+	if (cur != NULL)
+		dirs_drop(cur);
 	if (e == NULL)
 		return 1;
 	if (e->wfd >= 0) {
@@ -202,18 +219,87 @@ tune_fd_write(const char *full, const char *s)
 	return write_small_openat(dfd, rel, s, trunc, &e->wfd);
 }
 
-/* glob(3)'s directory opens and stats, below the sysroot's fd. */
+/* A listing being read by glob: a kept one, or its own when none is free. */
+struct dir_iter {
+	struct tune_dir *d;
+	struct tune_dir own;
+	size_t i;
+};
+
+/* Read the directory name (below the sysroot's fd) whole into d. */
+static int
+dir_list(const char *name, struct tune_dir *d)
+{
+	int fd = open_below(name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct dirent *de;
+	DIR *dp;
+
+	if (fd < 0)
+		return -1;
+	if ((dp = fdopendir(fd)) == NULL) {
+		close(fd);
+		return -1;
+	}
+	d->ents = NULL;
+	d->n = 0;
+	while ((de = readdir(dp)) != NULL) {
+		struct dirent *c;
+
+		d->ents = xgrow(d->ents, d->n, sizeof(*d->ents));
+		c = &d->ents[d->n++];	/* by field: de may end before sizeof(*de) */
+		c->d_ino = de->d_ino;
+		c->d_off = de->d_off;
+		c->d_reclen = sizeof(*c);
+		c->d_type = de->d_type;
+		str_copy(c->d_name, de->d_name, sizeof(c->d_name));
+	}
+	closedir(dp);
+	d->path = xstrdup(name);
+	return 0;
+}
+
+/* glob(3)'s directory open: the kept listing of name, listed now when
+ * there is none. */
 static void *
 glob_opendir(const char *name)
 {
-	int fd = open_below(name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *d;
+	struct dir_iter *it = xcalloc(1, sizeof(*it));
+	struct tune_dir *d = NULL;
 
-	if (fd < 0)
-		return NULL;
-	if ((d = fdopendir(fd)) == NULL)
-		close(fd);
-	return d;
+	for (size_t i = 0; i < cur->ndirs && d == NULL; i++)
+		if (strcmp(cur->dirs[i].path, name) == 0)
+			d = &cur->dirs[i];
+	if (d == NULL) {
+		d = cur->ndirs < TUNE_DIRS_MAX ? &cur->dirs[cur->ndirs] : &it->own;
+		if (dir_list(name, d) < 0) {
+			free(it);
+			return NULL;
+		}
+		if (d != &it->own)
+			cur->ndirs++;
+	}
+	it->d = d;
+	return it;
+}
+
+static struct dirent *
+glob_readdir(void *p)
+{
+	struct dir_iter *it = p;
+
+	return it->i < it->d->n ? &it->d->ents[it->i++] : NULL;
+}
+
+static void
+glob_closedir(void *p)
+{
+	struct dir_iter *it = p;
+
+	if (it->d == &it->own) {
+		free(it->own.path);
+		free(it->own.ents);
+	}
+	free(it);
 }
 
 static int
@@ -235,18 +321,6 @@ static int
 glob_stat(const char *name, struct stat *st)
 {
 	return glob_statat(name, st, 0);
-}
-
-static struct dirent *
-glob_readdir(void *d)
-{
-	return readdir(d);
-}
-
-static void
-glob_closedir(void *d)
-{
-	closedir(d);
 }
 
 int

@@ -609,6 +609,60 @@ START_TEST(test_write_lengths)
 }
 END_TEST
 
+/* Matches of pattern (below root) through the transaction's glob. */
+static size_t
+glob_count(const char *pattern)
+{
+	char full[PATH_MAX];
+	glob_t g;
+	size_t n;
+
+	snprintf(full, sizeof(full), "%s%s", root, pattern);
+	n = tune_fd_glob(full, &g) == 0 ? g.gl_pathc : 0;
+	globfree(&g);
+	return n;
+}
+
+/* A transaction lists each directory once for its globs and keeps the
+ * listing until its next write, which may add entries (a scheduler change
+ * adds entries under queue/iosched): an entry made before a write is not
+ * seen, one made then is.  Past TUNE_DIRS_MAX kept listings a glob lists afresh and
+ * is still right; the end of the transaction leaves no descriptor open. */
+START_TEST(test_glob_listing_kept)
+{
+	struct tune_fds c;
+	char rel[96], full[PATH_MAX];
+	int fds;
+
+	fake_tree();
+	for (int i = 0; i < 3; i++) {
+		snprintf(rel, sizeof(rel), "/sys/kernel/knobglob/e%d/v", i);
+		put(rel, "1\n");
+	}
+	for (int i = 0; i < TUNE_DIRS_MAX + 4; i++) {
+		snprintf(rel, sizeof(rel), "/sys/kernel/knobglob/d%02d/x", i);
+		put(rel, "1\n");
+	}
+	fds = count_fds();
+	tune_fd_begin(&c, root);
+	ck_assert_uint_eq(glob_count("/sys/kernel/knobglob/e*/v"), 3);
+	put("/sys/kernel/knobglob/e3/v", "1\n");
+	ck_assert_uint_eq(glob_count("/sys/kernel/knobglob/e*/v"), 3);	/* kept */
+	snprintf(full, sizeof(full), "%s/sys/kernel/knobglob/e0/v", root);
+	ck_assert_int_eq(tune_fd_write(full, "2"), 0);
+	ck_assert_uint_eq(glob_count("/sys/kernel/knobglob/e*/v"), 4);	/* listed again */
+	for (int i = 0; i < TUNE_DIRS_MAX + 4; i++) {
+		snprintf(rel, sizeof(rel), "/sys/kernel/knobglob/d%02d/*", i);
+		ck_assert_uint_eq(glob_count(rel), 1);
+	}
+	put("/sys/kernel/knobglob/d19/y", "1\n");	/* not kept: the cache was full */
+	ck_assert_uint_eq(glob_count("/sys/kernel/knobglob/d19/*"), 2);
+	tune_fd_end(&c);
+	ck_assert_int_eq(count_fds(), fds);
+	ck_assert_str_eq(get("/sys/kernel/knobglob/e0/v"), "2");
+}
+END_TEST
+
 /* A transaction opens its files relative to the sysroot's descriptor and
  * globs through it: a sysroot reached through a symlink, a device and a
  * Lustre target that are symlinks into /sys/devices (as sysfs has them),
@@ -2043,6 +2097,7 @@ tune_suite(void)
 	tcase_add_test(tc, test_partial_failure);
 	tcase_add_test(tc, test_many_keys);
 	tcase_add_test(tc, test_write_lengths);
+	tcase_add_test(tc, test_glob_listing_kept);
 	tcase_add_test(tc, test_writes_only_written);
 	tcase_add_test(tc, test_crash_recovery);
 	tcase_add_test(tc, test_gpfs_standin);
