@@ -5,8 +5,9 @@
  * walk.  Between tune_fd_begin and tune_fd_end, on the thread that began
  * it, each path read is opened once O_RDONLY (re-read with pread at 0,
  * which sysfs and procfs answer afresh), and each path written is opened
- * once O_WRONLY|O_TRUNC|O_NOFOLLOW, as every write was, for its first
- * write (later writes: pwrite at 0, then cut to length).  Only what is
+ * once O_WRONLY|O_NOFOLLOW for its first write, with O_TRUNC unless the
+ * value is at least as long as what the last read returned (later writes:
+ * pwrite at 0, then cut to length).  Only what is
  * written is opened for writing, so a verify or a key that already holds
  * opens nothing for writing (audit and inotify see what they saw before).
  * An open that fails is not cached: the caller takes the old path, whose
