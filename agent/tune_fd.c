@@ -101,16 +101,16 @@ tune_fd_end(struct tune_fds *c)
 _Static_assert(TUNE_FDS_MAX < 255 && TUNE_FDS_SLOTS >= 2 * TUNE_FDS_MAX &&
     (TUNE_FDS_SLOTS & (TUNE_FDS_SLOTS - 1)) == 0, "tune_fds slot index");
 
-/* FNV-1a of full below the sysroot: every path shares the sysroot's long
- * prefix, which would cost the most and tell nothing apart. */
+/* FNV-1a of full below the sysroot (at_root's part): every path shares
+ * the sysroot's long prefix, which would cost the most and tell nothing
+ * apart. */
 static uint64_t
 path_hash(const char *full)
 {
-	const char *p = full;
+	const char *rel;
 
-	if (cur->rl > 0 && strncmp(full, cur->root, cur->rl) == 0)
-		p += cur->rl;
-	return str_hash(p);
+	(void)at_root(full, &rel);
+	return str_hash(rel);
 }
 
 /* The entry for full, made on first use; NULL without a transaction on

@@ -138,6 +138,14 @@ struct s {
 	const char *match;
 };
 
+/* Every key of an apply result was changed. */
+static void
+all_changed(const Knob__ApplyResult *r)
+{
+	for (size_t i = 0; i < r->n_keys; i++)
+		ck_assert_int_eq(r->keys[i]->state, KNOB__KEY_STATE__KEY_CHANGED);
+}
+
 static Knob__Setting **
 mk_settings(const struct s *v, size_t n)
 {
@@ -406,8 +414,7 @@ START_TEST(test_transaction)
 	/* each file is opened once per transaction, and closed at its end */
 	ck_assert_int_eq(count_fds(), fds);
 	ck_assert_int_eq(r.reverted, 0);
-	for (size_t i = 0; i < r.n_keys; i++)
-		ck_assert_int_eq(r.keys[i]->state, KNOB__KEY_STATE__KEY_CHANGED);
+	all_changed(&r);
 	ck_assert_int_eq(r.n_keys, 6);
 	tune_apply_result_free(&r);
 	ck_assert_str_eq(get("/proc/sys/vm/dirty_ratio"), "10");
@@ -523,8 +530,7 @@ START_TEST(test_many_keys)
 	do_apply(ag, "many", v, N, 0, 0, &r);
 	ck_assert_int_eq(r.reverted, 0);
 	ck_assert_int_eq(r.n_keys, N);
-	for (size_t i = 0; i < r.n_keys; i++)
-		ck_assert_int_eq(r.keys[i]->state, KNOB__KEY_STATE__KEY_CHANGED);
+	all_changed(&r);
 	tune_apply_result_free(&r);
 	ck_assert_int_eq(count_fds(), fds);
 	for (int i = 0; i < N; i++)
@@ -592,8 +598,7 @@ START_TEST(test_write_lengths)
 	ag = mk_agent(root);
 	do_apply(ag, "lengths", v, nitems(v), 0, 0, &r);
 	ck_assert_int_eq(r.reverted, 0);
-	for (size_t i = 0; i < r.n_keys; i++)
-		ck_assert_int_eq(r.keys[i]->state, KNOB__KEY_STATE__KEY_CHANGED);
+	all_changed(&r);
 	tune_apply_result_free(&r);
 	for (size_t i = 0; i < nitems(v); i++)
 		raw_is(v[i].key, v[i].value);
@@ -700,8 +705,7 @@ START_TEST(test_sysroot_links)
 	dump(r.keys, r.n_keys);
 	ck_assert_int_eq(r.reverted, 0);
 	ck_assert_int_eq(r.n_keys, 3 + 1 + 1 + 1);	/* 4 OSTs, llite, fakec */
-	for (size_t i = 0; i < r.n_keys; i++)
-		ck_assert_int_eq(r.keys[i]->state, KNOB__KEY_STATE__KEY_CHANGED);
+	all_changed(&r);
 	tune_apply_result_free(&r);
 	ck_assert_int_eq(count_fds(), fds);
 	ck_assert_str_eq(get("/sys/devices/lustre/fs-OST0009-osc-ffff8801/max_rpcs_in_flight"), "16");
@@ -725,8 +729,7 @@ START_TEST(test_sysroot_links)
 	do_apply(ag, "proc", only_proc, 1, 0, 0, &r);
 	dump(r.keys, r.n_keys);
 	ck_assert_int_eq(r.n_keys, 4);
-	for (size_t i = 0; i < r.n_keys; i++)
-		ck_assert_int_eq(r.keys[i]->state, KNOB__KEY_STATE__KEY_CHANGED);
+	all_changed(&r);
 	tune_apply_result_free(&r);
 	ck_assert_str_eq(get("/proc/fs/lustre/osc/fs-MDT0000-mdc-ffff8801/checksums"), "0");
 }
@@ -1303,8 +1306,7 @@ START_TEST(test_net_namespace)
 	do_apply(ag, "net", set, nitems(set), 0, 0, &r);
 	dump(r.keys, r.n_keys);
 	ck_assert_int_eq(r.n_keys, 5);
-	for (size_t i = 0; i < r.n_keys; i++)
-		ck_assert_int_eq(r.keys[i]->state, KNOB__KEY_STATE__KEY_CHANGED);
+	all_changed(&r);
 	tune_apply_result_free(&r);
 	ck_assert_int_eq(system("ip link show kt1 | grep -q 'mtu 1400'"), 0);
 	ck_assert_int_eq(system("ip link show kt0 | grep -q 'qlen 4242'"), 0);
@@ -1476,8 +1478,7 @@ START_TEST(test_coupled_pairs)
 	do_apply(ag, "pair", set, c->n, 0, 0, &r);
 	dump(r.keys, r.n_keys);
 	ck_assert_int_eq(r.reverted, 0);
-	for (size_t i = 0; i < r.n_keys; i++)
-		ck_assert_int_eq(r.keys[i]->state, KNOB__KEY_STATE__KEY_CHANGED);
+	all_changed(&r);
 	tune_apply_result_free(&r);
 	if (c->want_nr)
 		ck_assert_str_eq(sys("nr_requests", loopdev), c->want_nr);
