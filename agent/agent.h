@@ -88,6 +88,8 @@ struct agent {
 	struct ev_timer timer;		/* armed only while something needs it */
 	struct aconn *conns;
 	uint64_t next_conn_id;
+	int conn_opts;		/* accepted sockets: 0 not asked yet, 1 inherit
+				 * the listener's options, -1 set on each */
 	pthread_mutex_t post_mu;
 	struct agent_post *posts, *posts_tail;
 	volatile int stop;

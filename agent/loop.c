@@ -53,6 +53,47 @@ agent_path(const struct agent *a, char *buf, size_t len, const char *abs)
 	return path_under_root(buf, len, a->sysroot, abs);
 }
 
+/* Keepalive probes and TCP_USER_TIMEOUT, so that a cut link ends the
+ * connection: unacknowledged data or unanswered probes for twice the
+ * lease close it. */
+static void
+sock_lease(int fd, unsigned lease_s)
+{
+	unsigned ms = 2 * lease_s * 1000;
+
+	if (sock_keepalive(fd, lease_s > 2 ? (int)lease_s / 2 : 1, 1, 3) < 0 ||
+	    setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof(ms)) < 0)
+		log_warn("keepalive/TCP_USER_TIMEOUT");
+}
+
+/* The options a controller connection starts with: no Nagle delay, and
+ * the default lease's keepalive and TCP_USER_TIMEOUT. */
+static void
+sock_conn_opts(int fd)
+{
+	int one = 1;
+
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	sock_lease(fd, AGENT_LEASE_DEFAULT_S);
+}
+
+/* Did accepted fd come with sock_conn_opts from its listener?  Linux copies
+ * a listening socket's TCP options to the sockets it accepts; this asks
+ * the kernel rather than assume it. */
+static int
+conn_opts_inherited(int fd)
+{
+	int nd = 0, idle = 0;
+	unsigned ut = 0;
+	socklen_t l1 = sizeof(nd), l2 = sizeof(idle), l3 = sizeof(ut);
+
+	return getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &nd, &l1) == 0 && nd == 1 &&
+	    getsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, &l2) == 0 &&
+	    idle == AGENT_LEASE_DEFAULT_S / 2 &&
+	    getsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ut, &l3) == 0 &&
+	    ut == 2 * AGENT_LEASE_DEFAULT_S * 1000;
+}
+
 int
 agent_listen(const char *spec, char *err, size_t errlen)
 {
@@ -100,8 +141,10 @@ agent_listen(const char *spec, char *err, size_t errlen)
 		/* a deep accept queue: connections a flood keeps opening wait there
 		 * until the loop refuses them, and a full queue would drop the
 		 * controller's SYN too (1 s until its retransmission) */
-		if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, SOMAXCONN) == 0)
+		if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, SOMAXCONN) == 0) {
+			sock_conn_opts(fd);	/* for what it accepts (conn_start) */
 			break;
+		}
 		snprintf(err, errlen, "listen on '%s': %s", spec, strerror(errno));
 		close(fd);
 		fd = -1;
@@ -197,19 +240,6 @@ agent_init(struct agent *a, const struct agent_cfg *cfg)
 	agent_timer_update(a);	/* a recovered lease may need it */
 	log_set_instance(NULL);
 	return 0;
-}
-
-/* Keepalive probes and TCP_USER_TIMEOUT, so that a cut link ends the
- * connection: unacknowledged data or unanswered probes for twice the
- * lease close it. */
-static void
-sock_lease(int fd, unsigned lease_s)
-{
-	unsigned ms = 2 * lease_s * 1000;
-
-	if (sock_keepalive(fd, lease_s > 2 ? (int)lease_s / 2 : 1, 1, 3) < 0 ||
-	    setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof(ms)) < 0)
-		log_warn("keepalive/TCP_USER_TIMEOUT");
 }
 
 /* Update the epoll interest of c: always input, output while queued. */
@@ -498,7 +528,6 @@ conn_start(struct agent *a, int fd, const struct sockaddr *sa, socklen_t sl)
 	char host[64] = "?", serv[16] = "?";
 	struct aconn *c;
 	SSL *ssl;
-	int one = 1;
 
 	getnameinfo(sa, sl, host, sizeof(host), serv, sizeof(serv),
 	    NI_NUMERICHOST | NI_NUMERICSERV);
@@ -506,8 +535,12 @@ conn_start(struct agent *a, int fd, const struct sockaddr *sa, socklen_t sl)
 		close(fd);
 		return -1;
 	}
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	sock_lease(fd, AGENT_LEASE_DEFAULT_S);
+	/* set on the listener: asked of the first connection, and set on each
+	 * only if the kernel did not pass them on (six system calls saved) */
+	if (a->conn_opts == 0)
+		a->conn_opts = conn_opts_inherited(fd) ? 1 : -1;
+	if (a->conn_opts < 0)
+		sock_conn_opts(fd);
 	ssl = SSL_new(a->ssl_ctx);
 	if (ssl == NULL || SSL_set_fd(ssl, fd) != 1) {
 		log_warnx("SSL_new failed");

@@ -18,7 +18,10 @@
  * --before CMD runs CMD (untimed) before every engine run and every peer
  * run, e.g. bench/engine-vs-mdtest's new file system for each.
  * --peer-args ARGS adds ARGS to the peer's command line, e.g. IOR's
- * "-l random" (data as incompressible as the engine's). */
+ * "-l random" (data as incompressible as the engine's); --compressible PCT
+ * makes the engine's data PCT % zeros instead (knob's --compressible), as
+ * compressible as IOR's default pattern at about 80 (a check by hand:
+ * README, "O_DIRECT writes and the data written"). */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +45,7 @@ struct opts {
 	unsigned threads, reps;
 	uint64_t bs, size, files, wsize;
 	int shared, direct;
+	unsigned compress_pct;	/* the engine's --compressible */
 };
 
 /* The engine kinds of a peer's operations, in its order, with the name
@@ -68,6 +72,7 @@ engine_params(const struct opts *o, const char *kind, int rep, struct bench_para
 	p->file_size = o->size;
 	p->shared = o->shared;
 	p->odirect = o->direct;
+	p->compress_pct = o->compress_pct;
 	p->files_per_dir = (uint32_t)o->files;
 	p->md_files = o->files;
 	p->md_write_size = o->wsize;
@@ -236,7 +241,8 @@ parse(int argc, char **argv, struct opts *o)
 		{ "shared", no_argument, NULL, 'S' }, { "direct", no_argument, NULL, 'D' },
 		{ "reps", required_argument, NULL, 'r' }, { "mpirun", required_argument, NULL, 'm' },
 		{ "before", required_argument, NULL, 'B' },
-		{ "peer-args", required_argument, NULL, 'A' }, { NULL, 0, NULL, 0 },
+		{ "peer-args", required_argument, NULL, 'A' },
+		{ "compressible", required_argument, NULL, 'C' }, { NULL, 0, NULL, 0 },
 	};
 	int ch;
 
@@ -256,6 +262,7 @@ parse(int argc, char **argv, struct opts *o)
 		case 'm': o->mpirun = optarg; break;
 		case 'B': o->before = optarg; break;
 		case 'A': o->peer_args = optarg; break;
+		case 'C': o->compress_pct = (unsigned)atoi(optarg); break;
 		default: goto usage;
 		}
 	}
@@ -265,7 +272,7 @@ parse(int argc, char **argv, struct opts *o)
 usage:
 	fprintf(stderr, "usage: engine_vs_mpi --peer ior|mdtest --tool PATH --dir D [--threads N] "
 	    "[--bs B --size S --shared --direct] [--files N --write-size W] [--reps R] "
-	    "[--mpirun 'mpirun ...'] [--before CMD] [--peer-args ARGS]\n");
+	    "[--mpirun 'mpirun ...'] [--before CMD] [--peer-args ARGS] [--compressible PCT]\n");
 	return -1;
 }
 
@@ -277,7 +284,7 @@ main(int argc, char **argv)
 	 * pinned to a busy core measures the neighbour) */
 	struct opts o = { "ior", NULL, NULL,
 	    "mpirun --allow-run-as-root --oversubscribe --map-by node --bind-to none", NULL, "",
-	    2, 5, 1 << 20, 256 << 20, 10000, 4096, 0, 0 };
+	    2, 5, 1 << 20, 256 << 20, 10000, 4096, 0, 0, 0 };
 	double e[MAX_OPS], p[MAX_OPS], *ev[MAX_OPS], *pv[MAX_OPS], *rv[MAX_OPS];
 	struct sample_stats sp;
 	size_t k, nops = 0;

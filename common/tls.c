@@ -433,12 +433,14 @@ tls_ctx_new(int server, const char *ca, const char *cert, const char *key, char 
 		SSL_CTX_free(ctx);
 		return NULL;
 	}
-	if (!server) {
+	if (!server)
 		SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT |
 		    SSL_SESS_CACHE_NO_INTERNAL_STORE);
-		/* a flight of records in one read(2), not two per record */
-		SSL_CTX_set_read_ahead(ctx, 1);
-	}
+	/* A flight of records in one read(2), not two per record.  Bytes can
+	 * then wait inside OpenSSL with none left on the socket, so every
+	 * reader of a level-triggered fd reads on to WANT_READ (conn_input,
+	 * the handshake falling through to it) or asks SSL_pending. */
+	SSL_CTX_set_read_ahead(ctx, 1);
 	return ctx;
 fail:
 	tls_errstr(tmp, sizeof(tmp));

@@ -29,6 +29,9 @@ conn_reset(struct conn *c)
 
 	free(c->body);
 	c->body = NULL;
+	free(c->rbuf);
+	c->rbuf = NULL;
+	c->rbuf_off = c->rbuf_len = 0;
 	for (w = c->wq_head; w; w = next) {
 		next = w->next;
 		free(w);
@@ -92,6 +95,57 @@ frame_unpack(const uint8_t *body, size_t len, char *err, size_t errlen)
 	return env;
 }
 
+/* A plain read asked for fewer bytes than this (a frame's header) reads
+ * up to RBUF_READ and keeps the rest: a small frame in one read(2). */
+#define RBUF_SMALL 64
+#define RBUF_READ 4096
+
+/* Up to len bytes from c's kept bytes; the buffer goes once empty. */
+static ssize_t
+rbuf_take(struct conn *c, void *buf, size_t len)
+{
+	size_t k = c->rbuf_len - c->rbuf_off;
+
+	if (k > len)
+		k = len;
+	memcpy(buf, c->rbuf + c->rbuf_off, k);
+	c->rbuf_off += k;
+	if (c->rbuf_off == c->rbuf_len) {
+		free(c->rbuf);
+		c->rbuf = NULL;
+		c->rbuf_off = c->rbuf_len = 0;
+	}
+	return (ssize_t)k;
+}
+
+/* read(2) of up to RBUF_READ bytes for a small request: len of them to
+ * buf, the rest kept in c->rbuf (allocated only when something is left). */
+static ssize_t
+read_ahead(struct conn *c, void *buf, size_t len)
+{
+	uint8_t tmp[RBUF_READ];
+	ssize_t n = read(c->rfd, tmp, sizeof(tmp));
+
+	if (n <= 0)
+		return n;
+	if ((size_t)n <= len) {
+		memcpy(buf, tmp, (size_t)n);
+		return n;
+	}
+	memcpy(buf, tmp, len);
+	c->rbuf_len = (size_t)n - len;
+	c->rbuf_off = 0;
+	c->rbuf = xmalloc(c->rbuf_len);
+	memcpy(c->rbuf, tmp + len, c->rbuf_len);
+	return (ssize_t)len;
+}
+
+int
+conn_buffered(const struct conn *c)
+{
+	return c->rbuf != NULL;
+}
+
 /* Read up to len bytes. >0 bytes, 0 would block, -1 EOF/error (c->err). */
 static ssize_t
 io_read(struct conn *c, void *buf, size_t len)
@@ -125,8 +179,10 @@ io_read(struct conn *c, void *buf, size_t len)
 		}
 		return -1;
 	}
+	if (c->rbuf != NULL)
+		return rbuf_take(c, buf, len);
 	for (;;) {
-		n = read(c->rfd, buf, len);
+		n = len < RBUF_SMALL ? read_ahead(c, buf, len) : read(c->rfd, buf, len);
 		if (n > 0)
 			return n;
 		if (n == 0) {
@@ -143,7 +199,8 @@ io_read(struct conn *c, void *buf, size_t len)
 	}
 }
 
-/* Reads exactly the bytes the current frame still needs, never more.
+/* Takes exactly the bytes the current frame still needs (on a plain fd a
+ * header's read may fetch more, kept in c for the next call: conn_buffered).
  * 1: *body holds one whole frame body of *len bytes (the caller frees). */
 int
 conn_recv_body(struct conn *c, uint8_t **body, size_t *len)

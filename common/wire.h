@@ -31,6 +31,9 @@ struct conn {
 	size_t hdr_have;
 	uint8_t *body;
 	size_t body_len, body_have, body_cap;
+	/* plain fds: bytes read past what a call asked for, until consumed */
+	uint8_t *rbuf;
+	size_t rbuf_off, rbuf_len;
 	/* writer queue */
 	struct wchunk *wq_head, *wq_tail;
 	size_t wq_bytes;
@@ -57,6 +60,9 @@ int conn_recv(struct conn *c, Knob__Envelope **out);
 /* The same for one frame's bytes, not unpacked (a relay's view): 1 with
  * *body (*len bytes, the caller frees), 0 or -1 as conn_recv. */
 int conn_recv_body(struct conn *c, uint8_t **body, size_t *len);
+/* 1 when bytes already read from a plain fd wait in c (a reader that stops
+ * after one frame must come back for them: epoll will not say). */
+int conn_buffered(const struct conn *c);
 /* Queue a packed frame (takes ownership of frame).  0, or -1 when the
  * queue already holds WQ_MAX bytes (the peer does not read; the frame is
  * dropped, the reason is in c->err and the caller closes). */

@@ -293,12 +293,10 @@ chan_read_header(struct mux_chan *ch)
 }
 
 /* A frame from knobctl goes to the node as it came (unpacked only to be
- * checked); its "done" lets the link idle.  One frame a wake-up: the
- * channel is a plain socket, level-triggered, so what is left wakes us
- * again, and knobctl sends one frame and waits for the answer (no read
- * that would only say EAGAIN). */
-static void
-chan_relay(struct mux_chan *ch)
+ * checked); its "done" lets the link idle.  1: one relayed, ch alive; 0:
+ * no whole frame yet; -1: ch freed. */
+static int
+chan_relay_one(struct mux_chan *ch)
 {
 	struct mux_link *lk = ch->link;
 	Knob__Envelope *env;
@@ -309,12 +307,12 @@ chan_relay(struct mux_chan *ch)
 	if ((r = conn_recv_body(&ch->c, &body, &len)) <= 0) {
 		if (r < 0)
 			chan_free(ch);	/* knobctl went away mid-exchange: the link goes too */
-		return;
+		return r;
 	}
 	if ((env = frame_unpack(body, len, ch->c.err, sizeof(ch->c.err))) == NULL) {
 		free(body);
 		chan_free(ch);
-		return;
+		return -1;
 	}
 	done = env->body_case == KNOB__ENVELOPE__BODY_ERROR;
 	knob__envelope__free_unpacked(env, NULL);
@@ -326,12 +324,24 @@ chan_relay(struct mux_chan *ch)
 			ch->link = NULL;
 		}
 		chan_free(ch);
-		return;
+		return -1;
 	}
-	if (conn_queue_body(&lk->c, body, len) < 0)
+	if (conn_queue_body(&lk->c, body, len) < 0) {
 		chan_free(ch);
-	else
-		(void)link_flush(lk);	/* a dead link ends ch too */
+		return -1;
+	}
+	return link_flush(lk) < 0 ? -1 : 1;	/* a dead link ends ch too */
+}
+
+/* One frame a wake-up: the channel is a plain socket, level-triggered, so
+ * what is left on it wakes us again, and knobctl sends one frame and waits
+ * for the answer (no read that would only say EAGAIN).  Bytes the frame's
+ * read fetched past it are not on the socket any more: relayed now. */
+static void
+chan_relay(struct mux_chan *ch)
+{
+	while (chan_relay_one(ch) > 0 && conn_buffered(&ch->c))
+		;
 }
 
 static void

@@ -9,9 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/pidfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -264,6 +267,80 @@ START_TEST(garbage_and_huge_frames)
 }
 END_TEST
 
+/* Our end of a dialled connection and, once the agent has accepted it,
+ * the agent's end duplicated into this process (pidfd_getfd). */
+struct side {
+	pid_t pid;
+	int fd, theirs;
+};
+
+/* cu_wait condition: find the agent's socket whose peer is our end. */
+static int
+agent_side(void *arg)
+{
+	struct side *sd = arg;
+	struct sockaddr_storage me, peer;
+	socklen_t ml = sizeof(me), pl;
+	char dir[64];
+	struct dirent *e;
+	DIR *d;
+	int pfd;
+
+	ck_assert_int_eq(getsockname(sd->fd, (struct sockaddr *)&me, &ml), 0);
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)sd->pid);
+	ck_assert_int_ge(pfd = pidfd_open(sd->pid, 0), 0);
+	ck_assert_ptr_nonnull(d = opendir(dir));
+	while (sd->theirs < 0 && (e = readdir(d)) != NULL) {
+		int x;
+
+		if (e->d_name[0] == '.' || (x = pidfd_getfd(pfd, atoi(e->d_name), 0)) < 0)
+			continue;
+		pl = sizeof(peer);
+		if (getpeername(x, (struct sockaddr *)&peer, &pl) == 0 && pl == ml &&
+		    memcmp(&peer, &me, ml) == 0)
+			sd->theirs = x;
+		else
+			close(x);
+	}
+	closedir(d);
+	close(pfd);
+	return sd->theirs >= 0;
+}
+
+/* Socket option opt of fd at level lvl. */
+static int
+opt_of(int fd, int lvl, int opt)
+{
+	int v = -1;
+	socklen_t l = sizeof(v);
+
+	ck_assert_int_eq(getsockopt(fd, lvl, opt, &v, &l), 0);
+	return v;
+}
+
+/* Every connection the agent accepts has no Nagle delay, keepalive probes
+ * and TCP_USER_TIMEOUT (a cut link ends it): the first, which asks whether
+ * the listener passed them on, and those after it, which rely on that. */
+START_TEST(accepted_socket_options)
+{
+	ck_assert_int_eq(harness_enter_ns(h.ctl_ns), 0);
+	for (int i = 0; i < 3; i++) {
+		struct side sd = { h.node[0].pid, -1, -1 };
+
+		ck_assert_int_ge(sd.fd = harness_dial(&h, 0), 0);
+		ck_assert_msg(cu_wait(agent_side, &sd, 10) >= 0, "connection %d never accepted", i);
+		ck_assert_int_eq(opt_of(sd.theirs, IPPROTO_TCP, TCP_NODELAY), 1);
+		ck_assert_int_eq(opt_of(sd.theirs, SOL_SOCKET, SO_KEEPALIVE), 1);
+		ck_assert_int_eq(opt_of(sd.theirs, IPPROTO_TCP, TCP_KEEPIDLE), 5);
+		ck_assert_int_eq(opt_of(sd.theirs, IPPROTO_TCP, TCP_KEEPINTVL), 1);
+		ck_assert_int_eq(opt_of(sd.theirs, IPPROTO_TCP, TCP_KEEPCNT), 3);
+		ck_assert_int_eq(opt_of(sd.theirs, IPPROTO_TCP, TCP_USER_TIMEOUT), 20000);
+		close(sd.theirs);
+		close(sd.fd);
+	}
+}
+END_TEST
+
 START_TEST(exclusion_and_usage_errors)
 {
 	char *out = NULL, *err = NULL;
@@ -414,6 +491,7 @@ main(void)
 	tcase_add_test(tc, node_cert_as_controller_refused);
 	tcase_add_test(tc, agent_must_name_dialled_node);
 	tcase_add_test(tc, garbage_and_huge_frames);
+	tcase_add_test(tc, accepted_socket_options);
 	tcase_add_test(tc, exclusion_and_usage_errors);
 	tcase_add_test(tc, handshake_timeout);
 	tcase_add_test(tc, request_timeout);

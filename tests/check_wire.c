@@ -2,6 +2,7 @@
  * truncated and garbage frames. */
 #include <check.h>
 #include <fcntl.h>
+#include <sys/ioctl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -167,6 +168,105 @@ START_TEST(truncated_then_eof)
 }
 END_TEST
 
+/* Pack a Ping with id into *f (*len bytes). */
+static void
+ping_frame(uint64_t id, uint8_t **f, size_t *len)
+{
+	Knob__Envelope env = KNOB__ENVELOPE__INIT;
+	Knob__Ping ping = KNOB__PING__INIT;
+
+	env.id = id;
+	env.body_case = KNOB__ENVELOPE__BODY_PING;
+	env.ping = &ping;
+	ck_assert_int_eq(frame_pack(&env, f, len), 0);
+}
+
+/* The next frame is a Ping with id. */
+static void
+expect_ping(uint64_t id)
+{
+	Knob__Envelope *got = NULL;
+
+	ck_assert_int_eq(conn_recv(&rx, &got), 1);
+	ck_assert_int_eq(got->body_case, KNOB__ENVELOPE__BODY_PING);
+	ck_assert_uint_eq(got->id, id);
+	knob__envelope__free_unpacked(got, NULL);
+}
+
+/* Bytes still on the socket, not yet read. */
+static int
+unread(void)
+{
+	int n = -1;
+
+	ck_assert_int_eq(ioctl(sv[0], FIONREAD, &n), 0);
+	return n;
+}
+
+/* Small frames sent together are taken off the socket by the first
+ * header's read and handed out one by one from the connection; a frame
+ * cut short stays pending until its last bytes come. */
+START_TEST(frames_in_one_read)
+{
+	uint8_t *f[4], all[1024];
+	size_t len[4], n = 0;
+	Knob__Envelope *got = NULL;
+
+	for (int i = 0; i < 4; i++) {
+		ping_frame((uint64_t)i + 1, &f[i], &len[i]);
+		memcpy(all + n, f[i], i < 3 ? len[i] : 6);
+		n += i < 3 ? len[i] : 6;
+	}
+	put(all, n);
+	expect_ping(1);
+	ck_assert_int_eq(unread(), 0);	/* one read(2) took all of it */
+	ck_assert_int_eq(conn_buffered(&rx), 1);
+	expect_ping(2);
+	expect_ping(3);
+	ck_assert_int_eq(conn_recv(&rx, &got), 0);	/* the fourth is cut short */
+	ck_assert_int_eq(conn_buffered(&rx), 0);
+	put(f[3] + 6, len[3] - 6);
+	expect_ping(4);
+	ck_assert_int_eq(conn_recv(&rx, &got), 0);
+	for (int i = 0; i < 4; i++)
+		free(f[i]);
+}
+END_TEST
+
+/* A frame longer than the header's read: its first bytes come from the
+ * connection, the rest straight from the socket, and the frame after it
+ * is intact. */
+START_TEST(long_frame_then_small)
+{
+	Knob__Envelope env = KNOB__ENVELOPE__INIT, *got = NULL;
+	Knob__Error e = KNOB__ERROR__INIT;
+	char *msg = xmalloc(10001);
+	uint8_t *f, *p;
+	size_t len, plen;
+
+	memset(msg, 'x', 10000);
+	msg[10000] = '\0';
+	msg[4500] = 'y';	/* past the first read's bytes */
+	e.message = msg;
+	env.id = 9;
+	env.body_case = KNOB__ENVELOPE__BODY_ERROR;
+	env.error = &e;
+	ck_assert_int_eq(frame_pack(&env, &f, &len), 0);
+	ping_frame(10, &p, &plen);
+	put(f, len);
+	put(p, plen);
+	ck_assert_int_eq(conn_recv(&rx, &got), 1);
+	ck_assert_uint_eq(got->id, 9);
+	ck_assert_str_eq(got->error->message, msg);
+	knob__envelope__free_unpacked(got, NULL);
+	expect_ping(10);
+	ck_assert_int_eq(conn_buffered(&rx), 0);
+	free(f);
+	free(p);
+	free(msg);
+}
+END_TEST
+
 START_TEST(pack_refuses_oversize)
 {
 	Knob__Envelope env = KNOB__ENVELOPE__INIT;
@@ -226,6 +326,8 @@ main(void)
 	tcase_add_test(tc, truncated_then_eof);
 	tcase_add_test(tc, pack_refuses_oversize);
 	tcase_add_test(tc, queue_and_flush);
+	tcase_add_test(tc, frames_in_one_read);
+	tcase_add_test(tc, long_frame_then_small);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
