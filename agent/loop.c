@@ -53,15 +53,29 @@ agent_path(const struct agent *a, char *buf, size_t len, const char *abs)
 	return path_under_root(buf, len, a->sysroot, abs);
 }
 
+/* A lease's keepalive idle time: probes start after half of it. */
+static int
+lease_idle_s(unsigned lease_s)
+{
+	return lease_s > 2 ? (int)lease_s / 2 : 1;
+}
+
+/* A lease's TCP_USER_TIMEOUT: twice the lease. */
+static unsigned
+lease_timeout_ms(unsigned lease_s)
+{
+	return 2 * lease_s * 1000;
+}
+
 /* Keepalive probes and TCP_USER_TIMEOUT, so that a cut link ends the
  * connection: unacknowledged data or unanswered probes for twice the
  * lease close it. */
 static void
 sock_lease(int fd, unsigned lease_s)
 {
-	unsigned ms = 2 * lease_s * 1000;
+	unsigned ms = lease_timeout_ms(lease_s);
 
-	if (sock_keepalive(fd, lease_s > 2 ? (int)lease_s / 2 : 1, 1, 3) < 0 ||
+	if (sock_keepalive(fd, lease_idle_s(lease_s), 1, 3) < 0 ||
 	    setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof(ms)) < 0)
 		log_warn("keepalive/TCP_USER_TIMEOUT");
 }
@@ -89,9 +103,9 @@ conn_opts_inherited(int fd)
 
 	return getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &nd, &l1) == 0 && nd == 1 &&
 	    getsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, &l2) == 0 &&
-	    idle == AGENT_LEASE_DEFAULT_S / 2 &&
+	    idle == lease_idle_s(AGENT_LEASE_DEFAULT_S) &&
 	    getsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ut, &l3) == 0 &&
-	    ut == 2 * AGENT_LEASE_DEFAULT_S * 1000;
+	    ut == lease_timeout_ms(AGENT_LEASE_DEFAULT_S);
 }
 
 int
