@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/uio.h>
 #include <sys/epoll.h>
 #include <openssl/err.h>
 
@@ -118,25 +119,30 @@ rbuf_take(struct conn *c, void *buf, size_t len)
 	return (ssize_t)k;
 }
 
-/* read(2) of up to RBUF_READ bytes for a small request: len of them to
- * buf, the rest kept in c->rbuf (allocated only when something is left). */
+/* read(2) of up to c->ra bytes (RBUF_READ by default) for a small
+ * request: len of them to buf, the rest kept in c->rbuf. */
 static ssize_t
 read_ahead(struct conn *c, void *buf, size_t len)
 {
-	uint8_t tmp[RBUF_READ];
-	ssize_t n = read(c->rfd, tmp, sizeof(tmp));
+	size_t ra = c->ra > RBUF_READ ? c->ra : RBUF_READ;
+	uint8_t tmp[RBUF_READ], *b = ra > RBUF_READ ? xmalloc(ra) : tmp;
+	ssize_t n = read(c->rfd, b, ra);
 
-	if (n <= 0)
-		return n;
-	if ((size_t)n <= len) {
-		memcpy(buf, tmp, (size_t)n);
+	if (n <= 0 || (size_t)n <= len) {
+		if (n > 0)
+			memcpy(buf, b, (size_t)n);
+		if (b != tmp)
+			free(b);
 		return n;
 	}
-	memcpy(buf, tmp, len);
-	c->rbuf_len = (size_t)n - len;
-	c->rbuf_off = 0;
-	c->rbuf = xmalloc(c->rbuf_len);
-	memcpy(c->rbuf, tmp + len, c->rbuf_len);
+	memcpy(buf, b, len);
+	c->rbuf_len = (size_t)n;
+	c->rbuf_off = len;
+	if (b == tmp) {
+		c->rbuf = xmalloc(c->rbuf_len);
+		memcpy(c->rbuf, tmp, c->rbuf_len);
+	} else
+		c->rbuf = b;	/* kept whole: served from rbuf_off */
 	return (ssize_t)len;
 }
 
@@ -274,7 +280,7 @@ wq_push(struct conn *c, const void *head, size_t hlen, const void *tail, size_t 
 {
 	struct wchunk *w;
 
-	if (c->wq_bytes >= WQ_MAX) {
+	if (c->wq_bytes >= (c->wq_max ? c->wq_max : WQ_MAX)) {
 		snprintf(c->err, sizeof(c->err), "peer does not read: %zu bytes queued",
 		    c->wq_bytes);
 		return -1;
@@ -316,6 +322,25 @@ conn_queue_body(struct conn *c, uint8_t *body, size_t len)
 }
 
 int
+conn_queue_tagged(struct conn *c, const void *tag, size_t tlen, const void *body, size_t blen)
+{
+	uint8_t head[4 + 16];
+	size_t len = tlen + blen;
+
+	if (tlen > 16) {
+		snprintf(c->err, sizeof(c->err), "frame tag too long");
+		return -1;
+	}
+	head[0] = (uint8_t)(len >> 24);
+	head[1] = (uint8_t)(len >> 16);
+	head[2] = (uint8_t)(len >> 8);
+	head[3] = (uint8_t)len;
+	if (tlen > 0)
+		memcpy(head + 4, tag, tlen);
+	return wq_push(c, head, 4 + tlen, body, blen);
+}
+
+int
 conn_send(struct conn *c, const Knob__Envelope *env)
 {
 	uint8_t *frame;
@@ -332,53 +357,85 @@ conn_events(const struct conn *c)
 	return EPOLLIN | (c->wq_head != NULL || c->ssl_want_write ? EPOLLOUT : 0);
 }
 
+/* Drop n written bytes from the head of c's queue. */
+static void
+wq_consume(struct conn *c, size_t n)
+{
+	struct wchunk *w;
+
+	c->wq_bytes -= n;
+	while (n > 0 && (w = c->wq_head) != NULL) {
+		size_t k = w->len - w->off < n ? w->len - w->off : n;
+
+		w->off += k;
+		n -= k;
+		if (w->off < w->len)
+			break;
+		c->wq_head = w->next;
+		if (c->wq_head == NULL)
+			c->wq_tail = NULL;
+		free(w);
+	}
+}
+
+/* One SSL_write of the head chunk: bytes taken, 0 when OpenSSL waits, -1. */
+static ssize_t
+flush_tls(struct conn *c)
+{
+	struct wchunk *w = c->wq_head;
+	int r, e;
+
+	ERR_clear_error();
+	r = SSL_write(c->ssl, w->data + w->off, (int)(w->len - w->off));
+	if (r > 0)
+		return r;
+	e = SSL_get_error(c->ssl, r);
+	if (e == SSL_ERROR_WANT_WRITE || e == SSL_ERROR_WANT_READ) {
+		c->ssl_want_write = (e == SSL_ERROR_WANT_WRITE);
+		return 0;
+	}
+	snprintf(c->err, sizeof(c->err), "tls write failed (%d): %s", e, strerror(errno));
+	return -1;
+}
+
+#define FLUSH_IOV 64
+
+/* One writev of up to FLUSH_IOV queued chunks: bytes, 0 when the fd is
+ * full, -1. */
+static ssize_t
+flush_plain(struct conn *c)
+{
+	struct iovec iov[FLUSH_IOV];
+	struct wchunk *w = c->wq_head;
+	int k = 0;
+	ssize_t n;
+
+	for (; w != NULL && k < FLUSH_IOV; w = w->next, k++) {
+		iov[k].iov_base = w->data + w->off;
+		iov[k].iov_len = w->len - w->off;
+	}
+	do
+		n = writev(c->wfd, iov, k);
+	while (n < 0 && errno == EINTR);
+	if (n >= 0)
+		return n;
+	if (errno == EAGAIN || errno == EWOULDBLOCK)
+		return 0;
+	snprintf(c->err, sizeof(c->err), "write: %s", strerror(errno));
+	return -1;
+}
+
 /* Write queued chunks until the queue is empty or the fd would block. */
 int
 conn_flush(struct conn *c)
 {
-	struct wchunk *w;
-
 	c->ssl_want_write = 0;
-	while ((w = c->wq_head) != NULL) {
-		const uint8_t *p = w->data + w->off;
-		size_t left = w->len - w->off;
-		ssize_t n;
+	while (c->wq_head != NULL) {
+		ssize_t n = c->ssl ? flush_tls(c) : flush_plain(c);
 
-		if (c->ssl) {
-			int r, e;
-
-			ERR_clear_error();
-			r = SSL_write(c->ssl, p, (int)left);
-			if (r <= 0) {
-				e = SSL_get_error(c->ssl, r);
-				if (e == SSL_ERROR_WANT_WRITE || e == SSL_ERROR_WANT_READ) {
-					c->ssl_want_write = (e == SSL_ERROR_WANT_WRITE);
-					return 0;
-				}
-				snprintf(c->err, sizeof(c->err), "tls write failed (%d): %s", e,
-				    strerror(errno));
-				return -1;
-			}
-			n = r;
-		} else {
-			n = write(c->wfd, p, left);
-			if (n < 0) {
-				if (errno == EINTR)
-					continue;
-				if (errno == EAGAIN || errno == EWOULDBLOCK)
-					return 0;
-				snprintf(c->err, sizeof(c->err), "write: %s", strerror(errno));
-				return -1;
-			}
-		}
-		w->off += (size_t)n;
-		c->wq_bytes -= (size_t)n;
-		if (w->off == w->len) {
-			c->wq_head = w->next;
-			if (c->wq_head == NULL)
-				c->wq_tail = NULL;
-			free(w);
-		}
+		if (n <= 0)
+			return (int)n;
+		wq_consume(c, (size_t)n);
 	}
 	return 1;
 }

@@ -34,9 +34,13 @@ struct conn {
 	/* plain fds: bytes read past what a call asked for, until consumed */
 	uint8_t *rbuf;
 	size_t rbuf_off, rbuf_len;
+	size_t ra;		/* plain fds: a small read fetches up to this
+				 * (0: RBUF_READ, 4 KiB; a stream of many
+				 * small frames, as the holder's, sets more) */
 	/* writer queue */
 	struct wchunk *wq_head, *wq_tail;
 	size_t wq_bytes;
+	size_t wq_max;		/* 0: WQ_MAX */
 	int ssl_want_write;	/* last SSL op wanted POLLOUT */
 	int peer_closed;	/* the last -1 was the peer closing, not an error */
 	char err[256];		/* reason for the last -1 */
@@ -70,12 +74,18 @@ int conn_queue_frame(struct conn *c, uint8_t *frame, size_t len);
 /* Queue a frame body from conn_recv_body with its length header (takes
  * ownership of body).  0 or -1 as conn_queue_frame. */
 int conn_queue_body(struct conn *c, uint8_t *body, size_t len);
+/* Queue one frame made of tag (tlen bytes) then body (blen), both
+ * copied: a relay's frame with a prefix of its own.  0 or -1 as
+ * conn_queue_frame. */
+int conn_queue_tagged(struct conn *c, const void *tag, size_t tlen, const void *body,
+    size_t blen);
 /* Pack and queue env. 0 or -1. */
 int conn_send(struct conn *c, const Knob__Envelope *env);
 /* The epoll events c needs: input always, output while it has a queue
  * (or OpenSSL wants to write). */
 uint32_t conn_events(const struct conn *c);
-/* Write as much as possible. 1: queue empty, 0: more pending, -1: error. */
+/* Write as much as possible (a plain fd: many chunks to one writev).
+ * 1: queue empty, 0: more pending, -1: error. */
 int conn_flush(struct conn *c);
 /* Blocking convenience used by simple clients and --stdio: send + flush. */
 int conn_send_sync(struct conn *c, const Knob__Envelope *env, int timeout_ms);

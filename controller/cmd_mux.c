@@ -5,13 +5,16 @@
  * of a TLS handshake.  knobctl finds it by its socket next to the results
  * database; the channel protocol is in controller/fo_mux.c.
  *
- * One thread, one event base (common/ev.c).  A channel asking for a node
- * whose link is idle gets it at once; the channels that need new links
- * are collected and dialled together by the ordinary fan-out (the same
- * verification, name pinning, ticket cache and error texts as a direct
- * command), which hands each open connection over (fanout_detach); the
- * holder's loop waits while it runs.  A link goes back to the idle set only
- * when its channel says the exchange is complete; any other end closes it.
+ * One thread, one event base (common/ev.c).  A command's channel (one
+ * unix connection) carries all of its nodes.  A node whose link is idle
+ * gets it at once; the nodes that need new links are collected and
+ * dialled together by the ordinary fan-out (the same verification, name
+ * pinning, ticket cache and error texts as a direct command), which hands
+ * each open connection over (fanout_detach); the holder's loop waits while
+ * it runs.  What a round of events queued for a channel is written at the
+ * round's end, in one writev for many nodes.  A link goes back to the idle
+ * set only when the channel says its node's exchange is complete (DONE);
+ * any other end closes it.
  * An idle link that the agent closes, or that says anything, is closed.
  * The holder exits after --persist seconds without a channel, or on
  * SIGTERM/SIGINT or `knobctl mux --stop`, closing every link cleanly. */
@@ -36,40 +39,53 @@
 #include "util.h"
 
 #define MUX_BUCKETS 16384
+#define MUX_NODE_BUCKETS 4096
 #define MUX_LINE 512
 #define MUX_HEADER_NS (10 * 1000000000ull)	/* for a channel's first line */
 
-enum { CH_HEADER, CH_WAIT, CH_RELAY };
+enum { CH_HEADER, CH_NODES };
 
 struct mux;
 struct mux_chan;
+struct mux_node;
 
-/* A TLS connection to one node, idle or serving one channel. */
+/* A TLS connection to one node, idle or serving one channel's node. */
 struct mux_link {
 	struct mux *m;
 	char *key;		/* "NAME ADDR PORT" */
 	int fd;
 	struct conn c;
-	struct mux_chan *ch;	/* NULL: idle */
+	struct mux_node *mn;	/* NULL: idle */
 	struct mux_link *next;	/* hash chain */
 };
 
-/* One knobctl node channel (a unix connection). */
-struct mux_chan {
-	struct mux *m;
-	int fd;
-	struct conn c;		/* plain frames */
-	int state;
-	char line[MUX_LINE];
-	size_t ll;
+/* One node of a channel: the id knobctl gave it, its link once it has one. */
+struct mux_node {
+	struct mux_chan *ch;
+	uint32_t id;
 	char *name, *addr, *key;
 	int port;
 	double ctimeout;
 	struct mux_link *link;
-	struct mux_chan *wnext;	/* waiting for a new link */
+	int waiting;		/* on m->waiting, for a new link */
+	int asked;		/* a request went to the node, no reply yet */
+	struct mux_node *wnext, *wprev;
+	struct mux_node *hnext;	/* in ch->tab */
+};
+
+/* One knobctl connection: a status line, or a command's nodes. */
+struct mux_chan {
+	struct mux *m;
+	int fd;
+	struct conn c;
+	int state;
 	int closing;		/* the last answer is queued: close when written */
 	uint64_t t_accept;	/* monotonic */
 	struct mux_chan *fnext, *fprev;	/* in m->fresh until its first line */
+	struct mux_chan *cnext, *cprev;	/* in m->chans */
+	struct mux_node **tab;	/* CH_NODES: MUX_NODE_BUCKETS chains by id */
+	int dirty;		/* on m->dirty: output to write after this round */
+	struct mux_chan *dnext;
 };
 
 struct mux {
@@ -78,14 +94,16 @@ struct mux {
 	int lfd, sfd;
 	char path[PATH_MAX];
 	struct mux_link *tab[MUX_BUCKETS];
-	struct mux_chan *waiting;
+	struct mux_node *waiting;
+	struct mux_chan *dirty;
+	struct mux_chan *chans;	/* every channel */
 	struct ev_timer idle_t, sweep_t;
 	struct mux_chan *fresh, *fresh_tail;	/* no first line yet, oldest first */
 	double persist;
 	int stop;
 	char trust[65];		/* ctl_trust_id when we started */
 	uid_t uid;		/* ours: the only peers served */
-	size_t nchan, nlinks;
+	size_t nchan, nlinks, nnodes, nasked;
 	unsigned long long opened, reused, closed;
 };
 
@@ -96,11 +114,7 @@ static void link_event(int fd, uint32_t events, void *arg);
 static struct mux_link **
 link_slot(struct mux *m, const char *key)
 {
-	uint32_t h = 2166136261u;
-
-	for (const char *p = key; *p; p++)
-		h = (h ^ (uint8_t)*p) * 16777619u;
-	return &m->tab[h % MUX_BUCKETS];
+	return &m->tab[str_hash(key) % MUX_BUCKETS];
 }
 
 /* Close lk (close_notify first) and forget it. */
@@ -139,7 +153,18 @@ chan_flush(struct mux_chan *ch)
 	return 0;
 }
 
-/* Queue a status line to ch (as raw bytes, before any frame). */
+/* ch has output: written when this round of events is over (mux_serve). */
+static void
+chan_dirty(struct mux_chan *ch)
+{
+	if (ch->dirty)
+		return;
+	ch->dirty = 1;
+	ch->dnext = ch->m->dirty;
+	ch->m->dirty = ch;
+}
+
+/* Queue a status line to ch (as raw bytes: the answer to its first line). */
 static void
 chan_say(struct mux_chan *ch, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void
@@ -158,14 +183,122 @@ chan_say(struct mux_chan *ch, const char *fmt, ...)
 	(void)chan_flush(ch);
 }
 
-/* Write lk's queue; a dead link ends its channel too.  0 or -1 (freed). */
+/* Queue a message about node id to ch.  0, or -1: ch cannot take it (it
+ * does not read) and is marked to go. */
+static int
+chan_put(struct mux_chan *ch, int type, uint32_t id, const void *p, size_t len)
+{
+	if (ch->closing)
+		return -1;
+	if (mux_put(&ch->c, type, id, p, len) < 0) {
+		log_warnx("mux: a channel: %s: closed", ch->c.err);
+		ch->closing = 1;
+		conn_reset(&ch->c);	/* nothing more goes out: it closes after this round */
+		conn_init(&ch->c, ch->fd, ch->fd, NULL);
+		chan_dirty(ch);
+		return -1;
+	}
+	chan_dirty(ch);
+	return 0;
+}
+
+/* A text message (FAIL, LOST, OK) about mn. */
+static void
+node_say(struct mux_node *mn, int type, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void
+node_say(struct mux_node *mn, int type, const char *fmt, ...)
+{
+	char line[MUX_LINE];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		n = 0;
+	(void)chan_put(mn->ch, type, mn->id, line, (size_t)n < sizeof(line) ? (size_t)n :
+	    sizeof(line) - 1);
+}
+
+/* mn's chain head in its channel's table. */
+static struct mux_node **
+node_slot(struct mux_chan *ch, uint32_t id)
+{
+	return &ch->tab[id % MUX_NODE_BUCKETS];
+}
+
+static struct mux_node *
+node_find(struct mux_chan *ch, uint32_t id)
+{
+	struct mux_node *mn = *node_slot(ch, id);
+
+	while (mn && mn->id != id)
+		mn = mn->hnext;
+	return mn;
+}
+
+/* Mark whether mn has a request out (the status's "pending"). */
+static void
+node_asked(struct mux_node *mn, int asked)
+{
+	struct mux *m = mn->ch->m;
+
+	m->nasked += (size_t)(asked && !mn->asked);
+	m->nasked -= (size_t)(!asked && mn->asked);
+	mn->asked = asked;
+}
+
+/* Take mn off the list of nodes waiting for a new link. */
+static void
+wait_remove(struct mux_node *mn)
+{
+	struct mux *m = mn->ch->m;
+
+	if (!mn->waiting)
+		return;
+	if (mn->wprev)
+		mn->wprev->wnext = mn->wnext;
+	else
+		m->waiting = mn->wnext;
+	if (mn->wnext)
+		mn->wnext->wprev = mn->wprev;
+	mn->waiting = 0;
+	mn->wnext = mn->wprev = NULL;
+}
+
+/* Forget mn; its link goes back to the idle set when keep (a complete
+ * exchange), else it closes. */
+static void
+node_free(struct mux_node *mn, int keep)
+{
+	struct mux_node **pp = node_slot(mn->ch, mn->id);
+
+	while (*pp != mn)
+		pp = &(*pp)->hnext;
+	*pp = mn->hnext;
+	wait_remove(mn);
+	node_asked(mn, 0);
+	if (mn->link && keep)
+		mn->link->mn = NULL;
+	else if (mn->link)
+		link_free(mn->link);
+	mn->ch->m->nnodes--;
+	free(mn->name);
+	free(mn->addr);
+	free(mn->key);
+	free(mn);
+}
+
+/* Write lk's queue; a dead link is lost to its node.  0 or -1 (freed). */
 static int
 link_flush(struct mux_link *lk)
 {
 	if (conn_flush(&lk->c) < 0) {
-		if (lk->ch)
-			chan_free(lk->ch);	/* and lk with it */
-		else
+		if (lk->mn) {
+			node_say(lk->mn, MUX_LOST, "%s", lk->c.err);
+			node_free(lk->mn, 0);	/* and lk with it */
+		} else
 			link_free(lk);
 		return -1;
 	}
@@ -183,19 +316,19 @@ link_alive(struct mux_link *lk)
 	return r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && SSL_pending(lk->c.ssl) == 0;
 }
 
-/* Give ch the link lk. */
+/* Give mn the link lk. */
 static void
-chan_attach(struct mux_chan *ch, struct mux_link *lk, const char *how)
+node_attach(struct mux_node *mn, struct mux_link *lk, const char *how)
 {
-	ch->link = lk;
-	lk->ch = ch;
-	ch->state = CH_RELAY;
-	chan_say(ch, "ok %s\n", how);
+	mn->link = lk;
+	lk->mn = mn;
+	node_say(mn, MUX_OK, "%s", how);
 }
 
-/* "trust ID": does knobctl trust what we do (ok), another CA, CRL or
- * certificate (other)?  When ours changed since we started (stale), our
- * links no longer descend from what we would verify now: we go. */
+/* "trust ID": does knobctl trust what we do (ok, and we multiplex:
+ * "chan"), another CA, CRL or certificate (other)?  When ours changed
+ * since we started (stale), our links no longer descend from what we
+ * would verify now: we go. */
 static void
 chan_trust(struct mux_chan *ch, const char *id)
 {
@@ -210,65 +343,46 @@ chan_trust(struct mux_chan *ch, const char *id)
 		chan_say(ch, "stale\n");
 		return;
 	}
-	chan_say(ch, strcmp(id, now) == 0 ? "ok\n" : "other\n");
+	chan_say(ch, strcmp(id, now) == 0 ? "ok chan\n" : "other\n");
 }
 
-/* The header "node NAME ADDR PORT CTIMEOUT", "status", "trust ID" or "stop". */
+/* The first line: "chan" (a command's nodes follow), "status", "trust ID"
+ * or "stop". */
 static void
 chan_header(struct mux_chan *ch, char *line)
 {
 	struct mux *m = ch->m;
-	char name[256], addr[256];
-	struct mux_link *lk;
 
-	if (strcmp(line, "status") == 0) {
-		ch->closing = 1;
-		chan_say(ch, "links %zu channels %zu opened %llu reused %llu closed %llu\n",
-		    m->nlinks, m->nchan - 1, m->opened, m->reused, m->closed);
+	if (strcmp(line, "chan") == 0) {
+		ch->state = CH_NODES;
+		ch->tab = xcalloc(MUX_NODE_BUCKETS, sizeof(*ch->tab));
+		ch->c.ra = MUX_READ;
+		ch->c.wq_max = MUX_QUEUE;
 		return;
 	}
-	if (strncmp(line, "trust ", 6) == 0) {
+	ch->closing = 1;
+	if (strcmp(line, "status") == 0)
+		chan_say(ch, "links %zu channels %zu nodes %zu pending %zu opened %llu reused %llu "
+		    "closed %llu\n", m->nlinks, m->nchan - 1, m->nnodes, m->nasked, m->opened,
+		    m->reused, m->closed);
+	else if (strncmp(line, "trust ", 6) == 0)
 		chan_trust(ch, line + 6);
-		return;
-	}
-	if (strcmp(line, "stop") == 0) {
-		ch->closing = 1;
+	else if (strcmp(line, "stop") == 0) {
 		chan_say(ch, "stopping\n");
 		m->stop = 1;
-		return;
-	}
-	if (sscanf(line, "node %255s %255s %d %lf", name, addr, &ch->port, &ch->ctimeout) != 4 ||
-	    ch->port <= 0 || ch->port > 65535 || !(ch->ctimeout > 0 && ch->ctimeout < 3600)) {
+	} else {
 		log_warnx("mux: malformed request \"%.60s\"", line);
 		chan_free(ch);
-		return;
 	}
-	ch->name = xstrdup(name);
-	ch->addr = xstrdup(addr);
-	ch->key = xasprintf("%s %s %d", name, addr, ch->port);
-	for (lk = *link_slot(m, ch->key); lk; lk = lk->next)
-		if (lk->ch == NULL && strcmp(lk->key, ch->key) == 0)
-			break;
-	if (lk && !link_alive(lk)) {
-		link_free(lk);
-		lk = NULL;
-	}
-	if (lk) {
-		m->reused++;
-		chan_attach(ch, lk, "reused");
-		return;
-	}
-	ch->state = CH_WAIT;
-	ch->wnext = m->waiting;
-	m->waiting = ch;	/* dialled after this round of events (mux_serve) */
 }
 
-/* Read ch's header line (nothing may follow it before our answer). */
+/* Read ch's first line, and not a byte past it (a command's messages
+ * follow it at once). */
 static void
 chan_read_header(struct mux_chan *ch)
 {
-	ssize_t r = read(ch->fd, ch->line + ch->ll, sizeof(ch->line) - 1 - ch->ll);
-	char *nl;
+	char line[MUX_LINE], *nl;
+	ssize_t r = recv(ch->fd, line, sizeof(line) - 1, MSG_PEEK);
 
 	if (r < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
@@ -276,72 +390,140 @@ chan_read_header(struct mux_chan *ch)
 		chan_free(ch);
 		return;
 	}
-	ch->ll += (size_t)r;
-	ch->line[ch->ll] = '\0';
-	if ((nl = strchr(ch->line, '\n')) == NULL) {
-		if (ch->ll == sizeof(ch->line) - 1)
+	line[r] = '\0';
+	if ((nl = strchr(line, '\n')) == NULL) {
+		if (r == (ssize_t)sizeof(line) - 1)
 			chan_free(ch);
-		return;
+		return;		/* the rest of the line is on its way */
 	}
-	if (nl[1] != '\0') {
+	if (read(ch->fd, line, (size_t)(nl - line + 1)) != nl - line + 1) {
 		chan_free(ch);
 		return;
 	}
 	*nl = '\0';
 	fresh_remove(ch);
-	chan_header(ch, ch->line);
+	chan_header(ch, line);
 }
 
-/* A frame from knobctl goes to the node as it came (unpacked only to be
- * checked); its "done" lets the link idle.  1: one relayed, ch alive; 0:
- * no whole frame yet; -1: ch freed. */
+/* OPEN "NAME ADDR PORT CTIMEOUT" for id: an idle link now, or a new one
+ * dialled after this round.  0, or -1 (malformed, or id in use). */
 static int
-chan_relay_one(struct mux_chan *ch)
+node_open(struct mux_chan *ch, uint32_t id, const uint8_t *p, size_t len)
 {
-	struct mux_link *lk = ch->link;
+	struct mux *m = ch->m;
+	char line[MUX_LINE], name[256], addr[256];
+	struct mux_node *mn;
+	struct mux_link *lk;
+	int port;
+	double ct;
+
+	if (len >= sizeof(line) || node_find(ch, id) != NULL)
+		return -1;
+	memcpy(line, p, len);
+	line[len] = '\0';
+	if (sscanf(line, "%255s %255s %d %lf", name, addr, &port, &ct) != 4 || port <= 0 ||
+	    port > 65535 || !(ct > 0 && ct < 3600))
+		return -1;
+	mn = xcalloc(1, sizeof(*mn));
+	mn->ch = ch;
+	mn->id = id;
+	mn->name = xstrdup(name);
+	mn->addr = xstrdup(addr);
+	mn->port = port;
+	mn->ctimeout = ct;
+	mn->key = xasprintf("%s %s %d", name, addr, port);
+	mn->hnext = *node_slot(ch, id);
+	*node_slot(ch, id) = mn;
+	m->nnodes++;
+	for (lk = *link_slot(m, mn->key); lk; lk = lk->next)
+		if (lk->mn == NULL && strcmp(lk->key, mn->key) == 0)
+			break;
+	if (lk && !link_alive(lk)) {
+		link_free(lk);
+		lk = NULL;
+	}
+	if (lk) {
+		m->reused++;
+		node_attach(mn, lk, "reused");
+		return 0;
+	}
+	mn->waiting = 1;
+	mn->wnext = m->waiting;
+	if (m->waiting)
+		m->waiting->wprev = mn;
+	m->waiting = mn;	/* dialled after this round of events (mux_serve) */
+	return 0;
+}
+
+/* FRAME for mn: to the node as it came (unpacked only to be checked).
+ * 0, or -1 (malformed, or before the node's OK). */
+static int
+node_relay(struct mux_node *mn, const uint8_t *p, size_t len)
+{
+	struct mux_link *lk = mn->link;
 	Knob__Envelope *env;
+	char err[256];
+
+	if (lk == NULL || (env = frame_unpack(p, len, err, sizeof(err))) == NULL)
+		return -1;
+	knob__envelope__free_unpacked(env, NULL);
+	if (conn_queue_tagged(&lk->c, NULL, 0, p, len) < 0) {
+		node_say(mn, MUX_LOST, "%s", lk->c.err);
+		node_free(mn, 0);
+		return 0;
+	}
+	node_asked(mn, 1);
+	(void)link_flush(lk);	/* a dead link is LOST to knobctl */
+	return 0;
+}
+
+/* One message from knobctl.  0, or -1 when it breaks the protocol (the
+ * channel closes, and with it every link it had busy). */
+static int
+chan_message(struct mux_chan *ch, const uint8_t *body, size_t len)
+{
+	const uint8_t *p;
+	struct mux_node *mn;
+	size_t plen;
+	uint32_t id;
+	int type;
+
+	if (mux_split(body, len, &type, &id, &p, &plen) < 0)
+		return -1;
+	if (type == MUX_OPEN)
+		return node_open(ch, id, p, plen);
+	if (type != MUX_FRAME && type != MUX_DONE && type != MUX_ABORT)
+		return -1;
+	if ((mn = node_find(ch, id)) == NULL)
+		return 0;	/* failed or lost here meanwhile: knobctl is being told */
+	if (type == MUX_FRAME)
+		return node_relay(mn, p, plen);
+	/* complete: nothing of ours is unsent or unanswered */
+	node_free(mn, type == MUX_DONE && mn->link && mn->link->c.wq_head == NULL &&
+	    mn->link->c.hdr_have == 0);
+	return 0;
+}
+
+/* Every message knobctl sent; a malformed one closes the channel. */
+static void
+chan_input(struct mux_chan *ch)
+{
 	uint8_t *body;
 	size_t len;
-	int r, done;
+	int r;
 
-	if ((r = conn_recv_body(&ch->c, &body, &len)) <= 0) {
-		if (r < 0)
-			chan_free(ch);	/* knobctl went away mid-exchange: the link goes too */
-		return r;
-	}
-	if ((env = frame_unpack(body, len, ch->c.err, sizeof(ch->c.err))) == NULL) {
+	while ((r = conn_recv_body(&ch->c, &body, &len)) > 0) {
+		int bad = chan_message(ch, body, len);
+
 		free(body);
-		chan_free(ch);
-		return -1;
-	}
-	done = env->body_case == KNOB__ENVELOPE__BODY_ERROR;
-	knob__envelope__free_unpacked(env, NULL);
-	if (done) {
-		free(body);
-		/* complete: nothing of ours is unsent or unanswered */
-		if (lk->c.wq_head == NULL && lk->c.hdr_have == 0) {
-			lk->ch = NULL;
-			ch->link = NULL;
+		if (bad < 0) {
+			log_warnx("mux: a malformed message: channel closed");
+			chan_free(ch);
+			return;
 		}
-		chan_free(ch);
-		return -1;
 	}
-	if (conn_queue_body(&lk->c, body, len) < 0) {
-		chan_free(ch);
-		return -1;
-	}
-	return link_flush(lk) < 0 ? -1 : 1;	/* a dead link ends ch too */
-}
-
-/* One frame a wake-up: the channel is a plain socket, level-triggered, so
- * what is left on it wakes us again, and knobctl sends one frame and waits
- * for the answer (no read that would only say EAGAIN).  Bytes the frame's
- * read fetched past it are not on the socket any more: relayed now. */
-static void
-chan_relay(struct mux_chan *ch)
-{
-	while (chan_relay_one(ch) > 0 && conn_buffered(&ch->c))
-		;
+	if (r < 0)
+		chan_free(ch);	/* knobctl went: the links it had busy go too */
 }
 
 static void
@@ -354,32 +536,12 @@ chan_event(int fd, uint32_t events, void *arg)
 		return;
 	if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
 		return;
-	switch (ch->state) {
-	case CH_HEADER:
+	if (ch->state == CH_HEADER)
 		chan_read_header(ch);
-		return;
-	case CH_WAIT: {
-		char b;
-
-		/* nothing may come before our answer; the end is the end */
-		if (recv(ch->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) >= 0)
-			chan_free(ch);
-		return;
-	}
-	default:
-		chan_relay(ch);
-	}
-}
-
-/* Unlink ch from the waiting list (if there). */
-static void
-wait_remove(struct mux_chan *ch)
-{
-	for (struct mux_chan **pp = &ch->m->waiting; *pp; pp = &(*pp)->wnext)
-		if (*pp == ch) {
-			*pp = ch->wnext;
-			return;
-		}
+	else if (!ch->closing)
+		chan_input(ch);
+	else
+		chan_free(ch);	/* its queue was refused: nothing more is served */
 }
 
 static void
@@ -398,20 +560,41 @@ chan_free(struct mux_chan *ch)
 {
 	struct mux *m = ch->m;
 
-	if (ch->state == CH_WAIT)
-		wait_remove(ch);
 	fresh_remove(ch);
-	if (ch->link)
-		link_free(ch->link);	/* clears nothing of ch: it goes now */
+	for (size_t b = 0; ch->tab && b < MUX_NODE_BUCKETS; b++)
+		while (ch->tab[b])
+			node_free(ch->tab[b], 0);
+	for (struct mux_chan **pp = &m->dirty; ch->dirty && *pp; pp = &(*pp)->dnext)
+		if (*pp == ch) {
+			*pp = ch->dnext;
+			break;
+		}
+	if (ch->cprev)
+		ch->cprev->cnext = ch->cnext;
+	else
+		m->chans = ch->cnext;
+	if (ch->cnext)
+		ch->cnext->cprev = ch->cprev;
 	ev_io_forget(m->ev, ch->fd);	/* closed below, never duplicated */
 	conn_reset(&ch->c);
 	close(ch->fd);
-	free(ch->name);
-	free(ch->addr);
-	free(ch->key);
+	free(ch->tab);
 	free(ch);
 	if (--m->nchan == 0)
 		ev_timer_set(m->ev, &m->idle_t, (uint64_t)(m->persist * 1e9), idle_timeout, m);
+}
+
+/* Write what this round of events queued for each channel. */
+static void
+flush_dirty(struct mux *m)
+{
+	struct mux_chan *ch;
+
+	while ((ch = m->dirty) != NULL) {
+		m->dirty = ch->dnext;
+		ch->dirty = 0;
+		(void)chan_flush(ch);
+	}
 }
 
 /* Dialling: the fan-out hands each connection over as soon as it is open. */
@@ -438,20 +621,20 @@ dial_msg(struct fanout *fo, struct fo_node *n, Knob__Envelope *msg)
 	return 1;
 }
 
-/* A new link for ch from the fan-out's node n, or the reason it failed. */
+/* A new link for mn from the fan-out's node n, or the reason it failed. */
 static void
-dial_result(struct mux *m, struct mux_chan *ch, struct fo_node *n)
+dial_result(struct mux *m, struct mux_node *mn, struct fo_node *n)
 {
 	struct mux_link *lk = n->user, **slot;
+
 	if (lk == NULL || n->status != NS_OK) {
-		ch->closing = 1;
-		ch->state = CH_HEADER;	/* nothing more is read from it */
-		chan_say(ch, "fail %d %s\n", n->status ? n->status : NS_FAILED,
+		node_say(mn, MUX_FAIL, "%d %s", n->status ? n->status : NS_FAILED,
 		    n->detail ? n->detail : "failed");
+		node_free(mn, 0);
 		return;
 	}
 	lk->m = m;
-	lk->key = xstrdup(ch->key);
+	lk->key = xstrdup(mn->key);
 	/* an idle link to a node that died without a word goes within ~90 s */
 	(void)sock_keepalive(lk->fd, 60, 10, 3);
 	slot = link_slot(m, lk->key);
@@ -461,41 +644,41 @@ dial_result(struct mux *m, struct mux_chan *ch, struct fo_node *n)
 	m->opened++;
 	if (ev_io_add(m->ev, lk->fd, EPOLLIN, link_event, lk) < 0) {
 		link_free(lk);
-		ch->closing = 1;
-		chan_say(ch, "fail %d cannot watch the connection\n", NS_FAILED);
+		node_say(mn, MUX_FAIL, "%d cannot watch the connection", NS_FAILED);
+		node_free(mn, 0);
 		return;
 	}
-	chan_attach(ch, lk, "new");
+	node_attach(mn, lk, "new");
 }
 
-/* Dial every waiting channel's node together. */
+/* Dial every waiting node together. */
 static void
 dial_waiting(struct mux *m)
 {
 	static const struct fo_ops ops = { .on_open = dial_open, .on_msg = dial_msg,
 	    .per_node = 1 };
-	struct mux_chan *ch, *list = m->waiting, **v;
+	struct mux_node *mn, **v;
 	struct strvec names = { 0 };
 	struct fanout fo;
 	double ct = 0;
 	size_t i, k = 0;
 
-	m->waiting = NULL;
-	for (ch = list; ch; ch = ch->wnext) {
-		strvec_push(&names, ch->name);
-		if (ch->ctimeout > ct)
-			ct = ch->ctimeout;
+	for (mn = m->waiting; mn; mn = mn->wnext) {
+		strvec_push(&names, mn->name);
+		if (mn->ctimeout > ct)
+			ct = mn->ctimeout;
 	}
 	if (names.n == 0)
 		return;
 	v = xcalloc(names.n, sizeof(*v));
-	for (ch = list; ch; ch = ch->wnext)
-		v[k++] = ch;
+	while ((mn = m->waiting) != NULL) {
+		v[k++] = mn;
+		wait_remove(mn);
+	}
 	fanout_init(&fo, m->ctl, &names);
 	for (i = 0; i < names.n; i++) {
 		fo.nodes[i].addr = v[i]->addr;	/* the caller's inventory */
 		fo.nodes[i].port = v[i]->port;
-		v[i]->state = CH_HEADER;	/* out of the waiting list */
 	}
 	m->ctl->connect_timeout = ct;
 	if (fanout_run(&fo, &ops, m) < 0)
@@ -522,24 +705,28 @@ link_event(int fd, uint32_t events, void *arg)
 	if ((events & EPOLLOUT) && link_flush(lk) < 0)
 		return;
 	while ((r = conn_recv_body(&lk->c, &body, &len)) > 0) {
-		struct mux_chan *ch = lk->ch;
+		struct mux_node *mn = lk->mn;
 
-		if (ch == NULL) {
+		if (mn == NULL || len + MUX_TAG > FRAME_MAX) {
 			free(body);
-			link_free(lk);
+			if (mn) {
+				node_say(mn, MUX_LOST, "a reply of %zu bytes is too large to relay", len);
+				node_free(mn, 0);
+			} else
+				link_free(lk);
 			return;
 		}
-		if (conn_queue_body(&ch->c, body, len) < 0) {
-			chan_free(ch);
-			return;
-		}
-		if (chan_flush(ch) < 0)
+		node_asked(mn, 0);
+		r = chan_put(mn->ch, MUX_FRAME, mn->id, body, len);
+		free(body);
+		if (r < 0)
 			return;
 	}
 	if (r < 0) {
-		if (lk->ch)
-			chan_free(lk->ch);	/* knobctl sees the end: connection lost */
-		else
+		if (lk->mn) {
+			node_say(lk->mn, MUX_LOST, "%s", lk->c.err);	/* knobctl: connection lost */
+			node_free(lk->mn, 0);
+		} else
 			link_free(lk);
 		return;
 	}
@@ -626,6 +813,10 @@ listen_event(int fd, uint32_t events, void *arg)
 			continue;
 		}
 		m->nchan++;
+		ch->cnext = m->chans;
+		if (m->chans)
+			m->chans->cprev = ch;
+		m->chans = ch;
 		ev_timer_del(m->ev, &m->idle_t);
 		fresh_add(m, ch);
 	}
@@ -694,17 +885,11 @@ mux_tell(struct ctl *ctl, const char *what)
 static void
 mux_close_all(struct mux *m)
 {
-	while (m->waiting)
-		chan_free(m->waiting);
-	while (m->fresh)
-		chan_free(m->fresh);
+	while (m->chans)
+		chan_free(m->chans);
 	for (size_t b = 0; b < MUX_BUCKETS; b++)
-		while (m->tab[b]) {
-			if (m->tab[b]->ch)
-				chan_free(m->tab[b]->ch);
-			else
-				link_free(m->tab[b]);
-		}
+		while (m->tab[b])
+			link_free(m->tab[b]);	/* idle: the channels took theirs */
 	unlink(m->path);
 	close(m->lfd);
 	if (m->sfd >= 0)
@@ -732,9 +917,13 @@ mux_serve(struct mux *m)
 	}
 	ev_timer_set(m->ev, &m->idle_t, (uint64_t)(m->persist * 1e9), idle_timeout, m);
 	fprintf(stderr, "knobctl mux: holding connections on %s\n", m->path);
-	while (!m->stop && ev_run_once(m->ev, -1) == 0)
-		if (m->waiting && !m->stop)
+	while (!m->stop && ev_run_once(m->ev, -1) == 0) {
+		flush_dirty(m);
+		if (m->waiting && !m->stop) {
 			dial_waiting(m);
+			flush_dirty(m);
+		}
+	}
 	log_info("mux: %llu links opened, %llu reuses", m->opened, m->reused);
 	mux_close_all(m);
 	return 0;

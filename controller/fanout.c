@@ -707,7 +707,7 @@ loops_for(const struct fanout *fo, const struct fo_ops *ops)
 	size_t t;
 
 	if (!ops->per_node || ops->on_tick || ops->on_end || fo->all_at_once ||
-	    fo->tr == &fo_ssh_transport)
+	    fo->tr == &fo_ssh_transport || fo->tr == &fo_mux_transport)
 		return 1;
 	if (fo->ctl->threads > 0)
 		t = (size_t)fo->ctl->threads;
@@ -816,6 +816,8 @@ fanout_run(struct fanout *fo, const struct fo_ops *ops, void *user)
 	for (size_t i = 0; i < fo->n; i++)
 		if (fo->nodes[i].phase != FO_DONE)
 			fanout_end(fo, &fo->nodes[i], NS_FAILED, "interrupted");
+	if (fo->tr->finish)
+		fo->tr->finish(fo);
 	for (size_t k = 0; k < fo->nloops; k++)
 		if (fo->loops[k].epfd >= 0) {
 			close(fo->loops[k].epfd);

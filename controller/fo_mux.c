@@ -4,19 +4,29 @@
  * Only for request/reply commands (fo_ops.via_mux: ping, facts, apply,
  * verify, rollback, active).
  *
- * The holder's channel protocol, one unix stream connection per node:
- *   us:     "node NAME ADDR PORT CONNECT_TIMEOUT\n"
- *   holder: "ok new\n" or "ok reused\n" (the agent is authenticated, the
- *           node name pinned), or "fail STATUS TEXT\n" (enum node_status,
- *           the same text as a direct dial) and it closes;
- *   then plain knob frames both ways, relayed over that node's TLS;
- *   us:     an Error envelope when the exchange is complete (the reply
- *           came, nothing is outstanding): the holder may keep the link.
- * Any other end (a timeout, a killed knobctl) closes the link as well, so
- * a late reply can never reach the next command.  The socket must be ours
- * alone: a unix socket of our uid, mode 0600 (the holder also checks the
- * peer's uid); anything else and we dial the nodes ourselves. */
+ * One unix stream connection per command carries every node (the
+ * channel): after the line "chan\n", knob frames both ways, each body a
+ * type byte, the node's id (its index in the run) and a payload
+ * (enum mux_msg in knobctl.h):
+ *   us:     OPEN "NAME ADDR PORT CONNECT_TIMEOUT";
+ *   holder: OK "new" or "reused" (the agent is authenticated, the node
+ *           name pinned), or FAIL "STATUS TEXT" (enum node_status, the
+ *           same text as a direct dial);
+ *   then FRAME messages both ways, each one knob frame relayed over that
+ *   node's TLS; LOST "TEXT" when the holder's link to the node went;
+ *   us:     DONE when the exchange is complete (the reply came, nothing is
+ *           outstanding): the holder may keep the link; ABORT for any
+ *           other end (a timeout): the link goes, so a late reply can never
+ *           reach the next command.  The channel's end (a killed knobctl)
+ *           drops every link still busy with it.
+ * Messages are queued and written together (one writev for many nodes),
+ * and read 64 KiB at a time: the per-node cost of the relay is the
+ * holder's TLS, not the channel.  The socket must be ours alone: a unix
+ * socket of our uid, mode 0600 (the holder also checks the peer's uid);
+ * anything else and we dial the nodes ourselves. */
 #include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +35,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 
 #include "knobctl.h"
@@ -125,7 +136,12 @@ mux_usable(struct ctl *ctl)
 		log_debug("%s: %s: dialling the nodes directly", path, strerror(errno));
 		return 0;
 	}
-	if (strcmp(ans, "ok") != 0) {
+	if (strcmp(ans, "ok") == 0) {
+		log_warnx("%s: the connection holder is an older knobctl (one channel per "
+		    "node): dialling the nodes directly; restart it (mux --stop)", path);
+		return 0;
+	}
+	if (strcmp(ans, "ok chan") != 0) {
 		log_warnx("%s: the connection holder trusts another CA, CRL or controller "
 		    "certificate (%s): dialling the nodes directly", path, ans);
 		return 0;
@@ -133,144 +149,325 @@ mux_usable(struct ctl *ctl)
 	return 1;
 }
 
-/* Open n's channel and ask for its node. */
+int
+mux_put(struct conn *c, int type, uint32_t id, const void *p, size_t len)
+{
+	uint8_t tag[MUX_TAG] = { (uint8_t)type, (uint8_t)(id >> 24), (uint8_t)(id >> 16),
+	    (uint8_t)(id >> 8), (uint8_t)id };
+
+	return conn_queue_tagged(c, tag, sizeof(tag), p, len);
+}
+
+int
+mux_split(const uint8_t *body, size_t len, int *type, uint32_t *id, const uint8_t **p,
+    size_t *plen)
+{
+	if (len < MUX_TAG)
+		return -1;
+	*type = body[0];
+	*id = (uint32_t)body[1] << 24 | (uint32_t)body[2] << 16 | (uint32_t)body[3] << 8 | body[4];
+	*p = body + MUX_TAG;
+	*plen = len - MUX_TAG;
+	return 0;
+}
+
+/* The run's channel to the holder.  Its fd is watched in the (single)
+ * loop with tag as the event's node; a node the holder knows has n->tr
+ * pointing here. */
+struct mux_hub {
+	int fd;
+	struct conn c;
+	struct fo_node tag;
+	uint32_t ev;		/* the epoll events fd is registered for */
+	int in_event;		/* in hub_event: it flushes when done */
+	char err[300];		/* why the channel failed (nodes after it end so) */
+};
+
+/* Epoll interest of the channel: input, and output while queued bytes wait. */
+static void
+hub_interest(struct mux_hub *h, int out)
+{
+	struct epoll_event ev = { .events = EPOLLIN | (out ? EPOLLOUT : 0), .data.ptr = &h->tag };
+
+	if (ev.events != h->ev && epoll_ctl(fanout_epfd(&h->tag), EPOLL_CTL_MOD, h->fd, &ev) == 0)
+		h->ev = ev.events;
+}
+
+/* The channel failed: every node it carried ends with why. */
+static void
+hub_fail(struct fanout *fo, struct mux_hub *h, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void
+hub_fail(struct fanout *fo, struct mux_hub *h, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(h->err, sizeof(h->err), fmt, ap);
+	va_end(ap);
+	if (h->fd >= 0) {
+		close(h->fd);	/* drops its epoll registration */
+		h->fd = -1;
+	}
+	for (size_t i = 0; i < fo->n; i++)
+		if (fo->nodes[i].tr == h) {
+			fo->nodes[i].tr = NULL;
+			fanout_end(fo, &fo->nodes[i], NS_FAILED, "%s", h->err);
+		}
+}
+
+/* Write what is queued; wait for room while some is left (unless in
+ * hub_event, which flushes when its batch is done). */
+static void
+hub_push(struct fanout *fo, struct mux_hub *h)
+{
+	int r;
+
+	if (h->fd < 0 || h->in_event)
+		return;
+	if ((r = conn_flush(&h->c)) < 0) {
+		hub_fail(fo, h, "connection lost: connection holder: %s", h->c.err);
+		return;
+	}
+	hub_interest(h, r == 0);
+}
+
+/* Queue a message to the holder. 0, or -1 when the channel failed. */
+static int
+hub_put(struct fanout *fo, struct mux_hub *h, int type, uint32_t id, const void *p, size_t len)
+{
+	if (h->fd < 0)
+		return -1;
+	if (mux_put(&h->c, type, id, p, len) < 0) {
+		hub_fail(fo, h, "connection lost: connection holder: %s", h->c.err);
+		return -1;
+	}
+	/* many nodes' messages go out together: from a batch of events at
+	 * its end, else when the loop next waits (EPOLLOUT) */
+	if (!h->in_event)
+		hub_interest(h, 1);
+	return 0;
+}
+
+/* Dial the holder and say we multiplex. NULL when it cannot (h->err). */
+static struct mux_hub *
+hub_open(struct fanout *fo, struct fo_node *n)
+{
+	struct mux_hub *h = xcalloc(1, sizeof(*h));
+	char path[PATH_MAX];
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &h->tag };
+
+	fo->tr_run = h;
+	h->tag.loop = n->loop;
+	h->tag.fd = -1;
+	mux_socket_path(fo->ctl, path, sizeof(path));
+	if ((h->fd = mux_dial(path, 1)) < 0) {
+		snprintf(h->err, sizeof(h->err), "connection holder %s: %s", path, strerror(errno));
+		return h;
+	}
+	h->tag.fd = h->fd;
+	conn_init(&h->c, h->fd, h->fd, NULL);
+	h->c.ra = MUX_READ;
+	h->c.wq_max = MUX_QUEUE;
+	/* a fresh unix socket takes a line this short whole */
+	if (write(h->fd, "chan\n", 5) != 5 || epoll_ctl(fanout_epfd(n), EPOLL_CTL_ADD, h->fd, &ev) < 0) {
+		snprintf(h->err, sizeof(h->err), "connection holder: cannot open a channel: %s",
+		    strerror(errno));
+		conn_reset(&h->c);
+		close(h->fd);
+		h->fd = -1;
+		return h;
+	}
+	h->ev = EPOLLIN;
+	return h;
+}
+
+/* Ask the holder for n. */
 static void
 mux_start(struct fanout *fo, struct fo_node *n)
 {
-	char path[PATH_MAX], line[MUX_LINE];
+	struct mux_hub *h = fo->tr_run ? fo->tr_run : hub_open(fo, n);
+	char line[MUX_LINE];
 	int len;
 
 	n->phase = FO_HANDSHAKE;
+	n->fd = -1;
 	/* the holder dials with the same timeout, after the links it is
 	 * opening for others: its verdict, with the reason, comes first */
 	fanout_deadline(n, 2 * fo->ctl->connect_timeout + 1);
-	mux_socket_path(fo->ctl, path, sizeof(path));
-	if ((n->fd = mux_dial(path, 1)) < 0) {
-		fanout_end(fo, n, NS_FAILED, "connection holder %s: %s", path, strerror(errno));
+	if (h->fd < 0) {
+		fanout_end(fo, n, NS_FAILED, "%s", h->err);
 		return;
 	}
-	len = snprintf(line, sizeof(line), "node %s %s %d %.3f\n", n->name, n->addr, n->port,
+	len = snprintf(line, sizeof(line), "%s %s %d %.3f", n->name, n->addr, n->port,
 	    fo->ctl->connect_timeout);
-	/* a fresh unix socket takes a line this short whole */
-	if (len >= (int)sizeof(line) || write(n->fd, line, (size_t)len) != len) {
+	if (len >= (int)sizeof(line)) {
 		fanout_end(fo, n, NS_FAILED, "connection holder: cannot ask for the node");
 		return;
 	}
-	(void)fanout_watch(fo, n, EPOLLIN);
+	if (hub_put(fo, h, MUX_OPEN, (uint32_t)n->idx, line, (size_t)len) == 0)
+		n->tr = h;
+	else
+		fanout_end(fo, n, NS_FAILED, "%s", h->err);
 }
 
-/* The holder's answer for n: opened, or ended with its status and text. */
+/* The holder's verdict on n (OK or FAIL, payload p of len bytes). */
 static void
-mux_answer(struct fanout *fo, struct fo_node *n)
+hub_answer(struct fanout *fo, struct fo_node *n, int type, const char *p)
 {
-	char line[MUX_LINE], *nl, *end;
-	ssize_t r;
+	char *end;
 	long st;
 
-	r = recv(n->fd, line, sizeof(line) - 1, MSG_PEEK);
-	if (r < 0 && (errno == EAGAIN || errno == EINTR))
-		return;
-	if (r <= 0) {
-		fanout_end(fo, n, NS_FAILED, "connection holder closed the channel");
-		return;
-	}
-	line[r] = '\0';
-	if ((nl = strchr(line, '\n')) == NULL) {
-		if (r == (ssize_t)sizeof(line) - 1)
-			fanout_end(fo, n, NS_FAILED, "connection holder: malformed answer");
-		return;	/* the rest of the line is on its way */
-	}
-	/* consume the line only: frames may follow it */
-	if (read(n->fd, line, (size_t)(nl - line + 1)) != nl - line + 1) {
-		fanout_end(fo, n, NS_FAILED, "connection holder: %s", strerror(errno));
-		return;
-	}
-	*nl = '\0';
-	if (strncmp(line, "ok ", 3) == 0) {
-		n->resumed = strcmp(line + 3, "reused") == 0;
-		log_debug("%s: via the connection holder (%s link)", n->name, line + 3);
-		conn_init(&n->c, n->fd, n->fd, NULL);
+	if (type == MUX_OK) {
+		n->resumed = strcmp(p, "reused") == 0;
+		log_debug("%s: via the connection holder (%s link)", n->name, p);
 		fanout_opened(fo, n);
 		return;
 	}
-	st = strncmp(line, "fail ", 5) == 0 ? strtol(line + 5, &end, 10) : -1;
-	if (st <= NS_OK || st >= NS__COUNT || *end != ' ')
+	n->tr = NULL;		/* the holder forgot n */
+	st = strtol(p, &end, 10);
+	if (end == p || st <= NS_OK || st >= NS__COUNT || *end != ' ')
 		fanout_end(fo, n, NS_FAILED, "connection holder: malformed answer");
 	else
 		fanout_end(fo, n, (int)st, "%s", end + 1);
 }
 
-/* Write what is queued for n; 0, or -1 when n ended. */
+/* One message from the holder.  0, or -1 when it breaks the protocol. */
 static int
-mux_push(struct fanout *fo, struct fo_node *n)
+hub_message(struct fanout *fo, struct mux_hub *h, uint8_t *body, size_t len)
 {
-	int r = conn_flush(&n->c);
+	const uint8_t *p;
+	struct fo_node *n;
+	Knob__Envelope *env;
+	char text[MUX_LINE], err[256];
+	size_t plen;
+	uint32_t id;
+	int type;
 
-	if (r < 0) {
-		fanout_end(fo, n, NS_FAILED, "connection holder: %s", n->c.err);
+	if (mux_split(body, len, &type, &id, &p, &plen) < 0 || id >= fo->n)
 		return -1;
+	n = &fo->nodes[id];
+	if (n->tr != h)
+		return 0;	/* ended here meanwhile (a timeout): its ABORT is on its way */
+	if (type == MUX_FRAME && n->phase == FO_OPEN) {
+		if ((env = frame_unpack(p, plen, err, sizeof(err))) == NULL)
+			fanout_end(fo, n, NS_FAILED, "connection holder: %s", err);
+		else
+			(void)fanout_deliver(fo, n, env);
+		return 0;
 	}
-	fanout_interest(fo, n, r == 0);
+	if (plen >= sizeof(text))
+		plen = sizeof(text) - 1;	/* a reason, cut */
+	memcpy(text, p, plen);
+	text[plen] = '\0';
+	if ((type == MUX_OK || type == MUX_FAIL) && n->phase == FO_HANDSHAKE) {
+		hub_answer(fo, n, type, text);
+		return 0;
+	}
+	if (type != MUX_LOST)
+		return -1;
+	n->tr = NULL;
+	fanout_end(fo, n, NS_FAILED, "connection lost: %s", text);
 	return 0;
+}
+
+/* Every message the holder sent, then what that made us queue, written. */
+static void
+hub_event(struct fanout *fo, struct mux_hub *h, uint32_t events)
+{
+	uint8_t *body;
+	size_t len;
+	int r = 0;
+
+	h->in_event = 1;
+	if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
+		while (h->fd >= 0 && (r = conn_recv_body(&h->c, &body, &len)) > 0) {
+			int bad = hub_message(fo, h, body, len);
+
+			free(body);
+			if (bad < 0) {
+				h->in_event = 0;
+				hub_fail(fo, h, "connection holder: malformed answer");
+				return;
+			}
+		}
+	h->in_event = 0;
+	if (h->fd < 0)
+		return;		/* failed meanwhile: every node has ended */
+	if (r < 0) {
+		if (h->c.peer_closed)
+			hub_fail(fo, h, "connection lost: the connection holder closed the channel");
+		else
+			hub_fail(fo, h, "connection lost: connection holder: %s", h->c.err);
+		return;
+	}
+	hub_push(fo, h);
 }
 
 static void
 mux_event(struct fanout *fo, struct fo_node *n, uint32_t events)
 {
-	Knob__Envelope *env;
-	int r;
+	struct mux_hub *h = fo->tr_run;
 
-	if (n->phase == FO_HANDSHAKE) {
-		mux_answer(fo, n);
-		return;
-	}
-	if (n->phase != FO_OPEN)
-		return;
-	if ((events & EPOLLOUT) && mux_push(fo, n) < 0)
-		return;
-	if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
-		return;
-	while ((r = conn_recv(&n->c, &env)) > 0)
-		if (fanout_deliver(fo, n, env) < 0)
-			return;
-	if (r < 0)
-		fanout_end(fo, n, NS_FAILED, "connection lost: %s", n->c.err);
+	if (h != NULL && n == &h->tag)
+		hub_event(fo, h, events);
 }
 
 static int
 mux_send(struct fanout *fo, struct fo_node *n, Knob__Envelope *env)
 {
-	if (conn_send(&n->c, env) < 0) {
+	struct mux_hub *h = n->tr;
+	uint8_t *frame;
+	size_t len;
+	int r;
+
+	if (h == NULL || frame_pack(env, &frame, &len) < 0) {
 		fanout_end(fo, n, NS_FAILED, "cannot encode request");
 		return -1;
 	}
-	return mux_push(fo, n);
+	r = hub_put(fo, h, MUX_FRAME, (uint32_t)n->idx, frame + 4, len - 4);
+	free(frame);
+	return r;
 }
 
-/* Close n's channel; after a complete exchange, first tell the holder
- * that the link may serve the next command. */
+/* n ended: tell the holder whether its link may serve the next command
+ * (the exchange is complete) or must go. */
 static void
 mux_close(struct fanout *fo, struct fo_node *n)
 {
-	Knob__Envelope end = KNOB__ENVELOPE__INIT;
-	Knob__Error e = KNOB__ERROR__INIT;
-	char done[] = "done";
+	struct mux_hub *h = n->tr;
 
-	(void)fo;
-	if (n->fd < 0)
+	if (h == NULL)
 		return;
-	if (n->phase == FO_OPEN && n->reply != NULL && n->c.hdr_have == 0 &&
-	    n->c.wq_head == NULL) {
-		e.message = done;
-		end.body_case = KNOB__ENVELOPE__BODY_ERROR;
-		end.error = &e;
-		if (conn_send(&n->c, &end) == 0)
-			(void)conn_flush(&n->c);
+	n->tr = NULL;
+	(void)hub_put(fo, h, n->phase == FO_OPEN && n->reply != NULL ? MUX_DONE : MUX_ABORT,
+	    (uint32_t)n->idx, NULL, 0);
+}
+
+/* The run is over: what is queued (the last DONEs) goes out, then the
+ * channel closes; waits at most 5 s for the holder to take it. */
+static void
+mux_finish(struct fanout *fo)
+{
+	struct mux_hub *h = fo->tr_run;
+	uint64_t until = now_mono_ns() + 5000000000ull;
+	int r = 1;
+
+	if (h == NULL)
+		return;
+	fo->tr_run = NULL;
+	if (h->fd >= 0) {
+		while ((r = conn_flush(&h->c)) == 0 && now_mono_ns() < until) {
+			struct pollfd p = { .fd = h->fd, .events = POLLOUT };
+
+			(void)poll(&p, 1, 100);
+		}
+		if (r != 1)
+			log_debug("connection holder: %s", r < 0 ? h->c.err : "channel full at exit");
+		close(h->fd);
 	}
-	conn_reset(&n->c);
-	close(n->fd);
-	n->fd = -1;
-	n->ev = 0;
+	conn_reset(&h->c);
+	free(h);
 }
 
 const struct fo_transport fo_mux_transport = {
@@ -278,5 +475,6 @@ const struct fo_transport fo_mux_transport = {
 	.event = mux_event,
 	.send = mux_send,
 	.close = mux_close,
+	.finish = mux_finish,
 	.tick = NULL,
 };

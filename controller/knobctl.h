@@ -166,7 +166,8 @@ struct fo_node {
 	uint64_t deadline_ns;	/* monotonic */
 	uint64_t next_id;
 	uint64_t t_open_ns;
-	void *tr;		/* the transport's own state (SSH) */
+	void *tr;		/* the transport's own state (SSH: the session; the holder:
+				 * its channel, while the holder knows the node) */
 	SSL_SESSION *ticket;	/* TLS: the session the agent sent for next time */
 	char *pin;		/* TLS: the offered session's pin (tcache_get) */
 	int resumed;		/* TLS: this connection resumed a session */
@@ -185,6 +186,8 @@ struct fo_transport {
 	void (*tick)(struct fanout *fo, struct fo_node *n);
 	int (*send)(struct fanout *fo, struct fo_node *n, Knob__Envelope *env);
 	void (*close)(struct fanout *fo, struct fo_node *n);
+	/* The run is over (may be NULL): release what start shared. */
+	void (*finish)(struct fanout *fo);
 };
 extern const struct fo_transport fo_tls_transport, fo_ssh_transport, fo_mux_transport;
 /* Is a connection holder of ours listening (controller/fo_mux.c)?  Its
@@ -197,6 +200,27 @@ int mux_sockaddr(const char *path, struct sockaddr_un *sa);
 /* One line to the holder and its one-line answer (without the newline)
  * into ans.  0, or -1 when no holder answers (errno). */
 int mux_query(struct ctl *ctl, const char *line, char *ans, size_t len);
+/* The holder's multiplexed channel (controller/fo_mux.c): messages are
+ * frames whose body is a type byte, a 4-byte big-endian node id, then
+ * the payload. */
+enum mux_msg {
+	MUX_OPEN = 'O',		/* knobctl: "NAME ADDR PORT CONNECT_TIMEOUT" */
+	MUX_FRAME = 'F',	/* either way: one knob frame body for the node */
+	MUX_DONE = 'D',		/* knobctl: the exchange is complete, the link may idle */
+	MUX_ABORT = 'A',	/* knobctl: the node ended otherwise, drop its link */
+	MUX_OK = 'K',		/* holder: "new" or "reused" (authenticated, name pinned) */
+	MUX_FAIL = 'X',		/* holder: "STATUS TEXT", the same as a direct dial */
+	MUX_LOST = 'L',		/* holder: the link went (TEXT) */
+};
+#define MUX_TAG 5
+#define MUX_READ (64u << 10)	/* read-ahead of a channel carrying many nodes */
+#define MUX_QUEUE (256u << 20)	/* its write queue's cap */
+struct conn;
+/* Queue message type for node id with the payload p (len bytes). 0 or -1. */
+int mux_put(struct conn *c, int type, uint32_t id, const void *p, size_t len);
+/* Split a message body into its type, id and payload. 0, or -1 if short. */
+int mux_split(const uint8_t *body, size_t len, int *type, uint32_t *id, const uint8_t **p,
+    size_t *plen);
 /* Watch n's fd in its loop's epoll set for events; n ends failed if that
  * fails.  0 or -1. */
 int fanout_watch(struct fanout *fo, struct fo_node *n, uint32_t events);
@@ -243,6 +267,7 @@ struct fanout {
 				 * --fanout then bounds the handshakes, not the nodes */
 	const Knob__Envelope *request;	/* fanout_request's request */
 	const struct fo_transport *tr;	/* set by fanout_run */
+	void *tr_run;		/* the transport's state for the run (the holder's channel) */
 };
 
 /* Allocate nodes for the names (addresses from the inventory). */

@@ -12,13 +12,18 @@
  * - a command that times out on a frozen agent leaves no link behind:
  *   the next command dials that node anew and gets its own answer;
  * - a malformed request or frame closes that channel only: the holder
- *   keeps serving; --no-mux dials directly; a socket that is not private
+ *   keeps serving; a command's nodes share one channel, the holder's
+ *   answers to many nodes come in one read; --no-mux dials directly; a socket that is not private
  *   is not used; mux --stop closes the links and removes the socket;
  * - the holder SIGKILLed while a command waits on a frozen agent: that
  *   node is lost (exit 1), the others answered; the next command dials
  *   itself past the dead holder's socket, and a new holder takes it over;
  * - 200 channels that never send a request: commands are served, and the
  *   holder closes the silent ones after its 10 s;
+ * - knobctl against the test standing in for the holder: its three OPENs
+ *   come in one write, the requests for the two nodes answered OK in
+ *   another; a FAIL is the node's status and text, a LOST is "failed:
+ *   connection lost" with the holder's reason;
  * - a new CRL: the next command is told the holder is stale and dials
  *   itself (full handshakes), and the holder closes its links and exits. */
 #include <check.h>
@@ -28,6 +33,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -247,11 +254,92 @@ read_all(int fd, char *buf, size_t len)
 	return r < 0 ? -1 : (ssize_t)got;
 }
 
+/* Messages queued for one write (hub_flush): the holder's channel
+ * protocol (controller/fo_mux.c). */
+static uint8_t hub_out[4096];
+static size_t hub_len;
+
+/* Queue message type for node id with payload p. */
+static void
+hub_msg(int fd, char type, uint32_t id, const void *p, size_t len)
+{
+	uint8_t *b = hub_out + hub_len;
+	size_t n = 5 + len;
+
+	(void)fd;
+	ck_assert_uint_le(hub_len + 4 + n, sizeof(hub_out));
+	b[0] = (uint8_t)(n >> 24); b[1] = (uint8_t)(n >> 16); b[2] = (uint8_t)(n >> 8);
+	b[3] = (uint8_t)n;
+	b[4] = (uint8_t)type;
+	b[5] = (uint8_t)(id >> 24); b[6] = (uint8_t)(id >> 16); b[7] = (uint8_t)(id >> 8);
+	b[8] = (uint8_t)id;
+	memcpy(b + 9, p, len);
+	hub_len += 4 + n;
+}
+
+/* Write the queued messages in one write(2). 0 or -1. */
+static int
+hub_flush(int fd)
+{
+	ssize_t r = write(fd, hub_out, hub_len);
+	int ok = r == (ssize_t)hub_len;
+
+	hub_len = 0;
+	return ok ? 0 : -1;
+}
+
+/* Exactly n bytes from fd (10 s at most). 0 or -1. */
+static int
+read_n(int fd, void *buf, size_t n)
+{
+	struct timeval tv = { .tv_sec = 10 };
+	size_t got = 0;
+	ssize_t r;
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	while (got < n && (r = read(fd, (char *)buf + got, n - got)) > 0)
+		got += (size_t)r;
+	return got == n ? 0 : -1;
+}
+
+/* One message from the holder: its type, id and payload (NUL-terminated)
+ * into buf; the payload's length, or -1. */
+static ssize_t
+hub_read(int fd, char *type, uint32_t *id, char *buf, size_t len)
+{
+	uint8_t t[9];
+	size_t n;
+
+	if (read_n(fd, t, 9) < 0)
+		return -1;
+	n = ((size_t)t[0] << 24 | (size_t)t[1] << 16 | (size_t)t[2] << 8 | t[3]) - 5;
+	if (n >= len || read_n(fd, buf, n) < 0)
+		return -1;
+	buf[n] = '\0';
+	*type = (char)t[4];
+	*id = (uint32_t)t[5] << 24 | (uint32_t)t[6] << 16 | (uint32_t)t[7] << 8 | t[8];
+	return (ssize_t)n;
+}
+
+/* One line (without its newline) from fd, read byte by byte. 0 or -1. */
+static int
+read_all_line(int fd, char *buf, size_t len)
+{
+	size_t k = 0;
+
+	while (k + 1 < len && read_n(fd, buf + k, 1) == 0 && buf[k] != '\n')
+		k++;
+	if (k + 1 >= len || buf[k] != '\n')
+		return -1;
+	buf[k] = '\0';
+	return 0;
+}
+
 START_TEST(bad_input_and_private_socket)
 {
 	char *out = NULL, *err = NULL, buf[512], line[256];
 	struct stat st;
-	int fd;
+	int fd, avail;
 
 	ck_assert_int_eq(stat(sock, &st), 0);
 	ck_assert_int_eq(st.st_mode & 0777, 0600);
@@ -262,19 +350,45 @@ START_TEST(bad_input_and_private_socket)
 	ck_assert_int_eq(write(fd, "hello there\n", 12), 12);
 	ck_assert_int_eq(read_all(fd, buf, sizeof(buf)), 0);
 	close(fd);
-	/* a malformed frame on node01's channel: the channel and its link go */
+	/* one channel asks for all three nodes in one write: the three
+	 * answers come back together; then a malformed frame for node01
+	 * closes the channel, and the links it had busy go */
 	fd = mux_dial();
-	snprintf(line, sizeof(line), "node node01 %s 7420 5\n", h.node[0].addr);
-	ck_assert_int_eq(write(fd, line, strlen(line)), (ssize_t)strlen(line));
-	ck_assert_int_eq(read(fd, buf, 10), 10);
-	ck_assert_int_eq(memcmp(buf, "ok reused\n", 10), 0);
-	ck_assert_int_eq(write(fd, "\0\0\0\3xyz", 7), 7);
+	ck_assert_int_eq(write(fd, "chan\n", 5), 5);
+	for (int i = 0; i < NNODES; i++) {
+		snprintf(line, sizeof(line), "%s %s 7420 5", h.node[i].name, h.node[i].addr);
+		hub_msg(fd, 'O', (uint32_t)i, line, strlen(line));
+	}
+	ck_assert_int_eq(hub_flush(fd), 0);
+	/* one write from the holder: the three OKs (9 + 6 bytes each) are
+	 * there together as soon as the channel is readable */
+	ck_assert_int_eq(poll(&(struct pollfd){ .fd = fd, .events = POLLIN }, 1, 10000), 1);
+	ck_assert_int_eq(ioctl(fd, FIONREAD, &avail), 0);
+	ck_assert_int_eq(avail, NNODES * 15);
+	for (int i = 0; i < NNODES; i++) {
+		uint32_t id;
+		char type;
+
+		ck_assert_int_eq(hub_read(fd, &type, &id, buf, sizeof(buf)), 6);
+		ck_assert_int_eq(type, 'K');
+		ck_assert_str_eq(buf, "reused");
+		ck_assert_uint_lt(id, NNODES);
+	}
+	hub_msg(fd, 'F', 0, "xyz", 3);
+	ck_assert_int_eq(hub_flush(fd), 0);
+	ck_assert_int_eq(read_all(fd, buf, sizeof(buf)), 0);
+	close(fd);
+	/* an unknown message type: closed too */
+	fd = mux_dial();
+	ck_assert_int_eq(write(fd, "chan\n", 5), 5);
+	hub_msg(fd, 'Z', 7, "", 0);
+	ck_assert_int_eq(hub_flush(fd), 0);
 	ck_assert_int_eq(read_all(fd, buf, sizeof(buf)), 0);
 	close(fd);
 	/* the holder still serves everyone; node01 on a new link */
 	ck_assert_int_eq(ctl(&out, &err, "ping -a"), 0);
-	ck_assert_int_eq(via(err, "node01"), 0);
-	ck_assert_int_eq(via(err, "node02"), 1);
+	for (int i = 0; i < NNODES; i++)
+		ck_assert_int_eq(via(err, h.node[i].name), 0);
 	/* --no-mux dials */
 	ck_assert_int_eq(ctl(&out, &err, "--no-mux ping -a"), 0);
 	ck_assert_int_eq(via(err, "node01"), -1);
@@ -297,7 +411,125 @@ START_TEST(bad_input_and_private_socket)
 }
 END_TEST
 
-/* Does the holder have exactly one command channel open (its status)? */
+/* Accept one connection on lfd (10 s at most). */
+static int
+accept_one(int lfd)
+{
+	ck_assert_int_eq(poll(&(struct pollfd){ .fd = lfd, .events = POLLIN }, 1, 10000), 1);
+	return accept(lfd, NULL, NULL);
+}
+
+/* Wait for fd to be readable, then take the messages of one read: their
+ * types into types (NUL-terminated), ids into ids; -1 if the read ends
+ * inside a message. */
+static int
+one_read(int fd, char *types, uint32_t *ids, size_t max)
+{
+	uint8_t b[8192];
+	size_t k = 0, off = 0;
+	ssize_t r;
+
+	ck_assert_int_eq(poll(&(struct pollfd){ .fd = fd, .events = POLLIN }, 1, 10000), 1);
+	r = recv(fd, b, sizeof(b), MSG_DONTWAIT);
+	ck_assert_int_gt(r, 0);
+	while (off + 9 <= (size_t)r && k + 1 < max) {
+		size_t n = (size_t)b[off] << 24 | (size_t)b[off + 1] << 16 |
+		    (size_t)b[off + 2] << 8 | b[off + 3];
+
+		if (off + 4 + n > (size_t)r)
+			return -1;
+		types[k] = (char)b[off + 4];
+		ids[k++] = (uint32_t)b[off + 5] << 24 | (uint32_t)b[off + 6] << 16 |
+		    (uint32_t)b[off + 7] << 8 | b[off + 8];
+		off += 4 + n;
+	}
+	types[k] = '\0';
+	return off == (size_t)r ? 0 : -1;
+}
+
+/* Write system calls pid has made so far (/proc/PID/io syscw; writev
+ * counts one). */
+static long
+syscw(pid_t pid)
+{
+	char path[64], *t, *p;
+	long n;
+
+	snprintf(path, sizeof(path), "/proc/%d/io", (int)pid);
+	t = cu_slurp(path);
+	ck_assert_ptr_nonnull(t);
+	p = strstr(t, "syscw: ");
+	ck_assert_ptr_nonnull(p);
+	n = strtol(p + 7, NULL, 10);
+	free(t);
+	return n;
+}
+
+/* knobctl's side of the channel, with the test as the holder: every
+ * node's OPEN in one write, the two requests after the two OKs in one
+ * more; a FAIL and a LOST become the nodes' status and text. */
+START_TEST(knobctl_side)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char outf[PATH_MAX + 16], line[128], types[16], *txt;
+	uint32_t ids[16];
+	int lfd, fd;
+	long w0, w1;
+	pid_t pid;
+
+	ck_assert_int_eq(harness_knobctl(&h, NULL, NULL, "mux --stop"), 0);
+	ck_assert_int_eq(cu_reap(mux_pid), 0);
+	mux_pid = 0;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
+	lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+	ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(chmod(sock, 0600), 0);
+	ck_assert_int_eq(listen(lfd, 8), 0);
+	snprintf(outf, sizeof(outf), "%s/ping.out", h.tmp);
+	pid = harness_knobctl_bg(&h, outf, "/dev/null", "ping -a");
+	/* the trust question first, on its own connection */
+	fd = accept_one(lfd);
+	ck_assert_int_eq(read_all_line(fd, line, sizeof(line)), 0);
+	ck_assert_msg(strncmp(line, "trust ", 6) == 0, "%s", line);
+	w0 = syscw(pid);	/* knobctl waits for our answer */
+	ck_assert_int_eq(write(fd, "ok chan\n", 8), 8);
+	close(fd);
+	fd = accept_one(lfd);
+	ck_assert_int_eq(read_n(fd, line, 5), 0);
+	ck_assert_int_eq(memcmp(line, "chan\n", 5), 0);
+	ck_assert_int_eq(one_read(fd, types, ids, nitems(types)), 0);
+	ck_assert_str_eq(types, "OOO");
+	/* "chan\n", then one writev for the three nodes */
+	w1 = syscw(pid);
+	ck_assert_int_eq(w1 - w0, 2);
+	snprintf(line, sizeof(line), "%d refused by the test", NS_UNREACHABLE);
+	hub_msg(fd, 'X', 0, line, strlen(line));
+	hub_msg(fd, 'K', 1, "new", 3);
+	hub_msg(fd, 'K', 2, "reused", 6);
+	ck_assert_int_eq(hub_flush(fd), 0);
+	ck_assert_int_eq(one_read(fd, types, ids, nitems(types)), 0);
+	ck_assert_str_eq(types, "FF");
+	ck_assert_uint_eq(ids[0] + ids[1], 3);
+	ck_assert_int_eq(syscw(pid) - w1, 1);	/* both requests in one writev */
+	hub_msg(fd, 'L', 1, "cut by the test", 15);
+	hub_msg(fd, 'L', 2, "cut by the test", 15);
+	ck_assert_int_eq(hub_flush(fd), 0);
+	ck_assert_int_eq(cu_reap(pid), 1);
+	/* nothing more: the nodes the holder ended are not aborted */
+	ck_assert_int_eq(read_all(fd, line, sizeof(line)), 0);
+	close(fd);
+	close(lfd);
+	txt = cu_slurp(outf);
+	ck_assert_msg(strstr(txt, "node01: unreachable: refused by the test") != NULL, "%s", txt);
+	ck_assert_msg(strstr(txt, "node[02-03] (2): failed: connection lost: cut by the test") != NULL,
+	    "%s", txt);
+	free(txt);
+	unlink(sock);
+}
+END_TEST
+
+/* Is one command's channel open with one node in it whose request went
+ * to the agent and is unanswered (the holder's status)? */
 static int
 one_channel(void *arg)
 {
@@ -306,7 +538,7 @@ one_channel(void *arg)
 
 	(void)arg;
 	ok = harness_knobctl(&h, &out, NULL, "mux --status") == 0 && out &&
-	    strstr(out, "channels 1 ") != NULL;
+	    strstr(out, "channels 1 nodes 1 pending 1 ") != NULL;
 	free(out);
 	return ok;
 }
@@ -429,6 +661,7 @@ main(void)
 	tcase_add_test(tc, trust_change_stops_holder);
 	tcase_add_test(tc, silent_flood);
 	tcase_add_test(tc, holder_killed_mid_command);
+	tcase_add_test(tc, knobctl_side);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
