@@ -12,6 +12,11 @@
  *   come back after rollback.  The fake trees stand in for sysfs, /proc/sys
  *   and a Lustre client (no Lustre here); they are files on tmpfs that the
  *   same drivers read and write;
+ * - the same fleet through the connection holder (knobctl mux): facts
+ *   and the four commands ok on every node over links the first ping
+ *   opened (each node's "reused link" in knobctl's debug log), each
+ *   command's 200 nodes on one channel; the holder then has 200 idle
+ *   links and no channel, node or request outstanding;
  * - knob-sim --sni: the same fleet behind ONE listening socket (127.91.0.1,
  *   this helper's range), each connection handed to the agent its TLS
  *   server name picks: the same four commands ok, the process holds one
@@ -346,6 +351,85 @@ START_TEST(test_sim_fleet)
 }
 END_TEST
 
+static pid_t held_sim, held_mux;
+static char held_dir[128];
+
+/* Has the holder (its log, arg) said it listens? */
+static int
+mux_listening(void *arg)
+{
+	char *txt = cu_slurp(arg);
+	int hit = txt && strstr(txt, "holding connections on") != NULL;
+
+	free(txt);
+	return hit;
+}
+
+/* Times needle occurs in hay. */
+static int
+count_of(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = hay; p && (p = strstr(p, needle)) != NULL; p += strlen(needle))
+		n++;
+	return n;
+}
+
+/* The fleet through one holder: every command's nodes on one channel. */
+START_TEST(test_sim_held)
+{
+	char args[128], inv[PATH_MAX], log[PATH_MAX], cmd[1024], expect[64], *txt = NULL;
+	const char *bin = getenv("KNOB_BIN") ? getenv("KNOB_BIN") : "build";
+
+	snprintf(args, sizeof(args), "--base " SIM_BASE " --port %u",
+	    18500 + (unsigned)getpid() % 100);
+	held_sim = sim_start(held_dir, sizeof(held_dir), args);
+	snprintf(inv, sizeof(inv), "%s/cluster.xml", held_dir);
+	snprintf(log, sizeof(log), "%s/mux.log", held_dir);
+	cu_write(log, 0644, "%s", "");
+	snprintf(cmd, sizeof(cmd), "exec %s/knobctl -c %s --connect-timeout 60 mux --persist 300 "
+	    "2>%s", bin, inv, log);
+	held_mux = sh_bg(cmd);
+	ck_assert_msg(cu_wait(mux_listening, log, 30) >= 0, "no holder: %s", cu_slurp(log));
+	snprintf(expect, sizeof(expect), "%d ok", NSIM);
+	ck_assert_int_eq(sim_ctl(held_dir, "ping -w @sim", expect), 0);	/* opens the links */
+	ck_assert_int_eq(sim_ctl_out(&txt, inv, "--log-level debug facts -w @sim"), 0);
+	ck_assert_msg(strstr(txt, expect) != NULL, "%s", txt);
+	ck_assert_int_eq(count_of(txt, "via the connection holder (reused link)"), NSIM);
+	free(txt);
+	fleet_cycle(held_dir);
+	ck_assert_int_eq(sim_ctl_out(&txt, inv, "mux --status"), 0);
+	snprintf(expect, sizeof(expect), "links %d channels 0 nodes 0 pending 0 opened %d ", NSIM,
+	    NSIM);
+	ck_assert_msg(strstr(txt, expect) != NULL, "%s", txt);
+	free(txt);
+	ck_assert_int_eq(sim_ctl_out(&txt, inv, "mux --stop"), 0);
+	free(txt);
+	ck_assert_int_eq(cu_reap(held_mux), 0);
+	held_mux = 0;
+	sim_stop(held_sim, held_dir);
+	held_sim = 0;
+}
+END_TEST
+
+/* What test_sim_held left running when it failed. */
+static void
+held_teardown(void)
+{
+	if (held_mux > 0) {
+		kill(held_mux, SIGTERM);
+		cu_reap(held_mux);
+		held_mux = 0;
+	}
+	if (held_sim > 0) {
+		kill(held_sim, SIGTERM);
+		cu_reap(held_sim);
+		held_sim = 0;
+		cu_rm_rf(held_dir);
+	}
+}
+
 /* A blocking TCP connection to addr:port from this process, with a 30 s
  * receive timeout. */
 static int
@@ -489,6 +573,7 @@ sim_suite(void)
 	Suite *s = suite_create("sim");
 	TCase *pool = cu_tcase("pool", NULL, pool_teardown, 180);
 	TCase *fleet = cu_tcase("fleet", NULL, NULL, 240);
+	TCase *held = cu_tcase("held", NULL, held_teardown, 240);
 	TCase *sni = cu_tcase("sni", NULL, NULL, 240);
 	TCase *fini = cu_tcase("fini", NULL, pool_teardown, 120);
 
@@ -496,6 +581,8 @@ sim_suite(void)
 	tcase_add_test(fleet, test_sim_fleet);
 	suite_add_tcase(s, pool);
 	suite_add_tcase(s, fleet);
+	tcase_add_test(held, test_sim_held);
+	suite_add_tcase(s, held);
 	tcase_add_test(sni, test_sim_sni);
 	suite_add_tcase(s, sni);
 	tcase_add_test(fini, test_fini_deadline);

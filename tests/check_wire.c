@@ -1,5 +1,6 @@
 /* Unit tests for framing: round trips, partial delivery, the length cap,
- * truncated and garbage frames. */
+ * truncated and garbage frames; a plain queue written many chunks per
+ * writev, and a writev cut inside a chunk; a 64 KiB read-ahead. */
 #include <check.h>
 #include <fcntl.h>
 #include <sys/ioctl.h>
@@ -308,6 +309,132 @@ START_TEST(queue_and_flush)
 }
 END_TEST
 
+/* Write system calls this process made so far (/proc/self/io syscw),
+ * -1 if unknown.  No ck_assert (cu_slurp has one): each writes to
+ * check's own channel, which syscw would count. */
+static long
+syscw_self(void)
+{
+	char *t = NULL, *p;
+	long n;
+
+	if (read_file_bounded("/proc/self/io", 4096, &t, NULL) < 0)
+		return -1;
+	p = strstr(t, "syscw: ");
+	n = p ? strtol(p + 7, NULL, 10) : -1;
+
+	free(t);
+	return n;
+}
+
+/* A plain connection's queue goes out FLUSH_IOV (64) chunks per writev:
+ * 100 frames in two system calls, in order. */
+START_TEST(flush_gathers)
+{
+	Knob__Envelope *got = NULL;
+	struct conn tx;
+	uint8_t *f;
+	size_t len;
+	long w0, w1;
+	int r;
+
+	conn_init(&tx, sv[1], sv[1], NULL);
+	for (int i = 1; i <= 100; i++) {
+		ping_frame((uint64_t)i, &f, &len);
+		ck_assert_int_eq(conn_queue_frame(&tx, f, len), 0);
+	}
+	w0 = syscw_self();
+	r = conn_flush(&tx);
+	w1 = syscw_self();
+	ck_assert_int_eq(r, 1);
+	ck_assert_int_ge(w0, 0);
+	ck_assert_int_eq(w1 - w0, 2);
+	for (int i = 1; i <= 100; i++)
+		expect_ping((uint64_t)i);
+	ck_assert_int_eq(conn_recv(&rx, &got), 0);
+	conn_reset(&tx);
+}
+END_TEST
+
+/* A writev the socket takes only part of: the rest, from inside a
+ * chunk, goes out on the next flushes, every byte once and in order. */
+START_TEST(flush_partial)
+{
+	struct conn tx;
+	uint8_t *body;
+	size_t len, got = 0;
+	int r, nf = 0;
+
+	conn_init(&tx, sv[1], sv[1], NULL);
+	tx.wq_max = 64u << 20;
+	for (int i = 0; i < 300; i++) {
+		uint8_t b[10000];
+
+		memset(b, i & 0xff, sizeof(b));
+		ck_assert_int_eq(conn_queue_tagged(&tx, "T", 1, b, sizeof(b)), 0);
+	}
+	while ((r = conn_flush(&tx)) == 0 || nf < 300) {
+		ck_assert_int_ge(r, 0);
+		while (conn_recv_body(&rx, &body, &len) == 1) {
+			ck_assert_uint_eq(len, 10001);
+			ck_assert_int_eq(body[0], 'T');
+			ck_assert_int_eq(body[1], nf & 0xff);
+			ck_assert_int_eq(body[10000], nf & 0xff);
+			free(body);
+			nf++;
+			got += len;
+		}
+		if (r == 1 && nf == 300)
+			break;
+	}
+	ck_assert_int_eq(nf, 300);
+	ck_assert_uint_eq(tx.wq_bytes, 0);
+	conn_reset(&tx);
+}
+END_TEST
+
+/* A connection reading ahead 64 KiB (the holder's channel): a long
+ * frame, three pings and part of a fifth in one read, served from the
+ * kept bytes; the cut frame completes from the socket. */
+START_TEST(wide_read_ahead)
+{
+	uint8_t all[20000], *f, *p[4];
+	size_t len, plen[4], n = 0;
+	Knob__Envelope *got = NULL;
+	uint8_t *body;
+	size_t blen;
+
+	rx.ra = 64u << 10;
+	f = xmalloc(12004);
+	f[0] = 0; f[1] = 0; f[2] = 0x2e; f[3] = 0xe0;	/* 12000 */
+	memset(f + 4, 'z', 12000);
+	len = 12004;
+	memcpy(all, f, len);
+	n = len;
+	for (int i = 0; i < 4; i++) {
+		ping_frame((uint64_t)i + 1, &p[i], &plen[i]);
+		memcpy(all + n, p[i], i < 3 ? plen[i] : 5);
+		n += i < 3 ? plen[i] : 5;
+	}
+	put(all, n);
+	ck_assert_int_eq(conn_recv_body(&rx, &body, &blen), 1);
+	ck_assert_uint_eq(blen, 12000);
+	ck_assert_int_eq(body[11999], 'z');
+	free(body);
+	ck_assert_int_eq(unread(), 0);	/* one read(2) took all of it */
+	expect_ping(1);
+	expect_ping(2);
+	expect_ping(3);
+	ck_assert_int_eq(conn_recv(&rx, &got), 0);
+	ck_assert_int_eq(conn_buffered(&rx), 0);
+	put(p[3] + 5, plen[3] - 5);
+	expect_ping(4);
+	free(f);
+	for (int i = 0; i < 4; i++)
+		free(p[i]);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -328,6 +455,9 @@ main(void)
 	tcase_add_test(tc, queue_and_flush);
 	tcase_add_test(tc, frames_in_one_read);
 	tcase_add_test(tc, long_frame_then_small);
+	tcase_add_test(tc, flush_gathers);
+	tcase_add_test(tc, flush_partial);
+	tcase_add_test(tc, wide_read_ahead);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
