@@ -2,6 +2,7 @@
  * See harness.h.  Test code: plain and synchronous on purpose. */
 #include <check.h>
 #include <errno.h>
+#include <glob.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <ftw.h>
@@ -60,13 +61,33 @@ harness_node_sh(struct harness *h, int i, const char *fmt, ...)
 	return r;
 }
 
-/* Delete namespaces left by earlier runs whose process is gone. */
+/* Remove the temp dirs (/tmp/knob-test.kt<pid>.*) of earlier runs whose
+ * process is gone: a test that fails exits without its teardown. */
+static void
+remove_stale_dirs(void)
+{
+	glob_t g;
+
+	if (getenv("KNOB_KEEP_TMP") != NULL || glob("/tmp/knob-test.kt*.*", 0, NULL, &g) != 0)
+		return;
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		long pid = strtol(g.gl_pathv[i] + strlen("/tmp/knob-test.kt"), NULL, 10);
+
+		if (pid > 0 && kill((pid_t)pid, 0) < 0 && errno == ESRCH)
+			harness_sh("rm -rf '%s'", g.gl_pathv[i]);
+	}
+	globfree(&g);
+}
+
+/* Delete namespaces and temp dirs left by earlier runs whose process is
+ * gone. */
 static void
 remove_stale(void)
 {
 	FILE *f = popen("ip netns list 2>/dev/null", "r");
 	char line[256];
 
+	remove_stale_dirs();
 	if (f == NULL)
 		return;
 	while (fgets(line, sizeof(line), f)) {
@@ -135,7 +156,7 @@ harness_start(struct harness *h, int n, int start_agents)
 		return -1;
 	}
 	snprintf(h->tag, sizeof(h->tag), "kt%ld", (long)getpid());
-	snprintf(h->tmp, sizeof(h->tmp), "/tmp/knob-test.XXXXXX");
+	snprintf(h->tmp, sizeof(h->tmp), "/tmp/knob-test.%s.XXXXXX", h->tag);
 	if (mkdtemp(h->tmp) == NULL)
 		return -1;
 	chmod(h->tmp, 0755);

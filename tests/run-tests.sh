@@ -41,6 +41,16 @@ for t in "$build"/tests/${pattern}*; do
 		echo "----"
 	fi
 done
+# a test that failed exited without its teardown: its temp dir goes now
+# (the harness names it after the test's pid; KNOB_KEEP_TMP keeps them)
+if [ -z "${KNOB_KEEP_TMP:-}" ]; then
+	for d in /tmp/knob-test.kt*.*; do
+		[ -d "$d" ] || continue
+		p=${d#/tmp/knob-test.kt}
+		p=${p%%.*}
+		kill -0 "$p" 2>/dev/null || rm -rf "$d"
+	done
+fi
 echo "suite $build: $(( $(date +%s) - start ))s"
 [ -n "$badprog" ] && echo "failing programs:$badprog"
 echo "$passed passed, $failed failed"
