@@ -40,7 +40,6 @@
 
 #define MUX_BUCKETS 16384
 #define MUX_NODE_BUCKETS 4096
-#define MUX_LINE 512
 #define MUX_HEADER_NS (10 * 1000000000ull)	/* for a channel's first line */
 
 enum { CH_HEADER, CH_NODES };

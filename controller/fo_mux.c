@@ -35,7 +35,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
-#include <sys/uio.h>
 #include <sys/un.h>
 
 #include "knobctl.h"
@@ -44,7 +43,6 @@
 #include "util.h"
 
 #define MUX_SOCKET "knob-mux.sock"
-#define MUX_LINE 512		/* longest status line */
 
 void
 mux_socket_path(struct ctl *ctl, char *path, size_t len)

@@ -213,6 +213,7 @@ enum mux_msg {
 	MUX_LOST = 'L',		/* holder: the link went (TEXT) */
 };
 #define MUX_TAG 5
+#define MUX_LINE 512		/* longest status line, node request or reason */
 #define MUX_READ (64u << 10)	/* read-ahead of a channel carrying many nodes */
 #define MUX_QUEUE (256u << 20)	/* its write queue's cap */
 struct conn;
