@@ -58,6 +58,8 @@ enum bench_kind {
 #define BENCH_ID_MAX	64		/* phase / workdir id length */
 #define BENCH_BS_MAX	(64u << 20)	/* largest block or md write size */
 #define BENCH_ALIGN	4096		/* O_DIRECT buffer and offset alignment */
+#define BENCH_HUGE	(2u << 20)	/* a huge page: buffers from BENCH_HUGE_MIN */
+#define BENCH_HUGE_MIN	(1u << 20)
 #define BENCH_MAGIC	0x626f6e6bu	/* "knob" */
 
 int bench_kind_parse(const char *s);		/* -1 when unknown */
@@ -98,6 +100,7 @@ struct bench_params {
 	uint32_t stripe_count;		/* Lustre: lfs setstripe -c; 0 = leave the layout */
 	uint64_t stripe_size;		/* Lustre: lfs setstripe -S, bytes; 0 = leave it */
 	int verify, md_relative, md_shared, md_leaf_only, fallocate;
+	int small_pages;		/* I/O buffers on 4 KiB pages (bench_mem.c) */
 	uint32_t compress_pct, md_depth, md_branch, queue_depth, runtime_s, rwmix_read;
 	int ioengine;			/* IOE_* */
 	/* external tools */
@@ -144,9 +147,18 @@ struct bench_pool {
 	size_t len;			/* span + the longest slice */
 	size_t span;			/* slice start positions */
 	uint64_t seed;
+	int huge;			/* buf is bench_buf_alloc(len, huge) */
 };
 /* 0 or -1 (out of memory); maxlen is the longest slice asked for. */
-int bench_pool_init(struct bench_pool *p, uint64_t seed, uint32_t compress_pct, size_t maxlen);
+/* I/O memory (bench_mem.c): len rounded to 4 KiB, or with huge from
+ * BENCH_HUGE_MIN to whole huge pages, which bench_buf_size gives. */
+size_t bench_buf_size(size_t len, int huge);
+void *bench_buf_alloc(size_t len, int huge);
+void bench_buf_free(void *p, size_t len, int huge);
+const char *bench_buf_pages(void);
+
+int bench_pool_init(struct bench_pool *p, uint64_t seed, uint32_t compress_pct, size_t maxlen,
+    int huge);
 void bench_pool_free(struct bench_pool *p);
 /* len bytes of content for (rank, key): a slice at a hashed position
  * (metadata files' content). */
@@ -302,6 +314,9 @@ void bench_job_free(struct bench_job *j);
 /* Does each thread of j write O_DIRECT from a copy of the pool (t->wpool:
  * depth 1; queued writes fill each slot's buffer)? */
 int bench_job_wpool(const struct bench_job *j);
+/* Are j's buffers of 1 MiB and more on huge pages: a data phase without
+ * small_pages, on a kernel whose THP is not off (what the result says). */
+int bench_job_huge(const struct bench_job *j);
 /* prepare + go + wait + join: the in-process driver. 0 or -1 (j->err). */
 int bench_job_run(struct bench_job *j);
 

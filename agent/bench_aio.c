@@ -35,6 +35,8 @@ struct bench_aio {
 	const struct aio_backend *be;
 	unsigned depth, nfree, nqueued;
 	struct aio_slot *slot;
+	uint8_t *mem;			/* the slots' buffers, one after another */
+	size_t memlen;
 	struct aio_slot **free;
 	struct io_uring ring;
 	io_context_t ctx;
@@ -228,13 +230,15 @@ bench_aio_setup(struct bench_thread *t)
 	a->free = xcalloc(a->depth, sizeof(*a->free));
 	a->done = xcalloc(a->depth, sizeof(*a->done));
 	t->aio = a;	/* from here bench_aio_free releases what is made */
+	/* one mapping for all of them: at 1 MiB and more it is on huge pages */
+	if ((a->mem = bench_buf_alloc((size_t)a->depth * len, !j->p.small_pages)) == NULL) {
+		TERR(t, "%s: no memory for %u queued %zu-byte buffers", j->node, a->depth, len);
+		return -1;
+	}
+	a->memlen = (size_t)a->depth * len;
+	memset(a->mem, 0, a->memlen);	/* fault it in before the timed loop */
 	for (unsigned i = 0; i < a->depth; i++) {
-		if (posix_memalign((void **)&a->slot[i].buf, BENCH_ALIGN, len) != 0) {
-			a->slot[i].buf = NULL;
-			TERR(t, "%s: no memory for %u queued %zu-byte buffers", j->node,
-			    a->depth, len);
-			return -1;
-		}
+		a->slot[i].buf = a->mem + (size_t)i * len;
 		a->free[a->nfree++] = &a->slot[i];
 	}
 	return 0;
@@ -248,8 +252,7 @@ bench_aio_free(struct bench_thread *t)
 	if (a == NULL)
 		return;
 	a->be->fini(a);
-	for (unsigned i = 0; i < a->depth; i++)
-		free(a->slot[i].buf);
+	bench_buf_free(a->mem, a->memlen, !t->job->p.small_pages);
 	free(a->slot);
 	free(a->free);
 	free(a->done);

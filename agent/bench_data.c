@@ -74,7 +74,8 @@ bench_perm_at(const struct bench_perm *p, uint64_t i)
 /* ------------------------------------------------------------ content */
 
 int
-bench_pool_init(struct bench_pool *p, uint64_t seed, uint32_t compress_pct, size_t maxlen)
+bench_pool_init(struct bench_pool *p, uint64_t seed, uint32_t compress_pct, size_t maxlen,
+    int huge)
 {
 	uint64_t s = seed;
 	size_t i, zero;
@@ -83,10 +84,9 @@ bench_pool_init(struct bench_pool *p, uint64_t seed, uint32_t compress_pct, size
 	p->span = POOL_SPAN;
 	p->len = POOL_SPAN + ((maxlen + 4095) & ~(size_t)4095) + 8;
 	p->seed = seed;
-	if (posix_memalign((void **)&p->buf, BENCH_ALIGN, p->len) != 0) {
-		p->buf = NULL;
+	p->huge = huge;
+	if ((p->buf = bench_buf_alloc(p->len, huge)) == NULL)
 		return -1;
-	}
 	for (i = 0; i + 8 <= p->len; i += 8) {
 		uint64_t v = bench_mix(s++);
 		memcpy(p->buf + i, &v, 8);
@@ -103,7 +103,7 @@ bench_pool_init(struct bench_pool *p, uint64_t seed, uint32_t compress_pct, size
 void
 bench_pool_free(struct bench_pool *p)
 {
-	free(p->buf);
+	bench_buf_free(p->buf, p->len, p->huge);
 	memset(p, 0, sizeof(*p));
 }
 

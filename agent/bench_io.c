@@ -306,13 +306,12 @@ thread_prepare(struct bench_thread *t)
 	if (len < BENCH_ALIGN)
 		len = BENCH_ALIGN;
 	len = (len + BENCH_ALIGN - 1) / BENCH_ALIGN * BENCH_ALIGN;
-	if (posix_memalign(&t->buf, BENCH_ALIGN, len) != 0) {
-		t->buf = NULL;
+	if ((t->buf = bench_buf_alloc(len, !j->p.small_pages)) == NULL) {
 		TERR(t, "%s: no memory for a %zu-byte I/O buffer", j->node, len);
 		return -1;
 	}
 	t->buflen = len;
-	memset(t->buf, 0, len);
+	memset(t->buf, 0, len);		/* fault it in now, not in the timed loop */
 	t->owner = src_rank(j, t);
 	t->rng = bench_mix(j->p.seed ^ (0x9E3779B97F4A7C15ull * (t->rank + 1))) | 1;
 	if (bench_kind_is_md(j->p.kind))
@@ -323,8 +322,7 @@ thread_prepare(struct bench_thread *t)
 	/* queued writes fill each slot's buffer: blocks in flight may share
 	 * pool pages, and so the stamps in a copy */
 	if (bench_job_wpool(j)) {
-		if (posix_memalign((void **)&t->wpool, BENCH_ALIGN, j->pool.len) != 0) {
-			t->wpool = NULL;
+		if ((t->wpool = bench_buf_alloc(j->pool.len, j->pool.huge)) == NULL) {
 			TERR(t, "%s: no memory for a %zu-byte copy of the data pool", j->node,
 			    j->pool.len);
 			return -1;

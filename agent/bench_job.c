@@ -4,6 +4,7 @@
  * what the ranks wrote. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,20 @@ bench_mem_total_kb(const char *sysroot)
 
 /* ------------------------------------------------------------ job control */
 
+/* Add a warning to the phase's ("; " between them; cut at its size). */
+static void __attribute__((format(printf, 2, 3)))
+job_warn(struct bench_job *j, const char *fmt, ...)
+{
+	size_t n = strlen(j->warning);
+	va_list ap;
+
+	if (n > 0 && n + 2 < sizeof(j->warning))
+		n += (size_t)snprintf(j->warning + n, sizeof(j->warning) - n, "; ");
+	va_start(ap, fmt);
+	vsnprintf(j->warning + n, sizeof(j->warning) - n, fmt, ap);
+	va_end(ap);
+}
+
 /* Drop the page cache through <sysroot>/proc/sys/vm/drop_caches. */
 static void
 drop_caches(struct bench_job *j)
@@ -65,9 +80,7 @@ drop_caches(struct bench_job *j)
 	if (path_under_root(path, sizeof(path), j->p.sysroot, "/proc/sys/vm/drop_caches") < 0)
 		return;
 	if ((rc = write_small_file(path, "3")) < 0)
-		snprintf(j->warning + strlen(j->warning), sizeof(j->warning) - strlen(j->warning),
-		    "%scould not drop caches (%s: %s)", j->warning[0] ? "; " : "", path,
-		    strerror(-rc));
+		job_warn(j, "could not drop caches (%s: %s)", path, strerror(-rc));
 }
 
 /* Resolve and open DIR and DIR/knob.<workdir-id>. 0 or -1 (j->err). */
@@ -133,15 +146,35 @@ choose_engine(struct bench_job *j)
 		return;
 	}
 	j->ioengine = IOE_AIO;
-	snprintf(j->warning + strlen(j->warning), sizeof(j->warning) - strlen(j->warning),
-	    "%sio_uring unavailable (%s): queue depth %u through libaio", j->warning[0] ? "; " : "",
-	    strerror(-rc), j->p.queue_depth);
+	job_warn(j, "io_uring unavailable (%s): queue depth %u through libaio", strerror(-rc),
+	    j->p.queue_depth);
 }
 
 int
 bench_job_wpool(const struct bench_job *j)
 {
 	return j->p.odirect && bench_kind_writes(j->p.kind) && j->ioengine == IOE_PSYNC;
+}
+
+int
+bench_job_huge(const struct bench_job *j)
+{
+	return !j->p.small_pages && !bench_kind_is_md(j->p.kind) && !bench_kind_is_ext(j->p.kind) &&
+	    bench_buf_pages() == NULL;
+}
+
+/* An O_DIRECT phase of blocks of a megabyte or more whose buffers cannot
+ * have huge pages says so: its rate then carries their layout. */
+static void
+warn_small_pages(struct bench_job *j)
+{
+	const char *why;
+
+	if (!j->p.odirect || j->p.small_pages || j->p.bs < BENCH_HUGE_MIN ||
+	    bench_kind_is_md(j->p.kind) || (why = bench_buf_pages()) == NULL)
+		return;
+	job_warn(j, "%s: the O_DIRECT buffers are on 4 KiB pages, so each transfer is as many "
+	    "pieces as the allocator gave", why);
 }
 
 /* The buffers a phase allocates on this node, from the sizes of its
@@ -157,11 +190,17 @@ buffers_fit(struct bench_job *j)
 	uint64_t depth = j->ioengine == IOE_PSYNC ? 0 : (j->p.queue_depth ? j->p.queue_depth : 1);
 	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
 	uint64_t ram = pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz : 0, need;
+	uint64_t pool;
+	int huge = !j->p.small_pages;
 
+	/* the request's sizes are bounded (bench_params.c), so none of this wraps */
 	blk = (blk < BENCH_ALIGN ? BENCH_ALIGN : blk + BENCH_ALIGN - 1) / BENCH_ALIGN * BENCH_ALIGN;
-	need = (uint64_t)j->p.nranks * blk * (1 + depth) + blk + (8u << 20);
+	pool = bench_buf_size((size_t)((8u << 20) + blk + 8), huge);
+	/* as allocated: each thread's buffer, its queued slots, the pool */
+	need = (uint64_t)j->p.nranks * (bench_buf_size((size_t)blk, huge) +
+	    (depth ? bench_buf_size((size_t)(blk * depth), huge) : 0)) + pool;
 	if (bench_job_wpool(j))
-		need += (uint64_t)j->p.nranks * (blk + (8u << 20));	/* pool copies */
+		need += (uint64_t)j->p.nranks * pool;	/* pool copies */
 	if (ram == 0 || need <= ram / 2)
 		return 0;
 	snprintf(j->err, sizeof(j->err), "%s: the buffers of this phase need %llu MiB here "
@@ -185,10 +224,12 @@ bench_job_prepare(struct bench_job *j)
 	choose_engine(j);
 	if (buffers_fit(j) < 0)
 		return -1;
+	warn_small_pages(j);
 	/* the content pool (8 MiB and the longest block), unless nothing is written */
 	if (!(bench_kind_is_md(j->p.kind) && j->p.md_write_size == 0) &&
 	    bench_pool_init(&j->pool, j->p.seed, j->p.compress_pct,
-	    (size_t)(j->p.bs > j->p.md_write_size ? j->p.bs : j->p.md_write_size)) < 0) {
+	    (size_t)(j->p.bs > j->p.md_write_size ? j->p.bs : j->p.md_write_size),
+	    !j->p.small_pages) < 0) {
 		snprintf(j->err, sizeof(j->err), "%s: no memory for the data pool", j->node);
 		return -1;
 	}
@@ -383,6 +424,7 @@ bench_job_result(struct bench_job *j, Knob__PhaseResult *r)
 	r->ext_output = xstrdup(j->ext_output ? j->ext_output : "");
 	r->ioengine = xstrdup(bench_kind_is_ext(j->p.kind) || bench_kind_is_md(j->p.kind) ? "" :
 	    bench_ioengine_name(j->ioengine));
+	r->buffer_pages = xstrdup(bench_job_huge(j) ? "huge" : "4k");
 	if (j->err[0] && err == NULL)
 		err = j->err;
 	if (j->abort && err == NULL)
@@ -500,8 +542,8 @@ bench_job_free(struct bench_job *j)
 	bench_job_join(j);
 	for (size_t i = 0; i < j->nth; i++) {
 		bench_aio_free(&j->th[i]);
-		free(j->th[i].buf);
-		free(j->th[i].wpool);
+		bench_buf_free(j->th[i].buf, j->th[i].buflen, !j->p.small_pages);
+		bench_buf_free(j->th[i].wpool, j->pool.len, j->pool.huge);
 		free(j->th[i].lat);
 	}
 	bench_pool_free(&j->pool);

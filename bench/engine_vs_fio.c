@@ -39,6 +39,7 @@ struct opts {
 	unsigned threads, reps;
 	uint64_t bs, size;
 	int direct;
+	int small_pages;		/* the engine's --buffer-pages 4k */
 	unsigned iodepth;		/* 0: psync at depth 1 in both */
 };
 
@@ -88,6 +89,7 @@ run_engine(const struct opts *o, int rep, double *rate, double *cpu)
 	for (unsigned i = 0; i < o->threads; i++)
 		p.ranks[i] = i;
 	p.odirect = o->direct;
+	p.small_pages = o->small_pages;
 	if (o->iodepth) {
 		p.ioengine = IOE_URING;
 		p.queue_depth = o->iodepth;
@@ -275,9 +277,10 @@ main(int argc, char **argv)
 		{ "size", required_argument, NULL, 's' }, { "direct", no_argument, NULL, 'D' },
 		{ "reps", required_argument, NULL, 'r' }, { "fio", required_argument, NULL, 'f' },
 		{ "iodepth", required_argument, NULL, 'q' },
+		{ "buffer-pages", required_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct opts o = { "seq-write", NULL, "fio", 1, 3, 1 << 20, 256 << 20, 0, 0 };
+	struct opts o = { "seq-write", NULL, "fio", 1, 3, 1 << 20, 256 << 20, 0, 0, 0 };
 	double er = 0, fr = 0, ecpu = 0, rmed, *ev, *fv, *cv, *rv, *fcv, mib;
 	long ereq = 0, freq = 0;
 	int ch;
@@ -294,12 +297,14 @@ main(int argc, char **argv)
 		case 'r': o.reps = (unsigned)atoi(optarg); break;
 		case 'f': o.fio = optarg; break;
 		case 'q': o.iodepth = (unsigned)atoi(optarg); break;
+		case 'P': o.small_pages = strcmp(optarg, "4k") == 0; break;
 		default: return 2;
 		}
 	}
 	if (o.dir == NULL || bench_kind_parse(o.kind) < 0 || o.threads == 0 || o.reps == 0) {
 		fprintf(stderr, "usage: engine_vs_fio --kind K --dir D [--threads N] [--bs B] "
-		    "[--size S] [--direct] [--reps R] [--fio PATH] [--iodepth N]\n");
+		    "[--size S] [--direct] [--reps R] [--fio PATH] [--iodepth N] "
+		    "[--buffer-pages huge|4k]\n");
 		return 2;
 	}
 	/* One discarded warm-up round (a VM's first touch of memory and a

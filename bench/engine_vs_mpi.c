@@ -45,6 +45,7 @@ struct opts {
 	unsigned threads, reps;
 	uint64_t bs, size, files, wsize;
 	int shared, direct;
+	int small_pages;	/* the engine's --buffer-pages 4k */
 	unsigned compress_pct;	/* the engine's --compressible */
 };
 
@@ -72,6 +73,7 @@ engine_params(const struct opts *o, const char *kind, int rep, struct bench_para
 	p->file_size = o->size;
 	p->shared = o->shared;
 	p->odirect = o->direct;
+	p->small_pages = o->small_pages;
 	p->compress_pct = o->compress_pct;
 	p->files_per_dir = (uint32_t)o->files;
 	p->md_files = o->files;
@@ -242,7 +244,8 @@ parse(int argc, char **argv, struct opts *o)
 		{ "reps", required_argument, NULL, 'r' }, { "mpirun", required_argument, NULL, 'm' },
 		{ "before", required_argument, NULL, 'B' },
 		{ "peer-args", required_argument, NULL, 'A' },
-		{ "compressible", required_argument, NULL, 'C' }, { NULL, 0, NULL, 0 },
+		{ "compressible", required_argument, NULL, 'C' },
+		{ "buffer-pages", required_argument, NULL, 'P' }, { NULL, 0, NULL, 0 },
 	};
 	int ch;
 
@@ -263,6 +266,7 @@ parse(int argc, char **argv, struct opts *o)
 		case 'B': o->before = optarg; break;
 		case 'A': o->peer_args = optarg; break;
 		case 'C': o->compress_pct = (unsigned)atoi(optarg); break;
+		case 'P': o->small_pages = strcmp(optarg, "4k") == 0; break;
 		default: goto usage;
 		}
 	}
@@ -272,7 +276,8 @@ parse(int argc, char **argv, struct opts *o)
 usage:
 	fprintf(stderr, "usage: engine_vs_mpi --peer ior|mdtest --tool PATH --dir D [--threads N] "
 	    "[--bs B --size S --shared --direct] [--files N --write-size W] [--reps R] "
-	    "[--mpirun 'mpirun ...'] [--before CMD] [--peer-args ARGS] [--compressible PCT]\n");
+	    "[--mpirun 'mpirun ...'] [--before CMD] [--peer-args ARGS] [--compressible PCT] "
+	    "[--buffer-pages huge|4k]\n");
 	return -1;
 }
 
@@ -284,7 +289,7 @@ main(int argc, char **argv)
 	 * pinned to a busy core measures the neighbour) */
 	struct opts o = { "ior", NULL, NULL,
 	    "mpirun --allow-run-as-root --oversubscribe --map-by node --bind-to none", NULL, "",
-	    2, 5, 1 << 20, 256 << 20, 10000, 4096, 0, 0, 0 };
+	    2, 5, 1 << 20, 256 << 20, 10000, 4096, 0, 0, 0, 0 };
 	double e[MAX_OPS], p[MAX_OPS], *ev[MAX_OPS], *pv[MAX_OPS], *rv[MAX_OPS];
 	struct sample_stats sp;
 	size_t k, nops = 0;

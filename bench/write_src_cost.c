@@ -276,7 +276,7 @@ main(int argc, char **argv)
 		    ROUNDS_MAX);
 		return 2;
 	}
-	if (bench_pool_init(&pool, 1, 0, BS) < 0)
+	if (bench_pool_init(&pool, 1, 0, BS, 1) < 0)
 		fatal("no memory for the pool");
 	for (int i = 0; i < NTHR; i++) {
 		if (posix_memalign((void **)&copy[i], BENCH_ALIGN, pool.len) != 0)

@@ -31,6 +31,7 @@ struct bench_req {
 	uint64_t seed;
 	/* measurement options (issue 9) */
 	int verify, md_relative, md_shared, md_leaf_only, fallocate;
+	int small_pages;		/* --buffer-pages 4k */
 	uint32_t compress_pct, md_depth, md_branch, iodepth, runtime_s, rwmix;
 	uint64_t segments;
 	uint64_t stripe_count, stripe_size;	/* Lustre layout of each phase's directory */

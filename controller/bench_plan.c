@@ -283,6 +283,7 @@ bench_make_spec(const struct brun *br, const struct plan *p, const struct pnode 
 	s->runtime_s = rq->runtime_s;
 	s->rwmix_read = rq->rwmix;
 	s->fallocate = rq->fallocate;
+	s->small_pages = rq->small_pages;
 	s->segments = rq->segments;
 	s->stripe_count = (uint32_t)p->stripe_count;
 	s->stripe_size = p->stripe_size;

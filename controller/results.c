@@ -10,7 +10,8 @@
  * the phase parameters as columns, merged histograms and each phase's full
  * record, version 3 the workload of a phase, version 4 the play's content,
  * SHA-256 and variables and the writer's identity and heartbeat, version 5
- * a phase's Lustre stripe count and size.  Other
+ * a phase's Lustre stripe count and size, version 6 the page size of its
+ * I/O buffers ("4k" for every phase before it: huge pages came then).  Other
  * subsystems keep their own tables in the same file through
  * results_migrate() with their own component name (table schema_versions).
  *
@@ -120,6 +121,10 @@ static const char *const core_steps[] = {
 	"ALTER TABLE phases ADD COLUMN stripe_size INTEGER NOT NULL DEFAULT 0;"
 	"UPDATE phases SET doc = json_set(doc, '$.params.stripe_count', 0,"
 	" '$.params.stripe_size', 0) WHERE doc IS NOT NULL;",
+	/* 6: the engine's I/O buffers, "huge" (1 MiB and more on huge pages) or "4k" */
+	"ALTER TABLE phases ADD COLUMN buffer_pages TEXT NOT NULL DEFAULT '4k';"
+	"UPDATE phases SET doc = json_set(doc, '$.params.buffer_pages', '4k')"
+	" WHERE doc IS NOT NULL;",
 };
 
 static const struct results_schema core_schema = {

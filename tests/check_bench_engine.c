@@ -113,7 +113,7 @@ check_content(const char *path, uint64_t off, uint64_t len, uint64_t bs, uint32_
 	int fd = open(path, O_RDONLY);
 	struct bench_pool pool;
 
-	ck_assert_int_eq(bench_pool_init(&pool, 42, 0, bs), 0);
+	ck_assert_int_eq(bench_pool_init(&pool, 42, 0, bs, 1), 0);
 	ck_assert_int_ge(fd, 0);
 	for (uint64_t o = off; o < off + len; o += bs) {
 		uint32_t magic, r;
@@ -347,7 +347,7 @@ sparse_with_ends(const char *path, uint32_t rank, uint64_t nblk)
 	cu_mkparents(path);
 	ck_assert_int_ge(fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644), 0);
 	ck_assert_int_eq(ftruncate(fd, (off_t)(nblk * 4096)), 0);
-	ck_assert_int_eq(bench_pool_init(&pool, 42, 0, sizeof(b)), 0);
+	ck_assert_int_eq(bench_pool_init(&pool, 42, 0, sizeof(b), 1), 0);
 	for (int i = 0; i < 2; i++) {
 		bench_block_fill(&pool, b, sizeof(b), rank, ends[i] * 4096);
 		ck_assert_int_eq(pwrite(fd, b, sizeof(b), (off_t)(ends[i] * 4096)), 4096);
@@ -837,7 +837,7 @@ START_TEST(t_block_stamp_in)
 	uint8_t *copy, *ref = malloc(1 << 20);
 	uint64_t s = 7;
 
-	ck_assert_int_eq(bench_pool_init(&pool, 9, 0, 1 << 20), 0);
+	ck_assert_int_eq(bench_pool_init(&pool, 9, 0, 1 << 20, 1), 0);
 	ck_assert_int_eq((uintptr_t)pool.buf % BENCH_ALIGN, 0);
 	ck_assert_int_eq(posix_memalign((void **)&copy, BENCH_ALIGN, pool.len), 0);
 	memcpy(copy, pool.buf, pool.len);
@@ -1591,6 +1591,86 @@ START_TEST(t_fallocate)
 }
 END_TEST
 
+/* kB of AnonHugePages in the mapping of /proc/self/smaps that holds p. */
+static long
+anon_huge_kb(const void *p)
+{
+	FILE *f = fopen("/proc/self/smaps", "re");
+	char line[512];
+	int in = 0;
+	long kb = -1;
+
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f) != NULL) {
+		unsigned long lo, hi;
+
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2)	/* a mapping's first line */
+			in = (uintptr_t)p >= lo && (uintptr_t)p < hi;
+		else if (in && sscanf(line, "AnonHugePages: %ld kB", &kb) == 1)
+			break;
+	}
+	fclose(f);
+	ck_assert_msg(kb >= 0, "no mapping holds %p", p);
+	return kb;
+}
+
+/* The engine's O_DIRECT buffers: by default on 2 MiB-aligned huge pages
+ * where THP allows (else the phase warns), with --buffer-pages 4k on
+ * 4 KiB pages, as IOR's and fio's; the data written is the same. */
+START_TEST(t_buffer_pages)
+{
+	uint32_t ranks[] = { 0 };
+	struct bench_params p;
+	struct bench_job *j;
+	char path[PATH_MAX + 64];
+	int thp = bench_buf_pages() == NULL;	/* this kernel's THP is not off */
+	Knob__PhaseResult r;
+
+	snprintf(path, sizeof(path), "%s/knob.bp/f.00000000", tmp);
+	for (int sp = 0; sp < 2; sp++) {
+		struct bench_thread *t;
+
+		mkparams(&p, "seq-write", tmp, "bp", ranks, 1, 1);
+		p.odirect = 1;
+		p.bs = 1 << 20;
+		p.file_size = 8 << 20;
+		p.keep_files = 1;
+		p.small_pages = sp;
+		j = bench_job_new(&p, "testnode");
+		ck_assert_int_eq(bench_job_prepare(j), 0);
+		t = &j->th[0];
+		ck_assert_ptr_nonnull(t->wpool);
+		if (sp) {
+			ck_assert_int_eq(anon_huge_kb(t->wpool), 0);
+			ck_assert_int_eq(anon_huge_kb(t->buf), 0);
+			ck_assert_ptr_null(strstr(j->warning, "4 KiB pages"));
+		} else {
+			ck_assert_uint_eq((uintptr_t)t->wpool % BENCH_HUGE, 0);
+			ck_assert_uint_eq((uintptr_t)t->buf % BENCH_HUGE, 0);
+			ck_assert_uint_eq(bench_buf_size(j->pool.len, 1) % BENCH_HUGE, 0);
+			if (thp) {
+				ck_assert_int_ge(anon_huge_kb(t->wpool), 2048);
+				ck_assert_int_ge(anon_huge_kb(t->buf), 2048);
+			} else
+				ck_assert_msg(strstr(j->warning, "4 KiB pages") != NULL,
+				    "THP off, no warning: '%s'", j->warning);
+		}
+		bench_job_go(j);
+		while (bench_job_wait(j, 1000) != BJ_DONE)
+			;
+		bench_job_join(j);
+		ck_assert_msg(!t->failed, "%s", t->err);
+		check_content(path, 0, 8 << 20, 1 << 20, 0);
+		/* the result says which, for the record and compare */
+		bench_job_result(j, &r);
+		ck_assert_str_eq(r.buffer_pages, sp || !thp ? "4k" : "huge");
+		bench_result_free(&r);
+		bench_job_cleanup(j);
+		bench_job_free(j);
+	}
+}
+END_TEST
+
 /* IOR -s: two "nodes", 4 segments of 2 transfers of 47008 bytes per rank
  * (io500 hard); segment s of rank r at (s*2 + r) * 94016; then read back
  * with reader shift and verify. */
@@ -1703,6 +1783,7 @@ main(void)
 	tcase_add_test(tc, t_iodepth_fallback);
 	tcase_add_test(tc, t_runtime_rwmix);
 	tcase_add_test(tc, t_fallocate);
+	tcase_add_test(tc, t_buffer_pages);
 	tcase_add_test(tc, t_segments);
 	tcase_add_test(tc, t_option_checks);
 	suite_add_tcase(s, tc);

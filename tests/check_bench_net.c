@@ -374,6 +374,8 @@ START_TEST(measure_options)
 		ck_assert_str_eq(cu_str(p, "status"), "ok");
 		ck_assert_int_eq(cu_int(p, "ops"), 1000);	/* not 3 x 334 */
 		ck_assert_int_eq(json_object_get_boolean(cu_get(cu_get(p, "params"), "md_shared")), 1);
+		/* metadata phases' buffers are small: 4 KiB pages */
+		ck_assert_str_eq(cu_str(cu_get(p, "params"), "buffer_pages"), "4k");
 	}
 	ck_assert_str_eq(cu_str(cu_phase(doc, 6), "kind"), "md-rmdir");
 	json_object_put(doc);
@@ -386,7 +388,18 @@ START_TEST(measure_options)
 		p = cu_phase(doc, i);
 		ck_assert_str_eq(cu_str(p, "status"), "ok");
 		ck_assert_int_eq(cu_int(p, "bytes"), 4 * 376064);
+		/* what the agents said: huge pages unless this kernel's THP is off */
+		ck_assert_str_eq(cu_str(cu_get(p, "params"), "buffer_pages"), bench_buf_pages() ? "4k" : "huge");
+		ck_assert_str_eq(cu_str(json_object_array_get_idx(cu_get(p, "per_node"), 0),
+		    "buffer_pages"), bench_buf_pages() ? "4k" : "huge");
 	}
+	json_object_put(doc);
+	/* --buffer-pages 4k is recorded, so compare keeps it apart from huge */
+	doc = bench_json(&rc, "seq-write -w @all --dir %s --threads 2 --size 1m --buffer-pages 4k",
+	    data);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_str_eq(cu_str(cu_phase(doc, 0), "status"), "ok");
+	ck_assert_str_eq(cu_str(cu_get(cu_phase(doc, 0), "params"), "buffer_pages"), "4k");
 	json_object_put(doc);
 
 	doc = bench_json(&rc, "rand-rw -w @all --dir %s --threads 2 --bs 4k --size 1m "
