@@ -48,6 +48,7 @@ journal_free(struct journal *j)
 	free(j->txn);
 	free(j->pend);
 	free(j->set);
+	free(j->sysroot);
 	memset(j, 0, sizeof(*j));
 }
 
@@ -332,6 +333,12 @@ journal_load(const char *path, struct journal *j)
 	}
 	snprintf(j->active, sizeof(j->active), "%s",
 	    js_string(root, "active") ? js_string(root, "active") : "");
+	if (json_object_object_get_ex(root, "sysroot", NULL) && js_string(root, "sysroot") == NULL) {
+		jbad(&src, line_of(&src, "sysroot"), "\"sysroot\" is not a string");
+		goto out;
+	}
+	if (js_string(root, "sysroot") != NULL)
+		j->sysroot = xstrdup(js_string(root, "sysroot"));
 	if (entries_parse(&src, root, "originals", "originals", &j->orig, &j->norig, 0) < 0 ||
 	    entries_parse(&src, root, "settings", "settings", &j->set, &j->nset, 0) < 0 ||
 	    entries_parse(&src, root, "pending", "pending", &j->pend, &j->npend, 1) < 0 ||
@@ -362,6 +369,8 @@ journal_save(const char *path, const struct journal *j)
 	root = json_object_new_object();
 	jput(root, "version", json_object_new_int(1));
 	jput(root, "active", json_object_new_string(j->active));
+	if (j->sysroot != NULL)
+		jput(root, "sysroot", json_object_new_string(j->sysroot));
 	jput(root, "originals", entries_json(j->orig, j->norig, 0));
 	if (j->nset > 0)
 		jput(root, "settings", entries_json(j->set, j->nset, 0));

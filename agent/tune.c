@@ -1578,6 +1578,14 @@ tune_init(struct agent *a)
 		    t->journal_path, strerror(-rc));
 		goto fail;
 	}
+	if (t->j.sysroot != NULL && strcmp(t->j.sysroot, a->sysroot) != 0) {
+		log_err("journal %s holds the originals of --sysroot '%s', not of this agent's "
+		    "'%s': start knobd with that --sysroot, or check the node's settings and move "
+		    "the file away", t->journal_path, t->j.sysroot, a->sysroot);
+		goto fail;
+	}
+	if (t->j.sysroot == NULL)
+		t->j.sysroot = xstrdup(a->sysroot);	/* new, or from before the field */
 	a->tune = t;
 	if (t->j.in_txn) {
 		recover(a, t);

@@ -23,6 +23,10 @@
  *     writes are not mistaken for someone's change by the next one);
  *   - "settings": the active profile's resolved settings (verify without a
  *     profile, the boot re-apply);
+ *   - "sysroot": the --sysroot the targets are under.  An agent started
+ *     with another one refuses the journal (tune_init): its originals are
+ *     another tree's, and re-applying or rolling back would write them
+ *     into this one (a journal without it, from before, is adopted);
  *   - "txn": present only while an apply is writing.  Each entry is a target
  *     the transaction may touch (also the coupled attributes the kernel may
  *     move), with its value before the transaction and whether it is a new
@@ -219,6 +223,7 @@ struct journal {
 	size_t npend;
 	struct jentry *set;	/* the active profile's resolved settings (target "") */
 	size_t nset;
+	char *sysroot;		/* the tree the targets are under; NULL: not recorded */
 };
 
 /* Load path into j (an absent file is an empty journal).  0 or -errno. */

@@ -175,17 +175,30 @@ per_thread_param(const char *key)
 	return 0;
 }
 
+/* Is params.direct set in phase record ph? */
+static int
+is_direct(json_object *ph)
+{
+	return json_object_get_boolean(json_object_object_get(json_object_object_get(ph,
+	    "params"), "direct"));
+}
+
 /* Same parameters (every rundoc field marked param); threads included
- * when with_threads; per-thread-count parameters left out when loose. */
+ * when with_threads; per-thread-count parameters left out when loose.
+ * The buffers' pages count only with O_DIRECT: a buffered phase's copy
+ * into the page cache measured the same from either (README). */
 static int
 same_params(json_object *a, json_object *b, int with_threads, int loose, const char **diff)
 {
+	int direct = is_direct(a) || is_direct(b);
+
 	for (size_t i = 0; i < rundoc_nphase_fields; i++) {
 		const struct rundoc_field *f = &rundoc_phase_fields[i];
 		json_object *x, *y;
 
 		if (!f->param || (!with_threads && strcmp(f->key, "threads") == 0) ||
-		    (loose && per_thread_param(f->key)))
+		    (loose && per_thread_param(f->key)) ||
+		    (!direct && strcmp(f->key, "params.buffer_pages") == 0))
 			continue;
 		x = rundoc_value(a, f);
 		y = rundoc_value(b, f);

@@ -127,6 +127,52 @@ START_TEST(repeat_and_compare)
 }
 END_TEST
 
+/* The buffer pages of a phase (--buffer-pages): with O_DIRECT, compare
+ * keeps huge apart from 4k and says why; buffered, they pair. */
+START_TEST(compare_buffer_pages)
+{
+	static const char *const how[] = { "--direct", "" };
+	json_object *doc, *cmp;
+	int rc;
+
+	for (size_t i = 0; i < 2; i++) {
+		char pages[8];
+
+		doc = need(harness_knobctl_json(&h, &rc, "--json bench seq-write -w @all --dir %s "
+		    "--threads 2 --size 4m %s", data, how[i]));
+		ck_assert_int_eq(rc, 0);
+		snprintf(pages, sizeof(pages), "%s",
+		    cu_str(cu_get(idx(cu_get(doc, "phases"), 0), "params"), "buffer_pages"));
+		json_object_put(doc);
+		doc = need(harness_knobctl_json(&h, &rc, "--json bench seq-write -w @all --dir %s "
+		    "--threads 2 --size 4m --buffer-pages 4k %s", data, how[i]));
+		ck_assert_int_eq(rc, 0);
+		ck_assert_str_eq(cu_str(cu_get(idx(cu_get(doc, "phases"), 0), "params"),
+		    "buffer_pages"), "4k");
+		json_object_put(doc);
+		if (i == 0 && strcmp(pages, "huge") == 0) {	/* THP on: O_DIRECT apart */
+			char *out = NULL, *err = NULL;
+
+			rc = harness_knobctl(&h, &out, &err, "results compare latest~1 latest");
+			ck_assert_int_eq(rc, 2);
+			ck_assert_msg(strstr(err ? err : "", "params.buffer_pages") != NULL, "%s", err);
+			free(out);
+			free(err);
+			cmp = need(harness_knobctl_json(&h, &rc,
+			    "results --json compare latest~1 latest --force"));
+			ck_assert_str_eq(cu_str(idx(cu_get(cmp, "points"), 0), "unlike"),
+			    "params.buffer_pages");
+		} else {
+			cmp = need(harness_knobctl_json(&h, &rc, "results --json compare latest~1 "
+			    "latest"));
+			ck_assert_int_eq(rc, 0);
+			ck_assert_int_eq(json_object_array_length(cu_get(cmp, "points")), 1);
+		}
+		json_object_put(cmp);
+	}
+}
+END_TEST
+
 /* Count the phases stored for the latest run (-1: no run yet). */
 static int
 stored_phases(void)
@@ -296,6 +342,7 @@ main(void)
 	TCase *tc = cu_tcase("results_net", setup, teardown, 180);
 
 	tcase_add_test(tc, repeat_and_compare);
+	tcase_add_test(tc, compare_buffer_pages);
 	tcase_add_test(tc, sigkill_mid_sweep);
 	tcase_add_test(tc, run_records_profile);
 	suite_add_tcase(s, tc);

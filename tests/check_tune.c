@@ -63,8 +63,9 @@ active_pub(struct agent *a, int note)
 
 static int agent_no_reapply;	/* the next mk_agent: knobd --no-reapply */
 
+/* An agent on sysroot with the test's state dir, its tuning not started. */
 static struct agent *
-mk_agent(const char *sysroot)
+agent_new(const char *sysroot)
 {
 	struct agent *a = xcalloc(1, sizeof(*a));
 
@@ -74,6 +75,14 @@ mk_agent(const char *sysroot)
 	snprintf(a->node, sizeof(a->node), "node01");
 	a->cfg.test_hooks = 1;
 	pthread_mutex_init(&a->post_mu, NULL);
+	return a;
+}
+
+static struct agent *
+mk_agent(const char *sysroot)
+{
+	struct agent *a = agent_new(sysroot);
+
 	ck_assert_int_eq(tune_init(a), 0);
 	return a;
 }
@@ -1898,7 +1907,10 @@ START_TEST(test_base_profile_smt)
 	rm_agent(ag);
 
 	/* the real node, --check only (nothing written): SMT is unsupported
-	 * exactly when the kernel says it cannot be switched */
+	 * exactly when the kernel says it cannot be switched.  Its own state:
+	 * the journal above is the stand-in tree's (with that one this agent
+	 * once re-applied hpc-storage-base to this host: THP never) */
+	snprintf(state, sizeof(state), "%s/state-real", tmp);
 	ag = mk_agent("");
 	req.check = 1;
 	ck_assert_int_eq(tune_apply(ag, &req, &r), 0);
@@ -1913,6 +1925,68 @@ START_TEST(test_base_profile_smt)
 	free(v);
 	profile_free(pr);
 	strvec_free(&errs);
+}
+END_TEST
+
+/* A journal is its tree's: an agent with another --sysroot refuses it and
+ * writes nothing (before, it re-applied the journal's profile into its own
+ * tree, and rollback would have put the other tree's originals there);
+ * one from before the field is adopted, and names its tree once saved. */
+START_TEST(test_journal_sysroot)
+{
+	struct s set[] = { { "sysctl", "vm.dirty_ratio", NULL, "10", 0, NULL } };
+	Knob__ApplyResult r;
+	Knob__RollbackResult rb;
+	struct journal j;
+	char other[160], jpath[192], *before, *after;
+	struct agent *b;
+
+	put("/proc/sys/vm/dirty_ratio", "33\n");
+	ag = mk_agent(root);
+	do_apply(ag, "js", set, nitems(set), 0, 0, &r);
+	all_changed(&r);
+	tune_apply_result_free(&r);
+	rm_agent(ag);
+	ag = NULL;
+	snprintf(jpath, sizeof(jpath), "%s/" TUNE_JOURNAL_NAME, state);
+	before = cu_slurp(jpath);
+	ck_assert_ptr_nonnull(strstr(before, root));
+
+	snprintf(other, sizeof(other), "%s/other", tmp);
+	cu_write_at(other, "/proc/sys/vm/dirty_ratio", 0644, "44\n");
+	b = agent_new(other);
+	ck_assert_int_eq(tune_init(b), -1);
+	rm_agent(b);
+	ck_assert_str_eq(cu_readf("%s/proc/sys/vm/dirty_ratio", other), "44");
+	after = cu_slurp(jpath);
+	ck_assert_str_eq(after, before);
+	free(after);
+
+	/* a journal without "sysroot" (knob before it): adopted */
+	ck_assert_int_eq(journal_load(jpath, &j), 0);
+	free(j.sysroot);
+	j.sysroot = NULL;
+	ck_assert_int_eq(journal_save(jpath, &j), 0);
+	journal_free(&j);
+	after = cu_slurp(jpath);
+	ck_assert_ptr_null(strstr(after, "sysroot"));
+	free(after);
+	ag = mk_agent(root);
+	ck_assert_str_eq(active_pub(ag, 0), "js");
+	set[0].value = "12";
+	do_apply(ag, "js", set, nitems(set), 0, 0, &r);
+	all_changed(&r);
+	tune_apply_result_free(&r);
+	after = cu_slurp(jpath);
+	ck_assert_ptr_nonnull(strstr(after, "\"sysroot\""));
+	ck_assert_ptr_nonnull(strstr(after, root));
+	free(after);
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	ck_assert_int_eq(rb.complete, 1);
+	tune_rollback_result_free(&rb);
+	ck_assert_str_eq(get("/proc/sys/vm/dirty_ratio"), "33");
+	ck_assert_str_eq(cu_readf("%s/proc/sys/vm/dirty_ratio", other), "44");
+	free(before);
 }
 END_TEST
 
@@ -2118,6 +2192,7 @@ tune_suite(void)
 	tcase_add_test(tc, test_protected_layers);
 	tcase_add_test(tc, test_base_profile_smt);
 	tcase_add_test(tc, test_reapply_at_boot);
+	tcase_add_test(tc, test_journal_sysroot);
 	tcase_add_test(tc, test_gpfs_pagepool_ram);
 	suite_add_tcase(s, tc);
 	return s;
