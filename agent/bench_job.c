@@ -156,6 +156,7 @@ bench_job_wpool(const struct bench_job *j)
 	return j->p.odirect && bench_kind_writes(j->p.kind) && j->ioengine == IOE_PSYNC;
 }
 
+/* A data phase without --buffer-pages 4k, where THP is not off (bench.h). */
 int
 bench_job_huge(const struct bench_job *j)
 {

@@ -21,6 +21,8 @@
 
 #include "bench.h"
 
+/* The bytes a buffer of len takes: whole pages, huge ones from
+ * BENCH_HUGE_MIN when huge. */
 size_t
 bench_buf_size(size_t len, int huge)
 {
@@ -59,6 +61,7 @@ bench_buf_alloc(size_t len, int huge)
 	return a;
 }
 
+/* Unmap a bench_buf_alloc(len, huge) buffer (NULL: nothing). */
 void
 bench_buf_free(void *p, size_t len, int huge)
 {
