@@ -265,6 +265,7 @@ struct bench_job {
 	char wpath[PATH_MAX];		/* DIR/knob.<workdir_id>, resolved (full-path md) */
 	char fs_type[32];		/* of DIR (mount table), set before prepare */
 	int ioengine;			/* IOE_* the data phase uses */
+	int huge;			/* its buffers from 1 MiB on huge pages (prepare) */
 	char warning[512];
 	char err[512];
 	uint64_t first_end_ns;		/* earliest end of a finished thread (j->mu) */
@@ -314,9 +315,6 @@ void bench_job_free(struct bench_job *j);
 /* Does each thread of j write O_DIRECT from a copy of the pool (t->wpool:
  * depth 1; queued writes fill each slot's buffer)? */
 int bench_job_wpool(const struct bench_job *j);
-/* Are j's buffers of 1 MiB and more on huge pages: a data phase without
- * small_pages, on a kernel whose THP is not off (what the result says). */
-int bench_job_huge(const struct bench_job *j);
 /* prepare + go + wait + join: the in-process driver. 0 or -1 (j->err). */
 int bench_job_run(struct bench_job *j);
 

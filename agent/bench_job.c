@@ -156,26 +156,24 @@ bench_job_wpool(const struct bench_job *j)
 	return j->p.odirect && bench_kind_writes(j->p.kind) && j->ioengine == IOE_PSYNC;
 }
 
-/* A data phase without --buffer-pages 4k, where THP is not off (bench.h). */
-int
-bench_job_huge(const struct bench_job *j)
-{
-	return !j->p.small_pages && !bench_kind_is_md(j->p.kind) && !bench_kind_is_ext(j->p.kind) &&
-	    bench_buf_pages() == NULL;
-}
-
-/* An O_DIRECT phase of blocks of a megabyte or more whose buffers cannot
- * have huge pages says so: its rate then carries their layout. */
+/* Whether a data phase's buffers get huge pages (j->huge, what its
+ * result says): unless --buffer-pages 4k or THP is off.  An O_DIRECT phase
+ * of blocks of a megabyte or more that cannot have them says so: its rate
+ * then carries their layout. */
 static void
-warn_small_pages(struct bench_job *j)
+choose_pages(struct bench_job *j)
 {
 	const char *why;
 
-	if (!j->p.odirect || j->p.small_pages || j->p.bs < BENCH_HUGE_MIN ||
-	    bench_kind_is_md(j->p.kind) || (why = bench_buf_pages()) == NULL)
+	if (j->p.small_pages || bench_kind_is_md(j->p.kind))
 		return;
-	job_warn(j, "%s: the O_DIRECT buffers are on 4 KiB pages, so each transfer is as many "
-	    "pieces as the allocator gave", why);
+	if ((why = bench_buf_pages()) == NULL) {
+		j->huge = 1;
+		return;
+	}
+	if (j->p.odirect && j->p.bs >= BENCH_HUGE_MIN)
+		job_warn(j, "%s: the O_DIRECT buffers are on 4 KiB pages, so each transfer is as "
+		    "many pieces as the allocator gave", why);
 }
 
 /* The buffers a phase allocates on this node, from the sizes of its
@@ -225,7 +223,7 @@ bench_job_prepare(struct bench_job *j)
 	choose_engine(j);
 	if (buffers_fit(j) < 0)
 		return -1;
-	warn_small_pages(j);
+	choose_pages(j);
 	/* the content pool (8 MiB and the longest block), unless nothing is written */
 	if (!(bench_kind_is_md(j->p.kind) && j->p.md_write_size == 0) &&
 	    bench_pool_init(&j->pool, j->p.seed, j->p.compress_pct,
@@ -425,7 +423,7 @@ bench_job_result(struct bench_job *j, Knob__PhaseResult *r)
 	r->ext_output = xstrdup(j->ext_output ? j->ext_output : "");
 	r->ioengine = xstrdup(bench_kind_is_ext(j->p.kind) || bench_kind_is_md(j->p.kind) ? "" :
 	    bench_ioengine_name(j->ioengine));
-	r->buffer_pages = xstrdup(bench_job_huge(j) ? "huge" : "4k");
+	r->buffer_pages = xstrdup(j->huge ? "huge" : "4k");
 	if (j->err[0] && err == NULL)
 		err = j->err;
 	if (j->abort && err == NULL)

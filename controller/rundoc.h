@@ -31,6 +31,8 @@ struct phase_rec {
 	int shared, direct, fsync, drop_caches;
 };
 
+#define RP_DIRECT	2	/* rundoc_field.param */
+
 struct rundoc_field {
 	const char *key;	/* JSON key; "obj.key" inside a nested object */
 	const char *column;	/* column of the phases table */
@@ -38,7 +40,8 @@ struct rundoc_field {
 	size_t off;		/* in struct phase_rec */
 	const char *header;	/* table column, NULL: not in the table */
 	int fmt;		/* enum rf_fmt */
-	int param;		/* a parameter of the point: compare matches on it */
+	int param;		/* a parameter of the point: compare matches on it;
+				 * RP_DIRECT: only when a point is O_DIRECT */
 };
 extern const struct rundoc_field rundoc_phase_fields[];
 extern const size_t rundoc_nphase_fields;

@@ -183,10 +183,9 @@ is_direct(json_object *ph)
 	    "params"), "direct"));
 }
 
-/* Same parameters (every rundoc field marked param); threads included
- * when with_threads; per-thread-count parameters left out when loose.
- * The buffers' pages count only with O_DIRECT: a buffered phase's copy
- * into the page cache measured the same from either (README). */
+/* Same parameters (every rundoc field marked param, the RP_DIRECT ones
+ * when a point is O_DIRECT); threads included when with_threads;
+ * per-thread-count parameters left out when loose. */
 static int
 same_params(json_object *a, json_object *b, int with_threads, int loose, const char **diff)
 {
@@ -198,7 +197,7 @@ same_params(json_object *a, json_object *b, int with_threads, int loose, const c
 
 		if (!f->param || (!with_threads && strcmp(f->key, "threads") == 0) ||
 		    (loose && per_thread_param(f->key)) ||
-		    (!direct && strcmp(f->key, "params.buffer_pages") == 0))
+		    (f->param == RP_DIRECT && !direct))
 			continue;
 		x = rundoc_value(a, f);
 		y = rundoc_value(b, f);
