@@ -10,8 +10,9 @@
  *   shared                  N-to-1 file, rank r owns [r*size, (r+1)*size),
  *                           or with S segments the r-th of every N segments
  *                           of size/S (IOR -s): [(s*N+r)*size/S, ...)
- *   d.<rank>/s.<k>/f.<rank>.<i>   metadata files of a rank, files_per_dir
- *                           per s.<k> (e.<rank>.<i> for directory phases)
+ *   d.<rank>/s.<k>/file.mdtest.<rank>.<i>   metadata files of a rank,
+ *                           files_per_dir per s.<k> (dir.mdtest.<rank>.<i>
+ *                           for directory phases), named as mdtest names them
  *   d.<rank>/s.<a>/s.<b>/...      with a tree shape (mdtest -z/-b): node
  *                           directories s.<child>, items in every node or
  *                           only in the leaves (-L)
@@ -101,6 +102,8 @@ struct bench_params {
 	uint64_t stripe_size;		/* Lustre: lfs setstripe -S, bytes; 0 = leave it */
 	int verify, md_relative, md_shared, md_leaf_only, fallocate;
 	int small_pages;		/* I/O buffers on 4 KiB pages (bench_mem.c) */
+	int cpu_bind;			/* thread i on the i-th CPU it may use, as mpirun
+					 * --bind-to core (bench/engine-vs-mdtest) */
 	uint32_t compress_pct, md_depth, md_branch, queue_depth, runtime_s, rwmix_read;
 	int ioengine;			/* IOE_* */
 	/* external tools */
@@ -224,6 +227,7 @@ struct bench_thread {
 	struct bench_aio *aio;		/* queued I/O (bench_aio.c) */
 	uint8_t *wpool;			/* O_DIRECT writer at depth 1: its copy of the pool */
 	uint64_t stonewall_ns;		/* CLOCK_REALTIME at the wall, 0 = not hit */
+	int bound_cpu, ran_cpu;		/* cpu_bind: its CPU (-1 unbound), the CPU it ended on */
 	struct bench_ckpt *ckpt;	/* checkpoints of this thread (the runner's), or NULL */
 	struct hist *lat;
 	char err[256];

@@ -46,6 +46,7 @@ struct opts {
 	uint64_t bs, size, files, wsize;
 	int shared, direct;
 	int small_pages;	/* the engine's --buffer-pages 4k */
+	int bind;		/* --bind core: engine threads and mpirun's ranks on a core each */
 	unsigned compress_pct;	/* the engine's --compressible */
 };
 
@@ -75,6 +76,7 @@ engine_params(const struct opts *o, const char *kind, int rep, struct bench_para
 	p->odirect = o->direct;
 	p->small_pages = o->small_pages;
 	p->compress_pct = o->compress_pct;
+	p->cpu_bind = o->bind;
 	p->files_per_dir = (uint32_t)o->files;
 	p->md_files = o->files;
 	p->md_write_size = o->wsize;
@@ -245,7 +247,8 @@ parse(int argc, char **argv, struct opts *o)
 		{ "before", required_argument, NULL, 'B' },
 		{ "peer-args", required_argument, NULL, 'A' },
 		{ "compressible", required_argument, NULL, 'C' },
-		{ "buffer-pages", required_argument, NULL, 'P' }, { NULL, 0, NULL, 0 },
+		{ "buffer-pages", required_argument, NULL, 'P' },
+		{ "bind", required_argument, NULL, 'K' }, { NULL, 0, NULL, 0 },
 	};
 	int ch;
 
@@ -267,6 +270,7 @@ parse(int argc, char **argv, struct opts *o)
 		case 'A': o->peer_args = optarg; break;
 		case 'C': o->compress_pct = (unsigned)atoi(optarg); break;
 		case 'P': o->small_pages = strcmp(optarg, "4k") == 0; break;
+		case 'K': o->bind = strcmp(optarg, "core") == 0; break;
 		default: goto usage;
 		}
 	}
@@ -277,19 +281,22 @@ usage:
 	fprintf(stderr, "usage: engine_vs_mpi --peer ior|mdtest --tool PATH --dir D [--threads N] "
 	    "[--bs B --size S --shared --direct] [--files N --write-size W] [--reps R] "
 	    "[--mpirun 'mpirun ...'] [--before CMD] [--peer-args ARGS] [--compressible PCT] "
-	    "[--buffer-pages huge|4k]\n");
+	    "[--buffer-pages huge|4k] [--bind none|core]\n");
 	return -1;
 }
 
 int
 main(int argc, char **argv)
 {
-	/* mpirun binds 2 ranks to one core each by default; the engine's
-	 * threads float, so the ranks float too (on a shared machine a rank
-	 * pinned to a busy core measures the neighbour) */
-	struct opts o = { "ior", NULL, NULL,
-	    "mpirun --allow-run-as-root --oversubscribe --map-by node --bind-to none", NULL, "",
-	    2, 5, 1 << 20, 256 << 20, 10000, 4096, 0, 0, 0, 0 };
+	/* mpirun binds 2 ranks to one core each by default; by default here
+	 * the engine's threads float, and so do the ranks (on a shared machine
+	 * a rank pinned to a busy core measures the neighbour); --bind core
+	 * pins both, each thread and rank to a core of its own (mpirun's
+	 * default: engine-vs-mdtest, where floating mdtest ranks lose more
+	 * to the scheduler's placement than floating engine threads) */
+	struct opts o = { "ior", NULL, NULL, NULL, NULL, "",
+	    2, 5, 1 << 20, 256 << 20, 10000, 4096, 0, 0, 0, 0, 0 };
+	static char mpirun_default[128];
 	double e[MAX_OPS], p[MAX_OPS], *ev[MAX_OPS], *pv[MAX_OPS], *rv[MAX_OPS];
 	struct sample_stats sp;
 	size_t k, nops = 0;
@@ -297,6 +304,10 @@ main(int argc, char **argv)
 	log_init("engine-vs-mpi", LOG_LVL_WARN);
 	if (parse(argc, argv, &o) < 0)
 		return 2;
+	snprintf(mpirun_default, sizeof(mpirun_default), "mpirun --allow-run-as-root "
+	    "--oversubscribe --map-by node --bind-to %s", o.bind ? "core" : "none");
+	if (o.mpirun == NULL)
+		o.mpirun = mpirun_default;
 	for (k = 0; k < nitems(peer_ops); k++)
 		nops += strcmp(peer_ops[k].peer, o.peer) == 0;
 	for (k = 0; k < nops; k++) {

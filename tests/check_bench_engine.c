@@ -10,6 +10,7 @@
 #include <libgen.h>
 #include <liburing.h>
 #include <math.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -435,12 +436,12 @@ START_TEST(t_md_sweep)
 			ck_assert_uint_eq(job_bytes(j), 2 * 100 * 3000);
 		if (k == 0) {
 			/* 100 files at 32 per directory: s.0 .. s.3 */
-			snprintf(path, sizeof(path), "%s/knob.md/d.00000001/s.3/f.1.99", tmp);
+			snprintf(path, sizeof(path), "%s/knob.md/d.00000001/s.3/file.mdtest.1.99", tmp);
 			ck_assert_int_eq(stat(path, &st), 0);
 			ck_assert_uint_eq((uint64_t)st.st_size, 3000);
 		}
 		if (k == 3) {
-			snprintf(path, sizeof(path), "%s/knob.md/d.00000000/s.0/f.0.0", tmp);
+			snprintf(path, sizeof(path), "%s/knob.md/d.00000000/s.0/file.mdtest.0.0", tmp);
 			ck_assert(!dir_exists(path));
 			bench_job_cleanup(j);
 		}
@@ -1096,19 +1097,19 @@ START_TEST(t_md_read_checks)
 	p.md_write_size = 3000;
 	p.keep_files = 1;
 	bench_job_free(run(&p, 1));
-	snprintf(path, sizeof(path), "%s/knob.mdr/d.00000000/s.1/f.0.40", tmp);
+	snprintf(path, sizeof(path), "%s/knob.mdr/d.00000000/s.1/file.mdtest.0.40", tmp);
 	corrupt(path, 2999, "x", 1);
 	mkparams(&p, "md-read", tmp, "mdr", ranks, 1, 1);
 	p.md_write_size = 3000;
 	p.keep_files = 1;
 	j = run(&p, 0);
-	ck_assert_msg(strstr(j->th[0].err, "f.0.40: content is not what rank 0 wrote"), "%s",
+	ck_assert_msg(strstr(j->th[0].err, "file.mdtest.0.40: content is not what rank 0 wrote"), "%s",
 	    j->th[0].err);
 	ck_assert_uint_eq(atomic_load(&j->th[0].ops), 40);
 	bench_job_free(j);
 	/* a byte in the middle: the cheap check (first and last 16 bytes) lets
 	 * it pass, --verify names the file */
-	snprintf(path, sizeof(path), "%s/knob.mdr/d.00000000/s.0/f.0.7", tmp);
+	snprintf(path, sizeof(path), "%s/knob.mdr/d.00000000/s.0/file.mdtest.0.7", tmp);
 	corrupt(path, 1500, "x", 1);
 	for (int v = 0; v < 2; v++) {
 		mkparams(&p, "md-read", tmp, "mdr", ranks, 1, 1);
@@ -1118,7 +1119,7 @@ START_TEST(t_md_read_checks)
 		p.verify = v;
 		j = run(&p, !v);
 		if (v)
-			ck_assert_msg(strstr(j->th[0].err, "f.0.7: content is not what rank 0 wrote"),
+			ck_assert_msg(strstr(j->th[0].err, "file.mdtest.0.7: content is not what rank 0 wrote"),
 			    "%s", j->th[0].err);
 		bench_job_free(j);
 	}
@@ -1147,7 +1148,8 @@ mpp_exists(const char *rel)
  * phase reports it by name. */
 START_TEST(t_md_prepare_probe)
 {
-	static const char *const gone[] = { "s.0/f.0.0", "s.0/f.0.1", "s.3/f.0.99", "s.1/f.0.40" };
+	static const char *const gone[] = { "s.0/file.mdtest.0.0", "s.0/file.mdtest.0.1",
+	    "s.3/file.mdtest.0.99", "s.1/file.mdtest.0.40" };
 	struct bench_params p;
 	char path[PATH_MAX + 64];
 	uint32_t rank0[] = { 0 };
@@ -1170,7 +1172,7 @@ START_TEST(t_md_prepare_probe)
 		;
 	bench_job_join(j);
 	ck_assert(j->th[0].failed);
-	ck_assert_msg(strstr(j->th[0].err, "md-stat") && strstr(j->th[0].err, "s.1/f.0.40") &&
+	ck_assert_msg(strstr(j->th[0].err, "md-stat") && strstr(j->th[0].err, "s.1/file.mdtest.0.40") &&
 	    strstr(j->th[0].err, "No such file"), "%s", j->th[0].err);
 	ck_assert_uint_eq(atomic_load(&j->th[0].ops), 40);
 	bench_job_cleanup(j);
@@ -1208,7 +1210,7 @@ START_TEST(t_md_fullpath)
 			ck_assert_uint_eq(atomic_load(&j->th[0].ops), 100);
 		} else {
 			ck_assert(j->th[0].failed);
-			ck_assert_msg(strstr(j->th[0].err, "knob.fp/d.00000000/s.0/f.0.0") &&
+			ck_assert_msg(strstr(j->th[0].err, "knob.fp/d.00000000/s.0/file.mdtest.0.0") &&
 			    strstr(j->th[0].err, "No such file"), "%s", j->th[0].err);
 		}
 		bench_job_free(j);
@@ -1252,9 +1254,9 @@ START_TEST(t_md_shared_tree)
 		}
 		if (k == 0) {
 			/* 18 files per rank over 9 leaves: 2 per leaf per rank */
-			snprintf(path, sizeof(path), "%s/knob.sh/d.shared/s.0/s.0/f.0.1", tmp);
+			snprintf(path, sizeof(path), "%s/knob.sh/d.shared/s.0/s.0/file.mdtest.0.1", tmp);
 			ck_assert(dir_exists(path));
-			snprintf(path, sizeof(path), "%s/knob.sh/d.shared/s.2/s.2/f.3.17", tmp);
+			snprintf(path, sizeof(path), "%s/knob.sh/d.shared/s.2/s.2/file.mdtest.3.17", tmp);
 			ck_assert(dir_exists(path));
 			snprintf(path, sizeof(path), "%s/knob.sh/d.shared/s.1/s.2", tmp);
 			ck_assert_int_eq(cu_dir_size(path), 8);
@@ -1276,10 +1278,19 @@ START_TEST(t_md_shared_tree)
 	pa.md_shared = pb.md_shared = 1;
 	ja = run(&pa, 1);
 	jb = run(&pb, 1);
+	/* an older agent's short names ("f.<rank>.<i>") are its ranks' too */
+	for (int k = 0; k < 2; k++) {
+		snprintf(path, sizeof(path), "%s/knob.sh/d.shared/s.0/f.%d.77", tmp, k);
+		close(open(path, O_CREAT | O_WRONLY, 0644));
+	}
 	ck_assert_int_eq(bench_job_cleanup(ja), 0);
-	snprintf(path, sizeof(path), "%s/knob.sh/d.shared/s.0/f.1.0", tmp);
+	snprintf(path, sizeof(path), "%s/knob.sh/d.shared/s.0/file.mdtest.1.0", tmp);
 	ck_assert(dir_exists(path));
-	snprintf(path, sizeof(path), "%s/knob.sh/d.shared/s.0/f.0.0", tmp);
+	snprintf(path, sizeof(path), "%s/knob.sh/d.shared/s.0/f.1.77", tmp);
+	ck_assert(dir_exists(path));
+	snprintf(path, sizeof(path), "%s/knob.sh/d.shared/s.0/file.mdtest.0.0", tmp);
+	ck_assert(!dir_exists(path));
+	snprintf(path, sizeof(path), "%s/knob.sh/d.shared/s.0/f.0.77", tmp);
 	ck_assert(!dir_exists(path));
 	ck_assert_int_eq(bench_job_cleanup(jb), 0);
 	bench_job_free(ja);
@@ -1312,9 +1323,9 @@ START_TEST(t_md_dirs_and_total)
 		ck_assert_uint_eq(atomic_load(&j->th[2].ops), 333);
 		if (k == 0) {
 			/* 334 items over 5 directories: 67 each, root first */
-			snprintf(path, sizeof(path), "%s/knob.dirs/d.00000000/e.0.66", tmp);
+			snprintf(path, sizeof(path), "%s/knob.dirs/d.00000000/dir.mdtest.0.66", tmp);
 			ck_assert(dir_exists(path));
-			snprintf(path, sizeof(path), "%s/knob.dirs/d.00000000/s.3/e.0.333", tmp);
+			snprintf(path, sizeof(path), "%s/knob.dirs/d.00000000/s.3/dir.mdtest.0.333", tmp);
 			ck_assert(dir_exists(path));
 		}
 		if (k == 2) {
@@ -1751,6 +1762,44 @@ START_TEST(t_option_checks)
 }
 END_TEST
 
+/* cpu_bind: each thread on the i-th CPU the process may use, round
+ * robin, and there when its phase ends; the allowed set is honoured (the
+ * test narrows it to one CPU); without cpu_bind the threads float. */
+START_TEST(t_cpu_bind)
+{
+	uint32_t ranks[] = { 0, 1, 2 };
+	struct bench_params p;
+	struct bench_job *j;
+	cpu_set_t saved, one;
+	int cpus[CPU_SETSIZE], n = 0;
+
+	ck_assert_int_eq(sched_getaffinity(0, sizeof(saved), &saved), 0);
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &saved))
+			cpus[n++] = c;
+	for (int pass = 0; pass < 3; pass++) {
+		if (pass == 2) {	/* one CPU allowed: the last of the set */
+			CPU_ZERO(&one);
+			CPU_SET(cpus[n - 1], &one);
+			ck_assert_int_eq(sched_setaffinity(0, sizeof(one), &one), 0);
+		}
+		mkparams(&p, "md-create", tmp, "cb", ranks, 3, 3);
+		p.cpu_bind = pass > 0;
+		j = run(&p, 1);
+		for (size_t i = 0; i < j->nth; i++) {
+			int want = pass == 0 ? -1 : pass == 1 ? cpus[i % (size_t)n] : cpus[n - 1];
+
+			ck_assert_int_eq(j->th[i].bound_cpu, want);
+			if (want >= 0)
+				ck_assert_int_eq(j->th[i].ran_cpu, want);
+		}
+		ck_assert_int_eq(bench_job_cleanup(j), 0);
+		bench_job_free(j);
+	}
+	ck_assert_int_eq(sched_setaffinity(0, sizeof(saved), &saved), 0);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -1784,6 +1833,7 @@ main(void)
 	tcase_add_test(tc, t_runtime_rwmix);
 	tcase_add_test(tc, t_fallocate);
 	tcase_add_test(tc, t_buffer_pages);
+	tcase_add_test(tc, t_cpu_bind);
 	tcase_add_test(tc, t_segments);
 	tcase_add_test(tc, t_option_checks);
 	suite_add_tcase(s, tc);
