@@ -210,6 +210,18 @@ buffers_fit(struct bench_job *j)
 	return -1;
 }
 
+/* Was every thread of the job pinned to its CPU (cpu_bind)? */
+static int
+threads_bound(const struct bench_job *j)
+{
+	if (!j->p.cpu_bind || j->nth == 0)
+		return 0;
+	for (size_t i = 0; i < j->nth; i++)
+		if (j->th[i].bound_cpu < 0)
+			return 0;
+	return 1;
+}
+
 int
 bench_job_prepare(struct bench_job *j)
 {
@@ -267,6 +279,8 @@ bench_job_prepare(struct bench_job *j)
 		bench_job_join(j);
 		return -1;
 	}
+	if (j->p.cpu_bind && !threads_bound(j))
+		job_warn(j, "not every thread could be pinned to a CPU (cpu-bind core): they float");
 	if (j->p.drop_caches && bench_kind_is_read(j->p.kind))
 		drop_caches(j);
 	/* the controller compares this with RAM and the GPFS pagepool */
@@ -424,6 +438,7 @@ bench_job_result(struct bench_job *j, Knob__PhaseResult *r)
 	r->ioengine = xstrdup(bench_kind_is_ext(j->p.kind) || bench_kind_is_md(j->p.kind) ? "" :
 	    bench_ioengine_name(j->ioengine));
 	r->buffer_pages = xstrdup(j->huge ? "huge" : "4k");
+	r->cpu_bind = xstrdup(threads_bound(j) ? "core" : "none");
 	if (j->err[0] && err == NULL)
 		err = j->err;
 	if (j->abort && err == NULL)

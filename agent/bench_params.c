@@ -243,6 +243,7 @@ bench_params_from_spec(struct bench_params *p, const Knob__PhaseSpec *s,
 	p->rwmix_read = s->rwmix_read;
 	p->fallocate = s->fallocate;
 	p->small_pages = s->small_pages;
+	p->cpu_bind = s->cpu_bind;
 	p->segments = s->segments;
 	p->stripe_count = s->stripe_count;
 	p->stripe_size = s->stripe_size;

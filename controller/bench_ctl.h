@@ -32,6 +32,7 @@ struct bench_req {
 	/* measurement options (issue 9) */
 	int verify, md_relative, md_shared, md_leaf_only, fallocate;
 	int small_pages;		/* --buffer-pages 4k */
+	int cpu_bind;			/* --cpu-bind core */
 	uint32_t compress_pct, md_depth, md_branch, iodepth, runtime_s, rwmix;
 	uint64_t segments;
 	uint64_t stripe_count, stripe_size;	/* Lustre layout of each phase's directory */

@@ -284,6 +284,7 @@ bench_make_spec(const struct brun *br, const struct plan *p, const struct pnode 
 	s->rwmix_read = rq->rwmix;
 	s->fallocate = rq->fallocate;
 	s->small_pages = rq->small_pages;
+	s->cpu_bind = rq->cpu_bind;
 	s->segments = rq->segments;
 	s->stripe_count = (uint32_t)p->stripe_count;
 	s->stripe_size = p->stripe_size;

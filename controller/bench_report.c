@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -243,20 +244,22 @@ phase_aggregate(const struct brun *br, const struct phase_in *in, struct bench_a
 	return "ok";
 }
 
-/* What the nodes said of their I/O buffers (agent/bench_mem.c): "huge"
- * when every node's were on huge pages, "4k" when none were (an agent
- * before the field says nothing: its were 4 KiB), else "mixed". */
+/* What the nodes that answered said in the string at off of their
+ * results: all when every one said yes, none when no one did (an agent
+ * before the field says ""), else "mixed". */
 static const char *
-buffer_pages(const struct brun *br, const struct phase_in *in)
+nodes_said(const struct brun *br, const struct phase_in *in, size_t off, const char *yes,
+    const char *all, const char *none)
 {
-	size_t huge = 0, n = 0;
+	size_t k = 0, n = 0;
 
 	for (size_t i = 0; i < br->fo->n; i++)
 		if (in->res[i] != NULL) {
 			n++;
-			huge += strcmp(in->res[i]->buffer_pages, "huge") == 0;
+			k += strcmp(*(char *const *)(const void *)((const char *)in->res[i] + off),
+			    yes) == 0;
 		}
-	return huge == 0 ? "4k" : huge == n ? "huge" : "mixed";
+	return k == 0 ? none : k == n ? all : "mixed";
 }
 
 /* The scalar fields of the phase record (rundoc's table). */
@@ -304,7 +307,11 @@ phase_scalars(const struct brun *br, const struct phase_in *in, const struct ben
 	rec.reader_shift = rq->reader_shift;
 	rec.stripe_count = (int64_t)p->stripe_count;
 	rec.stripe_size = (int64_t)p->stripe_size;
-	rec.buffer_pages = buffer_pages(br, in);
+	/* the I/O buffers' pages (agent/bench_mem.c), the threads' CPUs */
+	rec.buffer_pages = nodes_said(br, in, offsetof(Knob__PhaseResult, buffer_pages), "huge",
+	    "huge", "4k");
+	rec.cpu_bind = nodes_said(br, in, offsetof(Knob__PhaseResult, cpu_bind), "core", "core",
+	    "none");
 	rec.workload = workload = xasprintf("bs=%llu size=%llu size-total=%llu files=%llu "
 	    "files-total=%llu stripe-count=%llu stripe-size=%llu at=%zu",
 	    (unsigned long long)rq->bs, (unsigned long long)rq->size,
@@ -388,6 +395,7 @@ node_result_json(const struct brun *br, size_t i, const Knob__PhaseResult *r, in
 	if (r->ioengine[0])
 		json_object_object_add(nd, "ioengine", jstr(r->ioengine));
 	json_object_object_add(nd, "buffer_pages", jstr(r->buffer_pages[0] ? r->buffer_pages : "4k"));
+	json_object_object_add(nd, "cpu_bind", jstr(r->cpu_bind[0] ? r->cpu_bind : "none"));
 	json_object_object_add(nd, "start_s", json_object_new_double(rel_s(s, ag->t_start)));
 	json_object_object_add(nd, "end_s", json_object_new_double(rel_s(e, ag->t_start)));
 	json_object_object_add(nd, "rate", json_object_new_double(el > 0 ?

@@ -19,7 +19,7 @@ enum { O_DIR = 256, O_THREADS, O_BS, O_SIZE, O_SHARED, O_DIRECT, O_FSYNC, O_STON
     O_TOOL, O_EXTTO, O_SEED, O_TRATE, O_REPEAT, O_STOTAL, O_LABEL, O_VERIFY, O_COMPR,
     O_MDREL, O_MDSHARED, O_MDDEPTH, O_MDBRANCH, O_MDLEAF, O_IODEPTH, O_IOENGINE, O_RUNTIME,
     O_RWMIX, O_FALLOC, O_SEGS, O_AT, O_MPIRUN, O_MPIARGS, O_SCOUNT, O_SSIZE,
-    O_PAGES };
+    O_PAGES, O_CPUBIND };
 
 static const struct opt bench_opts[] = {
 	{ O_DIR, "dir", OPT_ARG, "DIR", "directory on the file system under test (absolute)", 0 },
@@ -38,6 +38,7 @@ static const struct opt bench_opts[] = {
 	{ O_VERIFY, "verify", OPT_NOARG, NULL, "reads check every byte of every block", 0 },
 	{ O_COMPR, "compressible", OPT_ARG, "PCT", "written data compresses by about PCT % (default 0: incompressible)", 0 },
 	{ O_DIRECT, "direct", OPT_NOARG, NULL, "O_DIRECT with aligned buffers", 0 },
+	{ O_CPUBIND, "cpu-bind", OPT_ARG, "B", "none (default: the threads float) or core (thread i on the i-th CPU the agent may use, as mpirun --bind-to core)", 0 },
 	{ O_PAGES, "buffer-pages", OPT_ARG, "P", "huge (default: I/O buffers of 1 MiB and more on huge pages) or 4k (the allocator's pages, as IOR and fio get)", 0 },
 	{ O_FSYNC, "fsync", OPT_NOARG, NULL, "fsync before close, inside the timing", 0 },
 	{ O_STONEWALL, "stonewall", OPT_ARG, "S", "stop after S seconds, then every thread runs on to the largest count (IOR wear-out)", 0 },
@@ -183,6 +184,11 @@ parse_special(int ch, struct bench_req *rq, const char **threads)
 		if (strcmp(optarg, "huge") && strcmp(optarg, "4k"))
 			return -1;
 		rq->small_pages = strcmp(optarg, "4k") == 0;
+		return 0;
+	case O_CPUBIND:
+		if (strcmp(optarg, "none") && strcmp(optarg, "core"))
+			return -1;
+		rq->cpu_bind = strcmp(optarg, "core") == 0;
 		return 0;
 	case O_SSIZE:	/* Lustre takes multiples of 64 KiB */
 		return bench_parse_size(optarg, &rq->stripe_size) < 0 || rq->stripe_size == 0 ||

@@ -11,7 +11,8 @@
  * record, version 3 the workload of a phase, version 4 the play's content,
  * SHA-256 and variables and the writer's identity and heartbeat, version 5
  * a phase's Lustre stripe count and size, version 6 the page size of its
- * I/O buffers ("4k" for every phase before it: huge pages came then).  Other
+ * I/O buffers ("4k" for every phase before it: huge pages came then),
+ * version 7 whether its threads were pinned to CPUs ("none" before).  Other
  * subsystems keep their own tables in the same file through
  * results_migrate() with their own component name (table schema_versions).
  *
@@ -124,6 +125,10 @@ static const char *const core_steps[] = {
 	/* 6: the engine's I/O buffers, "huge" (1 MiB and more on huge pages) or "4k" */
 	"ALTER TABLE phases ADD COLUMN buffer_pages TEXT NOT NULL DEFAULT '4k';"
 	"UPDATE phases SET doc = json_set(doc, '$.params.buffer_pages', '4k')"
+	" WHERE doc IS NOT NULL;",
+	/* 7: the engine's threads pinned to CPUs ("core") or floating ("none") */
+	"ALTER TABLE phases ADD COLUMN cpu_bind TEXT NOT NULL DEFAULT 'none';"
+	"UPDATE phases SET doc = json_set(doc, '$.params.cpu_bind', 'none')"
 	" WHERE doc IS NOT NULL;",
 };
 

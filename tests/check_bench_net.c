@@ -394,12 +394,25 @@ START_TEST(measure_options)
 		    "buffer_pages"), bench_buf_pages() ? "4k" : "huge");
 	}
 	json_object_put(doc);
-	/* --buffer-pages 4k is recorded, so compare keeps it apart from huge */
+	/* --buffer-pages 4k is recorded, so compare keeps it apart from huge;
+	 * the threads floated (no --cpu-bind) */
 	doc = bench_json(&rc, "seq-write -w @all --dir %s --threads 2 --size 1m --buffer-pages 4k",
 	    data);
 	ck_assert_int_eq(rc, 0);
 	ck_assert_str_eq(cu_str(cu_phase(doc, 0), "status"), "ok");
 	ck_assert_str_eq(cu_str(cu_get(cu_phase(doc, 0), "params"), "buffer_pages"), "4k");
+	ck_assert_str_eq(cu_str(cu_get(cu_phase(doc, 0), "params"), "cpu_bind"), "none");
+	json_object_put(doc);
+	/* --cpu-bind core: what every agent said (each pinned all its threads) */
+	doc = bench_json(&rc, "md-create -w @all --dir %s --threads 4 --files 50 --cpu-bind core",
+	    data);
+	ck_assert_int_eq(rc, 0);
+	p = cu_phase(doc, 0);
+	ck_assert_str_eq(cu_str(p, "status"), "ok");
+	ck_assert_str_eq(cu_str(cu_get(p, "params"), "cpu_bind"), "core");
+	for (size_t i = 0; i < json_object_array_length(cu_get(p, "per_node")); i++)
+		ck_assert_str_eq(cu_str(json_object_array_get_idx(cu_get(p, "per_node"), i),
+		    "cpu_bind"), "core");
 	json_object_put(doc);
 
 	doc = bench_json(&rc, "rand-rw -w @all --dir %s --threads 2 --bs 4k --size 1m "

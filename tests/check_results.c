@@ -137,7 +137,7 @@ START_TEST(t_migrate_v1)
 	free(sql);
 
 	db = open_db();
-	ck_assert_int_eq(user_version(db), 6);
+	ck_assert_int_eq(user_version(db), 7);
 	ck_assert_int_eq(results_runs(db, &r, &n), 0);
 	ck_assert_uint_eq(n, 1);
 	ck_assert_str_eq(r[0].status, "ok");
@@ -178,7 +178,7 @@ START_TEST(t_migrate_v1)
 	sqlite3_close(db);
 	/* opening again does nothing more */
 	db = open_db();
-	ck_assert_int_eq(user_version(db), 6);
+	ck_assert_int_eq(user_version(db), 7);
 	sqlite3_close(db);
 }
 END_TEST
@@ -206,7 +206,7 @@ START_TEST(t_migrate_v3)
 	free(sql);
 
 	db = open_db();
-	ck_assert_int_eq(user_version(db), 6);
+	ck_assert_int_eq(user_version(db), 7);
 	ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT play_file, play_text, play_hash, boot_id,"
 	    " pid_start, heartbeat_ns = ended_ns, label, profile FROM runs WHERE id = ?", -1, &st,
 	    NULL), SQLITE_OK);
@@ -241,6 +241,9 @@ START_TEST(t_migrate_v3)
 		/* version 6: their buffers were on 4 KiB pages */
 		ck_assert(json_object_object_get_ex(pa, "buffer_pages", &v));
 		ck_assert_str_eq(json_object_get_string(v), "4k");
+		/* version 7: their threads floated */
+		ck_assert(json_object_object_get_ex(pa, "cpu_bind", &v));
+		ck_assert_str_eq(json_object_get_string(v), "none");
 	}
 	json_object_put(doc);
 	sqlite3_close(db);
@@ -415,7 +418,7 @@ START_TEST(t_extension_schema)
 	s.nsteps = 1;
 	ck_assert_int_eq(results_migrate(db, &s, err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "newer"));
-	ck_assert_int_eq(user_version(db), 6);
+	ck_assert_int_eq(user_version(db), 7);
 	sqlite3_close(db);
 }
 END_TEST

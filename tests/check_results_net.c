@@ -127,6 +127,33 @@ START_TEST(repeat_and_compare)
 }
 END_TEST
 
+/* Pinned threads (--cpu-bind core) against floating ones: compare keeps
+ * them apart and says why; --force pairs them, marked unlike. */
+START_TEST(compare_cpu_bind)
+{
+	json_object *doc, *cmp;
+	char *out = NULL, *err = NULL;
+	int rc;
+
+	for (int i = 0; i < 2; i++) {
+		doc = need(harness_knobctl_json(&h, &rc, "--json bench md-create -w @all --dir %s "
+		    "--threads 2 --files 40 --cpu-bind %s", data, i ? "core" : "none"));
+		ck_assert_int_eq(rc, 0);
+		ck_assert_str_eq(cu_str(cu_get(idx(cu_get(doc, "phases"), 0), "params"),
+		    "cpu_bind"), i ? "core" : "none");
+		json_object_put(doc);
+	}
+	rc = harness_knobctl(&h, &out, &err, "results compare latest~1 latest");
+	ck_assert_int_eq(rc, 2);
+	ck_assert_msg(strstr(err ? err : "", "params.cpu_bind") != NULL, "%s", err);
+	free(out);
+	free(err);
+	cmp = need(harness_knobctl_json(&h, &rc, "results --json compare latest~1 latest --force"));
+	ck_assert_str_eq(cu_str(idx(cu_get(cmp, "points"), 0), "unlike"), "params.cpu_bind");
+	json_object_put(cmp);
+}
+END_TEST
+
 /* The buffer pages of a phase (--buffer-pages): with O_DIRECT, compare
  * keeps huge apart from 4k and says why; buffered, they pair. */
 START_TEST(compare_buffer_pages)
@@ -343,6 +370,7 @@ main(void)
 
 	tcase_add_test(tc, repeat_and_compare);
 	tcase_add_test(tc, compare_buffer_pages);
+	tcase_add_test(tc, compare_cpu_bind);
 	tcase_add_test(tc, sigkill_mid_sweep);
 	tcase_add_test(tc, run_records_profile);
 	suite_add_tcase(s, tc);
