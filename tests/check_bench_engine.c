@@ -436,12 +436,14 @@ START_TEST(t_md_sweep)
 			ck_assert_uint_eq(job_bytes(j), 2 * 100 * 3000);
 		if (k == 0) {
 			/* 100 files at 32 per directory: s.0 .. s.3 */
-			snprintf(path, sizeof(path), "%s/knob.md/d.00000001/s.3/file.mdtest.1.99", tmp);
+			snprintf(path, sizeof(path),
+			    "%s/knob.md/d.00000001/s.3/file.mdtest.1.99", tmp);
 			ck_assert_int_eq(stat(path, &st), 0);
 			ck_assert_uint_eq((uint64_t)st.st_size, 3000);
 		}
 		if (k == 3) {
-			snprintf(path, sizeof(path), "%s/knob.md/d.00000000/s.0/file.mdtest.0.0", tmp);
+			snprintf(path, sizeof(path),
+			    "%s/knob.md/d.00000000/s.0/file.mdtest.0.0", tmp);
 			ck_assert(!dir_exists(path));
 			bench_job_cleanup(j);
 		}
@@ -1103,7 +1105,8 @@ START_TEST(t_md_read_checks)
 	p.md_write_size = 3000;
 	p.keep_files = 1;
 	j = run(&p, 0);
-	ck_assert_msg(strstr(j->th[0].err, "file.mdtest.0.40: content is not what rank 0 wrote"), "%s",
+	ck_assert_msg(strstr(j->th[0].err,
+	    "file.mdtest.0.40: content is not what rank 0 wrote"), "%s",
 	    j->th[0].err);
 	ck_assert_uint_eq(atomic_load(&j->th[0].ops), 40);
 	bench_job_free(j);
@@ -1119,7 +1122,8 @@ START_TEST(t_md_read_checks)
 		p.verify = v;
 		j = run(&p, !v);
 		if (v)
-			ck_assert_msg(strstr(j->th[0].err, "file.mdtest.0.7: content is not what rank 0 wrote"),
+			ck_assert_msg(strstr(j->th[0].err,
+			    "file.mdtest.0.7: content is not what rank 0 wrote"),
 			    "%s", j->th[0].err);
 		bench_job_free(j);
 	}
@@ -1172,7 +1176,8 @@ START_TEST(t_md_prepare_probe)
 		;
 	bench_job_join(j);
 	ck_assert(j->th[0].failed);
-	ck_assert_msg(strstr(j->th[0].err, "md-stat") && strstr(j->th[0].err, "s.1/file.mdtest.0.40") &&
+	ck_assert_msg(strstr(j->th[0].err, "md-stat") &&
+	    strstr(j->th[0].err, "s.1/file.mdtest.0.40") &&
 	    strstr(j->th[0].err, "No such file"), "%s", j->th[0].err);
 	ck_assert_uint_eq(atomic_load(&j->th[0].ops), 40);
 	bench_job_cleanup(j);
@@ -1210,7 +1215,8 @@ START_TEST(t_md_fullpath)
 			ck_assert_uint_eq(atomic_load(&j->th[0].ops), 100);
 		} else {
 			ck_assert(j->th[0].failed);
-			ck_assert_msg(strstr(j->th[0].err, "knob.fp/d.00000000/s.0/file.mdtest.0.0") &&
+			ck_assert_msg(strstr(j->th[0].err,
+			    "knob.fp/d.00000000/s.0/file.mdtest.0.0") &&
 			    strstr(j->th[0].err, "No such file"), "%s", j->th[0].err);
 		}
 		bench_job_free(j);
@@ -1254,9 +1260,11 @@ START_TEST(t_md_shared_tree)
 		}
 		if (k == 0) {
 			/* 18 files per rank over 9 leaves: 2 per leaf per rank */
-			snprintf(path, sizeof(path), "%s/knob.sh/d.shared/s.0/s.0/file.mdtest.0.1", tmp);
+			snprintf(path, sizeof(path),
+			    "%s/knob.sh/d.shared/s.0/s.0/file.mdtest.0.1", tmp);
 			ck_assert(dir_exists(path));
-			snprintf(path, sizeof(path), "%s/knob.sh/d.shared/s.2/s.2/file.mdtest.3.17", tmp);
+			snprintf(path, sizeof(path),
+			    "%s/knob.sh/d.shared/s.2/s.2/file.mdtest.3.17", tmp);
 			ck_assert(dir_exists(path));
 			snprintf(path, sizeof(path), "%s/knob.sh/d.shared/s.1/s.2", tmp);
 			ck_assert_int_eq(cu_dir_size(path), 8);
@@ -1323,9 +1331,11 @@ START_TEST(t_md_dirs_and_total)
 		ck_assert_uint_eq(atomic_load(&j->th[2].ops), 333);
 		if (k == 0) {
 			/* 334 items over 5 directories: 67 each, root first */
-			snprintf(path, sizeof(path), "%s/knob.dirs/d.00000000/dir.mdtest.0.66", tmp);
+			snprintf(path, sizeof(path),
+			    "%s/knob.dirs/d.00000000/dir.mdtest.0.66", tmp);
 			ck_assert(dir_exists(path));
-			snprintf(path, sizeof(path), "%s/knob.dirs/d.00000000/s.3/dir.mdtest.0.333", tmp);
+			snprintf(path, sizeof(path),
+			    "%s/knob.dirs/d.00000000/s.3/dir.mdtest.0.333", tmp);
 			ck_assert(dir_exists(path));
 		}
 		if (k == 2) {
