@@ -425,20 +425,30 @@ int ext_parse_mdtest_text(const char *text, struct ext_summary *out, char *err, 
 /* Write an OpenMPI hostfile ("host slots=N" lines) into buf.  0 or -1. */
 int ext_hostfile(char *buf, size_t len, char *const *hosts, const uint32_t *slots, size_t n);
 /* ior/mdtest launcher: the template's words, with {np} {hostfile} {hosts}
- * (comma list) {ppn} (largest ranks per node) {nnodes} replaced, {args}
+ * (comma list) {ppn} (largest ranks per node) {nnodes} {bind} (the ranks'
+ * binding: none, or core as --cpu-bind core asks) replaced, {args}
  * replaced by the words of args and {cmd} by the tool's argv. */
 #define EXT_MPIRUN_DEFAULT \
-	"mpirun --allow-run-as-root --map-by node --hostfile {hostfile} -np {np} {args} {cmd}"
+	"mpirun --allow-run-as-root --map-by node --bind-to {bind} --hostfile {hostfile} " \
+	"-np {np} {args} {cmd}"
+/* OpenMPI's --bind-to for --cpu-bind core: a core per rank, round robin
+ * when there are more ranks than cores (as the engine pins its threads) */
+#define EXT_BIND_CORE	"core:overload-allowed"
 struct ext_launch {
 	const char *tmpl;		/* "" = EXT_MPIRUN_DEFAULT */
 	const char *args;
-	const char *np, *hostfile, *hosts, *ppn, *nnodes;
+	const char *np, *hostfile, *hosts, *ppn, *nnodes, *bind;
 };
 /* argv of the launcher into out (strings pushed). 0, or -1 with err. */
 int ext_launcher_argv(const struct ext_launch *v, char *const *cmd, struct strvec *out,
     char *err, size_t errlen);
 /* Check that the tool of an external phase can run (prepare). 0 or -1 (j->err). */
 int ext_prepare(struct bench_job *j);
+/* What the result says of the placement of an external phase's ranks:
+ * "core" or "none" as --cpu-bind asked (the default template's {bind}),
+ * "launcher" when a --mpirun template without {bind} placed them, "none"
+ * for fio. */
+const char *ext_cpu_bind(const struct bench_job *j);
 /* Run the external phase (after go), filling j->ext, j->ext_output and
  * times.  0 or -1 (j->err).  Honours j->abort by killing the tool. */
 int ext_run(struct bench_job *j);

@@ -324,6 +324,7 @@ subst_vars(const char *word, const struct ext_launch *v)
 	const struct { const char *name; const char *val; } vars[] = {
 		{ "{np}", v->np }, { "{hostfile}", v->hostfile }, { "{hosts}", v->hosts },
 		{ "{ppn}", v->ppn }, { "{nnodes}", v->nnodes },
+		{ "{bind}", v->bind ? v->bind : "none" },
 	};
 	char *out = xstrdup(word);
 
@@ -450,12 +451,51 @@ ext_main_tool(const struct bench_job *j, char *buf, size_t len)
 	return buf;
 }
 
+/* Does the launcher of this ior/mdtest phase place the ranks as
+ * --cpu-bind says: the default template, or one with {bind}? */
+static int
+ext_binds(const struct bench_job *j)
+{
+	return j->p.mpirun[0] == '\0' || strstr(j->p.mpirun, "{bind}") != NULL;
+}
+
+const char *
+ext_cpu_bind(const struct bench_job *j)
+{
+	if (j->p.kind == BK_FIO || !ext_binds(j))
+		return j->p.kind == BK_FIO ? "none" : "launcher";
+	return j->p.cpu_bind ? "core" : "none";
+}
+
+/* --cpu-bind core where knob cannot do it: fio places its own threads, and
+ * a --mpirun template without {bind} leaves the ranks to the launcher.
+ * 0, or -1 (j->err) before anything runs, on every node. */
+static int
+ext_bind_check(struct bench_job *j)
+{
+	if (!j->p.cpu_bind)
+		return 0;
+	if (j->p.kind == BK_FIO)
+		snprintf(j->err, sizeof(j->err), "%s: --cpu-bind core does not apply to fio, which "
+		    "places its own threads (give fio's cpus_allowed options in its arguments)",
+		    j->node);
+	else if (!ext_binds(j))
+		snprintf(j->err, sizeof(j->err), "%s: --cpu-bind core given, but the --mpirun "
+		    "template '%s' has no {bind}, so the launcher would place the ranks as it "
+		    "likes", j->node, j->p.mpirun);
+	else
+		return 0;
+	return -1;
+}
+
 int
 ext_prepare(struct bench_job *j)
 {
 	char exe[PATH_MAX], sub[32], first[256];
 	const char *tool = ext_main_tool(j, first, sizeof(first));
 
+	if (ext_bind_check(j) < 0)
+		return -1;
 	if (j->p.kind != BK_FIO && j->p.node_index != 0)
 		return 0;	/* only the first node launches mpirun */
 	if (find_exe(tool, exe, sizeof(exe)) < 0) {
@@ -602,6 +642,7 @@ mpi_argv(struct bench_job *j, const char *wdir, const char *hostfile, struct str
 	v.hosts = hosts;
 	v.ppn = ppn;
 	v.nnodes = nn;
+	v.bind = j->p.cpu_bind ? EXT_BIND_CORE : "none";
 	rc = ext_launcher_argv(&v, cmd.v, av, err, sizeof(err));
 	if (rc < 0)
 		snprintf(j->err, sizeof(j->err), "%s: %s", j->node, err);

@@ -438,7 +438,8 @@ bench_job_result(struct bench_job *j, Knob__PhaseResult *r)
 	r->ioengine = xstrdup(bench_kind_is_ext(j->p.kind) || bench_kind_is_md(j->p.kind) ? "" :
 	    bench_ioengine_name(j->ioengine));
 	r->buffer_pages = xstrdup(j->huge ? "huge" : "4k");
-	r->cpu_bind = xstrdup(threads_bound(j) ? "core" : "none");
+	r->cpu_bind = xstrdup(bench_kind_is_ext(j->p.kind) ? ext_cpu_bind(j) :
+	    threads_bound(j) ? "core" : "none");
 	if (j->err[0] && err == NULL)
 		err = j->err;
 	if (j->abort && err == NULL)

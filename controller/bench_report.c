@@ -245,21 +245,26 @@ phase_aggregate(const struct brun *br, const struct phase_in *in, struct bench_a
 }
 
 /* What the nodes that answered said in the string at off of their
- * results: all when every one said yes, none when no one did (an agent
- * before the field says ""), else "mixed". */
+ * results: the value when they all said the same (an agent before the
+ * field says "", taken as dflt), else "mixed". */
 static const char *
-nodes_said(const struct brun *br, const struct phase_in *in, size_t off, const char *yes,
-    const char *all, const char *none)
+nodes_said(const struct brun *br, const struct phase_in *in, size_t off, const char *dflt)
 {
-	size_t k = 0, n = 0;
+	const char *said = NULL;
 
-	for (size_t i = 0; i < br->fo->n; i++)
-		if (in->res[i] != NULL) {
-			n++;
-			k += strcmp(*(char *const *)(const void *)((const char *)in->res[i] + off),
-			    yes) == 0;
-		}
-	return k == 0 ? none : k == n ? all : "mixed";
+	for (size_t i = 0; i < br->fo->n; i++) {
+		const char *v;
+
+		if (in->res[i] == NULL)
+			continue;
+		v = *(char *const *)(const void *)((const char *)in->res[i] + off);
+		if (v == NULL || v[0] == '\0')
+			v = dflt;
+		if (said != NULL && strcmp(said, v) != 0)
+			return "mixed";
+		said = v;
+	}
+	return said ? said : dflt;
 }
 
 /* The scalar fields of the phase record (rundoc's table). */
@@ -308,10 +313,8 @@ phase_scalars(const struct brun *br, const struct phase_in *in, const struct ben
 	rec.stripe_count = (int64_t)p->stripe_count;
 	rec.stripe_size = (int64_t)p->stripe_size;
 	/* the I/O buffers' pages (agent/bench_mem.c), the threads' CPUs */
-	rec.buffer_pages = nodes_said(br, in, offsetof(Knob__PhaseResult, buffer_pages), "huge",
-	    "huge", "4k");
-	rec.cpu_bind = nodes_said(br, in, offsetof(Knob__PhaseResult, cpu_bind), "core", "core",
-	    "none");
+	rec.buffer_pages = nodes_said(br, in, offsetof(Knob__PhaseResult, buffer_pages), "4k");
+	rec.cpu_bind = nodes_said(br, in, offsetof(Knob__PhaseResult, cpu_bind), "none");
 	rec.workload = workload = xasprintf("bs=%llu size=%llu size-total=%llu files=%llu "
 	    "files-total=%llu stripe-count=%llu stripe-size=%llu at=%zu",
 	    (unsigned long long)rq->bs, (unsigned long long)rq->size,

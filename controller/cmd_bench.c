@@ -38,7 +38,7 @@ static const struct opt bench_opts[] = {
 	{ O_VERIFY, "verify", OPT_NOARG, NULL, "reads check every byte of every block", 0 },
 	{ O_COMPR, "compressible", OPT_ARG, "PCT", "written data compresses by about PCT % (default 0: incompressible)", 0 },
 	{ O_DIRECT, "direct", OPT_NOARG, NULL, "O_DIRECT with aligned buffers", 0 },
-	{ O_CPUBIND, "cpu-bind", OPT_ARG, "B", "none (default: the threads float) or core (thread i on the i-th CPU the agent may use, as mpirun --bind-to core)", 0 },
+	{ O_CPUBIND, "cpu-bind", OPT_ARG, "B", "none (default: the threads float) or core (thread i on the i-th CPU the agent may use; ior/mdtest: mpirun --bind-to core, through the template's {bind})", 0 },
 	{ O_PAGES, "buffer-pages", OPT_ARG, "P", "huge (default: I/O buffers of 1 MiB and more on huge pages) or 4k (the allocator's pages, as IOR and fio get)", 0 },
 	{ O_FSYNC, "fsync", OPT_NOARG, NULL, "fsync before close, inside the timing", 0 },
 	{ O_STONEWALL, "stonewall", OPT_ARG, "S", "stop after S seconds, then every thread runs on to the largest count (IOR wear-out)", 0 },
@@ -64,7 +64,7 @@ static const struct opt bench_opts[] = {
 	{ O_STOTAL, "size-total", OPT_ARG, "SIZE", "a fixed aggregate size split over the threads", 0 },
 	{ O_LABEL, "label", OPT_ARG, "TEXT", "a label for the run in the results store", 0 },
 	{ O_AT, "at", OPT_ARG, "T..T:K=V,..", "per-thread-count values: bs, size, size-total, files, files-total, stripe-count, stripe-size (repeatable)", 0 },
-	{ O_MPIRUN, "mpirun", OPT_ARG, "TEMPLATE", "ior/mdtest launcher: words with {np} {hosts} {hostfile} {ppn} {nnodes} {args} {cmd} (default: mpirun --allow-run-as-root --map-by node --hostfile {hostfile} -np {np} {args} {cmd})", 0 },
+	{ O_MPIRUN, "mpirun", OPT_ARG, "TEMPLATE", "ior/mdtest launcher: words with {np} {hosts} {hostfile} {ppn} {nnodes} {bind} {args} {cmd} (default: mpirun --allow-run-as-root --map-by node --bind-to {bind} --hostfile {hostfile} -np {np} {args} {cmd})", 0 },
 	{ O_MPIARGS, "mpirun-args", OPT_ARG, "ARGS", "site flags for the launcher's {args}, e.g. \"--mca btl ^openib\"", 0 },
 	OPT_END
 };

@@ -737,7 +737,7 @@ START_TEST(t_ior_standin)
 	snprintf(bin, sizeof(bin), "%s/bin", tmp);
 	snprintf(args, sizeof(args), "%s/args", tmp);
 	snprintf(cmd, sizeof(cmd), "mkdir -p %s && printf '#!/bin/sh\\necho \"$@\" > %s\\n"
-	    "cp \"$5\" %s.hostfile\\ncat %s/%s/fixtures/ior/ior-nn-write-read.txt\\n' > %s/mpirun && "
+	    "cp \"$7\" %s.hostfile\\ncat %s/%s/fixtures/ior/ior-nn-write-read.txt\\n' > %s/mpirun && "
 	    "printf '#!/bin/sh\\nexit 0\\n' > %s/ior && chmod +x %s/mpirun %s/ior",
 	    bin, args, args, cwd, dirname(src), bin, bin, bin, bin);
 	ck_assert_int_eq(system(cmd), 0);
@@ -766,7 +766,7 @@ START_TEST(t_ior_standin)
 	ck_assert_str_eq(j->ext->op[0].op, "write");
 	ck_assert_double_eq_tol(j->ext->op[0].bw_bytes, 1038.96 * 1048576, 1);
 	ck_assert_int_eq(read_file_bounded(args, 4096, &buf, NULL), 0);
-	ck_assert_ptr_nonnull(strstr(buf, "--allow-run-as-root --map-by node --hostfile "));
+	ck_assert_ptr_nonnull(strstr(buf, "--allow-run-as-root --map-by node --bind-to none --hostfile "));
 	ck_assert_ptr_nonnull(strstr(buf, "-np 5 ior -t 1m -o "));
 	free(buf);
 	snprintf(cmd, sizeof(cmd), "%s.hostfile", args);

@@ -265,6 +265,8 @@ START_TEST(mpirun_template)
 	ck_assert_int_eq(json_object_get_int64(cu_get(ext_op(p, "read"), "bytes")), 1 << 20);
 	ck_assert_ptr_nonnull(strstr(tool_output(p), "tasks               : 4"));
 	check_across(p, "0,1", "2,3");
+	/* the template has no {bind}: the launcher placed the ranks */
+	ck_assert_str_eq(cu_str(cu_get(p, "params"), "cpu_bind"), "launcher");
 	json_object_put(doc);
 
 	/* a flag this mpirun does not know: the phase fails, and knobctl says so */
@@ -277,6 +279,79 @@ START_TEST(mpirun_template)
 	ck_assert_ptr_nonnull(strstr(json_object_to_json_string(cu_get(p, "errors")),
 	    "mpirun exited with status"));
 	json_object_put(doc);
+}
+END_TEST
+
+/* Every node's record says bind, the run's params too, and mpirun's
+ * --report-bindings says each of the nranks ranks is bound to a core
+ * (bind "core") or not bound ("none"). */
+static void
+check_bind(json_object *p, const char *bind, int nranks)
+{
+	json_object *nodes = cu_get(p, "per_node");
+	const char *out = tool_output(p);
+
+	for (int r = 0; r < nranks; r++) {
+		char want[64];
+
+		snprintf(want, sizeof(want), strcmp(bind, "core") == 0 ? "MCW rank %d bound to" :
+		    "MCW rank %d is not bound", r);
+		ck_assert_msg(strstr(out, want) != NULL, "no '%s' in:\n%s", want, out);
+	}
+	ck_assert_str_eq(cu_str(cu_get(p, "params"), "cpu_bind"), bind);
+	ck_assert_int_eq(json_object_array_length(nodes), 2);
+	for (size_t i = 0; i < 2; i++)
+		ck_assert_str_eq(cu_str(json_object_array_get_idx(nodes, i), "cpu_bind"), bind);
+}
+
+/* --cpu-bind core with ior/mdtest: the default launcher binds each rank
+ * to a core (mpirun --bind-to core, round robin as the engine pins its
+ * threads; mpirun's own --report-bindings shows every rank bound, those
+ * of node02 too), and the record says core.  Without it the ranks float
+ * (--bind-to none: every rank reported not bound; mpirun alone would
+ * bind 2 ranks to cores) and the record says none.  Where knob cannot bind, the
+ * phase fails before anything runs: a --mpirun template without {bind},
+ * and fio, which places its own threads. */
+START_TEST(mpi_cpu_bind)
+{
+	json_object *doc, *p;
+	int rc;
+
+	doc = harness_knobctl_json(&h, &rc, "--json bench mdtest -w @all --dir %s --threads 3 "
+	    "--cpu-bind core --mpirun-args '%s --report-bindings' --tool %s/mdtest -- -a POSIX "
+	    "-F -C -r -n 20 -u", data, mpiargs, peers);
+	check_ok(doc, rc);
+	p = cu_phase(doc, 0);
+	check_map(p, "0,2", "1");
+	check_bind(p, "core", 3);
+	json_object_put(doc);
+
+	doc = harness_knobctl_json(&h, &rc, "--json bench mdtest -w @all --dir %s --threads 2 "
+	    "--mpirun-args '%s --report-bindings' --tool %s/mdtest -- -a POSIX -F -C -r -n 20 -u",
+	    data, mpiargs, peers);
+	check_ok(doc, rc);
+	check_bind(cu_phase(doc, 0), "none", 2);
+	json_object_put(doc);
+	ck_assert_msg(cu_count_entries(data) == 0, "files left in %s", data);
+
+	/* a template without {bind}: refused before the launcher runs */
+	unlink(rshlog);
+	doc = harness_knobctl_json(&h, &rc, "--json bench mdtest -w @all --dir %s --threads 2 "
+	    "--cpu-bind core --mpirun 'mpirun --allow-run-as-root -np {np} {args} {cmd}' "
+	    "--mpirun-args '%s' --tool %s/mdtest -- -a POSIX -F -C -r -n 20 -u", data, mpiargs,
+	    peers);
+	ck_assert_int_ne(rc, 0);
+	ck_assert_ptr_nonnull(strstr(json_object_to_json_string(cu_get(cu_phase(doc, 0), "errors")),
+	    "has no {bind}"));
+	ck_assert_int_ne(access(rshlog, F_OK), 0);
+	json_object_put(doc);
+	doc = harness_knobctl_json(&h, &rc, "--json bench fio -w @all --dir %s --cpu-bind core "
+	    "-- --name=x --rw=write --size=1m", data);
+	ck_assert_int_ne(rc, 0);
+	ck_assert_ptr_nonnull(strstr(json_object_to_json_string(cu_get(cu_phase(doc, 0), "errors")),
+	    "does not apply to fio"));
+	json_object_put(doc);
+	ck_assert_msg(cu_count_entries(data) == 0, "files left in %s", data);
 }
 END_TEST
 
@@ -329,6 +404,7 @@ main(void)
 	tcase_add_test(tc, mdtest_under_mpi);
 	tcase_add_test(tc, mpirun_template);
 	tcase_add_test(tc, launcher_template);
+	tcase_add_test(tc, mpi_cpu_bind);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }

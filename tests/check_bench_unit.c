@@ -410,9 +410,15 @@ START_TEST(t_launcher)
 	j = calloc(len + 1, 1);
 	for (size_t i = 0; i < av.n; i++)
 		strcat(strcat(j, i ? " " : ""), av.v[i]);
-	ck_assert_str_eq(j, "mpirun --allow-run-as-root --map-by node --hostfile /d/hf -np 6 "
-	    "--mca btl ^openib --display-map /p/ior -w -o /d/x");
+	ck_assert_str_eq(j, "mpirun --allow-run-as-root --map-by node --bind-to none "
+	    "--hostfile /d/hf -np 6 --mca btl ^openib --display-map /p/ior -w -o /d/x");
 	free(j);
+	strvec_free(&av);
+	/* --cpu-bind core: a core per rank, round robin past the last core */
+	v.bind = EXT_BIND_CORE;
+	ck_assert_int_eq(ext_launcher_argv(&v, cmd, &av, err, sizeof(err)), 0);
+	ck_assert_str_eq(av.v[4], "--bind-to");
+	ck_assert_str_eq(av.v[5], "core:overload-allowed");
 	strvec_free(&av);
 	/* Slurm: srun with the node list */
 	v.tmpl = "srun -N {nnodes} -n {np} --ntasks-per-node={ppn} --nodelist={hosts} {args} {cmd}";
