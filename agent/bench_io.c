@@ -468,15 +468,16 @@ data_done(struct bench_thread *t, const struct bench_op *op, const uint8_t *buf,
 }
 
 /* Write the block at off straight from the pool, without copying it:
- * buffered, with pwritev from the stamps and pool pieces in batches of
- * IOV_MAX; with O_DIRECT, which needs aligned pieces, stamped in place in
- * the thread's copy of the pool (t->wpool).  A short buffered write
- * finishes from a filled buffer.  Before a buffered write to the shared
- * file the block's pool bytes are read once (bench_block_warm): the pool
- * does not fit in a core's cache, and the kernel's copy from it happens
- * under the file's inode lock, which serialises the threads' writes; so
- * the locked copy reads from cache and the other threads wait less
- * (README, "Buffered writes"). */
+ * stamped in place in the thread's copy of the pool (t->wpool), one piece
+ * (bench_job_wpool: O_DIRECT, which needs aligned pieces, and a buffered
+ * file each when the copies fit); else with pwritev from the stamps and
+ * pool pieces in batches of IOV_MAX.  A short buffered write finishes from
+ * a filled buffer.  Before a buffered write to the shared file the block's
+ * pool bytes are read once (bench_block_warm): the pool does not fit in a
+ * core's cache, and the kernel's copy from it happens under the file's
+ * inode lock, which serialises the threads' writes; so the locked copy
+ * reads from cache and the other threads wait less (README, "Buffered
+ * writes"). */
 static ssize_t
 write_block(struct bench_thread *t, int fd, uint64_t off)
 {

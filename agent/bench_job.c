@@ -153,7 +153,9 @@ choose_engine(struct bench_job *j)
 int
 bench_job_wpool(const struct bench_job *j)
 {
-	return j->p.odirect && bench_kind_writes(j->p.kind) && j->ioengine == IOE_PSYNC;
+	if (!bench_kind_writes(j->p.kind) || j->ioengine != IOE_PSYNC)
+		return 0;
+	return j->p.odirect || (!j->p.shared && j->copy_fits);
 }
 
 /* Whether a data phase's buffers get huge pages (j->huge, what its
@@ -198,6 +200,9 @@ buffers_fit(struct bench_job *j)
 	/* as allocated: each thread's buffer, its queued slots, the pool */
 	need = (uint64_t)j->p.nranks * (bench_buf_size((size_t)blk, huge) +
 	    (depth ? bench_buf_size((size_t)(blk * depth), huge) : 0)) + pool;
+	/* a buffered writer's pool copy is a speed-up, taken while all the
+	 * buffers stay within a quarter of the memory; O_DIRECT needs it */
+	j->copy_fits = ram == 0 || need + (uint64_t)j->p.nranks * pool <= ram / 4;
 	if (bench_job_wpool(j))
 		need += (uint64_t)j->p.nranks * pool;	/* pool copies */
 	if (ram == 0 || need <= ram / 2)

@@ -191,6 +191,9 @@ START_TEST(t_nn_write_read)
 		ck_assert_uint_eq(atomic_load(&j->th[r].ops), 16);
 		ck_assert_uint_gt(j->th[r].end_ns, j->th[r].start_ns);
 		ck_assert_uint_eq(j->th[r].lat->total, 16);
+		/* a file each, buffered: each block went in one piece from the
+		 * thread's stamped copy of the pool (the bytes checked above) */
+		ck_assert_ptr_nonnull(j->th[r].wpool);
 	}
 	bench_job_free(j);
 
@@ -227,6 +230,9 @@ START_TEST(t_n1_shared)
 	ck_assert_uint_eq((uint64_t)st.st_size, 4u << 20);
 	for (uint32_t r = 0; r < 4; r++)
 		check_content(path, (uint64_t)r << 20, 1 << 20, 64 << 10, r);
+	/* the shared file, buffered: from the pool itself, stamps and pool
+	 * pieces in one pwritev (the bytes checked above) */
+	ck_assert_ptr_null(ja->th[0].wpool);
 	bench_job_free(ja);
 	bench_job_free(jb);
 
