@@ -21,7 +21,7 @@
  * "-l random" (data as incompressible as the engine's); --compressible PCT
  * makes the engine's data PCT % zeros instead (knob's --compressible), as
  * compressible as IOR's default pattern at about 80 (a check by hand:
- * README, "O_DIRECT writes and the data written"). */
+ * doc/measurements.md, "O_DIRECT writes and the data written"). */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -17,7 +17,7 @@
  * Why: a 1 MiB O_DIRECT read here (virtio-blk, max_segments 254) costs
  * per segment.  Where a tool's buffer lands is up to the page allocator,
  * so the O_DIRECT read rows of engine-vs-ior and engine-vs-fio swing with
- * it: README, "O_DIRECT reads".  Not a pass/fail test. */
+ * it: doc/measurements.md, "O_DIRECT reads".  Not a pass/fail test. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>

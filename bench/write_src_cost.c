@@ -10,10 +10,12 @@
  *   - engine: the engine's own pwritev of a block (bench_block_iov(): a
  *     16-byte stamp and 4080 pool bytes per 4 KiB, 512 pieces per MiB)
  *     from its random pool, slices starting on any page of its 8 MiB span
- *     (how the engine writes a file each, buffered);
+ *     (how the engine writes the shared file, buffered, and a file each
+ *     when its pool copies do not fit);
  *   - engine-1pc: the same bytes in one piece, stamped in place in the
  *     thread's copy of the pool (bench_block_stamp_in(), how the engine's
- *     O_DIRECT writes go at queue depth 1), one pwrite;
+ *     writes go at queue depth 1: O_DIRECT, and buffered with a file each
+ *     since stop 31), one pwrite;
  *   - engine-64k, engine-64k-1pc: the same two with the slices starting in
  *     the first 64 KiB of the pool, so that what a block is read from
  *     (1 MiB + 64 KiB) stays in a core's cache, as IOR's buffer does;
@@ -42,7 +44,8 @@
  * files are opened O_DIRECT and the ways whose pieces are not aligned
  * (engine, engine-64k) are left out: under a hypervisor the host copies
  * an O_DIRECT write's bytes out of guest memory, so where they come from
- * costs there too.  Used for the README's "Writes" explanation. */
+ * costs there too.  Used for the "Buffered writes" explanations of
+ * doc/measurements.md. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
