@@ -163,12 +163,26 @@ const char *bench_buf_pages(void);
 int bench_pool_init(struct bench_pool *p, uint64_t seed, uint32_t compress_pct, size_t maxlen,
     int huge);
 void bench_pool_free(struct bench_pool *p);
-/* len bytes of content for (rank, key): a slice at a hashed position
- * (metadata files' content). */
-const uint8_t *bench_pool_at(const struct bench_pool *p, uint32_t rank, uint64_t key);
+/* Metadata files: file key of rank is made as a data block at offset key
+ * is (a stamp at every 4 KiB), from a hashed byte of the pool's first
+ * BENCH_MD_SPAN bytes: small files are written and read many at a time,
+ * and from an 8 MiB span each one's bytes came from beyond the core's
+ * caches (tmpfs md-create and md-read 0.94 -> 0.98x mdtest); the stamps
+ * keep every file unlike every other all the same. */
+#define BENCH_MD_SPAN	(64u << 10)
+const uint8_t *bench_md_src(const struct bench_pool *p, uint32_t rank, uint64_t key);
+/* Is b[0, ws) metadata file key of rank?  Cheap: its first and last 16
+ * bytes; full: every byte.  1 or 0. */
+int bench_md_content(const struct bench_pool *p, const uint8_t *b, size_t ws, uint32_t rank,
+    uint64_t key, int full);
 /* Where in the pool the data block rank writes at off starts: a hashed
  * pool page (a multiple of BENCH_ALIGN). */
 size_t bench_block_pos(const struct bench_pool *p, uint32_t rank, uint64_t off);
+/* The pool bytes of the data block rank writes at off. */
+const uint8_t *bench_block_src(const struct bench_pool *p, uint32_t rank, uint64_t off);
+/* bs bytes from src with (rank, off + k)'s stamp at every 4 KiB k, into b
+ * (a data block from bench_block_src, a metadata file from bench_md_src). */
+void bench_fill(const uint8_t *src, uint8_t *b, size_t bs, uint32_t rank, uint64_t off);
 /* The 16-byte stamp of a block: magic, rank, file offset. */
 void bench_stamp(uint8_t *b, uint32_t rank, uint64_t off);
 /* The block rank writes at file offset off: pool bytes with a stamp at the
@@ -196,6 +210,9 @@ void bench_block_warm(const struct bench_pool *p, size_t bs, uint32_t rank, uint
 struct iovec;
 size_t bench_block_iov(const struct bench_pool *p, size_t bs, uint32_t rank, uint64_t off,
     size_t from, uint8_t (*stamps)[16], struct iovec *iov, size_t maxiov, size_t *len);
+/* The same from any source (bench_fill's bytes as iovecs). */
+size_t bench_iov(const uint8_t *src, size_t bs, uint32_t rank, uint64_t off, size_t from,
+    uint8_t (*stamps)[16], struct iovec *iov, size_t maxiov, size_t *len);
 /* Check a block read at off: 0 when it is rank's; -1 when its first stamp
  * is not rank's; with full, also every byte: 1 + index of the first wrong
  * byte. */
@@ -317,6 +334,11 @@ int bench_job_cleanup(struct bench_job *j);
 /* Remove a kept workdir described by p (same rules as bench_job_cleanup). */
 int bench_cleanup_params(const struct bench_params *p);
 void bench_job_free(struct bench_job *j);
+/* Write bs bytes of src, stamped for (rank, key + k) at every 4 KiB k, at
+ * file offset foff of fd: pwritev of the stamps and src's pieces, no copy
+ * (a short write finishes from t->buf, filled).  bs, or -errno. */
+ssize_t bench_write_from(struct bench_thread *t, int fd, const uint8_t *src, size_t bs,
+    uint32_t rank, uint64_t key, uint64_t foff);
 /* Does each thread of j write from its own copy of the pool, each block
  * stamped in place and written in one piece (t->wpool)?  At queue depth 1:
  * O_DIRECT writers always (aligned pieces); buffered writers of a file each

@@ -114,9 +114,9 @@ pool_hash(const struct bench_pool *p, uint32_t rank, uint64_t key)
 }
 
 const uint8_t *
-bench_pool_at(const struct bench_pool *p, uint32_t rank, uint64_t key)
+bench_md_src(const struct bench_pool *p, uint32_t rank, uint64_t key)
 {
-	return p->buf + pool_hash(p, rank, key) % p->span;
+	return p->buf + pool_hash(p, rank, key) % BENCH_MD_SPAN;
 }
 
 size_t
@@ -144,19 +144,24 @@ bench_warm(const uint8_t *b, size_t len)
 		(void)v[k];
 }
 
-/* The pool bytes of the block rank writes at off. */
-static const uint8_t *
-block_src(const struct bench_pool *p, uint32_t rank, uint64_t off)
+const uint8_t *
+bench_block_src(const struct bench_pool *p, uint32_t rank, uint64_t off)
 {
 	return p->buf + bench_block_pos(p, rank, off);
 }
 
 void
-bench_block_fill(const struct bench_pool *p, uint8_t *b, size_t bs, uint32_t rank, uint64_t off)
+bench_fill(const uint8_t *src, uint8_t *b, size_t bs, uint32_t rank, uint64_t off)
 {
-	memcpy(b, block_src(p, rank, off), bs);
+	memcpy(b, src, bs);
 	for (size_t k = 0; k + 16 <= bs; k += BENCH_STAMP_EVERY)
 		bench_stamp(b + k, rank, off + k);
+}
+
+void
+bench_block_fill(const struct bench_pool *p, uint8_t *b, size_t bs, uint32_t rank, uint64_t off)
+{
+	bench_fill(bench_block_src(p, rank, off), b, bs, rank, off);
 }
 
 uint8_t *
@@ -178,14 +183,21 @@ bench_block_stamp_in(const struct bench_pool *p, uint8_t *copy, size_t bs, uint3
 void
 bench_block_warm(const struct bench_pool *p, size_t bs, uint32_t rank, uint64_t off)
 {
-	bench_warm(block_src(p, rank, off), bs);
+	bench_warm(bench_block_src(p, rank, off), bs);
 }
 
 size_t
 bench_block_iov(const struct bench_pool *p, size_t bs, uint32_t rank, uint64_t off, size_t from,
     uint8_t (*stamps)[16], struct iovec *iov, size_t maxiov, size_t *len)
 {
-	const uint8_t *src = block_src(p, rank, off);
+	return bench_iov(bench_block_src(p, rank, off), bs, rank, off, from, stamps, iov, maxiov,
+	    len);
+}
+
+size_t
+bench_iov(const uint8_t *src, size_t bs, uint32_t rank, uint64_t off, size_t from,
+    uint8_t (*stamps)[16], struct iovec *iov, size_t maxiov, size_t *len)
+{
 	size_t n = 0, k;
 
 	for (k = from; k < bs && n + 2 <= maxiov; k += BENCH_STAMP_EVERY) {
@@ -206,23 +218,16 @@ bench_block_iov(const struct bench_pool *p, size_t bs, uint32_t rank, uint64_t o
 	return n;
 }
 
-int64_t
-bench_block_check(const struct bench_pool *p, const uint8_t *b, size_t bs, uint32_t rank,
-    uint64_t off, int full)
+/* The first wrong byte of b[k, bs) against what src stamped for (rank,
+ * off) holds, from k (a multiple of 4 KiB) on: 1 + its index, or 0. */
+static int64_t
+check_from(const uint8_t *src, const uint8_t *b, size_t bs, uint32_t rank, uint64_t off,
+    size_t k)
 {
 	uint8_t want[BENCH_STAMP_EVERY];
-	const uint8_t *src;
-	size_t k, i;
+	size_t i;
 
-	if (bs >= 16) {
-		bench_stamp(want, rank, off);
-		if (memcmp(b, want, 16) != 0)
-			return -1;
-	}
-	if (!full)
-		return 0;
-	src = block_src(p, rank, off);
-	for (k = 0; k < bs; k += BENCH_STAMP_EVERY) {
+	for (; k < bs; k += BENCH_STAMP_EVERY) {
 		size_t piece = bs - k < BENCH_STAMP_EVERY ? bs - k : BENCH_STAMP_EVERY;
 
 		memcpy(want, src + k, piece);
@@ -235,4 +240,46 @@ bench_block_check(const struct bench_pool *p, const uint8_t *b, size_t bs, uint3
 		return (int64_t)(k + i) + 1;
 	}
 	return 0;
+}
+
+int64_t
+bench_block_check(const struct bench_pool *p, const uint8_t *b, size_t bs, uint32_t rank,
+    uint64_t off, int full)
+{
+	uint8_t want[16];
+
+	if (bs >= 16) {
+		bench_stamp(want, rank, off);
+		if (memcmp(b, want, 16) != 0)
+			return -1;
+	}
+	return full ? check_from(bench_block_src(p, rank, off), b, bs, rank, off, 0) : 0;
+}
+
+int
+bench_md_content(const struct bench_pool *p, const uint8_t *b, size_t ws, uint32_t rank,
+    uint64_t key, int full)
+{
+	const uint8_t *src = bench_md_src(p, rank, key);
+	size_t last = ws == 0 ? 0 : (ws - 1) / BENCH_STAMP_EVERY * BENCH_STAMP_EVERY;
+	size_t edge = ws < 16 ? ws : 16;
+	uint8_t stamp[16];
+
+	if (full)
+		return check_from(src, b, ws, rank, key, 0) == 0;
+	/* cheap, as a data block's stamp check: the first 16 bytes and the
+	 * last 16 (pool bytes, or the last 4 KiB's stamp under them) */
+	if (ws >= 16) {
+		bench_stamp(stamp, rank, key);
+		if (memcmp(b, stamp, 16) != 0)
+			return 0;
+	}
+	bench_stamp(stamp, rank, key + last);
+	for (size_t x = ws - edge; x < ws; x++) {
+		int stamped = x >= last && ws - last >= 16 && x - last < 16;
+
+		if (b[x] != (stamped ? stamp[x - last] : src[x]))
+			return 0;
+	}
+	return 1;
 }

@@ -478,24 +478,19 @@ data_done(struct bench_thread *t, const struct bench_op *op, const uint8_t *buf,
  * inode lock, which serialises the threads' writes; so the locked copy
  * reads from cache and the other threads wait less (README, "Buffered
  * writes"). */
-static ssize_t
-write_block(struct bench_thread *t, int fd, uint64_t off)
+ssize_t
+bench_write_from(struct bench_thread *t, int fd, const uint8_t *src, size_t bs, uint32_t rank,
+    uint64_t key, uint64_t foff)
 {
-	struct bench_job *j = t->job;
-	size_t bs = (size_t)j->p.bs, from = 0, len, niov;
+	size_t from = 0, len, niov;
 	uint8_t stamps[WB_IOV / 2][16];
 	struct iovec iov[WB_IOV];
 	ssize_t n = 0;
 
-	if (t->wpool)
-		return bench_full_io(fd, bench_block_stamp_in(&j->pool, t->wpool, bs, t->owner, off),
-		    bs, off, 1);
-	if (j->p.shared)
-		bench_block_warm(&j->pool, bs, t->owner, off);
 	while (from < bs) {
-		niov = bench_block_iov(&j->pool, bs, t->owner, off, from, stamps, iov, WB_IOV, &len);
+		niov = bench_iov(src, bs, rank, key, from, stamps, iov, WB_IOV, &len);
 		do
-			n = pwritev(fd, iov, (int)niov, (off_t)(off + from));
+			n = pwritev(fd, iov, (int)niov, (off_t)(foff + from));
 		while (n < 0 && errno == EINTR);
 		if (n < 0)
 			return -errno;
@@ -505,9 +500,24 @@ write_block(struct bench_thread *t, int fd, uint64_t off)
 	}
 	if (from == bs)
 		return (ssize_t)bs;
-	bench_block_fill(&j->pool, t->buf, bs, t->owner, off);
-	n = bench_full_io(fd, (uint8_t *)t->buf + from, bs - from, off + from, 1);
+	bench_fill(src, t->buf, bs, rank, key);
+	n = bench_full_io(fd, (uint8_t *)t->buf + from, bs - from, foff + from, 1);
 	return n < 0 ? n : (ssize_t)(from + (size_t)n);
+}
+
+static ssize_t
+write_block(struct bench_thread *t, int fd, uint64_t off)
+{
+	struct bench_job *j = t->job;
+	size_t bs = (size_t)j->p.bs;
+
+	if (t->wpool)
+		return bench_full_io(fd, bench_block_stamp_in(&j->pool, t->wpool, bs, t->owner, off),
+		    bs, off, 1);
+	if (j->p.shared)
+		bench_block_warm(&j->pool, bs, t->owner, off);
+	return bench_write_from(t, fd, bench_block_src(&j->pool, t->owner, off), bs, t->owner, off,
+	    off);
 }
 
 /* Queue depth 1: one pread/pwrite at a time. */

@@ -23,7 +23,10 @@
 
 #define MD_DEPTH_MAX	12		/* clean-up recursion stays under 16 */
 #define MD_DIRS_MAX	(1ull << 20)
-#define MD_KEY		0x6d64000000000000ull	/* content key of file i: MD_KEY ^ i */
+/* content key of file i: MD_KEY ^ (i << 32), each 4 KiB of it stamped with
+ * the key + its offset in the file (files up to 4 GiB: no two alike) */
+#define MD_KEY		0x6d64000000000000ull
+#define md_key(i)	(MD_KEY ^ ((uint64_t)(i) << 32))
 
 /* Which tree directories hold which items. */
 struct md_shape {
@@ -196,8 +199,8 @@ op_create(struct bench_thread *t, int dfd, const char *path, uint32_t owner, uin
 	if (fd < 0)
 		return errno;
 	if (ws) {
-		n = bench_full_io(fd, (void *)(uintptr_t)bench_pool_at(&j->pool, owner, MD_KEY ^ i),
-		    ws, 0, 1);
+		n = bench_write_from(t, fd, bench_md_src(&j->pool, owner, md_key(i)), ws, owner,
+		    md_key(i), 0);
 		if (n < 0)
 			e = (int)-n;
 		else if ((size_t)n != ws)
@@ -227,12 +230,7 @@ op_stat(struct bench_thread *t, int dfd, const char *path, uint32_t owner, uint6
 static int
 md_content_ok(const struct bench_job *j, const uint8_t *b, size_t ws, uint32_t owner, uint64_t i)
 {
-	const uint8_t *want = bench_pool_at(&j->pool, owner, MD_KEY ^ i);
-	size_t edge = ws < 16 ? ws : 16;
-
-	if (j->p.verify)
-		return memcmp(b, want, ws) == 0;
-	return memcmp(b, want, edge) == 0 && memcmp(b + ws - edge, want + ws - edge, edge) == 0;
+	return bench_md_content(&j->pool, b, ws, owner, md_key(i), j->p.verify);
 }
 
 /* Open and close; with a write size read the file and check it. */

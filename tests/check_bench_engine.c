@@ -870,6 +870,53 @@ START_TEST(t_block_stamp_in)
 }
 END_TEST
 
+/* Metadata file content: each file is stamped like a data block (so two
+ * files whose bytes come from the same place in the pool's small md window
+ * still differ), the cheap check catches its first and last bytes, and the
+ * full check every byte. */
+START_TEST(t_md_content)
+{
+	static const size_t sizes[] = { 8, 3000, 4096, 4100, 9000 };
+	uint8_t *a = malloc(16384), *b = malloc(16384);
+	struct bench_pool pool;
+	uint64_t ka = 0, kb = 0;
+
+	ck_assert_int_eq(bench_pool_init(&pool, 5, 0, 16384, 1), 0);
+	/* two items of rank 1 whose sources coincide */
+	for (uint64_t i = 0; i < 1000000 && kb == 0; i++) {
+		uint64_t k = 0x6d64000000000000ull ^ (i << 32);
+
+		if (ka == 0)
+			ka = k;
+		else if (bench_md_src(&pool, 1, k) == bench_md_src(&pool, 1, ka))
+			kb = k;
+	}
+	ck_assert_uint_ne(kb, 0);
+	for (size_t z = 0; z < sizeof(sizes) / sizeof(sizes[0]); z++) {
+		size_t ws = sizes[z];
+
+		ck_assert(bench_md_src(&pool, 1, ka) + ws <= pool.buf + pool.len);
+		bench_fill(bench_md_src(&pool, 1, ka), a, ws, 1, ka);
+		bench_fill(bench_md_src(&pool, 1, kb), b, ws, 1, kb);
+		ck_assert_int_eq(bench_md_content(&pool, a, ws, 1, ka, 0), 1);
+		ck_assert_int_eq(bench_md_content(&pool, a, ws, 1, ka, 1), 1);
+		ck_assert_int_eq(bench_md_content(&pool, a, ws, 2, ka, 0), 0);	/* another rank's */
+		if (ws >= 16)
+			ck_assert_int_ne(memcmp(a, b, ws), 0);
+		a[ws - 1] ^= 1;		/* the last byte: both checks */
+		ck_assert_int_eq(bench_md_content(&pool, a, ws, 1, ka, 0), 0);
+		ck_assert_int_eq(bench_md_content(&pool, a, ws, 1, ka, 1), 0);
+		a[ws - 1] ^= 1;
+		a[ws / 2] ^= 1;		/* the middle: only the full check */
+		ck_assert_int_eq(bench_md_content(&pool, a, ws, 1, ka, 0), ws <= 32 ? 0 : 1);
+		ck_assert_int_eq(bench_md_content(&pool, a, ws, 1, ka, 1), 0);
+	}
+	bench_pool_free(&pool);
+	free(a);
+	free(b);
+}
+END_TEST
+
 /* Chi-square of the low bits of a pass x[0..n) of block indices, for 2^j
  * buckets: (a) over windows of 8*2^j consecutive I/Os (a short period
  * fills every bucket evenly in each window: statistic near 0) and (b) of
@@ -1839,6 +1886,7 @@ main(void)
 	tcase_add_test(tc, t_incompressible);
 	tcase_add_test(tc, t_verify_every_byte);
 	tcase_add_test(tc, t_md_read_checks);
+	tcase_add_test(tc, t_md_content);
 	tcase_add_test(tc, t_md_prepare_probe);
 	tcase_add_test(tc, t_md_fullpath);
 	tcase_add_test(tc, t_md_shared_tree);
