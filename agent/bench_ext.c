@@ -462,8 +462,10 @@ ext_binds(const struct bench_job *j)
 const char *
 ext_cpu_bind(const struct bench_job *j)
 {
-	if (j->p.kind == BK_FIO || !ext_binds(j))
-		return j->p.kind == BK_FIO ? "none" : "launcher";
+	if (j->p.kind == BK_FIO)
+		return "none";
+	if (!ext_binds(j))
+		return "launcher";
 	return j->p.cpu_bind ? "core" : "none";
 }
 

@@ -467,17 +467,7 @@ data_done(struct bench_thread *t, const struct bench_op *op, const uint8_t *buf,
 	return 0;
 }
 
-/* Write the block at off straight from the pool, without copying it:
- * stamped in place in the thread's copy of the pool (t->wpool), one piece
- * (bench_job_wpool: O_DIRECT, which needs aligned pieces, and a buffered
- * file each when the copies fit); else with pwritev from the stamps and
- * pool pieces in batches of IOV_MAX.  A short buffered write finishes from
- * a filled buffer.  Before a buffered write to the shared file the block's
- * pool bytes are read once (bench_block_warm): the pool does not fit in a
- * core's cache, and the kernel's copy from it happens under the file's
- * inode lock, which serialises the threads' writes; so the locked copy
- * reads from cache and the other threads wait less (README, "Buffered
- * writes"). */
+/* Pieces of src stamped for (rank, key) at file offset foff (bench.h). */
 ssize_t
 bench_write_from(struct bench_thread *t, int fd, const uint8_t *src, size_t bs, uint32_t rank,
     uint64_t key, uint64_t foff)
@@ -505,6 +495,17 @@ bench_write_from(struct bench_thread *t, int fd, const uint8_t *src, size_t bs, 
 	return n < 0 ? n : (ssize_t)(from + (size_t)n);
 }
 
+/* Write the block at off straight from the pool, without copying it:
+ * stamped in place in the thread's copy of the pool (t->wpool), one piece
+ * (bench_job_wpool: O_DIRECT, which needs aligned pieces, and a buffered
+ * file each when the copies fit); else with pwritev from the stamps and
+ * pool pieces in batches of IOV_MAX.  A short buffered write finishes from
+ * a filled buffer.  Before a buffered write to the shared file the block's
+ * pool bytes are read once (bench_block_warm): the pool does not fit in a
+ * core's cache, and the kernel's copy from it happens under the file's
+ * inode lock, which serialises the threads' writes; so the locked copy
+ * reads from cache and the other threads wait less (doc/measurements.md,
+ * "Fixed (session 7): N-to-1 buffered writes"). */
 static ssize_t
 write_block(struct bench_thread *t, int fd, uint64_t off)
 {
