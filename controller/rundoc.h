@@ -23,7 +23,8 @@ struct phase_rec {
 	const char *phase_id, *kind, *status, *unit, *dir;
 	const char *workload;	/* the request's parameters, before per-thread-count values */
 	const char *buffer_pages;	/* "huge" or "4k": the engine's I/O buffers */
-	const char *cpu_bind;		/* "core" or "none": the engine's threads pinned, or not */
+	const char *cpu_bind;		/* what every node said: "core", "none" or
+					 * "launcher" (ior/mdtest), else "mixed" */
 	int64_t repeat, threads, nodes, bytes, ops;
 	double elapsed_s, rate, ops_rate, first_done_rate, last_done_rate, start_spread_s, cpu_s;
 	int64_t lat_count, p50_ns, p99_ns, p999_ns;
