@@ -594,6 +594,27 @@ bind_thread(struct bench_thread *t)
 	}
 }
 
+/* Give worker t a descriptor table of its own, as a rank has (an MPI
+ * process, a fio job): with the one table of the process, every open and
+ * close of the job's threads takes the same lock and cache lines, and
+ * md-create on tmpfs measured 0.92x mdtest against 0.99x with a table each
+ * (doc/measurements.md, "One descriptor table per worker").  The new table
+ * keeps stdio and the work directory only, so what another thread closes
+ * during the phase (a controller's socket) is closed for real.  Where
+ * close_range(2) cannot unshare, the threads keep sharing the table. */
+static void
+own_fds(const struct bench_thread *t)
+{
+	unsigned int wfd = (unsigned int)t->job->wfd;
+
+	if (t->job->wfd < 3) {
+		(void)close_range(3, ~0U, CLOSE_RANGE_UNSHARE);
+		return;
+	}
+	if (close_range(wfd + 1, ~0U, CLOSE_RANGE_UNSHARE) == 0 && wfd > 3)
+		(void)close_range(3, wfd - 1, 0);
+}
+
 void *
 bench_io_thread(void *arg)
 {
@@ -603,6 +624,7 @@ bench_io_thread(void *arg)
 	int ok;
 
 	log_set_instance(j->node);	/* its lines name the agent (knob-sim holds many) */
+	own_fds(t);
 	bind_thread(t);
 	ok = thread_prepare(t) == 0;
 	pthread_mutex_lock(&j->mu);

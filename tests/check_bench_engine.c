@@ -1863,6 +1863,63 @@ START_TEST(t_cpu_bind)
 }
 END_TEST
 
+/* Each worker has a descriptor table of its own, as a rank (a process)
+ * has, holding stdio and the work directory: a pipe the test opened before
+ * the phase is in no worker's table (/proc/self/task/TID/fd), and closing
+ * its write end while the workers wait to start gives the reader EOF at
+ * once, so a socket the agent closes mid-phase is closed for real.  The
+ * phase then runs as before. */
+START_TEST(t_worker_fds)
+{
+	static const char *kinds[] = { "md-create", "seq-write" };
+	uint32_t ranks[] = { 0, 1 };
+	struct bench_params p;
+	struct bench_job *j;
+
+	for (size_t k = 0; k < nitems(kinds); k++) {
+		int pfd[2], without = 0, with_wfd = 0;
+		struct dirent *de;
+		DIR *d;
+		char c, path[PATH_MAX];
+
+		ck_assert_int_eq(pipe2(pfd, O_NONBLOCK | O_CLOEXEC), 0);
+		mkparams(&p, kinds[k], tmp, "wfd", ranks, 2, 2);
+		j = bench_job_new(&p, "testnode");
+		ck_assert_msg(bench_job_prepare(j) == 0, "%s", j->err);
+		ck_assert_ptr_nonnull(d = opendir("/proc/self/task"));
+		while ((de = readdir(d)) != NULL) {
+			if (de->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "/proc/self/task/%s/fd/%d", de->d_name, pfd[1]);
+			if (access(path, F_OK) == 0)
+				continue;
+			without++;
+			snprintf(path, sizeof(path), "/proc/self/task/%s/fd/%d", de->d_name, j->wfd);
+			with_wfd += access(path, F_OK) == 0;
+		}
+		closedir(d);
+		ck_assert_int_eq(without, (int)j->nth);
+		ck_assert_int_eq(with_wfd, (int)j->nth);
+		close(pfd[1]);
+		ck_assert_int_eq(read(pfd[0], &c, 1), 0);	/* EOF, not EAGAIN */
+		close(pfd[0]);
+		bench_job_go(j);
+		while (bench_job_wait(j, 1000) != BJ_DONE)
+			;
+		bench_job_join(j);
+		for (size_t i = 0; i < j->nth; i++)
+			ck_assert_msg(!j->th[i].failed, "%s", j->th[i].err);
+		if (k == 0)
+			for (size_t i = 0; i < j->nth; i++)
+				ck_assert_uint_eq(atomic_load(&j->th[i].ops), j->p.md_files);
+		else
+			ck_assert_uint_eq(job_bytes(j), 2 * j->p.file_size);
+		ck_assert_int_eq(bench_job_cleanup(j), 0);
+		bench_job_free(j);
+	}
+}
+END_TEST
+
 int
 main(void)
 {
@@ -1898,6 +1955,7 @@ main(void)
 	tcase_add_test(tc, t_fallocate);
 	tcase_add_test(tc, t_buffer_pages);
 	tcase_add_test(tc, t_cpu_bind);
+	tcase_add_test(tc, t_worker_fds);
 	tcase_add_test(tc, t_segments);
 	tcase_add_test(tc, t_option_checks);
 	suite_add_tcase(s, tc);
