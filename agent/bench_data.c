@@ -150,12 +150,23 @@ bench_block_src(const struct bench_pool *p, uint32_t rank, uint64_t off)
 	return p->buf + bench_block_pos(p, rank, off);
 }
 
+/* (rank, off + k)'s stamp at every 4 KiB k of b[0, bs) that holds one;
+ * returns where the stamps end (a tail under 16 bytes gets none). */
+static size_t
+stamp_all(uint8_t *b, size_t bs, uint32_t rank, uint64_t off)
+{
+	size_t k;
+
+	for (k = 0; k + 16 <= bs; k += BENCH_STAMP_EVERY)
+		bench_stamp(b + k, rank, off + k);
+	return k;
+}
+
 void
 bench_fill(const uint8_t *src, uint8_t *b, size_t bs, uint32_t rank, uint64_t off)
 {
 	memcpy(b, src, bs);
-	for (size_t k = 0; k + 16 <= bs; k += BENCH_STAMP_EVERY)
-		bench_stamp(b + k, rank, off + k);
+	(void)stamp_all(b, bs, rank, off);
 }
 
 void
@@ -168,11 +179,10 @@ uint8_t *
 bench_block_stamp_in(const struct bench_pool *p, uint8_t *copy, size_t bs, uint32_t rank,
     uint64_t off)
 {
-	size_t pos = bench_block_pos(p, rank, off), k;
+	size_t pos = bench_block_pos(p, rank, off);
 	uint8_t *b = copy + pos;
+	size_t k = stamp_all(b, bs, rank, off);
 
-	for (k = 0; k + 16 <= bs; k += BENCH_STAMP_EVERY)
-		bench_stamp(b + k, rank, off + k);
 	/* a tail under 16 bytes is data at a page start: another block's stamp
 	 * may be there in the copy */
 	if (k < bs)
