@@ -149,10 +149,10 @@ struct bench_pool {
 	uint8_t *buf;
 	size_t len;			/* span + the longest slice */
 	size_t span;			/* slice start positions */
+	size_t places;			/* starts in each huge page, or 0 */
 	uint64_t seed;
 	int huge;			/* buf is bench_buf_alloc(len, huge) */
 };
-/* 0 or -1 (out of memory); maxlen is the longest slice asked for. */
 /* I/O memory (bench_mem.c): len rounded to 4 KiB, or with huge from
  * BENCH_HUGE_MIN to whole huge pages, which bench_buf_size gives. */
 size_t bench_buf_size(size_t len, int huge);
@@ -160,8 +160,11 @@ void *bench_buf_alloc(size_t len, int huge);
 void bench_buf_free(void *p, size_t len, int huge);
 const char *bench_buf_pages(void);
 
-int bench_pool_init(struct bench_pool *p, uint64_t seed, uint32_t compress_pct, size_t maxlen,
-    int huge);
+/* The pool for data blocks of bs bytes (where their slices start:
+ * bench_block_pos) and slices of up to maxlen: 0, or -1 when out of
+ * memory. */
+int bench_pool_init(struct bench_pool *p, uint64_t seed, uint32_t compress_pct, uint64_t bs,
+    size_t maxlen, int huge);
 void bench_pool_free(struct bench_pool *p);
 /* Metadata files: file key of rank is made as the data block at offset key
  * would be (a stamp at every 4 KiB), from a hashed byte of the pool's
@@ -176,7 +179,8 @@ const uint8_t *bench_md_src(const struct bench_pool *p, uint32_t rank, uint64_t 
 int bench_md_content(const struct bench_pool *p, const uint8_t *b, size_t ws, uint32_t rank,
     uint64_t key, int full);
 /* Where in the pool the data block rank writes at off starts: a hashed
- * pool page (a multiple of BENCH_ALIGN). */
+ * pool page (a multiple of BENCH_ALIGN), for blocks of up to 1 MiB one
+ * from which the block ends in the same huge page. */
 size_t bench_block_pos(const struct bench_pool *p, uint32_t rank, uint64_t off);
 /* The pool bytes of the data block rank writes at off. */
 const uint8_t *bench_block_src(const struct bench_pool *p, uint32_t rank, uint64_t off);

@@ -243,7 +243,7 @@ bench_job_prepare(struct bench_job *j)
 	choose_pages(j);
 	/* the content pool (8 MiB and the longest block), unless nothing is written */
 	if (!(bench_kind_is_md(j->p.kind) && j->p.md_write_size == 0) &&
-	    bench_pool_init(&j->pool, j->p.seed, j->p.compress_pct,
+	    bench_pool_init(&j->pool, j->p.seed, j->p.compress_pct, j->p.bs,
 	    (size_t)(j->p.bs > j->p.md_write_size ? j->p.bs : j->p.md_write_size),
 	    !j->p.small_pages) < 0) {
 		snprintf(j->err, sizeof(j->err), "%s: no memory for the data pool", j->node);

@@ -9,13 +9,18 @@
  * round:
  *   - engine: the engine's own pwritev of a block (bench_block_iov(): a
  *     16-byte stamp and 4080 pool bytes per 4 KiB, 512 pieces per MiB)
- *     from its random pool, slices starting on any page of its 8 MiB span
+ *     from its random pool, slices starting on the pages of its 8 MiB span
+ *     from which they end in the same 2 MiB (bench_block_pos())
  *     (how the engine writes the shared file, buffered, and a file each
  *     when its pool copies do not fit);
  *   - engine-1pc: the same bytes in one piece, stamped in place in the
  *     thread's copy of the pool (bench_block_stamp_in(), how the engine's
  *     writes go at queue depth 1: O_DIRECT, and buffered with a file each
  *     since stop 31), one pwrite;
+ *   - engine-any-1pc: engine-1pc with the slices starting on any page of
+ *     the span, as up to stop 32, when half of them straddled two huge
+ *     pages of the copy (since stop 33 a 1 MiB block starts where it ends
+ *     in the same huge page: bench_block_pos());
  *   - engine-64k, engine-64k-1pc: the same two with the slices starting in
  *     the first 64 KiB of the pool, so that what a block is read from
  *     (1 MiB + 64 KiB) stays in a core's cache, as IOR's buffer does;
@@ -62,7 +67,7 @@
 
 #define NTHR		2
 #define BS		(1u << 20)
-#define NVAR		10
+#define NVAR		11
 #define ROUNDS_MAX	101
 
 /* How a variant sends a block. */
@@ -77,21 +82,25 @@ enum way {
 	W_ONEBUF,	/* one unchanging buffer, pwrite */
 };
 
-/* Each variant: the pool span (0: no pool) and the way. */
+/* Each variant: the pool span (0: no pool), the way, and whether its
+ * blocks start anywhere in the span (else as the engine's: bench_block_pos). */
 static const struct variant {
 	const char *name;
 	size_t span;
 	enum way way;
+	int anywhere;
 } var[NVAR] = {
-	{ "engine", 8u << 20, W_IOV }, { "engine-1pc", 8u << 20, W_COPY },
-	{ "engine-64k", 64u << 10, W_IOV }, { "engine-64k-1pc", 64u << 10, W_COPY },
-	{ "engine-staged", 8u << 20, W_STAGE }, { "engine-touched", 8u << 20, W_TOUCH },
-	{ "engine-iov-touched", 8u << 20, W_IOV_TOUCH },
-	{ "ior-random", 0, W_IOR_RANDOM }, { "one-stamped", 0, W_ONESTAMP },
-	{ "one-buffer", 0, W_ONEBUF },
+	{ "engine", 8u << 20, W_IOV, 0 }, { "engine-1pc", 8u << 20, W_COPY, 0 },
+	{ "engine-any-1pc", 8u << 20, W_COPY, 1 },
+	{ "engine-64k", 64u << 10, W_IOV, 0 }, { "engine-64k-1pc", 64u << 10, W_COPY, 0 },
+	{ "engine-staged", 8u << 20, W_STAGE, 0 }, { "engine-touched", 8u << 20, W_TOUCH, 0 },
+	{ "engine-iov-touched", 8u << 20, W_IOV_TOUCH, 0 },
+	{ "ior-random", 0, W_IOR_RANDOM, 0 }, { "one-stamped", 0, W_ONESTAMP, 0 },
+	{ "one-buffer", 0, W_ONEBUF, 0 },
 };
 
 static int shared;	/* --shared: one file, a segment per thread */
+static size_t fit_places;	/* the engine's starts per huge page for BS */
 static int direct;	/* --direct: O_DIRECT, aligned ways only */
 
 struct wjob {
@@ -196,6 +205,14 @@ skipped(int v)
 	return direct && (var[v].way == W_IOV || var[v].way == W_IOV_TOUCH);
 }
 
+/* Cut the pool's slices as variant v does. */
+static void
+use_variant(struct bench_pool *pool, int v)
+{
+	pool->span = var[v].span ? var[v].span : pool->span;
+	pool->places = var[v].anywhere ? 0 : fit_places;
+}
+
 /* One run of variant v on NTHR threads; bytes/s, or -1.  copy[i] is
  * thread i's pool copy, one[i] its one buffer. */
 static double
@@ -208,7 +225,7 @@ run(int v, const char *dir, uint64_t size, struct bench_pool *pool, uint8_t **co
 	char *path = xasprintf("%s/wsc.%ld.0", dir, (long)getpid());
 
 	unlink(path);		/* the shared file starts empty */
-	pool->span = var[v].span ? var[v].span : pool->span;
+	use_variant(pool, v);
 	for (uint32_t i = 0; i < NTHR; i++) {
 		w[i] = (struct wjob){ dir, pool, var[v].way, copy[i], one[i], size, i, 0, 0, 0 };
 		if (pthread_create(&th[i], NULL, writer, &w[i]) != 0)
@@ -239,7 +256,7 @@ source_runs(int v, uint64_t size, struct bench_pool *pool, uint8_t **copy, uint8
 
 	if (pm < 0)
 		return -1;
-	pool->span = var[v].span ? var[v].span : pool->span;
+	use_variant(pool, v);
 	for (uint32_t i = 0; i < NTHR && r >= 0; i++) {
 		uint64_t base = shared ? i * size : 0;	/* as writer() goes */
 
@@ -279,13 +296,15 @@ main(int argc, char **argv)
 		    ROUNDS_MAX);
 		return 2;
 	}
-	if (bench_pool_init(&pool, 1, 0, BS, 1) < 0)
+	if (bench_pool_init(&pool, 1, 0, BS, BS, 1) < 0)
 		fatal("no memory for the pool");
+	fit_places = pool.places;
 	for (int i = 0; i < NTHR; i++) {
-		if (posix_memalign((void **)&copy[i], BENCH_ALIGN, pool.len) != 0)
+		/* on huge pages, 2 MiB-aligned, as the engine's (bench_mem.c) */
+		if ((copy[i] = bench_buf_alloc(pool.len, 1)) == NULL)
 			fatal("no memory for a pool copy");
 		memcpy(copy[i], pool.buf, pool.len);
-		if (posix_memalign((void **)&one[i], BENCH_ALIGN, BS) != 0)
+		if ((one[i] = bench_buf_alloc(BS, 1)) == NULL)
 			fatal("no memory for a buffer");
 		memcpy(one[i], pool.buf + (size_t)i * BS, BS);
 	}
@@ -321,8 +340,8 @@ main(int argc, char **argv)
 	    shared ? "one shared file (N-to-1)" : "a file each (N-to-N)", direct ? ", O_DIRECT" : "");
 	bench_pool_free(&pool);
 	for (int i = 0; i < NTHR; i++) {
-		free(copy[i]);
-		free(one[i]);
+		bench_buf_free(copy[i], pool.len, 1);
+		bench_buf_free(one[i], BS, 1);
 	}
 	return 0;
 }

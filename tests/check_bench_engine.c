@@ -114,7 +114,7 @@ check_content(const char *path, uint64_t off, uint64_t len, uint64_t bs, uint32_
 	int fd = open(path, O_RDONLY);
 	struct bench_pool pool;
 
-	ck_assert_int_eq(bench_pool_init(&pool, 42, 0, bs, 1), 0);
+	ck_assert_int_eq(bench_pool_init(&pool, 42, 0, bs, bs, 1), 0);
 	ck_assert_int_ge(fd, 0);
 	for (uint64_t o = off; o < off + len; o += bs) {
 		uint32_t magic, r;
@@ -354,7 +354,7 @@ sparse_with_ends(const char *path, uint32_t rank, uint64_t nblk)
 	cu_mkparents(path);
 	ck_assert_int_ge(fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644), 0);
 	ck_assert_int_eq(ftruncate(fd, (off_t)(nblk * 4096)), 0);
-	ck_assert_int_eq(bench_pool_init(&pool, 42, 0, sizeof(b), 1), 0);
+	ck_assert_int_eq(bench_pool_init(&pool, 42, 0, sizeof(b), sizeof(b), 1), 0);
 	for (int i = 0; i < 2; i++) {
 		bench_block_fill(&pool, b, sizeof(b), rank, ends[i] * 4096);
 		ck_assert_int_eq(pwrite(fd, b, sizeof(b), (off_t)(ends[i] * 4096)), 4096);
@@ -846,7 +846,7 @@ START_TEST(t_block_stamp_in)
 	uint8_t *copy, *ref = malloc(1 << 20);
 	uint64_t s = 7;
 
-	ck_assert_int_eq(bench_pool_init(&pool, 9, 0, 1 << 20, 1), 0);
+	ck_assert_int_eq(bench_pool_init(&pool, 9, 0, 1 << 20, 1 << 20, 1), 0);
 	ck_assert_int_eq((uintptr_t)pool.buf % BENCH_ALIGN, 0);
 	ck_assert_int_eq(posix_memalign((void **)&copy, BENCH_ALIGN, pool.len), 0);
 	memcpy(copy, pool.buf, pool.len);
@@ -870,6 +870,39 @@ START_TEST(t_block_stamp_in)
 }
 END_TEST
 
+/* Where slices start (bench_block_pos): a block of up to 1 MiB ends in the
+ * huge page of the (2 MiB-aligned) pool it starts in, from every such
+ * place of the 8 MiB span; a longer one starts on any page of the span. */
+START_TEST(t_pool_span)
+{
+	static const uint64_t sizes[] = { 4096, 65536, 69632, 256 << 10, 1 << 20, 4 << 20 };
+	static uint8_t seen[(8u << 20) / BENCH_ALIGN];
+
+	for (size_t z = 0; z < sizeof(sizes) / sizeof(sizes[0]); z++) {
+		uint64_t bs = sizes[z], places = 0, want;
+		struct bench_pool pool;
+
+		ck_assert_int_eq(bench_pool_init(&pool, 3, 0, bs, bs, 1), 0);
+		ck_assert_int_eq((uintptr_t)pool.buf % BENCH_HUGE, 0);
+		ck_assert_uint_eq(pool.span, 8u << 20);
+		memset(seen, 0, sizeof(seen));
+		for (uint64_t i = 0; i < 200000; i++) {
+			size_t pos = bench_block_pos(&pool, (uint32_t)(i % 4), (i / 4) * bs);
+
+			ck_assert_uint_le(pos + bs, pool.len);
+			if (bs <= (1u << 20))
+				ck_assert_uint_eq(pos / BENCH_HUGE, (pos + bs - 1) / BENCH_HUGE);
+			places += !seen[pos / BENCH_ALIGN];
+			seen[pos / BENCH_ALIGN] = 1;
+		}
+		want = bs <= (1u << 20) ? 4 * ((BENCH_HUGE - bs) / BENCH_ALIGN + 1) :
+		    (8u << 20) / BENCH_ALIGN;
+		ck_assert_uint_eq(places, want);
+		bench_pool_free(&pool);
+	}
+}
+END_TEST
+
 /* Metadata file content: each file is stamped like a data block (so two
  * files whose bytes come from the same place in the pool's small md window
  * still differ), the cheap check catches its first and last bytes, and the
@@ -881,7 +914,7 @@ START_TEST(t_md_content)
 	struct bench_pool pool;
 	uint64_t ka = 0, kb = 0;
 
-	ck_assert_int_eq(bench_pool_init(&pool, 5, 0, 16384, 1), 0);
+	ck_assert_int_eq(bench_pool_init(&pool, 5, 0, 16384, 16384, 1), 0);
 	/* two items of rank 1 whose sources coincide */
 	for (uint64_t i = 0; i < 1000000 && kb == 0; i++) {
 		uint64_t k = 0x6d64000000000000ull ^ (i << 32);
@@ -1069,6 +1102,24 @@ START_TEST(t_incompressible)
 	    (unsigned long long)gz, 100.0 * (1.0 - (double)gz / (double)size));
 	ck_assert_uint_gt(gz, size * 98 / 100);
 	ck_assert_uint_eq(dup_chunks(path, size), 0);
+
+	/* small blocks in gzip's 32 KiB window, and a block that starts
+	 * where it ends in the same huge page (bench_block_pos), each at 0 % */
+	for (int k = 0; k < 2; k++) {
+		uint64_t bs = k ? 256 << 10 : 4096;
+
+		mkparams(&p, k ? "seq-write" : "rand-write", tmp, "gz", ranks, 1, 1);
+		p.bs = bs;
+		p.file_size = size;
+		p.keep_files = 1;
+		bench_job_free(run(&p, 1));
+		gz = gzip_size(path);
+		printf("gzip -6 of 8 MiB written by %s of %llu bytes: %.2f %% smaller\n",
+		    k ? "seq-write" : "rand-write", (unsigned long long)bs,
+		    100.0 * (1.0 - (double)gz / (double)size));
+		ck_assert_uint_gt(gz, size * 98 / 100);
+		ck_assert_uint_eq(dup_chunks(path, size), 0);
+	}
 
 	mkparams(&p, "rand-write", tmp, "gz", ranks, 1, 1);
 	p.bs = 4096;
@@ -1964,6 +2015,7 @@ main(void)
 	tcase_add_test(tco, t_perm_coverage);
 	tcase_add_test(tco, t_perm_chisquare);
 	tcase_add_test(tco, t_block_stamp_in);
+	tcase_add_test(tco, t_pool_span);
 	suite_add_tcase(s, tco);
 	return cu_run(s);
 }
