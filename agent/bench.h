@@ -149,7 +149,7 @@ struct bench_pool {
 	uint8_t *buf;
 	size_t len;			/* span + the longest slice */
 	size_t span;			/* slice start positions */
-	size_t places;			/* starts in each huge page, or 0 */
+	size_t places;			/* starts per huge page of span, or 0 */
 	uint64_t seed;
 	int huge;			/* buf is bench_buf_alloc(len, huge) */
 };

@@ -138,14 +138,14 @@ bench_md_src(const struct bench_pool *p, uint32_t rank, uint64_t key)
 /* A block that straddles two huge pages of the writer's pool copy is two
  * physically separate pieces: O_DIRECT writes of 1 MiB blocks from
  * anywhere in the span went 7-10 % slower here than from within one page
- * (README, "Where a block starts in the pool").  The span, and so the
- * variety of the data, stays 8 MiB. */
+ * (doc/measurements.md, "Where a block starts in the pool").  The span,
+ * and so the variety of the data, stays 8 MiB. */
 size_t
 bench_block_pos(const struct bench_pool *p, uint32_t rank, uint64_t off)
 {
 	uint64_t h = pool_hash(p, rank, off), idx;
 
-	if (p->places == 0 || p->span < BENCH_HUGE)
+	if (p->places == 0)
 		return (size_t)(h % (p->span / BENCH_ALIGN)) * BENCH_ALIGN;
 	idx = h % ((p->span / BENCH_HUGE) * p->places);
 	return (size_t)(idx / p->places) * BENCH_HUGE + (size_t)(idx % p->places) * BENCH_ALIGN;

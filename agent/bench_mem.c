@@ -45,8 +45,9 @@ bench_buf_alloc(size_t len, int huge)
 	/* 4 KiB pages are faulted in here, in one pass of the kernel's, which
 	 * hands out longer runs of adjacent frames than faulting them one by
 	 * one as the buffer is first written: an O_DIRECT writer's pool copy
-	 * went from 1.35-1.68 to 1.18-1.30 device requests per MiB (README,
-	 * "4k-pages").  Huge ones only after the advice below. */
+	 * went from 1.35-1.68 to 1.18-1.30 device requests per MiB
+	 * (doc/measurements.md, "Where a block starts in the pool").  Huge ones
+	 * only after the advice below. */
 	p = mmap(NULL, size + extra, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS |
 	    (huge ? 0 : MAP_POPULATE), -1, 0);
 	if (p == MAP_FAILED)

@@ -205,12 +205,13 @@ skipped(int v)
 	return direct && (var[v].way == W_IOV || var[v].way == W_IOV_TOUCH);
 }
 
-/* Cut the pool's slices as variant v does. */
+/* Cut the pool's slices as variant v does (a span under a huge page has
+ * no huge pages to keep blocks within). */
 static void
 use_variant(struct bench_pool *pool, int v)
 {
 	pool->span = var[v].span ? var[v].span : pool->span;
-	pool->places = var[v].anywhere ? 0 : fit_places;
+	pool->places = var[v].anywhere || pool->span < BENCH_HUGE ? 0 : fit_places;
 }
 
 /* One run of variant v on NTHR threads; bytes/s, or -1.  copy[i] is
@@ -338,10 +339,10 @@ main(int argc, char **argv)
 	printf("%d threads x %llu MiB, 1 MiB writes, %d rounds, %s%s\n", NTHR,
 	    (unsigned long long)(size >> 20), rounds,
 	    shared ? "one shared file (N-to-1)" : "a file each (N-to-N)", direct ? ", O_DIRECT" : "");
-	bench_pool_free(&pool);
 	for (int i = 0; i < NTHR; i++) {
 		bench_buf_free(copy[i], pool.len, 1);
 		bench_buf_free(one[i], BS, 1);
 	}
+	bench_pool_free(&pool);
 	return 0;
 }
