@@ -16,8 +16,12 @@
  * set only when the channel says its node's exchange is complete (DONE);
  * any other end closes it.
  * An idle link that the agent closes, or that says anything, is closed.
- * The holder exits after --persist seconds without a channel, or on
- * SIGTERM/SIGINT or `knobctl mux --stop`, closing every link cleanly. */
+ * The holder exits after --persist seconds without a channel (never with
+ * --persist 0, as under systemd), or on SIGTERM/SIGINT or `knobctl mux
+ * --stop`, closing every link cleanly: exit status 0.  When the CA, its CRL
+ * or the controller certificate changed under it, it closes every link and
+ * exits 1: it could not go on holding, and a supervisor (controller/
+ * knob-mux.service, Restart=on-failure) starts it again on the new files. */
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -98,8 +102,9 @@ struct mux {
 	struct mux_chan *chans;	/* every channel */
 	struct ev_timer idle_t, sweep_t;
 	struct mux_chan *fresh, *fresh_tail;	/* no first line yet, oldest first */
-	double persist;
+	double persist;		/* 0: no idle exit */
 	int stop;
+	int stale;		/* stopped on a trust change: exit 1 */
 	char trust[65];		/* ctl_trust_id when we started */
 	uid_t uid;		/* ours: the only peers served */
 	size_t nchan, nlinks, nnodes, nasked;
@@ -338,7 +343,7 @@ chan_trust(struct mux_chan *ch, const char *id)
 	if (ctl_trust_id(m->ctl, now) < 0 || strcmp(now, m->trust) != 0) {
 		log_warnx("mux: the CA, its CRL or the controller certificate changed: "
 		    "closing every link");
-		m->stop = 1;
+		m->stop = m->stale = 1;
 		chan_say(ch, "stale\n");
 		return;
 	}
@@ -554,6 +559,14 @@ idle_timeout(void *arg)
 	}
 }
 
+/* (Re)start the idle clock, unless the holder persists until told to stop. */
+static void
+idle_arm(struct mux *m)
+{
+	if (m->persist > 0)
+		ev_timer_set(m->ev, &m->idle_t, (uint64_t)(m->persist * 1e9), idle_timeout, m);
+}
+
 static void
 chan_free(struct mux_chan *ch)
 {
@@ -580,7 +593,7 @@ chan_free(struct mux_chan *ch)
 	free(ch->tab);
 	free(ch);
 	if (--m->nchan == 0)
-		ev_timer_set(m->ev, &m->idle_t, (uint64_t)(m->persist * 1e9), idle_timeout, m);
+		idle_arm(m);
 }
 
 /* Write what this round of events queued for each channel. */
@@ -896,7 +909,8 @@ mux_close_all(struct mux *m)
 	ev_base_free(m->ev);
 }
 
-/* Run the holder until it is told to stop or stays unused. */
+/* Run the holder until it is told to stop or stays unused (0), or its
+ * trust changed (1). */
 static int
 mux_serve(struct mux *m)
 {
@@ -914,7 +928,7 @@ mux_serve(struct mux *m)
 		fprintf(stderr, "knobctl mux: cannot start its event loop\n");
 		return 1;
 	}
-	ev_timer_set(m->ev, &m->idle_t, (uint64_t)(m->persist * 1e9), idle_timeout, m);
+	idle_arm(m);
 	fprintf(stderr, "knobctl mux: holding connections on %s\n", m->path);
 	while (!m->stop && ev_run_once(m->ev, -1) == 0) {
 		flush_dirty(m);
@@ -925,13 +939,13 @@ mux_serve(struct mux *m)
 	}
 	log_info("mux: %llu links opened, %llu reuses", m->opened, m->reused);
 	mux_close_all(m);
-	return 0;
+	return m->stale;
 }
 
 enum { M_PERSIST = 256, M_STOP, M_STATUS };
 
 static const struct opt mux_opts[] = {
-	{ M_PERSIST, "persist", OPT_ARG, "S", "exit after S seconds without a command (default 600)", 0 },
+	{ M_PERSIST, "persist", OPT_ARG, "S", "exit after S seconds without a command (default 600; 0: never)", 0 },
 	{ M_STOP, "stop", OPT_NOARG, NULL, "tell the running holder to close its links and exit", 0 },
 	{ M_STATUS, "status", OPT_NOARG, NULL, "print the running holder's links and counters", 0 },
 	OPT_END
@@ -953,8 +967,10 @@ cmd_mux(struct ctl *ctl, int argc, char **argv)
 		switch (ch) {
 		case M_PERSIST:
 			m->persist = strtod(optarg, &end);
-			if (*end != '\0' || !(m->persist > 0 && m->persist <= 86400 * 30)) {
-				fprintf(stderr, "knobctl mux: --persist: seconds, more than 0\n");
+			if (end == optarg || *end != '\0' || !(m->persist >= 0 &&
+			    m->persist <= 86400 * 30)) {
+				fprintf(stderr, "knobctl mux: --persist: seconds, 0 (never) to "
+				    "2592000\n");
 				free(m);
 				return 2;
 			}
@@ -983,8 +999,9 @@ cmd_mux(struct ctl *ctl, int argc, char **argv)
 const struct cmd_entry cmd_mux_entry = {
 	"mux", "", "hold the nodes' TLS connections open between commands (like ssh's ControlMaster)",
 	0, mux_opts, cmd_mux,
-	"Runs in the foreground (start it with & or a systemd unit) until --persist\n"
-	"seconds pass without a command, SIGTERM, or mux --stop.  Its socket,\n"
+	"Runs in the foreground (start it with &, or knob-mux.service) until --persist\n"
+	"seconds pass without a command, SIGTERM, or mux --stop (exit 0), or until\n"
+	"the CA, its CRL or the controller certificate changes (exit 1).  Its socket,\n"
 	"knob-mux.sock next to the results database, is private (mode 0600; only\n"
 	"this uid may connect).  ping, facts, apply, verify, rollback and active\n"
 	"then go through it; --no-mux dials the nodes directly.  Benchmarks, sweeps\n"

@@ -38,6 +38,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 
 #include "ca.h"
 #include "harness.h"
@@ -634,12 +635,78 @@ START_TEST(trust_change_stops_holder)
 	for (int i = 0; i < NNODES; i++)
 		ck_assert_int_eq(via(err, h.node[i].name), -1);
 	ck_assert_ptr_nonnull(strstr(err, "node01: TLS full handshake"));
-	ck_assert_int_eq(cu_reap(mux_pid), 0);
+	/* it could not go on holding: exit 1, which knob-mux.service restarts */
+	ck_assert_int_eq(cu_reap(mux_pid), 1);
 	mux_pid = 0;
 	log = cu_slurp(mux_err);
 	ck_assert_ptr_nonnull(strstr(log, "changed: closing every link"));
 	free(log);
 	ck_assert_int_eq(access(sock, F_OK), -1);
+	free(out);
+	free(err);
+}
+END_TEST
+
+/* Has the holder exited?  Its status in *(int *)arg. */
+static int
+holder_exited(void *arg)
+{
+	int st;
+
+	if (waitpid(mux_pid, &st, WNOHANG) != mux_pid)
+		return 0;
+	*(int *)arg = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	mux_pid = 0;
+	return 1;
+}
+
+/* Start a holder with ARGS and serve one ping through it. */
+static void
+holder_with(const char *args)
+{
+	char *out = NULL, *err = NULL;
+
+	cu_write(mux_err, 0644, "%s", "");
+	mux_pid = harness_knobctl_bg(&h, "/dev/null", mux_err, "--log-level info mux %s", args);
+	ck_assert_int_gt(mux_pid, 0);
+	ck_assert_msg(cu_wait(mux_ready, NULL, 20) >= 0, "%s", cu_slurp(mux_err));
+	ck_assert_int_eq(ctl(&out, &err, "ping -a"), 0);
+	ck_assert_int_eq(via(err, "node01"), 0);
+	free(out);
+	free(err);
+}
+
+/* How the holder ends: SIGTERM and an idle --persist are exit 0 with the
+ * socket gone; --persist 0 has no idle exit (knob-mux.service runs it so);
+ * a bad --persist is a usage error. */
+START_TEST(persist_and_exit_status)
+{
+	char *out = NULL, *err = NULL, *log;
+	int st = -1;
+
+	kill(mux_pid, SIGTERM);
+	ck_assert_int_eq(cu_reap(mux_pid), 0);
+	mux_pid = 0;
+	ck_assert_int_eq(access(sock, F_OK), -1);
+	holder_with("--persist 1");
+	ck_assert_msg(cu_wait(holder_exited, &st, 20) >= 0, "--persist 1: still running");
+	ck_assert_int_eq(st, 0);
+	log = cu_slurp(mux_err);
+	ck_assert_msg(strstr(log, "1 s without a command: exiting"), "%s", log);
+	free(log);
+	ck_assert_int_eq(access(sock, F_OK), -1);
+	holder_with("--persist 0");
+	/* nothing to wait for: an exit that must not come, over 3 times the
+	 * idle time the holder above left after */
+	ck_assert_msg(cu_wait(holder_exited, &st, 3) < 0, "--persist 0 exited (%d)", st);
+	ck_assert_int_eq(ctl(&out, &err, "ping -a"), 0);
+	ck_assert_int_eq(via(err, "node01"), 1);
+	for (int i = 0; i < 3; i++) {
+		static const char *const bad[] = { "-1", "", "2592001" };
+
+		ck_assert_int_eq(ctl(&out, &err, "mux --persist '%s'", bad[i]), 2);
+		ck_assert_msg(strstr(err, "--persist: seconds, 0 (never) to 2592000"), "%s", err);
+	}
 	free(out);
 	free(err);
 }
@@ -659,6 +726,7 @@ main(void)
 	tcase_add_test(tc, timeout_drops_link);
 	tcase_add_test(tc, bad_input_and_private_socket);
 	tcase_add_test(tc, trust_change_stops_holder);
+	tcase_add_test(tc, persist_and_exit_status);
 	tcase_add_test(tc, silent_flood);
 	tcase_add_test(tc, holder_killed_mid_command);
 	tcase_add_test(tc, knobctl_side);

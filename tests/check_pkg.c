@@ -140,13 +140,50 @@ START_TEST(dpkg_install_chroot)
 }
 END_TEST
 
+/* The holder's unit in the same container (pkg-nspawn.sh's output from
+ * "== the connection holder"): not enabled by the package; started, it
+ * holds node01's link (a second ping reuses it) on a private socket; a
+ * renewed controller certificate makes the next command dial itself and
+ * the holder exit 1, and Restart=on-failure brings it back on the new
+ * files; systemctl stop is a clean exit that removes the socket.  Then both
+ * units run again and the package is removed: prerm stops and disables
+ * both, /var/lib/knob stays. */
+static void
+holder_under_systemd(const char *out)
+{
+	const char *mux = strstr(out, "== the connection holder: knob-mux.service");
+	const char *renew = mux ? strstr(mux, "-- a renewed controller certificate") : NULL;
+
+	ck_assert_msg(mux && renew, "%s", out);
+	ck_assert_ptr_nonnull(strstr(mux, "mux enabled: disabled\n"));
+	ck_assert_ptr_nonnull(strstr(mux, "mux status: links 0 "));
+	ck_assert_ptr_nonnull(strstr(mux, "mux ping 1: node01: via the connection holder "
+	    "(new link)  1 ok\n"));
+	ck_assert_ptr_nonnull(strstr(mux, "mux ping 2: node01: via the connection holder "
+	    "(reused link)  1 ok\n"));
+	ck_assert_ptr_nonnull(memmem(mux, (size_t)(renew - mux), "NRestarts=0", 11));
+	ck_assert_ptr_nonnull(strstr(mux, "mux socket: 600 root\n"));
+	ck_assert_ptr_nonnull(strstr(renew, "mux ping after renewal: direct stale 1 ok\n"));
+	ck_assert_ptr_nonnull(strstr(renew, "changed: closing every link"));
+	ck_assert_ptr_nonnull(strstr(renew, "code=exited, status=1/FAILURE"));
+	ck_assert_ptr_nonnull(strstr(renew, "NRestarts=1"));
+	ck_assert_ptr_nonnull(strstr(renew, "mux ping 3: node01: via the connection holder "
+	    "(new link)  1 ok\n"));
+	ck_assert_ptr_nonnull(strstr(renew, "mux after stop: inactive success socket gone\n"));
+	/* removal: prerm stops and disables both units, the state stays */
+	ck_assert_ptr_nonnull(strstr(renew, "before remove: active active \n"));
+	ck_assert_ptr_nonnull(strstr(renew, "after remove: inactive inactive  mux unit enabled: no\n"
+	    "state dir kept: 700\n"));
+}
+
 /* The packaged unit under a real systemd: a systemd-nspawn container
  * booted from a scratch tree holding the installed .deb
  * (tests/pkg-nspawn.sh), in a network namespace of this test.  Without
  * certificates the agent is neither enabled nor running; the postinst,
  * run again once they exist, enables and starts it through the
  * container's systemctl; it answers a TLS ping, is restarted by systemd
- * after a SIGKILL, stops cleanly, and the container powers off. */
+ * after a SIGKILL, stops cleanly, and the container powers off; the
+ * holder's unit runs there too (holder_under_systemd). */
 START_TEST(unit_under_systemd)
 {
 	const char *bin = getenv("KNOB_BIN");
@@ -175,6 +212,7 @@ START_TEST(unit_under_systemd)
 	    "NRestarts=1\nActiveState=active"));
 	ck_assert_ptr_nonnull(strstr(cert, "after stop: inactive  success"));
 	ck_assert_ptr_nonnull(strstr(cert, "container exit: 0\n== done"));
+	holder_under_systemd(out);
 	free(out);
 }
 END_TEST

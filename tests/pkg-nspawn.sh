@@ -11,8 +11,11 @@
 # install without certificates and boot (the agent must stay disabled and
 # stopped), then put certificates in place and run the package's postinst
 # inside the running container (real systemctl: it enables and starts
-# knobd.service), ping the agent over TLS, kill it (systemd restarts it),
-# stop the unit, power off.  Prints what it saw; the caller checks it.
+# knobd.service), ping the agent over TLS, kill it (systemd restarts it);
+# then the connection holder's unit (knob-mux.service, not enabled by the
+# package): started, pings go through it, a renewed controller certificate
+# makes it exit 1 and systemd restarts it, stopped; stop the agent; start
+# both and remove the package (prerm stops and disables both); power off.  Prints what it saw; the caller checks it.
 # Exit 0 only when every step ran.
 set -eu
 deb=$1 t=$2 ns=$3 knobctl=$4
@@ -62,23 +65,33 @@ cp "$t/ca/node01.crt" "$S/etc/knob/node.crt"
 install -m 0600 "$t/ca/node01.key" "$S/etc/knob/node.key"
 in_ct /var/lib/dpkg/info/knob.postinst configure
 echo "enabled: $(in_ct systemctl is-enabled knobd.service || true)"
-cat > "$t/cluster.xml" <<EOF
+# A one-node inventory in $1 whose ca.crt, ctl.crt and ctl.key are under
+# $2 (relative to it).
+write_cluster() {
+	cat > "$1" <<EOF
 <?xml version="1.0"?>
 <cluster port="7420">
-  <tls ca="ca/ca.crt" cert="ca/ctl.crt" key="ca/ctl.key"/>
+  <tls ca="$2ca.crt" cert="$2ctl.crt" key="$2ctl.key"/>
   <node name="node01" addr="127.0.0.1"/>
 </cluster>
 EOF
-# Ping the agent over TLS until it answers (30 s); print the answer.
-ping_agent() {
+}
+# Run "$@" until it succeeds, every 0.1 s for 30 s at most; its output is
+# in $t/try.out.
+retry() {
 	i=0
-	until ip netns exec "$ns" "$knobctl" -c "$t/cluster.xml" --timeout 5 ping -w node01 \
-	    >"$t/ping.out" 2>&1; do
+	until "$@" >"$t/try.out" 2>&1; do
 		i=$((i + 1))
-		[ $i -lt 300 ] || break
+		[ $i -lt 300 ] || return 1
 		sleep 0.1
 	done
-	echo "ping: $(cat "$t/ping.out")"
+}
+write_cluster "$t/cluster.xml" ca/
+# Ping the agent over TLS until it answers; print the answer.
+ping_agent() {
+	retry ip netns exec "$ns" "$knobctl" -c "$t/cluster.xml" --timeout 5 ping -w node01 ||
+	    true
+	echo "ping: $(cat "$t/try.out")"
 }
 ping_agent
 in_ct systemctl show knobd.service -p ActiveState -p SubState -p NRestarts
@@ -100,10 +113,67 @@ in_ct systemctl show knobd.service -p ActiveState -p NRestarts
 echo "journal:"
 in_ct journalctl -u knobd.service --no-pager -o cat | grep -v '^$' | head -n 20
 
+echo "== the connection holder: knob-mux.service"
+echo "mux enabled: $(in_ct systemctl is-enabled knob-mux.service || true)"
+# the container is its own head node: controller credentials and inventory
+"$knobctl" ca issue "$t/ca" ctl2 --controller >/dev/null
+install -m 0600 "$t/ca/ctl.key" "$S/etc/knob/ctl.key"
+cp "$t/ca/ctl.crt" "$S/etc/knob/ctl.crt"
+write_cluster "$S/etc/knob/cluster.xml" ""
+# Wait until a holder answers `knobctl mux --status`; print its answer.
+mux_up() {
+	retry in_ct knobctl mux --status || true
+	echo "mux status: $(cat "$t/try.out")"
+}
+# A ping from inside the container, and how it reached node01.
+mux_ping() {
+	in_ct knobctl --log-level debug ping -w node01 >"$t/mping.out" 2>&1 || true
+	echo "$1: $(grep -o 'node01: via the connection holder ([a-z ]*)' "$t/mping.out" ||
+	    echo direct) $(grep -o 'stale' "$t/mping.out" | head -n 1) $(grep -o '1 ok' "$t/mping.out")"
+}
+in_ct systemctl start knob-mux.service
+mux_up
+mux_ping "mux ping 1"
+mux_ping "mux ping 2"
+in_ct systemctl show knob-mux.service -p ActiveState -p NRestarts
+echo "mux socket: $(in_ct stat -c '%a %U' /var/lib/knob/knob-mux.sock)"
+echo "-- a renewed controller certificate: the holder exits 1, systemd restarts it"
+mpid=$(in_ct systemctl show -P MainPID knob-mux.service)
+cp "$t/ca/ctl2.crt" "$S/etc/knob/ctl.crt"
+install -m 0600 "$t/ca/ctl2.key" "$S/etc/knob/ctl.key"
+mux_ping "mux ping after renewal"
+i=0
+while [ $i -lt 300 ]; do	# 30 s (RestartSec=2s)
+	new=$(in_ct systemctl show -P MainPID knob-mux.service)
+	[ "$new" != 0 ] && [ "$new" != "$mpid" ] && break
+	i=$((i + 1))
+	sleep 0.1
+done
+mux_up
+in_ct systemctl show knob-mux.service -p ActiveState -p NRestarts
+mux_ping "mux ping 3"
+echo "mux journal:"
+in_ct journalctl -u knob-mux.service --no-pager -o cat | grep -v '^$' | head -n 20
+in_ct systemctl stop knob-mux.service
+echo "mux after stop: $(in_ct systemctl is-active knob-mux.service || true)" \
+    "$(in_ct systemctl show -P Result knob-mux.service)" \
+    "socket $(in_ct test -e /var/lib/knob/knob-mux.sock && echo left || echo gone)"
+
 echo "== stop"
 in_ct systemctl stop knobd.service
 echo "after stop: $(in_ct systemctl is-active knobd.service || true) " \
     "$(in_ct systemctl show -P Result knobd.service)"
+
+echo "== remove: prerm stops and disables the agent and the holder"
+in_ct systemctl enable --now knob-mux.service >/dev/null 2>&1
+in_ct systemctl start knobd.service
+retry in_ct knobctl mux --status || true
+echo "before remove: $(in_ct systemctl is-active knobd.service knob-mux.service | tr '\n' ' ')"
+in_ct dpkg -r knob >/dev/null
+echo "after remove: $(in_ct systemctl is-active knobd.service knob-mux.service | tr '\n' ' ')" \
+    "mux unit enabled: $(in_ct sh -c 'ls /etc/systemd/system/*/knob-mux.service 2>/dev/null' ||
+    echo no)"
+echo "state dir kept: $(in_ct stat -c %a /var/lib/knob)"
 
 echo "== power off"
 kill -TERM "$nspawn"
