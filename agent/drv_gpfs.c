@@ -236,4 +236,5 @@ const struct tune_driver drv_gpfs = {
 	.restart_note = "takes effect when mmfsd restarts",
 	.check = gpfs_check,
 	.costly_read = 1,
+	.defers = 1,
 };

@@ -42,6 +42,7 @@ struct item {
 	int written;		/* this transaction wrote it */
 	int werr;		/* its write failed: not retried */
 	int pending;		/* the write takes effect after a restart */
+	int reconfig;		/* put back: write even if it reads back (item_done) */
 	int moved;		/* a pass ended with it not holding: watched after writes */
 	int unread;		/* written, not read back yet (after is stale) */
 	int kind, rank;
@@ -202,6 +203,14 @@ item_holds(const struct item *it)
 	if (it->wanted == NULL || it->pending)
 		return 1;
 	return it->after != NULL && strcmp(it->after, it->wanted) == 0;
+}
+
+/* Nothing left to write: it holds, and no configured value may differ
+ * from the live one (reconfig). */
+static int
+item_done(const struct item *it)
+{
+	return item_holds(it) && !it->reconfig;
 }
 
 static int
@@ -425,6 +434,8 @@ write_item(struct agent *a, struct item *it, int restore, int later)
 	it->unread = !(rc < 0 || !later || it->d->costly_read);
 	if (!it->unread)
 		reread(a, it, NULL, 0);
+	if (rc >= 0)
+		it->reconfig = 0;
 	if (rc < 0) {
 		it->werr = 1;
 		set_msg(it, rc, msg);
@@ -500,7 +511,7 @@ converge(struct agent *a, struct plan *p, const size_t *idx, size_t n, int resto
 			 * written by the next pass */
 			if (lastw && !it->d->costly_read && (pass > 0 || same_target(lastw, it)))
 				reread(a, it, NULL, 0);
-			if (item_holds(it))
+			if (item_done(it))
 				continue;
 			lastw = it;
 			/* in the first pass nothing looks at a written value
@@ -525,7 +536,7 @@ converge(struct agent *a, struct plan *p, const size_t *idx, size_t n, int resto
 			it->unread = 0;
 			if (!it->d->costly_read && !it->werr)
 				reread(a, it, NULL, 0);
-			if (!item_holds(it)) {
+			if (!item_done(it)) {
 				it->moved = 1;
 				bad++;
 			}
@@ -657,6 +668,22 @@ pend_find(const struct journal *j, const struct item *it)
 	if (it->target == NULL)
 		return -1;
 	return journal_find(j->pend, j->npend, it->s->driver, it->target, it->s->attr);
+}
+
+/* it puts a value back (rollback, switch, crash recovery): with a driver
+ * that defers (gpfs), the configured value may differ from the live one
+ * even when it reads back already: when the target's pending-restart mark
+ * is for another value, or, recovering a transaction (which may have
+ * written before its marks were saved), always.  Then it is written. */
+static void
+mark_reconfig(const struct journal *j, struct item *it, int recovering)
+{
+	long k;
+
+	if (it->d == NULL || !it->d->defers || it->wanted == NULL)
+		return;
+	k = pend_find(j, it);
+	it->reconfig = recovering || (k >= 0 && strcmp(j->pend[k].value, it->wanted) != 0);
 }
 
 /* Items not classified yet whose target carries a pending-restart mark for
@@ -853,7 +880,8 @@ plan_add_switch(struct agent *a, const struct journal *j, struct plan *p)
 			free(it->target);
 			it->target = NULL;
 			it->state = KNOB__KEY_STATE__KEY_SKIPPED;	/* stays journaled */
-		}
+		} else
+			mark_reconfig(j, it, 0);
 	}
 }
 
@@ -880,7 +908,8 @@ classify_apply(struct plan *p, const size_t *idx, size_t n)
 			it->state = KNOB__KEY_STATE__KEY_FAILED;
 		else if (it->pending)
 			it->state = KNOB__KEY_STATE__KEY_PENDING_RESTART;
-		else if (item_holds(it) && strcmp(it->before, it->wanted) == 0)
+		else if (item_holds(it) && strcmp(it->before, it->wanted) == 0 &&
+		    !(it->kind == IK_SWITCH && it->written))	/* reconfig: restored */
 			it->state = KNOB__KEY_STATE__KEY_UNCHANGED;
 		else if (item_holds(it))	/* written, or moved into place by a coupled write */
 			it->state = it->kind == IK_SWITCH ? KNOB__KEY_STATE__KEY_RESTORED :
@@ -900,9 +929,10 @@ classify_apply(struct plan *p, const size_t *idx, size_t n)
 }
 
 /* After a failure: put back every key this transaction moved, in order,
- * re-read until they hold.  Returns the number that did not come back. */
+ * re-read until they hold; why is the message of the keys that came back.
+ * Returns the number that did not come back. */
 static size_t
-revert(struct agent *a, struct plan *p, const size_t *idx, size_t n)
+revert(struct agent *a, struct plan *p, const size_t *idx, size_t n, const char *why)
 {
 	size_t *rv = xcalloc(n ? n : 1, sizeof(*rv)), nr = 0, bad;
 
@@ -914,6 +944,7 @@ revert(struct agent *a, struct plan *p, const size_t *idx, size_t n)
 			continue;	/* not moved by this transaction */
 		it->set_to = it->wanted;
 		it->wanted = xstrdup(it->before);
+		it->reconfig = it->pending;	/* configured, not live: write it back */
 		it->werr = it->pending = 0;
 		free(it->clobber);
 		it->clobber = NULL;
@@ -923,10 +954,10 @@ revert(struct agent *a, struct plan *p, const size_t *idx, size_t n)
 	for (size_t k = 0; k < nr; k++) {
 		struct item *it = &p->v[rv[k]];
 
-		if (item_holds(it)) {
+		if (item_done(it)) {
 			if (it->state != KNOB__KEY_STATE__KEY_FAILED) {
 				it->state = KNOB__KEY_STATE__KEY_REVERTED;
-				set_msg(it, 0, "restored because another key failed");
+				set_msg(it, 0, why);
 			}
 			it->written = 0;
 		} else {
@@ -1113,7 +1144,7 @@ apply_revert(struct agent *a, struct plan *p, const size_t *idx, size_t n,
     Knob__ApplyResult *res, char *rmsg, size_t rlen)
 {
 	res->reverted = 1;
-	if (revert(a, p, idx, n) > 0)
+	if (revert(a, p, idx, n, "restored because another key failed") > 0)
 		snprintf(rmsg, rlen, "a key failed; some changes could NOT be reverted (kept "
 		    "in the journal for rollback)");
 	else
@@ -1121,14 +1152,56 @@ apply_revert(struct agent *a, struct plan *p, const size_t *idx, size_t n,
 		    "reverted");
 }
 
+static void recover(struct agent *a, struct tune_state *t, const char *why);
+
+/* The commit's save failed (rc): the journal on disk still holds the
+ * transaction, which the agent's next start would undo.  Undo it now, as
+ * that start would, so that the node, the journal and the answer agree:
+ * the keys go back, the journal in memory becomes the one on disk (the
+ * state before this apply, with its transaction undone by recover), and
+ * the apply fails. */
+static void
+commit_undo(struct agent *a, struct tune_state *t, struct plan *p, const size_t *idx,
+    size_t n, Knob__ApplyResult *res, int rc, char *rmsg, size_t rlen)
+{
+	struct journal disk = { 0 };
+	char why[TUNE_MSG_MAX];
+	size_t bad;
+
+	res->reverted = 1;
+	snprintf(why, sizeof(why), "restored: the journal could not be saved (%s)", strerror(-rc));
+	bad = revert(a, p, idx, n, why);
+	if (journal_load(t->journal_path, &disk) < 0) {
+		log_warnx("journal %s: cannot be read back: check the node's settings",
+		    t->journal_path);
+		journal_free(&disk);
+	} else {
+		journal_free(&t->j);
+		t->j = disk;
+		if (t->j.sysroot == NULL)	/* no file: nothing was saved yet */
+			t->j.sysroot = xstrdup(a->sysroot);
+		snprintf(why, sizeof(why), "could not be committed (%s)", strerror(-rc));
+		if (t->j.in_txn) {
+			recover(a, t, why);
+			if (journal_save(t->journal_path, &t->j) < 0)
+				log_warnx("journal %s: still holds transaction %s: the next "
+				    "start undoes it again", t->journal_path, res->txn_id);
+		}
+	}
+	snprintf(rmsg, rlen, "the journal %s could not be saved (%s): %s", t->journal_path,
+	    strerror(-rc), bad > 0 ? "some changes could NOT be reverted (the agent tries "
+	    "again at its next start)" : "every change of this transaction was reverted");
+}
+
 /* The commit after the steps: originals and pending marks into the
  * journal, the new active profile and its settings unless reverted, the
  * transaction closed and the journal saved. */
 static void
-apply_commit(struct tune_state *t, const struct plan *p, const size_t *idx, size_t n,
+apply_commit(struct agent *a, struct plan *p, const size_t *idx, size_t n,
     const Knob__ApplyRequest *req, Knob__ApplyResult *res, int failed, char *rmsg,
     size_t rlen)
 {
+	struct tune_state *t = a->tune;
 	char name[sizeof(t->j.active)];
 	int rc;
 
@@ -1142,9 +1215,9 @@ apply_commit(struct tune_state *t, const struct plan *p, const size_t *idx, size
 	res->txn_id = xstrdup(t->j.txn_id);
 	txn_clear(&t->j);
 	if ((rc = journal_save(t->journal_path, &t->j)) < 0) {
-		log_warnx("journal %s: %s", t->journal_path, strerror(-rc));
-		snprintf(rmsg, rlen, "applied, but the journal could not be updated: %s",
-		    strerror(-rc));
+		log_warnx("journal %s: %s: undoing transaction %s", t->journal_path,
+		    strerror(-rc), res->txn_id);
+		commit_undo(a, t, p, idx, n, res, rc, rmsg, rlen);
 	}
 	if (rmsg[0] == '\0')
 		snprintf(rmsg, rlen, "%s", failed ? "applied with failures (--keep-going)" :
@@ -1182,7 +1255,7 @@ apply_locked(struct agent *a, const Knob__ApplyRequest *req, Knob__ApplyResult *
 	/* step 4: on failure restore what this transaction changed */
 	if (failed && !req->keep_going)
 		apply_revert(a, &p, idx, n, res, rmsg, sizeof(rmsg));
-	apply_commit(t, &p, idx, n, req, res, failed, rmsg, sizeof(rmsg));
+	apply_commit(a, &p, idx, n, req, res, failed, rmsg, sizeof(rmsg));
 done:
 	free(idx);
 	res->message = xstrdup(rmsg);
@@ -1326,6 +1399,7 @@ plan_restore(struct agent *a, const struct journal *j, struct plan *p, const str
 		if (read_before(a, it) < 0)
 			continue;	/* FAILED: cannot read it */
 		it->state = KNOB__KEY_STATE__KEY_UNSPECIFIED;
+		mark_reconfig(j, it, !rollback);
 		if (rollback && !force && !e->restoring && e->set && !item_holds(it) &&
 		    strcmp(it->before, e->set) != 0 && !pending_was(j, e, it->before)) {
 			char m[TUNE_MSG_MAX];
@@ -1349,7 +1423,7 @@ restore_plan(struct agent *a, struct plan *p, const struct pause *pz)
 	for (size_t k = 0; k < n; k++) {
 		struct item *it = &p->v[idx[k]];
 
-		if (item_holds(it)) {
+		if (item_done(it)) {
 			it->state = it->pending ? KNOB__KEY_STATE__KEY_PENDING_RESTART :
 			    KNOB__KEY_STATE__KEY_RESTORED;
 			if (!it->written && it->before && strcmp(it->before, it->wanted) == 0)
@@ -1426,6 +1500,9 @@ tune_rollback(struct agent *a, const Knob__RollbackRequest *req, Knob__RollbackR
 	journal_set_clear(&t->j);
 	for (size_t i = 0; i < p.n; i++)
 		t->j.orig[p.v[i].jidx].restoring = item_pending(&p.v[i]);
+	/* a journal that cannot be saved loses nothing here (the file keeps
+	 * the originals): the restores go ahead; an emptied journal is then
+	 * removed, which needs no room (check_tune test_state_dir_full_at_rollback) */
 	if (p.n > 0 && (rc = journal_save(t->journal_path, &t->j)) < 0)
 		log_warnx("journal %s: %s", t->journal_path, strerror(-rc));
 	nk = p.n;
@@ -1483,12 +1560,12 @@ tune_rollback_result_free(Knob__RollbackResult *res)
  * targets go back to their pre-transaction values in write order, re-read
  * until they hold.  Those that do not stay as originals for rollback. */
 static void
-recover(struct agent *a, struct tune_state *t)
+recover(struct agent *a, struct tune_state *t, const char *why)
 {
 	struct plan p = { 0 };
 
-	log_warnx("journal %s: transaction %s (profile '%s') was interrupted; undoing %zu "
-	    "key(s)", t->journal_path, t->j.txn_id, t->j.txn_profile, t->j.ntxn);
+	log_warnx("journal %s: transaction %s (profile '%s') %s; undoing %zu key(s)",
+	    t->journal_path, t->j.txn_id, t->j.txn_profile, why, t->j.ntxn);
 	plan_restore(a, &t->j, &p, t->j.txn, t->j.ntxn, 0, 0);
 	if (restore_plan(a, &p, NULL) > 0)
 		log_warnx("recovery: some key(s) could not be restored");
@@ -1588,7 +1665,7 @@ tune_init(struct agent *a)
 		t->j.sysroot = xstrdup(a->sysroot);	/* new, or from before the field */
 	a->tune = t;
 	if (t->j.in_txn) {
-		recover(a, t);
+		recover(a, t, "was interrupted");
 		if ((rc = journal_save(t->journal_path, &t->j)) < 0) {
 			log_err("journal %s: %s", t->journal_path, strerror(-rc));
 			a->tune = NULL;

@@ -109,6 +109,11 @@ struct tune_driver {
 	int (*protect)(struct agent *a, const Knob__Setting *s, const char *target,
 	    char *msg, size_t msglen);
 	int costly_read;	/* read() runs a command: no re-read after every write */
+	/* write() may accept a value that takes effect only after a restart
+	 * (TUNE_PENDING_RESTART): the configured value can differ from the
+	 * live one, so putting a value back writes it even when it reads back
+	 * already (gpfs: mmchconfig). */
+	int defers;
 	int path_keys;		/* keys name paths: an exact one that is missing would fail */
 };
 

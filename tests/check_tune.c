@@ -12,6 +12,7 @@
  * private network namespace (unshare) of the forked test process. */
 #include <check.h>
 #include <dirent.h>
+#include <pthread.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -1037,6 +1038,7 @@ gpfs_pending_standins(void)
 	    "kv=$1; k=${kv%%%%=*}; v=${kv#*=}; shift\n"
 	    "echo \"$kv $*\" >> '%s/mmchconfig.log'\n"
 	    "grep -q \"^$k \" '%s' || { echo \"mmchconfig: Unknown attribute $k\" >&2; exit 1; }\n"
+	    "[ \"$kv\" = maxMBpS=666 ] && { echo 'mmchconfig: maxMBpS 666 refused' >&2; exit 1; }\n"
 	    "sed -i \"s/^$k .*/$k $v/\" '%s'\n"
 	    "if [ \"$k\" = maxMBpS ]; then sed -i \"s/^$k .*/$k $v/\" '%s'; fi\n"
 	    "exit 0\n", tmp, gcfg, gcfg, glive);
@@ -1594,13 +1596,14 @@ wait_pause(const char *where)
 /* A child process that applies (or rolls back) with a pause at one point;
  * it is SIGKILLed there.  Returns its pid. */
 static pid_t
-start_paused(const struct s *set, size_t n, const char *where, int rollback)
+start_paused(const char *sysroot, const struct s *set, size_t n, const char *where,
+    int rollback)
 {
 	pid_t pid = fork();
 
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
-		struct agent *a = mk_agent("");
+		struct agent *a = mk_agent(sysroot);
 
 		if (rollback) {
 			Knob__RollbackRequest req = KNOB__ROLLBACK_REQUEST__INIT;
@@ -1642,7 +1645,7 @@ START_TEST(test_kill_at_pause_points)
 	set_originals(&o);
 	for (size_t i = 0; i < nitems(set); i++)
 		set[i].key = loopdev;
-	pid = start_paused(set, nitems(set), where, 0);
+	pid = start_paused("", set, nitems(set), where, 0);
 	wait_pause(where);
 	ck_assert_int_eq(kill(pid, SIGKILL), 0);
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
@@ -1658,7 +1661,7 @@ START_TEST(test_kill_at_pause_points)
 	tune_apply_result_free(&r);
 	rm_agent(ag);
 	ag = NULL;
-	pid = start_paused(set, nitems(set), "after the first write", 1);
+	pid = start_paused("", set, nitems(set), "after the first write", 1);
 	wait_pause("after the first write");
 	ck_assert_int_eq(kill(pid, SIGKILL), 0);
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
@@ -1672,7 +1675,130 @@ START_TEST(test_kill_at_pause_points)
 }
 END_TEST
 
+/* GPFS's configured value (the stand-in's gpfs.cfg) of pagepool. */
+static const char *
+gpfs_cfg_pagepool(void)
+{
+	static char buf[1024];
+	char *p;
+
+	ck_assert_int_gt(read_small_file(gcfg, buf, sizeof(buf)), 0);
+	ck_assert_ptr_nonnull(p = strstr(buf, "pagepool "));
+	p += strlen("pagepool ");
+	p[strcspn(p, "\n")] = '\0';
+	return p;
+}
+
+/* The ways an apply is undone while its pagepool=16G waits for an mmfsd
+ * restart (mmchconfig configured it; mmdiag still shows the original 4G):
+ * a rollback, a revert (a later key fails), a switch to a profile without
+ * pagepool, and crash recovery (killed after the write pass).  Each must
+ * configure the original again through mmchconfig although the live value
+ * already reads as the original; otherwise the next mmfsd restart brings
+ * 16G back with nothing journaled to undo it.  Stand-ins: see
+ * gpfs_pending_standins. */
+static const char *const gpfs_undo_cases[] = { "rollback", "revert", "switch", "recovery" };
+
+START_TEST(test_gpfs_pending_undone)
+{
+	const char *how = gpfs_undo_cases[_i];
+	static const struct s p16[] = {
+		{ "gpfs", "pagepool", NULL, "16G", 0, NULL },
+		{ "gpfs", "maxMBpS", NULL, "8000", 0, NULL },
+	};
+	static const struct s bad[] = {
+		{ "gpfs", "pagepool", NULL, "16G", 0, NULL },
+		{ "gpfs", "maxMBpS", NULL, "666", 0, NULL },
+	};
+	static const struct s other[] = { { "gpfs", "maxMBpS", NULL, "4000", 0, NULL } };
+	Knob__ApplyResult r;
+	Knob__RollbackResult rb;
+	char log[256], buf[4096];
+	pid_t pid;
+	int st;
+
+	fprintf(stderr, "-- gpfs pending undone by %s\n", how);
+	gpfs_pending_standins();
+	if (strcmp(how, "recovery") == 0) {
+		pid = start_paused(root, p16, nitems(p16), "after the write pass", 0);
+		wait_pause("after the write pass");
+		ck_assert_str_eq(gpfs_cfg_pagepool(), "16G");	/* configured, not live */
+		ck_assert_int_eq(kill(pid, SIGKILL), 0);
+		ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+		ag = mk_agent(root);	/* recovery */
+		ck_assert_int_eq(ag->tune->j.in_txn, 0);
+	} else {
+		ag = mk_agent(root);
+		do_apply(ag, "gpfs-client", strcmp(how, "revert") == 0 ? bad : p16, 2, 0, 0, &r);
+		dump(r.keys, r.n_keys);
+		ck_assert_int_eq(find_key(r.keys, r.n_keys, "pagepool", NULL)->state,
+		    strcmp(how, "revert") == 0 ? KNOB__KEY_STATE__KEY_REVERTED :
+		    KNOB__KEY_STATE__KEY_PENDING_RESTART);
+		ck_assert_int_eq(r.reverted, strcmp(how, "revert") == 0);
+		tune_apply_result_free(&r);
+	}
+	if (strcmp(how, "rollback") == 0) {
+		ck_assert_str_eq(gpfs_cfg_pagepool(), "16G");
+		ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+		dump(rb.keys, rb.n_keys);
+		ck_assert(rb.complete);
+		for (size_t i = 0; i < rb.n_keys; i++)
+			ck_assert_int_eq(rb.keys[i]->state, KNOB__KEY_STATE__KEY_RESTORED);
+		tune_rollback_result_free(&rb);
+	} else if (strcmp(how, "switch") == 0) {
+		do_apply(ag, "other", other, nitems(other), 0, 0, &r);
+		dump(r.keys, r.n_keys);
+		ck_assert_int_eq(find_key(r.keys, r.n_keys, "pagepool", NULL)->state,
+		    KNOB__KEY_STATE__KEY_RESTORED);
+		tune_apply_result_free(&r);
+	}
+	ck_assert_str_eq(gpfs_cfg_pagepool(), "4294967296");
+	ck_assert_int_eq(ag->tune->j.npend, 0);
+	snprintf(log, sizeof(log), "%s/mmchconfig.log", tmp);
+	ck_assert_int_gt(read_small_file(log, buf, sizeof(buf)), 0);
+	ck_assert_msg(strstr(buf, "pagepool=4294967296 -i -N node01"), "%s", buf);
+	gpfs_restart();	/* the original stays after mmfsd restarts */
+	ck_assert_str_eq(gpfs_cfg_pagepool(), "4294967296");
+	ck_assert_int_gt(read_small_file(glive, buf, sizeof(buf)), 0);
+	ck_assert_ptr_nonnull(strstr(buf, "pagepool 4294967296\n"));
+}
+END_TEST
+
 /* ------------------------------------------------------------ full disk */
+static void fill_state_dir(void);
+
+/* Non-default originals, the loop device as set's key, the state directory
+ * on a 64 KiB tmpfs in a private mount namespace of this forked test
+ * (nothing leaks), filled to its last block when full, and the agent. */
+static void
+tiny_state_dir(struct s *set, size_t n, struct orig *o, int full)
+{
+	char cmd[512];
+
+	set_originals(o);
+	for (size_t i = 0; i < n; i++)
+		set[i].key = loopdev;
+	ck_assert_int_eq(unshare(CLONE_NEWNS), 0);
+	ck_assert_int_eq(system("mount --make-rprivate /"), 0);
+	mkdir(state, 0700);
+	snprintf(cmd, sizeof(cmd), "mount -t tmpfs -o size=64k tmpfs '%s'", state);
+	ck_assert_int_eq(system(cmd), 0);
+	if (full)
+		fill_state_dir();
+	ag = mk_agent("");
+}
+
+/* Fill the state directory to its last block. */
+static void
+fill_state_dir(void)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "dd if=/dev/zero of='%s/fill' bs=4k 2>/dev/null; "
+	    "test -s '%s/fill'", state, state);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
 /* The state directory on a tiny tmpfs filled to the last block (in a
  * private mount namespace of this forked test, so nothing leaks): the
  * journal cannot be written, so nothing is written, and every key is
@@ -1681,23 +1807,12 @@ START_TEST(test_state_dir_full)
 {
 	Knob__ApplyResult r;
 	struct orig o;
-	char cmd[512];
 	struct s set[] = {
 		{ "blockdev", NULL, "scheduler", "mq-deadline", 0, NULL },
 		{ "blockdev", NULL, "read_ahead_kb", "1M", 0, NULL },
 	};
 
-	set_originals(&o);
-	for (size_t i = 0; i < nitems(set); i++)
-		set[i].key = loopdev;
-	ck_assert_int_eq(unshare(CLONE_NEWNS), 0);
-	ck_assert_int_eq(system("mount --make-rprivate /"), 0);
-	mkdir(state, 0700);
-	snprintf(cmd, sizeof(cmd), "mount -t tmpfs -o size=64k tmpfs '%s' && "
-	    "dd if=/dev/zero of='%s/fill' bs=4k 2>/dev/null; test -s '%s/fill'", state, state,
-	    state);
-	ck_assert_int_eq(system(cmd), 0);
-	ag = mk_agent("");
+	tiny_state_dir(set, nitems(set), &o, 1);
 	do_apply(ag, "full", set, nitems(set), 0, 0, &r);
 	dump(r.keys, r.n_keys);
 	ck_assert_uint_gt(r.n_keys, 0);
@@ -1708,6 +1823,126 @@ START_TEST(test_state_dir_full)
 	}
 	ck_assert_ptr_nonnull(strstr(r.message, "No space left on device; nothing written"));
 	tune_apply_result_free(&r);
+	assert_originals(&o);
+}
+END_TEST
+
+/* An apply on a thread of its own, paused before its commit. */
+struct paused_apply {
+	const struct s *set;
+	size_t n;
+	Knob__ApplyResult r;
+};
+
+static void *
+apply_before_commit(void *arg)
+{
+	struct paused_apply *pa = arg;
+
+	apply_pause_ms = 60000;
+	apply_pause_at = "before commit";
+	do_apply(ag, "full", pa->set, pa->n, 0, 0, &pa->r);
+	return NULL;
+}
+
+/* SIGUSR1 ends a test pause early (usleep returns EINTR). */
+static void
+on_usr1(int sig)
+{
+	(void)sig;
+}
+
+/* The state directory fills up while an apply is paused before its commit
+ * (the transaction is on disk and the keys are written): the commit cannot
+ * be saved, so the apply undoes itself now, as the agent's next start
+ * would, and fails.  Every key is back at its (non-default) original, no
+ * profile is active, and an agent started on that state directory once
+ * there is room finds nothing to undo, re-apply or roll back. */
+START_TEST(test_state_dir_full_at_commit)
+{
+	struct s set[] = {
+		{ "blockdev", NULL, "scheduler", "mq-deadline", 0, NULL },
+		{ "blockdev", NULL, "read_ahead_kb", "1M", 0, NULL },
+	};
+	struct paused_apply pa = { .set = set, .n = nitems(set) };
+	struct sigaction sa = { .sa_handler = on_usr1 };	/* no SA_RESTART */
+	Knob__RollbackResult rb;
+	struct orig o;
+	char cmd[512];
+	pthread_t th;
+
+	tiny_state_dir(set, nitems(set), &o, 0);
+	ck_assert_int_eq(sigaction(SIGUSR1, &sa, NULL), 0);
+	ck_assert_int_eq(pthread_create(&th, NULL, apply_before_commit, &pa), 0);
+	wait_pause("before commit");
+	ck_assert_str_eq(sched_now(), "mq-deadline");	/* written, not committed */
+	/* the pause's marker goes first: its page must not free up later */
+	snprintf(cmd, sizeof(cmd), "%s/test-pause", state);
+	ck_assert_int_eq(unlink(cmd), 0);
+	fill_state_dir();
+	ck_assert_int_eq(pthread_kill(th, SIGUSR1), 0);
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	dump(pa.r.keys, pa.r.n_keys);
+	ck_assert(pa.r.reverted);
+	ck_assert_msg(strstr(pa.r.message, "could not be saved (No space left on device): every "
+	    "change of this transaction was reverted"), "%s", pa.r.message);
+	for (size_t i = 0; i < pa.r.n_keys; i++)
+		if (pa.r.keys[i]->state != KNOB__KEY_STATE__KEY_UNCHANGED) {
+			ck_assert_int_eq(pa.r.keys[i]->state, KNOB__KEY_STATE__KEY_REVERTED);
+			ck_assert_ptr_nonnull(strstr(pa.r.keys[i]->message,
+			    "restored: the journal could not be saved"));
+		}
+	tune_apply_result_free(&pa.r);
+	assert_originals(&o);
+	ck_assert_str_eq(active_pub(ag, 0), "");
+	rm_agent(ag);
+	snprintf(cmd, sizeof(cmd), "%s/fill", state);
+	ck_assert_int_eq(unlink(cmd), 0);
+	ag = mk_agent("");
+	assert_originals(&o);
+	ck_assert_str_eq(active_pub(ag, 0), "");
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	ck_assert_str_eq(rb.message, "nothing to roll back");
+	tune_rollback_result_free(&rb);
+	assert_originals(&o);
+}
+END_TEST
+
+/* The state directory fills up after an apply: a rollback still restores
+ * every (non-default) original and completes, because an emptied journal
+ * is removed, which needs no room; an agent started on that state
+ * directory has nothing to re-apply. */
+START_TEST(test_state_dir_full_at_rollback)
+{
+	struct s set[] = {
+		{ "blockdev", NULL, "scheduler", "mq-deadline", 0, NULL },
+		{ "blockdev", NULL, "read_ahead_kb", "1M", 0, NULL },
+	};
+	Knob__ApplyResult r;
+	Knob__RollbackResult rb;
+	struct orig o;
+	char cmd[512];
+	size_t got;
+
+	tiny_state_dir(set, nitems(set), &o, 0);
+	do_apply(ag, "full", set, nitems(set), 0, 0, &r);
+	all_changed(&r);
+	tune_apply_result_free(&r);
+	fill_state_dir();
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	dump(rb.keys, rb.n_keys);
+	ck_assert(rb.complete);
+	ck_assert_int_eq(sscanf(rb.message, "%zu original", &got), 1);
+	ck_assert_uint_ge(got, 2);
+	ck_assert_msg(strstr(rb.message, "original value(s) restored; journal cleared"), "%s",
+	    rb.message);
+	tune_rollback_result_free(&rb);
+	assert_originals(&o);
+	snprintf(cmd, sizeof(cmd), "%s/tune-journal.json", state);
+	ck_assert_int_eq(access(cmd, F_OK), -1);
+	rm_agent(ag);
+	ag = mk_agent("");
+	ck_assert_str_eq(active_pub(ag, 0), "");
 	assert_originals(&o);
 }
 END_TEST
@@ -2186,6 +2421,9 @@ tune_suite(void)
 	tcase_add_test(tc, test_clobbered);
 	tcase_add_loop_test(tc, test_kill_at_pause_points, 0, (int)nitems(pause_points));
 	tcase_add_test(tc, test_state_dir_full);
+	tcase_add_loop_test(tc, test_gpfs_pending_undone, 0, (int)nitems(gpfs_undo_cases));
+	tcase_add_test(tc, test_state_dir_full_at_commit);
+	tcase_add_test(tc, test_state_dir_full_at_rollback);
 	tcase_add_test(tc, test_check_would_fail);
 	tcase_add_test(tc, test_check_sched_module);
 	tcase_add_test(tc, test_protected_glob);
