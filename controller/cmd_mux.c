@@ -23,6 +23,7 @@
  * exits 1: it could not go on holding, and a supervisor (controller/
  * knob-mux.service, Restart=on-failure) starts it again on the new files. */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -105,6 +106,7 @@ struct mux {
 	double persist;		/* 0: no idle exit */
 	int stop;
 	int stale;		/* stopped on a trust change: exit 1 */
+	int spare;		/* kept to refuse a channel when out of descriptors */
 	char trust[65];		/* ctl_trust_id when we started */
 	uid_t uid;		/* ours: the only peers served */
 	size_t nchan, nlinks, nnodes, nasked;
@@ -271,8 +273,20 @@ wait_remove(struct mux_node *mn)
 	mn->wnext = mn->wprev = NULL;
 }
 
+/* Does another idle link go to lk's node?  Commands that overlapped on a
+ * node each got a link; one idle link per node is kept, so the holder's
+ * descriptors do not grow with how many commands ever overlapped. */
+static int
+idle_twin(const struct mux_link *lk)
+{
+	for (const struct mux_link *o = *link_slot(lk->m, lk->key); o; o = o->next)
+		if (o != lk && o->mn == NULL && strcmp(o->key, lk->key) == 0)
+			return 1;
+	return 0;
+}
+
 /* Forget mn; its link goes back to the idle set when keep (a complete
- * exchange), else it closes. */
+ * exchange) and its node has no idle link yet, else it closes. */
 static void
 node_free(struct mux_node *mn, int keep)
 {
@@ -283,7 +297,7 @@ node_free(struct mux_node *mn, int keep)
 	*pp = mn->hnext;
 	wait_remove(mn);
 	node_asked(mn, 0);
-	if (mn->link && keep)
+	if (mn->link && keep && !idle_twin(mn->link))
 		mn->link->mn = NULL;
 	else if (mn->link)
 		link_free(mn->link);
@@ -426,7 +440,7 @@ node_open(struct mux_chan *ch, uint32_t id, const uint8_t *p, size_t len)
 	memcpy(line, p, len);
 	line[len] = '\0';
 	if (sscanf(line, "%255s %255s %d %lf", name, addr, &port, &ct) != 4 || port <= 0 ||
-	    port > 65535 || !(ct > 0 && ct < 3600))
+	    port > 65535 || !(ct >= OPT_SECONDS_MIN && ct <= OPT_SECONDS_MAX))
 		return -1;
 	mn = xcalloc(1, sizeof(*mn));
 	mn->ch = ch;
@@ -797,6 +811,24 @@ fresh_add(struct mux *m, struct mux_chan *ch)
 		ev_timer_set(m->ev, &m->sweep_t, MUX_HEADER_NS, sweep_silent, m);
 }
 
+/* Out of descriptors: the waiting connection would keep the listener
+ * readable, and the loop spinning.  Take it with the spare descriptor and
+ * close it: that knobctl sees the holder go and dials the nodes itself. */
+static void
+refuse_one(struct mux *m, int lfd)
+{
+	int c;
+
+	if (m->spare < 0)
+		return;
+	close(m->spare);
+	if ((c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) >= 0)
+		close(c);
+	m->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	log_warnx("mux: out of file descriptors (%d links, %zu channels): refused a command; "
+	    "it dials the nodes itself", (int)m->nlinks, m->nchan);
+}
+
 /* New channels: only from our own uid. */
 static void
 listen_event(int fd, uint32_t events, void *arg)
@@ -832,6 +864,8 @@ listen_event(int fd, uint32_t events, void *arg)
 		ev_timer_del(m->ev, &m->idle_t);
 		fresh_add(m, ch);
 	}
+	if (errno == EMFILE || errno == ENFILE)
+		refuse_one(m, fd);
 }
 
 static void
@@ -904,6 +938,8 @@ mux_close_all(struct mux *m)
 			link_free(m->tab[b]);	/* idle: the channels took theirs */
 	unlink(m->path);
 	close(m->lfd);
+	if (m->spare >= 0)
+		close(m->spare);
 	if (m->sfd >= 0)
 		close(m->sfd);
 	ev_base_free(m->ev);
@@ -929,6 +965,7 @@ mux_serve(struct mux *m)
 		return 1;
 	}
 	idle_arm(m);
+	m->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	fprintf(stderr, "knobctl mux: holding connections on %s\n", m->path);
 	while (!m->stop && ev_run_once(m->ev, -1) == 0) {
 		flush_dirty(m);
@@ -962,6 +999,7 @@ cmd_mux(struct ctl *ctl, int argc, char **argv)
 	m->ctl = ctl;
 	m->persist = 600;
 	m->sfd = -1;
+	m->spare = -1;
 	m->uid = geteuid();
 	while ((ch = opt_next(ctl, argc, argv)) != -1) {
 		switch (ch) {

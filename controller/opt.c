@@ -215,13 +215,14 @@ getopt_error(struct ctl *ctl, int ch, char **argv)
 	return '?';
 }
 
+/* A timeout in seconds, OPT_SECONDS_MIN to OPT_SECONDS_MAX. */
 static int
-positive(const char *s, double *out)
+seconds(const char *s, double *out)
 {
 	char *end;
 	double v = strtod(s, &end);
 
-	if (end == s || *end || !(v > 0))
+	if (end == s || *end || !(v >= OPT_SECONDS_MIN && v <= OPT_SECONDS_MAX))
 		return -1;
 	*out = v;
 	return 0;
@@ -246,10 +247,12 @@ apply_shared(struct ctl *ctl, int id)
 	switch (id) {
 	case G_CLUSTER: ctl->cluster_path = optarg; return 0;
 	case G_JSON: ctl->json = 1; return 0;
-	case G_TIMEOUT: return positive(optarg, &ctl->timeout) < 0 ? opt_bad_value(ctl, "--timeout"), -1 : 0;
+	case G_TIMEOUT:
+		return seconds(optarg, &ctl->timeout) < 0 ?
+		    opt_bad_value(ctl, "--timeout (seconds, 0.001 to 86400)"), -1 : 0;
 	case G_CTIMEOUT:
-		return positive(optarg, &ctl->connect_timeout) < 0 ?
-		    opt_bad_value(ctl, "--connect-timeout"), -1 : 0;
+		return seconds(optarg, &ctl->connect_timeout) < 0 ?
+		    opt_bad_value(ctl, "--connect-timeout (seconds, 0.001 to 86400)"), -1 : 0;
 	case G_CA: ctl->ca = optarg; return 0;
 	case G_CERT: ctl->cert = optarg; return 0;
 	case G_KEY: ctl->key = optarg; return 0;

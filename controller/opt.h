@@ -31,6 +31,11 @@ struct opt {
 };
 #define OPT_END { 0, NULL, 0, NULL, NULL, 0 }
 
+/* --timeout and --connect-timeout, in seconds (the connection holder
+ * takes the same range in its OPEN messages) */
+#define OPT_SECONDS_MIN 0.001
+#define OPT_SECONDS_MAX 86400.0
+
 #define CMD_NODES	0x1	/* -w NODESET (repeatable, additive), -x NODESET, -a */
 #define CMD_FANOUT	0x2	/* --fanout N, --threads N */
 #define CMD_NOINV	0x4	/* runs without loading the inventory */

@@ -160,7 +160,12 @@ START_TEST(usage_errors)
 		{ "ping --bogus -w n1", 2, "knobctl ping: unknown option --bogus", 0 },
 		{ "ping -w", 2, "option -w needs a value", 0 },
 		{ "ping --fanout 0 -w n1", 2, "bad --fanout '0'", 0 },
-		{ "ping -w n1 --timeout -3", 2, "bad --timeout '-3'", 0 },
+		{ "ping -w n1 --timeout -3", 2, "bad --timeout (seconds, 0.001 to 86400) '-3'", 0 },
+		{ "ping -w n1 --timeout inf", 2, "bad --timeout (seconds, 0.001 to 86400) 'inf'", 0 },
+		{ "ping -w n1 --connect-timeout 0.0001", 2,
+		    "bad --connect-timeout (seconds, 0.001 to 86400) '0.0001'", 0 },
+		{ "ping -w n1 --connect-timeout 86401", 2,
+		    "bad --connect-timeout (seconds, 0.001 to 86400) '86401'", 0 },
 		{ "ping", 2, "no targets: use -w NODESET or -a", 0 },
 		/* verify does not take apply's options */
 		{ "verify p --check -w n1", 2, "unknown option --check", 0 },

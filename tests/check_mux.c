@@ -27,6 +27,7 @@
  * - a new CRL: the next command is told the holder is stale and dials
  *   itself (full handshakes), and the holder closes its links and exits. */
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -35,6 +36,7 @@
 #include <unistd.h>
 #include <poll.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -647,6 +649,108 @@ START_TEST(trust_change_stops_holder)
 }
 END_TEST
 
+/* Does `knobctl mux --status` print arg? */
+static int
+status_says(void *arg)
+{
+	char *out = NULL;
+	int ok;
+
+	ok = harness_knobctl(&h, &out, NULL, "mux --status") == 0 && out &&
+	    strstr(out, (const char *)arg) != NULL;
+	free(out);
+	return ok;
+}
+
+/* A channel for one node: "chan", OPEN node i as id 0, and the holder's
+ * answer (K with "new" or "reused"); the channel's fd. */
+static int
+chan_open_node(int i, char *how, size_t len)
+{
+	char line[256], type;
+	uint32_t id;
+	int fd = mux_dial();
+
+	ck_assert_int_eq(write(fd, "chan\n", 5), 5);
+	snprintf(line, sizeof(line), "%s %s 7420 5", h.node[i].name, h.node[i].addr);
+	hub_msg(fd, 'O', 0, line, strlen(line));
+	ck_assert_int_eq(hub_flush(fd), 0);
+	ck_assert_int_ge(hub_read(fd, &type, &id, how, len), 0);
+	ck_assert_int_eq(type, 'K');
+	return fd;
+}
+
+/* Two commands need node01 at the same time: the second gets a new link.
+ * When both are done, one idle link per node stays, so the holder's
+ * descriptors do not grow with how many commands ever overlapped. */
+START_TEST(one_idle_link_per_node)
+{
+	char *out = NULL, *err = NULL, how[64];
+	int a, b;
+
+	ck_assert_int_eq(ctl(&out, &err, "ping -a"), 0);
+	a = chan_open_node(0, how, sizeof(how));
+	ck_assert_str_eq(how, "reused");
+	b = chan_open_node(0, how, sizeof(how));
+	ck_assert_str_eq(how, "new");
+	ck_assert_int_eq(ctl(&out, &err, "mux --status"), 0);
+	ck_assert_msg(strstr(out, "links 4 channels 2 "), "%s", out);
+	hub_msg(a, 'D', 0, "", 0);
+	ck_assert_int_eq(hub_flush(a), 0);
+	hub_msg(b, 'D', 0, "", 0);
+	ck_assert_int_eq(hub_flush(b), 0);
+	close(a);
+	close(b);
+	ck_assert_msg(cu_wait(status_says, (char *)(uintptr_t)"links 3 channels 0 ", 10) >= 0,
+	    "more than one idle link per node stays");
+	ck_assert_int_eq(ctl(&out, &err, "ping -a"), 0);
+	for (int i = 0; i < NNODES; i++)
+		ck_assert_int_eq(via(err, h.node[i].name), 1);
+	free(out);
+	free(err);
+}
+END_TEST
+
+/* Out of file descriptors (its limit lowered to what it holds plus a
+ * few): the holder refuses the channels it cannot take (they see it
+ * close at once, so it does not spin on a listener that stays readable),
+ * a command meanwhile dials the nodes itself and succeeds, and once the
+ * channels are gone the holder serves again on its links. */
+START_TEST(out_of_descriptors)
+{
+	char *out = NULL, *err = NULL, path[64], *log;
+	struct rlimit rl;
+	int fds[16], nfd = 0, refused = 0;
+	DIR *d;
+
+	ck_assert_int_eq(ctl(&out, &err, "ping -a"), 0);
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)mux_pid);
+	ck_assert_ptr_nonnull(d = opendir(path));
+	while (readdir(d) != NULL)
+		nfd++;
+	closedir(d);
+	rl.rlim_cur = rl.rlim_max = (rlim_t)(nfd - 2 + 4);	/* . and .. */
+	ck_assert_int_eq(prlimit(mux_pid, RLIMIT_NOFILE, &rl, NULL), 0);
+	for (int i = 0; i < 16; i++)
+		fds[i] = mux_dial();
+	for (int i = 0; i < 16; i++)
+		refused += cu_wait(at_eof, &fds[i], i < 4 ? 0 : 10) >= 0;
+	ck_assert_int_ge(refused, 10);
+	log = cu_slurp(mux_err);
+	ck_assert_ptr_nonnull(strstr(log, "out of file descriptors"));
+	free(log);
+	ck_assert_int_eq(ctl(&out, &err, "ping -a"), 0);
+	ck_assert_ptr_nonnull(strstr(out, "3 ok"));
+	for (int i = 0; i < 16; i++)
+		close(fds[i]);
+	ck_assert_msg(cu_wait(status_says, (char *)(uintptr_t)"channels 0 ", 10) >= 0, "channels stay open");
+	ck_assert_int_eq(ctl(&out, &err, "ping -a"), 0);
+	ck_assert_int_eq(via(err, "node01"), 1);
+	free(out);
+	free(err);
+}
+END_TEST
+
 /* Has the holder exited?  Its status in *(int *)arg. */
 static int
 holder_exited(void *arg)
@@ -677,8 +781,9 @@ holder_with(const char *args)
 }
 
 /* How the holder ends: SIGTERM and an idle --persist are exit 0 with the
- * socket gone; --persist 0 has no idle exit (knob-mux.service runs it so);
- * a bad --persist is a usage error. */
+ * socket gone; --persist 0 has no idle exit (knob-mux.service runs it so)
+ * and serves a command with a long --connect-timeout; a bad --persist is
+ * a usage error. */
 START_TEST(persist_and_exit_status)
 {
 	char *out = NULL, *err = NULL, *log;
@@ -700,6 +805,9 @@ START_TEST(persist_and_exit_status)
 	 * idle time the holder above left after */
 	ck_assert_msg(cu_wait(holder_exited, &st, 3) < 0, "--persist 0 exited (%d)", st);
 	ck_assert_int_eq(ctl(&out, &err, "ping -a"), 0);
+	ck_assert_int_eq(via(err, "node01"), 1);
+	/* any --connect-timeout knobctl takes, the holder takes too */
+	ck_assert_int_eq(ctl(&out, &err, "--connect-timeout 7200 ping -a"), 0);
 	ck_assert_int_eq(via(err, "node01"), 1);
 	for (int i = 0; i < 3; i++) {
 		static const char *const bad[] = { "-1", "", "2592001" };
@@ -727,6 +835,8 @@ main(void)
 	tcase_add_test(tc, bad_input_and_private_socket);
 	tcase_add_test(tc, trust_change_stops_holder);
 	tcase_add_test(tc, persist_and_exit_status);
+	tcase_add_test(tc, one_idle_link_per_node);
+	tcase_add_test(tc, out_of_descriptors);
 	tcase_add_test(tc, silent_flood);
 	tcase_add_test(tc, holder_killed_mid_command);
 	tcase_add_test(tc, knobctl_side);
