@@ -43,6 +43,7 @@ struct item {
 	int werr;		/* its write failed: not retried */
 	int pending;		/* the write takes effect after a restart */
 	int reconfig;		/* put back: write even if it reads back (item_done) */
+	int keep_orig;		/* switch item a write of this transaction moves: stays journaled */
 	int moved;		/* a pass ended with it not holding: watched after writes */
 	int unread;		/* written, not read back yet (after is stale) */
 	int kind, rank;
@@ -851,6 +852,24 @@ check_classify(struct plan *p, char *rmsg, size_t len)
 	    nfail);
 }
 
+/* The previous profile's key e is also an attribute the kernel moves when
+ * this transaction writes another key (coupled item c): it goes back to
+ * its original, written after that key (the drivers' order), and its
+ * original stays journaled, because undoing this transaction moves it
+ * again. */
+static void
+switch_coupled(struct plan *p, struct item *c, const struct journal *j, const struct jentry *e)
+{
+	Knob__Setting tmp;
+
+	jentry_setting(e, &tmp);
+	c->s = plan_own(p, &tmp, NULL, NULL, NULL, "previous profile (switch)");
+	c->kind = IK_SWITCH;
+	c->keep_orig = 1;
+	c->wanted = xstrdup(e->value);
+	mark_reconfig(j, c, 0);
+}
+
 /* Switching profiles: every journaled original that the new profile does
  * not set goes back, in the same transaction. */
 static void
@@ -862,12 +881,15 @@ plan_add_switch(struct agent *a, const struct journal *j, struct plan *p)
 		const struct jentry *e = &j->orig[i];
 		Knob__Setting tmp, *s;
 		struct item *it;
+		size_t k;
 		int hit = 0;
 
-		for (size_t k = 0; k < n && !hit; k++)
+		for (k = 0; k < n && !hit; k++)
 			hit = same_key(&p->v[k], e->driver, e->target, e->attr) ||
 			    (p->v[k].state == KNOB__KEY_STATE__KEY_PROTECTED &&
 			    p->v[k].target && strcmp(p->v[k].target, e->target) == 0);
+		if (hit && p->v[k - 1].kind == IK_COUPLED && item_pending(&p->v[k - 1]))
+			switch_coupled(p, &p->v[k - 1], j, e);
 		if (hit || tune_driver_find(e->driver) == NULL)
 			continue;
 		jentry_setting(e, &tmp);
@@ -1043,12 +1065,14 @@ commit_originals(struct journal *j, const struct plan *p, const size_t *idx, siz
 		struct jentry e;
 
 		if (it->kind == IK_SWITCH) {
-			if (it->state == KNOB__KEY_STATE__KEY_RESTORED ||
-			    it->state == KNOB__KEY_STATE__KEY_UNCHANGED) {
-				if (o >= 0) {
-					drop_mark(j, &j->orig[o]);
-					journal_remove(j->orig, &j->norig, (size_t)o);
-				}
+			if ((it->state == KNOB__KEY_STATE__KEY_RESTORED ||
+			    it->state == KNOB__KEY_STATE__KEY_UNCHANGED) && o >= 0 && it->keep_orig) {
+				free(j->orig[o].set);
+				j->orig[o].set = xstrdup(it->after ? it->after : it->wanted);
+			} else if ((it->state == KNOB__KEY_STATE__KEY_RESTORED ||
+			    it->state == KNOB__KEY_STATE__KEY_UNCHANGED) && o >= 0) {
+				drop_mark(j, &j->orig[o]);
+				journal_remove(j->orig, &j->norig, (size_t)o);
 			}
 			continue;
 		}

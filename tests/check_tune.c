@@ -1764,6 +1764,46 @@ START_TEST(test_gpfs_pending_undone)
 }
 END_TEST
 
+/* A switch to a profile whose write moves a key of the previous one: A
+ * sets nr_requests, B only the scheduler, whose change makes the kernel
+ * reset nr_requests.  A's nr_requests is not in B, so it goes back to its
+ * (non-default) original in B's transaction, after the scheduler, as for
+ * any key of A that B leaves out; a rollback then restores everything. */
+START_TEST(test_switch_coupled)
+{
+	struct s a[] = { { "blockdev", NULL, "nr_requests", "64", 0, NULL } };
+	struct s b[] = { { "blockdev", NULL, "scheduler", "mq-deadline", 0, NULL } };
+	Knob__ApplyResult r;
+	Knob__RollbackResult rb;
+	const Knob__KeyResult *k;
+	struct orig o;
+
+	set_originals(&o);
+	a[0].key = b[0].key = loopdev;
+	ag = mk_agent("");
+	do_apply(ag, "A", a, nitems(a), 0, 0, &r);
+	all_changed(&r);
+	tune_apply_result_free(&r);
+	ck_assert_str_eq(sys("nr_requests", loopdev), "64");
+	do_apply(ag, "B", b, nitems(b), 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.reverted, 0);
+	ck_assert_int_eq(find_key(r.keys, r.n_keys, loopdev, "scheduler")->state,
+	    KNOB__KEY_STATE__KEY_CHANGED);
+	k = find_key(r.keys, r.n_keys, loopdev, "nr_requests");
+	ck_assert_int_eq(k->state, KNOB__KEY_STATE__KEY_RESTORED);
+	ck_assert_str_eq(k->after, o.nr);
+	tune_apply_result_free(&r);
+	ck_assert_str_eq(sched_now(), "mq-deadline");
+	ck_assert_str_eq(sys("nr_requests", loopdev), o.nr);
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	dump(rb.keys, rb.n_keys);
+	ck_assert(rb.complete);
+	tune_rollback_result_free(&rb);
+	assert_originals(&o);
+}
+END_TEST
+
 /* ------------------------------------------------------------ full disk */
 static void fill_state_dir(void);
 
@@ -2420,6 +2460,7 @@ tune_suite(void)
 	tcase_add_test(tc, test_coupled_revert);
 	tcase_add_test(tc, test_clobbered);
 	tcase_add_loop_test(tc, test_kill_at_pause_points, 0, (int)nitems(pause_points));
+	tcase_add_test(tc, test_switch_coupled);
 	tcase_add_test(tc, test_state_dir_full);
 	tcase_add_loop_test(tc, test_gpfs_pending_undone, 0, (int)nitems(gpfs_undo_cases));
 	tcase_add_test(tc, test_state_dir_full_at_commit);
