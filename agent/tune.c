@@ -268,6 +268,28 @@ read_before(struct agent *a, struct item *it)
 	return rc;
 }
 
+/* Follow attr of p->v[src]'s target, which writing it may move: its value
+ * is read now and journaled as an original. */
+static void
+add_coupled(struct agent *a, struct plan *p, size_t src, const char *attr)
+{
+	char *origin;
+	Knob__Setting *s;
+	struct item *it;
+
+	origin = xasprintf("moved by the kernel when %s is written", p->v[src].s->attr);
+	s = plan_own(p, p->v[src].s, p->v[src].target, attr, "", origin);
+	free(origin);
+	it = plan_add(p, s, p->v[src].d);	/* may move p->v */
+	it->kind = IK_COUPLED;
+	it->target = xstrdup(p->v[src].target);
+	if (read_before(a, it) != 0) {
+		free(it->target);	/* cannot read it: not ours to restore */
+		it->target = NULL;
+		it->state = KNOB__KEY_STATE__KEY_SKIPPED;
+	}
+}
+
 /* Add the attributes the kernel moves when the plan's keys are written, so
  * that their originals are journaled and come back on rollback. */
 static void
@@ -281,24 +303,39 @@ plan_add_coupled(struct agent *a, struct plan *p)
 		if (!item_pending(&p->v[i]) || p->v[i].target == NULL ||
 		    p->v[i].d->coupled == NULL || (c = p->v[i].d->coupled(p->v[i].s)) == NULL)
 			continue;
-		for (; *c; c++) {
-			const struct item *src = &p->v[i];
-			char *origin;
-			Knob__Setting *s;
-			struct item *it;
+		for (; *c; c++)
+			if (plan_find(p, p->v[i].s->driver, p->v[i].target, *c) < 0)
+				add_coupled(a, p, i, *c);
+	}
+}
 
-			if (plan_find(p, src->s->driver, src->target, *c) >= 0)
+/* --keep-going: a key refused before any write is not written, but a
+ * write to another attribute of its target may still move it (the kernel
+ * resets read_ahead_kb when max_sectors_kb is written): it is followed as
+ * a coupled item too, so that its original is journaled. */
+static void
+plan_couple_refused(struct agent *a, struct plan *p)
+{
+	size_t n = p->n;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct item *f = &p->v[i];
+
+		if (f->kind != IK_SET || f->state != KNOB__KEY_STATE__KEY_FAILED ||
+		    f->target == NULL || f->before == NULL)
+			continue;
+		for (size_t k = 0; k < n; k++) {
+			const struct item *w = &p->v[k];
+			const char *const *c;
+
+			if (!item_pending(w) || !same_target(w, &p->v[i]) || w->d->coupled == NULL ||
+			    (c = w->d->coupled(w->s)) == NULL)
 				continue;
-			origin = xasprintf("moved by the kernel when %s is written", src->s->attr);
-			s = plan_own(p, src->s, src->target, *c, "", origin);
-			free(origin);
-			it = plan_add(p, s, p->v[i].d);
-			it->kind = IK_COUPLED;
-			it->target = xstrdup(p->v[i].target);
-			if (read_before(a, it) != 0) {
-				free(it->target);	/* cannot read it: not ours to restore */
-				it->target = NULL;
-				it->state = KNOB__KEY_STATE__KEY_SKIPPED;
+			while (*c && strcmp(*c, p->v[i].s->attr) != 0)
+				c++;
+			if (*c) {
+				add_coupled(a, p, k, *c);
+				break;
 			}
 		}
 	}
@@ -1151,6 +1188,8 @@ apply_plan(struct agent *a, const Knob__ApplyRequest *req, struct plan *p, char 
 	}
 	for (size_t i = 0; i < p->n; i++)
 		nfail += p->v[i].state == KNOB__KEY_STATE__KEY_FAILED;
+	if (nfail > 0 && req->keep_going)
+		plan_couple_refused(a, p);
 	if (nfail == 0 || req->keep_going)
 		return 1;
 	for (size_t i = 0; i < p->n; i++)

@@ -1804,6 +1804,41 @@ START_TEST(test_switch_coupled)
 }
 END_TEST
 
+/* --keep-going with a key refused before any write (read_ahead_kb 333:
+ * sysfs would keep 332) that another key's write moves (max_sectors_kb
+ * resets read_ahead_kb): the refused key is not written, but the kernel
+ * moves it, so its (non-default) original is journaled anyway and the
+ * rollback brings it back. */
+START_TEST(test_keep_going_refused_coupled)
+{
+	struct s set[] = {
+		{ "blockdev", NULL, "max_sectors_kb", "256", 0, NULL },
+		{ "blockdev", NULL, "read_ahead_kb", "333", 0, NULL },
+	};
+	Knob__ApplyResult r;
+	Knob__RollbackResult rb;
+	struct orig o;
+
+	set_originals(&o);
+	set[0].key = set[1].key = loopdev;
+	ag = mk_agent("");
+	do_apply(ag, "kg", set, nitems(set), 0, 1, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.reverted, 0);
+	ck_assert_int_eq(find_key(r.keys, r.n_keys, loopdev, "max_sectors_kb")->state,
+	    KNOB__KEY_STATE__KEY_CHANGED);
+	ck_assert_int_eq(find_key(r.keys, r.n_keys, loopdev, "read_ahead_kb")->state,
+	    KNOB__KEY_STATE__KEY_FAILED);
+	tune_apply_result_free(&r);
+	ck_assert_str_eq(sys("max_sectors_kb", loopdev), "256");
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	dump(rb.keys, rb.n_keys);
+	ck_assert(rb.complete);
+	tune_rollback_result_free(&rb);
+	assert_originals(&o);
+}
+END_TEST
+
 /* ------------------------------------------------------------ full disk */
 static void fill_state_dir(void);
 
@@ -2461,6 +2496,7 @@ tune_suite(void)
 	tcase_add_test(tc, test_clobbered);
 	tcase_add_loop_test(tc, test_kill_at_pause_points, 0, (int)nitems(pause_points));
 	tcase_add_test(tc, test_switch_coupled);
+	tcase_add_test(tc, test_keep_going_refused_coupled);
 	tcase_add_test(tc, test_state_dir_full);
 	tcase_add_loop_test(tc, test_gpfs_pending_undone, 0, (int)nitems(gpfs_undo_cases));
 	tcase_add_test(tc, test_state_dir_full_at_commit);
