@@ -1764,6 +1764,19 @@ START_TEST(test_gpfs_pending_undone)
 }
 END_TEST
 
+/* Roll ag back: complete, and every (non-default) original of o is back. */
+static void
+rollback_complete(const struct orig *o)
+{
+	Knob__RollbackResult rb;
+
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	dump(rb.keys, rb.n_keys);
+	ck_assert(rb.complete);
+	tune_rollback_result_free(&rb);
+	assert_originals(o);
+}
+
 /* A switch to a profile whose write moves a key of the previous one: A
  * sets nr_requests, B only the scheduler, whose change makes the kernel
  * reset nr_requests.  A's nr_requests is not in B, so it goes back to its
@@ -1774,7 +1787,6 @@ START_TEST(test_switch_coupled)
 	struct s a[] = { { "blockdev", NULL, "nr_requests", "64", 0, NULL } };
 	struct s b[] = { { "blockdev", NULL, "scheduler", "mq-deadline", 0, NULL } };
 	Knob__ApplyResult r;
-	Knob__RollbackResult rb;
 	const Knob__KeyResult *k;
 	struct orig o;
 
@@ -1796,11 +1808,7 @@ START_TEST(test_switch_coupled)
 	tune_apply_result_free(&r);
 	ck_assert_str_eq(sched_now(), "mq-deadline");
 	ck_assert_str_eq(sys("nr_requests", loopdev), o.nr);
-	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
-	dump(rb.keys, rb.n_keys);
-	ck_assert(rb.complete);
-	tune_rollback_result_free(&rb);
-	assert_originals(&o);
+	rollback_complete(&o);
 }
 END_TEST
 
@@ -1816,7 +1824,6 @@ START_TEST(test_keep_going_refused_coupled)
 		{ "blockdev", NULL, "read_ahead_kb", "333", 0, NULL },
 	};
 	Knob__ApplyResult r;
-	Knob__RollbackResult rb;
 	struct orig o;
 
 	set_originals(&o);
@@ -1831,11 +1838,7 @@ START_TEST(test_keep_going_refused_coupled)
 	    KNOB__KEY_STATE__KEY_FAILED);
 	tune_apply_result_free(&r);
 	ck_assert_str_eq(sys("max_sectors_kb", loopdev), "256");
-	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
-	dump(rb.keys, rb.n_keys);
-	ck_assert(rb.complete);
-	tune_rollback_result_free(&rb);
-	assert_originals(&o);
+	rollback_complete(&o);
 }
 END_TEST
 
