@@ -708,6 +708,34 @@ pend_find(const struct journal *j, const struct item *it)
 	return journal_find(j->pend, j->npend, it->s->driver, it->target, it->s->attr);
 }
 
+/* Whether live is the value a pending-restart mark of e's target saw when
+ * knob set it (the set value is not live yet: not a change by someone). */
+static int
+pending_was(const struct journal *j, const struct jentry *e, const char *live)
+{
+	long k = journal_find(j->pend, j->npend, e->driver, e->target, e->attr);
+
+	return k >= 0 && strcmp(j->pend[k].was, live) == 0;
+}
+
+/* Was journal entry e's target changed by someone since knob set it (its
+ * live value, in it, is neither knob's value nor the original)?  Then it
+ * is CHANGED_SINCE, left alone: 1.  Rollback (unless --force) and a switch
+ * judge the same way. */
+static int
+changed_since(const struct journal *j, const struct jentry *e, struct item *it)
+{
+	char m[TUNE_MSG_MAX];
+
+	if (e->restoring || e->set == NULL || item_holds(it) || it->before == NULL ||
+	    strcmp(it->before, e->set) == 0 || pending_was(j, e, it->before))
+		return 0;
+	snprintf(m, sizeof(m), "is %s, knob set %s, original %s: changed since knob set it; "
+	    "left alone (--force writes the original)", it->before, e->set, e->value);
+	set_state(it, KNOB__KEY_STATE__KEY_CHANGED_SINCE, 0, m);
+	return 1;
+}
+
 /* it puts a value back (rollback, switch, crash recovery): with a driver
  * that defers (gpfs), the configured value may differ from the live one
  * even when it reads back already: when the target's pending-restart mark
@@ -939,7 +967,7 @@ plan_add_switch(struct agent *a, const struct journal *j, struct plan *p)
 			free(it->target);
 			it->target = NULL;
 			it->state = KNOB__KEY_STATE__KEY_SKIPPED;	/* stays journaled */
-		} else
+		} else if (!changed_since(j, e, it))
 			mark_reconfig(j, it, 0);
 	}
 }
@@ -1423,16 +1451,6 @@ tune_verify(struct agent *a, const Knob__VerifyRequest *req, Knob__VerifyResult 
 }
 
 /* ------------------------------------------------------------ rollback */
-/* Whether live is the value a pending-restart mark of e's target saw when
- * knob set it (the set value is not live yet: not a change by someone). */
-static int
-pending_was(const struct journal *j, const struct jentry *e, const char *live)
-{
-	long k = journal_find(j->pend, j->npend, e->driver, e->target, e->attr);
-
-	return k >= 0 && strcmp(j->pend[k].was, live) == 0;
-}
-
 /* A plan that writes journal entries v[0..n) back to their values.
  * rollback: judge changed-since from the live values read first (force:
  * restore those too). */
@@ -1463,15 +1481,8 @@ plan_restore(struct agent *a, const struct journal *j, struct plan *p, const str
 			continue;	/* FAILED: cannot read it */
 		it->state = KNOB__KEY_STATE__KEY_UNSPECIFIED;
 		mark_reconfig(j, it, !rollback);
-		if (rollback && !force && !e->restoring && e->set && !item_holds(it) &&
-		    strcmp(it->before, e->set) != 0 && !pending_was(j, e, it->before)) {
-			char m[TUNE_MSG_MAX];
-
-			snprintf(m, sizeof(m), "is %s, knob set %s, original %s: changed since "
-			    "knob set it; left alone (--force writes the original)", it->before,
-			    e->set, e->value);
-			set_state(it, KNOB__KEY_STATE__KEY_CHANGED_SINCE, 0, m);
-		}
+		if (rollback && !force)
+			(void)changed_since(j, e, it);
 	}
 }
 

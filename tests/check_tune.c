@@ -1812,6 +1812,50 @@ START_TEST(test_switch_coupled)
 }
 END_TEST
 
+/* A key of the previous profile that someone changed since knob set it is
+ * left alone by a switch (changed-since), as a rollback leaves it, instead
+ * of being overwritten with its original; it stays journaled, a rollback
+ * leaves it too, and a rollback with --force restores it. */
+START_TEST(test_switch_changed_since)
+{
+	struct s a[] = { { "blockdev", NULL, "read_ahead_kb", "1024", 0, NULL } };
+	struct s b[] = { { "blockdev", NULL, "nr_requests", "64", 0, NULL } };
+	Knob__RollbackRequest force = KNOB__ROLLBACK_REQUEST__INIT;
+	Knob__ApplyResult r;
+	Knob__RollbackResult rb;
+	const Knob__KeyResult *k;
+	struct orig o;
+
+	set_originals(&o);
+	a[0].key = b[0].key = loopdev;
+	ag = mk_agent("");
+	do_apply(ag, "A", a, nitems(a), 0, 0, &r);
+	all_changed(&r);
+	tune_apply_result_free(&r);
+	set_sysfs("read_ahead_kb", "2048");	/* the admin's own change */
+	do_apply(ag, "B", b, nitems(b), 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	k = find_key(r.keys, r.n_keys, loopdev, "read_ahead_kb");
+	ck_assert_int_eq(k->state, KNOB__KEY_STATE__KEY_CHANGED_SINCE);
+	ck_assert_ptr_nonnull(strstr(k->message, "is 2048, knob set 1024, original 332"));
+	tune_apply_result_free(&r);
+	ck_assert_str_eq(sys("read_ahead_kb", loopdev), "2048");
+	ck_assert_str_eq(sys("nr_requests", loopdev), "64");
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	ck_assert(!rb.complete);
+	ck_assert_int_eq(find_key(rb.keys, rb.n_keys, loopdev, "read_ahead_kb")->state,
+	    KNOB__KEY_STATE__KEY_CHANGED_SINCE);
+	tune_rollback_result_free(&rb);
+	ck_assert_str_eq(sys("read_ahead_kb", loopdev), "2048");
+	ck_assert_str_eq(sys("nr_requests", loopdev), o.nr);
+	force.force = 1;
+	ck_assert_int_eq(tune_rollback(ag, &force, &rb), 0);
+	ck_assert(rb.complete);
+	tune_rollback_result_free(&rb);
+	assert_originals(&o);
+}
+END_TEST
+
 /* --keep-going with a key refused before any write (read_ahead_kb 333:
  * sysfs would keep 332) that another key's write moves (max_sectors_kb
  * resets read_ahead_kb): the refused key is not written, but the kernel
@@ -2500,6 +2544,7 @@ tune_suite(void)
 	tcase_add_loop_test(tc, test_kill_at_pause_points, 0, (int)nitems(pause_points));
 	tcase_add_test(tc, test_switch_coupled);
 	tcase_add_test(tc, test_keep_going_refused_coupled);
+	tcase_add_test(tc, test_switch_changed_since);
 	tcase_add_test(tc, test_state_dir_full);
 	tcase_add_loop_test(tc, test_gpfs_pending_undone, 0, (int)nitems(gpfs_undo_cases));
 	tcase_add_test(tc, test_state_dir_full_at_commit);
