@@ -1777,6 +1777,21 @@ rollback_complete(const struct orig *o)
 	assert_originals(o);
 }
 
+/* The start of a switch: non-default originals, the loop device as the
+ * key of a[0] and b[0], and profile A (a[0]) applied. */
+static void
+switch_start(struct s *a, struct s *b, struct orig *o)
+{
+	Knob__ApplyResult r;
+
+	set_originals(o);
+	a[0].key = b[0].key = loopdev;
+	ag = mk_agent("");
+	do_apply(ag, "A", a, 1, 0, 0, &r);
+	all_changed(&r);
+	tune_apply_result_free(&r);
+}
+
 /* A switch to a profile whose write moves a key of the previous one: A
  * sets nr_requests, B only the scheduler, whose change makes the kernel
  * reset nr_requests.  A's nr_requests is not in B, so it goes back to its
@@ -1790,12 +1805,7 @@ START_TEST(test_switch_coupled)
 	const Knob__KeyResult *k;
 	struct orig o;
 
-	set_originals(&o);
-	a[0].key = b[0].key = loopdev;
-	ag = mk_agent("");
-	do_apply(ag, "A", a, nitems(a), 0, 0, &r);
-	all_changed(&r);
-	tune_apply_result_free(&r);
+	switch_start(a, b, &o);
 	ck_assert_str_eq(sys("nr_requests", loopdev), "64");
 	do_apply(ag, "B", b, nitems(b), 0, 0, &r);
 	dump(r.keys, r.n_keys);
@@ -1826,12 +1836,7 @@ START_TEST(test_switch_changed_since)
 	const Knob__KeyResult *k;
 	struct orig o;
 
-	set_originals(&o);
-	a[0].key = b[0].key = loopdev;
-	ag = mk_agent("");
-	do_apply(ag, "A", a, nitems(a), 0, 0, &r);
-	all_changed(&r);
-	tune_apply_result_free(&r);
+	switch_start(a, b, &o);
 	set_sysfs("read_ahead_kb", "2048");	/* the admin's own change */
 	do_apply(ag, "B", b, nitems(b), 0, 0, &r);
 	dump(r.keys, r.n_keys);
