@@ -118,19 +118,30 @@ lctl_persist(struct agent *a, const char *name, const char *value, char *msg, si
 	return 0;
 }
 
+/* The permanent record first (-P), then the live value.  When the live
+ * write fails, the record just made is deleted again: the key keeps its
+ * live value, so no revert comes to undo it, and a remount would
+ * otherwise bring a value the apply reported as failed. */
 static int
 lustre_write(struct agent *a, const Knob__Setting *s, const char *target, const char *value,
     char *msg, size_t msglen)
 {
-	char name[PATH_MAX];
+	char name[PATH_MAX], m[TUNE_MSG_MAX];
+	size_t len;
 	int rc;
 
-	if (s->persistent) {
-		lustre_describe(s, target, name, sizeof(name));
-		if ((rc = lctl_persist(a, name, value, msg, msglen)) < 0)
-			return rc;
-	}
-	return tune_write_path(a, target, value, msg, msglen);
+	if (!s->persistent)
+		return tune_write_path(a, target, value, msg, msglen);
+	lustre_describe(s, target, name, sizeof(name));
+	if ((rc = lctl_persist(a, name, value, msg, msglen)) < 0 ||
+	    (rc = tune_write_path(a, target, value, msg, msglen)) >= 0)
+		return rc;
+	len = strlen(msg);
+	if (lctl_persist(a, name, NULL, m, sizeof(m)) < 0)
+		snprintf(msg + len, msglen - len, "; and the permanent record stays: %s", m);
+	else
+		snprintf(msg + len, msglen - len, "; permanent record deleted again");
+	return rc;
 }
 
 static int

@@ -1201,6 +1201,37 @@ START_TEST(test_lustre_persistent)
 }
 END_TEST
 
+/* persistent="yes" whose live write fails after lctl set_param -P took
+ * the record (the stand-in lctl turns the parameter into a directory): the
+ * key is failed, and the record is deleted again, since no revert undoes
+ * a key whose live value did not move. */
+START_TEST(test_lustre_persistent_write_fails)
+{
+	Knob__ApplyResult r;
+	char body[1024], log[256], buf[2048];
+	static const struct s v[] = { { "lustre", "osc.*OST0001*.max_rpcs_in_flight", NULL, "32", 1, NULL } };
+	const char *param = "/sys/fs/lustre/osc/fs-OST0001-osc-ffff8801/max_rpcs_in_flight";
+
+	fake_tree();
+	snprintf(body, sizeof(body), "echo \"$*\" >> '%s/lctl.log'\n"
+	    "case \"$*\" in *=32) rm -f '%s%s' && mkdir '%s%s';; esac\n", tmp, root, param, root,
+	    param);
+	script("/usr/sbin/lctl", body);
+	ag = mk_agent(root);
+	do_apply(ag, "l", v, 1, 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.n_keys, 1);
+	ck_assert_int_eq(r.keys[0]->state, KNOB__KEY_STATE__KEY_FAILED);
+	ck_assert_ptr_nonnull(strstr(r.keys[0]->message, "permanent record deleted again"));
+	tune_apply_result_free(&r);
+	snprintf(log, sizeof(log), "%s/lctl.log", tmp);
+	ck_assert_int_gt(read_small_file(log, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "set_param -P osc.fs-OST0001-osc-ffff8801.max_rpcs_in_flight=32\n"
+	    "set_param -P -d osc.fs-OST0001-osc-ffff8801.max_rpcs_in_flight");
+	ck_assert_int_eq(ag->tune->j.norig, 0);
+}
+END_TEST
+
 /* ------------------------------------------------------------ real devices */
 /* Read /sys/block/DEV/queue/ATTR (or a whole path when dev is NULL). */
 static const char *
@@ -2550,6 +2581,7 @@ tune_suite(void)
 	tcase_add_test(tc, test_switch_coupled);
 	tcase_add_test(tc, test_keep_going_refused_coupled);
 	tcase_add_test(tc, test_switch_changed_since);
+	tcase_add_test(tc, test_lustre_persistent_write_fails);
 	tcase_add_test(tc, test_state_dir_full);
 	tcase_add_loop_test(tc, test_gpfs_pending_undone, 0, (int)nitems(gpfs_undo_cases));
 	tcase_add_test(tc, test_state_dir_full_at_commit);
