@@ -253,6 +253,7 @@ bench_check(struct ploader *L, struct pstep *st)
 	rc = bench_parse_argv(&sub, (int)st->args.n, st->args.v, &rq);
 	stderr = saved;
 	fclose(mem);
+	st->repeat = rc < 0 || rq.repeat == 0 ? 1 : rq.repeat;
 	for (line = strtok_r(buf, "\n", &save); rc < 0 && line; line = strtok_r(NULL, "\n", &save))
 		perr(L, st->line, "%s", strncmp(line, "knobctl ", 8) == 0 ? line + 8 : line);
 	if (rc < 0 && len == 0)
@@ -355,6 +356,10 @@ parse_nested(struct ploader *L, struct pstep *st, xmlNodePtr n)
 	}
 	if (st->nsub == 0)
 		perr(L, st->line, "<%s> needs at least one <bench>", st->name);
+	for (size_t i = 0; st->kind == PS_CANARY && i < st->nsub; i++)
+		if (st->sub[i].repeat < 2)
+			perr(L, st->sub[i].line, "a canary's <bench> needs repeat=\"2\" or more: "
+			    "with one run a side no point can be judged worse");
 }
 
 static void

@@ -24,6 +24,7 @@ struct pstep {
 	char *nodes;		/* nodes="...": this step on these of the play's nodes ("" all) */
 	char *tune_nodes;	/* compare / canary tune-nodes="...": profiles go here ("" = nodes) */
 	struct strvec args;	/* bench: "bench" + options + KIND; health: "sweep" + options */
+	unsigned repeat;	/* bench: its runs per point (1 when not given) */
 	struct pstep *sub;	/* compare, canary: the nested benches */
 	size_t nsub;
 };

@@ -448,12 +448,14 @@ run_benches(struct prun *pr, const struct pstep *st, const char *label, const ch
 }
 
 /* Compare table of each pair (printed; into tables when not NULL); the
- * number of "worse" points in *worse. */
+ * number of "worse" points in *worse, and in *unjudged those no verdict
+ * could be reached on (fewer than 2 good runs a side) plus the pairs that
+ * could not be compared at all. */
 static void
 compare_pairs(struct prun *pr, json_object **a, json_object **b, size_t n, size_t *worse,
-    json_object *tables)
+    size_t *unjudged, json_object *tables)
 {
-	*worse = 0;
+	*worse = *unjudged = 0;
 	for (size_t i = 0; i < n; i++) {
 		char err[512];
 		json_object *cmp, *rows;
@@ -462,12 +464,16 @@ compare_pairs(struct prun *pr, json_object **a, json_object **b, size_t n, size_
 			continue;
 		if ((cmp = results_compare_doc(a[i], b[i], 0, err, sizeof(err))) == NULL) {
 			say(pr, "  not compared: %s\n", err);
+			(*unjudged)++;
 			continue;
 		}
 		rows = json_object_object_get(cmp, "points");
-		for (size_t k = 0; k < json_object_array_length(rows); k++)
-			if (strcmp(js_str(json_object_array_get_idx(rows, k), "verdict"), "worse") == 0)
-				(*worse)++;
+		for (size_t k = 0; k < json_object_array_length(rows); k++) {
+			const char *v = js_str(json_object_array_get_idx(rows, k), "verdict");
+
+			*worse += strcmp(v, "worse") == 0;
+			*unjudged += strcmp(v, "-") == 0;
+		}
 		if (!pr->ctl->json)
 			results_print_compare(pr->out, cmp, pr->ctl->units_decimal);
 		if (tables)
@@ -483,7 +489,7 @@ static int
 step_compare(struct prun *pr, const struct pstep *st, const char *sel, const char *tsel)
 {
 	json_object **a = xcalloc(st->nsub, sizeof(*a)), **b = xcalloc(st->nsub, sizeof(*b));
-	size_t worse;
+	size_t worse, unjudged;
 	int rc = 0;
 
 	say(pr, " A = %s\n", st->label_a);
@@ -503,7 +509,7 @@ step_compare(struct prun *pr, const struct pstep *st, const char *sel, const cha
 	if (!pr->check)
 		rc |= step_tune(pr, "rollback", NULL, 0, tsel);
 	if (!pr->check)
-		compare_pairs(pr, a, b, st->nsub, &worse, NULL);
+		compare_pairs(pr, a, b, st->nsub, &worse, &unjudged, NULL);
 	free(a);
 	free(b);
 	return rc ? -1 : 0;
@@ -518,7 +524,7 @@ step_canary(struct prun *pr, const struct pstep *st, const char *sel)
 	char *canary = xcalloc(pr->nodes->n + 1, 1), *rest = xcalloc(pr->nodes->n + 1, 1);
 	json_object **a = xcalloc(st->nsub, sizeof(*a)), **b = xcalloc(st->nsub, sizeof(*b));
 	long k;
-	size_t worse = 0, i, taken = 0;
+	size_t worse = 0, unjudged = 0, i, taken = 0;
 	int rc = -1;
 
 	live_nodes(pr, sel, &live);
@@ -535,17 +541,25 @@ step_canary(struct prun *pr, const struct pstep *st, const char *sel)
 	if (!pr->check) {
 		json_object *tables = json_object_new_array();
 
-		compare_pairs(pr, a, b, st->nsub, &worse, tables);
+		compare_pairs(pr, a, b, st->nsub, &worse, &unjudged, tables);
 		/* the verdict and its table: the reason the play goes on or stops */
 		pr->detail = json_object_new_object();
 		json_object_object_add(pr->detail, "verdict", json_object_new_string(worse ?
-		    "worse" : "no point worse"));
+		    "worse" : unjudged ? "not judged" : "no point worse"));
 		json_object_object_add(pr->detail, "worse", json_object_new_int64((int64_t)worse));
+		json_object_object_add(pr->detail, "unjudged",
+		    json_object_new_int64((int64_t)unjudged));
 		json_object_object_add(pr->detail, "compare", tables);
 	}
-	if (worse) {
-		say(pr, " canary verdict: %zu point(s) worse with %s (the table above): rolling the "
-		    "canaries back, no roll-out\n", worse, st->profile);
+	if (worse || unjudged) {
+		if (worse)
+			say(pr, " canary verdict: %zu point(s) worse with %s (the table above): "
+			    "rolling the canaries back, no roll-out\n", worse, st->profile);
+		else
+			say(pr, " canary verdict: %zu point(s) could not be judged (fewer than 2 good "
+			    "runs a side, or runs that are not comparable: above): no evidence that "
+			    "%s is not worse; rolling the canaries back, no roll-out\n", unjudged,
+			    st->profile);
 		step_tune(pr, "rollback", NULL, 0, canary);
 		for (i = 0; i < pr->nodes->n; i++)
 			pr->applied[i] = canary[i] ? 0 : pr->applied[i];
@@ -587,10 +601,11 @@ step_score(struct prun *pr)
 				bw[nbw++] = p->st.mean / 1073741824.0;
 			else if (p->metric == M_OPS && nmd < nitems(md))
 				md[nmd++] = p->st.mean / 1000.0;
-			say(pr, "  %-24s %-10s %5lld threads  %s %.4f\n",
+			say(pr, "  %-24s %-10s %5lld threads  %s %.4f%s\n",
 			    js_str(json_object_array_get_idx(pr->docs, r), "label"), p->kind,
-			    (long long)p->threads, p->metric == M_OPS ? "kIOPS" : "GiB/s",
-			    p->metric == M_OPS ? p->st.mean / 1000.0 : p->st.mean / 1073741824.0);
+			    (long long)p->threads, p->metric == M_BW ? "GiB/s" : "kIOPS",
+			    p->metric == M_BW ? p->st.mean / 1073741824.0 : p->st.mean / 1000.0,
+			    p->metric == M_IOPS ? " (not in the score)" : "");
 		}
 		points_free(&ps);
 	}

@@ -316,6 +316,9 @@ START_TEST(play_file_errors)
 	    "  <bench kind=\"seq\" dir=\"${nodir}\" threads=\"1\"/>\n"	/* 4 */
 	    "  <bench kind=\"seq\" dir=\"/tmp\" bogus=\"1\"/>\n"		/* 5 */
 	    "  <bench kind=\"seq\" dir=\"/tmp\" bs=\"12q\"/>\n"		/* 6 */
+	    "  <canary profile=\"somax\" canary=\"1\">\n"			/* 7 */
+	    "    <bench kind=\"seq\" dir=\"/tmp\" threads=\"1\"/>\n"	/* 8 */
+	    "  </canary>\n"
 	    "</play>\n");
 	rc = harness_knobctl(&h, NULL, &err, "play %s/bad.xml", h.tmp);
 	ck_assert_int_eq(rc, 2);
@@ -328,6 +331,10 @@ START_TEST(play_file_errors)
 	snprintf(want, sizeof(want), "%s/bad.xml:5: <bench> has no option 'bogus'", h.tmp);
 	ck_assert_msg(strstr(err, want), "missing %s in\n%s", want, err);
 	snprintf(want, sizeof(want), "%s/bad.xml:6: bench: bad value '12q'", h.tmp);
+	ck_assert_msg(strstr(err, want), "missing %s in\n%s", want, err);
+	/* a canary that could never find a point worse (one run a side) */
+	snprintf(want, sizeof(want), "%s/bad.xml:8: a canary's <bench> needs repeat=\"2\" or "
+	    "more", h.tmp);
 	ck_assert_msg(strstr(err, want), "missing %s in\n%s", want, err);
 	free(err);
 	/* schema: an unknown step, with its line */
