@@ -429,7 +429,7 @@ parse_opts(struct ctl *ctl, int argc, char **argv, struct sopts *o)
 
 /* The sweep file: -f, else /etc/knob/sweep.xml when present, else none. */
 static int
-load_file(const struct sopts *o, struct sweep_file **sf)
+load_file(struct ctl *ctl, const struct sopts *o, struct sweep_file **sf)
 {
 	const char *path = o->file;
 	struct strvec errs = { 0 };
@@ -440,6 +440,10 @@ load_file(const struct sopts *o, struct sweep_file **sf)
 	if (path == NULL)
 		return 0;
 	*sf = sweep_file_load(path, &errs);
+	if (*sf && sweep_file_check_nodes(ctl, *sf, &errs) < 0) {
+		sweep_file_free(*sf);
+		*sf = NULL;
+	}
 	for (size_t i = 0; i < errs.n; i++)
 		fprintf(stderr, "%s\n", errs.v[i]);
 	strvec_free(&errs);
@@ -497,12 +501,14 @@ sweep_run_all(struct ctl *ctl, struct fanout *fo, struct snode *sn,
 		print_folded(ctl->out, &run, o->verbose);
 		print_summary(ctl->out, &run);
 	}
+	/* the sweep's own failures are 3, not 1 (unhealthy nodes, a result,
+	 * which knob-sweep.service counts as success) */
 	if (o->prom && sweep_prom_write(o->prom, &run, err, sizeof(err)) < 0) {
 		fprintf(stderr, "knobctl sweep: --prom: %s\n", err);
-		rc = 1;
+		rc = SWEEP_EXIT_ERROR;
 	}
 	if (sweep_record(ctl, &run, pol, &dopts, ctl->json ? stderr : ctl->out) < 0)
-		rc = 1;
+		rc = SWEEP_EXIT_ERROR;
 	run_free(&run);
 	return rc;
 }
@@ -528,7 +534,7 @@ cmd_sweep(struct ctl *ctl, int argc, char **argv)
 		opt_help(stderr, ctl->cmd);
 		return 2;
 	}
-	if (load_file(&o, &sf) < 0 || ctl_targets(ctl, &names) < 0) {
+	if (load_file(ctl, &o, &sf) < 0 || ctl_targets(ctl, &names) < 0) {
 		sweep_file_free(sf);
 		strvec_free(&names);
 		return 2;

@@ -39,9 +39,15 @@ struct sweep_item {
 
 struct sweep_scope {
 	char *nodes;		/* node-set expression; NULL for <defaults> */
+	int line;		/* of its element */
 	struct sweep_item *items;
 	size_t n;
 };
+
+/* knobctl sweep's exit status when the sweep itself failed (the
+ * Prometheus file, the results database, scontrol): 1 means unhealthy or
+ * unreachable nodes, a result knob-sweep.service counts as success. */
+#define SWEEP_EXIT_ERROR 3
 
 /* Fleet-wide settings of the controller. */
 struct sweep_policy {
@@ -64,6 +70,9 @@ void sweep_policy_default(struct sweep_policy *p);
  * "file:line: message" in errs. */
 struct sweep_file *sweep_file_load(const char *path, struct strvec *errs);
 void sweep_file_free(struct sweep_file *sf);
+/* Every <group nodes="..."> against the inventory: one that does not
+ * expand, or names no node, is an error ("file:line: ...").  0 or -1. */
+int sweep_file_check_nodes(struct ctl *ctl, const struct sweep_file *sf, struct strvec *errs);
 
 /* Controller-side limits of one node. */
 struct sweep_limits {

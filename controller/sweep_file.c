@@ -671,6 +671,7 @@ read_doc(struct sweep_file *sf, xmlNodePtr root, struct lerr *e)
 		sf->scopes = xrealloc(sf->scopes, (sf->n + 1) * sizeof(*sf->scopes));
 		sc = &sf->scopes[sf->n++];
 		memset(sc, 0, sizeof(*sc));
+		sc->line = (int)xmlGetLineNo(n);
 		if (grp) {
 			char *v = xml_attr(n, "nodes");
 
@@ -744,6 +745,30 @@ sweep_file_free(struct sweep_file *sf)
 	free(sf->scopes);
 	free(sf->path);
 	free(sf);
+}
+
+int
+sweep_file_check_nodes(struct ctl *ctl, const struct sweep_file *sf, struct strvec *errs)
+{
+	size_t n0 = errs->n;
+
+	for (size_t s = 0; s < sf->n; s++) {
+		const struct sweep_scope *sc = &sf->scopes[s];
+		struct strvec set = { 0 };
+		char err[256];
+
+		if (sc->nodes == NULL)
+			continue;
+		if (nodeset_expand(sc->nodes, inventory_group_fn, ctl->inv, &set, err,
+		    sizeof(err)) < 0)
+			strvec_push_owned(errs, xasprintf("%s:%d: <group nodes=\"%s\">: %s", sf->path,
+			    sc->line, sc->nodes, err));
+		else if (set.n == 0)
+			strvec_push_owned(errs, xasprintf("%s:%d: <group nodes=\"%s\">: names no "
+			    "node", sf->path, sc->line, sc->nodes));
+		strvec_free(&set);
+	}
+	return errs->n > n0 ? -1 : 0;
 }
 
 /* ------------------------------------------------------------ per node */

@@ -26,6 +26,21 @@ put_label(FILE *f, const char *s)
 	}
 }
 
+/* Did an earlier check of node nd give the same series (check, target,
+ * state)?  A module and the nfsd thread count both report "service nfsd":
+ * node_exporter drops a file with a series twice. */
+static int
+series_seen(const struct sweep_node *nd, size_t k)
+{
+	const struct sweep_check *c = &nd->c[k];
+
+	for (size_t j = 0; j < k; j++)
+		if (nd->c[j].state == c->state && strcmp(nd->c[j].check, c->check) == 0 &&
+		    strcmp(nd->c[j].target, c->target) == 0)
+			return 1;
+	return 0;
+}
+
 /* The metrics into f. */
 static void
 prom_body(FILE *f, const struct sweep_run *run)
@@ -36,6 +51,8 @@ prom_body(FILE *f, const struct sweep_run *run)
 		for (size_t k = 0; k < run->nodes[i].n; k++) {
 			const struct sweep_check *c = &run->nodes[i].c[k];
 
+			if (series_seen(&run->nodes[i], k))
+				continue;
 			fputs("knob_health_check{node=\"", f);
 			put_label(f, run->nodes[i].name);
 			fputs("\",check=\"", f);

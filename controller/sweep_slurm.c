@@ -151,31 +151,33 @@ field(const char *line, const char *key, char *buf, size_t len)
 	snprintf(buf, len, "%.*s", (int)(e - p), p);
 }
 
-/* "scontrol -o show node LIST" into the nodes' slurm_state/reason. 0 or -1. */
+/* "scontrol -o show node LIST" into the nodes' slurm_state/reason.  scontrol
+ * exits 1 when any node of the list is not Slurm's ("Node x not found", an
+ * NFS server in the sweep) but still shows the others: they count, and the
+ * rest stay in_slurm 0.  0, or -1 when it showed none (slurmctld down). */
 static int
 slurm_show(const char *scontrol, struct rnode *rn, size_t n, const char *list)
 {
 	char *argv[] = { (char *)(uintptr_t)scontrol, (char *)(uintptr_t)"-o",
 	    (char *)(uintptr_t)"show", (char *)(uintptr_t)"node", (char *)(uintptr_t)list, NULL };
 	char *out = NULL, *line, *save = NULL;
+	int rc = run_cmd(argv, &out), shown = 0;
 
-	if (run_cmd(argv, &out) != 0) {
-		free(out);
-		return -1;
-	}
-	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+	for (line = strtok_r(out, "\n", &save); rc >= 0 && line;
+	    line = strtok_r(NULL, "\n", &save)) {
 		char name[256];
 
 		field(line, "NodeName", name, sizeof(name));
 		for (size_t i = 0; i < n; i++)
 			if (strcmp(rn[i].sn->name, name) == 0) {
 				rn[i].in_slurm = 1;
+				shown++;
 				field(line, "State", rn[i].slurm_state, sizeof(rn[i].slurm_state));
 				field(line, "Reason", rn[i].slurm_reason, sizeof(rn[i].slurm_reason));
 			}
 	}
 	free(out);
-	return 0;
+	return rc == 0 || shown > 0 ? 0 : -1;
 }
 
 /* One "scontrol update NodeName=LIST State=... [Reason=...]". 0 or -1. */
@@ -360,14 +362,18 @@ filter_by_slurm(struct rnode *rn, size_t n)
 		struct rnode *r = &rn[i];
 		int knob = strncmp(r->slurm_reason, KNOB_REASON_PREFIX,
 		    strlen(KNOB_REASON_PREFIX)) == 0;
-		int drained = strstr(r->slurm_state, "DRAIN") != NULL;
+		/* drained, or down with a reason (a person's "PSU swap"; Slurm's own
+		 * "Not responding" too: not ours to take over either) */
+		int held = strstr(r->slurm_state, "DRAIN") != NULL ||
+		    ((strstr(r->slurm_state, "DOWN") || strstr(r->slurm_state, "FAIL")) &&
+		    r->slurm_reason[0]);
 
 		if ((r->want_drain || r->want_resume) && !r->in_slurm) {
 			snprintf(r->action, sizeof(r->action), "not a Slurm node");
 			r->want_drain = r->want_resume = 0;
-		} else if (r->want_drain && drained && !knob) {
-			snprintf(r->action, sizeof(r->action), "already drained by someone else "
-			    "(reason: %s)", r->slurm_reason);
+		} else if (r->want_drain && held && !knob) {
+			snprintf(r->action, sizeof(r->action), "already drained or down by someone "
+			    "else (%s, reason: %s)", r->slurm_state, r->slurm_reason);
 			r->want_drain = 0;
 		} else if (r->want_resume && !knob) {
 			snprintf(r->action, sizeof(r->action), "not resumed: Slurm reason is not "
@@ -385,23 +391,25 @@ act(struct rnode *rn, size_t n, const struct sweep_drain_opts *o, FILE *out)
 	char *dl = list_where(rn, n, offsetof(struct rnode, want_drain));
 	char *rl = list_where(rn, n, offsetof(struct rnode, want_resume));
 	char *reason = dl ? drain_reason(rn, n) : NULL;
-	int rc = 0;
+	int drain_ok = 1, resume_ok = 1;
 
 	if (dl && slurm_update(o->scontrol, dl, "DRAIN", reason) < 0) {
 		fprintf(stderr, "knobctl sweep: scontrol update NodeName=%s State=DRAIN failed\n", dl);
-		rc = -1;
+		drain_ok = 0;
 	} else if (dl)
 		fprintf(out, "drained %s: %s\n", dl, reason);
 	if (rl && slurm_update(o->scontrol, rl, "RESUME", NULL) < 0) {
 		fprintf(stderr, "knobctl sweep: scontrol update NodeName=%s State=RESUME failed\n", rl);
-		rc = -1;
+		resume_ok = 0;
 	} else if (rl)
 		fprintf(out, "resumed %s\n", rl);
-	for (size_t i = 0; rc == 0 && i < n; i++) {
-		if (rn[i].want_drain) {
+	/* each call's nodes by its own outcome: a drain that took is remembered
+	 * (and resumed later) even when the resume call failed */
+	for (size_t i = 0; i < n; i++) {
+		if (rn[i].want_drain && drain_ok) {
 			rn[i].drained = 1;
 			snprintf(rn[i].action, sizeof(rn[i].action), "drained: %s", reason);
-		} else if (rn[i].want_resume) {
+		} else if (rn[i].want_resume && resume_ok) {
 			rn[i].drained = 0;
 			snprintf(rn[i].action, sizeof(rn[i].action), "resumed");
 		}
@@ -409,7 +417,7 @@ act(struct rnode *rn, size_t n, const struct sweep_drain_opts *o, FILE *out)
 	free(dl);
 	free(rl);
 	free(reason);
-	return rc;
+	return drain_ok && resume_ok ? 0 : -1;
 }
 
 /* Ask Slurm about the nodes due for a drain or resume, then act.  0 or -1. */

@@ -159,15 +159,20 @@ END_TEST
 /* The text file parses with promtool; label values are escaped. */
 START_TEST(test_prom_file)
 {
-	struct sweep_check c[2] = {
+	/* node01: the module and the thread count both say "service nfsd ok" */
+	struct sweep_check c[4] = {
+		{ (char *)(uintptr_t)"service", (char *)(uintptr_t)"nfsd",
+		    (char *)(uintptr_t)"module loaded", SS_OK, 0 },
+		{ (char *)(uintptr_t)"service", (char *)(uintptr_t)"nfsd",
+		    (char *)(uintptr_t)"64 threads", SS_OK, 0 },
 		{ (char *)(uintptr_t)"mount", (char *)(uintptr_t)"/mnt/a \"b\"\\c",
 		    (char *)(uintptr_t)"no answer", SS_HUNG, 1 },
 		{ (char *)(uintptr_t)"reach", (char *)(uintptr_t)"", (char *)(uintptr_t)"ok",
 		    SS_OK, 0 },
 	};
-	struct sweep_node n[2] = { { "node01", c, 2, SS_HUNG }, { "node02", c + 1, 1, SS_OK } };
+	struct sweep_node n[2] = { { "node01", c, 4, SS_HUNG }, { "node02", c + 3, 1, SS_OK } };
 	struct sweep_run run = { n, 2, 1.5, 1796115501000000000ull };
-	char path[128], err[256], *text = NULL;
+	char path[128], err[256], *text = NULL, *p;
 
 	snprintf(path, sizeof(path), "%s/knob.prom", dir);
 	ck_assert_int_eq(sweep_prom_write(path, &run, err, sizeof(err)), 0);
@@ -176,6 +181,9 @@ START_TEST(test_prom_file)
 	ck_assert_ptr_nonnull(strstr(text, "knob_health_check{node=\"node01\",check=\"mount\","
 	    "target=\"/mnt/a \\\"b\\\"\\\\c\",state=\"hung\"} 1\n"));
 	ck_assert_ptr_nonnull(strstr(text, "knob_health_node_ok{node=\"node02\",state=\"ok\"} 1\n"));
+	/* one series for the two "service nfsd ok" findings */
+	ck_assert_ptr_nonnull(p = strstr(text, "check=\"service\",target=\"nfsd\",state=\"ok\"} 1\n"));
+	ck_assert_ptr_null(strstr(p + 1, "check=\"service\",target=\"nfsd\",state=\"ok\"}"));
 	ck_assert_ptr_nonnull(strstr(text, "knob_sweep_duration_seconds 1.500\n"));
 	free(text);
 	/* no temp file left behind */

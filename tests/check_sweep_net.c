@@ -178,6 +178,25 @@ START_TEST(test_sweep_file_errors)
 	    "%s", err);
 	free(out);
 	free(err);
+	/* a group whose node set does not expand (a typo in a group name) or
+	 * names nobody: its checks would apply to no node */
+	write_file("bad3.xml", "<?xml version=\"1.0\"?>\n<sweep>\n"
+	    "  <group nodes=\"@clinets\">\n    <process name=\"knobd\"/>\n  </group>\n"
+	    "  <group nodes=\"node[01-\">\n    <process name=\"knobd\"/>\n  </group>\n"
+	    "</sweep>\n");
+	rc = harness_knobctl(&h, &out, &err, "sweep -w node01 -f %s/bad3.xml", top);
+	ck_assert_int_eq(rc, 2);
+	ck_assert_msg(strstr(err, "/bad3.xml:3: <group nodes=\"@clinets\">: ") != NULL, "%s", err);
+	ck_assert_msg(strstr(err, "/bad3.xml:6: <group nodes=\"node[01-\">: ") != NULL, "%s", err);
+	free(out);
+	free(err);
+	/* the sweep's own failure (an unwritable --prom file) is 3, not the 1
+	 * of unhealthy nodes that knob-sweep.service counts as success */
+	rc = harness_knobctl(&h, &out, &err, "sweep -w node01 --prom %s/no-such-dir/k.prom", top);
+	ck_assert_int_eq(rc, 3);
+	ck_assert_ptr_nonnull(strstr(err, "knobctl sweep: --prom: "));
+	free(out);
+	free(err);
 	rc = harness_knobctl(&h, &out, &err, "sweep -w node01 --bogus");
 	ck_assert_int_eq(rc, 2);
 	free(out);
@@ -386,13 +405,17 @@ END_TEST
 static pid_t slurm_pid[5];
 static char slurm_conf[PATH_MAX];
 
-/* Write slurm.conf for node01..node04. */
+/* Slurm's nodes: node01..node03 (node04, a knob node, is not Slurm's: an
+ * NFS server, say). */
+#define SLURM_NODES 3
+
+/* Write slurm.conf for node01..node03. */
 static void
 slurm_write_conf(const char *dir)
 {
 	char *nodes = NULL;
 
-	for (int i = 1; i <= 4; i++)
+	for (int i = 1; i <= SLURM_NODES; i++)
 		str_appendf(&nodes, "NodeName=node%02d NodeAddr=127.0.0.1 Port=%d CPUs=1 "
 		    "State=UNKNOWN\n", i, SLURM_PORT + i);
 	snprintf(slurm_conf, sizeof(slurm_conf), "%s/slurm.conf", dir);
@@ -426,7 +449,7 @@ slurm_spawn(const char *dir, const char *logname, char *const argv[])
 	return pid;
 }
 
-/* slurmctld and four slurmd; wait until sinfo shows every node idle. */
+/* slurmctld and a slurmd per Slurm node; wait until sinfo shows them idle. */
 static int
 slurm_start(const char *dir)
 {
@@ -439,14 +462,15 @@ slurm_start(const char *dir)
 	snprintf(c, sizeof(c), "%s", slurm_conf);
 	slurm_pid[0] = slurm_spawn(dir, "slurmctld", (char *const[]){ (char *)(uintptr_t)"slurmctld",
 	    (char *)(uintptr_t)"-D", (char *)(uintptr_t)"-f", c, NULL });
-	for (int i = 1; i <= 4; i++) {
+	for (int i = 1; i <= SLURM_NODES; i++) {
 		snprintf(name, sizeof(name), "node%02d", i);
 		slurm_pid[i] = slurm_spawn(dir, name, (char *const[]){ (char *)(uintptr_t)"slurmd",
 		    (char *)(uintptr_t)"-D", (char *)(uintptr_t)"-N", name, (char *)(uintptr_t)"-f", c,
 		    NULL });
 	}
 	while (now_mono_ns() < end) {
-		if (harness_sh_int("sinfo -h -N -o '%%N %%t' 2>/dev/null | grep -c ' idle$'") == 4)
+		if (harness_sh_int("sinfo -h -N -o '%%N %%t' 2>/dev/null | grep -c ' idle$'") ==
+		    SLURM_NODES)
 			return 0;
 		usleep(200000);
 	}
@@ -479,13 +503,13 @@ calls(const char *log, const char *pattern)
 	return (int)harness_sh_int("grep -c -- '%s' %s", pattern, log);
 }
 
-/* One sweep of node[01-03] with --drain through the recording wrapper;
+/* One sweep of node[01-04] with --drain through the recording wrapper;
  * *out (when out is not NULL) gets the output. */
 static int
 drain_sweep(char **out)
 {
 	char *o = NULL;
-	int rc = ctl(&o, "sweep -w node[01-03] -f %s/drain.xml --drain --scontrol %s", top,
+	int rc = ctl(&o, "sweep -w node[01-04] -f %s/drain.xml --drain --scontrol %s", top,
 	    recorder);
 
 	if (out)
@@ -496,7 +520,9 @@ drain_sweep(char **out)
 }
 
 /* Drain after 2 failures, resume after 2 passes, in batched calls against a
- * real slurmctld; a node a person drained (or re-drained) is never resumed. */
+ * real slurmctld; a node a person drained (or re-drained) is never resumed;
+ * node04, failing with them but not a Slurm node, is reported as such and
+ * does not stop the others' drain (scontrol exits 1 on it). */
 START_TEST(test_drain_hysteresis)
 {
 	char dir[128], log[192], netns[64], *out = NULL;
@@ -522,6 +548,7 @@ START_TEST(test_drain_hysteresis)
 	ck_assert_int_eq(calls(log, "update"), 0);
 	harness_agent_stop(&h, 0, SIGTERM);
 	harness_agent_stop(&h, 1, SIGTERM);
+	harness_agent_stop(&h, 3, SIGTERM);
 	/* failure 1 of 2: nothing drained */
 	ck_assert_int_eq(drain_sweep(NULL), 1);
 	ck_assert_int_eq(calls(log, "update"), 0);
@@ -538,6 +565,7 @@ START_TEST(test_drain_hysteresis)
 	    "Reason='replacing the HBA'"), 0);
 	ck_assert_int_eq(harness_agent_start(&h, 0), 0);
 	ck_assert_int_eq(harness_agent_start(&h, 1), 0);
+	ck_assert_int_eq(harness_agent_start(&h, 3), 0);
 	/* pass 1 of 2: nothing resumed */
 	ck_assert_int_eq(drain_sweep(NULL), 0);
 	ck_assert_int_eq(calls(log, "RESUME"), 0);
@@ -558,6 +586,9 @@ START_TEST(test_drain_hysteresis)
 	ck_assert_ptr_nonnull(strstr(out, "drained: knob: reach unreachable"));
 	ck_assert_ptr_nonnull(strstr(out, "=> resumed"));
 	ck_assert_ptr_nonnull(strstr(out, "failing 1 of 2 before a drain"));
+	free(out);
+	ck_assert_int_eq(ctl(&out, "sweep history node04"), 0);
+	ck_assert_ptr_nonnull(strstr(out, "not a Slurm node"));
 	free(out);
 	ck_assert_int_eq(ctl(&out, "sweep history node02"), 0);
 	ck_assert_ptr_nonnull(strstr(out, "not resumed: Slurm reason is not knob's (replacing the HBA)"));
