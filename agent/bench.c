@@ -777,6 +777,7 @@ h_phase_prepare(struct agent *a, struct aconn *c, Knob__Envelope *req)
 	struct kept **kp, *k;
 	char err[512], owner[300];
 	uint64_t lock;
+	uint32_t lease_s;
 	int n = 0;
 
 	if (bench_params_from_spec(&p, s, a->sysroot, err, sizeof(err)) < 0)
@@ -785,7 +786,7 @@ h_phase_prepare(struct agent *a, struct aconn *c, Knob__Envelope *req)
 	snprintf(owner, sizeof(owner), "%s (bench, connection %llu)", c->peer,
 	    (unsigned long long)c->id);
 	if (tune_lock_take(a, owner, (s->lease_s ? s->lease_s : BENCH_DEFAULT_LEASE_S) * 1000u +
-	    2000u, 0, &lock, err, sizeof(err)) < 0) {
+	    2000u, 0, NULL, &lock, err, sizeof(err)) < 0) {
 		bench_params_free(&p);
 		return reply_not_ready(a, c, req->id, s->phase_id, err);
 	}
@@ -852,9 +853,10 @@ h_phase_prepare(struct agent *a, struct aconn *c, Knob__Envelope *req)
 		tune_lock_drop(a, lock);
 		return 0;
 	}
+	lease_s = ph->lease_s;	/* once unlocked, the runner may finish and free ph */
 	pthread_mutex_unlock(&bs->mu);
 	/* a cut link must end this connection within twice the lease */
-	agent_conn_lease(a, c->id, ph->lease_s);
+	agent_conn_lease(a, c->id, lease_s);
 	agent_timer_update(a);	/* the lease needs the tick */
 	return 0;
 }

@@ -28,6 +28,9 @@
 #define HEALTH_COUNTERS_NAME "health-counters.json"
 #define HEALTH_CHECK_TIMEOUT_MS 10000
 #define HEALTH_MOUNT_TIMEOUT_MS 5000
+/* mounts or NICs one request may ask about (a thread each, and a child
+ * process for a mount) */
+#define HEALTH_MAX_ITEMS 1024
 #define HEALTH_REASON_MAX 512
 
 /* A mount probe that missed its deadline and is still running. */

@@ -1806,6 +1806,9 @@ tune_active(struct agent *a, char **profile, char **note)
 /* A tuning request on the worker pool (its w->arg): who holds the tuning
  * lock, and the reply's content until the pool has posted it. */
 struct job {
+	struct job *next;	/* in tune_state.jobs, under lmu */
+	uint64_t conn_id;
+	int cancelled;		/* its controller went away (under lmu) */
 	int locks;		/* takes the tuning lock, waiting up to wait_s */
 	uint32_t wait_s;
 	char owner[300];	/* "CN pid N" for the tuning lock */
@@ -1824,8 +1827,8 @@ job_lock(struct work *w, uint32_t wait_s, uint64_t *token)
 {
 	struct job *j = w->arg;
 
-	if (tune_lock_take(w->a, j->owner, TUNE_LEASE_MS, wait_s * 1000u, token, j->why,
-	    sizeof(j->why)) == 0)
+	if (tune_lock_take(w->a, j->owner, TUNE_LEASE_MS, wait_s * 1000u, &j->cancelled, token,
+	    j->why, sizeof(j->why)) == 0)
 		return 0;
 	knob__error__init(&j->err);
 	j->err.code = EBUSY;
@@ -1845,8 +1848,11 @@ job_run(struct work *w)
 	const Knob__Envelope *r = w->req;
 	uint64_t token = 0;
 
-	if (j->locks && job_lock(w, j->wait_s, &token) < 0)
+	if (j->locks && job_lock(w, j->wait_s, &token) < 0) {
+		if (strncmp(j->why, "the controller went away", 24) == 0)
+			log_info("%s from %s dropped: %s", envelope_body_name(r), j->owner, j->why);
 		return;
+	}
 	switch (r->body_case) {
 	case KNOB__ENVELOPE__BODY_APPLY:
 		tune_apply(w->a, r->apply, &j->res.apply);
@@ -1868,11 +1874,50 @@ job_run(struct work *w)
 		tune_lock_drop(w->a, token);
 }
 
+/* Put j on (or, with add 0, take it off) the agent's list of tuning jobs. */
+static void
+job_list(struct tune_state *t, struct job *j, int add)
+{
+	pthread_mutex_lock(&t->lmu);
+	if (add) {
+		j->next = t->jobs;
+		t->jobs = j;
+	} else
+		for (struct job **pp = &t->jobs; *pp; pp = &(*pp)->next)
+			if (*pp == j) {
+				*pp = j->next;
+				break;
+			}
+	pthread_mutex_unlock(&t->lmu);
+}
+
+/* A controller went away: its tuning requests still waiting for the lock
+ * (or not started) give up, so that an abandoned apply --wait does not
+ * run minutes later, nor hold a pool thread until then. */
+static void
+tune_conn_closed(struct agent *a, uint64_t conn_id)
+{
+	struct tune_state *t = a->tune;
+	int hit = 0;
+
+	if (t == NULL)
+		return;
+	pthread_mutex_lock(&t->lmu);
+	for (struct job *j = t->jobs; j; j = j->next)
+		if (j->conn_id == conn_id)
+			j->cancelled = hit = 1;
+	if (hit)
+		pthread_cond_broadcast(&t->lcv);
+	pthread_mutex_unlock(&t->lmu);
+}
+
 /* After the reply went out: free the result and the job. */
 static void
 job_done(struct work *w)
 {
 	struct job *j = w->arg;
+
+	job_list(w->a->tune, j, 0);
 
 	if (w->reply.body_case == KNOB__ENVELOPE__BODY_APPLY_RESULT)
 		tune_apply_result_free(&j->res.apply);
@@ -1897,14 +1942,18 @@ spawn_job(struct agent *a, struct aconn *c, Knob__Envelope *req, int has_body, i
 	if (!has_body)
 		return agent_reply_error(a, c, req->id, EINVAL, "empty request") < 0 ? -1 : 0;
 	j = xcalloc(1, sizeof(*j));
+	j->conn_id = c->id;
 	j->locks = locks;
 	j->wait_s = wait_s;
 	if (pid)
 		snprintf(j->owner, sizeof(j->owner), "%s pid %u", *c->peer ? c->peer : c->addr, pid);
 	else
 		snprintf(j->owner, sizeof(j->owner), "%s", *c->peer ? c->peer : c->addr);
-	if (agent_work(a, c, req, job_run, job_done, j) < 0)
+	job_list(a->tune, j, 1);	/* before a pool thread can run (and free) it */
+	if (agent_work(a, c, req, job_run, job_done, j) < 0) {
+		job_list(a->tune, j, 0);
 		free(j);	/* refused: the busy reply is out */
+	}
 	return 0;
 }
 
@@ -1934,4 +1983,5 @@ const struct agent_subsys tune_subsys = {
 	.name = "tune",
 	.init = tune_init,
 	.fini = tune_fini,
+	.conn_closed = tune_conn_closed,
 };

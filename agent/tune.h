@@ -45,6 +45,8 @@
 #ifndef KNOB_TUNE_H
 #define KNOB_TUNE_H
 
+struct job;
+
 #include <dirent.h>
 #include <glob.h>
 #include <pthread.h>
@@ -262,6 +264,7 @@ struct tune_state {
 	uint64_t since_ns;	/* CLOCK_REALTIME when taken */
 	uint64_t expires_ns;	/* CLOCK_MONOTONIC lease end */
 	uint64_t token, next_token;
+	struct job *jobs;	/* tuning requests queued or running (tune.c), under lmu */
 };
 /* The tuning subsystem's init and fini hooks (tune_subsys; also called
  * in-process by tests/check_tune.c). */
@@ -280,10 +283,12 @@ int tune_rollback(struct agent *a, const Knob__RollbackRequest *req, Knob__Rollb
  * that a second controller is told "busy (held by OWNER since TIME)"
  * instead of silently winning.  Take waits up to wait_ms (0: not at all);
  * the lease ends the hold if the holder goes silent (renew extends it).
- * The same owner may hold it several times (drop each).  0 with *token
- * set (0 when the agent has no tuning), or -EBUSY with why.  Thread-safe. */
+ * The same owner may hold it several times (drop each).  A waiter whose
+ * *cancel (read under lmu; NULL: never) becomes set gives up.  0 with
+ * *token set (0 when the agent has no tuning), -EBUSY or -ECANCELED with
+ * why.  Thread-safe. */
 int tune_lock_take(struct agent *a, const char *owner, unsigned lease_ms, unsigned wait_ms,
-    uint64_t *token, char *why, size_t whylen);
+    const int *cancel, uint64_t *token, char *why, size_t whylen);
 void tune_lock_renew(struct agent *a, uint64_t token, unsigned lease_ms);
 void tune_lock_drop(struct agent *a, uint64_t token);
 void tune_lock_init(struct tune_state *t);

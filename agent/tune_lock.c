@@ -45,7 +45,7 @@ busy_msg(const struct tune_state *t, char *why, size_t len)
 
 int
 tune_lock_take(struct agent *a, const char *owner, unsigned lease_ms, unsigned wait_ms,
-    uint64_t *token, char *why, size_t whylen)
+    const int *cancel, uint64_t *token, char *why, size_t whylen)
 {
 	struct tune_state *t = a->tune;
 	uint64_t deadline = now_mono_ns() + (uint64_t)wait_ms * 1000000ull;
@@ -59,6 +59,12 @@ tune_lock_take(struct agent *a, const char *owner, unsigned lease_ms, unsigned w
 		uint64_t now = now_mono_ns(), until;
 		struct timespec ts;
 
+		if (cancel && *cancel) {
+			snprintf(why, whylen, "the controller went away while this waited for the "
+			    "tuning lock");
+			rc = -ECANCELED;
+			goto out;
+		}
 		if (!t->held || (int64_t)(now - t->expires_ns) >= 0)
 			break;	/* free, or the holder's lease ran out */
 		if (strcmp(t->owner, owner) == 0) {

@@ -516,6 +516,84 @@ wait_agent_pause(int i)
 	ck_abort_msg("node%02d never paused", i + 1);
 }
 
+/* Profiles ctl-a (read_ahead_kb 512) and ctl-b (768) on the loop device,
+ * and ctl-a applied in the background, paused after journaling for ms while
+ * it holds node01's tuning lock (its output in path); the apply's pid. */
+static pid_t
+first_holds_lock(const char *path, int ms)
+{
+	pid_t pid;
+
+	write_profile("ctl-a", "  <blockdev device=\"%s\" attr=\"read_ahead_kb\" value=\"512\"/>\n",
+	    loopdev);
+	write_profile("ctl-b", "  <blockdev device=\"%s\" attr=\"read_ahead_kb\" value=\"768\"/>\n",
+	    loopdev);
+	pid = harness_knobctl_bg(&h, path, NULL, "apply %s/ctl-a.xml -w node01 --test-pause-ms %d "
+	    "--test-pause-at 'after journaling'", top, ms);
+	wait_agent_pause(0);
+	return pid;
+}
+
+/* How many apply requests node01's agent has dispatched (its debug log). */
+static long
+applies_seen(void)
+{
+	return harness_sh_int("grep -c ': apply request ' %s", h.node[0].log);
+}
+
+/* Does node01's agent log say arg? */
+static int
+agent_log_has(void *arg)
+{
+	char *t = cu_slurp(h.node[0].log);
+	int ok = t && strstr(t, (const char *)arg) != NULL;
+
+	free(t);
+	return ok;
+}
+
+/* Is the agent's apply count at least *(long *)arg? */
+static int
+applies_reach(void *arg)
+{
+	return applies_seen() >= *(long *)arg;
+}
+
+/* An apply --wait whose controller is killed while it waits for the lock
+ * (the first apply holds it): when the lock frees up, the abandoned apply
+ * is dropped, not run, and says so in the agent's log; node01 keeps the
+ * first profile's value. */
+START_TEST(test_wait_abandoned)
+{
+	char *out = NULL, path[256];
+	long want;
+	pid_t first, waiter;
+	int st;
+
+	precheck();
+	snprintf(path, sizeof(path), "%s/ab.out", top);
+	want = applies_seen() + 2;
+	first = first_holds_lock(path, 4000);
+	waiter = harness_knobctl_bg(&h, "/dev/null", NULL, "apply %s/ctl-b.xml -w node01 --wait 60",
+	    top);
+	/* the waiting apply has reached the agent: then its controller goes */
+	ck_assert_msg(cu_wait(applies_reach, &want, 20) >= 0, "the second apply never arrived");
+	ck_assert_int_eq(kill(waiter, SIGKILL), 0);
+	ck_assert_int_eq(waitpid(waiter, &st, 0), waiter);
+	ck_assert_int_eq(waitpid(first, &st, 0), first);
+	ck_assert_int_eq(WEXITSTATUS(st), 0);
+	/* the lock is free again: the abandoned apply is dropped, not applied */
+	ck_assert_msg(cu_wait(agent_log_has, (char *)(uintptr_t)"dropped: the controller went away "
+	    "while this waited for the tuning lock", 20) >= 0, "no drop in the agent's log");
+	ck_assert_str_eq(qattr("read_ahead_kb"), "512");
+	ck_assert_int_eq(ctl(&out, "active -w node01"), 0);
+	ck_assert_ptr_nonnull(strstr(out, "node01:   ctl-a"));
+	free(out);
+	ck_assert_int_eq(ctl(&out, "off -w node01"), 0);
+	free(out);
+}
+END_TEST
+
 /* Two controllers at once: while the first one's apply holds node01's
  * tuning lock, the second is told busy at once, naming the owner; with
  * --wait it queues and wins after the first.  A bench phase is refused
@@ -528,15 +606,8 @@ START_TEST(test_two_controllers)
 	int st, rc;
 
 	precheck();
-	write_profile("ctl-a", "  <blockdev device=\"%s\" attr=\"read_ahead_kb\" value=\"512\"/>\n",
-	    loopdev);
-	write_profile("ctl-b", "  <blockdev device=\"%s\" attr=\"read_ahead_kb\" value=\"768\"/>\n",
-	    loopdev);
 	snprintf(path, sizeof(path), "%s/ctl-a.out", top);
-	snprintf(args, sizeof(args), "apply %s/ctl-a.xml -w node01 --test-pause-ms 12000 "
-	    "--test-pause-at 'after journaling'", top);
-	pid = harness_knobctl_bg(&h, path, NULL, "%s", args);
-	wait_agent_pause(0);
+	pid = first_holds_lock(path, 12000);
 	rc = ctl(&out, "apply %s/ctl-b.xml -w node01", top);
 	ck_assert_int_eq(rc, 1);
 	ck_assert_ptr_nonnull(strstr(out, "busy (held by controller pid "));
@@ -729,6 +800,7 @@ tune_net_suite(void)
 	tcase_add_test(tc, test_gpfs_pending_restart);
 	tcase_add_test(tc, test_crash_safety);
 	tcase_add_test(tc, test_two_controllers);
+	tcase_add_test(tc, test_wait_abandoned);
 	tcase_add_test(tc, test_state_dir_full);
 	tcase_add_test(tc, test_reapply_at_start);
 	tcase_add_test(tc, test_switch_and_stack);
