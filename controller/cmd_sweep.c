@@ -209,52 +209,86 @@ probe_metric(struct fanout *fo, size_t i, const char *name)
 	return -1;
 }
 
-/* Mark slow probe checks: each metric against the nodes that measured it. */
+/* Node i's probe as a key ("DIR|BLOCK_SIZE"): only nodes that probed the
+ * same directory with the same block size are measured against each other
+ * (a group on Lustre and one on local NVMe are not one fleet). */
+static void
+probe_key(const struct fanout *fo, size_t i, char *buf, size_t len)
+{
+	const struct snode *sn = fo->nodes[i].user;
+	const Knob__ProbeSpec *p = sn ? sn->req.probe : NULL;
+
+	snprintf(buf, len, "%s|%llu", p && p->dir ? p->dir : "",
+	    p ? (unsigned long long)p->block_size : 0ull);
+}
+
+/* Mark node j's probe check slow on metric: value v against the median. */
+static void
+mark_one_slow(struct sweep_node *sn, const char *metric, int md, double v, double med)
+{
+	for (size_t c = 0; c < sn->n; c++) {
+		char *r;
+
+		if (strcmp(sn->c[c].check, "probe") != 0)
+			continue;
+		r = sn->c[c].state == SS_SLOW ? xasprintf("%s; ", sn->c[c].reason) : xstrdup("");
+		free(sn->c[c].reason);
+		sn->c[c].reason = md ?
+		    xasprintf("%s%s %.0f/s, fleet median %.0f/s", r, metric, v, med) :
+		    xasprintf("%s%s %.1f MiB/s, fleet median %.1f MiB/s", r, metric, v / 1048576,
+		    med / 1048576);
+		free(r);
+		sn->c[c].state = SS_SLOW;
+		if (sn->worst < SS_SLOW)
+			sn->worst = SS_SLOW;
+	}
+}
+
+/* One metric over the nodes whose probe key is key; done[i] marks them. */
+static void
+slow_group(struct fanout *fo, struct sweep_run *run, const struct sweep_policy *pol,
+    const char *metric, int md, const char *key, int *done)
+{
+	double *v = xcalloc(fo->n, sizeof(*v)), med;
+	size_t *idx = xcalloc(fo->n, sizeof(*idx)), k = 0;
+	int *slow = xcalloc(fo->n, sizeof(*slow));
+	char kb[PATH_MAX + 32];
+
+	for (size_t i = 0; i < fo->n; i++) {
+		probe_key(fo, i, kb, sizeof(kb));
+		if (done[i] || strcmp(kb, key) != 0)
+			continue;
+		done[i] = 1;
+		if ((v[k] = probe_metric(fo, i, metric)) >= 0)
+			idx[k++] = i;
+	}
+	if (outlier_slow(v, k, pol->slow_mads, pol->slow_min_gap, slow, &med) > 0)
+		for (size_t j = 0; j < k; j++)
+			if (slow[j])
+				mark_one_slow(&run->nodes[idx[j]], metric, md, v[j], med);
+	free(v);
+	free(idx);
+	free(slow);
+}
+
+/* Mark slow probe checks: each metric against the nodes that measured it
+ * the same way (probe_key). */
 static void
 mark_slow(struct fanout *fo, struct sweep_run *run, const struct sweep_policy *pol)
 {
 	static const char *const metrics[] = { "seq-write", "seq-read", "md-create", "md-stat" };
-	double *v = xcalloc(fo->n ? fo->n : 1, sizeof(*v));
-	size_t *idx = xcalloc(fo->n ? fo->n : 1, sizeof(*idx));
-	int *slow = xcalloc(fo->n ? fo->n : 1, sizeof(*slow));
+	int *done = xcalloc(fo->n ? fo->n : 1, sizeof(*done));
+	char key[PATH_MAX + 32];
 
 	for (size_t m = 0; m < nitems(metrics); m++) {
-		size_t k = 0;
-		double med;
-		int md = m >= 2;
-
+		memset(done, 0, (fo->n ? fo->n : 1) * sizeof(*done));
 		for (size_t i = 0; i < fo->n; i++)
-			if ((v[k] = probe_metric(fo, i, metrics[m])) >= 0)
-				idx[k++] = i;
-		if (outlier_slow(v, k, pol->slow_mads, pol->slow_min_gap, slow, &med) == 0)
-			continue;
-		for (size_t j = 0; j < k; j++) {
-			struct sweep_node *sn = &run->nodes[idx[j]];
-
-			if (!slow[j])
-				continue;
-			for (size_t c = 0; c < sn->n; c++) {
-				char *r;
-
-				if (strcmp(sn->c[c].check, "probe") != 0)
-					continue;
-				r = sn->c[c].state == SS_SLOW ? xasprintf("%s; ", sn->c[c].reason) :
-				    xstrdup("");
-				free(sn->c[c].reason);
-				sn->c[c].reason = md ?
-				    xasprintf("%s%s %.0f/s, fleet median %.0f/s", r, metrics[m], v[j], med) :
-				    xasprintf("%s%s %.1f MiB/s, fleet median %.1f MiB/s", r, metrics[m],
-				    v[j] / 1048576, med / 1048576);
-				free(r);
-				sn->c[c].state = SS_SLOW;
-				if (sn->worst < SS_SLOW)
-					sn->worst = SS_SLOW;
+			if (!done[i]) {
+				probe_key(fo, i, key, sizeof(key));
+				slow_group(fo, run, pol, metrics[m], m >= 2, key, done);
 			}
-		}
 	}
-	free(v);
-	free(idx);
-	free(slow);
+	free(done);
 }
 
 static void

@@ -365,6 +365,17 @@ START_TEST(test_probe_slow)
 	ck_assert_msg(strstr(out, "fleet median") && strstr(out, "1 slow (node04)") &&
 	    strstr(out, "3 ok (node[01-03])"), "not exactly node04 slow:\n%s", out);
 	free(out);
+	/* node04 probing another directory is not measured against the others
+	 * (a group on local NVMe is not slow next to Lustre): nobody is slow */
+	harness_sh("mkdir -p %s/other", top);
+	write_file("probe2.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
+	    "    <probe dir=\"%s\"/>\n  </defaults>\n  <group nodes=\"node04\">\n"
+	    "    <probe dir=\"%s/other\"/>\n  </group>\n  <slow mads=\"3\" min-gap=\"99%%\"/>\n"
+	    "</sweep>\n", top, top);
+	rc = ctl(&out, "sweep -w @all -f %s/probe2.xml -v", top);
+	ck_assert_msg(rc == 0 && strstr(out, "4 ok (node[01-04])"), "node04 compared with the "
+	    "others although it probed another directory:\n%s", out);
+	free(out);
 }
 END_TEST
 
