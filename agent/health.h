@@ -27,6 +27,13 @@
 
 #define HEALTH_COUNTERS_NAME "health-counters.json"
 #define HEALTH_CHECK_TIMEOUT_MS 10000
+/* Health states, short */
+#define ST_OK KNOB__HEALTH_STATE__HEALTH_OK
+#define ST_WARN KNOB__HEALTH_STATE__HEALTH_WARN
+#define ST_FAIL KNOB__HEALTH_STATE__HEALTH_FAIL
+#define ST_SKIPPED KNOB__HEALTH_STATE__HEALTH_SKIPPED
+#define ST_HUNG KNOB__HEALTH_STATE__HEALTH_HUNG
+
 #define HEALTH_MOUNT_TIMEOUT_MS 5000
 /* mounts or NICs one request may ask about (a thread each, and a child
  * process for a mount) */
@@ -48,6 +55,7 @@ struct health_state {
 	struct hprobe *stuck;
 	char counters_path[PATH_MAX];
 	uint32_t test_probe_rate_iops;	/* $KNOB_TEST_PROBE_RATE_IOPS with --test-hooks */
+	uint64_t probe_since_ns;	/* CLOCK_REALTIME start of the running probe, 0 none */
 };
 
 /* The findings of one check: one or more HealthCheck entries. */

@@ -23,9 +23,6 @@
 #include "log.h"
 #include "util.h"
 
-#define ST_OK KNOB__HEALTH_STATE__HEALTH_OK
-#define ST_FAIL KNOB__HEALTH_STATE__HEALTH_FAIL
-#define ST_HUNG KNOB__HEALTH_STATE__HEALTH_HUNG
 
 /* One step report of the probe child. */
 struct prec {

@@ -21,10 +21,6 @@
 #include "tune.h"
 #include "util.h"
 
-#define ST_OK KNOB__HEALTH_STATE__HEALTH_OK
-#define ST_WARN KNOB__HEALTH_STATE__HEALTH_WARN
-#define ST_FAIL KNOB__HEALTH_STATE__HEALTH_FAIL
-#define ST_SKIPPED KNOB__HEALTH_STATE__HEALTH_SKIPPED
 
 /* Read a small file under the sysroot into buf (trimmed). 0 or -1. */
 static int
@@ -524,6 +520,35 @@ metric_add(Knob__HealthCheck *c, const char *name, double v)
 	c->metrics[c->n_metrics++] = m;
 }
 
+/* One probe at a time: the engine runs on this thread, so a probe stuck on a
+ * hung file system stays stuck; while it does, a sweep reports it hung
+ * instead of starting (and leaving behind) another thread.  0 to go on. */
+static int
+probe_begin(struct agent *a, const Knob__ProbeSpec *ps, struct hout *out)
+{
+	struct health_state *h = a->health;
+	uint64_t since;
+
+	pthread_mutex_lock(&h->mu);
+	since = h->probe_since_ns;
+	if (since == 0)
+		h->probe_since_ns = now_real_ns();
+	pthread_mutex_unlock(&h->mu);
+	if (since == 0)
+		return 0;
+	hout_add(out, "probe", ps->dir, ST_HUNG, "the probe started %.0f s ago has not finished",
+	    (double)(now_real_ns() - since) / 1e9)->since_ns = since;
+	return -1;
+}
+
+static void
+probe_end(struct agent *a)
+{
+	pthread_mutex_lock(&a->health->mu);
+	a->health->probe_since_ns = 0;
+	pthread_mutex_unlock(&a->health->mu);
+}
+
 /* Fleet-relative probe: seq write then read, md create then stat; the
  * controller judges the rates against the fleet.  Skipped during a
  * benchmark so that it neither disturbs nor measures one. */
@@ -542,11 +567,15 @@ health_probe(struct agent *a, const Knob__HealthRequest *req, size_t idx, struct
 		hout_add(out, "probe", ps->dir, ST_SKIPPED, "a knob benchmark is running");
 		return;
 	}
+	if (probe_begin(a, ps, out) < 0)
+		return;
 	if (probe_pair(a, ps, kinds[0], kinds[1], seq, 64, &rate[0], err, sizeof(err)) < 0 ||
 	    probe_pair(a, ps, kinds[2], kinds[3], md, 100000, &rate[2], err, sizeof(err)) < 0) {
+		probe_end(a);
 		hout_add(out, "probe", ps->dir, ST_FAIL, "%s", err);
 		return;
 	}
+	probe_end(a);
 	c = hout_add(out, "probe", ps->dir, ST_OK,
 	    "seq-write %.1f MiB/s, seq-read %.1f MiB/s, md-create %.0f/s, md-stat %.0f/s",
 	    rate[0] / 1048576, rate[1] / 1048576, rate[2], rate[3]);

@@ -662,6 +662,40 @@ START_TEST(test_units_verify)
 }
 END_TEST
 
+/* Threads of node i's agent. */
+static long
+agent_threads(int i)
+{
+	return harness_sh_int("ls /proc/%ld/task | wc -l", (long)h.node[i].pid);
+}
+
+/* A probe in a directory that never answers (the FUSE mount): the first
+ * sweep's probe times out and its thread stays stuck in the kernel; the
+ * next sweep reports that probe hung instead of starting (and leaving
+ * behind) another thread.  Last in the case: node02's stuck probe lasts
+ * until fuse_hang exits. */
+START_TEST(test_probe_hung)
+{
+	char *out = NULL, line[PATH_MAX + 64];
+	long threads;
+
+	precheck();
+	write_file("phang.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
+	    "    <timeout check=\"2s\"/>\n    <probe dir=\"%s\"/>\n  </defaults>\n</sweep>\n",
+	    hangdir);
+	ck_assert_int_eq(ctl(&out, "sweep -w node02 -f %s/phang.xml -v", top), 1);
+	snprintf(line, sizeof(line), "node02: probe %s timeout", hangdir);
+	ck_assert_msg(strstr(out, line) != NULL, "missing '%s'", line);
+	free(out);
+	threads = agent_threads(1);
+	ck_assert_int_eq(ctl(&out, "sweep -w node02 -f %s/phang.xml -v", top), 1);
+	snprintf(line, sizeof(line), "node02: probe %s hung (the probe started ", hangdir);
+	ck_assert_msg(strstr(out, line) != NULL, "missing '%s'", line);
+	free(out);
+	ck_assert_int_le(agent_threads(1), threads);
+}
+END_TEST
+
 static Suite *
 sweep_net_suite(void)
 {
@@ -679,6 +713,7 @@ sweep_net_suite(void)
 	tcase_add_test(tc, test_drain_hysteresis);
 	tcase_add_test(tc, test_error_counters);
 	tcase_add_test(tc, test_units_verify);
+	tcase_add_test(tc, test_probe_hung);
 	suite_add_tcase(s, tc);
 	return s;
 }
