@@ -101,6 +101,7 @@ start_phase(struct brun *br)
 	size_t i, nalive = 0, used_idx = 0, nused;
 	char **hosts;
 	uint32_t *slots;
+	int outer;
 
 	snprintf(br->phase_id, sizeof(br->phase_id), "%s-p%zu", br->run_id, br->cur + 1);
 	for (i = 0; i < br->fo->n; i++) {
@@ -146,6 +147,8 @@ start_phase(struct brun *br)
 	br->fd_sent = 0;
 	br->fd_t = 0;
 	log_info("phase %s: %s, %u threads on %zu nodes", br->phase_id, p->kind, p->threads, nused);
+	outer = br->advancing;
+	br->advancing = 1;	/* a node ended by a failed send waits for the rest */
 	for (i = 0; i < br->fo->n; i++) {
 		struct pnode *pn = &br->pn[i];
 		Knob__Envelope env = KNOB__ENVELOPE__INIT;
@@ -163,7 +166,11 @@ start_phase(struct brun *br)
 	}
 	free(hosts);
 	free(slots);
-	advance(br);
+	br->advancing = outer;
+	if (outer)
+		br->again = 1;	/* the advance() that called us goes round again */
+	else
+		advance(br);
 }
 
 /* Send a body to every node of the phase in state st (then mark it next). */
@@ -400,9 +407,28 @@ finish(struct brun *br)
 	br->fo->stop = 1;
 }
 
-/* Move the state machine forward when every live node of the stage is there. */
+static void advance_once(struct brun *br);
+
+/* Move the state machine forward; a call from inside it (a node that ends
+ * while we send) is run again after the current pass, never nested. */
 static void
 advance(struct brun *br)
+{
+	if (br->advancing) {
+		br->again = 1;
+		return;
+	}
+	br->advancing = 1;
+	do {
+		br->again = 0;
+		advance_once(br);
+	} while (br->again);
+	br->advancing = 0;
+}
+
+/* One pass: forward when every live node of the stage is there. */
+static void
+advance_once(struct brun *br)
 {
 	size_t i, waiting = 0, failed = 0, alive = 0;
 
@@ -418,7 +444,11 @@ advance(struct brun *br)
 			if (waiting)
 				return;
 			if (alive == 0) {
-				/* nothing reachable: record every phase left as failed */
+				/* nothing reachable: record every phase left as failed
+				 * (no node was in them: each is missing, not the last
+				 * phase's result again) */
+				for (i = 0; i < br->fo->n; i++)
+					br->pn[i].inphase = 0;
 				for (; br->cur < br->nplan; br->cur++)
 					finalize_phase(br);
 				finish(br);

@@ -63,6 +63,9 @@ struct brun {
 	struct plan *plan;
 	size_t nplan, cur;
 	int stage;
+	int advancing;		/* in advance(), or sending: a send that fails at once
+				 * ends its node, whose advance() must wait */
+	int again;		/* advance() was asked for meanwhile */
 	char run_id[40];
 	char phase_id[64];
 	uint64_t go_mono;

@@ -675,7 +675,10 @@ crl_write(const char *dir, X509 *cacert, EVP_PKEY *cakey, char *err, size_t errl
 {
 	struct strvec serials = { 0 };
 	X509_CRL *crl = X509_CRL_new();
-	ASN1_TIME *now = ASN1_TIME_set(NULL, time(NULL));
+	/* issued an hour back, as the certificates are: an agent whose clock is
+	 * a little behind must not find the CRL "not yet valid" and refuse
+	 * every controller */
+	ASN1_TIME *now = ASN1_TIME_set(NULL, time(NULL) - BACKDATE_S);
 	char path[PATH_MAX], *data;
 	BIO *b = NULL;
 	long n;

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/epoll.h>
+#include <openssl/rand.h>
 
 #include "knobctl.h"
 #include "ssh.h"
@@ -211,9 +212,17 @@ step(struct fanout *fo, struct fo_node *n, struct fo_ssh *s)
 		}
 		{
 			char path[300];
+			uint64_t rnd = 0;
 
-			snprintf(path, sizeof(path), "/tmp/knobd-push.%s", n->name);
+			/* a name nobody can guess, created new: another user of the
+			 * node's /tmp cannot plant the file root then runs, and two
+			 * commands on one node do not share it */
+			if (RAND_bytes((unsigned char *)&rnd, sizeof(rnd)) != 1)
+				break;
+			snprintf(path, sizeof(path), "/tmp/knobd-push.%s.%016llx", n->name,
+			    (unsigned long long)rnd);
 			ssh_upload_init(&s->u, path, s->push_data, s->push_len, 0700);
+			s->u.excl = 1;
 		}
 		s->step = FS_PUSH;
 		return 1;

@@ -601,7 +601,7 @@ ssh_upload_step(struct ssh_conn *c, LIBSSH2_SFTP *sftp, struct ssh_upload *u)
 		switch (u->phase) {
 		case U_OPEN:
 			u->h = libssh2_sftp_open(sftp, u->tmp, LIBSSH2_FXF_WRITE | LIBSSH2_FXF_CREAT |
-			    LIBSSH2_FXF_TRUNC, u->mode);
+			    (u->excl ? LIBSSH2_FXF_EXCL : LIBSSH2_FXF_TRUNC), u->mode);
 			if (u->h == NULL)
 				return again(c, 0) ? 0 : fail(c, NS_FAILED, "sftp open %s: %s", u->tmp,
 				    last_error(c));

@@ -78,6 +78,7 @@ struct ssh_upload {
 	const uint8_t *data;
 	size_t len, off;
 	long mode;
+	int excl;		/* the file must not exist yet (a name in a shared /tmp) */
 	int phase;
 	LIBSSH2_SFTP_HANDLE *h;
 };

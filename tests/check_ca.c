@@ -514,6 +514,14 @@ START_TEST(test_revoke_check_renew)
 	fclose(f);
 	ck_assert_ptr_nonnull(crl);
 	ck_assert_int_eq(sk_X509_REVOKED_num(X509_CRL_get_REVOKED(crl)), 1);
+	/* issued an hour back, as certificates are: an agent whose clock is a
+	 * few seconds behind does not find it "not yet valid" */
+	{
+		int day, sec;
+
+		ck_assert_int_eq(ASN1_TIME_diff(&day, &sec, X509_CRL_get0_lastUpdate(crl), NULL), 1);
+		ck_assert_int_ge(day * 86400 + sec, 3500);
+	}
 	X509_CRL_free(crl);
 
 	/* nothing expires within 30 days: nothing renewed */
