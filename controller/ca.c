@@ -625,13 +625,14 @@ serial_hex(X509 *x)
 	return s;
 }
 
-/* The serials in DIR/revoked.txt (first word of each line) into v. */
+/* The serials of DIR/FILE's "SERIAL NAME" lines into v: every one, or
+ * with name, that name's only. */
 static void
-read_revoked(const char *dir, struct strvec *v)
+read_serials(const char *dir, const char *file, const char *name, struct strvec *v)
 {
 	char path[PATH_MAX], *buf = NULL, *save = NULL;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, CA_REVOKED_FILE);
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
 	if (read_file_bounded(path, 16 << 20, &buf, NULL) < 0)
 		return;
 	for (char *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
@@ -639,10 +640,53 @@ read_revoked(const char *dir, struct strvec *v)
 
 		if (sp)
 			*sp = '\0';
-		if (*l)
+		if (*l && (name == NULL || (sp && strcmp(sp + 1, name) == 0)))
 			strvec_push(v, l);
 	}
 	free(buf);
+}
+
+/* The serials in DIR/revoked.txt into v. */
+static void
+read_revoked(const char *dir, struct strvec *v)
+{
+	read_serials(dir, CA_REVOKED_FILE, NULL, v);
+}
+
+/* Is x's serial in DIR/revoked.txt? */
+static int
+cert_revoked(const char *dir, X509 *x)
+{
+	struct strvec v = { 0 };
+	char *hex = serial_hex(x);
+	int in;
+
+	read_revoked(dir, &v);
+	in = hex && strvec_contains(&v, hex);
+	free(hex);
+	strvec_free(&v);
+	return in;
+}
+
+/* Append "HEX NAME" to DIR/FILE, durably.  0 or -1 with err. */
+static int
+append_serial(const char *dir, const char *file, const char *hex, const char *name, char *err,
+    size_t errlen)
+{
+	char path[PATH_MAX];
+	FILE *f;
+	int ok;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	if ((f = fopen(path, "ae")) == NULL) {
+		seterr(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	ok = fprintf(f, "%s %s\n", hex, name) > 0 && fflush(f) == 0 && fsync(fileno(f)) == 0;
+	if (!ok)
+		seterr(err, errlen, "%s: %s", path, strerror(errno));
+	fclose(f);
+	return ok ? 0 : -1;
 }
 
 /* Add one serial to crl, revoked now. 0 or -1. */
@@ -718,11 +762,10 @@ out:
 int
 ca_revoke(const char *dir, const char *name, char *err, size_t errlen)
 {
-	char crt[PATH_MAX], path[PATH_MAX], *hex = NULL, *line = NULL;
-	struct strvec serials = { 0 };
+	char crt[PATH_MAX], *hex = NULL;
+	struct strvec serials = { 0 }, older = { 0 };
 	EVP_PKEY *cakey = NULL;
 	X509 *cacert = NULL, *x = NULL;
-	FILE *f;
 	int rc = -1;
 
 	if (ca_name_check(name, err, errlen) < 0 ||
@@ -733,23 +776,19 @@ ca_revoke(const char *dir, const char *name, char *err, size_t errlen)
 	if ((x = read_cert(crt, err, errlen)) == NULL || (hex = serial_hex(x)) == NULL)
 		goto out;
 	read_revoked(dir, &serials);
-	if (!strvec_contains(&serials, hex)) {
-		snprintf(path, sizeof(path), "%s/%s", dir, CA_REVOKED_FILE);
-		line = xasprintf("%s %s\n", hex, name);
-		if ((f = fopen(path, "ae")) == NULL || fputs(line, f) < 0 || fflush(f) != 0 ||
-		    fsync(fileno(f)) < 0) {
-			seterr(err, errlen, "%s: %s", path, strerror(errno));
-			if (f)
-				fclose(f);
+	/* the name's certificate, and every one `ca renew` replaced: a renewed
+	 * pair does not leave the old one valid when the name is revoked */
+	read_serials(dir, CA_SUPERSEDED_FILE, name, &older);
+	strvec_push(&older, hex);
+	for (size_t i = 0; i < older.n; i++)
+		if (!strvec_contains(&serials, older.v[i]) &&
+		    append_serial(dir, CA_REVOKED_FILE, older.v[i], name, err, errlen) < 0)
 			goto out;
-		}
-		fclose(f);
-	}
 	rc = crl_write(dir, cacert, cakey, err, errlen);
 out:
-	free(line);
 	free(hex);
 	strvec_free(&serials);
+	strvec_free(&older);
 	X509_free(x);
 	X509_free(cacert);
 	EVP_PKEY_free(cakey);
@@ -820,6 +859,7 @@ renew_one(const char *dir, const char *name, X509 *old, X509 *cacert, EVP_PKEY *
 	char ou[64] = "", crt[PATH_MAX], keyp[PATH_MAX], tcrt[PATH_MAX + 8], tkey[PATH_MAX + 8];
 	EVP_PKEY *key = NULL;
 	X509 *x = NULL;
+	char *hex = NULL;
 	int rc = -1;
 
 	X509_NAME_get_text_by_NID(X509_get_subject_name(old), NID_organizationalUnitName, ou,
@@ -833,12 +873,17 @@ renew_one(const char *dir, const char *name, X509 *old, X509 *cacert, EVP_PKEY *
 	if (make_leaf(cacert, cakey, name, strcmp(ou, KNOB_ROLE_CONTROLLER) == 0, &key, &x, err,
 	    errlen) < 0 || write_pair(tkey, key, tcrt, x, err, errlen) < 0)
 		goto out;
+	/* the old serial stays on record: `ca revoke NAME` revokes it too */
+	if ((hex = serial_hex(old)) == NULL ||
+	    append_serial(dir, CA_SUPERSEDED_FILE, hex, name, err, errlen) < 0)
+		goto out;
 	if (rename(tkey, keyp) < 0 || rename(tcrt, crt) < 0) {
 		seterr(err, errlen, "%s: %s", crt, strerror(errno));
 		goto out;
 	}
 	rc = 0;
 out:
+	free(hex);
 	X509_free(x);
 	EVP_PKEY_free(key);
 	return rc;
@@ -871,7 +916,9 @@ ca_renew(const char *dir, int min_days, FILE *out, char *err, size_t errlen)
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		if ((x = read_cert(path, e2, sizeof(e2))) == NULL)
 			continue;
-		if (days_left(x) < min_days) {
+		if (days_left(x) < min_days && cert_revoked(dir, x)) {
+			fprintf(out, "not renewed %s: revoked (issue a new name)\n", path);
+		} else if (days_left(x) < min_days) {
 			if (renew_one(dir, name, x, cacert, cakey, err, errlen) < 0)
 				rc = -1;
 			else

@@ -12,6 +12,7 @@
 #define CA_KEY_FILE "ca.key"
 #define CA_CRL_FILE "ca.crl"
 #define CA_REVOKED_FILE "revoked.txt"
+#define CA_SUPERSEDED_FILE "superseded.txt"	/* "SERIAL NAME" of renewed-away certificates */
 
 /* 0 when name is usable as a certificate CN and a file name in the CA
  * directory, else -1 with the reason in err. */

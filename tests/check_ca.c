@@ -537,6 +537,29 @@ START_TEST(test_revoke_check_renew)
 	ck_assert_int_eq(file_mode(pth(p, sizeof(p), cadir, "ctl2.key")), 0600);
 	ck_assert_int_eq(verify_with(pth(err, sizeof(err), cadir, "ca.crt"), pth(p, sizeof(p), cadir,
 	    "ctl2.crt"), X509_PURPOSE_SSL_CLIENT), X509_V_OK);
+	/* a renewed name's old certificate is revoked with it (its key may be
+	 * the one that leaked), and a revoked name is not renewed */
+	ck_assert_int_eq(ca_revoke(cadir, "ctl2", err, sizeof(err)), 0);
+	ck_assert_int_eq(ca_check_leaf(cadir, before, "ctl2", 30, err, sizeof(err)), 1);
+	ck_assert_str_eq(err, "certificate revoked");
+	ck_assert_int_eq(ca_check_leaf(cadir, after, "ctl2", 30, err, sizeof(err)), 1);
+	ck_assert_str_eq(err, "certificate revoked");
+	f = tmpfile();
+	ck_assert_int_eq(ca_renew(cadir, 100000, f, err, sizeof(err)), 0);
+	fflush(f);
+	rewind(f);
+	{
+		char line[PATH_MAX * 2] = "";
+		int said = 0;
+
+		while (fgets(line, sizeof(line), f))
+			said |= strstr(line, "not renewed") && strstr(line, "ctl2.crt: revoked");
+		ck_assert_msg(said, "a revoked name was renewed");
+	}
+	fclose(f);
+	free(pem);
+	ck_assert_int_eq(read_file_bounded(pth(p, sizeof(p), cadir, "ctl2.crt"), 1 << 20, &pem, NULL), 0);
+	ck_assert_str_eq(pem, after);
 	free(pem);
 	free(crt);
 	free(key);
