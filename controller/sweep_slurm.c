@@ -163,8 +163,11 @@ slurm_show(const char *scontrol, struct rnode *rn, size_t n, const char *list)
 	char *out = NULL, *line, *save = NULL;
 	int rc = run_cmd(argv, &out), shown = 0;
 
-	for (line = strtok_r(out, "\n", &save); rc >= 0 && line;
-	    line = strtok_r(NULL, "\n", &save)) {
+	if (rc < 0 || out == NULL) {	/* not run, or killed */
+		free(out);
+		return -1;
+	}
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char name[256];
 
 		field(line, "NodeName", name, sizeof(name));
