@@ -365,8 +365,8 @@ h_health(struct agent *a, struct aconn *c, Knob__Envelope *req)
 		return agent_reply_error(a, c, req->id, EINVAL, "empty health request") < 0 ? -1 : 0;
 	/* a thread (and for a mount, a child) per check: bounded per request */
 	if (req->health->n_mounts > HEALTH_MAX_ITEMS || req->health->n_nics > HEALTH_MAX_ITEMS)
-		return agent_reply_error(a, c, req->id, E2BIG, "health request: more than 1024 "
-		    "mounts or NICs (HEALTH_MAX_ITEMS)") < 0 ? -1 : 0;
+		return agent_reply_error(a, c, req->id, E2BIG, "health request: more than %d "
+		    "mounts or NICs", HEALTH_MAX_ITEMS) < 0 ? -1 : 0;
 	sw = xcalloc(1, sizeof(*sw));
 	sw->a = a;
 	sw->conn_id = c->id;

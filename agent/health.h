@@ -27,18 +27,18 @@
 
 #define HEALTH_COUNTERS_NAME "health-counters.json"
 #define HEALTH_CHECK_TIMEOUT_MS 10000
-/* Health states, short */
-#define ST_OK KNOB__HEALTH_STATE__HEALTH_OK
-#define ST_WARN KNOB__HEALTH_STATE__HEALTH_WARN
-#define ST_FAIL KNOB__HEALTH_STATE__HEALTH_FAIL
-#define ST_SKIPPED KNOB__HEALTH_STATE__HEALTH_SKIPPED
-#define ST_HUNG KNOB__HEALTH_STATE__HEALTH_HUNG
-
 #define HEALTH_MOUNT_TIMEOUT_MS 5000
 /* mounts or NICs one request may ask about (a thread each, and a child
  * process for a mount) */
 #define HEALTH_MAX_ITEMS 1024
 #define HEALTH_REASON_MAX 512
+
+/* The health states, short */
+#define ST_OK KNOB__HEALTH_STATE__HEALTH_OK
+#define ST_WARN KNOB__HEALTH_STATE__HEALTH_WARN
+#define ST_FAIL KNOB__HEALTH_STATE__HEALTH_FAIL
+#define ST_SKIPPED KNOB__HEALTH_STATE__HEALTH_SKIPPED
+#define ST_HUNG KNOB__HEALTH_STATE__HEALTH_HUNG
 
 /* A mount probe that missed its deadline and is still running. */
 struct hprobe {

@@ -23,7 +23,6 @@
 #include "log.h"
 #include "util.h"
 
-
 /* One step report of the probe child. */
 struct prec {
 	char step;		/* 'f' statfs, 's' stat, 'c' create, 'u' unlink */

@@ -21,7 +21,6 @@
 #include "tune.h"
 #include "util.h"
 
-
 /* Read a small file under the sysroot into buf (trimmed). 0 or -1. */
 static int
 read_under(struct agent *a, const char *abs, char *buf, size_t len)
@@ -560,6 +559,7 @@ health_probe(struct agent *a, const Knob__HealthRequest *req, size_t idx, struct
 	uint32_t seq = ps->seq_s ? ps->seq_s : 1, md = ps->md_s ? ps->md_s : 1;
 	double rate[nitems(kinds)] = { 0 };
 	char err[512] = "";
+	int failed;
 	Knob__HealthCheck *c;
 
 	(void)idx;
@@ -569,13 +569,13 @@ health_probe(struct agent *a, const Knob__HealthRequest *req, size_t idx, struct
 	}
 	if (probe_begin(a, ps, out) < 0)
 		return;
-	if (probe_pair(a, ps, kinds[0], kinds[1], seq, 64, &rate[0], err, sizeof(err)) < 0 ||
-	    probe_pair(a, ps, kinds[2], kinds[3], md, 100000, &rate[2], err, sizeof(err)) < 0) {
-		probe_end(a);
+	failed = probe_pair(a, ps, kinds[0], kinds[1], seq, 64, &rate[0], err, sizeof(err)) < 0 ||
+	    probe_pair(a, ps, kinds[2], kinds[3], md, 100000, &rate[2], err, sizeof(err)) < 0;
+	probe_end(a);
+	if (failed) {
 		hout_add(out, "probe", ps->dir, ST_FAIL, "%s", err);
 		return;
 	}
-	probe_end(a);
 	c = hout_add(out, "probe", ps->dir, ST_OK,
 	    "seq-write %.1f MiB/s, seq-read %.1f MiB/s, md-create %.0f/s, md-stat %.0f/s",
 	    rate[0] / 1048576, rate[1] / 1048576, rate[2], rate[3]);

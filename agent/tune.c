@@ -1130,12 +1130,13 @@ commit_originals(struct journal *j, const struct plan *p, const size_t *idx, siz
 		struct jentry e;
 
 		if (it->kind == IK_SWITCH) {
-			if ((it->state == KNOB__KEY_STATE__KEY_RESTORED ||
-			    it->state == KNOB__KEY_STATE__KEY_UNCHANGED) && o >= 0 && it->keep_orig) {
+			if (o < 0 || (it->state != KNOB__KEY_STATE__KEY_RESTORED &&
+			    it->state != KNOB__KEY_STATE__KEY_UNCHANGED))
+				continue;	/* not back at its original: stays */
+			if (it->keep_orig) {
 				free(j->orig[o].set);
 				j->orig[o].set = xstrdup(it->after ? it->after : it->wanted);
-			} else if ((it->state == KNOB__KEY_STATE__KEY_RESTORED ||
-			    it->state == KNOB__KEY_STATE__KEY_UNCHANGED) && o >= 0) {
+			} else {
 				drop_mark(j, &j->orig[o]);
 				journal_remove(j->orig, &j->norig, (size_t)o);
 			}
@@ -1821,14 +1822,16 @@ struct job {
 	} res;
 };
 
-/* Take the tuning lock for w, or make its reply "busy".  0 with *token, -1. */
+/* Take the tuning lock for w, or make its reply "busy".  0 with *token,
+ * or tune_lock_take's error. */
 static int
 job_lock(struct work *w, uint32_t wait_s, uint64_t *token)
 {
 	struct job *j = w->arg;
+	int rc;
 
-	if (tune_lock_take(w->a, j->owner, TUNE_LEASE_MS, wait_s * 1000u, &j->cancelled, token,
-	    j->why, sizeof(j->why)) == 0)
+	if ((rc = tune_lock_take(w->a, j->owner, TUNE_LEASE_MS, wait_s * 1000u, &j->cancelled,
+	    token, j->why, sizeof(j->why))) == 0)
 		return 0;
 	knob__error__init(&j->err);
 	j->err.code = EBUSY;
@@ -1836,7 +1839,7 @@ job_lock(struct work *w, uint32_t wait_s, uint64_t *token)
 	j->err.message = j->why;
 	w->reply.body_case = KNOB__ENVELOPE__BODY_ERROR;
 	w->reply.error = &j->err;
-	return -1;
+	return rc;
 }
 
 /* The worker of every tuning request: apply and rollback take the tuning
@@ -1847,9 +1850,10 @@ job_run(struct work *w)
 	struct job *j = w->arg;
 	const Knob__Envelope *r = w->req;
 	uint64_t token = 0;
+	int rc;
 
-	if (j->locks && job_lock(w, j->wait_s, &token) < 0) {
-		if (strncmp(j->why, "the controller went away", 24) == 0)
+	if (j->locks && (rc = job_lock(w, j->wait_s, &token)) < 0) {
+		if (rc == -ECANCELED)
 			log_info("%s from %s dropped: %s", envelope_body_name(r), j->owner, j->why);
 		return;
 	}
@@ -1918,7 +1922,6 @@ job_done(struct work *w)
 	struct job *j = w->arg;
 
 	job_list(w->a->tune, j, 0);
-
 	if (w->reply.body_case == KNOB__ENVELOPE__BODY_APPLY_RESULT)
 		tune_apply_result_free(&j->res.apply);
 	else if (w->reply.body_case == KNOB__ENVELOPE__BODY_VERIFY_RESULT)

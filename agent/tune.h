@@ -45,8 +45,6 @@
 #ifndef KNOB_TUNE_H
 #define KNOB_TUNE_H
 
-struct job;
-
 #include <dirent.h>
 #include <glob.h>
 #include <pthread.h>
@@ -248,6 +246,7 @@ void jentry_clear(struct jentry *e);
 void jentry_setting(const struct jentry *e, Knob__Setting *s);
 
 /* ------------------------------------------------------------ state */
+struct job;	/* a tuning request on the worker pool (tune.c) */
 struct tune_state {
 	pthread_mutex_t mu;	/* one transaction at a time; guards j */
 	pthread_mutex_t amu;	/* guards active and note (tune_active) */

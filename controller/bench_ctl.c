@@ -167,10 +167,7 @@ start_phase(struct brun *br)
 	free(hosts);
 	free(slots);
 	br->advancing = outer;
-	if (outer)
-		br->again = 1;	/* the advance() that called us goes round again */
-	else
-		advance(br);
+	advance(br);	/* called from advance(): it goes round again instead */
 }
 
 /* Send a body to every node of the phase in state st (then mark it next). */

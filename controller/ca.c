@@ -653,18 +653,14 @@ read_revoked(const char *dir, struct strvec *v)
 	read_serials(dir, CA_REVOKED_FILE, NULL, v);
 }
 
-/* Is x's serial in DIR/revoked.txt? */
+/* Is x's serial among the revoked ones? */
 static int
-cert_revoked(const char *dir, X509 *x)
+cert_revoked(const struct strvec *revoked, X509 *x)
 {
-	struct strvec v = { 0 };
 	char *hex = serial_hex(x);
-	int in;
+	int in = hex && strvec_contains(revoked, hex);
 
-	read_revoked(dir, &v);
-	in = hex && strvec_contains(&v, hex);
 	free(hex);
-	strvec_free(&v);
 	return in;
 }
 
@@ -894,12 +890,14 @@ ca_renew(const char *dir, int min_days, FILE *out, char *err, size_t errlen)
 {
 	EVP_PKEY *cakey = NULL;
 	X509 *cacert = NULL;
+	struct strvec revoked = { 0 };
 	struct dirent *de;
 	DIR *d = NULL;
 	int rc = -1;
 
 	if (load_ca(dir, &cacert, &cakey, err, errlen) < 0)
 		return -1;
+	read_revoked(dir, &revoked);
 	if ((d = opendir(dir)) == NULL) {
 		seterr(err, errlen, "%s: %s", dir, strerror(errno));
 		goto out;
@@ -916,17 +914,18 @@ ca_renew(const char *dir, int min_days, FILE *out, char *err, size_t errlen)
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		if ((x = read_cert(path, e2, sizeof(e2))) == NULL)
 			continue;
-		if (days_left(x) < min_days && cert_revoked(dir, x)) {
+		if (days_left(x) >= min_days)
+			;
+		else if (cert_revoked(&revoked, x))
 			fprintf(out, "not renewed %s: revoked (issue a new name)\n", path);
-		} else if (days_left(x) < min_days) {
-			if (renew_one(dir, name, x, cacert, cakey, err, errlen) < 0)
-				rc = -1;
-			else
-				fprintf(out, "renewed %s (expired in %d days)\n", path, days_left(x));
-		}
+		else if (renew_one(dir, name, x, cacert, cakey, err, errlen) < 0)
+			rc = -1;
+		else
+			fprintf(out, "renewed %s (expired in %d days)\n", path, days_left(x));
 		X509_free(x);
 	}
 out:
+	strvec_free(&revoked);
 	if (d)
 		closedir(d);
 	X509_free(cacert);

@@ -244,19 +244,18 @@ mark_one_slow(struct sweep_node *sn, const char *metric, int md, double v, doubl
 	}
 }
 
-/* One metric over the nodes whose probe key is key; done[i] marks them. */
+/* One metric over the nodes whose probe key is keys[first]; done[i] marks
+ * them. */
 static void
 slow_group(struct fanout *fo, struct sweep_run *run, const struct sweep_policy *pol,
-    const char *metric, int md, const char *key, int *done)
+    const char *metric, int md, char **keys, size_t first, int *done)
 {
 	double *v = xcalloc(fo->n, sizeof(*v)), med;
 	size_t *idx = xcalloc(fo->n, sizeof(*idx)), k = 0;
 	int *slow = xcalloc(fo->n, sizeof(*slow));
-	char kb[PATH_MAX + 32];
 
-	for (size_t i = 0; i < fo->n; i++) {
-		probe_key(fo, i, kb, sizeof(kb));
-		if (done[i] || strcmp(kb, key) != 0)
+	for (size_t i = first; i < fo->n; i++) {
+		if (done[i] || strcmp(keys[i], keys[first]) != 0)
 			continue;
 		done[i] = 1;
 		if ((v[k] = probe_metric(fo, i, metric)) >= 0)
@@ -278,16 +277,21 @@ mark_slow(struct fanout *fo, struct sweep_run *run, const struct sweep_policy *p
 {
 	static const char *const metrics[] = { "seq-write", "seq-read", "md-create", "md-stat" };
 	int *done = xcalloc(fo->n ? fo->n : 1, sizeof(*done));
-	char key[PATH_MAX + 32];
+	char **keys = xcalloc(fo->n ? fo->n : 1, sizeof(*keys)), key[PATH_MAX + 32];
 
+	for (size_t i = 0; i < fo->n; i++) {
+		probe_key(fo, i, key, sizeof(key));
+		keys[i] = xstrdup(key);
+	}
 	for (size_t m = 0; m < nitems(metrics); m++) {
 		memset(done, 0, (fo->n ? fo->n : 1) * sizeof(*done));
 		for (size_t i = 0; i < fo->n; i++)
-			if (!done[i]) {
-				probe_key(fo, i, key, sizeof(key));
-				slow_group(fo, run, pol, metrics[m], m >= 2, key, done);
-			}
+			if (!done[i])
+				slow_group(fo, run, pol, metrics[m], m >= 2, keys, i, done);
 	}
+	for (size_t i = 0; i < fo->n; i++)
+		free(keys[i]);
+	free(keys);
 	free(done);
 }
 
