@@ -15,6 +15,7 @@
 #include <openssl/evp.h>
 
 #include "knobctl.h"
+#include "log.h"
 #include "ssh.h"
 #include "util.h"
 
@@ -258,22 +259,93 @@ kh_add(struct ssh_conn *c, LIBSSH2_KNOWNHOSTS *kh, const char *path, const char 
 	return rc;
 }
 
+/* One "@revoked HOSTS TYPE KEY" line: whether KEY is b64 (the key the
+ * node presented).  The host patterns are not matched: a revoked key is
+ * refused for every host, as OpenSSH refuses it wherever it is listed. */
+static int
+kh_revoked_line(char *line, const char *b64)
+{
+	char *save = NULL, *tok;
+
+	strtok_r(line, " \t", &save);			/* @revoked */
+	if (strtok_r(NULL, " \t", &save) == NULL ||	/* hosts */
+	    strtok_r(NULL, " \t", &save) == NULL)	/* key type */
+		return 0;
+	tok = strtok_r(NULL, " \t\r\n", &save);
+	return tok != NULL && strcmp(tok, b64) == 0;
+}
+
+/* Read known_hosts into kh a line at a time: libssh2_knownhost_readfile
+ * stops at the first line it cannot parse and drops every line after it
+ * (a node listed below such a line would look new, and --accept-new would
+ * take a changed key for a new one).  A line libssh2 cannot parse is
+ * skipped with a warning, once per command; "@cert-authority" lines are
+ * skipped (host certificates are not supported); "@revoked" lines, which
+ * libssh2 would read as a host named "@revoked", are matched against b64,
+ * the presented key, and set *revoked.  0, or -errno when the file exists
+ * and cannot be read. */
+static int
+kh_read(LIBSSH2_KNOWNHOSTS *kh, const char *path, const char *b64, int *revoked)
+{
+	static _Atomic int warned;
+	FILE *f = fopen(path, "re");
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	int lineno = 0;
+
+	*revoked = 0;
+	if (f == NULL)
+		return errno == ENOENT ? 0 : -errno;
+	while ((n = getline(&line, &cap, f)) >= 0) {
+		lineno++;
+		if (strncmp(line, "@revoked", 8) == 0 && (line[8] == ' ' || line[8] == '\t')) {
+			*revoked |= kh_revoked_line(line, b64);
+			continue;
+		}
+		if (strncmp(line, "@cert-authority", 15) == 0)
+			continue;
+		if (libssh2_knownhost_readline(kh, line, (size_t)n, LIBSSH2_KNOWNHOST_FILE_OPENSSH) != 0 &&
+		    !warned++)
+			log_warnx("%s:%d: known_hosts line skipped: libssh2 cannot parse it", path, lineno);
+	}
+	free(line);
+	fclose(f);
+	return 0;
+}
+
+/* The presented host key in base64, as known_hosts writes it. */
+static void
+key_b64(const char *key, size_t klen, char *buf, size_t len)
+{
+	if (klen > (len - 1) / 4 * 3)
+		klen = 0;	/* longer than any host key: matches nothing */
+	EVP_EncodeBlock((unsigned char *)buf, (const unsigned char *)key, (int)klen);
+}
+
 /* Check the host key strictly against known_hosts (by name, then address). */
 static int
 step_hostkey(struct ssh_conn *c)
 {
 	LIBSSH2_KNOWNHOSTS *kh = libssh2_knownhost_init(c->s);
 	struct libssh2_knownhost *found = NULL;
-	char pbuf[4096], fp[128];
+	char pbuf[4096], fp[128], b64[8192];
 	const char *path = known_hosts_path(c->cfg, pbuf, sizeof(pbuf)), *key;
-	int port = c->cfg->port ? c->cfg->port : 22, r, kh_type, type;
+	int port = c->cfg->port ? c->cfg->port : 22, r, kh_type, type, revoked, err;
 	size_t klen;
 
 	if (kh == NULL)
 		return fail(c, NS_FAILED, "ssh: knownhost init failed");
-	libssh2_knownhost_readfile(kh, path, LIBSSH2_KNOWNHOST_FILE_OPENSSH);
 	key = libssh2_session_hostkey(c->s, &klen, &type);
 	host_fingerprint(c, fp, sizeof(fp), &kh_type);
+	key_b64(key, key ? klen : 0, b64, sizeof(b64));
+	if ((err = kh_read(kh, path, b64, &revoked)) < 0 || revoked) {
+		libssh2_knownhost_free(kh);
+		if (revoked)
+			return fail(c, NS_AUTH_FAILED, "host key refused: %s is marked @revoked in %s",
+			    fp, path);
+		return fail(c, NS_FAILED, "host key check failed: %s: %s", path, strerror(-err));
+	}
 	r = libssh2_knownhost_checkp(kh, c->name, port, key, klen,
 	    LIBSSH2_KNOWNHOST_TYPE_PLAIN | LIBSSH2_KNOWNHOST_KEYENC_RAW, &found);
 	if (r == LIBSSH2_KNOWNHOST_CHECK_NOTFOUND && strcmp(c->addr, c->name) != 0)

@@ -264,6 +264,65 @@ START_TEST(bootstrap_fleet)
 }
 END_TEST
 
+/* known_hosts as OpenSSH users keep it: a line libssh2 cannot parse (here a
+ * truncated one) at the top must not hide the lines below it, or a changed
+ * host key would look new and --accept-new would take it; a key marked
+ * "@revoked" is refused.  The wrong user key stops every bootstrap at
+ * authentication, after the host key check this test is about. */
+START_TEST(known_hosts_bad_line_revoked)
+{
+	char *out = NULL, *err = NULL, kh[4200], want[8192], *pub = NULL, *fp;
+#define KH_BOOT "bootstrap -a --ssh-key %s/wrong --known-hosts %s --root %s/root-{node} " \
+	    "--timeout 20 --accept-new"
+	const char *p;
+	int rc, nwarn = 0;
+
+	snprintf(kh, sizeof(kh), "%s/known_hosts", h.tmp);
+	rc = harness_knobctl(&h, &out, NULL, KH_BOOT, h.tmp, kh, h.tmp);
+	ck_assert_int_eq(rc, 1);	/* keys added, then the user key refused */
+	free(out);
+	/* a truncated line on top of the three good ones */
+	ck_assert_int_eq(harness_sh("{ echo 'node09 ssh-ed25519'; cat %s; } > %s.new && mv %s.new %s",
+	    kh, kh, kh, kh), 0);
+	sshd_stop(1);
+	host_key(1);
+	sshd_start(1);
+	fp = fingerprint(1);
+	rc = harness_knobctl(&h, &out, &err, KH_BOOT, h.tmp, kh, h.tmp);
+	fprintf(stderr, "---- changed key under a bad line -> %d\n%s%s", rc, out, err);
+	ck_assert_int_eq(rc, 1);
+	snprintf(want, sizeof(want), "node02: auth-failed: host key refused: %s does NOT match %s", fp, kh);
+	ck_assert_msg(strstr(out, want), "want %s: %s", want, out);
+	snprintf(want, sizeof(want), "node[01,03] (2): auth-failed: ssh authentication failed for root: "
+	    "key %s/wrong refused", h.tmp);
+	ck_assert_msg(strstr(out, want), "want %s: %s", want, out);
+	for (p = err; (p = strstr(p, "known_hosts:1: known_hosts line skipped")) != NULL; p++)
+		nwarn++;
+	ck_assert_msg(nwarn == 1, "%d warnings: %s", nwarn, err);
+	free(out);
+	free(err);
+	free(fp);
+	/* node01's key revoked: refused, even though its line is still there */
+	snprintf(want, sizeof(want), "%s/ssh0/hostkey.pub", h.tmp);
+	ck_assert_int_eq(read_file_bounded(want, 4096, &pub, NULL), 0);
+	ck_assert_int_eq(harness_sh("echo '@revoked * %.*s' >> %s", (int)strcspn(pub, "\n"), pub, kh), 0);
+	free(pub);
+	fp = fingerprint(0);
+	rc = harness_knobctl(&h, &out, NULL, KH_BOOT, h.tmp, kh, h.tmp);
+	fprintf(stderr, "---- revoked -> %d\n%s", rc, out);
+	ck_assert_int_eq(rc, 1);
+	snprintf(want, sizeof(want), "node01: auth-failed: host key refused: %s is marked @revoked in %s",
+	    fp, kh);
+	ck_assert_msg(strstr(out, want), "want %s: %s", want, out);
+	snprintf(want, sizeof(want), "node03: auth-failed: ssh authentication failed for root: "
+	    "key %s/wrong refused", h.tmp);
+	ck_assert_msg(strstr(out, want), "want %s: %s", want, out);
+	free(out);
+	free(fp);
+#undef KH_BOOT
+}
+END_TEST
+
 /* --upgrade replaces the binary and restarts the agent; the journal (the
  * originals of a profile applied before) survives, and rollback works. */
 START_TEST(upgrade_keeps_journal)
@@ -488,6 +547,7 @@ ssh_suite(void)
 
 	tcase_add_test(tc, bootstrap_fleet);
 	tcase_add_test(tc, upgrade_keeps_journal);
+	tcase_add_test(tc, known_hosts_bad_line_revoked);
 	tcase_add_test(tc, revoked_controller_refused);
 	tcase_add_test(tc, agentless_via_ssh);
 	tcase_add_test(tc, agentless_verify_rollback_bench_sweep);
