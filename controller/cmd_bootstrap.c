@@ -28,6 +28,11 @@
 #define DEFAULT_SERVICE_CMD "systemctl daemon-reload && systemctl enable knobd.service && " \
 	"systemctl restart knobd.service"
 #define CERT_MIN_DAYS 30	/* reissue a node certificate expiring sooner */
+/* Made before an install's first mv, removed once its service command
+ * succeeded: while it is there, a re-run runs the service command again
+ * even when no file differs (a failed restart is not left for good). */
+#define SVC_PENDING "etc/knob/bootstrap-service-pending"
+#define SVC_PENDING_MARK "--- service pending"
 
 enum { BF_KNOBD, BF_DEB, BF_CA, BF_CRL, BF_CRT, BF_KEY, BF_UNIT, BF__COUNT };
 
@@ -64,6 +69,7 @@ struct bnode {
 	char remote_hash[BF__COUNT][65];
 	char note[200];
 	int knobd_was_missing, knobd_replaced;
+	int svc_pending;	/* the last install's service command did not succeed */
 	char *root;		/* --root for this node ({node} filled in) */
 };
 
@@ -181,7 +187,8 @@ probe_cmd(const struct bnode *n)
 		if (f != BF_KEY && f != BF_CRT)
 			str_appendf(&cmd, " %s", bfiles[f].path);
 	str_appendf(&cmd, "; do if [ -f \"$f\" ]; then sha256sum \"$f\"; fi; done; "
-	    "echo '--- cert'; cat %s 2>/dev/null; true", bfiles[BF_CRT].path);
+	    "if [ -f %s ]; then echo '%s'; fi; echo '--- cert'; cat %s 2>/dev/null; true",
+	    SVC_PENDING, SVC_PENDING_MARK, bfiles[BF_CRT].path);
 	free(q);
 	return cmd;
 }
@@ -233,7 +240,10 @@ plan_cert(struct boot *b, struct bnode *n, const char *out)
 static int
 plan(struct boot *b, struct bnode *n, const char *out)
 {
+	const char *mark = strstr(out, SVC_PENDING_MARK), *cert = strstr(out, "--- cert\n");
+
 	parse_probe(n, out);
+	n->svc_pending = mark != NULL && (cert == NULL || mark < cert);
 	for (int f = 0; f < BF__COUNT; f++) {
 		if (b->data[f] == NULL || f == BF_CRT || f == BF_KEY)
 			continue;
@@ -280,14 +290,14 @@ install_cmd(const struct boot *b, const struct bnode *n)
 	char *q = sh_quote(n->root), *cmd = NULL;
 	char *svc = subst(b->service_cmd ? b->service_cmd : DEFAULT_SERVICE_CMD, n->root, n->fn->name);
 
-	str_appendf(&cmd, "R=%s; cd \"$R\"", q);
+	str_appendf(&cmd, "R=%s; cd \"$R\" && : > %s", q, SVC_PENDING);
 	for (int i = 0; i < n->nup; i++)
 		str_appendf(&cmd, " && mv -f %s.knob-new %s", bfiles[n->up[i]].path, bfiles[n->up[i]].path);
 	for (int i = 0; i < n->nup; i++)
 		if (n->up[i] == BF_DEB)
 			str_appendf(&cmd, " && if [ \"$R\" = / ]; then dpkg -i %s; else dpkg --root=\"$R\" -i %s; fi",
 			    bfiles[BF_DEB].path, bfiles[BF_DEB].path);
-	str_appendf(&cmd, " && { %s; }", svc);
+	str_appendf(&cmd, " && { %s; } && rm -f %s", svc, SVC_PENDING);
 	free(svc);
 	free(q);
 	return cmd;
@@ -369,7 +379,11 @@ node_step(struct boot *b, struct bnode *n)
 			n->ssh.fail_status = NS_FAILED;
 			return -1;
 		}
-		n->step = n->nup ? B_SFTP : B_OK;
+		if (n->nup == 0 && n->svc_pending) {	/* nothing to send: the service again */
+			start_exec(n, install_cmd(b, n));
+			n->step = B_INSTALL;
+		} else
+			n->step = n->nup ? B_SFTP : B_OK;
 		return 1;
 	case B_SFTP:
 		if ((n->sftp = ssh_sftp_open(&n->ssh, &ag)) == NULL)
@@ -580,7 +594,7 @@ settle(struct boot *b)
 		if (n->step != B_OK)
 			continue;
 		if (fn->status == NS_OK) {
-			fn->status = n->nup ? NS_CHANGED : NS_OK;
+			fn->status = n->nup || n->svc_pending ? NS_CHANGED : NS_OK;
 			continue;
 		}
 		{
@@ -604,7 +618,8 @@ render_boot(struct fanout *fo, struct fo_node *fn, void *arg)
 	if (fn->status != NS_OK && fn->status != NS_CHANGED)
 		return NULL;
 	if (n->nup == 0)
-		str_appendf(&s, "unchanged");
+		str_appendf(&s, "unchanged%s", n->svc_pending ? "; service command run again (it had "
+		    "not succeeded); agent answers over TLS" : "");
 	else {
 		str_appendf(&s, "%s:", n->knobd_was_missing ? "installed" : n->knobd_replaced ?
 		    "upgraded" : "updated");
@@ -627,6 +642,7 @@ json_boot(struct fanout *fo, struct fo_node *fn, void *arg)
 	for (int i = 0; i < n->nup; i++)
 		json_object_array_add(a, json_object_new_string(bfiles[n->up[i]].label));
 	json_object_object_add(o, "sent", a);
+	json_object_object_add(o, "service_run", json_object_new_boolean(n->nup > 0 || n->svc_pending));
 	if (n->note[0])
 		json_object_object_add(o, "note", json_object_new_string(n->note));
 	return o;
@@ -722,5 +738,6 @@ const struct cmd_entry cmd_bootstrap_entry = {
 	CMD_NODES | CMD_FANOUT | CMD_SSH, boot_opts, cmd_bootstrap,
 	"Host keys are checked strictly against known_hosts (--accept-new adds unknown ones).\n"
 	"Files go over SFTP to NAME.knob-new (mode set, fsync'd), then mv -f into place.\n"
-	"A re-run sends only what differs (sha256) and reports 'unchanged'. --fanout defaults to 64.",
+	"A re-run sends only what differs (sha256) and reports 'unchanged'; it runs the service\n"
+	"command again when the last one did not succeed. --fanout defaults to 64.",
 };

@@ -153,6 +153,18 @@ boot(char **out, const char *key, const char *extra)
 	return rc;
 }
 
+/* bootstrap node01 alone with the test's service script. */
+static int
+boot1(char **out)
+{
+	int rc = harness_knobctl(&h, out, NULL, "bootstrap -w node01 --ssh-key %s/id --known-hosts "
+	    "%s/known_hosts --root %s/root-{node} --service-cmd 'sh %s/svc.sh {root}' --timeout 20",
+	    h.tmp, h.tmp, h.tmp, h.tmp);
+
+	fprintf(stderr, "---- bootstrap node01 -> %d\n%s", rc, *out);
+	return rc;
+}
+
 /* "ssh-ed25519 SHA256:..." of node i's host key, as ssh-keygen prints it. */
 static char *
 fingerprint(int i)
@@ -320,6 +332,39 @@ START_TEST(known_hosts_bad_line_revoked)
 	free(out);
 	free(fp);
 #undef KH_BOOT
+}
+END_TEST
+
+/* A service command that fails leaves the node failed; a re-run with no
+ * file to send runs it again (until one succeeds), then a third run runs
+ * nothing: the agent started by the second keeps its pid. */
+START_TEST(bootstrap_service_retried)
+{
+	char *out = NULL, *pid1 = NULL, *pid2 = NULL, path[4200];
+	int rc;
+
+	rc = harness_knobctl(&h, &out, NULL, "bootstrap -w node01 --ssh-key %s/id --known-hosts "
+	    "%s/known_hosts --accept-new --root %s/root-{node} --service-cmd 'echo no restart >&2; "
+	    "exit 3' --timeout 20", h.tmp, h.tmp, h.tmp);
+	fprintf(stderr, "---- failing service -> %d\n%s", rc, out);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_msg(strstr(out, "node01: failed: install failed (exit 3): no restart"), "%s", out);
+	free(out);
+	rc = boot1(&out);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_msg(strstr(out, "node01: unchanged; service command run again (it had not "
+	    "succeeded); agent answers over TLS"), "%s", out);
+	free(out);
+	snprintf(path, sizeof(path), "%s/root-node01/knobd.pid", h.tmp);
+	ck_assert_int_eq(read_file_bounded(path, 64, &pid1, NULL), 0);
+	rc = boot1(&out);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_msg(strstr(out, "node01: unchanged\n"), "%s", out);
+	free(out);
+	ck_assert_int_eq(read_file_bounded(path, 64, &pid2, NULL), 0);
+	ck_assert_str_eq(pid1, pid2);
+	free(pid1);
+	free(pid2);
 }
 END_TEST
 
@@ -548,6 +593,7 @@ ssh_suite(void)
 	tcase_add_test(tc, bootstrap_fleet);
 	tcase_add_test(tc, upgrade_keeps_journal);
 	tcase_add_test(tc, known_hosts_bad_line_revoked);
+	tcase_add_test(tc, bootstrap_service_retried);
 	tcase_add_test(tc, revoked_controller_refused);
 	tcase_add_test(tc, agentless_via_ssh);
 	tcase_add_test(tc, agentless_verify_rollback_bench_sweep);
