@@ -60,6 +60,7 @@ struct aconn {
 	char addr[64];		/* peer address for logs */
 	char host[64];		/* source address alone (per-address budget) */
 	int stdio;		/* the --stdio session on fds 0/1 (never closed, no linger) */
+	int out_watched;	/* --stdio: fd 1 is in the loop for its own EPOLLOUT */
 	Knob__Envelope *req;	/* the request being dispatched; NULL once a worker took it */
 	int closing;		/* close once the write queue drains */
 	int draining;		/* half-closed: discarding input until the peer closes */

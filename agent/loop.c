@@ -256,11 +256,21 @@ agent_init(struct agent *a, const struct agent_cfg *cfg)
 	return 0;
 }
 
-/* Update the epoll interest of c: always input, output while queued. */
+/* Update the epoll interest of c: always input, output while queued.  A
+ * --stdio session reads fd 0 and writes fd 1, so output is watched on fd 1
+ * (when it can be: a regular file is always writable). */
 static void
 conn_interest(struct agent *a, struct aconn *c)
 {
-	ev_io_mod(a->base, c->fd, conn_events(&c->c));
+	uint32_t ev = conn_events(&c->c);
+
+	if (!c->stdio) {
+		ev_io_mod(a->base, c->fd, ev);
+		return;
+	}
+	ev_io_mod(a->base, 0, EPOLLIN);
+	if (c->out_watched)
+		ev_io_mod(a->base, 1, ev & EPOLLOUT);
 }
 
 /* Remove c from the loop, tell the subsystems, free it. */
@@ -271,6 +281,8 @@ conn_close(struct agent *a, struct aconn *c, const char *why)
 		log_info("connection %llu from %s (%s) closed: %s", (unsigned long long)c->id,
 		    c->addr, c->peer[0] ? c->peer : "-", why);
 	ev_io_del(a->base, c->fd);
+	if (c->out_watched)
+		ev_io_del(a->base, 1);
 	if (c->prev)
 		c->prev->next = c->next;
 	else
@@ -897,6 +909,21 @@ agent_run(struct agent *a)
 	return 0;
 }
 
+/* --stdio's fd 1 is writable again (flush), or its reader is gone. */
+static void
+on_stdout(int fd, uint32_t events, void *arg)
+{
+	struct aconn *c = arg;
+	struct agent *a = c->a;
+
+	(void)fd;
+	if (events & (EPOLLERR | EPOLLHUP))
+		conn_close(a, c, "standard output closed");
+	else
+		conn_kick(a, c);
+	event_done(a);
+}
+
 /* Serve one plaintext session on stdin/stdout (for SSH exec channels); the
  * loop ends with the session. */
 int
@@ -919,6 +946,8 @@ agent_run_stdio(struct agent *a)
 		log_warn("epoll on stdin");
 		return -1;
 	}
+	/* EPERM: a regular file or the like, never full */
+	c->out_watched = ev_io_add(a->base, 1, 0, on_stdout, c) == 0;
 	while (!a->stop && a->conns != NULL)
 		if (ev_run_once(a->base, -1) < 0)
 			return -1;

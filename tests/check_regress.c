@@ -6,7 +6,9 @@
  *   to the agent): here through a real --stdio session on a pipe, so the
  *   sanitizer pass's leak check sees it;
  * - the play loader freed a pointer into the middle of a string when a
- *   play's description began with blanks (ASan: bad-free). */
+ *   play's description began with blanks (ASan: bad-free);
+ * - (found by review) knobd --stdio watched fd 0, its input, for
+ *   writability: replies queued behind a full stdout pipe stayed queued. */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -14,7 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "testutil.h"
 #include "agent.h"
@@ -101,6 +106,81 @@ START_TEST(refused_request_not_leaked)
 }
 END_TEST
 
+/* A real knobd --stdio whose stdout is a separate, non-blocking 4 KiB pipe:
+ * 2000 pings at once, answered while the test does not read, fill it; once
+ * the test drains it, every queued Pong must follow (EPOLLOUT on fd 1).
+ * Before, the agent watched fd 0 (a pipe's read end is never writable), and
+ * the replies stayed queued until more input came. */
+START_TEST(stdio_full_stdout_drains)
+{
+	Knob__Envelope env = KNOB__ENVELOPE__INIT, *got;
+	Knob__Ping ping = KNOB__PING__INIT;
+	const char *bin = getenv("KNOB_BIN") ? getenv("KNOB_BIN") : "build";
+	char dir[] = "/tmp/knob-regress.XXXXXX", knobd[PATH_MAX];
+	int in[2], out[2], n = 2000, got_n = 0, avail = 0, st;
+	uint8_t *all = NULL, *f;
+	size_t len, total = 0;
+	uint64_t end;
+	struct conn c;
+	pid_t pid;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(knobd, sizeof(knobd), "%s/knobd", bin);
+	ck_assert_int_eq(pipe2(in, O_CLOEXEC), 0);
+	ck_assert_int_eq(pipe2(out, O_CLOEXEC), 0);
+	ck_assert_int_ge(fcntl(out[1], F_SETPIPE_SZ, 4096), 4096);
+	ck_assert_int_eq(fcntl(out[1], F_SETFL, O_NONBLOCK), 0);
+	env.body_case = KNOB__ENVELOPE__BODY_PING;
+	env.ping = &ping;
+	for (int i = 0; i < n; i++) {	/* one write: less than the input pipe holds */
+		env.id = (uint64_t)i + 1;
+		ck_assert_int_eq(frame_pack(&env, &f, &len), 0);
+		all = xrealloc(all, total + len);
+		memcpy(all + total, f, len);
+		total += len;
+		free(f);
+	}
+	ck_assert_int_lt(total, 60000);
+	ck_assert_int_eq(write(in[1], all, total), (ssize_t)total);
+	free(all);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		execl(knobd, "knobd", "--stdio", "--state-dir", dir, (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	/* the agent has answered into a full pipe (and queued the rest): full
+	 * when the next Pong (under 128 bytes) no longer fits in 4 KiB */
+	end = now_mono_ns() + 10000000000ull;
+	while (ioctl(out[0], FIONREAD, &avail) == 0 && avail < 4096 - 128 && now_mono_ns() < end)
+		usleep(10000);	/* polling a condition with a deadline */
+	ck_assert_int_ge(avail, 4096 - 128);
+	/* drained, the rest follows at once (milliseconds here); before, it
+	 * trickled out a pipeful per timer tick, 4 KiB a second at best */
+	ck_assert_int_eq(fcntl(out[0], F_SETFL, O_NONBLOCK), 0);	/* conn reads to EAGAIN */
+	conn_init(&c, out[0], -1, NULL);
+	end = now_mono_ns() + 5000000000ull;
+	while (got_n < n && now_mono_ns() < end && conn_recv_sync(&c, &got, 5000) == 1) {
+		ck_assert_int_eq(got->body_case, KNOB__ENVELOPE__BODY_PONG);
+		ck_assert_uint_eq(got->id, (uint64_t)got_n + 1);
+		knob__envelope__free_unpacked(got, NULL);
+		got_n++;
+	}
+	if (got_n < n)
+		kill(pid, SIGKILL);
+	ck_assert_msg(got_n == n, "%d of %d replies came out of a drained stdout in 5 s", got_n, n);
+	close(in[1]);	/* end of the session: the agent exits 0 */
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "knobd --stdio status %#x", st);
+	conn_reset(&c);
+	ck_assert_int_eq(cu_rm_rf(dir), 0);
+}
+END_TEST
+
 START_TEST(play_description_leading_blank)
 {
 	static const char cluster[] = "<cluster><node name=\"n1\"/></cluster>\n";
@@ -141,6 +221,7 @@ regress_suite(void)
 	tcase_add_test(tc, ior_negative_aggregate_size);
 	tcase_add_test(tc, refused_request_not_leaked);
 	tcase_add_test(tc, play_description_leading_blank);
+	tcase_add_test(tc, stdio_full_stdout_drains);
 	suite_add_tcase(s, tc);
 	return s;
 }
