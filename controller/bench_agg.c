@@ -238,56 +238,88 @@ bench_ext_percentiles(const Knob__PhaseResult *const *res, size_t n, struct benc
 		}
 }
 
-/* The stonewall figures of a phase: per thread counts at the wall and at
- * the end, the target every thread wore out to, the aggregate rate up to
- * the wall (IOR's stonewall rate) and how long the wear-out took. */
+/* The counts of a phase at the stonewall, over its threads. */
+struct wall_sum {
+	uint64_t wmin, wmax, omin, omax, nthr, nhit, ndone;
+	uint64_t wall_end;		/* controller clock, 0 = not known */
+	int unknown;			/* a thread stopped at the wall at no known time */
+	double units;			/* bytes (ops for md) done by the wall */
+};
+
+/* Add thread t (agent clock offset off) to the wall sums: a thread that
+ * stopped at the wall counts its ops there; one that finished before the
+ * wall without an error, as IOR counts a rank that already finished, all
+ * of its work, and its end is a stop at the wall.  Failed threads do not
+ * count. */
+static void
+wall_add(struct wall_sum *w, const Knob__ThreadResult *t, int64_t off, int md)
+{
+	uint64_t at, stop;
+
+	w->nthr++;
+	w->omin = t->ops < w->omin ? t->ops : w->omin;
+	w->omax = t->ops > w->omax ? t->ops : w->omax;
+	if (t->stonewall_ops) {
+		w->nhit++;
+		at = t->stonewall_ops;
+		stop = t->stonewall_ns;
+		w->unknown |= stop == 0;
+		w->units += md || t->ops == 0 ? (double)at :
+		    (double)at * ((double)t->bytes / (double)t->ops);
+	} else if (t->error[0] == '\0' && t->ops > 0) {
+		w->ndone++;
+		at = t->ops;
+		stop = t->end_ns;
+		w->units += (double)(md ? t->ops : t->bytes);
+	} else
+		return;
+	if (stop && bench_to_ctl(stop, off) > w->wall_end)
+		w->wall_end = bench_to_ctl(stop, off);
+	w->wmin = at < w->wmin ? at : w->wmin;
+	w->wmax = at > w->wmax ? at : w->wmax;
+}
+
+/* The stonewall figures of a phase: per thread counts at the wall (a
+ * thread that finished before it: all its ops) and at the end, the target
+ * every thread wore out to, the aggregate rate up to the wall (IOR's
+ * stonewall rate: every thread's work by the wall over the time from the
+ * earliest start to the last stop at the wall or end before it) and how
+ * long the wear-out took.  With no thread at the wall that time is the
+ * phase's elapsed time and the rate the phase's rate. */
 json_object *
 bench_stonewall_record(const Knob__PhaseResult *const *res, const int64_t *off, size_t n,
     int across, uint32_t stonewall_s, uint64_t target, int md, const struct bench_agg *ag)
 {
-	uint64_t wall_end = 0;
+	struct wall_sum w = { .wmin = UINT64_MAX, .omin = UINT64_MAX };
 	json_object *sw = json_object_new_object();
-	uint64_t wmin = UINT64_MAX, wmax = 0, omin = UINT64_MAX, omax = 0, nthr = 0, nhit = 0;
-	double units = 0;
-	size_t i, k;
+	double wall_s;
 
-	for (i = 0; i < n; i++) {
-		for (k = 0; res[i] && k < res[i]->n_threads; k++) {
-			const Knob__ThreadResult *t = res[i]->threads[k];
-
-			nthr++;
-			omin = t->ops < omin ? t->ops : omin;
-			omax = t->ops > omax ? t->ops : omax;
-			if (t->stonewall_ops == 0)
-				continue;
-			nhit++;
-			if (t->stonewall_ns && bench_to_ctl(t->stonewall_ns, off[i]) > wall_end)
-				wall_end = bench_to_ctl(t->stonewall_ns, off[i]);
-			wmin = t->stonewall_ops < wmin ? t->stonewall_ops : wmin;
-			wmax = t->stonewall_ops > wmax ? t->stonewall_ops : wmax;
-			units += md || t->ops == 0 ? (double)t->stonewall_ops :
-			    (double)t->stonewall_ops * ((double)t->bytes / (double)t->ops);
-		}
-	}
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; res[i] && k < res[i]->n_threads; k++)
+			wall_add(&w, res[i]->threads[k], off[i], md);
+	/* agents that do not say when a thread stopped: the nominal wall */
+	if (w.nhit && w.unknown)
+		wall_s = (double)stonewall_s;
+	else if (w.nhit == 0)
+		wall_s = ag->elapsed_s;
+	else
+		wall_s = w.wall_end > ag->t_start ? (double)(w.wall_end - ag->t_start) / 1e9 : 0;
 	json_object_object_add(sw, "seconds", json_object_new_int64(stonewall_s));
 	json_object_object_add(sw, "across_nodes", json_object_new_boolean(across));
 	json_object_object_add(sw, "target_ops", json_object_new_int64((int64_t)target));
-	json_object_object_add(sw, "threads", json_object_new_int64((int64_t)nthr));
-	json_object_object_add(sw, "threads_at_wall", json_object_new_int64((int64_t)nhit));
-	json_object_object_add(sw, "min_ops_at_wall", json_object_new_int64(nhit ? (int64_t)wmin : 0));
-	json_object_object_add(sw, "max_ops_at_wall", json_object_new_int64((int64_t)wmax));
-	json_object_object_add(sw, "min_ops", json_object_new_int64(nthr ? (int64_t)omin : 0));
-	json_object_object_add(sw, "max_ops", json_object_new_int64((int64_t)omax));
-	/* over the measured time to the wall: the last thread's stop there */
-	{
-		double wall_s = wall_end > ag->t_start ? (double)(wall_end - ag->t_start) / 1e9 :
-		    (double)stonewall_s;
-
-		json_object_object_add(sw, "wall_elapsed_s", json_object_new_double(wall_s));
-		json_object_object_add(sw, "rate_at_wall", json_object_new_double(nhit && wall_s > 0 ?
-		    units / wall_s : 0));
-	}
-	json_object_object_add(sw, "wearout_s", json_object_new_double(nhit &&
+	json_object_object_add(sw, "threads", json_object_new_int64((int64_t)w.nthr));
+	json_object_object_add(sw, "threads_at_wall", json_object_new_int64((int64_t)w.nhit));
+	json_object_object_add(sw, "threads_done_before_wall",
+	    json_object_new_int64((int64_t)w.ndone));
+	json_object_object_add(sw, "min_ops_at_wall", json_object_new_int64(w.wmax ?
+	    (int64_t)w.wmin : 0));
+	json_object_object_add(sw, "max_ops_at_wall", json_object_new_int64((int64_t)w.wmax));
+	json_object_object_add(sw, "min_ops", json_object_new_int64(w.nthr ? (int64_t)w.omin : 0));
+	json_object_object_add(sw, "max_ops", json_object_new_int64((int64_t)w.omax));
+	json_object_object_add(sw, "wall_elapsed_s", json_object_new_double(wall_s));
+	json_object_object_add(sw, "rate_at_wall", json_object_new_double(wall_s > 0 ?
+	    w.units / wall_s : 0));
+	json_object_object_add(sw, "wearout_s", json_object_new_double(w.nhit &&
 	    ag->elapsed_s > stonewall_s ? ag->elapsed_s - stonewall_s : 0));
 	return sw;
 }

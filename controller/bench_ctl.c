@@ -11,6 +11,11 @@
  * dead node is marked missing as always and does not hold the others), the
  * largest count of all goes to every node (PhaseGo wearout) and each thread
  * runs on to it, so every thread finishes the same number of operations.
+ * As IOR's MAX over every rank's count, a thread that finished before the
+ * wall counts with all its ops: in its node's report (the agent's
+ * wall_arrive) and, for a node that ended before the wall, in its result
+ * (result_max_ops).  The rate at the wall counts the same way
+ * (bench_stonewall_record).
  *
  * After the last phase on a set of files the controller releases them
  * (PhaseAbort workdir_id) and waits, up to RELEASE_WAIT_S, for every node

@@ -616,7 +616,7 @@ bench_print_table(FILE *f, json_object *doc, int decimal)
 				    json_object_get_string(json_object_array_get_idx(arr, k)));
 		if (json_object_object_get_ex(ph, "stonewall", &arr)) {
 			int md = strcmp(js_str(ph, "unit"), "op/s") == 0;
-			char rate[32], ended[96];
+			char rate[32], ended[96], done[64] = "";
 
 			bench_fmt_rate(rate, sizeof(rate), js_num(arr, "rate_at_wall"), md, decimal);
 			if (js_num(arr, "min_ops") == js_num(arr, "max_ops"))
@@ -625,17 +625,21 @@ bench_print_table(FILE *f, json_object *doc, int decimal)
 			else
 				snprintf(ended, sizeof(ended), "threads ended with %.0f..%.0f ops",
 				    js_num(arr, "min_ops"), js_num(arr, "max_ops"));
+			if (js_num(arr, "threads_done_before_wall") > 0)
+				snprintf(done, sizeof(done), ", %.0f of them finished before it",
+				    js_num(arr, "threads_done_before_wall"));
 			if (js_num(arr, "threads_at_wall") == 0)
 				fprintf(f, "%s %s: stonewall %.0f s not reached: every thread finished "
 				    "first\n", js_str(ph, "phase_id"), js_str(ph, "kind"),
 				    js_num(arr, "seconds"));
 			else
 				fprintf(f, "%s %s: stonewall %.0f s%s: %.0f..%.0f ops per thread at the "
-				    "wall (%s); %s after a %.2f s wear-out\n",
+				    "wall%s (%s); %s after a %.2f s wear-out\n",
 				    js_str(ph, "phase_id"), js_str(ph, "kind"), js_num(arr, "seconds"),
 				    json_object_get_boolean(json_object_object_get(arr, "across_nodes")) ?
 				    " across nodes" : "", js_num(arr, "min_ops_at_wall"),
-				    js_num(arr, "max_ops_at_wall"), rate, ended, js_num(arr, "wearout_s"));
+				    js_num(arr, "max_ops_at_wall"), done, rate, ended,
+				    js_num(arr, "wearout_s"));
 		}
 		if (json_object_object_get_ex(ph, "warnings", &arr))
 			for (k = 0; k < json_object_array_length(arr); k++)

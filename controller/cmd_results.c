@@ -2,9 +2,14 @@
  * --json and --csv.  RUN is an id, an unambiguous id prefix, latest or
  * latest~N.
  *
- * compare matches points by kind, every parameter and thread count;
- * points of the same kind and thread count whose parameters differ are
- * "unlike" and refused unless --force; points only one run has are listed.
+ * compare pairs points by their whole key: kind, every parameter, thread
+ * count and node count (a run has one point per key: its phases with that
+ * key are the repeats).  Of the points left, a kind and thread count with
+ * one point on each side pairs them as "unlike" (what differs first, with
+ * both values), refused unless --force; with more than one on a side it is
+ * ambiguous and pairs none (refused without --force, listed with it);
+ * points only one run has are listed.  The pairing does not depend on the
+ * points' order.
  * With repeats on both sides each line gets Welch's verdict at 95 %
  * (stats.h): better, worse or within noise. */
 #include <math.h>
@@ -261,6 +266,8 @@ point_json(const struct point *p)
 
 	json_object_object_add(o, "kind", jstr(p->kind));
 	json_object_object_add(o, "threads", json_object_new_int64(p->threads));
+	json_object_object_add(o, "nodes", json_object_new_int64((int64_t)js_num(p->first,
+	    "nodes")));
 	if (json_object_object_get_ex(p->first, "params", &pr))
 		json_object_object_add(o, "params", json_object_get(pr));
 	return o;
@@ -283,9 +290,38 @@ add_side(json_object *row, const char *pre, const struct point *p)
 	json_object_object_add(row, k, json_object_new_double(p->st.max));
 }
 
-/* One compare line for points a and b. */
+/* The text of field key in a point's first phase ("" when absent). */
+static const char *
+field_text(const struct point *p, const char *key)
+{
+	for (size_t i = 0; i < rundoc_nphase_fields; i++)
+		if (strcmp(rundoc_phase_fields[i].key, key) == 0) {
+			json_object *v = rundoc_value(p->first, &rundoc_phase_fields[i]);
+
+			return v ? json_object_get_string(v) : "";
+		}
+	return "";
+}
+
+/* Unlike points a and b: the key that differs first as o's pre, and its
+ * values as pre_a and pre_b. */
+static void
+add_differs(json_object *o, const char *pre, const struct point *a, const struct point *b)
+{
+	const char *diff = "";
+	char k[32];
+
+	points_same_params(a, b, &diff);
+	json_object_object_add(o, pre, jstr(diff));
+	snprintf(k, sizeof(k), "%s_a", pre);
+	json_object_object_add(o, k, jstr(field_text(a, diff)));
+	snprintf(k, sizeof(k), "%s_b", pre);
+	json_object_object_add(o, k, jstr(field_text(b, diff)));
+}
+
+/* One compare line for points a and b (unlike: they differ, say how). */
 static json_object *
-compare_row(const struct point *a, const struct point *b, const char *unlike)
+compare_row(const struct point *a, const struct point *b, int unlike)
 {
 	static const char *const unit[] = { [M_BW] = "B/s", [M_IOPS] = "IOPS", [M_OPS] = "ops/s" };
 	json_object *row = point_json(a);
@@ -306,56 +342,162 @@ compare_row(const struct point *a, const struct point *b, const char *unlike)
 	}
 	json_object_object_add(row, "verdict", jstr(stats_verdict_name(stats_verdict(&w))));
 	if (unlike)
-		json_object_object_add(row, "unlike", jstr(unlike));
+		add_differs(row, "unlike", a, b);
 	return row;
+}
+
+/* What became of a point (PAIR_NONE: only in its run). */
+enum { PAIR_NONE, PAIR_LIKE, PAIR_UNLIKE, PAIR_AMBIGUOUS };
+
+/* A's points paired with B's (pairing_make says how). */
+struct pairing {
+	size_t *to;		/* per A point: its B point, SIZE_MAX none */
+	int *how;		/* per A point: PAIR_* */
+	int *bhow;		/* per B point: PAIR_* */
+};
+
+/* Same kind and thread count: the slot where unlike points meet. */
+static int
+same_slot(const struct point *a, const struct point *b)
+{
+	return strcmp(a->kind, b->kind) == 0 && a->threads == b->threads;
+}
+
+/* How many points of ps in p's slot are how[k] == h; the last one's index
+ * in *at (when not NULL). */
+static size_t
+count_slot(const struct pointset *ps, const int *how, int h, const struct point *p, size_t *at)
+{
+	size_t n = 0;
+
+	for (size_t k = 0; k < ps->n; k++)
+		if (how[k] == h && same_slot(&ps->p[k], p)) {
+			n++;
+			if (at)
+				*at = k;
+		}
+	return n;
+}
+
+/* Pair pa's points with pb's: first by the whole key (kind, threads,
+ * nodes, every parameter; at most one B point has A's key, since
+ * points_build folds a key's phases into one point); then, in a slot with
+ * exactly one point left on each side, those two (unlike); a slot with
+ * more left on a side, and some on the other, pairs none (ambiguous: which
+ * with which would be a guess).  No step depends on the points' order.
+ * Free with pairing_free. */
+static void
+pairing_make(const struct pointset *pa, const struct pointset *pb, struct pairing *pr)
+{
+	size_t i, k, na, nb;
+
+	pr->to = xcalloc(pa->n + 1, sizeof(*pr->to));
+	pr->how = xcalloc(pa->n + 1, sizeof(*pr->how));
+	pr->bhow = xcalloc(pb->n + 1, sizeof(*pr->bhow));
+	for (i = 0; i < pa->n; i++) {
+		pr->to[i] = SIZE_MAX;
+		for (k = 0; k < pb->n && pr->to[i] == SIZE_MAX; k++)
+			if (same_slot(&pa->p[i], &pb->p[k]) &&
+			    points_same_params(&pa->p[i], &pb->p[k], NULL)) {
+				pr->to[i] = k;
+				pr->how[i] = pr->bhow[k] = PAIR_LIKE;
+			}
+	}
+	for (i = 0; i < pa->n; i++) {
+		if (pr->how[i] != PAIR_NONE)
+			continue;
+		na = count_slot(pa, pr->how, PAIR_NONE, &pa->p[i], NULL);
+		nb = count_slot(pb, pr->bhow, PAIR_NONE, &pa->p[i], &k);
+		if (na == 1 && nb == 1) {
+			pr->to[i] = k;
+			pr->how[i] = pr->bhow[k] = PAIR_UNLIKE;
+		} else if (nb > 0)
+			for (k = 0; k < pa->n || k < pb->n; k++) {
+				if (k < pa->n && pr->how[k] == PAIR_NONE && same_slot(&pa->p[k], &pa->p[i]))
+					pr->how[k] = PAIR_AMBIGUOUS;
+				if (k < pb->n && pr->bhow[k] == PAIR_NONE && same_slot(&pb->p[k], &pa->p[i]))
+					pr->bhow[k] = PAIR_AMBIGUOUS;
+			}
+	}
+}
+
+static void
+pairing_free(struct pairing *pr)
+{
+	free(pr->to);
+	free(pr->how);
+	free(pr->bhow);
+}
+
+/* The unlike entry of A's point i: what differs from its pair, or for an
+ * ambiguous slot (once, at its first point) how many points each side has
+ * there; NULL for the slot's other points. */
+static json_object *
+unlike_entry(const struct pointset *pa, const struct pointset *pb, const struct pairing *pr,
+    size_t i)
+{
+	const struct point *a = &pa->p[i];
+	json_object *u;
+
+	if (pr->how[i] == PAIR_UNLIKE) {
+		u = point_json(a);
+		add_differs(u, "differs", a, &pb->p[pr->to[i]]);
+		return u;
+	}
+	for (size_t j = 0; j < i; j++)
+		if (pr->how[j] == PAIR_AMBIGUOUS && same_slot(&pa->p[j], a))
+			return NULL;
+	u = point_json(a);
+	json_object_object_add(u, "differs", jstr("ambiguous"));
+	json_object_object_add(u, "a_points", json_object_new_int64((int64_t)count_slot(pa,
+	    pr->how, PAIR_AMBIGUOUS, a, NULL)));
+	json_object_object_add(u, "b_points", json_object_new_int64((int64_t)count_slot(pb,
+	    pr->bhow, PAIR_AMBIGUOUS, a, NULL)));
+	return u;
+}
+
+/* "seq-write 8 threads, nodes 4 vs 8" or "seq-write 4 threads, 2 points in
+ * A and 2 in B, none alike" for an unlike entry. */
+static void
+unlike_text(char *buf, size_t len, json_object *u)
+{
+	if (strcmp(js_str(u, "differs"), "ambiguous") == 0)
+		snprintf(buf, len, "%s %lld threads, %lld points in A and %lld in B, none alike",
+		    js_str(u, "kind"), (long long)js_num(u, "threads"),
+		    (long long)js_num(u, "a_points"), (long long)js_num(u, "b_points"));
+	else
+		snprintf(buf, len, "%s %lld threads, %s %s vs %s", js_str(u, "kind"),
+		    (long long)js_num(u, "threads"), js_str(u, "differs"), js_str(u, "differs_a"),
+		    js_str(u, "differs_b"));
 }
 
 json_object *
 results_compare_doc(json_object *da, json_object *db, int force, char *err, size_t errlen)
 {
 	struct pointset pa, pb;
+	struct pairing pr;
 	json_object *out = json_object_new_object(), *rows = json_object_new_array();
 	json_object *oa = json_object_new_array(), *ob = json_object_new_array();
-	json_object *unl = json_object_new_array();
-	char *used;
+	json_object *unl = json_object_new_array(), *u;
 	size_t i, k;
 
 	points_build(da, &pa);
 	points_build(db, &pb);
-	used = xcalloc(pb.n ? pb.n : 1, 1);
+	pairing_make(&pa, &pb, &pr);
 	for (i = 0; i < pa.n; i++) {
-		const struct point *a = &pa.p[i];
-		const char *diff = NULL;
-		size_t like = SIZE_MAX, other = SIZE_MAX;
+		const struct point *a = &pa.p[i], *b = pr.to[i] != SIZE_MAX ? &pb.p[pr.to[i]] : NULL;
 
-		for (k = 0; k < pb.n; k++) {
-			if (used[k] || strcmp(pb.p[k].kind, a->kind) || pb.p[k].threads != a->threads)
-				continue;
-			if (points_same_params(a, &pb.p[k], NULL)) {
-				like = k;
-				break;
-			}
-			if (other == SIZE_MAX) {
-				other = k;
-				points_same_params(a, &pb.p[k], &diff);
-			}
-		}
-		if (like != SIZE_MAX) {
-			used[like] = 1;
-			json_object_array_add(rows, compare_row(a, &pb.p[like], NULL));
-		} else if (other != SIZE_MAX) {
-			json_object *u = point_json(a);
-
-			used[other] = 1;
-			json_object_object_add(u, "differs", jstr(diff));
-			json_object_array_add(unl, u);
-			if (force)
-				json_object_array_add(rows, compare_row(a, &pb.p[other], diff));
-		} else
+		if (pr.how[i] == PAIR_NONE)
 			json_object_array_add(oa, point_json(a));
+		else if (pr.how[i] == PAIR_LIKE)
+			json_object_array_add(rows, compare_row(a, b, 0));
+		else if ((u = unlike_entry(&pa, &pb, &pr, i)) != NULL)
+			json_object_array_add(unl, u);
+		if (pr.how[i] == PAIR_UNLIKE && force)
+			json_object_array_add(rows, compare_row(a, b, 1));
 	}
 	for (k = 0; k < pb.n; k++)
-		if (!used[k])
+		if (pr.bhow[k] == PAIR_NONE)
 			json_object_array_add(ob, point_json(&pb.p[k]));
 	json_object_object_add(out, "a", jstr(js_str(da, "run_id")));
 	json_object_object_add(out, "b", jstr(js_str(db, "run_id")));
@@ -366,21 +508,22 @@ results_compare_doc(json_object *da, json_object *db, int force, char *err, size
 	json_object_object_add(out, "only_in_b", ob);
 	json_object_object_add(out, "unlike", unl);
 	if (json_object_array_length(unl) && !force) {
-		json_object *u = json_object_array_get_idx(unl, 0);
+		char what[160];
 
-		snprintf(err, errlen, "%zu point(s) differ in their parameters (first: %s %lld "
-		    "threads, %s); --force compares them anyway", json_object_array_length(unl),
-		    js_str(u, "kind"), (long long)js_num(u, "threads"), js_str(u, "differs"));
+		unlike_text(what, sizeof(what), json_object_array_get_idx(unl, 0));
+		snprintf(err, errlen, "%zu point(s) differ in their parameters or node count "
+		    "(first: %s); --force compares those that pair one to one",
+		    json_object_array_length(unl), what);
 		json_object_put(out);
 		out = NULL;
 	}
-	free(used);
+	pairing_free(&pr);
 	points_free(&pa);
 	points_free(&pb);
 	return out;
 }
 
-/* "seq-write 4 threads bs=1m size=64m direct fsync shared" */
+/* "seq-write 4 threads 2 nodes bs=1m size=64m direct fsync shared" */
 static void
 point_label(char *buf, size_t len, json_object *p)
 {
@@ -391,8 +534,8 @@ point_label(char *buf, size_t len, json_object *p)
 	rundoc_fmt_size(sz, sizeof(sz), (int64_t)js_num(pr, "file_size"));
 	if (rundoc_metric_of(js_str(p, "kind")) == M_OPS)
 		snprintf(bs, sizeof(bs), "-"), snprintf(sz, sizeof(sz), "-");
-	snprintf(buf, len, "%-10s %4lld %5s %6s %-3s %-3s %-3s", js_str(p, "kind"),
-	    (long long)js_num(p, "threads"), bs, sz,
+	snprintf(buf, len, "%-10s %4lld %4lld %5s %6s %-3s %-3s %-3s", js_str(p, "kind"),
+	    (long long)js_num(p, "threads"), (long long)js_num(p, "nodes"), bs, sz,
 	    json_object_get_boolean(json_object_object_get(pr, "direct")) ? "yes" : "no",
 	    json_object_get_boolean(json_object_object_get(pr, "fsync")) ? "yes" : "no",
 	    json_object_get_boolean(json_object_object_get(pr, "shared")) ? "yes" : "no");
@@ -434,9 +577,9 @@ results_print_compare(FILE *f, json_object *cmp, int decimal)
 	fprintf(f, "A = %s%s%s\nB = %s%s%s\n", js_str(cmp, "a"), js_str(cmp, "a_label")[0] ?
 	    "  " : "", js_str(cmp, "a_label"), js_str(cmp, "b"), js_str(cmp, "b_label")[0] ?
 	    "  " : "", js_str(cmp, "b_label"));
-	fprintf(f, "%-10s %4s %5s %6s %-3s %-3s %-3s %-6s %20s %20s %8s %7s  %s\n", "KIND", "THR",
-	    "BS", "SIZE", "DIR", "FSY", "SHR", "UNIT", "A (mean ± sd)", "B (mean ± sd)", "CHANGE",
-	    "P", "VERDICT");
+	fprintf(f, "%-10s %4s %4s %5s %6s %-3s %-3s %-3s %-6s %20s %20s %8s %7s  %s\n", "KIND",
+	    "THR", "NOD", "BS", "SIZE", "DIR", "FSY", "SHR", "UNIT", "A (mean ± sd)",
+	    "B (mean ± sd)", "CHANGE", "P", "VERDICT");
 	for (size_t i = 0; i < json_object_array_length(rows); i++) {
 		json_object *r = json_object_array_get_idx(rows, i), *v;
 		char lab[96], a[48], b[48], ch[16] = "-", p[16] = "-";
@@ -456,8 +599,19 @@ results_print_compare(FILE *f, json_object *cmp, int decimal)
 		rundoc_pad(f, b, 20, 0);
 		fprintf(f, " %8s %7s  %s", ch, p, js_str(r, "verdict"));
 		if (js_str(r, "unlike")[0])
-			fprintf(f, "  (unlike: %s differs)", js_str(r, "unlike"));
+			fprintf(f, "  (unlike: %s %s vs %s)", js_str(r, "unlike"), js_str(r, "unlike_a"),
+			    js_str(r, "unlike_b"));
 		fputc('\n', f);
+	}
+	arr = json_object_object_get(cmp, "unlike");
+	for (size_t i = 0; arr && i < json_object_array_length(arr); i++) {
+		json_object *u = json_object_array_get_idx(arr, i);
+		char what[160];
+
+		if (strcmp(js_str(u, "differs"), "ambiguous") != 0)
+			continue;
+		unlike_text(what, sizeof(what), u);
+		fprintf(f, "not paired: %s\n", what);
 	}
 	for (size_t s = 0; s < nitems(one); s++) {
 		arr = json_object_object_get(cmp, one[s]);
@@ -476,6 +630,7 @@ results_compare(struct ctl *ctl, sqlite3 *db, const char *a, const char *b, int 
 	static const char *const keys[] = {
 		"kind", "threads", "unit", "a_n", "a_mean", "a_sd", "a_min", "a_max", "b_n",
 		"b_mean", "b_sd", "b_min", "b_max", "change_pct", "t", "df", "p", "verdict", "unlike",
+		"nodes", "unlike_a", "unlike_b",
 	};
 	json_object *da = load_spec(db, a), *dbb = da ? load_spec(db, b) : NULL, *cmp = NULL;
 	char err[512];
@@ -507,7 +662,8 @@ enum { R_CSV = 256, R_FORCE };
 
 static const struct opt results_opts[] = {
 	{ R_CSV, "csv", OPT_NOARG, NULL, "comma-separated values (numbers in bytes/s, ops/s)", 0 },
-	{ R_FORCE, "force", OPT_NOARG, NULL, "compare: also points whose parameters differ", 0 },
+	{ R_FORCE, "force", OPT_NOARG, NULL,
+	    "compare: also points whose parameters or node count differ", 0 },
 	OPT_END
 };
 

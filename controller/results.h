@@ -86,7 +86,7 @@ json_object *results_load(sqlite3 *db, const char *id);
 
 /* results compare of two run documents: {"points":[...], "only_in_a",
  * "only_in_b", "unlike"}; NULL with the reason in err when points differ
- * in their parameters and force is 0.  Caller puts it. */
+ * in their parameters or node count and force is 0.  Caller puts it. */
 json_object *results_compare_doc(json_object *a, json_object *b, int force, char *err,
     size_t errlen);
 /* The compare table for people. */

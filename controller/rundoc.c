@@ -20,7 +20,9 @@ const struct rundoc_field rundoc_phase_fields[] = {
 	F("kind", "kind", RF_TEXT, kind, "KIND", RFF_STR, 1),
 	F("threads", "threads", RF_INT, threads, "THREADS", RFF_INT, 1),
 	F("repeat", "repeat_idx", RF_INT, repeat, NULL, RFF_NONE, 0),
-	F("nodes", "nodes", RF_INT, nodes, "NODES", RFF_INT, 0),
+	/* 8 threads on 4 nodes are not 8 threads on 8 nodes; a sweep puts
+	 * fewer threads than nodes on fewer nodes, so not the workload's */
+	F("nodes", "nodes", RF_INT, nodes, "NODES", RFF_INT, RP_PLACE),
 	F("params.block_size", "block_size", RF_INT, block_size, "BS", RFF_SIZE, 1),
 	F("params.file_size", "file_size", RF_INT, file_size, "SIZE", RFF_SIZE, 1),
 	F("params.direct", "direct", RF_BOOL, direct, "DIRECT", RFF_BOOL, 1),

@@ -34,6 +34,8 @@ struct phase_rec {
 };
 
 #define RP_DIRECT	2	/* rundoc_field.param */
+#define RP_PLACE	3	/* rundoc_field.param: where the threads ran (the node
+				 * count): part of a point, not of a workload */
 
 struct rundoc_field {
 	const char *key;	/* JSON key; "obj.key" inside a nested object */
@@ -43,7 +45,8 @@ struct rundoc_field {
 	const char *header;	/* table column, NULL: not in the table */
 	int fmt;		/* enum rf_fmt */
 	int param;		/* a parameter of the point: compare matches on it;
-				 * RP_DIRECT: only when a point is O_DIRECT */
+				 * RP_DIRECT: only when a point is O_DIRECT;
+				 * RP_PLACE: the placement */
 };
 extern const struct rundoc_field rundoc_phase_fields[];
 extern const size_t rundoc_nphase_fields;

@@ -183,11 +183,17 @@ is_direct(json_object *ph)
 	    "params"), "direct"));
 }
 
+enum {
+	SP_THREADS = 1,		/* the thread count too */
+	SP_PLACE = 2,		/* the node count too (RP_PLACE) */
+	SP_LOOSE = 4,		/* not the per-thread-count parameters */
+	SP_POINT = SP_THREADS | SP_PLACE,	/* the whole key of a point */
+};
+
 /* Same parameters (every rundoc field marked param, the RP_DIRECT ones
- * when a point is O_DIRECT); threads included when with_threads;
- * per-thread-count parameters left out when loose. */
+ * when a point is O_DIRECT), and what flags (SP_*) add or leave out. */
 static int
-same_params(json_object *a, json_object *b, int with_threads, int loose, const char **diff)
+same_params(json_object *a, json_object *b, int flags, const char **diff)
 {
 	int direct = is_direct(a) || is_direct(b);
 
@@ -195,8 +201,9 @@ same_params(json_object *a, json_object *b, int with_threads, int loose, const c
 		const struct rundoc_field *f = &rundoc_phase_fields[i];
 		json_object *x, *y;
 
-		if (!f->param || (!with_threads && strcmp(f->key, "threads") == 0) ||
-		    (loose && per_thread_param(f->key)) ||
+		if (!f->param || (!(flags & SP_THREADS) && strcmp(f->key, "threads") == 0) ||
+		    (f->param == RP_PLACE && !(flags & SP_PLACE)) ||
+		    ((flags & SP_LOOSE) && per_thread_param(f->key)) ||
 		    (f->param == RP_DIRECT && !direct))
 			continue;
 		x = rundoc_value(a, f);
@@ -213,7 +220,7 @@ same_params(json_object *a, json_object *b, int with_threads, int loose, const c
 int
 points_same_params(const struct point *a, const struct point *b, const char **diff)
 {
-	return same_params(a->first, b->first, 0, 0, diff);
+	return same_params(a->first, b->first, SP_PLACE, diff);
 }
 
 int
@@ -232,9 +239,9 @@ points_same_workload(const struct point *a, const struct point *b, const char **
 				*diff = "params.workload";
 			return 0;
 		}
-		return same_params(a->first, b->first, 0, 1, diff);
+		return same_params(a->first, b->first, SP_LOOSE, diff);
 	}
-	return same_params(a->first, b->first, 0, 0, diff);
+	return same_params(a->first, b->first, 0, diff);
 }
 
 void
@@ -254,7 +261,7 @@ points_build(json_object *doc, struct pointset *ps)
 		double v;
 
 		for (k = 0; k < ps->n && !pt; k++)
-			if (same_params(ps->p[k].first, ph, 1, 0, NULL))
+			if (same_params(ps->p[k].first, ph, SP_POINT, NULL))
 				pt = &ps->p[k];
 		if (pt == NULL) {
 			pt = &ps->p[ps->n++];

@@ -2,9 +2,10 @@
  * into mean, standard deviation, min and max; Welch's t-test for A versus
  * B; peak and sustained per workload.
  *
- * A point is one (kind, parameters, thread count) of a run; its samples are
- * the figures of its repeats that did not fail.  A workload is a point
- * without the thread count. */
+ * A point is one (kind, parameters, thread count, node count) of a run:
+ * the phases of a run with that key are its repeats, and its samples the
+ * figures of those that did not fail.  A workload is a point without the
+ * thread and node counts. */
 #ifndef KNOB_STATS_H
 #define KNOB_STATS_H
 
@@ -55,11 +56,12 @@ struct pointset {
 	struct point *p;
 	size_t n;
 };
-/* The points of a run document, in the order they first appear. */
+/* The points of a run document, in the order they first appear; no two
+ * share a key. */
 void points_build(json_object *doc, struct pointset *ps);
 void points_free(struct pointset *ps);
-/* 1 when a and b have the same kind and every parameter equal (threads
- * not compared); the first differing parameter's key in *diff. */
+/* 1 when a and b have the same kind, node count and every parameter equal
+ * (threads not compared); the first differing key in *diff. */
 int points_same_params(const struct point *a, const struct point *b, const char **diff);
 /* 1 when a and b belong to one workload: the same request (kind and
  * parameters as asked, before a total size is split over the threads or

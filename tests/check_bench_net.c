@@ -543,6 +543,23 @@ START_TEST(controller_gone_lease)
 }
 END_TEST
 
+/* Restart node02 with --test-hooks, so that --test-rate-iops slows it
+ * alone; run seq-write ARGS on every node and check it went well: the
+ * document in *doc, its first phase returned. */
+static json_object *
+slow_node02_phase(json_object **doc, const char *args)
+{
+	json_object *p;
+	int rc;
+
+	restart_agent(1, "--test-hooks", "");
+	*doc = bench_json(&rc, "seq-write -w @all --dir %s %s", data, args);
+	ck_assert_int_eq(rc, 0);
+	p = cu_phase(*doc, 0);
+	ck_assert_str_eq(cu_str(p, "status"), "ok");
+	return p;
+}
+
 /* Stonewall across nodes (IOR's wear-out): node02 runs at half the rate of
  * the others (test throttle, honoured because only node02 has
  * --test-hooks).  At the 1 s wall node02's threads have about half the
@@ -557,12 +574,8 @@ START_TEST(stonewall_across_nodes)
 	char *out = NULL, *run, line[128];
 	int rc;
 
-	restart_agent(1, "--test-hooks", "");
-	doc = bench_json(&rc, "seq-write -w @all --dir %s --threads 8 --bs 4k --size 8m "
-	    "--rate-iops 50 --test-rate-iops 25 --stonewall 1", data);
-	ck_assert_int_eq(rc, 0);
-	p = cu_phase(doc, 0);
-	ck_assert_str_eq(cu_str(p, "status"), "ok");
+	p = slow_node02_phase(&doc, "--threads 8 --bs 4k --size 8m --rate-iops 50 "
+	    "--test-rate-iops 25 --stonewall 1");
 	sw = cu_get(p, "stonewall");
 	ck_assert(json_object_get_boolean(cu_get(sw, "across_nodes")));
 	target = cu_int(sw, "target_ops");
@@ -618,6 +631,70 @@ START_TEST(stonewall_across_nodes)
 	ck_assert_ptr_nonnull(strstr(out, line));
 	free(out);
 	free(run);
+}
+END_TEST
+
+/* The work at the wall counts every thread, as IOR counts every rank: the
+ * 6 threads of the fast nodes (16 ops at 50 ops/s) finish at 0.3 s, before
+ * the 1 s wall, and count all their ops; node02's 2 threads (10 ops/s) stop
+ * at the wall with about 10.  The wear-out target is the largest count,
+ * the finished threads' 16.  Then a wall nobody reaches: the rate at it is
+ * the phase's rate over its measured time. */
+START_TEST(stonewall_finished_first)
+{
+	json_object *doc, *p, *thr, *sw;
+	double ws, units = 0;
+	int64_t nhit = 0;
+	char *out = NULL, *run;
+	int rc;
+
+	p = slow_node02_phase(&doc, "--threads 8 --bs 4k --size 64k --rate-iops 50 "
+	    "--test-rate-iops 10 --stonewall 1");
+	sw = cu_get(p, "stonewall");
+	thr = cu_get(p, "per_thread");
+	ck_assert_int_eq(json_object_array_length(thr), 8);
+	for (size_t i = 0; i < 8; i++) {
+		json_object *t = json_object_array_get_idx(thr, i), *w;
+		int slow = strcmp(cu_str(t, "node"), "node02") == 0;
+
+		/* node02's threads stopped at the wall, the others did not */
+		ck_assert_int_eq(json_object_object_get_ex(t, "stonewall_ops", &w), slow);
+		ck_assert_int_eq(cu_int(t, "ops"), 16);
+		if (slow) {
+			nhit++;
+			ck_assert_int_lt(json_object_get_int64(w), 16);
+			units += (double)json_object_get_int64(w) * 4096;
+		} else
+			units += (double)cu_int(t, "bytes");
+	}
+	ck_assert_int_eq(cu_int(sw, "threads_at_wall"), nhit);
+	ck_assert_int_eq(cu_int(sw, "target_ops"), 16);
+	ws = cu_num(sw, "wall_elapsed_s");
+	ck_assert_msg(ws >= 1.0 && ws < 1.3, "wall reached after %.3f s", ws);
+	ck_assert_double_eq_tol(cu_num(sw, "rate_at_wall"), units / ws, units / ws * 1e-6);
+	/* the counts at the wall: the finished threads' are all their ops */
+	ck_assert_int_eq(cu_int(sw, "max_ops_at_wall"), 16);
+	ck_assert_int_eq(cu_int(sw, "threads_done_before_wall"), 8 - nhit);
+	run = xstrdup(cu_str(doc, "run_id"));
+	json_object_put(doc);
+	ck_assert_int_eq(harness_knobctl(&h, &out, NULL, "results show %s", run), 0);
+	ck_assert_msg(strstr(out, "16 ops per thread at the wall, 6 of them finished before it"),
+	    "%s", out);
+	free(out);
+	free(run);
+
+	/* the wall at 5 s: every thread ends first */
+	doc = bench_json(&rc, "seq-write -w @all --dir %s --threads 4 --bs 4k "
+	    "--size 64k --rate-iops 50 --stonewall 5", data);
+	ck_assert_int_eq(rc, 0);
+	p = cu_phase(doc, 0);
+	sw = cu_get(p, "stonewall");
+	ck_assert_int_eq(cu_int(sw, "threads_at_wall"), 0);
+	ck_assert_double_eq_tol(cu_num(sw, "wall_elapsed_s"), cu_num(p, "elapsed_s"), 1e-6);
+	ck_assert_double_eq_tol(cu_num(sw, "rate_at_wall"), cu_num(p, "rate"),
+	    cu_num(p, "rate") * 1e-6);
+	json_object_put(doc);
+	ck_assert_msg(cu_count_entries(data) == 0, "files left behind in %s", data);
 }
 END_TEST
 
@@ -1091,6 +1168,7 @@ main(void)
 	ADD(agent_killed_degraded);
 	ADD(controller_gone_lease);
 	ADD(stonewall_across_nodes);
+	ADD(stonewall_finished_first);
 	ADD(stonewall_node_dies);
 	ADD(stonewall_controller_silent);
 	ADD(cache_warning_fs);

@@ -10,7 +10,9 @@
  *    incomplete;
  *  - Welch's t-test against Student-t critical values from printed tables
  *    and against t and df computed here from the textbook formulas;
- *  - compare arithmetic, verdicts, one-sided and unlike points;
+ *  - compare arithmetic, verdicts, one-sided and unlike points; the node
+ *    count in the match, and a pairing that the order of the points does
+ *    not change (runs stored in and read back from the file);
  *  - peak and sustained; the IO500-like score against hand-computed
  *    geometric means. */
 #include <check.h>
@@ -614,6 +616,154 @@ START_TEST(t_compare)
 }
 END_TEST
 
+/* Phase ph, run on n nodes. */
+static json_object *
+on_nodes(json_object *ph, int64_t n)
+{
+	json_object_object_add(ph, "nodes", json_object_new_int64(n));
+	return ph;
+}
+
+/* Store run doc (taken) in the database and read it back, as results
+ * compare reads runs. */
+static json_object *
+stored(sqlite3 *db, json_object *doc)
+{
+	char *id = xstrdup(js_str(doc, "run_id"));
+	json_object *back;
+
+	ck_assert_int_eq(results_store(db, doc), 0);
+	json_object_put(doc);
+	back = results_load(db, id);
+	ck_assert_ptr_nonnull(back);
+	free(id);
+	return back;
+}
+
+/* The compare table for people of cmp (also on stderr, for the log) says
+ * want; then cmp and the runs a and b are put. */
+static void
+says_and_put(json_object *cmp, const char *want, json_object *a, json_object *b)
+{
+	char *text = NULL;
+	size_t len;
+	FILE *f = open_memstream(&text, &len);
+
+	ck_assert_ptr_nonnull(f);
+	results_print_compare(f, cmp, 0);
+	fclose(f);
+	fprintf(stderr, "%s", text);
+	ck_assert_msg(strstr(text, want), "no '%s' in\n%s", want, text);
+	free(text);
+	json_object_put(cmp);
+	json_object_put(a);
+	json_object_put(b);
+}
+
+/* compare matches the node count: 8 threads on 4 nodes against 8 threads
+ * on 8 nodes are unlike, refused without --force and shown as such with
+ * it; 2 threads on 2 nodes in both runs compare as before. */
+START_TEST(t_compare_nodes)
+{
+	sqlite3 *db = open_db();
+	json_object *a = mk_doc("20260101-000000-aaaa", 1), *b = mk_doc("20260101-000000-bbbb", 2);
+	json_object *cmp, *rows, *r;
+	char err[256];
+
+	for (int i = 1; i <= 3; i++) {
+		add_phase(a, on_nodes(mk_phase("seq-write", 8, i, 1e9, 1 << 20, "ok"), 4));
+		add_phase(b, on_nodes(mk_phase("seq-write", 8, i, 2e9, 1 << 20, "ok"), 8));
+	}
+	add_phase(a, on_nodes(mk_phase("seq-write", 2, 1, 5e8, 1 << 20, "ok"), 2));
+	add_phase(b, on_nodes(mk_phase("seq-write", 2, 1, 5e8, 1 << 20, "ok"), 2));
+	a = stored(db, a);
+	b = stored(db, b);
+	ck_assert_ptr_null(results_compare_doc(a, b, 0, err, sizeof(err)));
+	ck_assert_msg(strstr(err, "seq-write 8 threads, nodes"), "%s", err);
+	cmp = results_compare_doc(a, b, 1, err, sizeof(err));
+	ck_assert_msg(cmp != NULL, "%s", err);
+	rows = cu_get(cmp, "points");
+	ck_assert_int_eq(json_object_array_length(rows), 2);
+	r = json_object_array_get_idx(rows, 0);
+	ck_assert_int_eq(cu_int(r, "threads"), 8);
+	ck_assert_str_eq(cu_str(r, "unlike"), "nodes");
+	ck_assert_str_eq(cu_str(r, "unlike_a"), "4");
+	ck_assert_str_eq(cu_str(r, "unlike_b"), "8");
+	ck_assert_double_eq_tol(cu_num(r, "change_pct"), 100, 1e-9);
+	r = json_object_array_get_idx(rows, 1);
+	ck_assert_int_eq(cu_int(r, "nodes"), 2);
+	ck_assert(!json_object_object_get_ex(r, "unlike", NULL));
+	ck_assert_int_eq(json_object_array_length(cu_get(cmp, "unlike")), 1);
+	says_and_put(cmp, "(unlike: nodes 4 vs 8)", a, b);
+	sqlite3_close(db);
+}
+END_TEST
+
+/* Run id "<side><order>", e.g. "A1", of a compare-order test. */
+static json_object *
+order_doc(char side, int order, int64_t bs0, int64_t bs1)
+{
+	char id[8];
+	json_object *d;
+
+	snprintf(id, sizeof(id), "%c%d", side, order);
+	d = mk_doc(id, order * 2 + (side == 'B'));
+	/* the figure names the point: 1000 x its block size */
+	add_phase(d, mk_phase("seq-write", 4, 1, (double)bs0 * 1000, bs0, "ok"));
+	if (bs1)
+		add_phase(d, mk_phase("seq-write", 4, 1, (double)bs1 * 1000, bs1, "ok"));
+	return d;
+}
+
+/* Pairing is by the whole key, whatever order the points were stored in:
+ * A's 1m point does not take B's only point (4m) away from A's 4m point.
+ * With two points on each side and none alike (1m and 2m against 4m and
+ * 8m), which would pair with which is a guess: none is compared, even with
+ * --force, and the compare without it is refused. */
+START_TEST(t_compare_order)
+{
+	static const int64_t m = 1 << 20;
+	sqlite3 *db = open_db();
+	char err[256];
+
+	for (int o = 0; o < 2; o++) {
+		json_object *a = stored(db, order_doc('A', o, o ? 4 * m : m, o ? m : 4 * m));
+		json_object *b = stored(db, order_doc('B', o, 4 * m, 0)), *cmp, *r;
+
+		cmp = results_compare_doc(a, b, 0, err, sizeof(err));
+		ck_assert_msg(cmp != NULL, "order %d: %s", o, err);
+		ck_assert_int_eq(json_object_array_length(cu_get(cmp, "points")), 1);
+		r = json_object_array_get_idx(cu_get(cmp, "points"), 0);
+		ck_assert_int_eq(cu_int(cu_get(r, "params"), "block_size"), 4 * m);
+		ck_assert_double_eq_tol(cu_num(r, "a_mean"), 4000.0 * m, 1);
+		ck_assert_int_eq(json_object_array_length(cu_get(cmp, "only_in_a")), 1);
+		r = json_object_array_get_idx(cu_get(cmp, "only_in_a"), 0);
+		ck_assert_int_eq(cu_int(cu_get(r, "params"), "block_size"), m);
+		ck_assert_int_eq(json_object_array_length(cu_get(cmp, "unlike")), 0);
+		json_object_put(cmp);
+		json_object_put(a);
+		json_object_put(b);
+	}
+	for (int o = 2; o < 4; o++) {
+		json_object *a = stored(db, order_doc('A', o, o == 2 ? m : 2 * m, o == 2 ? 2 * m : m));
+		json_object *b = stored(db, order_doc('B', o, 4 * m, 8 * m)), *cmp, *u;
+
+		ck_assert_ptr_null(results_compare_doc(a, b, 0, err, sizeof(err)));
+		cmp = results_compare_doc(a, b, 1, err, sizeof(err));
+		ck_assert_msg(cmp != NULL, "order %d: %s", o, err);
+		ck_assert_int_eq(json_object_array_length(cu_get(cmp, "points")), 0);
+		ck_assert_int_eq(json_object_array_length(cu_get(cmp, "unlike")), 1);
+		u = json_object_array_get_idx(cu_get(cmp, "unlike"), 0);
+		ck_assert_str_eq(cu_str(u, "differs"), "ambiguous");
+		ck_assert_int_eq(cu_int(u, "a_points"), 2);
+		ck_assert_int_eq(cu_int(u, "b_points"), 2);
+		says_and_put(cmp, "not paired: seq-write 4 threads, 2 points in A and 2 in B, "
+		    "none alike", a, b);
+	}
+	sqlite3_close(db);
+}
+END_TEST
+
 /* A failed repeat is no sample; a point whose repeats all failed has no figure. */
 START_TEST(t_failed_repeat)
 {
@@ -726,6 +876,8 @@ main(void)
 	tcase_add_test(tc, t_student_t);
 	tcase_add_test(tc, t_welch);
 	tcase_add_test(tc, t_compare);
+	tcase_add_test(tc, t_compare_nodes);
+	tcase_add_test(tc, t_compare_order);
 	tcase_add_test(tc, t_failed_repeat);
 	tcase_add_test(tc, t_peak_sustained);
 	tcase_add_test(tc, t_io500);
