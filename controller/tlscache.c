@@ -11,6 +11,12 @@
  * certificate: a new CA, a CRL change or a renewed controller certificate
  * makes every ticket in the file void.
  *
+ * Commands run at once (an admin's, a sweep's timer, the holder's): each
+ * save takes an flock on FILE.lock, reads the file again and writes it
+ * back with only the nodes this command learned or dropped changed, so
+ * one command's tickets do not wipe out another's (last writer wins only
+ * for a node both touched).
+ *
  * A resumed session is still pinned to the node name: the pin is the name
  * the agent's certificate was verified for (SSL_set1_host) in the full
  * handshake the session descends from, and fanout.c resumes a session for
@@ -25,6 +31,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <openssl/ssl.h>
 #include <openssl/asn1.h>
@@ -44,6 +51,7 @@ struct tc_entry {
 	char *pin;		/* the name its certificate was verified for */
 	unsigned char *der;	/* NULL: dropped */
 	size_t len;
+	int touched;		/* put or dropped by this command */
 };
 
 struct tcache {
@@ -318,6 +326,7 @@ tcache_put(struct tcache *tc, const char *name, SSL_SESSION *s, const char *pin)
 {
 	struct tc_entry *e;
 	unsigned char *der;
+	char *np;
 	size_t len = 0;
 
 	if (tc == NULL || tc->path[0] == '\0' || strlen(name) > 255)
@@ -326,6 +335,7 @@ tcache_put(struct tcache *tc, const char *name, SSL_SESSION *s, const char *pin)
 		if ((e = tc_find(tc, name, 0)) != NULL && e->der != NULL) {
 			free(e->der);
 			e->der = NULL;
+			e->touched = 1;
 			tc->dirty = 1;
 		}
 		return;
@@ -337,12 +347,14 @@ tcache_put(struct tcache *tc, const char *name, SSL_SESSION *s, const char *pin)
 		free(der);
 		return;
 	}
+	np = xstrdup(pin);	/* pin may be e's own (tcache_get's) */
 	e = tc_find(tc, name, 1);
 	free(e->der);
 	free(e->pin);
 	e->der = der;
 	e->len = len;
-	e->pin = xstrdup(pin);
+	e->pin = np;
+	e->touched = 1;
 	tc->dirty = 1;
 }
 
@@ -357,15 +369,14 @@ put_name(unsigned char *buf, size_t off, const char *name)
 	return off + 2 + nl;
 }
 
-int
-tcache_save(struct tcache *tc)
+/* Write tc's live entries to its file (atomically). 0 or -errno. */
+static int
+tc_write(struct tcache *tc)
 {
 	size_t len = 8 + TLS_HASH_LEN + 4, off, count = 0;
 	unsigned char *buf;
 	int r;
 
-	if (tc == NULL || tc->path[0] == '\0' || !tc->dirty)
-		return 0;
 	for (size_t i = 0; i < tc->n; i++)
 		if (tc->v[i].der) {
 			len += 2 + strlen(tc->v[i].name) + 2 + strlen(tc->v[i].pin) + 4 +
@@ -386,9 +397,58 @@ tcache_save(struct tcache *tc)
 		memcpy(buf + off + 4, tc->v[i].der, tc->v[i].len);
 		off += 4 + tc->v[i].len;
 	}
-	results_mkparent(tc->path);
 	r = write_file_atomic(tc->path, buf, len, 0600);
 	free(buf);
+	return r;
+}
+
+/* The file as it is now, with this command's puts and drops over it. */
+static struct tcache *
+tc_merged(const struct tcache *tc)
+{
+	struct tcache *m = xcalloc(1, sizeof(*m));
+
+	memcpy(m->path, tc->path, sizeof(m->path));
+	memcpy(m->bind, tc->bind, sizeof(m->bind));
+	tc_reindex(m, tc->n);
+	tc_read(m);
+	for (size_t i = 0; i < tc->n; i++) {
+		const struct tc_entry *e = &tc->v[i];
+		struct tc_entry *d;
+
+		if (!e->touched)
+			continue;
+		d = tc_find(m, e->name, 1);
+		free(d->der);
+		free(d->pin);
+		d->der = e->der ? xmalloc(e->len) : NULL;
+		if (e->der)
+			memcpy(d->der, e->der, e->len);
+		d->len = e->der ? e->len : 0;
+		d->pin = e->pin ? xstrdup(e->pin) : NULL;
+	}
+	return m;
+}
+
+int
+tcache_save(struct tcache *tc)
+{
+	char lock[PATH_MAX + 8];
+	struct tcache *m;
+	int fd, r;
+
+	if (tc == NULL || tc->path[0] == '\0' || !tc->dirty)
+		return 0;
+	results_mkparent(tc->path);
+	snprintf(lock, sizeof(lock), "%s.lock", tc->path);
+	if ((fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) >= 0)
+		while (flock(fd, LOCK_EX) < 0 && errno == EINTR)
+			;
+	m = tc_merged(tc);	/* no lock (read-only place): merged all the same */
+	r = tc_write(m);
+	tcache_free(m);
+	if (fd >= 0)
+		close(fd);
 	if (r < 0) {
 		log_warnx("%s: cannot write the ticket cache: %s", tc->path, strerror(-r));
 		return -1;

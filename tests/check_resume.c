@@ -149,6 +149,38 @@ START_TEST(second_command_resumes)
 }
 END_TEST
 
+/* Two commands at once: one loaded the cache, renewed node01's ticket and
+ * saves after another command saved node02's.  Both tickets stay (each
+ * save re-reads the file under a lock and changes only its own nodes);
+ * before, the last writer's view won and node02 went back to a full
+ * handshake. */
+START_TEST(concurrent_saves_merge)
+{
+	char *out = NULL, *err = NULL;
+	struct tcache *tc;
+	SSL_SESSION *s;
+	const char *pin;
+	struct ctl c;
+
+	ck_assert_int_eq(ctl(&out, &err, "ping -w node01"), 0);
+	tc = tku_open(h.cluster, h.ca_dir, &c);	/* the first command's view */
+	ck_assert_int_eq(ctl(&out, &err, "ping -w node02"), 0);	/* the second one's */
+	ck_assert_int_eq(resumed(err, "node02"), 0);
+	s = tcache_get(tc, "node01", &pin);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_ptr_null(tcache_get(tc, "node02", NULL));
+	tcache_put(tc, "node01", s, pin);
+	SSL_SESSION_free(s);
+	ck_assert_int_eq(tcache_save(tc), 0);
+	tku_close(&c, tc);
+	ck_assert_int_eq(ctl(&out, &err, "ping -w node[01-02]"), 0);
+	ck_assert_int_eq(resumed(err, "node01"), 1);
+	ck_assert_int_eq(resumed(err, "node02"), 1);
+	free(out);
+	free(err);
+}
+END_TEST
+
 /* A new cluster CA: the controller drops the tickets bound to the old one
  * (full handshake), and old tickets presented anyway are refused by the
  * agents, which fall back to a full handshake. */
@@ -486,6 +518,7 @@ main(void)
 	TCase *tc = cu_tcase("resume", setup, teardown, 120);
 
 	tcase_add_test(tc, second_command_resumes);
+	tcase_add_test(tc, concurrent_saves_merge);
 	tcase_add_test(tc, new_ca_refuses_old_tickets);
 	tcase_add_test(tc, crl_change_voids_tickets);
 	tcase_add_test(tc, mispointed_resumed_is_auth_failed);

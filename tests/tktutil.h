@@ -8,4 +8,11 @@
  * through the cache API: a failed check when from has none. */
 void tku_swap_ticket(const char *cluster, const char *ca_dir, const char *from, const char *to);
 
+struct ctl;
+struct tcache;
+/* The ticket cache of inventory cluster as a command opens it (c holds
+ * the inventory); tku_close frees both. */
+struct tcache *tku_open(const char *cluster, const char *ca_dir, struct ctl *c);
+void tku_close(struct ctl *c, struct tcache *tc);
+
 #endif
