@@ -71,13 +71,90 @@ frame_pack(const Knob__Envelope *env, uint8_t **out, size_t *len)
 	return 0;
 }
 
+/*
+ * Decode budget.  protobuf-c allocates a struct per element of a repeated
+ * message field, so 2 wire bytes (tag, length 0) become ~150 bytes of heap:
+ * a 16 MiB frame of empty Settings decodes to 1.3 GB (8 million structs,
+ * their pointer array and the unpacker's scan slabs; the unpack alone peaks
+ * at 1.1 GB of RSS, and a knobd that went on to verify the 8 million
+ * settings at 5.2 GB).  So every unpack goes through an allocator that
+ * charges each allocation as a malloc chunk (size plus header, rounded to
+ * 16) and refuses past the budget: the unpack fails and frees what it had.
+ * Charges are cumulative (frees are not credited): a bound on the peak.
+ *
+ * The budget is 16 MiB plus 8 times the frame's length.  Legitimate frames,
+ * charged this way, take: a PhaseResult with 4096 threads (a node's rank
+ * cap), a full 3776-bucket histogram and 1 MiB of ext_output 1.8 times
+ * their length; an ApplyResult of 20,000 sysfs key results 4.6; Facts with
+ * 4096 block devices, a HealthResult with 2000 checks 6.8; an ApplyRequest
+ * of 20,000 sysctl settings with short values 7.3, the most measured.  The
+ * floor covers small frames with more structs than bytes (4096 all-zero
+ * thread results: 42 KB that take 0.9 MB).  Empty repeated sub-messages
+ * take 84 to 108 times their length; a 16 MiB frame of them stops at
+ * 144 MiB.
+ */
+size_t
+frame_decode_budget(size_t len)
+{
+	if (len > (SIZE_MAX - FRAME_DECODE_FLOOR) / FRAME_DECODE_RATIO)
+		return SIZE_MAX;
+	return FRAME_DECODE_FLOOR + FRAME_DECODE_RATIO * len;
+}
+
+struct decode_budget {
+	size_t left;		/* bytes the unpack may still take */
+	int over;		/* an allocation was refused */
+};
+
+/* protobuf-c's alloc hook: plain malloc (free_unpacked with a NULL
+ * allocator frees it), NULL once the budget is spent. */
+static void *
+budget_alloc(void *data, size_t size)
+{
+	struct decode_budget *b = data;
+	size_t charge = (size + 31) & ~(size_t)15;
+
+	if (charge < size || charge > b->left) {
+		b->over = 1;
+		return NULL;
+	}
+	b->left -= charge;
+	return malloc(size);
+}
+
+/* protobuf-c's free hook (a failed unpack unwinding): plain free. */
+static void
+budget_free(void *data, void *p)
+{
+	(void)data;
+	free(p);
+}
+
+/* knob__envelope__unpack through the budget allocator. */
+Knob__Envelope *
+envelope_unpack_bounded(const uint8_t *body, size_t len, size_t budget, int *over)
+{
+	struct decode_budget b = { .left = budget };
+	ProtobufCAllocator a = { budget_alloc, budget_free, &b };
+	Knob__Envelope *env = knob__envelope__unpack(&a, len, body);
+
+	*over = b.over;
+	return env;
+}
+
 /* Unpack and check version and body; NULL plus a reason on failure. */
 Knob__Envelope *
 frame_unpack(const uint8_t *body, size_t len, char *err, size_t errlen)
 {
 	Knob__Envelope *env;
+	int over;
 
-	env = knob__envelope__unpack(NULL, len, body);
+	env = envelope_unpack_bounded(body, len, frame_decode_budget(len), &over);
+	if (env == NULL && over) {
+		snprintf(err, errlen, "envelope of %zu bytes would decode to more than %zu MiB",
+		    len, frame_decode_budget(len) >> 20);
+		return NULL;
+	}
 	if (env == NULL) {
 		snprintf(err, errlen, "malformed envelope (%zu bytes)", len);
 		return NULL;

@@ -16,6 +16,10 @@
 				 * behind an unsent frame means the peer
 				 * does not read; conn_queue_frame refuses */
 #define WIRE_VERSION KNOB__VERSION__VERSION_1
+/* What one frame may decode to (frame_decode_budget): a floor plus a
+ * multiple of the frame's length; the reasons are in wire.c. */
+#define FRAME_DECODE_FLOOR (16u << 20)
+#define FRAME_DECODE_RATIO 8u
 
 struct wchunk {
 	struct wchunk *next;
@@ -52,8 +56,18 @@ void conn_reset(struct conn *c);
 
 /* Pack env (version filled in if 0) into a newly allocated frame. */
 int frame_pack(const Knob__Envelope *env, uint8_t **out, size_t *len);
-/* Validate and unpack one frame body; NULL with reason in err on failure. */
+/* Validate and unpack one frame body; NULL with reason in err on failure
+ * (malformed, or it would decode to more than frame_decode_budget(len)).
+ * The envelope is plain malloc memory: knob__envelope__free_unpacked(env,
+ * NULL) frees it. */
 Knob__Envelope *frame_unpack(const uint8_t *body, size_t len, char *err, size_t errlen);
+/* Heap bytes (malloc's chunks, counted cumulatively) an unpack of a len-byte
+ * body may take: FRAME_DECODE_FLOOR + FRAME_DECODE_RATIO * len. */
+size_t frame_decode_budget(size_t len);
+/* frame_unpack's decode with the budget given: NULL when body is malformed
+ * or would take more (then *over is 1).  Plain malloc memory, as above. */
+Knob__Envelope *envelope_unpack_bounded(const uint8_t *body, size_t len, size_t budget,
+    int *over);
 
 /* Non-blocking receive of one envelope.
  * 1: *out set (caller frees with knob__envelope__free_unpacked(*out, NULL));

@@ -1,6 +1,8 @@
 /* Unit tests for framing: round trips, partial delivery, the length cap,
  * truncated and garbage frames; a plain queue written many chunks per
- * writev, and a writev cut inside a chunk; a 64 KiB read-ahead. */
+ * writev, and a writev cut inside a chunk; a 64 KiB read-ahead; the decode
+ * budget: empty repeated sub-messages refused, the biggest legitimate
+ * messages decoded. */
 #include <check.h>
 #include <fcntl.h>
 #include <sys/ioctl.h>
@@ -10,6 +12,7 @@
 #include <sys/socket.h>
 
 #include "testutil.h"
+#include "hist.h"
 #include "log.h"
 #include "util.h"
 #include "wire.h"
@@ -435,6 +438,263 @@ START_TEST(wide_read_ahead)
 }
 END_TEST
 
+/* A body of empty repeated Settings is refused with the reason, at 1 MiB
+ * and at the frame cap (where an unbounded unpack takes 1.3 GB); 64 KiB
+ * of them, within the floor, still decodes. */
+START_TEST(decode_budget_refuses_empty_repeated)
+{
+	size_t lens[] = { 1u << 20, FRAME_MAX };
+	char err[256], want[128];
+	Knob__Envelope *got;
+	uint8_t *b;
+
+	for (size_t i = 0; i < nitems(lens); i++) {
+		b = cu_empty_settings_body(lens[i]);
+		err[0] = '\0';
+		ck_assert_ptr_null(frame_unpack(b, lens[i], err, sizeof(err)));
+		snprintf(want, sizeof(want), "envelope of %zu bytes would decode to more than "
+		    "%zu MiB", lens[i], frame_decode_budget(lens[i]) >> 20);
+		ck_assert_msg(strcmp(err, want) == 0, "%s", err);
+		free(b);
+	}
+	b = cu_empty_settings_body(64u << 10);
+	got = frame_unpack(b, 64u << 10, err, sizeof(err));
+	ck_assert_msg(got != NULL, "%s", err);
+	ck_assert_uint_gt(got->verify->n_settings, 32000);
+	knob__envelope__free_unpacked(got, NULL);
+	free(b);
+}
+END_TEST
+
+/* frame_pack and frame_unpack of env: the decoded envelope, *wire its
+ * body's length; a failed check when it is refused. */
+static Knob__Envelope *
+repack(const Knob__Envelope *env, size_t *wire)
+{
+	Knob__Envelope *got;
+	char err[256] = "";
+	uint8_t *f;
+	size_t len;
+
+	ck_assert_int_eq(frame_pack(env, &f, &len), 0);
+	*wire = len - 4;
+	got = frame_unpack(f + 4, len - 4, err, sizeof(err));
+	ck_assert_msg(got != NULL, "a %zu-byte frame was refused: %s", len - 4, err);
+	free(f);
+	return got;
+}
+
+/* A PhaseResult and what it points to. */
+struct result {
+	Knob__Envelope env;
+	Knob__PhaseResult pr;
+	Knob__Histogram hg;
+	Knob__ThreadResult *tr, **tp;
+	Knob__PhaseExtOp op, **ops;
+	struct hist h;
+};
+
+static char enospc[] = "write at offset 17592186044416: No space left on device";
+
+/* threads[i] of a PhaseResult: every counter set, an error each. */
+static void
+result_thread(Knob__ThreadResult *t, uint32_t i)
+{
+	knob__thread_result__init(t);
+	t->rank = 1000000 + i;
+	t->bytes = t->first_done_bytes = t->read_bytes = 1ull << 44;
+	t->ops = t->stonewall_ops = t->read_ops = t->first_done_ops = 1ull << 34;
+	t->start_ns = 1800000000000000000ull + i;
+	t->end_ns = t->stonewall_ns = t->start_ns + 3600000000000ull;
+	t->cpu_ns = 3600000000000ull;
+	t->error = enospc;
+}
+
+/* r->env: a PhaseResult of nt threads (result_thread), the first nb
+ * histogram buckets, nops summary ops (at least 1) and out as the tool's
+ * output (NULL: none).  result_free releases it. */
+static void
+result_make(struct result *r, uint32_t nt, unsigned nb, size_t nops, char *out)
+{
+	static char id[] = "p0001-seq-write", node[] = "node0001", opname[] = "File creation";
+
+	knob__envelope__init(&r->env);
+	knob__phase_result__init(&r->pr);
+	knob__phase_ext_op__init(&r->op);
+	r->tr = xcalloc(nt, sizeof(*r->tr));
+	r->tp = xcalloc(nt, sizeof(*r->tp));
+	for (uint32_t i = 0; i < nt; i++) {
+		result_thread(&r->tr[i], i);
+		r->tp[i] = &r->tr[i];
+	}
+	hist_init(&r->h);
+	for (unsigned i = 0; i < nb; i++)
+		hist_add(&r->h, hist_bucket_low(i));
+	hist_to_proto(&r->h, &r->hg);
+	r->op.op = opname;
+	r->op.bw_bytes = r->op.iops = r->op.runtime_s = r->op.lat_p50_ns = 1e9;
+	r->ops = xcalloc(nops, sizeof(*r->ops));
+	for (size_t i = 0; i < nops; i++)
+		r->ops[i] = &r->op;
+	r->pr.phase_id = id;
+	r->pr.node = node;
+	r->pr.n_threads = nt;
+	r->pr.threads = r->tp;
+	r->pr.latency = &r->hg;
+	if (out)
+		r->pr.ext_output = out;
+	r->pr.n_ext_ops = nops;
+	r->pr.ext_ops = r->ops;
+	r->env.body_case = KNOB__ENVELOPE__BODY_PHASE_RESULT;
+	r->env.phase_result = &r->pr;
+}
+
+static void
+result_free(struct result *r)
+{
+	hist_proto_free(&r->hg);
+	free(r->ops);
+	free(r->tp);
+	free(r->tr);
+}
+
+#define BIG_THREADS	4096	/* a node's rank cap (bench_params.c) */
+#define BIG_OUT		(1u << 20)	/* tool output sent back (bench_ext.c) */
+
+/* The biggest PhaseResult an agent sends: a node's 4096 ranks with every
+ * counter and an error, a latency histogram with all 3776 buckets, 1 MiB
+ * of tool output and its parsed summary: it decodes, whole. */
+START_TEST(decode_budget_big_phase_result)
+{
+	struct result *r = xcalloc(1, sizeof(*r));
+	struct hist *back = xcalloc(1, sizeof(*back));
+	char *out = xmalloc(BIG_OUT);
+	Knob__Envelope *got;
+	size_t wire;
+
+	memset(out, 'x', BIG_OUT - 1);
+	out[BIG_OUT - 1] = '\0';
+	result_make(r, BIG_THREADS, HIST_NBUCKETS, 16, out);
+	ck_assert_uint_eq(r->hg.n_idx, HIST_NBUCKETS);
+	got = repack(&r->env, &wire);
+	ck_assert_uint_eq(got->phase_result->n_threads, BIG_THREADS);
+	ck_assert_uint_eq(got->phase_result->threads[BIG_THREADS - 1]->rank,
+	    1000000 + BIG_THREADS - 1);
+	ck_assert_uint_eq(strlen(got->phase_result->ext_output), BIG_OUT - 1);
+	ck_assert_uint_eq(got->phase_result->n_ext_ops, 16);
+	hist_init(back);
+	ck_assert_int_eq(hist_merge_proto(back, got->phase_result->latency), 0);
+	ck_assert_uint_eq(back->total, r->h.total);
+	printf("phase result of %zu bytes decodes (budget %zu MiB)\n", wire,
+	    frame_decode_budget(wire) >> 20);
+	knob__envelope__free_unpacked(got, NULL);
+	result_free(r);
+	free(out);
+	free(back);
+	free(r);
+}
+END_TEST
+
+/* Refused at each allocation of a decode in turn (a budget growing by 16
+ * bytes), protobuf-c unwinds without a leak or a double free (ASan and
+ * LeakSanitizer in the sanitizer pass): a PhaseResult with threads, errors,
+ * a histogram and summary ops, sent twice (the second replaces the first)
+ * and followed by an unknown field. */
+START_TEST(decode_budget_refused_anywhere)
+{
+	struct result *r = xcalloc(1, sizeof(*r));
+	Knob__Envelope *got;
+	uint8_t *f, *body;
+	size_t len, blen, budget;
+	int over, refused = 0;
+
+	result_make(r, 3, 3, 2, NULL);
+	ck_assert_int_eq(frame_pack(&r->env, &f, &len), 0);
+	blen = 2 * (len - 4) + 3;
+	body = xmalloc(blen);
+	memcpy(body, f + 4, len - 4);
+	memcpy(body + len - 4, f + 4, len - 4);
+	memcpy(body + blen - 3, "\x98\x06\x01", 3);	/* field 99 = 1 */
+	for (budget = 0; (got = envelope_unpack_bounded(body, blen, budget, &over)) == NULL;
+	    budget += 16) {
+		ck_assert_int_eq(over, 1);
+		refused++;
+	}
+	ck_assert_int_eq(over, 0);
+	ck_assert_int_gt(refused, 30);
+	ck_assert_uint_eq(got->phase_result->n_threads, 3);
+	ck_assert_uint_eq(got->phase_result->n_ext_ops, 2);
+	ck_assert_uint_eq(got->base.n_unknown_fields, 1);
+	knob__envelope__free_unpacked(got, NULL);
+	result_free(r);
+	free(body);
+	free(f);
+	free(r);
+}
+END_TEST
+
+/* env decodes, from a frame body of more than min_wire bytes. */
+static void
+decodes_from(const Knob__Envelope *env, size_t min_wire)
+{
+	size_t wire;
+	Knob__Envelope *got = repack(env, &wire);
+
+	ck_assert_uint_gt(wire, min_wire);
+	knob__envelope__free_unpacked(got, NULL);
+}
+
+/* Frames filled with the densest realistic messages decode: an apply's
+ * reply of sysfs key results (4.6 times its length in malloc chunks), and
+ * an apply of sysctl settings with short values (7.3, the most of the
+ * messages measured for frame_decode_budget). */
+START_TEST(decode_budget_full_frames)
+{
+	Knob__Envelope res = KNOB__ENVELOPE__INIT, req = KNOB__ENVELOPE__INIT;
+	Knob__ApplyResult ar = KNOB__APPLY_RESULT__INIT;
+	Knob__ApplyRequest rq = KNOB__APPLY_REQUEST__INIT;
+	Knob__KeyResult k = KNOB__KEY_RESULT__INIT;
+	Knob__Setting st = KNOB__SETTING__INIT;
+	size_t nk = 140000, ns = 360000;
+	Knob__KeyResult **kp = xcalloc(nk, sizeof(*kp));
+	Knob__Setting **sp = xcalloc(ns, sizeof(*sp));
+	char sysfs[] = "sysfs", glob[] = "block/*/queue/nr_requests",
+	    target[] = "/sys/block/sdq/queue/nr_requests", before[] = "64", after[] = "256",
+	    origin[] = "lustre-oss.xml:12", sysctl[] = "sysctl", key[] = "vm.dirty_ratio",
+	    val[] = "10", sorigin[] = "tuned.xml:3", prof[] = "tuned";
+
+	k.driver = sysfs;
+	k.key = glob;
+	k.target = target;
+	k.state = KNOB__KEY_STATE__KEY_CHANGED;
+	k.before = before;
+	k.wanted = k.after = after;
+	k.origin = origin;
+	st.driver = sysctl;
+	st.key = key;
+	st.value = val;
+	st.origin = sorigin;
+	for (size_t i = 0; i < ns; i++) {
+		if (i < nk)
+			kp[i] = &k;
+		sp[i] = &st;
+	}
+	ar.n_keys = nk;
+	ar.keys = kp;
+	rq.profile = prof;
+	rq.n_settings = ns;
+	rq.settings = sp;
+	res.body_case = KNOB__ENVELOPE__BODY_APPLY_RESULT;
+	res.apply_result = &ar;
+	req.body_case = KNOB__ENVELOPE__BODY_APPLY;
+	req.apply = &rq;
+	decodes_from(&res, 12u << 20);
+	decodes_from(&req, 14u << 20);
+	free(sp);
+	free(kp);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -458,6 +718,10 @@ main(void)
 	tcase_add_test(tc, flush_gathers);
 	tcase_add_test(tc, flush_partial);
 	tcase_add_test(tc, wide_read_ahead);
+	tcase_add_test(tc, decode_budget_refuses_empty_repeated);
+	tcase_add_test(tc, decode_budget_big_phase_result);
+	tcase_add_test(tc, decode_budget_full_frames);
+	tcase_add_test(tc, decode_budget_refused_anywhere);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }

@@ -239,6 +239,46 @@ cu_count_sockets(pid_t pid)
 	return n;
 }
 
+/* Bytes of v as a protobuf varint at p (NULL: only count them). */
+static size_t
+put_varint(uint8_t *p, size_t v)
+{
+	size_t n = 0;
+
+	for (; v >= 0x80; v >>= 7, n++)
+		if (p)
+			p[n] = (uint8_t)(v | 0x80);
+	if (p)
+		p[n] = (uint8_t)v;
+	return n + 1;
+}
+
+uint8_t *
+cu_empty_settings_body(size_t len)
+{
+	uint8_t *b;
+	size_t v, inner = 0, i;
+
+	/* version = 1, verify (field 16, length-delimited) = inner bytes */
+	for (v = 1; v <= 5; v++)
+		if (len >= 4 + v && put_varint(NULL, (inner = len - 4 - v)) == v)
+			break;
+	ck_assert_msg(v <= 5 && inner >= 5, "no body of %zu bytes", len);
+	b = malloc(len);
+	ck_assert_ptr_nonnull(b);
+	memcpy(b, "\x08\x01\x82\x01", 4);
+	i = 4 + put_varint(b + 4, inner);
+	if (inner % 2) {	/* an odd length starts with Setting{driver: "x"} */
+		memcpy(b + i, "\x12\x03\x0a\x01x", 5);
+		i += 5;
+	}
+	for (; i < len; i += 2) {
+		b[i] = 0x12;	/* settings (field 2), length-delimited */
+		b[i + 1] = 0;	/* of length 0: an empty Setting */
+	}
+	return b;
+}
+
 int
 cu_loop_attach(const char *dir, char *dev, size_t len)
 {

@@ -59,6 +59,12 @@ int cu_dir_size(const char *dir);
 /* Sockets open in process pid now; -1 once it is gone. */
 int cu_count_sockets(pid_t pid);
 
+/* A frame body of exactly len bytes (at least 16), malloc'd: an Envelope
+ * (version 1) whose VerifyRequest is nothing but Settings, empty ones of 2
+ * wire bytes each, for which protobuf-c allocates a struct each.  A failed
+ * check for the few lengths its varint cannot meet (2^21 + 7, ...). */
+uint8_t *cu_empty_settings_body(size_t len);
+
 /* A 16 MiB DIR/loop.img attached to a free loop device (losetup -f); its
  * name ("loop7") into dev.  0 or -1 (dev ""). */
 int cu_loop_attach(const char *dir, char *dev, size_t len);
