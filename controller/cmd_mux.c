@@ -10,8 +10,11 @@
  * gets it at once; the nodes that need new links are collected and
  * dialled together by the ordinary fan-out (the same verification, name
  * pinning, ticket cache and error texts as a direct command), which hands
- * each open connection over (fanout_detach); the holder's loop waits while
- * it runs.  What a round of events queued for a channel is written at the
+ * each open connection over (fanout_detach).  The fan-out runs on a thread
+ * of its own, one batch at a time, so a long dial (a dead node, a long
+ * --connect-timeout) does not hold the other commands' links: the loop
+ * goes on serving them and takes the batch's links when it ends (an
+ * eventfd); nodes that need links meanwhile wait for the next batch.  What a round of events queued for a channel is written at the
  * round's end, in one writev for many nodes.  A link goes back to the idle
  * set only when the channel says its node's exchange is complete (DONE);
  * any other end closes it.
@@ -30,7 +33,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <pthread.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -52,6 +57,7 @@ enum { CH_HEADER, CH_NODES };
 struct mux;
 struct mux_chan;
 struct mux_node;
+struct dial_batch;
 
 /* A TLS connection to one node, idle or serving one channel's node. */
 struct mux_link {
@@ -72,6 +78,8 @@ struct mux_node {
 	double ctimeout;
 	struct mux_link *link;
 	int waiting;		/* on m->waiting, for a new link */
+	struct dial_batch *batch;	/* being dialled (its v[bidx]) */
+	size_t bidx;
 	int asked;		/* a request went to the node, no reply yet */
 	struct mux_node *wnext, *wprev;
 	struct mux_node *hnext;	/* in ch->tab */
@@ -92,6 +100,17 @@ struct mux_chan {
 	struct mux_chan *dnext;
 };
 
+/* Nodes dialled together, on a thread of their own. */
+struct dial_batch {
+	struct mux *m;
+	struct fanout fo;
+	struct strvec names;
+	struct mux_node **v;	/* NULL where the node went meanwhile */
+	char **keys, **addrs;	/* copies: the nodes may go meanwhile */
+	pthread_t th;
+	int threaded;
+};
+
 struct mux {
 	struct ctl *ctl;
 	struct ev_base *ev;
@@ -103,6 +122,8 @@ struct mux {
 	struct mux_chan *chans;	/* every channel */
 	struct ev_timer idle_t, sweep_t;
 	struct mux_chan *fresh, *fresh_tail;	/* no first line yet, oldest first */
+	struct dial_batch *dial;	/* the batch being dialled, on its thread */
+	int dial_efd;		/* its thread says it is done */
 	double persist;		/* 0: no idle exit */
 	int stop;
 	int stale;		/* stopped on a trust change: exit 1 */
@@ -296,6 +317,8 @@ node_free(struct mux_node *mn, int keep)
 		pp = &(*pp)->hnext;
 	*pp = mn->hnext;
 	wait_remove(mn);
+	if (mn->batch)		/* its link, if any, is kept idle (dial_finish) */
+		mn->batch->v[mn->bidx] = NULL;
 	node_asked(mn, 0);
 	if (mn->link && keep && !idle_twin(mn->link))
 		mn->link->mn = NULL;
@@ -381,8 +404,8 @@ chan_header(struct mux_chan *ch, char *line)
 	ch->closing = 1;
 	if (strcmp(line, "status") == 0)
 		chan_say(ch, "links %zu channels %zu nodes %zu pending %zu opened %llu reused %llu "
-		    "closed %llu\n", m->nlinks, m->nchan - 1, m->nnodes, m->nasked, m->opened,
-		    m->reused, m->closed);
+		    "closed %llu dialling %zu\n", m->nlinks, m->nchan - 1, m->nnodes, m->nasked,
+		    m->opened, m->reused, m->closed, m->dial ? m->dial->fo.n : 0);
 	else if (strncmp(line, "trust ", 6) == 0)
 		chan_trust(ch, line + 6);
 	else if (strcmp(line, "stop") == 0) {
@@ -647,20 +670,15 @@ dial_msg(struct fanout *fo, struct fo_node *n, Knob__Envelope *msg)
 	return 1;
 }
 
-/* A new link for mn from the fan-out's node n, or the reason it failed. */
-static void
-dial_result(struct mux *m, struct mux_node *mn, struct fo_node *n)
+/* Keep lk, just dialled for key, among the holder's links. 0, or -1
+ * (freed). */
+static int
+link_adopt(struct mux *m, struct mux_link *lk, const char *key)
 {
-	struct mux_link *lk = n->user, **slot;
+	struct mux_link **slot;
 
-	if (lk == NULL || n->status != NS_OK) {
-		node_say(mn, MUX_FAIL, "%d %s", n->status ? n->status : NS_FAILED,
-		    n->detail ? n->detail : "failed");
-		node_free(mn, 0);
-		return;
-	}
 	lk->m = m;
-	lk->key = xstrdup(mn->key);
+	lk->key = xstrdup(key);
 	/* an idle link to a node that died without a word goes within ~90 s */
 	(void)sock_keepalive(lk->fd, 60, 10, 3);
 	slot = link_slot(m, lk->key);
@@ -670,6 +688,24 @@ dial_result(struct mux *m, struct mux_node *mn, struct fo_node *n)
 	m->opened++;
 	if (ev_io_add(m->ev, lk->fd, EPOLLIN, link_event, lk) < 0) {
 		link_free(lk);
+		return -1;
+	}
+	return 0;
+}
+
+/* A new link for mn from the fan-out's node n, or the reason it failed. */
+static void
+dial_result(struct mux *m, struct mux_node *mn, struct fo_node *n)
+{
+	struct mux_link *lk = n->user;
+
+	if (lk == NULL || n->status != NS_OK) {
+		node_say(mn, MUX_FAIL, "%d %s", n->status ? n->status : NS_FAILED,
+		    n->detail ? n->detail : "failed");
+		node_free(mn, 0);
+		return;
+	}
+	if (link_adopt(m, lk, mn->key) < 0) {
 		node_say(mn, MUX_FAIL, "%d cannot watch the connection", NS_FAILED);
 		node_free(mn, 0);
 		return;
@@ -677,44 +713,108 @@ dial_result(struct mux *m, struct mux_node *mn, struct fo_node *n)
 	node_attach(mn, lk, "new");
 }
 
-/* Dial every waiting node together. */
-static void
-dial_waiting(struct mux *m)
+/* The dialling thread: the fan-out, then a word to the loop. */
+static void *
+dial_thread(void *arg)
 {
 	static const struct fo_ops ops = { .on_open = dial_open, .on_msg = dial_msg,
 	    .per_node = 1 };
-	struct mux_node *mn, **v;
-	struct strvec names = { 0 };
-	struct fanout fo;
-	double ct = 0;
-	size_t i, k = 0;
+	struct dial_batch *b = arg;
+	uint64_t one = 1;
 
+	if (fanout_run(&b->fo, &ops, b->m) < 0)
+		for (size_t i = 0; i < b->fo.n; i++)
+			if (b->fo.nodes[i].phase != FO_DONE || b->fo.nodes[i].user == NULL)
+				fanout_end(&b->fo, &b->fo.nodes[i], NS_FAILED, "cannot dial");
+	if (b->threaded && write(b->m->dial_efd, &one, sizeof(one)) < 0)
+		log_warn("mux: eventfd");
+	return NULL;
+}
+
+/* The batch is over: each node that is still there gets its link or its
+ * failure; a link whose node went is kept idle (unless its node has one). */
+static void
+dial_finish(struct mux *m)
+{
+	struct dial_batch *b = m->dial;
+
+	if (b->threaded)
+		pthread_join(b->th, NULL);
+	m->dial = NULL;
+	for (size_t i = 0; i < b->fo.n; i++) {
+		struct fo_node *n = &b->fo.nodes[i];
+		struct mux_link *lk = n->user;
+
+		if (b->v[i] != NULL) {
+			b->v[i]->batch = NULL;
+			dial_result(m, b->v[i], n);
+		} else if (lk != NULL && n->status == NS_OK && link_adopt(m, lk, b->keys[i]) == 0 &&
+		    idle_twin(lk))
+			link_free(lk);
+		free(b->keys[i]);
+		free(b->addrs[i]);
+	}
+	fanout_free(&b->fo);
+	strvec_free(&b->names);
+	free(b->v);
+	free(b->keys);
+	free(b->addrs);
+	free(b);
+}
+
+/* The dialling thread is done (its eventfd). */
+static void
+dial_event(int fd, uint32_t events, void *arg)
+{
+	struct mux *m = arg;
+	uint64_t v;
+
+	(void)events;
+	if (read(fd, &v, sizeof(v)) == (ssize_t)sizeof(v) && m->dial != NULL)
+		dial_finish(m);
+}
+
+/* Dial every waiting node together, on the dialling thread (at once, in
+ * the loop, when no thread can be made). */
+static void
+dial_waiting(struct mux *m)
+{
+	struct dial_batch *b;
+	struct mux_node *mn;
+	double ct = 0;
+	size_t i = 0;
+
+	if (m->dial != NULL || m->waiting == NULL)
+		return;
+	b = xcalloc(1, sizeof(*b));
+	b->m = m;
 	for (mn = m->waiting; mn; mn = mn->wnext) {
-		strvec_push(&names, mn->name);
+		strvec_push(&b->names, mn->name);
 		if (mn->ctimeout > ct)
 			ct = mn->ctimeout;
 	}
-	if (names.n == 0)
-		return;
-	v = xcalloc(names.n, sizeof(*v));
+	b->v = xcalloc(b->names.n, sizeof(*b->v));
+	b->keys = xcalloc(b->names.n, sizeof(*b->keys));
+	b->addrs = xcalloc(b->names.n, sizeof(*b->addrs));
+	fanout_init(&b->fo, m->ctl, &b->names);
 	while ((mn = m->waiting) != NULL) {
-		v[k++] = mn;
 		wait_remove(mn);
-	}
-	fanout_init(&fo, m->ctl, &names);
-	for (i = 0; i < names.n; i++) {
-		fo.nodes[i].addr = v[i]->addr;	/* the caller's inventory */
-		fo.nodes[i].port = v[i]->port;
+		mn->batch = b;
+		mn->bidx = i;
+		b->v[i] = mn;
+		b->keys[i] = xstrdup(mn->key);
+		b->addrs[i] = xstrdup(mn->addr);
+		b->fo.nodes[i].addr = b->addrs[i];	/* the caller's inventory */
+		b->fo.nodes[i].port = mn->port;
+		i++;
 	}
 	m->ctl->connect_timeout = ct;
-	if (fanout_run(&fo, &ops, m) < 0)
-		for (i = 0; i < names.n; i++)
-			fanout_end(&fo, &fo.nodes[i], NS_FAILED, "cannot dial");
-	for (i = 0; i < names.n; i++)
-		dial_result(m, v[i], &fo.nodes[i]);
-	fanout_free(&fo);
-	strvec_free(&names);
-	free(v);
+	m->dial = b;
+	b->threaded = m->dial_efd >= 0 && pthread_create(&b->th, NULL, dial_thread, b) == 0;
+	if (!b->threaded) {
+		dial_thread(b);
+		dial_finish(m);
+	}
 }
 
 /* The node's frames go to its channel as they came (knobctl checks
@@ -942,6 +1042,8 @@ mux_close_all(struct mux *m)
 		close(m->spare);
 	if (m->sfd >= 0)
 		close(m->sfd);
+	if (m->dial_efd >= 0)
+		close(m->dial_efd);
 	ev_base_free(m->ev);
 }
 
@@ -964,16 +1066,24 @@ mux_serve(struct mux *m)
 		fprintf(stderr, "knobctl mux: cannot start its event loop\n");
 		return 1;
 	}
+	/* no eventfd: batches are dialled in the loop (dial_waiting) */
+	m->dial_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (m->dial_efd >= 0 && ev_io_add(m->ev, m->dial_efd, EPOLLIN, dial_event, m) < 0) {
+		close(m->dial_efd);
+		m->dial_efd = -1;
+	}
 	idle_arm(m);
 	m->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	fprintf(stderr, "knobctl mux: holding connections on %s\n", m->path);
 	while (!m->stop && ev_run_once(m->ev, -1) == 0) {
 		flush_dirty(m);
-		if (m->waiting && !m->stop) {
+		if (m->waiting && !m->stop && m->dial == NULL) {
 			dial_waiting(m);
 			flush_dirty(m);
 		}
 	}
+	if (m->dial != NULL)	/* waits for the batch's connect timeout at most */
+		dial_finish(m);
 	log_info("mux: %llu links opened, %llu reuses", m->opened, m->reused);
 	mux_close_all(m);
 	return m->stale;
@@ -1000,6 +1110,7 @@ cmd_mux(struct ctl *ctl, int argc, char **argv)
 	m->persist = 600;
 	m->sfd = -1;
 	m->spare = -1;
+	m->dial_efd = -1;
 	m->uid = geteuid();
 	while ((ch = opt_next(ctl, argc, argv)) != -1) {
 		switch (ch) {

@@ -25,11 +25,13 @@
  *   another; a FAIL is the node's status and text, a LOST is "failed:
  *   connection lost" with the holder's reason;
  * - a new CRL: the next command is told the holder is stale and dials
- *   itself (full handshakes), and the holder closes its links and exits. */
+ *   itself (full handshakes), and the holder closes its links and exits;
+ * - a long dial (a frozen agent) does not hold the other commands' links. */
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -531,20 +533,23 @@ START_TEST(knobctl_side)
 }
 END_TEST
 
-/* Is one command's channel open with one node in it whose request went
- * to the agent and is unanswered (the holder's status)? */
+/* Does the holder's status line hold the text arg? */
 static int
-one_channel(void *arg)
+status_has(void *arg)
 {
 	char *out = NULL;
 	int ok;
 
-	(void)arg;
 	ok = harness_knobctl(&h, &out, NULL, "mux --status") == 0 && out &&
-	    strstr(out, "channels 1 nodes 1 pending 1 ") != NULL;
+	    strstr(out, arg) != NULL;
 	free(out);
 	return ok;
 }
+
+/* One command's channel with one node whose request is at the agent. */
+#define ONE_CHANNEL ((void *)(uintptr_t)"channels 1 nodes 1 pending 1 ")
+/* A batch of one node being dialled. */
+#define DIALLING_ONE ((void *)(uintptr_t)" dialling 1\n")
 
 /* The holder killed while a command waits on a frozen agent: that node
  * is reported as lost (exit 1), the others answered; the next command
@@ -559,7 +564,7 @@ START_TEST(holder_killed_mid_command)
 	snprintf(outf, sizeof(outf), "%s/ping.out", h.tmp);
 	kill(h.node[2].pid, SIGSTOP);
 	pid = harness_knobctl_bg(&h, outf, "&2", "--timeout 30 ping -a");
-	ck_assert_msg(cu_wait(one_channel, NULL, 20) >= 0, "node03's request never reached the holder");
+	ck_assert_msg(cu_wait(status_has, ONE_CHANNEL, 20) >= 0, "node03's request never reached the holder");
 	kill(mux_pid, SIGKILL);
 	ck_assert_int_eq(cu_reap(mux_pid), -1);	/* killed by the signal */
 	mux_pid = 0;
@@ -578,6 +583,33 @@ START_TEST(holder_killed_mid_command)
 	ck_assert_msg(cu_wait(mux_ready, NULL, 20) >= 0, "no new holder: %s", cu_slurp(mux_err));
 	ck_assert_int_eq(ctl(&out, &err, "ping -a"), 0);
 	ck_assert_int_eq(via(err, "node03"), 0);
+	free(out);
+	free(err);
+}
+END_TEST
+
+/* A dial that takes long (node03's agent frozen, so the TLS handshake
+ * waits up to --connect-timeout 20) does not hold the other commands: the
+ * holder answers --status meanwhile, and a ping of node01 over its kept
+ * link answers within its --timeout 2; node03's command gets its pong once
+ * the agent runs again.  Before, the holder's loop waited in the dial. */
+START_TEST(long_dial_serves_others)
+{
+	char *out = NULL, *err = NULL, outf[PATH_MAX + 16], *txt;
+	pid_t pid;
+
+	ck_assert_int_eq(ctl(&out, &err, "ping -w node01"), 0);
+	kill(h.node[2].pid, SIGSTOP);
+	snprintf(outf, sizeof(outf), "%s/dial.out", h.tmp);
+	pid = harness_knobctl_bg(&h, outf, "&2", "--connect-timeout 20 --timeout 30 ping -w node03");
+	ck_assert_msg(cu_wait(status_has, DIALLING_ONE, 10) >= 0, "no status while node03 was dialled");
+	ck_assert_int_eq(ctl(&out, &err, "--timeout 2 ping -w node01"), 0);
+	ck_assert_int_eq(via(err, "node01"), 1);
+	kill(h.node[2].pid, SIGCONT);
+	ck_assert_int_eq(cu_reap(pid), 0);
+	txt = cu_slurp(outf);
+	ck_assert_msg(strstr(txt, "node03: pong") != NULL, "%s", txt);
+	free(txt);
 	free(out);
 	free(err);
 }
@@ -839,6 +871,7 @@ main(void)
 	tcase_add_test(tc, out_of_descriptors);
 	tcase_add_test(tc, silent_flood);
 	tcase_add_test(tc, holder_killed_mid_command);
+	tcase_add_test(tc, long_dial_serves_others);
 	tcase_add_test(tc, knobctl_side);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
