@@ -12,10 +12,13 @@
  * makes every ticket in the file void.
  *
  * Commands run at once (an admin's, a sweep's timer, the holder's): each
- * save takes an flock on FILE.lock, reads the file again and writes it
- * back with only the nodes this command learned or dropped changed, so
- * one command's tickets do not wipe out another's (last writer wins only
- * for a node both touched).
+ * save takes an flock on FILE.lock (waiting TC_LOCK_WAIT_MS at most, else
+ * the save is skipped: tickets cost time, never safety), reads the file
+ * again and writes it back with only the nodes this command learned or
+ * dropped since its last save changed, so one command's tickets do not
+ * wipe out another's (last writer wins only for a node both touched).  A
+ * command whose CA, CRL or certificate changed while it ran does not save:
+ * the file may already hold tickets of the new ones.
  *
  * A resumed session is still pinned to the node name: the pin is the name
  * the agent's certificate was verified for (SSL_set1_host) in the full
@@ -45,6 +48,7 @@
 #define TC_MAGIC "KNOBTKT2"
 #define TC_MAX_FILE (256u << 20)
 #define TC_MAX_DER 65535u
+#define TC_LOCK_WAIT_MS 2000
 
 struct tc_entry {
 	char *name;
@@ -56,6 +60,7 @@ struct tc_entry {
 
 struct tcache {
 	char path[PATH_MAX];
+	char *ca, *cert;	/* what bind hashes, hashed again at save */
 	unsigned char bind[TLS_HASH_LEN];
 	struct tc_entry *v;
 	size_t n, cap;
@@ -108,6 +113,7 @@ tc_find(struct tcache *tc, const char *name, int create)
 	tc->v[tc->n].pin = NULL;
 	tc->v[tc->n].der = NULL;
 	tc->v[tc->n].len = 0;
+	tc->v[tc->n].touched = 0;
 	tc->n++;
 	if (2 * tc->n + 2 > tc->nslot)
 		tc_reindex(tc, tc->n);
@@ -197,9 +203,10 @@ tc_clear(struct tcache *tc)
 	tc->n = 0;
 }
 
-/* Read the cache file if it is ours alone (0600, our uid). */
+/* Read the cache file if it is ours alone (0600, our uid); quiet: no
+ * warning (said once, at open). */
 static void
-tc_read(struct tcache *tc)
+tc_read(struct tcache *tc, int quiet)
 {
 	struct stat st;
 	char *data = NULL;
@@ -210,8 +217,9 @@ tc_read(struct tcache *tc)
 		return;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
 	    (st.st_mode & 077) != 0) {
-		log_warnx("%s: not a private file of this user (mode 0600 wanted); ignored",
-		    tc->path);
+		if (!quiet)
+			log_warnx("%s: not a private file of this user (mode 0600 wanted); "
+			    "ignored", tc->path);
 		close(fd);
 		return;
 	}
@@ -239,7 +247,9 @@ tcache_open(struct ctl *ctl, const char *ca, const char *cert)
 		tc->path[0] = '\0';
 		return tc;
 	}
-	tc_read(tc);
+	tc->ca = xstrdup(ca);
+	tc->cert = xstrdup(cert);
+	tc_read(tc, 0);
 	return tc;
 }
 
@@ -251,6 +261,8 @@ tcache_free(struct tcache *tc)
 	tc_clear(tc);
 	free(tc->v);
 	free(tc->slot);
+	free(tc->ca);
+	free(tc->cert);
 	free(tc);
 }
 
@@ -411,7 +423,7 @@ tc_merged(const struct tcache *tc)
 	memcpy(m->path, tc->path, sizeof(m->path));
 	memcpy(m->bind, tc->bind, sizeof(m->bind));
 	tc_reindex(m, tc->n);
-	tc_read(m);
+	tc_read(m, 1);
 	for (size_t i = 0; i < tc->n; i++) {
 		const struct tc_entry *e = &tc->v[i];
 		struct tc_entry *d;
@@ -430,21 +442,58 @@ tc_merged(const struct tcache *tc)
 	return m;
 }
 
+/* FILE.lock, taken within TC_LOCK_WAIT_MS: its fd; -1 when there is no
+ * lock file to take (a read-only place: saved unlocked, as before), -2
+ * when another command holds it too long (the save is skipped). */
+static int
+tc_lock(const struct tcache *tc)
+{
+	char lock[PATH_MAX + 8];
+	int fd;
+
+	snprintf(lock, sizeof(lock), "%s.lock", tc->path);
+	if ((fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0) {
+		log_debug("%s: %s: saved without the lock", lock, strerror(errno));
+		return -1;
+	}
+	for (int waited = 0; flock(fd, LOCK_EX | LOCK_NB) < 0; waited += 10) {
+		if ((errno != EWOULDBLOCK && errno != EINTR) || waited >= TC_LOCK_WAIT_MS) {
+			log_warnx("%s: held by another command for %d ms: tickets not saved", lock,
+			    waited);
+			close(fd);
+			return -2;
+		}
+		usleep(10000);	/* flock has no timeout */
+	}
+	return fd;
+}
+
+/* Did the CA, its CRL or the certificate change since the cache opened? */
+static int
+tc_trust_moved(const struct tcache *tc)
+{
+	unsigned char now[TLS_HASH_LEN];
+
+	return tls_trust_hash(tc->ca, tc->cert, now) < 0 ||
+	    memcmp(now, tc->bind, TLS_HASH_LEN) != 0;
+}
+
 int
 tcache_save(struct tcache *tc)
 {
-	char lock[PATH_MAX + 8];
 	struct tcache *m;
 	int fd, r;
 
 	if (tc == NULL || tc->path[0] == '\0' || !tc->dirty)
 		return 0;
+	if (tc_trust_moved(tc)) {
+		log_debug("%s: the CA, CRL or certificate changed: tickets not saved", tc->path);
+		return 0;
+	}
 	results_mkparent(tc->path);
-	snprintf(lock, sizeof(lock), "%s.lock", tc->path);
-	if ((fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) >= 0)
-		while (flock(fd, LOCK_EX) < 0 && errno == EINTR)
-			;
-	m = tc_merged(tc);	/* no lock (read-only place): merged all the same */
+	if ((fd = tc_lock(tc)) == -2)
+		return 0;
+	m = tc_merged(tc);
 	r = tc_write(m);
 	tcache_free(m);
 	if (fd >= 0)
@@ -453,6 +502,8 @@ tcache_save(struct tcache *tc)
 		log_warnx("%s: cannot write the ticket cache: %s", tc->path, strerror(-r));
 		return -1;
 	}
+	for (size_t i = 0; i < tc->n; i++)	/* saved: the next save adds only newer ones */
+		tc->v[i].touched = 0;
 	tc->dirty = 0;
 	return 0;
 }

@@ -149,17 +149,43 @@ START_TEST(second_command_resumes)
 }
 END_TEST
 
-/* Two commands at once: one loaded the cache, renewed node01's ticket and
- * saves after another command saved node02's.  Both tickets stay (each
- * save re-reads the file under a lock and changes only its own nodes);
- * before, the last writer's view won and node02 went back to a full
- * handshake. */
+/* The ticket node has in the cache file now, as bytes (malloc'd). */
+static unsigned char *
+file_ticket(const char *node, size_t *len)
+{
+	struct ctl c;
+	struct tcache *tc = tku_open(h.cluster, h.ca_dir, &c);
+	const char *pin;
+	SSL_SESSION *s = tcache_get(tc, node, &pin);
+	const unsigned char *t = NULL;
+	unsigned char *copy;
+
+	ck_assert_msg(s != NULL, "no ticket of %s in the cache", node);
+	SSL_SESSION_get0_ticket(s, &t, len);
+	ck_assert_int_gt(*len, 0);
+	copy = xmalloc(*len);
+	memcpy(copy, t, *len);
+	SSL_SESSION_free(s);
+	tku_close(&c, tc);
+	return copy;
+}
+
+/* Two commands at once: one loaded the cache and renewed node01's ticket,
+ * and saves after another command saved node02's: both stay (each save
+ * re-reads the file under a lock and changes only its own nodes; before,
+ * the last writer's view won and node02 went back to a full handshake).
+ * Then the first one saves again (node03) after a third command changed
+ * node01's: node01 keeps the third command's ticket (a save carries only
+ * what changed since the last one). */
 START_TEST(concurrent_saves_merge)
 {
 	char *out = NULL, *err = NULL;
+	unsigned char *want, *got;
+	size_t wl, gl;
 	struct tcache *tc;
 	SSL_SESSION *s;
 	const char *pin;
+	char pin1[256];
 	struct ctl c;
 
 	ck_assert_int_eq(ctl(&out, &err, "ping -w node01"), 0);
@@ -168,14 +194,26 @@ START_TEST(concurrent_saves_merge)
 	ck_assert_int_eq(resumed(err, "node02"), 0);
 	s = tcache_get(tc, "node01", &pin);
 	ck_assert_ptr_nonnull(s);
-	ck_assert_ptr_null(tcache_get(tc, "node02", NULL));
-	tcache_put(tc, "node01", s, pin);
-	SSL_SESSION_free(s);
+	snprintf(pin1, sizeof(pin1), "%s", pin);
+	ck_assert_ptr_null(tcache_get(tc, "node02", &pin));
+	tcache_put(tc, "node01", s, pin1);
 	ck_assert_int_eq(tcache_save(tc), 0);
-	tku_close(&c, tc);
 	ck_assert_int_eq(ctl(&out, &err, "ping -w node[01-02]"), 0);
 	ck_assert_int_eq(resumed(err, "node01"), 1);
 	ck_assert_int_eq(resumed(err, "node02"), 1);
+	/* a third command gives node01 another ticket (node02's bytes, to
+	 * tell them apart); then the first one saves node03 */
+	tku_swap_ticket(h.cluster, h.ca_dir, "node02", "node01");
+	want = file_ticket("node01", &wl);
+	tcache_put(tc, "node03", s, pin1);
+	SSL_SESSION_free(s);
+	ck_assert_int_eq(tcache_save(tc), 0);
+	tku_close(&c, tc);
+	got = file_ticket("node01", &gl);
+	ck_assert_msg(gl == wl && memcmp(got, want, wl) == 0,
+	    "node01's newer ticket was overwritten by an older save");
+	free(want);
+	free(got);
 	free(out);
 	free(err);
 }
