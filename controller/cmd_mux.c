@@ -366,6 +366,17 @@ node_attach(struct mux_node *mn, struct mux_link *lk, const char *how)
 	node_say(mn, MUX_OK, "%s", how);
 }
 
+/* Nodes of the batch out whose command is still there. */
+static size_t
+dialling(const struct mux *m)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; m->dial && i < m->dial->fo.n; i++)
+		n += m->dial->v[i] != NULL;
+	return n;
+}
+
 /* "trust ID": does knobctl trust what we do (ok, and we multiplex:
  * "chan"), another CA, CRL or certificate (other)?  When ours changed
  * since we started (stale), our links no longer descend from what we
@@ -405,7 +416,7 @@ chan_header(struct mux_chan *ch, char *line)
 	if (strcmp(line, "status") == 0)
 		chan_say(ch, "links %zu channels %zu nodes %zu pending %zu opened %llu reused %llu "
 		    "closed %llu dialling %zu\n", m->nlinks, m->nchan - 1, m->nnodes, m->nasked,
-		    m->opened, m->reused, m->closed, m->dial ? m->dial->fo.n : 0);
+		    m->opened, m->reused, m->closed, dialling(m));
 	else if (strncmp(line, "trust ", 6) == 0)
 		chan_trust(ch, line + 6);
 	else if (strcmp(line, "stop") == 0) {
@@ -446,6 +457,28 @@ chan_read_header(struct mux_chan *ch)
 	chan_header(ch, line);
 }
 
+/* Give mn an idle link to its node if there is one that is still up.
+ * 1 when it got one. */
+static int
+take_idle(struct mux_node *mn)
+{
+	struct mux *m = mn->ch->m;
+	struct mux_link *lk;
+
+	for (lk = *link_slot(m, mn->key); lk; lk = lk->next)
+		if (lk->mn == NULL && strcmp(lk->key, mn->key) == 0)
+			break;
+	if (lk && !link_alive(lk)) {
+		link_free(lk);
+		lk = NULL;
+	}
+	if (lk == NULL)
+		return 0;
+	m->reused++;
+	node_attach(mn, lk, "reused");
+	return 1;
+}
+
 /* OPEN "NAME ADDR PORT CTIMEOUT" for id: an idle link now, or a new one
  * dialled after this round.  0, or -1 (malformed, or id in use). */
 static int
@@ -454,7 +487,6 @@ node_open(struct mux_chan *ch, uint32_t id, const uint8_t *p, size_t len)
 	struct mux *m = ch->m;
 	char line[MUX_LINE], name[256], addr[256];
 	struct mux_node *mn;
-	struct mux_link *lk;
 	int port;
 	double ct;
 
@@ -476,18 +508,8 @@ node_open(struct mux_chan *ch, uint32_t id, const uint8_t *p, size_t len)
 	mn->hnext = *node_slot(ch, id);
 	*node_slot(ch, id) = mn;
 	m->nnodes++;
-	for (lk = *link_slot(m, mn->key); lk; lk = lk->next)
-		if (lk->mn == NULL && strcmp(lk->key, mn->key) == 0)
-			break;
-	if (lk && !link_alive(lk)) {
-		link_free(lk);
-		lk = NULL;
-	}
-	if (lk) {
-		m->reused++;
-		node_attach(mn, lk, "reused");
+	if (take_idle(mn))
 		return 0;
-	}
 	mn->waiting = 1;
 	mn->wnext = m->waiting;
 	if (m->waiting)
@@ -780,11 +802,18 @@ static void
 dial_waiting(struct mux *m)
 {
 	struct dial_batch *b;
-	struct mux_node *mn;
+	struct mux_node *mn, *next;
 	double ct = 0;
 	size_t i = 0;
 
-	if (m->dial != NULL || m->waiting == NULL)
+	if (m->dial != NULL)
+		return;
+	for (mn = m->waiting; mn; mn = next) {	/* links that went idle meanwhile */
+		next = mn->wnext;
+		if (take_idle(mn))
+			wait_remove(mn);
+	}
+	if (m->waiting == NULL)
 		return;
 	b = xcalloc(1, sizeof(*b));
 	b->m = m;
@@ -810,7 +839,9 @@ dial_waiting(struct mux *m)
 	}
 	m->ctl->connect_timeout = ct;
 	m->dial = b;
-	b->threaded = m->dial_efd >= 0 && pthread_create(&b->th, NULL, dial_thread, b) == 0;
+	b->threaded = m->dial_efd >= 0;	/* read by the thread: set before it starts */
+	if (b->threaded && pthread_create(&b->th, NULL, dial_thread, b) != 0)
+		b->threaded = 0;
 	if (!b->threaded) {
 		dial_thread(b);
 		dial_finish(m);
@@ -1036,7 +1067,8 @@ mux_close_all(struct mux *m)
 	for (size_t b = 0; b < MUX_BUCKETS; b++)
 		while (m->tab[b])
 			link_free(m->tab[b]);	/* idle: the channels took theirs */
-	unlink(m->path);
+	if (m->path[0])
+		unlink(m->path);
 	close(m->lfd);
 	if (m->spare >= 0)
 		close(m->spare);
@@ -1082,8 +1114,11 @@ mux_serve(struct mux *m)
 			flush_dirty(m);
 		}
 	}
-	if (m->dial != NULL)	/* waits for the batch's connect timeout at most */
+	if (m->dial != NULL) {	/* waits for the batch's connect timeout at most: */
+		unlink(m->path);	/* meanwhile new commands dial themselves */
+		m->path[0] = '\0';	/* and a new holder's socket is not ours */
 		dial_finish(m);
+	}
 	log_info("mux: %llu links opened, %llu reuses", m->opened, m->reused);
 	mux_close_all(m);
 	return m->stale;
