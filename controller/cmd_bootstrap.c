@@ -70,6 +70,7 @@ struct bnode {
 	char note[200];
 	int knobd_was_missing, knobd_replaced;
 	int svc_pending;	/* the last install's service command did not succeed */
+	int svc_ran;		/* this run's install (and service command) succeeded */
 	char *root;		/* --root for this node ({node} filled in) */
 };
 
@@ -283,6 +284,18 @@ subst(const char *t, const char *root, const char *node)
 	return s;
 }
 
+/* Does n's install run dpkg -i: a new .deb, or the same one again when
+ * the last install did not get through (its dpkg may have failed). */
+static int
+deb_install(const struct boot *b, const struct bnode *n)
+{
+	for (int i = 0; i < n->nup; i++)
+		if (n->up[i] == BF_DEB)
+			return 1;
+	return n->svc_pending && b->data[BF_DEB] != NULL &&
+	    strcmp(n->remote_hash[BF_DEB], b->hash[BF_DEB]) == 0;
+}
+
 /* mv -f each upload into place, dpkg -i a new .deb, then the service. */
 static char *
 install_cmd(const struct boot *b, const struct bnode *n)
@@ -293,11 +306,11 @@ install_cmd(const struct boot *b, const struct bnode *n)
 	str_appendf(&cmd, "R=%s; cd \"$R\" && : > %s", q, SVC_PENDING);
 	for (int i = 0; i < n->nup; i++)
 		str_appendf(&cmd, " && mv -f %s.knob-new %s", bfiles[n->up[i]].path, bfiles[n->up[i]].path);
-	for (int i = 0; i < n->nup; i++)
-		if (n->up[i] == BF_DEB)
-			str_appendf(&cmd, " && if [ \"$R\" = / ]; then dpkg -i %s; else dpkg --root=\"$R\" -i %s; fi",
-			    bfiles[BF_DEB].path, bfiles[BF_DEB].path);
-	str_appendf(&cmd, " && { %s; } && rm -f %s", svc, SVC_PENDING);
+	if (deb_install(b, n))
+		str_appendf(&cmd, " && if [ \"$R\" = / ]; then dpkg -i %s; else dpkg --root=\"$R\" -i %s; fi",
+		    bfiles[BF_DEB].path, bfiles[BF_DEB].path);
+	/* a subshell: a service command that cd's or exits still ends here */
+	str_appendf(&cmd, " && ( %s ) && rm -f \"$R\"/%s", svc, SVC_PENDING);
 	free(svc);
 	free(q);
 	return cmd;
@@ -409,6 +422,7 @@ node_step(struct boot *b, struct bnode *n)
 	case B_INSTALL:
 		if ((r = run_exec(n, "install")) <= 0)
 			return r;
+		n->svc_ran = 1;
 		n->step = B_OK;
 		return 1;
 	default:
@@ -594,12 +608,13 @@ settle(struct boot *b)
 		if (n->step != B_OK)
 			continue;
 		if (fn->status == NS_OK) {
-			fn->status = n->nup || n->svc_pending ? NS_CHANGED : NS_OK;
+			fn->status = n->nup || n->svc_ran ? NS_CHANGED : NS_OK;
 			continue;
 		}
 		{
 			char *d = xasprintf("%s but the agent does not answer over TLS: %s",
-			    n->nup ? "installed" : "unchanged", fn->detail ? fn->detail : node_status_name(fn->status));
+			    n->nup ? "installed" : n->svc_ran ? "unchanged, service command run again" :
+			    "unchanged", fn->detail ? fn->detail : node_status_name(fn->status));
 			free(fn->detail);
 			fn->detail = d;
 			fn->status = NS_FAILED;
@@ -618,7 +633,7 @@ render_boot(struct fanout *fo, struct fo_node *fn, void *arg)
 	if (fn->status != NS_OK && fn->status != NS_CHANGED)
 		return NULL;
 	if (n->nup == 0)
-		str_appendf(&s, "unchanged%s", n->svc_pending ? "; service command run again (it had "
+		str_appendf(&s, "unchanged%s", n->svc_ran ? "; service command run again (it had "
 		    "not succeeded); agent answers over TLS" : "");
 	else {
 		str_appendf(&s, "%s:", n->knobd_was_missing ? "installed" : n->knobd_replaced ?
@@ -642,7 +657,7 @@ json_boot(struct fanout *fo, struct fo_node *fn, void *arg)
 	for (int i = 0; i < n->nup; i++)
 		json_object_array_add(a, json_object_new_string(bfiles[n->up[i]].label));
 	json_object_object_add(o, "sent", a);
-	json_object_object_add(o, "service_run", json_object_new_boolean(n->nup > 0 || n->svc_pending));
+	json_object_object_add(o, "service_run", json_object_new_boolean(n->svc_ran));
 	if (n->note[0])
 		json_object_object_add(o, "note", json_object_new_string(n->note));
 	return o;

@@ -240,18 +240,27 @@ kh_add(struct ssh_conn *c, LIBSSH2_KNOWNHOSTS *kh, const char *path, const char 
     size_t klen, int kh_type)
 {
 	struct libssh2_knownhost *entry = NULL;
-	char host[300], line[8192];
+	char host[300], line[8192], last = '\n';
 	size_t outlen = 0;
+	off_t off;
 	int fd, rc = -1;
 
 	kh_host(c, host, sizeof(host));
 	if (libssh2_knownhost_addc(kh, host, NULL, key, klen, NULL, 0, LIBSSH2_KNOWNHOST_TYPE_PLAIN |
 	    LIBSSH2_KNOWNHOST_KEYENC_RAW | kh_type, &entry) != 0 ||
-	    libssh2_knownhost_writeline(kh, entry, line, sizeof(line) - 1, &outlen,
+	    libssh2_knownhost_writeline(kh, entry, line, sizeof(line) - 2, &outlen,
 	    LIBSSH2_KNOWNHOST_FILE_OPENSSH) != 0)
 		return -1;
-	/* one write with O_APPEND: lines of nodes added at once do not mix */
-	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	/* one write with O_APPEND: lines of nodes added at once do not mix; a
+	 * file whose last line has no newline gets one first (else the new
+	 * line would be the end of that line) */
+	fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd >= 0 && (off = lseek(fd, 0, SEEK_END)) > 0 && pread(fd, &last, 1, off - 1) == 1 &&
+	    last != '\n') {
+		memmove(line + 1, line, outlen);
+		line[0] = '\n';
+		outlen++;
+	}
 	if (fd >= 0 && write(fd, line, outlen) == (ssize_t)outlen)
 		rc = 0;
 	if (fd >= 0)
@@ -298,14 +307,18 @@ kh_read(LIBSSH2_KNOWNHOSTS *kh, const char *path, const char *b64, int *revoked)
 	if (f == NULL)
 		return errno == ENOENT ? 0 : -errno;
 	while ((n = getline(&line, &cap, f)) >= 0) {
+		char *l = line + strspn(line, " \t");	/* as OpenSSH: blanks first */
+
 		lineno++;
-		if (strncmp(line, "@revoked", 8) == 0 && (line[8] == ' ' || line[8] == '\t')) {
-			*revoked |= kh_revoked_line(line, b64);
+		while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+			line[--n] = '\0';	/* CRLF: libssh2 would keep the \r in the key */
+		if (strncmp(l, "@revoked", 8) == 0 && (l[8] == ' ' || l[8] == '\t')) {
+			*revoked |= kh_revoked_line(l, b64);
 			continue;
 		}
-		if (strncmp(line, "@cert-authority", 15) == 0)
+		if (strncmp(l, "@cert-authority", 15) == 0 || *l == '\0')
 			continue;
-		if (libssh2_knownhost_readline(kh, line, (size_t)n, LIBSSH2_KNOWNHOST_FILE_OPENSSH) != 0 &&
+		if (libssh2_knownhost_readline(kh, l, strlen(l), LIBSSH2_KNOWNHOST_FILE_OPENSSH) != 0 &&
 		    !warned++)
 			log_warnx("%s:%d: known_hosts line skipped: libssh2 cannot parse it", path, lineno);
 	}

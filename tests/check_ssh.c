@@ -153,13 +153,14 @@ boot(char **out, const char *key, const char *extra)
 	return rc;
 }
 
-/* bootstrap node01 alone with the test's service script. */
+/* bootstrap node01 alone with the test's service script, run from
+ * another directory (the marker is still removed). */
 static int
 boot1(char **out)
 {
 	int rc = harness_knobctl(&h, out, NULL, "bootstrap -w node01 --ssh-key %s/id --known-hosts "
-	    "%s/known_hosts --root %s/root-{node} --service-cmd 'sh %s/svc.sh {root}' --timeout 20",
-	    h.tmp, h.tmp, h.tmp, h.tmp);
+	    "%s/known_hosts --root %s/root-{node} --service-cmd 'cd / && sh %s/svc.sh {root}' "
+	    "--timeout 20", h.tmp, h.tmp, h.tmp, h.tmp);
 
 	fprintf(stderr, "---- bootstrap node01 -> %d\n%s", rc, *out);
 	return rc;
@@ -278,8 +279,9 @@ END_TEST
 
 /* known_hosts as OpenSSH users keep it: a line libssh2 cannot parse (here a
  * truncated one) at the top must not hide the lines below it, or a changed
- * host key would look new and --accept-new would take it; a key marked
- * "@revoked" is refused.  The wrong user key stops every bootstrap at
+ * host key would look new and --accept-new would take it; CRLF line ends
+ * are read as OpenSSH reads them; a key marked "@revoked" (after blanks)
+ * is refused.  The wrong user key stops every bootstrap at
  * authentication, after the host key check this test is about. */
 START_TEST(known_hosts_bad_line_revoked)
 {
@@ -293,9 +295,10 @@ START_TEST(known_hosts_bad_line_revoked)
 	rc = harness_knobctl(&h, &out, NULL, KH_BOOT, h.tmp, kh, h.tmp);
 	ck_assert_int_eq(rc, 1);	/* keys added, then the user key refused */
 	free(out);
-	/* a truncated line on top of the three good ones */
-	ck_assert_int_eq(harness_sh("{ echo 'node09 ssh-ed25519'; cat %s; } > %s.new && mv %s.new %s",
-	    kh, kh, kh, kh), 0);
+	/* a truncated line on top of the three good ones, every line ending in
+	 * CRLF (a file edited on another system) */
+	ck_assert_int_eq(harness_sh("{ echo 'node09 ssh-ed25519'; cat %s; } | sed 's/$/\\r/' > %s.new "
+	    "&& mv %s.new %s", kh, kh, kh, kh), 0);
 	sshd_stop(1);
 	host_key(1);
 	sshd_start(1);
@@ -317,7 +320,7 @@ START_TEST(known_hosts_bad_line_revoked)
 	/* node01's key revoked: refused, even though its line is still there */
 	snprintf(want, sizeof(want), "%s/ssh0/hostkey.pub", h.tmp);
 	ck_assert_int_eq(read_file_bounded(want, 4096, &pub, NULL), 0);
-	ck_assert_int_eq(harness_sh("echo '@revoked * %.*s' >> %s", (int)strcspn(pub, "\n"), pub, kh), 0);
+	ck_assert_int_eq(harness_sh("echo '  @revoked * %.*s' >> %s", (int)strcspn(pub, "\n"), pub, kh), 0);
 	free(pub);
 	fp = fingerprint(0);
 	rc = harness_knobctl(&h, &out, NULL, KH_BOOT, h.tmp, kh, h.tmp);
@@ -355,6 +358,8 @@ START_TEST(bootstrap_service_retried)
 	ck_assert_msg(strstr(out, "node01: unchanged; service command run again (it had not "
 	    "succeeded); agent answers over TLS"), "%s", out);
 	free(out);
+	snprintf(path, sizeof(path), "%s/root-node01/etc/knob/bootstrap-service-pending", h.tmp);
+	ck_assert_msg(access(path, F_OK) < 0, "the marker outlived a successful service command");
 	snprintf(path, sizeof(path), "%s/root-node01/knobd.pid", h.tmp);
 	ck_assert_int_eq(read_file_bounded(path, 64, &pid1, NULL), 0);
 	rc = boot1(&out);
