@@ -382,9 +382,10 @@ count_slot(const struct pointset *ps, const int *how, int h, const struct point 
 /* Pair pa's points with pb's: first by the whole key (kind, threads,
  * nodes, every parameter; at most one B point has A's key, since
  * points_build folds a key's phases into one point); then, in a slot with
- * exactly one point left on each side, those two (unlike); a slot with
- * more left on a side, and some on the other, pairs none (ambiguous: which
- * with which would be a guess).  No step depends on the points' order.
+ * no like pair and exactly one point left on each side, those two
+ * (unlike); a slot with more left on a side, and some on the other, pairs
+ * none (ambiguous: which with which would be a guess); what is left in a
+ * slot that has its like pair is only in its run.  No step depends on the points' order.
  * Free with pairing_free. */
 static void
 pairing_make(const struct pointset *pa, const struct pointset *pb, struct pairing *pr)
@@ -404,7 +405,9 @@ pairing_make(const struct pointset *pa, const struct pointset *pb, struct pairin
 			}
 	}
 	for (i = 0; i < pa->n; i++) {
-		if (pr->how[i] != PAIR_NONE)
+		/* a slot that has its like pair: the others there are only in
+		 * their run (a repeat that lost a node is not another workload) */
+		if (pr->how[i] != PAIR_NONE || count_slot(pa, pr->how, PAIR_LIKE, &pa->p[i], NULL) > 0)
 			continue;
 		na = count_slot(pa, pr->how, PAIR_NONE, &pa->p[i], NULL);
 		nb = count_slot(pb, pr->bhow, PAIR_NONE, &pa->p[i], &k);

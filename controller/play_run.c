@@ -597,6 +597,8 @@ step_score(struct prun *pr)
 		for (size_t i = 0; i < ps.n; i++) {
 			const struct point *p = &ps.p[i];
 
+			if (!points_workload_rep(&ps, i))	/* a repeat on fewer nodes */
+				continue;
 			if (p->metric == M_BW && nbw < nitems(bw))
 				bw[nbw++] = p->st.mean / 1073741824.0;
 			else if (p->metric == M_OPS && nmd < nitems(md))

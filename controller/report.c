@@ -93,7 +93,8 @@ chart(FILE *f, const struct rrun *runs, size_t nruns, const struct point *w, int
 			const struct point *p = &runs[r].ps.p[i];
 			double top = rundoc_scale(p->st.mean + p->st.sd, p->metric, decimal);
 
-			if (strcmp(p->kind, w->kind) || !points_same_workload(p, w, NULL) || !p->st.n)
+			if (strcmp(p->kind, w->kind) || !points_same_workload(p, w, NULL) || !p->st.n ||
+			    !points_workload_rep(&runs[r].ps, i))
 				continue;
 			ymax = top > ymax ? top : ymax;
 			lx0 = fmin(lx0, log2((double)p->threads));
@@ -148,7 +149,8 @@ chart(FILE *f, const struct rrun *runs, size_t nruns, const struct point *w, int
 		for (i = 0; i < runs[r].ps.n; i++) {
 			const struct point *p = &runs[r].ps.p[i];
 
-			if (strcmp(p->kind, w->kind) || !points_same_workload(p, w, NULL) || !p->st.n)
+			if (strcmp(p->kind, w->kind) || !points_same_workload(p, w, NULL) || !p->st.n ||
+			    !points_workload_rep(&runs[r].ps, i))
 				continue;
 			for (k = ns++; k > 0 && sel[k - 1]->threads > p->threads; k--)
 				sel[k] = sel[k - 1];

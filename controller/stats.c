@@ -288,6 +288,26 @@ points_free(struct pointset *ps)
 	memset(ps, 0, sizeof(*ps));
 }
 
+int
+points_workload_rep(const struct pointset *ps, size_t i)
+{
+	const struct point *p = &ps->p[i];
+	int64_t nodes = (int64_t)js_num(p->first, "nodes");
+
+	for (size_t k = 0; k < ps->n; k++) {
+		const struct point *q = &ps->p[k];
+		int64_t qn;
+
+		if (k == i || q->threads != p->threads || !q->st.n ||
+		    !points_same_workload(p, q, NULL))
+			continue;
+		qn = (int64_t)js_num(q->first, "nodes");
+		if (qn > nodes || (qn == nodes && k < i))
+			return 0;
+	}
+	return 1;
+}
+
 /* Peak and sustained of the workload of ps->p[first]. */
 static void
 workload_peak(const struct pointset *ps, size_t first, struct peak *pk)
@@ -296,7 +316,8 @@ workload_peak(const struct pointset *ps, size_t first, struct peak *pk)
 	double *tail = xcalloc(ps->n, sizeof(*tail));
 
 	for (i = first; i < ps->n; i++)
-		if (points_same_workload(&ps->p[first], &ps->p[i], NULL) && ps->p[i].st.n)
+		if (points_same_workload(&ps->p[first], &ps->p[i], NULL) && ps->p[i].st.n &&
+		    points_workload_rep(ps, i))
 			idx[m++] = i;
 	/* by thread count */
 	for (i = 1; i < m; i++)

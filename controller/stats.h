@@ -67,6 +67,11 @@ int points_same_params(const struct point *a, const struct point *b, const char 
  * parameters as asked, before a total size is split over the threads or
  * per-thread-count values apply). */
 int points_same_workload(const struct point *a, const struct point *b, const char **diff);
+/* 1 when ps->p[i] is the point of its workload and thread count that
+ * figures in peaks, charts and scores: the one on the most nodes (a
+ * repeat that lost a node is a point of its own, on fewer), the first on
+ * a tie; points without a figure do not count against it. */
+int points_workload_rep(const struct pointset *ps, size_t i);
 
 /* Peak and sustained of one workload: peak = the largest mean over thread
  * counts, and where; sustained = the median of the means from the peak's

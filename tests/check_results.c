@@ -695,6 +695,25 @@ START_TEST(t_compare_nodes)
 	ck_assert(!json_object_object_get_ex(r, "unlike", NULL));
 	ck_assert_int_eq(json_object_array_length(cu_get(cmp, "unlike")), 1);
 	says_and_put(cmp, "(unlike: nodes 4 vs 8)", a, b);
+	/* both runs lost a node in a repeat: 8 threads on 4 pair alike; what
+	 * ran on fewer (3 in A, 2 in B) is only in its run, not refused */
+	a = mk_doc("20260101-000000-cccc", 3);
+	b = mk_doc("20260101-000000-dddd", 4);
+	add_phase(a, on_nodes(mk_phase("seq-write", 8, 1, 1e9, 1 << 20, "ok"), 4));
+	add_phase(a, on_nodes(mk_phase("seq-write", 8, 2, 1e9, 1 << 20, "ok"), 3));
+	add_phase(b, on_nodes(mk_phase("seq-write", 8, 1, 1e9, 1 << 20, "ok"), 4));
+	add_phase(b, on_nodes(mk_phase("seq-write", 8, 2, 1e9, 1 << 20, "ok"), 2));
+	a = stored(db, a);
+	b = stored(db, b);
+	cmp = results_compare_doc(a, b, 0, err, sizeof(err));
+	ck_assert_msg(cmp != NULL, "%s", err);
+	ck_assert_int_eq(json_object_array_length(cu_get(cmp, "points")), 1);
+	ck_assert_int_eq(json_object_array_length(cu_get(cmp, "unlike")), 0);
+	ck_assert_int_eq(json_object_array_length(cu_get(cmp, "only_in_a")), 1);
+	ck_assert_int_eq(json_object_array_length(cu_get(cmp, "only_in_b")), 1);
+	json_object_put(cmp);
+	json_object_put(a);
+	json_object_put(b);
 	sqlite3_close(db);
 }
 END_TEST
@@ -810,6 +829,22 @@ START_TEST(t_peak_sustained)
 	ck_assert_int_eq(pk[0].min_threads, 1);
 	ck_assert_int_eq(pk[0].max_threads, 32);
 	ck_assert_double_eq_tol(pk[1].peak, 5000, 1e-9);
+	free(pk);
+	points_free(&ps);
+	json_object_put(a);
+	/* a repeat that lost a node is a point of its own (8 threads on 3),
+	 * and not a second figure at 8 threads: not the peak, not counted */
+	a = mk_doc("B", 2);
+	add_phase(a, on_nodes(mk_phase("seq-write", 4, 1, 3.5e9, 1 << 20, "ok"), 4));
+	add_phase(a, on_nodes(mk_phase("seq-write", 8, 1, 3.2e9, 1 << 20, "ok"), 4));
+	add_phase(a, on_nodes(mk_phase("seq-write", 8, 2, 9.0e9, 1 << 20, "ok"), 3));
+	points_build(a, &ps);
+	ck_assert_uint_eq(ps.n, 3);
+	n = stats_peaks(&ps, &pk);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(pk[0].npoints, 2);
+	ck_assert_double_eq_tol(pk[0].peak, 3.5e9, 1);
+	ck_assert_double_eq_tol(pk[0].sustained, 3.35e9, 1);
 	free(pk);
 	points_free(&ps);
 	json_object_put(a);
