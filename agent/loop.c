@@ -16,6 +16,7 @@
  * keep a controller out; authenticated controllers count against
  * cfg.max_conns only. */
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -29,6 +30,7 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <openssl/err.h>
 
@@ -930,8 +932,16 @@ int
 agent_run_stdio(struct agent *a)
 {
 	struct aconn *c;
+	struct stat st;
+	int ofl = -1;
 
 	set_nonblock(0);
+	/* output too, when it is a pipe or socket (sshd's exec channel): a
+	 * reader that stops reading must not stop the loop (its timers, its
+	 * signals) in write(2); its flags come back when the session ends */
+	if (fstat(1, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) &&
+	    (ofl = fcntl(1, F_GETFL)) >= 0 && fcntl(1, F_SETFL, ofl | O_NONBLOCK) < 0)
+		ofl = -1;
 	c = xcalloc(1, sizeof(*c));
 	c->a = a;
 	c->id = a->next_conn_id++;
@@ -950,8 +960,10 @@ agent_run_stdio(struct agent *a)
 	c->out_watched = ev_io_add(a->base, 1, 0, on_stdout, c) == 0;
 	while (!a->stop && a->conns != NULL)
 		if (ev_run_once(a->base, -1) < 0)
-			return -1;
-	return 0;
+			break;
+	if (ofl >= 0)
+		(void)fcntl(1, F_SETFL, ofl);
+	return a->stop || a->conns == NULL ? 0 : -1;
 }
 
 int

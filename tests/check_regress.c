@@ -106,22 +106,22 @@ START_TEST(refused_request_not_leaked)
 }
 END_TEST
 
-/* A real knobd --stdio whose stdout is a separate, non-blocking 4 KiB pipe:
- * 2000 pings at once, answered while the test does not read, fill it; once
- * the test drains it, every queued Pong must follow (EPOLLOUT on fd 1).
- * Before, the agent watched fd 0 (a pipe's read end is never writable), and
- * the replies stayed queued until more input came. */
-START_TEST(stdio_full_stdout_drains)
+/* A real knobd --stdio session on two pipes, its stdout 4 KiB (made
+ * non-blocking by the test when nonblock): n pings sent at once and
+ * answered into it while the test does not read, until it is full (the
+ * next Pong, under 128 bytes, no longer fits).  knobd's pid; *rd reads its
+ * stdout, *wr writes its stdin, dir is its state directory. */
+static pid_t
+stdio_full(int nonblock, int n, char *dir, int *rd, int *wr)
 {
-	Knob__Envelope env = KNOB__ENVELOPE__INIT, *got;
+	Knob__Envelope env = KNOB__ENVELOPE__INIT;
 	Knob__Ping ping = KNOB__PING__INIT;
 	const char *bin = getenv("KNOB_BIN") ? getenv("KNOB_BIN") : "build";
-	char dir[] = "/tmp/knob-regress.XXXXXX", knobd[PATH_MAX];
-	int in[2], out[2], n = 2000, got_n = 0, avail = 0, st;
+	char knobd[PATH_MAX];
+	int in[2], out[2], avail = 0;
 	uint8_t *all = NULL, *f;
 	size_t len, total = 0;
 	uint64_t end;
-	struct conn c;
 	pid_t pid;
 
 	ck_assert_ptr_nonnull(mkdtemp(dir));
@@ -129,7 +129,8 @@ START_TEST(stdio_full_stdout_drains)
 	ck_assert_int_eq(pipe2(in, O_CLOEXEC), 0);
 	ck_assert_int_eq(pipe2(out, O_CLOEXEC), 0);
 	ck_assert_int_ge(fcntl(out[1], F_SETPIPE_SZ, 4096), 4096);
-	ck_assert_int_eq(fcntl(out[1], F_SETFL, O_NONBLOCK), 0);
+	if (nonblock)
+		ck_assert_int_eq(fcntl(out[1], F_SETFL, O_NONBLOCK), 0);
 	env.body_case = KNOB__ENVELOPE__BODY_PING;
 	env.ping = &ping;
 	for (int i = 0; i < n; i++) {	/* one write: less than the input pipe holds */
@@ -153,16 +154,32 @@ START_TEST(stdio_full_stdout_drains)
 	}
 	close(in[0]);
 	close(out[1]);
-	/* the agent has answered into a full pipe (and queued the rest): full
-	 * when the next Pong (under 128 bytes) no longer fits in 4 KiB */
 	end = now_mono_ns() + 10000000000ull;
 	while (ioctl(out[0], FIONREAD, &avail) == 0 && avail < 4096 - 128 && now_mono_ns() < end)
 		usleep(10000);	/* polling a condition with a deadline */
 	ck_assert_int_ge(avail, 4096 - 128);
+	*rd = out[0];
+	*wr = in[1];
+	return pid;
+}
+
+/* A knobd --stdio whose stdout is a separate, non-blocking pipe: once the
+ * test drains the full pipe, every queued Pong must follow (EPOLLOUT on
+ * fd 1).  Before, the agent watched fd 0 (a pipe's read end is never
+ * writable), and the replies stayed queued until more input came. */
+START_TEST(stdio_full_stdout_drains)
+{
+	Knob__Envelope *got;
+	char dir[] = "/tmp/knob-regress.XXXXXX";
+	int rd, wr, n = 2000, got_n = 0, st;
+	uint64_t end;
+	struct conn c;
+	pid_t pid = stdio_full(1, n, dir, &rd, &wr);
+
 	/* drained, the rest follows at once (milliseconds here); before, it
 	 * trickled out a pipeful per timer tick, 4 KiB a second at best */
-	ck_assert_int_eq(fcntl(out[0], F_SETFL, O_NONBLOCK), 0);	/* conn reads to EAGAIN */
-	conn_init(&c, out[0], -1, NULL);
+	ck_assert_int_eq(fcntl(rd, F_SETFL, O_NONBLOCK), 0);	/* conn reads to EAGAIN */
+	conn_init(&c, rd, -1, NULL);
 	end = now_mono_ns() + 5000000000ull;
 	while (got_n < n && now_mono_ns() < end && conn_recv_sync(&c, &got, 5000) == 1) {
 		ck_assert_int_eq(got->body_case, KNOB__ENVELOPE__BODY_PONG);
@@ -173,10 +190,37 @@ START_TEST(stdio_full_stdout_drains)
 	if (got_n < n)
 		kill(pid, SIGKILL);
 	ck_assert_msg(got_n == n, "%d of %d replies came out of a drained stdout in 5 s", got_n, n);
-	close(in[1]);	/* end of the session: the agent exits 0 */
+	close(wr);	/* end of the session: the agent exits 0 */
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
 	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "knobd --stdio status %#x", st);
 	conn_reset(&c);
+	ck_assert_int_eq(cu_rm_rf(dir), 0);
+}
+END_TEST
+
+/* The same with a blocking stdout pipe, as sshd gives an exec channel: the
+ * agent makes it non-blocking itself, so a reader that stopped reading
+ * does not hold its loop in write(2): SIGTERM still ends it.  Before, it
+ * stayed in write() until someone read. */
+START_TEST(stdio_stdout_full_sigterm)
+{
+	char dir[] = "/tmp/knob-regress.XXXXXX";
+	int rd, wr, st = 0, r = 0;
+	uint64_t end;
+	pid_t pid = stdio_full(0, 2000, dir, &rd, &wr);
+
+	kill(pid, SIGTERM);
+	end = now_mono_ns() + 5000000000ull;
+	while ((r = waitpid(pid, &st, WNOHANG)) == 0 && now_mono_ns() < end)
+		usleep(10000);	/* polling a condition with a deadline */
+	if (r == 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+	}
+	ck_assert_msg(r == pid, "knobd --stdio did not stop on SIGTERM with its stdout full");
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "knobd --stdio status %#x", st);
+	close(rd);
+	close(wr);
 	ck_assert_int_eq(cu_rm_rf(dir), 0);
 }
 END_TEST
@@ -222,6 +266,7 @@ regress_suite(void)
 	tcase_add_test(tc, refused_request_not_leaked);
 	tcase_add_test(tc, play_description_leading_blank);
 	tcase_add_test(tc, stdio_full_stdout_drains);
+	tcase_add_test(tc, stdio_stdout_full_sigterm);
 	suite_add_tcase(s, tc);
 	return s;
 }
