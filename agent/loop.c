@@ -933,7 +933,7 @@ agent_run_stdio(struct agent *a)
 {
 	struct aconn *c;
 	struct stat st;
-	int ofl = -1;
+	int ifl = fcntl(0, F_GETFL), ofl = -1;
 
 	set_nonblock(0);
 	/* output too, when it is a pipe or socket (sshd's exec channel): a
@@ -963,6 +963,8 @@ agent_run_stdio(struct agent *a)
 			break;
 	if (ofl >= 0)
 		(void)fcntl(1, F_SETFL, ofl);
+	if (ifl >= 0)	/* last: fd 0 and fd 1 may share their flags */
+		(void)fcntl(0, F_SETFL, ifl);
 	return a->stop || a->conns == NULL ? 0 : -1;
 }
 

@@ -465,6 +465,8 @@ take_idle(struct mux_node *mn)
 	struct mux *m = mn->ch->m;
 	struct mux_link *lk;
 
+	if (mn->ch->closing)	/* its links go with it */
+		return 0;
 	for (lk = *link_slot(m, mn->key); lk; lk = lk->next)
 		if (lk->mn == NULL && strcmp(lk->key, mn->key) == 0)
 			break;
@@ -796,24 +798,31 @@ dial_event(int fd, uint32_t events, void *arg)
 		dial_finish(m);
 }
 
+/* Waiting nodes take links that went idle since they began to wait
+ * (another command's DONE, a link kept from a dial whose command went). */
+static void
+waiting_take_idle(struct mux *m)
+{
+	struct mux_node *mn, *next;
+
+	for (mn = m->waiting; mn; mn = next) {
+		next = mn->wnext;
+		if (take_idle(mn))
+			wait_remove(mn);
+	}
+}
+
 /* Dial every waiting node together, on the dialling thread (at once, in
  * the loop, when no thread can be made). */
 static void
 dial_waiting(struct mux *m)
 {
 	struct dial_batch *b;
-	struct mux_node *mn, *next;
+	struct mux_node *mn;
 	double ct = 0;
 	size_t i = 0;
 
-	if (m->dial != NULL)
-		return;
-	for (mn = m->waiting; mn; mn = next) {	/* links that went idle meanwhile */
-		next = mn->wnext;
-		if (take_idle(mn))
-			wait_remove(mn);
-	}
-	if (m->waiting == NULL)
+	if (m->dial != NULL || m->waiting == NULL)
 		return;
 	b = xcalloc(1, sizeof(*b));
 	b->m = m;
@@ -1069,7 +1078,8 @@ mux_close_all(struct mux *m)
 			link_free(m->tab[b]);	/* idle: the channels took theirs */
 	if (m->path[0])
 		unlink(m->path);
-	close(m->lfd);
+	if (m->lfd >= 0)
+		close(m->lfd);
 	if (m->spare >= 0)
 		close(m->spare);
 	if (m->sfd >= 0)
@@ -1109,7 +1119,8 @@ mux_serve(struct mux *m)
 	fprintf(stderr, "knobctl mux: holding connections on %s\n", m->path);
 	while (!m->stop && ev_run_once(m->ev, -1) == 0) {
 		flush_dirty(m);
-		if (m->waiting && !m->stop && m->dial == NULL) {
+		if (m->waiting && !m->stop) {
+			waiting_take_idle(m);
 			dial_waiting(m);
 			flush_dirty(m);
 		}
@@ -1117,6 +1128,9 @@ mux_serve(struct mux *m)
 	if (m->dial != NULL) {	/* waits for the batch's connect timeout at most: */
 		unlink(m->path);	/* meanwhile new commands dial themselves */
 		m->path[0] = '\0';	/* and a new holder's socket is not ours */
+		ev_io_del(m->ev, m->lfd);
+		close(m->lfd);		/* those queued to connect too */
+		m->lfd = -1;
 		dial_finish(m);
 	}
 	log_info("mux: %llu links opened, %llu reuses", m->opened, m->reused);

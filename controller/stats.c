@@ -301,6 +301,8 @@ points_workload_rep(const struct pointset *ps, size_t i)
 		if (k == i || q->threads != p->threads || !q->st.n ||
 		    !points_same_workload(p, q, NULL))
 			continue;
+		if (!p->st.n)	/* one with a figure stands for the thread count */
+			return 0;
 		qn = (int64_t)js_num(q->first, "nodes");
 		if (qn > nodes || (qn == nodes && k < i))
 			return 0;

@@ -70,7 +70,8 @@ int points_same_workload(const struct point *a, const struct point *b, const cha
 /* 1 when ps->p[i] is the point of its workload and thread count that
  * figures in peaks, charts and scores: the one on the most nodes (a
  * repeat that lost a node is a point of its own, on fewer), the first on
- * a tie; points without a figure do not count against it. */
+ * a tie; points without a figure do not count against it, and are the
+ * one only when no point there has a figure. */
 int points_workload_rep(const struct pointset *ps, size_t i);
 
 /* Peak and sustained of one workload: peak = the largest mean over thread

@@ -457,7 +457,12 @@ tc_lock(const struct tcache *tc)
 		return -1;
 	}
 	for (int waited = 0; flock(fd, LOCK_EX | LOCK_NB) < 0; waited += 10) {
-		if ((errno != EWOULDBLOCK && errno != EINTR) || waited >= TC_LOCK_WAIT_MS) {
+		if (errno != EWOULDBLOCK && errno != EINTR) {	/* ENOLCK: NFS without locks */
+			log_debug("%s: %s: saved without the lock", lock, strerror(errno));
+			close(fd);
+			return -1;
+		}
+		if (waited >= TC_LOCK_WAIT_MS) {
 			log_warnx("%s: held by another command for %d ms: tickets not saved", lock,
 			    waited);
 			close(fd);
@@ -486,13 +491,15 @@ tcache_save(struct tcache *tc)
 
 	if (tc == NULL || tc->path[0] == '\0' || !tc->dirty)
 		return 0;
-	if (tc_trust_moved(tc)) {
-		log_debug("%s: the CA, CRL or certificate changed: tickets not saved", tc->path);
-		return 0;
-	}
 	results_mkparent(tc->path);
 	if ((fd = tc_lock(tc)) == -2)
 		return 0;
+	if (tc_trust_moved(tc)) {	/* under the lock: no newer save slips in */
+		log_debug("%s: the CA, CRL or certificate changed: tickets not saved", tc->path);
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
 	m = tc_merged(tc);
 	r = tc_write(m);
 	tcache_free(m);
