@@ -26,7 +26,8 @@
  *   connection lost" with the holder's reason;
  * - a new CRL: the next command is told the holder is stale and dials
  *   itself (full handshakes), and the holder closes its links and exits;
- * - a long dial (a frozen agent) does not hold the other commands' links. */
+ * - a long dial (a frozen agent) does not hold the other commands' links,
+ *   and a node waiting for a link takes one as soon as it goes idle. */
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
@@ -615,6 +616,41 @@ START_TEST(long_dial_serves_others)
 }
 END_TEST
 
+/* During a long dial (node03 frozen, --connect-timeout 20), a command that
+ * wants node01 while node01's only link is busy with another command takes
+ * that link as soon as the other command is done with it, instead of
+ * waiting for the dial (before, it waited, and its knobctl, with a 3 s
+ * connect timeout, reported a timeout). */
+START_TEST(waiting_takes_freed_link)
+{
+	char *out = NULL, *err = NULL, fa[PATH_MAX + 16], fb[PATH_MAX + 16], fc[PATH_MAX + 16];
+	pid_t a, b, c;
+
+	ck_assert_int_eq(ctl(&out, &err, "ping -a"), 0);
+	kill(h.node[2].pid, SIGSTOP);
+	ck_assert_int_eq(ctl(&out, &err, "--timeout 1 ping -w node03"), 1);	/* its link goes */
+	snprintf(fa, sizeof(fa), "%s/a.out", h.tmp);
+	snprintf(fb, sizeof(fb), "%s/b.out", h.tmp);
+	snprintf(fc, sizeof(fc), "%s/c.out", h.tmp);
+	a = harness_knobctl_bg(&h, fa, "&2", "--connect-timeout 20 --timeout 30 ping -w node03");
+	ck_assert_msg(cu_wait(status_has, DIALLING_ONE, 10) >= 0, "node03 was not being dialled");
+	kill(h.node[0].pid, SIGSTOP);
+	b = harness_knobctl_bg(&h, fb, "&2", "--timeout 30 ping -w node01");
+	ck_assert_msg(cu_wait(status_has, (void *)(uintptr_t)"channels 2 nodes 2 pending 1 ", 10) >= 0,
+	    "node01's request never reached the holder");
+	c = harness_knobctl_bg(&h, fc, "&2", "--connect-timeout 3 ping -w node01");
+	ck_assert_msg(cu_wait(status_has, (void *)(uintptr_t)"channels 3 nodes 3 pending 1 ", 10) >= 0,
+	    "the second node01 command never waited in the holder");
+	kill(h.node[0].pid, SIGCONT);
+	ck_assert_int_eq(cu_reap(b), 0);
+	ck_assert_int_eq(cu_reap(c), 0);	/* node01's link, not a timeout behind node03 */
+	kill(h.node[2].pid, SIGCONT);
+	ck_assert_int_eq(cu_reap(a), 0);
+	free(out);
+	free(err);
+}
+END_TEST
+
 #define NSILENT 200
 
 /* Is fd at its end (the holder closed it)? */
@@ -872,6 +908,7 @@ main(void)
 	tcase_add_test(tc, silent_flood);
 	tcase_add_test(tc, holder_killed_mid_command);
 	tcase_add_test(tc, long_dial_serves_others);
+	tcase_add_test(tc, waiting_takes_freed_link);
 	tcase_add_test(tc, knobctl_side);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
