@@ -14,8 +14,9 @@
  * of its own, one batch at a time, so a long dial (a dead node, a long
  * --connect-timeout) does not hold the other commands' links: the loop
  * goes on serving them and takes the batch's links when it ends (an
- * eventfd); nodes that need links meanwhile wait for the next batch.  What a round of events queued for a channel is written at the
- * round's end, in one writev for many nodes.  A link goes back to the idle
+ * eventfd); nodes that need links meanwhile take one that goes idle, or
+ * wait for the next batch.  What a round of events queued for a channel is
+ * written at the round's end, in one writev for many nodes.  A link goes back to the idle
  * set only when the channel says its node's exchange is complete (DONE);
  * any other end closes it.
  * An idle link that the agent closes, or that says anything, is closed.
@@ -104,7 +105,6 @@ struct mux_chan {
 struct dial_batch {
 	struct mux *m;
 	struct fanout fo;
-	struct strvec names;
 	struct mux_node **v;	/* NULL where the node went meanwhile */
 	char **keys, **addrs;	/* copies: the nodes may go meanwhile */
 	pthread_t th;
@@ -746,9 +746,9 @@ dial_thread(void *arg)
 	struct dial_batch *b = arg;
 	uint64_t one = 1;
 
-	if (fanout_run(&b->fo, &ops, b->m) < 0)
+	if (fanout_run(&b->fo, &ops, b->m) < 0)	/* links already handed over stay */
 		for (size_t i = 0; i < b->fo.n; i++)
-			if (b->fo.nodes[i].phase != FO_DONE || b->fo.nodes[i].user == NULL)
+			if (b->fo.nodes[i].user == NULL)
 				fanout_end(&b->fo, &b->fo.nodes[i], NS_FAILED, "cannot dial");
 	if (b->threaded && write(b->m->dial_efd, &one, sizeof(one)) < 0)
 		log_warn("mux: eventfd");
@@ -779,7 +779,6 @@ dial_finish(struct mux *m)
 		free(b->addrs[i]);
 	}
 	fanout_free(&b->fo);
-	strvec_free(&b->names);
 	free(b->v);
 	free(b->keys);
 	free(b->addrs);
@@ -817,6 +816,7 @@ waiting_take_idle(struct mux *m)
 static void
 dial_waiting(struct mux *m)
 {
+	struct strvec names = { 0 };
 	struct dial_batch *b;
 	struct mux_node *mn;
 	double ct = 0;
@@ -827,14 +827,15 @@ dial_waiting(struct mux *m)
 	b = xcalloc(1, sizeof(*b));
 	b->m = m;
 	for (mn = m->waiting; mn; mn = mn->wnext) {
-		strvec_push(&b->names, mn->name);
+		strvec_push(&names, mn->name);
 		if (mn->ctimeout > ct)
 			ct = mn->ctimeout;
 	}
-	b->v = xcalloc(b->names.n, sizeof(*b->v));
-	b->keys = xcalloc(b->names.n, sizeof(*b->keys));
-	b->addrs = xcalloc(b->names.n, sizeof(*b->addrs));
-	fanout_init(&b->fo, m->ctl, &b->names);
+	b->v = xcalloc(names.n, sizeof(*b->v));
+	b->keys = xcalloc(names.n, sizeof(*b->keys));
+	b->addrs = xcalloc(names.n, sizeof(*b->addrs));
+	fanout_init(&b->fo, m->ctl, &names);	/* copies the names */
+	strvec_free(&names);
 	while ((mn = m->waiting) != NULL) {
 		wait_remove(mn);
 		mn->batch = b;

@@ -154,6 +154,22 @@ get_name(const unsigned char *p, size_t len, size_t *off, char *buf)
 	return 0;
 }
 
+/* e holds der (len bytes, a copy made here; NULL: dropped) pinned to pin
+ * (which may be e's own). */
+static void
+tc_set(struct tc_entry *e, const unsigned char *der, size_t len, const char *pin)
+{
+	char *np = pin ? xstrdup(pin) : NULL;
+
+	free(e->der);
+	free(e->pin);
+	e->der = der ? xmalloc(len) : NULL;
+	if (der)
+		memcpy(e->der, der, len);
+	e->len = der ? len : 0;
+	e->pin = np;
+}
+
 /* Parse the file's records into tc; a truncated or foreign file counts as
  * empty. 0, or -1 (ignored: the caller starts afresh). */
 static int
@@ -170,7 +186,6 @@ tc_parse(struct tcache *tc, const unsigned char *p, size_t len)
 	for (uint32_t i = 0; i < count; i++) {
 		size_t dl;
 		char name[256], pin[256];
-		struct tc_entry *e;
 
 		if (get_name(p, len, &off, name) < 0 || get_name(p, len, &off, pin) < 0 ||
 		    off + 4 > len)
@@ -179,13 +194,7 @@ tc_parse(struct tcache *tc, const unsigned char *p, size_t len)
 		off += 4;
 		if (dl == 0 || dl > TC_MAX_DER || off + dl > len)
 			return -1;
-		e = tc_find(tc, name, 1);
-		free(e->der);
-		free(e->pin);
-		e->pin = xstrdup(pin);
-		e->der = xmalloc(dl);
-		memcpy(e->der, p + off, dl);
-		e->len = dl;
+		tc_set(tc_find(tc, name, 1), p + off, dl, pin);
 		off += dl;
 	}
 	return 0;
@@ -338,7 +347,6 @@ tcache_put(struct tcache *tc, const char *name, SSL_SESSION *s, const char *pin)
 {
 	struct tc_entry *e;
 	unsigned char *der;
-	char *np;
 	size_t len = 0;
 
 	if (tc == NULL || tc->path[0] == '\0' || strlen(name) > 255)
@@ -359,13 +367,9 @@ tcache_put(struct tcache *tc, const char *name, SSL_SESSION *s, const char *pin)
 		free(der);
 		return;
 	}
-	np = xstrdup(pin);	/* pin may be e's own (tcache_get's) */
 	e = tc_find(tc, name, 1);
-	free(e->der);
-	free(e->pin);
-	e->der = der;
-	e->len = len;
-	e->pin = np;
+	tc_set(e, der, len, pin);	/* pin may be e's own (tcache_get's) */
+	free(der);
 	e->touched = 1;
 	tc->dirty = 1;
 }
@@ -426,18 +430,10 @@ tc_merged(const struct tcache *tc)
 	tc_read(m, 1);
 	for (size_t i = 0; i < tc->n; i++) {
 		const struct tc_entry *e = &tc->v[i];
-		struct tc_entry *d;
 
 		if (!e->touched)
 			continue;
-		d = tc_find(m, e->name, 1);
-		free(d->der);
-		free(d->pin);
-		d->der = e->der ? xmalloc(e->len) : NULL;
-		if (e->der)
-			memcpy(d->der, e->der, e->len);
-		d->len = e->der ? e->len : 0;
-		d->pin = e->pin ? xstrdup(e->pin) : NULL;
+		tc_set(tc_find(m, e->name, 1), e->der, e->len, e->pin);
 	}
 	return m;
 }
