@@ -98,6 +98,17 @@ probe_child(const char *path, const char *scratch, int writable)
 	_exit(r.err != 0);
 }
 
+/* Point fds 0-2 at /dev/null (closed when it cannot be opened). */
+static void
+null_stdio(void)
+{
+	int nul = open("/dev/null", O_RDWR);
+
+	for (int fd = 0; fd <= 2; fd++)
+		if (fd != nul && (nul < 0 || dup2(nul, fd) < 0))
+			close(fd);
+}
+
 /* Fork the probe; *fd gets the read end of its pipe.  pid or -1. */
 static pid_t
 probe_start(const char *path, int writable, int *fd)
@@ -112,9 +123,11 @@ probe_start(const char *path, int writable, int *fd)
 		return -1;
 	pid = fork();
 	if (pid == 0) {
-		/* The child must not hold the agent's sockets open if it gets stuck. */
+		/* The child must not hold the agent's sockets open if it gets
+		 * stuck: nor fds 0-2, which are the session under --stdio. */
 		if (dup2(p[1], 3) < 0)
 			_exit(1);
+		null_stdio();
 		close_range(4, ~0u, 0);
 		probe_child(path, scratch, writable);
 	}

@@ -117,7 +117,6 @@ stdio_full(int nonblock, int n, char *dir, int *rd, int *wr)
 	Knob__Envelope env = KNOB__ENVELOPE__INIT;
 	Knob__Ping ping = KNOB__PING__INIT;
 	const char *bin = getenv("KNOB_BIN") ? getenv("KNOB_BIN") : "build";
-	char knobd[PATH_MAX];
 	int in[2], out[2], avail = 0;
 	uint8_t *all = NULL, *f;
 	size_t len, total = 0;
@@ -125,7 +124,6 @@ stdio_full(int nonblock, int n, char *dir, int *rd, int *wr)
 	pid_t pid;
 
 	ck_assert_ptr_nonnull(mkdtemp(dir));
-	snprintf(knobd, sizeof(knobd), "%s/knobd", bin);
 	ck_assert_int_eq(pipe2(in, O_CLOEXEC), 0);
 	ck_assert_int_eq(pipe2(out, O_CLOEXEC), 0);
 	ck_assert_int_ge(fcntl(out[1], F_SETPIPE_SZ, 4096), 4096);
@@ -144,16 +142,7 @@ stdio_full(int nonblock, int n, char *dir, int *rd, int *wr)
 	ck_assert_int_lt(total, 60000);
 	ck_assert_int_eq(write(in[1], all, total), (ssize_t)total);
 	free(all);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		dup2(in[0], 0);
-		dup2(out[1], 1);
-		execl(knobd, "knobd", "--stdio", "--state-dir", dir, (char *)NULL);
-		_exit(127);
-	}
-	close(in[0]);
-	close(out[1]);
+	pid = cu_knobd_stdio(bin, dir, in[0], out[1]);
 	end = now_mono_ns() + 10000000000ull;
 	while (ioctl(out[0], FIONREAD, &avail) == 0 && avail < 4096 - 128 && now_mono_ns() < end)
 		usleep(10000);	/* polling a condition with a deadline */

@@ -28,12 +28,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "testutil.h"
 #include "harness.h"
 #include "util.h"
+#include "wire.h"
 
 #define HANG_TIMEOUT_S 2
 #define THROTTLE_NODE 3		/* node04 */
@@ -669,6 +671,82 @@ agent_threads(int i)
 	return harness_sh_int("ls /proc/%ld/task | wc -l", (long)h.node[i].pid);
 }
 
+/* Start knobd --stdio on two pipes, as an SSH exec channel runs it; its
+ * stdin's write end in *wr and its stdout's read end in *rd. */
+static pid_t
+stdio_agent(const char *state, int *wr, int *rd)
+{
+	int in[2], out[2];
+
+	ck_assert_int_eq(pipe2(in, O_CLOEXEC), 0);
+	ck_assert_int_eq(pipe2(out, O_CLOEXEC), 0);
+	*wr = in[1];
+	*rd = out[0];
+	return cu_knobd_stdio(h.bin, state, in[0], out[1]);
+}
+
+/* What /proc/PID/fd/FD points at ("" when unreadable). */
+static const char *
+fd_target(pid_t pid, int fd, char *buf, size_t len)
+{
+	char link[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%ld/fd/%d", (long)pid, fd);
+	n = readlink(link, buf, len - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	return buf;
+}
+
+/* knobd --stdio, as bootstrap and SSH-only nodes run it: a mount probe
+ * stuck in the hung FUSE mount must not hold the session's stdin and
+ * stdout, or the SSH channel would stay open behind a probe that never
+ * dies.  The probe's fds 0-2 are /dev/null.  Before, they were the
+ * session's pipes. */
+START_TEST(test_stdio_probe_fds)
+{
+	Knob__Envelope env = KNOB__ENVELOPE__INIT, *got = NULL;
+	Knob__HealthRequest hr = KNOB__HEALTH_REQUEST__INIT;
+	Knob__MountExpect me = KNOB__MOUNT_EXPECT__INIT, *mp = &me;
+	char state[PATH_MAX], tgt[PATH_MAX];
+	int wr, rd, st = 0, hung = 0;
+	struct conn c;
+	pid_t pid, probe;
+
+	precheck();
+	snprintf(state, sizeof(state), "%s/stdio-state", top);
+	mkdir(state, 0700);
+	pid = stdio_agent(state, &wr, &rd);
+	me.path = hangdir;
+	me.timeout_ms = 500;
+	hr.n_mounts = 1;
+	hr.mounts = &mp;
+	hr.check_timeout_ms = 5000;
+	env.id = 1;
+	env.body_case = KNOB__ENVELOPE__BODY_HEALTH;
+	env.health = &hr;
+	ck_assert_int_eq(fcntl(rd, F_SETFL, O_NONBLOCK), 0);
+	conn_init(&c, rd, wr, NULL);
+	ck_assert_int_eq(conn_send_sync(&c, &env, 5000), 0);
+	ck_assert_int_eq(conn_recv_sync(&c, &got, 10000), 1);
+	ck_assert_int_eq(got->body_case, KNOB__ENVELOPE__BODY_HEALTH_RESULT);
+	for (size_t i = 0; i < got->health_result->n_checks; i++)
+		hung |= got->health_result->checks[i]->state == KNOB__HEALTH_STATE__HEALTH_HUNG;
+	knob__envelope__free_unpacked(got, NULL);
+	ck_assert_msg(hung, "the probe of %s did not hang", hangdir);
+	probe = (pid_t)harness_sh_int("pgrep -o -P %ld", (long)pid);
+	ck_assert_int_gt(probe, 0);
+	for (int fd = 0; fd <= 2; fd++)
+		ck_assert_msg(strcmp(fd_target(probe, fd, tgt, sizeof(tgt)), "/dev/null") == 0,
+		    "the stuck probe's fd %d is %s, not /dev/null", fd, tgt);
+	conn_reset(&c);
+	close(wr);	/* the session ends: the agent exits 0 */
+	close(rd);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "knobd --stdio status %#x", st);
+}
+END_TEST
+
 /* A probe in a directory that never answers (the FUSE mount): the first
  * sweep's probe times out and its thread stays stuck in the kernel; the
  * next sweep reports that probe hung instead of starting (and leaving
@@ -713,6 +791,7 @@ sweep_net_suite(void)
 	tcase_add_test(tc, test_drain_hysteresis);
 	tcase_add_test(tc, test_error_counters);
 	tcase_add_test(tc, test_units_verify);
+	tcase_add_test(tc, test_stdio_probe_fds);
 	tcase_add_test(tc, test_probe_hung);
 	suite_add_tcase(s, tc);
 	return s;

@@ -346,6 +346,26 @@ cu_reap(pid_t pid)
 	return WEXITSTATUS(st);
 }
 
+pid_t
+cu_knobd_stdio(const char *bin, const char *state, int in_rd, int out_wr)
+{
+	char knobd[PATH_MAX];
+	pid_t pid;
+
+	snprintf(knobd, sizeof(knobd), "%s/knobd", bin);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		dup2(in_rd, 0);
+		dup2(out_wr, 1);
+		execl(knobd, "knobd", "--stdio", "--state-dir", state, (char *)NULL);
+		_exit(127);
+	}
+	close(in_rd);
+	close(out_wr);
+	return pid;
+}
+
 double
 cu_wait(int (*cond)(void *), void *arg, double seconds)
 {

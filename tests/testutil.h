@@ -76,6 +76,10 @@ void cu_loop_detach(const char *dev);
 int cu_sh_out(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Wait for child pid; its exit status, -1 when it did not exit normally. */
 int cu_reap(pid_t pid);
+/* Fork BIN/knobd --stdio --state-dir STATE with fd 0 on in_rd and fd 1 on
+ * out_wr (as an SSH exec channel runs it); closes both in the parent.
+ * Its pid. */
+pid_t cu_knobd_stdio(const char *bin, const char *state, int in_rd, int out_wr);
 /* Poll cond(arg) every 50 ms until it holds or seconds pass: the seconds it
  * took, -1 when it never held. */
 double cu_wait(int (*cond)(void *), void *arg, double seconds);
