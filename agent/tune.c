@@ -237,6 +237,28 @@ plan_find(const struct plan *p, const char *driver, const char *target, const ch
 	return -1;
 }
 
+/* Did this transaction write a key of it's target that the kernel lets
+ * move it (scheduler, for nr_requests)?  Then writing that key back moves
+ * it again. */
+static int
+moved_by_coupled(const struct plan *p, const struct item *it)
+{
+	if (it->d == NULL || it->d->coupled == NULL)
+		return 0;	/* the same driver couples its own keys only */
+	for (size_t i = 0; i < p->n; i++) {
+		const struct item *w = &p->v[i];
+		const char *const *c;
+
+		if (w == it || !w->written || !same_target(w, it) || w->d == NULL ||
+		    w->d->coupled == NULL || (c = w->d->coupled(w->s)) == NULL)
+			continue;
+		for (; *c; c++)
+			if (strcmp(*c, it->s->attr) == 0)
+				return 1;
+	}
+	return 0;
+}
+
 /* Read the item's target into it->after (NULL when unreadable).  0 or the
  * driver's result (TUNE_NOT_SETTABLE, -errno) with msg. */
 static int
@@ -1142,9 +1164,12 @@ commit_originals(struct journal *j, const struct plan *p, const size_t *idx, siz
 			}
 			continue;
 		}
+		/* one that ends where it started was not changed, unless a
+		 * coupled write moved it: a rollback's write of that key moves
+		 * it again, and then only its original brings it back */
 		if (it->state == KNOB__KEY_STATE__KEY_REVERTED || set == NULL || it->before == NULL ||
-		    (!it->pending && strcmp(set, it->before) == 0))
-			continue;	/* not changed by this transaction */
+		    (!it->pending && strcmp(set, it->before) == 0 && !moved_by_coupled(p, it)))
+			continue;
 		if (o < 0) {
 			jentry_from_item(&e, it, 0);
 			e.set = (char *)(uintptr_t)set;
@@ -1487,6 +1512,36 @@ plan_restore(struct agent *a, const struct journal *j, struct plan *p, const str
 	}
 }
 
+/* A key left alone as changed since knob set it keeps the value someone
+ * gave it even when the restore of a coupled key moved it (the kernel
+ * resets nr_requests when the scheduler is written back): it is written
+ * back to that value, and its result says what it reads. */
+static void
+keep_changed_since(struct agent *a, struct plan *p)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		struct item *it = &p->v[i];
+		char msg[TUNE_MSG_MAX] = "", m[TUNE_MSG_MAX * 2];
+		int rc;
+
+		if (it->state != KNOB__KEY_STATE__KEY_CHANGED_SINCE || it->target == NULL ||
+		    it->before == NULL || !moved_by_coupled(p, it) || reread(a, it, NULL, 0) < 0 ||
+		    (it->after && strcmp(it->after, it->before) == 0))
+			continue;
+		rc = it->d->write(a, it->s, it->target, it->before, msg, sizeof(msg));
+		reread(a, it, NULL, 0);
+		if (rc >= 0 && it->after && strcmp(it->after, it->before) == 0)
+			snprintf(m, sizeof(m), "%s; written back to %s after a coupled key's "
+			    "restore moved it", it->msg, it->before);
+		else
+			snprintf(m, sizeof(m), "%s; then a coupled key's restore moved it to %s, and "
+			    "%s could not be written back%s%s", it->msg,
+			    it->after ? it->after : "an unreadable value", it->before,
+			    *msg ? ": " : "", msg);
+		set_msg(it, rc < 0 ? rc : 0, m);
+	}
+}
+
 /* Restore the plan's items in order until they hold; classify them
  * RESTORED or FAILED.  Returns the number not restored. */
 static size_t
@@ -1495,6 +1550,7 @@ restore_plan(struct agent *a, struct plan *p, const struct pause *pz)
 	size_t n, *idx = write_order(p, &n), bad = 0;
 
 	converge(a, p, idx, n, 1, 1, pz);
+	keep_changed_since(a, p);
 	for (size_t k = 0; k < n; k++) {
 		struct item *it = &p->v[idx[k]];
 

@@ -7,7 +7,9 @@
  *   - "originals": the value of every target before knob first changed it.
  *     A later apply (of any profile) only adds targets not journaled yet, so
  *     the first originals are kept and a tuned value is never recorded as an
- *     original;
+ *     original.  A key that ends where it started is journaled too when
+ *     the transaction wrote a key that moves it (nr_requests when the
+ *     scheduler was written): writing that key back moves it again;
  *   - "pending": targets an apply set but that only take effect after a
  *     restart (gpfs: mmchconfig accepted the value, mmdiag --config still
  *     shows the old one until mmfsd restarts).  Each entry has "value", the
@@ -20,7 +22,9 @@
  *     Each original also records "set", the value knob left there, so that
  *     rollback can tell a key someone changed since (changed-since), and
  *     "restoring" once a rollback has judged it (a killed rollback's coupled
- *     writes are not mistaken for someone's change by the next one);
+ *     writes are not mistaken for someone's change by the next one).  A
+ *     changed-since key that the rollback's own coupled write moves is
+ *     written back to the value someone gave it;
  *   - "settings": the active profile's resolved settings (verify without a
  *     profile, the boot re-apply);
  *   - "sysroot": the --sysroot the targets are under.  An agent started

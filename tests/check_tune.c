@@ -1892,6 +1892,122 @@ START_TEST(test_switch_changed_since)
 }
 END_TEST
 
+/* Apply set[0..n) to the loop device with a new agent (ag): not reverted. */
+static void
+loop_apply(const char *profile, struct s *set, size_t n)
+{
+	Knob__ApplyResult r;
+
+	for (size_t i = 0; i < n; i++)
+		set[i].key = loopdev;
+	ag = mk_agent("");
+	do_apply(ag, profile, set, n, 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.reverted, 0);
+	tune_apply_result_free(&r);
+}
+
+/* Roll ag back (force: --force); complete or not as want. */
+static void
+loop_rollback(int force, int want, Knob__RollbackResult *rb)
+{
+	Knob__RollbackRequest req = KNOB__ROLLBACK_REQUEST__INIT;
+
+	req.force = force;
+	ck_assert_int_eq(tune_rollback(ag, &req, rb), 0);
+	dump(rb->keys, rb->n_keys);
+	ck_assert_int_eq(rb->complete, want);
+}
+
+/* A profile that sets coupled keys to the values they already hold, with
+ * the key that moves them: the scheduler write resets nr_requests and the
+ * max_sectors_kb write resets read_ahead_kb, and the apply writes them
+ * back.  They end where they started, but the rollback's writes of the
+ * scheduler and max_sectors_kb move them again, so their originals must
+ * be journaled.  Before, they were not, and the rollback said complete
+ * with nr_requests at none's default. */
+START_TEST(test_coupled_same_value)
+{
+	struct s set[] = {
+		{ "blockdev", NULL, "scheduler", "mq-deadline", 0, NULL },
+		{ "blockdev", NULL, "nr_requests", "100", 0, NULL },
+		{ "blockdev", NULL, "max_sectors_kb", "256", 0, NULL },
+		{ "blockdev", NULL, "read_ahead_kb", "332", 0, NULL },
+	};
+	Knob__RollbackResult rb;
+	struct orig o;
+
+	set_originals(&o);
+	loop_apply("same", set, nitems(set));
+	ck_assert_str_eq(sched_now(), "mq-deadline");
+	ck_assert_str_eq(sys("nr_requests", loopdev), "100");
+	ck_assert_str_eq(sys("read_ahead_kb", loopdev), "332");
+	loop_rollback(0, 1, &rb);
+	tune_rollback_result_free(&rb);
+	assert_originals(&o);
+}
+END_TEST
+
+/* The kernel may move a coupled key to the number it had: nr_requests set
+ * by hand to none's queue depth under mq-deadline reads the same after a
+ * switch to none.  Its original is journaled all the same, because the
+ * rollback's write of mq-deadline resets it to mq-deadline's default.
+ * Before, it came back as that default. */
+START_TEST(test_coupled_moved_to_same)
+{
+	struct s set[] = { { "blockdev", NULL, "scheduler", "none", 0, NULL } };
+	char depth[32];
+	Knob__RollbackResult rb;
+	struct orig o;
+
+	set_originals(&o);	/* for the other keys; then the starting point */
+	set_sysfs("scheduler", "mq-deadline");
+	set_sysfs("scheduler", "none");
+	snprintf(depth, sizeof(depth), "%s", sys("nr_requests", loopdev));
+	set_sysfs("scheduler", "mq-deadline");
+	ck_assert_str_ne(sys("nr_requests", loopdev), depth);	/* else nothing to see */
+	set_sysfs("nr_requests", depth);
+	ck_assert_str_eq(sys("nr_requests", loopdev), depth);
+	loop_apply("none", set, nitems(set));
+	ck_assert_str_eq(sys("nr_requests", loopdev), depth);
+	loop_rollback(0, 1, &rb);
+	tune_rollback_result_free(&rb);
+	ck_assert_str_eq(sched_now(), "mq-deadline");
+	ck_assert_str_eq(sys("nr_requests", loopdev), depth);
+}
+END_TEST
+
+/* A rollback leaves a key someone changed since knob set it alone, even
+ * when its own write of a coupled key moves it: the admin's nr_requests
+ * is written back after the scheduler's restore reset it, and the result
+ * says what it reads.  Before, nr_requests read none's default while the
+ * result said 32, left alone. */
+START_TEST(test_rollback_changed_since_coupled)
+{
+	struct s set[] = {
+		{ "blockdev", NULL, "scheduler", "mq-deadline", 0, NULL },
+		{ "blockdev", NULL, "nr_requests", "64", 0, NULL },
+	};
+	Knob__RollbackResult rb;
+	const Knob__KeyResult *k;
+	struct orig o;
+
+	set_originals(&o);
+	loop_apply("dl", set, nitems(set));
+	set_sysfs("nr_requests", "32");	/* the admin's own change */
+	loop_rollback(0, 0, &rb);
+	k = find_key(rb.keys, rb.n_keys, loopdev, "nr_requests");
+	ck_assert_int_eq(k->state, KNOB__KEY_STATE__KEY_CHANGED_SINCE);
+	ck_assert_str_eq(k->after, "32");
+	tune_rollback_result_free(&rb);
+	ck_assert_str_eq(sched_now(), "none");
+	ck_assert_str_eq(sys("nr_requests", loopdev), "32");
+	loop_rollback(1, 1, &rb);
+	tune_rollback_result_free(&rb);
+	assert_originals(&o);
+}
+END_TEST
+
 /* --keep-going with a key refused before any write (read_ahead_kb 333:
  * sysfs would keep 332) that another key's write moves (max_sectors_kb
  * resets read_ahead_kb): the refused key is not written, but the kernel
@@ -2581,6 +2697,9 @@ tune_suite(void)
 	tcase_add_test(tc, test_switch_coupled);
 	tcase_add_test(tc, test_keep_going_refused_coupled);
 	tcase_add_test(tc, test_switch_changed_since);
+	tcase_add_test(tc, test_coupled_same_value);
+	tcase_add_test(tc, test_coupled_moved_to_same);
+	tcase_add_test(tc, test_rollback_changed_since_coupled);
 	tcase_add_test(tc, test_lustre_persistent_write_fails);
 	tcase_add_test(tc, test_state_dir_full);
 	tcase_add_loop_test(tc, test_gpfs_pending_undone, 0, (int)nitems(gpfs_undo_cases));
