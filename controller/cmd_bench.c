@@ -267,6 +267,7 @@ struct store {
 	sqlite3 *db;
 	char path[4096];
 	struct results_hb *hb;
+	int failed;		/* a write failed: the run is not all stored */
 };
 
 /* Results store hooks: the run's row before the first phase (and the
@@ -277,9 +278,11 @@ store_start(void *arg, json_object *doc)
 {
 	struct store *s = arg;
 
-	if (s->db && results_run_begin(s->db, doc) == 0)
+	if (results_run_begin(s->db, doc) == 0)
 		s->hb = results_heartbeat_start(s->path, js_str(doc, "run_id"),
 		    RESULTS_HEARTBEAT_S);
+	else
+		s->failed = 1;
 }
 
 static void
@@ -288,21 +291,43 @@ store_phase(void *arg, json_object *doc, json_object *ph)
 	struct store *s = arg;
 	json_object *phases;
 
-	if (s->db && json_object_object_get_ex(doc, "phases", &phases))
-		results_phase_add(s->db, js_str(doc, "run_id"),
-		    (int64_t)json_object_array_length(phases), ph);
+	if (json_object_object_get_ex(doc, "phases", &phases) &&
+	    results_phase_add(s->db, js_str(doc, "run_id"),
+	    (int64_t)json_object_array_length(phases), ph) != 0)
+		s->failed = 1;
 }
 
+/* A run that is not all in the database fails (3): nothing says so later
+ * but a run missing from `results list`. */
+static int
+store_end(struct store *s, json_object *doc, int rc)
+{
+	if (doc && !s->failed && results_run_end(s->db, doc) == 0) {
+		json_object_object_add(doc, "db", json_object_new_string(s->path));
+		return rc;
+	}
+	fprintf(stderr, "knobctl bench: run %s is not all stored in the results database %s "
+	    "(see above)\n", doc ? js_str(doc, "run_id") : "?", s->path);
+	return 3;
+}
+
+/* Run the bench and store it as it goes.  A results database that cannot
+ * be opened runs nothing (3): hours of figures would be lost. */
 int
 bench_run_stored(struct ctl *ctl, const struct strvec *names, struct bench_req *rq,
     json_object **doc)
 {
 	struct store s = { 0 };
-	json_object *info = runinfo_gather(ctl, names);
+	json_object *info;
 	int rc;
 
-	s.db = results_open(ctl);
+	*doc = NULL;
 	results_db_path(ctl, s.path, sizeof(s.path));
+	if ((s.db = results_open(ctl)) == NULL) {
+		fprintf(stderr, "knobctl bench: nothing run: it could not be stored\n");
+		return 3;
+	}
+	info = runinfo_gather(ctl, names);
 	if (ctl->play_info) {
 		json_object_object_foreach(ctl->play_info, k, v)
 			json_object_object_add(info, k, json_object_get(v));
@@ -313,8 +338,7 @@ bench_run_stored(struct ctl *ctl, const struct strvec *names, struct bench_req *
 	rq->hook_arg = &s;
 	rc = bench_run(ctl, names, rq, doc);
 	results_heartbeat_stop(s.hb);
-	if (s.db && results_run_end(s.db, *doc) == 0)
-		json_object_object_add(*doc, "db", json_object_new_string(s.path));
+	rc = store_end(&s, *doc, rc);
 	sqlite3_close(s.db);
 	json_object_put(info);
 	rq->info = NULL;
@@ -357,10 +381,10 @@ cmd_bench(struct ctl *ctl, int argc, char **argv)
 		return 2;
 	}
 	rc = bench_run_stored(ctl, &names, &rq, &doc);
-	if (ctl->json)
+	if (doc && ctl->json)
 		fprintf(ctl->out, "%s\n", json_object_to_json_string_ext(doc,
 		    JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
-	else
+	else if (doc)
 		bench_print_table(ctl->out, doc, ctl->units_decimal);
 	fflush(ctl->out);
 	json_object_put(doc);

@@ -424,7 +424,11 @@ step_bench(struct prun *pr, const struct pstep *st, const char *label, const cha
 	check_trip(pr);
 	json_object_array_add(pr->docs, doc);
 	*rcp = rc == 0 ? 0 : -1;
-	say(pr, "  run %s stored%s%s\n", js_str(doc, "run_id"), label ? " as " : "", label ? label : "");
+	if (json_object_object_get_ex(doc, "db", NULL))
+		say(pr, "  run %s stored%s%s\n", js_str(doc, "run_id"), label ? " as " : "",
+		    label ? label : "");
+	else
+		say(pr, "  run %s is not all stored in the results database\n", js_str(doc, "run_id"));
 out:
 	strvec_free(&live);
 	strvec_free(&argv);

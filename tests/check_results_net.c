@@ -4,12 +4,14 @@
  * (--test-rate-iops) to make a run slower on purpose or long enough to be
  * killed in the middle. */
 #include <check.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <json-c/json.h>
@@ -362,6 +364,76 @@ START_TEST(run_records_profile)
 }
 END_TEST
 
+/* Point the harness's knobctl at a copy of its cluster.xml orig whose
+ * results database is db. */
+static void
+use_db(const char *orig, const char *db)
+{
+	char *xml = cu_slurp(orig), *at = strstr(xml, "results.db"), path[PATH_MAX + 32];
+
+	ck_assert_ptr_nonnull(at);
+	*at = '\0';
+	snprintf(path, sizeof(path), "%s/cluster-db.xml", h.tmp);
+	cu_write(path, 0644, "%s%s%s", xml, db, at + strlen("results.db"));
+	snprintf(h.cluster, sizeof(h.cluster), "%s", path);
+	free(xml);
+}
+
+/* A results database that cannot be opened runs nothing and exits 3; one
+ * on a full file system exits 3 after the run, says it is not all stored
+ * and prints no "db".  Before, both exited 0 with the run lost (and a
+ * play said "run ... stored"). */
+START_TEST(store_fails)
+{
+	char saved[sizeof(h.cluster)], full[PATH_MAX], o[PATH_MAX], e[PATH_MAX];
+	char *out = NULL, *err = NULL;
+	json_object *doc;
+	int rc, n = -1;
+	pid_t pid;
+
+	snprintf(saved, sizeof(saved), "%s", h.cluster);
+	use_db(saved, "/proc/knob-none/results.db");
+	rc = harness_knobctl(&h, &out, &err, "bench md-create -w @all --dir %s --threads 1 --files 10",
+	    data);
+	ck_assert_msg(rc == 3, "exit %d: %s%s", rc, out, err);
+	ck_assert_ptr_nonnull(strstr(err, "knobctl bench: nothing run: it could not be stored"));
+	ck_assert_str_eq(out, "");
+	free(out);
+	free(err);
+	/* the tmpfs lives in a mount namespace of this test's own (knobctl,
+	 * started from here, sees it): it goes with the test, even a failed one */
+	ck_assert_int_eq(unshare(CLONE_NEWNS), 0);
+	ck_assert_int_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+	snprintf(full, sizeof(full), "%s/full", h.tmp);
+	ck_assert_int_eq(mkdir(full, 0755), 0);
+	ck_assert_int_eq(mount("tmpfs", full, "tmpfs", 0, "size=2m"), 0);
+	use_db(saved, "full/results.db");
+	snprintf(o, sizeof(o), "%s/full.out", h.tmp);
+	snprintf(e, sizeof(e), "%s/full.err", h.tmp);
+	pid = harness_knobctl_bg(&h, o, e, "--json bench seq-write -w @all --dir %s --threads 1,2 "
+	    "--size 1m --bs 64k --test-rate-iops 20", data);
+	ck_assert_int_gt(pid, 0);
+	for (int i = 0; i < 300 && n < 1; i++)	/* the first phase is stored */
+		if ((n = stored_phases()) < 1)
+			usleep(100000);	/* polling a condition with a deadline */
+	ck_assert_int_ge(n, 1);
+	harness_sh("dd if=/dev/zero of=%s/fill bs=4k >/dev/null 2>&1", full);	/* ENOSPC */
+	rc = cu_reap(pid);
+	err = cu_slurp(e);
+	ck_assert_msg(rc == 3, "exit %d: %s", rc, err);
+	ck_assert_msg(strstr(err, " is not all stored in the results database ") != NULL, "%s", err);
+	free(err);
+	out = cu_slurp(o);
+	doc = need(json_tokener_parse(out));
+	free(out);
+	ck_assert(!json_object_object_get_ex(doc, "db", NULL));
+	ck_assert_int_eq(json_object_array_length(cu_get(doc, "phases")), 2);	/* it ran */
+	json_object_put(doc);
+	snprintf(h.cluster, sizeof(h.cluster), "%s", saved);
+	ck_assert_int_eq(umount2(full, MNT_DETACH), 0);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -373,6 +445,7 @@ main(void)
 	tcase_add_test(tc, compare_cpu_bind);
 	tcase_add_test(tc, sigkill_mid_sweep);
 	tcase_add_test(tc, run_records_profile);
+	tcase_add_test(tc, store_fails);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
