@@ -362,9 +362,9 @@ journal_save(const char *path, const struct journal *j)
 
 	if (j->active[0] == '\0' && j->norig == 0 && j->npend == 0 && j->nset == 0 &&
 	    !j->in_txn) {
-		if (unlink(path) < 0 && errno != ENOENT)
-			return -errno;
-		return 0;
+		if (unlink(path) < 0)
+			return errno == ENOENT ? 0 : -errno;
+		return sync_parent_dir(path);	/* a lost unlink would re-apply at boot */
 	}
 	root = json_object_new_object();
 	jput(root, "version", json_object_new_int(1));

@@ -1644,7 +1644,10 @@ tune_rollback(struct agent *a, const Knob__RollbackRequest *req, Knob__RollbackR
 		log_warnx("journal %s: %s", t->journal_path, strerror(-rc));
 		res->complete = 0;
 	}
-	if (nk == 0)
+	if (rc < 0 && bad == 0)
+		res->message = xasprintf("%zu original value(s) restored; the journal %s could not "
+		    "be saved (%s)", nk, t->journal_path, strerror(-rc));
+	else if (nk == 0)
 		res->message = xstrdup("nothing to roll back");
 	else if (bad == 0)
 		res->message = xasprintf("%zu original value(s) restored; journal cleared", nk);

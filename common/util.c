@@ -349,13 +349,32 @@ write_small_file(const char *path, const char *s)
 	return rc;
 }
 
-/* tmp + fsync + rename + fsync(dir): the file is either old or new. */
+/* fsync the directory that holds path, so that a rename or unlink in it
+ * is on disk.  0 or -errno; a file system that cannot sync a directory
+ * (EINVAL) has nothing to wait for. */
+int
+sync_parent_dir(const char *path)
+{
+	char dir[PATH_MAX];
+	int dfd, rc;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	if ((dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return -errno;
+	rc = fsync(dfd) < 0 && errno != EINVAL && errno != EOPNOTSUPP ? -errno : 0;
+	close(dfd);
+	return rc;
+}
+
+/* tmp + fsync + rename + fsync(dir): the file is either old or new, and
+ * 0 only once the rename is on disk too (the journal's original must be
+ * there before the first write it allows). */
 int
 write_file_atomic(const char *path, const void *data, size_t len, mode_t mode)
 {
-	char tmp[PATH_MAX], dir[PATH_MAX];
+	char tmp[PATH_MAX];
 	const char *p = data;
-	int fd, dfd, rc = 0;
+	int fd, rc = 0;
 
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof(tmp))
 		return -ENAMETOOLONG;
@@ -383,13 +402,7 @@ write_file_atomic(const char *path, const void *data, size_t len, mode_t mode)
 		rc = -errno;
 		goto fail;
 	}
-	snprintf(dir, sizeof(dir), "%s", path);
-	dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd >= 0) {
-		fsync(dfd);
-		close(dfd);
-	}
-	return 0;
+	return sync_parent_dir(path);
 fail:
 	if (fd >= 0)
 		close(fd);
