@@ -560,6 +560,7 @@ run_tool(struct bench_job *j, char **argv, char **out)
 	if (pid == 0) {
 		int nul = open("/dev/null", O_RDONLY);
 
+		child_signals_default();
 		setpgid(0, 0);
 		if (nul >= 0)
 			dup2(nul, 0);

@@ -231,6 +231,7 @@ spawn_cmd(char *const argv[], const int po[2], const int pe[2])
 	if (pid == 0) {
 		int devnull = open("/dev/null", O_RDONLY);
 
+		child_signals_default();
 		setpgid(0, 0);
 		if (devnull >= 0)
 			dup2(devnull, 0);

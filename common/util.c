@@ -4,6 +4,7 @@
 #include <libgen.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -347,6 +348,22 @@ write_small_file(const char *path, const char *s)
 	if (fd >= 0 && close(fd) < 0 && rc == 0)
 		rc = -errno;
 	return rc;
+}
+
+/* In the child of a fork, before exec: every signal back to its default
+ * action and none blocked.  An ignored signal and the mask survive exec,
+ * and knobd ignores SIGPIPE and blocks SIGTERM, SIGINT and SIGHUP for its
+ * signalfd: mmchconfig or ior would run deaf to them. */
+void
+child_signals_default(void)
+{
+	sigset_t none;
+
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			signal(sig, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
 /* fsync the directory that holds path, so that a rename or unlink in it

@@ -56,6 +56,8 @@ int write_small_openat(int dirfd, const char *path, const char *s, int trunc, in
 int write_small_fd(int fd, const char *s);
 /* Write data to path atomically: tmp file, fsync, rename, fsync dir. 0/-errno. */
 int write_file_atomic(const char *path, const void *data, size_t len, mode_t mode);
+/* In a forked child before exec: default signal actions, empty mask. */
+void child_signals_default(void);
 /* fsync the directory holding path (a rename or unlink there is on disk). */
 int sync_parent_dir(const char *path);
 /* Read a whole regular file up to max bytes; *out malloc'd and NUL-terminated. */

@@ -309,8 +309,11 @@ START_TEST(test_fake_lustre_gpfs)
 	put(root, "/sys/fs/lustre/ldlm/namespaces/scratch-OST0000-osc-ffff9a/lru_size", "0\n");
 	put(root, "/sys/fs/lustre/ldlm/namespaces/MGC10.1.0.1@o2ib/lru_size", "0\n");
 	put(top, "/gpfs.cfg", "pagepool 1073741824\nmaxMBpS 2048\n");
+	/* it also keeps the signal mask and ignored signals it was started with */
 	snprintf(body, sizeof(body), "#!/bin/sh\n# stand-in for mmdiag (no GPFS here)\n"
-	    "[ \"$1\" = --config ] || exit 2\necho '=== mmdiag: config ==='\nsed 's/^/ ! /' '%s'\n", cfg);
+	    "grep -E '^Sig(Blk|Ign)' /proc/$$/status > '%s/mmdiag.sig'\n"
+	    "[ \"$1\" = --config ] || exit 2\necho '=== mmdiag: config ==='\nsed 's/^/ ! /' '%s'\n",
+	    top, cfg);
 	put(root, "/usr/lpp/mmfs/bin/mmdiag", body);
 	snprintf(body, sizeof(body), "#!/bin/sh\n# stand-in for mmchconfig (no GPFS here)\n"
 	    "kv=$1; k=${kv%%=*}; v=${kv#*=}\n"
@@ -340,6 +343,11 @@ START_TEST(test_fake_lustre_gpfs)
 	ck_assert_ptr_nonnull(strstr(out, "unsupported     lustre llite.*.max_read_ahead_mb"));
 	ck_assert_ptr_nonnull(strstr(out, "changed         gpfs pagepool: 1073741824 -> 17179869184"));
 	free(out);
+	/* a command knobd runs gets default signals: knobd's blocked SIGTERM
+	 * and ignored SIGPIPE (its signalfd, its sockets) are not passed on.
+	 * Before, SigBlk was 4003 (HUP, INT, TERM) and SigIgn 1000 (PIPE). */
+	ck_assert_str_eq(cu_readf("%s/mmdiag.sig", top),
+	    "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000");
 	{
 		char buf[256], p[256];
 
