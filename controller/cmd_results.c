@@ -2,9 +2,10 @@
  * --json and --csv.  RUN is an id, an unambiguous id prefix, latest or
  * latest~N.
  *
- * compare pairs points by their whole key: kind, every parameter, thread
- * count and node count (a run has one point per key: its phases with that
- * key are the repeats).  Of the points left, a kind and thread count with
+ * compare pairs points by their whole key: kind, every parameter (the
+ * measurement options and an external tool's arguments too: stats.h),
+ * thread count and node count (a run has one point per key: its phases
+ * with that key are the repeats).  Of the points left, a kind and thread count with
  * one point on each side pairs them as "unlike" (what differs first, with
  * both values), refused unless --force; with more than one on a side it is
  * ambiguous and pairs none (refused without --force, listed with it);
@@ -290,17 +291,18 @@ add_side(json_object *row, const char *pre, const struct point *p)
 	json_object_object_add(row, k, json_object_new_double(p->st.max));
 }
 
-/* The text of field key in a point's first phase ("" when absent). */
+/* The text of key in a point's first phase: a string as it is, other
+ * values as compact JSON ("[\"-t\",\"4k\"]"), "not recorded" when absent. */
 static const char *
 field_text(const struct point *p, const char *key)
 {
-	for (size_t i = 0; i < rundoc_nphase_fields; i++)
-		if (strcmp(rundoc_phase_fields[i].key, key) == 0) {
-			json_object *v = rundoc_value(p->first, &rundoc_phase_fields[i]);
+	json_object *v = rundoc_value_at(p->first, key);
 
-			return v ? json_object_get_string(v) : "";
-		}
-	return "";
+	if (v == NULL)
+		return "not recorded";
+	if (json_object_is_type(v, json_type_string))
+		return json_object_get_string(v);
+	return json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN);
 }
 
 /* Unlike points a and b: the key that differs first as o's pre, and its
@@ -308,10 +310,9 @@ field_text(const struct point *p, const char *key)
 static void
 add_differs(json_object *o, const char *pre, const struct point *a, const struct point *b)
 {
-	const char *diff = "";
-	char k[32];
+	char diff[96] = "", k[32];
 
-	points_same_params(a, b, &diff);
+	points_same_params(a, b, diff, sizeof(diff));
 	json_object_object_add(o, pre, jstr(diff));
 	snprintf(k, sizeof(k), "%s_a", pre);
 	json_object_object_add(o, k, jstr(field_text(a, diff)));
@@ -399,7 +400,7 @@ pairing_make(const struct pointset *pa, const struct pointset *pb, struct pairin
 		pr->to[i] = SIZE_MAX;
 		for (k = 0; k < pb->n && pr->to[i] == SIZE_MAX; k++)
 			if (same_slot(&pa->p[i], &pb->p[k]) &&
-			    points_same_params(&pa->p[i], &pb->p[k], NULL)) {
+			    points_same_params(&pa->p[i], &pb->p[k], NULL, 0)) {
 				pr->to[i] = k;
 				pr->how[i] = pr->bhow[k] = PAIR_LIKE;
 			}
