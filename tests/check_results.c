@@ -13,7 +13,9 @@
  *  - compare arithmetic, verdicts, one-sided and unlike points; the node
  *    count and the measurement options (iodepth, ior's arguments, ...) in
  *    the match, and a pairing that the order of the points does not change
- *    (runs stored in and read back from the file);
+ *    (runs stored in and read back from the file); a side without figures
+ *    is null in knobctl's JSON and CSV, and its exit status 1 when no pair
+ *    has figures on both sides;
  *  - peak and sustained; the IO500-like score against hand-computed
  *    geometric means. */
 #include <check.h>
@@ -905,6 +907,67 @@ START_TEST(t_compare_options)
 }
 END_TEST
 
+/* "knobctl ARGS" ($KNOB_BIN, default build) on this test's database: its
+ * stdout into *out (malloc'd), its exit status returned. */
+static int
+knobctl_db(char **out, const char *args)
+{
+	const char *bin = getenv("KNOB_BIN");
+
+	return cu_sh_out(out, "env -u KNOB_CLUSTER KNOB_DB=%s %s/knobctl %s 2>/dev/null", dbpath,
+	    bin ? bin : "build", args);
+}
+
+/* Run id with 3 repeats of rand-read at 4 threads, status st. */
+static json_object *
+rr_run(const char *id, int64_t t, const char *st)
+{
+	json_object *d = mk_doc(id, t);
+
+	for (int i = 0; i < 3; i++)
+		add_phase(d, mk_phase("rand-read", 4, i + 1, 4096.0 * (900 + 10 * i), 4096, st));
+	return d;
+}
+
+/* A side whose repeats all failed has no figures: JSON null and empty CSV
+ * fields, not 0.0 (the table says '-'); when no pair has figures on both
+ * sides, results compare exits 1 as when no point is in common. */
+START_TEST(t_compare_no_figures)
+{
+	static const char *const none[] = { "a_mean", "a_sd", "a_min", "a_max" };
+	sqlite3 *db = open_db();
+	json_object *doc, *r, *v;
+	char *out;
+
+	json_object_put(stored(db, rr_run("20260106-000000-cccc", 1, "failed")));
+	json_object_put(stored(db, rr_run("20260106-000000-dddd", 2, "ok")));
+	json_object_put(stored(db, rr_run("20260106-000000-eeee", 3, "ok")));
+	sqlite3_close(db);
+	ck_assert_int_eq(knobctl_db(&out, "--json results compare 20260106-000000-cccc "
+	    "20260106-000000-dddd"), 1);
+	doc = json_tokener_parse(out);
+	ck_assert_msg(doc != NULL, "%s", out);
+	free(out);
+	r = json_object_array_get_idx(cu_get(doc, "points"), 0);
+	ck_assert_int_eq(cu_int(r, "a_n"), 0);
+	for (size_t i = 0; i < nitems(none); i++)
+		ck_assert_msg(json_object_object_get_ex(r, none[i], &v) && v == NULL, "%s is %s",
+		    none[i], json_object_get_string(v));
+	ck_assert_double_eq_tol(cu_num(r, "b_mean"), 910, 1e-6);
+	json_object_put(doc);
+	ck_assert_int_eq(knobctl_db(&out, "results compare --csv 20260106-000000-cccc "
+	    "20260106-000000-dddd"), 1);
+	ck_assert_msg(strstr(out, "\nrand-read,4,IOPS,0,,,,,3,910.0,"), "%s", out);
+	free(out);
+	ck_assert_int_eq(knobctl_db(&out, "results compare 20260106-000000-cccc "
+	    "20260106-000000-dddd"), 1);
+	free(out);
+	ck_assert_int_eq(knobctl_db(&out, "results compare 20260106-000000-dddd "
+	    "20260106-000000-eeee"), 0);
+	free(out);
+}
+END_TEST
+
 /* A failed repeat is no sample; a point whose repeats all failed has no figure. */
 START_TEST(t_failed_repeat)
 {
@@ -1047,6 +1110,7 @@ main(void)
 	tcase_add_test(tc, t_compare_nodes);
 	tcase_add_test(tc, t_compare_order);
 	tcase_add_test(tc, t_compare_options);
+	tcase_add_test(tc, t_compare_no_figures);
 	tcase_add_test(tc, t_failed_repeat);
 	tcase_add_test(tc, t_peak_sustained);
 	tcase_add_test(tc, t_io500);
