@@ -73,10 +73,19 @@ add_warning(struct strvec *text, struct strvec **nodes, const char *w, const cha
 		strvec_push(&(*nodes)[i], node);
 }
 
-/* The measurement options of a request into a phase's "params". */
+/* The measurement options of a request into a phase's "params" (ext: the
+ * phase runs an external tool, whose arguments go there too).  Every key
+ * here is part of a point's key in compare (stats.h). */
 static void
-measure_params(json_object *o, const struct bench_req *rq)
+measure_params(json_object *o, const struct bench_req *rq, int ext)
 {
+	if (ext) {
+		json_object *args = json_object_new_array();
+
+		for (size_t i = 0; i < rq->ext_args.n; i++)
+			json_object_array_add(args, jstr(rq->ext_args.v[i]));
+		json_object_object_add(o, "ext_args", args);
+	}
 	json_object_object_add(o, "verify", json_object_new_boolean(rq->verify));
 	json_object_object_add(o, "compress_pct", json_object_new_int64(rq->compress_pct));
 	json_object_object_add(o, "md_relative", json_object_new_boolean(rq->md_relative));
@@ -483,7 +492,7 @@ phase_document(const struct brun *br, struct phase_in *in, const struct bench_ag
 	json_object_object_add(ph, "warnings", in->warns);
 	/* the measurement options go with the record's params (stored as JSON) */
 	if ((x = js_get(ph, "params")) != NULL)
-		measure_params(x, rq);
+		measure_params(x, rq, ext);
 	if (strcmp(p->kind, "rand-rw") == 0)
 		rw_split(ph, in->res, br->fo->n);
 	for (size_t i = 0; i < br->fo->n; i++)

@@ -2,16 +2,19 @@
  * --json and --csv.  RUN is an id, an unambiguous id prefix, latest or
  * latest~N.
  *
- * compare pairs points by their whole key: kind, every parameter, thread
- * count and node count (a run has one point per key: its phases with that
- * key are the repeats).  Of the points left, a kind and thread count with
- * one point on each side pairs them as "unlike" (what differs first, with
- * both values), refused unless --force; with more than one on a side it is
- * ambiguous and pairs none (refused without --force, listed with it);
- * points only one run has are listed.  The pairing does not depend on the
- * points' order.
+ * compare pairs points by their whole key: kind, every parameter (the
+ * measurement options and an external tool's arguments too: stats.h),
+ * thread count and node count (a run has one point per key: its phases
+ * with that key are the repeats).  Of the points left, a kind and thread
+ * count with one point on each side pairs them as "unlike" (what differs
+ * first, with both values), refused unless --force; with more than one on
+ * a side it is ambiguous and pairs none (refused without --force, listed
+ * with it); points only one run has are listed.  The pairing does not
+ * depend on the points' order.
  * With repeats on both sides each line gets Welch's verdict at 95 %
- * (stats.h): better, worse or within noise. */
+ * (stats.h): better, worse or within noise.  A side without figures (every
+ * repeat failed) is null in JSON, empty in CSV, '-' in the table; exit 1
+ * when no pair has figures on both sides. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -273,34 +276,35 @@ point_json(const struct point *p)
 	return o;
 }
 
+/* One side of a compare row: pre_n, and pre_mean, pre_sd, pre_min and
+ * pre_max, JSON null when the point has no figure (every repeat failed). */
 static void
 add_side(json_object *row, const char *pre, const struct point *p)
 {
+	const double v[] = { p->st.mean, p->st.sd, p->st.min, p->st.max };
+	static const char *const name[] = { "mean", "sd", "min", "max" };
 	char k[32];
 
 	snprintf(k, sizeof(k), "%s_n", pre);
 	json_object_object_add(row, k, json_object_new_int64((int64_t)p->st.n));
-	snprintf(k, sizeof(k), "%s_mean", pre);
-	json_object_object_add(row, k, json_object_new_double(p->st.mean));
-	snprintf(k, sizeof(k), "%s_sd", pre);
-	json_object_object_add(row, k, json_object_new_double(p->st.sd));
-	snprintf(k, sizeof(k), "%s_min", pre);
-	json_object_object_add(row, k, json_object_new_double(p->st.min));
-	snprintf(k, sizeof(k), "%s_max", pre);
-	json_object_object_add(row, k, json_object_new_double(p->st.max));
+	for (size_t i = 0; i < nitems(name); i++) {
+		snprintf(k, sizeof(k), "%s_%s", pre, name[i]);
+		json_object_object_add(row, k, p->st.n ? json_object_new_double(v[i]) : NULL);
+	}
 }
 
-/* The text of field key in a point's first phase ("" when absent). */
+/* The text of key in a point's first phase: a string as it is, other
+ * values as compact JSON ("[\"-t\",\"4k\"]"), "not recorded" when absent. */
 static const char *
 field_text(const struct point *p, const char *key)
 {
-	for (size_t i = 0; i < rundoc_nphase_fields; i++)
-		if (strcmp(rundoc_phase_fields[i].key, key) == 0) {
-			json_object *v = rundoc_value(p->first, &rundoc_phase_fields[i]);
+	json_object *v = rundoc_value_at(p->first, key);
 
-			return v ? json_object_get_string(v) : "";
-		}
-	return "";
+	if (v == NULL)
+		return "not recorded";
+	if (json_object_is_type(v, json_type_string))
+		return json_object_get_string(v);
+	return json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN);
 }
 
 /* Unlike points a and b: the key that differs first as o's pre, and its
@@ -308,10 +312,9 @@ field_text(const struct point *p, const char *key)
 static void
 add_differs(json_object *o, const char *pre, const struct point *a, const struct point *b)
 {
-	const char *diff = "";
-	char k[32];
+	char diff[96] = "", k[32];
 
-	points_same_params(a, b, &diff);
+	points_same_params(a, b, diff, sizeof(diff));
 	json_object_object_add(o, pre, jstr(diff));
 	snprintf(k, sizeof(k), "%s_a", pre);
 	json_object_object_add(o, k, jstr(field_text(a, diff)));
@@ -399,7 +402,7 @@ pairing_make(const struct pointset *pa, const struct pointset *pb, struct pairin
 		pr->to[i] = SIZE_MAX;
 		for (k = 0; k < pb->n && pr->to[i] == SIZE_MAX; k++)
 			if (same_slot(&pa->p[i], &pb->p[k]) &&
-			    points_same_params(&pa->p[i], &pb->p[k], NULL)) {
+			    points_same_params(&pa->p[i], &pb->p[k], NULL, 0)) {
 				pr->to[i] = k;
 				pr->how[i] = pr->bhow[k] = PAIR_LIKE;
 			}
@@ -627,6 +630,24 @@ results_print_compare(FILE *f, json_object *cmp, int decimal)
 	}
 }
 
+/* The exit status of a compare with rows: 0 when some row has figures in
+ * both runs, else 1 after saying why. */
+static int
+compare_status(json_object *rows)
+{
+	size_t n = json_object_array_length(rows);
+
+	for (size_t i = 0; i < n; i++) {
+		json_object *r = json_object_array_get_idx(rows, i);
+
+		if (js_num(r, "a_n") > 0 && js_num(r, "b_n") > 0)
+			return 0;
+	}
+	fprintf(stderr, "knobctl results compare: %s\n", n ? "no point has a figure in both runs "
+	    "(every repeat failed on one side)" : "the runs have no point in common");
+	return 1;
+}
+
 static int
 results_compare(struct ctl *ctl, sqlite3 *db, const char *a, const char *b, int mode, int force)
 {
@@ -645,9 +666,7 @@ results_compare(struct ctl *ctl, sqlite3 *db, const char *a, const char *b, int 
 		fprintf(stderr, "knobctl results compare: %s\n", err);
 		goto out;
 	}
-	rc = json_object_array_length(json_object_object_get(cmp, "points")) ? 0 : 1;
-	if (rc)
-		fprintf(stderr, "knobctl results compare: the runs have no point in common\n");
+	rc = compare_status(json_object_object_get(cmp, "points"));
 	if (mode == OUT_JSON)
 		put_json(ctl->out, cmp);
 	else if (mode == OUT_CSV)

@@ -93,7 +93,7 @@ chart(FILE *f, const struct rrun *runs, size_t nruns, const struct point *w, int
 			const struct point *p = &runs[r].ps.p[i];
 			double top = rundoc_scale(p->st.mean + p->st.sd, p->metric, decimal);
 
-			if (strcmp(p->kind, w->kind) || !points_same_workload(p, w, NULL) || !p->st.n ||
+			if (strcmp(p->kind, w->kind) || !points_same_workload(p, w, NULL, 0) || !p->st.n ||
 			    !points_workload_rep(&runs[r].ps, i))
 				continue;
 			ymax = top > ymax ? top : ymax;
@@ -149,7 +149,7 @@ chart(FILE *f, const struct rrun *runs, size_t nruns, const struct point *w, int
 		for (i = 0; i < runs[r].ps.n; i++) {
 			const struct point *p = &runs[r].ps.p[i];
 
-			if (strcmp(p->kind, w->kind) || !points_same_workload(p, w, NULL) || !p->st.n ||
+			if (strcmp(p->kind, w->kind) || !points_same_workload(p, w, NULL, 0) || !p->st.n ||
 			    !points_workload_rep(&runs[r].ps, i))
 				continue;
 			for (k = ns++; k > 0 && sel[k - 1]->threads > p->threads; k--)
@@ -197,7 +197,7 @@ charted(const struct rrun *runs, size_t r, size_t i)
 	for (size_t rr = 0; rr <= r; rr++)
 		for (size_t k = 0; k < (rr == r ? i : runs[rr].ps.n); k++)
 			if (strcmp(runs[rr].ps.p[k].kind, p->kind) == 0 &&
-			    points_same_workload(&runs[rr].ps.p[k], p, NULL))
+			    points_same_workload(&runs[rr].ps.p[k], p, NULL, 0))
 				return 1;
 	return 0;
 }

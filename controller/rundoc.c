@@ -61,19 +61,19 @@ const struct rundoc_field rundoc_phase_fields[] = {
 };
 const size_t rundoc_nphase_fields = nitems(rundoc_phase_fields);
 
-/* The object that holds f's leaf (created in ph when create), and the leaf
- * name in *leaf. */
+/* The object that holds the leaf of key ("obj.leaf" or "leaf"; created in
+ * ph when create), and the leaf name in *leaf. */
 static json_object *
-field_parent(json_object *ph, const struct rundoc_field *f, int create, const char **leaf)
+field_parent(json_object *ph, const char *key, int create, const char **leaf)
 {
-	const char *dot = strchr(f->key, '.');
+	const char *dot = strchr(key, '.');
 	json_object *sub;
 	char obj[32];
 
-	*leaf = dot ? dot + 1 : f->key;
+	*leaf = dot ? dot + 1 : key;
 	if (dot == NULL)
 		return ph;
-	snprintf(obj, sizeof(obj), "%.*s", (int)(dot - f->key), f->key);
+	snprintf(obj, sizeof(obj), "%.*s", (int)(dot - key), key);
 	if (json_object_object_get_ex(ph, obj, &sub))
 		return sub;
 	if (!create)
@@ -91,7 +91,7 @@ rundoc_phase_json(const struct phase_rec *r)
 	for (size_t i = 0; i < rundoc_nphase_fields; i++) {
 		const struct rundoc_field *f = &rundoc_phase_fields[i];
 		const char *p = (const char *)r + f->off, *leaf, *s;
-		json_object *parent = field_parent(ph, f, 1, &leaf), *v = NULL;
+		json_object *parent = field_parent(ph, f->key, 1, &leaf), *v = NULL;
 
 		switch (f->type) {
 		case RF_INT: v = json_object_new_int64(*(const int64_t *)(const void *)p); break;
@@ -108,13 +108,28 @@ rundoc_phase_json(const struct phase_rec *r)
 }
 
 json_object *
-rundoc_value(json_object *ph, const struct rundoc_field *f)
+rundoc_value_at(json_object *ph, const char *key)
 {
 	const char *leaf;
-	json_object *parent = field_parent(ph, f, 0, &leaf), *v;
+	json_object *parent = field_parent(ph, key, 0, &leaf), *v;
 
 	if (parent && json_object_object_get_ex(parent, leaf, &v))
 		return v;
+	return NULL;
+}
+
+json_object *
+rundoc_value(json_object *ph, const struct rundoc_field *f)
+{
+	return rundoc_value_at(ph, f->key);
+}
+
+const struct rundoc_field *
+rundoc_field(const char *key)
+{
+	for (size_t i = 0; i < rundoc_nphase_fields; i++)
+		if (strcmp(rundoc_phase_fields[i].key, key) == 0)
+			return &rundoc_phase_fields[i];
 	return NULL;
 }
 

@@ -46,7 +46,10 @@ struct rundoc_field {
 	int fmt;		/* enum rf_fmt */
 	int param;		/* a parameter of the point: compare matches on it;
 				 * RP_DIRECT: only when a point is O_DIRECT;
-				 * RP_PLACE: the placement */
+				 * RP_PLACE: the placement.  A key of "params"
+				 * that is not in this table (the measurement
+				 * options bench_report.c records, an external
+				 * tool's arguments) is part of the point too */
 };
 extern const struct rundoc_field rundoc_phase_fields[];
 extern const size_t rundoc_nphase_fields;
@@ -55,6 +58,11 @@ extern const size_t rundoc_nphase_fields;
 json_object *rundoc_phase_json(const struct phase_rec *r);
 /* The JSON value of field f in phase ph (borrowed), NULL when absent. */
 json_object *rundoc_value(json_object *ph, const struct rundoc_field *f);
+/* The JSON value at key ("params.iodepth", "nodes") in phase ph (borrowed),
+ * NULL when absent. */
+json_object *rundoc_value_at(json_object *ph, const char *key);
+/* The table's field with JSON key key, NULL when the table has none. */
+const struct rundoc_field *rundoc_field(const char *key);
 /* The merged latency histogram of res[0..n) (NULL entries skipped), sparse:
  * {"idx":[..],"count":[..],"total":N,"min_ns":..,"max_ns":..}. */
 json_object *rundoc_hist_json(const Knob__PhaseResult *const *res, size_t n);

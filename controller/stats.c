@@ -190,12 +190,48 @@ enum {
 	SP_POINT = SP_THREADS | SP_PLACE,	/* the whole key of a point */
 };
 
-/* Same parameters (every rundoc field marked param, the RP_DIRECT ones
- * when a point is O_DIRECT), and what flags (SP_*) add or leave out. */
+/* The text a JSON value compares by ("null" for a JSON null). */
+static const char *
+value_text(json_object *v)
+{
+	return v ? json_object_get_string(v) : "null";
+}
+
+/* Are the options of params pa (its keys outside the rundoc table: the
+ * measurement options, an external tool's arguments) the same in pb?  A
+ * key pb lacks is unknown there, equal to no value.  The first that differs
+ * as "params.KEY" in diff (len bytes, when not NULL). */
 static int
-same_params(json_object *a, json_object *b, int flags, const char **diff)
+options_in(json_object *pa, json_object *pb, char *diff, size_t len)
+{
+	char key[96];
+
+	if (pa == NULL)
+		return 1;
+	json_object_object_foreach(pa, k, v) {
+		json_object *w;
+
+		if (json_object_object_get_ex(pb, k, &w) && strcmp(value_text(v), value_text(w)) == 0)
+			continue;
+		snprintf(key, sizeof(key), "params.%s", k);
+		if (rundoc_field(key))	/* the table's rules decided it */
+			continue;
+		if (diff)
+			snprintf(diff, len, "%s", key);
+		return 0;
+	}
+	return 1;
+}
+
+/* Same parameters (every rundoc field marked param, the RP_DIRECT ones
+ * when a point is O_DIRECT, every option in params), and what flags (SP_*)
+ * add or leave out; the first key that differs in diff (len bytes). */
+static int
+same_params(json_object *a, json_object *b, int flags, char *diff, size_t len)
 {
 	int direct = is_direct(a) || is_direct(b);
+	json_object *pa = json_object_object_get(a, "params");
+	json_object *pb = json_object_object_get(b, "params");
 
 	for (size_t i = 0; i < rundoc_nphase_fields; i++) {
 		const struct rundoc_field *f = &rundoc_phase_fields[i];
@@ -210,21 +246,21 @@ same_params(json_object *a, json_object *b, int flags, const char **diff)
 		y = rundoc_value(b, f);
 		if (strcmp(x ? json_object_get_string(x) : "", y ? json_object_get_string(y) : "")) {
 			if (diff)
-				*diff = f->key;
+				snprintf(diff, len, "%s", f->key);
 			return 0;
 		}
 	}
-	return 1;
+	return options_in(pa, pb, diff, len) && options_in(pb, pa, diff, len);
 }
 
 int
-points_same_params(const struct point *a, const struct point *b, const char **diff)
+points_same_params(const struct point *a, const struct point *b, char *diff, size_t len)
 {
-	return same_params(a->first, b->first, SP_PLACE, diff);
+	return same_params(a->first, b->first, SP_PLACE, diff, len);
 }
 
 int
-points_same_workload(const struct point *a, const struct point *b, const char **diff)
+points_same_workload(const struct point *a, const struct point *b, char *diff, size_t len)
 {
 	json_object *pa = json_object_object_get(a->first, "params");
 	json_object *pb = json_object_object_get(b->first, "params");
@@ -236,12 +272,12 @@ points_same_workload(const struct point *a, const struct point *b, const char **
 	if (wa[0] && wb[0]) {
 		if (strcmp(wa, wb) != 0) {
 			if (diff)
-				*diff = "params.workload";
+				snprintf(diff, len, "params.workload");
 			return 0;
 		}
-		return same_params(a->first, b->first, SP_LOOSE, diff);
+		return same_params(a->first, b->first, SP_LOOSE, diff, len);
 	}
-	return same_params(a->first, b->first, 0, diff);
+	return same_params(a->first, b->first, 0, diff, len);
 }
 
 void
@@ -261,7 +297,7 @@ points_build(json_object *doc, struct pointset *ps)
 		double v;
 
 		for (k = 0; k < ps->n && !pt; k++)
-			if (same_params(ps->p[k].first, ph, SP_POINT, NULL))
+			if (same_params(ps->p[k].first, ph, SP_POINT, NULL, 0))
 				pt = &ps->p[k];
 		if (pt == NULL) {
 			pt = &ps->p[ps->n++];
@@ -299,7 +335,7 @@ points_workload_rep(const struct pointset *ps, size_t i)
 		int64_t qn;
 
 		if (k == i || q->threads != p->threads || !q->st.n ||
-		    !points_same_workload(p, q, NULL))
+		    !points_same_workload(p, q, NULL, 0))
 			continue;
 		if (!p->st.n)	/* one with a figure stands for the thread count */
 			return 0;
@@ -318,7 +354,7 @@ workload_peak(const struct pointset *ps, size_t first, struct peak *pk)
 	double *tail = xcalloc(ps->n, sizeof(*tail));
 
 	for (i = first; i < ps->n; i++)
-		if (points_same_workload(&ps->p[first], &ps->p[i], NULL) && ps->p[i].st.n &&
+		if (points_same_workload(&ps->p[first], &ps->p[i], NULL, 0) && ps->p[i].st.n &&
 		    points_workload_rep(ps, i))
 			idx[m++] = i;
 	/* by thread count */
@@ -360,7 +396,7 @@ stats_peaks(const struct pointset *ps, struct peak **out)
 		size_t k;
 
 		for (k = 0; k < i; k++)
-			if (points_same_workload(&ps->p[k], &ps->p[i], NULL))
+			if (points_same_workload(&ps->p[k], &ps->p[i], NULL, 0))
 				break;
 		if (k < i)
 			continue;

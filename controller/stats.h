@@ -4,8 +4,11 @@
  *
  * A point is one (kind, parameters, thread count, node count) of a run:
  * the phases of a run with that key are its repeats, and its samples the
- * figures of those that did not fail.  A workload is a point without the
- * thread and node counts. */
+ * figures of those that did not fail.  The parameters are the rundoc
+ * table's and every other key of a phase's "params" (iodepth, ioengine,
+ * runtime_s, an external tool's ext_args, ...); a key one phase did not
+ * record is unknown, equal only to another that did not.  A workload is a
+ * point without the thread and node counts. */
 #ifndef KNOB_STATS_H
 #define KNOB_STATS_H
 
@@ -61,12 +64,13 @@ struct pointset {
 void points_build(json_object *doc, struct pointset *ps);
 void points_free(struct pointset *ps);
 /* 1 when a and b have the same kind, node count and every parameter equal
- * (threads not compared); the first differing key in *diff. */
-int points_same_params(const struct point *a, const struct point *b, const char **diff);
+ * (threads not compared); the first differing key ("params.iodepth",
+ * "nodes") into diff (len bytes) when diff is not NULL. */
+int points_same_params(const struct point *a, const struct point *b, char *diff, size_t len);
 /* 1 when a and b belong to one workload: the same request (kind and
  * parameters as asked, before a total size is split over the threads or
- * per-thread-count values apply). */
-int points_same_workload(const struct point *a, const struct point *b, const char **diff);
+ * per-thread-count values apply); diff as points_same_params. */
+int points_same_workload(const struct point *a, const struct point *b, char *diff, size_t len);
 /* 1 when ps->p[i] is the point of its workload and thread count that
  * figures in peaks, charts and scores: the one on the most nodes (a
  * repeat that lost a node is a point of its own, on fewer), the first on

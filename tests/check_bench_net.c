@@ -268,6 +268,7 @@ START_TEST(placement)
 	p = cu_phase(doc, 0);
 	ck_assert_int_eq(cu_int(p, "threads"), 8);
 	ck_assert_int_eq(cu_int(p, "nodes"), 4);
+	ck_assert(!json_object_object_get_ex(cu_get(p, "params"), "ext_args", NULL));
 	nodes = cu_get(p, "per_node");
 	for (size_t i = 0; i < 4; i++)
 		ck_assert_int_eq(cu_int(json_object_array_get_idx(nodes, i), "threads"), 2);
@@ -288,6 +289,10 @@ START_TEST(placement)
 	p = cu_phase(doc, 0);
 	ck_assert_str_eq(cu_str(p, "kind"), "fio");
 	ck_assert_str_eq(cu_str(p, "status"), "ok");
+	/* fio's own arguments are recorded: compare keys on them */
+	ck_assert_str_eq(json_object_to_json_string_ext(cu_get(cu_get(p, "params"), "ext_args"),
+	    JSON_C_TO_STRING_PLAIN), "[\"--rw=write\",\"--bs=64k\",\"--size=1m\","
+	    "\"--ioengine=psync\"]");
 	ck_assert_int_eq(cu_int(p, "nodes"), 4);
 	ck_assert_int_eq(cu_int(p, "bytes"), 4 << 20);
 	nodes = cu_get(p, "per_node");

@@ -11,8 +11,11 @@
  *  - Welch's t-test against Student-t critical values from printed tables
  *    and against t and df computed here from the textbook formulas;
  *  - compare arithmetic, verdicts, one-sided and unlike points; the node
- *    count in the match, and a pairing that the order of the points does
- *    not change (runs stored in and read back from the file);
+ *    count and the measurement options (iodepth, ior's arguments, ...) in
+ *    the match, and a pairing that the order of the points does not change
+ *    (runs stored in and read back from the file); a side without figures
+ *    is null in knobctl's JSON and CSV, and its exit status 1 when no pair
+ *    has figures on both sides;
  *  - peak and sustained; the IO500-like score against hand-computed
  *    geometric means. */
 #include <check.h>
@@ -783,6 +786,188 @@ START_TEST(t_compare_order)
 }
 END_TEST
 
+/* Phase ph with params key set to the JSON text value; value NULL: the
+ * key removed, as in a run stored before the key was recorded. */
+static json_object *
+with_param(json_object *ph, const char *key, const char *value)
+{
+	json_object *pr = cu_get(ph, "params");
+
+	if (value)
+		json_object_object_add(pr, key, json_tokener_parse(value));
+	else
+		json_object_object_del(pr, key);
+	return ph;
+}
+
+/* Run id with 3 repeats of kind at 4 threads, figures rate * (1, 1.01,
+ * 0.99), its params key set to value (with_param). */
+static json_object *
+param_run(const char *id, int64_t t, const char *kind, double rate, const char *key,
+    const char *value)
+{
+	static const double f[] = { 1.0, 1.01, 0.99 };
+	json_object *d = mk_doc(id, t);
+
+	for (int i = 0; i < 3; i++)
+		add_phase(d, with_param(mk_phase(kind, 4, i + 1, rate * f[i], 4096, "ok"), key,
+		    value));
+	return d;
+}
+
+/* Runs a and b (stored and read back) differ only in params key: compare
+ * refuses them naming the key and both values ("key va vs vb"), and with
+ * --force says them unlike. */
+static void
+refused_for(sqlite3 *db, json_object *a, json_object *b, const char *want)
+{
+	json_object *cmp;
+	char err[512];
+
+	a = stored(db, a);
+	b = stored(db, b);
+	ck_assert_ptr_null(results_compare_doc(a, b, 0, err, sizeof(err)));
+	ck_assert_msg(strstr(err, want), "no '%s' in '%s'", want, err);
+	cmp = results_compare_doc(a, b, 1, err, sizeof(err));
+	ck_assert_msg(cmp != NULL, "%s", err);
+	ck_assert_int_eq(json_object_array_length(cu_get(cmp, "points")), 1);
+	json_object_put(cmp);
+	json_object_put(a);
+	json_object_put(b);
+}
+
+/* The measurement options bench records in a phase's params (and an
+ * external tool's arguments) are part of a point's key: runs that differ
+ * only in iodepth 1 vs 32 are unlike, refused without --force and shown
+ * as such with it (not "+800 % better"); so for every other option, and
+ * a run stored before ext_args was recorded is unlike one that has it
+ * (unknown is equal only to unknown).  The same key folds a run's phases
+ * into points and workloads. */
+START_TEST(t_compare_options)
+{
+	static const char *const opt[][3] = {
+		{ "ioengine", "\"auto\"", "\"libaio\"" }, { "compress_pct", "0", "50" },
+		{ "rwmix_read", "70", "50" }, { "runtime_s", "0", "30" }, { "verify", "false", "true" },
+		{ "md_relative", "false", "true" }, { "md_shared", "false", "true" },
+		{ "md_depth", "0", "3" }, { "md_branch", "0", "4" }, { "md_leaf_only", "false", "true" },
+		{ "files_total", "0", "1000" }, { "fallocate", "\"none\"", "\"native\"" },
+		{ "segments", "1", "8" },
+	};
+	sqlite3 *db = open_db();
+	json_object *a, *b, *cmp, *r;
+	struct pointset ps;
+	struct peak *pk;
+	char err[512], id[2][40];
+
+	a = stored(db, param_run("20260102-000000-aaaa", 1, "rand-read", 4096e3, "iodepth", "1"));
+	b = stored(db, param_run("20260102-000000-bbbb", 2, "rand-read", 4096e4, "iodepth", "32"));
+	ck_assert_ptr_null(results_compare_doc(a, b, 0, err, sizeof(err)));
+	ck_assert_msg(strstr(err, "rand-read 4 threads, params.iodepth 1 vs 32"), "%s", err);
+	cmp = results_compare_doc(a, b, 1, err, sizeof(err));
+	ck_assert_msg(cmp != NULL, "%s", err);
+	r = json_object_array_get_idx(cu_get(cmp, "points"), 0);
+	ck_assert_str_eq(cu_str(r, "unlike"), "params.iodepth");
+	ck_assert_str_eq(cu_str(r, "unlike_a"), "1");
+	ck_assert_str_eq(cu_str(r, "unlike_b"), "32");
+	says_and_put(cmp, "(unlike: params.iodepth 1 vs 32)", a, b);
+	for (size_t i = 0; i < nitems(opt); i++) {
+		char want[96];
+
+		snprintf(id[0], sizeof(id[0]), "20260103-%06zu-aaaa", i);
+		snprintf(id[1], sizeof(id[1]), "20260103-%06zu-bbbb", i);
+		snprintf(want, sizeof(want), "params.%s", opt[i][0]);
+		refused_for(db, param_run(id[0], 10, "seq-read", 1e9, opt[i][0], opt[i][1]),
+		    param_run(id[1], 11, "seq-read", 1e9, opt[i][0], opt[i][2]), want);
+	}
+	/* ior's own arguments; one run from before they were recorded */
+	refused_for(db, param_run("20260104-000000-aaaa", 20, "ior", 1e9, "ext_args", "[\"-t\",\"1m\"]"),
+	    param_run("20260104-000000-bbbb", 21, "ior", 1e9, "ext_args", "[\"-t\",\"4k\"]"),
+	    "params.ext_args");
+	refused_for(db, param_run("20260104-000001-aaaa", 22, "ior", 1e9, "ext_args", NULL),
+	    param_run("20260104-000001-bbbb", 23, "ior", 1e9, "ext_args", "[]"),
+	    "params.ext_args not recorded vs []");
+	/* both from before: alike */
+	a = stored(db, param_run("20260104-000002-aaaa", 24, "ior", 1e9, "ext_args", NULL));
+	b = stored(db, param_run("20260104-000002-bbbb", 25, "ior", 1e9, "ext_args", NULL));
+	cmp = results_compare_doc(a, b, 0, err, sizeof(err));
+	ck_assert_msg(cmp != NULL, "%s", err);
+	says_and_put(cmp, "within noise", a, b);
+	/* one run with both iodepths: two points, two workloads */
+	a = param_run("20260105-000000-aaaa", 30, "rand-read", 4096e3, "iodepth", "1");
+	add_phase(a, with_param(mk_phase("rand-read", 4, 1, 4096e4, 4096, "ok"), "iodepth", "32"));
+	a = stored(db, a);
+	points_build(a, &ps);
+	ck_assert_uint_eq(ps.n, 2);
+	ck_assert_uint_eq(ps.p[0].nphases, 3);
+	ck_assert_uint_eq(stats_peaks(&ps, &pk), 2);
+	free(pk);
+	points_free(&ps);
+	json_object_put(a);
+	sqlite3_close(db);
+}
+END_TEST
+
+/* "knobctl ARGS" ($KNOB_BIN, default build) on this test's database: its
+ * stdout into *out (malloc'd), its exit status returned. */
+static int
+knobctl_db(char **out, const char *args)
+{
+	const char *bin = getenv("KNOB_BIN");
+
+	return cu_sh_out(out, "env -u KNOB_CLUSTER KNOB_DB=%s %s/knobctl %s 2>/dev/null", dbpath,
+	    bin ? bin : "build", args);
+}
+
+/* Run id with 3 repeats of rand-read at 4 threads, status st. */
+static json_object *
+rr_run(const char *id, int64_t t, const char *st)
+{
+	json_object *d = mk_doc(id, t);
+
+	for (int i = 0; i < 3; i++)
+		add_phase(d, mk_phase("rand-read", 4, i + 1, 4096.0 * (900 + 10 * i), 4096, st));
+	return d;
+}
+
+/* A side whose repeats all failed has no figures: JSON null and empty CSV
+ * fields, not 0.0 (the table says '-'); when no pair has figures on both
+ * sides, results compare exits 1 as when no point is in common. */
+START_TEST(t_compare_no_figures)
+{
+	static const char *const none[] = { "a_mean", "a_sd", "a_min", "a_max" };
+	sqlite3 *db = open_db();
+	json_object *doc, *r, *v;
+	char *out;
+
+	json_object_put(stored(db, rr_run("20260106-000000-cccc", 1, "failed")));
+	json_object_put(stored(db, rr_run("20260106-000000-dddd", 2, "ok")));
+	json_object_put(stored(db, rr_run("20260106-000000-eeee", 3, "ok")));
+	sqlite3_close(db);
+	ck_assert_int_eq(knobctl_db(&out, "--json results compare 20260106-000000-cccc "
+	    "20260106-000000-dddd"), 1);
+	doc = json_tokener_parse(out);
+	ck_assert_msg(doc != NULL, "%s", out);
+	free(out);
+	r = json_object_array_get_idx(cu_get(doc, "points"), 0);
+	ck_assert_int_eq(cu_int(r, "a_n"), 0);
+	for (size_t i = 0; i < nitems(none); i++)
+		ck_assert_msg(json_object_object_get_ex(r, none[i], &v) && v == NULL, "%s is %s",
+		    none[i], json_object_get_string(v));
+	ck_assert_double_eq_tol(cu_num(r, "b_mean"), 910, 1e-6);
+	json_object_put(doc);
+	ck_assert_int_eq(knobctl_db(&out, "results compare --csv 20260106-000000-cccc "
+	    "20260106-000000-dddd"), 1);
+	ck_assert_msg(strstr(out, "\nrand-read,4,IOPS,0,,,,,3,910.0,"), "%s", out);
+	free(out);
+	ck_assert_int_eq(knobctl_db(&out, "results compare 20260106-000000-cccc "
+	    "20260106-000000-dddd"), 1);
+	free(out);
+	ck_assert_int_eq(knobctl_db(&out, "results compare 20260106-000000-dddd "
+	    "20260106-000000-eeee"), 0);
+	free(out);
+}
+END_TEST
+
 /* A failed repeat is no sample; a point whose repeats all failed has no figure. */
 START_TEST(t_failed_repeat)
 {
@@ -924,6 +1109,8 @@ main(void)
 	tcase_add_test(tc, t_compare);
 	tcase_add_test(tc, t_compare_nodes);
 	tcase_add_test(tc, t_compare_order);
+	tcase_add_test(tc, t_compare_options);
+	tcase_add_test(tc, t_compare_no_figures);
 	tcase_add_test(tc, t_failed_repeat);
 	tcase_add_test(tc, t_peak_sustained);
 	tcase_add_test(tc, t_io500);
