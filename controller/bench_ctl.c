@@ -719,19 +719,22 @@ on_tick(struct fanout *fo)
 	draw_progress(br);
 }
 
+/* "20261206-063629-1f2e3d4c": local start time and 32 random bits (16
+ * bits made two benches started in the same second collide one time in
+ * 65536; the results database refuses a collision rather than merge). */
 static void
 make_run_id(char *buf, size_t len)
 {
 	time_t now = time(NULL);
 	struct tm tm;
-	uint16_t rnd = 0;
+	uint32_t rnd = 0;
 	char ts[32];
 
 	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
-		rnd = (uint16_t)(getpid() ^ now);
+		rnd = (uint32_t)(getpid() ^ now ^ (now_mono_ns() << 16));
 	localtime_r(&now, &tm);
 	strftime(ts, sizeof(ts), "%Y%m%d-%H%M%S", &tm);
-	snprintf(buf, len, "%s-%04x", ts, rnd);
+	snprintf(buf, len, "%s-%08x", ts, rnd);
 }
 
 int

@@ -366,6 +366,25 @@ bind_writer(sqlite3_stmt *st, int i, const struct run_writer *w)
 	sqlite3_bind_int64(st, i + 5, w->heartbeat_ns);
 }
 
+/* Is run id already in the database?  A new run never takes the place
+ * of a stored one (two benches in the same second with the same random
+ * bits): it says so instead. */
+static int
+run_exists(sqlite3 *db, const char *id)
+{
+	sqlite3_stmt *st;
+	int found = 0;
+
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM runs WHERE id = ?", -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	bind_text(st, 1, id);
+	found = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	if (found)
+		log_warnx("results database: a run %s is already there: not overwritten", id);
+	return found;
+}
+
 /* INSERT OR REPLACE the runs row of doc with status. */
 static int
 put_run_row(sqlite3 *db, json_object *doc, const char *status)
@@ -462,6 +481,8 @@ int
 results_run_begin(sqlite3 *db, json_object *doc)
 {
 	if (txn_begin(db) < 0)
+		return txn_end(db, -1);
+	if (run_exists(db, js_str(doc, "run_id")))
 		return txn_end(db, -1);
 	return txn_end(db, put_run_row(db, doc, "running") < 0 || put_run_nodes(db, doc) < 0 ?
 	    -1 : 0);

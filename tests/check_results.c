@@ -466,6 +466,17 @@ START_TEST(t_order_and_resolve)
 	ck_assert_int_eq(results_resolve(db, "20260101", &id, err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "ambiguous"));
 	ck_assert_int_eq(results_resolve(db, "2027", &id, err, sizeof(err)), -1);
+	/* a second run with a stored run's id (the same second and random
+	 * bits) is refused, and the stored one stays as it was; before, the
+	 * upsert made it "running" again with the new run's document */
+	d = mk_doc("20260101-000002-bbbb", 1767225609000000000ll);
+	ck_assert_int_eq(results_run_begin(db, d), -1);
+	json_object_put(d);
+	ck_assert_int_eq(results_runs(db, &r, &n), 0);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_str_eq(r[1].id, "20260101-000002-bbbb");
+	ck_assert_str_eq(r[1].status, "ok");
+	results_runs_free(r, n);
 	sqlite3_close(db);
 }
 END_TEST
