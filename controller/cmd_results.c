@@ -713,7 +713,7 @@ cmd_results(struct ctl *ctl, int argc, char **argv)
 		opt_help(stderr, ctl->cmd);
 		return 2;
 	}
-	if ((db = results_open(ctl)) == NULL)
+	if ((db = results_open_existing(ctl)) == NULL)
 		return 1;
 	if (strcmp(sub, "list") == 0)
 		rc = results_list(ctl, db, mode);

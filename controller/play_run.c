@@ -634,7 +634,6 @@ step_report(struct prun *pr, const struct pstep *st)
 {
 	size_t n = json_object_array_length(pr->docs);
 	json_object **docs = xcalloc(n + 1, sizeof(*docs));
-	FILE *f;
 	int rc = -1;
 
 	if (pr->check) {
@@ -644,10 +643,8 @@ step_report(struct prun *pr, const struct pstep *st)
 	}
 	for (size_t i = 0; i < n; i++)
 		docs[i] = json_object_array_get_idx(pr->docs, i);
-	if (n && (f = fopen(st->file, "w")) != NULL) {
-		rc = report_write(f, docs, n, pr->ctl->units_decimal);
-		rc = fclose(f) != 0 ? -1 : rc;
-	}
+	if (n)
+		rc = report_save(st->file, docs, n, pr->ctl->units_decimal) < 0 ? -1 : 0;
 	say(pr, rc == 0 ? "  report of %zu run(s) written to %s\n" : "  no report of %zu run(s) "
 	    "in %s\n", n, st->file);
 	free(docs);

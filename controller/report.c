@@ -420,6 +420,28 @@ report_write(FILE *f, json_object *const *docs, size_t n, int decimal)
 	return ferror(f) ? -1 : 0;
 }
 
+/* report_write into path, whole or not at all: built in memory, then
+ * written next to it and renamed (a failure leaves the old page).  0 or
+ * -errno. */
+int
+report_save(const char *path, json_object *const *docs, size_t n, int decimal)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int rc;
+
+	if (f == NULL)
+		return -errno;
+	rc = report_write(f, docs, n, decimal);
+	if (fclose(f) != 0 || rc < 0)
+		rc = -EIO;
+	else
+		rc = write_file_atomic(path, buf, len, 0644);
+	free(buf);
+	return rc;
+}
+
 enum { RP_OUT = 'o' };
 
 static const struct opt report_opts[] = {
@@ -434,7 +456,6 @@ cmd_report(struct ctl *ctl, int argc, char **argv)
 	json_object **docs = NULL;
 	sqlite3 *db = NULL;
 	size_t n = 0;
-	FILE *f = NULL;
 	int ch, rc = 2;
 
 	while ((ch = opt_next(ctl, argc, argv)) != -1) {
@@ -446,7 +467,7 @@ cmd_report(struct ctl *ctl, int argc, char **argv)
 		fprintf(stderr, "knobctl report: RUN... and -o FILE.html are required\n");
 		return 2;
 	}
-	if ((db = results_open(ctl)) == NULL)
+	if ((db = results_open_existing(ctl)) == NULL)
 		return 1;
 	docs = xcalloc((size_t)(argc - optind), sizeof(*docs));
 	for (int i = optind; i < argc; i++) {
@@ -463,14 +484,9 @@ cmd_report(struct ctl *ctl, int argc, char **argv)
 			goto out;
 		}
 	}
-	if ((f = fopen(out, "w")) == NULL) {
-		fprintf(stderr, "knobctl report: %s: %s\n", out, strerror(errno));
-		rc = 1;
-		goto out;
-	}
-	rc = report_write(f, docs, n, ctl->units_decimal) < 0 ? 1 : 0;
-	if (fclose(f) != 0)
-		rc = 1;
+	if ((rc = report_save(out, docs, n, ctl->units_decimal)) < 0)
+		fprintf(stderr, "knobctl report: %s: %s\n", out, strerror(-rc));
+	rc = rc < 0 ? 1 : 0;
 	if (rc == 0 && !ctl->json)
 		fprintf(ctl->out, "report of %zu run(s) written to %s\n", n, out);
 out:

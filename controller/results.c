@@ -23,6 +23,7 @@
  * writer is gone (SIGKILL, power; controller/runlive.c says how that is
  * decided) stays "running" in the file and is reported, and marked,
  * "incomplete". */
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -295,6 +296,22 @@ results_open(struct ctl *ctl)
 	if ((db = results_open_path(path, err, sizeof(err))) == NULL)
 		fprintf(stderr, "knobctl: %s\n", err);
 	return db;
+}
+
+/* results_open for a command that only reads: a database that is not
+ * there is said (nothing stored yet, or a mistyped path), not made. */
+sqlite3 *
+results_open_existing(struct ctl *ctl)
+{
+	char path[PATH_MAX];
+
+	results_db_path(ctl, path, sizeof(path));
+	if (access(path, F_OK) != 0) {
+		fprintf(stderr, "knobctl: results database %s: %s (no run stored there yet)\n", path,
+		    strerror(errno));
+		return NULL;
+	}
+	return results_open(ctl);
 }
 
 /* Bind JSON value v (or NULL) to parameter i as type. */

@@ -39,6 +39,8 @@ void results_mkparent(const char *path);
 sqlite3 *results_open(struct ctl *ctl);
 /* The same for a path; NULL with the reason in err. */
 sqlite3 *results_open_path(const char *path, char *err, size_t errlen);
+/* results_open of a database that must be there already (read commands). */
+sqlite3 *results_open_existing(struct ctl *ctl);
 
 /* A run as it goes: its row and node records (status "running"), each
  * finished phase (seq from 1) in its own transaction, the final status of
@@ -94,5 +96,7 @@ void results_print_compare(FILE *f, json_object *cmp, int decimal);
 
 /* The HTML report of n run documents on f (controller/report.c); 0 or -1. */
 int report_write(FILE *f, json_object *const *docs, size_t n, int decimal);
+/* report_write into the file path, all or nothing; 0 or -errno. */
+int report_save(const char *path, json_object *const *docs, size_t n, int decimal);
 
 #endif

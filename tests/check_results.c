@@ -979,6 +979,53 @@ START_TEST(t_compare_no_figures)
 }
 END_TEST
 
+/* The read commands do not make a results database that is not there (a
+ * mistyped $KNOB_DB, or nothing stored yet): exit 1 with the reason, and
+ * no file or directory left behind.  Before, list made both. */
+START_TEST(t_read_commands_no_create)
+{
+	char *out;
+
+	snprintf(dbpath, sizeof(dbpath), "%s/typo/results.db", dir);
+	ck_assert_int_eq(knobctl_db(&out, "results list"), 1);
+	free(out);
+	ck_assert_int_eq(cu_sh_out(&out, "KNOB_DB=%s %s/knobctl report latest -o %s/r.html 2>&1",
+	    dbpath, getenv("KNOB_BIN") ? getenv("KNOB_BIN") : "build", dir), 1);
+	ck_assert_msg(strstr(out, "typo/results.db: No such file or directory (no run stored "
+	    "there yet)"), "%s", out);
+	free(out);
+	ck_assert_int_ne(access(dbpath, F_OK), 0);
+	ck_assert_int_eq(cu_count_entries(dir), 0);
+}
+END_TEST
+
+/* report -o FILE on a full disk leaves the page that was there: the new
+ * one is written beside it and renamed.  Before, FILE was truncated first
+ * and left cut short.  The tmpfs lives in a mount namespace of the shell's
+ * own (unshare -m), so it goes with it. */
+START_TEST(t_report_whole_or_nothing)
+{
+	sqlite3 *db = open_db();
+	const char *bin = getenv("KNOB_BIN") ? getenv("KNOB_BIN") : "build";
+	char *out;
+	int rc;
+
+	json_object_put(stored(db, rr_run("20260106-000000-dddd", 2, "ok")));
+	sqlite3_close(db);
+	rc = cu_sh_out(&out, "unshare -m --propagation private sh -c '"
+	    "mkdir %s/full && mount -t tmpfs -o size=64k tmpfs %s/full && "
+	    "printf %%3000s x > %s/full/page.html && "
+	    "dd if=/dev/zero of=%s/full/fill bs=1k >/dev/null 2>&1; "
+	    "KNOB_DB=%s %s/knobctl report latest -o %s/full/page.html; echo rc=$?; "
+	    "wc -c < %s/full/page.html; ls %s/full'",
+	    dir, dir, dir, dir, dbpath, bin, dir, dir, dir);
+	ck_assert_msg(rc == 0, "%s", out);
+	ck_assert_msg(strstr(out, "No space left on device\nrc=1\n3000\nfill\npage.html\n"),
+	    "%s", out);
+	free(out);
+}
+END_TEST
+
 /* A failed repeat is no sample; a point whose repeats all failed has no figure. */
 START_TEST(t_failed_repeat)
 {
@@ -1122,6 +1169,8 @@ main(void)
 	tcase_add_test(tc, t_compare_order);
 	tcase_add_test(tc, t_compare_options);
 	tcase_add_test(tc, t_compare_no_figures);
+	tcase_add_test(tc, t_read_commands_no_create);
+	tcase_add_test(tc, t_report_whole_or_nothing);
 	tcase_add_test(tc, t_failed_repeat);
 	tcase_add_test(tc, t_peak_sustained);
 	tcase_add_test(tc, t_io500);
