@@ -85,6 +85,16 @@ live_nodes(struct prun *pr, const char *sel, struct strvec *out)
 			strvec_push(out, pr->nodes->v[i]);
 }
 
+/* Is any node of sel (NULL: all) still in the play? */
+static int
+any_live(struct prun *pr, const char *sel)
+{
+	for (size_t i = 0; i < pr->nodes->n; i++)
+		if (!pr->failed[i] && (sel == NULL || sel[i]))
+			return 1;
+	return 0;
+}
+
 static void
 fail_node(struct prun *pr, const char *name, const char *why)
 {
@@ -563,6 +573,12 @@ step_canary(struct prun *pr, const struct pstep *st, const char *sel)
 		step_tune(pr, "rollback", NULL, 0, canary);
 		for (i = 0; i < pr->nodes->n; i++)
 			pr->applied[i] = canary[i] ? 0 : pr->applied[i];
+		goto out;
+	}
+	if (!any_live(pr, rest)) {
+		say(pr, " canary verdict: no point worse: no node left to roll out to: the "
+		    "canaries have it\n");
+		rc = 0;
 		goto out;
 	}
 	say(pr, " canary verdict: no point worse: rolling %s out to the rest\n", st->profile);
