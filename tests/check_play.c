@@ -303,14 +303,47 @@ START_TEST(play_check_writes_nothing)
 }
 END_TEST
 
+static char *play_errors(const char *file, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* h.tmp/FILE with the formatted text, then knobctl play on it: it exits
+ * 2; its stderr (caller frees). */
+static char *
+play_errors(const char *file, const char *fmt, ...)
+{
+	char *err = NULL, *text;
+	va_list ap;
+
+	va_start(ap, fmt);
+	ck_assert_int_ge(vasprintf(&text, fmt, ap), 0);
+	va_end(ap);
+	write_file(file, "%s", text);
+	free(text);
+	ck_assert_int_eq(harness_knobctl(&h, NULL, &err, "play %s/%s", h.tmp, file), 2);
+	ck_assert_ptr_nonnull(err);
+	return err;
+}
+
+/* err has "h.tmp/FILE:LINE: msg" (LINE < 0: "h.tmp/FILE:" alone). */
+static void
+has_error(const char *err, const char *file, int line, const char *msg)
+{
+	char want[PATH_MAX + 256];
+
+	if (line < 0)
+		snprintf(want, sizeof(want), "%s/%s:", h.tmp, file);
+	else
+		snprintf(want, sizeof(want), "%s/%s:%d: %s", h.tmp, file, line, msg);
+	ck_assert_msg(strstr(err, want), "missing %s in\n%s", want, err);
+}
+
 /* Every error in a play file as file:line: message, before anything runs. */
 START_TEST(play_file_errors)
 {
-	char *err = NULL, want[PATH_MAX + 64];
-	int rc;
+	char *err, want[PATH_MAX + 64];
 
 	somax_profile();
-	write_file("bad.xml", "<?xml version=\"1.0\"?>\n"
+	err = play_errors("bad.xml", "<?xml version=\"1.0\"?>\n"
 	    "<play name=\"bad\" nodes=\"@all\" serial=\"0\">\n"		/* 2 */
 	    "  <apply profile=\"no-such-profile\"/>\n"			/* 3 */
 	    "  <bench kind=\"seq\" dir=\"${nodir}\" threads=\"1\"/>\n"	/* 4 */
@@ -320,41 +353,39 @@ START_TEST(play_file_errors)
 	    "    <bench kind=\"seq\" dir=\"/tmp\" threads=\"1\"/>\n"	/* 8 */
 	    "  </canary>\n"
 	    "</play>\n");
-	rc = harness_knobctl(&h, NULL, &err, "play %s/bad.xml", h.tmp);
-	ck_assert_int_eq(rc, 2);
-	snprintf(want, sizeof(want), "%s/bad.xml:2: serial=\"0\"", h.tmp);
-	ck_assert_msg(strstr(err, want), "missing %s in\n%s", want, err);
-	snprintf(want, sizeof(want), "%s/bad.xml:3: profile 'no-such-profile' not found", h.tmp);
-	ck_assert_msg(strstr(err, want), "missing %s in\n%s", want, err);
-	snprintf(want, sizeof(want), "%s/bad.xml:4: unknown variable ${nodir}", h.tmp);
-	ck_assert_msg(strstr(err, want), "missing %s in\n%s", want, err);
-	snprintf(want, sizeof(want), "%s/bad.xml:5: <bench> has no option 'bogus'", h.tmp);
-	ck_assert_msg(strstr(err, want), "missing %s in\n%s", want, err);
-	snprintf(want, sizeof(want), "%s/bad.xml:6: bench: bad value '12q'", h.tmp);
-	ck_assert_msg(strstr(err, want), "missing %s in\n%s", want, err);
+	has_error(err, "bad.xml", 2, "serial=\"0\"");
+	has_error(err, "bad.xml", 3, "profile 'no-such-profile' not found");
+	has_error(err, "bad.xml", 4, "unknown variable ${nodir}");
+	has_error(err, "bad.xml", 5, "<bench> has no option 'bogus'");
+	has_error(err, "bad.xml", 6, "bench: bad value '12q'");
 	/* a canary that could never find a point worse (one run a side) */
-	snprintf(want, sizeof(want), "%s/bad.xml:8: a canary's <bench> needs repeat=\"2\" or "
-	    "more", h.tmp);
-	ck_assert_msg(strstr(err, want), "missing %s in\n%s", want, err);
+	has_error(err, "bad.xml", 8, "a canary's <bench> needs repeat=\"2\" or more");
 	free(err);
 	/* schema: an unknown step, with its line */
-	write_file("bad2.xml", "<?xml version=\"1.0\"?>\n<play name=\"b2\">\n"
+	err = play_errors("bad2.xml", "<?xml version=\"1.0\"?>\n<play name=\"b2\">\n"
 	    "  <apply profile=\"somax\"/>\n  <reboot/>\n  <verify profile=\"${nope}\"/>\n"
 	    "</play>\n");
-	rc = harness_knobctl(&h, NULL, &err, "play %s/bad2.xml", h.tmp);
-	ck_assert_int_eq(rc, 2);
-	snprintf(want, sizeof(want), "%s/bad2.xml:4: ", h.tmp);
-	ck_assert_msg(strstr(err, want), "missing %s in\n%s", want, err);
+	has_error(err, "bad2.xml", 4, "");
 	/* and the loader's own errors beside the schema's */
-	snprintf(want, sizeof(want), "%s/bad2.xml:5: unknown variable ${nope}", h.tmp);
-	ck_assert_msg(strstr(err, want), "missing %s in\n%s", want, err);
+	has_error(err, "bad2.xml", 5, "unknown variable ${nope}");
 	free(err);
 	/* not XML at all */
-	write_file("bad3.xml", "<play name=\"x\">\n<apply\n");
-	rc = harness_knobctl(&h, NULL, &err, "play %s/bad3.xml", h.tmp);
-	ck_assert_int_eq(rc, 2);
-	snprintf(want, sizeof(want), "%s/bad3.xml:", h.tmp);
-	ck_assert_msg(strstr(err, want), "missing %s in\n%s", want, err);
+	err = play_errors("bad3.xml", "<play name=\"x\">\n<apply\n");
+	has_error(err, "bad3.xml", -1, NULL);
+	free(err);
+	/* a play with no step is an error, not a play that does nothing */
+	err = play_errors("empty.xml", "<?xml version=\"1.0\"?>\n"
+	    "<play name=\"e\" nodes=\"@all\">\n  <description>hi</description>\n</play>\n");
+	has_error(err, "empty.xml", 2, "the play has no step");
+	free(err);
+	/* a schema error libxml gives no line for: the line of the element it
+	 * is about (not the first of that name) */
+	err = play_errors("bad4.xml", "<?xml version=\"1.0\"?>\n<play name=\"b4\" nodes=\"@all\">\n"
+	    "  <compare b=\"somax\"><bench kind=\"seq-write\" dir=\"/tmp\"/></compare>\n"
+	    "  <bench dir=\"/tmp\"/>\n</play>\n");
+	has_error(err, "bad4.xml", 4, "Element bench failed to validate attributes");
+	snprintf(want, sizeof(want), "%s/bad4.xml:0:", h.tmp);
+	ck_assert_msg(strstr(err, want) == NULL, "line 0 in\n%s", err);
 	free(err);
 	/* nothing ran */
 	ck_assert(!somax_is(0, "2345"));
