@@ -300,6 +300,20 @@ play_count(const char *s, size_t n)
 	return *end ? -1 : v;
 }
 
+int
+play_exceeds(const char *s, size_t nfailed, size_t n)
+{
+	char *end;
+	long v;
+
+	if (s == NULL || *s == '\0')
+		return nfailed > 0;
+	v = strtol(s, &end, 10);
+	if (*end == '%')	/* exact: no rounding of the allowance */
+		return (unsigned long long)nfailed * 100 > (unsigned long long)v * n;
+	return (long)nfailed > v;
+}
+
 /* The option of command ce with long name `name`, or NULL. */
 static const struct opt *
 cmd_opt(const struct cmd_entry *ce, const char *name)
@@ -775,7 +789,8 @@ const struct cmd_entry cmd_play_entry = {
 	CMD_NODES, play_opts, cmd_play,
 	"FILE is a path or the name of a shipped play (ansible-like-plays/).  -w overrides the\n"
 	"play's nodes=.  serial=\"4\" or \"25%\" rolls apply/verify/rollback out in batches;\n"
-	"max-fail=\"N\" or \"P%\" trips when the failed nodes EXCEED it (reaching it does not),\n"
+	"max-fail=\"N\" or \"P%\" trips when the failed nodes EXCEED it (reaching it does not;\n"
+	"P% is of the play's nodes, not rounded: 10% of 5 nodes trips at the first failure),\n"
 	"and then no new batch starts.  Unreachable nodes count as failed.\n"
 	"${ram_x2} is twice the largest RAM of the target nodes, ${cache_x2} twice the largest cache\n"
 	"they read through (the GPFS pagepool on GPFS nodes, else RAM): file sizes that beat the cache.",

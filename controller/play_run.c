@@ -6,7 +6,8 @@
  * Nodes: a node that fails a step (unreachable counts) is dropped from the
  * later steps.  apply / verify / rollback run in batches of serial= nodes;
  * after each batch, when the failed nodes EXCEED max-fail (reaching it does
- * not trip), no new batch starts and the step fails.  Without max-fail any
+ * not trip; "P%" exactly: more than P% of the play's nodes, not rounded),
+ * no new batch starts and the step fails.  Without max-fail any
  * failure trips.  A failed step stops the play unless on-failure="continue";
  * when the play stops, what it applied is rolled back unless keep="yes".
  * Exit status 0 only when every step succeeded on every node.
@@ -39,7 +40,8 @@ struct prun {
 	const struct strvec *nodes;
 	char *failed, *applied;	/* per node */
 	size_t nfailed;
-	long maxfail, serial;
+	const char *maxfail;	/* max-fail="N" or "P%" ("" 0) */
+	long serial;
 	int tripped, bad;
 	json_object *docs;	/* the play's bench runs, in order */
 	json_object *steps;	/* per step: name, line, status */
@@ -112,10 +114,10 @@ fail_node(struct prun *pr, const char *name, const char *why)
 static int
 check_trip(struct prun *pr)
 {
-	if (!pr->tripped && (long)pr->nfailed > pr->maxfail) {
+	if (!pr->tripped && play_exceeds(pr->maxfail, pr->nfailed, pr->nodes->n)) {
 		pr->tripped = 1;
-		say(pr, "  max-fail tripped: %zu failed node(s) exceed %ld; no new batch starts\n",
-		    pr->nfailed, pr->maxfail);
+		say(pr, "  max-fail tripped: %zu failed node(s) of %zu exceed %s; no new batch "
+		    "starts\n", pr->nfailed, pr->nodes->n, pr->maxfail[0] ? pr->maxfail : "0");
 	}
 	return pr->tripped;
 }
@@ -754,7 +756,7 @@ stop_rollback(struct prun *pr)
 	pr->nfailed = 0;
 	pr->tripped = 0;
 	pr->serial = 0;
-	pr->maxfail = (long)pr->nodes->n;
+	pr->maxfail = "100%";
 	step_tune(pr, "rollback", NULL, 0, pr->applied);
 }
 
@@ -793,14 +795,14 @@ play_run(struct ctl *ctl, struct play *pl, const struct strvec *nodes, int check
 
 	pr.failed = xcalloc(nodes->n + 1, 1);
 	pr.applied = xcalloc(nodes->n + 1, 1);
-	pr.maxfail = pl->max_fail[0] ? play_count(pl->max_fail, nodes->n) : 0;
+	pr.maxfail = pl->max_fail;
 	pr.serial = pl->serial[0] ? play_count(pl->serial, nodes->n) : 0;
 	pr.docs = json_object_new_array();
 	pr.steps = json_object_new_array();
 	pr.info = play_info(pl);
-	say(&pr, "play %s (%s)%s on %zu node(s) %s; serial %s, max-fail %ld (trips when more "
+	say(&pr, "play %s (%s)%s on %zu node(s) %s; serial %s, max-fail %s (trips when more "
 	    "nodes fail)\n", pl->name, pl->path, check ? " --check" : "", nodes->n, folded,
-	    pr.serial ? pl->serial : "all", pr.maxfail);
+	    pr.serial ? pl->serial : "all", pl->max_fail[0] ? pl->max_fail : "0");
 	for (size_t i = 0; i < pl->nsteps && !stopped; i++) {
 		const struct pstep *st = &pl->steps[i];
 		json_object *js = json_object_new_object();

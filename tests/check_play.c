@@ -177,8 +177,9 @@ END_TEST
 
 /* max-fail="1" with one unreachable node: it counts as failed, the play
  * goes on without it and exits 1; max-fail="0" (reaching 1 exceeds it)
- * stops at the first batch and rolls back what it applied; keep="yes"
- * leaves it applied. */
+ * stops at the first batch and rolls back what it applied; a percentage
+ * is exact: 1 of 3 nodes exceeds 10% (not rounded up to 1 node) but not
+ * 34%; keep="yes" leaves it applied. */
 START_TEST(play_max_fail_unreachable)
 {
 	json_object *doc, *failed;
@@ -219,6 +220,22 @@ START_TEST(play_max_fail_unreachable)
 	/* node01 and node02 applied, then the stop rolled them back */
 	ck_assert(!somax_is(0, "2345"));
 	ck_assert(!somax_is(1, "2345"));
+
+	/* max-fail="10%": 1 failed of 3 (33 %) exceeds it; "34%": it does not */
+	for (int pct = 10; pct <= 34; pct += 24) {
+		write_file("mp.xml", "<?xml version=\"1.0\"?>\n"
+		    "<play name=\"mfp\" nodes=\"@all\" max-fail=\"%d%%\">\n"
+		    "  <apply profile=\"somax\"/>\n  <rollback/>\n</play>\n", pct);
+		doc = need(harness_knobctl_json(&h, &rc, "--json --connect-timeout 2 play %s/mp.xml",
+		    h.tmp));
+		ck_assert_int_eq(rc, 1);
+		ck_assert_str_eq(cu_str(doc, "status"), pct == 10 ? "stopped" :
+		    "finished-with-failures");
+		ck_assert_str_eq(cu_str(json_object_array_get_idx(cu_get(doc, "steps"), 0), "status"),
+		    pct == 10 ? "failed" : "ok");
+		json_object_put(doc);
+		ck_assert(!somax_is(0, "2345"));
+	}
 
 	/* keep="yes": the applied profile stays */
 	write_file("mk.xml", "<?xml version=\"1.0\"?>\n"
