@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <json-c/json.h>
 
 #include "testutil.h"
@@ -248,6 +249,78 @@ START_TEST(play_max_fail_unreachable)
 	ck_assert(somax_is(1, "2345"));
 	ck_assert_int_eq(harness_knobctl(&h, NULL, NULL, "rollback -w node[01-02]"), 0);
 	ck_assert(!somax_is(0, "2345"));
+}
+END_TEST
+
+/* Does the file at path (arg) hold "== step 2/"? */
+static int
+at_step2(void *arg)
+{
+	char *t = access(arg, R_OK) == 0 ? cu_slurp(arg) : NULL;
+	int yes = t && strstr(t, "== step 2/") != NULL;
+
+	free(t);
+	return yes;
+}
+
+/* A play on node03 stopped with SIGSTOP (it takes connections, answers
+ * nothing), with max-fail="1": its apply times out, and it may still
+ * apply (the agent commits after the controller gave up), so when the
+ * play stops (the verify of another profile fails node01 and node02) its
+ * rollback takes node03 too; still not answering, node03 is said NOT
+ * rolled back, exit 1.  Then a <rollback/> step that times out on node03
+ * keeps node03 marked: the stop rollback tries it again. */
+START_TEST(play_stop_rolls_back_timed_out)
+{
+	char path[PATH_MAX + 16], *out = NULL;
+	pid_t pid;
+	int rc, st;
+
+	somax_profile();
+	write_file("other.xml", "<?xml version=\"1.0\"?>\n<profile name=\"other\">\n"
+	    "  <sysctl key=\"net.core.somaxconn\" value=\"3456\"/>\n</profile>\n");
+	write_file("to.xml", "<?xml version=\"1.0\"?>\n<play name=\"to\" nodes=\"@all\" "
+	    "max-fail=\"1\">\n  <apply profile=\"somax\"/>\n  <verify profile=\"other\"/>\n"
+	    "</play>\n");
+	ck_assert_int_eq(kill(h.node[2].pid, SIGSTOP), 0);
+	rc = harness_knobctl_logged(&h, &out, "--timeout 3 --connect-timeout 2 play %s/to.xml",
+	    h.tmp);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_msg(strstr(out, "rollback on every node an apply may have reached (3)") != NULL,
+	    "%s", out);
+	ck_assert_msg(strstr(out, "node03: NOT rolled back") != NULL, "%s", out);
+	free(out);
+	ck_assert(!somax_is(0, "2345"));
+	ck_assert(!somax_is(1, "2345"));
+	ck_assert_int_eq(kill(h.node[2].pid, SIGCONT), 0);
+	/* node03 answers again: whatever it did late, it goes back */
+	ck_assert_int_eq(harness_knobctl(&h, NULL, NULL, "rollback -w node03 --wait 20"), 0);
+	ck_assert(!somax_is(2, "2345"));
+
+	/* the rollback step times out on node03 (stopped during the bench) */
+	write_file("rb.xml", "<?xml version=\"1.0\"?>\n<play name=\"rb\" nodes=\"@all\" "
+	    "max-fail=\"1\">\n  <apply profile=\"somax\"/>\n"
+	    "  <bench kind=\"seq-write\" nodes=\"node[01-02]\" dir=\"%s\" threads=\"1\" bs=\"4k\" "
+	    "size=\"1m\" test-rate-iops=\"100\"/>\n"
+	    "  <rollback/>\n  <verify profile=\"somax\"/>\n</play>\n", data);
+	snprintf(path, sizeof(path), "%s/rb.out", h.tmp);
+	pid = harness_knobctl_bg(&h, path, NULL, "--timeout 3 --connect-timeout 2 play %s/rb.xml",
+	    h.tmp);
+	ck_assert_int_gt(pid, 0);
+	ck_assert_msg(cu_wait(at_step2, path, 30) >= 0, "the play never reached its bench");
+	ck_assert_int_eq(kill(h.node[2].pid, SIGSTOP), 0);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	out = cu_slurp(path);
+	fprintf(stderr, "%s\n", out);
+	ck_assert_int_eq(WEXITSTATUS(st), 1);
+	ck_assert_msg(strstr(out, "play stopped: rolling back what it applied") != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "rollback on every node an apply may have reached (1)") != NULL,
+	    "%s", out);
+	ck_assert_msg(strstr(out, "node03: NOT rolled back") != NULL, "%s", out);
+	free(out);
+	ck_assert_int_eq(kill(h.node[2].pid, SIGCONT), 0);
+	ck_assert_int_eq(harness_knobctl(&h, NULL, NULL, "rollback -w node03 --wait 20"), 0);
+	ck_assert(!somax_is(2, "2345"));
 }
 END_TEST
 
@@ -663,6 +736,7 @@ main(void)
 	tcase_add_test(tc, play_three_nodes);
 	tcase_add_test(tc, play_compare);
 	tcase_add_test(tc, play_max_fail_unreachable);
+	tcase_add_test(tc, play_stop_rolls_back_timed_out);
 	tcase_add_test(tc, play_check_writes_nothing);
 	tcase_add_test(tc, play_file_errors);
 	tcase_add_test(tc, play_stripe_count_at);
