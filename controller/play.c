@@ -28,6 +28,8 @@ struct ploader {
 	const char *path;
 	struct strvec names, values;	/* variables; -e wins over <var> */
 	struct strvec *errs;
+	xmlDocPtr doc;		/* while it is validated */
+	struct strvec unplaced;	/* schema errors without a line: element name, message */
 };
 
 static void perr(struct ploader *L, int line, const char *fmt, ...)
@@ -47,12 +49,14 @@ perr(struct ploader *L, int line, const char *fmt, ...)
 	free(m);
 }
 
-/* libxml2's parser and RelaxNG errors, with their line. */
+/* libxml2's parser and RelaxNG errors, with their line (the element's
+ * when the error has none, as RelaxNG's attribute errors do). */
 static void
 xml_err(void *arg, xmlErrorPtr e)
 {
 	struct ploader *L = arg;
 	char msg[512];
+	long line;
 
 	if (e == NULL || e->level == XML_ERR_WARNING)
 		return;
@@ -60,7 +64,91 @@ xml_err(void *arg, xmlErrorPtr e)
 	strtrim(msg);
 	if (strstr(msg, "failed to validate content") || strstr(msg, "got nothing"))
 		return;
-	perr(L, e->line, "%s", msg);
+	line = e->line;
+	if (line <= 0 && e->node != NULL)
+		line = xmlGetLineNo((xmlNodePtr)e->node);
+	if (line <= 0 && L->doc && e->str1) {
+		/* RelaxNG names the element, not which: placed after validation */
+		strvec_push(&L->unplaced, e->str1);
+		strvec_push(&L->unplaced, msg);
+		return;
+	}
+	perr(L, line > 0 ? (int)line : 0, "%s", msg);
+}
+
+/* Count the schema errors reading msg that name no node (arg: struct
+ * unplaced_count). */
+struct unplaced_count {
+	const char *msg;
+	int n;
+};
+
+static void
+count_unplaced_err(void *arg, xmlErrorPtr e)
+{
+	struct unplaced_count *c = arg;
+	char msg[512];
+
+	if (e == NULL || e->node != NULL || e->line > 0)
+		return;
+	snprintf(msg, sizeof(msg), "%s", e->message ? e->message : "error");
+	c->n += strcmp(strtrim(msg), c->msg) == 0;
+}
+
+/* How many errors reading msg, with no node, doc has against schema. */
+static int
+count_unplaced(xmlRelaxNGPtr schema, xmlDocPtr doc, const char *msg)
+{
+	xmlRelaxNGValidCtxtPtr vc = xmlRelaxNGNewValidCtxt(schema);
+	struct unplaced_count c = { msg, 0 };
+
+	if (vc == NULL)
+		return 0;
+	xmlRelaxNGSetValidStructuredErrors(vc, count_unplaced_err, &c);
+	(void)xmlRelaxNGValidateDoc(vc, doc);
+	xmlRelaxNGFreeValidCtxt(vc);
+	return c.n;
+}
+
+/* The k-th element named name under n (document order), or NULL; *k
+ * counts down. */
+static xmlNodePtr
+nth_elem(xmlNodePtr n, const char *name, long *k)
+{
+	for (xmlNodePtr r; n; n = n->next) {
+		if (n->type == XML_ELEMENT_NODE && strcmp((const char *)n->name, name) == 0 &&
+		    (*k)-- == 0)
+			return n;
+		if ((r = nth_elem(n->children, name, k)) != NULL)
+			return r;
+	}
+	return NULL;
+}
+
+/* The line of the element named name that a node-less schema error msg is
+ * about: the one whose removal takes that error away; 0 when none does. */
+static long
+place_error(xmlRelaxNGPtr schema, xmlDocPtr doc, const char *name, const char *msg)
+{
+	int base = count_unplaced(schema, doc, msg);
+
+	for (long i = 0;; i++) {
+		long k = i, kc = i;
+		xmlNodePtr orig = nth_elem(xmlDocGetRootElement(doc), name, &k), c;
+		xmlDocPtr cp;
+		int n;
+
+		if (orig == NULL || (cp = xmlCopyDoc(doc, 1)) == NULL)
+			return 0;
+		if ((c = nth_elem(xmlDocGetRootElement(cp), name, &kc)) != NULL) {
+			xmlUnlinkNode(c);
+			xmlFreeNode(c);
+		}
+		n = count_unplaced(schema, cp, msg);
+		xmlFreeDoc(cp);
+		if (n < base)
+			return xmlGetLineNo(orig);
+	}
 }
 
 /* The schema: next to the play, else ansible-like-plays/ (or plays/ when
@@ -92,26 +180,36 @@ find_schema(const char *path)
 	return cand;
 }
 
-static void
+/* Validate doc against the play schema, its errors into L; 1 when the doc
+ * does not follow it, 0 when it does, -1 when the schema did not load. */
+static int
 validate(struct ploader *L, xmlDocPtr doc)
 {
 	char *rng = find_schema(L->path);
 	xmlRelaxNGParserCtxtPtr pc = rng ? xmlRelaxNGNewParserCtxt(rng) : NULL;
 	xmlRelaxNGPtr schema = pc ? xmlRelaxNGParse(pc) : NULL;
 	xmlRelaxNGValidCtxtPtr vc = schema ? xmlRelaxNGNewValidCtxt(schema) : NULL;
+	int rc = -1;
 
 	if (vc == NULL)
 		perr(L, 0, "the play schema %s cannot be loaded", rng ? rng : PLAY_SCHEMA);
 	else {
 		xmlRelaxNGSetValidStructuredErrors(vc, xml_err, L);
-		(void)xmlRelaxNGValidateDoc(vc, doc);
+		L->doc = doc;
+		rc = xmlRelaxNGValidateDoc(vc, doc) != 0;
+		L->doc = NULL;
 		xmlRelaxNGFreeValidCtxt(vc);
+		for (size_t i = 0; i + 1 < L->unplaced.n; i += 2)
+			perr(L, (int)place_error(schema, doc, L->unplaced.v[i], L->unplaced.v[i + 1]),
+			    "%s", L->unplaced.v[i + 1]);
+		strvec_free(&L->unplaced);
 	}
 	if (schema)
 		xmlRelaxNGFree(schema);
 	if (pc)
 		xmlRelaxNGFreeParserCtxt(pc);
 	free(rng);
+	return rc;
 }
 
 static void
@@ -200,6 +298,20 @@ play_count(const char *s, size_t n)
 	if (*end == '%' && end[1] == '\0' && v <= 100)
 		return n && v ? ((long)n * v + 99) / 100 : 0;
 	return *end ? -1 : v;
+}
+
+int
+play_exceeds(const char *s, size_t nfailed, size_t n)
+{
+	char *end;
+	long v;
+
+	if (s == NULL || *s == '\0')
+		return nfailed > 0;
+	v = strtol(s, &end, 10);
+	if (*end == '%')	/* exact: no rounding of the allowance */
+		return (unsigned long long)nfailed * 100 > (unsigned long long)v * n;
+	return (long)nfailed > v;
 }
 
 /* The option of command ce with long name `name`, or NULL. */
@@ -448,6 +560,8 @@ parse_play(struct ploader *L, struct play *pl, xmlNodePtr root)
 				parse_step(L, &pl->steps[pl->nsteps++], n, step_names[i].kind);
 			}
 	}
+	if (pl->nsteps == 0)
+		perr(L, (int)xmlGetLineNo(root), "the play has no step");
 }
 
 struct play *
@@ -485,11 +599,17 @@ play_load(struct ctl *ctl, const char *path, const struct strvec *vars, struct s
 		if (errs->n == before)
 			perr(&L, 0, "not an XML document");
 	} else {
-		/* the schema's errors and the loader's own, all of them */
-		validate(&L, doc);
-		if (xmlDocGetRootElement(doc) &&
-		    strcmp((const char *)xmlDocGetRootElement(doc)->name, "play") == 0)
-			parse_play(&L, pl, xmlDocGetRootElement(doc));
+		/* the schema's errors and the loader's own, all of them; a schema
+		 * failure whose messages were all filtered still says so */
+		size_t mark = errs->n;
+		int invalid = validate(&L, doc) > 0;
+		xmlNodePtr root = xmlDocGetRootElement(doc);
+
+		if (root && strcmp((const char *)root->name, "play") == 0)
+			parse_play(&L, pl, root);
+		if (invalid && errs->n == mark)
+			perr(&L, root ? (int)xmlGetLineNo(root) : 0, "the play does not follow "
+			    "its schema (" PLAY_SCHEMA ")");
 		xmlFreeDoc(doc);
 	}
 	xmlSetStructuredErrorFunc(NULL, NULL);
@@ -669,7 +789,8 @@ const struct cmd_entry cmd_play_entry = {
 	CMD_NODES, play_opts, cmd_play,
 	"FILE is a path or the name of a shipped play (ansible-like-plays/).  -w overrides the\n"
 	"play's nodes=.  serial=\"4\" or \"25%\" rolls apply/verify/rollback out in batches;\n"
-	"max-fail=\"N\" or \"P%\" trips when the failed nodes EXCEED it (reaching it does not),\n"
+	"max-fail=\"N\" or \"P%\" trips when the failed nodes EXCEED it (reaching it does not;\n"
+	"P% is of the play's nodes, not rounded: 10% of 5 nodes trips at the first failure),\n"
 	"and then no new batch starts.  Unreachable nodes count as failed.\n"
 	"${ram_x2} is twice the largest RAM of the target nodes, ${cache_x2} twice the largest cache\n"
 	"they read through (the GPFS pagepool on GPFS nodes, else RAM): file sizes that beat the cache.",

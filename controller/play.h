@@ -53,6 +53,9 @@ void play_free(struct play *pl);
 /* "4" or "25%" of n (at least 1 for a percentage of a non-empty set);
  * -1 when s is malformed. */
 long play_count(const char *s, size_t n);
+/* Do nfailed of n nodes exceed max-fail s ("" 0, "N", or "P%": more than
+ * P% of n, exactly: nfailed * 100 > P * n)?  s is well formed. */
+int play_exceeds(const char *s, size_t nfailed, size_t n);
 
 /* Run (or with check, plan) the play on nodes; returns the exit status. */
 int play_run(struct ctl *ctl, struct play *pl, const struct strvec *nodes, int check);

@@ -6,9 +6,12 @@
  * Nodes: a node that fails a step (unreachable counts) is dropped from the
  * later steps.  apply / verify / rollback run in batches of serial= nodes;
  * after each batch, when the failed nodes EXCEED max-fail (reaching it does
- * not trip), no new batch starts and the step fails.  Without max-fail any
+ * not trip; "P%" exactly: more than P% of the play's nodes, not rounded),
+ * no new batch starts and the step fails.  Without max-fail any
  * failure trips.  A failed step stops the play unless on-failure="continue";
- * when the play stops, what it applied is rolled back unless keep="yes".
+ * when the play stops, what it applied is rolled back unless keep="yes":
+ * every node an apply may have reached (a timeout may still have applied),
+ * failed ones too; one not rolled back is said and fails the play.
  * Exit status 0 only when every step succeeded on every node.
  *
  * health runs `knobctl sweep` and drops the nodes it finds failing (slow,
@@ -37,9 +40,11 @@ struct prun {
 	struct play *pl;
 	int check;
 	const struct strvec *nodes;
-	char *failed, *applied;	/* per node */
+	char *failed;		/* per node */
+	char *applied;		/* per node: an apply may have landed there */
 	size_t nfailed;
-	long maxfail, serial;
+	const char *maxfail;	/* max-fail="N" or "P%" ("" 0) */
+	long serial;
 	int tripped, bad;
 	json_object *docs;	/* the play's bench runs, in order */
 	json_object *steps;	/* per step: name, line, status */
@@ -85,6 +90,16 @@ live_nodes(struct prun *pr, const char *sel, struct strvec *out)
 			strvec_push(out, pr->nodes->v[i]);
 }
 
+/* Is any node of sel (NULL: all) still in the play? */
+static int
+any_live(struct prun *pr, const char *sel)
+{
+	for (size_t i = 0; i < pr->nodes->n; i++)
+		if (!pr->failed[i] && (sel == NULL || sel[i]))
+			return 1;
+	return 0;
+}
+
 static void
 fail_node(struct prun *pr, const char *name, const char *why)
 {
@@ -102,10 +117,10 @@ fail_node(struct prun *pr, const char *name, const char *why)
 static int
 check_trip(struct prun *pr)
 {
-	if (!pr->tripped && (long)pr->nfailed > pr->maxfail) {
+	if (!pr->tripped && play_exceeds(pr->maxfail, pr->nfailed, pr->nodes->n)) {
 		pr->tripped = 1;
-		say(pr, "  max-fail tripped: %zu failed node(s) exceed %ld; no new batch starts\n",
-		    pr->nfailed, pr->maxfail);
+		say(pr, "  max-fail tripped: %zu failed node(s) of %zu exceed %s; no new batch "
+		    "starts\n", pr->nfailed, pr->nodes->n, pr->maxfail[0] ? pr->maxfail : "0");
 	}
 	return pr->tripped;
 }
@@ -159,15 +174,38 @@ static int
 is_error_status(const char *s)
 {
 	static const char *const bad[] = {
-		"failed", "drift", "timeout", "unreachable", "auth-failed", NULL,
+		"failed", "drift", "timeout", "unreachable", "auth-failed", "busy", NULL,
 	};
 
 	return in_set(s, bad);
 }
 
+/* After a real apply answered status s (rec: the node's JSON record): may
+ * the profile have landed?  Yes unless it definitely did not: busy or
+ * auth-failed (refused, or nothing sent), or an answer whose transaction
+ * never began (no txn_id: refused before writing) or was reverted in full
+ * (the agent's message says when some changes could NOT be).  A timeout
+ * may have applied: the agent commits after the controller gave up. */
+static int
+may_have_applied(const char *s, json_object *rec)
+{
+	static const char *const no[] = { "busy", "auth-failed", NULL };
+	static const char *const yes[] = { "ok", "changed", NULL };
+	json_object *ap = json_object_object_get(rec, "apply");
+
+	if (in_set(s, no))
+		return 0;
+	if (in_set(s, yes) || ap == NULL)
+		return 1;
+	if (js_str(ap, "txn_id")[0] == '\0')
+		return 0;
+	return !json_object_get_boolean(json_object_object_get(ap, "reverted")) ||
+	    strstr(js_str(ap, "message"), "could NOT") != NULL;
+}
+
 /* Per-node statuses of a command's JSON (under key, "status" for the tune
- * commands, "state" for sweep): failures (bad(status)) dropped, successes
- * of a real apply marked applied; a folded line per status. */
+ * commands, "state" for sweep): failures (bad(status)) dropped, nodes a
+ * real apply may have reached marked applied; a folded line per status. */
 static void
 take_statuses(struct prun *pr, json_object *doc, const struct strvec *asked, int applying,
     const char *key, int (*bad)(const char *))
@@ -195,7 +233,7 @@ take_statuses(struct prun *pr, json_object *doc, const struct strvec *asked, int
 		strvec_push(&who[k], name);
 		if (bad(s))
 			fail_node(pr, name, js_str(n, "detail")[0] ? js_str(n, "detail") : s);
-		else if (applying && idx >= 0)
+		if (applying && idx >= 0 && may_have_applied(s, n))
 			pr->applied[idx] = 1;
 	}
 	for (size_t k = 0; k < st.n; k++) {
@@ -255,6 +293,48 @@ step_tune(struct prun *pr, const char *verb, const char *profile, int check, con
 		strvec_free(&batch);
 	}
 	strvec_free(&live);
+	strvec_free(&argv);
+	return rc;
+}
+
+/* Roll back, in one batch, every node of sel (NULL: all) an apply of the
+ * play may have reached, failed ones too (they may have applied before
+ * they failed); those rolled back are no longer marked applied.  One that
+ * is not (still unreachable, busy, failed) is said and fails the play:
+ * its profile may still be there.  0, or -1 when one was not. */
+static int
+rollback_applied(struct prun *pr, const char *sel)
+{
+	static const char *const done[] = { "ok", "changed", NULL };
+	struct strvec who = { 0 }, argv = { 0 };
+	json_object *doc = NULL, *recs;
+	int rc = 0;
+
+	for (size_t i = 0; i < pr->nodes->n; i++)
+		if (pr->applied[i] && (sel == NULL || sel[i]))
+			strvec_push(&who, pr->nodes->v[i]);
+	if (who.n == 0)
+		return 0;
+	strvec_push(&argv, "rollback");
+	say(pr, "  knobctl rollback on every node an apply may have reached (%zu)\n", who.n);
+	(void)sub_run(pr, &argv, &who, &doc);
+	take_statuses(pr, doc, &who, 0, "status", is_error_status);
+	recs = json_object_object_get(doc, "nodes");
+	for (size_t i = 0; recs && i < json_object_array_length(recs); i++) {
+		json_object *n = json_object_array_get_idx(recs, i);
+		long idx = node_index(pr, js_str(n, "node"));
+
+		if (idx >= 0 && in_set(js_str(n, "status"), done))
+			pr->applied[idx] = 0;
+	}
+	for (size_t i = 0; i < who.n; i++)
+		if (pr->applied[node_index(pr, who.v[i])]) {
+			say(pr, "  %s: NOT rolled back: the profile may still be there\n", who.v[i]);
+			pr->bad = 1;
+			rc = -1;
+		}
+	json_object_put(doc);
+	strvec_free(&who);
 	strvec_free(&argv);
 	return rc;
 }
@@ -510,8 +590,8 @@ step_compare(struct prun *pr, const struct pstep *st, const char *sel, const cha
 		rc |= step_tune(pr, "apply", st->profile, pr->check, tsel);
 	if (rc == 0)
 		rc |= run_benches(pr, st, st->label_b, sel, b);
-	if (!pr->check)
-		rc |= step_tune(pr, "rollback", NULL, 0, tsel);
+	if (!pr->check)		/* nodes that failed on the way too */
+		rc |= rollback_applied(pr, tsel);
 	if (!pr->check)
 		compare_pairs(pr, a, b, st->nsub, &worse, &unjudged, NULL);
 	free(a);
@@ -564,9 +644,13 @@ step_canary(struct prun *pr, const struct pstep *st, const char *sel)
 			    "runs a side, or runs that are not comparable: above): no evidence that "
 			    "%s is not worse; rolling the canaries back, no roll-out\n", unjudged,
 			    st->profile);
-		step_tune(pr, "rollback", NULL, 0, canary);
-		for (i = 0; i < pr->nodes->n; i++)
-			pr->applied[i] = canary[i] ? 0 : pr->applied[i];
+		rollback_applied(pr, canary);	/* failed canaries too */
+		goto out;
+	}
+	if (!any_live(pr, rest)) {
+		say(pr, " canary verdict: no point worse: no node left to roll out to: the "
+		    "canaries have it\n");
+		rc = 0;
 		goto out;
 	}
 	say(pr, " canary verdict: no point worse: rolling %s out to the rest\n", st->profile);
@@ -702,8 +786,9 @@ run_step(struct prun *pr, const struct pstep *st)
 			break;
 		}
 		rc = step_tune(pr, "rollback", NULL, 0, sel);
+		/* a node whose rollback failed (or that failed before) keeps its mark */
 		for (size_t i = 0; i < pr->nodes->n; i++)
-			pr->applied[i] = sel && !sel[i] ? pr->applied[i] : 0;
+			pr->applied[i] = (sel && !sel[i]) || pr->failed[i] ? pr->applied[i] : 0;
 		break;
 	case PS_BENCH: step_bench(pr, st, NULL, sel, &rc); break;
 	case PS_COMPARE: rc = step_compare(pr, st, sel, tsel ? tsel : sel); break;
@@ -734,13 +819,7 @@ stop_rollback(struct prun *pr)
 		return;
 	}
 	say(pr, "play stopped: rolling back what it applied\n");
-	/* failed nodes too: they may have applied before they failed */
-	memset(pr->failed, 0, pr->nodes->n);
-	pr->nfailed = 0;
-	pr->tripped = 0;
-	pr->serial = 0;
-	pr->maxfail = (long)pr->nodes->n;
-	step_tune(pr, "rollback", NULL, 0, pr->applied);
+	rollback_applied(pr, NULL);
 }
 
 /* The play as every run it makes records it: name, file, content, its
@@ -778,14 +857,14 @@ play_run(struct ctl *ctl, struct play *pl, const struct strvec *nodes, int check
 
 	pr.failed = xcalloc(nodes->n + 1, 1);
 	pr.applied = xcalloc(nodes->n + 1, 1);
-	pr.maxfail = pl->max_fail[0] ? play_count(pl->max_fail, nodes->n) : 0;
+	pr.maxfail = pl->max_fail;
 	pr.serial = pl->serial[0] ? play_count(pl->serial, nodes->n) : 0;
 	pr.docs = json_object_new_array();
 	pr.steps = json_object_new_array();
 	pr.info = play_info(pl);
-	say(&pr, "play %s (%s)%s on %zu node(s) %s; serial %s, max-fail %ld (trips when more "
+	say(&pr, "play %s (%s)%s on %zu node(s) %s; serial %s, max-fail %s (trips when more "
 	    "nodes fail)\n", pl->name, pl->path, check ? " --check" : "", nodes->n, folded,
-	    pr.serial ? pl->serial : "all", pr.maxfail);
+	    pr.serial ? pl->serial : "all", pl->max_fail[0] ? pl->max_fail : "0");
 	for (size_t i = 0; i < pl->nsteps && !stopped; i++) {
 		const struct pstep *st = &pl->steps[i];
 		json_object *js = json_object_new_object();

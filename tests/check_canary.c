@@ -15,7 +15,10 @@
  *    value; the profile makes it slow, points are worse (Welch at 95 %):
  *    the canary is rolled back (the original values come back), the rest
  *    is never touched, the play exits 1 with the verdict table as the
- *    reason. */
+ *    reason;
+ *  - canary_covers_every_node: a one-node play, so the canary is every
+ *    live node: with no point worse there is no one left to roll out to,
+ *    the step succeeds and the canary keeps the profile. */
 #include <check.h>
 #include <signal.h>
 #include <stdio.h>
@@ -287,6 +290,41 @@ START_TEST(canary_worse_rolls_back)
 }
 END_TEST
 
+/* The canary is every live node (a one-node play): no point worse, nobody
+ * left to roll out to: the step succeeds, the profile stays on the canary. */
+START_TEST(canary_covers_every_node)
+{
+	char *out = NULL, *ap;
+	long somax0 = somax(0);
+	int rc;
+
+	ck_assert_int_eq(harness_sh("echo 4 > /sys/block/%s/queue/max_sectors_kb", loopdev), 0);
+	profile("fast", 1024);
+	write_file("one.xml", "<?xml version=\"1.0\"?>\n"
+	    "<play name=\"canary-one\" nodes=\"node01\">\n"
+	    "  <canary profile=\"fast\" canary=\"1\">\n"
+	    "    <bench kind=\"seq\" dir=\"%s\" threads=\"1\" bs=\"16m\" size=\"128m\" direct=\"yes\" "
+	    "repeat=\"5\"/>\n"
+	    "  </canary>\n</play>\n", data);
+	rc = harness_knobctl_logged(&h, &out, "play %s/one.xml", h.tmp);
+	ck_assert_msg(rc == 0, "%s", out);
+	ck_assert_ptr_nonnull(strstr(out, "canary: 1 of 1 node(s)"));
+	ck_assert_msg(strstr(out, "canary verdict: no point worse: no node left to roll out to: "
+	    "the canaries have it") != NULL, "%s", out);
+	ck_assert_ptr_null(strstr(out, "play stopped"));
+	free(out);
+	ck_assert_int_eq(queue_attr("max_sectors_kb"), 1024);
+	ck_assert_int_eq(somax(0), 2345);
+	ap = active_profile(0);
+	ck_assert_str_eq(ap, "fast");
+	free(ap);
+	rc = harness_knobctl(&h, &out, NULL, "rollback -w node01");
+	ck_assert_int_eq(rc, 0);
+	free(out);
+	ck_assert_int_eq(somax(0), somax0);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -297,6 +335,7 @@ main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, canary_rolls_out);
 	tcase_add_test(tc, canary_worse_rolls_back);
+	tcase_add_test(tc, canary_covers_every_node);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }

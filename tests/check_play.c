@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <json-c/json.h>
 
 #include "testutil.h"
@@ -177,8 +178,9 @@ END_TEST
 
 /* max-fail="1" with one unreachable node: it counts as failed, the play
  * goes on without it and exits 1; max-fail="0" (reaching 1 exceeds it)
- * stops at the first batch and rolls back what it applied; keep="yes"
- * leaves it applied. */
+ * stops at the first batch and rolls back what it applied; a percentage
+ * is exact: 1 of 3 nodes exceeds 10% (not rounded up to 1 node) but not
+ * 34%; keep="yes" leaves it applied. */
 START_TEST(play_max_fail_unreachable)
 {
 	json_object *doc, *failed;
@@ -220,6 +222,22 @@ START_TEST(play_max_fail_unreachable)
 	ck_assert(!somax_is(0, "2345"));
 	ck_assert(!somax_is(1, "2345"));
 
+	/* max-fail="10%": 1 failed of 3 (33 %) exceeds it; "34%": it does not */
+	for (int pct = 10; pct <= 34; pct += 24) {
+		write_file("mp.xml", "<?xml version=\"1.0\"?>\n"
+		    "<play name=\"mfp\" nodes=\"@all\" max-fail=\"%d%%\">\n"
+		    "  <apply profile=\"somax\"/>\n  <rollback/>\n</play>\n", pct);
+		doc = need(harness_knobctl_json(&h, &rc, "--json --connect-timeout 2 play %s/mp.xml",
+		    h.tmp));
+		ck_assert_int_eq(rc, 1);
+		ck_assert_str_eq(cu_str(doc, "status"), pct == 10 ? "stopped" :
+		    "finished-with-failures");
+		ck_assert_str_eq(cu_str(json_object_array_get_idx(cu_get(doc, "steps"), 0), "status"),
+		    pct == 10 ? "failed" : "ok");
+		json_object_put(doc);
+		ck_assert(!somax_is(0, "2345"));
+	}
+
 	/* keep="yes": the applied profile stays */
 	write_file("mk.xml", "<?xml version=\"1.0\"?>\n"
 	    "<play name=\"mfk\" nodes=\"@all\" keep=\"yes\">\n"
@@ -231,6 +249,78 @@ START_TEST(play_max_fail_unreachable)
 	ck_assert(somax_is(1, "2345"));
 	ck_assert_int_eq(harness_knobctl(&h, NULL, NULL, "rollback -w node[01-02]"), 0);
 	ck_assert(!somax_is(0, "2345"));
+}
+END_TEST
+
+/* Does the file at path (arg) hold "== step 2/"? */
+static int
+at_step2(void *arg)
+{
+	char *t = access(arg, R_OK) == 0 ? cu_slurp(arg) : NULL;
+	int yes = t && strstr(t, "== step 2/") != NULL;
+
+	free(t);
+	return yes;
+}
+
+/* A play on node03 stopped with SIGSTOP (it takes connections, answers
+ * nothing), with max-fail="1": its apply times out, and it may still
+ * apply (the agent commits after the controller gave up), so when the
+ * play stops (the verify of another profile fails node01 and node02) its
+ * rollback takes node03 too; still not answering, node03 is said NOT
+ * rolled back, exit 1.  Then a <rollback/> step that times out on node03
+ * keeps node03 marked: the stop rollback tries it again. */
+START_TEST(play_stop_rolls_back_timed_out)
+{
+	char path[PATH_MAX + 16], *out = NULL;
+	pid_t pid;
+	int rc, st;
+
+	somax_profile();
+	write_file("other.xml", "<?xml version=\"1.0\"?>\n<profile name=\"other\">\n"
+	    "  <sysctl key=\"net.core.somaxconn\" value=\"3456\"/>\n</profile>\n");
+	write_file("to.xml", "<?xml version=\"1.0\"?>\n<play name=\"to\" nodes=\"@all\" "
+	    "max-fail=\"1\">\n  <apply profile=\"somax\"/>\n  <verify profile=\"other\"/>\n"
+	    "</play>\n");
+	ck_assert_int_eq(kill(h.node[2].pid, SIGSTOP), 0);
+	rc = harness_knobctl_logged(&h, &out, "--timeout 3 --connect-timeout 2 play %s/to.xml",
+	    h.tmp);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_msg(strstr(out, "rollback on every node an apply may have reached (3)") != NULL,
+	    "%s", out);
+	ck_assert_msg(strstr(out, "node03: NOT rolled back") != NULL, "%s", out);
+	free(out);
+	ck_assert(!somax_is(0, "2345"));
+	ck_assert(!somax_is(1, "2345"));
+	ck_assert_int_eq(kill(h.node[2].pid, SIGCONT), 0);
+	/* node03 answers again: whatever it did late, it goes back */
+	ck_assert_int_eq(harness_knobctl(&h, NULL, NULL, "rollback -w node03 --wait 20"), 0);
+	ck_assert(!somax_is(2, "2345"));
+
+	/* the rollback step times out on node03 (stopped during the bench) */
+	write_file("rb.xml", "<?xml version=\"1.0\"?>\n<play name=\"rb\" nodes=\"@all\" "
+	    "max-fail=\"1\">\n  <apply profile=\"somax\"/>\n"
+	    "  <bench kind=\"seq-write\" nodes=\"node[01-02]\" dir=\"%s\" threads=\"1\" bs=\"4k\" "
+	    "size=\"1m\" test-rate-iops=\"100\"/>\n"
+	    "  <rollback/>\n  <verify profile=\"somax\"/>\n</play>\n", data);
+	snprintf(path, sizeof(path), "%s/rb.out", h.tmp);
+	pid = harness_knobctl_bg(&h, path, NULL, "--timeout 3 --connect-timeout 2 play %s/rb.xml",
+	    h.tmp);
+	ck_assert_int_gt(pid, 0);
+	ck_assert_msg(cu_wait(at_step2, path, 30) >= 0, "the play never reached its bench");
+	ck_assert_int_eq(kill(h.node[2].pid, SIGSTOP), 0);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	out = cu_slurp(path);
+	fprintf(stderr, "%s\n", out);
+	ck_assert_int_eq(WEXITSTATUS(st), 1);
+	ck_assert_msg(strstr(out, "play stopped: rolling back what it applied") != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "rollback on every node an apply may have reached (1)") != NULL,
+	    "%s", out);
+	ck_assert_msg(strstr(out, "node03: NOT rolled back") != NULL, "%s", out);
+	free(out);
+	ck_assert_int_eq(kill(h.node[2].pid, SIGCONT), 0);
+	ck_assert_int_eq(harness_knobctl(&h, NULL, NULL, "rollback -w node03 --wait 20"), 0);
+	ck_assert(!somax_is(2, "2345"));
 }
 END_TEST
 
@@ -303,14 +393,47 @@ START_TEST(play_check_writes_nothing)
 }
 END_TEST
 
+static char *play_errors(const char *file, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* h.tmp/FILE with the formatted text, then knobctl play on it: it exits
+ * 2; its stderr (caller frees). */
+static char *
+play_errors(const char *file, const char *fmt, ...)
+{
+	char *err = NULL, *text;
+	va_list ap;
+
+	va_start(ap, fmt);
+	ck_assert_int_ge(vasprintf(&text, fmt, ap), 0);
+	va_end(ap);
+	write_file(file, "%s", text);
+	free(text);
+	ck_assert_int_eq(harness_knobctl(&h, NULL, &err, "play %s/%s", h.tmp, file), 2);
+	ck_assert_ptr_nonnull(err);
+	return err;
+}
+
+/* err has "h.tmp/FILE:LINE: msg" (LINE < 0: "h.tmp/FILE:" alone). */
+static void
+has_error(const char *err, const char *file, int line, const char *msg)
+{
+	char want[PATH_MAX + 256];
+
+	if (line < 0)
+		snprintf(want, sizeof(want), "%s/%s:", h.tmp, file);
+	else
+		snprintf(want, sizeof(want), "%s/%s:%d: %s", h.tmp, file, line, msg);
+	ck_assert_msg(strstr(err, want), "missing %s in\n%s", want, err);
+}
+
 /* Every error in a play file as file:line: message, before anything runs. */
 START_TEST(play_file_errors)
 {
-	char *err = NULL, want[PATH_MAX + 64];
-	int rc;
+	char *err, want[PATH_MAX + 64];
 
 	somax_profile();
-	write_file("bad.xml", "<?xml version=\"1.0\"?>\n"
+	err = play_errors("bad.xml", "<?xml version=\"1.0\"?>\n"
 	    "<play name=\"bad\" nodes=\"@all\" serial=\"0\">\n"		/* 2 */
 	    "  <apply profile=\"no-such-profile\"/>\n"			/* 3 */
 	    "  <bench kind=\"seq\" dir=\"${nodir}\" threads=\"1\"/>\n"	/* 4 */
@@ -320,41 +443,39 @@ START_TEST(play_file_errors)
 	    "    <bench kind=\"seq\" dir=\"/tmp\" threads=\"1\"/>\n"	/* 8 */
 	    "  </canary>\n"
 	    "</play>\n");
-	rc = harness_knobctl(&h, NULL, &err, "play %s/bad.xml", h.tmp);
-	ck_assert_int_eq(rc, 2);
-	snprintf(want, sizeof(want), "%s/bad.xml:2: serial=\"0\"", h.tmp);
-	ck_assert_msg(strstr(err, want), "missing %s in\n%s", want, err);
-	snprintf(want, sizeof(want), "%s/bad.xml:3: profile 'no-such-profile' not found", h.tmp);
-	ck_assert_msg(strstr(err, want), "missing %s in\n%s", want, err);
-	snprintf(want, sizeof(want), "%s/bad.xml:4: unknown variable ${nodir}", h.tmp);
-	ck_assert_msg(strstr(err, want), "missing %s in\n%s", want, err);
-	snprintf(want, sizeof(want), "%s/bad.xml:5: <bench> has no option 'bogus'", h.tmp);
-	ck_assert_msg(strstr(err, want), "missing %s in\n%s", want, err);
-	snprintf(want, sizeof(want), "%s/bad.xml:6: bench: bad value '12q'", h.tmp);
-	ck_assert_msg(strstr(err, want), "missing %s in\n%s", want, err);
+	has_error(err, "bad.xml", 2, "serial=\"0\"");
+	has_error(err, "bad.xml", 3, "profile 'no-such-profile' not found");
+	has_error(err, "bad.xml", 4, "unknown variable ${nodir}");
+	has_error(err, "bad.xml", 5, "<bench> has no option 'bogus'");
+	has_error(err, "bad.xml", 6, "bench: bad value '12q'");
 	/* a canary that could never find a point worse (one run a side) */
-	snprintf(want, sizeof(want), "%s/bad.xml:8: a canary's <bench> needs repeat=\"2\" or "
-	    "more", h.tmp);
-	ck_assert_msg(strstr(err, want), "missing %s in\n%s", want, err);
+	has_error(err, "bad.xml", 8, "a canary's <bench> needs repeat=\"2\" or more");
 	free(err);
 	/* schema: an unknown step, with its line */
-	write_file("bad2.xml", "<?xml version=\"1.0\"?>\n<play name=\"b2\">\n"
+	err = play_errors("bad2.xml", "<?xml version=\"1.0\"?>\n<play name=\"b2\">\n"
 	    "  <apply profile=\"somax\"/>\n  <reboot/>\n  <verify profile=\"${nope}\"/>\n"
 	    "</play>\n");
-	rc = harness_knobctl(&h, NULL, &err, "play %s/bad2.xml", h.tmp);
-	ck_assert_int_eq(rc, 2);
-	snprintf(want, sizeof(want), "%s/bad2.xml:4: ", h.tmp);
-	ck_assert_msg(strstr(err, want), "missing %s in\n%s", want, err);
+	has_error(err, "bad2.xml", 4, "");
 	/* and the loader's own errors beside the schema's */
-	snprintf(want, sizeof(want), "%s/bad2.xml:5: unknown variable ${nope}", h.tmp);
-	ck_assert_msg(strstr(err, want), "missing %s in\n%s", want, err);
+	has_error(err, "bad2.xml", 5, "unknown variable ${nope}");
 	free(err);
 	/* not XML at all */
-	write_file("bad3.xml", "<play name=\"x\">\n<apply\n");
-	rc = harness_knobctl(&h, NULL, &err, "play %s/bad3.xml", h.tmp);
-	ck_assert_int_eq(rc, 2);
-	snprintf(want, sizeof(want), "%s/bad3.xml:", h.tmp);
-	ck_assert_msg(strstr(err, want), "missing %s in\n%s", want, err);
+	err = play_errors("bad3.xml", "<play name=\"x\">\n<apply\n");
+	has_error(err, "bad3.xml", -1, NULL);
+	free(err);
+	/* a play with no step is an error, not a play that does nothing */
+	err = play_errors("empty.xml", "<?xml version=\"1.0\"?>\n"
+	    "<play name=\"e\" nodes=\"@all\">\n  <description>hi</description>\n</play>\n");
+	has_error(err, "empty.xml", 2, "the play has no step");
+	free(err);
+	/* a schema error libxml gives no line for: the line of the element it
+	 * is about (not the first of that name) */
+	err = play_errors("bad4.xml", "<?xml version=\"1.0\"?>\n<play name=\"b4\" nodes=\"@all\">\n"
+	    "  <compare b=\"somax\"><bench kind=\"seq-write\" dir=\"/tmp\"/></compare>\n"
+	    "  <bench dir=\"/tmp\"/>\n</play>\n");
+	has_error(err, "bad4.xml", 4, "Element bench failed to validate attributes");
+	snprintf(want, sizeof(want), "%s/bad4.xml:0:", h.tmp);
+	ck_assert_msg(strstr(err, want) == NULL, "line 0 in\n%s", err);
 	free(err);
 	/* nothing ran */
 	ck_assert(!somax_is(0, "2345"));
@@ -615,6 +736,7 @@ main(void)
 	tcase_add_test(tc, play_three_nodes);
 	tcase_add_test(tc, play_compare);
 	tcase_add_test(tc, play_max_fail_unreachable);
+	tcase_add_test(tc, play_stop_rolls_back_timed_out);
 	tcase_add_test(tc, play_check_writes_nothing);
 	tcase_add_test(tc, play_file_errors);
 	tcase_add_test(tc, play_stripe_count_at);
