@@ -1889,6 +1889,7 @@ job_lock(struct work *w, uint32_t wait_s, uint64_t *token)
 	struct job *j = w->arg;
 	int rc;
 
+	wait_s = wait_s < WAIT_MAX_S ? wait_s : WAIT_MAX_S;	/* and * 1000 fits */
 	if ((rc = tune_lock_take(w->a, j->owner, TUNE_LEASE_MS, wait_s * 1000u, &j->cancelled,
 	    token, j->why, sizeof(j->why))) == 0)
 		return 0;

@@ -16,6 +16,8 @@
 				 * behind an unsent frame means the peer
 				 * does not read; conn_queue_frame refuses */
 #define WIRE_VERSION KNOB__VERSION__VERSION_1
+#define WAIT_MAX_S 86400u	/* an apply's or rollback's wait_s for the tuning
+				 * lock: knobctl refuses more, the agent caps it */
 /* What one frame may decode to (frame_decode_budget): a floor plus a
  * multiple of the frame's length; the reasons are in wire.c. */
 #define FRAME_DECODE_FLOOR (16u << 20)

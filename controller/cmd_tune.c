@@ -206,7 +206,7 @@ static const struct opt apply_opts[] = {
 	    "apply the other keys after one fails (default: revert the node)", 0 },
 	{ O_STACK, "stack", OPT_NOARG, NULL,
 	    "keep the active profile's other keys (active becomes A+B; default: switch)", 0 },
-	{ O_WAIT, "wait", OPT_ARG, "S", "queue up to S seconds for a node's tuning lock (default: busy)", 0 },
+	{ O_WAIT, "wait", OPT_ARG, "S", "queue up to S seconds (at most 86400) for a node's tuning lock (default: busy)", 0 },
 	{ O_PAUSE, "test-pause-ms", OPT_ARG, "MS", "(tests) pause at the journal pause points", OPT_HIDDEN },
 	{ O_PAUSE_AT, "test-pause-at", OPT_ARG, "POINT", "(tests) pause only at this point", OPT_HIDDEN },
 	OPT_END
@@ -215,7 +215,7 @@ static const struct opt apply_opts[] = {
 static const struct opt rollback_opts[] = {
 	{ O_FORCE, "force", OPT_NOARG, NULL,
 	    "also restore keys changed since knob set them (changed-since)", 0 },
-	{ O_WAIT, "wait", OPT_ARG, "S", "queue up to S seconds for a node's tuning lock (default: busy)", 0 },
+	{ O_WAIT, "wait", OPT_ARG, "S", "queue up to S seconds (at most 86400) for a node's tuning lock (default: busy)", 0 },
 	{ O_PAUSE, "test-pause-ms", OPT_ARG, "MS", "(tests) pause after the first restore", OPT_HIDDEN },
 	OPT_END
 };
@@ -237,7 +237,10 @@ parse_tune_args(struct ctl *ctl, int argc, char **argv, int want_profile, const 
 		case O_FORCE: o->force = 1; break;
 		case O_PAUSE_AT: o->pause_at = optarg; break;
 		case O_PAUSE: o->pause_ms = (unsigned)strtoul(optarg, NULL, 10); break;
-		case O_WAIT: o->wait_s = (unsigned)strtoul(optarg, NULL, 10); break;
+		case O_WAIT:
+			if (opt_parse_uint(optarg, 0, WAIT_MAX_S, NULL, &o->wait_s) < 0)
+				return opt_bad_value(ctl, "--wait (seconds, 0 to 86400)"), -1;
+			break;
 		default: return -1;
 		}
 	}

@@ -167,6 +167,10 @@ START_TEST(usage_errors)
 		{ "ping -w n1 --connect-timeout 86401", 2,
 		    "bad --connect-timeout (seconds, 0.001 to 86400) '86401'", 0 },
 		{ "ping", 2, "no targets: use -w NODESET or -a", 0 },
+		/* the agent's lock wait is in 32-bit milliseconds: 4294968 s
+		 * wrapped to 0.7 s; a typo waited nothing */
+		{ "apply p -w n1 --wait 4294968", 2, "bad --wait (seconds, 0 to 86400) '4294968'", 0 },
+		{ "rollback -w n1 --wait 10m", 2, "bad --wait (seconds, 0 to 86400) '10m'", 0 },
 		/* verify does not take apply's options */
 		{ "verify p --check -w n1", 2, "unknown option --check", 0 },
 		/* --help wins over other errors on the line, as with most tools */
