@@ -697,10 +697,12 @@ twice_gib(uint64_t kb, char *buf, size_t len)
 /* From the nodes' facts: ${ram_x2}, twice the largest RAM, and
  * ${cache_x2}, twice the largest cache a node reads through: its GPFS
  * pagepool where it has GPFS mounted (GPFS does not cache data in the
- * page cache), its RAM elsewhere.  Rounded up to GiB; "" when no node
- * answers.  The file sizes of the shipped sweeps. */
+ * page cache), its RAM elsewhere.  Rounded up to GiB, from the nodes that
+ * answer ("" when none does; the others into silent).  The file sizes of
+ * the shipped sweeps. */
 static void
-cache_vars(struct ctl *ctl, const struct strvec *nodes, char *ram, char *cache, size_t len)
+cache_vars(struct ctl *ctl, const struct strvec *nodes, char *ram, char *cache, size_t len,
+    struct strvec *silent)
 {
 	Knob__Envelope env = KNOB__ENVELOPE__INIT;
 	Knob__FactsRequest req = KNOB__FACTS_REQUEST__INIT;
@@ -716,8 +718,10 @@ cache_vars(struct ctl *ctl, const struct strvec *nodes, char *ram, char *cache, 
 			Knob__Envelope *r = fo.nodes[i].reply;
 			uint64_t c;
 
-			if (r == NULL || r->body_case != KNOB__ENVELOPE__BODY_FACTS)
+			if (r == NULL || r->body_case != KNOB__ENVELOPE__BODY_FACTS) {
+				strvec_push(silent, fo.nodes[i].name);
 				continue;
+			}
 			kb = r->facts->mem_total_kb > kb ? r->facts->mem_total_kb : kb;
 			c = r->facts->gpfs_pagepool_bytes ? r->facts->gpfs_pagepool_bytes / 1024 :
 			    r->facts->mem_total_kb;
@@ -730,10 +734,32 @@ cache_vars(struct ctl *ctl, const struct strvec *nodes, char *ram, char *cache, 
 		twice_gib(ckb, cache, len);
 }
 
+/* A second load that failed only because ${ram_x2} or ${cache_x2} had
+ * no node's facts: the nodes that did not answer are the cause, not the
+ * file.  Then errs says so instead (exit 1); else 2 (the file's errors). */
+static int
+facts_missing(struct strvec *errs, const struct strvec *silent)
+{
+	char *folded;
+
+	if (silent->n == 0)
+		return 2;
+	for (size_t i = 0; i < errs->n; i++)
+		if (!strstr(errs->v[i], "${ram_x2}") && !strstr(errs->v[i], "${cache_x2}") &&
+		    !strstr(errs->v[i], ": bad value ''"))
+			return 2;
+	folded = nodeset_fold(silent->v, silent->n);
+	strvec_free(errs);
+	strvec_push_owned(errs, xasprintf("knobctl play: ${ram_x2} and ${cache_x2} come from the "
+	    "nodes' facts, and no node answered: %s (%zu) did not answer", folded, silent->n));
+	free(folded);
+	return 1;
+}
+
 int
 cmd_play(struct ctl *ctl, int argc, char **argv)
 {
-	struct strvec vars = { 0 }, errs = { 0 }, nodes = { 0 };
+	struct strvec vars = { 0 }, errs = { 0 }, nodes = { 0 }, silent = { 0 };
 	struct play *pl = NULL;
 	char *path = NULL, ram[32], cache[32];
 	int ch, check = 0, rc = 2;
@@ -760,7 +786,7 @@ cmd_play(struct ctl *ctl, int argc, char **argv)
 		strvec_push(&ctl->w, pl->nodes);
 	if (ctl_targets(ctl, &nodes) < 0)
 		goto out;
-	cache_vars(ctl, &nodes, ram, cache, sizeof(ram));
+	cache_vars(ctl, &nodes, ram, cache, sizeof(ram), &silent);
 	free(vars.v[--vars.n]);
 	free(vars.v[--vars.n]);
 	if (ram[0])
@@ -768,8 +794,10 @@ cmd_play(struct ctl *ctl, int argc, char **argv)
 	if (cache[0])
 		strvec_push_owned(&vars, xasprintf("cache_x2=%s", cache));
 	play_free(pl);
-	if ((pl = play_load(ctl, path, &vars, &errs)) == NULL)
+	if ((pl = play_load(ctl, path, &vars, &errs)) == NULL) {
+		rc = facts_missing(&errs, &silent);
 		goto errors;
+	}
 	rc = play_run(ctl, pl, &nodes, check);
 	goto out;
 errors:
@@ -781,6 +809,7 @@ out:
 	strvec_free(&vars);
 	strvec_free(&errs);
 	strvec_free(&nodes);
+	strvec_free(&silent);
 	return rc;
 }
 

@@ -642,6 +642,16 @@ START_TEST(play_cache_x2)
 	    out);
 	free(out);
 	free(err);
+	/* no node answers: the nodes are the cause, not the file (exit 1;
+	 * before, exit 2 with "cache.xml:3: unknown variable ${cache_x2}") */
+	harness_agent_stop(&h, 1, SIGKILL);
+	rc = harness_knobctl(&h, &out, &err, "play %s/cache.xml -w node02 --check --timeout 5", h.tmp);
+	ck_assert_msg(rc == 1, "exit %d\n%s\n%s", rc, out, err);
+	ck_assert_msg(strstr(err, "knobctl play: ${ram_x2} and ${cache_x2} come from the nodes' "
+	    "facts, and no node answered: node02 (1) did not answer") != NULL, "%s", err);
+	ck_assert_msg(strstr(err, "unknown variable") == NULL, "%s", err);
+	free(out);
+	free(err);
 }
 END_TEST
 
