@@ -664,13 +664,38 @@ out:
 	return rc;
 }
 
+/* Add v to the growing array *a of *n. */
+static void
+push_figure(double **a, size_t *n, double v)
+{
+	*a = xrealloc(*a, (*n + 1) * sizeof(**a));
+	(*a)[(*n)++] = v;
+}
+
+/* Say one point of the score: its figure, or why it is left out. */
+static void
+say_point(struct prun *pr, json_object *doc, const struct point *p)
+{
+	double v = p->metric == M_BW ? p->st.mean / 1073741824.0 : p->st.mean / 1000.0;
+
+	say(pr, "  %-24s %-10s %5lld threads  ", js_str(doc, "label"), p->kind,
+	    (long long)p->threads);
+	if (p->st.n == 0)
+		say(pr, "no figure (every repeat failed): not in the score\n");
+	else
+		say(pr, "%s %.4f%s\n", p->metric == M_BW ? "GiB/s" : "kIOPS", v,
+		    p->metric == M_IOPS ? " (not in the score)" : "");
+}
+
 /* IO500-like score of the play's runs: bandwidth phases (seq-*) in GiB/s,
  * metadata phases (md-*) in kIOPS, each geometric mean, score = the square
- * root of their product.  Not an official IO500 result. */
+ * root of their product.  Not an official IO500 result.  A point whose
+ * repeats all failed is left out (said); without a bandwidth or a metadata
+ * figure there is no score and the step fails, saying which is missing. */
 static int
 step_score(struct prun *pr)
 {
-	double bw[64], md[64];
+	double *bw = NULL, *md = NULL;
 	size_t nbw = 0, nmd = 0;
 	struct io500 s;
 
@@ -679,27 +704,32 @@ step_score(struct prun *pr)
 		return 0;
 	}
 	for (size_t r = 0; r < json_object_array_length(pr->docs); r++) {
+		json_object *doc = json_object_array_get_idx(pr->docs, r);
 		struct pointset ps;
 
-		points_build(json_object_array_get_idx(pr->docs, r), &ps);
+		points_build(doc, &ps);
 		for (size_t i = 0; i < ps.n; i++) {
 			const struct point *p = &ps.p[i];
 
 			if (!points_workload_rep(&ps, i))	/* a repeat on fewer nodes */
 				continue;
-			if (p->metric == M_BW && nbw < nitems(bw))
-				bw[nbw++] = p->st.mean / 1073741824.0;
-			else if (p->metric == M_OPS && nmd < nitems(md))
-				md[nmd++] = p->st.mean / 1000.0;
-			say(pr, "  %-24s %-10s %5lld threads  %s %.4f%s\n",
-			    js_str(json_object_array_get_idx(pr->docs, r), "label"), p->kind,
-			    (long long)p->threads, p->metric == M_BW ? "GiB/s" : "kIOPS",
-			    p->metric == M_BW ? p->st.mean / 1073741824.0 : p->st.mean / 1000.0,
-			    p->metric == M_IOPS ? " (not in the score)" : "");
+			say_point(pr, doc, p);
+			if (p->st.n && p->metric == M_BW)
+				push_figure(&bw, &nbw, p->st.mean / 1073741824.0);
+			else if (p->st.n && p->metric == M_OPS)
+				push_figure(&md, &nmd, p->st.mean / 1000.0);
 		}
 		points_free(&ps);
 	}
 	stats_io500(bw, nbw, md, nmd, &s);
+	free(bw);
+	free(md);
+	if (nbw == 0 || nmd == 0) {
+		say(pr, "  no IO500-like score: no %s phase has a figure (it needs both bandwidth "
+		    "and metadata phases)\n", nbw == 0 && nmd == 0 ? "bandwidth or metadata" :
+		    nbw == 0 ? "bandwidth" : "metadata");
+		return -1;
+	}
 	say(pr, "  IO500-like score (NOT an official IO500 run): bandwidth %.4f GiB/s (geometric "
 	    "mean of %zu), metadata %.4f kIOPS (geometric mean of %zu), score %.4f\n", s.bw_gib, nbw,
 	    s.md_kiops, nmd, s.score);

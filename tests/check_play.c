@@ -737,6 +737,33 @@ START_TEST(io500_like_score)
 }
 END_TEST
 
+/* A score without metadata figures: the md bench fails on every node (its
+ * directory is a file), the seq bench works.  The failed point is left
+ * out and said, and the step fails saying what is missing.  Before, the
+ * failed point went in as 0 and the score line read "metadata 0.0000
+ * kIOPS (geometric mean of 1), score 0.0000" with no reason. */
+START_TEST(score_without_metadata)
+{
+	char *out = NULL, *err = NULL;
+	int rc;
+
+	write_file("notadir", "x\n");
+	write_file("score.xml", "<?xml version=\"1.0\"?>\n<play name=\"sc\" nodes=\"node01\">\n"
+	    "  <bench kind=\"seq-write\" dir=\"%s\" size=\"1m\"/>\n"
+	    "  <bench kind=\"md-create\" dir=\"%s/notadir\" files=\"10\" on-failure=\"continue\"/>\n"
+	    "  <score method=\"io500-like\"/>\n</play>\n", data, h.tmp);
+	rc = harness_knobctl(&h, &out, &err, "play %s/score.xml", h.tmp);
+	ck_assert_msg(rc == 1, "exit %d\n%s\n%s", rc, out, err);
+	ck_assert_msg(strstr(out, "md-create      1 threads  no figure (every repeat failed): not in "
+	    "the score") != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "no IO500-like score: no metadata phase has a figure (it needs "
+	    "both bandwidth and metadata phases)") != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "score 0.0000") == NULL, "%s", out);
+	free(out);
+	free(err);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -753,6 +780,7 @@ main(void)
 	tcase_add_test(tc, play_cache_x2);
 	tcase_add_test(tc, shipped_plays_plan);
 	tcase_add_test(tc, io500_like_score);
+	tcase_add_test(tc, score_without_metadata);
 	tcase_add_test(tc, play_health_step);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
