@@ -393,11 +393,16 @@ write_file_atomic(const char *path, const void *data, size_t len, mode_t mode)
 	const char *p = data;
 	int fd, rc = 0;
 
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof(tmp))
+	/* a new file of a random name (O_EXCL: never someone's file or
+	 * symlink put there first), mode set before anything is written */
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path) >= (int)sizeof(tmp))
 		return -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-	if (fd < 0)
+	if ((fd = mkostemp(tmp, O_CLOEXEC)) < 0)
 		return -errno;
+	if (fchmod(fd, mode) < 0) {
+		rc = -errno;
+		goto fail;
+	}
 	while (len > 0) {
 		ssize_t n = write(fd, p, len);
 		if (n < 0) {

@@ -245,6 +245,28 @@ START_TEST(play_description_leading_blank)
 }
 END_TEST
 
+/* write_file_atomic (the journal, the TLS ticket cache, ca.crl) writes a
+ * new file of a random name: a symlink someone put at the name it used
+ * to use, PATH.tmp.PID, is not followed.  Before, the open truncated
+ * and wrote the symlink's target (found by review). */
+START_TEST(atomic_write_no_symlink)
+{
+	char dir[] = "/tmp/knob-regress.XXXXXX", path[64], trap[80], victim[64];
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/tls-tickets", dir);
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	snprintf(trap, sizeof(trap), "%s.tmp.%ld", path, (long)getpid());
+	ck_assert_int_eq(write_file_atomic(victim, "keep\n", 5, 0644), 0);
+	ck_assert_int_eq(symlink(victim, trap), 0);
+	ck_assert_int_eq(write_file_atomic(path, "secret\n", 7, 0600), 0);
+	ck_assert_str_eq(cu_readf("%s", victim), "keep");
+	ck_assert_str_eq(cu_readf("%s", path), "secret");
+	ck_assert_int_eq(cu_count_entries(dir), 3);	/* no temp file left */
+	ck_assert_int_eq(cu_rm_rf(dir), 0);
+}
+END_TEST
+
 static Suite *
 regress_suite(void)
 {
@@ -256,6 +278,7 @@ regress_suite(void)
 	tcase_add_test(tc, play_description_leading_blank);
 	tcase_add_test(tc, stdio_full_stdout_drains);
 	tcase_add_test(tc, stdio_stdout_full_sigterm);
+	tcase_add_test(tc, atomic_write_no_symlink);
 	suite_add_tcase(s, tc);
 	return s;
 }
