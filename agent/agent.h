@@ -124,6 +124,9 @@ int agent_reply_error(struct agent *a, struct aconn *c, uint64_t id, int code,
 /* Thread-safe: pack env and hand it to the loop for connection conn_id.
  * Dropped silently if that connection is gone.  0 or -1. */
 int agent_post(struct agent *a, uint64_t conn_id, uint64_t id, Knob__Envelope *env);
+/* Thread-safe: wake the loop, which then looks again at what needs its
+ * timer (agent_subsys_wants_tick). */
+void agent_wake(struct agent *a);
 
 /* Worker pool (agent/work.c): a fixed number of threads and a queue,
  * which several agent instances share.  Blocking work runs here, never on
@@ -139,6 +142,8 @@ struct work {
 	void *arg;		/* the caller's, for run and done */
 	work_fn run;		/* on a worker thread */
 	work_fn done;		/* after the reply went out: free what run made (may be NULL) */
+	work_fn park;		/* set by run: not finished; park(w) keeps it, and it
+				 * comes back through work_requeue (it still counts) */
 };
 #define WORK_THREADS	4	/* default pool size, per process */
 #define WORK_QUEUE_MAX	64	/* requests waiting for a thread, per agent */
@@ -156,6 +161,13 @@ unsigned work_pool_threads(const struct work_pool *p);
  * 0.  Every item counts in a->nwork until it ends. */
 int agent_work(struct agent *a, struct aconn *c, Knob__Envelope *req, work_fn run,
     work_fn done, void *arg);
+/* Queue a parked item (see park) on the pool again. */
+void work_requeue(struct work *w);
+/* A pool thread is about to block for long (waiting for what another
+ * item holds): 1 when it may, because another pool thread is idle at this
+ * moment (so at most all but one block: other requests keep a thread);
+ * 0 when it must park instead. */
+int work_may_block(struct agent *a);
 /* Same contract, but run(w) gets a thread of its own (never refused): for
  * work that blocks for long, such as a benchmark phase, which must not
  * hold one of the few pool threads every instance shares. */

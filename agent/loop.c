@@ -433,6 +433,13 @@ agent_post(struct agent *a, uint64_t conn_id, uint64_t id, Knob__Envelope *env)
 	return 0;
 }
 
+void
+agent_wake(struct agent *a)
+{
+	if (a->post_base != NULL)
+		ev_async_send(a->post_base, &a->wake);
+}
+
 Knob__Envelope *
 agent_req_take(struct aconn *c, Knob__Envelope *req)
 {

@@ -1869,8 +1869,8 @@ struct job {
 	struct job *next;	/* in tune_state.jobs, under lmu */
 	uint64_t conn_id;
 	int cancelled;		/* its controller went away (under lmu) */
-	int locks;		/* takes the tuning lock, waiting up to wait_s */
-	uint32_t wait_s;
+	int locks;		/* takes the tuning lock, waiting until deadline_ns */
+	uint64_t deadline_ns;	/* CLOCK_MONOTONIC: the end of its wait_s */
 	char owner[300];	/* "CN pid N" for the tuning lock */
 	char why[512];		/* why the lock could not be had */
 	Knob__Error err;
@@ -1881,17 +1881,47 @@ struct job {
 	} res;
 };
 
-/* Take the tuning lock for w, or make its reply "busy".  0 with *token,
- * or tune_lock_take's error. */
+#define JOB_PARKED 1	/* job_lock: the job waits for the lock without a thread */
+static void job_park(struct work *w);
+
+/* ms left until ns (0 once it passed). */
+static unsigned
+ms_until(uint64_t ns)
+{
+	uint64_t now = now_mono_ns();
+
+	return ns > now ? (unsigned)((ns - now + 999999) / 1000000) : 0;
+}
+
+/* Take the tuning lock for w, or make its reply "busy".  0 with *token;
+ * JOB_PARKED (w->park set) when it must wait and no other pool thread is
+ * idle: it waits without a thread until the lock is dropped, a waiting
+ * thread is done, its controller goes or its deadline passes, so that
+ * facts, verify and the other agents of the process keep a thread; or
+ * tune_lock_take's error. */
 static int
-job_lock(struct work *w, uint32_t wait_s, uint64_t *token)
+job_lock(struct work *w, uint64_t *token)
 {
 	struct job *j = w->arg;
+	unsigned left = ms_until(j->deadline_ns);
 	int rc;
 
-	wait_s = wait_s < WAIT_MAX_S ? wait_s : WAIT_MAX_S;	/* and * 1000 fits */
-	if ((rc = tune_lock_take(w->a, j->owner, TUNE_LEASE_MS, wait_s * 1000u, &j->cancelled,
-	    token, j->why, sizeof(j->why))) == 0)
+	rc = tune_lock_take(w->a, j->owner, TUNE_LEASE_MS, 0, &j->cancelled, token, j->why,
+	    sizeof(j->why));
+	if (rc == -EBUSY && left > 0) {
+		if (!work_may_block(w->a)) {
+			log_info("%s from %s waits for the tuning lock without a worker thread "
+			    "(the others wait already)", envelope_body_name(w->req), j->owner);
+			w->park = job_park;
+			return JOB_PARKED;
+		}
+		rc = tune_lock_take(w->a, j->owner, TUNE_LEASE_MS, left, &j->cancelled, token,
+		    j->why, sizeof(j->why));
+		pthread_mutex_lock(&w->a->tune->lmu);
+		tune_unpark(w->a->tune, 0);	/* its place is free */
+		pthread_mutex_unlock(&w->a->tune->lmu);
+	}
+	if (rc == 0)
 		return 0;
 	knob__error__init(&j->err);
 	j->err.code = EBUSY;
@@ -1912,10 +1942,10 @@ job_run(struct work *w)
 	uint64_t token = 0;
 	int rc;
 
-	if (j->locks && (rc = job_lock(w, j->wait_s, &token)) < 0) {
+	if (j->locks && (rc = job_lock(w, &token)) != 0) {
 		if (rc == -ECANCELED)
 			log_info("%s from %s dropped: %s", envelope_body_name(r), j->owner, j->why);
-		return;
+		return;	/* busy, or parked */
 	}
 	switch (r->body_case) {
 	case KNOB__ENVELOPE__BODY_APPLY:
@@ -1955,6 +1985,127 @@ job_list(struct tune_state *t, struct job *j, int add)
 	pthread_mutex_unlock(&t->lmu);
 }
 
+/* Can parked job w go back to the pool now (the lock is free, the agent
+ * stops, its controller went or its deadline passed)?  Not merely because
+ * a thread is idle: it would park again at once, back and forth.  lmu
+ * held. */
+static int
+job_may_run(struct work *w)
+{
+	const struct job *j = w->arg;
+	const struct tune_state *t = w->a->tune;
+
+	return !tune_lock_busy(t) || t->stopping || j->cancelled ||
+	    ms_until(j->deadline_ns) == 0;
+}
+
+/* work_finish's last step for a job job_lock parked: onto the parked
+ * list, or straight back to the pool when what it waits for came in the
+ * meantime.  The loop then ticks while jobs are parked (deadlines).  A
+ * waiting thread that ended between job_lock and here unparked nobody:
+ * this one then waits for the next event (a drop, a tick). */
+static void
+job_park(struct work *w)
+{
+	struct agent *a = w->a;
+	struct tune_state *t = a->tune;
+
+	pthread_mutex_lock(&t->lmu);
+	if (job_may_run(w))
+		work_requeue(w);
+	else {
+		w->next = NULL;
+		if (t->parked_tail)
+			t->parked_tail->next = w;
+		else
+			t->parked = w;
+		t->parked_tail = w;
+	}
+	pthread_mutex_unlock(&t->lmu);
+	agent_wake(a);	/* w may be gone already: a is the agent's */
+}
+
+/* Parked jobs for which only (NULL: all, else those job_may_run lets go;
+ * all: every one) goes back to the pool.  lmu held. */
+static void
+unpark_if(struct tune_state *t, int (*only)(struct work *))
+{
+	struct work **pp = &t->parked, *w;
+
+	t->parked_tail = NULL;
+	while ((w = *pp) != NULL) {
+		if (only == NULL || only(w)) {
+			*pp = w->next;
+			work_requeue(w);
+		} else {
+			t->parked_tail = w;
+			pp = &w->next;
+		}
+	}
+}
+
+void
+tune_unpark(struct tune_state *t, int all)
+{
+	struct work *w = t->parked;
+
+	if (all) {
+		unpark_if(t, NULL);
+		return;
+	}
+	if (w == NULL)
+		return;
+	if ((t->parked = w->next) == NULL)
+		t->parked_tail = NULL;
+	work_requeue(w);
+}
+
+/* Once a second while jobs are parked: those whose deadline passed (they
+ * answer busy), whose controller went, or that may run now go back to
+ * the pool (a lease that ran out frees the lock without a drop). */
+static void
+tune_tick(struct agent *a)
+{
+	struct tune_state *t = a->tune;
+
+	if (t == NULL)
+		return;
+	pthread_mutex_lock(&t->lmu);
+	unpark_if(t, job_may_run);
+	pthread_mutex_unlock(&t->lmu);
+}
+
+/* Ticks while a job is parked. */
+static int
+tune_wants_tick(struct agent *a)
+{
+	struct tune_state *t = a->tune;
+	int parked;
+
+	if (t == NULL)
+		return 0;
+	pthread_mutex_lock(&t->lmu);
+	parked = t->parked != NULL;
+	pthread_mutex_unlock(&t->lmu);
+	return parked;
+}
+
+/* Shutdown: nothing waits for the lock any more; waiting and parked jobs
+ * answer "the agent is stopping" and end, so agent_fini's wait is short. */
+static void
+tune_stop(struct agent *a)
+{
+	struct tune_state *t = a->tune;
+
+	if (t == NULL)
+		return;
+	pthread_mutex_lock(&t->lmu);
+	t->stopping = 1;
+	pthread_cond_broadcast(&t->lcv);
+	tune_unpark(t, 1);
+	pthread_mutex_unlock(&t->lmu);
+}
+
 /* A controller went away: its tuning requests still waiting for the lock
  * (or not started) give up, so that an abandoned apply --wait does not
  * run minutes later, nor hold a pool thread until then. */
@@ -1970,8 +2121,10 @@ tune_conn_closed(struct agent *a, uint64_t conn_id)
 	for (struct job *j = t->jobs; j; j = j->next)
 		if (j->conn_id == conn_id)
 			j->cancelled = hit = 1;
-	if (hit)
+	if (hit) {
 		pthread_cond_broadcast(&t->lcv);
+		unpark_if(t, job_may_run);	/* they are dropped at once */
+	}
 	pthread_mutex_unlock(&t->lmu);
 }
 
@@ -2007,7 +2160,8 @@ spawn_job(struct agent *a, struct aconn *c, Knob__Envelope *req, int has_body, i
 	j = xcalloc(1, sizeof(*j));
 	j->conn_id = c->id;
 	j->locks = locks;
-	j->wait_s = wait_s;
+	j->deadline_ns = now_mono_ns() +
+	    (uint64_t)(wait_s < WAIT_MAX_S ? wait_s : WAIT_MAX_S) * 1000000000ull;
 	if (pid)
 		snprintf(j->owner, sizeof(j->owner), "%s pid %u", *c->peer ? c->peer : c->addr, pid);
 	else
@@ -2045,6 +2199,9 @@ h_rollback(struct agent *a, struct aconn *c, Knob__Envelope *req)
 const struct agent_subsys tune_subsys = {
 	.name = "tune",
 	.init = tune_init,
+	.stop = tune_stop,
 	.fini = tune_fini,
+	.tick = tune_tick,
+	.wants_tick = tune_wants_tick,
 	.conn_closed = tune_conn_closed,
 };

@@ -268,6 +268,9 @@ struct tune_state {
 	uint64_t expires_ns;	/* CLOCK_MONOTONIC lease end */
 	uint64_t token, next_token;
 	struct job *jobs;	/* tuning requests queued or running (tune.c), under lmu */
+	struct work *parked, *parked_tail;	/* jobs waiting for the lock without a
+					 * thread (tune.c), under lmu */
+	int stopping;		/* the agent stops: nothing waits for the lock (lmu) */
 };
 /* The tuning subsystem's init and fini hooks (tune_subsys; also called
  * in-process by tests/check_tune.c). */
@@ -287,13 +290,18 @@ int tune_rollback(struct agent *a, const Knob__RollbackRequest *req, Knob__Rollb
  * instead of silently winning.  Take waits up to wait_ms (0: not at all);
  * the lease ends the hold if the holder goes silent (renew extends it).
  * The same owner may hold it several times (drop each).  A waiter whose
- * *cancel (read under lmu; NULL: never) becomes set gives up.  0 with
- * *token set (0 when the agent has no tuning), -EBUSY or -ECANCELED with
- * why.  Thread-safe. */
+ * *cancel (read under lmu; NULL: never) becomes set gives up, and so does
+ * every waiter once the agent stops.  0 with *token set (0 when the agent
+ * has no tuning), -EBUSY, -ECANCELED or -ESHUTDOWN with why.  Thread-safe. */
 int tune_lock_take(struct agent *a, const char *owner, unsigned lease_ms, unsigned wait_ms,
     const int *cancel, uint64_t *token, char *why, size_t whylen);
 void tune_lock_renew(struct agent *a, uint64_t token, unsigned lease_ms);
 void tune_lock_drop(struct agent *a, uint64_t token);
+/* Is the lock held by someone (lease not run out)?  lmu held. */
+int tune_lock_busy(const struct tune_state *t);
+/* Parked jobs back to the pool: all of them, or the oldest (tune.c; lmu
+ * held): the lock was dropped, or a waiting thread's place came free. */
+void tune_unpark(struct tune_state *t, int all);
 void tune_lock_init(struct tune_state *t);
 void tune_lock_fini(struct tune_state *t);
 void tune_apply_result_free(Knob__ApplyResult *res);

@@ -30,6 +30,12 @@ tune_lock_fini(struct tune_state *t)
 	pthread_cond_destroy(&t->lcv);
 }
 
+int
+tune_lock_busy(const struct tune_state *t)
+{
+	return t->held && (int64_t)(now_mono_ns() - t->expires_ns) < 0;
+}
+
 /* "busy (held by OWNER since 2026-12-01T08:40:19Z)"; lmu held. */
 static void
 busy_msg(const struct tune_state *t, char *why, size_t len)
@@ -65,12 +71,17 @@ tune_lock_take(struct agent *a, const char *owner, unsigned lease_ms, unsigned w
 			rc = -ECANCELED;
 			goto out;
 		}
-		if (!t->held || (int64_t)(now - t->expires_ns) >= 0)
+		if (!tune_lock_busy(t))
 			break;	/* free, or the holder's lease ran out */
 		if (strcmp(t->owner, owner) == 0) {
 			/* the same owner again (a controller's concurrent phases) */
 			t->held++;
 			*token = t->token;
+			goto out;
+		}
+		if (t->stopping) {
+			snprintf(why, whylen, "the agent is stopping");
+			rc = -ESHUTDOWN;
 			goto out;
 		}
 		if ((int64_t)(now - deadline) >= 0) {
@@ -117,6 +128,7 @@ tune_lock_drop(struct agent *a, uint64_t token)
 	if (t->held && t->token == token && --t->held == 0) {
 		t->owner[0] = '\0';
 		pthread_cond_broadcast(&t->lcv);
+		tune_unpark(t, 1);
 	}
 	pthread_mutex_unlock(&t->lmu);
 }

@@ -24,6 +24,7 @@ struct work_pool {
 	int stop;
 	pthread_t *th;
 	unsigned nth;
+	unsigned running;		/* threads with an item */
 };
 
 /* Count one more item of a's (queued says it is a request waiting). */
@@ -54,6 +55,17 @@ work_finish(struct work *w)
 
 	log_set_instance(a->node);
 	w->run(w);
+	if (w->park != NULL) {	/* kept: it comes back through work_requeue */
+		work_fn park = w->park;
+
+		w->park = NULL;
+		pthread_mutex_lock(&a->post_mu);
+		a->nqueued += w->req != NULL;	/* it waits again, as if queued */
+		pthread_mutex_unlock(&a->post_mu);
+		log_set_instance(NULL);
+		park(w);	/* the last look at w here */
+		return;
+	}
 	if (w->reply.body_case != KNOB__ENVELOPE__BODY__NOT_SET && w->conn_id != 0)
 		agent_post(a, w->conn_id, w->req ? w->req->id : 0, &w->reply);
 	if (w->done)
@@ -83,6 +95,7 @@ work_thread(void *arg)
 		p->head = w->next;
 		if (p->head == NULL)
 			p->tail = NULL;
+		p->running++;
 		pthread_mutex_unlock(&p->mu);
 		if (w->req) {
 			pthread_mutex_lock(&w->a->post_mu);
@@ -90,6 +103,9 @@ work_thread(void *arg)
 			pthread_mutex_unlock(&w->a->post_mu);
 		}
 		work_finish(w);
+		pthread_mutex_lock(&p->mu);
+		p->running--;
+		pthread_mutex_unlock(&p->mu);
 	}
 }
 
@@ -161,6 +177,21 @@ work_new(struct agent *a, struct aconn *c, Knob__Envelope *req, work_fn run, wor
 	return w;
 }
 
+/* Append w to p's queue and wake a thread. */
+static void
+pool_push(struct work_pool *p, struct work *w)
+{
+	w->next = NULL;
+	pthread_mutex_lock(&p->mu);
+	if (p->tail)
+		p->tail->next = w;
+	else
+		p->head = w;
+	p->tail = w;
+	pthread_cond_signal(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+}
+
 /* 1 when a may queue one more request. */
 static int
 queue_room(struct agent *a, unsigned *waiting)
@@ -193,15 +224,26 @@ agent_work(struct agent *a, struct aconn *c, Knob__Envelope *req, work_fn run, w
 	}
 	w = work_new(a, c, req, run, done, arg);
 	work_count(a, req != NULL);
-	pthread_mutex_lock(&p->mu);
-	if (p->tail)
-		p->tail->next = w;
-	else
-		p->head = w;
-	p->tail = w;
-	pthread_cond_signal(&p->cv);
-	pthread_mutex_unlock(&p->mu);
+	pool_push(p, w);
 	return 0;
+}
+
+void
+work_requeue(struct work *w)
+{
+	pool_push(w->a->pool, w);
+}
+
+int
+work_may_block(struct agent *a)
+{
+	struct work_pool *p = a->pool;
+	int idle;
+
+	pthread_mutex_lock(&p->mu);
+	idle = p->running < p->nth;
+	pthread_mutex_unlock(&p->mu);
+	return idle;
 }
 
 /* Thread body of agent_work_long. */

@@ -309,9 +309,11 @@ START_TEST(test_fake_lustre_gpfs)
 	put(root, "/sys/fs/lustre/ldlm/namespaces/scratch-OST0000-osc-ffff9a/lru_size", "0\n");
 	put(root, "/sys/fs/lustre/ldlm/namespaces/MGC10.1.0.1@o2ib/lru_size", "0\n");
 	put(top, "/gpfs.cfg", "pagepool 1073741824\nmaxMBpS 2048\n");
-	/* it also keeps the signal mask and ignored signals it was started with */
+	/* it also keeps the signal mask and ignored signals it was started with
+	 * (read by the shell itself: while it forks a child, dash blocks all) */
 	snprintf(body, sizeof(body), "#!/bin/sh\n# stand-in for mmdiag (no GPFS here)\n"
-	    "grep -E '^Sig(Blk|Ign)' /proc/$$/status > '%s/mmdiag.sig'\n"
+	    "while read -r l; do case $l in SigBlk*|SigIgn*) echo \"$l\";; esac; done "
+	    "< /proc/$$/status > '%s/mmdiag.sig'\n"
 	    "[ \"$1\" = --config ] || exit 2\necho '=== mmdiag: config ==='\nsed 's/^/ ! /' '%s'\n",
 	    top, cfg);
 	put(root, "/usr/lpp/mmfs/bin/mmdiag", body);
@@ -602,6 +604,44 @@ START_TEST(test_wait_abandoned)
 }
 END_TEST
 
+/* Four applies --wait 60 from four controllers while a fifth holds
+ * node01's tuning lock: threads waiting for the lock are at most all but
+ * one of the agent's pool (WORK_THREADS), the fourth waits without one, so
+ * a facts request is answered while the lock is still held; then every
+ * waiting apply runs in turn.  Before, the four took all four threads and
+ * facts, verify and bench clean-up waited behind them. */
+START_TEST(test_waiters_keep_a_thread)
+{
+	char *out = NULL, path[256];
+	pid_t first, w[4];
+	long want;
+	int st;
+
+	precheck();
+	snprintf(path, sizeof(path), "%s/wk.out", top);
+	want = applies_seen() + 5;
+	first = first_holds_lock(path, 12000);
+	for (int i = 0; i < 4; i++)
+		w[i] = harness_knobctl_bg(&h, "/dev/null", NULL, "apply %s/ctl-b.xml -w node01 "
+		    "--wait 60", top);
+	ck_assert_msg(cu_wait(applies_reach, &want, 20) >= 0, "the waiting applies never arrived");
+	ck_assert_msg(cu_wait(agent_log_has, (char *)(uintptr_t)"waits for the tuning lock without "
+	    "a worker thread", 20) >= 0, "no apply waited without a thread");
+	ck_assert_int_eq(ctl(&out, "facts -w node01 --timeout 3"), 0);
+	free(out);
+	ck_assert_msg(waitpid(first, &st, WNOHANG) == 0, "the holder ended before facts came back");
+	for (int i = 0; i < 4; i++) {
+		ck_assert_int_eq(waitpid(w[i], &st, 0), w[i]);
+		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "apply %d: status %#x", i, st);
+	}
+	ck_assert_int_eq(waitpid(first, &st, 0), first);
+	ck_assert_int_eq(WEXITSTATUS(st), 0);
+	ck_assert_str_eq(qattr("read_ahead_kb"), "768");
+	ck_assert_int_eq(ctl(&out, "off -w node01"), 0);
+	free(out);
+}
+END_TEST
+
 /* Two controllers at once: while the first one's apply holds node01's
  * tuning lock, the second is told busy at once, naming the owner; with
  * --wait it queues and wins after the first.  A bench phase is refused
@@ -808,6 +848,7 @@ tune_net_suite(void)
 	tcase_add_test(tc, test_gpfs_pending_restart);
 	tcase_add_test(tc, test_crash_safety);
 	tcase_add_test(tc, test_two_controllers);
+	tcase_add_test(tc, test_waiters_keep_a_thread);
 	tcase_add_test(tc, test_wait_abandoned);
 	tcase_add_test(tc, test_state_dir_full);
 	tcase_add_test(tc, test_reapply_at_start);
