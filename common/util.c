@@ -350,6 +350,26 @@ write_small_file(const char *path, const char *s)
 	return rc;
 }
 
+int
+write_file_atomic_with(const char *path, mode_t mode, int (*fill)(FILE *f, void *arg),
+    void *arg)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int rc;
+
+	if (f == NULL)
+		return -errno;
+	rc = fill(f, arg);
+	if (fclose(f) != 0 || rc < 0)
+		rc = -EIO;
+	else
+		rc = write_file_atomic(path, buf, len, mode);
+	free(buf);
+	return rc;
+}
+
 /* In the child of a fork, before exec: every signal back to its default
  * action and none blocked.  An ignored signal and the mask survive exec,
  * and knobd ignores SIGPIPE and blocks SIGTERM, SIGINT and SIGHUP for its

@@ -3,6 +3,7 @@
 #ifndef KNOB_UTIL_H
 #define KNOB_UTIL_H
 
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -58,6 +59,10 @@ int write_small_fd(int fd, const char *s);
 int write_file_atomic(const char *path, const void *data, size_t len, mode_t mode);
 /* In a forked child before exec: default signal actions, empty mask. */
 void child_signals_default(void);
+/* write_file_atomic of what fill(f, arg) writes on f (in memory first):
+ * the file is whole or as it was.  fill returns 0 or -1.  0 or -errno. */
+int write_file_atomic_with(const char *path, mode_t mode, int (*fill)(FILE *f, void *arg),
+    void *arg);
 /* fsync the directory holding path (a rename or unlink there is on disk). */
 int sync_parent_dir(const char *path);
 /* Read a whole regular file up to max bytes; *out malloc'd and NUL-terminated. */

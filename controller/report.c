@@ -420,26 +420,30 @@ report_write(FILE *f, json_object *const *docs, size_t n, int decimal)
 	return ferror(f) ? -1 : 0;
 }
 
-/* report_write into path, whole or not at all: built in memory, then
- * written next to it and renamed (a failure leaves the old page).  0 or
- * -errno. */
+/* What report_save writes. */
+struct report_args {
+	json_object *const *docs;
+	size_t n;
+	int decimal;
+};
+
+/* write_file_atomic_with's fill for report_save. */
+static int
+report_fill(FILE *f, void *arg)
+{
+	const struct report_args *r = arg;
+
+	return report_write(f, r->docs, r->n, r->decimal);
+}
+
+/* report_write into path, whole or not at all (a failure leaves the old
+ * page).  0 or -errno. */
 int
 report_save(const char *path, json_object *const *docs, size_t n, int decimal)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	int rc;
+	struct report_args r = { docs, n, decimal };
 
-	if (f == NULL)
-		return -errno;
-	rc = report_write(f, docs, n, decimal);
-	if (fclose(f) != 0 || rc < 0)
-		rc = -EIO;
-	else
-		rc = write_file_atomic(path, buf, len, 0644);
-	free(buf);
-	return rc;
+	return write_file_atomic_with(path, 0644, report_fill, &r);
 }
 
 enum { RP_OUT = 'o' };

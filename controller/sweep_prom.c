@@ -1,8 +1,8 @@
 /* knobctl sweep --prom FILE: the node_exporter text-file collector format.
  * One gauge sample per node and check with the state as a label (value 1),
  * the worst state per node, the sweep's duration and its end time.  The
- * file is written to FILE.tmp.<pid> and renamed, so node_exporter never
- * reads half a file. */
+ * file is written beside FILE (write_file_atomic_with) and renamed, so
+ * node_exporter never reads half a file. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,32 +77,20 @@ prom_body(FILE *f, const struct sweep_run *run)
 	    (double)run->end_real_ns / 1e9);
 }
 
+/* write_file_atomic_with's fill: the exposition of run. */
+static int
+prom_fill(FILE *f, void *arg)
+{
+	prom_body(f, arg);
+	return 0;
+}
+
 int
 sweep_prom_write(const char *path, const struct sweep_run *run, char *err, size_t errlen)
 {
-	char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
-	FILE *f = fopen(tmp, "w");
-	int rc = -1;
+	int rc = write_file_atomic_with(path, 0644, prom_fill, (void *)(uintptr_t)run);
 
-	if (f == NULL) {
-		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
-		goto out;
-	}
-	prom_body(f, run);
-	if (fflush(f) != 0 || fsync(fileno(f)) != 0) {
-		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
-		fclose(f);
-		unlink(tmp);
-		goto out;
-	}
-	fclose(f);
-	if (rename(tmp, path) < 0) {
-		snprintf(err, errlen, "rename %s: %s", path, strerror(errno));
-		unlink(tmp);
-		goto out;
-	}
-	rc = 0;
-out:
-	free(tmp);
-	return rc;
+	if (rc < 0)
+		snprintf(err, errlen, "%s: %s", path, strerror(-rc));
+	return rc < 0 ? -1 : 0;
 }
