@@ -163,10 +163,16 @@ strvec_free(struct strvec *sv)
 int
 strvec_contains(const struct strvec *sv, const char *s)
 {
+	return strvec_index(sv, s) >= 0;
+}
+
+long
+strvec_index(const struct strvec *sv, const char *s)
+{
 	for (size_t i = 0; i < sv->n; i++)
 		if (strcmp(sv->v[i], s) == 0)
-			return 1;
-	return 0;
+			return (long)i;
+	return -1;
 }
 
 uint64_t

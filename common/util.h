@@ -37,6 +37,8 @@ void strvec_push(struct strvec *sv, const char *s);		/* copies s */
 void strvec_push_owned(struct strvec *sv, char *s);	/* takes s */
 void strvec_free(struct strvec *sv);
 int strvec_contains(const struct strvec *sv, const char *s);
+/* Index of the first s in sv, -1 when absent. */
+long strvec_index(const struct strvec *sv, const char *s);
 
 uint64_t now_real_ns(void);	/* CLOCK_REALTIME */
 uint64_t now_mono_ns(void);	/* CLOCK_MONOTONIC */

@@ -510,23 +510,38 @@ parse_step(struct ploader *L, struct pstep *st, xmlNodePtr n, int kind)
 		parse_nested(L, st, n);
 }
 
+/* The play's <var> defaults (after the -e values, the first ncli names,
+ * which win); a name given twice in the file is an error. */
+static void
+parse_vars(struct ploader *L, xmlNodePtr root)
+{
+	size_t ncli = L->names.n;
+
+	for (xmlNodePtr n = root->children; n; n = n->next) {
+		char *k, *v;
+
+		if (n->type != XML_ELEMENT_NODE || strcmp((const char *)n->name, "var") != 0)
+			continue;
+		k = xml_attr(n, "name");
+		v = xml_attr(n, "value");
+		if (k && v && strvec_index(&L->names, k) >= (long)ncli)
+			perr(L, (int)xmlGetLineNo(n), "<var name=\"%s\"> is given twice", k);
+		else if (k && v) {
+			char *sv = subst(L, v, (int)xmlGetLineNo(n));
+
+			var_set(L, k, sv);
+			free(sv);
+		}
+		free(k);
+		free(v);
+	}
+}
+
 /* The <play> element into pl. */
 static void
 parse_play(struct ploader *L, struct play *pl, xmlNodePtr root)
 {
-	for (xmlNodePtr n = root->children; n; n = n->next)
-		if (n->type == XML_ELEMENT_NODE && strcmp((const char *)n->name, "var") == 0) {
-			char *k = xml_attr(n, "name"), *v = xml_attr(n, "value");
-
-			if (k && v) {
-				char *sv = subst(L, v, (int)xmlGetLineNo(n));
-
-				var_set(L, k, sv);
-				free(sv);
-			}
-			free(k);
-			free(v);
-		}
+	parse_vars(L, root);
 	pl->name = attr_or(L, root, "name", "");
 	pl->nodes = attr_or(L, root, "nodes", "");
 	pl->serial = attr_or(L, root, "serial", "");

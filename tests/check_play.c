@@ -477,6 +477,13 @@ START_TEST(play_file_errors)
 	snprintf(want, sizeof(want), "%s/bad4.xml:0:", h.tmp);
 	ck_assert_msg(strstr(err, want) == NULL, "line 0 in\n%s", err);
 	free(err);
+	/* a <var> given twice: which one was meant?  (before, the first won
+	 * without a word) */
+	err = play_errors("bad5.xml", "<?xml version=\"1.0\"?>\n<play name=\"b5\" nodes=\"@all\">\n"
+	    "  <var name=\"d\" value=\"/tmp\"/>\n  <var name=\"d\" value=\"/scratch\"/>\n"
+	    "  <verify profile=\"somax\"/>\n</play>\n");
+	has_error(err, "bad5.xml", 4, "<var name=\"d\"> is given twice");
+	free(err);
 	/* nothing ran */
 	ck_assert(!somax_is(0, "2345"));
 }
