@@ -117,16 +117,27 @@ step "reachability"
 ctl ping -w @all
 
 step "a real profile for $DEV"
+# values that differ from what the device holds now (a loop device keeps
+# its queue settings from whoever used it before): every key is a change,
+# and the drift below is neither the original nor the profile's value
 orig_sched=$(sed 's/.*\[\(.*\)\].*/\1/' /sys/block/$DEV/queue/scheduler)
 new_sched=none
 [ "$orig_sched" = none ] && new_sched=mq-deadline
+orig_ra=$(cat /sys/block/$DEV/queue/read_ahead_kb)
+new_ra=4096
+[ "$orig_ra" = 4096 ] && new_ra=2048
+drift_ra=128
+[ "$orig_ra" = 128 ] && drift_ra=256
+orig_nr=$(cat /sys/block/$DEV/queue/nr_requests)
+new_nr=64
+[ "$orig_nr" = 64 ] && new_nr=32
 cat >"$W/demo-loop.xml" <<XML
 <?xml version="1.0"?>
 <profile name="demo-loop">
   <description>make demo: tune only the demo's own loop device.</description>
   <blockdev device="$DEV" attr="scheduler" value="$new_sched"/>
-  <blockdev device="$DEV" attr="read_ahead_kb" value="4M"/>
-  <blockdev device="$DEV" attr="nr_requests" value="64"/>
+  <blockdev device="$DEV" attr="read_ahead_kb" value="$new_ra"/>
+  <blockdev device="$DEV" attr="nr_requests" value="$new_nr"/>
 </profile>
 XML
 export KNOB_PROFILE_PATH="$W"
@@ -153,7 +164,7 @@ step "verify: no drift"
 ctl verify "$W/demo-loop.xml" -w node01
 
 step "drift: someone changes read_ahead_kb behind knob's back"
-run sh -c "echo 128 > /sys/block/$DEV/queue/read_ahead_kb"
+run sh -c "echo $drift_ra > /sys/block/$DEV/queue/read_ahead_kb"
 ctl_expect 1 verify "$W/demo-loop.xml" -w node01
 
 step "rollback: originals come back in the driver's order; read_ahead_kb changed since knob set it, so it is left alone"
