@@ -1871,6 +1871,7 @@ struct job {
 	int cancelled;		/* its controller went away (under lmu) */
 	int locks;		/* takes the tuning lock, waiting until deadline_ns */
 	uint64_t deadline_ns;	/* CLOCK_MONOTONIC: the end of its wait_s */
+	unsigned parked;	/* times job_lock parked it */
 	char owner[300];	/* "CN pid N" for the tuning lock */
 	char why[512];		/* why the lock could not be had */
 	Knob__Error err;
@@ -1910,8 +1911,10 @@ job_lock(struct work *w, uint64_t *token)
 	    sizeof(j->why));
 	if (rc == -EBUSY && left > 0) {
 		if (!work_may_block(w->a)) {
-			log_info("%s from %s waits for the tuning lock without a worker thread "
-			    "(the others wait already)", envelope_body_name(w->req), j->owner);
+			if (!j->parked++)
+				log_info("%s from %s waits for the tuning lock without a worker "
+				    "thread (no other one is idle)", envelope_body_name(w->req),
+				    j->owner);
 			w->park = job_park;
 			return JOB_PARKED;
 		}
