@@ -516,13 +516,14 @@ calls(const char *log, const char *pattern)
 	return (int)harness_sh_int("grep -c -- '%s' %s", pattern, log);
 }
 
-/* One sweep of node[01-04] with --drain through the recording wrapper;
- * *out (when out is not NULL) gets the output. */
+/* One sweep of node[01-04] with --drain through the recording wrapper,
+ * knobctl's global options pre (may be ""); *out (when out is not NULL)
+ * gets the output. */
 static int
-drain_sweep(char **out)
+drain_sweep_as(const char *pre, char **out)
 {
 	char *o = NULL;
-	int rc = ctl(&o, "sweep -w node[01-04] -f %s/drain.xml --drain --scontrol %s", top,
+	int rc = ctl(&o, "%s sweep -w node[01-04] -f %s/drain.xml --drain --scontrol %s", pre, top,
 	    recorder);
 
 	if (out)
@@ -532,10 +533,64 @@ drain_sweep(char **out)
 	return rc;
 }
 
+#define drain_sweep(out) drain_sweep_as("", out)
+
+/* drain.xml: every node runs knobd; with bad, node01, node02 and node04
+ * also need a process no node runs (their own failure). */
+static void
+write_drain_xml(int bad)
+{
+	write_file("drain.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
+	    "    <process name=\"knobd\"/>\n  </defaults>\n%s  <drain after=\"2\" resume=\"2\"/>\n"
+	    "</sweep>\n", bad ? "  <group nodes=\"node[01-02],node04\">\n"
+	    "    <process name=\"knob-no-daemon\"/>\n  </group>\n" : "");
+}
+
+/* Knob's own failures drain nobody (real slurmctld, the recording
+ * scontrol): two sweeps with node01/node02's agents stopped (unreachable:
+ * exit 1), two with a controller whose certificate every agent refuses
+ * (node02's: exit 3, the sweep's own failure), two with the controller's
+ * clock 30 s ahead (libfaketime; the nodes agree with each other: ok). */
+static void
+knob_side_sweeps(const char *log)
+{
+	char pre[PATH_MAX * 2 + 32], *out = NULL;
+
+	harness_agent_stop(&h, 0, SIGTERM);
+	harness_agent_stop(&h, 1, SIGTERM);
+	for (int i = 0; i < 2; i++)
+		ck_assert_int_eq(drain_sweep(NULL), 1);
+	ck_assert_int_eq(calls(log, "update"), 0);
+	ck_assert_int_eq(harness_agent_start(&h, 0), 0);
+	ck_assert_int_eq(harness_agent_start(&h, 1), 0);
+	snprintf(pre, sizeof(pre), "--cert %s/node02.crt --key %s/node02.key", h.ca_dir, h.ca_dir);
+	for (int i = 0; i < 2; i++) {
+		ck_assert_int_eq(drain_sweep_as(pre, &out), 3);	/* SWEEP_EXIT_ERROR */
+		ck_assert_ptr_nonnull(strstr(out, "auth fail (agent refused us: certificate of 'node02' has role"));
+		free(out);
+	}
+	ck_assert_int_eq(calls(log, "update"), 0);
+	setenv("LD_PRELOAD", "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1", 1);
+	setenv("FAKETIME", "+30s", 1);
+	setenv("FAKETIME_DONT_FAKE_MONOTONIC", "1", 1);
+	for (int i = 0; i < 2; i++)
+		ck_assert_int_eq(drain_sweep(NULL), 0);
+	ck_assert_int_eq(ctl(&out, "sweep -v -w node[01-04] -f %s/drain.xml", top), 0);
+	ck_assert_msg(strstr(out, "clock ok (offset -30.0") || strstr(out, "clock ok (offset -29.9"),
+	    "%s", out);
+	ck_assert_ptr_nonnull(strstr(out, "s from the fleet median (max 1.000 s)"));
+	free(out);
+	unsetenv("LD_PRELOAD");
+	unsetenv("FAKETIME");
+	unsetenv("FAKETIME_DONT_FAKE_MONOTONIC");
+	ck_assert_int_eq(calls(log, "update"), 0);
+}
+
 /* Drain after 2 failures, resume after 2 passes, in batched calls against a
  * real slurmctld; a node a person drained (or re-drained) is never resumed;
  * node04, failing with them but not a Slurm node, is reported as such and
- * does not stop the others' drain (scontrol exits 1 on it). */
+ * does not stop the others' drain (scontrol exits 1 on it).  Knob's own
+ * failures (knob_side_sweeps) never count toward a drain or a resume. */
 START_TEST(test_drain_hysteresis)
 {
 	char dir[128], log[192], netns[64], *out = NULL;
@@ -552,36 +607,36 @@ START_TEST(test_drain_hysteresis)
 	setenv("KNOB_SCONTROL_NETNS", netns, 1);
 	ck_assert_int_eq(harness_sh("touch %s && scontrol update NodeName=node03 State=DRAIN "
 	    "Reason='bad DIMM, ticket 4711'", log), 0);
-	write_file("drain.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
-	    "    <process name=\"knobd\"/>\n  </defaults>\n  <drain after=\"2\" resume=\"2\"/>\n"
-	    "</sweep>\n");
+	write_drain_xml(0);
 	/* a passing sweep first: it resets the counts the earlier tests left, and
 	 * leaves node03 (drained by a person, healthy) alone */
 	ck_assert_int_eq(drain_sweep(NULL), 0);
 	ck_assert_int_eq(calls(log, "update"), 0);
-	harness_agent_stop(&h, 0, SIGTERM);
-	harness_agent_stop(&h, 1, SIGTERM);
-	harness_agent_stop(&h, 3, SIGTERM);
+	knob_side_sweeps(log);
+	write_drain_xml(1);
 	/* failure 1 of 2: nothing drained */
 	ck_assert_int_eq(drain_sweep(NULL), 1);
 	ck_assert_int_eq(calls(log, "update"), 0);
 	/* failure 2: both drained in one call, with knob's reason */
 	ck_assert_int_eq(drain_sweep(&out), 1);
-	ck_assert_ptr_nonnull(strstr(out, "drained node01,node02: knob: reach unreachable"));
+	ck_assert_ptr_nonnull(strstr(out, "drained node01,node02: knob: service fail"));
 	free(out);
 	ck_assert_int_eq(calls(log, "^update NodeName=node01,node02 State=DRAIN Reason=knob: "), 1);
 	ck_assert_int_eq(calls(log, "update"), 1);
-	ck_assert(slurm_drained("node01", "knob: reach unreachable"));
-	ck_assert(slurm_drained("node02", "knob: reach unreachable"));
+	ck_assert(slurm_drained("node01", "knob: service fail"));
+	ck_assert(slurm_drained("node02", "knob: service fail"));
 	/* a person takes over node02's drain */
 	ck_assert_int_eq(harness_sh("scontrol update NodeName=node02 State=DRAIN "
 	    "Reason='replacing the HBA'"), 0);
-	ck_assert_int_eq(harness_agent_start(&h, 0), 0);
-	ck_assert_int_eq(harness_agent_start(&h, 1), 0);
-	ck_assert_int_eq(harness_agent_start(&h, 3), 0);
+	write_drain_xml(0);
 	/* pass 1 of 2: nothing resumed */
 	ck_assert_int_eq(drain_sweep(NULL), 0);
 	ck_assert_int_eq(calls(log, "RESUME"), 0);
+	/* node01's agent down: not a pass, not a failure (still 1 of 2) */
+	harness_agent_stop(&h, 0, SIGTERM);
+	ck_assert_int_eq(drain_sweep(NULL), 1);
+	ck_assert_int_eq(calls(log, "RESUME"), 0);
+	ck_assert_int_eq(harness_agent_start(&h, 0), 0);
 	/* pass 2: node01 resumed alone; node02 and node03 stay drained */
 	ck_assert_int_eq(drain_sweep(NULL), 0);
 	ck_assert_int_eq(calls(log, "^update NodeName=node01 State=RESUME"), 1);
@@ -596,9 +651,10 @@ START_TEST(test_drain_hysteresis)
 	unsetenv("KNOB_SCONTROL_LOG");
 	unsetenv("KNOB_SCONTROL_NETNS");
 	ck_assert_int_eq(ctl(&out, "sweep history node01"), 0);
-	ck_assert_ptr_nonnull(strstr(out, "drained: knob: reach unreachable"));
+	ck_assert_ptr_nonnull(strstr(out, "drained: knob: service fail"));
 	ck_assert_ptr_nonnull(strstr(out, "=> resumed"));
 	ck_assert_ptr_nonnull(strstr(out, "failing 1 of 2 before a drain"));
+	ck_assert_ptr_nonnull(strstr(out, "not counted: knob's side, not the node's health"));
 	free(out);
 	ck_assert_int_eq(ctl(&out, "sweep history node04"), 0);
 	ck_assert_ptr_nonnull(strstr(out, "not a Slurm node"));
