@@ -332,7 +332,46 @@ health_load(struct agent *a, const Knob__HealthRequest *req, size_t idx, struct 
 
 /* ------------------------------------------------------------ services */
 
-/* pid of a process whose comm is name, 0 when none. */
+#define COMM_MAX 15		/* TASK_COMM_LEN - 1: the kernel cuts comm there */
+
+/* 1 when the basename of the link (exe) or of argv[0] (cmdline) of
+ * /proc/PID is name. */
+static int
+full_name_is(struct agent *a, const char *pid, const char *name)
+{
+	char abs[PATH_MAX], path[PATH_MAX], buf[PATH_MAX];
+	ssize_t n;
+
+	snprintf(abs, sizeof(abs), "/proc/%s/exe", pid);
+	if (agent_path(a, path, sizeof(path), abs) == 0 &&
+	    (n = readlink(path, buf, sizeof(buf) - 1)) > 0) {
+		buf[n] = '\0';
+		if (strcmp(path_base(buf), name) == 0)
+			return 1;
+	}
+	snprintf(abs, sizeof(abs), "/proc/%s/cmdline", pid);
+	return agent_path(a, path, sizeof(path), abs) == 0 &&
+	    read_small_file(path, buf, sizeof(buf)) > 0 && strcmp(path_base(buf), name) == 0;
+}
+
+/* 1 when process PID is name: its comm, or for a name longer than the
+ * kernel keeps in comm, comm is the first 15 characters and exe or argv[0]
+ * the whole name. */
+static int
+process_is(struct agent *a, const char *pid, const char *name)
+{
+	char abs[PATH_MAX], comm[64];
+
+	snprintf(abs, sizeof(abs), "/proc/%s/comm", pid);
+	if (read_under(a, abs, comm, sizeof(comm)) < 0)
+		return 0;
+	if (strlen(name) <= COMM_MAX)
+		return strcmp(comm, name) == 0;
+	return strlen(comm) == COMM_MAX && strncmp(comm, name, COMM_MAX) == 0 &&
+	    full_name_is(a, pid, name);
+}
+
+/* pid of a process named name (process_is), 0 when none. */
 static long
 find_process(struct agent *a, const char *name)
 {
@@ -343,15 +382,9 @@ find_process(struct agent *a, const char *name)
 
 	if (agent_path(a, path, sizeof(path), "/proc") < 0 || (d = opendir(path)) == NULL)
 		return 0;
-	while (pid == 0 && (de = readdir(d)) != NULL) {
-		char abs[PATH_MAX], comm[64];
-
-		if (de->d_name[0] < '1' || de->d_name[0] > '9')
-			continue;
-		snprintf(abs, sizeof(abs), "/proc/%s/comm", de->d_name);
-		if (read_under(a, abs, comm, sizeof(comm)) == 0 && strcmp(comm, name) == 0)
+	while (pid == 0 && (de = readdir(d)) != NULL)
+		if (de->d_name[0] >= '1' && de->d_name[0] <= '9' && process_is(a, de->d_name, name))
 			pid = strtol(de->d_name, NULL, 10);
-	}
 	closedir(d);
 	return pid;
 }
@@ -368,6 +401,10 @@ health_services(struct agent *a, const Knob__HealthRequest *req, size_t idx, str
 
 		if (pid)
 			hout_add(out, "service", req->processes[i], ST_OK, "running (pid %ld)", pid);
+		else if (strlen(req->processes[i]) > COMM_MAX)
+			hout_add(out, "service", req->processes[i], ST_FAIL, "not running (no process "
+			    "whose comm is '%.*s', the kernel's first %d characters, with the whole "
+			    "name as its executable or argv[0])", COMM_MAX, req->processes[i], COMM_MAX);
 		else
 			hout_add(out, "service", req->processes[i], ST_FAIL, "not running");
 	}

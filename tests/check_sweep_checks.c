@@ -468,6 +468,45 @@ START_TEST(test_modules_nfsd)
 }
 END_TEST
 
+/* A process name longer than the kernel keeps in comm (15 characters):
+ * a real copy of sleep named long-process-name-x runs (comm
+ * "long-process-na") and is found through its exe; long-process-name-y,
+ * the same first 15 characters, is not it and is said to be not running,
+ * with why. */
+START_TEST(test_long_process_name)
+{
+	char bin[128];
+	const char *sf;
+	char *out;
+	pid_t pid;
+
+	precheck();
+	snprintf(bin, sizeof(bin), "%s/long-process-name-x", top);
+	ck_assert_int_eq(harness_sh("cp /bin/sleep %s", bin), 0);
+	pid = fork();
+	if (pid == 0) {
+		execl(bin, bin, "60", (char *)NULL);
+		_exit(127);
+	}
+	ck_assert_int_gt(pid, 0);
+	usleep(200000);
+	sf = sweep_file("long.xml", "  <group nodes=\"node01\">\n"
+	    "    <process name=\"long-process-name-x\"/>\n  </group>\n");
+	out = sweep(0, "-w node01 -f %s", sf);
+	has(out, "node01: service long-process-name-x ok (running (pid %ld))", (long)pid);
+	free(out);
+	sf = sweep_file("long2.xml", "  <group nodes=\"node01\">\n"
+	    "    <process name=\"long-process-name-y\"/>\n  </group>\n");
+	out = sweep(1, "-w node01 -f %s", sf);
+	has(out, "node01: service long-process-name-y fail (not running (no process whose comm "
+	    "is 'long-process-na', the kernel's first 15 characters, with the whole name as its "
+	    "executable or argv[0]))");
+	free(out);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+END_TEST
+
 /* ------------------------------------------------------------ auth */
 
 /* node03's agent holds node02's certificate (copied to the wrong node):
@@ -514,6 +553,7 @@ sweep_checks_suite(void)
 	tcase_add_test(tc, test_memory_cpu_mismatch);
 	tcase_add_test(tc, test_load_threshold);
 	tcase_add_test(tc, test_modules_nfsd);
+	tcase_add_test(tc, test_long_process_name);
 	tcase_add_test(tc, test_auth_failure);
 	suite_add_tcase(s, tc);
 	return s;
