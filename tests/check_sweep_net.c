@@ -666,40 +666,80 @@ START_TEST(test_drain_hysteresis)
 }
 END_TEST
 
+/* Set node02's fake MCE count (the sysroot's /proc/interrupts). */
+static void
+set_mce(const char *root, int n)
+{
+	ck_assert_int_eq(harness_sh("printf '           CPU0       CPU1\\n MCE:          %d          0"
+	    "   Machine check exceptions\\n' > %s/proc/interrupts", n, root), 0);
+}
+
+/* knobctl sweep of node02 with errs.xml (extra arguments args); asserts the
+ * exit status and that the output holds want. */
+static void
+errors_sweep(int want_rc, const char *args, const char *want)
+{
+	char *out = NULL;
+
+	ck_assert_int_eq(ctl(&out, "sweep -v -w node02 -f %s/errs.xml %s", top, args), want_rc);
+	ck_assert_msg(strstr(out, want) != NULL, "missing '%s' in:\n%s", want, out);
+	free(out);
+}
+
 /* MCE and EDAC counts that grow between sweeps: corrected errors warn,
- * machine checks fail.  The counters are a fake /proc and /sys under a
- * --sysroot (a real machine's cannot be made to grow on demand). */
+ * machine checks fail and stay failing for <errors hold> (3 s here) after
+ * the last, whichever sweep saw them first: a manual sweep does not use
+ * them up before the --drain sweep (a stand-in scontrol that logs its
+ * calls and shows node02 idle: the real slurmctld is test_drain_hysteresis's).
+ * A counter that went down (a reboot) or another boot_id starts from 0.
+ * The counters are a fake /proc and /sys under a --sysroot (a real
+ * machine's cannot be made to grow on demand). */
 START_TEST(test_error_counters)
 {
-	char root[128], *out = NULL;
+	char root[128], fake[160], drain[400];
 
 	precheck();
 	snprintf(root, sizeof(root), "%s/root02", top);
-	ck_assert_int_eq(harness_sh("mkdir -p %s/proc %s/sys/devices/system/edac/mc/mc0 && "
-	    "printf '           CPU0       CPU1\\n MCE:          0          0   Machine check "
-	    "exceptions\\n' > %s/proc/interrupts && "
+	ck_assert_int_eq(harness_sh("mkdir -p %s/proc/sys/kernel/random "
+	    "%s/sys/devices/system/edac/mc/mc0 && echo boot-a > %s/proc/sys/kernel/random/boot_id && "
 	    "echo '0.10 0.20 0.30 1/100 4242' > %s/proc/loadavg && "
 	    "echo 0 > %s/sys/devices/system/edac/mc/mc0/ce_count && "
 	    "echo 0 > %s/sys/devices/system/edac/mc/mc0/ue_count", root, root, root, root, root,
 	    root), 0);
+	set_mce(root, 0);
+	write_file("errs.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
+	    "    <errors check=\"yes\" hold=\"3\"/>\n  </defaults>\n  <drain after=\"1\" resume=\"1\"/>\n"
+	    "</sweep>\n");
+	write_file("fake-scontrol", "#!/bin/sh\necho \"$*\" >> %s/fake-scontrol.log\n"
+	    "[ \"$1\" = -o ] && echo 'NodeName=node02 Arch=x86_64 State=IDLE'\nexit 0\n", top);
+	snprintf(fake, sizeof(fake), "%s/fake-scontrol", top);
+	ck_assert_int_eq(chmod(fake, 0755), 0);
 	snprintf(h.node[1].sysroot, sizeof(h.node[1].sysroot), "%s", root);
 	ck_assert_int_eq(harness_agent_start(&h, 1), 0);
-	ck_assert_int_eq(ctl(&out, "sweep -w node02 -v"), 0);
-	ck_assert_ptr_nonnull(strstr(out, "node02: errors ok ("));	/* new baseline of 0 */
-	free(out);
+	errors_sweep(0, "", "node02: errors ok (");	/* new baseline of 0 */
 	ck_assert_int_eq(harness_sh("echo 3 > %s/sys/devices/system/edac/mc/mc0/ce_count", root), 0);
-	ck_assert_int_eq(ctl(&out, "sweep -w node02"), 1);
-	ck_assert_ptr_nonnull(strstr(out, "node02: errors warn (3 new EDAC corrected errors)"));
-	free(out);
-	ck_assert_int_eq(harness_sh("printf ' MCE:          2          0   Machine check "
-	    "exceptions\\n' > %s/proc/interrupts", root), 0);
-	ck_assert_int_eq(ctl(&out, "sweep -w node02"), 1);
-	ck_assert_ptr_nonnull(strstr(out, "node02: errors fail (new since the last sweep: 2 MCE, "
-	    "0 EDAC UE)"));
-	free(out);
-	/* nothing new: ok again */
-	ck_assert_int_eq(ctl(&out, "sweep -w node02"), 0);
-	free(out);
+	errors_sweep(1, "", "node02: errors warn (3 new EDAC corrected errors)");
+	set_mce(root, 2);
+	errors_sweep(1, "", "node02: errors fail (2 MCE, 0 EDAC UE new since ");
+	/* still failing on the next sweep, nothing new */
+	errors_sweep(1, "", "node02: errors fail (2 MCE, 0 EDAC UE new since ");
+	set_mce(root, 5);
+	/* a manual sweep sees them; the timer's --drain sweep still does */
+	errors_sweep(1, "", "node02: errors fail (5 MCE, 0 EDAC UE new since ");
+	snprintf(drain, sizeof(drain), "--drain --scontrol %s", fake);
+	errors_sweep(1, drain, "drained node02: knob: errors fail");
+	sleep(4);
+	errors_sweep(0, "", "node02: errors ok (no new MCE or EDAC errors)");
+	/* a reboot: the count went down, and the one new MCE is seen */
+	set_mce(root, 1);
+	errors_sweep(1, "", "node02: errors fail (1 MCE, 0 EDAC UE new since ");
+	sleep(4);
+	errors_sweep(0, "", "node02: errors ok (no new MCE or EDAC errors)");
+	/* another boot with as many MCE as before: all of them are new */
+	ck_assert_int_eq(harness_sh("echo boot-b > %s/proc/sys/kernel/random/boot_id", root), 0);
+	errors_sweep(1, "", "node02: errors fail (1 MCE, 0 EDAC UE new since ");
+	/* the fake counts are not this machine's: forget them */
+	ck_assert_int_eq(harness_sh("rm -f %s/health-counters.json", h.node[1].state_dir), 0);
 	h.node[1].sysroot[0] = '\0';
 	ck_assert_int_eq(harness_agent_start(&h, 1), 0);
 }
