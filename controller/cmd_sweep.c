@@ -7,6 +7,8 @@
  * waits that long plus a margin.  Output is folded by (check, state,
  * reason); the exit status is 0 when every node is ok, 1 when any check is
  * warn or worse or a node is unreachable, 2 on a usage error. */
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -548,18 +550,35 @@ parse_opts(struct ctl *ctl, int argc, char **argv, struct sopts *o)
 	return 0;
 }
 
-/* The sweep file: -f, else /etc/knob/sweep.xml when present, else none. */
+/* 0 when path can be opened for reading, else -errno. */
+static int
+readable(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+/* The sweep file: -f, else /etc/knob/sweep.xml when it exists (only
+ * ENOENT is "no file": one that cannot be read is an error, or the
+ * nodes would pass unchecked), else none. */
 static int
 load_file(struct ctl *ctl, const struct sopts *o, struct sweep_file **sf)
 {
-	const char *path = o->file;
+	const char *path = o->file ? o->file : DEFAULT_SWEEP_FILE;
 	struct strvec errs = { 0 };
+	int r = readable(path);
 
 	*sf = NULL;
-	if (path == NULL && access(DEFAULT_SWEEP_FILE, R_OK) == 0)
-		path = DEFAULT_SWEEP_FILE;
-	if (path == NULL)
+	if (r == -ENOENT && o->file == NULL)
 		return 0;
+	if (r < 0) {
+		fprintf(stderr, "knobctl sweep: %s: %s\n", path, strerror(-r));
+		return -1;
+	}
 	*sf = sweep_file_load(path, &errs);
 	if (*sf && sweep_file_check_nodes(ctl, *sf, &errs) < 0) {
 		sweep_file_free(*sf);

@@ -507,6 +507,43 @@ START_TEST(test_long_process_name)
 }
 END_TEST
 
+/* ------------------------------------------------------------ file */
+
+/* knobctl sweep -w node01 ARGS as user nobody (setpriv) in a private mount
+ * namespace whose /etc is an overlay with dir/up on top (this machine's
+ * /etc is not touched); stderr in dir/err.  The exit status. */
+static int
+sweep_as_nobody(const char *dir, const char *args)
+{
+	return harness_sh("unshare -m sh -c 'mount -t overlay knob-test -o lowerdir=/etc,"
+	    "upperdir=%s/up,workdir=%s/work /etc && exec setpriv --reuid=65534 --regid=65534 "
+	    "--clear-groups %s/knobctl -c %s/cluster.xml sweep -w node01 %s' >/dev/null 2>%s/err",
+	    dir, dir, h.bin, dir, args, dir);
+}
+
+/* A sweep file that exists but cannot be read (a root-only 0600 file, read
+ * by an operator) is an error with the path and why, exit 2, never "no
+ * file": as /etc/knob/sweep.xml and as -f. */
+START_TEST(test_unreadable_sweep_file)
+{
+	char dir[128], path[160], *err = NULL;
+
+	precheck();
+	snprintf(dir, sizeof(dir), "%s/unread", top);
+	snprintf(path, sizeof(path), "%s/err", dir);
+	ck_assert_int_eq(harness_sh("mkdir -p %s/up/knob %s/work && chmod 755 %s %s && "
+	    "cp %s %s/cluster.xml && chmod 644 %s/cluster.xml && printf '<?xml version=\"1.0\"?>"
+	    "\\n<sweep/>\\n' > %s/up/knob/sweep.xml && chmod 600 %s/up/knob/sweep.xml", dir, dir,
+	    top, dir, h.cluster, dir, dir, dir, dir), 0);
+	ck_assert_int_eq(sweep_as_nobody(dir, ""), 2);
+	ck_assert_int_eq(read_file_bounded(path, 1 << 16, &err, NULL), 0);
+	has(err, "knobctl sweep: /etc/knob/sweep.xml: Permission denied");
+	free(err);
+	ck_assert_int_eq(sweep_as_nobody(dir, "-f /etc/knob/sweep.xml"), 2);
+	ck_assert_int_eq(harness_sh("grep -q 'Permission denied' %s/err", dir), 0);
+}
+END_TEST
+
 /* ------------------------------------------------------------ auth */
 
 /* node03's agent holds node02's certificate (copied to the wrong node):
@@ -554,6 +591,7 @@ sweep_checks_suite(void)
 	tcase_add_test(tc, test_load_threshold);
 	tcase_add_test(tc, test_modules_nfsd);
 	tcase_add_test(tc, test_long_process_name);
+	tcase_add_test(tc, test_unreadable_sweep_file);
 	tcase_add_test(tc, test_auth_failure);
 	suite_add_tcase(s, tc);
 	return s;
