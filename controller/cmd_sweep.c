@@ -642,9 +642,7 @@ sweep_run_all(struct ctl *ctl, struct fanout *fo, struct snode *sn,
 		    "the sweep itself failed (nothing drained or resumed)\n");
 		rc = SWEEP_EXIT_ERROR;
 	}
-	if (ctl->json)
-		print_json(ctl->out, &run, rc);
-	else {
+	if (!ctl->json) {
 		print_folded(ctl->out, &run, o->verbose);
 		print_summary(ctl->out, &run);
 	}
@@ -656,6 +654,9 @@ sweep_run_all(struct ctl *ctl, struct fanout *fo, struct snode *sn,
 	}
 	if (sweep_record(ctl, &run, pol, &dopts, ctl->json ? stderr : ctl->out) < 0)
 		rc = SWEEP_EXIT_ERROR;
+	/* last: its exit_status is the real one, after --prom and the record */
+	if (ctl->json)
+		print_json(ctl->out, &run, rc);
 	run_free(&run);
 	return rc;
 }

@@ -38,6 +38,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <json-c/json.h>
+
 #include "harness.h"
 #include "util.h"
 
@@ -544,6 +546,24 @@ START_TEST(test_unreadable_sweep_file)
 }
 END_TEST
 
+/* --json's exit_status is the real exit status: 3 when the --prom file
+ * cannot be written (after the document used to be printed). */
+START_TEST(test_json_exit_status)
+{
+	json_object *doc, *v;
+	int rc;
+
+	precheck();
+	doc = harness_knobctl_json(&h, &rc, "sweep -w node01 --json --prom %s/no/such/dir/x.prom",
+	    top);
+	ck_assert_int_eq(rc, 3);
+	ck_assert_ptr_nonnull(doc);
+	ck_assert(json_object_object_get_ex(doc, "exit_status", &v));
+	ck_assert_int_eq(json_object_get_int(v), 3);
+	json_object_put(doc);
+}
+END_TEST
+
 /* ------------------------------------------------------------ auth */
 
 /* node03's agent holds node02's certificate (copied to the wrong node):
@@ -592,6 +612,7 @@ sweep_checks_suite(void)
 	tcase_add_test(tc, test_modules_nfsd);
 	tcase_add_test(tc, test_long_process_name);
 	tcase_add_test(tc, test_unreadable_sweep_file);
+	tcase_add_test(tc, test_json_exit_status);
 	tcase_add_test(tc, test_auth_failure);
 	suite_add_tcase(s, tc);
 	return s;
