@@ -6,7 +6,9 @@
  * agent answers within the largest deadline of its checks; the controller
  * waits that long plus a margin.  Output is folded by (check, state,
  * reason); the exit status is 0 when every node is ok, 1 when any check is
- * warn or worse or a node is unreachable, 2 on a usage error. */
+ * warn or worse or a node is unreachable, 2 on a usage or sweep-file error,
+ * 3 when the sweep itself failed (the --prom file, the results database,
+ * scontrol, every node refusing our credentials). */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -711,6 +713,9 @@ const struct cmd_entry cmd_sweep_entry = {
 	"NICs, block devices, memory and CPUs, MCE/EDAC counts, load, services, and with\n"
 	"--probe a fleet-relative rate probe (slow: K MADs below the fleet median).\n"
 	"Output is folded by (check, state, reason).  Exit status: 0 every node ok, 1 some\n"
-	"check warn/fail/timeout/hung/slow or a node unreachable, 2 usage error.\n"
+	"check warn/fail/timeout/hung/slow or a node unreachable, 2 usage or sweep-file error,\n"
+	"3 the sweep itself failed (the --prom file, the results database, scontrol, or every\n"
+	"node refused our credentials).  Knob's own failures (unreachable agent, our credentials\n"
+	"refused, a clock judged without 3 nodes) never drain or resume a node.\n"
 	"sweep history NODE           the node's last sweeps and what --drain did",
 };

@@ -564,6 +564,19 @@ START_TEST(test_json_exit_status)
 }
 END_TEST
 
+/* knobctl sweep --help and knobctl --help list exit status 3 (the sweep's
+ * own failure), as the README does. */
+START_TEST(test_help_exit_status)
+{
+	precheck();
+	ck_assert_int_eq(harness_sh("%s/knobctl sweep --help | tr '\\n' ' ' | "
+	    "grep -q '3 the sweep itself failed (the --prom file, the results database, scontrol'",
+	    h.bin), 0);
+	ck_assert_int_eq(harness_sh("%s/knobctl --help | grep -q '^3 (sweep) the sweep itself "
+	    "failed'", h.bin), 0);
+}
+END_TEST
+
 /* ------------------------------------------------------------ auth */
 
 /* node03's agent holds node02's certificate (copied to the wrong node):
@@ -613,6 +626,7 @@ sweep_checks_suite(void)
 	tcase_add_test(tc, test_long_process_name);
 	tcase_add_test(tc, test_unreadable_sweep_file);
 	tcase_add_test(tc, test_json_exit_status);
+	tcase_add_test(tc, test_help_exit_status);
 	tcase_add_test(tc, test_auth_failure);
 	suite_add_tcase(s, tc);
 	return s;
