@@ -356,7 +356,10 @@ decide(struct rnode *rn, size_t n, const struct sweep_policy *pol)
 		r->passes = r->failing ? 0 : r->passes + 1;
 		r->want_drain = r->failing && !r->drained && r->fails >= (long)pol->drain_after;
 		r->want_resume = !r->failing && r->drained && r->passes >= (long)pol->resume_after;
-		if (r->failing && !r->want_drain)
+		if (r->failing && r->drained)
+			snprintf(r->action, sizeof(r->action), "still drained by knob (failing %ld)",
+			    r->fails);
+		else if (r->failing && !r->want_drain)
 			snprintf(r->action, sizeof(r->action), "failing %ld of %u before a drain",
 			    r->fails, pol->drain_after);
 		else if (!r->failing && r->drained && !r->want_resume)

@@ -625,6 +625,12 @@ START_TEST(test_drain_hysteresis)
 	ck_assert_int_eq(calls(log, "update"), 1);
 	ck_assert(slurm_drained("node01", "knob: service fail"));
 	ck_assert(slurm_drained("node02", "knob: service fail"));
+	/* failure 3: already drained by knob, nothing more to do (node[01-02]
+	 * only: node04 alone due for a drain makes scontrol show nothing) */
+	ck_assert_int_eq(ctl(&out, "sweep -w node[01-02] -f %s/drain.xml --drain --scontrol %s",
+	    top, recorder), 1);
+	free(out);
+	ck_assert_int_eq(calls(log, "update"), 1);
 	/* a person takes over node02's drain */
 	ck_assert_int_eq(harness_sh("scontrol update NodeName=node02 State=DRAIN "
 	    "Reason='replacing the HBA'"), 0);
@@ -655,6 +661,8 @@ START_TEST(test_drain_hysteresis)
 	ck_assert_ptr_nonnull(strstr(out, "=> resumed"));
 	ck_assert_ptr_nonnull(strstr(out, "failing 1 of 2 before a drain"));
 	ck_assert_ptr_nonnull(strstr(out, "not counted: knob's side, not the node's health"));
+	ck_assert_ptr_nonnull(strstr(out, "=> still drained by knob (failing 3)"));
+	ck_assert_msg(strstr(out, "failing 3 of 2") == NULL, "%s", out);
 	free(out);
 	ck_assert_int_eq(ctl(&out, "sweep history node04"), 0);
 	ck_assert_ptr_nonnull(strstr(out, "not a Slurm node"));
