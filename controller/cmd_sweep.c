@@ -72,15 +72,22 @@ sweep_node_failing(const struct sweep_node *sn, int cause)
 	return 0;
 }
 
-/* 1 when every node of the run failed on the controller's side (the agent
- * refused our credentials): the sweep's own failure. */
+/* 1 when no node of the run could be checked (each one refused our
+ * credentials or could not be reached) and at least one refused our
+ * credentials: the sweep's own failure, not the nodes'. */
 static int
 all_controller_side(const struct sweep_run *run)
 {
-	for (size_t i = 0; i < run->n; i++)
-		if (!sweep_node_failing(&run->nodes[i], SC_CONTROLLER))
+	size_t refused = 0;
+
+	for (size_t i = 0; i < run->n; i++) {
+		const struct sweep_node *sn = &run->nodes[i];
+
+		if (sn->n != 1 || sn->c[0].cause == SC_NODE)
 			return 0;
-	return run->n > 0;
+		refused += sn->c[0].cause == SC_CONTROLLER;
+	}
+	return refused > 0;
 }
 
 /* Per-node state of the run. */
@@ -640,8 +647,9 @@ sweep_run_all(struct ctl *ctl, struct fanout *fo, struct snode *sn,
 		if (sweep_state_bad(run.nodes[i].worst))
 			rc = 1;
 	if (all_controller_side(&run)) {
-		fprintf(stderr, "knobctl sweep: every node refused this controller's credentials: "
-		    "the sweep itself failed (nothing drained or resumed)\n");
+		fprintf(stderr, "knobctl sweep: no node could be checked, and the agents refused "
+		    "this controller's credentials: the sweep itself failed (nothing drained or "
+		    "resumed)\n");
 		rc = SWEEP_EXIT_ERROR;
 	}
 	if (!ctl->json) {

@@ -549,7 +549,8 @@ write_drain_xml(int bad)
 /* Knob's own failures drain nobody (real slurmctld, the recording
  * scontrol): two sweeps with node01/node02's agents stopped (unreachable:
  * exit 1), two with a controller whose certificate every agent refuses
- * (node02's: exit 3, the sweep's own failure), two with the controller's
+ * (node02's: exit 3, the sweep's own failure; the second with node01's
+ * agent stopped too), two with the controller's
  * clock 30 s ahead (libfaketime; the nodes agree with each other: ok). */
 static void
 knob_side_sweeps(const char *log)
@@ -565,11 +566,14 @@ knob_side_sweeps(const char *log)
 	ck_assert_int_eq(harness_agent_start(&h, 1), 0);
 	snprintf(pre, sizeof(pre), "--cert %s/node02.crt --key %s/node02.key", h.ca_dir, h.ca_dir);
 	for (int i = 0; i < 2; i++) {
+		if (i == 1)	/* the others refusing us and node01 down: still ours */
+			harness_agent_stop(&h, 0, SIGTERM);
 		ck_assert_int_eq(drain_sweep_as(pre, &out), 3);	/* SWEEP_EXIT_ERROR */
 		ck_assert_ptr_nonnull(strstr(out, "auth fail (agent refused us: certificate of 'node02' has role"));
 		free(out);
 	}
 	ck_assert_int_eq(calls(log, "update"), 0);
+	ck_assert_int_eq(harness_agent_start(&h, 0), 0);
 	setenv("LD_PRELOAD", "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1", 1);
 	setenv("FAKETIME", "+30s", 1);
 	setenv("FAKETIME_DONT_FAKE_MONOTONIC", "1", 1);
