@@ -8,7 +8,7 @@
  * reason); the exit status is 0 when every node is ok, 1 when any check is
  * warn or worse or a node is unreachable, 2 on a usage or sweep-file error,
  * 3 when the sweep itself failed (the --prom file, the results database,
- * scontrol, every node refusing our credentials). */
+ * scontrol, no node checked because the agents refused our credentials). */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -722,8 +722,8 @@ const struct cmd_entry cmd_sweep_entry = {
 	"--probe a fleet-relative rate probe (slow: K MADs below the fleet median).\n"
 	"Output is folded by (check, state, reason).  Exit status: 0 every node ok, 1 some\n"
 	"check warn/fail/timeout/hung/slow or a node unreachable, 2 usage or sweep-file error,\n"
-	"3 the sweep itself failed (the --prom file, the results database, scontrol, or every\n"
-	"node refused our credentials).  Knob's own failures (unreachable agent, our credentials\n"
+	"3 the sweep itself failed (the --prom file, the results database, scontrol, or no\n"
+	"node checked: our credentials refused).  Knob's own failures (unreachable agent, our credentials\n"
 	"refused, a clock judged without 3 nodes) never drain or resume a node.\n"
 	"sweep history NODE           the node's last sweeps and what --drain did",
 };
