@@ -99,5 +99,7 @@ void health_probe(struct agent *a, const Knob__HealthRequest *req, size_t idx, s
 json_object *health_counters_load(struct health_state *hs);
 int health_counters_save(struct health_state *hs, json_object *o);
 int health_counter_swap(json_object *o, const char *key, uint64_t now, uint64_t *prev);
+/* ns since the epoch as "2026-12-01T09:41:02Z" into buf. */
+void health_fmt_time(uint64_t ns, char *buf, size_t len);
 
 #endif

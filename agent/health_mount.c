@@ -168,8 +168,8 @@ probe_wait(int fd, uint64_t deadline_ns, struct prec *recs, size_t *nrecs)
 }
 
 /* "2026-12-01T09:41:02Z" of a CLOCK_REALTIME time. */
-static void
-fmt_time(uint64_t ns, char *buf, size_t len)
+void
+health_fmt_time(uint64_t ns, char *buf, size_t len)
 {
 	time_t t = (time_t)(ns / 1000000000ull);
 	struct tm tm;
@@ -316,7 +316,7 @@ mount_probe(struct agent *a, const Knob__MountExpect *m, struct hout *out)
 	if ((p = stuck_find(hs, m->path)) != NULL) {
 		Knob__HealthCheck *c;
 
-		fmt_time(p->since_ns, when, sizeof(when));
+		health_fmt_time(p->since_ns, when, sizeof(when));
 		c = hout_add(out, "mount", m->path, ST_HUNG, "no answer to %s (since %s)",
 		    p->step, when);
 		c->since_ns = p->since_ns;

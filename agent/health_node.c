@@ -277,33 +277,123 @@ edac_count(struct agent *a, const char *name)
 	return sum;
 }
 
-/* No new MCE or EDAC errors since the last sweep (first sweep: baseline). */
+#define ERRORS_HOLD_S 86400	/* default <errors hold>: a day */
+
+/* MCE and EDAC UE errors held failing: counts since the first, times of
+ * the first and the last (seconds since the epoch; last 0: none held). */
+struct held {
+	int64_t mce, ue, first, last;
+};
+
+/* int64 under key in o, 0 when absent. */
+static int64_t
+jint(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) ? json_object_get_int64(v) : 0;
+}
+
+/* The previous value of counter key into *prev, now stored: 0 after a
+ * reboot or when the counter went down (all of it is new).  0 when there
+ * was none (the first sweep: a baseline), else 1. */
+static int
+counter_since(json_object *o, const char *key, uint64_t now, int rebooted, uint64_t *prev)
+{
+	int had = health_counter_swap(o, key, now, prev);
+
+	if (had && (rebooted || now < *prev))
+		*prev = 0;
+	return had;
+}
+
+/* Add this sweep's new MCE (dm) and UE (du) to the held ones in o; a hold
+ * whose last error is hold_s old is over.  Result in *h. */
+static void
+hold_update(json_object *o, uint64_t dm, uint64_t du, int64_t now_s, int64_t hold_s,
+    struct held *h)
+{
+	h->last = jint(o, "errors.last");
+	h->first = h->last && now_s < h->last + hold_s ? jint(o, "errors.first") : 0;
+	h->mce = h->first ? jint(o, "errors.mce") : 0;
+	h->ue = h->first ? jint(o, "errors.ue") : 0;
+	if (dm || du) {
+		h->mce += (int64_t)dm;
+		h->ue += (int64_t)du;
+		h->first = h->first ? h->first : now_s;
+		h->last = now_s;
+	}
+	if (!h->first)
+		h->last = 0;
+	json_object_object_add(o, "errors.first", json_object_new_int64(h->first));
+	json_object_object_add(o, "errors.last", json_object_new_int64(h->last));
+	json_object_object_add(o, "errors.mce", json_object_new_int64(h->mce));
+	json_object_object_add(o, "errors.ue", json_object_new_int64(h->ue));
+}
+
+/* Store this boot's id in o; 1 when the stored one was another boot's. */
+static int
+boot_changed(struct agent *a, json_object *o)
+{
+	char now[64], *old = NULL;
+	json_object *v;
+	int changed;
+
+	if (read_under(a, "/proc/sys/kernel/random/boot_id", now, sizeof(now)) < 0)
+		return 0;
+	if (json_object_object_get_ex(o, "boot_id", &v))
+		old = xstrdup(json_object_get_string(v));
+	changed = old && strcmp(old, now) != 0;
+	json_object_object_add(o, "boot_id", json_object_new_string(now));
+	free(old);
+	return changed;
+}
+
+/* Say the held MCE/UE errors: fail until hold_s after the last. */
+static void
+held_say(const struct held *h, int64_t hold_s, struct hout *out)
+{
+	char first[32], until[32];
+
+	health_fmt_time((uint64_t)h->first * 1000000000ull, first, sizeof(first));
+	health_fmt_time((uint64_t)(h->last + hold_s) * 1000000000ull, until, sizeof(until));
+	hout_add(out, "errors", NULL, ST_FAIL, "%lld MCE, %lld EDAC UE new since %s; failing "
+	    "until %s (<errors hold> %lld s after the last)", (long long)h->mce,
+	    (long long)h->ue, first, until, (long long)hold_s);
+}
+
+/* New MCE or EDAC UE errors fail, and stay failing until <errors hold>
+ * after the last one, whichever sweep saw them first; new CE warn.  The
+ * first sweep takes a baseline; a reboot (another boot_id) or a counter
+ * that went down starts from 0. */
 void
 health_errors(struct agent *a, const Knob__HealthRequest *req, size_t idx, struct hout *out)
 {
 	struct health_state *hs = a->health;
 	uint64_t mce = mce_count(a), ce = edac_count(a, "ce_count"), ue = edac_count(a, "ue_count");
 	uint64_t pm = 0, pc = 0, pu = 0;
-	int had;
+	int64_t hold = req->hw && req->hw->errors_hold_s ? req->hw->errors_hold_s : ERRORS_HOLD_S;
+	struct held h = { 0 };
+	int had, reboot;
 	json_object *o;
 
-	(void)req;
 	(void)idx;
 	pthread_mutex_lock(&hs->mu);
 	o = health_counters_load(hs);
-	had = health_counter_swap(o, "mce", mce, &pm);
-	had &= health_counter_swap(o, "edac.ce", ce, &pc);
-	had &= health_counter_swap(o, "edac.ue", ue, &pu);
+	reboot = boot_changed(a, o);
+	had = counter_since(o, "mce", mce, reboot, &pm);
+	had &= counter_since(o, "edac.ce", ce, reboot, &pc);
+	had &= counter_since(o, "edac.ue", ue, reboot, &pu);
+	hold_update(o, had && mce > pm ? mce - pm : 0, had && ue > pu ? ue - pu : 0,
+	    (int64_t)(now_real_ns() / 1000000000ull), hold, &h);
 	health_counters_save(hs, o);
 	json_object_put(o);
 	pthread_mutex_unlock(&hs->mu);
-	if (!had)
+	if (h.last)
+		held_say(&h, hold, out);
+	else if (!had)
 		hout_add(out, "errors", NULL, ST_OK, "baseline: %llu MCE, %llu/%llu EDAC CE/UE",
 		    (unsigned long long)mce, (unsigned long long)ce, (unsigned long long)ue);
-	else if (mce > pm || ue > pu)
-		hout_add(out, "errors", NULL, ST_FAIL, "new since the last sweep: %llu MCE, %llu EDAC UE",
-		    (unsigned long long)(mce > pm ? mce - pm : 0),
-		    (unsigned long long)(ue > pu ? ue - pu : 0));
 	else if (ce > pc)
 		hout_add(out, "errors", NULL, ST_WARN, "%llu new EDAC corrected errors",
 		    (unsigned long long)(ce - pc));
@@ -332,7 +422,46 @@ health_load(struct agent *a, const Knob__HealthRequest *req, size_t idx, struct 
 
 /* ------------------------------------------------------------ services */
 
-/* pid of a process whose comm is name, 0 when none. */
+#define COMM_MAX 15		/* TASK_COMM_LEN - 1: the kernel cuts comm there */
+
+/* 1 when the basename of the link (exe) or of argv[0] (cmdline) of
+ * /proc/PID is name. */
+static int
+full_name_is(struct agent *a, const char *pid, const char *name)
+{
+	char abs[PATH_MAX], path[PATH_MAX], buf[PATH_MAX];
+	ssize_t n;
+
+	snprintf(abs, sizeof(abs), "/proc/%s/exe", pid);
+	if (agent_path(a, path, sizeof(path), abs) == 0 &&
+	    (n = readlink(path, buf, sizeof(buf) - 1)) > 0) {
+		buf[n] = '\0';
+		if (strcmp(path_base(buf), name) == 0)
+			return 1;
+	}
+	snprintf(abs, sizeof(abs), "/proc/%s/cmdline", pid);
+	return agent_path(a, path, sizeof(path), abs) == 0 &&
+	    read_small_file(path, buf, sizeof(buf)) > 0 && strcmp(path_base(buf), name) == 0;
+}
+
+/* 1 when process PID is name: its comm, or for a name longer than the
+ * kernel keeps in comm, comm is the first 15 characters and exe or argv[0]
+ * the whole name. */
+static int
+process_is(struct agent *a, const char *pid, const char *name)
+{
+	char abs[PATH_MAX], comm[64];
+
+	snprintf(abs, sizeof(abs), "/proc/%s/comm", pid);
+	if (read_under(a, abs, comm, sizeof(comm)) < 0)
+		return 0;
+	if (strlen(name) <= COMM_MAX)
+		return strcmp(comm, name) == 0;
+	return strlen(comm) == COMM_MAX && strncmp(comm, name, COMM_MAX) == 0 &&
+	    full_name_is(a, pid, name);
+}
+
+/* pid of a process named name (process_is), 0 when none. */
 static long
 find_process(struct agent *a, const char *name)
 {
@@ -343,15 +472,9 @@ find_process(struct agent *a, const char *name)
 
 	if (agent_path(a, path, sizeof(path), "/proc") < 0 || (d = opendir(path)) == NULL)
 		return 0;
-	while (pid == 0 && (de = readdir(d)) != NULL) {
-		char abs[PATH_MAX], comm[64];
-
-		if (de->d_name[0] < '1' || de->d_name[0] > '9')
-			continue;
-		snprintf(abs, sizeof(abs), "/proc/%s/comm", de->d_name);
-		if (read_under(a, abs, comm, sizeof(comm)) == 0 && strcmp(comm, name) == 0)
+	while (pid == 0 && (de = readdir(d)) != NULL)
+		if (de->d_name[0] >= '1' && de->d_name[0] <= '9' && process_is(a, de->d_name, name))
 			pid = strtol(de->d_name, NULL, 10);
-	}
 	closedir(d);
 	return pid;
 }
@@ -368,6 +491,10 @@ health_services(struct agent *a, const Knob__HealthRequest *req, size_t idx, str
 
 		if (pid)
 			hout_add(out, "service", req->processes[i], ST_OK, "running (pid %ld)", pid);
+		else if (strlen(req->processes[i]) > COMM_MAX)
+			hout_add(out, "service", req->processes[i], ST_FAIL, "not running (no process "
+			    "whose comm is '%.*s', the kernel's first %d characters, with the whole "
+			    "name as its executable or argv[0])", COMM_MAX, req->processes[i], COMM_MAX);
 		else
 			hout_add(out, "service", req->processes[i], ST_FAIL, "not running");
 	}

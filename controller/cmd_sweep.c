@@ -6,7 +6,11 @@
  * agent answers within the largest deadline of its checks; the controller
  * waits that long plus a margin.  Output is folded by (check, state,
  * reason); the exit status is 0 when every node is ok, 1 when any check is
- * warn or worse or a node is unreachable, 2 on a usage error. */
+ * warn or worse or a node is unreachable, 2 on a usage or sweep-file error,
+ * 3 when the sweep itself failed (the --prom file, the results database,
+ * scontrol, no node checked because the agents refused our credentials). */
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -17,6 +21,7 @@
 #include "bench_ctl.h"
 #include "nodeset.h"
 #include "opt.h"
+#include "stats.h"
 #include "sweep.h"
 
 #define DEFAULT_SWEEP_FILE "/etc/knob/sweep.xml"
@@ -56,6 +61,33 @@ int
 sweep_state_failing(int st)
 {
 	return st >= SS_SLOW;
+}
+
+int
+sweep_node_failing(const struct sweep_node *sn, int cause)
+{
+	for (size_t k = 0; k < sn->n; k++)
+		if (sn->c[k].cause == cause && sweep_state_failing(sn->c[k].state))
+			return 1;
+	return 0;
+}
+
+/* 1 when no node of the run could be checked (each one refused our
+ * credentials or could not be reached) and at least one refused our
+ * credentials: the sweep's own failure, not the nodes'. */
+static int
+all_controller_side(const struct sweep_run *run)
+{
+	size_t refused = 0;
+
+	for (size_t i = 0; i < run->n; i++) {
+		const struct sweep_node *sn = &run->nodes[i];
+
+		if (sn->n != 1 || sn->c[0].cause == SC_NODE)
+			return 0;
+		refused += sn->c[0].cause == SC_CONTROLLER;
+	}
+	return refused > 0;
 }
 
 /* Per-node state of the run. */
@@ -150,18 +182,81 @@ check_add(struct sweep_node *sn, const char *check, const char *target, int stat
 	c->target = xstrdup(target ? target : "");
 	c->reason = xstrdup(reason);
 	c->state = state;
+	c->cause = SC_NODE;
 	c->since_ns = since;
 	if (state > sn->worst)
 		sn->worst = state;
 }
 
+/* The fleet's clock: the median offset of the nodes that answered. */
+struct clockref {
+	double median_s;
+	size_t answered;
+};
+
+/* Median clock offset of the nodes that answered into *ref. */
+static void
+clock_ref(const struct fanout *fo, const struct snode *sn, struct clockref *ref)
+{
+	double *v = xcalloc(fo->n ? fo->n : 1, sizeof(*v));
+	size_t k = 0;
+
+	for (size_t i = 0; i < fo->n; i++)
+		if (fo->nodes[i].status == NS_OK && fo->nodes[i].reply && sn[i].have_offset)
+			v[k++] = (double)sn[i].offset_ns / 1e9;
+	ref->answered = k;
+	ref->median_s = stats_median(v, k);
+	free(v);
+}
+
+/* The clock check: with 3 or more nodes answering, the offset from the
+ * fleet median (a controller whose clock jumped fails nobody); with fewer,
+ * the offset from the controller, not counted toward a drain. */
+static void
+clock_check(struct sweep_node *out, const struct snode *s, const struct clockref *ref)
+{
+	double off = (double)s->offset_ns / 1e9, max = s->lim.clock_max_s;
+	char why[256];
+	int bad;
+
+	if (ref->answered >= 3) {
+		bad = fabs(off - ref->median_s) > max;
+		snprintf(why, sizeof(why), "offset %+.3f s, %+.3f s from the fleet median "
+		    "(max %.3f s)", off, off - ref->median_s, max);
+		check_add(out, "clock", NULL, bad ? SS_FAIL : SS_OK, why, 0);
+		return;
+	}
+	bad = fabs(off) > max;
+	snprintf(why, sizeof(why), "offset %+.3f s (max %.3f s)%s", off, max, bad ?
+	    "; fewer than 3 nodes answered, so the controller's clock may be the one off: "
+	    "not counted toward a drain" : "");
+	check_add(out, "clock", NULL, bad ? SS_FAIL : SS_OK, why, 0);
+	out->c[out->n - 1].cause = bad ? SC_KNOB : SC_NODE;
+}
+
+/* Whose failure a node's failed connection is: the agent refusing our
+ * credentials is the controller's; not reaching the agent, or no answer to
+ * the ping, is not told apart from knob's side; the rest is the node's. */
+static int
+reach_cause(const struct fo_node *n, const struct snode *s)
+{
+	const char *d = n->detail ? n->detail : "";
+
+	if (n->status == NS_AUTH_FAILED)
+		return strncmp(d, "agent refused", 13) == 0 || strncmp(d, "ssh", 3) == 0 ?
+		    SC_CONTROLLER : SC_NODE;
+	if (n->status == NS_UNREACHABLE || (n->status == NS_TIMEOUT && !s->have_offset))
+		return SC_KNOB;
+	return SC_NODE;
+}
+
 /* Reachability, clock and the agent's findings of one node. */
 static void
-node_checks(struct fo_node *n, struct snode *s, struct sweep_node *out, const struct ctl *ctl)
+node_checks(struct fo_node *n, struct snode *s, struct sweep_node *out, const struct ctl *ctl,
+    const struct clockref *ref)
 {
 	const Knob__HealthResult *r;
 	char why[512];
-	double off;
 
 	out->name = n->name;
 	if (n->status != NS_OK || n->reply == NULL) {
@@ -175,14 +270,13 @@ node_checks(struct fo_node *n, struct snode *s, struct sweep_node *out, const st
 			snprintf(why, sizeof(why), "no answer in %.0f s", s->have_offset ?
 			    s->budget_s : ctl->timeout);
 		check_add(out, n->status == NS_AUTH_FAILED ? "auth" : "reach", NULL, st, why, 0);
+		out->c[out->n - 1].cause = reach_cause(n, s);
 		return;
 	}
 	r = n->reply->health_result;
 	check_add(out, "reach", NULL, SS_OK, ctl->ssh.via ? "answered over SSH (host key "
 	    "checked)" : "answered with its node certificate", 0);
-	off = (double)s->offset_ns / 1e9;
-	snprintf(why, sizeof(why), "offset %+.3f s (max %.3f s)", off, s->lim.clock_max_s);
-	check_add(out, "clock", NULL, fabs(off) > s->lim.clock_max_s ? SS_FAIL : SS_OK, why, 0);
+	clock_check(out, s, ref);
 	for (size_t i = 0; i < r->n_checks; i++) {
 		const Knob__HealthCheck *c = r->checks[i];
 		int st = (size_t)c->state < nitems(from_wire) ? from_wire[c->state] : SS_FAIL;
@@ -465,18 +559,35 @@ parse_opts(struct ctl *ctl, int argc, char **argv, struct sopts *o)
 	return 0;
 }
 
-/* The sweep file: -f, else /etc/knob/sweep.xml when present, else none. */
+/* 0 when path can be opened for reading, else -errno. */
+static int
+readable(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+/* The sweep file: -f, else /etc/knob/sweep.xml when it exists (only
+ * ENOENT is "no file": one that cannot be read is an error, or the
+ * nodes would pass unchecked), else none. */
 static int
 load_file(struct ctl *ctl, const struct sopts *o, struct sweep_file **sf)
 {
-	const char *path = o->file;
+	const char *path = o->file ? o->file : DEFAULT_SWEEP_FILE;
 	struct strvec errs = { 0 };
+	int r = readable(path);
 
 	*sf = NULL;
-	if (path == NULL && access(DEFAULT_SWEEP_FILE, R_OK) == 0)
-		path = DEFAULT_SWEEP_FILE;
-	if (path == NULL)
+	if (r == -ENOENT && o->file == NULL)
 		return 0;
+	if (r < 0) {
+		fprintf(stderr, "knobctl sweep: %s: %s\n", path, strerror(-r));
+		return -1;
+	}
 	*sf = sweep_file_load(path, &errs);
 	if (*sf && sweep_file_check_nodes(ctl, *sf, &errs) < 0) {
 		sweep_file_free(*sf);
@@ -516,6 +627,7 @@ sweep_run_all(struct ctl *ctl, struct fanout *fo, struct snode *sn,
 {
 	static const struct fo_ops ops = { .on_open = sw_open, .on_msg = sw_msg, .per_node = 1 };
 	struct sweep_run run = { 0 };
+	struct clockref cref;
 	struct sweep_drain_opts dopts = { o->drain, o->scontrol };
 	uint64_t t0 = now_mono_ns();
 	char err[512];
@@ -527,15 +639,20 @@ sweep_run_all(struct ctl *ctl, struct fanout *fo, struct snode *sn,
 	run.end_real_ns = now_real_ns();
 	run.n = fo->n;
 	run.nodes = xcalloc(fo->n ? fo->n : 1, sizeof(*run.nodes));
+	clock_ref(fo, sn, &cref);
 	for (size_t i = 0; i < fo->n; i++)
-		node_checks(&fo->nodes[i], &sn[i], &run.nodes[i], ctl);
+		node_checks(&fo->nodes[i], &sn[i], &run.nodes[i], ctl, &cref);
 	mark_slow(fo, &run, pol);
 	for (size_t i = 0; i < run.n; i++)
 		if (sweep_state_bad(run.nodes[i].worst))
 			rc = 1;
-	if (ctl->json)
-		print_json(ctl->out, &run, rc);
-	else {
+	if (all_controller_side(&run)) {
+		fprintf(stderr, "knobctl sweep: no node could be checked, and the agents refused "
+		    "this controller's credentials: the sweep itself failed (nothing drained or "
+		    "resumed)\n");
+		rc = SWEEP_EXIT_ERROR;
+	}
+	if (!ctl->json) {
 		print_folded(ctl->out, &run, o->verbose);
 		print_summary(ctl->out, &run);
 	}
@@ -547,6 +664,9 @@ sweep_run_all(struct ctl *ctl, struct fanout *fo, struct snode *sn,
 	}
 	if (sweep_record(ctl, &run, pol, &dopts, ctl->json ? stderr : ctl->out) < 0)
 		rc = SWEEP_EXIT_ERROR;
+	/* last: its exit_status is the real one, after --prom and the record */
+	if (ctl->json)
+		print_json(ctl->out, &run, rc);
 	run_free(&run);
 	return rc;
 }
@@ -601,6 +721,9 @@ const struct cmd_entry cmd_sweep_entry = {
 	"NICs, block devices, memory and CPUs, MCE/EDAC counts, load, services, and with\n"
 	"--probe a fleet-relative rate probe (slow: K MADs below the fleet median).\n"
 	"Output is folded by (check, state, reason).  Exit status: 0 every node ok, 1 some\n"
-	"check warn/fail/timeout/hung/slow or a node unreachable, 2 usage error.\n"
+	"check warn/fail/timeout/hung/slow or a node unreachable, 2 usage or sweep-file error,\n"
+	"3 the sweep itself failed (the --prom file, the results database, scontrol, or no\n"
+	"node checked: our credentials refused).  Knob's own failures (unreachable agent, our credentials\n"
+	"refused, a clock judged without 3 nodes) never drain or resume a node.\n"
 	"sweep history NODE           the node's last sweeps and what --drain did",
 };

@@ -421,7 +421,8 @@ opt_help(FILE *f, const struct cmd_entry *ce)
 		help_table(f, "global options (anywhere on the line)", opt_global, NULL);
 		fprintf(f, "\n'knobctl help COMMAND' or 'knobctl COMMAND --help' shows a command's options.\n"
 		    "Exit status: 0 all nodes ok, 1 some node failed/drifted/unreachable, "
-		    "2 usage or input error.\n");
+		    "2 usage or input error,\n3 (sweep) the sweep itself failed: --prom file, "
+		    "results database, scontrol,\nor no node checked because the agents refused our credentials.\n");
 		return;
 	}
 	fprintf(f, "usage: knobctl %s%s%s%s%s\n\n%s\n", ce->name,

@@ -105,6 +105,18 @@ struct sweep_check {
 	char *check, *target, *reason;
 	int state;		/* enum sweep_state */
 	uint64_t since_ns;
+	int cause;		/* enum sweep_cause (0: the node's) */
+};
+
+/* Whose failure a bad check is.  Only SC_NODE counts toward drain_after;
+ * a node whose only bad checks are knob's keeps its counters that sweep
+ * and is never drained or resumed on them. */
+enum sweep_cause {
+	SC_NODE,		/* the node's health */
+	SC_KNOB,		/* not told apart from knob's side: unreachable agent,
+				 * clock judged with fewer than 3 nodes answering */
+	SC_CONTROLLER,		/* the controller's own: the agent refused our
+				 * credentials (every node so: exit 3) */
 };
 
 enum sweep_state {
@@ -114,8 +126,8 @@ enum sweep_state {
 const char *sweep_state_name(int st);
 /* A state that makes the exit status 1 (warn and worse). */
 int sweep_state_bad(int st);
-/* A state that counts as failing for the drain (fail, timeout, hung, slow,
- * unreachable; not warn). */
+/* A failing state (fail, timeout, hung, slow, unreachable; not warn); it
+ * counts toward a drain only on a check of cause SC_NODE. */
 int sweep_state_failing(int st);
 
 struct sweep_node {
@@ -124,6 +136,9 @@ struct sweep_node {
 	size_t n;
 	int worst;		/* enum sweep_state */
 };
+
+/* 1 when a check of sn with that cause (enum sweep_cause) is failing. */
+int sweep_node_failing(const struct sweep_node *sn, int cause);
 
 struct sweep_run {
 	struct sweep_node *nodes;

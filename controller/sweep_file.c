@@ -433,7 +433,13 @@ it_load(const struct sweep_item *it, struct ictx *c)
 static int
 it_errors(const struct sweep_item *it, struct ictx *c)
 {
+	const char *v = item_attr(it, "hold");
+	double d;
+
 	hw_of(c->r)->errors = strcmp(item_attr(it, "check"), "yes") == 0;
+	if (v != NULL && (parse_seconds(v, &d) < 0 || d < 1 || d > 30 * 86400.0))
+		BADVAL("hold (1 s to 30 days)");
+	hw_of(c->r)->errors_hold_s = v ? (uint32_t)d : 0;
 	return 0;
 }
 

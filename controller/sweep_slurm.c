@@ -7,8 +7,11 @@
  *                  whether knob drained it
  *
  * Hysteresis: a node is drained after drain_after consecutive failing sweeps
- * (fail, timeout, hung, slow, unreachable) and resumed after resume_after
- * consecutive passing ones.  Drains go out in one batched
+ * (fail, timeout, hung, slow of its own checks) and resumed after
+ * resume_after consecutive passing ones.  A sweep in which only knob's side
+ * failed for a node (unreachable agent, our credentials refused, a clock
+ * judged without a fleet: enum sweep_cause) leaves its counts as they were
+ * and never drains or resumes it.  Drains go out in one batched
  * "scontrol update NodeName=LIST State=DRAIN Reason=knob: ..." and resumes in
  * one "scontrol update NodeName=LIST State=RESUME".  A node is resumed only
  * when Slurm's current reason still starts with "knob:": a node that a
@@ -342,12 +345,21 @@ decide(struct rnode *rn, size_t n, const struct sweep_policy *pol)
 	for (size_t i = 0; i < n; i++) {
 		struct rnode *r = &rn[i];
 
-		r->failing = sweep_state_failing(r->sn->worst);
+		r->failing = sweep_node_failing(r->sn, SC_NODE);
+		if (!r->failing && (sweep_node_failing(r->sn, SC_KNOB) ||
+		    sweep_node_failing(r->sn, SC_CONTROLLER))) {
+			snprintf(r->action, sizeof(r->action), "not counted: knob's side, not the "
+			    "node's health (failing %ld, passing %ld kept)", r->fails, r->passes);
+			continue;
+		}
 		r->fails = r->failing ? r->fails + 1 : 0;
 		r->passes = r->failing ? 0 : r->passes + 1;
 		r->want_drain = r->failing && !r->drained && r->fails >= (long)pol->drain_after;
 		r->want_resume = !r->failing && r->drained && r->passes >= (long)pol->resume_after;
-		if (r->failing && !r->want_drain)
+		if (r->failing && r->drained)
+			snprintf(r->action, sizeof(r->action), "still drained by knob (failing %ld)",
+			    r->fails);
+		else if (r->failing && !r->want_drain)
 			snprintf(r->action, sizeof(r->action), "failing %ld of %u before a drain",
 			    r->fails, pol->drain_after);
 		else if (!r->failing && r->drained && !r->want_resume)

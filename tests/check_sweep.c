@@ -162,13 +162,13 @@ START_TEST(test_prom_file)
 	/* node01: the module and the thread count both say "service nfsd ok" */
 	struct sweep_check c[4] = {
 		{ (char *)(uintptr_t)"service", (char *)(uintptr_t)"nfsd",
-		    (char *)(uintptr_t)"module loaded", SS_OK, 0 },
+		    (char *)(uintptr_t)"module loaded", SS_OK, 0, SC_NODE },
 		{ (char *)(uintptr_t)"service", (char *)(uintptr_t)"nfsd",
-		    (char *)(uintptr_t)"64 threads", SS_OK, 0 },
+		    (char *)(uintptr_t)"64 threads", SS_OK, 0, SC_NODE },
 		{ (char *)(uintptr_t)"mount", (char *)(uintptr_t)"/mnt/a \"b\"\\c",
-		    (char *)(uintptr_t)"no answer", SS_HUNG, 1 },
+		    (char *)(uintptr_t)"no answer", SS_HUNG, 1, SC_NODE },
 		{ (char *)(uintptr_t)"reach", (char *)(uintptr_t)"", (char *)(uintptr_t)"ok",
-		    SS_OK, 0 },
+		    SS_OK, 0, SC_NODE },
 	};
 	struct sweep_node n[2] = { { "node01", c, 4, SS_HUNG }, { "node02", c + 3, 1, SS_OK } };
 	struct sweep_run run = { n, 2, 1.5, 1796115501000000000ull };

@@ -38,6 +38,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <json-c/json.h>
+
 #include "harness.h"
 #include "util.h"
 
@@ -468,6 +470,113 @@ START_TEST(test_modules_nfsd)
 }
 END_TEST
 
+/* A process name longer than the kernel keeps in comm (15 characters):
+ * a real copy of sleep named long-process-name-x runs (comm
+ * "long-process-na") and is found through its exe; long-process-name-y,
+ * the same first 15 characters, is not it and is said to be not running,
+ * with why. */
+START_TEST(test_long_process_name)
+{
+	char bin[128];
+	const char *sf;
+	char *out;
+	pid_t pid;
+
+	precheck();
+	snprintf(bin, sizeof(bin), "%s/long-process-name-x", top);
+	ck_assert_int_eq(harness_sh("cp /bin/sleep %s", bin), 0);
+	pid = fork();
+	if (pid == 0) {
+		execl(bin, bin, "60", (char *)NULL);
+		_exit(127);
+	}
+	ck_assert_int_gt(pid, 0);
+	usleep(200000);
+	sf = sweep_file("long.xml", "  <group nodes=\"node01\">\n"
+	    "    <process name=\"long-process-name-x\"/>\n  </group>\n");
+	out = sweep(0, "-w node01 -f %s", sf);
+	has(out, "node01: service long-process-name-x ok (running (pid %ld))", (long)pid);
+	free(out);
+	sf = sweep_file("long2.xml", "  <group nodes=\"node01\">\n"
+	    "    <process name=\"long-process-name-y\"/>\n  </group>\n");
+	out = sweep(1, "-w node01 -f %s", sf);
+	has(out, "node01: service long-process-name-y fail (not running (no process whose comm "
+	    "is 'long-process-na', the kernel's first 15 characters, with the whole name as its "
+	    "executable or argv[0]))");
+	free(out);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------ file */
+
+/* knobctl sweep -w node01 ARGS as user nobody (setpriv) in a private mount
+ * namespace whose /etc is an overlay with dir/up on top (this machine's
+ * /etc is not touched); stderr in dir/err.  The exit status. */
+static int
+sweep_as_nobody(const char *dir, const char *args)
+{
+	return harness_sh("unshare -m sh -c 'mount -t overlay knob-test -o lowerdir=/etc,"
+	    "upperdir=%s/up,workdir=%s/work /etc && exec setpriv --reuid=65534 --regid=65534 "
+	    "--clear-groups %s/knobctl -c %s/cluster.xml sweep -w node01 %s' >/dev/null 2>%s/err",
+	    dir, dir, h.bin, dir, args, dir);
+}
+
+/* A sweep file that exists but cannot be read (a root-only 0600 file, read
+ * by an operator) is an error with the path and why, exit 2, never "no
+ * file": as /etc/knob/sweep.xml and as -f. */
+START_TEST(test_unreadable_sweep_file)
+{
+	char dir[128], path[160], *err = NULL;
+
+	precheck();
+	snprintf(dir, sizeof(dir), "%s/unread", top);
+	snprintf(path, sizeof(path), "%s/err", dir);
+	ck_assert_int_eq(harness_sh("mkdir -p %s/up/knob %s/work && chmod 755 %s %s && "
+	    "cp %s %s/cluster.xml && chmod 644 %s/cluster.xml && printf '<?xml version=\"1.0\"?>"
+	    "\\n<sweep/>\\n' > %s/up/knob/sweep.xml && chmod 600 %s/up/knob/sweep.xml", dir, dir,
+	    top, dir, h.cluster, dir, dir, dir, dir), 0);
+	ck_assert_int_eq(sweep_as_nobody(dir, ""), 2);
+	ck_assert_int_eq(read_file_bounded(path, 1 << 16, &err, NULL), 0);
+	has(err, "knobctl sweep: /etc/knob/sweep.xml: Permission denied");
+	free(err);
+	ck_assert_int_eq(sweep_as_nobody(dir, "-f /etc/knob/sweep.xml"), 2);
+	ck_assert_int_eq(harness_sh("grep -q 'Permission denied' %s/err", dir), 0);
+}
+END_TEST
+
+/* --json's exit_status is the real exit status: 3 when the --prom file
+ * cannot be written (after the document used to be printed). */
+START_TEST(test_json_exit_status)
+{
+	json_object *doc, *v;
+	int rc;
+
+	precheck();
+	doc = harness_knobctl_json(&h, &rc, "sweep -w node01 --json --prom %s/no/such/dir/x.prom",
+	    top);
+	ck_assert_int_eq(rc, 3);
+	ck_assert_ptr_nonnull(doc);
+	ck_assert(json_object_object_get_ex(doc, "exit_status", &v));
+	ck_assert_int_eq(json_object_get_int(v), 3);
+	json_object_put(doc);
+}
+END_TEST
+
+/* knobctl sweep --help and knobctl --help list exit status 3 (the sweep's
+ * own failure), as the README does. */
+START_TEST(test_help_exit_status)
+{
+	precheck();
+	ck_assert_int_eq(harness_sh("%s/knobctl sweep --help | tr '\\n' ' ' | "
+	    "grep -q '3 the sweep itself failed (the --prom file, the results database, scontrol'",
+	    h.bin), 0);
+	ck_assert_int_eq(harness_sh("%s/knobctl --help | grep -q '^3 (sweep) the sweep itself "
+	    "failed'", h.bin), 0);
+}
+END_TEST
+
 /* ------------------------------------------------------------ auth */
 
 /* node03's agent holds node02's certificate (copied to the wrong node):
@@ -514,6 +623,10 @@ sweep_checks_suite(void)
 	tcase_add_test(tc, test_memory_cpu_mismatch);
 	tcase_add_test(tc, test_load_threshold);
 	tcase_add_test(tc, test_modules_nfsd);
+	tcase_add_test(tc, test_long_process_name);
+	tcase_add_test(tc, test_unreadable_sweep_file);
+	tcase_add_test(tc, test_json_exit_status);
+	tcase_add_test(tc, test_help_exit_status);
 	tcase_add_test(tc, test_auth_failure);
 	suite_add_tcase(s, tc);
 	return s;

@@ -516,13 +516,14 @@ calls(const char *log, const char *pattern)
 	return (int)harness_sh_int("grep -c -- '%s' %s", pattern, log);
 }
 
-/* One sweep of node[01-04] with --drain through the recording wrapper;
- * *out (when out is not NULL) gets the output. */
+/* One sweep of node[01-04] with --drain through the recording wrapper,
+ * knobctl's global options pre (may be ""); *out (when out is not NULL)
+ * gets the output. */
 static int
-drain_sweep(char **out)
+drain_sweep_as(const char *pre, char **out)
 {
 	char *o = NULL;
-	int rc = ctl(&o, "sweep -w node[01-04] -f %s/drain.xml --drain --scontrol %s", top,
+	int rc = ctl(&o, "%s sweep -w node[01-04] -f %s/drain.xml --drain --scontrol %s", pre, top,
 	    recorder);
 
 	if (out)
@@ -532,10 +533,68 @@ drain_sweep(char **out)
 	return rc;
 }
 
+#define drain_sweep(out) drain_sweep_as("", out)
+
+/* drain.xml: every node runs knobd; with bad, node01, node02 and node04
+ * also need a process no node runs (their own failure). */
+static void
+write_drain_xml(int bad)
+{
+	write_file("drain.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
+	    "    <process name=\"knobd\"/>\n  </defaults>\n%s  <drain after=\"2\" resume=\"2\"/>\n"
+	    "</sweep>\n", bad ? "  <group nodes=\"node[01-02],node04\">\n"
+	    "    <process name=\"knob-no-daemon\"/>\n  </group>\n" : "");
+}
+
+/* Knob's own failures drain nobody (real slurmctld, the recording
+ * scontrol): two sweeps with node01/node02's agents stopped (unreachable:
+ * exit 1), two with a controller whose certificate every agent refuses
+ * (node02's: exit 3, the sweep's own failure; the second with node01's
+ * agent stopped too), two with the controller's
+ * clock 30 s ahead (libfaketime; the nodes agree with each other: ok). */
+static void
+knob_side_sweeps(const char *log)
+{
+	char pre[PATH_MAX * 2 + 32], *out = NULL;
+
+	harness_agent_stop(&h, 0, SIGTERM);
+	harness_agent_stop(&h, 1, SIGTERM);
+	for (int i = 0; i < 2; i++)
+		ck_assert_int_eq(drain_sweep(NULL), 1);
+	ck_assert_int_eq(calls(log, "update"), 0);
+	ck_assert_int_eq(harness_agent_start(&h, 0), 0);
+	ck_assert_int_eq(harness_agent_start(&h, 1), 0);
+	snprintf(pre, sizeof(pre), "--cert %s/node02.crt --key %s/node02.key", h.ca_dir, h.ca_dir);
+	for (int i = 0; i < 2; i++) {
+		if (i == 1)	/* the others refusing us and node01 down: still ours */
+			harness_agent_stop(&h, 0, SIGTERM);
+		ck_assert_int_eq(drain_sweep_as(pre, &out), 3);	/* SWEEP_EXIT_ERROR */
+		ck_assert_ptr_nonnull(strstr(out, "auth fail (agent refused us: certificate of 'node02' has role"));
+		free(out);
+	}
+	ck_assert_int_eq(calls(log, "update"), 0);
+	ck_assert_int_eq(harness_agent_start(&h, 0), 0);
+	setenv("LD_PRELOAD", "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1", 1);
+	setenv("FAKETIME", "+30s", 1);
+	setenv("FAKETIME_DONT_FAKE_MONOTONIC", "1", 1);
+	for (int i = 0; i < 2; i++)
+		ck_assert_int_eq(drain_sweep(NULL), 0);
+	ck_assert_int_eq(ctl(&out, "sweep -v -w node[01-04] -f %s/drain.xml", top), 0);
+	ck_assert_msg(strstr(out, "clock ok (offset -30.0") || strstr(out, "clock ok (offset -29.9"),
+	    "%s", out);
+	ck_assert_ptr_nonnull(strstr(out, "s from the fleet median (max 1.000 s)"));
+	free(out);
+	unsetenv("LD_PRELOAD");
+	unsetenv("FAKETIME");
+	unsetenv("FAKETIME_DONT_FAKE_MONOTONIC");
+	ck_assert_int_eq(calls(log, "update"), 0);
+}
+
 /* Drain after 2 failures, resume after 2 passes, in batched calls against a
  * real slurmctld; a node a person drained (or re-drained) is never resumed;
  * node04, failing with them but not a Slurm node, is reported as such and
- * does not stop the others' drain (scontrol exits 1 on it). */
+ * does not stop the others' drain (scontrol exits 1 on it).  Knob's own
+ * failures (knob_side_sweeps) never count toward a drain or a resume. */
 START_TEST(test_drain_hysteresis)
 {
 	char dir[128], log[192], netns[64], *out = NULL;
@@ -552,36 +611,42 @@ START_TEST(test_drain_hysteresis)
 	setenv("KNOB_SCONTROL_NETNS", netns, 1);
 	ck_assert_int_eq(harness_sh("touch %s && scontrol update NodeName=node03 State=DRAIN "
 	    "Reason='bad DIMM, ticket 4711'", log), 0);
-	write_file("drain.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
-	    "    <process name=\"knobd\"/>\n  </defaults>\n  <drain after=\"2\" resume=\"2\"/>\n"
-	    "</sweep>\n");
+	write_drain_xml(0);
 	/* a passing sweep first: it resets the counts the earlier tests left, and
 	 * leaves node03 (drained by a person, healthy) alone */
 	ck_assert_int_eq(drain_sweep(NULL), 0);
 	ck_assert_int_eq(calls(log, "update"), 0);
-	harness_agent_stop(&h, 0, SIGTERM);
-	harness_agent_stop(&h, 1, SIGTERM);
-	harness_agent_stop(&h, 3, SIGTERM);
+	knob_side_sweeps(log);
+	write_drain_xml(1);
 	/* failure 1 of 2: nothing drained */
 	ck_assert_int_eq(drain_sweep(NULL), 1);
 	ck_assert_int_eq(calls(log, "update"), 0);
 	/* failure 2: both drained in one call, with knob's reason */
 	ck_assert_int_eq(drain_sweep(&out), 1);
-	ck_assert_ptr_nonnull(strstr(out, "drained node01,node02: knob: reach unreachable"));
+	ck_assert_ptr_nonnull(strstr(out, "drained node01,node02: knob: service fail"));
 	free(out);
 	ck_assert_int_eq(calls(log, "^update NodeName=node01,node02 State=DRAIN Reason=knob: "), 1);
 	ck_assert_int_eq(calls(log, "update"), 1);
-	ck_assert(slurm_drained("node01", "knob: reach unreachable"));
-	ck_assert(slurm_drained("node02", "knob: reach unreachable"));
+	ck_assert(slurm_drained("node01", "knob: service fail"));
+	ck_assert(slurm_drained("node02", "knob: service fail"));
+	/* failure 3: already drained by knob, nothing more to do (node[01-02]
+	 * only: node04 alone due for a drain makes scontrol show nothing) */
+	ck_assert_int_eq(ctl(&out, "sweep -w node[01-02] -f %s/drain.xml --drain --scontrol %s",
+	    top, recorder), 1);
+	free(out);
+	ck_assert_int_eq(calls(log, "update"), 1);
 	/* a person takes over node02's drain */
 	ck_assert_int_eq(harness_sh("scontrol update NodeName=node02 State=DRAIN "
 	    "Reason='replacing the HBA'"), 0);
-	ck_assert_int_eq(harness_agent_start(&h, 0), 0);
-	ck_assert_int_eq(harness_agent_start(&h, 1), 0);
-	ck_assert_int_eq(harness_agent_start(&h, 3), 0);
+	write_drain_xml(0);
 	/* pass 1 of 2: nothing resumed */
 	ck_assert_int_eq(drain_sweep(NULL), 0);
 	ck_assert_int_eq(calls(log, "RESUME"), 0);
+	/* node01's agent down: not a pass, not a failure (still 1 of 2) */
+	harness_agent_stop(&h, 0, SIGTERM);
+	ck_assert_int_eq(drain_sweep(NULL), 1);
+	ck_assert_int_eq(calls(log, "RESUME"), 0);
+	ck_assert_int_eq(harness_agent_start(&h, 0), 0);
 	/* pass 2: node01 resumed alone; node02 and node03 stay drained */
 	ck_assert_int_eq(drain_sweep(NULL), 0);
 	ck_assert_int_eq(calls(log, "^update NodeName=node01 State=RESUME"), 1);
@@ -596,9 +661,12 @@ START_TEST(test_drain_hysteresis)
 	unsetenv("KNOB_SCONTROL_LOG");
 	unsetenv("KNOB_SCONTROL_NETNS");
 	ck_assert_int_eq(ctl(&out, "sweep history node01"), 0);
-	ck_assert_ptr_nonnull(strstr(out, "drained: knob: reach unreachable"));
+	ck_assert_ptr_nonnull(strstr(out, "drained: knob: service fail"));
 	ck_assert_ptr_nonnull(strstr(out, "=> resumed"));
 	ck_assert_ptr_nonnull(strstr(out, "failing 1 of 2 before a drain"));
+	ck_assert_ptr_nonnull(strstr(out, "not counted: knob's side, not the node's health"));
+	ck_assert_ptr_nonnull(strstr(out, "=> still drained by knob (failing 3)"));
+	ck_assert_msg(strstr(out, "failing 3 of 2") == NULL, "%s", out);
 	free(out);
 	ck_assert_int_eq(ctl(&out, "sweep history node04"), 0);
 	ck_assert_ptr_nonnull(strstr(out, "not a Slurm node"));
@@ -610,40 +678,80 @@ START_TEST(test_drain_hysteresis)
 }
 END_TEST
 
+/* Set node02's fake MCE count (the sysroot's /proc/interrupts). */
+static void
+set_mce(const char *root, int n)
+{
+	ck_assert_int_eq(harness_sh("printf '           CPU0       CPU1\\n MCE:          %d          0"
+	    "   Machine check exceptions\\n' > %s/proc/interrupts", n, root), 0);
+}
+
+/* knobctl sweep of node02 with errs.xml (extra arguments args); asserts the
+ * exit status and that the output holds want. */
+static void
+errors_sweep(int want_rc, const char *args, const char *want)
+{
+	char *out = NULL;
+
+	ck_assert_int_eq(ctl(&out, "sweep -v -w node02 -f %s/errs.xml %s", top, args), want_rc);
+	ck_assert_msg(strstr(out, want) != NULL, "missing '%s' in:\n%s", want, out);
+	free(out);
+}
+
 /* MCE and EDAC counts that grow between sweeps: corrected errors warn,
- * machine checks fail.  The counters are a fake /proc and /sys under a
- * --sysroot (a real machine's cannot be made to grow on demand). */
+ * machine checks fail and stay failing for <errors hold> (3 s here) after
+ * the last, whichever sweep saw them first: a manual sweep does not use
+ * them up before the --drain sweep (a stand-in scontrol that logs its
+ * calls and shows node02 idle: the real slurmctld is test_drain_hysteresis's).
+ * A counter that went down (a reboot) or another boot_id starts from 0.
+ * The counters are a fake /proc and /sys under a --sysroot (a real
+ * machine's cannot be made to grow on demand). */
 START_TEST(test_error_counters)
 {
-	char root[128], *out = NULL;
+	char root[128], fake[160], drain[400];
 
 	precheck();
 	snprintf(root, sizeof(root), "%s/root02", top);
-	ck_assert_int_eq(harness_sh("mkdir -p %s/proc %s/sys/devices/system/edac/mc/mc0 && "
-	    "printf '           CPU0       CPU1\\n MCE:          0          0   Machine check "
-	    "exceptions\\n' > %s/proc/interrupts && "
+	ck_assert_int_eq(harness_sh("mkdir -p %s/proc/sys/kernel/random "
+	    "%s/sys/devices/system/edac/mc/mc0 && echo boot-a > %s/proc/sys/kernel/random/boot_id && "
 	    "echo '0.10 0.20 0.30 1/100 4242' > %s/proc/loadavg && "
 	    "echo 0 > %s/sys/devices/system/edac/mc/mc0/ce_count && "
 	    "echo 0 > %s/sys/devices/system/edac/mc/mc0/ue_count", root, root, root, root, root,
 	    root), 0);
+	set_mce(root, 0);
+	write_file("errs.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
+	    "    <errors check=\"yes\" hold=\"3\"/>\n  </defaults>\n  <drain after=\"1\" resume=\"1\"/>\n"
+	    "</sweep>\n");
+	write_file("fake-scontrol", "#!/bin/sh\necho \"$*\" >> %s/fake-scontrol.log\n"
+	    "[ \"$1\" = -o ] && echo 'NodeName=node02 Arch=x86_64 State=IDLE'\nexit 0\n", top);
+	snprintf(fake, sizeof(fake), "%s/fake-scontrol", top);
+	ck_assert_int_eq(chmod(fake, 0755), 0);
 	snprintf(h.node[1].sysroot, sizeof(h.node[1].sysroot), "%s", root);
 	ck_assert_int_eq(harness_agent_start(&h, 1), 0);
-	ck_assert_int_eq(ctl(&out, "sweep -w node02 -v"), 0);
-	ck_assert_ptr_nonnull(strstr(out, "node02: errors ok ("));	/* new baseline of 0 */
-	free(out);
+	errors_sweep(0, "", "node02: errors ok (");	/* new baseline of 0 */
 	ck_assert_int_eq(harness_sh("echo 3 > %s/sys/devices/system/edac/mc/mc0/ce_count", root), 0);
-	ck_assert_int_eq(ctl(&out, "sweep -w node02"), 1);
-	ck_assert_ptr_nonnull(strstr(out, "node02: errors warn (3 new EDAC corrected errors)"));
-	free(out);
-	ck_assert_int_eq(harness_sh("printf ' MCE:          2          0   Machine check "
-	    "exceptions\\n' > %s/proc/interrupts", root), 0);
-	ck_assert_int_eq(ctl(&out, "sweep -w node02"), 1);
-	ck_assert_ptr_nonnull(strstr(out, "node02: errors fail (new since the last sweep: 2 MCE, "
-	    "0 EDAC UE)"));
-	free(out);
-	/* nothing new: ok again */
-	ck_assert_int_eq(ctl(&out, "sweep -w node02"), 0);
-	free(out);
+	errors_sweep(1, "", "node02: errors warn (3 new EDAC corrected errors)");
+	set_mce(root, 2);
+	errors_sweep(1, "", "node02: errors fail (2 MCE, 0 EDAC UE new since ");
+	/* still failing on the next sweep, nothing new */
+	errors_sweep(1, "", "node02: errors fail (2 MCE, 0 EDAC UE new since ");
+	set_mce(root, 5);
+	/* a manual sweep sees them; the timer's --drain sweep still does */
+	errors_sweep(1, "", "node02: errors fail (5 MCE, 0 EDAC UE new since ");
+	snprintf(drain, sizeof(drain), "--drain --scontrol %s", fake);
+	errors_sweep(1, drain, "drained node02: knob: errors fail");
+	sleep(4);
+	errors_sweep(0, "", "node02: errors ok (no new MCE or EDAC errors)");
+	/* a reboot: the count went down, and the one new MCE is seen */
+	set_mce(root, 1);
+	errors_sweep(1, "", "node02: errors fail (1 MCE, 0 EDAC UE new since ");
+	sleep(4);
+	errors_sweep(0, "", "node02: errors ok (no new MCE or EDAC errors)");
+	/* another boot with as many MCE as before: all of them are new */
+	ck_assert_int_eq(harness_sh("echo boot-b > %s/proc/sys/kernel/random/boot_id", root), 0);
+	errors_sweep(1, "", "node02: errors fail (1 MCE, 0 EDAC UE new since ");
+	/* the fake counts are not this machine's: forget them */
+	ck_assert_int_eq(harness_sh("rm -f %s/health-counters.json", h.node[1].state_dir), 0);
 	h.node[1].sysroot[0] = '\0';
 	ck_assert_int_eq(harness_agent_start(&h, 1), 0);
 }
