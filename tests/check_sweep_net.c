@@ -115,9 +115,21 @@ suite_setup(void)
 	}
 }
 
+/* libfaketime leaves a shared memory segment and a semaphore named by the
+ * pid of every process it was preloaded into: those of processes that are
+ * gone are removed (after the clock case, and at teardown if it failed). */
+static void
+faketime_cleanup(void)
+{
+	unsetenv("LD_PRELOAD");
+	harness_sh("for f in /dev/shm/faketime_shm_* /dev/shm/sem.faketime_sem_*; do "
+	    "[ -e \"$f\" ] || continue; kill -0 \"${f##*_}\" 2>/dev/null || rm -f \"$f\"; done");
+}
+
 static void
 suite_teardown(void)
 {
+	faketime_cleanup();
 	char cmd[512];
 
 	/* unmount first: a stat on the dead mount (rm -rf) would hang */
@@ -587,6 +599,7 @@ knob_side_sweeps(const char *log)
 	unsetenv("LD_PRELOAD");
 	unsetenv("FAKETIME");
 	unsetenv("FAKETIME_DONT_FAKE_MONOTONIC");
+	faketime_cleanup();
 	ck_assert_int_eq(calls(log, "update"), 0);
 }
 
