@@ -42,6 +42,7 @@
 
 static void seterr(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+static int record_issued(const char *dir, const char *name, X509 *x, char *err, size_t errlen);
 
 static void
 seterr(char *err, size_t errlen, const char *fmt, ...)
@@ -556,7 +557,9 @@ ca_issue(const char *dir, const char *name, int controller, char *err, size_t er
 		return -1;
 	if (issue_leaf(dir, name, controller, &key, &x, err, errlen) < 0)
 		return -1;
-	rc = write_pair(keyp, key, crt, x, err, errlen);
+	rc = record_issued(dir, name, x, err, errlen);
+	if (rc == 0)
+		rc = write_pair(keyp, key, crt, x, err, errlen);
 	X509_free(x);
 	EVP_PKEY_free(key);
 	return rc;
@@ -595,6 +598,11 @@ ca_issue_pem(const char *dir, const char *name, int controller, char **crt, char
 	if (ca_name_check(name, err, errlen) < 0 ||
 	    issue_leaf(dir, name, controller, &k, &x, err, errlen) < 0)
 		return -1;
+	if (record_issued(dir, name, x, err, errlen) < 0) {
+		X509_free(x);
+		EVP_PKEY_free(k);
+		return -1;
+	}
 	*crt = pem_string(NULL, x);
 	*key = pem_string(k, NULL);
 	if (*crt == NULL || *key == NULL) {
@@ -685,6 +693,24 @@ append_serial(const char *dir, const char *file, const char *hex, const char *na
 	return ok ? 0 : -1;
 }
 
+/* Put x's serial on record in DIR/issued.txt under name, durably, before
+ * the certificate goes anywhere: `ca revoke NAME` finds every certificate
+ * issued under the name (ca issue, renew, bootstrap).  0 or -1 with err. */
+static int
+record_issued(const char *dir, const char *name, X509 *x, char *err, size_t errlen)
+{
+	char *hex = serial_hex(x);
+	int rc;
+
+	if (hex == NULL) {
+		seterr(err, errlen, "%s: cannot read the serial number", name);
+		return -1;
+	}
+	rc = append_serial(dir, CA_ISSUED_FILE, hex, name, err, errlen);
+	free(hex);
+	return rc;
+}
+
 /* Add one serial to crl, revoked now. 0 or -1. */
 static int
 crl_add(X509_CRL *crl, const char *hex, ASN1_TIME *now)
@@ -755,37 +781,66 @@ out:
 	return rc;
 }
 
-int
-ca_revoke(const char *dir, const char *name, char *err, size_t errlen)
+/* Every serial issued under name into v: DIR/NAME.crt's (when there is
+ * one), and those in issued.txt and superseded.txt.  0 or -1 with err. */
+static int
+name_serials(const char *dir, const char *name, struct strvec *v, char *err, size_t errlen)
 {
-	char crt[PATH_MAX], *hex = NULL;
-	struct strvec serials = { 0 }, older = { 0 };
+	char crt[PATH_MAX], *hex;
+	X509 *x;
+
+	if (ca_path(crt, sizeof(crt), dir, name, ".crt", err, errlen) < 0)
+		return -1;
+	if (access(crt, F_OK) == 0 || errno != ENOENT) {
+		if ((x = read_cert(crt, err, errlen)) == NULL)
+			return -1;
+		hex = serial_hex(x);
+		X509_free(x);
+		if (hex == NULL) {
+			seterr(err, errlen, "%s: cannot read the serial number", crt);
+			return -1;
+		}
+		strvec_push_owned(v, hex);
+	}
+	read_serials(dir, CA_ISSUED_FILE, name, v);
+	read_serials(dir, CA_SUPERSEDED_FILE, name, v);
+	if (v->n == 0) {
+		seterr(err, errlen, "%s: no certificate issued under this name (no %s, not in "
+		    "%s/%s)", name, crt, dir, CA_ISSUED_FILE);
+		return -1;
+	}
+	return 0;
+}
+
+int
+ca_revoke(const char *dir, const char *name, struct strvec *done, char *err, size_t errlen)
+{
+	struct strvec serials = { 0 }, all = { 0 };
 	EVP_PKEY *cakey = NULL;
-	X509 *cacert = NULL, *x = NULL;
+	X509 *cacert = NULL;
 	int rc = -1;
 
-	if (ca_name_check(name, err, errlen) < 0 ||
-	    ca_path(crt, sizeof(crt), dir, name, ".crt", err, errlen) < 0)
+	if (ca_name_check(name, err, errlen) < 0 || load_ca(dir, &cacert, &cakey, err, errlen) < 0)
 		return -1;
-	if (load_ca(dir, &cacert, &cakey, err, errlen) < 0)
-		return -1;
-	if ((x = read_cert(crt, err, errlen)) == NULL || (hex = serial_hex(x)) == NULL)
+	/* the current certificate, every one `ca renew` replaced and every one
+	 * bootstrap installed: no certificate of the name stays valid */
+	if (name_serials(dir, name, &all, err, errlen) < 0)
 		goto out;
 	read_revoked(dir, &serials);
-	/* the name's certificate, and every one `ca renew` replaced: a renewed
-	 * pair does not leave the old one valid when the name is revoked */
-	read_serials(dir, CA_SUPERSEDED_FILE, name, &older);
-	strvec_push(&older, hex);
-	for (size_t i = 0; i < older.n; i++)
-		if (!strvec_contains(&serials, older.v[i]) &&
-		    append_serial(dir, CA_REVOKED_FILE, older.v[i], name, err, errlen) < 0)
+	for (size_t i = 0; i < all.n; i++) {
+		if (strvec_contains(&serials, all.v[i]))
+			continue;
+		if (append_serial(dir, CA_REVOKED_FILE, all.v[i], name, err, errlen) < 0)
 			goto out;
+		strvec_push(&serials, all.v[i]);
+	}
+	for (size_t i = 0; done && i < all.n; i++)
+		if (!strvec_contains(done, all.v[i]))
+			strvec_push(done, all.v[i]);
 	rc = crl_write(dir, cacert, cakey, err, errlen);
 out:
-	free(hex);
 	strvec_free(&serials);
-	strvec_free(&older);
-	X509_free(x);
+	strvec_free(&all);
 	X509_free(cacert);
 	EVP_PKEY_free(cakey);
 	return rc;
@@ -867,7 +922,8 @@ renew_one(const char *dir, const char *name, X509 *old, X509 *cacert, EVP_PKEY *
 	unlink(tcrt);
 	unlink(tkey);
 	if (make_leaf(cacert, cakey, name, strcmp(ou, KNOB_ROLE_CONTROLLER) == 0, &key, &x, err,
-	    errlen) < 0 || write_pair(tkey, key, tcrt, x, err, errlen) < 0)
+	    errlen) < 0 || record_issued(dir, name, x, err, errlen) < 0 ||
+	    write_pair(tkey, key, tcrt, x, err, errlen) < 0)
 		goto out;
 	/* the old serial stays on record: `ca revoke NAME` revokes it too */
 	if ((hex = serial_hex(old)) == NULL ||
@@ -960,7 +1016,8 @@ ca_issue_fleet(const char *dir, const char *cn, const char *const *names, size_t
 	    must_not_exist(keyp, "a key", err, errlen) < 0 ||
 	    load_ca(dir, &cacert, &cakey, err, errlen) < 0)
 		goto out;
-	if (make_leaf_san(cacert, cakey, cn, san, 0, &key, &x, err, errlen) < 0)
+	if (make_leaf_san(cacert, cakey, cn, san, 0, &key, &x, err, errlen) < 0 ||
+	    record_issued(dir, cn, x, err, errlen) < 0)
 		goto out;
 	rc = write_pair(keyp, key, crt, x, err, errlen);
 out:

@@ -72,13 +72,21 @@ ca_cmd_revoke(struct ctl *ctl, FILE *out, const struct ca_args *a)
 	if ((dir = ca_dir_of(ctl, a, buf, sizeof(buf))) == NULL)
 		return 2;
 	for (int i = 0; i < a->n; i++) {
-		if (ca_revoke(dir, a->v[i], err, sizeof(err)) < 0) {
+		struct strvec done = { 0 };
+
+		if (ca_revoke(dir, a->v[i], &done, err, sizeof(err)) < 0) {
 			fprintf(stderr, "knobctl: ca revoke: %s\n", err);
 			failed++;
-			continue;
+		} else {
+			/* every certificate of the name, so that the admin sees them all */
+			fprintf(out, "revoked %s (%zu certificate%s, serial", a->v[i], done.n,
+			    done.n == 1 ? "" : "s");
+			for (size_t j = 0; j < done.n; j++)
+				fprintf(out, "%s %s", j ? "," : "", done.v[j]);
+			fprintf(out, "); wrote %s/%s (push it with knobctl bootstrap)\n", dir,
+			    CA_CRL_FILE);
 		}
-		fprintf(out, "revoked %s; wrote %s/%s (push it with knobctl bootstrap)\n", a->v[i], dir,
-		    CA_CRL_FILE);
+		strvec_free(&done);
 	}
 	return failed ? 1 : 0;
 }

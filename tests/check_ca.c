@@ -377,7 +377,7 @@ START_TEST(test_invalid_names)
 	/* The longest valid name works. */
 	longname[CA_NAME_MAX] = '\0';
 	ck_assert_msg(ca_issue(cadir, longname, 0, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_int_eq(cu_dir_size(cadir), 4);
+	ck_assert_int_eq(cu_dir_size(cadir), 5);	/* + .crt, .key, issued.txt */
 }
 END_TEST
 
@@ -466,7 +466,7 @@ START_TEST(test_cmd_ca)
 	ck_assert_int_eq(cu_dir_size(cadir), 2);
 
 	ck_assert_int_eq(run_cmd("issue", cadir, "node[01-03]", "extra", NULL), 0);
-	ck_assert_int_eq(cu_dir_size(cadir), 10);
+	ck_assert_int_eq(cu_dir_size(cadir), 11);	/* 4 pairs, issued.txt */
 	ck_assert_int_eq(run_cmd("issue", cadir, "--controller", "admin", NULL), 0);
 	pth(cafile, sizeof(cafile), cadir, "ca.crt");
 	ck_assert_int_eq(verify_with(cafile, pth(p, sizeof(p), cadir, "node02.crt"),
@@ -503,9 +503,9 @@ START_TEST(test_revoke_check_renew)
 	ck_assert_int_eq(ca_check_leaf(cadir, crt, "node07", 30, err, sizeof(err)), 0);
 	ck_assert_ptr_nonnull(strstr(key, "PRIVATE KEY"));
 
-	ck_assert_int_eq(ca_revoke(cadir, "node01", err, sizeof(err)), 0);
-	ck_assert_int_eq(ca_revoke(cadir, "node01", err, sizeof(err)), 0);
-	ck_assert_int_eq(ca_revoke(cadir, "nosuch", err, sizeof(err)), -1);
+	ck_assert_int_eq(ca_revoke(cadir, "node01", NULL, err, sizeof(err)), 0);
+	ck_assert_int_eq(ca_revoke(cadir, "node01", NULL, err, sizeof(err)), 0);
+	ck_assert_int_eq(ca_revoke(cadir, "nosuch", NULL, err, sizeof(err)), -1);
 	ck_assert_int_eq(ca_check_leaf(cadir, pem, "node01", 30, err, sizeof(err)), 1);
 	ck_assert_str_eq(err, "certificate revoked");
 	f = fopen(pth(p, sizeof(p), cadir, "ca.crl"), "r");
@@ -539,7 +539,7 @@ START_TEST(test_revoke_check_renew)
 	    "ctl2.crt"), X509_PURPOSE_SSL_CLIENT), X509_V_OK);
 	/* a renewed name's old certificate is revoked with it (its key may be
 	 * the one that leaked), and a revoked name is not renewed */
-	ck_assert_int_eq(ca_revoke(cadir, "ctl2", err, sizeof(err)), 0);
+	ck_assert_int_eq(ca_revoke(cadir, "ctl2", NULL, err, sizeof(err)), 0);
 	ck_assert_int_eq(ca_check_leaf(cadir, before, "ctl2", 30, err, sizeof(err)), 1);
 	ck_assert_str_eq(err, "certificate revoked");
 	ck_assert_int_eq(ca_check_leaf(cadir, after, "ctl2", 30, err, sizeof(err)), 1);
@@ -568,6 +568,63 @@ START_TEST(test_revoke_check_renew)
 }
 END_TEST
 
+/* The number of serials ca.crl in dir revokes. */
+static int
+crl_count(const char *dir)
+{
+	char p[PATH_MAX * 2];
+	X509_CRL *crl;
+	FILE *f = fopen(pth(p, sizeof(p), dir, "ca.crl"), "r");
+	int n;
+
+	ck_assert_ptr_nonnull(f);
+	crl = PEM_read_X509_CRL(f, NULL, NULL, NULL);
+	fclose(f);
+	ck_assert_ptr_nonnull(crl);
+	n = sk_X509_REVOKED_num(X509_CRL_get_REVOKED(crl));
+	X509_CRL_free(crl);
+	return n;
+}
+
+/* What bootstrap issues (ca_issue_pem: never written as DIR/NAME.crt) is
+ * on record: `ca revoke NAME` revokes it, with or without a DIR/NAME.crt
+ * of `ca issue`, every certificate of the name at once, and says which. */
+START_TEST(test_revoke_bootstrap_issued)
+{
+	char err[1024], *c1 = NULL, *c2 = NULL, *c3 = NULL, *k = NULL;
+	struct strvec done = { 0 };
+
+	ck_assert_int_eq(ca_init(cadir, err, sizeof(err)), 0);
+	ck_assert_int_eq(ca_issue(cadir, "node01", 0, err, sizeof(err)), 0);
+	ck_assert_int_eq(ca_issue_pem(cadir, "node01", 0, &c1, &k, err, sizeof(err)), 0);
+	free(k);
+	ck_assert_int_eq(ca_issue_pem(cadir, "node01", 0, &c2, &k, err, sizeof(err)), 0);
+	free(k);
+	ck_assert_int_eq(ca_issue_pem(cadir, "node02", 0, &c3, &k, err, sizeof(err)), 0);
+	free(k);
+	/* bootstrap's node02 has no DIR/node02.crt */
+	ck_assert_msg(ca_revoke(cadir, "node02", &done, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq((int)done.n, 1);
+	ck_assert_int_eq(ca_check_leaf(cadir, c3, "node02", 30, err, sizeof(err)), 1);
+	ck_assert_str_eq(err, "certificate revoked");
+	strvec_free(&done);
+	/* node01: the ca issue pair and both bootstrap ones */
+	ck_assert_msg(ca_revoke(cadir, "node01", &done, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq((int)done.n, 3);
+	ck_assert_int_eq(ca_check_leaf(cadir, c1, "node01", 30, err, sizeof(err)), 1);
+	ck_assert_str_eq(err, "certificate revoked");
+	ck_assert_int_eq(ca_check_leaf(cadir, c2, "node01", 30, err, sizeof(err)), 1);
+	ck_assert_str_eq(err, "certificate revoked");
+	ck_assert_int_eq(crl_count(cadir), 4);
+	ck_assert_int_eq(ca_revoke(cadir, "node09", NULL, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "no certificate issued under this name") != NULL, "%s", err);
+	strvec_free(&done);
+	free(c1);
+	free(c2);
+	free(c3);
+}
+END_TEST
+
 static Suite *
 ca_suite(void)
 {
@@ -587,6 +644,7 @@ ca_suite(void)
 	tcase_add_test(tc, test_issue_without_ca);
 	tcase_add_test(tc, test_cmd_ca);
 	tcase_add_test(tc, test_revoke_check_renew);
+	tcase_add_test(tc, test_revoke_bootstrap_issued);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -449,6 +449,38 @@ START_TEST(revoked_controller_refused)
 }
 END_TEST
 
+/* A node certificate that bootstrap issued is on record: `ca revoke`
+ * revokes it (with the `ca issue` one of the same name), the controller
+ * then refuses that node, and a bootstrap re-run gives it a new pair. */
+START_TEST(revoked_node_bootstrapped)
+{
+	char *out = NULL;
+	int rc;
+
+	ck_assert_int_eq(boot(&out, "id", "--accept-new"), 0);
+	free(out);
+	rc = cu_sh_out(&out, "%s/knobctl -c %s ca revoke node01", h.bin, h.cluster);
+	fprintf(stderr, "---- ca revoke node01 -> %d\n%s", rc, out);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_msg(strstr(out, "revoked node01 (2 certificates, serial"), "%s", out);
+	free(out);
+	rc = harness_knobctl(&h, &out, NULL, "ping -a");
+	fprintf(stderr, "---- ping after revoke -> %d\n%s", rc, out);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_msg(strstr(out, "node01: auth-failed: agent certificate rejected: certificate "
+	    "revoked"), "%s", out);
+	ck_assert_msg(strstr(out, "node[02-03] (2): pong"), "%s", out);
+	free(out);
+	ck_assert_int_eq(boot(&out, "id", ""), 0);
+	ck_assert_msg(strstr(out, "node01: updated: ca.crl, node.crt, node.key; service command run"),
+	    "%s", out);
+	free(out);
+	rc = harness_knobctl(&h, &out, NULL, "ping -a");
+	ck_assert_msg(rc == 0, "%s", out);
+	free(out);
+}
+END_TEST
+
 /* Agentless: no agent runs anywhere; facts and apply --check travel as the
  * same frames over an SSH exec channel to knobd --stdio.  --push-agent
  * streams this controller's knobd to nodes that have none. */
@@ -600,6 +632,7 @@ ssh_suite(void)
 	tcase_add_test(tc, known_hosts_bad_line_revoked);
 	tcase_add_test(tc, bootstrap_service_retried);
 	tcase_add_test(tc, revoked_controller_refused);
+	tcase_add_test(tc, revoked_node_bootstrapped);
 	tcase_add_test(tc, agentless_via_ssh);
 	tcase_add_test(tc, agentless_verify_rollback_bench_sweep);
 	suite_add_tcase(s, tc);
