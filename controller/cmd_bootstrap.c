@@ -71,6 +71,7 @@ struct bnode {
 	int knobd_was_missing, knobd_replaced;
 	int svc_pending;	/* the last install's service command did not succeed */
 	int svc_ran;		/* this run's install (and service command) succeeded */
+	int rm_crl;		/* the node has a ca.crl, the CA none: remove it */
 	char *root;		/* --root for this node ({node} filled in) */
 };
 
@@ -237,7 +238,8 @@ plan_cert(struct boot *b, struct bnode *n, const char *out)
 }
 
 /* Which files to send: whatever differs from here (knobd only with
- * --upgrade once one is installed), and the certificate when needed. */
+ * --upgrade once one is installed), and the certificate when needed;
+ * whether to remove the node's CRL. */
 static int
 plan(struct boot *b, struct bnode *n, const char *out)
 {
@@ -261,6 +263,8 @@ plan(struct boot *b, struct bnode *n, const char *out)
 		}
 		n->up[n->nup++] = f;
 	}
+	/* no CRL here: none there either (one of an old CA refuses everyone) */
+	n->rm_crl = b->data[BF_CRL] == NULL && n->remote_hash[BF_CRL][0] != '\0';
 	return plan_cert(b, n, out);
 }
 
@@ -296,7 +300,8 @@ deb_install(const struct boot *b, const struct bnode *n)
 	    strcmp(n->remote_hash[BF_DEB], b->hash[BF_DEB]) == 0;
 }
 
-/* mv -f each upload into place, dpkg -i a new .deb, then the service. */
+/* mv -f each upload into place, remove a CRL the CA does not have, dpkg -i
+ * a new .deb, then the service. */
 static char *
 install_cmd(const struct boot *b, const struct bnode *n)
 {
@@ -306,6 +311,8 @@ install_cmd(const struct boot *b, const struct bnode *n)
 	str_appendf(&cmd, "R=%s; cd \"$R\" && : > %s", q, SVC_PENDING);
 	for (int i = 0; i < n->nup; i++)
 		str_appendf(&cmd, " && mv -f %s.knob-new %s", bfiles[n->up[i]].path, bfiles[n->up[i]].path);
+	if (n->rm_crl)
+		str_appendf(&cmd, " && rm -f %s", bfiles[BF_CRL].path);
 	if (deb_install(b, n))
 		str_appendf(&cmd, " && if [ \"$R\" = / ]; then dpkg -i %s; else dpkg --root=\"$R\" -i %s; fi",
 		    bfiles[BF_DEB].path, bfiles[BF_DEB].path);
@@ -392,7 +399,7 @@ node_step(struct boot *b, struct bnode *n)
 			n->ssh.fail_status = NS_FAILED;
 			return -1;
 		}
-		if (n->nup == 0 && n->svc_pending) {	/* nothing to send: the service again */
+		if (n->nup == 0 && (n->svc_pending || n->rm_crl)) {	/* nothing to send */
 			start_exec(n, install_cmd(b, n));
 			n->step = B_INSTALL;
 		} else
@@ -597,6 +604,13 @@ confirm_tls(struct boot *b)
 	strvec_free(&pending);
 }
 
+/* Did n's install change a file (sent one, or removed the CRL)? */
+static int
+changed(const struct bnode *n)
+{
+	return n->nup > 0 || n->rm_crl;
+}
+
 /* The final status of every node from its SSH part and the TLS ping. */
 static void
 settle(struct boot *b)
@@ -613,7 +627,7 @@ settle(struct boot *b)
 		}
 		{
 			char *d = xasprintf("%s but the agent does not answer over TLS: %s",
-			    n->nup ? "installed" : n->svc_ran ? "unchanged, service command run again" :
+			    changed(n) ? "installed" : n->svc_ran ? "unchanged, service command run again" :
 			    "unchanged", fn->detail ? fn->detail : node_status_name(fn->status));
 			free(fn->detail);
 			fn->detail = d;
@@ -632,7 +646,7 @@ render_boot(struct fanout *fo, struct fo_node *fn, void *arg)
 
 	if (fn->status != NS_OK && fn->status != NS_CHANGED)
 		return NULL;
-	if (n->nup == 0)
+	if (!changed(n))
 		str_appendf(&s, "unchanged%s", n->svc_ran ? "; service command run again (it had "
 		    "not succeeded); agent answers over TLS" : "");
 	else {
@@ -640,6 +654,9 @@ render_boot(struct fanout *fo, struct fo_node *fn, void *arg)
 		    "upgraded" : "updated");
 		for (int i = 0; i < n->nup; i++)
 			str_appendf(&s, "%s %s", i ? "," : "", bfiles[n->up[i]].label);
+		if (n->rm_crl)
+			str_appendf(&s, "%s removed %s (the CA has none)", n->nup ? ";" : "",
+			    bfiles[BF_CRL].label);
 		str_appendf(&s, "; service command run; agent answers over TLS");
 	}
 	if (n->note[0])
@@ -657,6 +674,10 @@ json_boot(struct fanout *fo, struct fo_node *fn, void *arg)
 	for (int i = 0; i < n->nup; i++)
 		json_object_array_add(a, json_object_new_string(bfiles[n->up[i]].label));
 	json_object_object_add(o, "sent", a);
+	a = json_object_new_array();
+	if (n->rm_crl)
+		json_object_array_add(a, json_object_new_string(bfiles[BF_CRL].label));
+	json_object_object_add(o, "removed", a);
 	json_object_object_add(o, "service_run", json_object_new_boolean(n->svc_ran));
 	if (n->note[0])
 		json_object_object_add(o, "note", json_object_new_string(n->note));

@@ -481,6 +481,55 @@ START_TEST(revoked_node_bootstrapped)
 }
 END_TEST
 
+/* ping -w node (rc), retried for up to 10 s while a restarted agent is
+ * not listening yet; its output into *out. */
+static int
+ping_retry(char **out, const char *node)
+{
+	int rc = -1;
+
+	for (int i = 0; i < 50 && rc != 0; i++) {
+		if (i) {
+			free(*out);
+			usleep(200000);
+		}
+		rc = harness_knobctl(&h, out, NULL, "ping -w %s", node);
+	}
+	return rc;
+}
+
+/* A ca.crl left on a node (here another CA's) while the CA has none: the
+ * agent ignores a CRL its CA did not sign (it cannot revoke anything of
+ * it) instead of refusing every controller, and bootstrap removes it, then
+ * reports the node unchanged. */
+START_TEST(stale_crl_removed)
+{
+	char *out = NULL, crl[4200];
+	int rc;
+
+	ck_assert_int_eq(boot(&out, "id", "--accept-new"), 0);
+	free(out);
+	ck_assert_int_eq(harness_sh("K=%s/knobctl; $K ca init %s/ca2 && $K ca issue %s/ca2 old "
+	    "--controller && $K ca revoke --ca-dir %s/ca2 old", h.bin, h.tmp, h.tmp, h.tmp), 0);
+	snprintf(crl, sizeof(crl), "%s/root-node01/etc/knob/ca.crl", h.tmp);
+	ck_assert_int_eq(harness_sh("cp %s/ca2/ca.crl %s", h.tmp, crl), 0);
+	ck_assert_int_eq(harness_node_sh(&h, 0, "sh %s/svc.sh %s/root-node01", h.tmp, h.tmp), 0);
+	rc = ping_retry(&out, "node01");
+	ck_assert_msg(rc == 0, "%s", out);
+	free(out);
+	ck_assert_int_eq(harness_sh("grep -q 'ca.crl: not issued by the CA in .*: ignored' "
+	    "%s/root-node01/knobd.log", h.tmp), 0);
+	ck_assert_int_eq(boot(&out, "id", ""), 0);
+	ck_assert_msg(strstr(out, "node01: updated: removed ca.crl (the CA has none); service "
+	    "command run; agent answers over TLS"), "%s", out);
+	free(out);
+	ck_assert_msg(access(crl, F_OK) < 0, "%s is still there", crl);
+	ck_assert_int_eq(boot(&out, "id", ""), 0);
+	ck_assert_msg(strstr(out, "node[01-03] (3): unchanged\n"), "%s", out);
+	free(out);
+}
+END_TEST
+
 /* Agentless: no agent runs anywhere; facts and apply --check travel as the
  * same frames over an SSH exec channel to knobd --stdio.  --push-agent
  * streams this controller's knobd to nodes that have none. */
@@ -633,6 +682,7 @@ ssh_suite(void)
 	tcase_add_test(tc, bootstrap_service_retried);
 	tcase_add_test(tc, revoked_controller_refused);
 	tcase_add_test(tc, revoked_node_bootstrapped);
+	tcase_add_test(tc, stale_crl_removed);
 	tcase_add_test(tc, agentless_via_ssh);
 	tcase_add_test(tc, agentless_verify_rollback_bench_sweep);
 	suite_add_tcase(s, tc);
