@@ -11,7 +11,9 @@
  *   install  one exec: mv -f each into place (rename(2): atomic), dpkg -i
  *            for a .deb, then the service command (systemctl by default)
  * then every node that got through is confirmed with a TLS ping on the real
- * agent port.  Nothing changed on a node: it reports "unchanged". */
+ * agent port, and a second short SSH session removes the service-pending
+ * marker of each node whose agent answered after its service command.
+ * Nothing changed on a node: it reports "unchanged". */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,12 +27,17 @@
 #include "ssh.h"
 #include "util.h"
 
+/* reset-failed: an agent that failed to start 5 times within 300 s
+ * (StartLimitBurst) would otherwise not be restarted at all */
 #define DEFAULT_SERVICE_CMD "systemctl daemon-reload && systemctl enable knobd.service && " \
+	"{ systemctl reset-failed knobd.service 2>/dev/null || true; } && " \
 	"systemctl restart knobd.service"
 #define CERT_MIN_DAYS 30	/* reissue a node certificate expiring sooner */
-/* Made before an install's first mv, removed once its service command
- * succeeded: while it is there, a re-run runs the service command again
- * even when no file differs (a failed restart is not left for good). */
+/* Made before an install's first mv, removed (over SSH again) only once
+ * the agent answered over TLS after it: while it is there, a re-run runs
+ * the service command again even when no file differs (a failed restart,
+ * or an agent that died right after a start that exited 0, is not left
+ * for good). */
 #define SVC_PENDING "etc/knob/bootstrap-service-pending"
 #define SVC_PENDING_MARK "--- service pending"
 
@@ -51,7 +58,7 @@ static const struct {
 	[BF_UNIT] = { "lib/systemd/system/knobd.service", 0644, "knobd.service" },
 };
 
-enum { B_SSH, B_PROBE, B_SFTP, B_UPLOAD, B_SFTP_END, B_INSTALL, B_OK, B_FAILED };
+enum { B_SSH, B_PROBE, B_SFTP, B_UPLOAD, B_SFTP_END, B_INSTALL, B_CLEAR, B_OK, B_FAILED };
 
 struct bnode {
 	struct fo_node *fn;	/* name, address, final status */
@@ -67,11 +74,12 @@ struct bnode {
 	struct ssh_upload u;
 	char *crt, *key;	/* this node's new certificate (PEM) */
 	char remote_hash[BF__COUNT][65];
-	char note[200];
+	char note[400];
 	int knobd_was_missing, knobd_replaced;
 	int svc_pending;	/* the last install's service command did not succeed */
 	int svc_ran;		/* this run's install (and service command) succeeded */
 	int rm_crl;		/* the node has a ca.crl, the CA none: remove it */
+	int clear;		/* its agent answered: remove the marker (second pass) */
 	char *root;		/* --root for this node ({node} filled in) */
 };
 
@@ -88,6 +96,7 @@ struct boot {
 	struct fanout fo;
 	struct bnode *b;
 	int epfd;
+	int pass;		/* 0: install; 1: remove the markers of answering agents */
 };
 
 enum { O_ROOT = 256, O_KNOBD, O_DEB, O_UNIT, O_SERVICE, O_UPGRADE };
@@ -301,7 +310,7 @@ deb_install(const struct boot *b, const struct bnode *n)
 }
 
 /* mv -f each upload into place, remove a CRL the CA does not have, dpkg -i
- * a new .deb, then the service. */
+ * a new .deb, then the service (the marker stays). */
 static char *
 install_cmd(const struct boot *b, const struct bnode *n)
 {
@@ -316,9 +325,20 @@ install_cmd(const struct boot *b, const struct bnode *n)
 	if (deb_install(b, n))
 		str_appendf(&cmd, " && if [ \"$R\" = / ]; then dpkg -i %s; else dpkg --root=\"$R\" -i %s; fi",
 		    bfiles[BF_DEB].path, bfiles[BF_DEB].path);
-	/* a subshell: a service command that cd's or exits still ends here */
-	str_appendf(&cmd, " && ( %s ) && rm -f \"$R\"/%s", svc, SVC_PENDING);
+	/* a subshell: a service command that cd's or exits still ends here;
+	 * the marker stays until the agent answers (clear_markers) */
+	str_appendf(&cmd, " && ( %s )", svc);
 	free(svc);
+	free(q);
+	return cmd;
+}
+
+/* Remove the service-pending marker (the agent answered). */
+static char *
+clear_cmd(const struct bnode *n)
+{
+	char *q = sh_quote(n->root), *cmd = xasprintf("rm -f %s/%s", q, SVC_PENDING);
+
 	free(q);
 	return cmd;
 }
@@ -389,8 +409,8 @@ node_step(struct boot *b, struct bnode *n)
 	case B_SSH:
 		if ((r = ssh_step(&n->ssh)) <= 0)
 			return r;
-		start_exec(n, probe_cmd(n));
-		n->step = B_PROBE;
+		start_exec(n, b->pass ? clear_cmd(n) : probe_cmd(n));
+		n->step = b->pass ? B_CLEAR : B_PROBE;
 		return 1;
 	case B_PROBE:
 		if ((r = run_exec(n, "probe")) <= 0)
@@ -432,18 +452,31 @@ node_step(struct boot *b, struct bnode *n)
 		n->svc_ran = 1;
 		n->step = B_OK;
 		return 1;
+	case B_CLEAR:
+		if ((r = run_exec(n, "removing the service-pending marker")) <= 0)
+			return r;
+		n->step = B_OK;
+		return 1;
 	default:
 		return 0;
 	}
 }
 
-/* Finish n's SSH part (ok or failed): out of the loop, session closed. */
+/* Finish n's SSH part (ok or failed): out of the loop, session closed.
+ * In the second pass a failure is a note: the agent answered, the next
+ * run merely restarts it once more. */
 static void
 node_finish(struct boot *b, struct bnode *n, int failed)
 {
 	if (n->ssh.fd >= 0)
 		epoll_ctl(b->epfd, EPOLL_CTL_DEL, n->ssh.fd, NULL);
-	if (failed) {
+	if (failed && b->pass) {
+		n->step = B_OK;
+		size_t l = strlen(n->note);
+
+		snprintf(n->note + l, sizeof(n->note) - l, "%s%s not removed (%.60s): the next run "
+		    "runs the service command again", l ? "; " : "", SVC_PENDING, n->ssh.err);
+	} else if (failed) {
 		n->step = B_FAILED;
 		n->fn->status = n->ssh.fail_status ? n->ssh.fail_status : NS_FAILED;
 		free(n->fn->detail);
@@ -484,7 +517,8 @@ node_start(struct boot *b, struct bnode *n)
 	struct epoll_event ev = { .events = EPOLLOUT, .data.ptr = n };
 
 	n->started = 1;
-	n->root = subst(b->root, NULL, n->fn->name);
+	if (n->root == NULL)
+		n->root = subst(b->root, NULL, n->fn->name);
 	n->deadline_ns = now_mono_ns() + (uint64_t)(b->ctl->connect_timeout * 1e9);
 	if (ssh_start(&n->ssh, &b->ctl->ssh, n->fn->name, n->fn->addr) < 0) {
 		node_finish(b, n, 1);
@@ -538,7 +572,8 @@ ssh_loop(struct boot *b)
 		int nev;
 
 		while (next < b->fo.n && active < limit) {
-			node_start(b, &b->b[next]);
+			if (b->pass == 0 || b->b[next].clear)
+				node_start(b, &b->b[next]);
 			active += node_active(&b->b[next++]);
 		}
 		nev = epoll_wait(b->epfd, evs, (int)nitems(evs), 100);
@@ -611,6 +646,27 @@ changed(const struct bnode *n)
 	return n->nup > 0 || n->rm_crl;
 }
 
+/* Second pass: over SSH again, remove the service-pending marker of every
+ * node whose install ran the service command and whose agent answered. */
+static int
+clear_markers(struct boot *b)
+{
+	int any = 0;
+
+	for (size_t i = 0; i < b->fo.n; i++) {
+		struct bnode *n = &b->b[i];
+
+		n->clear = n->step == B_OK && n->svc_ran && n->fn->status == NS_OK;
+		if (n->clear) {
+			n->step = B_SSH;
+			n->started = 0;
+			any = 1;
+		}
+	}
+	b->pass = 1;
+	return any ? ssh_loop(b) : 0;
+}
+
 /* The final status of every node from its SSH part and the TLS ping. */
 static void
 settle(struct boot *b)
@@ -647,8 +703,8 @@ render_boot(struct fanout *fo, struct fo_node *fn, void *arg)
 	if (fn->status != NS_OK && fn->status != NS_CHANGED)
 		return NULL;
 	if (!changed(n))
-		str_appendf(&s, "unchanged%s", n->svc_ran ? "; service command run again (it had "
-		    "not succeeded); agent answers over TLS" : "");
+		str_appendf(&s, "unchanged%s", n->svc_ran ? "; service command run again (the agent "
+		    "had not answered since the last install); agent answers over TLS" : "");
 	else {
 		str_appendf(&s, "%s:", n->knobd_was_missing ? "installed" : n->knobd_replaced ?
 		    "upgraded" : "updated");
@@ -753,6 +809,10 @@ cmd_bootstrap(struct ctl *ctl, int argc, char **argv)
 		goto out;
 	}
 	confirm_tls(&b);
+	if (clear_markers(&b) < 0) {
+		fprintf(stderr, "knobctl bootstrap: epoll: %s\n", strerror(errno));
+		goto out;
+	}
 	settle(&b);
 	if (ctl->json)
 		output_json(ctl, &b.fo, json_boot, &b);

@@ -355,8 +355,8 @@ START_TEST(bootstrap_service_retried)
 	free(out);
 	rc = boot1(&out);
 	ck_assert_int_eq(rc, 0);
-	ck_assert_msg(strstr(out, "node01: unchanged; service command run again (it had not "
-	    "succeeded); agent answers over TLS"), "%s", out);
+	ck_assert_msg(strstr(out, "node01: unchanged; service command run again (the agent had "
+	    "not answered since the last install); agent answers over TLS"), "%s", out);
 	free(out);
 	snprintf(path, sizeof(path), "%s/root-node01/etc/knob/bootstrap-service-pending", h.tmp);
 	ck_assert_msg(access(path, F_OK) < 0, "the marker outlived a successful service command");
@@ -370,6 +370,35 @@ START_TEST(bootstrap_service_retried)
 	ck_assert_str_eq(pid1, pid2);
 	free(pid1);
 	free(pid2);
+}
+END_TEST
+
+/* A service command that exits 0 but leaves no agent answering (systemd
+ * forks knobd, which dies at once): the marker stays until the agent
+ * answers over TLS, so the re-run starts the agent again, then clears it. */
+START_TEST(bootstrap_agent_died_retried)
+{
+	char *out = NULL, marker[4200];
+	int rc;
+
+	snprintf(marker, sizeof(marker), "%s/root-node01/etc/knob/bootstrap-service-pending", h.tmp);
+	rc = harness_knobctl(&h, &out, NULL, "bootstrap -w node01 --ssh-key %s/id --known-hosts "
+	    "%s/known_hosts --accept-new --root %s/root-{node} --service-cmd true --timeout 2",
+	    h.tmp, h.tmp, h.tmp);
+	fprintf(stderr, "---- service exits 0, no agent -> %d\n%s", rc, out);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_msg(strstr(out, "node01: failed: installed but the agent does not answer over "
+	    "TLS"), "%s", out);
+	free(out);
+	ck_assert_msg(access(marker, F_OK) == 0, "no marker although the agent never answered");
+	ck_assert_int_eq(boot1(&out), 0);
+	ck_assert_msg(strstr(out, "node01: unchanged; service command run again (the agent had "
+	    "not answered since the last install); agent answers over TLS"), "%s", out);
+	free(out);
+	ck_assert_msg(access(marker, F_OK) < 0, "the marker outlived an answering agent");
+	ck_assert_int_eq(boot1(&out), 0);
+	ck_assert_msg(strstr(out, "node01: unchanged\n"), "%s", out);
+	free(out);
 }
 END_TEST
 
@@ -680,6 +709,7 @@ ssh_suite(void)
 	tcase_add_test(tc, upgrade_keeps_journal);
 	tcase_add_test(tc, known_hosts_bad_line_revoked);
 	tcase_add_test(tc, bootstrap_service_retried);
+	tcase_add_test(tc, bootstrap_agent_died_retried);
 	tcase_add_test(tc, revoked_controller_refused);
 	tcase_add_test(tc, revoked_node_bootstrapped);
 	tcase_add_test(tc, stale_crl_removed);
