@@ -40,6 +40,7 @@
  * for good). */
 #define SVC_PENDING "etc/knob/bootstrap-service-pending"
 #define SVC_PENDING_MARK "--- service pending"
+#define KEY_MARK "--- key "	/* then ok, missing, unreadable, differs or unchecked */
 
 enum { BF_KNOBD, BF_DEB, BF_CA, BF_CRL, BF_CRT, BF_KEY, BF_UNIT, BF__COUNT };
 
@@ -186,7 +187,24 @@ node_path(const struct bnode *n, const char *rel)
 	return xasprintf("%.*s/%s", (int)(l && n->root[l - 1] == '/' ? l - 1 : l), n->root, rel);
 }
 
-/* The probe: directories, hashes of what is there, the node certificate. */
+/* The probe's check of node.key against node.crt, on the node: the two
+ * public keys compared there, only a word comes back (never the key). */
+static void
+probe_key(char **cmd)
+{
+	const char *key = bfiles[BF_KEY].path, *crt = bfiles[BF_CRT].path;
+
+	str_appendf(cmd, "; if [ ! -f %s ]; then echo '" KEY_MARK "missing'; "
+	    "elif ! command -v openssl >/dev/null 2>&1; then echo '" KEY_MARK "unchecked'; "
+	    "else k=$(openssl pkey -in %s -pubout 2>/dev/null) || k=; "
+	    "c=$(openssl x509 -in %s -noout -pubkey 2>/dev/null) || c=; "
+	    "if [ -z \"$k\" ]; then echo '" KEY_MARK "unreadable'; "
+	    "elif [ \"$k\" = \"$c\" ]; then echo '" KEY_MARK "ok'; "
+	    "else echo '" KEY_MARK "differs'; fi; fi", key, key, crt);
+}
+
+/* The probe: directories, hashes of what is there, node.key's check, the
+ * node certificate. */
 static char *
 probe_cmd(const struct bnode *n)
 {
@@ -198,8 +216,9 @@ probe_cmd(const struct bnode *n)
 		if (f != BF_KEY && f != BF_CRT)
 			str_appendf(&cmd, " %s", bfiles[f].path);
 	str_appendf(&cmd, "; do if [ -f \"$f\" ]; then sha256sum \"$f\"; fi; done; "
-	    "if [ -f %s ]; then echo '%s'; fi; echo '--- cert'; cat %s 2>/dev/null; true",
-	    SVC_PENDING, SVC_PENDING_MARK, bfiles[BF_CRT].path);
+	    "if [ -f %s ]; then echo '%s'; fi", SVC_PENDING, SVC_PENDING_MARK);
+	probe_key(&cmd);
+	str_appendf(&cmd, "; echo '--- cert'; cat %s 2>/dev/null; true", bfiles[BF_CRT].path);
 	free(q);
 	return cmd;
 }
@@ -222,7 +241,34 @@ parse_probe(struct bnode *n, const char *out)
 	}
 }
 
-/* The node's certificate: keep it, or issue a new key and certificate. */
+/* What the probe said of node.key (before the certificate): 0 it matches
+ * node.crt (or could not be checked: a note says so), 1 it does not (why
+ * says how). */
+static int
+key_bad(struct bnode *n, const char *out, char *why, size_t whylen)
+{
+	const char *k = strstr(out, KEY_MARK), *cert = strstr(out, "--- cert\n");
+	static const struct { const char *word, *why; } said[] = {
+		{ "missing\n", "node.key missing" },
+		{ "unreadable\n", "node.key unreadable" },
+		{ "differs\n", "node.key does not match node.crt" },
+	};
+
+	if (k == NULL || (cert != NULL && k > cert))
+		return 0;
+	k += strlen(KEY_MARK);
+	if (strncmp(k, "unchecked\n", 10) == 0)
+		snprintf(n->note, sizeof(n->note), "node.key not checked (no openssl on the node)");
+	for (size_t i = 0; i < nitems(said); i++)
+		if (strncmp(k, said[i].word, strlen(said[i].word)) == 0) {
+			snprintf(why, whylen, "%s", said[i].why);
+			return 1;
+		}
+	return 0;
+}
+
+/* The node's certificate: keep it, or issue a new key and certificate
+ * (also when node.key is missing or does not match). */
 static int
 plan_cert(struct boot *b, struct bnode *n, const char *out)
 {
@@ -235,8 +281,10 @@ plan_cert(struct boot *b, struct bnode *n, const char *out)
 		snprintf(n->ssh.err, sizeof(n->ssh.err), "CA: %s", why);
 		return -1;
 	}
-	if (r == 0)
+	if (r == 0 && !key_bad(n, out, why, sizeof(why)))
 		return 0;
+	if (r == 0)
+		snprintf(n->note, sizeof(n->note), "%s: new key and certificate", why);
 	if (ca_issue_pem(b->cadir, n->fn->name, 0, &n->crt, &n->key, err, sizeof(err)) < 0) {
 		snprintf(n->ssh.err, sizeof(n->ssh.err), "issuing the node certificate: %s", err);
 		return -1;

@@ -402,6 +402,56 @@ START_TEST(bootstrap_agent_died_retried)
 }
 END_TEST
 
+/* ping -w node (rc), retried for up to 10 s while a restarted agent is
+ * not listening yet; its output into *out. */
+static int
+ping_retry(char **out, const char *node)
+{
+	int rc = -1;
+
+	for (int i = 0; i < 50 && rc != 0; i++) {
+		if (i) {
+			free(*out);
+			usleep(200000);
+		}
+		rc = harness_knobctl(&h, out, NULL, "ping -w %s", node);
+	}
+	return rc;
+}
+
+/* A node.key that is missing (node01) or belongs to another certificate
+ * (node02) is repaired: a new key and certificate, the agent restarted
+ * on them; then every node is unchanged. */
+START_TEST(bootstrap_key_repaired)
+{
+	char *out = NULL;
+	int rc;
+
+	ck_assert_int_eq(boot(&out, "id", "--accept-new"), 0);
+	free(out);
+	ck_assert_int_eq(harness_sh("rm %s/root-node01/etc/knob/node.key && cp %s/ca/node02.key "
+	    "%s/root-node02/etc/knob/node.key", h.tmp, h.tmp, h.tmp), 0);
+	ck_assert_int_eq(boot(&out, "id", ""), 0);
+	ck_assert_msg(strstr(out, "node01: updated: node.crt, node.key; service command run; agent "
+	    "answers over TLS; node.key missing: new key and certificate"), "%s", out);
+	ck_assert_msg(strstr(out, "node02: updated: node.crt, node.key; service command run; agent "
+	    "answers over TLS; node.key does not match node.crt: new key and certificate"), "%s", out);
+	ck_assert_msg(strstr(out, "node03: unchanged"), "%s", out);
+	free(out);
+	ck_assert_int_eq(mode_of(0, "etc/knob/node.key"), 0600);
+	ck_assert_int_eq(boot(&out, "id", ""), 0);
+	ck_assert_msg(strstr(out, "node[01-03] (3): unchanged\n"), "%s", out);
+	free(out);
+	/* the agents run on the new pairs: restarted, they still answer */
+	for (int i = 0; i < 2; i++)
+		ck_assert_int_eq(harness_node_sh(&h, i, "sh %s/svc.sh %s/root-%s", h.tmp, h.tmp,
+		    h.node[i].name), 0);
+	rc = ping_retry(&out, "node[01-02]");
+	ck_assert_msg(rc == 0, "%s", out);
+	free(out);
+}
+END_TEST
+
 /* --upgrade replaces the binary and restarts the agent; the journal (the
  * originals of a profile applied before) survives, and rollback works. */
 START_TEST(upgrade_keeps_journal)
@@ -509,23 +559,6 @@ START_TEST(revoked_node_bootstrapped)
 	free(out);
 }
 END_TEST
-
-/* ping -w node (rc), retried for up to 10 s while a restarted agent is
- * not listening yet; its output into *out. */
-static int
-ping_retry(char **out, const char *node)
-{
-	int rc = -1;
-
-	for (int i = 0; i < 50 && rc != 0; i++) {
-		if (i) {
-			free(*out);
-			usleep(200000);
-		}
-		rc = harness_knobctl(&h, out, NULL, "ping -w %s", node);
-	}
-	return rc;
-}
 
 /* A ca.crl left on a node (here another CA's) while the CA has none: the
  * agent ignores a CRL its CA did not sign (it cannot revoke anything of
@@ -710,6 +743,7 @@ ssh_suite(void)
 	tcase_add_test(tc, known_hosts_bad_line_revoked);
 	tcase_add_test(tc, bootstrap_service_retried);
 	tcase_add_test(tc, bootstrap_agent_died_retried);
+	tcase_add_test(tc, bootstrap_key_repaired);
 	tcase_add_test(tc, revoked_controller_refused);
 	tcase_add_test(tc, revoked_node_bootstrapped);
 	tcase_add_test(tc, stale_crl_removed);
