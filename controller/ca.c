@@ -633,32 +633,93 @@ serial_hex(X509 *x)
 	return s;
 }
 
-/* The serials of DIR/FILE's "SERIAL NAME" lines into v: every one, or
- * with name, that name's only. */
-static void
-read_serials(const char *dir, const char *file, const char *name, struct strvec *v)
+#define SERIAL_HEX_MAX 40	/* RFC 5280: a serial is at most 20 octets */
+
+/* The serial token hex (NUL-terminated) in canonical form, as serial_hex
+ * writes it (upper case, whole bytes); malloc'd, NULL when it is not 1 to
+ * SERIAL_HEX_MAX hex digits and nothing else. */
+static char *
+serial_canon(const char *hex)
 {
-	char path[PATH_MAX], *buf = NULL, *save = NULL;
+	size_t len = strlen(hex);
+	BIGNUM *bn = NULL;
+	char *h = NULL, *s = NULL;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	if (read_file_bounded(path, 16 << 20, &buf, NULL) < 0)
-		return;
-	for (char *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-		char *sp = strchr(l, ' ');
-
-		if (sp)
-			*sp = '\0';
-		if (*l && (name == NULL || (sp && strcmp(sp + 1, name) == 0)))
-			strvec_push(v, l);
-	}
-	free(buf);
+	if (len == 0 || len > SERIAL_HEX_MAX || strspn(hex, "0123456789abcdefABCDEF") != len)
+		return NULL;
+	if (BN_hex2bn(&bn, hex) == (int)len && (h = BN_bn2hex(bn)) != NULL)
+		s = xstrdup(h);
+	OPENSSL_free(h);
+	BN_free(bn);
+	return s;
 }
 
-/* The serials in DIR/revoked.txt into v. */
-static void
-read_revoked(const char *dir, struct strvec *v)
+/* One "SERIAL NAME" line (CR and trailing blanks dropped, blank lines
+ * skipped): its serial (canonical) onto v when name is NULL or matches.
+ * 0, or -1 with "PATH:LINE: ..." in err. */
+static int
+serial_line(char *l, const char *path, int lineno, const char *name, struct strvec *v,
+    char *err, size_t errlen)
 {
-	read_serials(dir, CA_REVOKED_FILE, NULL, v);
+	size_t len = strlen(l), sl;
+	const char *who;
+	char *canon;
+
+	while (len && strchr(" \t\r", l[len - 1]))
+		l[--len] = '\0';
+	if (len == 0)
+		return 0;
+	sl = strcspn(l, " \t");
+	who = l + sl + strspn(l + sl, " \t");
+	l[sl] = '\0';
+	if ((canon = serial_canon(l)) == NULL) {
+		seterr(err, errlen, "%s:%d: bad serial '%.48s' (1 to %d hex digits, nothing else)",
+		    path, lineno, l, SERIAL_HEX_MAX);
+		return -1;
+	}
+	if (*who == '\0') {
+		seterr(err, errlen, "%s:%d: no name after the serial %s", path, lineno, canon);
+		free(canon);
+		return -1;
+	}
+	if (name == NULL || strcmp(who, name) == 0)
+		strvec_push_owned(v, canon);
+	else
+		free(canon);
+	return 0;
+}
+
+/* The serials of DIR/FILE's "SERIAL NAME" lines into v: every one, or
+ * with name, that name's only.  No file: none.  0, or -1 with err (a bad
+ * line is "PATH:LINE: ...", and nothing of the file counts). */
+static int
+read_serials(const char *dir, const char *file, const char *name, struct strvec *v, char *err,
+    size_t errlen)
+{
+	char path[PATH_MAX], *buf = NULL, *l, *nl;
+	int r, lineno = 0, rc = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	if ((r = read_file_bounded(path, 16 << 20, &buf, NULL)) < 0) {
+		if (r == -ENOENT)
+			return 0;
+		seterr(err, errlen, "%s: %s", path, strerror(-r));
+		return -1;
+	}
+	for (l = buf; rc == 0 && l != NULL && *l != '\0'; l = nl) {
+		if ((nl = strchr(l, '\n')) != NULL)
+			*nl++ = '\0';
+		rc = serial_line(l, path, ++lineno, name, v, err, errlen);
+	}
+	free(buf);
+	return rc;
+}
+
+/* The serials in DIR/revoked.txt into v.  0 or -1 with err. */
+static int
+read_revoked(const char *dir, struct strvec *v, char *err, size_t errlen)
+{
+	return read_serials(dir, CA_REVOKED_FILE, NULL, v, err, errlen);
 }
 
 /* Is x's serial among the revoked ones? */
@@ -720,7 +781,8 @@ crl_add(X509_CRL *crl, const char *hex, ASN1_TIME *now)
 	ASN1_INTEGER *ai = NULL;
 	int rc = -1;
 
-	if (r == NULL || BN_hex2bn(&bn, hex) == 0 || (ai = BN_to_ASN1_INTEGER(bn, NULL)) == NULL)
+	if (r == NULL || BN_hex2bn(&bn, hex) != (int)strlen(hex) ||
+	    (ai = BN_to_ASN1_INTEGER(bn, NULL)) == NULL)
 		goto out;
 	if (X509_REVOKED_set_serialNumber(r, ai) != 1 || X509_REVOKED_set_revocationDate(r, now) != 1)
 		goto out;
@@ -750,7 +812,8 @@ crl_write(const char *dir, X509 *cacert, EVP_PKEY *cakey, char *err, size_t errl
 	long n;
 	int rc = -1;
 
-	read_revoked(dir, &serials);
+	if (read_revoked(dir, &serials, err, errlen) < 0)
+		goto out;
 	if (crl == NULL || now == NULL || X509_CRL_set_version(crl, X509_CRL_VERSION_2) != 1 ||
 	    X509_CRL_set_issuer_name(crl, X509_get_subject_name(cacert)) != 1 ||
 	    X509_CRL_set1_lastUpdate(crl, now) != 1 ||
@@ -802,8 +865,9 @@ name_serials(const char *dir, const char *name, struct strvec *v, char *err, siz
 		}
 		strvec_push_owned(v, hex);
 	}
-	read_serials(dir, CA_ISSUED_FILE, name, v);
-	read_serials(dir, CA_SUPERSEDED_FILE, name, v);
+	if (read_serials(dir, CA_ISSUED_FILE, name, v, err, errlen) < 0 ||
+	    read_serials(dir, CA_SUPERSEDED_FILE, name, v, err, errlen) < 0)
+		return -1;
 	if (v->n == 0) {
 		seterr(err, errlen, "%s: no certificate issued under this name (no %s, not in "
 		    "%s/%s)", name, crt, dir, CA_ISSUED_FILE);
@@ -824,9 +888,9 @@ ca_revoke(const char *dir, const char *name, struct strvec *done, char *err, siz
 		return -1;
 	/* the current certificate, every one `ca renew` replaced and every one
 	 * bootstrap installed: no certificate of the name stays valid */
-	if (name_serials(dir, name, &all, err, errlen) < 0)
+	if (name_serials(dir, name, &all, err, errlen) < 0 ||
+	    read_revoked(dir, &serials, err, errlen) < 0)
 		goto out;
-	read_revoked(dir, &serials);
 	for (size_t i = 0; i < all.n; i++) {
 		if (strvec_contains(&serials, all.v[i]))
 			continue;
@@ -869,7 +933,8 @@ ca_check_leaf(const char *dir, const char *pem, const char *name, int min_days, 
 	int rc = 1;
 
 	snprintf(crt, sizeof(crt), "%s/%s", dir, CA_CERT_FILE);
-	if ((cacert = read_cert(crt, why, whylen)) == NULL) {
+	if ((cacert = read_cert(crt, why, whylen)) == NULL ||
+	    read_revoked(dir, &serials, why, whylen) < 0) {
 		rc = -1;
 		goto out;
 	}
@@ -879,7 +944,6 @@ ca_check_leaf(const char *dir, const char *pem, const char *name, int min_days, 
 		goto out;
 	}
 	X509_NAME_get_text_by_NID(X509_get_subject_name(x), NID_commonName, cn, sizeof(cn));
-	read_revoked(dir, &serials);
 	hex = serial_hex(x);
 	if (X509_verify(x, capub) != 1 ||
 	    X509_NAME_cmp(X509_get_issuer_name(x), X509_get_subject_name(cacert)) != 0)
@@ -953,7 +1017,8 @@ ca_renew(const char *dir, int min_days, FILE *out, char *err, size_t errlen)
 
 	if (load_ca(dir, &cacert, &cakey, err, errlen) < 0)
 		return -1;
-	read_revoked(dir, &revoked);
+	if (read_revoked(dir, &revoked, err, errlen) < 0)
+		goto out;
 	if ((d = opendir(dir)) == NULL) {
 		seterr(err, errlen, "%s: %s", dir, strerror(errno));
 		goto out;

@@ -37,7 +37,8 @@ int ca_issue_fleet(const char *dir, const char *cn, const char *const *names, si
  * when nothing was ever issued under NAME). */
 int ca_revoke(const char *dir, const char *name, struct strvec *done, char *err, size_t errlen);
 /* Is pem a certificate of this CA for name, not revoked, valid for at least
- * min_days?  0 yes, 1 no (why says so), -1 the CA cannot be read. */
+ * min_days?  0 yes, 1 no (why says so), -1 the CA or DIR/revoked.txt cannot
+ * be read (why: "DIR/revoked.txt:LINE: ..." for a bad line). */
 int ca_check_leaf(const char *dir, const char *pem, const char *name, int min_days, char *why,
     size_t whylen);
 /* Reissue every DIR/NAME.crt expiring within min_days (same name and role),

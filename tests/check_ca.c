@@ -2,6 +2,7 @@
  * and modes, chains verified with OpenSSL's own verifier, names, roles,
  * key types, refusals.  Everything lives in a mkdtemp directory. */
 #include <check.h>
+#include <ctype.h>
 #include <dirent.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -479,19 +480,30 @@ START_TEST(test_cmd_ca)
 }
 END_TEST
 
+/* A new CA in dir with node01 and name (controller: its role) issued;
+ * node01's certificate (PEM, malloc'd). */
+static char *
+ca_node01_and(const char *dir, const char *name, int controller)
+{
+	char err[1024], p[PATH_MAX * 2], *pem = NULL;
+
+	ck_assert_int_eq(ca_init(dir, err, sizeof(err)), 0);
+	ck_assert_int_eq(ca_issue(dir, "node01", 0, err, sizeof(err)), 0);
+	ck_assert_int_eq(ca_issue(dir, name, controller, err, sizeof(err)), 0);
+	ck_assert_int_eq(read_file_bounded(pth(p, sizeof(p), dir, "node01.crt"), 1 << 20, &pem, NULL), 0);
+	return pem;
+}
+
 /* Revocation: ca.crl lists the serial (once, however often revoked);
  * ca_check_leaf judges a node's certificate as bootstrap does; renewal
  * reissues only what expires within the window. */
 START_TEST(test_revoke_check_renew)
 {
-	char err[1024], p[PATH_MAX * 2], *pem = NULL, *crt = NULL, *key = NULL, *before = NULL, *after = NULL;
+	char err[1024], p[PATH_MAX * 2], *pem, *crt = NULL, *key = NULL, *before = NULL, *after = NULL;
 	X509_CRL *crl;
 	FILE *f;
 
-	ck_assert_int_eq(ca_init(cadir, err, sizeof(err)), 0);
-	ck_assert_int_eq(ca_issue(cadir, "node01", 0, err, sizeof(err)), 0);
-	ck_assert_int_eq(ca_issue(cadir, "ctl2", 1, err, sizeof(err)), 0);
-	ck_assert_int_eq(read_file_bounded(pth(p, sizeof(p), cadir, "node01.crt"), 1 << 20, &pem, NULL), 0);
+	pem = ca_node01_and(cadir, "ctl2", 1);
 	ck_assert_int_eq(ca_check_leaf(cadir, pem, "node01", 30, err, sizeof(err)), 0);
 	ck_assert_int_eq(ca_check_leaf(cadir, pem, "node02", 30, err, sizeof(err)), 1);
 	ck_assert_str_eq(err, "certificate names 'node01'");
@@ -625,6 +637,57 @@ START_TEST(test_revoke_bootstrap_issued)
 }
 END_TEST
 
+/* Bad revoked.txt lines are "revoked.txt:LINE: ..." errors that revoke
+ * nothing (no partial serial such as 0x12 of "12zz"); good ones are read
+ * whatever their case and leading zeros. */
+START_TEST(test_revoked_txt_bad_lines)
+{
+	static const struct { const char *text, *want; } bad[] = {
+		{ "12zz node7\n", ":1: bad serial '12zz' (1 to 40 hex digits, nothing else)" },
+		{ "\nAB node3\n4B:1B:2C node7\n", ":3: bad serial '4B:1B:2C' (1 to" },
+		{ "zz node7\n", ":1: bad serial 'zz' (1 to" },
+		{ "AB node3\nABCD\n", ":2: no name after the serial ABCD" },
+		{ "0123456789012345678901234567890123456789A n\n", ":1: bad serial '0123" },
+	};
+	char err[1024], p[PATH_MAX * 2], want[PATH_MAX * 3], *pem, *hex, *lower;
+	BIGNUM *bn;
+	X509 *x;
+	FILE *f;
+
+	pem = ca_node01_and(cadir, "node02", 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cu_write(pth(p, sizeof(p), cadir, "revoked.txt"), 0644, "%s", bad[i].text);
+		snprintf(want, sizeof(want), "%s%s", p, bad[i].want);
+		ck_assert_int_eq(ca_revoke(cadir, "node02", NULL, err, sizeof(err)), -1);
+		ck_assert_msg(strncmp(err, want, strlen(want)) == 0, "want %s, got %s", want, err);
+		ck_assert_int_eq(ca_check_leaf(cadir, pem, "node01", 30, err, sizeof(err)), -1);
+		ck_assert_msg(strncmp(err, want, strlen(want)) == 0, "want %s, got %s", want, err);
+		ck_assert_int_eq(access(pth(p, sizeof(p), cadir, "ca.crl"), F_OK), -1);
+	}
+	/* node01's serial in lower case with a leading zero, and 0ab */
+	f = fopen(pth(p, sizeof(p), cadir, "node01.crt"), "r");
+	ck_assert_ptr_nonnull(f);
+	x = PEM_read_X509(f, NULL, NULL, NULL);
+	fclose(f);
+	ck_assert_ptr_nonnull(x);
+	bn = ASN1_INTEGER_to_BN(X509_get0_serialNumber(x), NULL);
+	hex = BN_bn2hex(bn);
+	BN_free(bn);
+	lower = xasprintf("0%s", hex);
+	for (char *c = lower; *c; c++)
+		*c = (char)tolower((unsigned char)*c);
+	cu_write(pth(p, sizeof(p), cadir, "revoked.txt"), 0644, "0ab node9\r\n%s node01  \n", lower);
+	ck_assert_msg(ca_revoke(cadir, "node02", NULL, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(ca_check_leaf(cadir, pem, "node01", 30, err, sizeof(err)), 1);
+	ck_assert_str_eq(err, "certificate revoked");
+	ck_assert_int_eq(crl_count(cadir), 3);
+	free(lower);
+	OPENSSL_free(hex);
+	X509_free(x);
+	free(pem);
+}
+END_TEST
+
 static Suite *
 ca_suite(void)
 {
@@ -645,6 +708,7 @@ ca_suite(void)
 	tcase_add_test(tc, test_cmd_ca);
 	tcase_add_test(tc, test_revoke_check_renew);
 	tcase_add_test(tc, test_revoke_bootstrap_issued);
+	tcase_add_test(tc, test_revoked_txt_bad_lines);
 	suite_add_tcase(s, tc);
 	return s;
 }
