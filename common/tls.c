@@ -1,6 +1,7 @@
 /* TLS contexts for knobd (server) and knobctl (client): TLS 1.3 only,
  * mutual authentication against the cluster CA and its CRL (both sides),
  * X25519 key exchange. */
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,7 +75,7 @@ crl_from_store_ca(X509_STORE *st, X509_CRL *crl)
  * certificate (ca.crt -> ca.crl), checked for every peer's leaf (the agent
  * checks controllers, knobctl checks agents).  No file: nothing revoked.
  * A CRL the CA did not sign is ignored with a warning.  0 (also then) or
- * -1 with err (unreadable or not a CRL). */
+ * -1 with err (there but unreadable, or not a CRL). */
 static int
 load_crl(SSL_CTX *ctx, const char *ca, char *err, size_t errlen)
 {
@@ -84,8 +85,12 @@ load_crl(SSL_CTX *ctx, const char *ca, char *err, size_t errlen)
 	FILE *f;
 
 	tls_crl_path(ca, path, sizeof(path));
-	if ((f = fopen(path, "re")) == NULL)
+	if ((f = fopen(path, "re")) == NULL && errno == ENOENT)
 		return 0;
+	if (f == NULL) {	/* there but unreadable: not "nothing revoked" */
+		snprintf(err, errlen, "%s: cannot load CRL: %s", path, strerror(errno));
+		return -1;
+	}
 	crl = PEM_read_X509_CRL(f, NULL, NULL, NULL);
 	fclose(f);
 	if (crl != NULL && !crl_from_store_ca(st, crl)) {

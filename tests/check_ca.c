@@ -17,6 +17,7 @@
 #include <openssl/bn.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
@@ -688,6 +689,55 @@ START_TEST(test_revoked_txt_bad_lines)
 }
 END_TEST
 
+/* knobctl's TLS context with dir's CA and ctl2's pair; NULL with err. */
+static SSL_CTX *
+ctl_ctx(const char *dir, char *err, size_t errlen)
+{
+	char ca[PATH_MAX * 2], crt[PATH_MAX * 2], key[PATH_MAX * 2];
+
+	return tls_ctx_new(0, pth(ca, sizeof(ca), dir, "ca.crt"), pth(crt, sizeof(crt), dir,
+	    "ctl2.crt"), pth(key, sizeof(key), dir, "ctl2.key"), err, errlen);
+}
+
+/* The controller's context loads the CRL next to its CA: none, nothing
+ * revoked; its own, checked (CRL_CHECK); another CA's, ignored; one that
+ * is there but cannot be opened, an error (never "nothing revoked"). */
+START_TEST(test_controller_loads_crl)
+{
+	char err[1024], p[PATH_MAX * 2], other[PATH_MAX * 2], *pem;
+	SSL_CTX *ctx;
+
+	pem = ca_node01_and(cadir, "ctl2", 1);
+	free(pem);
+	ck_assert_ptr_nonnull(ctx = ctl_ctx(cadir, err, sizeof(err)));
+	ck_assert_int_eq(X509_VERIFY_PARAM_get_flags(X509_STORE_get0_param(
+	    SSL_CTX_get_cert_store(ctx))) & X509_V_FLAG_CRL_CHECK, 0);
+	SSL_CTX_free(ctx);
+	ck_assert_int_eq(ca_revoke(cadir, "node01", NULL, err, sizeof(err)), 0);
+	ck_assert_ptr_nonnull(ctx = ctl_ctx(cadir, err, sizeof(err)));
+	ck_assert_int_ne(X509_VERIFY_PARAM_get_flags(X509_STORE_get0_param(
+	    SSL_CTX_get_cert_store(ctx))) & X509_V_FLAG_CRL_CHECK, 0);
+	SSL_CTX_free(ctx);
+	/* another CA's CRL in its place: ignored */
+	snprintf(other, sizeof(other), "%s/ca2", tmpdir);
+	pem = ca_node01_and(other, "x", 0);
+	free(pem);
+	ck_assert_int_eq(ca_revoke(other, "x", NULL, err, sizeof(err)), 0);
+	ck_assert_int_eq(rename(pth(err, sizeof(err), other, "ca.crl"), pth(p, sizeof(p), cadir,
+	    "ca.crl")), 0);
+	ck_assert_ptr_nonnull(ctx = ctl_ctx(cadir, err, sizeof(err)));
+	ck_assert_int_eq(X509_VERIFY_PARAM_get_flags(X509_STORE_get0_param(
+	    SSL_CTX_get_cert_store(ctx))) & X509_V_FLAG_CRL_CHECK, 0);
+	SSL_CTX_free(ctx);
+	/* there but unopenable (a symlink loop; root reads any mode) */
+	ck_assert_int_eq(unlink(p), 0);
+	ck_assert_int_eq(symlink("ca.crl", p), 0);
+	ck_assert_ptr_null(ctx = ctl_ctx(cadir, err, sizeof(err)));
+	ck_assert_msg(strstr(err, "ca.crl: cannot load CRL: Too many levels of symbolic links"),
+	    "%s", err);
+}
+END_TEST
+
 static Suite *
 ca_suite(void)
 {
@@ -709,6 +759,7 @@ ca_suite(void)
 	tcase_add_test(tc, test_revoke_check_renew);
 	tcase_add_test(tc, test_revoke_bootstrap_issued);
 	tcase_add_test(tc, test_revoked_txt_bad_lines);
+	tcase_add_test(tc, test_controller_loads_crl);
 	suite_add_tcase(s, tc);
 	return s;
 }
