@@ -519,9 +519,9 @@ node_finish(struct boot *b, struct bnode *n, int failed)
 	if (n->ssh.fd >= 0)
 		epoll_ctl(b->epfd, EPOLL_CTL_DEL, n->ssh.fd, NULL);
 	if (failed && b->pass) {
-		n->step = B_OK;
 		size_t l = strlen(n->note);
 
+		n->step = B_OK;
 		snprintf(n->note + l, sizeof(n->note) - l, "%s%s not removed (%.60s): the next run "
 		    "runs the service command again", l ? "; " : "", SVC_PENDING, n->ssh.err);
 	} else if (failed) {

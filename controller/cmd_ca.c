@@ -57,7 +57,8 @@ ca_dir_of(struct ctl *ctl, const struct ca_args *a, char *buf, size_t len)
 	return buf;
 }
 
-/* ca revoke NAME...: each into the CRL (DIR/ca.crl); bootstrap pushes it. */
+/* ca revoke NAME...: every certificate of each name into the CRL
+ * (DIR/ca.crl), printed; bootstrap pushes it. */
 static int
 ca_cmd_revoke(struct ctl *ctl, FILE *out, const struct ca_args *a)
 {
@@ -227,7 +228,9 @@ const struct cmd_entry cmd_ca_entry = {
 	0, ca_opts, cmd_ca,
 	"ca init DIR            create the cluster CA (Ed25519) in DIR\n"
 	"ca issue DIR NAME...   one certificate per name (node sets allowed: node[01-16])\n"
-	"ca revoke NAME...      list DIR/NAME.crt in the CRL DIR/ca.crl (agents refuse it once\n"
-	"                       bootstrap has pushed the CRL)\n"
+	"ca revoke NAME...      list every certificate issued under NAME (DIR/NAME.crt, the\n"
+	"                       serials of DIR/issued.txt and superseded.txt: bootstrap's too)\n"
+	"                       in the CRL DIR/ca.crl; knobctl refuses a revoked node at once,\n"
+	"                       agents refuse a revoked controller once bootstrap pushed it\n"
 	"ca renew               reissue DIR's certificates that expire within --days (30)",
 };
