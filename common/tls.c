@@ -1,6 +1,7 @@
 /* TLS contexts for knobd (server) and knobctl (client): TLS 1.3 only,
- * mutual authentication against the cluster CA (and its CRL, on the agent),
+ * mutual authentication against the cluster CA and its CRL (both sides),
  * X25519 key exchange. */
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,9 +52,30 @@ server_verify_cb(int ok, X509_STORE_CTX *x)
 	return ok;
 }
 
-/* Agent side: the CA's revocation list, if one sits next to the CA
- * certificate (ca.crt -> ca.crl), checked for every controller certificate.
- * 0 (also when there is none) or -1 with err. */
+/* Was crl signed by one of the CA certificates in st?  (A CRL of another
+ * CA cannot revoke anything of this one; with CRL checking on, it would
+ * make every certificate fail "unable to get certificate CRL".) */
+static int
+crl_from_store_ca(X509_STORE *st, X509_CRL *crl)
+{
+	STACK_OF(X509_OBJECT) *objs = X509_STORE_get0_objects(st);
+	int ok = 0;
+
+	for (int i = 0; !ok && i < sk_X509_OBJECT_num(objs); i++) {
+		X509 *ca = X509_OBJECT_get0_X509(sk_X509_OBJECT_value(objs, i));
+
+		ok = ca != NULL && X509_NAME_cmp(X509_get_subject_name(ca),
+		    X509_CRL_get_issuer(crl)) == 0 && X509_CRL_verify(crl, X509_get0_pubkey(ca)) == 1;
+	}
+	ERR_clear_error();
+	return ok;
+}
+
+/* Both sides: the CA's revocation list, if one sits next to the CA
+ * certificate (ca.crt -> ca.crl), checked for every peer's leaf (the agent
+ * checks controllers, knobctl checks agents).  No file: nothing revoked.
+ * A CRL the CA did not sign is ignored with a warning.  0 (also then) or
+ * -1 with err (there but unreadable, or not a CRL). */
 static int
 load_crl(SSL_CTX *ctx, const char *ca, char *err, size_t errlen)
 {
@@ -63,10 +85,19 @@ load_crl(SSL_CTX *ctx, const char *ca, char *err, size_t errlen)
 	FILE *f;
 
 	tls_crl_path(ca, path, sizeof(path));
-	if ((f = fopen(path, "re")) == NULL)
+	if ((f = fopen(path, "re")) == NULL && errno == ENOENT)
 		return 0;
+	if (f == NULL) {	/* there but unreadable: not "nothing revoked" */
+		snprintf(err, errlen, "%s: cannot load CRL: %s", path, strerror(errno));
+		return -1;
+	}
 	crl = PEM_read_X509_CRL(f, NULL, NULL, NULL);
 	fclose(f);
+	if (crl != NULL && !crl_from_store_ca(st, crl)) {
+		log_warnx("%s: not issued by the CA in %s: ignored (nothing revoked)", path, ca);
+		X509_CRL_free(crl);
+		return 0;
+	}
 	if (crl == NULL || X509_STORE_add_crl(st, crl) != 1) {
 		tls_errstr(tmp, sizeof(tmp));
 		snprintf(err, errlen, "%s: cannot load CRL: %s", path, tmp);
@@ -418,7 +449,7 @@ tls_ctx_new(int server, const char *ca, const char *cert, const char *key, char 
 		SSL_CTX_free(ctx);
 		return NULL;
 	}
-	if (server && load_crl(ctx, ca, err, errlen) < 0) {
+	if (load_crl(ctx, ca, err, errlen) < 0) {
 		SSL_CTX_free(ctx);
 		return NULL;
 	}

@@ -42,6 +42,7 @@
 
 static void seterr(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+static int record_issued(const char *dir, const char *name, X509 *x, char *err, size_t errlen);
 
 static void
 seterr(char *err, size_t errlen, const char *fmt, ...)
@@ -556,7 +557,9 @@ ca_issue(const char *dir, const char *name, int controller, char *err, size_t er
 		return -1;
 	if (issue_leaf(dir, name, controller, &key, &x, err, errlen) < 0)
 		return -1;
-	rc = write_pair(keyp, key, crt, x, err, errlen);
+	rc = record_issued(dir, name, x, err, errlen);
+	if (rc == 0)
+		rc = write_pair(keyp, key, crt, x, err, errlen);
 	X509_free(x);
 	EVP_PKEY_free(key);
 	return rc;
@@ -595,6 +598,11 @@ ca_issue_pem(const char *dir, const char *name, int controller, char **crt, char
 	if (ca_name_check(name, err, errlen) < 0 ||
 	    issue_leaf(dir, name, controller, &k, &x, err, errlen) < 0)
 		return -1;
+	if (record_issued(dir, name, x, err, errlen) < 0) {
+		X509_free(x);
+		EVP_PKEY_free(k);
+		return -1;
+	}
 	*crt = pem_string(NULL, x);
 	*key = pem_string(k, NULL);
 	if (*crt == NULL || *key == NULL) {
@@ -625,32 +633,93 @@ serial_hex(X509 *x)
 	return s;
 }
 
-/* The serials of DIR/FILE's "SERIAL NAME" lines into v: every one, or
- * with name, that name's only. */
-static void
-read_serials(const char *dir, const char *file, const char *name, struct strvec *v)
+#define SERIAL_HEX_MAX 40	/* RFC 5280: a serial is at most 20 octets */
+
+/* The serial token hex (NUL-terminated) in canonical form, as serial_hex
+ * writes it (upper case, whole bytes); malloc'd, NULL when it is not 1 to
+ * SERIAL_HEX_MAX hex digits and nothing else. */
+static char *
+serial_canon(const char *hex)
 {
-	char path[PATH_MAX], *buf = NULL, *save = NULL;
+	size_t len = strlen(hex);
+	BIGNUM *bn = NULL;
+	char *h = NULL, *s = NULL;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	if (read_file_bounded(path, 16 << 20, &buf, NULL) < 0)
-		return;
-	for (char *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-		char *sp = strchr(l, ' ');
-
-		if (sp)
-			*sp = '\0';
-		if (*l && (name == NULL || (sp && strcmp(sp + 1, name) == 0)))
-			strvec_push(v, l);
-	}
-	free(buf);
+	if (len == 0 || len > SERIAL_HEX_MAX || strspn(hex, "0123456789abcdefABCDEF") != len)
+		return NULL;
+	if (BN_hex2bn(&bn, hex) == (int)len && (h = BN_bn2hex(bn)) != NULL)
+		s = xstrdup(h);
+	OPENSSL_free(h);
+	BN_free(bn);
+	return s;
 }
 
-/* The serials in DIR/revoked.txt into v. */
-static void
-read_revoked(const char *dir, struct strvec *v)
+/* One "SERIAL NAME" line (CR and trailing blanks dropped, blank lines
+ * skipped): its serial (canonical) onto v when name is NULL or matches.
+ * 0, or -1 with "PATH:LINE: ..." in err. */
+static int
+serial_line(char *l, const char *path, int lineno, const char *name, struct strvec *v,
+    char *err, size_t errlen)
 {
-	read_serials(dir, CA_REVOKED_FILE, NULL, v);
+	size_t len = strlen(l), sl;
+	const char *who;
+	char *canon;
+
+	while (len && strchr(" \t\r", l[len - 1]))
+		l[--len] = '\0';
+	if (len == 0)
+		return 0;
+	sl = strcspn(l, " \t");
+	who = l + sl + strspn(l + sl, " \t");
+	l[sl] = '\0';
+	if ((canon = serial_canon(l)) == NULL) {
+		seterr(err, errlen, "%s:%d: bad serial '%.48s' (1 to %d hex digits, nothing else)",
+		    path, lineno, l, SERIAL_HEX_MAX);
+		return -1;
+	}
+	if (*who == '\0') {
+		seterr(err, errlen, "%s:%d: no name after the serial %s", path, lineno, canon);
+		free(canon);
+		return -1;
+	}
+	if (name == NULL || strcmp(who, name) == 0)
+		strvec_push_owned(v, canon);
+	else
+		free(canon);
+	return 0;
+}
+
+/* The serials of DIR/FILE's "SERIAL NAME" lines into v: every one, or
+ * with name, that name's only.  No file: none.  0, or -1 with err (a bad
+ * line is "PATH:LINE: ...", and nothing of the file counts). */
+static int
+read_serials(const char *dir, const char *file, const char *name, struct strvec *v, char *err,
+    size_t errlen)
+{
+	char path[PATH_MAX], *buf = NULL, *l, *nl;
+	int r, lineno = 0, rc = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	if ((r = read_file_bounded(path, 16 << 20, &buf, NULL)) < 0) {
+		if (r == -ENOENT)
+			return 0;
+		seterr(err, errlen, "%s: %s", path, strerror(-r));
+		return -1;
+	}
+	for (l = buf; rc == 0 && l != NULL && *l != '\0'; l = nl) {
+		if ((nl = strchr(l, '\n')) != NULL)
+			*nl++ = '\0';
+		rc = serial_line(l, path, ++lineno, name, v, err, errlen);
+	}
+	free(buf);
+	return rc;
+}
+
+/* The serials in DIR/revoked.txt into v.  0 or -1 with err. */
+static int
+read_revoked(const char *dir, struct strvec *v, char *err, size_t errlen)
+{
+	return read_serials(dir, CA_REVOKED_FILE, NULL, v, err, errlen);
 }
 
 /* Is x's serial among the revoked ones? */
@@ -685,6 +754,24 @@ append_serial(const char *dir, const char *file, const char *hex, const char *na
 	return ok ? 0 : -1;
 }
 
+/* Put x's serial on record in DIR/issued.txt under name, durably, before
+ * the certificate goes anywhere: `ca revoke NAME` finds every certificate
+ * issued under the name (ca issue, renew, bootstrap).  0 or -1 with err. */
+static int
+record_issued(const char *dir, const char *name, X509 *x, char *err, size_t errlen)
+{
+	char *hex = serial_hex(x);
+	int rc;
+
+	if (hex == NULL) {
+		seterr(err, errlen, "%s: cannot read the serial number", name);
+		return -1;
+	}
+	rc = append_serial(dir, CA_ISSUED_FILE, hex, name, err, errlen);
+	free(hex);
+	return rc;
+}
+
 /* Add one serial to crl, revoked now. 0 or -1. */
 static int
 crl_add(X509_CRL *crl, const char *hex, ASN1_TIME *now)
@@ -694,7 +781,8 @@ crl_add(X509_CRL *crl, const char *hex, ASN1_TIME *now)
 	ASN1_INTEGER *ai = NULL;
 	int rc = -1;
 
-	if (r == NULL || BN_hex2bn(&bn, hex) == 0 || (ai = BN_to_ASN1_INTEGER(bn, NULL)) == NULL)
+	if (r == NULL || BN_hex2bn(&bn, hex) != (int)strlen(hex) ||
+	    (ai = BN_to_ASN1_INTEGER(bn, NULL)) == NULL)
 		goto out;
 	if (X509_REVOKED_set_serialNumber(r, ai) != 1 || X509_REVOKED_set_revocationDate(r, now) != 1)
 		goto out;
@@ -724,7 +812,8 @@ crl_write(const char *dir, X509 *cacert, EVP_PKEY *cakey, char *err, size_t errl
 	long n;
 	int rc = -1;
 
-	read_revoked(dir, &serials);
+	if (read_revoked(dir, &serials, err, errlen) < 0)
+		goto out;
 	if (crl == NULL || now == NULL || X509_CRL_set_version(crl, X509_CRL_VERSION_2) != 1 ||
 	    X509_CRL_set_issuer_name(crl, X509_get_subject_name(cacert)) != 1 ||
 	    X509_CRL_set1_lastUpdate(crl, now) != 1 ||
@@ -755,37 +844,67 @@ out:
 	return rc;
 }
 
-int
-ca_revoke(const char *dir, const char *name, char *err, size_t errlen)
+/* Every serial issued under name into v: DIR/NAME.crt's (when there is
+ * one), and those in issued.txt and superseded.txt.  0 or -1 with err. */
+static int
+name_serials(const char *dir, const char *name, struct strvec *v, char *err, size_t errlen)
 {
-	char crt[PATH_MAX], *hex = NULL;
-	struct strvec serials = { 0 }, older = { 0 };
+	char crt[PATH_MAX], *hex;
+	X509 *x;
+
+	if (ca_path(crt, sizeof(crt), dir, name, ".crt", err, errlen) < 0)
+		return -1;
+	if (access(crt, F_OK) == 0 || errno != ENOENT) {
+		if ((x = read_cert(crt, err, errlen)) == NULL)
+			return -1;
+		hex = serial_hex(x);
+		X509_free(x);
+		if (hex == NULL) {
+			seterr(err, errlen, "%s: cannot read the serial number", crt);
+			return -1;
+		}
+		strvec_push_owned(v, hex);
+	}
+	if (read_serials(dir, CA_ISSUED_FILE, name, v, err, errlen) < 0 ||
+	    read_serials(dir, CA_SUPERSEDED_FILE, name, v, err, errlen) < 0)
+		return -1;
+	if (v->n == 0) {
+		seterr(err, errlen, "%s: no certificate issued under this name (no %s, not in "
+		    "%s/%s)", name, crt, dir, CA_ISSUED_FILE);
+		return -1;
+	}
+	return 0;
+}
+
+int
+ca_revoke(const char *dir, const char *name, struct strvec *done, char *err, size_t errlen)
+{
+	struct strvec serials = { 0 }, all = { 0 };
 	EVP_PKEY *cakey = NULL;
-	X509 *cacert = NULL, *x = NULL;
+	X509 *cacert = NULL;
 	int rc = -1;
 
-	if (ca_name_check(name, err, errlen) < 0 ||
-	    ca_path(crt, sizeof(crt), dir, name, ".crt", err, errlen) < 0)
+	if (ca_name_check(name, err, errlen) < 0 || load_ca(dir, &cacert, &cakey, err, errlen) < 0)
 		return -1;
-	if (load_ca(dir, &cacert, &cakey, err, errlen) < 0)
-		return -1;
-	if ((x = read_cert(crt, err, errlen)) == NULL || (hex = serial_hex(x)) == NULL)
+	/* the current certificate, every one `ca renew` replaced and every one
+	 * bootstrap installed: no certificate of the name stays valid */
+	if (name_serials(dir, name, &all, err, errlen) < 0 ||
+	    read_revoked(dir, &serials, err, errlen) < 0)
 		goto out;
-	read_revoked(dir, &serials);
-	/* the name's certificate, and every one `ca renew` replaced: a renewed
-	 * pair does not leave the old one valid when the name is revoked */
-	read_serials(dir, CA_SUPERSEDED_FILE, name, &older);
-	strvec_push(&older, hex);
-	for (size_t i = 0; i < older.n; i++)
-		if (!strvec_contains(&serials, older.v[i]) &&
-		    append_serial(dir, CA_REVOKED_FILE, older.v[i], name, err, errlen) < 0)
+	for (size_t i = 0; i < all.n; i++) {
+		if (strvec_contains(&serials, all.v[i]))
+			continue;
+		if (append_serial(dir, CA_REVOKED_FILE, all.v[i], name, err, errlen) < 0)
 			goto out;
+		strvec_push(&serials, all.v[i]);
+	}
+	for (size_t i = 0; done && i < all.n; i++)
+		if (!strvec_contains(done, all.v[i]))
+			strvec_push(done, all.v[i]);
 	rc = crl_write(dir, cacert, cakey, err, errlen);
 out:
-	free(hex);
 	strvec_free(&serials);
-	strvec_free(&older);
-	X509_free(x);
+	strvec_free(&all);
 	X509_free(cacert);
 	EVP_PKEY_free(cakey);
 	return rc;
@@ -814,7 +933,8 @@ ca_check_leaf(const char *dir, const char *pem, const char *name, int min_days, 
 	int rc = 1;
 
 	snprintf(crt, sizeof(crt), "%s/%s", dir, CA_CERT_FILE);
-	if ((cacert = read_cert(crt, why, whylen)) == NULL) {
+	if ((cacert = read_cert(crt, why, whylen)) == NULL ||
+	    read_revoked(dir, &serials, why, whylen) < 0) {
 		rc = -1;
 		goto out;
 	}
@@ -824,7 +944,6 @@ ca_check_leaf(const char *dir, const char *pem, const char *name, int min_days, 
 		goto out;
 	}
 	X509_NAME_get_text_by_NID(X509_get_subject_name(x), NID_commonName, cn, sizeof(cn));
-	read_revoked(dir, &serials);
 	hex = serial_hex(x);
 	if (X509_verify(x, capub) != 1 ||
 	    X509_NAME_cmp(X509_get_issuer_name(x), X509_get_subject_name(cacert)) != 0)
@@ -867,7 +986,8 @@ renew_one(const char *dir, const char *name, X509 *old, X509 *cacert, EVP_PKEY *
 	unlink(tcrt);
 	unlink(tkey);
 	if (make_leaf(cacert, cakey, name, strcmp(ou, KNOB_ROLE_CONTROLLER) == 0, &key, &x, err,
-	    errlen) < 0 || write_pair(tkey, key, tcrt, x, err, errlen) < 0)
+	    errlen) < 0 || record_issued(dir, name, x, err, errlen) < 0 ||
+	    write_pair(tkey, key, tcrt, x, err, errlen) < 0)
 		goto out;
 	/* the old serial stays on record: `ca revoke NAME` revokes it too */
 	if ((hex = serial_hex(old)) == NULL ||
@@ -897,7 +1017,8 @@ ca_renew(const char *dir, int min_days, FILE *out, char *err, size_t errlen)
 
 	if (load_ca(dir, &cacert, &cakey, err, errlen) < 0)
 		return -1;
-	read_revoked(dir, &revoked);
+	if (read_revoked(dir, &revoked, err, errlen) < 0)
+		goto out;
 	if ((d = opendir(dir)) == NULL) {
 		seterr(err, errlen, "%s: %s", dir, strerror(errno));
 		goto out;
@@ -960,7 +1081,8 @@ ca_issue_fleet(const char *dir, const char *cn, const char *const *names, size_t
 	    must_not_exist(keyp, "a key", err, errlen) < 0 ||
 	    load_ca(dir, &cacert, &cakey, err, errlen) < 0)
 		goto out;
-	if (make_leaf_san(cacert, cakey, cn, san, 0, &key, &x, err, errlen) < 0)
+	if (make_leaf_san(cacert, cakey, cn, san, 0, &key, &x, err, errlen) < 0 ||
+	    record_issued(dir, cn, x, err, errlen) < 0)
 		goto out;
 	rc = write_pair(keyp, key, crt, x, err, errlen);
 out:

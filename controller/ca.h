@@ -5,6 +5,8 @@
 
 #include <stddef.h>
 
+struct strvec;
+
 /* Longest name accepted: the X.509 upper bound for a common name
  * (ub-common-name, RFC 5280), below the 253 of a DNS name. */
 #define CA_NAME_MAX 64
@@ -13,6 +15,7 @@
 #define CA_CRL_FILE "ca.crl"
 #define CA_REVOKED_FILE "revoked.txt"
 #define CA_SUPERSEDED_FILE "superseded.txt"	/* "SERIAL NAME" of renewed-away certificates */
+#define CA_ISSUED_FILE "issued.txt"	/* "SERIAL NAME" of every certificate issued */
 
 /* 0 when name is usable as a certificate CN and a file name in the CA
  * directory, else -1 with the reason in err. */
@@ -27,11 +30,15 @@ int ca_issue_pem(const char *dir, const char *name, int controller, char **crt, 
  * 0 or -1 with err. */
 int ca_issue_fleet(const char *dir, const char *cn, const char *const *names, size_t n,
     char *err, size_t errlen);
-/* Revoke DIR/NAME.crt: add it to DIR/revoked.txt and rewrite DIR/ca.crl.
- * 0 or -1 with err. */
-int ca_revoke(const char *dir, const char *name, char *err, size_t errlen);
+/* Revoke every certificate issued under NAME (DIR/NAME.crt, the serials
+ * DIR/issued.txt and DIR/superseded.txt list for it: bootstrap's, renewed
+ * ones): add them to DIR/revoked.txt and rewrite DIR/ca.crl.  Their serials
+ * (hex) are added to done when it is not NULL.  0 or -1 with err (also
+ * when nothing was ever issued under NAME). */
+int ca_revoke(const char *dir, const char *name, struct strvec *done, char *err, size_t errlen);
 /* Is pem a certificate of this CA for name, not revoked, valid for at least
- * min_days?  0 yes, 1 no (why says so), -1 the CA cannot be read. */
+ * min_days?  0 yes, 1 no (why says so), -1 the CA or DIR/revoked.txt cannot
+ * be read (why: "DIR/revoked.txt:LINE: ..." for a bad line). */
 int ca_check_leaf(const char *dir, const char *pem, const char *name, int min_days, char *why,
     size_t whylen);
 /* Reissue every DIR/NAME.crt expiring within min_days (same name and role),

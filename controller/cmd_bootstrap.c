@@ -11,7 +11,9 @@
  *   install  one exec: mv -f each into place (rename(2): atomic), dpkg -i
  *            for a .deb, then the service command (systemctl by default)
  * then every node that got through is confirmed with a TLS ping on the real
- * agent port.  Nothing changed on a node: it reports "unchanged". */
+ * agent port, and a second short SSH session removes the service-pending
+ * marker of each node whose agent answered after its service command.
+ * Nothing changed on a node: it reports "unchanged". */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,14 +27,20 @@
 #include "ssh.h"
 #include "util.h"
 
+/* reset-failed: an agent that failed to start 5 times within 300 s
+ * (StartLimitBurst) would otherwise not be restarted at all */
 #define DEFAULT_SERVICE_CMD "systemctl daemon-reload && systemctl enable knobd.service && " \
+	"{ systemctl reset-failed knobd.service 2>/dev/null || true; } && " \
 	"systemctl restart knobd.service"
 #define CERT_MIN_DAYS 30	/* reissue a node certificate expiring sooner */
-/* Made before an install's first mv, removed once its service command
- * succeeded: while it is there, a re-run runs the service command again
- * even when no file differs (a failed restart is not left for good). */
+/* Made before an install's first mv, removed (over SSH again) only once
+ * the agent answered over TLS after it: while it is there, a re-run runs
+ * the service command again even when no file differs (a failed restart,
+ * or an agent that died right after a start that exited 0, is not left
+ * for good). */
 #define SVC_PENDING "etc/knob/bootstrap-service-pending"
 #define SVC_PENDING_MARK "--- service pending"
+#define KEY_MARK "--- key "	/* then ok, missing, unreadable, differs or unchecked */
 
 enum { BF_KNOBD, BF_DEB, BF_CA, BF_CRL, BF_CRT, BF_KEY, BF_UNIT, BF__COUNT };
 
@@ -51,7 +59,7 @@ static const struct {
 	[BF_UNIT] = { "lib/systemd/system/knobd.service", 0644, "knobd.service" },
 };
 
-enum { B_SSH, B_PROBE, B_SFTP, B_UPLOAD, B_SFTP_END, B_INSTALL, B_OK, B_FAILED };
+enum { B_SSH, B_PROBE, B_SFTP, B_UPLOAD, B_SFTP_END, B_INSTALL, B_CLEAR, B_OK, B_FAILED };
 
 struct bnode {
 	struct fo_node *fn;	/* name, address, final status */
@@ -67,10 +75,12 @@ struct bnode {
 	struct ssh_upload u;
 	char *crt, *key;	/* this node's new certificate (PEM) */
 	char remote_hash[BF__COUNT][65];
-	char note[200];
+	char note[400];
 	int knobd_was_missing, knobd_replaced;
 	int svc_pending;	/* the last install's service command did not succeed */
 	int svc_ran;		/* this run's install (and service command) succeeded */
+	int rm_crl;		/* the node has a ca.crl, the CA none: remove it */
+	int clear;		/* its agent answered: remove the marker (second pass) */
 	char *root;		/* --root for this node ({node} filled in) */
 };
 
@@ -87,6 +97,7 @@ struct boot {
 	struct fanout fo;
 	struct bnode *b;
 	int epfd;
+	int pass;		/* 0: install; 1: remove the markers of answering agents */
 };
 
 enum { O_ROOT = 256, O_KNOBD, O_DEB, O_UNIT, O_SERVICE, O_UPGRADE };
@@ -176,7 +187,24 @@ node_path(const struct bnode *n, const char *rel)
 	return xasprintf("%.*s/%s", (int)(l && n->root[l - 1] == '/' ? l - 1 : l), n->root, rel);
 }
 
-/* The probe: directories, hashes of what is there, the node certificate. */
+/* The probe's check of node.key against node.crt, on the node: the two
+ * public keys compared there, only a word comes back (never the key). */
+static void
+probe_key(char **cmd)
+{
+	const char *key = bfiles[BF_KEY].path, *crt = bfiles[BF_CRT].path;
+
+	str_appendf(cmd, "; if [ ! -f %s ]; then echo '" KEY_MARK "missing'; "
+	    "elif ! command -v openssl >/dev/null 2>&1; then echo '" KEY_MARK "unchecked'; "
+	    "else k=$(openssl pkey -in %s -pubout 2>/dev/null) || k=; "
+	    "c=$(openssl x509 -in %s -noout -pubkey 2>/dev/null) || c=; "
+	    "if [ -z \"$k\" ]; then echo '" KEY_MARK "unreadable'; "
+	    "elif [ \"$k\" = \"$c\" ]; then echo '" KEY_MARK "ok'; "
+	    "else echo '" KEY_MARK "differs'; fi; fi", key, key, crt);
+}
+
+/* The probe: directories, hashes of what is there, node.key's check, the
+ * node certificate. */
 static char *
 probe_cmd(const struct bnode *n)
 {
@@ -188,8 +216,9 @@ probe_cmd(const struct bnode *n)
 		if (f != BF_KEY && f != BF_CRT)
 			str_appendf(&cmd, " %s", bfiles[f].path);
 	str_appendf(&cmd, "; do if [ -f \"$f\" ]; then sha256sum \"$f\"; fi; done; "
-	    "if [ -f %s ]; then echo '%s'; fi; echo '--- cert'; cat %s 2>/dev/null; true",
-	    SVC_PENDING, SVC_PENDING_MARK, bfiles[BF_CRT].path);
+	    "if [ -f %s ]; then echo '%s'; fi", SVC_PENDING, SVC_PENDING_MARK);
+	probe_key(&cmd);
+	str_appendf(&cmd, "; echo '--- cert'; cat %s 2>/dev/null; true", bfiles[BF_CRT].path);
 	free(q);
 	return cmd;
 }
@@ -212,7 +241,34 @@ parse_probe(struct bnode *n, const char *out)
 	}
 }
 
-/* The node's certificate: keep it, or issue a new key and certificate. */
+/* What the probe said of node.key (before the certificate): 0 it matches
+ * node.crt (or could not be checked: a note says so), 1 it does not (why
+ * says how). */
+static int
+key_bad(struct bnode *n, const char *out, char *why, size_t whylen)
+{
+	const char *k = strstr(out, KEY_MARK), *cert = strstr(out, "--- cert\n");
+	static const struct { const char *word, *why; } said[] = {
+		{ "missing\n", "node.key missing" },
+		{ "unreadable\n", "node.key unreadable" },
+		{ "differs\n", "node.key does not match node.crt" },
+	};
+
+	if (k == NULL || (cert != NULL && k > cert))
+		return 0;
+	k += strlen(KEY_MARK);
+	if (strncmp(k, "unchecked\n", 10) == 0)
+		snprintf(n->note, sizeof(n->note), "node.key not checked (no openssl on the node)");
+	for (size_t i = 0; i < nitems(said); i++)
+		if (strncmp(k, said[i].word, strlen(said[i].word)) == 0) {
+			snprintf(why, whylen, "%s", said[i].why);
+			return 1;
+		}
+	return 0;
+}
+
+/* The node's certificate: keep it, or issue a new key and certificate
+ * (also when node.key is missing or does not match). */
 static int
 plan_cert(struct boot *b, struct bnode *n, const char *out)
 {
@@ -225,8 +281,10 @@ plan_cert(struct boot *b, struct bnode *n, const char *out)
 		snprintf(n->ssh.err, sizeof(n->ssh.err), "CA: %s", why);
 		return -1;
 	}
-	if (r == 0)
+	if (r == 0 && !key_bad(n, out, why, sizeof(why)))
 		return 0;
+	if (r == 0)
+		snprintf(n->note, sizeof(n->note), "%s: new key and certificate", why);
 	if (ca_issue_pem(b->cadir, n->fn->name, 0, &n->crt, &n->key, err, sizeof(err)) < 0) {
 		snprintf(n->ssh.err, sizeof(n->ssh.err), "issuing the node certificate: %s", err);
 		return -1;
@@ -237,7 +295,8 @@ plan_cert(struct boot *b, struct bnode *n, const char *out)
 }
 
 /* Which files to send: whatever differs from here (knobd only with
- * --upgrade once one is installed), and the certificate when needed. */
+ * --upgrade once one is installed), and the certificate when needed;
+ * whether to remove the node's CRL. */
 static int
 plan(struct boot *b, struct bnode *n, const char *out)
 {
@@ -261,6 +320,8 @@ plan(struct boot *b, struct bnode *n, const char *out)
 		}
 		n->up[n->nup++] = f;
 	}
+	/* no CRL here: none there either (one of an old CA refuses everyone) */
+	n->rm_crl = b->data[BF_CRL] == NULL && n->remote_hash[BF_CRL][0] != '\0';
 	return plan_cert(b, n, out);
 }
 
@@ -296,7 +357,8 @@ deb_install(const struct boot *b, const struct bnode *n)
 	    strcmp(n->remote_hash[BF_DEB], b->hash[BF_DEB]) == 0;
 }
 
-/* mv -f each upload into place, dpkg -i a new .deb, then the service. */
+/* mv -f each upload into place, remove a CRL the CA does not have, dpkg -i
+ * a new .deb, then the service (the marker stays). */
 static char *
 install_cmd(const struct boot *b, const struct bnode *n)
 {
@@ -306,12 +368,25 @@ install_cmd(const struct boot *b, const struct bnode *n)
 	str_appendf(&cmd, "R=%s; cd \"$R\" && : > %s", q, SVC_PENDING);
 	for (int i = 0; i < n->nup; i++)
 		str_appendf(&cmd, " && mv -f %s.knob-new %s", bfiles[n->up[i]].path, bfiles[n->up[i]].path);
+	if (n->rm_crl)
+		str_appendf(&cmd, " && rm -f %s", bfiles[BF_CRL].path);
 	if (deb_install(b, n))
 		str_appendf(&cmd, " && if [ \"$R\" = / ]; then dpkg -i %s; else dpkg --root=\"$R\" -i %s; fi",
 		    bfiles[BF_DEB].path, bfiles[BF_DEB].path);
-	/* a subshell: a service command that cd's or exits still ends here */
-	str_appendf(&cmd, " && ( %s ) && rm -f \"$R\"/%s", svc, SVC_PENDING);
+	/* a subshell: a service command that cd's or exits still ends here;
+	 * the marker stays until the agent answers (clear_markers) */
+	str_appendf(&cmd, " && ( %s )", svc);
 	free(svc);
+	free(q);
+	return cmd;
+}
+
+/* Remove the service-pending marker (the agent answered). */
+static char *
+clear_cmd(const struct bnode *n)
+{
+	char *q = sh_quote(n->root), *cmd = xasprintf("rm -f %s/%s", q, SVC_PENDING);
+
 	free(q);
 	return cmd;
 }
@@ -382,8 +457,8 @@ node_step(struct boot *b, struct bnode *n)
 	case B_SSH:
 		if ((r = ssh_step(&n->ssh)) <= 0)
 			return r;
-		start_exec(n, probe_cmd(n));
-		n->step = B_PROBE;
+		start_exec(n, b->pass ? clear_cmd(n) : probe_cmd(n));
+		n->step = b->pass ? B_CLEAR : B_PROBE;
 		return 1;
 	case B_PROBE:
 		if ((r = run_exec(n, "probe")) <= 0)
@@ -392,7 +467,7 @@ node_step(struct boot *b, struct bnode *n)
 			n->ssh.fail_status = NS_FAILED;
 			return -1;
 		}
-		if (n->nup == 0 && n->svc_pending) {	/* nothing to send: the service again */
+		if (n->nup == 0 && (n->svc_pending || n->rm_crl)) {	/* nothing to send */
 			start_exec(n, install_cmd(b, n));
 			n->step = B_INSTALL;
 		} else
@@ -425,18 +500,31 @@ node_step(struct boot *b, struct bnode *n)
 		n->svc_ran = 1;
 		n->step = B_OK;
 		return 1;
+	case B_CLEAR:
+		if ((r = run_exec(n, "removing the service-pending marker")) <= 0)
+			return r;
+		n->step = B_OK;
+		return 1;
 	default:
 		return 0;
 	}
 }
 
-/* Finish n's SSH part (ok or failed): out of the loop, session closed. */
+/* Finish n's SSH part (ok or failed): out of the loop, session closed.
+ * In the second pass a failure is a note: the agent answered, the next
+ * run merely restarts it once more. */
 static void
 node_finish(struct boot *b, struct bnode *n, int failed)
 {
 	if (n->ssh.fd >= 0)
 		epoll_ctl(b->epfd, EPOLL_CTL_DEL, n->ssh.fd, NULL);
-	if (failed) {
+	if (failed && b->pass) {
+		size_t l = strlen(n->note);
+
+		n->step = B_OK;
+		snprintf(n->note + l, sizeof(n->note) - l, "%s%s not removed (%.60s): the next run "
+		    "runs the service command again", l ? "; " : "", SVC_PENDING, n->ssh.err);
+	} else if (failed) {
 		n->step = B_FAILED;
 		n->fn->status = n->ssh.fail_status ? n->ssh.fail_status : NS_FAILED;
 		free(n->fn->detail);
@@ -477,7 +565,8 @@ node_start(struct boot *b, struct bnode *n)
 	struct epoll_event ev = { .events = EPOLLOUT, .data.ptr = n };
 
 	n->started = 1;
-	n->root = subst(b->root, NULL, n->fn->name);
+	if (n->root == NULL)
+		n->root = subst(b->root, NULL, n->fn->name);
 	n->deadline_ns = now_mono_ns() + (uint64_t)(b->ctl->connect_timeout * 1e9);
 	if (ssh_start(&n->ssh, &b->ctl->ssh, n->fn->name, n->fn->addr) < 0) {
 		node_finish(b, n, 1);
@@ -531,7 +620,8 @@ ssh_loop(struct boot *b)
 		int nev;
 
 		while (next < b->fo.n && active < limit) {
-			node_start(b, &b->b[next]);
+			if (b->pass == 0 || b->b[next].clear)
+				node_start(b, &b->b[next]);
 			active += node_active(&b->b[next++]);
 		}
 		nev = epoll_wait(b->epfd, evs, (int)nitems(evs), 100);
@@ -597,6 +687,34 @@ confirm_tls(struct boot *b)
 	strvec_free(&pending);
 }
 
+/* Did n's install change a file (sent one, or removed the CRL)? */
+static int
+changed(const struct bnode *n)
+{
+	return n->nup > 0 || n->rm_crl;
+}
+
+/* Second pass: over SSH again, remove the service-pending marker of every
+ * node whose install ran the service command and whose agent answered. */
+static int
+clear_markers(struct boot *b)
+{
+	int any = 0;
+
+	for (size_t i = 0; i < b->fo.n; i++) {
+		struct bnode *n = &b->b[i];
+
+		n->clear = n->step == B_OK && n->svc_ran && n->fn->status == NS_OK;
+		if (n->clear) {
+			n->step = B_SSH;
+			n->started = 0;
+			any = 1;
+		}
+	}
+	b->pass = 1;
+	return any ? ssh_loop(b) : 0;
+}
+
 /* The final status of every node from its SSH part and the TLS ping. */
 static void
 settle(struct boot *b)
@@ -613,7 +731,7 @@ settle(struct boot *b)
 		}
 		{
 			char *d = xasprintf("%s but the agent does not answer over TLS: %s",
-			    n->nup ? "installed" : n->svc_ran ? "unchanged, service command run again" :
+			    changed(n) ? "installed" : n->svc_ran ? "unchanged, service command run again" :
 			    "unchanged", fn->detail ? fn->detail : node_status_name(fn->status));
 			free(fn->detail);
 			fn->detail = d;
@@ -632,14 +750,17 @@ render_boot(struct fanout *fo, struct fo_node *fn, void *arg)
 
 	if (fn->status != NS_OK && fn->status != NS_CHANGED)
 		return NULL;
-	if (n->nup == 0)
-		str_appendf(&s, "unchanged%s", n->svc_ran ? "; service command run again (it had "
-		    "not succeeded); agent answers over TLS" : "");
+	if (!changed(n))
+		str_appendf(&s, "unchanged%s", n->svc_ran ? "; service command run again (the agent "
+		    "had not answered since the last install); agent answers over TLS" : "");
 	else {
 		str_appendf(&s, "%s:", n->knobd_was_missing ? "installed" : n->knobd_replaced ?
 		    "upgraded" : "updated");
 		for (int i = 0; i < n->nup; i++)
 			str_appendf(&s, "%s %s", i ? "," : "", bfiles[n->up[i]].label);
+		if (n->rm_crl)
+			str_appendf(&s, "%s removed %s (the CA has none)", n->nup ? ";" : "",
+			    bfiles[BF_CRL].label);
 		str_appendf(&s, "; service command run; agent answers over TLS");
 	}
 	if (n->note[0])
@@ -657,6 +778,10 @@ json_boot(struct fanout *fo, struct fo_node *fn, void *arg)
 	for (int i = 0; i < n->nup; i++)
 		json_object_array_add(a, json_object_new_string(bfiles[n->up[i]].label));
 	json_object_object_add(o, "sent", a);
+	a = json_object_new_array();
+	if (n->rm_crl)
+		json_object_array_add(a, json_object_new_string(bfiles[BF_CRL].label));
+	json_object_object_add(o, "removed", a);
 	json_object_object_add(o, "service_run", json_object_new_boolean(n->svc_ran));
 	if (n->note[0])
 		json_object_object_add(o, "note", json_object_new_string(n->note));
@@ -732,6 +857,10 @@ cmd_bootstrap(struct ctl *ctl, int argc, char **argv)
 		goto out;
 	}
 	confirm_tls(&b);
+	if (clear_markers(&b) < 0) {
+		fprintf(stderr, "knobctl bootstrap: epoll: %s\n", strerror(errno));
+		goto out;
+	}
 	settle(&b);
 	if (ctl->json)
 		output_json(ctl, &b.fo, json_boot, &b);

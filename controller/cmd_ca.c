@@ -57,7 +57,8 @@ ca_dir_of(struct ctl *ctl, const struct ca_args *a, char *buf, size_t len)
 	return buf;
 }
 
-/* ca revoke NAME...: each into the CRL (DIR/ca.crl); bootstrap pushes it. */
+/* ca revoke NAME...: every certificate of each name into the CRL
+ * (DIR/ca.crl), printed; bootstrap pushes it. */
 static int
 ca_cmd_revoke(struct ctl *ctl, FILE *out, const struct ca_args *a)
 {
@@ -72,13 +73,21 @@ ca_cmd_revoke(struct ctl *ctl, FILE *out, const struct ca_args *a)
 	if ((dir = ca_dir_of(ctl, a, buf, sizeof(buf))) == NULL)
 		return 2;
 	for (int i = 0; i < a->n; i++) {
-		if (ca_revoke(dir, a->v[i], err, sizeof(err)) < 0) {
+		struct strvec done = { 0 };
+
+		if (ca_revoke(dir, a->v[i], &done, err, sizeof(err)) < 0) {
 			fprintf(stderr, "knobctl: ca revoke: %s\n", err);
 			failed++;
-			continue;
+		} else {
+			/* every certificate of the name, so that the admin sees them all */
+			fprintf(out, "revoked %s (%zu certificate%s, serial", a->v[i], done.n,
+			    done.n == 1 ? "" : "s");
+			for (size_t j = 0; j < done.n; j++)
+				fprintf(out, "%s %s", j ? "," : "", done.v[j]);
+			fprintf(out, "); wrote %s/%s (push it with knobctl bootstrap)\n", dir,
+			    CA_CRL_FILE);
 		}
-		fprintf(out, "revoked %s; wrote %s/%s (push it with knobctl bootstrap)\n", a->v[i], dir,
-		    CA_CRL_FILE);
+		strvec_free(&done);
 	}
 	return failed ? 1 : 0;
 }
@@ -219,7 +228,9 @@ const struct cmd_entry cmd_ca_entry = {
 	0, ca_opts, cmd_ca,
 	"ca init DIR            create the cluster CA (Ed25519) in DIR\n"
 	"ca issue DIR NAME...   one certificate per name (node sets allowed: node[01-16])\n"
-	"ca revoke NAME...      list DIR/NAME.crt in the CRL DIR/ca.crl (agents refuse it once\n"
-	"                       bootstrap has pushed the CRL)\n"
+	"ca revoke NAME...      list every certificate issued under NAME (DIR/NAME.crt, the\n"
+	"                       serials of DIR/issued.txt and superseded.txt: bootstrap's too)\n"
+	"                       in the CRL DIR/ca.crl; knobctl refuses a revoked node at once,\n"
+	"                       agents refuse a revoked controller once bootstrap pushed it\n"
 	"ca renew               reissue DIR's certificates that expire within --days (30)",
 };

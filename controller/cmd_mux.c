@@ -1187,7 +1187,9 @@ cmd_mux(struct ctl *ctl, int argc, char **argv)
 	mux_socket_path(ctl, m->path, sizeof(m->path));
 	/* two descriptors per node in use: its link and its channel */
 	raise_nofile(0);
-	if (ctl_ssl(ctl) == NULL || ctl_trust_id(ctl, m->trust) < 0 || mux_listen(m) < 0)
+	/* the trust id before the context loads the CA and CRL: a revocation in
+	 * between makes us stale at once, never trusted under the old CRL */
+	if (ctl_trust_id(ctl, m->trust) < 0 || ctl_ssl(ctl) == NULL || mux_listen(m) < 0)
 		rc = 1;
 	else
 		rc = mux_serve(m);

@@ -116,14 +116,17 @@ ctl_ssl(struct ctl *ctl)
 
 	if (ctl->ssl)
 		return ctl->ssl;
-	/* once per command: CA store, key and chain, and the ticket cache */
+	/* once per command: the ticket cache, then CA store, CRL, key and
+	 * chain.  The cache hashes the CA and CRL first: a CRL that changes
+	 * in between makes the save-time check drop our tickets, so none
+	 * verified under an older CRL is saved as of a newer one. */
+	if (ctl->tickets == NULL)
+		ctl->tickets = tcache_open(ctl, ca, cert);
 	ctl->ssl = tls_ctx_new(0, ca, cert, ctl->key ? ctl->key : ctl->inv->key, err, sizeof(err));
 	if (ctl->ssl == NULL) {
 		fprintf(stderr, "knobctl: %s\n", err);
 		return NULL;
 	}
-	if (ctl->tickets == NULL)
-		ctl->tickets = tcache_open(ctl, ca, cert);
 	return ctl->ssl;
 }
 

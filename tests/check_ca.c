@@ -2,6 +2,7 @@
  * and modes, chains verified with OpenSSL's own verifier, names, roles,
  * key types, refusals.  Everything lives in a mkdtemp directory. */
 #include <check.h>
+#include <ctype.h>
 #include <dirent.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -16,6 +17,7 @@
 #include <openssl/bn.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
@@ -377,7 +379,7 @@ START_TEST(test_invalid_names)
 	/* The longest valid name works. */
 	longname[CA_NAME_MAX] = '\0';
 	ck_assert_msg(ca_issue(cadir, longname, 0, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_int_eq(cu_dir_size(cadir), 4);
+	ck_assert_int_eq(cu_dir_size(cadir), 5);	/* + .crt, .key, issued.txt */
 }
 END_TEST
 
@@ -466,7 +468,7 @@ START_TEST(test_cmd_ca)
 	ck_assert_int_eq(cu_dir_size(cadir), 2);
 
 	ck_assert_int_eq(run_cmd("issue", cadir, "node[01-03]", "extra", NULL), 0);
-	ck_assert_int_eq(cu_dir_size(cadir), 10);
+	ck_assert_int_eq(cu_dir_size(cadir), 11);	/* 4 pairs, issued.txt */
 	ck_assert_int_eq(run_cmd("issue", cadir, "--controller", "admin", NULL), 0);
 	pth(cafile, sizeof(cafile), cadir, "ca.crt");
 	ck_assert_int_eq(verify_with(cafile, pth(p, sizeof(p), cadir, "node02.crt"),
@@ -479,19 +481,30 @@ START_TEST(test_cmd_ca)
 }
 END_TEST
 
+/* A new CA in dir with node01 and name (controller: its role) issued;
+ * node01's certificate (PEM, malloc'd). */
+static char *
+ca_node01_and(const char *dir, const char *name, int controller)
+{
+	char err[1024], p[PATH_MAX * 2], *pem = NULL;
+
+	ck_assert_int_eq(ca_init(dir, err, sizeof(err)), 0);
+	ck_assert_int_eq(ca_issue(dir, "node01", 0, err, sizeof(err)), 0);
+	ck_assert_int_eq(ca_issue(dir, name, controller, err, sizeof(err)), 0);
+	ck_assert_int_eq(read_file_bounded(pth(p, sizeof(p), dir, "node01.crt"), 1 << 20, &pem, NULL), 0);
+	return pem;
+}
+
 /* Revocation: ca.crl lists the serial (once, however often revoked);
  * ca_check_leaf judges a node's certificate as bootstrap does; renewal
  * reissues only what expires within the window. */
 START_TEST(test_revoke_check_renew)
 {
-	char err[1024], p[PATH_MAX * 2], *pem = NULL, *crt = NULL, *key = NULL, *before = NULL, *after = NULL;
+	char err[1024], p[PATH_MAX * 2], *pem, *crt = NULL, *key = NULL, *before = NULL, *after = NULL;
 	X509_CRL *crl;
 	FILE *f;
 
-	ck_assert_int_eq(ca_init(cadir, err, sizeof(err)), 0);
-	ck_assert_int_eq(ca_issue(cadir, "node01", 0, err, sizeof(err)), 0);
-	ck_assert_int_eq(ca_issue(cadir, "ctl2", 1, err, sizeof(err)), 0);
-	ck_assert_int_eq(read_file_bounded(pth(p, sizeof(p), cadir, "node01.crt"), 1 << 20, &pem, NULL), 0);
+	pem = ca_node01_and(cadir, "ctl2", 1);
 	ck_assert_int_eq(ca_check_leaf(cadir, pem, "node01", 30, err, sizeof(err)), 0);
 	ck_assert_int_eq(ca_check_leaf(cadir, pem, "node02", 30, err, sizeof(err)), 1);
 	ck_assert_str_eq(err, "certificate names 'node01'");
@@ -503,9 +516,9 @@ START_TEST(test_revoke_check_renew)
 	ck_assert_int_eq(ca_check_leaf(cadir, crt, "node07", 30, err, sizeof(err)), 0);
 	ck_assert_ptr_nonnull(strstr(key, "PRIVATE KEY"));
 
-	ck_assert_int_eq(ca_revoke(cadir, "node01", err, sizeof(err)), 0);
-	ck_assert_int_eq(ca_revoke(cadir, "node01", err, sizeof(err)), 0);
-	ck_assert_int_eq(ca_revoke(cadir, "nosuch", err, sizeof(err)), -1);
+	ck_assert_int_eq(ca_revoke(cadir, "node01", NULL, err, sizeof(err)), 0);
+	ck_assert_int_eq(ca_revoke(cadir, "node01", NULL, err, sizeof(err)), 0);
+	ck_assert_int_eq(ca_revoke(cadir, "nosuch", NULL, err, sizeof(err)), -1);
 	ck_assert_int_eq(ca_check_leaf(cadir, pem, "node01", 30, err, sizeof(err)), 1);
 	ck_assert_str_eq(err, "certificate revoked");
 	f = fopen(pth(p, sizeof(p), cadir, "ca.crl"), "r");
@@ -539,7 +552,7 @@ START_TEST(test_revoke_check_renew)
 	    "ctl2.crt"), X509_PURPOSE_SSL_CLIENT), X509_V_OK);
 	/* a renewed name's old certificate is revoked with it (its key may be
 	 * the one that leaked), and a revoked name is not renewed */
-	ck_assert_int_eq(ca_revoke(cadir, "ctl2", err, sizeof(err)), 0);
+	ck_assert_int_eq(ca_revoke(cadir, "ctl2", NULL, err, sizeof(err)), 0);
 	ck_assert_int_eq(ca_check_leaf(cadir, before, "ctl2", 30, err, sizeof(err)), 1);
 	ck_assert_str_eq(err, "certificate revoked");
 	ck_assert_int_eq(ca_check_leaf(cadir, after, "ctl2", 30, err, sizeof(err)), 1);
@@ -568,6 +581,163 @@ START_TEST(test_revoke_check_renew)
 }
 END_TEST
 
+/* The number of serials ca.crl in dir revokes. */
+static int
+crl_count(const char *dir)
+{
+	char p[PATH_MAX * 2];
+	X509_CRL *crl;
+	FILE *f = fopen(pth(p, sizeof(p), dir, "ca.crl"), "r");
+	int n;
+
+	ck_assert_ptr_nonnull(f);
+	crl = PEM_read_X509_CRL(f, NULL, NULL, NULL);
+	fclose(f);
+	ck_assert_ptr_nonnull(crl);
+	n = sk_X509_REVOKED_num(X509_CRL_get_REVOKED(crl));
+	X509_CRL_free(crl);
+	return n;
+}
+
+/* What bootstrap issues (ca_issue_pem: never written as DIR/NAME.crt) is
+ * on record: `ca revoke NAME` revokes it, with or without a DIR/NAME.crt
+ * of `ca issue`, every certificate of the name at once, and says which. */
+START_TEST(test_revoke_bootstrap_issued)
+{
+	char err[1024], *c1 = NULL, *c2 = NULL, *c3 = NULL, *k = NULL;
+	struct strvec done = { 0 };
+
+	ck_assert_int_eq(ca_init(cadir, err, sizeof(err)), 0);
+	ck_assert_int_eq(ca_issue(cadir, "node01", 0, err, sizeof(err)), 0);
+	ck_assert_int_eq(ca_issue_pem(cadir, "node01", 0, &c1, &k, err, sizeof(err)), 0);
+	free(k);
+	ck_assert_int_eq(ca_issue_pem(cadir, "node01", 0, &c2, &k, err, sizeof(err)), 0);
+	free(k);
+	ck_assert_int_eq(ca_issue_pem(cadir, "node02", 0, &c3, &k, err, sizeof(err)), 0);
+	free(k);
+	/* bootstrap's node02 has no DIR/node02.crt */
+	ck_assert_msg(ca_revoke(cadir, "node02", &done, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq((int)done.n, 1);
+	ck_assert_int_eq(ca_check_leaf(cadir, c3, "node02", 30, err, sizeof(err)), 1);
+	ck_assert_str_eq(err, "certificate revoked");
+	strvec_free(&done);
+	/* node01: the ca issue pair and both bootstrap ones */
+	ck_assert_msg(ca_revoke(cadir, "node01", &done, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq((int)done.n, 3);
+	ck_assert_int_eq(ca_check_leaf(cadir, c1, "node01", 30, err, sizeof(err)), 1);
+	ck_assert_str_eq(err, "certificate revoked");
+	ck_assert_int_eq(ca_check_leaf(cadir, c2, "node01", 30, err, sizeof(err)), 1);
+	ck_assert_str_eq(err, "certificate revoked");
+	ck_assert_int_eq(crl_count(cadir), 4);
+	ck_assert_int_eq(ca_revoke(cadir, "node09", NULL, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "no certificate issued under this name") != NULL, "%s", err);
+	strvec_free(&done);
+	free(c1);
+	free(c2);
+	free(c3);
+}
+END_TEST
+
+/* Bad revoked.txt lines are "revoked.txt:LINE: ..." errors that revoke
+ * nothing (no partial serial such as 0x12 of "12zz"); good ones are read
+ * whatever their case and leading zeros. */
+START_TEST(test_revoked_txt_bad_lines)
+{
+	static const struct { const char *text, *want; } bad[] = {
+		{ "12zz node7\n", ":1: bad serial '12zz' (1 to 40 hex digits, nothing else)" },
+		{ "\nAB node3\n4B:1B:2C node7\n", ":3: bad serial '4B:1B:2C' (1 to" },
+		{ "zz node7\n", ":1: bad serial 'zz' (1 to" },
+		{ "AB node3\nABCD\n", ":2: no name after the serial ABCD" },
+		{ "0123456789012345678901234567890123456789A n\n", ":1: bad serial '0123" },
+	};
+	char err[1024], p[PATH_MAX * 2], want[PATH_MAX * 3], *pem, *hex, *lower;
+	BIGNUM *bn;
+	X509 *x;
+	FILE *f;
+
+	pem = ca_node01_and(cadir, "node02", 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cu_write(pth(p, sizeof(p), cadir, "revoked.txt"), 0644, "%s", bad[i].text);
+		snprintf(want, sizeof(want), "%s%s", p, bad[i].want);
+		ck_assert_int_eq(ca_revoke(cadir, "node02", NULL, err, sizeof(err)), -1);
+		ck_assert_msg(strncmp(err, want, strlen(want)) == 0, "want %s, got %s", want, err);
+		ck_assert_int_eq(ca_check_leaf(cadir, pem, "node01", 30, err, sizeof(err)), -1);
+		ck_assert_msg(strncmp(err, want, strlen(want)) == 0, "want %s, got %s", want, err);
+		ck_assert_int_eq(access(pth(p, sizeof(p), cadir, "ca.crl"), F_OK), -1);
+	}
+	/* node01's serial in lower case with a leading zero, and 0ab */
+	f = fopen(pth(p, sizeof(p), cadir, "node01.crt"), "r");
+	ck_assert_ptr_nonnull(f);
+	x = PEM_read_X509(f, NULL, NULL, NULL);
+	fclose(f);
+	ck_assert_ptr_nonnull(x);
+	bn = ASN1_INTEGER_to_BN(X509_get0_serialNumber(x), NULL);
+	hex = BN_bn2hex(bn);
+	BN_free(bn);
+	lower = xasprintf("0%s", hex);
+	for (char *c = lower; *c; c++)
+		*c = (char)tolower((unsigned char)*c);
+	cu_write(pth(p, sizeof(p), cadir, "revoked.txt"), 0644, "0ab node9\r\n%s node01  \n", lower);
+	ck_assert_msg(ca_revoke(cadir, "node02", NULL, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(ca_check_leaf(cadir, pem, "node01", 30, err, sizeof(err)), 1);
+	ck_assert_str_eq(err, "certificate revoked");
+	ck_assert_int_eq(crl_count(cadir), 3);
+	free(lower);
+	OPENSSL_free(hex);
+	X509_free(x);
+	free(pem);
+}
+END_TEST
+
+/* knobctl's TLS context with dir's CA and ctl2's pair; NULL with err. */
+static SSL_CTX *
+ctl_ctx(const char *dir, char *err, size_t errlen)
+{
+	char ca[PATH_MAX * 2], crt[PATH_MAX * 2], key[PATH_MAX * 2];
+
+	return tls_ctx_new(0, pth(ca, sizeof(ca), dir, "ca.crt"), pth(crt, sizeof(crt), dir,
+	    "ctl2.crt"), pth(key, sizeof(key), dir, "ctl2.key"), err, errlen);
+}
+
+/* The controller's context loads the CRL next to its CA: none, nothing
+ * revoked; its own, checked (CRL_CHECK); another CA's, ignored; one that
+ * is there but cannot be opened, an error (never "nothing revoked"). */
+START_TEST(test_controller_loads_crl)
+{
+	char err[1024], p[PATH_MAX * 2], other[PATH_MAX * 2], *pem;
+	SSL_CTX *ctx;
+
+	pem = ca_node01_and(cadir, "ctl2", 1);
+	free(pem);
+	ck_assert_ptr_nonnull(ctx = ctl_ctx(cadir, err, sizeof(err)));
+	ck_assert_int_eq(X509_VERIFY_PARAM_get_flags(X509_STORE_get0_param(
+	    SSL_CTX_get_cert_store(ctx))) & X509_V_FLAG_CRL_CHECK, 0);
+	SSL_CTX_free(ctx);
+	ck_assert_int_eq(ca_revoke(cadir, "node01", NULL, err, sizeof(err)), 0);
+	ck_assert_ptr_nonnull(ctx = ctl_ctx(cadir, err, sizeof(err)));
+	ck_assert_int_ne(X509_VERIFY_PARAM_get_flags(X509_STORE_get0_param(
+	    SSL_CTX_get_cert_store(ctx))) & X509_V_FLAG_CRL_CHECK, 0);
+	SSL_CTX_free(ctx);
+	/* another CA's CRL in its place: ignored */
+	snprintf(other, sizeof(other), "%s/ca2", tmpdir);
+	pem = ca_node01_and(other, "x", 0);
+	free(pem);
+	ck_assert_int_eq(ca_revoke(other, "x", NULL, err, sizeof(err)), 0);
+	ck_assert_int_eq(rename(pth(err, sizeof(err), other, "ca.crl"), pth(p, sizeof(p), cadir,
+	    "ca.crl")), 0);
+	ck_assert_ptr_nonnull(ctx = ctl_ctx(cadir, err, sizeof(err)));
+	ck_assert_int_eq(X509_VERIFY_PARAM_get_flags(X509_STORE_get0_param(
+	    SSL_CTX_get_cert_store(ctx))) & X509_V_FLAG_CRL_CHECK, 0);
+	SSL_CTX_free(ctx);
+	/* there but unopenable (a symlink loop; root reads any mode) */
+	ck_assert_int_eq(unlink(p), 0);
+	ck_assert_int_eq(symlink("ca.crl", p), 0);
+	ck_assert_ptr_null(ctx = ctl_ctx(cadir, err, sizeof(err)));
+	ck_assert_msg(strstr(err, "ca.crl: cannot load CRL: Too many levels of symbolic links"),
+	    "%s", err);
+}
+END_TEST
+
 static Suite *
 ca_suite(void)
 {
@@ -587,6 +757,9 @@ ca_suite(void)
 	tcase_add_test(tc, test_issue_without_ca);
 	tcase_add_test(tc, test_cmd_ca);
 	tcase_add_test(tc, test_revoke_check_renew);
+	tcase_add_test(tc, test_revoke_bootstrap_issued);
+	tcase_add_test(tc, test_revoked_txt_bad_lines);
+	tcase_add_test(tc, test_controller_loads_crl);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -698,7 +698,7 @@ START_TEST(trust_change_stops_holder)
 	ck_assert_msg(ca_issue(h.ca_dir, "spare", 0, e, sizeof(e)) == 0, "%s", e);
 	ck_assert_int_eq(ctl(&out, &err, "ping -a"), 0);
 	ck_assert_int_eq(via(err, "node01"), 0);
-	ck_assert_msg(ca_revoke(h.ca_dir, "spare", e, sizeof(e)) == 0, "%s", e);
+	ck_assert_msg(ca_revoke(h.ca_dir, "spare", NULL, e, sizeof(e)) == 0, "%s", e);
 	ck_assert_int_eq(ctl(&out, &err, "ping -a"), 0);
 	ck_assert_ptr_nonnull(strstr(out, "3 ok"));
 	ck_assert_ptr_nonnull(strstr(err, "(stale): dialling the nodes directly"));

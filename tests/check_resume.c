@@ -278,7 +278,7 @@ START_TEST(crl_change_voids_tickets)
 	ck_assert_int_eq(resumed(err, "node02"), 1);
 
 	/* a CRL that does not concern us: a full handshake, still ok */
-	ck_assert_msg(ca_revoke(h.ca_dir, "spare", e, sizeof(e)) == 0, "%s", e);
+	ck_assert_msg(ca_revoke(h.ca_dir, "spare", NULL, e, sizeof(e)) == 0, "%s", e);
 	restart_agents();
 	ck_assert_int_eq(ctl(&out, &err, "ping -w @all"), 0);
 	ck_assert_int_eq(resumed(err, "node01"), 0);
@@ -289,7 +289,7 @@ START_TEST(crl_change_voids_tickets)
 
 	/* revoke the controller: its tickets (re-stamped for the new CRL, as a
 	 * stolen cache would be) must not resume, and the agents refuse it */
-	ck_assert_msg(ca_revoke(h.ca_dir, "controller", e, sizeof(e)) == 0, "%s", e);
+	ck_assert_msg(ca_revoke(h.ca_dir, "controller", NULL, e, sizeof(e)) == 0, "%s", e);
 	restart_agents();
 	copy_file(old, cache);
 	restamp(cache);
@@ -299,6 +299,35 @@ START_TEST(crl_change_voids_tickets)
 	ck_assert_str_eq(json_field(out, 0, "status", st, sizeof(st)), "auth-failed");
 	ck_assert_str_eq(json_field(out, 1, "status", st, sizeof(st)), "auth-failed");
 	ck_assert_ptr_nonnull(strstr(json_field(out, 0, "detail", d, sizeof(d)), "revoked"));
+	free(out);
+	free(err);
+}
+END_TEST
+
+/* The controller checks the agents' certificates against the CRL next to
+ * its CA: a revoked node is auth-failed "certificate revoked", whether it
+ * had a ticket (the CRL change voids it: a full handshake) or not, and
+ * the other nodes go on. */
+START_TEST(revoked_node_refused)
+{
+	char *out = NULL, *err = NULL, e[512], st[32], d[512];
+
+	ck_assert_int_eq(ctl(&out, &err, "ping -w @all"), 0);
+	ck_assert_int_eq(ctl(&out, &err, "ping -w @all"), 0);
+	ck_assert_int_eq(resumed(err, "node02"), 1);
+	ck_assert_msg(ca_revoke(h.ca_dir, "node02", NULL, e, sizeof(e)) == 0, "%s", e);
+	for (int round = 0; round < 2; round++) {
+		ck_assert_int_eq(ctl(&out, &err, "--json ping -w @all"), 1);
+		ck_assert_int_ne(resumed(err, "node02"), 1);
+		ck_assert_str_eq(json_field(out, 0, "status", st, sizeof(st)), "ok");
+		ck_assert_str_eq(json_field(out, 1, "status", st, sizeof(st)), "auth-failed");
+		ck_assert_str_eq(json_field(out, 1, "detail", d, sizeof(d)),
+		    "agent certificate rejected: certificate revoked");
+		ck_assert_str_eq(json_field(out, 2, "status", st, sizeof(st)), "ok");
+	}
+	/* no ticket of node02 was kept: the tickets of the others resume */
+	ck_assert_int_eq(ctl(&out, &err, "ping -w node[01,03]"), 0);
+	ck_assert_int_eq(resumed(err, "node01"), 1);
 	free(out);
 	free(err);
 }
@@ -559,6 +588,7 @@ main(void)
 	tcase_add_test(tc, concurrent_saves_merge);
 	tcase_add_test(tc, new_ca_refuses_old_tickets);
 	tcase_add_test(tc, crl_change_voids_tickets);
+	tcase_add_test(tc, revoked_node_refused);
 	tcase_add_test(tc, mispointed_resumed_is_auth_failed);
 	tcase_add_test(tc, threads_same_output);
 	tcase_add_test(tc, ticket_lifetime_and_rotation);

@@ -355,8 +355,8 @@ START_TEST(bootstrap_service_retried)
 	free(out);
 	rc = boot1(&out);
 	ck_assert_int_eq(rc, 0);
-	ck_assert_msg(strstr(out, "node01: unchanged; service command run again (it had not "
-	    "succeeded); agent answers over TLS"), "%s", out);
+	ck_assert_msg(strstr(out, "node01: unchanged; service command run again (the agent had "
+	    "not answered since the last install); agent answers over TLS"), "%s", out);
 	free(out);
 	snprintf(path, sizeof(path), "%s/root-node01/etc/knob/bootstrap-service-pending", h.tmp);
 	ck_assert_msg(access(path, F_OK) < 0, "the marker outlived a successful service command");
@@ -370,6 +370,85 @@ START_TEST(bootstrap_service_retried)
 	ck_assert_str_eq(pid1, pid2);
 	free(pid1);
 	free(pid2);
+}
+END_TEST
+
+/* A service command that exits 0 but leaves no agent answering (systemd
+ * forks knobd, which dies at once): the marker stays until the agent
+ * answers over TLS, so the re-run starts the agent again, then clears it. */
+START_TEST(bootstrap_agent_died_retried)
+{
+	char *out = NULL, marker[4200];
+	int rc;
+
+	snprintf(marker, sizeof(marker), "%s/root-node01/etc/knob/bootstrap-service-pending", h.tmp);
+	rc = harness_knobctl(&h, &out, NULL, "bootstrap -w node01 --ssh-key %s/id --known-hosts "
+	    "%s/known_hosts --accept-new --root %s/root-{node} --service-cmd true --timeout 2",
+	    h.tmp, h.tmp, h.tmp);
+	fprintf(stderr, "---- service exits 0, no agent -> %d\n%s", rc, out);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_msg(strstr(out, "node01: failed: installed but the agent does not answer over "
+	    "TLS"), "%s", out);
+	free(out);
+	ck_assert_msg(access(marker, F_OK) == 0, "no marker although the agent never answered");
+	ck_assert_int_eq(boot1(&out), 0);
+	ck_assert_msg(strstr(out, "node01: unchanged; service command run again (the agent had "
+	    "not answered since the last install); agent answers over TLS"), "%s", out);
+	free(out);
+	ck_assert_msg(access(marker, F_OK) < 0, "the marker outlived an answering agent");
+	ck_assert_int_eq(boot1(&out), 0);
+	ck_assert_msg(strstr(out, "node01: unchanged\n"), "%s", out);
+	free(out);
+}
+END_TEST
+
+/* ping -w node (rc), retried for up to 10 s while a restarted agent is
+ * not listening yet; its output into *out. */
+static int
+ping_retry(char **out, const char *node)
+{
+	int rc = -1;
+
+	for (int i = 0; i < 50 && rc != 0; i++) {
+		if (i) {
+			free(*out);
+			usleep(200000);
+		}
+		rc = harness_knobctl(&h, out, NULL, "ping -w %s", node);
+	}
+	return rc;
+}
+
+/* A node.key that is missing (node01) or belongs to another certificate
+ * (node02) is repaired: a new key and certificate, the agent restarted
+ * on them; then every node is unchanged. */
+START_TEST(bootstrap_key_repaired)
+{
+	char *out = NULL;
+	int rc;
+
+	ck_assert_int_eq(boot(&out, "id", "--accept-new"), 0);
+	free(out);
+	ck_assert_int_eq(harness_sh("rm %s/root-node01/etc/knob/node.key && cp %s/ca/node02.key "
+	    "%s/root-node02/etc/knob/node.key", h.tmp, h.tmp, h.tmp), 0);
+	ck_assert_int_eq(boot(&out, "id", ""), 0);
+	ck_assert_msg(strstr(out, "node01: updated: node.crt, node.key; service command run; agent "
+	    "answers over TLS; node.key missing: new key and certificate"), "%s", out);
+	ck_assert_msg(strstr(out, "node02: updated: node.crt, node.key; service command run; agent "
+	    "answers over TLS; node.key does not match node.crt: new key and certificate"), "%s", out);
+	ck_assert_msg(strstr(out, "node03: unchanged"), "%s", out);
+	free(out);
+	ck_assert_int_eq(mode_of(0, "etc/knob/node.key"), 0600);
+	ck_assert_int_eq(boot(&out, "id", ""), 0);
+	ck_assert_msg(strstr(out, "node[01-03] (3): unchanged\n"), "%s", out);
+	free(out);
+	/* the agents run on the new pairs: restarted, they still answer */
+	for (int i = 0; i < 2; i++)
+		ck_assert_int_eq(harness_node_sh(&h, i, "sh %s/svc.sh %s/root-%s", h.tmp, h.tmp,
+		    h.node[i].name), 0);
+	rc = ping_retry(&out, "node[01-02]");
+	ck_assert_msg(rc == 0, "%s", out);
+	free(out);
 }
 END_TEST
 
@@ -445,6 +524,70 @@ START_TEST(revoked_controller_refused)
 	free(out);
 	rc = harness_knobctl(&h, &out, NULL, "ping -a");
 	ck_assert_msg(rc == 0, "%s", out);
+	free(out);
+}
+END_TEST
+
+/* A node certificate that bootstrap issued is on record: `ca revoke`
+ * revokes it (with the `ca issue` one of the same name), the controller
+ * then refuses that node, and a bootstrap re-run gives it a new pair. */
+START_TEST(revoked_node_bootstrapped)
+{
+	char *out = NULL;
+	int rc;
+
+	ck_assert_int_eq(boot(&out, "id", "--accept-new"), 0);
+	free(out);
+	rc = cu_sh_out(&out, "%s/knobctl -c %s ca revoke node01", h.bin, h.cluster);
+	fprintf(stderr, "---- ca revoke node01 -> %d\n%s", rc, out);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_msg(strstr(out, "revoked node01 (2 certificates, serial"), "%s", out);
+	free(out);
+	rc = harness_knobctl(&h, &out, NULL, "ping -a");
+	fprintf(stderr, "---- ping after revoke -> %d\n%s", rc, out);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_msg(strstr(out, "node01: auth-failed: agent certificate rejected: certificate "
+	    "revoked"), "%s", out);
+	ck_assert_msg(strstr(out, "node[02-03] (2): pong"), "%s", out);
+	free(out);
+	ck_assert_int_eq(boot(&out, "id", ""), 0);
+	ck_assert_msg(strstr(out, "node01: updated: ca.crl, node.crt, node.key; service command run"),
+	    "%s", out);
+	free(out);
+	rc = harness_knobctl(&h, &out, NULL, "ping -a");
+	ck_assert_msg(rc == 0, "%s", out);
+	free(out);
+}
+END_TEST
+
+/* A ca.crl left on a node (here another CA's) while the CA has none: the
+ * agent ignores a CRL its CA did not sign (it cannot revoke anything of
+ * it) instead of refusing every controller, and bootstrap removes it, then
+ * reports the node unchanged. */
+START_TEST(stale_crl_removed)
+{
+	char *out = NULL, crl[4200];
+	int rc;
+
+	ck_assert_int_eq(boot(&out, "id", "--accept-new"), 0);
+	free(out);
+	ck_assert_int_eq(harness_sh("K=%s/knobctl; $K ca init %s/ca2 && $K ca issue %s/ca2 old "
+	    "--controller && $K ca revoke --ca-dir %s/ca2 old", h.bin, h.tmp, h.tmp, h.tmp), 0);
+	snprintf(crl, sizeof(crl), "%s/root-node01/etc/knob/ca.crl", h.tmp);
+	ck_assert_int_eq(harness_sh("cp %s/ca2/ca.crl %s", h.tmp, crl), 0);
+	ck_assert_int_eq(harness_node_sh(&h, 0, "sh %s/svc.sh %s/root-node01", h.tmp, h.tmp), 0);
+	rc = ping_retry(&out, "node01");
+	ck_assert_msg(rc == 0, "%s", out);
+	free(out);
+	ck_assert_int_eq(harness_sh("grep -q 'ca.crl: not issued by the CA in .*: ignored' "
+	    "%s/root-node01/knobd.log", h.tmp), 0);
+	ck_assert_int_eq(boot(&out, "id", ""), 0);
+	ck_assert_msg(strstr(out, "node01: updated: removed ca.crl (the CA has none); service "
+	    "command run; agent answers over TLS"), "%s", out);
+	free(out);
+	ck_assert_msg(access(crl, F_OK) < 0, "%s is still there", crl);
+	ck_assert_int_eq(boot(&out, "id", ""), 0);
+	ck_assert_msg(strstr(out, "node[01-03] (3): unchanged\n"), "%s", out);
 	free(out);
 }
 END_TEST
@@ -599,7 +742,11 @@ ssh_suite(void)
 	tcase_add_test(tc, upgrade_keeps_journal);
 	tcase_add_test(tc, known_hosts_bad_line_revoked);
 	tcase_add_test(tc, bootstrap_service_retried);
+	tcase_add_test(tc, bootstrap_agent_died_retried);
+	tcase_add_test(tc, bootstrap_key_repaired);
 	tcase_add_test(tc, revoked_controller_refused);
+	tcase_add_test(tc, revoked_node_bootstrapped);
+	tcase_add_test(tc, stale_crl_removed);
 	tcase_add_test(tc, agentless_via_ssh);
 	tcase_add_test(tc, agentless_verify_rollback_bench_sweep);
 	suite_add_tcase(s, tc);
