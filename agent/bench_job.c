@@ -372,6 +372,41 @@ bench_job_progress(struct bench_job *j, uint64_t *bytes, uint64_t *ops, uint32_t
 	pthread_mutex_unlock(&j->mu);
 }
 
+/* An external tool's summary into r: every operation with its own
+ * figures, and the phase's bytes/ops and times from the counted one only
+ * (ior and mdtest run theirs one after the other; fio: every direction). */
+static void
+ext_result(const struct bench_job *j, Knob__PhaseResult *r)
+{
+	int c = ext_counted_op(j->ext, j->p.kind);
+
+	r->n_ext_ops = j->ext->n;
+	r->ext_ops = xcalloc(j->ext->n + 1, sizeof(*r->ext_ops));
+	for (size_t i = 0; i < j->ext->n; i++) {
+		const struct ext_op *e = &j->ext->op[i];
+		Knob__PhaseExtOp *o = xmalloc(sizeof(*o));
+
+		knob__phase_ext_op__init(o);
+		o->op = xstrdup(e->op);
+		o->bw_bytes = e->bw_bytes;
+		o->iops = e->iops;
+		o->bytes = e->bytes;
+		o->ops = e->ops;
+		o->runtime_s = e->runtime_s;
+		o->lat_p50_ns = e->p50_ns;
+		o->lat_p99_ns = e->p99_ns;
+		o->lat_p999_ns = e->p999_ns;
+		o->counted = c < 0 || (size_t)c == i;
+		r->ext_ops[i] = o;
+		if (o->counted) {
+			r->bytes += e->bytes;
+			r->ops += e->ops;
+		}
+	}
+	r->start_ns = j->ext_start_ns;
+	r->end_ns = j->ext_end_ns;
+}
+
 /* Build the wire result; strings and arrays are malloc'd (bench_result_free). */
 void
 bench_job_result(struct bench_job *j, Knob__PhaseResult *r)
@@ -415,30 +450,8 @@ bench_job_result(struct bench_job *j, Knob__PhaseResult *r)
 			err = t->err;
 		hist_merge(h, t->lat);
 	}
-	if (j->ext) {
-		r->n_ext_ops = j->ext->n;
-		r->ext_ops = xcalloc(j->ext->n + 1, sizeof(*r->ext_ops));
-		for (i = 0; i < j->ext->n; i++) {
-			const struct ext_op *e = &j->ext->op[i];
-			Knob__PhaseExtOp *o = xmalloc(sizeof(*o));
-
-			knob__phase_ext_op__init(o);
-			o->op = xstrdup(e->op);
-			o->bw_bytes = e->bw_bytes;
-			o->iops = e->iops;
-			o->bytes = e->bytes;
-			o->ops = e->ops;
-			o->runtime_s = e->runtime_s;
-			o->lat_p50_ns = e->p50_ns;
-			o->lat_p99_ns = e->p99_ns;
-			o->lat_p999_ns = e->p999_ns;
-			r->ext_ops[i] = o;
-			r->bytes += e->bytes;
-			r->ops += e->ops;
-		}
-		r->start_ns = j->ext_start_ns;
-		r->end_ns = j->ext_end_ns;
-	}
+	if (j->ext)
+		ext_result(j, r);
 	r->ext_output = xstrdup(j->ext_output ? j->ext_output : "");
 	r->ioengine = xstrdup(bench_kind_is_ext(j->p.kind) || bench_kind_is_md(j->p.kind) ? "" :
 	    bench_ioengine_name(j->ioengine));

@@ -386,6 +386,7 @@ ext_ops_json(const Knob__PhaseResult *r)
 		json_object_object_add(xj, "lat_p50_ns", json_object_new_double(x->lat_p50_ns));
 		json_object_object_add(xj, "lat_p99_ns", json_object_new_double(x->lat_p99_ns));
 		json_object_object_add(xj, "lat_p999_ns", json_object_new_double(x->lat_p999_ns));
+		json_object_object_add(xj, "counted", json_object_new_boolean(x->counted));
 		json_object_array_add(eo, xj);
 	}
 	return eo;
@@ -597,7 +598,8 @@ bench_print_table(FILE *f, json_object *doc, int decimal)
 				rundoc_fmt_rate(r2, sizeof(r2), js_num(x, "bw_bytes"), M_BW, decimal);
 			else
 				rundoc_fmt_rate(r2, sizeof(r2), js_num(x, "iops"), M_OPS, decimal);
-			fprintf(f, "  %-20s %27s\n", js_str(x, "op"), r2);
+			fprintf(f, "  %-20s %27s%s\n", js_str(x, "op"), r2,
+			    js_bool(x, "counted") ? "   (counted in RESULT)" : "");
 		}
 	}
 	for (i = 0; i < json_object_array_length(phases); i++) {
