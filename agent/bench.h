@@ -337,6 +337,11 @@ void bench_result_free(Knob__PhaseResult *r);
 int bench_job_cleanup(struct bench_job *j);
 /* Remove a kept workdir described by p (same rules as bench_job_cleanup). */
 int bench_cleanup_params(const struct bench_params *p);
+/* After a failed clean-up: "NODE: clean-up of DIR/knob.ID incomplete,
+ * left: PATH, PATH/ ..." (what is still under the workdir, relative to it)
+ * into buf. */
+void bench_cleanup_failure(const char *node, const struct bench_params *p, char *buf,
+    size_t len);
 void bench_job_free(struct bench_job *j);
 /* Write bs bytes of src, stamped for (rank, key + k) at every 4 KiB k, at
  * file offset foff of fd: pwritev of the stamps and src's pieces, no copy

@@ -2,6 +2,7 @@
  * I/O threads (bench_io.c) or the external tool (bench_ext.c), the barrier,
  * the stonewall report and wear-out, the wire result and the clean-up of
  * what the ranks wrote. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -552,6 +553,74 @@ bench_cleanup_params(const struct bench_params *p)
 	rc = cleanup_at(dfd, p);
 	close(dfd);
 	return rc;
+}
+
+/* Append item to the comma list in buf while it fits, else " ..." once. */
+static void
+left_add(char *buf, size_t len, const char *item)
+{
+	size_t n = strlen(buf);
+
+	if (n >= 4 && strcmp(buf + n - 4, " ...") == 0)
+		return;
+	if (n + strlen(item) + 2 + 5 < len)
+		snprintf(buf + n, len - n, "%s%s", n ? ", " : "", item);
+	else
+		snprintf(buf + n, len - n, " ...");
+}
+
+/* List what is left in directory fd (paths from pre) into buf, depth
+ * first, without following links; closes fd.  How many entries it held. */
+static size_t
+left_walk(int fd, const char *pre, char *buf, size_t len, int depth)
+{
+	struct dirent *de;
+	size_t n = 0;
+	DIR *d = fdopendir(fd);
+
+	if (d == NULL) {
+		close(fd);
+		return 0;
+	}
+	while ((de = readdir(d)) != NULL) {
+		char path[PATH_MAX];
+		int sub;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		n++;
+		snprintf(path, sizeof(path), "%s%s", pre, de->d_name);
+		sub = depth < 16 ? openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY |
+		    O_NOFOLLOW | O_CLOEXEC) : -1;
+		if (sub < 0) {
+			left_add(buf, len, path);
+			continue;
+		}
+		strncat(path, "/", sizeof(path) - strlen(path) - 1);
+		if (left_walk(sub, path, buf, len, depth + 1) == 0)
+			left_add(buf, len, path);	/* an empty directory is left */
+	}
+	closedir(d);
+	return n;
+}
+
+void
+bench_cleanup_failure(const char *node, const struct bench_params *p, char *buf, size_t len)
+{
+	char real[PATH_MAX], wname[BENCH_ID_MAX + 8], left[512] = "";
+	int dfd, wfd = -1;
+
+	snprintf(wname, sizeof(wname), "knob.%s", p->workdir_id);
+	if (realpath(p->dir, real) == NULL)
+		snprintf(real, sizeof(real), "%s", p->dir);
+	if ((dfd = open(real, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+		wfd = openat(dfd, wname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(dfd);
+	}
+	if (wfd >= 0)
+		left_walk(wfd, "", left, sizeof(left), 0);
+	snprintf(buf, len, "%s: clean-up of %s/%s incomplete, left: %s", node, real, wname,
+	    left[0] ? left : wfd >= 0 ? "(nothing now)" : "(cannot list it)");
 }
 
 int

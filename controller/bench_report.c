@@ -575,6 +575,19 @@ bench_doc_end(struct brun *br)
 
 static void print_clock(FILE *f, json_object *doc);
 
+/* The run's failed clean-ups, one line each (node, what is left). */
+static void
+print_cleanup_failed(FILE *f, json_object *doc)
+{
+	json_object *arr;
+
+	if (!json_object_object_get_ex(doc, "cleanup_failed", &arr))
+		return;
+	for (size_t i = 0; i < json_object_array_length(arr); i++)
+		fprintf(f, "clean-up failed: %s\n", js_str(json_object_array_get_idx(arr, i),
+		    "error"));
+}
+
 void
 bench_print_table(FILE *f, json_object *doc, int decimal)
 {
@@ -659,6 +672,7 @@ bench_print_table(FILE *f, json_object *doc, int decimal)
 		sweep_print_stragglers(f, ph);
 	}
 	print_clock(f, doc);
+	print_cleanup_failed(f, doc);
 }
 
 /* The clock line under the table: offsets are measured before every phase. */

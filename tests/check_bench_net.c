@@ -56,8 +56,8 @@ remove_data(void)
 		    (long)faked[i], (long)faked[i]);
 	nfaked = 0;
 	unmount_tmpfs();
-	if (data[0])
-		harness_sh("rm -rf '%s'", data);
+	if (data[0])	/* chattr: a test may have left a directory immutable */
+		harness_sh("chattr -R -i '%s' 2>/dev/null; rm -rf '%s'", data, data);
 	data[0] = '\0';
 }
 
@@ -545,6 +545,42 @@ START_TEST(controller_gone_lease)
 	waitpid(pid, &st, 0);
 	/* connection closed: no need to wait for the 30 s lease */
 	ck_assert_msg(wait_empty(5) >= 0, "files left after the controller was killed");
+}
+END_TEST
+
+/* A clean-up that fails (the phase's directory made immutable while it
+ * writes, so its file cannot be unlinked) is a failure the user sees: exit
+ * 1, and the run's cleanup_failed names the node and the file left.  Before, one warning on stderr and exit 0. */
+START_TEST(cleanup_failure_reported)
+{
+	char outf[PATH_MAX + 16], kd[PATH_MAX], *out = NULL;
+	json_object *doc, *cf;
+	const char *err;
+	pid_t pid;
+	int st;
+
+	snprintf(outf, sizeof(outf), "%s/cf.json", h.tmp);
+	pid = knobctl_bg(outf, "--json bench seq-write -w node01 --dir %s --threads 1 "
+	    "--size 2m --bs 64k --rate-iops 20", data);
+	ck_assert_msg(wait_rank_file(0, 60), "node01 never created its file");
+	kept_dir(kd, sizeof(kd));
+	ck_assert_int_eq(harness_sh("chattr +i '%s'", kd), 0);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_int_eq(harness_sh("chattr -i '%s'", kd), 0);
+	ck_assert(WIFEXITED(st));
+	ck_assert_int_eq(WEXITSTATUS(st), 1);
+	ck_assert_int_eq(read_file_bounded(outf, 1 << 24, &out, NULL), 0);
+	ck_assert_ptr_nonnull(doc = json_tokener_parse(out));
+	ck_assert_str_eq(cu_str(doc, "status"), "degraded-or-failed");
+	cf = cu_get(doc, "cleanup_failed");
+	ck_assert_int_eq(json_object_array_length(cf), 1);
+	ck_assert_str_eq(cu_str(json_object_array_get_idx(cf, 0), "node"), "node01");
+	err = cu_str(json_object_array_get_idx(cf, 0), "error");
+	ck_assert_msg(strstr(err, "node01: clean-up of ") && strstr(err, " incomplete, left: "
+	    "f.00000000"), "error: %s", err);
+	ck_assert_int_eq(cu_count_entries(kd), 1);	/* the file is left, as it says */
+	json_object_put(doc);
+	free(out);
 }
 END_TEST
 
@@ -1171,6 +1207,7 @@ main(void)
 	ADD(md_sweep);
 	ADD(measure_options);
 	ADD(agent_killed_degraded);
+	ADD(cleanup_failure_reported);
 	ADD(controller_gone_lease);
 	ADD(stonewall_across_nodes);
 	ADD(stonewall_finished_first);
