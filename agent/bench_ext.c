@@ -631,10 +631,12 @@ mpi_argv(struct bench_job *j, const char *wdir, const char *hostfile, struct str
 	    (j->p.kind == BK_IOR ? "ior" : "mdtest"));
 	for (i = 0; i < j->p.next_args; i++)
 		strvec_push(&cmd, j->p.ext_args[i]);
-	if (j->p.kind == BK_IOR && !has_arg(j->p.ext_args, "-o")) {
+	/* the tool's files go in the phase's directory: path options in the
+	 * arguments are refused (extargs.h) */
+	if (j->p.kind == BK_IOR) {
 		strvec_push(&cmd, "-o");
 		strvec_push_owned(&cmd, xasprintf("%s/ior.data", wdir));
-	} else if (j->p.kind == BK_MDTEST && !has_arg(j->p.ext_args, "-d")) {
+	} else if (j->p.kind == BK_MDTEST) {
 		strvec_push(&cmd, "-d");
 		strvec_push_owned(&cmd, xasprintf("%s/md", wdir));
 	}

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "extargs.h"
 #include "util.h"
 
 /* wr: 0 reads, 1 writes, 2 both (rand-rw); read: needs existing data */
@@ -281,8 +282,12 @@ bench_params_from_spec(struct bench_params *p, const Knob__PhaseSpec *s,
 		p->hosts[i] = xstrdup(s->hosts[i]);
 		p->host_slots[i] = s->host_slots[i];
 	}
-	if (bench_kind_is_ext(p->kind))
+	if (bench_kind_is_ext(p->kind)) {
+		if (ext_args_check(bench_kind_name(p->kind), p->ext_args, p->next_args, err,
+		    errlen) < 0)
+			goto fail;
 		return 0;
+	}
 	if (p->compress_pct > 100)
 		PERR("compressible percentage above 100");
 	if (bench_kind_is_md(p->kind)) {

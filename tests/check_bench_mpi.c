@@ -242,6 +242,22 @@ START_TEST(ior_under_mpi)
 	ck_assert_double_gt(cu_num(ext_op(p, "write"), "bw_bytes"), 0);
 	json_object_put(doc);
 	ck_assert_msg(cu_count_entries(data) == 0, "files left in %s", data);
+
+	/* a test file outside --dir: refused before anything runs */
+	{
+		char *err = NULL, outside[PATH_MAX + 16];
+
+		snprintf(outside, sizeof(outside), "%s/outside", h.tmp);
+		unlink(rshlog);
+		ck_assert_int_eq(harness_knobctl(&h, NULL, &err, "bench ior -w @all --dir %s "
+		    "--threads 2 --mpirun-args '%s' --tool %s/ior -- -w -o %s/f", data, mpiargs,
+		    peers, outside), 2);
+		ck_assert_msg(strstr(err, "ior -o (in '-o'): path options of the tool are refused"),
+		    "%s", err);
+		ck_assert_int_ne(access(outside, F_OK), 0);
+		ck_assert_int_ne(access(rshlog, F_OK), 0);	/* no mpirun ran */
+		free(err);
+	}
 }
 END_TEST
 
