@@ -73,11 +73,11 @@ add_warning(struct strvec *text, struct strvec **nodes, const char *w, const cha
 		strvec_push(&(*nodes)[i], node);
 }
 
-/* The measurement options of a request into a phase's "params" (ext: the
- * phase runs an external tool, whose arguments go there too).  Every key
- * here is part of a point's key in compare (stats.h). */
+/* The measurement options of a request into the "params" of its phase p
+ * (ext: the phase runs an external tool, whose arguments go there too).
+ * Every key here is part of a point's key in compare (stats.h). */
 static void
-measure_params(json_object *o, const struct bench_req *rq, int ext)
+measure_params(json_object *o, const struct bench_req *rq, const struct plan *p, int ext)
 {
 	if (ext) {
 		json_object *args = json_object_new_array();
@@ -97,7 +97,7 @@ measure_params(json_object *o, const struct bench_req *rq, int ext)
 	json_object_object_add(o, "iodepth", json_object_new_int64(rq->iodepth ? rq->iodepth : 1));
 	json_object_object_add(o, "ioengine", jstr(rq->ioengine ? rq->ioengine : "auto"));
 	json_object_object_add(o, "runtime_s", json_object_new_int64(rq->runtime_s));
-	json_object_object_add(o, "rwmix_read", json_object_new_int64(rq->rwmix));
+	json_object_object_add(o, "rwmix_read", json_object_new_int64(p->rwmix));
 	json_object_object_add(o, "fallocate", jstr(rq->fallocate ? "native" : "none"));
 	json_object_object_add(o, "segments", json_object_new_int64((int64_t)rq->segments));
 }
@@ -493,7 +493,7 @@ phase_document(const struct brun *br, struct phase_in *in, const struct bench_ag
 	json_object_object_add(ph, "warnings", in->warns);
 	/* the measurement options go with the record's params (stored as JSON) */
 	if ((x = js_get(ph, "params")) != NULL)
-		measure_params(x, rq, ext);
+		measure_params(x, rq, p, ext);
 	if (strcmp(p->kind, "rand-rw") == 0)
 		rw_split(ph, in->res, br->fo->n);
 	for (size_t i = 0; i < br->fo->n; i++)

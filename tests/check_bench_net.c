@@ -548,6 +548,32 @@ START_TEST(controller_gone_lease)
 }
 END_TEST
 
+/* rand-rw without --bs and --rwmix runs the documented 4 KiB blocks and
+ * 50 % reads, and its record says so (params.block_size, rwmix_read), as
+ * every data kind's record gives the block size that ran: before, rand-rw
+ * ran 1 MiB blocks and stored block_size 0 and rwmix_read 0. */
+START_TEST(rand_rw_defaults)
+{
+	json_object *doc, *p;
+	int rc;
+
+	doc = bench_json(&rc, "rand-rw,seq-write -w node01 --dir %s --threads 1 --size 4m", data);
+	ck_assert_int_eq(rc, 0);
+	p = cu_phase(doc, 0);
+	ck_assert_str_eq(cu_str(p, "kind"), "rand-rw");
+	ck_assert_int_eq(cu_int(p, "bytes"), 4 << 20);
+	ck_assert_int_eq(cu_int(p, "ops"), (4 << 20) / 4096);
+	ck_assert_int_eq(cu_int(cu_get(p, "params"), "block_size"), 4096);
+	ck_assert_int_eq(cu_int(cu_get(p, "params"), "rwmix_read"), 50);
+	p = cu_phase(doc, 1);
+	ck_assert_int_eq(cu_int(p, "ops"), 4);
+	ck_assert_int_eq(cu_int(cu_get(p, "params"), "block_size"), 1 << 20);
+	ck_assert_int_eq(cu_int(cu_get(p, "params"), "rwmix_read"), 0);
+	json_object_put(doc);
+	ck_assert_int_ge(wait_empty(5), 0);
+}
+END_TEST
+
 /* A clean-up that fails (the phase's directory made immutable while it
  * writes, so its file cannot be unlinked) is a failure the user sees: exit
  * 1, and the run's cleanup_failed names the node and the file left.  Before, one warning on stderr and exit 0. */
@@ -1208,6 +1234,7 @@ main(void)
 	ADD(measure_options);
 	ADD(agent_killed_degraded);
 	ADD(cleanup_failure_reported);
+	ADD(rand_rw_defaults);
 	ADD(controller_gone_lease);
 	ADD(stonewall_across_nodes);
 	ADD(stonewall_finished_first);
