@@ -608,19 +608,22 @@ void
 bench_cleanup_failure(const char *node, const struct bench_params *p, char *buf, size_t len)
 {
 	char real[PATH_MAX], wname[BENCH_ID_MAX + 8], left[512] = "";
-	int dfd, wfd = -1;
+	int dfd, wfd = -1, e = 0;
 
 	snprintf(wname, sizeof(wname), "knob.%s", p->workdir_id);
 	if (realpath(p->dir, real) == NULL)
 		snprintf(real, sizeof(real), "%s", p->dir);
 	if ((dfd = open(real, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
 		wfd = openat(dfd, wname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		e = errno;
 		close(dfd);
 	}
 	if (wfd >= 0)
 		left_walk(wfd, "", left, sizeof(left), 0);
+	else
+		snprintf(left, sizeof(left), "(cannot open it: %s)", strerror(e ? e : errno));
 	snprintf(buf, len, "%s: clean-up of %s/%s incomplete, left: %s", node, real, wname,
-	    left[0] ? left : wfd >= 0 ? "(nothing now)" : "(cannot list it)");
+	    left[0] ? left : "(nothing now)");
 }
 
 int
