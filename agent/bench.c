@@ -71,6 +71,7 @@ struct bphase {
 	int fd_sync, fd_posted, fd_have;
 	uint64_t fd_ns;
 	uint64_t lock;			/* the node's tuning lock, held for the phase (tune.h) */
+	char cleanup_err[1024];		/* its files could not all be removed at its end */
 };
 
 /* Files a keep_files phase left for a later phase of the same controller. */
@@ -255,21 +256,18 @@ struct cleanup_arg {
 	struct release_ack ack;
 };
 
-/* Answer a release PhaseAbort: PhaseResult{released_workdir}; ok unless
- * some file could not be removed.  Any thread. */
+/* Answer a release PhaseAbort: PhaseResult{released_workdir}; ok when
+ * err is empty, else err names what could not be removed.  Any thread. */
 static void
-post_released(struct agent *a, const struct release_ack *ra, int ok)
+post_released(struct agent *a, const struct release_ack *ra, const char *err)
 {
 	Knob__Envelope env = KNOB__ENVELOPE__INIT;
 	Knob__PhaseResult r = KNOB__PHASE_RESULT__INIT;
-	char msg[BENCH_ID_MAX + 300];
 
 	if (ra->ack_id == 0)
 		return;
-	snprintf(msg, sizeof(msg), "%s: clean-up of knob.%s incomplete (see the agent's log)",
-	    a->node, ra->workdir);
-	r.ok = ok;
-	r.error = ok ? (char *)(uintptr_t)"" : msg;
+	r.ok = err[0] == '\0';
+	r.error = (char *)(uintptr_t)err;
 	r.node = a->node;
 	r.released_workdir = (char *)(uintptr_t)ra->workdir;
 	env.body_case = KNOB__ENVELOPE__BODY_PHASE_RESULT;
@@ -284,21 +282,48 @@ cleanup_run(struct work *w)
 {
 	struct cleanup_arg *ca = w->arg;
 	struct kept *k, *next;
-	int ok = 1;
+	char err[1024] = "";
 
 	for (k = ca->list; k; k = next) {
 		next = k->next;
 		if (bench_cleanup_params(&k->p) < 0) {
-			log_warnx("clean-up of %s/knob.%s incomplete", k->p.dir, k->p.workdir_id);
-			ok = 0;
+			if (err[0] == '\0')	/* one workdir per release */
+				bench_cleanup_failure(ca->a->node, &k->p, err, sizeof(err));
+			log_warnx("%s", err);
 		} else {
 			log_info("removed the files kept in %s/knob.%s", k->p.dir, k->p.workdir_id);
 			orphan_forget(ca->a, &k->p);
 		}
 		kept_free(k);
 	}
-	post_released(ca->a, &ca->ack, ok);
+	post_released(ca->a, &ca->ack, err);
 	free(ca);
+}
+
+/* Remove an ended phase's files (and those of the workdir it took over);
+ * what could not be removed goes into ph->cleanup_err for its result. */
+static void
+phase_cleanup(struct bphase *ph)
+{
+	struct bench_job *j = ph->job;
+
+	if (bench_job_cleanup(j) < 0) {
+		bench_cleanup_failure(ph->a->node, &j->p, ph->cleanup_err, sizeof(ph->cleanup_err));
+		log_warnx("phase %s: %s", ph->phase_id, ph->cleanup_err);
+	} else {
+		log_info("phase %s: removed its files in %s/%s%s", ph->phase_id, j->p.dir,
+		    j->wname, ph->aborted ? " (aborted)" : "");
+		orphan_forget(ph->a, &j->p);
+	}
+	if (ph->inherit == NULL)
+		return;
+	if (bench_cleanup_params(ph->inherit) == 0)
+		orphan_forget(ph->a, ph->inherit);
+	else if (ph->cleanup_err[0] == '\0') {
+		bench_cleanup_failure(ph->a->node, ph->inherit, ph->cleanup_err,
+		    sizeof(ph->cleanup_err));
+		log_warnx("phase %s: %s", ph->phase_id, ph->cleanup_err);
+	}
 }
 
 /* Stop hook: abort every phase, so that their runners end. */
@@ -490,6 +515,8 @@ post_result(struct bphase *ph)
 
 	bench_job_result(ph->job, &r);
 	add_measured(ph, &r);
+	if (ph->cleanup_err[0])
+		r.cleanup_error = xstrdup(ph->cleanup_err);
 	env.body_case = KNOB__ENVELOPE__BODY_PHASE_RESULT;
 	env.phase_result = &r;
 	if (!r.ok)
@@ -706,18 +733,8 @@ finish_phase(struct bphase *ph, int with_result)
 	pthread_mutex_unlock(&bs->mu);
 	/* clean up before the result, so that the controller, which releases
 	 * nothing before every result is in, finds the files gone */
-	if (!keep) {
-		if (bench_job_cleanup(j) < 0)
-			log_warnx("phase %s: clean-up of %s/%s incomplete", ph->phase_id, j->p.dir,
-			    j->wname);
-		else {
-			log_info("phase %s: removed its files in %s/%s%s", ph->phase_id, j->p.dir,
-			    j->wname, ph->aborted ? " (aborted)" : "");
-			orphan_forget(a, &j->p);
-		}
-		if (ph->inherit && bench_cleanup_params(ph->inherit) == 0)
-			orphan_forget(a, ph->inherit);
-	}
+	if (!keep)
+		phase_cleanup(ph);
 	if (with_result)
 		post_result(ph);
 	pthread_mutex_lock(&bs->mu);
@@ -943,7 +960,7 @@ release_kept_locked(struct agent *a, struct bench_state *bs, uint64_t conn_id,
 		ca->ack = ra;
 		agent_work(a, NULL, NULL, cleanup_run, NULL, ca);	/* internal: never refused */
 	} else
-		post_released(a, &ra, 1);	/* nothing kept: nothing to wait for */
+		post_released(a, &ra, "");	/* nothing kept: nothing to wait for */
 }
 
 int

@@ -337,6 +337,11 @@ void bench_result_free(Knob__PhaseResult *r);
 int bench_job_cleanup(struct bench_job *j);
 /* Remove a kept workdir described by p (same rules as bench_job_cleanup). */
 int bench_cleanup_params(const struct bench_params *p);
+/* After a failed clean-up: "NODE: clean-up of DIR/knob.ID incomplete,
+ * left: PATH, PATH/ ..." (what is still under the workdir, relative to it)
+ * into buf. */
+void bench_cleanup_failure(const char *node, const struct bench_params *p, char *buf,
+    size_t len);
 void bench_job_free(struct bench_job *j);
 /* Write bs bytes of src, stamped for (rank, key + k) at every 4 KiB k, at
  * file offset foff of fd: pwritev of the stamps and src's pieces, no copy
@@ -453,6 +458,11 @@ int ext_parse_fio_json(const char *json, struct ext_summary *out, char *err, siz
 int ext_parse_ior_text(const char *text, struct ext_summary *out, char *err, size_t errlen);
 int ext_parse_ior_json(const char *json, struct ext_summary *out, char *err, size_t errlen);
 int ext_parse_mdtest_text(const char *text, struct ext_summary *out, char *err, size_t errlen);
+/* The operation of s an ior or mdtest phase's figure is (the first the
+ * tool ran with any work: ior's write, or its read when it only read;
+ * mdtest's first File row); -1 for fio, whose directions run at once in
+ * its jobs and all count, or when no operation did any work. */
+int ext_counted_op(const struct ext_summary *s, int kind);
 /* Write an OpenMPI hostfile ("host slots=N" lines) into buf.  0 or -1. */
 int ext_hostfile(char *buf, size_t len, char *const *hosts, const uint32_t *slots, size_t n);
 /* ior/mdtest launcher: the template's words, with {np} {hostfile} {hosts}

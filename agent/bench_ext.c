@@ -296,6 +296,17 @@ ext_parse_mdtest_text(const char *text, struct ext_summary *out, char *err, size
 }
 
 int
+ext_counted_op(const struct ext_summary *s, int kind)
+{
+	if (kind == BK_FIO)
+		return -1;
+	for (size_t i = 0; i < s->n; i++)
+		if (s->op[i].bytes || s->op[i].ops)
+			return (int)i;
+	return -1;
+}
+
+int
 ext_hostfile(char *buf, size_t len, char *const *hosts, const uint32_t *slots, size_t n)
 {
 	size_t off = 0;
@@ -620,10 +631,12 @@ mpi_argv(struct bench_job *j, const char *wdir, const char *hostfile, struct str
 	    (j->p.kind == BK_IOR ? "ior" : "mdtest"));
 	for (i = 0; i < j->p.next_args; i++)
 		strvec_push(&cmd, j->p.ext_args[i]);
-	if (j->p.kind == BK_IOR && !has_arg(j->p.ext_args, "-o")) {
+	/* the tool's files go in the phase's directory: path options in the
+	 * arguments are refused (extargs.h) */
+	if (j->p.kind == BK_IOR) {
 		strvec_push(&cmd, "-o");
 		strvec_push_owned(&cmd, xasprintf("%s/ior.data", wdir));
-	} else if (j->p.kind == BK_MDTEST && !has_arg(j->p.ext_args, "-d")) {
+	} else if (j->p.kind == BK_MDTEST) {
 		strvec_push(&cmd, "-d");
 		strvec_push_owned(&cmd, xasprintf("%s/md", wdir));
 	}
@@ -738,13 +751,15 @@ parse_output(struct bench_job *j, const char *out)
 }
 
 /* The phase's times: it ends when the tool did, and starts the tool's
- * own I/O time before that, not at its set-up (fio lays files out first). */
+ * own time of the counted operation before that (fio: its longest
+ * direction), not at its set-up (fio lays files out first). */
 static void
 set_times(struct bench_job *j, uint64_t t0, uint64_t t1)
 {
-	double maxrt = 0;
+	int c = ext_counted_op(j->ext, j->p.kind);
+	double maxrt = c >= 0 ? j->ext->op[c].runtime_s : 0;
 
-	for (size_t i = 0; i < j->ext->n; i++)
+	for (size_t i = 0; c < 0 && i < j->ext->n; i++)
 		if (j->ext->op[i].runtime_s > maxrt)
 			maxrt = j->ext->op[i].runtime_s;
 	j->ext_end_ns = t1;

@@ -2,6 +2,7 @@
  * I/O threads (bench_io.c) or the external tool (bench_ext.c), the barrier,
  * the stonewall report and wear-out, the wire result and the clean-up of
  * what the ranks wrote. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -372,6 +373,41 @@ bench_job_progress(struct bench_job *j, uint64_t *bytes, uint64_t *ops, uint32_t
 	pthread_mutex_unlock(&j->mu);
 }
 
+/* An external tool's summary into r: every operation with its own
+ * figures, and the phase's bytes/ops and times from the counted one only
+ * (ior and mdtest run theirs one after the other; fio: every direction). */
+static void
+ext_result(const struct bench_job *j, Knob__PhaseResult *r)
+{
+	int c = ext_counted_op(j->ext, j->p.kind);
+
+	r->n_ext_ops = j->ext->n;
+	r->ext_ops = xcalloc(j->ext->n + 1, sizeof(*r->ext_ops));
+	for (size_t i = 0; i < j->ext->n; i++) {
+		const struct ext_op *e = &j->ext->op[i];
+		Knob__PhaseExtOp *o = xmalloc(sizeof(*o));
+
+		knob__phase_ext_op__init(o);
+		o->op = xstrdup(e->op);
+		o->bw_bytes = e->bw_bytes;
+		o->iops = e->iops;
+		o->bytes = e->bytes;
+		o->ops = e->ops;
+		o->runtime_s = e->runtime_s;
+		o->lat_p50_ns = e->p50_ns;
+		o->lat_p99_ns = e->p99_ns;
+		o->lat_p999_ns = e->p999_ns;
+		o->counted = c < 0 || (size_t)c == i;
+		r->ext_ops[i] = o;
+		if (o->counted) {
+			r->bytes += e->bytes;
+			r->ops += e->ops;
+		}
+	}
+	r->start_ns = j->ext_start_ns;
+	r->end_ns = j->ext_end_ns;
+}
+
 /* Build the wire result; strings and arrays are malloc'd (bench_result_free). */
 void
 bench_job_result(struct bench_job *j, Knob__PhaseResult *r)
@@ -415,30 +451,8 @@ bench_job_result(struct bench_job *j, Knob__PhaseResult *r)
 			err = t->err;
 		hist_merge(h, t->lat);
 	}
-	if (j->ext) {
-		r->n_ext_ops = j->ext->n;
-		r->ext_ops = xcalloc(j->ext->n + 1, sizeof(*r->ext_ops));
-		for (i = 0; i < j->ext->n; i++) {
-			const struct ext_op *e = &j->ext->op[i];
-			Knob__PhaseExtOp *o = xmalloc(sizeof(*o));
-
-			knob__phase_ext_op__init(o);
-			o->op = xstrdup(e->op);
-			o->bw_bytes = e->bw_bytes;
-			o->iops = e->iops;
-			o->bytes = e->bytes;
-			o->ops = e->ops;
-			o->runtime_s = e->runtime_s;
-			o->lat_p50_ns = e->p50_ns;
-			o->lat_p99_ns = e->p99_ns;
-			o->lat_p999_ns = e->p999_ns;
-			r->ext_ops[i] = o;
-			r->bytes += e->bytes;
-			r->ops += e->ops;
-		}
-		r->start_ns = j->ext_start_ns;
-		r->end_ns = j->ext_end_ns;
-	}
+	if (j->ext)
+		ext_result(j, r);
 	r->ext_output = xstrdup(j->ext_output ? j->ext_output : "");
 	r->ioengine = xstrdup(bench_kind_is_ext(j->p.kind) || bench_kind_is_md(j->p.kind) ? "" :
 	    bench_ioengine_name(j->ioengine));
@@ -539,6 +553,77 @@ bench_cleanup_params(const struct bench_params *p)
 	rc = cleanup_at(dfd, p);
 	close(dfd);
 	return rc;
+}
+
+/* Append item to the comma list in buf while it fits, else " ..." once. */
+static void
+left_add(char *buf, size_t len, const char *item)
+{
+	size_t n = strlen(buf);
+
+	if (n >= 4 && strcmp(buf + n - 4, " ...") == 0)
+		return;
+	if (n + strlen(item) + 2 + 5 < len)
+		snprintf(buf + n, len - n, "%s%s", n ? ", " : "", item);
+	else
+		snprintf(buf + n, len - n, " ...");
+}
+
+/* List what is left in directory fd (paths from pre) into buf, depth
+ * first, without following links; closes fd.  How many entries it held. */
+static size_t
+left_walk(int fd, const char *pre, char *buf, size_t len, int depth)
+{
+	struct dirent *de;
+	size_t n = 0;
+	DIR *d = fdopendir(fd);
+
+	if (d == NULL) {
+		close(fd);
+		return 0;
+	}
+	while ((de = readdir(d)) != NULL) {
+		char path[PATH_MAX];
+		int sub;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		n++;
+		snprintf(path, sizeof(path), "%s%s", pre, de->d_name);
+		sub = depth < 16 ? openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY |
+		    O_NOFOLLOW | O_CLOEXEC) : -1;
+		if (sub < 0) {
+			left_add(buf, len, path);
+			continue;
+		}
+		strncat(path, "/", sizeof(path) - strlen(path) - 1);
+		if (left_walk(sub, path, buf, len, depth + 1) == 0)
+			left_add(buf, len, path);	/* an empty directory is left */
+	}
+	closedir(d);
+	return n;
+}
+
+void
+bench_cleanup_failure(const char *node, const struct bench_params *p, char *buf, size_t len)
+{
+	char real[PATH_MAX], wname[BENCH_ID_MAX + 8], left[512] = "";
+	int dfd, wfd = -1, e = 0;
+
+	snprintf(wname, sizeof(wname), "knob.%s", p->workdir_id);
+	if (realpath(p->dir, real) == NULL)
+		snprintf(real, sizeof(real), "%s", p->dir);
+	if ((dfd = open(real, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+		wfd = openat(dfd, wname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		e = errno;
+		close(dfd);
+	}
+	if (wfd >= 0)
+		left_walk(wfd, "", left, sizeof(left), 0);
+	else
+		snprintf(left, sizeof(left), "(cannot open it: %s)", strerror(e ? e : errno));
+	snprintf(buf, len, "%s: clean-up of %s/%s incomplete, left: %s", node, real, wname,
+	    left[0] ? left : "(nothing now)");
 }
 
 int

@@ -6,9 +6,15 @@
  * either s.<k> directories of files_per_dir items each, or an mdtest tree
  * of depth z and branching b (-z/-b) with items in every directory or only
  * in the leaves (-L).  Timed operations use full paths by default, so the
- * kernel walks the path on every operation as it does for mdtest;
- * md_relative operates relative to an open directory instead.  Prepare
- * and clean-up always go through openat(2) with O_NOFOLLOW. */
+ * kernel walks the path on every operation as it does for mdtest: from the
+ * phase's directory descriptor ("d.<rank>/s.<k>/file.mdtest.<rank>.<i>"
+ * relative to DIR/knob.<id>), never by DIR's name, so a knob.<id> renamed
+ * and replaced by a symbolic link mid-phase does not take the phase
+ * elsewhere; creates and reads open with openat2(RESOLVE_BENEATH |
+ * RESOLVE_NO_SYMLINKS), so a symbolic link swapped in for a tree
+ * directory is refused (ELOOP).  md_relative operates relative to an open
+ * directory instead.  Prepare and clean-up always go through openat(2)
+ * with O_NOFOLLOW. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -16,7 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 
 #include "bench.h"
 #include "util.h"
@@ -186,6 +194,25 @@ item_name(int dir, uint32_t owner, uint64_t i, char *buf, size_t len)
 typedef int (*md_fn)(struct bench_thread *t, int dfd, const char *path, uint32_t owner,
     uint64_t i, uint64_t *bytes);
 
+/* Open path beneath dfd without following a symbolic link in any of its
+ * components (openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS: the same walk
+ * as openat's); a kernel without openat2 (before 5.6) gets openat with
+ * O_NOFOLLOW, which covers the last component only.  The fd or -1. */
+static int
+md_open(int dfd, const char *path, int flags, mode_t mode)
+{
+	struct open_how how = {
+		.flags = (uint64_t)flags,
+		.mode = (flags & O_CREAT) ? mode : 0,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS,
+	};
+	long fd = syscall(SYS_openat2, dfd, path, &how, sizeof(how));
+
+	if (fd >= 0 || errno != ENOSYS)
+		return (int)fd;
+	return openat(dfd, path, flags | O_NOFOLLOW, mode);
+}
+
 static int
 op_create(struct bench_thread *t, int dfd, const char *path, uint32_t owner, uint64_t i,
     uint64_t *bytes)
@@ -195,7 +222,7 @@ op_create(struct bench_thread *t, int dfd, const char *path, uint32_t owner, uin
 	int fd, e = 0;
 	ssize_t n;
 
-	fd = openat(dfd, path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	fd = md_open(dfd, path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return errno;
 	if (ws) {
@@ -243,7 +270,7 @@ op_read(struct bench_thread *t, int dfd, const char *path, uint32_t owner, uint6
 	int fd, e = 0;
 	ssize_t n;
 
-	fd = openat(dfd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	fd = md_open(dfd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0);
 	if (fd < 0)
 		return errno;
 	if (ws) {
@@ -411,10 +438,10 @@ out:
 /* ------------------------------------------------------------ timed loop */
 
 /* Where the items of the current directory are addressed from: an open
- * directory (md_relative) or a full path prefix. */
+ * directory (md_relative) or a path prefix from the phase's directory. */
 struct md_where {
-	int dfd;			/* directory, or AT_FDCWD */
-	char prefix[PATH_MAX];		/* full path of the directory, "" relative */
+	int dfd;			/* the directory (md_relative), else -1 */
+	char prefix[PATH_MAX];		/* "d.<rank>/s.<k>/" below DIR/knob.<id>, "" relative */
 	size_t plen;
 };
 
@@ -439,7 +466,7 @@ md_enter(struct bench_job *j, uint32_t owner, const struct md_shape *s, uint64_t
 	}
 	root_name(&j->p, owner, root, sizeof(root));
 	node_path(s, n, rel, sizeof(rel));
-	w->plen = (size_t)snprintf(w->prefix, sizeof(w->prefix), "%s/%s%s/", j->wpath, root, rel);
+	w->plen = (size_t)snprintf(w->prefix, sizeof(w->prefix), "%s%s/", root, rel);
 	if (w->plen >= sizeof(w->prefix) - 48) {
 		errno = ENAMETOOLONG;
 		return -1;
@@ -479,15 +506,15 @@ bench_md_run(struct bench_thread *t, uint32_t owner, uint64_t start_mono)
 			path = name;
 		}
 		t0 = now_mono_ns();
-		e = op->fn(t, w.plen ? AT_FDCWD : w.dfd, path, owner, i, &bytes);
+		e = op->fn(t, w.plen ? j->wfd : w.dfd, path, owner, i, &bytes);
 		t1 = now_mono_ns();
 		if (e) {
 			if (e < 0)
-				TERR(t, "%s: md-read %s: content is not what rank %u wrote",
-				    j->node, path, owner);
+				TERR(t, "%s: md-read %s%s%s: content is not what rank %u wrote",
+				    j->node, w.plen ? j->wpath : "", w.plen ? "/" : "", path, owner);
 			else
-				TERR(t, "%s: %s %s: %s", j->node, bench_kind_name(j->p.kind),
-				    path, strerror(e));
+				TERR(t, "%s: %s %s%s%s: %s", j->node, bench_kind_name(j->p.kind),
+				    w.plen ? j->wpath : "", w.plen ? "/" : "", path, strerror(e));
 			break;
 		}
 		limit = bench_after_op(t, t0, t1, bytes, i + 1, limit, start_mono, &walled);

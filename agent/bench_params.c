@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "bench.h"
+#include "bench_defaults.h"
+#include "extargs.h"
 #include "util.h"
 
 /* wr: 0 reads, 1 writes, 2 both (rand-rw); read: needs existing data */
@@ -171,7 +173,7 @@ data_check(struct bench_params *p, char *err, size_t errlen)
 	if (p->rwmix_read && p->kind != BK_RAND_RW)
 		PERR("a read/write mix applies to rand-rw only");
 	if (p->kind == BK_RAND_RW && p->rwmix_read == 0)
-		p->rwmix_read = 50;
+		p->rwmix_read = BENCH_RWMIX;
 	if (p->rwmix_read > 100)
 		PERR("read percentage above 100");
 	if (p->segments > 1 && !p->shared)
@@ -281,8 +283,12 @@ bench_params_from_spec(struct bench_params *p, const Knob__PhaseSpec *s,
 		p->hosts[i] = xstrdup(s->hosts[i]);
 		p->host_slots[i] = s->host_slots[i];
 	}
-	if (bench_kind_is_ext(p->kind))
+	if (bench_kind_is_ext(p->kind)) {
+		if (ext_args_check(bench_kind_name(p->kind), p->ext_args, p->next_args, err,
+		    errlen) < 0)
+			goto fail;
 		return 0;
+	}
 	if (p->compress_pct > 100)
 		PERR("compressible percentage above 100");
 	if (bench_kind_is_md(p->kind)) {
@@ -297,7 +303,7 @@ bench_params_from_spec(struct bench_params *p, const Knob__PhaseSpec *s,
 	if (data_check(p, err, errlen) < 0)
 		goto fail;
 	if (p->bs == 0)
-		p->bs = (p->kind == BK_RAND_READ || p->kind == BK_RAND_WRITE) ? 4096 : 1u << 20;
+		p->bs = bench_kind_is_rand(p->kind) ? BENCH_BS_RAND : BENCH_BS_SEQ;
 	if (p->bs < 16 || p->bs > BENCH_BS_MAX)
 		PERR("block size must be 16 B .. 64 MiB");
 	if (p->file_size == 0)

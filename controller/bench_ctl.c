@@ -212,6 +212,26 @@ finalize_phase(struct brun *br)
 	    status);
 }
 
+/* A node could not remove (or did not confirm removing) the files of
+ * workdir: into the run document's cleanup_failed, and the run fails. */
+static void
+cleanup_failed(struct brun *br, const char *node, const char *workdir, const char *msg)
+{
+	json_object *arr = NULL, *o = json_object_new_object();
+
+	log_warnx("%s", msg);
+	if (!json_object_object_get_ex(br->doc, "cleanup_failed", &arr)) {
+		arr = json_object_new_array();
+		json_object_object_add(br->doc, "cleanup_failed", arr);
+	}
+	json_object_object_add(o, "node", json_object_new_string(node));
+	json_object_object_add(o, "workdir", json_object_new_string(workdir));
+	json_object_object_add(o, "error", json_object_new_string(msg));
+	json_object_array_add(arr, o);
+	if (!br->bad)
+		br->bad = 1;
+}
+
 /* Every node is past the last phase on workdir: let them remove its files
  * (agents keep them until then, since another node may still read them). */
 static void
@@ -612,10 +632,13 @@ on_result(struct brun *br, struct fo_node *n, Knob__Envelope *m)
 	struct pnode *pn = &br->pn[n->idx];
 	const Knob__PhaseResult *r = m->phase_result;
 
+	if (r->cleanup_error[0])
+		cleanup_failed(br, n->name, br->plan[br->cur].workdir, r->cleanup_error);
 	if (r->released_workdir[0]) {
-		/* a release confirmed: that node's files are gone */
+		/* a release confirmed: that node's files are gone, or what is left */
 		if (!r->ok)
-			log_warnx("%s", r->error);
+			cleanup_failed(br, n->name, r->released_workdir, r->error[0] ? r->error :
+			    "clean-up incomplete");
 		if (br->stage == ST_RELEASE && pn->rel_wait && strcmp(br->plan[br->cur].workdir,
 		    r->released_workdir) == 0) {
 			pn->rel_wait = 0;
@@ -710,8 +733,12 @@ on_tick(struct fanout *fo)
 	if (br->stage == ST_RELEASE && now >= br->rel_deadline) {
 		for (size_t i = 0; i < fo->n; i++)
 			if (br->pn[i].rel_wait && br->pn[i].alive) {
-				log_warnx("%s: still removing the files of %s after %d s; not waiting",
-				    fo->nodes[i].name, br->plan[br->cur].workdir, RELEASE_WAIT_S);
+				char *msg = xasprintf("%s: still removing the files of knob.%s after "
+				    "%d s; not waiting (they may be left)", fo->nodes[i].name,
+				    br->plan[br->cur].workdir, RELEASE_WAIT_S);
+
+				cleanup_failed(br, fo->nodes[i].name, br->plan[br->cur].workdir, msg);
+				free(msg);
 				br->pn[i].rel_wait = 0;
 			}
 		advance(br);

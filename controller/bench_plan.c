@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_defaults.h"
 #include "bench_run.h"
 #include "util.h"
 
@@ -182,6 +183,17 @@ bench_nodes_used(uint32_t threads, size_t nnodes)
 	return threads < nnodes ? threads : nnodes;
 }
 
+/* What a data phase runs with when the request leaves it to the kind:
+ * the block size (4 KiB for rand-*, else 1 MiB) and rand-rw's read mix. */
+static void
+plan_defaults(const struct bench_req *rq, struct plan *p)
+{
+	if (p->bs == 0 && !bench_kind_md(p->kind) && !bench_kind_ext(p->kind))
+		p->bs = strncmp(p->kind, "rand-", 5) == 0 ? BENCH_BS_RAND : BENCH_BS_SEQ;
+	if (strcmp(p->kind, "rand-rw") == 0)
+		p->rwmix = rq->rwmix ? rq->rwmix : BENCH_RWMIX;
+}
+
 /* Block size, size and files of a thread count: the request's, then a
  * matching per-thread-count override; a total size is split over the
  * threads (rounded down to whole blocks). */
@@ -208,6 +220,7 @@ plan_params(const struct bench_req *rq, uint32_t threads, struct plan *p)
 		p->stripe_count = a->stripe_count ? a->stripe_count : p->stripe_count;
 		p->stripe_size = a->stripe_size ? a->stripe_size : p->stripe_size;
 	}
+	plan_defaults(rq, p);
 	if (total) {
 		uint64_t unit = p->bs ? p->bs : 1;
 
@@ -281,7 +294,7 @@ bench_make_spec(const struct brun *br, const struct plan *p, const struct pnode 
 	s->queue_depth = rq->iodepth;
 	s->ioengine = (char *)(uintptr_t)(rq->ioengine ? rq->ioengine : "");
 	s->runtime_s = rq->runtime_s;
-	s->rwmix_read = rq->rwmix;
+	s->rwmix_read = p->rwmix ? p->rwmix : rq->rwmix;	/* other kinds refuse a mix */
 	s->fallocate = rq->fallocate;
 	s->small_pages = rq->small_pages;
 	s->cpu_bind = rq->cpu_bind;

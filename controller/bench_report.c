@@ -73,11 +73,11 @@ add_warning(struct strvec *text, struct strvec **nodes, const char *w, const cha
 		strvec_push(&(*nodes)[i], node);
 }
 
-/* The measurement options of a request into a phase's "params" (ext: the
- * phase runs an external tool, whose arguments go there too).  Every key
- * here is part of a point's key in compare (stats.h). */
+/* The measurement options of a request into the "params" of its phase p
+ * (ext: the phase runs an external tool, whose arguments go there too).
+ * Every key here is part of a point's key in compare (stats.h). */
 static void
-measure_params(json_object *o, const struct bench_req *rq, int ext)
+measure_params(json_object *o, const struct bench_req *rq, const struct plan *p, int ext)
 {
 	if (ext) {
 		json_object *args = json_object_new_array();
@@ -97,7 +97,7 @@ measure_params(json_object *o, const struct bench_req *rq, int ext)
 	json_object_object_add(o, "iodepth", json_object_new_int64(rq->iodepth ? rq->iodepth : 1));
 	json_object_object_add(o, "ioengine", jstr(rq->ioengine ? rq->ioengine : "auto"));
 	json_object_object_add(o, "runtime_s", json_object_new_int64(rq->runtime_s));
-	json_object_object_add(o, "rwmix_read", json_object_new_int64(rq->rwmix));
+	json_object_object_add(o, "rwmix_read", json_object_new_int64(p->rwmix));
 	json_object_object_add(o, "fallocate", jstr(rq->fallocate ? "native" : "none"));
 	json_object_object_add(o, "segments", json_object_new_int64((int64_t)rq->segments));
 }
@@ -386,6 +386,7 @@ ext_ops_json(const Knob__PhaseResult *r)
 		json_object_object_add(xj, "lat_p50_ns", json_object_new_double(x->lat_p50_ns));
 		json_object_object_add(xj, "lat_p99_ns", json_object_new_double(x->lat_p99_ns));
 		json_object_object_add(xj, "lat_p999_ns", json_object_new_double(x->lat_p999_ns));
+		json_object_object_add(xj, "counted", json_object_new_boolean(x->counted));
 		json_object_array_add(eo, xj);
 	}
 	return eo;
@@ -492,7 +493,7 @@ phase_document(const struct brun *br, struct phase_in *in, const struct bench_ag
 	json_object_object_add(ph, "warnings", in->warns);
 	/* the measurement options go with the record's params (stored as JSON) */
 	if ((x = js_get(ph, "params")) != NULL)
-		measure_params(x, rq, ext);
+		measure_params(x, rq, p, ext);
 	if (strcmp(p->kind, "rand-rw") == 0)
 		rw_split(ph, in->res, br->fo->n);
 	for (size_t i = 0; i < br->fo->n; i++)
@@ -574,6 +575,19 @@ bench_doc_end(struct brun *br)
 
 static void print_clock(FILE *f, json_object *doc);
 
+/* The run's failed clean-ups, one line each (node, what is left). */
+static void
+print_cleanup_failed(FILE *f, json_object *doc)
+{
+	json_object *arr;
+
+	if (!json_object_object_get_ex(doc, "cleanup_failed", &arr))
+		return;
+	for (size_t i = 0; i < json_object_array_length(arr); i++)
+		fprintf(f, "clean-up failed: %s\n", js_str(json_object_array_get_idx(arr, i),
+		    "error"));
+}
+
 void
 bench_print_table(FILE *f, json_object *doc, int decimal)
 {
@@ -597,7 +611,8 @@ bench_print_table(FILE *f, json_object *doc, int decimal)
 				rundoc_fmt_rate(r2, sizeof(r2), js_num(x, "bw_bytes"), M_BW, decimal);
 			else
 				rundoc_fmt_rate(r2, sizeof(r2), js_num(x, "iops"), M_OPS, decimal);
-			fprintf(f, "  %-20s %27s\n", js_str(x, "op"), r2);
+			fprintf(f, "  %-20s %27s%s\n", js_str(x, "op"), r2,
+			    js_bool(x, "counted") ? "   (counted in RESULT)" : "");
 		}
 	}
 	for (i = 0; i < json_object_array_length(phases); i++) {
@@ -657,6 +672,7 @@ bench_print_table(FILE *f, json_object *doc, int decimal)
 		sweep_print_stragglers(f, ph);
 	}
 	print_clock(f, doc);
+	print_cleanup_failed(f, doc);
 }
 
 /* The clock line under the table: offsets are measured before every phase. */

@@ -47,7 +47,9 @@ struct pnode {
 struct plan {
 	const char *kind;
 	uint32_t threads, repeat;
-	uint64_t bs, size, md_files;	/* after size-total and per-thread-count overrides */
+	uint64_t bs, size, md_files;	/* after size-total and per-thread-count overrides;
+					 * bs: the kind's default when not given */
+	uint32_t rwmix;			/* rand-rw: percent of reads (default resolved), else 0 */
 	uint64_t files_total;		/* exact total of md items (0: md_files each) */
 	uint64_t stripe_count, stripe_size;
 	char workdir[72];

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "bench_ctl.h"
+#include "extargs.h"
 #include "log.h"
 #include "results.h"
 #include "rundoc.h"
@@ -232,6 +233,12 @@ parse_bench(struct ctl *ctl, int argc, char **argv, struct bench_req *rq)
 		fprintf(stderr, "knobctl bench: unexpected argument '%s'\n", rq->ext_args.v[0]);
 		return -1;
 	}
+	for (size_t i = 0; i < rq->kinds.n; i++)
+		if (ext_args_check(rq->kinds.v[i], rq->ext_args.v, rq->ext_args.n, err,
+		    sizeof(err)) < 0) {
+			fprintf(stderr, "knobctl bench: %s\n", err);
+			return -1;
+		}
 	if (bench_parse_sweep(threads, &rq->threads, &rq->nthreads, err, sizeof(err)) < 0) {
 		fprintf(stderr, "knobctl bench: %s\n", err);
 		return -1;
@@ -398,7 +405,10 @@ const struct cmd_entry cmd_bench_entry = {
 	CMD_NODES | CMD_FANOUT, bench_opts, cmd_bench,
 	"kinds: seq-write seq-read rand-write rand-read rand-rw md-create md-stat md-read\n"
 	"       md-remove md-mkdir md-dirstat md-rmdir\n"
-	"       fio ior mdtest (external tools; TOOL-ARGS after --)\n"
+	"       fio ior mdtest (external tools; TOOL-ARGS after --; knob puts their files in\n"
+	"       DIR/knob.<phase>/ and refuses path options: fio --directory --filename\n"
+	"       --filename_format --opendir --output --write_*_log, ior -o -f -O testFile=,\n"
+	"       mdtest -d -x)\n"
 	"       seq (= seq-write,seq-read on the same files)  rand (= rand-write,rand-read)\n"
 	"       md (= md-create,md-stat,md-read,md-remove)  mddir (= md-mkdir,md-dirstat,\n"
 	"       md-rmdir)  all  or a comma list\n"

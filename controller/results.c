@@ -12,7 +12,9 @@
  * SHA-256 and variables and the writer's identity and heartbeat, version 5
  * a phase's Lustre stripe count and size, version 6 the page size of its
  * I/O buffers ("4k" for every phase before it: huge pages came then),
- * version 7 whether its threads were pinned to CPUs ("none" before).  Other
+ * version 7 whether its threads were pinned to CPUs ("none" before),
+ * version 8 the block size and rand-rw read mix that ran where the request
+ * left them to the defaults (stored as 0 before).  Other
  * subsystems keep their own tables in the same file through
  * results_migrate() with their own component name (table schema_versions).
  *
@@ -131,6 +133,21 @@ static const char *const core_steps[] = {
 	"ALTER TABLE phases ADD COLUMN cpu_bind TEXT NOT NULL DEFAULT 'none';"
 	"UPDATE phases SET doc = json_set(doc, '$.params.cpu_bind', 'none')"
 	" WHERE doc IS NOT NULL;",
+	/* 8: the block size and read mix a data phase ran with where the request
+	 * left them out (0 before): 4 KiB for rand-read and rand-write, else
+	 * 1 MiB (rand-rw too, which ran 1 MiB blocks by default until then), and
+	 * rand-rw's 50 % reads */
+	"UPDATE phases SET block_size = CASE WHEN kind IN ('rand-read', 'rand-write') THEN 4096"
+	" ELSE 1048576 END WHERE coalesce(block_size, 0) = 0 AND kind IN ('seq-write',"
+	" 'seq-read', 'rand-read', 'rand-write', 'rand-rw');"
+	"UPDATE phases SET doc = json_set(doc, '$.params.block_size', block_size)"
+	" WHERE doc IS NOT NULL AND block_size > 0;"
+	"UPDATE phases SET params = json_set(params, '$.block_size', block_size)"
+	" WHERE json_valid(params) AND block_size > 0;"
+	"UPDATE phases SET doc = json_set(doc, '$.params.rwmix_read', 50) WHERE doc IS NOT NULL"
+	" AND kind = 'rand-rw' AND coalesce(json_extract(doc, '$.params.rwmix_read'), 0) = 0;"
+	"UPDATE phases SET params = json_set(params, '$.rwmix_read', 50) WHERE json_valid(params)"
+	" AND kind = 'rand-rw' AND coalesce(json_extract(params, '$.rwmix_read'), 0) = 0;",
 };
 
 static const struct results_schema core_schema = {

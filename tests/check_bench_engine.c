@@ -1291,25 +1291,34 @@ START_TEST(t_md_prepare_probe)
 }
 END_TEST
 
-/* Full paths or an open directory: with the work directory renamed after
- * prepare and an empty one put in its place, full-path md-stat walks the
- * path and finds nothing; --md-relative still works in the renamed one. */
+/* Full paths or an open directory: with the tree directory s.0 renamed
+ * after prepare and an empty one put in its place, full-path md-stat walks
+ * the path (d.<rank>/s.0/<item>, from the work directory's descriptor)
+ * and finds nothing.  The work directory itself renamed (and an empty one
+ * in its place) changes neither mode: --md-relative works in the renamed
+ * one, and the full-path walk starts at its descriptor, never its name. */
 START_TEST(t_md_fullpath)
 {
 	uint32_t ranks[] = { 0 };
 	struct bench_params p;
 	struct bench_job *j;
-	char a[PATH_MAX + 64], b[PATH_MAX + 64];
+	char a[PATH_MAX + 64], b[PATH_MAX + 64], w[PATH_MAX + 64], wm[PATH_MAX + 64];
 
 	for (int rel = 0; rel < 2; rel++) {
 		mkparams(&p, "md-stat", tmp, "fp", ranks, 1, 1);
 		p.md_relative = rel;
 		j = bench_job_new(&p, "testnode");
 		ck_assert_int_eq(bench_job_prepare(j), 0);
-		snprintf(a, sizeof(a), "%s/knob.fp", tmp);
-		snprintf(b, sizeof(b), "%s/knob.fp-moved", tmp);
-		ck_assert_int_eq(rename(a, b), 0);
-		ck_assert_int_eq(mkdir(a, 0755), 0);
+		snprintf(a, sizeof(a), "%s/knob.fp/d.00000000/s.0", tmp);
+		snprintf(b, sizeof(b), "%s/knob.fp/d.00000000/s.0-moved", tmp);
+		if (!rel) {	/* an open directory is opened at the phase's start */
+			ck_assert_int_eq(rename(a, b), 0);
+			ck_assert_int_eq(mkdir(a, 0755), 0);
+		}
+		snprintf(w, sizeof(w), "%s/knob.fp", tmp);
+		snprintf(wm, sizeof(wm), "%s/knob.fp-moved", tmp);
+		ck_assert_int_eq(rename(w, wm), 0);
+		ck_assert_int_eq(mkdir(w, 0755), 0);
 		bench_job_go(j);
 		while (bench_job_wait(j, 1000) != BJ_DONE)
 			;
@@ -1324,8 +1333,12 @@ START_TEST(t_md_fullpath)
 			    strstr(j->th[0].err, "No such file"), "%s", j->th[0].err);
 		}
 		bench_job_free(j);
-		ck_assert_int_eq(rmdir(a), 0);
-		ck_assert_int_eq(rename(b, a), 0);
+		ck_assert_int_eq(rmdir(w), 0);
+		ck_assert_int_eq(rename(wm, w), 0);
+		if (!rel) {
+			ck_assert_int_eq(rmdir(a), 0);
+			ck_assert_int_eq(rename(b, a), 0);
+		}
 		mkparams(&p, "md-stat", tmp, "fp", ranks, 1, 1);
 		ck_assert_int_eq(bench_cleanup_params(&p), 0);
 		bench_params_free(&p);

@@ -153,6 +153,33 @@ check_map(json_object *p, const char *want1, const char *want2)
 	ck_assert_str_eq(on2, want2);
 }
 
+/* The first number the tool printed after label, itself after the
+ * heading from (the tool's own figure of one operation). */
+static double
+printed(const char *out, const char *from, const char *label)
+{
+	const char *p = strstr(out, from);
+
+	ck_assert_msg(p && (p = strstr(p, label)), "no %s / %s in the tool's output", from, label);
+	p += strlen(label);
+	p += strcspn(p, "0123456789");
+	return strtod(p, NULL);
+}
+
+/* The phase's figure is the tool's own for the operation it counts,
+ * within the tool's rounding (ior prints MiB/s with 2 decimals, its
+ * times with 4). */
+static void
+check_counted(json_object *p, const char *op, double tool_rate)
+{
+	double rate = cu_num(p, "rate");
+
+	ck_assert_msg(json_object_get_boolean(cu_get(ext_op(p, op), "counted")),
+	    "%s is not the counted operation", op);
+	ck_assert_msg(rate > tool_rate * 0.98 && rate < tool_rate * 1.02,
+	    "phase rate %.1f, the tool's %s %.1f", rate, op, tool_rate);
+}
+
 /* The ranks ran where wanted (want1 on node01, want2 on node02), OpenMPI
  * started its daemons on both nodes through the rsh script, and the phase
  * left no files. */
@@ -196,6 +223,11 @@ START_TEST(ior_under_mpi)
 	ck_assert_int_eq(json_object_get_int64(cu_get(w, "ops")), 4 * 16);
 	ck_assert_ptr_nonnull(strstr(tool_output(p), "access              : file-per-process"));
 	ck_assert_ptr_nonnull(strstr(tool_output(p), "tasks               : 4"));
+	/* the phase is IOR's write, not write + read over the write's time */
+	check_counted(p, "write", printed(tool_output(p), "Summary of all tests", "\nwrite") *
+	    1048576.0);
+	ck_assert(!json_object_get_boolean(cu_get(r, "counted")));
+	ck_assert_int_eq(json_object_get_int64(cu_get(p, "bytes")), 4 << 20);
 	check_across(p, "0,2", "1,3");
 	json_object_put(doc);
 
@@ -210,6 +242,22 @@ START_TEST(ior_under_mpi)
 	ck_assert_double_gt(cu_num(ext_op(p, "write"), "bw_bytes"), 0);
 	json_object_put(doc);
 	ck_assert_msg(cu_count_entries(data) == 0, "files left in %s", data);
+
+	/* a test file outside --dir: refused before anything runs */
+	{
+		char *err = NULL, outside[PATH_MAX + 16];
+
+		snprintf(outside, sizeof(outside), "%s/outside", h.tmp);
+		unlink(rshlog);
+		ck_assert_int_eq(harness_knobctl(&h, NULL, &err, "bench ior -w @all --dir %s "
+		    "--threads 2 --mpirun-args '%s' --tool %s/ior -- -w -o %s/f", data, mpiargs,
+		    peers, outside), 2);
+		ck_assert_msg(strstr(err, "ior -o (in '-o'): path options of the tool are refused"),
+		    "%s", err);
+		ck_assert_int_ne(access(outside, F_OK), 0);
+		ck_assert_int_ne(access(rshlog, F_OK), 0);	/* no mpirun ran */
+		free(err);
+	}
 }
 END_TEST
 
@@ -233,6 +281,9 @@ START_TEST(mdtest_under_mpi)
 	ck_assert_double_gt(cu_num(ext_op(p, "File removal"), "iops"), 0);
 	ck_assert_int_eq(json_object_get_int64(cu_get(ext_op(p, "File creation"), "ops")), 120);
 	ck_assert_ptr_nonnull(strstr(tool_output(p), "3 tasks, 120 files"));
+	/* the phase is mdtest's file creation, not every File row added up */
+	check_counted(p, "File creation", printed(tool_output(p), "SUMMARY rate", "File creation"));
+	ck_assert_int_eq(json_object_get_int64(cu_get(p, "ops")), 120);
 	check_map(p, "0,2", "1");
 	json_object_put(doc);
 	ck_assert_msg(cu_count_entries(data) == 0, "files left in %s", data);

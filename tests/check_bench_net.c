@@ -56,8 +56,8 @@ remove_data(void)
 		    (long)faked[i], (long)faked[i]);
 	nfaked = 0;
 	unmount_tmpfs();
-	if (data[0])
-		harness_sh("rm -rf '%s'", data);
+	if (data[0])	/* chattr: a test may have left a directory immutable */
+		harness_sh("chattr -R -i '%s' 2>/dev/null; rm -rf '%s'", data, data);
 	data[0] = '\0';
 }
 
@@ -111,13 +111,10 @@ wait_empty(int secs)
 	return -1;
 }
 
-/* Wait up to secs for rank's file f.RANK in the run directory under data; 1 when it is there. */
+/* Wait up to secs for a path matching pattern pat; 1 when one is there. */
 static int
-wait_rank_file(int rank, int secs)
+wait_glob(const char *pat, int secs)
 {
-	char pat[PATH_MAX + 32];
-
-	snprintf(pat, sizeof(pat), "%s/knob.*/f.%08d", data, rank);
 	for (int i = 0; i < secs * 10; i++) {
 		glob_t g;
 		int found = glob(pat, 0, NULL, &g) == 0 && g.gl_pathc > 0;
@@ -128,6 +125,16 @@ wait_rank_file(int rank, int secs)
 		usleep(100000);	/* polling a condition with a deadline */
 	}
 	return 0;
+}
+
+/* Wait up to secs for rank's file f.RANK in the run directory under data; 1 when it is there. */
+static int
+wait_rank_file(int rank, int secs)
+{
+	char pat[PATH_MAX + 32];
+
+	snprintf(pat, sizeof(pat), "%s/knob.*/f.%08d", data, rank);
+	return wait_glob(pat, secs);
 }
 
 /* The only knob.* directory under data (after a --keep run). */
@@ -545,6 +552,127 @@ START_TEST(controller_gone_lease)
 	waitpid(pid, &st, 0);
 	/* connection closed: no need to wait for the 30 s lease */
 	ck_assert_msg(wait_empty(5) >= 0, "files left after the controller was killed");
+}
+END_TEST
+
+/* Start a slow md-create (40 files at 10/s) on node01 with its JSON into
+ * outf; returns once its rank 0 has created a few files in s.0. */
+static pid_t
+slow_md_create(const char *outf)
+{
+	char pat[PATH_MAX + 64];
+	pid_t pid = knobctl_bg(outf, "--json bench md-create -w node01 --dir %s --threads 1 "
+	    "--files 40 --files-per-dir 40 --rate-iops 10", data);
+
+	snprintf(pat, sizeof(pat), "%s/knob.*/d.00000000/s.0/file.mdtest.0.3", data);
+	ck_assert_msg(wait_glob(pat, 60), "md-create never made its files");
+	return pid;
+}
+
+/* A metadata phase stays beneath its directory when a symbolic link is
+ * swapped in mid-phase: (1) its tree directory s.0 renamed and replaced
+ * by a link to a directory outside (root can do that): the next create
+ * is refused (ELOOP), the phase fails, nothing is made outside; (2)
+ * knob.<id> itself renamed and replaced by a link to an outside tree of
+ * the same names (the owner of --dir can do that without root): the
+ * phase goes on in its own directory, which its descriptor holds, and
+ * nothing is made outside.  Before, both created files outside --dir. */
+START_TEST(md_symlink_swap)
+{
+	char outf[PATH_MAX + 16], out1[PATH_MAX + 16], out2[PATH_MAX + 16], kd[PATH_MAX];
+	char *out = NULL;
+	json_object *doc;
+	pid_t pid;
+	int st;
+
+	snprintf(outf, sizeof(outf), "%s/swap.json", h.tmp);
+	snprintf(out1, sizeof(out1), "%s/outside1", h.tmp);
+	snprintf(out2, sizeof(out2), "%s/outside2", h.tmp);
+	ck_assert_int_eq(harness_sh("mkdir -p '%s' '%s/d.00000000/s.0'", out1, out2), 0);
+	pid = slow_md_create(outf);
+	kept_dir(kd, sizeof(kd));
+	ck_assert_int_eq(harness_sh("cd '%s/d.00000000' && mv s.0 s.0.moved && ln -s '%s' s.0",
+	    kd, out1), 0);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_int_eq(cu_count_entries(out1), 0);
+	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 1);
+	ck_assert_int_eq(read_file_bounded(outf, 1 << 24, &out, NULL), 0);
+	ck_assert_ptr_nonnull(doc = json_tokener_parse(out));
+	ck_assert_str_eq(cu_str(cu_phase(doc, 0), "status"), "failed");
+	ck_assert_ptr_nonnull(strstr(json_object_to_json_string(cu_get(cu_phase(doc, 0),
+	    "errors")), "Too many levels of symbolic links"));
+	json_object_put(doc);
+	free(out);
+	ck_assert_int_ge(wait_empty(5), 0);
+
+	pid = slow_md_create(outf);
+	kept_dir(kd, sizeof(kd));
+	ck_assert_int_eq(harness_sh("mv '%s' '%s.moved' && ln -s '%s' '%s'", kd, kd, out2, kd), 0);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_int_eq(harness_sh_int("ls '%s/d.00000000/s.0' | wc -l", out2), 0);
+	ck_assert_int_eq(harness_sh_int("ls '%s.moved/d.00000000/s.0' | wc -l", kd), 40);
+}
+END_TEST
+
+/* rand-rw without --bs and --rwmix runs the documented 4 KiB blocks and
+ * 50 % reads, and its record says so (params.block_size, rwmix_read), as
+ * every data kind's record gives the block size that ran: before, rand-rw
+ * ran 1 MiB blocks and stored block_size 0 and rwmix_read 0. */
+START_TEST(rand_rw_defaults)
+{
+	json_object *doc, *p;
+	int rc;
+
+	doc = bench_json(&rc, "rand-rw,seq-write -w node01 --dir %s --threads 1 --size 4m", data);
+	ck_assert_int_eq(rc, 0);
+	p = cu_phase(doc, 0);
+	ck_assert_str_eq(cu_str(p, "kind"), "rand-rw");
+	ck_assert_int_eq(cu_int(p, "bytes"), 4 << 20);
+	ck_assert_int_eq(cu_int(p, "ops"), (4 << 20) / 4096);
+	ck_assert_int_eq(cu_int(cu_get(p, "params"), "block_size"), 4096);
+	ck_assert_int_eq(cu_int(cu_get(p, "params"), "rwmix_read"), 50);
+	p = cu_phase(doc, 1);
+	ck_assert_int_eq(cu_int(p, "ops"), 4);
+	ck_assert_int_eq(cu_int(cu_get(p, "params"), "block_size"), 1 << 20);
+	ck_assert_int_eq(cu_int(cu_get(p, "params"), "rwmix_read"), 0);
+	json_object_put(doc);
+	ck_assert_int_ge(wait_empty(5), 0);
+}
+END_TEST
+
+/* A clean-up that fails (the phase's directory made immutable while it
+ * writes, so its file cannot be unlinked) is a failure the user sees: exit
+ * 1, and the run's cleanup_failed names the node and the file left.  Before, one warning on stderr and exit 0. */
+START_TEST(cleanup_failure_reported)
+{
+	char outf[PATH_MAX + 16], kd[PATH_MAX], *out = NULL;
+	json_object *doc, *cf;
+	const char *err;
+	pid_t pid;
+	int st;
+
+	snprintf(outf, sizeof(outf), "%s/cf.json", h.tmp);
+	pid = knobctl_bg(outf, "--json bench seq-write -w node01 --dir %s --threads 1 "
+	    "--size 2m --bs 64k --rate-iops 20", data);
+	ck_assert_msg(wait_rank_file(0, 60), "node01 never created its file");
+	kept_dir(kd, sizeof(kd));
+	ck_assert_int_eq(harness_sh("chattr +i '%s'", kd), 0);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_int_eq(harness_sh("chattr -i '%s'", kd), 0);
+	ck_assert(WIFEXITED(st));
+	ck_assert_int_eq(WEXITSTATUS(st), 1);
+	ck_assert_int_eq(read_file_bounded(outf, 1 << 24, &out, NULL), 0);
+	ck_assert_ptr_nonnull(doc = json_tokener_parse(out));
+	ck_assert_str_eq(cu_str(doc, "status"), "degraded-or-failed");
+	cf = cu_get(doc, "cleanup_failed");
+	ck_assert_int_eq(json_object_array_length(cf), 1);
+	ck_assert_str_eq(cu_str(json_object_array_get_idx(cf, 0), "node"), "node01");
+	err = cu_str(json_object_array_get_idx(cf, 0), "error");
+	ck_assert_msg(strstr(err, "node01: clean-up of ") && strstr(err, " incomplete, left: "
+	    "f.00000000"), "error: %s", err);
+	ck_assert_int_eq(cu_count_entries(kd), 1);	/* the file is left, as it says */
+	json_object_put(doc);
+	free(out);
 }
 END_TEST
 
@@ -1171,6 +1299,9 @@ main(void)
 	ADD(md_sweep);
 	ADD(measure_options);
 	ADD(agent_killed_degraded);
+	ADD(cleanup_failure_reported);
+	ADD(rand_rw_defaults);
+	ADD(md_symlink_swap);
 	ADD(controller_gone_lease);
 	ADD(stonewall_across_nodes);
 	ADD(stonewall_finished_first);

@@ -12,6 +12,7 @@
 #include "testutil.h"
 #include "bench.h"
 #include "bench_ctl.h"
+#include "extargs.h"
 #include "hist.h"
 #include "opt.h"
 #include "util.h"
@@ -571,6 +572,18 @@ START_TEST(t_hostfile)
 }
 END_TEST
 
+/* A spec of phase run1-p1 in /scratch/x: kind, ranks[0..n) of n threads. */
+static void
+spec_init(Knob__PhaseSpec *s, const char *kind, uint32_t *ranks, size_t n)
+{
+	s->phase_id = (char *)(uintptr_t)"run1-p1";
+	s->kind = (char *)(uintptr_t)kind;
+	s->dir = (char *)(uintptr_t)"/scratch/x";
+	s->threads_total = (uint32_t)n;
+	s->ranks = ranks;
+	s->n_ranks = n;
+}
+
 START_TEST(t_spec_refusals)
 {
 	Knob__PhaseSpec s = KNOB__PHASE_SPEC__INIT;
@@ -578,12 +591,7 @@ START_TEST(t_spec_refusals)
 	uint32_t ranks[] = { 0, 1 };
 	char err[256];
 
-	s.phase_id = (char *)(uintptr_t)"run1-p1";
-	s.kind = (char *)(uintptr_t)"seq-write";
-	s.dir = (char *)(uintptr_t)"/scratch/x";
-	s.threads_total = 2;
-	s.ranks = ranks;
-	s.n_ranks = 2;
+	spec_init(&s, "seq-write", ranks, 2);
 	ck_assert_int_eq(bench_params_from_spec(&p, &s, "", err, sizeof(err)), 0);
 	ck_assert_uint_eq(p.bs, 1u << 20);	/* defaults */
 	ck_assert_str_eq(p.workdir_id, "run1-p1");
@@ -681,6 +689,65 @@ START_TEST(t_bench_options)
 }
 END_TEST
 
+/* Path options of the external tools are refused: by knobctl before
+ * anything runs (exit 2), and by the agent from a spec (a play, another
+ * controller); every form a tool reads (fio's -opt and prefixes through
+ * getopt_long_only, IOR's and mdtest's letters in a group, IOR -O
+ * directives), and nothing else (fio --direct, --output-format,
+ * --filesize; IOR -O summaryFormat; the usual flags). */
+START_TEST(t_ext_path_args)
+{
+	static const char *const bad[] = {
+		"fio -- --directory=/elsewhere", "fio -- --directory /elsewhere",
+		"fio -- -directory=/x", "fio -- --directo=/x", "fio -- --filename=/dev/sdz",
+		"fio -- --name=a --filename_format=/x/$jobnum", "fio -- --opendir=/x",
+		"fio -- --output=/x", "fio -- --write_lat_log=/x/lat",
+		"ior -- -o /elsewhere/f", "ior -- -o/elsewhere/f", "ior -- -w -r -wo /x",
+		"ior -- -O testFile=/x", "ior -- -O summaryFormat=JSON,summaryFile=/x",
+		"ior -- -f /tmp/script", "ior -- -lrandom",
+		"mdtest -- -d /elsewhere", "mdtest -- -d/elsewhere", "mdtest -- -n 10 -x /x/st",
+		"seq-write,mdtest -- -u -d /x",
+	};
+	static const char *const good[] = {
+		"fio -- --name=x --rw=randrw --bs=4k --size=1m --direct=1 --filesize=1m",
+		"fio -- --rw=write --output-format=json --numjobs=2 --fsync=1",
+		"ior -- -a POSIX -w -r -e -F -t 64k -b 1m -O summaryFormat=JSON",
+		"mdtest -- -a POSIX -F -C -T -r -n 40 -u -z 2 -b 3",
+	};
+	Knob__PhaseSpec s = KNOB__PHASE_SPEC__INIT;
+	char *args[] = { (char *)(uintptr_t)"-o", (char *)(uintptr_t)"/elsewhere" }, err[512];
+	uint32_t ranks[] = { 0 };
+	struct bench_params p;
+	struct bench_req rq;
+
+	for (size_t i = 0; i < nitems(bad); i++) {
+		char *a = xasprintf("bench --dir /d %s", bad[i]);
+
+		ck_assert_msg(parse(&rq, a) < 0, "accepted %s", bad[i]);
+		bench_req_free(&rq);
+		free(a);
+	}
+	for (size_t i = 0; i < nitems(good); i++) {
+		char *a = xasprintf("bench --dir /d %s", good[i]);
+
+		ck_assert_msg(parse(&rq, a) == 0, "refused %s", good[i]);
+		bench_req_free(&rq);
+		free(a);
+	}
+	ck_assert_int_eq(ext_args_check("ior", args, 2, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "ior -o (in '-o'): path options of the tool are refused"), "%s",
+	    err);
+	/* the agent refuses it from a spec too */
+	spec_init(&s, "ior", ranks, 1);
+	s.ext_args = args;
+	s.n_ext_args = 2;
+	ck_assert_int_eq(bench_params_from_spec(&p, &s, "", err, sizeof(err)), -1);
+	s.n_ext_args = 0;
+	ck_assert_int_eq(bench_params_from_spec(&p, &s, "", err, sizeof(err)), 0);
+	bench_params_free(&p);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -702,6 +769,7 @@ main(void)
 	tcase_add_test(tc, t_hostfile);
 	tcase_add_test(tc, t_spec_refusals);
 	tcase_add_test(tc, t_bench_options);
+	tcase_add_test(tc, t_ext_path_args);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }

@@ -142,7 +142,7 @@ START_TEST(t_migrate_v1)
 	free(sql);
 
 	db = open_db();
-	ck_assert_int_eq(user_version(db), 7);
+	ck_assert_int_eq(user_version(db), 8);
 	ck_assert_int_eq(results_runs(db, &r, &n), 0);
 	ck_assert_uint_eq(n, 1);
 	ck_assert_str_eq(r[0].status, "ok");
@@ -183,7 +183,7 @@ START_TEST(t_migrate_v1)
 	sqlite3_close(db);
 	/* opening again does nothing more */
 	db = open_db();
-	ck_assert_int_eq(user_version(db), 7);
+	ck_assert_int_eq(user_version(db), 8);
 	sqlite3_close(db);
 }
 END_TEST
@@ -211,7 +211,7 @@ START_TEST(t_migrate_v3)
 	free(sql);
 
 	db = open_db();
-	ck_assert_int_eq(user_version(db), 7);
+	ck_assert_int_eq(user_version(db), 8);
 	ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT play_file, play_text, play_hash, boot_id,"
 	    " pid_start, heartbeat_ns = ended_ns, label, profile FROM runs WHERE id = ?", -1, &st,
 	    NULL), SQLITE_OK);
@@ -423,7 +423,42 @@ START_TEST(t_extension_schema)
 	s.nsteps = 1;
 	ck_assert_int_eq(results_migrate(db, &s, err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "newer"));
-	ck_assert_int_eq(user_version(db), 7);
+	ck_assert_int_eq(user_version(db), 8);
+	sqlite3_close(db);
+}
+END_TEST
+
+/* Version 8: phases stored with block size 0 (the request left it to the
+ * default) get what ran: rand-rw 1 MiB (its default then) and 50 % reads,
+ * rand-read 4 KiB, seq 1 MiB; md phases keep 0. */
+START_TEST(t_migrate_v7_defaults)
+{
+	static const char *const kinds[] = { "rand-rw", "rand-read", "seq-write", "md-create" };
+	static const int64_t want[] = { 1048576, 4096, 1048576, 0 };
+	sqlite3 *db = open_db();
+	sqlite3_stmt *st;
+	json_object *d = mk_doc("20260101-000001-aaaa", 1767225601000000000ll);
+
+	for (size_t i = 0; i < nitems(kinds); i++)
+		add_phase(d, mk_phase(kinds[i], 1, 1, 1e6, 0, "ok"));
+	ck_assert_int_eq(results_store(db, d), 0);
+	json_object_put(d);
+	ck_assert_int_eq(sqlite3_exec(db, "PRAGMA user_version = 7", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	db = open_db();
+	ck_assert_int_eq(user_version(db), 8);
+	ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT kind, block_size,"
+	    " json_extract(doc, '$.params.block_size'), json_extract(params, '$.block_size'),"
+	    " coalesce(json_extract(doc, '$.params.rwmix_read'), 0) FROM phases ORDER BY seq", -1,
+	    &st, NULL), SQLITE_OK);
+	for (size_t i = 0; i < nitems(kinds); i++) {
+		ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+		ck_assert_str_eq((const char *)sqlite3_column_text(st, 0), kinds[i]);
+		for (int c = 1; c <= 3; c++)
+			ck_assert_int_eq(sqlite3_column_int64(st, c), want[i]);
+		ck_assert_int_eq(sqlite3_column_int64(st, 4), i == 0 ? 50 : 0);
+	}
+	sqlite3_finalize(st);
 	sqlite3_close(db);
 }
 END_TEST
@@ -1157,6 +1192,7 @@ main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, t_migrate_v1);
 	tcase_add_test(tc, t_migrate_v3);
+	tcase_add_test(tc, t_migrate_v7_defaults);
 	tcase_add_test(tc, t_writer_gone);
 	tcase_add_test(tc, t_heartbeat);
 	tcase_add_test(tc, t_extension_schema);
