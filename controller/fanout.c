@@ -700,7 +700,8 @@ usable_cpus(void)
 
 /* How many loops: one unless every callback is per node and the transport
  * is TLS; then --threads, or by default the usable CPUs with at least
- * FO_MIN_SHARE nodes each; never more than the nodes. */
+ * FO_MIN_SHARE nodes each; never more than the nodes, nor than --fanout N
+ * (each loop gets a share of N, at least one). */
 static size_t
 loops_for(const struct fanout *fo, const struct fo_ops *ops)
 {
@@ -718,7 +719,16 @@ loops_for(const struct fanout *fo, const struct fo_ops *ops)
 	}
 	if (t > fo->n)
 		t = fo->n;
+	if (fo->ctl->fanout > 0 && t > (size_t)fo->ctl->fanout)
+		t = (size_t)fo->ctl->fanout;
 	return t ? t : 1;
+}
+
+/* Loop k's share of total over nl loops: the shares add up to total. */
+static size_t
+loop_share(size_t total, size_t nl, size_t k)
+{
+	return total / nl + (k < total % nl);
 }
 
 /* Split the nodes over nl loops (every nl-th node each) with their epoll
@@ -741,8 +751,8 @@ loops_make(struct fanout *fo, size_t nl)
 		l->step = nl;
 		l->count = k < fo->n ? (fo->n - k + nl - 1) / nl : 0;
 		l->active = l->count;
-		l->window = (FO_WINDOW + nl - 1) / nl;
-		l->limit = limit ? (limit + nl - 1) / nl : 0;
+		l->window = nl > FO_WINDOW ? 1 : loop_share(FO_WINDOW, nl, k);
+		l->limit = loop_share(limit, nl, k);	/* 0: unbounded */
 		if ((l->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0) {
 			log_warn("epoll_create1");
 			return -1;

@@ -383,6 +383,123 @@ START_TEST(handshake_timeout)
 }
 END_TEST
 
+/* Black holes: n listeners on 127.87.0.1, ports 20100 up, in this
+ * process's namespace; TCP connects, TLS never answers.  0 or -1. */
+static int
+holes_listen(int *lfd, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(20100 + i) };
+		int one = 1;
+
+		inet_pton(AF_INET, "127.87.0.1", &sa.sin_addr);
+		lfd[i] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (lfd[i] < 0 || setsockopt(lfd[i], SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+		    bind(lfd[i], (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(lfd[i], 16) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Drop the connections of cfd[0..*nc) whose peer closed; bytes are read
+ * and ignored. */
+static void
+holes_drop_closed(int *cfd, int *nc)
+{
+	char buf[4096];
+
+	for (int i = 0; i < *nc; i++) {
+		ssize_t r;
+
+		while ((r = recv(cfd[i], buf, sizeof(buf), MSG_DONTWAIT)) > 0)
+			;
+		if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
+			close(cfd[i]);
+			cfd[i--] = cfd[--*nc];
+		}
+	}
+}
+
+/* The most connections open at once on lfd[0..n) until stop is readable.
+ * Each round accepts every pending connection, then reads every peer's
+ * close before counting: a node closed before the next one connected is
+ * never counted with it. */
+static int
+holes_count(const int *lfd, int n, int stop)
+{
+	struct pollfd pf[8];
+	int cfd[64], nc = 0, most = 0;
+
+	for (;;) {
+		for (int i = 0; i < n; i++) {
+			int c;
+
+			while (nc < (int)nitems(cfd) && (c = accept4(lfd[i], NULL, NULL, SOCK_CLOEXEC)) >= 0)
+				cfd[nc++] = c;
+		}
+		holes_drop_closed(cfd, &nc);
+		if (nc > most)
+			most = nc;
+		for (int i = 0; i < n; i++)
+			pf[i] = (struct pollfd){ .fd = lfd[i], .events = POLLIN };
+		pf[n] = (struct pollfd){ .fd = stop, .events = POLLIN };
+		if (poll(pf, (nfds_t)n + 1, 20) > 0 && pf[n].revents)
+			return most;
+	}
+}
+
+/* --fanout N bounds the whole command, not each fan-out thread: six
+ * black-hole nodes, four threads, --fanout 2; the listeners (in the
+ * controller's namespace) never see more than two connections open at
+ * once (review G, finding 2: each thread took ceil(N / threads), four). */
+START_TEST(fanout_bounds_all_threads)
+{
+	int ready[2], stop[2], res[2], lfd[6], most = -1, rc, st;
+	char inv[PATH_MAX], *out = NULL;
+	FILE *f;
+	pid_t pid;
+
+	ck_assert(pipe(ready) == 0 && pipe(stop) == 0 && pipe(res) == 0);
+	if ((pid = fork()) == 0) {
+		char c = 1;
+
+		close(stop[1]);
+		if (harness_enter_ns(h.ctl_ns) < 0 || holes_listen(lfd, 6) < 0)
+			_exit(1);
+		if (write(ready[1], &c, 1) != 1)
+			_exit(1);
+		most = holes_count(lfd, 6, stop[0]);
+		_exit(write(res[1], &most, sizeof(most)) == sizeof(most) ? 0 : 1);
+	}
+	ck_assert_int_gt(pid, 0);
+	close(ready[1]);
+	close(res[1]);
+	snprintf(inv, sizeof(inv), "%s/holes.xml", h.tmp);
+	ck_assert_ptr_nonnull(f = fopen(inv, "w"));
+	fprintf(f, "<cluster>\n  <tls ca=\"ca/ca.crt\" cert=\"ca/controller.crt\" "
+	    "key=\"ca/controller.key\"/>\n  <results db=\"results.db\"/>\n");
+	for (int i = 0; i < 6; i++)
+		fprintf(f, "  <node name=\"hole%d\" addr=\"127.87.0.1\" port=\"%d\"/>\n", i + 1, 20100 + i);
+	fprintf(f, "</cluster>\n");
+	fclose(f);
+	ck_assert_msg(read(ready[0], &st, 1) == 1, "black holes did not start");
+	rc = harness_knobctl(&h, &out, NULL, "-c %s --no-mux --connect-timeout 1 "
+	    "ping -w hole[1-6] --threads 4 --fanout 2", inv);
+	close(stop[1]);
+	ck_assert(read(res[0], &most, sizeof(most)) == sizeof(most));
+	waitpid(pid, &st, 0);
+	close(ready[0]);
+	close(stop[0]);
+	close(res[0]);
+	fprintf(stderr, "fanout_bounds_all_threads: at most %d connection(s) open at once\n", most);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_msg(strstr(out, "hole[1-6] (6): unreachable: TLS handshake timed out") != NULL,
+	    "%s", out);
+	ck_assert_msg(most >= 1 && most <= 2, "%d connections in flight at once (--fanout 2)", most);
+	free(out);
+}
+END_TEST
+
 /* An agent that is connected but busy past --timeout: that node is
  * "timeout", the others finish.  The busy agent is a real apply held by
  * the --test-hooks pause point, tuning a sysctl of its own namespace. */
@@ -494,6 +611,7 @@ main(void)
 	tcase_add_test(tc, accepted_socket_options);
 	tcase_add_test(tc, exclusion_and_usage_errors);
 	tcase_add_test(tc, handshake_timeout);
+	tcase_add_test(tc, fanout_bounds_all_threads);
 	tcase_add_test(tc, request_timeout);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("stdio");
