@@ -454,22 +454,32 @@ render_verify(struct fanout *fo, struct fo_node *n, void *arg)
 	return s;
 }
 
-/* Failed beats drift beats ok; pending-restart keys leave a node ok (its
- * text says so). */
+/* Key states that make a verified node not ok, worst first: a key that
+ * could not be checked (unsupported, skipped) is no match.  Pending-restart
+ * and protected keys leave a node ok, as apply counts them (its text says
+ * so). */
+static const struct {
+	Knob__KeyState key;
+	int status;
+} verify_worst[] = {
+	{ KNOB__KEY_STATE__KEY_FAILED, NS_FAILED },
+	{ KNOB__KEY_STATE__KEY_DRIFT, NS_DRIFT },
+	{ KNOB__KEY_STATE__KEY_SKIPPED, NS_SKIPPED },
+	{ KNOB__KEY_STATE__KEY_UNSUPPORTED, NS_UNSUPPORTED },
+};
+
+/* The node's verify status: the worst of its keys' (verify_worst). */
 static int
 status_verify(const Knob__Envelope *reply, const struct tune_opts *o)
 {
 	const Knob__VerifyResult *r = reply->verify_result;
-	int st = NS_OK;
 
 	(void)o;
-	for (size_t k = 0; k < r->n_keys; k++) {
-		if (r->keys[k]->state == KNOB__KEY_STATE__KEY_FAILED)
-			st = NS_FAILED;
-		else if (r->keys[k]->state == KNOB__KEY_STATE__KEY_DRIFT && st == NS_OK)
-			st = NS_DRIFT;
-	}
-	return st;
+	for (size_t i = 0; i < nitems(verify_worst); i++)
+		for (size_t k = 0; k < r->n_keys; k++)
+			if (r->keys[k]->state == verify_worst[i].key)
+				return verify_worst[i].status;
+	return NS_OK;
 }
 
 /* verify [PROFILE] (want_profile 2) or active (0, active_only): one

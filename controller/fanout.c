@@ -142,6 +142,8 @@ fanout_free(struct fanout *fo)
 			SSL_SESSION_free(n->ticket);
 	}
 	free(fo->nodes);
+	free(fo->addrs);
+	fo->addrs = NULL;
 	free(fo->loops);
 	fo->loops = NULL;
 	fo->nloops = 0;
@@ -277,34 +279,31 @@ connect_error(int e)
 	return strerror(e);
 }
 
-/* Start a non-blocking connect for n. */
+/* Start a non-blocking connect for n, to its address looked up before
+ * the run (fanout_resolve). */
 static void
 node_connect(struct fanout *fo, struct fo_node *n)
 {
-	struct addrinfo hints, *res = NULL;
-	char port[16];
+	const struct fo_addr *a = &fo->addrs[n->idx];
 	int r, one = 1;
 
 	n->phase = FO_CONNECTING;
 	fanout_deadline(n, fo->ctl->connect_timeout);
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_NUMERICSERV;
-	snprintf(port, sizeof(port), "%d", n->port);
-	r = getaddrinfo(n->addr, port, &hints, &res);
-	if (r != 0) {
-		fanout_end(fo, n, NS_UNREACHABLE, "cannot resolve: %s", gai_strerror(r));
+	if (a->state != FO_ADDR_OK) {
+		if (a->state == FO_ADDR_FAILED)
+			fanout_end(fo, n, NS_UNREACHABLE, "cannot resolve: %s", gai_strerror(a->gai));
+		else
+			fanout_end(fo, n, NS_UNREACHABLE, "cannot resolve: no answer within %.1fs",
+			    fo->ctl->connect_timeout);
 		return;
 	}
-	n->fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	n->fd = socket(a->sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (n->fd < 0) {
-		freeaddrinfo(res);
 		fanout_end(fo, n, NS_FAILED, "socket: %s", strerror(errno));
 		return;
 	}
 	setsockopt(n->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	r = connect(n->fd, res->ai_addr, res->ai_addrlen);
-	freeaddrinfo(res);
+	r = connect(n->fd, (const struct sockaddr *)&a->sa, a->len);
 	if (r < 0 && errno != EINPROGRESS) {
 		fanout_end(fo, n, NS_UNREACHABLE, "%s", connect_error(errno));
 		return;
@@ -700,7 +699,8 @@ usable_cpus(void)
 
 /* How many loops: one unless every callback is per node and the transport
  * is TLS; then --threads, or by default the usable CPUs with at least
- * FO_MIN_SHARE nodes each; never more than the nodes. */
+ * FO_MIN_SHARE nodes each; never more than the nodes, nor than --fanout N
+ * (each loop gets a share of N, at least one). */
 static size_t
 loops_for(const struct fanout *fo, const struct fo_ops *ops)
 {
@@ -718,7 +718,16 @@ loops_for(const struct fanout *fo, const struct fo_ops *ops)
 	}
 	if (t > fo->n)
 		t = fo->n;
+	if (fo->ctl->fanout > 0 && t > (size_t)fo->ctl->fanout)
+		t = (size_t)fo->ctl->fanout;
 	return t ? t : 1;
+}
+
+/* Loop k's share of total over nl loops: the shares add up to total. */
+static size_t
+loop_share(size_t total, size_t nl, size_t k)
+{
+	return total / nl + (k < total % nl);
 }
 
 /* Split the nodes over nl loops (every nl-th node each) with their epoll
@@ -741,8 +750,8 @@ loops_make(struct fanout *fo, size_t nl)
 		l->step = nl;
 		l->count = k < fo->n ? (fo->n - k + nl - 1) / nl : 0;
 		l->active = l->count;
-		l->window = (FO_WINDOW + nl - 1) / nl;
-		l->limit = limit ? (limit + nl - 1) / nl : 0;
+		l->window = nl > FO_WINDOW ? 1 : loop_share(FO_WINDOW, nl, k);
+		l->limit = loop_share(limit, nl, k);	/* 0: unbounded */
 		if ((l->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0) {
 			log_warn("epoll_create1");
 			return -1;
@@ -803,8 +812,10 @@ fanout_run(struct fanout *fo, const struct fo_ops *ops, void *user)
 	fo->tr = fanout_transport(fo, ops);
 	if (fo->tr == &fo_tls_transport && ctl_ssl(fo->ctl) == NULL)
 		return -1;
-	if (fo->tr == &fo_tls_transport)
+	if (fo->tr == &fo_tls_transport) {
 		SSL_CTX_sess_set_new_cb(fo->ctl->ssl, new_session);
+		fanout_resolve(fo);	/* before any deadline starts */
+	}
 	if (fo->ctl->ssh.via)
 		libssh2_init(0);
 	raise_nofile(fo->n);

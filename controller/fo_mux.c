@@ -22,8 +22,10 @@
  * Messages are queued and written together (one writev for many nodes),
  * and read 64 KiB at a time: the per-node cost of the relay is the
  * holder's TLS, not the channel.  The socket must be ours alone: a unix
- * socket of our uid, mode 0600 (the holder also checks the peer's uid);
- * anything else and we dial the nodes ourselves. */
+ * socket of our uid, mode 0600, and the process listening on it of our
+ * uid too (SO_PEERCRED, after each connect; the holder checks ours the
+ * same way); anything else and we dial the nodes ourselves.  The trust
+ * question is bounded by --connect-timeout: a hung holder costs that. */
 #include <errno.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -34,7 +36,6 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/time.h>
 #include <sys/un.h>
 
 #include "knobctl.h"
@@ -63,20 +64,39 @@ mux_sockaddr(const char *path, struct sockaddr_un *sa)
 	return 0;
 }
 
-/* Connect to the holder's socket at path (non-blocking if nb). fd or -1. */
+/* Is the process that listens on fd's peer ours (SO_PEERCRED: the same
+ * uid as our effective one; root's holder serves root only)?  0, or -1
+ * with errno EPERM (warned about) or getsockopt's. */
+static int
+mux_peer_ours(int fd, const char *path)
+{
+	struct ucred cr;
+	socklen_t cl = sizeof(cr);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) < 0)
+		return -1;
+	if (cr.uid == geteuid())
+		return 0;
+	log_warnx("%s: the process listening on it (pid %d) runs as uid %d, not as ours (%d): "
+	    "not using it", path, (int)cr.pid, (int)cr.uid, (int)geteuid());
+	errno = EPERM;
+	return -1;
+}
+
+/* Connect to the holder's socket at path (non-blocking if nb) and check
+ * that the holder is ours. fd or -1. */
 static int
 mux_dial(const char *path, int nb)
 {
 	struct sockaddr_un sa;
-	int fd;
+	int fd, e;
 
 	if (mux_sockaddr(path, &sa) < 0)
 		return -1;
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | (nb ? SOCK_NONBLOCK : 0), 0)) < 0)
 		return -1;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		int e = errno;
-
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || mux_peer_ours(fd, path) < 0) {
+		e = errno;
 		close(fd);
 		errno = e;
 		return -1;
@@ -84,23 +104,52 @@ mux_dial(const char *path, int nb)
 	return fd;
 }
 
+/* Wait until fd is readable or the monotonic time end_ns passes: 1
+ * readable, 0 (errno ETIMEDOUT) or -1. */
+static int
+mux_wait_in(int fd, uint64_t end_ns)
+{
+	for (;;) {
+		uint64_t now = now_mono_ns();
+		int r;
+
+		if (now >= end_ns) {
+			errno = ETIMEDOUT;
+			return 0;
+		}
+		r = poll(&(struct pollfd){ .fd = fd, .events = POLLIN }, 1,
+		    (int)((end_ns - now + 999999) / 1000000));
+		if (r != 0 && !(r < 0 && errno == EINTR))
+			return r < 0 ? -1 : 1;
+	}
+}
+
+/* Send the holder one line and read its one-line answer (it closes after
+ * it), all within --connect-timeout: a hung holder costs a command that,
+ * then it dials the nodes itself. 0, or -1 with errno (ETIMEDOUT). */
 int
 mux_query(struct ctl *ctl, const char *line, char *ans, size_t len)
 {
-	struct timeval tv = { .tv_sec = 10 };
+	uint64_t end = now_mono_ns() + (uint64_t)(ctl->connect_timeout * 1e9);
 	char path[PATH_MAX];
 	size_t got = 0;
 	ssize_t r;
 	int fd, e;
 
 	mux_socket_path(ctl, path, sizeof(path));
-	if ((fd = mux_dial(path, 0)) < 0)
+	if ((fd = mux_dial(path, 1)) < 0)
 		return -1;
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	/* a fresh unix socket takes a line this short whole */
 	if (write(fd, line, strlen(line)) != (ssize_t)strlen(line))
 		goto fail;
-	while (got + 1 < len && (r = read(fd, ans + got, len - 1 - got)) > 0)
-		got += (size_t)r;	/* the holder closes after its answer */
+	while (got + 1 < len) {
+		if ((r = read(fd, ans + got, len - 1 - got)) > 0)
+			got += (size_t)r;
+		else if (r == 0)
+			break;	/* the holder closes after its answer */
+		else if ((errno != EAGAIN && errno != EINTR) || mux_wait_in(fd, end) <= 0)
+			goto fail;
+	}
 	ans[got] = '\0';
 	ans[strcspn(ans, "\n")] = '\0';
 	close(fd);
@@ -131,7 +180,12 @@ mux_usable(struct ctl *ctl)
 		return 0;
 	snprintf(line, sizeof(line), "trust %s\n", id);
 	if (mux_query(ctl, line, ans, sizeof(ans)) < 0) {
-		log_debug("%s: %s: dialling the nodes directly", path, strerror(errno));
+		if (errno == ETIMEDOUT)
+			log_warnx("%s: the connection holder did not answer within %.1fs "
+			    "(--connect-timeout): dialling the nodes directly", path,
+			    ctl->connect_timeout);
+		else
+			log_debug("%s: %s: dialling the nodes directly", path, strerror(errno));
 		return 0;
 	}
 	if (strcmp(ans, "ok") == 0) {

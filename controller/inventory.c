@@ -467,6 +467,35 @@ check_groups(struct invload *ld)
 	}
 }
 
+/* Report n, a non-element child of parent, when it is text that is not
+ * blank (comments and processing instructions pass). */
+static void
+check_text(struct invload *ld, const xmlNode *parent, const xmlNode *n)
+{
+	const xmlChar *t = n->content;
+
+	if (n->type != XML_TEXT_NODE && n->type != XML_CDATA_SECTION_NODE)
+		return;
+	while (t && *t && isspace(*t))
+		t++;
+	if (t && *t)
+		inv_error(ld, text_line(n), "unexpected text in <%s>", (const char *)parent->name);
+}
+
+/* Report every child element and every non-blank text inside el, an
+ * element that holds only attributes. */
+static void
+check_empty(struct invload *ld, const xmlNode *el)
+{
+	for (const xmlNode *c = el->children; c != NULL; c = c->next) {
+		if (c->type == XML_ELEMENT_NODE)
+			inv_error(ld, node_line(c), "<%s>: unexpected child element <%s>",
+			    (const char *)el->name, (const char *)c->name);
+		else
+			check_text(ld, el, c);
+	}
+}
+
 /* Directory of path, absolute when it can be resolved; malloc'd. */
 static char *
 dir_of(const char *path)
@@ -536,16 +565,10 @@ inventory_load(const char *path, char *err, size_t errlen)
 	for (xmlNode *n = root->children; n != NULL; n = n->next) {
 		size_t i;
 
-		if (n->type == XML_TEXT_NODE || n->type == XML_CDATA_SECTION_NODE) {
-			const xmlChar *t = n->content;
-			while (t && *t && isspace(*t))
-				t++;
-			if (t && *t)
-				inv_error(&ld, text_line(n), "unexpected text in <cluster>");
-			continue;
-		}
-		if (n->type != XML_ELEMENT_NODE)
+		if (n->type != XML_ELEMENT_NODE) {
+			check_text(&ld, root, n);
 			continue;	/* comments, processing instructions */
+		}
 		for (i = 0; i < nitems(elems); i++)
 			if (strcmp((const char *)n->name, elems[i].name) == 0)
 				break;
@@ -553,9 +576,7 @@ inventory_load(const char *path, char *err, size_t errlen)
 			inv_error(&ld, node_line(n), "unknown element <%s>", (const char *)n->name);
 			continue;
 		}
-		if (n->children != NULL && n->children->type == XML_ELEMENT_NODE)
-			inv_error(&ld, node_line(n), "<%s>: unexpected child element <%s>",
-			    (const char *)n->name, (const char *)n->children->name);
+		check_empty(&ld, n);
 		elems[i].fn(&ld, n, &st);
 	}
 	check_nodes(&ld);

@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/socket.h>
 #include <openssl/ssl.h>
 #include <json-c/json.h>
 
@@ -148,6 +149,16 @@ int node_status_is_error(int st);	/* failed/drift/timeout/unreachable/auth-faile
 
 enum fo_phase { FO_IDLE, FO_CONNECTING, FO_HANDSHAKE, FO_OPEN, FO_DONE };
 
+/* A node's address, looked up before the run's deadlines start
+ * (controller/fo_resolve.c). */
+enum fo_addr_state { FO_ADDR_NONE, FO_ADDR_OK, FO_ADDR_FAILED };
+struct fo_addr {
+	struct sockaddr_storage sa;
+	socklen_t len;
+	int state;		/* enum fo_addr_state; NONE: no answer in time */
+	int gai;		/* getaddrinfo's error when FAILED */
+};
+
 struct fanout;
 struct fo_node {
 	char *name;
@@ -269,11 +280,15 @@ struct fanout {
 	const Knob__Envelope *request;	/* fanout_request's request */
 	const struct fo_transport *tr;	/* set by fanout_run */
 	void *tr_run;		/* the transport's state for the run (the holder's channel) */
+	struct fo_addr *addrs;	/* TLS: every node's address, by index (fanout_resolve) */
 };
 
 /* Allocate nodes for the names (addresses from the inventory). */
 void fanout_init(struct fanout *fo, struct ctl *ctl, const struct strvec *names);
 void fanout_free(struct fanout *fo);
+/* Look every node's address up into fo->addrs, for at most
+ * --connect-timeout in all (controller/fo_resolve.c). */
+void fanout_resolve(struct fanout *fo);
 /* Run until every node is done or fo->stop.  0, or -1 on a setup error. */
 int fanout_run(struct fanout *fo, const struct fo_ops *ops, void *user);
 /* Queue env to n (id assigned if 0, version filled). 0 or -1. */

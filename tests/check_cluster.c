@@ -383,6 +383,235 @@ START_TEST(handshake_timeout)
 }
 END_TEST
 
+/* Black holes: n listeners on 127.87.0.1, ports 20100 up, in this
+ * process's namespace; TCP connects, TLS never answers.  0 or -1. */
+static int
+holes_listen(int *lfd, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(20100 + i) };
+		int one = 1;
+
+		inet_pton(AF_INET, "127.87.0.1", &sa.sin_addr);
+		lfd[i] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (lfd[i] < 0 || setsockopt(lfd[i], SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+		    bind(lfd[i], (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(lfd[i], 16) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Drop the connections of cfd[0..*nc) whose peer closed; bytes are read
+ * and ignored. */
+static void
+holes_drop_closed(int *cfd, int *nc)
+{
+	char buf[4096];
+
+	for (int i = 0; i < *nc; i++) {
+		ssize_t r;
+
+		while ((r = recv(cfd[i], buf, sizeof(buf), MSG_DONTWAIT)) > 0)
+			;
+		if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
+			close(cfd[i]);
+			cfd[i--] = cfd[--*nc];
+		}
+	}
+}
+
+/* The most connections open at once on lfd[0..n) until stop is readable.
+ * Each round accepts every pending connection, then reads every peer's
+ * close before counting: a node closed before the next one connected is
+ * never counted with it. */
+static int
+holes_count(const int *lfd, int n, int stop)
+{
+	struct pollfd pf[8];
+	int cfd[64], nc = 0, most = 0;
+
+	for (;;) {
+		for (int i = 0; i < n; i++) {
+			int c;
+
+			while (nc < (int)nitems(cfd) && (c = accept4(lfd[i], NULL, NULL, SOCK_CLOEXEC)) >= 0)
+				cfd[nc++] = c;
+		}
+		holes_drop_closed(cfd, &nc);
+		if (nc > most)
+			most = nc;
+		for (int i = 0; i < n; i++)
+			pf[i] = (struct pollfd){ .fd = lfd[i], .events = POLLIN };
+		pf[n] = (struct pollfd){ .fd = stop, .events = POLLIN };
+		if (poll(pf, (nfds_t)n + 1, 20) > 0 && pf[n].revents)
+			return most;
+	}
+}
+
+/* A stand-in in a child process inside the controller's namespace. */
+struct ns_child {
+	pid_t pid;
+	int stop, res;
+};
+
+/* Start fn in a child inside the controller's namespace: fn sets up what
+ * it serves, writes a byte to ready, serves until stop is readable and
+ * returns a count (ns_child_end's result); it exits 1 when it cannot. */
+static void
+ns_child_start(struct ns_child *c, int (*fn)(int ready, int stop))
+{
+	int ready[2], stop[2], res[2];
+	char b;
+
+	ck_assert(pipe(ready) == 0 && pipe(stop) == 0 && pipe(res) == 0);
+	if ((c->pid = fork()) == 0) {
+		int v;
+
+		close(ready[0]);
+		close(stop[1]);
+		close(res[0]);
+		if (harness_enter_ns(h.ctl_ns) < 0)
+			_exit(1);
+		v = fn(ready[1], stop[0]);
+		_exit(write(res[1], &v, sizeof(v)) == sizeof(v) ? 0 : 1);
+	}
+	ck_assert_int_gt(c->pid, 0);
+	close(ready[1]);
+	close(stop[0]);
+	close(res[1]);
+	ck_assert_msg(read(ready[0], &b, 1) == 1, "the stand-in did not start");
+	close(ready[0]);
+	c->stop = stop[1];
+	c->res = res[0];
+}
+
+/* Stop the stand-in; the count it returned. */
+static int
+ns_child_end(struct ns_child *c)
+{
+	int v = -1, st;
+
+	close(c->stop);
+	ck_assert(read(c->res, &v, sizeof(v)) == sizeof(v));
+	close(c->res);
+	waitpid(c->pid, &st, 0);
+	return v;
+}
+
+/* ns_child: six black holes; the most connections open at once. */
+static int
+holes_serve(int ready, int stop)
+{
+	int lfd[6];
+
+	if (holes_listen(lfd, 6) < 0 || write(ready, "", 1) != 1)
+		_exit(1);
+	return holes_count(lfd, 6, stop);
+}
+
+/* An inventory in the harness's directory, with its CA and certificate,
+ * the given <node> lines; its path (static). */
+static const char *
+write_inventory(const char *name, const char *nodes)
+{
+	static char path[PATH_MAX];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", h.tmp, name);
+	ck_assert_ptr_nonnull(f = fopen(path, "w"));
+	fprintf(f, "<cluster>\n  <tls ca=\"ca/ca.crt\" cert=\"ca/controller.crt\" "
+	    "key=\"ca/controller.key\"/>\n  <results db=\"results.db\"/>\n%s</cluster>\n", nodes);
+	fclose(f);
+	return path;
+}
+
+/* --fanout N bounds the whole command, not each fan-out thread: six
+ * black-hole nodes, four threads, --fanout 2; the listeners (in the
+ * controller's namespace) never see more than two connections open at
+ * once (review G, finding 2: each thread took ceil(N / threads), four). */
+START_TEST(fanout_bounds_all_threads)
+{
+	char nodes[1024] = "", *out = NULL;
+	const char *inv;
+	struct ns_child c;
+	int most, rc;
+
+	for (int i = 0; i < 6; i++)
+		snprintf(nodes + strlen(nodes), sizeof(nodes) - strlen(nodes),
+		    "  <node name=\"hole%d\" addr=\"127.87.0.1\" port=\"%d\"/>\n", i + 1, 20100 + i);
+	inv = write_inventory("holes.xml", nodes);
+	ns_child_start(&c, holes_serve);
+	rc = harness_knobctl(&h, &out, NULL, "-c %s --no-mux --connect-timeout 1 "
+	    "ping -w hole[1-6] --threads 4 --fanout 2", inv);
+	most = ns_child_end(&c);
+	fprintf(stderr, "fanout_bounds_all_threads: at most %d connection(s) open at once\n", most);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_msg(strstr(out, "hole[1-6] (6): unreachable: TLS handshake timed out") != NULL,
+	    "%s", out);
+	ck_assert_msg(most >= 1 && most <= 2, "%d connections in flight at once (--fanout 2)", most);
+	free(out);
+}
+END_TEST
+
+/* ns_child: a name server on 127.87.0.1:53 (the controller's namespace
+ * only) that never answers; the queries it got. */
+static int
+dns_black_hole(int ready, int stop)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(53) };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), queries = 0;
+	char buf[512];
+
+	inet_pton(AF_INET, "127.87.0.1", &sa.sin_addr);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || write(ready, "", 1) != 1)
+		_exit(1);
+	for (;;) {
+		struct pollfd pf[2] = { { .fd = fd, .events = POLLIN }, { .fd = stop, .events = POLLIN } };
+
+		if (poll(pf, 2, -1) < 0 || pf[1].revents)
+			return queries;
+		if (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
+			queries++;
+	}
+}
+
+/* Names that resolve slowly (a resolv.conf, bound over /etc/resolv.conf
+ * in a mount namespace of knobctl's own, names a server that never
+ * answers: 3 s a lookup) do not hold the healthy nodes: their lookups run
+ * before any deadline, together bounded by --connect-timeout (review G,
+ * finding 1: looked up one by one in the event loop, they made the four
+ * agents "TLS handshake timed out"). */
+START_TEST(slow_names_do_not_hold_others)
+{
+	char conf[PATH_MAX], outf[PATH_MAX], *out;
+	struct ns_child c;
+	uint64_t t0;
+	double took;
+	int rc, queries;
+
+	snprintf(conf, sizeof(conf), "%s/resolv.conf", h.tmp);
+	snprintf(outf, sizeof(outf), "%s/slow-names.out", h.tmp);
+	cu_write(conf, 0644, "nameserver 127.87.0.1\noptions timeout:3 attempts:1\n");
+	ns_child_start(&c, dns_black_hole);
+	t0 = now_mono_ns();
+	rc = harness_sh("unshare -m --propagation private sh -c 'mount --bind %s /etc/resolv.conf "
+	    "&& exec ip netns exec %s %s/knobctl -c %s --no-mux --connect-timeout 1 "
+	    "ping -w node[01-04],zz[1-5]' >%s 2>&1 </dev/null", conf, h.ctl_ns, h.bin, h.cluster, outf);
+	took = (double)(now_mono_ns() - t0) / 1e9;
+	queries = ns_child_end(&c);
+	out = cu_slurp(outf);
+	fprintf(stderr, "slow_names_do_not_hold_others: %.1fs, %d DNS queries\n%s", took, queries,
+	    out);
+	ck_assert_int_ge(queries, 5);	/* the names went to the slow server */
+	ck_assert_int_eq(rc, 1);
+	ck_assert_msg(strstr(out, "zz[1-5] (5): unreachable: cannot resolve: no answer within 1.0s")
+	    != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "4 ok, 5 unreachable (zz[1-5])") != NULL, "%s", out);
+	ck_assert_msg(took < 2.9, "took %.1fs (lookups of 3 s, --connect-timeout 1)", took);
+	free(out);
+}
+END_TEST
+
 /* An agent that is connected but busy past --timeout: that node is
  * "timeout", the others finish.  The busy agent is a real apply held by
  * the --test-hooks pause point, tuning a sysctl of its own namespace. */
@@ -494,6 +723,8 @@ main(void)
 	tcase_add_test(tc, accepted_socket_options);
 	tcase_add_test(tc, exclusion_and_usage_errors);
 	tcase_add_test(tc, handshake_timeout);
+	tcase_add_test(tc, fanout_bounds_all_threads);
+	tcase_add_test(tc, slow_names_do_not_hold_others);
 	tcase_add_test(tc, request_timeout);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("stdio");

@@ -98,6 +98,16 @@ static const struct {
 	  { "F:4: unexpected text in <cluster>" } },
 	{ "<cluster>\n  <node name=\"a\"><x/></node>\n</cluster>\n",
 	  { "F:2: <node>: unexpected child element <x>" } },
+	/* indented children: the first child is white space, the element after
+	 * it (and non-blank text) is still an error (review G, finding 6) */
+	{ "<cluster>\n  <node name=\"a\" addr=\"127.0.0.1\">\n    <port>19999</port>\n  </node>\n</cluster>\n",
+	  { "F:3: <node>: unexpected child element <port>" } },
+	{ "<cluster>\n  <tls ca=\"a\">\n    <!-- c -->\n    <crl path=\"x\"/>\n  </tls>\n</cluster>\n",
+	  { "F:4: <tls>: unexpected child element <crl>" } },
+	{ "<cluster>\n  <group name=\"g\" nodes=\"a\">\n    b\n  </group>\n  <results db=\"r\"> <x/> <y/> </results>\n</cluster>\n",
+	  { "F:3: unexpected text in <group>",
+	    "F:5: <results>: unexpected child element <x>",
+	    "F:5: <results>: unexpected child element <y>" } },
 	/* malformed XML: libxml2's message with its line */
 	{ "<cluster>\n  <node name=\"a\">\n</cluster>\n",
 	  { "F:3: XML: Opening and ending tag mismatch: node line 2 and cluster" } },

@@ -534,6 +534,105 @@ START_TEST(knobctl_side)
 }
 END_TEST
 
+/* A frozen holder (SIGSTOP: the kernel still queues connections on its
+ * socket) costs a command its --connect-timeout, not a fixed 10 s, and
+ * the command then dials the nodes itself (review G, finding 5). */
+START_TEST(hung_holder_bounded)
+{
+	char *out = NULL, *err = NULL;
+	uint64_t t0;
+	double took;
+	int rc;
+
+	ck_assert_int_eq(kill(mux_pid, SIGSTOP), 0);
+	t0 = now_mono_ns();
+	rc = ctl(&out, &err, "--connect-timeout 1 ping -a");
+	took = (double)(now_mono_ns() - t0) / 1e9;
+	kill(mux_pid, SIGCONT);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_msg(strstr(out, "3 ok") != NULL, "%s", out);
+	ck_assert_msg(strstr(err, "the connection holder did not answer within 1.0s "
+	    "(--connect-timeout): dialling the nodes directly") != NULL, "%s", err);
+	ck_assert_int_eq(via(err, "node01"), -1);
+	ck_assert_msg(took < 5, "a hung holder held the command %.1fs", took);
+	free(out);
+	free(err);
+}
+END_TEST
+
+/* A stand-in holder listening on sock (root's, mode 0600) as uid 65534,
+ * answering every trust question "ok chan"; it counts the lines it is
+ * sent into *lines until stop is readable. */
+static void
+foreign_holder(int ready, int stop, int *lines)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int lfd = socket(AF_UNIX, SOCK_STREAM, 0), fd;
+	char line[256], c = 1;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(sock, 0600) < 0 ||
+	    setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0 ||
+	    listen(lfd, 8) < 0 || write(ready, &c, 1) != 1)
+		_exit(1);
+	*lines = 0;
+	for (;;) {
+		struct pollfd pf[2] = { { .fd = lfd, .events = POLLIN }, { .fd = stop, .events = POLLIN } };
+
+		if (poll(pf, 2, -1) < 0 || pf[1].revents)
+			return;
+		if ((fd = accept(lfd, NULL, NULL)) < 0)
+			continue;
+		if (read_all_line(fd, line, sizeof(line)) == 0) {
+			(*lines)++;
+			if (write(fd, "ok chan\n", 8) != 8)
+				_exit(1);
+		}
+		close(fd);
+	}
+}
+
+/* A holder socket that passes the file checks (ours, 0600) but whose
+ * listening process runs as another uid is not used: knobctl checks the
+ * peer (SO_PEERCRED), sends it nothing and dials the nodes itself
+ * (review G, finding 7). */
+START_TEST(holder_of_another_uid)
+{
+	int ready[2], stop[2], res[2], lines = -1, st;
+	char *out = NULL, *err = NULL;
+	pid_t pid;
+
+	ck_assert_int_eq(harness_knobctl(&h, NULL, NULL, "mux --stop"), 0);
+	ck_assert_int_eq(cu_reap(mux_pid), 0);
+	mux_pid = 0;
+	ck_assert(pipe(ready) == 0 && pipe(stop) == 0 && pipe(res) == 0);
+	if ((pid = fork()) == 0) {
+		close(stop[1]);
+		foreign_holder(ready[1], stop[0], &lines);
+		_exit(write(res[1], &lines, sizeof(lines)) == sizeof(lines) ? 0 : 1);
+	}
+	ck_assert_int_gt(pid, 0);
+	close(ready[1]);
+	close(res[1]);
+	ck_assert_msg(read(ready[0], &st, 1) == 1, "the stand-in holder did not start");
+	st = ctl(&out, &err, "ping -a");
+	close(stop[1]);
+	ck_assert(read(res[0], &lines, sizeof(lines)) == sizeof(lines));
+	cu_reap(pid);
+	close(ready[0]);
+	close(stop[0]);
+	close(res[0]);
+	unlink(sock);
+	ck_assert_int_eq(st, 0);
+	ck_assert_msg(strstr(out, "3 ok") != NULL, "%s", out);
+	ck_assert_msg(strstr(err, "runs as uid 65534, not as ours (0): not using it") != NULL,
+	    "%s", err);
+	ck_assert_int_eq(lines, 0);
+	free(out);
+	free(err);
+}
+END_TEST
+
 /* Does the holder's status line hold the text arg? */
 static int
 status_has(void *arg)
@@ -910,6 +1009,8 @@ main(void)
 	tcase_add_test(tc, long_dial_serves_others);
 	tcase_add_test(tc, waiting_takes_freed_link);
 	tcase_add_test(tc, knobctl_side);
+	tcase_add_test(tc, hung_holder_bounded);
+	tcase_add_test(tc, holder_of_another_uid);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }

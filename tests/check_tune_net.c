@@ -834,6 +834,46 @@ START_TEST(test_switch_and_stack)
 }
 END_TEST
 
+/* Run knobctl CMD; assert exit status want and that the output holds
+ * every string of the NULL-terminated list that follows. */
+static void
+ctl_expect(int want, const char *cmd, ...)
+{
+	char *out = NULL;
+	const char *needle;
+	va_list ap;
+
+	ck_assert_int_eq(ctl(&out, "%s", cmd), want);
+	va_start(ap, cmd);
+	while ((needle = va_arg(ap, const char *)) != NULL)
+		ck_assert_msg(strstr(out, needle) != NULL, "no \"%s\" in the output", needle);
+	va_end(ap);
+	free(out);
+}
+
+/* A key verify cannot check (nothing on the node matches) is no match:
+ * the node is unsupported and the exit status 1, as apply --check says
+ * (review G, finding 3); a node where every key matches stays ok. */
+START_TEST(test_verify_unsupported)
+{
+	char cmd[512];
+
+	precheck();
+	write_profile("unsup",
+	    "  <sysctl key=\"net.core.somaxconn\" value=\"4096\"/>\n"
+	    "  <sysfs key=\"/sys/class/net/knobnosuch*/mtu\" value=\"1500\"/>\n");
+	write_profile("sup", "  <sysctl key=\"net.core.somaxconn\" value=\"4096\"/>\n");
+	ck_assert_int_eq(harness_node_sh(&h, 0, "echo 4096 >/proc/sys/net/core/somaxconn"), 0);
+	snprintf(cmd, sizeof(cmd), "verify %s/unsup.xml -w node01", top);
+	ctl_expect(1, cmd, "unsupported     sysfs /sys/class/net/knobnosuch*/mtu: nothing on this "
+	    "node matches", "=> 1 of 2 key(s) match", "1 unsupported (node01)", NULL);
+	snprintf(cmd, sizeof(cmd), "apply %s/unsup.xml -w node01 --check", top);
+	ctl_expect(1, cmd, "1 unsupported (node01)", NULL);
+	snprintf(cmd, sizeof(cmd), "verify %s/sup.xml -w node01", top);
+	ctl_expect(0, cmd, "\n1 ok\n", NULL);
+}
+END_TEST
+
 static Suite *
 tune_net_suite(void)
 {
@@ -853,6 +893,7 @@ tune_net_suite(void)
 	tcase_add_test(tc, test_state_dir_full);
 	tcase_add_test(tc, test_reapply_at_start);
 	tcase_add_test(tc, test_switch_and_stack);
+	tcase_add_test(tc, test_verify_unsupported);
 	suite_add_tcase(s, tc);
 	return s;
 }
