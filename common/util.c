@@ -377,9 +377,10 @@ write_file_atomic_with(const char *path, mode_t mode, int (*fill)(FILE *f, void 
 }
 
 /* In the child of a fork, before exec: every signal back to its default
- * action and none blocked.  An ignored signal and the mask survive exec,
- * and knobd ignores SIGPIPE and blocks SIGTERM, SIGINT and SIGHUP for its
- * signalfd: mmchconfig or ior would run deaf to them. */
+ * action (those glibc lets a program set: not its own 32 and 33) and none
+ * blocked.  An ignored signal and the mask survive exec, and knobd ignores
+ * SIGPIPE and blocks SIGTERM, SIGINT and SIGHUP for its signalfd:
+ * mmchconfig or ior would run deaf to them. */
 void
 child_signals_default(void)
 {
