@@ -1015,24 +1015,15 @@ END_TEST
 static void
 restart_faketime(int i, const char *ft, const char *offset)
 {
-	const char *asan = getenv("ASAN_OPTIONS");
-	char *saved = asan ? xstrdup(asan) : NULL, env[PATH_MAX + 32];
-
 	put_file("", ft, offset, 0644);
-	snprintf(env, sizeof(env), "%s%sverify_asan_link_order=0", asan ? asan : "",
-	    asan ? ":" : "");
-	setenv("ASAN_OPTIONS", env, 1);	/* the sanitizer pass: libfaketime goes first */
-	setenv("LD_PRELOAD", "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1", 1);
+	cu_faketime_begin();
 	setenv("FAKETIME_TIMESTAMP_FILE", ft, 1);
 	setenv("FAKETIME_NO_CACHE", "1", 1);
 	setenv("FAKETIME_DONT_FAKE_MONOTONIC", "1", 1);
 	restart_agent(i, "", "");
 	if (nfaked < (int)nitems(faked))
 		faked[nfaked++] = h.node[i].pid;
-	unsetenv("LD_PRELOAD");
-	if (saved)
-		setenv("ASAN_OPTIONS", saved, 1);
-	free(saved);
+	cu_faketime_end();
 }
 
 /* The offset and round trip knobctl's debug log gives for node's clock

@@ -121,7 +121,9 @@ suite_setup(void)
 static void
 faketime_cleanup(void)
 {
-	unsetenv("LD_PRELOAD");
+	cu_faketime_end();
+	unsetenv("FAKETIME");
+	unsetenv("FAKETIME_DONT_FAKE_MONOTONIC");
 	harness_sh("for f in /dev/shm/faketime_shm_* /dev/shm/sem.faketime_sem_*; do "
 	    "[ -e \"$f\" ] || continue; kill -0 \"${f##*_}\" 2>/dev/null || rm -f \"$f\"; done");
 }
@@ -586,9 +588,9 @@ knob_side_sweeps(const char *log)
 	}
 	ck_assert_int_eq(calls(log, "update"), 0);
 	ck_assert_int_eq(harness_agent_start(&h, 0), 0);
-	setenv("LD_PRELOAD", "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1", 1);
 	setenv("FAKETIME", "+30s", 1);
 	setenv("FAKETIME_DONT_FAKE_MONOTONIC", "1", 1);
+	cu_faketime_begin();
 	for (int i = 0; i < 2; i++)
 		ck_assert_int_eq(drain_sweep(NULL), 0);
 	ck_assert_int_eq(ctl(&out, "sweep -v -w node[01-04] -f %s/drain.xml", top), 0);
@@ -596,9 +598,6 @@ knob_side_sweeps(const char *log)
 	    "%s", out);
 	ck_assert_ptr_nonnull(strstr(out, "s from the fleet median (max 1.000 s)"));
 	free(out);
-	unsetenv("LD_PRELOAD");
-	unsetenv("FAKETIME");
-	unsetenv("FAKETIME_DONT_FAKE_MONOTONIC");
 	faketime_cleanup();
 	ck_assert_int_eq(calls(log, "update"), 0);
 }
@@ -903,6 +902,7 @@ sweep_net_suite(void)
 
 	tcase_set_timeout(tc, 180);
 	tcase_add_unchecked_fixture(tc, suite_setup, suite_teardown);
+	tcase_add_checked_fixture(tc, NULL, faketime_cleanup);	/* also after a failure */
 	tcase_add_test(tc, test_sweep_file_errors);
 	tcase_add_test(tc, test_sweep_four_nodes);
 	tcase_add_test(tc, test_check_timeout);

@@ -1893,7 +1893,8 @@ START_TEST(test_switch_changed_since)
 }
 END_TEST
 
-/* Apply set[0..n) to the loop device with a new agent (ag): not reverted. */
+/* Apply set[0..n) to the loop device with ag (made when there is none):
+ * not reverted. */
 static void
 loop_apply(const char *profile, struct s *set, size_t n)
 {
@@ -1901,7 +1902,8 @@ loop_apply(const char *profile, struct s *set, size_t n)
 
 	for (size_t i = 0; i < n; i++)
 		set[i].key = loopdev;
-	ag = mk_agent("");
+	if (ag == NULL)
+		ag = mk_agent("");
 	do_apply(ag, profile, set, n, 0, 0, &r);
 	dump(r.keys, r.n_keys);
 	ck_assert_int_eq(r.reverted, 0);

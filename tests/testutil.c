@@ -346,6 +346,40 @@ cu_reap(pid_t pid)
 	return WEXITSTATUS(st);
 }
 
+static char *faketime_asan;	/* ASAN_OPTIONS before cu_faketime_begin */
+static int faketime_on;
+
+void
+cu_faketime_begin(void)
+{
+	const char *asan = getenv("ASAN_OPTIONS");
+	char env[1024];
+
+	if (!faketime_on) {
+		faketime_asan = asan ? xstrdup(asan) : NULL;
+		faketime_on = 1;
+	}
+	snprintf(env, sizeof(env), "%s%sverify_asan_link_order=0", asan ? asan : "",
+	    asan ? ":" : "");
+	setenv("ASAN_OPTIONS", env, 1);
+	setenv("LD_PRELOAD", "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1", 1);
+}
+
+void
+cu_faketime_end(void)
+{
+	unsetenv("LD_PRELOAD");
+	if (!faketime_on)
+		return;
+	if (faketime_asan)
+		setenv("ASAN_OPTIONS", faketime_asan, 1);
+	else
+		unsetenv("ASAN_OPTIONS");
+	free(faketime_asan);
+	faketime_asan = NULL;
+	faketime_on = 0;
+}
+
 pid_t
 cu_knobd_stdio(const char *bin, const char *state, int in_rd, int out_wr)
 {

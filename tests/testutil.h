@@ -74,6 +74,11 @@ void cu_loop_detach(const char *dev);
 /* Run a shell command; stdout and stderr into *out (malloc'd, "" when
  * silent); the exit status, 128+signal when killed. */
 int cu_sh_out(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Preload libfaketime (with FAKETIME_* set by the caller) into the
+ * programs started from here on; under the sanitizer pass ASan is told
+ * not to insist on coming first.  cu_faketime_end undoes both. */
+void cu_faketime_begin(void);
+void cu_faketime_end(void);
 /* Wait for child pid; its exit status, -1 when it did not exit normally. */
 int cu_reap(pid_t pid);
 /* Fork BIN/knobd --stdio --state-dir STATE with fd 0 on in_rd and fd 1 on
