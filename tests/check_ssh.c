@@ -98,7 +98,7 @@ agent_stop(int i)
 	free(buf);
 	if (pid <= 0 || kill(pid, SIGTERM) < 0)
 		return;
-	while (kill(pid, 0) == 0 && now_mono_ns() < end)
+	while (!cu_pid_gone(pid) && now_mono_ns() < end)
 		usleep(20000);
 	unlink(path);
 }
@@ -117,8 +117,10 @@ setup(void)
 	cu_write(svc, 0755,
 	    "#!/bin/sh\n# stand-in for systemctl restart knobd (no systemd in the tests)\n"
 	    "R=$1; cd \"$R\" || exit 1\n"
-	    "if [ -f knobd.pid ]; then p=$(cat knobd.pid); kill $p 2>/dev/null && "
-	    "timeout 10 tail --pid=$p -f /dev/null; fi\n"
+	    "# wait up to 10 s for it to end; a zombie has ended (init reaps it late)\n"
+	    "if [ -f knobd.pid ]; then p=$(cat knobd.pid); kill $p 2>/dev/null && for i in $(seq 500); do "
+	    "s=$(sed 's/.*) //' /proc/$p/stat 2>/dev/null) || break; case $s in Z*|X*) break;; esac; "
+	    "sleep 0.02; done; fi\n"
 	    "setsid \"$R/usr/sbin/knobd\" --ca \"$R/etc/knob/ca.crt\" --cert \"$R/etc/knob/node.crt\" "
 	    "--key \"$R/etc/knob/node.key\" --state-dir \"$R/var/lib/knob\" --log-level info "
 	    "</dev/null >>\"$R/knobd.log\" 2>&1 &\necho $! > knobd.pid\n");

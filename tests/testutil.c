@@ -4,6 +4,7 @@
 #include <ftw.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -344,6 +345,28 @@ cu_reap(pid_t pid)
 	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
 		return -1;
 	return WEXITSTATUS(st);
+}
+
+/* Has pid ended?  An orphan's zombie counts as ended: this machine's
+ * init reaps only every second or two, and kill(pid, 0) succeeds on a
+ * zombie until then. */
+int
+cu_pid_gone(pid_t pid)
+{
+	char path[64], buf[256], *rp;
+	FILE *f;
+	size_t n;
+
+	if (kill(pid, 0) < 0)
+		return 1;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return 1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	rp = strrchr(buf, ')');	/* "pid (comm) S ..." */
+	return rp == NULL || rp[1] != ' ' || rp[2] == 'Z' || rp[2] == 'X';
 }
 
 static char *faketime_asan;	/* ASAN_OPTIONS before cu_faketime_begin */

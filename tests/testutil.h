@@ -81,6 +81,8 @@ void cu_faketime_begin(void);
 void cu_faketime_end(void);
 /* Wait for child pid; its exit status, -1 when it did not exit normally. */
 int cu_reap(pid_t pid);
+/* pid has ended (gone, or a zombie waiting for init to reap it) */
+int cu_pid_gone(pid_t pid);
 /* Fork BIN/knobd --stdio --state-dir STATE with fd 0 on in_rd and fd 1 on
  * out_wr (as an SSH exec channel runs it); closes both in the parent.
  * Its pid. */
