@@ -41,8 +41,7 @@ static char dbpath[PATH_MAX];
 static void
 setup(void)
 {
-	snprintf(dir, sizeof(dir), "/tmp/knob-results.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	cu_subdir(dir, sizeof(dir), "t");	/* under cu_base: gone also after a failure */
 	snprintf(dbpath, sizeof(dbpath), "%s/results.db", dir);
 }
 
@@ -1189,6 +1188,7 @@ main(void)
 	Suite *s = suite_create("results");
 	TCase *tc = tcase_create("results");
 
+	tcase_add_unchecked_fixture(tc, cu_base_setup, cu_base_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, t_migrate_v1);
 	tcase_add_test(tc, t_migrate_v3);
