@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <json-c/json.h>
 #include <openssl/ssl.h>
@@ -578,6 +579,44 @@ START_TEST(threads_same_output)
 }
 END_TEST
 
+/* The cache file's lock: held by another command past TC_LOCK_WAIT_MS,
+ * the command still succeeds, says its tickets were not saved, and does
+ * not wait for the holder (the next command does a full handshake); a
+ * lock file that cannot be opened (a directory here, a read-only place
+ * or NFS without locks in life) saves without the lock. */
+START_TEST(cache_lock_held_or_missing)
+{
+	char *out = NULL, *err = NULL, lock[PATH_MAX + 8];
+	uint64_t t0;
+	int fd;
+
+	snprintf(lock, sizeof(lock), "%s/%s.lock", h.tmp, TCACHE_FILE);
+	fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(flock(fd, LOCK_EX), 0);
+	t0 = now_mono_ns();
+	ck_assert_int_eq(ctl(&out, &err, "ping -w node01"), 0);
+	ck_assert_msg(now_mono_ns() - t0 < 10000000000ull, "the command waited for the lock");
+	ck_assert_msg(strstr(err, "tickets not saved") != NULL, "no warning in:\n%s", err);
+	close(fd);
+	ck_assert_int_eq(ctl(&out, &err, "ping -w node01"), 0);
+	ck_assert_int_eq(resumed(err, "node01"), 0);	/* nothing was saved */
+	ck_assert_int_eq(ctl(&out, &err, "ping -w node01"), 0);
+	ck_assert_int_eq(resumed(err, "node01"), 1);
+	/* no lock to take: saved all the same */
+	ck_assert_int_eq(unlink(lock), 0);
+	ck_assert_int_eq(mkdir(lock, 0700), 0);
+	ck_assert_int_eq(ctl(&out, &err, "ping -w node02"), 0);
+	ck_assert_int_eq(resumed(err, "node02"), 0);
+	ck_assert_ptr_null(strstr(err, "tickets not saved"));
+	ck_assert_int_eq(ctl(&out, &err, "ping -w node02"), 0);
+	ck_assert_int_eq(resumed(err, "node02"), 1);
+	ck_assert_int_eq(rmdir(lock), 0);
+	free(out);
+	free(err);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -586,6 +625,7 @@ main(void)
 
 	tcase_add_test(tc, second_command_resumes);
 	tcase_add_test(tc, concurrent_saves_merge);
+	tcase_add_test(tc, cache_lock_held_or_missing);
 	tcase_add_test(tc, new_ca_refuses_old_tickets);
 	tcase_add_test(tc, crl_change_voids_tickets);
 	tcase_add_test(tc, revoked_node_refused);
