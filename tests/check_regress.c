@@ -214,6 +214,53 @@ START_TEST(stdio_stdout_full_sigterm)
 }
 END_TEST
 
+/* A knobd --stdio session on blocking pipes (sshd's exec channel): the
+ * agent makes its fds non-blocking for the session and gives them their
+ * flags back when it ends, since the open files are shared with whoever
+ * started it (a shell that finds its terminal or pipe non-blocking sees
+ * EAGAIN). */
+START_TEST(stdio_flags_restored)
+{
+	Knob__Envelope env = KNOB__ENVELOPE__INIT, *got = NULL;
+	Knob__Ping ping = KNOB__PING__INIT;
+	const char *bin = getenv("KNOB_BIN") ? getenv("KNOB_BIN") : "build";
+	char dir[] = "/tmp/knob-regress.XXXXXX";
+	int in[2], out[2], keep_in, keep_out, st;
+	struct conn c;
+	uint8_t *f;
+	size_t len;
+	pid_t pid;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(pipe2(in, O_CLOEXEC), 0);
+	ck_assert_int_eq(pipe2(out, O_CLOEXEC), 0);
+	keep_in = fcntl(in[0], F_DUPFD_CLOEXEC, 3);	/* the same open files as knobd's */
+	keep_out = fcntl(out[1], F_DUPFD_CLOEXEC, 3);
+	ck_assert_int_ge(keep_in, 0);
+	ck_assert_int_ge(keep_out, 0);
+	env.body_case = KNOB__ENVELOPE__BODY_PING;
+	env.ping = &ping;
+	env.id = 7;
+	ck_assert_int_eq(frame_pack(&env, &f, &len), 0);
+	ck_assert_int_eq(write(in[1], f, len), (ssize_t)len);
+	free(f);
+	pid = cu_knobd_stdio(bin, dir, in[0], out[1]);
+	conn_init(&c, out[0], -1, NULL);
+	ck_assert_int_eq(conn_recv_sync(&c, &got, 10000), 1);
+	ck_assert_int_eq(got->body_case, KNOB__ENVELOPE__BODY_PONG);
+	knob__envelope__free_unpacked(got, NULL);
+	close(in[1]);	/* end of the session */
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "knobd --stdio status %#x", st);
+	ck_assert_msg(!(fcntl(keep_in, F_GETFL) & O_NONBLOCK), "stdin left non-blocking");
+	ck_assert_msg(!(fcntl(keep_out, F_GETFL) & O_NONBLOCK), "stdout left non-blocking");
+	close(keep_in);
+	close(keep_out);
+	conn_reset(&c);
+	ck_assert_int_eq(cu_rm_rf(dir), 0);
+}
+END_TEST
+
 START_TEST(play_description_leading_blank)
 {
 	static const char cluster[] = "<cluster><node name=\"n1\"/></cluster>\n";
@@ -278,6 +325,7 @@ regress_suite(void)
 	tcase_add_test(tc, play_description_leading_blank);
 	tcase_add_test(tc, stdio_full_stdout_drains);
 	tcase_add_test(tc, stdio_stdout_full_sigterm);
+	tcase_add_test(tc, stdio_flags_restored);
 	tcase_add_test(tc, atomic_write_no_symlink);
 	suite_add_tcase(s, tc);
 	return s;
