@@ -424,6 +424,37 @@ ping_retry(char **out, const char *node)
 /* A node.key that is missing (node01) or belongs to another certificate
  * (node02) is repaired: a new key and certificate, the agent restarted
  * on them; then every node is unchanged. */
+/* The second SSH connection (the one that removes the service-pending
+ * marker once the agent answers) fails: the service command stopped the
+ * node's sshd.  The install stands (exit 0, the agent answers) and the
+ * output says the marker stays; the next run, with sshd back, runs the
+ * service command once more and removes it. */
+START_TEST(bootstrap_second_ssh_fails)
+{
+	char *out = NULL, marker[4200];
+	int rc;
+
+	snprintf(marker, sizeof(marker), "%s/root-node01/etc/knob/bootstrap-service-pending", h.tmp);
+	rc = harness_knobctl(&h, &out, NULL, "bootstrap -w node01 --ssh-key %s/id --known-hosts "
+	    "%s/known_hosts --accept-new --root %s/root-{node} --service-cmd 'cd / && sh %s/svc.sh "
+	    "{root} && kill $(cat %s/ssh0/sshd.pid)' --timeout 20", h.tmp, h.tmp, h.tmp, h.tmp, h.tmp);
+	fprintf(stderr, "---- sshd gone before the second connection -> %d\n%s", rc, out);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_msg(strstr(out, "agent answers over TLS") && strstr(out, "bootstrap-service-pending "
+	    "not removed") && strstr(out, "the next run runs the service command again"), "%s", out);
+	free(out);
+	ck_assert_msg(access(marker, F_OK) == 0, "the marker went although its removal failed");
+	ck_assert_int_eq(waitpid(sshd_pid[0], NULL, 0), sshd_pid[0]);
+	sshd_pid[0] = 0;
+	sshd_start(0);
+	ck_assert_int_eq(boot1(&out), 0);
+	ck_assert_msg(strstr(out, "node01: unchanged; service command run again (the agent had "
+	    "not answered since the last install); agent answers over TLS"), "%s", out);
+	free(out);
+	ck_assert_msg(access(marker, F_OK) < 0, "the marker outlived the second run");
+}
+END_TEST
+
 START_TEST(bootstrap_key_repaired)
 {
 	char *out = NULL;
@@ -745,6 +776,7 @@ ssh_suite(void)
 	tcase_add_test(tc, known_hosts_bad_line_revoked);
 	tcase_add_test(tc, bootstrap_service_retried);
 	tcase_add_test(tc, bootstrap_agent_died_retried);
+	tcase_add_test(tc, bootstrap_second_ssh_fails);
 	tcase_add_test(tc, bootstrap_key_repaired);
 	tcase_add_test(tc, revoked_controller_refused);
 	tcase_add_test(tc, revoked_node_bootstrapped);
