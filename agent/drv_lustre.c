@@ -13,10 +13,6 @@
 
 #include "tune.h"
 
-static const char *const lustre_roots[] = {
-	"/sys/fs/lustre", "/proc/fs/lustre", "/sys/kernel/debug/lustre",
-};
-
 static int
 lustre_resolve(struct agent *a, const Knob__Setting *s, struct strvec *out, char *msg,
     size_t msglen)
@@ -29,14 +25,14 @@ lustre_resolve(struct agent *a, const Knob__Setting *s, struct strvec *out, char
 		snprintf(msg, msglen, "bad lustre parameter name %s", s->key);
 		return -EINVAL;
 	}
-	for (size_t r = 0; r < nitems(lustre_roots) && rc == 0; r++) {
+	for (size_t r = 0; lustre_param_roots[r] && rc == 0; r++) {
 		struct strvec m = { 0 };
-		size_t rl = strlen(lustre_roots[r]);
+		size_t rl = strlen(lustre_param_roots[r]);
 
 		/* a root this node lacks (known once per transaction) */
-		if (agent_path(a, pat, sizeof(pat), lustre_roots[r]) == 0 && !tune_fd_exists(pat))
+		if (agent_path(a, pat, sizeof(pat), lustre_param_roots[r]) == 0 && !tune_fd_exists(pat))
 			continue;
-		snprintf(pat, sizeof(pat), "%s/%s", lustre_roots[r], rel);
+		snprintf(pat, sizeof(pat), "%s/%s", lustre_param_roots[r], rel);
 		rc = tune_glob(a, pat, &m);
 		for (size_t i = 0; i < m.n; i++) {
 			const char *tail = m.v[i] + rl;
@@ -62,10 +58,10 @@ lustre_describe(const Knob__Setting *s, const char *target, char *buf, size_t le
 	size_t o = 0;
 
 	(void)s;
-	for (size_t r = 0; r < nitems(lustre_roots); r++) {
-		size_t rl = strlen(lustre_roots[r]);
+	for (size_t r = 0; lustre_param_roots[r]; r++) {
+		size_t rl = strlen(lustre_param_roots[r]);
 
-		if (strncmp(target, lustre_roots[r], rl) == 0 && target[rl] == '/') {
+		if (strncmp(target, lustre_param_roots[r], rl) == 0 && target[rl] == '/') {
 			p = target + rl + 1;
 			break;
 		}

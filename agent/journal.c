@@ -214,6 +214,7 @@ entries_parse(const struct jsrc *src, json_object *o, const char *k, const char 
 		return jbad(src, line_of(src, k), "%s is not an array", label);
 	for (size_t i = 0; i < json_object_array_length(arr); i++) {
 		json_object *e_o = json_object_array_get_idx(arr, i);
+		char why[512];
 		struct jentry e;
 		const char *drv = js_string(e_o, "driver"), *key = js_string(e_o, "key"),
 		    *target = js_string(e_o, "target"), *value = js_string(e_o, "value");
@@ -225,6 +226,9 @@ entries_parse(const struct jsrc *src, json_object *o, const char *k, const char 
 		if (!driver_known(drv))
 			return jbad(src, line_of(src, drv), "%s[%zu]: unknown driver '%s'", label, i,
 			    drv);
+		if (target_validate(drv, key, js_string(e_o, "attr"), js_string(e_o, "match"),
+		    target, why, sizeof(why)) < 0)	/* never write where a key cannot point */
+			return jbad(src, line_of(src, target), "%s[%zu]: %s", label, i, why);
 		e.was = (char *)(uintptr_t)js_string(e_o, "was");
 		e.set = (char *)(uintptr_t)js_string(e_o, "set");
 		e.origin = (char *)(uintptr_t)js_string(e_o, "origin");

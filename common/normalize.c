@@ -1,6 +1,7 @@
 /* Value normalisers and key validation shared by knobctl and knobd. */
 #include <ctype.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -484,6 +485,96 @@ key_validate(const char *driver, const char *key, const char *attr,
 		}
 	} else {
 		snprintf(msg, msglen, "unknown driver '%s'", driver);
+		return -1;
+	}
+	return 0;
+}
+
+const char *const lustre_param_roots[] = {
+	"/sys/fs/lustre", "/proc/fs/lustre", "/sys/kernel/debug/lustre", NULL,
+};
+
+/* Does path (absolute, no "..", no "//") match the glob pat, each '*'
+ * within one component, as the agent's glob(3) expansion of pat would? */
+static int
+path_matches(const char *pat, const char *path)
+{
+	return path[0] == '/' && !has_dotdot(path) && strstr(path, "//") == NULL &&
+	    fnmatch(pat, path, FNM_PATHNAME) == 0;
+}
+
+/* A name in one directory (a block device, an interface) that glob
+ * matches: no '/', not "." or "..". */
+static int
+name_matches(const char *glob, const char *name)
+{
+	return name[0] != '\0' && strchr(name, '/') == NULL && strcmp(name, ".") != 0 &&
+	    strcmp(name, "..") != 0 && fnmatch(glob, name, 0) == 0;
+}
+
+/* sysctl key -> its glob under /proc/sys (as the agent resolves it). */
+static void
+sysctl_glob(const char *key, char *out, size_t outlen)
+{
+	size_t o = (size_t)snprintf(out, outlen, "/proc/sys/");
+	int path = strchr(key, '/') != NULL;
+
+	for (const char *p = key; *p && o + 1 < outlen; p++)
+		out[o++] = path ? *p : (*p == '.' ? '/' : *p);
+	out[o] = '\0';
+}
+
+/* Is target one that the lustre key can resolve to (a root, then the
+ * key's relative glob)? */
+static int
+lustre_target_ok(const char *key, const char *target)
+{
+	char rel[1024], pat[1200];
+
+	if (lustre_param_path(key, rel, sizeof(rel)) < 0)
+		return 0;
+	for (size_t r = 0; lustre_param_roots[r]; r++) {
+		snprintf(pat, sizeof(pat), "%s/%s", lustre_param_roots[r], rel);
+		if (path_matches(pat, target))
+			return 1;
+	}
+	return 0;
+}
+
+/* Is target what driver's key can name on a node (glob expanded)? */
+static int
+target_form_ok(const char *driver, const char *key, const char *target)
+{
+	char pat[1200];
+
+	if (strcmp(driver, "sysfs") == 0) {
+		snprintf(pat, sizeof(pat), "%s%s", key[0] == '/' ? "" : "/sys/", key);
+		return strncmp(target, "/sys/", 5) == 0 && path_matches(pat, target);
+	}
+	if (strcmp(driver, "sysctl") == 0) {
+		sysctl_glob(key, pat, sizeof(pat));
+		return strncmp(target, "/proc/sys/", 10) == 0 && path_matches(pat, target);
+	}
+	if (strcmp(driver, "blockdev") == 0 || strcmp(driver, "net") == 0)
+		return name_matches(key, target);
+	if (strcmp(driver, "lustre") == 0)
+		return lustre_target_ok(key, target);
+	if (strcmp(driver, "nfsd") == 0) {
+		snprintf(pat, sizeof(pat), "/proc/fs/nfsd/%s", key);
+		return strcmp(target, pat) == 0;
+	}
+	return strcmp(driver, "gpfs") == 0 && strcmp(target, key) == 0;
+}
+
+int
+target_validate(const char *driver, const char *key, const char *attr, const char *match,
+    const char *target, char *msg, size_t msglen)
+{
+	if (key_validate(driver, key, attr, match, msg, msglen) < 0)
+		return -1;
+	if (target[0] != '\0' && !target_form_ok(driver, key, target)) {
+		snprintf(msg, msglen, "%s target '%.200s' is not one that key '%.200s' names",
+		    driver, target, key);
 		return -1;
 	}
 	return 0;

@@ -54,6 +54,15 @@ int driver_known(const char *name);
  * -1 with a message (no file:line prefix) in msg. */
 int setting_validate(const char *driver, const char *key, const char *attr,
     const char *match, const char *value, char *msg, size_t msglen);
+/* A journaled (driver, key, attr, match, target): the key passes the
+ * key rules and target is one the driver can resolve that key to (a
+ * path under the driver's root matching the key's glob, a device or
+ * interface name matching it; "" for a profile's setting, which names
+ * no target).  0, or -1 with a message in msg. */
+int target_validate(const char *driver, const char *key, const char *attr,
+    const char *match, const char *target, char *msg, size_t msglen);
+/* Where Lustre parameters live, NULL-terminated. */
+extern const char *const lustre_param_roots[];
 /* Blockdev attribute -> path below /sys/block/DEV/ (NULL when unknown). */
 const char *blockdev_attr_path(const char *attr);
 /* Lustre: lctl parameter name -> relative path (dots to slashes except

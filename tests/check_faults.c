@@ -348,8 +348,21 @@ START_TEST(corrupt_journals_refuse_start)
 	    TUNE_JOURNAL_NAME ":4: \"txn\" must be an object");
 	refuses("{\"version\":1,\"active\":\"\",\"originals\":[],\n\"txn\":{\"id\":\"t1\","
 	    "\"profile\":\"p\",\"entries\":[\n{\"driver\":\"sysctl\",\"key\":\"vm.x\",\"target\":"
-	    "\"vm.x\",\"value\":\"1\"},\n{\"driver\":\"bogus\",\"key\":\"k\",\"target\":\"t\","
+	    "\"/proc/sys/vm/x\",\"value\":\"1\"},\n{\"driver\":\"bogus\",\"key\":\"k\",\"target\":\"t\","
 	    "\"value\":\"1\"}]}}\n", TUNE_JOURNAL_NAME ":4: txn.entries[1]: unknown driver 'bogus'");
+	/* a journal whose target points where its key cannot (copied from
+	 * another node, edited, corrupted): rollback would write there as root */
+	refuses("{\"version\":1,\"active\":\"\",\n\"originals\":[\n{\"driver\":\"sysfs\","
+	    "\"key\":\"/sys/x\",\"target\":\"/etc/important\",\"value\":\"1\"}]}\n",
+	    TUNE_JOURNAL_NAME ":3: originals[0]: sysfs target '/etc/important' is not one that key "
+	    "'/sys/x' names");
+	refuses("{\"version\":1,\"active\":\"\",\"originals\":[],\n\"txn\":{\"id\":\"t1\","
+	    "\"profile\":\"p\",\"entries\":[\n{\"driver\":\"sysctl\",\"key\":\"vm.*\",\"target\":"
+	    "\"/proc/sys/vm/../../etc/x\",\"value\":\"1\"}]}}\n",
+	    TUNE_JOURNAL_NAME ":3: txn.entries[0]: sysctl target '/proc/sys/vm/../../etc/x'");
+	refuses("{\"version\":1,\"active\":\"\",\n\"originals\":[\n{\"driver\":\"blockdev\","
+	    "\"key\":\"sd*\",\"attr\":\"read_ahead_kb\",\"target\":\"../../../etc\","
+	    "\"value\":\"1\"}]}\n", TUNE_JOURNAL_NAME ":3: originals[0]: blockdev target '../../../etc'");
 }
 END_TEST
 
