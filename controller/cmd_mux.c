@@ -7,15 +7,17 @@
  *
  * One thread, one event base (common/ev.c).  A command's channel (one
  * unix connection) carries all of its nodes.  A node whose link is idle
- * gets it at once; the nodes that need new links are collected and
- * dialled together by the ordinary fan-out (the same verification, name
- * pinning, ticket cache and error texts as a direct command), which hands
- * each open connection over (fanout_detach).  The fan-out runs on a thread
- * of its own, one batch at a time, so a long dial (a dead node, a long
- * --connect-timeout) does not hold the other commands' links: the loop
- * goes on serving them and takes the batch's links when it ends (an
- * eventfd); nodes that need links meanwhile take one that goes idle, or
- * wait for the next batch.  What a round of events queued for a channel is
+ * gets it at once; the nodes that need new links after a round of events
+ * are dialled together (a batch) by the ordinary fan-out (the same
+ * verification, name pinning, ticket cache and error texts as a direct
+ * command), which hands each open connection over (fanout_detach).  Each
+ * batch runs on a thread of its own, at once, beside the batches already
+ * out (at most MUX_DIALS of them, and with --fanout N at most N nodes in
+ * flight in all), and each of its nodes' links or failures comes to the
+ * loop as soon as that node's dial ends (an eventfd): a dead node's dial
+ * holds nobody else, neither the commands on kept links nor a node alive
+ * that is dialled beside it.  A node being dialled takes a link to its
+ * node that goes idle meanwhile.  What a round of events queued for a channel is
  * written at the round's end, in one writev for many nodes.  A link goes back to the idle
  * set only when the channel says its node's exchange is complete (DONE);
  * any other end closes it.
@@ -34,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -52,6 +55,7 @@
 #define MUX_BUCKETS 16384
 #define MUX_NODE_BUCKETS 4096
 #define MUX_HEADER_NS (10 * 1000000000ull)	/* for a channel's first line */
+#define MUX_DIALS 32		/* batches being dialled at once (a thread each) */
 
 enum { CH_HEADER, CH_NODES };
 
@@ -81,6 +85,7 @@ struct mux_node {
 	int waiting;		/* on m->waiting, for a new link */
 	struct dial_batch *batch;	/* being dialled (its v[bidx]) */
 	size_t bidx;
+	struct mux_node *knext;	/* being dialled: in m->dtab, by key */
 	int asked;		/* a request went to the node, no reply yet */
 	struct mux_node *wnext, *wprev;
 	struct mux_node *hnext;	/* in ch->tab */
@@ -104,11 +109,25 @@ struct mux_chan {
 /* Nodes dialled together, on a thread of their own. */
 struct dial_batch {
 	struct mux *m;
+	struct ctl ctl;		/* the holder's, with the batch's connect timeout
+				 * and ticket cache (the threads share none) */
 	struct fanout fo;
-	struct mux_node **v;	/* NULL where the node went meanwhile */
+	struct mux_node **v;	/* NULL where the node went or got its answer */
 	char **keys, **addrs;	/* copies: the nodes may go meanwhile */
 	pthread_t th;
 	int threaded;
+	struct dial_batch *next;	/* in m->dials */
+};
+
+/* From a dialling thread to the loop: node i's dial ended (its link, or
+ * status and detail), or (i == SIZE_MAX) the batch's run is over. */
+struct dial_done {
+	struct dial_batch *b;
+	size_t i;
+	int status;
+	char *detail;
+	struct mux_link *lk;
+	struct dial_done *next;
 };
 
 struct mux {
@@ -117,13 +136,17 @@ struct mux {
 	int lfd, sfd;
 	char path[PATH_MAX];
 	struct mux_link *tab[MUX_BUCKETS];
-	struct mux_node *waiting;
+	struct mux_node *dtab[MUX_BUCKETS];	/* nodes being dialled, by key */
+	struct mux_node *waiting, *waiting_tail;	/* oldest first */
 	struct mux_chan *dirty;
 	struct mux_chan *chans;	/* every channel */
 	struct ev_timer idle_t, sweep_t;
 	struct mux_chan *fresh, *fresh_tail;	/* no first line yet, oldest first */
-	struct dial_batch *dial;	/* the batch being dialled, on its thread */
-	int dial_efd;		/* its thread says it is done */
+	struct dial_batch *dials;	/* the batches being dialled, each on its thread */
+	size_t ndials, inflight;	/* batches out; their nodes without an answer */
+	pthread_mutex_t done_mu;	/* guards done: the threads post, the loop takes */
+	struct dial_done *done, **done_tail;
+	int dial_efd;		/* a thread posted */
 	double persist;		/* 0: no idle exit */
 	int stop;
 	int stale;		/* stopped on a trust change: exit 1 */
@@ -290,6 +313,8 @@ wait_remove(struct mux_node *mn)
 		m->waiting = mn->wnext;
 	if (mn->wnext)
 		mn->wnext->wprev = mn->wprev;
+	else
+		m->waiting_tail = mn->wprev;
 	mn->waiting = 0;
 	mn->wnext = mn->wprev = NULL;
 }
@@ -306,8 +331,59 @@ idle_twin(const struct mux_link *lk)
 	return 0;
 }
 
+static struct mux_node **
+dial_slot(struct mux *m, const char *key)
+{
+	return &m->dtab[str_hash(key) % MUX_BUCKETS];
+}
+
+/* mn's dial no longer concerns it (it went, got its answer or another
+ * link): off its batch and m->dtab.  The dial's link, if it comes, is
+ * kept idle (dial_node_done). */
+static void
+dial_unlink(struct mux_node *mn)
+{
+	struct mux_node **pp = dial_slot(mn->ch->m, mn->key);
+
+	if (mn->batch == NULL)
+		return;
+	mn->batch->v[mn->bidx] = NULL;
+	mn->batch = NULL;
+	while (*pp != mn)
+		pp = &(*pp)->knext;
+	*pp = mn->knext;
+	mn->knext = NULL;
+}
+
+/* Give mn the link lk. */
+static void
+node_attach(struct mux_node *mn, struct mux_link *lk, const char *how)
+{
+	mn->link = lk;
+	lk->mn = mn;
+	node_say(mn, MUX_OK, "%s", how);
+}
+
+/* lk's exchange is complete: a node being dialled for its node takes it
+ * at once; else it idles, unless its node has an idle link already. */
+static void
+link_idle(struct mux_link *lk)
+{
+	struct mux_node *mn = *dial_slot(lk->m, lk->key);
+
+	lk->mn = NULL;
+	while (mn && (strcmp(mn->key, lk->key) != 0 || mn->ch->closing))
+		mn = mn->knext;
+	if (mn != NULL) {
+		dial_unlink(mn);
+		lk->m->reused++;
+		node_attach(mn, lk, "reused");
+	} else if (idle_twin(lk))
+		link_free(lk);
+}
+
 /* Forget mn; its link goes back to the idle set when keep (a complete
- * exchange) and its node has no idle link yet, else it closes. */
+ * exchange), else it closes. */
 static void
 node_free(struct mux_node *mn, int keep)
 {
@@ -317,11 +393,10 @@ node_free(struct mux_node *mn, int keep)
 		pp = &(*pp)->hnext;
 	*pp = mn->hnext;
 	wait_remove(mn);
-	if (mn->batch)		/* its link, if any, is kept idle (dial_finish) */
-		mn->batch->v[mn->bidx] = NULL;
+	dial_unlink(mn);
 	node_asked(mn, 0);
-	if (mn->link && keep && !idle_twin(mn->link))
-		mn->link->mn = NULL;
+	if (mn->link && keep)
+		link_idle(mn->link);
 	else if (mn->link)
 		link_free(mn->link);
 	mn->ch->m->nnodes--;
@@ -357,23 +432,15 @@ link_alive(struct mux_link *lk)
 	return r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && SSL_pending(lk->c.ssl) == 0;
 }
 
-/* Give mn the link lk. */
-static void
-node_attach(struct mux_node *mn, struct mux_link *lk, const char *how)
-{
-	mn->link = lk;
-	lk->mn = mn;
-	node_say(mn, MUX_OK, "%s", how);
-}
-
-/* Nodes of the batch out whose command is still there. */
+/* Nodes being dialled whose command is still there. */
 static size_t
 dialling(const struct mux *m)
 {
 	size_t n = 0;
 
-	for (size_t i = 0; m->dial && i < m->dial->fo.n; i++)
-		n += m->dial->v[i] != NULL;
+	for (const struct dial_batch *b = m->dials; b; b = b->next)
+		for (size_t i = 0; i < b->fo.n; i++)
+			n += b->v[i] != NULL;
 	return n;
 }
 
@@ -512,11 +579,13 @@ node_open(struct mux_chan *ch, uint32_t id, const uint8_t *p, size_t len)
 	m->nnodes++;
 	if (take_idle(mn))
 		return 0;
-	mn->waiting = 1;
-	mn->wnext = m->waiting;
-	if (m->waiting)
-		m->waiting->wprev = mn;
-	m->waiting = mn;	/* dialled after this round of events (mux_serve) */
+	mn->waiting = 1;	/* dialled after this round of events (mux_serve) */
+	mn->wprev = m->waiting_tail;
+	if (m->waiting_tail)
+		m->waiting_tail->wnext = mn;
+	else
+		m->waiting = mn;
+	m->waiting_tail = mn;
 	return 0;
 }
 
@@ -670,19 +739,15 @@ flush_dirty(struct mux *m)
 	}
 }
 
-/* Dialling: the fan-out hands each connection over as soon as it is open. */
+/* Dialling: the fan-out hands each connection over as soon as it is open
+ * (dial_end passes it on, or frees lk when the hand-over failed). */
 static int
 dial_open(struct fanout *fo, struct fo_node *n)
 {
 	struct mux_link *lk = xcalloc(1, sizeof(*lk));
 
-	(void)fo;
-	if (fanout_detach(fo, n, &lk->fd, &lk->c) < 0) {
-		free(lk);
-		return -1;
-	}
 	n->user = lk;
-	return 0;
+	return fanout_detach(fo, n, &lk->fd, &lk->c);
 }
 
 static int
@@ -692,6 +757,44 @@ dial_msg(struct fanout *fo, struct fo_node *n, Knob__Envelope *msg)
 	(void)n;
 	knob__envelope__free_unpacked(msg, NULL);
 	return 1;
+}
+
+/* On a dialling thread: tell the loop that node i's dial ended (status,
+ * a copy of detail, the link lk when it is up), or (i == SIZE_MAX) that
+ * b's run is over. */
+static void
+dial_post(struct dial_batch *b, size_t i, int status, const char *detail, struct mux_link *lk)
+{
+	struct mux *m = b->m;
+	struct dial_done *d = xcalloc(1, sizeof(*d));
+	uint64_t one = 1;
+
+	d->b = b;
+	d->i = i;
+	d->status = status;
+	d->detail = detail ? xstrdup(detail) : NULL;
+	d->lk = lk;
+	pthread_mutex_lock(&m->done_mu);
+	*m->done_tail = d;
+	m->done_tail = &d->next;
+	pthread_mutex_unlock(&m->done_mu);
+	if (b->threaded && write(m->dial_efd, &one, sizeof(one)) < 0)
+		log_warn("mux: eventfd");
+}
+
+/* A node's dial ended (open and handed over, or failed): the loop hears
+ * of it now, not when the batch's slowest node is done. */
+static void
+dial_end(struct fanout *fo, struct fo_node *n)
+{
+	struct mux_link *lk = n->user;
+
+	n->user = NULL;
+	if (n->status != NS_OK) {
+		free(lk);	/* never filled: the hand-over failed, or no open */
+		lk = NULL;
+	}
+	dial_post(fo->user, n->idx, n->status, n->detail, lk);
 }
 
 /* Keep lk, just dialled for key, among the holder's links. 0, or -1
@@ -717,15 +820,14 @@ link_adopt(struct mux *m, struct mux_link *lk, const char *key)
 	return 0;
 }
 
-/* A new link for mn from the fan-out's node n, or the reason it failed. */
+/* A new link lk for mn, or the reason its dial failed (status, detail). */
 static void
-dial_result(struct mux *m, struct mux_node *mn, struct fo_node *n)
+dial_result(struct mux *m, struct mux_node *mn, int status, const char *detail,
+    struct mux_link *lk)
 {
-	struct mux_link *lk = n->user;
-
-	if (lk == NULL || n->status != NS_OK) {
-		node_say(mn, MUX_FAIL, "%d %s", n->status ? n->status : NS_FAILED,
-		    n->detail ? n->detail : "failed");
+	if (lk == NULL || status != NS_OK) {
+		node_say(mn, MUX_FAIL, "%d %s", status ? status : NS_FAILED,
+		    detail ? detail : "failed");
 		node_free(mn, 0);
 		return;
 	}
@@ -737,44 +839,72 @@ dial_result(struct mux *m, struct mux_node *mn, struct fo_node *n)
 	node_attach(mn, lk, "new");
 }
 
-/* The dialling thread: the fan-out, then a word to the loop. */
+/* The batch's own ticket cache (the threads' runs may not share one: a
+ * run's end rewrites it), bound to what the holder trusts; none when that
+ * moved since it started (the holder is stale at the next command's
+ * question, and no ticket of this dial is saved as of the new files). */
+static struct tcache *
+dial_tickets(struct dial_batch *b)
+{
+	struct ctl *c = &b->ctl;
+	struct tcache *tc = tcache_open(c, c->ca ? c->ca : c->inv->ca,
+	    c->cert ? c->cert : c->inv->cert);
+	char now[65];
+
+	if (ctl_trust_id(c, now) == 0 && strcmp(now, b->m->trust) == 0)
+		return tc;
+	tcache_free(tc);
+	return NULL;
+}
+
+/* The dialling thread: the fan-out (each node posted as it ends), then a
+ * word that the run is over. */
 static void *
 dial_thread(void *arg)
 {
 	static const struct fo_ops ops = { .on_open = dial_open, .on_msg = dial_msg,
-	    .per_node = 1 };
+	    .on_end = dial_end, .per_node = 1 };
 	struct dial_batch *b = arg;
-	uint64_t one = 1;
 
-	if (fanout_run(&b->fo, &ops, b->m) < 0)	/* links already handed over stay */
+	b->ctl.tickets = dial_tickets(b);
+	if (fanout_run(&b->fo, &ops, b) < 0)	/* the nodes it ended were posted */
 		for (size_t i = 0; i < b->fo.n; i++)
-			if (b->fo.nodes[i].user == NULL)
-				fanout_end(&b->fo, &b->fo.nodes[i], NS_FAILED, "cannot dial");
-	if (b->threaded && write(b->m->dial_efd, &one, sizeof(one)) < 0)
-		log_warn("mux: eventfd");
+			fanout_end(&b->fo, &b->fo.nodes[i], NS_FAILED, "cannot dial");
+	tcache_free(b->ctl.tickets);
+	b->ctl.tickets = NULL;
+	dial_post(b, SIZE_MAX, 0, NULL, NULL);
 	return NULL;
 }
 
-/* The batch is over: each node that is still there gets its link or its
- * failure; a link whose node went is kept idle (unless its node has one). */
+/* Node d->i's dial is over: its node, if it still waits for it, gets the
+ * link or the failure; else a link is kept idle (or handed on). */
 static void
-dial_finish(struct mux *m)
+dial_node_done(struct mux *m, struct dial_done *d)
 {
-	struct dial_batch *b = m->dial;
+	struct dial_batch *b = d->b;
+	struct mux_node *mn = b->v[d->i];
+
+	m->inflight--;
+	if (mn != NULL) {
+		dial_unlink(mn);
+		dial_result(m, mn, d->status, d->detail, d->lk);
+	} else if (d->lk != NULL && link_adopt(m, d->lk, b->keys[d->i]) == 0)
+		link_idle(d->lk);
+}
+
+/* b's run is over (every node posted before): join its thread, free it. */
+static void
+dial_finish(struct mux *m, struct dial_batch *b)
+{
+	struct dial_batch **pp = &m->dials;
 
 	if (b->threaded)
 		pthread_join(b->th, NULL);
-	m->dial = NULL;
+	while (*pp != b)	/* MUX_DIALS at most */
+		pp = &(*pp)->next;
+	*pp = b->next;
+	m->ndials--;
 	for (size_t i = 0; i < b->fo.n; i++) {
-		struct fo_node *n = &b->fo.nodes[i];
-		struct mux_link *lk = n->user;
-
-		if (b->v[i] != NULL) {
-			b->v[i]->batch = NULL;
-			dial_result(m, b->v[i], n);
-		} else if (lk != NULL && n->status == NS_OK && link_adopt(m, lk, b->keys[i]) == 0 &&
-		    idle_twin(lk))
-			link_free(lk);
 		free(b->keys[i]);
 		free(b->addrs[i]);
 	}
@@ -785,16 +915,37 @@ dial_finish(struct mux *m)
 	free(b);
 }
 
-/* The dialling thread is done (its eventfd). */
+/* What the dialling threads posted, in order: nodes' ends, runs' ends. */
+static void
+dial_drain(struct mux *m)
+{
+	struct dial_done *d, *next;
+
+	pthread_mutex_lock(&m->done_mu);
+	d = m->done;
+	m->done = NULL;
+	m->done_tail = &m->done;
+	pthread_mutex_unlock(&m->done_mu);
+	for (; d != NULL; d = next) {
+		next = d->next;
+		if (d->i == SIZE_MAX)
+			dial_finish(m, d->b);
+		else
+			dial_node_done(m, d);
+		free(d->detail);
+		free(d);
+	}
+}
+
+/* A dialling thread posted (its eventfd). */
 static void
 dial_event(int fd, uint32_t events, void *arg)
 {
-	struct mux *m = arg;
 	uint64_t v;
 
 	(void)events;
-	if (read(fd, &v, sizeof(v)) == (ssize_t)sizeof(v) && m->dial != NULL)
-		dial_finish(m);
+	if (read(fd, &v, sizeof(v)) == (ssize_t)sizeof(v))
+		dial_drain(arg);
 }
 
 /* Waiting nodes take links that went idle since they began to wait
@@ -811,50 +962,85 @@ waiting_take_idle(struct mux *m)
 	}
 }
 
-/* Dial every waiting node together, on the dialling thread (at once, in
- * the loop, when no thread can be made). */
-static void
-dial_waiting(struct mux *m)
+/* How many more nodes may be dialled now: --fanout N bounds the nodes in
+ * flight over every batch; MUX_DIALS the batches. */
+static size_t
+dial_room(const struct mux *m)
 {
-	struct strvec names = { 0 };
-	struct dial_batch *b;
-	struct mux_node *mn;
-	double ct = 0;
-	size_t i = 0;
+	size_t cap = m->ctl->fanout > 0 ? (size_t)m->ctl->fanout : SIZE_MAX;
 
-	if (m->dial != NULL || m->waiting == NULL)
-		return;
-	b = xcalloc(1, sizeof(*b));
+	if (m->ndials >= MUX_DIALS || m->inflight >= cap)
+		return 0;
+	return cap - m->inflight;
+}
+
+/* Waiting node mn becomes b's node i (b->fo.nodes[i], named after it). */
+static void
+batch_take(struct dial_batch *b, size_t i, struct mux_node *mn)
+{
+	struct mux_node **slot = dial_slot(b->m, mn->key);
+
+	wait_remove(mn);
+	mn->batch = b;
+	mn->bidx = i;
+	mn->knext = *slot;
+	*slot = mn;
+	b->v[i] = mn;
+	b->keys[i] = xstrdup(mn->key);
+	b->addrs[i] = xstrdup(mn->addr);
+	b->fo.nodes[i].addr = b->addrs[i];	/* the caller's inventory */
+	b->fo.nodes[i].port = mn->port;
+}
+
+/* A batch of the oldest waiting nodes, at most room of them, with the
+ * longest connect timeout they asked for; they leave m->waiting. */
+static struct dial_batch *
+batch_new(struct mux *m, size_t room)
+{
+	struct dial_batch *b = xcalloc(1, sizeof(*b));
+	struct strvec names = { 0 };
+	struct mux_node *mn;
+
 	b->m = m;
-	for (mn = m->waiting; mn; mn = mn->wnext) {
+	b->ctl = *m->ctl;	/* shared read-only: inventory, SSL_CTX */
+	b->ctl.tickets = NULL;	/* its own, opened on its thread */
+	b->ctl.connect_timeout = 0;
+	for (mn = m->waiting; mn && names.n < room; mn = mn->wnext) {
 		strvec_push(&names, mn->name);
-		if (mn->ctimeout > ct)
-			ct = mn->ctimeout;
+		if (mn->ctimeout > b->ctl.connect_timeout)
+			b->ctl.connect_timeout = mn->ctimeout;
 	}
 	b->v = xcalloc(names.n, sizeof(*b->v));
 	b->keys = xcalloc(names.n, sizeof(*b->keys));
 	b->addrs = xcalloc(names.n, sizeof(*b->addrs));
-	fanout_init(&b->fo, m->ctl, &names);	/* copies the names */
+	fanout_init(&b->fo, &b->ctl, &names);	/* copies the names */
 	strvec_free(&names);
-	while ((mn = m->waiting) != NULL) {
-		wait_remove(mn);
-		mn->batch = b;
-		mn->bidx = i;
-		b->v[i] = mn;
-		b->keys[i] = xstrdup(mn->key);
-		b->addrs[i] = xstrdup(mn->addr);
-		b->fo.nodes[i].addr = b->addrs[i];	/* the caller's inventory */
-		b->fo.nodes[i].port = mn->port;
-		i++;
-	}
-	m->ctl->connect_timeout = ct;
-	m->dial = b;
+	for (size_t i = 0; i < b->fo.n; i++)
+		batch_take(b, i, m->waiting);
+	m->inflight += b->fo.n;
+	return b;
+}
+
+/* Dial the waiting nodes now, as far as dial_room lets, on a thread of
+ * their own (at once, in the loop, when no thread can be made). */
+static void
+dial_waiting(struct mux *m)
+{
+	size_t room = dial_room(m);
+	struct dial_batch *b;
+
+	if (m->waiting == NULL || room == 0)
+		return;
+	b = batch_new(m, room);
+	b->next = m->dials;
+	m->dials = b;
+	m->ndials++;
 	b->threaded = m->dial_efd >= 0;	/* read by the thread: set before it starts */
 	if (b->threaded && pthread_create(&b->th, NULL, dial_thread, b) != 0)
 		b->threaded = 0;
 	if (!b->threaded) {
 		dial_thread(b);
-		dial_finish(m);
+		dial_drain(m);
 	}
 }
 
@@ -1090,6 +1276,31 @@ mux_close_all(struct mux *m)
 	ev_base_free(m->ev);
 }
 
+/* Stopping with dials out: the socket and the listener go at once (new
+ * commands dial themselves, and a new holder's socket is not ours), each
+ * run is told to stop (its loop sees it within its 100 ms tick; a name
+ * lookup still running holds it up to its --connect-timeout), and we wait
+ * for their threads. */
+static void
+dial_stop_all(struct mux *m)
+{
+	unlink(m->path);
+	m->path[0] = '\0';
+	ev_io_del(m->ev, m->lfd);
+	close(m->lfd);		/* those queued to connect too */
+	m->lfd = -1;
+	for (struct dial_batch *b = m->dials; b; b = b->next)
+		__atomic_store_n(&b->fo.stop, 1, __ATOMIC_RELAXED);	/* read by its loop */
+	while (m->dials != NULL) {
+		struct pollfd p = { .fd = m->dial_efd, .events = POLLIN };
+		uint64_t v;
+
+		if (poll(&p, 1, 1000) > 0 && read(m->dial_efd, &v, sizeof(v)) < 0)
+			log_warn("mux: eventfd");
+		dial_drain(m);
+	}
+}
+
 /* Run the holder until it is told to stop or stays unused (0), or its
  * trust changed (1). */
 static int
@@ -1109,7 +1320,7 @@ mux_serve(struct mux *m)
 		fprintf(stderr, "knobctl mux: cannot start its event loop\n");
 		return 1;
 	}
-	/* no eventfd: batches are dialled in the loop (dial_waiting) */
+	/* no eventfd: batches are dialled in the loop, one at a time (dial_waiting) */
 	m->dial_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (m->dial_efd >= 0 && ev_io_add(m->ev, m->dial_efd, EPOLLIN, dial_event, m) < 0) {
 		close(m->dial_efd);
@@ -1126,14 +1337,8 @@ mux_serve(struct mux *m)
 			flush_dirty(m);
 		}
 	}
-	if (m->dial != NULL) {	/* waits for the batch's connect timeout at most: */
-		unlink(m->path);	/* meanwhile new commands dial themselves */
-		m->path[0] = '\0';	/* and a new holder's socket is not ours */
-		ev_io_del(m->ev, m->lfd);
-		close(m->lfd);		/* those queued to connect too */
-		m->lfd = -1;
-		dial_finish(m);
-	}
+	if (m->dials != NULL)
+		dial_stop_all(m);
 	log_info("mux: %llu links opened, %llu reuses", m->opened, m->reused);
 	mux_close_all(m);
 	return m->stale;
@@ -1187,12 +1392,15 @@ cmd_mux(struct ctl *ctl, int argc, char **argv)
 	mux_socket_path(ctl, m->path, sizeof(m->path));
 	/* two descriptors per node in use: its link and its channel */
 	raise_nofile(0);
+	m->done_tail = &m->done;
+	pthread_mutex_init(&m->done_mu, NULL);
 	/* the trust id before the context loads the CA and CRL: a revocation in
 	 * between makes us stale at once, never trusted under the old CRL */
 	if (ctl_trust_id(ctl, m->trust) < 0 || ctl_ssl(ctl) == NULL || mux_listen(m) < 0)
 		rc = 1;
 	else
 		rc = mux_serve(m);
+	pthread_mutex_destroy(&m->done_mu);
 	free(m);
 	return rc;
 }

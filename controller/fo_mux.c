@@ -344,8 +344,10 @@ mux_start(struct fanout *fo, struct fo_node *n)
 
 	n->phase = FO_HANDSHAKE;
 	n->fd = -1;
-	/* the holder dials with the same timeout, after the links it is
-	 * opening for others: its verdict, with the reason, comes first */
+	/* the holder dials with the same timeout (after a name lookup bounded
+	 * by it too, as a direct dial), at once unless its bound on dials in
+	 * flight makes the node wait for one to end: its verdict, with the
+	 * reason, comes first */
 	fanout_deadline(n, 2 * fo->ctl->connect_timeout + 1);
 	if (h->fd < 0) {
 		fanout_end(fo, n, NS_FAILED, "%s", h->err);

@@ -27,7 +27,10 @@
  * - a new CRL: the next command is told the holder is stale and dials
  *   itself (full handshakes), and the holder closes its links and exits;
  * - a long dial (a frozen agent) does not hold the other commands' links,
- *   and a node waiting for a link takes one as soon as it goes idle. */
+ *   and a node waiting for a link takes one as soon as it goes idle;
+ * - nor a node alive dialled beside it: that node's answer comes at once,
+ *   the frozen one is unreachable after its connect timeout; SIGTERM
+ *   during that dial ends the holder at once, not after the dial. */
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
@@ -750,6 +753,82 @@ START_TEST(waiting_takes_freed_link)
 }
 END_TEST
 
+/* Has the holder exited?  Its status in *(int *)arg. */
+static int
+holder_exited(void *arg)
+{
+	int st;
+
+	if (waitpid(mux_pid, &st, WNOHANG) != mux_pid)
+		return 0;
+	*(int *)arg = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	mux_pid = 0;
+	return 1;
+}
+
+/* The holder with node01's link idle and node03 still being dialled: a
+ * command's node01 has had its answer, node03 has not had its link. */
+#define ALIVE_DONE_DEAD_DIALLING \
+	((void *)(uintptr_t)"links 1 channels 1 nodes 1 pending 0 opened 1 reused 0 closed 0 dialling 1\n")
+
+/* One command needs new links to node01 (alive) and node03 (its agent
+ * frozen: the TLS handshake waits for its --connect-timeout 8): node01
+ * has its link and the command its answer within 3 s (the holder's status:
+ * node01's exchange done, its link idle, node03 still dialled), node03 is
+ * unreachable after its 8 s, exit 1.  Before, the two were one batch and
+ * node01's link came when the batch ended: after node03's 8 s. */
+START_TEST(alive_node_not_behind_dead_dial)
+{
+	char outf[PATH_MAX + 16], *txt;
+	double t;
+	pid_t pid;
+
+	kill(h.node[2].pid, SIGSTOP);
+	snprintf(outf, sizeof(outf), "%s/ping.out", h.tmp);
+	pid = harness_knobctl_bg(&h, outf, "&2", "--connect-timeout 8 ping -w node01,node03");
+	ck_assert_int_gt(pid, 0);
+	t = cu_wait(status_has, ALIVE_DONE_DEAD_DIALLING, 8);
+	ck_assert_msg(t >= 0 && t < 3, "node01 waited behind node03's dial (%.1f s; -1: never "
+	    "while node03 was dialled)", t);
+	ck_assert_int_eq(cu_reap(pid), 1);
+	kill(h.node[2].pid, SIGCONT);
+	txt = cu_slurp(outf);
+	ck_assert_msg(strstr(txt, "node01: pong") != NULL, "%s", txt);
+	ck_assert_msg(strstr(txt, "node03: unreachable: TLS handshake timed out after 8.0s") != NULL,
+	    "%s", txt);
+	free(txt);
+}
+END_TEST
+
+/* SIGTERM while the holder dials node03 (agent frozen, --connect-timeout
+ * 30): the holder exits 0 within 5 s with its socket gone, and the
+ * command's node03 is lost with it (exit 1).  Before, the holder removed
+ * the socket at once but exited only when the dial ended, 30 s later. */
+START_TEST(sigterm_during_dial)
+{
+	char outf[PATH_MAX + 16], *txt;
+	double t;
+	int st = -1;
+	pid_t pid;
+
+	kill(h.node[2].pid, SIGSTOP);
+	snprintf(outf, sizeof(outf), "%s/ping.out", h.tmp);
+	pid = harness_knobctl_bg(&h, outf, "&2", "--connect-timeout 30 ping -w node03");
+	ck_assert_int_gt(pid, 0);
+	ck_assert_msg(cu_wait(status_has, DIALLING_ONE, 10) >= 0, "node03 was not being dialled");
+	kill(mux_pid, SIGTERM);
+	t = cu_wait(holder_exited, &st, 5);
+	ck_assert_msg(t >= 0, "the holder did not exit within 5 s of SIGTERM during a dial");
+	ck_assert_int_eq(st, 0);
+	ck_assert_int_eq(access(sock, F_OK), -1);
+	ck_assert_int_eq(cu_reap(pid), 1);
+	kill(h.node[2].pid, SIGCONT);
+	txt = cu_slurp(outf);
+	ck_assert_msg(strstr(txt, "node03: failed: connection lost") != NULL, "%s", txt);
+	free(txt);
+}
+END_TEST
+
 #define NSILENT 200
 
 /* Is fd at its end (the holder closed it)? */
@@ -918,19 +997,6 @@ START_TEST(out_of_descriptors)
 }
 END_TEST
 
-/* Has the holder exited?  Its status in *(int *)arg. */
-static int
-holder_exited(void *arg)
-{
-	int st;
-
-	if (waitpid(mux_pid, &st, WNOHANG) != mux_pid)
-		return 0;
-	*(int *)arg = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-	mux_pid = 0;
-	return 1;
-}
-
 /* Start a holder with ARGS and serve one ping through it. */
 static void
 holder_with(const char *args)
@@ -1008,6 +1074,8 @@ main(void)
 	tcase_add_test(tc, holder_killed_mid_command);
 	tcase_add_test(tc, long_dial_serves_others);
 	tcase_add_test(tc, waiting_takes_freed_link);
+	tcase_add_test(tc, alive_node_not_behind_dead_dial);
+	tcase_add_test(tc, sigterm_during_dial);
 	tcase_add_test(tc, knobctl_side);
 	tcase_add_test(tc, hung_holder_bounded);
 	tcase_add_test(tc, holder_of_another_uid);
