@@ -264,6 +264,28 @@ START_TEST(n1_shared_write_read)
 }
 END_TEST
 
+/* A fio job file given to knobctl is refused before anything runs: exit 2,
+ * no phase directory on the nodes, and its exec_prerun never ran. */
+static void
+fio_job_file_refused(void)
+{
+	char job[PATH_MAX], mark[PATH_MAX], *out = NULL, *err = NULL;
+	FILE *f;
+
+	snprintf(job, sizeof(job), "%s/job.fio", h.tmp);
+	snprintf(mark, sizeof(mark), "%s/prerun-ran", h.tmp);
+	ck_assert_ptr_nonnull(f = fopen(job, "w"));
+	fprintf(f, "[j]\nrw=write\nsize=1m\nexec_prerun=touch %s\ndirectory=%s\n", mark, h.tmp);
+	fclose(f);
+	ck_assert_int_eq(harness_knobctl(&h, &out, &err, "bench fio -w @all --dir %s -- %s",
+	    data, job), 2);
+	ck_assert_msg(strstr(err, "fio job files are refused"), "%s", err);
+	ck_assert_int_eq(access(mark, F_OK), -1);
+	ck_assert_int_eq(cu_count_entries(data), 0);
+	free(out);
+	free(err);
+}
+
 START_TEST(placement)
 {
 	json_object *doc, *p, *nodes;
@@ -307,6 +329,7 @@ START_TEST(placement)
 	    "ext_ops")), 1);
 	json_object_put(doc);
 	ck_assert_msg(cu_count_entries(data) == 0, "fio files left behind in %s", data);
+	fio_job_file_refused();
 }
 END_TEST
 

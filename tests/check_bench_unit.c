@@ -748,6 +748,149 @@ START_TEST(t_ext_path_args)
 }
 END_TEST
 
+/* One refusal case: "TOOL ARG ARG ..." (words split at spaces) and a
+ * piece of the message, or NULL for arguments that must pass. */
+struct ext_case {
+	const char *args;
+	const char *msg;
+};
+
+/* Check a case on both sides: the controller's parse_bench (before
+ * anything runs) and the agent's spec check, through ext_args_check. */
+static void
+ext_case_check(const struct ext_case *c)
+{
+	Knob__PhaseSpec s = KNOB__PHASE_SPEC__INIT;
+	char *dup = xstrdup(c->args), *words[32], *save = NULL, *cli, err[1024];
+	uint32_t ranks[] = { 0 };
+	struct bench_params p;
+	struct bench_req rq;
+	size_t n = 0;
+	int want = c->msg ? -1 : 0;
+
+	for (char *t = strtok_r(dup, " ", &save); t && n < 32; t = strtok_r(NULL, " ", &save))
+		words[n++] = t;
+	cli = xasprintf("bench --dir /d %s -- %s", words[0], c->args + strlen(words[0]) + 1);
+	ck_assert_msg(parse(&rq, cli) == want, "controller: %s", c->args);
+	bench_req_free(&rq);
+	free(cli);
+	ck_assert_msg(ext_args_check(words[0], words + 1, n - 1, err, sizeof(err)) == want,
+	    "%s", c->args);
+	ck_assert_msg(c->msg == NULL || strstr(err, c->msg), "%s: %s", c->args, err);
+	spec_init(&s, words[0], ranks, 1);
+	s.ext_args = words + 1;
+	s.n_ext_args = n - 1;
+	ck_assert_msg(bench_params_from_spec(&p, &s, "", err, sizeof(err)) == want, "agent: %s",
+	    c->args);
+	if (want == 0)
+		bench_params_free(&p);
+	free(dup);
+}
+
+/* fio options that run a command, load code, retune the node, serve the
+ * network or name a file, as --long, -long, an abbreviation, a -xyz group
+ * of short options, and values that do the same (engine, job name, mem,
+ * patterns); the options that stay in --dir pass. */
+START_TEST(t_ext_fio_refusals)
+{
+	static const struct ext_case cases[] = {
+		{ "fio --exec_prerun=touch /x", "fio --exec_prerun (in '--exec_prerun=touch')" },
+		{ "fio --rw=write --exec_postrun=/bin/sh", "options that run a command" },
+		{ "fio -exec_postrun=x", "fio --exec_postrun (in '-exec_postrun=x')" },
+		{ "fio --exec=touch", "fio --exec_prerun" },	/* fio takes the first */
+		{ "fio --ioengine=exec --program=/bin/sh", "fio --ioengine= (in '--ioengine=exec')" },
+		{ "fio --ioengine=external:/tmp/e.so", "external:LIB and unknown names load" },
+		{ "fio --ioeng=exec", "fio --ioengine=" },
+		{ "fio --io=exec", "fio --ioengine=" },		/* --io is --ioengine to fio */
+		{ "fio --ioengine=/tmp/e.so", "fio --ioengine=" },
+		{ "fio --ioengine=net --hostname=h", "fio --ioengine=" },
+		{ "fio --ioengine=sg", "fio --ioengine=" },
+		{ "fio --enghelp=external:/tmp/e.so", "options that load code" },
+		{ "fio --ioscheduler=none", "change the node's settings" },
+		{ "fio --cgroup=knob", "fio --cgroup" },
+		{ "fio --profile=act", "fio --profile" },
+		{ "fio --device-names=/dev/sdz", "fio --device-names" },
+		{ "fio --trigger=reboot", "fio --trigger (in" },
+		{ "fio --trigger-remote=x", "fio --trigger-remote" },
+		{ "fio --trigger-file=/x", "fio --trigger-file" },
+		{ "fio --trigger-timeout=10", "fio --trigger-timeout" },
+		{ "fio --server", "serve or reach other hosts" },
+		{ "fio --client=h1", "fio --client" },
+		{ "fio --daemonize=/run/x.pid", "fio --daemonize" },
+		{ "fio --remote-config=/x.fio", "fio --remote-config" },
+		{ "fio --inflate-log=/etc/shadow", "fio --inflate-log" },
+		{ "fio --bandwidth-log", "fio --bandwidth-log" },
+		{ "fio --write_iolog=/x", "fio --write_iolog" },
+		{ "fio --read_iolog=/x", "fio --read_iolog" },
+		{ "fio --replay_redirect=/dev/sdz", "fio --replay_redirect" },
+		{ "fio --merge_blktrace_file=/x", "fio --merge_blktrace_file" },
+		{ "fio --write_iops_log=/x/i", "fio --write_iops_log" },
+		{ "fio --name=../../etc/x", "fio --name= (in '--name=../../etc/x')" },
+		{ "fio --mem=mmap:/etc/x", "fio --mem=" },
+		{ "fio --iomem=mmaphuge:/x", "fio --iomem=" },
+		{ "fio --buffer_pattern='/etc/shadow'", "fio --buffer_pattern=" },
+		{ "fio --verify=md5 --verify_pattern=0x1'/x'", "fio --verify_pattern=" },
+		/* fio's short options, alone, glued and grouped */
+		{ "fio -o /x", "fio -o (in '-o'" },
+		{ "fio -o/x", "fio -o (in '-o/x'" },
+		{ "fio -ro", "fio -o (in '-ro'" },
+		{ "fio -rb", "fio -b (in '-rb'" },
+		{ "fio -H", "fio -H" },
+		{ "fio -S", "fio -S" },
+		{ "fio -bs=4k", "write long options with '--'" },
+		/* job files: any word that is not an option */
+		{ "fio job.fio", "fio job file 'job.fio'" },
+		{ "fio --rw=write /tmp/job.fio", "fio job files are refused" },
+		{ "fio --bs 4k", "each with its value after '='" },
+		{ "fio -- --rw=write", "fio job file '--'" },
+		{ "fio -", "fio job file '-'" },
+		/* what stays in --dir passes */
+		{ "fio --ioengine=libaio --iodepth=16 --direct=1 --ba=4k --verify=md5", NULL },
+		{ "fio --ioengine=io_uring --name=a --mem=malloc --buffer_pattern=0xdeadbeef", NULL },
+		{ "fio --ioengine=filecreate --rw=write --cpus_allowed=0-1 --output-format=json",
+		    NULL },
+		{ "fio --name=a --rw=read --name=b --rw=write --group_reporting -v", NULL },
+	};
+
+	for (size_t i = 0; i < nitems(cases); i++)
+		ext_case_check(&cases[i]);
+}
+END_TEST
+
+/* IOR's and mdtest's options that run a command or name a file: mdtest's
+ * --run-cmd-*-phase, the CSV files, the backends' hints and config
+ * files, IOR's -O directives (also an option given as a directive and
+ * -O inside a group of letters); the backends' other options pass. */
+START_TEST(t_ext_mpi_refusals)
+{
+	static const struct ext_case cases[] = {
+		{ "mdtest --run-cmd-before-phase=rm", "mdtest --run-cmd-before-phase (in" },
+		{ "mdtest -n 10 --run-cmd-after-phase /bin/sh", "options that run a command" },
+		{ "mdtest --saveRankPerformanceDetails=/x.csv", "mdtest --saveRankPerformanceDe" },
+		{ "mdtest --savePerOpDataCSV=/x", "mdtest --savePerOpDataCSV" },
+		{ "mdtest -a MPIIO --mpiio.hintsFileName=/etc/shadow", "--mpiio.hintsFileName" },
+		{ "mdtest -nx 10", "mdtest -x (in '-nx')" },
+		{ "ior --hdf5.hintsFileName=/x", "ior --hdf5.hintsFileName" },
+		{ "ior -a CEPHFS --cephfs.conf=/x", "ior --cephfs.conf" },
+		{ "ior -O stoneWallingStatusFile=/x", "ior -O stoneWallingStatusFile=" },
+		{ "ior -O summaryFormat=JSON,SUMMARYFILE=/x", "ior -O summaryFile=" },
+		{ "ior -O summaryFormat=JSON,-o=/x", "ior -o (in '-o=/x')" },
+		{ "ior -O --mpiio.hintsFileName=/x", "ior --mpiio.hintsFileName" },
+		{ "ior -wO testFile=/x", "ior -O testFile=" },
+		{ "ior -w -O=testFile=/x", "ior -O testFile=" },
+		{ "ior -a POSIX --posix.odirect -w -r -O summaryFormat=JSON -t 1m", NULL },
+		{ "mdtest -a POSIX --posix.odirect -F -C -n 10 --random-seed=3", NULL },
+	};
+	char *spaced[] = { (char *)(uintptr_t)"-O", (char *)(uintptr_t)" summaryFile = /x" };
+	char err[512];
+
+	for (size_t i = 0; i < nitems(cases); i++)
+		ext_case_check(&cases[i]);
+	/* IOR reads "key = value" with blanks too */
+	ck_assert_int_eq(ext_args_check("ior", spaced, 2, err, sizeof(err)), -1);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -770,6 +913,8 @@ main(void)
 	tcase_add_test(tc, t_spec_refusals);
 	tcase_add_test(tc, t_bench_options);
 	tcase_add_test(tc, t_ext_path_args);
+	tcase_add_test(tc, t_ext_fio_refusals);
+	tcase_add_test(tc, t_ext_mpi_refusals);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
