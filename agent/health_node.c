@@ -35,14 +35,85 @@ read_under(struct agent *a, const char *abs, char *buf, size_t len)
 
 /* ------------------------------------------------------------ drift */
 
-/* Verify the expected profile; list the keys that drifted. */
+/* How the drift check counts a key's verify state, as knobctl verify
+ * judges a node: a key that could not be checked here (nothing on this
+ * node matches it, skipped) is no match but no drift either; pending-restart
+ * and protected keys match.  Any other state (drift, failed) is drift. */
+enum { DK_MATCH, DK_DRIFT, DK_UNCHECKED };
+
+static const struct {
+	Knob__KeyState key;
+	int kind;
+} drift_kinds[] = {
+	{ KNOB__KEY_STATE__KEY_OK, DK_MATCH },
+	{ KNOB__KEY_STATE__KEY_PENDING_RESTART, DK_MATCH },
+	{ KNOB__KEY_STATE__KEY_PROTECTED, DK_MATCH },
+	{ KNOB__KEY_STATE__KEY_UNSUPPORTED, DK_UNCHECKED },
+	{ KNOB__KEY_STATE__KEY_SKIPPED, DK_UNCHECKED },
+};
+
+/* The drift kind (DK_) of a key state. */
+static int
+drift_kind(Knob__KeyState st)
+{
+	for (size_t i = 0; i < nitems(drift_kinds); i++)
+		if (drift_kinds[i].key == st)
+			return drift_kinds[i].kind;
+	return DK_DRIFT;
+}
+
+/* The keys of one kind in a drift reason: counted, the first 4 named. */
+struct dkeys {
+	char *list;
+	size_t n;
+};
+
+/* Count key k in l; name it while fewer than 4 are named. */
+static void
+dkeys_add(struct dkeys *l, const Knob__KeyResult *k)
+{
+	const char *what = *k->target ? k->target : k->key;
+
+	if (l->n++ >= 4)
+		return;
+	if (k->state == KNOB__KEY_STATE__KEY_DRIFT)
+		str_appendf(&l->list, "%s%s %s is %s, wants %s", l->list ? "; " : "", k->driver,
+		    what, k->before, k->wanted);
+	else
+		str_appendf(&l->list, "%s%s %s: %s", l->list ? "; " : "", k->driver, what,
+		    *k->message ? k->message : tune_key_state_name((int)k->state));
+}
+
+/* "D of M keys drifted: ...; U could not be checked: ..." or "K of M keys
+ * match, U could not be checked: ..."; NULL when every key matches.  The
+ * caller frees it. */
+static char *
+drift_text(const struct dkeys *d, const struct dkeys *u, size_t m)
+{
+	char *s = NULL;
+
+	if (d->n)
+		str_appendf(&s, "%zu of %zu keys drifted: %s%s", d->n, m, d->list,
+		    d->n > 4 ? "; ..." : "");
+	else if (u->n)
+		str_appendf(&s, "%zu of %zu keys match", m - u->n, m);
+	if (u->n)
+		str_appendf(&s, "%s%zu could not be checked on this node: %s%s", d->n ? "; " : ", ",
+		    u->n, u->list, u->n > 4 ? "; ..." : "");
+	return s;
+}
+
+/* Verify the expected profile: fail on drifted keys (or another active
+ * profile), warn on keys this node cannot check (a Lustre key without
+ * Lustre, a device it does not have: not the node's failure, and no
+ * drain), each named. */
 void
 health_drift(struct agent *a, const Knob__HealthRequest *req, size_t idx, struct hout *out)
 {
 	const Knob__VerifyRequest *v = req->verify;
 	Knob__VerifyResult res;
-	char *list = NULL;
-	size_t bad = 0, shown = 0;
+	struct dkeys d = { 0 }, u = { 0 };
+	char *text;
 
 	(void)idx;
 	if (tune_verify(a, v, &res) < 0) {
@@ -50,32 +121,23 @@ health_drift(struct agent *a, const Knob__HealthRequest *req, size_t idx, struct
 		return;
 	}
 	for (size_t i = 0; i < res.n_keys; i++) {
-		const Knob__KeyResult *k = res.keys[i];
+		int kind = drift_kind(res.keys[i]->state);
 
-		if (k->state == KNOB__KEY_STATE__KEY_OK ||
-		    k->state == KNOB__KEY_STATE__KEY_PENDING_RESTART)
-			continue;
-		bad++;
-		if (shown++ >= 4)
-			continue;
-		if (k->state == KNOB__KEY_STATE__KEY_DRIFT)
-			str_appendf(&list, "%s%s %s is %s, wants %s", list ? "; " : "", k->driver,
-			    *k->target ? k->target : k->key, k->before, k->wanted);
-		else
-			str_appendf(&list, "%s%s %s %s", list ? "; " : "", k->driver,
-			    *k->target ? k->target : k->key,
-			    *k->message ? k->message : tune_key_state_name((int)k->state));
+		if (kind != DK_MATCH)
+			dkeys_add(kind == DK_DRIFT ? &d : &u, res.keys[i]);
 	}
+	text = drift_text(&d, &u, res.n_keys);
 	if (v->profile[0] && strcmp(res.active_profile, v->profile) != 0)
 		hout_add(out, "drift", v->profile, ST_FAIL, "active profile is %s%s%s",
-		    *res.active_profile ? res.active_profile : "(none)", bad ? "; " : "",
-		    bad ? list : "");
-	else if (bad)
-		hout_add(out, "drift", v->profile, ST_FAIL, "%zu of %zu keys drifted: %s%s", bad,
-		    res.n_keys, list, shown > 4 ? "; ..." : "");
+		    *res.active_profile ? res.active_profile : "(none)", text ? "; " : "",
+		    text ? text : "");
+	else if (text)
+		hout_add(out, "drift", v->profile, d.n ? ST_FAIL : ST_WARN, "%s", text);
 	else
 		hout_add(out, "drift", v->profile, ST_OK, "%zu keys match", res.n_keys);
-	free(list);
+	free(text);
+	free(d.list);
+	free(u.list);
 	tune_verify_result_free(&res);
 }
 

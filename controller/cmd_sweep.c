@@ -2,13 +2,16 @@
  *
  * Per node: a Ping (reachability, clock offset; an agent that answers with
  * the wrong certificate, or refuses ours, is the "auth" check failing),
- * then one HealthRequest built from the sweep file for that node.  The
- * agent answers within the largest deadline of its checks; the controller
- * waits that long plus a margin.  Output is folded by (check, state,
- * reason); the exit status is 0 when every node is ok, 1 when any check is
- * warn or worse or a node is unreachable, 2 on a usage or sweep-file error,
- * 3 when the sweep itself failed (the --prom file, the results database,
- * scontrol, no node checked because the agents refused our credentials). */
+ * then one HealthRequest built from the sweep file for that node (an agent
+ * that answers it with an Error is the "agent" check failing: knob's side,
+ * never counted toward a drain).  The agent answers within the largest
+ * deadline of its checks; the controller waits that long plus a margin.
+ * Output is folded by (check, state, reason); the exit status is 0 when
+ * every node is ok, 1 when any check is warn or worse or a node is
+ * unreachable (or its agent answered with an Error), 2 on a usage or
+ * sweep-file error, 3 when the sweep itself failed (the --prom file, the
+ * results database, scontrol, no node checked because the agents refused
+ * our credentials or answered with an error). */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -64,30 +67,33 @@ sweep_state_failing(int st)
 }
 
 int
-sweep_node_failing(const struct sweep_node *sn, int cause)
+sweep_node_failing(const struct sweep_node *sn, int knob_side)
 {
 	for (size_t k = 0; k < sn->n; k++)
-		if (sn->c[k].cause == cause && sweep_state_failing(sn->c[k].state))
+		if ((sn->c[k].cause != SC_NODE) == (knob_side != 0) &&
+		    sweep_state_failing(sn->c[k].state))
 			return 1;
 	return 0;
 }
 
 /* 1 when no node of the run could be checked (each one refused our
- * credentials or could not be reached) and at least one refused our
- * credentials: the sweep's own failure, not the nodes'. */
+ * credentials, answered with an Error or could not be reached) and at
+ * least one agent was reached and would not check its node (refused our
+ * credentials, or answered with an Error): the sweep's own failure, not
+ * the nodes'.  Unreachable alone stays 1: the whole fleet may be down. */
 static int
 all_controller_side(const struct sweep_run *run)
 {
-	size_t refused = 0;
+	size_t declined = 0;
 
 	for (size_t i = 0; i < run->n; i++) {
 		const struct sweep_node *sn = &run->nodes[i];
 
 		if (sn->n != 1 || sn->c[0].cause == SC_NODE)
 			return 0;
-		refused += sn->c[0].cause == SC_CONTROLLER;
+		declined += sn->c[0].cause == SC_CONTROLLER || sn->c[0].cause == SC_AGENT;
 	}
-	return refused > 0;
+	return declined > 0;
 }
 
 /* Per-node state of the run. */
@@ -98,6 +104,7 @@ struct snode {
 	uint64_t t_ping;
 	int64_t offset_ns;
 	int have_offset;
+	int agent_error;	/* the agent answered with an Error (n->detail) */
 };
 
 struct sopts {
@@ -156,7 +163,8 @@ sw_msg(struct fanout *fo, struct fo_node *n, Knob__Envelope *m)
 		n->reply = m;
 		n->status = NS_OK;
 		return 1;
-	case KNOB__ENVELOPE__BODY_ERROR:
+	case KNOB__ENVELOPE__BODY_ERROR:	/* knob's side: SC_AGENT */
+		sn->agent_error = 1;
 		n->status = NS_FAILED;
 		free(n->detail);
 		n->detail = xstrdup(m->error->message);
@@ -235,13 +243,16 @@ clock_check(struct sweep_node *out, const struct snode *s, const struct clockref
 }
 
 /* Whose failure a node's failed connection is: the agent refusing our
- * credentials is the controller's; not reaching the agent, or no answer to
- * the ping, is not told apart from knob's side; the rest is the node's. */
+ * credentials is the controller's; an agent that answered with an Error
+ * never checked the node; not reaching the agent, or no answer to the ping,
+ * is not told apart from knob's side; the rest is the node's. */
 static int
 reach_cause(const struct fo_node *n, const struct snode *s)
 {
 	const char *d = n->detail ? n->detail : "";
 
+	if (s->agent_error)
+		return SC_AGENT;
 	if (n->status == NS_AUTH_FAILED)
 		return strncmp(d, "agent refused", 13) == 0 || strncmp(d, "ssh", 3) == 0 ?
 		    SC_CONTROLLER : SC_NODE;
@@ -250,27 +261,40 @@ reach_cause(const struct fo_node *n, const struct snode *s)
 	return SC_NODE;
 }
 
+/* The one finding of a node without a health result: "auth" for an agent
+ * that answered with the wrong certificate (or refused ours), "agent" for
+ * one that answered with an Error, else "reach"; with its cause. */
+static void
+no_result_check(const struct fo_node *n, const struct snode *s, struct sweep_node *out,
+    const struct ctl *ctl)
+{
+	int st = n->status == NS_TIMEOUT ? SS_TIMEOUT :
+	    n->status == NS_UNREACHABLE ? SS_UNREACHABLE : SS_FAIL;
+	const char *d = n->detail ? n->detail : node_status_name(n->status);
+	char why[512];
+
+	snprintf(why, sizeof(why), "%s", d);
+	if (s->agent_error)
+		snprintf(why, sizeof(why), "answered with an error, not a health result: %s; "
+		    "knob's side, not counted toward a drain", d);
+	else if (n->status == NS_TIMEOUT)
+		snprintf(why, sizeof(why), "no answer in %.0f s", s->have_offset ?
+		    s->budget_s : ctl->timeout);
+	check_add(out, s->agent_error ? "agent" : n->status == NS_AUTH_FAILED ? "auth" : "reach",
+	    NULL, st, why, 0);
+	out->c[out->n - 1].cause = reach_cause(n, s);
+}
+
 /* Reachability, clock and the agent's findings of one node. */
 static void
 node_checks(struct fo_node *n, struct snode *s, struct sweep_node *out, const struct ctl *ctl,
     const struct clockref *ref)
 {
 	const Knob__HealthResult *r;
-	char why[512];
 
 	out->name = n->name;
 	if (n->status != NS_OK || n->reply == NULL) {
-		int st = n->status == NS_TIMEOUT ? SS_TIMEOUT :
-		    n->status == NS_UNREACHABLE ? SS_UNREACHABLE : SS_FAIL;
-
-		/* an agent that answered with the wrong certificate (or refused
-		 * ours) was reached: its own check, "auth", fails and says why */
-		snprintf(why, sizeof(why), "%s", n->detail ? n->detail : node_status_name(n->status));
-		if (n->status == NS_TIMEOUT)
-			snprintf(why, sizeof(why), "no answer in %.0f s", s->have_offset ?
-			    s->budget_s : ctl->timeout);
-		check_add(out, n->status == NS_AUTH_FAILED ? "auth" : "reach", NULL, st, why, 0);
-		out->c[out->n - 1].cause = reach_cause(n, s);
+		no_result_check(n, s, out, ctl);
 		return;
 	}
 	r = n->reply->health_result;
@@ -648,8 +672,8 @@ sweep_run_all(struct ctl *ctl, struct fanout *fo, struct snode *sn,
 			rc = 1;
 	if (all_controller_side(&run)) {
 		fprintf(stderr, "knobctl sweep: no node could be checked, and the agents refused "
-		    "this controller's credentials: the sweep itself failed (nothing drained or "
-		    "resumed)\n");
+		    "this controller's credentials or answered with an error: the sweep itself "
+		    "failed (nothing drained or resumed)\n");
 		rc = SWEEP_EXIT_ERROR;
 	}
 	if (!ctl->json) {
@@ -723,7 +747,8 @@ const struct cmd_entry cmd_sweep_entry = {
 	"Output is folded by (check, state, reason).  Exit status: 0 every node ok, 1 some\n"
 	"check warn/fail/timeout/hung/slow or a node unreachable, 2 usage or sweep-file error,\n"
 	"3 the sweep itself failed (the --prom file, the results database, scontrol, or no\n"
-	"node checked: our credentials refused).  Knob's own failures (unreachable agent, our credentials\n"
-	"refused, a clock judged without 3 nodes) never drain or resume a node.\n"
+	"node checked: our credentials refused or the agents' errors).  Knob's own failures\n"
+	"(unreachable agent, our credentials refused, an agent answering with an error, a\n"
+	"clock judged without 3 nodes) never drain or resume a node.\n"
 	"sweep history NODE           the node's last sweeps and what --drain did",
 };

@@ -117,6 +117,9 @@ enum sweep_cause {
 				 * clock judged with fewer than 3 nodes answering */
 	SC_CONTROLLER,		/* the controller's own: the agent refused our
 				 * credentials (every node so: exit 3) */
+	SC_AGENT,		/* knob's agent answered with an Error instead of a
+				 * health result (busy, shutting down, a request it
+				 * refuses or cannot run): it never checked the node */
 };
 
 enum sweep_state {
@@ -137,8 +140,9 @@ struct sweep_node {
 	int worst;		/* enum sweep_state */
 };
 
-/* 1 when a check of sn with that cause (enum sweep_cause) is failing. */
-int sweep_node_failing(const struct sweep_node *sn, int cause);
+/* 1 when a check of sn is failing whose cause is the node's (knob_side 0)
+ * or knob's side (knob_side 1: any cause but SC_NODE). */
+int sweep_node_failing(const struct sweep_node *sn, int knob_side);
 
 struct sweep_run {
 	struct sweep_node *nodes;

@@ -9,8 +9,9 @@
  * Hysteresis: a node is drained after drain_after consecutive failing sweeps
  * (fail, timeout, hung, slow of its own checks) and resumed after
  * resume_after consecutive passing ones.  A sweep in which only knob's side
- * failed for a node (unreachable agent, our credentials refused, a clock
- * judged without a fleet: enum sweep_cause) leaves its counts as they were
+ * failed for a node (unreachable agent, our credentials refused, an agent
+ * that answered with an Error, a clock judged without a fleet: enum
+ * sweep_cause) leaves its counts as they were
  * and never drains or resumes it.  Drains go out in one batched
  * "scontrol update NodeName=LIST State=DRAIN Reason=knob: ..." and resumes in
  * one "scontrol update NodeName=LIST State=RESUME".  A node is resumed only
@@ -345,9 +346,8 @@ decide(struct rnode *rn, size_t n, const struct sweep_policy *pol)
 	for (size_t i = 0; i < n; i++) {
 		struct rnode *r = &rn[i];
 
-		r->failing = sweep_node_failing(r->sn, SC_NODE);
-		if (!r->failing && (sweep_node_failing(r->sn, SC_KNOB) ||
-		    sweep_node_failing(r->sn, SC_CONTROLLER))) {
+		r->failing = sweep_node_failing(r->sn, 0);
+		if (!r->failing && sweep_node_failing(r->sn, 1)) {
 			snprintf(r->action, sizeof(r->action), "not counted: knob's side, not the "
 			    "node's health (failing %ld, passing %ld kept)", r->fails, r->passes);
 			continue;

@@ -698,16 +698,36 @@ set_mce(const char *root, int n)
 	    "   Machine check exceptions\\n' > %s/proc/interrupts", n, root), 0);
 }
 
-/* knobctl sweep of node02 with errs.xml (extra arguments args); asserts the
- * exit status and that the output holds want. */
+/* knobctl sweep -v of nodes with TOP/file (extra arguments args); asserts
+ * the exit status and that the output holds want. */
 static void
-errors_sweep(int want_rc, const char *args, const char *want)
+sweep_expect(const char *nodes, const char *file, int want_rc, const char *args,
+    const char *want)
 {
 	char *out = NULL;
 
-	ck_assert_int_eq(ctl(&out, "sweep -v -w node02 -f %s/errs.xml %s", top, args), want_rc);
+	ck_assert_int_eq(ctl(&out, "sweep -v -w %s -f %s/%s %s", nodes, top, file, args), want_rc);
 	ck_assert_msg(strstr(out, want) != NULL, "missing '%s' in:\n%s", want, out);
 	free(out);
+}
+
+#define errors_sweep(rc, args, want) sweep_expect("node02", "errs.xml", rc, args, want)
+
+/* A stand-in scontrol, TOP/NAME: it appends each call's arguments to
+ * TOP/NAME.log (made empty here) and shows node idle (the real slurmctld is
+ * test_drain_hysteresis's).  "--drain --scontrol TOP/NAME" into args. */
+static void
+fake_scontrol(const char *name, const char *node, char *args, size_t len)
+{
+	char path[PATH_MAX];
+
+	write_file(name, "#!/bin/sh\necho \"$*\" >> %s/%s.log\n"
+	    "[ \"$1\" = -o ] && echo 'NodeName=%s Arch=x86_64 State=IDLE'\nexit 0\n", top, name,
+	    node);
+	snprintf(path, sizeof(path), "%s/%s", top, name);
+	ck_assert_int_eq(chmod(path, 0755), 0);
+	ck_assert_int_eq(harness_sh(": > %s.log", path), 0);
+	snprintf(args, len, "--drain --scontrol %s", path);
 }
 
 /* MCE and EDAC counts that grow between sweeps: corrected errors warn,
@@ -720,7 +740,7 @@ errors_sweep(int want_rc, const char *args, const char *want)
  * machine's cannot be made to grow on demand). */
 START_TEST(test_error_counters)
 {
-	char root[128], fake[160], drain[400];
+	char root[128], drain[PATH_MAX + 32];
 
 	precheck();
 	snprintf(root, sizeof(root), "%s/root02", top);
@@ -734,10 +754,7 @@ START_TEST(test_error_counters)
 	write_file("errs.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
 	    "    <errors check=\"yes\" hold=\"3\"/>\n  </defaults>\n  <drain after=\"1\" resume=\"1\"/>\n"
 	    "</sweep>\n");
-	write_file("fake-scontrol", "#!/bin/sh\necho \"$*\" >> %s/fake-scontrol.log\n"
-	    "[ \"$1\" = -o ] && echo 'NodeName=node02 Arch=x86_64 State=IDLE'\nexit 0\n", top);
-	snprintf(fake, sizeof(fake), "%s/fake-scontrol", top);
-	ck_assert_int_eq(chmod(fake, 0755), 0);
+	fake_scontrol("fake-scontrol", "node02", drain, sizeof(drain));
 	snprintf(h.node[1].sysroot, sizeof(h.node[1].sysroot), "%s", root);
 	ck_assert_int_eq(harness_agent_start(&h, 1), 0);
 	errors_sweep(0, "", "node02: errors ok (");	/* new baseline of 0 */
@@ -750,7 +767,6 @@ START_TEST(test_error_counters)
 	set_mce(root, 5);
 	/* a manual sweep sees them; the timer's --drain sweep still does */
 	errors_sweep(1, "", "node02: errors fail (5 MCE, 0 EDAC UE new since ");
-	snprintf(drain, sizeof(drain), "--drain --scontrol %s", fake);
 	errors_sweep(1, drain, "drained node02: knob: errors fail");
 	sleep(4);
 	errors_sweep(0, "", "node02: errors ok (no new MCE or EDAC errors)");
@@ -766,6 +782,107 @@ START_TEST(test_error_counters)
 	ck_assert_int_eq(harness_sh("rm -f %s/health-counters.json", h.node[1].state_dir), 0);
 	h.node[1].sysroot[0] = '\0';
 	ck_assert_int_eq(harness_agent_start(&h, 1), 0);
+}
+END_TEST
+
+/* agenterr.xml: every node runs knobd; with too_many, node02's group asks
+ * for 1025 mounts, one more than an agent takes in one health request
+ * (HEALTH_MAX_ITEMS in agent/health.h), so node02's knobd answers with an
+ * Error.  Drained after 1 failing sweep. */
+static void
+write_agenterr_xml(int too_many)
+{
+	char *mounts = NULL;
+
+	for (int i = 0; too_many && i < 1025; i++)
+		str_appendf(&mounts, "    <mount path=\"/knob-no-mount-%d\"/>\n", i);
+	write_file("agenterr.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
+	    "    <process name=\"knobd\"/>\n  </defaults>\n"
+	    "  <group nodes=\"node02\">\n%s  </group>\n  <drain after=\"1\" resume=\"1\"/>\n"
+	    "</sweep>\n", mounts ? mounts : "");
+	free(mounts);
+}
+
+/* An agent that answers the health request with an Error never checked its
+ * node: knob's side, like an unreachable agent.  The condition is real:
+ * node02's knobd refuses a request with more mounts than it takes
+ * ("health request: more than 1024 mounts or NICs").  With --drain and
+ * <drain after="1">, node02 is named ("agent fail", exit 1) but the
+ * stand-in scontrol is never asked to drain it, and its history says not
+ * counted; a sweep of node02 alone checked no node: exit 3, the sweep's own
+ * failure.  Before, it was "reach fail", the node's own, and node02 was
+ * drained. */
+START_TEST(test_agent_error_not_drained)
+{
+	char drain[PATH_MAX + 32], *out = NULL, *err = NULL;
+	const char *want = "node02: agent fail (answered with an error, not a health result: "
+	    "health request: more than 1024 mounts or NICs; knob's side";
+
+	precheck();
+	if (h.node[1].pid == 0)
+		ck_assert_int_eq(harness_agent_start(&h, 1), 0);
+	fake_scontrol("scontrol-agenterr", "node02", drain, sizeof(drain));
+	/* a passing sweep first: node02's counts (and a drain by knob that an
+	 * earlier test left) start from nothing */
+	write_agenterr_xml(0);
+	sweep_expect("node[01-02]", "agenterr.xml", 0, drain, "2 ok (node[01-02])");
+	write_agenterr_xml(1);
+	sweep_expect("node[01-02]", "agenterr.xml", 1, drain, "1 ok (node01), 1 fail (node02)");
+	ck_assert_int_eq(harness_sh_int("grep -c update %s/scontrol-agenterr.log", top), 0);
+	sweep_expect("node[01-02]", "agenterr.xml", 1, drain, want);
+	ck_assert_int_eq(ctl(&out, "sweep history node02"), 0);
+	ck_assert_msg(strstr(out, "agent fail (") && strstr(out, "=> not counted: knob's side, "
+	    "not the node's health"), "%s", out);
+	free(out);
+	/* no node checked, the one agent reached answered with an error: exit 3 */
+	ck_assert_int_eq(harness_knobctl(&h, &out, &err, "sweep -w node02 -f %s/agenterr.xml %s",
+	    top, drain), 3);
+	ck_assert_msg(strstr(out, want) != NULL, "%s", out);
+	ck_assert_msg(strstr(err, "no node could be checked") != NULL, "%s", err);
+	free(out);
+	free(err);
+	ck_assert_int_eq(harness_sh_int("grep -c update %s/scontrol-agenterr.log", top), 0);
+}
+END_TEST
+
+/* A profile key the node cannot check (a device it does not have) makes the
+ * drift check warn, as knobctl verify reports it (unsupported, exit 1): it
+ * is named, never "ok", and a warning does not drain the node.  A key that
+ * drifted still fails, and both are named.  The profile: the loop device's
+ * read_ahead_kb and the same key on a device no node has.  Before, the
+ * missing device was one of "1 of 2 keys drifted" and the drift check
+ * failed: with --drain, node01 was drained for a device it never had. */
+START_TEST(test_drift_unchecked_key)
+{
+	char drain[PATH_MAX + 32], path[256], want[512], *out = NULL;
+
+	precheck();
+	write_file("unsup.xml", "<?xml version=\"1.0\"?>\n<profile name=\"unsup\">\n"
+	    "  <blockdev device=\"%s\" attr=\"read_ahead_kb\" value=\"512\"/>\n"
+	    "  <blockdev device=\"knobnosuch0\" attr=\"read_ahead_kb\" value=\"512\"/>\n"
+	    "</profile>\n", loopdev);
+	write_file("unsup-sweep.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
+	    "    <profile name=\"%s/unsup.xml\"/>\n  </defaults>\n"
+	    "  <drain after=\"1\" resume=\"1\"/>\n</sweep>\n", top);
+	ck_assert_int_eq(ctl(&out, "apply %s/unsup.xml -w node01", top), 1);	/* 1 unsupported */
+	free(out);
+	fake_scontrol("scontrol-unsup", "node01", drain, sizeof(drain));
+	snprintf(want, sizeof(want), "node01: drift unsup warn (1 of 2 keys match, 1 could not be "
+	    "checked on this node: blockdev knobnosuch0 read_ahead_kb: nothing on this node "
+	    "matches)");
+	sweep_expect("node01", "unsup-sweep.xml", 1, drain, "sweep of 1 node in ");
+	ck_assert_int_eq(harness_sh_int("grep -c update %s/scontrol-unsup.log", top), 0);
+	sweep_expect("node01", "unsup-sweep.xml", 1, drain, want);
+	sweep_expect("node01", "unsup-sweep.xml", 1, "", "1 warn (node01)");
+	/* drift too: fail, both named */
+	snprintf(path, sizeof(path), "/sys/block/%s/queue/read_ahead_kb", loopdev);
+	ck_assert_int_eq(write_small_file(path, "136"), 0);
+	snprintf(want, sizeof(want), "node01: drift unsup fail (1 of 2 keys drifted: blockdev %s "
+	    "read_ahead_kb is 136, wants 512; 1 could not be checked on this node: blockdev "
+	    "knobnosuch0 read_ahead_kb: nothing on this node matches)", loopdev);
+	sweep_expect("node01", "unsup-sweep.xml", 1, "", want);
+	ck_assert_int_eq(ctl(&out, "rollback -w node01 --force"), 0);
+	free(out);
 }
 END_TEST
 
@@ -911,6 +1028,8 @@ sweep_net_suite(void)
 	tcase_add_test(tc, test_bench_straggler);
 	tcase_add_test(tc, test_drain_hysteresis);
 	tcase_add_test(tc, test_error_counters);
+	tcase_add_test(tc, test_agent_error_not_drained);
+	tcase_add_test(tc, test_drift_unchecked_key);
 	tcase_add_test(tc, test_units_verify);
 	tcase_add_test(tc, test_stdio_probe_fds);
 	tcase_add_test(tc, test_probe_hung);
