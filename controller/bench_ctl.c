@@ -426,7 +426,7 @@ finish(struct brun *br)
 	for (size_t i = 0; i < br->fo->n; i++)
 		if (br->pn[i].alive)
 			fanout_end(br->fo, &br->fo->nodes[i], NS_OK, NULL);
-	br->fo->stop = 1;
+	__atomic_store_n(&br->fo->stop, 1, __ATOMIC_RELAXED);	/* read by every loop */
 }
 
 static void advance_once(struct brun *br);

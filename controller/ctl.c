@@ -127,6 +127,7 @@ ctl_ssl(struct ctl *ctl)
 		fprintf(stderr, "knobctl: %s\n", err);
 		return NULL;
 	}
+	fanout_tls_ctx(ctl->ssl);
 	return ctl->ssl;
 }
 

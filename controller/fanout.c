@@ -567,6 +567,12 @@ new_session(SSL *ssl, SSL_SESSION *sess)
 	return 1;
 }
 
+void
+fanout_tls_ctx(SSL_CTX *ctx)
+{
+	SSL_CTX_sess_set_new_cb(ctx, new_session);
+}
+
 /* After a run: keep each node's new ticket, forget the tickets of nodes
  * that failed authentication, write the cache. */
 static void
@@ -645,7 +651,8 @@ loop_run(struct fo_loop *l)
 	struct epoll_event evs[256];
 	uint64_t last_tick = 0;
 
-	while (l->active > 0 && !fo->stop) {
+	/* stop: another thread may set it (the holder's dial_stop_all) */
+	while (l->active > 0 && !__atomic_load_n(&fo->stop, __ATOMIC_RELAXED)) {
 		int nev, i;
 		uint64_t now;
 
@@ -812,10 +819,8 @@ fanout_run(struct fanout *fo, const struct fo_ops *ops, void *user)
 	fo->tr = fanout_transport(fo, ops);
 	if (fo->tr == &fo_tls_transport && ctl_ssl(fo->ctl) == NULL)
 		return -1;
-	if (fo->tr == &fo_tls_transport) {
-		SSL_CTX_sess_set_new_cb(fo->ctl->ssl, new_session);
+	if (fo->tr == &fo_tls_transport)
 		fanout_resolve(fo);	/* before any deadline starts */
-	}
 	if (fo->ctl->ssh.via)
 		libssh2_init(0);
 	raise_nofile(fo->n);

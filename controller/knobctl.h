@@ -291,6 +291,9 @@ void fanout_free(struct fanout *fo);
 void fanout_resolve(struct fanout *fo);
 /* Run until every node is done or fo->stop.  0, or -1 on a setup error. */
 int fanout_run(struct fanout *fo, const struct fo_ops *ops, void *user);
+/* Set up the controller's TLS context for fan-outs (the agents' tickets
+ * go to the node whose connection got them); once, before any thread. */
+void fanout_tls_ctx(SSL_CTX *ctx);
 /* Queue env to n (id assigned if 0, version filled). 0 or -1. */
 int fanout_send(struct fanout *fo, struct fo_node *n, Knob__Envelope *env);
 /* The epoll descriptor of the loop that drives n (-1 outside a run). */
