@@ -501,6 +501,17 @@ ext_bind_check(struct bench_job *j)
 	return -1;
 }
 
+/* The tool's own directory below the phase's (fio: n.<node>, each node
+ * its own; ior and mdtest: ext): its files, and its working directory. */
+static void
+ext_subdir(const struct bench_job *j, char *buf, size_t len)
+{
+	if (j->p.kind == BK_FIO)
+		snprintf(buf, len, "n.%u", j->p.node_index);
+	else
+		snprintf(buf, len, "ext");
+}
+
 int
 ext_prepare(struct bench_job *j)
 {
@@ -525,10 +536,7 @@ ext_prepare(struct bench_job *j)
 			return -1;
 		}
 	}
-	if (j->p.kind == BK_FIO)
-		snprintf(sub, sizeof(sub), "n.%u", j->p.node_index);
-	else
-		snprintf(sub, sizeof(sub), "ext");
+	ext_subdir(j, sub, sizeof(sub));
 	if (mkdirat(j->wfd, sub, 0755) < 0 && errno != EEXIST) {
 		snprintf(j->err, sizeof(j->err), "%s: mkdir %s: %s", j->node, sub, strerror(errno));
 		return -1;
@@ -552,20 +560,31 @@ run_tool(struct bench_job *j, char **argv, char **out)
 {
 	uint64_t dl = now_mono_ns() + (uint64_t)(j->p.ext_timeout_s ? j->p.ext_timeout_s : 3600) *
 	    1000000000ull;
-	int mfd, st = 0, killed = 0;
+	int mfd, cwd, st = 0, killed = 0;
+	char sub[32];
 	struct stat sb;
 	size_t len;
 	pid_t pid;
 
 	*out = NULL;
+	ext_subdir(j, sub, sizeof(sub));
+	/* the tool works in its own directory: what it writes by a relative
+	 * name (fio's state and log files) stays under --dir and goes with
+	 * the clean-up, not into knobd's working directory */
+	if ((cwd = openat(j->wfd, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+		snprintf(j->err, sizeof(j->err), "%s: %s: %s", j->node, sub, strerror(errno));
+		return -1;
+	}
 	if ((mfd = memfd_create("knob-ext", MFD_CLOEXEC)) < 0) {
 		snprintf(j->err, sizeof(j->err), "%s: memfd_create: %s", j->node, strerror(errno));
+		close(cwd);
 		return -1;
 	}
 	pid = fork();
 	if (pid < 0) {
 		snprintf(j->err, sizeof(j->err), "%s: fork: %s", j->node, strerror(errno));
 		close(mfd);
+		close(cwd);
 		return -1;
 	}
 	if (pid == 0) {
@@ -573,6 +592,8 @@ run_tool(struct bench_job *j, char **argv, char **out)
 
 		child_signals_default();
 		setpgid(0, 0);
+		if (fchdir(cwd) < 0)
+			_exit(126);
 		if (nul >= 0)
 			dup2(nul, 0);
 		dup2(mfd, 1);
@@ -581,6 +602,7 @@ run_tool(struct bench_job *j, char **argv, char **out)
 		_exit(127);
 	}
 	setpgid(pid, pid);
+	close(cwd);
 	for (;;) {
 		pid_t w = waitpid(pid, &st, WNOHANG);
 

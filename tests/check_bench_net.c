@@ -286,6 +286,43 @@ fio_job_file_refused(void)
 	free(err);
 }
 
+/* pid of the fio whose command line names its job cwdprobe, else 0 (fio
+ * first: knobctl's command line names it too; the [c] keeps pgrep from
+ * finding the shell that runs it). */
+static int
+cwdprobe_pid(void *arg)
+{
+	long pid = harness_sh_int("pgrep -o -f -- '^[^ ]*fio .*--name=[c]wdprobe'");
+
+	*(long *)arg = pid;
+	return pid > 0;
+}
+
+/* fio works in its own directory under --dir (DIR/knob.<phase>/n.<node>),
+ * not in knobd's: what it writes by a relative name stays under --dir and
+ * goes with the clean-up. */
+static void
+fio_runs_in_its_directory(void)
+{
+	char link[64], cwd[PATH_MAX], out[PATH_MAX];
+	long pid = 0;
+	ssize_t n;
+	pid_t ctl;
+
+	snprintf(out, sizeof(out), "%s/cwdprobe.out", h.tmp);
+	ctl = harness_knobctl_bg(&h, out, "&2", "bench fio -w node01 --dir %s -- --rw=write "
+	    "--bs=4k --size=1m --ioengine=psync --name=cwdprobe --time_based --runtime=2", data);
+	ck_assert_msg(cu_wait(cwdprobe_pid, &pid, 20) >= 0, "fio never started on node01");
+	snprintf(link, sizeof(link), "/proc/%ld/cwd", pid);
+	n = readlink(link, cwd, sizeof(cwd) - 1);
+	ck_assert_int_gt(n, 0);
+	cwd[n] = '\0';
+	ck_assert_msg(strncmp(cwd, data, strlen(data)) == 0 && strstr(cwd, "/knob.") != NULL &&
+	    strcmp(cwd + strlen(cwd) - 4, "/n.0") == 0, "fio works in %s, not under %s", cwd, data);
+	ck_assert_int_eq(cu_reap(ctl), 0);
+	ck_assert_msg(cu_count_entries(data) == 0, "fio files left behind in %s", data);
+}
+
 START_TEST(placement)
 {
 	json_object *doc, *p, *nodes;
@@ -330,6 +367,7 @@ START_TEST(placement)
 	json_object_put(doc);
 	ck_assert_msg(cu_count_entries(data) == 0, "fio files left behind in %s", data);
 	fio_job_file_refused();
+	fio_runs_in_its_directory();
 }
 END_TEST
 
