@@ -115,26 +115,41 @@ bd_write(struct agent *a, const Knob__Setting *s, const char *target, const char
 	return tune_write_path(a, path, value, msg, msglen);
 }
 
-/* Write order within one device: the scheduler first (writing it resets
- * nr_requests and replaces the iosched/ attributes), then nr_requests,
- * then max_sectors_kb (writing it resets read_ahead_kb), then
- * read_ahead_kb, then the rest. */
+/* Write order within one device, and what each write moves.  The
+ * scheduler first (writing it resets nr_requests and replaces the iosched/
+ * attributes), then nr_requests and iosched/, then the attributes the
+ * kernel keeps as queue limits, read_ahead_kb last.  On 6.x kernels that
+ * store them through queue_limits_commit_update, storing any limit
+ * (max_sectors_kb, add_random, rotational, and those that fall to "*":
+ * iostats, stable_writes, write_cache, discard_max_bytes, ...) re-applies
+ * the limits to the bdi, which raises read_ahead_kb to max(itself,
+ * 2 * io_opt, 128 KiB), io_opt being max_sectors_kb on a rotational device
+ * that reports none.  It never lowers it: only a later read_ahead_kb write
+ * brings a small original back.  Found by experiment on 6.18 with a loop
+ * device: those attributes raise it; the scheduler, iosched/, nr_requests,
+ * nomerges and rq_affinity (elevator state and queue flags, not limits)
+ * do not.  An attribute not named here is taken as a limit. */
 static const struct bd_rank {
-	const char *attr;
+	const char *attr;		/* fnmatch(3) pattern: first match wins */
 	int rank;
+	int ranged;			/* bd_check_range knows its bounds */
 	const char *coupled[2];		/* what writing attr moves */
 } bd_ranks[] = {
-	{ "scheduler", 0, { "nr_requests", NULL } },
-	{ "nr_requests", 1, { NULL } },
-	{ "max_sectors_kb", 2, { "read_ahead_kb", NULL } },
-	{ "read_ahead_kb", 3, { NULL } },
+	{ "scheduler", 0, 0, { "nr_requests", NULL } },
+	{ "nr_requests", 1, 1, { NULL } },
+	{ "iosched/*", 1, 0, { NULL } },
+	{ "max_sectors_kb", 2, 1, { "read_ahead_kb", NULL } },
+	{ "nomerges", 3, 0, { NULL } },
+	{ "rq_affinity", 3, 0, { NULL } },
+	{ "read_ahead_kb", 4, 1, { NULL } },
+	{ "*", 3, 0, { "read_ahead_kb", NULL } },
 };
 
 static const struct bd_rank *
 bd_rank_of(const char *attr)
 {
 	for (size_t i = 0; i < nitems(bd_ranks); i++)
-		if (strcmp(bd_ranks[i].attr, attr) == 0)
+		if (fnmatch(bd_ranks[i].attr, attr, 0) == 0)
 			return &bd_ranks[i];
 	return NULL;
 }
@@ -144,9 +159,7 @@ bd_rank(const Knob__Setting *s)
 {
 	const struct bd_rank *r = bd_rank_of(s->attr);
 
-	if (r == NULL && strncmp(s->attr, "iosched/", 8) == 0)
-		return 1;
-	return r ? r->rank : 4;
+	return r ? r->rank : 3;
 }
 
 static const char *const *
@@ -266,6 +279,7 @@ static int
 bd_check(struct agent *a, const Knob__Setting *s, const char *target, const char *value,
     char *msg, size_t msglen)
 {
+	const struct bd_rank *r;
 	char path[PATH_MAX];
 	int rc;
 
@@ -275,9 +289,8 @@ bd_check(struct agent *a, const Knob__Setting *s, const char *target, const char
 		return rc;
 	if (strcmp(s->attr, "scheduler") == 0)
 		return bd_check_scheduler(a, target, value, msg, msglen);
-	if (bd_rank_of(s->attr) != NULL)
-		return bd_check_range(a, target, s->attr, value, msg, msglen);
-	return 0;
+	r = bd_rank_of(s->attr);
+	return r && r->ranged ? bd_check_range(a, target, s->attr, value, msg, msglen) : 0;
 }
 
 /* ------------------------------------------------------------ protected */

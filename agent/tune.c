@@ -237,25 +237,41 @@ plan_find(const struct plan *p, const char *driver, const char *target, const ch
 	return -1;
 }
 
-/* Did this transaction write a key of it's target that the kernel lets
- * move it (scheduler, for nr_requests)?  Then writing that key back moves
- * it again. */
+/* Does a write of w move the key (driver d, target, attr): an attribute of
+ * w's target that w's driver couples to it (nr_requests, for the
+ * scheduler), or the same attribute of the target the kernel moves with
+ * w's (one half of a sysctl pair, for the other)?  A driver couples its
+ * own keys only. */
+static int
+moves(const struct item *w, const struct tune_driver *d, const char *target,
+    const char *attr)
+{
+	const char *const *c;
+	const char *t;
+
+	if (w->d == NULL || w->d != d || w->target == NULL || target == NULL)
+		return 0;
+	if (strcmp(w->target, target) != 0)
+		return d->coupled_target && (t = d->coupled_target(w->target)) != NULL &&
+		    strcmp(t, target) == 0 && strcmp(w->s->attr, attr) == 0;
+	if (d->coupled == NULL || (c = d->coupled(w->s)) == NULL)
+		return 0;
+	for (; *c; c++)
+		if (strcmp(*c, attr) == 0)
+			return 1;
+	return 0;
+}
+
+/* Did this transaction write a key that the kernel lets move it (the
+ * scheduler, for nr_requests)?  Then writing that key back moves it
+ * again. */
 static int
 moved_by_coupled(const struct plan *p, const struct item *it)
 {
-	if (it->d == NULL || it->d->coupled == NULL)
-		return 0;	/* the same driver couples its own keys only */
-	for (size_t i = 0; i < p->n; i++) {
-		const struct item *w = &p->v[i];
-		const char *const *c;
-
-		if (w == it || !w->written || !same_target(w, it) || w->d == NULL ||
-		    w->d->coupled == NULL || (c = w->d->coupled(w->s)) == NULL)
-			continue;
-		for (; *c; c++)
-			if (strcmp(*c, it->s->attr) == 0)
-				return 1;
-	}
+	for (size_t i = 0; i < p->n; i++)
+		if (&p->v[i] != it && p->v[i].written &&
+		    moves(&p->v[i], it->d, it->target, it->s->attr))
+			return 1;
 	return 0;
 }
 
@@ -290,21 +306,33 @@ read_before(struct agent *a, struct item *it)
 	return rc;
 }
 
-/* Follow attr of p->v[src]'s target, which writing it may move: its value
- * is read now and journaled as an original. */
+/* Follow attr of target (p->v[src]'s own, or the one the kernel moves
+ * with it), which writing p->v[src] may move: its value is read now and
+ * journaled as an original.  Another target's key is named as the driver
+ * describes it (sysctl: vm.dirty_ratio). */
 static void
-add_coupled(struct agent *a, struct plan *p, size_t src, const char *attr)
+add_coupled(struct agent *a, struct plan *p, size_t src, const char *target,
+    const char *attr)
 {
-	char *origin;
+	const struct item *w = &p->v[src];
+	char key[PATH_MAX], what[PATH_MAX], *origin, *t = xstrdup(target);
 	Knob__Setting *s;
 	struct item *it;
 
-	origin = xasprintf("moved by the kernel when %s is written", p->v[src].s->attr);
-	s = plan_own(p, p->v[src].s, p->v[src].target, attr, "", origin);
+	if (*w->s->attr)
+		snprintf(what, sizeof(what), "%s", w->s->attr);
+	else
+		w->d->describe(w->s, w->target, what, sizeof(what));
+	if (strcmp(target, w->target) == 0)
+		snprintf(key, sizeof(key), "%s", target);
+	else
+		w->d->describe(w->s, target, key, sizeof(key));
+	origin = xasprintf("moved by the kernel when %s is written", what);
+	s = plan_own(p, w->s, key, attr, "", origin);
 	free(origin);
-	it = plan_add(p, s, p->v[src].d);	/* may move p->v */
+	it = plan_add(p, s, p->v[src].d);	/* may move p->v (and w) */
 	it->kind = IK_COUPLED;
-	it->target = xstrdup(p->v[src].target);
+	it->target = t;
 	if (read_before(a, it) != 0) {
 		free(it->target);	/* cannot read it: not ours to restore */
 		it->target = NULL;
@@ -320,14 +348,18 @@ plan_add_coupled(struct agent *a, struct plan *p)
 	size_t n = p->n;
 
 	for (size_t i = 0; i < n; i++) {
-		const char *const *c;
+		const struct tune_driver *d = p->v[i].d;
+		const char *const *c = NULL, *t = NULL;
 
-		if (!item_pending(&p->v[i]) || p->v[i].target == NULL ||
-		    p->v[i].d->coupled == NULL || (c = p->v[i].d->coupled(p->v[i].s)) == NULL)
+		if (!item_pending(&p->v[i]) || p->v[i].target == NULL)
 			continue;
-		for (; *c; c++)
-			if (plan_find(p, p->v[i].s->driver, p->v[i].target, *c) < 0)
-				add_coupled(a, p, i, *c);
+		if (d->coupled && (c = d->coupled(p->v[i].s)) != NULL)
+			for (; *c; c++)
+				if (plan_find(p, p->v[i].s->driver, p->v[i].target, *c) < 0)
+					add_coupled(a, p, i, p->v[i].target, *c);
+		if (d->coupled_target && (t = d->coupled_target(p->v[i].target)) != NULL &&
+		    plan_find(p, p->v[i].s->driver, t, p->v[i].s->attr) < 0)
+			add_coupled(a, p, i, t, p->v[i].s->attr);
 	}
 }
 
@@ -347,18 +379,11 @@ plan_couple_refused(struct agent *a, struct plan *p)
 		    f->target == NULL || f->before == NULL)
 			continue;
 		for (size_t k = 0; k < n; k++) {
-			const struct item *w = &p->v[k];
-			const char *const *c;
-
-			if (!item_pending(w) || !same_target(w, &p->v[i]) || w->d->coupled == NULL ||
-			    (c = w->d->coupled(w->s)) == NULL)
+			if (!item_pending(&p->v[k]) ||
+			    !moves(&p->v[k], f->d, f->target, f->s->attr))
 				continue;
-			while (*c && strcmp(*c, p->v[i].s->attr) != 0)
-				c++;
-			if (*c) {
-				add_coupled(a, p, k, *c);
-				break;
-			}
+			add_coupled(a, p, k, p->v[i].target, p->v[i].s->attr);	/* moves f */
+			break;
 		}
 	}
 }
@@ -489,7 +514,7 @@ write_item(struct agent *a, struct item *it, int restore, int later)
 		rc = it->d->restore(a, it->s, it->target, it->wanted, msg, sizeof(msg));
 	else
 		rc = it->d->write(a, it->s, it->target, it->wanted, msg, sizeof(msg));
-	it->written = 1;
+	it->written = rc != TUNE_LEFT_TO_COUPLED;
 	/* read back even after a failed write: it may have changed something */
 	it->unread = !(rc < 0 || !later || it->d->costly_read);
 	if (!it->unread)
@@ -502,7 +527,8 @@ write_item(struct agent *a, struct item *it, int restore, int later)
 	} else if (rc == TUNE_PENDING_RESTART) {
 		it->pending = 1;
 		set_msg(it, 0, msg);
-	}
+	} else if (rc == TUNE_LEFT_TO_COUPLED)
+		set_msg(it, 0, msg);
 	return rc;
 }
 
@@ -566,10 +592,12 @@ converge(struct agent *a, struct plan *p, const size_t *idx, size_t n, int resto
 			/* an earlier write of this pass may have moved it: in the
 			 * first pass only a write to its own target (the kernel
 			 * moves a device's attributes together, and idx keeps a
-			 * target's keys together) is looked for here; a move
-			 * across targets is found by the closing re-read and
-			 * written by the next pass */
-			if (lastw && !it->d->costly_read && (pass > 0 || same_target(lastw, it)))
+			 * target's keys together) or one that the driver says
+			 * moves it (a sysctl pair) is looked for here; another
+			 * move across targets is found by the closing re-read
+			 * and written by the next pass */
+			if (lastw && !it->d->costly_read && (pass > 0 || same_target(lastw, it) ||
+			    moves(lastw, it->d, it->target, it->s->attr)))
 				reread(a, it, NULL, 0);
 			if (item_done(it))
 				continue;
@@ -607,19 +635,21 @@ converge(struct agent *a, struct plan *p, const size_t *idx, size_t n, int resto
 	return bad;
 }
 
-/* "does not hold: wrote W, reads R (clobbered by K)" for an item. */
+/* "does not hold: wrote W, reads R (clobbered by K)" for an item; one
+ * left to a coupled key's write says so. */
 static void
 fail_not_held(struct item *it, const char *verb)
 {
 	char m[TUNE_MSG_MAX + PATH_MAX];
+	const char *left = !it->written && it->msg ? it->msg : NULL;
 
 	if (it->werr) {
 		it->state = KNOB__KEY_STATE__KEY_FAILED;
 		return;
 	}
-	snprintf(m, sizeof(m), "%s %s, reads %s after %d passes%s%s", verb, it->wanted,
+	snprintf(m, sizeof(m), "%s %s, reads %s after %d passes%s%s%s%s", verb, it->wanted,
 	    it->after ? it->after : "nothing", TUNE_PASSES, it->clobber ? ": clobbered by " : "",
-	    it->clobber ? it->clobber : "");
+	    it->clobber ? it->clobber : "", left ? "; " : "", left ? left : "");
 	set_state(it, KNOB__KEY_STATE__KEY_FAILED, EIO, m);
 }
 
@@ -1562,7 +1592,8 @@ restore_plan(struct agent *a, struct plan *p, const struct pause *pz)
 			else if (!it->written)
 				set_msg(it, 0, "came back when a coupled key was restored");
 		} else {
-			fail_not_held(it, "did not come back: wrote");
+			fail_not_held(it, it->written ? "did not come back: wrote" :
+			    "did not come back: wants");
 		}
 	}
 	for (size_t i = 0; i < p->n; i++)

@@ -9,7 +9,9 @@
  *     the first originals are kept and a tuned value is never recorded as an
  *     original.  A key that ends where it started is journaled too when
  *     the transaction wrote a key that moves it (nr_requests when the
- *     scheduler was written): writing that key back moves it again;
+ *     scheduler was written, read_ahead_kb when a queue limit was, one
+ *     half of a sysctl pair when the other was): writing that key back
+ *     moves it again;
  *   - "pending": targets an apply set but that only take effect after a
  *     restart (gpfs: mmchconfig accepted the value, mmdiag --config still
  *     shows the old one until mmfsd restarts).  Each entry has "value", the
@@ -63,6 +65,8 @@
 
 #define TUNE_PENDING_RESTART 1	/* write(): accepted, takes effect after a restart */
 #define TUNE_NOT_SETTABLE 2	/* read(): the node cannot have this set (msg says why) */
+#define TUNE_LEFT_TO_COUPLED 3	/* restore(): not written, a coupled key's write sets
+				 * it (msg says which) */
 #define TUNE_PASSES 3		/* write passes until every key of a transaction holds */
 #define TUNE_MSG_MAX 512
 #define TUNE_JOURNAL_NAME "tune-journal.json"
@@ -87,7 +91,9 @@ struct tune_driver {
 	/* Write a canonical value.  0, TUNE_PENDING_RESTART, or -errno with msg. */
 	int (*write)(struct agent *a, const Knob__Setting *s, const char *target,
 	    const char *value, char *msg, size_t msglen);
-	/* Put back an original (rollback / undo); NULL means write(). */
+	/* Put back an original (rollback / undo); NULL means write().  May
+	 * return TUNE_LEFT_TO_COUPLED: the re-read judges it after the
+	 * coupled key's restore. */
 	int (*restore)(struct agent *a, const Knob__Setting *s, const char *target,
 	    const char *value, char *msg, size_t msglen);
 	/* Human name of one target for messages, e.g. "loop3 scheduler". */
@@ -103,6 +109,10 @@ struct tune_driver {
 	 * written (NULL-terminated; NULL: none).  Their originals are
 	 * journaled too, so rollback brings them back. */
 	const char *const *(*coupled)(const Knob__Setting *s);
+	/* Another target of this driver (same attr) that the kernel moves when
+	 * target is written, or NULL (sysctl: the other half of a pair the
+	 * kernel keeps mutually exclusive).  Followed like coupled(). */
+	const char *(*coupled_target)(const char *target);
 	/* Would writing value to target fail?  0, or -errno with the reason
 	 * (--check's would-fail; apply refuses before any write).  NULL: no
 	 * prediction. */

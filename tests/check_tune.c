@@ -6,10 +6,14 @@
  * NID in its name) is a fake under a temp --sysroot; mmchconfig, mmdiag and
  * lctl are stand-in shell scripts under that sysroot, and an mmfsd "restart"
  * in test_gpfs_pending_restart is the test copying the stand-in's configured
- * values over the ones its mmdiag prints.  Real things: loop devices this
- * test creates with losetup (only their exact names are targeted, and they
- * are detached in teardown), and a veth pair and net.core.somaxconn inside a
- * private network namespace (unshare) of the forked test process. */
+ * values over the ones its mmdiag prints.  The kernel's mutually exclusive
+ * vm sysctl pairs (dirty_bytes / dirty_ratio, ...) are fake files under a
+ * temp --sysroot given the kernel's write semantics by this program's own
+ * write(2) (fake_pairs: they are global sysctls, never the host's to
+ * change).  Real things: loop devices this test creates with losetup
+ * (only their exact names are targeted, and they are detached in
+ * teardown), and a veth pair and net.core.somaxconn inside a private
+ * network namespace (unshare) of the forked test process. */
 #include <check.h>
 #include <dirent.h>
 #include <pthread.h>
@@ -1405,14 +1409,189 @@ START_TEST(test_journal_corrupt)
 }
 END_TEST
 
+/* ------------------------------------------------------------ write(2) hook */
+/* This program's write(2) and pwrite(2) take the place of libc's (the
+ * agent's code is linked in, as with fsync below) for two things, each
+ * off unless a test turns it on (then they are the plain system calls):
+ *  - a log of the loop device's queue attributes the agent writes, in
+ *    order (wlog_start / wlog_stop): the write order of a transaction;
+ *  - a stand-in for the kernel's mutually exclusive sysctl pairs under the
+ *    test's --sysroot (fake_pairs, below). */
+static int wlog_on, pairs_on;
+static char wlog[512];		/* attribute names, space-separated */
+static char root_real[PATH_MAX];	/* realpath of root while pairs_on */
+
+/* The path fd is open on, or "". */
+static void
+fd_path(int fd, char *buf, size_t len)
+{
+	char l[64];
+	ssize_t n;
+
+	snprintf(l, sizeof(l), "/proc/self/fd/%d", fd);
+	n = readlink(l, buf, len - 1);
+	buf[n > 0 ? n : 0] = '\0';
+}
+
+static void
+wlog_start(void)
+{
+	wlog[0] = '\0';
+	wlog_on = 1;
+}
+
+/* The attributes written since wlog_start (static buffer). */
+static const char *
+wlog_stop(void)
+{
+	wlog_on = 0;
+	return wlog;
+}
+
+/* Log path when it is a queue attribute of the loop device. */
+static void
+wlog_add(const char *path)
+{
+	char dir[64];
+	const char *p;
+	size_t o = strlen(wlog);
+
+	snprintf(dir, sizeof(dir), "/%s/queue/", loopdev);
+	if (loopdev[0] == '\0' || (p = strstr(path, dir)) == NULL)
+		return;
+	snprintf(wlog + o, sizeof(wlog) - o, "%s%s", o ? " " : "", p + strlen(dir));
+}
+
+/* Stand-in for the kernel's sysctl pairs (mm/page-writeback.c, mm/util.c)
+ * under the test's --sysroot.  They are global sysctls: a test must never
+ * change the host's, so it fakes /proc/sys/vm, and a regular file there
+ * cannot act as the kernel does: writing one half sets the other to 0
+ * (for dirty_bytes / dirty_ratio only when the value changes), and
+ * dirty_bytes refuses less than 2 pages, dirty_background_bytes less than
+ * 1 (EINVAL, nothing changed).  The values live in fake_val; every write
+ * of a pair rewrites both files from them (a refused one too: the agent's
+ * O_TRUNC may have emptied the file, which procfs ignores). */
+static const struct fake_pair {
+	const char *half[2];	/* the bytes and the ratio, below /proc/sys/vm/ */
+	long min;		/* the bytes refuse less (-1: 2 pages) */
+	int if_changed;		/* the other half is zeroed only on a change */
+} fake_pairs[] = {
+	{ { "dirty_bytes", "dirty_ratio" }, -1, 1 },
+	{ { "dirty_background_bytes", "dirty_background_ratio" }, 1, 0 },
+	{ { "overcommit_kbytes", "overcommit_ratio" }, 0, 0 },
+};
+static unsigned long fake_val[nitems(fake_pairs)][2];
+
+/* Pair i's two files from fake_val, by plain system calls. */
+static void
+fake_pair_files(size_t i)
+{
+	for (size_t h = 0; h < 2; h++) {
+		char path[PATH_MAX + 64], v[32];
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/proc/sys/vm/%s", root_real, fake_pairs[i].half[h]);
+		snprintf(v, sizeof(v), "%lu\n", fake_val[i][h]);
+		if ((fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)) < 0)
+			continue;
+		if (syscall(SYS_write, fd, v, strlen(v)) < 0)
+			fprintf(stderr, "fake %s: %s\n", path, strerror(errno));
+		close(fd);
+	}
+}
+
+/* The fake pairs under root, starting at v (bytes, ratio for each pair in
+ * fake_pairs' order). */
+static void
+fake_pairs_start(const unsigned long v[][2])
+{
+	char rel[128];
+
+	for (size_t i = 0; i < nitems(fake_pairs); i++)
+		for (size_t h = 0; h < 2; h++) {
+			fake_val[i][h] = v[i][h];
+			snprintf(rel, sizeof(rel), "/proc/sys/vm/%s", fake_pairs[i].half[h]);
+			put(rel, "%lu\n", v[i][h]);
+		}
+	ck_assert_ptr_nonnull(realpath(root, root_real));
+	pairs_on = 1;
+}
+
+/* A write of buf to path as the kernel answers it when path is a half of
+ * a fake pair: 1 with *ret (-1 and errno when refused); else 0. */
+static int
+fake_pair_write(const char *path, const void *buf, size_t len, ssize_t *ret)
+{
+	char want[PATH_MAX + 64], v[32], *end;
+
+	for (size_t i = 0; i < nitems(fake_pairs); i++)
+		for (size_t h = 0; h < 2; h++) {
+			const struct fake_pair *f = &fake_pairs[i];
+			long min = f->min < 0 ? 2 * sysconf(_SC_PAGESIZE) : f->min;
+			unsigned long x, old = fake_val[i][h];
+
+			snprintf(want, sizeof(want), "%s/proc/sys/vm/%s", root_real, f->half[h]);
+			if (strcmp(path, want) != 0)
+				continue;
+			snprintf(v, sizeof(v), "%.*s", (int)(len < 31 ? len : 31),
+			    (const char *)buf);
+			x = strtoul(v, &end, 10);
+			*ret = (ssize_t)len;
+			if (end == v || (h == 0 && x < (unsigned long)min)) {
+				errno = EINVAL;
+				*ret = -1;
+			} else {
+				fake_val[i][h] = x;
+				if (!f->if_changed || old != x)
+					fake_val[i][1 - h] = 0;
+			}
+			fake_pair_files(i);
+			return 1;
+		}
+	return 0;
+}
+
+/* write(2) and pwrite(2) of this program (see above). */
+static ssize_t
+hooked_write(int fd, const void *buf, size_t len, off_t off, int positional)
+{
+	char path[PATH_MAX];
+	ssize_t ret;
+
+	if (wlog_on || pairs_on) {
+		fd_path(fd, path, sizeof(path));
+		if (wlog_on)
+			wlog_add(path);
+		if (pairs_on && fake_pair_write(path, buf, len, &ret))
+			return ret;
+	}
+	if (positional)
+		return (ssize_t)syscall(SYS_pwrite64, fd, buf, len, off);
+	return (ssize_t)syscall(SYS_write, fd, buf, len);
+}
+
+ssize_t
+write(int fd, const void *buf, size_t len)
+{
+	return hooked_write(fd, buf, len, 0, 0);
+}
+
+ssize_t
+pwrite(int fd, const void *buf, size_t len, off_t off)
+{
+	return hooked_write(fd, buf, len, off, 1);
+}
+
 /* ------------------------------------------------------------ coupled keys */
 /* Non-default originals on the loop device, set by hand in the kernel's
- * own order (scheduler, nr_requests, max_sectors_kb, read_ahead_kb: each
- * later write would be undone by an earlier one otherwise).  read_ahead_kb
- * is written as 333 and sysfs keeps it in 4 KiB pages, so the original is
- * whatever the device reads back (332). */
+ * own order (scheduler, nr_requests, max_sectors_kb, add_random,
+ * rotational, read_ahead_kb: each later write would be undone by an
+ * earlier one otherwise; the queue limits among them raise read_ahead_kb,
+ * to 2 * max_sectors_kb on a rotational device).  read_ahead_kb is written
+ * as 333 and sysfs keeps it in 4 KiB pages, so the original is whatever
+ * the device reads back (332). */
 struct orig {
-	char sched[64], nr[32], msk[32], ra[32];
+	char sched[64], nr[32], msk[32], rand[8], rot[8], ra[32];
 };
 
 static void
@@ -1444,14 +1623,20 @@ set_originals(struct orig *o)
 	set_sysfs("scheduler", "none");
 	set_sysfs("nr_requests", "100");
 	set_sysfs("max_sectors_kb", "512");
+	set_sysfs("add_random", "0");
+	set_sysfs("rotational", "1");
 	set_sysfs("read_ahead_kb", "333");
 	snprintf(o->sched, sizeof(o->sched), "%s", sched_now());
 	snprintf(o->nr, sizeof(o->nr), "%s", sys("nr_requests", loopdev));
 	snprintf(o->msk, sizeof(o->msk), "%s", sys("max_sectors_kb", loopdev));
+	snprintf(o->rand, sizeof(o->rand), "%s", sys("add_random", loopdev));
+	snprintf(o->rot, sizeof(o->rot), "%s", sys("rotational", loopdev));
 	snprintf(o->ra, sizeof(o->ra), "%s", sys("read_ahead_kb", loopdev));
 	ck_assert_str_eq(o->sched, "none");
 	ck_assert_str_eq(o->nr, "100");
 	ck_assert_str_eq(o->msk, "512");
+	ck_assert_str_eq(o->rand, "0");
+	ck_assert_str_eq(o->rot, "1");
 	ck_assert_str_eq(o->ra, "332");
 }
 
@@ -1461,30 +1646,49 @@ assert_originals(const struct orig *o)
 	ck_assert_str_eq(sched_now(), o->sched);
 	ck_assert_str_eq(sys("nr_requests", loopdev), o->nr);
 	ck_assert_str_eq(sys("max_sectors_kb", loopdev), o->msk);
+	ck_assert_str_eq(sys("add_random", loopdev), o->rand);
+	ck_assert_str_eq(sys("rotational", loopdev), o->rot);
 	ck_assert_str_eq(sys("read_ahead_kb", loopdev), o->ra);
 }
 
 /* The pairs of keys the kernel couples, each in the order a profile
  * author might write them (not the kernel's), plus each coupled key alone
- * (its partner is journaled because the kernel moves it). */
+ * (its partner is journaled because the kernel moves it).  A queue limit
+ * (add_random, rotational) raises read_ahead_kb (to 2 * max_sectors_kb
+ * on a rotational device, else to 128 KiB) and never lowers it: those
+ * cases start it at 32, and the rollback writes it after the limit.
+ * Before, it was not journaled, and the rollback left it at 1024 (and
+ * the write order put read_ahead_kb first, to be raised again). */
 static const struct pair_case {
 	const char *name;
 	struct s set[4];
 	size_t n;
 	const char *want_nr, *want_ra;	/* expected after apply (NULL: not checked) */
+	const char *start_ra;		/* read_ahead_kb before apply (NULL: 332) */
+	const char *order[2];		/* what apply, rollback write (NULL: not checked) */
 } pair_cases[] = {
 	{ "nr_requests+scheduler", { { "blockdev", NULL, "nr_requests", "64", 0, NULL },
-	    { "blockdev", NULL, "scheduler", "mq-deadline", 0, NULL } }, 2, "64", NULL },
+	    { "blockdev", NULL, "scheduler", "mq-deadline", 0, NULL } }, 2, "64", NULL, NULL,
+	    { NULL, NULL } },
 	{ "read_ahead_kb+max_sectors_kb", { { "blockdev", NULL, "read_ahead_kb", "128", 0, NULL },
-	    { "blockdev", NULL, "max_sectors_kb", "256", 0, NULL } }, 2, NULL, "128" },
+	    { "blockdev", NULL, "max_sectors_kb", "256", 0, NULL } }, 2, NULL, "128", NULL,
+	    { NULL, NULL } },
 	{ "all four", { { "blockdev", NULL, "read_ahead_kb", "4M", 0, NULL },
 	    { "blockdev", NULL, "nr_requests", "32", 0, NULL },
 	    { "blockdev", NULL, "max_sectors_kb", "MAXHW", 0, NULL },
-	    { "blockdev", NULL, "scheduler", "mq-deadline", 0, NULL } }, 4, "32", "4096" },
+	    { "blockdev", NULL, "scheduler", "mq-deadline", 0, NULL } }, 4, "32", "4096", NULL,
+	    { NULL, NULL } },
 	{ "scheduler alone", { { "blockdev", NULL, "scheduler", "mq-deadline", 0, NULL } }, 1,
-	    "256", NULL },
+	    "256", NULL, NULL, { NULL, NULL } },
 	{ "max_sectors_kb alone", { { "blockdev", NULL, "max_sectors_kb", "MAXHW", 0, NULL } }, 1,
-	    NULL, NULL },
+	    NULL, NULL, NULL, { NULL, NULL } },
+	{ "add_random alone", { { "blockdev", NULL, "add_random", "1", 0, NULL } }, 1, NULL, NULL,
+	    "32", { "add_random", "add_random read_ahead_kb" } },
+	{ "rotational alone", { { "blockdev", NULL, "rotational", "0", 0, NULL } }, 1, NULL, NULL,
+	    "32", { "rotational", "rotational read_ahead_kb" } },
+	{ "read_ahead_kb+add_random", { { "blockdev", NULL, "read_ahead_kb", "64", 0, NULL },
+	    { "blockdev", NULL, "add_random", "1", 0, NULL } }, 2, NULL, "64", "32",
+	    { "add_random read_ahead_kb", "add_random read_ahead_kb" } },
 };
 
 /* The case's settings on the loop device; "MAXHW" is the device's
@@ -1504,22 +1708,32 @@ pair_settings(const struct pair_case *c, struct s *v)
 }
 
 /* Apply and roll back every pair on the real loop device: the exact
- * originals read back afterwards, and the journal is gone. */
+ * originals read back afterwards, the rollback is complete (knobctl exits
+ * 0), and the journal is gone. */
 START_TEST(test_coupled_pairs)
 {
 	const struct pair_case *c = &pair_cases[_i];
 	Knob__ApplyResult r;
 	Knob__VerifyResult v;
 	Knob__RollbackResult rb;
+	const char *order;
 	struct orig o;
 	struct s set[4];
 
 	fprintf(stderr, "-- %s\n", c->name);
 	set_originals(&o);
+	if (c->start_ra) {
+		set_sysfs("read_ahead_kb", c->start_ra);
+		snprintf(o.ra, sizeof(o.ra), "%s", sys("read_ahead_kb", loopdev));
+		ck_assert_str_eq(o.ra, c->start_ra);
+	}
 	pair_settings(c, set);
 	ag = mk_agent("");
+	wlog_start();
 	do_apply(ag, "pair", set, c->n, 0, 0, &r);
 	dump(r.keys, r.n_keys);
+	if (c->order[0])
+		ck_assert_str_eq(wlog_stop(), c->order[0]);
 	ck_assert_int_eq(r.reverted, 0);
 	all_changed(&r);
 	tune_apply_result_free(&r);
@@ -1532,12 +1746,104 @@ START_TEST(test_coupled_pairs)
 	for (size_t i = 0; i < v.n_keys; i++)
 		ck_assert_int_eq(v.keys[i]->state, KNOB__KEY_STATE__KEY_OK);
 	tune_verify_result_free(&v);
+	wlog_start();
 	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	order = wlog_stop();
 	dump(rb.keys, rb.n_keys);
 	ck_assert_int_eq(rb.complete, 1);
 	tune_rollback_result_free(&rb);
 	assert_originals(&o);
 	ck_assert_int_ne(access(ag->tune->journal_path, F_OK), 0);
+	if (c->order[1])
+		ck_assert_str_eq(order, c->order[1]);
+}
+END_TEST
+
+/* The kernel's mutually exclusive sysctl pairs (the fake_pairs stand-in
+ * under --sysroot: global sysctls), one half set by a profile: the apply
+ * moves the other half, whose original is journaled too; verify reports
+ * the profile's key only (no drift on the other half); the rollback
+ * writes only the half whose original is not 0 (that write sets the other
+ * to 0), both read back as their originals, and it is complete (knobctl
+ * exits 0).  Before: (a) the rollback wrote 0 to dirty_background_bytes,
+ * EINVAL, and stayed incomplete for good with the ratio at 0; (b) the
+ * admin's dirty_bytes, zeroed by the profile's dirty_ratio, was not
+ * journaled, and the rollback's write of the ratio's original 0 zeroed it
+ * again, complete. */
+static const struct sysctl_pair_case {
+	const char *name, *key, *value;
+	size_t pair;			/* in fake_pairs */
+	unsigned long start[2], after[2];	/* its bytes and ratio */
+} sysctl_pair_cases[] = {
+	{ "(a) dirty_background_bytes", "vm.dirty_background_bytes", "268435456", 1,
+	    { 0, 10 }, { 268435456, 0 } },
+	{ "(b) dirty_ratio over the admin's dirty_bytes", "vm.dirty_ratio", "10", 0,
+	    { 67108864, 0 }, { 0, 10 } },
+	{ "dirty_bytes", "vm.dirty_bytes", "134217728", 0, { 0, 20 }, { 134217728, 0 } },
+	{ "dirty_background_ratio over its bytes", "vm.dirty_background_ratio", "5", 1,
+	    { 16777216, 0 }, { 0, 5 } },
+	{ "overcommit_kbytes", "vm.overcommit_kbytes", "1048576", 2, { 0, 50 }, { 1048576, 0 } },
+};
+
+/* Every fake pair reads v. */
+static void
+assert_pairs(const unsigned long v[][2])
+{
+	char rel[128], want[32];
+
+	for (size_t i = 0; i < nitems(fake_pairs); i++)
+		for (size_t h = 0; h < 2; h++) {
+			snprintf(rel, sizeof(rel), "/proc/sys/vm/%s", fake_pairs[i].half[h]);
+			snprintf(want, sizeof(want), "%lu", v[i][h]);
+			ck_assert_msg(strcmp(get(rel), want) == 0, "%s is %s, not %s", rel,
+			    get(rel), want);
+		}
+}
+
+START_TEST(test_sysctl_pairs)
+{
+	const struct sysctl_pair_case *c = &sysctl_pair_cases[_i];
+	unsigned long v[nitems(fake_pairs)][2] = { { 0, 20 }, { 0, 10 }, { 0, 50 } }, after[3][2];
+	struct s set[] = { { "sysctl", c->key, NULL, c->value, 0, NULL } };
+	char zero[64];
+	size_t napply;
+	Knob__ApplyResult r;
+	Knob__VerifyResult vr;
+	Knob__RollbackResult rb;
+
+	fprintf(stderr, "-- %s\n", c->name);
+	memcpy(v[c->pair], c->start, sizeof(c->start));
+	memcpy(after, v, sizeof(after));
+	memcpy(after[c->pair], c->after, sizeof(c->after));
+	fake_pairs_start((const unsigned long (*)[2])v);
+	ag = mk_agent(root);
+	do_apply(ag, "pair", set, 1, 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.reverted, 0);
+	all_changed(&r);
+	napply = r.n_keys;
+	tune_apply_result_free(&r);
+	assert_pairs((const unsigned long (*)[2])after);
+	do_verify(ag, set, 1, &vr);
+	dump(vr.keys, vr.n_keys);
+	ck_assert_int_eq(vr.n_keys, 1);
+	ck_assert_int_eq(vr.keys[0]->state, KNOB__KEY_STATE__KEY_OK);
+	tune_verify_result_free(&vr);
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	dump(rb.keys, rb.n_keys);
+	assert_pairs((const unsigned long (*)[2])v);
+	ck_assert_int_eq(rb.complete, 1);
+	for (size_t i = 0; i < rb.n_keys; i++)
+		ck_assert_int_eq(rb.keys[i]->state, KNOB__KEY_STATE__KEY_RESTORED);
+	ck_assert_int_ne(access(ag->tune->journal_path, F_OK), 0);
+	/* the key and the half the kernel moved; the half whose original is 0
+	 * was not written back: the other's write set it */
+	ck_assert_int_eq(napply, 2);
+	ck_assert_int_eq(rb.n_keys, 2);
+	snprintf(zero, sizeof(zero), "vm.%s", fake_pairs[c->pair].half[c->start[0] != 0]);
+	ck_assert_str_eq(find_key(rb.keys, rb.n_keys, zero, NULL)->message,
+	    "came back when a coupled key was restored");
+	tune_rollback_result_free(&rb);
 }
 END_TEST
 
@@ -1655,29 +1961,42 @@ start_paused(const char *sysroot, const struct s *set, size_t n, const char *whe
 	return pid;
 }
 
-/* SIGKILL at every pause point of apply, then of rollback: the restarted
- * agent (recovery) leaves the exact originals; a killed rollback is
- * finished by the next one. */
+/* The profiles killed: the coupled pairs' four keys, and a queue limit
+ * alone (add_random, which makes the kernel raise read_ahead_kb: the
+ * recovery and the rollback bring its original back too; before, it
+ * stayed raised). */
+static const struct kill_set {
+	struct s set[4];
+	size_t n;
+} kill_sets[] = {
+	{ { { "blockdev", NULL, "read_ahead_kb", "4M", 0, NULL },
+	    { "blockdev", NULL, "nr_requests", "64", 0, NULL },
+	    { "blockdev", NULL, "max_sectors_kb", "256", 0, NULL },
+	    { "blockdev", NULL, "scheduler", "mq-deadline", 0, NULL } }, 4 },
+	{ { { "blockdev", NULL, "add_random", "1", 0, NULL } }, 1 },
+};
+
+/* SIGKILL at every pause point of apply, then of rollback, for each of
+ * kill_sets: the restarted agent (recovery) leaves the exact originals; a
+ * killed rollback is finished by the next one. */
 START_TEST(test_kill_at_pause_points)
 {
-	const char *where = pause_points[_i];
+	const char *where = pause_points[_i % nitems(pause_points)];
+	const struct kill_set *k = &kill_sets[_i / nitems(pause_points)];
 	Knob__ApplyResult r;
 	Knob__RollbackResult rb;
 	struct orig o;
-	struct s set[] = {
-		{ "blockdev", NULL, "read_ahead_kb", "4M", 0, NULL },
-		{ "blockdev", NULL, "nr_requests", "64", 0, NULL },
-		{ "blockdev", NULL, "max_sectors_kb", "256", 0, NULL },
-		{ "blockdev", NULL, "scheduler", "mq-deadline", 0, NULL },
-	};
+	struct s set[4];
 	pid_t pid;
 	int st;
 
-	fprintf(stderr, "-- kill %s\n", where);
+	fprintf(stderr, "-- kill %s (%s)\n", where, k->set[0].attr);
 	set_originals(&o);
-	for (size_t i = 0; i < nitems(set); i++)
+	for (size_t i = 0; i < k->n; i++) {
+		set[i] = k->set[i];
 		set[i].key = loopdev;
-	pid = start_paused("", set, nitems(set), where, 0);
+	}
+	pid = start_paused("", set, k->n, where, 0);
 	wait_pause(where);
 	ck_assert_int_eq(kill(pid, SIGKILL), 0);
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
@@ -1688,12 +2007,12 @@ START_TEST(test_kill_at_pause_points)
 	ck_assert_int_eq(ag->tune->j.norig, 0);
 
 	/* the same apply again, then a rollback killed after its first write */
-	do_apply(ag, "crash", set, nitems(set), 0, 0, &r);
+	do_apply(ag, "crash", set, k->n, 0, 0, &r);
 	ck_assert_int_eq(r.reverted, 0);
 	tune_apply_result_free(&r);
 	rm_agent(ag);
 	ag = NULL;
-	pid = start_paused("", set, nitems(set), "after the first write", 1);
+	pid = start_paused("", set, k->n, "after the first write", 1);
 	wait_pause("after the first write");
 	ck_assert_int_eq(kill(pid, SIGKILL), 0);
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
@@ -2752,9 +3071,11 @@ tune_suite(void)
 	tcase_add_test(tc, test_net_namespace);
 	tcase_add_test(tc, test_journal_corrupt);
 	tcase_add_loop_test(tc, test_coupled_pairs, 0, (int)nitems(pair_cases));
+	tcase_add_loop_test(tc, test_sysctl_pairs, 0, (int)nitems(sysctl_pair_cases));
 	tcase_add_test(tc, test_coupled_revert);
 	tcase_add_test(tc, test_clobbered);
-	tcase_add_loop_test(tc, test_kill_at_pause_points, 0, (int)nitems(pause_points));
+	tcase_add_loop_test(tc, test_kill_at_pause_points, 0,
+	    (int)(nitems(pause_points) * nitems(kill_sets)));
 	tcase_add_test(tc, test_switch_coupled);
 	tcase_add_test(tc, test_keep_going_refused_coupled);
 	tcase_add_test(tc, test_switch_changed_since);
