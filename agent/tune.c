@@ -1207,6 +1207,7 @@ commit_originals(struct journal *j, const struct plan *p, const size_t *idx, siz
 		} else {
 			free(j->orig[o].set);
 			j->orig[o].set = xstrdup(set);
+			j->orig[o].restoring = 0;	/* knob set it again: judged afresh */
 		}
 	}
 }
@@ -1627,8 +1628,12 @@ keep_unrestored(struct journal *j, const struct plan *p)
 		if (it->state == KNOB__KEY_STATE__KEY_RESTORED ||
 		    it->state == KNOB__KEY_STATE__KEY_PENDING_RESTART)
 			drop_mark(j, e);
-		else
+		else {
 			journal_push(&keep, &nkeep, e);
+			/* this rollback ended: its judgement does not bind the next
+			 * one, which must see an admin's change as changed-since */
+			keep[nkeep - 1].restoring = 0;
+		}
 	}
 	for (size_t i = 0; i < j->norig; i++)
 		jentry_clear(&j->orig[i]);

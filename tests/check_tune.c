@@ -2304,6 +2304,48 @@ END_TEST
  * is written back after the scheduler's restore reset it, and the result
  * says what it reads.  Before, nr_requests read none's default while the
  * result said 32, left alone. */
+/* A rollback that could not write a key (its file briefly a symlink:
+ * ELOOP) keeps it journaled; once that rollback has ended, its verdicts
+ * do not bind the next one: the same profile applied again (it holds),
+ * then an admin's change, and the next rollback leaves that change alone
+ * (changed-since) instead of writing the original over it.  Before, the
+ * first rollback's "restoring" mark stayed on the entry for good. */
+START_TEST(test_failed_rollback_judged_afresh)
+{
+	struct s set[] = { { "sysfs", "/sys/kernel/knobtest/k", NULL, "5", 0, NULL } };
+	char path[256], real[256];
+	Knob__RollbackResult rb;
+	Knob__ApplyResult r;
+
+	put("/sys/kernel/knobtest/k", "1\n");
+	snprintf(path, sizeof(path), "%s/sys/kernel/knobtest/k", root);
+	snprintf(real, sizeof(real), "%s.real", path);
+	ag = mk_agent(root);
+	do_apply(ag, "p", set, 1, 0, 0, &r);
+	ck_assert_int_eq(r.n_keys, 1);
+	ck_assert_int_eq(r.keys[0]->state, KNOB__KEY_STATE__KEY_CHANGED);
+	tune_apply_result_free(&r);
+	ck_assert_int_eq(rename(path, real), 0);	/* writes refuse a symlink */
+	ck_assert_int_eq(symlink(real, path), 0);
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	dump(rb.keys, rb.n_keys);
+	ck_assert_int_eq(rb.complete, 0);
+	tune_rollback_result_free(&rb);
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_int_eq(rename(real, path), 0);
+	ck_assert_str_eq(get("/sys/kernel/knobtest/k"), "5");
+	do_apply(ag, "p", set, 1, 0, 0, &r);	/* holds: nothing written */
+	tune_apply_result_free(&r);
+	put("/sys/kernel/knobtest/k", "7\n");	/* the admin's own change */
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	dump(rb.keys, rb.n_keys);
+	ck_assert_int_eq(rb.n_keys, 1);
+	ck_assert_int_eq(rb.keys[0]->state, KNOB__KEY_STATE__KEY_CHANGED_SINCE);
+	tune_rollback_result_free(&rb);
+	ck_assert_str_eq(get("/sys/kernel/knobtest/k"), "7");
+}
+END_TEST
+
 START_TEST(test_rollback_changed_since_coupled)
 {
 	struct s set[] = {
@@ -3082,6 +3124,7 @@ tune_suite(void)
 	tcase_add_test(tc, test_coupled_same_value);
 	tcase_add_test(tc, test_coupled_moved_to_same);
 	tcase_add_test(tc, test_rollback_changed_since_coupled);
+	tcase_add_test(tc, test_failed_rollback_judged_afresh);
 	tcase_add_test(tc, test_lustre_persistent_write_fails);
 	tcase_add_test(tc, test_state_dir_full);
 	tcase_add_test(tc, test_journal_dir_fsync_fails);
