@@ -411,6 +411,38 @@ bd_protect(struct agent *a, const Knob__Setting *s, const char *target, char *ms
 	return hit;
 }
 
+/* ------------------------------------------------------------ identity */
+/* "MAJ:MIN" of the device named target (SYSROOT/sys/block/TARGET/dev),
+ * plus " wwid=..." or " serial=..." (the first of wwid, device/wwid,
+ * device/serial it has): names are handed out at boot in probe order, so
+ * the disk that was sdb may be another one now (the root disk), and the
+ * wwid or serial tells.  0, or -errno when there is no dev file. */
+static int
+bd_identity(struct agent *a, const char *target, char *buf, size_t len)
+{
+	static const char *const ids[][2] = {
+		{ "wwid", "wwid" }, { "device/wwid", "wwid" }, { "device/serial", "serial" },
+	};
+	char rel[PATH_MAX], full[PATH_MAX], v[256];
+	ssize_t n;
+
+	snprintf(rel, sizeof(rel), "/sys/block/%s/dev", target);
+	if (agent_path(a, full, sizeof(full), rel) < 0)
+		return -ENAMETOOLONG;
+	if ((n = read_small_file(full, v, sizeof(v))) < 0)
+		return (int)n;
+	snprintf(buf, len, "%s", strtrim(v));
+	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+		snprintf(rel, sizeof(rel), "/sys/block/%s/%s", target, ids[i][0]);
+		if (agent_path(a, full, sizeof(full), rel) < 0 ||
+		    read_small_file(full, v, sizeof(v)) <= 0 || *strtrim(v) == '\0')
+			continue;
+		snprintf(buf + strlen(buf), len - strlen(buf), " %s=%s", ids[i][1], strtrim(v));
+		break;
+	}
+	return 0;
+}
+
 const struct tune_driver drv_blockdev = {
 	.name = "blockdev",
 	.resolve = bd_resolve,
@@ -422,4 +454,5 @@ const struct tune_driver drv_blockdev = {
 	.coupled = bd_coupled,
 	.check = bd_check,
 	.protect = bd_protect,
+	.identity = bd_identity,
 };

@@ -1,12 +1,14 @@
 /* The tuning journal: originals, active profile and the in-progress
  * transaction, as JSON written atomically (see tune.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include <json-c/json.h>
 
@@ -30,6 +32,7 @@ jentry_clear(struct jentry *e)
 	free(e->was);
 	free(e->set);
 	free(e->origin);
+	free(e->ident);
 	memset(e, 0, sizeof(*e));
 }
 
@@ -80,6 +83,7 @@ journal_push(struct jentry **v, size_t *n, const struct jentry *e)
 	d->was = e->was ? xstrdup(e->was) : NULL;
 	d->set = e->set ? xstrdup(e->set) : NULL;
 	d->origin = e->origin ? xstrdup(e->origin) : NULL;
+	d->ident = e->ident ? xstrdup(e->ident) : NULL;
 	d->persistent = e->persistent;
 	d->added = e->added;
 	d->restoring = e->restoring;
@@ -143,6 +147,8 @@ entries_json(const struct jentry *v, size_t n, int with_added)
 			jput(o, "set", json_object_new_string(v[i].set));
 		if (v[i].origin)
 			jput(o, "origin", json_object_new_string(v[i].origin));
+		if (v[i].ident)
+			jput(o, "ident", json_object_new_string(v[i].ident));
 		if (with_added && v[i].added)
 			jput(o, "added", json_object_new_boolean(1));
 		if (v[i].restoring)
@@ -232,6 +238,7 @@ entries_parse(const struct jsrc *src, json_object *o, const char *k, const char 
 		e.was = (char *)(uintptr_t)js_string(e_o, "was");
 		e.set = (char *)(uintptr_t)js_string(e_o, "set");
 		e.origin = (char *)(uintptr_t)js_string(e_o, "origin");
+		e.ident = (char *)(uintptr_t)js_string(e_o, "ident");
 		e.driver = (char *)(uintptr_t)drv;
 		e.key = (char *)(uintptr_t)key;
 		e.target = (char *)(uintptr_t)target;
@@ -391,5 +398,105 @@ journal_save(const char *path, const struct journal *j)
 	txt = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
 	rc = write_file_atomic(path, txt, strlen(txt), 0600);
 	json_object_put(root);
+	return rc;
+}
+
+/* Offset of the value of the member "active" in buf (a string, quotes
+ * included; its length in *vlen), or -1.  Only the top-level object has
+ * that member; journal_clear_active checks the result by parsing it. */
+static long
+active_span(const char *buf, size_t len, size_t *vlen)
+{
+	const char *end = buf + len, *p = buf, *q;
+
+	while ((p = memmem(p, (size_t)(end - p), "\"active\"", 8)) != NULL) {
+		for (q = p + 8; q < end && (*q == ' ' || *q == '\t' || *q == '\r' || *q == '\n'); q++)
+			;
+		if (q == end || *q != ':') {
+			p += 8;
+			continue;
+		}
+		for (q++; q < end && (*q == ' ' || *q == '\t' || *q == '\r' || *q == '\n'); q++)
+			;
+		if (q == end || *q != '"')
+			return -1;
+		for (p = q++; q < end && *q != '"'; q += *q == '\\' ? 2 : 1)
+			;
+		if (q >= end)
+			return -1;
+		*vlen = (size_t)(q + 1 - p);
+		return p - buf;
+	}
+	return -1;
+}
+
+/* Whether text b is text a with its "active" member "" and nothing else
+ * changed (both parsed). */
+static int
+only_active_cleared(const char *a, const char *b)
+{
+	json_object *ja = json_tokener_parse(a), *jb = json_tokener_parse(b);
+	int ok = ja != NULL && jb != NULL && json_object_is_type(ja, json_type_object) &&
+	    js_string(jb, "active") != NULL && strcmp(js_string(jb, "active"), "") == 0;
+
+	if (ok) {
+		json_object_object_add(ja, "active", json_object_new_string(""));
+		ok = json_object_equal(ja, jb);
+	}
+	json_object_put(ja);
+	json_object_put(jb);
+	return ok;
+}
+
+/* An overwrite of bytes a file already has allocates nothing on the file
+ * systems a state directory lives on (ext4, xfs, tmpfs), so this works on
+ * a full disk; the rest of the file, originals included, is untouched, and
+ * a write torn by a crash leaves a journal knobd refuses to start with
+ * (file:line), never one without its originals.  The reasoning: losing
+ * originals is worse than re-applying, so the journal is never cut down
+ * in place, only its profile name blanked. */
+int
+journal_clear_active(const char *path)
+{
+	char *buf = NULL, *mod = NULL;
+	size_t len = 0, vlen = 0;
+	struct stat st;
+	long off;
+	int fd = -1, rc;
+
+	rc = read_file_bounded(path, JOURNAL_MAX, &buf, &len);
+	if (rc == -ENOENT)
+		return 1;
+	if (rc < 0)
+		return rc;
+	rc = -EBADMSG;
+	if ((off = active_span(buf, len, &vlen)) < 0)
+		goto out;
+	rc = 0;
+	if (vlen == 2)
+		goto out;	/* "" already */
+	mod = xstrdup(buf);
+	memset(mod + off, ' ', vlen);
+	memcpy(mod + off, "\"\"", 2);
+	rc = -EBADMSG;
+	if (!only_active_cleared(buf, mod))
+		goto out;
+	if ((fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)) < 0 || fstat(fd, &st) < 0) {
+		rc = -errno;
+		goto out;
+	}
+	rc = -ESTALE;	/* not the file read above */
+	if ((size_t)st.st_size != len)
+		goto out;
+	errno = 0;
+	if (pwrite(fd, mod + off, vlen, off) != (ssize_t)vlen || fsync(fd) < 0)
+		rc = errno ? -errno : -EIO;
+	else
+		rc = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	free(mod);
+	free(buf);
 	return rc;
 }

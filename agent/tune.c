@@ -36,6 +36,8 @@ struct item {
 	char *after;		/* live value as last read */
 	char *clobber;		/* the key whose write moved this one */
 	char *set_to;		/* after a revert: the value the transaction wanted */
+	char *ident;		/* the target's identity when first read (driver
+				 * identity()), NULL unknown */
 	int state;		/* KNOB__KEY_STATE__*; UNSPECIFIED while in play */
 	int err;
 	char *msg;
@@ -175,6 +177,7 @@ plan_free(struct plan *p)
 		free(p->v[i].after);
 		free(p->v[i].clobber);
 		free(p->v[i].set_to);
+		free(p->v[i].ident);
 		free(p->v[i].msg);
 	}
 	for (size_t i = 0; i < p->nown; i++) {
@@ -290,12 +293,17 @@ reread(struct agent *a, struct item *it, char *msg, size_t msglen)
 	return rc;
 }
 
-/* Read the item's value before anything is written: before and after. */
+/* Read the item's value before anything is written: before and after;
+ * and what its target is (ident), which goes into the journal with it. */
 static int
 read_before(struct agent *a, struct item *it)
 {
-	char msg[TUNE_MSG_MAX] = "";
+	char msg[TUNE_MSG_MAX] = "", id[256];
 	int rc = reread(a, it, msg, sizeof(msg));
+
+	if (it->d->identity && it->target && it->ident == NULL &&
+	    it->d->identity(a, it->target, id, sizeof(id)) == 0)
+		it->ident = xstrdup(id);
 
 	if (rc < 0)
 		set_state(it, KNOB__KEY_STATE__KEY_FAILED, rc, msg);
@@ -742,6 +750,7 @@ jentry_from_item(struct jentry *e, const struct item *it, int added)
 	e->value = it->before;
 	e->persistent = it->s->persistent;
 	e->added = added;
+	e->ident = it->ident;
 }
 
 /* ------------------------------------------------------------ pending restart */
@@ -1508,6 +1517,34 @@ tune_verify(struct agent *a, const Knob__VerifyRequest *req, Knob__VerifyResult 
 }
 
 /* ------------------------------------------------------------ rollback */
+/* Rollback and crash recovery write no original to a target that is not
+ * the one it was journaled from: a device a glob must never reach (the
+ * disk behind / once the names moved at boot) when a glob journaled it,
+ * or one whose identity reads another now (an entry without one, from
+ * before, is not judged by it).  1 with it refused (kept in the journal),
+ * else 0. */
+static int
+restore_refused(struct agent *a, const struct jentry *e, struct item *it)
+{
+	char m[TUNE_MSG_MAX] = "", msg[TUNE_MSG_MAX * 2];
+
+	if (it->d->protect && tune_is_glob(e->key) &&
+	    it->d->protect(a, it->s, it->target, m, sizeof(m))) {
+		snprintf(msg, sizeof(msg), "%s; its journaled original %s is not written: "
+		    "knob tuned it through a glob, so it was another device then (kept in the "
+		    "journal)", m, e->value);
+		set_state(it, KNOB__KEY_STATE__KEY_PROTECTED, 0, msg);
+		return 1;
+	}
+	if (e->ident == NULL || (it->ident && strcmp(e->ident, it->ident) == 0))
+		return 0;
+	snprintf(msg, sizeof(msg), "%s is another device now (journaled as %s, now %s): its "
+	    "original %s is not written to it (kept in the journal)", it->target, e->ident,
+	    it->ident ? it->ident : "unknown", e->value);
+	set_state(it, KNOB__KEY_STATE__KEY_FAILED, ENODEV, msg);
+	return 1;
+}
+
 /* A plan that writes journal entries v[0..n) back to their values.
  * rollback: judge changed-since from the live values read first (force:
  * restore those too). */
@@ -1537,6 +1574,8 @@ plan_restore(struct agent *a, const struct journal *j, struct plan *p, const str
 		if (read_before(a, it) < 0)
 			continue;	/* FAILED: cannot read it */
 		it->state = KNOB__KEY_STATE__KEY_UNSPECIFIED;
+		if (restore_refused(a, e, it))
+			continue;
 		mark_reconfig(j, it, !rollback);
 		if (rollback && !force)
 			(void)changed_since(j, e, it);
@@ -1642,6 +1681,52 @@ keep_unrestored(struct journal *j, const struct plan *p)
 	j->norig = nkeep;
 }
 
+/* A rollback's save failed (rc): the file still names the profile, and
+ * knobd's next start would re-apply what the admin rolled back.  Its name
+ * is blanked in place, which needs no room (journal_clear_active: only
+ * that value changes; the originals stay, since losing them is worse than
+ * a re-apply).  Returns journal_clear_active's result. */
+static int
+rollback_unsaved(struct tune_state *t, int rc)
+{
+	int crc = journal_clear_active(t->journal_path);
+
+	log_warnx("journal %s: %s: %s", t->journal_path, strerror(-rc), crc < 0 ?
+	    "its profile could not be cleared in place either: the next start re-applies it" :
+	    crc == 1 ? "it is removed, but that may not be on disk yet" :
+	    "its profile was cleared in place; it still lists the originals");
+	return crc;
+}
+
+/* The rollback's summary: nk originals, bad of them not back; rc the
+ * final save, crc the in-place clear after it failed. */
+static char *
+rollback_message(const struct tune_state *t, const char *profile, size_t nk, size_t bad,
+    int rc, int crc)
+{
+	char saved[PATH_MAX + 512], left[320];
+
+	if (crc < 0)
+		snprintf(left, sizeof(left), "it still names profile %s, which knobd re-applies "
+		    "at its next start: free space there and roll back again", profile);
+	else
+		snprintf(left, sizeof(left), "%s", crc == 1 ? "it is removed, but that may not be "
+		    "on disk yet" : "no profile is active in it (cleared in place); it still lists "
+		    "the originals, the restored ones too, which the next rollback finds at their "
+		    "value");
+	if (rc >= 0)
+		snprintf(saved, sizeof(saved), "%s", bad == 0 ? "; journal cleared" :
+		    "; they stay in the journal");
+	else
+		snprintf(saved, sizeof(saved), "; the journal %s could not be saved (%s): %s",
+		    t->journal_path, strerror(-rc), left);
+	if (nk == 0)
+		return xasprintf("nothing to roll back%s", rc < 0 ? saved : "");
+	if (bad == 0)
+		return xasprintf("%zu original value(s) restored%s", nk, saved);
+	return xasprintf("%zu of %zu original value(s) did not come back%s", bad, nk, saved);
+}
+
 int
 tune_rollback(struct agent *a, const Knob__RollbackRequest *req, Knob__RollbackResult *res)
 {
@@ -1650,7 +1735,7 @@ tune_rollback(struct agent *a, const Knob__RollbackRequest *req, Knob__RollbackR
 	struct plan p = { 0 };
 	struct tune_fds fds;
 	size_t nk, bad;
-	int rc;
+	int rc, crc = 0;
 
 	knob__rollback_result__init(res);
 	if (t == NULL)
@@ -1667,29 +1752,22 @@ tune_rollback(struct agent *a, const Knob__RollbackRequest *req, Knob__RollbackR
 	journal_set_clear(&t->j);
 	for (size_t i = 0; i < p.n; i++)
 		t->j.orig[p.v[i].jidx].restoring = item_pending(&p.v[i]);
-	/* a journal that cannot be saved loses nothing here (the file keeps
-	 * the originals): the restores go ahead; an emptied journal is then
-	 * removed, which needs no room (check_tune test_state_dir_full_at_rollback) */
+	/* a journal that cannot be saved (a full disk) loses nothing here (the
+	 * file keeps the originals), but must not keep the profile either:
+	 * its name is blanked in place (rollback_unsaved), and the restores go
+	 * ahead; an emptied journal is then removed, which needs no room
+	 * (check_tune test_state_dir_full_at_rollback, _partial) */
 	if (p.n > 0 && (rc = journal_save(t->journal_path, &t->j)) < 0)
-		log_warnx("journal %s: %s", t->journal_path, strerror(-rc));
+		(void)rollback_unsaved(t, rc);
 	nk = p.n;
 	bad = restore_plan(a, &p, &pz);
 	keep_unrestored(&t->j, &p);
 	res->complete = t->j.norig == 0;
 	if ((rc = journal_save(t->journal_path, &t->j)) < 0) {
-		log_warnx("journal %s: %s", t->journal_path, strerror(-rc));
+		crc = rollback_unsaved(t, rc);
 		res->complete = 0;
 	}
-	if (rc < 0 && bad == 0)
-		res->message = xasprintf("%zu original value(s) restored; the journal %s could not "
-		    "be saved (%s)", nk, t->journal_path, strerror(-rc));
-	else if (nk == 0)
-		res->message = xstrdup("nothing to roll back");
-	else if (bad == 0)
-		res->message = xasprintf("%zu original value(s) restored; journal cleared", nk);
-	else
-		res->message = xasprintf("%zu of %zu original value(s) did not come back; they "
-		    "stay in the journal", bad, nk);
+	res->message = rollback_message(t, res->profile, nk, bad, rc, crc);
 	plan_results(&p, &res->keys, &res->n_keys);
 	plan_free(&p);
 	tune_fd_end(&fds);

@@ -26,7 +26,14 @@
  *     "restoring" once a rollback has judged it (a killed rollback's coupled
  *     writes are not mistaken for someone's change by the next one).  A
  *     changed-since key that the rollback's own coupled write moves is
- *     written back to the value someone gave it;
+ *     written back to the value someone gave it.  An original (and a txn
+ *     entry) also records "ident", what its target was when journaled
+ *     (driver identity(); blockdev: "MAJ:MIN" plus the disk's wwid or
+ *     serial): device names move at boot (the root disk becomes sdb), so
+ *     rollback and crash recovery write no original to a target whose
+ *     identity reads another now, nor to a protected device (protect())
+ *     that a glob journaled; such keys fail and stay journaled.  An entry
+ *     without "ident" (from before) is judged by the protect rule only;
  *   - "settings": the active profile's resolved settings (verify without a
  *     profile, the boot re-apply);
  *   - "sysroot": the --sysroot the targets are under.  An agent started
@@ -40,6 +47,10 @@
  * Every write pass (apply, revert, rollback, recovery) goes in the drivers'
  * write order (tune_driver.rank) and re-reads until the values hold,
  * TUNE_PASSES passes at most.
+ * A rollback whose saves fail (a full disk) blanks the file's "active"
+ * value in place (journal_clear_active), so that no start re-applies what
+ * was rolled back; the file keeps every original, and the rollback is not
+ * complete.
  * Crash recovery (tune_init): an agent that finds "txn" undoes it: every
  * target of the transaction is written back to its pre-transaction value
  * (which for targets knob had never touched is the true original), the
@@ -122,6 +133,12 @@ struct tune_driver {
 	 * swap): 1 with msg, else 0.  NULL: none. */
 	int (*protect)(struct agent *a, const Knob__Setting *s, const char *target,
 	    char *msg, size_t msglen);
+	/* What target is, beyond its name (blockdev: "MAJ:MIN" plus the
+	 * disk's wwid or serial when it has one), into buf: journaled with
+	 * each original, and rollback and crash recovery write no original
+	 * to a target that reads another now.  0, or -errno (not known: no
+	 * identity journaled).  NULL: names are stable. */
+	int (*identity)(struct agent *a, const char *target, char *buf, size_t len);
 	int costly_read;	/* read() runs a command: no re-read after every write */
 	/* write() may accept a value that takes effect only after a restart
 	 * (TUNE_PENDING_RESTART): the configured value can differ from the
@@ -224,6 +241,8 @@ struct jentry {
 	char *was;		/* pending: live value when set; NULL elsewhere */
 	char *set;		/* originals: the value knob left there; NULL unknown */
 	char *origin;		/* settings: "file:line"; NULL elsewhere */
+	char *ident;		/* originals, txn: the target's identity (driver
+				 * identity()) when journaled; NULL unknown */
 	int persistent;
 	int added;		/* txn: not journaled before this transaction */
 	int restoring;		/* originals: a rollback judged it and started restoring */
@@ -249,6 +268,12 @@ struct journal {
 int journal_load(const char *path, struct journal *j);
 /* Write j atomically (or remove the file when j is empty).  0 or -errno. */
 int journal_save(const char *path, const struct journal *j);
+/* The last resort when journal_save fails (a full disk): overwrite the
+ * value of "active" in the file at path with "" in place (the same bytes,
+ * padded with blanks), so that no start re-applies that profile; every
+ * other byte, originals included, stays as it was.  0 (also when no
+ * profile is in it), 1 when there is no file, or -errno. */
+int journal_clear_active(const char *path);
 void journal_free(struct journal *j);
 long journal_find(const struct jentry *v, size_t n, const char *driver,
     const char *target, const char *attr);

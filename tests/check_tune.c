@@ -33,6 +33,8 @@
 #include <sys/utsname.h>
 #include <sys/wait.h>
 
+#include <json-c/json.h>
+
 #include "testutil.h"
 #include "harness.h"
 #include "agent.h"
@@ -43,6 +45,7 @@
 
 static char tmp[96], root[128], state[128];
 static char loopdev[32];
+static char loopdev2[32];	/* a second one: the renamed-device tests */
 static struct agent *ag;
 
 /* printf into root/REL (parents made); a shell script there. */
@@ -113,10 +116,15 @@ static char top[64];
 static void
 suite_setup(void)
 {
+	char dir2[96];
+
 	cu_mkdtemp(top, sizeof(top), "tune");
 	snprintf(tmp, sizeof(tmp), "%s", top);
 	if (cu_loop_attach(top, loopdev, sizeof(loopdev)) < 0)
 		fprintf(stderr, "no loop device: the loop device test will fail\n");
+	snprintf(dir2, sizeof(dir2), "%s/l2", top);
+	if (mkdir(dir2, 0700) < 0 || cu_loop_attach(dir2, loopdev2, sizeof(loopdev2)) < 0)
+		fprintf(stderr, "no second loop device: the renamed-device tests will fail\n");
 }
 
 static void
@@ -124,6 +132,8 @@ suite_teardown(void)
 {
 	cu_loop_detach(loopdev);
 	loopdev[0] = '\0';
+	cu_loop_detach(loopdev2);
+	loopdev2[0] = '\0';
 	if (cu_rm_rf(top) < 0)
 		fprintf(stderr, "could not remove %s\n", top);
 }
@@ -2603,6 +2613,18 @@ START_TEST(test_state_dir_full_at_commit)
 }
 END_TEST
 
+/* tiny_state_dir (not full) with set applied: every key changed. */
+static void
+tiny_applied(struct s *set, size_t n, struct orig *o)
+{
+	Knob__ApplyResult r;
+
+	tiny_state_dir(set, n, o, 0);
+	do_apply(ag, "full", set, n, 0, 0, &r);
+	all_changed(&r);
+	tune_apply_result_free(&r);
+}
+
 /* The state directory fills up after an apply: a rollback still restores
  * every (non-default) original and completes, because an emptied journal
  * is removed, which needs no room; an agent started on that state
@@ -2613,16 +2635,12 @@ START_TEST(test_state_dir_full_at_rollback)
 		{ "blockdev", NULL, "scheduler", "mq-deadline", 0, NULL },
 		{ "blockdev", NULL, "read_ahead_kb", "1M", 0, NULL },
 	};
-	Knob__ApplyResult r;
 	Knob__RollbackResult rb;
 	struct orig o;
 	char cmd[512];
 	size_t got;
 
-	tiny_state_dir(set, nitems(set), &o, 0);
-	do_apply(ag, "full", set, nitems(set), 0, 0, &r);
-	all_changed(&r);
-	tune_apply_result_free(&r);
+	tiny_applied(set, nitems(set), &o);
 	fill_state_dir();
 	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
 	dump(rb.keys, rb.n_keys);
@@ -2638,6 +2656,57 @@ START_TEST(test_state_dir_full_at_rollback)
 	rm_agent(ag);
 	ag = mk_agent("");
 	ck_assert_str_eq(active_pub(ag, 0), "");
+	assert_originals(&o);
+}
+END_TEST
+
+/* The state directory fills up after an apply, and the rollback cannot
+ * bring every key back (read_ahead_kb was changed by someone since: left
+ * alone and kept), so the journal must keep that original and both of
+ * the rollback's saves fail (ENOSPC).  Before, the file still named the
+ * profile with its settings, and an agent started on it re-applied what
+ * the admin had rolled back.  Now the name is blanked in place: the
+ * rollback is not complete (knobctl exits 1) and says why, a fresh agent
+ * (boot re-apply on) re-applies nothing, the restored scheduler stays
+ * restored, and once there is room a --force rollback brings the rest
+ * back. */
+START_TEST(test_state_dir_full_at_rollback_partial)
+{
+	struct s set[] = {
+		{ "blockdev", NULL, "scheduler", "mq-deadline", 0, NULL },
+		{ "blockdev", NULL, "read_ahead_kb", "1M", 0, NULL },
+	};
+	Knob__RollbackResult rb;
+	struct orig o;
+	char cmd[512], *msg;
+
+	tiny_applied(set, nitems(set), &o);
+	set_sysfs("read_ahead_kb", "256");	/* someone's change since */
+	fill_state_dir();
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	dump(rb.keys, rb.n_keys);
+	ck_assert(!rb.complete);
+	ck_assert_int_eq(find_key(rb.keys, rb.n_keys, loopdev, "read_ahead_kb")->state,
+	    KNOB__KEY_STATE__KEY_CHANGED_SINCE);
+	ck_assert_int_eq(find_key(rb.keys, rb.n_keys, loopdev, "scheduler")->state,
+	    KNOB__KEY_STATE__KEY_RESTORED);
+	msg = xstrdup(rb.message);
+	tune_rollback_result_free(&rb);
+	ck_assert_str_eq(sched_now(), o.sched);
+	ck_assert_str_eq(active_pub(ag, 0), "");
+	rm_agent(ag);
+	ag = mk_agent("");	/* a boot: the disk still full */
+	ck_assert_str_eq(active_pub(ag, 0), "");
+	ck_assert_str_eq(sched_now(), o.sched);
+	ck_assert_str_eq(sys("read_ahead_kb", loopdev), "256");
+	ck_assert_msg(strstr(msg, "could not be saved (No space left on device): no profile is "
+	    "active in it (cleared in place)"), "%s", msg);
+	free(msg);
+	snprintf(cmd, sizeof(cmd), "%s/fill", state);
+	ck_assert_int_eq(unlink(cmd), 0);
+	loop_rollback(1, 1, &rb);
+	ck_assert(rb.complete);
+	tune_rollback_result_free(&rb);
 	assert_originals(&o);
 }
 END_TEST
@@ -2773,6 +2842,147 @@ START_TEST(test_protected_glob)
 	    KNOB__KEY_STATE__KEY_PROTECTED);
 	ck_assert_ptr_nonnull(strstr(find_key(r.keys, r.n_keys, "*", loopdev)->message, "swap"));
 	tune_apply_result_free(&r);
+}
+END_TEST
+
+/* ------------------------------------------------------------ renamed devices */
+/* Write value to /sys/block/DEV/queue/ATTR of a loop device of this test. */
+static void
+set_queue(const char *dev, const char *attr, const char *value)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "/sys/block/%s/queue/%s", dev, attr);
+	ck_assert_msg(write_small_file(path, value) == 0, "cannot set %s %s=%s", dev, attr, value);
+}
+
+/* A stand-in for a disk the kernel names differently after a reboot:
+ * kernel names cannot be moved, so the test's sysroot has
+ * /sys/block/sdb stand for loop device n (0: loopdev, 1: loopdev2), a
+ * directory with that loop's real dev (major:minor), a fake device/wwid
+ * of its own, and queue linked to the loop's real queue directory.  The
+ * real loop devices start at non-default read-ahead values: 332 (the
+ * original journaled through sdb) and 1024 (the value knob sets, so the
+ * other disk does not look changed-since). */
+static void
+fake_sdb(int n)
+{
+	const char *dev = n ? loopdev2 : loopdev;
+	char p[PATH_MAX], l[128], majmin[32];
+
+	ck_assert_msg(loopdev[0] && loopdev2[0], "no loop devices");
+	snprintf(p, sizeof(p), "%s/sys/block/sdb", root);
+	(void)cu_rm_rf(p);
+	snprintf(majmin, sizeof(majmin), "%s", cu_readf("/sys/block/%s/dev", dev));
+	put("/sys/block/sdb/dev", "%s\n", majmin);
+	put("/sys/block/sdb/device/wwid", "naa.5000c500a1b2c3d%d\n", n);
+	snprintf(p, sizeof(p), "%s/sys/block/sdb/queue", root);
+	snprintf(l, sizeof(l), "/sys/block/%s/queue", dev);
+	ck_assert_int_eq(symlink(l, p), 0);
+}
+
+/* Apply set (keys naming sdb, loop device 0 behind it) with a fresh
+ * agent on root, then "reboot" with sdb moved to loop device 1 and start
+ * an agent that does not re-apply. */
+static void
+apply_then_rename(const struct s *set, size_t n)
+{
+	Knob__ApplyResult r;
+
+	set_queue(loopdev, "read_ahead_kb", "332");
+	set_queue(loopdev2, "read_ahead_kb", "1024");
+	fake_sdb(0);
+	ag = mk_agent(root);
+	do_apply(ag, "ren", set, n, 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	all_changed(&r);
+	tune_apply_result_free(&r);
+	ck_assert_str_eq(sys("read_ahead_kb", loopdev), "1024");
+	rm_agent(ag);
+	fake_sdb(1);
+}
+
+/* Rollback refuses sdb's original (key state st, message why): not
+ * complete (knobctl rollback exits 1), nothing written to the disk now
+ * called sdb, the key still journaled. */
+static void
+rollback_refused(int st, const char *why)
+{
+	Knob__RollbackResult rb;
+	struct journal j;
+	const Knob__KeyResult *k;
+
+	agent_no_reapply = 1;
+	ag = mk_agent(root);
+	agent_no_reapply = 0;
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	dump(rb.keys, rb.n_keys);
+	ck_assert(!rb.complete);
+	ck_assert_uint_eq(rb.n_keys, 1);
+	k = rb.keys[0];
+	ck_assert_int_eq(k->state, st);
+	ck_assert_msg(strstr(k->message, why), "%s", k->message);
+	ck_assert_ptr_nonnull(strstr(k->message, "(kept in the journal)"));
+	ck_assert_ptr_nonnull(strstr(rb.message, "1 of 1 original value(s) did not come back"));
+	tune_rollback_result_free(&rb);
+	ck_assert_str_eq(sys("read_ahead_kb", loopdev2), "1024");
+	ck_assert_int_eq(journal_load(ag->tune->journal_path, &j), 0);
+	ck_assert_uint_eq(j.norig, 1);
+	ck_assert_str_eq(j.orig[0].target, "sdb");
+	ck_assert_str_eq(j.orig[0].value, "332");
+	journal_free(&j);
+}
+
+/* The journal records what sdb was (major:minor, wwid) with its
+ * original; after a "reboot" sdb is another disk (see fake_sdb): rollback
+ * refuses to write the old disk's original to it, reports it, keeps it
+ * journaled and fails.  Before, it wrote 332 onto the other disk because
+ * its live value was the one knob set.  With sdb back on the first disk
+ * the original is restored. */
+START_TEST(test_rollback_renamed_device)
+{
+	struct s set[] = { { "blockdev", "sdb", "read_ahead_kb", "1M", 0, NULL } };
+	Knob__RollbackResult rb;
+
+	apply_then_rename(set, nitems(set));
+	rollback_refused(KNOB__KEY_STATE__KEY_FAILED, "sdb is another device now (journaled as ");
+	ck_assert_ptr_nonnull(strstr(cu_readf("%s/tune-journal.json", state),
+	    "wwid=naa.5000c500a1b2c3d0"));
+	fake_sdb(0);
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	dump(rb.keys, rb.n_keys);
+	ck_assert(rb.complete);
+	tune_rollback_result_free(&rb);
+	ck_assert_str_eq(sys("read_ahead_kb", loopdev), "332");
+	ck_assert_str_eq(sys("read_ahead_kb", loopdev2), "1024");
+}
+END_TEST
+
+/* A journal from before identities (they are stripped here) whose
+ * original a glob journaled on sdb; after a "reboot" the disk now called
+ * sdb holds / (the sysroot's mountinfo names its major:minor, and
+ * /sys/dev/block leads to sdb): rollback refuses to write it, as the boot
+ * re-apply's glob does (protected, kept journaled, not complete). */
+START_TEST(test_rollback_now_protected)
+{
+	struct s set[] = { { "blockdev", "sd*", "read_ahead_kb", "1M", 0, NULL } };
+	json_object *root_json, *arr;
+	char path[PATH_MAX], majmin[32];
+
+	apply_then_rename(set, nitems(set));
+	snprintf(path, sizeof(path), "%s/tune-journal.json", state);
+	ck_assert_ptr_nonnull(root_json = json_object_from_file(path));
+	ck_assert(json_object_object_get_ex(root_json, "originals", &arr));
+	for (size_t i = 0; i < json_object_array_length(arr); i++)
+		json_object_object_del(json_object_array_get_idx(arr, i), "ident");
+	ck_assert_int_eq(json_object_to_file_ext(path, root_json, JSON_C_TO_STRING_PRETTY), 0);
+	json_object_put(root_json);
+	snprintf(majmin, sizeof(majmin), "%s", cu_readf("/sys/block/%s/dev", loopdev2));
+	put("/proc/self/mountinfo", "27 1 %s / / rw,relatime - ext4 /dev/sdb rw\n", majmin);
+	put("/sys/dev/block/.keep", "\n");
+	snprintf(path, sizeof(path), "%s/sys/dev/block/%s", root, majmin);
+	ck_assert_int_eq(symlink("../../block/sdb", path), 0);
+	rollback_refused(KNOB__KEY_STATE__KEY_PROTECTED, "sdb holds /");
 }
 END_TEST
 
@@ -3131,10 +3341,13 @@ tune_suite(void)
 	tcase_add_loop_test(tc, test_gpfs_pending_undone, 0, (int)nitems(gpfs_undo_cases));
 	tcase_add_test(tc, test_state_dir_full_at_commit);
 	tcase_add_test(tc, test_state_dir_full_at_rollback);
+	tcase_add_test(tc, test_state_dir_full_at_rollback_partial);
 	tcase_add_test(tc, test_check_would_fail);
 	tcase_add_test(tc, test_check_sched_module);
 	tcase_add_test(tc, test_protected_glob);
 	tcase_add_test(tc, test_protected_layers);
+	tcase_add_test(tc, test_rollback_renamed_device);
+	tcase_add_test(tc, test_rollback_now_protected);
 	tcase_add_test(tc, test_base_profile_smt);
 	tcase_add_test(tc, test_reapply_at_boot);
 	tcase_add_test(tc, test_journal_sysroot);
