@@ -8,10 +8,69 @@
  * usr/bin/lctl); rollback deletes that record with "lctl set_param -P -d". */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "tune.h"
+
+#define LRU_TRIES 3	/* reads of lru_size against lock_unused_count */
+
+/* ldlm.namespaces.NS.lru_size is not a plain value.  With dynamic LRU
+ * sizing on (Lustre's default when the server supports it) a read shows the
+ * number of unused locks, not a setting; writing a non-zero value fixes the
+ * size and turns dynamic sizing off; only writing 0 turns it back on.  So
+ * its canonical value in dynamic mode is "0": journaled as the original,
+ * rollback writes 0 and gets dynamic sizing back (journaling the count, as
+ * before, turned it off for good).  A client cannot read the mode, so it is
+ * told from lock_unused_count (the same counter in dynamic mode): lru_size
+ * reading the same number, or lock_unused_count unreadable, is dynamic,
+ * unless the number is the value the setting itself asks for (the limit
+ * knob wrote, which a full LRU also reaches); lru_size differing from it in
+ * LRU_TRIES pairs of reads is a static limit, kept as it reads. */
+static int
+is_lru_size(const char *target)
+{
+	size_t tl = strlen(target), sl = strlen("/lru_size");
+
+	return strstr(target, "/ldlm/namespaces/") != NULL && tl > sl &&
+	    strcmp(target + tl - sl, "/lru_size") == 0;
+}
+
+/* Whether the namespace of lru_size target (which reads buf) is in dynamic
+ * LRU mode, as told above. */
+static int
+lru_dynamic(struct agent *a, const Knob__Setting *s, const char *target, const char *buf)
+{
+	char path[PATH_MAX], v[32], m[TUNE_MSG_MAX];
+	unsigned long long lru = strtoull(buf, NULL, 10);
+
+	if (lru == 0 || (s->value && lru == strtoull(s->value, NULL, 10)))
+		return 0;
+	snprintf(path, sizeof(path), "%.*slock_unused_count",
+	    (int)(strlen(target) - strlen("lru_size")), target);
+	for (int i = 0; i < LRU_TRIES; i++) {
+		if (tune_read_path(a, path, v, sizeof(v), m, sizeof(m)) < 0 ||
+		    strtoull(v, NULL, 10) == lru)
+			return 1;
+		if (tune_read_path(a, target, v, sizeof(v), m, sizeof(m)) < 0)
+			return 1;
+		lru = strtoull(v, NULL, 10);
+	}
+	return 0;
+}
+
+/* Read target; lru_size in dynamic LRU mode reads "0". */
+static int
+lustre_read(struct agent *a, const Knob__Setting *s, const char *target, char *buf,
+    size_t len, char *msg, size_t msglen)
+{
+	int rc = tune_read_default(a, s, target, buf, len, msg, msglen);
+
+	if (rc == 0 && is_lru_size(target) && lru_dynamic(a, s, target, buf))
+		snprintf(buf, len, "0");
+	return rc;
+}
 
 static int
 lustre_resolve(struct agent *a, const Knob__Setting *s, struct strvec *out, char *msg,
@@ -158,7 +217,7 @@ lustre_restore(struct agent *a, const Knob__Setting *s, const char *target,
 const struct tune_driver drv_lustre = {
 	.name = "lustre",
 	.resolve = lustre_resolve,
-	.read = tune_read_default,
+	.read = lustre_read,
 	.normalise = tune_norm_default,
 	.write = lustre_write,
 	.restore = lustre_restore,

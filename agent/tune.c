@@ -48,6 +48,9 @@ struct item {
 	int keep_orig;		/* switch item a write of this transaction moves: stays journaled */
 	int moved;		/* a pass ended with it not holding: watched after writes */
 	int unread;		/* written, not read back yet (after is stale) */
+	int na;			/* the driver said TUNE_NOT_SETTABLE when last read or
+				 * written (a CPU that SMT off took offline): not
+				 * applicable now, nothing to write */
 	int kind, rank;
 	long jidx;		/* rollback: index in the journal's originals */
 };
@@ -204,7 +207,7 @@ item_pending(const struct item *it)
 static int
 item_holds(const struct item *it)
 {
-	if (it->wanted == NULL || it->pending)
+	if (it->wanted == NULL || it->pending || it->na)
 		return 1;
 	return it->after != NULL && strcmp(it->after, it->wanted) == 0;
 }
@@ -290,6 +293,11 @@ reread(struct agent *a, struct item *it, char *msg, size_t msglen)
 	    msg ? msglen : sizeof(m));
 	free(it->after);
 	it->after = rc < 0 ? NULL : canon(it->d, it->s, raw);
+	if (rc == TUNE_NOT_SETTABLE)
+		set_msg(it, 0, msg ? msg : m);
+	else if (it->na)
+		set_msg(it, 0, "applicable again after an earlier key's write (its CPU online)");
+	it->na = rc == TUNE_NOT_SETTABLE;
 	return rc;
 }
 
@@ -453,18 +461,22 @@ plan_build(struct agent *a, Knob__Setting **settings, size_t n, struct plan *p)
 }
 
 /* Indices of the items in play (pending, with a target), grouped by
- * (driver, target) in order of first appearance, each group in the
- * driver's write order (stable).  Caller frees. */
+ * (driver, target) in order of first appearance (a target with a key of
+ * negative rank before all others), each group in the driver's write order
+ * (stable).  Caller frees. */
 static size_t *
 write_order(const struct plan *p, size_t *nout)
 {
 	size_t *idx = xcalloc(p->n ? p->n : 1, sizeof(*idx)), n = 0;
 	char *placed = xcalloc(p->n ? p->n : 1, 1);
 
-	for (size_t i = 0; i < p->n; i++) {
-		size_t g0 = n;
+	/* two sweeps: first the targets with a key of negative rank (sysfs:
+	 * cpu/smt/control, before every other target), then the rest */
+	for (size_t sw = 0; sw < 2 * p->n; sw++) {
+		size_t g0 = n, i = sw % p->n;
 
-		if (placed[i] || !item_pending(&p->v[i]) || p->v[i].target == NULL)
+		if (placed[i] || !item_pending(&p->v[i]) || p->v[i].target == NULL ||
+		    (sw < p->n && p->v[i].rank >= 0))
 			continue;
 		for (size_t j = i; j < p->n; j++) {
 			if (placed[j] || !item_pending(&p->v[j]) || !same_target(&p->v[i], &p->v[j]))
@@ -522,7 +534,8 @@ write_item(struct agent *a, struct item *it, int restore, int later)
 		rc = it->d->restore(a, it->s, it->target, it->wanted, msg, sizeof(msg));
 	else
 		rc = it->d->write(a, it->s, it->target, it->wanted, msg, sizeof(msg));
-	it->written = rc != TUNE_LEFT_TO_COUPLED;
+	it->written = rc != TUNE_LEFT_TO_COUPLED && rc != TUNE_NOT_SETTABLE;
+	it->na = rc == TUNE_NOT_SETTABLE;
 	/* read back even after a failed write: it may have changed something */
 	it->unread = !(rc < 0 || !later || it->d->costly_read);
 	if (!it->unread)
@@ -535,7 +548,7 @@ write_item(struct agent *a, struct item *it, int restore, int later)
 	} else if (rc == TUNE_PENDING_RESTART) {
 		it->pending = 1;
 		set_msg(it, 0, msg);
-	} else if (rc == TUNE_LEFT_TO_COUPLED)
+	} else if (rc == TUNE_LEFT_TO_COUPLED || rc == TUNE_NOT_SETTABLE)
 		set_msg(it, 0, msg);
 	return rc;
 }
@@ -1056,7 +1069,11 @@ classify_apply(struct plan *p, const size_t *idx, size_t n)
 			it->state = KNOB__KEY_STATE__KEY_FAILED;
 		else if (it->pending)
 			it->state = KNOB__KEY_STATE__KEY_PENDING_RESTART;
-		else if (item_holds(it) && strcmp(it->before, it->wanted) == 0 &&
+		else if (it->na) {	/* not written, nothing journaled for it */
+			snprintf(m, sizeof(m), "not written: %s", it->msg ? it->msg :
+			    "not applicable now");
+			set_state(it, KNOB__KEY_STATE__KEY_UNCHANGED, 0, m);
+		} else if (item_holds(it) && strcmp(it->before, it->wanted) == 0 &&
 		    !(it->kind == IK_SWITCH && it->written))	/* reconfig: restored */
 			it->state = KNOB__KEY_STATE__KEY_UNCHANGED;
 		else if (item_holds(it))	/* written, or moved into place by a coupled write */
@@ -1087,7 +1104,7 @@ revert(struct agent *a, struct plan *p, const size_t *idx, size_t n, const char 
 	for (size_t k = 0; k < n; k++) {
 		struct item *it = &p->v[idx[k]];
 
-		if (it->before == NULL ||
+		if (it->before == NULL || it->na ||
 		    (it->after && strcmp(it->after, it->before) == 0 && !it->pending))
 			continue;	/* not moved by this transaction */
 		it->set_to = it->wanted;
@@ -1207,6 +1224,7 @@ commit_originals(struct journal *j, const struct plan *p, const size_t *idx, siz
 		 * coupled write moved it: a rollback's write of that key moves
 		 * it again, and then only its original brings it back */
 		if (it->state == KNOB__KEY_STATE__KEY_REVERTED || set == NULL || it->before == NULL ||
+		    it->na ||
 		    (!it->pending && strcmp(set, it->before) == 0 && !moved_by_coupled(p, it)))
 			continue;
 		if (o < 0) {
@@ -1624,7 +1642,7 @@ restore_plan(struct agent *a, struct plan *p, const struct pause *pz)
 	for (size_t k = 0; k < n; k++) {
 		struct item *it = &p->v[idx[k]];
 
-		if (item_done(it)) {
+		if (item_done(it) && !it->na) {
 			it->state = it->pending ? KNOB__KEY_STATE__KEY_PENDING_RESTART :
 			    KNOB__KEY_STATE__KEY_RESTORED;
 			if (!it->written && it->before && strcmp(it->before, it->wanted) == 0)

@@ -93,13 +93,17 @@ struct tune_driver {
 	int (*resolve)(struct agent *a, const Knob__Setting *s, struct strvec *out,
 	    char *msg, size_t msglen);
 	/* Read the current raw value of target.  0, TUNE_NOT_SETTABLE with msg
-	 * (e.g. SMT control reads "notsupported"), or -errno with msg. */
+	 * (e.g. SMT control reads "notsupported"; once a transaction holds the
+	 * target: not applicable now, e.g. its CPU went offline), or -errno
+	 * with msg. */
 	int (*read)(struct agent *a, const Knob__Setting *s, const char *target,
 	    char *buf, size_t len, char *msg, size_t msglen);
 	/* Canonical form of a raw or wanted value.  0 or -1 with msg. */
 	int (*normalise)(const Knob__Setting *s, const char *raw, char *out, size_t outlen,
 	    char *msg, size_t msglen);
-	/* Write a canonical value.  0, TUNE_PENDING_RESTART, or -errno with msg. */
+	/* Write a canonical value.  0, TUNE_PENDING_RESTART, TUNE_NOT_SETTABLE
+	 * with msg (not written and not applicable now: the key is unchanged,
+	 * not journaled), or -errno with msg. */
 	int (*write)(struct agent *a, const Knob__Setting *s, const char *target,
 	    const char *value, char *msg, size_t msglen);
 	/* Put back an original (rollback / undo); NULL means write().  May
@@ -114,7 +118,9 @@ struct tune_driver {
 	const char *restart_note;
 	/* Write order of s among the settings of one target: lower first, for
 	 * apply and rollback alike (blockdev: scheduler before nr_requests
-	 * before max_sectors_kb before read_ahead_kb).  NULL: all equal. */
+	 * before max_sectors_kb before read_ahead_kb).  A target with a key of
+	 * negative rank is written before every other target (sysfs:
+	 * cpu/smt/control, which takes CPUs offline).  NULL: all equal. */
 	int (*rank)(const Knob__Setting *s);
 	/* Attributes of the same target that the kernel may move when s is
 	 * written (NULL-terminated; NULL: none).  Their originals are

@@ -1428,6 +1428,10 @@ END_TEST
  *  - a stand-in for the kernel's mutually exclusive sysctl pairs under the
  *    test's --sysroot (fake_pairs, below). */
 static int wlog_on, pairs_on;
+static int smt_on;		/* the fake SMT / cpufreq stand-in (fake_smt_*) */
+static int fake_smt_write(const char *path, const void *buf, size_t len, ssize_t *ret);
+static int lru_on;		/* the fake Lustre lru_size stand-in (fake_lru_*) */
+static int fake_lru_write(const char *path, const void *buf, size_t len, ssize_t *ret);
 static char wlog[512];		/* attribute names, space-separated */
 static char root_real[PATH_MAX];	/* realpath of root while pairs_on */
 
@@ -1568,11 +1572,15 @@ hooked_write(int fd, const void *buf, size_t len, off_t off, int positional)
 	char path[PATH_MAX];
 	ssize_t ret;
 
-	if (wlog_on || pairs_on) {
+	if (wlog_on || pairs_on || smt_on || lru_on) {
 		fd_path(fd, path, sizeof(path));
 		if (wlog_on)
 			wlog_add(path);
 		if (pairs_on && fake_pair_write(path, buf, len, &ret))
+			return ret;
+		if (smt_on && fake_smt_write(path, buf, len, &ret))
+			return ret;
+		if (lru_on && fake_lru_write(path, buf, len, &ret))
 			return ret;
 	}
 	if (positional)
@@ -3295,6 +3303,372 @@ START_TEST(test_check_sched_module)
 }
 END_TEST
 
+/* ------------------------------------------------------------ SMT and per-CPU keys */
+/* A stand-in for the kernel's SMT switch and cpufreq, by this program's own
+ * write(2) and pread(2) (the ones above and below): the host's CPUs are
+ * never the test's to switch, and a plain file under --sysroot cannot
+ * refuse a read.  cpu0..cpu3 under the sysroot, cpu2 and cpu3 the SMT
+ * siblings of cpu0 and cpu1.  Writing smt/control "off" sets their
+ * cpuN/online to 0, "on" back to 1; while a CPU is offline, reads and
+ * writes of its cpufreq files fail with EBUSY, as the kernel answers them
+ * while the CPU's cpufreq policy is inactive (drivers/cpufreq/cpufreq.c
+ * show() / store(); one policy per CPU, as with intel_pstate).  The files
+ * keep their contents meanwhile, as the policy keeps its governor
+ * (last_governor) and gets it back when the CPU comes online. */
+static int fake_smt_off;
+static char fake_smt_gov[2][32];	/* cpu2's and cpu3's governor while offline */
+
+/* Whether path (real) is a cpufreq file of an offline sibling. */
+static int
+fake_smt_busy(const char *path)
+{
+	char want[PATH_MAX + 64];
+
+	for (int c = 2; c < 4 && fake_smt_off; c++) {
+		snprintf(want, sizeof(want), "%s/sys/devices/system/cpu/cpu%d/cpufreq/", root_real, c);
+		if (strncmp(path, want, strlen(want)) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* Put cpu c's governor file back to what it held when it went offline (a
+ * refused write's O_TRUNC emptied it, which sysfs ignores); plain calls. */
+static void
+fake_smt_keep(int c)
+{
+	char path[PATH_MAX + 64];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/sys/devices/system/cpu/cpu%d/cpufreq/scaling_governor",
+	    root_real, c);
+	if ((fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)) < 0)
+		return;
+	if (syscall(SYS_write, fd, fake_smt_gov[c - 2], strlen(fake_smt_gov[c - 2])) < 0)
+		fprintf(stderr, "fake %s: %s\n", path, strerror(errno));
+	close(fd);
+}
+
+/* The siblings' online files from fake_smt_off, by plain system calls;
+ * going offline, their governors are kept in fake_smt_gov. */
+static void
+fake_smt_online(void)
+{
+	for (int c = 2; c < 4; c++) {
+		char path[PATH_MAX + 64];
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/sys/devices/system/cpu/cpu%d/cpufreq/scaling_governor",
+		    root_real, c);
+		if (fake_smt_off && (fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+			ssize_t n = syscall(SYS_pread64, fd, fake_smt_gov[c - 2],
+			    sizeof(fake_smt_gov[0]) - 1, 0);
+
+			fake_smt_gov[c - 2][n > 0 ? n : 0] = '\0';
+			close(fd);
+		}
+
+		snprintf(path, sizeof(path), "%s/sys/devices/system/cpu/cpu%d/online", root_real, c);
+		if ((fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)) < 0)
+			continue;
+		if (syscall(SYS_write, fd, fake_smt_off ? "0\n" : "1\n", 2) < 0)
+			fprintf(stderr, "fake %s: %s\n", path, strerror(errno));
+		close(fd);
+	}
+}
+
+/* A write of buf to path as the kernel answers it: 1 with *ret (-1,
+ * EBUSY) for a cpufreq file of an offline sibling; smt/control also
+ * switches the siblings (0: the plain write goes ahead); else 0. */
+static int
+fake_smt_write(const char *path, const void *buf, size_t len, ssize_t *ret)
+{
+	char want[PATH_MAX + 64];
+
+	snprintf(want, sizeof(want), "%s/sys/devices/system/cpu/smt/control", root_real);
+	if (strcmp(path, want) == 0) {
+		fake_smt_off = len >= 3 && memcmp(buf, "off", 3) == 0;
+		fake_smt_online();
+		return 0;
+	}
+	if (!fake_smt_busy(path))
+		return 0;
+	for (int c = 2; c < 4; c++)
+		fake_smt_keep(c);
+	errno = EBUSY;
+	*ret = -1;
+	return 1;
+}
+
+/* pread(2) of this program: EBUSY for a cpufreq file of an offline
+ * sibling while the stand-in is on. */
+ssize_t
+pread(int fd, void *buf, size_t len, off_t off)
+{
+	char path[PATH_MAX];
+
+	if (smt_on) {
+		fd_path(fd, path, sizeof(path));
+		if (fake_smt_busy(path)) {
+			errno = EBUSY;
+			return -1;
+		}
+	}
+	return (ssize_t)syscall(SYS_pread64, fd, buf, len, off);
+}
+
+#define GOV "/sys/devices/system/cpu/cpu%d/cpufreq/scaling_governor"
+/* Non-default starting governors, one per CPU. */
+static const char *const smt_govs[] = { "schedutil", "powersave", "ondemand", "conservative" };
+
+/* The stand-in tree: SMT on, cpu1..3 online (cpu0 has no online file), the
+ * governors of smt_govs. */
+static void
+fake_smt_tree(void)
+{
+	char p[128];
+
+	put("/sys/devices/system/cpu/smt/control", "on\n");
+	for (int c = 0; c < 4; c++) {
+		snprintf(p, sizeof(p), GOV, c);
+		put(p, "%s\n", smt_govs[c]);
+		snprintf(p, sizeof(p), "/sys/devices/system/cpu/cpu%d/online", c);
+		if (c > 0)
+			put(p, "1\n");
+	}
+	ck_assert_ptr_nonnull(realpath(root, root_real));
+	fake_smt_off = 0;
+	smt_on = 1;
+}
+
+/* get(rel) as the test sees the file, past the stand-in (static buffer). */
+static const char *
+smt_get(const char *rel)
+{
+	const char *v;
+
+	smt_on = 0;
+	v = get(rel);
+	smt_on = 1;
+	return v;
+}
+
+/* SMT on and every governor at its original (after a rollback). */
+static void
+smt_originals_back(void)
+{
+	char p[128];
+
+	ck_assert_str_eq(get("/sys/devices/system/cpu/smt/control"), "on");
+	for (int c = 0; c < 4; c++) {
+		snprintf(p, sizeof(p), GOV, c);
+		ck_assert_str_eq(get(p), smt_govs[c]);
+	}
+	for (int c = 1; c < 4; c++) {
+		snprintf(p, sizeof(p), "/sys/devices/system/cpu/cpu%d/online", c);
+		ck_assert_str_eq(get(p), "1");
+	}
+}
+
+/* No key of r failed, was skipped or unsupported, nothing reverted (exit 0). */
+static void
+apply_ok(const Knob__ApplyResult *r)
+{
+	ck_assert_int_eq(r->reverted, 0);
+	for (size_t i = 0; i < r->n_keys; i++)
+		ck_assert_msg(r->keys[i]->state == KNOB__KEY_STATE__KEY_CHANGED ||
+		    r->keys[i]->state == KNOB__KEY_STATE__KEY_UNCHANGED, "%s %s: %s",
+		    r->keys[i]->target, tune_key_state_name(r->keys[i]->state), r->keys[i]->message);
+}
+
+/* nfs-server's smt/control=off with bios-performance's per-CPU governor, in
+ * the profiles' order (governor first): smt/control is written first (its
+ * rank), the siblings it takes offline are not applicable now (unchanged,
+ * not journaled) instead of failing the apply; verify is ok; rollback turns
+ * SMT on first and every governor is as it was.  Before, the closing
+ * re-read got EBUSY for cpu2/cpu3, the next pass's write failed and the
+ * apply was reverted (exit 1), leaving their governors at performance. */
+START_TEST(test_smt_off_per_cpu)
+{
+	static const struct s set[] = {
+		{ "sysfs", "/sys/devices/system/cpu/cpu*/cpufreq/scaling_governor", NULL,
+		  "performance", 0, NULL },
+		{ "sysfs", "/sys/devices/system/cpu/smt/control", NULL, "off", 0, NULL },
+	};
+	const char *gk = set[0].key;
+	Knob__ApplyResult r;
+	Knob__VerifyResult v;
+	Knob__RollbackResult rb;
+
+	fake_smt_tree();
+	ag = mk_agent(root);
+	do_apply(ag, "nfs", set, nitems(set), 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	apply_ok(&r);
+	ck_assert_int_eq(r.n_keys, 5);
+	ck_assert_int_eq(find_key(r.keys, r.n_keys, set[1].key, NULL)->state,
+	    KNOB__KEY_STATE__KEY_CHANGED);
+	ck_assert_int_eq(find_key(r.keys, r.n_keys, gk, "/cpu1/")->state,
+	    KNOB__KEY_STATE__KEY_CHANGED);
+	ck_assert_int_eq(find_key(r.keys, r.n_keys, gk, "/cpu3/")->state,
+	    KNOB__KEY_STATE__KEY_UNCHANGED);
+	ck_assert_ptr_nonnull(strstr(find_key(r.keys, r.n_keys, gk, "/cpu3/")->message,
+	    "cpu3 is offline"));
+	tune_apply_result_free(&r);
+	ck_assert_str_eq(get("/sys/devices/system/cpu/smt/control"), "off");
+	ck_assert_str_eq(get("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"), "performance");
+	ck_assert_str_eq(get("/sys/devices/system/cpu/cpu1/cpufreq/scaling_governor"), "performance");
+	ck_assert_str_eq(smt_get("/sys/devices/system/cpu/cpu2/cpufreq/scaling_governor"), "ondemand");
+	ck_assert_str_eq(get("/sys/devices/system/cpu/cpu3/online"), "0");
+	/* verify: the offline siblings are not reached by the glob */
+	do_verify(ag, set, nitems(set), &v);
+	dump(v.keys, v.n_keys);
+	ck_assert_int_eq(v.n_keys, 3);
+	for (size_t i = 0; i < v.n_keys; i++)
+		ck_assert_int_eq(v.keys[i]->state, KNOB__KEY_STATE__KEY_OK);
+	tune_verify_result_free(&v);
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	dump(rb.keys, rb.n_keys);
+	ck_assert_int_eq(rb.complete, 1);
+	tune_rollback_result_free(&rb);
+	smt_originals_back();
+}
+END_TEST
+
+/* The mirror: the governors were set while every CPU was online
+ * (bios-performance), then SMT was switched off (nfs-server's key, stacked),
+ * so the siblings' originals can only be written once SMT is back on.
+ * Rollback reads them as not applicable now (before: EBUSY, failed, kept in
+ * the journal, rollback incomplete), writes smt/control first and puts them
+ * back once their CPUs are online. */
+START_TEST(test_smt_off_rollback)
+{
+	static const struct s gov[] = {
+		{ "sysfs", "/sys/devices/system/cpu/cpu*/cpufreq/scaling_governor", NULL,
+		  "performance", 0, NULL },
+	};
+	static const struct s smt[] = {
+		{ "sysfs", "/sys/devices/system/cpu/smt/control", NULL, "off", 0, NULL },
+	};
+	Knob__ApplyResult r;
+	Knob__RollbackResult rb;
+
+	fake_smt_tree();
+	ag = mk_agent(root);
+	do_apply(ag, "bios", gov, nitems(gov), 0, 0, &r);
+	apply_ok(&r);
+	tune_apply_result_free(&r);
+	ck_assert_str_eq(get("/sys/devices/system/cpu/cpu3/cpufreq/scaling_governor"), "performance");
+	apply_stack = 1;
+	do_apply(ag, "nfs", smt, nitems(smt), 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	apply_ok(&r);
+	tune_apply_result_free(&r);
+	ck_assert_str_eq(get("/sys/devices/system/cpu/cpu3/online"), "0");
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	dump(rb.keys, rb.n_keys);
+	ck_assert_msg(rb.complete, "%s", rb.message);
+	tune_rollback_result_free(&rb);
+	smt_originals_back();
+}
+END_TEST
+
+/* ------------------------------------------------------------ Lustre lru_size */
+/* A stand-in for Lustre's ldlm lru_size (no Lustre here: a fake tree under
+ * --sysroot, given Lustre's write semantics by this program's write(2)):
+ * one namespace whose lru_size shows lock_unused_count while dynamic LRU
+ * sizing is on and the fixed limit otherwise; writing 0 turns dynamic
+ * sizing on, any other number sets that limit and turns it off
+ * (ldlm_resource.c lru_size_show / lru_size_store). */
+#define LRU_NS "/sys/fs/lustre/ldlm/namespaces/fs-OST0000-osc-ffff8801/"
+static int fake_lru_dyn;	/* dynamic LRU sizing on */
+
+/* A write to the namespace's lru_size as Lustre answers it: 1 with *ret;
+ * else 0.  The file is rewritten by plain system calls. */
+static int
+fake_lru_write(const char *path, const void *buf, size_t len, ssize_t *ret)
+{
+	char want[PATH_MAX + 64], v[32], shown[32];
+	unsigned long x;
+	int fd;
+
+	snprintf(want, sizeof(want), "%s" LRU_NS "lru_size", root_real);
+	if (strcmp(path, want) != 0)
+		return 0;
+	snprintf(v, sizeof(v), "%.*s", (int)(len < 31 ? len : 31), (const char *)buf);
+	x = strtoul(v, NULL, 10);
+	fake_lru_dyn = x == 0;
+	snprintf(shown, sizeof(shown), "%s", x == 0 ? get(LRU_NS "lock_unused_count") : v);
+	if ((fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)) >= 0) {
+		if (syscall(SYS_write, fd, shown, strlen(shown)) < 0)
+			fprintf(stderr, "fake %s: %s\n", path, strerror(errno));
+		close(fd);
+	}
+	*ret = (ssize_t)len;
+	return 1;
+}
+
+static const struct lru_case {
+	const char *lru, *unused;	/* what the namespace shows at the start */
+	int dyn;			/* its mode */
+	const char *orig;		/* the original that must be journaled */
+} lru_cases[] = {
+	{ "153", "153", 1, "0" },	/* dynamic: 153 unused locks */
+	{ "500", "120", 0, "500" },	/* a static limit of 500 */
+};
+
+/* lctl set_param ldlm.namespaces.*.lru_size=2000 (lustre-client-seq) and
+ * rollback: a namespace in dynamic mode has "0" journaled as its original
+ * and is dynamic again after rollback; a static limit comes back as it
+ * was.  Before, the dynamic case journaled 153 (the count of unused locks)
+ * and rollback wrote 153: it read back, "restored", and dynamic sizing was
+ * off for good. */
+START_TEST(test_lustre_lru_dynamic)
+{
+	const struct lru_case *c = &lru_cases[_i];
+	static const struct s set[] = {
+		{ "lustre", "ldlm.namespaces.*.lru_size", NULL, "2000", 0, NULL },
+	};
+	Knob__ApplyResult r;
+	Knob__VerifyResult v;
+	Knob__RollbackResult rb;
+	struct journal j = { 0 };
+	char jpath[192];
+
+	put(LRU_NS "lru_size", "%s\n", c->lru);
+	put(LRU_NS "lock_unused_count", "%s\n", c->unused);
+	ck_assert_ptr_nonnull(realpath(root, root_real));
+	fake_lru_dyn = c->dyn;
+	lru_on = 1;
+	ag = mk_agent(root);
+	do_apply(ag, "seq", set, nitems(set), 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.n_keys, 1);
+	ck_assert_int_eq(r.keys[0]->state, KNOB__KEY_STATE__KEY_CHANGED);
+	ck_assert_str_eq(r.keys[0]->before, c->orig);
+	tune_apply_result_free(&r);
+	ck_assert_str_eq(get(LRU_NS "lru_size"), "2000");
+	ck_assert_int_eq(fake_lru_dyn, 0);
+	snprintf(jpath, sizeof(jpath), "%s/" TUNE_JOURNAL_NAME, state);
+	ck_assert_int_eq(journal_load(jpath, &j), 0);
+	ck_assert_uint_eq(j.norig, 1);
+	ck_assert_str_eq(j.orig[0].value, c->orig);
+	journal_free(&j);
+	/* a full LRU (as many unused locks as the limit) still verifies */
+	put(LRU_NS "lock_unused_count", "2000\n");
+	do_verify(ag, set, nitems(set), &v);
+	ck_assert_int_eq(v.keys[0]->state, KNOB__KEY_STATE__KEY_OK);
+	tune_verify_result_free(&v);
+	put(LRU_NS "lock_unused_count", "%s\n", c->unused);
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	dump(rb.keys, rb.n_keys);
+	ck_assert_msg(rb.complete, "%s", rb.message);
+	tune_rollback_result_free(&rb);
+	ck_assert_int_eq(fake_lru_dyn, c->dyn);
+	ck_assert_str_eq(get(LRU_NS "lru_size"), c->lru);
+}
+END_TEST
+
 static Suite *
 tune_suite(void)
 {
@@ -3352,6 +3726,9 @@ tune_suite(void)
 	tcase_add_test(tc, test_reapply_at_boot);
 	tcase_add_test(tc, test_journal_sysroot);
 	tcase_add_test(tc, test_gpfs_pagepool_ram);
+	tcase_add_test(tc, test_smt_off_per_cpu);
+	tcase_add_test(tc, test_smt_off_rollback);
+	tcase_add_loop_test(tc, test_lustre_lru_dynamic, 0, (int)nitems(lru_cases));
 	suite_add_tcase(s, tc);
 	return s;
 }
