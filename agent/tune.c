@@ -36,6 +36,7 @@ struct item {
 	char *after;		/* live value as last read */
 	char *clobber;		/* the key whose write moved this one */
 	char *set_to;		/* after a revert: the value the transaction wanted */
+	int ident_read;		/* identity() was asked (ident NULL: unknown) */
 	char *ident;		/* the target's identity when first read (driver
 				 * identity()), NULL unknown */
 	int state;		/* KNOB__KEY_STATE__*; UNSPECIFIED while in play */
@@ -58,6 +59,8 @@ struct item {
 struct plan {
 	struct item *v;
 	size_t n;
+	int journals;		/* apply, rollback, recovery: the targets' identities
+				 * are read (a verify journals nothing) */
 	Knob__Setting **own;	/* settings made here (coupled, switch, rollback) */
 	size_t nown;
 };
@@ -301,17 +304,39 @@ reread(struct agent *a, struct item *it, char *msg, size_t msglen)
 	return rc;
 }
 
+/* it's target's identity (driver identity()), when p journals: asked
+ * once per target (another item of the same target gives its answer, also
+ * "unknown"), not for every key of a device. */
+static void
+item_ident(struct agent *a, const struct plan *p, struct item *it)
+{
+	char id[256];
+
+	if (!p->journals || it->d->identity == NULL || it->target == NULL || it->ident_read)
+		return;
+	it->ident_read = 1;
+	for (size_t k = 0; k < p->n; k++) {
+		const struct item *o = &p->v[k];
+
+		if (o != it && o->ident_read && o->d == it->d && o->target &&
+		    strcmp(o->target, it->target) == 0) {
+			it->ident = o->ident ? xstrdup(o->ident) : NULL;
+			return;
+		}
+	}
+	if (it->d->identity(a, it->target, id, sizeof(id)) == 0)
+		it->ident = xstrdup(id);
+}
+
 /* Read the item's value before anything is written: before and after;
  * and what its target is (ident), which goes into the journal with it. */
 static int
-read_before(struct agent *a, struct item *it)
+read_before(struct agent *a, struct plan *p, struct item *it)
 {
-	char msg[TUNE_MSG_MAX] = "", id[256];
+	char msg[TUNE_MSG_MAX] = "";
 	int rc = reread(a, it, msg, sizeof(msg));
 
-	if (it->d->identity && it->target && it->ident == NULL &&
-	    it->d->identity(a, it->target, id, sizeof(id)) == 0)
-		it->ident = xstrdup(id);
+	item_ident(a, p, it);
 
 	if (rc < 0)
 		set_state(it, KNOB__KEY_STATE__KEY_FAILED, rc, msg);
@@ -349,7 +374,7 @@ add_coupled(struct agent *a, struct plan *p, size_t src, const char *target,
 	it = plan_add(p, s, p->v[src].d);	/* may move p->v (and w) */
 	it->kind = IK_COUPLED;
 	it->target = t;
-	if (read_before(a, it) != 0) {
+	if (read_before(a, p, it) != 0) {
 		free(it->target);	/* cannot read it: not ours to restore */
 		it->target = NULL;
 		it->state = KNOB__KEY_STATE__KEY_SKIPPED;
@@ -453,7 +478,7 @@ plan_build(struct agent *a, Knob__Setting **settings, size_t n, struct plan *p)
 				set_state(it, KNOB__KEY_STATE__KEY_PROTECTED, 0, msg);
 				continue;
 			}
-			read_before(a, it);
+			read_before(a, p, it);
 		}
 		strvec_free(&targets);
 	}
@@ -1037,7 +1062,7 @@ plan_add_switch(struct agent *a, const struct journal *j, struct plan *p)
 		it->kind = IK_SWITCH;
 		it->target = xstrdup(e->target);
 		it->wanted = xstrdup(e->value);
-		if (read_before(a, it) != 0) {
+		if (read_before(a, p, it) != 0) {
 			free(it->target);
 			it->target = NULL;
 			it->state = KNOB__KEY_STATE__KEY_SKIPPED;	/* stays journaled */
@@ -1289,6 +1314,7 @@ apply_plan(struct agent *a, const Knob__ApplyRequest *req, struct plan *p, char 
 	struct journal *j = &a->tune->j;
 	size_t nfail = 0;
 
+	p->journals = 1;
 	plan_build(a, req->settings, req->n_settings, p);
 	plan_mark_pending(j, p);
 	if (!req->stack)
@@ -1570,6 +1596,7 @@ static void
 plan_restore(struct agent *a, const struct journal *j, struct plan *p, const struct jentry *v,
     size_t n, int rollback, int force)
 {
+	p->journals = 1;
 	for (size_t i = 0; i < n; i++) {
 		const struct jentry *e = &v[i];
 		const struct tune_driver *d = tune_driver_find(e->driver);
@@ -1589,7 +1616,7 @@ plan_restore(struct agent *a, const struct journal *j, struct plan *p, const str
 			set_state(it, KNOB__KEY_STATE__KEY_FAILED, EINVAL, m);
 			continue;
 		}
-		if (read_before(a, it) < 0)
+		if (read_before(a, p, it) < 0)
 			continue;	/* FAILED: cannot read it */
 		it->state = KNOB__KEY_STATE__KEY_UNSPECIFIED;
 		if (restore_refused(a, e, it))

@@ -14,6 +14,14 @@
 #include "sim.h"
 
 const struct sim_file sim_tree[] = {
+	/* what a real node has beside the keys: a device's dev and wwid (its
+	 * identity, journaled with its originals), the other half of each
+	 * sysctl pair the kernel keeps (read as a coupled key) */
+	{ "/sys/block/sda/dev", "8:0\n" },
+	{ "/sys/block/nvme0n1/dev", "259:0\n" },
+	{ "/sys/block/nvme0n1/wwid", "eui.0000000000000001\n" },
+	{ "/proc/sys/vm/dirty_bytes", "0\n" },
+	{ "/proc/sys/vm/dirty_background_bytes", "0\n" },
 	{ "/sys/block/sda/queue/read_ahead_kb", "128\n" },
 	{ "/sys/block/sda/queue/nr_requests", "64\n" },
 	{ "/sys/block/sda/queue/max_sectors_kb", "1280\n" },
