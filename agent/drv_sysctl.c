@@ -23,13 +23,9 @@ sysctl_resolve(struct agent *a, const Knob__Setting *s, struct strvec *out, char
     size_t msglen)
 {
 	char pat[PATH_MAX];
-	size_t o;
 	int rc;
 
-	o = (size_t)snprintf(pat, sizeof(pat), "/proc/sys/");
-	for (const char *p = s->key; *p && o + 1 < sizeof(pat); p++)
-		pat[o++] = strchr(s->key, '/') ? *p : (*p == '.' ? '/' : *p);
-	pat[o] = '\0';
+	sysctl_glob(s->key, pat, sizeof(pat));
 	if (strstr(pat, "/../") != NULL) {
 		snprintf(msg, msglen, "bad sysctl name %s", s->key);
 		return -EINVAL;

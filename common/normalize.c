@@ -512,8 +512,7 @@ name_matches(const char *glob, const char *name)
 	    strcmp(name, "..") != 0 && fnmatch(glob, name, 0) == 0;
 }
 
-/* sysctl key -> its glob under /proc/sys (as the agent resolves it). */
-static void
+void
 sysctl_glob(const char *key, char *out, size_t outlen)
 {
 	size_t o = (size_t)snprintf(out, outlen, "/proc/sys/");

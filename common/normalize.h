@@ -61,6 +61,10 @@ int setting_validate(const char *driver, const char *key, const char *attr,
  * no target).  0, or -1 with a message in msg. */
 int target_validate(const char *driver, const char *key, const char *attr,
     const char *match, const char *target, char *msg, size_t msglen);
+/* sysctl key -> its path or glob under /proc/sys: dots become slashes,
+ * unless the key has a '/' (a path below /proc/sys, for interface names
+ * with dots). */
+void sysctl_glob(const char *key, char *out, size_t outlen);
 /* Where Lustre parameters live, NULL-terminated. */
 extern const char *const lustre_param_roots[];
 /* Blockdev attribute -> path below /sys/block/DEV/ (NULL when unknown). */
