@@ -145,7 +145,8 @@ enum node_status {
 	NS__COUNT
 };
 const char *node_status_name(int st);
-int node_status_is_error(int st);	/* failed/drift/timeout/unreachable/auth-failed */
+int node_status_is_error(int st);	/* what makes a command exit 1 */
+int node_status_by_name(const char *s);	/* -1: no such status */
 
 enum fo_phase { FO_IDLE, FO_CONNECTING, FO_HANDSHAKE, FO_OPEN, FO_DONE };
 

@@ -76,6 +76,16 @@ node_status_name(int st)
 	return status_names[st];
 }
 
+/* The status named s ("ok", "unsupported", ...), -1 for no such name. */
+int
+node_status_by_name(const char *s)
+{
+	for (int i = 0; i < NS__COUNT; i++)
+		if (status_names[i] != NULL && strcmp(s, status_names[i]) == 0)
+			return i;
+	return -1;
+}
+
 /* 1 for statuses that make the exit status 1 (see status_error). */
 int
 node_status_is_error(int st)

@@ -169,15 +169,13 @@ in_set(const char *s, const char *const *set)
 	return 0;
 }
 
-/* Tune command statuses that fail a node. */
+/* Tune command statuses that fail a node: those that make the command
+ * itself exit 1 (unsupported, skipped, pending too), and a name this
+ * knobctl does not know. */
 static int
 is_error_status(const char *s)
 {
-	static const char *const bad[] = {
-		"failed", "drift", "timeout", "unreachable", "auth-failed", "busy", NULL,
-	};
-
-	return in_set(s, bad);
+	return node_status_is_error(node_status_by_name(s));
 }
 
 /* After a real apply answered status s (rec: the node's JSON record): may
@@ -203,11 +201,33 @@ may_have_applied(const char *s, json_object *rec)
 	    strstr(js_str(ap, "message"), "could NOT") != NULL;
 }
 
-/* Per-node statuses of a command's JSON (under key, "status" for the tune
- * commands, "state" for sweep): failures (bad(status)) dropped, nodes a
- * real apply may have reached marked applied; a folded line per status. */
+/* What a command's statuses say of the play's applied marks. */
+enum marks {
+	MARKS_KEEP,		/* nothing (verify, sweep) */
+	MARKS_APPLY,		/* mark the nodes a real apply may have reached */
+	MARKS_ROLLBACK,		/* unmark the nodes whose own rollback is done */
+};
+
+/* A node's status s (rec: its JSON record) moves its applied mark. */
 static void
-take_statuses(struct prun *pr, json_object *doc, const struct strvec *asked, int applying,
+move_mark(struct prun *pr, long idx, enum marks how, const char *s, json_object *rec)
+{
+	static const char *const done[] = { "ok", "changed", NULL };
+
+	if (idx < 0)
+		return;
+	if (how == MARKS_APPLY && may_have_applied(s, rec))
+		pr->applied[idx] = 1;
+	else if (how == MARKS_ROLLBACK && in_set(s, done))
+		pr->applied[idx] = 0;
+}
+
+/* Per-node statuses of a command's JSON (under key, "status" for the tune
+ * commands, "state" for sweep): failures (bad(status)) dropped, applied
+ * marks moved (move_mark); a folded line per status.  A node the command
+ * never reported on keeps its mark: nothing is known of it. */
+static void
+take_statuses(struct prun *pr, json_object *doc, const struct strvec *asked, enum marks how,
     const char *key, int (*bad)(const char *))
 {
 	json_object *nodes = json_object_object_get(doc, "nodes");
@@ -233,8 +253,7 @@ take_statuses(struct prun *pr, json_object *doc, const struct strvec *asked, int
 		strvec_push(&who[k], name);
 		if (bad(s))
 			fail_node(pr, name, js_str(n, "detail")[0] ? js_str(n, "detail") : s);
-		if (applying && idx >= 0 && may_have_applied(s, n))
-			pr->applied[idx] = 1;
+		move_mark(pr, idx, how, s, n);
 	}
 	for (size_t k = 0; k < st.n; k++) {
 		char *f = nodeset_fold(who[k].v, who[k].n);
@@ -258,7 +277,9 @@ step_tune(struct prun *pr, const char *verb, const char *profile, int check, con
 {
 	struct strvec live = { 0 }, argv = { 0 };
 	size_t i = 0, nb = 0, per;
-	int rc = 0, applying = strcmp(verb, "apply") == 0 && !check;
+	int rc = 0;
+	enum marks how = check ? MARKS_KEEP : strcmp(verb, "apply") == 0 ? MARKS_APPLY :
+	    strcmp(verb, "rollback") == 0 ? MARKS_ROLLBACK : MARKS_KEEP;
 
 	live_nodes(pr, sel, &live);
 	if (live.n == 0) {
@@ -286,7 +307,7 @@ step_tune(struct prun *pr, const char *verb, const char *profile, int check, con
 			say(pr, "  knobctl %s could not run\n", verb);
 			rc = -1;
 		}
-		take_statuses(pr, doc, &batch, applying, "status", is_error_status);
+		take_statuses(pr, doc, &batch, how, "status", is_error_status);
 		if (check_trip(pr))
 			rc = -1;
 		json_object_put(doc);
@@ -305,9 +326,8 @@ step_tune(struct prun *pr, const char *verb, const char *profile, int check, con
 static int
 rollback_applied(struct prun *pr, const char *sel)
 {
-	static const char *const done[] = { "ok", "changed", NULL };
 	struct strvec who = { 0 }, argv = { 0 };
-	json_object *doc = NULL, *recs;
+	json_object *doc = NULL;
 	int rc = 0;
 
 	for (size_t i = 0; i < pr->nodes->n; i++)
@@ -318,15 +338,7 @@ rollback_applied(struct prun *pr, const char *sel)
 	strvec_push(&argv, "rollback");
 	say(pr, "  knobctl rollback on every node an apply may have reached (%zu)\n", who.n);
 	(void)sub_run(pr, &argv, &who, &doc);
-	take_statuses(pr, doc, &who, 0, "status", is_error_status);
-	recs = json_object_object_get(doc, "nodes");
-	for (size_t i = 0; recs && i < json_object_array_length(recs); i++) {
-		json_object *n = json_object_array_get_idx(recs, i);
-		long idx = node_index(pr, js_str(n, "node"));
-
-		if (idx >= 0 && in_set(js_str(n, "status"), done))
-			pr->applied[idx] = 0;
-	}
+	take_statuses(pr, doc, &who, MARKS_ROLLBACK, "status", is_error_status);
 	for (size_t i = 0; i < who.n; i++)
 		if (pr->applied[node_index(pr, who.v[i])]) {
 			say(pr, "  %s: NOT rolled back: the profile may still be there\n", who.v[i]);
@@ -370,7 +382,7 @@ step_health(struct prun *pr, const struct pstep *st, const char *sel)
 		say(pr, "  knobctl sweep could not run\n");
 		rc = -1;
 	}
-	take_statuses(pr, doc, &live, 0, "state", is_failing_health);
+	take_statuses(pr, doc, &live, MARKS_KEEP, "state", is_failing_health);
 	if (check_trip(pr))
 		rc = -1;
 	json_object_put(doc);
@@ -816,9 +828,6 @@ run_step(struct prun *pr, const struct pstep *st)
 			break;
 		}
 		rc = step_tune(pr, "rollback", NULL, 0, sel);
-		/* a node whose rollback failed (or that failed before) keeps its mark */
-		for (size_t i = 0; i < pr->nodes->n; i++)
-			pr->applied[i] = (sel && !sel[i]) || pr->failed[i] ? pr->applied[i] : 0;
 		break;
 	case PS_BENCH: step_bench(pr, st, NULL, sel, &rc); break;
 	case PS_COMPARE: rc = step_compare(pr, st, sel, tsel ? tsel : sel); break;

@@ -252,6 +252,81 @@ START_TEST(play_max_fail_unreachable)
 }
 END_TEST
 
+/* A node whose apply and verify are "unsupported" (its namespace lacks the
+ * interface the profile's key names) fails the play, as it fails knobctl
+ * apply itself (exit 1): node02 has no kdum0, node01 and node03 have one,
+ * their rp_filter set to a non-default 2 first.  It used to pass (exit 0,
+ * "0 node(s) failed"), and later steps counted node02 as tuned.  (A veth
+ * pair: this kernel has no dummy driver.) */
+START_TEST(play_unsupported_fails_node)
+{
+	json_object *doc, *failed;
+	int rc;
+
+	for (int i = 0; i < 3; i += 2)
+		ck_assert_int_eq(harness_node_sh(&h, i, "ip link add kdum0 type veth peer name kdum1 && "
+		    "echo 2 > /proc/sys/net/ipv4/conf/kdum0/rp_filter"), 0);
+	write_file("rpf.xml", "<?xml version=\"1.0\"?>\n<profile name=\"rpf\">\n"
+	    "  <sysctl key=\"net.ipv4.conf.kdum0.rp_filter\" value=\"1\"/>\n</profile>\n");
+	write_file("u.xml", "<?xml version=\"1.0\"?>\n"
+	    "<play name=\"unsup\" nodes=\"@all\" max-fail=\"1\">\n"
+	    "  <apply profile=\"rpf\"/>\n  <verify profile=\"rpf\"/>\n  <rollback/>\n</play>\n");
+	doc = need(harness_knobctl_json(&h, &rc, "--json play %s/u.xml", h.tmp));
+	ck_assert_int_eq(rc, 1);
+	ck_assert_str_eq(cu_str(doc, "status"), "finished-with-failures");
+	failed = cu_get(doc, "failed_nodes");
+	ck_assert_int_eq(json_object_array_length(failed), 1);
+	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(failed, 0)), "node02");
+	json_object_put(doc);
+	for (int i = 0; i < 3; i += 2)
+		ck_assert_int_eq(harness_node_sh(&h, i,
+		    "test \"$(cat /proc/sys/net/ipv4/conf/kdum0/rp_filter)\" = 2"), 0);
+}
+END_TEST
+
+/* The play's file at path (arg) says step 2 began. */
+static int at_step2(void *arg);
+
+/* A <rollback/> step in batches (serial="1") that fails on node01 (its
+ * somaxconn changed by hand during the bench, so its rollback is
+ * "changed since") trips max-fail before node02's and node03's batches
+ * run: they still hold the profile, so the stop's rollback must take them
+ * (originals 1111, 1112, 1113, not the defaults).  Before, the step
+ * unmarked every node it was given, and node02 and node03 kept 2345 with
+ * nothing said. */
+START_TEST(play_rollback_step_trip_keeps_marks)
+{
+	char path[PATH_MAX + 16], *out;
+	pid_t pid;
+	int st;
+
+	somax_profile();
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(harness_node_sh(&h, i, "echo %d > /proc/sys/net/core/somaxconn",
+		    1111 + i), 0);
+	write_file("rt.xml", "<?xml version=\"1.0\"?>\n<play name=\"rt\" nodes=\"@all\" "
+	    "serial=\"1\">\n  <apply profile=\"somax\"/>\n"
+	    "  <bench kind=\"seq-write\" nodes=\"node03\" dir=\"%s\" threads=\"1\" bs=\"4k\" "
+	    "size=\"1m\" test-rate-iops=\"100\"/>\n  <rollback/>\n</play>\n", data);
+	snprintf(path, sizeof(path), "%s/rt.out", h.tmp);
+	pid = harness_knobctl_bg(&h, path, NULL, "play %s/rt.xml", h.tmp);
+	ck_assert_int_gt(pid, 0);
+	ck_assert_msg(cu_wait(at_step2, path, 30) >= 0, "the play never reached its bench");
+	ck_assert_int_eq(harness_node_sh(&h, 0, "echo 999 > /proc/sys/net/core/somaxconn"), 0);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	out = cu_slurp(path);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 1, "%s", out);
+	ck_assert_msg(strstr(out, "play stopped: rolling back what it applied") != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "node01: NOT rolled back") != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "node02: NOT") == NULL && strstr(out, "node03: NOT") == NULL,
+	    "%s", out);
+	free(out);
+	ck_assert(somax_is(0, "999"));
+	ck_assert(somax_is(1, "1112"));
+	ck_assert(somax_is(2, "1113"));
+}
+END_TEST
+
 /* Does the file at path (arg) hold "== step 2/"? */
 static int
 at_step2(void *arg)
@@ -780,6 +855,8 @@ main(void)
 	tcase_add_test(tc, play_three_nodes);
 	tcase_add_test(tc, play_compare);
 	tcase_add_test(tc, play_max_fail_unreachable);
+	tcase_add_test(tc, play_unsupported_fails_node);
+	tcase_add_test(tc, play_rollback_step_trip_keeps_marks);
 	tcase_add_test(tc, play_stop_rolls_back_timed_out);
 	tcase_add_test(tc, play_check_writes_nothing);
 	tcase_add_test(tc, play_file_errors);
