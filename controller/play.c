@@ -496,8 +496,10 @@ parse_step(struct ploader *L, struct pstep *st, xmlNodePtr n, int kind)
 	st->tune_nodes = attr_or(L, n, "tune-nodes", "");
 	check_profile(L, st->line, st->profile);
 	check_profile(L, st->line, st->profile_a);
-	if ((kind == PS_APPLY || kind == PS_VERIFY || kind == PS_CANARY) && !st->profile[0])
-		perr(L, st->line, "<%s> needs profile=\"NAME\"", (const char *)n->name);
+	if ((kind == PS_APPLY || kind == PS_VERIFY || kind == PS_CANARY || kind == PS_COMPARE) &&
+	    !st->profile[0])
+		perr(L, st->line, "<%s> needs %s=\"NAME\"", (const char *)n->name,
+		    kind == PS_COMPARE ? "b" : "profile");
 	if (kind == PS_CANARY && play_count(st->canary, 100) < 0)
 		perr(L, st->line, "canary=\"%s\": a count or a percentage", st->canary);
 	if (kind == PS_BENCH)

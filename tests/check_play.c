@@ -559,6 +559,13 @@ START_TEST(play_file_errors)
 	    "  <verify profile=\"somax\"/>\n</play>\n");
 	has_error(err, "bad5.xml", 4, "<var name=\"d\"> is given twice");
 	free(err);
+	/* an empty B profile (-e b=): said when the play loads, not after
+	 * the A benches ran */
+	err = play_errors("bad6.xml", "<?xml version=\"1.0\"?>\n<play name=\"b6\" nodes=\"@all\">\n"
+	    "  <var name=\"b\" value=\"\"/>\n"
+	    "  <compare b=\"${b}\"><bench kind=\"seq-write\" dir=\"/tmp\"/></compare>\n</play>\n");
+	has_error(err, "bad6.xml", 4, "<compare> needs b=\"NAME\"");
+	free(err);
 	/* nothing ran */
 	ck_assert(!somax_is(0, "2345"));
 }
