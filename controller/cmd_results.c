@@ -194,6 +194,24 @@ load_spec(sqlite3 *db, const char *spec)
 	return doc;
 }
 
+/* The keys of the run's profile that were not in effect when it started
+ * (runinfo_not_in_effect), at most 10 named. */
+static void
+print_not_in_effect(FILE *f, json_object *doc)
+{
+	struct strvec v = { 0 };
+	size_t n = runinfo_not_in_effect(doc, &v);
+
+	if (n > 0)
+		fprintf(f, "WARNING: %zu setting(s) of this profile were not in effect when the run "
+		    "started; the run did not measure the profile as written:\n", n);
+	for (size_t i = 0; i < v.n && i < 10; i++)
+		fprintf(f, "  %s\n", v.v[i]);
+	if (v.n > 10)
+		fprintf(f, "  ... and %zu more (--json: node_info[].live)\n", v.n - 10);
+	strvec_free(&v);
+}
+
 /* The run's profile and what each node reported as active. */
 static void
 print_profile(FILE *f, json_object *doc)
@@ -207,6 +225,7 @@ print_profile(FILE *f, json_object *doc)
 		fprintf(f, "profile %s (sha256 %.16s)\n", js_str(prof, "name"), js_str(prof, "sha256"));
 	else
 		fprintf(f, "profile (none: untuned)\n");
+	print_not_in_effect(f, doc);
 	if (!json_object_object_get_ex(doc, "node_info", &ni))
 		return;
 	for (size_t i = 0; i < json_object_array_length(ni); i++) {

@@ -366,6 +366,9 @@ json_object *runinfo_gather(struct ctl *ctl, const struct strvec *nodes);
 void sha256_hex(const void *data, size_t len, char out[65]);
 /* {"name","sha256","text"} of a resolved profile (NULL: none). */
 json_object *runinfo_profile_json(const struct profile *p);
+/* Lines naming each key of a stored run's profile that was not in effect
+ * on a node when it started (appended to out); how many. */
+size_t runinfo_not_in_effect(json_object *doc, struct strvec *out);
 
 /* CA (controller/ca.c): create a cluster CA in dir; issue certificates. */
 int ca_init(const char *dir, char *err, size_t errlen);

@@ -309,6 +309,27 @@ compare_table(FILE *f, const struct rrun *a, const struct rrun *b, int decimal)
 	json_object_put(cmp);
 }
 
+/* A warning naming the keys of the run's profile that were not in effect
+ * when it started (runinfo_not_in_effect). */
+static void
+not_in_effect(FILE *f, json_object *doc)
+{
+	struct strvec v = { 0 };
+
+	if (runinfo_not_in_effect(doc, &v) == 0)
+		return;
+	fprintf(f, "<p class=\"warning\"><strong>Warning: %zu setting(s) of this profile were not "
+	    "in effect when the run started; the run did not measure the profile as written:"
+	    "</strong></p>\n<ul class=\"not-in-effect\">\n", v.n);
+	for (size_t i = 0; i < v.n; i++) {
+		fprintf(f, "<li>");
+		esc(f, v.v[i]);
+		fprintf(f, "</li>\n");
+	}
+	fprintf(f, "</ul>\n");
+	strvec_free(&v);
+}
+
 /* The run's profile (text, hash) and each node's facts. */
 static void
 run_info(FILE *f, const struct rrun *r)
@@ -326,6 +347,7 @@ run_info(FILE *f, const struct rrun *r)
 	if (js_str(prof, "sha256")[0])
 		fprintf(f, " (sha256 <code>%s</code>)", js_str(prof, "sha256"));
 	fprintf(f, "</p>\n");
+	not_in_effect(f, r->doc);
 	if (js_str(prof, "text")[0]) {
 		fprintf(f, "<pre>");
 		esc(f, js_str(prof, "text"));

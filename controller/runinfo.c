@@ -2,7 +2,10 @@
  * agent reports them (Facts), the live value of every key of that profile
  * (Verify with the profile resolved here), and the run's resolved profile
  * with its SHA-256, so that two runs with the same hash ran the same
- * settings. */
+ * settings.  The profile is the controller's file at bench time: a key
+ * whose live value was not what that file says (the file edited after the
+ * apply, a key unsupported on a node) is recorded in node_info's "live",
+ * and runinfo_not_in_effect names it wherever the run is shown. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -233,4 +236,41 @@ runinfo_gather(struct ctl *ctl, const struct strvec *nodes)
 	strvec_free(&distinct);
 	free(live);
 	return out;
+}
+
+/* One line per key of doc's profile that was not in effect on a node when
+ * the run started (node_info[].live: drift, or not checkable), appended to
+ * out; how many.  Old runs carry the same "live" records. */
+size_t
+runinfo_not_in_effect(json_object *doc, struct strvec *out)
+{
+	json_object *ni = json_object_object_get(doc, "node_info");
+	size_t n = 0;
+
+	for (size_t i = 0; ni && i < json_object_array_length(ni); i++) {
+		json_object *node = json_object_array_get_idx(ni, i);
+		json_object *live = json_object_object_get(node, "live");
+
+		for (size_t k = 0; live && k < json_object_array_length(live); k++) {
+			json_object *o = json_object_array_get_idx(live, k);
+			const char *st = js_str(o, "state");
+			char *line;
+
+			if (strcmp(st, "ok") == 0)
+				continue;
+			/* a glob's key says less than the file it landed on */
+			const char *what = strchr(js_str(o, "key"), '*') && js_str(o, "target")[0] ?
+			    js_str(o, "target") : js_str(o, "key");
+
+			line = strcmp(st, "drift") == 0 ?
+			    xasprintf("%s: %s %s is %s, the profile says %s", js_str(node, "node"),
+			    js_str(o, "driver"), what, js_str(o, "value"), js_str(o, "wanted")) :
+			    xasprintf("%s: %s %s could not be checked (the profile says %s)",
+			    js_str(node, "node"), js_str(o, "driver"), what, js_str(o, "wanted"));
+			strvec_push(out, line);
+			free(line);
+			n++;
+		}
+	}
+	return n;
 }

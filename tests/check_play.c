@@ -284,6 +284,46 @@ START_TEST(play_unsupported_fails_node)
 }
 END_TEST
 
+/* A run records the controller's profile file as it is at bench time: a
+ * file edited after the apply (4096 on disk, 2345 live on node01) and a
+ * key node02 lacks are named as not in effect, by results show and in the
+ * report, instead of a run that looks like it measured the file.  Before,
+ * both said "profile somax" with the file's text and nothing else. */
+START_TEST(run_profile_not_in_effect)
+{
+	char *out = NULL, *html, path[PATH_MAX + 16];
+	int rc;
+
+	ck_assert_int_eq(harness_node_sh(&h, 0, "ip link add kdum0 type veth peer name kdum1 && "
+	    "echo 2 > /proc/sys/net/ipv4/conf/kdum0/rp_filter"), 0);
+	write_file("nie.xml", "<?xml version=\"1.0\"?>\n<profile name=\"nie\">\n"
+	    "  <sysctl key=\"net.core.somaxconn\" value=\"2345\"/>\n"
+	    "  <sysctl key=\"net.ipv4.conf.kdum0.rp_filter\" value=\"1\"/>\n</profile>\n");
+	ck_assert_int_eq(harness_knobctl(&h, NULL, NULL, "apply nie -w node[01-02]"), 1);
+	write_file("nie.xml", "<?xml version=\"1.0\"?>\n<profile name=\"nie\">\n"
+	    "  <sysctl key=\"net.core.somaxconn\" value=\"4096\"/>\n"
+	    "  <sysctl key=\"net.ipv4.conf.kdum0.rp_filter\" value=\"1\"/>\n</profile>\n");
+	ck_assert_int_eq(harness_knobctl(&h, NULL, NULL, "bench md-create -w node[01-02] "
+	    "--dir %s --threads 1 --files 10", data), 0);
+	rc = harness_knobctl(&h, &out, NULL, "results show latest");
+	ck_assert_int_eq(rc, 0);
+	ck_assert_msg(strstr(out, "WARNING: 3 setting(s) of this profile were not in effect") != NULL,
+	    "%s", out);
+	ck_assert_msg(strstr(out, "node01: sysctl net.core.somaxconn is 2345, the profile says 4096")
+	    != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "node02: sysctl net.ipv4.conf.kdum0.rp_filter could not be "
+	    "checked") != NULL, "%s", out);
+	free(out);
+	snprintf(path, sizeof(path), "%s/nie.html", h.tmp);
+	ck_assert_int_eq(harness_knobctl(&h, NULL, NULL, "report latest -o %s", path), 0);
+	html = cu_slurp(path);
+	ck_assert_msg(strstr(html, "<li>node01: sysctl net.core.somaxconn is 2345, the profile says "
+	    "4096</li>") != NULL, "%s", html);
+	free(html);
+	ck_assert_int_eq(harness_knobctl(&h, NULL, NULL, "rollback -w node[01-02]"), 0);
+}
+END_TEST
+
 /* The play's file at path (arg) says step 2 began. */
 static int at_step2(void *arg);
 
@@ -864,6 +904,7 @@ main(void)
 	tcase_add_test(tc, play_max_fail_unreachable);
 	tcase_add_test(tc, play_unsupported_fails_node);
 	tcase_add_test(tc, play_rollback_step_trip_keeps_marks);
+	tcase_add_test(tc, run_profile_not_in_effect);
 	tcase_add_test(tc, play_stop_rolls_back_timed_out);
 	tcase_add_test(tc, play_check_writes_nothing);
 	tcase_add_test(tc, play_file_errors);
