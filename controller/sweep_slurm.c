@@ -10,9 +10,9 @@
  * (fail, timeout, hung, slow of its own checks) and resumed after
  * resume_after consecutive passing ones.  A sweep in which only knob's side
  * failed for a node (unreachable agent, our credentials refused, an agent
- * that answered with an Error, a clock judged without a fleet: enum
- * sweep_cause) leaves its counts as they were
- * and never drains or resumes it.  Drains go out in one batched
+ * that answered with an Error or dropped the connection mid-request, a
+ * clock judged without a fleet: enum sweep_cause) leaves its counts as they
+ * were and never drains or resumes it.  Drains go out in one batched
  * "scontrol update NodeName=LIST State=DRAIN Reason=knob: ..." and resumes in
  * one "scontrol update NodeName=LIST State=RESUME".  A node is resumed only
  * when Slurm's current reason still starts with "knob:": a node that a

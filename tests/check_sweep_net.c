@@ -172,6 +172,15 @@ count_children(pid_t pid)
 	return (int)harness_sh_int("pgrep -c -P %ld", (long)pid);
 }
 
+/* Start the agents of node01..node<n> that are stopped. */
+static void
+agents_up(int n)
+{
+	for (int i = 0; i < n; i++)
+		if (h.node[i].pid == 0)
+			ck_assert_int_eq(harness_agent_start(&h, i), 0);
+}
+
 START_TEST(test_sweep_file_errors)
 {
 	char *out = NULL, *err = NULL;
@@ -405,9 +414,7 @@ START_TEST(test_bench_straggler)
 	int rc;
 
 	precheck();
-	for (int i = 0; i < h.n; i++)
-		if (h.node[i].pid == 0)
-			ck_assert_int_eq(harness_agent_start(&h, i), 0);
+	agents_up(h.n);
 	rc = ctl(&out, "bench seq-write -w @all --dir %s --threads 4 --bs 64k --size 1m "
 	    "--rate-iops 16 --test-rate-iops 4", top);
 	ck_assert_int_eq(rc, 0);
@@ -845,6 +852,86 @@ START_TEST(test_agent_error_not_drained)
 }
 END_TEST
 
+/* Calls of the stand-in scontrol TOP/NAME matching pattern (grep -c). */
+static int
+fake_calls(const char *name, const char *pattern)
+{
+	return (int)harness_sh_int("grep -c -- '%s' %s/%s.log", pattern, top, name);
+}
+
+/* lost.xml: every node runs knobd; node02 also checks the FUSE mount that
+ * never answers, with a 30 s deadline: its agent holds a health request
+ * that long before it answers.  Drained after 1 failing sweep. */
+static void
+write_lost_xml(void)
+{
+	write_file("lost.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
+	    "    <process name=\"knobd\"/>\n  </defaults>\n  <group nodes=\"node02\">\n"
+	    "    <mount path=\"%s\" timeout=\"30s\"/>\n  </group>\n  <drain after=\"1\" "
+	    "resume=\"1\"/>\n</sweep>\n", hangdir);
+}
+
+/* A sweep of nodes with lost.xml (extra arguments args) during which
+ * node02's knobd is killed (SIGKILL) after it took the health request and
+ * before it answered: its log names the request and its mount probe is
+ * stuck in the FUSE mount, so the answer is 30 s away.  The probe is killed
+ * too and the agent started again.  The exit status; the output in *out. */
+static int
+sweep_agent_killed(const char *nodes, const char *args, char **out)
+{
+	uint64_t end = now_mono_ns() + 20000000000ull;
+	char path[PATH_MAX];
+	pid_t bg, probe;
+	int st;
+
+	ck_assert_int_eq(harness_agent_start(&h, 1), 0);	/* a fresh log */
+	snprintf(path, sizeof(path), "%s/lost.out", top);
+	bg = harness_knobctl_bg(&h, path, NULL, "sweep -w %s -f %s/lost.xml %s", nodes, top, args);
+	ck_assert_int_gt(bg, 0);
+	ck_assert_int_eq(harness_wait_log(&h, 1, "health request", 20), 0);
+	while (count_children(h.node[1].pid) < 1 && now_mono_ns() < end)
+		usleep(20000);
+	probe = (pid_t)harness_sh_int("pgrep -o -P %ld", (long)h.node[1].pid);
+	ck_assert_int_gt(probe, 0);
+	harness_agent_stop(&h, 1, SIGKILL);
+	kill(probe, SIGKILL);
+	ck_assert_int_eq(waitpid(bg, &st, 0), bg);
+	ck_assert_int_eq(read_file_bounded(path, 1 << 20, out, NULL), 0);
+	fprintf(stderr, "sweep -w %s, node02's agent killed mid-request:\n%s", nodes, *out);
+	ck_assert_int_eq(harness_agent_start(&h, 1), 0);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* An agent killed while it runs the checks (the connection closed before
+ * any reply) never checked its node: knob's side, like an Error reply.
+ * node02 is named with the cause ("agent fail (connection lost
+ * mid-request ..."), exit 1, never drained with <drain after="1"> (the
+ * stand-in scontrol is never asked to), history not counted; node02 alone:
+ * exit 3.  Before, it was "reach fail", the node's own, and drained. */
+START_TEST(test_agent_lost_not_drained)
+{
+	char drain[PATH_MAX + 32], *out = NULL;
+	const char *want = "node02: agent fail (connection lost mid-request, no health result: ";
+
+	precheck();
+	agents_up(1);
+	fake_scontrol("scontrol-lost", "node02", drain, sizeof(drain));
+	write_lost_xml();
+	ck_assert_int_eq(sweep_agent_killed("node[01-02]", drain, &out), 1);
+	ck_assert_msg(strstr(out, want) && strstr(out, "knob's side, not counted toward a drain)") &&
+	    strstr(out, "1 ok (node01), 1 fail (node02)"), "%s", out);
+	free(out);
+	ck_assert_int_eq(sweep_agent_killed("node02", drain, &out), 3);
+	ck_assert_msg(strstr(out, want) && strstr(out, "no node could be checked"), "%s", out);
+	free(out);
+	ck_assert_int_eq(fake_calls("scontrol-lost", "update"), 0);
+	ck_assert_int_eq(ctl(&out, "sweep history node02"), 0);
+	ck_assert_msg(strstr(out, "agent fail (connection lost mid-request") &&
+	    strstr(out, "=> not counted: knob's side"), "%s", out);
+	free(out);
+}
+END_TEST
+
 /* A profile key the node cannot check (a device it does not have) makes the
  * drift check warn, as knobctl verify reports it (unsupported, exit 1): it
  * is named, never "ok", and a warning does not drain the node.  A key that
@@ -1029,6 +1116,7 @@ sweep_net_suite(void)
 	tcase_add_test(tc, test_drain_hysteresis);
 	tcase_add_test(tc, test_error_counters);
 	tcase_add_test(tc, test_agent_error_not_drained);
+	tcase_add_test(tc, test_agent_lost_not_drained);
 	tcase_add_test(tc, test_drift_unchecked_key);
 	tcase_add_test(tc, test_units_verify);
 	tcase_add_test(tc, test_stdio_probe_fds);
