@@ -721,16 +721,17 @@ sweep_expect(const char *nodes, const char *file, int want_rc, const char *args,
 #define errors_sweep(rc, args, want) sweep_expect("node02", "errs.xml", rc, args, want)
 
 /* A stand-in scontrol, TOP/NAME: it appends each call's arguments to
- * TOP/NAME.log (made empty here) and shows node idle (the real slurmctld is
- * test_drain_hysteresis's).  "--drain --scontrol TOP/NAME" into args. */
+ * TOP/NAME.log (made empty here) and shows nodes (space-separated) idle
+ * (the real slurmctld is test_drain_hysteresis's).  "--drain --scontrol
+ * TOP/NAME" into args. */
 static void
-fake_scontrol(const char *name, const char *node, char *args, size_t len)
+fake_scontrol(const char *name, const char *nodes, char *args, size_t len)
 {
 	char path[PATH_MAX];
 
 	write_file(name, "#!/bin/sh\necho \"$*\" >> %s/%s.log\n"
-	    "[ \"$1\" = -o ] && echo 'NodeName=%s Arch=x86_64 State=IDLE'\nexit 0\n", top, name,
-	    node);
+	    "[ \"$1\" = -o ] && for n in %s; do echo \"NodeName=$n Arch=x86_64 State=IDLE\"; "
+	    "done\nexit 0\n", top, name, nodes);
 	snprintf(path, sizeof(path), "%s/%s", top, name);
 	ck_assert_int_eq(chmod(path, 0755), 0);
 	ck_assert_int_eq(harness_sh(": > %s.log", path), 0);
@@ -932,6 +933,47 @@ START_TEST(test_agent_lost_not_drained)
 }
 END_TEST
 
+/* reasons.xml: every node runs knobd; with bad, node01 also needs a process
+ * no node runs and node02 a block device no node has: each fails its own
+ * check.  Drained after 1 failing sweep. */
+static void
+write_reasons_xml(int bad)
+{
+	write_file("reasons.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
+	    "    <process name=\"knobd\"/>\n  </defaults>\n%s  <drain after=\"1\" resume=\"1\"/>\n"
+	    "</sweep>\n", bad ? "  <group nodes=\"node01\">\n    <process name=\"knob-no-daemon\"/>\n"
+	    "  </group>\n  <group nodes=\"node02\">\n    <blockdev name=\"knobnosuch0\"/>\n"
+	    "  </group>\n" : "");
+}
+
+/* Each drained node's Slurm reason names its own failing checks: node01
+ * (a process missing) and node02 (a block device missing), drained in the
+ * same sweep, get one scontrol call each, "knob: service fail" and "knob:
+ * blockdev fail", as the stand-in scontrol recorded them.  Before, one call
+ * drained both with "knob: service fail, blockdev fail". */
+START_TEST(test_drain_reason_per_node)
+{
+	char drain[PATH_MAX + 32], *out = NULL;
+
+	precheck();
+	agents_up(2);
+	fake_scontrol("scontrol-reasons", "node01 node02", drain, sizeof(drain));
+	/* a passing sweep first: the counts (and drains by knob) of earlier tests go */
+	write_reasons_xml(0);
+	sweep_expect("node[01-02]", "reasons.xml", 0, drain, "2 ok (node[01-02])");
+	write_reasons_xml(1);
+	sweep_expect("node[01-02]", "reasons.xml", 1, drain, "drained node02: knob: blockdev fail\n");
+	ck_assert_int_eq(fake_calls("scontrol-reasons",
+	    "^update NodeName=node01 State=DRAIN Reason=knob: service fail$"), 1);
+	ck_assert_int_eq(fake_calls("scontrol-reasons",
+	    "^update NodeName=node02 State=DRAIN Reason=knob: blockdev fail$"), 1);
+	ck_assert_int_eq(fake_calls("scontrol-reasons", "update"), 2);
+	ck_assert_int_eq(ctl(&out, "sweep history node02"), 0);
+	ck_assert_msg(strstr(out, "=> drained: knob: blockdev fail\n"), "%s", out);
+	free(out);
+}
+END_TEST
+
 /* A profile key the node cannot check (a device it does not have) makes the
  * drift check warn, as knobctl verify reports it (unsupported, exit 1): it
  * is named, never "ok", and a warning does not drain the node.  A key that
@@ -1117,6 +1159,7 @@ sweep_net_suite(void)
 	tcase_add_test(tc, test_error_counters);
 	tcase_add_test(tc, test_agent_error_not_drained);
 	tcase_add_test(tc, test_agent_lost_not_drained);
+	tcase_add_test(tc, test_drain_reason_per_node);
 	tcase_add_test(tc, test_drift_unchecked_key);
 	tcase_add_test(tc, test_units_verify);
 	tcase_add_test(tc, test_stdio_probe_fds);
