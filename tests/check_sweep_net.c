@@ -860,6 +860,66 @@ fake_calls(const char *name, const char *pattern)
 	return (int)harness_sh_int("grep -c -- '%s' %s/%s.log", pattern, top, name);
 }
 
+static char pids_dir[PATH_MAX];
+
+/* Put pid in a pids cgroup of its own whose pids.max (1) it already
+ * exceeds: it keeps its threads and cannot start another, as a systemd
+ * unit whose TasksMax= is reached.  cgroup v1's pids hierarchy, else the
+ * cgroup2 root.  Undone by pids_release (also after a failure). */
+static void
+pids_cap(pid_t pid)
+{
+	const char *root = access("/sys/fs/cgroup/pids/cgroup.procs", W_OK) == 0 ?
+	    "/sys/fs/cgroup/pids" : "/sys/fs/cgroup";
+
+	snprintf(pids_dir, sizeof(pids_dir), "%s/knob-sweepnet.%ld", root, (long)getpid());
+	ck_assert_msg(harness_sh("mkdir -p %s && echo 1 > %s/pids.max && echo %ld > "
+	    "%s/cgroup.procs", pids_dir, pids_dir, (long)pid, pids_dir) == 0,
+	    "no pids cgroup at %s", pids_dir);
+}
+
+/* Move what pids_cap capped back to the parent group; remove the group. */
+static void
+pids_release(void)
+{
+	if (pids_dir[0] == '\0')
+		return;
+	harness_sh("for p in $(cat %s/cgroup.procs); do echo $p > %s/../cgroup.procs; done; "
+	    "rmdir %s", pids_dir, pids_dir, pids_dir);
+	pids_dir[0] = '\0';
+}
+
+/* An agent that cannot start the worker of a health request answers it
+ * with an Error ("cannot start a worker", agent/health.c), another Error
+ * than the too-large request's.  Real: node02's knobd in a pids cgroup it
+ * cannot grow in (systemd's TasksMax= reached does that to knobd.service).
+ * As for every Error: "agent fail", exit 1, never drained (the stand-in
+ * scontrol is never asked to), and node02 alone exit 3. */
+START_TEST(test_agent_no_worker_not_drained)
+{
+	char drain[PATH_MAX + 32], *out = NULL, *err = NULL;
+	const char *want = "node02: agent fail (answered with an error, not a health result: "
+	    "cannot start a worker; knob's side";
+
+	precheck();
+	agents_up(2);
+	fake_scontrol("scontrol-noworker", "node02", drain, sizeof(drain));
+	write_agenterr_xml(0);
+	sweep_expect("node[01-02]", "agenterr.xml", 0, drain, "2 ok (node[01-02])");
+	pids_cap(h.node[1].pid);
+	sweep_expect("node[01-02]", "agenterr.xml", 1, drain, want);
+	ck_assert_int_eq(harness_knobctl(&h, &out, &err, "sweep -w node02 -f %s/agenterr.xml %s",
+	    top, drain), 3);
+	ck_assert_msg(strstr(out, want) && strstr(err, "no node could be checked"), "%s%s", out,
+	    err);
+	free(out);
+	free(err);
+	ck_assert_int_eq(fake_calls("scontrol-noworker", "update"), 0);
+	pids_release();
+	sweep_expect("node02", "agenterr.xml", 0, drain, "1 ok (node02)");
+}
+END_TEST
+
 /* lost.xml: every node runs knobd; node02 also checks the FUSE mount that
  * never answers, with a 30 s deadline: its agent holds a health request
  * that long before it answers.  Drained after 1 failing sweep. */
@@ -1140,6 +1200,14 @@ START_TEST(test_probe_hung)
 }
 END_TEST
 
+/* After each test, also a failed one: faketime's leftovers, the pids cap. */
+static void
+case_cleanup(void)
+{
+	faketime_cleanup();
+	pids_release();
+}
+
 static Suite *
 sweep_net_suite(void)
 {
@@ -1148,7 +1216,7 @@ sweep_net_suite(void)
 
 	tcase_set_timeout(tc, 180);
 	tcase_add_unchecked_fixture(tc, suite_setup, suite_teardown);
-	tcase_add_checked_fixture(tc, NULL, faketime_cleanup);	/* also after a failure */
+	tcase_add_checked_fixture(tc, NULL, case_cleanup);	/* also after a failure */
 	tcase_add_test(tc, test_sweep_file_errors);
 	tcase_add_test(tc, test_sweep_four_nodes);
 	tcase_add_test(tc, test_check_timeout);
@@ -1158,6 +1226,7 @@ sweep_net_suite(void)
 	tcase_add_test(tc, test_drain_hysteresis);
 	tcase_add_test(tc, test_error_counters);
 	tcase_add_test(tc, test_agent_error_not_drained);
+	tcase_add_test(tc, test_agent_no_worker_not_drained);
 	tcase_add_test(tc, test_agent_lost_not_drained);
 	tcase_add_test(tc, test_drain_reason_per_node);
 	tcase_add_test(tc, test_drift_unchecked_key);
