@@ -3,15 +3,17 @@
  * Per node: a Ping (reachability, clock offset; an agent that answers with
  * the wrong certificate, or refuses ours, is the "auth" check failing),
  * then one HealthRequest built from the sweep file for that node (an agent
- * that answers it with an Error is the "agent" check failing: knob's side,
- * never counted toward a drain).  The agent answers within the largest
- * deadline of its checks; the controller waits that long plus a margin.
+ * that answers it with an Error, or drops the connection before answering,
+ * is the "agent" check failing: knob's side, never counted toward a drain).
+ * The agent answers within the largest deadline of its checks; the
+ * controller waits that long plus a margin.
  * Output is folded by (check, state, reason); the exit status is 0 when
  * every node is ok, 1 when any check is warn or worse or a node is
- * unreachable (or its agent answered with an Error), 2 on a usage or
- * sweep-file error, 3 when the sweep itself failed (the --prom file, the
- * results database, scontrol, no node checked because the agents refused
- * our credentials or answered with an error). */
+ * unreachable (or its agent answered with an Error or dropped the
+ * connection), 2 on a usage or sweep-file error, 3 when the sweep itself
+ * failed (the --prom file, the results database, scontrol, no node checked
+ * because the agents refused our credentials, answered with an error or
+ * dropped the connection). */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -77,10 +79,11 @@ sweep_node_failing(const struct sweep_node *sn, int knob_side)
 }
 
 /* 1 when no node of the run could be checked (each one refused our
- * credentials, answered with an Error or could not be reached) and at
- * least one agent was reached and would not check its node (refused our
- * credentials, or answered with an Error): the sweep's own failure, not
- * the nodes'.  Unreachable alone stays 1: the whole fleet may be down. */
+ * credentials, answered with an Error, dropped the connection mid-request
+ * or could not be reached) and at least one agent was reached and did not
+ * check its node (refused our credentials, answered with an Error or
+ * dropped the connection): the sweep's own failure, not the nodes'.
+ * Unreachable alone stays 1: the whole fleet may be down. */
 static int
 all_controller_side(const struct sweep_run *run)
 {
@@ -242,16 +245,27 @@ clock_check(struct sweep_node *out, const struct snode *s, const struct clockref
 	out->c[out->n - 1].cause = bad ? SC_KNOB : SC_NODE;
 }
 
+/* 1 when the agent took our connection (its session was open: the ping
+ * went out) and the connection then ended, failed rather than timed out,
+ * without an answer: knobd killed or crashing mid-request. */
+static int
+lost_mid_request(const struct fo_node *n, const struct snode *s)
+{
+	return s->t_ping != 0 && !s->agent_error &&
+	    (n->status == NS_FAILED || n->status == NS_UNREACHABLE);
+}
+
 /* Whose failure a node's failed connection is: the agent refusing our
- * credentials is the controller's; an agent that answered with an Error
- * never checked the node; not reaching the agent, or no answer to the ping,
- * is not told apart from knob's side; the rest is the node's. */
+ * credentials is the controller's; an agent that answered with an Error, or
+ * dropped the connection mid-request, never checked the node; not reaching
+ * the agent, or no answer to the ping, is not told apart from knob's side;
+ * the rest is the node's. */
 static int
 reach_cause(const struct fo_node *n, const struct snode *s)
 {
 	const char *d = n->detail ? n->detail : "";
 
-	if (s->agent_error)
+	if (s->agent_error || lost_mid_request(n, s))
 		return SC_AGENT;
 	if (n->status == NS_AUTH_FAILED)
 		return strncmp(d, "agent refused", 13) == 0 || strncmp(d, "ssh", 3) == 0 ?
@@ -263,12 +277,14 @@ reach_cause(const struct fo_node *n, const struct snode *s)
 
 /* The one finding of a node without a health result: "auth" for an agent
  * that answered with the wrong certificate (or refused ours), "agent" for
- * one that answered with an Error, else "reach"; with its cause. */
+ * one that answered with an Error or dropped the connection mid-request,
+ * else "reach"; with its cause. */
 static void
 no_result_check(const struct fo_node *n, const struct snode *s, struct sweep_node *out,
     const struct ctl *ctl)
 {
-	int st = n->status == NS_TIMEOUT ? SS_TIMEOUT :
+	int lost = lost_mid_request(n, s), agent = s->agent_error || lost;
+	int st = agent ? SS_FAIL : n->status == NS_TIMEOUT ? SS_TIMEOUT :
 	    n->status == NS_UNREACHABLE ? SS_UNREACHABLE : SS_FAIL;
 	const char *d = n->detail ? n->detail : node_status_name(n->status);
 	char why[512];
@@ -277,10 +293,14 @@ no_result_check(const struct fo_node *n, const struct snode *s, struct sweep_nod
 	if (s->agent_error)
 		snprintf(why, sizeof(why), "answered with an error, not a health result: %s; "
 		    "knob's side, not counted toward a drain", d);
+	else if (lost)	/* the transport's "connection lost: " said once */
+		snprintf(why, sizeof(why), "connection lost mid-request, no health result: %s; "
+		    "knob's side, not counted toward a drain",
+		    strncmp(d, "connection lost: ", 17) == 0 ? d + 17 : d);
 	else if (n->status == NS_TIMEOUT)
 		snprintf(why, sizeof(why), "no answer in %.0f s", s->have_offset ?
 		    s->budget_s : ctl->timeout);
-	check_add(out, s->agent_error ? "agent" : n->status == NS_AUTH_FAILED ? "auth" : "reach",
+	check_add(out, agent ? "agent" : n->status == NS_AUTH_FAILED ? "auth" : "reach",
 	    NULL, st, why, 0);
 	out->c[out->n - 1].cause = reach_cause(n, s);
 }
@@ -672,8 +692,8 @@ sweep_run_all(struct ctl *ctl, struct fanout *fo, struct snode *sn,
 			rc = 1;
 	if (all_controller_side(&run)) {
 		fprintf(stderr, "knobctl sweep: no node could be checked, and the agents refused "
-		    "this controller's credentials or answered with an error: the sweep itself "
-		    "failed (nothing drained or resumed)\n");
+		    "this controller's credentials, answered with an error or dropped the "
+		    "connection: the sweep itself failed (nothing drained or resumed)\n");
 		rc = SWEEP_EXIT_ERROR;
 	}
 	if (!ctl->json) {
@@ -747,8 +767,9 @@ const struct cmd_entry cmd_sweep_entry = {
 	"Output is folded by (check, state, reason).  Exit status: 0 every node ok, 1 some\n"
 	"check warn/fail/timeout/hung/slow or a node unreachable, 2 usage or sweep-file error,\n"
 	"3 the sweep itself failed (the --prom file, the results database, scontrol, or no\n"
-	"node checked: our credentials refused or the agents' errors).  Knob's own failures\n"
-	"(unreachable agent, our credentials refused, an agent answering with an error, a\n"
-	"clock judged without 3 nodes) never drain or resume a node.\n"
+	"node checked: our credentials refused, the agents' errors or dropped connections).\n"
+	"Knob's own failures (unreachable agent, our credentials refused, an agent answering\n"
+	"with an error or dropping the connection mid-request, a clock judged without 3\n"
+	"nodes) never drain or resume a node.\n"
 	"sweep history NODE           the node's last sweeps and what --drain did",
 };

@@ -119,7 +119,9 @@ enum sweep_cause {
 				 * credentials (every node so: exit 3) */
 	SC_AGENT,		/* knob's agent answered with an Error instead of a
 				 * health result (busy, shutting down, a request it
-				 * refuses or cannot run): it never checked the node */
+				 * refuses or cannot run), or took the request and
+				 * dropped the connection (killed, crashed): it never
+				 * checked the node */
 };
 
 enum sweep_state {

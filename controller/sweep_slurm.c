@@ -10,11 +10,13 @@
  * (fail, timeout, hung, slow of its own checks) and resumed after
  * resume_after consecutive passing ones.  A sweep in which only knob's side
  * failed for a node (unreachable agent, our credentials refused, an agent
- * that answered with an Error, a clock judged without a fleet: enum
- * sweep_cause) leaves its counts as they were
- * and never drains or resumes it.  Drains go out in one batched
- * "scontrol update NodeName=LIST State=DRAIN Reason=knob: ..." and resumes in
- * one "scontrol update NodeName=LIST State=RESUME".  A node is resumed only
+ * that answered with an Error or dropped the connection mid-request, a
+ * clock judged without a fleet: enum sweep_cause) leaves its counts as they
+ * were and never drains or resumes it.  Each drained node's reason names its
+ * own failing checks ("knob: mount hung, drift fail"); the nodes with the
+ * same reason are drained in one batched "scontrol update NodeName=LIST
+ * State=DRAIN Reason=...", and resumes go in one "scontrol update
+ * NodeName=LIST State=RESUME".  A node is resumed only
  * when Slurm's current reason still starts with "knob:": a node that a
  * person drained (or re-drained with their own reason) stays drained. */
 #include <errno.h>
@@ -32,6 +34,7 @@
 #include "sweep.h"
 
 #define KNOB_REASON_PREFIX "knob:"
+#define REASON_MAX 160		/* a drain reason stops growing past this */
 #define SHOW_MAX (4u << 20)
 
 extern char **environ;
@@ -73,6 +76,9 @@ struct rnode {
 	long fails, passes;
 	int drained;		/* knob drained it (before this sweep) */
 	int want_drain, want_resume;
+	char *reason;		/* its drain reason (want_drain) */
+	int in_call;		/* in the scontrol call being made */
+	int called;		/* its drain call was made */
 	char slurm_state[64];
 	char slurm_reason[256];
 	int in_slurm;
@@ -316,25 +322,27 @@ list_where(struct rnode *rn, size_t n, size_t off)
 	return s;
 }
 
-/* "knob: mount hung, drift fail" from the failing checks of the nodes to drain. */
+/* "knob: mount hung, drift fail": the node's own failing checks, each
+ * (check, state) once, targets left out and at most REASON_MAX bytes, so that
+ * the reason stays short in sinfo -R and nodes failing the same way share
+ * one scontrol call.  malloc'd. */
 static char *
-drain_reason(struct rnode *rn, size_t n)
+drain_reason(const struct sweep_node *sn)
 {
 	struct strvec seen = { 0 };
 	char *s = xstrdup(KNOB_REASON_PREFIX);
 
-	for (size_t i = 0; i < n; i++)
-		for (size_t k = 0; rn[i].want_drain && k < rn[i].sn->n; k++) {
-			const struct sweep_check *c = &rn[i].sn->c[k];
-			char *item;
+	for (size_t k = 0; k < sn->n; k++) {
+		const struct sweep_check *c = &sn->c[k];
+		char *item;
 
-			if (!sweep_state_failing(c->state))
-				continue;
-			item = xasprintf("%s %s", c->check, sweep_state_name(c->state));
-			if (!strvec_contains(&seen, item) && strlen(s) < 160)
-				str_appendf(&s, "%s %s", seen.n ? "," : "", item);
-			strvec_push_owned(&seen, item);
-		}
+		if (!sweep_state_failing(c->state) || c->cause != SC_NODE)
+			continue;
+		item = xasprintf("%s %s", c->check, sweep_state_name(c->state));
+		if (!strvec_contains(&seen, item) && strlen(s) < REASON_MAX)
+			str_appendf(&s, "%s %s", seen.n ? "," : "", item);
+		strvec_push_owned(&seen, item);
+	}
 	strvec_free(&seen);
 	return s;
 }
@@ -399,20 +407,61 @@ filter_by_slurm(struct rnode *rn, size_t n)
 	}
 }
 
-/* Do the batched drain and resume; 0 or -1. */
+/* One "scontrol update ... State=DRAIN" for rn[first] and every later node
+ * due with the same reason; each is marked by the call's outcome.  0 or -1. */
+static int
+drain_batch(struct rnode *rn, size_t n, size_t first, const struct sweep_drain_opts *o,
+    FILE *out)
+{
+	const char *reason = rn[first].reason;
+	char *dl;
+	int ok;
+
+	for (size_t j = 0; j < n; j++)
+		rn[j].in_call = j >= first && rn[j].reason && !rn[j].called &&
+		    strcmp(rn[j].reason, reason) == 0;
+	dl = list_where(rn, n, offsetof(struct rnode, in_call));
+	ok = slurm_update(o->scontrol, dl, "DRAIN", reason) == 0;
+	if (ok)
+		fprintf(out, "drained %s: %s\n", dl, reason);
+	else
+		fprintf(stderr, "knobctl sweep: scontrol update NodeName=%s State=DRAIN failed\n",
+		    dl);
+	for (size_t j = first; j < n; j++)
+		if (rn[j].in_call) {
+			rn[j].in_call = 0;
+			rn[j].called = 1;
+			rn[j].drained = ok;
+			if (ok)
+				snprintf(rn[j].action, sizeof(rn[j].action), "drained: %s", reason);
+		}
+	free(dl);
+	return ok ? 0 : -1;
+}
+
+/* Drain the nodes due for it, each with its own reason (drain_reason):
+ * one call per distinct reason, the nodes failing the same way batched.
+ * 0, or -1 when a call failed. */
+static int
+drain_nodes(struct rnode *rn, size_t n, const struct sweep_drain_opts *o, FILE *out)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < n; i++)
+		rn[i].reason = rn[i].want_drain ? drain_reason(rn[i].sn) : NULL;
+	for (size_t i = 0; i < n; i++)
+		if (rn[i].reason && !rn[i].called && drain_batch(rn, n, i, o, out) < 0)
+			rc = -1;
+	return rc;
+}
+
+/* Do the drains and the batched resume; 0 or -1. */
 static int
 act(struct rnode *rn, size_t n, const struct sweep_drain_opts *o, FILE *out)
 {
-	char *dl = list_where(rn, n, offsetof(struct rnode, want_drain));
 	char *rl = list_where(rn, n, offsetof(struct rnode, want_resume));
-	char *reason = dl ? drain_reason(rn, n) : NULL;
-	int drain_ok = 1, resume_ok = 1;
+	int drain_rc = drain_nodes(rn, n, o, out), resume_ok = 1;
 
-	if (dl && slurm_update(o->scontrol, dl, "DRAIN", reason) < 0) {
-		fprintf(stderr, "knobctl sweep: scontrol update NodeName=%s State=DRAIN failed\n", dl);
-		drain_ok = 0;
-	} else if (dl)
-		fprintf(out, "drained %s: %s\n", dl, reason);
 	if (rl && slurm_update(o->scontrol, rl, "RESUME", NULL) < 0) {
 		fprintf(stderr, "knobctl sweep: scontrol update NodeName=%s State=RESUME failed\n", rl);
 		resume_ok = 0;
@@ -421,18 +470,15 @@ act(struct rnode *rn, size_t n, const struct sweep_drain_opts *o, FILE *out)
 	/* each call's nodes by its own outcome: a drain that took is remembered
 	 * (and resumed later) even when the resume call failed */
 	for (size_t i = 0; i < n; i++) {
-		if (rn[i].want_drain && drain_ok) {
-			rn[i].drained = 1;
-			snprintf(rn[i].action, sizeof(rn[i].action), "drained: %s", reason);
-		} else if (rn[i].want_resume && resume_ok) {
+		if (rn[i].want_resume && resume_ok) {
 			rn[i].drained = 0;
 			snprintf(rn[i].action, sizeof(rn[i].action), "resumed");
 		}
+		free(rn[i].reason);
+		rn[i].reason = NULL;
 	}
-	free(dl);
 	free(rl);
-	free(reason);
-	return drain_ok && resume_ok ? 0 : -1;
+	return drain_rc == 0 && resume_ok ? 0 : -1;
 }
 
 /* Ask Slurm about the nodes due for a drain or resume, then act.  0 or -1. */

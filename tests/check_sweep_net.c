@@ -172,6 +172,15 @@ count_children(pid_t pid)
 	return (int)harness_sh_int("pgrep -c -P %ld", (long)pid);
 }
 
+/* Start the agents of node01..node<n> that are stopped. */
+static void
+agents_up(int n)
+{
+	for (int i = 0; i < n; i++)
+		if (h.node[i].pid == 0)
+			ck_assert_int_eq(harness_agent_start(&h, i), 0);
+}
+
 START_TEST(test_sweep_file_errors)
 {
 	char *out = NULL, *err = NULL;
@@ -405,9 +414,7 @@ START_TEST(test_bench_straggler)
 	int rc;
 
 	precheck();
-	for (int i = 0; i < h.n; i++)
-		if (h.node[i].pid == 0)
-			ck_assert_int_eq(harness_agent_start(&h, i), 0);
+	agents_up(h.n);
 	rc = ctl(&out, "bench seq-write -w @all --dir %s --threads 4 --bs 64k --size 1m "
 	    "--rate-iops 16 --test-rate-iops 4", top);
 	ck_assert_int_eq(rc, 0);
@@ -714,16 +721,17 @@ sweep_expect(const char *nodes, const char *file, int want_rc, const char *args,
 #define errors_sweep(rc, args, want) sweep_expect("node02", "errs.xml", rc, args, want)
 
 /* A stand-in scontrol, TOP/NAME: it appends each call's arguments to
- * TOP/NAME.log (made empty here) and shows node idle (the real slurmctld is
- * test_drain_hysteresis's).  "--drain --scontrol TOP/NAME" into args. */
+ * TOP/NAME.log (made empty here) and shows nodes (space-separated) idle
+ * (the real slurmctld is test_drain_hysteresis's).  "--drain --scontrol
+ * TOP/NAME" into args. */
 static void
-fake_scontrol(const char *name, const char *node, char *args, size_t len)
+fake_scontrol(const char *name, const char *nodes, char *args, size_t len)
 {
 	char path[PATH_MAX];
 
 	write_file(name, "#!/bin/sh\necho \"$*\" >> %s/%s.log\n"
-	    "[ \"$1\" = -o ] && echo 'NodeName=%s Arch=x86_64 State=IDLE'\nexit 0\n", top, name,
-	    node);
+	    "[ \"$1\" = -o ] && for n in %s; do echo \"NodeName=$n Arch=x86_64 State=IDLE\"; "
+	    "done\nexit 0\n", top, name, nodes);
 	snprintf(path, sizeof(path), "%s/%s", top, name);
 	ck_assert_int_eq(chmod(path, 0755), 0);
 	ck_assert_int_eq(harness_sh(": > %s.log", path), 0);
@@ -842,6 +850,187 @@ START_TEST(test_agent_error_not_drained)
 	free(out);
 	free(err);
 	ck_assert_int_eq(harness_sh_int("grep -c update %s/scontrol-agenterr.log", top), 0);
+}
+END_TEST
+
+/* Calls of the stand-in scontrol TOP/NAME matching pattern (grep -c). */
+static int
+fake_calls(const char *name, const char *pattern)
+{
+	return (int)harness_sh_int("grep -c -- '%s' %s/%s.log", pattern, top, name);
+}
+
+static char pids_dir[PATH_MAX];
+
+/* Put pid in a pids cgroup of its own whose pids.max (1) it already
+ * exceeds: it keeps its threads and cannot start another, as a systemd
+ * unit whose TasksMax= is reached.  cgroup v1's pids hierarchy, else the
+ * cgroup2 root.  Undone by pids_release (also after a failure). */
+static void
+pids_cap(pid_t pid)
+{
+	const char *root = access("/sys/fs/cgroup/pids/cgroup.procs", W_OK) == 0 ?
+	    "/sys/fs/cgroup/pids" : "/sys/fs/cgroup";
+
+	snprintf(pids_dir, sizeof(pids_dir), "%s/knob-sweepnet.%ld", root, (long)getpid());
+	ck_assert_msg(harness_sh("mkdir -p %s && echo 1 > %s/pids.max && echo %ld > "
+	    "%s/cgroup.procs", pids_dir, pids_dir, (long)pid, pids_dir) == 0,
+	    "no pids cgroup at %s", pids_dir);
+}
+
+/* Move what pids_cap capped back to the parent group; remove the group. */
+static void
+pids_release(void)
+{
+	if (pids_dir[0] == '\0')
+		return;
+	harness_sh("for p in $(cat %s/cgroup.procs); do echo $p > %s/../cgroup.procs; done; "
+	    "rmdir %s", pids_dir, pids_dir, pids_dir);
+	pids_dir[0] = '\0';
+}
+
+/* An agent that cannot start the worker of a health request answers it
+ * with an Error ("cannot start a worker", agent/health.c), another Error
+ * than the too-large request's.  Real: node02's knobd in a pids cgroup it
+ * cannot grow in (systemd's TasksMax= reached does that to knobd.service).
+ * As for every Error: "agent fail", exit 1, never drained (the stand-in
+ * scontrol is never asked to), and node02 alone exit 3. */
+START_TEST(test_agent_no_worker_not_drained)
+{
+	char drain[PATH_MAX + 32], *out = NULL, *err = NULL;
+	const char *want = "node02: agent fail (answered with an error, not a health result: "
+	    "cannot start a worker; knob's side";
+
+	precheck();
+	agents_up(2);
+	fake_scontrol("scontrol-noworker", "node02", drain, sizeof(drain));
+	write_agenterr_xml(0);
+	sweep_expect("node[01-02]", "agenterr.xml", 0, drain, "2 ok (node[01-02])");
+	pids_cap(h.node[1].pid);
+	sweep_expect("node[01-02]", "agenterr.xml", 1, drain, want);
+	ck_assert_int_eq(harness_knobctl(&h, &out, &err, "sweep -w node02 -f %s/agenterr.xml %s",
+	    top, drain), 3);
+	ck_assert_msg(strstr(out, want) && strstr(err, "no node could be checked"), "%s%s", out,
+	    err);
+	free(out);
+	free(err);
+	ck_assert_int_eq(fake_calls("scontrol-noworker", "update"), 0);
+	pids_release();
+	sweep_expect("node02", "agenterr.xml", 0, drain, "1 ok (node02)");
+}
+END_TEST
+
+/* lost.xml: every node runs knobd; node02 also checks the FUSE mount that
+ * never answers, with a 30 s deadline: its agent holds a health request
+ * that long before it answers.  Drained after 1 failing sweep. */
+static void
+write_lost_xml(void)
+{
+	write_file("lost.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
+	    "    <process name=\"knobd\"/>\n  </defaults>\n  <group nodes=\"node02\">\n"
+	    "    <mount path=\"%s\" timeout=\"30s\"/>\n  </group>\n  <drain after=\"1\" "
+	    "resume=\"1\"/>\n</sweep>\n", hangdir);
+}
+
+/* A sweep of nodes with lost.xml (extra arguments args) during which
+ * node02's knobd is killed (SIGKILL) after it took the health request and
+ * before it answered: its log names the request and its mount probe is
+ * stuck in the FUSE mount, so the answer is 30 s away.  The probe is killed
+ * too and the agent started again.  The exit status; the output in *out. */
+static int
+sweep_agent_killed(const char *nodes, const char *args, char **out)
+{
+	uint64_t end = now_mono_ns() + 20000000000ull;
+	char path[PATH_MAX];
+	pid_t bg, probe;
+	int st;
+
+	ck_assert_int_eq(harness_agent_start(&h, 1), 0);	/* a fresh log */
+	snprintf(path, sizeof(path), "%s/lost.out", top);
+	bg = harness_knobctl_bg(&h, path, NULL, "sweep -w %s -f %s/lost.xml %s", nodes, top, args);
+	ck_assert_int_gt(bg, 0);
+	ck_assert_int_eq(harness_wait_log(&h, 1, "health request", 20), 0);
+	while (count_children(h.node[1].pid) < 1 && now_mono_ns() < end)
+		usleep(20000);
+	probe = (pid_t)harness_sh_int("pgrep -o -P %ld", (long)h.node[1].pid);
+	ck_assert_int_gt(probe, 0);
+	harness_agent_stop(&h, 1, SIGKILL);
+	kill(probe, SIGKILL);
+	ck_assert_int_eq(waitpid(bg, &st, 0), bg);
+	ck_assert_int_eq(read_file_bounded(path, 1 << 20, out, NULL), 0);
+	fprintf(stderr, "sweep -w %s, node02's agent killed mid-request:\n%s", nodes, *out);
+	ck_assert_int_eq(harness_agent_start(&h, 1), 0);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* An agent killed while it runs the checks (the connection closed before
+ * any reply) never checked its node: knob's side, like an Error reply.
+ * node02 is named with the cause ("agent fail (connection lost
+ * mid-request ..."), exit 1, never drained with <drain after="1"> (the
+ * stand-in scontrol is never asked to), history not counted; node02 alone:
+ * exit 3.  Before, it was "reach fail", the node's own, and drained. */
+START_TEST(test_agent_lost_not_drained)
+{
+	char drain[PATH_MAX + 32], *out = NULL;
+	const char *want = "node02: agent fail (connection lost mid-request, no health result: ";
+
+	precheck();
+	agents_up(1);
+	fake_scontrol("scontrol-lost", "node02", drain, sizeof(drain));
+	write_lost_xml();
+	ck_assert_int_eq(sweep_agent_killed("node[01-02]", drain, &out), 1);
+	ck_assert_msg(strstr(out, want) && strstr(out, "knob's side, not counted toward a drain)") &&
+	    strstr(out, "1 ok (node01), 1 fail (node02)"), "%s", out);
+	free(out);
+	ck_assert_int_eq(sweep_agent_killed("node02", drain, &out), 3);
+	ck_assert_msg(strstr(out, want) && strstr(out, "no node could be checked"), "%s", out);
+	free(out);
+	ck_assert_int_eq(fake_calls("scontrol-lost", "update"), 0);
+	ck_assert_int_eq(ctl(&out, "sweep history node02"), 0);
+	ck_assert_msg(strstr(out, "agent fail (connection lost mid-request") &&
+	    strstr(out, "=> not counted: knob's side"), "%s", out);
+	free(out);
+}
+END_TEST
+
+/* reasons.xml: every node runs knobd; with bad, node01 also needs a process
+ * no node runs and node02 a block device no node has: each fails its own
+ * check.  Drained after 1 failing sweep. */
+static void
+write_reasons_xml(int bad)
+{
+	write_file("reasons.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
+	    "    <process name=\"knobd\"/>\n  </defaults>\n%s  <drain after=\"1\" resume=\"1\"/>\n"
+	    "</sweep>\n", bad ? "  <group nodes=\"node01\">\n    <process name=\"knob-no-daemon\"/>\n"
+	    "  </group>\n  <group nodes=\"node02\">\n    <blockdev name=\"knobnosuch0\"/>\n"
+	    "  </group>\n" : "");
+}
+
+/* Each drained node's Slurm reason names its own failing checks: node01
+ * (a process missing) and node02 (a block device missing), drained in the
+ * same sweep, get one scontrol call each, "knob: service fail" and "knob:
+ * blockdev fail", as the stand-in scontrol recorded them.  Before, one call
+ * drained both with "knob: service fail, blockdev fail". */
+START_TEST(test_drain_reason_per_node)
+{
+	char drain[PATH_MAX + 32], *out = NULL;
+
+	precheck();
+	agents_up(2);
+	fake_scontrol("scontrol-reasons", "node01 node02", drain, sizeof(drain));
+	/* a passing sweep first: the counts (and drains by knob) of earlier tests go */
+	write_reasons_xml(0);
+	sweep_expect("node[01-02]", "reasons.xml", 0, drain, "2 ok (node[01-02])");
+	write_reasons_xml(1);
+	sweep_expect("node[01-02]", "reasons.xml", 1, drain, "drained node02: knob: blockdev fail\n");
+	ck_assert_int_eq(fake_calls("scontrol-reasons",
+	    "^update NodeName=node01 State=DRAIN Reason=knob: service fail$"), 1);
+	ck_assert_int_eq(fake_calls("scontrol-reasons",
+	    "^update NodeName=node02 State=DRAIN Reason=knob: blockdev fail$"), 1);
+	ck_assert_int_eq(fake_calls("scontrol-reasons", "update"), 2);
+	ck_assert_int_eq(ctl(&out, "sweep history node02"), 0);
+	ck_assert_msg(strstr(out, "=> drained: knob: blockdev fail\n"), "%s", out);
+	free(out);
 }
 END_TEST
 
@@ -1011,6 +1200,14 @@ START_TEST(test_probe_hung)
 }
 END_TEST
 
+/* After each test, also a failed one: faketime's leftovers, the pids cap. */
+static void
+case_cleanup(void)
+{
+	faketime_cleanup();
+	pids_release();
+}
+
 static Suite *
 sweep_net_suite(void)
 {
@@ -1019,7 +1216,7 @@ sweep_net_suite(void)
 
 	tcase_set_timeout(tc, 180);
 	tcase_add_unchecked_fixture(tc, suite_setup, suite_teardown);
-	tcase_add_checked_fixture(tc, NULL, faketime_cleanup);	/* also after a failure */
+	tcase_add_checked_fixture(tc, NULL, case_cleanup);	/* also after a failure */
 	tcase_add_test(tc, test_sweep_file_errors);
 	tcase_add_test(tc, test_sweep_four_nodes);
 	tcase_add_test(tc, test_check_timeout);
@@ -1029,6 +1226,9 @@ sweep_net_suite(void)
 	tcase_add_test(tc, test_drain_hysteresis);
 	tcase_add_test(tc, test_error_counters);
 	tcase_add_test(tc, test_agent_error_not_drained);
+	tcase_add_test(tc, test_agent_no_worker_not_drained);
+	tcase_add_test(tc, test_agent_lost_not_drained);
+	tcase_add_test(tc, test_drain_reason_per_node);
 	tcase_add_test(tc, test_drift_unchecked_key);
 	tcase_add_test(tc, test_units_verify);
 	tcase_add_test(tc, test_stdio_probe_fds);
