@@ -52,6 +52,8 @@ struct item {
 	int na;			/* the driver said TUNE_NOT_SETTABLE when last read or
 				 * written (a CPU that SMT off took offline): not
 				 * applicable now, nothing to write */
+	int refused;		/* its target is not the device journaled (target_refused):
+				 * not written, its original stays journaled */
 	int kind, rank;
 	long jidx;		/* rollback: index in the journal's originals */
 };
@@ -427,6 +429,39 @@ plan_couple_refused(struct agent *a, struct plan *p)
 			break;
 		}
 	}
+}
+
+/* Nothing goes through journal entry e to a target that is not the one e
+ * was journaled from (rollback, a switch's previous keys, crash
+ * recovery): a device a glob must never reach (the disk behind /
+ * once the names moved at boot) when a glob journaled it, or one whose
+ * identity reads another now (it->ident; an entry without one, from
+ * before, is not judged by it).  what: the value withheld, NULL for e's
+ * original.  1 with it refused (PROTECTED or FAILED, it->refused; e stays
+ * journaled), else 0. */
+static int
+target_refused(struct agent *a, const struct jentry *e, struct item *it, const char *what)
+{
+	char m[TUNE_MSG_MAX] = "", msg[TUNE_MSG_MAX * 2], orig[RAW_MAX + 32];
+
+	if (what == NULL) {
+		snprintf(orig, sizeof(orig), "its original %s", e->value);
+		what = orig;
+	}
+	if (it->d->protect && tune_is_glob(e->key) &&
+	    it->d->protect(a, it->s, it->target, m, sizeof(m))) {
+		snprintf(msg, sizeof(msg), "%s; %s is not written: knob tuned it through a glob, "
+		    "so it was another device then (kept in the journal)", m, what);
+		set_state(it, KNOB__KEY_STATE__KEY_PROTECTED, 0, msg);
+	} else if (e->ident != NULL && (it->ident == NULL || strcmp(e->ident, it->ident) != 0)) {
+		snprintf(msg, sizeof(msg), "%s is another device now (journaled as %s, now %s): "
+		    "%s is not written to it (kept in the journal)", it->target, e->ident,
+		    it->ident ? it->ident : "unknown", what);
+		set_state(it, KNOB__KEY_STATE__KEY_FAILED, ENODEV, msg);
+	} else
+		return 0;
+	it->refused = 1;
+	return 1;
 }
 
 /* Step 1: validate each setting, resolve its targets and read their
@@ -1020,9 +1055,11 @@ check_classify(struct plan *p, char *rmsg, size_t len)
  * this transaction writes another key (coupled item c): it goes back to
  * its original, written after that key (the drivers' order), and its
  * original stays journaled, because undoing this transaction moves it
- * again. */
+ * again.  Not to a device that is not the one journaled (target_refused,
+ * as rollback). */
 static void
-switch_coupled(struct plan *p, struct item *c, const struct journal *j, const struct jentry *e)
+switch_coupled(struct agent *a, struct plan *p, struct item *c, const struct journal *j,
+    const struct jentry *e)
 {
 	Knob__Setting tmp;
 
@@ -1031,11 +1068,15 @@ switch_coupled(struct plan *p, struct item *c, const struct journal *j, const st
 	c->kind = IK_SWITCH;
 	c->keep_orig = 1;
 	c->wanted = xstrdup(e->value);
-	mark_reconfig(j, c, 0);
+	if (!target_refused(a, e, c, NULL))
+		mark_reconfig(j, c, 0);
 }
 
 /* Switching profiles: every journaled original that the new profile does
- * not set goes back, in the same transaction. */
+ * not set goes back, in the same transaction, judged as rollback judges
+ * it: not to a device that is not the one journaled (target_refused: kept
+ * in the journal, counted in the reply's kept), nor over someone's change
+ * (changed_since). */
 static void
 plan_add_switch(struct agent *a, const struct journal *j, struct plan *p)
 {
@@ -1053,7 +1094,7 @@ plan_add_switch(struct agent *a, const struct journal *j, struct plan *p)
 			    (p->v[k].state == KNOB__KEY_STATE__KEY_PROTECTED &&
 			    p->v[k].target && strcmp(p->v[k].target, e->target) == 0);
 		if (hit && p->v[k - 1].kind == IK_COUPLED && item_pending(&p->v[k - 1]))
-			switch_coupled(p, &p->v[k - 1], j, e);
+			switch_coupled(a, p, &p->v[k - 1], j, e);
 		if (hit || tune_driver_find(e->driver) == NULL)
 			continue;
 		jentry_setting(e, &tmp);
@@ -1066,7 +1107,7 @@ plan_add_switch(struct agent *a, const struct journal *j, struct plan *p)
 			free(it->target);
 			it->target = NULL;
 			it->state = KNOB__KEY_STATE__KEY_SKIPPED;	/* stays journaled */
-		} else if (!changed_since(j, e, it))
+		} else if (!target_refused(a, e, it, NULL) && !changed_since(j, e, it))
 			mark_reconfig(j, it, 0);
 	}
 }
@@ -1324,8 +1365,10 @@ apply_plan(struct agent *a, const Knob__ApplyRequest *req, struct plan *p, char 
 		check_classify(p, rmsg, rlen);
 		return 0;
 	}
+	/* a key refused as not the device journaled stops nothing: the rest
+	 * goes ahead, as in a rollback */
 	for (size_t i = 0; i < p->n; i++)
-		nfail += p->v[i].state == KNOB__KEY_STATE__KEY_FAILED;
+		nfail += p->v[i].state == KNOB__KEY_STATE__KEY_FAILED && !p->v[i].refused;
 	if (nfail > 0 && req->keep_going)
 		plan_couple_refused(a, p);
 	if (nfail == 0 || req->keep_going)
@@ -1425,6 +1468,20 @@ apply_commit(struct agent *a, struct plan *p, const size_t *idx, size_t n,
 		    "applied");
 }
 
+/* The keys of p refused as not the device journaled (res->kept), said
+ * at the end of the reply's message. */
+static void
+apply_kept(const struct plan *p, Knob__ApplyResult *res, char *rmsg, size_t rlen)
+{
+	size_t len = strlen(rmsg);
+
+	for (size_t i = 0; i < p->n; i++)
+		res->kept += p->v[i].refused;
+	if (res->kept > 0 && len < rlen)
+		snprintf(rmsg + len, rlen - len, "; %u key(s) refused: not the device journaled, "
+		    "kept in the journal", res->kept);
+}
+
 /* The transaction (t->mu held), in the steps of the README ("Transactions,
  * rollback and the journal"), then the commit.  Results into res. */
 static void
@@ -1459,6 +1516,7 @@ apply_locked(struct agent *a, const Knob__ApplyRequest *req, Knob__ApplyResult *
 	apply_commit(a, &p, idx, n, req, res, failed, rmsg, sizeof(rmsg));
 done:
 	free(idx);
+	apply_kept(&p, res, rmsg, sizeof(rmsg));
 	res->message = xstrdup(rmsg);
 	if (res->txn_id == NULL)
 		res->txn_id = xstrdup("");
@@ -1561,34 +1619,6 @@ tune_verify(struct agent *a, const Knob__VerifyRequest *req, Knob__VerifyResult 
 }
 
 /* ------------------------------------------------------------ rollback */
-/* Rollback and crash recovery write no original to a target that is not
- * the one it was journaled from: a device a glob must never reach (the
- * disk behind / once the names moved at boot) when a glob journaled it,
- * or one whose identity reads another now (an entry without one, from
- * before, is not judged by it).  1 with it refused (kept in the journal),
- * else 0. */
-static int
-restore_refused(struct agent *a, const struct jentry *e, struct item *it)
-{
-	char m[TUNE_MSG_MAX] = "", msg[TUNE_MSG_MAX * 2];
-
-	if (it->d->protect && tune_is_glob(e->key) &&
-	    it->d->protect(a, it->s, it->target, m, sizeof(m))) {
-		snprintf(msg, sizeof(msg), "%s; its journaled original %s is not written: "
-		    "knob tuned it through a glob, so it was another device then (kept in the "
-		    "journal)", m, e->value);
-		set_state(it, KNOB__KEY_STATE__KEY_PROTECTED, 0, msg);
-		return 1;
-	}
-	if (e->ident == NULL || (it->ident && strcmp(e->ident, it->ident) == 0))
-		return 0;
-	snprintf(msg, sizeof(msg), "%s is another device now (journaled as %s, now %s): its "
-	    "original %s is not written to it (kept in the journal)", it->target, e->ident,
-	    it->ident ? it->ident : "unknown", e->value);
-	set_state(it, KNOB__KEY_STATE__KEY_FAILED, ENODEV, msg);
-	return 1;
-}
-
 /* A plan that writes journal entries v[0..n) back to their values.
  * rollback: judge changed-since from the live values read first (force:
  * restore those too). */
@@ -1619,7 +1649,7 @@ plan_restore(struct agent *a, const struct journal *j, struct plan *p, const str
 		if (read_before(a, p, it) < 0)
 			continue;	/* FAILED: cannot read it */
 		it->state = KNOB__KEY_STATE__KEY_UNSPECIFIED;
-		if (restore_refused(a, e, it))
+		if (target_refused(a, e, it, NULL))
 			continue;
 		mark_reconfig(j, it, !rollback);
 		if (rollback && !force)
