@@ -63,6 +63,8 @@ struct plan {
 	size_t n;
 	int journals;		/* apply, rollback, recovery: the targets' identities
 				 * are read (a verify journals nothing) */
+	int boot;		/* the boot re-apply: an exact key's device must be the
+				 * one journaled (boot_refused) */
 	Knob__Setting **own;	/* settings made here (coupled, switch, rollback) */
 	size_t nown;
 };
@@ -432,8 +434,8 @@ plan_couple_refused(struct agent *a, struct plan *p)
 }
 
 /* Nothing goes through journal entry e to a target that is not the one e
- * was journaled from (rollback, a switch's previous keys, crash
- * recovery): a device a glob must never reach (the disk behind /
+ * was journaled from (rollback, a switch's previous keys, crash recovery,
+ * the boot re-apply): a device a glob must never reach (the disk behind /
  * once the names moved at boot) when a glob journaled it, or one whose
  * identity reads another now (it->ident; an entry without one, from
  * before, is not judged by it).  what: the value withheld, NULL for e's
@@ -462,6 +464,45 @@ target_refused(struct agent *a, const struct jentry *e, struct item *it, const c
 		return 0;
 	it->refused = 1;
 	return 1;
+}
+
+/* The journal's original of it's key, else another original of its
+ * target that records an identity (a key that was already at its value
+ * is not journaled); NULL when the journal has neither. */
+static const struct jentry *
+journaled_target(const struct journal *j, const struct item *it)
+{
+	long k = journal_find(j->orig, j->norig, it->s->driver, it->target, it->s->attr);
+
+	if (k >= 0)
+		return &j->orig[k];
+	for (size_t i = 0; i < j->norig; i++)
+		if (j->orig[i].ident && strcmp(j->orig[i].driver, it->s->driver) == 0 &&
+		    strcmp(j->orig[i].target, it->target) == 0)
+			return &j->orig[i];
+	return NULL;
+}
+
+/* The boot re-apply writes no profile value to a device named exactly
+ * whose journaled identity reads another now (the names moved at boot:
+ * it is another disk, whose values knob never journaled): the key is
+ * refused (target_refused) and logged with the journal and the key, its
+ * original stays journaled.  A glob's targets are judged by protect(),
+ * as at any apply. */
+static void
+boot_refused(struct agent *a, struct item *it)
+{
+	const struct tune_state *t = a->tune;
+	const struct jentry *e;
+	char what[RAW_MAX + 32];
+
+	if (!item_pending(it) || it->wanted == NULL || tune_is_glob(it->s->key) ||
+	    (e = journaled_target(&t->j, it)) == NULL)
+		return;
+	snprintf(what, sizeof(what), "the profile's value %s", it->wanted);
+	if (target_refused(a, e, it, what))
+		log_warnx("journal %s: re-apply at start: %s %s%s%s refused: %s", t->journal_path,
+		    it->s->driver, it->target, *it->s->attr ? " " : "", it->s->attr, it->msg);
 }
 
 /* Step 1: validate each setting, resolve its targets and read their
@@ -514,6 +555,8 @@ plan_build(struct agent *a, Knob__Setting **settings, size_t n, struct plan *p)
 				continue;
 			}
 			read_before(a, p, it);
+			if (p->boot)
+				boot_refused(a, it);
 		}
 		strvec_free(&targets);
 	}
@@ -1355,7 +1398,7 @@ apply_plan(struct agent *a, const Knob__ApplyRequest *req, struct plan *p, char 
 	struct journal *j = &a->tune->j;
 	size_t nfail = 0;
 
-	p->journals = 1;
+	p->journals = 1;	/* p->boot: set by the caller */
 	plan_build(a, req->settings, req->n_settings, p);
 	plan_mark_pending(j, p);
 	if (!req->stack)
@@ -1483,13 +1526,15 @@ apply_kept(const struct plan *p, Knob__ApplyResult *res, char *rmsg, size_t rlen
 }
 
 /* The transaction (t->mu held), in the steps of the README ("Transactions,
- * rollback and the journal"), then the commit.  Results into res. */
+ * rollback and the journal"), then the commit; boot: the boot re-apply
+ * (boot_refused).  Results into res. */
 static void
-apply_locked(struct agent *a, const Knob__ApplyRequest *req, Knob__ApplyResult *res)
+apply_locked(struct agent *a, const Knob__ApplyRequest *req, int boot,
+    Knob__ApplyResult *res)
 {
 	struct tune_state *t = a->tune;
 	struct pause pz = { a, req->test_pause_ms, req->test_pause_at };
-	struct plan p = { 0 };
+	struct plan p = { .boot = boot };
 	char rmsg[1024] = "";
 	size_t *idx = NULL, n = 0, nwrite = 0;
 	int failed;
@@ -1536,7 +1581,7 @@ tune_apply(struct agent *a, const Knob__ApplyRequest *req, Knob__ApplyResult *re
 		return -1;
 	pthread_mutex_lock(&t->mu);
 	tune_fd_begin(&fds, a->sysroot);
-	apply_locked(a, req, res);
+	apply_locked(a, req, 0, res);
 	tune_fd_end(&fds);
 	set_active(t, t->j.active, res->reverted ? NULL : "");
 	pthread_mutex_unlock(&t->mu);
@@ -1917,7 +1962,14 @@ recover(struct agent *a, struct tune_state *t, const char *why)
 
 /* tuned-style boot persistence: sysfs does not survive a reboot, so the
  * journaled active profile is applied again when live values differ
- * (stacked on itself: the first originals stay). */
+ * (stacked on itself: the first originals stay).  A key naming a device
+ * exactly that is another disk now (boot_refused) is not written and is
+ * logged; the rest is re-applied.  knobd still starts: the profile stays
+ * active, its note counts the refused keys ("re-applied at boot T (N
+ * key(s)), K refused: not the device journaled"), verify reports them
+ * as drift where they differ, and rollback refuses their originals the
+ * same way, until the names are back or the admin has moved the journal
+ * away. */
 static void
 reapply(struct agent *a, struct tune_state *t)
 {
@@ -1939,12 +1991,17 @@ reapply(struct agent *a, struct tune_state *t)
 	req.stack = 1;
 	knob__apply_result__init(&res);
 	res.message = res.txn_id = NULL;
-	apply_locked(a, &req, &res);
+	apply_locked(a, &req, 1, &res);
 	for (size_t i = 0; i < res.n_keys; i++)
 		nchanged += res.keys[i]->state == KNOB__KEY_STATE__KEY_CHANGED;
 	gmtime_r(&now, &tm);
 	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	if (nchanged > 0) {
+	if (res.kept > 0) {
+		snprintf(note, sizeof(note), "re-applied at boot %s (%zu key(s)), %u refused: not "
+		    "the device journaled", ts, nchanged, res.kept);
+		log_warnx("active profile %s: %s: %s", name, note, res.message);
+		set_active(t, t->j.active, note);
+	} else if (nchanged > 0) {
 		snprintf(note, sizeof(note), "re-applied at boot %s (%zu key(s))", ts, nchanged);
 		log_info("active profile %s: %s: %s", name, note, res.message);
 		set_active(t, t->j.active, note);

@@ -3020,6 +3020,31 @@ START_TEST(test_rollback_now_protected)
 }
 END_TEST
 
+/* Start ag on root (re-apply as asked by agent_no_reapply) with its log
+ * (stderr) going to a file too; the log, malloc'd. */
+static char *
+mk_agent_logged(void)
+{
+	char path[PATH_MAX], *log;
+	int save, fd;
+
+	snprintf(path, sizeof(path), "%s/agent.log", tmp);
+	fflush(stderr);
+	ck_assert_int_ge(save = dup(2), 0);
+	ck_assert_int_ge(fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600), 0);
+	ck_assert_int_ge(dup2(fd, 2), 0);
+	close(fd);
+	ag = agent_new(root);
+	fd = tune_init(ag);
+	fflush(stderr);
+	dup2(save, 2);
+	close(save);
+	ck_assert_int_eq(fd, 0);	/* knobd starts */
+	log = cu_slurp(path);
+	fprintf(stderr, "%s", log);
+	return log;
+}
+
 /* The journal holds the originals of sdb (read_ahead_kb 332, nr_requests
  * 100: loop device 0's), with their identity, and fakeq's, as set. */
 static void
@@ -3065,6 +3090,14 @@ rollback_names_back(void)
 	ck_assert_str_eq(sys("nr_requests", loopdev), "100");
 	ck_assert_str_eq(get("/sys/block/fakeq/queue/read_ahead_kb"), "128");
 }
+
+/* The boot test's profile: sdb's read_ahead_kb and
+ * nr_requests named exactly, and fakeq's read_ahead_kb. */
+static const struct s ren_set[] = {
+	{ "blockdev", "sdb", "read_ahead_kb", "1M", 0, NULL },
+	{ "blockdev", "sdb", "nr_requests", "64", 0, NULL },
+	{ "blockdev", "fakeq", "read_ahead_kb", "64", 0, NULL },
+};
 
 /* Profile A's keys on sdb, named exactly (renamed: sdb is another disk
  * now) or through a glob (protected: a journal from before identities,
@@ -3129,6 +3162,38 @@ START_TEST(test_switch_refused)
 		return;
 	rollback_names_back();
 	loop2_untouched("1024", "64");
+}
+END_TEST
+
+/* knobd starts with profile "ren" active (sdb's read_ahead_kb and
+ * nr_requests named exactly, fakeq's) after a "reboot" that moved sdb to
+ * loop device 1 and reset fakeq: the re-apply writes nothing to the disk
+ * now called sdb (its values stay 32 and 96), logs each refused key with
+ * the journal file, keeps loop device 0's originals journaled, re-applies
+ * fakeq, and knobd starts with the profile active and a note that counts
+ * the refused keys.  Before, it wrote the profile's 1024 and 64 onto the
+ * other disk. */
+START_TEST(test_reapply_renamed_device)
+{
+	static const char *const attrs[] = { "read_ahead_kb", "nr_requests" };
+	char want[PATH_MAX + 128], *log;
+
+	apply_then_rename(ren_set, nitems(ren_set), "32", "96");
+	put("/sys/block/fakeq/queue/read_ahead_kb", "128\n");	/* reset by the "reboot" */
+	log = mk_agent_logged();
+	loop2_untouched("32", "96");
+	for (size_t i = 0; i < nitems(attrs); i++) {
+		snprintf(want, sizeof(want), "journal %s/tune-journal.json: re-apply at start: "
+		    "blockdev sdb %s refused: sdb is another device now (journaled as ", state,
+		    attrs[i]);
+		ck_assert_msg(strstr(log, want), "no '%s' in the log", want);
+	}
+	free(log);
+	ck_assert_str_eq(get("/sys/block/fakeq/queue/read_ahead_kb"), "64");
+	ck_assert_str_eq(active_pub(ag, 0), "ren");
+	ck_assert_msg(strstr(active_pub(ag, 1), "(1 key(s)), 2 refused: not the device "
+	    "journaled"), "%s", active_pub(ag, 1));
+	journal_kept_sdb("128");
 }
 END_TEST
 
@@ -3862,6 +3927,7 @@ tune_suite(void)
 	tcase_add_test(tc, test_rollback_renamed_device);
 	tcase_add_test(tc, test_rollback_now_protected);
 	tcase_add_loop_test(tc, test_switch_refused, 0, (int)nitems(switch_ref_cases));
+	tcase_add_test(tc, test_reapply_renamed_device);
 	tcase_add_test(tc, test_base_profile_smt);
 	tcase_add_test(tc, test_reapply_at_boot);
 	tcase_add_test(tc, test_journal_sysroot);
