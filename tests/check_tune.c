@@ -3091,7 +3091,7 @@ rollback_names_back(void)
 	ck_assert_str_eq(get("/sys/block/fakeq/queue/read_ahead_kb"), "128");
 }
 
-/* The boot test's profile: sdb's read_ahead_kb and
+/* The boot and crash-recovery tests' profile: sdb's read_ahead_kb and
  * nr_requests named exactly, and fakeq's read_ahead_kb. */
 static const struct s ren_set[] = {
 	{ "blockdev", "sdb", "read_ahead_kb", "1M", 0, NULL },
@@ -3197,6 +3197,41 @@ START_TEST(test_reapply_renamed_device)
 }
 END_TEST
 
+/* An agent killed after the write pass of an apply to sdb (loop device 0
+ * behind it) and fakeq restarts after a "reboot" that moved sdb to loop
+ * device 1: the crash recovery restores fakeq, refuses sdb's original
+ * (the same refusal as rollback's: not written to the other disk, logged,
+ * kept in the journal as an original), and clears the transaction; with
+ * the names back, a rollback restores it. */
+START_TEST(test_recovery_renamed_device)
+{
+	char *log;
+	pid_t pid;
+	int st;
+
+	ren_start("32", "96");
+	pid = start_paused(root, ren_set, nitems(ren_set), "after the write pass", 0);
+	wait_pause("after the write pass");
+	ck_assert_int_eq(kill(pid, SIGKILL), 0);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFSIGNALED(st));
+	ck_assert_str_eq(sys("read_ahead_kb", loopdev), "1024");
+	ck_assert_str_eq(get("/sys/block/fakeq/queue/read_ahead_kb"), "64");
+	fake_sdb(1);
+	log = mk_agent_logged();	/* recovery before anything else */
+	loop2_untouched("32", "96");
+	ck_assert_msg(strstr(log, "recovery: blockdev sdb read_ahead_kb: could not restore "
+	    "332: sdb is another device now (journaled as "), "%s", log);
+	ck_assert_msg(strstr(log, "recovery: blockdev sdb nr_requests: could not restore "
+	    "100: sdb is another device now (journaled as "), "%s", log);
+	free(log);
+	ck_assert_int_eq(ag->tune->j.in_txn, 0);
+	ck_assert_str_eq(get("/sys/block/fakeq/queue/read_ahead_kb"), "128");
+	journal_kept_sdb(NULL);
+	rollback_names_back();
+	loop2_untouched("32", "96");
+}
+END_TEST
 
 /* ------------------------------------------------------------ shipped profile */
 /* hpc-storage-base as shipped, on a node that cannot switch SMT (this VM
@@ -3928,6 +3963,7 @@ tune_suite(void)
 	tcase_add_test(tc, test_rollback_now_protected);
 	tcase_add_loop_test(tc, test_switch_refused, 0, (int)nitems(switch_ref_cases));
 	tcase_add_test(tc, test_reapply_renamed_device);
+	tcase_add_test(tc, test_recovery_renamed_device);
 	tcase_add_test(tc, test_base_profile_smt);
 	tcase_add_test(tc, test_reapply_at_boot);
 	tcase_add_test(tc, test_journal_sysroot);
