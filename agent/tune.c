@@ -52,6 +52,8 @@ struct item {
 	int na;			/* the driver said TUNE_NOT_SETTABLE when last read or
 				 * written (a CPU that SMT off took offline): not
 				 * applicable now, nothing to write */
+	int refused;		/* its target is not the device journaled (target_refused):
+				 * not written, its original stays journaled */
 	int kind, rank;
 	long jidx;		/* rollback: index in the journal's originals */
 };
@@ -61,6 +63,8 @@ struct plan {
 	size_t n;
 	int journals;		/* apply, rollback, recovery: the targets' identities
 				 * are read (a verify journals nothing) */
+	int boot;		/* the boot re-apply: an exact key's device must be the
+				 * one journaled (boot_refused) */
 	Knob__Setting **own;	/* settings made here (coupled, switch, rollback) */
 	size_t nown;
 };
@@ -429,6 +433,78 @@ plan_couple_refused(struct agent *a, struct plan *p)
 	}
 }
 
+/* Nothing goes through journal entry e to a target that is not the one e
+ * was journaled from (rollback, a switch's previous keys, crash recovery,
+ * the boot re-apply): a device a glob must never reach (the disk behind /
+ * once the names moved at boot) when a glob journaled it, or one whose
+ * identity reads another now (it->ident; an entry without one, from
+ * before, is not judged by it).  what: the value withheld, NULL for e's
+ * original.  1 with it refused (PROTECTED or FAILED, it->refused; e stays
+ * journaled), else 0. */
+static int
+target_refused(struct agent *a, const struct jentry *e, struct item *it, const char *what)
+{
+	char m[TUNE_MSG_MAX] = "", msg[TUNE_MSG_MAX * 2], orig[RAW_MAX + 32];
+
+	if (what == NULL) {
+		snprintf(orig, sizeof(orig), "its original %s", e->value);
+		what = orig;
+	}
+	if (it->d->protect && tune_is_glob(e->key) &&
+	    it->d->protect(a, it->s, it->target, m, sizeof(m))) {
+		snprintf(msg, sizeof(msg), "%s; %s is not written: knob tuned it through a glob, "
+		    "so it was another device then (kept in the journal)", m, what);
+		set_state(it, KNOB__KEY_STATE__KEY_PROTECTED, 0, msg);
+	} else if (e->ident != NULL && (it->ident == NULL || strcmp(e->ident, it->ident) != 0)) {
+		snprintf(msg, sizeof(msg), "%s is another device now (journaled as %s, now %s): "
+		    "%s is not written to it (kept in the journal)", it->target, e->ident,
+		    it->ident ? it->ident : "unknown", what);
+		set_state(it, KNOB__KEY_STATE__KEY_FAILED, ENODEV, msg);
+	} else
+		return 0;
+	it->refused = 1;
+	return 1;
+}
+
+/* The journal's original of it's key, else another original of its
+ * target that records an identity (a key that was already at its value
+ * is not journaled); NULL when the journal has neither. */
+static const struct jentry *
+journaled_target(const struct journal *j, const struct item *it)
+{
+	long k = journal_find(j->orig, j->norig, it->s->driver, it->target, it->s->attr);
+
+	if (k >= 0)
+		return &j->orig[k];
+	for (size_t i = 0; i < j->norig; i++)
+		if (j->orig[i].ident && strcmp(j->orig[i].driver, it->s->driver) == 0 &&
+		    strcmp(j->orig[i].target, it->target) == 0)
+			return &j->orig[i];
+	return NULL;
+}
+
+/* The boot re-apply writes no profile value to a device named exactly
+ * whose journaled identity reads another now (the names moved at boot:
+ * it is another disk, whose values knob never journaled): the key is
+ * refused (target_refused) and logged with the journal and the key, its
+ * original stays journaled.  A glob's targets are judged by protect(),
+ * as at any apply. */
+static void
+boot_refused(struct agent *a, struct item *it)
+{
+	const struct tune_state *t = a->tune;
+	const struct jentry *e;
+	char what[RAW_MAX + 32];
+
+	if (!item_pending(it) || it->wanted == NULL || tune_is_glob(it->s->key) ||
+	    (e = journaled_target(&t->j, it)) == NULL)
+		return;
+	snprintf(what, sizeof(what), "the profile's value %s", it->wanted);
+	if (target_refused(a, e, it, what))
+		log_warnx("journal %s: re-apply at start: %s %s%s%s refused: %s", t->journal_path,
+		    it->s->driver, it->target, *it->s->attr ? " " : "", it->s->attr, it->msg);
+}
+
 /* Step 1: validate each setting, resolve its targets and read their
  * current values.  Items that cannot go on get FAILED, UNSUPPORTED or
  * PROTECTED. */
@@ -479,6 +555,8 @@ plan_build(struct agent *a, Knob__Setting **settings, size_t n, struct plan *p)
 				continue;
 			}
 			read_before(a, p, it);
+			if (p->boot)
+				boot_refused(a, it);
 		}
 		strvec_free(&targets);
 	}
@@ -1020,9 +1098,11 @@ check_classify(struct plan *p, char *rmsg, size_t len)
  * this transaction writes another key (coupled item c): it goes back to
  * its original, written after that key (the drivers' order), and its
  * original stays journaled, because undoing this transaction moves it
- * again. */
+ * again.  Not to a device that is not the one journaled (target_refused,
+ * as rollback). */
 static void
-switch_coupled(struct plan *p, struct item *c, const struct journal *j, const struct jentry *e)
+switch_coupled(struct agent *a, struct plan *p, struct item *c, const struct journal *j,
+    const struct jentry *e)
 {
 	Knob__Setting tmp;
 
@@ -1031,11 +1111,15 @@ switch_coupled(struct plan *p, struct item *c, const struct journal *j, const st
 	c->kind = IK_SWITCH;
 	c->keep_orig = 1;
 	c->wanted = xstrdup(e->value);
-	mark_reconfig(j, c, 0);
+	if (!target_refused(a, e, c, NULL))
+		mark_reconfig(j, c, 0);
 }
 
 /* Switching profiles: every journaled original that the new profile does
- * not set goes back, in the same transaction. */
+ * not set goes back, in the same transaction, judged as rollback judges
+ * it: not to a device that is not the one journaled (target_refused: kept
+ * in the journal, counted in the reply's kept), nor over someone's change
+ * (changed_since). */
 static void
 plan_add_switch(struct agent *a, const struct journal *j, struct plan *p)
 {
@@ -1053,7 +1137,7 @@ plan_add_switch(struct agent *a, const struct journal *j, struct plan *p)
 			    (p->v[k].state == KNOB__KEY_STATE__KEY_PROTECTED &&
 			    p->v[k].target && strcmp(p->v[k].target, e->target) == 0);
 		if (hit && p->v[k - 1].kind == IK_COUPLED && item_pending(&p->v[k - 1]))
-			switch_coupled(p, &p->v[k - 1], j, e);
+			switch_coupled(a, p, &p->v[k - 1], j, e);
 		if (hit || tune_driver_find(e->driver) == NULL)
 			continue;
 		jentry_setting(e, &tmp);
@@ -1066,7 +1150,7 @@ plan_add_switch(struct agent *a, const struct journal *j, struct plan *p)
 			free(it->target);
 			it->target = NULL;
 			it->state = KNOB__KEY_STATE__KEY_SKIPPED;	/* stays journaled */
-		} else if (!changed_since(j, e, it))
+		} else if (!target_refused(a, e, it, NULL) && !changed_since(j, e, it))
 			mark_reconfig(j, it, 0);
 	}
 }
@@ -1314,7 +1398,7 @@ apply_plan(struct agent *a, const Knob__ApplyRequest *req, struct plan *p, char 
 	struct journal *j = &a->tune->j;
 	size_t nfail = 0;
 
-	p->journals = 1;
+	p->journals = 1;	/* p->boot: set by the caller */
 	plan_build(a, req->settings, req->n_settings, p);
 	plan_mark_pending(j, p);
 	if (!req->stack)
@@ -1324,8 +1408,10 @@ apply_plan(struct agent *a, const Knob__ApplyRequest *req, struct plan *p, char 
 		check_classify(p, rmsg, rlen);
 		return 0;
 	}
+	/* a key refused as not the device journaled stops nothing: the rest
+	 * goes ahead, as in a rollback */
 	for (size_t i = 0; i < p->n; i++)
-		nfail += p->v[i].state == KNOB__KEY_STATE__KEY_FAILED;
+		nfail += p->v[i].state == KNOB__KEY_STATE__KEY_FAILED && !p->v[i].refused;
 	if (nfail > 0 && req->keep_going)
 		plan_couple_refused(a, p);
 	if (nfail == 0 || req->keep_going)
@@ -1425,14 +1511,30 @@ apply_commit(struct agent *a, struct plan *p, const size_t *idx, size_t n,
 		    "applied");
 }
 
-/* The transaction (t->mu held), in the steps of the README ("Transactions,
- * rollback and the journal"), then the commit.  Results into res. */
+/* The keys of p refused as not the device journaled (res->kept), said
+ * at the end of the reply's message. */
 static void
-apply_locked(struct agent *a, const Knob__ApplyRequest *req, Knob__ApplyResult *res)
+apply_kept(const struct plan *p, Knob__ApplyResult *res, char *rmsg, size_t rlen)
+{
+	size_t len = strlen(rmsg);
+
+	for (size_t i = 0; i < p->n; i++)
+		res->kept += p->v[i].refused;
+	if (res->kept > 0 && len < rlen)
+		snprintf(rmsg + len, rlen - len, "; %u key(s) refused: not the device journaled, "
+		    "kept in the journal", res->kept);
+}
+
+/* The transaction (t->mu held), in the steps of the README ("Transactions,
+ * rollback and the journal"), then the commit; boot: the boot re-apply
+ * (boot_refused).  Results into res. */
+static void
+apply_locked(struct agent *a, const Knob__ApplyRequest *req, int boot,
+    Knob__ApplyResult *res)
 {
 	struct tune_state *t = a->tune;
 	struct pause pz = { a, req->test_pause_ms, req->test_pause_at };
-	struct plan p = { 0 };
+	struct plan p = { .boot = boot };
 	char rmsg[1024] = "";
 	size_t *idx = NULL, n = 0, nwrite = 0;
 	int failed;
@@ -1459,6 +1561,7 @@ apply_locked(struct agent *a, const Knob__ApplyRequest *req, Knob__ApplyResult *
 	apply_commit(a, &p, idx, n, req, res, failed, rmsg, sizeof(rmsg));
 done:
 	free(idx);
+	apply_kept(&p, res, rmsg, sizeof(rmsg));
 	res->message = xstrdup(rmsg);
 	if (res->txn_id == NULL)
 		res->txn_id = xstrdup("");
@@ -1478,7 +1581,7 @@ tune_apply(struct agent *a, const Knob__ApplyRequest *req, Knob__ApplyResult *re
 		return -1;
 	pthread_mutex_lock(&t->mu);
 	tune_fd_begin(&fds, a->sysroot);
-	apply_locked(a, req, res);
+	apply_locked(a, req, 0, res);
 	tune_fd_end(&fds);
 	set_active(t, t->j.active, res->reverted ? NULL : "");
 	pthread_mutex_unlock(&t->mu);
@@ -1561,34 +1664,6 @@ tune_verify(struct agent *a, const Knob__VerifyRequest *req, Knob__VerifyResult 
 }
 
 /* ------------------------------------------------------------ rollback */
-/* Rollback and crash recovery write no original to a target that is not
- * the one it was journaled from: a device a glob must never reach (the
- * disk behind / once the names moved at boot) when a glob journaled it,
- * or one whose identity reads another now (an entry without one, from
- * before, is not judged by it).  1 with it refused (kept in the journal),
- * else 0. */
-static int
-restore_refused(struct agent *a, const struct jentry *e, struct item *it)
-{
-	char m[TUNE_MSG_MAX] = "", msg[TUNE_MSG_MAX * 2];
-
-	if (it->d->protect && tune_is_glob(e->key) &&
-	    it->d->protect(a, it->s, it->target, m, sizeof(m))) {
-		snprintf(msg, sizeof(msg), "%s; its journaled original %s is not written: "
-		    "knob tuned it through a glob, so it was another device then (kept in the "
-		    "journal)", m, e->value);
-		set_state(it, KNOB__KEY_STATE__KEY_PROTECTED, 0, msg);
-		return 1;
-	}
-	if (e->ident == NULL || (it->ident && strcmp(e->ident, it->ident) == 0))
-		return 0;
-	snprintf(msg, sizeof(msg), "%s is another device now (journaled as %s, now %s): its "
-	    "original %s is not written to it (kept in the journal)", it->target, e->ident,
-	    it->ident ? it->ident : "unknown", e->value);
-	set_state(it, KNOB__KEY_STATE__KEY_FAILED, ENODEV, msg);
-	return 1;
-}
-
 /* A plan that writes journal entries v[0..n) back to their values.
  * rollback: judge changed-since from the live values read first (force:
  * restore those too). */
@@ -1619,7 +1694,7 @@ plan_restore(struct agent *a, const struct journal *j, struct plan *p, const str
 		if (read_before(a, p, it) < 0)
 			continue;	/* FAILED: cannot read it */
 		it->state = KNOB__KEY_STATE__KEY_UNSPECIFIED;
-		if (restore_refused(a, e, it))
+		if (target_refused(a, e, it, NULL))
 			continue;
 		mark_reconfig(j, it, !rollback);
 		if (rollback && !force)
@@ -1887,7 +1962,14 @@ recover(struct agent *a, struct tune_state *t, const char *why)
 
 /* tuned-style boot persistence: sysfs does not survive a reboot, so the
  * journaled active profile is applied again when live values differ
- * (stacked on itself: the first originals stay). */
+ * (stacked on itself: the first originals stay).  A key naming a device
+ * exactly that is another disk now (boot_refused) is not written and is
+ * logged; the rest is re-applied.  knobd still starts: the profile stays
+ * active, its note counts the refused keys ("re-applied at boot T (N
+ * key(s)), K refused: not the device journaled"), verify reports them
+ * as drift where they differ, and rollback refuses their originals the
+ * same way, until the names are back or the admin has moved the journal
+ * away. */
 static void
 reapply(struct agent *a, struct tune_state *t)
 {
@@ -1909,12 +1991,17 @@ reapply(struct agent *a, struct tune_state *t)
 	req.stack = 1;
 	knob__apply_result__init(&res);
 	res.message = res.txn_id = NULL;
-	apply_locked(a, &req, &res);
+	apply_locked(a, &req, 1, &res);
 	for (size_t i = 0; i < res.n_keys; i++)
 		nchanged += res.keys[i]->state == KNOB__KEY_STATE__KEY_CHANGED;
 	gmtime_r(&now, &tm);
 	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	if (nchanged > 0) {
+	if (res.kept > 0) {
+		snprintf(note, sizeof(note), "re-applied at boot %s (%zu key(s)), %u refused: not "
+		    "the device journaled", ts, nchanged, res.kept);
+		log_warnx("active profile %s: %s: %s", name, note, res.message);
+		set_active(t, t->j.active, note);
+	} else if (nchanged > 0) {
 		snprintf(note, sizeof(note), "re-applied at boot %s (%zu key(s))", ts, nchanged);
 		log_info("active profile %s: %s: %s", name, note, res.message);
 		set_active(t, t->j.active, note);

@@ -30,10 +30,13 @@
  *     entry) also records "ident", what its target was when journaled
  *     (driver identity(); blockdev: "MAJ:MIN" plus the disk's wwid or
  *     serial): device names move at boot (the root disk becomes sdb), so
- *     rollback and crash recovery write no original to a target whose
- *     identity reads another now, nor to a protected device (protect())
- *     that a glob journaled; such keys fail and stay journaled.  An entry
- *     without "ident" (from before) is judged by the protect rule only;
+ *     rollback, a switch's previous keys and crash recovery write no
+ *     original to a target whose identity reads another now, nor to a
+ *     protected device (protect()) that a glob journaled, and the boot
+ *     re-apply writes no profile value to a device named exactly whose
+ *     identity reads another now; such keys fail (or are protected) and
+ *     stay journaled.  An entry without "ident" (from before) is judged by
+ *     the protect rule only;
  *   - "settings": the active profile's resolved settings (verify without a
  *     profile, the boot re-apply);
  *   - "sysroot": the --sysroot the targets are under.  An agent started
@@ -141,8 +144,9 @@ struct tune_driver {
 	    char *msg, size_t msglen);
 	/* What target is, beyond its name (blockdev: "MAJ:MIN" plus the
 	 * disk's wwid or serial when it has one), into buf: journaled with
-	 * each original, and rollback and crash recovery write no original
-	 * to a target that reads another now.  0, or -errno (not known: no
+	 * each original, and rollback, a switch, crash recovery and the boot
+	 * re-apply write nothing through it to a target that reads another
+	 * now.  0, or -errno (not known: no
 	 * identity journaled).  NULL: names are stable. */
 	int (*identity)(struct agent *a, const char *target, char *buf, size_t len);
 	int costly_read;	/* read() runs a command: no re-read after every write */

@@ -128,11 +128,13 @@ render_apply(struct fanout *fo, struct fo_node *n, void *arg)
 /* Node status of an apply: ok/changed only when every key is changed or
  * unchanged (pending-restart counts as changed: the value is set, the
  * daemon applies it at its restart; protected devices are not keys of the
- * transaction); else the worst of failed > skipped > unsupported. */
+ * transaction); else the worst of failed > skipped > unsupported.  Keys
+ * the agent kept journaled because their device is not the one journaled
+ * (a switch's previous keys) fail the node, as they fail a rollback. */
 static int
 apply_status(const Knob__ApplyResult *r, int check)
 {
-	int changed = 0, would = 0, failed = r->reverted, skipped = 0, unsup = 0;
+	int changed = 0, would = 0, failed = r->reverted || r->kept > 0, skipped = 0, unsup = 0;
 
 	for (size_t i = 0; i < r->n_keys; i++) {
 		switch (r->keys[i]->state) {

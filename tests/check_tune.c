@@ -2889,17 +2889,32 @@ fake_sdb(int n)
 	ck_assert_int_eq(symlink(l, p), 0);
 }
 
-/* Apply set (keys naming sdb, loop device 0 behind it) with a fresh
- * agent on root, then "reboot" with sdb moved to loop device 1 and start
- * an agent that does not re-apply. */
+/* The renamed-device tests' starting values (non-default: the loops keep
+ * their queue settings across attach), with sdb on loop device 0: its
+ * read_ahead_kb 332 and, with nr2, nr_requests 100; loop device 1's ra2
+ * and nr2; fakeq's (a fake file) 128. */
 static void
-apply_then_rename(const struct s *set, size_t n)
+ren_start(const char *ra2, const char *nr2)
+{
+	set_queue(loopdev, "read_ahead_kb", "332");
+	set_queue(loopdev2, "read_ahead_kb", ra2);
+	if (nr2) {
+		set_queue(loopdev, "nr_requests", "100");
+		set_queue(loopdev2, "nr_requests", nr2);
+	}
+	put("/sys/block/fakeq/queue/read_ahead_kb", "128\n");
+	fake_sdb(0);
+}
+
+/* Apply set (keys naming sdb, loop device 0 behind it) with a fresh
+ * agent on root, then "reboot" with sdb moved to loop device 1; the
+ * starting values as ren_start sets them. */
+static void
+apply_then_rename(const struct s *set, size_t n, const char *ra2, const char *nr2)
 {
 	Knob__ApplyResult r;
 
-	set_queue(loopdev, "read_ahead_kb", "332");
-	set_queue(loopdev2, "read_ahead_kb", "1024");
-	fake_sdb(0);
+	ren_start(ra2, nr2);
 	ag = mk_agent(root);
 	do_apply(ag, "ren", set, n, 0, 0, &r);
 	dump(r.keys, r.n_keys);
@@ -2907,6 +2922,7 @@ apply_then_rename(const struct s *set, size_t n)
 	tune_apply_result_free(&r);
 	ck_assert_str_eq(sys("read_ahead_kb", loopdev), "1024");
 	rm_agent(ag);
+	ag = NULL;
 	fake_sdb(1);
 }
 
@@ -2941,6 +2957,29 @@ rollback_refused(int st, const char *why)
 	journal_free(&j);
 }
 
+/* The journal made by apply_then_rename loses its identities (a journal
+ * from before them), and the disk now called sdb holds / (the sysroot's
+ * mountinfo names its major:minor, and /sys/dev/block leads to sdb). */
+static void
+sdb_now_root(void)
+{
+	json_object *root_json, *arr;
+	char path[PATH_MAX], majmin[32];
+
+	snprintf(path, sizeof(path), "%s/tune-journal.json", state);
+	ck_assert_ptr_nonnull(root_json = json_object_from_file(path));
+	ck_assert(json_object_object_get_ex(root_json, "originals", &arr));
+	for (size_t i = 0; i < json_object_array_length(arr); i++)
+		json_object_object_del(json_object_array_get_idx(arr, i), "ident");
+	ck_assert_int_eq(json_object_to_file_ext(path, root_json, JSON_C_TO_STRING_PRETTY), 0);
+	json_object_put(root_json);
+	snprintf(majmin, sizeof(majmin), "%s", cu_readf("/sys/block/%s/dev", loopdev2));
+	put("/proc/self/mountinfo", "27 1 %s / / rw,relatime - ext4 /dev/sdb rw\n", majmin);
+	put("/sys/dev/block/.keep", "\n");
+	snprintf(path, sizeof(path), "%s/sys/dev/block/%s", root, majmin);
+	ck_assert_int_eq(symlink("../../block/sdb", path), 0);
+}
+
 /* The journal records what sdb was (major:minor, wwid) with its
  * original; after a "reboot" sdb is another disk (see fake_sdb): rollback
  * refuses to write the old disk's original to it, reports it, keeps it
@@ -2952,7 +2991,7 @@ START_TEST(test_rollback_renamed_device)
 	struct s set[] = { { "blockdev", "sdb", "read_ahead_kb", "1M", 0, NULL } };
 	Knob__RollbackResult rb;
 
-	apply_then_rename(set, nitems(set));
+	apply_then_rename(set, nitems(set), "1024", NULL);
 	rollback_refused(KNOB__KEY_STATE__KEY_FAILED, "sdb is another device now (journaled as ");
 	ck_assert_ptr_nonnull(strstr(cu_readf("%s/tune-journal.json", state),
 	    "wwid=naa.5000c500a1b2c3d0"));
@@ -2974,23 +3013,223 @@ END_TEST
 START_TEST(test_rollback_now_protected)
 {
 	struct s set[] = { { "blockdev", "sd*", "read_ahead_kb", "1M", 0, NULL } };
-	json_object *root_json, *arr;
-	char path[PATH_MAX], majmin[32];
 
-	apply_then_rename(set, nitems(set));
-	snprintf(path, sizeof(path), "%s/tune-journal.json", state);
-	ck_assert_ptr_nonnull(root_json = json_object_from_file(path));
-	ck_assert(json_object_object_get_ex(root_json, "originals", &arr));
-	for (size_t i = 0; i < json_object_array_length(arr); i++)
-		json_object_object_del(json_object_array_get_idx(arr, i), "ident");
-	ck_assert_int_eq(json_object_to_file_ext(path, root_json, JSON_C_TO_STRING_PRETTY), 0);
-	json_object_put(root_json);
-	snprintf(majmin, sizeof(majmin), "%s", cu_readf("/sys/block/%s/dev", loopdev2));
-	put("/proc/self/mountinfo", "27 1 %s / / rw,relatime - ext4 /dev/sdb rw\n", majmin);
-	put("/sys/dev/block/.keep", "\n");
-	snprintf(path, sizeof(path), "%s/sys/dev/block/%s", root, majmin);
-	ck_assert_int_eq(symlink("../../block/sdb", path), 0);
+	apply_then_rename(set, nitems(set), "1024", NULL);
+	sdb_now_root();
 	rollback_refused(KNOB__KEY_STATE__KEY_PROTECTED, "sdb holds /");
+}
+END_TEST
+
+/* Start ag on root (re-apply as asked by agent_no_reapply) with its log
+ * (stderr) going to a file too; the log, malloc'd. */
+static char *
+mk_agent_logged(void)
+{
+	char path[PATH_MAX], *log;
+	int save, fd;
+
+	snprintf(path, sizeof(path), "%s/agent.log", tmp);
+	fflush(stderr);
+	ck_assert_int_ge(save = dup(2), 0);
+	ck_assert_int_ge(fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600), 0);
+	ck_assert_int_ge(dup2(fd, 2), 0);
+	close(fd);
+	ag = agent_new(root);
+	fd = tune_init(ag);
+	fflush(stderr);
+	dup2(save, 2);
+	close(save);
+	ck_assert_int_eq(fd, 0);	/* knobd starts */
+	log = cu_slurp(path);
+	fprintf(stderr, "%s", log);
+	return log;
+}
+
+/* The journal holds the originals of sdb (read_ahead_kb 332, nr_requests
+ * 100: loop device 0's), with their identity, and fakeq's, as set. */
+static void
+journal_kept_sdb(const char *fakeq)
+{
+	struct journal j;
+	long k;
+
+	ck_assert_int_eq(journal_load(ag->tune->journal_path, &j), 0);
+	ck_assert_uint_eq(j.norig, fakeq ? 3 : 2);
+	ck_assert_int_ge(k = journal_find(j.orig, j.norig, "blockdev", "sdb", "read_ahead_kb"), 0);
+	ck_assert_str_eq(j.orig[k].value, "332");
+	ck_assert_int_ge(k = journal_find(j.orig, j.norig, "blockdev", "sdb", "nr_requests"), 0);
+	ck_assert_str_eq(j.orig[k].value, "100");
+	if (fakeq) {
+		ck_assert_int_ge(k = journal_find(j.orig, j.norig, "blockdev", "fakeq",
+		    "read_ahead_kb"), 0);
+		ck_assert_str_eq(j.orig[k].value, fakeq);
+	}
+	journal_free(&j);
+}
+
+/* Loop device 1, sdb after the "reboot", still has its own values (ra,
+ * nr: as apply_then_rename set them). */
+static void
+loop2_untouched(const char *ra, const char *nr)
+{
+	ck_assert_str_eq(sys("read_ahead_kb", loopdev2), ra);
+	ck_assert_str_eq(sys("nr_requests", loopdev2), nr);
+}
+
+/* With sdb back on loop device 0, a rollback is complete: its originals
+ * (332, 100) and fakeq's (128) are back. */
+static void
+rollback_names_back(void)
+{
+	Knob__RollbackResult rb;
+
+	fake_sdb(0);
+	loop_rollback(0, 1, &rb);
+	tune_rollback_result_free(&rb);
+	ck_assert_str_eq(sys("read_ahead_kb", loopdev), "332");
+	ck_assert_str_eq(sys("nr_requests", loopdev), "100");
+	ck_assert_str_eq(get("/sys/block/fakeq/queue/read_ahead_kb"), "128");
+}
+
+/* The boot and crash-recovery tests' profile: sdb's read_ahead_kb and
+ * nr_requests named exactly, and fakeq's read_ahead_kb. */
+static const struct s ren_set[] = {
+	{ "blockdev", "sdb", "read_ahead_kb", "1M", 0, NULL },
+	{ "blockdev", "sdb", "nr_requests", "64", 0, NULL },
+	{ "blockdev", "fakeq", "read_ahead_kb", "64", 0, NULL },
+};
+
+/* Profile A's keys on sdb, named exactly (renamed: sdb is another disk
+ * now) or through a glob (protected: a journal from before identities,
+ * and the disk now called sdb holds /). */
+static const struct switch_ref_case {
+	const char *key;
+	int st;
+	const char *why;
+} switch_ref_cases[] = {
+	{ "sdb", KNOB__KEY_STATE__KEY_FAILED, "sdb is another device now (journaled as " },
+	{ "sd*", KNOB__KEY_STATE__KEY_PROTECTED, "sdb holds /" },
+};
+
+/* A switch from A (sdb's read_ahead_kb and nr_requests, loop device 0
+ * behind it, from 332 and 100) to B (fakeq only) after a "reboot" that
+ * moved sdb to loop device 1, which reads the values knob set (1024, 64:
+ * identical disks tuned alike, so it does not look changed-since): A's
+ * keys that B does not set are judged as rollback judges them: refused
+ * (failed, or protected), reported, not written to the other disk, kept
+ * in the journal, and counted in the reply's kept (the node fails,
+ * knobctl exits 1, as its rollback would); B's key is applied and B is
+ * active.  Before, the switch wrote loop device 0's originals (332, 100)
+ * onto loop device 1.  With the names back, a rollback restores them. */
+START_TEST(test_switch_refused)
+{
+	const struct switch_ref_case *c = &switch_ref_cases[_i];
+	struct s a[] = {
+		{ "blockdev", c->key, "read_ahead_kb", "1M", 0, NULL },
+		{ "blockdev", c->key, "nr_requests", "64", 0, NULL },
+	};
+	struct s b[] = { { "blockdev", "fakeq", "read_ahead_kb", "64", 0, NULL } };
+	static const char *const attrs[] = { "sdb read_ahead_kb", "sdb nr_requests" };
+	Knob__ApplyResult r;
+
+	apply_then_rename(a, nitems(a), "1024", "64");
+	if (c->st == KNOB__KEY_STATE__KEY_PROTECTED)
+		sdb_now_root();
+	agent_no_reapply = 1;
+	ag = mk_agent(root);
+	agent_no_reapply = 0;
+	do_apply(ag, "B", b, nitems(b), 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	loop2_untouched("1024", "64");
+	ck_assert_int_eq(r.reverted, 0);
+	ck_assert_uint_eq(r.kept, 2);
+	ck_assert_msg(strstr(r.message, "applied; 2 key(s) refused: not the device journaled, "
+	    "kept in the journal"), "%s", r.message);
+	for (size_t i = 0; i < nitems(attrs); i++) {
+		const Knob__KeyResult *k = find_key(r.keys, r.n_keys, c->key, attrs[i]);
+
+		ck_assert_int_eq(k->state, c->st);
+		ck_assert_msg(strstr(k->message, c->why), "%s", k->message);
+		ck_assert_ptr_nonnull(strstr(k->message, "(kept in the journal)"));
+	}
+	ck_assert_int_eq(find_key(r.keys, r.n_keys, "fakeq", NULL)->state,
+	    KNOB__KEY_STATE__KEY_CHANGED);
+	tune_apply_result_free(&r);
+	ck_assert_str_eq(get("/sys/block/fakeq/queue/read_ahead_kb"), "64");
+	ck_assert_str_eq(active_pub(ag, 0), "B");
+	journal_kept_sdb("128");
+	if (c->st == KNOB__KEY_STATE__KEY_PROTECTED)
+		return;
+	rollback_names_back();
+	loop2_untouched("1024", "64");
+}
+END_TEST
+
+/* knobd starts with profile "ren" active (sdb's read_ahead_kb and
+ * nr_requests named exactly, fakeq's) after a "reboot" that moved sdb to
+ * loop device 1 and reset fakeq: the re-apply writes nothing to the disk
+ * now called sdb (its values stay 32 and 96), logs each refused key with
+ * the journal file, keeps loop device 0's originals journaled, re-applies
+ * fakeq, and knobd starts with the profile active and a note that counts
+ * the refused keys.  Before, it wrote the profile's 1024 and 64 onto the
+ * other disk. */
+START_TEST(test_reapply_renamed_device)
+{
+	static const char *const attrs[] = { "read_ahead_kb", "nr_requests" };
+	char want[PATH_MAX + 128], *log;
+
+	apply_then_rename(ren_set, nitems(ren_set), "32", "96");
+	put("/sys/block/fakeq/queue/read_ahead_kb", "128\n");	/* reset by the "reboot" */
+	log = mk_agent_logged();
+	loop2_untouched("32", "96");
+	for (size_t i = 0; i < nitems(attrs); i++) {
+		snprintf(want, sizeof(want), "journal %s/tune-journal.json: re-apply at start: "
+		    "blockdev sdb %s refused: sdb is another device now (journaled as ", state,
+		    attrs[i]);
+		ck_assert_msg(strstr(log, want), "no '%s' in the log", want);
+	}
+	free(log);
+	ck_assert_str_eq(get("/sys/block/fakeq/queue/read_ahead_kb"), "64");
+	ck_assert_str_eq(active_pub(ag, 0), "ren");
+	ck_assert_msg(strstr(active_pub(ag, 1), "(1 key(s)), 2 refused: not the device "
+	    "journaled"), "%s", active_pub(ag, 1));
+	journal_kept_sdb("128");
+}
+END_TEST
+
+/* An agent killed after the write pass of an apply to sdb (loop device 0
+ * behind it) and fakeq restarts after a "reboot" that moved sdb to loop
+ * device 1: the crash recovery restores fakeq, refuses sdb's original
+ * (the same refusal as rollback's: not written to the other disk, logged,
+ * kept in the journal as an original), and clears the transaction; with
+ * the names back, a rollback restores it. */
+START_TEST(test_recovery_renamed_device)
+{
+	char *log;
+	pid_t pid;
+	int st;
+
+	ren_start("32", "96");
+	pid = start_paused(root, ren_set, nitems(ren_set), "after the write pass", 0);
+	wait_pause("after the write pass");
+	ck_assert_int_eq(kill(pid, SIGKILL), 0);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFSIGNALED(st));
+	ck_assert_str_eq(sys("read_ahead_kb", loopdev), "1024");
+	ck_assert_str_eq(get("/sys/block/fakeq/queue/read_ahead_kb"), "64");
+	fake_sdb(1);
+	log = mk_agent_logged();	/* recovery before anything else */
+	loop2_untouched("32", "96");
+	ck_assert_msg(strstr(log, "recovery: blockdev sdb read_ahead_kb: could not restore "
+	    "332: sdb is another device now (journaled as "), "%s", log);
+	ck_assert_msg(strstr(log, "recovery: blockdev sdb nr_requests: could not restore "
+	    "100: sdb is another device now (journaled as "), "%s", log);
+	free(log);
+	ck_assert_int_eq(ag->tune->j.in_txn, 0);
+	ck_assert_str_eq(get("/sys/block/fakeq/queue/read_ahead_kb"), "128");
+	journal_kept_sdb(NULL);
+	rollback_names_back();
+	loop2_untouched("32", "96");
 }
 END_TEST
 
@@ -3722,6 +3961,9 @@ tune_suite(void)
 	tcase_add_test(tc, test_protected_layers);
 	tcase_add_test(tc, test_rollback_renamed_device);
 	tcase_add_test(tc, test_rollback_now_protected);
+	tcase_add_loop_test(tc, test_switch_refused, 0, (int)nitems(switch_ref_cases));
+	tcase_add_test(tc, test_reapply_renamed_device);
+	tcase_add_test(tc, test_recovery_renamed_device);
 	tcase_add_test(tc, test_base_profile_smt);
 	tcase_add_test(tc, test_reapply_at_boot);
 	tcase_add_test(tc, test_journal_sysroot);
