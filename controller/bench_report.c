@@ -74,10 +74,12 @@ add_warning(struct strvec *text, struct strvec **nodes, const char *w, const cha
 }
 
 /* The measurement options of a request into the "params" of its phase p
- * (ext: the phase runs an external tool, whose arguments go there too).
- * Every key here is part of a point's key in compare (stats.h). */
+ * (ext: the phase runs an external tool, whose arguments go there too;
+ * engine: the I/O engine that ran).  Every key here is part of a point's
+ * key in compare (stats.h). */
 static void
-measure_params(json_object *o, const struct bench_req *rq, const struct plan *p, int ext)
+measure_params(json_object *o, const struct bench_req *rq, const struct plan *p, int ext,
+    const char *engine)
 {
 	if (ext) {
 		json_object *args = json_object_new_array();
@@ -95,7 +97,7 @@ measure_params(json_object *o, const struct bench_req *rq, const struct plan *p,
 	json_object_object_add(o, "md_leaf_only", json_object_new_boolean(rq->md_leaf_only));
 	json_object_object_add(o, "files_total", json_object_new_int64((int64_t)rq->files_total));
 	json_object_object_add(o, "iodepth", json_object_new_int64(rq->iodepth ? rq->iodepth : 1));
-	json_object_object_add(o, "ioengine", jstr(rq->ioengine ? rq->ioengine : "auto"));
+	json_object_object_add(o, "ioengine", jstr(engine));
 	json_object_object_add(o, "runtime_s", json_object_new_int64(rq->runtime_s));
 	json_object_object_add(o, "rwmix_read", json_object_new_int64(p->rwmix));
 	json_object_object_add(o, "fallocate", jstr(rq->fallocate ? "native" : "none"));
@@ -491,9 +493,16 @@ phase_document(const struct brun *br, struct phase_in *in, const struct bench_ag
 	json_object_object_add(ph, "missing", in->missing);
 	json_object_object_add(ph, "errors", in->errors);
 	json_object_object_add(ph, "warnings", in->warns);
-	/* the measurement options go with the record's params (stored as JSON) */
+	/* the measurement options go with the record's params (stored as JSON);
+	 * the engine is the one the nodes ran (auto picks io_uring, falls back
+	 * to libaio, takes psync at depth 1), "mixed" when they differ, "auto"
+	 * where none applies (md, external tools) or an agent before the field
+	 * said nothing.  Rows stored before this say "auto", the engine asked
+	 * for: compare takes it for unknown, alike only to another "auto" (no
+	 * migration; --force pairs such a run with a newer one) */
 	if ((x = js_get(ph, "params")) != NULL)
-		measure_params(x, rq, p, ext);
+		measure_params(x, rq, p, ext, nodes_said(br, in,
+		    offsetof(Knob__PhaseResult, ioengine), "auto"));
 	if (strcmp(p->kind, "rand-rw") == 0)
 		rw_split(ph, in->res, br->fo->n);
 	for (size_t i = 0; i < br->fo->n; i++)

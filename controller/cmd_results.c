@@ -12,7 +12,10 @@
  * with it); points only one run has are listed.  The pairing does not
  * depend on the points' order.
  * With repeats on both sides each line gets Welch's verdict at 95 %
- * (stats.h): better, worse or within noise.  A side without figures (every
+ * (stats.h), its p-value adjusted by Holm-Bonferroni over the compare's
+ * points: better, worse or within noise.  Runs on other node sets or in
+ * other directories are refused without --force, and compared with a
+ * warning with it.  A side without figures (every
  * repeat failed) is null in JSON, empty in CSV, '-' in the table; exit 1
  * when no pair has figures on both sides. */
 #include <math.h>
@@ -496,6 +499,99 @@ unlike_text(char *buf, size_t len, json_object *u)
 		    js_str(u, "differs_b"));
 }
 
+/* The directories run doc's phases ran in (params.dir), distinct, in
+ * order, joined by ", "; caller frees. */
+static char *
+run_dirs(json_object *doc)
+{
+	json_object *phases = json_object_object_get(doc, "phases");
+	struct strvec dirs = { 0 };
+	char *out = xstrdup("");
+
+	for (size_t i = 0; phases && i < json_object_array_length(phases); i++) {
+		const char *d = js_str(js_get(json_object_array_get_idx(phases, i), "params"), "dir");
+
+		if (!strvec_contains(&dirs, d))
+			strvec_push(&dirs, d);
+	}
+	for (size_t i = 0; i < dirs.n; i++)
+		str_appendf(&out, "%s%s", i ? ", " : "", dirs.v[i]);
+	strvec_free(&dirs);
+	return out;
+}
+
+/* Where runs da and db ran into out: each one's node set (a_nodeset,
+ * b_nodeset) and directories (a_dir, b_dir), and in "placement_differs"
+ * which of them differ ("nodes", "dir"; a side that did not record one
+ * is not taken for different).  The number that differ. */
+static size_t
+add_placement(json_object *out, json_object *da, json_object *db)
+{
+	static const char *const what[] = { "nodes", "dir" };
+	char *v[2][2] = {
+		{ xstrdup(js_str(da, "nodeset")), xstrdup(js_str(db, "nodeset")) },
+		{ run_dirs(da), run_dirs(db) },
+	};
+	json_object *diff = json_object_new_array();
+
+	for (size_t i = 0; i < nitems(what); i++) {
+		json_object_object_add(out, i ? "a_dir" : "a_nodeset", jstr(v[i][0]));
+		json_object_object_add(out, i ? "b_dir" : "b_nodeset", jstr(v[i][1]));
+		if (v[i][0][0] && v[i][1][0] && strcmp(v[i][0], v[i][1]) != 0)
+			json_object_array_add(diff, jstr(what[i]));
+		free(v[i][0]);
+		free(v[i][1]);
+	}
+	json_object_object_add(out, "placement_differs", diff);
+	return json_object_array_length(diff);
+}
+
+/* "different nodes (A node01, B node02)" for what a compare's placement_differs[i] names. */
+static void
+placement_text(char *buf, size_t len, json_object *cmp, size_t i)
+{
+	int dir = strcmp(json_object_get_string(json_object_array_get_idx(
+	    json_object_object_get(cmp, "placement_differs"), i)), "dir") == 0;
+
+	snprintf(buf, len, "different %s (A %s, B %s)", dir ? "directories" : "nodes",
+	    js_str(cmp, dir ? "a_dir" : "a_nodeset"), js_str(cmp, dir ? "b_dir" : "b_nodeset"));
+}
+
+/* Holm's correction over the points of n compares, one family (results.h). */
+void
+results_compare_holm(json_object *const *cmps, size_t n)
+{
+	json_object **rows = NULL;
+	double *p = NULL, *adj;
+	size_t m = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		json_object *pts = cmps[i] ? json_object_object_get(cmps[i], "points") : NULL;
+
+		for (size_t k = 0; pts && k < json_object_array_length(pts); k++) {
+			json_object *r = json_object_array_get_idx(pts, k), *v;
+
+			if (!json_object_object_get_ex(r, "p", &v))
+				continue;	/* no verdict to adjust */
+			rows = xrealloc(rows, (m + 1) * sizeof(*rows));
+			p = xrealloc(p, (m + 1) * sizeof(*p));
+			rows[m] = r;
+			p[m++] = json_object_get_double(v);
+		}
+	}
+	adj = xcalloc(m + 1, sizeof(*adj));
+	stats_holm(p, m, adj);
+	for (size_t k = 0; k < m; k++) {
+		struct welch w = { 1, js_num(rows[k], "t"), js_num(rows[k], "df"), adj[k] };
+
+		json_object_object_add(rows[k], "p_adj", json_object_new_double(adj[k]));
+		json_object_object_add(rows[k], "verdict", jstr(stats_verdict_name(stats_verdict(&w))));
+	}
+	free(rows);
+	free(p);
+	free(adj);
+}
+
 json_object *
 results_compare_doc(json_object *da, json_object *db, int force, char *err, size_t errlen)
 {
@@ -532,7 +628,18 @@ results_compare_doc(json_object *da, json_object *db, int force, char *err, size
 	json_object_object_add(out, "only_in_a", oa);
 	json_object_object_add(out, "only_in_b", ob);
 	json_object_object_add(out, "unlike", unl);
-	if (json_object_array_length(unl) && !force) {
+	results_compare_holm(&out, 1);
+	if (add_placement(out, da, db) && !force) {
+		char what[2][300] = { "", "" };
+		size_t nd = json_object_array_length(json_object_object_get(out, "placement_differs"));
+
+		for (i = 0; i < nd && i < 2; i++)
+			placement_text(what[i], sizeof(what[i]), out, i);
+		snprintf(err, errlen, "the runs ran on %s%s%s: the verdicts would compare those too; "
+		    "--force compares them", what[0], nd > 1 ? " and on " : "", what[1]);
+		json_object_put(out);
+		out = NULL;
+	} else if (json_object_array_length(unl) && !force) {
 		char what[160];
 
 		unlike_text(what, sizeof(what), json_object_array_get_idx(unl, 0));
@@ -593,21 +700,46 @@ side_text(char *buf, size_t len, json_object *row, const char *pre, int decimal)
 		snprintf(buf, len, "%s", m);
 }
 
+/* The compare's head: each run, its label, nodes and directories, and a
+ * warning for each of those that differ (--force). */
+static void
+print_compare_head(FILE *f, json_object *cmp)
+{
+	json_object *diff = json_object_object_get(cmp, "placement_differs");
+
+	for (int s = 0; s < 2; s++) {
+		char k[16];
+
+		fprintf(f, "%c = %s", s ? 'B' : 'A', js_str(cmp, s ? "b" : "a"));
+		snprintf(k, sizeof(k), "%c_label", s ? 'b' : 'a');
+		if (js_str(cmp, k)[0])
+			fprintf(f, "  %s", js_str(cmp, k));
+		snprintf(k, sizeof(k), "%c_nodeset", s ? 'b' : 'a');
+		fprintf(f, "  nodes %s", js_str(cmp, k)[0] ? js_str(cmp, k) : "?");
+		snprintf(k, sizeof(k), "%c_dir", s ? 'b' : 'a');
+		fprintf(f, "  dir %s\n", js_str(cmp, k)[0] ? js_str(cmp, k) : "?");
+	}
+	for (size_t i = 0; diff && i < json_object_array_length(diff); i++) {
+		char what[300];
+
+		placement_text(what, sizeof(what), cmp, i);
+		fprintf(f, "warning: the runs ran on %s: the verdicts compare those too\n", what);
+	}
+}
+
 void
 results_print_compare(FILE *f, json_object *cmp, int decimal)
 {
 	json_object *rows = json_object_object_get(cmp, "points"), *arr;
 	static const char *const one[] = { "only_in_a", "only_in_b" };
 
-	fprintf(f, "A = %s%s%s\nB = %s%s%s\n", js_str(cmp, "a"), js_str(cmp, "a_label")[0] ?
-	    "  " : "", js_str(cmp, "a_label"), js_str(cmp, "b"), js_str(cmp, "b_label")[0] ?
-	    "  " : "", js_str(cmp, "b_label"));
-	fprintf(f, "%-10s %4s %4s %5s %6s %-3s %-3s %-3s %-6s %20s %20s %8s %7s  %s\n", "KIND",
+	print_compare_head(f, cmp);
+	fprintf(f, "%-10s %4s %4s %5s %6s %-3s %-3s %-3s %-6s %20s %20s %8s %7s %7s  %s\n", "KIND",
 	    "THR", "NOD", "BS", "SIZE", "DIR", "FSY", "SHR", "UNIT", "A (mean ± sd)",
-	    "B (mean ± sd)", "CHANGE", "P", "VERDICT");
+	    "B (mean ± sd)", "CHANGE", "P", "P(HOLM)", "VERDICT");
 	for (size_t i = 0; i < json_object_array_length(rows); i++) {
 		json_object *r = json_object_array_get_idx(rows, i), *v;
-		char lab[96], a[48], b[48], ch[16] = "-", p[16] = "-";
+		char lab[96], a[48], b[48], ch[16] = "-", p[16] = "-", pa[16] = "-";
 		int metric = strcmp(js_str(r, "unit"), "IOPS") == 0 ? M_IOPS :
 		    strcmp(js_str(r, "unit"), "ops/s") == 0 ? M_OPS : M_BW;
 
@@ -618,11 +750,13 @@ results_print_compare(FILE *f, json_object *cmp, int decimal)
 			snprintf(ch, sizeof(ch), "%+.1f%%", json_object_get_double(v));
 		if (json_object_object_get_ex(r, "p", &v))
 			snprintf(p, sizeof(p), "%.3f", json_object_get_double(v));
+		if (json_object_object_get_ex(r, "p_adj", &v))
+			snprintf(pa, sizeof(pa), "%.3f", json_object_get_double(v));
 		fprintf(f, "%s %-6s ", lab, rundoc_unit_name(metric, decimal));
 		rundoc_pad(f, a, 20, 0);
 		fputc(' ', f);
 		rundoc_pad(f, b, 20, 0);
-		fprintf(f, " %8s %7s  %s", ch, p, js_str(r, "verdict"));
+		fprintf(f, " %8s %7s %7s  %s", ch, p, pa, js_str(r, "verdict"));
 		if (js_str(r, "unlike")[0])
 			fprintf(f, "  (unlike: %s %s vs %s)", js_str(r, "unlike"), js_str(r, "unlike_a"),
 			    js_str(r, "unlike_b"));
@@ -673,7 +807,7 @@ results_compare(struct ctl *ctl, sqlite3 *db, const char *a, const char *b, int 
 	static const char *const keys[] = {
 		"kind", "threads", "unit", "a_n", "a_mean", "a_sd", "a_min", "a_max", "b_n",
 		"b_mean", "b_sd", "b_min", "b_max", "change_pct", "t", "df", "p", "verdict", "unlike",
-		"nodes", "unlike_a", "unlike_b",
+		"nodes", "unlike_a", "unlike_b", "p_adj",
 	};
 	json_object *da = load_spec(db, a), *dbb = da ? load_spec(db, b) : NULL, *cmp = NULL;
 	char err[512];
@@ -686,6 +820,11 @@ results_compare(struct ctl *ctl, sqlite3 *db, const char *a, const char *b, int 
 		goto out;
 	}
 	rc = compare_status(json_object_object_get(cmp, "points"));
+	if (mode == OUT_CSV)	/* the table says it in its head, JSON in placement_differs */
+		for (size_t i = 0; i < json_object_array_length(js_get(cmp, "placement_differs")); i++) {
+			placement_text(err, sizeof(err), cmp, i);
+			fprintf(stderr, "knobctl results compare: warning: the runs ran on %s\n", err);
+		}
 	if (mode == OUT_JSON)
 		put_json(ctl->out, cmp);
 	else if (mode == OUT_CSV)

@@ -546,24 +546,31 @@ run_benches(struct prun *pr, const struct pstep *st, const char *label, const ch
 /* Compare table of each pair (printed; into tables when not NULL); the
  * number of "worse" points in *worse, and in *unjudged those no verdict
  * could be reached on (fewer than 2 good runs a side) plus the pairs that
- * could not be compared at all. */
+ * could not be compared at all.  The points of all pairs are one family
+ * for Holm's correction (README). */
 static void
 compare_pairs(struct prun *pr, json_object **a, json_object **b, size_t n, size_t *worse,
     size_t *unjudged, json_object *tables)
 {
+	json_object **cmp = xcalloc(n + 1, sizeof(*cmp));
+
 	*worse = *unjudged = 0;
 	for (size_t i = 0; i < n; i++) {
 		char err[512];
-		json_object *cmp, *rows;
 
 		if (a[i] == NULL || b[i] == NULL)
 			continue;
-		if ((cmp = results_compare_doc(a[i], b[i], 0, err, sizeof(err))) == NULL) {
+		if ((cmp[i] = results_compare_doc(a[i], b[i], 0, err, sizeof(err))) == NULL) {
 			say(pr, "  not compared: %s\n", err);
 			(*unjudged)++;
-			continue;
 		}
-		rows = json_object_object_get(cmp, "points");
+	}
+	results_compare_holm(cmp, n);
+	for (size_t i = 0; i < n; i++) {
+		json_object *rows = cmp[i] ? json_object_object_get(cmp[i], "points") : NULL;
+
+		if (rows == NULL)
+			continue;
 		for (size_t k = 0; k < json_object_array_length(rows); k++) {
 			const char *v = js_str(json_object_array_get_idx(rows, k), "verdict");
 
@@ -571,12 +578,13 @@ compare_pairs(struct prun *pr, json_object **a, json_object **b, size_t n, size_
 			*unjudged += strcmp(v, "-") == 0;
 		}
 		if (!pr->ctl->json)
-			results_print_compare(pr->out, cmp, pr->ctl->units_decimal);
+			results_print_compare(pr->out, cmp[i], pr->ctl->units_decimal);
 		if (tables)
-			json_object_array_add(tables, cmp);
+			json_object_array_add(tables, cmp[i]);
 		else
-			json_object_put(cmp);
+			json_object_put(cmp[i]);
 	}
+	free(cmp);
 }
 
 /* compare: benches under A (untuned when A is ""), rollback, under B,

@@ -284,7 +284,7 @@ compare_table(FILE *f, const struct rrun *a, const struct rrun *b, int decimal)
 	}
 	rows = json_object_object_get(cmp, "points");
 	fprintf(f, "<table class=\"compare\"><tr><th>kind</th><th>threads</th><th>unit</th><th>A</th>"
-	    "<th>B</th><th>change</th><th>p</th><th>verdict</th></tr>\n");
+	    "<th>B</th><th>change</th><th>p</th><th>p (Holm)</th><th>verdict</th></tr>\n");
 	for (size_t i = 0; i < json_object_array_length(rows); i++) {
 		json_object *r = json_object_array_get_idx(rows, i), *v;
 		int metric = rundoc_metric_of(js_str(r, "kind"));
@@ -299,10 +299,11 @@ compare_table(FILE *f, const struct rrun *a, const struct rrun *b, int decimal)
 			fprintf(f, "<td>%+.1f%%</td>", json_object_get_double(v));
 		else
 			fprintf(f, "<td>-</td>");
-		if (json_object_object_get_ex(r, "p", &v))
-			fprintf(f, "<td>%.3f</td>", json_object_get_double(v));
-		else
-			fprintf(f, "<td>-</td>");
+		for (int k = 0; k < 2; k++)	/* Welch's p, then Holm's over the table */
+			if (json_object_object_get_ex(r, k ? "p_adj" : "p", &v))
+				fprintf(f, "<td>%.3f</td>", json_object_get_double(v));
+			else
+				fprintf(f, "<td>-</td>");
 		fprintf(f, "<td class=\"verdict\">%s</td></tr>\n", js_str(r, "verdict"));
 	}
 	fprintf(f, "</table>\n");

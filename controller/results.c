@@ -202,7 +202,55 @@ results_mkparent(const char *path)
 	mkdir(d, 0755);
 }
 
-/* The schema version of a component (NULL: the core's user_version). */
+/* Columns by which the core schema is known when its user_version is 0
+ * and its tables are there: `sqlite3 .dump` leaves the pragma out, so a
+ * database restored from a dump reads 0 whatever it holds, and taken for
+ * version 1 its migration fails ("duplicate column name").  Version i + 1
+ * has core_marks[i].  Inferred rather than made idempotent: SQLite has no
+ * ADD COLUMN IF NOT EXISTS.  Step 8 adds no column but only fills what is
+ * still 0, so a restored version-8 file is taken for 7 and step 8 runs
+ * again changing nothing.  A step appended later adds its mark here, or is
+ * idempotent as step 8 is. */
+static const struct { const char *table, *column; } core_marks[] = {
+	{ "runs", "id" }, { "runs", "started_ns" }, { "phases", "workload" },
+	{ "runs", "play_file" }, { "phases", "stripe_count" }, { "phases", "buffer_pages" },
+	{ "phases", "cpu_bind" },
+};
+
+/* 1 when table has column, else 0 (no such table either). */
+static int
+has_column(sqlite3 *db, const char *table, const char *column)
+{
+	sqlite3_stmt *st = NULL;
+	int found;
+
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info(?) WHERE name = ?", -1, &st,
+	    NULL) != SQLITE_OK)
+		return 0;
+	sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, column, -1, SQLITE_STATIC);
+	found = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return found;
+}
+
+/* The core version of a file whose user_version is 0, from its columns
+ * (0: no table yet). */
+static int64_t
+core_inferred(sqlite3 *db)
+{
+	size_t v = 0;
+
+	while (v < nitems(core_marks) && has_column(db, core_marks[v].table, core_marks[v].column))
+		v++;
+	if (v > 1)
+		log_info("results database %s: user_version 0 with the tables of version %zu "
+		    "(restored from a dump?): taken for %zu", sqlite3_db_filename(db, "main"), v, v);
+	return (int64_t)v;
+}
+
+/* The schema version of a component (NULL: the core's user_version, or
+ * for 0 what its columns say). */
 static int
 schema_version(sqlite3 *db, const char *component, int64_t *v)
 {
@@ -220,9 +268,14 @@ schema_version(sqlite3 *db, const char *component, int64_t *v)
 	}
 	if (rc != SQLITE_OK)
 		return -1;
-	if (sqlite3_step(st) == SQLITE_ROW)
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
 		*v = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return -1;
+	if (component == NULL && *v == 0)
+		*v = core_inferred(db);
 	return 0;
 }
 
@@ -247,60 +300,181 @@ set_schema_version(sqlite3 *db, const char *component, int64_t v)
 	return rc;
 }
 
+/* 1 when a step of s is due at version v, 0 when s is current, -1 (the
+ * reason in err) when the file is newer than this knobctl. */
+static int
+schema_due(const struct results_schema *s, int64_t v, char *err, size_t errlen)
+{
+	if (v > (int64_t)s->nsteps) {
+		snprintf(err, errlen, "%s schema version %lld is newer than this knobctl knows (%zu)",
+		    s->component ? s->component : "results", (long long)v, s->nsteps);
+		return -1;
+	}
+	return v < (int64_t)s->nsteps;
+}
+
+/* The write lock for a step of s: 1 with it taken and *v the version read
+ * again under it (another knobctl may have migrated meanwhile), 0 when
+ * that left nothing due (no lock held), -1 on an error (err set, or
+ * *msg from SQLite). */
+static int
+lock_for_step(sqlite3 *db, const struct results_schema *s, int64_t *v, char **msg, char *err,
+    size_t errlen)
+{
+	int due;
+
+	if (sqlite3_db_readonly(db, "main") == 1) {
+		snprintf(err, errlen, "results database %s: its %s schema is at version %lld and "
+		    "this knobctl needs %zu, but the file cannot be written here to migrate it "
+		    "(run knobctl once as a user who can write it)", sqlite3_db_filename(db, "main"),
+		    s->component ? s->component : "results", (long long)*v, s->nsteps);
+		return -1;
+	}
+	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, msg) != SQLITE_OK)
+		return -1;
+	if (schema_version(db, s->component, v) < 0 || (due = schema_due(s, *v, err, errlen)) < 0) {
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+		return -1;
+	}
+	if (due == 0)
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+	return due;
+}
+
 int
 results_migrate(sqlite3 *db, const struct results_schema *s, char *err, size_t errlen)
 {
 	const char *name = s->component ? s->component : "results";
 	char *msg = NULL;
 	int64_t v;
+	int due;
 
+	/* the version is read without a transaction: a file that is current
+	 * is only read (a reader that cannot write it, a read-only mount) */
+	err[0] = '\0';
 	for (;;) {
-		if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, &msg) != SQLITE_OK)
-			goto fail;
 		if (schema_version(db, s->component, &v) < 0)
 			goto fail;
-		if (v > (int64_t)s->nsteps) {
-			snprintf(err, errlen, "%s schema version %lld is newer than this knobctl "
-			    "knows (%zu)", name, (long long)v, s->nsteps);
-			sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-			return -1;
+		if ((due = schema_due(s, v, err, errlen)) <= 0)
+			return due;
+		if ((due = lock_for_step(db, s, &v, &msg, err, errlen)) <= 0) {
+			if (due == 0)
+				return 0;
+			if (err[0])
+				return -1;
+			goto fail;
 		}
-		if (v == (int64_t)s->nsteps)
-			break;
 		if (sqlite3_exec(db, s->steps[v], NULL, NULL, &msg) != SQLITE_OK ||
 		    set_schema_version(db, s->component, v + 1) < 0 ||
 		    sqlite3_exec(db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK)
 			goto fail;
 		log_info("%s schema migrated to version %lld", name, (long long)v + 1);
 	}
-	sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
-	return 0;
 fail:
 	snprintf(err, errlen, "%s schema migration: %s", name, msg ? msg : sqlite3_errmsg(db));
 	sqlite3_free(msg);
-	sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+	if (!sqlite3_get_autocommit(db))
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 	return -1;
 }
 
-sqlite3 *
-results_open_path(const char *path, char *err, size_t errlen)
+/* Open path with SQLite's flags; NULL with the reason in err. */
+static sqlite3 *
+db_open(const char *path, const char *name, int flags, char *err, size_t errlen)
 {
 	sqlite3 *db = NULL;
 
-	results_mkparent(path);
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
-		snprintf(err, errlen, "results database %s: %s", path,
+	if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "results database %s: %s", name,
 		    db ? sqlite3_errmsg(db) : "out of memory");
 		sqlite3_close(db);
 		return NULL;
 	}
+	return db;
+}
+
+/* A connection made ready: a busy timeout, WAL and foreign keys when it
+ * can write, the core schema brought up to date (or found current);
+ * closed and NULL with the reason in err when it is not. */
+static sqlite3 *
+db_ready(sqlite3 *db, char *err, size_t errlen)
+{
 	sqlite3_busy_timeout(db, 10000);
-	sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON;", NULL, NULL, NULL);
+	if (sqlite3_db_readonly(db, "main") != 1)
+		sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON;", NULL, NULL,
+		    NULL);
 	if (results_migrate(db, &core_schema, err, errlen) < 0) {
 		sqlite3_close(db);
 		return NULL;
 	}
 	return db;
+}
+
+/* Open (made when not there) to write: a file SQLite could open only
+ * read-only is refused here, before a bench runs that could not store. */
+sqlite3 *
+results_open_path(const char *path, char *err, size_t errlen)
+{
+	sqlite3 *db;
+
+	results_mkparent(path);
+	db = db_open(path, path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, err, errlen);
+	if (db && sqlite3_db_readonly(db, "main") == 1) {
+		snprintf(err, errlen, "results database %s: cannot be written here (a read-only "
+		    "file, directory or mount)", path);
+		sqlite3_close(db);
+		return NULL;
+	}
+	return db ? db_ready(db, err, errlen) : NULL;
+}
+
+/* "file:PATH?immutable=1", PATH percent-encoded where a URI needs it;
+ * caller frees. */
+static char *
+immutable_uri(const char *path)
+{
+	char *uri = xstrdup("file:");
+
+	for (const unsigned char *p = (const unsigned char *)path; *p; p++)
+		if (strchr("?#%", *p) || *p < 0x21 || *p > 0x7e)
+			str_appendf(&uri, "%%%02X", *p);
+		else
+			str_appendf(&uri, "%c", *p);
+	str_appendf(&uri, "?immutable=1");
+	return uri;
+}
+
+/* Open the existing database at path to read it: as results_open_path
+ * does when this user can write the file (a due migration runs), else
+ * read-only.  A WAL database is read through its -shm index, which a
+ * reader that cannot write the directory cannot make (root's 0644 file
+ * in its 0755 directory, a read-only mount): when no -wal file is there
+ * either, no writer has changes outside the file (the last to close
+ * folds them in), and the file alone is opened, immutable.  A writer
+ * that starts meanwhile goes unseen by that one read-only command.  NULL
+ * with the reason in err. */
+sqlite3 *
+results_open_read(const char *path, char *err, size_t errlen)
+{
+	sqlite3 *db = db_open(path, path, SQLITE_OPEN_READWRITE, err, errlen);
+	char wal[PATH_MAX], *uri;
+	int64_t v;
+
+	if (db == NULL || sqlite3_db_readonly(db, "main") != 1 ||
+	    schema_version(db, NULL, &v) == 0)
+		return db ? db_ready(db, err, errlen) : NULL;
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	if (access(wal, F_OK) == 0) {
+		snprintf(err, errlen, "results database %s: %s (read-only here, and its -wal file "
+		    "is there without a -shm index this user can read)", path, sqlite3_errmsg(db));
+		sqlite3_close(db);
+		return NULL;
+	}
+	sqlite3_close(db);
+	uri = immutable_uri(path);
+	db = db_open(uri, path, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, err, errlen);
+	free(uri);
+	return db ? db_ready(db, err, errlen) : NULL;
 }
 
 sqlite3 *
@@ -316,11 +490,13 @@ results_open(struct ctl *ctl)
 }
 
 /* results_open for a command that only reads: a database that is not
- * there is said (nothing stored yet, or a mistyped path), not made. */
+ * there is said (nothing stored yet, or a mistyped path), not made; one
+ * this user cannot write is read as it is (results_open_read). */
 sqlite3 *
 results_open_existing(struct ctl *ctl)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], err[512];
+	sqlite3 *db;
 
 	results_db_path(ctl, path, sizeof(path));
 	if (access(path, F_OK) != 0) {
@@ -328,7 +504,9 @@ results_open_existing(struct ctl *ctl)
 		    strerror(errno));
 		return NULL;
 	}
-	return results_open(ctl);
+	if ((db = results_open_read(path, err, sizeof(err))) == NULL)
+		fprintf(stderr, "knobctl: %s\n", err);
+	return db;
 }
 
 /* Bind JSON value v (or NULL) to parameter i as type. */

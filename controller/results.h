@@ -25,8 +25,10 @@ struct results_schema {
 	const char *const *steps;
 	size_t nsteps;
 };
-/* Bring s up to date.  0, or -1 with the reason in err (also when the file
- * is newer than the code). */
+/* Bring s up to date: a current file is only read, the write lock is taken
+ * for a step that is due.  0, or -1 with the reason in err (also when the
+ * file is newer than the code, or a step is due and the file cannot be
+ * written: its path named). */
 int results_migrate(sqlite3 *db, const struct results_schema *s, char *err, size_t errlen);
 
 const char *results_db_path(struct ctl *ctl, char *buf, size_t len);
@@ -39,7 +41,12 @@ void results_mkparent(const char *path);
 sqlite3 *results_open(struct ctl *ctl);
 /* The same for a path; NULL with the reason in err. */
 sqlite3 *results_open_path(const char *path, char *err, size_t errlen);
-/* results_open of a database that must be there already (read commands). */
+/* Open the database at path, which must be there, for reading: migrated
+ * when this user can write it, else read-only (a due migration is then an
+ * error naming the file); NULL with the reason in err. */
+sqlite3 *results_open_read(const char *path, char *err, size_t errlen);
+/* results_open of a database that must be there already (read commands),
+ * through results_open_read. */
 sqlite3 *results_open_existing(struct ctl *ctl);
 
 /* A run as it goes: its row and node records (status "running"), each
@@ -87,10 +94,17 @@ int results_resolve(sqlite3 *db, const char *spec, char **id, char *err, size_t 
 json_object *results_load(sqlite3 *db, const char *id);
 
 /* results compare of two run documents: {"points":[...], "only_in_a",
- * "only_in_b", "unlike"}; NULL with the reason in err when points differ
- * in their parameters or node count and force is 0.  Caller puts it. */
+ * "only_in_b", "unlike", each run's nodeset and dir, "placement_differs"};
+ * NULL with the reason in err when points differ in their parameters or
+ * node count, or the runs in their node sets or directories, and force is
+ * 0.  Caller puts it. */
 json_object *results_compare_doc(json_object *a, json_object *b, int force, char *err,
     size_t errlen);
+/* Holm–Bonferroni over the points of n compares taken as one family (a
+ * play step's compares; NULL entries skipped): each point with Welch's p
+ * gets p_adj and its verdict from it.  results_compare_doc does this for
+ * its own points. */
+void results_compare_holm(json_object *const *cmps, size_t n);
 /* The compare table for people. */
 void results_print_compare(FILE *f, json_object *cmp, int decimal);
 

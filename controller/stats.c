@@ -7,7 +7,13 @@
  *        ((s_a^2/n_a)^2/(n_a - 1) + (s_b^2/n_b)^2/(n_b - 1))
  *   p  = P(|T_df| >= |t|) = I_{df/(df+t^2)}(df/2, 1/2)
  * with I the regularised incomplete beta function (continued fraction,
- * modified Lentz).  p < 0.05 is a difference at 95 %. */
+ * modified Lentz).  p < 0.05 is a difference at 95 %.
+ *
+ * A compare tests many points at once: at 0.05 each, 12 points of no
+ * change call one of them better or worse 46 % of the time.  Holm's
+ * step-down (Holm 1979) keeps that family-wise error at 0.05: with the m
+ * p-values sorted, p_(k) adjusted = max over j <= k of min(1, (m - j + 1)
+ * p_(j)); a point is better or worse when its adjusted p is below 0.05. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,6 +152,31 @@ stats_verdict(const struct welch *w)
 	if (w->p >= 0.05)
 		return VERDICT_NOISE;
 	return w->t > 0 ? VERDICT_BETTER : VERDICT_WORSE;
+}
+
+void
+stats_holm(const double *p, size_t n, double *adj)
+{
+	size_t *ord = xcalloc(n + 1, sizeof(*ord)), i, k;
+	double run = 0;
+
+	for (i = 0; i < n; i++)
+		ord[i] = i;
+	for (i = 1; i < n; i++)		/* by p, ties in their order */
+		for (k = i; k > 0 && p[ord[k - 1]] > p[ord[k]]; k--) {
+			size_t t = ord[k];
+			ord[k] = ord[k - 1];
+			ord[k - 1] = t;
+		}
+	/* the k-th smallest times the n - k hypotheses left, never below the
+	 * one before it (step-down), at most 1 */
+	for (k = 0; k < n; k++) {
+		double a = fmin(1, (double)(n - k) * p[ord[k]]);
+
+		run = fmax(run, a);
+		adj[ord[k]] = run;
+	}
+	free(ord);
 }
 
 const char *

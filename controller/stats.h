@@ -7,7 +7,9 @@
  * figures of those that did not fail.  The parameters are the rundoc
  * table's and every other key of a phase's "params" (iodepth, ioengine,
  * runtime_s, an external tool's ext_args, ...); a key one phase did not
- * record is unknown, equal only to another that did not.  A workload is a
+ * record is unknown, equal only to another that did not (so is ioengine
+ * "auto": the engine asked for, in a phase stored before the one that ran
+ * was recorded).  A workload is a
  * point without the thread and node counts. */
 #ifndef KNOB_STATS_H
 #define KNOB_STATS_H
@@ -42,8 +44,13 @@ double stats_ibeta(double x, double a, double b);
 
 enum verdict { VERDICT_NONE, VERDICT_BETTER, VERDICT_WORSE, VERDICT_NOISE };
 /* better / worse when Welch's p < 0.05 (B higher is better), within noise
- * otherwise; none without repeats on both sides. */
+ * otherwise; none without repeats on both sides.  Over several points,
+ * give it the p that stats_holm adjusted. */
 int stats_verdict(const struct welch *w);
+/* Holm–Bonferroni adjusted p-values of p[0..n) into adj[0..n) (in p's
+ * order): the family-wise error of calling any of n points different
+ * stays at the level a single point's would be. */
+void stats_holm(const double *p, size_t n, double *adj);
 const char *stats_verdict_name(int v);
 
 struct point {

@@ -17,7 +17,12 @@
  *    is null in knobctl's JSON and CSV, and its exit status 1 when no pair
  *    has figures on both sides;
  *  - peak and sustained; the IO500-like score against hand-computed
- *    geometric means. */
+ *    geometric means;
+ *  - a database restored from `sqlite3 .dump` (user_version 0) known by
+ *    its columns; a current one read on a read-only mount;
+ *  - compare: runs on other nodes or directories refused, warned with
+ *    --force; the engine the nodes ran in params.ioengine; Holm-Bonferroni
+ *    over a compare's points. */
 #include <check.h>
 #include <math.h>
 #include <signal.h>
@@ -30,6 +35,7 @@
 
 #include "testutil.h"
 #include "harness.h"
+#include "bench_run.h"
 #include "results.h"
 #include "rundoc.h"
 #include "stats.h"
@@ -121,25 +127,35 @@ add_phase(json_object *doc, json_object *ph)
 	json_object_array_add(json_object_object_get(doc, "phases"), ph);
 }
 
+/* A database at dbpath from the `sqlite3 .dump` fixture rel, its
+ * user_version as the dump leaves it (0). */
+static void
+load_dump(const char *rel)
+{
+	char *sql = NULL;
+	size_t len;
+	sqlite3 *db;
+
+	ck_assert_int_eq(read_file_bounded(rel, 1 << 24, &sql, &len), 0);
+	ck_assert_int_eq(sqlite3_open(dbpath, &db), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	ck_assert_int_eq(user_version(db), 0);
+	sqlite3_close(db);
+	free(sql);
+}
+
 /* A knob 0.1 database migrates: to the current version, the old run listed and
  * loadable with its phases and parameters, every rundoc field a column. */
 START_TEST(t_migrate_v1)
 {
-	char *sql = NULL, err[256], *id;
-	size_t len;
+	char err[256], *id;
 	sqlite3 *db;
 	struct run_row *r;
 	size_t n;
 	json_object *doc, *ph;
 	sqlite3_stmt *st;
 
-	ck_assert_int_eq(read_file_bounded("tests/fixtures/results-v1.sql", 1 << 24, &sql, &len), 0);
-	ck_assert_int_eq(sqlite3_open(dbpath, &db), SQLITE_OK);
-	ck_assert_int_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
-	ck_assert_int_eq(user_version(db), 0);
-	sqlite3_close(db);
-	free(sql);
-
+	load_dump("tests/fixtures/results-v1.sql");
 	db = open_db();
 	ck_assert_int_eq(user_version(db), 8);
 	ck_assert_int_eq(results_runs(db, &r, &n), 0);
@@ -195,20 +211,15 @@ END_TEST
 START_TEST(t_migrate_v3)
 {
 	static const char id[] = "20261201-115236-949e";
-	char *sql = NULL;
-	size_t len;
 	sqlite3 *db;
 	sqlite3_stmt *st;
 	json_object *doc;
 
-	ck_assert_int_eq(read_file_bounded("tests/fixtures/results-v3.sql", 1 << 24, &sql, &len), 0);
-	ck_assert_int_eq(sqlite3_open(dbpath, &db), SQLITE_OK);
-	ck_assert_int_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	load_dump("tests/fixtures/results-v3.sql");
 	/* .dump leaves out the user_version the file had */
+	ck_assert_int_eq(sqlite3_open(dbpath, &db), SQLITE_OK);
 	ck_assert_int_eq(sqlite3_exec(db, "PRAGMA user_version = 3", NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(db);
-	free(sql);
-
 	db = open_db();
 	ck_assert_int_eq(user_version(db), 8);
 	ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT play_file, play_text, play_hash, boot_id,"
@@ -250,6 +261,40 @@ START_TEST(t_migrate_v3)
 		ck_assert_str_eq(json_object_get_string(v), "none");
 	}
 	json_object_put(doc);
+	sqlite3_close(db);
+}
+END_TEST
+
+/* A database restored from `sqlite3 .dump`, which leaves user_version out
+ * (0), is known by its columns: results-v3.sql loaded as it is migrates
+ * as version 3 (before: taken for version 1, "duplicate column name:
+ * started_ns", and every results command refused it); a current file
+ * whose user_version reads 0 opens with its run and is at 8 again. */
+START_TEST(t_migrate_dump)
+{
+	size_t n;
+	sqlite3 *db;
+	struct run_row *r;
+	json_object *doc;
+
+	load_dump("tests/fixtures/results-v3.sql");
+	db = open_db();
+	ck_assert_int_eq(user_version(db), 8);
+	doc = results_load(db, "20261201-115236-949e");
+	ck_assert_ptr_nonnull(doc);
+	ck_assert_int_eq(json_object_array_length(json_object_object_get(doc, "phases")), 12);
+	ck_assert_str_eq(js_str(json_object_object_get(json_object_array_get_idx(
+	    json_object_object_get(doc, "phases"), 0), "params"), "cpu_bind"), "none");
+	json_object_put(doc);
+	/* a current file restored from a dump: step 8 runs again, nothing lost */
+	ck_assert_int_eq(sqlite3_exec(db, "PRAGMA user_version = 0", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	db = open_db();
+	ck_assert_int_eq(user_version(db), 8);
+	ck_assert_int_eq(results_runs(db, &r, &n), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_int_eq(r[0].phases, 12);
+	results_runs_free(r, n);
 	sqlite3_close(db);
 }
 END_TEST
@@ -1033,6 +1078,65 @@ START_TEST(t_read_commands_no_create)
 }
 END_TEST
 
+/* "knobctl ARGS" (stdout and stderr into *out) on this test's database
+ * with its directory a read-only bind mount: in a mount namespace of the
+ * shell's own (unshare -m), so it goes with the shell.  Root does not get
+ * past a read-only mount as it does past a file's mode. */
+static int
+knobctl_ro(char **out, const char *args)
+{
+	const char *bin = getenv("KNOB_BIN") ? getenv("KNOB_BIN") : "build";
+
+	return cu_sh_out(out, "unshare -m --propagation private sh -c 'mount --bind %s %s && "
+	    "mount -o remount,ro,bind %s && env -u KNOB_CLUSTER KNOB_DB=%s %s/knobctl %s'", dir, dir,
+	    dir, dbpath, bin, args);
+}
+
+/* A current database this user cannot write (0444, in a read-only
+ * directory on a read-only mount: root's 0644 file read by an engineer
+ * is the same to SQLite) is read: results list and compare print its runs,
+ * and nothing is written beside it; a bench refuses it before running.
+ * One that needs migrating is refused, naming the file.  Before, every open began BEGIN IMMEDIATE: "attempt to
+ * write a readonly database". */
+START_TEST(t_read_only_db)
+{
+	sqlite3 *db = open_db();
+	char *out;
+
+	json_object_put(stored(db, rr_run("20260106-000000-dddd", 2, "ok")));
+	json_object_put(stored(db, rr_run("20260106-000000-eeee", 3, "ok")));
+	sqlite3_close(db);
+	ck_assert_int_eq(chmod(dbpath, 0444), 0);
+	ck_assert_int_eq(chmod(dir, 0555), 0);
+	ck_assert_int_eq(knobctl_ro(&out, "results list"), 0);
+	ck_assert_msg(strstr(out, "20260106-000000-dddd") && strstr(out, "20260106-000000-eeee"),
+	    "%s", out);
+	free(out);
+	ck_assert_int_eq(knobctl_ro(&out, "results compare 20260106-000000-dddd "
+	    "20260106-000000-eeee"), 0);
+	ck_assert_msg(strstr(out, "rand-read") && strstr(out, "within noise"), "%s", out);
+	free(out);
+	ck_assert_int_eq(knobctl_ro(&out, "--json results show latest"), 0);
+	free(out);
+	ck_assert_int_eq(cu_count_entries(dir), 1);	/* no -wal, no -shm */
+	/* a bench, which writes, runs nothing */
+	ck_assert_int_eq(knobctl_ro(&out, "bench seq-write -w node01 --dir /nonexistent"), 3);
+	ck_assert_msg(strstr(out, "cannot be written here"), "%s", out);
+	free(out);
+	/* a step due: refused, the file named */
+	ck_assert_int_eq(chmod(dir, 0755), 0);
+	ck_assert_int_eq(sqlite3_open(dbpath, &db), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(db, "PRAGMA user_version = 7", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	ck_assert_int_eq(chmod(dir, 0555), 0);
+	ck_assert_int_eq(knobctl_ro(&out, "results list"), 1);
+	ck_assert_msg(strstr(out, dbpath) && strstr(out, "at version 7 and this knobctl needs 8"),
+	    "%s", out);
+	free(out);
+	ck_assert_int_eq(chmod(dir, 0755), 0);
+}
+END_TEST
+
 /* report -o FILE on a full disk leaves the page that was there: the new
  * one is written beside it and renamed.  Before, FILE was truncated first
  * and left cut short.  The tmpfs lives in a mount namespace of the shell's
@@ -1057,6 +1161,279 @@ START_TEST(t_report_whole_or_nothing)
 	ck_assert_msg(strstr(out, "No space left on device\nrc=1\n3000\nfill\npage.html\n"),
 	    "%s", out);
 	free(out);
+}
+END_TEST
+
+/* The record of a rand-read phase at iodepth 16 with the engine asked for
+ * left to auto, on nodes whose results say they ran engines[0..n). */
+static json_object *
+phase_ran(const char *const *engines, size_t n)
+{
+	static char names[2][8] = { "node01", "node02" };
+	struct bench_req rq = { 0 };
+	struct plan pl = { 0 };
+	struct fo_node fn[2];
+	struct fanout fo = { 0 };
+	struct pnode pn[2];
+	Knob__Envelope env[2];
+	Knob__PhaseResult res[2];
+	Knob__ThreadResult thr[2], *tp[2];
+	struct brun br = { 0 };
+	const char *status;
+
+	ck_assert_uint_le(n, 2);
+	memset(fn, 0, sizeof(fn));
+	memset(pn, 0, sizeof(pn));
+	for (size_t i = 0; i < n; i++) {
+		knob__thread_result__init(&thr[i]);
+		thr[i].bytes = 1 << 20;
+		thr[i].ops = 256;
+		thr[i].start_ns = 1000000000;
+		thr[i].end_ns = 2000000000;
+		tp[i] = &thr[i];
+		knob__phase_result__init(&res[i]);
+		res[i].ok = 1;
+		res[i].ioengine = (char *)(uintptr_t)engines[i];
+		res[i].bytes = thr[i].bytes;
+		res[i].ops = thr[i].ops;
+		res[i].start_ns = thr[i].start_ns;
+		res[i].end_ns = thr[i].end_ns;
+		res[i].n_threads = 1;
+		res[i].threads = &tp[i];
+		knob__envelope__init(&env[i]);
+		env[i].body_case = KNOB__ENVELOPE__BODY_PHASE_RESULT;
+		env[i].phase_result = &res[i];
+		pn[i].alive = pn[i].inphase = 1;
+		pn[i].st = PN_DONE;
+		pn[i].result = &env[i];
+		fn[i].name = names[i];
+	}
+	rq.dir = "/mnt";
+	rq.iodepth = 16;
+	pl.kind = "rand-read";
+	pl.threads = (uint32_t)n;
+	pl.repeat = 1;
+	pl.bs = 4096;
+	pl.size = 1 << 20;
+	fo.n = n;
+	fo.nodes = fn;
+	br.req = &rq;
+	br.fo = &fo;
+	br.pn = pn;
+	br.plan = &pl;
+	br.nplan = 1;
+	snprintf(br.phase_id, sizeof(br.phase_id), "x");
+	return bench_phase_record(&br, &status);
+}
+
+/* params.ioengine is the engine the nodes ran (auto took io_uring on one
+ * run and fell back to libaio on another), "mixed" when they differ, and
+ * compare keeps io_uring and libaio apart.  Before, both said "auto", the
+ * engine asked for, and paired alike. */
+START_TEST(t_ioengine_ran)
+{
+	static const char *const uring[] = { "io_uring", "io_uring" };
+	static const char *const aio[] = { "libaio", "libaio" };
+	static const char *const both[] = { "io_uring", "libaio" };
+	json_object *a = mk_doc("A", 1), *b = mk_doc("B", 2), *ph;
+	char err[512];
+
+	ph = phase_ran(both, 2);
+	ck_assert_str_eq(cu_str(cu_get(ph, "params"), "ioengine"), "mixed");
+	json_object_put(ph);
+	ph = phase_ran(uring, 1);
+	ck_assert_str_eq(cu_str(cu_get(ph, "params"), "ioengine"), "io_uring");
+	json_object_put(ph);
+	for (int i = 0; i < 3; i++) {
+		add_phase(a, phase_ran(uring, 2));
+		add_phase(b, phase_ran(aio, 2));
+	}
+	ck_assert_str_eq(cu_str(cu_get(json_object_array_get_idx(cu_get(b, "phases"), 0),
+	    "params"), "ioengine"), "libaio");
+	ck_assert_ptr_null(results_compare_doc(a, b, 0, err, sizeof(err)));
+	ck_assert_msg(strstr(err, "params.ioengine io_uring vs libaio"), "%s", err);
+	json_object_put(a);
+	json_object_put(b);
+}
+END_TEST
+
+/* Run id on nodeset ns in directory d: 3 repeats of seq-write at 4 threads. */
+static json_object *
+placed_run(const char *id, int64_t t, const char *ns, const char *d)
+{
+	static const double f[] = { 1.0, 1.01, 0.99 };
+	json_object *doc = mk_doc(id, t);
+
+	json_object_object_add(doc, "nodeset", json_object_new_string(ns));
+	for (int i = 0; i < 3; i++) {
+		json_object *ph = mk_phase("seq-write", 4, i + 1, 1e9 * f[i], 1 << 20, "ok");
+
+		json_object_object_add(cu_get(ph, "params"), "dir", json_object_new_string(d));
+		add_phase(doc, ph);
+	}
+	return doc;
+}
+
+/* Two stored runs alike but for where they ran, on node01 then node02,
+ * or in /mnt/ext4 then /mnt/tmpfs: compare refuses them (exit 2) naming
+ * both, as it does points whose parameters differ; --force compares them
+ * with a warning line, and marks the JSON (placement_differs).  The head
+ * shows each run's nodes and directory.  Before, a verdict and exit 0
+ * with no word of it. */
+START_TEST(t_compare_placement)
+{
+	static const struct { const char *ns[2], *dir[2], *what, *warn; } c[] = {
+		{ { "node01", "node02" }, { "/mnt/ext4", "/mnt/ext4" }, "nodes",
+		    "different nodes (A node01, B node02)" },
+		{ { "node01", "node01" }, { "/mnt/ext4", "/mnt/tmpfs" }, "dir",
+		    "different directories (A /mnt/ext4, B /mnt/tmpfs)" },
+	};
+	sqlite3 *db = open_db();
+	char *out, args[160];
+	json_object *doc;
+
+	for (size_t i = 0; i < nitems(c); i++) {
+		char id[2][40];
+
+		for (int k = 0; k < 2; k++) {
+			snprintf(id[k], sizeof(id[k]), "20260107-00000%zu-%c", i, k ? 'b' : 'a');
+			json_object_put(stored(db, placed_run(id[k], (int64_t)(2 * i + k) + 1,
+			    c[i].ns[k], c[i].dir[k])));
+		}
+		snprintf(args, sizeof(args), "results compare %s %s", id[0], id[1]);
+		ck_assert_int_eq(cu_sh_out(&out, "env -u KNOB_CLUSTER KNOB_DB=%s %s/knobctl %s",
+		    dbpath, getenv("KNOB_BIN") ? getenv("KNOB_BIN") : "build", args), 2);
+		ck_assert_msg(strstr(out, c[i].warn) && strstr(out, "--force"), "%s", out);
+		free(out);
+		snprintf(args, sizeof(args), "results compare --force %s %s", id[0], id[1]);
+		ck_assert_int_eq(knobctl_db(&out, args), 0);
+		ck_assert_msg(strstr(out, "warning: the runs ran on ") && strstr(out, c[i].warn),
+		    "%s", out);
+		ck_assert_msg(strstr(out, "nodes node01") && strstr(out, "dir /mnt/ext4"), "%s", out);
+		ck_assert_msg(strstr(out, "within noise"), "%s", out);
+		free(out);
+		snprintf(args, sizeof(args), "--json results compare --force %s %s", id[0], id[1]);
+		ck_assert_int_eq(knobctl_db(&out, args), 0);
+		doc = json_tokener_parse(out);
+		ck_assert_msg(doc != NULL, "%s", out);
+		ck_assert_int_eq(json_object_array_length(cu_get(doc, "placement_differs")), 1);
+		ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(
+		    cu_get(doc, "placement_differs"), 0)), c[i].what);
+		ck_assert_str_eq(cu_str(doc, "b_nodeset"), c[i].ns[1]);
+		ck_assert_str_eq(cu_str(doc, "b_dir"), c[i].dir[1]);
+		json_object_put(doc);
+		free(out);
+	}
+	/* the same nodes and directory: no warning */
+	json_object_put(stored(db, placed_run("20260107-000009-a", 10, "node01", "/mnt/ext4")));
+	ck_assert_int_eq(knobctl_db(&out, "results compare 20260107-000000-a 20260107-000009-a"), 0);
+	ck_assert_msg(strstr(out, "warning") == NULL, "%s", out);
+	free(out);
+	sqlite3_close(db);
+}
+END_TEST
+
+/* Holm-Bonferroni: with p = .01 .04 .03 .5 the uncorrected rule (p <
+ * .05) flags three points, Holm only the first (.04, then .09 = 3 x .03,
+ * .09 kept from below for .04, 1 capped for .5); with .001 .01 .02 Holm
+ * still flags all three (.003, .02, .02). */
+START_TEST(t_holm)
+{
+	static const double p1[] = { 0.01, 0.04, 0.03, 0.5 }, w1[] = { 0.04, 0.09, 0.09, 0.5 };
+	static const double p2[] = { 0.001, 0.01, 0.02 }, w2[] = { 0.003, 0.02, 0.02 };
+	double adj[4];
+
+	stats_holm(p1, 4, adj);
+	for (size_t i = 0; i < 4; i++)
+		ck_assert_double_eq_tol(adj[i], w1[i], 1e-12);
+	stats_holm(p2, 3, adj);
+	for (size_t i = 0; i < 3; i++) {
+		ck_assert_double_eq_tol(adj[i], w2[i], 1e-12);
+		ck_assert_double_lt(adj[i], 0.05);
+	}
+	adj[0] = -1;
+	stats_holm(p1, 0, adj);
+	ck_assert_double_eq(adj[0], -1);
+}
+END_TEST
+
+/* Run id with 3 repeats of seq-write at each thread count 1..npt, figures
+ * base x f[point][repeat]. */
+static json_object *
+family_run(const char *id, int64_t t, size_t npt, const double (*f)[3])
+{
+	json_object *d = mk_doc(id, t);
+
+	for (size_t k = 0; k < npt; k++)
+		for (int i = 0; i < 3; i++)
+			add_phase(d, mk_phase("seq-write", (int64_t)k + 1, i + 1, 1e9 * f[k][i], 1 << 20,
+			    "ok"));
+	return d;
+}
+
+/* A compare of 12 points, one of which alone would be "worse" at p < .05
+ * (p = .020), is within noise after Holm (p_adj = .24): the row shows both
+ * p-values (JSON p and p_adj, the table P and P(HOLM)).  A point far out
+ * (p < .001) is still worse.  Two compares taken as one family (a play's
+ * canary with two benches) adjust over all their points.  Before, the
+ * first was "worse" and a canary refused the profile. */
+START_TEST(t_compare_holm)
+{
+	static const double same[3] = { 1.0, 1.01, 0.99 }, worse[3] = { 0.97, 0.975, 0.965 };
+	static const double far[3] = { 0.5, 0.501, 0.499 };
+	double fa[12][3], fb[12][3];
+	json_object *a, *b, *cmp, *r, *two[2];
+	char err[256];
+
+	for (size_t k = 0; k < 12; k++) {
+		memcpy(fa[k], same, sizeof(same));
+		memcpy(fb[k], same, sizeof(same));
+	}
+	memcpy(fb[3], worse, sizeof(worse));
+	a = family_run("A", 1, 12, fa);
+	b = family_run("B", 2, 12, fb);
+	cmp = results_compare_doc(a, b, 0, err, sizeof(err));
+	ck_assert_msg(cmp != NULL, "%s", err);
+	r = json_object_array_get_idx(cu_get(cmp, "points"), 3);
+	ck_assert_int_eq(cu_int(r, "threads"), 4);
+	ck_assert_double_lt(cu_num(r, "p"), 0.05);
+	ck_assert_str_eq(cu_str(r, "verdict"), "within noise");
+	ck_assert_double_gt(cu_num(r, "p_adj"), 0.05);
+	ck_assert_double_eq_tol(cu_num(r, "p_adj"), fmin(1, 12 * cu_num(r, "p")), 1e-12);
+	two[0] = cmp;
+	/* the same alone: worse */
+	json_object_put(a);
+	json_object_put(b);
+	a = family_run("A1", 3, 1, fa + 3);
+	b = family_run("B1", 4, 1, fb + 3);
+	cmp = results_compare_doc(a, b, 0, err, sizeof(err));
+	ck_assert_msg(cmp != NULL, "%s", err);
+	ck_assert_str_eq(cu_str(json_object_array_get_idx(cu_get(cmp, "points"), 0), "verdict"),
+	    "worse");
+	/* one family with the 12: within noise again */
+	two[1] = cmp;
+	results_compare_holm(two, 2);
+	r = json_object_array_get_idx(cu_get(cmp, "points"), 0);
+	ck_assert_double_eq_tol(cu_num(r, "p_adj"), fmin(1, 13 * cu_num(r, "p")), 1e-12);
+	ck_assert_str_eq(cu_str(r, "verdict"), "within noise");
+	json_object_put(two[1]);
+	json_object_put(a);
+	json_object_put(b);
+	/* far out: worse after Holm too, and the table shows both p-values */
+	memcpy(fb[3], far, sizeof(far));
+	a = family_run("A", 1, 12, fa);
+	b = family_run("B", 2, 12, fb);
+	json_object_put(two[0]);
+	cmp = results_compare_doc(a, b, 0, err, sizeof(err));
+	ck_assert_msg(cmp != NULL, "%s", err);
+	r = json_object_array_get_idx(cu_get(cmp, "points"), 3);
+	ck_assert_double_lt(cu_num(r, "p_adj"), 0.05);
+	ck_assert_double_gt(cu_num(r, "p_adj"), cu_num(r, "p"));
+	ck_assert_str_eq(cu_str(r, "verdict"), "worse");
+	snprintf(err, sizeof(err), " %7.3f %7.3f  worse\n", cu_num(r, "p"), cu_num(r, "p_adj"));
+	says_and_put(json_object_get(cmp), " P P(HOLM)  VERDICT\n", json_object_get(a),
+	    json_object_get(b));
+	says_and_put(cmp, err, a, b);
 }
 END_TEST
 
@@ -1193,6 +1570,7 @@ main(void)
 	tcase_add_test(tc, t_migrate_v1);
 	tcase_add_test(tc, t_migrate_v3);
 	tcase_add_test(tc, t_migrate_v7_defaults);
+	tcase_add_test(tc, t_migrate_dump);
 	tcase_add_test(tc, t_writer_gone);
 	tcase_add_test(tc, t_heartbeat);
 	tcase_add_test(tc, t_extension_schema);
@@ -1205,7 +1583,12 @@ main(void)
 	tcase_add_test(tc, t_compare_order);
 	tcase_add_test(tc, t_compare_options);
 	tcase_add_test(tc, t_compare_no_figures);
+	tcase_add_test(tc, t_compare_placement);
+	tcase_add_test(tc, t_ioengine_ran);
+	tcase_add_test(tc, t_holm);
+	tcase_add_test(tc, t_compare_holm);
 	tcase_add_test(tc, t_read_commands_no_create);
+	tcase_add_test(tc, t_read_only_db);
 	tcase_add_test(tc, t_report_whole_or_nothing);
 	tcase_add_test(tc, t_failed_repeat);
 	tcase_add_test(tc, t_peak_sustained);
