@@ -46,8 +46,8 @@ unmount_tmpfs(void)
 static pid_t faked[4];
 static int nfaked;
 
-/* Remove the data directory and libfaketime's files; also run at exit,
- * since a failed check ends the test's process without the teardown. */
+/* Remove the data directory and libfaketime's files (the teardown; after
+ * a failed check, base_teardown removes the directory). */
 static void
 remove_data(void)
 {
@@ -65,9 +65,7 @@ static void
 setup(void)
 {
 	ck_assert_msg(harness_start(&h, 4, 1) == 0, "harness start failed");
-	snprintf(data, sizeof(data), "/tmp/knob-bnet.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(data));
-	atexit(remove_data);
+	cu_subdir(data, sizeof(data), "bnet");	/* under cu_base: gone also after a failure */
 }
 
 static void
@@ -75,6 +73,20 @@ teardown(void)
 {
 	harness_stop(&h);
 	remove_data();
+}
+
+/* The unchecked teardown, in the runner process after every test: a
+ * failed check ends its test's process without the teardown, so what a
+ * test may have left below cu_base (a directory made immutable, a tmpfs
+ * mounted) is undone here before cu_base_teardown removes it all, the
+ * data directories and the harness's (harness_start makes it there). */
+static void
+base_teardown(void)
+{
+	harness_sh("chattr -R -i '%s' 2>/dev/null; "
+	    "awk -v b='%s/' 'index($2, b) == 1 { print $2 }' /proc/self/mounts | "
+	    "sort -r | xargs -r umount -l", cu_base(), cu_base());
+	cu_base_teardown();
 }
 
 /* Run knobctl --json ARGS; parse stdout; returns the document. */
@@ -1344,6 +1356,8 @@ main(void)
 {
 	Suite *s = suite_create("bench_net");
 	TCase *tc = cu_tcase("net", setup, teardown, 120);
+
+	tcase_add_unchecked_fixture(tc, cu_base_setup, base_teardown);
 
 	ADD(nn_write_read);
 	ADD(n1_shared_write_read);
