@@ -5,18 +5,20 @@
  * in one tree all ranks share (d.shared, mdtest without -u).  The tree is
  * either s.<k> directories of files_per_dir items each, or an mdtest tree
  * of depth z and branching b (-z/-b) with items in every directory or only
- * in the leaves (-L).  No timed operation follows a symbolic link in any
- * component below the phase's directory descriptor (DIR/knob.<id>, never
- * reached by DIR's name again, so a knob.<id> renamed and replaced by a
- * link mid-phase does not take the phase elsewhere): creates and reads
- * open the full path from it by default ("d.<rank>/s.<k>/file.mdtest.
- * <rank>.<i>"), so that the kernel walks the path on every operation as
- * it does for mdtest, with openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
- * stat, unlink, mkdir and rmdir, which have no such flag, work on the
- * item's name in its directory, opened once per directory with the same
- * openat2 (md_enter); a link swapped in for a tree directory is refused
- * (ELOOP) and fails the phase.  md_relative opens creates and reads in
- * that directory too.  Prepare and clean-up always go through openat(2)
+ * in the leaves (-L).  No timed operation changes anything through a
+ * symbolic link in any component below the phase's directory descriptor
+ * (DIR/knob.<id>, never reached by DIR's name again, so a knob.<id>
+ * renamed and replaced by a link mid-phase does not take the phase
+ * elsewhere).  Creates and reads open the full path from it by default
+ * ("d.<rank>/s.<k>/file.mdtest.<rank>.<i>"), so that the kernel walks the
+ * path on every operation as it does for mdtest, with openat2(
+ * RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS); stat does the same walk with
+ * fstatat, which changes nothing.  unlink, mkdir and rmdir have no such
+ * flag, so they work on the item's name in its directory, opened with the
+ * same openat2 once per directory (md_enter, which every phase does: a
+ * link swapped in for a tree directory before the walk reaches it fails
+ * the phase with ELOOP).  md_relative opens creates and reads in that
+ * directory too.  Prepare and clean-up always go through openat(2)
  * with O_NOFOLLOW. */
 #include <dirent.h>
 #include <errno.h>
@@ -310,7 +312,7 @@ op_create(struct bench_thread *t, int dfd, const char *path, uint32_t owner, uin
 /* A call on name in an open directory, as unlinkat: 0 or -1 (errno). */
 typedef int (*at_fn)(int dfd, const char *name, int arg);
 
-/* call (unlinkat, mkdir_at, lstat_at) on path's last component in the
+/* call (unlinkat, mkdir_at) on path's last component in the
  * directory md_dir opens beneath dfd: nothing outside dfd is touched,
  * whatever symbolic link is swapped in for a directory on the way.
  * 0 or an errno. */
@@ -328,26 +330,23 @@ md_at(int dfd, const char *path, at_fn call, int arg)
 }
 
 static int
-lstat_at(int dfd, const char *name, int arg)
-{
-	struct stat st;
-
-	(void)arg;
-	return fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW);
-}
-
-static int
 mkdir_at(int dfd, const char *name, int mode)
 {
 	return mkdirat(dfd, name, (mode_t)mode);
 }
 
+/* A stat of the full path from the phase's directory, one fstatat as
+ * mdtest's: it changes nothing, so it keeps mdtest's walk (a link planted
+ * on the way makes it look at what the link names; only root can plant
+ * one in the tree's directories). */
 static int
 op_stat(struct bench_thread *t, int dfd, const char *path, uint32_t owner, uint64_t i,
     uint64_t *bytes)
 {
+	struct stat st;
+
 	(void)t, (void)owner, (void)i, (void)bytes;
-	return md_at(dfd, path, lstat_at, 0);
+	return fstatat(dfd, path, &st, AT_SYMLINK_NOFOLLOW) < 0 ? errno : 0;
 }
 
 /* Is md file i of owner (ws bytes read into b) what owner wrote?  Its
@@ -413,16 +412,17 @@ static const struct md_op {
 	int kind;
 	md_fn fn;
 	int dir;			/* items are directories */
-	int opens;			/* fn opens the item (md_open): a full path */
+	int full;			/* fn works on the full path (create, read:
+					 * md_open refuses links; stat changes nothing) */
 	int needs;			/* items must exist before the phase */
 	md_fn make;			/* how prepare makes a missing item */
 } md_ops[] = {
 	{ BK_MD_CREATE, op_create, 0, 1, 0, op_create },
-	{ BK_MD_STAT, op_stat, 0, 0, 1, op_create },
+	{ BK_MD_STAT, op_stat, 0, 1, 1, op_create },
 	{ BK_MD_READ, op_read, 0, 1, 1, op_create },
 	{ BK_MD_REMOVE, op_unlink, 0, 0, 1, op_create },
 	{ BK_MD_MKDIR, op_mkdir, 1, 0, 0, op_mkdir },
-	{ BK_MD_DIRSTAT, op_stat, 1, 0, 1, op_mkdir },
+	{ BK_MD_DIRSTAT, op_stat, 1, 1, 1, op_mkdir },
 	{ BK_MD_RMDIR, op_rmdir, 1, 0, 1, op_mkdir },
 };
 
@@ -567,19 +567,20 @@ md_enter(struct bench_job *j, uint32_t owner, const struct md_shape *s, uint64_t
 	return w->dfd < 0 ? -1 : 0;
 }
 
-/* Run the op on item i of owner, named in w->path: create and read on the
- * full path from the phase's directory (one openat2 walks it, as mdtest's
- * open does) unless md_relative, the others on the name in the directory
+/* Run the op on item i of owner, named in w->path: create, read and stat
+ * on the full path from the phase's directory (one walk of it, as mdtest's)
+ * unless md_relative; unlink, mkdir and rmdir on the name in the directory
  * md_enter opened (an openat2 of the directory per operation, which these
- * calls would need to refuse links on the way, halved md-stat's rate on
- * tmpfs).  0, an errno, or -1 (md-read: wrong content). */
+ * calls would need to refuse links on the way, cost a third of
+ * md-remove's rate on tmpfs).  0, an errno, or -1 (md-read: wrong
+ * content). */
 static int
 md_item(struct bench_thread *t, const struct md_op *op, struct md_where *w, uint32_t owner,
     uint64_t i, uint64_t *bytes)
 {
 	struct bench_job *j = t->job;
 
-	if (op->opens && !j->p.md_relative)
+	if (op->full && !j->p.md_relative)
 		return op->fn(t, j->wfd, w->path, owner, i, bytes);
 	return op->fn(t, w->dfd, w->path + w->plen, owner, i, bytes);
 }
