@@ -5,15 +5,20 @@
  * in one tree all ranks share (d.shared, mdtest without -u).  The tree is
  * either s.<k> directories of files_per_dir items each, or an mdtest tree
  * of depth z and branching b (-z/-b) with items in every directory or only
- * in the leaves (-L).  Timed operations use full paths by default, so the
- * kernel walks the path on every operation as it does for mdtest: from the
- * phase's directory descriptor ("d.<rank>/s.<k>/file.mdtest.<rank>.<i>"
- * relative to DIR/knob.<id>), never by DIR's name, so a knob.<id> renamed
- * and replaced by a symbolic link mid-phase does not take the phase
- * elsewhere; creates and reads open with openat2(RESOLVE_BENEATH |
- * RESOLVE_NO_SYMLINKS), so a symbolic link swapped in for a tree
- * directory is refused (ELOOP).  md_relative operates relative to an open
- * directory instead.  Prepare and clean-up always go through openat(2)
+ * in the leaves (-L).  No timed operation changes anything through a
+ * symbolic link in any component below the phase's directory descriptor
+ * (DIR/knob.<id>, never reached by DIR's name again, so a knob.<id>
+ * renamed and replaced by a link mid-phase does not take the phase
+ * elsewhere).  Creates and reads open the full path from it by default
+ * ("d.<rank>/s.<k>/file.mdtest.<rank>.<i>"), so that the kernel walks the
+ * path on every operation as it does for mdtest, with openat2(
+ * RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS); stat does the same walk with
+ * fstatat, which changes nothing.  unlink, mkdir and rmdir have no such
+ * flag, so they work on the item's name in its directory, opened with the
+ * same openat2 once per directory (md_enter, which every phase does: a
+ * link swapped in for a tree directory before the walk reaches it fails
+ * the phase with ELOOP).  md_relative opens creates and reads in that
+ * directory too.  Prepare and clean-up always go through openat(2)
  * with O_NOFOLLOW. */
 #include <dirent.h>
 #include <errno.h>
@@ -150,15 +155,15 @@ node_path(const struct md_shape *s, uint64_t n, char *buf, size_t len)
 		o += (size_t)snprintf(buf + o, len - o, "/s.%llu", (unsigned long long)c[k]);
 }
 
-/* Open node n of the tree at rootfd through openat with O_NOFOLLOW,
- * creating the directories when create.  The fd, or -1 (errno). */
+/* Open directory path ("a/b/c", changed in place) beneath dfd one
+ * component at a time through openat with O_NOFOLLOW, creating the
+ * directories when create.  The fd, or -1 (errno). */
 static int
-open_node(int rootfd, const struct md_shape *s, uint64_t n, int create)
+walk_dirs(int dfd, char *path, int create)
 {
-	char path[PATH_MAX], *comp, *save = NULL;
-	int fd = dup(rootfd), nfd;
+	char *comp, *save = NULL;
+	int fd = dup(dfd), nfd;
 
-	node_path(s, n, path, sizeof(path));
 	for (comp = strtok_r(path, "/", &save); comp && fd >= 0;
 	    comp = strtok_r(NULL, "/", &save)) {
 		if (create && bench_mkdir_ok(fd, comp) < 0) {
@@ -172,6 +177,17 @@ open_node(int rootfd, const struct md_shape *s, uint64_t n, int create)
 		fd = nfd;
 	}
 	return fd;
+}
+
+/* Open node n of the tree at rootfd (walk_dirs), creating the
+ * directories when create.  The fd, or -1 (errno). */
+static int
+open_node(int rootfd, const struct md_shape *s, uint64_t n, int create)
+{
+	char path[PATH_MAX];
+
+	node_path(s, n, path, sizeof(path));
+	return walk_dirs(rootfd, path, create);
 }
 
 /* Item i of owner, named as mdtest names it ("file.mdtest.<rank>.<i>",
@@ -194,23 +210,75 @@ item_name(int dir, uint32_t owner, uint64_t i, char *buf, size_t len)
 typedef int (*md_fn)(struct bench_thread *t, int dfd, const char *path, uint32_t owner,
     uint64_t i, uint64_t *bytes);
 
-/* Open path beneath dfd without following a symbolic link in any of its
- * components (openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS: the same walk
- * as openat's); a kernel without openat2 (before 5.6) gets openat with
- * O_NOFOLLOW, which covers the last component only.  The fd or -1. */
+/* openat2 of path beneath dfd, refusing a symbolic link in any of its
+ * components (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS: the same walk as
+ * openat's).  The fd, or -1 (errno; ENOSYS before Linux 5.6). */
 static int
-md_open(int dfd, const char *path, int flags, mode_t mode)
+open_beneath(int dfd, const char *path, int flags, mode_t mode)
 {
 	struct open_how how = {
 		.flags = (uint64_t)flags,
 		.mode = (flags & O_CREAT) ? mode : 0,
 		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS,
 	};
-	long fd = syscall(SYS_openat2, dfd, path, &how, sizeof(how));
+
+	return (int)syscall(SYS_openat2, dfd, path, &how, sizeof(how));
+}
+
+/* The directory that holds path's last component, opened beneath dfd
+ * without following a symbolic link (open_beneath; before Linux 5.6 the
+ * same through walk_dirs), and in *name that component.  dfd itself when
+ * path has one component; else an fd the caller closes (md_close), or -1
+ * (errno: ELOOP for a link in the way). */
+static int
+md_dir(int dfd, const char *path, const char **name)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[PATH_MAX];
+	int fd;
+
+	*name = slash ? slash + 1 : path;
+	if (!slash)
+		return dfd;
+	if ((size_t)(slash - path) >= sizeof(dir)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash - path] = '\0';
+	fd = open_beneath(dfd, dir, O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
+	if (fd >= 0 || errno != ENOSYS)
+		return fd;
+	return walk_dirs(dfd, dir, 0);
+}
+
+/* Close what md_dir opened (not dfd). */
+static void
+md_close(int fd, int dfd)
+{
+	if (fd >= 0 && fd != dfd)
+		close(fd);
+}
+
+/* Open path beneath dfd without following a symbolic link in any of its
+ * components: one openat2 (open_beneath), so that the kernel walks the
+ * full path as it does for mdtest; before Linux 5.6, openat with
+ * O_NOFOLLOW in the directory md_dir opens.  The fd or -1. */
+static int
+md_open(int dfd, const char *path, int flags, mode_t mode)
+{
+	const char *name;
+	int fd = open_beneath(dfd, path, flags, mode), pfd, e;
 
 	if (fd >= 0 || errno != ENOSYS)
-		return (int)fd;
-	return openat(dfd, path, flags | O_NOFOLLOW, mode);
+		return fd;
+	if ((pfd = md_dir(dfd, path, &name)) < 0)
+		return -1;
+	fd = openat(pfd, name, flags | O_NOFOLLOW, mode);
+	e = errno;
+	md_close(pfd, dfd);
+	errno = e;
+	return fd;
 }
 
 static int
@@ -241,6 +309,36 @@ op_create(struct bench_thread *t, int dfd, const char *path, uint32_t owner, uin
 	return e;
 }
 
+/* A call on name in an open directory, as unlinkat: 0 or -1 (errno). */
+typedef int (*at_fn)(int dfd, const char *name, int arg);
+
+/* call (unlinkat, mkdir_at) on path's last component in the
+ * directory md_dir opens beneath dfd: nothing outside dfd is touched,
+ * whatever symbolic link is swapped in for a directory on the way.
+ * 0 or an errno. */
+static int
+md_at(int dfd, const char *path, at_fn call, int arg)
+{
+	const char *name;
+	int pfd = md_dir(dfd, path, &name), e;
+
+	if (pfd < 0)
+		return errno;
+	e = call(pfd, name, arg) < 0 ? errno : 0;
+	md_close(pfd, dfd);
+	return e;
+}
+
+static int
+mkdir_at(int dfd, const char *name, int mode)
+{
+	return mkdirat(dfd, name, (mode_t)mode);
+}
+
+/* A stat of the full path from the phase's directory, one fstatat as
+ * mdtest's: it changes nothing, so it keeps mdtest's walk (a link planted
+ * on the way makes it look at what the link names; only root can plant
+ * one in the tree's directories). */
 static int
 op_stat(struct bench_thread *t, int dfd, const char *path, uint32_t owner, uint64_t i,
     uint64_t *bytes)
@@ -291,7 +389,7 @@ op_unlink(struct bench_thread *t, int dfd, const char *path, uint32_t owner, uin
     uint64_t *bytes)
 {
 	(void)t, (void)owner, (void)i, (void)bytes;
-	return unlinkat(dfd, path, 0) < 0 ? errno : 0;
+	return md_at(dfd, path, unlinkat, 0);
 }
 
 static int
@@ -299,7 +397,7 @@ op_mkdir(struct bench_thread *t, int dfd, const char *path, uint32_t owner, uint
     uint64_t *bytes)
 {
 	(void)t, (void)owner, (void)i, (void)bytes;
-	return mkdirat(dfd, path, 0755) < 0 ? errno : 0;
+	return md_at(dfd, path, mkdir_at, 0755);
 }
 
 static int
@@ -307,23 +405,25 @@ op_rmdir(struct bench_thread *t, int dfd, const char *path, uint32_t owner, uint
     uint64_t *bytes)
 {
 	(void)t, (void)owner, (void)i, (void)bytes;
-	return unlinkat(dfd, path, AT_REMOVEDIR) < 0 ? errno : 0;
+	return md_at(dfd, path, unlinkat, AT_REMOVEDIR);
 }
 
 static const struct md_op {
 	int kind;
 	md_fn fn;
 	int dir;			/* items are directories */
+	int full;			/* fn works on the full path (create, read:
+					 * md_open refuses links; stat changes nothing) */
 	int needs;			/* items must exist before the phase */
 	md_fn make;			/* how prepare makes a missing item */
 } md_ops[] = {
-	{ BK_MD_CREATE, op_create, 0, 0, op_create },
-	{ BK_MD_STAT, op_stat, 0, 1, op_create },
-	{ BK_MD_READ, op_read, 0, 1, op_create },
-	{ BK_MD_REMOVE, op_unlink, 0, 1, op_create },
-	{ BK_MD_MKDIR, op_mkdir, 1, 0, op_mkdir },
-	{ BK_MD_DIRSTAT, op_stat, 1, 1, op_mkdir },
-	{ BK_MD_RMDIR, op_rmdir, 1, 1, op_mkdir },
+	{ BK_MD_CREATE, op_create, 0, 1, 0, op_create },
+	{ BK_MD_STAT, op_stat, 0, 1, 1, op_create },
+	{ BK_MD_READ, op_read, 0, 1, 1, op_create },
+	{ BK_MD_REMOVE, op_unlink, 0, 0, 1, op_create },
+	{ BK_MD_MKDIR, op_mkdir, 1, 0, 0, op_mkdir },
+	{ BK_MD_DIRSTAT, op_stat, 1, 1, 1, op_mkdir },
+	{ BK_MD_RMDIR, op_rmdir, 1, 0, 1, op_mkdir },
 };
 
 static const struct md_op *
@@ -437,41 +537,52 @@ out:
 
 /* ------------------------------------------------------------ timed loop */
 
-/* Where the items of the current directory are addressed from: an open
- * directory (md_relative) or a path prefix from the phase's directory. */
+/* The current tree directory of a timed loop and the item's path. */
 struct md_where {
-	int dfd;			/* the directory (md_relative), else -1 */
-	char prefix[PATH_MAX];		/* "d.<rank>/s.<k>/" below DIR/knob.<id>, "" relative */
-	size_t plen;
+	int dfd;			/* the directory, opened beneath DIR/knob.<id>, or -1 */
+	char path[PATH_MAX];		/* "d.<rank>/s.<k>/<item>" below DIR/knob.<id> */
+	size_t plen;			/* its directory part, "d.<rank>/s.<k>/" */
 };
 
-/* Point w at tree node n of owner. 0, or -1 (errno). */
+/* Point w at tree node n of owner: its directory opened once beneath the
+ * phase's directory, refusing a symbolic link on the way (md_dir), for
+ * every operation on its items to work in.  0, or -1 (errno). */
 static int
 md_enter(struct bench_job *j, uint32_t owner, const struct md_shape *s, uint64_t n,
     struct md_where *w)
 {
 	char root[32], rel[PATH_MAX / 2];
-	int rfd;
+	const char *name;
 
-	if (w->dfd >= 0)
-		close(w->dfd);
+	md_close(w->dfd, j->wfd);
 	w->dfd = -1;
-	if (j->p.md_relative) {
-		if ((rfd = open_root(j, owner, 0)) < 0)
-			return -1;
-		w->dfd = open_node(rfd, s, n, 0);
-		close(rfd);
-		w->plen = 0;
-		return w->dfd < 0 ? -1 : 0;
-	}
 	root_name(&j->p, owner, root, sizeof(root));
 	node_path(s, n, rel, sizeof(rel));
-	w->plen = (size_t)snprintf(w->prefix, sizeof(w->prefix), "%s%s/", root, rel);
-	if (w->plen >= sizeof(w->prefix) - 48) {
+	w->plen = (size_t)snprintf(w->path, sizeof(w->path), "%s%s/", root, rel);
+	if (w->plen >= sizeof(w->path) - 48) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}
-	return 0;
+	w->dfd = md_dir(j->wfd, w->path, &name);
+	return w->dfd < 0 ? -1 : 0;
+}
+
+/* Run the op on item i of owner, named in w->path: create, read and stat
+ * on the full path from the phase's directory (one walk of it, as mdtest's)
+ * unless md_relative; unlink, mkdir and rmdir on the name in the directory
+ * md_enter opened (an openat2 of the directory per operation, which these
+ * calls would need to refuse links on the way, cost a third of
+ * md-remove's rate on tmpfs).  0, an errno, or -1 (md-read: wrong
+ * content). */
+static int
+md_item(struct bench_thread *t, const struct md_op *op, struct md_where *w, uint32_t owner,
+    uint64_t i, uint64_t *bytes)
+{
+	struct bench_job *j = t->job;
+
+	if (op->full && !j->p.md_relative)
+		return op->fn(t, j->wfd, w->path, owner, i, bytes);
+	return op->fn(t, w->dfd, w->path + w->plen, owner, i, bytes);
 }
 
 void
@@ -482,8 +593,6 @@ bench_md_run(struct bench_thread *t, uint32_t owner, uint64_t start_mono)
 	struct md_where w = { .dfd = -1 };
 	struct md_shape s;
 	uint64_t i, n, node = UINT64_MAX, limit = bench_md_items(&j->p, owner);
-	char name[48];
-	const char *path;
 	int walled = 0, e;
 
 	md_shape(&j->p, limit, &s);
@@ -493,34 +602,28 @@ bench_md_run(struct bench_thread *t, uint32_t owner, uint64_t start_mono)
 		if ((n = s.first + i / s.per_dir) != node) {
 			node = n;
 			if (md_enter(j, owner, &s, n, &w) < 0) {
-				TERR(t, "%s: open tree directory %llu of rank %u: %s", j->node,
-				    (unsigned long long)n, owner, strerror(errno));
+				TERR(t, "%s: %s: open tree directory %s/%s of rank %u: %s", j->node,
+				    bench_kind_name(j->p.kind), j->wpath, w.path, owner,
+				    strerror(errno));
 				break;
 			}
 		}
-		if (w.plen) {
-			item_name(op->dir, owner, i, w.prefix + w.plen, sizeof(w.prefix) - w.plen);
-			path = w.prefix;
-		} else {
-			item_name(op->dir, owner, i, name, sizeof(name));
-			path = name;
-		}
+		item_name(op->dir, owner, i, w.path + w.plen, sizeof(w.path) - w.plen);
 		t0 = now_mono_ns();
-		e = op->fn(t, w.plen ? j->wfd : w.dfd, path, owner, i, &bytes);
+		e = md_item(t, op, &w, owner, i, &bytes);
 		t1 = now_mono_ns();
 		if (e) {
 			if (e < 0)
-				TERR(t, "%s: md-read %s%s%s: content is not what rank %u wrote",
-				    j->node, w.plen ? j->wpath : "", w.plen ? "/" : "", path, owner);
+				TERR(t, "%s: md-read %s/%s: content is not what rank %u wrote",
+				    j->node, j->wpath, w.path, owner);
 			else
-				TERR(t, "%s: %s %s%s%s: %s", j->node, bench_kind_name(j->p.kind),
-				    w.plen ? j->wpath : "", w.plen ? "/" : "", path, strerror(e));
+				TERR(t, "%s: %s %s/%s: %s", j->node, bench_kind_name(j->p.kind),
+				    j->wpath, w.path, strerror(e));
 			break;
 		}
 		limit = bench_after_op(t, t0, t1, bytes, i + 1, limit, start_mono, &walled);
 	}
-	if (w.dfd >= 0)
-		close(w.dfd);
+	md_close(w.dfd, j->wfd);
 	bench_wall_leave(t, walled);
 }
 

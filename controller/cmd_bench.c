@@ -51,7 +51,7 @@ static const struct opt bench_opts[] = {
 	{ O_MDDEPTH, "md-depth", OPT_ARG, "Z", "md-*: directory tree depth (mdtest -z)", 0 },
 	{ O_MDBRANCH, "md-branch", OPT_ARG, "B", "md-*: directories per tree directory (mdtest -b)", 0 },
 	{ O_MDLEAF, "md-leaf-only", OPT_NOARG, NULL, "md-*: items only in the leaf directories (mdtest -L)", 0 },
-	{ O_MDREL, "md-relative", OPT_NOARG, NULL, "md-*: operate relative to an open directory instead of on full paths (mdtest's way, the default)", 0 },
+	{ O_MDREL, "md-relative", OPT_NOARG, NULL, "md-create, md-read, md-stat: work in the item's open directory instead of on the full path (mdtest's way, the default); md-remove, md-mkdir, md-rmdir always do", 0 },
 	{ O_DROP, "drop-caches", OPT_NOARG, NULL, "drop the page cache before read phases", 0 },
 	{ O_SHIFT, "reader-shift", OPT_OPTARG, "N", "read what rank r+N wrote (default 1 = the next node)", 0 },
 	{ O_KEEP, "keep", OPT_NOARG, NULL, "leave the files in DIR/knob.<id>/ afterwards", 0 },

@@ -1347,6 +1347,106 @@ START_TEST(t_md_fullpath)
 }
 END_TEST
 
+/* A directory outside the phase's for a link to point at: s.0/ holding a
+ * canary file named as item 0 of rank 0 (file.mdtest.0.0) and an empty
+ * canary directory named sub. */
+static void
+make_outside(const char *out, const char *sub)
+{
+	char d[PATH_MAX + 64];
+
+	cu_write_at(out, "s.0/file.mdtest.0.0", 0644, "canary\n");
+	snprintf(d, sizeof(d), "%s/s.0/%s", out, sub);
+	ck_assert_int_eq(mkdir(d, 0755), 0);
+}
+
+/* out is as make_outside left it: the canary file's bytes, the empty
+ * canary directory, nothing added anywhere. */
+static void
+check_outside(const char *out, const char *sub)
+{
+	char f[PATH_MAX + 64], *c;
+	struct stat st;
+
+	snprintf(f, sizeof(f), "%s/s.0/file.mdtest.0.0", out);
+	c = cu_slurp(f);
+	ck_assert_str_eq(c, "canary\n");
+	free(c);
+	snprintf(f, sizeof(f), "%s/s.0/%s", out, sub);
+	ck_assert_int_eq(lstat(f, &st), 0);
+	ck_assert(S_ISDIR(st.st_mode));
+	ck_assert_int_eq(cu_dir_size(f), 0);
+	snprintf(f, sizeof(f), "%s/s.0", out);
+	ck_assert_int_eq(cu_dir_size(f), 2);
+	ck_assert_int_eq(cu_dir_size(out), 1);
+}
+
+/* A symbolic link planted mid-path between prepare and the timed phase
+ * (d.00000000/s.0 of a tree of depth 2, renamed and replaced by a link to
+ * a directory outside the phase's, which root can do): md-stat,
+ * md-dirstat, md-remove, md-mkdir and md-rmdir (an iteration each,
+ * midpath[]) are refused with ELOOP before any operation, the phase fails
+ * with that error in its result,
+ * and the outside directory is as it was, its canary file (named as the
+ * item md-remove removes first) and canary directory (named as the one
+ * md-rmdir removes first; for md-mkdir another name, so that a mkdir
+ * there would succeed) still there and nothing made beside them; the
+ * clean-up with the link still in place removes the link, not what it
+ * points at.  Before, these calls walked the full path from the phase's
+ * directory and followed the link: md-remove unlinked the canary file,
+ * md-rmdir the canary directory, md-mkdir made directories outside and
+ * md-stat reported on files outside. */
+static const struct {
+	const char *kind, *sub;
+} midpath[] = { { "md-stat", "dir.mdtest.0.0" }, { "md-dirstat", "dir.mdtest.0.0" },
+    { "md-remove", "dir.mdtest.0.0" }, { "md-mkdir", "canary.d" },
+    { "md-rmdir", "dir.mdtest.0.0" } };
+
+START_TEST(t_md_midpath_symlink)
+{
+	uint32_t ranks[] = { 0 };
+	struct bench_params p;
+	struct bench_job *j;
+	Knob__PhaseResult r;
+	char out[PATH_MAX + 64], mid[PATH_MAX + 64], moved[PATH_MAX + 64];
+	const char *kind = midpath[_i].kind, *sub = midpath[_i].sub;
+	uint64_t ops;
+
+	snprintf(out, sizeof(out), "%s/outside", tmp);
+	make_outside(out, sub);
+	mkparams(&p, kind, tmp, "mid", ranks, 1, 1);
+	p.md_depth = 2;
+	p.md_branch = 2;
+	p.md_leaf_only = 1;
+	p.md_files = 8;
+	j = bench_job_new(&p, "testnode");
+	ck_assert_msg(bench_job_prepare(j) == 0, "%s: %s", kind, j->err);
+	snprintf(mid, sizeof(mid), "%s/knob.mid/d.00000000/s.0", tmp);
+	snprintf(moved, sizeof(moved), "%s.moved", mid);
+	ck_assert_int_eq(rename(mid, moved), 0);
+	ck_assert_int_eq(symlink(out, mid), 0);
+	bench_job_go(j);
+	while (bench_job_wait(j, 1000) != BJ_DONE)
+		;
+	bench_job_join(j);
+	check_outside(out, sub);
+	ck_assert_msg(j->th[0].failed, "%s not refused", kind);
+	ops = atomic_load(&j->th[0].ops);
+	ck_assert_msg(ops == 0, "%s: %llu operations", kind, (unsigned long long)ops);
+	bench_job_result(j, &r);
+	ck_assert(!r.ok);
+	ck_assert_msg(strstr(r.error, kind) &&
+	    strstr(r.error, "knob.mid/d.00000000/s.0/s.0") &&
+	    strstr(r.error, "Too many levels of symbolic links"), "%s", r.error);
+	bench_result_free(&r);
+	ck_assert_int_eq(bench_job_cleanup(j), 0);
+	bench_job_free(j);
+	check_outside(out, sub);
+	snprintf(mid, sizeof(mid), "%s/knob.mid", tmp);
+	ck_assert(!dir_exists(mid));
+}
+END_TEST
+
 /* Two "nodes" in one shared tree of depth 2, branching 3, leaf-only: the
  * files of all four ranks spread over the 9 leaves and nowhere else; one
  * node's clean-up leaves the other's files. */
@@ -2010,6 +2110,7 @@ main(void)
 	tcase_add_test(tc, t_md_content);
 	tcase_add_test(tc, t_md_prepare_probe);
 	tcase_add_test(tc, t_md_fullpath);
+	tcase_add_loop_test(tc, t_md_midpath_symlink, 0, nitems(midpath));
 	tcase_add_test(tc, t_md_shared_tree);
 	tcase_add_test(tc, t_md_dirs_and_total);
 	tcase_add_test(tc, t_iodepth);

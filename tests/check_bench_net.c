@@ -46,8 +46,8 @@ unmount_tmpfs(void)
 static pid_t faked[4];
 static int nfaked;
 
-/* Remove the data directory and libfaketime's files; also run at exit,
- * since a failed check ends the test's process without the teardown. */
+/* Remove the data directory and libfaketime's files (the teardown; after
+ * a failed check, base_teardown removes the directory). */
 static void
 remove_data(void)
 {
@@ -65,9 +65,7 @@ static void
 setup(void)
 {
 	ck_assert_msg(harness_start(&h, 4, 1) == 0, "harness start failed");
-	snprintf(data, sizeof(data), "/tmp/knob-bnet.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(data));
-	atexit(remove_data);
+	cu_subdir(data, sizeof(data), "bnet");	/* under cu_base: gone also after a failure */
 }
 
 static void
@@ -75,6 +73,20 @@ teardown(void)
 {
 	harness_stop(&h);
 	remove_data();
+}
+
+/* The unchecked teardown, in the runner process after every test: a
+ * failed check ends its test's process without the teardown, so what a
+ * test may have left below cu_base (a directory made immutable, a tmpfs
+ * mounted) is undone here before cu_base_teardown removes it all, the
+ * data directories and the harness's (harness_start makes it there). */
+static void
+base_teardown(void)
+{
+	harness_sh("chattr -R -i '%s' 2>/dev/null; "
+	    "awk -v b='%s/' 'index($2, b) == 1 { print $2 }' /proc/self/mounts | "
+	    "sort -r | xargs -r umount -l", cu_base(), cu_base());
+	cu_base_teardown();
 }
 
 /* Run knobctl --json ARGS; parse stdout; returns the document. */
@@ -630,6 +642,24 @@ slow_md_create(const char *outf)
 	return pid;
 }
 
+/* knobctl exited with status st (waitpid's) 1, its --json output in outf
+ * saying phase 0 failed with what among its errors. */
+static void
+phase_failed(int st, const char *outf, const char *what)
+{
+	json_object *doc;
+	char *out = NULL;
+
+	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 1);
+	ck_assert_int_eq(read_file_bounded(outf, 1 << 24, &out, NULL), 0);
+	ck_assert_ptr_nonnull(doc = json_tokener_parse(out));
+	ck_assert_str_eq(cu_str(cu_phase(doc, 0), "status"), "failed");
+	ck_assert_msg(strstr(json_object_to_json_string(cu_get(cu_phase(doc, 0), "errors")),
+	    what), "%s", out);
+	json_object_put(doc);
+	free(out);
+}
+
 /* A metadata phase stays beneath its directory when a symbolic link is
  * swapped in mid-phase: (1) its tree directory s.0 renamed and replaced
  * by a link to a directory outside (root can do that): the next create
@@ -641,8 +671,6 @@ slow_md_create(const char *outf)
 START_TEST(md_symlink_swap)
 {
 	char outf[PATH_MAX + 16], out1[PATH_MAX + 16], out2[PATH_MAX + 16], kd[PATH_MAX];
-	char *out = NULL;
-	json_object *doc;
 	pid_t pid;
 	int st;
 
@@ -656,14 +684,7 @@ START_TEST(md_symlink_swap)
 	    kd, out1), 0);
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
 	ck_assert_int_eq(cu_count_entries(out1), 0);
-	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 1);
-	ck_assert_int_eq(read_file_bounded(outf, 1 << 24, &out, NULL), 0);
-	ck_assert_ptr_nonnull(doc = json_tokener_parse(out));
-	ck_assert_str_eq(cu_str(cu_phase(doc, 0), "status"), "failed");
-	ck_assert_ptr_nonnull(strstr(json_object_to_json_string(cu_get(cu_phase(doc, 0),
-	    "errors")), "Too many levels of symbolic links"));
-	json_object_put(doc);
-	free(out);
+	phase_failed(st, outf, "Too many levels of symbolic links");
 	ck_assert_int_ge(wait_empty(5), 0);
 
 	pid = slow_md_create(outf);
@@ -672,6 +693,59 @@ START_TEST(md_symlink_swap)
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
 	ck_assert_int_eq(harness_sh_int("ls '%s/d.00000000/s.0' | wc -l", out2), 0);
 	ck_assert_int_eq(harness_sh_int("ls '%s.moved/d.00000000/s.0' | wc -l", kd), 40);
+}
+END_TEST
+
+/* The md-remove of md_remove_midpath_swap under data: has its timed phase
+ * begun (s.0's first file gone, s.1's last made by prepare still there)? */
+static int
+remove_begun(void *arg)
+{
+	char pat[PATH_MAX + 64];
+	glob_t g;
+	int first, last;
+
+	(void)arg;
+	snprintf(pat, sizeof(pat), "%s/knob.*/d.00000000/s.0/file.mdtest.0.0", data);
+	first = glob(pat, 0, NULL, &g) == 0;
+	globfree(&g);
+	snprintf(pat, sizeof(pat), "%s/knob.*/d.00000000/s.1/file.mdtest.0.39", data);
+	last = glob(pat, 0, NULL, &g) == 0;
+	globfree(&g);
+	return !first && last;
+}
+
+/* A symbolic link swapped in mid-phase for a tree directory the phase has
+ * not reached yet (s.1, while md-remove works through s.0 at 10 files a
+ * second), pointing outside --dir at a directory holding a canary named
+ * as s.1's first file: the phase fails with ELOOP when it gets there,
+ * knobctl exits 1 with the error in the run's JSON, the canary is still
+ * there, and the clean-up leaves nothing.  Before, the remove walked the
+ * full path through the link and unlinked the canary, as root. */
+START_TEST(md_remove_midpath_swap)
+{
+	char outf[PATH_MAX + 16], out[PATH_MAX + 16], canary[PATH_MAX + 32], kd[PATH_MAX];
+	char *txt;
+	pid_t pid;
+	int st;
+
+	snprintf(outf, sizeof(outf), "%s/rmswap.json", h.tmp);
+	snprintf(out, sizeof(out), "%s/outside", h.tmp);
+	snprintf(canary, sizeof(canary), "%s",
+	    cu_write_at(out, "file.mdtest.0.20", 0644, "canary\n"));
+	pid = knobctl_bg(outf, "--json bench md-remove -w node01 --dir %s --threads 1 "
+	    "--files 40 --files-per-dir 20 --rate-iops 10", data);
+	ck_assert_msg(cu_wait(remove_begun, NULL, 60) >= 0, "md-remove never began");
+	kept_dir(kd, sizeof(kd));
+	ck_assert_int_eq(harness_sh("cd '%s/d.00000000' && mv s.1 s.1.moved && ln -s '%s' s.1",
+	    kd, out), 0);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_int_eq(cu_dir_size(out), 1);
+	txt = cu_slurp(canary);
+	ck_assert_str_eq(txt, "canary\n");
+	free(txt);
+	phase_failed(st, outf, "Too many levels of symbolic links");
+	ck_assert_int_ge(wait_empty(5), 0);
 }
 END_TEST
 
@@ -1345,6 +1419,8 @@ main(void)
 	Suite *s = suite_create("bench_net");
 	TCase *tc = cu_tcase("net", setup, teardown, 120);
 
+	tcase_add_unchecked_fixture(tc, cu_base_setup, base_teardown);
+
 	ADD(nn_write_read);
 	ADD(n1_shared_write_read);
 	ADD(placement);
@@ -1354,6 +1430,7 @@ main(void)
 	ADD(cleanup_failure_reported);
 	ADD(rand_rw_defaults);
 	ADD(md_symlink_swap);
+	ADD(md_remove_midpath_swap);
 	ADD(controller_gone_lease);
 	ADD(stonewall_across_nodes);
 	ADD(stonewall_finished_first);

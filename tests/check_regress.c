@@ -56,14 +56,14 @@ START_TEST(refused_request_not_leaked)
 {
 	Knob__Envelope env = KNOB__ENVELOPE__INIT;
 	Knob__Pong pong = KNOB__PONG__INIT;
-	char dir[] = "/tmp/knob-regress.XXXXXX", state[64];
+	char dir[PATH_MAX], state[PATH_MAX + 16];
 	int in[2], out[2];
 	struct agent_cfg cfg;
 	struct agent *a;
 	uint8_t *f;
 	size_t len;
 
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	cu_subdir(dir, sizeof(dir), "regress");
 	snprintf(state, sizeof(state), "%s/state", dir);
 	ck_assert_int_eq(pipe(in), 0);
 	ck_assert_int_eq(pipe(out), 0);
@@ -110,7 +110,8 @@ END_TEST
  * non-blocking by the test when nonblock): n pings sent at once and
  * answered into it while the test does not read, until it is full (the
  * next Pong, under 128 bytes, no longer fits).  knobd's pid; *rd reads its
- * stdout, *wr writes its stdin, dir is its state directory. */
+ * stdout, *wr writes its stdin, dir (PATH_MAX bytes) is its state
+ * directory, made here under cu_base. */
 static pid_t
 stdio_full(int nonblock, int n, char *dir, int *rd, int *wr)
 {
@@ -123,7 +124,7 @@ stdio_full(int nonblock, int n, char *dir, int *rd, int *wr)
 	uint64_t end;
 	pid_t pid;
 
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	cu_subdir(dir, PATH_MAX, "regress");
 	ck_assert_int_eq(pipe2(in, O_CLOEXEC), 0);
 	ck_assert_int_eq(pipe2(out, O_CLOEXEC), 0);
 	ck_assert_int_ge(fcntl(out[1], F_SETPIPE_SZ, 4096), 4096);
@@ -159,7 +160,7 @@ stdio_full(int nonblock, int n, char *dir, int *rd, int *wr)
 START_TEST(stdio_full_stdout_drains)
 {
 	Knob__Envelope *got;
-	char dir[] = "/tmp/knob-regress.XXXXXX";
+	char dir[PATH_MAX];
 	int rd, wr, n = 2000, got_n = 0, st;
 	uint64_t end;
 	struct conn c;
@@ -193,7 +194,7 @@ END_TEST
  * stayed in write() until someone read. */
 START_TEST(stdio_stdout_full_sigterm)
 {
-	char dir[] = "/tmp/knob-regress.XXXXXX";
+	char dir[PATH_MAX];
 	int rd, wr, st = 0, r = 0;
 	uint64_t end;
 	pid_t pid = stdio_full(0, 2000, dir, &rd, &wr);
@@ -224,14 +225,14 @@ START_TEST(stdio_flags_restored)
 	Knob__Envelope env = KNOB__ENVELOPE__INIT, *got = NULL;
 	Knob__Ping ping = KNOB__PING__INIT;
 	const char *bin = getenv("KNOB_BIN") ? getenv("KNOB_BIN") : "build";
-	char dir[] = "/tmp/knob-regress.XXXXXX";
+	char dir[PATH_MAX];
 	int in[2], out[2], keep_in, keep_out, st;
 	struct conn c;
 	uint8_t *f;
 	size_t len;
 	pid_t pid;
 
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	cu_subdir(dir, sizeof(dir), "regress");
 	ck_assert_int_eq(pipe2(in, O_CLOEXEC), 0);
 	ck_assert_int_eq(pipe2(out, O_CLOEXEC), 0);
 	keep_in = fcntl(in[0], F_DUPFD_CLOEXEC, 3);	/* the same open files as knobd's */
@@ -267,12 +268,12 @@ START_TEST(play_description_leading_blank)
 	static const char play[] = "<?xml version=\"1.0\"?>\n<play name=\"p\" nodes=\"n1\">\n"
 	    "  <description>\n\t  blanks first.  </description>\n"
 	    "  <verify profile=\"hpc-storage-base\"/>\n</play>\n";
-	char dir[] = "/tmp/knob-regress.XXXXXX", cl[64], pf[64], err[1024];
+	char dir[PATH_MAX], cl[PATH_MAX + 16], pf[PATH_MAX + 16], err[1024];
 	struct strvec errs = { 0 };
 	struct ctl ctl;
 	struct play *pl;
 
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	cu_subdir(dir, sizeof(dir), "regress");
 	snprintf(cl, sizeof(cl), "%s/cluster.xml", dir);
 	snprintf(pf, sizeof(pf), "%s/p.xml", dir);
 	ck_assert_int_eq(write_file_atomic(cl, cluster, strlen(cluster), 0644), 0);
@@ -298,9 +299,9 @@ END_TEST
  * and wrote the symlink's target (found by review). */
 START_TEST(atomic_write_no_symlink)
 {
-	char dir[] = "/tmp/knob-regress.XXXXXX", path[64], trap[80], victim[64];
+	char dir[PATH_MAX], path[PATH_MAX + 16], trap[PATH_MAX + 48], victim[PATH_MAX + 16];
 
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	cu_subdir(dir, sizeof(dir), "regress");
 	snprintf(path, sizeof(path), "%s/tls-tickets", dir);
 	snprintf(victim, sizeof(victim), "%s/victim", dir);
 	snprintf(trap, sizeof(trap), "%s.tmp.%ld", path, (long)getpid());
@@ -319,6 +320,9 @@ regress_suite(void)
 {
 	Suite *s = suite_create("regress");
 	TCase *tc = tcase_create("regress");
+
+	/* temp dirs under cu_base: removed by the runner, also after a failure */
+	tcase_add_unchecked_fixture(tc, cu_base_setup, cu_base_teardown);
 
 	tcase_add_test(tc, ior_negative_aggregate_size);
 	tcase_add_test(tc, refused_request_not_leaked);

@@ -156,7 +156,12 @@ harness_start(struct harness *h, int n, int start_agents)
 		return -1;
 	}
 	snprintf(h->tag, sizeof(h->tag), "kt%ld", (long)getpid());
-	snprintf(h->tmp, sizeof(h->tmp), "/tmp/knob-test.%s.XXXXXX", h->tag);
+	/* below a program's cu_base when it has one, which its runner removes
+	 * even after a failed check (that ends the test without harness_stop) */
+	if (cu_base()[0])
+		snprintf(h->tmp, sizeof(h->tmp), "%s/knob-test.%s.XXXXXX", cu_base(), h->tag);
+	else
+		snprintf(h->tmp, sizeof(h->tmp), "/tmp/knob-test.%s.XXXXXX", h->tag);
 	if (mkdtemp(h->tmp) == NULL)
 		return -1;
 	chmod(h->tmp, 0755);
