@@ -311,11 +311,56 @@ fmt_partial(char *buf, size_t len, const struct rundoc_field *f, const struct po
 	return 0;
 }
 
-/* One cell of the table for field f of point pt. */
+/* Field f (a latency or the start spread) of a point with repeats: the
+ * median over the repeats that did not fail (those the mean beside it
+ * counts), not the first one's figure.  0 when none has it. */
+static double
+repeats_median(const struct rundoc_field *f, const struct point *pt)
+{
+	double *v = xcalloc(pt->nphases, sizeof(*v)), m;
+	size_t n = 0;
+
+	for (size_t i = 0; i < pt->nphases; i++) {
+		json_object *x = rundoc_value(pt->ph[i], f);
+		double ok;
+
+		if (x != NULL && json_object_get_double(x) > 0 && rundoc_metric(pt->ph[i], &ok) == 0)
+			v[n++] = json_object_get_double(x);
+	}
+	m = n ? stats_median(v, n) : 0;
+	free(v);
+	return m;
+}
+
+/* The status of a point: its first repeat that is not ok, else "ok". */
+static const char *
+repeats_status(const struct point *pt)
+{
+	for (size_t i = 0; i < pt->nphases; i++)
+		if (strcmp(js_str(pt->ph[i], "status"), "ok") != 0)
+			return js_str(pt->ph[i], "status");
+	return "ok";
+}
+
+/* One cell of the table for field f of point pt: with repeats, latencies
+ * and the spread are their median, the status the worst one's. */
 static void
 fmt_cell(char *buf, size_t len, const struct rundoc_field *f, const struct point *pt, int decimal)
 {
 	json_object *v = rundoc_value(pt->first, f);
+
+	if (pt->nphases > 1 && (f->fmt == RFF_NS || f->fmt == RFF_SECS)) {
+		double m = repeats_median(f, pt);
+
+		fmt_ns(buf, len, f->fmt == RFF_SECS ? m * 1e9 : m);
+		if (f->fmt == RFF_SECS && m == 0)
+			snprintf(buf, len, "0");
+		return;
+	}
+	if (pt->nphases > 1 && strcmp(f->key, "status") == 0) {
+		snprintf(buf, len, "%s", repeats_status(pt));
+		return;
+	}
 
 	if (fmt_partial(buf, len, f, pt, decimal))
 		return;

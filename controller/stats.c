@@ -337,8 +337,9 @@ points_build(json_object *doc, struct pointset *ps)
 			pt->first = ph;
 			pt->metric = rundoc_metric_of(pt->kind);
 			pt->v = xcalloc(n, sizeof(*pt->v));
+			pt->ph = xcalloc(n, sizeof(*pt->ph));
 		}
-		pt->nphases++;
+		pt->ph[pt->nphases++] = ph;
 		if (rundoc_metric(ph, &v) == 0)
 			pt->v[pt->n++] = v;
 	}
@@ -349,8 +350,10 @@ points_build(json_object *doc, struct pointset *ps)
 void
 points_free(struct pointset *ps)
 {
-	for (size_t i = 0; i < ps->n; i++)
+	for (size_t i = 0; i < ps->n; i++) {
 		free(ps->p[i].v);
+		free(ps->p[i].ph);
+	}
 	free(ps->p);
 	memset(ps, 0, sizeof(*ps));
 }

@@ -57,6 +57,7 @@ struct point {
 	const char *kind;
 	int64_t threads;
 	json_object *first;	/* the point's first phase record (borrowed) */
+	json_object **ph;	/* all its phase records, the repeats (borrowed) */
 	double *v;		/* samples: figures of the repeats that did not fail */
 	size_t n, nphases;
 	struct sample_stats st;

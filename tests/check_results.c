@@ -1458,6 +1458,38 @@ START_TEST(t_failed_repeat)
 }
 END_TEST
 
+/* With repeats, results show's latency columns are the median of the
+ * repeats that did not fail and its status the worst repeat's, beside the
+ * mean of all of them: P50 10, 90 (failed), 30, 20 us gives "20.0 us"
+ * and "failed".  Before, they were the first repeat's ("10.0 us", "ok"). */
+START_TEST(t_repeats_latency)
+{
+	static const int64_t p50[] = { 10000, 90000, 30000, 20000 };
+	json_object *a = mk_doc("A", 1);
+	char *text = NULL, *line;
+	size_t len = 0;
+	FILE *f;
+
+	for (int i = 0; i < 4; i++) {
+		json_object *ph = mk_phase("seq-write", 1, i + 1, 1e9, 1 << 20, i == 1 ? "failed" : "ok");
+
+		json_object_object_add(json_object_object_get(ph, "latency"), "p50_ns",
+		    json_object_new_int64(p50[i]));
+		add_phase(a, ph);
+	}
+	ck_assert_ptr_nonnull(f = open_memstream(&text, &len));
+	rundoc_print(f, a, 0);
+	fclose(f);
+	ck_assert_ptr_nonnull(line = strstr(text, "\nseq-write"));
+	*strchr(line + 1, '\n') = '\0';
+	ck_assert_msg(strstr(line, "20.0 us") != NULL && strstr(line, "10.0 us") == NULL, "%s", line);
+	ck_assert_msg(strstr(line, "failed") != NULL, "%s", line);
+	ck_assert_msg(strstr(line, "3 of 4 repeats ok") != NULL, "%s", line);
+	free(text);
+	json_object_put(a);
+}
+END_TEST
+
 /* Peak = the largest mean over thread counts and where; sustained = the
  * median of the means from the peak on. */
 START_TEST(t_peak_sustained)
@@ -1591,6 +1623,7 @@ main(void)
 	tcase_add_test(tc, t_read_only_db);
 	tcase_add_test(tc, t_report_whole_or_nothing);
 	tcase_add_test(tc, t_failed_repeat);
+	tcase_add_test(tc, t_repeats_latency);
 	tcase_add_test(tc, t_peak_sustained);
 	tcase_add_test(tc, t_io500);
 	tcase_add_test(tc, t_units);
