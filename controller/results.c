@@ -1040,7 +1040,7 @@ results_load(sqlite3 *db, const char *id)
 
 	if (sqlite3_prepare_v2(db, "SELECT r.doc, r.status, " WRITER_COLS ", json_object("
 	    "'host', r.host, 'boot_id', r.boot_id, 'pid_ns', r.pid_ns, 'pid', r.pid,"
-	    " 'pid_start', r.pid_start, 'heartbeat_ns', r.heartbeat_ns)"
+	    " 'pid_start', r.pid_start, 'heartbeat_ns', r.heartbeat_ns), r.started_ns"
 	    " FROM runs r WHERE r.id = ?", -1, &st, NULL) != SQLITE_OK)
 		return NULL;
 	sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
@@ -1056,6 +1056,10 @@ results_load(sqlite3 *db, const char *id)
 		}
 		if (doc)
 			json_object_object_add(doc, "status", json_object_new_string(status));
+		/* a run stored before started_ns (0.1) has it in its row only */
+		if (doc && !json_object_object_get_ex(doc, "started_ns", NULL))
+			json_object_object_add(doc, "started_ns",
+			    json_object_new_int64(sqlite3_column_int64(st, 9)));
 	}
 	sqlite3_finalize(st);
 	if (doc && (load_phases(db, id, doc) < 0 || load_nodes(db, id, doc) < 0)) {

@@ -167,6 +167,8 @@ START_TEST(t_migrate_v1)
 	ck_assert_str_eq(id, r[0].id);
 	doc = results_load(db, id);
 	ck_assert_ptr_nonnull(doc);
+	/* its start as its row has it (results show printed 1970-01-01) */
+	ck_assert_int_eq((int64_t)js_num(doc, "started_ns"), r[0].started_ns);
 	ck_assert_int_eq(json_object_array_length(json_object_object_get(doc, "phases")), 4);
 	ph = json_object_array_get_idx(json_object_object_get(doc, "phases"), 0);
 	ck_assert_str_eq(js_str(ph, "kind"), "seq-write");
