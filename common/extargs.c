@@ -7,7 +7,7 @@
 #include "util.h"
 
 /* Why an option is refused: the first words of the message. */
-enum why { W_PATH, W_CMD, W_CODE, W_ENGINE, W_NODE, W_NET };
+enum why { W_PATH, W_CMD, W_CODE, W_ENGINE, W_NODE, W_NET, W_API };
 
 static const char *const why_text[] = {
 	[W_PATH] = "path options of the tool are refused",
@@ -21,6 +21,10 @@ static const char *const why_text[] = {
 	    "dirdelete) are refused: exec runs a program, external:LIB and unknown names load "
 	    "a library, the others use devices or other hosts",
 	[W_NET] = "options that serve or reach other hosts are refused",
+	[W_API] = "IOR/mdtest backends other than those that do their I/O on files in --dir "
+	    "(POSIX, MPIIO, MMAP, AIO, HDF5, NCMPI, DUMMY) are refused: the others reach "
+	    "object stores and other hosts (S3, RADOS, CEPHFS, DFS, HDFS, LIBNFS, Gfarm, "
+	    "CHFS, FINCHFS) or devices (PMDK)",
 };
 
 /* An option refused by its name, or (bad_value set) for some values. */
@@ -299,6 +303,41 @@ ior_O_check(const char *arg, const char *next, struct bad *b)
 	return next ? ior_directives_check(next, b) : 0;
 }
 
+/* The value IOR's parser gives the short option at arg[k] (ior's
+ * option.c): after the word's '=', the rest of "-aPOSIX", else the next
+ * word; NULL when there is none.  buf holds a copy cut at '='. */
+static const char *
+short_value(const char *arg, size_t k, const char *next, char *buf, size_t len)
+{
+	const char *eq = strchr(arg, '=');
+
+	if (eq)
+		return eq + 1;
+	if (k == 1 && arg[2]) {
+		snprintf(buf, len, "%s", arg + 2);
+		return buf;
+	}
+	return next;
+}
+
+/* ior/mdtest -a API: one of the backends that work on files in --dir
+ * (case-insensitive, as IOR matches them); 0 or -1. */
+static int
+api_check(const char *tool, const char *arg, const char *next, struct bad *b)
+{
+	static const char *const ok[] = {
+		"POSIX", "MPIIO", "MMAP", "AIO", "HDF5", "NCMPI", "DUMMY",
+	};
+	char buf[64];
+	size_t k = strcspn(arg + 1, "a=") + 1;
+	const char *v = short_value(arg, k, next, buf, sizeof(buf));
+
+	for (size_t i = 0; v && i < nitems(ok); i++)
+		if (strcasecmp(v, ok[i]) == 0)
+			return 0;
+	return refuse(b, W_API, tool, "-a", v ? v : arg);
+}
+
 /* ior/mdtest: one argument (next: the word after it, or NULL); 0 or -1. */
 static int
 mpi_check_one(const char *tool, const char *paths, const char *arg, const char *next,
@@ -310,6 +349,8 @@ mpi_check_one(const char *tool, const char *paths, const char *arg, const char *
 		return long_check(tool, mpi_long, nitems(mpi_long), arg, 0, b);
 	if ((opt[1] = short_letter(arg, paths)) != 0)
 		return refuse(b, W_PATH, tool, opt, arg);
+	if (short_letter(arg, "a"))
+		return api_check(tool, arg, next, b);
 	if (strcmp(tool, "ior") == 0 && short_letter(arg, "O"))
 		return ior_O_check(arg, next, b);
 	return 0;
