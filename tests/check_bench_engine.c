@@ -31,8 +31,9 @@
 static char tmp[PATH_MAX];
 static char small[PATH_MAX];	/* tiny tmpfs mount point, "" when not mounted */
 
-/* Unmount the test's tmpfs and remove the temp dir; also run at exit,
- * since a failed check ends the test's process without the teardown. */
+/* Unmount the test's tmpfs and remove the temp dir (a failed check ends
+ * the test's process without it: the dir is under cu_base, whose
+ * unchecked teardown in the runner unmounts and removes what is left). */
 static void
 teardown(void)
 {
@@ -52,10 +53,8 @@ teardown(void)
 static void
 setup(void)
 {
-	snprintf(tmp, sizeof(tmp), "/tmp/knob-engine.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(tmp));
+	cu_subdir(tmp, sizeof(tmp), "engine");
 	small[0] = '\0';
-	atexit(teardown);
 }
 
 /* A params block for kind on dir with the given ranks. */
@@ -2089,6 +2088,8 @@ main(void)
 {
 	Suite *s = suite_create("bench_engine");
 	TCase *tc = cu_tcase("engine", setup, teardown, 60), *tco;
+
+	tcase_add_unchecked_fixture(tc, cu_base_setup, cu_base_teardown);
 
 	log_init("check_bench_engine", LOG_LVL_WARN);
 	tcase_add_test(tc, t_nn_write_read);

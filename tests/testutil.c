@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -76,9 +77,34 @@ cu_base_setup(void)
 	cu_mkdtemp(base_dir, sizeof(base_dir), name);
 }
 
+/* Detach every mount below dir, deepest first (a failed test may have
+ * left a tmpfs mounted in its temp dir): /proc/self/mounts lists a mount
+ * after the one it is on, so the list is read in reverse. */
+static void
+unmount_below(const char *dir)
+{
+	struct strvec mnts = { 0 };
+	char line[PATH_MAX * 2], path[PATH_MAX];
+	size_t n = strlen(dir);
+	FILE *f = fopen("/proc/self/mounts", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%*s %4095s", path) == 1 && strncmp(path, dir, n) == 0 &&
+		    path[n] == '/')
+			strvec_push(&mnts, path);
+	if (f)
+		fclose(f);
+	for (size_t i = mnts.n; i-- > 0;)
+		if (umount2(mnts.v[i], MNT_DETACH) < 0)
+			fprintf(stderr, "could not unmount %s: %s\n", mnts.v[i], strerror(errno));
+	strvec_free(&mnts);
+}
+
 void
 cu_base_teardown(void)
 {
+	if (base_dir[0] != '\0')
+		unmount_below(base_dir);
 	if (base_dir[0] != '\0' && cu_rm_rf(base_dir) < 0)
 		fprintf(stderr, "could not remove %s\n", base_dir);
 	base_dir[0] = '\0';
