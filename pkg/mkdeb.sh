@@ -2,7 +2,8 @@
 # Build the .deb from a staged tree: mkdeb.sh STAGE OUT.deb VERSION
 # STAGE is what "make install PREFIX=/usr DESTDIR=STAGE" produced.  Adds the
 # documentation Debian wants, strips the binaries, computes Depends from the
-# libraries they link (dpkg -S) and the md5sums, then runs dpkg-deb.
+# libraries they link (dpkg -S) and the md5sums, adds the maintainer scripts
+# (postinst, prerm, postrm), then runs dpkg-deb.
 set -eu
 stage=$1 out=$2 version=$3
 here=$(cd "$(dirname "$0")" && pwd)
@@ -29,8 +30,9 @@ install -d -m 0755 "$stage/DEBIAN"
 size=$(du -sk --exclude=DEBIAN "$stage" | cut -f1)
 sed -e "s/@VERSION@/$version/" -e "s/@ARCH@/$arch/" -e "s/@SIZE@/$size/" \
     -e "s/@DEPENDS@/$deps/" "$here/control.in" > "$stage/DEBIAN/control"
-install -m 0755 "$here/postinst" "$stage/DEBIAN/postinst"
-install -m 0755 "$here/prerm" "$stage/DEBIAN/prerm"
+for s in postinst prerm postrm; do
+	install -m 0755 "$here/$s" "$stage/DEBIAN/$s"
+done
 (cd "$stage" && find . -path ./DEBIAN -prune -o -type f -print | sed 's,^\./,,' | sort |
 	xargs md5sum > DEBIAN/md5sums)
 chmod 0644 "$stage/DEBIAN/control" "$stage/DEBIAN/md5sums"

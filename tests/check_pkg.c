@@ -2,9 +2,11 @@
  * pages render with man -l, and dpkg -i installs it into a scratch chroot
  * (tests/pkg-chroot.sh: overlay on the machine's /usr, private mount
  * namespace) where postinst makes /etc/knob and /var/lib/knob and starts
- * the agent only once its certificates exist (a stand-in systemctl records
- * what the scripts ask of it there); and the unit under a real systemd in
- * a systemd-nspawn container (PID 1 of this machine is not systemd). */
+ * the agent only once its certificates exist, an upgrade only try-restarts,
+ * and purge removes the node's credentials and state (a stand-in systemctl
+ * records what the scripts ask of it there); and the unit under a real
+ * systemd in a systemd-nspawn container (PID 1 of this machine is not
+ * systemd). */
 #include <check.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -115,6 +117,45 @@ START_TEST(man_pages_render)
 }
 END_TEST
 
+/* Between the markers a and b of out (both there, in order): the text. */
+static char *
+section(const char *out, const char *a, const char *b)
+{
+	const char *s = strstr(out, a), *e = s ? strstr(s, b) : NULL;
+
+	ck_assert_msg(s && e, "no %s ... %s in: %s", a, b, out);
+	return strndup(s, (size_t)(e - s));
+}
+
+/* pkg-chroot.sh's upgrade, remove and purge steps.  The upgrade (postinst
+ * configure OLD-VERSION) neither enables nor (re)starts anything: it only
+ * try-restarts the agent and the holder, which systemd does where they run,
+ * and an /etc/knob tightened to 0700 stays 0700.  dpkg -r reloads systemd
+ * after the units went; dpkg --purge removes the node's credentials, the
+ * agent's state and bootstrap's cached .deb, and keeps the admin's
+ * cluster.xml and results database. */
+static void
+upgrade_remove_purge(const char *out)
+{
+	char *up = section(out, "== upgrade", "== files");
+	char *rm = section(out, "== remove", "== purge");
+	char *purge = section(out, "== purge", "== done");
+
+	ck_assert_msg(strstr(up, "systemctl try-restart knobd.service knob-mux.service\n"), "%s", up);
+	ck_assert_msg(!strstr(up, "enable") && !strstr(up, " restart") && !strstr(up, " start"),
+	    "%s", up);
+	ck_assert_msg(strstr(up, "\n700 ") && strstr(up, "/root/etc/knob\n"), "%s", up);
+	ck_assert_msg(strstr(rm, "systemctl disable knob-mux.service\nsystemctl daemon-reload\n"),
+	    "%s", rm);
+	ck_assert_msg(strstr(rm, "node.key: kept\n"), "%s", rm);
+	ck_assert_msg(strstr(purge, "systemctl daemon-reload\n"), "%s", purge);
+	ck_assert_msg(strstr(purge, "\nleft: etc/knob/cluster.xml var/lib/knob/results.db\n"),
+	    "%s", purge);
+	free(up);
+	free(rm);
+	free(purge);
+}
+
 START_TEST(dpkg_install_chroot)
 {
 	char *out, *nocert, *withcert;
@@ -131,6 +172,7 @@ START_TEST(dpkg_install_chroot)
 	ck_assert_ptr_null(memmem(nocert, (size_t)(withcert - nocert), "enable", 6));
 	ck_assert_ptr_nonnull(strstr(withcert, "systemctl enable knobd.service"));
 	ck_assert_ptr_nonnull(strstr(withcert, "systemctl restart knobd.service"));
+	upgrade_remove_purge(out);
 	ck_assert_ptr_nonnull(strstr(out, "knobctl 0."));
 	/* the profiles ship in /usr/share/knob/profiles, where knobctl looks */
 	ck_assert_msg(strstr(out, "NAME ") && strstr(out, "gpfs-client "), "%s", out);
@@ -182,8 +224,10 @@ holder_under_systemd(const char *out)
  * certificates the agent is neither enabled nor running; the postinst,
  * run again once they exist, enables and starts it through the
  * container's systemctl; it answers a TLS ping, is restarted by systemd
- * after a SIGKILL, stops cleanly, and the container powers off; the
- * holder's unit runs there too (holder_under_systemd). */
+ * after a SIGKILL, stops cleanly; an upgrade (dpkg -i again) after the
+ * admin disabled and stopped it leaves it so, while the enabled, running
+ * holder is restarted; the container powers off; the holder's unit runs
+ * there too (holder_under_systemd). */
 START_TEST(unit_under_systemd)
 {
 	const char *bin = getenv("KNOB_BIN");
@@ -212,6 +256,9 @@ START_TEST(unit_under_systemd)
 	    "NRestarts=1\nActiveState=active"));
 	ck_assert_ptr_nonnull(strstr(cert, "after stop: inactive  success"));
 	ck_assert_ptr_nonnull(strstr(cert, "container exit: 0\n== done"));
+	/* an upgrade leaves the disabled, stopped agent so and restarts the
+	 * running holder (on the new binary) */
+	ck_assert_ptr_nonnull(strstr(cert, "after upgrade: knobd disabled inactive, mux active restarted\n"));
 	holder_under_systemd(out);
 	free(out);
 }

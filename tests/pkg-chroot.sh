@@ -5,7 +5,10 @@
 # The scratch root: tests/pkg-root.sh.  Systemd does not run here: a
 # stand-in systemctl in /usr/local/sbin logs its arguments, and
 # /run/systemd/system is created so that the maintainer scripts take their
-# systemd branch.
+# systemd branch.  Steps: install without certificates; postinst configure
+# as on a first install once they exist; an upgrade (dpkg -i again) with
+# /etc/knob tightened to 0700; dpkg -r; dpkg --purge.  Prints what the
+# scripts asked of systemctl and what they left; check_pkg checks it.
 set -eu
 deb=$1 t=$2
 S=$t/root
@@ -40,8 +43,29 @@ echo "== with certificates, configure again"
 touch "$S/etc/knob/ca.crt" "$S/etc/knob/node.crt" "$S/etc/knob/node.key"
 in_root /var/lib/dpkg/info/knob.postinst configure
 cat "$S/tmp/systemctl.log"
+echo "== upgrade (dpkg -i again), /etc/knob tightened to 0700"
+: > "$S/tmp/systemctl.log"
+chmod 0700 "$S/etc/knob"
+in_root dpkg -i /tmp/knob.deb >/dev/null
+cat "$S/tmp/systemctl.log"
+stat -c '%a %n' "$S/etc/knob"
 echo "== files"
 stat -c '%a %n' "$t/upper/sbin/knobd" "$t/upper/bin/knobctl" "$t/upper/lib/systemd/system/knobd.service" \
     "$t/upper/share/man/man1/knobctl.1.gz" "$t/upper/share/man/man8/knobd.8.gz" \
     "$t/upper/share/bash-completion/completions/knobctl"
+echo "== remove"
+: > "$S/tmp/systemctl.log"
+touch "$S/etc/knob/cluster.xml" "$S/etc/knob/ca.crl" "$S/var/lib/knob/tune.journal" \
+    "$S/var/lib/knob/results.db"
+mkdir -p "$S/var/cache/knob"
+touch "$S/var/cache/knob/knob.deb"
+in_root dpkg -r knob >/dev/null
+cat "$S/tmp/systemctl.log"
+echo "node.key: $(test -e "$S/etc/knob/node.key" && echo kept || echo gone)"
+echo "== purge"
+: > "$S/tmp/systemctl.log"
+in_root dpkg --purge knob >/dev/null
+cat "$S/tmp/systemctl.log"
+in_root dpkg-query -W -f='${Status}\n' knob 2>&1 || true
+echo "left: $(cd "$S" && ls -d etc/knob/* var/lib/knob/* var/cache/knob 2>/dev/null | paste -sd' ' -)"
 echo "== done"

@@ -14,8 +14,11 @@
 # knobd.service), ping the agent over TLS, kill it (systemd restarts it);
 # then the connection holder's unit (knob-mux.service, not enabled by the
 # package): started, pings go through it, a renewed controller certificate
-# makes it exit 1 and systemd restarts it, stopped; stop the agent; start
-# both and remove the package (prerm stops and disables both); power off.  Prints what it saw; the caller checks it.
+# makes it exit 1 and systemd restarts it, stopped; stop the agent; an
+# upgrade (dpkg -i again) with the agent disabled and stopped and the
+# holder enabled and running (the agent stays so, the holder is restarted);
+# start both and remove the package (prerm stops and disables both); power
+# off.  Prints what it saw; the caller checks it.
 # Exit 0 only when every step ran.
 set -eu
 deb=$1 t=$2 ns=$3 knobctl=$4
@@ -27,11 +30,11 @@ mkdir -p "$S/etc/systemd/system" "$S/root"
 cp -a /etc/shadow "$S/etc/"
 echo knobsd > "$S/etc/hostname"
 : > "$S/etc/machine-id"
-cp "$deb" "$S/tmp/knob.deb"
+cp "$deb" "$S/root/knob.deb"	# not /tmp: the container's is its own
 ln -sfn /usr/lib/systemd/system/multi-user.target "$S/etc/systemd/system/default.target"
 
 echo "== dpkg -i (chroot, no certificates)"
-chroot "$S" dpkg -i /tmp/knob.deb >/dev/null
+chroot "$S" dpkg -i /root/knob.deb >/dev/null
 chroot "$S" dpkg-query -W -f='${Status} ${Version}\n' knob
 
 echo "== boot"
@@ -163,6 +166,18 @@ echo "== stop"
 in_ct systemctl stop knobd.service
 echo "after stop: $(in_ct systemctl is-active knobd.service || true) " \
     "$(in_ct systemctl show -P Result knobd.service)"
+
+echo "== upgrade: the agent disabled and stopped, the holder enabled and running"
+in_ct systemctl disable knobd.service >/dev/null 2>&1
+in_ct systemctl enable --now knob-mux.service >/dev/null 2>&1
+retry in_ct knobctl mux --status || true
+mpid=$(in_ct systemctl show -P MainPID knob-mux.service)
+in_ct dpkg -i /root/knob.deb >/dev/null
+new=$(in_ct systemctl show -P MainPID knob-mux.service)
+echo "after upgrade: knobd $(in_ct systemctl is-enabled knobd.service || true)" \
+    "$(in_ct systemctl is-active knobd.service || true)," \
+    "mux $(in_ct systemctl is-active knob-mux.service || true)" \
+    "$( [ "$new" != 0 ] && [ "$new" != "$mpid" ] && echo restarted || echo "not restarted")"
 
 echo "== remove: prerm stops and disables the agent and the holder"
 in_ct systemctl enable --now knob-mux.service >/dev/null 2>&1
