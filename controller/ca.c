@@ -633,6 +633,16 @@ serial_hex(X509 *x)
 	return s;
 }
 
+char *
+ca_cert_serial(const char *path, char *err, size_t errlen)
+{
+	X509 *x = read_cert(path, err, errlen);
+	char *hex = x ? serial_hex(x) : NULL;
+
+	X509_free(x);
+	return hex;
+}
+
 #define SERIAL_HEX_MAX 40	/* RFC 5280: a serial is at most 20 octets */
 
 /* The serial token hex (NUL-terminated) in canonical form, as serial_hex
@@ -966,10 +976,11 @@ out:
 	return rc;
 }
 
-/* Reissue DIR/NAME.crt/.key in place (same name and role). 0 or -1. */
+/* Reissue DIR/NAME.crt/.key in place (same name and role); the new serial
+ * (hex, malloc'd) in *serialp.  0 or -1. */
 static int
 renew_one(const char *dir, const char *name, X509 *old, X509 *cacert, EVP_PKEY *cakey,
-    char *err, size_t errlen)
+    char **serialp, char *err, size_t errlen)
 {
 	char ou[64] = "", crt[PATH_MAX], keyp[PATH_MAX], tcrt[PATH_MAX + 8], tkey[PATH_MAX + 8];
 	EVP_PKEY *key = NULL;
@@ -997,6 +1008,7 @@ renew_one(const char *dir, const char *name, X509 *old, X509 *cacert, EVP_PKEY *
 		seterr(err, errlen, "%s: %s", crt, strerror(errno));
 		goto out;
 	}
+	*serialp = serial_hex(x);
 	rc = 0;
 out:
 	free(hex);
@@ -1006,7 +1018,7 @@ out:
 }
 
 int
-ca_renew(const char *dir, int min_days, FILE *out, char *err, size_t errlen)
+ca_renew(const char *dir, int min_days, ca_renew_fn fn, void *arg, char *err, size_t errlen)
 {
 	EVP_PKEY *cakey = NULL;
 	X509 *cacert = NULL;
@@ -1025,7 +1037,7 @@ ca_renew(const char *dir, int min_days, FILE *out, char *err, size_t errlen)
 	}
 	rc = 0;
 	while ((de = readdir(d)) != NULL) {
-		char name[NAME_MAX + 1], path[PATH_MAX], e2[256];
+		char name[NAME_MAX + 1], path[PATH_MAX], e2[256], *serial = NULL;
 		size_t l = strlen(de->d_name);
 		X509 *x;
 
@@ -1038,11 +1050,12 @@ ca_renew(const char *dir, int min_days, FILE *out, char *err, size_t errlen)
 		if (days_left(x) >= min_days)
 			;
 		else if (cert_revoked(&revoked, x))
-			fprintf(out, "not renewed %s: revoked (issue a new name)\n", path);
-		else if (renew_one(dir, name, x, cacert, cakey, err, errlen) < 0)
+			fn(arg, path, days_left(x), NULL);
+		else if (renew_one(dir, name, x, cacert, cakey, &serial, err, errlen) < 0)
 			rc = -1;
 		else
-			fprintf(out, "renewed %s (expired in %d days)\n", path, days_left(x));
+			fn(arg, path, days_left(x), serial ? serial : "?");
+		free(serial);
 		X509_free(x);
 	}
 out:

@@ -41,8 +41,13 @@ int ca_revoke(const char *dir, const char *name, struct strvec *done, char *err,
  * be read (why: "DIR/revoked.txt:LINE: ..." for a bad line). */
 int ca_check_leaf(const char *dir, const char *pem, const char *name, int min_days, char *why,
     size_t whylen);
+/* What ca_renew did with one DIR/NAME.crt (path) that had days_left: its
+ * new serial (hex), or NULL when it was not renewed (revoked). */
+typedef void (*ca_renew_fn)(void *arg, const char *path, int days_left, const char *serial);
 /* Reissue every DIR/NAME.crt expiring within min_days (same name and role),
- * printing each on out.  0 or -1 with err. */
-int ca_renew(const char *dir, int min_days, FILE *out, char *err, size_t errlen);
+ * telling fn(arg, ...) of each.  0 or -1 with err. */
+int ca_renew(const char *dir, int min_days, ca_renew_fn fn, void *arg, char *err, size_t errlen);
+/* The serial (hex, malloc'd) of the certificate in path; NULL with err. */
+char *ca_cert_serial(const char *path, char *err, size_t errlen);
 
 #endif

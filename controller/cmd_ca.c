@@ -3,9 +3,14 @@
  *
  *   knobctl ca init DIR
  *   knobctl ca issue DIR NAME... [--controller]
+ *   knobctl ca revoke NAME... [--ca-dir DIR]
+ *   knobctl ca renew [--days N] [--ca-dir DIR]
  *
  * NAME may be a node-set expression (node[01-16]); @groups are not
- * resolved here.  Every name is checked before anything is written. */
+ * resolved here.  Every name is checked before anything is written.  With
+ * --json, one document on stdout says what was done: the files written,
+ * the names issued, revoked or renewed and their serials. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,15 +25,23 @@ struct ca_args {
 	int n;			/* operands after the sub-command name */
 	char **v;
 	int controller;		/* --controller */
-	int days;		/* --days N */
+	uint32_t days;		/* --days N (0: not given) */
 	const char *dir;	/* --ca-dir DIR */
 };
+
+/* Where a sub-command reports: text on f, or with --json into doc. */
+struct ca_out {
+	FILE *f;
+	json_object *doc;	/* NULL: text */
+};
+
+#define CA_DAYS_MAX 36500	/* --days: a hundred years */
 
 enum { CA_CONTROLLER = 256, CA_DAYS_OPT, CA_DIR_OPT };
 
 static const struct opt ca_opts[] = {
 	{ CA_CONTROLLER, "controller", OPT_NOARG, NULL, "issue: controller certificates (OU=controller)", 0 },
-	{ CA_DAYS_OPT, "days", OPT_ARG, "N", "renew: certificates expiring within N days (default 30)", 0 },
+	{ CA_DAYS_OPT, "days", OPT_ARG, "N", "renew (only): certificates expiring within N days (default 30)", 0 },
 	{ CA_DIR_OPT, "ca-dir", OPT_ARG, "DIR", "revoke, renew: the CA directory (default: the inventory's CA's)", 0 },
 	OPT_END
 };
@@ -57,14 +70,78 @@ ca_dir_of(struct ctl *ctl, const struct ca_args *a, char *buf, size_t len)
 	return buf;
 }
 
+/* The array under key in doc, added when missing (doc keeps it). */
+static json_object *
+doc_array(json_object *doc, const char *key)
+{
+	json_object *a;
+
+	if (!json_object_object_get_ex(doc, key, &a)) {
+		a = json_object_new_array();
+		json_object_object_add(doc, key, a);
+	}
+	return a;
+}
+
+/* File dir/name+ext written: "wrote PATH[ (note)]", or into "written". */
+static void
+ca_wrote(const struct ca_out *o, const char *dir, const char *file, const char *note)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	if (o->doc)
+		json_object_array_add(doc_array(o->doc, "written"), json_object_new_string(path));
+	else
+		fprintf(o->f, "wrote %s%s%s%s\n", path, note ? " (" : "", note ? note : "",
+		    note ? ")" : "");
+}
+
+/* A name that failed: its error on stderr, and in "failed" with --json. */
+static void
+ca_failed(const struct ca_out *o, const char *sub, const char *name, const char *err)
+{
+	fprintf(stderr, "knobctl: ca %s: %s\n", sub, err);
+	if (o->doc) {
+		json_object *r = json_object_new_object();
+
+		json_object_object_add(r, "name", json_object_new_string(name));
+		json_object_object_add(r, "error", json_object_new_string(err));
+		json_object_array_add(doc_array(o->doc, "failed"), r);
+	}
+}
+
+/* Every certificate of a revoked name, so that the admin sees them all. */
+static void
+ca_revoked(const struct ca_out *o, const char *name, const struct strvec *done)
+{
+	json_object *r, *serials;
+
+	if (o->doc == NULL) {
+		fprintf(o->f, "revoked %s (%zu certificate%s, serial", name, done->n,
+		    done->n == 1 ? "" : "s");
+		for (size_t j = 0; j < done->n; j++)
+			fprintf(o->f, "%s %s", j ? "," : "", done->v[j]);
+		fprintf(o->f, "); ");
+		return;
+	}
+	r = json_object_new_object();
+	serials = json_object_new_array();
+	for (size_t j = 0; j < done->n; j++)
+		json_object_array_add(serials, json_object_new_string(done->v[j]));
+	json_object_object_add(r, "name", json_object_new_string(name));
+	json_object_object_add(r, "serials", serials);
+	json_object_array_add(doc_array(o->doc, "revoked"), r);
+}
+
 /* ca revoke NAME...: every certificate of each name into the CRL
  * (DIR/ca.crl), printed; bootstrap pushes it. */
 static int
-ca_cmd_revoke(struct ctl *ctl, FILE *out, const struct ca_args *a)
+ca_cmd_revoke(struct ctl *ctl, const struct ca_out *o, const struct ca_args *a)
 {
 	char buf[4096], err[1024];
 	const char *dir;
-	int failed = 0;
+	int failed = 0, written = 0;
 
 	if (a->n < 1) {
 		ca_usage(stderr);
@@ -76,28 +153,50 @@ ca_cmd_revoke(struct ctl *ctl, FILE *out, const struct ca_args *a)
 		struct strvec done = { 0 };
 
 		if (ca_revoke(dir, a->v[i], &done, err, sizeof(err)) < 0) {
-			fprintf(stderr, "knobctl: ca revoke: %s\n", err);
+			ca_failed(o, "revoke", a->v[i], err);
 			failed++;
 		} else {
-			/* every certificate of the name, so that the admin sees them all */
-			fprintf(out, "revoked %s (%zu certificate%s, serial", a->v[i], done.n,
-			    done.n == 1 ? "" : "s");
-			for (size_t j = 0; j < done.n; j++)
-				fprintf(out, "%s %s", j ? "," : "", done.v[j]);
-			fprintf(out, "); wrote %s/%s (push it with knobctl bootstrap)\n", dir,
-			    CA_CRL_FILE);
+			ca_revoked(o, a->v[i], &done);
+			if (o->doc == NULL || !written++)
+				ca_wrote(o, dir, CA_CRL_FILE, "push it with knobctl bootstrap");
 		}
 		strvec_free(&done);
 	}
 	return failed ? 1 : 0;
 }
 
+/* ca_renew's report of one certificate (arg: the struct ca_out). */
+static void
+ca_renewed(void *arg, const char *path, int days_left, const char *serial)
+{
+	const struct ca_out *o = arg;
+	json_object *r;
+
+	if (o->doc == NULL) {
+		if (serial)
+			fprintf(o->f, "renewed %s (expired in %d days)\n", path, days_left);
+		else
+			fprintf(o->f, "not renewed %s: revoked (issue a new name)\n", path);
+		return;
+	}
+	r = json_object_new_object();
+	json_object_object_add(r, "cert", json_object_new_string(path));
+	json_object_object_add(r, "days_left", json_object_new_int(days_left));
+	if (serial)
+		json_object_object_add(r, "serial", json_object_new_string(serial));
+	else
+		json_object_object_add(r, "reason", json_object_new_string("revoked"));
+	json_object_array_add(doc_array(o->doc, serial ? "renewed" : "not_renewed"), r);
+}
+
 /* ca renew [--days N]: reissue what expires soon. */
 static int
-ca_cmd_renew(struct ctl *ctl, FILE *out, const struct ca_args *a)
+ca_cmd_renew(struct ctl *ctl, const struct ca_out *o, const struct ca_args *a)
 {
 	char buf[4096], err[1024];
 	const char *dir;
+	struct ca_out copy = *o;	/* ca_renew's callback argument */
+	int days = a->days ? (int)a->days : 30;
 
 	if (a->n != 0) {
 		ca_usage(stderr);
@@ -105,7 +204,11 @@ ca_cmd_renew(struct ctl *ctl, FILE *out, const struct ca_args *a)
 	}
 	if ((dir = ca_dir_of(ctl, a, buf, sizeof(buf))) == NULL)
 		return 2;
-	if (ca_renew(dir, a->days ? a->days : 30, out, err, sizeof(err)) < 0) {
+	if (o->doc) {
+		json_object_object_add(o->doc, "days", json_object_new_int(days));
+		doc_array(o->doc, "renewed");
+	}
+	if (ca_renew(dir, days, ca_renewed, &copy, err, sizeof(err)) < 0) {
 		fprintf(stderr, "knobctl: ca renew: %s\n", err);
 		return 1;
 	}
@@ -114,7 +217,7 @@ ca_cmd_renew(struct ctl *ctl, FILE *out, const struct ca_args *a)
 
 /* ca init DIR */
 static int
-ca_cmd_init(struct ctl *ctl, FILE *out, const struct ca_args *a)
+ca_cmd_init(struct ctl *ctl, const struct ca_out *o, const struct ca_args *a)
 {
 	char err[1024];
 
@@ -127,14 +230,43 @@ ca_cmd_init(struct ctl *ctl, FILE *out, const struct ca_args *a)
 		fprintf(stderr, "knobctl: ca init: %s\n", err);
 		return 1;
 	}
-	fprintf(out, "wrote %s/%s\nwrote %s/%s (mode 0600)\n",
-	    a->v[0], CA_CERT_FILE, a->v[0], CA_KEY_FILE);
+	ca_wrote(o, a->v[0], CA_CERT_FILE, NULL);
+	ca_wrote(o, a->v[0], CA_KEY_FILE, "mode 0600");
 	return 0;
+}
+
+/* One name issued into dir: its two files, and with --json its record in
+ * "issued" (name, role, serial, cert, key). */
+static void
+ca_issued(const struct ca_out *o, const char *dir, const char *name, int controller)
+{
+	const char *role = controller ? KNOB_ROLE_CONTROLLER : KNOB_ROLE_NODE;
+	char crt[4096], key[4096], note[64], err[1024], *serial;
+	json_object *r;
+
+	snprintf(crt, sizeof(crt), "%s.crt", name);
+	snprintf(key, sizeof(key), "%s.key", name);
+	snprintf(note, sizeof(note), "OU=%s", role);
+	ca_wrote(o, dir, crt, note);
+	ca_wrote(o, dir, key, "mode 0600");
+	if (o->doc == NULL)
+		return;
+	r = json_object_new_object();
+	json_object_object_add(r, "name", json_object_new_string(name));
+	json_object_object_add(r, "role", json_object_new_string(role));
+	snprintf(crt, sizeof(crt), "%s/%s.crt", dir, name);
+	serial = ca_cert_serial(crt, err, sizeof(err));
+	json_object_object_add(r, "serial", serial ? json_object_new_string(serial) : NULL);
+	free(serial);
+	json_object_object_add(r, "cert", json_object_new_string(crt));
+	snprintf(key, sizeof(key), "%s/%s.key", dir, name);
+	json_object_object_add(r, "key", json_object_new_string(key));
+	json_object_array_add(doc_array(o->doc, "issued"), r);
 }
 
 /* ca issue DIR NAME... [--controller] */
 static int
-ca_cmd_issue(struct ctl *ctl, FILE *out, const struct ca_args *a)
+ca_cmd_issue(struct ctl *ctl, const struct ca_out *o, const struct ca_args *a)
 {
 	struct strvec names = { 0 };
 	const char *dir;
@@ -165,13 +297,11 @@ ca_cmd_issue(struct ctl *ctl, FILE *out, const struct ca_args *a)
 	}
 	for (size_t i = 0; i < names.n; i++) {
 		if (ca_issue(dir, names.v[i], a->controller, err, sizeof(err)) < 0) {
-			fprintf(stderr, "knobctl: ca issue: %s\n", err);
+			ca_failed(o, "issue", names.v[i], err);
 			failed++;
 			continue;
 		}
-		fprintf(out, "wrote %s/%s.crt (OU=%s)\nwrote %s/%s.key (mode 0600)\n",
-		    dir, names.v[i], a->controller ? KNOB_ROLE_CONTROLLER : KNOB_ROLE_NODE,
-		    dir, names.v[i]);
+		ca_issued(o, dir, names.v[i], a->controller);
 	}
 	rc = failed ? 1 : 0;
 out:
@@ -179,15 +309,45 @@ out:
 	return rc;
 }
 
-static const struct {
+static const struct ca_cmd {
 	const char *name;
-	int (*fn)(struct ctl *, FILE *, const struct ca_args *);
+	int (*fn)(struct ctl *, const struct ca_out *, const struct ca_args *);
+	int days;		/* takes --days */
 } ca_cmds[] = {
-	{ "init", ca_cmd_init },
-	{ "issue", ca_cmd_issue },
-	{ "revoke", ca_cmd_revoke },
-	{ "renew", ca_cmd_renew },
+	{ "init", ca_cmd_init, 0 },
+	{ "issue", ca_cmd_issue, 0 },
+	{ "revoke", ca_cmd_revoke, 0 },
+	{ "renew", ca_cmd_renew, 1 },
 };
+
+/* Run sub-command c on a; with --json its document goes to out after it
+ * (not after a usage error).  The exit status. */
+static int
+ca_run(struct ctl *ctl, FILE *out, const struct ca_cmd *c, const struct ca_args *a)
+{
+	struct ca_out o = { out, NULL };
+	char what[32];
+	int rc;
+
+	if (a->days && !c->days) {
+		fprintf(stderr, "knobctl: ca %s: --days is renew's window; a certificate is "
+		    "valid for 5 years\n", c->name);
+		return 2;
+	}
+	if (ctl != NULL && ctl->json) {
+		o.doc = json_object_new_object();
+		snprintf(what, sizeof(what), "ca %s", c->name);
+		json_object_object_add(o.doc, "command", json_object_new_string(what));
+	}
+	rc = c->fn(ctl, &o, a);
+	if (o.doc && rc != 2) {
+		json_object_object_add(o.doc, "exit_status", json_object_new_int(rc));
+		output_doc(out, o.doc);
+	} else {
+		json_object_put(o.doc);
+	}
+	return rc;
+}
 
 /* Dispatch "ca SUB ..."; returns the exit status. */
 int
@@ -202,8 +362,8 @@ cmd_ca(struct ctl *ctl, int argc, char **argv)
 		case CA_CONTROLLER: a.controller = 1; break;
 		case CA_DIR_OPT: a.dir = optarg; break;
 		case CA_DAYS_OPT:
-			if ((a.days = atoi(optarg)) <= 0)
-				return opt_bad_value(ctl, "--days"), 2;
+			if (opt_parse_uint(optarg, 1, CA_DAYS_MAX, NULL, &a.days) < 0)
+				return opt_bad_value(ctl, "--days (1 to 36500)"), 2;
 			break;
 		default: return 2;
 		}
@@ -216,7 +376,7 @@ cmd_ca(struct ctl *ctl, int argc, char **argv)
 	a.v = argv + optind + 1;
 	for (size_t i = 0; i < nitems(ca_cmds); i++)
 		if (strcmp(argv[optind], ca_cmds[i].name) == 0)
-			return ca_cmds[i].fn(ctl, out, &a);
+			return ca_run(ctl, out, &ca_cmds[i], &a);
 	fprintf(stderr, "knobctl: ca: unknown subcommand %s\n", argv[optind]);
 	ca_usage(stderr);
 	return 2;

@@ -1,6 +1,8 @@
 /* knobctl nodeset -f|-e|-c|-l [NODESET...]: fold, expand, count node sets
  * or list the inventory's groups, like ClusterShell's nodeset.  The
- * operands, every -w and -a are united; -x removes. */
+ * operands, every -w and -a are united; -x removes.  With --json, -f, -e
+ * and -c print {"nodeset": folded, "count": N, "nodes": [...]} and -l
+ * {"groups": ["@name", ...]}. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,25 +19,74 @@ static const struct opt nodeset_opts[] = {
 	OPT_END
 };
 
-/* The inventory's groups, one "@name" per line. */
+/* The inventory's groups, "@name" each, and @all unless it has its own. */
 static void
-list_groups(struct ctl *ctl)
+group_names(struct ctl *ctl, struct strvec *v)
 {
 	int own_all = 0;
 
 	for (size_t i = 0; i < ctl->inv->ngroups; i++) {
-		fprintf(ctl->out, "@%s\n", ctl->inv->groups[i].name);
+		strvec_push_owned(v, xasprintf("@%s", ctl->inv->groups[i].name));
 		own_all |= strcmp(ctl->inv->groups[i].name, "all") == 0;
 	}
 	if (!own_all)
-		fprintf(ctl->out, "@all\n");
+		strvec_push(v, "@all");
 }
 
+/* The names in v as a JSON array of strings. */
+static json_object *
+json_names(const struct strvec *v)
+{
+	json_object *a = json_object_new_array();
+
+	for (size_t i = 0; i < v->n; i++)
+		json_object_array_add(a, json_object_new_string(v->v[i]));
+	return a;
+}
+
+/* The inventory's groups, one per line, or with --json {"groups": [...]}. */
+static void
+list_groups(struct ctl *ctl)
+{
+	struct strvec v = { 0 };
+	json_object *doc;
+
+	group_names(ctl, &v);
+	if (ctl->json) {
+		doc = json_object_new_object();
+		json_object_object_add(doc, "groups", json_names(&v));
+		output_doc(ctl->out, doc);
+	} else {
+		for (size_t i = 0; i < v.n; i++)
+			fprintf(ctl->out, "%s\n", v.v[i]);
+	}
+	strvec_free(&v);
+}
+
+/* --json of -f, -e, -c: the folded set, the count and every name. */
+static void
+print_set_json(struct ctl *ctl, const struct strvec *names)
+{
+	json_object *doc = json_object_new_object();
+	char *s = nodeset_fold(names->v, names->n);
+
+	json_object_object_add(doc, "nodeset", json_object_new_string(s));
+	json_object_object_add(doc, "count", json_object_new_int64((int64_t)names->n));
+	json_object_object_add(doc, "nodes", json_names(names));
+	output_doc(ctl->out, doc);
+	free(s);
+}
+
+/* The set as -f (folded), -e (every name) or -c (the count) prints it. */
 static void
 print_set(struct ctl *ctl, int mode, const struct strvec *names)
 {
 	char *s;
 
+	if (ctl->json) {
+		print_set_json(ctl, names);
+		return;
+	}
 	switch (mode) {
 	case 'c':
 		fprintf(ctl->out, "%zu\n", names->n);

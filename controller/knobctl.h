@@ -321,6 +321,8 @@ int output_exit_status(struct fanout *fo);
  * extra(n) returns a json object merged into that node's record (may be NULL). */
 typedef json_object *(*json_fn)(struct fanout *fo, struct fo_node *n, void *arg);
 void output_json(struct ctl *ctl, struct fanout *fo, json_fn extra, void *arg);
+/* --json of a command without nodes: doc, pretty, on f; puts doc. */
+void output_doc(FILE *f, json_object *doc);
 /* n's reply when n is ok and answered with body_case body, else NULL. */
 const Knob__Envelope *output_answer(const struct fo_node *n, int body);
 /* The request-then-print flow of a command without operands (ping, facts):

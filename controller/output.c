@@ -346,6 +346,12 @@ output_json(struct ctl *ctl, struct fanout *fo, json_fn extra, void *arg)
 	json_object_object_add(doc, "nodes", nodes);
 	json_object_object_add(doc, "summary", summary);
 	json_object_object_add(doc, "exit_status", json_object_new_int(output_exit_status(fo)));
+	output_doc(f, doc);
+}
+
+void
+output_doc(FILE *f, json_object *doc)
+{
 	fprintf(f, "%s\n", json_object_to_json_string_ext(doc,
 	    JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
 	fflush(f);

@@ -424,23 +424,22 @@ START_TEST(test_issue_without_ca)
 }
 END_TEST
 
-/* Run the ca command with a NULL-terminated list; stdout goes to a temp file. */
+/* Run the ca command with the arguments ap (up to a NULL); its stdout into
+ * *out (malloc'd).  The exit status. */
 static int
-run_cmd(const char *first, ...)
+run_ca(char **out, const char *first, va_list ap)
 {
 	char *argv[32];
 	int argc = 0, rc;
 	struct ctl ctl;
-	va_list ap;
+	size_t len;
 
 	memset(&ctl, 0, sizeof(ctl));
-	ctl.out = tmpfile();
+	ctl.out = open_memstream(out, &len);
 	ck_assert_ptr_nonnull(ctl.out);
 	argv[argc++] = (char *)(uintptr_t)"ca";
-	va_start(ap, first);
 	for (const char *s = first; s != NULL && argc < 31; s = va_arg(ap, const char *))
 		argv[argc++] = (char *)(uintptr_t)s;
-	va_end(ap);
 	argv[argc] = NULL;
 	rc = ctl_run(&ctl, &cmd_ca_entry, argc, argv);
 	fclose(ctl.out);
@@ -449,6 +448,39 @@ run_cmd(const char *first, ...)
 	strvec_free(&ctl.w);
 	strvec_free(&ctl.x);
 	return rc;
+}
+
+/* Run the ca command with a NULL-terminated list; its stdout is dropped. */
+static int
+run_cmd(const char *first, ...)
+{
+	char *out = NULL;
+	va_list ap;
+	int rc;
+
+	va_start(ap, first);
+	rc = run_ca(&out, first, ap);
+	va_end(ap);
+	free(out);
+	return rc;
+}
+
+/* Run the ca command with a NULL-terminated list, which must exit 0 and
+ * print one JSON object; caller puts it. */
+static json_object *
+run_json(const char *first, ...)
+{
+	json_object *doc;
+	char *out = NULL;
+	va_list ap;
+
+	va_start(ap, first);
+	ck_assert_int_eq(run_ca(&out, first, ap), 0);
+	va_end(ap);
+	doc = json_tokener_parse(out);
+	ck_assert_msg(doc && json_object_is_type(doc, json_type_object), "not JSON: %s", out);
+	free(out);
+	return doc;
 }
 
 START_TEST(test_cmd_ca)
@@ -481,6 +513,109 @@ START_TEST(test_cmd_ca)
 }
 END_TEST
 
+/* doc[key] (an object or array) at index i (-1: doc[key] itself), then
+ * its member k when k is not NULL, as a string ("" when missing). */
+static const char *
+jget(json_object *doc, const char *key, int i, const char *k)
+{
+	json_object *v = NULL;
+
+	if (!json_object_object_get_ex(doc, key, &v))
+		return "";
+	if (i >= 0)
+		v = json_object_array_get_idx(v, (size_t)i);
+	if (k && !json_object_object_get_ex(v, k, &v))
+		return "";
+	return v ? json_object_get_string(v) : "";
+}
+
+/* The serial of the certificate in path, hex as OpenSSL prints it (malloc'd). */
+static char *
+serial_of(const char *path)
+{
+	X509 *x = load_cert(path);
+	BIGNUM *bn = ASN1_INTEGER_to_BN(X509_get0_serialNumber(x), NULL);
+	char *h = BN_bn2hex(bn), *s = xstrdup(h);
+
+	OPENSSL_free(h);
+	BN_free(bn);
+	X509_free(x);
+	return s;
+}
+
+/* --json: init, issue, revoke and renew each print one document saying
+ * what they did: the files written, the names issued (role, serial: that
+ * of the file), revoked (their serials) and renewed (the new serial). */
+START_TEST(test_cmd_ca_json)
+{
+	char p[PATH_MAX * 2], *s1, *s2;
+	json_object *doc;
+
+	doc = run_json("init", cadir, "--json", NULL);
+	ck_assert_str_eq(jget(doc, "command", -1, NULL), "ca init");
+	ck_assert_str_eq(jget(doc, "written", 0, NULL), pth(p, sizeof(p), cadir, "ca.crt"));
+	ck_assert_str_eq(jget(doc, "written", 1, NULL), pth(p, sizeof(p), cadir, "ca.key"));
+	json_object_put(doc);
+
+	doc = run_json("issue", "--json", cadir, "n[1-2]", NULL);
+	s1 = serial_of(pth(p, sizeof(p), cadir, "n1.crt"));
+	s2 = serial_of(pth(p, sizeof(p), cadir, "n2.crt"));
+	ck_assert_str_eq(jget(doc, "issued", 0, "name"), "n1");
+	ck_assert_str_eq(jget(doc, "issued", 0, "role"), "node");
+	ck_assert_str_eq(jget(doc, "issued", 0, "serial"), s1);
+	ck_assert_str_eq(jget(doc, "issued", 0, "cert"), pth(p, sizeof(p), cadir, "n1.crt"));
+	ck_assert_str_eq(jget(doc, "issued", 1, "serial"), s2);
+	ck_assert_str_eq(jget(doc, "issued", 1, "key"), pth(p, sizeof(p), cadir, "n2.key"));
+	ck_assert_int_eq(json_object_array_length(json_object_object_get(doc, "written")), 4);
+	ck_assert_str_eq(jget(doc, "exit_status", -1, NULL), "0");
+	json_object_put(doc);
+
+	doc = run_json("revoke", "n1", "--ca-dir", cadir, "--json", NULL);
+	ck_assert_str_eq(jget(doc, "revoked", 0, "name"), "n1");
+	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(
+	    json_object_object_get(json_object_array_get_idx(json_object_object_get(doc, "revoked"), 0),
+	    "serials"), 0)), s1);
+	ck_assert_str_eq(jget(doc, "written", 0, NULL), pth(p, sizeof(p), cadir, "ca.crl"));
+	json_object_put(doc);
+
+	/* n2 renewed (its new serial is the file's), n1 not: revoked */
+	doc = run_json("--json", "renew", "--days", "36500", "--ca-dir", cadir, NULL);
+	ck_assert_str_eq(jget(doc, "days", -1, NULL), "36500");
+	ck_assert_str_eq(jget(doc, "renewed", 0, "cert"), pth(p, sizeof(p), cadir, "n2.crt"));
+	free(s2);
+	s2 = serial_of(p);
+	ck_assert_str_eq(jget(doc, "renewed", 0, "serial"), s2);
+	ck_assert_str_eq(jget(doc, "not_renewed", 0, "cert"), pth(p, sizeof(p), cadir, "n1.crt"));
+	ck_assert_str_eq(jget(doc, "not_renewed", 0, "reason"), "revoked");
+	json_object_put(doc);
+	free(s1);
+	free(s2);
+}
+END_TEST
+
+/* --days is renew's window, a whole number of days (1 to 36500): junk is a
+ * usage error, and so is --days on init, issue and revoke (a new
+ * certificate is valid for 5 years), with nothing written. */
+START_TEST(test_cmd_ca_days)
+{
+	char p[PATH_MAX * 2];
+
+	ck_assert_int_eq(run_cmd("init", cadir, NULL), 0);
+	ck_assert_int_eq(run_cmd("issue", cadir, "n1", NULL), 0);
+	ck_assert_int_eq(run_cmd("renew", "--days", "2000x", "--ca-dir", cadir, NULL), 2);
+	ck_assert_int_eq(run_cmd("renew", "--days", "0", "--ca-dir", cadir, NULL), 2);
+	ck_assert_int_eq(run_cmd("renew", "--days", "-3", "--ca-dir", cadir, NULL), 2);
+	ck_assert_int_eq(run_cmd("renew", "--days", "36501", "--ca-dir", cadir, NULL), 2);
+	ck_assert_int_eq(run_cmd("renew", "--days", "30", "--ca-dir", cadir, NULL), 0);
+	ck_assert_int_eq(run_cmd("issue", cadir, "n3", "--days", "3", NULL), 2);
+	ck_assert_int_eq(access(pth(p, sizeof(p), cadir, "n3.crt"), F_OK), -1);
+	ck_assert_int_eq(run_cmd("revoke", "n1", "--ca-dir", cadir, "--days", "3", NULL), 2);
+	ck_assert_int_eq(access(pth(p, sizeof(p), cadir, "ca.crl"), F_OK), -1);
+	ck_assert_int_eq(run_cmd("init", "--days", "3", pth(p, sizeof(p), cadir, "2"), NULL), 2);
+	ck_assert_int_eq(access(p, F_OK), -1);
+}
+END_TEST
+
 /* A new CA in dir with node01 and name (controller: its role) issued;
  * node01's certificate (PEM, malloc'd). */
 static char *
@@ -495,12 +630,21 @@ ca_node01_and(const char *dir, const char *name, int controller)
 	return pem;
 }
 
+/* ca_renew's report into the strvec arg: "PATH renewed" or "PATH revoked". */
+static void
+renew_record(void *arg, const char *path, int days_left, const char *serial)
+{
+	(void)days_left;
+	strvec_push_owned(arg, xasprintf("%s %s", path, serial ? "renewed" : "revoked"));
+}
+
 /* Revocation: ca.crl lists the serial (once, however often revoked);
  * ca_check_leaf judges a node's certificate as bootstrap does; renewal
  * reissues only what expires within the window. */
 START_TEST(test_revoke_check_renew)
 {
 	char err[1024], p[PATH_MAX * 2], *pem, *crt = NULL, *key = NULL, *before = NULL, *after = NULL;
+	struct strvec said = { 0 };
 	X509_CRL *crl;
 	FILE *f;
 
@@ -539,12 +683,11 @@ START_TEST(test_revoke_check_renew)
 
 	/* nothing expires within 30 days: nothing renewed */
 	ck_assert_int_eq(read_file_bounded(pth(p, sizeof(p), cadir, "ctl2.crt"), 1 << 20, &before, NULL), 0);
-	f = tmpfile();
-	ck_assert_int_eq(ca_renew(cadir, 30, f, err, sizeof(err)), 0);
-	ck_assert_int_eq(ftell(f), 0);
-	ck_assert_int_eq(ca_renew(cadir, 100000, f, err, sizeof(err)), 0);
-	ck_assert_int_gt(ftell(f), 0);
-	fclose(f);
+	ck_assert_int_eq(ca_renew(cadir, 30, renew_record, &said, err, sizeof(err)), 0);
+	ck_assert_int_eq(said.n, 0);
+	ck_assert_int_eq(ca_renew(cadir, 100000, renew_record, &said, err, sizeof(err)), 0);
+	ck_assert_int_gt(said.n, 0);
+	strvec_free(&said);
 	ck_assert_int_eq(read_file_bounded(pth(p, sizeof(p), cadir, "ctl2.crt"), 1 << 20, &after, NULL), 0);
 	ck_assert_str_ne(before, after);
 	ck_assert_int_eq(file_mode(pth(p, sizeof(p), cadir, "ctl2.key")), 0600);
@@ -557,19 +700,10 @@ START_TEST(test_revoke_check_renew)
 	ck_assert_str_eq(err, "certificate revoked");
 	ck_assert_int_eq(ca_check_leaf(cadir, after, "ctl2", 30, err, sizeof(err)), 1);
 	ck_assert_str_eq(err, "certificate revoked");
-	f = tmpfile();
-	ck_assert_int_eq(ca_renew(cadir, 100000, f, err, sizeof(err)), 0);
-	fflush(f);
-	rewind(f);
-	{
-		char line[PATH_MAX * 2] = "";
-		int said = 0;
-
-		while (fgets(line, sizeof(line), f))
-			said |= strstr(line, "not renewed") && strstr(line, "ctl2.crt: revoked");
-		ck_assert_msg(said, "a revoked name was renewed");
-	}
-	fclose(f);
+	ck_assert_int_eq(ca_renew(cadir, 100000, renew_record, &said, err, sizeof(err)), 0);
+	ck_assert_msg(strvec_contains(&said, pth(p, sizeof(p), cadir, "ctl2.crt revoked")),
+	    "a revoked name was renewed");
+	strvec_free(&said);
 	free(pem);
 	ck_assert_int_eq(read_file_bounded(pth(p, sizeof(p), cadir, "ctl2.crt"), 1 << 20, &pem, NULL), 0);
 	ck_assert_str_eq(pem, after);
@@ -756,6 +890,8 @@ ca_suite(void)
 	tcase_add_test(tc, test_second_ca_does_not_verify);
 	tcase_add_test(tc, test_issue_without_ca);
 	tcase_add_test(tc, test_cmd_ca);
+	tcase_add_test(tc, test_cmd_ca_json);
+	tcase_add_test(tc, test_cmd_ca_days);
 	tcase_add_test(tc, test_revoke_check_renew);
 	tcase_add_test(tc, test_revoke_bootstrap_issued);
 	tcase_add_test(tc, test_revoked_txt_bad_lines);

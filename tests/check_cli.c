@@ -164,6 +164,9 @@ START_TEST(usage_errors)
 		{ "ping -w n1 --timeout inf", 2, "bad --timeout (seconds, 0.001 to 86400) 'inf'", 0 },
 		{ "ping -w n1 --connect-timeout 0.0001", 2,
 		    "bad --connect-timeout (seconds, 0.001 to 86400) '0.0001'", 0 },
+		{ "ca renew --days 2000x --ca-dir /nonexistent", 2, "bad --days (1 to 36500) '2000x'", 0 },
+		{ "ca renew --days 0 --ca-dir /nonexistent", 2, "bad --days (1 to 36500) '0'", 0 },
+		{ "ca issue /nonexistent n1 --days 3", 2, "ca issue: --days is renew's window", 0 },
 		{ "ping -w n1 --connect-timeout 86401", 2,
 		    "bad --connect-timeout (seconds, 0.001 to 86400) '86401'", 0 },
 		{ "ping", 2, "no targets: use -w NODESET or -a", 0 },
@@ -210,6 +213,71 @@ START_TEST(nodeset_cmd)
 	ck_assert_int_eq(write_file_atomic(inv, xml, strlen(xml), 0644), 0);
 	run_cases(grouped, nitems(grouped), inv);
 	unlink(inv);
+}
+END_TEST
+
+/* "knobctl ARGS" (exit 0) parsed as one JSON document; the caller puts it. */
+static json_object *
+run_json(const char *args)
+{
+	json_object *doc;
+	char *out;
+
+	ck_assert_msg(run(&out, "%s", args) == 0, "knobctl %s: %s", args, out);
+	doc = json_tokener_parse(out);
+	ck_assert_msg(doc && json_object_is_type(doc, json_type_object), "knobctl %s: not JSON: %s",
+	    args, out);
+	free(out);
+	return doc;
+}
+
+/* The string array doc[key] joined by spaces (malloc'd). */
+static char *
+json_words(json_object *doc, const char *key)
+{
+	json_object *a;
+	char *s = NULL;
+
+	ck_assert_msg(json_object_object_get_ex(doc, key, &a) &&
+	    json_object_is_type(a, json_type_array), "no array %s", key);
+	for (size_t i = 0; i < json_object_array_length(a); i++)
+		str_appendf(&s, "%s%s", i ? " " : "", json_object_get_string(json_object_array_get_idx(a, i)));
+	return s ? s : xstrdup("");
+}
+
+/* nodeset --json (before or after the command): one document with the
+ * folded set, the count and every name, whichever of -f, -e, -c; -l gives
+ * the groups. */
+START_TEST(nodeset_json)
+{
+	static const char *const args[] = {
+		"nodeset -f 'n[1-3]' n7 -x n2 --json", "--json nodeset -e 'n[1-3]' n7 -x n2",
+		"nodeset -c --json 'n[1-3]' n7 -x n2",
+	};
+	static const char xml[] = "<cluster>\n  <group name=\"io\" nodes=\"c[1-2]\"/>\n</cluster>\n";
+	char inv[4096], cmd[8192], *w;
+	json_object *doc, *v;
+
+	for (size_t i = 0; i < nitems(args); i++) {
+		doc = run_json(args[i]);
+		ck_assert(json_object_object_get_ex(doc, "nodeset", &v));
+		ck_assert_str_eq(json_object_get_string(v), "n[1,3,7]");
+		ck_assert(json_object_object_get_ex(doc, "count", &v));
+		ck_assert_int_eq(json_object_get_int(v), 3);
+		w = json_words(doc, "nodes");
+		ck_assert_str_eq(w, "n1 n3 n7");
+		free(w);
+		json_object_put(doc);
+	}
+	snprintf(inv, sizeof(inv), "/tmp/knob-cli-inv.%d.xml", (int)getpid());
+	ck_assert_int_eq(write_file_atomic(inv, xml, strlen(xml), 0644), 0);
+	snprintf(cmd, sizeof(cmd), "nodeset -l --json --cluster %s", inv);
+	doc = run_json(cmd);
+	unlink(inv);
+	w = json_words(doc, "groups");
+	ck_assert_str_eq(w, "@io @all");
+	free(w);
+	json_object_put(doc);
 }
 END_TEST
 
@@ -429,6 +497,7 @@ cli_suite(void)
 	tcase_add_test(tc, help_everywhere);
 	tcase_add_test(tc, usage_errors);
 	tcase_add_test(tc, nodeset_cmd);
+	tcase_add_test(tc, nodeset_json);
 	suite_add_tcase(s, tc);
 	tcase_add_unchecked_fixture(tn, bin_setup, NULL);
 	tcase_add_checked_fixture(tn, setup, teardown);
