@@ -133,7 +133,8 @@ section(const char *out, const char *a, const char *b)
  * and an /etc/knob tightened to 0700 stays 0700.  dpkg -r reloads systemd
  * after the units went; dpkg --purge removes the node's credentials, the
  * agent's state and bootstrap's cached .deb, and keeps the admin's
- * cluster.xml and results database. */
+ * cluster.xml and results database, and the tuning journal: it holds the
+ * originals of settings still tuned. */
 static void
 upgrade_remove_purge(const char *out)
 {
@@ -149,7 +150,8 @@ upgrade_remove_purge(const char *out)
 	    "%s", rm);
 	ck_assert_msg(strstr(rm, "node.key: kept\n"), "%s", rm);
 	ck_assert_msg(strstr(purge, "systemctl daemon-reload\n"), "%s", purge);
-	ck_assert_msg(strstr(purge, "\nleft: etc/knob/cluster.xml var/lib/knob/results.db\n"),
+	ck_assert_msg(strstr(purge, "\nleft: etc/knob/cluster.xml var/lib/knob/results.db "
+	    "var/lib/knob/tune-journal.json\n"),
 	    "%s", purge);
 	free(up);
 	free(rm);

@@ -55,8 +55,8 @@ stat -c '%a %n' "$t/upper/sbin/knobd" "$t/upper/bin/knobctl" "$t/upper/lib/syste
     "$t/upper/share/bash-completion/completions/knobctl"
 echo "== remove"
 : > "$S/tmp/systemctl.log"
-touch "$S/etc/knob/cluster.xml" "$S/etc/knob/ca.crl" "$S/var/lib/knob/tune.journal" \
-    "$S/var/lib/knob/results.db"
+touch "$S/etc/knob/cluster.xml" "$S/etc/knob/ca.crl" "$S/var/lib/knob/tune-journal.json" \
+    "$S/var/lib/knob/tune-journal.json.tmp.x1" "$S/var/lib/knob/results.db"
 mkdir -p "$S/var/cache/knob"
 touch "$S/var/cache/knob/knob.deb"
 in_root dpkg -r knob >/dev/null
