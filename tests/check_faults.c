@@ -177,7 +177,8 @@ START_TEST(cut_during_bench_phase)
 }
 END_TEST
 
-/* Stand-in GPFS under root: mmchconfig takes 3 s, then writes cfg. */
+/* Stand-in GPFS under root: mmchconfig takes 3 s while cfg.slow exists
+ * (made here: the apply's, for the cut), then writes cfg. */
 static void
 gpfs_standin(const char *root, const char *cfg)
 {
@@ -185,13 +186,16 @@ gpfs_standin(const char *root, const char *cfg)
 
 	ck_assert_int_eq(harness_sh("mkdir -p %s/usr/lpp/mmfs/bin", root), 0);
 	cu_write(cfg, 0755, "%s", "pagepool 1073741824\n");
+	snprintf(path, sizeof(path), "%s.slow", cfg);
+	cu_write(path, 0644, "%s", "");
 	snprintf(body, sizeof(body), "#!/bin/sh\n# stand-in for mmdiag (no GPFS here)\n"
 	    "[ \"$1\" = --config ] || exit 2\necho '=== mmdiag: config ==='\n"
 	    "sed 's/^/ ! /' '%s'\n", cfg);
 	snprintf(path, sizeof(path), "%s/usr/lpp/mmfs/bin/mmdiag", root);
 	cu_write(path, 0755, "%s", body);
 	snprintf(body, sizeof(body), "#!/bin/sh\n# stand-in for mmchconfig (no GPFS here): slow\n"
-	    "kv=$1; v=${kv#*=}\nsleep 3\nsed -i \"s/^pagepool .*/pagepool $v/\" '%s'\n", cfg);
+	    "kv=$1; v=${kv#*=}\n[ -e '%s.slow' ] && sleep 3\n"
+	    "sed -i \"s/^pagepool .*/pagepool $v/\" '%s'\n", cfg, cfg);
 	snprintf(path, sizeof(path), "%s/usr/lpp/mmfs/bin/mmchconfig", root);
 	cu_write(path, 0755, "%s", body);
 	ck_assert_int_eq(harness_sh("chmod 755 %s/usr/lpp/mmfs/bin/*", root), 0);
@@ -218,6 +222,7 @@ mmchconfig_ended(void *root)
 START_TEST(cut_during_apply)
 {
 	char root[PATH_MAX + 16], cfg[PATH_MAX + 16], prof[PATH_MAX + 16], out[PATH_MAX + 16];
+	char slow[PATH_MAX + 32];
 	char *txt = NULL;
 	uint64_t t0;
 	double t;
@@ -241,6 +246,9 @@ START_TEST(cut_during_apply)
 	/* the stand-in mmchconfig is running on node02: cut now */
 	ck_assert_msg(cu_wait(mmchconfig_running, root, 10) >= 0, "mmchconfig never ran on node02");
 	link_set(1, "down");
+	/* that one runs its 3 s; the rollback's at the end need not */
+	snprintf(slow, sizeof(slow), "%s.slow", cfg);
+	ck_assert_int_eq(unlink(slow), 0);
 	rc = cu_reap(pid);
 	ck_assert_int_ge(rc, 0);
 	t = (double)(now_mono_ns() - t0) / 1e9;
