@@ -36,32 +36,43 @@ host_key(int i)
 	    "ed25519 -N '' -f %s/ssh%d/hostkey", h.tmp, i, h.tmp, i, h.tmp, i), 0);
 }
 
-/* Start sshd in node i's namespace; wait for "Server listening". */
+/* Start sshd in node i's namespace (sshd_wait: until it listens). */
 static void
-sshd_start(int i)
+sshd_spawn(int i)
 {
 	char dir[4096], cfg[4200], log[4200];
 	char *argv[] = { (char *)(uintptr_t)"ip", (char *)(uintptr_t)"netns", (char *)(uintptr_t)"exec",
 	    h.node[i].ns, (char *)(uintptr_t)"/usr/sbin/sshd", (char *)(uintptr_t)"-D",
 	    (char *)(uintptr_t)"-f", cfg, (char *)(uintptr_t)"-E", log, NULL };
-	uint64_t end = now_mono_ns() + 10000000000ull;
-	char *buf = NULL;
 
 	snprintf(dir, sizeof(dir), "%s/ssh%d", h.tmp, i);
 	snprintf(cfg, sizeof(cfg), "%s/sshd_config", dir);
 	snprintf(log, sizeof(log), "%s/sshd.log", dir);
 	unlink(log);
+	/* the sessions' HOME is dir, not root's: bash run by sshd reads
+	 * ~/.bashrc before each command, and a machine's own (here: pyenv
+	 * init, 0.2 s of processes per command) is no part of the test */
 	cu_write(cfg, 0644, "ListenAddress %s\nPort 22\nHostKey %s/hostkey\nPidFile %s/sshd.pid\n"
 	    "AuthorizedKeysFile %s/authorized_keys\nPermitRootLogin prohibit-password\n"
 	    "PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\n"
-	    "Subsystem sftp /usr/lib/openssh/sftp-server\nLogLevel VERBOSE\n",
-	    h.node[i].addr, dir, dir, h.tmp);
+	    "Subsystem sftp /usr/lib/openssh/sftp-server\nLogLevel VERBOSE\nSetEnv HOME=%s\n",
+	    h.node[i].addr, dir, dir, h.tmp, dir);
 	sshd_pid[i] = fork();
 	ck_assert_int_ge(sshd_pid[i], 0);
 	if (sshd_pid[i] == 0) {
 		execvp("ip", argv);
 		_exit(127);
 	}
+}
+
+/* Wait for node i's sshd to say "Server listening" (10 s at most). */
+static void
+sshd_wait(int i)
+{
+	uint64_t end = now_mono_ns() + 10000000000ull;
+	char log[4200], *buf = NULL;
+
+	snprintf(log, sizeof(log), "%s/ssh%d/sshd.log", h.tmp, i);
 	for (;;) {
 		free(buf);
 		buf = NULL;
@@ -71,6 +82,14 @@ sshd_start(int i)
 		usleep(20000);
 	}
 	free(buf);
+}
+
+/* Start sshd in node i's namespace; wait for "Server listening". */
+static void
+sshd_start(int i)
+{
+	sshd_spawn(i);
+	sshd_wait(i);
 }
 
 static void
@@ -83,24 +102,21 @@ sshd_stop(int i)
 	sshd_pid[i] = 0;
 }
 
-/* Stop the agent the service script started under node i's root. */
-static void
-agent_stop(int i)
+/* SIGTERM to the agent the service script started under node i's root
+ * (its pid file goes); its pid, 0 when there is none. */
+static pid_t
+agent_term(int i)
 {
 	char path[4200], *buf = NULL;
-	uint64_t end = now_mono_ns() + 10000000000ull;
 	pid_t pid;
 
 	snprintf(path, sizeof(path), "%s/root-%s/knobd.pid", h.tmp, h.node[i].name);
 	if (read_file_bounded(path, 64, &buf, NULL) < 0)
-		return;
+		return 0;
 	pid = (pid_t)atoi(buf);
 	free(buf);
-	if (pid <= 0 || kill(pid, SIGTERM) < 0)
-		return;
-	while (!cu_pid_gone(pid) && now_mono_ns() < end)
-		usleep(20000);
 	unlink(path);
+	return pid > 0 && kill(pid, SIGTERM) == 0 ? pid : 0;
 }
 
 static void
@@ -124,18 +140,31 @@ setup(void)
 	    "setsid \"$R/usr/sbin/knobd\" --ca \"$R/etc/knob/ca.crt\" --cert \"$R/etc/knob/node.crt\" "
 	    "--key \"$R/etc/knob/node.key\" --state-dir \"$R/var/lib/knob\" --log-level info "
 	    "</dev/null >>\"$R/knobd.log\" 2>&1 &\necho $! > knobd.pid\n");
-	for (int i = 0; i < NNODES; i++) {
+	for (int i = 0; i < NNODES; i++) {	/* the three start side by side */
 		ck_assert_int_eq(harness_sh("mkdir -p %s/ssh%d", h.tmp, i), 0);
 		host_key(i);
-		sshd_start(i);
+		sshd_spawn(i);
 	}
+	for (int i = 0; i < NNODES; i++)
+		sshd_wait(i);
 }
 
+/* The agents and the sshds are stopped side by side: each is told first,
+ * then each is waited for (an agent: 10 s at most). */
 static void
 teardown(void)
 {
+	uint64_t end = now_mono_ns() + 10000000000ull;
+	pid_t agent[NNODES];
+
 	for (int i = 0; i < NNODES; i++) {
-		agent_stop(i);
+		agent[i] = agent_term(i);
+		if (sshd_pid[i] > 0)
+			kill(sshd_pid[i], SIGTERM);
+	}
+	for (int i = 0; i < NNODES; i++) {
+		while (agent[i] > 0 && !cu_pid_gone(agent[i]) && now_mono_ns() < end)
+			usleep(20000);
 		sshd_stop(i);
 	}
 	harness_stop(&h);
