@@ -383,9 +383,9 @@ START_TEST(mispointed_resumed_is_auth_failed)
 }
 END_TEST
 
-#define TKT_LIFETIME_S	12	/* node01's shortened ticket times (test hook) */
-#define TKT_ROTATE_S	2
-#define TKT_SHORT_S	5	/* agent_refuses_ticket_past_lifetime: the lifetime, */
+#define TKT_LIFETIME_S	8	/* node01's shortened ticket times (test hook) */
+#define TKT_ROTATE_S	1
+#define TKT_SHORT_S	3	/* agent_refuses_ticket_past_lifetime: the lifetime, */
 #define TKT_SLOW_S	30	/* ... and a rotation that keeps its key meanwhile */
 
 /* Has the clock reached *(time_t *)arg? */
@@ -403,7 +403,7 @@ wait_until(time_t at)
 }
 
 /* Ticket lifetime and key rotation, shortened on node01 by the test hook
- * (12 s and 2 s instead of 1 h and 30 min): a ticket minted before a
+ * (8 s and 1 s instead of 1 h and 30 min): a ticket minted before a
  * rotation, still within its lifetime, resumes (the previous key decrypts
  * it and the agent renews it); a ticket past its lifetime is not used:
  * the command does a full handshake and succeeds; the next one resumes

@@ -16,8 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
 
 #include "testutil.h"
 #include "harness.h"
@@ -36,32 +39,43 @@ host_key(int i)
 	    "ed25519 -N '' -f %s/ssh%d/hostkey", h.tmp, i, h.tmp, i, h.tmp, i), 0);
 }
 
-/* Start sshd in node i's namespace; wait for "Server listening". */
+/* Start sshd in node i's namespace (sshd_wait: until it listens). */
 static void
-sshd_start(int i)
+sshd_spawn(int i)
 {
 	char dir[4096], cfg[4200], log[4200];
 	char *argv[] = { (char *)(uintptr_t)"ip", (char *)(uintptr_t)"netns", (char *)(uintptr_t)"exec",
 	    h.node[i].ns, (char *)(uintptr_t)"/usr/sbin/sshd", (char *)(uintptr_t)"-D",
 	    (char *)(uintptr_t)"-f", cfg, (char *)(uintptr_t)"-E", log, NULL };
-	uint64_t end = now_mono_ns() + 10000000000ull;
-	char *buf = NULL;
 
 	snprintf(dir, sizeof(dir), "%s/ssh%d", h.tmp, i);
 	snprintf(cfg, sizeof(cfg), "%s/sshd_config", dir);
 	snprintf(log, sizeof(log), "%s/sshd.log", dir);
 	unlink(log);
+	/* the sessions' HOME is dir, not root's: bash run by sshd reads
+	 * ~/.bashrc before each command, and a machine's own (here: pyenv
+	 * init, 0.2 s of processes per command) is no part of the test */
 	cu_write(cfg, 0644, "ListenAddress %s\nPort 22\nHostKey %s/hostkey\nPidFile %s/sshd.pid\n"
 	    "AuthorizedKeysFile %s/authorized_keys\nPermitRootLogin prohibit-password\n"
 	    "PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\n"
-	    "Subsystem sftp /usr/lib/openssh/sftp-server\nLogLevel VERBOSE\n",
-	    h.node[i].addr, dir, dir, h.tmp);
+	    "Subsystem sftp /usr/lib/openssh/sftp-server\nLogLevel VERBOSE\nSetEnv HOME=%s\n",
+	    h.node[i].addr, dir, dir, h.tmp, dir);
 	sshd_pid[i] = fork();
 	ck_assert_int_ge(sshd_pid[i], 0);
 	if (sshd_pid[i] == 0) {
 		execvp("ip", argv);
 		_exit(127);
 	}
+}
+
+/* Wait for node i's sshd to say "Server listening" (10 s at most). */
+static void
+sshd_wait(int i)
+{
+	uint64_t end = now_mono_ns() + 10000000000ull;
+	char log[4200], *buf = NULL;
+
+	snprintf(log, sizeof(log), "%s/ssh%d/sshd.log", h.tmp, i);
 	for (;;) {
 		free(buf);
 		buf = NULL;
@@ -71,6 +85,14 @@ sshd_start(int i)
 		usleep(20000);
 	}
 	free(buf);
+}
+
+/* Start sshd in node i's namespace; wait for "Server listening". */
+static void
+sshd_start(int i)
+{
+	sshd_spawn(i);
+	sshd_wait(i);
 }
 
 static void
@@ -83,24 +105,21 @@ sshd_stop(int i)
 	sshd_pid[i] = 0;
 }
 
-/* Stop the agent the service script started under node i's root. */
-static void
-agent_stop(int i)
+/* SIGTERM to the agent the service script started under node i's root
+ * (its pid file goes); its pid, 0 when there is none. */
+static pid_t
+agent_term(int i)
 {
 	char path[4200], *buf = NULL;
-	uint64_t end = now_mono_ns() + 10000000000ull;
 	pid_t pid;
 
 	snprintf(path, sizeof(path), "%s/root-%s/knobd.pid", h.tmp, h.node[i].name);
 	if (read_file_bounded(path, 64, &buf, NULL) < 0)
-		return;
+		return 0;
 	pid = (pid_t)atoi(buf);
 	free(buf);
-	if (pid <= 0 || kill(pid, SIGTERM) < 0)
-		return;
-	while (!cu_pid_gone(pid) && now_mono_ns() < end)
-		usleep(20000);
 	unlink(path);
+	return pid > 0 && kill(pid, SIGTERM) == 0 ? pid : 0;
 }
 
 static void
@@ -124,18 +143,31 @@ setup(void)
 	    "setsid \"$R/usr/sbin/knobd\" --ca \"$R/etc/knob/ca.crt\" --cert \"$R/etc/knob/node.crt\" "
 	    "--key \"$R/etc/knob/node.key\" --state-dir \"$R/var/lib/knob\" --log-level info "
 	    "</dev/null >>\"$R/knobd.log\" 2>&1 &\necho $! > knobd.pid\n");
-	for (int i = 0; i < NNODES; i++) {
+	for (int i = 0; i < NNODES; i++) {	/* the three start side by side */
 		ck_assert_int_eq(harness_sh("mkdir -p %s/ssh%d", h.tmp, i), 0);
 		host_key(i);
-		sshd_start(i);
+		sshd_spawn(i);
 	}
+	for (int i = 0; i < NNODES; i++)
+		sshd_wait(i);
 }
 
+/* The agents and the sshds are stopped side by side: each is told first,
+ * then each is waited for (an agent: 10 s at most). */
 static void
 teardown(void)
 {
+	uint64_t end = now_mono_ns() + 10000000000ull;
+	pid_t agent[NNODES];
+
 	for (int i = 0; i < NNODES; i++) {
-		agent_stop(i);
+		agent[i] = agent_term(i);
+		if (sshd_pid[i] > 0)
+			kill(sshd_pid[i], SIGTERM);
+	}
+	for (int i = 0; i < NNODES; i++) {
+		while (agent[i] > 0 && !cu_pid_gone(agent[i]) && now_mono_ns() < end)
+			usleep(20000);
 		sshd_stop(i);
 	}
 	harness_stop(&h);
@@ -189,6 +221,26 @@ fingerprint(int i)
 	return xasprintf("ssh-ed25519 %s", fp + 1);
 }
 
+/* The notAfter of the certificate installed on node i, in seconds. */
+static time_t
+cert_not_after(int i)
+{
+	char path[4200];
+	struct tm tm;
+	X509 *x;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/root-%s/etc/knob/node.crt", h.tmp, h.node[i].name);
+	f = fopen(path, "r");
+	ck_assert_msg(f != NULL, "%s: %s", path, strerror(errno));
+	x = PEM_read_X509(f, NULL, NULL, NULL);
+	fclose(f);
+	ck_assert_ptr_nonnull(x);
+	ck_assert_int_eq(ASN1_TIME_to_tm(X509_get0_notAfter(x), &tm), 1);
+	X509_free(x);
+	return timegm(&tm);
+}
+
 static mode_t
 mode_of(int i, const char *rel)
 {
@@ -205,7 +257,8 @@ mode_of(int i, const char *rel)
  * a changed host key refuses that node only. */
 START_TEST(bootstrap_fleet)
 {
-	char *out = NULL, *fp, want[8192];
+	char *out = NULL, *fp, want[8192], left[2][32];
+	time_t t0, t1, na;
 	int rc;
 
 	/* unknown host keys: each node refused, naming its key's fingerprint */
@@ -242,10 +295,20 @@ START_TEST(bootstrap_fleet)
 		ck_assert_int_eq(mode_of(i, "var/lib/knob"), 0700);
 	}
 	/* the agents serve real requests over TLS; facts show the
-	 * certificate's expiry (issued just now: 5 years) */
+	 * certificate's expiry: issued just now for 5 years (1826 days), so
+	 * 1826 days left in the second it was issued, 1825 after that; the
+	 * days are those of node01's certificate at the time facts ran */
+	t0 = time(NULL);
 	rc = harness_knobctl(&h, &out, NULL, "facts -a");
+	t1 = time(NULL);
 	ck_assert_msg(rc == 0, "%s", out);
-	ck_assert_msg(strstr(out, "certificate: expires ") && strstr(out, " (1825 days)"), "%s", out);
+	na = cert_not_after(0);
+	ck_assert_msg((na - t0) / 86400 == 1826 || (na - t0) / 86400 == 1825,
+	    "node01's certificate has %lld days left", (long long)(na - t0) / 86400);
+	snprintf(left[0], sizeof(left[0]), " (%lld days)", (long long)(na - t0) / 86400);
+	snprintf(left[1], sizeof(left[1]), " (%lld days)", (long long)(na - t1) / 86400);
+	ck_assert_msg(strstr(out, "certificate: expires ") && (strstr(out, left[0]) ||
+	    strstr(out, left[1])), "want%s or%s: %s", left[0], left[1], out);
 	free(out);
 	rc = harness_knobctl(&h, &out, NULL, "--json facts -a");
 	ck_assert_int_eq(rc, 0);
