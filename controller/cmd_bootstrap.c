@@ -3,17 +3,20 @@
  * Per node, in one event loop over all targets (at most --fanout at once,
  * no thread per node):
  *   ssh      connect, strict host-key check, key or ssh-agent authentication
- *   probe    one exec: make the directories, sha256 of what is installed,
- *            the node's certificate
- *   plan     compare hashes; reissue the node certificate when it is not
- *            this CA's, names another node, is revoked or expires soon
+ *   probe    one exec: make the directories, sha256 and mode of what is
+ *            installed, the node's certificate
+ *   plan     compare hashes and modes; reissue the node certificate when it
+ *            is not this CA's, names another node, is revoked or expires soon
  *   upload   SFTP: each changed file to PATH.knob-new, mode set, fsync'd
- *   install  one exec: mv -f each into place (rename(2): atomic), dpkg -i
- *            for a .deb, then the service command (systemctl by default)
+ *   install  one exec: chmod what has the wrong mode, mv -f each upload into
+ *            place (rename(2): atomic), dpkg -i for a .deb, then the service
+ *            command (systemctl by default)
  * then every node that got through is confirmed with a TLS ping on the real
- * agent port, and a second short SSH session removes the service-pending
- * marker of each node whose agent answered after its service command.
- * Nothing changed on a node: it reports "unchanged". */
+ * agent port (always TLS, whatever --via says); on a node where nothing
+ * changed and the agent did not answer, another SSH session runs the service
+ * command once and it is pinged again; a last short SSH session removes the
+ * service-pending marker of each node whose agent answered after its
+ * service command.  Nothing changed on a node: it reports "unchanged". */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +44,7 @@
 #define SVC_PENDING "etc/knob/bootstrap-service-pending"
 #define SVC_PENDING_MARK "--- service pending"
 #define KEY_MARK "--- key "	/* then ok, missing, unreadable, differs or unchecked */
+#define MODE_MARK "--- mode "	/* then the octal mode and the path of an installed file */
 
 enum { BF_KNOBD, BF_DEB, BF_CA, BF_CRL, BF_CRT, BF_KEY, BF_UNIT, BF__COUNT };
 
@@ -61,6 +65,11 @@ static const struct {
 
 enum { B_SSH, B_PROBE, B_SFTP, B_UPLOAD, B_SFTP_END, B_INSTALL, B_CLEAR, B_OK, B_FAILED };
 
+/* The SSH passes: install (probe, upload, install); restart (the service
+ * command on nodes where nothing changed and the agent did not answer);
+ * clear (remove the markers of nodes whose agent answered after it). */
+enum { P_INSTALL, P_RESTART, P_CLEAR };
+
 struct bnode {
 	struct fo_node *fn;	/* name, address, final status */
 	struct ssh_conn ssh;
@@ -75,12 +84,16 @@ struct bnode {
 	struct ssh_upload u;
 	char *crt, *key;	/* this node's new certificate (PEM) */
 	char remote_hash[BF__COUNT][65];
+	long remote_mode[BF__COUNT];	/* -1: no such file */
+	int fix[BF__COUNT];	/* files kept whose mode the install sets */
+	int nfix;
 	char note[400];
 	int knobd_was_missing, knobd_replaced;
 	int svc_pending;	/* the last install's service command did not succeed */
 	int svc_ran;		/* this run's install (and service command) succeeded */
+	int restarted;		/* nothing changed, the agent did not answer: service command run */
 	int rm_crl;		/* the node has a ca.crl, the CA none: remove it */
-	int clear;		/* its agent answered: remove the marker (second pass) */
+	int in_pass;		/* takes part in this restart or clear pass */
 	char *root;		/* --root for this node ({node} filled in) */
 };
 
@@ -97,7 +110,7 @@ struct boot {
 	struct fanout fo;
 	struct bnode *b;
 	int epfd;
-	int pass;		/* 0: install; 1: remove the markers of answering agents */
+	int pass;		/* P_INSTALL, P_RESTART or P_CLEAR */
 };
 
 enum { O_ROOT = 256, O_KNOBD, O_DEB, O_UNIT, O_SERVICE, O_UPGRADE };
@@ -114,12 +127,18 @@ static const struct opt boot_opts[] = {
 	OPT_END
 };
 
-/* Read a local file into b's slot f (bounded at 256 MiB). 0 or -1 (printed). */
+/* Read a local file into b's slot f (bounded at 256 MiB). 0, 1 when
+ * missing_ok and there is no such file (ENOENT, nothing else), or -1
+ * (printed). */
 static int
-load_local(struct boot *b, int f, const char *path)
+load_local(struct boot *b, int f, const char *path, int missing_ok)
 {
-	if (read_file_bounded(path, 256u << 20, &b->data[f], &b->len[f]) < 0) {
-		fprintf(stderr, "knobctl bootstrap: %s: %s\n", path, strerror(errno));
+	int r = read_file_bounded(path, 256u << 20, &b->data[f], &b->len[f]);
+
+	if (r == -ENOENT && missing_ok)
+		return 1;
+	if (r < 0) {
+		fprintf(stderr, "knobctl bootstrap: %s: %s\n", path, strerror(-r));
 		return -1;
 	}
 	sha256_hex(b->data[f], b->len[f], b->hash[f]);
@@ -134,12 +153,12 @@ load_unit(struct boot *b)
 	char dir[4096], path[4200], *s, *at;
 
 	if (b->unit)
-		return load_local(b, BF_UNIT, b->unit);
+		return load_local(b, BF_UNIT, b->unit, 0);
 	if (access("/lib/systemd/system/knobd.service", R_OK) == 0)
-		return load_local(b, BF_UNIT, "/lib/systemd/system/knobd.service");
+		return load_local(b, BF_UNIT, "/lib/systemd/system/knobd.service", 0);
 	ctl_exe_dir(dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/../agent/knobd.service", dir);
-	if (load_local(b, BF_UNIT, path) < 0)
+	if (load_local(b, BF_UNIT, path, 0) < 0)
 		return -1;
 	while ((at = strstr(b->data[BF_UNIT], "@SBINDIR@")) != NULL) {
 		*at = '\0';
@@ -164,18 +183,20 @@ load_sources(struct boot *b)
 		return -1;
 	}
 	snprintf(path, sizeof(path), "%s/%s", b->cadir, CA_CERT_FILE);
-	if (load_local(b, BF_CA, path) < 0)
+	if (load_local(b, BF_CA, path, 0) < 0)
 		return -1;
 	snprintf(path, sizeof(path), "%s/%s", b->cadir, CA_CRL_FILE);
-	if (access(path, R_OK) == 0 && load_local(b, BF_CRL, path) < 0)
+	/* no such file: no CRL (the nodes' goes); one that cannot be read is
+	 * an error, never "nothing revoked" */
+	if (load_local(b, BF_CRL, path, 1) < 0)
 		return -1;
 	if (b->deb)
-		return load_local(b, BF_DEB, b->deb);
+		return load_local(b, BF_DEB, b->deb, 0);
 	if (b->knobd == NULL) {
 		ctl_knobd_path(path, sizeof(path));
 		b->knobd = xstrdup(path);
 	}
-	return load_local(b, BF_KNOBD, b->knobd) < 0 ? -1 : load_unit(b);
+	return load_local(b, BF_KNOBD, b->knobd, 0) < 0 ? -1 : load_unit(b);
 }
 
 /* The node's path for a file under its --root. */
@@ -203,8 +224,8 @@ probe_key(char **cmd)
 	    "else echo '" KEY_MARK "differs'; fi; fi", key, key, crt);
 }
 
-/* The probe: directories, hashes of what is there, node.key's check, the
- * node certificate. */
+/* The probe: directories, hashes and modes of what is there, node.key's
+ * check, the node certificate. */
 static char *
 probe_cmd(const struct bnode *n)
 {
@@ -215,28 +236,51 @@ probe_cmd(const struct bnode *n)
 	for (int f = 0; f < BF__COUNT; f++)
 		if (f != BF_KEY && f != BF_CRT)
 			str_appendf(&cmd, " %s", bfiles[f].path);
-	str_appendf(&cmd, "; do if [ -f \"$f\" ]; then sha256sum \"$f\"; fi; done; "
-	    "if [ -f %s ]; then echo '%s'; fi", SVC_PENDING, SVC_PENDING_MARK);
+	str_appendf(&cmd, "; do if [ -f \"$f\" ]; then sha256sum \"$f\"; fi; done; for f in");
+	for (int f = 0; f < BF__COUNT; f++)
+		str_appendf(&cmd, " %s", bfiles[f].path);
+	str_appendf(&cmd, "; do if [ -f \"$f\" ]; then stat -L -c '" MODE_MARK "%%a %%n' \"$f\"; fi; "
+	    "done; if [ -f %s ]; then echo '%s'; fi", SVC_PENDING, SVC_PENDING_MARK);
 	probe_key(&cmd);
 	str_appendf(&cmd, "; echo '--- cert'; cat %s 2>/dev/null; true", bfiles[BF_CRT].path);
 	free(q);
 	return cmd;
 }
 
-/* The hashes in the probe's output into n->remote_hash. */
+/* One line of the probe (l, ll bytes long) about file f: "SHA256  PATH"
+ * into n->remote_hash[f], MODE_MARK "OCTAL PATH" into n->remote_mode[f]. */
+static void
+probe_line(struct bnode *n, int f, const char *l, size_t ll)
+{
+	const char *path = bfiles[f].path;
+	size_t pl = strlen(path), ml = strlen(MODE_MARK);
+	char *end;
+	long m;
+
+	if (ll == 66 + pl && strncmp(l + 66, path, pl) == 0) {
+		snprintf(n->remote_hash[f], 65, "%.64s", l);
+		return;
+	}
+	if (ll < ml + pl + 2 || strncmp(l, MODE_MARK, ml) != 0 || l[ll - pl - 1] != ' ' ||
+	    strncmp(l + ll - pl, path, pl) != 0)
+		return;
+	m = strtol(l + ml, &end, 8);
+	if (end == l + ll - pl - 1 && end > l + ml && m >= 0 && m <= 07777)
+		n->remote_mode[f] = m;
+}
+
+/* The hashes and modes in the probe's output (before the certificate). */
 static void
 parse_probe(struct bnode *n, const char *out)
 {
+	for (int f = 0; f < BF__COUNT; f++)
+		n->remote_mode[f] = -1;
 	for (const char *l = out; l && *l && strncmp(l, "--- cert", 8) != 0;) {
 		const char *nl = strchr(l, '\n');
+		size_t ll = nl ? (size_t)(nl - l) : strlen(l);
 
-		for (int f = 0; f < BF__COUNT; f++) {
-			size_t pl = strlen(bfiles[f].path);
-
-			if (strlen(l) > 66 && strncmp(l + 66, bfiles[f].path, pl) == 0 &&
-			    (l[66 + pl] == '\n' || l[66 + pl] == '\0'))
-				snprintf(n->remote_hash[f], 65, "%.64s", l);
-		}
+		for (int f = 0; f < BF__COUNT; f++)
+			probe_line(n, f, l, ll);
 		l = nl ? nl + 1 : NULL;
 	}
 }
@@ -294,6 +338,33 @@ plan_cert(struct boot *b, struct bnode *n, const char *out)
 	return 0;
 }
 
+/* Is file f among n's uploads (which set its mode)? */
+static int
+uploading(const struct bnode *n, int f)
+{
+	for (int i = 0; i < n->nup; i++)
+		if (n->up[i] == f)
+			return 1;
+	return 0;
+}
+
+/* The files that stay but have another mode than bootstrap gives them (a
+ * node.key left world-readable): the install chmods them.  Only files that
+ * are this controller's (same hash; the node's own key and certificate):
+ * a knobd kept without --upgrade, or what a --deb installed, is not. */
+static void
+plan_modes(const struct boot *b, struct bnode *n)
+{
+	for (int f = 0; f < BF__COUNT; f++) {
+		if (n->remote_mode[f] < 0 || n->remote_mode[f] == bfiles[f].mode || uploading(n, f))
+			continue;
+		if (f != BF_CRT && f != BF_KEY &&
+		    (b->data[f] == NULL || strcmp(n->remote_hash[f], b->hash[f]) != 0))
+			continue;
+		n->fix[n->nfix++] = f;
+	}
+}
+
 /* Which files to send: whatever differs from here (knobd only with
  * --upgrade once one is installed), and the certificate when needed;
  * whether to remove the node's CRL. */
@@ -322,7 +393,10 @@ plan(struct boot *b, struct bnode *n, const char *out)
 	}
 	/* no CRL here: none there either (one of an old CA refuses everyone) */
 	n->rm_crl = b->data[BF_CRL] == NULL && n->remote_hash[BF_CRL][0] != '\0';
-	return plan_cert(b, n, out);
+	if (plan_cert(b, n, out) < 0)
+		return -1;
+	plan_modes(b, n);
+	return 0;
 }
 
 /* t with {root} and {node} filled in for n (root may be NULL: not yet known). */
@@ -350,22 +424,37 @@ subst(const char *t, const char *root, const char *node)
 static int
 deb_install(const struct boot *b, const struct bnode *n)
 {
-	for (int i = 0; i < n->nup; i++)
-		if (n->up[i] == BF_DEB)
-			return 1;
+	if (uploading(n, BF_DEB))
+		return 1;
 	return n->svc_pending && b->data[BF_DEB] != NULL &&
 	    strcmp(n->remote_hash[BF_DEB], b->hash[BF_DEB]) == 0;
 }
 
-/* mv -f each upload into place, remove a CRL the CA does not have, dpkg -i
- * a new .deb, then the service (the marker stays). */
+/* Does n's install run the service command: a file sent or removed, the
+ * last one's not confirmed, or an agent that did not answer (a mode fixed
+ * alone does not restart the agent). */
+static int
+needs_service(const struct bnode *n)
+{
+	return n->nup || n->rm_crl || n->svc_pending || n->restarted;
+}
+
+/* chmod the files whose mode is wrong, then (when needs_service) mv -f
+ * each upload into place, remove a CRL the CA does not have, dpkg -i a new
+ * .deb, then the service (the marker stays). */
 static char *
 install_cmd(const struct boot *b, const struct bnode *n)
 {
-	char *q = sh_quote(n->root), *cmd = NULL;
-	char *svc = subst(b->service_cmd ? b->service_cmd : DEFAULT_SERVICE_CMD, n->root, n->fn->name);
+	char *q = sh_quote(n->root), *cmd = NULL, *svc;
 
-	str_appendf(&cmd, "R=%s; cd \"$R\" && : > %s", q, SVC_PENDING);
+	str_appendf(&cmd, "R=%s; cd \"$R\"", q);
+	free(q);
+	for (int i = 0; i < n->nfix; i++)
+		str_appendf(&cmd, " && chmod %04lo %s", bfiles[n->fix[i]].mode, bfiles[n->fix[i]].path);
+	if (!needs_service(n))
+		return cmd;
+	svc = subst(b->service_cmd ? b->service_cmd : DEFAULT_SERVICE_CMD, n->root, n->fn->name);
+	str_appendf(&cmd, " && : > %s", SVC_PENDING);
 	for (int i = 0; i < n->nup; i++)
 		str_appendf(&cmd, " && mv -f %s.knob-new %s", bfiles[n->up[i]].path, bfiles[n->up[i]].path);
 	if (n->rm_crl)
@@ -377,7 +466,6 @@ install_cmd(const struct boot *b, const struct bnode *n)
 	 * the marker stays until the agent answers (clear_markers) */
 	str_appendf(&cmd, " && ( %s )", svc);
 	free(svc);
-	free(q);
 	return cmd;
 }
 
@@ -447,6 +535,18 @@ start_upload(struct boot *b, struct bnode *n)
 	free(path);
 }
 
+/* The first exec of this pass on n's new session. */
+static void
+pass_start(struct boot *b, struct bnode *n)
+{
+	static const int first[] = { [P_INSTALL] = B_PROBE, [P_RESTART] = B_INSTALL,
+	    [P_CLEAR] = B_CLEAR };
+
+	start_exec(n, b->pass == P_INSTALL ? probe_cmd(n) : b->pass == P_RESTART ?
+	    install_cmd(b, n) : clear_cmd(n));
+	n->step = first[b->pass];
+}
+
 /* One step of node n's machine: 1 moved on, 0 again, -1 failed. */
 static int
 node_step(struct boot *b, struct bnode *n)
@@ -457,8 +557,7 @@ node_step(struct boot *b, struct bnode *n)
 	case B_SSH:
 		if ((r = ssh_step(&n->ssh)) <= 0)
 			return r;
-		start_exec(n, b->pass ? clear_cmd(n) : probe_cmd(n));
-		n->step = b->pass ? B_CLEAR : B_PROBE;
+		pass_start(b, n);
 		return 1;
 	case B_PROBE:
 		if ((r = run_exec(n, "probe")) <= 0)
@@ -467,7 +566,7 @@ node_step(struct boot *b, struct bnode *n)
 			n->ssh.fail_status = NS_FAILED;
 			return -1;
 		}
-		if (n->nup == 0 && (n->svc_pending || n->rm_crl)) {	/* nothing to send */
+		if (n->nup == 0 && (n->svc_pending || n->rm_crl || n->nfix)) {	/* nothing to send */
 			start_exec(n, install_cmd(b, n));
 			n->step = B_INSTALL;
 		} else
@@ -495,9 +594,9 @@ node_step(struct boot *b, struct bnode *n)
 		n->step = B_INSTALL;
 		return 1;
 	case B_INSTALL:
-		if ((r = run_exec(n, "install")) <= 0)
+		if ((r = run_exec(n, b->pass == P_RESTART ? "service command" : "install")) <= 0)
 			return r;
-		n->svc_ran = 1;
+		n->svc_ran = needs_service(n);
 		n->step = B_OK;
 		return 1;
 	case B_CLEAR:
@@ -511,14 +610,21 @@ node_step(struct boot *b, struct bnode *n)
 }
 
 /* Finish n's SSH part (ok or failed): out of the loop, session closed.
- * In the second pass a failure is a note: the agent answered, the next
+ * In the clear pass a failure is a note: the agent answered, the next
  * run merely restarts it once more. */
 static void
 node_finish(struct boot *b, struct bnode *n, int failed)
 {
 	if (n->ssh.fd >= 0)
 		epoll_ctl(b->epfd, EPOLL_CTL_DEL, n->ssh.fd, NULL);
-	if (failed && b->pass) {
+	if (failed && b->pass == P_RESTART) {
+		char *d = xasprintf("unchanged but the agent did not answer over TLS, and running the "
+		    "service command for it failed: %s", n->ssh.err);
+
+		snprintf(n->ssh.err, sizeof(n->ssh.err), "%s", d);
+		free(d);
+	}
+	if (failed && b->pass == P_CLEAR) {
 		size_t l = strlen(n->note);
 
 		n->step = B_OK;
@@ -620,7 +726,7 @@ ssh_loop(struct boot *b)
 		int nev;
 
 		while (next < b->fo.n && active < limit) {
-			if (b->pass == 0 || b->b[next].clear)
+			if (b->pass == P_INSTALL || b->b[next].in_pass)
 				node_start(b, &b->b[next]);
 			active += node_active(&b->b[next++]);
 		}
@@ -637,15 +743,21 @@ ssh_loop(struct boot *b)
 	return 0;
 }
 
-/* Still to ping: through SSH, and not answered yet (or not listening yet). */
+/* Still to ping: through this pass's SSH part, and not answered yet, or
+ * not listening yet after its service command (an agent that ran on is
+ * asked once: if it does not answer, restart_silent starts it). */
 static int
-retry(const struct bnode *n)
+retry(const struct boot *b, const struct bnode *n)
 {
-	return n->step == B_OK && (n->fn->status == NS_PENDING || n->fn->status == NS_UNREACHABLE);
+	if (n->step != B_OK || (b->pass == P_RESTART && !n->in_pass))
+		return 0;
+	return n->fn->status == NS_PENDING || (n->fn->status == NS_UNREACHABLE && n->svc_ran);
 }
 
-/* Confirm over TLS: ping every node the SSH part finished, retrying while
- * a freshly started agent is not listening yet (until --timeout). */
+/* Confirm over TLS (always: bootstrap resets --via ssh, whose knobd
+ * --stdio would answer with no agent running): ping every node the SSH
+ * part finished, retrying while a freshly started agent is not listening
+ * yet (until --timeout). */
 static void
 confirm_tls(struct boot *b)
 {
@@ -660,7 +772,7 @@ confirm_tls(struct boot *b)
 	for (;;) {
 		strvec_free(&pending);
 		for (size_t i = 0; i < b->fo.n; i++)
-			if (retry(&b->b[i]))
+			if (retry(b, &b->b[i]))
 				strvec_push(&pending, b->fo.nodes[i].name);
 		if (pending.n == 0)
 			break;
@@ -672,7 +784,7 @@ confirm_tls(struct boot *b)
 		for (size_t i = 0, j = 0; i < b->fo.n && j < fo.n; i++) {
 			struct fo_node *dst = &b->fo.nodes[i];
 
-			if (!retry(&b->b[i]))
+			if (!retry(b, &b->b[i]))
 				continue;
 			dst->status = fo.nodes[j].status;
 			free(dst->detail);
@@ -694,25 +806,59 @@ changed(const struct bnode *n)
 	return n->nup > 0 || n->rm_crl;
 }
 
-/* Second pass: over SSH again, remove the service-pending marker of every
- * node whose install ran the service command and whose agent answered. */
+/* Start pass over again for the nodes marked in_pass; 0 when none is. */
 static int
-clear_markers(struct boot *b)
+pass_begin(struct boot *b, int pass)
 {
 	int any = 0;
 
 	for (size_t i = 0; i < b->fo.n; i++) {
 		struct bnode *n = &b->b[i];
 
-		n->clear = n->step == B_OK && n->svc_ran && n->fn->status == NS_OK;
-		if (n->clear) {
+		if (n->in_pass) {
 			n->step = B_SSH;
 			n->started = 0;
 			any = 1;
 		}
 	}
-	b->pass = 1;
-	return any ? ssh_loop(b) : 0;
+	b->pass = pass;
+	return any;
+}
+
+/* Restart pass: over SSH again, run the service command once on every
+ * node where nothing changed and nothing ran and whose agent did not
+ * answer (stopped, failed, killed; as an install does, with the marker),
+ * then ping those again.  0 or -1 (epoll). */
+static int
+restart_silent(struct boot *b)
+{
+	for (size_t i = 0; i < b->fo.n; i++) {
+		struct bnode *n = &b->b[i];
+
+		n->in_pass = n->step == B_OK && !n->svc_ran && n->fn->status != NS_OK;
+		n->restarted = n->in_pass;
+		if (n->in_pass)
+			n->fn->status = NS_PENDING;
+	}
+	if (!pass_begin(b, P_RESTART))
+		return 0;
+	if (ssh_loop(b) < 0)
+		return -1;
+	confirm_tls(b);
+	return 0;
+}
+
+/* Clear pass: over SSH again, remove the service-pending marker of every
+ * node whose install ran the service command and whose agent answered. */
+static int
+clear_markers(struct boot *b)
+{
+	for (size_t i = 0; i < b->fo.n; i++) {
+		struct bnode *n = &b->b[i];
+
+		n->in_pass = n->step == B_OK && n->svc_ran && n->fn->status == NS_OK;
+	}
+	return pass_begin(b, P_CLEAR) ? ssh_loop(b) : 0;
 }
 
 /* The final status of every node from its SSH part and the TLS ping. */
@@ -726,12 +872,13 @@ settle(struct boot *b)
 		if (n->step != B_OK)
 			continue;
 		if (fn->status == NS_OK) {
-			fn->status = n->nup || n->svc_ran ? NS_CHANGED : NS_OK;
+			fn->status = n->nup || n->svc_ran || n->nfix ? NS_CHANGED : NS_OK;
 			continue;
 		}
 		{
 			char *d = xasprintf("%s but the agent does not answer over TLS: %s",
-			    changed(n) ? "installed" : n->svc_ran ? "unchanged, service command run again" :
+			    changed(n) ? "installed" : n->restarted ? "unchanged, service command run (the "
+			    "agent did not answer)" : n->svc_ran ? "unchanged, service command run again" :
 			    "unchanged", fn->detail ? fn->detail : node_status_name(fn->status));
 			free(fn->detail);
 			fn->detail = d;
@@ -740,7 +887,18 @@ settle(struct boot *b)
 	}
 }
 
-/* "installed: knobd, ca.crt, ...; agent answers over TLS" or "unchanged". */
+/* Why n's service command ran, for its line. */
+static const char *
+svc_why(const struct bnode *n)
+{
+	if (changed(n))
+		return "";
+	return n->restarted ? ": the agent did not answer" : " again (the agent had not answered "
+	    "since the last install)";
+}
+
+/* "installed: knobd, ca.crt, ...; agent answers over TLS", "mode fixed:
+ * node.key (was 0644, now 0600)" or "unchanged". */
 static char *
 render_boot(struct fanout *fo, struct fo_node *fn, void *arg)
 {
@@ -750,10 +908,7 @@ render_boot(struct fanout *fo, struct fo_node *fn, void *arg)
 
 	if (fn->status != NS_OK && fn->status != NS_CHANGED)
 		return NULL;
-	if (!changed(n))
-		str_appendf(&s, "unchanged%s", n->svc_ran ? "; service command run again (the agent "
-		    "had not answered since the last install); agent answers over TLS" : "");
-	else {
+	if (changed(n)) {
 		str_appendf(&s, "%s:", n->knobd_was_missing ? "installed" : n->knobd_replaced ?
 		    "upgraded" : "updated");
 		for (int i = 0; i < n->nup; i++)
@@ -761,8 +916,17 @@ render_boot(struct fanout *fo, struct fo_node *fn, void *arg)
 		if (n->rm_crl)
 			str_appendf(&s, "%s removed %s (the CA has none)", n->nup ? ";" : "",
 			    bfiles[BF_CRL].label);
-		str_appendf(&s, "; service command run; agent answers over TLS");
 	}
+	for (int i = 0; i < n->nfix; i++)
+		str_appendf(&s, "%s%s (was %04lo, now %04lo)", i ? ", " : s ? "; mode fixed: " :
+		    "mode fixed: ", bfiles[n->fix[i]].label, n->remote_mode[n->fix[i]],
+		    bfiles[n->fix[i]].mode);
+	if (s == NULL)
+		str_appendf(&s, "unchanged");
+	if (n->svc_ran)
+		str_appendf(&s, "; service command run%s", svc_why(n));
+	if (n->svc_ran || n->nfix)
+		str_appendf(&s, "; agent answers over TLS");
 	if (n->note[0])
 		str_appendf(&s, "; %s", n->note);
 	return s;
@@ -782,6 +946,11 @@ json_boot(struct fanout *fo, struct fo_node *fn, void *arg)
 	if (n->rm_crl)
 		json_object_array_add(a, json_object_new_string(bfiles[BF_CRL].label));
 	json_object_object_add(o, "removed", a);
+	a = json_object_new_array();
+	for (int i = 0; i < n->nfix; i++)
+		json_object_array_add(a, json_object_new_string(bfiles[n->fix[i]].label));
+	json_object_object_add(o, "mode_fixed", a);
+	json_object_object_add(o, "restarted", json_object_new_boolean(n->restarted));
 	json_object_object_add(o, "service_run", json_object_new_boolean(n->svc_ran));
 	if (n->note[0])
 		json_object_object_add(o, "note", json_object_new_string(n->note));
@@ -811,6 +980,11 @@ parse_boot(struct boot *b, int argc, char **argv)
 	}
 	if (b->root[0] != '/') {
 		fprintf(stderr, "knobctl bootstrap: --root must be absolute\n");
+		return -1;
+	}
+	if (b->deb && (b->knobd || b->unit)) {
+		fprintf(stderr, "knobctl bootstrap: --deb installs the package's knobd and unit: "
+		    "not with --%s\n", b->knobd ? "knobd" : "unit");
 		return -1;
 	}
 	return 0;
@@ -843,6 +1017,10 @@ cmd_bootstrap(struct ctl *ctl, int argc, char **argv)
 	b.ctl = ctl;
 	if (parse_boot(&b, argc, argv) < 0 || ctl_targets(ctl, &names) < 0)
 		goto out_names;
+	/* bootstrap's own sessions are SSH whatever --via says; its
+	 * confirmation is the installed agent answering over TLS (over SSH a
+	 * fresh knobd --stdio would answer with no agent running) */
+	ctl->ssh.via = 0;
 	libssh2_init(0);
 	if (load_sources(&b) < 0 || ctl_ssl(ctl) == NULL)
 		goto out;
@@ -857,7 +1035,7 @@ cmd_bootstrap(struct ctl *ctl, int argc, char **argv)
 		goto out;
 	}
 	confirm_tls(&b);
-	if (clear_markers(&b) < 0) {
+	if (restart_silent(&b) < 0 || clear_markers(&b) < 0) {
 		fprintf(stderr, "knobctl bootstrap: epoll: %s\n", strerror(errno));
 		goto out;
 	}
@@ -882,6 +1060,7 @@ const struct cmd_entry cmd_bootstrap_entry = {
 	CMD_NODES | CMD_FANOUT | CMD_SSH, boot_opts, cmd_bootstrap,
 	"Host keys are checked strictly against known_hosts (--accept-new adds unknown ones).\n"
 	"Files go over SFTP to NAME.knob-new (mode set, fsync'd), then mv -f into place.\n"
-	"A re-run sends only what differs (sha256) and reports 'unchanged'; it runs the service\n"
-	"command again when the last one did not succeed. --fanout defaults to 64.",
+	"A re-run sends only what differs (sha256), fixes modes, and reports 'unchanged'; it runs\n"
+	"the service command again when the last one did not succeed or the agent does not answer.\n"
+	"The agent is confirmed over TLS (--via ssh does not apply). --fanout defaults to 64.",
 };

@@ -42,6 +42,8 @@ ssh_opt_is(int id)
 int
 ssh_cfg_apply(struct ssh_cfg *cfg, int id, const char *arg)
 {
+	uint32_t port;
+
 	switch (id) {
 	case S_USER: cfg->user = arg; return 0;
 	case S_KEY: cfg->key = arg; return 0;
@@ -50,11 +52,11 @@ ssh_cfg_apply(struct ssh_cfg *cfg, int id, const char *arg)
 	case S_RKNOBD: cfg->remote_knobd = arg; return 0;
 	case S_PUSH: cfg->push_agent = 1; return 0;
 	case S_PORT:
-		cfg->port = atoi(arg);
-		if (cfg->port <= 0 || cfg->port > 65535) {
-			fprintf(stderr, "knobctl: bad --ssh-port '%s'\n", arg);
+		if (opt_parse_uint(arg, 1, 65535, NULL, &port) < 0) {
+			fprintf(stderr, "knobctl: bad --ssh-port '%s' (1 to 65535, digits only)\n", arg);
 			return -1;
 		}
+		cfg->port = (int)port;
 		return 0;
 	case S_VIA:
 		if (strcmp(arg, "ssh") != 0 && strcmp(arg, "tls") != 0) {
@@ -143,6 +145,8 @@ ssh_start(struct ssh_conn *c, const struct ssh_cfg *cfg, const char *name, const
 	return 0;
 }
 
+static void hostkey_pref(struct ssh_conn *c);
+
 /* The TCP connect finished (or failed); start the SSH session. */
 static int
 step_connect(struct ssh_conn *c)
@@ -160,6 +164,7 @@ step_connect(struct ssh_conn *c)
 	if ((c->s = libssh2_session_init()) == NULL)
 		return fail(c, NS_FAILED, "ssh: cannot create a session");
 	libssh2_session_set_blocking(c->s, 0);
+	hostkey_pref(c);
 	c->phase = SSH_HANDSHAKE;
 	return 1;
 }
@@ -177,20 +182,29 @@ step_handshake(struct ssh_conn *c)
 	return 1;
 }
 
-/* "ssh-ed25519 SHA256:base64" of the session's host key. */
+/* Host key types: libssh2's, known_hosts' bits, the name known_hosts and
+ * ssh-keygen use, and the signature algorithms of such a key (best first). */
+static const struct hk_type {
+	int type, kh;
+	const char *name, *algs;
+} hk_types[] = {
+	{ LIBSSH2_HOSTKEY_TYPE_ED25519, LIBSSH2_KNOWNHOST_KEY_ED25519, "ssh-ed25519", "ssh-ed25519" },
+	{ LIBSSH2_HOSTKEY_TYPE_ECDSA_256, LIBSSH2_KNOWNHOST_KEY_ECDSA_256, "ecdsa-sha2-nistp256",
+	    "ecdsa-sha2-nistp256" },
+	{ LIBSSH2_HOSTKEY_TYPE_ECDSA_384, LIBSSH2_KNOWNHOST_KEY_ECDSA_384, "ecdsa-sha2-nistp384",
+	    "ecdsa-sha2-nistp384" },
+	{ LIBSSH2_HOSTKEY_TYPE_ECDSA_521, LIBSSH2_KNOWNHOST_KEY_ECDSA_521, "ecdsa-sha2-nistp521",
+	    "ecdsa-sha2-nistp521" },
+	{ LIBSSH2_HOSTKEY_TYPE_RSA, LIBSSH2_KNOWNHOST_KEY_SSHRSA, "ssh-rsa",
+	    "rsa-sha2-512,rsa-sha2-256,ssh-rsa" },
+	{ LIBSSH2_HOSTKEY_TYPE_DSS, LIBSSH2_KNOWNHOST_KEY_SSHDSS, "ssh-dss", "ssh-dss" },
+};
+
+/* "ssh-ed25519 SHA256:base64" of the session's host key; *kh_type its
+ * known_hosts key bits (LIBSSH2_KNOWNHOST_KEY_UNKNOWN: none of ours). */
 static void
 host_fingerprint(struct ssh_conn *c, char *buf, size_t len, int *kh_type)
 {
-	static const struct {
-		int type, kh;
-		const char *name;
-	} types[] = {
-		{ LIBSSH2_HOSTKEY_TYPE_RSA, LIBSSH2_KNOWNHOST_KEY_SSHRSA, "ssh-rsa" },
-		{ LIBSSH2_HOSTKEY_TYPE_ECDSA_256, LIBSSH2_KNOWNHOST_KEY_ECDSA_256, "ecdsa-sha2-nistp256" },
-		{ LIBSSH2_HOSTKEY_TYPE_ECDSA_384, LIBSSH2_KNOWNHOST_KEY_ECDSA_384, "ecdsa-sha2-nistp384" },
-		{ LIBSSH2_HOSTKEY_TYPE_ECDSA_521, LIBSSH2_KNOWNHOST_KEY_ECDSA_521, "ecdsa-sha2-nistp521" },
-		{ LIBSSH2_HOSTKEY_TYPE_ED25519, LIBSSH2_KNOWNHOST_KEY_ED25519, "ssh-ed25519" },
-	};
 	const unsigned char *h = (const unsigned char *)libssh2_hostkey_hash(c->s,
 	    LIBSSH2_HOSTKEY_HASH_SHA256);
 	unsigned char b64[64];
@@ -199,11 +213,11 @@ host_fingerprint(struct ssh_conn *c, char *buf, size_t len, int *kh_type)
 	int type, n;
 
 	libssh2_session_hostkey(c->s, &klen, &type);
-	*kh_type = 0;
-	for (size_t i = 0; i < nitems(types); i++)
-		if (types[i].type == type) {
-			tname = types[i].name;
-			*kh_type = types[i].kh;
+	*kh_type = LIBSSH2_KNOWNHOST_KEY_UNKNOWN;
+	for (size_t i = 0; i < nitems(hk_types); i++)
+		if (hk_types[i].type == type) {
+			tname = hk_types[i].name;
+			*kh_type = hk_types[i].kh;
 		}
 	n = h ? EVP_EncodeBlock(b64, h, 32) : 0;
 	while (n > 0 && b64[n - 1] == '=')
@@ -336,15 +350,113 @@ key_b64(const char *key, size_t klen, char *buf, size_t len)
 	EVP_EncodeBlock((unsigned char *)buf, (const unsigned char *)key, (int)klen);
 }
 
-/* Check the host key strictly against known_hosts (by name, then address). */
+/* Which hk_types known_hosts (kh) lists for host at port, a mask of their
+ * indexes: checked with a type's bits, a key no entry holds mismatches
+ * exactly when an entry of that type names the host (libssh2 matches the
+ * names, hashed ones too). */
+static unsigned
+kh_types_of(LIBSSH2_KNOWNHOSTS *kh, const char *host, int port)
+{
+	unsigned known = 0;
+
+	for (size_t i = 0; i < nitems(hk_types); i++)
+		if (libssh2_knownhost_checkp(kh, host, port, "-", 1, LIBSSH2_KNOWNHOST_TYPE_PLAIN |
+		    LIBSSH2_KNOWNHOST_KEYENC_BASE64 | hk_types[i].kh, NULL) ==
+		    LIBSSH2_KNOWNHOST_CHECK_MISMATCH)
+			known |= 1u << i;
+	return known;
+}
+
+/* The key types known_hosts lists for the node, under its name or address. */
+static unsigned
+kh_types(const struct ssh_conn *c, LIBSSH2_KNOWNHOSTS *kh)
+{
+	int port = c->cfg->port ? c->cfg->port : 22;
+	unsigned known = kh_types_of(kh, c->name, port);
+
+	if (strcmp(c->addr, c->name) != 0)
+		known |= kh_types_of(kh, c->addr, port);
+	return known;
+}
+
+/* Is name one of the comma-separated list's? */
+static int
+alg_listed(const char *list, const char *name)
+{
+	size_t l = strlen(name);
+	const char *p = list;
+
+	while (p != NULL) {
+		if (strncmp(p, name, l) == 0 && (p[l] == ',' || p[l] == '\0'))
+			return 1;
+		if ((p = strchr(p, ',')) != NULL)
+			p++;
+	}
+	return 0;
+}
+
+/* Before the handshake, as OpenSSH does: the algorithms of the key types
+ * known_hosts lists for the node first, then libssh2's others in its
+ * order, so that a node with several host keys (ed25519 and ecdsa, as
+ * Debian makes them) presents the one known_hosts holds (libssh2 alone
+ * asks for ecdsa first).  A node known under no type keeps libssh2's
+ * order; known_hosts' errors are step_hostkey's to report. */
+static void
+hostkey_pref(struct ssh_conn *c)
+{
+	LIBSSH2_KNOWNHOSTS *kh = libssh2_knownhost_init(c->s);
+	char pbuf[4096], *pref = NULL;
+	const char **algs = NULL;
+	unsigned known = 0;
+	int revoked, n;
+
+	if (kh == NULL)
+		return;
+	if (kh_read(kh, known_hosts_path(c->cfg, pbuf, sizeof(pbuf)), "", &revoked) == 0)
+		known = kh_types(c, kh);
+	libssh2_knownhost_free(kh);
+	if (known == 0)
+		return;
+	for (size_t i = 0; i < nitems(hk_types); i++)
+		if (known & 1u << i)
+			str_appendf(&pref, "%s%s", pref ? "," : "", hk_types[i].algs);
+	n = libssh2_session_supported_algs(c->s, LIBSSH2_METHOD_HOSTKEY, &algs);
+	for (int i = 0; i < n; i++)
+		if (!alg_listed(pref, algs[i]))
+			str_appendf(&pref, ",%s", algs[i]);
+	if (n > 0)
+		libssh2_free(c->s, algs);
+	if (libssh2_session_method_pref(c->s, LIBSSH2_METHOD_HOSTKEY, pref) != 0)
+		log_debug("%s: host key preference '%s' refused: %s", c->name, pref, last_error(c));
+	free(pref);
+}
+
+/* The names of the key types in mask known ("ssh-ed25519, ssh-rsa"). */
+static void
+kh_type_names(unsigned known, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < nitems(hk_types) && off < len; i++)
+		if (known & 1u << i)
+			off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? ", " : "",
+			    hk_types[i].name);
+}
+
+/* Check the host key strictly against known_hosts (by name, then address),
+ * only against entries of its own type, as OpenSSH does: a node listed
+ * under other key types only is known, not new (--accept-new adds no
+ * second type). */
 static int
 step_hostkey(struct ssh_conn *c)
 {
 	LIBSSH2_KNOWNHOSTS *kh = libssh2_knownhost_init(c->s);
 	struct libssh2_knownhost *found = NULL;
-	char pbuf[4096], fp[128], b64[8192];
+	char pbuf[4096], fp[128], b64[8192], names[128];
 	const char *path = known_hosts_path(c->cfg, pbuf, sizeof(pbuf)), *key;
-	int port = c->cfg->port ? c->cfg->port : 22, r, kh_type, type, revoked, err;
+	int port = c->cfg->port ? c->cfg->port : 22, r, kh_type, type, revoked, err, tm;
+	unsigned other = 0;
 	size_t klen;
 
 	if (kh == NULL)
@@ -359,18 +471,21 @@ step_hostkey(struct ssh_conn *c)
 			    fp, path);
 		return fail(c, NS_FAILED, "host key check failed: %s: %s", path, strerror(-err));
 	}
-	r = libssh2_knownhost_checkp(kh, c->name, port, key, klen,
-	    LIBSSH2_KNOWNHOST_TYPE_PLAIN | LIBSSH2_KNOWNHOST_KEYENC_RAW, &found);
+	tm = LIBSSH2_KNOWNHOST_TYPE_PLAIN | LIBSSH2_KNOWNHOST_KEYENC_RAW | kh_type;
+	r = libssh2_knownhost_checkp(kh, c->name, port, key, klen, tm, &found);
 	if (r == LIBSSH2_KNOWNHOST_CHECK_NOTFOUND && strcmp(c->addr, c->name) != 0)
-		r = libssh2_knownhost_checkp(kh, c->addr, port, key, klen,
-		    LIBSSH2_KNOWNHOST_TYPE_PLAIN | LIBSSH2_KNOWNHOST_KEYENC_RAW, &found);
-	if (r == LIBSSH2_KNOWNHOST_CHECK_NOTFOUND && c->cfg->accept_new) {
-		if (kh_add(c, kh, path, key, klen, kh_type) < 0)
+		r = libssh2_knownhost_checkp(kh, c->addr, port, key, klen, tm, &found);
+	if (r == LIBSSH2_KNOWNHOST_CHECK_NOTFOUND)
+		other = kh_types(c, kh);
+	if (r == LIBSSH2_KNOWNHOST_CHECK_NOTFOUND && !other && c->cfg->accept_new) {
+		if (kh_type == LIBSSH2_KNOWNHOST_KEY_UNKNOWN ||
+		    kh_add(c, kh, path, key, klen, kh_type) < 0)
 			r = LIBSSH2_KNOWNHOST_CHECK_FAILURE;
 		else
 			r = LIBSSH2_KNOWNHOST_CHECK_MATCH;
 	}
 	libssh2_knownhost_free(kh);
+	kh_type_names(other, names, sizeof(names));
 	switch (r) {
 	case LIBSSH2_KNOWNHOST_CHECK_MATCH:
 		c->phase = SSH_AUTH;
@@ -379,6 +494,10 @@ step_hostkey(struct ssh_conn *c)
 		return fail(c, NS_AUTH_FAILED, "host key refused: %s does NOT match %s (changed host "
 		    "key, or someone in between)", fp, path);
 	case LIBSSH2_KNOWNHOST_CHECK_NOTFOUND:
+		if (other)
+			return fail(c, NS_AUTH_FAILED, "host key refused: %s is not in %s, which lists "
+			    "the node under another key type only (%s): not added, even with "
+			    "--accept-new (check the node's keys, then add it by hand)", fp, path, names);
 		return fail(c, NS_AUTH_FAILED, "host key refused: %s is not in %s (check it, then "
 		    "--accept-new)", fp, path);
 	default:

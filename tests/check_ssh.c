@@ -39,9 +39,10 @@ host_key(int i)
 	    "ed25519 -N '' -f %s/ssh%d/hostkey", h.tmp, i, h.tmp, i, h.tmp, i), 0);
 }
 
-/* Start sshd in node i's namespace (sshd_wait: until it listens). */
+/* Start sshd in node i's namespace, extra appended to its config
+ * (sshd_wait: until it listens). */
 static void
-sshd_spawn(int i)
+sshd_spawn_cfg(int i, const char *extra)
 {
 	char dir[4096], cfg[4200], log[4200];
 	char *argv[] = { (char *)(uintptr_t)"ip", (char *)(uintptr_t)"netns", (char *)(uintptr_t)"exec",
@@ -58,8 +59,8 @@ sshd_spawn(int i)
 	cu_write(cfg, 0644, "ListenAddress %s\nPort 22\nHostKey %s/hostkey\nPidFile %s/sshd.pid\n"
 	    "AuthorizedKeysFile %s/authorized_keys\nPermitRootLogin prohibit-password\n"
 	    "PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\n"
-	    "Subsystem sftp /usr/lib/openssh/sftp-server\nLogLevel VERBOSE\nSetEnv HOME=%s\n",
-	    h.node[i].addr, dir, dir, h.tmp, dir);
+	    "Subsystem sftp /usr/lib/openssh/sftp-server\nLogLevel VERBOSE\nSetEnv HOME=%s\n%s",
+	    h.node[i].addr, dir, dir, h.tmp, dir, extra);
 	sshd_pid[i] = fork();
 	ck_assert_int_ge(sshd_pid[i], 0);
 	if (sshd_pid[i] == 0) {
@@ -87,12 +88,27 @@ sshd_wait(int i)
 	free(buf);
 }
 
+/* Start sshd in node i's namespace (sshd_wait: until it listens). */
+static void
+sshd_spawn(int i)
+{
+	sshd_spawn_cfg(i, "");
+}
+
+/* Start sshd in node i's namespace, extra appended to its config; wait
+ * for "Server listening". */
+static void
+sshd_start_cfg(int i, const char *extra)
+{
+	sshd_spawn_cfg(i, extra);
+	sshd_wait(i);
+}
+
 /* Start sshd in node i's namespace; wait for "Server listening". */
 static void
 sshd_start(int i)
 {
-	sshd_spawn(i);
-	sshd_wait(i);
+	sshd_start_cfg(i, "");
 }
 
 static void
@@ -120,6 +136,18 @@ agent_term(int i)
 	free(buf);
 	unlink(path);
 	return pid > 0 && kill(pid, SIGTERM) == 0 ? pid : 0;
+}
+
+/* Stop the agent under node i's root (agent_term) and wait until it has
+ * ended (10 s at most). */
+static void
+agent_stop(int i)
+{
+	uint64_t end = now_mono_ns() + 10000000000ull;
+	pid_t pid = agent_term(i);
+
+	while (pid > 0 && !cu_pid_gone(pid) && now_mono_ns() < end)
+		usleep(20000);
 }
 
 static void
@@ -171,6 +199,15 @@ teardown(void)
 		sshd_stop(i);
 	}
 	harness_stop(&h);
+}
+
+/* No pushed knobd (/tmp/knobd-push.node0*) is left on the nodes (the
+ * test's nodes share this /tmp). */
+static int
+no_pushed_copy(void *arg)
+{
+	(void)arg;
+	return harness_sh("ls /tmp/knobd-push.node0* >/dev/null 2>&1") != 0;
 }
 
 /* knobctl bootstrap with the test's SSH settings plus extra arguments. */
@@ -723,7 +760,9 @@ START_TEST(agentless_via_ssh)
 	 * loop devices of a shared machine come and go between the answers) */
 	ck_assert_msg(strstr(out, "3 ok") && strstr(out, "kernel "), "%s", out);
 	free(out);
-	ck_assert_int_ne(harness_sh("ls /tmp/knobd-push.node0* >/dev/null 2>&1"), 0);
+	/* the pushed copies go: the remote shell removes each once its knobd
+	 * ended, which can be just after knobctl returned */
+	ck_assert_msg(cu_wait(no_pushed_copy, NULL, 10) >= 0, "a pushed knobd is left in /tmp");
 
 	/* apply --check with the node's own knobd (here: the build's, same file system) */
 	snprintf(prof, sizeof(prof), "%s/somax.xml", h.tmp);
@@ -828,6 +867,204 @@ START_TEST(agentless_verify_rollback_bench_sweep)
 }
 END_TEST
 
+/* known_hosts as node i's line "NAME KEYFILE's key" (replacing the file). */
+static void
+kh_only(int i, const char *keyfile)
+{
+	ck_assert_int_eq(harness_sh("printf '%%s %%s\\n' %s \"$(cut -d' ' -f1,2 %s)\" > %s/known_hosts",
+	    h.node[i].name, keyfile, h.tmp), 0);
+}
+
+/* node01's sshd has an ed25519 and an ecdsa host key (Debian's default);
+ * known_hosts lists its ed25519 key only.  libssh2 alone asks for ecdsa
+ * first: bootstrap (and --via ssh) now ask for the type known_hosts holds
+ * and compare only keys of that type, as OpenSSH does.  A wrong ed25519
+ * key is still a changed key; a node listed under another type only is
+ * known, not new: --accept-new adds no second type. */
+START_TEST(hostkey_two_types)
+{
+	char *out = NULL, *err = NULL, kh[4200], want[8192], *before = NULL, *after = NULL;
+	int rc;
+
+	snprintf(kh, sizeof(kh), "%s/known_hosts", h.tmp);
+	ck_assert_int_eq(harness_sh("ssh-keygen -q -t ecdsa -N '' -f %s/ssh0/hostkey_ecdsa && "
+	    "ssh-keygen -q -t ecdsa -b 384 -N '' -f %s/other384 && mkdir -p %s/state-node01",
+	    h.tmp, h.tmp, h.tmp), 0);
+	sshd_stop(0);
+	snprintf(want, sizeof(want), "HostKey %s/ssh0/hostkey_ecdsa\n", h.tmp);
+	sshd_start_cfg(0, want);
+	snprintf(want, sizeof(want), "%s/ssh0/hostkey.pub", h.tmp);
+	kh_only(0, want);
+	ck_assert_int_eq(boot1(&out), 0);
+	ck_assert_msg(strstr(out, "node01: installed: "), "%s", out);
+	free(out);
+	rc = harness_knobctl(&h, &out, &err, "--via ssh --ssh-key %s/id --known-hosts %s "
+	    "--remote-knobd '%s/knobd --state-dir %s/state-{node}' ping -w node01", h.tmp, kh, h.bin,
+	    h.tmp);
+	ck_assert_msg(rc == 0, "%s%s", out, err);
+	free(out);
+	free(err);
+
+	/* another ed25519 key (node02's) for node01: changed, --accept-new or not */
+	snprintf(want, sizeof(want), "%s/ssh1/hostkey.pub", h.tmp);
+	kh_only(0, want);
+	ck_assert_int_eq(boot(&out, "id", "-x node[02-03] --accept-new"), 1);
+	ck_assert_msg(strstr(out, "node01: auth-failed: host key refused: ssh-ed25519 SHA256:") &&
+	    strstr(out, "does NOT match"), "%s", out);
+	free(out);
+
+	/* listed under ecdsa-sha2-nistp384 only: refused, known_hosts untouched */
+	snprintf(want, sizeof(want), "%s/other384.pub", h.tmp);
+	kh_only(0, want);
+	ck_assert_int_eq(read_file_bounded(kh, 1 << 20, &before, NULL), 0);
+	ck_assert_int_eq(boot(&out, "id", "-x node[02-03] --accept-new"), 1);
+	ck_assert_msg(strstr(out, "node01: auth-failed: host key refused: ") &&
+	    strstr(out, "lists the node under another key type only (ecdsa-sha2-nistp384): not "
+	    "added, even with --accept-new"), "%s", out);
+	free(out);
+	ck_assert_int_eq(read_file_bounded(kh, 1 << 20, &after, NULL), 0);
+	ck_assert_str_eq(before, after);
+	free(before);
+	free(after);
+}
+END_TEST
+
+/* bootstrap --via ssh: its confirmation is still the installed agent
+ * answering over TLS, not a knobd --stdio started over SSH for it.  The
+ * service command starts nothing: the node fails, the marker stays. */
+START_TEST(bootstrap_via_ssh_confirms_tls)
+{
+	char *out = NULL, marker[4200], extra[8400];
+	int rc;
+
+	ck_assert_int_eq(harness_sh("mkdir -p %s/state-node01", h.tmp), 0);
+	snprintf(marker, sizeof(marker), "%s/root-node01/etc/knob/bootstrap-service-pending", h.tmp);
+	snprintf(extra, sizeof(extra), "-x node[02-03] --accept-new --service-cmd true --timeout 2 "
+	    "--via ssh --remote-knobd '%s/knobd --state-dir %s/state-{node}'", h.bin, h.tmp);
+	rc = boot(&out, "id", extra);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_msg(strstr(out, "node01: failed: installed but the agent does not answer over "
+	    "TLS"), "%s", out);
+	free(out);
+	ck_assert_msg(access(marker, F_OK) == 0, "no marker although no agent answered over TLS");
+}
+END_TEST
+
+/* An agent that stopped (killed, failed) on a node where no file differs:
+ * the re-run's ping fails once, the service command runs once more over
+ * SSH, the agent answers again; the other nodes run nothing. */
+START_TEST(bootstrap_restarts_stopped_agent)
+{
+	char *out = NULL, marker[4200];
+
+	snprintf(marker, sizeof(marker), "%s/root-node01/etc/knob/bootstrap-service-pending", h.tmp);
+	ck_assert_int_eq(boot(&out, "id", "--accept-new"), 0);
+	free(out);
+	agent_stop(0);
+	ck_assert_int_eq(boot(&out, "id", ""), 0);
+	ck_assert_msg(strstr(out, "node01: unchanged; service command run: the agent did not "
+	    "answer; agent answers over TLS"), "%s", out);
+	ck_assert_msg(strstr(out, "node[02-03] (2): unchanged\n"), "%s", out);
+	free(out);
+	ck_assert_msg(access(marker, F_OK) < 0, "the marker outlived an answering agent");
+	ck_assert_int_eq(harness_knobctl(&h, &out, NULL, "ping -w node01"), 0);
+	free(out);
+}
+END_TEST
+
+/* A node.key made world-readable and a ca.crt 0666, contents unchanged:
+ * the re-run puts the modes bootstrap installs back without restarting
+ * the agent (same pid), and says so; then the node is unchanged. */
+START_TEST(bootstrap_modes_fixed)
+{
+	char *out = NULL, *pid1 = NULL, *pid2 = NULL, path[4200];
+
+	ck_assert_int_eq(boot(&out, "id", "-x node[02-03] --accept-new"), 0);
+	free(out);
+	ck_assert_int_eq(harness_sh("cd %s/root-node01/etc/knob && chmod 0644 node.key && "
+	    "chmod 0666 ca.crt", h.tmp), 0);
+	snprintf(path, sizeof(path), "%s/root-node01/knobd.pid", h.tmp);
+	ck_assert_int_eq(read_file_bounded(path, 64, &pid1, NULL), 0);
+	ck_assert_int_eq(boot(&out, "id", "-x node[02-03]"), 0);
+	ck_assert_msg(strstr(out, "node01: mode fixed: ca.crt (was 0666, now 0644), node.key (was "
+	    "0644, now 0600); agent answers over TLS\n"), "%s", out);
+	free(out);
+	ck_assert_int_eq(mode_of(0, "etc/knob/node.key"), 0600);
+	ck_assert_int_eq(mode_of(0, "etc/knob/ca.crt"), 0644);
+	ck_assert_int_eq(read_file_bounded(path, 64, &pid2, NULL), 0);
+	ck_assert_str_eq(pid1, pid2);
+	free(pid1);
+	free(pid2);
+	ck_assert_int_eq(boot(&out, "id", "-x node[02-03]"), 0);
+	ck_assert_msg(strstr(out, "node01: unchanged\n"), "%s", out);
+	free(out);
+}
+END_TEST
+
+/* The CA's CRL cannot be read (here a symbolic link loop: ELOOP, which
+ * root gets as anyone gets EACCES): bootstrap stops with exit 2 naming the
+ * file, and the nodes keep their ca.crl (no CRL would remove it: every
+ * revoked certificate accepted again).  knobctl's own trust is the CA
+ * certificate under another name (--ca DIR/trust.crt), whose CRL it looks
+ * for as DIR/trust.crl: so only bootstrap's own reading of DIR/ca.crl can
+ * stop it (with ca.crt, knobctl's TLS set-up fails on the loop as well). */
+START_TEST(bootstrap_crl_unreadable)
+{
+	char *out = NULL, *err = NULL, crl[4200];
+	int rc;
+
+	ck_assert_int_eq(harness_sh("%s/knobctl -c %s ca issue %s/ca ctl2 --controller >/dev/null && "
+	    "%s/knobctl -c %s ca revoke ctl2 >/dev/null", h.bin, h.cluster, h.tmp, h.bin, h.cluster), 0);
+	ck_assert_int_eq(boot(&out, "id", "-x node[02-03] --accept-new"), 0);
+	ck_assert_msg(strstr(out, "node01: installed: ") && strstr(out, "ca.crl"), "%s", out);
+	free(out);
+	snprintf(crl, sizeof(crl), "%s/root-node01/etc/knob/ca.crl", h.tmp);
+	ck_assert_int_eq(harness_sh("cmp %s/ca/ca.crl %s && mv %s/ca/ca.crl %s/ca/ca.crl.real && "
+	    "ln -s ca.crl %s/ca/ca.crl && cp %s/ca/ca.crt %s/ca/trust.crt", h.tmp, crl, h.tmp, h.tmp,
+	    h.tmp, h.tmp, h.tmp), 0);
+	rc = harness_knobctl(&h, &out, &err, "bootstrap -w node01 --ca %s/ca/trust.crt --ssh-key %s/id "
+	    "--known-hosts %s/known_hosts --root %s/root-{node} --service-cmd 'sh %s/svc.sh {root}' "
+	    "--timeout 20", h.tmp, h.tmp, h.tmp, h.tmp, h.tmp);
+	fprintf(stderr, "---- CRL a symlink loop -> %d\n%s%s", rc, out, err);
+	ck_assert_int_eq(rc, 2);
+	ck_assert_msg(strstr(err, "/ca/ca.crl: Too many levels of symbolic links"), "%s", err);
+	free(out);
+	free(err);
+	ck_assert_int_eq(harness_sh("cmp %s/ca/ca.crl.real %s", h.tmp, crl), 0);
+}
+END_TEST
+
+/* Bad values refused before anything runs (exit 2): an --ssh-port that is
+ * not all digits or out of range; --deb with --knobd or --unit (the
+ * package brings its own: they would be ignored). */
+START_TEST(bootstrap_cli_refusals)
+{
+	static const struct {
+		const char *args, *msg;
+	} bad[] = {
+		{ "--ssh-port 2222x", "bad --ssh-port '2222x'" },
+		{ "--ssh-port ' 22'", "bad --ssh-port ' 22'" },
+		{ "--ssh-port 65536", "bad --ssh-port '65536'" },
+		{ "--ssh-port 0", "bad --ssh-port '0'" },
+		{ "--deb /dev/null --knobd /bin/true", "--deb installs the package's knobd and unit: "
+		    "not with --knobd" },
+		{ "--unit /dev/null --deb /dev/null", "--deb installs the package's knobd and unit: "
+		    "not with --unit" },
+	};
+	const char *bin = getenv("KNOB_BIN") ? getenv("KNOB_BIN") : "build";
+	char *out = NULL;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int rc = cu_sh_out(&out, "env -u KNOB_CLUSTER %s/knobctl bootstrap -w n1 %s", bin,
+		    bad[i].args);
+
+		ck_assert_msg(rc == 2 && strstr(out, bad[i].msg), "%s: exit %d: %s", bad[i].args, rc,
+		    out);
+		free(out);
+	}
+}
+END_TEST
+
 static Suite *
 ssh_suite(void)
 {
@@ -846,6 +1083,14 @@ ssh_suite(void)
 	tcase_add_test(tc, stale_crl_removed);
 	tcase_add_test(tc, agentless_via_ssh);
 	tcase_add_test(tc, agentless_verify_rollback_bench_sweep);
+	tcase_add_test(tc, hostkey_two_types);
+	tcase_add_test(tc, bootstrap_via_ssh_confirms_tls);
+	tcase_add_test(tc, bootstrap_restarts_stopped_agent);
+	tcase_add_test(tc, bootstrap_modes_fixed);
+	tcase_add_test(tc, bootstrap_crl_unreadable);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("cli");
+	tcase_add_test(tc, bootstrap_cli_refusals);
 	suite_add_tcase(s, tc);
 	return s;
 }
