@@ -96,12 +96,15 @@ struct bench_cache_in {
 	uint64_t bytes;			/* data the node reads or writes */
 	uint64_t mem_kb, pagepool;	/* RAM (KiB), GPFS pagepool (bytes, 0 none) */
 	int direct, fsync, drop_caches;
+	int wrapped;			/* time-based and read more than bytes: every
+					 * pass after the first re-read what it had read */
 };
 /* The cache warning for one node, written to buf ("" for none): on tmpfs
  * the data lives in memory; on GPFS only the pagepool caches (O_DIRECT
  * bypasses it, --drop-caches does not empty it); elsewhere the page cache
  * (RAM) caches reads unless --drop-caches or O_DIRECT, and buffered writes
- * unless --fsync or O_DIRECT.  Returns 1 when it warns. */
+ * unless --fsync or O_DIRECT; a run that wrapped over its data read it
+ * back after the one drop, so only O_DIRECT counts.  Returns 1 when it warns. */
 int bench_cache_warning(char *buf, size_t len, const struct bench_cache_in *in);
 /* Clock offset sample from one ping: controller send/receive times and the
  * agent's time; the offset is agent - midpoint. */

@@ -123,10 +123,11 @@ rw_split(json_object *ph, const Knob__PhaseResult *const *res, size_t n)
 	json_object_object_add(ph, "write_bytes", json_object_new_int64((int64_t)(b - rb)));
 }
 
-/* The cache warning for node pn in phase p (from its PhaseReady). */
+/* The cache warning for node pn in phase p (from its PhaseReady, and its
+ * result r: a time-based read that moved more than the node's data wrapped). */
 static int
 node_cache_warning(const struct brun *br, const struct plan *p, const struct pnode *pn,
-    char *w, size_t len)
+    const Knob__PhaseResult *r, char *w, size_t len)
 {
 	const Knob__PhaseReady *rd = pn->ready->phase_ready;
 	const struct bench_req *rq = br->req;
@@ -140,8 +141,10 @@ node_cache_warning(const struct brun *br, const struct plan *p, const struct pno
 	in.direct = rq->direct;
 	in.fsync = rq->fsync;
 	in.drop_caches = rq->drop_caches;
-	if (in.what == CW_READ)
+	if (in.what == CW_READ) {
 		in.bytes = rd->read_bytes;
+		in.wrapped = rq->runtime_s && r && rd->read_bytes && r->bytes > rd->read_bytes;
+	}
 	else if (in.what == CW_WRITE)
 		in.bytes = (uint64_t)pn->nranks * p->size;
 	else if (in.what == CW_MDREAD)
@@ -177,7 +180,7 @@ collect_node(const struct brun *br, size_t i, struct phase_in *in, struct strvec
 	if (pn->ready && pn->ready->phase_ready->warning[0])
 		add_warning(wtext, wnodes, pn->ready->phase_ready->warning, name);
 	if (pn->ready && pn->ready->phase_ready->ok &&
-	    node_cache_warning(br, &br->plan[br->cur], pn, w, sizeof(w)))
+	    node_cache_warning(br, &br->plan[br->cur], pn, r, w, sizeof(w)))
 		add_warning(wtext, wnodes, w, name);
 	if (r && r->warning[0])
 		add_warning(wtext, wnodes, r->warning, name);

@@ -1364,6 +1364,19 @@ START_TEST(cache_warning_fs)
 	    "(use --drop-caches)") == 1, "%s", warnings_of(cu_phase(doc, 1)));
 	ck_assert_int_eq(json_object_array_length(cu_get(cu_phase(doc, 0), "warnings")), 0);
 	json_object_put(doc);
+	/* time-based, 1 MiB read over and over after the one drop in prepare:
+	 * node02 read more than its data, so --drop-caches does not quiet it */
+	doc = bench_json(&rc, "rand-read -w node02 --dir %s --threads 1 --size 1m --runtime 1 "
+	    "--drop-caches", data);
+	ck_assert_int_eq(rc, 0);
+	p = cu_phase(doc, 0);
+	nd = json_object_array_get_idx(cu_get(p, "per_node"), 0);
+	ck_assert_int_gt(cu_int(nd, "bytes"), 1 << 20);
+	ck_assert_msg(has_warning(p, "node02: reads 1.0 MiB per node, under twice the node's RAM "
+	    "(1.00 GiB): the time-based run wrapped over data it had read after the one "
+	    "--drop-caches (in prepare): every pass after the first reads the page cache (use "
+	    "--direct)") == 1, "%s", warnings_of(p));
+	json_object_put(doc);
 	ck_assert_msg(cu_count_entries(data) == 0, "files left behind in %s", data);
 	/* mmdiag ran only as "mmdiag --config", and only on the GPFS node: for
 	 * each of its 4 phases, and for its facts (the pagepool) before each of

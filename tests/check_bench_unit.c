@@ -303,6 +303,38 @@ START_TEST(t_cache_warning)
 }
 END_TEST
 
+/* A time-based read that wrapped over its 64 MiB: the caches were dropped
+ * once, before the first pass, so --drop-caches does not quiet it and the
+ * warning says why; O_DIRECT does; without the wrap the drop counts. */
+START_TEST(t_cache_warning_wrapped)
+{
+	struct bench_cache_in in = {
+		.what = CW_READ, .fs_type = "xfs", .bytes = 64 << 20, .mem_kb = 16 << 20,
+		.drop_caches = 1, .wrapped = 1,
+	};
+	char w[256];
+
+	ck_assert_int_eq(bench_cache_warning(w, sizeof(w), &in), 1);
+	ck_assert_str_eq(w, "reads 64.0 MiB per node, under twice the node's RAM (16.00 GiB): "
+	    "the time-based run wrapped over data it had read after the one --drop-caches (in "
+	    "prepare): every pass after the first reads the page cache (use --direct)");
+	in.drop_caches = 0;
+	ck_assert_int_eq(bench_cache_warning(w, sizeof(w), &in), 1);
+	ck_assert_str_eq(w, "reads 64.0 MiB per node, under twice the node's RAM (16.00 GiB): "
+	    "this measures the page cache (use --drop-caches or --direct)");
+	in.direct = 1;
+	ck_assert_int_eq(bench_cache_warning(w, sizeof(w), &in), 0);
+	in.direct = 0;
+	in.drop_caches = 1;
+	in.wrapped = 0;
+	ck_assert_int_eq(bench_cache_warning(w, sizeof(w), &in), 0);
+	/* data of twice RAM does not stay cached, wrapped or not */
+	in.wrapped = 1;
+	in.bytes = 32ull << 30;
+	ck_assert_int_eq(bench_cache_warning(w, sizeof(w), &in), 0);
+}
+END_TEST
+
 /* First done measured: A's two threads run [0, 2] s and end first; B's
  * thread runs [0, 4] s but was paused from 0.5 s to 2.5 s, so at 2 s it
  * had done only what it did by 0.5 s (its checkpoints say 0.25 GB), not
@@ -911,6 +943,7 @@ main(void)
 	tcase_add_test(tc, t_aggregate_skewed_clocks);
 	tcase_add_test(tc, t_offset_sample);
 	tcase_add_test(tc, t_cache_warning);
+	tcase_add_test(tc, t_cache_warning_wrapped);
 	tcase_add_test(tc, t_first_done_measured);
 	tcase_add_test(tc, t_checkpoints);
 	tcase_add_test(tc, t_launcher);
