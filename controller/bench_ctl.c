@@ -98,6 +98,18 @@ draw_progress(struct brun *br)
 	br->drawn = 1;
 }
 
+/* The reader shift of phase p on nused nodes, and how many of its ranks
+ * it leaves reading what their own node wrote (round-robin placement). */
+static void
+phase_shift(struct brun *br, const struct plan *p, size_t nused)
+{
+	const struct bench_req *rq = br->req;
+
+	br->shift = rq->reader_shift_auto ? bench_shift_auto(p->threads, nused) : rq->reader_shift;
+	br->shift_own = br->shift && bench_kind_shifted(p->kind) ?
+	    bench_shift_own(p->threads, nused, br->shift) : 0;
+}
+
 /* Send PhasePrepare for plan[cur] to the nodes that get ranks. */
 static void
 start_phase(struct brun *br)
@@ -130,6 +142,7 @@ start_phase(struct brun *br)
 			nalive++;
 	}
 	nused = bench_nodes_used(p->threads, nalive);
+	phase_shift(br, p, nused);
 	hosts = xcalloc(nused + 1, sizeof(*hosts));
 	slots = xcalloc(nused + 1, sizeof(*slots));
 	for (i = 0; i < br->fo->n && used_idx < nused; i++) {

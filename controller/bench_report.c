@@ -236,6 +236,10 @@ phase_collect(const struct brun *br, struct phase_in *in)
 		free(f);
 		strvec_free(&wnodes[i]);
 	}
+	if (br->shift_own)
+		json_object_array_add(in->warns, jfmt("reader shift %u: %u of %u ranks (round-robin "
+		    "on %zu nodes) read what their own node wrote, which can come from its page "
+		    "cache", br->shift, br->shift_own, br->plan[br->cur].threads, in->nused));
 	free(wnodes);
 	strvec_free(&wtext);
 }
@@ -323,7 +327,7 @@ phase_scalars(const struct brun *br, const struct phase_in *in, const struct ben
 	rec.md_files = (int64_t)p->md_files;
 	rec.write_size = (int64_t)rq->write_size;
 	rec.drop_caches = rq->drop_caches;
-	rec.reader_shift = rq->reader_shift;
+	rec.reader_shift = br->shift;
 	rec.stripe_count = (int64_t)p->stripe_count;
 	rec.stripe_size = (int64_t)p->stripe_size;
 	/* the I/O buffers' pages (agent/bench_mem.c), the threads' CPUs */

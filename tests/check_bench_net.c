@@ -333,6 +333,26 @@ fio_runs_in_its_directory(void)
 	ck_assert_msg(cu_count_entries(data) == 0, "fio files left behind in %s", data);
 }
 
+/* Count the warnings of phase p equal to text. */
+static int
+has_warning(json_object *p, const char *text)
+{
+	json_object *w = cu_get(p, "warnings");
+	int n = 0;
+
+	for (size_t i = 0; i < json_object_array_length(w); i++)
+		if (strcmp(json_object_get_string(json_object_array_get_idx(w, i)), text) == 0)
+			n++;
+	return n;
+}
+
+/* Print phase p's warnings (for a failing assertion). */
+static const char *
+warnings_of(json_object *p)
+{
+	return json_object_to_json_string(cu_get(p, "warnings"));
+}
+
 START_TEST(placement)
 {
 	json_object *doc, *p, *nodes;
@@ -355,6 +375,27 @@ START_TEST(placement)
 	ck_assert_int_eq(json_object_array_length(nodes), 2);
 	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(nodes, 0)), "node01");
 	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(nodes, 1)), "node02");
+	json_object_put(doc);
+	ck_assert_msg(cu_count_entries(data) == 0, "files left behind in %s", data);
+
+	/* --reader-shift alone: 4 ranks on 3 nodes shift by 2 (1 would have
+	 * rank 3 read rank 0, both on node01); 3 on 2 have no such shift: warned */
+	doc = bench_json(&rc, "seq-write,seq-read -w node[01-03] --dir %s --threads 4 --size 64k "
+	    "--bs 64k --reader-shift", data);
+	ck_assert_int_eq(rc, 0);
+	p = cu_phase(doc, 1);
+	ck_assert_int_eq(cu_int(cu_get(p, "params"), "reader_shift"), 2);
+	ck_assert_msg(strstr(warnings_of(p), "reader shift") == NULL, "%s", warnings_of(p));
+	json_object_put(doc);
+	doc = bench_json(&rc, "seq-write,seq-read -w node[01-02] --dir %s --threads 3 --size 64k "
+	    "--bs 64k --reader-shift", data);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_msg(strstr(warnings_of(cu_phase(doc, 0)), "reader shift") == NULL, "%s",
+	    warnings_of(cu_phase(doc, 0)));
+	p = cu_phase(doc, 1);
+	ck_assert_msg(has_warning(p, "reader shift 1: 1 of 3 ranks (round-robin on 2 nodes) read "
+	    "what their own node wrote, which can come from its page cache") == 1, "%s",
+	    warnings_of(p));
 	json_object_put(doc);
 	ck_assert_msg(cu_count_entries(data) == 0, "files left behind in %s", data);
 
@@ -1266,26 +1307,6 @@ START_TEST(clock_offset_resync)
 	free(out);
 }
 END_TEST
-
-/* Count the warnings of phase p equal to text. */
-static int
-has_warning(json_object *p, const char *text)
-{
-	json_object *w = cu_get(p, "warnings");
-	int n = 0;
-
-	for (size_t i = 0; i < json_object_array_length(w); i++)
-		if (strcmp(json_object_get_string(json_object_array_get_idx(w, i)), text) == 0)
-			n++;
-	return n;
-}
-
-/* Print phase p's warnings (for a failing assertion). */
-static const char *
-warnings_of(json_object *p)
-{
-	return json_object_to_json_string(cu_get(p, "warnings"));
-}
 
 /* The cache warning by file system.  There is no GPFS here: node01 gets a
  * --sysroot whose mount table puts the data directory on GPFS, with a

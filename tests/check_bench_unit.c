@@ -126,6 +126,34 @@ START_TEST(t_placement)
 }
 END_TEST
 
+/* Reader shift against round-robin placement: the ranks left reading
+ * their own node's data, and the shift picked when none is given: one
+ * that leaves none whenever some shift does (brute force over 1..T-1). */
+START_TEST(t_reader_shift)
+{
+	ck_assert_uint_eq(bench_shift_own(4, 2, 1), 0);
+	ck_assert_uint_eq(bench_shift_own(3, 2, 1), 1);	/* rank 2 reads rank 0: node01 */
+	ck_assert_uint_eq(bench_shift_own(4, 2, 2), 4);	/* a multiple of the nodes */
+	ck_assert_uint_eq(bench_shift_own(4, 1, 1), 4);	/* one node */
+	ck_assert_uint_eq(bench_shift_own(4, 3, 1), 1);	/* rank 3 reads rank 0: node01 */
+	ck_assert_uint_eq(bench_shift_auto(4, 3), 2);
+	ck_assert_uint_eq(bench_shift_own(4, 3, 2), 0);
+	ck_assert_uint_eq(bench_shift_auto(3, 2), 1);	/* none would do */
+	for (uint32_t t = 1; t <= 24; t++)
+		for (size_t n = 1; n <= t && n <= 8; n++) {
+			uint32_t a = bench_shift_auto(t, n);
+			int some = 0;
+
+			for (uint32_t s = 1; s < t; s++)
+				some |= bench_shift_own(t, n, s) == 0;
+			ck_assert_msg(a >= 1 && (a < t || t == 1), "%u threads, %zu nodes: %u", t, n, a);
+			ck_assert_msg(!some || bench_shift_own(t, n, a) == 0,
+			    "%u threads on %zu nodes: shift %u leaves %u on their node", t, n, a,
+			    bench_shift_own(t, n, a));
+		}
+}
+END_TEST
+
 /* One node's result in its own (skewed) clock: threads[] given in
  * controller seconds, shifted by off_s. */
 static Knob__PhaseResult *
@@ -940,6 +968,7 @@ main(void)
 	tcase_add_test(tc, t_sweep);
 	tcase_add_test(tc, t_sizes_kinds);
 	tcase_add_test(tc, t_placement);
+	tcase_add_test(tc, t_reader_shift);
 	tcase_add_test(tc, t_aggregate_skewed_clocks);
 	tcase_add_test(tc, t_offset_sample);
 	tcase_add_test(tc, t_cache_warning);
