@@ -35,6 +35,7 @@ struct pnode {
 	int wall_rep;			/* reported */
 	uint64_t wall_max;		/* its largest count at the wall */
 	int rel_wait;			/* release sent, confirmation pending */
+	const char *files_wd;		/* workdir it got ranks in, until released (a plan's) */
 	int fd_rep;			/* first done: its first thread's end is in */
 	uint64_t fd_end;		/* that end, controller clock */
 	int nsyncs;			/* clock syncs done (one before every phase) */

@@ -609,18 +609,28 @@ START_TEST(agent_killed_degraded)
 		free(tab);
 		free(run);
 	}
-	json_object_put(doc);
-	free(out);
-	/* only node03's file (rank 2) is left in the shared directory */
+	/* only node03's file (rank 2) is left in the shared directory, and
+	 * the run's cleanup_failed says so: node03, its workdir, where */
 	{
-		char kd[PATH_MAX], f[PATH_MAX + 64];
+		char kd[PATH_MAX], f[PATH_MAX + 64], *want;
+		json_object *cf = cu_get(doc, "cleanup_failed"), *e;
 		struct stat sb;
 
 		kept_dir(kd, sizeof(kd));
 		ck_assert_int_eq(cu_count_entries(kd), 1);
 		snprintf(f, sizeof(f), "%s/f.00000002", kd);
 		ck_assert_int_eq(stat(f, &sb), 0);
+		ck_assert_int_eq(json_object_array_length(cf), 1);
+		e = json_object_array_get_idx(cf, 0);
+		ck_assert_str_eq(cu_str(e, "node"), "node03");
+		ck_assert_str_eq(cu_str(e, "workdir"), strrchr(kd, '/') + 6);
+		want = xasprintf("the files of its ranks 2 may be left in %s", kd);
+		ck_assert_msg(strncmp(cu_str(e, "error"), "node03: lost (", 14) == 0 &&
+		    strstr(cu_str(e, "error"), want), "%s", cu_str(e, "error"));
+		free(want);
 	}
+	json_object_put(doc);
+	free(out);
 }
 END_TEST
 
