@@ -231,6 +231,10 @@ bench_aggregate(const Knob__PhaseResult *const *res, const int64_t *off, size_t 
 	return 0;
 }
 
+/* fio, ior and mdtest report percentiles per node (and op), not
+ * histograms, and percentiles do not merge: each of p50, p99 and p99.9 is
+ * the largest any node reported, a bound on the phase's, not the exact
+ * merge the built-in engine's histograms give. */
 void
 bench_ext_percentiles(const Knob__PhaseResult *const *res, size_t n, struct bench_agg *ag)
 {
