@@ -183,33 +183,39 @@ data_present(struct bench_thread *t, int fd)
 	return 1;
 }
 
-/* Write the rank's data in prepare (untimed) in chunks of whole blocks. */
+/* Write the rank's data in prepare (untimed) in chunks of whole blocks; a
+ * chunk ends at the end of its segment and of the rank's range, so it
+ * never runs into another rank's region or past --size. */
 static int
 prefill_write(struct bench_thread *t, int fd, const char *name)
 {
 	struct bench_job *j = t->job;
-	uint64_t bs = j->p.bs, nblk = j->p.file_size / bs, per, b, k;
-	size_t chunk;
+	uint64_t bs = j->p.bs, nblk = j->p.file_size / bs, bps = seg_size(j) / bs, per, b, k, n;
+	size_t len;
 	uint8_t *buf = NULL;
 	int rc = -1;
 
 	per = bs >= (1u << 20) ? 1 : (1u << 20) / bs;
-	if (per > seg_size(j) / bs)
-		per = seg_size(j) / bs;		/* a chunk never crosses a segment */
-	chunk = (size_t)(per * bs);
-	if (posix_memalign((void **)&buf, BENCH_ALIGN, chunk) != 0) {
-		TERR(t, "%s: no memory for a %zu-byte prefill buffer", j->node, chunk);
+	if (per > bps)
+		per = bps;
+	if (posix_memalign((void **)&buf, BENCH_ALIGN, (size_t)(per * bs)) != 0) {
+		TERR(t, "%s: no memory for a %llu-byte prefill buffer", j->node,
+		    (unsigned long long)(per * bs));
 		return -1;
 	}
-	for (b = 0; b < nblk && !j->abort; b += per) {
+	for (b = 0; b < nblk && !j->abort; b += n) {
 		uint64_t off = blk_off(j, t->rank, b);
-		ssize_t n;
+		ssize_t w;
 
-		for (k = 0; k < per; k++)
+		n = per < bps - b % bps ? per : bps - b % bps;
+		if (n > nblk - b)
+			n = nblk - b;
+		len = (size_t)(n * bs);
+		for (k = 0; k < n; k++)
 			bench_block_fill(&j->pool, buf + k * bs, (size_t)bs, t->rank, off + k * bs);
-		if ((n = bench_full_io(fd, buf, chunk, off, 1)) < 0 || (size_t)n != chunk) {
+		if ((w = bench_full_io(fd, buf, len, off, 1)) < 0 || (size_t)w != len) {
 			TERR(t, "%s: prefill %s at %llu: %s", j->node, name,
-			    (unsigned long long)off, n < 0 ? strerror((int)-n) : "short write");
+			    (unsigned long long)off, w < 0 ? strerror((int)-w) : "short write");
 			goto out;
 		}
 	}

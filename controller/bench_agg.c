@@ -58,6 +58,11 @@ static const struct cache_rule {
 	  "buffered without --fsync, this measures the page cache (use --fsync or --direct)" },
 };
 
+/* What a run that wrapped over its data measured despite --drop-caches. */
+static const char wrap_says[] = "the time-based run wrapped over data it had read after the "
+    "one --drop-caches (in prepare): every pass after the first reads the page cache "
+    "(use --direct)";
+
 static const char *const cache_verbs[] = {
 	[CW_NONE] = "", [CW_READ] = "reads", [CW_WRITE] = "writes", [CW_MDREAD] = "md-read reads",
 };
@@ -90,10 +95,14 @@ bench_cache_warning(char *buf, size_t len, const struct bench_cache_in *in)
 	    (in->drop_caches ? CF_DROP : 0);
 	uint64_t lim = 0;
 	char amount[32], l[32];
+	const char *says;
 
 	buf[0] = '\0';
+	if (in->wrapped)
+		flags &= ~CF_DROP;	/* dropped once, before the first pass */
 	if (r == NULL || (flags & r->quiet))
 		return 0;
+	says = in->wrapped && in->drop_caches && (r->quiet & CF_DROP) ? wrap_says : r->says;
 	if (r->limit != CL_NONE) {
 		lim = r->limit == CL_RAM ? in->mem_kb * 1024 : in->pagepool;
 		if (lim == 0 || in->bytes >= 2 * lim)
@@ -103,11 +112,11 @@ bench_cache_warning(char *buf, size_t len, const struct bench_cache_in *in)
 	fmt_gib(l, sizeof(l), lim);
 	if (r->limit == CL_NONE)
 		snprintf(buf, len, "%s %s per node on %s: %s", cache_verbs[in->what], amount,
-		    in->fs_type, r->says);
+		    in->fs_type, says);
 	else
 		snprintf(buf, len, "%s %s per node, under twice the node's %s (%s): %s",
 		    cache_verbs[in->what], amount, r->limit == CL_RAM ? "RAM" : "GPFS pagepool", l,
-		    r->says);
+		    says);
 	return 1;
 }
 
@@ -222,6 +231,10 @@ bench_aggregate(const Knob__PhaseResult *const *res, const int64_t *off, size_t 
 	return 0;
 }
 
+/* fio, ior and mdtest report percentiles per node (and op), not
+ * histograms, and percentiles do not merge: each of p50, p99 and p99.9 is
+ * the largest any node reported, a bound on the phase's, not the exact
+ * merge the built-in engine's histograms give. */
 void
 bench_ext_percentiles(const Knob__PhaseResult *const *res, size_t n, struct bench_agg *ag)
 {

@@ -98,6 +98,18 @@ draw_progress(struct brun *br)
 	br->drawn = 1;
 }
 
+/* The reader shift of phase p on nused nodes, and how many of its ranks
+ * it leaves reading what their own node wrote (round-robin placement). */
+static void
+phase_shift(struct brun *br, const struct plan *p, size_t nused)
+{
+	const struct bench_req *rq = br->req;
+
+	br->shift = rq->reader_shift_auto ? bench_shift_auto(p->threads, nused) : rq->reader_shift;
+	br->shift_own = br->shift && bench_kind_shifted(p->kind) ?
+	    bench_shift_own(p->threads, nused, br->shift) : 0;
+}
+
 /* Send PhasePrepare for plan[cur] to the nodes that get ranks. */
 static void
 start_phase(struct brun *br)
@@ -130,6 +142,7 @@ start_phase(struct brun *br)
 			nalive++;
 	}
 	nused = bench_nodes_used(p->threads, nalive);
+	phase_shift(br, p, nused);
 	hosts = xcalloc(nused + 1, sizeof(*hosts));
 	slots = xcalloc(nused + 1, sizeof(*slots));
 	for (i = 0; i < br->fo->n && used_idx < nused; i++) {
@@ -144,6 +157,7 @@ start_phase(struct brun *br)
 		hosts[used_idx] = br->fo->nodes[i].name;
 		slots[used_idx] = (uint32_t)pn->nranks;
 		pn->inphase = 1;
+		pn->files_wd = p->workdir;
 		used_idx++;
 	}
 	br->stage = ST_PREPARE;
@@ -232,8 +246,26 @@ cleanup_failed(struct brun *br, const char *node, const char *workdir, const cha
 		br->bad = 1;
 }
 
+/* Node i was lost holding files of workdir: into cleanup_failed, where
+ * they may be left (its ranks in its last phase). */
+static void
+lost_files(struct brun *br, size_t i, const char *workdir)
+{
+	const struct pnode *pn = &br->pn[i];
+	char *ranks = xstrdup(""), *msg;
+
+	for (size_t k = 0; k < pn->nranks; k++)
+		str_appendf(&ranks, "%s%u", k ? "," : "", pn->ranks[k]);
+	msg = xasprintf("%s: lost (%s): the files of its ranks %s may be left in %s/knob.%s",
+	    br->fo->nodes[i].name, pn->death ? pn->death : "gone", ranks, br->req->dir, workdir);
+	cleanup_failed(br, br->fo->nodes[i].name, workdir, msg);
+	free(msg);
+	free(ranks);
+}
+
 /* Every node is past the last phase on workdir: let them remove its files
- * (agents keep them until then, since another node may still read them). */
+ * (agents keep them until then, since another node may still read them);
+ * a node lost since it got ranks there cannot: it is named in cleanup_failed. */
 static void
 release_files(struct brun *br, const char *workdir)
 {
@@ -245,8 +277,15 @@ release_files(struct brun *br, const char *workdir)
 	env.body_case = KNOB__ENVELOPE__BODY_PHASE_ABORT;
 	env.phase_abort = &ab;
 	for (size_t i = 0; i < br->fo->n; i++) {
-		if (!br->pn[i].alive || br->fo->nodes[i].phase != FO_OPEN)
+		struct pnode *pn = &br->pn[i];
+
+		if (!pn->alive && pn->files_wd && strcmp(pn->files_wd, workdir) == 0) {
+			lost_files(br, i, workdir);
+			pn->files_wd = NULL;
+		}
+		if (!pn->alive || br->fo->nodes[i].phase != FO_OPEN)
 			continue;
+		pn->files_wd = NULL;
 		env.id = 0;
 		if (fanout_send(br->fo, &br->fo->nodes[i], &env) == 0)
 			br->pn[i].rel_wait = 1;
@@ -800,6 +839,10 @@ bench_run(struct ctl *ctl, const struct strvec *nodes, const struct bench_req *r
 			finalize_phase(&br);
 		br.bad = br.bad ? br.bad : 1;
 	}
+	/* nodes lost before their workdir was released (every node lost) */
+	for (i = 0; i < fo.n && !req->keep; i++)
+		if (!br.pn[i].alive && br.pn[i].files_wd)
+			lost_files(&br, i, br.pn[i].files_wd);
 	bench_doc_end(&br);
 	for (i = 0; i < fo.n; i++) {
 		struct pnode *pn = &br.pn[i];

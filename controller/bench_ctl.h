@@ -26,6 +26,7 @@ struct bench_req {
 	const char *dir;
 	uint64_t bs, size, write_size, md_files, files_total;
 	uint32_t files_per_dir, stonewall_s, reader_shift, rate_iops, lease_s, ext_timeout_s;
+	int reader_shift_auto;		/* --reader-shift without N: pick it per phase */
 	uint32_t test_rate_iops;	/* test hook (agents with --test-hooks only) */
 	int shared, direct, fsync, drop_caches, keep;
 	uint64_t seed;
@@ -68,6 +69,12 @@ int bench_expand_kinds(const char *s, struct strvec *out, char *err, size_t errl
 size_t bench_place(uint32_t threads, size_t nnodes, size_t idx, uint32_t *ranks);
 /* Nodes that get at least one rank. */
 size_t bench_nodes_used(uint32_t threads, size_t nnodes);
+/* Ranks of threads placed round-robin on nused nodes that, shifted by
+ * shift, read data a rank of their own node wrote. */
+uint32_t bench_shift_own(uint32_t threads, size_t nused, uint32_t shift);
+/* The smallest shift that has every rank read another node's data (1
+ * when none does: one node, or an odd thread count on two). */
+uint32_t bench_shift_auto(uint32_t threads, size_t nused);
 
 /* Aggregate of one phase over the nodes that returned a result. */
 struct bench_agg {
@@ -96,12 +103,15 @@ struct bench_cache_in {
 	uint64_t bytes;			/* data the node reads or writes */
 	uint64_t mem_kb, pagepool;	/* RAM (KiB), GPFS pagepool (bytes, 0 none) */
 	int direct, fsync, drop_caches;
+	int wrapped;			/* time-based and read more than bytes: every
+					 * pass after the first re-read what it had read */
 };
 /* The cache warning for one node, written to buf ("" for none): on tmpfs
  * the data lives in memory; on GPFS only the pagepool caches (O_DIRECT
  * bypasses it, --drop-caches does not empty it); elsewhere the page cache
  * (RAM) caches reads unless --drop-caches or O_DIRECT, and buffered writes
- * unless --fsync or O_DIRECT.  Returns 1 when it warns. */
+ * unless --fsync or O_DIRECT; a run that wrapped over its data read it
+ * back after the one drop, so only O_DIRECT counts.  Returns 1 when it warns. */
 int bench_cache_warning(char *buf, size_t len, const struct bench_cache_in *in);
 /* Clock offset sample from one ping: controller send/receive times and the
  * agent's time; the offset is agent - midpoint. */

@@ -12,19 +12,20 @@
 #include "util.h"
 
 /* The kinds: which count ops, which are external tools, what the cache
- * warning checks. */
+ * warning checks, which the reader shift moves (agent/bench_io.c src_rank). */
 static const struct {
 	const char *name;
 	int md, ext;
 	int cache;			/* CW_*: what the cache warning checks */
+	int shifted;			/* works on rank r+shift's data */
 } ckinds[] = {
-	{ "seq-write", 0, 0, CW_WRITE }, { "seq-read", 0, 0, CW_READ },
-	{ "rand-write", 0, 0, CW_WRITE }, { "rand-read", 0, 0, CW_READ },
-	{ "md-create", 1, 0, CW_NONE }, { "md-stat", 1, 0, CW_NONE },
-	{ "md-read", 1, 0, CW_MDREAD }, { "md-remove", 1, 0, CW_NONE },
-	{ "rand-rw", 0, 0, CW_READ }, { "md-mkdir", 1, 0, CW_NONE },
-	{ "md-dirstat", 1, 0, CW_NONE }, { "md-rmdir", 1, 0, CW_NONE },
-	{ "fio", 0, 1, CW_NONE }, { "ior", 0, 1, CW_NONE }, { "mdtest", 1, 1, CW_NONE },
+	{ "seq-write", 0, 0, CW_WRITE, 0 }, { "seq-read", 0, 0, CW_READ, 1 },
+	{ "rand-write", 0, 0, CW_WRITE, 0 }, { "rand-read", 0, 0, CW_READ, 1 },
+	{ "md-create", 1, 0, CW_NONE, 0 }, { "md-stat", 1, 0, CW_NONE, 1 },
+	{ "md-read", 1, 0, CW_MDREAD, 1 }, { "md-remove", 1, 0, CW_NONE, 0 },
+	{ "rand-rw", 0, 0, CW_READ, 1 }, { "md-mkdir", 1, 0, CW_NONE, 0 },
+	{ "md-dirstat", 1, 0, CW_NONE, 1 }, { "md-rmdir", 1, 0, CW_NONE, 0 },
+	{ "fio", 0, 1, CW_NONE, 0 }, { "ior", 0, 1, CW_NONE, 0 }, { "mdtest", 1, 1, CW_NONE, 0 },
 };
 
 static const struct {
@@ -50,6 +51,7 @@ kind_index(const char *k)
 int bench_kind_md(const char *k) { int i = kind_index(k); return i >= 0 && ckinds[i].md; }
 int bench_kind_ext(const char *k) { int i = kind_index(k); return i >= 0 && ckinds[i].ext; }
 int bench_kind_cache(const char *k) { int i = kind_index(k); return i >= 0 ? ckinds[i].cache : CW_NONE; }
+int bench_kind_shifted(const char *k) { int i = kind_index(k); return i >= 0 && ckinds[i].shifted; }
 
 int
 bench_expand_kinds(const char *s, struct strvec *out, char *err, size_t errlen)
@@ -183,6 +185,26 @@ bench_nodes_used(uint32_t threads, size_t nnodes)
 	return threads < nnodes ? threads : nnodes;
 }
 
+uint32_t
+bench_shift_own(uint32_t threads, size_t nused, uint32_t shift)
+{
+	uint32_t own = 0;
+
+	for (uint32_t r = 0; nused && r < threads; r++)
+		own += (r + (uint64_t)shift) % threads % nused == r % nused;
+	return own;
+}
+
+/* Rank r's owner (r+s) mod T sits on node (r+s) mod n before the wrap and
+ * (r+s-T) mod n after it: another node for every r when s mod n is
+ * neither 0 nor T mod n (1 <= s < T).  1 does unless T mod n is 1; then 2,
+ * with three nodes or more. */
+uint32_t
+bench_shift_auto(uint32_t threads, size_t nused)
+{
+	return nused >= 3 && threads % nused == 1 ? 2 : 1;
+}
+
 /* What a data phase runs with when the request leaves it to the kind:
  * the block size (4 KiB for rand-*, else 1 MiB) and rand-rw's read mix. */
 static void
@@ -302,7 +324,7 @@ bench_make_spec(const struct brun *br, const struct plan *p, const struct pnode 
 	s->stripe_count = (uint32_t)p->stripe_count;
 	s->stripe_size = p->stripe_size;
 	s->drop_caches = rq->drop_caches;
-	s->reader_shift = rq->reader_shift;
+	s->reader_shift = br->shift;
 	s->lease_s = rq->lease_s;
 	s->nodes_total = (uint32_t)nused;
 	s->node_index = (uint32_t)pn->used_idx;

@@ -123,10 +123,11 @@ rw_split(json_object *ph, const Knob__PhaseResult *const *res, size_t n)
 	json_object_object_add(ph, "write_bytes", json_object_new_int64((int64_t)(b - rb)));
 }
 
-/* The cache warning for node pn in phase p (from its PhaseReady). */
+/* The cache warning for node pn in phase p (from its PhaseReady, and its
+ * result r: a time-based read that moved more than the node's data wrapped). */
 static int
 node_cache_warning(const struct brun *br, const struct plan *p, const struct pnode *pn,
-    char *w, size_t len)
+    const Knob__PhaseResult *r, char *w, size_t len)
 {
 	const Knob__PhaseReady *rd = pn->ready->phase_ready;
 	const struct bench_req *rq = br->req;
@@ -140,8 +141,10 @@ node_cache_warning(const struct brun *br, const struct plan *p, const struct pno
 	in.direct = rq->direct;
 	in.fsync = rq->fsync;
 	in.drop_caches = rq->drop_caches;
-	if (in.what == CW_READ)
+	if (in.what == CW_READ) {
 		in.bytes = rd->read_bytes;
+		in.wrapped = rq->runtime_s && r && rd->read_bytes && r->bytes > rd->read_bytes;
+	}
 	else if (in.what == CW_WRITE)
 		in.bytes = (uint64_t)pn->nranks * p->size;
 	else if (in.what == CW_MDREAD)
@@ -177,7 +180,7 @@ collect_node(const struct brun *br, size_t i, struct phase_in *in, struct strvec
 	if (pn->ready && pn->ready->phase_ready->warning[0])
 		add_warning(wtext, wnodes, pn->ready->phase_ready->warning, name);
 	if (pn->ready && pn->ready->phase_ready->ok &&
-	    node_cache_warning(br, &br->plan[br->cur], pn, w, sizeof(w)))
+	    node_cache_warning(br, &br->plan[br->cur], pn, r, w, sizeof(w)))
 		add_warning(wtext, wnodes, w, name);
 	if (r && r->warning[0])
 		add_warning(wtext, wnodes, r->warning, name);
@@ -233,6 +236,10 @@ phase_collect(const struct brun *br, struct phase_in *in)
 		free(f);
 		strvec_free(&wnodes[i]);
 	}
+	if (br->shift_own)
+		json_object_array_add(in->warns, jfmt("reader shift %u: %u of %u ranks (round-robin "
+		    "on %zu nodes) read what their own node wrote, which can come from its page "
+		    "cache", br->shift, br->shift_own, br->plan[br->cur].threads, in->nused));
 	free(wnodes);
 	strvec_free(&wtext);
 }
@@ -320,7 +327,7 @@ phase_scalars(const struct brun *br, const struct phase_in *in, const struct ben
 	rec.md_files = (int64_t)p->md_files;
 	rec.write_size = (int64_t)rq->write_size;
 	rec.drop_caches = rq->drop_caches;
-	rec.reader_shift = rq->reader_shift;
+	rec.reader_shift = br->shift;
 	rec.stripe_count = (int64_t)p->stripe_count;
 	rec.stripe_size = (int64_t)p->stripe_size;
 	/* the I/O buffers' pages (agent/bench_mem.c), the threads' CPUs */

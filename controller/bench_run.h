@@ -35,6 +35,7 @@ struct pnode {
 	int wall_rep;			/* reported */
 	uint64_t wall_max;		/* its largest count at the wall */
 	int rel_wait;			/* release sent, confirmation pending */
+	const char *files_wd;		/* workdir it got ranks in, until released (a plan's) */
 	int fd_rep;			/* first done: its first thread's end is in */
 	uint64_t fd_end;		/* that end, controller clock */
 	int nsyncs;			/* clock syncs done (one before every phase) */
@@ -85,12 +86,15 @@ struct brun {
 	const char *off_change_node;
 	char off_change_phase[64];
 	int nsyncs;
+	uint32_t shift;			/* the phase's reader shift (0 none) */
+	uint32_t shift_own;		/* its ranks that read their own node's data */
 };
 
 /* bench_plan.c */
 int bench_kind_md(const char *kind);		/* md-* and mdtest: ops are the unit */
 int bench_kind_ext(const char *kind);		/* fio, ior, mdtest */
 int bench_kind_cache(const char *kind);	/* CW_* */
+int bench_kind_shifted(const char *kind);	/* the reader shift moves its data */
 /* The ordered phases of rq for run_id: per thread count, each repeat runs
  * every kind on its own files; *n phases, malloc'd. */
 struct plan *bench_make_plan(const struct bench_req *rq, const char *run_id, size_t *n);

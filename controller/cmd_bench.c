@@ -53,7 +53,7 @@ static const struct opt bench_opts[] = {
 	{ O_MDLEAF, "md-leaf-only", OPT_NOARG, NULL, "md-*: items only in the leaf directories (mdtest -L)", 0 },
 	{ O_MDREL, "md-relative", OPT_NOARG, NULL, "md-create, md-read, md-stat: work in the item's open directory instead of on the full path (mdtest's way, the default); md-remove, md-mkdir, md-rmdir always do", 0 },
 	{ O_DROP, "drop-caches", OPT_NOARG, NULL, "drop the page cache before read phases", 0 },
-	{ O_SHIFT, "reader-shift", OPT_OPTARG, "N", "read what rank r+N wrote (default 1 = the next node)", 0 },
+	{ O_SHIFT, "reader-shift", OPT_OPTARG, "N", "read what rank r+N wrote (without N: a shift that puts every rank on another node's data)", 0 },
 	{ O_KEEP, "keep", OPT_NOARG, NULL, "leave the files in DIR/knob.<id>/ afterwards", 0 },
 	{ O_RATE, "rate-iops", OPT_ARG, "N", "throttle each thread", 0 },
 	{ O_TRATE, "test-rate-iops", OPT_ARG, "N", "(tests) throttle each thread on agents run with --test-hooks", OPT_HIDDEN },
@@ -166,8 +166,9 @@ parse_special(int ch, struct bench_req *rq, const char **threads)
 	case O_THREADS:
 		*threads = optarg;
 		return 0;
-	case O_SHIFT:	/* the value is optional: 1, the next node */
+	case O_SHIFT:	/* the value is optional: another node, picked per phase */
 		rq->reader_shift = 1;
+		rq->reader_shift_auto = optarg == NULL;
 		return optarg ? opt_parse_uint(optarg, 0, UINT32_MAX, NULL, &rq->reader_shift) : 0;
 	case O_AT:
 		return parse_at(optarg, rq);

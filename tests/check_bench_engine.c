@@ -1908,46 +1908,111 @@ START_TEST(t_buffer_pages)
 }
 END_TEST
 
+/* Ranks 0 and 1 of 2 (nodeA, nodeB) run kind on wid's shared file, size
+ * per rank in segs segments, files kept; rd: verify every byte and read
+ * the other rank's data; b_first: rank 1 prepares before rank 0. */
+static void
+run_shared_pair(const char *kind, const char *wid, uint64_t bs, uint64_t size, uint64_t segs,
+    int rd, int b_first)
+{
+	uint32_t ra[] = { 0 }, rb[] = { 1 };
+	struct bench_params pa, pb;
+	struct bench_job *ja, *jb;
+
+	mkparams(&pa, kind, tmp, wid, ra, 1, 2);
+	mkparams(&pb, kind, tmp, wid, rb, 1, 2);
+	pa.shared = pb.shared = 1;
+	pa.segments = pb.segments = segs;
+	pa.bs = pb.bs = bs;
+	pa.file_size = pb.file_size = size;
+	pa.keep_files = pb.keep_files = 1;
+	pa.reader_shift = pb.reader_shift = (uint32_t)rd;
+	pa.verify = pb.verify = rd;
+	ja = bench_job_new(&pa, "nodeA");
+	jb = bench_job_new(&pb, "nodeB");
+	if (b_first)
+		run_two(jb, ja);
+	else
+		run_two(ja, jb);
+	ck_assert_msg(!ja->th[0].failed && !jb->th[0].failed, "%s %s", ja->th[0].err,
+	    jb->th[0].err);
+	ck_assert_uint_eq(job_bytes(ja) + job_bytes(jb), 2 * size);
+	bench_job_free(ja);
+	bench_job_free(jb);
+}
+
+/* wid's shared file is exactly both ranks' data, every segment of each
+ * in its place with its bytes; then it is removed. */
+static void
+check_shared_pair(const char *wid, uint64_t bs, uint64_t size, uint64_t segs)
+{
+	uint32_t ra[] = { 0 };
+	struct bench_params p;
+	char path[PATH_MAX + 64];
+	struct stat st;
+	uint64_t seg = size / segs;
+
+	snprintf(path, sizeof(path), "%s/knob.%s/shared", tmp, wid);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_uint_eq((uint64_t)st.st_size, 2 * size);
+	for (uint64_t s = 0; s < segs; s++)
+		for (uint32_t r = 0; r < 2; r++)
+			check_content(path, (s * 2 + r) * seg, seg, bs, r);
+	mkparams(&p, "seq-read", tmp, wid, ra, 1, 2);
+	ck_assert_int_eq(bench_cleanup_params(&p), 0);
+	bench_params_free(&p);
+}
+
 /* IOR -s: two "nodes", 4 segments of 2 transfers of 47008 bytes per rank
  * (io500 hard); segment s of rank r at (s*2 + r) * 94016; then read back
  * with reader shift and verify. */
 START_TEST(t_segments)
 {
-	uint32_t ra[] = { 0 }, rb[] = { 1 };
-	struct bench_params pa, pb;
-	struct bench_job *ja, *jb;
-	char path[PATH_MAX + 64];
-	struct stat st;
 	const uint64_t bs = 47008, seg = 2 * bs;
 
-	for (int k = 0; k < 2; k++) {
-		mkparams(&pa, k ? "seq-read" : "seq-write", tmp, "seg", ra, 1, 2);
-		mkparams(&pb, k ? "seq-read" : "seq-write", tmp, "seg", rb, 1, 2);
-		pa.shared = pb.shared = 1;
-		pa.segments = pb.segments = 4;
-		pa.bs = pb.bs = bs;
-		pa.file_size = pb.file_size = 4 * seg;
-		pa.keep_files = pb.keep_files = 1;
-		pa.reader_shift = pb.reader_shift = k;
-		pa.verify = pb.verify = k;
-		ja = bench_job_new(&pa, "nodeA");
-		jb = bench_job_new(&pb, "nodeB");
-		run_two(ja, jb);
-		ck_assert_msg(!ja->th[0].failed && !jb->th[0].failed, "%s %s", ja->th[0].err,
-		    jb->th[0].err);
-		ck_assert_uint_eq(job_bytes(ja) + job_bytes(jb), 16 * bs);
-		bench_job_free(ja);
-		bench_job_free(jb);
-	}
-	snprintf(path, sizeof(path), "%s/knob.seg/shared", tmp);
+	for (int k = 0; k < 2; k++)
+		run_shared_pair(k ? "seq-read" : "seq-write", "seg", bs, 4 * seg, 4, k, 0);
+	check_shared_pair("seg", bs, 4 * seg, 4);
+}
+END_TEST
+
+/* Prefill of a size that is not a multiple of the 1 MiB chunk: rank 1
+ * prepares first, rank 0 after it; rank 0's last chunk must stop at its
+ * range (and at each segment's end), or it stamps rank 1's first blocks
+ * (the read of rank 1's data fails) and leaves a hole at a segment's end. */
+static void
+prefill_shared(const char *kind, uint64_t bs, uint64_t size, uint64_t segs)
+{
+	run_shared_pair(kind, "pfs", bs, size, segs, 1, 1);
+	check_shared_pair("pfs", bs, size, segs);
+}
+
+/* Prefill writes exactly each rank's blocks: N-to-1 with 300 4 KiB blocks
+ * (chunks of 256), with 2 segments of 7 256 KiB blocks (chunks of 4), and
+ * an N-to-N file of 18 64 KiB blocks is --size long, not 32 blocks. */
+START_TEST(t_prefill_partial_chunk)
+{
+	uint32_t r0[] = { 0 };
+	struct bench_params p;
+	struct bench_job *j;
+	char path[PATH_MAX + 64];
+	struct stat st;
+
+	prefill_shared("rand-read", 4096, 1200 << 10, 1);
+	prefill_shared("seq-read", 256 << 10, 3584 << 10, 2);
+	mkparams(&p, "seq-read", tmp, "pfn", r0, 1, 1);
+	p.file_size = 18 * (64 << 10);
+	p.keep_files = 1;
+	j = run(&p, 1);
+	ck_assert_uint_eq(job_bytes(j), 18 * (64 << 10));
+	bench_job_free(j);
+	snprintf(path, sizeof(path), "%s/knob.pfn/f.%08u", tmp, 0u);
 	ck_assert_int_eq(stat(path, &st), 0);
-	ck_assert_uint_eq((uint64_t)st.st_size, 16 * bs);
-	for (uint64_t s = 0; s < 4; s++)
-		for (uint32_t r = 0; r < 2; r++)
-			check_content(path, (s * 2 + r) * seg, seg, bs, r);
-	mkparams(&pa, "seq-read", tmp, "seg", ra, 1, 2);
-	ck_assert_int_eq(bench_cleanup_params(&pa), 0);
-	bench_params_free(&pa);
+	ck_assert_uint_eq((uint64_t)st.st_size, 18 * (64 << 10));
+	check_content(path, 0, 18 * (64 << 10), 64 << 10, 0);
+	mkparams(&p, "seq-read", tmp, "pfn", r0, 1, 1);
+	ck_assert_int_eq(bench_cleanup_params(&p), 0);
+	bench_params_free(&p);
 }
 END_TEST
 
@@ -2123,6 +2188,7 @@ main(void)
 	tcase_add_test(tc, t_cpu_bind);
 	tcase_add_test(tc, t_worker_fds);
 	tcase_add_test(tc, t_segments);
+	tcase_add_test(tc, t_prefill_partial_chunk);
 	tcase_add_test(tc, t_option_checks);
 	suite_add_tcase(s, tc);
 	/* CK_RUN_CASE=offsets build/tests/check_bench_engine prints the chi-square figures */

@@ -333,6 +333,26 @@ fio_runs_in_its_directory(void)
 	ck_assert_msg(cu_count_entries(data) == 0, "fio files left behind in %s", data);
 }
 
+/* Count the warnings of phase p equal to text. */
+static int
+has_warning(json_object *p, const char *text)
+{
+	json_object *w = cu_get(p, "warnings");
+	int n = 0;
+
+	for (size_t i = 0; i < json_object_array_length(w); i++)
+		if (strcmp(json_object_get_string(json_object_array_get_idx(w, i)), text) == 0)
+			n++;
+	return n;
+}
+
+/* Print phase p's warnings (for a failing assertion). */
+static const char *
+warnings_of(json_object *p)
+{
+	return json_object_to_json_string(cu_get(p, "warnings"));
+}
+
 START_TEST(placement)
 {
 	json_object *doc, *p, *nodes;
@@ -355,6 +375,27 @@ START_TEST(placement)
 	ck_assert_int_eq(json_object_array_length(nodes), 2);
 	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(nodes, 0)), "node01");
 	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(nodes, 1)), "node02");
+	json_object_put(doc);
+	ck_assert_msg(cu_count_entries(data) == 0, "files left behind in %s", data);
+
+	/* --reader-shift alone: 4 ranks on 3 nodes shift by 2 (1 would have
+	 * rank 3 read rank 0, both on node01); 3 on 2 have no such shift: warned */
+	doc = bench_json(&rc, "seq-write,seq-read -w node[01-03] --dir %s --threads 4 --size 64k "
+	    "--bs 64k --reader-shift", data);
+	ck_assert_int_eq(rc, 0);
+	p = cu_phase(doc, 1);
+	ck_assert_int_eq(cu_int(cu_get(p, "params"), "reader_shift"), 2);
+	ck_assert_msg(strstr(warnings_of(p), "reader shift") == NULL, "%s", warnings_of(p));
+	json_object_put(doc);
+	doc = bench_json(&rc, "seq-write,seq-read -w node[01-02] --dir %s --threads 3 --size 64k "
+	    "--bs 64k --reader-shift", data);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_msg(strstr(warnings_of(cu_phase(doc, 0)), "reader shift") == NULL, "%s",
+	    warnings_of(cu_phase(doc, 0)));
+	p = cu_phase(doc, 1);
+	ck_assert_msg(has_warning(p, "reader shift 1: 1 of 3 ranks (round-robin on 2 nodes) read "
+	    "what their own node wrote, which can come from its page cache") == 1, "%s",
+	    warnings_of(p));
 	json_object_put(doc);
 	ck_assert_msg(cu_count_entries(data) == 0, "files left behind in %s", data);
 
@@ -568,18 +609,28 @@ START_TEST(agent_killed_degraded)
 		free(tab);
 		free(run);
 	}
-	json_object_put(doc);
-	free(out);
-	/* only node03's file (rank 2) is left in the shared directory */
+	/* only node03's file (rank 2) is left in the shared directory, and
+	 * the run's cleanup_failed says so: node03, its workdir, where */
 	{
-		char kd[PATH_MAX], f[PATH_MAX + 64];
+		char kd[PATH_MAX], f[PATH_MAX + 64], *want;
+		json_object *cf = cu_get(doc, "cleanup_failed"), *e;
 		struct stat sb;
 
 		kept_dir(kd, sizeof(kd));
 		ck_assert_int_eq(cu_count_entries(kd), 1);
 		snprintf(f, sizeof(f), "%s/f.00000002", kd);
 		ck_assert_int_eq(stat(f, &sb), 0);
+		ck_assert_int_eq(json_object_array_length(cf), 1);
+		e = json_object_array_get_idx(cf, 0);
+		ck_assert_str_eq(cu_str(e, "node"), "node03");
+		ck_assert_str_eq(cu_str(e, "workdir"), strrchr(kd, '/') + 6);
+		want = xasprintf("the files of its ranks 2 may be left in %s", kd);
+		ck_assert_msg(strncmp(cu_str(e, "error"), "node03: lost (", 14) == 0 &&
+		    strstr(cu_str(e, "error"), want), "%s", cu_str(e, "error"));
+		free(want);
 	}
+	json_object_put(doc);
+	free(out);
 }
 END_TEST
 
@@ -1267,26 +1318,6 @@ START_TEST(clock_offset_resync)
 }
 END_TEST
 
-/* Count the warnings of phase p equal to text. */
-static int
-has_warning(json_object *p, const char *text)
-{
-	json_object *w = cu_get(p, "warnings");
-	int n = 0;
-
-	for (size_t i = 0; i < json_object_array_length(w); i++)
-		if (strcmp(json_object_get_string(json_object_array_get_idx(w, i)), text) == 0)
-			n++;
-	return n;
-}
-
-/* Print phase p's warnings (for a failing assertion). */
-static const char *
-warnings_of(json_object *p)
-{
-	return json_object_to_json_string(cu_get(p, "warnings"));
-}
-
 /* The cache warning by file system.  There is no GPFS here: node01 gets a
  * --sysroot whose mount table puts the data directory on GPFS, with a
  * stand-in mmdiag (and the mmchconfig the gpfs driver also looks for)
@@ -1363,6 +1394,19 @@ START_TEST(cache_warning_fs)
 	    "twice the node's RAM (1.00 GiB): md-read right after md-create reads the page cache "
 	    "(use --drop-caches)") == 1, "%s", warnings_of(cu_phase(doc, 1)));
 	ck_assert_int_eq(json_object_array_length(cu_get(cu_phase(doc, 0), "warnings")), 0);
+	json_object_put(doc);
+	/* time-based, 1 MiB read over and over after the one drop in prepare:
+	 * node02 read more than its data, so --drop-caches does not quiet it */
+	doc = bench_json(&rc, "rand-read -w node02 --dir %s --threads 1 --size 1m --runtime 1 "
+	    "--drop-caches", data);
+	ck_assert_int_eq(rc, 0);
+	p = cu_phase(doc, 0);
+	nd = json_object_array_get_idx(cu_get(p, "per_node"), 0);
+	ck_assert_int_gt(cu_int(nd, "bytes"), 1 << 20);
+	ck_assert_msg(has_warning(p, "node02: reads 1.0 MiB per node, under twice the node's RAM "
+	    "(1.00 GiB): the time-based run wrapped over data it had read after the one "
+	    "--drop-caches (in prepare): every pass after the first reads the page cache (use "
+	    "--direct)") == 1, "%s", warnings_of(p));
 	json_object_put(doc);
 	ck_assert_msg(cu_count_entries(data) == 0, "files left behind in %s", data);
 	/* mmdiag ran only as "mmdiag --config", and only on the GPFS node: for

@@ -126,6 +126,34 @@ START_TEST(t_placement)
 }
 END_TEST
 
+/* Reader shift against round-robin placement: the ranks left reading
+ * their own node's data, and the shift picked when none is given: one
+ * that leaves none whenever some shift does (brute force over 1..T-1). */
+START_TEST(t_reader_shift)
+{
+	ck_assert_uint_eq(bench_shift_own(4, 2, 1), 0);
+	ck_assert_uint_eq(bench_shift_own(3, 2, 1), 1);	/* rank 2 reads rank 0: node01 */
+	ck_assert_uint_eq(bench_shift_own(4, 2, 2), 4);	/* a multiple of the nodes */
+	ck_assert_uint_eq(bench_shift_own(4, 1, 1), 4);	/* one node */
+	ck_assert_uint_eq(bench_shift_own(4, 3, 1), 1);	/* rank 3 reads rank 0: node01 */
+	ck_assert_uint_eq(bench_shift_auto(4, 3), 2);
+	ck_assert_uint_eq(bench_shift_own(4, 3, 2), 0);
+	ck_assert_uint_eq(bench_shift_auto(3, 2), 1);	/* none would do */
+	for (uint32_t t = 1; t <= 24; t++)
+		for (size_t n = 1; n <= t && n <= 8; n++) {
+			uint32_t a = bench_shift_auto(t, n);
+			int some = 0;
+
+			for (uint32_t s = 1; s < t; s++)
+				some |= bench_shift_own(t, n, s) == 0;
+			ck_assert_msg(a >= 1 && (a < t || t == 1), "%u threads, %zu nodes: %u", t, n, a);
+			ck_assert_msg(!some || bench_shift_own(t, n, a) == 0,
+			    "%u threads on %zu nodes: shift %u leaves %u on their node", t, n, a,
+			    bench_shift_own(t, n, a));
+		}
+}
+END_TEST
+
 /* One node's result in its own (skewed) clock: threads[] given in
  * controller seconds, shifted by off_s. */
 static Knob__PhaseResult *
@@ -300,6 +328,38 @@ START_TEST(t_cache_warning)
 	/* phases that neither read nor write data, and RAM unknown: nothing */
 	ck_assert_int_eq(cw(w, sizeof(w), CW_NONE, "tmpfs", G, 16 << 20, 0, 0, 0, 0), 0);
 	ck_assert_int_eq(cw(w, sizeof(w), CW_READ, "xfs", G, 0, 0, 0, 0, 0), 0);
+}
+END_TEST
+
+/* A time-based read that wrapped over its 64 MiB: the caches were dropped
+ * once, before the first pass, so --drop-caches does not quiet it and the
+ * warning says why; O_DIRECT does; without the wrap the drop counts. */
+START_TEST(t_cache_warning_wrapped)
+{
+	struct bench_cache_in in = {
+		.what = CW_READ, .fs_type = "xfs", .bytes = 64 << 20, .mem_kb = 16 << 20,
+		.drop_caches = 1, .wrapped = 1,
+	};
+	char w[256];
+
+	ck_assert_int_eq(bench_cache_warning(w, sizeof(w), &in), 1);
+	ck_assert_str_eq(w, "reads 64.0 MiB per node, under twice the node's RAM (16.00 GiB): "
+	    "the time-based run wrapped over data it had read after the one --drop-caches (in "
+	    "prepare): every pass after the first reads the page cache (use --direct)");
+	in.drop_caches = 0;
+	ck_assert_int_eq(bench_cache_warning(w, sizeof(w), &in), 1);
+	ck_assert_str_eq(w, "reads 64.0 MiB per node, under twice the node's RAM (16.00 GiB): "
+	    "this measures the page cache (use --drop-caches or --direct)");
+	in.direct = 1;
+	ck_assert_int_eq(bench_cache_warning(w, sizeof(w), &in), 0);
+	in.direct = 0;
+	in.drop_caches = 1;
+	in.wrapped = 0;
+	ck_assert_int_eq(bench_cache_warning(w, sizeof(w), &in), 0);
+	/* data of twice RAM does not stay cached, wrapped or not */
+	in.wrapped = 1;
+	in.bytes = 32ull << 30;
+	ck_assert_int_eq(bench_cache_warning(w, sizeof(w), &in), 0);
 }
 END_TEST
 
@@ -908,9 +968,11 @@ main(void)
 	tcase_add_test(tc, t_sweep);
 	tcase_add_test(tc, t_sizes_kinds);
 	tcase_add_test(tc, t_placement);
+	tcase_add_test(tc, t_reader_shift);
 	tcase_add_test(tc, t_aggregate_skewed_clocks);
 	tcase_add_test(tc, t_offset_sample);
 	tcase_add_test(tc, t_cache_warning);
+	tcase_add_test(tc, t_cache_warning_wrapped);
 	tcase_add_test(tc, t_first_done_measured);
 	tcase_add_test(tc, t_checkpoints);
 	tcase_add_test(tc, t_launcher);
