@@ -1003,6 +1003,7 @@ boot_free(struct boot *b)
 	for (int f = 0; f < BF__COUNT; f++)
 		free(b->data[f]);
 	free(b->knobd);
+	b->knobd = NULL;
 	fanout_free(&b->fo);
 }
 
@@ -1051,6 +1052,7 @@ out:
 	boot_free(&b);
 	libssh2_exit();
 out_names:
+	free(b.knobd);		/* parse_boot's, when it stopped before boot_free */
 	strvec_free(&names);
 	return rc;
 }
