@@ -1,5 +1,6 @@
 /* Coordinated benchmark phases: clock offsets from ping round trips,
- * PhasePrepare to all -> all PhaseReady -> PhaseGo to all at once,
+ * PhasePrepare to all -> all PhaseReady -> the offsets measured again ->
+ * PhaseGo to all at once,
  * progress, results, aggregation on the controller's clock, degraded
  * results naming missing nodes.  One fan-out (one connection per node) for
  * the whole sweep, so files kept between a write and a read phase stay tied
@@ -404,45 +405,62 @@ first_done_check(struct brun *br)
 	log_debug("phase %s: first thread ended; counts asked for that moment", br->phase_id);
 }
 
-/* Measure every live node's clock offset again (SYNC_PINGS pings, the
- * minimum round trip wins) before the phase plan[cur]: a sweep runs for
- * hours, and clocks drift or get stepped meanwhile. */
+/* Ping every live node (of the phase only: those Ready for it) SYNC_PINGS
+ * times, the minimum round trip wins, and enter stage st to wait for them. */
 static void
-begin_sync(struct brun *br)
+sync_round(struct brun *br, int st)
 {
-	br->stage = ST_SYNC;
+	br->stage = st;
 	for (size_t i = 0; i < br->fo->n; i++) {
 		struct pnode *pn = &br->pn[i];
 
-		if (!pn->alive || br->fo->nodes[i].phase != FO_OPEN)
+		if (!pn->alive || br->fo->nodes[i].phase != FO_OPEN ||
+		    (st == ST_GOSYNC && (!pn->inphase || pn->st != PN_READY)))
 			continue;
 		pn->synced = 0;
 		pn->npings = 0;
 		pn->best_rtt = UINT64_MAX;
 		send_ping(br, &br->fo->nodes[i]);
 	}
+}
+
+/* Measure every live node's clock offset again before the phase plan[cur]:
+ * a sweep runs for hours, and clocks drift or get stepped meanwhile.  The
+ * phase's corrections come from a second round once all are Ready. */
+static void
+begin_sync(struct brun *br)
+{
+	sync_round(br, ST_SYNC);
 	advance(br);
 }
 
-/* A node's clock sync is complete: keep how far its offset moved since
- * the sync before the previous phase, and the largest move of the run. */
+/* A node's clock sync is complete.  The round before GO gives the offset
+ * the phase uses: keep how far it moved since the one the previous phase
+ * used (the first phase: since the round before its prepare), and the
+ * largest move of the run.  The round before prepare only sets that base. */
 static void
 sync_done(struct brun *br, struct fo_node *n)
 {
 	struct pnode *pn = &br->pn[n->idx];
 
+	int64_t moved = pn->nsyncs ? pn->off - pn->off_prev : 0;
+
 	pn->synced = 1;
-	pn->off_change = pn->nsyncs ? pn->off - pn->off_prev : 0;
-	if (llabs(pn->off_change) > llabs(br->off_change_max) || br->off_change_node == NULL) {
-		br->off_change_max = pn->off_change;
-		br->off_change_node = n->name;
-		snprintf(br->off_change_phase, sizeof(br->off_change_phase), "%s-p%zu", br->run_id,
-		    br->cur + 1);
-	}
-	pn->off_prev = pn->off;
+	if (br->stage == ST_GOSYNC) {
+		pn->off_change = moved;
+		if (llabs(moved) > llabs(br->off_change_max) || br->off_change_node == NULL) {
+			br->off_change_max = moved;
+			br->off_change_node = n->name;
+			snprintf(br->off_change_phase, sizeof(br->off_change_phase), "%s-p%zu",
+			    br->run_id, br->cur + 1);
+		}
+		pn->off_prev = pn->off;
+	} else if (pn->nsyncs == 0)
+		pn->off_prev = pn->off;
 	pn->nsyncs++;
-	log_debug("%s: clock offset %+.6f s (rtt %.3f ms, %+.6f s since the last sync)", n->name,
-	    (double)pn->off / 1e9, (double)pn->best_rtt / 1e6, (double)pn->off_change / 1e9);
+	log_debug("%s: clock offset %+.6f s (rtt %.3f ms, before %s: %+.6f s since the offset the "
+	    "last phase used)", n->name, (double)pn->off / 1e9, (double)pn->best_rtt / 1e6,
+	    br->stage == ST_GOSYNC ? "go" : "prepare", (double)moved / 1e9);
 }
 
 /* On to the next phase (after a clock sync), or the end of the run. */
@@ -466,6 +484,59 @@ finish(struct brun *br)
 		if (br->pn[i].alive)
 			fanout_end(br->fo, &br->fo->nodes[i], NS_OK, NULL);
 	__atomic_store_n(&br->fo->stop, 1, __ATOMIC_RELAXED);	/* read by every loop */
+}
+
+/* A node failed to prepare: the others, Ready, abort the phase. */
+static void
+abort_prepared(struct brun *br)
+{
+	Knob__Envelope env = KNOB__ENVELOPE__INIT;
+	Knob__PhaseAbort ab = KNOB__PHASE_ABORT__INIT;
+
+	ab.phase_id = br->phase_id;
+	ab.reason = (char *)(uintptr_t)"another node failed to prepare";
+	env.body_case = KNOB__ENVELOPE__BODY_PHASE_ABORT;
+	env.phase_abort = &ab;
+	send_all(br, PN_READY, PN_GO, &env);
+	br->stage = ST_ABORTING;
+}
+
+/* Every node of the phase is Ready and its clock synced again: GO. */
+static void
+send_go(struct brun *br)
+{
+	Knob__Envelope env = KNOB__ENVELOPE__INIT;
+	Knob__PhaseGo go = KNOB__PHASE_GO__INIT;
+
+	go.phase_id = br->phase_id;
+	env.body_case = KNOB__ENVELOPE__BODY_PHASE_GO;
+	env.phase_go = &go;
+	br->go_mono = now_mono_ns();
+	br->last_draw = br->go_mono;
+	send_all(br, PN_READY, PN_GO, &env);
+	br->stage = ST_RUN;
+}
+
+/* Nodes of the phase not there yet (preparing; in ST_GOSYNC, Ready and not
+ * synced again), and in *failed those that failed to prepare. */
+static size_t
+phase_waiting(const struct brun *br, size_t *failed)
+{
+	size_t waiting = 0;
+
+	*failed = 0;
+	for (size_t i = 0; i < br->fo->n; i++) {
+		const struct pnode *pn = &br->pn[i];
+
+		if (!pn->inphase || !pn->alive)
+			continue;
+		if (pn->st == PN_PREP || (br->stage == ST_GOSYNC && pn->st == PN_READY &&
+		    !pn->synced))
+			waiting++;
+		if (pn->st == PN_DONE)
+			(*failed)++;
+	}
+	return waiting;
 }
 
 static void advance_once(struct brun *br);
@@ -519,39 +590,15 @@ advance_once(struct brun *br)
 			start_phase(br);
 			return;
 		case ST_PREPARE:
-			for (i = 0; i < br->fo->n; i++) {
-				struct pnode *pn = &br->pn[i];
-				if (!pn->inphase || !pn->alive)
-					continue;
-				if (pn->st == PN_PREP)
-					waiting++;
-				if (pn->st == PN_DONE)
-					failed++;
-			}
-			if (waiting)
+		case ST_GOSYNC:
+			if (phase_waiting(br, &failed))
 				return;
-			if (failed) {
-				Knob__Envelope env = KNOB__ENVELOPE__INIT;
-				Knob__PhaseAbort ab = KNOB__PHASE_ABORT__INIT;
-
-				ab.phase_id = br->phase_id;
-				ab.reason = (char *)(uintptr_t)"another node failed to prepare";
-				env.body_case = KNOB__ENVELOPE__BODY_PHASE_ABORT;
-				env.phase_abort = &ab;
-				send_all(br, PN_READY, PN_GO, &env);
-				br->stage = ST_ABORTING;
-			} else {
-				Knob__Envelope env = KNOB__ENVELOPE__INIT;
-				Knob__PhaseGo go = KNOB__PHASE_GO__INIT;
-
-				go.phase_id = br->phase_id;
-				env.body_case = KNOB__ENVELOPE__BODY_PHASE_GO;
-				env.phase_go = &go;
-				br->go_mono = now_mono_ns();
-				br->last_draw = br->go_mono;
-				send_all(br, PN_READY, PN_GO, &env);
-				br->stage = ST_RUN;
-			}
+			if (failed)
+				abort_prepared(br);
+			else if (br->stage == ST_PREPARE)
+				sync_round(br, ST_GOSYNC);
+			else
+				send_go(br);
 			continue;
 		case ST_RUN:
 		case ST_ABORTING:

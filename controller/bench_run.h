@@ -12,7 +12,7 @@
 
 #include "bench_ctl.h"
 
-enum { ST_SYNC, ST_PREPARE, ST_RUN, ST_ABORTING, ST_RELEASE, ST_DONE };
+enum { ST_SYNC, ST_PREPARE, ST_GOSYNC, ST_RUN, ST_ABORTING, ST_RELEASE, ST_DONE };
 enum { PN_IDLE, PN_PREP, PN_READY, PN_GO, PN_DONE };
 
 /* The run's view of one node. */
@@ -38,9 +38,9 @@ struct pnode {
 	const char *files_wd;		/* workdir it got ranks in, until released (a plan's) */
 	int fd_rep;			/* first done: its first thread's end is in */
 	uint64_t fd_end;		/* that end, controller clock */
-	int nsyncs;			/* clock syncs done (one before every phase) */
-	int64_t off_prev;		/* offset measured before the previous phase */
-	int64_t off_change;		/* off - off_prev at the last sync */
+	int nsyncs;			/* clock syncs done (two for every phase) */
+	int64_t off_prev;		/* offset the previous phase used (its GO sync) */
+	int64_t off_change;		/* off - off_prev at the last GO sync */
 };
 
 /* One phase of the run: a kind at a thread count, its sizes after the

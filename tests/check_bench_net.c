@@ -560,6 +560,23 @@ END_TEST
  * into the test log; its pid. */
 #define knobctl_bg(outf, ...) harness_knobctl_bg(&h, outf, "&2", __VA_ARGS__)
 
+/* Wait for the knobctl_bg pid, which must exit 0: the document in outf. */
+static json_object *
+bg_doc(pid_t pid, const char *outf)
+{
+	json_object *doc;
+	char *out = NULL;
+	int st;
+
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFEXITED(st));
+	ck_assert_int_eq(WEXITSTATUS(st), 0);
+	ck_assert_int_eq(read_file_bounded(outf, 1 << 24, &out, NULL), 0);
+	ck_assert_ptr_nonnull(doc = json_tokener_parse(out));
+	free(out);
+	return doc;
+}
+
 /* One agent killed mid-phase: the others finish, the result is degraded
  * and names it; the survivors remove their files. */
 START_TEST(agent_killed_degraded)
@@ -1134,12 +1151,12 @@ kept_file_size(const char *name)
  * pace would give; the result says so from node02's own checkpoints. */
 START_TEST(first_done_paused)
 {
-	char outf[PATH_MAX + 16], *out = NULL;
+	char outf[PATH_MAX + 16];
 	json_object *doc, *p, *t0, *t1;
 	long long sz = -1, at_stop;
 	double s1, e1, fd_s, even, sum;
 	pid_t pid;
-	int st, i;
+	int i;
 
 	snprintf(outf, sizeof(outf), "%s/fd.json", h.tmp);
 	/* one thread per node, 60 ops of 4 KiB at 20 ops/s: 3 s each */
@@ -1155,11 +1172,7 @@ START_TEST(first_done_paused)
 	at_stop = kept_file_size("f.00000001") / 4096;
 	ck_assert_msg(wait_log(0, "first thread finished", 20), "node01 did not finish");
 	kill(h.node[1].pid, SIGCONT);
-	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-	ck_assert(WIFEXITED(st));
-	ck_assert_int_eq(WEXITSTATUS(st), 0);
-	ck_assert_int_eq(read_file_bounded(outf, 1 << 24, &out, NULL), 0);
-	ck_assert_ptr_nonnull(doc = json_tokener_parse(out));
+	doc = bg_doc(pid, outf);
 	p = cu_phase(doc, 0);
 	ck_assert(json_object_get_boolean(cu_get(p, "first_done_measured")));
 	t0 = thread_of(p, 0);
@@ -1187,7 +1200,6 @@ START_TEST(first_done_paused)
 	fprintf(stderr, "first done at %.2f s: node02 %lld ops (stopped at %lld), even pace "
 	    "would say %.1f\n", fd_s, (long long)cu_int(t1, "first_done_ops"), at_stop, even);
 	json_object_put(doc);
-	free(out);
 }
 END_TEST
 
@@ -1197,21 +1209,22 @@ END_TEST
  * does not move CLOCK_REALTIME); libfaketime is the stand-in for a node
  * whose clock is off. */
 static void
-restart_faketime(int i, const char *ft, const char *offset)
+restart_faketime(int i, const char *ft, const char *offset, const char *root)
 {
 	put_file("", ft, offset, 0644);
 	cu_faketime_begin();
 	setenv("FAKETIME_TIMESTAMP_FILE", ft, 1);
 	setenv("FAKETIME_NO_CACHE", "1", 1);
 	setenv("FAKETIME_DONT_FAKE_MONOTONIC", "1", 1);
-	restart_agent(i, "", "");
+	restart_agent(i, "", root);
 	if (nfaked < (int)nitems(faked))
 		faked[nfaked++] = h.node[i].pid;
 	cu_faketime_end();
 }
 
-/* The offset and round trip knobctl's debug log gives for node's clock
- * sync ("node02: clock offset +5.000123 s (rtt 0.210 ms, ..."). */
+/* The offset and round trip knobctl's debug log gives for node's last
+ * clock sync ("node02: clock offset +5.000123 s (rtt 0.210 ms, before go:
+ * ..."), the one the phase used. */
 static void
 logged_offset(const char *err, const char *node, double *off_s, double *rtt_s)
 {
@@ -1220,6 +1233,8 @@ logged_offset(const char *err, const char *node, double *off_s, double *rtt_s)
 
 	snprintf(key, sizeof(key), "%s: clock offset ", node);
 	ck_assert_msg((p = strstr(err, key)) != NULL, "no clock sync of %s in: %s", node, err);
+	for (const char *q; (q = strstr(p + 1, key)) != NULL; )
+		p = q;
 	ck_assert_int_eq(sscanf(p + strlen(key), "%lf s (rtt %lf ms", off_s, rtt_s), 2);
 	*rtt_s /= 1e3;
 }
@@ -1237,7 +1252,7 @@ START_TEST(clock_offset_estimated)
 	int rc;
 
 	snprintf(ft, sizeof(ft), "%s/faketime", h.tmp);
-	restart_faketime(1, ft, "+5\n");
+	restart_faketime(1, ft, "+5\n", "");
 	rc = harness_knobctl(&h, &out, &err, "--log-level debug --json bench seq-write "
 	    "-w node[01-02] --dir %s --threads 2 --bs 4k --size 80k --rate-iops 20", data);
 	ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
@@ -1278,23 +1293,18 @@ END_TEST
  * (its elapsed time stays right), and the run reports the 3 s change. */
 START_TEST(clock_offset_resync)
 {
-	char ft[PATH_MAX + 16], outf[PATH_MAX + 16], *out = NULL, *tab = NULL;
+	char ft[PATH_MAX + 16], outf[PATH_MAX + 16], *tab = NULL;
 	json_object *doc, *ck, *p;
 	pid_t pid;
-	int st;
 
 	snprintf(ft, sizeof(ft), "%s/faketime", h.tmp);
-	restart_faketime(1, ft, "+0\n");
+	restart_faketime(1, ft, "+0\n", "");
 	snprintf(outf, sizeof(outf), "%s/ck.json", h.tmp);
 	pid = knobctl_bg(outf, "--json bench seq-write,seq-read -w node[01-02] --dir %s "
 	    "--threads 4 --bs 4k --size 80k --rate-iops 20", data);
 	ck_assert_msg(wait_log(1, ": running", 20), "node02 never started");
 	put_file("", ft, "+3\n", 0644);
-	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-	ck_assert(WIFEXITED(st));
-	ck_assert_int_eq(WEXITSTATUS(st), 0);
-	ck_assert_int_eq(read_file_bounded(outf, 1 << 24, &out, NULL), 0);
-	ck_assert_ptr_nonnull(doc = json_tokener_parse(out));
+	doc = bg_doc(pid, outf);
 	ck = cu_get(doc, "clock");
 	ck_assert_int_eq(cu_int(ck, "syncs"), 2);
 	ck_assert_msg(fabs(json_object_get_double(cu_get(ck, "offset_change_max_s")) - 3.0) < 0.05,
@@ -1314,7 +1324,47 @@ START_TEST(clock_offset_resync)
 	ck_assert_msg(strstr(tab, "largest change +3.000 s") && strstr(tab, "(node02, before "), "%s", tab);
 	free(tab);
 	json_object_put(doc);
-	free(out);
+}
+END_TEST
+
+/* The phase's offsets are measured again once every node is Ready: node02's
+ * real-time clock jumps 3 s ahead while it prepares (its --drop-caches
+ * writes to a FIFO in its --sysroot, and blocks there until the test has
+ * moved the clock and reads it).  The phase maps node02's times with the
+ * offset taken before GO: it starts with node01 and takes about 1 s; with
+ * the offset from before prepare both would be off by 3 s.  The run
+ * reports the 3 s move for the phase. */
+START_TEST(clock_offset_prepare_jump)
+{
+	char ft[PATH_MAX + 16], outf[PATH_MAX + 16], root[PATH_MAX], fifo[PATH_MAX + 32];
+	json_object *doc, *p;
+	pid_t pid;
+
+	snprintf(ft, sizeof(ft), "%s/faketime", h.tmp);
+	snprintf(root, sizeof(root), "%s/rootj", h.tmp);
+	snprintf(fifo, sizeof(fifo), "%s/proc/sys/vm/drop_caches", root);
+	put_file(root, "/proc/sys/vm/drop_caches", "", 0644);
+	ck_assert_int_eq(unlink(fifo), 0);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	restart_faketime(1, ft, "+0\n", root);
+	snprintf(outf, sizeof(outf), "%s/pj.json", h.tmp);
+	pid = knobctl_bg(outf, "--json bench seq-read -w node[01-02] --dir %s --threads 2 "
+	    "--bs 4k --size 80k --rate-iops 20 --drop-caches", data);
+	ck_assert_msg(wait_log(1, ": preparing", 20), "node02 never prepared");
+	put_file("", ft, "+3\n", 0644);
+	/* node02's prepare goes on once its write to the FIFO was read */
+	ck_assert_int_eq(harness_sh("timeout 30 cat '%s' >/dev/null", fifo), 0);
+	doc = bg_doc(pid, outf);
+	p = cu_phase(doc, 0);
+	ck_assert_msg(cu_num(p, "start_spread_s") < 0.2, "start spread %.3f s",
+	    cu_num(p, "start_spread_s"));
+	ck_assert_msg(cu_num(p, "elapsed_s") > 0.9 && cu_num(p, "elapsed_s") < 1.5,
+	    "elapsed %.2f s", cu_num(p, "elapsed_s"));
+	ck_assert_msg(fabs(cu_num(p, "clock_offset_change_max_s") - 3.0) < 0.05,
+	    "offset change %.3f s", cu_num(p, "clock_offset_change_max_s"));
+	ck_assert_msg(fabs(cu_num(cu_get(doc, "clock"), "offset_change_max_s") - 3.0) < 0.05,
+	    "%s", json_object_to_json_string(cu_get(doc, "clock")));
+	json_object_put(doc);
 }
 END_TEST
 
@@ -1481,6 +1531,7 @@ main(void)
 	ADD(cache_warning_fs);
 	ADD(first_done_paused);
 	ADD(clock_offset_resync);
+	ADD(clock_offset_prepare_jump);
 	ADD(clock_offset_estimated);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
