@@ -88,6 +88,7 @@ struct bench_state {
 	pthread_cond_t cv;
 	struct bphase *phases;
 	struct kept *kept;
+	int test_die_on_release;	/* $KNOB_TEST_DIE_ON_RELEASE with --test-hooks */
 };
 
 /* STATE/bench/<workdir>+<phase>.json for p. */
@@ -216,6 +217,7 @@ bench_init(struct agent *a)
 
 	pthread_mutex_init(&bs->mu, NULL);
 	pthread_cond_init(&bs->cv, NULL);
+	bs->test_die_on_release = a->cfg.test_hooks && getenv("KNOB_TEST_DIE_ON_RELEASE") != NULL;
 	a->bench = bs;
 	orphans_remove(a);
 	return 0;
@@ -972,6 +974,8 @@ h_phase_abort(struct agent *a, struct aconn *c, Knob__Envelope *req)
 	const char *wid = req->phase_abort->workdir_id;
 	struct bphase *ph;
 
+	if (wid && wid[0] && bs->test_die_on_release)
+		_exit(1);	/* test hook: a node lost before it confirms a release */
 	pthread_mutex_lock(&bs->mu);
 	if (wid && wid[0]) {
 		release_kept_locked(a, bs, c->id, wid, req->id);

@@ -247,16 +247,25 @@ cleanup_failed(struct brun *br, const char *node, const char *workdir, const cha
 		br->bad = 1;
 }
 
+/* Node i's ranks in its last phase, "0,2,4" (malloc'd). */
+static char *
+ranks_list(const struct pnode *pn)
+{
+	char *ranks = xstrdup("");
+
+	for (size_t k = 0; k < pn->nranks; k++)
+		str_appendf(&ranks, "%s%u", k ? "," : "", pn->ranks[k]);
+	return ranks;
+}
+
 /* Node i was lost holding files of workdir: into cleanup_failed, where
  * they may be left (its ranks in its last phase). */
 static void
 lost_files(struct brun *br, size_t i, const char *workdir)
 {
 	const struct pnode *pn = &br->pn[i];
-	char *ranks = xstrdup(""), *msg;
+	char *ranks = ranks_list(pn), *msg;
 
-	for (size_t k = 0; k < pn->nranks; k++)
-		str_appendf(&ranks, "%s%u", k ? "," : "", pn->ranks[k]);
 	msg = xasprintf("%s: lost (%s): the files of its ranks %s may be left in %s/knob.%s",
 	    br->fo->nodes[i].name, pn->death ? pn->death : "gone", ranks, br->req->dir, workdir);
 	cleanup_failed(br, br->fo->nodes[i].name, workdir, msg);
@@ -798,6 +807,10 @@ on_end(struct fanout *fo, struct fo_node *n)
 	    n->detail ? n->detail : "");
 	clear_line(br);
 	log_warnx("%s: %s", n->name, pn->death);
+	if (pn->rel_wait) {	/* lost before it confirmed the release */
+		lost_files(br, n->idx, br->plan[br->cur].workdir);
+		pn->rel_wait = 0;
+	}
 	advance(br);
 }
 
@@ -819,12 +832,15 @@ on_tick(struct fanout *fo)
 	if (br->stage == ST_RELEASE && now >= br->rel_deadline) {
 		for (size_t i = 0; i < fo->n; i++)
 			if (br->pn[i].rel_wait && br->pn[i].alive) {
+				char *ranks = ranks_list(&br->pn[i]);
 				char *msg = xasprintf("%s: still removing the files of knob.%s after "
-				    "%d s; not waiting (they may be left)", fo->nodes[i].name,
-				    br->plan[br->cur].workdir, RELEASE_WAIT_S);
+				    "%d s; not waiting (the files of its ranks %s may be left in "
+				    "%s/knob.%s)", fo->nodes[i].name, br->plan[br->cur].workdir,
+				    RELEASE_WAIT_S, ranks, br->req->dir, br->plan[br->cur].workdir);
 
 				cleanup_failed(br, fo->nodes[i].name, br->plan[br->cur].workdir, msg);
 				free(msg);
+				free(ranks);
 				br->pn[i].rel_wait = 0;
 			}
 		advance(br);

@@ -577,6 +577,31 @@ bg_doc(pid_t pid, const char *outf)
 	return doc;
 }
 
+/* Only the file of node's one rank is left in the run's directory, and
+ * the run's cleanup_failed says so: node, its workdir, its rank, where. */
+static void
+lost_left(json_object *doc, const char *node, unsigned rank)
+{
+	char kd[PATH_MAX], f[PATH_MAX + 64], *want;
+	json_object *cf = cu_get(doc, "cleanup_failed"), *e;
+	struct stat sb;
+
+	kept_dir(kd, sizeof(kd));
+	ck_assert_int_eq(cu_count_entries(kd), 1);
+	snprintf(f, sizeof(f), "%s/f.%08u", kd, rank);
+	ck_assert_int_eq(stat(f, &sb), 0);
+	ck_assert_int_eq(json_object_array_length(cf), 1);
+	e = json_object_array_get_idx(cf, 0);
+	ck_assert_str_eq(cu_str(e, "node"), node);
+	ck_assert_str_eq(cu_str(e, "workdir"), strrchr(kd, '/') + 6);
+	want = xasprintf("%s: lost (", node);
+	ck_assert_msg(strncmp(cu_str(e, "error"), want, strlen(want)) == 0, "%s", cu_str(e, "error"));
+	free(want);
+	want = xasprintf("the files of its ranks %u may be left in %s", rank, kd);
+	ck_assert_msg(strstr(cu_str(e, "error"), want), "%s", cu_str(e, "error"));
+	free(want);
+}
+
 /* One agent killed mid-phase: the others finish, the result is degraded
  * and names it; the survivors remove their files. */
 START_TEST(agent_killed_degraded)
@@ -628,24 +653,36 @@ START_TEST(agent_killed_degraded)
 	}
 	/* only node03's file (rank 2) is left in the shared directory, and
 	 * the run's cleanup_failed says so: node03, its workdir, where */
-	{
-		char kd[PATH_MAX], f[PATH_MAX + 64], *want;
-		json_object *cf = cu_get(doc, "cleanup_failed"), *e;
-		struct stat sb;
+	lost_left(doc, "node03", 2);
+	json_object_put(doc);
+	free(out);
+}
+END_TEST
 
-		kept_dir(kd, sizeof(kd));
-		ck_assert_int_eq(cu_count_entries(kd), 1);
-		snprintf(f, sizeof(f), "%s/f.00000002", kd);
-		ck_assert_int_eq(stat(f, &sb), 0);
-		ck_assert_int_eq(json_object_array_length(cf), 1);
-		e = json_object_array_get_idx(cf, 0);
-		ck_assert_str_eq(cu_str(e, "node"), "node03");
-		ck_assert_str_eq(cu_str(e, "workdir"), strrchr(kd, '/') + 6);
-		want = xasprintf("the files of its ranks 2 may be left in %s", kd);
-		ck_assert_msg(strncmp(cu_str(e, "error"), "node03: lost (", 14) == 0 &&
-		    strstr(cu_str(e, "error"), want), "%s", cu_str(e, "error"));
-		free(want);
-	}
+/* node02 dies on the release of the phase's files, before it confirms it
+ * (knobd --test-hooks with $KNOB_TEST_DIE_ON_RELEASE): its file is left, and
+ * the run's cleanup_failed names it with its workdir, its ranks and where
+ * they are, as for a node lost mid-phase; the phase itself is ok. */
+START_TEST(agent_lost_on_release)
+{
+	char outf[PATH_MAX + 16], *out = NULL;
+	json_object *doc;
+	pid_t pid;
+	int st;
+
+	setenv("KNOB_TEST_DIE_ON_RELEASE", "1", 1);
+	restart_agent(1, "--test-hooks", "");
+	unsetenv("KNOB_TEST_DIE_ON_RELEASE");
+	snprintf(outf, sizeof(outf), "%s/rel.json", h.tmp);
+	pid = knobctl_bg(outf, "--json bench seq-write -w node[01-02] --dir %s --threads 2 "
+	    "--bs 4k --size 80k", data);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFEXITED(st));
+	ck_assert_int_eq(WEXITSTATUS(st), 1);
+	ck_assert_int_eq(read_file_bounded(outf, 1 << 24, &out, NULL), 0);
+	ck_assert_msg((doc = json_tokener_parse(out)) != NULL, "not JSON: %s", out);
+	ck_assert_str_eq(cu_str(cu_phase(doc, 0), "status"), "ok");
+	lost_left(doc, "node02", 1);
 	json_object_put(doc);
 	free(out);
 }
@@ -1519,6 +1556,7 @@ main(void)
 	ADD(md_sweep);
 	ADD(measure_options);
 	ADD(agent_killed_degraded);
+	ADD(agent_lost_on_release);
 	ADD(cleanup_failure_reported);
 	ADD(rand_rw_defaults);
 	ADD(md_symlink_swap);
