@@ -75,6 +75,9 @@ uint32_t bench_shift_own(uint32_t threads, size_t nused, uint32_t shift);
 /* The smallest shift that has every rank read another node's data (1
  * when none does: one node, or an odd thread count on two). */
 uint32_t bench_shift_auto(uint32_t threads, size_t nused);
+/* The phase's warning that own of its threads ranks, on nused nodes, read
+ * their own node's data under reader shift shift (malloc'd). */
+char *bench_shift_warning(uint32_t shift, uint32_t own, uint32_t threads, size_t nused);
 
 /* Aggregate of one phase over the nodes that returned a result. */
 struct bench_agg {

@@ -205,6 +205,15 @@ bench_shift_auto(uint32_t threads, size_t nused)
 	return nused >= 3 && threads % nused == 1 ? 2 : 1;
 }
 
+/* The reader-shift warning; one node (or rank) in the singular. */
+char *
+bench_shift_warning(uint32_t shift, uint32_t own, uint32_t threads, size_t nused)
+{
+	return xasprintf("reader shift %u: %u of %u rank%s (round-robin on %zu node%s) read what "
+	    "their own node wrote, which can come from its page cache", shift, own, threads,
+	    threads == 1 ? "" : "s", nused, nused == 1 ? "" : "s");
+}
+
 /* What a data phase runs with when the request leaves it to the kind:
  * the block size (4 KiB for rand-*, else 1 MiB) and rand-rw's read mix. */
 static void

@@ -236,10 +236,13 @@ phase_collect(const struct brun *br, struct phase_in *in)
 		free(f);
 		strvec_free(&wnodes[i]);
 	}
-	if (br->shift_own)
-		json_object_array_add(in->warns, jfmt("reader shift %u: %u of %u ranks (round-robin "
-		    "on %zu nodes) read what their own node wrote, which can come from its page "
-		    "cache", br->shift, br->shift_own, br->plan[br->cur].threads, in->nused));
+	if (br->shift_own) {
+		char *w = bench_shift_warning(br->shift, br->shift_own, br->plan[br->cur].threads,
+		    in->nused);
+
+		json_object_array_add(in->warns, json_object_new_string(w));
+		free(w);
+	}
 	free(wnodes);
 	strvec_free(&wtext);
 }

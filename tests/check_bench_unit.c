@@ -128,9 +128,12 @@ END_TEST
 
 /* Reader shift against round-robin placement: the ranks left reading
  * their own node's data, and the shift picked when none is given: one
- * that leaves none whenever some shift does (brute force over 1..T-1). */
+ * that leaves none whenever some shift does (brute force over 1..T-1);
+ * the warning's text, with "1 node" (not "1 nodes"). */
 START_TEST(t_reader_shift)
 {
+	char *w;
+
 	ck_assert_uint_eq(bench_shift_own(4, 2, 1), 0);
 	ck_assert_uint_eq(bench_shift_own(3, 2, 1), 1);	/* rank 2 reads rank 0: node01 */
 	ck_assert_uint_eq(bench_shift_own(4, 2, 2), 4);	/* a multiple of the nodes */
@@ -139,6 +142,14 @@ START_TEST(t_reader_shift)
 	ck_assert_uint_eq(bench_shift_auto(4, 3), 2);
 	ck_assert_uint_eq(bench_shift_own(4, 3, 2), 0);
 	ck_assert_uint_eq(bench_shift_auto(3, 2), 1);	/* none would do */
+	w = bench_shift_warning(1, 4, 4, 1);
+	ck_assert_str_eq(w, "reader shift 1: 4 of 4 ranks (round-robin on 1 node) read what their "
+	    "own node wrote, which can come from its page cache");
+	free(w);
+	w = bench_shift_warning(1, 1, 3, 2);
+	ck_assert_str_eq(w, "reader shift 1: 1 of 3 ranks (round-robin on 2 nodes) read what their "
+	    "own node wrote, which can come from its page cache");
+	free(w);
 	for (uint32_t t = 1; t <= 24; t++)
 		for (size_t n = 1; n <= t && n <= 8; n++) {
 			uint32_t a = bench_shift_auto(t, n);
