@@ -28,6 +28,7 @@
 #include "knobctl.h"
 #include "log.h"
 #include "ssh.h"
+#include "tls.h"
 #include "util.h"
 
 /* reset-failed: an agent that failed to start 5 times within 300 s
@@ -57,7 +58,8 @@ static const struct {
 	[BF_KNOBD] = { "usr/sbin/knobd", 0755, "knobd" },
 	[BF_DEB] = { "var/cache/knob/knob.deb", 0644, "knob.deb" },
 	[BF_CA] = { "etc/knob/ca.crt", 0644, "ca.crt" },
-	[BF_CRL] = { "etc/knob/ca.crl", 0644, "ca.crl" },
+	/* beside ca.crt, where the agent looks (tls_crl_path) */
+	[BF_CRL] = { "etc/knob/" TLS_CRL_FILE, 0644, TLS_CRL_FILE },
 	[BF_CRT] = { "etc/knob/node.crt", 0644, "node.crt" },
 	[BF_KEY] = { "etc/knob/node.key", 0600, "node.key" },
 	[BF_UNIT] = { "lib/systemd/system/knobd.service", 0644, "knobd.service" },
@@ -185,7 +187,7 @@ load_sources(struct boot *b)
 	snprintf(path, sizeof(path), "%s/%s", b->cadir, CA_CERT_FILE);
 	if (load_local(b, BF_CA, path, 0) < 0)
 		return -1;
-	snprintf(path, sizeof(path), "%s/%s", b->cadir, CA_CRL_FILE);
+	tls_crl_path(b->cadir, path, sizeof(path));
 	/* no such file: no CRL (the nodes' goes); one that cannot be read is
 	 * an error, never "nothing revoked" */
 	if (load_local(b, BF_CRL, path, 1) < 0)
