@@ -959,6 +959,23 @@ json_boot(struct fanout *fo, struct fo_node *fn, void *arg)
 	return o;
 }
 
+/* --remote-knobd and --push-agent pick the knobd a --via ssh session
+ * runs; bootstrap installs its own (--knobd, --deb) and confirms it over
+ * TLS, so they are refused wherever on the line they came.  0 or -1
+ * (printed).  --via ssh itself is harmless: bootstrap works over SSH. */
+static int
+refuse_agentless(const struct ctl *ctl)
+{
+	const char *opt = ctl->ssh.remote_knobd ? "--remote-knobd" :
+	    ctl->ssh.push_agent ? "--push-agent" : NULL;
+
+	if (opt == NULL)
+		return 0;
+	fprintf(stderr, "knobctl bootstrap: %s does not apply: bootstrap installs its own knobd "
+	    "(--knobd or --deb) and confirms it over TLS\n", opt);
+	return -1;
+}
+
 static int
 parse_boot(struct boot *b, int argc, char **argv)
 {
@@ -989,7 +1006,7 @@ parse_boot(struct boot *b, int argc, char **argv)
 		    "not with --%s\n", b->knobd ? "knobd" : "unit");
 		return -1;
 	}
-	return 0;
+	return refuse_agentless(b->ctl);
 }
 
 static void
@@ -1066,5 +1083,6 @@ const struct cmd_entry cmd_bootstrap_entry = {
 	"Files go over SFTP to NAME.knob-new (mode set, fsync'd), then mv -f into place.\n"
 	"A re-run sends only what differs (sha256), fixes modes, and reports 'unchanged'; it runs\n"
 	"the service command again when the last one did not succeed or the agent does not answer.\n"
-	"The agent is confirmed over TLS (--via ssh does not apply). --fanout defaults to 64.",
+	"The agent is confirmed over TLS; --via ssh changes nothing (bootstrap works over SSH),\n"
+	"--remote-knobd and --push-agent are refused (exit 2). --fanout defaults to 64.",
 };
