@@ -71,8 +71,36 @@ crl_from_store_ca(X509_STORE *st, X509_CRL *crl)
 	return ok;
 }
 
-/* Both sides: the CA's revocation list, if one sits next to the CA
- * certificate (ca.crt -> ca.crl), checked for every peer's leaf (the agent
+void
+tls_ca_dir(const char *ca, char *buf, size_t len)
+{
+	const char *slash = strrchr(ca, '/');
+
+	if (slash == NULL)
+		snprintf(buf, len, ".");
+	else
+		snprintf(buf, len, "%.*s", (int)(slash - ca), ca);
+}
+
+void
+tls_crl_path(const char *dir, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%s", dir, TLS_CRL_FILE);
+}
+
+/* The CRL of CA certificate ca: the one in its directory (tls_crl_path). */
+static void
+crl_of_ca(const char *ca, char *buf, size_t len)
+{
+	char dir[4096];
+
+	tls_ca_dir(ca, dir, sizeof(dir));
+	tls_crl_path(dir, buf, len);
+}
+
+/* Both sides: the CA's revocation list, if one sits in the CA
+ * certificate's directory (ca.crl, whatever the certificate is called:
+ * tls_crl_path), checked for every peer's leaf (the agent
  * checks controllers, knobctl checks agents).  No file: nothing revoked.
  * A CRL the CA did not sign is ignored with a warning.  0 (also then) or
  * -1 with err (there but unreadable, or not a CRL). */
@@ -84,7 +112,7 @@ load_crl(SSL_CTX *ctx, const char *ca, char *err, size_t errlen)
 	X509_CRL *crl;
 	FILE *f;
 
-	tls_crl_path(ca, path, sizeof(path));
+	crl_of_ca(ca, path, sizeof(path));
 	if ((f = fopen(path, "re")) == NULL && errno == ENOENT)
 		return 0;
 	if (f == NULL) {	/* there but unreadable: not "nothing revoked" */
@@ -107,17 +135,6 @@ load_crl(SSL_CTX *ctx, const char *ca, char *err, size_t errlen)
 	X509_CRL_free(crl);
 	X509_STORE_set_flags(st, X509_V_FLAG_CRL_CHECK);
 	return 0;
-}
-
-void
-tls_crl_path(const char *ca, char *buf, size_t len)
-{
-	size_t l = strlen(ca);
-
-	if (l > 4 && strcmp(ca + l - 4, ".crt") == 0)
-		snprintf(buf, len, "%.*s.crl", (int)(l - 4), ca);
-	else
-		snprintf(buf, len, "%s.crl", ca);
 }
 
 /* Feed a whole file into md (a missing file adds nothing). 0, or -1 when
@@ -151,7 +168,7 @@ tls_trust_hash(const char *ca, const char *extra, unsigned char out[TLS_HASH_LEN
 
 	if (md == NULL || ca == NULL)
 		goto out;
-	tls_crl_path(ca, crl, sizeof(crl));
+	crl_of_ca(ca, crl, sizeof(crl));
 	if (EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1 || digest_file(md, ca) < 0 ||
 	    EVP_DigestUpdate(md, "\0crl\0", 5) != 1 || digest_file(md, crl) < 0 ||
 	    EVP_DigestUpdate(md, "\0extra\0", 7) != 1 || digest_file(md, extra) < 0 ||

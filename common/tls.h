@@ -21,8 +21,14 @@ int tls_cert_identity(const char *certfile, char *cn, size_t cnlen, char *ou, si
 /* When certfile's certificate expires (unix seconds). 0 or -1. */
 int tls_cert_not_after(const char *certfile, int64_t *t);
 #define TLS_HASH_LEN 32
-/* The CRL that sits next to a CA certificate: ca.crt -> ca.crl. */
-void tls_crl_path(const char *ca, char *buf, size_t len);
+/* The directory holding CA certificate file ca ("." for a bare name). */
+void tls_ca_dir(const char *ca, char *buf, size_t len);
+/* The CRL of the CA whose certificate is in directory dir: always
+ * DIR/ca.crl, whatever the certificate is called (ca.crt, trust.crt).
+ * knobctl ca revoke writes it there, bootstrap pushes it, knobctl and
+ * knobd load it beside their CA certificate. */
+#define TLS_CRL_FILE "ca.crl"
+void tls_crl_path(const char *dir, char *buf, size_t len);
 /* SHA-256 over the CA certificate file, its CRL (if any) and the file
  * extra (may be NULL): what session tickets are bound to.  0 or -1. */
 int tls_trust_hash(const char *ca, const char *extra, unsigned char out[TLS_HASH_LEN]);

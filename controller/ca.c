@@ -837,7 +837,7 @@ crl_write(const char *dir, X509 *cacert, EVP_PKEY *cakey, char *err, size_t errl
 	if ((b = BIO_new(BIO_s_mem())) == NULL || PEM_write_bio_X509_CRL(b, crl) != 1 ||
 	    (n = BIO_get_mem_data(b, &data)) <= 0)
 		goto ssl;
-	snprintf(path, sizeof(path), "%s/%s", dir, CA_CRL_FILE);
+	tls_crl_path(dir, path, sizeof(path));
 	if (write_file_atomic(path, data, (size_t)n, CERT_MODE) < 0) {
 		seterr(err, errlen, "%s: %s", path, strerror(errno));
 		goto out;

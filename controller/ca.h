@@ -12,7 +12,6 @@ struct strvec;
 #define CA_NAME_MAX 64
 #define CA_CERT_FILE "ca.crt"
 #define CA_KEY_FILE "ca.key"
-#define CA_CRL_FILE "ca.crl"
 #define CA_REVOKED_FILE "revoked.txt"
 #define CA_SUPERSEDED_FILE "superseded.txt"	/* "SERIAL NAME" of renewed-away certificates */
 #define CA_ISSUED_FILE "issued.txt"	/* "SERIAL NAME" of every certificate issued */

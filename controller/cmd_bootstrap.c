@@ -28,6 +28,7 @@
 #include "knobctl.h"
 #include "log.h"
 #include "ssh.h"
+#include "tls.h"
 #include "util.h"
 
 /* reset-failed: an agent that failed to start 5 times within 300 s
@@ -57,7 +58,8 @@ static const struct {
 	[BF_KNOBD] = { "usr/sbin/knobd", 0755, "knobd" },
 	[BF_DEB] = { "var/cache/knob/knob.deb", 0644, "knob.deb" },
 	[BF_CA] = { "etc/knob/ca.crt", 0644, "ca.crt" },
-	[BF_CRL] = { "etc/knob/ca.crl", 0644, "ca.crl" },
+	/* beside ca.crt, where the agent looks (tls_crl_path) */
+	[BF_CRL] = { "etc/knob/" TLS_CRL_FILE, 0644, TLS_CRL_FILE },
 	[BF_CRT] = { "etc/knob/node.crt", 0644, "node.crt" },
 	[BF_KEY] = { "etc/knob/node.key", 0600, "node.key" },
 	[BF_UNIT] = { "lib/systemd/system/knobd.service", 0644, "knobd.service" },
@@ -185,7 +187,7 @@ load_sources(struct boot *b)
 	snprintf(path, sizeof(path), "%s/%s", b->cadir, CA_CERT_FILE);
 	if (load_local(b, BF_CA, path, 0) < 0)
 		return -1;
-	snprintf(path, sizeof(path), "%s/%s", b->cadir, CA_CRL_FILE);
+	tls_crl_path(b->cadir, path, sizeof(path));
 	/* no such file: no CRL (the nodes' goes); one that cannot be read is
 	 * an error, never "nothing revoked" */
 	if (load_local(b, BF_CRL, path, 1) < 0)
@@ -957,6 +959,23 @@ json_boot(struct fanout *fo, struct fo_node *fn, void *arg)
 	return o;
 }
 
+/* --remote-knobd and --push-agent pick the knobd a --via ssh session
+ * runs; bootstrap installs its own (--knobd, --deb) and confirms it over
+ * TLS, so they are refused wherever on the line they came.  0 or -1
+ * (printed).  --via ssh itself is harmless: bootstrap works over SSH. */
+static int
+refuse_agentless(const struct ctl *ctl)
+{
+	const char *opt = ctl->ssh.remote_knobd ? "--remote-knobd" :
+	    ctl->ssh.push_agent ? "--push-agent" : NULL;
+
+	if (opt == NULL)
+		return 0;
+	fprintf(stderr, "knobctl bootstrap: %s does not apply: bootstrap installs its own knobd "
+	    "(--knobd or --deb) and confirms it over TLS\n", opt);
+	return -1;
+}
+
 static int
 parse_boot(struct boot *b, int argc, char **argv)
 {
@@ -987,7 +1006,7 @@ parse_boot(struct boot *b, int argc, char **argv)
 		    "not with --%s\n", b->knobd ? "knobd" : "unit");
 		return -1;
 	}
-	return 0;
+	return refuse_agentless(b->ctl);
 }
 
 static void
@@ -1064,5 +1083,6 @@ const struct cmd_entry cmd_bootstrap_entry = {
 	"Files go over SFTP to NAME.knob-new (mode set, fsync'd), then mv -f into place.\n"
 	"A re-run sends only what differs (sha256), fixes modes, and reports 'unchanged'; it runs\n"
 	"the service command again when the last one did not succeed or the agent does not answer.\n"
-	"The agent is confirmed over TLS (--via ssh does not apply). --fanout defaults to 64.",
+	"The agent is confirmed over TLS; --via ssh changes nothing (bootstrap works over SSH),\n"
+	"--remote-knobd and --push-agent are refused (exit 2). --fanout defaults to 64.",
 };

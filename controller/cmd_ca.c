@@ -158,7 +158,7 @@ ca_cmd_revoke(struct ctl *ctl, const struct ca_out *o, const struct ca_args *a)
 		} else {
 			ca_revoked(o, a->v[i], &done);
 			if (o->doc == NULL || !written++)
-				ca_wrote(o, dir, CA_CRL_FILE, "push it with knobctl bootstrap");
+				ca_wrote(o, dir, TLS_CRL_FILE, "push it with knobctl bootstrap");
 		}
 		strvec_free(&done);
 	}
@@ -390,7 +390,8 @@ const struct cmd_entry cmd_ca_entry = {
 	"ca issue DIR NAME...   one certificate per name (node sets allowed: node[01-16])\n"
 	"ca revoke NAME...      list every certificate issued under NAME (DIR/NAME.crt, the\n"
 	"                       serials of DIR/issued.txt and superseded.txt: bootstrap's too)\n"
-	"                       in the CRL DIR/ca.crl; knobctl refuses a revoked node at once,\n"
+	"                       in the CRL DIR/ca.crl (the CRL of any CA certificate in DIR,\n"
+	"                       whatever its name); knobctl refuses a revoked node at once,\n"
 	"                       agents refuse a revoked controller once bootstrap pushed it\n"
 	"ca renew               reissue DIR's certificates that expire within --days (30)",
 };

@@ -62,15 +62,10 @@ int
 ctl_ca_dir(struct ctl *ctl, char *buf, size_t len)
 {
 	const char *ca = ctl->ca ? ctl->ca : ctl->inv ? ctl->inv->ca : NULL;
-	const char *slash;
 
 	if (ca == NULL)
 		return -1;
-	slash = strrchr(ca, '/');
-	if (slash == NULL)
-		snprintf(buf, len, ".");
-	else
-		snprintf(buf, len, "%.*s", (int)(slash - ca), ca);
+	tls_ca_dir(ca, buf, len);
 	return 0;
 }
 

@@ -184,6 +184,26 @@ START_TEST(usage_errors)
 }
 END_TEST
 
+/* bootstrap installs its own knobd and confirms it over TLS: the --via ssh
+ * agent options are refused (exit 2, named), before or after the command
+ * and with --via ssh; before, they were accepted and did nothing. */
+START_TEST(bootstrap_agent_opts_refused)
+{
+	static const struct cli_case cases[] = {
+		{ "bootstrap -w n1 --remote-knobd /usr/sbin/knobd", 2, "knobctl bootstrap: "
+		    "--remote-knobd does not apply: bootstrap installs its own knobd (--knobd or "
+		    "--deb) and confirms it over TLS", 0 },
+		{ "bootstrap -w n1 --push-agent", 2, "knobctl bootstrap: --push-agent does not "
+		    "apply: bootstrap installs its own knobd", 0 },
+		{ "--push-agent bootstrap -w n1", 2, "--push-agent does not apply", 0 },
+		{ "--via ssh bootstrap -w n1 --remote-knobd knobd", 2, "--remote-knobd does not apply", 0 },
+		{ "bootstrap -w n1 --via ssh --push-agent", 2, "--push-agent does not apply", 0 },
+	};
+
+	run_cases(cases, nitems(cases), NULL);
+}
+END_TEST
+
 /* nodeset -f/-e/-c/-l, like ClusterShell's nodeset; groups from an
  * inventory given after the command. */
 START_TEST(nodeset_cmd)
@@ -496,6 +516,7 @@ cli_suite(void)
 	tcase_add_unchecked_fixture(tc, bin_setup, NULL);
 	tcase_add_test(tc, help_everywhere);
 	tcase_add_test(tc, usage_errors);
+	tcase_add_test(tc, bootstrap_agent_opts_refused);
 	tcase_add_test(tc, nodeset_cmd);
 	tcase_add_test(tc, nodeset_json);
 	suite_add_tcase(s, tc);

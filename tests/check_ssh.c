@@ -931,17 +931,20 @@ END_TEST
 
 /* bootstrap --via ssh: its confirmation is still the installed agent
  * answering over TLS, not a knobd --stdio started over SSH for it.  The
- * service command starts nothing: the node fails, the marker stays. */
+ * service command starts nothing: the node fails, the marker stays.  A
+ * knobd on the session's PATH (its ~/.bashrc) would answer over SSH:
+ * bootstrap refuses --remote-knobd, which named one before. */
 START_TEST(bootstrap_via_ssh_confirms_tls)
 {
-	char *out = NULL, marker[4200], extra[8400];
+	char *out = NULL, marker[4200];
 	int rc;
 
-	ck_assert_int_eq(harness_sh("mkdir -p %s/state-node01", h.tmp), 0);
+	ck_assert_int_eq(harness_sh("mkdir -p %s/state-node01 %s/rbin && printf '#!/bin/sh\\nexec "
+	    "%s/knobd --state-dir %s/state-node01 \"$@\"\\n' >%s/rbin/knobd && chmod 0755 %s/rbin/knobd "
+	    "&& echo 'PATH=%s/rbin:$PATH' >%s/ssh0/.bashrc", h.tmp, h.tmp, h.bin, h.tmp, h.tmp, h.tmp,
+	    h.tmp, h.tmp), 0);
 	snprintf(marker, sizeof(marker), "%s/root-node01/etc/knob/bootstrap-service-pending", h.tmp);
-	snprintf(extra, sizeof(extra), "-x node[02-03] --accept-new --service-cmd true --timeout 2 "
-	    "--via ssh --remote-knobd '%s/knobd --state-dir %s/state-{node}'", h.bin, h.tmp);
-	rc = boot(&out, "id", extra);
+	rc = boot(&out, "id", "-x node[02-03] --accept-new --service-cmd true --timeout 2 --via ssh");
 	ck_assert_int_eq(rc, 1);
 	ck_assert_msg(strstr(out, "node01: failed: installed but the agent does not answer over "
 	    "TLS"), "%s", out);

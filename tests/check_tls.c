@@ -38,6 +38,7 @@
 #include <openssl/evp.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <json-c/json.h>
 
 #include "testutil.h"
 #include "harness.h"
@@ -443,6 +444,64 @@ START_TEST(fanout_window_and_nofile)
 }
 END_TEST
 
+/* "status" and "detail" of the one node of a knobctl --json ping, as
+ * "STATUS: DETAIL" in buf; the exit status in *rc. */
+static const char *
+ping_one(int *rc, char *buf, size_t len)
+{
+	json_object *doc = harness_knobctl_json(&h, rc, "--json ping -w node01"), *nodes, *st, *d;
+
+	snprintf(buf, len, "(no node)");
+	if (json_object_object_get_ex(doc, "nodes", &nodes) &&
+	    json_object_array_length(nodes) == 1 &&
+	    json_object_object_get_ex(json_object_array_get_idx(nodes, 0), "status", &st)) {
+		if (!json_object_object_get_ex(json_object_array_get_idx(nodes, 0), "detail", &d))
+			d = NULL;
+		snprintf(buf, len, "%s: %s", json_object_get_string(st),
+		    d ? json_object_get_string(d) : "");
+	}
+	json_object_put(doc);
+	return buf;
+}
+
+/* The CRL is ca.crl in the CA certificate's directory whatever that file
+ * is called: with the inventory and the agent on trust.crt (a copy of
+ * ca.crt), what `knobctl ca revoke` writes revokes at both ends: the agent
+ * (restarted, as bootstrap does) refuses the revoked controller, knobctl
+ * the revoked node.  Before, both looked for trust.crl and let them in. */
+START_TEST(crl_beside_renamed_ca)
+{
+	struct hnode *x = &h.node[0];
+	char *out = NULL, r[512], crl[PATH_MAX + 8];
+	int rc;
+
+	ck_assert_int_eq(harness_sh("cp %s/ca.crt %s/trust.crt && sed -i 's|ca/ca.crt|ca/trust.crt|' %s",
+	    h.ca_dir, h.ca_dir, h.cluster), 0);
+	snprintf(x->extra_args, sizeof(x->extra_args), "--ca %s/trust.crt", h.ca_dir);
+	ck_assert_int_eq(harness_agent_start(&h, 0), 0);
+	ck_assert_msg(strncmp(ping_one(&rc, r, sizeof(r)), "ok:", 3) == 0 && rc == 0, "exit %d: %s",
+	    rc, r);
+	/* the agent's end: the controller revoked */
+	ck_assert_int_eq(harness_knobctl_logged(&h, &out, "ca revoke controller"), 0);
+	snprintf(crl, sizeof(crl), "%s/ca.crl", h.ca_dir);
+	ck_assert_int_eq(access(crl, F_OK), 0);
+	ck_assert_int_eq(harness_agent_start(&h, 0), 0);
+	ck_assert_msg(strstr(ping_one(&rc, r, sizeof(r)), "auth-failed: agent refused our "
+	    "certificate: it is revoked") == r && rc == 1, "exit %d: %s", rc, r);
+	/* knobctl's end: a new controller, the node revoked */
+	ck_assert_int_eq(harness_knobctl_logged(&h, &out, "ca issue %s ctl2 --controller",
+	    h.ca_dir), 0);
+	ck_assert_int_eq(harness_sh("sed -i 's|ca/controller\\.|ca/ctl2.|g' %s", h.cluster), 0);
+	ck_assert_msg(strncmp(ping_one(&rc, r, sizeof(r)), "ok:", 3) == 0 && rc == 0, "exit %d: %s",
+	    rc, r);
+	ck_assert_int_eq(harness_knobctl_logged(&h, &out, "ca revoke node01"), 0);
+	ck_assert_str_eq(ping_one(&rc, r, sizeof(r)),
+	    "auth-failed: agent certificate rejected: certificate revoked");
+	ck_assert_int_eq(rc, 1);
+	free(out);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -456,6 +515,7 @@ main(void)
 	tcase_add_test(tc, handshake_deadlines);
 	tcase_add_test(tc, auth_cap);
 	tcase_add_test(tc, log_priority_prefix);
+	tcase_add_test(tc, crl_beside_renamed_ca);
 	suite_add_tcase(s, tc);
 	tc = cu_tcase("window", setup_window, teardown, 90);
 	tcase_add_test(tc, fanout_window_and_nofile);
