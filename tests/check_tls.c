@@ -483,6 +483,7 @@ START_TEST(crl_beside_renamed_ca)
 	    rc, r);
 	/* the agent's end: the controller revoked */
 	ck_assert_int_eq(harness_knobctl_logged(&h, &out, "ca revoke controller"), 0);
+	free(out);
 	snprintf(crl, sizeof(crl), "%s/ca.crl", h.ca_dir);
 	ck_assert_int_eq(access(crl, F_OK), 0);
 	ck_assert_int_eq(harness_agent_start(&h, 0), 0);
@@ -491,6 +492,7 @@ START_TEST(crl_beside_renamed_ca)
 	/* knobctl's end: a new controller, the node revoked */
 	ck_assert_int_eq(harness_knobctl_logged(&h, &out, "ca issue %s ctl2 --controller",
 	    h.ca_dir), 0);
+	free(out);
 	ck_assert_int_eq(harness_sh("sed -i 's|ca/controller\\.|ca/ctl2.|g' %s", h.cluster), 0);
 	ck_assert_msg(strncmp(ping_one(&rc, r, sizeof(r)), "ok:", 3) == 0 && rc == 0, "exit %d: %s",
 	    rc, r);
