@@ -45,8 +45,7 @@ setup(void)
 
 	snprintf(deb, sizeof(deb), "%s", d ? d : "build-deb/knob.deb");
 	ck_assert_msg(access(deb, R_OK) == 0, "%s missing: make deb", deb);
-	snprintf(tmp, sizeof(tmp), "/tmp/knob-pkg.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(tmp));
+	cu_subdir(tmp, sizeof(tmp), "pkg");	/* under cu_base: gone also after a failure */
 }
 
 static void
@@ -271,6 +270,8 @@ pkg_suite(void)
 {
 	Suite *s = suite_create("pkg");
 	TCase *tc = cu_tcase("deb", setup, teardown, 180);
+
+	tcase_add_unchecked_fixture(tc, cu_base_setup, cu_base_teardown);
 
 	tcase_add_test(tc, contents);
 	tcase_add_test(tc, lintian_no_errors);
