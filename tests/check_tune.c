@@ -2963,16 +2963,10 @@ rollback_refused(int st, const char *why)
 static void
 sdb_now_root(void)
 {
-	json_object *root_json, *arr;
 	char path[PATH_MAX], majmin[32];
 
 	snprintf(path, sizeof(path), "%s/tune-journal.json", state);
-	ck_assert_ptr_nonnull(root_json = json_object_from_file(path));
-	ck_assert(json_object_object_get_ex(root_json, "originals", &arr));
-	for (size_t i = 0; i < json_object_array_length(arr); i++)
-		json_object_object_del(json_object_array_get_idx(arr, i), "ident");
-	ck_assert_int_eq(json_object_to_file_ext(path, root_json, JSON_C_TO_STRING_PRETTY), 0);
-	json_object_put(root_json);
+	cu_journal_strip_idents(path);
 	snprintf(majmin, sizeof(majmin), "%s", cu_readf("/sys/block/%s/dev", loopdev2));
 	put("/proc/self/mountinfo", "27 1 %s / / rw,relatime - ext4 /dev/sdb rw\n", majmin);
 	put("/sys/dev/block/.keep", "\n");

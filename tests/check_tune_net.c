@@ -899,6 +899,142 @@ START_TEST(test_verify_unsupported)
 }
 END_TEST
 
+/* The fake disk sdb of node02's sysroot (root4): identity dev and wwid
+ * suffix n, its read_ahead_kb ra (NULL: left as it is). */
+static void
+fake_disk(const char *root, const char *dev, int n, const char *ra)
+{
+	char v[64];
+
+	put(root, "/sys/block/sdb/dev", dev);
+	snprintf(v, sizeof(v), "naa.5000c500a1b2c3d%d\n", n);
+	put(root, "/sys/block/sdb/device/wwid", v);
+	if (ra != NULL)
+		put(root, "/sys/block/sdb/queue/read_ahead_kb", ra);
+}
+
+/* node02 restarted on the fake disks sdb (332, identity 8:16 and wwid
+ * suffix 0) and fakeq (128) under root, with knobd arguments args. */
+static void
+disks_start(const char *root, const char *args)
+{
+	fake_disk(root, "8:16\n", 0, "332\n");
+	put(root, "/sys/block/sdb/queue/max_sectors_kb", "1280\n");
+	put(root, "/sys/block/fakeq/dev", "8:48\n");
+	put(root, "/sys/block/fakeq/queue/read_ahead_kb", "128\n");
+	harness_agent_stop(&h, 1, SIGTERM);
+	snprintf(h.node[1].sysroot, sizeof(h.node[1].sysroot), "%s", root);
+	snprintf(h.node[1].extra_args, sizeof(h.node[1].extra_args), "%s", args);
+	ck_assert_int_eq(harness_agent_start(&h, 1), 0);
+}
+
+/* node02 restarted as the other tests expect it: no sysroot, no arguments. */
+static void
+node02_plain(void)
+{
+	harness_agent_stop(&h, 1, SIGTERM);
+	h.node[1].sysroot[0] = '\0';
+	h.node[1].extra_args[0] = '\0';
+	ck_assert_int_eq(harness_agent_start(&h, 1), 0);
+}
+
+/* Profile A (sdb's read_ahead_kb 1M, through the device name key) on
+ * node02 restarted with knobd arguments args on fake disks under root. */
+static void
+switch_from_a(const char *root, const char *key, const char *args)
+{
+	char *out = NULL;
+
+	disks_start(root, args);
+	write_profile("sw-ref-a", "  <blockdev device=\"%s\" attr=\"read_ahead_kb\" value=\"1M\"/>\n",
+	    key);
+	write_profile("sw-ref-b", "  <blockdev device=\"fakeq\" attr=\"read_ahead_kb\" value=\"64\"/>\n");
+	ck_assert_int_eq(ctl(&out, "apply %s/sw-ref-a.xml -w node02", top), 0);
+	free(out);
+	ck_assert_str_eq(cu_readf("%s/sys/block/sdb/queue/read_ahead_kb", root), "1024");
+}
+
+/* The switch to B refused sdb's original (why in the output): knobctl
+ * exits 1, node02 failed, sdb keeps 1024 and fakeq has B's 64. */
+static void
+switch_to_b_refused(const char *root, const char *why)
+{
+	char *out = NULL;
+
+	ck_assert_int_eq(ctl(&out, "apply %s/sw-ref-b.xml -w node02", top), 1);
+	ck_assert_ptr_nonnull(strstr(out, why));
+	ck_assert_ptr_nonnull(strstr(out, "1 key(s) refused: not the device journaled"));
+	ck_assert_ptr_nonnull(strstr(out, "1 failed (node02)"));
+	free(out);
+	ck_assert_str_eq(cu_readf("%s/sys/block/sdb/queue/read_ahead_kb", root), "1024");
+	ck_assert_str_eq(cu_readf("%s/sys/block/fakeq/queue/read_ahead_kb", root), "64");
+}
+
+/* Rollback restores both originals (332, 128) and exits 0; node02 back
+ * as the other tests expect it. */
+static void
+rollback_both(const char *root)
+{
+	char *out = NULL;
+
+	ck_assert_int_eq(ctl(&out, "rollback -w node02"), 0);
+	free(out);
+	ck_assert_str_eq(cu_readf("%s/sys/block/sdb/queue/read_ahead_kb", root), "332");
+	ck_assert_str_eq(cu_readf("%s/sys/block/fakeq/queue/read_ahead_kb", root), "128");
+	node02_plain();
+}
+
+/* A refused profile switch fails the node through knobctl (stand-in
+ * disks: a fake tree under node02's --sysroot).  A (sdb's read_ahead_kb,
+ * from 332) is applied; sdb is then another disk (another dev and wwid)
+ * that reads the value knob set; a switch to B (fakeq only) applies B's
+ * key but refuses to write A's original onto the other disk: knobctl
+ * apply exits 1 with node02 failed and the refusal on its key, and the
+ * disk keeps its value.  With the first disk back, rollback restores
+ * both originals and exits 0.  The agent's side is check_tune's
+ * test_switch_refused; this is the exit status a user scripts on. */
+START_TEST(test_switch_refused_exit)
+{
+	char root[128];
+
+	precheck();
+	snprintf(root, sizeof(root), "%s/root4", top);
+	switch_from_a(root, "sdb", "");
+	fake_disk(root, "8:32\n", 1, NULL);	/* another disk, tuned alike */
+	switch_to_b_refused(root, "sdb is another device now");
+	fake_disk(root, "8:16\n", 0, NULL);
+	rollback_both(root);
+}
+END_TEST
+
+/* The other refusal, which fails the node only through the reply's
+ * kept count (its key is "protected", not failed): A set sdb's
+ * read_ahead_kb through the glob sd* (from 332); with a journal from
+ * before identities, sdb now holds / (the sysroot's mountinfo and
+ * /sys/dev/block say so).  A switch to B applies fakeq, leaves sdb alone
+ * and keeps its original: knobctl apply exits 1 with node02 failed.
+ * Without the root mount, rollback restores 332 and 128. */
+START_TEST(test_switch_protected_exit)
+{
+	char root[128], link[256];
+
+	precheck();
+	snprintf(root, sizeof(root), "%s/root5", top);
+	switch_from_a(root, "sd*", "--no-reapply");
+	harness_agent_stop(&h, 1, SIGTERM);
+	snprintf(link, sizeof(link), "%s/tune-journal.json", h.node[1].state_dir);
+	cu_journal_strip_idents(link);
+	put(root, "/proc/self/mountinfo", "27 1 8:16 / / rw,relatime - ext4 /dev/sdb rw\n");
+	put(root, "/sys/dev/block/.keep", "\n");
+	snprintf(link, sizeof(link), "%s/sys/dev/block/8:16", root);
+	ck_assert_int_eq(symlink("../../block/sdb", link), 0);
+	ck_assert_int_eq(harness_agent_start(&h, 1), 0);
+	switch_to_b_refused(root, "sdb holds /");
+	ck_assert_int_eq(unlink(link), 0);
+	rollback_both(root);
+}
+END_TEST
+
 static Suite *
 tune_net_suite(void)
 {
@@ -919,6 +1055,8 @@ tune_net_suite(void)
 	tcase_add_test(tc, test_reapply_at_start);
 	tcase_add_test(tc, test_switch_and_stack);
 	tcase_add_test(tc, test_verify_unsupported);
+	tcase_add_test(tc, test_switch_refused_exit);
+	tcase_add_test(tc, test_switch_protected_exit);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -30,6 +30,20 @@ int64_t cu_int(json_object *o, const char *k) { return json_object_get_int64(cu_
 double cu_num(json_object *o, const char *k) { return json_object_get_double(cu_get(o, k)); }
 const char *cu_str(json_object *o, const char *k) { return json_object_get_string(cu_get(o, k)); }
 
+/* Strip the identities of a journal's originals (testutil.h). */
+void
+cu_journal_strip_idents(const char *path)
+{
+	json_object *j, *arr;
+
+	ck_assert_ptr_nonnull(j = json_object_from_file(path));
+	ck_assert(json_object_object_get_ex(j, "originals", &arr));
+	for (size_t i = 0; i < json_object_array_length(arr); i++)
+		json_object_object_del(json_object_array_get_idx(arr, i), "ident");
+	ck_assert_int_eq(json_object_to_file_ext(path, j, JSON_C_TO_STRING_PRETTY), 0);
+	json_object_put(j);
+}
+
 json_object *
 cu_phase(json_object *doc, size_t i)
 {

@@ -18,6 +18,9 @@ double cu_num(json_object *o, const char *k);
 const char *cu_str(json_object *o, const char *k);
 /* doc.phases[i] */
 json_object *cu_phase(json_object *doc, size_t i);
+/* Remove every original's "ident" from the tune journal at path (a
+ * journal from before identities); a failed check on error. */
+void cu_journal_strip_idents(const char *path);
 
 /* Make "/tmp/knob-check-NAME.XXXXXX" into buf; exits the program when it
  * cannot (usable from an unchecked fixture). */
