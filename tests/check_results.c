@@ -1139,6 +1139,48 @@ START_TEST(t_read_only_db)
 }
 END_TEST
 
+/* knobctl ARGS as uid 65534 (the copy in dir) on dbpath: its exit status,
+ * its output into *out. */
+static int
+as_nobody(char **out, const char *args)
+{
+	return cu_sh_out(out, "setpriv --reuid=65534 --regid=65534 --clear-groups env -u KNOB_CLUSTER "
+	    "HOME=/nonexistent KNOB_DB=%s %s/knobctl %s", dbpath, dir, args);
+}
+
+/* The engineer's case itself: root's results.db (0644, in a 0755
+ * directory) read by another user (uid 65534, through setpriv, with a
+ * copy of knobctl it may run): results list and compare print the runs,
+ * nothing is written beside the file (no -wal, -shm or journal), and a
+ * bench refuses the database before it runs.  t_read_only_db has the
+ * read-only mount. */
+START_TEST(t_db_of_another_user)
+{
+	const char *bin = getenv("KNOB_BIN") ? getenv("KNOB_BIN") : "build";
+	sqlite3 *db = open_db();
+	char *out;
+
+	json_object_put(stored(db, rr_run("20260106-000000-dddd", 2, "ok")));
+	json_object_put(stored(db, rr_run("20260106-000000-eeee", 3, "ok")));
+	sqlite3_close(db);
+	ck_assert_int_eq(cu_sh_out(&out, "cp %s/knobctl %s/knobctl && chmod 0755 %s %s %s/knobctl && "
+	    "chmod 0644 %s", bin, dir, cu_base(), dir, dir, dbpath), 0);
+	free(out);
+	ck_assert_int_eq(as_nobody(&out, "results list"), 0);
+	ck_assert_msg(strstr(out, "20260106-000000-dddd") && strstr(out, "20260106-000000-eeee"),
+	    "%s", out);
+	free(out);
+	ck_assert_int_eq(as_nobody(&out, "results compare 20260106-000000-dddd 20260106-000000-eeee"), 0);
+	ck_assert_msg(strstr(out, "within noise"), "%s", out);
+	free(out);
+	ck_assert_int_eq(cu_dir_size(dir), 2);	/* results.db and knobctl alone */
+	ck_assert_int_eq(as_nobody(&out, "bench seq-write -w node01 --dir /nonexistent"), 3);
+	ck_assert_msg(strstr(out, "cannot be written here"), "%s", out);
+	free(out);
+	ck_assert_int_eq(chmod(cu_base(), 0700), 0);
+}
+END_TEST
+
 /* report -o FILE on a full disk leaves the page that was there: the new
  * one is written beside it and renamed.  Before, FILE was truncated first
  * and left cut short.  The tmpfs lives in a mount namespace of the shell's
@@ -1629,6 +1671,7 @@ main(void)
 	tcase_add_test(tc, t_peak_sustained);
 	tcase_add_test(tc, t_io500);
 	tcase_add_test(tc, t_units);
+	tcase_add_test(tc, t_db_of_another_user);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
