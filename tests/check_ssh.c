@@ -875,6 +875,25 @@ kh_only(int i, const char *keyfile)
 	    h.node[i].name, keyfile, h.tmp), 0);
 }
 
+/* bootstrap (boot, extra) refuses node01: exit 1, the output holds want
+ * and want2 (unless NULL), and known_hosts is left as it was. */
+static void
+boot_refused_kh_kept(const char *extra, const char *want, const char *want2)
+{
+	char *out = NULL, kh[4200], *before = NULL, *after = NULL;
+
+	snprintf(kh, sizeof(kh), "%s/known_hosts", h.tmp);
+	ck_assert_int_eq(read_file_bounded(kh, 1 << 20, &before, NULL), 0);
+	ck_assert_int_eq(boot(&out, "id", extra), 1);
+	ck_assert_msg(strstr(out, want) && (want2 == NULL || strstr(out, want2)), "want %s%s%s: %s",
+	    want, want2 ? " and " : "", want2 ? want2 : "", out);
+	free(out);
+	ck_assert_int_eq(read_file_bounded(kh, 1 << 20, &after, NULL), 0);
+	ck_assert_str_eq(before, after);
+	free(before);
+	free(after);
+}
+
 /* node01's sshd has an ed25519 and an ecdsa host key (Debian's default);
  * known_hosts lists its ed25519 key only.  libssh2 alone asks for ecdsa
  * first: bootstrap (and --via ssh) now ask for the type known_hosts holds
@@ -883,7 +902,7 @@ kh_only(int i, const char *keyfile)
  * known, not new: --accept-new adds no second type. */
 START_TEST(hostkey_two_types)
 {
-	char *out = NULL, *err = NULL, kh[4200], want[8192], *before = NULL, *after = NULL;
+	char *out = NULL, *err = NULL, kh[4200], want[8192];
 	int rc;
 
 	snprintf(kh, sizeof(kh), "%s/known_hosts", h.tmp);
@@ -916,16 +935,9 @@ START_TEST(hostkey_two_types)
 	/* listed under ecdsa-sha2-nistp384 only: refused, known_hosts untouched */
 	snprintf(want, sizeof(want), "%s/other384.pub", h.tmp);
 	kh_only(0, want);
-	ck_assert_int_eq(read_file_bounded(kh, 1 << 20, &before, NULL), 0);
-	ck_assert_int_eq(boot(&out, "id", "-x node[02-03] --accept-new"), 1);
-	ck_assert_msg(strstr(out, "node01: auth-failed: host key refused: ") &&
-	    strstr(out, "lists the node under another key type only (ecdsa-sha2-nistp384): not "
-	    "added, even with --accept-new"), "%s", out);
-	free(out);
-	ck_assert_int_eq(read_file_bounded(kh, 1 << 20, &after, NULL), 0);
-	ck_assert_str_eq(before, after);
-	free(before);
-	free(after);
+	boot_refused_kh_kept("-x node[02-03] --accept-new", "node01: auth-failed: host key refused: ",
+	    "lists the node under another key type only (ecdsa-sha2-nistp384): not added, even with "
+	    "--accept-new");
 }
 END_TEST
 
@@ -1037,6 +1049,54 @@ START_TEST(bootstrap_crl_unreadable)
 }
 END_TEST
 
+/* known_hosts holding node i's key from keyfile under "[name]:port",
+ * then hashed by OpenSSH (ssh-keygen -H: "|1|salt|hash TYPE KEY"). */
+static void
+kh_hashed(int i, int port, const char *keyfile)
+{
+	ck_assert_int_eq(harness_sh("printf '[%%s]:%d %%s\\n' %s \"$(cut -d' ' -f1,2 %s)\" > "
+	    "%s/known_hosts && ssh-keygen -q -H -f %s/known_hosts >/dev/null 2>&1 && rm -f "
+	    "%s/known_hosts.old && grep -q '^|1|' %s/known_hosts && ! grep -q %s %s/known_hosts",
+	    port, h.node[i].name, keyfile, h.tmp, h.tmp, h.tmp, h.tmp, h.node[i].name, h.tmp), 0);
+}
+
+/* Hashed known_hosts (ssh-keygen -H) with node01 under "[node01]:2222":
+ * its sshd (port 2222) has an ed25519 and an ecdsa host key.  Only the
+ * ed25519 key hashed: bootstrap asks for that type (libssh2 alone asks
+ * for ecdsa first) and connects; only the ecdsa key: connects too;
+ * node02's ed25519 key hashed for node01: a changed key, refused naming
+ * the node, even with --accept-new, and known_hosts is left alone. */
+START_TEST(hostkey_hashed)
+{
+	char *out = NULL, want[8192], *fp;
+
+	ck_assert_int_eq(harness_sh("ssh-keygen -q -t ecdsa -N '' -f %s/ssh0/hostkey_ecdsa",
+	    h.tmp), 0);
+	sshd_stop(0);
+	snprintf(want, sizeof(want), "Port 2222\nHostKey %s/ssh0/hostkey_ecdsa\n", h.tmp);
+	sshd_start_cfg(0, want);
+	snprintf(want, sizeof(want), "%s/ssh0/hostkey.pub", h.tmp);
+	kh_hashed(0, 2222, want);
+	ck_assert_int_eq(boot(&out, "id", "-x node[02-03] --ssh-port 2222"), 0);
+	ck_assert_msg(strstr(out, "node01: installed: "), "%s", out);
+	free(out);
+
+	snprintf(want, sizeof(want), "%s/ssh0/hostkey_ecdsa.pub", h.tmp);
+	kh_hashed(0, 2222, want);
+	ck_assert_int_eq(boot(&out, "id", "-x node[02-03] --ssh-port 2222"), 0);
+	ck_assert_msg(strstr(out, "node01: unchanged\n"), "%s", out);
+	free(out);
+
+	snprintf(want, sizeof(want), "%s/ssh1/hostkey.pub", h.tmp);
+	kh_hashed(0, 2222, want);
+	fp = fingerprint(0);
+	snprintf(want, sizeof(want), "node01: auth-failed: host key refused: %s does NOT match "
+	    "%s/known_hosts (changed host key", fp, h.tmp);
+	free(fp);
+	boot_refused_kh_kept("-x node[02-03] --ssh-port 2222 --accept-new", want, NULL);
+}
+END_TEST
+
 /* Bad values refused before anything runs (exit 2): an --ssh-port that is
  * not all digits or out of range; --deb with --knobd or --unit (the
  * package brings its own: they would be ignored). */
@@ -1091,6 +1151,7 @@ ssh_suite(void)
 	tcase_add_test(tc, bootstrap_restarts_stopped_agent);
 	tcase_add_test(tc, bootstrap_modes_fixed);
 	tcase_add_test(tc, bootstrap_crl_unreadable);
+	tcase_add_test(tc, hostkey_hashed);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("cli");
 	tcase_add_test(tc, bootstrap_cli_refusals);
