@@ -990,26 +990,35 @@ END_TEST
 /* A node.key made world-readable and a ca.crt 0666, contents unchanged:
  * the re-run puts the modes bootstrap installs back without restarting
  * the agent (same pid), and says so; then the node is unchanged. */
-START_TEST(bootstrap_modes_fixed)
+/* node01 bootstrapped, then spoil run in its etc/knob, then bootstrapped
+ * again: exit 0, the line is want, the agent not restarted (same pid). */
+static void
+boot_repair(const char *spoil, const char *want)
 {
 	char *out = NULL, *pid1 = NULL, *pid2 = NULL, path[4200];
 
 	ck_assert_int_eq(boot(&out, "id", "-x node[02-03] --accept-new"), 0);
 	free(out);
-	ck_assert_int_eq(harness_sh("cd %s/root-node01/etc/knob && chmod 0644 node.key && "
-	    "chmod 0666 ca.crt", h.tmp), 0);
+	ck_assert_int_eq(harness_sh("cd %s/root-node01/etc/knob && %s", h.tmp, spoil), 0);
 	snprintf(path, sizeof(path), "%s/root-node01/knobd.pid", h.tmp);
 	ck_assert_int_eq(read_file_bounded(path, 64, &pid1, NULL), 0);
 	ck_assert_int_eq(boot(&out, "id", "-x node[02-03]"), 0);
-	ck_assert_msg(strstr(out, "node01: mode fixed: ca.crt (was 0666, now 0644), node.key (was "
-	    "0644, now 0600); agent answers over TLS\n"), "%s", out);
+	ck_assert_msg(strstr(out, want), "want %s: %s", want, out);
 	free(out);
-	ck_assert_int_eq(mode_of(0, "etc/knob/node.key"), 0600);
-	ck_assert_int_eq(mode_of(0, "etc/knob/ca.crt"), 0644);
 	ck_assert_int_eq(read_file_bounded(path, 64, &pid2, NULL), 0);
 	ck_assert_str_eq(pid1, pid2);
 	free(pid1);
 	free(pid2);
+}
+
+START_TEST(bootstrap_modes_fixed)
+{
+	char *out = NULL;
+
+	boot_repair("chmod 0644 node.key && chmod 0666 ca.crt", "node01: mode fixed: ca.crt (was "
+	    "0666, now 0644), node.key (was 0644, now 0600); agent answers over TLS\n");
+	ck_assert_int_eq(mode_of(0, "etc/knob/node.key"), 0600);
+	ck_assert_int_eq(mode_of(0, "etc/knob/ca.crt"), 0644);
 	ck_assert_int_eq(boot(&out, "id", "-x node[02-03]"), 0);
 	ck_assert_msg(strstr(out, "node01: unchanged\n"), "%s", out);
 	free(out);
@@ -1097,6 +1106,58 @@ START_TEST(hostkey_hashed)
 }
 END_TEST
 
+/* "UID:GID" of a file under node i's root. */
+static void
+owner_of(int i, const char *rel, char *buf, size_t len)
+{
+	char path[4200];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/root-%s/%s", h.tmp, h.node[i].name, rel);
+	ck_assert_msg(stat(path, &st) == 0, "%s: %s", path, strerror(errno));
+	snprintf(buf, len, "%u:%u", (unsigned)st.st_uid, (unsigned)st.st_gid);
+}
+
+/* A node.key owned by 65534:65534 (its owner could read the node's
+ * private key) and a ca.crt by 1:1, contents and modes unchanged: the
+ * re-run chowns them back to 0:0 without restarting the agent (same pid),
+ * keeps their modes and says so, in text and in --json ("owner_fixed");
+ * then the node is unchanged. */
+START_TEST(bootstrap_owner_fixed)
+{
+	char *out = NULL, own[64];
+	json_object *doc;
+	int rc;
+
+	boot_repair("chown 65534:65534 node.key && chown 1:1 ca.crt", "node01: owner fixed: ca.crt "
+	    "(was 1:1, now 0:0), node.key (was 65534:65534, now 0:0); agent answers over TLS\n");
+	owner_of(0, "etc/knob/node.key", own, sizeof(own));
+	ck_assert_str_eq(own, "0:0");
+	owner_of(0, "etc/knob/ca.crt", own, sizeof(own));
+	ck_assert_str_eq(own, "0:0");
+	ck_assert_int_eq(mode_of(0, "etc/knob/node.key"), 0600);
+	ck_assert_int_eq(mode_of(0, "etc/knob/ca.crt"), 0644);
+
+	/* --json: the file in "owner_fixed", none in "mode_fixed" */
+	ck_assert_int_eq(harness_sh("chown 65534:0 %s/root-node01/etc/knob/node.key", h.tmp), 0);
+	doc = harness_knobctl_json(&h, &rc, "--json bootstrap -w node01 --ssh-key %s/id --known-hosts "
+	    "%s/known_hosts --root %s/root-{node} --service-cmd 'sh %s/svc.sh {root}' --timeout 20",
+	    h.tmp, h.tmp, h.tmp, h.tmp);
+	out = xstrdup(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN));
+	json_object_put(doc);
+	fprintf(stderr, "---- bootstrap --json -> %d\n%s\n", rc, out);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_msg(strstr(out, "\"mode_fixed\":[],\"owner_fixed\":[\"node.key\"]"), "%s", out);
+	free(out);
+	owner_of(0, "etc/knob/node.key", own, sizeof(own));
+	ck_assert_str_eq(own, "0:0");
+
+	ck_assert_int_eq(boot(&out, "id", "-x node[02-03]"), 0);
+	ck_assert_msg(strstr(out, "node01: unchanged\n"), "%s", out);
+	free(out);
+}
+END_TEST
+
 /* Bad values refused before anything runs (exit 2): an --ssh-port that is
  * not all digits or out of range; --deb with --knobd or --unit (the
  * package brings its own: they would be ignored). */
@@ -1152,6 +1213,7 @@ ssh_suite(void)
 	tcase_add_test(tc, bootstrap_modes_fixed);
 	tcase_add_test(tc, bootstrap_crl_unreadable);
 	tcase_add_test(tc, hostkey_hashed);
+	tcase_add_test(tc, bootstrap_owner_fixed);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("cli");
 	tcase_add_test(tc, bootstrap_cli_refusals);
