@@ -51,9 +51,13 @@
 /* then the octal mode, owner and group (numeric) and the path of an installed file */
 #define MODE_MARK "--- mode "
 
-enum { BF_KNOBD, BF_DEB, BF_CA, BF_CRL, BF_CRT, BF_KEY, BF_UNIT, BF__COUNT };
+/* The files bootstrap installs, then (from BF_DIRS on) the directories of
+ * its own that the probe makes. */
+enum { BF_KNOBD, BF_DEB, BF_CA, BF_CRL, BF_CRT, BF_KEY, BF_UNIT, BF_DIR_ETC, BF_DIR_STATE,
+	BF_DIR_CACHE, BF__COUNT, BF_DIRS = BF_DIR_ETC };
 
-/* What bootstrap installs, relative to the node's root. */
+/* What bootstrap installs, relative to the node's root (mode -1: not set by
+ * bootstrap; the probe makes var/lib/knob 0700 each time). */
 static const struct {
 	const char *path;
 	long mode;
@@ -67,6 +71,9 @@ static const struct {
 	[BF_CRT] = { "etc/knob/node.crt", 0644, "node.crt" },
 	[BF_KEY] = { "etc/knob/node.key", 0600, "node.key" },
 	[BF_UNIT] = { "lib/systemd/system/knobd.service", 0644, "knobd.service" },
+	[BF_DIR_ETC] = { "etc/knob", -1, "etc/knob" },
+	[BF_DIR_STATE] = { "var/lib/knob", -1, "var/lib/knob" },
+	[BF_DIR_CACHE] = { "var/cache/knob", -1, "var/cache/knob" },
 };
 
 enum { B_SSH, B_PROBE, B_SFTP, B_UPLOAD, B_SFTP_END, B_INSTALL, B_CLEAR, B_OK, B_FAILED };
@@ -242,14 +249,15 @@ probe_cmd(const struct bnode *n)
 
 	str_appendf(&cmd, "R=%s; mkdir -p \"$R\" && cd \"$R\" && mkdir -p etc/knob var/lib/knob "
 	    "usr/sbin lib/systemd/system var/cache/knob && chmod 0700 var/lib/knob || exit 1; for f in", q);
-	for (int f = 0; f < BF__COUNT; f++)
+	for (int f = 0; f < BF_DIRS; f++)
 		if (f != BF_KEY && f != BF_CRT)
 			str_appendf(&cmd, " %s", bfiles[f].path);
 	str_appendf(&cmd, "; do if [ -f \"$f\" ]; then sha256sum \"$f\"; fi; done; for f in");
 	for (int f = 0; f < BF__COUNT; f++)
 		str_appendf(&cmd, " %s", bfiles[f].path);
-	str_appendf(&cmd, "; do if [ -f \"$f\" ]; then stat -L -c '" MODE_MARK "%%a %%u %%g %%n' "
-	    "\"$f\"; fi; done; if [ -f %s ]; then echo '%s'; fi", SVC_PENDING, SVC_PENDING_MARK);
+	str_appendf(&cmd, "; do if [ -f \"$f\" ] || [ -d \"$f\" ]; then stat -L -c '" MODE_MARK
+	    "%%a %%u %%g %%n' \"$f\"; fi; done; if [ -f %s ]; then echo '%s'; fi", SVC_PENDING,
+	    SVC_PENDING_MARK);
 	probe_key(&cmd);
 	str_appendf(&cmd, "; echo '--- cert'; cat %s 2>/dev/null; true", bfiles[BF_CRT].path);
 	free(q);
@@ -385,8 +393,9 @@ uploading(const struct bnode *n, int f)
 /* The files that stay but have another mode than bootstrap gives them (a
  * node.key left world-readable; the install chmods them) or another owner
  * or group than root's, 0:0 (a node.key its owner could read, a knobd its
- * owner could replace; the install chowns them).  Only files that are
- * this controller's (same hash; the node's own key and certificate): a
+ * owner could replace, an /etc/knob whose owner could replace node.key;
+ * the install chowns them).  Only files that are this controller's (same
+ * hash; the node's own key and certificate) and its own directories: a
  * knobd kept without --upgrade, or what a --deb installed, is not. */
 static void
 plan_fixes(const struct boot *b, struct bnode *n)
@@ -394,10 +403,10 @@ plan_fixes(const struct boot *b, struct bnode *n)
 	for (int f = 0; f < BF__COUNT; f++) {
 		if (n->remote_mode[f] < 0 || uploading(n, f))
 			continue;
-		if (f != BF_CRT && f != BF_KEY &&
+		if (f < BF_DIRS && f != BF_CRT && f != BF_KEY &&
 		    (b->data[f] == NULL || strcmp(n->remote_hash[f], b->hash[f]) != 0))
 			continue;
-		if (n->remote_mode[f] != bfiles[f].mode)
+		if (bfiles[f].mode >= 0 && n->remote_mode[f] != bfiles[f].mode)
 			n->fix[n->nfix++] = f;
 		if (n->remote_uid[f] != 0 || n->remote_gid[f] != 0)
 			n->own[n->nown++] = f;

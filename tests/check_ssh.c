@@ -1121,8 +1121,9 @@ owner_of(int i, const char *rel, char *buf, size_t len)
 /* A node.key owned by 65534:65534 (its owner could read the node's
  * private key) and a ca.crt by 1:1, contents and modes unchanged: the
  * re-run chowns them back to 0:0 without restarting the agent (same pid),
- * keeps their modes and says so, in text and in --json ("owner_fixed");
- * then the node is unchanged. */
+ * keeps their modes and says so; then node.key owned by 65534:0 and
+ * etc/knob by 65534:65534: --json lists both in "owner_fixed"; then the
+ * node is unchanged. */
 START_TEST(bootstrap_owner_fixed)
 {
 	char *out = NULL, own[64];
@@ -1138,18 +1139,23 @@ START_TEST(bootstrap_owner_fixed)
 	ck_assert_int_eq(mode_of(0, "etc/knob/node.key"), 0600);
 	ck_assert_int_eq(mode_of(0, "etc/knob/ca.crt"), 0644);
 
-	/* --json: the file in "owner_fixed", none in "mode_fixed" */
-	ck_assert_int_eq(harness_sh("chown 65534:0 %s/root-node01/etc/knob/node.key", h.tmp), 0);
+	/* --json: both in "owner_fixed", none in "mode_fixed" */
+	ck_assert_int_eq(harness_sh("chown 65534:0 %s/root-node01/etc/knob/node.key && chown "
+	    "65534:65534 %s/root-node01/etc/knob", h.tmp, h.tmp), 0);
 	doc = harness_knobctl_json(&h, &rc, "--json bootstrap -w node01 --ssh-key %s/id --known-hosts "
 	    "%s/known_hosts --root %s/root-{node} --service-cmd 'sh %s/svc.sh {root}' --timeout 20",
 	    h.tmp, h.tmp, h.tmp, h.tmp);
-	out = xstrdup(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN));
+	out = xstrdup(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN |
+	    JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(doc);
 	fprintf(stderr, "---- bootstrap --json -> %d\n%s\n", rc, out);
 	ck_assert_int_eq(rc, 0);
-	ck_assert_msg(strstr(out, "\"mode_fixed\":[],\"owner_fixed\":[\"node.key\"]"), "%s", out);
+	ck_assert_msg(strstr(out, "\"mode_fixed\":[],\"owner_fixed\":[\"node.key\",\"etc/knob\"]"),
+	    "%s", out);
 	free(out);
 	owner_of(0, "etc/knob/node.key", own, sizeof(own));
+	ck_assert_str_eq(own, "0:0");
+	owner_of(0, "etc/knob", own, sizeof(own));
 	ck_assert_str_eq(own, "0:0");
 
 	ck_assert_int_eq(boot(&out, "id", "-x node[02-03]"), 0);
