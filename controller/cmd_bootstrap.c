@@ -3,12 +3,14 @@
  * Per node, in one event loop over all targets (at most --fanout at once,
  * no thread per node):
  *   ssh      connect, strict host-key check, key or ssh-agent authentication
- *   probe    one exec: make the directories, sha256 and mode of what is
- *            installed, the node's certificate
- *   plan     compare hashes and modes; reissue the node certificate when it
- *            is not this CA's, names another node, is revoked or expires soon
+ *   probe    one exec: make the directories, sha256, mode and owner of what
+ *            is installed, the node's certificate
+ *   plan     compare hashes, modes and owners; reissue the node certificate
+ *            when it is not this CA's, names another node, is revoked or
+ *            expires soon
  *   upload   SFTP: each changed file to PATH.knob-new, mode set, fsync'd
- *   install  one exec: chmod what has the wrong mode, mv -f each upload into
+ *   install  one exec: chown 0:0 what another user or group owns, chmod
+ *            what has the wrong mode, mv -f each upload into
  *            place (rename(2): atomic), dpkg -i for a .deb, then the service
  *            command (systemctl by default)
  * then every node that got through is confirmed with a TLS ping on the real
@@ -18,6 +20,7 @@
  * service-pending marker of each node whose agent answered after its
  * service command.  Nothing changed on a node: it reports "unchanged". */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,11 +48,16 @@
 #define SVC_PENDING "etc/knob/bootstrap-service-pending"
 #define SVC_PENDING_MARK "--- service pending"
 #define KEY_MARK "--- key "	/* then ok, missing, unreadable, differs or unchecked */
-#define MODE_MARK "--- mode "	/* then the octal mode and the path of an installed file */
+/* then the octal mode, owner and group (numeric) and the path of an installed file */
+#define MODE_MARK "--- mode "
 
-enum { BF_KNOBD, BF_DEB, BF_CA, BF_CRL, BF_CRT, BF_KEY, BF_UNIT, BF__COUNT };
+/* The files bootstrap installs, then (from BF_DIRS on) the directories of
+ * its own that the probe makes. */
+enum { BF_KNOBD, BF_DEB, BF_CA, BF_CRL, BF_CRT, BF_KEY, BF_UNIT, BF_DIR_ETC, BF_DIR_STATE,
+	BF_DIR_CACHE, BF__COUNT, BF_DIRS = BF_DIR_ETC };
 
-/* What bootstrap installs, relative to the node's root. */
+/* What bootstrap installs, relative to the node's root (mode -1: not set by
+ * bootstrap; the probe makes var/lib/knob 0700 each time). */
 static const struct {
 	const char *path;
 	long mode;
@@ -63,6 +71,9 @@ static const struct {
 	[BF_CRT] = { "etc/knob/node.crt", 0644, "node.crt" },
 	[BF_KEY] = { "etc/knob/node.key", 0600, "node.key" },
 	[BF_UNIT] = { "lib/systemd/system/knobd.service", 0644, "knobd.service" },
+	[BF_DIR_ETC] = { "etc/knob", -1, "etc/knob" },
+	[BF_DIR_STATE] = { "var/lib/knob", -1, "var/lib/knob" },
+	[BF_DIR_CACHE] = { "var/cache/knob", -1, "var/cache/knob" },
 };
 
 enum { B_SSH, B_PROBE, B_SFTP, B_UPLOAD, B_SFTP_END, B_INSTALL, B_CLEAR, B_OK, B_FAILED };
@@ -87,8 +98,11 @@ struct bnode {
 	char *crt, *key;	/* this node's new certificate (PEM) */
 	char remote_hash[BF__COUNT][65];
 	long remote_mode[BF__COUNT];	/* -1: no such file */
+	long remote_uid[BF__COUNT], remote_gid[BF__COUNT];
 	int fix[BF__COUNT];	/* files kept whose mode the install sets */
 	int nfix;
+	int own[BF__COUNT];	/* files kept whose owner the install sets to 0:0 */
+	int nown;
 	char note[400];
 	int knobd_was_missing, knobd_replaced;
 	int svc_pending;	/* the last install's service command did not succeed */
@@ -226,8 +240,8 @@ probe_key(char **cmd)
 	    "else echo '" KEY_MARK "differs'; fi; fi", key, key, crt);
 }
 
-/* The probe: directories, hashes and modes of what is there, node.key's
- * check, the node certificate. */
+/* The probe: directories, hashes, modes and owners of what is there,
+ * node.key's check, the node certificate. */
 static char *
 probe_cmd(const struct bnode *n)
 {
@@ -235,29 +249,47 @@ probe_cmd(const struct bnode *n)
 
 	str_appendf(&cmd, "R=%s; mkdir -p \"$R\" && cd \"$R\" && mkdir -p etc/knob var/lib/knob "
 	    "usr/sbin lib/systemd/system var/cache/knob && chmod 0700 var/lib/knob || exit 1; for f in", q);
-	for (int f = 0; f < BF__COUNT; f++)
+	for (int f = 0; f < BF_DIRS; f++)
 		if (f != BF_KEY && f != BF_CRT)
 			str_appendf(&cmd, " %s", bfiles[f].path);
 	str_appendf(&cmd, "; do if [ -f \"$f\" ]; then sha256sum \"$f\"; fi; done; for f in");
 	for (int f = 0; f < BF__COUNT; f++)
 		str_appendf(&cmd, " %s", bfiles[f].path);
-	str_appendf(&cmd, "; do if [ -f \"$f\" ]; then stat -L -c '" MODE_MARK "%%a %%n' \"$f\"; fi; "
-	    "done; if [ -f %s ]; then echo '%s'; fi", SVC_PENDING, SVC_PENDING_MARK);
+	str_appendf(&cmd, "; do if [ -f \"$f\" ] || [ -d \"$f\" ]; then stat -L -c '" MODE_MARK
+	    "%%a %%u %%g %%n' \"$f\"; fi; done; if [ -f %s ]; then echo '%s'; fi", SVC_PENDING,
+	    SVC_PENDING_MARK);
 	probe_key(&cmd);
 	str_appendf(&cmd, "; echo '--- cert'; cat %s 2>/dev/null; true", bfiles[BF_CRT].path);
 	free(q);
 	return cmd;
 }
 
+/* One number of a probe line at *p, in base, then a blank (or the end at
+ * stop); *p moves past it.  The number, or -1. */
+static long
+probe_num(const char **p, const char *stop, int base)
+{
+	char *end;
+	long v;
+
+	if (**p < '0' || **p > '9')
+		return -1;
+	v = strtol(*p, &end, base);
+	if (end > stop || (end < stop && *end != ' ') || v < 0 || v == LONG_MAX)
+		return -1;
+	*p = end < stop ? end + 1 : end;
+	return v;
+}
+
 /* One line of the probe (l, ll bytes long) about file f: "SHA256  PATH"
- * into n->remote_hash[f], MODE_MARK "OCTAL PATH" into n->remote_mode[f]. */
+ * into n->remote_hash[f], MODE_MARK "OCTAL UID GID PATH" into
+ * n->remote_mode[f], remote_uid[f] and remote_gid[f]. */
 static void
 probe_line(struct bnode *n, int f, const char *l, size_t ll)
 {
-	const char *path = bfiles[f].path;
+	const char *path = bfiles[f].path, *p, *stop;
 	size_t pl = strlen(path), ml = strlen(MODE_MARK);
-	char *end;
-	long m;
+	long m, u, g;
 
 	if (ll == 66 + pl && strncmp(l + 66, path, pl) == 0) {
 		snprintf(n->remote_hash[f], 65, "%.64s", l);
@@ -266,12 +298,20 @@ probe_line(struct bnode *n, int f, const char *l, size_t ll)
 	if (ll < ml + pl + 2 || strncmp(l, MODE_MARK, ml) != 0 || l[ll - pl - 1] != ' ' ||
 	    strncmp(l + ll - pl, path, pl) != 0)
 		return;
-	m = strtol(l + ml, &end, 8);
-	if (end == l + ll - pl - 1 && end > l + ml && m >= 0 && m <= 07777)
-		n->remote_mode[f] = m;
+	p = l + ml;
+	stop = l + ll - pl - 1;
+	m = probe_num(&p, stop, 8);
+	u = probe_num(&p, stop, 10);
+	g = probe_num(&p, stop, 10);
+	if (p != stop || m < 0 || m > 07777 || u < 0 || g < 0)
+		return;
+	n->remote_mode[f] = m;
+	n->remote_uid[f] = u;
+	n->remote_gid[f] = g;
 }
 
-/* The hashes and modes in the probe's output (before the certificate). */
+/* The hashes, modes and owners in the probe's output (before the
+ * certificate). */
 static void
 parse_probe(struct bnode *n, const char *out)
 {
@@ -351,19 +391,25 @@ uploading(const struct bnode *n, int f)
 }
 
 /* The files that stay but have another mode than bootstrap gives them (a
- * node.key left world-readable): the install chmods them.  Only files that
- * are this controller's (same hash; the node's own key and certificate):
- * a knobd kept without --upgrade, or what a --deb installed, is not. */
+ * node.key left world-readable; the install chmods them) or another owner
+ * or group than root's, 0:0 (a node.key its owner could read, a knobd its
+ * owner could replace, an /etc/knob whose owner could replace node.key;
+ * the install chowns them).  Only files that are this controller's (same
+ * hash; the node's own key and certificate) and its own directories: a
+ * knobd kept without --upgrade, or what a --deb installed, is not. */
 static void
-plan_modes(const struct boot *b, struct bnode *n)
+plan_fixes(const struct boot *b, struct bnode *n)
 {
 	for (int f = 0; f < BF__COUNT; f++) {
-		if (n->remote_mode[f] < 0 || n->remote_mode[f] == bfiles[f].mode || uploading(n, f))
+		if (n->remote_mode[f] < 0 || uploading(n, f))
 			continue;
-		if (f != BF_CRT && f != BF_KEY &&
+		if (f < BF_DIRS && f != BF_CRT && f != BF_KEY &&
 		    (b->data[f] == NULL || strcmp(n->remote_hash[f], b->hash[f]) != 0))
 			continue;
-		n->fix[n->nfix++] = f;
+		if (bfiles[f].mode >= 0 && n->remote_mode[f] != bfiles[f].mode)
+			n->fix[n->nfix++] = f;
+		if (n->remote_uid[f] != 0 || n->remote_gid[f] != 0)
+			n->own[n->nown++] = f;
 	}
 }
 
@@ -397,7 +443,7 @@ plan(struct boot *b, struct bnode *n, const char *out)
 	n->rm_crl = b->data[BF_CRL] == NULL && n->remote_hash[BF_CRL][0] != '\0';
 	if (plan_cert(b, n, out) < 0)
 		return -1;
-	plan_modes(b, n);
+	plan_fixes(b, n);
 	return 0;
 }
 
@@ -433,15 +479,16 @@ deb_install(const struct boot *b, const struct bnode *n)
 }
 
 /* Does n's install run the service command: a file sent or removed, the
- * last one's not confirmed, or an agent that did not answer (a mode fixed
- * alone does not restart the agent). */
+ * last one's not confirmed, or an agent that did not answer (a mode or
+ * owner fixed alone does not restart the agent). */
 static int
 needs_service(const struct bnode *n)
 {
 	return n->nup || n->rm_crl || n->svc_pending || n->restarted;
 }
 
-/* chmod the files whose mode is wrong, then (when needs_service) mv -f
+/* chown 0:0 the files another owns, chmod those whose mode is wrong (after:
+ * a chown may clear set-id bits), then (when needs_service) mv -f
  * each upload into place, remove a CRL the CA does not have, dpkg -i a new
  * .deb, then the service (the marker stays). */
 static char *
@@ -451,6 +498,8 @@ install_cmd(const struct boot *b, const struct bnode *n)
 
 	str_appendf(&cmd, "R=%s; cd \"$R\"", q);
 	free(q);
+	for (int i = 0; i < n->nown; i++)
+		str_appendf(&cmd, " && chown 0:0 %s", bfiles[n->own[i]].path);
 	for (int i = 0; i < n->nfix; i++)
 		str_appendf(&cmd, " && chmod %04lo %s", bfiles[n->fix[i]].mode, bfiles[n->fix[i]].path);
 	if (!needs_service(n))
@@ -568,7 +617,7 @@ node_step(struct boot *b, struct bnode *n)
 			n->ssh.fail_status = NS_FAILED;
 			return -1;
 		}
-		if (n->nup == 0 && (n->svc_pending || n->rm_crl || n->nfix)) {	/* nothing to send */
+		if (n->nup == 0 && (n->svc_pending || n->rm_crl || n->nfix || n->nown)) {	/* nothing to send */
 			start_exec(n, install_cmd(b, n));
 			n->step = B_INSTALL;
 		} else
@@ -874,7 +923,7 @@ settle(struct boot *b)
 		if (n->step != B_OK)
 			continue;
 		if (fn->status == NS_OK) {
-			fn->status = n->nup || n->svc_ran || n->nfix ? NS_CHANGED : NS_OK;
+			fn->status = n->nup || n->svc_ran || n->nfix || n->nown ? NS_CHANGED : NS_OK;
 			continue;
 		}
 		{
@@ -900,7 +949,8 @@ svc_why(const struct bnode *n)
 }
 
 /* "installed: knobd, ca.crt, ...; agent answers over TLS", "mode fixed:
- * node.key (was 0644, now 0600)" or "unchanged". */
+ * node.key (was 0644, now 0600)", "owner fixed: node.key (was 65534:0,
+ * now 0:0)" or "unchanged". */
 static char *
 render_boot(struct fanout *fo, struct fo_node *fn, void *arg)
 {
@@ -923,11 +973,15 @@ render_boot(struct fanout *fo, struct fo_node *fn, void *arg)
 		str_appendf(&s, "%s%s (was %04lo, now %04lo)", i ? ", " : s ? "; mode fixed: " :
 		    "mode fixed: ", bfiles[n->fix[i]].label, n->remote_mode[n->fix[i]],
 		    bfiles[n->fix[i]].mode);
+	for (int i = 0; i < n->nown; i++)
+		str_appendf(&s, "%s%s (was %ld:%ld, now 0:0)", i ? ", " : s ? "; owner fixed: " :
+		    "owner fixed: ", bfiles[n->own[i]].label, n->remote_uid[n->own[i]],
+		    n->remote_gid[n->own[i]]);
 	if (s == NULL)
 		str_appendf(&s, "unchanged");
 	if (n->svc_ran)
 		str_appendf(&s, "; service command run%s", svc_why(n));
-	if (n->svc_ran || n->nfix)
+	if (n->svc_ran || n->nfix || n->nown)
 		str_appendf(&s, "; agent answers over TLS");
 	if (n->note[0])
 		str_appendf(&s, "; %s", n->note);
@@ -952,6 +1006,10 @@ json_boot(struct fanout *fo, struct fo_node *fn, void *arg)
 	for (int i = 0; i < n->nfix; i++)
 		json_object_array_add(a, json_object_new_string(bfiles[n->fix[i]].label));
 	json_object_object_add(o, "mode_fixed", a);
+	a = json_object_new_array();
+	for (int i = 0; i < n->nown; i++)
+		json_object_array_add(a, json_object_new_string(bfiles[n->own[i]].label));
+	json_object_object_add(o, "owner_fixed", a);
 	json_object_object_add(o, "restarted", json_object_new_boolean(n->restarted));
 	json_object_object_add(o, "service_run", json_object_new_boolean(n->svc_ran));
 	if (n->note[0])

@@ -12,6 +12,7 @@
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <openssl/evp.h>
 
 #include "knobctl.h"
@@ -164,7 +165,7 @@ step_connect(struct ssh_conn *c)
 	if ((c->s = libssh2_session_init()) == NULL)
 		return fail(c, NS_FAILED, "ssh: cannot create a session");
 	libssh2_session_set_blocking(c->s, 0);
-	hostkey_pref(c);
+	hostkey_pref(c);	/* reads known_hosts into c->kh, for step_hostkey too */
 	c->phase = SSH_HANDSHAKE;
 	return 1;
 }
@@ -282,44 +283,61 @@ kh_add(struct ssh_conn *c, LIBSSH2_KNOWNHOSTS *kh, const char *path, const char 
 	return rc;
 }
 
-/* One "@revoked HOSTS TYPE KEY" line: whether KEY is b64 (the key the
- * node presented).  The host patterns are not matched: a revoked key is
- * refused for every host, as OpenSSH refuses it wherever it is listed. */
-static int
-kh_revoked_line(char *line, const char *b64)
+/* known_hosts as read for one connection, by step_connect for the host
+ * key preference and kept for step_hostkey's check (read again only when
+ * the file changed in between, say a line --accept-new appended for
+ * another node): libssh2's entries, the keys of the "@revoked" lines, the
+ * read's error, and which file it was. */
+struct ssh_kh {
+	LIBSSH2_KNOWNHOSTS *kh;
+	struct strvec revoked;	/* base64 keys of "@revoked" lines */
+	int err;		/* 0, or -errno: the file exists and cannot be read */
+	struct stat st;		/* st_ino 0: there was no file */
+};
+
+/* One "@revoked HOSTS TYPE KEY" line: its KEY (in line), or NULL.  The
+ * host patterns are not matched: a revoked key is refused for every host,
+ * as OpenSSH refuses it wherever it is listed. */
+static const char *
+kh_revoked_line(char *line)
 {
-	char *save = NULL, *tok;
+	char *save = NULL;
 
 	strtok_r(line, " \t", &save);			/* @revoked */
 	if (strtok_r(NULL, " \t", &save) == NULL ||	/* hosts */
 	    strtok_r(NULL, " \t", &save) == NULL)	/* key type */
-		return 0;
-	tok = strtok_r(NULL, " \t\r\n", &save);
-	return tok != NULL && strcmp(tok, b64) == 0;
+		return NULL;
+	return strtok_r(NULL, " \t\r\n", &save);
 }
 
-/* Read known_hosts into kh a line at a time: libssh2_knownhost_readfile
- * stops at the first line it cannot parse and drops every line after it
- * (a node listed below such a line would look new, and --accept-new would
- * take a changed key for a new one).  A line libssh2 cannot parse is
- * skipped with a warning, once per command; "@cert-authority" lines are
- * skipped (host certificates are not supported); "@revoked" lines, which
- * libssh2 would read as a host named "@revoked", are matched against b64,
- * the presented key, and set *revoked.  0, or -errno when the file exists
- * and cannot be read. */
-static int
-kh_read(LIBSSH2_KNOWNHOSTS *kh, const char *path, const char *b64, int *revoked)
+/* Read known_hosts (path) into k a line at a time:
+ * libssh2_knownhost_readfile stops at the first line it cannot parse and
+ * drops every line after it (a node listed below such a line would look
+ * new, and --accept-new would take a changed key for a new one).  A line
+ * libssh2 cannot parse is skipped with a warning, once per command;
+ * "@cert-authority" lines are skipped (host certificates are not
+ * supported); the keys of "@revoked" lines, which libssh2 would read as a
+ * host named "@revoked", go to k->revoked.  k->err: -errno when the file
+ * exists and cannot be read. */
+static void
+kh_read(struct ssh_kh *k, const char *path)
 {
 	static _Atomic int warned;
 	FILE *f = fopen(path, "re");
 	char *line = NULL;
+	const char *rk;
 	size_t cap = 0;
 	ssize_t n;
 	int lineno = 0;
 
-	*revoked = 0;
-	if (f == NULL)
-		return errno == ENOENT ? 0 : -errno;
+	if (f == NULL) {
+		k->err = errno == ENOENT ? 0 : -errno;
+		if (stat(path, &k->st) < 0)	/* kh_current: the same error, not read again */
+			memset(&k->st, 0, sizeof(k->st));
+		return;
+	}
+	if (fstat(fileno(f), &k->st) < 0)
+		memset(&k->st, 0, sizeof(k->st));
 	while ((n = getline(&line, &cap, f)) >= 0) {
 		char *l = line + strspn(line, " \t");	/* as OpenSSH: blanks first */
 
@@ -327,17 +345,63 @@ kh_read(LIBSSH2_KNOWNHOSTS *kh, const char *path, const char *b64, int *revoked)
 		while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
 			line[--n] = '\0';	/* CRLF: libssh2 would keep the \r in the key */
 		if (strncmp(l, "@revoked", 8) == 0 && (l[8] == ' ' || l[8] == '\t')) {
-			*revoked |= kh_revoked_line(l, b64);
+			if ((rk = kh_revoked_line(l)) != NULL)
+				strvec_push(&k->revoked, rk);
 			continue;
 		}
 		if (strncmp(l, "@cert-authority", 15) == 0 || *l == '\0')
 			continue;
-		if (libssh2_knownhost_readline(kh, l, strlen(l), LIBSSH2_KNOWNHOST_FILE_OPENSSH) != 0 &&
+		if (libssh2_knownhost_readline(k->kh, l, strlen(l), LIBSSH2_KNOWNHOST_FILE_OPENSSH) != 0 &&
 		    !warned++)
 			log_warnx("%s:%d: known_hosts line skipped: libssh2 cannot parse it", path, lineno);
 	}
 	free(line);
 	fclose(f);
+}
+
+/* Free c's copy of known_hosts (none: nothing to do). */
+static void
+kh_drop(struct ssh_conn *c)
+{
+	if (c->kh == NULL)
+		return;
+	if (c->kh->kh)
+		libssh2_knownhost_free(c->kh->kh);
+	strvec_free(&c->kh->revoked);
+	free(c->kh);
+	c->kh = NULL;
+}
+
+/* Is c's copy of known_hosts (path) still the file: same inode, size and
+ * modification time, or still no file? */
+static int
+kh_current(const struct ssh_conn *c, const char *path)
+{
+	const struct stat *o = &c->kh->st;
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return errno == ENOENT && o->st_ino == 0 && c->kh->err == 0;
+	return st.st_ino == o->st_ino && st.st_dev == o->st_dev && st.st_size == o->st_size &&
+	    st.st_mtim.tv_sec == o->st_mtim.tv_sec && st.st_mtim.tv_nsec == o->st_mtim.tv_nsec;
+}
+
+/* Read known_hosts (path) for c's session into c->kh, unless c already
+ * holds a current copy (kh_current).  0, or -1 when libssh2 cannot make
+ * a known-hosts list (c->kh NULL); a read error is in c->kh->err.  c->kh
+ * is freed by step_hostkey or ssh_close. */
+static int
+kh_load(struct ssh_conn *c, const char *path)
+{
+	if (c->kh != NULL && kh_current(c, path))
+		return 0;
+	kh_drop(c);
+	c->kh = xcalloc(1, sizeof(*c->kh));
+	if ((c->kh->kh = libssh2_knownhost_init(c->s)) == NULL) {
+		kh_drop(c);
+		return -1;
+	}
+	kh_read(c->kh, path);
 	return 0;
 }
 
@@ -404,17 +468,15 @@ alg_listed(const char *list, const char *name)
 static void
 hostkey_pref(struct ssh_conn *c)
 {
-	LIBSSH2_KNOWNHOSTS *kh = libssh2_knownhost_init(c->s);
 	char pbuf[4096], *pref = NULL;
 	const char **algs = NULL;
 	unsigned known = 0;
-	int revoked, n;
+	int n;
 
-	if (kh == NULL)
+	if (kh_load(c, known_hosts_path(c->cfg, pbuf, sizeof(pbuf))) < 0)
 		return;
-	if (kh_read(kh, known_hosts_path(c->cfg, pbuf, sizeof(pbuf)), "", &revoked) == 0)
-		known = kh_types(c, kh);
-	libssh2_knownhost_free(kh);
+	if (c->kh->err == 0)
+		known = kh_types(c, c->kh->kh);
 	if (known == 0)
 		return;
 	for (size_t i = 0; i < nitems(hk_types); i++)
@@ -451,7 +513,7 @@ kh_type_names(unsigned known, char *buf, size_t len)
 static int
 step_hostkey(struct ssh_conn *c)
 {
-	LIBSSH2_KNOWNHOSTS *kh = libssh2_knownhost_init(c->s);
+	LIBSSH2_KNOWNHOSTS *kh;
 	struct libssh2_knownhost *found = NULL;
 	char pbuf[4096], fp[128], b64[8192], names[128];
 	const char *path = known_hosts_path(c->cfg, pbuf, sizeof(pbuf)), *key;
@@ -459,13 +521,15 @@ step_hostkey(struct ssh_conn *c)
 	unsigned other = 0;
 	size_t klen;
 
-	if (kh == NULL)
+	if (kh_load(c, path) < 0)
 		return fail(c, NS_FAILED, "ssh: knownhost init failed");
+	kh = c->kh->kh;
 	key = libssh2_session_hostkey(c->s, &klen, &type);
 	host_fingerprint(c, fp, sizeof(fp), &kh_type);
 	key_b64(key, key ? klen : 0, b64, sizeof(b64));
-	if ((err = kh_read(kh, path, b64, &revoked)) < 0 || revoked) {
-		libssh2_knownhost_free(kh);
+	revoked = strvec_contains(&c->kh->revoked, b64);
+	if ((err = c->kh->err) < 0 || revoked) {
+		kh_drop(c);
 		if (revoked)
 			return fail(c, NS_AUTH_FAILED, "host key refused: %s is marked @revoked in %s",
 			    fp, path);
@@ -484,7 +548,7 @@ step_hostkey(struct ssh_conn *c)
 		else
 			r = LIBSSH2_KNOWNHOST_CHECK_MATCH;
 	}
-	libssh2_knownhost_free(kh);
+	kh_drop(c);
 	kh_type_names(other, names, sizeof(names));
 	switch (r) {
 	case LIBSSH2_KNOWNHOST_CHECK_MATCH:
@@ -614,6 +678,7 @@ ssh_events(const struct ssh_conn *c)
 void
 ssh_close(struct ssh_conn *c)
 {
+	kh_drop(c);	/* before the session it belongs to */
 	if (c->agent) {
 		libssh2_agent_disconnect(c->agent);
 		libssh2_agent_free(c->agent);

@@ -32,6 +32,8 @@ int ssh_opt_is(int id);
 
 enum ssh_phase { SSH_CONNECT, SSH_HANDSHAKE, SSH_HOSTKEY, SSH_AUTH, SSH_READY };
 
+struct ssh_kh;		/* known_hosts as read for one connection (ssh.c) */
+
 struct ssh_conn {
 	const struct ssh_cfg *cfg;
 	const char *name;	/* node name (known_hosts, messages) */
@@ -42,6 +44,7 @@ struct ssh_conn {
 	struct libssh2_agent_publickey *ident;
 	int agent_tried;
 	int phase;		/* enum ssh_phase */
+	struct ssh_kh *kh;	/* read before the handshake, freed after the host key check */
 	int fail_status;	/* knobctl node status for the failure (NS_*) */
 	char err[512];
 };

@@ -875,6 +875,25 @@ kh_only(int i, const char *keyfile)
 	    h.node[i].name, keyfile, h.tmp), 0);
 }
 
+/* bootstrap (boot, extra) refuses node01: exit 1, the output holds want
+ * and want2 (unless NULL), and known_hosts is left as it was. */
+static void
+boot_refused_kh_kept(const char *extra, const char *want, const char *want2)
+{
+	char *out = NULL, kh[4200], *before = NULL, *after = NULL;
+
+	snprintf(kh, sizeof(kh), "%s/known_hosts", h.tmp);
+	ck_assert_int_eq(read_file_bounded(kh, 1 << 20, &before, NULL), 0);
+	ck_assert_int_eq(boot(&out, "id", extra), 1);
+	ck_assert_msg(strstr(out, want) && (want2 == NULL || strstr(out, want2)), "want %s%s%s: %s",
+	    want, want2 ? " and " : "", want2 ? want2 : "", out);
+	free(out);
+	ck_assert_int_eq(read_file_bounded(kh, 1 << 20, &after, NULL), 0);
+	ck_assert_str_eq(before, after);
+	free(before);
+	free(after);
+}
+
 /* node01's sshd has an ed25519 and an ecdsa host key (Debian's default);
  * known_hosts lists its ed25519 key only.  libssh2 alone asks for ecdsa
  * first: bootstrap (and --via ssh) now ask for the type known_hosts holds
@@ -883,7 +902,7 @@ kh_only(int i, const char *keyfile)
  * known, not new: --accept-new adds no second type. */
 START_TEST(hostkey_two_types)
 {
-	char *out = NULL, *err = NULL, kh[4200], want[8192], *before = NULL, *after = NULL;
+	char *out = NULL, *err = NULL, kh[4200], want[8192];
 	int rc;
 
 	snprintf(kh, sizeof(kh), "%s/known_hosts", h.tmp);
@@ -916,16 +935,9 @@ START_TEST(hostkey_two_types)
 	/* listed under ecdsa-sha2-nistp384 only: refused, known_hosts untouched */
 	snprintf(want, sizeof(want), "%s/other384.pub", h.tmp);
 	kh_only(0, want);
-	ck_assert_int_eq(read_file_bounded(kh, 1 << 20, &before, NULL), 0);
-	ck_assert_int_eq(boot(&out, "id", "-x node[02-03] --accept-new"), 1);
-	ck_assert_msg(strstr(out, "node01: auth-failed: host key refused: ") &&
-	    strstr(out, "lists the node under another key type only (ecdsa-sha2-nistp384): not "
-	    "added, even with --accept-new"), "%s", out);
-	free(out);
-	ck_assert_int_eq(read_file_bounded(kh, 1 << 20, &after, NULL), 0);
-	ck_assert_str_eq(before, after);
-	free(before);
-	free(after);
+	boot_refused_kh_kept("-x node[02-03] --accept-new", "node01: auth-failed: host key refused: ",
+	    "lists the node under another key type only (ecdsa-sha2-nistp384): not added, even with "
+	    "--accept-new");
 }
 END_TEST
 
@@ -978,26 +990,35 @@ END_TEST
 /* A node.key made world-readable and a ca.crt 0666, contents unchanged:
  * the re-run puts the modes bootstrap installs back without restarting
  * the agent (same pid), and says so; then the node is unchanged. */
-START_TEST(bootstrap_modes_fixed)
+/* node01 bootstrapped, then spoil run in its etc/knob, then bootstrapped
+ * again: exit 0, the line is want, the agent not restarted (same pid). */
+static void
+boot_repair(const char *spoil, const char *want)
 {
 	char *out = NULL, *pid1 = NULL, *pid2 = NULL, path[4200];
 
 	ck_assert_int_eq(boot(&out, "id", "-x node[02-03] --accept-new"), 0);
 	free(out);
-	ck_assert_int_eq(harness_sh("cd %s/root-node01/etc/knob && chmod 0644 node.key && "
-	    "chmod 0666 ca.crt", h.tmp), 0);
+	ck_assert_int_eq(harness_sh("cd %s/root-node01/etc/knob && %s", h.tmp, spoil), 0);
 	snprintf(path, sizeof(path), "%s/root-node01/knobd.pid", h.tmp);
 	ck_assert_int_eq(read_file_bounded(path, 64, &pid1, NULL), 0);
 	ck_assert_int_eq(boot(&out, "id", "-x node[02-03]"), 0);
-	ck_assert_msg(strstr(out, "node01: mode fixed: ca.crt (was 0666, now 0644), node.key (was "
-	    "0644, now 0600); agent answers over TLS\n"), "%s", out);
+	ck_assert_msg(strstr(out, want), "want %s: %s", want, out);
 	free(out);
-	ck_assert_int_eq(mode_of(0, "etc/knob/node.key"), 0600);
-	ck_assert_int_eq(mode_of(0, "etc/knob/ca.crt"), 0644);
 	ck_assert_int_eq(read_file_bounded(path, 64, &pid2, NULL), 0);
 	ck_assert_str_eq(pid1, pid2);
 	free(pid1);
 	free(pid2);
+}
+
+START_TEST(bootstrap_modes_fixed)
+{
+	char *out = NULL;
+
+	boot_repair("chmod 0644 node.key && chmod 0666 ca.crt", "node01: mode fixed: ca.crt (was "
+	    "0666, now 0644), node.key (was 0644, now 0600); agent answers over TLS\n");
+	ck_assert_int_eq(mode_of(0, "etc/knob/node.key"), 0600);
+	ck_assert_int_eq(mode_of(0, "etc/knob/ca.crt"), 0644);
 	ck_assert_int_eq(boot(&out, "id", "-x node[02-03]"), 0);
 	ck_assert_msg(strstr(out, "node01: unchanged\n"), "%s", out);
 	free(out);
@@ -1034,6 +1055,112 @@ START_TEST(bootstrap_crl_unreadable)
 	free(out);
 	free(err);
 	ck_assert_int_eq(harness_sh("cmp %s/ca/ca.crl.real %s", h.tmp, crl), 0);
+}
+END_TEST
+
+/* known_hosts holding node i's key from keyfile under "[name]:port",
+ * then hashed by OpenSSH (ssh-keygen -H: "|1|salt|hash TYPE KEY"). */
+static void
+kh_hashed(int i, int port, const char *keyfile)
+{
+	ck_assert_int_eq(harness_sh("printf '[%%s]:%d %%s\\n' %s \"$(cut -d' ' -f1,2 %s)\" > "
+	    "%s/known_hosts && ssh-keygen -q -H -f %s/known_hosts >/dev/null 2>&1 && rm -f "
+	    "%s/known_hosts.old && grep -q '^|1|' %s/known_hosts && ! grep -q %s %s/known_hosts",
+	    port, h.node[i].name, keyfile, h.tmp, h.tmp, h.tmp, h.tmp, h.node[i].name, h.tmp), 0);
+}
+
+/* Hashed known_hosts (ssh-keygen -H) with node01 under "[node01]:2222":
+ * its sshd (port 2222) has an ed25519 and an ecdsa host key.  Only the
+ * ed25519 key hashed: bootstrap asks for that type (libssh2 alone asks
+ * for ecdsa first) and connects; only the ecdsa key: connects too;
+ * node02's ed25519 key hashed for node01: a changed key, refused naming
+ * the node, even with --accept-new, and known_hosts is left alone. */
+START_TEST(hostkey_hashed)
+{
+	char *out = NULL, want[8192], *fp;
+
+	ck_assert_int_eq(harness_sh("ssh-keygen -q -t ecdsa -N '' -f %s/ssh0/hostkey_ecdsa",
+	    h.tmp), 0);
+	sshd_stop(0);
+	snprintf(want, sizeof(want), "Port 2222\nHostKey %s/ssh0/hostkey_ecdsa\n", h.tmp);
+	sshd_start_cfg(0, want);
+	snprintf(want, sizeof(want), "%s/ssh0/hostkey.pub", h.tmp);
+	kh_hashed(0, 2222, want);
+	ck_assert_int_eq(boot(&out, "id", "-x node[02-03] --ssh-port 2222"), 0);
+	ck_assert_msg(strstr(out, "node01: installed: "), "%s", out);
+	free(out);
+
+	snprintf(want, sizeof(want), "%s/ssh0/hostkey_ecdsa.pub", h.tmp);
+	kh_hashed(0, 2222, want);
+	ck_assert_int_eq(boot(&out, "id", "-x node[02-03] --ssh-port 2222"), 0);
+	ck_assert_msg(strstr(out, "node01: unchanged\n"), "%s", out);
+	free(out);
+
+	snprintf(want, sizeof(want), "%s/ssh1/hostkey.pub", h.tmp);
+	kh_hashed(0, 2222, want);
+	fp = fingerprint(0);
+	snprintf(want, sizeof(want), "node01: auth-failed: host key refused: %s does NOT match "
+	    "%s/known_hosts (changed host key", fp, h.tmp);
+	free(fp);
+	boot_refused_kh_kept("-x node[02-03] --ssh-port 2222 --accept-new", want, NULL);
+}
+END_TEST
+
+/* "UID:GID" of a file under node i's root. */
+static void
+owner_of(int i, const char *rel, char *buf, size_t len)
+{
+	char path[4200];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/root-%s/%s", h.tmp, h.node[i].name, rel);
+	ck_assert_msg(stat(path, &st) == 0, "%s: %s", path, strerror(errno));
+	snprintf(buf, len, "%u:%u", (unsigned)st.st_uid, (unsigned)st.st_gid);
+}
+
+/* A node.key owned by 65534:65534 (its owner could read the node's
+ * private key) and a ca.crt by 1:1, contents and modes unchanged: the
+ * re-run chowns them back to 0:0 without restarting the agent (same pid),
+ * keeps their modes and says so; then node.key owned by 65534:0 and
+ * etc/knob by 65534:65534: --json lists both in "owner_fixed"; then the
+ * node is unchanged. */
+START_TEST(bootstrap_owner_fixed)
+{
+	char *out = NULL, own[64];
+	json_object *doc;
+	int rc;
+
+	boot_repair("chown 65534:65534 node.key && chown 1:1 ca.crt", "node01: owner fixed: ca.crt "
+	    "(was 1:1, now 0:0), node.key (was 65534:65534, now 0:0); agent answers over TLS\n");
+	owner_of(0, "etc/knob/node.key", own, sizeof(own));
+	ck_assert_str_eq(own, "0:0");
+	owner_of(0, "etc/knob/ca.crt", own, sizeof(own));
+	ck_assert_str_eq(own, "0:0");
+	ck_assert_int_eq(mode_of(0, "etc/knob/node.key"), 0600);
+	ck_assert_int_eq(mode_of(0, "etc/knob/ca.crt"), 0644);
+
+	/* --json: both in "owner_fixed", none in "mode_fixed" */
+	ck_assert_int_eq(harness_sh("chown 65534:0 %s/root-node01/etc/knob/node.key && chown "
+	    "65534:65534 %s/root-node01/etc/knob", h.tmp, h.tmp), 0);
+	doc = harness_knobctl_json(&h, &rc, "--json bootstrap -w node01 --ssh-key %s/id --known-hosts "
+	    "%s/known_hosts --root %s/root-{node} --service-cmd 'sh %s/svc.sh {root}' --timeout 20",
+	    h.tmp, h.tmp, h.tmp, h.tmp);
+	out = xstrdup(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN |
+	    JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(doc);
+	fprintf(stderr, "---- bootstrap --json -> %d\n%s\n", rc, out);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_msg(strstr(out, "\"mode_fixed\":[],\"owner_fixed\":[\"node.key\",\"etc/knob\"]"),
+	    "%s", out);
+	free(out);
+	owner_of(0, "etc/knob/node.key", own, sizeof(own));
+	ck_assert_str_eq(own, "0:0");
+	owner_of(0, "etc/knob", own, sizeof(own));
+	ck_assert_str_eq(own, "0:0");
+
+	ck_assert_int_eq(boot(&out, "id", "-x node[02-03]"), 0);
+	ck_assert_msg(strstr(out, "node01: unchanged\n"), "%s", out);
+	free(out);
 }
 END_TEST
 
@@ -1091,6 +1218,8 @@ ssh_suite(void)
 	tcase_add_test(tc, bootstrap_restarts_stopped_agent);
 	tcase_add_test(tc, bootstrap_modes_fixed);
 	tcase_add_test(tc, bootstrap_crl_unreadable);
+	tcase_add_test(tc, hostkey_hashed);
+	tcase_add_test(tc, bootstrap_owner_fixed);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("cli");
 	tcase_add_test(tc, bootstrap_cli_refusals);
