@@ -3,8 +3,9 @@
  * (tests/pkg-chroot.sh: overlay on the machine's /usr, private mount
  * namespace) where postinst makes /etc/knob and /var/lib/knob and starts
  * the agent only once its certificates exist, an upgrade only try-restarts,
- * and purge removes the node's credentials and state (a stand-in systemctl
- * records what the scripts ask of it there); and the unit under a real
+ * a reinstall after dpkg -r enables and starts again the units enabled
+ * before, and purge removes the node's credentials and state (a stand-in
+ * systemctl records what the scripts ask of it there); and the unit under a real
  * systemd in a systemd-nspawn container (PID 1 of this machine is not
  * systemd). */
 #include <check.h>
@@ -138,7 +139,7 @@ static void
 upgrade_remove_purge(const char *out)
 {
 	char *up = section(out, "== upgrade", "== files");
-	char *rm = section(out, "== remove", "== purge");
+	char *rm = section(out, "== remove", "== reinstall");
 	char *purge = section(out, "== purge", "== done");
 
 	ck_assert_msg(strstr(up, "systemctl try-restart knobd.service knob-mux.service\n"), "%s", up);
@@ -155,6 +156,50 @@ upgrade_remove_purge(const char *out)
 	free(up);
 	free(rm);
 	free(purge);
+}
+
+/* pkg-chroot.sh's reinstall steps (the stand-in systemctl answers
+ * is-enabled from what enable and disable recorded).  dpkg -r records the
+ * units enabled then (the agent and the holder) in
+ * /var/lib/knob/units-enabled and leaves the package in config-files; the
+ * reinstall (dpkg -i: postinst configure OLD-VERSION) enables and restarts
+ * both again and drops the record, and an upgrade after it only
+ * try-restarts.  postinst abort-remove undoes a prerm remove the same way.
+ * An agent the admin disabled before dpkg -r is not recorded and stays
+ * disabled after the reinstall, the holder is enabled again; dpkg -r then
+ * dpkg --purge leaves no record (upgrade_remove_purge checks what is
+ * left). */
+static void
+reinstall_after_remove(const char *out)
+{
+	static const char both[] = "systemctl enable knobd.service\nsystemctl restart knobd.service\n"
+	    "systemctl enable knob-mux.service\nsystemctl restart knob-mux.service\n"
+	    "recorded: none\nenabled: enabled enabled\n";
+	char *rm = section(out, "== remove", "== reinstall");
+	char *re = section(out, "== reinstall", "== upgrade after");
+	char *up = section(out, "== upgrade after", "== abort-remove");
+	char *abort = section(out, "== abort-remove", "== remove (the agent disabled");
+	char *dis = section(out, "== remove (the agent disabled", "== remove, then purge");
+	char *last = section(out, "== remove, then purge", "== purge");
+
+	ck_assert_msg(strstr(rm, "recorded: knobd.service knob-mux.service\n") &&
+	    strstr(rm, "deinstall ok config-files\n"), "%s", rm);
+	ck_assert_msg(strstr(re, both) && !strstr(re, "try-restart"), "%s", re);
+	ck_assert_str_eq(up, "== upgrade after the reinstall\nsystemctl daemon-reload\n"
+	    "systemctl try-restart knobd.service knob-mux.service\nrecorded: none\n");
+	ck_assert_msg(strstr(abort, "recorded: knobd.service knob-mux.service\n") && strstr(abort, both),
+	    "%s", abort);
+	ck_assert_msg(strstr(dis, "recorded: knob-mux.service\nsystemctl daemon-reload\n"
+	    "systemctl enable knob-mux.service\nsystemctl restart knob-mux.service\n"
+	    "recorded: none\nenabled: disabled enabled\n"), "%s", dis);
+	ck_assert_msg(!strstr(dis, "enable knobd") && !strstr(dis, "start knobd"), "%s", dis);
+	ck_assert_msg(strstr(last, "recorded: knob-mux.service\n"), "%s", last);
+	free(rm);
+	free(re);
+	free(up);
+	free(abort);
+	free(dis);
+	free(last);
 }
 
 START_TEST(dpkg_install_chroot)
@@ -174,6 +219,7 @@ START_TEST(dpkg_install_chroot)
 	ck_assert_ptr_nonnull(strstr(withcert, "systemctl enable knobd.service"));
 	ck_assert_ptr_nonnull(strstr(withcert, "systemctl restart knobd.service"));
 	upgrade_remove_purge(out);
+	reinstall_after_remove(out);
 	ck_assert_ptr_nonnull(strstr(out, "knobctl 0."));
 	/* the profiles ship in /usr/share/knob/profiles, where knobctl looks */
 	ck_assert_msg(strstr(out, "NAME ") && strstr(out, "gpfs-client "), "%s", out);
@@ -219,6 +265,26 @@ holder_under_systemd(const char *out)
 	    "state dir kept: 700\n"));
 }
 
+/* pkg-nspawn.sh's reinstalls under the real systemd: after dpkg -r with
+ * the agent and the holder enabled and running, dpkg -i of the .deb enables
+ * and starts both again (the agent answers a TLS ping, the holder its
+ * status); an agent the admin disabled and stopped before dpkg -r stays
+ * so after the reinstall, while the enabled holder runs again. */
+static void
+reinstall_under_systemd(const char *out)
+{
+	char *re = section(out, "== reinstall (dpkg -i after dpkg -r)", "== the agent disabled");
+	char *dis = section(out, "== the agent disabled by the admin", "== power off");
+
+	ck_assert_msg(strstr(re, "ping: node01: pong (knobd " KNOB_VERSION ")\n1 ok\n") &&
+	    strstr(re, "mux status: links ") &&
+	    strstr(re, "after reinstall: enabled enabled, active active\n"), "%s", re);
+	ck_assert_msg(strstr(dis, "mux status: links ") &&
+	    strstr(dis, "after reinstall: disabled enabled, inactive active\n"), "%s", dis);
+	free(re);
+	free(dis);
+}
+
 /* The packaged unit under a real systemd: a systemd-nspawn container
  * booted from a scratch tree holding the installed .deb
  * (tests/pkg-nspawn.sh), in a network namespace of this test.  Without
@@ -227,8 +293,9 @@ holder_under_systemd(const char *out)
  * container's systemctl; it answers a TLS ping, is restarted by systemd
  * after a SIGKILL, stops cleanly; an upgrade (dpkg -i again) after the
  * admin disabled and stopped it leaves it so, while the enabled, running
- * holder is restarted; the container powers off; the holder's unit runs
- * there too (holder_under_systemd). */
+ * holder is restarted; a reinstall after dpkg -r enables and starts again
+ * what was enabled (reinstall_under_systemd); the container powers off;
+ * the holder's unit runs there too (holder_under_systemd). */
 START_TEST(unit_under_systemd)
 {
 	const char *bin = getenv("KNOB_BIN");
@@ -261,6 +328,7 @@ START_TEST(unit_under_systemd)
 	 * running holder (on the new binary) */
 	ck_assert_ptr_nonnull(strstr(cert, "after upgrade: knobd disabled inactive, mux active restarted\n"));
 	holder_under_systemd(out);
+	reinstall_under_systemd(out);
 	free(out);
 }
 END_TEST

@@ -5,10 +5,14 @@
 # The scratch root: tests/pkg-root.sh.  Systemd does not run here: a
 # stand-in systemctl in /usr/local/sbin logs its arguments, and
 # /run/systemd/system is created so that the maintainer scripts take their
-# systemd branch.  Steps: install without certificates; postinst configure
-# as on a first install once they exist; an upgrade (dpkg -i again) with
-# /etc/knob tightened to 0700; dpkg -r; dpkg --purge.  Prints what the
-# scripts asked of systemctl and what they left; check_pkg checks it.
+# systemd branch; it answers is-enabled from what enable and disable
+# recorded.  Steps: install without certificates; postinst configure as on
+# a first install once they exist; an upgrade (dpkg -i again) with
+# /etc/knob tightened to 0700; dpkg -r with the holder enabled too; a
+# reinstall (dpkg -i); an upgrade; prerm remove undone by postinst
+# abort-remove; dpkg -r with the agent disabled and a reinstall; dpkg -r;
+# dpkg --purge.  Prints what the scripts asked of systemctl and what they
+# left; check_pkg checks it.
 set -eu
 deb=$1 t=$2
 S=$t/root
@@ -20,8 +24,26 @@ mount -t proc proc "$S/proc"
 mkdir -p "$S/usr/local/sbin"
 cat > "$S/usr/local/sbin/systemctl" <<'STANDIN'
 #!/bin/sh
-# stand-in for systemctl (no systemd in the test chroot): record the call
+# stand-in for systemctl (no systemd in the test chroot): record the call;
+# enable and disable mark the units in /tmp/systemctl.enabled, is-enabled
+# answers from there
 echo "systemctl $*" >> /tmp/systemctl.log
+d=/tmp/systemctl.enabled
+cmd=$1 quiet= rc=0
+shift
+mkdir -p "$d"
+for u; do
+	case $cmd/$u in
+	*/--quiet) quiet=1 ;;
+	*/-*) ;;
+	enable/*) : > "$d/$u" ;;
+	disable/*) rm -f "$d/$u" ;;
+	is-enabled/*)
+		if [ -e "$d/$u" ]; then state=enabled; else state=disabled; rc=1; fi
+		[ -n "$quiet" ] || echo "$state" ;;
+	esac
+done
+exit $rc
 STANDIN
 chmod 0755 "$S/usr/local/sbin/systemctl"
 cp "$deb" "$S/tmp/knob.deb"
@@ -53,15 +75,51 @@ echo "== files"
 stat -c '%a %n' "$t/upper/sbin/knobd" "$t/upper/bin/knobctl" "$t/upper/lib/systemd/system/knobd.service" \
     "$t/upper/share/man/man1/knobctl.1.gz" "$t/upper/share/man/man8/knobd.8.gz" \
     "$t/upper/share/bash-completion/completions/knobctl"
-echo "== remove"
-: > "$S/tmp/systemctl.log"
+# What the stand-in says of both units: enabled or disabled.
+enabled() {
+	echo "enabled: $(in_root systemctl is-enabled knobd.service knob-mux.service |
+	    paste -sd' ' -)"
+}
+# prerm's record of the units enabled at removal, or "none".
+recorded() {
+	echo "recorded: $(paste -sd' ' "$S/var/lib/knob/units-enabled" 2>/dev/null || echo none)"
+}
+# dpkg ARGS..., then the systemctl calls it made and the record left.
+dpkg_log() {
+	: > "$S/tmp/systemctl.log"
+	in_root dpkg "$@" >/dev/null
+	cat "$S/tmp/systemctl.log"
+	recorded
+}
+echo "== remove (the agent and the holder enabled)"
+in_root systemctl enable knob-mux.service
 touch "$S/etc/knob/cluster.xml" "$S/etc/knob/ca.crl" "$S/var/lib/knob/tune-journal.json" \
     "$S/var/lib/knob/tune-journal.json.tmp.x1" "$S/var/lib/knob/results.db"
 mkdir -p "$S/var/cache/knob"
 touch "$S/var/cache/knob/knob.deb"
-in_root dpkg -r knob >/dev/null
-cat "$S/tmp/systemctl.log"
+dpkg_log -r knob
 echo "node.key: $(test -e "$S/etc/knob/node.key" && echo kept || echo gone)"
+in_root dpkg-query -W -f='${Status}\n' knob
+echo "== reinstall (dpkg -i after dpkg -r)"
+dpkg_log -i /tmp/knob.deb
+enabled
+echo "== upgrade after the reinstall"
+dpkg_log -i /tmp/knob.deb
+echo "== abort-remove (prerm remove, then postinst abort-remove)"
+: > "$S/tmp/systemctl.log"
+in_root /var/lib/dpkg/info/knob.prerm remove
+recorded
+in_root /var/lib/dpkg/info/knob.postinst abort-remove
+cat "$S/tmp/systemctl.log"
+recorded
+enabled
+echo "== remove (the agent disabled by the admin), reinstall"
+in_root systemctl disable knobd.service
+dpkg_log -r knob
+dpkg_log -i /tmp/knob.deb
+enabled
+echo "== remove, then purge"
+dpkg_log -r knob
 echo "== purge"
 : > "$S/tmp/systemctl.log"
 in_root dpkg --purge knob >/dev/null

@@ -17,8 +17,11 @@
 # makes it exit 1 and systemd restarts it, stopped; stop the agent; an
 # upgrade (dpkg -i again) with the agent disabled and stopped and the
 # holder enabled and running (the agent stays so, the holder is restarted);
-# start both and remove the package (prerm stops and disables both); power
-# off.  Prints what it saw; the caller checks it.
+# enable and start both and remove the package (prerm stops and disables
+# both); reinstall it (dpkg -i: both enabled and running again); disable
+# and stop the agent, remove and reinstall (the agent stays disabled and
+# stopped, the holder runs); power off.  Prints what it saw; the caller
+# checks it.
 # Exit 0 only when every step ran.
 set -eu
 deb=$1 t=$2 ns=$3 knobctl=$4
@@ -181,7 +184,7 @@ echo "after upgrade: knobd $(in_ct systemctl is-enabled knobd.service || true)" 
 
 echo "== remove: prerm stops and disables the agent and the holder"
 in_ct systemctl enable --now knob-mux.service >/dev/null 2>&1
-in_ct systemctl start knobd.service
+in_ct systemctl enable --now knobd.service >/dev/null 2>&1
 retry in_ct knobctl mux --status || true
 echo "before remove: $(in_ct systemctl is-active knobd.service knob-mux.service | tr '\n' ' ')"
 in_ct dpkg -r knob >/dev/null
@@ -189,6 +192,23 @@ echo "after remove: $(in_ct systemctl is-active knobd.service knob-mux.service |
     "mux unit enabled: $(in_ct sh -c 'ls /etc/systemd/system/*/knob-mux.service 2>/dev/null' ||
     echo no)"
 echo "state dir kept: $(in_ct stat -c %a /var/lib/knob)"
+
+# Both units' is-enabled and is-active, on one line after $1.
+units_state() {
+	echo "$1: $(in_ct systemctl is-enabled knobd.service knob-mux.service | paste -sd' ' -)," \
+	    "$(in_ct systemctl is-active knobd.service knob-mux.service | paste -sd' ' -)"
+}
+echo "== reinstall (dpkg -i after dpkg -r): both were enabled"
+in_ct dpkg -i /root/knob.deb >/dev/null
+ping_agent
+mux_up
+units_state "after reinstall"
+echo "== the agent disabled by the admin, dpkg -r, reinstall"
+in_ct systemctl disable --now knobd.service >/dev/null 2>&1
+in_ct dpkg -r knob >/dev/null
+in_ct dpkg -i /root/knob.deb >/dev/null
+mux_up
+units_state "after reinstall"
 
 echo "== power off"
 kill -TERM "$nspawn"
