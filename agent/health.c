@@ -273,24 +273,25 @@ wait_tasks(struct hsweep *sw)
 	for (;;) {
 		uint64_t now = now_mono_ns(), next = UINT64_MAX;
 		struct timespec ts;
-		uint64_t wake;
 
 		for (size_t i = 0; i < sw->nt; i++) {
 			struct htask *t = &sw->t[i];
 
 			if (t->done || t->abandoned)
 				continue;
-			if (now >= t->deadline_ns)
+			if (now >= t->deadline_ns) {
 				t->abandoned = 1;
-			else if (t->deadline_ns < next)
+				if (t->def == &defs[D_PROBE])
+					health_probe_late(sw->a);
+			} else if (t->deadline_ns < next)
 				next = t->deadline_ns;
 		}
 		if (next == UINT64_MAX)
 			return;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		wake = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + (next - now);
-		ts.tv_sec = (time_t)(wake / 1000000000ull);
-		ts.tv_nsec = (long)(wake % 1000000000ull);
+		/* sw->cv waits on CLOCK_MONOTONIC (sweep_cond_init), as the
+		 * deadlines are: a step of the wall clock moves neither */
+		ts.tv_sec = (time_t)(next / 1000000000ull);
+		ts.tv_nsec = (long)(next % 1000000000ull);
 		pthread_cond_timedwait(&sw->cv, &sw->mu, &ts);
 	}
 }
@@ -318,6 +319,45 @@ collect(struct hsweep *sw, struct hout *res)
 	}
 }
 
+/* Start every task's thread (sw->mu held).  0, or -1 when one cannot be
+ * started: the ones already running are abandoned (their findings
+ * dropped), the rest never run, and the check's name goes into what. */
+static int
+start_tasks(struct hsweep *sw, const char **what)
+{
+	for (size_t i = 0; i < sw->nt; i++) {
+		sw->t[i].deadline_ns = sw->start_ns + sw->t[i].timeout_ms * 1000000ull;
+		sw->refs++;
+		if (agent_spawn(sw->a, task_worker, &sw->t[i]) == 0)
+			continue;
+		sw->refs--;
+		for (size_t k = 0; k < i; k++)
+			sw->t[k].abandoned = 1;
+		*what = sw->t[i].def->name;
+		return -1;
+	}
+	return 0;
+}
+
+/* Answer the request with an Error: a check could not be started, so the
+ * agent checked nothing and the node's health is unknown (knob's side, never
+ * the node's own failure). */
+static void
+post_no_worker(struct hsweep *sw, const char *check)
+{
+	Knob__Envelope env = KNOB__ENVELOPE__INIT;
+	Knob__Error e = KNOB__ERROR__INIT;
+	char msg[128];
+
+	snprintf(msg, sizeof(msg), "cannot start a worker for the %s check", check);
+	e.code = EAGAIN;
+	e.kind = KNOB__ERROR_KIND__ERROR_KIND_BUSY;
+	e.message = msg;
+	env.body_case = KNOB__ENVELOPE__BODY_ERROR;
+	env.error = &e;
+	agent_post(sw->a, sw->conn_id, sw->req->id, &env);
+}
+
 /* Sweep worker: start the tasks, wait, answer, drop our reference. */
 static void *
 sweep_worker(void *arg)
@@ -326,19 +366,18 @@ sweep_worker(void *arg)
 	Knob__Envelope env = KNOB__ENVELOPE__INIT;
 	Knob__HealthResult hr = KNOB__HEALTH_RESULT__INIT;
 	struct hout res = { 0 };
+	const char *what = NULL;
 
 	sw->start_ns = now_mono_ns();
 	plan_tasks(sw, sw->req->health);
 	pthread_mutex_lock(&sw->mu);
-	for (size_t i = 0; i < sw->nt; i++) {
-		sw->t[i].deadline_ns = sw->start_ns + sw->t[i].timeout_ms * 1000000ull;
-		sw->refs++;
-		if (agent_spawn(sw->a, task_worker, &sw->t[i]) < 0) {
-			sw->refs--;
-			sw->t[i].done = 1;
-			hout_add(&sw->t[i].out, sw->t[i].def->name, sw->t[i].target,
-			    KNOB__HEALTH_STATE__HEALTH_FAIL, "cannot start a worker");
-		}
+	if (start_tasks(sw, &what) < 0) {
+		pthread_mutex_unlock(&sw->mu);
+		log_warnx("health request %llu: cannot start a worker for the %s check",
+		    (unsigned long long)sw->req->id, what);
+		post_no_worker(sw, what);
+		sweep_unref(sw);
+		return NULL;
 	}
 	wait_tasks(sw);
 	collect(sw, &res);
@@ -354,6 +393,18 @@ sweep_worker(void *arg)
 	hout_free(&res);
 	sweep_unref(sw);
 	return NULL;
+}
+
+/* sw->cv, timed against CLOCK_MONOTONIC (the tasks' deadlines). */
+static void
+sweep_cond_init(struct hsweep *sw)
+{
+	pthread_condattr_t ca;
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&sw->cv, &ca);
+	pthread_condattr_destroy(&ca);
 }
 
 int
@@ -373,7 +424,7 @@ h_health(struct agent *a, struct aconn *c, Knob__Envelope *req)
 	sw->req = req;
 	sw->refs = 1;
 	pthread_mutex_init(&sw->mu, NULL);
-	pthread_cond_init(&sw->cv, NULL);
+	sweep_cond_init(sw);
 	if (agent_spawn(a, sweep_worker, sw) < 0) {
 		sw->req = NULL;
 		pthread_cond_destroy(&sw->cv);

@@ -56,6 +56,7 @@ struct health_state {
 	char counters_path[PATH_MAX];
 	uint32_t test_probe_rate_iops;	/* $KNOB_TEST_PROBE_RATE_IOPS with --test-hooks */
 	uint64_t probe_since_ns;	/* CLOCK_REALTIME start of the running probe, 0 none */
+	int probe_late;		/* its sweep abandoned it: past its deadline (hung) */
 };
 
 /* The findings of one check: one or more HealthCheck entries. */
@@ -92,6 +93,9 @@ void health_services(struct agent *a, const Knob__HealthRequest *req, size_t idx
 void health_blockdevs(struct agent *a, const Knob__HealthRequest *req, size_t idx, struct hout *out);
 void health_drift(struct agent *a, const Knob__HealthRequest *req, size_t idx, struct hout *out);
 void health_probe(struct agent *a, const Knob__HealthRequest *req, size_t idx, struct hout *out);
+/* The running probe's sweep abandoned it at its deadline: from now on a
+ * sweep that finds it running reports it hung (before, skipped). */
+void health_probe_late(struct agent *a);
 
 /* The counters file (health.c), with hs->mu held: load (an empty object
  * when absent; caller puts it), save atomically (0 or -1), and swap one

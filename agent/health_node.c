@@ -709,24 +709,42 @@ metric_add(Knob__HealthCheck *c, const char *name, double v)
 }
 
 /* One probe at a time: the engine runs on this thread, so a probe stuck on a
- * hung file system stays stuck; while it does, a sweep reports it hung
- * instead of starting (and leaving behind) another thread.  0 to go on. */
+ * hung file system stays stuck.  A sweep that finds another sweep's probe
+ * running within its deadline (two sweeps overlapping) skips its own; once
+ * that probe is past its deadline (its sweep abandoned it: health_probe_late)
+ * it is reported hung, and no other thread is started to pile up behind it.
+ * 0 to go on. */
 static int
 probe_begin(struct agent *a, const Knob__ProbeSpec *ps, struct hout *out)
 {
 	struct health_state *h = a->health;
 	uint64_t since;
+	int late;
 
 	pthread_mutex_lock(&h->mu);
 	since = h->probe_since_ns;
+	late = h->probe_late;
 	if (since == 0)
 		h->probe_since_ns = now_real_ns();
 	pthread_mutex_unlock(&h->mu);
 	if (since == 0)
 		return 0;
+	if (!late) {
+		hout_add(out, "probe", ps->dir, ST_SKIPPED, "another sweep's probe is running "
+		    "(started %.0f s ago, within its deadline)", (double)(now_real_ns() - since) / 1e9);
+		return -1;
+	}
 	hout_add(out, "probe", ps->dir, ST_HUNG, "the probe started %.0f s ago has not finished",
 	    (double)(now_real_ns() - since) / 1e9)->since_ns = since;
 	return -1;
+}
+
+void
+health_probe_late(struct agent *a)
+{
+	pthread_mutex_lock(&a->health->mu);
+	a->health->probe_late = a->health->probe_since_ns != 0;
+	pthread_mutex_unlock(&a->health->mu);
 }
 
 static void
@@ -734,6 +752,7 @@ probe_end(struct agent *a)
 {
 	pthread_mutex_lock(&a->health->mu);
 	a->health->probe_since_ns = 0;
+	a->health->probe_late = 0;
 	pthread_mutex_unlock(&a->health->mu);
 }
 

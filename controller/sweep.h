@@ -37,11 +37,14 @@ struct sweep_item {
 	int line;
 };
 
+struct scope_set;		/* sweep_file.c */
+
 struct sweep_scope {
 	char *nodes;		/* node-set expression; NULL for <defaults> */
 	int line;		/* of its element */
 	struct sweep_item *items;
 	size_t n;
+	struct scope_set *set;	/* nodes expanded (once, on first use) and hashed */
 };
 
 /* knobctl sweep's exit status when the sweep itself failed (the
@@ -80,7 +83,9 @@ struct sweep_limits {
 };
 
 /* The request for node (defaults, then every group that contains it;
- * later items override earlier ones of the same key).  probe_dir, when not
+ * later items override earlier ones of the same key).  Each group's node
+ * set is expanded once, on the first call (or sweep_file_check_nodes), and
+ * kept in the file's scopes: calls on one file are not thread-safe.  probe_dir, when not
  * NULL, adds the probe (--probe).  Free with sweep_request_free.  0, or -1
  * with "file:line: message" in errs (a profile that does not load). */
 int sweep_request_for(struct ctl *ctl, const struct sweep_file *sf, const char *node,
@@ -169,6 +174,14 @@ struct sweep_drain_opts {
  * database or scontrol failed. */
 int sweep_record(struct ctl *ctl, const struct sweep_run *run, const struct sweep_policy *pol,
     const struct sweep_drain_opts *opts, FILE *out);
+/* Bytes of one scontrol NodeName list at most: scontrol gets it as one
+ * argument, and exec refuses an argument past 128 KiB (MAX_ARG_STRLEN,
+ * E2BIG: nothing drained) -- about 13,000 names. */
+#define SWEEP_SLURM_LIST_MAX (64u << 10)
+/* How many of names, from the first, go into one comma-joined scontrol
+ * list of at most max bytes (at least one when n > 0, even a longer name);
+ * the list, malloc'd, into *list. */
+size_t sweep_slurm_list(const char *const *names, size_t n, size_t max, char **list);
 /* knobctl sweep history NODE. */
 int sweep_history(struct ctl *ctl, const char *node, int limit);
 

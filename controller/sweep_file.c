@@ -569,7 +569,23 @@ sweep_policy_default(struct sweep_policy *p)
 	p->resume_after = 1;
 }
 
-/* Copy element n into an item of scope sc. */
+/* A mount path as /proc/self/mounts spells the mount point, in place: "//"
+ * collapsed, trailing slashes dropped (but of "/"): "/sys/" is "/sys". */
+static void
+mount_path_normalise(char *p)
+{
+	char *w = p;
+
+	for (const char *r = p; *r; r++)
+		if (*r != '/' || w == p || w[-1] != '/')
+			*w++ = *r;
+	if (w > p + 1 && w[-1] == '/')
+		w--;
+	*w = '\0';
+}
+
+/* Copy element n into an item of scope sc; a <mount path> is normalised
+ * (mount_path_normalise), so "/sys/" checks and overrides "/sys". */
 static void
 read_item(struct sweep_scope *sc, xmlNodePtr n, const char *file)
 {
@@ -589,6 +605,8 @@ read_item(struct sweep_scope *sc, xmlNodePtr n, const char *file)
 		it->a[it->na].name = xstrdup((const char *)a->name);
 		it->a[it->na++].value = xstrdup(v ? (const char *)v : "");
 		xmlFree(v);
+		if (strcmp(it->kind, "mount") == 0 && strcmp(it->a[it->na - 1].name, "path") == 0)
+			mount_path_normalise(it->a[it->na - 1].value);
 	}
 	it->key = xasprintf("%s %s", it->kind,
 	    k >= 0 && kinds[k].id && item_attr(it, kinds[k].id) ? item_attr(it, kinds[k].id) : "");
@@ -727,6 +745,66 @@ sweep_file_load(const char *path, struct strvec *errs)
 	return sf;
 }
 
+/* A group's node set, expanded once: the names and an open-addressing
+ * table of their indexes + 1 (a power of two in size, at most half full),
+ * or the expansion error. */
+struct scope_set {
+	struct strvec names;
+	size_t *tab, mask;
+	char *err;
+};
+
+/* The table slot holding name, or the empty slot where it would go. */
+static size_t
+set_slot(const struct scope_set *ss, const char *name)
+{
+	size_t i = (size_t)str_hash(name) & ss->mask;
+
+	while (ss->tab[i] != 0 && strcmp(ss->names.v[ss->tab[i] - 1], name) != 0)
+		i = (i + 1) & ss->mask;
+	return i;
+}
+
+static void
+scope_set_free(struct scope_set *ss)
+{
+	if (ss == NULL)
+		return;
+	strvec_free(&ss->names);
+	free(ss->tab);
+	free(ss->err);
+	free(ss);
+}
+
+/* The group's node set, expanded against the inventory on first use and
+ * kept in the scope (freed with the file): a sweep expands each group once,
+ * not once per node.  sc->nodes is not NULL. */
+static const struct scope_set *
+scope_set(struct ctl *ctl, struct sweep_scope *sc)
+{
+	struct scope_set *ss = sc->set;
+	char err[256];
+	size_t sz = 4;
+
+	if (ss != NULL)
+		return ss;
+	ss = sc->set = xcalloc(1, sizeof(*ss));
+	if (nodeset_expand(sc->nodes, inventory_group_fn, ctl->inv, &ss->names, err,
+	    sizeof(err)) < 0)
+		ss->err = xstrdup(err);
+	while (sz < 2 * ss->names.n + 2)
+		sz *= 2;
+	ss->tab = xcalloc(sz, sizeof(*ss->tab));
+	ss->mask = sz - 1;
+	for (size_t i = 0; ss->err == NULL && i < ss->names.n; i++) {
+		size_t slot = set_slot(ss, ss->names.v[i]);
+
+		if (ss->tab[slot] == 0)
+			ss->tab[slot] = i + 1;
+	}
+	return ss;
+}
+
 void
 sweep_file_free(struct sweep_file *sf)
 {
@@ -747,6 +825,7 @@ sweep_file_free(struct sweep_file *sf)
 		}
 		free(sf->scopes[s].items);
 		free(sf->scopes[s].nodes);
+		scope_set_free(sf->scopes[s].set);
 	}
 	free(sf->scopes);
 	free(sf->path);
@@ -759,41 +838,34 @@ sweep_file_check_nodes(struct ctl *ctl, const struct sweep_file *sf, struct strv
 	size_t n0 = errs->n;
 
 	for (size_t s = 0; s < sf->n; s++) {
-		const struct sweep_scope *sc = &sf->scopes[s];
-		struct strvec set = { 0 };
-		char err[256];
+		struct sweep_scope *sc = &sf->scopes[s];
+		const struct scope_set *ss;
 
 		if (sc->nodes == NULL)
 			continue;
-		if (nodeset_expand(sc->nodes, inventory_group_fn, ctl->inv, &set, err,
-		    sizeof(err)) < 0)
+		ss = scope_set(ctl, sc);
+		if (ss->err != NULL)
 			strvec_push_owned(errs, xasprintf("%s:%d: <group nodes=\"%s\">: %s", sf->path,
-			    sc->line, sc->nodes, err));
-		else if (set.n == 0)
+			    sc->line, sc->nodes, ss->err));
+		else if (ss->names.n == 0)
 			strvec_push_owned(errs, xasprintf("%s:%d: <group nodes=\"%s\">: names no "
 			    "node", sf->path, sc->line, sc->nodes));
-		strvec_free(&set);
 	}
 	return errs->n > n0 ? -1 : 0;
 }
 
 /* ------------------------------------------------------------ per node */
 
-/* 1 when node is in the scope's node set. */
+/* 1 when node is in the scope's node set (a hash look-up). */
 static int
-scope_has(struct ctl *ctl, const struct sweep_scope *sc, const char *node)
+scope_has(struct ctl *ctl, struct sweep_scope *sc, const char *node)
 {
-	struct strvec set = { 0 };
-	char err[256];
-	int in;
+	const struct scope_set *ss;
 
 	if (sc->nodes == NULL)
 		return 1;
-	if (nodeset_expand(sc->nodes, inventory_group_fn, ctl->inv, &set, err, sizeof(err)) < 0)
-		return 0;
-	in = strvec_contains(&set, node);
-	strvec_free(&set);
-	return in;
+	ss = scope_set(ctl, sc);
+	return ss->err == NULL && ss->tab[set_slot(ss, node)] != 0;
 }
 
 /* The profile's settings into the request's verify (before blockdev items). */

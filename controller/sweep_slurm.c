@@ -16,7 +16,9 @@
  * own failing checks ("knob: mount hung, drift fail"); the nodes with the
  * same reason are drained in one batched "scontrol update NodeName=LIST
  * State=DRAIN Reason=...", and resumes go in one "scontrol update
- * NodeName=LIST State=RESUME".  A node is resumed only
+ * NodeName=LIST State=RESUME" (one call per SWEEP_SLURM_LIST_MAX bytes of
+ * names: exec takes no longer argument).  A node scontrol does not know
+ * ("Node x not found") is not a Slurm node, not a failure of the sweep.  A node is resumed only
  * when Slurm's current reason still starts with "knob:": a node that a
  * person drained (or re-drained with their own reason) stays drained. */
 #include <errno.h>
@@ -77,6 +79,8 @@ struct rnode {
 	int drained;		/* knob drained it (before this sweep) */
 	int want_drain, want_resume;
 	char *reason;		/* its drain reason (want_drain) */
+	int due;		/* due for a drain or a resume: scontrol show asks */
+	int batch;		/* in the drain batch being made (one reason) */
 	int in_call;		/* in the scontrol call being made */
 	int called;		/* its drain call was made */
 	char slurm_state[64];
@@ -87,8 +91,8 @@ struct rnode {
 
 /* ------------------------------------------------------------ scontrol */
 
-/* Run argv (no shell); stdout into *out when out is not NULL.  Returns the
- * exit status, or -1 when it cannot run. */
+/* Run argv (no shell); stdout (and stderr too) into *out when out is not
+ * NULL.  Returns the exit status, or -1 when it cannot run. */
 static int
 run_cmd(char *const argv[], char **out)
 {
@@ -102,6 +106,8 @@ run_cmd(char *const argv[], char **out)
 		return -1;
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, p[1], 1);
+	if (out)
+		posix_spawn_file_actions_adddup2(&fa, p[1], 2);
 	if (posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ) != 0) {
 		posix_spawn_file_actions_destroy(&fa);
 		close(p[0]);
@@ -161,17 +167,31 @@ field(const char *line, const char *key, char *buf, size_t len)
 	snprintf(buf, len, "%.*s", (int)(e - p), p);
 }
 
-/* "scontrol -o show node LIST" into the nodes' slurm_state/reason.  scontrol
- * exits 1 when any node of the list is not Slurm's ("Node x not found", an
- * NFS server in the sweep) but still shows the others: they count, and the
- * rest stay in_slurm 0.  0, or -1 when it showed none (slurmctld down). */
+/* 1 when line is scontrol's "Node NAME not found" (a node outside Slurm). */
+static int
+not_found_line(const char *line)
+{
+	static const char tail[] = " not found";
+	size_t len = strlen(line);
+
+	return strncmp(line, "Node ", 5) == 0 && len > 5 + sizeof(tail) - 1 &&
+	    strcmp(line + len - (sizeof(tail) - 1), tail) == 0 &&
+	    strcspn(line + 5, " ") == len - 5 - (sizeof(tail) - 1);
+}
+
+/* "scontrol -o show node LIST" (stdout and stderr) into the nodes'
+ * slurm_state/reason.  scontrol exits 1 when a node of the list is not
+ * Slurm's ("Node x not found", an NFS server in the sweep), after showing
+ * the others: those nodes stay in_slurm 0, and that is no failure, even
+ * when no node of the list is Slurm's.  0, or -1 on any other error line or
+ * exit status (slurmctld down, a bad list). */
 static int
 slurm_show(const char *scontrol, struct rnode *rn, size_t n, const char *list)
 {
 	char *argv[] = { (char *)(uintptr_t)scontrol, (char *)(uintptr_t)"-o",
 	    (char *)(uintptr_t)"show", (char *)(uintptr_t)"node", (char *)(uintptr_t)list, NULL };
 	char *out = NULL, *line, *save = NULL;
-	int rc = run_cmd(argv, &out), shown = 0;
+	int rc = run_cmd(argv, &out), missing = 0, other = 0;
 
 	if (rc < 0 || out == NULL) {	/* not run, or killed */
 		free(out);
@@ -181,16 +201,23 @@ slurm_show(const char *scontrol, struct rnode *rn, size_t n, const char *list)
 		char name[256];
 
 		field(line, "NodeName", name, sizeof(name));
-		for (size_t i = 0; i < n; i++)
+		if (name[0] == '\0') {
+			if (not_found_line(line))
+				missing++;
+			else {
+				fprintf(stderr, "knobctl sweep: scontrol: %s\n", line);
+				other++;
+			}
+		}
+		for (size_t i = 0; name[0] && i < n; i++)
 			if (strcmp(rn[i].sn->name, name) == 0) {
 				rn[i].in_slurm = 1;
-				shown++;
 				field(line, "State", rn[i].slurm_state, sizeof(rn[i].slurm_state));
 				field(line, "Reason", rn[i].slurm_reason, sizeof(rn[i].slurm_reason));
 			}
 	}
 	free(out);
-	return rc == 0 || shown > 0 ? 0 : -1;
+	return other == 0 && (rc == 0 || (rc == 1 && missing > 0)) ? 0 : -1;
 }
 
 /* One "scontrol update NodeName=LIST State=... [Reason=...]". 0 or -1. */
@@ -309,17 +336,54 @@ out:
 
 /* ------------------------------------------------------------ decisions */
 
-/* Comma-separated list of the nodes with flag set (offset of an int in
- * rnode), as scontrol takes it; NULL when none. */
-static char *
-list_where(struct rnode *rn, size_t n, size_t off)
+size_t
+sweep_slurm_list(const char *const *names, size_t n, size_t max, char **list)
 {
-	char *s = NULL;
+	size_t k = 0, len = 0;
+	char *p;
 
-	for (size_t i = 0; i < n; i++)
-		if (*(int *)(void *)((char *)&rn[i] + off))
-			str_appendf(&s, "%s%s", s ? "," : "", rn[i].sn->name);
-	return s;
+	for (; k < n && (k == 0 || len + 1 + strlen(names[k]) <= max); k++)
+		len += (k ? 1 : 0) + strlen(names[k]);
+	p = *list = xmalloc(len + 1);
+	for (size_t i = 0; i < k; i++) {
+		size_t l = strlen(names[i]);
+
+		if (i)
+			*p++ = ',';
+		memcpy(p, names[i], l);
+		p += l;
+	}
+	*p = '\0';
+	return k;
+}
+
+/* The next scontrol list of the nodes with flag set (offset of an int in
+ * rnode) from rn[*pos] on, at most SWEEP_SLURM_LIST_MAX bytes: its nodes get
+ * in_call (every other node loses it) and *pos moves past them.  malloc'd;
+ * NULL when no such node is left. */
+static char *
+next_list(struct rnode *rn, size_t n, size_t off, size_t *pos)
+{
+	const char **names = xcalloc(n ? n : 1, sizeof(*names));
+	size_t *idx = xcalloc(n ? n : 1, sizeof(*idx)), m = 0, taken;
+	char *list = NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		rn[i].in_call = 0;
+		if (i >= *pos && *(int *)(void *)((char *)&rn[i] + off)) {
+			idx[m] = i;
+			names[m++] = rn[i].sn->name;
+		}
+	}
+	if (m > 0) {
+		taken = sweep_slurm_list(names, m, SWEEP_SLURM_LIST_MAX, &list);
+		for (size_t k = 0; k < taken; k++)
+			rn[idx[k]].in_call = 1;
+		*pos = idx[taken - 1] + 1;
+	}
+	free(names);
+	free(idx);
+	return list;
 }
 
 /* "knob: mount hung, drift fail": the node's own failing checks, each
@@ -407,36 +471,41 @@ filter_by_slurm(struct rnode *rn, size_t n)
 	}
 }
 
-/* One "scontrol update ... State=DRAIN" for rn[first] and every later node
- * due with the same reason; each is marked by the call's outcome.  0 or -1. */
+/* "scontrol update ... State=DRAIN" for rn[first] and every later node due
+ * with the same reason: one call, or one per SWEEP_SLURM_LIST_MAX bytes of
+ * names; each node is marked by its call's outcome.  0 or -1. */
 static int
 drain_batch(struct rnode *rn, size_t n, size_t first, const struct sweep_drain_opts *o,
     FILE *out)
 {
 	const char *reason = rn[first].reason;
+	size_t pos = 0;
 	char *dl;
-	int ok;
+	int rc = 0;
 
 	for (size_t j = 0; j < n; j++)
-		rn[j].in_call = j >= first && rn[j].reason && !rn[j].called &&
+		rn[j].batch = j >= first && rn[j].reason && !rn[j].called &&
 		    strcmp(rn[j].reason, reason) == 0;
-	dl = list_where(rn, n, offsetof(struct rnode, in_call));
-	ok = slurm_update(o->scontrol, dl, "DRAIN", reason) == 0;
-	if (ok)
-		fprintf(out, "drained %s: %s\n", dl, reason);
-	else
-		fprintf(stderr, "knobctl sweep: scontrol update NodeName=%s State=DRAIN failed\n",
-		    dl);
-	for (size_t j = first; j < n; j++)
-		if (rn[j].in_call) {
-			rn[j].in_call = 0;
-			rn[j].called = 1;
-			rn[j].drained = ok;
-			if (ok)
-				snprintf(rn[j].action, sizeof(rn[j].action), "drained: %s", reason);
-		}
-	free(dl);
-	return ok ? 0 : -1;
+	while ((dl = next_list(rn, n, offsetof(struct rnode, batch), &pos)) != NULL) {
+		int ok = slurm_update(o->scontrol, dl, "DRAIN", reason) == 0;
+
+		if (ok)
+			fprintf(out, "drained %s: %s\n", dl, reason);
+		else
+			fprintf(stderr, "knobctl sweep: scontrol update NodeName=%s State=DRAIN "
+			    "failed\n", dl);
+		for (size_t j = first; j < n; j++)
+			if (rn[j].in_call) {
+				rn[j].called = 1;
+				rn[j].drained = ok;
+				if (ok)
+					snprintf(rn[j].action, sizeof(rn[j].action), "drained: %s",
+					    reason);
+			}
+		rc = ok ? rc : -1;
+		free(dl);
+	}
+	return rc;
 }
 
 /* Drain the nodes due for it, each with its own reason (drain_reason):
@@ -455,53 +524,74 @@ drain_nodes(struct rnode *rn, size_t n, const struct sweep_drain_opts *o, FILE *
 	return rc;
 }
 
-/* Do the drains and the batched resume; 0 or -1. */
+/* The batched resume (one call per SWEEP_SLURM_LIST_MAX bytes of names),
+ * each node marked by its call's outcome.  0 or -1. */
+static int
+resume_nodes(struct rnode *rn, size_t n, const struct sweep_drain_opts *o, FILE *out)
+{
+	size_t pos = 0;
+	char *rl;
+	int rc = 0;
+
+	while ((rl = next_list(rn, n, offsetof(struct rnode, want_resume), &pos)) != NULL) {
+		int ok = slurm_update(o->scontrol, rl, "RESUME", NULL) == 0;
+
+		if (ok)
+			fprintf(out, "resumed %s\n", rl);
+		else
+			fprintf(stderr, "knobctl sweep: scontrol update NodeName=%s State=RESUME "
+			    "failed\n", rl);
+		for (size_t i = 0; i < n; i++)
+			if (rn[i].in_call && ok) {
+				rn[i].drained = 0;
+				snprintf(rn[i].action, sizeof(rn[i].action), "resumed");
+			}
+		rc = ok ? rc : -1;
+		free(rl);
+	}
+	return rc;
+}
+
+/* Do the drains and the batched resume; 0 or -1.  Each call's nodes are
+ * recorded by its own outcome: a drain that took is remembered (and
+ * resumed later) even when the resume call failed. */
 static int
 act(struct rnode *rn, size_t n, const struct sweep_drain_opts *o, FILE *out)
 {
-	char *rl = list_where(rn, n, offsetof(struct rnode, want_resume));
-	int drain_rc = drain_nodes(rn, n, o, out), resume_ok = 1;
+	int drain_rc = drain_nodes(rn, n, o, out), resume_rc = resume_nodes(rn, n, o, out);
 
-	if (rl && slurm_update(o->scontrol, rl, "RESUME", NULL) < 0) {
-		fprintf(stderr, "knobctl sweep: scontrol update NodeName=%s State=RESUME failed\n", rl);
-		resume_ok = 0;
-	} else if (rl)
-		fprintf(out, "resumed %s\n", rl);
-	/* each call's nodes by its own outcome: a drain that took is remembered
-	 * (and resumed later) even when the resume call failed */
 	for (size_t i = 0; i < n; i++) {
-		if (rn[i].want_resume && resume_ok) {
-			rn[i].drained = 0;
-			snprintf(rn[i].action, sizeof(rn[i].action), "resumed");
-		}
 		free(rn[i].reason);
 		rn[i].reason = NULL;
 	}
-	free(rl);
-	return drain_rc == 0 && resume_ok ? 0 : -1;
+	return drain_rc == 0 && resume_rc == 0 ? 0 : -1;
 }
 
-/* Ask Slurm about the nodes due for a drain or resume, then act.  0 or -1. */
+/* Ask Slurm about the nodes due for a drain or resume (one scontrol show
+ * per SWEEP_SLURM_LIST_MAX bytes of names), then act.  0 or -1. */
 static int
 drain_and_resume(struct rnode *rn, size_t n, const struct sweep_drain_opts *o, FILE *out)
 {
-	char *due = list_where(rn, n, offsetof(struct rnode, want_drain));
-	char *res = list_where(rn, n, offsetof(struct rnode, want_resume));
-	char *list = due && res ? xasprintf("%s,%s", due, res) : xstrdup(due ? due : res ? res : "");
-	int rc = 0;
+	size_t pos = 0, lists = 0;
+	char *list;
 
-	if (list[0] && slurm_show(o->scontrol, rn, n, list) < 0) {
-		fprintf(stderr, "knobctl sweep: %s -o show node %s failed; nothing drained or "
-		    "resumed\n", o->scontrol, list);
-		rc = -1;
-	} else if (list[0]) {
-		filter_by_slurm(rn, n);
-		rc = act(rn, n, o, out);
+	for (size_t i = 0; i < n; i++)
+		rn[i].due = rn[i].want_drain || rn[i].want_resume;
+	while ((list = next_list(rn, n, offsetof(struct rnode, due), &pos)) != NULL) {
+		int bad = slurm_show(o->scontrol, rn, n, list) < 0;
+
+		if (bad)
+			fprintf(stderr, "knobctl sweep: %s -o show node %s failed; nothing drained "
+			    "or resumed\n", o->scontrol, list);
+		free(list);
+		lists++;
+		if (bad)
+			return -1;
 	}
-	free(due);
-	free(res);
-	free(list);
-	return rc;
+	if (lists == 0)
+		return 0;
+	filter_by_slurm(rn, n);
+	return act(rn, n, o, out);
 }
 
 int

@@ -1,5 +1,6 @@
 /* Unit tests of the controller side of sweeps: the fleet-relative rule,
  * the sweep file (schema, file:line errors, defaults and group overrides),
+ * group membership and mount path normalisation, the scontrol node lists,
  * and the Prometheus text file (checked with promtool). */
 #include <check.h>
 #include <stdio.h>
@@ -38,6 +39,22 @@ has_err(const struct strvec *errs, const char *path, const char *tail)
 	snprintf(want, sizeof(want), "%s:%s", path, tail);
 	ck_assert_msg(strvec_contains(errs, want), "missing '%s' (first: %s)", want,
 	    errs->n ? errs->v[0] : "");
+}
+
+/* A controller with an empty inventory (node sets without groups). */
+static struct inventory empty_inv;
+static struct ctl ctl = { .inv = &empty_inv };
+
+/* Load dir/NAME holding text, a sweep file that must load. */
+static struct sweep_file *
+load_ok(const char *name, const char *text)
+{
+	struct strvec errs = { 0 };
+	struct sweep_file *sf = sweep_file_load(put(name, text), &errs);
+
+	ck_assert_msg(sf != NULL, "%s", errs.n ? errs.v[0] : "");
+	strvec_free(&errs);
+	return sf;
 }
 
 START_TEST(test_outlier_rule)
@@ -109,23 +126,18 @@ END_TEST
  * same kind and identity, for the group's nodes only. */
 START_TEST(test_defaults_and_groups)
 {
-	struct inventory inv = { 0 };
-	struct ctl ctl = { 0 };
 	struct strvec errs = { 0 };
 	struct sweep_file *sf;
 	struct sweep_limits lim;
 	Knob__HealthRequest r1, r3;
 
-	ctl.inv = &inv;
-	sf = sweep_file_load(put("ok.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
+	sf = load_ok("ok.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
 	    "    <mount path=\"/scratch\" timeout=\"5s\" min-free=\"10%\"/>\n"
 	    "    <process name=\"sshd\"/>\n    <clock max-offset=\"500ms\"/>\n  </defaults>\n"
 	    "  <group nodes=\"node[01-02]\">\n    <mount path=\"/scratch\" timeout=\"2s\"/>\n"
 	    "    <mount path=\"/home\" type=\"nfs\" options=\"rw,hard\" writable=\"no\"/>\n"
 	    "    <blockdev name=\"nvme0n1\" scheduler=\"none\"/>\n  </group>\n"
-	    "  <slow mads=\"4\" min-gap=\"30%\"/>\n  <drain after=\"2\" resume=\"3\"/>\n</sweep>\n"),
-	    &errs);
-	ck_assert_msg(sf != NULL, "%s", errs.n ? errs.v[0] : "");
+	    "  <slow mads=\"4\" min-gap=\"30%\"/>\n  <drain after=\"2\" resume=\"3\"/>\n</sweep>\n");
 	ck_assert(sf->pol.slow_mads == 4 && sf->pol.slow_min_gap > 0.29 && sf->pol.slow_min_gap < 0.31);
 	ck_assert_uint_eq(sf->pol.drain_after, 2);
 	ck_assert_uint_eq(sf->pol.resume_after, 3);
@@ -191,6 +203,119 @@ START_TEST(test_prom_file)
 }
 END_TEST
 
+/* Group membership: each group's node set is expanded once and looked up
+ * by hash (sweep_file.c scope_set), and says what it said before: node03 is
+ * in both groups (the later group's mount timeout wins), node01 in the
+ * first only, node05 in the second only (an exclusion in its expression),
+ * node04 excluded and node09 in none (the defaults only). */
+START_TEST(test_group_membership)
+{
+	struct strvec errs = { 0 };
+	struct sweep_file *sf;
+	struct sweep_limits lim;
+	static const struct {
+		const char *node;
+		size_t nics, blockdevs;
+		uint32_t mount_ms;	/* 0: no mount */
+	} want[] = {
+		{ "node01", 1, 0, 2000 }, { "node03", 1, 1, 3000 }, { "node05", 0, 1, 3000 },
+		{ "node04", 0, 0, 0 }, { "node09", 0, 0, 0 },
+	};
+
+	sf = load_ok("groups.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
+	    "    <process name=\"sshd\"/>\n  </defaults>\n"
+	    "  <group nodes=\"node[01-03]\">\n    <mount path=\"/scratch\" timeout=\"2s\"/>\n"
+	    "    <nic name=\"ib0\"/>\n  </group>\n"
+	    "  <group nodes=\"node[03-06]!node[04,06]\">\n    <blockdev name=\"sda\"/>\n"
+	    "    <mount path=\"/scratch\" timeout=\"3s\"/>\n  </group>\n</sweep>\n");
+	ck_assert_int_eq(sweep_file_check_nodes(&ctl, sf, &errs), 0);
+	for (size_t i = 0; i < nitems(want); i++) {
+		Knob__HealthRequest r;
+
+		ck_assert_int_eq(sweep_request_for(&ctl, sf, want[i].node, NULL, &r, &lim, &errs), 0);
+		ck_assert_msg(r.n_nics == want[i].nics && r.n_blockdevs == want[i].blockdevs &&
+		    r.n_processes == 1 && r.n_mounts == (want[i].mount_ms ? 1u : 0u) &&
+		    (r.n_mounts == 0 || r.mounts[0]->timeout_ms == want[i].mount_ms),
+		    "%s: %zu nics, %zu blockdevs, %zu mounts", want[i].node, r.n_nics,
+		    r.n_blockdevs, r.n_mounts);
+		sweep_request_free(&r);
+	}
+	sweep_file_free(sf);
+	strvec_free(&errs);
+}
+END_TEST
+
+/* A mount path is normalised at load as /proc/self/mounts spells mount
+ * points: "/sys/" is checked as "/sys" (before, it was "not mounted" on every
+ * node), "//scratch//a/" as "/scratch/a", "/" stays "/"; and "/sys/" in a
+ * group overrides the defaults' "/sys" (one mount, the group's timeout). */
+START_TEST(test_mount_path_normalised)
+{
+	struct strvec errs = { 0 };
+	struct sweep_file *sf;
+	struct sweep_limits lim;
+	Knob__HealthRequest r;
+
+	sf = load_ok("paths.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
+	    "    <mount path=\"/sys\" timeout=\"2s\"/>\n    <mount path=\"//scratch//a/\"/>\n"
+	    "    <mount path=\"/\"/>\n    <mount path=\"///\" timeout=\"4s\"/>\n  </defaults>\n"
+	    "  <group nodes=\"node01\">\n    <mount path=\"/sys/\" timeout=\"3s\"/>\n  </group>\n"
+	    "</sweep>\n");
+	ck_assert_int_eq(sweep_request_for(&ctl, sf, "node01", NULL, &r, &lim, &errs), 0);
+	ck_assert_uint_eq(r.n_mounts, 3);
+	ck_assert_str_eq(r.mounts[0]->path, "/sys");
+	ck_assert_uint_eq(r.mounts[0]->timeout_ms, 3000);
+	ck_assert_str_eq(r.mounts[1]->path, "/scratch/a");
+	ck_assert_str_eq(r.mounts[2]->path, "/");
+	ck_assert_uint_eq(r.mounts[2]->timeout_ms, 4000);
+	sweep_request_free(&r);
+	sweep_file_free(sf);
+	strvec_free(&errs);
+}
+END_TEST
+
+/* scontrol's NodeName lists: 14,000 failing names (154,000 bytes joined,
+ * past the 128 KiB exec allows one argument: E2BIG, nothing drained) go in
+ * lists of at most SWEEP_SLURM_LIST_MAX bytes, every name once and in
+ * order; a name longer than the bound still goes, alone. */
+START_TEST(test_slurm_lists)
+{
+	enum { N = 14000 };
+	const char **names = xcalloc(N, sizeof(*names));
+	char *all = NULL, *joined = NULL, *list;
+	size_t pos = 0, lists = 0, k;
+	const char *big[] = { "averyveryverylongnodename", "n2" };
+
+	for (size_t i = 0; i < N; i++) {
+		names[i] = xasprintf("node%05zu", i + 1);
+		str_appendf(&all, "%s%s", i ? "," : "", names[i]);
+	}
+	ck_assert_uint_gt(strlen(all), 128u << 10);
+	while (pos < N) {
+		k = sweep_slurm_list(names + pos, N - pos, SWEEP_SLURM_LIST_MAX, &list);
+		ck_assert_uint_ge(k, 1);
+		ck_assert_uint_le(strlen(list), SWEEP_SLURM_LIST_MAX);
+		str_appendf(&joined, "%s%s", joined ? "," : "", list);
+		free(list);
+		pos += k;
+		lists++;
+	}
+	ck_assert_uint_eq(lists, 3);
+	ck_assert_str_eq(joined, all);
+	ck_assert_uint_eq(sweep_slurm_list(big, 2, 8, &list), 1);
+	ck_assert_str_eq(list, "averyveryverylongnodename");
+	free(list);
+	ck_assert_uint_eq(sweep_slurm_list(big + 1, 1, 8, &list), 1);
+	ck_assert_str_eq(list, "n2");
+	free(list);
+	for (size_t i = 0; i < N; i++)
+		free((char *)(uintptr_t)names[i]);
+	free(names);
+	free(all);
+	free(joined);
+}
+END_TEST
+
 static Suite *
 sweep_suite(void)
 {
@@ -202,6 +327,9 @@ sweep_suite(void)
 	tcase_add_test(tc, test_file_errors);
 	tcase_add_test(tc, test_defaults_and_groups);
 	tcase_add_test(tc, test_prom_file);
+	tcase_add_test(tc, test_group_membership);
+	tcase_add_test(tc, test_mount_path_normalised);
+	tcase_add_test(tc, test_slurm_lists);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -609,6 +609,28 @@ START_TEST(test_auth_failure)
 }
 END_TEST
 
+/* A mount path written with a trailing slash or "//" is the mount point
+ * /proc/self/mounts names, over a real agent: the read-only tmpfs as "@R/"
+ * and the small one as "/" + "@S" ("//tmp/..."), both ok.  Before, they
+ * were "not mounted" on every node. */
+START_TEST(test_mount_path_slashes)
+{
+	char *out, *want;
+	const char *sf;
+
+	precheck();
+	sf = sweep_file("slash.xml", "  <group nodes=\"node02\">\n    <mount path=\"%s/\" "
+	    "type=\"tmpfs\" writable=\"no\"/>\n    <mount path=\"/%s\" type=\"tmpfs\"/>\n"
+	    "  </group>\n", rofs, small);
+	out = sweep(0, "-w node02 -f %s", sf);
+	has(out, "node02: mount %s ok (tmpfs, stat answered)", rofs);
+	want = xasprintf("node02: mount %s ok (", small);
+	has(out, "%s", want);
+	free(want);
+	free(out);
+}
+END_TEST
+
 static Suite *
 sweep_checks_suite(void)
 {
@@ -628,6 +650,7 @@ sweep_checks_suite(void)
 	tcase_add_test(tc, test_json_exit_status);
 	tcase_add_test(tc, test_help_exit_status);
 	tcase_add_test(tc, test_auth_failure);
+	tcase_add_test(tc, test_mount_path_slashes);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -16,7 +16,13 @@
  * an agent started with --test-hooks, whose engine honours
  * KNOB_TEST_PROBE_RATE_IOPS=4 (probe) and --test-rate-iops (bench): the
  * engine's own per-thread rate limit, as there is no cgroup io controller
- * or device-mapper here to slow a disk.
+ * or device-mapper here to slow a disk.  The tests after the drain test
+ * that need Slurm use a stand-in scontrol (a shell script that logs its
+ * calls and answers as scontrol does); test_not_slurm_node's answers
+ * "Node node04 not found" and exit 1 for a node outside slurm.conf, as the
+ * real one does (on stderr here; knobctl reads both of scontrol's streams).  Real again: a pids cgroup that leaves knobd no
+ * thread for a check, and an ext4 loop file system frozen with fsfreeze
+ * under a probe.
  *
  * CK_NOFORK: the harness, the loop device and the FUSE mount are set up once
  * in the unchecked fixture and always torn down by its teardown. */
@@ -721,21 +727,30 @@ sweep_expect(const char *nodes, const char *file, int want_rc, const char *args,
 #define errors_sweep(rc, args, want) sweep_expect("node02", "errs.xml", rc, args, want)
 
 /* A stand-in scontrol, TOP/NAME: it appends each call's arguments to
- * TOP/NAME.log (made empty here) and shows nodes (space-separated) idle
- * (the real slurmctld is test_drain_hysteresis's).  "--drain --scontrol
- * TOP/NAME" into args. */
+ * TOP/NAME.log (made empty here), then runs the shell code body (its
+ * arguments in "$@").  "--drain --scontrol TOP/NAME" into args. */
 static void
-fake_scontrol(const char *name, const char *nodes, char *args, size_t len)
+fake_scontrol_sh(const char *name, const char *body, char *args, size_t len)
 {
 	char path[PATH_MAX];
 
-	write_file(name, "#!/bin/sh\necho \"$*\" >> %s/%s.log\n"
-	    "[ \"$1\" = -o ] && for n in %s; do echo \"NodeName=$n Arch=x86_64 State=IDLE\"; "
-	    "done\nexit 0\n", top, name, nodes);
+	write_file(name, "#!/bin/sh\necho \"$*\" >> %s/%s.log\n%s", top, name, body);
 	snprintf(path, sizeof(path), "%s/%s", top, name);
 	ck_assert_int_eq(chmod(path, 0755), 0);
 	ck_assert_int_eq(harness_sh(": > %s.log", path), 0);
 	snprintf(args, len, "--drain --scontrol %s", path);
+}
+
+/* A stand-in scontrol (fake_scontrol_sh) that shows nodes (space-separated)
+ * idle, whatever it is asked (the real slurmctld is test_drain_hysteresis's). */
+static void
+fake_scontrol(const char *name, const char *nodes, char *args, size_t len)
+{
+	char body[512];
+
+	snprintf(body, sizeof(body), "[ \"$1\" = -o ] && for n in %s; do "
+	    "echo \"NodeName=$n Arch=x86_64 State=IDLE\"; done\nexit 0\n", nodes);
+	fake_scontrol_sh(name, body, args, len);
 }
 
 /* MCE and EDAC counts that grow between sweeps: corrected errors warn,
@@ -862,20 +877,21 @@ fake_calls(const char *name, const char *pattern)
 
 static char pids_dir[PATH_MAX];
 
-/* Put pid in a pids cgroup of its own whose pids.max (1) it already
- * exceeds: it keeps its threads and cannot start another, as a systemd
- * unit whose TasksMax= is reached.  cgroup v1's pids hierarchy, else the
- * cgroup2 root.  Undone by pids_release (also after a failure). */
+/* Put pid in a pids cgroup of its own whose pids.max leaves it room for
+ * room more tasks (threads) than it has: with 0 it keeps its threads and
+ * cannot start another, as a systemd unit whose TasksMax= is reached.
+ * cgroup v1's pids hierarchy, else the cgroup2 root.  Undone by
+ * pids_release (also after a failure). */
 static void
-pids_cap(pid_t pid)
+pids_cap(pid_t pid, int room)
 {
 	const char *root = access("/sys/fs/cgroup/pids/cgroup.procs", W_OK) == 0 ?
 	    "/sys/fs/cgroup/pids" : "/sys/fs/cgroup";
 
 	snprintf(pids_dir, sizeof(pids_dir), "%s/knob-sweepnet.%ld", root, (long)getpid());
-	ck_assert_msg(harness_sh("mkdir -p %s && echo 1 > %s/pids.max && echo %ld > "
-	    "%s/cgroup.procs", pids_dir, pids_dir, (long)pid, pids_dir) == 0,
-	    "no pids cgroup at %s", pids_dir);
+	ck_assert_msg(harness_sh("mkdir -p %s && echo %ld > %s/cgroup.procs && "
+	    "echo $(( $(cat %s/pids.current) + %d )) > %s/pids.max", pids_dir, (long)pid, pids_dir,
+	    pids_dir, room, pids_dir) == 0, "no pids cgroup at %s", pids_dir);
 }
 
 /* Move what pids_cap capped back to the parent group; remove the group. */
@@ -892,7 +908,7 @@ pids_release(void)
 /* An agent that cannot start the worker of a health request answers it
  * with an Error ("cannot start a worker", agent/health.c), another Error
  * than the too-large request's.  Real: node02's knobd in a pids cgroup it
- * cannot grow in (systemd's TasksMax= reached does that to knobd.service).
+ * cannot grow in (pids_cap, room 0) (systemd's TasksMax= reached does that to knobd.service).
  * As for every Error: "agent fail", exit 1, never drained (the stand-in
  * scontrol is never asked to), and node02 alone exit 3. */
 START_TEST(test_agent_no_worker_not_drained)
@@ -906,7 +922,7 @@ START_TEST(test_agent_no_worker_not_drained)
 	fake_scontrol("scontrol-noworker", "node02", drain, sizeof(drain));
 	write_agenterr_xml(0);
 	sweep_expect("node[01-02]", "agenterr.xml", 0, drain, "2 ok (node[01-02])");
-	pids_cap(h.node[1].pid);
+	pids_cap(h.node[1].pid, 0);
 	sweep_expect("node[01-02]", "agenterr.xml", 1, drain, want);
 	ck_assert_int_eq(harness_knobctl(&h, &out, &err, "sweep -w node02 -f %s/agenterr.xml %s",
 	    top, drain), 3);
@@ -1200,12 +1216,199 @@ START_TEST(test_probe_hung)
 }
 END_TEST
 
-/* After each test, also a failed one: faketime's leftovers, the pids cap. */
+/* notslurm.xml: every node runs knobd; with bad, the nodes of bad also
+ * need a process no node runs.  Drained after 1 failing sweep. */
+static void
+write_notslurm_xml(const char *bad)
+{
+	write_file("notslurm.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
+	    "    <process name=\"knobd\"/>\n  </defaults>\n  <group nodes=\"%s\">\n"
+	    "    <process name=\"%s\"/>\n  </group>\n  <drain after=\"1\" resume=\"1\"/>\n"
+	    "</sweep>\n", bad ? bad : "node01", bad ? "knob-no-daemon" : "knobd");
+}
+
+/* A stand-in scontrol, as real scontrol answers "-o show node LIST": a
+ * record for each of node01-03 and "Node X not found" on stderr for any
+ * other name, then exit 1 (the real slurmctld is test_drain_hysteresis's). */
+#define SCONTROL_KNOWS_3 "[ \"$1\" = -o ] || exit 0\nrc=0\n" \
+	"for n in $(echo \"$4\" | tr , ' '); do case $n in node0[1-3]) " \
+	"echo \"NodeName=$n Arch=x86_64 State=IDLE\";; *) echo \"Node $n not found\" >&2; rc=1;; " \
+	"esac; done\nexit $rc\n"
+
+/* A failing node Slurm does not know (node04, an NFS server in @all) is
+ * "not a Slurm node": alone due for a drain, scontrol shows nothing and
+ * exits 1 with "Node node04 not found", which is no failure of the sweep
+ * (exit 1, as for any failing node; nothing drained); with node02 due too,
+ * node02 is drained and node04 reported.  A real scontrol failure (it
+ * cannot reach slurmctld) is still the sweep's own: exit 3.  Before, node04
+ * alone made every --drain sweep exit 3, "nothing drained or resumed". */
+START_TEST(test_not_slurm_node)
+{
+	char drain[PATH_MAX + 32], *out = NULL, *err = NULL;
+
+	precheck();
+	agents_up(4);
+	fake_scontrol_sh("scontrol-knows3", SCONTROL_KNOWS_3, drain, sizeof(drain));
+	write_notslurm_xml(NULL);	/* a passing sweep first: counts and drains go */
+	sweep_expect("node[02,04]", "notslurm.xml", 0, drain, "2 ok (node[02,04])");
+	write_notslurm_xml("node[02,04]");
+	ck_assert_int_eq(harness_knobctl(&h, &out, &err, "sweep -w node04 -f %s/notslurm.xml %s",
+	    top, drain), 1);
+	ck_assert_msg(strstr(out, "node04: service knob-no-daemon fail") && !strstr(err, "failed"),
+	    "%s%s", out, err);
+	free(out);
+	free(err);
+	ck_assert_int_eq(fake_calls("scontrol-knows3", "^-o show node node04$"), 1);
+	ck_assert_int_eq(fake_calls("scontrol-knows3", "update"), 0);
+	ck_assert_int_eq(ctl(&out, "sweep history node04"), 0);
+	ck_assert_msg(strstr(out, "=> not a Slurm node\n"), "%s", out);
+	free(out);
+	sweep_expect("node[02,04]", "notslurm.xml", 1, drain, "drained node02: knob: service fail\n");
+	ck_assert_int_eq(fake_calls("scontrol-knows3",
+	    "^update NodeName=node02 State=DRAIN Reason=knob: service fail$"), 1);
+	ck_assert_int_eq(fake_calls("scontrol-knows3", "update"), 1);
+	/* slurmctld out of reach: the sweep's own failure */
+	write_notslurm_xml(NULL);
+	sweep_expect("node[02,04]", "notslurm.xml", 0, drain, "2 ok (node[02,04])");	/* reset */
+	write_notslurm_xml("node[02,04]");
+	fake_scontrol_sh("scontrol-down", "echo 'slurm_load_node error: Unable to contact slurm "
+	    "controller (connect failure)' >&2\nexit 1\n", drain, sizeof(drain));
+	ck_assert_int_eq(harness_knobctl(&h, &out, &err, "sweep -w node[02,04] -f %s/notslurm.xml "
+	    "%s", top, drain), 3);
+	ck_assert_msg(strstr(err, "Unable to contact slurm controller") &&
+	    strstr(err, "failed; nothing drained or resumed"), "%s", err);
+	free(out);
+	free(err);
+	ck_assert_int_eq(fake_calls("scontrol-down", "update"), 0);
+}
+END_TEST
+
+/* An agent that starts the worker of a health request but cannot start the
+ * thread of one of its checks never checked its node either: it answers
+ * the whole request with an Error ("cannot start a worker for the hw
+ * check"), knob's side: "agent fail", exit 1, never drained (the stand-in
+ * scontrol is never asked to), history not counted.  Real: node01's fresh
+ * knobd in a pids cgroup with room for one more thread (pids_cap, room 1):
+ * the sweep worker starts, the first check does not (as the reviewer's
+ * prlimit --nproc did).  Before, that check was the node's "hw fail
+ * (cannot start a worker)" and node01 was drained. */
+START_TEST(test_agent_no_check_thread_not_drained)
+{
+	char drain[PATH_MAX + 32], *out = NULL;
+	const char *want = "node01: agent fail (answered with an error, not a health result: "
+	    "cannot start a worker for the hw check; knob's side";
+
+	precheck();
+	agents_up(3);
+	harness_agent_stop(&h, 0, SIGTERM);
+	ck_assert_int_eq(harness_agent_start(&h, 0), 0);	/* idle: no sweep's thread left */
+	fake_scontrol("scontrol-nocheck", "node01 node03", drain, sizeof(drain));
+	write_notslurm_xml(NULL);
+	pids_cap(h.node[0].pid, 1);
+	sweep_expect("node[01,03]", "notslurm.xml", 1, drain, want);
+	sweep_expect("node[01,03]", "notslurm.xml", 1, drain, "1 ok (node03), 1 fail (node01)");
+	ck_assert_int_eq(fake_calls("scontrol-nocheck", "update"), 0);
+	ck_assert_int_eq(ctl(&out, "sweep history node01"), 0);
+	ck_assert_msg(strstr(out, "cannot start a worker for the hw check") &&
+	    strstr(out, "=> not counted: knob's side") && !strstr(out, "hw fail"), "%s", out);
+	free(out);
+	pids_release();
+	sweep_expect("node[01,03]", "notslurm.xml", 0, drain, "2 ok (node[01,03])");
+}
+END_TEST
+
+static char frz_dir[128];
+
+/* A small ext4 file system of its own (a loop device, mounted with -o loop)
+ * on frz_dir, the probe directory of test_probe_overlap: fsfreeze stops
+ * every write to it until it is thawed, as a real file system does while a
+ * snapshot is taken. */
+static void
+frz_mount(void)
+{
+	snprintf(frz_dir, sizeof(frz_dir), "%s/frz", top);
+	ck_assert_int_eq(harness_sh("mkdir -p %s && truncate -s 256M %s/frz.img && "
+	    "mkfs.ext4 -q -F -N 150000 %s/frz.img && mount -o loop %s/frz.img %s", frz_dir, top, top, top,
+	    frz_dir), 0);
+}
+
+/* Thaw and unmount frz_dir (also after a failure: a frozen file system
+ * would hang the teardown's rm -rf). */
+static void
+frz_release(void)
+{
+	if (frz_dir[0] == '\0')
+		return;
+	harness_sh("fsfreeze -u %s 2>/dev/null; umount %s", frz_dir, frz_dir);
+	frz_dir[0] = '\0';
+}
+
+/* Threads of node i's agent in uninterruptible sleep (D): waiting for the
+ * frozen file system. */
+static long
+agent_threads_blocked(int i)
+{
+	return harness_sh_int("grep -l '^State:.D' /proc/%ld/task/*/status 2>/dev/null | wc -l",
+	    (long)h.node[i].pid);
+}
+
+/* Two sweeps overlapping with a probe: the first sweep's probe of node03
+ * waits in a frozen file system (fsfreeze: its writes block until the test
+ * thaws it, no sleep in between); a second sweep with --drain meanwhile
+ * finds that probe running within its deadline and skips its own:
+ * "skipped (another sweep's probe is running ...)", exit 0, not hung, not
+ * drained (the stand-in scontrol is never asked to).  Thawed, the first
+ * sweep's probe finishes ok.  Before, the second sweep said "probe hung"
+ * and drained a healthy node.  (test_probe_hung: past its deadline a
+ * running probe is still hung.) */
+START_TEST(test_probe_overlap)
+{
+	char drain[PATH_MAX + 32], path[PATH_MAX], want[512], *out = NULL;
+	uint64_t end;
+	pid_t bg;
+	int st;
+
+	precheck();
+	agents_up(3);
+	frz_mount();
+	ck_assert_int_eq(harness_agent_start(&h, 2), 0);	/* its mount namespace gets frz */
+	write_file("overlap.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
+	    "    <process name=\"knobd\"/>\n    <timeout check=\"20s\"/>\n"
+	    "    <probe dir=\"%s\"/>\n  </defaults>\n  <drain after=\"1\" resume=\"1\"/>\n"
+	    "</sweep>\n", frz_dir);
+	fake_scontrol("scontrol-overlap", "node03", drain, sizeof(drain));
+	ck_assert_int_eq(harness_sh("fsfreeze -f %s", frz_dir), 0);
+	snprintf(path, sizeof(path), "%s/overlap.out", top);
+	bg = harness_knobctl_bg(&h, path, NULL, "sweep -v -w node03 -f %s/overlap.xml", top);
+	ck_assert_int_gt(bg, 0);
+	end = now_mono_ns() + 20000000000ull;
+	while (agent_threads_blocked(2) < 1 && now_mono_ns() < end)
+		usleep(20000);
+	ck_assert_msg(agent_threads_blocked(2) >= 1, "node03's probe did not wait on %s", frz_dir);
+	snprintf(want, sizeof(want), "node03: probe %s skipped (another sweep's probe is running "
+	    "(started ", frz_dir);
+	sweep_expect("node03", "overlap.xml", 0, drain, want);
+	ck_assert_int_eq(fake_calls("scontrol-overlap", "update"), 0);
+	ck_assert_int_eq(harness_sh("fsfreeze -u %s", frz_dir), 0);
+	ck_assert_int_eq(waitpid(bg, &st, 0), bg);
+	ck_assert_int_eq(read_file_bounded(path, 1 << 20, &out, NULL), 0);
+	fprintf(stderr, "the first sweep, thawed:\n%s", out);
+	snprintf(want, sizeof(want), "node03: probe %s ok (seq-write ", frz_dir);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0 && strstr(out, want), "%s", out);
+	free(out);
+	frz_release();
+	ck_assert_int_eq(harness_agent_start(&h, 2), 0);	/* drops its copy of the mount */
+}
+END_TEST
+
+/* After each test, also a failed one: faketime's leftovers, the pids cap,
+ * the frozen file system. */
 static void
 case_cleanup(void)
 {
 	faketime_cleanup();
 	pids_release();
+	frz_release();
 }
 
 static Suite *
@@ -1233,6 +1436,9 @@ sweep_net_suite(void)
 	tcase_add_test(tc, test_units_verify);
 	tcase_add_test(tc, test_stdio_probe_fds);
 	tcase_add_test(tc, test_probe_hung);
+	tcase_add_test(tc, test_not_slurm_node);
+	tcase_add_test(tc, test_agent_no_check_thread_not_drained);
+	tcase_add_test(tc, test_probe_overlap);
 	suite_add_tcase(s, tc);
 	return s;
 }
