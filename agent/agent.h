@@ -28,7 +28,8 @@ struct agent_cfg {
 	int test_hooks;		/* honour test-only fields (pause points) */
 	int no_reapply;		/* do not re-apply the active profile at start-up */
 	const char *node_name;	/* override; default is the certificate's CN */
-	int stop_fd;		/* readable => shut down (knobd's signalfd); -1 none */
+	int stop_fd;		/* knobd's signalfd: SIGHUP is logged and ignored,
+				 * anything else shuts down; -1 none */
 	int max_conns;		/* authenticated controllers; 0: default 256 */
 	int max_unauth;		/* connections before authentication; 0: 64 */
 	int max_unauth_per_addr;	/* ... from one source address; 0: 8 */
@@ -53,6 +54,8 @@ struct aconn {
 	int handshaking;
 	int authed;		/* handshake done, controller role checked */
 	int got_byte;		/* the peer sent something (handshake deadline) */
+	int hello_done;		/* our ServerHello went out (its ClientHello was good) */
+	uint64_t accept_gen;	/* the listener wake-up that accepted it */
 	int overflow;		/* a reply did not fit its write queue: close */
 	uint64_t accept_ns;	/* monotonic */
 	struct conn c;
@@ -100,7 +103,14 @@ struct agent {
 	struct work_pool *pool;		/* cfg.pool or own_pool */
 	struct work_pool *own_pool;
 	uint64_t last_tick_ns;		/* subsystem ticks once a second */
-	unsigned refused, evicted;	/* unauthenticated, since the last summary */
+	/* before authentication, since the last summary (once a second):
+	 * refused over the per-address limit, dropped over the budget,
+	 * handshakes failed or abandoned (the last one's address and reason),
+	 * connections refused for want of file descriptors */
+	unsigned refused, evicted, hs_failed, nofile;
+	char hs_last[192];
+	uint64_t accept_gen;		/* listener wake-ups */
+	int session_failed;		/* --stdio: the session ended on a protocol error */
 	struct tune_state *tune;
 	struct bench_state *bench;
 	struct health_state *health;

@@ -45,6 +45,8 @@
 
 #define BENCH_MAX_PHASES	4	/* concurrent benchmark jobs per agent */
 #define BENCH_DEFAULT_LEASE_S	AGENT_LEASE_DEFAULT_S
+#define BENCH_MAX_LEASE_S	86400	/* a day: longer leases are clamped (lease_s * 1000
+					 * and the keepalive times stay in range) */
 #define BENCH_RECORDS		"bench"	/* under the state directory */
 #define STR_(x)			#x
 #define STR(x)			STR_(x)
@@ -804,8 +806,10 @@ h_phase_prepare(struct agent *a, struct aconn *c, Knob__Envelope *req)
 	/* no tuning under a running phase, and no phase under a transaction */
 	snprintf(owner, sizeof(owner), "%s (bench, connection %llu)", c->peer,
 	    (unsigned long long)c->id);
-	if (tune_lock_take(a, owner, (s->lease_s ? s->lease_s : BENCH_DEFAULT_LEASE_S) * 1000u +
-	    2000u, 0, NULL, &lock, err, sizeof(err)) < 0) {
+	lease_s = s->lease_s == 0 ? BENCH_DEFAULT_LEASE_S :
+	    s->lease_s > BENCH_MAX_LEASE_S ? BENCH_MAX_LEASE_S : s->lease_s;
+	if (tune_lock_take(a, owner, lease_s * 1000u + 2000u, 0, NULL, &lock, err,
+	    sizeof(err)) < 0) {
 		bench_params_free(&p);
 		return reply_not_ready(a, c, req->id, s->phase_id, err);
 	}
@@ -826,7 +830,7 @@ h_phase_prepare(struct agent *a, struct aconn *c, Knob__Envelope *req)
 	ph->conn_id = c->id;
 	ph->prep_id = req->id;
 	snprintf(ph->phase_id, sizeof(ph->phase_id), "%s", p.phase_id);
-	ph->lease_s = s->lease_s ? s->lease_s : BENCH_DEFAULT_LEASE_S;
+	ph->lease_s = lease_s;
 	ph->last_act_ns = now_mono_ns();
 	/* take over files a previous phase of this controller kept */
 	for (kp = &bs->kept; (k = *kp) != NULL; kp = &k->next) {

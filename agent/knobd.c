@@ -1,5 +1,8 @@
 /* knobd: the knob agent.  Parses options, sets up one agent instance and
- * runs its event loop until SIGTERM/SIGINT. */
+ * runs its event loop until SIGTERM/SIGINT.  SIGHUP goes to the same
+ * signalfd, where the loop logs that there is nothing to reload and goes
+ * on (agent/loop.c, on_stop).  --stdio exits 1 when its session ended on
+ * a protocol error. */
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>

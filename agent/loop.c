@@ -11,12 +11,23 @@
  * own budget (cfg.max_unauth, default 64; at most cfg.max_unauth_per_addr,
  * default 8, from one source address), 2 s for the first byte of the
  * ClientHello and 5 s for the whole handshake.  When the budget is full the
- * oldest unauthenticated connection makes room for the new one (one that
- * has sent nothing goes before one that is talking TLS), so a flood cannot
- * keep a controller out; authenticated controllers count against
- * cfg.max_conns only. */
+ * least advanced unauthenticated connection makes room for the new one:
+ * one that has sent nothing, then one that has sent bytes but no
+ * ClientHello we could answer, then one we sent our ServerHello to, the
+ * oldest first among equals.  Each connection gets one handshake step as
+ * soon as it is accepted (a controller's ClientHello is usually waiting
+ * already), and one accepted in the same wake-up of the listener counts
+ * as talking: so a flood of sockets that send a byte cannot push out a
+ * controller whose handshake is under way.  Failed and abandoned
+ * handshakes, refusals and evictions are logged at debug level and
+ * summarised once a second; out of file descriptors, the waiting
+ * connection is refused with a spare one (accept_refuse_one) instead of
+ * spinning on a readable listener.  Authenticated controllers count
+ * against cfg.max_conns only. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <netdb.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -29,6 +40,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -48,6 +60,9 @@ static void on_posts(void *arg);
 static void event_done(struct agent *a);
 static void on_stop(int fd, uint32_t events, void *arg);
 static void on_conn(int fd, uint32_t events, void *arg);
+static void conn_event(struct agent *a, struct aconn *c, uint32_t events);
+static void hs_failed(struct agent *a, struct aconn *c, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 int
 agent_path(const struct agent *a, char *buf, size_t len, const char *abs)
@@ -55,18 +70,23 @@ agent_path(const struct agent *a, char *buf, size_t len, const char *abs)
 	return path_under_root(buf, len, a->sysroot, abs);
 }
 
-/* A lease's keepalive idle time: probes start after half of it. */
+/* A lease's keepalive idle time: probes start after half of it (at most
+ * the kernel's 32767 s). */
 static int
 lease_idle_s(unsigned lease_s)
 {
-	return lease_s > 2 ? (int)lease_s / 2 : 1;
+	unsigned s = lease_s > 2 ? lease_s / 2 : 1;
+
+	return s > 32767 ? 32767 : (int)s;
 }
 
-/* A lease's TCP_USER_TIMEOUT: twice the lease. */
+/* A lease's TCP_USER_TIMEOUT: twice the lease (at most INT_MAX ms). */
 static unsigned
 lease_timeout_ms(unsigned lease_s)
 {
-	return 2 * lease_s * 1000;
+	uint64_t ms = 2ull * lease_s * 1000u;
+
+	return ms > INT_MAX ? INT_MAX : (unsigned)ms;
 }
 
 /* Keepalive probes and TCP_USER_TIMEOUT, so that a cut link ends the
@@ -250,6 +270,7 @@ agent_init(struct agent *a, const struct agent_cfg *cfg)
 			return -1;
 		}
 		ev_io_add(a->base, a->lfd, EPOLLIN, on_agent_fd, a);
+		fd_spare_reserve();	/* accept_conns, out of descriptors */
 		log_info("node %s listening on %s (sysroot '%s', state %s)", a->node,
 		    cfg->listen ? cfg->listen : "0.0.0.0:7420", a->sysroot, a->state_dir);
 	}
@@ -279,8 +300,9 @@ conn_interest(struct agent *a, struct aconn *c)
 static void
 conn_close(struct agent *a, struct aconn *c, const char *why)
 {
-	if (why)
-		log_info("connection %llu from %s (%s) closed: %s", (unsigned long long)c->id,
+	if (why)	/* unauthenticated ones at debug: a flood must not flood the log */
+		log_msg(c->authed ? LOG_LVL_INFO : LOG_LVL_DEBUG, 0, __FILE__, __LINE__,
+		    "connection %llu from %s (%s) closed: %s", (unsigned long long)c->id,
 		    c->addr, c->peer[0] ? c->peer : "-", why);
 	ev_io_del(a->base, c->fd);
 	if (c->out_watched)
@@ -507,22 +529,34 @@ sent_something(struct aconn *c)
 	return c->got_byte;
 }
 
-/* Which unauthenticated connection goes first when the budget is full:
- * one that has sent nothing (an idle socket) before one that is talking
- * TLS, and the oldest among equals. */
+/* How far the handshake of unauthenticated c got: 0 nothing received, 1
+ * bytes but no ClientHello answered yet (also one accepted in this wake-up
+ * of the listener: its ClientHello may be on its way), 2 our ServerHello
+ * went out.  Reaching 2 takes a well-formed ClientHello, and costs us a
+ * key exchange and a signature, so it is ranked above what costs a byte. */
 static int
-evict_before(struct aconn *x, struct aconn *y)
+hs_progress(struct agent *a, struct aconn *c)
 {
-	int sx = sent_something(x), sy = sent_something(y);
+	if (c->hello_done)
+		return 2;
+	return sent_something(c) || c->accept_gen == a->accept_gen;
+}
 
-	if (sx != sy)
-		return !sx;
+/* Which unauthenticated connection goes first when the budget is full:
+ * the least advanced handshake (hs_progress), the oldest among equals. */
+static int
+evict_before(struct agent *a, struct aconn *x, struct aconn *y)
+{
+	int px = hs_progress(a, x), py = hs_progress(a, y);
+
+	if (px != py)
+		return px < py;
 	return x->accept_ns < y->accept_ns;
 }
 
 /* Room for one more unauthenticated connection from host: 0, or -1 when
  * host already has its share (the newcomer is refused).  When the whole
- * budget is used, the oldest unauthenticated connection is closed. */
+ * budget is used, the least advanced one (evict_before) is closed. */
 static int
 unauth_room(struct agent *a, const char *host)
 {
@@ -537,7 +571,7 @@ unauth_room(struct agent *a, const char *host)
 			continue;
 		n++;
 		same += strcmp(c->host, host) == 0;
-		if (oldest == NULL || evict_before(c, oldest))
+		if (oldest == NULL || evict_before(a, c, oldest))
 			oldest = c;
 	}
 	if (same >= per) {
@@ -547,8 +581,8 @@ unauth_room(struct agent *a, const char *host)
 		return -1;
 	}
 	if (n >= max && oldest != NULL) {
-		log_debug("%u unauthenticated connections: dropping the oldest, from %s", n,
-		    oldest->addr);
+		log_debug("%u unauthenticated connections: dropping the least advanced, from %s",
+		    n, oldest->addr);
 		a->evicted++;
 		conn_close(a, oldest, NULL);
 	}
@@ -556,8 +590,9 @@ unauth_room(struct agent *a, const char *host)
 }
 
 /* Take accepted connection fd into the instance: budget, socket options,
- * its TLS handshake.  The instance owns fd.  0, or -1 (refused, closed). */
-static int
+ * its TLS state.  The instance owns fd.  The connection, or NULL (refused,
+ * closed). */
+static struct aconn *
 conn_start(struct agent *a, int fd, const struct sockaddr *sa, socklen_t sl)
 {
 	char host[64] = "?", serv[16] = "?";
@@ -568,7 +603,7 @@ conn_start(struct agent *a, int fd, const struct sockaddr *sa, socklen_t sl)
 	    NI_NUMERICHOST | NI_NUMERICSERV);
 	if (unauth_room(a, host) < 0) {
 		close(fd);
-		return -1;
+		return NULL;
 	}
 	/* set on the listener: asked of the first connection, and set on each
 	 * only if the kernel did not pass them on (six system calls saved) */
@@ -581,7 +616,7 @@ conn_start(struct agent *a, int fd, const struct sockaddr *sa, socklen_t sl)
 		log_warnx("SSL_new failed");
 		SSL_free(ssl);
 		close(fd);
-		return -1;
+		return NULL;
 	}
 	c = xcalloc(1, sizeof(*c));
 	c->a = a;
@@ -589,6 +624,7 @@ conn_start(struct agent *a, int fd, const struct sockaddr *sa, socklen_t sl)
 	c->fd = fd;
 	c->handshaking = 1;
 	c->accept_ns = c->last_rx_ns = now_mono_ns();
+	c->accept_gen = a->accept_gen;
 	snprintf(c->addr, sizeof(c->addr), "%s:%s", host, serv);
 	snprintf(c->host, sizeof(c->host), "%s", host);
 	conn_init(&c->c, fd, fd, ssl);
@@ -598,40 +634,80 @@ conn_start(struct agent *a, int fd, const struct sockaddr *sa, socklen_t sl)
 	a->conns = c;
 	ev_io_add(a->base, fd, EPOLLIN, on_conn, c);
 	log_debug("connection %llu from %s", (unsigned long long)c->id, c->addr);
-	return 0;
+	return c;
+}
+
+/* A connection just accepted: its first handshake step at once when its
+ * peer has sent something (the ClientHello of a controller is there
+ * before a flood's later accepts could push it out), as if it had been
+ * reported readable: a handshake that completes in that step (the peer
+ * answered meanwhile) goes on to read what came with it. */
+static void
+conn_first_step(struct agent *a, struct aconn *c)
+{
+	if (sent_something(c))
+		conn_event(a, c, EPOLLIN);	/* may close c */
 }
 
 /* Accept pending connections (at most ACCEPT_BATCH per wake-up, so that
  * a flood of connects cannot starve the handshakes and requests already
- * accepted; the listener stays readable) and start their TLS handshakes. */
+ * accepted; the listener stays readable) and start their TLS handshakes.
+ * Out of descriptors, the waiting ones are refused (counted in the
+ * summary) rather than left to keep the listener readable. */
 static void
 accept_conns(struct agent *a)
 {
+	a->accept_gen++;
 	for (int batch = 0; batch < ACCEPT_BATCH; batch++) {
 		struct sockaddr_storage ss;
 		socklen_t sl = sizeof(ss);
+		struct aconn *c;
 		int fd;
 
 		fd = accept4(a->lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0 && (errno == EMFILE || errno == ENFILE) && accept_refuse_one(a->lfd)) {
+			a->nofile++;
+			continue;
+		}
 		if (fd < 0) {
 			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
 				log_warn("accept");
 			return;
 		}
-		conn_start(a, fd, (struct sockaddr *)&ss, sl);
+		if ((c = conn_start(a, fd, (struct sockaddr *)&ss, sl)) != NULL)
+			conn_first_step(a, c);
 	}
 }
 
 int
 agent_adopt(struct agent *a, int fd, const struct sockaddr *sa, socklen_t salen)
 {
-	int rc;
+	struct aconn *c;
 
 	log_set_instance(a->node);
-	if ((rc = conn_start(a, fd, sa, salen)) == 0)
-		a->conns->got_byte = 1;	/* its ClientHello is waiting */
+	if ((c = conn_start(a, fd, sa, salen)) != NULL) {
+		c->got_byte = 1;	/* its ClientHello is waiting */
+		conn_first_step(a, c);
+	}
 	event_done(a);
-	return rc;
+	return c != NULL ? 0 : -1;
+}
+
+/* A handshake of c failed or was abandoned: logged at debug level, counted
+ * for the summary with the last one's reason (a flood of them must not
+ * flood the log). */
+static void
+hs_failed(struct agent *a, struct aconn *c, const char *fmt, ...)
+{
+	char why[160];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	log_debug("%s: %s", c->addr, why);
+	a->hs_failed++;
+	snprintf(a->hs_last, sizeof(a->hs_last), "%s: %s", c->addr, why);
 }
 
 /* Authenticated controllers have their own cap: 0, or -1 when full. */
@@ -658,15 +734,16 @@ conn_handshake(struct agent *a, struct aconn *c)
 		e = SSL_get_error(c->c.ssl, r);
 		if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
 			c->c.ssl_want_write = (e == SSL_ERROR_WANT_WRITE);
+			c->hello_done |= BIO_number_written(SSL_get_wbio(c->c.ssl)) > 0;
 			conn_interest(a, c);
 			return 0;
 		}
 		tls_errstr(err, sizeof(err));
 		if (SSL_get_verify_result(c->c.ssl) != X509_V_OK)
-			log_warnx("TLS handshake with %s failed: peer certificate: %s", c->addr,
+			hs_failed(a, c, "TLS handshake failed: peer certificate: %s",
 			    X509_verify_cert_error_string(SSL_get_verify_result(c->c.ssl)));
 		else
-			log_warnx("TLS handshake with %s failed: %s", c->addr, err);
+			hs_failed(a, c, "TLS handshake failed: %s", err);
 		conn_linger(a, c, "handshake failed");
 		return -1;
 	}
@@ -714,9 +791,11 @@ conn_input(struct agent *a, struct aconn *c)
 		if (r == 0)
 			break;
 		if (r < 0) {
-			if (!c->c.peer_closed)
+			if (!c->c.peer_closed) {
 				log_warnx("%s (%s): %s; closing", c->addr,
 				    c->peer[0] ? c->peer : "-", c->c.err);
+				a->session_failed |= c->stdio;
+			}
 			conn_close(a, c, c->c.err);
 			return;
 		}
@@ -736,7 +815,8 @@ conn_input(struct agent *a, struct aconn *c)
 			conn_close(a, c, c->c.err);
 			return;
 		}
-		if (r < 0) {
+		if (r < 0) {	/* a message the agent does not take */
+			a->session_failed |= c->stdio;
 			c->closing = 1;
 			conn_kick(a, c);
 			return;
@@ -756,7 +836,8 @@ conn_event(struct agent *a, struct aconn *c, uint32_t events)
 	if (c->handshaking) {
 		c->got_byte |= (events & EPOLLIN) != 0;
 		if (events & (EPOLLERR | EPOLLHUP)) {
-			conn_close(a, c, "hang-up during handshake");
+			hs_failed(a, c, "hang-up during handshake");
+			conn_close(a, c, NULL);
 			return;
 		}
 		if (conn_handshake(a, c) < 0 || c->handshaking)
@@ -798,7 +879,7 @@ conn_deadlines(struct agent *a, uint64_t now)
 			    (unsigned long long)(first / 1000000000ull));
 			conn_close(a, c, NULL);
 		} else if (c->handshaking && now - c->accept_ns > all) {
-			log_warnx("%s: TLS handshake not done in %llu s; closing", c->addr,
+			hs_failed(a, c, "TLS handshake not done in %llu s; closing",
 			    (unsigned long long)(all / 1000000000ull));
 			conn_close(a, c, NULL);
 		} else if (c->draining && now - c->last_rx_ns > 2000000000ull)
@@ -806,8 +887,28 @@ conn_deadlines(struct agent *a, uint64_t now)
 	}
 }
 
-/* The timer: deadlines every TICK_NS; once a second the refusal summary
- * and the subsystems' ticks. */
+/* Has anything happened before authentication since the last summary? */
+static int
+unauth_news(const struct agent *a)
+{
+	return a->refused || a->evicted || a->hs_failed || a->nofile;
+}
+
+/* Once a second: what happened before authentication, in one line. */
+static void
+unauth_summary(struct agent *a)
+{
+	if (unauth_news(a))
+		log_warnx("before authentication: refused %u connection(s) over the per-address "
+		    "limit and %u out of file descriptors, dropped %u over the budget (least "
+		    "advanced first), %u handshake(s) failed or abandoned%s%s", a->refused,
+		    a->nofile, a->evicted, a->hs_failed, a->hs_failed ? "; the last: " : "",
+		    a->hs_failed ? a->hs_last : "");
+	a->refused = a->evicted = a->hs_failed = a->nofile = 0;
+}
+
+/* The timer: deadlines every TICK_NS; once a second the summary of what
+ * happened before authentication and the subsystems' ticks. */
 static void
 on_timer(void *arg)
 {
@@ -818,11 +919,7 @@ on_timer(void *arg)
 	conn_deadlines(a, now);
 	if (now - a->last_tick_ns >= SUBSYS_TICK_NS) {
 		a->last_tick_ns = now;
-		if (a->refused || a->evicted)
-			log_warnx("before authentication: refused %u connection(s) over the "
-			    "per-address limit, dropped %u oldest over the budget", a->refused,
-			    a->evicted);
-		a->refused = a->evicted = 0;
+		unauth_summary(a);
 		agent_subsys_tick(a);
 	}
 	agent_timer_update(a);
@@ -838,7 +935,7 @@ agent_timer_update(struct agent *a)
 		return;
 	if (conns_need_timer(a))
 		after = TICK_NS;
-	else if (a->refused || a->evicted || agent_subsys_wants_tick(a)) {
+	else if (unauth_news(a) || agent_subsys_wants_tick(a)) {
 		now = now_mono_ns();
 		after = now - a->last_tick_ns >= SUBSYS_TICK_NS ? 0 :
 		    SUBSYS_TICK_NS - (now - a->last_tick_ns);
@@ -882,18 +979,26 @@ on_posts(void *arg)
 	event_done(a);
 }
 
-/* knobd's signalfd (cfg.stop_fd). */
+/* knobd's signalfd (cfg.stop_fd): SIGHUP is logged and ignored (the agent
+ * has nothing to reload: a HUP sent out of habit must not leave it down
+ * with exit status 0, which Restart=on-failure does not restart); any
+ * other signal shuts down. */
 static void
 on_stop(int fd, uint32_t events, void *arg)
 {
 	struct agent *a = arg;
+	struct signalfd_siginfo si;
 
-	(void)fd;
 	(void)events;
 	log_set_instance(a->node);
-	log_info("shutting down");
+	if (read(fd, &si, sizeof(si)) == (ssize_t)sizeof(si) && si.ssi_signo == SIGHUP)
+		log_info("SIGHUP: nothing to reload (certificates and settings are read at "
+		    "start-up; restart knobd to change them); going on");
+	else {
+		log_info("shutting down");
+		a->stop = 1;
+	}
 	log_set_instance(NULL);
-	a->stop = 1;
 }
 
 /* An event on a connection. */
@@ -934,7 +1039,8 @@ on_stdout(int fd, uint32_t events, void *arg)
 }
 
 /* Serve one plaintext session on stdin/stdout (for SSH exec channels); the
- * loop ends with the session. */
+ * loop ends with the session.  -1 when it ended on a protocol error (a
+ * malformed frame, a message the agent does not take). */
 int
 agent_run_stdio(struct agent *a)
 {
@@ -972,6 +1078,8 @@ agent_run_stdio(struct agent *a)
 		(void)fcntl(1, F_SETFL, ofl);
 	if (ifl >= 0)	/* last: fd 0 and fd 1 may share their flags */
 		(void)fcntl(0, F_SETFL, ifl);
+	if (a->session_failed)
+		return -1;
 	return a->stop || a->conns == NULL ? 0 : -1;
 }
 

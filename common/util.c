@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <ctype.h>
+#include <pthread.h>
 #include <time.h>
 #include <unistd.h>
 #include <netinet/in.h>
@@ -594,4 +595,34 @@ raise_nofile(size_t want)
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
+}
+
+static pthread_mutex_t spare_mu = PTHREAD_MUTEX_INITIALIZER;
+static int spare_fd = -1;	/* fd_spare_reserve's, for accept_refuse_one */
+
+void
+fd_spare_reserve(void)
+{
+	pthread_mutex_lock(&spare_mu);
+	if (spare_fd < 0)
+		spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	pthread_mutex_unlock(&spare_mu);
+}
+
+int
+accept_refuse_one(int lfd)
+{
+	int c, rc = 0;
+
+	pthread_mutex_lock(&spare_mu);
+	if (spare_fd >= 0) {
+		close(spare_fd);
+		if ((c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) >= 0) {
+			close(c);
+			rc = 1;
+		}
+		spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	}
+	pthread_mutex_unlock(&spare_mu);
+	return rc;
 }

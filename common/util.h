@@ -100,5 +100,14 @@ int sock_keepalive(int fd, int idle, int intvl, int cnt);
 /* Raise the soft open-file limit to the hard one when it is below
  * want + 64 descriptors (want 0: always). */
 void raise_nofile(size_t want);
+/* Keep one descriptor (/dev/null) in reserve, once per process, for
+ * accept_refuse_one; call it before serving. */
+void fd_spare_reserve(void);
+/* accept(2) on listener lfd failed with EMFILE or ENFILE: the waiting
+ * connection would keep a level-triggered listener readable and its loop
+ * spinning.  Take that connection with the spare descriptor, close it and
+ * take the spare back.  1 when one was refused; 0 when none was waiting
+ * or there is no spare.  Thread-safe. */
+int accept_refuse_one(int lfd);
 
 #endif

@@ -100,6 +100,8 @@ struct mux_chan {
 	int state;
 	int closing;		/* the last answer is queued: close when written */
 	uint64_t t_accept;	/* monotonic */
+	char hdr[MUX_LINE];	/* CH_HEADER: the first line so far */
+	size_t hlen;
 	struct mux_chan *fnext, *fprev;	/* in m->fresh until its first line */
 	struct mux_chan *cnext, *cprev;	/* in m->chans */
 	struct mux_node **tab;	/* CH_NODES: MUX_NODE_BUCKETS chains by id */
@@ -151,7 +153,6 @@ struct mux {
 	double persist;		/* 0: no idle exit */
 	int stop;
 	int stale;		/* stopped on a trust change: exit 1 */
-	int spare;		/* kept to refuse a channel when out of descriptors */
 	char trust[65];		/* ctl_trust_id when we started */
 	uid_t uid;		/* ours: the only peers served */
 	size_t nchan, nlinks, nnodes, nasked;
@@ -496,13 +497,15 @@ chan_header(struct mux_chan *ch, char *line)
 	}
 }
 
-/* Read ch's first line, and not a byte past it (a command's messages
- * follow it at once). */
+/* Read ch's first line into ch->hdr, and not a byte past it (a command's
+ * messages follow it at once).  A part without its newline is taken out
+ * of the socket too: left there, it would keep the socket readable and
+ * the loop spinning until the rest came. */
 static void
 chan_read_header(struct mux_chan *ch)
 {
-	char line[MUX_LINE], *nl;
-	ssize_t r = recv(ch->fd, line, sizeof(line) - 1, MSG_PEEK);
+	char *buf = ch->hdr + ch->hlen, *nl;
+	ssize_t r = recv(ch->fd, buf, sizeof(ch->hdr) - 1 - ch->hlen, MSG_PEEK), n;
 
 	if (r < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
@@ -510,19 +513,21 @@ chan_read_header(struct mux_chan *ch)
 		chan_free(ch);
 		return;
 	}
-	line[r] = '\0';
-	if ((nl = strchr(line, '\n')) == NULL) {
-		if (r == (ssize_t)sizeof(line) - 1)
-			chan_free(ch);
-		return;		/* the rest of the line is on its way */
-	}
-	if (read(ch->fd, line, (size_t)(nl - line + 1)) != nl - line + 1) {
+	nl = memchr(buf, '\n', (size_t)r);
+	n = nl ? nl - buf + 1 : r;
+	if (read(ch->fd, buf, (size_t)n) != n) {
 		chan_free(ch);
 		return;
 	}
+	ch->hlen += (size_t)n;
+	if (nl == NULL) {
+		if (ch->hlen == sizeof(ch->hdr) - 1)
+			chan_free(ch);	/* too long for a first line */
+		return;		/* the rest of the line is on its way */
+	}
 	*nl = '\0';
 	fresh_remove(ch);
-	chan_header(ch, line);
+	chan_header(ch, ch->hdr);
 }
 
 /* Give mn an idle link to its node if there is one that is still up.
@@ -1142,20 +1147,14 @@ fresh_add(struct mux *m, struct mux_chan *ch)
 		ev_timer_set(m->ev, &m->sweep_t, MUX_HEADER_NS, sweep_silent, m);
 }
 
-/* Out of descriptors: the waiting connection would keep the listener
- * readable, and the loop spinning.  Take it with the spare descriptor and
- * close it: that knobctl sees the holder go and dials the nodes itself. */
+/* Out of descriptors: refuse the waiting connection (accept_refuse_one),
+ * so that it does not keep the loop spinning: that knobctl sees the holder
+ * go and dials the nodes itself. */
 static void
 refuse_one(struct mux *m, int lfd)
 {
-	int c;
-
-	if (m->spare < 0)
+	if (accept_refuse_one(lfd) <= 0)
 		return;
-	close(m->spare);
-	if ((c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) >= 0)
-		close(c);
-	m->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	log_warnx("mux: out of file descriptors (%d links, %zu channels): refused a command; "
 	    "it dials the nodes itself", (int)m->nlinks, m->nchan);
 }
@@ -1271,8 +1270,6 @@ mux_close_all(struct mux *m)
 		unlink(m->path);
 	if (m->lfd >= 0)
 		close(m->lfd);
-	if (m->spare >= 0)
-		close(m->spare);
 	if (m->sfd >= 0)
 		close(m->sfd);
 	if (m->dial_efd >= 0)
@@ -1331,7 +1328,7 @@ mux_serve(struct mux *m)
 		m->dial_efd = -1;
 	}
 	idle_arm(m);
-	m->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	fd_spare_reserve();	/* to refuse a channel when out of descriptors */
 	fprintf(stderr, "knobctl mux: holding connections on %s\n", m->path);
 	while (!m->stop && ev_run_once(m->ev, -1) == 0) {
 		flush_dirty(m);
@@ -1368,7 +1365,6 @@ cmd_mux(struct ctl *ctl, int argc, char **argv)
 	m->ctl = ctl;
 	m->persist = 600;
 	m->sfd = -1;
-	m->spare = -1;
 	m->dial_efd = -1;
 	m->uid = geteuid();
 	while ((ch = opt_next(ctl, argc, argv)) != -1) {

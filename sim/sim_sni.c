@@ -51,6 +51,8 @@ struct sim_sni {
 	unsigned npend;
 	struct ev_timer timer;
 	unsigned long unknown;		/* refused names, for the log */
+	unsigned long nofile;		/* refused out of descriptors, not yet logged */
+	uint64_t nofile_log_ns;		/* when they were last logged (once a second) */
 };
 
 /* What the client-hello callback found. */
@@ -232,6 +234,25 @@ on_sni_timer(void *arg)
 		ev_timer_set(f->base, &f->timer, SNI_TICK_NS, on_sni_timer, f);
 }
 
+/* accept(2) failed with EMFILE or ENFILE: refuse the waiting connection
+ * (accept_refuse_one) so that the listener does not stay readable, and
+ * say so at most once a second.  1 when one was refused. */
+static int
+sni_refuse_nofile(struct sim_sni *f)
+{
+	uint64_t now = now_mono_ns();
+
+	if (!accept_refuse_one(f->lfd))
+		return 0;
+	f->nofile++;
+	if (now - f->nofile_log_ns >= 1000000000ull) {
+		log_warnx("SNI: out of file descriptors: refused %lu connection(s)", f->nofile);
+		f->nofile = 0;
+		f->nofile_log_ns = now;
+	}
+	return 1;
+}
+
 /* New connections on the shared listener: wait for their ClientHellos
  * (edge-triggered: the peeked bytes stay readable until the agent reads). */
 static void
@@ -245,6 +266,10 @@ on_sni_listen(int lfd, uint32_t events, void *arg)
 
 		p->sl = sizeof(p->ss);
 		p->fd = accept4(lfd, (struct sockaddr *)&p->ss, &p->sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (p->fd < 0 && (errno == EMFILE || errno == ENFILE) && sni_refuse_nofile(f)) {
+			free(p);
+			continue;
+		}
 		if (p->fd < 0) {
 			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
 				log_warn("accept");
@@ -291,6 +316,7 @@ sim_sni_new(struct ev_base *base, const char *listen, unsigned deadline_s,
 	SSL_CTX_set_client_hello_cb(f->peek_ctx, sni_hello_cb, NULL);
 	if ((f->lfd = agent_listen(listen, err, errlen)) < 0)
 		goto fail;
+	fd_spare_reserve();	/* sni_refuse_nofile */
 	if (ev_io_add(base, f->lfd, EPOLLIN, on_sni_listen, f) < 0) {
 		snprintf(err, errlen, "SNI: epoll: %s", strerror(errno));
 		close(f->lfd);

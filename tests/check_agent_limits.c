@@ -4,6 +4,8 @@
  * buffers cannot fit in the node's memory is refused by the agent with
  * the reason; the same agent then runs a normal phase and answers ping. */
 #include <check.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +84,71 @@ START_TEST(absurd_md_write_refused)
 }
 END_TEST
 
+/* SIGHUP, sent out of the habit of reloading, used to stop knobd with exit
+ * status 0, which Restart=on-failure leaves down.  The agent says there is
+ * nothing to reload and goes on serving. */
+START_TEST(sighup_keeps_serving)
+{
+	ck_assert_msg(harness_start(&h, 1, 1) == 0, "harness start failed");
+	ck_assert_int_eq(kill(h.node[0].pid, SIGHUP), 0);
+	ck_assert_int_eq(harness_wait_log(&h, 0, "SIGHUP: nothing to reload", 10), 0);
+	ck_assert_int_eq(harness_knobctl(&h, NULL, NULL, "ping -w node01"), 0);
+	ck_assert(!cu_pid_gone(h.node[0].pid));
+	ck_assert(!harness_log_has(&h, 0, "shutting down"));
+}
+END_TEST
+
+/* knobd --stdio fed text (data, then end of input); its exit status. */
+static int
+stdio_session(const char *data, size_t len)
+{
+	int in[2], out[2];
+	pid_t pid;
+	char buf[4096];
+
+	ck_assert_int_eq(pipe2(in, O_CLOEXEC), 0);	/* knobd holds no end of ours */
+	ck_assert_int_eq(pipe2(out, O_CLOEXEC), 0);
+	pid = cu_knobd_stdio(h.bin, h.node[0].state_dir, in[0], out[1]);
+	ck_assert_int_eq(write(in[1], data, len), (ssize_t)len);
+	close(in[1]);
+	while (read(out[0], buf, sizeof(buf)) > 0)
+		;
+	close(out[0]);
+	return cu_reap(pid);
+}
+
+/* A --stdio session dropped for a malformed frame (a length over the
+ * limit) used to end with exit status 0, as a clean one does; now 1.
+ * End of input at once is still a clean end (0). */
+START_TEST(stdio_protocol_error_exit_status)
+{
+	static const char bad[] = "\xff\xff\xff\xffxxxx";
+
+	ck_assert_msg(harness_start(&h, 1, 0) == 0, "harness start failed");
+	ck_assert_int_eq(stdio_session(bad, sizeof(bad) - 1), 1);
+	ck_assert_int_eq(stdio_session("", 0), 0);
+}
+END_TEST
+
+/* A lease of 4294967 s (lease_s * 1000 wraps 32 bits; twice that in ms is
+ * no TCP_USER_TIMEOUT, half of it no TCP_KEEPIDLE) is clamped to a day:
+ * the phase runs, and the agent sets its socket options without a
+ * complaint. */
+START_TEST(huge_lease_clamped)
+{
+	char data[PATH_MAX];
+
+	ck_assert_msg(harness_start(&h, 1, 1) == 0, "harness start failed");
+	snprintf(data, sizeof(data), "%s/data", h.tmp);
+	ck_assert_int_eq(mkdir(data, 0755), 0);
+	ck_assert_int_eq(harness_knobctl(&h, NULL, NULL, "bench seq-write -w node01 --dir %s "
+	    "--threads 1 --bs 64k --size 1m --lease 4294967", data), 0);
+	ck_assert_msg(!harness_log_has(&h, 0, "keepalive/TCP_USER_TIMEOUT"),
+	    "the agent could not set the lease's socket options");
+	ck_assert_int_eq(harness_knobctl(&h, NULL, NULL, "ping -w node01"), 0);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -90,6 +157,9 @@ main(void)
 
 	tcase_add_test(tc, absurd_queue_refused);
 	tcase_add_test(tc, absurd_md_write_refused);
+	tcase_add_test(tc, sighup_keeps_serving);
+	tcase_add_test(tc, stdio_protocol_error_exit_status);
+	tcase_add_test(tc, huge_lease_clamped);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }

@@ -47,6 +47,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <linux/sockios.h>
 
 #include "ca.h"
 #include "harness.h"
@@ -1077,6 +1078,50 @@ START_TEST(persist_and_exit_status)
 }
 END_TEST
 
+/* Has the peer of unix socket *(int *)arg read all we sent (SIOCOUTQ)? */
+static int
+sent_all_read(void *arg)
+{
+	int n = -1;
+
+	return ioctl(*(int *)arg, SIOCOUTQ, &n) == 0 && n == 0;
+}
+
+/* The holder's CPU time so far (user + system, clock ticks). */
+#define MUX_TICKS() harness_sh_int("awk '{print $14 + $15}' /proc/%d/stat", (int)mux_pid)
+
+/* A first line that comes in parts: the holder used to peek at it and
+ * find no newline, again and again while the part stayed readable (199
+ * ticks in 2 s).  A channel that says "cha" and no more costs the holder
+ * no CPU until its sweep closes it (10 s); one that says "sta", which the
+ * holder takes in, then "tus\n", gets its status line. */
+START_TEST(partial_first_line)
+{
+	char line[MUX_LINE];
+	long t0, ticks;
+	double secs;
+	int fd = mux_dial(), fd2;
+
+	ck_assert_int_eq(write(fd, "cha", 3), 3);
+	t0 = MUX_TICKS();
+	secs = cu_wait(at_eof, &fd, 20);
+	ticks = MUX_TICKS() - t0;
+	printf("partial first line: closed after %.1f s; the holder used %ld ticks meanwhile\n",
+	    secs, ticks);
+	ck_assert_msg(secs >= 0, "the channel was never closed");
+	ck_assert_msg(ticks < sysconf(_SC_CLK_TCK), "the holder used %ld ticks in %.1f s", ticks,
+	    secs);
+	close(fd);
+	fd2 = mux_dial();
+	ck_assert_int_eq(write(fd2, "sta", 3), 3);
+	ck_assert_msg(cu_wait(sent_all_read, &fd2, 10) >= 0, "the holder left \"sta\" unread");
+	ck_assert_int_eq(write(fd2, "tus\n", 4), 4);
+	ck_assert_int_eq(read_all_line(fd2, line, sizeof(line)), 0);
+	ck_assert_msg(strncmp(line, "links ", 6) == 0, "%s", line);
+	close(fd2);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -1103,6 +1148,7 @@ main(void)
 	tcase_add_test(tc, knobctl_side);
 	tcase_add_test(tc, hung_holder_bounded);
 	tcase_add_test(tc, holder_of_another_uid);
+	tcase_add_test(tc, partial_first_line);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }

@@ -560,6 +560,31 @@ START_TEST(test_fini_deadline)
 }
 END_TEST
 
+/* A server name that carries a newline and a journald priority prefix
+ * ("evil\n<0>knob-sim: FORGED LINE") used to reach knob-sim's log as a
+ * line of its own at priority 0.  It is refused, and logged escaped on
+ * the refusal's own line. */
+START_TEST(test_sni_name_escaped)
+{
+	char dir[128], args[128], log[PATH_MAX], *txt;
+	unsigned port = 18900 + (unsigned)getpid() % 100;
+	pid_t sim;
+
+	snprintf(args, sizeof(args), "--sni --base " SNI_BASE " --port %u", port);
+	sim = sim_start(dir, sizeof(dir), args);
+	ck_assert_int_ne(cu_sh_out(&txt, "openssl s_client -connect " SNI_BASE ":%u -servername "
+	    "\"$(printf 'evil\\n<0>knob-sim: FORGED LINE')\" </dev/null", port), 0);
+	free(txt);
+	snprintf(log, sizeof(log), "%s/sim.log", dir);
+	txt = cu_slurp(log);
+	ck_assert_msg(strstr(txt, "SNI: no simulated node named 'evil\\x0a<0>knob-sim: FORGED "
+	    "LINE'; refused\n") != NULL, "%s", txt);
+	ck_assert_msg(strstr(txt, "\n<0>") == NULL, "a forged line: %s", txt);
+	free(txt);
+	sim_stop(sim, dir);
+}
+END_TEST
+
 /* The pool test's namespaces and knobd go even when it fails. */
 static void
 pool_teardown(void)
@@ -587,6 +612,9 @@ sim_suite(void)
 	suite_add_tcase(s, sni);
 	tcase_add_test(fini, test_fini_deadline);
 	suite_add_tcase(s, fini);
+	sni = cu_tcase("sni_log", NULL, NULL, 240);
+	tcase_add_test(sni, test_sni_name_escaped);
+	suite_add_tcase(s, sni);
 	return s;
 }
 
