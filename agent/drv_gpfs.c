@@ -132,9 +132,10 @@ gpfs_write(struct agent *a, const Knob__Setting *s, const char *target, const ch
 
 	if (mmfs_cmd(a, "mmchconfig", chc, sizeof(chc)) < 0)
 		return -ENAMETOOLONG;
-	/* in the unit the admin wrote ("16G"), when that is what is set */
+	/* in the unit the admin wrote ("16G"), when that is what is set; a
+	 * "0x" number as its decimal */
 	if (tune_norm_default(s, s->value, n1, sizeof(n1), m, sizeof(m)) == 0 &&
-	    strcmp(n1, value) == 0)
+	    strcmp(n1, value) == 0 && strcasestr(s->value, "0x") == NULL)
 		value = s->value;
 	snprintf(kv, sizeof(kv), "%s=%s", target, value);
 	rc = tune_run_cmd(argv, tune_cmd_timeout(a), NULL, 0, err, sizeof(err));

@@ -505,60 +505,153 @@ boot_refused(struct agent *a, struct item *it)
 		    it->s->driver, it->target, *it->s->attr ? " " : "", it->s->attr, it->msg);
 }
 
-/* Step 1: validate each setting, resolve its targets and read their
- * current values.  Items that cannot go on get FAILED, UNSUPPORTED or
- * PROTECTED. */
+/* One setting of the request into p: FAILED or UNSUPPORTED when it cannot
+ * go on, else one item per target it resolves to (a glob's device that
+ * protect() refuses: PROTECTED).  Nothing is read yet. */
+static void
+plan_setting(struct agent *a, const Knob__Setting *s, struct plan *p)
+{
+	const struct tune_driver *d = tune_driver_find(s->driver);
+	char msg[TUNE_MSG_MAX] = "", wanted[RAW_MAX];
+	struct strvec targets = { 0 };
+	struct item *it;
+	int rc;
+
+	if (d == NULL) {
+		it = plan_add(p, s, NULL);
+		snprintf(msg, sizeof(msg), "unknown driver '%s'", s->driver);
+		set_state(it, KNOB__KEY_STATE__KEY_FAILED, EINVAL, msg);
+		return;
+	}
+	if (setting_validate(s->driver, s->key, s->attr, s->match, s->value, msg,
+	    sizeof(msg)) < 0 ||
+	    d->normalise(s, s->value, wanted, sizeof(wanted), msg, sizeof(msg)) < 0) {
+		it = plan_add(p, s, d);
+		set_state(it, KNOB__KEY_STATE__KEY_FAILED, EINVAL, msg);
+		return;
+	}
+	rc = d->resolve(a, s, &targets, msg, sizeof(msg));
+	if (rc < 0 || targets.n == 0) {
+		it = plan_add(p, s, d);
+		it->wanted = xstrdup(wanted);
+		set_state(it, rc < 0 ? KNOB__KEY_STATE__KEY_FAILED :
+		    KNOB__KEY_STATE__KEY_UNSUPPORTED, rc,
+		    rc < 0 ? msg : "nothing on this node matches");
+	}
+	for (size_t k = 0; rc >= 0 && k < targets.n; k++) {
+		it = plan_add(p, s, d);
+		it->target = xstrdup(targets.v[k]);
+		it->wanted = xstrdup(wanted);
+		msg[0] = '\0';
+		if (d->protect && tune_is_glob(s->key) &&
+		    d->protect(a, s, it->target, msg, sizeof(msg)))
+			set_state(it, KNOB__KEY_STATE__KEY_PROTECTED, 0, msg);
+	}
+	strvec_free(&targets);
+}
+
+/* strcmp-like order of two items' (driver, target, attr). */
+static int
+slot_cmp(const struct item *a, const struct item *b)
+{
+	int c;
+
+	if ((c = strcmp(a->s->driver, b->s->driver)) != 0 ||
+	    (c = target_cmp(a->s->driver, a->target, b->target)) != 0)
+		return c;
+	return strcmp(a->s->attr, b->s->attr);
+}
+
+/* qsort: items by (driver, target, attr), then by their place in the plan. */
+static int
+item_target_cmp(const void *x, const void *y)
+{
+	const struct item *a = *(const struct item *const *)x, *b = *(const struct item *const *)y;
+	int c = slot_cmp(a, b);
+
+	return c != 0 ? c : a < b ? -1 : a > b;
+}
+
+/* Of two items of one target, does w's key win over l's: an exact key
+ * over a glob, else the later in the request (a child's over what it
+ * inherits)? */
+static int
+key_wins(const struct item *w, const struct item *l)
+{
+	int gw = tune_is_glob(w->s->key), gl = tune_is_glob(l->s->key);
+
+	return gw != gl ? !gw : w > l;
+}
+
+/* Say in w's message that l's key, which also names w's target, is not
+ * applied there. */
+static void
+note_overridden(struct item *w, const struct item *l)
+{
+	char m[TUNE_MSG_MAX];
+	int had = w->msg != NULL && *w->msg;
+
+	snprintf(m, sizeof(m), "%s%sinstead of %s=%s: %s", had ? w->msg : "", had ? "; " : "",
+	    l->s->key, l->s->value, tune_is_glob(l->s->key) && !tune_is_glob(w->s->key) ?
+	    "an exact key wins over a glob" : "the later key in the profile wins");
+	set_msg(w, w->err, m);
+}
+
+/* One item per (driver, target, attr).  Keys of a request that name the
+ * same target (a glob and an exact key, overlapping globs, vm.dirty_ratio
+ * and vm/dirty_ratio) would fight over it in the write passes and fail
+ * the apply: the winner (key_wins) keeps the target, the others are
+ * dropped for it, named in the winner's message (note_overridden). */
+static void
+plan_one_per_target(struct plan *p)
+{
+	struct item **v = xcalloc(p->n ? p->n : 1, sizeof(*v));
+	char *drop = xcalloc(p->n ? p->n : 1, 1);
+	size_t nv = 0, w = 0;
+
+	for (size_t i = 0; i < p->n; i++)
+		if (p->v[i].target != NULL)
+			v[nv++] = &p->v[i];
+	qsort(v, nv, sizeof(*v), item_target_cmp);
+	for (size_t g = 0, e, best; g < nv; g = e) {
+		for (best = g, e = g + 1; e < nv && slot_cmp(v[g], v[e]) == 0; e++)
+			best = key_wins(v[e], v[best]) ? e : best;
+		for (size_t k = g; k < e; k++)
+			if (k != best) {
+				note_overridden(v[best], v[k]);
+				drop[v[k] - p->v] = 1;
+			}
+	}
+	for (size_t i = 0; i < p->n; i++)
+		if (!drop[i])
+			p->v[w++] = p->v[i];
+		else {	/* not read yet: only these are set */
+			free(p->v[i].target);
+			free(p->v[i].wanted);
+			free(p->v[i].msg);
+		}
+	p->n = w;
+	free(drop);
+	free(v);
+}
+
+/* Step 1: validate each setting, resolve its targets, keep one key per
+ * target and read their current values.  Items that cannot go on get
+ * FAILED, UNSUPPORTED or PROTECTED. */
 static void
 plan_build(struct agent *a, Knob__Setting **settings, size_t n, struct plan *p)
 {
-	char msg[TUNE_MSG_MAX], wanted[RAW_MAX];
+	for (size_t i = 0; i < n; i++)
+		plan_setting(a, settings[i], p);
+	plan_one_per_target(p);
+	for (size_t i = 0; i < p->n; i++) {
+		struct item *it = &p->v[i];
 
-	for (size_t i = 0; i < n; i++) {
-		const Knob__Setting *s = settings[i];
-		const struct tune_driver *d = tune_driver_find(s->driver);
-		struct strvec targets = { 0 };
-		struct item *it;
-		int rc;
-
-		msg[0] = '\0';
-		if (d == NULL) {
-			it = plan_add(p, s, NULL);
-			snprintf(msg, sizeof(msg), "unknown driver '%s'", s->driver);
-			set_state(it, KNOB__KEY_STATE__KEY_FAILED, EINVAL, msg);
+		if (it->target == NULL || !item_pending(it))
 			continue;
-		}
-		if (setting_validate(s->driver, s->key, s->attr, s->match, s->value, msg,
-		    sizeof(msg)) < 0 ||
-		    d->normalise(s, s->value, wanted, sizeof(wanted), msg, sizeof(msg)) < 0) {
-			it = plan_add(p, s, d);
-			set_state(it, KNOB__KEY_STATE__KEY_FAILED, EINVAL, msg);
-			continue;
-		}
-		rc = d->resolve(a, s, &targets, msg, sizeof(msg));
-		if (rc < 0 || targets.n == 0) {
-			it = plan_add(p, s, d);
-			it->wanted = xstrdup(wanted);
-			set_state(it, rc < 0 ? KNOB__KEY_STATE__KEY_FAILED :
-			    KNOB__KEY_STATE__KEY_UNSUPPORTED, rc,
-			    rc < 0 ? msg : "nothing on this node matches");
-			strvec_free(&targets);
-			continue;
-		}
-		for (size_t k = 0; k < targets.n; k++) {
-			it = plan_add(p, s, d);
-			it->target = xstrdup(targets.v[k]);
-			it->wanted = xstrdup(wanted);
-			msg[0] = '\0';
-			if (d->protect && tune_is_glob(s->key) &&
-			    d->protect(a, s, it->target, msg, sizeof(msg))) {
-				set_state(it, KNOB__KEY_STATE__KEY_PROTECTED, 0, msg);
-				continue;
-			}
-			read_before(a, p, it);
-			if (p->boot)
-				boot_refused(a, it);
-		}
-		strvec_free(&targets);
+		read_before(a, p, it);
+		if (p->boot)
+			boot_refused(a, it);
 	}
 	plan_add_coupled(a, p);
 }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "normalize.h"
 #include "util.h"
@@ -71,7 +72,29 @@ norm_parse_size(const char *s, uint64_t unit, uint64_t *bytes)
 	return 0;
 }
 
-/* True when s is an optionally signed decimal integer; canonical form in out. */
+/* A "0x" hexadecimal integer (optionally signed, as the kernel's sysctl
+ * and sysfs integer parsers take it) in decimal into out; 0 when s is not
+ * one or does not fit 64 bits. */
+static int
+canon_hex(const char *buf, char *out, size_t outlen)
+{
+	int neg = buf[0] == '-';
+	const char *h = buf + (buf[0] == '-' || buf[0] == '+');
+	unsigned long long v;
+	char *end;
+
+	if (h[0] != '0' || (h[1] != 'x' && h[1] != 'X') || !isxdigit((unsigned char)h[2]))
+		return 0;
+	errno = 0;
+	v = strtoull(h + 2, &end, 16);
+	if (errno != 0 || *end != '\0')
+		return 0;
+	snprintf(out, outlen, "%s%llu", neg && v != 0 ? "-" : "", v);
+	return 1;
+}
+
+/* True when s is an optionally signed integer, decimal or "0x" hex;
+ * canonical (decimal) form in out. */
 static int
 canon_int(const char *s, size_t len, char *out, size_t outlen)
 {
@@ -86,6 +109,8 @@ canon_int(const char *s, size_t len, char *out, size_t outlen)
 	if (!isdigit((unsigned char)buf[0]) &&
 	    !((buf[0] == '-' || buf[0] == '+') && isdigit((unsigned char)buf[1])))
 		return 0;
+	if (canon_hex(buf, out, outlen))
+		return 1;
 	errno = 0;
 	v = strtoll(buf, &end, 10);
 	if (errno != 0 || *end != '\0') {
@@ -210,39 +235,46 @@ norm_value(enum norm_kind k, const char *in, char *out, size_t outlen,
 struct kind_rule {
 	const char *driver;
 	const char *attr;	/* NULL: any */
-	const char *key_suffix;	/* NULL: any */
+	const char *key_suffix;	/* NULL: any; gpfs: case-insensitive */
 	enum norm_kind kind;
+	const char *field;	/* the file is a "name: value" block: this field's value */
 };
 
 /* First match wins. */
 static const struct kind_rule kind_rules[] = {
-	{ "blockdev", "scheduler", NULL, NORM_CHOICE },
-	{ "blockdev", "read_ahead_kb", NULL, NORM_KIB },
-	{ "blockdev", "max_sectors_kb", NULL, NORM_KIB },
-	{ "blockdev", "nr_requests", NULL, NORM_INT },
-	{ "blockdev", "rq_affinity", NULL, NORM_INT },
-	{ "blockdev", "nomerges", NULL, NORM_INT },
-	{ "blockdev", "add_random", NULL, NORM_INT },
-	{ "blockdev", "rotational", NULL, NORM_INT },
-	{ "net", NULL, NULL, NORM_INT },
-	{ "nfsd", NULL, NULL, NORM_INT },
-	{ "gpfs", NULL, "pagepool", NORM_BYTES },
-	{ "gpfs", NULL, "maxblocksize", NORM_BYTES },
-	{ "gpfs", NULL, "lrocDataMaxFileSize", NORM_BYTES },
-	{ "gpfs", NULL, "lrocDataStubFileSize", NORM_BYTES },
-	{ "lustre", NULL, "_mb", NORM_MIB },
+	{ "blockdev", "scheduler", NULL, NORM_CHOICE, NULL },
+	{ "blockdev", "read_ahead_kb", NULL, NORM_KIB, NULL },
+	{ "blockdev", "max_sectors_kb", NULL, NORM_KIB, NULL },
+	{ "blockdev", "nr_requests", NULL, NORM_INT, NULL },
+	{ "blockdev", "rq_affinity", NULL, NORM_INT, NULL },
+	{ "blockdev", "nomerges", NULL, NORM_INT, NULL },
+	{ "blockdev", "add_random", NULL, NORM_INT, NULL },
+	{ "blockdev", "rotational", NULL, NORM_INT, NULL },
+	{ "net", NULL, NULL, NORM_INT, NULL },
+	{ "nfsd", NULL, NULL, NORM_INT, NULL },
+	{ "gpfs", NULL, "pagepool", NORM_BYTES, NULL },
+	{ "gpfs", NULL, "maxblocksize", NORM_BYTES, NULL },
+	{ "gpfs", NULL, "lrocDataMaxFileSize", NORM_BYTES, NULL },
+	{ "gpfs", NULL, "lrocDataStubFileSize", NORM_BYTES, NULL },
+	/* llite.*.max_cached_mb reads "users: N\nmax_cached_mb: M\nused_mb: ..."
+	 * and takes a plain size (or that block) when written */
+	{ "lustre", NULL, ".max_cached_mb", NORM_MIB, "max_cached_mb" },
+	{ "lustre", NULL, "_mb", NORM_MIB, NULL },
 };
 
+/* Does s end in suf (icase: ignoring case)? */
 static int
-has_suffix(const char *s, const char *suf)
+has_suffix(const char *s, const char *suf, int icase)
 {
 	size_t a = strlen(s), b = strlen(suf);
 
-	return a >= b && strcmp(s + a - b, suf) == 0;
+	return a >= b && (icase ? strcasecmp(s + a - b, suf) : strcmp(s + a - b, suf)) == 0;
 }
 
-enum norm_kind
-norm_kind_for(const char *driver, const char *key, const char *attr)
+/* The rule a (driver, key, attr) normalises by, NULL for NORM_AUTO.  GPFS
+ * attribute names are case-insensitive (pagePool is pagepool). */
+static const struct kind_rule *
+kind_rule_for(const char *driver, const char *key, const char *attr)
 {
 	for (size_t i = 0; i < nitems(kind_rules); i++) {
 		const struct kind_rule *r = &kind_rules[i];
@@ -251,18 +283,53 @@ norm_kind_for(const char *driver, const char *key, const char *attr)
 			continue;
 		if (r->attr != NULL && (attr == NULL || strcmp(r->attr, attr) != 0))
 			continue;
-		if (r->key_suffix != NULL && (key == NULL || !has_suffix(key, r->key_suffix)))
+		if (r->key_suffix != NULL && (key == NULL ||
+		    !has_suffix(key, r->key_suffix, strcmp(driver, "gpfs") == 0)))
 			continue;
-		return r->kind;
+		return r;
 	}
-	return NORM_AUTO;
+	return NULL;
+}
+
+enum norm_kind
+norm_kind_for(const char *driver, const char *key, const char *attr)
+{
+	const struct kind_rule *r = kind_rule_for(driver, key, attr);
+
+	return r ? r->kind : NORM_AUTO;
+}
+
+/* The value of "name:" in a "name: value" block (one field a line), into
+ * out; 0 when in has no such line. */
+static int
+block_field(const char *in, const char *name, char *out, size_t outlen)
+{
+	size_t nl = strlen(name);
+	const char *l = in;
+
+	while (l != NULL) {
+		l += strspn(l, " \t");
+		if (strncmp(l, name, nl) == 0 && l[nl] == ':') {
+			snprintf(out, outlen, "%.*s", (int)strcspn(l + nl + 1, "\n"), l + nl + 1);
+			return 1;
+		}
+		if ((l = strchr(l, '\n')) != NULL)
+			l++;
+	}
+	return 0;
 }
 
 int
 norm_setting(const char *driver, const char *key, const char *attr,
     const char *in, char *out, size_t outlen, char *msg, size_t msglen)
 {
-	return norm_value(norm_kind_for(driver, key, attr), in, out, outlen, msg, msglen);
+	const struct kind_rule *r = kind_rule_for(driver, key, attr);
+	char field[NORM_VALUE_MAX];
+
+	if (r != NULL && r->field != NULL && in != NULL &&
+	    block_field(in, r->field, field, sizeof(field)))
+		in = field;
+	return norm_value(r ? r->kind : NORM_AUTO, in, out, outlen, msg, msglen);
 }
 
 int
@@ -521,6 +588,29 @@ sysctl_glob(const char *key, char *out, size_t outlen)
 	for (const char *p = key; *p && o + 1 < outlen; p++)
 		out[o++] = path ? *p : (*p == '.' ? '/' : *p);
 	out[o] = '\0';
+}
+
+const char *
+setting_key_id(const char *driver, const char *key, char *buf, size_t buflen)
+{
+	size_t n = strlen(key);
+
+	if (strcmp(driver, "sysctl") == 0 && n + sizeof("/proc/sys/") <= buflen) {
+		sysctl_glob(key, buf, buflen);
+		return buf;
+	}
+	if (strcmp(driver, "gpfs") == 0 && n < buflen) {
+		for (size_t i = 0; i <= n; i++)
+			buf[i] = (char)tolower((unsigned char)key[i]);
+		return buf;
+	}
+	return key;
+}
+
+int
+target_cmp(const char *driver, const char *a, const char *b)
+{
+	return strcmp(driver, "gpfs") == 0 ? strcasecmp(a, b) : strcmp(a, b);
 }
 
 /* Is target one that the lustre key can resolve to (a root, then the

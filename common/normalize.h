@@ -7,9 +7,11 @@
  *   kib      "4M" -> "4096", "256s" (512-byte sectors) -> "128", "512KiB" -> "512"
  *   mib      "1G" -> "1024"
  *   bytes    "16G" -> "17179869184"
- *   int      "0016" -> "16"
+ *   int      "0016" -> "16", "0x200" -> "512" (what is written is the decimal)
  *   auto     white space collapsed ("4096\t87380  6291456" -> "4096 87380 6291456"),
- *            integers canonical per word, "[x]" selection syntax reduced to x.
+ *            integers canonical per word (hex too), "[x]" selection syntax reduced to x.
+ *   a lustre llite.*.max_cached_mb reads as a "name: value" block
+ *            ("users: 4\nmax_cached_mb: 15958\n..."): its max_cached_mb field, in MiB.
  * Unit suffixes are binary (K = KiB = KB = 1024), as the kernel, lctl and
  * mmchconfig read them. */
 #ifndef KNOB_NORMALIZE_H
@@ -65,6 +67,15 @@ int target_validate(const char *driver, const char *key, const char *attr,
  * unless the key has a '/' (a path below /proc/sys, for interface names
  * with dots). */
 void sysctl_glob(const char *key, char *out, size_t outlen);
+/* The identity of a driver's key for the duplicate and override look-ups
+ * of profiles: a sysctl as its path below /proc/sys (vm.dirty_ratio and
+ * vm/dirty_ratio are one setting), a gpfs attribute in lower case (GPFS
+ * attribute names are case-insensitive: pagePool is pagepool), in buf;
+ * any other key (or one too long for buf) as written, key itself. */
+const char *setting_key_id(const char *driver, const char *key, char *buf, size_t buflen);
+/* Order of two targets of driver (strcmp-like): gpfs attributes ignoring
+ * case, others byte for byte.  0: the same target. */
+int target_cmp(const char *driver, const char *a, const char *b);
 /* Where Lustre parameters live, NULL-terminated. */
 extern const char *const lustre_param_roots[];
 /* Blockdev attribute -> path below /sys/block/DEV/ (NULL when unknown). */

@@ -269,11 +269,16 @@ struct sindex {
 	size_t *slot;		/* 0 empty, else index + 1 */
 };
 
-/* FNV-1a over driver, key and attr with separators. */
+#define KEY_ID_MAX 1024	/* a longer key is its own identity (setting_key_id) */
+
+/* FNV-1a over driver, the key's identity (setting_key_id: vm.dirty_ratio
+ * is vm/dirty_ratio) and attr with separators. */
 static uint64_t
 ix_hash(const char *driver, const char *key, const char *attr)
 {
-	const char *parts[3] = { driver, key, attr ? attr : "" };
+	char id[KEY_ID_MAX];
+	const char *parts[3] = { driver, setting_key_id(driver, key, id, sizeof(id)),
+		attr ? attr : "" };
 	uint64_t h = 1469598103934665603ull;
 
 	for (size_t i = 0; i < 3; i++) {
@@ -284,11 +289,16 @@ ix_hash(const char *driver, const char *key, const char *attr)
 	return h;
 }
 
+/* Is s the setting (driver, key, attr), its key spelt either way? */
 static int
 ix_same(const struct psetting *s, const char *driver, const char *key, const char *attr)
 {
+	char a[KEY_ID_MAX], b[KEY_ID_MAX];
+
 	return s->driver != NULL && strcmp(s->driver, driver) == 0 &&
-	    strcmp(s->key, key) == 0 && strcmp(s->attr, attr ? attr : "") == 0;
+	    strcmp(s->attr, attr ? attr : "") == 0 &&
+	    strcmp(setting_key_id(driver, s->key, a, sizeof(a)),
+	    setting_key_id(driver, key, b, sizeof(b))) == 0;
 }
 
 /* Slot of that identity in v, or the empty slot where it would go. */
@@ -481,8 +491,12 @@ parse_setting(struct pfile *f, xmlNodePtr n, const struct elem_spec *es, struct 
 		goto fail;
 	}
 	if ((dup = ix_find(&f->ix, f->s, s.driver, s.key, s.attr)) >= 0) {
-		perr_add(e, f->path, line, "duplicate setting %s %s%s%s (first at line %d)",
-		    s.driver, s.key, *s.attr ? " " : "", s.attr, f->s[dup].line);
+		const char *was = f->s[dup].key;
+		int same = strcmp(was, s.key) == 0;
+
+		perr_add(e, f->path, line, "duplicate setting %s %s%s%s (first at line %d%s%s)",
+		    s.driver, s.key, *s.attr ? " " : "", s.attr, f->s[dup].line,
+		    same ? "" : " as ", same ? "" : was);
 		goto fail;
 	}
 	s.file = xstrdup(f->path);
@@ -698,7 +712,7 @@ resolve(const char *path, struct profile *p, struct strvec *stack, struct strvec
 {
 	struct pfile f = { 0 };
 	char real[PATH_MAX], dir[PATH_MAX];
-	char *parent = NULL;
+	char *parent = NULL, *pdir;
 	size_t before = errs->n;
 	int rc = -1;
 
@@ -709,17 +723,17 @@ resolve(const char *path, struct profile *p, struct strvec *stack, struct strvec
 	(void)parse_file(path, &f, errs);
 	if (f.extends != NULL) {
 		snprintf(dir, sizeof(dir), "%s", path);
-		dirname(dir);
+		pdir = dirname(dir);	/* "." for a bare file name: not in dir */
 		if (is_file_arg(f.extends)) {
 			char *cand = f.extends[0] == '/' ? xstrdup(f.extends) :
-			    xasprintf("%s/%s", dir, f.extends);
+			    xasprintf("%s/%s", pdir, f.extends);
 
 			if (access(cand, R_OK) == 0)
 				parent = cand;
 			else
 				free(cand);
 		} else
-			parent = find_in(dir, f.extends);
+			parent = find_in(pdir, f.extends);
 		if (parent == NULL) {
 			strvec_push_owned(errs, xasprintf("%s:%d: parent profile '%s' not found",
 			    path, f.extends_line, f.extends));

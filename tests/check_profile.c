@@ -65,6 +65,15 @@ static const struct bad_case bad_cases[] = {
 	{ "duplicate key", { { NULL, NULL } },
 	  HDR "<profile name=\"t\">\n  <sysctl key=\"vm.dirty_ratio\" value=\"10\"/>\n  <sysctl key=\"vm.dirty_ratio\" value=\"20\"/>\n</profile>\n",
 	  { "t.xml:4: duplicate setting sysctl vm.dirty_ratio (first at line 3)", NULL } },
+	{ "one sysctl spelt two ways", { { NULL, NULL } },
+	  HDR "<profile name=\"t\">\n  <sysctl key=\"vm/dirty_ratio\" value=\"10\"/>\n  <sysctl key=\"vm.dirty_ratio\" value=\"20\"/>\n</profile>\n",
+	  { "t.xml:4: duplicate setting sysctl vm.dirty_ratio (first at line 3 as vm/dirty_ratio)", NULL } },
+	{ "gpfs attribute names ignore case", { { NULL, NULL } },
+	  HDR "<profile name=\"t\">\n  <gpfs key=\"pagePool\" value=\"4G\"/>\n  <gpfs key=\"pagepool\" value=\"8G\"/>\n</profile>\n",
+	  { "t.xml:4: duplicate setting gpfs pagepool (first at line 3 as pagePool)", NULL } },
+	{ "hex where a size is wanted", { { NULL, NULL } },
+	  HDR "<profile name=\"t\">\n  <blockdev device=\"sd*\" attr=\"read_ahead_kb\" value=\"0x100\"/>\n</profile>\n",
+	  { "t.xml:3: bad value for blockdev sd* read_ahead_kb: '0x100' is not a size (number with optional unit K, M, G, T, s)", NULL } },
 	{ "unknown attribute (schema)", { { NULL, NULL } },
 	  HDR "<profile name=\"t\">\n  <sysctl key=\"vm.x\" value=\"1\" colour=\"red\"/>\n</profile>\n",
 	  { "t.xml:3: Invalid attribute colour for element sysctl", NULL } },
@@ -117,11 +126,27 @@ START_TEST(test_bad_profiles)
 }
 END_TEST
 
-START_TEST(test_inheritance)
+/* tmpdir/NAME loaded and resolved; the test fails (errors printed) when
+ * it does not load.  Caller frees. */
+static struct profile *
+load_ok(const char *name)
 {
 	struct strvec errs = { 0 };
 	struct profile *p;
-	char path[256];
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	p = profile_load(path, &errs);
+	for (size_t k = 0; k < errs.n; k++)
+		fprintf(stderr, "%s\n", errs.v[k]);
+	strvec_free(&errs);
+	ck_assert_msg(p != NULL, "%s does not load", name);
+	return p;
+}
+
+START_TEST(test_inheritance)
+{
+	struct profile *p;
 
 	put("base.xml", HDR "<profile name=\"base\">\n"
 	    "  <description>root</description>\n"
@@ -140,11 +165,7 @@ START_TEST(test_inheritance)
 	    "  <blockdev device=\"sd*\" attr=\"scheduler\" value=\"none\" rotational=\"0\"/>\n"
 	    "  <net interface=\"eth*\" attr=\"mtu\" value=\"9000\"/>\n"
 	    "</profile>\n");
-	snprintf(path, sizeof(path), "%s/leaf.xml", tmpdir);
-	p = profile_load(path, &errs);
-	for (size_t k = 0; k < errs.n; k++)
-		fprintf(stderr, "%s\n", errs.v[k]);
-	ck_assert_ptr_nonnull(p);
+	p = load_ok("leaf.xml");
 	ck_assert_str_eq(p->name, "leaf");
 	ck_assert_int_eq(p->chain.n, 3);
 	ck_assert_str_eq(p->chain.v[0], "base");
@@ -165,7 +186,6 @@ START_TEST(test_inheritance)
 	ck_assert_str_eq(p->s[3].driver, "net");
 	ck_assert_str_eq(p->s[3].value, "9000");
 	profile_free(p);
-	strvec_free(&errs);
 }
 END_TEST
 
@@ -389,6 +409,55 @@ START_TEST(test_check_command)
 }
 END_TEST
 
+/* A child overrides and removes an inherited sysctl spelt the other way
+ * (vm/dirty_ratio is vm.dirty_ratio: one file below /proc/sys), in its
+ * parent's place; a gpfs attribute whatever its case. */
+START_TEST(test_key_spellings)
+{
+	struct profile *p;
+
+	put("base.xml", HDR "<profile name=\"base\">\n"
+	    "  <sysctl key=\"vm.dirty_ratio\" value=\"10\"/>\n"
+	    "  <sysctl key=\"vm/swappiness\" value=\"1\"/>\n"
+	    "  <gpfs key=\"pagepool\" value=\"4G\"/>\n"
+	    "</profile>\n");
+	put("leaf.xml", HDR "<profile name=\"leaf\" extends=\"base\">\n"
+	    "  <sysctl key=\"vm/dirty_ratio\" value=\"20\"/>\n"
+	    "  <remove driver=\"sysctl\" key=\"vm.swappiness\"/>\n"
+	    "  <gpfs key=\"pagePool\" value=\"8G\"/>\n"
+	    "</profile>\n");
+	p = load_ok("leaf.xml");
+	ck_assert_uint_eq(p->n, 2);
+	ck_assert_str_eq(p->s[0].key, "vm/dirty_ratio");
+	ck_assert_str_eq(p->s[0].value, "20");
+	ck_assert_str_eq(p->s[1].key, "pagePool");
+	ck_assert_str_eq(p->s[1].value, "8G");
+	profile_free(p);
+}
+END_TEST
+
+/* profile check of a child given as a bare file name, run in its
+ * directory: the parent beside it is found (before, dirname's result was
+ * dropped and the parent was looked for under "child.xml/": "child.xml:2:
+ * parent profile 'base' not found", exit 2). */
+START_TEST(test_parent_beside_bare_name)
+{
+	const char *bin = getenv("KNOB_BIN");
+	char knobctl[PATH_MAX], *out = NULL;
+	int rc;
+
+	ck_assert_ptr_nonnull(realpath(bin ? bin : "build", knobctl));
+	put("base.xml", HDR "<profile name=\"base\">\n"
+	    "  <sysctl key=\"vm.swappiness\" value=\"10\"/>\n</profile>\n");
+	put("child.xml", HDR "<profile name=\"child\" extends=\"base\">\n"
+	    "  <sysctl key=\"vm.dirty_ratio\" value=\"20\"/>\n</profile>\n");
+	rc = cu_sh_out(&out, "cd '%s' && '%s/knobctl' profile check child.xml", tmpdir, knobctl);
+	ck_assert_msg(rc == 0, "exit %d: %s", rc, out);
+	ck_assert_str_eq(out, "child.xml: ok (child, 2 settings)\n");
+	free(out);
+}
+END_TEST
+
 static Suite *
 profile_suite(void)
 {
@@ -403,6 +472,8 @@ profile_suite(void)
 	tcase_add_test(tc, test_shipped);
 	tcase_add_test(tc, test_list_and_show);
 	tcase_add_test(tc, test_check_command);
+	tcase_add_test(tc, test_key_spellings);
+	tcase_add_test(tc, test_parent_beside_bare_name);
 	suite_add_tcase(s, tc);
 	return s;
 }

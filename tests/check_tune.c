@@ -281,6 +281,14 @@ static const struct norm_case norm_cases[] = {
 	{ "sysctl", "kernel.sched_x", "", " 007 ", "7" },
 	{ "sysfs", "kernel/mm/transparent_hugepage/enabled", "", "always [madvise] never", "madvise" },
 	{ "net", "eth*", "mtu", "09000", "9000" },
+	{ "sysctl", "net.core.somaxconn", "", "0x200", "512" },
+	{ "sysctl", "kernel.x", "", " 0X1f  -0x10 0x ", "31 -16 0x" },
+	{ "blockdev", "sd*", "nr_requests", "0x100", "256" },
+	{ "sysfs", "/sys/kernel/x", "", "0xffffffffffffffff", "18446744073709551615" },
+	{ "lustre", "llite.*.max_cached_mb", "", "users: 4\nmax_cached_mb: 15958\nused_mb: 3\n", "15958" },
+	{ "lustre", "llite.*.max_cached_mb", "", "2G", "2048" },
+	{ "gpfs", "pagePool", "", "16G", "17179869184" },
+	{ "gpfs", "maxBlockSize", "", "4M", "4194304" },
 };
 
 START_TEST(test_normalise)
@@ -690,6 +698,316 @@ START_TEST(test_glob_listing_kept)
 	tune_fd_end(&c);
 	ck_assert_int_eq(count_fds(), fds);
 	ck_assert_str_eq(get("/sys/kernel/knobglob/e0/v"), "2");
+}
+END_TEST
+
+/* ------------------------------------------------------------ one key per target */
+/* Apply v as profile on ag: every key changed, nothing reverted, nkeys
+ * keys; the result stays in r (caller frees). */
+static void
+apply_changed(const char *profile, const struct s *v, size_t n, size_t nkeys,
+    Knob__ApplyResult *r)
+{
+	do_apply(ag, profile, v, n, 0, 0, r);
+	dump(r->keys, r->n_keys);
+	ck_assert_int_eq(r->reverted, 0);
+	ck_assert_uint_eq(r->n_keys, nkeys);
+	all_changed(r);
+}
+
+/* Verify of v on ag is ok for every key, then rollback restores every
+ * original (complete). */
+static void
+verify_ok_then_rollback(const struct s *v, size_t n)
+{
+	Knob__VerifyResult vr;
+	Knob__RollbackResult rb;
+
+	do_verify(ag, v, n, &vr);
+	dump(vr.keys, vr.n_keys);
+	for (size_t i = 0; i < vr.n_keys; i++)
+		ck_assert_msg(vr.keys[i]->state == KNOB__KEY_STATE__KEY_OK, "%s: %s",
+		    vr.keys[i]->target, tune_key_state_name(vr.keys[i]->state));
+	tune_verify_result_free(&vr);
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	dump(rb.keys, rb.n_keys);
+	ck_assert_msg(rb.complete, "%s", rb.message);
+	tune_rollback_result_free(&rb);
+}
+
+/* The message of the result for target (a substring of KeyResult.target)
+ * holds want. */
+static void
+msg_has(const Knob__ApplyResult *r, const char *key, const char *target, const char *want)
+{
+	const Knob__KeyResult *k = find_key(r->keys, r->n_keys, key, target);
+
+	ck_assert_msg(strstr(k->message, want) != NULL, "%s: \"%s\" lacks \"%s\"", k->target,
+	    k->message, want);
+}
+
+static const char *const rp_ifs[] = { "all", "default", "eth0", "eth1" };
+
+/* The fake tree with rp_filter of every interface at 2 (not the default). */
+static void
+fake_rp_filter(void)
+{
+	char rel[96];
+
+	fake_tree();
+	for (size_t i = 0; i < nitems(rp_ifs); i++) {
+		snprintf(rel, sizeof(rel), "/proc/sys/net/ipv4/conf/%s/rp_filter", rp_ifs[i]);
+		put(rel, "2\n");
+	}
+}
+
+/* rp_filter of every interface is want, eth0's is eth0; vm.dirty_ratio is
+ * dirty. */
+static void
+rp_filter_is(const char *want, const char *eth0, const char *dirty)
+{
+	char rel[96];
+
+	for (size_t i = 0; i < nitems(rp_ifs); i++) {
+		snprintf(rel, sizeof(rel), "/proc/sys/net/ipv4/conf/%s/rp_filter", rp_ifs[i]);
+		ck_assert_str_eq(get(rel), strcmp(rp_ifs[i], "eth0") == 0 ? eth0 : want);
+	}
+	ck_assert_str_eq(get("/proc/sys/vm/dirty_ratio"), dirty);
+}
+
+/* Keys of one request that name the same target: a glob and an exact key
+ * (the exact key wins, before or after the glob), one sysctl spelt two
+ * ways (the later wins).  Before, both became keys of the target, their
+ * writes fought ("wrote 1, reads 0 after 3 passes: clobbered by sysctl
+ * net.ipv4.conf.eth0.rp_filter") and every change was reverted.  Now the
+ * apply holds with the winner's value on the shared target and the glob's
+ * on the others, the winner's message names the key it beat, verify is
+ * ok, and rollback brings every non-default original back. */
+START_TEST(test_glob_and_exact)
+{
+	static const struct s v[] = {
+		{ "sysctl", "net.ipv4.conf.*.rp_filter", NULL, "1", 0, NULL },
+		{ "sysctl", "net.ipv4.conf.eth0.rp_filter", NULL, "0", 0, NULL },
+		{ "blockdev", "fakeb", "read_ahead_kb", "4M", 0, NULL },
+		{ "blockdev", "fake*", "read_ahead_kb", "1024", 0, NULL },
+		{ "sysctl", "vm/dirty_ratio", NULL, "30", 0, NULL },
+		{ "sysctl", "vm.dirty_ratio", NULL, "10", 0, NULL },
+	};
+	Knob__ApplyResult r;
+
+	fake_rp_filter();
+	ag = mk_agent(root);
+	apply_changed("p", v, nitems(v), 4 + 2 + 1, &r);
+	msg_has(&r, "net.ipv4.conf.eth0.rp_filter", NULL,
+	    "instead of net.ipv4.conf.*.rp_filter=1: an exact key wins over a glob");
+	msg_has(&r, "fakeb", NULL, "instead of fake*=1024: an exact key wins over a glob");
+	msg_has(&r, "vm.dirty_ratio", NULL, "instead of vm/dirty_ratio=30: the later key");
+	tune_apply_result_free(&r);
+	rp_filter_is("1", "0", "10");
+	ck_assert_str_eq(get("/sys/block/fakeb/queue/read_ahead_kb"), "4096");
+	ck_assert_str_eq(get("/sys/block/fakea/queue/read_ahead_kb"), "1024");
+	ck_assert_int_eq(ag->tune->j.norig, 7);
+	verify_ok_then_rollback(v, nitems(v));
+	rp_filter_is("2", "2", "20");
+	ck_assert_str_eq(get("/sys/block/fakeb/queue/read_ahead_kb"), "128");
+	ck_assert_str_eq(get("/sys/block/fakea/queue/read_ahead_kb"), "128");
+}
+END_TEST
+
+/* "All interfaces 1, but eth0 0" through inheritance: the parent's glob,
+ * the child's exact key; and the child's vm.dirty_ratio overrides the
+ * parent's vm/dirty_ratio (one setting spelt two ways).  The resolved
+ * profile applies, verifies and rolls back. */
+START_TEST(test_parent_glob_child_exact)
+{
+	struct strvec errs = { 0 };
+	Knob__ApplyResult r;
+	struct profile *pr;
+	struct s *v;
+	char path[PATH_MAX];
+
+	cu_write_at(tmp, "base.xml", 0644, "<profile name=\"base\">\n"
+	    "  <sysctl key=\"net.ipv4.conf.*.rp_filter\" value=\"1\"/>\n"
+	    "  <sysctl key=\"vm/dirty_ratio\" value=\"30\"/>\n</profile>\n");
+	cu_write_at(tmp, "child.xml", 0644, "<profile name=\"child\" extends=\"base\">\n"
+	    "  <sysctl key=\"net.ipv4.conf.eth0.rp_filter\" value=\"0\"/>\n"
+	    "  <sysctl key=\"vm.dirty_ratio\" value=\"10\"/>\n</profile>\n");
+	snprintf(path, sizeof(path), "%s/child.xml", tmp);
+	pr = profile_load(path, &errs);
+	ck_assert_msg(pr != NULL, "%s", errs.n ? errs.v[0] : "?");
+	ck_assert_uint_eq(pr->n, 3);
+	ck_assert_str_eq(pr->s[1].key, "vm.dirty_ratio");	/* overridden in place */
+	v = xcalloc(pr->n, sizeof(*v));
+	for (size_t i = 0; i < pr->n; i++)
+		v[i] = (struct s){ pr->s[i].driver, pr->s[i].key, pr->s[i].attr, pr->s[i].value,
+		    pr->s[i].persistent, pr->s[i].match };
+	fake_rp_filter();
+	ag = mk_agent(root);
+	apply_changed(pr->name, v, pr->n, 4 + 1, &r);
+	tune_apply_result_free(&r);
+	rp_filter_is("1", "0", "10");
+	verify_ok_then_rollback(v, pr->n);
+	rp_filter_is("2", "2", "20");
+	free(v);
+	profile_free(pr);
+	strvec_free(&errs);
+}
+END_TEST
+
+/* ------------------------------------------------------------ hex values */
+/* "0x" integers are written as their decimal.  The real net.core.somaxconn
+ * in a private network namespace of this forked test process: the kernel
+ * takes 0x200 and reads back 512, which never held against "0x200" ("wrote
+ * 0x200, reads 512 after 3 passes", reverted); then an integer attribute
+ * of a fake device (0x100 was refused as "not an integer"). */
+START_TEST(test_hex_values)
+{
+	static const struct s soma[] = {
+		{ "sysctl", "net.core.somaxconn", NULL, "0x200", 0, NULL },
+	};
+	static const struct s dev[] = {
+		{ "blockdev", "fakeb", "nr_requests", "0x100", 0, NULL },
+	};
+	Knob__ApplyResult r;
+	char soma0[64], st[sizeof(state)];
+
+	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
+	ck_assert_int_gt(read_small_file("/proc/sys/net/core/somaxconn", soma0, sizeof(soma0)), 0);
+	ck_assert_str_ne(strtrim(soma0), "512");
+	snprintf(st, sizeof(st), "%s", state);
+	snprintf(state, sizeof(state), "%s/state-ns", tmp);
+	ag = mk_agent("");
+	apply_changed("hex", soma, nitems(soma), 1, &r);
+	ck_assert_str_eq(r.keys[0]->after, "512");
+	tune_apply_result_free(&r);
+	ck_assert_str_eq(cu_readf("/proc/sys/net/core/somaxconn"), "512");
+	verify_ok_then_rollback(soma, nitems(soma));
+	ck_assert_str_eq(cu_readf("/proc/sys/net/core/somaxconn"), soma0);
+	rm_agent(ag);
+
+	snprintf(state, sizeof(state), "%s", st);
+	fake_tree();
+	put("/sys/block/fakeb/queue/nr_requests", "64\n");
+	ag = mk_agent(root);
+	apply_changed("hex", dev, nitems(dev), 1, &r);
+	tune_apply_result_free(&r);
+	ck_assert_str_eq(get("/sys/block/fakeb/queue/nr_requests"), "256");
+	verify_ok_then_rollback(dev, nitems(dev));
+	ck_assert_str_eq(get("/sys/block/fakeb/queue/nr_requests"), "64");
+}
+END_TEST
+
+/* ------------------------------------------------------------ Lustre max_cached_mb */
+/* A stand-in for Lustre's llite.*.max_cached_mb (no Lustre here: a fake
+ * tree under --sysroot, given Lustre's write semantics by this program's
+ * write(2), see hooked_write): the file reads as a block of "name: value"
+ * lines (lproc_llite.c max_cached_mb_seq_show); a write of a size in MiB,
+ * or of a block holding "max_cached_mb: N", sets the limit, and the block
+ * shows it. */
+#define CACHED_MB "/sys/fs/lustre/llite/knobfs-ffff8801/max_cached_mb"
+static int cached_on;		/* the stand-in is on */
+
+/* The block the stand-in shows for a limit of mb, into buf. */
+static void
+fake_cached_block(unsigned long mb, char *buf, size_t len)
+{
+	snprintf(buf, len, "users: 4\nmax_cached_mb: %lu\nused_mb: 1200\nunused_mb: %lu\n"
+	    "reclaim_count: 0\n", mb, mb > 1200 ? mb - 1200 : 0);
+}
+
+/* A write to max_cached_mb as Lustre answers it: 1 with *ret; else 0.
+ * The file is rewritten in place by plain system calls. */
+static int
+fake_cached_write(const char *path, const void *buf, size_t len, ssize_t *ret)
+{
+	char v[256], block[256];
+	const char *p;
+	size_t pl = strlen(path), cl = strlen(CACHED_MB);
+	int fd;
+
+	if (pl < cl || strcmp(path + pl - cl, CACHED_MB) != 0)
+		return 0;
+	snprintf(v, sizeof(v), "%.*s", (int)(len < 255 ? len : 255), (const char *)buf);
+	p = strstr(v, "max_cached_mb:") ? strstr(v, "max_cached_mb:") + 14 : v;
+	fake_cached_block(strtoul(p, NULL, 10), block, sizeof(block));
+	if ((fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)) >= 0) {
+		if (syscall(SYS_write, fd, block, strlen(block)) < 0)
+			fprintf(stderr, "fake %s: %s\n", path, strerror(errno));
+		close(fd);
+	}
+	*ret = (ssize_t)len;
+	return 1;
+}
+
+/* llite.*.max_cached_mb reads as a block whose max_cached_mb: field is the
+ * value (before, the whole block was compared with the profile's number:
+ * verify reported drift for ever and an apply was reverted): apply holds,
+ * verify is ok, rollback brings the limit back. */
+START_TEST(test_lustre_max_cached_mb)
+{
+	static const struct s set[] = {
+		{ "lustre", "llite.*.max_cached_mb", NULL, "1G", 0, NULL },
+	};
+	Knob__ApplyResult r;
+	char block[256];
+
+	fake_cached_block(15958, block, sizeof(block));
+	put(CACHED_MB, "%s", block);
+	cached_on = 1;
+	ag = mk_agent(root);
+	apply_changed("lustre", set, nitems(set), 1, &r);
+	ck_assert_str_eq(r.keys[0]->before, "15958");
+	ck_assert_str_eq(r.keys[0]->after, "1024");
+	tune_apply_result_free(&r);
+	ck_assert_ptr_nonnull(strstr(get(CACHED_MB), "max_cached_mb: 1024\n"));
+	verify_ok_then_rollback(set, nitems(set));
+	ck_assert_ptr_nonnull(strstr(get(CACHED_MB), "max_cached_mb: 15958\n"));
+	cached_on = 0;
+}
+END_TEST
+
+/* ------------------------------------------------------------ GPFS key case */
+/* GPFS attribute names are case-insensitive (mmdiag's lookup already was):
+ * pagePool is the pagepool, a size (before it normalised as text, so the
+ * 75 % RAM check saw 16 bytes and let 16G through on a 16 GiB node), and
+ * pagepool with pagePool in one request is one key (the later wins).
+ * Stand-in mmdiag / mmchconfig scripts: no GPFS here. */
+START_TEST(test_gpfs_key_case)
+{
+	static const struct s big[] = { { "gpfs", "pagePool", NULL, "16G", 0, NULL } };
+	static const struct s two[] = {
+		{ "gpfs", "pagepool", NULL, "2G", 0, NULL },
+		{ "gpfs", "PagePool", NULL, "4G", 0, NULL },
+	};
+	static const struct s hex[] = { { "gpfs", "maxMBpS", NULL, "0x1000", 0, NULL } };
+	Knob__ApplyResult r;
+	char log[256], body[512];
+
+	put("/proc/meminfo", "MemTotal:       16777216 kB\nMemFree:        1000 kB\n");
+	script("/usr/lpp/mmfs/bin/mmdiag", "echo ' ! pagepool 1073741824'\necho ' ! maxMBpS 2048'\n");
+	snprintf(log, sizeof(log), "%s/mmchconfig.log", tmp);
+	snprintf(body, sizeof(body), "echo \"$*\" >> '%s'\n", log);
+	script("/usr/lpp/mmfs/bin/mmchconfig", body);
+	ag = mk_agent(root);
+	do_apply(ag, "big", big, nitems(big), 1, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.keys[0]->state, KNOB__KEY_STATE__KEY_WOULD_FAIL);
+	ck_assert_str_eq(r.keys[0]->wanted, "17179869184");
+	ck_assert_str_eq(r.keys[0]->before, "1073741824");
+	tune_apply_result_free(&r);
+	do_apply(ag, "two", two, nitems(two), 1, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.n_keys, 1);
+	ck_assert_int_eq(r.keys[0]->state, KNOB__KEY_STATE__KEY_WOULD_CHANGE);
+	ck_assert_str_eq(r.keys[0]->wanted, "4294967296");
+	msg_has(&r, "PagePool", NULL, "instead of pagepool=2G: the later key");
+	tune_apply_result_free(&r);
+	/* a "0x" number goes to mmchconfig as its decimal (a unit as written) */
+	do_apply(ag, "hex", hex, nitems(hex), 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	tune_apply_result_free(&r);
+	ck_assert_int_gt(read_small_file(log, body, sizeof(body)), 0);
+	ck_assert_msg(strstr(body, "maxMBpS=4096 -i -N node01") != NULL, "%s", body);
 }
 END_TEST
 
@@ -1572,7 +1890,7 @@ hooked_write(int fd, const void *buf, size_t len, off_t off, int positional)
 	char path[PATH_MAX];
 	ssize_t ret;
 
-	if (wlog_on || pairs_on || smt_on || lru_on) {
+	if (wlog_on || pairs_on || smt_on || lru_on || cached_on) {
 		fd_path(fd, path, sizeof(path));
 		if (wlog_on)
 			wlog_add(path);
@@ -1581,6 +1899,8 @@ hooked_write(int fd, const void *buf, size_t len, off_t off, int positional)
 		if (smt_on && fake_smt_write(path, buf, len, &ret))
 			return ret;
 		if (lru_on && fake_lru_write(path, buf, len, &ret))
+			return ret;
+		if (cached_on && fake_cached_write(path, buf, len, &ret))
 			return ret;
 	}
 	if (positional)
@@ -3921,6 +4241,11 @@ tune_suite(void)
 	tcase_add_test(tc, test_many_keys);
 	tcase_add_test(tc, test_write_lengths);
 	tcase_add_test(tc, test_glob_listing_kept);
+	tcase_add_test(tc, test_glob_and_exact);
+	tcase_add_test(tc, test_parent_glob_child_exact);
+	tcase_add_test(tc, test_hex_values);
+	tcase_add_test(tc, test_lustre_max_cached_mb);
+	tcase_add_test(tc, test_gpfs_key_case);
 	tcase_add_test(tc, test_writes_only_written);
 	tcase_add_test(tc, test_crash_recovery);
 	tcase_add_test(tc, test_gpfs_standin);
