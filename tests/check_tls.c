@@ -287,7 +287,8 @@ prio_of(const char *log, const char *s)
 /* Every line of the agent's log is "<N>knobd: file.c:line: message"; the
  * levels map to syslog priorities: 3 an error (knobd started with a
  * missing certificate, stderr into a file, not a tty), 4 a warning
- * (a stalled handshake), 6 info (listening), 7 debug (a silent client). */
+ * (the once-a-second summary that counts a stalled handshake), 6 info
+ * (listening), 7 debug (a silent client, the stalled handshake itself). */
 START_TEST(log_priority_prefix)
 {
 	static const unsigned char hdr[] = { 0x16, 0x03, 0x01, 0x00, 0xc8 };
@@ -300,13 +301,14 @@ START_TEST(log_priority_prefix)
 	ck_assert_int_ge(fs = harness_dial(&h, 0), 0);
 	ck_assert_int_ge(fh = harness_dial(&h, 0), 0);
 	ck_assert_int_eq(write(fh, hdr, sizeof(hdr)), (ssize_t)sizeof(hdr));
-	ck_assert_int_eq(harness_wait_log(&h, 0, "TLS handshake not done", 15), 0);
+	ck_assert_int_eq(harness_wait_log(&h, 0, "handshake(s) failed or abandoned; the last: ", 15), 0);
 	close(fs);
 	close(fh);
 	log = cu_slurp(h.node[0].log);
 	ck_assert_int_eq(prio_of(log, "listening on"), LOG_LVL_INFO);
 	ck_assert_int_eq(prio_of(log, "nothing received in 2 s"), LOG_LVL_DEBUG);
-	ck_assert_int_eq(prio_of(log, "TLS handshake not done"), LOG_LVL_WARN);
+	ck_assert_int_eq(prio_of(log, "TLS handshake not done"), LOG_LVL_DEBUG);
+	ck_assert_int_eq(prio_of(log, "handshake(s) failed or abandoned"), LOG_LVL_WARN);
 	/* the prefix, then the agent instance the line is about */
 	ck_assert_int_eq(regcomp(&re, "^<[0-7]>knobd: node01: [a-z_/]+\\.c:[0-9]+: .",
 	    REG_EXTENDED | REG_NOSUB), 0);
