@@ -1315,12 +1315,12 @@ START_TEST(test_loop_device)
 	ck_assert_str_eq(sys("read_ahead_kb", loopdev), "256");
 	ck_assert_ptr_nonnull(strstr(sys("scheduler", loopdev), want_sched));
 
-	/* scheduler, read_ahead_kb and nr_requests (the kernel moved it when
-	 * the scheduler was written: journaled as well); read_ahead_kb was
+	/* scheduler, read_ahead_kb, nr_requests and iosched (the kernel moved
+	 * them when the scheduler was written: journaled as well); read_ahead_kb was
 	 * changed behind knob's back, so only --force writes it */
 	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
 	dump(rb.keys, rb.n_keys);
-	ck_assert_int_eq(rb.n_keys, 3);
+	ck_assert_int_eq(rb.n_keys, 4);	/* and the elevator's tunables (iosched) */
 	ck_assert_int_eq(find_key(rb.keys, rb.n_keys, loopdev, "read_ahead_kb")->state,
 	    KNOB__KEY_STATE__KEY_CHANGED_SINCE);
 	ck_assert_int_eq(find_key(rb.keys, rb.n_keys, loopdev, "scheduler")->state,
@@ -3902,6 +3902,196 @@ START_TEST(test_lustre_lru_dynamic)
 }
 END_TEST
 
+/* ------------------------------------------------------------ iosched */
+/* mq-deadline on the loop device with non-default tunables the scheduler
+ * write replaces: nr_requests 100 (the kernel resets it), then
+ * async_depth 50 (an nr_requests write resets it), fifo_batch 32 and
+ * read_expire 100 (defaults 16 and 500). */
+static void
+ios_set_originals(void)
+{
+	ck_assert_msg(loopdev[0] != '\0', "no loop device");
+	set_sysfs("scheduler", "mq-deadline");
+	set_sysfs("nr_requests", "100");
+	set_sysfs("iosched/async_depth", "50");
+	set_sysfs("iosched/fifo_batch", "32");
+	set_sysfs("iosched/read_expire", "100");
+}
+
+static void
+ios_assert_originals(void)
+{
+	ck_assert_str_eq(sched_now(), "mq-deadline");
+	ck_assert_str_eq(sys("nr_requests", loopdev), "100");
+	ck_assert_str_eq(sys("iosched/async_depth", loopdev), "50");
+	ck_assert_str_eq(sys("iosched/fifo_batch", loopdev), "32");
+	ck_assert_str_eq(sys("iosched/read_expire", loopdev), "100");
+}
+
+/* A scheduler write destroys the iosched/ tunables: the apply journals
+ * the elevator's snapshot beside the scheduler, and the rollback brings
+ * them back after the scheduler (and nr_requests).  Before, the rollback
+ * said complete and left fifo_batch 16, read_expire 500. */
+START_TEST(test_iosched_rollback)
+{
+	Knob__ApplyResult r;
+	Knob__RollbackResult rb;
+	struct s set[] = { { "blockdev", NULL, "scheduler", "none", 0, NULL } };
+	const Knob__KeyResult *k;
+
+	ios_set_originals();
+	set[0].key = loopdev;
+	ag = mk_agent("");
+	do_apply(ag, "none", set, 1, 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.reverted, 0);
+	ck_assert_str_eq(sched_now(), "none");
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	dump(rb.keys, rb.n_keys);
+	ck_assert_msg(rb.complete, "%s", rb.message);
+	ios_assert_originals();
+	ck_assert_int_ne(access(ag->tune->journal_path, F_OK), 0);
+	k = find_key(r.keys, r.n_keys, loopdev, "iosched");
+	ck_assert_int_eq(k->state, KNOB__KEY_STATE__KEY_CHANGED);
+	ck_assert_ptr_nonnull(strstr(k->before, "mq-deadline:"));
+	ck_assert_ptr_nonnull(strstr(k->before, " fifo_batch=32"));
+	tune_apply_result_free(&r);
+	ck_assert_int_eq(find_key(rb.keys, rb.n_keys, loopdev, "iosched")->state,
+	    KNOB__KEY_STATE__KEY_RESTORED);
+	tune_rollback_result_free(&rb);
+}
+END_TEST
+
+/* The same when a later key of the transaction fails (two settings
+ * fighting over read_ahead_kb: neither holds after the passes): the
+ * revert puts the scheduler, nr_requests and the tunables back. */
+START_TEST(test_iosched_revert)
+{
+	Knob__ApplyResult r;
+	char path[128];
+	struct s set[] = {
+		{ "blockdev", NULL, "scheduler", "none", 0, NULL },
+		{ "blockdev", NULL, "read_ahead_kb", "128", 0, NULL },
+		{ "sysfs", NULL, NULL, "64", 0, NULL },
+	};
+
+	ios_set_originals();
+	set[0].key = set[1].key = loopdev;
+	snprintf(path, sizeof(path), "/sys/block/%s/queue/read_ahead_kb", loopdev);
+	set[2].key = path;
+	ag = mk_agent("");
+	do_apply(ag, "fight", set, nitems(set), 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.reverted, 1);
+	ck_assert_int_eq(find_key(r.keys, r.n_keys, loopdev, "scheduler")->state,
+	    KNOB__KEY_STATE__KEY_REVERTED);
+	ios_assert_originals();
+	ck_assert_int_eq(ag->tune->j.norig, 0);
+	ck_assert_int_eq(find_key(r.keys, r.n_keys, loopdev, "iosched")->state,
+	    KNOB__KEY_STATE__KEY_REVERTED);
+	tune_apply_result_free(&r);
+}
+END_TEST
+
+/* ------------------------------------------------------------ anonymous roots */
+/* A root file system whose MAJ:MIN is anonymous (btrfs, bcachefs: 0:N,
+ * no /sys/dev/block/0:N): the disk behind it is found from the mount
+ * source, and for btrfs the other devices /sys/fs/btrfs/FSID/devices
+ * lists; a swap file on such a file system too.  A fake sysroot: sdb
+ * (partition sdb2), sdc and sdd.  Before, only the ext4 case protected
+ * sdb: the glob sd* changed the btrfs root's disk. */
+static const struct anon_case {
+	const char *name, *mountinfo;	/* %s: the swap file's MAJ:MIN */
+	int swapfile, btrfs_multi;
+	const char *protected;		/* the disks protected, the others changed */
+} anon_cases[] = {
+	{ "ext4", "27 1 8:18 / / rw,relatime - ext4 /dev/sdb2 rw\n", 0, 0, "sdb" },
+	{ "btrfs", "27 1 0:32 /@rootfs / rw,relatime - btrfs /dev/sdb2 rw,subvol=/@rootfs\n",
+	    0, 0, "sdb" },
+	{ "btrfs on two devices", "27 1 0:32 /@ / rw - btrfs /dev/sdb2 rw,subvol=/@\n", 0, 1,
+	    "sdb sdc" },
+	{ "bcachefs on two devices", "27 1 0:33 / / rw - bcachefs /dev/sdb2:/dev/sdc rw\n", 0, 0,
+	    "sdb sdc" },
+	{ "btrfs by /dev/disk link", "27 1 0:32 / / rw - btrfs /dev/disk/by-label/root rw\n", 0,
+	    0, "sdb" },
+	{ "swap file on btrfs", "27 1 8:18 / / rw - ext4 /dev/sdb2 rw\n"
+	    "40 27 %s / /swap rw - btrfs /dev/sdc rw\n", 1, 0, "sdb sdc" },
+};
+
+/* c's mountinfo with the swap file's MAJ:MIN (static buffer). */
+static const char *
+anon_mountinfo(const struct anon_case *c, const char *mm)
+{
+	static char buf[512];
+	const char *at = strstr(c->mountinfo, "%s");
+
+	if (at == NULL)
+		return c->mountinfo;
+	snprintf(buf, sizeof(buf), "%.*s%s%s", (int)(at - c->mountinfo), c->mountinfo, mm,
+	    at + 2);
+	return buf;
+}
+
+START_TEST(test_protected_anonymous_root)
+{
+	const struct anon_case *c = &anon_cases[_i];
+	static const char *const disks[] = { "sdb", "sdc", "sdd" };
+	static const char *const links[][2] = {
+		{ "/sys/dev/block/8:18", "../../block/sdb/sdb2" },
+		{ "/sys/class/block/sdb2", "../../block/sdb/sdb2" },
+		{ "/sys/class/block/sdc", "../../block/sdc" },
+		{ "/sys/class/block/sdd", "../../block/sdd" },
+		{ "/dev/disk/by-label/root", "../../sdb2" },
+	};
+	struct s glob[] = { { "blockdev", "sd*", "read_ahead_kb", "64", 0, NULL } };
+	Knob__ApplyResult r;
+	char p[512], mm[32];
+	struct stat st;
+
+	fprintf(stderr, "-- %s\n", c->name);
+	for (size_t i = 0; i < nitems(disks); i++) {
+		snprintf(p, sizeof(p), "/sys/block/%s/queue/read_ahead_kb", disks[i]);
+		put(p, "128\n");
+	}
+	put("/sys/block/sdb/sdb2/partition", "2\n");
+	put("/sys/dev/block/.keep", "\n");
+	put("/sys/class/block/.keep", "\n");
+	put("/dev/sdb2", "\n");
+	put("/dev/disk/by-label/.keep", "\n");
+	for (size_t i = 0; i < nitems(links); i++) {
+		snprintf(p, sizeof(p), "%s%s", root, links[i][0]);
+		ck_assert_int_eq(symlink(links[i][1], p), 0);
+	}
+	if (c->btrfs_multi) {
+		put("/sys/fs/btrfs/0c1d/devices/.keep", "\n");
+		snprintf(p, sizeof(p), "%s/sys/fs/btrfs/0c1d/devices/sdb2", root);
+		ck_assert_int_eq(symlink("../../../../block/sdb/sdb2", p), 0);
+		snprintf(p, sizeof(p), "%s/sys/fs/btrfs/0c1d/devices/sdc", root);
+		ck_assert_int_eq(symlink("../../../../block/sdc", p), 0);
+	}
+	put("/swap/file", "swap\n");
+	snprintf(p, sizeof(p), "%s/swap/file", root);
+	ck_assert_int_eq(stat(p, &st), 0);
+	snprintf(mm, sizeof(mm), "%u:%u", major(st.st_dev), minor(st.st_dev));
+	put("/proc/self/mountinfo", "%s", anon_mountinfo(c, mm));
+	put("/proc/swaps", "Filename\tType\tSize\tUsed\tPriority\n%s", c->swapfile ?
+	    "/swap/file file 1024 0 -2\n" : "");
+	ag = mk_agent(root);
+	do_apply(ag, "glob", glob, 1, 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	for (size_t i = 0; i < nitems(disks); i++) {
+		const Knob__KeyResult *k = find_key(r.keys, r.n_keys, "sd*", disks[i]);
+
+		ck_assert_msg(k->state == (strstr(c->protected, disks[i]) ?
+		    KNOB__KEY_STATE__KEY_PROTECTED : KNOB__KEY_STATE__KEY_CHANGED), "%s: %s",
+		    disks[i], tune_key_state_name(k->state));
+	}
+	tune_apply_result_free(&r);
+	ck_assert_str_eq(get("/sys/block/sdb/queue/read_ahead_kb"), "128");
+	ck_assert_str_eq(get("/sys/block/sdd/queue/read_ahead_kb"), "64");
+}
+END_TEST
+
 static Suite *
 tune_suite(void)
 {
@@ -3965,6 +4155,9 @@ tune_suite(void)
 	tcase_add_test(tc, test_smt_off_per_cpu);
 	tcase_add_test(tc, test_smt_off_rollback);
 	tcase_add_loop_test(tc, test_lustre_lru_dynamic, 0, (int)nitems(lru_cases));
+	tcase_add_test(tc, test_iosched_rollback);
+	tcase_add_test(tc, test_iosched_revert);
+	tcase_add_loop_test(tc, test_protected_anonymous_root, 0, (int)nitems(anon_cases));
 	suite_add_tcase(s, tc);
 	return s;
 }
