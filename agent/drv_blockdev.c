@@ -400,6 +400,21 @@ bd_check_scheduler(struct agent *a, const char *dev, const char *value, char *ms
 	return -EINVAL;
 }
 
+/* Would-fail: a max_sectors_kb of v that the kernel rounds down to a
+ * multiple of the logical block size (a 4 KiB-sector disk, losetup -b
+ * 4096): it would read back as another value. */
+static int
+bd_check_lbs(struct agent *a, const char *dev, long v, char *msg, size_t msglen)
+{
+	long lbs_kb = bd_number(a, dev, "logical_block_size") / 1024;
+
+	if (lbs_kb <= 1 || v % lbs_kb == 0)
+		return 0;
+	snprintf(msg, msglen, "%s max_sectors_kb is kept in multiples of its logical block "
+	    "size (%ld KiB): %ld would read back as %ld", dev, lbs_kb, v, v - v % lbs_kb);
+	return -EINVAL;
+}
+
 /* Would-fail: values outside what the kernel documents for the attribute
  * (they are refused, or read back as something else). */
 static int
@@ -432,6 +447,7 @@ bd_check_range(struct agent *a, const char *dev, const char *attr, const char *v
 			    "(page size .. max_hw_sectors_kb)", dev, v, page_kb, hw);
 			return -EINVAL;
 		}
+		return bd_check_lbs(a, dev, v, msg, msglen);
 	}
 	return 0;
 }

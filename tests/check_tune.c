@@ -4092,6 +4092,78 @@ START_TEST(test_protected_anonymous_root)
 }
 END_TEST
 
+/* ------------------------------------------------------------ 4 KiB blocks */
+/* A loop device with 4096-byte logical blocks (losetup -b 4096), in a
+ * test case of its own whose unchecked fixture attaches and detaches it
+ * (and makes the tests' top directory, as suite_setup does). */
+static char lbsdev[32];
+
+static void
+lbs_setup(void)
+{
+	char cmd[256];
+	FILE *p;
+
+	lbsdev[0] = '\0';
+	cu_mkdtemp(top, sizeof(top), "tune-lbs");
+	snprintf(cmd, sizeof(cmd), "truncate -s 16M '%s/loop.img' && losetup -b 4096 -f --show "
+	    "'%s/loop.img'", top, top);
+	if ((p = popen(cmd, "r")) == NULL)
+		return;
+	if (fgets(cmd, sizeof(cmd), p) != NULL && strncmp(cmd, "/dev/", 5) == 0)
+		snprintf(lbsdev, sizeof(lbsdev), "%s", strtrim(cmd) + 5);
+	pclose(p);
+}
+
+static void
+lbs_teardown(void)
+{
+	cu_loop_detach(lbsdev);
+	lbsdev[0] = '\0';
+	if (cu_rm_rf(top) < 0)
+		fprintf(stderr, "could not remove %s\n", top);
+}
+
+/* The kernel rounds max_sectors_kb down to a multiple of the logical
+ * block size: --check says would-fail for 130 (it would read back as
+ * 128) and the apply refuses it before any write; 132 is fine.  Before,
+ * check said would-change and the apply failed "wrote 130, reads 128
+ * after 3 passes". */
+START_TEST(test_max_sectors_4k)
+{
+	Knob__ApplyResult r;
+	char path[128];
+	struct s set[] = { { "blockdev", NULL, "max_sectors_kb", "130", 0, NULL } };
+
+	ck_assert_msg(lbsdev[0] != '\0', "no 4 KiB loop device");
+	ck_assert_str_eq(sys("logical_block_size", lbsdev), "4096");
+	snprintf(path, sizeof(path), "/sys/block/%s/queue/max_sectors_kb", lbsdev);
+	ck_assert_int_eq(write_small_file(path, "256"), 0);
+	set[0].key = lbsdev;
+	ag = mk_agent("");
+	do_apply(ag, "odd", set, 1, 1, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.keys[0]->state, KNOB__KEY_STATE__KEY_WOULD_FAIL);
+	ck_assert_msg(strstr(r.keys[0]->message, "130 would read back as 128") != NULL, "%s",
+	    r.keys[0]->message);
+	tune_apply_result_free(&r);
+	do_apply(ag, "odd", set, 1, 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.keys[0]->state, KNOB__KEY_STATE__KEY_FAILED);
+	ck_assert_ptr_nonnull(strstr(r.keys[0]->message, "refused before any write"));
+	ck_assert_int_eq(r.reverted, 0);
+	tune_apply_result_free(&r);
+	ck_assert_str_eq(sys("max_sectors_kb", lbsdev), "256");
+	set[0].value = "132";
+	do_apply(ag, "even", set, 1, 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.keys[0]->state, KNOB__KEY_STATE__KEY_CHANGED);
+	tune_apply_result_free(&r);
+	ck_assert_str_eq(sys("max_sectors_kb", lbsdev), "132");
+	ck_assert_int_eq(write_small_file(path, "512"), 0);
+}
+END_TEST
+
 static Suite *
 tune_suite(void)
 {
@@ -4158,6 +4230,12 @@ tune_suite(void)
 	tcase_add_test(tc, test_iosched_rollback);
 	tcase_add_test(tc, test_iosched_revert);
 	tcase_add_loop_test(tc, test_protected_anonymous_root, 0, (int)nitems(anon_cases));
+	suite_add_tcase(s, tc);
+	tc = tcase_create("lbs4k");
+	tcase_set_timeout(tc, 30);
+	tcase_add_unchecked_fixture(tc, lbs_setup, lbs_teardown);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_max_sectors_4k);
 	suite_add_tcase(s, tc);
 	return s;
 }
