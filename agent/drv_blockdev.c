@@ -29,12 +29,6 @@ bd_path(const Knob__Setting *s, const char *dev, char *buf, size_t len)
 	return 0;
 }
 
-static int
-cmp_str(const void *x, const void *y)
-{
-	return strcmp(*(char *const *)x, *(char *const *)y);
-}
-
 /* The names in /sys/block that match pattern.  0, or -1 with errno and msg. */
 static int
 bd_list(struct agent *a, const char *pattern, struct strvec *names, char *msg, size_t msglen)
@@ -74,8 +68,7 @@ bd_resolve(struct agent *a, const Knob__Setting *s, struct strvec *out, char *ms
 		strvec_push(&names, s->key);	/* one name: its attr must exist, below */
 	else if (bd_list(a, s->key, &names, msg, msglen) < 0)
 		return -errno;
-	if (names.n > 1)
-		qsort(names.v, names.n, sizeof(*names.v), cmp_str);
+	tune_strvec_sort(&names);
 	for (size_t i = 0; i < names.n; i++) {
 		if (bd_path(s, names.v[i], path, sizeof(path)) < 0 ||
 		    agent_path(a, full, sizeof(full), path) < 0 || !tune_fd_exists(full))

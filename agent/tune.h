@@ -237,6 +237,8 @@ int tune_write_default(struct agent *a, const Knob__Setting *s, const char *targ
 int tune_check_path(struct agent *a, const char *path, char *msg, size_t msglen);
 int tune_check_default(struct agent *a, const Knob__Setting *s, const char *target,
     const char *value, char *msg, size_t msglen);
+/* Sort v's strings (strcmp order), in place. */
+void tune_strvec_sort(struct strvec *v);
 /* Whether a key is a glob pattern (names no single thing). */
 int tune_is_glob(const char *key);
 /* Run argv[0] (already resolved) with a timeout; stdout into out (bounded),

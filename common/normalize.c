@@ -583,6 +583,17 @@ journal_attr_base(const char *driver, const char *attr)
 	return attr;
 }
 
+/* A net key may name an interface by an alternative name (ip link
+ * property add ... altname): the agent journals the primary name, which
+ * the key's glob need not match.  Any plain interface name (shorter than
+ * IFNAMSIZ, no '/') is taken: it is looked up by name, no path is made
+ * of it. */
+static int
+net_primary_ok(const char *driver, const char *target)
+{
+	return strcmp(driver, "net") == 0 && strlen(target) < 16 && name_matches("*", target);
+}
+
 int
 target_validate(const char *driver, const char *key, const char *attr, const char *match,
     const char *target, char *msg, size_t msglen)
@@ -590,7 +601,8 @@ target_validate(const char *driver, const char *key, const char *attr, const cha
 	attr = journal_attr_base(driver, attr);
 	if (key_validate(driver, key, attr, match, msg, msglen) < 0)
 		return -1;
-	if (target[0] != '\0' && !target_form_ok(driver, key, target)) {
+	if (target[0] != '\0' && !target_form_ok(driver, key, target) &&
+	    !net_primary_ok(driver, target)) {
 		snprintf(msg, msglen, "%s target '%.200s' is not one that key '%.200s' names",
 		    driver, target, key);
 		return -1;

@@ -4164,6 +4164,133 @@ START_TEST(test_max_sectors_4k)
 }
 END_TEST
 
+/* ------------------------------------------------------------ net names, uppers */
+/* ip(8) in this test's network namespace; fails the test when it does. */
+static void
+ip(const char *fmt, ...)
+{
+	char cmd[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	ck_assert_msg(system(cmd) == 0, "%s failed", cmd);
+}
+
+/* The number after word ("mtu", "qlen") in ip -o link show dev
+ * (static buffer; sysfs shows the namespace that mounted it). */
+static const char *
+link_attr(const char *dev, const char *word)
+{
+	static char out[32];
+	char cmd[128], line[1024], *at;
+	FILE *p;
+
+	snprintf(out, sizeof(out), "<none>");
+	snprintf(cmd, sizeof(cmd), "ip -o link show dev %s", dev);
+	if ((p = popen(cmd, "r")) == NULL)
+		return out;
+	if (fgets(line, sizeof(line), p) != NULL) {
+		snprintf(cmd, sizeof(cmd), " %s ", word);
+		if ((at = strstr(line, cmd)) != NULL)
+			sscanf(at + strlen(cmd), "%31[0-9]", out);
+	}
+	pclose(p);
+	return out;
+}
+
+/* A drop of the knob agent and a new one on the same journal (a knobd
+ * restart: the journal is read back and validated). */
+static void
+restart_agent(void)
+{
+	rm_agent(ag);
+	ag = mk_agent("");
+}
+
+/* An interface named by an alternative name (ip link property add ...
+ * altname, as systemd sets them): exactly and by a glob, both resolve to
+ * the primary name (the target, reported and journaled); the journal
+ * reads back after a restart and the rollback restores the non-default
+ * originals.  Before: "unsupported: nothing on this node matches". */
+START_TEST(test_net_altname)
+{
+	Knob__ApplyResult r;
+	Knob__RollbackResult rb;
+	static const struct s set[] = {
+		{ "net", "ktalt0", "mtu", "1400", 0, NULL },
+		{ "net", "ktal*", "txqueuelen", "4242", 0, NULL },
+	};
+
+	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
+	ip("ip link add kt0 type veth peer name kt1");
+	ip("ip link property add dev kt0 altname ktalt0");
+	ip("ip link set kt0 mtu 1450 txqueuelen 500");
+	ag = mk_agent("");
+	do_apply(ag, "alt", set, nitems(set), 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.n_keys, 2);
+	all_changed(&r);
+	ck_assert_str_eq(find_key(r.keys, r.n_keys, "ktalt0", NULL)->target, "kt0 mtu");
+	ck_assert_str_eq(find_key(r.keys, r.n_keys, "ktal*", NULL)->target, "kt0 txqueuelen");
+	tune_apply_result_free(&r);
+	ck_assert_str_eq(link_attr("kt0", "mtu"), "1400");
+	ck_assert_str_eq(link_attr("kt0", "qlen"), "4242");
+	ck_assert_str_eq(link_attr("kt1", "mtu"), "1500");
+	restart_agent();
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	dump(rb.keys, rb.n_keys);
+	ck_assert_msg(rb.complete, "%s", rb.message);
+	tune_rollback_result_free(&rb);
+	ck_assert_str_eq(link_attr("kt0", "mtu"), "1450");
+	ck_assert_str_eq(link_attr("kt0", "qlen"), "500");
+}
+END_TEST
+
+/* The kernel lowers the MTU of the devices stacked on an interface when
+ * its MTU drops below theirs: macvlans at 9000 and 4000 on a 9000 veth go
+ * to 1500 with it, one at 1400 stays.  Their MTUs are journaled beside the
+ * interface's (upper_mtu) and the rollback, after a restart, brings them
+ * all back, after the interface's own.  Before: the rollback said complete
+ * with the veth at 9000 and the macvlans at 1500. */
+START_TEST(test_net_upper_mtu)
+{
+	Knob__ApplyResult r;
+	Knob__RollbackResult rb;
+	static const struct s set[] = { { "net", "kt0", "mtu", "1500", 0, NULL } };
+
+	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
+	ip("ip link add kt0 type veth peer name kt1");
+	ip("ip link set kt0 mtu 9000");
+	ip("ip link add link kt0 name ktm0 mtu 9000 type macvlan");
+	ip("ip link add link kt0 name ktm1 mtu 4000 type macvlan");
+	ip("ip link add link kt0 name ktm2 mtu 1400 type macvlan");
+	ag = mk_agent("");
+	do_apply(ag, "mtu", set, 1, 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.reverted, 0);
+	all_changed(&r);
+	tune_apply_result_free(&r);
+	ck_assert_str_eq(link_attr("kt0", "mtu"), "1500");
+	ck_assert_str_eq(link_attr("ktm0", "mtu"), "1500");
+	ck_assert_str_eq(link_attr("ktm1", "mtu"), "1500");
+	restart_agent();
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	dump(rb.keys, rb.n_keys);
+	ck_assert_msg(rb.complete, "%s", rb.message);
+	ck_assert_str_eq(link_attr("kt0", "mtu"), "9000");
+	ck_assert_str_eq(link_attr("ktm0", "mtu"), "9000");
+	ck_assert_str_eq(link_attr("ktm1", "mtu"), "4000");
+	ck_assert_str_eq(link_attr("ktm2", "mtu"), "1400");
+	ck_assert_str_eq(link_attr("kt1", "mtu"), "1500");
+	ck_assert_str_eq(find_key(rb.keys, rb.n_keys, "kt0", "upper_mtu")->wanted,
+	    "ktm0=9000 ktm1=4000 ktm2=1400");
+	tune_rollback_result_free(&rb);
+	ck_assert_int_ne(access(ag->tune->journal_path, F_OK), 0);
+}
+END_TEST
+
 static Suite *
 tune_suite(void)
 {
@@ -4230,6 +4357,8 @@ tune_suite(void)
 	tcase_add_test(tc, test_iosched_rollback);
 	tcase_add_test(tc, test_iosched_revert);
 	tcase_add_loop_test(tc, test_protected_anonymous_root, 0, (int)nitems(anon_cases));
+	tcase_add_test(tc, test_net_altname);
+	tcase_add_test(tc, test_net_upper_mtu);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("lbs4k");
 	tcase_set_timeout(tc, 30);
