@@ -3903,6 +3903,15 @@ START_TEST(test_lustre_lru_dynamic)
 END_TEST
 
 /* ------------------------------------------------------------ iosched */
+/* A new agent on the real root applies set (the caller frees r). */
+static void
+apply_new(const struct s *set, size_t n, Knob__ApplyResult *r)
+{
+	ag = mk_agent("");
+	do_apply(ag, "p", set, n, 0, 0, r);
+	dump(r->keys, r->n_keys);
+}
+
 /* mq-deadline on the loop device with non-default tunables the scheduler
  * write replaces: nr_requests 100 (the kernel resets it), then
  * async_depth 50 (an nr_requests write resets it), fifo_batch 32 and
@@ -3941,9 +3950,7 @@ START_TEST(test_iosched_rollback)
 
 	ios_set_originals();
 	set[0].key = loopdev;
-	ag = mk_agent("");
-	do_apply(ag, "none", set, 1, 0, 0, &r);
-	dump(r.keys, r.n_keys);
+	apply_new(set, 1, &r);
 	ck_assert_int_eq(r.reverted, 0);
 	ck_assert_str_eq(sched_now(), "none");
 	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
@@ -3979,9 +3986,7 @@ START_TEST(test_iosched_revert)
 	set[0].key = set[1].key = loopdev;
 	snprintf(path, sizeof(path), "/sys/block/%s/queue/read_ahead_kb", loopdev);
 	set[2].key = path;
-	ag = mk_agent("");
-	do_apply(ag, "fight", set, nitems(set), 0, 0, &r);
-	dump(r.keys, r.n_keys);
+	apply_new(set, nitems(set), &r);
 	ck_assert_int_eq(r.reverted, 1);
 	ck_assert_int_eq(find_key(r.keys, r.n_keys, loopdev, "scheduler")->state,
 	    KNOB__KEY_STATE__KEY_REVERTED);
@@ -4200,13 +4205,27 @@ link_attr(const char *dev, const char *word)
 	return out;
 }
 
-/* A drop of the knob agent and a new one on the same journal (a knobd
- * restart: the journal is read back and validated). */
+/* A new agent applies set: nothing reverted, every key changed (the
+ * caller frees r). */
 static void
-restart_agent(void)
+apply_all_changed(const struct s *set, size_t n, Knob__ApplyResult *r)
+{
+	apply_new(set, n, r);
+	ck_assert_int_eq(r->reverted, 0);
+	all_changed(r);
+}
+
+/* The agent is dropped and a new one started on the same journal (a
+ * knobd restart: the journal is read back and validated), which rolls
+ * back, completely (the caller frees rb). */
+static void
+restart_rollback(Knob__RollbackResult *rb)
 {
 	rm_agent(ag);
 	ag = mk_agent("");
+	ck_assert_int_eq(tune_rollback(ag, NULL, rb), 0);
+	dump(rb->keys, rb->n_keys);
+	ck_assert_msg(rb->complete, "%s", rb->message);
 }
 
 /* An interface named by an alternative name (ip link property add ...
@@ -4227,21 +4246,15 @@ START_TEST(test_net_altname)
 	ip("ip link add kt0 type veth peer name kt1");
 	ip("ip link property add dev kt0 altname ktalt0");
 	ip("ip link set kt0 mtu 1450 txqueuelen 500");
-	ag = mk_agent("");
-	do_apply(ag, "alt", set, nitems(set), 0, 0, &r);
-	dump(r.keys, r.n_keys);
+	apply_all_changed(set, nitems(set), &r);
 	ck_assert_int_eq(r.n_keys, 2);
-	all_changed(&r);
 	ck_assert_str_eq(find_key(r.keys, r.n_keys, "ktalt0", NULL)->target, "kt0 mtu");
 	ck_assert_str_eq(find_key(r.keys, r.n_keys, "ktal*", NULL)->target, "kt0 txqueuelen");
 	tune_apply_result_free(&r);
 	ck_assert_str_eq(link_attr("kt0", "mtu"), "1400");
 	ck_assert_str_eq(link_attr("kt0", "qlen"), "4242");
 	ck_assert_str_eq(link_attr("kt1", "mtu"), "1500");
-	restart_agent();
-	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
-	dump(rb.keys, rb.n_keys);
-	ck_assert_msg(rb.complete, "%s", rb.message);
+	restart_rollback(&rb);
 	tune_rollback_result_free(&rb);
 	ck_assert_str_eq(link_attr("kt0", "mtu"), "1450");
 	ck_assert_str_eq(link_attr("kt0", "qlen"), "500");
@@ -4266,19 +4279,12 @@ START_TEST(test_net_upper_mtu)
 	ip("ip link add link kt0 name ktm0 mtu 9000 type macvlan");
 	ip("ip link add link kt0 name ktm1 mtu 4000 type macvlan");
 	ip("ip link add link kt0 name ktm2 mtu 1400 type macvlan");
-	ag = mk_agent("");
-	do_apply(ag, "mtu", set, 1, 0, 0, &r);
-	dump(r.keys, r.n_keys);
-	ck_assert_int_eq(r.reverted, 0);
-	all_changed(&r);
+	apply_all_changed(set, 1, &r);
 	tune_apply_result_free(&r);
 	ck_assert_str_eq(link_attr("kt0", "mtu"), "1500");
 	ck_assert_str_eq(link_attr("ktm0", "mtu"), "1500");
 	ck_assert_str_eq(link_attr("ktm1", "mtu"), "1500");
-	restart_agent();
-	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
-	dump(rb.keys, rb.n_keys);
-	ck_assert_msg(rb.complete, "%s", rb.message);
+	restart_rollback(&rb);
 	ck_assert_str_eq(link_attr("kt0", "mtu"), "9000");
 	ck_assert_str_eq(link_attr("ktm0", "mtu"), "9000");
 	ck_assert_str_eq(link_attr("ktm1", "mtu"), "4000");
