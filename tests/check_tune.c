@@ -3912,6 +3912,29 @@ apply_new(const struct s *set, size_t n, Knob__ApplyResult *r)
 	dump(r->keys, r->n_keys);
 }
 
+/* A new agent applies set: nothing reverted, every key changed (the
+ * caller frees r). */
+static void
+apply_all_changed(const struct s *set, size_t n, Knob__ApplyResult *r)
+{
+	apply_new(set, n, r);
+	ck_assert_int_eq(r->reverted, 0);
+	all_changed(r);
+}
+
+/* The agent is dropped and a new one started on the same journal (a
+ * knobd restart: the journal is read back and validated), which rolls
+ * back, completely (the caller frees rb). */
+static void
+restart_rollback(Knob__RollbackResult *rb)
+{
+	rm_agent(ag);
+	ag = mk_agent("");
+	ck_assert_int_eq(tune_rollback(ag, NULL, rb), 0);
+	dump(rb->keys, rb->n_keys);
+	ck_assert_msg(rb->complete, "%s", rb->message);
+}
+
 /* mq-deadline on the loop device with non-default tunables the scheduler
  * write replaces: nr_requests 100 (the kernel resets it), then
  * async_depth 50 (an nr_requests write resets it), fifo_batch 32 and
@@ -3953,9 +3976,7 @@ START_TEST(test_iosched_rollback)
 	apply_new(set, 1, &r);
 	ck_assert_int_eq(r.reverted, 0);
 	ck_assert_str_eq(sched_now(), "none");
-	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
-	dump(rb.keys, rb.n_keys);
-	ck_assert_msg(rb.complete, "%s", rb.message);
+	restart_rollback(&rb);	/* the journal, with iosched, read back */
 	ios_assert_originals();
 	ck_assert_int_ne(access(ag->tune->journal_path, F_OK), 0);
 	k = find_key(r.keys, r.n_keys, loopdev, "iosched");
@@ -3995,6 +4016,32 @@ START_TEST(test_iosched_revert)
 	ck_assert_int_eq(find_key(r.keys, r.n_keys, loopdev, "iosched")->state,
 	    KNOB__KEY_STATE__KEY_REVERTED);
 	tune_apply_result_free(&r);
+}
+END_TEST
+
+/* A switch to a profile that does not set the scheduler puts the previous
+ * profile's scheduler back, and the tunables after it; the rollback of
+ * the new profile leaves them so. */
+START_TEST(test_iosched_switch)
+{
+	Knob__ApplyResult r;
+	Knob__RollbackResult rb;
+	struct s a[] = { { "blockdev", NULL, "scheduler", "none", 0, NULL } };
+	struct s b[] = { { "blockdev", NULL, "read_ahead_kb", "64", 0, NULL } };
+
+	ios_set_originals();
+	a[0].key = b[0].key = loopdev;
+	apply_new(a, 1, &r);
+	tune_apply_result_free(&r);
+	ck_assert_str_eq(sched_now(), "none");
+	do_apply(ag, "b", b, 1, 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.reverted, 0);
+	tune_apply_result_free(&r);
+	ios_assert_originals();
+	restart_rollback(&rb);
+	tune_rollback_result_free(&rb);
+	ios_assert_originals();
 }
 END_TEST
 
@@ -4205,29 +4252,6 @@ link_attr(const char *dev, const char *word)
 	return out;
 }
 
-/* A new agent applies set: nothing reverted, every key changed (the
- * caller frees r). */
-static void
-apply_all_changed(const struct s *set, size_t n, Knob__ApplyResult *r)
-{
-	apply_new(set, n, r);
-	ck_assert_int_eq(r->reverted, 0);
-	all_changed(r);
-}
-
-/* The agent is dropped and a new one started on the same journal (a
- * knobd restart: the journal is read back and validated), which rolls
- * back, completely (the caller frees rb). */
-static void
-restart_rollback(Knob__RollbackResult *rb)
-{
-	rm_agent(ag);
-	ag = mk_agent("");
-	ck_assert_int_eq(tune_rollback(ag, NULL, rb), 0);
-	dump(rb->keys, rb->n_keys);
-	ck_assert_msg(rb->complete, "%s", rb->message);
-}
-
 /* An interface named by an alternative name (ip link property add ...
  * altname, as systemd sets them): exactly and by a glob, both resolve to
  * the primary name (the target, reported and journaled); the journal
@@ -4362,6 +4386,7 @@ tune_suite(void)
 	tcase_add_loop_test(tc, test_lustre_lru_dynamic, 0, (int)nitems(lru_cases));
 	tcase_add_test(tc, test_iosched_rollback);
 	tcase_add_test(tc, test_iosched_revert);
+	tcase_add_test(tc, test_iosched_switch);
 	tcase_add_loop_test(tc, test_protected_anonymous_root, 0, (int)nitems(anon_cases));
 	tcase_add_test(tc, test_net_altname);
 	tcase_add_test(tc, test_net_upper_mtu);
