@@ -91,10 +91,10 @@ bd_resolve(struct agent *a, const Knob__Setting *s, struct strvec *out, char *ms
 /* A scheduler write replaces queue/iosched/ with the new elevator's
  * files at their defaults.  No profile sets them; the driver journals
  * them as one journal-only attribute, "iosched", beside the scheduler:
- * "ELEVATOR: name=value ..." (the writable files, by name), restored
- * after the scheduler and nr_requests (which resets mq-deadline's
- * async_depth), only while the device has that elevator again.  A device
- * without an elevator has none (TUNE_NOT_SETTABLE: nothing journaled). */
+ * "ELEVATOR: name=value ..." (the writable files, by name; "none:" for
+ * a device without an elevator), restored after the scheduler and
+ * nr_requests (which resets mq-deadline's async_depth), only while the
+ * device has that elevator again. */
 
 /* The elevator dev has now ("none" when none) into buf.  0 or -errno
  * with msg. */
@@ -527,7 +527,9 @@ push_btrfs(struct agent *a, const char *name, const char *why, struct strvec *ou
 	glob_t g, d;
 
 	snprintf(rel, sizeof(rel), "/sys/fs/btrfs/*/devices/%s", name);
-	if (agent_path(a, pat, sizeof(pat), rel) < 0 || glob(pat, 0, NULL, &g) != 0) {
+	if (agent_path(a, pat, sizeof(pat), rel) < 0)
+		return;
+	if (glob(pat, 0, NULL, &g) != 0) {
 		globfree(&g);
 		return;
 	}

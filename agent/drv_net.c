@@ -56,8 +56,8 @@ net_sock(char *msg, size_t msglen)
 	return sk;
 }
 
-/* One interface of the resolve dump, and the pattern it is matched
- * against. */
+/* What the resolve dump matches each interface against (the key) and
+ * where the matching primary names go. */
 struct net_match {
 	const char *pattern;
 	struct strvec *out;
