@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fnmatch.h>
+#include <glob.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,12 +27,6 @@ bd_path(const Knob__Setting *s, const char *dev, char *buf, size_t len)
 	if (snprintf(buf, len, "/sys/block/%s/%s", dev, rel) >= (int)len)
 		return -ENAMETOOLONG;
 	return 0;
-}
-
-static int
-cmp_str(const void *x, const void *y)
-{
-	return strcmp(*(char *const *)x, *(char *const *)y);
 }
 
 /* The names in /sys/block that match pattern.  0, or -1 with errno and msg. */
@@ -73,8 +68,7 @@ bd_resolve(struct agent *a, const Knob__Setting *s, struct strvec *out, char *ms
 		strvec_push(&names, s->key);	/* one name: its attr must exist, below */
 	else if (bd_list(a, s->key, &names, msg, msglen) < 0)
 		return -errno;
-	if (names.n > 1)
-		qsort(names.v, names.n, sizeof(*names.v), cmp_str);
+	tune_strvec_sort(&names);
 	for (size_t i = 0; i < names.n; i++) {
 		if (bd_path(s, names.v[i], path, sizeof(path)) < 0 ||
 		    agent_path(a, full, sizeof(full), path) < 0 || !tune_fd_exists(full))
@@ -93,12 +87,169 @@ bd_resolve(struct agent *a, const Knob__Setting *s, struct strvec *out, char *ms
 	return 0;
 }
 
+/* ------------------------------------------------------------ iosched */
+/* A scheduler write replaces queue/iosched/ with the new elevator's
+ * files at their defaults.  No profile sets them; the driver journals
+ * them as one journal-only attribute, "iosched", beside the scheduler:
+ * "ELEVATOR: name=value ..." (the writable files, by name; "none:" for
+ * a device without an elevator), restored after the scheduler and
+ * nr_requests (which resets mq-deadline's async_depth), only while the
+ * device has that elevator again. */
+
+/* The elevator dev has now ("none" when none) into buf.  0 or -errno
+ * with msg. */
+static int
+bd_elevator(struct agent *a, const char *dev, char *buf, size_t len, char *msg,
+    size_t msglen)
+{
+	char path[PATH_MAX], raw[512], *o, *c;
+	int rc;
+
+	snprintf(path, sizeof(path), "/sys/block/%s/queue/scheduler", dev);
+	if ((rc = tune_read_path(a, path, raw, sizeof(raw), msg, msglen)) < 0)
+		return rc;
+	if ((o = strchr(raw, '[')) != NULL && (c = strchr(o, ']')) != NULL) {
+		*c = '\0';
+		snprintf(buf, len, "%s", o + 1);
+	} else
+		snprintf(buf, len, "%s", strtrim(raw));
+	return 0;
+}
+
+/* An iosched file name a journaled value may name: one plain component. */
+static int
+bd_iosched_name_ok(const char *name)
+{
+	return name[0] != '\0' && name[0] != '.' && strchr(name, '/') == NULL;
+}
+
+/* SYSROOT/sys/block/DEV/queue/iosched[/NAME] into full.  0 or -1. */
+static int
+bd_iosched_full(struct agent *a, const char *dev, const char *name, char *full, size_t len)
+{
+	char rel[PATH_MAX];
+
+	if (snprintf(rel, sizeof(rel), "/sys/block/%s/queue/iosched%s%s", dev,
+	    name ? "/" : "", name ? name : "") >= (int)sizeof(rel))
+		return -1;
+	return agent_path(a, full, len, rel);
+}
+
+static int
+bd_iosched_filter(const struct dirent *de)
+{
+	return bd_iosched_name_ok(de->d_name);
+}
+
+/* Append " NAME=VALUE" of dev's iosched file name to buf at *o, when it
+ * is a writable regular file with a one-word value.  0, or -E2BIG with
+ * msg. */
+static int
+bd_iosched_append(struct agent *a, const char *dev, const char *name, char *buf, size_t len,
+    size_t *o, char *msg, size_t msglen)
+{
+	char full[PATH_MAX], v[256];
+	struct stat st;
+
+	if (bd_iosched_full(a, dev, name, full, sizeof(full)) < 0 || stat(full, &st) < 0 ||
+	    !S_ISREG(st.st_mode) || (st.st_mode & 0222) == 0 ||
+	    read_small_file(full, v, sizeof(v)) < 0 || strpbrk(strtrim(v), " \t") != NULL)
+		return 0;
+	if (*o >= len || (*o += (size_t)snprintf(buf + *o, len - *o, " %s=%s", name, v)) >= len) {
+		snprintf(msg, msglen, "%s: too many iosched tunables", dev);
+		return -E2BIG;
+	}
+	return 0;
+}
+
+/* The snapshot of dev's elevator tunables into buf (see above).  Read
+ * around the transaction's fd cache: every elevator switch makes new
+ * files.  0 or -errno with msg. */
+static int
+bd_iosched_read(struct agent *a, const char *dev, char *buf, size_t len, char *msg,
+    size_t msglen)
+{
+	char elev[64], dir[PATH_MAX];
+	struct dirent **ents = NULL;
+	size_t o;
+	int n, rc;
+
+	if ((rc = bd_elevator(a, dev, elev, sizeof(elev), msg, msglen)) < 0)
+		return rc;
+	o = (size_t)snprintf(buf, len, "%s:", elev);
+	if (bd_iosched_full(a, dev, NULL, dir, sizeof(dir)) < 0 ||
+	    (n = scandir(dir, &ents, bd_iosched_filter, alphasort)) < 0)
+		return 0;	/* no elevator, no files */
+	for (int i = 0; i < n; i++) {
+		if (rc == 0)
+			rc = bd_iosched_append(a, dev, ents[i]->d_name, buf, len, &o, msg, msglen);
+		free(ents[i]);
+	}
+	free(ents);
+	return rc;
+}
+
+/* Write one name=value of a snapshot to dev when it differs.  0 or
+ * -errno with msg. */
+static int
+bd_iosched_put(struct agent *a, const char *dev, char *tok, char *msg, size_t msglen)
+{
+	char full[PATH_MAX], v[256], *eq = strchr(tok, '=');
+	int rc;
+
+	if (eq == NULL || (*eq = '\0', !bd_iosched_name_ok(tok)) ||
+	    bd_iosched_full(a, dev, tok, full, sizeof(full)) < 0) {
+		snprintf(msg, msglen, "%s iosched: bad entry '%s'", dev, tok);
+		return -EINVAL;
+	}
+	if (read_small_file(full, v, sizeof(v)) >= 0 && strcmp(strtrim(v), eq + 1) == 0)
+		return 0;
+	if ((rc = write_small_file(full, eq + 1)) < 0)
+		snprintf(msg, msglen, "write /sys/block/%s/queue/iosched/%s: %s", dev, tok,
+		    strerror(-rc));
+	return rc;
+}
+
+/* Put dev's elevator tunables back from a snapshot: only while dev has
+ * the elevator they belong to (the scheduler, written before them, is
+ * back), each file that differs.  0 or -errno with msg (the first
+ * failure; the other files are still written). */
+static int
+bd_iosched_write(struct agent *a, const char *dev, const char *value, char *msg,
+    size_t msglen)
+{
+	char elev[64], copy[NORM_VALUE_MAX], m[TUNE_MSG_MAX], *save = NULL, *colon;
+	int rc = 0, r;
+
+	snprintf(copy, sizeof(copy), "%s", value);
+	if ((colon = strchr(copy, ':')) == NULL) {
+		snprintf(msg, msglen, "%s iosched: bad value '%s'", dev, value);
+		return -EINVAL;
+	}
+	*colon = '\0';
+	if ((r = bd_elevator(a, dev, elev, sizeof(elev), msg, msglen)) < 0)
+		return r;
+	if (strcmp(elev, copy) != 0) {
+		snprintf(msg, msglen, "%s iosched: the %s tunables are not written: its "
+		    "scheduler is %s now", dev, copy, elev);
+		return -ENOENT;
+	}
+	for (char *t = strtok_r(colon + 1, " ", &save); t; t = strtok_r(NULL, " ", &save))
+		if ((r = bd_iosched_put(a, dev, t, m, sizeof(m))) < 0 && rc == 0) {
+			rc = r;
+			snprintf(msg, msglen, "%s", m);
+		}
+	return rc;
+}
+
 static int
 bd_read(struct agent *a, const Knob__Setting *s, const char *target, char *buf, size_t len,
     char *msg, size_t msglen)
 {
 	char path[PATH_MAX];
 
+	if (strcmp(s->attr, "iosched") == 0)
+		return bd_iosched_read(a, target, buf, len, msg, msglen);
 	if (bd_path(s, target, path, sizeof(path)) < 0)
 		return -EINVAL;
 	return tune_read_path(a, path, buf, len, msg, msglen);
@@ -110,6 +261,8 @@ bd_write(struct agent *a, const Knob__Setting *s, const char *target, const char
 {
 	char path[PATH_MAX];
 
+	if (strcmp(s->attr, "iosched") == 0)
+		return bd_iosched_write(a, target, value, msg, msglen);
 	if (bd_path(s, target, path, sizeof(path)) < 0)
 		return -EINVAL;
 	return tune_write_path(a, path, value, msg, msglen);
@@ -117,7 +270,8 @@ bd_write(struct agent *a, const Knob__Setting *s, const char *target, const char
 
 /* Write order within one device, and what each write moves.  The
  * scheduler first (writing it resets nr_requests and replaces the iosched/
- * attributes), then nr_requests and iosched/, then the attributes the
+ * attributes), then nr_requests (which resets mq-deadline's async_depth),
+ * then iosched (the journal-only snapshot, above), then the attributes the
  * kernel keeps as queue limits, read_ahead_kb last.  On 6.x kernels that
  * store them through queue_limits_commit_update, storing any limit
  * (max_sectors_kb, add_random, rotational, and those that fall to "*":
@@ -133,16 +287,16 @@ static const struct bd_rank {
 	const char *attr;		/* fnmatch(3) pattern: first match wins */
 	int rank;
 	int ranged;			/* bd_check_range knows its bounds */
-	const char *coupled[2];		/* what writing attr moves */
+	const char *coupled[3];		/* what writing attr moves */
 } bd_ranks[] = {
-	{ "scheduler", 0, 0, { "nr_requests", NULL } },
+	{ "scheduler", 0, 0, { "nr_requests", "iosched", NULL } },
 	{ "nr_requests", 1, 1, { NULL } },
-	{ "iosched/*", 1, 0, { NULL } },
-	{ "max_sectors_kb", 2, 1, { "read_ahead_kb", NULL } },
-	{ "nomerges", 3, 0, { NULL } },
-	{ "rq_affinity", 3, 0, { NULL } },
-	{ "read_ahead_kb", 4, 1, { NULL } },
-	{ "*", 3, 0, { "read_ahead_kb", NULL } },
+	{ "iosched", 2, 0, { NULL } },
+	{ "max_sectors_kb", 3, 1, { "read_ahead_kb", NULL } },
+	{ "nomerges", 4, 0, { NULL } },
+	{ "rq_affinity", 4, 0, { NULL } },
+	{ "read_ahead_kb", 5, 1, { NULL } },
+	{ "*", 4, 0, { "read_ahead_kb", NULL } },
 };
 
 static const struct bd_rank *
@@ -159,7 +313,7 @@ bd_rank(const Knob__Setting *s)
 {
 	const struct bd_rank *r = bd_rank_of(s->attr);
 
-	return r ? r->rank : 3;
+	return r ? r->rank : 4;
 }
 
 static const char *const *
@@ -239,6 +393,21 @@ bd_check_scheduler(struct agent *a, const char *dev, const char *value, char *ms
 	return -EINVAL;
 }
 
+/* Would-fail: a max_sectors_kb of v that the kernel rounds down to a
+ * multiple of the logical block size (a 4 KiB-sector disk, losetup -b
+ * 4096): it would read back as another value. */
+static int
+bd_check_lbs(struct agent *a, const char *dev, long v, char *msg, size_t msglen)
+{
+	long lbs_kb = bd_number(a, dev, "logical_block_size") / 1024;
+
+	if (lbs_kb <= 1 || v % lbs_kb == 0)
+		return 0;
+	snprintf(msg, msglen, "%s max_sectors_kb is kept in multiples of its logical block "
+	    "size (%ld KiB): %ld would read back as %ld", dev, lbs_kb, v, v - v % lbs_kb);
+	return -EINVAL;
+}
+
 /* Would-fail: values outside what the kernel documents for the attribute
  * (they are refused, or read back as something else). */
 static int
@@ -271,6 +440,7 @@ bd_check_range(struct agent *a, const char *dev, const char *attr, const char *v
 			    "(page size .. max_hw_sectors_kb)", dev, v, page_kb, hw);
 			return -EINVAL;
 		}
+		return bd_check_lbs(a, dev, v, msg, msglen);
 	}
 	return 0;
 }
@@ -301,16 +471,17 @@ push_dev(struct agent *a, const char *dir, const char *why, struct strvec *out,
     struct strvec *whys, int depth);
 
 /* The device with sysroot-relative sysfs link rel (/sys/dev/block/M:m or
- * /sys/class/block/NAME). */
-static void
+ * /sys/class/block/NAME).  0, or -1 when rel does not resolve. */
+static int
 push_link(struct agent *a, const char *rel, const char *why, struct strvec *out,
     struct strvec *whys, int depth)
 {
 	char full[PATH_MAX], real[PATH_MAX];
 
 	if (agent_path(a, full, sizeof(full), rel) < 0 || realpath(full, real) == NULL)
-		return;
+		return -1;
 	push_dev(a, real, why, out, whys, depth);
+	return 0;
 }
 
 static void
@@ -344,12 +515,113 @@ push_dev(struct agent *a, const char *dir, const char *why, struct strvec *out,
 	closedir(sl);
 }
 
+/* Every device of the btrfs file system that has device name (the
+ * entries of SYSROOT/sys/fs/btrfs/FSID/devices, links to the devices'
+ * sysfs directories): the data of a multi-device btrfs is on all of
+ * them. */
+static void
+push_btrfs(struct agent *a, const char *name, const char *why, struct strvec *out,
+    struct strvec *whys)
+{
+	char pat[PATH_MAX], rel[PATH_MAX];
+	glob_t g, d;
+
+	snprintf(rel, sizeof(rel), "/sys/fs/btrfs/*/devices/%s", name);
+	if (agent_path(a, pat, sizeof(pat), rel) < 0)
+		return;
+	if (glob(pat, 0, NULL, &g) != 0) {
+		globfree(&g);
+		return;
+	}
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		snprintf(pat, sizeof(pat), "%s/*", dirname(g.gl_pathv[i]));
+		if (glob(pat, 0, NULL, &d) == 0)
+			for (size_t k = 0; k < d.gl_pathc; k++) {
+				char real[PATH_MAX];
+
+				if (realpath(d.gl_pathv[k], real) != NULL)
+					push_dev(a, real, why, out, whys, 1);
+			}
+		globfree(&d);
+	}
+	globfree(&g);
+}
+
+/* The devices a mountinfo line's source names (the field after " - FSTYPE
+ * "): each /dev path (bcachefs joins several with ':') resolved under
+ * the sysroot (/dev/mapper/X is a link to dm-N) and found in
+ * /sys/class/block, and for btrfs the other devices of the file system.
+ * For the file systems whose MAJ:MIN is anonymous (btrfs, bcachefs: no
+ * /sys/dev/block/0:N); a source that is not a /dev path (a ZFS dataset)
+ * names none. */
+static void
+push_source(struct agent *a, const char *line, const char *why, struct strvec *out,
+    struct strvec *whys)
+{
+	char fstype[64], src[1024], full[PATH_MAX], real[PATH_MAX], rel[PATH_MAX], *save = NULL;
+	const char *sep = strstr(line, " - ");
+
+	if (sep == NULL || sscanf(sep + 3, "%63s %1023s", fstype, src) != 2)
+		return;
+	for (char *d = strtok_r(src, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+		const char *name;
+
+		if (strncmp(d, "/dev/", 5) != 0)
+			continue;
+		name = agent_path(a, full, sizeof(full), d) == 0 && realpath(full, real) != NULL ?
+		    basename(real) : basename(d);
+		snprintf(rel, sizeof(rel), "/sys/class/block/%s", name);
+		push_link(a, rel, why, out, whys, 0);
+		if (strcmp(fstype, "btrfs") == 0)
+			push_btrfs(a, name, why, out, whys);
+	}
+}
+
+/* The device behind the mountinfo line of a file system: its MAJ:MIN in
+ * /sys/dev/block, else its source (push_source). */
+static void
+push_mount(struct agent *a, const char *line, const char *majmin, const char *why,
+    struct strvec *out, struct strvec *whys)
+{
+	char rel[PATH_MAX];
+
+	snprintf(rel, sizeof(rel), "/sys/dev/block/%s", majmin);
+	if (push_link(a, rel, why, out, whys, 0) < 0)
+		push_source(a, line, why, out, whys);
+}
+
+/* The devices behind the file system whose MAJ:MIN is majmin (a swap
+ * file's), from SYSROOT/proc/self/mountinfo: its device, or for an
+ * anonymous one its source. */
+static void
+push_fs_of(struct agent *a, const char *majmin, const char *why, struct strvec *out,
+    struct strvec *whys)
+{
+	char path[PATH_MAX], line[4096], mm[64];
+	FILE *f = NULL;
+	int found = 0;
+
+	if (agent_path(a, path, sizeof(path), "/proc/self/mountinfo") == 0 &&
+	    (f = fopen(path, "re")) != NULL) {
+		while (!found && fgets(line, sizeof(line), f))
+			if (sscanf(line, "%*s %*s %63s", mm) == 1 && strcmp(mm, majmin) == 0) {
+				push_mount(a, line, majmin, why, out, whys);
+				found = 1;
+			}
+		fclose(f);
+	}
+	if (!found) {
+		snprintf(path, sizeof(path), "/sys/dev/block/%s", majmin);
+		push_link(a, path, why, out, whys, 0);
+	}
+}
+
 /* Devices behind /, /boot (SYSROOT/proc/self/mountinfo) and active swap
  * (SYSROOT/proc/swaps). */
 static void
 protected_devs(struct agent *a, struct strvec *out, struct strvec *whys)
 {
-	char path[PATH_MAX], line[4096], rel[PATH_MAX];
+	char path[PATH_MAX], line[4096], rel[PATH_MAX], why[1100];
 	FILE *f;
 
 	if (agent_path(a, path, sizeof(path), "/proc/self/mountinfo") == 0 &&
@@ -362,9 +634,8 @@ protected_devs(struct agent *a, struct strvec *out, struct strvec *whys)
 			if (strcmp(mnt, "/") != 0 && strcmp(mnt, "/boot") != 0 &&
 			    strcmp(mnt, "/boot/efi") != 0)
 				continue;
-			snprintf(rel, sizeof(rel), "/sys/dev/block/%s", majmin);
-			snprintf(line, sizeof(line), "holds %s", mnt);
-			push_link(a, rel, line, out, whys, 0);
+			snprintf(why, sizeof(why), "holds %s", mnt);
+			push_mount(a, line, majmin, why, out, whys);
 		}
 		fclose(f);
 	}
@@ -381,9 +652,9 @@ protected_devs(struct agent *a, struct strvec *out, struct strvec *whys)
 				push_link(a, rel, "holds active swap", out, whys, 0);
 			} else if (agent_path(a, full, sizeof(full), name) == 0 &&
 			    stat(full, &st) == 0) {
-				snprintf(rel, sizeof(rel), "/sys/dev/block/%u:%u", major(st.st_dev),
+				snprintf(rel, sizeof(rel), "%u:%u", major(st.st_dev),
 				    minor(st.st_dev));
-				push_link(a, rel, "holds a swap file", out, whys, 0);
+				push_fs_of(a, rel, "holds a swap file", out, whys);
 			}
 		}
 		fclose(f);

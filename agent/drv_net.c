@@ -9,7 +9,11 @@
 
 #include <netlink/netlink.h>
 #include <netlink/errno.h>
+#include <netlink/msg.h>
+#include <netlink/attr.h>
 #include <netlink/route/link.h>
+#include <linux/if_link.h>
+#include <linux/rtnetlink.h>
 
 #include "tune.h"
 
@@ -52,32 +56,237 @@ net_sock(char *msg, size_t msglen)
 	return sk;
 }
 
+/* What the resolve dump matches each interface against (the key) and
+ * where the matching primary names go. */
+struct net_match {
+	const char *pattern;
+	struct strvec *out;
+};
+
+/* The string of a string attribute (IFLA_IFNAME, IFLA_ALT_IFNAME), NULL
+ * when absent or not NUL-terminated. */
+static const char *
+net_nla_str(const struct nlattr *na)
+{
+	const char *s = na ? nla_data(na) : NULL;
+
+	return s && nla_len(na) > 0 && s[nla_len(na) - 1] == '\0' ? s : NULL;
+}
+
+/* One RTM_NEWLINK of the dump: its name is pushed when it, or one of its
+ * alternative names (IFLA_PROP_LIST's IFLA_ALT_IFNAME: ip link property
+ * add ... altname, set by systemd; libnl-route 3.7 does not parse them),
+ * matches.  The primary name is the target. */
+static int
+net_match_cb(struct nl_msg *m, void *arg)
+{
+	struct net_match *nm = arg;
+	struct nlattr *tb[IFLA_MAX + 1], *alt;
+	const char *name, *an;
+	int rem, hit;
+
+	if (nlmsg_parse(nlmsg_hdr(m), sizeof(struct ifinfomsg), tb, IFLA_MAX, NULL) < 0 ||
+	    (name = net_nla_str(tb[IFLA_IFNAME])) == NULL)
+		return NL_OK;
+	hit = fnmatch(nm->pattern, name, 0) == 0;
+	if (!hit && tb[IFLA_PROP_LIST])
+		nla_for_each_nested(alt, tb[IFLA_PROP_LIST], rem)
+			if (nla_type(alt) == IFLA_ALT_IFNAME && (an = net_nla_str(alt)) != NULL &&
+			    fnmatch(nm->pattern, an, 0) == 0)
+				hit = 1;
+	if (hit && !strvec_contains(nm->out, name))
+		strvec_push(nm->out, name);
+	return NL_OK;
+}
+
+/* The interfaces whose name or an alternative name matches the key, by
+ * their primary names, from one RTM_GETLINK dump. */
 static int
 net_resolve(struct agent *a, const Knob__Setting *s, struct strvec *out, char *msg,
     size_t msglen)
 {
-	struct nl_cache *cache = NULL;
+	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC };
+	struct net_match nm = { s->key, out };
 	struct nl_sock *sk;
-	struct nl_object *o;
 	int r;
 
 	(void)a;
 	if ((sk = net_sock(msg, msglen)) == NULL)
 		return -EIO;
-	if ((r = rtnl_link_alloc_cache(sk, AF_UNSPEC, &cache)) < 0) {
+	if ((r = nl_socket_modify_cb(sk, NL_CB_VALID, NL_CB_CUSTOM, net_match_cb, &nm)) < 0 ||
+	    (r = nl_send_simple(sk, RTM_GETLINK, NLM_F_DUMP, &ifi, sizeof(ifi))) < 0 ||
+	    (r = nl_recvmsgs_default(sk)) < 0) {
 		snprintf(msg, msglen, "link list: %s", nl_geterror(r));
 		nl_socket_free(sk);
 		return nl_to_errno(r);
 	}
-	for (o = nl_cache_get_first(cache); o; o = nl_cache_get_next(o)) {
-		const char *name = rtnl_link_get_name((struct rtnl_link *)o);
-
-		if (name && fnmatch(s->key, name, 0) == 0 && !strvec_contains(out, name))
-			strvec_push(out, name);
-	}
-	nl_cache_free(cache);
 	nl_socket_free(sk);
 	return 0;
+}
+
+/* Set attr (mtu or txqueuelen) of interface name to v over sk.  0 or
+ * -errno with msg. */
+static int
+net_set(struct nl_sock *sk, const char *name, const char *attr, unsigned int v, char *msg,
+    size_t msglen)
+{
+	struct rtnl_link *orig = NULL, *change;
+	int r;
+
+	if ((r = rtnl_link_get_kernel(sk, 0, name, &orig)) < 0) {
+		snprintf(msg, msglen, "%s: %s", name, nl_geterror(r));
+		return nl_to_errno(r);
+	}
+	if ((change = rtnl_link_alloc()) == NULL) {
+		rtnl_link_put(orig);
+		snprintf(msg, msglen, "rtnl_link_alloc failed");
+		return -ENOMEM;
+	}
+	if (strcmp(attr, "mtu") == 0)
+		rtnl_link_set_mtu(change, v);
+	else
+		rtnl_link_set_txqlen(change, v);
+	if ((r = rtnl_link_change(sk, orig, change, 0)) < 0)
+		snprintf(msg, msglen, "set %s %s %u: %s", name, attr, v, nl_geterror(r));
+	rtnl_link_put(change);
+	rtnl_link_put(orig);
+	return r < 0 ? nl_to_errno(r) : 0;
+}
+
+/* ------------------------------------------------------------ upper_mtu */
+/* The kernel lowers the MTU of the devices stacked on an interface (vlan,
+ * macvlan, ipvlan and their taps: IFLA_LINK is the interface) when the
+ * interface's MTU drops below theirs, and raising it again leaves them
+ * low.  The driver journals their MTUs beside mtu as one journal-only
+ * attribute of the interface, "upper_mtu": "NAME=MTU ..." (by name; the
+ * devices of this namespace only), restored after the interface's own.
+ * An interface with none has none (TUNE_NOT_SETTABLE: nothing
+ * journaled).  Not covered: net.ipv6.conf.IF.mtu, which every MTU change
+ * of IF resets to the new MTU (README). */
+static const char *const net_stacked_kinds[] = {
+	"vlan", "macvlan", "macvtap", "ipvlan", "ipvtap", NULL,
+};
+
+/* Is l a device stacked on ifindex in this namespace? */
+static int
+net_is_upper(struct rtnl_link *l, int ifindex)
+{
+	const char *kind = rtnl_link_get_type(l);
+	int32_t ns;
+
+	if (kind == NULL || rtnl_link_get_link(l) != ifindex ||
+	    rtnl_link_get_ifindex(l) == ifindex || rtnl_link_get_link_netnsid(l, &ns) == 0)
+		return 0;
+	for (size_t i = 0; net_stacked_kinds[i]; i++)
+		if (strcmp(kind, net_stacked_kinds[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* The ifindex of interface name, or -errno with msg. */
+static int
+net_ifindex(struct nl_sock *sk, const char *name, char *msg, size_t msglen)
+{
+	struct rtnl_link *l = NULL;
+	int r;
+
+	if ((r = rtnl_link_get_kernel(sk, 0, name, &l)) < 0) {
+		snprintf(msg, msglen, "%s: %s", name, nl_geterror(r));
+		return nl_to_errno(r);
+	}
+	r = rtnl_link_get_ifindex(l);
+	rtnl_link_put(l);
+	return r;
+}
+
+/* "NAME=MTU ..." of the devices stacked on target, by name, into buf.
+ * 0, TUNE_NOT_SETTABLE when there are none, or -errno with msg. */
+static int
+net_uppers_read(struct nl_sock *sk, const char *target, char *buf, size_t len, char *msg,
+    size_t msglen)
+{
+	struct nl_cache *cache = NULL;
+	struct strvec v = { 0 };
+	char one[64];
+	size_t o = 0;
+	int ifindex, r;
+
+	if ((ifindex = net_ifindex(sk, target, msg, msglen)) < 0)
+		return ifindex;
+	if ((r = rtnl_link_alloc_cache(sk, AF_UNSPEC, &cache)) < 0) {
+		snprintf(msg, msglen, "link list: %s", nl_geterror(r));
+		return nl_to_errno(r);
+	}
+	for (struct nl_object *ob = nl_cache_get_first(cache); ob; ob = nl_cache_get_next(ob))
+		if (net_is_upper((struct rtnl_link *)ob, ifindex)) {
+			snprintf(one, sizeof(one), "%s=%u",
+			    rtnl_link_get_name((struct rtnl_link *)ob),
+			    rtnl_link_get_mtu((struct rtnl_link *)ob));
+			strvec_push(&v, one);
+		}
+	nl_cache_free(cache);
+	tune_strvec_sort(&v);
+	buf[0] = '\0';
+	for (size_t i = 0; i < v.n && o < len; i++)
+		o += (size_t)snprintf(buf + o, len - o, "%s%s", i ? " " : "", v.v[i]);
+	r = v.n == 0 ? TUNE_NOT_SETTABLE : o >= len ? -E2BIG : 0;
+	if (r != 0)
+		snprintf(msg, msglen, r > 0 ? "no devices stacked on %s" :
+		    "%s: too many stacked devices", target);
+	strvec_free(&v);
+	return r;
+}
+
+/* Put back one "NAME=MTU" of target's snapshot: only to a device still
+ * stacked on target.  0 or -errno with msg. */
+static int
+net_upper_put(struct nl_sock *sk, int ifindex, const char *target, char *tok, char *msg,
+    size_t msglen)
+{
+	struct rtnl_link *l = NULL;
+	char *eq = strchr(tok, '='), *end;
+	unsigned long v;
+	int r, upper;
+
+	if (eq == NULL || (*eq = '\0', errno = 0, v = strtoul(eq + 1, &end, 10), errno) ||
+	    *end || v > UINT32_MAX) {
+		snprintf(msg, msglen, "%s upper_mtu: bad entry '%s'", target, tok);
+		return -EINVAL;
+	}
+	if ((r = rtnl_link_get_kernel(sk, 0, tok, &l)) < 0) {
+		snprintf(msg, msglen, "%s (stacked on %s): %s", tok, target, nl_geterror(r));
+		return nl_to_errno(r);
+	}
+	upper = net_is_upper(l, ifindex);
+	r = rtnl_link_get_mtu(l) == v;
+	rtnl_link_put(l);
+	if (!upper) {
+		snprintf(msg, msglen, "%s is no longer stacked on %s: its MTU %lu is not written",
+		    tok, target, v);
+		return -ENODEV;
+	}
+	return r ? 0 : net_set(sk, tok, "mtu", (unsigned int)v, msg, msglen);
+}
+
+/* Put the MTUs of the devices stacked on target back from a snapshot
+ * net_uppers_read gave.  0 or -errno with msg (the first failure; the
+ * others are still written). */
+static int
+net_uppers_write(struct nl_sock *sk, const char *target, const char *value, char *msg,
+    size_t msglen)
+{
+	char copy[NORM_VALUE_MAX], m[TUNE_MSG_MAX], *save = NULL;
+	int ifindex, rc = 0, r;
+
+	if ((ifindex = net_ifindex(sk, target, msg, msglen)) < 0)
+		return ifindex;
+	snprintf(copy, sizeof(copy), "%s", value);
+	for (char *t = strtok_r(copy, " ", &save); t; t = strtok_r(NULL, " ", &save))
+		if ((r = net_upper_put(sk, ifindex, target, t, m, sizeof(m))) < 0 && rc == 0) {
+			rc = r;
+			snprintf(msg, msglen, "%s", m);
+		}
+	return rc;
 }
 
 static int
@@ -91,6 +300,11 @@ net_read(struct agent *a, const Knob__Setting *s, const char *target, char *buf,
 	(void)a;
 	if ((sk = net_sock(msg, msglen)) == NULL)
 		return -EIO;
+	if (strcmp(s->attr, "upper_mtu") == 0) {
+		r = net_uppers_read(sk, target, buf, len, msg, msglen);
+		nl_socket_free(sk);
+		return r;
+	}
 	if ((r = rtnl_link_get_kernel(sk, 0, target, &link)) < 0) {
 		snprintf(msg, msglen, "%s: %s", target, nl_geterror(r));
 		nl_socket_free(sk);
@@ -109,57 +323,72 @@ static int
 net_write(struct agent *a, const Knob__Setting *s, const char *target, const char *value,
     char *msg, size_t msglen)
 {
-	struct rtnl_link *orig = NULL, *change = NULL;
 	struct nl_sock *sk;
-	unsigned long v;
-	char *end;
-	int r, rc = 0;
+	unsigned long v = 0;
+	char *end = NULL;
+	int rc;
 
 	(void)a;
-	errno = 0;
-	v = strtoul(value, &end, 10);
-	if (errno || *end || v > UINT32_MAX) {
-		snprintf(msg, msglen, "%s %s: bad value %s", target, s->attr, value);
-		return -EINVAL;
+	if (strcmp(s->attr, "upper_mtu") != 0) {
+		errno = 0;
+		v = strtoul(value, &end, 10);
+		if (errno || *end || v > UINT32_MAX) {
+			snprintf(msg, msglen, "%s %s: bad value %s", target, s->attr, value);
+			return -EINVAL;
+		}
 	}
 	if ((sk = net_sock(msg, msglen)) == NULL)
 		return -EIO;
-	if ((r = rtnl_link_get_kernel(sk, 0, target, &orig)) < 0) {
-		snprintf(msg, msglen, "%s: %s", target, nl_geterror(r));
-		rc = nl_to_errno(r);
-		goto out;
-	}
-	change = rtnl_link_alloc();
-	if (strcmp(s->attr, "mtu") == 0)
-		rtnl_link_set_mtu(change, (unsigned int)v);
+	if (strcmp(s->attr, "upper_mtu") == 0)
+		rc = net_uppers_write(sk, target, value, msg, msglen);
 	else
-		rtnl_link_set_txqlen(change, (unsigned int)v);
-	if ((r = rtnl_link_change(sk, orig, change, 0)) < 0) {
-		snprintf(msg, msglen, "set %s %s %lu: %s", target, s->attr, v, nl_geterror(r));
-		rc = nl_to_errno(r);
-	}
-out:
-	if (change)
-		rtnl_link_put(change);
-	if (orig)
-		rtnl_link_put(orig);
+		rc = net_set(sk, target, s->attr, (unsigned int)v, msg, msglen);
 	nl_socket_free(sk);
 	return rc;
 }
 
-/* mtu before txqueuelen (an MTU change can reset queue settings). */
+/* The canonical form of a value: upper_mtu's snapshot as it is (white
+ * space trimmed), the others through norm_setting. */
+static int
+net_normalise(const Knob__Setting *s, const char *raw, char *out, size_t outlen, char *msg,
+    size_t msglen)
+{
+	char tmp[NORM_VALUE_MAX];
+
+	if (strcmp(s->attr, "upper_mtu") != 0)
+		return tune_norm_default(s, raw, out, outlen, msg, msglen);
+	snprintf(tmp, sizeof(tmp), "%s", raw);
+	if ((size_t)snprintf(out, outlen, "%s", strtrim(tmp)) >= outlen) {
+		snprintf(msg, msglen, "value too long");
+		return -1;
+	}
+	return 0;
+}
+
+/* mtu, then the MTUs of the devices stacked on it (which cannot exceed
+ * it), then txqueuelen (an MTU change can reset queue settings). */
 static int
 net_rank(const Knob__Setting *s)
 {
-	return strcmp(s->attr, "mtu") == 0 ? 0 : 1;
+	return strcmp(s->attr, "mtu") == 0 ? 0 : strcmp(s->attr, "upper_mtu") == 0 ? 1 : 2;
+}
+
+/* What an mtu write moves: the MTUs of the devices stacked on it. */
+static const char *const *
+net_coupled(const Knob__Setting *s)
+{
+	static const char *const upper[] = { "upper_mtu", NULL };
+
+	return strcmp(s->attr, "mtu") == 0 ? upper : NULL;
 }
 
 const struct tune_driver drv_net = {
 	.name = "net",
 	.resolve = net_resolve,
 	.read = net_read,
-	.normalise = tune_norm_default,
+	.normalise = net_normalise,
 	.write = net_write,
 	.describe = tune_describe_default,
 	.rank = net_rank,
+	.coupled = net_coupled,
 };

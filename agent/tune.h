@@ -8,10 +8,13 @@
  *     A later apply (of any profile) only adds targets not journaled yet, so
  *     the first originals are kept and a tuned value is never recorded as an
  *     original.  A key that ends where it started is journaled too when
- *     the transaction wrote a key that moves it (nr_requests when the
- *     scheduler was written, read_ahead_kb when a queue limit was, one
- *     half of a sysctl pair when the other was): writing that key back
- *     moves it again;
+ *     the transaction wrote a key that moves it (nr_requests and the
+ *     elevator's tunables, "iosched", when the scheduler was written,
+ *     read_ahead_kb when a queue limit was, the MTUs of the devices
+ *     stacked on an interface, "upper_mtu", when its mtu was, one half of
+ *     a sysctl pair when the other was): writing that key back moves it
+ *     again.  "iosched" and "upper_mtu" are journal-only attributes, one
+ *     value each that the driver reads and puts back as a whole;
  *   - "pending": targets an apply set but that only take effect after a
  *     restart (gpfs: mmchconfig accepted the value, mmdiag --config still
  *     shows the old one until mmfsd restarts).  Each entry has "value", the
@@ -237,6 +240,8 @@ int tune_write_default(struct agent *a, const Knob__Setting *s, const char *targ
 int tune_check_path(struct agent *a, const char *path, char *msg, size_t msglen);
 int tune_check_default(struct agent *a, const Knob__Setting *s, const char *target,
     const char *value, char *msg, size_t msglen);
+/* Sort v's strings (strcmp order), in place. */
+void tune_strvec_sort(struct strvec *v);
 /* Whether a key is a glob pattern (names no single thing). */
 int tune_is_glob(const char *key);
 /* Run argv[0] (already resolved) with a timeout; stdout into out (bounded),

@@ -655,13 +655,44 @@ target_form_ok(const char *driver, const char *key, const char *target)
 	return strcmp(driver, "gpfs") == 0 && strcmp(target, key) == 0;
 }
 
+/* The attribute a journal-only attribute stands beside (the key whose
+ * write moves what it records: blockdev "iosched", the elevator's
+ * tunables, beside "scheduler"; net "upper_mtu", the MTUs of the devices
+ * stacked on an interface, beside "mtu"), else attr itself.  Only the
+ * agent journals them: a journal may name them, a profile may not. */
+static const char *
+journal_attr_base(const char *driver, const char *attr)
+{
+	static const char *const only[][3] = {
+		{ "blockdev", "iosched", "scheduler" }, { "net", "upper_mtu", "mtu" },
+	};
+
+	for (size_t i = 0; attr && i < nitems(only); i++)
+		if (strcmp(driver, only[i][0]) == 0 && strcmp(attr, only[i][1]) == 0)
+			return only[i][2];
+	return attr;
+}
+
+/* A net key may name an interface by an alternative name (ip link
+ * property add ... altname): the agent journals the primary name, which
+ * the key's glob need not match.  Any plain interface name (shorter than
+ * IFNAMSIZ, no '/') is taken: it is looked up by name, no path is made
+ * of it. */
+static int
+net_primary_ok(const char *driver, const char *target)
+{
+	return strcmp(driver, "net") == 0 && strlen(target) < 16 && name_matches("*", target);
+}
+
 int
 target_validate(const char *driver, const char *key, const char *attr, const char *match,
     const char *target, char *msg, size_t msglen)
 {
+	attr = journal_attr_base(driver, attr);
 	if (key_validate(driver, key, attr, match, msg, msglen) < 0)
 		return -1;
-	if (target[0] != '\0' && !target_form_ok(driver, key, target)) {
+	if (target[0] != '\0' && !target_form_ok(driver, key, target) &&
+	    !net_primary_ok(driver, target)) {
 		snprintf(msg, msglen, "%s target '%.200s' is not one that key '%.200s' names",
 		    driver, target, key);
 		return -1;

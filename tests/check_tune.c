@@ -1633,12 +1633,12 @@ START_TEST(test_loop_device)
 	ck_assert_str_eq(sys("read_ahead_kb", loopdev), "256");
 	ck_assert_ptr_nonnull(strstr(sys("scheduler", loopdev), want_sched));
 
-	/* scheduler, read_ahead_kb and nr_requests (the kernel moved it when
-	 * the scheduler was written: journaled as well); read_ahead_kb was
+	/* scheduler, read_ahead_kb, nr_requests and iosched (the kernel moved
+	 * them when the scheduler was written: journaled as well); read_ahead_kb was
 	 * changed behind knob's back, so only --force writes it */
 	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
 	dump(rb.keys, rb.n_keys);
-	ck_assert_int_eq(rb.n_keys, 3);
+	ck_assert_int_eq(rb.n_keys, 4);	/* and the elevator's tunables (iosched) */
 	ck_assert_int_eq(find_key(rb.keys, rb.n_keys, loopdev, "read_ahead_kb")->state,
 	    KNOB__KEY_STATE__KEY_CHANGED_SINCE);
 	ck_assert_int_eq(find_key(rb.keys, rb.n_keys, loopdev, "scheduler")->state,
@@ -4222,6 +4222,425 @@ START_TEST(test_lustre_lru_dynamic)
 }
 END_TEST
 
+/* ------------------------------------------------------------ iosched */
+/* A new agent on the real root applies set (the caller frees r). */
+static void
+apply_new(const struct s *set, size_t n, Knob__ApplyResult *r)
+{
+	ag = mk_agent("");
+	do_apply(ag, "p", set, n, 0, 0, r);
+	dump(r->keys, r->n_keys);
+}
+
+/* A new agent applies set: nothing reverted, every key changed (the
+ * caller frees r). */
+static void
+apply_all_changed(const struct s *set, size_t n, Knob__ApplyResult *r)
+{
+	apply_new(set, n, r);
+	ck_assert_int_eq(r->reverted, 0);
+	all_changed(r);
+}
+
+/* The agent is dropped and a new one started on the same journal (a
+ * knobd restart: the journal is read back and validated), which rolls
+ * back, completely (the caller frees rb). */
+static void
+restart_rollback(Knob__RollbackResult *rb)
+{
+	rm_agent(ag);
+	ag = mk_agent("");
+	ck_assert_int_eq(tune_rollback(ag, NULL, rb), 0);
+	dump(rb->keys, rb->n_keys);
+	ck_assert_msg(rb->complete, "%s", rb->message);
+}
+
+/* mq-deadline on the loop device with non-default tunables the scheduler
+ * write replaces: nr_requests 100 (the kernel resets it), then
+ * async_depth 50 (an nr_requests write resets it), fifo_batch 32 and
+ * read_expire 100 (defaults 16 and 500). */
+static void
+ios_set_originals(void)
+{
+	ck_assert_msg(loopdev[0] != '\0', "no loop device");
+	set_sysfs("scheduler", "mq-deadline");
+	set_sysfs("nr_requests", "100");
+	set_sysfs("iosched/async_depth", "50");
+	set_sysfs("iosched/fifo_batch", "32");
+	set_sysfs("iosched/read_expire", "100");
+}
+
+static void
+ios_assert_originals(void)
+{
+	ck_assert_str_eq(sched_now(), "mq-deadline");
+	ck_assert_str_eq(sys("nr_requests", loopdev), "100");
+	ck_assert_str_eq(sys("iosched/async_depth", loopdev), "50");
+	ck_assert_str_eq(sys("iosched/fifo_batch", loopdev), "32");
+	ck_assert_str_eq(sys("iosched/read_expire", loopdev), "100");
+}
+
+/* A scheduler write destroys the iosched/ tunables: the apply journals
+ * the elevator's snapshot beside the scheduler, and the rollback brings
+ * them back after the scheduler (and nr_requests).  Before, the rollback
+ * said complete and left fifo_batch 16, read_expire 500. */
+START_TEST(test_iosched_rollback)
+{
+	Knob__ApplyResult r;
+	Knob__RollbackResult rb;
+	struct s set[] = { { "blockdev", NULL, "scheduler", "none", 0, NULL } };
+	const Knob__KeyResult *k;
+
+	ios_set_originals();
+	set[0].key = loopdev;
+	apply_new(set, 1, &r);
+	ck_assert_int_eq(r.reverted, 0);
+	ck_assert_str_eq(sched_now(), "none");
+	restart_rollback(&rb);	/* the journal, with iosched, read back */
+	ios_assert_originals();
+	ck_assert_int_ne(access(ag->tune->journal_path, F_OK), 0);
+	k = find_key(r.keys, r.n_keys, loopdev, "iosched");
+	ck_assert_int_eq(k->state, KNOB__KEY_STATE__KEY_CHANGED);
+	ck_assert_ptr_nonnull(strstr(k->before, "mq-deadline:"));
+	ck_assert_ptr_nonnull(strstr(k->before, " fifo_batch=32"));
+	tune_apply_result_free(&r);
+	ck_assert_int_eq(find_key(rb.keys, rb.n_keys, loopdev, "iosched")->state,
+	    KNOB__KEY_STATE__KEY_RESTORED);
+	tune_rollback_result_free(&rb);
+}
+END_TEST
+
+/* The same when a later key of the transaction fails (two settings
+ * fighting over read_ahead_kb: neither holds after the passes): the
+ * revert puts the scheduler, nr_requests and the tunables back. */
+START_TEST(test_iosched_revert)
+{
+	Knob__ApplyResult r;
+	char path[128];
+	struct s set[] = {
+		{ "blockdev", NULL, "scheduler", "none", 0, NULL },
+		{ "blockdev", NULL, "read_ahead_kb", "128", 0, NULL },
+		{ "sysfs", NULL, NULL, "64", 0, NULL },
+	};
+
+	ios_set_originals();
+	set[0].key = set[1].key = loopdev;
+	snprintf(path, sizeof(path), "/sys/block/%s/queue/read_ahead_kb", loopdev);
+	set[2].key = path;
+	apply_new(set, nitems(set), &r);
+	ck_assert_int_eq(r.reverted, 1);
+	ck_assert_int_eq(find_key(r.keys, r.n_keys, loopdev, "scheduler")->state,
+	    KNOB__KEY_STATE__KEY_REVERTED);
+	ios_assert_originals();
+	ck_assert_int_eq(ag->tune->j.norig, 0);
+	ck_assert_int_eq(find_key(r.keys, r.n_keys, loopdev, "iosched")->state,
+	    KNOB__KEY_STATE__KEY_REVERTED);
+	tune_apply_result_free(&r);
+}
+END_TEST
+
+/* A switch to a profile that does not set the scheduler puts the previous
+ * profile's scheduler back, and the tunables after it; the rollback of
+ * the new profile leaves them so. */
+START_TEST(test_iosched_switch)
+{
+	Knob__ApplyResult r;
+	Knob__RollbackResult rb;
+	struct s a[] = { { "blockdev", NULL, "scheduler", "none", 0, NULL } };
+	struct s b[] = { { "blockdev", NULL, "read_ahead_kb", "64", 0, NULL } };
+
+	ios_set_originals();
+	a[0].key = b[0].key = loopdev;
+	apply_new(a, 1, &r);
+	tune_apply_result_free(&r);
+	ck_assert_str_eq(sched_now(), "none");
+	do_apply(ag, "b", b, 1, 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.reverted, 0);
+	tune_apply_result_free(&r);
+	ios_assert_originals();
+	restart_rollback(&rb);
+	tune_rollback_result_free(&rb);
+	ios_assert_originals();
+}
+END_TEST
+
+/* ------------------------------------------------------------ anonymous roots */
+/* A root file system whose MAJ:MIN is anonymous (btrfs, bcachefs: 0:N,
+ * no /sys/dev/block/0:N): the disk behind it is found from the mount
+ * source, and for btrfs the other devices /sys/fs/btrfs/FSID/devices
+ * lists; a swap file on such a file system too.  A fake sysroot: sdb
+ * (partition sdb2), sdc and sdd.  Before, only the ext4 case protected
+ * sdb: the glob sd* changed the btrfs root's disk. */
+static const struct anon_case {
+	const char *name, *mountinfo;	/* %s: the swap file's MAJ:MIN */
+	int swapfile, btrfs_multi;
+	const char *protected;		/* the disks protected, the others changed */
+} anon_cases[] = {
+	{ "ext4", "27 1 8:18 / / rw,relatime - ext4 /dev/sdb2 rw\n", 0, 0, "sdb" },
+	{ "btrfs", "27 1 0:32 /@rootfs / rw,relatime - btrfs /dev/sdb2 rw,subvol=/@rootfs\n",
+	    0, 0, "sdb" },
+	{ "btrfs on two devices", "27 1 0:32 /@ / rw - btrfs /dev/sdb2 rw,subvol=/@\n", 0, 1,
+	    "sdb sdc" },
+	{ "bcachefs on two devices", "27 1 0:33 / / rw - bcachefs /dev/sdb2:/dev/sdc rw\n", 0, 0,
+	    "sdb sdc" },
+	{ "btrfs by /dev/disk link", "27 1 0:32 / / rw - btrfs /dev/disk/by-label/root rw\n", 0,
+	    0, "sdb" },
+	{ "swap file on btrfs", "27 1 8:18 / / rw - ext4 /dev/sdb2 rw\n"
+	    "40 27 %s / /swap rw - btrfs /dev/sdc rw\n", 1, 0, "sdb sdc" },
+};
+
+/* c's mountinfo with the swap file's MAJ:MIN (static buffer). */
+static const char *
+anon_mountinfo(const struct anon_case *c, const char *mm)
+{
+	static char buf[512];
+	const char *at = strstr(c->mountinfo, "%s");
+
+	if (at == NULL)
+		return c->mountinfo;
+	snprintf(buf, sizeof(buf), "%.*s%s%s", (int)(at - c->mountinfo), c->mountinfo, mm,
+	    at + 2);
+	return buf;
+}
+
+START_TEST(test_protected_anonymous_root)
+{
+	const struct anon_case *c = &anon_cases[_i];
+	static const char *const disks[] = { "sdb", "sdc", "sdd" };
+	static const char *const links[][2] = {
+		{ "/sys/dev/block/8:18", "../../block/sdb/sdb2" },
+		{ "/sys/class/block/sdb2", "../../block/sdb/sdb2" },
+		{ "/sys/class/block/sdc", "../../block/sdc" },
+		{ "/sys/class/block/sdd", "../../block/sdd" },
+		{ "/dev/disk/by-label/root", "../../sdb2" },
+	};
+	struct s glob[] = { { "blockdev", "sd*", "read_ahead_kb", "64", 0, NULL } };
+	Knob__ApplyResult r;
+	char p[512], mm[32];
+	struct stat st;
+
+	fprintf(stderr, "-- %s\n", c->name);
+	for (size_t i = 0; i < nitems(disks); i++) {
+		snprintf(p, sizeof(p), "/sys/block/%s/queue/read_ahead_kb", disks[i]);
+		put(p, "128\n");
+	}
+	put("/sys/block/sdb/sdb2/partition", "2\n");
+	put("/sys/dev/block/.keep", "\n");
+	put("/sys/class/block/.keep", "\n");
+	put("/dev/sdb2", "\n");
+	put("/dev/disk/by-label/.keep", "\n");
+	for (size_t i = 0; i < nitems(links); i++) {
+		snprintf(p, sizeof(p), "%s%s", root, links[i][0]);
+		ck_assert_int_eq(symlink(links[i][1], p), 0);
+	}
+	if (c->btrfs_multi) {
+		put("/sys/fs/btrfs/0c1d/devices/.keep", "\n");
+		snprintf(p, sizeof(p), "%s/sys/fs/btrfs/0c1d/devices/sdb2", root);
+		ck_assert_int_eq(symlink("../../../../block/sdb/sdb2", p), 0);
+		snprintf(p, sizeof(p), "%s/sys/fs/btrfs/0c1d/devices/sdc", root);
+		ck_assert_int_eq(symlink("../../../../block/sdc", p), 0);
+	}
+	put("/swap/file", "swap\n");
+	snprintf(p, sizeof(p), "%s/swap/file", root);
+	ck_assert_int_eq(stat(p, &st), 0);
+	snprintf(mm, sizeof(mm), "%u:%u", major(st.st_dev), minor(st.st_dev));
+	put("/proc/self/mountinfo", "%s", anon_mountinfo(c, mm));
+	put("/proc/swaps", "Filename\tType\tSize\tUsed\tPriority\n%s", c->swapfile ?
+	    "/swap/file file 1024 0 -2\n" : "");
+	ag = mk_agent(root);
+	do_apply(ag, "glob", glob, 1, 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	for (size_t i = 0; i < nitems(disks); i++) {
+		const Knob__KeyResult *k = find_key(r.keys, r.n_keys, "sd*", disks[i]);
+
+		ck_assert_msg(k->state == (strstr(c->protected, disks[i]) ?
+		    KNOB__KEY_STATE__KEY_PROTECTED : KNOB__KEY_STATE__KEY_CHANGED), "%s: %s",
+		    disks[i], tune_key_state_name(k->state));
+	}
+	tune_apply_result_free(&r);
+	ck_assert_str_eq(get("/sys/block/sdb/queue/read_ahead_kb"), "128");
+	ck_assert_str_eq(get("/sys/block/sdd/queue/read_ahead_kb"), "64");
+}
+END_TEST
+
+/* ------------------------------------------------------------ 4 KiB blocks */
+/* A loop device with 4096-byte logical blocks (losetup -b 4096), in a
+ * test case of its own whose unchecked fixture attaches and detaches it
+ * (and makes the tests' top directory, as suite_setup does). */
+static char lbsdev[32];
+
+static void
+lbs_setup(void)
+{
+	char cmd[256];
+	FILE *p;
+
+	lbsdev[0] = '\0';
+	cu_mkdtemp(top, sizeof(top), "tune-lbs");
+	snprintf(cmd, sizeof(cmd), "truncate -s 16M '%s/loop.img' && losetup -b 4096 -f --show "
+	    "'%s/loop.img'", top, top);
+	if ((p = popen(cmd, "r")) == NULL)
+		return;
+	if (fgets(cmd, sizeof(cmd), p) != NULL && strncmp(cmd, "/dev/", 5) == 0)
+		snprintf(lbsdev, sizeof(lbsdev), "%s", strtrim(cmd) + 5);
+	pclose(p);
+}
+
+static void
+lbs_teardown(void)
+{
+	cu_loop_detach(lbsdev);
+	lbsdev[0] = '\0';
+	if (cu_rm_rf(top) < 0)
+		fprintf(stderr, "could not remove %s\n", top);
+}
+
+/* The kernel rounds max_sectors_kb down to a multiple of the logical
+ * block size: --check says would-fail for 130 (it would read back as
+ * 128) and the apply refuses it before any write; 132 is fine.  Before,
+ * check said would-change and the apply failed "wrote 130, reads 128
+ * after 3 passes". */
+START_TEST(test_max_sectors_4k)
+{
+	Knob__ApplyResult r;
+	char path[128];
+	struct s set[] = { { "blockdev", NULL, "max_sectors_kb", "130", 0, NULL } };
+
+	ck_assert_msg(lbsdev[0] != '\0', "no 4 KiB loop device");
+	ck_assert_str_eq(sys("logical_block_size", lbsdev), "4096");
+	snprintf(path, sizeof(path), "/sys/block/%s/queue/max_sectors_kb", lbsdev);
+	ck_assert_int_eq(write_small_file(path, "256"), 0);
+	set[0].key = lbsdev;
+	ag = mk_agent("");
+	do_apply(ag, "odd", set, 1, 1, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.keys[0]->state, KNOB__KEY_STATE__KEY_WOULD_FAIL);
+	ck_assert_msg(strstr(r.keys[0]->message, "130 would read back as 128") != NULL, "%s",
+	    r.keys[0]->message);
+	tune_apply_result_free(&r);
+	do_apply(ag, "odd", set, 1, 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.keys[0]->state, KNOB__KEY_STATE__KEY_FAILED);
+	ck_assert_ptr_nonnull(strstr(r.keys[0]->message, "refused before any write"));
+	ck_assert_int_eq(r.reverted, 0);
+	tune_apply_result_free(&r);
+	ck_assert_str_eq(sys("max_sectors_kb", lbsdev), "256");
+	set[0].value = "132";
+	do_apply(ag, "even", set, 1, 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.keys[0]->state, KNOB__KEY_STATE__KEY_CHANGED);
+	tune_apply_result_free(&r);
+	ck_assert_str_eq(sys("max_sectors_kb", lbsdev), "132");
+	ck_assert_int_eq(write_small_file(path, "512"), 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------ net names, uppers */
+/* ip(8) in this test's network namespace; fails the test when it does. */
+static void
+ip(const char *fmt, ...)
+{
+	char cmd[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	ck_assert_msg(system(cmd) == 0, "%s failed", cmd);
+}
+
+/* The number after word ("mtu", "qlen") in ip -o link show dev
+ * (static buffer; sysfs shows the namespace that mounted it). */
+static const char *
+link_attr(const char *dev, const char *word)
+{
+	static char out[32];
+	char cmd[128], line[1024], *at;
+	FILE *p;
+
+	snprintf(out, sizeof(out), "<none>");
+	snprintf(cmd, sizeof(cmd), "ip -o link show dev %s", dev);
+	if ((p = popen(cmd, "r")) == NULL)
+		return out;
+	if (fgets(line, sizeof(line), p) != NULL) {
+		snprintf(cmd, sizeof(cmd), " %s ", word);
+		if ((at = strstr(line, cmd)) != NULL)
+			sscanf(at + strlen(cmd), "%31[0-9]", out);
+	}
+	pclose(p);
+	return out;
+}
+
+/* An interface named by an alternative name (ip link property add ...
+ * altname, as systemd sets them): exactly and by a glob, both resolve to
+ * the primary name (the target, reported and journaled); the journal
+ * reads back after a restart and the rollback restores the non-default
+ * originals.  Before: "unsupported: nothing on this node matches". */
+START_TEST(test_net_altname)
+{
+	Knob__ApplyResult r;
+	Knob__RollbackResult rb;
+	static const struct s set[] = {
+		{ "net", "ktalt0", "mtu", "1400", 0, NULL },
+		{ "net", "ktal*", "txqueuelen", "4242", 0, NULL },
+	};
+
+	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
+	ip("ip link add kt0 type veth peer name kt1");
+	ip("ip link property add dev kt0 altname ktalt0");
+	ip("ip link set kt0 mtu 1450 txqueuelen 500");
+	apply_all_changed(set, nitems(set), &r);
+	ck_assert_int_eq(r.n_keys, 2);
+	ck_assert_str_eq(find_key(r.keys, r.n_keys, "ktalt0", NULL)->target, "kt0 mtu");
+	ck_assert_str_eq(find_key(r.keys, r.n_keys, "ktal*", NULL)->target, "kt0 txqueuelen");
+	tune_apply_result_free(&r);
+	ck_assert_str_eq(link_attr("kt0", "mtu"), "1400");
+	ck_assert_str_eq(link_attr("kt0", "qlen"), "4242");
+	ck_assert_str_eq(link_attr("kt1", "mtu"), "1500");
+	restart_rollback(&rb);
+	tune_rollback_result_free(&rb);
+	ck_assert_str_eq(link_attr("kt0", "mtu"), "1450");
+	ck_assert_str_eq(link_attr("kt0", "qlen"), "500");
+}
+END_TEST
+
+/* The kernel lowers the MTU of the devices stacked on an interface when
+ * its MTU drops below theirs: macvlans at 9000 and 4000 on a 9000 veth go
+ * to 1500 with it, one at 1400 stays.  Their MTUs are journaled beside the
+ * interface's (upper_mtu) and the rollback, after a restart, brings them
+ * all back, after the interface's own.  Before: the rollback said complete
+ * with the veth at 9000 and the macvlans at 1500. */
+START_TEST(test_net_upper_mtu)
+{
+	Knob__ApplyResult r;
+	Knob__RollbackResult rb;
+	static const struct s set[] = { { "net", "kt0", "mtu", "1500", 0, NULL } };
+
+	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
+	ip("ip link add kt0 type veth peer name kt1");
+	ip("ip link set kt0 mtu 9000");
+	ip("ip link add link kt0 name ktm0 mtu 9000 type macvlan");
+	ip("ip link add link kt0 name ktm1 mtu 4000 type macvlan");
+	ip("ip link add link kt0 name ktm2 mtu 1400 type macvlan");
+	apply_all_changed(set, 1, &r);
+	tune_apply_result_free(&r);
+	ck_assert_str_eq(link_attr("kt0", "mtu"), "1500");
+	ck_assert_str_eq(link_attr("ktm0", "mtu"), "1500");
+	ck_assert_str_eq(link_attr("ktm1", "mtu"), "1500");
+	restart_rollback(&rb);
+	ck_assert_str_eq(link_attr("kt0", "mtu"), "9000");
+	ck_assert_str_eq(link_attr("ktm0", "mtu"), "9000");
+	ck_assert_str_eq(link_attr("ktm1", "mtu"), "4000");
+	ck_assert_str_eq(link_attr("ktm2", "mtu"), "1400");
+	ck_assert_str_eq(link_attr("kt1", "mtu"), "1500");
+	ck_assert_str_eq(find_key(rb.keys, rb.n_keys, "kt0", "upper_mtu")->wanted,
+	    "ktm0=9000 ktm1=4000 ktm2=1400");
+	tune_rollback_result_free(&rb);
+	ck_assert_int_ne(access(ag->tune->journal_path, F_OK), 0);
+}
+END_TEST
+
 static Suite *
 tune_suite(void)
 {
@@ -4290,6 +4709,18 @@ tune_suite(void)
 	tcase_add_test(tc, test_smt_off_per_cpu);
 	tcase_add_test(tc, test_smt_off_rollback);
 	tcase_add_loop_test(tc, test_lustre_lru_dynamic, 0, (int)nitems(lru_cases));
+	tcase_add_test(tc, test_iosched_rollback);
+	tcase_add_test(tc, test_iosched_revert);
+	tcase_add_test(tc, test_iosched_switch);
+	tcase_add_loop_test(tc, test_protected_anonymous_root, 0, (int)nitems(anon_cases));
+	tcase_add_test(tc, test_net_altname);
+	tcase_add_test(tc, test_net_upper_mtu);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("lbs4k");
+	tcase_set_timeout(tc, 30);
+	tcase_add_unchecked_fixture(tc, lbs_setup, lbs_teardown);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_max_sectors_4k);
 	suite_add_tcase(s, tc);
 	return s;
 }
