@@ -775,15 +775,21 @@ note_clobbers(struct agent *a, struct plan *p, const size_t *idx, size_t k,
 	}
 }
 
-/* Read back the first k items of idx whose read-back a write put off. */
+/* Read back every item of idx whose value a write may have moved, for the
+ * revert after a refused write: the ones whose read-back a write put off,
+ * and every other one the closing re-read would have read (keys the
+ * transaction journals but does not write, which an earlier write moved:
+ * a device's nr_requests and iosched/ after its scheduler changed). */
 static void
-read_back(struct agent *a, struct plan *p, const size_t *idx, size_t k)
+read_back(struct agent *a, struct plan *p, const size_t *idx, size_t n)
 {
-	for (size_t j = 0; j < k; j++)
-		if (p->v[idx[j]].unread) {
-			p->v[idx[j]].unread = 0;
-			reread(a, &p->v[idx[j]], NULL, 0);
-		}
+	for (size_t j = 0; j < n; j++) {
+		struct item *it = &p->v[idx[j]];
+
+		if (it->unread || (!it->d->costly_read && !it->werr))
+			reread(a, it, NULL, 0);
+		it->unread = 0;
+	}
 }
 
 /* Write, in idx order, every item whose live value is not its wanted
@@ -823,7 +829,7 @@ converge(struct agent *a, struct plan *p, const size_t *idx, size_t n, int resto
 			 * before the closing re-read (note_clobbers looks only
 			 * at keys an earlier pass found moved) */
 			if (write_item(a, it, restore, pass == 0) < 0 && !restore && !keep_going) {
-				read_back(a, p, idx, k);	/* for the revert */
+				read_back(a, p, idx, n);	/* for the revert */
 				return 1;
 			}
 			if (first) {

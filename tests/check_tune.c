@@ -4339,6 +4339,41 @@ START_TEST(test_iosched_revert)
 }
 END_TEST
 
+/* A write the kernel refuses on ANOTHER device after a scheduler write:
+ * loop device 0 goes from mq-deadline (nr_requests 100, tuned iosched/)
+ * to none, which resets its nr_requests and drops its tunables (keys the
+ * transaction journals but does not write), then loop device 1's
+ * nr_requests 100000 is refused (EINVAL).  The revert must see what the
+ * scheduler write moved on device 0 and put it all back.  Before, the
+ * write pass stopped without reading those keys again, the revert took
+ * them for unchanged, and nr_requests stayed at the kernel's reset
+ * value. */
+START_TEST(test_refused_write_reverts_coupled)
+{
+	Knob__ApplyResult r;
+	char nr2[32];
+	struct s set[] = {
+		{ "blockdev", NULL, "scheduler", "none", 0, NULL },
+		{ "blockdev", NULL, "nr_requests", "100000", 0, NULL },
+	};
+
+	ck_assert_msg(loopdev2[0] != '\0', "no second loop device");
+	ios_set_originals();
+	snprintf(nr2, sizeof(nr2), "%s", sys("nr_requests", loopdev2));
+	set[0].key = loopdev;
+	set[1].key = loopdev2;
+	apply_new(set, nitems(set), &r);
+	ck_assert_int_eq(r.reverted, 1);
+	ck_assert_int_eq(find_key(r.keys, r.n_keys, loopdev2, "nr_requests")->err, EINVAL);
+	ck_assert_int_eq(find_key(r.keys, r.n_keys, loopdev, "scheduler")->state,
+	    KNOB__KEY_STATE__KEY_REVERTED);
+	tune_apply_result_free(&r);
+	ios_assert_originals();
+	ck_assert_str_eq(sys("nr_requests", loopdev2), nr2);
+	ck_assert_int_eq(ag->tune->j.norig, 0);
+}
+END_TEST
+
 /* A switch to a profile that does not set the scheduler puts the previous
  * profile's scheduler back, and the tunables after it; the rollback of
  * the new profile leaves them so. */
@@ -4712,6 +4747,7 @@ tune_suite(void)
 	tcase_add_test(tc, test_iosched_rollback);
 	tcase_add_test(tc, test_iosched_revert);
 	tcase_add_test(tc, test_iosched_switch);
+	tcase_add_test(tc, test_refused_write_reverts_coupled);
 	tcase_add_loop_test(tc, test_protected_anonymous_root, 0, (int)nitems(anon_cases));
 	tcase_add_test(tc, test_net_altname);
 	tcase_add_test(tc, test_net_upper_mtu);
