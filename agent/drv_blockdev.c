@@ -338,10 +338,32 @@ bd_number(struct agent *a, const char *dev, const char *attr)
 	return end == buf ? -1 : v;
 }
 
+/* The elevators mainline Linux can build as modules. */
+static const char *const bd_sched_modules[] = { "mq-deadline", "kyber", "bfq" };
+
+/* With modules.dep out of sight: whether name is an elevator a write may
+ * load, that is, the kernel is modular (SYSROOT/proc/modules exists) and
+ * name is one mainline builds as a module.  The shipped unit's
+ * ProtectKernelModules= hides /usr/lib/modules from knobd, while the
+ * kernel's own request_module at the write still loads the module. */
+static int
+bd_sched_module_hidden(struct agent *a, const char *name)
+{
+	char path[PATH_MAX];
+
+	if (agent_path(a, path, sizeof(path), "/proc/modules") < 0 || access(path, F_OK) < 0)
+		return 0;
+	for (size_t i = 0; i < nitems(bd_sched_modules); i++)
+		if (strcmp(name, bd_sched_modules[i]) == 0)
+			return 1;
+	return 0;
+}
+
 /* Whether the running kernel has scheduler name as a module that is not
  * loaded yet (SYSROOT/lib/modules/RELEASE/modules.dep names
- * block/NAME-iosched.ko or block/NAME.ko): a write loads it, so it is
- * not a failure that it is not offered yet. */
+ * block/NAME-iosched.ko or block/NAME.ko; without a readable modules.dep,
+ * bd_sched_module_hidden): a write loads it, so it is not a failure that
+ * it is not offered yet. */
 static int
 bd_sched_module(struct agent *a, const char *name)
 {
@@ -355,7 +377,7 @@ bd_sched_module(struct agent *a, const char *name)
 	snprintf(rel, sizeof(rel), "/lib/modules/%s/modules.dep", u.release);
 	if (agent_path(a, path, sizeof(path), rel) < 0 ||
 	    read_file_bounded(path, 16u << 20, &dep, &len) < 0)
-		return 0;
+		return bd_sched_module_hidden(a, name);
 	snprintf(pat[0], sizeof(pat[0]), "/block/%s-iosched.ko", name);
 	snprintf(pat[1], sizeof(pat[1]), "/block/%s.ko", name);
 	hit = strstr(dep, pat[0]) != NULL || strstr(dep, pat[1]) != NULL;

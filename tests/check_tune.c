@@ -3856,6 +3856,37 @@ START_TEST(test_check_sched_module)
 }
 END_TEST
 
+/* modules.dep out of sight, as the shipped unit's ProtectKernelModules=
+ * leaves it (an empty /usr/lib/modules): on a modular kernel (the
+ * sysroot has /proc/modules) an elevator mainline builds as a module is
+ * not a would-fail, since the kernel's own request_module at the write
+ * loads it; a name that is no such elevator still is.  On a kernel
+ * without modules (no /proc/modules) an elevator not offered is one.
+ * Before, --check (and apply's step 1, before any write) refused bfq and
+ * kyber under the unit.  Fake sysfs and /proc/modules, said plainly. */
+START_TEST(test_check_sched_module_hidden)
+{
+	static const char *const name[] = { "kyber", "bfq", "bogus" };
+	Knob__ApplyResult r;
+	struct s set[] = { { "blockdev", "fakem", "scheduler", NULL, 0, NULL } };
+
+	put("/sys/block/fakem/queue/scheduler", "[none] mq-deadline\n");
+	ag = mk_agent(root);
+	for (int modular = 0; modular < 2; modular++) {
+		if (modular)
+			put("/proc/modules", "loop 45056 0 - Live 0x0000000000000000\n");
+		for (size_t i = 0; i < nitems(name); i++) {
+			set[0].value = name[i];
+			do_apply(ag, "m", set, 1, 1, 0, &r);
+			ck_assert_msg(r.keys[0]->state == (modular && i < 2 ?
+			    KNOB__KEY_STATE__KEY_WOULD_CHANGE : KNOB__KEY_STATE__KEY_WOULD_FAIL),
+			    "%s, modular %d: state %d", name[i], modular, r.keys[0]->state);
+			tune_apply_result_free(&r);
+		}
+	}
+}
+END_TEST
+
 /* ------------------------------------------------------------ SMT and per-CPU keys */
 /* A stand-in for the kernel's SMT switch and cpufreq, by this program's own
  * write(2) and pread(2) (the ones above and below): the host's CPUs are
@@ -4730,6 +4761,7 @@ tune_suite(void)
 	tcase_add_test(tc, test_state_dir_full_at_rollback_partial);
 	tcase_add_test(tc, test_check_would_fail);
 	tcase_add_test(tc, test_check_sched_module);
+	tcase_add_test(tc, test_check_sched_module_hidden);
 	tcase_add_test(tc, test_protected_glob);
 	tcase_add_test(tc, test_protected_layers);
 	tcase_add_test(tc, test_rollback_renamed_device);
