@@ -12,6 +12,8 @@
 #include <netlink/msg.h>
 #include <netlink/attr.h>
 #include <netlink/route/link.h>
+#include <netlink/route/route.h>
+#include <net/if.h>
 #include <linux/if_link.h>
 #include <linux/rtnetlink.h>
 
@@ -382,6 +384,124 @@ net_coupled(const Knob__Setting *s)
 	return strcmp(s->attr, "mtu") == 0 ? upper : NULL;
 }
 
+/* ------------------------------------------------------------ protected */
+/* A glob (an exact name, or an alternative name of it, is the admin's
+ * word) never reaches the loopback nor an interface that carries a
+ * default route (IPv4 or IPv6, main table, of the agent's namespace),
+ * nor the devices beneath such an interface (the ports of a bridge or
+ * bond, the interface a vlan or macvlan sits on), whose MTU bounds its:
+ * one careless "*" or "e*" would cut the node off from the controller,
+ * and the agent's own connection with it, mid-apply.  The address of the
+ * controller's connection is not looked at (connections belong to the
+ * event loop, the drivers run on workers): a management interface that
+ * carries no default route is not protected. */
+#define NET_UPLINK_DEPTH 4	/* levels of masters and stacked devices followed */
+
+/* Is route r a unicast default route of the main table leaving through
+ * ifindex (by any of its nexthops)? */
+static int
+net_default_via(struct rtnl_route *r, int ifindex)
+{
+	struct nl_addr *dst = rtnl_route_get_dst(r);
+
+	if (rtnl_route_get_table(r) != RT_TABLE_MAIN || rtnl_route_get_type(r) != RTN_UNICAST ||
+	    (dst != NULL && nl_addr_get_prefixlen(dst) != 0))
+		return 0;
+	for (int i = 0; i < rtnl_route_get_nnexthops(r); i++)
+		if (rtnl_route_nh_get_ifindex(rtnl_route_nexthop_n(r, i)) == ifindex)
+			return 1;
+	return 0;
+}
+
+/* 4 or 6: the family of a default route of routes (net_default_via)
+ * that leaves through ifindex; 0 when none does. */
+static int
+net_default_family(struct nl_cache *routes, int ifindex)
+{
+	for (struct nl_object *ob = nl_cache_get_first(routes); ob; ob = nl_cache_get_next(ob))
+		if (net_default_via((struct rtnl_route *)ob, ifindex))
+			return rtnl_route_get_family((struct rtnl_route *)ob) == AF_INET6 ? 6 : 4;
+	return 0;
+}
+
+/* The interface of links that carries a default route and l's traffic
+ * with it: l itself, or up to depth levels above it its master (bridge,
+ * bond, team) or a device stacked on it (vlan, macvlan: net_is_upper);
+ * NULL when none.  *fam: 4 or 6.  Borrowed from links or l. */
+static struct rtnl_link *
+net_uplink(struct nl_cache *links, struct nl_cache *routes, struct rtnl_link *l, int depth,
+    int *fam)
+{
+	int ifindex = rtnl_link_get_ifindex(l);
+	struct rtnl_link *u = NULL;
+
+	if ((*fam = net_default_family(routes, ifindex)) != 0)
+		return l;
+	for (struct nl_object *ob = nl_cache_get_first(links); ob && depth > 0 && u == NULL;
+	    ob = nl_cache_get_next(ob))
+		if (rtnl_link_get_ifindex((struct rtnl_link *)ob) == rtnl_link_get_master(l) ||
+		    net_is_upper((struct rtnl_link *)ob, ifindex))
+			u = net_uplink(links, routes, (struct rtnl_link *)ob, depth - 1, fam);
+	return u;
+}
+
+/* Why a glob must not touch interface target ("is the loopback",
+ * "carries the default route", "is beneath br0, which carries ..."),
+ * into why: 1 with it (also when the lists cannot be read: unknown is
+ * not safe), 0 when nothing protects it or it is gone. */
+static int
+net_protect_why(struct nl_sock *sk, const char *target, char *why, size_t len)
+{
+	struct nl_cache *links = NULL, *routes = NULL;
+	struct rtnl_link *l = NULL, *u;
+	int r, fam = 0, hit = 1;
+
+	if ((r = rtnl_link_alloc_cache(sk, AF_UNSPEC, &links)) < 0 ||
+	    (r = rtnl_route_alloc_cache(sk, AF_UNSPEC, 0, &routes)) < 0)
+		snprintf(why, len, "may carry the default route (%s)", nl_geterror(r));
+	else if ((l = rtnl_link_get_by_name(links, target)) == NULL)
+		hit = 0;
+	else if (rtnl_link_get_flags(l) & IFF_LOOPBACK)
+		snprintf(why, len, "is the loopback");
+	else if ((u = net_uplink(links, routes, l, NET_UPLINK_DEPTH, &fam)) == NULL)
+		hit = 0;
+	else if (u == l)
+		snprintf(why, len, "carries the %sdefault route", fam == 6 ? "IPv6 " : "");
+	else
+		snprintf(why, len, "is beneath %s, which carries the %sdefault route",
+		    rtnl_link_get_name(u), fam == 6 ? "IPv6 " : "");
+	if (l != NULL)
+		rtnl_link_put(l);
+	if (routes != NULL)
+		nl_cache_free(routes);
+	if (links != NULL)
+		nl_cache_free(links);
+	return hit;
+}
+
+/* tune_driver.protect: 1 with msg for the loopback and the interfaces
+ * that carry a default route or sit beneath one, else 0 (also when target
+ * is gone: its read says so). */
+static int
+net_protect(struct agent *a, const Knob__Setting *s, const char *target, char *msg,
+    size_t msglen)
+{
+	struct nl_sock *sk;
+	char why[300];
+	int hit;
+
+	(void)a;
+	(void)s;
+	if ((sk = net_sock(msg, msglen)) == NULL)
+		return 0;
+	hit = net_protect_why(sk, target, why, sizeof(why));
+	nl_socket_free(sk);
+	if (hit)
+		snprintf(msg, msglen, "%s %s: a glob never touches it (name the interface exactly "
+		    "to tune it)", target, why);
+	return hit;
+}
+
 const struct tune_driver drv_net = {
 	.name = "net",
 	.resolve = net_resolve,
@@ -391,4 +511,5 @@ const struct tune_driver drv_net = {
 	.describe = tune_describe_default,
 	.rank = net_rank,
 	.coupled = net_coupled,
+	.protect = net_protect,
 };

@@ -453,7 +453,7 @@ target_refused(struct agent *a, const struct jentry *e, struct item *it, const c
 	if (it->d->protect && tune_is_glob(e->key) &&
 	    it->d->protect(a, it->s, it->target, m, sizeof(m))) {
 		snprintf(msg, sizeof(msg), "%s; %s is not written: knob tuned it through a glob, "
-		    "so it was another device then (kept in the journal)", m, what);
+		    "before it was protected (kept in the journal)", m, what);
 		set_state(it, KNOB__KEY_STATE__KEY_PROTECTED, 0, msg);
 	} else if (e->ident != NULL && (it->ident == NULL || strcmp(e->ident, it->ident) != 0)) {
 		snprintf(msg, sizeof(msg), "%s is another device now (journaled as %s, now %s): "

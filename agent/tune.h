@@ -142,7 +142,8 @@ struct tune_driver {
 	int (*check)(struct agent *a, const Knob__Setting *s, const char *target,
 	    const char *value, char *msg, size_t msglen);
 	/* A target a glob must never reach (the device behind /, /boot or
-	 * swap): 1 with msg, else 0.  NULL: none. */
+	 * swap; the loopback, an interface that carries a default route): 1
+	 * with msg, else 0.  NULL: none. */
 	int (*protect)(struct agent *a, const Knob__Setting *s, const char *target,
 	    char *msg, size_t msglen);
 	/* What target is, beyond its name (blockdev: "MAJ:MIN" plus the

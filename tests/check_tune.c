@@ -4707,6 +4707,196 @@ START_TEST(test_net_upper_mtu)
 }
 END_TEST
 
+/* ------------------------------------------------------------ net protected */
+/* key's result for target (e.g. "np7a mtu") is in want_state, and its
+ * message contains want when want is not NULL. */
+static void
+net_key_is(Knob__KeyResult **keys, size_t n, const char *key, const char *target,
+    int want_state, const char *want)
+{
+	const Knob__KeyResult *k = find_key(keys, n, key, target);
+
+	ck_assert_msg((int)k->state == want_state, "%s %s: %s (%s)", key, target,
+	    tune_key_state_name(k->state), k->message);
+	if (want != NULL)
+		ck_assert_msg(strstr(k->message, want) != NULL, "%s: '%s' lacks '%s'", target,
+		    k->message, want);
+}
+
+/* A private network namespace for this test process with veths np7a
+ * (MTU 1400, up, its peer kp7a too) and np7b (MTU 1300, down). */
+static void
+net_np7_up(void)
+{
+	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
+	ip("ip link add np7a type veth peer name kp7a");
+	ip("ip link add np7b type veth peer name kp7b");
+	ip("ip link set np7a mtu 1400 up && ip link set kp7a up && ip link set np7b mtu 1300");
+}
+
+/* A glob key of set[0] in this namespace: lo and np7a (the default route)
+ * protected, np7b written, as apply (check or not) and verify say; a
+ * rollback restores np7b only. */
+static void
+net_glob_round(const struct s *set, int lo)
+{
+	static const char *const np7a_why = "np7a carries the default route: a glob never "
+	    "touches it (name the interface exactly to tune it)";
+	Knob__ApplyResult r;
+	Knob__VerifyResult v;
+	Knob__RollbackResult rb;
+
+	do_apply(ag, "glob", set, 1, 1, 0, &r);
+	net_key_is(r.keys, r.n_keys, set->key, "np7a mtu", KNOB__KEY_STATE__KEY_PROTECTED, np7a_why);
+	net_key_is(r.keys, r.n_keys, set->key, "np7b mtu", KNOB__KEY_STATE__KEY_WOULD_CHANGE, NULL);
+	tune_apply_result_free(&r);
+	do_apply(ag, "glob", set, 1, 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	net_key_is(r.keys, r.n_keys, set->key, "np7a mtu", KNOB__KEY_STATE__KEY_PROTECTED, np7a_why);
+	net_key_is(r.keys, r.n_keys, set->key, "np7b mtu", KNOB__KEY_STATE__KEY_CHANGED, NULL);
+	if (lo)
+		net_key_is(r.keys, r.n_keys, set->key, "lo mtu", KNOB__KEY_STATE__KEY_PROTECTED,
+		    "lo is the loopback: a glob never touches it");
+	tune_apply_result_free(&r);
+	ck_assert_str_eq(link_attr("np7a", "mtu"), "1400");
+	ck_assert_str_eq(link_attr("np7b", "mtu"), "1500");
+	ck_assert_str_eq(link_attr("lo", "mtu"), "65536");
+	do_verify(ag, set, 1, &v);
+	net_key_is(v.keys, v.n_keys, set->key, "np7a mtu", KNOB__KEY_STATE__KEY_PROTECTED, np7a_why);
+	net_key_is(v.keys, v.n_keys, set->key, "np7b mtu", KNOB__KEY_STATE__KEY_OK, NULL);
+	tune_verify_result_free(&v);
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	dump(rb.keys, rb.n_keys);
+	ck_assert_msg(rb.complete, "%s", rb.message);
+	ck_assert_int_eq(rb.n_keys, 1);
+	ck_assert_str_eq(rb.keys[0]->target, "np7b mtu");
+	tune_rollback_result_free(&rb);
+	ck_assert_str_eq(link_attr("np7a", "mtu"), "1400");
+	ck_assert_str_eq(link_attr("np7b", "mtu"), "1300");
+	ck_assert_str_eq(link_attr("lo", "mtu"), "65536");
+}
+
+/* A glob never reaches the loopback nor the interface that carries the
+ * default route (the node's way to its controller); named exactly, it is
+ * tuned and rolled back.  Before: "*" and "np7*" set np7a's and lo's MTU
+ * to 1500 (the uplink and the loopback of a real node). */
+START_TEST(test_net_protected)
+{
+	static const struct s np7[] = { { "net", "np7*", "mtu", "1500", 0, NULL } };
+	static const struct s all[] = { { "net", "*", "mtu", "1500", 0, NULL } };
+	static const struct s exact[] = { { "net", "np7a", "mtu", "1500", 0, NULL } };
+	Knob__ApplyResult r;
+	Knob__RollbackResult rb;
+
+	net_np7_up();
+	ip("ip link set lo up");
+	ip("ip addr add 10.77.0.1/24 dev np7a && ip route add default via 10.77.0.2 dev np7a");
+	ag = mk_agent("");
+	net_glob_round(np7, 0);
+	net_glob_round(all, 1);
+	do_apply(ag, "exact", exact, 1, 0, 0, &r);
+	net_key_is(r.keys, r.n_keys, "np7a", "np7a mtu", KNOB__KEY_STATE__KEY_CHANGED, NULL);
+	tune_apply_result_free(&r);
+	ck_assert_str_eq(link_attr("np7a", "mtu"), "1500");
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	ck_assert_msg(rb.complete, "%s", rb.message);
+	tune_rollback_result_free(&rb);
+	ck_assert_str_eq(link_attr("np7a", "mtu"), "1400");
+}
+END_TEST
+
+/* A new agent on the real root checks np7* mtu 1500 (apply --check; the
+ * caller frees r). */
+static void
+net_check_np7(Knob__ApplyResult *r)
+{
+	static const struct s set[] = { { "net", "np7*", "mtu", "1500", 0, NULL } };
+
+	ag = mk_agent("");
+	do_apply(ag, "glob", set, 1, 1, 0, r);
+	dump(r->keys, r->n_keys);
+}
+
+/* An IPv6 default route protects its interface the same way (no IPv4
+ * route in this namespace). */
+START_TEST(test_net_protected_ipv6)
+{
+	Knob__ApplyResult r;
+
+	net_np7_up();
+	ip("ip -6 addr add 2001:db8:7::1/64 dev np7a nodad");
+	ip("ip -6 route add default via 2001:db8:7::2 dev np7a");
+	net_check_np7(&r);
+	net_key_is(r.keys, r.n_keys, "np7*", "np7a mtu", KNOB__KEY_STATE__KEY_PROTECTED,
+	    "np7a carries the IPv6 default route: a glob never touches it");
+	net_key_is(r.keys, r.n_keys, "np7*", "np7b mtu", KNOB__KEY_STATE__KEY_WOULD_CHANGE, NULL);
+	tune_apply_result_free(&r);
+}
+END_TEST
+
+/* The devices beneath an interface that carries the default route are
+ * protected with it: a bridge's port, the veth a macvlan sits on (their
+ * MTU bounds the uplink's).  Before: both were would-change. */
+START_TEST(test_net_protected_lower)
+{
+	Knob__ApplyResult r;
+
+	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
+	ip("ip link add np7c mtu 1400 type veth peer name kp7c");
+	ip("ip link add np7br type bridge && ip link set np7c master np7br");
+	ip("ip link add np7d mtu 1400 type veth peer name kp7d");
+	ip("ip link add link np7d name np7m type macvlan");
+	ip("for d in np7c kp7c np7br np7d kp7d np7m; do ip link set $d up; done");
+	ip("ip addr add 10.77.1.1/24 dev np7br && ip addr add 10.77.2.1/24 dev np7m");
+	ip("ip route add default via 10.77.1.2 dev np7br");
+	ip("ip route add default via 10.77.2.2 dev np7m metric 10");
+	net_check_np7(&r);
+	net_key_is(r.keys, r.n_keys, "np7*", "np7c mtu", KNOB__KEY_STATE__KEY_PROTECTED,
+	    "np7c is beneath np7br, which carries the default route: a glob never touches it");
+	net_key_is(r.keys, r.n_keys, "np7*", "np7d mtu", KNOB__KEY_STATE__KEY_PROTECTED,
+	    "np7d is beneath np7m, which carries the default route");
+	net_key_is(r.keys, r.n_keys, "np7*", "np7br mtu", KNOB__KEY_STATE__KEY_PROTECTED,
+	    "np7br carries the default route");
+	tune_apply_result_free(&r);
+}
+END_TEST
+
+/* An interface a glob tuned that carries the default route by the time
+ * of the rollback is protected there, as a disk that holds / by then:
+ * its original is not written, it stays journaled, and a rollback once
+ * the route is gone restores it.  Before: np7b was written under the
+ * route. */
+START_TEST(test_net_rollback_now_protected)
+{
+	static const struct s set[] = { { "net", "np7*", "mtu", "1500", 0, NULL } };
+	Knob__ApplyResult r;
+	Knob__RollbackResult rb;
+
+	net_np7_up();
+	ag = mk_agent("");
+	do_apply(ag, "glob", set, 1, 0, 0, &r);
+	ck_assert_int_eq(r.reverted, 0);
+	all_changed(&r);
+	tune_apply_result_free(&r);
+	ip("ip link set np7b up && ip link set kp7b up && ip addr add 10.77.3.1/24 dev np7b");
+	ip("ip route add default via 10.77.3.2 dev np7b");
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	dump(rb.keys, rb.n_keys);
+	ck_assert(!rb.complete);
+	net_key_is(rb.keys, rb.n_keys, "np7*", "np7b mtu", KNOB__KEY_STATE__KEY_PROTECTED,
+	    "np7b carries the default route: a glob never touches it");
+	net_key_is(rb.keys, rb.n_keys, "np7*", "np7a mtu", KNOB__KEY_STATE__KEY_RESTORED, NULL);
+	tune_rollback_result_free(&rb);
+	ck_assert_str_eq(link_attr("np7a", "mtu"), "1400");
+	ck_assert_str_eq(link_attr("np7b", "mtu"), "1500");
+	ip("ip route del default");
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	ck_assert_msg(rb.complete, "%s", rb.message);
+	tune_rollback_result_free(&rb);
+	ck_assert_str_eq(link_attr("np7b", "mtu"), "1300");
+}
+END_TEST
+
 static Suite *
 tune_suite(void)
 {
@@ -4783,6 +4973,10 @@ tune_suite(void)
 	tcase_add_loop_test(tc, test_protected_anonymous_root, 0, (int)nitems(anon_cases));
 	tcase_add_test(tc, test_net_altname);
 	tcase_add_test(tc, test_net_upper_mtu);
+	tcase_add_test(tc, test_net_protected);
+	tcase_add_test(tc, test_net_protected_ipv6);
+	tcase_add_test(tc, test_net_protected_lower);
+	tcase_add_test(tc, test_net_rollback_now_protected);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("lbs4k");
 	tcase_set_timeout(tc, 30);
