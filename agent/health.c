@@ -99,31 +99,56 @@ hout_free(struct hout *o)
 
 /* ------------------------------------------------------------ counters */
 
-/* The counters file as a JSON object (empty when absent or unreadable);
- * hs->mu held.  Caller puts it. */
+/* The counters in memory, read from the file at the first use (an empty
+ * object when absent or unreadable); hs->mu held.  Owned by hs. */
 json_object *
-health_counters_load(struct health_state *hs)
+health_counters(struct health_state *hs)
 {
-	json_object *o = json_object_from_file(hs->counters_path);
+	json_object *o;
 
+	if (hs->counters != NULL)
+		return hs->counters;
+	o = json_object_from_file(hs->counters_path);
 	if (o == NULL || !json_object_is_type(o, json_type_object)) {
 		json_object_put(o);
 		o = json_object_new_object();
 	}
+	hs->counters = o;
 	return o;
 }
 
-/* Write the counters atomically; hs->mu held.  0 or -1. */
+/* Write the counters atomically; hs->mu held.  0 (note ""), or -1 with
+ * why in note: the checks then compare with the memory copy only. */
 int
-health_counters_save(struct health_state *hs, json_object *o)
+health_counters_save(struct health_state *hs, char *note, size_t len)
 {
-	const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+	const char *s = json_object_to_json_string_ext(health_counters(hs),
+	    JSON_C_TO_STRING_PLAIN);
+	int rc = write_file_atomic(hs->counters_path, s, strlen(s), 0600);
 
-	if (write_file_atomic(hs->counters_path, s, strlen(s), 0600) < 0) {
-		log_warn("%s", hs->counters_path);
-		return -1;
-	}
-	return 0;
+	note[0] = '\0';
+	if (rc == 0)
+		return 0;
+	log_warnx("%s: %s: the health counters are kept in memory only", hs->counters_path,
+	    strerror(-rc));
+	snprintf(note, len, "counters not saved: %s: %s; compared with this agent's memory only",
+	    hs->counters_path, strerror(-rc));
+	return -1;
+}
+
+/* c at least warn, with note after its reason (nothing when note is ""). */
+void
+health_counters_note(Knob__HealthCheck *c, const char *note)
+{
+	char *reason;
+
+	if (note[0] == '\0')
+		return;
+	if (c->state == ST_OK)
+		c->state = ST_WARN;
+	reason = xasprintf("%s; %s", c->reason, note);
+	free(c->reason);
+	c->reason = reason;
 }
 
 int
@@ -163,6 +188,7 @@ health_fini(struct agent *a)
 	if (hs == NULL)
 		return;
 	health_mount_fini(hs);
+	json_object_put(hs->counters);
 	pthread_mutex_destroy(&hs->mu);
 	free(hs);
 	a->health = NULL;

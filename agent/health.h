@@ -13,7 +13,11 @@
  * killed when the agent stops.
  *
  * Counters that must not grow between sweeps (NIC errors and drops, MCE and
- * EDAC counts) are kept in STATE_DIR/health-counters.json. */
+ * EDAC counts) are kept in health_state.counters, read from
+ * STATE_DIR/health-counters.json at the first use after start and written
+ * back after every check that changes them.  When that write fails (the
+ * state directory full or read-only) the checks still compare with the copy
+ * in memory, and say so: warn at least, "counters not saved: ...". */
 #ifndef KNOB_HEALTH_H
 #define KNOB_HEALTH_H
 
@@ -51,9 +55,10 @@ struct hprobe {
 };
 
 struct health_state {
-	pthread_mutex_t mu;	/* guards stuck and the counters file */
+	pthread_mutex_t mu;	/* guards stuck, counters and the counters file */
 	struct hprobe *stuck;
 	char counters_path[PATH_MAX];
+	json_object *counters;	/* the counters; NULL until the first use reads the file */
 	uint32_t test_probe_rate_iops;	/* $KNOB_TEST_PROBE_RATE_IOPS with --test-hooks */
 	uint64_t probe_since_ns;	/* CLOCK_REALTIME start of the running probe, 0 none */
 	int probe_late;		/* its sweep abandoned it: past its deadline (hung) */
@@ -97,12 +102,18 @@ void health_probe(struct agent *a, const Knob__HealthRequest *req, size_t idx, s
  * sweep that finds it running reports it hung (before, skipped). */
 void health_probe_late(struct agent *a);
 
-/* The counters file (health.c), with hs->mu held: load (an empty object
- * when absent; caller puts it), save atomically (0 or -1), and swap one
- * counter: store now under key, return 1 with *prev when it had a value. */
-json_object *health_counters_load(struct health_state *hs);
-int health_counters_save(struct health_state *hs, json_object *o);
+/* The counters (health.c), with hs->mu held: the copy in memory, owned by
+ * hs (read from the file at the first use: an empty object when absent or
+ * unreadable); save it to the file atomically (0, or -1 with "counters not
+ * saved: PATH: ERROR; compared with this agent's memory only" in note; note
+ * "" on success); and swap one counter: store now under key, return 1 with
+ * *prev when it had a value. */
+json_object *health_counters(struct health_state *hs);
+int health_counters_save(struct health_state *hs, char *note, size_t len);
 int health_counter_swap(json_object *o, const char *key, uint64_t now, uint64_t *prev);
+/* A save's note on the finding c made from the counters: c at least warn,
+ * the note after its reason.  Nothing when note is "". */
+void health_counters_note(Knob__HealthCheck *c, const char *note);
 /* ns since the epoch as "2026-12-01T09:41:02Z" into buf. */
 void health_fmt_time(uint64_t ns, char *buf, size_t len);
 

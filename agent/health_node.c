@@ -152,15 +152,17 @@ static const struct {
 };
 
 /* Compare the error/drop counters with the last sweep's; store the new
- * ones.  Appends the grown ones to *grown. */
+ * ones.  Appends the grown ones to *grown; a failed save's note into note
+ * (health_counters_save). */
 static void
-nic_counters_check(struct agent *a, const char *ifname, struct rtnl_link *l, char **grown)
+nic_counters_check(struct agent *a, const char *ifname, struct rtnl_link *l, char **grown,
+    char *note, size_t len)
 {
 	struct health_state *hs = a->health;
 	json_object *o;
 
 	pthread_mutex_lock(&hs->mu);
-	o = health_counters_load(hs);
+	o = health_counters(hs);
 	for (size_t i = 0; i < nitems(nic_counters); i++) {
 		char key[128];
 		uint64_t now = rtnl_link_get_stat(l, nic_counters[i].id), prev;
@@ -170,8 +172,7 @@ nic_counters_check(struct agent *a, const char *ifname, struct rtnl_link *l, cha
 			str_appendf(grown, "%s%s +%llu", *grown ? ", " : "", nic_counters[i].name,
 			    (unsigned long long)(now - prev));
 	}
-	health_counters_save(hs, o);
-	json_object_put(o);
+	health_counters_save(hs, note, len);
 	pthread_mutex_unlock(&hs->mu);
 }
 
@@ -194,7 +195,8 @@ health_nic(struct agent *a, const Knob__HealthRequest *req, size_t idx, struct h
 	const Knob__NicExpect *e = req->nics[idx];
 	struct nl_sock *sk = nl_socket_alloc();
 	struct rtnl_link *l = NULL;
-	char path[128], speed[32] = "", *grown = NULL;
+	char path[128], speed[32] = "", *grown = NULL, note[PATH_MAX + 128] = "";
+	Knob__HealthCheck *c;
 	long mbps = -1;
 	unsigned mtu;
 
@@ -216,12 +218,13 @@ health_nic(struct agent *a, const Knob__HealthRequest *req, size_t idx, struct h
 		    (long long)e->speed_mbps);
 	else {
 		if (e->counters)
-			nic_counters_check(a, e->name, l, &grown);
+			nic_counters_check(a, e->name, l, &grown, note, sizeof(note));
 		if (grown)
-			hout_add(out, "nic", e->name, ST_WARN, "counters grew since the last sweep: %s",
-			    grown);
+			c = hout_add(out, "nic", e->name, ST_WARN, "counters grew since the last "
+			    "sweep: %s", grown);
 		else
-			hout_add(out, "nic", e->name, ST_OK, "up, MTU %u, %ld Mb/s", mtu, mbps);
+			c = hout_add(out, "nic", e->name, ST_OK, "up, MTU %u, %ld Mb/s", mtu, mbps);
+		health_counters_note(c, note);
 	}
 out:
 	free(grown);
@@ -411,23 +414,25 @@ boot_changed(struct agent *a, json_object *o)
 	return changed;
 }
 
-/* Say the held MCE/UE errors: fail until hold_s after the last. */
-static void
+/* Say the held MCE/UE errors: fail until hold_s after the last.  The
+ * finding. */
+static Knob__HealthCheck *
 held_say(const struct held *h, int64_t hold_s, struct hout *out)
 {
 	char first[32], until[32];
 
 	health_fmt_time((uint64_t)h->first * 1000000000ull, first, sizeof(first));
 	health_fmt_time((uint64_t)(h->last + hold_s) * 1000000000ull, until, sizeof(until));
-	hout_add(out, "errors", NULL, ST_FAIL, "%lld MCE, %lld EDAC UE new since %s; failing "
-	    "until %s (<errors hold> %lld s after the last)", (long long)h->mce,
+	return hout_add(out, "errors", NULL, ST_FAIL, "%lld MCE, %lld EDAC UE new since %s; "
+	    "failing until %s (<errors hold> %lld s after the last)", (long long)h->mce,
 	    (long long)h->ue, first, until, (long long)hold_s);
 }
 
 /* New MCE or EDAC UE errors fail, and stay failing until <errors hold>
  * after the last one, whichever sweep saw them first; new CE warn.  The
  * first sweep takes a baseline; a reboot (another boot_id) or a counter
- * that went down starts from 0. */
+ * that went down starts from 0.  Counters that could not be saved are
+ * compared with the memory copy, and the finding says so (warn at least). */
 void
 health_errors(struct agent *a, const Knob__HealthRequest *req, size_t idx, struct hout *out)
 {
@@ -436,31 +441,33 @@ health_errors(struct agent *a, const Knob__HealthRequest *req, size_t idx, struc
 	uint64_t pm = 0, pc = 0, pu = 0;
 	int64_t hold = req->hw && req->hw->errors_hold_s ? req->hw->errors_hold_s : ERRORS_HOLD_S;
 	struct held h = { 0 };
+	char note[PATH_MAX + 128];
+	Knob__HealthCheck *c;
 	int had, reboot;
 	json_object *o;
 
 	(void)idx;
 	pthread_mutex_lock(&hs->mu);
-	o = health_counters_load(hs);
+	o = health_counters(hs);
 	reboot = boot_changed(a, o);
 	had = counter_since(o, "mce", mce, reboot, &pm);
 	had &= counter_since(o, "edac.ce", ce, reboot, &pc);
 	had &= counter_since(o, "edac.ue", ue, reboot, &pu);
 	hold_update(o, had && mce > pm ? mce - pm : 0, had && ue > pu ? ue - pu : 0,
 	    (int64_t)(now_real_ns() / 1000000000ull), hold, &h);
-	health_counters_save(hs, o);
-	json_object_put(o);
+	health_counters_save(hs, note, sizeof(note));
 	pthread_mutex_unlock(&hs->mu);
 	if (h.last)
-		held_say(&h, hold, out);
+		c = held_say(&h, hold, out);
 	else if (!had)
-		hout_add(out, "errors", NULL, ST_OK, "baseline: %llu MCE, %llu/%llu EDAC CE/UE",
+		c = hout_add(out, "errors", NULL, ST_OK, "baseline: %llu MCE, %llu/%llu EDAC CE/UE",
 		    (unsigned long long)mce, (unsigned long long)ce, (unsigned long long)ue);
 	else if (ce > pc)
-		hout_add(out, "errors", NULL, ST_WARN, "%llu new EDAC corrected errors",
+		c = hout_add(out, "errors", NULL, ST_WARN, "%llu new EDAC corrected errors",
 		    (unsigned long long)(ce - pc));
 	else
-		hout_add(out, "errors", NULL, ST_OK, "no new MCE or EDAC errors");
+		c = hout_add(out, "errors", NULL, ST_OK, "no new MCE or EDAC errors");
+	health_counters_note(c, note);
 }
 
 /* 1-minute load average under the threshold. */

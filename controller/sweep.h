@@ -170,8 +170,9 @@ struct sweep_drain_opts {
  * consecutive fail/pass counts, and with opts->drain drain the nodes that
  * reached drain_after failures (one scontrol update) and resume the ones
  * knob drained that reached resume_after passes and whose Slurm reason
- * still starts with "knob:".  Prints what it did.  0, or -1 when the
- * database or scontrol failed. */
+ * still starts with "knob:".  All of it in one write transaction: a second
+ * sweep waits for it and counts on from what it wrote.  Prints what it
+ * did.  0, or -1 when the database or scontrol failed. */
 int sweep_record(struct ctl *ctl, const struct sweep_run *run, const struct sweep_policy *pol,
     const struct sweep_drain_opts *opts, FILE *out);
 /* Bytes of one scontrol NodeName list at most: scontrol gets it as one

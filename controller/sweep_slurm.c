@@ -20,7 +20,13 @@
  * names: exec takes no longer argument).  A node scontrol does not know
  * ("Node x not found") is not a Slurm node, not a failure of the sweep.  A node is resumed only
  * when Slurm's current reason still starts with "knob:": a node that a
- * person drained (or re-drained with their own reason) stays drained. */
+ * person drained (or re-drained with their own reason) stays drained.
+ *
+ * One sweep's record is one write transaction (BEGIN IMMEDIATE): reading
+ * the nodes' counters and drained flags, the scontrol calls, and writing
+ * them back.  Two sweeps at once (the timer's and a manual one) take turns:
+ * the second waits for the first's commit (SWEEP_DB_WAIT_MS at most, saying
+ * so on stderr) and counts on from what it wrote. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
@@ -38,6 +44,8 @@
 #define KNOB_REASON_PREFIX "knob:"
 #define REASON_MAX 160		/* a drain reason stops growing past this */
 #define SHOW_MAX (4u << 20)
+#define SWEEP_DB_WAIT_MS 60000	/* for another sweep's record at most */
+#define SWEEP_DB_STEP_MS 20
 
 extern char **environ;
 
@@ -56,13 +64,32 @@ static const char *const sweep_steps[] = {
 };
 static const struct results_schema sweep_schema = { "health", sweep_steps, nitems(sweep_steps) };
 
-/* The results database with the sweep tables; NULL (printed). */
+/* SQLite's busy handler of a sweep's connection: another knobctl holds
+ * the write lock (another sweep recording).  Says so once, then retries
+ * every SWEEP_DB_STEP_MS until SWEEP_DB_WAIT_MS have passed. */
+static int
+db_busy_wait(void *arg, int count)
+{
+	(void)arg;
+	if (count == 0)
+		fprintf(stderr, "knobctl sweep: results database busy (another sweep is "
+		    "recording?); waiting up to %d s\n", SWEEP_DB_WAIT_MS / 1000);
+	if (count >= SWEEP_DB_WAIT_MS / SWEEP_DB_STEP_MS)
+		return 0;
+	usleep(SWEEP_DB_STEP_MS * 1000);
+	return 1;
+}
+
+/* The results database with the sweep tables, waiting for another sweep's
+ * write (db_busy_wait); NULL (printed). */
 static sqlite3 *
 sweep_db(struct ctl *ctl)
 {
 	sqlite3 *db = results_open(ctl);
 	char err[512];
 
+	if (db != NULL)
+		sqlite3_busy_handler(db, db_busy_wait, NULL);
 	if (db != NULL && results_migrate(db, &sweep_schema, err, sizeof(err)) < 0) {
 		fprintf(stderr, "knobctl sweep: %s\n", err);
 		sqlite3_close(db);
@@ -280,7 +307,8 @@ db_abort(sqlite3 *db)
 	sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 }
 
-/* Write the run, the history rows and the new counters.  0 or -1. */
+/* Write the run, the history rows and the new counters, and commit the
+ * record's transaction (sweep_record; rolled back on an error).  0 or -1. */
 static int
 store(sqlite3 *db, const struct sweep_run *run, struct rnode *rn, size_t n)
 {
@@ -295,8 +323,7 @@ store(sqlite3 *db, const struct sweep_run *run, struct rnode *rn, size_t n)
 		bad += rn[i].failing;
 	sql = sqlite3_mprintf("INSERT INTO sweep_runs (t, duration_s, nodes, bad) VALUES "
 	    "(%.3f, %.3f, %lld, %lld)", t, run->duration_s, (long long)n, (long long)bad);
-	if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
-	    sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
+	if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
 		goto out;
 	id = sqlite3_last_insert_rowid(db);
 	if (sqlite3_prepare_v2(db, "INSERT INTO sweep_history VALUES (?, ?, ?, ?, ?, ?)", -1, &h,
@@ -604,6 +631,12 @@ sweep_record(struct ctl *ctl, const struct sweep_run *run, const struct sweep_po
 
 	if (db == NULL)
 		goto out;
+	/* one transaction from the read to the write: another sweep waits */
+	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+		fprintf(stderr, "knobctl sweep: results database: %s; nothing drained or "
+		    "resumed\n", sqlite3_errmsg(db));
+		goto out;
+	}
 	for (size_t i = 0; i < run->n; i++)
 		rn[i].sn = &run->nodes[i];
 	load_nodes(db, rn, run->n);

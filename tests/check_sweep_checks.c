@@ -45,7 +45,7 @@
 
 static struct harness h;
 static int h_up;
-static char top[64], small[128], rofs[128];
+static char top[64], small[128], rofs[128], fullst[128];
 
 /* Mount a tmpfs with opts on dir (made first). 0 or -1. */
 static int
@@ -64,6 +64,7 @@ suite_setup(void)
 		exit(1);
 	snprintf(small, sizeof(small), "%s/small", top);
 	snprintf(rofs, sizeof(rofs), "%s/ro", top);
+	snprintf(fullst, sizeof(fullst), "%s/state03", top);
 	if (harness_start(&h, 3, 0) < 0 || mount_tmpfs(small, "size=4m,nr_inodes=64,nosuid") < 0 ||
 	    mount_tmpfs(rofs, "size=1m,ro"))
 		return;
@@ -78,8 +79,9 @@ suite_teardown(void)
 {
 	if (h_up || h.up)
 		harness_stop(&h);
-	if (harness_sh("umount %s; umount %s", small, rofs) != 0)
-		fprintf(stderr, "could not unmount %s or %s\n", small, rofs);
+	if (harness_sh("umount %s; umount %s; ! mountpoint -q %s || umount %s", small, rofs,
+	    fullst, fullst) != 0)
+		fprintf(stderr, "could not unmount %s, %s or %s\n", small, rofs, fullst);
 	if (cu_rm_rf(top) < 0)
 		fprintf(stderr, "could not remove %s\n", top);
 }
@@ -631,6 +633,155 @@ START_TEST(test_mount_path_slashes)
 }
 END_TEST
 
+/* ------------------------------------------------------------ counters */
+
+#define UNSAVED "counters not saved: %s/health-counters.json: No space left on device; " \
+	"compared with this agent's memory only"
+
+/* node03 with its state directory on a 64 KiB tmpfs (mounted before the
+ * agent starts, so that its mount namespace holds it) filled before the
+ * first sweep, and fake EDAC counters under a --sysroot (a real machine's
+ * cannot be made to grow): the counters file cannot be written.  The errors
+ * check compares with the agent's memory and says so, warn at least: the
+ * new UE fails.  Before, every sweep found no file and took a baseline (ok),
+ * blind to the UE.  The NIC counters say so too.  With room again the file
+ * is written and the note goes. */
+START_TEST(test_errors_counters_unsaved)
+{
+	char root[128], state[PATH_MAX];
+	const char *sf;
+	char *out;
+
+	precheck();
+	snprintf(root, sizeof(root), "%s/root03e", top);
+	ck_assert_int_eq(harness_sh("mkdir -p %s/proc/sys/kernel/random "
+	    "%s/sys/devices/system/edac/mc/mc0 && echo boot-a > %s/proc/sys/kernel/random/boot_id "
+	    "&& cp /proc/loadavg %s/proc/ && echo 0 > %s/sys/devices/system/edac/mc/mc0/ce_count && "
+	    "echo 0 > %s/sys/devices/system/edac/mc/mc0/ue_count", root, root, root, root, root,
+	    root), 0);
+	ck_assert_int_eq(mount_tmpfs(fullst, "size=64k,mode=0700"), 0);
+	snprintf(state, sizeof(state), "%s", h.node[2].state_dir);
+	snprintf(h.node[2].state_dir, sizeof(h.node[2].state_dir), "%s", fullst);
+	snprintf(h.node[2].sysroot, sizeof(h.node[2].sysroot), "%s", root);
+	ck_assert_int_eq(harness_agent_start(&h, 2), 0);
+	/* full: head stops at ENOSPC */
+	ck_assert_int_ne(harness_sh("head -c 1M /dev/zero > %s/fill 2>/dev/null", fullst), 0);
+	sf = sweep_file("unsaved.xml", "  <group nodes=\"node03\">\n"
+	    "    <errors check=\"yes\" hold=\"3600\"/>\n    <nic name=\"%s\" counters=\"yes\"/>\n"
+	    "  </group>\n", h.node[2].ifname);
+	out = sweep(1, "-w node03 -f %s", sf);
+	has(out, "node03: errors warn (baseline: 0 MCE, 0/0 EDAC CE/UE; " UNSAVED ")", fullst);
+	has(out, "node03: nic %s warn (up, MTU 1500, ", h.node[2].ifname);
+	has(out, " Mb/s; " UNSAVED ")", fullst);	/* no speed file under the sysroot: -1 */
+	free(out);
+	ck_assert_int_eq(harness_sh("echo 1 > %s/sys/devices/system/edac/mc/mc0/ue_count", root),
+	    0);
+	out = sweep(1, "-w node03 -f %s", sf);
+	has(out, "node03: errors fail (0 MCE, 1 EDAC UE new since ");
+	has(out, " after the last); " UNSAVED ")", fullst);
+	free(out);
+	/* room again: saved, no note; still failing (the hold) */
+	ck_assert_int_eq(harness_sh("rm %s/fill", fullst), 0);
+	out = sweep(1, "-w node03 -f %s", sf);
+	has(out, "node03: errors fail (0 MCE, 1 EDAC UE new since ");
+	ck_assert_msg(strstr(out, "not saved") == NULL, "%s", out);
+	free(out);
+	ck_assert_int_eq(harness_sh("grep -q '\"errors.ue\":1' %s/health-counters.json", fullst),
+	    0);
+	h.node[2].sysroot[0] = '\0';
+	snprintf(h.node[2].state_dir, sizeof(h.node[2].state_dir), "%s", state);
+	ck_assert_int_eq(harness_agent_start(&h, 2), 0);
+	ck_assert_int_eq(harness_sh("umount %s", fullst), 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------ database */
+
+/* A sweep started in the background and what a file must come to hold
+ * while it runs. */
+struct turn {
+	pid_t pid;
+	char out[PATH_MAX], err[PATH_MAX];
+	const char *watch, *want;	/* want in the file watch */
+};
+
+/* t->watch holds t->want, or t's sweep ended. */
+static int
+turn_said(void *arg)
+{
+	struct turn *t = arg;
+	char *text = NULL;
+	int r;
+
+	if (cu_pid_gone(t->pid))
+		return 1;
+	if (read_file_bounded(t->watch, 1 << 16, &text, NULL) < 0)
+		return 0;
+	r = strstr(text, t->want) != NULL;
+	free(text);
+	return r;
+}
+
+/* Start knobctl sweep ARGS in the background, stdout into TOP/NAME.out and
+ * stderr into TOP/NAME.err; then wait until the file watch (NULL: its
+ * stderr) holds want, or it ended.  1 when it did and the sweep still runs. */
+static int
+turn_start(struct turn *t, const char *name, const char *watch, const char *want,
+    const char *args)
+{
+	snprintf(t->out, sizeof(t->out), "%s/%s.out", top, name);
+	snprintf(t->err, sizeof(t->err), "%s/%s.err", top, name);
+	t->watch = watch ? watch : t->err;
+	t->want = want;
+	t->pid = harness_knobctl_bg(&h, t->out, t->err, "sweep %s", args);
+	return t->pid > 0 && cu_wait(turn_said, t, 30) >= 0 && !cu_pid_gone(t->pid);
+}
+
+/* Two sweeps at once take turns on the results database.  The first
+ * (--drain; node02 fails a mount, <drain after="1">) holds its record while
+ * its stand-in scontrol (a shell script that logs its calls) waits on a
+ * FIFO; the second (no --drain) says it waits, and once the first has
+ * drained node02 it counts on from there: "still drained by knob (failing
+ * 2)".  Before, the second read the counters the first had not written
+ * ("would drain", failing 1) and the first then wrote its own over them. */
+START_TEST(test_concurrent_sweeps_take_turns)
+{
+	char sc[PATH_MAX], fifo[PATH_MAX], log[PATH_MAX], args[2 * PATH_MAX], *out = NULL, *text;
+	struct turn t1, t2;
+	const char *sf;
+	int held, waited;
+
+	precheck();
+	sf = sweep_file("turns.xml", "  <group nodes=\"node02\">\n    <mount path=\"%s\"/>\n"
+	    "  </group>\n  <drain after=\"1\" resume=\"1\"/>\n", top);
+	snprintf(fifo, sizeof(fifo), "%s/turns.fifo", top);
+	snprintf(sc, sizeof(sc), "%s/turns-scontrol", top);
+	snprintf(log, sizeof(log), "%s/turns-scontrol.log", top);
+	text = xasprintf("#!/bin/sh\necho \"$*\" >> %s\n[ \"$1\" = -o ] || exit 0\n"
+	    "read go < %s\necho \"NodeName=node02 Arch=x86_64 State=IDLE\"\n", log, fifo);
+	ck_assert_int_eq(write_file_atomic(sc, text, strlen(text), 0755), 0);
+	free(text);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	out = sweep(0, "-w node02");	/* passing: failing 0, not drained */
+	free(out);
+	snprintf(args, sizeof(args), "-w node02 -f %s --drain --scontrol %s", sf, sc);
+	held = turn_start(&t1, "turns1", log, "-o show node node02", args);
+	snprintf(args, sizeof(args), "-w node02 -f %s", sf);
+	waited = held && turn_start(&t2, "turns2", NULL, "results database busy", args);
+	/* the first goes on whatever happened: nothing is left behind (a
+	 * scontrol that never came is not waited for) */
+	harness_sh("timeout 5 sh -c 'echo go > %s'", fifo);
+	ck_assert_int_eq(cu_reap(t1.pid), 1);
+	ck_assert_msg(held, "the first sweep's scontrol show was not called");
+	ck_assert_int_eq(cu_reap(t2.pid), 1);
+	ck_assert_int_eq(harness_knobctl(&h, &out, NULL, "sweep history node02"), 0);
+	ck_assert_msg(strstr(out, "=> still drained by knob (failing 2)") &&
+	    strstr(out, "=> drained: knob: mount fail"), "%s", out);
+	free(out);
+	ck_assert_msg(waited, "the second sweep did not wait for the first's record");
+}
+END_TEST
+
 static Suite *
 sweep_checks_suite(void)
 {
@@ -651,6 +802,8 @@ sweep_checks_suite(void)
 	tcase_add_test(tc, test_help_exit_status);
 	tcase_add_test(tc, test_auth_failure);
 	tcase_add_test(tc, test_mount_path_slashes);
+	tcase_add_test(tc, test_errors_counters_unsaved);
+	tcase_add_test(tc, test_concurrent_sweeps_take_turns);
 	suite_add_tcase(s, tc);
 	return s;
 }
