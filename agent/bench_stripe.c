@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cmd.h"
 #include "bench.h"
 #include "log.h"
 #include "tune.h"
@@ -75,7 +76,7 @@ bench_stripe(struct bench_job *j)
 	}
 	argv[n++] = j->wpath;
 	argv[n] = NULL;
-	rc = tune_run_cmd(argv, LFS_TIMEOUT_MS, out, sizeof(out), err, sizeof(err));
+	rc = cmd_run(argv, LFS_TIMEOUT_MS, out, sizeof(out), err, sizeof(err));
 	if (rc != 0) {
 		snprintf(j->err, sizeof(j->err), "%s: lfs setstripe%s%s%s%s %s: %s", j->node,
 		    j->p.stripe_count ? " -c " : "", j->p.stripe_count ? count : "",

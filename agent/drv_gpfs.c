@@ -14,6 +14,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "cmd.h"
 #include "log.h"
 #include "normalize.h"
 #include "tune.h"
@@ -87,7 +88,7 @@ gpfs_read(struct agent *a, const Knob__Setting *s, const char *target, char *buf
 	if (mmfs_cmd(a, "mmdiag", diag, sizeof(diag)) < 0)
 		return -ENAMETOOLONG;
 	out = xmalloc(MMDIAG_OUT_MAX);
-	rc = tune_run_cmd(argv, tune_cmd_timeout(a), out, MMDIAG_OUT_MAX, err, sizeof(err));
+	rc = cmd_run(argv, tune_cmd_timeout(a), out, MMDIAG_OUT_MAX, err, sizeof(err));
 	if (rc == -ETIMEDOUT) {
 		snprintf(msg, msglen, "mmdiag --config timed out after %d ms", tune_cmd_timeout(a));
 		goto out;
@@ -138,9 +139,9 @@ gpfs_write(struct agent *a, const Knob__Setting *s, const char *target, const ch
 	    strcmp(n1, value) == 0 && strcasestr(s->value, "0x") == NULL)
 		value = s->value;
 	snprintf(kv, sizeof(kv), "%s=%s", target, value);
-	rc = tune_run_cmd(argv, tune_cmd_timeout(a), NULL, 0, err, sizeof(err));
+	rc = cmd_run(argv, tune_cmd_timeout(a), NULL, 0, err, sizeof(err));
 	if (rc > 0 && needs_restart(err)) {
-		rc = tune_run_cmd(argv_noi, tune_cmd_timeout(a), NULL, 0, err, sizeof(err));
+		rc = cmd_run(argv_noi, tune_cmd_timeout(a), NULL, 0, err, sizeof(err));
 		pending = 1;
 	}
 	if (rc == -ETIMEDOUT) {

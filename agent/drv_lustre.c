@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cmd.h"
 #include "tune.h"
 
 #define LRU_TRIES 3	/* reads of lru_size against lock_unused_count */
@@ -159,7 +160,7 @@ lctl_persist(struct agent *a, const char *name, const char *value, char *msg, si
 		snprintf(arg, sizeof(arg), "%s=%s", name, value);
 	argv[i++] = arg;
 	argv[i] = NULL;
-	rc = tune_run_cmd(argv, tune_cmd_timeout(a), NULL, 0, err, sizeof(err));
+	rc = cmd_run(argv, tune_cmd_timeout(a), NULL, 0, err, sizeof(err));
 	if (rc == -ETIMEDOUT) {
 		snprintf(msg, msglen, "lctl set_param -P %s timed out after %d ms", arg,
 		    tune_cmd_timeout(a));

@@ -245,11 +245,6 @@ int tune_check_default(struct agent *a, const Knob__Setting *s, const char *targ
 void tune_strvec_sort(struct strvec *v);
 /* Whether a key is a glob pattern (names no single thing). */
 int tune_is_glob(const char *key);
-/* Run argv[0] (already resolved) with a timeout; stdout into out (bounded),
- * stderr into err (bounded).  Returns the exit status (>= 0), or -ETIMEDOUT,
- * or -errno when it cannot run. */
-int tune_run_cmd(char *const argv[], int timeout_ms, char *out, size_t outlen,
-    char *err, size_t errlen);
 
 /* ------------------------------------------------------------ journal */
 struct jentry {

@@ -30,7 +30,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,16 +37,17 @@
 #include <sys/wait.h>
 #include <sqlite3.h>
 
+#include "cmd.h"
 #include "results.h"
 #include "sweep.h"
 
 #define KNOB_REASON_PREFIX "knob:"
 #define REASON_MAX 160		/* a drain reason stops growing past this */
 #define SHOW_MAX (4u << 20)
+#define SCONTROL_TIMEOUT_MS 60000	/* one scontrol call (scontrol_timeout_ms) */
 #define SWEEP_DB_WAIT_MS 60000	/* for another sweep's record at most */
 #define SWEEP_DB_STEP_MS 20
 
-extern char **environ;
 
 /* The health component's schema steps (results_migrate; append only). */
 static const char *const sweep_steps[] = {
@@ -118,55 +118,38 @@ struct rnode {
 
 /* ------------------------------------------------------------ scontrol */
 
-/* Run argv (no shell); stdout (and stderr too) into *out when out is not
- * NULL.  Returns the exit status, or -1 when it cannot run. */
+/* How long one scontrol call may take: 60 s, or KNOB_SCONTROL_TIMEOUT_MS.
+ * A sweep holds the results database's write lock meanwhile, so a hung
+ * scontrol must not hold it (nor the timer's next sweeps) for ever. */
+static int
+scontrol_timeout_ms(void)
+{
+	const char *e = getenv("KNOB_SCONTROL_TIMEOUT_MS");
+	long v = e ? strtol(e, NULL, 10) : 0;
+
+	return v > 0 && v <= 3600000 ? (int)v : SCONTROL_TIMEOUT_MS;
+}
+
+/* Run argv (no shell) within scontrol_timeout_ms: stdout, then stderr,
+ * into *out when out is not NULL; else stderr goes on to ours.  Returns
+ * the exit status, or -1 when it cannot run or timed out (said). */
 static int
 run_cmd(char *const argv[], char **out)
 {
-	posix_spawn_file_actions_t fa;
-	char *buf = NULL;
-	size_t len = 0;
-	int p[2], st = 0;
-	pid_t pid;
+	char *o = xmalloc(SHOW_MAX + 1), err[4096];
+	int ms = scontrol_timeout_ms(), rc = cmd_run(argv, ms, o, SHOW_MAX + 1, err, sizeof(err));
 
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return -1;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, p[1], 1);
+	if (rc == -ETIMEDOUT)
+		fprintf(stderr, "knobctl sweep: %s %s timed out after %.1f s (killed)\n", argv[0],
+		    argv[1], ms / 1000.0);
+	else if (rc < 0)
+		fprintf(stderr, "knobctl sweep: cannot run %s: %s\n", argv[0], strerror(-rc));
 	if (out)
-		posix_spawn_file_actions_adddup2(&fa, p[1], 2);
-	if (posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ) != 0) {
-		posix_spawn_file_actions_destroy(&fa);
-		close(p[0]);
-		close(p[1]);
-		return -1;
-	}
-	posix_spawn_file_actions_destroy(&fa);
-	close(p[1]);
-	for (;;) {
-		char chunk[4096];
-		ssize_t r = read(p[0], chunk, sizeof(chunk));
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		if (len + (size_t)r > SHOW_MAX)
-			continue;
-		buf = xrealloc(buf, len + (size_t)r + 1);
-		memcpy(buf + len, chunk, (size_t)r);
-		len += (size_t)r;
-	}
-	close(p[0]);
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	if (out) {
-		if (buf)
-			buf[len] = '\0';
-		*out = buf ? buf : xstrdup("");
-	} else
-		free(buf);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+		*out = xasprintf("%s%s%s", o, *o && *err ? "\n" : "", err);
+	else if (*err)
+		fprintf(stderr, "%s\n", err);
+	free(o);
+	return rc < 0 ? -1 : rc;
 }
 
 /* Value of "KEY=" in a one-line node record into buf; Reason runs to the

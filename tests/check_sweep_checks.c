@@ -782,6 +782,45 @@ START_TEST(test_concurrent_sweeps_take_turns)
 }
 END_TEST
 
+/* A scontrol that never answers is killed after the sweep's timeout
+ * (KNOB_SCONTROL_TIMEOUT_MS, here 0.5 s; 60 s by default), with its
+ * process group: the sweep says so, drains nothing and exits 3, and the
+ * results database is free again (a sweep holds its write lock through
+ * the scontrol calls).  The stand-in blocks on a FIFO nobody writes.
+ * Before, knobctl waited on it for ever, with the lock. */
+START_TEST(test_scontrol_hung_killed)
+{
+	char sc[PATH_MAX], fifo[PATH_MAX], args[2 * PATH_MAX], *out = NULL, *err = NULL, *text;
+	const char *sf;
+	int rc;
+
+	precheck();
+	sf = sweep_file("hung.xml", "  <group nodes=\"node01\">\n    <mount path=\"%s\"/>\n"
+	    "  </group>\n  <drain after=\"1\"/>\n", top);
+	snprintf(fifo, sizeof(fifo), "%s/hung.fifo", top);
+	snprintf(sc, sizeof(sc), "%s/hung-scontrol", top);
+	text = xasprintf("#!/bin/sh\nread go < %s\n", fifo);
+	ck_assert_int_eq(write_file_atomic(sc, text, strlen(text), 0755), 0);
+	free(text);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	snprintf(args, sizeof(args), "sweep -w node01 -f %s --drain --scontrol %s", sf, sc);
+	setenv("KNOB_SCONTROL_TIMEOUT_MS", "500", 1);
+	rc = harness_knobctl(&h, &out, &err, "%s", args);
+	unsetenv("KNOB_SCONTROL_TIMEOUT_MS");
+	ck_assert_msg(rc == 3, "exit %d: %s%s", rc, out, err);
+	ck_assert_msg(strstr(err, "-o timed out after 0.5 s (killed)") &&
+	    strstr(err, "nothing drained or resumed"), "%s", err);
+	free(out);
+	free(err);
+	/* [h]: the pattern does not match pgrep's own shell's command line */
+	ck_assert_msg(harness_sh("pgrep -f '%s/[h]ung-scontrol'", top) != 0,
+	    "the stand-in scontrol still runs");
+	ck_assert_int_eq(harness_knobctl(&h, &out, NULL, "sweep history node01"), 0);
+	ck_assert_msg(strstr(out, "drained: ") == NULL, "%s", out);
+	free(out);
+}
+END_TEST
+
 static Suite *
 sweep_checks_suite(void)
 {
@@ -804,6 +843,7 @@ sweep_checks_suite(void)
 	tcase_add_test(tc, test_mount_path_slashes);
 	tcase_add_test(tc, test_errors_counters_unsaved);
 	tcase_add_test(tc, test_concurrent_sweeps_take_turns);
+	tcase_add_test(tc, test_scontrol_hung_killed);
 	suite_add_tcase(s, tc);
 	return s;
 }
