@@ -28,7 +28,7 @@ DEB_PKGS = build-essential pkg-config protobuf-c-compiler libprotobuf-c-dev \
 	openmpi-bin libopenmpi-dev autoconf automake libtool libfaketime \
 	clang libclang-rt-dev systemd-container \
 	lintian man-db groff-base binutils \
-	time clustershell pdsh strace zstd
+	time clustershell pdsh strace zstd openssl
 
 CC      ?= cc
 WARN    = -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wstrict-prototypes \
