@@ -1,23 +1,18 @@
 /* The driver table and helpers shared by the tuning drivers: globbing under
- * the sysroot, bounded sysfs/procfs reads and writes, and running external
- * commands (mmchconfig, mmdiag, lctl) with a timeout. */
+ * the sysroot and bounded sysfs/procfs reads and writes (external commands
+ * run through common/cmd.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 
 #include "log.h"
 #include "tune.h"
 #include "util.h"
-
-extern char **environ;
 
 static const struct tune_driver *const drivers[] = {
 	&drv_sysfs, &drv_sysctl, &drv_blockdev, &drv_lustre, &drv_gpfs, &drv_nfsd, &drv_net,

@@ -4311,6 +4311,18 @@ ios_assert_originals(void)
 	ck_assert_str_eq(sys("iosched/read_expire", loopdev), "100");
 }
 
+/* Apply result r was reverted: the scheduler's key says so, loop device
+ * 0 is back at ios_set_originals' values, nothing is journaled. */
+static void
+ios_reverted(const Knob__ApplyResult *r)
+{
+	ck_assert_int_eq(r->reverted, 1);
+	ck_assert_int_eq(find_key(r->keys, r->n_keys, loopdev, "scheduler")->state,
+	    KNOB__KEY_STATE__KEY_REVERTED);
+	ios_assert_originals();
+	ck_assert_int_eq(ag->tune->j.norig, 0);
+}
+
 /* A scheduler write destroys the iosched/ tunables: the apply journals
  * the elevator's snapshot beside the scheduler, and the rollback brings
  * them back after the scheduler (and nr_requests).  Before, the rollback
@@ -4359,11 +4371,7 @@ START_TEST(test_iosched_revert)
 	snprintf(path, sizeof(path), "/sys/block/%s/queue/read_ahead_kb", loopdev);
 	set[2].key = path;
 	apply_new(set, nitems(set), &r);
-	ck_assert_int_eq(r.reverted, 1);
-	ck_assert_int_eq(find_key(r.keys, r.n_keys, loopdev, "scheduler")->state,
-	    KNOB__KEY_STATE__KEY_REVERTED);
-	ios_assert_originals();
-	ck_assert_int_eq(ag->tune->j.norig, 0);
+	ios_reverted(&r);
 	ck_assert_int_eq(find_key(r.keys, r.n_keys, loopdev, "iosched")->state,
 	    KNOB__KEY_STATE__KEY_REVERTED);
 	tune_apply_result_free(&r);
@@ -4394,14 +4402,10 @@ START_TEST(test_refused_write_reverts_coupled)
 	set[0].key = loopdev;
 	set[1].key = loopdev2;
 	apply_new(set, nitems(set), &r);
-	ck_assert_int_eq(r.reverted, 1);
 	ck_assert_int_eq(find_key(r.keys, r.n_keys, loopdev2, "nr_requests")->err, EINVAL);
-	ck_assert_int_eq(find_key(r.keys, r.n_keys, loopdev, "scheduler")->state,
-	    KNOB__KEY_STATE__KEY_REVERTED);
+	ios_reverted(&r);
 	tune_apply_result_free(&r);
-	ios_assert_originals();
 	ck_assert_str_eq(sys("nr_requests", loopdev2), nr2);
-	ck_assert_int_eq(ag->tune->j.norig, 0);
 }
 END_TEST
 
