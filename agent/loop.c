@@ -517,14 +517,21 @@ agent_conn_lease(struct agent *a, uint64_t conn_id, unsigned lease_s)
 		sock_lease(c->fd, lease_s);
 }
 
+/* Unread bytes wait in c's socket: a handshake step would advance it. */
+static int
+input_waiting(struct aconn *c)
+{
+	int n = 0;
+
+	return !c->draining && ioctl(c->fd, FIONREAD, &n) == 0 && n > 0;
+}
+
 /* Has the peer of c sent anything yet (its ClientHello may be waiting in
  * the socket while the loop is busy accepting)? */
 static int
 sent_something(struct aconn *c)
 {
-	int n = 0;
-
-	if (!c->got_byte && !c->draining && ioctl(c->fd, FIONREAD, &n) == 0 && n > 0)
+	if (!c->got_byte && input_waiting(c))
 		c->got_byte = 1;
 	return c->got_byte;
 }
@@ -556,37 +563,50 @@ evict_before(struct agent *a, struct aconn *x, struct aconn *y)
 
 /* Room for one more unauthenticated connection from host: 0, or -1 when
  * host already has its share (the newcomer is refused).  When the whole
- * budget is used, the least advanced one (evict_before) is closed. */
+ * budget is used, the least advanced one (evict_before) is closed; but
+ * one whose bytes wait unread (a controller's ClientHello, come while
+ * this wake-up was accepting) first gets the handshake step it is due,
+ * so that a busy loop never drops it for being late to read it.  A few
+ * such steps per newcomer at most: each reads what waits. */
 static int
 unauth_room(struct agent *a, const char *host)
 {
 	unsigned max = a->cfg.max_unauth > 0 ? (unsigned)a->cfg.max_unauth : 64;
 	unsigned per = a->cfg.max_unauth_per_addr > 0 ?
 	    (unsigned)a->cfg.max_unauth_per_addr : 8;
-	unsigned n = 0, same = 0;
-	struct aconn *c, *oldest = NULL;
 
-	for (c = a->conns; c; c = c->next) {
-		if (c->authed)
+	for (int steps = 0;; steps++) {
+		unsigned n = 0, same = 0;
+		struct aconn *c, *oldest = NULL;
+
+		for (c = a->conns; c; c = c->next) {
+			if (c->authed)
+				continue;
+			n++;
+			same += strcmp(c->host, host) == 0;
+			if (oldest == NULL || evict_before(a, c, oldest))
+				oldest = c;
+		}
+		if (same >= per) {
+			log_debug("refusing a connection from %s: %u unauthenticated from that "
+			    "address already", host, same);
+			a->refused++;	/* summarised once a second (a flood must not flood the log) */
+			return -1;
+		}
+		if (n < max || oldest == NULL)
+			return 0;
+		if (steps < 8 && !oldest->hello_done && input_waiting(oldest)) {
+			log_debug("%u unauthenticated connections: reading what %s sent first",
+			    n, oldest->addr);
+			conn_event(a, oldest, EPOLLIN);	/* may close it */
 			continue;
-		n++;
-		same += strcmp(c->host, host) == 0;
-		if (oldest == NULL || evict_before(a, c, oldest))
-			oldest = c;
-	}
-	if (same >= per) {
-		log_debug("refusing a connection from %s: %u unauthenticated from that address "
-		    "already", host, same);
-		a->refused++;	/* summarised once a second (a flood must not flood the log) */
-		return -1;
-	}
-	if (n >= max && oldest != NULL) {
+		}
 		log_debug("%u unauthenticated connections: dropping the least advanced, from %s",
 		    n, oldest->addr);
 		a->evicted++;
 		conn_close(a, oldest, NULL);
+		return 0;
 	}
-	return 0;
 }
 
 /* Take accepted connection fd into the instance: budget, socket options,

@@ -27,6 +27,7 @@
 
 #define FO_WINDOW 512		/* connects + handshakes in flight at once */
 #define FO_MIN_SHARE 32		/* default threads: at least this many nodes each */
+#define FO_REDIALS 2		/* dials again after a drop before the handshake */
 #define NS_PER_S 1000000000ull
 
 /* One event loop and its share of the nodes: first, first + step, ... */
@@ -311,6 +312,29 @@ node_connect(struct fanout *fo, struct fo_node *n)
 	(void)fanout_watch(fo, n, EPOLLOUT);
 }
 
+/* Dial n again after the agent dropped it before the handshake began (its
+ * budget of unauthenticated connections under a flood, its per-address
+ * limit): nothing was said, so nothing is repeated.  At most FO_REDIALS
+ * times, within the first dial's deadline.  1 when dialled again. */
+static int
+node_redial(struct fanout *fo, struct fo_node *n)
+{
+	uint64_t deadline = n->deadline_ns;
+
+	if (n->redials >= FO_REDIALS || now_mono_ns() >= deadline)
+		return 0;
+	n->redials++;
+	log_debug("%s: dropped before handshake; dialling again (%d of %d)", n->name,
+	    n->redials, FO_REDIALS);
+	tls_close(fo, n);
+	free(n->pin);
+	n->pin = NULL;
+	node_connect(fo, n);
+	if (n->phase != FO_DONE)
+		n->deadline_ns = deadline;
+	return 1;
+}
+
 /* Connected: set up TLS with the expected host name and start the handshake. */
 static int
 node_start_tls(struct fanout *fo, struct fo_node *n)
@@ -323,6 +347,8 @@ node_start_tls(struct fanout *fo, struct fo_node *n)
 	socklen_t sl = sizeof(err);
 
 	if (getsockopt(n->fd, SOL_SOCKET, SO_ERROR, &err, &sl) < 0 || err != 0) {
+		if (err == ECONNRESET && node_redial(fo, n))
+			return -1;
 		fanout_end(fo, n, NS_UNREACHABLE, "%s", connect_error(err ? err : errno));
 		return -1;
 	}
@@ -463,6 +489,8 @@ node_handshake(struct fanout *fo, struct fo_node *n)
 	/* Not one byte from the agent: it (or a filter) dropped the
 	 * connection before TLS began; that says nothing about credentials. */
 	if (BIO_number_read(SSL_get_rbio(n->c.ssl)) == 0) {
+		if (node_redial(fo, n))
+			return;
 		fanout_end(fo, n, NS_UNREACHABLE, "dropped before handshake (agent busy or filtered)");
 		return;
 	}

@@ -183,6 +183,7 @@ struct fo_node {
 	SSL_SESSION *ticket;	/* TLS: the session the agent sent for next time */
 	char *pin;		/* TLS: the offered session's pin (tcache_get) */
 	int resumed;		/* TLS: this connection resumed a session */
+	int redials;		/* TLS: dialled again after a drop before the handshake */
 	struct fo_loop *loop;	/* the event loop (thread) that drives this node */
 };
 

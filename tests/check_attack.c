@@ -10,8 +10,9 @@
  *
  * - more idle sources than the budget holds: the oldest idle sockets are
  *   dropped and pings still get through;
- * - the controller's own address out of its 8: the controller reports
- *   "dropped before handshake", and gets in once the idle ones expire;
+ * - the controller's own address out of its 8: the controller dials three
+ *   times, reports "dropped before handshake", and gets in once the idle
+ *   ones expire;
  * - an authenticated peer's 16 MiB frame of empty repeated sub-messages
  *   (protobuf-c would allocate a struct per 2 bytes): the agent refuses to
  *   decode it past its budget, closes that connection, its peak RSS stays
@@ -24,7 +25,11 @@
  * - the agent out of file descriptors under a flood: its CPU and its log
  *   stay small, and it serves again once the flood ends;
  * - log lines escape control characters (a peer's string cannot forge a
- *   line of its own).
+ *   line of its own);
+ * - a controller accepted before its ClientHello came, which then waits
+ *   unread while a full accept batch fills the budget, is not dropped;
+ * - knobctl dials again (twice at most) when a connection is dropped
+ *   before the handshake.
  *
  * The agent's peak RSS (VmHWM) is printed with each figure.  The attacker
  * is this program itself ("check_attack attack ADDR PORT N SECONDS
@@ -35,6 +40,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -362,6 +368,9 @@ START_TEST(dropped_before_handshake_reported)
 	    "%s", txt);
 	ck_assert_ptr_null(strstr(txt, "auth"));
 	free(txt);
+	/* dialled three times (FO_REDIALS), each refused, and no more */
+	ck_assert_int_eq(harness_sh_int("grep -c 'refusing a connection from 198.18.0.1:' '%s'",
+	    h.node[0].log), 3);
 	ck_assert_int_eq(harness_wait_log(&h, 0, "nothing received in 2 s", 5), 0);
 	/* in while the attacker still holds what it opened: the agent's expiry
 	 * let it in, not the attacker's exit */
@@ -744,6 +753,270 @@ START_TEST(log_escapes_control_chars)
 }
 END_TEST
 
+/* Child, in the controller namespace: a controller whose connection the
+ * agent accepts before its ClientHello leaves.  Says "connected" on w;
+ * once r says go, sends the ClientHello (says "sent"), then completes the
+ * handshake and one ping and says "ok", or what went wrong. */
+static void
+late_hello(int r, int w)
+{
+	struct timeval tv = { .tv_sec = 10 };
+	SSL_CTX *ctx;
+	SSL *ssl;
+	int fd, rc;
+	char c, buf[64];
+
+	if (harness_enter_ns(h.ctl_ns) < 0 || (ctx = harness_tls_ctx(&h, "controller")) == NULL)
+		_exit(2);
+	if ((fd = harness_dial(&h, 0)) < 0 || (ssl = SSL_new(ctx)) == NULL ||
+	    SSL_set_fd(ssl, fd) != 1)
+		_exit(3);
+	if (write(w, "connected\n", 10) != 10 || read(r, &c, 1) != 1)
+		_exit(4);
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	rc = SSL_connect(ssl);
+	if (rc == 1 || SSL_get_error(ssl, rc) != SSL_ERROR_WANT_READ)
+		_exit(5);
+	if (write(w, "sent\n", 5) != 5)
+		_exit(6);
+	fcntl(fd, F_SETFL, 0);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (SSL_connect(ssl) != 1) {
+		dprintf(w, "dropped after %lu bytes from the agent\n",
+		    (unsigned long)BIO_number_read(SSL_get_rbio(ssl)));
+		_exit(0);
+	}
+	{
+		Knob__Envelope env = KNOB__ENVELOPE__INIT;
+		Knob__Ping ping = KNOB__PING__INIT;
+		uint8_t *f;
+		size_t len;
+
+		env.body_case = KNOB__ENVELOPE__BODY_PING;
+		env.ping = &ping;
+		env.version = WIRE_VERSION;
+		env.id = 1;
+		frame_pack(&env, &f, &len);
+		rc = SSL_write(ssl, f, (int)len) == (int)len && SSL_read(ssl, buf, sizeof(buf)) > 0;
+		free(f);
+	}
+	dprintf(w, rc ? "ok\n" : "no reply to the ping\n");
+	_exit(0);
+}
+
+/* Does node01's accept queue (ss: Recv-Q of its listener) hold *(int *)arg? */
+static int
+backlog_holds(void *arg)
+{
+	return harness_sh_int("ip netns exec %s ss -Hltn 'sport = :7420' | awk '{print $2}'",
+	    h.node[0].ns) >= *(int *)arg;
+}
+
+/* Has the ClientHello from the controller's address reached node01's socket? */
+static int
+hello_waiting(void *arg)
+{
+	(void)arg;
+	return harness_sh_int("ip netns exec %s ss -Htn state established src %s:7420 dst 198.18.0.1 "
+	    "| awk '{print $1}' | head -1", h.node[0].ns, h.node[0].addr) > 0;
+}
+
+/* Is process *(pid_t *)arg asleep in epoll_wait (nothing left to do)? */
+static int
+in_epoll_wait(void *arg)
+{
+	return harness_sh("grep -qE 'ep_poll|epoll_wait' /proc/%d/wchan", *(int *)arg) == 0;
+}
+
+/* Is process *(pid_t *)arg stopped (SIGSTOP taken)? */
+static int
+stopped(void *arg)
+{
+	return harness_sh("awk '{exit $3 != \"T\"}' /proc/%d/stat", *(int *)arg) == 0;
+}
+
+/* The agent accepted a controller before its ClientHello came; the
+ * ClientHello arrives while the agent is busy (stopped here), after 64
+ * idle connections from 8 addresses wait in the accept queue.  The next
+ * wake-up accepts them all, which fills the budget of 64: the controller
+ * used to be dropped, as old as it was and no further than the fresh
+ * accepts ("dropped before handshake", ~1 in 12 runs of the budget test).
+ * Now its waiting ClientHello is read first, and an idle one goes (or
+ * none: the controller may finish its handshake meanwhile). */
+START_TEST(waiting_hello_not_dropped)
+{
+	char out[PATH_MAX + 16], srcs[400], line[128] = "";
+	int to_child[2], from_child[2], want = 64;
+	struct attack att;
+	pid_t pid, agent = h.node[0].pid;
+	FILE *in;
+
+	ck_assert_int_eq(pipe(to_child), 0);
+	ck_assert_int_eq(pipe(from_child), 0);
+	if ((pid = fork()) == 0) {
+		close(to_child[1]);
+		close(from_child[0]);
+		late_hello(to_child[0], from_child[1]);
+	}
+	close(to_child[0]);
+	close(from_child[1]);
+	in = fdopen(from_child[0], "r");
+	ck_assert_ptr_nonnull(fgets(line, sizeof(line), in));
+	ck_assert_str_eq(line, "connected\n");
+	ck_assert_int_eq(harness_wait_log(&h, 0, "from 198.18.0.1:", 5), 0);
+	/* stopped between wake-ups, not inside the one that accepted it */
+	ck_assert_msg(cu_wait(in_epoll_wait, &agent, 5) >= 0, "the agent never went idle");
+	ck_assert_int_eq(kill(agent, SIGSTOP), 0);
+	ck_assert_msg(cu_wait(stopped, &agent, 5) >= 0, "the agent never stopped");
+	add_sources(1, 100, 8, srcs, sizeof(srcs));
+	snprintf(out, sizeof(out), "%s/attack.out", h.tmp);
+	att = attack_bg(h.node[1].ns, 64, 60, "hold", srcs, out);
+	ck_assert_msg(cu_wait(backlog_holds, &want, 10) >= 0, "the accept queue never held 64");
+	ck_assert_int_eq(write(to_child[1], "g", 1), 1);
+	ck_assert_ptr_nonnull(fgets(line, sizeof(line), in));
+	ck_assert_str_eq(line, "sent\n");
+	ck_assert_msg(cu_wait(hello_waiting, NULL, 5) >= 0, "the ClientHello never arrived");
+	ck_assert_int_eq(kill(agent, SIGCONT), 0);
+	ck_assert_ptr_nonnull(fgets(line, sizeof(line), in));
+	ck_assert_int_eq(cu_reap(pid), 0);
+	fclose(in);
+	close(to_child[1]);
+	/* the budget was full with the controller the oldest of the least
+	 * advanced: the agent read its ClientHello instead of dropping it */
+	ck_assert_int_eq(harness_wait_log(&h, 0, "connections: reading what 198.18.0.1:", 5), 0);
+	ck_assert_msg(strcmp(line, "ok\n") == 0, "the controller: %s", line);
+	ck_assert_int_eq(attack_end(&att), 0);
+}
+END_TEST
+
+/* Child, in node02's namespace: listens on node02's address and port;
+ * closes the first drop connections unanswered (all when drop < 0) and
+ * relays each later one to node02's agent, listening at relay_to; when r
+ * ends, says on w how many connections came. */
+static void
+dropper(int drop, const char *relay_to, int r, int w)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(7420) };
+	int lfd, one = 1, n = 0;
+
+	if (harness_enter_ns(h.node[1].ns) < 0 || (lfd = socket(AF_INET, SOCK_STREAM, 0)) < 0)
+		_exit(2);
+	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	inet_pton(AF_INET, h.node[1].addr, &sa.sin_addr);
+	if (bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(lfd, 16) < 0)
+		_exit(3);
+	if (write(w, "listening\n", 10) != 10)
+		_exit(4);
+	for (;;) {
+		struct pollfd p[3] = { { .fd = r, .events = POLLIN }, { .fd = lfd, .events = POLLIN } };
+		int c, up;
+
+		if (poll(p, 2, -1) < 0 || (p[0].revents && !p[1].revents))
+			break;
+		if ((c = accept(lfd, NULL, NULL)) < 0)
+			_exit(5);
+		if (++n <= drop || drop < 0) {
+			close(c);
+			continue;
+		}
+		sa.sin_addr.s_addr = inet_addr(relay_to);
+		if ((up = socket(AF_INET, SOCK_STREAM, 0)) < 0 ||
+		    connect(up, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+			_exit(6);
+		p[1] = (struct pollfd){ .fd = c, .events = POLLIN };
+		p[2] = (struct pollfd){ .fd = up, .events = POLLIN };
+		for (;;) {
+			char buf[16384];
+			ssize_t k = 0;
+
+			if (poll(p, 3, -1) < 0 || p[0].revents)
+				break;
+			if (p[1].revents && ((k = read(c, buf, sizeof(buf))) <= 0 || write(up, buf, (size_t)k) != k))
+				break;
+			if (p[2].revents && ((k = read(up, buf, sizeof(buf))) <= 0 || write(c, buf, (size_t)k) != k))
+				break;
+		}
+		close(c);
+		close(up);
+	}
+	dprintf(w, "%d\n", n);
+	_exit(0);
+}
+
+/* Start dropper(drop) in the background: its pid; *r and *w the pipes
+ * (close *r's peer to end it, read its count from *w). */
+static pid_t
+dropper_bg(int drop, const char *relay_to, int *stop, FILE **count)
+{
+	int to[2], from[2];
+	char line[32];
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(to), 0);
+	ck_assert_int_eq(pipe(from), 0);
+	if ((pid = fork()) == 0) {
+		close(to[1]);
+		close(from[0]);
+		dropper(drop, relay_to, to[0], from[1]);
+	}
+	close(to[0]);
+	close(from[1]);
+	*stop = to[1];
+	*count = fdopen(from[0], "r");
+	ck_assert_ptr_nonnull(fgets(line, sizeof(line), *count));
+	ck_assert_str_eq(line, "listening\n");
+	return pid;
+}
+
+/* End the dropper: how many connections it took. */
+static int
+dropper_end(pid_t pid, int stop, FILE *count)
+{
+	int n = -1;
+
+	close(stop);
+	ck_assert_int_eq(fscanf(count, "%d", &n), 1);
+	fclose(count);
+	ck_assert_int_eq(cu_reap(pid), 0);
+	return n;
+}
+
+/* An agent that drops a connection before the handshake (its budget full
+ * under a flood) is dialled again: knobctl's first connection to node02
+ * is closed unanswered and the next one is relayed to node02's agent (at
+ * a second address).  The ping used to fail "dropped before handshake";
+ * now it succeeds on the second dial.  One that keeps dropping is dialled
+ * three times in all, then reported. */
+START_TEST(dropped_dial_retried)
+{
+	char *o = NULL, *e = NULL, save[sizeof(h.node[1].addr)];
+	FILE *count;
+	int stop, rc;
+	pid_t pid;
+
+	ck_assert_int_eq(harness_node_sh(&h, 1, "ip addr add 198.18.0.200/24 dev eth0"), 0);
+	memcpy(save, h.node[1].addr, sizeof(save));
+	snprintf(h.node[1].addr, sizeof(h.node[1].addr), "198.18.0.200");
+	rc = harness_agent_start(&h, 1);
+	memcpy(h.node[1].addr, save, sizeof(save));
+	ck_assert_int_eq(rc, 0);
+
+	pid = dropper_bg(1, "198.18.0.200", &stop, &count);
+	rc = harness_knobctl_debug(&h, &o, &e, "ping -w node02");
+	ck_assert_int_eq(dropper_end(pid, stop, count), 2);
+	ck_assert_msg(rc == 0, "exit %d: %s%s", rc, o, e);
+	ck_assert_ptr_nonnull(strstr(e, "node02: dropped before handshake; dialling again (1 of 2)"));
+
+	pid = dropper_bg(-1, "198.18.0.200", &stop, &count);
+	rc = harness_knobctl_debug(&h, &o, &e, "ping -w node02");
+	ck_assert_int_eq(dropper_end(pid, stop, count), 3);
+	ck_assert_int_ne(rc, 0);
+	ck_assert_ptr_nonnull(strstr(o, "dropped before handshake (agent busy or filtered)"));
+	free(o);
+	free(e);
+}
+END_TEST
+
 static Suite *
 attack_suite(void)
 {
@@ -758,6 +1031,8 @@ attack_suite(void)
 	tcase_add_test(tc, byte_flood_pings_get_through);
 	tcase_add_test(tc, failed_handshakes_summarised);
 	tcase_add_test(tc, out_of_descriptors_no_spin);
+	tcase_add_test(tc, waiting_hello_not_dropped);
+	tcase_add_test(tc, dropped_dial_retried);
 	suite_add_tcase(s, tc);
 	tc = cu_tcase("log", NULL, NULL, 30);
 	tcase_add_test(tc, log_escapes_control_chars);
