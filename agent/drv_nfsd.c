@@ -1,8 +1,15 @@
 /* nfsd driver: knobs of the kernel NFS server under /proc/fs/nfsd
  * (threads, max_block_size, nfsv4leasetime, nfsv4gracetime).  Nothing
- * matches (unsupported) when nfsd is not loaded. */
+ * matches (unsupported) when nfsd is not loaded.
+ *
+ * Writing a thread count to a stopped server starts it (the kernel opens
+ * its listeners on port 2049 itself), so knob never does: while threads
+ * reads 0, a nonzero threads key is TUNE_NOT_SETTABLE (unsupported on
+ * apply and verify; a rollback that would restart it fails, and its
+ * original stays journaled until nfsd runs again). */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -24,12 +31,55 @@ nfsd_resolve(struct agent *a, const Knob__Setting *s, struct strvec *out, char *
 	return 0;
 }
 
+/* The server is stopped and writing want to key s would start it:
+ * TUNE_NOT_SETTABLE with msg, else 0.  cur: threads as read now. */
+static int
+would_start(const Knob__Setting *s, const char *cur, const char *want, char *msg,
+    size_t msglen)
+{
+	if (strcmp(s->key, "threads") != 0 || strtoul(cur, NULL, 10) != 0 ||
+	    strtoul(want, NULL, 10) == 0)
+		return 0;
+	snprintf(msg, msglen, "nfsd is stopped (threads 0): knob does not start the NFS server; "
+	    "start it (systemctl start nfs-server), then run this again");
+	return TUNE_NOT_SETTABLE;
+}
+
+/* Read target; a stopped server's threads is not applicable (would_start). */
+static int
+nfsd_read(struct agent *a, const Knob__Setting *s, const char *target, char *buf,
+    size_t len, char *msg, size_t msglen)
+{
+	int rc = tune_read_default(a, s, target, buf, len, msg, msglen);
+
+	return rc < 0 ? rc : would_start(s, buf, s->value, msg, msglen);
+}
+
+/* Write target, unless that starts a stopped server (read again here:
+ * rollback writes without an apply's read first). */
+static int
+nfsd_write(struct agent *a, const Knob__Setting *s, const char *target, const char *value,
+    char *msg, size_t msglen)
+{
+	char cur[64];
+	int rc;
+
+	if (strcmp(s->key, "threads") == 0) {
+		rc = tune_read_default(a, s, target, cur, sizeof(cur), msg, msglen);
+		if (rc < 0)
+			return rc;
+		if ((rc = would_start(s, cur, value, msg, msglen)) != 0)
+			return rc;
+	}
+	return tune_write_default(a, s, target, value, msg, msglen);
+}
+
 const struct tune_driver drv_nfsd = {
 	.name = "nfsd",
 	.resolve = nfsd_resolve,
-	.read = tune_read_default,
+	.read = nfsd_read,
 	.normalise = tune_norm_default,
-	.write = tune_write_default,
+	.write = nfsd_write,
 	.describe = tune_describe_default,
 	.check = tune_check_default,
 };

@@ -4901,6 +4901,73 @@ START_TEST(test_net_rollback_now_protected)
 }
 END_TEST
 
+/* Writing a thread count to a stopped kernel NFS server starts it (the
+ * kernel opens port 2049 itself).  The fake tree stands in for nfsd: no
+ * kernel NFS server is started on a shared machine.  A stopped server
+ * (threads 0) is unsupported on apply and verify, and nothing is written;
+ * one stopped after an apply is not restarted by the rollback, which
+ * fails and keeps the original (8, not a default) until nfsd runs again. */
+START_TEST(test_nfsd_stopped)
+{
+	static const struct s v[] = {
+		{ "sysctl", "vm.dirty_ratio", NULL, "10", 0, NULL },
+		{ "nfsd", "threads", NULL, "64", 0, NULL },
+	};
+	Knob__ApplyResult r;
+	Knob__VerifyResult vr;
+	Knob__RollbackResult rb;
+	const Knob__KeyResult *k;
+
+	fake_tree();
+	put("/proc/fs/nfsd/threads", "0\n");
+	ag = mk_agent(root);
+	do_apply(ag, "p", v, nitems(v), 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	k = find_key(r.keys, r.n_keys, "threads", NULL);
+	ck_assert_int_eq(k->state, KNOB__KEY_STATE__KEY_UNSUPPORTED);
+	ck_assert_ptr_nonnull(strstr(k->message, "nfsd is stopped (threads 0): knob does not start"));
+	ck_assert_int_eq(find_key(r.keys, r.n_keys, "vm.dirty_ratio", NULL)->state,
+	    KNOB__KEY_STATE__KEY_CHANGED);
+	tune_apply_result_free(&r);
+	ck_assert_str_eq(get("/proc/fs/nfsd/threads"), "0");
+	ck_assert_int_lt(journal_find(ag->tune->j.orig, ag->tune->j.norig, "nfsd",
+	    "/proc/fs/nfsd/threads", ""), 0);
+	do_verify(ag, v, nitems(v), &vr);
+	ck_assert_int_eq(find_key(vr.keys, vr.n_keys, "threads", NULL)->state,
+	    KNOB__KEY_STATE__KEY_UNSUPPORTED);
+	tune_verify_result_free(&vr);
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	tune_rollback_result_free(&rb);
+
+	/* running with 8: applied; then stopped; the rollback must not start it */
+	put("/proc/fs/nfsd/threads", "8\n");
+	do_apply(ag, "p", v, nitems(v), 0, 0, &r);
+	ck_assert_int_eq(find_key(r.keys, r.n_keys, "threads", NULL)->state,
+	    KNOB__KEY_STATE__KEY_CHANGED);
+	tune_apply_result_free(&r);
+	put("/proc/fs/nfsd/threads", "0\n");
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	dump(rb.keys, rb.n_keys);
+	k = find_key(rb.keys, rb.n_keys, "threads", NULL);
+	ck_assert_int_eq(k->state, KNOB__KEY_STATE__KEY_FAILED);
+	ck_assert_ptr_nonnull(strstr(k->message, "nfsd is stopped"));
+	ck_assert_int_eq(rb.complete, 0);
+	tune_rollback_result_free(&rb);
+	ck_assert_str_eq(get("/proc/fs/nfsd/threads"), "0");
+	ck_assert_str_eq(get("/proc/sys/vm/dirty_ratio"), "20");
+	ck_assert_int_ge(journal_find(ag->tune->j.orig, ag->tune->j.norig, "nfsd",
+	    "/proc/fs/nfsd/threads", ""), 0);
+
+	/* nfsd runs again (with the tuned count): now the original comes back */
+	put("/proc/fs/nfsd/threads", "64\n");
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	dump(rb.keys, rb.n_keys);
+	ck_assert_int_eq(rb.complete, 1);
+	tune_rollback_result_free(&rb);
+	ck_assert_str_eq(get("/proc/fs/nfsd/threads"), "8");
+}
+END_TEST
+
 static Suite *
 tune_suite(void)
 {
@@ -4981,6 +5048,7 @@ tune_suite(void)
 	tcase_add_test(tc, test_net_protected_ipv6);
 	tcase_add_test(tc, test_net_protected_lower);
 	tcase_add_test(tc, test_net_rollback_now_protected);
+	tcase_add_test(tc, test_nfsd_stopped);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("lbs4k");
 	tcase_set_timeout(tc, 30);
