@@ -131,14 +131,15 @@ stats_welch(const struct sample_stats *a, const struct sample_stats *b, struct w
 	va = a->sd * a->sd / (double)a->n;
 	vb = b->sd * b->sd / (double)b->n;
 	se2 = va + vb;
-	o->valid = 1;
 	if (se2 == 0) {
-		/* no spread on either side: equal means are noise, others certain */
-		o->t = a->mean == b->mean ? 0 : (b->mean > a->mean ? INFINITY : -INFINITY);
+		/* no spread on either side (rounded or capped figures): equal
+		 * means are noise; different ones cannot be judged, since the
+		 * test has no variance to weigh the difference against */
+		o->valid = a->mean == b->mean;
 		o->df = (double)(a->n + b->n - 2);
-		o->p = a->mean == b->mean ? 1 : 0;
 		return;
 	}
+	o->valid = 1;
 	o->t = (b->mean - a->mean) / sqrt(se2);
 	o->df = se2 * se2 / ((va * va) / (double)(a->n - 1) + (vb * vb) / (double)(b->n - 1));
 	o->p = stats_t_two_sided(o->t, o->df);

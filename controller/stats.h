@@ -29,8 +29,9 @@ double stats_median(double *v, size_t n);
 
 /* Welch's unequal-variance t-test of the means of a and b. */
 struct welch {
-	int valid;		/* both sides have n >= 2 (with no spread on either
-				 * side, different means are certain: p 0) */
+	int valid;		/* both sides have n >= 2, and some spread unless
+				 * the means are equal (then p 1): with none on
+				 * either side a difference cannot be judged */
 	double t;		/* (mean_b - mean_a) / sqrt(sa^2/na + sb^2/nb) */
 	double df;		/* Welch-Satterthwaite degrees of freedom */
 	double p;		/* two-sided p-value */

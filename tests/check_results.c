@@ -654,6 +654,18 @@ START_TEST(t_welch)
 	sb.n = 1;
 	stats_welch(&sa, &sb, &w);
 	ck_assert_int_eq(stats_verdict(&w), VERDICT_NONE);
+	/* no spread on either side (rounded figures): a 0.5 % difference in
+	 * two repeats a side was "better" at p 0; it cannot be judged */
+	{
+		static const double za[] = { 100, 100 }, zb[] = { 100.5, 100.5 };
+
+		stats_summary(za, 2, &sa);
+		stats_summary(zb, 2, &sb);
+		stats_welch(&sa, &sb, &w);
+		ck_assert_int_eq(stats_verdict(&w), VERDICT_NONE);
+		stats_welch(&sa, &sa, &w);
+		ck_assert_int_eq(stats_verdict(&w), VERDICT_NOISE);
+	}
 }
 END_TEST
 
