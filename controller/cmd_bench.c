@@ -34,7 +34,7 @@ static const struct opt bench_opts[] = {
 	{ O_IODEPTH, "iodepth", OPT_ARG, "N", "I/Os in flight per thread (io_uring, else libaio)", 0 },
 	{ O_IOENGINE, "ioengine", OPT_ARG, "E", "psync (queue depth 1), io_uring or libaio", 0 },
 	{ O_RUNTIME, "runtime", OPT_ARG, "S", "data phases: run S seconds, wrapping around the file (fio time_based)", 0 },
-	{ O_RWMIX, "rwmix", OPT_ARG, "PCT", "rand-rw: percentage of reads (default 50)", 0 },
+	{ O_RWMIX, "rwmix", OPT_ARG, "PCT", "rand-rw: percentage of reads, 1-100 (default 50)", 0 },
 	{ O_FALLOC, "fallocate", OPT_ARG, "MODE", "none (default: files grow as written, like IOR) or native (fio's default)", 0 },
 	{ O_VERIFY, "verify", OPT_NOARG, NULL, "reads check every byte of every block", 0 },
 	{ O_COMPR, "compressible", OPT_ARG, "PCT", "written data compresses by about PCT % (default 0: incompressible)", 0 },
@@ -215,6 +215,12 @@ parse_bench(struct ctl *ctl, int argc, char **argv, struct bench_req *rq)
 		r = opt_store(bench_vals, nitems(bench_vals), ch, optarg, rq);
 		if (r < 0 || (r == 0 && parse_special(ch, rq, &threads) < 0))
 			goto badval;
+		if (ch == O_RWMIX && rq->rwmix == 0) {
+			/* 0 is "not given" in the plan and on the wire (50 %) */
+			fprintf(stderr, "knobctl bench: --rwmix 0 is all writes: "
+			    "use rand-write\n");
+			return -1;
+		}
 	}
 	/* KIND is the first operand; anything else goes to the external tool */
 	if (optind < argc)

@@ -12,6 +12,7 @@
 #include "testutil.h"
 #include "bench.h"
 #include "bench_ctl.h"
+#include "bench_run.h"
 #include "extargs.h"
 #include "hist.h"
 #include "opt.h"
@@ -970,6 +971,60 @@ START_TEST(t_ext_mpi_refusals)
 }
 END_TEST
 
+/* The read mix a rand-rw request plans, puts in the spec and the agent
+ * runs; -1 when the command line is refused. */
+static int
+rwmix_ran(const char *args)
+{
+	struct bench_req rq;
+	struct bench_params bp;
+	struct brun br;
+	struct pnode pn;
+	struct plan *pl;
+	Knob__PhaseSpec *s;
+	uint32_t rank = 0;
+	char err[256];
+	size_t n;
+	int mix;
+
+	if (parse(&rq, args) < 0) {
+		bench_req_free(&rq);
+		return -1;
+	}
+	rq.dir = "/scratch/x";
+	memset(&br, 0, sizeof(br));
+	memset(&pn, 0, sizeof(pn));
+	br.req = &rq;
+	snprintf(br.phase_id, sizeof(br.phase_id), "run1-p1");
+	pn.ranks = &rank;
+	pn.nranks = 1;
+	pl = bench_make_plan(&rq, "run1", &n);
+	ck_assert_uint_eq(n, 1);
+	s = bench_make_spec(&br, &pl[0], &pn, 1, NULL, NULL);
+	ck_assert_uint_eq(s->rwmix_read, pl[0].rwmix);
+	ck_assert_int_eq(bench_params_from_spec(&bp, s, "", err, sizeof(err)), 0);
+	ck_assert_uint_eq(bp.rwmix_read, pl[0].rwmix);
+	mix = (int)bp.rwmix_read;
+	bench_params_free(&bp);
+	free(s);
+	free(pl);
+	bench_req_free(&rq);
+	return mix;
+}
+
+/* --rwmix 0 (all writes) is refused: 0 is "not given" in the plan and on
+ * the wire, so it ran 50 % reads and exited 0.  1 and 100 run as given,
+ * no --rwmix runs 50 %. */
+START_TEST(t_rwmix_zero)
+{
+	ck_assert_int_eq(rwmix_ran("bench --dir /d --rwmix 0 rand-rw"), -1);
+	ck_assert_int_eq(rwmix_ran("bench --dir /d --rwmix=0 rand-rw"), -1);
+	ck_assert_int_eq(rwmix_ran("bench --dir /d --rwmix 1 rand-rw"), 1);
+	ck_assert_int_eq(rwmix_ran("bench --dir /d --rwmix 100 rand-rw"), 100);
+	ck_assert_int_eq(rwmix_ran("bench --dir /d rand-rw"), 50);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -996,6 +1051,7 @@ main(void)
 	tcase_add_test(tc, t_ext_path_args);
 	tcase_add_test(tc, t_ext_fio_refusals);
 	tcase_add_test(tc, t_ext_mpi_refusals);
+	tcase_add_test(tc, t_rwmix_zero);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
