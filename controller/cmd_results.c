@@ -872,7 +872,7 @@ cmd_results(struct ctl *ctl, int argc, char **argv)
 		return 2;
 	}
 	if ((db = results_open_existing(ctl)) == NULL)
-		return 1;
+		return 2;
 	if (strcmp(sub, "list") == 0)
 		rc = results_list(ctl, db, mode);
 	else if (strcmp(sub, "show") == 0)

@@ -495,7 +495,7 @@ cmd_report(struct ctl *ctl, int argc, char **argv)
 		return 2;
 	}
 	if ((db = results_open_existing(ctl)) == NULL)
-		return 1;
+		return 2;
 	docs = xcalloc((size_t)(argc - optind), sizeof(*docs));
 	for (int i = optind; i < argc; i++) {
 		char err[256], *id;

@@ -491,7 +491,8 @@ results_open(struct ctl *ctl)
 
 /* results_open for a command that only reads: a database that is not
  * there is said (nothing stored yet, or a mistyped path), not made; one
- * this user cannot write is read as it is (results_open_read). */
+ * this user cannot write is read as it is (results_open_read).  Every
+ * message names the path. */
 sqlite3 *
 results_open_existing(struct ctl *ctl)
 {
@@ -500,12 +501,16 @@ results_open_existing(struct ctl *ctl)
 
 	results_db_path(ctl, path, sizeof(path));
 	if (access(path, F_OK) != 0) {
-		fprintf(stderr, "knobctl: results database %s: %s (no run stored there yet)\n", path,
-		    strerror(errno));
+		fprintf(stderr, "knobctl: results database %s: %s (no run stored there yet, or a "
+		    "mistyped path)\n", path, strerror(errno));
 		return NULL;
 	}
-	if ((db = results_open_read(path, err, sizeof(err))) == NULL)
-		fprintf(stderr, "knobctl: %s\n", err);
+	if ((db = results_open_read(path, err, sizeof(err))) == NULL) {
+		if (strstr(err, path) != NULL)
+			fprintf(stderr, "knobctl: %s\n", err);
+		else	/* "results schema migration: file is not a database" */
+			fprintf(stderr, "knobctl: results database %s: %s\n", path, err);
+	}
 	return db;
 }
 

@@ -46,7 +46,8 @@ sqlite3 *results_open_path(const char *path, char *err, size_t errlen);
  * error naming the file); NULL with the reason in err. */
 sqlite3 *results_open_read(const char *path, char *err, size_t errlen);
 /* results_open of a database that must be there already (read commands),
- * through results_open_read. */
+ * through results_open_read; NULL with a message naming the path (the
+ * read commands then exit 2). */
 sqlite3 *results_open_existing(struct ctl *ctl);
 
 /* A run as it goes: its row and node records (status "running"), each

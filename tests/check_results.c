@@ -1072,23 +1072,48 @@ START_TEST(t_compare_no_figures)
 }
 END_TEST
 
+/* The commands that read the results database and make nothing there. */
+static const char *const read_cmds[] = {
+	"results list", "results show latest", "results compare latest~1 latest",
+	"report latest -o /nonexistent/r.html",
+};
+
+/* Every read command (results list, show, compare, report) on the
+ * database at dbpath: exit 2 with a message naming the path, whose
+ * reason includes why. */
+static void
+read_commands_refused(const char *why)
+{
+	const char *bin = getenv("KNOB_BIN") ? getenv("KNOB_BIN") : "build";
+	char *out, *want = xasprintf("results database %s: ", dbpath);
+
+	for (size_t i = 0; i < nitems(read_cmds); i++) {
+		ck_assert_msg(cu_sh_out(&out, "env -u KNOB_CLUSTER KNOB_DB=%s %s/knobctl %s", dbpath,
+		    bin, read_cmds[i]) == 2, "%s: %s", read_cmds[i], out);
+		ck_assert_msg(strstr(out, want) && strstr(out, why), "%s: %s", read_cmds[i], out);
+		free(out);
+	}
+	free(want);
+}
+
 /* The read commands do not make a results database that is not there (a
- * mistyped $KNOB_DB, or nothing stored yet): exit 1 with the reason, and
- * no file or directory left behind.  Before, list made both. */
+ * mistyped $KNOB_DB, or nothing stored yet), and one that cannot be opened
+ * (a directory, not a database) is an input error: exit 2 naming the
+ * path, and no file or directory left behind.  Before, list made both;
+ * then all four exited 1, which compare documents as "no point in
+ * common", and "file is not a database" did not name the file. */
 START_TEST(t_read_commands_no_create)
 {
-	char *out;
-
 	snprintf(dbpath, sizeof(dbpath), "%s/typo/results.db", dir);
-	ck_assert_int_eq(knobctl_db(&out, "results list"), 1);
-	free(out);
-	ck_assert_int_eq(cu_sh_out(&out, "KNOB_DB=%s %s/knobctl report latest -o %s/r.html 2>&1",
-	    dbpath, getenv("KNOB_BIN") ? getenv("KNOB_BIN") : "build", dir), 1);
-	ck_assert_msg(strstr(out, "typo/results.db: No such file or directory (no run stored "
-	    "there yet)"), "%s", out);
-	free(out);
+	read_commands_refused("No such file or directory (no run stored there yet");
 	ck_assert_int_ne(access(dbpath, F_OK), 0);
 	ck_assert_int_eq(cu_count_entries(dir), 0);
+	snprintf(dbpath, sizeof(dbpath), "%s/results.db", dir);
+	ck_assert_int_eq(mkdir(dbpath, 0755), 0);
+	read_commands_refused("unable to open database file");
+	ck_assert_int_eq(rmdir(dbpath), 0);
+	cu_write(dbpath, 0644, "not a database, not at all: a text file\n");
+	read_commands_refused("file is not a database");
 }
 END_TEST
 
@@ -1143,7 +1168,7 @@ START_TEST(t_read_only_db)
 	ck_assert_int_eq(sqlite3_exec(db, "PRAGMA user_version = 7", NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(db);
 	ck_assert_int_eq(chmod(dir, 0555), 0);
-	ck_assert_int_eq(knobctl_ro(&out, "results list"), 1);
+	ck_assert_int_eq(knobctl_ro(&out, "results list"), 2);
 	ck_assert_msg(strstr(out, dbpath) && strstr(out, "at version 7 and this knobctl needs 8"),
 	    "%s", out);
 	free(out);
@@ -1647,6 +1672,30 @@ START_TEST(t_units)
 }
 END_TEST
 
+/* A database this user may not read (root's, 0600) is refused as one that
+ * cannot be opened: exit 2 naming it, for every read command (uid 65534
+ * through setpriv, with a copy of knobctl it may run).  Before, exit 1. */
+START_TEST(t_db_unreadable)
+{
+	const char *bin = getenv("KNOB_BIN") ? getenv("KNOB_BIN") : "build";
+	sqlite3 *db = open_db();
+	char *out, *want = xasprintf("results database %s: ", dbpath);
+
+	json_object_put(stored(db, rr_run("20260106-000000-dddd", 2, "ok")));
+	sqlite3_close(db);
+	ck_assert_int_eq(cu_sh_out(&out, "cp %s/knobctl %s/knobctl && chmod 0755 %s %s %s/knobctl && "
+	    "chmod 0600 %s", bin, dir, cu_base(), dir, dir, dbpath), 0);
+	free(out);
+	for (size_t i = 0; i < nitems(read_cmds); i++) {
+		ck_assert_msg(as_nobody(&out, read_cmds[i]) == 2, "%s: %s", read_cmds[i], out);
+		ck_assert_msg(strstr(out, want), "%s: %s", read_cmds[i], out);
+		free(out);
+	}
+	free(want);
+	ck_assert_int_eq(chmod(cu_base(), 0700), 0);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -1684,6 +1733,7 @@ main(void)
 	tcase_add_test(tc, t_io500);
 	tcase_add_test(tc, t_units);
 	tcase_add_test(tc, t_db_of_another_user);
+	tcase_add_test(tc, t_db_unreadable);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
