@@ -166,7 +166,7 @@ chart(FILE *f, const struct rrun *runs, size_t nruns, const struct point *w, int
 			str_appendf(&pts, "%s%.1f,%.1f", np++ ? " " : "", px, py);
 			str_appendf(&bars, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>", px, py,
 			    col);
-			if (p->nphases > 1)
+			if (p->st.n > 1)	/* an sd needs two figures */
 				str_appendf(&bars, "<path class=\"errbar\" d=\"M%.1f %.1f V%.1f M%.1f %.1f "
 				    "h8 M%.1f %.1f h8\" stroke=\"%s\"/>", px, py - sd, py + sd, px - 4,
 				    py - sd, px - 4, py + sd, col);

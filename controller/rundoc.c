@@ -251,7 +251,8 @@ fmt_ns(char *buf, size_t len, double ns)
 		snprintf(buf, len, "%.2f s", ns / 1e9);
 }
 
-/* A point's figure: "mean ± sd" with repeats, "-" when every repeat failed. */
+/* A point's figure: "mean ± sd" with two repeats or more that have one,
+ * the mean alone with one, "-" when every repeat failed. */
 static void
 fmt_point_rate(char *buf, size_t len, const struct point *pt, int decimal)
 {
@@ -262,7 +263,7 @@ fmt_point_rate(char *buf, size_t len, const struct point *pt, int decimal)
 		return;
 	}
 	rundoc_fmt_rate(m, sizeof(m), pt->st.mean, pt->metric, decimal);
-	if (pt->nphases < 2) {
+	if (pt->st.n < 2) {
 		snprintf(buf, len, "%s", m);
 		return;
 	}

@@ -1696,6 +1696,86 @@ START_TEST(t_db_unreadable)
 }
 END_TEST
 
+/* What results show prints of doc (malloc'd). */
+static char *
+show_text(json_object *doc)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	ck_assert_ptr_nonnull(f);
+	rundoc_print(f, doc, 0);
+	fclose(f);
+	return text;
+}
+
+/* The report page of docs[0..n) (malloc'd). */
+static char *
+report_text(json_object *const *docs, size_t n)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(report_write(f, docs, n, 0), 0);
+	fclose(f);
+	return text;
+}
+
+/* The line of text that starts with "\nprefix", cut out (in place). */
+static char *
+line_of(char *text, const char *prefix)
+{
+	char *want = xasprintf("\n%s", prefix), *l = strstr(text, want), *e;
+
+	free(want);
+	ck_assert_msg(l != NULL, "no line %s in\n%s", prefix, text);
+	if ((e = strchr(++l, '\n')) != NULL)
+		*e = '\0';
+	return l;
+}
+
+/* How many times needle occurs in hay. */
+static int
+count_str(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = hay; (p = strstr(p, needle)) != NULL; p += strlen(needle))
+		n++;
+	return n;
+}
+
+/* A point with one repeat of three that has a figure shows the figure
+ * alone, as compare and the report do: no "± 0.00", and no error bar in
+ * the report; two good repeats show their sd.  Before, show went by the
+ * number of phases (3) and printed "1.00 ± 0.00 GiB/s", and the report
+ * drew a bar of no height. */
+START_TEST(t_one_good_repeat)
+{
+	json_object *a = mk_doc("A", 1);
+	char *text, *page;
+
+	add_phase(a, mk_phase("seq-write", 1, 1, 1 << 30, 1 << 20, "failed"));
+	add_phase(a, mk_phase("seq-write", 1, 2, 1 << 30, 1 << 20, "ok"));
+	add_phase(a, mk_phase("seq-write", 1, 3, 1 << 30, 1 << 20, "failed"));
+	add_phase(a, mk_phase("seq-read", 1, 1, 1 << 30, 1 << 20, "ok"));
+	add_phase(a, mk_phase("seq-read", 1, 2, 1.5 * (1 << 30), 1 << 20, "ok"));
+	text = show_text(a);
+	ck_assert_msg(strstr(line_of(text, "seq-write"), "±") == NULL, "%s", text);
+	free(text);
+	text = show_text(a);
+	ck_assert_msg(strstr(line_of(text, "seq-read"), "±") != NULL, "%s", text);
+	free(text);
+	page = report_text(&a, 1);
+	ck_assert_int_eq(count_str(page, "class=\"errbar\""), 1);	/* seq-read's */
+	free(page);
+	json_object_put(a);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -1734,6 +1814,7 @@ main(void)
 	tcase_add_test(tc, t_units);
 	tcase_add_test(tc, t_db_of_another_user);
 	tcase_add_test(tc, t_db_unreadable);
+	tcase_add_test(tc, t_one_good_repeat);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
