@@ -78,6 +78,39 @@ nice_step(double max, int n)
 	return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * mag;
 }
 
+/* The y axis's divisor and suffix for ticks up to ymax: 1000^k, the
+ * largest not above ymax, from 10,000 on ("k", "M", "G", ...). */
+static double
+tick_div(double ymax, const char **suffix)
+{
+	static const char *const suf[] = { "", "k", "M", "G", "T", "P", "E" };
+	size_t k = 0;
+	double div = 1;
+
+	if (ymax >= 1e4)
+		while (k + 1 < nitems(suf) && ymax / div >= 1000) {
+			div *= 1000;
+			k++;
+		}
+	*suffix = suf[k];
+	return div;
+}
+
+/* The label of tick y on an axis of step and ymax, a plain number: "0",
+ * "750", "2500", "0.5M", "1.5M", "12k", "0.05" (%g wrote 1.5e+06). */
+static void
+tick_label(char *buf, size_t len, double y, double step, double ymax)
+{
+	const char *suffix;
+	double div = tick_div(ymax, &suffix), s = step / div;
+	int dec = s >= 1 ? 0 : (int)ceil(-log10(s) - 1e-9);
+
+	if (y == 0)
+		snprintf(buf, len, "0");
+	else
+		snprintf(buf, len, "%.*f%s", dec > 9 ? 9 : dec, y / div, suffix);
+}
+
 /* The chart of the workload of point w (in run r0) across every run. */
 static void
 chart(FILE *f, const struct rrun *runs, size_t nruns, const struct point *w, int decimal)
@@ -118,12 +151,14 @@ chart(FILE *f, const struct rrun *runs, size_t nruns, const struct point *w, int
 	/* axes, grid and ticks */
 	fprintf(f, "<path class=\"axis\" d=\"M%d %d V%d H%d\" stroke=\"#000\" fill=\"none\"/>\n",
 	    ML, MT, MT + ph, ML + pw);
-	for (double y = 0; y <= ymax + step / 2; y += step) {
-		double py = MT + ph - y * sy;
+	for (int k = 0; k * step <= ymax + step / 2; k++) {
+		double py = MT + ph - k * step * sy;
+		char lab[32];
 
+		tick_label(lab, sizeof(lab), k * step, step, ymax);
 		fprintf(f, "<path class=\"grid\" d=\"M%d %.1f H%d\" stroke=\"#ddd\"/>"
-		    "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\" font-size=\"11\">%g</text>\n",
-		    ML, py, ML + pw, ML - 6, py + 4, y);
+		    "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\" font-size=\"11\">%s</text>\n",
+		    ML, py, ML + pw, ML - 6, py + 4, lab);
 	}
 	for (double lx = ceil(lx0); lx <= lx1; lx++) {
 		double px = ML + (lx - lx0) * sx;

@@ -1776,6 +1776,40 @@ START_TEST(t_one_good_repeat)
 }
 END_TEST
 
+/* The y axis tick labels of a report page, "|0|250|500|" (malloc'd). */
+static char *
+y_ticks(const char *page)
+{
+	static const char tag[] = "text-anchor=\"end\" font-size=\"11\">";
+	char *s = xstrdup("|");
+
+	for (const char *p = page; (p = strstr(p, tag)) != NULL; p += strlen(tag))
+		str_appendf(&s, "%.*s|", (int)strcspn(p + strlen(tag), "<"), p + strlen(tag));
+	return s;
+}
+
+/* The report's y axis labels its ticks with plain numbers and a k/M/G
+ * suffix: md-stat at 1.6 million ops/s and seq-write at 2 TiB/s (about
+ * 1.9 million MiB/s) have no "1.5e+06" in their charts.  Before, %g. */
+START_TEST(t_report_tick_labels)
+{
+	json_object *a = mk_doc("A", 1);
+	char *page, *ticks;
+
+	add_phase(a, mk_phase("md-stat", 1, 1, 8e5, 0, "ok"));
+	add_phase(a, mk_phase("md-stat", 2, 1, 1.6e6, 0, "ok"));
+	add_phase(a, mk_phase("seq-write", 1, 1, 2.0 * (1ull << 40), 1 << 20, "ok"));
+	add_phase(a, mk_phase("seq-write", 2, 1, 750.0 * (1 << 20), 1 << 20, "ok"));
+	page = report_text(&a, 1);
+	ticks = y_ticks(page);
+	ck_assert_msg(strstr(page, "e+") == NULL, "%s", ticks);
+	ck_assert_msg(strstr(ticks, "|0|0.5M|1.0M|1.5M|2.0M|0|"), "%s", ticks);
+	free(ticks);
+	free(page);
+	json_object_put(a);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -1815,6 +1849,7 @@ main(void)
 	tcase_add_test(tc, t_db_of_another_user);
 	tcase_add_test(tc, t_db_unreadable);
 	tcase_add_test(tc, t_one_good_repeat);
+	tcase_add_test(tc, t_report_tick_labels);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
