@@ -1,7 +1,8 @@
 /* knobctl report RUN... -o FILE.html: one self-contained HTML page (no
  * script, no external style, nothing fetched) with, per workload, an
  * inline SVG chart of throughput, IOPS or ops/s against threads on a log2
- * axis, one polyline per run with error bars (mean ± sd) where there are
+ * axis, one polyline per run with a point in it (a style of its own, the
+ * same in every chart) with error bars (mean ± sd) where there are
  * repeats; the peak and sustained table; the compare table with verdicts
  * (each run against the first earlier run it shares points with); and each
  * run's profile and facts. */
@@ -18,14 +19,20 @@
 #include "util.h"
 
 #define CW 720		/* chart size, px */
-#define CH 380
+#define CH 380		/* the least height: taller when the legend needs it */
 #define ML 80		/* margins */
 #define MR 180
 #define MT 30
 #define MB 56
+#define LH 20		/* a legend row */
 
+/* A run's style: colour r % 8 with dash pattern r / 8, so 48 runs are
+ * told apart before a style comes again. */
 static const char *const palette[] = {
 	"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
+};
+static const char *const dashes[] = {
+	"none", "8 4", "2 3", "8 3 2 3", "8 3 2 3 2 3", "16 4",
 };
 
 /* One run of the report: its document and points. */
@@ -111,115 +118,186 @@ tick_label(char *buf, size_t len, double y, double step, double ymax)
 		snprintf(buf, len, "%.*f%s", dec > 9 ? 9 : dec, y / div, suffix);
 }
 
-/* The chart of the workload of point w (in run r0) across every run. */
-static void
-chart(FILE *f, const struct rrun *runs, size_t nruns, const struct point *w, int decimal)
+/* A chart's frame: the y range and tick step, the log2 thread range, the
+ * scales, the plot size and the height (CH, or taller for its legend). */
+struct frame {
+	double ymax, step, lx0, lx1, sx, sy;
+	int pw, ph, h;
+};
+
+/* Does run r's point i figure in the chart of workload w: the same
+ * workload, a figure, the one point of its thread count? */
+static int
+in_chart(const struct rrun *run, size_t i, const struct point *w)
 {
-	double ymax = 0, lx0 = INFINITY, lx1 = -INFINITY, step, sx, sy;
-	const char *unit = rundoc_unit_name(w->metric, decimal);
-	char title[160];
-	size_t r, i;
-	int pw = CW - ML - MR, ph = CH - MT - MB;
+	const struct point *p = &run->ps.p[i];
 
-	for (r = 0; r < nruns; r++)
-		for (i = 0; i < runs[r].ps.n; i++) {
-			const struct point *p = &runs[r].ps.p[i];
-			double top = rundoc_scale(p->st.mean + p->st.sd, p->metric, decimal);
+	return strcmp(p->kind, w->kind) == 0 && points_same_workload(p, w, NULL, 0) &&
+	    p->st.n && points_workload_rep(&run->ps, i);
+}
 
-			if (strcmp(p->kind, w->kind) || !points_same_workload(p, w, NULL, 0) || !p->st.n ||
-			    !points_workload_rep(&runs[r].ps, i))
-				continue;
-			ymax = top > ymax ? top : ymax;
-			lx0 = fmin(lx0, log2((double)p->threads));
-			lx1 = fmax(lx1, log2((double)p->threads));
+/* The frame of a chart of the points sel[r][0..ns[r]) of nruns runs, its
+ * legend nleg rows; -1 when no run has a figure in it. */
+static int
+chart_frame(const struct point **const *sel, const size_t *ns, size_t nruns,
+    size_t nleg, int decimal, struct frame *fr)
+{
+	memset(fr, 0, sizeof(*fr));
+	fr->lx0 = INFINITY;
+	fr->lx1 = -INFINITY;
+	for (size_t r = 0; r < nruns; r++)
+		for (size_t i = 0; i < ns[r]; i++) {
+			const struct point *p = sel[r][i];
+
+			fr->ymax = fmax(fr->ymax, rundoc_scale(p->st.mean + p->st.sd, p->metric,
+			    decimal));
+			fr->lx0 = fmin(fr->lx0, log2((double)p->threads));
+			fr->lx1 = fmax(fr->lx1, log2((double)p->threads));
 		}
-	if (ymax <= 0)
-		return;
-	step = nice_step(ymax, 5);
-	ymax = ceil(ymax / step) * step;
-	if (lx1 - lx0 < 1) {
-		lx0 -= 0.5;
-		lx1 += 0.5;
+	if (fr->ymax <= 0)
+		return -1;
+	fr->step = nice_step(fr->ymax, 5);
+	fr->ymax = ceil(fr->ymax / fr->step) * fr->step;
+	if (fr->lx1 - fr->lx0 < 1) {
+		fr->lx0 -= 0.5;
+		fr->lx1 += 0.5;
 	}
-	sx = pw / (lx1 - lx0);
-	sy = ph / ymax;
-	workload_title(title, sizeof(title), w);
-	fprintf(f, "<figure class=\"chart\"><figcaption>");
-	esc(f, title);
-	fprintf(f, "</figcaption>\n<svg width=\"%d\" height=\"%d\" "
-	    "viewBox=\"0 0 %d %d\" role=\"img\">\n", CW, CH, CW, CH);
-	/* axes, grid and ticks */
+	fr->pw = CW - ML - MR;
+	fr->ph = CH - MT - MB;
+	fr->sx = fr->pw / (fr->lx1 - fr->lx0);
+	fr->sy = fr->ph / fr->ymax;
+	fr->h = MT + (int)nleg * LH + 10 > CH ? MT + (int)nleg * LH + 10 : CH;
+	return 0;
+}
+
+/* The axes, grid, ticks and axis labels of a chart in unit. */
+static void
+chart_axes(FILE *f, const struct frame *fr, const char *unit)
+{
+	int pw = fr->pw, ph = fr->ph;
+
 	fprintf(f, "<path class=\"axis\" d=\"M%d %d V%d H%d\" stroke=\"#000\" fill=\"none\"/>\n",
 	    ML, MT, MT + ph, ML + pw);
-	for (int k = 0; k * step <= ymax + step / 2; k++) {
-		double py = MT + ph - k * step * sy;
+	for (int k = 0; k * fr->step <= fr->ymax + fr->step / 2; k++) {
+		double py = MT + ph - k * fr->step * fr->sy;
 		char lab[32];
 
-		tick_label(lab, sizeof(lab), k * step, step, ymax);
+		tick_label(lab, sizeof(lab), k * fr->step, fr->step, fr->ymax);
 		fprintf(f, "<path class=\"grid\" d=\"M%d %.1f H%d\" stroke=\"#ddd\"/>"
 		    "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\" font-size=\"11\">%s</text>\n",
 		    ML, py, ML + pw, ML - 6, py + 4, lab);
 	}
-	for (double lx = ceil(lx0); lx <= lx1; lx++) {
-		double px = ML + (lx - lx0) * sx;
+	for (double lx = ceil(fr->lx0); lx <= fr->lx1; lx++) {
+		double px = ML + (lx - fr->lx0) * fr->sx;
 
 		fprintf(f, "<path class=\"tick\" d=\"M%.1f %d v5\" stroke=\"#000\"/>"
 		    "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" font-size=\"11\">%.0f</text>\n",
 		    px, MT + ph, px, MT + ph + 18, pow(2, lx));
 	}
 	fprintf(f, "<text class=\"xlabel\" x=\"%d\" y=\"%d\" text-anchor=\"middle\" font-size=\"12\">"
-	    "threads (log2 scale)</text>\n", ML + pw / 2, CH - 12);
+	    "threads (log2 scale)</text>\n", ML + pw / 2, MT + ph + MB - 12);
 	fprintf(f, "<text class=\"ylabel\" transform=\"translate(18 %d) rotate(-90)\" "
 	    "text-anchor=\"middle\" font-size=\"12\">%s</text>\n", MT + ph / 2, unit);
-	/* one polyline per run, with error bars */
-	for (r = 0; r < nruns; r++) {
-		const char *col = palette[r % nitems(palette)];
-		char *pts = xstrdup(""), *bars = xstrdup("");
-		int np = 0;
+}
 
-		const struct point **sel = xcalloc(runs[r].ps.n + 1, sizeof(*sel));
-		size_t ns = 0, k;
+/* Run r's points in workload w's chart, by thread count, into sel (room
+ * for all of the run's points); how many. */
+static size_t
+chart_points(const struct rrun *run, const struct point *w, const struct point **sel)
+{
+	size_t ns = 0, k;
 
-		/* this workload's points of run r, by thread count */
-		for (i = 0; i < runs[r].ps.n; i++) {
-			const struct point *p = &runs[r].ps.p[i];
-
-			if (strcmp(p->kind, w->kind) || !points_same_workload(p, w, NULL, 0) || !p->st.n ||
-			    !points_workload_rep(&runs[r].ps, i))
-				continue;
-			for (k = ns++; k > 0 && sel[k - 1]->threads > p->threads; k--)
-				sel[k] = sel[k - 1];
-			sel[k] = p;
-		}
-		for (i = 0; i < ns; i++) {
-			const struct point *p = sel[i];
-			double px, py, sd;
-
-			px = ML + (log2((double)p->threads) - lx0) * sx;
-			py = MT + ph - rundoc_scale(p->st.mean, p->metric, decimal) * sy;
-			sd = rundoc_scale(p->st.sd, p->metric, decimal) * sy;
-			str_appendf(&pts, "%s%.1f,%.1f", np++ ? " " : "", px, py);
-			str_appendf(&bars, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>", px, py,
-			    col);
-			if (p->st.n > 1)	/* an sd needs two figures */
-				str_appendf(&bars, "<path class=\"errbar\" d=\"M%.1f %.1f V%.1f M%.1f %.1f "
-				    "h8 M%.1f %.1f h8\" stroke=\"%s\"/>", px, py - sd, py + sd, px - 4,
-				    py - sd, px - 4, py + sd, col);
-		}
-		free(sel);
-		fprintf(f, "<g class=\"run\"><polyline class=\"series\" data-run=\"");
-		esc(f, js_str(runs[r].doc, "run_id"));
-		fprintf(f, "\" points=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"/>%s</g>\n",
-		    pts, col, bars);
-		fprintf(f, "<g class=\"legend\"><rect x=\"%d\" y=\"%zu\" width=\"14\" height=\"3\" "
-		    "fill=\"%s\"/><text x=\"%d\" y=\"%zu\" font-size=\"12\">", ML + pw + 16,
-		    MT + 10 + r * 20, col, ML + pw + 36, MT + 14 + r * 20);
-		esc(f, runs[r].name);
-		fprintf(f, "</text></g>\n");
-		free(pts);
-		free(bars);
+	for (size_t i = 0; i < run->ps.n; i++) {
+		if (!in_chart(run, i, w))
+			continue;
+		for (k = ns++; k > 0 && sel[k - 1]->threads > run->ps.p[i].threads; k--)
+			sel[k] = sel[k - 1];
+		sel[k] = &run->ps.p[i];
 	}
-	fprintf(f, "</svg></figure>\n");
+	return ns;
+}
+
+/* Run r's series in the chart: a polyline in its style (colour and dash
+ * of its place among the runs, the same in every chart), a dot per point
+ * and an error bar where two repeats or more have a figure. */
+static void
+chart_series(FILE *f, const struct rrun *run, size_t r, const struct point *const *sel,
+    size_t ns, const struct frame *fr, int decimal)
+{
+	const char *col = palette[r % nitems(palette)];
+	char *pts = xstrdup(""), *bars = xstrdup("");
+
+	for (size_t i = 0; i < ns; i++) {
+		const struct point *p = sel[i];
+		double px, py, sd;
+
+		px = ML + (log2((double)p->threads) - fr->lx0) * fr->sx;
+		py = MT + fr->ph - rundoc_scale(p->st.mean, p->metric, decimal) * fr->sy;
+		sd = rundoc_scale(p->st.sd, p->metric, decimal) * fr->sy;
+		str_appendf(&pts, "%s%.1f,%.1f", i ? " " : "", px, py);
+		str_appendf(&bars, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>", px, py,
+		    col);
+		if (p->st.n > 1)	/* an sd needs two figures */
+			str_appendf(&bars, "<path class=\"errbar\" d=\"M%.1f %.1f V%.1f M%.1f %.1f "
+			    "h8 M%.1f %.1f h8\" stroke=\"%s\"/>", px, py - sd, py + sd, px - 4,
+			    py - sd, px - 4, py + sd, col);
+	}
+	fprintf(f, "<g class=\"run\"><polyline class=\"series\" data-run=\"");
+	esc(f, js_str(run->doc, "run_id"));
+	fprintf(f, "\" points=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\" "
+	    "stroke-dasharray=\"%s\"/>%s</g>\n", pts, col, dashes[r / nitems(palette) %
+	    nitems(dashes)], bars);
+	free(pts);
+	free(bars);
+}
+
+/* Legend row row of the chart: run r's style and name. */
+static void
+chart_legend(FILE *f, const struct rrun *run, size_t r, size_t row, const struct frame *fr)
+{
+	int x = ML + fr->pw + 12, y = MT + 10 + (int)row * LH;
+
+	fprintf(f, "<g class=\"legend\"><line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
+	    "stroke=\"%s\" stroke-width=\"2\" stroke-dasharray=\"%s\"/><text x=\"%d\" y=\"%d\" "
+	    "font-size=\"12\">", x, y, x + 24, y, palette[r % nitems(palette)],
+	    dashes[r / nitems(palette) % nitems(dashes)], x + 30, y + 4);
+	esc(f, run->name);
+	fprintf(f, "</text></g>\n");
+}
+
+/* The chart of the workload of point w across every run: a series and a
+ * legend row for each run with a point in it. */
+static void
+chart(FILE *f, const struct rrun *runs, size_t nruns, const struct point *w, int decimal)
+{
+	const struct point ***sel = xcalloc(nruns, sizeof(*sel));
+	size_t *ns = xcalloc(nruns, sizeof(*ns)), r, nleg = 0;
+	struct frame fr;
+	char title[160];
+
+	for (r = 0; r < nruns; r++) {
+		sel[r] = xcalloc(runs[r].ps.n + 1, sizeof(**sel));
+		ns[r] = chart_points(&runs[r], w, sel[r]);
+		nleg += ns[r] > 0;
+	}
+	if (chart_frame(sel, ns, nruns, nleg, decimal, &fr) == 0) {
+		workload_title(title, sizeof(title), w);
+		fprintf(f, "<figure class=\"chart\"><figcaption>");
+		esc(f, title);
+		fprintf(f, "</figcaption>\n<svg width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+		    "role=\"img\">\n", CW, fr.h, CW, fr.h);
+		chart_axes(f, &fr, rundoc_unit_name(w->metric, decimal));
+		for (r = 0, nleg = 0; r < nruns; r++)
+			if (ns[r]) {
+				chart_series(f, &runs[r], r, sel[r], ns[r], &fr, decimal);
+				chart_legend(f, &runs[r], r, nleg++, &fr);
+			}
+		fprintf(f, "</svg></figure>\n");
+	}
+	for (r = 0; r < nruns; r++)
+		free(sel[r]);
+	free(sel);
+	free(ns);
 }
 
 /* Has an earlier run (or an earlier point of run r) already charted the

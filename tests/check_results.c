@@ -1810,6 +1810,82 @@ START_TEST(t_report_tick_labels)
 }
 END_TEST
 
+/* The value of attribute name in the tag that p is in, into buf ("" when
+ * the tag has none). */
+static const char *
+tag_attr(const char *p, const char *name, char *buf, size_t len)
+{
+	char *key = xasprintf(" %s=\"", name);
+	const char *v = strstr(p, key), *end = strchr(p, '>');
+
+	buf[0] = '\0';
+	if (v != NULL && end != NULL && v < end)
+		snprintf(buf, len, "%.*s", (int)strcspn(v + strlen(key), "\""), v + strlen(key));
+	free(key);
+	return buf;
+}
+
+/* Chart fig (a report page from its <figure> on) has n series, each in a
+ * style (stroke and dash pattern) of its own, and n legend rows, each
+ * inside the viewBox. */
+static void
+chart_styles_legend(const char *fig, size_t n)
+{
+	const char *end = strstr(fig, "</figure>"), *p;
+	char styles[32][64], v[32], d[32];
+	size_t ns = 0, nl = 0;
+	int h = 0, y;
+
+	ck_assert_int_eq(sscanf(tag_attr(strstr(fig, "<svg"), "viewBox", v, sizeof(v)),
+	    "0 0 %*d %d", &h), 1);
+	for (p = fig; (p = strstr(p, "class=\"series\"")) != NULL && p < end; p++, ns++) {
+		ck_assert_uint_lt(ns, nitems(styles));
+		snprintf(styles[ns], sizeof(styles[ns]), "%s %s", tag_attr(p, "stroke", v,
+		    sizeof(v)), tag_attr(p, "stroke-dasharray", d, sizeof(d)));
+		for (size_t k = 0; k < ns; k++)
+			ck_assert_msg(strcmp(styles[k], styles[ns]) != 0, "series %zu and %zu: %s",
+			    k, ns, styles[ns]);
+	}
+	for (p = fig; (p = strstr(p, "<g class=\"legend\">")) != NULL && p < end; p++, nl++) {
+		y = atoi(tag_attr(strstr(p, "<text"), "y", v, sizeof(v)));
+		ck_assert_msg(y > 0 && y + 4 <= h, "legend row %zu at y %d of %d", nl, y, h);
+	}
+	ck_assert_uint_eq(ns, n);
+	ck_assert_uint_eq(nl, n);
+}
+
+/* A report of 20 runs: every series in a style of its own (colours came
+ * round again after 8), every legend row inside its chart (the chart kept
+ * 380 px, so from the 18th run on the legend was cut off), and a chart's
+ * legend names only the runs with a point in it (md-create, in 3 runs:
+ * all 20 were listed). */
+START_TEST(t_report_many_runs)
+{
+	json_object *docs[20];
+	char *page, *md;
+
+	for (int r = 0; r < 20; r++) {
+		char id[32];
+
+		snprintf(id, sizeof(id), "20260101-000000-r%02d", r);
+		docs[r] = mk_doc(id, r + 1);
+		for (int t = 1; t <= 2; t++)
+			add_phase(docs[r], mk_phase("seq-write", t, 1, (1e8 + 1e7 * r) * t, 1 << 20,
+			    "ok"));
+		if (r < 3)
+			add_phase(docs[r], mk_phase("md-create", 1, 1, 1000 + r, 0, "ok"));
+	}
+	page = report_text(docs, 20);
+	ck_assert_ptr_nonnull(strstr(page, "<figure class=\"chart\"><figcaption>seq-write"));
+	ck_assert_ptr_nonnull(md = strstr(page, "<figure class=\"chart\"><figcaption>md-create"));
+	chart_styles_legend(strstr(page, "<figure class=\"chart\"><figcaption>seq-write"), 20);
+	chart_styles_legend(md, 3);
+	free(page);
+	for (int r = 0; r < 20; r++)
+		json_object_put(docs[r]);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -1850,6 +1926,7 @@ main(void)
 	tcase_add_test(tc, t_db_unreadable);
 	tcase_add_test(tc, t_one_good_repeat);
 	tcase_add_test(tc, t_report_tick_labels);
+	tcase_add_test(tc, t_report_many_runs);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
