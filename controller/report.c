@@ -3,9 +3,10 @@
  * inline SVG chart of throughput, IOPS or ops/s against threads on a log2
  * axis, one polyline per run with a point in it (a style of its own, the
  * same in every chart) with error bars (mean ± sd) where there are
- * repeats; the peak and sustained table; the compare table with verdicts
- * (each run against the first earlier run it shares points with); and each
- * run's profile and facts. */
+ * repeats; the peak and sustained table; the compare tables with verdicts
+ * (each run as B against the first run given before it on the command
+ * line that shares points with it, as A: the order given, not time order);
+ * and each run's profile and facts. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -536,9 +537,9 @@ report_write(FILE *f, json_object *const *docs, size_t n, int decimal)
 				chart(f, runs, n, &runs[r].ps.p[i], decimal);
 	peaks_table(f, runs, n, decimal);
 	if (n > 1) {
-		fprintf(f, "<h2>Compare</h2>\n<p>Each run against the first earlier run it has points "
-		    "in common with. Verdicts from Welch's t-test at 95 %% where both runs have "
-		    "repeats.</p>\n");
+		fprintf(f, "<h2>Compare</h2>\n<p>Each run (B) against the first run given before it "
+		    "on the command line that it has points in common with (A). Verdicts from "
+		    "Welch's t-test at 95 %% where both runs have repeats.</p>\n");
 		for (r = 1; r < n; r++)
 			for (size_t k = 0; k < r; k++)
 				if (shares_points(&runs[k], &runs[r])) {
@@ -641,5 +642,7 @@ const struct cmd_entry cmd_report_entry = {
 	"report", "RUN... -o FILE.html", "one self-contained HTML page: charts, peak/sustained, compare, profiles",
 	0, report_opts, cmd_report,
 	"RUN as in results (id, prefix, latest, latest~N).  The page needs nothing from the\n"
-	"network: charts are inline SVG, one line per run, with error bars over repeats.",
+	"network: charts are inline SVG, one line per run, with error bars over repeats.\n"
+	"Compare tables go by the order given: each RUN is B against the first RUN before it\n"
+	"that shares points with it (A); give the runs oldest first.",
 };
