@@ -893,6 +893,38 @@ START_TEST(score_without_metadata)
 }
 END_TEST
 
+/* A <rollback/> step takes the dropped nodes an apply may have reached,
+ * not only the live ones: node02 drifts at a verify of another profile
+ * (dropped, within max-fail), node03 is unreachable from the start (its
+ * apply may still land: marked).  The step rolls node02 back to its
+ * original (1112, not the default) and says node03 NOT rolled back.
+ * Before, the step ran on node01 alone: node02 kept 2345 and nothing
+ * said so. */
+START_TEST(play_rollback_step_takes_dropped)
+{
+	char *out = NULL;
+	int rc;
+
+	somax_profile();
+	write_file("other.xml", "<?xml version=\"1.0\"?>\n<profile name=\"other\">\n"
+	    "  <sysctl key=\"net.core.somaxconn\" value=\"3456\"/>\n</profile>\n");
+	for (int i = 0; i < 2; i++)
+		ck_assert_int_eq(harness_node_sh(&h, i, "echo %d > /proc/sys/net/core/somaxconn",
+		    1111 + i), 0);
+	harness_agent_stop(&h, 2, SIGKILL);
+	write_file("rd.xml", "<?xml version=\"1.0\"?>\n<play name=\"rd\" nodes=\"@all\" "
+	    "max-fail=\"2\">\n  <apply profile=\"somax\"/>\n"
+	    "  <verify profile=\"other\" nodes=\"node02\"/>\n  <rollback/>\n</play>\n");
+	rc = harness_knobctl_logged(&h, &out, "--connect-timeout 2 play %s/rd.xml", h.tmp);
+	ck_assert_msg(rc == 1, "exit %d\n%s", rc, out);
+	ck_assert_msg(strstr(out, "node03: NOT rolled back") != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "node02: NOT") == NULL, "%s", out);
+	free(out);
+	ck_assert(somax_is(0, "1111"));
+	ck_assert(somax_is(1, "1112"));
+}
+END_TEST
+
 int
 main(void)
 {
@@ -914,6 +946,7 @@ main(void)
 	tcase_add_test(tc, io500_like_score);
 	tcase_add_test(tc, score_without_metadata);
 	tcase_add_test(tc, play_health_step);
+	tcase_add_test(tc, play_rollback_step_takes_dropped);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
