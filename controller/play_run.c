@@ -405,13 +405,15 @@ is_failing_health(const char *s)
 }
 
 /* health: `knobctl sweep` on the live nodes of sel; failing nodes are
- * dropped (warn is shown, not failed).  0 or -1 (the threshold tripped). */
+ * dropped (warn is shown, not failed).  0, or -1 when the threshold
+ * tripped or the sweep itself failed (exit 2 or 3: its --prom file, the
+ * results database, scontrol, no node checked; its message on stderr). */
 static int
 step_health(struct prun *pr, const struct pstep *st, const char *sel)
 {
 	struct strvec live = { 0 };
 	json_object *doc = NULL;
-	int rc = 0;
+	int rc = 0, src;
 
 	if (pr->check) {
 		say(pr, "  would run knobctl sweep (not in --check: probes, --prom and --drain write)\n");
@@ -422,8 +424,12 @@ step_health(struct prun *pr, const struct pstep *st, const char *sel)
 		say(pr, "  no node left to sweep\n");
 		return -1;
 	}
-	if (sub_run(pr, &st->args, &live, &doc) == 2 && doc == NULL) {
+	if ((src = sub_run(pr, &st->args, &live, &doc)) == 2 && doc == NULL) {
 		say(pr, "  knobctl sweep could not run\n");
+		rc = -1;
+	} else if (src != 0 && src != 1) {
+		say(pr, "  knobctl sweep itself failed (exit %d: its reason is above): the step "
+		    "fails\n", src);
 		rc = -1;
 	}
 	take_statuses(pr, doc, &live, MARKS_KEEP, "state", is_failing_health);

@@ -925,6 +925,34 @@ START_TEST(play_rollback_step_takes_dropped)
 }
 END_TEST
 
+/* A health step whose sweep itself fails (exit 3: its --prom file cannot
+ * be written) fails, and so does the play (exit 1), with the reason on
+ * stderr, though every node is healthy.  Before, the step was ok and the
+ * play exited 0. */
+START_TEST(play_health_sweep_fails)
+{
+	json_object *doc;
+	char *out = NULL, *err = NULL;
+	int rc;
+
+	write_file("hf.xml", "<?xml version=\"1.0\"?>\n"
+	    "<play name=\"hf\" nodes=\"@all\">\n"
+	    "  <health prom=\"/nonexistent/dir/knob.prom\"/>\n</play>\n");
+	rc = harness_knobctl(&h, &out, &err, "play %s/hf.xml", h.tmp);
+	ck_assert_msg(rc == 1, "exit %d\n%s\n%s", rc, out, err);
+	ck_assert_msg(strstr(err, "knobctl sweep: --prom: ") != NULL, "%s", err);
+	ck_assert_msg(strstr(out, "knobctl sweep itself failed (exit 3") != NULL, "%s", out);
+	free(out);
+	free(err);
+	doc = need(harness_knobctl_json(&h, &rc, "--json play %s/hf.xml", h.tmp));
+	ck_assert_int_eq(rc, 1);
+	ck_assert_str_eq(cu_str(json_object_array_get_idx(cu_get(doc, "steps"), 0), "status"),
+	    "failed");
+	ck_assert_int_eq(json_object_array_length(cu_get(doc, "failed_nodes")), 0);
+	json_object_put(doc);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -947,6 +975,7 @@ main(void)
 	tcase_add_test(tc, score_without_metadata);
 	tcase_add_test(tc, play_health_step);
 	tcase_add_test(tc, play_rollback_step_takes_dropped);
+	tcase_add_test(tc, play_health_sweep_fails);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
