@@ -1,7 +1,8 @@
 /* knobctl play FILE [-w NODESET] [-e NAME=VALUE]... [--check]: load a play
  * (XML, RelaxNG schema ansible-like-plays/play.rng), substitute ${NAME}
  * variables (<var> defaults, -e overrides), check every step -- profiles
- * exist, bench attributes are bench options with good values -- and report
+ * load, bench and health attributes are options of their command with good
+ * values, node sets expand -- and report
  * every problem as file:line: message before anything runs. */
 #include <errno.h>
 #include <limits.h>
@@ -17,6 +18,7 @@
 #include "nodeset.h"
 #include "play.h"
 #include "profile.h"
+#include "sweep.h"
 #include "util.h"
 #include "xml.h"
 
@@ -346,13 +348,13 @@ cmd_arg(struct ploader *L, struct pstep *st, const struct cmd_entry *ce, const c
 	strvec_push_owned(&st->args, xasprintf("--%s=%s", name, v));
 }
 
-/* Check the step's bench arguments with the bench parser itself; its
- * messages become file:line ones. */
+/* Check the step's arguments with the command's own parser, check(sub,
+ * st), on a context over the play's inventory; what it prints on stderr
+ * when it fails (< 0) becomes the step's file:line errors. */
 static void
-bench_check(struct ploader *L, struct pstep *st)
+args_check(struct ploader *L, struct pstep *st, int (*check)(struct ctl *, struct pstep *))
 {
 	struct ctl sub = { 0 };
-	struct bench_req rq;
 	FILE *saved = stderr, *mem;
 	char *buf = NULL, *line, *save = NULL;
 	size_t len = 0;
@@ -362,19 +364,36 @@ bench_check(struct ploader *L, struct pstep *st)
 	if ((mem = open_memstream(&buf, &len)) == NULL)
 		return;
 	stderr = mem;
-	rc = bench_parse_argv(&sub, (int)st->args.n, st->args.v, &rq);
+	rc = check(&sub, st);
 	stderr = saved;
 	fclose(mem);
-	st->repeat = rc < 0 || rq.repeat == 0 ? 1 : rq.repeat;
 	for (line = strtok_r(buf, "\n", &save); rc < 0 && line; line = strtok_r(NULL, "\n", &save))
 		perr(L, st->line, "%s", strncmp(line, "knobctl ", 8) == 0 ? line + 8 : line);
 	if (rc < 0 && len == 0)
-		perr(L, st->line, "bad <bench> step");
+		perr(L, st->line, "bad <%s> step", st->kind == PS_HEALTH ? "health" : "bench");
 	free(buf);
-	bench_req_free(&rq);
 	opt_free(&sub);
 	strvec_free(&sub.w);
 	strvec_free(&sub.x);
+}
+
+/* The bench parser on a bench step's arguments; its repeat count into st. */
+static int
+bench_args(struct ctl *sub, struct pstep *st)
+{
+	struct bench_req rq;
+	int rc = bench_parse_argv(sub, (int)st->args.n, st->args.v, &rq);
+
+	st->repeat = rc < 0 || rq.repeat == 0 ? 1 : rq.repeat;
+	bench_req_free(&rq);
+	return rc;
+}
+
+/* knobctl sweep's own checks on a health step's arguments. */
+static int
+health_args(struct ctl *sub, struct pstep *st)
+{
+	return sweep_check_argv(sub, (int)st->args.n, st->args.v);
 }
 
 /* <at threads="32..1024" size="1g"/> into --at 32..1024:size=1g. */
@@ -429,20 +448,45 @@ parse_bench_step(struct ploader *L, struct pstep *st, xmlNodePtr n)
 			parse_at_elem(L, st, c);
 	strvec_push(&st->args, kind);
 	free(kind);
-	bench_check(L, st);
+	args_check(L, st, bench_args);
 }
 
-/* A profile a step names must be found now, not half-way through the play. */
+/* A profile a step names must be found and load now (the loader knob
+ * apply uses: schema, values, extends), not fail half-way through the
+ * play; its errors follow the step's line. */
 static void
 check_profile(struct ploader *L, int line, const char *name)
 {
-	char *p;
+	struct strvec errs = { 0 };
+	struct profile *p = NULL;
+	char *path;
 
 	if (name == NULL || name[0] == '\0')
 		return;
-	if ((p = profile_find(name)) == NULL)
+	if ((path = profile_find(name)) == NULL)
 		perr(L, line, "profile '%s' not found in the profile search path", name);
-	free(p);
+	else if ((p = profile_load(name, &errs)) == NULL)
+		for (size_t i = 0; i < errs.n; i++)
+			perr(L, line, "profile '%s': %s", name, errs.v[i]);
+	if (errs.n == 0 && path && p == NULL)
+		perr(L, line, "profile '%s' does not load", name);
+	xmlSetStructuredErrorFunc(L, xml_err);	/* the profile loader resets it */
+	profile_free(p);
+	strvec_free(&errs);
+	free(path);
+}
+
+/* A step's node set (attribute an) must expand against the inventory now. */
+static void
+check_nodes(struct ploader *L, int line, const char *an, const char *expr)
+{
+	struct strvec names = { 0 };
+	char err[512];
+
+	if (expr[0] && nodeset_expand(expr, inventory_group_fn, L->ctl->inv, &names, err,
+	    sizeof(err)) < 0)
+		perr(L, line, "%s=\"%s\": %s", an, expr, err);
+	strvec_free(&names);
 }
 
 static const struct {
@@ -496,6 +540,8 @@ parse_step(struct ploader *L, struct pstep *st, xmlNodePtr n, int kind)
 	st->tune_nodes = attr_or(L, n, "tune-nodes", "");
 	check_profile(L, st->line, st->profile);
 	check_profile(L, st->line, st->profile_a);
+	check_nodes(L, st->line, "nodes", st->nodes);
+	check_nodes(L, st->line, "tune-nodes", st->tune_nodes);
 	if ((kind == PS_APPLY || kind == PS_VERIFY || kind == PS_CANARY || kind == PS_COMPARE) &&
 	    !st->profile[0])
 		perr(L, st->line, "<%s> needs %s=\"NAME\"", (const char *)n->name,
@@ -507,6 +553,7 @@ parse_step(struct ploader *L, struct pstep *st, xmlNodePtr n, int kind)
 	if (kind == PS_HEALTH) {
 		strvec_push(&st->args, "sweep");
 		attrs_as_options(L, st, n, &cmd_sweep_entry);
+		args_check(L, st, health_args);
 	}
 	if (kind == PS_COMPARE || kind == PS_CANARY)
 		parse_nested(L, st, n);

@@ -606,6 +606,24 @@ START_TEST(play_file_errors)
 	    "  <compare b=\"${b}\"><bench kind=\"seq-write\" dir=\"/tmp\"/></compare>\n</play>\n");
 	has_error(err, "bad6.xml", 4, "<compare> needs b=\"NAME\"");
 	free(err);
+	/* a profile that is there but does not load, a health value knobctl
+	 * sweep refuses, a node set that does not expand: said at load, not
+	 * half-way through with every node failed "no result" (keep="yes":
+	 * before, the apply above them ran and stayed) */
+	write_file("broken.xml", "<?xml version=\"1.0\"?>\n<profile name=\"broken\">\n"
+	    "  <sysctl key=\"net.core.somaxconn\"/>\n</profile>\n");
+	err = play_errors("bad7.xml", "<?xml version=\"1.0\"?>\n"
+	    "<play name=\"b7\" nodes=\"@all\" keep=\"yes\">\n"
+	    "  <apply profile=\"somax\"/>\n"			/* 3 */
+	    "  <verify profile=\"broken\"/>\n"			/* 4 */
+	    "  <health probe=\"scratch\"/>\n"			/* 5 */
+	    "  <rollback nodes=\"@nosuchgroup\"/>\n</play>\n");	/* 6 */
+	snprintf(want, sizeof(want), "profile 'broken': %s/broken.xml:3: <sysctl> needs key and "
+	    "value", h.tmp);
+	has_error(err, "bad7.xml", 4, want);
+	has_error(err, "bad7.xml", 5, "sweep: --probe needs an absolute directory");
+	has_error(err, "bad7.xml", 6, "nodes=\"@nosuchgroup\": nodeset: unknown group @nosuchgroup");
+	free(err);
 	/* nothing ran */
 	ck_assert(!somax_is(0, "2345"));
 }
