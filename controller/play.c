@@ -214,14 +214,21 @@ validate(struct ploader *L, xmlDocPtr doc)
 	return rc;
 }
 
+/* Set variable name: a new one is added; an existing one takes value
+ * when replace (a later -e wins, as in Ansible), else keeps its own (a
+ * <var> default never overrides -e). */
 static void
-var_set(struct ploader *L, const char *name, const char *value)
+var_set(struct ploader *L, const char *name, const char *value, int replace)
 {
-	for (size_t i = 0; i < L->names.n; i++)
-		if (strcmp(L->names.v[i], name) == 0)
-			return;		/* the first (-e) wins */
-	strvec_push(&L->names, name);
-	strvec_push(&L->values, value);
+	long i = strvec_index(&L->names, name);
+
+	if (i < 0) {
+		strvec_push(&L->names, name);
+		strvec_push(&L->values, value);
+	} else if (replace) {
+		free(L->values.v[i]);
+		L->values.v[i] = xstrdup(value);
+	}
 }
 
 /* s with every ${NAME} replaced; an unknown NAME is an error at line. */
@@ -560,7 +567,7 @@ parse_step(struct ploader *L, struct pstep *st, xmlNodePtr n, int kind)
 }
 
 /* The play's <var> defaults (after the -e values, the first ncli names,
- * which win); a name given twice in the file is an error. */
+ * which win over them); a name given twice in the file is an error. */
 static void
 parse_vars(struct ploader *L, xmlNodePtr root)
 {
@@ -578,7 +585,7 @@ parse_vars(struct ploader *L, xmlNodePtr root)
 		else if (k && v) {
 			char *sv = subst(L, v, (int)xmlGetLineNo(n));
 
-			var_set(L, k, sv);
+			var_set(L, k, sv, 0);
 			free(sv);
 		}
 		free(k);
@@ -646,7 +653,7 @@ play_load(struct ctl *ctl, const char *path, const struct strvec *vars, struct s
 			continue;
 		}
 		*eq = '\0';
-		var_set(&L, vars->v[i], eq + 1);
+		var_set(&L, vars->v[i], eq + 1, 1);
 		*eq = '=';
 	}
 	for (size_t i = 0; vars && i < vars->n; i++)
@@ -746,7 +753,7 @@ play_find(const char *arg)
 enum { PL_VAR = 'e', PL_CHECK = 256 };
 
 static const struct opt play_opts[] = {
-	{ PL_VAR, "extra-var", OPT_ARG, "NAME=VALUE", "set a play variable (${NAME}); repeatable", 0 },
+	{ PL_VAR, "extra-var", OPT_ARG, "NAME=VALUE", "set a play variable (${NAME}); repeatable, the last wins", 0 },
 	{ PL_CHECK, "check", OPT_NOARG, NULL, "print the plan: every apply as --check, no benchmark, no writes", 0 },
 	OPT_END
 };
@@ -820,17 +827,31 @@ facts_missing(struct strvec *errs, const struct strvec *silent)
 	return 1;
 }
 
+/* The variables of a load into out: ram_x2 and cache_x2 (those not "")
+ * first, so that a -e of the same name, later, wins; then user's -e. */
+static void
+load_vars(struct strvec *out, const char *ram, const char *cache, const struct strvec *user)
+{
+	strvec_free(out);
+	if (ram[0])
+		strvec_push_owned(out, xasprintf("ram_x2=%s", ram));
+	if (cache[0])
+		strvec_push_owned(out, xasprintf("cache_x2=%s", cache));
+	for (size_t i = 0; i < user->n; i++)
+		strvec_push(out, user->v[i]);
+}
+
 int
 cmd_play(struct ctl *ctl, int argc, char **argv)
 {
-	struct strvec vars = { 0 }, errs = { 0 }, nodes = { 0 }, silent = { 0 };
+	struct strvec vars = { 0 }, user = { 0 }, errs = { 0 }, nodes = { 0 }, silent = { 0 };
 	struct play *pl = NULL;
 	char *path = NULL, ram[32], cache[32];
 	int ch, check = 0, rc = 2;
 
 	while ((ch = opt_next(ctl, argc, argv)) != -1) {
 		if (ch == PL_VAR)
-			strvec_push(&vars, optarg);
+			strvec_push(&user, optarg);
 		else if (ch == PL_CHECK)
 			check = 1;
 		else
@@ -842,8 +863,7 @@ cmd_play(struct ctl *ctl, int argc, char **argv)
 	}
 	path = play_find(argv[optind]);
 	/* a first load for the play's nodes; then again with the facts */
-	strvec_push(&vars, "ram_x2=1g");
-	strvec_push(&vars, "cache_x2=1g");
+	load_vars(&vars, "1g", "1g", &user);
 	if ((pl = play_load(ctl, path, &vars, &errs)) == NULL)
 		goto errors;
 	if (ctl->w.n == 0 && !ctl->all && pl->nodes[0])
@@ -851,12 +871,7 @@ cmd_play(struct ctl *ctl, int argc, char **argv)
 	if (ctl_targets(ctl, &nodes) < 0)
 		goto out;
 	cache_vars(ctl, &nodes, ram, cache, sizeof(ram), &silent);
-	free(vars.v[--vars.n]);
-	free(vars.v[--vars.n]);
-	if (ram[0])
-		strvec_push_owned(&vars, xasprintf("ram_x2=%s", ram));
-	if (cache[0])
-		strvec_push_owned(&vars, xasprintf("cache_x2=%s", cache));
+	load_vars(&vars, ram, cache, &user);
 	play_free(pl);
 	if ((pl = play_load(ctl, path, &vars, &errs)) == NULL) {
 		rc = facts_missing(&errs, &silent);
@@ -871,6 +886,7 @@ out:
 	play_free(pl);
 	free(path);
 	strvec_free(&vars);
+	strvec_free(&user);
 	strvec_free(&errs);
 	strvec_free(&nodes);
 	strvec_free(&silent);

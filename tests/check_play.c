@@ -49,6 +49,14 @@ somax_profile(void)
 	    "  <sysctl key=\"net.core.somaxconn\" value=\"2345\"/>\n</profile>\n");
 }
 
+/* The profile "other": net.core.somaxconn 3456. */
+static void
+other_profile(void)
+{
+	write_file("other.xml", "<?xml version=\"1.0\"?>\n<profile name=\"other\">\n"
+	    "  <sysctl key=\"net.core.somaxconn\" value=\"3456\"/>\n</profile>\n");
+}
+
 /* net.core.somaxconn in node i's namespace is v. */
 static int
 somax_is(int i, const char *v)
@@ -392,8 +400,7 @@ START_TEST(play_stop_rolls_back_timed_out)
 	int rc, st;
 
 	somax_profile();
-	write_file("other.xml", "<?xml version=\"1.0\"?>\n<profile name=\"other\">\n"
-	    "  <sysctl key=\"net.core.somaxconn\" value=\"3456\"/>\n</profile>\n");
+	other_profile();
 	write_file("to.xml", "<?xml version=\"1.0\"?>\n<play name=\"to\" nodes=\"@all\" "
 	    "max-fail=\"1\">\n  <apply profile=\"somax\"/>\n  <verify profile=\"other\"/>\n"
 	    "</play>\n");
@@ -924,8 +931,7 @@ START_TEST(play_rollback_step_takes_dropped)
 	int rc;
 
 	somax_profile();
-	write_file("other.xml", "<?xml version=\"1.0\"?>\n<profile name=\"other\">\n"
-	    "  <sysctl key=\"net.core.somaxconn\" value=\"3456\"/>\n</profile>\n");
+	other_profile();
 	for (int i = 0; i < 2; i++)
 		ck_assert_int_eq(harness_node_sh(&h, i, "echo %d > /proc/sys/net/core/somaxconn",
 		    1111 + i), 0);
@@ -971,6 +977,29 @@ START_TEST(play_health_sweep_fails)
 }
 END_TEST
 
+/* -e given twice: the last value wins (as Ansible's -e), over the play's
+ * <var> too.  Before, the first won: the plan applied "other". */
+START_TEST(play_extra_var_last_wins)
+{
+	char *out = NULL;
+	int rc;
+
+	write_file("ev.xml", "<?xml version=\"1.0\"?>\n<play name=\"ev\" nodes=\"node01\">\n"
+	    "  <var name=\"p\" value=\"no-such-profile\"/>\n  <apply profile=\"${p}\"/>\n"
+	    "</play>\n");
+	somax_profile();
+	other_profile();
+	/* the plan names the profile it would apply */
+	rc = harness_knobctl_logged(&h, &out, "play %s/ev.xml --check -e p=other -e p=somax",
+	    h.tmp);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_msg(strstr(out, "knobctl apply somax --check -w node01") != NULL &&
+	    strstr(out, "apply other") == NULL, "%s", out);
+	free(out);
+	ck_assert(!somax_is(0, "2345"));
+}
+END_TEST
+
 int
 main(void)
 {
@@ -994,6 +1023,7 @@ main(void)
 	tcase_add_test(tc, play_health_step);
 	tcase_add_test(tc, play_rollback_step_takes_dropped);
 	tcase_add_test(tc, play_health_sweep_fails);
+	tcase_add_test(tc, play_extra_var_last_wins);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
