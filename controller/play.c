@@ -665,7 +665,9 @@ play_load(struct ctl *ctl, const char *path, const struct strvec *vars, struct s
 	}
 	sha256_hex(pl->text, pl->len, pl->sha256);
 	xmlSetStructuredErrorFunc(&L, xml_err);
-	doc = xmlReadMemory(pl->text, (int)pl->len, path, NULL, XML_PARSE_NONET);
+	/* BIG_LINES: an element past line 65535 keeps its line, as in profiles */
+	doc = xmlReadMemory(pl->text, (int)pl->len, path, NULL, XML_PARSE_NONET |
+	    XML_PARSE_BIG_LINES);
 	if (doc == NULL) {
 		if (errs->n == before)
 			perr(&L, 0, "not an XML document");
