@@ -715,6 +715,22 @@ sweep_run_all(struct ctl *ctl, struct fanout *fo, struct snode *sn,
 	return rc;
 }
 
+/* A sweep command line (argv[0] "sweep", as a play's <health> step builds
+ * it) through the command's own checks: its options, their values, the
+ * sweep file.  0, or -1 after printing why on stderr. */
+int
+sweep_check_argv(struct ctl *ctl, int argc, char **argv)
+{
+	struct sweep_file *sf = NULL;
+	struct sopts o;
+
+	if (opt_prescan(ctl, &cmd_sweep_entry, argc, argv) != 0 ||
+	    parse_opts(ctl, argc, argv, &o) < 0 || load_file(ctl, &o, &sf) < 0)
+		return -1;
+	sweep_file_free(sf);
+	return 0;
+}
+
 int
 cmd_sweep(struct ctl *ctl, int argc, char **argv)
 {

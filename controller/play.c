@@ -1,7 +1,8 @@
 /* knobctl play FILE [-w NODESET] [-e NAME=VALUE]... [--check]: load a play
  * (XML, RelaxNG schema ansible-like-plays/play.rng), substitute ${NAME}
  * variables (<var> defaults, -e overrides), check every step -- profiles
- * exist, bench attributes are bench options with good values -- and report
+ * load, bench and health attributes are options of their command with good
+ * values, node sets expand -- and report
  * every problem as file:line: message before anything runs. */
 #include <errno.h>
 #include <limits.h>
@@ -17,6 +18,7 @@
 #include "nodeset.h"
 #include "play.h"
 #include "profile.h"
+#include "sweep.h"
 #include "util.h"
 #include "xml.h"
 
@@ -212,14 +214,21 @@ validate(struct ploader *L, xmlDocPtr doc)
 	return rc;
 }
 
+/* Set variable name: a new one is added; an existing one takes value
+ * when replace (a later -e wins, as in Ansible), else keeps its own (a
+ * <var> default never overrides -e). */
 static void
-var_set(struct ploader *L, const char *name, const char *value)
+var_set(struct ploader *L, const char *name, const char *value, int replace)
 {
-	for (size_t i = 0; i < L->names.n; i++)
-		if (strcmp(L->names.v[i], name) == 0)
-			return;		/* the first (-e) wins */
-	strvec_push(&L->names, name);
-	strvec_push(&L->values, value);
+	long i = strvec_index(&L->names, name);
+
+	if (i < 0) {
+		strvec_push(&L->names, name);
+		strvec_push(&L->values, value);
+	} else if (replace) {
+		free(L->values.v[i]);
+		L->values.v[i] = xstrdup(value);
+	}
 }
 
 /* s with every ${NAME} replaced; an unknown NAME is an error at line. */
@@ -346,13 +355,13 @@ cmd_arg(struct ploader *L, struct pstep *st, const struct cmd_entry *ce, const c
 	strvec_push_owned(&st->args, xasprintf("--%s=%s", name, v));
 }
 
-/* Check the step's bench arguments with the bench parser itself; its
- * messages become file:line ones. */
+/* Check the step's arguments with the command's own parser, check(sub,
+ * st), on a context over the play's inventory; what it prints on stderr
+ * when it fails (< 0) becomes the step's file:line errors. */
 static void
-bench_check(struct ploader *L, struct pstep *st)
+args_check(struct ploader *L, struct pstep *st, int (*check)(struct ctl *, struct pstep *))
 {
 	struct ctl sub = { 0 };
-	struct bench_req rq;
 	FILE *saved = stderr, *mem;
 	char *buf = NULL, *line, *save = NULL;
 	size_t len = 0;
@@ -362,19 +371,36 @@ bench_check(struct ploader *L, struct pstep *st)
 	if ((mem = open_memstream(&buf, &len)) == NULL)
 		return;
 	stderr = mem;
-	rc = bench_parse_argv(&sub, (int)st->args.n, st->args.v, &rq);
+	rc = check(&sub, st);
 	stderr = saved;
 	fclose(mem);
-	st->repeat = rc < 0 || rq.repeat == 0 ? 1 : rq.repeat;
 	for (line = strtok_r(buf, "\n", &save); rc < 0 && line; line = strtok_r(NULL, "\n", &save))
 		perr(L, st->line, "%s", strncmp(line, "knobctl ", 8) == 0 ? line + 8 : line);
 	if (rc < 0 && len == 0)
-		perr(L, st->line, "bad <bench> step");
+		perr(L, st->line, "bad <%s> step", st->kind == PS_HEALTH ? "health" : "bench");
 	free(buf);
-	bench_req_free(&rq);
 	opt_free(&sub);
 	strvec_free(&sub.w);
 	strvec_free(&sub.x);
+}
+
+/* The bench parser on a bench step's arguments; its repeat count into st. */
+static int
+bench_args(struct ctl *sub, struct pstep *st)
+{
+	struct bench_req rq;
+	int rc = bench_parse_argv(sub, (int)st->args.n, st->args.v, &rq);
+
+	st->repeat = rc < 0 || rq.repeat == 0 ? 1 : rq.repeat;
+	bench_req_free(&rq);
+	return rc;
+}
+
+/* knobctl sweep's own checks on a health step's arguments. */
+static int
+health_args(struct ctl *sub, struct pstep *st)
+{
+	return sweep_check_argv(sub, (int)st->args.n, st->args.v);
 }
 
 /* <at threads="32..1024" size="1g"/> into --at 32..1024:size=1g. */
@@ -429,20 +455,45 @@ parse_bench_step(struct ploader *L, struct pstep *st, xmlNodePtr n)
 			parse_at_elem(L, st, c);
 	strvec_push(&st->args, kind);
 	free(kind);
-	bench_check(L, st);
+	args_check(L, st, bench_args);
 }
 
-/* A profile a step names must be found now, not half-way through the play. */
+/* A profile a step names must be found and load now (the loader knob
+ * apply uses: schema, values, extends), not fail half-way through the
+ * play; its errors follow the step's line. */
 static void
 check_profile(struct ploader *L, int line, const char *name)
 {
-	char *p;
+	struct strvec errs = { 0 };
+	struct profile *p = NULL;
+	char *path;
 
 	if (name == NULL || name[0] == '\0')
 		return;
-	if ((p = profile_find(name)) == NULL)
+	if ((path = profile_find(name)) == NULL)
 		perr(L, line, "profile '%s' not found in the profile search path", name);
-	free(p);
+	else if ((p = profile_load(name, &errs)) == NULL)
+		for (size_t i = 0; i < errs.n; i++)
+			perr(L, line, "profile '%s': %s", name, errs.v[i]);
+	if (errs.n == 0 && path && p == NULL)
+		perr(L, line, "profile '%s' does not load", name);
+	xmlSetStructuredErrorFunc(L, xml_err);	/* the profile loader resets it */
+	profile_free(p);
+	strvec_free(&errs);
+	free(path);
+}
+
+/* A step's node set (attribute an) must expand against the inventory now. */
+static void
+check_nodes(struct ploader *L, int line, const char *an, const char *expr)
+{
+	struct strvec names = { 0 };
+	char err[512];
+
+	if (expr[0] && nodeset_expand(expr, inventory_group_fn, L->ctl->inv, &names, err,
+	    sizeof(err)) < 0)
+		perr(L, line, "%s=\"%s\": %s", an, expr, err);
+	strvec_free(&names);
 }
 
 static const struct {
@@ -496,6 +547,8 @@ parse_step(struct ploader *L, struct pstep *st, xmlNodePtr n, int kind)
 	st->tune_nodes = attr_or(L, n, "tune-nodes", "");
 	check_profile(L, st->line, st->profile);
 	check_profile(L, st->line, st->profile_a);
+	check_nodes(L, st->line, "nodes", st->nodes);
+	check_nodes(L, st->line, "tune-nodes", st->tune_nodes);
 	if ((kind == PS_APPLY || kind == PS_VERIFY || kind == PS_CANARY || kind == PS_COMPARE) &&
 	    !st->profile[0])
 		perr(L, st->line, "<%s> needs %s=\"NAME\"", (const char *)n->name,
@@ -507,13 +560,14 @@ parse_step(struct ploader *L, struct pstep *st, xmlNodePtr n, int kind)
 	if (kind == PS_HEALTH) {
 		strvec_push(&st->args, "sweep");
 		attrs_as_options(L, st, n, &cmd_sweep_entry);
+		args_check(L, st, health_args);
 	}
 	if (kind == PS_COMPARE || kind == PS_CANARY)
 		parse_nested(L, st, n);
 }
 
 /* The play's <var> defaults (after the -e values, the first ncli names,
- * which win); a name given twice in the file is an error. */
+ * which win over them); a name given twice in the file is an error. */
 static void
 parse_vars(struct ploader *L, xmlNodePtr root)
 {
@@ -531,7 +585,7 @@ parse_vars(struct ploader *L, xmlNodePtr root)
 		else if (k && v) {
 			char *sv = subst(L, v, (int)xmlGetLineNo(n));
 
-			var_set(L, k, sv);
+			var_set(L, k, sv, 0);
 			free(sv);
 		}
 		free(k);
@@ -599,7 +653,7 @@ play_load(struct ctl *ctl, const char *path, const struct strvec *vars, struct s
 			continue;
 		}
 		*eq = '\0';
-		var_set(&L, vars->v[i], eq + 1);
+		var_set(&L, vars->v[i], eq + 1, 1);
 		*eq = '=';
 	}
 	for (size_t i = 0; vars && i < vars->n; i++)
@@ -611,7 +665,9 @@ play_load(struct ctl *ctl, const char *path, const struct strvec *vars, struct s
 	}
 	sha256_hex(pl->text, pl->len, pl->sha256);
 	xmlSetStructuredErrorFunc(&L, xml_err);
-	doc = xmlReadMemory(pl->text, (int)pl->len, path, NULL, XML_PARSE_NONET);
+	/* BIG_LINES: an element past line 65535 keeps its line, as in profiles */
+	doc = xmlReadMemory(pl->text, (int)pl->len, path, NULL, XML_PARSE_NONET |
+	    XML_PARSE_BIG_LINES);
 	if (doc == NULL) {
 		if (errs->n == before)
 			perr(&L, 0, "not an XML document");
@@ -699,7 +755,7 @@ play_find(const char *arg)
 enum { PL_VAR = 'e', PL_CHECK = 256 };
 
 static const struct opt play_opts[] = {
-	{ PL_VAR, "extra-var", OPT_ARG, "NAME=VALUE", "set a play variable (${NAME}); repeatable", 0 },
+	{ PL_VAR, "extra-var", OPT_ARG, "NAME=VALUE", "set a play variable (${NAME}); repeatable, the last wins", 0 },
 	{ PL_CHECK, "check", OPT_NOARG, NULL, "print the plan: every apply as --check, no benchmark, no writes", 0 },
 	OPT_END
 };
@@ -773,17 +829,31 @@ facts_missing(struct strvec *errs, const struct strvec *silent)
 	return 1;
 }
 
+/* The variables of a load into out: ram_x2 and cache_x2 (those not "")
+ * first, so that a -e of the same name, later, wins; then user's -e. */
+static void
+load_vars(struct strvec *out, const char *ram, const char *cache, const struct strvec *user)
+{
+	strvec_free(out);
+	if (ram[0])
+		strvec_push_owned(out, xasprintf("ram_x2=%s", ram));
+	if (cache[0])
+		strvec_push_owned(out, xasprintf("cache_x2=%s", cache));
+	for (size_t i = 0; i < user->n; i++)
+		strvec_push(out, user->v[i]);
+}
+
 int
 cmd_play(struct ctl *ctl, int argc, char **argv)
 {
-	struct strvec vars = { 0 }, errs = { 0 }, nodes = { 0 }, silent = { 0 };
+	struct strvec vars = { 0 }, user = { 0 }, errs = { 0 }, nodes = { 0 }, silent = { 0 };
 	struct play *pl = NULL;
 	char *path = NULL, ram[32], cache[32];
 	int ch, check = 0, rc = 2;
 
 	while ((ch = opt_next(ctl, argc, argv)) != -1) {
 		if (ch == PL_VAR)
-			strvec_push(&vars, optarg);
+			strvec_push(&user, optarg);
 		else if (ch == PL_CHECK)
 			check = 1;
 		else
@@ -795,8 +865,7 @@ cmd_play(struct ctl *ctl, int argc, char **argv)
 	}
 	path = play_find(argv[optind]);
 	/* a first load for the play's nodes; then again with the facts */
-	strvec_push(&vars, "ram_x2=1g");
-	strvec_push(&vars, "cache_x2=1g");
+	load_vars(&vars, "1g", "1g", &user);
 	if ((pl = play_load(ctl, path, &vars, &errs)) == NULL)
 		goto errors;
 	if (ctl->w.n == 0 && !ctl->all && pl->nodes[0])
@@ -804,12 +873,7 @@ cmd_play(struct ctl *ctl, int argc, char **argv)
 	if (ctl_targets(ctl, &nodes) < 0)
 		goto out;
 	cache_vars(ctl, &nodes, ram, cache, sizeof(ram), &silent);
-	free(vars.v[--vars.n]);
-	free(vars.v[--vars.n]);
-	if (ram[0])
-		strvec_push_owned(&vars, xasprintf("ram_x2=%s", ram));
-	if (cache[0])
-		strvec_push_owned(&vars, xasprintf("cache_x2=%s", cache));
+	load_vars(&vars, ram, cache, &user);
 	play_free(pl);
 	if ((pl = play_load(ctl, path, &vars, &errs)) == NULL) {
 		rc = facts_missing(&errs, &silent);
@@ -824,6 +888,7 @@ out:
 	play_free(pl);
 	free(path);
 	strvec_free(&vars);
+	strvec_free(&user);
 	strvec_free(&errs);
 	strvec_free(&nodes);
 	strvec_free(&silent);

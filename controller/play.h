@@ -45,8 +45,9 @@ struct play {
 	size_t nsteps;
 };
 
-/* Load and check a play; vars are the -e NAME=VALUE overrides.  NULL on
- * error with every problem as "file:line: message" in errs. */
+/* Load and check a play; vars are the -e NAME=VALUE overrides (of a name
+ * given twice, the later wins).  NULL on error with every problem as
+ * "file:line: message" in errs. */
 struct play *play_load(struct ctl *ctl, const char *path, const struct strvec *vars,
     struct strvec *errs);
 void play_free(struct play *pl);

@@ -11,7 +11,8 @@
  * failure trips.  A failed step stops the play unless on-failure="continue";
  * when the play stops, what it applied is rolled back unless keep="yes":
  * every node an apply may have reached (a timeout may still have applied),
- * failed ones too; one not rolled back is said and fails the play.
+ * failed ones too; one not rolled back is said and fails the play.  A
+ * rollback step takes those dropped nodes too, and says the same.
  * Exit status 0 only when every step succeeded on every node.
  *
  * health runs `knobctl sweep` and drops the nodes it finds failing (slow,
@@ -271,7 +272,20 @@ take_statuses(struct prun *pr, json_object *doc, const struct strvec *asked, enu
 	strvec_free(&st);
 }
 
-/* apply / verify / rollback on the live nodes of sel, in batches.  0 or -1. */
+/* The nodes of sel (NULL: all) a tune command moving marks how runs on:
+ * the live ones, and for a rollback also the dropped ones an apply may
+ * have reached (their profile may still be there). */
+static void
+tune_nodes(struct prun *pr, enum marks how, const char *sel, struct strvec *out)
+{
+	for (size_t i = 0; i < pr->nodes->n; i++)
+		if ((!pr->failed[i] || (how == MARKS_ROLLBACK && pr->applied[i])) &&
+		    (sel == NULL || sel[i]))
+			strvec_push(out, pr->nodes->v[i]);
+}
+
+/* apply / verify / rollback on the live nodes of sel, in batches (a
+ * rollback takes the dropped nodes still marked applied too).  0 or -1. */
 static int
 step_tune(struct prun *pr, const char *verb, const char *profile, int check, const char *sel)
 {
@@ -281,7 +295,7 @@ step_tune(struct prun *pr, const char *verb, const char *profile, int check, con
 	enum marks how = check ? MARKS_KEEP : strcmp(verb, "apply") == 0 ? MARKS_APPLY :
 	    strcmp(verb, "rollback") == 0 ? MARKS_ROLLBACK : MARKS_KEEP;
 
-	live_nodes(pr, sel, &live);
+	tune_nodes(pr, how, sel, &live);
 	if (live.n == 0) {
 		say(pr, "  no node left to %s\n", verb);
 		return -1;
@@ -318,6 +332,31 @@ step_tune(struct prun *pr, const char *verb, const char *profile, int check, con
 	return rc;
 }
 
+/* The nodes of sel (NULL: all) an apply of the play may have reached. */
+static void
+applied_nodes(struct prun *pr, const char *sel, struct strvec *out)
+{
+	for (size_t i = 0; i < pr->nodes->n; i++)
+		if (pr->applied[i] && (sel == NULL || sel[i]))
+			strvec_push(out, pr->nodes->v[i]);
+}
+
+/* Say each node of sel still marked applied after a rollback NOT rolled
+ * back; it fails the play.  0, or -1 when there is one. */
+static int
+say_not_rolled_back(struct prun *pr, const char *sel)
+{
+	struct strvec left = { 0 };
+
+	applied_nodes(pr, sel, &left);
+	for (size_t i = 0; i < left.n; i++)
+		say(pr, "  %s: NOT rolled back: the profile may still be there\n", left.v[i]);
+	if (left.n)
+		pr->bad = 1;
+	strvec_free(&left);
+	return left.n ? -1 : 0;
+}
+
 /* Roll back, in one batch, every node of sel (NULL: all) an apply of the
  * play may have reached, failed ones too (they may have applied before
  * they failed); those rolled back are no longer marked applied.  One that
@@ -328,26 +367,31 @@ rollback_applied(struct prun *pr, const char *sel)
 {
 	struct strvec who = { 0 }, argv = { 0 };
 	json_object *doc = NULL;
-	int rc = 0;
 
-	for (size_t i = 0; i < pr->nodes->n; i++)
-		if (pr->applied[i] && (sel == NULL || sel[i]))
-			strvec_push(&who, pr->nodes->v[i]);
+	applied_nodes(pr, sel, &who);
 	if (who.n == 0)
 		return 0;
 	strvec_push(&argv, "rollback");
 	say(pr, "  knobctl rollback on every node an apply may have reached (%zu)\n", who.n);
 	(void)sub_run(pr, &argv, &who, &doc);
 	take_statuses(pr, doc, &who, MARKS_ROLLBACK, "status", is_error_status);
-	for (size_t i = 0; i < who.n; i++)
-		if (pr->applied[node_index(pr, who.v[i])]) {
-			say(pr, "  %s: NOT rolled back: the profile may still be there\n", who.v[i]);
-			pr->bad = 1;
-			rc = -1;
-		}
 	json_object_put(doc);
 	strvec_free(&who);
 	strvec_free(&argv);
+	return say_not_rolled_back(pr, sel);
+}
+
+/* rollback: the live nodes of sel and the dropped ones an apply may have
+ * reached, in batches (step_tune).  Each one still marked applied after
+ * it is said NOT rolled back and fails the play; not when max-fail
+ * tripped, batches never ran: the stop's rollback takes them and says. */
+static int
+step_rollback(struct prun *pr, const char *sel)
+{
+	int rc = step_tune(pr, "rollback", NULL, 0, sel);
+
+	if (!pr->tripped)
+		(void)say_not_rolled_back(pr, sel);
 	return rc;
 }
 
@@ -361,13 +405,15 @@ is_failing_health(const char *s)
 }
 
 /* health: `knobctl sweep` on the live nodes of sel; failing nodes are
- * dropped (warn is shown, not failed).  0 or -1 (the threshold tripped). */
+ * dropped (warn is shown, not failed).  0, or -1 when the threshold
+ * tripped or the sweep itself failed (exit 2 or 3: its --prom file, the
+ * results database, scontrol, no node checked; its message on stderr). */
 static int
 step_health(struct prun *pr, const struct pstep *st, const char *sel)
 {
 	struct strvec live = { 0 };
 	json_object *doc = NULL;
-	int rc = 0;
+	int rc = 0, src;
 
 	if (pr->check) {
 		say(pr, "  would run knobctl sweep (not in --check: probes, --prom and --drain write)\n");
@@ -378,8 +424,12 @@ step_health(struct prun *pr, const struct pstep *st, const char *sel)
 		say(pr, "  no node left to sweep\n");
 		return -1;
 	}
-	if (sub_run(pr, &st->args, &live, &doc) == 2 && doc == NULL) {
+	if ((src = sub_run(pr, &st->args, &live, &doc)) == 2 && doc == NULL) {
 		say(pr, "  knobctl sweep could not run\n");
+		rc = -1;
+	} else if (src != 0 && src != 1) {
+		say(pr, "  knobctl sweep itself failed (exit %d: its reason is above): the step "
+		    "fails\n", src);
 		rc = -1;
 	}
 	take_statuses(pr, doc, &live, MARKS_KEEP, "state", is_failing_health);
@@ -835,7 +885,7 @@ run_step(struct prun *pr, const struct pstep *st)
 			say(pr, "  would roll back (not in --check)\n");
 			break;
 		}
-		rc = step_tune(pr, "rollback", NULL, 0, sel);
+		rc = step_rollback(pr, sel);
 		break;
 	case PS_BENCH: step_bench(pr, st, NULL, sel, &rc); break;
 	case PS_COMPARE: rc = step_compare(pr, st, sel, tsel ? tsel : sel); break;

@@ -67,6 +67,10 @@ struct sweep_file {
 	struct sweep_policy pol;
 };
 
+/* knobctl sweep's checks of its options, their values and the sweep file,
+ * on argv (argv[0] "sweep"), nothing run: 0, or -1 after printing why on
+ * stderr (a play's <health> step at load). */
+int sweep_check_argv(struct ctl *ctl, int argc, char **argv);
 /* Default policy (used without a sweep file too). */
 void sweep_policy_default(struct sweep_policy *p);
 /* Load and validate a sweep file.  NULL on error with every

@@ -49,6 +49,14 @@ somax_profile(void)
 	    "  <sysctl key=\"net.core.somaxconn\" value=\"2345\"/>\n</profile>\n");
 }
 
+/* The profile "other": net.core.somaxconn 3456. */
+static void
+other_profile(void)
+{
+	write_file("other.xml", "<?xml version=\"1.0\"?>\n<profile name=\"other\">\n"
+	    "  <sysctl key=\"net.core.somaxconn\" value=\"3456\"/>\n</profile>\n");
+}
+
 /* net.core.somaxconn in node i's namespace is v. */
 static int
 somax_is(int i, const char *v)
@@ -392,8 +400,7 @@ START_TEST(play_stop_rolls_back_timed_out)
 	int rc, st;
 
 	somax_profile();
-	write_file("other.xml", "<?xml version=\"1.0\"?>\n<profile name=\"other\">\n"
-	    "  <sysctl key=\"net.core.somaxconn\" value=\"3456\"/>\n</profile>\n");
+	other_profile();
 	write_file("to.xml", "<?xml version=\"1.0\"?>\n<play name=\"to\" nodes=\"@all\" "
 	    "max-fail=\"1\">\n  <apply profile=\"somax\"/>\n  <verify profile=\"other\"/>\n"
 	    "</play>\n");
@@ -605,6 +612,24 @@ START_TEST(play_file_errors)
 	    "  <var name=\"b\" value=\"\"/>\n"
 	    "  <compare b=\"${b}\"><bench kind=\"seq-write\" dir=\"/tmp\"/></compare>\n</play>\n");
 	has_error(err, "bad6.xml", 4, "<compare> needs b=\"NAME\"");
+	free(err);
+	/* a profile that is there but does not load, a health value knobctl
+	 * sweep refuses, a node set that does not expand: said at load, not
+	 * half-way through with every node failed "no result" (keep="yes":
+	 * before, the apply above them ran and stayed) */
+	write_file("broken.xml", "<?xml version=\"1.0\"?>\n<profile name=\"broken\">\n"
+	    "  <sysctl key=\"net.core.somaxconn\"/>\n</profile>\n");
+	err = play_errors("bad7.xml", "<?xml version=\"1.0\"?>\n"
+	    "<play name=\"b7\" nodes=\"@all\" keep=\"yes\">\n"
+	    "  <apply profile=\"somax\"/>\n"			/* 3 */
+	    "  <verify profile=\"broken\"/>\n"			/* 4 */
+	    "  <health probe=\"scratch\"/>\n"			/* 5 */
+	    "  <rollback nodes=\"@nosuchgroup\"/>\n</play>\n");	/* 6 */
+	snprintf(want, sizeof(want), "profile 'broken': %s/broken.xml:3: <sysctl> needs key and "
+	    "value", h.tmp);
+	has_error(err, "bad7.xml", 4, want);
+	has_error(err, "bad7.xml", 5, "sweep: --probe needs an absolute directory");
+	has_error(err, "bad7.xml", 6, "nodes=\"@nosuchgroup\": nodeset: unknown group @nosuchgroup");
 	free(err);
 	/* nothing ran */
 	ck_assert(!somax_is(0, "2345"));
@@ -893,6 +918,88 @@ START_TEST(score_without_metadata)
 }
 END_TEST
 
+/* A <rollback/> step takes the dropped nodes an apply may have reached,
+ * not only the live ones: node02 drifts at a verify of another profile
+ * (dropped, within max-fail), node03 is unreachable from the start (its
+ * apply may still land: marked).  The step rolls node02 back to its
+ * original (1112, not the default) and says node03 NOT rolled back.
+ * Before, the step ran on node01 alone: node02 kept 2345 and nothing
+ * said so. */
+START_TEST(play_rollback_step_takes_dropped)
+{
+	char *out = NULL;
+	int rc;
+
+	somax_profile();
+	other_profile();
+	for (int i = 0; i < 2; i++)
+		ck_assert_int_eq(harness_node_sh(&h, i, "echo %d > /proc/sys/net/core/somaxconn",
+		    1111 + i), 0);
+	harness_agent_stop(&h, 2, SIGKILL);
+	write_file("rd.xml", "<?xml version=\"1.0\"?>\n<play name=\"rd\" nodes=\"@all\" "
+	    "max-fail=\"2\">\n  <apply profile=\"somax\"/>\n"
+	    "  <verify profile=\"other\" nodes=\"node02\"/>\n  <rollback/>\n</play>\n");
+	rc = harness_knobctl_logged(&h, &out, "--connect-timeout 2 play %s/rd.xml", h.tmp);
+	ck_assert_msg(rc == 1, "exit %d\n%s", rc, out);
+	ck_assert_msg(strstr(out, "node03: NOT rolled back") != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "node02: NOT") == NULL, "%s", out);
+	free(out);
+	ck_assert(somax_is(0, "1111"));
+	ck_assert(somax_is(1, "1112"));
+}
+END_TEST
+
+/* A health step whose sweep itself fails (exit 3: its --prom file cannot
+ * be written) fails, and so does the play (exit 1), with the reason on
+ * stderr, though every node is healthy.  Before, the step was ok and the
+ * play exited 0. */
+START_TEST(play_health_sweep_fails)
+{
+	json_object *doc;
+	char *out = NULL, *err = NULL;
+	int rc;
+
+	write_file("hf.xml", "<?xml version=\"1.0\"?>\n"
+	    "<play name=\"hf\" nodes=\"@all\">\n"
+	    "  <health prom=\"/nonexistent/dir/knob.prom\"/>\n</play>\n");
+	rc = harness_knobctl(&h, &out, &err, "play %s/hf.xml", h.tmp);
+	ck_assert_msg(rc == 1, "exit %d\n%s\n%s", rc, out, err);
+	ck_assert_msg(strstr(err, "knobctl sweep: --prom: ") != NULL, "%s", err);
+	ck_assert_msg(strstr(out, "knobctl sweep itself failed (exit 3") != NULL, "%s", out);
+	free(out);
+	free(err);
+	doc = need(harness_knobctl_json(&h, &rc, "--json play %s/hf.xml", h.tmp));
+	ck_assert_int_eq(rc, 1);
+	ck_assert_str_eq(cu_str(json_object_array_get_idx(cu_get(doc, "steps"), 0), "status"),
+	    "failed");
+	ck_assert_int_eq(json_object_array_length(cu_get(doc, "failed_nodes")), 0);
+	json_object_put(doc);
+}
+END_TEST
+
+/* -e given twice: the last value wins (as Ansible's -e), over the play's
+ * <var> too.  Before, the first won: the plan applied "other". */
+START_TEST(play_extra_var_last_wins)
+{
+	char *out = NULL;
+	int rc;
+
+	write_file("ev.xml", "<?xml version=\"1.0\"?>\n<play name=\"ev\" nodes=\"node01\">\n"
+	    "  <var name=\"p\" value=\"no-such-profile\"/>\n  <apply profile=\"${p}\"/>\n"
+	    "</play>\n");
+	somax_profile();
+	other_profile();
+	/* the plan names the profile it would apply */
+	rc = harness_knobctl_logged(&h, &out, "play %s/ev.xml --check -e p=other -e p=somax",
+	    h.tmp);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_msg(strstr(out, "knobctl apply somax --check -w node01") != NULL &&
+	    strstr(out, "apply other") == NULL, "%s", out);
+	free(out);
+	ck_assert(!somax_is(0, "2345"));
+}
+END_TEST
+
 int
 main(void)
 {
@@ -914,6 +1021,9 @@ main(void)
 	tcase_add_test(tc, io500_like_score);
 	tcase_add_test(tc, score_without_metadata);
 	tcase_add_test(tc, play_health_step);
+	tcase_add_test(tc, play_rollback_step_takes_dropped);
+	tcase_add_test(tc, play_health_sweep_fails);
+	tcase_add_test(tc, play_extra_var_last_wins);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
