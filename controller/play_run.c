@@ -15,6 +15,12 @@
  * rollback step takes those dropped nodes too, and says the same.
  * Exit status 0 only when every step succeeded on every node.
  *
+ * SIGINT / SIGTERM while a play runs: the first stops it where it can
+ * (after the current request or batch; a bench or sweep at once, its
+ * connections closed, which makes the agents abort the phase and remove
+ * its files), then the stop's rollback runs and the summary is printed;
+ * exit 128 + the signal's number.  A second signal acts at once.
+ *
  * health runs `knobctl sweep` and drops the nodes it finds failing (slow,
  * timeout, fail, hung, unreachable).
  *
@@ -22,6 +28,7 @@
  * bench does not run; each bench prints its phases, the data it would move
  * and the runtime earlier runs of the same points took (results store). */
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +42,8 @@
 #include "rundoc.h"
 #include "stats.h"
 #include "util.h"
+
+#define SIG_LOCK_WAIT_S	"10"	/* rollback --wait after a signal (seconds) */
 
 struct prun {
 	struct ctl *ctl;
@@ -56,6 +65,67 @@ struct prun {
 	double est_s, est_bytes;	/* --check totals */
 	size_t est_unknown;
 };
+
+/* The signal that interrupted the play (0: none).  Global: a signal
+ * handler sets it; lock-free, so async-signal-safe (C11 7.14.1.1). */
+static atomic_int play_sig;
+
+/* The signals that stop a play, and their dispositions before it. */
+static const int play_sigs[] = { SIGINT, SIGTERM };
+
+/* SIGINT or SIGTERM: note the first (SA_RESETHAND: a second of the same
+ * acts at once; play_signals_default makes any act once the play saw it). */
+static void
+on_play_signal(int sig)
+{
+	int none = 0;
+
+	atomic_compare_exchange_strong(&play_sig, &none, sig);
+}
+
+/* Catch play_sigs while the play runs (old dispositions into old); one
+ * ignored when the play started (a background job) stays ignored. */
+static void
+play_signals_catch(struct sigaction *old)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_play_signal;
+	sa.sa_flags = SA_RESETHAND | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < nitems(play_sigs); i++)
+		sigaddset(&sa.sa_mask, play_sigs[i]);
+	atomic_store(&play_sig, 0);
+	for (size_t i = 0; i < nitems(play_sigs); i++)
+		if (sigaction(play_sigs[i], NULL, &old[i]) == 0 && old[i].sa_handler != SIG_IGN)
+			(void)sigaction(play_sigs[i], &sa, NULL);
+}
+
+/* The play saw the interruption: a next signal acts at once (the
+ * default action), unless it was ignored when the play started. */
+static void
+play_signals_default(const struct sigaction *old)
+{
+	for (size_t i = 0; i < nitems(play_sigs); i++)
+		if (old[i].sa_handler != SIG_IGN)
+			(void)signal(play_sigs[i], SIG_DFL);
+}
+
+/* Put the dispositions of play_sigs back. */
+static void
+play_signals_restore(const struct sigaction *old)
+{
+	for (size_t i = 0; i < nitems(play_sigs); i++)
+		(void)sigaction(play_sigs[i], &old[i], NULL);
+}
+
+/* The signal that interrupted the play, or 0. */
+static int
+interrupted(void)
+{
+	return atomic_load_explicit(&play_sig, memory_order_relaxed);
+}
 
 static void say(struct prun *pr, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -126,11 +196,24 @@ check_trip(struct prun *pr)
 	return pr->tripped;
 }
 
+/* Is s one of the NULL-terminated set? */
+static int
+in_set(const char *s, const char *const *set)
+{
+	for (; *set; set++)
+		if (strcmp(s, *set) == 0)
+			return 1;
+	return 0;
+}
+
 /* Run `knobctl ARGV... -w NODES` as a child command with --json; the
- * parsed stdout in *doc (NULL when not JSON).  Returns the exit status. */
+ * parsed stdout in *doc (NULL when not JSON).  A bench or a sweep ends
+ * early on a signal (the tune commands, short, run to their end).
+ * Returns the exit status. */
 static int
 sub_run(struct prun *pr, const struct strvec *argv, const struct strvec *nodes, json_object **doc)
 {
+	static const char *const long_cmds[] = { "bench", "sweep", NULL };
 	struct ctl sub = *pr->ctl;
 	const struct cmd_entry *ce = cmd_find(argv->v[0]);
 	char *buf = NULL, *folded = nodeset_fold(nodes->v, nodes->n);
@@ -145,6 +228,7 @@ sub_run(struct prun *pr, const struct strvec *argv, const struct strvec *nodes, 
 	sub.json = 1;
 	sub.tty = 0;
 	sub.play_info = pr->info;
+	sub.interrupt = in_set(argv->v[0], long_cmds) ? &play_sig : NULL;
 	strvec_push(&sub.w, folded);
 	sub.out = open_memstream(&buf, &len);
 	rc = ce && sub.out ? ctl_run(&sub, ce, (int)argv->n, argv->v) : 2;
@@ -158,16 +242,6 @@ sub_run(struct prun *pr, const struct strvec *argv, const struct strvec *nodes, 
 	free(buf);
 	free(folded);
 	return rc;
-}
-
-/* Is s one of the NULL-terminated set? */
-static int
-in_set(const char *s, const char *const *set)
-{
-	for (; *set; set++)
-		if (strcmp(s, *set) == 0)
-			return 1;
-	return 0;
 }
 
 /* Tune command statuses that fail a node: those that make the command
@@ -306,7 +380,7 @@ step_tune(struct prun *pr, const char *verb, const char *profile, int check, con
 		strvec_push(&argv, profile);
 	if (check)
 		strvec_push(&argv, "--check");
-	while (i < live.n && !pr->tripped) {
+	while (i < live.n && !pr->tripped && !interrupted()) {
 		struct strvec batch = { 0 };
 		json_object *doc = NULL;
 		char *f;
@@ -329,7 +403,7 @@ step_tune(struct prun *pr, const char *verb, const char *profile, int check, con
 	}
 	strvec_free(&live);
 	strvec_free(&argv);
-	return rc;
+	return interrupted() ? -1 : rc;
 }
 
 /* The nodes of sel (NULL: all) an apply of the play may have reached. */
@@ -361,7 +435,9 @@ say_not_rolled_back(struct prun *pr, const char *sel)
  * play may have reached, failed ones too (they may have applied before
  * they failed); those rolled back are no longer marked applied.  One that
  * is not (still unreachable, busy, failed) is said and fails the play:
- * its profile may still be there.  0, or -1 when one was not. */
+ * its profile may still be there.  After a signal it queues up to
+ * SIG_LOCK_WAIT_S for the tuning lock: the agents of an interrupted bench
+ * hold it until they have aborted its phase.  0, or -1 when one was not. */
 static int
 rollback_applied(struct prun *pr, const char *sel)
 {
@@ -372,6 +448,10 @@ rollback_applied(struct prun *pr, const char *sel)
 	if (who.n == 0)
 		return 0;
 	strvec_push(&argv, "rollback");
+	if (interrupted()) {	/* a bench cut short: its agents may still hold the lock */
+		strvec_push(&argv, "--wait");
+		strvec_push(&argv, SIG_LOCK_WAIT_S);
+	}
 	say(pr, "  knobctl rollback on every node an apply may have reached (%zu)\n", who.n);
 	(void)sub_run(pr, &argv, &who, &doc);
 	take_statuses(pr, doc, &who, MARKS_ROLLBACK, "status", is_error_status);
@@ -432,7 +512,10 @@ step_health(struct prun *pr, const struct pstep *st, const char *sel)
 		    "fails\n", src);
 		rc = -1;
 	}
-	take_statuses(pr, doc, &live, MARKS_KEEP, "state", is_failing_health);
+	if (interrupted())	/* cut short by us: no node's health is known */
+		rc = -1;
+	else
+		take_statuses(pr, doc, &live, MARKS_KEEP, "state", is_failing_health);
 	if (check_trip(pr))
 		rc = -1;
 	json_object_put(doc);
@@ -555,7 +638,8 @@ step_bench(struct prun *pr, const struct pstep *st, const char *label, const cha
 	}
 	if (!pr->ctl->json)
 		bench_print_table(pr->out, doc, pr->ctl->units_decimal);
-	phases = json_object_object_get(doc, "phases");
+	/* interrupted: its nodes were cut off by us, not lost */
+	phases = interrupted() ? NULL : json_object_object_get(doc, "phases");
 	for (size_t i = 0; phases && i < json_object_array_length(phases); i++) {
 		json_object *m = json_object_object_get(json_object_array_get_idx(phases, i), "missing");
 
@@ -585,12 +669,12 @@ run_benches(struct prun *pr, const struct pstep *st, const char *label, const ch
 {
 	int rc = 0, r;
 
-	for (size_t i = 0; i < st->nsub; i++) {
+	for (size_t i = 0; i < st->nsub && !interrupted(); i++) {
 		say(pr, " bench (line %d), %s\n", st->sub[i].line, label);
 		out[i] = step_bench(pr, &st->sub[i], label, sel, &r);
 		rc = r < 0 ? -1 : rc;
 	}
-	return rc;
+	return interrupted() ? -1 : rc;
 }
 
 /* Compare table of each pair (printed; into tables when not NULL); the
@@ -944,14 +1028,94 @@ play_info(const struct play *pl)
 	return o;
 }
 
+/* The name of a signal that stops a play. */
+static const char *
+sig_name(int sig)
+{
+	return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal";
+}
+
+/* Run step i; its record into pr->steps.  0 when the play goes on, 1 when
+ * it stops (a failed step without on-failure="continue", a trip, a signal). */
+static int
+play_step(struct prun *pr, size_t i, size_t *failed_steps)
+{
+	const struct pstep *st = &pr->pl->steps[i];
+	json_object *js = json_object_new_object();
+	int rc, sig;
+
+	say(pr, "\n== step %zu/%zu (line %d): %s%s%s\n", i + 1, pr->pl->nsteps, st->line, st->name,
+	    st->profile[0] ? " " : "", st->profile);
+	rc = pr->tripped ? -1 : run_step(pr, st);
+	sig = interrupted();
+	json_object_object_add(js, "step", json_object_new_string(st->name));
+	json_object_object_add(js, "line", json_object_new_int(st->line));
+	json_object_object_add(js, "status", json_object_new_string(rc == 0 ? "ok" : sig ?
+	    "interrupted" : "failed"));
+	if (pr->detail)
+		json_object_object_add(js, "canary", pr->detail);
+	pr->detail = NULL;
+	json_object_array_add(pr->steps, js);
+	if (rc != 0) {
+		(*failed_steps)++;
+		pr->bad = 1;
+	}
+	if (sig) {
+		say(pr, "  %s: the play stops\n", sig_name(sig));
+		return 1;
+	}
+	if (rc == 0)
+		return 0;
+	if (st->cont && !pr->tripped) {
+		say(pr, "  step failed; on-failure=\"continue\"\n");
+		return 0;
+	}
+	say(pr, "  step failed: the play stops\n");
+	return 1;
+}
+
+/* The --json document of the play (caller puts it). */
+static json_object *
+play_result(struct prun *pr, int stopped)
+{
+	json_object *res = json_object_new_object(), *failed = json_object_new_array();
+	json_object *ids = json_object_new_array();
+	int sig = interrupted();
+
+	json_object_object_add(res, "play", json_object_new_string(pr->pl->name));
+	json_object_object_add(res, "status", json_object_new_string(sig ? "interrupted" :
+	    stopped ? "stopped" : pr->bad ? "finished-with-failures" : "ok"));
+	if (sig)
+		json_object_object_add(res, "signal", json_object_new_string(sig_name(sig)));
+	json_object_object_add(res, "steps", pr->steps);
+	for (size_t i = 0; i < pr->nodes->n; i++)
+		if (pr->failed[i])
+			json_object_array_add(failed, json_object_new_string(pr->nodes->v[i]));
+	json_object_object_add(res, "failed_nodes", failed);
+	for (size_t i = 0; i < json_object_array_length(pr->docs); i++)
+		json_object_array_add(ids, json_object_new_string(js_str(
+		    json_object_array_get_idx(pr->docs, i), "run_id")));
+	json_object_object_add(res, "runs", ids);
+	if (pr->score)
+		json_object_object_add(res, "io500_like", pr->score);
+	return res;
+}
+
+/* Run the play's steps on nodes; the stop's rollback when it stops (a
+ * signal too: the signals are caught while the play runs).  The exit
+ * status: 0, 1, or 128 + the signal's number when one interrupted it. */
 int
 play_run(struct ctl *ctl, struct play *pl, const struct strvec *nodes, int check)
 {
 	struct prun pr = { .ctl = ctl, .pl = pl, .check = check, .nodes = nodes, .out = ctl->out };
+	struct sigaction old[nitems(play_sigs)];
 	json_object *res;
 	char *folded = nodeset_fold(nodes->v, nodes->n);
-	int stopped = 0, failed_steps = 0;
+	size_t failed_steps = 0;
+	int stopped = 0, sig;
 
+	memset(old, 0, sizeof(old));
+	play_signals_catch(old);
 	pr.failed = xcalloc(nodes->n + 1, 1);
 	pr.applied = xcalloc(nodes->n + 1, 1);
 	pr.maxfail = pl->max_fail;
@@ -962,68 +1126,30 @@ play_run(struct ctl *ctl, struct play *pl, const struct strvec *nodes, int check
 	say(&pr, "play %s (%s)%s on %zu node(s) %s; serial %s, max-fail %s (trips when more "
 	    "nodes fail)\n", pl->name, pl->path, check ? " --check" : "", nodes->n, folded,
 	    pr.serial ? pl->serial : "all", pl->max_fail[0] ? pl->max_fail : "0");
-	for (size_t i = 0; i < pl->nsteps && !stopped; i++) {
-		const struct pstep *st = &pl->steps[i];
-		json_object *js = json_object_new_object();
-		int rc;
-
-		say(&pr, "\n== step %zu/%zu (line %d): %s%s%s\n", i + 1, pl->nsteps, st->line, st->name,
-		    st->profile[0] ? " " : "", st->profile);
-		rc = pr.tripped ? -1 : run_step(&pr, st);
-		json_object_object_add(js, "step", json_object_new_string(st->name));
-		json_object_object_add(js, "line", json_object_new_int(st->line));
-		json_object_object_add(js, "status", json_object_new_string(rc ? "failed" : "ok"));
-		if (pr.detail)
-			json_object_object_add(js, "canary", pr.detail);
-		pr.detail = NULL;
-		json_object_array_add(pr.steps, js);
-		if (rc == 0)
-			continue;
-		failed_steps++;
-		pr.bad = 1;
-		if (st->cont && !pr.tripped)
-			say(&pr, "  step failed; on-failure=\"continue\"\n");
-		else {
-			say(&pr, "  step failed: the play stops\n");
-			stopped = 1;
-		}
-	}
+	for (size_t i = 0; i < pl->nsteps && !stopped; i++)
+		stopped = play_step(&pr, i, &failed_steps);
+	if ((sig = interrupted()) != 0)
+		play_signals_default(old);	/* a second signal acts at once */
 	if (stopped)
 		stop_rollback(&pr);
 	if (check)
 		say(&pr, "\nplan total: %.2f GiB of data; expected runtime %s%.0f s%s; nothing was "
 		    "written\n", pr.est_bytes / 1073741824.0, pr.est_unknown ? "at least " : "",
 		    pr.est_s, pr.est_unknown ? " (some phases have no earlier run)" : "");
-	say(&pr, "\nplay %s: %s; %zu of %zu step(s) failed; %zu node(s) failed\n", pl->name,
-	    stopped ? "stopped" : "finished", (size_t)failed_steps, pl->nsteps, pr.nfailed);
-	res = json_object_new_object();
-	json_object_object_add(res, "play", json_object_new_string(pl->name));
-	json_object_object_add(res, "status", json_object_new_string(stopped ? "stopped" :
-	    pr.bad ? "finished-with-failures" : "ok"));
-	json_object_object_add(res, "steps", pr.steps);
-	json_object_object_add(res, "failed_nodes", json_object_new_array());
-	for (size_t i = 0; i < nodes->n; i++)
-		if (pr.failed[i])
-			json_object_array_add(json_object_object_get(res, "failed_nodes"),
-			    json_object_new_string(nodes->v[i]));
-	{
-		json_object *ids = json_object_new_array();
-
-		for (size_t i = 0; i < json_object_array_length(pr.docs); i++)
-			json_object_array_add(ids, json_object_new_string(js_str(
-			    json_object_array_get_idx(pr.docs, i), "run_id")));
-		json_object_object_add(res, "runs", ids);
-	}
-	if (pr.score)
-		json_object_object_add(res, "io500_like", pr.score);
+	say(&pr, "\nplay %s: %s%s; %zu of %zu step(s) failed; %zu node(s) failed\n", pl->name,
+	    sig ? "interrupted by " : stopped ? "stopped" : "finished", sig ? sig_name(sig) : "",
+	    failed_steps, pl->nsteps, pr.nfailed);
+	res = play_result(&pr, stopped);
 	if (ctl->json)
 		fprintf(ctl->out, "%s\n", json_object_to_json_string_ext(res, JSON_C_TO_STRING_PRETTY |
 		    JSON_C_TO_STRING_NOSLASHESCAPE));
+	fflush(ctl->out);
 	json_object_put(res);
 	json_object_put(pr.info);
 	json_object_put(pr.docs);
 	free(pr.failed);
 	free(pr.applied);
 	free(folded);
-	return pr.bad ? 1 : 0;
+	play_signals_restore(old);
+	return sig ? 128 + sig : pr.bad ? 1 : 0;
 }
