@@ -21,6 +21,9 @@
  * its files), then the stop's rollback runs and the summary is printed;
  * exit 128 + the signal's number.  A second signal acts at once.
  *
+ * --json: one document at the end; every failed node with its step and
+ * reason ("failed"), a failed step's "reason", "not_rolled_back".
+ *
  * health runs `knobctl sweep` and drops the nodes it finds failing (slow,
  * timeout, fail, hung, unreachable).
  *
@@ -61,6 +64,10 @@ struct prun {
 	json_object *score;	/* the score step's figures, or NULL */
 	json_object *info;	/* the play as its runs record it */
 	json_object *detail;	/* the canary step's verdict and table, or NULL */
+	const struct pstep *cur;	/* the step running (NULL: the stop's rollback) */
+	char *why;		/* the first reason the current step gives for failing */
+	json_object *failures;	/* {"node", "step", "line", "reason"} per failed node */
+	char *nrb;		/* per node: said NOT rolled back */
 	FILE *out;
 	double est_s, est_bytes;	/* --check totals */
 	size_t est_unknown;
@@ -128,6 +135,7 @@ interrupted(void)
 }
 
 static void say(struct prun *pr, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void reason(struct prun *pr, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Progress for people (nothing with --json: one document at the end). */
 static void
@@ -141,6 +149,22 @@ say(struct prun *pr, const char *fmt, ...)
 	vfprintf(pr->out, fmt, ap);
 	va_end(ap);
 	fflush(pr->out);
+}
+
+/* A reason the current step fails: said, and kept as the step's reason
+ * (its first) for --json. */
+static void
+reason(struct prun *pr, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	say(pr, "  %s\n", buf);
+	if (pr->why == NULL)
+		pr->why = xstrdup(buf);
 }
 
 static long
@@ -171,6 +195,22 @@ any_live(struct prun *pr, const char *sel)
 	return 0;
 }
 
+/* Record node name's failure (reason why) in the current step. */
+static void
+failure_add(struct prun *pr, const char *name, const char *why)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "node", json_object_new_string(name));
+	json_object_object_add(o, "step", json_object_new_string(pr->cur ? pr->cur->name :
+	    "stop-rollback"));
+	if (pr->cur)
+		json_object_object_add(o, "line", json_object_new_int(pr->cur->line));
+	json_object_object_add(o, "reason", json_object_new_string(why));
+	json_object_array_add(pr->failures, o);
+}
+
+/* Drop node name from the play (reason why); counted against max-fail. */
 static void
 fail_node(struct prun *pr, const char *name, const char *why)
 {
@@ -182,6 +222,7 @@ fail_node(struct prun *pr, const char *name, const char *why)
 	pr->nfailed++;
 	pr->bad = 1;
 	say(pr, "  %s failed: %s (dropped from the play)\n", name, why);
+	failure_add(pr, name, why);
 }
 
 /* Trip the threshold when the failures exceed max-fail; 1 when tripped. */
@@ -190,8 +231,8 @@ check_trip(struct prun *pr)
 {
 	if (!pr->tripped && play_exceeds(pr->maxfail, pr->nfailed, pr->nodes->n)) {
 		pr->tripped = 1;
-		say(pr, "  max-fail tripped: %zu failed node(s) of %zu exceed %s; no new batch "
-		    "starts\n", pr->nfailed, pr->nodes->n, pr->maxfail[0] ? pr->maxfail : "0");
+		reason(pr, "max-fail tripped: %zu failed node(s) of %zu exceed %s; no new batch "
+		    "starts", pr->nfailed, pr->nodes->n, pr->maxfail[0] ? pr->maxfail : "0");
 	}
 	return pr->tripped;
 }
@@ -371,7 +412,7 @@ step_tune(struct prun *pr, const char *verb, const char *profile, int check, con
 
 	tune_nodes(pr, how, sel, &live);
 	if (live.n == 0) {
-		say(pr, "  no node left to %s\n", verb);
+		reason(pr, "no node left to %s", verb);
 		return -1;
 	}
 	per = pr->serial > 0 ? (size_t)pr->serial : live.n;
@@ -392,7 +433,7 @@ step_tune(struct prun *pr, const char *verb, const char *profile, int check, con
 		    profile[0] ? " " : "", profile ? profile : "", check ? " --check" : "", f);
 		free(f);
 		if (sub_run(pr, &argv, &batch, &doc) == 2 && doc == NULL) {
-			say(pr, "  knobctl %s could not run\n", verb);
+			reason(pr, "knobctl %s could not run", verb);
 			rc = -1;
 		}
 		take_statuses(pr, doc, &batch, how, "status", is_error_status);
@@ -423,8 +464,10 @@ say_not_rolled_back(struct prun *pr, const char *sel)
 	struct strvec left = { 0 };
 
 	applied_nodes(pr, sel, &left);
-	for (size_t i = 0; i < left.n; i++)
+	for (size_t i = 0; i < left.n; i++) {
 		say(pr, "  %s: NOT rolled back: the profile may still be there\n", left.v[i]);
+		pr->nrb[node_index(pr, left.v[i])] = 1;
+	}
 	if (left.n)
 		pr->bad = 1;
 	strvec_free(&left);
@@ -501,15 +544,15 @@ step_health(struct prun *pr, const struct pstep *st, const char *sel)
 	}
 	live_nodes(pr, sel, &live);
 	if (live.n == 0) {
-		say(pr, "  no node left to sweep\n");
+		reason(pr, "no node left to sweep");
 		return -1;
 	}
 	if ((src = sub_run(pr, &st->args, &live, &doc)) == 2 && doc == NULL) {
-		say(pr, "  knobctl sweep could not run\n");
+		reason(pr, "knobctl sweep could not run");
 		rc = -1;
 	} else if (src != 0 && src != 1) {
-		say(pr, "  knobctl sweep itself failed (exit %d: its reason is above): the step "
-		    "fails\n", src);
+		reason(pr, "knobctl sweep itself failed (exit %d: its reason is above): the step "
+		    "fails", src);
 		rc = -1;
 	}
 	if (interrupted())	/* cut short by us: no node's health is known */
@@ -559,6 +602,7 @@ plan_bench(struct prun *pr, const struct pstep *st, size_t nnodes)
 
 	sub.inv = pr->ctl->inv;
 	if (bench_parse_argv(&sub, (int)st->args.n, st->args.v, &rq) < 0) {
+		reason(pr, "the bench's options do not parse (above)");
 		opt_free(&sub);
 		return -1;
 	}
@@ -619,7 +663,7 @@ step_bench(struct prun *pr, const struct pstep *st, const char *label, const cha
 	*rcp = -1;
 	live_nodes(pr, sel, &live);
 	if (live.n == 0) {
-		say(pr, "  no node left to run the benchmark\n");
+		reason(pr, "no node left to run the benchmark");
 		goto out;
 	}
 	if (pr->check) {
@@ -633,7 +677,7 @@ step_bench(struct prun *pr, const struct pstep *st, const char *label, const cha
 	strvec_push(&argv, st->args.v[st->args.n - 1]);	/* KIND last */
 	rc = sub_run(pr, &argv, &live, &doc);
 	if (doc == NULL) {
-		say(pr, "  knobctl bench could not run (exit %d)\n", rc);
+		reason(pr, "knobctl bench could not run (exit %d)", rc);
 		goto out;
 	}
 	if (!pr->ctl->json)
@@ -650,6 +694,9 @@ step_bench(struct prun *pr, const struct pstep *st, const char *label, const cha
 	check_trip(pr);
 	json_object_array_add(pr->docs, doc);
 	*rcp = rc == 0 ? 0 : -1;
+	if (rc != 0 && !interrupted())
+		reason(pr, "knobctl bench exited %d: a phase failed or is degraded, or files were "
+		    "left", rc);
 	if (json_object_object_get_ex(doc, "db", NULL))
 		say(pr, "  run %s stored%s%s\n", js_str(doc, "run_id"), label ? " as " : "",
 		    label ? label : "");
@@ -791,12 +838,12 @@ step_canary(struct prun *pr, const struct pstep *st, const char *sel)
 	}
 	if (worse || unjudged) {
 		if (worse)
-			say(pr, " canary verdict: %zu point(s) worse with %s (the table above): "
-			    "rolling the canaries back, no roll-out\n", worse, st->profile);
+			reason(pr, "canary verdict: %zu point(s) worse with %s (the table above): "
+			    "rolling the canaries back, no roll-out", worse, st->profile);
 		else
-			say(pr, " canary verdict: %zu point(s) could not be judged (fewer than 2 good "
+			reason(pr, "canary verdict: %zu point(s) could not be judged (fewer than 2 good "
 			    "runs a side, or runs that are not comparable: above): no evidence that "
-			    "%s is not worse; rolling the canaries back, no roll-out\n", unjudged,
+			    "%s is not worse; rolling the canaries back, no roll-out", unjudged,
 			    st->profile);
 		rollback_applied(pr, canary);	/* failed canaries too */
 		goto out;
@@ -879,8 +926,8 @@ step_score(struct prun *pr)
 	free(bw);
 	free(md);
 	if (nbw == 0 || nmd == 0) {
-		say(pr, "  no IO500-like score: no %s phase has a figure (it needs both bandwidth "
-		    "and metadata phases)\n", nbw == 0 && nmd == 0 ? "bandwidth or metadata" :
+		reason(pr, "no IO500-like score: no %s phase has a figure (it needs both bandwidth "
+		    "and metadata phases)", nbw == 0 && nmd == 0 ? "bandwidth or metadata" :
 		    nbw == 0 ? "bandwidth" : "metadata");
 		return -1;
 	}
@@ -913,8 +960,10 @@ step_report(struct prun *pr, const struct pstep *st)
 		docs[i] = json_object_array_get_idx(pr->docs, i);
 	if (n)
 		rc = report_save(st->file, docs, n, pr->ctl->units_decimal) < 0 ? -1 : 0;
-	say(pr, rc == 0 ? "  report of %zu run(s) written to %s\n" : "  no report of %zu run(s) "
-	    "in %s\n", n, st->file);
+	if (rc == 0)
+		say(pr, "  report of %zu run(s) written to %s\n", n, st->file);
+	else
+		reason(pr, "no report of %zu run(s) in %s", n, st->file);
 	free(docs);
 	return rc;
 }
@@ -931,14 +980,14 @@ node_mask(struct prun *pr, const char *expr, int *bad)
 		return NULL;
 	m = xcalloc(pr->nodes->n + 1, 1);
 	if (nodeset_expand(expr, inventory_group_fn, pr->ctl->inv, &names, err, sizeof(err)) < 0) {
-		say(pr, "  nodes=\"%s\": %s\n", expr, err);
+		reason(pr, "nodes=\"%s\": %s", expr, err);
 		*bad = -1;
 	}
 	for (size_t i = 0; i < names.n; i++) {
 		long k = node_index(pr, names.v[i]);
 
 		if (k < 0) {
-			say(pr, "  nodes=\"%s\": %s is not one of the play's nodes\n", expr, names.v[i]);
+			reason(pr, "nodes=\"%s\": %s is not one of the play's nodes", expr, names.v[i]);
 			*bad = -1;
 		} else
 			m[k] = 1;
@@ -1035,6 +1084,18 @@ sig_name(int sig)
 	return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal";
 }
 
+/* The reason of a failed step's record js: the signal, else the first
+ * the step gave (why). */
+static void
+step_reason(json_object *js, int sig, const char *why)
+{
+	char *s = sig ? xasprintf("interrupted by %s", sig_name(sig)) :
+	    xstrdup(why ? why : "failed");
+
+	json_object_object_add(js, "reason", json_object_new_string(s));
+	free(s);
+}
+
 /* Run step i; its record into pr->steps.  0 when the play goes on, 1 when
  * it stops (a failed step without on-failure="continue", a trip, a signal). */
 static int
@@ -1046,12 +1107,20 @@ play_step(struct prun *pr, size_t i, size_t *failed_steps)
 
 	say(pr, "\n== step %zu/%zu (line %d): %s%s%s\n", i + 1, pr->pl->nsteps, st->line, st->name,
 	    st->profile[0] ? " " : "", st->profile);
+	pr->cur = st;
+	if (pr->tripped)
+		reason(pr, "max-fail tripped in an earlier step");
 	rc = pr->tripped ? -1 : run_step(pr, st);
+	pr->cur = NULL;
 	sig = interrupted();
 	json_object_object_add(js, "step", json_object_new_string(st->name));
 	json_object_object_add(js, "line", json_object_new_int(st->line));
 	json_object_object_add(js, "status", json_object_new_string(rc == 0 ? "ok" : sig ?
 	    "interrupted" : "failed"));
+	if (rc != 0)
+		step_reason(js, sig, pr->why);
+	free(pr->why);
+	pr->why = NULL;
 	if (pr->detail)
 		json_object_object_add(js, "canary", pr->detail);
 	pr->detail = NULL;
@@ -1074,6 +1143,19 @@ play_step(struct prun *pr, size_t i, size_t *failed_steps)
 	return 1;
 }
 
+/* The nodes said NOT rolled back whose profile may still be there (no
+ * later rollback restored them), as a JSON array. */
+static json_object *
+not_rolled_back(struct prun *pr)
+{
+	json_object *a = json_object_new_array();
+
+	for (size_t i = 0; i < pr->nodes->n; i++)
+		if (pr->nrb[i] && pr->applied[i])
+			json_object_array_add(a, json_object_new_string(pr->nodes->v[i]));
+	return a;
+}
+
 /* The --json document of the play (caller puts it). */
 static json_object *
 play_result(struct prun *pr, int stopped)
@@ -1092,6 +1174,8 @@ play_result(struct prun *pr, int stopped)
 		if (pr->failed[i])
 			json_object_array_add(failed, json_object_new_string(pr->nodes->v[i]));
 	json_object_object_add(res, "failed_nodes", failed);
+	json_object_object_add(res, "failed", json_object_get(pr->failures));
+	json_object_object_add(res, "not_rolled_back", not_rolled_back(pr));
 	for (size_t i = 0; i < json_object_array_length(pr->docs); i++)
 		json_object_array_add(ids, json_object_new_string(js_str(
 		    json_object_array_get_idx(pr->docs, i), "run_id")));
@@ -1118,6 +1202,8 @@ play_run(struct ctl *ctl, struct play *pl, const struct strvec *nodes, int check
 	play_signals_catch(old);
 	pr.failed = xcalloc(nodes->n + 1, 1);
 	pr.applied = xcalloc(nodes->n + 1, 1);
+	pr.nrb = xcalloc(nodes->n + 1, 1);
+	pr.failures = json_object_new_array();
 	pr.maxfail = pl->max_fail;
 	pr.serial = pl->serial[0] ? play_count(pl->serial, nodes->n) : 0;
 	pr.docs = json_object_new_array();
@@ -1149,6 +1235,9 @@ play_run(struct ctl *ctl, struct play *pl, const struct strvec *nodes, int check
 	json_object_put(pr.docs);
 	free(pr.failed);
 	free(pr.applied);
+	free(pr.nrb);
+	free(pr.why);
+	json_object_put(pr.failures);
 	free(folded);
 	play_signals_restore(old);
 	return sig ? 128 + sig : pr.bad ? 1 : 0;

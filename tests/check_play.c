@@ -1082,6 +1082,58 @@ START_TEST(play_signal_rolls_back)
 }
 END_TEST
 
+/* --json says why: each failed node with its step and reason ("failed"),
+ * the nodes NOT rolled back ("not_rolled_back") and a failed step's
+ * "reason".  The play of play_rollback_step_takes_dropped (node03
+ * unreachable, node02 drifting at a verify) with a last verify on node03,
+ * which has no node left: that step fails, the play stops and its
+ * rollback cannot reach node03 either.  Before, --json had only the names
+ * in failed_nodes and "failed" per step: every reason was dropped. */
+START_TEST(play_json_reasons)
+{
+	json_object *doc, *failed, *f, *step;
+	int rc;
+
+	somax_profile();
+	other_profile();
+	harness_agent_stop(&h, 2, SIGKILL);
+	write_file("jr.xml", "<?xml version=\"1.0\"?>\n<play name=\"jr\" nodes=\"@all\" "
+	    "max-fail=\"2\">\n  <apply profile=\"somax\"/>\n"
+	    "  <verify profile=\"other\" nodes=\"node02\"/>\n  <rollback/>\n"
+	    "  <verify profile=\"somax\" nodes=\"node03\"/>\n</play>\n");
+	doc = need(harness_knobctl_json(&h, &rc, "--json --connect-timeout 2 play %s/jr.xml",
+	    h.tmp));
+	fprintf(stderr, "%s\n", json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY));
+	ck_assert_int_eq(rc, 1);
+	ck_assert_str_eq(cu_str(doc, "status"), "stopped");
+	ck_assert_int_eq(json_object_array_length(cu_get(doc, "failed_nodes")), 2);
+	failed = cu_get(doc, "failed");
+	ck_assert_int_eq(json_object_array_length(failed), 2);
+	f = json_object_array_get_idx(failed, 0);
+	ck_assert_str_eq(cu_str(f, "node"), "node03");
+	ck_assert_str_eq(cu_str(f, "step"), "apply");
+	ck_assert_int_eq(json_object_get_int(json_object_object_get(f, "line")), 3);
+	ck_assert_msg(strstr(cu_str(f, "reason"), "connection refused") != NULL, "%s",
+	    cu_str(f, "reason"));
+	f = json_object_array_get_idx(failed, 1);
+	ck_assert_str_eq(cu_str(f, "node"), "node02");
+	ck_assert_str_eq(cu_str(f, "step"), "verify");
+	ck_assert_int_eq(json_object_get_int(json_object_object_get(f, "line")), 4);
+	ck_assert_msg(strstr(cu_str(f, "reason"), "drift") != NULL, "%s", cu_str(f, "reason"));
+	ck_assert_int_eq(json_object_array_length(cu_get(doc, "not_rolled_back")), 1);
+	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(cu_get(doc,
+	    "not_rolled_back"), 0)), "node03");
+	step = json_object_array_get_idx(cu_get(doc, "steps"), 3);
+	ck_assert_str_eq(cu_str(step, "status"), "failed");
+	ck_assert_str_eq(cu_str(step, "reason"), "no node left to verify");
+	ck_assert_ptr_null(json_object_object_get(json_object_array_get_idx(cu_get(doc, "steps"),
+	    0), "reason"));
+	json_object_put(doc);
+	ck_assert(!somax_is(0, "2345"));
+	ck_assert(!somax_is(1, "2345"));
+}
+END_TEST
+
 int
 main(void)
 {
@@ -1107,6 +1159,7 @@ main(void)
 	tcase_add_test(tc, play_health_sweep_fails);
 	tcase_add_test(tc, play_extra_var_last_wins);
 	tcase_add_test(tc, play_signal_rolls_back);
+	tcase_add_test(tc, play_json_reasons);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
