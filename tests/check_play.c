@@ -1024,7 +1024,7 @@ dir_full(void *arg)
 START_TEST(play_signal_rolls_back)
 {
 	static const int sigs[] = { SIGINT, SIGTERM };
-	char path[PATH_MAX + 16], comm[64 + PATH_MAX], *out;
+	char path[PATH_MAX + 16], proc[64], comm[64], *out;
 
 	somax_profile();
 	write_file("sig.xml", "<?xml version=\"1.0\"?>\n<play name=\"sig\" nodes=\"@all\">\n"
@@ -1048,8 +1048,8 @@ START_TEST(play_signal_rolls_back)
 		 * files tell that it began, after the apply */
 		ck_assert_msg(k == 0 ? cu_wait(at_step2, path, 30) >= 0 :
 		    cu_wait(dir_full, data, 30) >= 0, "the play never reached its bench");
-		snprintf(comm, sizeof(comm), "/proc/%d/comm", (int)pid);
-		ck_assert_int_ge(read_small_file(comm, comm, sizeof(comm)), 0);
+		snprintf(proc, sizeof(proc), "/proc/%d/comm", (int)pid);
+		ck_assert_int_ge(read_small_file(proc, comm, sizeof(comm)), 0);
 		ck_assert_str_eq(comm, "knobctl");	/* not a wrapper */
 		t0 = now_mono_ns();
 		ck_assert_int_eq(kill(pid, sigs[k]), 0);
