@@ -77,7 +77,7 @@ struct prun {
  * handler sets it; lock-free, so async-signal-safe (C11 7.14.1.1). */
 static atomic_int play_sig;
 
-/* The signals that stop a play, and their dispositions before it. */
+/* The signals that stop a play. */
 static const int play_sigs[] = { SIGINT, SIGTERM };
 
 /* SIGINT or SIGTERM: note the first (SA_RESETHAND: a second of the same
