@@ -671,6 +671,17 @@ may_start(const struct fo_loop *l)
 	return l->next - done < l->limit;
 }
 
+/* Is the run over early: fo->stop, or the command's interrupt flag?
+ * (another thread or a signal handler may set either) */
+static int
+loop_stopped(const struct fanout *fo)
+{
+	const atomic_int *in = fo->ctl->interrupt;
+
+	return __atomic_load_n(&fo->stop, __ATOMIC_RELAXED) ||
+	    (in != NULL && atomic_load_explicit(in, memory_order_relaxed) != 0);
+}
+
 /* Drive l's nodes until each is done or the run stops. 0 or -1. */
 static int
 loop_run(struct fo_loop *l)
@@ -680,7 +691,7 @@ loop_run(struct fo_loop *l)
 	uint64_t last_tick = 0;
 
 	/* stop: another thread may set it (the holder's dial_stop_all) */
-	while (l->active > 0 && !__atomic_load_n(&fo->stop, __ATOMIC_RELAXED)) {
+	while (l->active > 0 && !loop_stopped(fo)) {
 		int nev, i;
 		uint64_t now;
 

@@ -2,6 +2,7 @@
 #ifndef KNOB_KNOBCTL_H
 #define KNOB_KNOBCTL_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/socket.h>
@@ -73,6 +74,10 @@ struct ctl {
 	/* the play a command runs for, recorded with its runs: {"play",
 	 * "play_file", "play_sha256", "play_text", "play_vars"}; NULL none */
 	json_object *play_info;
+	/* non-zero (a signal's number) ends every fan-out loop early, as
+	 * fo->stop does: a play's SIGINT or SIGTERM during a bench or a sweep
+	 * (controller/play_run.c); NULL: never */
+	const atomic_int *interrupt;
 };
 
 /* Parse argv (argv[0] = the command's name), load the inventory unless ce

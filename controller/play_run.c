@@ -15,6 +15,15 @@
  * rollback step takes those dropped nodes too, and says the same.
  * Exit status 0 only when every step succeeded on every node.
  *
+ * SIGINT / SIGTERM while a play runs: the first stops it where it can
+ * (after the current request or batch; a bench or sweep at once, its
+ * connections closed, which makes the agents abort the phase and remove
+ * its files), then the stop's rollback runs and the summary is printed;
+ * exit 128 + the signal's number.  A second signal acts at once.
+ *
+ * --json: one document at the end; every failed node with its step and
+ * reason ("failed"), a failed step's "reason", "not_rolled_back".
+ *
  * health runs `knobctl sweep` and drops the nodes it finds failing (slow,
  * timeout, fail, hung, unreachable).
  *
@@ -22,6 +31,7 @@
  * bench does not run; each bench prints its phases, the data it would move
  * and the runtime earlier runs of the same points took (results store). */
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +45,8 @@
 #include "rundoc.h"
 #include "stats.h"
 #include "util.h"
+
+#define SIG_LOCK_WAIT_S	"10"	/* rollback --wait after a signal (seconds) */
 
 struct prun {
 	struct ctl *ctl;
@@ -52,12 +64,78 @@ struct prun {
 	json_object *score;	/* the score step's figures, or NULL */
 	json_object *info;	/* the play as its runs record it */
 	json_object *detail;	/* the canary step's verdict and table, or NULL */
+	const struct pstep *cur;	/* the step running (NULL: the stop's rollback) */
+	char *why;		/* the first reason the current step gives for failing */
+	json_object *failures;	/* {"node", "step", "line", "reason"} per failed node */
+	char *nrb;		/* per node: said NOT rolled back */
 	FILE *out;
 	double est_s, est_bytes;	/* --check totals */
 	size_t est_unknown;
 };
 
+/* The signal that interrupted the play (0: none).  Global: a signal
+ * handler sets it; lock-free, so async-signal-safe (C11 7.14.1.1). */
+static atomic_int play_sig;
+
+/* The signals that stop a play. */
+static const int play_sigs[] = { SIGINT, SIGTERM };
+
+/* SIGINT or SIGTERM: note the first (SA_RESETHAND: a second of the same
+ * acts at once; play_signals_default makes any act once the play saw it). */
+static void
+on_play_signal(int sig)
+{
+	int none = 0;
+
+	atomic_compare_exchange_strong(&play_sig, &none, sig);
+}
+
+/* Catch play_sigs while the play runs (old dispositions into old); one
+ * ignored when the play started (a background job) stays ignored. */
+static void
+play_signals_catch(struct sigaction *old)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_play_signal;
+	sa.sa_flags = SA_RESETHAND | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < nitems(play_sigs); i++)
+		sigaddset(&sa.sa_mask, play_sigs[i]);
+	atomic_store(&play_sig, 0);
+	for (size_t i = 0; i < nitems(play_sigs); i++)
+		if (sigaction(play_sigs[i], NULL, &old[i]) == 0 && old[i].sa_handler != SIG_IGN)
+			(void)sigaction(play_sigs[i], &sa, NULL);
+}
+
+/* The play saw the interruption: a next signal acts at once (the
+ * default action), unless it was ignored when the play started. */
+static void
+play_signals_default(const struct sigaction *old)
+{
+	for (size_t i = 0; i < nitems(play_sigs); i++)
+		if (old[i].sa_handler != SIG_IGN)
+			(void)signal(play_sigs[i], SIG_DFL);
+}
+
+/* Put the dispositions of play_sigs back. */
+static void
+play_signals_restore(const struct sigaction *old)
+{
+	for (size_t i = 0; i < nitems(play_sigs); i++)
+		(void)sigaction(play_sigs[i], &old[i], NULL);
+}
+
+/* The signal that interrupted the play, or 0. */
+static int
+interrupted(void)
+{
+	return atomic_load_explicit(&play_sig, memory_order_relaxed);
+}
+
 static void say(struct prun *pr, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void reason(struct prun *pr, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Progress for people (nothing with --json: one document at the end). */
 static void
@@ -71,6 +149,22 @@ say(struct prun *pr, const char *fmt, ...)
 	vfprintf(pr->out, fmt, ap);
 	va_end(ap);
 	fflush(pr->out);
+}
+
+/* A reason the current step fails: said, and kept as the step's reason
+ * (its first) for --json. */
+static void
+reason(struct prun *pr, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	say(pr, "  %s\n", buf);
+	if (pr->why == NULL)
+		pr->why = xstrdup(buf);
 }
 
 static long
@@ -101,6 +195,22 @@ any_live(struct prun *pr, const char *sel)
 	return 0;
 }
 
+/* Record node name's failure (reason why) in the current step. */
+static void
+failure_add(struct prun *pr, const char *name, const char *why)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "node", json_object_new_string(name));
+	json_object_object_add(o, "step", json_object_new_string(pr->cur ? pr->cur->name :
+	    "stop-rollback"));
+	if (pr->cur)
+		json_object_object_add(o, "line", json_object_new_int(pr->cur->line));
+	json_object_object_add(o, "reason", json_object_new_string(why));
+	json_object_array_add(pr->failures, o);
+}
+
+/* Drop node name from the play (reason why); counted against max-fail. */
 static void
 fail_node(struct prun *pr, const char *name, const char *why)
 {
@@ -112,6 +222,7 @@ fail_node(struct prun *pr, const char *name, const char *why)
 	pr->nfailed++;
 	pr->bad = 1;
 	say(pr, "  %s failed: %s (dropped from the play)\n", name, why);
+	failure_add(pr, name, why);
 }
 
 /* Trip the threshold when the failures exceed max-fail; 1 when tripped. */
@@ -120,17 +231,30 @@ check_trip(struct prun *pr)
 {
 	if (!pr->tripped && play_exceeds(pr->maxfail, pr->nfailed, pr->nodes->n)) {
 		pr->tripped = 1;
-		say(pr, "  max-fail tripped: %zu failed node(s) of %zu exceed %s; no new batch "
-		    "starts\n", pr->nfailed, pr->nodes->n, pr->maxfail[0] ? pr->maxfail : "0");
+		reason(pr, "max-fail tripped: %zu failed node(s) of %zu exceed %s; no new batch "
+		    "starts", pr->nfailed, pr->nodes->n, pr->maxfail[0] ? pr->maxfail : "0");
 	}
 	return pr->tripped;
 }
 
+/* Is s one of the NULL-terminated set? */
+static int
+in_set(const char *s, const char *const *set)
+{
+	for (; *set; set++)
+		if (strcmp(s, *set) == 0)
+			return 1;
+	return 0;
+}
+
 /* Run `knobctl ARGV... -w NODES` as a child command with --json; the
- * parsed stdout in *doc (NULL when not JSON).  Returns the exit status. */
+ * parsed stdout in *doc (NULL when not JSON).  A bench or a sweep ends
+ * early on a signal (the tune commands, short, run to their end).
+ * Returns the exit status. */
 static int
 sub_run(struct prun *pr, const struct strvec *argv, const struct strvec *nodes, json_object **doc)
 {
+	static const char *const long_cmds[] = { "bench", "sweep", NULL };
 	struct ctl sub = *pr->ctl;
 	const struct cmd_entry *ce = cmd_find(argv->v[0]);
 	char *buf = NULL, *folded = nodeset_fold(nodes->v, nodes->n);
@@ -145,6 +269,7 @@ sub_run(struct prun *pr, const struct strvec *argv, const struct strvec *nodes, 
 	sub.json = 1;
 	sub.tty = 0;
 	sub.play_info = pr->info;
+	sub.interrupt = in_set(argv->v[0], long_cmds) ? &play_sig : NULL;
 	strvec_push(&sub.w, folded);
 	sub.out = open_memstream(&buf, &len);
 	rc = ce && sub.out ? ctl_run(&sub, ce, (int)argv->n, argv->v) : 2;
@@ -158,16 +283,6 @@ sub_run(struct prun *pr, const struct strvec *argv, const struct strvec *nodes, 
 	free(buf);
 	free(folded);
 	return rc;
-}
-
-/* Is s one of the NULL-terminated set? */
-static int
-in_set(const char *s, const char *const *set)
-{
-	for (; *set; set++)
-		if (strcmp(s, *set) == 0)
-			return 1;
-	return 0;
 }
 
 /* Tune command statuses that fail a node: those that make the command
@@ -297,7 +412,7 @@ step_tune(struct prun *pr, const char *verb, const char *profile, int check, con
 
 	tune_nodes(pr, how, sel, &live);
 	if (live.n == 0) {
-		say(pr, "  no node left to %s\n", verb);
+		reason(pr, "no node left to %s", verb);
 		return -1;
 	}
 	per = pr->serial > 0 ? (size_t)pr->serial : live.n;
@@ -306,7 +421,7 @@ step_tune(struct prun *pr, const char *verb, const char *profile, int check, con
 		strvec_push(&argv, profile);
 	if (check)
 		strvec_push(&argv, "--check");
-	while (i < live.n && !pr->tripped) {
+	while (i < live.n && !pr->tripped && !interrupted()) {
 		struct strvec batch = { 0 };
 		json_object *doc = NULL;
 		char *f;
@@ -318,7 +433,7 @@ step_tune(struct prun *pr, const char *verb, const char *profile, int check, con
 		    profile[0] ? " " : "", profile ? profile : "", check ? " --check" : "", f);
 		free(f);
 		if (sub_run(pr, &argv, &batch, &doc) == 2 && doc == NULL) {
-			say(pr, "  knobctl %s could not run\n", verb);
+			reason(pr, "knobctl %s could not run", verb);
 			rc = -1;
 		}
 		take_statuses(pr, doc, &batch, how, "status", is_error_status);
@@ -329,7 +444,7 @@ step_tune(struct prun *pr, const char *verb, const char *profile, int check, con
 	}
 	strvec_free(&live);
 	strvec_free(&argv);
-	return rc;
+	return interrupted() ? -1 : rc;
 }
 
 /* The nodes of sel (NULL: all) an apply of the play may have reached. */
@@ -349,8 +464,10 @@ say_not_rolled_back(struct prun *pr, const char *sel)
 	struct strvec left = { 0 };
 
 	applied_nodes(pr, sel, &left);
-	for (size_t i = 0; i < left.n; i++)
+	for (size_t i = 0; i < left.n; i++) {
 		say(pr, "  %s: NOT rolled back: the profile may still be there\n", left.v[i]);
+		pr->nrb[node_index(pr, left.v[i])] = 1;
+	}
 	if (left.n)
 		pr->bad = 1;
 	strvec_free(&left);
@@ -361,7 +478,9 @@ say_not_rolled_back(struct prun *pr, const char *sel)
  * play may have reached, failed ones too (they may have applied before
  * they failed); those rolled back are no longer marked applied.  One that
  * is not (still unreachable, busy, failed) is said and fails the play:
- * its profile may still be there.  0, or -1 when one was not. */
+ * its profile may still be there.  After a signal it queues up to
+ * SIG_LOCK_WAIT_S for the tuning lock: the agents of an interrupted bench
+ * hold it until they have aborted its phase.  0, or -1 when one was not. */
 static int
 rollback_applied(struct prun *pr, const char *sel)
 {
@@ -372,6 +491,10 @@ rollback_applied(struct prun *pr, const char *sel)
 	if (who.n == 0)
 		return 0;
 	strvec_push(&argv, "rollback");
+	if (interrupted()) {	/* a bench cut short: its agents may still hold the lock */
+		strvec_push(&argv, "--wait");
+		strvec_push(&argv, SIG_LOCK_WAIT_S);
+	}
 	say(pr, "  knobctl rollback on every node an apply may have reached (%zu)\n", who.n);
 	(void)sub_run(pr, &argv, &who, &doc);
 	take_statuses(pr, doc, &who, MARKS_ROLLBACK, "status", is_error_status);
@@ -421,18 +544,21 @@ step_health(struct prun *pr, const struct pstep *st, const char *sel)
 	}
 	live_nodes(pr, sel, &live);
 	if (live.n == 0) {
-		say(pr, "  no node left to sweep\n");
+		reason(pr, "no node left to sweep");
 		return -1;
 	}
 	if ((src = sub_run(pr, &st->args, &live, &doc)) == 2 && doc == NULL) {
-		say(pr, "  knobctl sweep could not run\n");
+		reason(pr, "knobctl sweep could not run");
 		rc = -1;
 	} else if (src != 0 && src != 1) {
-		say(pr, "  knobctl sweep itself failed (exit %d: its reason is above): the step "
-		    "fails\n", src);
+		reason(pr, "knobctl sweep itself failed (exit %d: its reason is above): the step "
+		    "fails", src);
 		rc = -1;
 	}
-	take_statuses(pr, doc, &live, MARKS_KEEP, "state", is_failing_health);
+	if (interrupted())	/* cut short by us: no node's health is known */
+		rc = -1;
+	else
+		take_statuses(pr, doc, &live, MARKS_KEEP, "state", is_failing_health);
 	if (check_trip(pr))
 		rc = -1;
 	json_object_put(doc);
@@ -476,6 +602,7 @@ plan_bench(struct prun *pr, const struct pstep *st, size_t nnodes)
 
 	sub.inv = pr->ctl->inv;
 	if (bench_parse_argv(&sub, (int)st->args.n, st->args.v, &rq) < 0) {
+		reason(pr, "the bench's options do not parse (above)");
 		opt_free(&sub);
 		return -1;
 	}
@@ -536,7 +663,7 @@ step_bench(struct prun *pr, const struct pstep *st, const char *label, const cha
 	*rcp = -1;
 	live_nodes(pr, sel, &live);
 	if (live.n == 0) {
-		say(pr, "  no node left to run the benchmark\n");
+		reason(pr, "no node left to run the benchmark");
 		goto out;
 	}
 	if (pr->check) {
@@ -550,12 +677,13 @@ step_bench(struct prun *pr, const struct pstep *st, const char *label, const cha
 	strvec_push(&argv, st->args.v[st->args.n - 1]);	/* KIND last */
 	rc = sub_run(pr, &argv, &live, &doc);
 	if (doc == NULL) {
-		say(pr, "  knobctl bench could not run (exit %d)\n", rc);
+		reason(pr, "knobctl bench could not run (exit %d)", rc);
 		goto out;
 	}
 	if (!pr->ctl->json)
 		bench_print_table(pr->out, doc, pr->ctl->units_decimal);
-	phases = json_object_object_get(doc, "phases");
+	/* interrupted: its nodes were cut off by us, not lost */
+	phases = interrupted() ? NULL : json_object_object_get(doc, "phases");
 	for (size_t i = 0; phases && i < json_object_array_length(phases); i++) {
 		json_object *m = json_object_object_get(json_object_array_get_idx(phases, i), "missing");
 
@@ -566,6 +694,9 @@ step_bench(struct prun *pr, const struct pstep *st, const char *label, const cha
 	check_trip(pr);
 	json_object_array_add(pr->docs, doc);
 	*rcp = rc == 0 ? 0 : -1;
+	if (rc != 0 && !interrupted())
+		reason(pr, "knobctl bench exited %d: a phase failed or is degraded, or files were "
+		    "left", rc);
 	if (json_object_object_get_ex(doc, "db", NULL))
 		say(pr, "  run %s stored%s%s\n", js_str(doc, "run_id"), label ? " as " : "",
 		    label ? label : "");
@@ -585,12 +716,12 @@ run_benches(struct prun *pr, const struct pstep *st, const char *label, const ch
 {
 	int rc = 0, r;
 
-	for (size_t i = 0; i < st->nsub; i++) {
+	for (size_t i = 0; i < st->nsub && !interrupted(); i++) {
 		say(pr, " bench (line %d), %s\n", st->sub[i].line, label);
 		out[i] = step_bench(pr, &st->sub[i], label, sel, &r);
 		rc = r < 0 ? -1 : rc;
 	}
-	return rc;
+	return interrupted() ? -1 : rc;
 }
 
 /* Compare table of each pair (printed; into tables when not NULL); the
@@ -707,12 +838,12 @@ step_canary(struct prun *pr, const struct pstep *st, const char *sel)
 	}
 	if (worse || unjudged) {
 		if (worse)
-			say(pr, " canary verdict: %zu point(s) worse with %s (the table above): "
-			    "rolling the canaries back, no roll-out\n", worse, st->profile);
+			reason(pr, "canary verdict: %zu point(s) worse with %s (the table above): "
+			    "rolling the canaries back, no roll-out", worse, st->profile);
 		else
-			say(pr, " canary verdict: %zu point(s) could not be judged (fewer than 2 good "
+			reason(pr, "canary verdict: %zu point(s) could not be judged (fewer than 2 good "
 			    "runs a side, or runs that are not comparable: above): no evidence that "
-			    "%s is not worse; rolling the canaries back, no roll-out\n", unjudged,
+			    "%s is not worse; rolling the canaries back, no roll-out", unjudged,
 			    st->profile);
 		rollback_applied(pr, canary);	/* failed canaries too */
 		goto out;
@@ -795,8 +926,8 @@ step_score(struct prun *pr)
 	free(bw);
 	free(md);
 	if (nbw == 0 || nmd == 0) {
-		say(pr, "  no IO500-like score: no %s phase has a figure (it needs both bandwidth "
-		    "and metadata phases)\n", nbw == 0 && nmd == 0 ? "bandwidth or metadata" :
+		reason(pr, "no IO500-like score: no %s phase has a figure (it needs both bandwidth "
+		    "and metadata phases)", nbw == 0 && nmd == 0 ? "bandwidth or metadata" :
 		    nbw == 0 ? "bandwidth" : "metadata");
 		return -1;
 	}
@@ -829,8 +960,10 @@ step_report(struct prun *pr, const struct pstep *st)
 		docs[i] = json_object_array_get_idx(pr->docs, i);
 	if (n)
 		rc = report_save(st->file, docs, n, pr->ctl->units_decimal) < 0 ? -1 : 0;
-	say(pr, rc == 0 ? "  report of %zu run(s) written to %s\n" : "  no report of %zu run(s) "
-	    "in %s\n", n, st->file);
+	if (rc == 0)
+		say(pr, "  report of %zu run(s) written to %s\n", n, st->file);
+	else
+		reason(pr, "no report of %zu run(s) in %s", n, st->file);
 	free(docs);
 	return rc;
 }
@@ -847,14 +980,14 @@ node_mask(struct prun *pr, const char *expr, int *bad)
 		return NULL;
 	m = xcalloc(pr->nodes->n + 1, 1);
 	if (nodeset_expand(expr, inventory_group_fn, pr->ctl->inv, &names, err, sizeof(err)) < 0) {
-		say(pr, "  nodes=\"%s\": %s\n", expr, err);
+		reason(pr, "nodes=\"%s\": %s", expr, err);
 		*bad = -1;
 	}
 	for (size_t i = 0; i < names.n; i++) {
 		long k = node_index(pr, names.v[i]);
 
 		if (k < 0) {
-			say(pr, "  nodes=\"%s\": %s is not one of the play's nodes\n", expr, names.v[i]);
+			reason(pr, "nodes=\"%s\": %s is not one of the play's nodes", expr, names.v[i]);
 			*bad = -1;
 		} else
 			m[k] = 1;
@@ -944,16 +1077,133 @@ play_info(const struct play *pl)
 	return o;
 }
 
+/* The name of a signal that stops a play. */
+static const char *
+sig_name(int sig)
+{
+	return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal";
+}
+
+/* The reason of a failed step's record js: the signal, else the first
+ * the step gave (why). */
+static void
+step_reason(json_object *js, int sig, const char *why)
+{
+	char *s = sig ? xasprintf("interrupted by %s", sig_name(sig)) :
+	    xstrdup(why ? why : "failed");
+
+	json_object_object_add(js, "reason", json_object_new_string(s));
+	free(s);
+}
+
+/* Run step i; its record into pr->steps.  0 when the play goes on, 1 when
+ * it stops (a failed step without on-failure="continue", a trip, a signal). */
+static int
+play_step(struct prun *pr, size_t i, size_t *failed_steps)
+{
+	const struct pstep *st = &pr->pl->steps[i];
+	json_object *js = json_object_new_object();
+	int rc, sig;
+
+	say(pr, "\n== step %zu/%zu (line %d): %s%s%s\n", i + 1, pr->pl->nsteps, st->line, st->name,
+	    st->profile[0] ? " " : "", st->profile);
+	pr->cur = st;
+	if (pr->tripped)
+		reason(pr, "max-fail tripped in an earlier step");
+	rc = pr->tripped ? -1 : run_step(pr, st);
+	pr->cur = NULL;
+	sig = interrupted();
+	json_object_object_add(js, "step", json_object_new_string(st->name));
+	json_object_object_add(js, "line", json_object_new_int(st->line));
+	json_object_object_add(js, "status", json_object_new_string(rc == 0 ? "ok" : sig ?
+	    "interrupted" : "failed"));
+	if (rc != 0)
+		step_reason(js, sig, pr->why);
+	free(pr->why);
+	pr->why = NULL;
+	if (pr->detail)
+		json_object_object_add(js, "canary", pr->detail);
+	pr->detail = NULL;
+	json_object_array_add(pr->steps, js);
+	if (rc != 0) {
+		(*failed_steps)++;
+		pr->bad = 1;
+	}
+	if (sig) {
+		say(pr, "  %s: the play stops\n", sig_name(sig));
+		return 1;
+	}
+	if (rc == 0)
+		return 0;
+	if (st->cont && !pr->tripped) {
+		say(pr, "  step failed; on-failure=\"continue\"\n");
+		return 0;
+	}
+	say(pr, "  step failed: the play stops\n");
+	return 1;
+}
+
+/* The nodes said NOT rolled back whose profile may still be there (no
+ * later rollback restored them), as a JSON array. */
+static json_object *
+not_rolled_back(struct prun *pr)
+{
+	json_object *a = json_object_new_array();
+
+	for (size_t i = 0; i < pr->nodes->n; i++)
+		if (pr->nrb[i] && pr->applied[i])
+			json_object_array_add(a, json_object_new_string(pr->nodes->v[i]));
+	return a;
+}
+
+/* The --json document of the play (caller puts it). */
+static json_object *
+play_result(struct prun *pr, int stopped)
+{
+	json_object *res = json_object_new_object(), *failed = json_object_new_array();
+	json_object *ids = json_object_new_array();
+	int sig = interrupted();
+
+	json_object_object_add(res, "play", json_object_new_string(pr->pl->name));
+	json_object_object_add(res, "status", json_object_new_string(sig ? "interrupted" :
+	    stopped ? "stopped" : pr->bad ? "finished-with-failures" : "ok"));
+	if (sig)
+		json_object_object_add(res, "signal", json_object_new_string(sig_name(sig)));
+	json_object_object_add(res, "steps", pr->steps);
+	for (size_t i = 0; i < pr->nodes->n; i++)
+		if (pr->failed[i])
+			json_object_array_add(failed, json_object_new_string(pr->nodes->v[i]));
+	json_object_object_add(res, "failed_nodes", failed);
+	json_object_object_add(res, "failed", json_object_get(pr->failures));
+	json_object_object_add(res, "not_rolled_back", not_rolled_back(pr));
+	for (size_t i = 0; i < json_object_array_length(pr->docs); i++)
+		json_object_array_add(ids, json_object_new_string(js_str(
+		    json_object_array_get_idx(pr->docs, i), "run_id")));
+	json_object_object_add(res, "runs", ids);
+	if (pr->score)
+		json_object_object_add(res, "io500_like", pr->score);
+	return res;
+}
+
+/* Run the play's steps on nodes; the stop's rollback when it stops (a
+ * signal too: the signals are caught while the play runs).  The exit
+ * status: 0, 1, or 128 + the signal's number when one interrupted it. */
 int
 play_run(struct ctl *ctl, struct play *pl, const struct strvec *nodes, int check)
 {
 	struct prun pr = { .ctl = ctl, .pl = pl, .check = check, .nodes = nodes, .out = ctl->out };
+	struct sigaction old[nitems(play_sigs)];
 	json_object *res;
 	char *folded = nodeset_fold(nodes->v, nodes->n);
-	int stopped = 0, failed_steps = 0;
+	size_t failed_steps = 0;
+	int stopped = 0, sig;
 
+	memset(old, 0, sizeof(old));
+	play_signals_catch(old);
 	pr.failed = xcalloc(nodes->n + 1, 1);
 	pr.applied = xcalloc(nodes->n + 1, 1);
+	pr.nrb = xcalloc(nodes->n + 1, 1);
+	pr.failures = json_object_new_array();
 	pr.maxfail = pl->max_fail;
 	pr.serial = pl->serial[0] ? play_count(pl->serial, nodes->n) : 0;
 	pr.docs = json_object_new_array();
@@ -962,68 +1212,33 @@ play_run(struct ctl *ctl, struct play *pl, const struct strvec *nodes, int check
 	say(&pr, "play %s (%s)%s on %zu node(s) %s; serial %s, max-fail %s (trips when more "
 	    "nodes fail)\n", pl->name, pl->path, check ? " --check" : "", nodes->n, folded,
 	    pr.serial ? pl->serial : "all", pl->max_fail[0] ? pl->max_fail : "0");
-	for (size_t i = 0; i < pl->nsteps && !stopped; i++) {
-		const struct pstep *st = &pl->steps[i];
-		json_object *js = json_object_new_object();
-		int rc;
-
-		say(&pr, "\n== step %zu/%zu (line %d): %s%s%s\n", i + 1, pl->nsteps, st->line, st->name,
-		    st->profile[0] ? " " : "", st->profile);
-		rc = pr.tripped ? -1 : run_step(&pr, st);
-		json_object_object_add(js, "step", json_object_new_string(st->name));
-		json_object_object_add(js, "line", json_object_new_int(st->line));
-		json_object_object_add(js, "status", json_object_new_string(rc ? "failed" : "ok"));
-		if (pr.detail)
-			json_object_object_add(js, "canary", pr.detail);
-		pr.detail = NULL;
-		json_object_array_add(pr.steps, js);
-		if (rc == 0)
-			continue;
-		failed_steps++;
-		pr.bad = 1;
-		if (st->cont && !pr.tripped)
-			say(&pr, "  step failed; on-failure=\"continue\"\n");
-		else {
-			say(&pr, "  step failed: the play stops\n");
-			stopped = 1;
-		}
-	}
+	for (size_t i = 0; i < pl->nsteps && !stopped; i++)
+		stopped = play_step(&pr, i, &failed_steps);
+	if ((sig = interrupted()) != 0)
+		play_signals_default(old);	/* a second signal acts at once */
 	if (stopped)
 		stop_rollback(&pr);
 	if (check)
 		say(&pr, "\nplan total: %.2f GiB of data; expected runtime %s%.0f s%s; nothing was "
 		    "written\n", pr.est_bytes / 1073741824.0, pr.est_unknown ? "at least " : "",
 		    pr.est_s, pr.est_unknown ? " (some phases have no earlier run)" : "");
-	say(&pr, "\nplay %s: %s; %zu of %zu step(s) failed; %zu node(s) failed\n", pl->name,
-	    stopped ? "stopped" : "finished", (size_t)failed_steps, pl->nsteps, pr.nfailed);
-	res = json_object_new_object();
-	json_object_object_add(res, "play", json_object_new_string(pl->name));
-	json_object_object_add(res, "status", json_object_new_string(stopped ? "stopped" :
-	    pr.bad ? "finished-with-failures" : "ok"));
-	json_object_object_add(res, "steps", pr.steps);
-	json_object_object_add(res, "failed_nodes", json_object_new_array());
-	for (size_t i = 0; i < nodes->n; i++)
-		if (pr.failed[i])
-			json_object_array_add(json_object_object_get(res, "failed_nodes"),
-			    json_object_new_string(nodes->v[i]));
-	{
-		json_object *ids = json_object_new_array();
-
-		for (size_t i = 0; i < json_object_array_length(pr.docs); i++)
-			json_object_array_add(ids, json_object_new_string(js_str(
-			    json_object_array_get_idx(pr.docs, i), "run_id")));
-		json_object_object_add(res, "runs", ids);
-	}
-	if (pr.score)
-		json_object_object_add(res, "io500_like", pr.score);
+	say(&pr, "\nplay %s: %s%s; %zu of %zu step(s) failed; %zu node(s) failed\n", pl->name,
+	    sig ? "interrupted by " : stopped ? "stopped" : "finished", sig ? sig_name(sig) : "",
+	    failed_steps, pl->nsteps, pr.nfailed);
+	res = play_result(&pr, stopped);
 	if (ctl->json)
 		fprintf(ctl->out, "%s\n", json_object_to_json_string_ext(res, JSON_C_TO_STRING_PRETTY |
 		    JSON_C_TO_STRING_NOSLASHESCAPE));
+	fflush(ctl->out);
 	json_object_put(res);
 	json_object_put(pr.info);
 	json_object_put(pr.docs);
 	free(pr.failed);
 	free(pr.applied);
+	free(pr.nrb);
+	free(pr.why);
+	json_object_put(pr.failures);
 	free(folded);
-	return pr.bad ? 1 : 0;
+	play_signals_restore(old);
+	return sig ? 128 + sig : pr.bad ? 1 : 0;
 }

@@ -1000,6 +1000,140 @@ START_TEST(play_extra_var_last_wins)
 }
 END_TEST
 
+/* Is the directory at path (arg) empty? */
+static int
+dir_empty(void *arg)
+{
+	return harness_sh("test -z \"$(ls -A %s)\"", (const char *)arg) == 0;
+}
+
+/* Is there something in the directory at path (arg)? */
+static int
+dir_full(void *arg)
+{
+	return !dir_empty(arg);
+}
+
+/* SIGINT, then with --json SIGTERM, to knobctl itself while the play's
+ * long bench runs (256 writes at 10 a second: 25 s): the bench stops at
+ * once, the stop's rollback puts back every node's original (1111, 1112,
+ * 1113, not the defaults), the summary says so (the JSON's status
+ * "interrupted"), exit 128 + the signal, and the agents remove the
+ * bench's files.  Before, the signal killed knobctl: the nodes kept the
+ * profile, with nothing printed. */
+START_TEST(play_signal_rolls_back)
+{
+	static const int sigs[] = { SIGINT, SIGTERM };
+	char path[PATH_MAX + 16], proc[64], comm[64], *out;
+
+	somax_profile();
+	write_file("sig.xml", "<?xml version=\"1.0\"?>\n<play name=\"sig\" nodes=\"@all\">\n"
+	    "  <apply profile=\"somax\"/>\n"
+	    "  <bench kind=\"seq-write\" dir=\"%s\" threads=\"1\" bs=\"4k\" size=\"1m\" "
+	    "test-rate-iops=\"10\"/>\n  <rollback/>\n</play>\n", data);
+	snprintf(path, sizeof(path), "%s/sig.out", h.tmp);
+	for (size_t k = 0; k < nitems(sigs); k++) {
+		uint64_t t0;
+		pid_t pid;
+		int st;
+
+		for (int i = 0; i < 3; i++)
+			ck_assert_int_eq(harness_node_sh(&h, i, "echo %d > "
+			    "/proc/sys/net/core/somaxconn", 1111 + i), 0);
+		unlink(path);
+		pid = harness_knobctl_bg(&h, path, "&2", "%splay %s/sig.xml", k ? "--json " : "",
+		    h.tmp);
+		ck_assert_int_gt(pid, 0);
+		/* with --json nothing is printed until the end: the bench's
+		 * files tell that it began, after the apply */
+		ck_assert_msg(k == 0 ? cu_wait(at_step2, path, 30) >= 0 :
+		    cu_wait(dir_full, data, 30) >= 0, "the play never reached its bench");
+		snprintf(proc, sizeof(proc), "/proc/%d/comm", (int)pid);
+		ck_assert_int_ge(read_small_file(proc, comm, sizeof(comm)), 0);
+		ck_assert_str_eq(comm, "knobctl");	/* not a wrapper */
+		t0 = now_mono_ns();
+		ck_assert_int_eq(kill(pid, sigs[k]), 0);
+		ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+		out = cu_slurp(path);
+		fprintf(stderr, "%s\n", out);
+		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 128 + sigs[k], "%s", out);
+		ck_assert_msg(now_mono_ns() - t0 < 10000000000ull, "%s", out);
+		if (k == 0) {
+			ck_assert_msg(strstr(out, "SIGINT: the play stops") != NULL, "%s", out);
+			ck_assert_msg(strstr(out, "play stopped: rolling back what it applied") !=
+			    NULL, "%s", out);
+			ck_assert_msg(strstr(out, "play sig: interrupted by SIGINT") != NULL, "%s",
+			    out);
+		} else {
+			json_object *doc = need(json_tokener_parse(out));
+
+			ck_assert_str_eq(cu_str(doc, "status"), "interrupted");
+			ck_assert_str_eq(cu_str(doc, "signal"), "SIGTERM");
+			ck_assert_str_eq(cu_str(json_object_array_get_idx(cu_get(doc, "steps"), 1),
+			    "status"), "interrupted");
+			json_object_put(doc);
+		}
+		free(out);
+		for (int i = 0; i < 3; i++)
+			ck_assert_msg(somax_is(i, i == 0 ? "1111" : i == 1 ? "1112" : "1113"),
+			    "node%02d", i + 1);
+		ck_assert_msg(cu_wait(dir_empty, data, 10) >= 0, "the bench's files stay");
+	}
+}
+END_TEST
+
+/* --json says why: each failed node with its step and reason ("failed"),
+ * the nodes NOT rolled back ("not_rolled_back") and a failed step's
+ * "reason".  The play of play_rollback_step_takes_dropped (node03
+ * unreachable, node02 drifting at a verify) with a last verify on node03,
+ * which has no node left: that step fails, the play stops and its
+ * rollback cannot reach node03 either.  Before, --json had only the names
+ * in failed_nodes and "failed" per step: every reason was dropped. */
+START_TEST(play_json_reasons)
+{
+	json_object *doc, *failed, *f, *step;
+	int rc;
+
+	somax_profile();
+	other_profile();
+	harness_agent_stop(&h, 2, SIGKILL);
+	write_file("jr.xml", "<?xml version=\"1.0\"?>\n<play name=\"jr\" nodes=\"@all\" "
+	    "max-fail=\"2\">\n  <apply profile=\"somax\"/>\n"
+	    "  <verify profile=\"other\" nodes=\"node02\"/>\n  <rollback/>\n"
+	    "  <verify profile=\"somax\" nodes=\"node03\"/>\n</play>\n");
+	doc = need(harness_knobctl_json(&h, &rc, "--json --connect-timeout 2 play %s/jr.xml",
+	    h.tmp));
+	fprintf(stderr, "%s\n", json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY));
+	ck_assert_int_eq(rc, 1);
+	ck_assert_str_eq(cu_str(doc, "status"), "stopped");
+	ck_assert_int_eq(json_object_array_length(cu_get(doc, "failed_nodes")), 2);
+	failed = cu_get(doc, "failed");
+	ck_assert_int_eq(json_object_array_length(failed), 2);
+	f = json_object_array_get_idx(failed, 0);
+	ck_assert_str_eq(cu_str(f, "node"), "node03");
+	ck_assert_str_eq(cu_str(f, "step"), "apply");
+	ck_assert_int_eq(json_object_get_int(json_object_object_get(f, "line")), 3);
+	ck_assert_msg(strstr(cu_str(f, "reason"), "connection refused") != NULL, "%s",
+	    cu_str(f, "reason"));
+	f = json_object_array_get_idx(failed, 1);
+	ck_assert_str_eq(cu_str(f, "node"), "node02");
+	ck_assert_str_eq(cu_str(f, "step"), "verify");
+	ck_assert_int_eq(json_object_get_int(json_object_object_get(f, "line")), 4);
+	ck_assert_msg(strstr(cu_str(f, "reason"), "drift") != NULL, "%s", cu_str(f, "reason"));
+	ck_assert_int_eq(json_object_array_length(cu_get(doc, "not_rolled_back")), 1);
+	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(cu_get(doc,
+	    "not_rolled_back"), 0)), "node03");
+	step = json_object_array_get_idx(cu_get(doc, "steps"), 3);
+	ck_assert_str_eq(cu_str(step, "status"), "failed");
+	ck_assert_str_eq(cu_str(step, "reason"), "no node left to verify");
+	ck_assert_ptr_null(json_object_object_get(json_object_array_get_idx(cu_get(doc, "steps"),
+	    0), "reason"));
+	json_object_put(doc);
+	ck_assert(!somax_is(0, "2345"));
+	ck_assert(!somax_is(1, "2345"));
+}
+END_TEST
+
 int
 main(void)
 {
@@ -1024,6 +1158,8 @@ main(void)
 	tcase_add_test(tc, play_rollback_step_takes_dropped);
 	tcase_add_test(tc, play_health_sweep_fails);
 	tcase_add_test(tc, play_extra_var_last_wins);
+	tcase_add_test(tc, play_signal_rolls_back);
+	tcase_add_test(tc, play_json_reasons);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
