@@ -75,11 +75,11 @@ add_warning(struct strvec *text, struct strvec **nodes, const char *w, const cha
 
 /* The measurement options of a request into the "params" of its phase p
  * (ext: the phase runs an external tool, whose arguments go there too;
- * engine: the I/O engine that ran).  Every key here is part of a point's
- * key in compare (stats.h). */
+ * engine, depth: the I/O engine that ran and its queue depth).  Every key
+ * here is part of a point's key in compare (stats.h). */
 static void
 measure_params(json_object *o, const struct bench_req *rq, const struct plan *p, int ext,
-    const char *engine)
+    const char *engine, int64_t depth)
 {
 	if (ext) {
 		json_object *args = json_object_new_array();
@@ -96,7 +96,7 @@ measure_params(json_object *o, const struct bench_req *rq, const struct plan *p,
 	json_object_object_add(o, "md_branch", json_object_new_int64(rq->md_branch));
 	json_object_object_add(o, "md_leaf_only", json_object_new_boolean(rq->md_leaf_only));
 	json_object_object_add(o, "files_total", json_object_new_int64((int64_t)rq->files_total));
-	json_object_object_add(o, "iodepth", json_object_new_int64(rq->iodepth ? rq->iodepth : 1));
+	json_object_object_add(o, "iodepth", json_object_new_int64(depth));
 	json_object_object_add(o, "ioengine", jstr(engine));
 	json_object_object_add(o, "runtime_s", json_object_new_int64(rq->runtime_s));
 	json_object_object_add(o, "rwmix_read", json_object_new_int64(p->rwmix));
@@ -288,6 +288,22 @@ nodes_said(const struct brun *br, const struct phase_in *in, size_t off, const c
 	return said ? said : dflt;
 }
 
+/* The queue depth the nodes' threads kept: the lowest a node reports
+ * (libaio on buffered I/O keeps 1, whatever was asked), else the
+ * request's (md, external tools, agents before the field). */
+static int64_t
+nodes_depth(const struct brun *br, const struct phase_in *in)
+{
+	uint32_t d = 0;
+
+	for (size_t i = 0; i < br->fo->n; i++)
+		if (in->res[i] && in->res[i]->iodepth && (d == 0 || in->res[i]->iodepth < d))
+			d = in->res[i]->iodepth;
+	if (d == 0)
+		d = br->req->iodepth ? br->req->iodepth : 1;
+	return d;
+}
+
 /* The scalar fields of the phase record (rundoc's table). */
 static json_object *
 phase_scalars(const struct brun *br, const struct phase_in *in, const struct bench_agg *ag,
@@ -419,6 +435,8 @@ node_result_json(const struct brun *br, size_t i, const Knob__PhaseResult *r, in
 	json_object_object_add(nd, "ops", json_object_new_int64((int64_t)r->ops));
 	if (r->ioengine[0])
 		json_object_object_add(nd, "ioengine", jstr(r->ioengine));
+	if (r->iodepth)
+		json_object_object_add(nd, "iodepth", json_object_new_int64(r->iodepth));
 	json_object_object_add(nd, "buffer_pages", jstr(r->buffer_pages[0] ? r->buffer_pages : "4k"));
 	json_object_object_add(nd, "cpu_bind", jstr(r->cpu_bind[0] ? r->cpu_bind : "none"));
 	json_object_object_add(nd, "start_s", json_object_new_double(rel_s(s, ag->t_start)));
@@ -512,7 +530,7 @@ phase_document(const struct brun *br, struct phase_in *in, const struct bench_ag
 	 * migration; --force pairs such a run with a newer one) */
 	if ((x = js_get(ph, "params")) != NULL)
 		measure_params(x, rq, p, ext, nodes_said(br, in,
-		    offsetof(Knob__PhaseResult, ioengine), "auto"));
+		    offsetof(Knob__PhaseResult, ioengine), "auto"), nodes_depth(br, in));
 	if (strcmp(p->kind, "rand-rw") == 0)
 		rw_split(ph, in->res, br->fo->n);
 	for (size_t i = 0; i < br->fo->n; i++)

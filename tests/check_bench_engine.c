@@ -2148,6 +2148,44 @@ START_TEST(t_worker_fds)
 }
 END_TEST
 
+/* libaio queues only O_DIRECT I/O (io_submit runs buffered I/O before it
+ * returns): buffered at depth 8 the phase warns and says it ran at depth 1,
+ * O_DIRECT keeps 8, and so does io_uring buffered where it is there.
+ * Before, the result claimed depth 8 with no word. */
+START_TEST(t_libaio_buffered)
+{
+	static const char want[] = "libaio queues only with --direct: buffered I/O ran at "
+	    "queue depth 1";
+	struct io_uring ring;
+	int have = io_uring_queue_init(2, &ring, 0) == 0;
+
+	if (have)
+		io_uring_queue_exit(&ring);
+	for (int c = 0; c < 3; c++) {
+		uint32_t ranks[] = { 0 };
+		struct bench_params p;
+		struct bench_job *j;
+		Knob__PhaseResult r;
+
+		if (c == 2 && !have)
+			continue;
+		mkparams(&p, "rand-write", tmp, "la", ranks, 1, 1);
+		p.bs = 4096;
+		p.queue_depth = 8;
+		p.ioengine = c == 2 ? IOE_URING : IOE_AIO;
+		p.odirect = c == 1;
+		j = run(&p, 1);
+		ck_assert_uint_eq(atomic_load(&j->th[0].ops), 256);
+		bench_job_result(j, &r);
+		ck_assert_uint_eq(r.iodepth, c == 0 ? 1 : 8);
+		ck_assert_msg((strstr(r.warning, want) != NULL) == (c == 0), "%d: %s", c, r.warning);
+		bench_result_free(&r);
+		bench_job_cleanup(j);
+		bench_job_free(j);
+	}
+}
+END_TEST
+
 int
 main(void)
 {
@@ -2190,6 +2228,7 @@ main(void)
 	tcase_add_test(tc, t_segments);
 	tcase_add_test(tc, t_prefill_partial_chunk);
 	tcase_add_test(tc, t_option_checks);
+	tcase_add_test(tc, t_libaio_buffered);
 	suite_add_tcase(s, tc);
 	/* CK_RUN_CASE=offsets build/tests/check_bench_engine prints the chi-square figures */
 	tco = tcase_create("offsets");

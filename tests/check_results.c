@@ -1246,9 +1246,10 @@ START_TEST(t_report_whole_or_nothing)
 END_TEST
 
 /* The record of a rand-read phase at iodepth 16 with the engine asked for
- * left to auto, on nodes whose results say they ran engines[0..n). */
+ * left to auto, on nodes whose results say they ran engines[0..n) at
+ * queue depths depths[0..n) (NULL: an agent before the field). */
 static json_object *
-phase_ran(const char *const *engines, size_t n)
+phase_ran_at(const char *const *engines, const uint32_t *depths, size_t n)
 {
 	static char names[2][8] = { "node01", "node02" };
 	struct bench_req rq = { 0 };
@@ -1275,6 +1276,7 @@ phase_ran(const char *const *engines, size_t n)
 		knob__phase_result__init(&res[i]);
 		res[i].ok = 1;
 		res[i].ioengine = (char *)(uintptr_t)engines[i];
+		res[i].iodepth = depths ? depths[i] : 0;
 		res[i].bytes = thr[i].bytes;
 		res[i].ops = thr[i].ops;
 		res[i].start_ns = thr[i].start_ns;
@@ -1305,6 +1307,13 @@ phase_ran(const char *const *engines, size_t n)
 	br.nplan = 1;
 	snprintf(br.phase_id, sizeof(br.phase_id), "x");
 	return bench_phase_record(&br, &status);
+}
+
+/* phase_ran_at() from agents that do not say their queue depth. */
+static json_object *
+phase_ran(const char *const *engines, size_t n)
+{
+	return phase_ran_at(engines, NULL, n);
 }
 
 /* params.ioengine is the engine the nodes ran (auto took io_uring on one
@@ -1886,6 +1895,33 @@ START_TEST(t_report_many_runs)
 }
 END_TEST
 
+/* params.iodepth is the queue depth the nodes kept, the lowest of them
+ * (libaio on buffered I/O keeps 1 whatever --iodepth said), per_node[]
+ * says each; without the figure (an older agent) the request's.  Before,
+ * the request's 16 stood for a phase that ran at 1. */
+START_TEST(t_iodepth_ran)
+{
+	static const char *const aio[] = { "libaio", "libaio" };
+	static const char *const both[] = { "io_uring", "libaio" };
+	static const uint32_t one[] = { 1, 1 }, mixed[] = { 16, 1 };
+	json_object *ph;
+
+	ph = phase_ran_at(aio, one, 2);
+	ck_assert_int_eq(cu_int(cu_get(ph, "params"), "iodepth"), 1);
+	ck_assert_int_eq(cu_int(json_object_array_get_idx(cu_get(ph, "per_node"), 1),
+	    "iodepth"), 1);
+	json_object_put(ph);
+	ph = phase_ran_at(both, mixed, 2);
+	ck_assert_int_eq(cu_int(cu_get(ph, "params"), "iodepth"), 1);
+	ck_assert_int_eq(cu_int(json_object_array_get_idx(cu_get(ph, "per_node"), 0),
+	    "iodepth"), 16);
+	json_object_put(ph);
+	ph = phase_ran(aio, 2);
+	ck_assert_int_eq(cu_int(cu_get(ph, "params"), "iodepth"), 16);
+	json_object_put(ph);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -1927,6 +1963,7 @@ main(void)
 	tcase_add_test(tc, t_one_good_repeat);
 	tcase_add_test(tc, t_report_tick_labels);
 	tcase_add_test(tc, t_report_many_runs);
+	tcase_add_test(tc, t_iodepth_ran);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
