@@ -202,12 +202,58 @@ collect_node(const struct brun *br, size_t i, struct phase_in *in, struct strvec
 	}
 }
 
+/* The file system node i said DIR is on (its PhaseReady), "" unknown. */
+static const char *
+node_fs_type(const struct brun *br, size_t i)
+{
+	const struct pnode *pn = &br->pn[i];
+
+	return pn->ready && pn->ready->phase_ready->fs_type ? pn->ready->phase_ready->fs_type : "";
+}
+
+/* The warning when the nodes' DIR lies on different file systems (one
+ * node without the mount has it on its root file system): "node03: DIR is
+ * on ext4, node[01-02,04] on lustre", smaller groups first; NULL when they
+ * agree.  The caller frees it. */
+static char *
+fs_mismatch_warning(const struct brun *br)
+{
+	struct strvec types = { 0 }, *nodes = NULL;
+	char *w = NULL, *f, *t;
+	size_t i, k, *order;
+
+	for (i = 0; i < br->fo->n; i++)
+		if (br->pn[i].inphase && node_fs_type(br, i)[0])
+			add_warning(&types, &nodes, node_fs_type(br, i), br->fo->nodes[i].name);
+	order = xcalloc(types.n ? types.n : 1, sizeof(*order));
+	for (i = 0; i < types.n; i++) {
+		for (k = i; k > 0 && nodes[order[k - 1]].n > nodes[i].n; k--)
+			order[k] = order[k - 1];
+		order[k] = i;
+	}
+	for (i = 0; types.n > 1 && i < types.n; i++) {
+		f = nodeset_fold(nodes[order[i]].v, nodes[order[i]].n);
+		t = w;
+		w = i == 0 ? xasprintf("%s: %s is on %s", f, br->req->dir, types.v[order[i]]) :
+		    xasprintf("%s, %s on %s", t, f, types.v[order[i]]);
+		free(t);
+		free(f);
+	}
+	for (i = 0; i < types.n; i++)
+		strvec_free(&nodes[i]);
+	free(nodes);
+	free(order);
+	strvec_free(&types);
+	return w;
+}
+
 /* Collect: every node's part of the phase; nodes that died before it are
  * missing.  Warnings print once per text, naming their nodes folded. */
 static void
 phase_collect(const struct brun *br, struct phase_in *in)
 {
 	struct strvec wtext = { 0 }, *wnodes = NULL;
+	char *f;
 	size_t i;
 
 	memset(in, 0, sizeof(*in));
@@ -230,11 +276,14 @@ phase_collect(const struct brun *br, struct phase_in *in)
 		}
 	}
 	for (i = 0; i < wtext.n; i++) {
-		char *f = nodeset_fold(wnodes[i].v, wnodes[i].n);
-
+		f = nodeset_fold(wnodes[i].v, wnodes[i].n);
 		json_object_array_add(in->warns, jfmt("%s: %s", f, wtext.v[i]));
 		free(f);
 		strvec_free(&wnodes[i]);
+	}
+	if ((f = fs_mismatch_warning(br)) != NULL) {
+		json_object_array_add(in->warns, json_object_new_string(f));
+		free(f);
 	}
 	if (br->shift_own) {
 		char *w = bench_shift_warning(br->shift, br->shift_own, br->plan[br->cur].threads,
@@ -473,6 +522,8 @@ node_json(const struct brun *br, size_t i, const struct phase_in *in, const stru
 	json_object_object_add(nd, "status", jstr(lost ? "missing" :
 	    (pn->err || (r && !r->ok) || !r) ? "failed" : "ok"));
 	json_object_object_add(nd, "threads", json_object_new_int64((int64_t)pn->nranks));
+	if (node_fs_type(br, i)[0])
+		json_object_object_add(nd, "fs_type", jstr(node_fs_type(br, i)));
 	if (lost) {
 		json_object *rk = json_object_new_array();
 
