@@ -1565,6 +1565,40 @@ START_TEST(fs_type_mismatch)
 }
 END_TEST
 
+/* An io_uring (or libaio) submit that fails with EAGAIN, as under memory
+ * pressure, fails the thread that met it, after reaping what it had in
+ * flight, and not the agent: node01 (knobd --test-hooks with
+ * $KNOB_TEST_SUBMIT_EAGAIN, once) reports the phase failed with the error,
+ * removes its files and answers a ping.  Before, fatalx ended knobd. */
+START_TEST(aio_submit_eagain)
+{
+	struct io_uring ring;
+	const char *eng = io_uring_queue_init(2, &ring, 0) == 0 ? "io_uring" : "libaio";
+	char want[128], *out = NULL, *err = NULL;
+	json_object *doc, *nd;
+	int rc;
+
+	if (strcmp(eng, "io_uring") == 0)
+		io_uring_queue_exit(&ring);
+	setenv("KNOB_TEST_SUBMIT_EAGAIN", "1", 1);
+	restart_agent(0, "--test-hooks", "");
+	unsetenv("KNOB_TEST_SUBMIT_EAGAIN");
+	doc = bench_json(&rc, "rand-write -w node01 --dir %s --threads 2 --size 1m --iodepth 8",
+	    data);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_str_eq(cu_str(cu_phase(doc, 0), "status"), "failed");
+	nd = json_object_array_get_idx(cu_get(cu_phase(doc, 0), "per_node"), 0);
+	snprintf(want, sizeof(want), "node01: %s submit: %s", eng, strerror(EAGAIN));
+	ck_assert_msg(strstr(cu_str(nd, "error"), want), "%s", cu_str(nd, "error"));
+	json_object_put(doc);
+	rc = harness_knobctl(&h, &out, &err, "ping -w node01");
+	ck_assert_msg(rc == 0, "%s\n%s", out, err);
+	free(out);
+	free(err);
+	ck_assert_msg(cu_count_entries(data) == 0, "files left behind in %s", data);
+}
+END_TEST
+
 /* KNOB_TESTS=name,name runs only those (while working on one). */
 #define ADD(t) do { if (want(#t)) tcase_add_test(tc, t); } while (0)
 static int
@@ -1609,6 +1643,7 @@ main(void)
 	ADD(clock_offset_prepare_jump);
 	ADD(clock_offset_estimated);
 	ADD(fs_type_mismatch);
+	ADD(aio_submit_eagain);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
