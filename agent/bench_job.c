@@ -660,7 +660,6 @@ bench_job_free(struct bench_job *j)
 	bench_job_abort(j, "freed");
 	bench_job_join(j);
 	for (size_t i = 0; i < j->nth; i++) {
-		bench_aio_free(&j->th[i]);
 		bench_buf_free(j->th[i].buf, j->th[i].buflen, !j->p.small_pages);
 		bench_buf_free(j->th[i].wpool, j->pool.len, j->pool.huge);
 		free(j->th[i].lat);

@@ -1569,7 +1569,8 @@ END_TEST
  * pressure, fails the thread that met it, after reaping what it had in
  * flight, and not the agent: node01 (knobd --test-hooks with
  * $KNOB_TEST_SUBMIT_EAGAIN, once) reports the phase failed with the error,
- * removes its files and answers a ping.  Before, fatalx ended knobd. */
+ * removes its files, answers a ping and runs the next phase.  Before,
+ * fatalx ended knobd. */
 START_TEST(aio_submit_eagain)
 {
 	struct io_uring ring;
@@ -1595,6 +1596,12 @@ START_TEST(aio_submit_eagain)
 	ck_assert_msg(rc == 0, "%s\n%s", out, err);
 	free(out);
 	free(err);
+	/* and runs the next phase */
+	doc = bench_json(&rc, "rand-write -w node01 --dir %s --threads 2 --size 1m --iodepth 8",
+	    data);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_str_eq(cu_str(cu_phase(doc, 0), "status"), "ok");
+	json_object_put(doc);
 	ck_assert_msg(cu_count_entries(data) == 0, "files left behind in %s", data);
 }
 END_TEST
