@@ -91,6 +91,7 @@ struct bench_state {
 	struct bphase *phases;
 	struct kept *kept;
 	int test_die_on_release;	/* $KNOB_TEST_DIE_ON_RELEASE with --test-hooks */
+	int test_submit_eagain;		/* $KNOB_TEST_SUBMIT_EAGAIN with --test-hooks, until used */
 };
 
 /* STATE/bench/<workdir>+<phase>.json for p. */
@@ -220,6 +221,7 @@ bench_init(struct agent *a)
 	pthread_mutex_init(&bs->mu, NULL);
 	pthread_cond_init(&bs->cv, NULL);
 	bs->test_die_on_release = a->cfg.test_hooks && getenv("KNOB_TEST_DIE_ON_RELEASE") != NULL;
+	bs->test_submit_eagain = a->cfg.test_hooks && getenv("KNOB_TEST_SUBMIT_EAGAIN") != NULL;
 	a->bench = bs;
 	orphans_remove(a);
 	return 0;
@@ -853,6 +855,11 @@ h_phase_prepare(struct agent *a, struct aconn *c, Knob__Envelope *req)
 	ph->job = bench_job_new(&p, a->node);
 	ph->job->wall_sync = s->stonewall_sync && s->stonewall_s &&
 	    !bench_kind_is_ext(ph->job->p.kind);
+	/* test hook: the first phase with queued I/O has a submit fail */
+	if (bs->test_submit_eagain && ph->job->p.queue_depth > 1) {
+		atomic_store(&ph->job->test_submit_eagain, 1);
+		bs->test_submit_eagain = 0;
+	}
 	ph->next = bs->phases;
 	bs->phases = ph;
 	log_info("phase %s: preparing %s in %s (%zu threads)", s->phase_id, s->kind, s->dir,

@@ -271,6 +271,9 @@ struct bench_job {
 	size_t ndone;			/* threads finished */
 	int go;				/* barrier released */
 	_Atomic int abort;
+	/* test hook ($KNOB_TEST_SUBMIT_EAGAIN, --test-hooks): one queued
+	 * submit of the phase fails with -EAGAIN, once the queue is full */
+	_Atomic int test_submit_eagain;
 	char abort_reason[128];
 	uint64_t go_mono_ns, go_real_ns;
 	/* stonewall wear-out: threads that stopped or finished, and the

@@ -43,6 +43,7 @@ struct bench_aio {
 	struct iocb **queued;		/* libaio: not submitted yet */
 	struct io_event *ev;
 	struct aio_done *done;
+	int leak;			/* a reap failed: the kernel may still write the buffers */
 };
 
 /* One asynchronous interface: set-up, queue one I/O, submit what is
@@ -53,6 +54,7 @@ struct aio_backend {
 	void (*queue)(struct bench_aio *a, struct aio_slot *s, int fd, size_t len);
 	int (*submit)(struct bench_aio *a);		/* 0 or -errno */
 	int (*reap)(struct bench_aio *a, struct aio_done *out);	/* count or -errno */
+	unsigned (*pending)(struct bench_aio *a);	/* queued, not given to the kernel */
 	void (*fini)(struct bench_aio *a);
 };
 
@@ -128,6 +130,13 @@ uring_reap(struct bench_aio *a, struct aio_done *out)
 	return (int)n;
 }
 
+/* The SQEs the kernel has not taken (a submit that failed leaves them). */
+static unsigned
+uring_pending(struct bench_aio *a)
+{
+	return io_uring_sq_ready(&a->ring);
+}
+
 static void
 uring_fini(struct bench_aio *a)
 {
@@ -193,6 +202,12 @@ laio_reap(struct bench_aio *a, struct aio_done *out)
 	return rc;
 }
 
+static unsigned
+laio_pending(struct bench_aio *a)
+{
+	return a->nqueued;
+}
+
 static void
 laio_fini(struct bench_aio *a)
 {
@@ -202,8 +217,8 @@ laio_fini(struct bench_aio *a)
 }
 
 static const struct aio_backend backends[] = {
-	{ IOE_URING, uring_init, uring_queue, uring_submit, uring_reap, uring_fini },
-	{ IOE_AIO, laio_init, laio_queue, laio_submit, laio_reap, laio_fini },
+	{ IOE_URING, uring_init, uring_queue, uring_submit, uring_reap, uring_pending, uring_fini },
+	{ IOE_AIO, laio_init, laio_queue, laio_submit, laio_reap, laio_pending, laio_fini },
 };
 
 /* ------------------------------------------------------------ the loop */
@@ -252,12 +267,53 @@ bench_aio_free(struct bench_thread *t)
 	if (a == NULL)
 		return;
 	a->be->fini(a);
-	bench_buf_free(a->mem, a->memlen, !t->job->p.small_pages);
+	/* after a failed reap the kernel may still write them: left mapped */
+	if (!a->leak)
+		bench_buf_free(a->mem, a->memlen, !t->job->p.small_pages);
 	free(a->slot);
 	free(a->free);
 	free(a->done);
 	free(a);
 	t->aio = NULL;
+}
+
+/* After a failed submit or reap (err, -errno): wait for the I/Os the
+ * kernel has, whose buffers are its until they complete, and fail thread t
+ * with what went wrong; the agent goes on.  When reaping fails too, the
+ * buffers stay mapped (a->leak) rather than be reused or unmapped. */
+static void
+aio_fail(struct bench_thread *t, const char *what, int err)
+{
+	struct bench_job *j = t->job;
+	struct bench_aio *a = t->aio;
+	int n;
+
+	while (!a->leak && a->depth - a->nfree > a->be->pending(a)) {
+		if ((n = a->be->reap(a, a->done)) < 0) {
+			log_warn("%s: %s: cannot reap queued I/O after a failed %s (%s): its "
+			    "buffers stay mapped", j->node, bench_ioengine_name(j->ioengine), what,
+			    strerror(-n));
+			a->leak = 1;
+		}
+		for (int i = 0; i < n; i++)
+			a->free[a->nfree++] = a->done[i].slot;
+	}
+	TERR(t, "%s: %s %s: %s", j->node, bench_ioengine_name(j->ioengine), what, strerror(-err));
+}
+
+/* Submit what is queued; the test hook makes the submit that fills the
+ * queue fail with -EAGAIN in one thread of the first queued phase of an
+ * agent with --test-hooks and $KNOB_TEST_SUBMIT_EAGAIN (bench.c). */
+static int
+aio_submit(struct bench_thread *t, uint64_t issued)
+{
+	struct bench_aio *a = t->aio;
+	int one = 1;
+
+	if (issued == a->depth && atomic_load(&t->job->test_submit_eagain) &&
+	    atomic_compare_exchange_strong(&t->job->test_submit_eagain, &one, 0))
+		return -EAGAIN;
+	return a->be->submit(a);
 }
 
 void
@@ -285,18 +341,17 @@ bench_aio_run(struct bench_thread *t, int fd, uint64_t start_mono, bench_next_fn
 			s->t0 = now_mono_ns();
 			a->be->queue(a, s, fd, bs);
 			issued++;
-			/* a failed submit or reap leaves I/O in flight into buffers
-			 * we cannot free or reuse: a broken invariant, not a
-			 * benchmark error */
-			if ((n = a->be->submit(a)) < 0)
-				fatalx("%s: %s: cannot submit queued I/O: %s", j->node,
-				    bench_ioengine_name(j->ioengine), strerror(-n));
+			if ((n = aio_submit(t, issued)) < 0) {
+				aio_fail(t, "submit", n);
+				return;
+			}
 		}
 		if (a->nfree == a->depth)
 			break;
-		if ((n = a->be->reap(a, a->done)) < 0)
-			fatalx("%s: %s: cannot reap queued I/O: %s", j->node,
-			    bench_ioengine_name(j->ioengine), strerror(-n));
+		if ((n = a->be->reap(a, a->done)) < 0) {
+			aio_fail(t, "reap", n);
+			return;
+		}
 		for (i = 0; i < n; i++) {
 			struct aio_slot *s = a->done[i].slot;
 			uint64_t t1 = now_mono_ns();

@@ -652,6 +652,9 @@ bench_io_thread(void *arg)
 		t->cpu_ns = thread_cpu_ns() - c0;
 		t->ran_cpu = sched_getcpu();
 	}
+	/* the ring's descriptor is in this thread's own table (own_fds):
+	 * closed from another thread, it closed the process's of that number */
+	bench_aio_free(t);
 	pthread_mutex_lock(&j->mu);
 	j->ndone++;
 	/* checkpoint hook: the node's first finished thread, for first-done */

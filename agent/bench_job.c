@@ -127,28 +127,41 @@ open_workdir(struct bench_job *j)
 
 /* The I/O engine of a data phase: psync at queue depth 1 unless asked;
  * deeper, io_uring when the kernel allows it, else libaio (with a
- * warning). */
+ * warning).  libaio queues only O_DIRECT I/O: buffered, io_submit does
+ * each I/O before it returns, so the phase says it ran at depth 1. */
 static void
 choose_engine(struct bench_job *j)
 {
 	struct io_uring ring;
-	int rc;
+	int rc = 0;
 
 	j->ioengine = j->p.ioengine;
 	if (bench_kind_is_md(j->p.kind) || (j->ioengine == IOE_AUTO && j->p.queue_depth <= 1)) {
 		j->ioengine = IOE_PSYNC;
 		return;
 	}
-	if (j->ioengine != IOE_AUTO)
-		return;
-	if ((rc = io_uring_queue_init(2, &ring, 0)) == 0) {
+	if (j->ioengine == IOE_AUTO && (rc = io_uring_queue_init(2, &ring, 0)) == 0) {
 		io_uring_queue_exit(&ring);
 		j->ioengine = IOE_URING;
-		return;
+	} else if (j->ioengine == IOE_AUTO) {
+		j->ioengine = IOE_AIO;
+		job_warn(j, "io_uring unavailable (%s): queue depth %u through libaio",
+		    strerror(-rc), j->p.queue_depth);
 	}
-	j->ioengine = IOE_AIO;
-	job_warn(j, "io_uring unavailable (%s): queue depth %u through libaio", strerror(-rc),
-	    j->p.queue_depth);
+	if (j->ioengine == IOE_AIO && !j->p.odirect && j->p.queue_depth > 1)
+		job_warn(j, "libaio queues only with --direct: buffered I/O ran at queue depth 1");
+}
+
+/* The queue depth a data phase's threads kept (0 for md and external
+ * tools): 1 with psync and with libaio on buffered I/O. */
+static uint32_t
+depth_ran(const struct bench_job *j)
+{
+	if (bench_kind_is_ext(j->p.kind) || bench_kind_is_md(j->p.kind))
+		return 0;
+	if (j->ioengine == IOE_PSYNC || (j->ioengine == IOE_AIO && !j->p.odirect))
+		return 1;
+	return j->p.queue_depth > 1 ? j->p.queue_depth : 1;
 }
 
 int
@@ -456,6 +469,7 @@ bench_job_result(struct bench_job *j, Knob__PhaseResult *r)
 	r->ext_output = xstrdup(j->ext_output ? j->ext_output : "");
 	r->ioengine = xstrdup(bench_kind_is_ext(j->p.kind) || bench_kind_is_md(j->p.kind) ? "" :
 	    bench_ioengine_name(j->ioengine));
+	r->iodepth = depth_ran(j);
 	r->buffer_pages = xstrdup(j->huge ? "huge" : "4k");
 	r->cpu_bind = xstrdup(bench_kind_is_ext(j->p.kind) ? ext_cpu_bind(j) :
 	    threads_bound(j) ? "core" : "none");
@@ -646,7 +660,6 @@ bench_job_free(struct bench_job *j)
 	bench_job_abort(j, "freed");
 	bench_job_join(j);
 	for (size_t i = 0; i < j->nth; i++) {
-		bench_aio_free(&j->th[i]);
 		bench_buf_free(j->th[i].buf, j->th[i].buflen, !j->p.small_pages);
 		bench_buf_free(j->th[i].wpool, j->pool.len, j->pool.huge);
 		free(j->th[i].lat);

@@ -292,10 +292,8 @@ bench_params_from_spec(struct bench_params *p, const Knob__PhaseSpec *s,
 	if (p->compress_pct > 100)
 		PERR("compressible percentage above 100");
 	if (bench_kind_is_md(p->kind)) {
-		if (p->files_per_dir == 0)
-			p->files_per_dir = 1024;
-		if (p->md_files == 0)
-			p->md_files = p->files_per_dir;
+		p->files_per_dir = bench_files_per_dir(p->files_per_dir);
+		p->md_files = bench_md_files(p->md_files, p->files_per_dir);
 		if (bench_md_check(p, err, errlen) < 0)
 			goto fail;
 		return 0;

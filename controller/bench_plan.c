@@ -214,8 +214,9 @@ bench_shift_warning(uint32_t shift, uint32_t own, uint32_t threads, size_t nused
 	    threads == 1 ? "" : "s", nused, nused == 1 ? "" : "s");
 }
 
-/* What a data phase runs with when the request leaves it to the kind:
- * the block size (4 KiB for rand-*, else 1 MiB) and rand-rw's read mix. */
+/* What a phase runs with when the request leaves it to the kind:
+ * the block size (4 KiB for rand-*, else 1 MiB), rand-rw's read mix and
+ * a metadata phase's files per thread (as the agent resolves them). */
 static void
 plan_defaults(const struct bench_req *rq, struct plan *p)
 {
@@ -223,6 +224,8 @@ plan_defaults(const struct bench_req *rq, struct plan *p)
 		p->bs = strncmp(p->kind, "rand-", 5) == 0 ? BENCH_BS_RAND : BENCH_BS_SEQ;
 	if (strcmp(p->kind, "rand-rw") == 0)
 		p->rwmix = rq->rwmix ? rq->rwmix : BENCH_RWMIX;
+	if (bench_kind_md(p->kind) && !bench_kind_ext(p->kind))
+		p->md_files = bench_md_files(p->md_files, rq->files_per_dir);
 }
 
 /* Block size, size and files of a thread count: the request's, then a

@@ -75,11 +75,11 @@ add_warning(struct strvec *text, struct strvec **nodes, const char *w, const cha
 
 /* The measurement options of a request into the "params" of its phase p
  * (ext: the phase runs an external tool, whose arguments go there too;
- * engine: the I/O engine that ran).  Every key here is part of a point's
- * key in compare (stats.h). */
+ * engine, depth: the I/O engine that ran and its queue depth).  Every key
+ * here is part of a point's key in compare (stats.h). */
 static void
 measure_params(json_object *o, const struct bench_req *rq, const struct plan *p, int ext,
-    const char *engine)
+    const char *engine, int64_t depth)
 {
 	if (ext) {
 		json_object *args = json_object_new_array();
@@ -96,7 +96,7 @@ measure_params(json_object *o, const struct bench_req *rq, const struct plan *p,
 	json_object_object_add(o, "md_branch", json_object_new_int64(rq->md_branch));
 	json_object_object_add(o, "md_leaf_only", json_object_new_boolean(rq->md_leaf_only));
 	json_object_object_add(o, "files_total", json_object_new_int64((int64_t)rq->files_total));
-	json_object_object_add(o, "iodepth", json_object_new_int64(rq->iodepth ? rq->iodepth : 1));
+	json_object_object_add(o, "iodepth", json_object_new_int64(depth));
 	json_object_object_add(o, "ioengine", jstr(engine));
 	json_object_object_add(o, "runtime_s", json_object_new_int64(rq->runtime_s));
 	json_object_object_add(o, "rwmix_read", json_object_new_int64(p->rwmix));
@@ -202,12 +202,58 @@ collect_node(const struct brun *br, size_t i, struct phase_in *in, struct strvec
 	}
 }
 
+/* The file system node i said DIR is on (its PhaseReady), "" unknown. */
+static const char *
+node_fs_type(const struct brun *br, size_t i)
+{
+	const struct pnode *pn = &br->pn[i];
+
+	return pn->ready && pn->ready->phase_ready->fs_type ? pn->ready->phase_ready->fs_type : "";
+}
+
+/* The warning when the nodes' DIR lies on different file systems (one
+ * node without the mount has it on its root file system): "node03: DIR is
+ * on ext4, node[01-02,04] on lustre", smaller groups first; NULL when they
+ * agree.  The caller frees it. */
+static char *
+fs_mismatch_warning(const struct brun *br)
+{
+	struct strvec types = { 0 }, *nodes = NULL;
+	char *w = NULL, *f, *t;
+	size_t i, k, *order;
+
+	for (i = 0; i < br->fo->n; i++)
+		if (br->pn[i].inphase && node_fs_type(br, i)[0])
+			add_warning(&types, &nodes, node_fs_type(br, i), br->fo->nodes[i].name);
+	order = xcalloc(types.n ? types.n : 1, sizeof(*order));
+	for (i = 0; i < types.n; i++) {
+		for (k = i; k > 0 && nodes[order[k - 1]].n > nodes[i].n; k--)
+			order[k] = order[k - 1];
+		order[k] = i;
+	}
+	for (i = 0; types.n > 1 && i < types.n; i++) {
+		f = nodeset_fold(nodes[order[i]].v, nodes[order[i]].n);
+		t = w;
+		w = i == 0 ? xasprintf("%s: %s is on %s", f, br->req->dir, types.v[order[i]]) :
+		    xasprintf("%s, %s on %s", t, f, types.v[order[i]]);
+		free(t);
+		free(f);
+	}
+	for (i = 0; i < types.n; i++)
+		strvec_free(&nodes[i]);
+	free(nodes);
+	free(order);
+	strvec_free(&types);
+	return w;
+}
+
 /* Collect: every node's part of the phase; nodes that died before it are
  * missing.  Warnings print once per text, naming their nodes folded. */
 static void
 phase_collect(const struct brun *br, struct phase_in *in)
 {
 	struct strvec wtext = { 0 }, *wnodes = NULL;
+	char *f;
 	size_t i;
 
 	memset(in, 0, sizeof(*in));
@@ -230,11 +276,14 @@ phase_collect(const struct brun *br, struct phase_in *in)
 		}
 	}
 	for (i = 0; i < wtext.n; i++) {
-		char *f = nodeset_fold(wnodes[i].v, wnodes[i].n);
-
+		f = nodeset_fold(wnodes[i].v, wnodes[i].n);
 		json_object_array_add(in->warns, jfmt("%s: %s", f, wtext.v[i]));
 		free(f);
 		strvec_free(&wnodes[i]);
+	}
+	if ((f = fs_mismatch_warning(br)) != NULL) {
+		json_object_array_add(in->warns, json_object_new_string(f));
+		free(f);
 	}
 	if (br->shift_own) {
 		char *w = bench_shift_warning(br->shift, br->shift_own, br->plan[br->cur].threads,
@@ -286,6 +335,22 @@ nodes_said(const struct brun *br, const struct phase_in *in, size_t off, const c
 		said = v;
 	}
 	return said ? said : dflt;
+}
+
+/* The queue depth the nodes' threads kept: the lowest a node reports
+ * (libaio on buffered I/O keeps 1, whatever was asked), else the
+ * request's (md, external tools, agents before the field). */
+static int64_t
+nodes_depth(const struct brun *br, const struct phase_in *in)
+{
+	uint32_t d = 0;
+
+	for (size_t i = 0; i < br->fo->n; i++)
+		if (in->res[i] && in->res[i]->iodepth && (d == 0 || in->res[i]->iodepth < d))
+			d = in->res[i]->iodepth;
+	if (d == 0)
+		d = br->req->iodepth ? br->req->iodepth : 1;
+	return d;
 }
 
 /* The scalar fields of the phase record (rundoc's table). */
@@ -419,6 +484,8 @@ node_result_json(const struct brun *br, size_t i, const Knob__PhaseResult *r, in
 	json_object_object_add(nd, "ops", json_object_new_int64((int64_t)r->ops));
 	if (r->ioengine[0])
 		json_object_object_add(nd, "ioengine", jstr(r->ioengine));
+	if (r->iodepth)
+		json_object_object_add(nd, "iodepth", json_object_new_int64(r->iodepth));
 	json_object_object_add(nd, "buffer_pages", jstr(r->buffer_pages[0] ? r->buffer_pages : "4k"));
 	json_object_object_add(nd, "cpu_bind", jstr(r->cpu_bind[0] ? r->cpu_bind : "none"));
 	json_object_object_add(nd, "start_s", json_object_new_double(rel_s(s, ag->t_start)));
@@ -455,6 +522,8 @@ node_json(const struct brun *br, size_t i, const struct phase_in *in, const stru
 	json_object_object_add(nd, "status", jstr(lost ? "missing" :
 	    (pn->err || (r && !r->ok) || !r) ? "failed" : "ok"));
 	json_object_object_add(nd, "threads", json_object_new_int64((int64_t)pn->nranks));
+	if (node_fs_type(br, i)[0])
+		json_object_object_add(nd, "fs_type", jstr(node_fs_type(br, i)));
 	if (lost) {
 		json_object *rk = json_object_new_array();
 
@@ -512,7 +581,7 @@ phase_document(const struct brun *br, struct phase_in *in, const struct bench_ag
 	 * migration; --force pairs such a run with a newer one) */
 	if ((x = js_get(ph, "params")) != NULL)
 		measure_params(x, rq, p, ext, nodes_said(br, in,
-		    offsetof(Knob__PhaseResult, ioengine), "auto"));
+		    offsetof(Knob__PhaseResult, ioengine), "auto"), nodes_depth(br, in));
 	if (strcmp(p->kind, "rand-rw") == 0)
 		rw_split(ph, in->res, br->fo->n);
 	for (size_t i = 0; i < br->fo->n; i++)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "bench_ctl.h"
+#include "bench_defaults.h"
 #include "extargs.h"
 #include "log.h"
 #include "results.h"
@@ -256,8 +257,7 @@ parse_bench(struct ctl *ctl, int argc, char **argv, struct bench_req *rq)
 	}
 	if (rq->size == 0)
 		rq->size = 256ull << 20;
-	if (rq->files_per_dir == 0)
-		rq->files_per_dir = 1024;
+	rq->files_per_dir = bench_files_per_dir(rq->files_per_dir);
 	if (rq->bs && rq->size % rq->bs && rq->size_total == 0) {
 		fprintf(stderr, "knobctl bench: --size must be a multiple of --bs\n");
 		return -1;

@@ -39,6 +39,7 @@
 #include <sqlite3.h>
 
 #include "bench_ctl.h"
+#include "bench_defaults.h"
 #include "nodeset.h"
 #include "play.h"
 #include "results.h"
@@ -622,7 +623,7 @@ plan_bench(struct prun *pr, const struct pstep *st, size_t nnodes)
 			nph += nrep;
 			if (strncmp(kind, "md-", 3) == 0)
 				bytes += (double)nrep * thr * (double)(rq.files_total ?
-				    rq.files_total / thr : rq.md_files ? rq.md_files : rq.files_per_dir) *
+				    rq.files_total / thr : bench_md_files(rq.md_files, rq.files_per_dir)) *
 				    (strcmp(kind, "md-create") == 0 || strcmp(kind, "md-read") == 0 ?
 				    (double)rq.write_size : 0);
 			else

@@ -14,7 +14,8 @@
  * I/O buffers ("4k" for every phase before it: huge pages came then),
  * version 7 whether its threads were pinned to CPUs ("none" before),
  * version 8 the block size and rand-rw read mix that ran where the request
- * left them to the defaults (stored as 0 before).  Other
+ * left them to the defaults (stored as 0 before), version 9 likewise a
+ * metadata phase's files per thread.  Other
  * subsystems keep their own tables in the same file through
  * results_migrate() with their own component name (table schema_versions).
  *
@@ -148,6 +149,15 @@ static const char *const core_steps[] = {
 	" AND kind = 'rand-rw' AND coalesce(json_extract(doc, '$.params.rwmix_read'), 0) = 0;"
 	"UPDATE phases SET params = json_set(params, '$.rwmix_read', 50) WHERE json_valid(params)"
 	" AND kind = 'rand-rw' AND coalesce(json_extract(params, '$.rwmix_read'), 0) = 0;",
+	/* 9: the files per thread a built-in metadata phase ran where the
+	 * request left them out (0 before): one directory's worth */
+	"UPDATE phases SET md_files = coalesce(nullif(files_per_dir, 0), 1024)"
+	" WHERE coalesce(md_files, 0) = 0 AND kind IN ('md-create', 'md-stat', 'md-read',"
+	" 'md-remove', 'md-mkdir', 'md-dirstat', 'md-rmdir');"
+	"UPDATE phases SET doc = json_set(doc, '$.params.md_files', md_files) WHERE doc IS NOT"
+	" NULL AND md_files > 0 AND coalesce(json_extract(doc, '$.params.md_files'), 0) = 0;"
+	"UPDATE phases SET params = json_set(params, '$.md_files', md_files) WHERE json_valid("
+	"params) AND md_files > 0 AND coalesce(json_extract(params, '$.md_files'), 0) = 0;",
 };
 
 static const struct results_schema core_schema = {
@@ -207,10 +217,10 @@ results_mkparent(const char *path)
  * database restored from a dump reads 0 whatever it holds, and taken for
  * version 1 its migration fails ("duplicate column name").  Version i + 1
  * has core_marks[i].  Inferred rather than made idempotent: SQLite has no
- * ADD COLUMN IF NOT EXISTS.  Step 8 adds no column but only fills what is
- * still 0, so a restored version-8 file is taken for 7 and step 8 runs
+ * ADD COLUMN IF NOT EXISTS.  Steps 8 and 9 add no column but only fill what
+ * is still 0, so a restored version-8 or -9 file is taken for 7 and they run
  * again changing nothing.  A step appended later adds its mark here, or is
- * idempotent as step 8 is. */
+ * idempotent as steps 8 and 9 are. */
 static const struct { const char *table, *column; } core_marks[] = {
 	{ "runs", "id" }, { "runs", "started_ns" }, { "phases", "workload" },
 	{ "runs", "play_file" }, { "phases", "stripe_count" }, { "phases", "buffer_pages" },

@@ -2148,6 +2148,92 @@ START_TEST(t_worker_fds)
 }
 END_TEST
 
+/* libaio queues only O_DIRECT I/O (io_submit runs buffered I/O before it
+ * returns): buffered at depth 8 the phase warns and says it ran at depth 1,
+ * O_DIRECT keeps 8, and so does io_uring buffered where it is there.
+ * Before, the result claimed depth 8 with no word. */
+START_TEST(t_libaio_buffered)
+{
+	static const char want[] = "libaio queues only with --direct: buffered I/O ran at "
+	    "queue depth 1";
+	struct io_uring ring;
+	int have = io_uring_queue_init(2, &ring, 0) == 0;
+
+	if (have)
+		io_uring_queue_exit(&ring);
+	for (int c = 0; c < 3; c++) {
+		uint32_t ranks[] = { 0 };
+		struct bench_params p;
+		struct bench_job *j;
+		Knob__PhaseResult r;
+
+		if (c == 2 && !have)
+			continue;
+		mkparams(&p, "rand-write", tmp, "la", ranks, 1, 1);
+		p.bs = 4096;
+		p.queue_depth = 8;
+		p.ioengine = c == 2 ? IOE_URING : IOE_AIO;
+		p.odirect = c == 1;
+		j = run(&p, 1);
+		ck_assert_uint_eq(atomic_load(&j->th[0].ops), 256);
+		bench_job_result(j, &r);
+		ck_assert_uint_eq(r.iodepth, c == 0 ? 1 : 8);
+		ck_assert_msg((strstr(r.warning, want) != NULL) == (c == 0), "%d: %s", c, r.warning);
+		bench_result_free(&r);
+		bench_job_cleanup(j);
+		bench_job_free(j);
+	}
+}
+END_TEST
+
+/* A queued phase's io_uring ring is a descriptor of its worker's own
+ * table (its lowest free number, 3 there): freeing the job closes none of
+ * the process's.  The process's 3..7 (the test framework's) are set aside
+ * for the run and stand-ins put there, as an agent has connections there;
+ * before, the ring was closed from the freeing thread, which closed the
+ * process's descriptor of that number (an agent lost its controller's
+ * connection in its next phase). */
+START_TEST(t_ring_fd_own_table)
+{
+	uint32_t ranks[] = { 0, 1 };
+	struct bench_params p;
+	struct bench_job *j;
+	struct io_uring ring;
+	int saved[5], flags[5], closed = 0, nul, fd;
+
+	if (io_uring_queue_init(2, &ring, 0) != 0)
+		return;		/* no io_uring here: no ring to close */
+	io_uring_queue_exit(&ring);
+	ck_assert_int_ge(fd = open("/dev/null", O_RDONLY | O_CLOEXEC), 0);
+	nul = fcntl(fd, F_DUPFD_CLOEXEC, 100);	/* above the numbers it stands in for */
+	close(fd);
+	ck_assert_int_ge(nul, 100);
+	for (int i = 0; i < 5; i++) {
+		flags[i] = fcntl(3 + i, F_GETFD);
+		saved[i] = fcntl(3 + i, F_DUPFD_CLOEXEC, 100);
+		ck_assert_int_ge(dup3(nul, 3 + i, O_CLOEXEC), 0);
+	}
+	close(nul);
+	mkparams(&p, "rand-write", tmp, "rf", ranks, 2, 2);
+	p.bs = 4096;
+	p.queue_depth = 8;
+	p.ioengine = IOE_URING;
+	j = bench_job_new(&p, "testnode");
+	if (bench_job_run(j) == 0)
+		bench_job_cleanup(j);
+	bench_job_free(j);
+	for (int i = 0; i < 5; i++) {
+		closed |= (fcntl(3 + i, F_GETFD) == -1) << i;
+		close(3 + i);
+		if (saved[i] < 0)
+			continue;
+		dup3(saved[i], 3 + i, flags[i] & FD_CLOEXEC ? O_CLOEXEC : 0);
+		close(saved[i]);
+	}
+	ck_assert_msg(closed == 0, "the job closed the process's descriptors %#x << 3", closed);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -2190,6 +2276,8 @@ main(void)
 	tcase_add_test(tc, t_segments);
 	tcase_add_test(tc, t_prefill_partial_chunk);
 	tcase_add_test(tc, t_option_checks);
+	tcase_add_test(tc, t_libaio_buffered);
+	tcase_add_test(tc, t_ring_fd_own_table);
 	suite_add_tcase(s, tc);
 	/* CK_RUN_CASE=offsets build/tests/check_bench_engine prints the chi-square figures */
 	tco = tcase_create("offsets");

@@ -1414,7 +1414,7 @@ END_TEST
 START_TEST(cache_warning_fs)
 {
 	char r1[PATH_MAX], r2[PATH_MAX], body[PATH_MAX + 512], calls[PATH_MAX], *log = NULL;
-	char mounts[PATH_MAX + 128], shm[PATH_MAX + 16];
+	char mounts[PATH_MAX + 128], shm[PATH_MAX + 16], mix[PATH_MAX + 64];
 	json_object *doc, *p, *nd;
 	int rc, n;
 
@@ -1467,10 +1467,13 @@ START_TEST(cache_warning_fs)
 	doc = bench_json(&rc, "seq-write,seq-read -w node[01-02] --dir %s --threads 2 "
 	    "--size 4m --fsync --drop-caches", data);
 	ck_assert_int_eq(rc, 0);
-	ck_assert_msg(json_object_array_length(cu_get(cu_phase(doc, 0), "warnings")) == 0, "%s",
-	    warnings_of(cu_phase(doc, 0)));
+	/* besides the two file systems the nodes have DIR on */
+	snprintf(mix, sizeof(mix), "node01: %s is on gpfs, node02 on xfs", data);
+	ck_assert_msg(json_object_array_length(cu_get(cu_phase(doc, 0), "warnings")) == 1 &&
+	    has_warning(cu_phase(doc, 0), mix) == 1, "%s", warnings_of(cu_phase(doc, 0)));
 	p = cu_phase(doc, 1);
-	ck_assert_msg(json_object_array_length(cu_get(p, "warnings")) == 1, "%s", warnings_of(p));
+	ck_assert_msg(json_object_array_length(cu_get(p, "warnings")) == 2 &&
+	    has_warning(p, mix) == 1, "%s", warnings_of(p));
 	ck_assert_ptr_nonnull(strstr(json_object_get_string(json_object_array_get_idx(
 	    cu_get(p, "warnings"), 0)), "node01: reads 4.0 MiB per node, under twice the node's GPFS"));
 	json_object_put(doc);
@@ -1528,6 +1531,81 @@ START_TEST(cache_warning_fs)
 }
 END_TEST
 
+/* A --dir that lies on another file system on one node (Lustre not
+ * mounted there: a plain directory on its root ext4) is named in the
+ * phase's warnings, and each node's record says what it was on.  The
+ * namespaces share the host's file systems, so the agents read fake mount
+ * tables under --sysroot, as dir_fs reads the mount table through it.
+ * Before, the type was logged at debug level only. */
+START_TEST(fs_type_mismatch)
+{
+	char r1[PATH_MAX], r2[PATH_MAX], mounts[PATH_MAX + 128], want[PATH_MAX + 128];
+	static const char *const types[] = { "lustre", "lustre", "ext4", "lustre" };
+	json_object *doc, *p;
+	int rc;
+
+	snprintf(r1, sizeof(r1), "%s/root1", h.tmp);
+	snprintf(r2, sizeof(r2), "%s/root2", h.tmp);
+	snprintf(mounts, sizeof(mounts), "/dev/sda1 / ext4 rw 0 0\n"
+	    "10.0.0.1@o2ib:/fs %s lustre rw 0 0\n", data);
+	put_file(r1, "/proc/self/mounts", mounts, 0644);
+	put_file(r2, "/proc/self/mounts", "/dev/sda1 / ext4 rw 0 0\n", 0644);
+	for (int i = 0; i < 4; i++)
+		restart_agent(i, "", i == 2 ? r2 : r1);
+	doc = bench_json(&rc, "seq-write -w node[01-04] --dir %s --threads 4 --size 1m --fsync",
+	    data);
+	ck_assert_int_eq(rc, 0);
+	p = cu_phase(doc, 0);
+	snprintf(want, sizeof(want), "node03: %s is on ext4, node[01-02,04] on lustre", data);
+	ck_assert_msg(has_warning(p, want) == 1, "%s", warnings_of(p));
+	for (int i = 0; i < 4; i++)
+		ck_assert_str_eq(cu_str(json_object_array_get_idx(cu_get(p, "per_node"), i),
+		    "fs_type"), types[i]);
+	json_object_put(doc);
+}
+END_TEST
+
+/* An io_uring (or libaio) submit that fails with EAGAIN, as under memory
+ * pressure, fails the thread that met it, after reaping what it had in
+ * flight, and not the agent: node01 (knobd --test-hooks with
+ * $KNOB_TEST_SUBMIT_EAGAIN, once) reports the phase failed with the error,
+ * removes its files, answers a ping and runs the next phase.  Before,
+ * fatalx ended knobd. */
+START_TEST(aio_submit_eagain)
+{
+	struct io_uring ring;
+	const char *eng = io_uring_queue_init(2, &ring, 0) == 0 ? "io_uring" : "libaio";
+	char want[128], *out = NULL, *err = NULL;
+	json_object *doc, *nd;
+	int rc;
+
+	if (strcmp(eng, "io_uring") == 0)
+		io_uring_queue_exit(&ring);
+	setenv("KNOB_TEST_SUBMIT_EAGAIN", "1", 1);
+	restart_agent(0, "--test-hooks", "");
+	unsetenv("KNOB_TEST_SUBMIT_EAGAIN");
+	doc = bench_json(&rc, "rand-write -w node01 --dir %s --threads 2 --size 1m --iodepth 8",
+	    data);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_str_eq(cu_str(cu_phase(doc, 0), "status"), "failed");
+	nd = json_object_array_get_idx(cu_get(cu_phase(doc, 0), "per_node"), 0);
+	snprintf(want, sizeof(want), "node01: %s submit: %s", eng, strerror(EAGAIN));
+	ck_assert_msg(strstr(cu_str(nd, "error"), want), "%s", cu_str(nd, "error"));
+	json_object_put(doc);
+	rc = harness_knobctl(&h, &out, &err, "ping -w node01");
+	ck_assert_msg(rc == 0, "%s\n%s", out, err);
+	free(out);
+	free(err);
+	/* and runs the next phase */
+	doc = bench_json(&rc, "rand-write -w node01 --dir %s --threads 2 --size 1m --iodepth 8",
+	    data);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_str_eq(cu_str(cu_phase(doc, 0), "status"), "ok");
+	json_object_put(doc);
+	ck_assert_msg(cu_count_entries(data) == 0, "files left behind in %s", data);
+}
+END_TEST
+
 /* KNOB_TESTS=name,name runs only those (while working on one). */
 #define ADD(t) do { if (want(#t)) tcase_add_test(tc, t); } while (0)
 static int
@@ -1571,6 +1649,8 @@ main(void)
 	ADD(clock_offset_resync);
 	ADD(clock_offset_prepare_jump);
 	ADD(clock_offset_estimated);
+	ADD(fs_type_mismatch);
+	ADD(aio_submit_eagain);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }

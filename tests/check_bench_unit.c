@@ -12,6 +12,7 @@
 #include "testutil.h"
 #include "bench.h"
 #include "bench_ctl.h"
+#include "bench_defaults.h"
 #include "bench_run.h"
 #include "extargs.h"
 #include "hist.h"
@@ -971,10 +972,18 @@ START_TEST(t_ext_mpi_refusals)
 }
 END_TEST
 
-/* The read mix a rand-rw request plans, puts in the spec and the agent
- * runs; -1 when the command line is refused. */
+/* What a request plans and what the agent runs from the spec of each of
+ * its phases (which must agree), for the first phase. */
+struct ran {
+	uint32_t rwmix;
+	uint64_t md_files;
+};
+
+/* Plans the request, makes each phase's spec and the agent's parameters
+ * from it; fills *out from the first phase; -1 when the command line is
+ * refused. */
 static int
-rwmix_ran(const char *args)
+plan_ran(const char *args, struct ran *out)
 {
 	struct bench_req rq;
 	struct bench_params bp;
@@ -985,7 +994,6 @@ rwmix_ran(const char *args)
 	uint32_t rank = 0;
 	char err[256];
 	size_t n;
-	int mix;
 
 	if (parse(&rq, args) < 0) {
 		bench_req_free(&rq);
@@ -999,17 +1007,31 @@ rwmix_ran(const char *args)
 	pn.ranks = &rank;
 	pn.nranks = 1;
 	pl = bench_make_plan(&rq, "run1", &n);
-	ck_assert_uint_eq(n, 1);
-	s = bench_make_spec(&br, &pl[0], &pn, 1, NULL, NULL);
-	ck_assert_uint_eq(s->rwmix_read, pl[0].rwmix);
-	ck_assert_int_eq(bench_params_from_spec(&bp, s, "", err, sizeof(err)), 0);
-	ck_assert_uint_eq(bp.rwmix_read, pl[0].rwmix);
-	mix = (int)bp.rwmix_read;
-	bench_params_free(&bp);
-	free(s);
+	ck_assert_uint_ge(n, 1);
+	for (size_t i = 0; i < n; i++) {
+		s = bench_make_spec(&br, &pl[i], &pn, 1, NULL, NULL);
+		ck_assert_uint_eq(s->rwmix_read, pl[i].rwmix);
+		ck_assert_int_eq(bench_params_from_spec(&bp, s, "", err, sizeof(err)), 0);
+		ck_assert_uint_eq(bp.rwmix_read, pl[i].rwmix);
+		ck_assert_uint_eq(bp.md_files, pl[i].md_files);
+		bench_params_free(&bp);
+		free(s);
+	}
+	out->rwmix = (uint32_t)pl[0].rwmix;
+	out->md_files = pl[0].md_files;
 	free(pl);
 	bench_req_free(&rq);
-	return mix;
+	return 0;
+}
+
+/* The read mix a rand-rw request plans, puts in the spec and the agent
+ * runs; -1 when the command line is refused. */
+static int
+rwmix_ran(const char *args)
+{
+	struct ran r;
+
+	return plan_ran(args, &r) < 0 ? -1 : (int)r.rwmix;
 }
 
 /* --rwmix 0 (all writes) is refused: 0 is "not given" in the plan and on
@@ -1022,6 +1044,24 @@ START_TEST(t_rwmix_zero)
 	ck_assert_int_eq(rwmix_ran("bench --dir /d --rwmix 1 rand-rw"), 1);
 	ck_assert_int_eq(rwmix_ran("bench --dir /d --rwmix 100 rand-rw"), 100);
 	ck_assert_int_eq(rwmix_ran("bench --dir /d rand-rw"), 50);
+}
+END_TEST
+
+/* A metadata phase plans the files per thread the agent runs: without
+ * --files, one directory's worth (it planned and recorded 0, so the run was
+ * another workload than the same run with --files 1024). */
+START_TEST(t_md_files_default)
+{
+	struct ran r;
+
+	ck_assert_int_eq(plan_ran("bench --dir /x md", &r), 0);
+	ck_assert_uint_eq(r.md_files, BENCH_FILES_PER_DIR);
+	ck_assert_int_eq(plan_ran("bench --dir /x --files 1024 md", &r), 0);
+	ck_assert_uint_eq(r.md_files, BENCH_FILES_PER_DIR);
+	ck_assert_int_eq(plan_ran("bench --dir /x --files-per-dir 16 md-create", &r), 0);
+	ck_assert_uint_eq(r.md_files, 16);
+	ck_assert_int_eq(plan_ran("bench --dir /x --files-per-dir 16 --files 40 md-stat", &r), 0);
+	ck_assert_uint_eq(r.md_files, 40);
 }
 END_TEST
 
@@ -1052,6 +1092,7 @@ main(void)
 	tcase_add_test(tc, t_ext_fio_refusals);
 	tcase_add_test(tc, t_ext_mpi_refusals);
 	tcase_add_test(tc, t_rwmix_zero);
+	tcase_add_test(tc, t_md_files_default);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }

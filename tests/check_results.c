@@ -157,7 +157,7 @@ START_TEST(t_migrate_v1)
 
 	load_dump("tests/fixtures/results-v1.sql");
 	db = open_db();
-	ck_assert_int_eq(user_version(db), 8);
+	ck_assert_int_eq(user_version(db), 9);
 	ck_assert_int_eq(results_runs(db, &r, &n), 0);
 	ck_assert_uint_eq(n, 1);
 	ck_assert_str_eq(r[0].status, "ok");
@@ -200,7 +200,7 @@ START_TEST(t_migrate_v1)
 	sqlite3_close(db);
 	/* opening again does nothing more */
 	db = open_db();
-	ck_assert_int_eq(user_version(db), 8);
+	ck_assert_int_eq(user_version(db), 9);
 	sqlite3_close(db);
 }
 END_TEST
@@ -223,7 +223,7 @@ START_TEST(t_migrate_v3)
 	ck_assert_int_eq(sqlite3_exec(db, "PRAGMA user_version = 3", NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(db);
 	db = open_db();
-	ck_assert_int_eq(user_version(db), 8);
+	ck_assert_int_eq(user_version(db), 9);
 	ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT play_file, play_text, play_hash, boot_id,"
 	    " pid_start, heartbeat_ns = ended_ns, label, profile FROM runs WHERE id = ?", -1, &st,
 	    NULL), SQLITE_OK);
@@ -271,7 +271,7 @@ END_TEST
  * (0), is known by its columns: results-v3.sql loaded as it is migrates
  * as version 3 (before: taken for version 1, "duplicate column name:
  * started_ns", and every results command refused it); a current file
- * whose user_version reads 0 opens with its run and is at 8 again. */
+ * whose user_version reads 0 opens with its run and is at 9 again. */
 START_TEST(t_migrate_dump)
 {
 	size_t n;
@@ -281,18 +281,18 @@ START_TEST(t_migrate_dump)
 
 	load_dump("tests/fixtures/results-v3.sql");
 	db = open_db();
-	ck_assert_int_eq(user_version(db), 8);
+	ck_assert_int_eq(user_version(db), 9);
 	doc = results_load(db, "20261201-115236-949e");
 	ck_assert_ptr_nonnull(doc);
 	ck_assert_int_eq(json_object_array_length(json_object_object_get(doc, "phases")), 12);
 	ck_assert_str_eq(js_str(json_object_object_get(json_object_array_get_idx(
 	    json_object_object_get(doc, "phases"), 0), "params"), "cpu_bind"), "none");
 	json_object_put(doc);
-	/* a current file restored from a dump: step 8 runs again, nothing lost */
+	/* a current file restored from a dump: steps 8 and 9 run again, nothing lost */
 	ck_assert_int_eq(sqlite3_exec(db, "PRAGMA user_version = 0", NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(db);
 	db = open_db();
-	ck_assert_int_eq(user_version(db), 8);
+	ck_assert_int_eq(user_version(db), 9);
 	ck_assert_int_eq(results_runs(db, &r, &n), 0);
 	ck_assert_uint_eq(n, 1);
 	ck_assert_int_eq(r[0].phases, 12);
@@ -469,10 +469,28 @@ START_TEST(t_extension_schema)
 	s.nsteps = 1;
 	ck_assert_int_eq(results_migrate(db, &s, err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "newer"));
-	ck_assert_int_eq(user_version(db), 8);
+	ck_assert_int_eq(user_version(db), 9);
 	sqlite3_close(db);
 }
 END_TEST
+
+/* Store run d (freed) at schema version v in a fresh database, open it
+ * again (migrating it to the current version) and return it. */
+static sqlite3 *
+stored_at(json_object *d, int v)
+{
+	sqlite3 *db = open_db();
+	char sql[64];
+
+	ck_assert_int_eq(results_store(db, d), 0);
+	json_object_put(d);
+	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", v);
+	ck_assert_int_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	db = open_db();
+	ck_assert_int_eq(user_version(db), 9);
+	return db;
+}
 
 /* Version 8: phases stored with block size 0 (the request left it to the
  * default) get what ran: rand-rw 1 MiB (its default then) and 50 % reads,
@@ -481,18 +499,13 @@ START_TEST(t_migrate_v7_defaults)
 {
 	static const char *const kinds[] = { "rand-rw", "rand-read", "seq-write", "md-create" };
 	static const int64_t want[] = { 1048576, 4096, 1048576, 0 };
-	sqlite3 *db = open_db();
+	sqlite3 *db;
 	sqlite3_stmt *st;
 	json_object *d = mk_doc("20260101-000001-aaaa", 1767225601000000000ll);
 
 	for (size_t i = 0; i < nitems(kinds); i++)
 		add_phase(d, mk_phase(kinds[i], 1, 1, 1e6, 0, "ok"));
-	ck_assert_int_eq(results_store(db, d), 0);
-	json_object_put(d);
-	ck_assert_int_eq(sqlite3_exec(db, "PRAGMA user_version = 7", NULL, NULL, NULL), SQLITE_OK);
-	sqlite3_close(db);
-	db = open_db();
-	ck_assert_int_eq(user_version(db), 8);
+	db = stored_at(d, 7);
 	ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT kind, block_size,"
 	    " json_extract(doc, '$.params.block_size'), json_extract(params, '$.block_size'),"
 	    " coalesce(json_extract(doc, '$.params.rwmix_read'), 0) FROM phases ORDER BY seq", -1,
@@ -1169,7 +1182,7 @@ START_TEST(t_read_only_db)
 	sqlite3_close(db);
 	ck_assert_int_eq(chmod(dir, 0555), 0);
 	ck_assert_int_eq(knobctl_ro(&out, "results list"), 2);
-	ck_assert_msg(strstr(out, dbpath) && strstr(out, "at version 7 and this knobctl needs 8"),
+	ck_assert_msg(strstr(out, dbpath) && strstr(out, "at version 7 and this knobctl needs 9"),
 	    "%s", out);
 	free(out);
 	ck_assert_int_eq(chmod(dir, 0755), 0);
@@ -1246,9 +1259,10 @@ START_TEST(t_report_whole_or_nothing)
 END_TEST
 
 /* The record of a rand-read phase at iodepth 16 with the engine asked for
- * left to auto, on nodes whose results say they ran engines[0..n). */
+ * left to auto, on nodes whose results say they ran engines[0..n) at
+ * queue depths depths[0..n) (NULL: an agent before the field). */
 static json_object *
-phase_ran(const char *const *engines, size_t n)
+phase_ran_at(const char *const *engines, const uint32_t *depths, size_t n)
 {
 	static char names[2][8] = { "node01", "node02" };
 	struct bench_req rq = { 0 };
@@ -1275,6 +1289,7 @@ phase_ran(const char *const *engines, size_t n)
 		knob__phase_result__init(&res[i]);
 		res[i].ok = 1;
 		res[i].ioengine = (char *)(uintptr_t)engines[i];
+		res[i].iodepth = depths ? depths[i] : 0;
 		res[i].bytes = thr[i].bytes;
 		res[i].ops = thr[i].ops;
 		res[i].start_ns = thr[i].start_ns;
@@ -1305,6 +1320,13 @@ phase_ran(const char *const *engines, size_t n)
 	br.nplan = 1;
 	snprintf(br.phase_id, sizeof(br.phase_id), "x");
 	return bench_phase_record(&br, &status);
+}
+
+/* phase_ran_at() from agents that do not say their queue depth. */
+static json_object *
+phase_ran(const char *const *engines, size_t n)
+{
+	return phase_ran_at(engines, NULL, n);
 }
 
 /* params.ioengine is the engine the nodes ran (auto took io_uring on one
@@ -1886,6 +1908,72 @@ START_TEST(t_report_many_runs)
 }
 END_TEST
 
+/* params.iodepth is the queue depth the nodes kept, the lowest of them
+ * (libaio on buffered I/O keeps 1 whatever --iodepth said), per_node[]
+ * says each; without the figure (an older agent) the request's.  Before,
+ * the request's 16 stood for a phase that ran at 1. */
+START_TEST(t_iodepth_ran)
+{
+	static const char *const aio[] = { "libaio", "libaio" };
+	static const char *const both[] = { "io_uring", "libaio" };
+	static const uint32_t one[] = { 1, 1 }, mixed[] = { 16, 1 };
+	json_object *ph;
+
+	ph = phase_ran_at(aio, one, 2);
+	ck_assert_int_eq(cu_int(cu_get(ph, "params"), "iodepth"), 1);
+	ck_assert_int_eq(cu_int(json_object_array_get_idx(cu_get(ph, "per_node"), 1),
+	    "iodepth"), 1);
+	json_object_put(ph);
+	ph = phase_ran_at(both, mixed, 2);
+	ck_assert_int_eq(cu_int(cu_get(ph, "params"), "iodepth"), 1);
+	ck_assert_int_eq(cu_int(json_object_array_get_idx(cu_get(ph, "per_node"), 0),
+	    "iodepth"), 16);
+	json_object_put(ph);
+	ph = phase_ran(aio, 2);
+	ck_assert_int_eq(cu_int(cu_get(ph, "params"), "iodepth"), 16);
+	json_object_put(ph);
+}
+END_TEST
+
+/* Version 9: a built-in metadata phase stored with md_files 0 (no --files:
+ * the agent ran files_per_dir per thread) reads that figure, in the column,
+ * the record and its params; one with --files keeps its own, and other
+ * kinds stay 0.  Before, compare kept such a run apart from the same run
+ * with --files 1024. */
+START_TEST(t_migrate_v8_md_files)
+{
+	static const char *const kinds[] = { "md-create", "md-rmdir", "md-stat", "seq-write",
+	    "mdtest" };
+	static const int64_t want[] = { 1024, 16, 40, 0, 0 };
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	json_object *d = mk_doc("20260101-000001-aaaa", 1767225601000000000ll), *ph;
+
+	for (size_t i = 0; i < nitems(kinds); i++) {
+		ph = mk_phase(kinds[i], 1, 1, 1e6, 0, "ok");
+		if (i == 1)
+			json_object_object_add(cu_get(ph, "params"), "files_per_dir",
+			    json_object_new_int64(16));
+		if (i == 2)
+			json_object_object_add(cu_get(ph, "params"), "md_files",
+			    json_object_new_int64(40));
+		add_phase(d, ph);
+	}
+	db = stored_at(d, 8);
+	ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT kind, md_files,"
+	    " json_extract(doc, '$.params.md_files'), coalesce(json_extract(params, '$.md_files'),"
+	    " md_files) FROM phases ORDER BY seq", -1, &st, NULL), SQLITE_OK);
+	for (size_t i = 0; i < nitems(kinds); i++) {
+		ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+		ck_assert_str_eq((const char *)sqlite3_column_text(st, 0), kinds[i]);
+		for (int c = 1; c <= 3; c++)
+			ck_assert_int_eq(sqlite3_column_int64(st, c), want[i]);
+	}
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -1927,6 +2015,8 @@ main(void)
 	tcase_add_test(tc, t_one_good_repeat);
 	tcase_add_test(tc, t_report_tick_labels);
 	tcase_add_test(tc, t_report_many_runs);
+	tcase_add_test(tc, t_iodepth_ran);
+	tcase_add_test(tc, t_migrate_v8_md_files);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
