@@ -4,13 +4,15 @@
  * no thread per node):
  *   ssh      connect, strict host-key check, key or ssh-agent authentication
  *   probe    one exec: make the directories, sha256, mode and owner of what
- *            is installed, the node's certificate
+ *            is installed, the node's certificate; then the directories
+ *            made root's and leftover PATH.knob-new files removed
  *   plan     compare hashes, modes and owners; reissue the node certificate
  *            when it is not this CA's, names another node, is revoked or
  *            expires soon
- *   upload   SFTP: each changed file to PATH.knob-new, mode set, fsync'd
+ *   upload   SFTP: each changed file to PATH.knob-new (created new: EXCL),
+ *            mode set, fsync'd
  *   install  one exec: chown 0:0 what another user or group owns, chmod
- *            what has the wrong mode, mv -f each upload into
+ *            what has the wrong mode, chown 0:0 and mv -f each upload into
  *            place (rename(2): atomic), dpkg -i for a .deb, then the service
  *            command (systemctl by default)
  * then every node that got through is confirmed with a TLS ping on the real
@@ -240,6 +242,23 @@ probe_key(char **cmd)
 	    "else echo '" KEY_MARK "differs'; fi; fi", key, key, crt);
 }
 
+/* Before any upload, as root: the directories of bootstrap's own made
+ * root's (their owner could plant a file after the probe; the owner
+ * reported is the one stat saw, so the line still says "owner fixed"),
+ * then every leftover PATH.knob-new removed (rm -f removes a symbolic
+ * link, never what it points to); the uploads create them anew (EXCL). */
+static void
+probe_clean(char **cmd)
+{
+	str_appendf(cmd, "; chown 0:0");
+	for (int f = BF_DIRS; f < BF__COUNT; f++)
+		str_appendf(cmd, " %s", bfiles[f].path);
+	str_appendf(cmd, " && rm -f");
+	for (int f = 0; f < BF_DIRS; f++)
+		str_appendf(cmd, " %s.knob-new", bfiles[f].path);
+	str_appendf(cmd, " || exit 1");
+}
+
 /* The probe: directories, hashes, modes and owners of what is there,
  * node.key's check, the node certificate. */
 static char *
@@ -258,6 +277,7 @@ probe_cmd(const struct bnode *n)
 	str_appendf(&cmd, "; do if [ -f \"$f\" ] || [ -d \"$f\" ]; then stat -L -c '" MODE_MARK
 	    "%%a %%u %%g %%n' \"$f\"; fi; done; if [ -f %s ]; then echo '%s'; fi", SVC_PENDING,
 	    SVC_PENDING_MARK);
+	probe_clean(&cmd);
 	probe_key(&cmd);
 	str_appendf(&cmd, "; echo '--- cert'; cat %s 2>/dev/null; true", bfiles[BF_CRT].path);
 	free(q);
@@ -507,7 +527,8 @@ install_cmd(const struct boot *b, const struct bnode *n)
 	svc = subst(b->service_cmd ? b->service_cmd : DEFAULT_SERVICE_CMD, n->root, n->fn->name);
 	str_appendf(&cmd, " && : > %s", SVC_PENDING);
 	for (int i = 0; i < n->nup; i++)
-		str_appendf(&cmd, " && mv -f %s.knob-new %s", bfiles[n->up[i]].path, bfiles[n->up[i]].path);
+		str_appendf(&cmd, " && chown 0:0 %s.knob-new && mv -f %s.knob-new %s",
+		    bfiles[n->up[i]].path, bfiles[n->up[i]].path, bfiles[n->up[i]].path);
 	if (n->rm_crl)
 		str_appendf(&cmd, " && rm -f %s", bfiles[BF_CRL].path);
 	if (deb_install(b, n))
@@ -583,6 +604,7 @@ start_upload(struct boot *b, struct bnode *n)
 
 	file_data(b, n, n->up[n->cur], &data, &len);
 	ssh_upload_init(&n->u, path, data, len, bfiles[n->up[n->cur]].mode);
+	n->u.excl = 1;	/* the probe removed any leftover: never follow or reuse one */
 	free(path);
 }
 

@@ -1164,6 +1164,41 @@ START_TEST(bootstrap_owner_fixed)
 }
 END_TEST
 
+/* Leftover PATH.knob-new files, as a non-root owner of /etc/knob could
+ * plant them: ca.crt.knob-new a symbolic link to a victim file (root
+ * would write the CA certificate through it and chmod it 0644),
+ * node.key.knob-new a file of 65534's (the key uploaded into it would
+ * stay theirs).  The probe removes them as root before any upload, which
+ * creates each file anew (EXCL): the victim keeps its contents and mode,
+ * the installed node.key is root's, 0600. */
+START_TEST(bootstrap_knob_new_not_followed)
+{
+	char *out = NULL, *vic = NULL, path[4200], own[64];
+	struct stat st;
+
+	ck_assert_int_eq(harness_sh("mkdir -p %s/root-node01/etc/knob && printf precious > %s/victim "
+	    "&& chmod 0600 %s/victim && ln -s %s/victim %s/root-node01/etc/knob/ca.crt.knob-new && "
+	    "printf mine > %s/root-node01/etc/knob/node.key.knob-new && chown 65534:65534 "
+	    "%s/root-node01/etc/knob/node.key.knob-new && chmod 0644 "
+	    "%s/root-node01/etc/knob/node.key.knob-new", h.tmp, h.tmp, h.tmp, h.tmp, h.tmp, h.tmp,
+	    h.tmp, h.tmp), 0);
+	ck_assert_int_eq(boot(&out, "id", "-x node[02-03] --accept-new"), 0);
+	ck_assert_msg(strstr(out, "node01: installed: "), "%s", out);
+	free(out);
+	snprintf(path, sizeof(path), "%s/victim", h.tmp);
+	ck_assert_int_eq(read_file_bounded(path, 4096, &vic, NULL), 0);
+	ck_assert_str_eq(vic, "precious");
+	free(vic);
+	ck_assert_int_eq(lstat(path, &st), 0);
+	ck_assert_int_eq(st.st_mode & 07777, 0600);
+	owner_of(0, "etc/knob/node.key", own, sizeof(own));
+	ck_assert_str_eq(own, "0:0");
+	ck_assert_int_eq(mode_of(0, "etc/knob/node.key"), 0600);
+	owner_of(0, "etc/knob/ca.crt", own, sizeof(own));
+	ck_assert_str_eq(own, "0:0");
+}
+END_TEST
+
 /* Bad values refused before anything runs (exit 2): an --ssh-port that is
  * not all digits or out of range; --deb with --knobd or --unit (the
  * package brings its own: they would be ignored). */
@@ -1220,6 +1255,7 @@ ssh_suite(void)
 	tcase_add_test(tc, bootstrap_crl_unreadable);
 	tcase_add_test(tc, hostkey_hashed);
 	tcase_add_test(tc, bootstrap_owner_fixed);
+	tcase_add_test(tc, bootstrap_knob_new_not_followed);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("cli");
 	tcase_add_test(tc, bootstrap_cli_refusals);
