@@ -1199,6 +1199,43 @@ START_TEST(bootstrap_knob_new_not_followed)
 }
 END_TEST
 
+/* Keys OpenSSH would check that libssh2 alone does not see: a pattern line
+ * ("node0* KEY", node02's key) in known_hosts, and the global file
+ * (/etc/ssh/ssh_known_hosts, here $KNOB_GLOBAL_KNOWN_HOSTS) pinning
+ * node02's key for node01.  Either way node01's key is a changed one,
+ * refused even with --accept-new, and known_hosts is left alone; a
+ * pattern that negates node01 ("!node01,node0*") does not pin it: its
+ * key is new, added (the wrong user key then stops at authentication). */
+START_TEST(hostkey_pattern_global)
+{
+	char want[8192], kh[4200], global[4200], *out = NULL, *fp = fingerprint(0);
+
+	snprintf(kh, sizeof(kh), "%s/known_hosts", h.tmp);
+	snprintf(global, sizeof(global), "%s/ssh_known_hosts", h.tmp);
+	ck_assert_int_eq(harness_sh("printf 'node0* %%s\\n' \"$(cut -d' ' -f1,2 %s/ssh1/hostkey.pub)\" > "
+	    "%s", h.tmp, kh), 0);
+	snprintf(want, sizeof(want), "node01: auth-failed: host key refused: %s does NOT match %s", fp,
+	    kh);
+	boot_refused_kh_kept("-x node[02-03] --accept-new", want, NULL);
+
+	ck_assert_int_eq(harness_sh(": > %s && printf 'node01 %%s\\n' \"$(cut -d' ' -f1,2 "
+	    "%s/ssh1/hostkey.pub)\" > %s", kh, h.tmp, global), 0);
+	setenv("KNOB_GLOBAL_KNOWN_HOSTS", global, 1);
+	snprintf(want, sizeof(want), "node01: auth-failed: host key refused: %s does NOT match %s or %s",
+	    fp, kh, global);
+	boot_refused_kh_kept("-x node[02-03] --accept-new", want, NULL);
+	unsetenv("KNOB_GLOBAL_KNOWN_HOSTS");
+
+	ck_assert_int_eq(harness_sh("printf '!node01,node0* %%s\\n' \"$(cut -d' ' -f1,2 "
+	    "%s/ssh1/hostkey.pub)\" > %s", h.tmp, kh), 0);
+	ck_assert_int_eq(boot(&out, "wrong", "-x node[02-03] --accept-new"), 1);
+	ck_assert_msg(strstr(out, "node01: auth-failed: ssh authentication failed"), "%s", out);
+	free(out);
+	ck_assert_int_eq(harness_sh("grep -q '^node01 ssh-ed25519 ' %s", kh), 0);
+	free(fp);
+}
+END_TEST
+
 /* Bad values refused before anything runs (exit 2): an --ssh-port that is
  * not all digits or out of range; --deb with --knobd or --unit (the
  * package brings its own: they would be ignored). */
@@ -1256,6 +1293,7 @@ ssh_suite(void)
 	tcase_add_test(tc, hostkey_hashed);
 	tcase_add_test(tc, bootstrap_owner_fixed);
 	tcase_add_test(tc, bootstrap_knob_new_not_followed);
+	tcase_add_test(tc, hostkey_pattern_global);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("cli");
 	tcase_add_test(tc, bootstrap_cli_refusals);
