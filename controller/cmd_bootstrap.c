@@ -433,9 +433,30 @@ plan_fixes(const struct boot *b, struct bnode *n)
 	}
 }
 
-/* Which files to send: whatever differs from here (knobd only with
- * --upgrade once one is installed), and the certificate when needed;
- * whether to remove the node's CRL. */
+/* Is a knob of its own already on n for file f (BF_KNOBD or BF_DEB): the
+ * file itself, or for a .deb a knobd (one from apt, say, with no .deb of
+ * ours cached)? */
+static int
+knob_present(const struct bnode *n, int f)
+{
+	return n->remote_hash[f][0] != '\0' || (f == BF_DEB && n->remote_hash[BF_KNOBD][0] != '\0');
+}
+
+/* n's note on a knob (file f) kept since it differs and no --upgrade. */
+static void
+note_differs(struct bnode *n, int f)
+{
+	if (n->remote_hash[f][0])
+		snprintf(n->note, sizeof(n->note), "%s differs from this controller's (--upgrade "
+		    "replaces it)", bfiles[f].label);
+	else
+		snprintf(n->note, sizeof(n->note), "knob differs from this controller's knob.deb (a "
+		    "knobd is installed, no knob.deb of ours is cached; --upgrade replaces it)");
+}
+
+/* Which files to send: whatever differs from here (knobd, or the .deb,
+ * only with --upgrade once a knobd is installed), and the certificate
+ * when needed; whether to remove the node's CRL. */
 static int
 plan(struct boot *b, struct bnode *n, const char *out)
 {
@@ -448,13 +469,12 @@ plan(struct boot *b, struct bnode *n, const char *out)
 			continue;
 		if (strcmp(n->remote_hash[f], b->hash[f]) == 0)
 			continue;
-		if ((f == BF_KNOBD || f == BF_DEB) && n->remote_hash[f][0] && !b->upgrade) {
-			snprintf(n->note, sizeof(n->note), "%s differs from this controller's "
-			    "(--upgrade replaces it)", bfiles[f].label);
+		if ((f == BF_KNOBD || f == BF_DEB) && knob_present(n, f) && !b->upgrade) {
+			note_differs(n, f);
 			continue;
 		}
 		if (f == BF_KNOBD || f == BF_DEB) {
-			n->knobd_was_missing = n->remote_hash[f][0] == '\0';
+			n->knobd_was_missing = !knob_present(n, f);
 			n->knobd_replaced = !n->knobd_was_missing;
 		}
 		n->up[n->nup++] = f;

@@ -1236,6 +1236,32 @@ START_TEST(hostkey_pattern_global)
 }
 END_TEST
 
+/* bootstrap --deb on a node whose knob did not come from us (a knobd in
+ * usr/sbin, say from apt, no knob.deb of ours cached): without --upgrade
+ * the package is neither sent nor installed (no dpkg -i, which would
+ * reinstall or downgrade it), the node says why.  The .deb is a stand-in
+ * (not a package: before the fix the install ran the real dpkg on it,
+ * under the node's --root, and failed); its knobd is the build's, which
+ * the test's service script starts. */
+START_TEST(bootstrap_deb_needs_upgrade)
+{
+	char *out = NULL, deb[4200], cached[4200], extra[8400];
+
+	snprintf(deb, sizeof(deb), "%s/knob-standin.deb", h.tmp);
+	cu_write(deb, 0644, "not a package\n");
+	ck_assert_int_eq(harness_sh("mkdir -p %s/root-node01/usr/sbin && cp %s/knobd "
+	    "%s/root-node01/usr/sbin/knobd", h.tmp, h.bin, h.tmp), 0);
+	snprintf(extra, sizeof(extra), "-x node[02-03] --accept-new --deb %s", deb);
+	ck_assert_int_eq(boot(&out, "id", extra), 0);
+	ck_assert_msg(strstr(out, "node01: updated: ca.crt, node.crt, node.key; service command "
+	    "run; agent answers over TLS; knob differs from this controller's knob.deb (a knobd is "
+	    "installed, no knob.deb of ours is cached; --upgrade replaces it)"), "%s", out);
+	free(out);
+	snprintf(cached, sizeof(cached), "%s/root-node01/var/cache/knob/knob.deb", h.tmp);
+	ck_assert_msg(access(cached, F_OK) < 0, "%s was sent", cached);
+}
+END_TEST
+
 /* Bad values refused before anything runs (exit 2): an --ssh-port that is
  * not all digits or out of range; --deb with --knobd or --unit (the
  * package brings its own: they would be ignored). */
@@ -1294,6 +1320,7 @@ ssh_suite(void)
 	tcase_add_test(tc, bootstrap_owner_fixed);
 	tcase_add_test(tc, bootstrap_knob_new_not_followed);
 	tcase_add_test(tc, hostkey_pattern_global);
+	tcase_add_test(tc, bootstrap_deb_needs_upgrade);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("cli");
 	tcase_add_test(tc, bootstrap_cli_refusals);
