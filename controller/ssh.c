@@ -26,7 +26,7 @@ enum { S_USER = 0x1200, S_KEY, S_PORT, S_KNOWN, S_ACCEPT, S_VIA, S_RKNOBD, S_PUS
 const struct opt opt_ssh[] = {
 	{ S_VIA, "via", OPT_ARG, "ssh", "agentless: run knobd --stdio on each node over SSH, no TLS", 0 },
 	{ S_USER, "ssh-user", OPT_ARG, "USER", "SSH user (default root)", 0 },
-	{ S_KEY, "ssh-key", OPT_ARG, "FILE", "private key (default: ssh-agent if running, else ~/.ssh/id_ed25519, id_ecdsa, id_rsa)", 0 },
+	{ S_KEY, "ssh-key", OPT_ARG, "FILE", "private key (default: ssh-agent's keys if running, then ~/.ssh/id_ed25519, id_ecdsa, id_rsa in turn)", 0 },
 	{ S_PORT, "ssh-port", OPT_ARG, "N", "SSH port (default 22)", 0 },
 	{ S_KNOWN, "known-hosts", OPT_ARG, "FILE", "host keys checked strictly (default ~/.ssh/known_hosts; /etc/ssh/ssh_known_hosts too)", 0 },
 	{ S_ACCEPT, "accept-new", OPT_NOARG, NULL, "add unknown host keys to known_hosts (changed keys are still refused)", 0 },
@@ -676,22 +676,24 @@ step_hostkey(struct ssh_conn *c)
 	}
 }
 
-/* The default key when neither --ssh-key nor an agent: ~/.ssh/id_*. */
-static const char *
-default_key(char *buf, size_t len)
+/* Note a key source refused (for the failure, if every one is). */
+static void
+refused(struct ssh_conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void
+refused(struct ssh_conn *c, const char *fmt, ...)
 {
-	static const char *const names[] = { "id_ed25519", "id_ecdsa", "id_rsa" };
-	const char *home = getenv("HOME");
+	size_t l = strlen(c->refused);
+	va_list ap;
 
-	for (size_t i = 0; i < nitems(names); i++) {
-		snprintf(buf, len, "%s/.ssh/%s", home ? home : "/root", names[i]);
-		if (access(buf, R_OK) == 0)
-			return buf;
-	}
-	return NULL;
+	if (l && l < sizeof(c->refused) - 2)
+		l += (size_t)snprintf(c->refused + l, sizeof(c->refused) - l, "; ");
+	va_start(ap, fmt);
+	if (l < sizeof(c->refused))
+		vsnprintf(c->refused + l, sizeof(c->refused) - l, fmt, ap);
+	va_end(ap);
 }
 
-/* Key-file authentication. */
+/* Key-file authentication: 1 in, 0 again, -1 refused (noted). */
 static int
 auth_keyfile(struct ssh_conn *c, const char *user, const char *key)
 {
@@ -700,14 +702,15 @@ auth_keyfile(struct ssh_conn *c, const char *user, const char *key)
 
 	if (r == LIBSSH2_ERROR_EAGAIN)
 		return 0;
-	if (r != 0)
-		return fail(c, NS_AUTH_FAILED, "ssh authentication failed for %s: key %s refused (%s)",
-		    user, key, last_error(c));
-	c->phase = SSH_READY;
+	if (r != 0) {
+		refused(c, "key %s refused (%s)", key, last_error(c));
+		return -1;
+	}
 	return 1;
 }
 
-/* ssh-agent authentication: each identity in turn. */
+/* ssh-agent authentication, each identity in turn: 1 in, 0 again, -1
+ * every one refused or no agent to use (noted). */
 static int
 auth_agent(struct ssh_conn *c, const char *user)
 {
@@ -715,37 +718,73 @@ auth_agent(struct ssh_conn *c, const char *user)
 
 	if (c->agent == NULL) {
 		if ((c->agent = libssh2_agent_init(c->s)) == NULL || libssh2_agent_connect(c->agent) != 0 ||
-		    libssh2_agent_list_identities(c->agent) != 0)
-			return fail(c, NS_AUTH_FAILED, "ssh-agent: cannot use it (%s)", last_error(c));
-		if (libssh2_agent_get_identity(c->agent, &c->ident, NULL) != 0)
-			return fail(c, NS_AUTH_FAILED, "ssh-agent holds no keys");
+		    libssh2_agent_list_identities(c->agent) != 0) {
+			refused(c, "ssh-agent: cannot use it (%s)", last_error(c));
+			return -1;
+		}
+		if (libssh2_agent_get_identity(c->agent, &c->ident, NULL) != 0) {
+			refused(c, "ssh-agent holds no keys");
+			return -1;
+		}
 	}
 	for (;;) {
 		r = libssh2_agent_userauth(c->agent, user, c->ident);
 		if (r == LIBSSH2_ERROR_EAGAIN)
 			return 0;
-		if (r == 0) {
-			c->phase = SSH_READY;
+		if (r == 0)
 			return 1;
-		}
 		c->agent_tried++;
-		if (libssh2_agent_get_identity(c->agent, &c->ident, c->ident) != 0)
-			return fail(c, NS_AUTH_FAILED, "ssh authentication failed for %s: all %d "
-			    "key(s) of ssh-agent refused", user, c->agent_tried);
+		if (libssh2_agent_get_identity(c->agent, &c->ident, c->ident) != 0) {
+			refused(c, "all %d key(s) of ssh-agent refused", c->agent_tried);
+			return -1;
+		}
 	}
 }
 
+/* The next key source (c->auth_src) when no --ssh-key, as OpenSSH tries
+ * them: ssh-agent when SSH_AUTH_SOCK is set, then each readable
+ * ~/.ssh/id_ed25519, id_ecdsa, id_rsa.  1 in, 0 again, -1 none left. */
+static int
+auth_defaults(struct ssh_conn *c, const char *user)
+{
+	static const char *const names[] = { "id_ed25519", "id_ecdsa", "id_rsa" };
+	const char *home = getenv("HOME");
+	char key[4096];
+	int r;
+
+	for (;; c->auth_src++) {
+		if (c->auth_src == 0) {
+			if (getenv("SSH_AUTH_SOCK") == NULL)
+				continue;
+			if ((r = auth_agent(c, user)) >= 0)
+				return r;
+			continue;
+		}
+		if ((size_t)c->auth_src > nitems(names))
+			return -1;
+		snprintf(key, sizeof(key), "%s/.ssh/%s", home ? home : "/root", names[c->auth_src - 1]);
+		if (access(key, R_OK) == 0 && (r = auth_keyfile(c, user, key)) >= 0)
+			return r;
+	}
+}
+
+/* Authenticate with --ssh-key, else every default source in turn; when
+ * all are refused, the failure names each. */
 static int
 step_auth(struct ssh_conn *c)
 {
-	const char *user = c->cfg->user ? c->cfg->user : "root", *key = c->cfg->key;
-	char buf[4096];
+	const char *user = c->cfg->user ? c->cfg->user : "root";
+	int r = c->cfg->key ? auth_keyfile(c, user, c->cfg->key) : auth_defaults(c, user);
 
-	if (key == NULL && getenv("SSH_AUTH_SOCK") != NULL)
-		return auth_agent(c, user);
-	if (key == NULL && (key = default_key(buf, sizeof(buf))) == NULL)
+	if (r == 0)
+		return 0;
+	if (r > 0) {
+		c->phase = SSH_READY;
+		return 1;
+	}
+	if (c->refused[0] == '\0')
 		return fail(c, NS_AUTH_FAILED, "ssh: no key: give --ssh-key FILE or run ssh-agent");
-	return auth_keyfile(c, user, key);
+	return fail(c, NS_AUTH_FAILED, "ssh authentication failed for %s: %s", user, c->refused);
 }
 
 int

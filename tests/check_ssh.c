@@ -1262,6 +1262,45 @@ START_TEST(bootstrap_deb_needs_upgrade)
 }
 END_TEST
 
+/* No --ssh-key and no ssh-agent: the default key files are tried in turn,
+ * as OpenSSH tries them, not only the first readable one.  HOME's
+ * id_ed25519 is not authorised, its id_rsa is: node01 is installed.
+ * (libssh2 1.10 signs with ssh-rsa, SHA-1, which OpenSSH 8.8 and later
+ * refuse unless allowed: node01's sshd allows it.) */
+START_TEST(bootstrap_default_keys_in_turn)
+{
+	char *out = NULL, *err = NULL, home[4200];
+	int rc;
+
+	snprintf(home, sizeof(home), "%s/home", h.tmp);
+	ck_assert_int_eq(harness_sh("mkdir -p %s/.ssh && cp %s/wrong %s/.ssh/id_ed25519 && "
+	    "ssh-keygen -q -t rsa -b 2048 -N '' -f %s/.ssh/id_rsa && cat %s/.ssh/id_rsa.pub >> "
+	    "%s/authorized_keys", home, h.tmp, home, home, home, h.tmp), 0);
+	sshd_stop(0);
+	sshd_start_cfg(0, "PubkeyAcceptedAlgorithms +ssh-rsa\n");
+	setenv("HOME", home, 1);
+	unsetenv("SSH_AUTH_SOCK");
+	rc = harness_knobctl(&h, &out, &err, "bootstrap -w node01 --known-hosts %s/known_hosts "
+	    "--accept-new --root %s/root-{node} --service-cmd 'sh %s/svc.sh {root}' --timeout 20",
+	    h.tmp, h.tmp, h.tmp);
+	fprintf(stderr, "---- default keys in turn -> %d\n%s%s", rc, out, err);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_msg(strstr(out, "node01: installed: "), "%s", out);
+	free(out);
+	free(err);
+	/* neither authorised: the failure names each key refused */
+	ck_assert_int_eq(harness_sh("cp %s/id.pub %s/authorized_keys", h.tmp, h.tmp), 0);
+	rc = harness_knobctl(&h, &out, NULL, "bootstrap -w node01 --known-hosts %s/known_hosts "
+	    "--root %s/root-{node} --service-cmd 'sh %s/svc.sh {root}' --timeout 20", h.tmp, h.tmp,
+	    h.tmp);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_msg(strstr(out, "node01: auth-failed: ssh authentication failed for root: key ") &&
+	    strstr(out, "/.ssh/id_ed25519 refused") && strstr(out, "; key ") &&
+	    strstr(out, "/.ssh/id_rsa refused"), "%s", out);
+	free(out);
+}
+END_TEST
+
 /* Bad values refused before anything runs (exit 2): an --ssh-port that is
  * not all digits or out of range; --deb with --knobd or --unit (the
  * package brings its own: they would be ignored). */
@@ -1321,6 +1360,7 @@ ssh_suite(void)
 	tcase_add_test(tc, bootstrap_knob_new_not_followed);
 	tcase_add_test(tc, hostkey_pattern_global);
 	tcase_add_test(tc, bootstrap_deb_needs_upgrade);
+	tcase_add_test(tc, bootstrap_default_keys_in_turn);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("cli");
 	tcase_add_test(tc, bootstrap_cli_refusals);
