@@ -217,6 +217,31 @@ load_sources(struct boot *b)
 	return load_local(b, BF_KNOBD, b->knobd, 0) < 0 ? -1 : load_unit(b);
 }
 
+/* Would the CRL bootstrap pushes revoke this controller's own certificate
+ * (every agent would then refuse it: locked out of the fleet)?  0 no, -1
+ * it would or either cannot be read (printed; no node is touched). */
+static int
+crl_spares_self(const struct boot *b)
+{
+	const char *cert = b->ctl->cert ? b->ctl->cert : b->ctl->inv->cert;
+	char why[1024], crl[4096];
+	int r;
+
+	if (b->data[BF_CRL] == NULL || cert == NULL)
+		return 0;
+	tls_crl_path(b->cadir, crl, sizeof(crl));
+	if ((r = ca_crl_revokes(b->data[BF_CRL], b->len[BF_CRL], cert, why, sizeof(why))) == 0)
+		return 0;
+	if (r < 0)
+		fprintf(stderr, "knobctl bootstrap: checking %s against %s: %s\n", cert, crl, why);
+	else
+		fprintf(stderr, "knobctl bootstrap: %s revokes this controller's own certificate %s: "
+		    "pushed, every agent would refuse this controller; not pushed, no node touched "
+		    "(use a controller certificate that is not revoked: --cert/--key or the "
+		    "inventory's <tls cert=...>)\n", crl, why);
+	return -1;
+}
+
 /* The node's path for a file under its --root. */
 static char *
 node_path(const struct bnode *n, const char *rel)
@@ -1142,7 +1167,7 @@ cmd_bootstrap(struct ctl *ctl, int argc, char **argv)
 	 * fresh knobd --stdio would answer with no agent running) */
 	ctl->ssh.via = 0;
 	libssh2_init(0);
-	if (load_sources(&b) < 0 || ctl_ssl(ctl) == NULL)
+	if (load_sources(&b) < 0 || crl_spares_self(&b) < 0 || ctl_ssl(ctl) == NULL)
 		goto out;
 	fanout_init(&b.fo, ctl, &names);
 	b.b = xcalloc(b.fo.n, sizeof(*b.b));

@@ -644,7 +644,7 @@ START_TEST(revoked_controller_refused)
 	    h.tmp, h.tmp);
 	ck_assert_msg(rc == 0, "%s", out);
 	free(out);
-	ck_assert_int_eq(harness_sh("%s/knobctl -c %s ca revoke ctl2 >/dev/null", h.bin, h.cluster), 0);
+	ck_assert_int_eq(harness_sh("%s/knobctl -c %s ca revoke --force ctl2 >/dev/null", h.bin, h.cluster), 0);
 	rc = boot(&out, "id", "");
 	ck_assert_int_eq(rc, 0);
 	ck_assert_msg(strstr(out, "node[01-03] (3): updated: ca.crl; service command run"), "%s", out);
@@ -705,7 +705,7 @@ START_TEST(stale_crl_removed)
 	ck_assert_int_eq(boot(&out, "id", "--accept-new"), 0);
 	free(out);
 	ck_assert_int_eq(harness_sh("K=%s/knobctl; $K ca init %s/ca2 && $K ca issue %s/ca2 old "
-	    "--controller && $K ca revoke --ca-dir %s/ca2 old", h.bin, h.tmp, h.tmp, h.tmp), 0);
+	    "--controller && $K ca revoke --force --ca-dir %s/ca2 old", h.bin, h.tmp, h.tmp, h.tmp), 0);
 	snprintf(crl, sizeof(crl), "%s/root-node01/etc/knob/ca.crl", h.tmp);
 	ck_assert_int_eq(harness_sh("cp %s/ca2/ca.crl %s", h.tmp, crl), 0);
 	ck_assert_int_eq(harness_node_sh(&h, 0, "sh %s/svc.sh %s/root-node01", h.tmp, h.tmp), 0);
@@ -1038,7 +1038,7 @@ START_TEST(bootstrap_crl_unreadable)
 	int rc;
 
 	ck_assert_int_eq(harness_sh("%s/knobctl -c %s ca issue %s/ca ctl2 --controller >/dev/null && "
-	    "%s/knobctl -c %s ca revoke ctl2 >/dev/null", h.bin, h.cluster, h.tmp, h.bin, h.cluster), 0);
+	    "%s/knobctl -c %s ca revoke --force ctl2 >/dev/null", h.bin, h.cluster, h.tmp, h.bin, h.cluster), 0);
 	ck_assert_int_eq(boot(&out, "id", "-x node[02-03] --accept-new"), 0);
 	ck_assert_msg(strstr(out, "node01: installed: ") && strstr(out, "ca.crl"), "%s", out);
 	free(out);
@@ -1301,6 +1301,38 @@ START_TEST(bootstrap_default_keys_in_turn)
 }
 END_TEST
 
+/* The controller's own certificate: ca revoke refuses it without --force
+ * (exit 2, naming it and its role); revoked with --force, bootstrap
+ * refuses to push the CRL that would lock it out of every agent (exit 2)
+ * before any node is touched (no root made, no host key looked at). */
+START_TEST(bootstrap_refuses_own_revoked)
+{
+	char *out = NULL, *err = NULL, path[4200];
+	int rc;
+
+	rc = cu_sh_out(&out, "%s/knobctl -c %s ca revoke controller", h.bin, h.cluster);
+	ck_assert_msg(rc == 2 && strstr(out, "ca revoke: controller: not revoked: the controller "
+	    "certificate ") && strstr(out, "/ca/controller.crt (serial ") && strstr(out, "has role "
+	    "'controller'"), "exit %d: %s", rc, out);
+	free(out);
+	ck_assert_int_eq(harness_sh("%s/knobctl -c %s ca revoke --force controller >/dev/null", h.bin,
+	    h.cluster), 0);
+	rc = harness_knobctl(&h, &out, &err, "bootstrap -a --ssh-key %s/id --known-hosts "
+	    "%s/known_hosts --accept-new --root %s/root-{node} --service-cmd 'sh %s/svc.sh {root}' "
+	    "--timeout 20", h.tmp, h.tmp, h.tmp, h.tmp);
+	fprintf(stderr, "---- own certificate revoked -> %d\n%s%s", rc, out, err);
+	ck_assert_int_eq(rc, 2);
+	ck_assert_msg(strstr(err, "/ca/ca.crl revokes this controller's own certificate ") &&
+	    strstr(err, "no node touched"), "%s", err);
+	free(out);
+	free(err);
+	snprintf(path, sizeof(path), "%s/root-node01", h.tmp);
+	ck_assert_msg(access(path, F_OK) < 0, "%s was made", path);
+	snprintf(path, sizeof(path), "%s/known_hosts", h.tmp);
+	ck_assert_msg(access(path, F_OK) < 0, "%s was written", path);
+}
+END_TEST
+
 /* Bad values refused before anything runs (exit 2): an --ssh-port that is
  * not all digits or out of range; --deb with --knobd or --unit (the
  * package brings its own: they would be ignored). */
@@ -1361,6 +1393,7 @@ ssh_suite(void)
 	tcase_add_test(tc, hostkey_pattern_global);
 	tcase_add_test(tc, bootstrap_deb_needs_upgrade);
 	tcase_add_test(tc, bootstrap_default_keys_in_turn);
+	tcase_add_test(tc, bootstrap_refuses_own_revoked);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("cli");
 	tcase_add_test(tc, bootstrap_cli_refusals);
