@@ -920,6 +920,81 @@ out:
 	return rc;
 }
 
+/* Is the certificate in path (none there: no) a controller's whose serial
+ * is among serials?  1 yes (why names it, whose after its path), else 0. */
+static int
+controller_among(const char *path, const char *whose, const struct strvec *serials, char *why,
+    size_t whylen)
+{
+	char role[64] = "", err[256], *hex = NULL;
+	X509 *x = NULL;
+	int rc = 0;
+
+	if (access(path, F_OK) < 0 || (x = read_cert(path, err, sizeof(err))) == NULL)
+		goto out;
+	X509_NAME_get_text_by_NID(X509_get_subject_name(x), NID_organizationalUnitName, role,
+	    sizeof(role));
+	hex = serial_hex(x);
+	if (hex && strvec_contains(serials, hex) && strcmp(role, KNOB_ROLE_CONTROLLER) == 0) {
+		seterr(why, whylen, "%s%s (serial %s) has role '%s': once bootstrap pushes the CRL, "
+		    "every agent refuses a knobctl that uses it (give --force to revoke it anyway)",
+		    path, whose, hex, role);
+		rc = 1;
+	}
+out:
+	ERR_clear_error();
+	free(hex);
+	X509_free(x);
+	return rc;
+}
+
+int
+ca_revoke_check(const char *dir, const char *name, const char *own, char *why, size_t whylen)
+{
+	struct strvec all = { 0 };
+	char crt[PATH_MAX];
+	int rc = -1;
+
+	if (ca_name_check(name, why, whylen) < 0 ||
+	    ca_path(crt, sizeof(crt), dir, name, ".crt", why, whylen) < 0 ||
+	    name_serials(dir, name, &all, why, whylen) < 0)
+		goto out;
+	rc = controller_among(crt, "", &all, why, whylen);
+	if (rc == 0 && own != NULL)
+		rc = controller_among(own, ", this knobctl's certificate,", &all, why, whylen);
+out:
+	strvec_free(&all);
+	return rc;
+}
+
+int
+ca_crl_revokes(const char *pem, size_t len, const char *cert, char *why, size_t whylen)
+{
+	BIO *b = BIO_new_mem_buf(pem, (int)len);
+	X509_CRL *crl = b ? PEM_read_bio_X509_CRL(b, NULL, NULL, NULL) : NULL;
+	X509_REVOKED *r = NULL;
+	X509 *x = NULL;
+	char *hex = NULL;
+	int rc = -1;
+
+	if (crl == NULL) {
+		seterr(why, whylen, "the CRL cannot be parsed");
+		goto out;
+	}
+	if ((x = read_cert(cert, why, whylen)) == NULL)
+		goto out;
+	rc = X509_CRL_get0_by_serial(crl, &r, X509_get0_serialNumber(x)) == 1;
+	if (rc && (hex = serial_hex(x)) != NULL)
+		seterr(why, whylen, "%s (serial %s)", cert, hex);
+out:
+	ERR_clear_error();
+	free(hex);
+	X509_free(x);
+	X509_CRL_free(crl);
+	BIO_free(b);
+	return rc;
+}
+
 /* Days from now until x expires (negative: expired). */
 static int
 days_left(X509 *x)

@@ -35,6 +35,15 @@ int ca_issue_fleet(const char *dir, const char *cn, const char *const *names, si
  * (hex) are added to done when it is not NULL.  0 or -1 with err (also
  * when nothing was ever issued under NAME). */
 int ca_revoke(const char *dir, const char *name, struct strvec *done, char *err, size_t errlen);
+/* Would ca_revoke(dir, name) revoke a controller certificate: DIR/NAME.crt
+ * of role controller, or own (this knobctl's certificate; may be NULL)
+ * when it is a controller's and among the name's serials?  0 no, 1 yes
+ * (why names the certificate and its role), -1 error (why). */
+int ca_revoke_check(const char *dir, const char *name, const char *own, char *why,
+    size_t whylen);
+/* Does the CRL pem (len bytes) revoke the certificate in cert?  1 yes (why:
+ * "CERT (serial S)"), 0 no, -1 either cannot be read (why). */
+int ca_crl_revokes(const char *pem, size_t len, const char *cert, char *why, size_t whylen);
 /* Is pem a certificate of this CA for name, not revoked, valid for at least
  * min_days?  0 yes, 1 no (why says so), -1 the CA or DIR/revoked.txt cannot
  * be read (why: "DIR/revoked.txt:LINE: ..." for a bad line). */

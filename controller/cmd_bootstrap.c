@@ -4,13 +4,15 @@
  * no thread per node):
  *   ssh      connect, strict host-key check, key or ssh-agent authentication
  *   probe    one exec: make the directories, sha256, mode and owner of what
- *            is installed, the node's certificate
+ *            is installed, the node's certificate; then the directories
+ *            made root's and leftover PATH.knob-new files removed
  *   plan     compare hashes, modes and owners; reissue the node certificate
  *            when it is not this CA's, names another node, is revoked or
  *            expires soon
- *   upload   SFTP: each changed file to PATH.knob-new, mode set, fsync'd
+ *   upload   SFTP: each changed file to PATH.knob-new (created new: EXCL),
+ *            mode set, fsync'd
  *   install  one exec: chown 0:0 what another user or group owns, chmod
- *            what has the wrong mode, mv -f each upload into
+ *            what has the wrong mode, chown 0:0 and mv -f each upload into
  *            place (rename(2): atomic), dpkg -i for a .deb, then the service
  *            command (systemctl by default)
  * then every node that got through is confirmed with a TLS ping on the real
@@ -215,6 +217,31 @@ load_sources(struct boot *b)
 	return load_local(b, BF_KNOBD, b->knobd, 0) < 0 ? -1 : load_unit(b);
 }
 
+/* Would the CRL bootstrap pushes revoke this controller's own certificate
+ * (every agent would then refuse it: locked out of the fleet)?  0 no, -1
+ * it would or either cannot be read (printed; no node is touched). */
+static int
+crl_spares_self(const struct boot *b)
+{
+	const char *cert = b->ctl->cert ? b->ctl->cert : b->ctl->inv->cert;
+	char why[1024], crl[4096];
+	int r;
+
+	if (b->data[BF_CRL] == NULL || cert == NULL)
+		return 0;
+	tls_crl_path(b->cadir, crl, sizeof(crl));
+	if ((r = ca_crl_revokes(b->data[BF_CRL], b->len[BF_CRL], cert, why, sizeof(why))) == 0)
+		return 0;
+	if (r < 0)
+		fprintf(stderr, "knobctl bootstrap: checking %s against %s: %s\n", cert, crl, why);
+	else
+		fprintf(stderr, "knobctl bootstrap: %s revokes this controller's own certificate %s: "
+		    "pushed, every agent would refuse this controller; not pushed, no node touched "
+		    "(use a controller certificate that is not revoked: --cert/--key or the "
+		    "inventory's <tls cert=...>)\n", crl, why);
+	return -1;
+}
+
 /* The node's path for a file under its --root. */
 static char *
 node_path(const struct bnode *n, const char *rel)
@@ -240,6 +267,23 @@ probe_key(char **cmd)
 	    "else echo '" KEY_MARK "differs'; fi; fi", key, key, crt);
 }
 
+/* Before any upload, as root: the directories of bootstrap's own made
+ * root's (their owner could plant a file after the probe; the owner
+ * reported is the one stat saw, so the line still says "owner fixed"),
+ * then every leftover PATH.knob-new removed (rm -f removes a symbolic
+ * link, never what it points to); the uploads create them anew (EXCL). */
+static void
+probe_clean(char **cmd)
+{
+	str_appendf(cmd, "; chown 0:0");
+	for (int f = BF_DIRS; f < BF__COUNT; f++)
+		str_appendf(cmd, " %s", bfiles[f].path);
+	str_appendf(cmd, " && rm -f");
+	for (int f = 0; f < BF_DIRS; f++)
+		str_appendf(cmd, " %s.knob-new", bfiles[f].path);
+	str_appendf(cmd, " || exit 1");
+}
+
 /* The probe: directories, hashes, modes and owners of what is there,
  * node.key's check, the node certificate. */
 static char *
@@ -258,6 +302,7 @@ probe_cmd(const struct bnode *n)
 	str_appendf(&cmd, "; do if [ -f \"$f\" ] || [ -d \"$f\" ]; then stat -L -c '" MODE_MARK
 	    "%%a %%u %%g %%n' \"$f\"; fi; done; if [ -f %s ]; then echo '%s'; fi", SVC_PENDING,
 	    SVC_PENDING_MARK);
+	probe_clean(&cmd);
 	probe_key(&cmd);
 	str_appendf(&cmd, "; echo '--- cert'; cat %s 2>/dev/null; true", bfiles[BF_CRT].path);
 	free(q);
@@ -413,9 +458,30 @@ plan_fixes(const struct boot *b, struct bnode *n)
 	}
 }
 
-/* Which files to send: whatever differs from here (knobd only with
- * --upgrade once one is installed), and the certificate when needed;
- * whether to remove the node's CRL. */
+/* Is a knob of its own already on n for file f (BF_KNOBD or BF_DEB): the
+ * file itself, or for a .deb a knobd (one from apt, say, with no .deb of
+ * ours cached)? */
+static int
+knob_present(const struct bnode *n, int f)
+{
+	return n->remote_hash[f][0] != '\0' || (f == BF_DEB && n->remote_hash[BF_KNOBD][0] != '\0');
+}
+
+/* n's note on a knob (file f) kept since it differs and no --upgrade. */
+static void
+note_differs(struct bnode *n, int f)
+{
+	if (n->remote_hash[f][0])
+		snprintf(n->note, sizeof(n->note), "%s differs from this controller's (--upgrade "
+		    "replaces it)", bfiles[f].label);
+	else
+		snprintf(n->note, sizeof(n->note), "knob differs from this controller's knob.deb (a "
+		    "knobd is installed, no knob.deb of ours is cached; --upgrade replaces it)");
+}
+
+/* Which files to send: whatever differs from here (knobd, or the .deb,
+ * only with --upgrade once a knobd is installed), and the certificate
+ * when needed; whether to remove the node's CRL. */
 static int
 plan(struct boot *b, struct bnode *n, const char *out)
 {
@@ -428,13 +494,12 @@ plan(struct boot *b, struct bnode *n, const char *out)
 			continue;
 		if (strcmp(n->remote_hash[f], b->hash[f]) == 0)
 			continue;
-		if ((f == BF_KNOBD || f == BF_DEB) && n->remote_hash[f][0] && !b->upgrade) {
-			snprintf(n->note, sizeof(n->note), "%s differs from this controller's "
-			    "(--upgrade replaces it)", bfiles[f].label);
+		if ((f == BF_KNOBD || f == BF_DEB) && knob_present(n, f) && !b->upgrade) {
+			note_differs(n, f);
 			continue;
 		}
 		if (f == BF_KNOBD || f == BF_DEB) {
-			n->knobd_was_missing = n->remote_hash[f][0] == '\0';
+			n->knobd_was_missing = !knob_present(n, f);
 			n->knobd_replaced = !n->knobd_was_missing;
 		}
 		n->up[n->nup++] = f;
@@ -507,7 +572,8 @@ install_cmd(const struct boot *b, const struct bnode *n)
 	svc = subst(b->service_cmd ? b->service_cmd : DEFAULT_SERVICE_CMD, n->root, n->fn->name);
 	str_appendf(&cmd, " && : > %s", SVC_PENDING);
 	for (int i = 0; i < n->nup; i++)
-		str_appendf(&cmd, " && mv -f %s.knob-new %s", bfiles[n->up[i]].path, bfiles[n->up[i]].path);
+		str_appendf(&cmd, " && chown 0:0 %s.knob-new && mv -f %s.knob-new %s",
+		    bfiles[n->up[i]].path, bfiles[n->up[i]].path, bfiles[n->up[i]].path);
 	if (n->rm_crl)
 		str_appendf(&cmd, " && rm -f %s", bfiles[BF_CRL].path);
 	if (deb_install(b, n))
@@ -583,6 +649,7 @@ start_upload(struct boot *b, struct bnode *n)
 
 	file_data(b, n, n->up[n->cur], &data, &len);
 	ssh_upload_init(&n->u, path, data, len, bfiles[n->up[n->cur]].mode);
+	n->u.excl = 1;	/* the probe removed any leftover: never follow or reuse one */
 	free(path);
 }
 
@@ -1100,7 +1167,7 @@ cmd_bootstrap(struct ctl *ctl, int argc, char **argv)
 	 * fresh knobd --stdio would answer with no agent running) */
 	ctl->ssh.via = 0;
 	libssh2_init(0);
-	if (load_sources(&b) < 0 || ctl_ssl(ctl) == NULL)
+	if (load_sources(&b) < 0 || crl_spares_self(&b) < 0 || ctl_ssl(ctl) == NULL)
 		goto out;
 	fanout_init(&b.fo, ctl, &names);
 	b.b = xcalloc(b.fo.n, sizeof(*b.b));

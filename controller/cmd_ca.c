@@ -3,7 +3,7 @@
  *
  *   knobctl ca init DIR
  *   knobctl ca issue DIR NAME... [--controller]
- *   knobctl ca revoke NAME... [--ca-dir DIR]
+ *   knobctl ca revoke NAME... [--ca-dir DIR] [--force]
  *   knobctl ca renew [--days N] [--ca-dir DIR]
  *
  * NAME may be a node-set expression (node[01-16]); @groups are not
@@ -27,6 +27,7 @@ struct ca_args {
 	int controller;		/* --controller */
 	uint32_t days;		/* --days N (0: not given) */
 	const char *dir;	/* --ca-dir DIR */
+	int force;		/* --force: revoke a controller certificate too */
 };
 
 /* Where a sub-command reports: text on f, or with --json into doc. */
@@ -37,12 +38,13 @@ struct ca_out {
 
 #define CA_DAYS_MAX 36500	/* --days: a hundred years */
 
-enum { CA_CONTROLLER = 256, CA_DAYS_OPT, CA_DIR_OPT };
+enum { CA_CONTROLLER = 256, CA_DAYS_OPT, CA_DIR_OPT, CA_FORCE };
 
 static const struct opt ca_opts[] = {
 	{ CA_CONTROLLER, "controller", OPT_NOARG, NULL, "issue: controller certificates (OU=controller)", 0 },
 	{ CA_DAYS_OPT, "days", OPT_ARG, "N", "renew (only): certificates expiring within N days (default 30)", 0 },
 	{ CA_DIR_OPT, "ca-dir", OPT_ARG, "DIR", "revoke, renew: the CA directory (default: the inventory's CA's)", 0 },
+	{ CA_FORCE, "force", OPT_NOARG, NULL, "revoke: also a controller certificate (refused without it)", 0 },
 	OPT_END
 };
 
@@ -51,7 +53,7 @@ ca_usage(FILE *fp)
 {
 	fprintf(fp, "usage: knobctl ca init DIR\n"
 	    "       knobctl ca issue DIR NAME... [--controller]\n"
-	    "       knobctl ca revoke NAME... [--ca-dir DIR]\n"
+	    "       knobctl ca revoke NAME... [--ca-dir DIR] [--force]\n"
 	    "       knobctl ca renew [--days N] [--ca-dir DIR]\n");
 }
 
@@ -134,8 +136,29 @@ ca_revoked(const struct ca_out *o, const char *name, const struct strvec *done)
 	json_object_array_add(doc_array(o->doc, "revoked"), r);
 }
 
+/* Without --force, before anything is written: is any name's certificate
+ * a controller's (DIR/NAME.crt of that role, or this knobctl's own)?  Its
+ * revocation, once bootstrap pushed the CRL, locks out every knobctl that
+ * uses it.  0 none, -1 one is (printed). */
+static int
+ca_revoke_guard(struct ctl *ctl, const char *dir, const struct ca_args *a)
+{
+	const char *own = ctl == NULL ? NULL : ctl->cert ? ctl->cert : ctl->inv ? ctl->inv->cert :
+	    NULL;
+	char err[1024];
+
+	for (int i = 0; i < a->n && !a->force; i++)
+		if (ca_revoke_check(dir, a->v[i], own, err, sizeof(err)) == 1) {
+			fprintf(stderr, "knobctl: ca revoke: %s: not revoked: the controller "
+			    "certificate %s\n", a->v[i], err);
+			return -1;
+		}
+	return 0;
+}
+
 /* ca revoke NAME...: every certificate of each name into the CRL
- * (DIR/ca.crl), printed; bootstrap pushes it. */
+ * (DIR/ca.crl), printed; bootstrap pushes it.  A controller certificate
+ * only with --force (exit 2, nothing written). */
 static int
 ca_cmd_revoke(struct ctl *ctl, const struct ca_out *o, const struct ca_args *a)
 {
@@ -147,7 +170,7 @@ ca_cmd_revoke(struct ctl *ctl, const struct ca_out *o, const struct ca_args *a)
 		ca_usage(stderr);
 		return 2;
 	}
-	if ((dir = ca_dir_of(ctl, a, buf, sizeof(buf))) == NULL)
+	if ((dir = ca_dir_of(ctl, a, buf, sizeof(buf))) == NULL || ca_revoke_guard(ctl, dir, a) < 0)
 		return 2;
 	for (int i = 0; i < a->n; i++) {
 		struct strvec done = { 0 };
@@ -329,6 +352,10 @@ ca_run(struct ctl *ctl, FILE *out, const struct ca_cmd *c, const struct ca_args 
 	char what[32];
 	int rc;
 
+	if (a->force && strcmp(c->name, "revoke") != 0) {
+		fprintf(stderr, "knobctl: ca %s: --force is revoke's only\n", c->name);
+		return 2;
+	}
 	if (a->days && !c->days) {
 		fprintf(stderr, "knobctl: ca %s: --days is renew's window; a certificate is "
 		    "valid for 5 years\n", c->name);
@@ -361,6 +388,7 @@ cmd_ca(struct ctl *ctl, int argc, char **argv)
 		switch (ch) {
 		case CA_CONTROLLER: a.controller = 1; break;
 		case CA_DIR_OPT: a.dir = optarg; break;
+		case CA_FORCE: a.force = 1; break;
 		case CA_DAYS_OPT:
 			if (opt_parse_uint(optarg, 1, CA_DAYS_MAX, NULL, &a.days) < 0)
 				return opt_bad_value(ctl, "--days (1 to 36500)"), 2;
@@ -392,6 +420,7 @@ const struct cmd_entry cmd_ca_entry = {
 	"                       serials of DIR/issued.txt and superseded.txt: bootstrap's too)\n"
 	"                       in the CRL DIR/ca.crl (the CRL of any CA certificate in DIR,\n"
 	"                       whatever its name); knobctl refuses a revoked node at once,\n"
-	"                       agents refuse a revoked controller once bootstrap pushed it\n"
+	"                       agents refuse a revoked controller once bootstrap pushed it;\n"
+	"                       a controller certificate only with --force (exit 2 without)\n"
 	"ca renew               reissue DIR's certificates that expire within --days (30)",
 };

@@ -2,6 +2,7 @@
  * channels and SFTP uploads (see controller/ssh.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <netdb.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -25,9 +26,9 @@ enum { S_USER = 0x1200, S_KEY, S_PORT, S_KNOWN, S_ACCEPT, S_VIA, S_RKNOBD, S_PUS
 const struct opt opt_ssh[] = {
 	{ S_VIA, "via", OPT_ARG, "ssh", "agentless: run knobd --stdio on each node over SSH, no TLS", 0 },
 	{ S_USER, "ssh-user", OPT_ARG, "USER", "SSH user (default root)", 0 },
-	{ S_KEY, "ssh-key", OPT_ARG, "FILE", "private key (default: ssh-agent if running, else ~/.ssh/id_ed25519, id_ecdsa, id_rsa)", 0 },
+	{ S_KEY, "ssh-key", OPT_ARG, "FILE", "private key (default: ssh-agent's keys if running, then ~/.ssh/id_ed25519, id_ecdsa, id_rsa in turn)", 0 },
 	{ S_PORT, "ssh-port", OPT_ARG, "N", "SSH port (default 22)", 0 },
-	{ S_KNOWN, "known-hosts", OPT_ARG, "FILE", "host keys checked strictly (default ~/.ssh/known_hosts)", 0 },
+	{ S_KNOWN, "known-hosts", OPT_ARG, "FILE", "host keys checked strictly (default ~/.ssh/known_hosts; /etc/ssh/ssh_known_hosts too)", 0 },
 	{ S_ACCEPT, "accept-new", OPT_NOARG, NULL, "add unknown host keys to known_hosts (changed keys are still refused)", 0 },
 	{ S_RKNOBD, "remote-knobd", OPT_ARG, "PATH", "--via ssh: the agent on the node (default knobd, or /usr/sbin/knobd)", 0 },
 	{ S_PUSH, "push-agent", OPT_NOARG, NULL, "--via ssh: stream this controller's knobd to the node for the session", 0 },
@@ -237,16 +238,35 @@ known_hosts_path(const struct ssh_cfg *cfg, char *buf, size_t len)
 	return buf;
 }
 
-/* known_hosts' name for the node: "name" or "[name]:port". */
+/* OpenSSH's GlobalKnownHostsFile, read after the user's
+ * ($KNOB_GLOBAL_KNOWN_HOSTS instead, for tests; empty: none), or NULL. */
+static const char *
+global_kh_path(void)
+{
+	const char *g = getenv("KNOB_GLOBAL_KNOWN_HOSTS");
+
+	if (g == NULL)
+		return "/etc/ssh/ssh_known_hosts";
+	return *g ? g : NULL;
+}
+
+/* known_hosts' name for host: "host" or "[host]:port". */
 static void
-kh_host(const struct ssh_conn *c, char *buf, size_t len)
+kh_name(const struct ssh_conn *c, const char *host, char *buf, size_t len)
 {
 	int port = c->cfg->port ? c->cfg->port : 22;
 
 	if (port == 22)
-		snprintf(buf, len, "%s", c->name);
+		snprintf(buf, len, "%s", host);
 	else
-		snprintf(buf, len, "[%s]:%d", c->name, port);
+		snprintf(buf, len, "[%s]:%d", host, port);
+}
+
+/* known_hosts' name for the node: "name" or "[name]:port". */
+static void
+kh_host(const struct ssh_conn *c, char *buf, size_t len)
+{
+	kh_name(c, c->name, buf, len);
 }
 
 /* --accept-new: append the node's key to known_hosts. 0 or -1. */
@@ -291,9 +311,62 @@ kh_add(struct ssh_conn *c, LIBSSH2_KNOWNHOSTS *kh, const char *path, const char 
 struct ssh_kh {
 	LIBSSH2_KNOWNHOSTS *kh;
 	struct strvec revoked;	/* base64 keys of "@revoked" lines */
-	int err;		/* 0, or -errno: the file exists and cannot be read */
-	struct stat st;		/* st_ino 0: there was no file */
+	struct strvec names;	/* the node's names, as pattern lines are matched */
+	int err;		/* 0, or -errno: a file exists and cannot be read */
+	const char *errpath;	/* that file */
+	struct stat st[2];	/* the user's file, the global one; st_ino 0: none */
 };
+
+/* Does host match the comma-separated patterns (OpenSSH's "*" and "?",
+ * "!" negates: a negated match is no match whatever else matches)? */
+static int
+kh_pattern_match(const char *pats, const char *host)
+{
+	char *list = xstrdup(pats), *save = NULL, *p;
+	int found = 0;
+
+	for (p = strtok_r(list, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+		int neg = *p == '!';
+
+		if (fnmatch(p + neg, host, FNM_CASEFOLD) != 0)
+			continue;
+		if (neg) {
+			found = 0;
+			break;
+		}
+		found = 1;
+	}
+	free(list);
+	return found;
+}
+
+/* A line whose hosts hold a pattern ("*", "?" or "!"), which libssh2
+ * compares as a plain name: for each of the node's names it matches, the
+ * line goes to libssh2 under that name, so that its key is checked as any
+ * other.  0 not a pattern line, 1 done, -1 libssh2 cannot parse it. */
+static int
+kh_pattern_line(struct ssh_kh *k, const char *l)
+{
+	size_t hl = strcspn(l, " \t");
+	char *pats = xasprintf("%.*s", (int)hl, l), *line;
+	int rc = 1;
+
+	if (strpbrk(pats, "*?!") == NULL) {
+		free(pats);
+		return 0;
+	}
+	for (size_t i = 0; i < k->names.n; i++) {
+		if (!kh_pattern_match(pats, k->names.v[i]))
+			continue;
+		line = xasprintf("%s%s", k->names.v[i], l + hl);
+		if (libssh2_knownhost_readline(k->kh, line, strlen(line),
+		    LIBSSH2_KNOWNHOST_FILE_OPENSSH) != 0)
+			rc = -1;
+		free(line);
+	}
+	free(pats);
+	return rc;
+}
 
 /* One "@revoked HOSTS TYPE KEY" line: its KEY (in line), or NULL.  The
  * host patterns are not matched: a revoked key is refused for every host,
@@ -310,17 +383,19 @@ kh_revoked_line(char *line)
 	return strtok_r(NULL, " \t\r\n", &save);
 }
 
-/* Read known_hosts (path) into k a line at a time:
+/* Read known_hosts (path, the user's file: which 0, the global one: 1)
+ * into k a line at a time:
  * libssh2_knownhost_readfile stops at the first line it cannot parse and
  * drops every line after it (a node listed below such a line would look
  * new, and --accept-new would take a changed key for a new one).  A line
  * libssh2 cannot parse is skipped with a warning, once per command;
  * "@cert-authority" lines are skipped (host certificates are not
  * supported); the keys of "@revoked" lines, which libssh2 would read as a
- * host named "@revoked", go to k->revoked.  k->err: -errno when the file
- * exists and cannot be read. */
+ * host named "@revoked", go to k->revoked; pattern lines are matched
+ * here (kh_pattern_line).  k->err: -errno when the file exists and cannot
+ * be read. */
 static void
-kh_read(struct ssh_kh *k, const char *path)
+kh_read(struct ssh_kh *k, const char *path, int which)
 {
 	static _Atomic int warned;
 	FILE *f = fopen(path, "re");
@@ -328,16 +403,19 @@ kh_read(struct ssh_kh *k, const char *path)
 	const char *rk;
 	size_t cap = 0;
 	ssize_t n;
-	int lineno = 0;
+	int lineno = 0, r;
 
 	if (f == NULL) {
-		k->err = errno == ENOENT ? 0 : -errno;
-		if (stat(path, &k->st) < 0)	/* kh_current: the same error, not read again */
-			memset(&k->st, 0, sizeof(k->st));
+		if (errno != ENOENT && k->err == 0) {
+			k->err = -errno;
+			k->errpath = path;
+		}
+		if (stat(path, &k->st[which]) < 0)	/* kh_current: the same error, not read again */
+			memset(&k->st[which], 0, sizeof(k->st[which]));
 		return;
 	}
-	if (fstat(fileno(f), &k->st) < 0)
-		memset(&k->st, 0, sizeof(k->st));
+	if (fstat(fileno(f), &k->st[which]) < 0)
+		memset(&k->st[which], 0, sizeof(k->st[which]));
 	while ((n = getline(&line, &cap, f)) >= 0) {
 		char *l = line + strspn(line, " \t");	/* as OpenSSH: blanks first */
 
@@ -351,8 +429,9 @@ kh_read(struct ssh_kh *k, const char *path)
 		}
 		if (strncmp(l, "@cert-authority", 15) == 0 || *l == '\0')
 			continue;
-		if (libssh2_knownhost_readline(k->kh, l, strlen(l), LIBSSH2_KNOWNHOST_FILE_OPENSSH) != 0 &&
-		    !warned++)
+		if ((r = kh_pattern_line(k, l)) == 0)
+			r = libssh2_knownhost_readline(k->kh, l, strlen(l), LIBSSH2_KNOWNHOST_FILE_OPENSSH);
+		if (r != 0 && !warned++)
 			log_warnx("%s:%d: known_hosts line skipped: libssh2 cannot parse it", path, lineno);
 	}
 	free(line);
@@ -368,32 +447,38 @@ kh_drop(struct ssh_conn *c)
 	if (c->kh->kh)
 		libssh2_knownhost_free(c->kh->kh);
 	strvec_free(&c->kh->revoked);
+	strvec_free(&c->kh->names);
 	free(c->kh);
 	c->kh = NULL;
 }
 
-/* Is c's copy of known_hosts (path) still the file: same inode, size and
- * modification time, or still no file? */
+/* Is c's copy of one known_hosts file (path, which as kh_read's) still
+ * the file: same inode, size and modification time, or still no file? */
 static int
-kh_current(const struct ssh_conn *c, const char *path)
+kh_current1(const struct ssh_conn *c, const char *path, int which)
 {
-	const struct stat *o = &c->kh->st;
+	const struct stat *o = &c->kh->st[which];
 	struct stat st;
 
+	if (path == NULL)
+		return 1;
 	if (stat(path, &st) < 0)
 		return errno == ENOENT && o->st_ino == 0 && c->kh->err == 0;
 	return st.st_ino == o->st_ino && st.st_dev == o->st_dev && st.st_size == o->st_size &&
 	    st.st_mtim.tv_sec == o->st_mtim.tv_sec && st.st_mtim.tv_nsec == o->st_mtim.tv_nsec;
 }
 
-/* Read known_hosts (path) for c's session into c->kh, unless c already
- * holds a current copy (kh_current).  0, or -1 when libssh2 cannot make
- * a known-hosts list (c->kh NULL); a read error is in c->kh->err.  c->kh
- * is freed by step_hostkey or ssh_close. */
+/* Read known_hosts (path, then the global file) for c's session into
+ * c->kh, unless c already holds a current copy of both.  0, or -1 when
+ * libssh2 cannot make a known-hosts list (c->kh NULL); a read error is in
+ * c->kh->err.  c->kh is freed by step_hostkey or ssh_close. */
 static int
 kh_load(struct ssh_conn *c, const char *path)
 {
-	if (c->kh != NULL && kh_current(c, path))
+	const char *global = global_kh_path();
+	char name[300];
+
+	if (c->kh != NULL && kh_current1(c, path, 0) && kh_current1(c, global, 1))
 		return 0;
 	kh_drop(c);
 	c->kh = xcalloc(1, sizeof(*c->kh));
@@ -401,8 +486,28 @@ kh_load(struct ssh_conn *c, const char *path)
 		kh_drop(c);
 		return -1;
 	}
-	kh_read(c->kh, path);
+	kh_host(c, name, sizeof(name));
+	strvec_push(&c->kh->names, name);
+	kh_name(c, c->addr, name, sizeof(name));
+	if (strcmp(c->addr, c->name) != 0)
+		strvec_push(&c->kh->names, name);
+	kh_read(c->kh, path, 0);
+	if (global != NULL)
+		kh_read(c->kh, global, 1);
 	return 0;
+}
+
+/* The files the host key was checked against, for messages: "PATH", or
+ * "PATH or GLOBAL" when there is a global file. */
+static void
+kh_files(const struct ssh_conn *c, const char *path, char *buf, size_t len)
+{
+	const char *global = global_kh_path();
+
+	if (global != NULL && c->kh->st[1].st_ino != 0)
+		snprintf(buf, len, "%s or %s", path, global);
+	else
+		snprintf(buf, len, "%s", path);
 }
 
 /* The presented host key in base64, as known_hosts writes it. */
@@ -515,8 +620,8 @@ step_hostkey(struct ssh_conn *c)
 {
 	LIBSSH2_KNOWNHOSTS *kh;
 	struct libssh2_knownhost *found = NULL;
-	char pbuf[4096], fp[128], b64[8192], names[128];
-	const char *path = known_hosts_path(c->cfg, pbuf, sizeof(pbuf)), *key;
+	char pbuf[4096], fp[128], b64[8192], names[128], files[8300];
+	const char *path = known_hosts_path(c->cfg, pbuf, sizeof(pbuf)), *key, *errpath;
 	int port = c->cfg->port ? c->cfg->port : 22, r, kh_type, type, revoked, err, tm;
 	unsigned other = 0;
 	size_t klen;
@@ -528,12 +633,14 @@ step_hostkey(struct ssh_conn *c)
 	host_fingerprint(c, fp, sizeof(fp), &kh_type);
 	key_b64(key, key ? klen : 0, b64, sizeof(b64));
 	revoked = strvec_contains(&c->kh->revoked, b64);
+	kh_files(c, path, files, sizeof(files));
+	errpath = c->kh->errpath;
 	if ((err = c->kh->err) < 0 || revoked) {
 		kh_drop(c);
 		if (revoked)
 			return fail(c, NS_AUTH_FAILED, "host key refused: %s is marked @revoked in %s",
-			    fp, path);
-		return fail(c, NS_FAILED, "host key check failed: %s: %s", path, strerror(-err));
+			    fp, files);
+		return fail(c, NS_FAILED, "host key check failed: %s: %s", errpath, strerror(-err));
 	}
 	tm = LIBSSH2_KNOWNHOST_TYPE_PLAIN | LIBSSH2_KNOWNHOST_KEYENC_RAW | kh_type;
 	r = libssh2_knownhost_checkp(kh, c->name, port, key, klen, tm, &found);
@@ -556,35 +663,37 @@ step_hostkey(struct ssh_conn *c)
 		return 1;
 	case LIBSSH2_KNOWNHOST_CHECK_MISMATCH:
 		return fail(c, NS_AUTH_FAILED, "host key refused: %s does NOT match %s (changed host "
-		    "key, or someone in between)", fp, path);
+		    "key, or someone in between)", fp, files);
 	case LIBSSH2_KNOWNHOST_CHECK_NOTFOUND:
 		if (other)
 			return fail(c, NS_AUTH_FAILED, "host key refused: %s is not in %s, which lists "
 			    "the node under another key type only (%s): not added, even with "
-			    "--accept-new (check the node's keys, then add it by hand)", fp, path, names);
+			    "--accept-new (check the node's keys, then add it by hand)", fp, files, names);
 		return fail(c, NS_AUTH_FAILED, "host key refused: %s is not in %s (check it, then "
-		    "--accept-new)", fp, path);
+		    "--accept-new)", fp, files);
 	default:
 		return fail(c, NS_FAILED, "host key check failed: %s", path);
 	}
 }
 
-/* The default key when neither --ssh-key nor an agent: ~/.ssh/id_*. */
-static const char *
-default_key(char *buf, size_t len)
+/* Note a key source refused (for the failure, if every one is). */
+static void
+refused(struct ssh_conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void
+refused(struct ssh_conn *c, const char *fmt, ...)
 {
-	static const char *const names[] = { "id_ed25519", "id_ecdsa", "id_rsa" };
-	const char *home = getenv("HOME");
+	size_t l = strlen(c->refused);
+	va_list ap;
 
-	for (size_t i = 0; i < nitems(names); i++) {
-		snprintf(buf, len, "%s/.ssh/%s", home ? home : "/root", names[i]);
-		if (access(buf, R_OK) == 0)
-			return buf;
-	}
-	return NULL;
+	if (l && l < sizeof(c->refused) - 2)
+		l += (size_t)snprintf(c->refused + l, sizeof(c->refused) - l, "; ");
+	va_start(ap, fmt);
+	if (l < sizeof(c->refused))
+		vsnprintf(c->refused + l, sizeof(c->refused) - l, fmt, ap);
+	va_end(ap);
 }
 
-/* Key-file authentication. */
+/* Key-file authentication: 1 in, 0 again, -1 refused (noted). */
 static int
 auth_keyfile(struct ssh_conn *c, const char *user, const char *key)
 {
@@ -593,14 +702,15 @@ auth_keyfile(struct ssh_conn *c, const char *user, const char *key)
 
 	if (r == LIBSSH2_ERROR_EAGAIN)
 		return 0;
-	if (r != 0)
-		return fail(c, NS_AUTH_FAILED, "ssh authentication failed for %s: key %s refused (%s)",
-		    user, key, last_error(c));
-	c->phase = SSH_READY;
+	if (r != 0) {
+		refused(c, "key %s refused (%s)", key, last_error(c));
+		return -1;
+	}
 	return 1;
 }
 
-/* ssh-agent authentication: each identity in turn. */
+/* ssh-agent authentication, each identity in turn: 1 in, 0 again, -1
+ * every one refused or no agent to use (noted). */
 static int
 auth_agent(struct ssh_conn *c, const char *user)
 {
@@ -608,37 +718,73 @@ auth_agent(struct ssh_conn *c, const char *user)
 
 	if (c->agent == NULL) {
 		if ((c->agent = libssh2_agent_init(c->s)) == NULL || libssh2_agent_connect(c->agent) != 0 ||
-		    libssh2_agent_list_identities(c->agent) != 0)
-			return fail(c, NS_AUTH_FAILED, "ssh-agent: cannot use it (%s)", last_error(c));
-		if (libssh2_agent_get_identity(c->agent, &c->ident, NULL) != 0)
-			return fail(c, NS_AUTH_FAILED, "ssh-agent holds no keys");
+		    libssh2_agent_list_identities(c->agent) != 0) {
+			refused(c, "ssh-agent: cannot use it (%s)", last_error(c));
+			return -1;
+		}
+		if (libssh2_agent_get_identity(c->agent, &c->ident, NULL) != 0) {
+			refused(c, "ssh-agent holds no keys");
+			return -1;
+		}
 	}
 	for (;;) {
 		r = libssh2_agent_userauth(c->agent, user, c->ident);
 		if (r == LIBSSH2_ERROR_EAGAIN)
 			return 0;
-		if (r == 0) {
-			c->phase = SSH_READY;
+		if (r == 0)
 			return 1;
-		}
 		c->agent_tried++;
-		if (libssh2_agent_get_identity(c->agent, &c->ident, c->ident) != 0)
-			return fail(c, NS_AUTH_FAILED, "ssh authentication failed for %s: all %d "
-			    "key(s) of ssh-agent refused", user, c->agent_tried);
+		if (libssh2_agent_get_identity(c->agent, &c->ident, c->ident) != 0) {
+			refused(c, "all %d key(s) of ssh-agent refused", c->agent_tried);
+			return -1;
+		}
 	}
 }
 
+/* The next key source (c->auth_src) when no --ssh-key, as OpenSSH tries
+ * them: ssh-agent when SSH_AUTH_SOCK is set, then each readable
+ * ~/.ssh/id_ed25519, id_ecdsa, id_rsa.  1 in, 0 again, -1 none left. */
+static int
+auth_defaults(struct ssh_conn *c, const char *user)
+{
+	static const char *const names[] = { "id_ed25519", "id_ecdsa", "id_rsa" };
+	const char *home = getenv("HOME");
+	char key[4096];
+	int r;
+
+	for (;; c->auth_src++) {
+		if (c->auth_src == 0) {
+			if (getenv("SSH_AUTH_SOCK") == NULL)
+				continue;
+			if ((r = auth_agent(c, user)) >= 0)
+				return r;
+			continue;
+		}
+		if ((size_t)c->auth_src > nitems(names))
+			return -1;
+		snprintf(key, sizeof(key), "%s/.ssh/%s", home ? home : "/root", names[c->auth_src - 1]);
+		if (access(key, R_OK) == 0 && (r = auth_keyfile(c, user, key)) >= 0)
+			return r;
+	}
+}
+
+/* Authenticate with --ssh-key, else every default source in turn; when
+ * all are refused, the failure names each. */
 static int
 step_auth(struct ssh_conn *c)
 {
-	const char *user = c->cfg->user ? c->cfg->user : "root", *key = c->cfg->key;
-	char buf[4096];
+	const char *user = c->cfg->user ? c->cfg->user : "root";
+	int r = c->cfg->key ? auth_keyfile(c, user, c->cfg->key) : auth_defaults(c, user);
 
-	if (key == NULL && getenv("SSH_AUTH_SOCK") != NULL)
-		return auth_agent(c, user);
-	if (key == NULL && (key = default_key(buf, sizeof(buf))) == NULL)
+	if (r == 0)
+		return 0;
+	if (r > 0) {
+		c->phase = SSH_READY;
+		return 1;
+	}
+	if (c->refused[0] == '\0')
 		return fail(c, NS_AUTH_FAILED, "ssh: no key: give --ssh-key FILE or run ssh-agent");
-	return auth_keyfile(c, user, key);
+	return fail(c, NS_AUTH_FAILED, "ssh authentication failed for %s: %s", user, c->refused);
 }
 
 int

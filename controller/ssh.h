@@ -1,7 +1,7 @@
 /* Non-blocking SSH for the controller (libssh2): one session per node,
  * driven by the caller's event loop.  Strict host-key checking against
  * known_hosts (libssh2's knownhost API), key authentication from a key file
- * or ssh-agent, exec channels and SFTP uploads as step machines that return
+ * or ssh-agent and the default key files in turn, exec channels and SFTP uploads as step machines that return
  * 1 done, 0 again (wait for ssh_events()), -1 failed (reason in c->err). */
 #ifndef KNOB_SSH_H
 #define KNOB_SSH_H
@@ -43,6 +43,8 @@ struct ssh_conn {
 	LIBSSH2_AGENT *agent;
 	struct libssh2_agent_publickey *ident;
 	int agent_tried;
+	int auth_src;		/* step_auth: 0 ssh-agent, then 1 + a default key file's index */
+	char refused[400];	/* each key source refused so far, for the failure */
 	int phase;		/* enum ssh_phase */
 	struct ssh_kh *kh;	/* read before the handshake, freed after the host key check */
 	int fail_status;	/* knobctl node status for the failure (NS_*) */

@@ -872,6 +872,36 @@ START_TEST(test_controller_loads_crl)
 }
 END_TEST
 
+/* ca revoke refuses a controller certificate without --force (exit 2,
+ * nothing written, not even the other names' revocations): DIR/NAME.crt
+ * of role controller, or this knobctl's own certificate (--cert) among
+ * the name's serials when DIR/NAME.crt is gone; --force revokes it; a
+ * node's is revoked as before; --force is revoke's only. */
+START_TEST(test_revoke_controller_guard)
+{
+	char p[PATH_MAX * 2], own[PATH_MAX * 2];
+
+	ck_assert_int_eq(run_cmd("init", cadir, NULL), 0);
+	ck_assert_int_eq(run_cmd("issue", cadir, "ctl1", "head", "--controller", NULL), 0);
+	ck_assert_int_eq(run_cmd("issue", cadir, "n1", NULL), 0);
+	ck_assert_int_eq(run_cmd("revoke", "ctl1", "--ca-dir", cadir, NULL), 2);
+	ck_assert_int_eq(run_cmd("revoke", "n1", "ctl1", "--ca-dir", cadir, NULL), 2);
+	ck_assert_int_lt(access(pth(p, sizeof(p), cadir, "revoked.txt"), F_OK), 0);
+	ck_assert_int_lt(access(pth(p, sizeof(p), cadir, "ca.crl"), F_OK), 0);
+	ck_assert_int_eq(run_cmd("revoke", "n1", "--ca-dir", cadir, NULL), 0);
+	ck_assert_int_eq(run_cmd("revoke", "ctl1", "--ca-dir", cadir, "--force", NULL), 0);
+	ck_assert_int_eq(run_cmd("issue", cadir, "n2", "--force", NULL), 2);
+	/* head.crt moved away (its serial still in issued.txt): the role is
+	 * known only from this knobctl's own certificate */
+	snprintf(own, sizeof(own), "%s.own.crt", cadir);
+	ck_assert_int_eq(rename(pth(p, sizeof(p), cadir, "head.crt"), own), 0);
+	ck_assert_int_eq(run_cmd("revoke", "head", "--ca-dir", cadir, "--cert", own, NULL), 2);
+	ck_assert_int_eq(run_cmd("revoke", "head", "--ca-dir", cadir, "--cert", own, "--force",
+	    NULL), 0);
+	unlink(own);
+}
+END_TEST
+
 static Suite *
 ca_suite(void)
 {
@@ -896,6 +926,7 @@ ca_suite(void)
 	tcase_add_test(tc, test_revoke_bootstrap_issued);
 	tcase_add_test(tc, test_revoked_txt_bad_lines);
 	tcase_add_test(tc, test_controller_loads_crl);
+	tcase_add_test(tc, test_revoke_controller_guard);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -644,7 +644,7 @@ START_TEST(revoked_controller_refused)
 	    h.tmp, h.tmp);
 	ck_assert_msg(rc == 0, "%s", out);
 	free(out);
-	ck_assert_int_eq(harness_sh("%s/knobctl -c %s ca revoke ctl2 >/dev/null", h.bin, h.cluster), 0);
+	ck_assert_int_eq(harness_sh("%s/knobctl -c %s ca revoke --force ctl2 >/dev/null", h.bin, h.cluster), 0);
 	rc = boot(&out, "id", "");
 	ck_assert_int_eq(rc, 0);
 	ck_assert_msg(strstr(out, "node[01-03] (3): updated: ca.crl; service command run"), "%s", out);
@@ -705,7 +705,7 @@ START_TEST(stale_crl_removed)
 	ck_assert_int_eq(boot(&out, "id", "--accept-new"), 0);
 	free(out);
 	ck_assert_int_eq(harness_sh("K=%s/knobctl; $K ca init %s/ca2 && $K ca issue %s/ca2 old "
-	    "--controller && $K ca revoke --ca-dir %s/ca2 old", h.bin, h.tmp, h.tmp, h.tmp), 0);
+	    "--controller && $K ca revoke --force --ca-dir %s/ca2 old", h.bin, h.tmp, h.tmp, h.tmp), 0);
 	snprintf(crl, sizeof(crl), "%s/root-node01/etc/knob/ca.crl", h.tmp);
 	ck_assert_int_eq(harness_sh("cp %s/ca2/ca.crl %s", h.tmp, crl), 0);
 	ck_assert_int_eq(harness_node_sh(&h, 0, "sh %s/svc.sh %s/root-node01", h.tmp, h.tmp), 0);
@@ -1038,7 +1038,7 @@ START_TEST(bootstrap_crl_unreadable)
 	int rc;
 
 	ck_assert_int_eq(harness_sh("%s/knobctl -c %s ca issue %s/ca ctl2 --controller >/dev/null && "
-	    "%s/knobctl -c %s ca revoke ctl2 >/dev/null", h.bin, h.cluster, h.tmp, h.bin, h.cluster), 0);
+	    "%s/knobctl -c %s ca revoke --force ctl2 >/dev/null", h.bin, h.cluster, h.tmp, h.bin, h.cluster), 0);
 	ck_assert_int_eq(boot(&out, "id", "-x node[02-03] --accept-new"), 0);
 	ck_assert_msg(strstr(out, "node01: installed: ") && strstr(out, "ca.crl"), "%s", out);
 	free(out);
@@ -1164,6 +1164,175 @@ START_TEST(bootstrap_owner_fixed)
 }
 END_TEST
 
+/* Leftover PATH.knob-new files, as a non-root owner of /etc/knob could
+ * plant them: ca.crt.knob-new a symbolic link to a victim file (root
+ * would write the CA certificate through it and chmod it 0644),
+ * node.key.knob-new a file of 65534's (the key uploaded into it would
+ * stay theirs).  The probe removes them as root before any upload, which
+ * creates each file anew (EXCL): the victim keeps its contents and mode,
+ * the installed node.key is root's, 0600. */
+START_TEST(bootstrap_knob_new_not_followed)
+{
+	char *out = NULL, *vic = NULL, path[4200], own[64];
+	struct stat st;
+
+	ck_assert_int_eq(harness_sh("mkdir -p %s/root-node01/etc/knob && printf precious > %s/victim "
+	    "&& chmod 0600 %s/victim && ln -s %s/victim %s/root-node01/etc/knob/ca.crt.knob-new && "
+	    "printf mine > %s/root-node01/etc/knob/node.key.knob-new && chown 65534:65534 "
+	    "%s/root-node01/etc/knob/node.key.knob-new && chmod 0644 "
+	    "%s/root-node01/etc/knob/node.key.knob-new", h.tmp, h.tmp, h.tmp, h.tmp, h.tmp, h.tmp,
+	    h.tmp, h.tmp), 0);
+	ck_assert_int_eq(boot(&out, "id", "-x node[02-03] --accept-new"), 0);
+	ck_assert_msg(strstr(out, "node01: installed: "), "%s", out);
+	free(out);
+	snprintf(path, sizeof(path), "%s/victim", h.tmp);
+	ck_assert_int_eq(read_file_bounded(path, 4096, &vic, NULL), 0);
+	ck_assert_str_eq(vic, "precious");
+	free(vic);
+	ck_assert_int_eq(lstat(path, &st), 0);
+	ck_assert_int_eq(st.st_mode & 07777, 0600);
+	owner_of(0, "etc/knob/node.key", own, sizeof(own));
+	ck_assert_str_eq(own, "0:0");
+	ck_assert_int_eq(mode_of(0, "etc/knob/node.key"), 0600);
+	owner_of(0, "etc/knob/ca.crt", own, sizeof(own));
+	ck_assert_str_eq(own, "0:0");
+}
+END_TEST
+
+/* Keys OpenSSH would check that libssh2 alone does not see: a pattern line
+ * ("node0* KEY", node02's key) in known_hosts, and the global file
+ * (/etc/ssh/ssh_known_hosts, here $KNOB_GLOBAL_KNOWN_HOSTS) pinning
+ * node02's key for node01.  Either way node01's key is a changed one,
+ * refused even with --accept-new, and known_hosts is left alone; a
+ * pattern that negates node01 ("!node01,node0*") does not pin it: its
+ * key is new, added (the wrong user key then stops at authentication). */
+START_TEST(hostkey_pattern_global)
+{
+	char want[8192], kh[4200], global[4200], *out = NULL, *fp = fingerprint(0);
+
+	snprintf(kh, sizeof(kh), "%s/known_hosts", h.tmp);
+	snprintf(global, sizeof(global), "%s/ssh_known_hosts", h.tmp);
+	ck_assert_int_eq(harness_sh("printf 'node0* %%s\\n' \"$(cut -d' ' -f1,2 %s/ssh1/hostkey.pub)\" > "
+	    "%s", h.tmp, kh), 0);
+	snprintf(want, sizeof(want), "node01: auth-failed: host key refused: %s does NOT match %s", fp,
+	    kh);
+	boot_refused_kh_kept("-x node[02-03] --accept-new", want, NULL);
+
+	ck_assert_int_eq(harness_sh(": > %s && printf 'node01 %%s\\n' \"$(cut -d' ' -f1,2 "
+	    "%s/ssh1/hostkey.pub)\" > %s", kh, h.tmp, global), 0);
+	setenv("KNOB_GLOBAL_KNOWN_HOSTS", global, 1);
+	snprintf(want, sizeof(want), "node01: auth-failed: host key refused: %s does NOT match %s or %s",
+	    fp, kh, global);
+	boot_refused_kh_kept("-x node[02-03] --accept-new", want, NULL);
+	unsetenv("KNOB_GLOBAL_KNOWN_HOSTS");
+
+	ck_assert_int_eq(harness_sh("printf '!node01,node0* %%s\\n' \"$(cut -d' ' -f1,2 "
+	    "%s/ssh1/hostkey.pub)\" > %s", h.tmp, kh), 0);
+	ck_assert_int_eq(boot(&out, "wrong", "-x node[02-03] --accept-new"), 1);
+	ck_assert_msg(strstr(out, "node01: auth-failed: ssh authentication failed"), "%s", out);
+	free(out);
+	ck_assert_int_eq(harness_sh("grep -q '^node01 ssh-ed25519 ' %s", kh), 0);
+	free(fp);
+}
+END_TEST
+
+/* bootstrap --deb on a node whose knob did not come from us (a knobd in
+ * usr/sbin, say from apt, no knob.deb of ours cached): without --upgrade
+ * the package is neither sent nor installed (no dpkg -i, which would
+ * reinstall or downgrade it), the node says why.  The .deb is a stand-in
+ * (not a package: before the fix the install ran the real dpkg on it,
+ * under the node's --root, and failed); its knobd is the build's, which
+ * the test's service script starts. */
+START_TEST(bootstrap_deb_needs_upgrade)
+{
+	char *out = NULL, deb[4200], cached[4200], extra[8400];
+
+	snprintf(deb, sizeof(deb), "%s/knob-standin.deb", h.tmp);
+	cu_write(deb, 0644, "not a package\n");
+	ck_assert_int_eq(harness_sh("mkdir -p %s/root-node01/usr/sbin && cp %s/knobd "
+	    "%s/root-node01/usr/sbin/knobd", h.tmp, h.bin, h.tmp), 0);
+	snprintf(extra, sizeof(extra), "-x node[02-03] --accept-new --deb %s", deb);
+	ck_assert_int_eq(boot(&out, "id", extra), 0);
+	ck_assert_msg(strstr(out, "node01: updated: ca.crt, node.crt, node.key; service command "
+	    "run; agent answers over TLS; knob differs from this controller's knob.deb (a knobd is "
+	    "installed, no knob.deb of ours is cached; --upgrade replaces it)"), "%s", out);
+	free(out);
+	snprintf(cached, sizeof(cached), "%s/root-node01/var/cache/knob/knob.deb", h.tmp);
+	ck_assert_msg(access(cached, F_OK) < 0, "%s was sent", cached);
+}
+END_TEST
+
+/* No --ssh-key and no ssh-agent: the default key files are tried in turn,
+ * as OpenSSH tries them, not only the first readable one.  HOME's
+ * id_ed25519 is not authorised, its id_rsa is: node01 is installed.
+ * (libssh2 1.10 signs with ssh-rsa, SHA-1, which OpenSSH 8.8 and later
+ * refuse unless allowed: node01's sshd allows it.) */
+START_TEST(bootstrap_default_keys_in_turn)
+{
+	char *out = NULL, *err = NULL, home[4200];
+	int rc;
+
+	snprintf(home, sizeof(home), "%s/home", h.tmp);
+	ck_assert_int_eq(harness_sh("mkdir -p %s/.ssh && cp %s/wrong %s/.ssh/id_ed25519 && "
+	    "ssh-keygen -q -t rsa -b 2048 -N '' -f %s/.ssh/id_rsa && cat %s/.ssh/id_rsa.pub >> "
+	    "%s/authorized_keys", home, h.tmp, home, home, home, h.tmp), 0);
+	sshd_stop(0);
+	sshd_start_cfg(0, "PubkeyAcceptedAlgorithms +ssh-rsa\n");
+	setenv("HOME", home, 1);
+	unsetenv("SSH_AUTH_SOCK");
+	rc = harness_knobctl(&h, &out, &err, "bootstrap -w node01 --known-hosts %s/known_hosts "
+	    "--accept-new --root %s/root-{node} --service-cmd 'sh %s/svc.sh {root}' --timeout 20",
+	    h.tmp, h.tmp, h.tmp);
+	fprintf(stderr, "---- default keys in turn -> %d\n%s%s", rc, out, err);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_msg(strstr(out, "node01: installed: "), "%s", out);
+	free(out);
+	free(err);
+	/* neither authorised: the failure names each key refused */
+	ck_assert_int_eq(harness_sh("cp %s/id.pub %s/authorized_keys", h.tmp, h.tmp), 0);
+	rc = harness_knobctl(&h, &out, NULL, "bootstrap -w node01 --known-hosts %s/known_hosts "
+	    "--root %s/root-{node} --service-cmd 'sh %s/svc.sh {root}' --timeout 20", h.tmp, h.tmp,
+	    h.tmp);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_msg(strstr(out, "node01: auth-failed: ssh authentication failed for root: key ") &&
+	    strstr(out, "/.ssh/id_ed25519 refused") && strstr(out, "; key ") &&
+	    strstr(out, "/.ssh/id_rsa refused"), "%s", out);
+	free(out);
+}
+END_TEST
+
+/* The controller's own certificate: ca revoke refuses it without --force
+ * (exit 2, naming it and its role); revoked with --force, bootstrap
+ * refuses to push the CRL that would lock it out of every agent (exit 2)
+ * before any node is touched (no root made, no host key looked at). */
+START_TEST(bootstrap_refuses_own_revoked)
+{
+	char *out = NULL, *err = NULL, path[4200];
+	int rc;
+
+	rc = cu_sh_out(&out, "%s/knobctl -c %s ca revoke controller", h.bin, h.cluster);
+	ck_assert_msg(rc == 2 && strstr(out, "ca revoke: controller: not revoked: the controller "
+	    "certificate ") && strstr(out, "/ca/controller.crt (serial ") && strstr(out, "has role "
+	    "'controller'"), "exit %d: %s", rc, out);
+	free(out);
+	ck_assert_int_eq(harness_sh("%s/knobctl -c %s ca revoke --force controller >/dev/null", h.bin,
+	    h.cluster), 0);
+	rc = harness_knobctl(&h, &out, &err, "bootstrap -a --ssh-key %s/id --known-hosts "
+	    "%s/known_hosts --accept-new --root %s/root-{node} --service-cmd 'sh %s/svc.sh {root}' "
+	    "--timeout 20", h.tmp, h.tmp, h.tmp, h.tmp);
+	fprintf(stderr, "---- own certificate revoked -> %d\n%s%s", rc, out, err);
+	ck_assert_int_eq(rc, 2);
+	ck_assert_msg(strstr(err, "/ca/ca.crl revokes this controller's own certificate ") &&
+	    strstr(err, "no node touched"), "%s", err);
+	free(out);
+	free(err);
+	snprintf(path, sizeof(path), "%s/root-node01", h.tmp);
+	ck_assert_msg(access(path, F_OK) < 0, "%s was made", path);
+	snprintf(path, sizeof(path), "%s/known_hosts", h.tmp);
+	ck_assert_msg(access(path, F_OK) < 0, "%s was written", path);
+}
+END_TEST
+
 /* Bad values refused before anything runs (exit 2): an --ssh-port that is
  * not all digits or out of range; --deb with --knobd or --unit (the
  * package brings its own: they would be ignored). */
@@ -1220,6 +1389,11 @@ ssh_suite(void)
 	tcase_add_test(tc, bootstrap_crl_unreadable);
 	tcase_add_test(tc, hostkey_hashed);
 	tcase_add_test(tc, bootstrap_owner_fixed);
+	tcase_add_test(tc, bootstrap_knob_new_not_followed);
+	tcase_add_test(tc, hostkey_pattern_global);
+	tcase_add_test(tc, bootstrap_deb_needs_upgrade);
+	tcase_add_test(tc, bootstrap_default_keys_in_turn);
+	tcase_add_test(tc, bootstrap_refuses_own_revoked);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("cli");
 	tcase_add_test(tc, bootstrap_cli_refusals);

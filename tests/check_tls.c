@@ -484,7 +484,7 @@ START_TEST(crl_beside_renamed_ca)
 	ck_assert_msg(strncmp(ping_one(&rc, r, sizeof(r)), "ok:", 3) == 0 && rc == 0, "exit %d: %s",
 	    rc, r);
 	/* the agent's end: the controller revoked */
-	ck_assert_int_eq(harness_knobctl_logged(&h, &out, "ca revoke controller"), 0);
+	ck_assert_int_eq(harness_knobctl_logged(&h, &out, "ca revoke --force controller"), 0);
 	free(out);
 	snprintf(crl, sizeof(crl), "%s/ca.crl", h.ca_dir);
 	ck_assert_int_eq(access(crl, F_OK), 0);
