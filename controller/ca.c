@@ -936,9 +936,9 @@ controller_among(const char *path, const char *whose, const struct strvec *seria
 	    sizeof(role));
 	hex = serial_hex(x);
 	if (hex && strvec_contains(serials, hex) && strcmp(role, KNOB_ROLE_CONTROLLER) == 0) {
-		seterr(why, whylen, "%s%s (serial %s) has role '%s': once bootstrap pushes the CRL, "
+		seterr(why, whylen, "%s (serial %s)%s has role '%s': once bootstrap pushes the CRL, "
 		    "every agent refuses a knobctl that uses it (give --force to revoke it anyway)",
-		    path, whose, hex, role);
+		    path, hex, whose, role);
 		rc = 1;
 	}
 out:
@@ -959,9 +959,10 @@ ca_revoke_check(const char *dir, const char *name, const char *own, char *why, s
 	    ca_path(crt, sizeof(crt), dir, name, ".crt", why, whylen) < 0 ||
 	    name_serials(dir, name, &all, why, whylen) < 0)
 		goto out;
-	rc = controller_among(crt, "", &all, why, whylen);
-	if (rc == 0 && own != NULL)
-		rc = controller_among(own, ", this knobctl's certificate,", &all, why, whylen);
+	/* another controller's certificate (a leaked one, an old head's) is
+	 * what revocation is for: only this knobctl's own is guarded */
+	rc = own != NULL ? controller_among(own, ", this knobctl's certificate,", &all, why,
+	    whylen) : 0;
 out:
 	strvec_free(&all);
 	return rc;

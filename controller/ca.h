@@ -35,10 +35,11 @@ int ca_issue_fleet(const char *dir, const char *cn, const char *const *names, si
  * (hex) are added to done when it is not NULL.  0 or -1 with err (also
  * when nothing was ever issued under NAME). */
 int ca_revoke(const char *dir, const char *name, struct strvec *done, char *err, size_t errlen);
-/* Would ca_revoke(dir, name) revoke a controller certificate: DIR/NAME.crt
- * of role controller, or own (this knobctl's certificate; may be NULL)
- * when it is a controller's and among the name's serials?  0 no, 1 yes
- * (why names the certificate and its role), -1 error (why). */
+/* Would ca_revoke(dir, name) revoke this knobctl's own controller
+ * certificate: own (may be NULL: no) when it is a controller's and among
+ * the name's serials?  0 no, 1 yes (why names the certificate and its
+ * role), -1 error (why).  Other controllers' certificates are not guarded:
+ * revoking a leaked or retired one is what revocation is for. */
 int ca_revoke_check(const char *dir, const char *name, const char *own, char *why,
     size_t whylen);
 /* Does the CRL pem (len bytes) revoke the certificate in cert?  1 yes (why:

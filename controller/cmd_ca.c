@@ -44,7 +44,7 @@ static const struct opt ca_opts[] = {
 	{ CA_CONTROLLER, "controller", OPT_NOARG, NULL, "issue: controller certificates (OU=controller)", 0 },
 	{ CA_DAYS_OPT, "days", OPT_ARG, "N", "renew (only): certificates expiring within N days (default 30)", 0 },
 	{ CA_DIR_OPT, "ca-dir", OPT_ARG, "DIR", "revoke, renew: the CA directory (default: the inventory's CA's)", 0 },
-	{ CA_FORCE, "force", OPT_NOARG, NULL, "revoke: also a controller certificate (refused without it)", 0 },
+	{ CA_FORCE, "force", OPT_NOARG, NULL, "revoke: also this knobctl's own controller certificate (refused without it)", 0 },
 	OPT_END
 };
 
@@ -137,9 +137,9 @@ ca_revoked(const struct ca_out *o, const char *name, const struct strvec *done)
 }
 
 /* Without --force, before anything is written: is any name's certificate
- * a controller's (DIR/NAME.crt of that role, or this knobctl's own)?  Its
- * revocation, once bootstrap pushed the CRL, locks out every knobctl that
- * uses it.  0 none, -1 one is (printed). */
+ * this knobctl's own controller certificate?  Its revocation, once
+ * bootstrap pushed the CRL, locks this knobctl out of every agent (another
+ * controller's is revoked as asked).  0 none, -1 one is (printed). */
 static int
 ca_revoke_guard(struct ctl *ctl, const char *dir, const struct ca_args *a)
 {
@@ -157,8 +157,8 @@ ca_revoke_guard(struct ctl *ctl, const char *dir, const struct ca_args *a)
 }
 
 /* ca revoke NAME...: every certificate of each name into the CRL
- * (DIR/ca.crl), printed; bootstrap pushes it.  A controller certificate
- * only with --force (exit 2, nothing written). */
+ * (DIR/ca.crl), printed; bootstrap pushes it.  This knobctl's own
+ * controller certificate only with --force (exit 2, nothing written). */
 static int
 ca_cmd_revoke(struct ctl *ctl, const struct ca_out *o, const struct ca_args *a)
 {

@@ -872,29 +872,33 @@ START_TEST(test_controller_loads_crl)
 }
 END_TEST
 
-/* ca revoke refuses a controller certificate without --force (exit 2,
- * nothing written, not even the other names' revocations): DIR/NAME.crt
- * of role controller, or this knobctl's own certificate (--cert) among
- * the name's serials when DIR/NAME.crt is gone; --force revokes it; a
- * node's is revoked as before; --force is revoke's only. */
+/* ca revoke refuses this knobctl's own controller certificate without
+ * --force (exit 2, nothing written, not even the other names'
+ * revocations), also when DIR/NAME.crt is gone and only the name's serials
+ * hold it; another controller's certificate (a leaked or retired one) is
+ * revoked as a node's is; --force is revoke's only. */
 START_TEST(test_revoke_controller_guard)
 {
-	char p[PATH_MAX * 2], own[PATH_MAX * 2];
+	char p[PATH_MAX * 2], own[PATH_MAX * 2], other[PATH_MAX * 2];
 
 	ck_assert_int_eq(run_cmd("init", cadir, NULL), 0);
 	ck_assert_int_eq(run_cmd("issue", cadir, "ctl1", "head", "--controller", NULL), 0);
 	ck_assert_int_eq(run_cmd("issue", cadir, "n1", NULL), 0);
-	ck_assert_int_eq(run_cmd("revoke", "ctl1", "--ca-dir", cadir, NULL), 2);
-	ck_assert_int_eq(run_cmd("revoke", "n1", "ctl1", "--ca-dir", cadir, NULL), 2);
+	pth(own, sizeof(own), cadir, "ctl1.crt");
+	ck_assert_int_eq(run_cmd("revoke", "ctl1", "--ca-dir", cadir, "--cert", own, NULL), 2);
+	ck_assert_int_eq(run_cmd("revoke", "n1", "ctl1", "--ca-dir", cadir, "--cert", own, NULL),
+	    2);
 	ck_assert_int_lt(access(pth(p, sizeof(p), cadir, "revoked.txt"), F_OK), 0);
 	ck_assert_int_lt(access(pth(p, sizeof(p), cadir, "ca.crl"), F_OK), 0);
-	ck_assert_int_eq(run_cmd("revoke", "n1", "--ca-dir", cadir, NULL), 0);
-	ck_assert_int_eq(run_cmd("revoke", "ctl1", "--ca-dir", cadir, "--force", NULL), 0);
+	ck_assert_int_eq(run_cmd("revoke", "n1", "--ca-dir", cadir, "--cert", own, NULL), 0);
+	/* this knobctl is head: ctl1, another controller, is revoked */
+	pth(other, sizeof(other), cadir, "head.crt");
+	ck_assert_int_eq(run_cmd("revoke", "ctl1", "--ca-dir", cadir, "--cert", other, NULL), 0);
 	ck_assert_int_eq(run_cmd("issue", cadir, "n2", "--force", NULL), 2);
 	/* head.crt moved away (its serial still in issued.txt): the role is
 	 * known only from this knobctl's own certificate */
 	snprintf(own, sizeof(own), "%s.own.crt", cadir);
-	ck_assert_int_eq(rename(pth(p, sizeof(p), cadir, "head.crt"), own), 0);
+	ck_assert_int_eq(rename(other, own), 0);
 	ck_assert_int_eq(run_cmd("revoke", "head", "--ca-dir", cadir, "--cert", own, NULL), 2);
 	ck_assert_int_eq(run_cmd("revoke", "head", "--ca-dir", cadir, "--cert", own, "--force",
 	    NULL), 0);

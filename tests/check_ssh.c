@@ -644,7 +644,7 @@ START_TEST(revoked_controller_refused)
 	    h.tmp, h.tmp);
 	ck_assert_msg(rc == 0, "%s", out);
 	free(out);
-	ck_assert_int_eq(harness_sh("%s/knobctl -c %s ca revoke --force ctl2 >/dev/null", h.bin, h.cluster), 0);
+	ck_assert_int_eq(harness_sh("%s/knobctl -c %s ca revoke ctl2 >/dev/null", h.bin, h.cluster), 0);
 	rc = boot(&out, "id", "");
 	ck_assert_int_eq(rc, 0);
 	ck_assert_msg(strstr(out, "node[01-03] (3): updated: ca.crl; service command run"), "%s", out);
@@ -705,7 +705,7 @@ START_TEST(stale_crl_removed)
 	ck_assert_int_eq(boot(&out, "id", "--accept-new"), 0);
 	free(out);
 	ck_assert_int_eq(harness_sh("K=%s/knobctl; $K ca init %s/ca2 && $K ca issue %s/ca2 old "
-	    "--controller && $K ca revoke --force --ca-dir %s/ca2 old", h.bin, h.tmp, h.tmp, h.tmp), 0);
+	    "--controller && $K ca revoke --ca-dir %s/ca2 old", h.bin, h.tmp, h.tmp, h.tmp), 0);
 	snprintf(crl, sizeof(crl), "%s/root-node01/etc/knob/ca.crl", h.tmp);
 	ck_assert_int_eq(harness_sh("cp %s/ca2/ca.crl %s", h.tmp, crl), 0);
 	ck_assert_int_eq(harness_node_sh(&h, 0, "sh %s/svc.sh %s/root-node01", h.tmp, h.tmp), 0);
@@ -1038,7 +1038,7 @@ START_TEST(bootstrap_crl_unreadable)
 	int rc;
 
 	ck_assert_int_eq(harness_sh("%s/knobctl -c %s ca issue %s/ca ctl2 --controller >/dev/null && "
-	    "%s/knobctl -c %s ca revoke --force ctl2 >/dev/null", h.bin, h.cluster, h.tmp, h.bin, h.cluster), 0);
+	    "%s/knobctl -c %s ca revoke ctl2 >/dev/null", h.bin, h.cluster, h.tmp, h.bin, h.cluster), 0);
 	ck_assert_int_eq(boot(&out, "id", "-x node[02-03] --accept-new"), 0);
 	ck_assert_msg(strstr(out, "node01: installed: ") && strstr(out, "ca.crl"), "%s", out);
 	free(out);
