@@ -72,8 +72,16 @@ runlive_gone(const struct run_writer *w, int64_t now_ns)
 	runlive_self(&me);
 	if (w->boot_id[0]) {
 		if (w->pid_start >= 0 && strcmp(w->boot_id, me.boot_id) == 0 &&
-		    strcmp(w->pid_ns, me.pid_ns) == 0)
-			return proc_starttime(w->pid) != w->pid_start;
+		    strcmp(w->pid_ns, me.pid_ns) == 0) {
+			int64_t start = proc_starttime(w->pid);
+
+			if (start >= 0)
+				return start != w->pid_start;
+			if (kill((pid_t)w->pid, 0) < 0 && errno == ESRCH)
+				return 1;
+			/* there but out of sight (/proc mounted hidepid): the
+			 * heartbeat decides, as for another host */
+		}
 	} else if (w->host[0] && strcmp(w->host, me.host) == 0 && w->pid > 0) {
 		/* written before schema version 4: pid only */
 		if (kill((pid_t)w->pid, 0) < 0 && errno == ESRCH)

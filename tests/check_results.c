@@ -25,11 +25,13 @@
  *    over a compare's points. */
 #include <check.h>
 #include <math.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 #include <json-c/json.h>
 
@@ -1974,6 +1976,50 @@ START_TEST(t_migrate_v8_md_files)
 }
 END_TEST
 
+/* A run written by root's knobctl, read by another user on a head node
+ * whose /proc is mounted hidepid=2 (a real procfs of that option, in a
+ * private mount namespace of a child that then runs as nobody): the
+ * writer's /proc/PID is out of sight, but the process is there.  It used
+ * to be "gone" (incomplete); now the fresh heartbeat says running, and a
+ * pid that does not exist is still gone. */
+START_TEST(t_writer_hidden_pid)
+{
+	struct run_writer w;
+	pid_t pid, dead;
+	int st;
+
+	runlive_self(&w);	/* this process: root, alive */
+	dead = fork();
+	ck_assert_int_ge(dead, 0);
+	if (dead == 0)
+		_exit(0);
+	ck_assert_int_eq(cu_reap(dead), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct run_writer gone = w;
+		int64_t now = (int64_t)now_real_ns();
+
+		if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE,
+		    NULL) < 0 || mount("proc", "/proc", "proc", 0, "hidepid=2") < 0)
+			_exit(10);
+		if (setgid(65534) < 0 || setuid(65534) < 0)
+			_exit(11);
+		if (access(cu_readf("/proc/%d/stat", (int)w.pid), F_OK) == 0)
+			_exit(12);	/* hidepid did not hide root's process */
+		if (runlive_gone(&w, now) != 0)
+			_exit(13);	/* the bug: taken for gone */
+		gone.pid = dead;
+		if (runlive_gone(&gone, now) != 1)
+			_exit(14);
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child: exit %d",
+	    WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -2017,6 +2063,7 @@ main(void)
 	tcase_add_test(tc, t_report_many_runs);
 	tcase_add_test(tc, t_iodepth_ran);
 	tcase_add_test(tc, t_migrate_v8_md_files);
+	tcase_add_test(tc, t_writer_hidden_pid);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
