@@ -792,7 +792,8 @@ node_start(struct boot *b, struct bnode *n)
 	if (n->root == NULL)
 		n->root = subst(b->root, NULL, n->fn->name);
 	n->deadline_ns = now_mono_ns() + (uint64_t)(b->ctl->connect_timeout * 1e9);
-	if (ssh_start(&n->ssh, &b->ctl->ssh, n->fn->name, n->fn->addr) < 0) {
+	if (ssh_start(&n->ssh, &b->ctl->ssh, n->fn->name, n->fn->addr, &b->fo.addrs[n->fn->idx],
+	    b->ctl->connect_timeout) < 0) {
 		node_finish(b, n, 1);
 		return;
 	}
@@ -1170,6 +1171,7 @@ cmd_bootstrap(struct ctl *ctl, int argc, char **argv)
 	if (load_sources(&b) < 0 || crl_spares_self(&b) < 0 || ctl_ssl(ctl) == NULL)
 		goto out;
 	fanout_init(&b.fo, ctl, &names);
+	fanout_resolve(&b.fo);	/* every pass's SSH part, before any deadline starts */
 	b.b = xcalloc(b.fo.n, sizeof(*b.b));
 	for (size_t i = 0; i < b.fo.n; i++) {
 		b.b[i].fn = &b.fo.nodes[i];

@@ -1364,6 +1364,42 @@ START_TEST(bootstrap_cli_refusals)
 }
 END_TEST
 
+/* Names that resolve slowly do not hold the healthy nodes over SSH either:
+ * bootstrap and --via ssh look every name up before any deadline starts,
+ * together bounded by --connect-timeout (they looked each up in the event
+ * loop, one after another: 15 s, and the good nodes' connect deadlines
+ * ran out meanwhile). */
+START_TEST(ssh_slow_names_do_not_hold_others)
+{
+	char *out = NULL, args[8192];
+	double took;
+	int rc;
+
+	snprintf(args, sizeof(args), "bootstrap -w node[01-03],zz[1-5] --ssh-key %s/id "
+	    "--known-hosts %s/known_hosts --accept-new --root %s/root-{node} --service-cmd "
+	    "\"sh %s/svc.sh {root}\" --timeout 20", h.tmp, h.tmp, h.tmp, h.tmp);
+	rc = harness_knobctl_slow_dns(&h, &out, &took, "%s", args);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_msg(strstr(out, "zz[1-5] (5): unreachable: cannot resolve: no answer within 1.0s")
+	    && strstr(out, "node[01-03] (3): installed: ") && strstr(out, "3 changed"), "%s", out);
+	ck_assert_msg(took < 4, "bootstrap took %.1fs (lookups of 3 s, --connect-timeout 1)", took);
+	free(out);
+
+	for (int i = 0; i < NNODES; i++)
+		ck_assert_int_eq(harness_sh("mkdir -p %s/state-%s", h.tmp, h.node[i].name), 0);
+	snprintf(args, sizeof(args), "--via ssh --ssh-key %s/id --known-hosts %s/known_hosts "
+	    "--remote-knobd \"%s/knobd --state-dir %s/state-{node}\" ping -w node[01-03],zz[1-5]",
+	    h.tmp, h.tmp, h.bin, h.tmp);
+	rc = harness_knobctl_slow_dns(&h, &out, &took, "%s", args);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_msg(strstr(out, "zz[1-5] (5): unreachable: cannot resolve: no answer within 1.0s")
+	    && strstr(out, "3 ok, 5 unreachable (zz[1-5])"), "%s", out);
+	ck_assert_msg(took < 3, "--via ssh ping took %.1fs (lookups of 3 s, --connect-timeout 1)",
+	    took);
+	free(out);
+}
+END_TEST
+
 static Suite *
 ssh_suite(void)
 {
@@ -1394,6 +1430,7 @@ ssh_suite(void)
 	tcase_add_test(tc, bootstrap_deb_needs_upgrade);
 	tcase_add_test(tc, bootstrap_default_keys_in_turn);
 	tcase_add_test(tc, bootstrap_refuses_own_revoked);
+	tcase_add_test(tc, ssh_slow_names_do_not_hold_others);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("cli");
 	tcase_add_test(tc, bootstrap_cli_refusals);
