@@ -203,6 +203,7 @@ load_sources(struct boot *b)
 	snprintf(path, sizeof(path), "%s/%s", b->cadir, CA_CERT_FILE);
 	if (load_local(b, BF_CA, path, 0) < 0)
 		return -1;
+	ctl_ca_expiry_warn(b->ctl, "bootstrap", CERT_MIN_DAYS);
 	tls_crl_path(b->cadir, path, sizeof(path));
 	/* no such file: no CRL (the nodes' goes); one that cannot be read is
 	 * an error, never "nothing revoked" */

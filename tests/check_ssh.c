@@ -1400,6 +1400,41 @@ START_TEST(ssh_slow_names_do_not_hold_others)
 }
 END_TEST
 
+/* A CA in its last 10 days (KNOB_TEST_CA_DAYS, test-only): the nodes'
+ * certificates expire with it, so a re-run keeps them ("unchanged": it
+ * issued a new key for every node and restarted every agent on every run)
+ * and says, once, that the CA itself expires. */
+START_TEST(bootstrap_ca_near_expiry_keeps_keys)
+{
+	char *out = NULL, want[8192], ca[4200];
+	int rc;
+
+	snprintf(ca, sizeof(ca), "%s/shortca", h.tmp);
+	ck_assert_int_eq(harness_sh("KNOB_TEST_CA_DAYS=10 %s/knobctl ca init %s >/dev/null && "
+	    "%s/knobctl ca issue %s --controller head >/dev/null", h.bin, ca, h.bin, ca), 0);
+	snprintf(want, sizeof(want), "--ca %s/ca.crt --cert %s/head.crt --key %s/head.key "
+	    "bootstrap", ca, ca, ca);
+	for (int run = 0; run < 2; run++) {
+		char *err = NULL;
+
+		rc = harness_knobctl(&h, &out, &err, "%s -a --ssh-key %s/id --known-hosts "
+		    "%s/known_hosts --accept-new --root %s/root-{node} --service-cmd 'sh %s/svc.sh "
+		    "{root}' --timeout 20", want, h.tmp, h.tmp, h.tmp, h.tmp);
+		fprintf(stderr, "---- bootstrap, CA near its end, run %d -> %d\n%s%s", run, rc, out,
+		    err);
+		ck_assert_msg(rc == 0, "%s%s", out, err);
+		ck_assert_msg(strstr(out, run ? "node[01-03] (3): unchanged\n" :
+		    "node[01-03] (3): installed: "), "%s", out);
+		ck_assert_msg(strstr(err, "knobctl bootstrap: warning: the CA ") &&
+		    strstr(err, "/shortca/ca.crt expires in ") && strstr(err, "certificates cannot "
+		    "outlive it; a new CA is needed") && strstr(strstr(err, "warning") + 1,
+		    "warning") == NULL, "%s", err);
+		free(out);
+		free(err);
+	}
+}
+END_TEST
+
 static Suite *
 ssh_suite(void)
 {
@@ -1431,6 +1466,7 @@ ssh_suite(void)
 	tcase_add_test(tc, bootstrap_default_keys_in_turn);
 	tcase_add_test(tc, bootstrap_refuses_own_revoked);
 	tcase_add_test(tc, ssh_slow_names_do_not_hold_others);
+	tcase_add_test(tc, bootstrap_ca_near_expiry_keeps_keys);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("cli");
 	tcase_add_test(tc, bootstrap_cli_refusals);
