@@ -314,6 +314,17 @@ must_not_exist(const char *path, const char *what, char *err, size_t errlen)
 	return 0;
 }
 
+/* The new CA's lifetime in days: CA_DAYS, or for tests only
+ * KNOB_TEST_CA_DAYS (1 to CA_DAYS), to make a CA that is near its end. */
+static long
+ca_days(void)
+{
+	const char *e = getenv("KNOB_TEST_CA_DAYS");
+	long d = e ? strtol(e, NULL, 10) : 0;
+
+	return d >= 1 && d <= CA_DAYS ? d : CA_DAYS;
+}
+
 /* Create DIR (0700) holding a new self-signed Ed25519 CA. 0 or -1 with err. */
 int
 ca_init(const char *dir, char *err, size_t errlen)
@@ -356,7 +367,7 @@ ca_init(const char *dir, char *err, size_t errlen)
 	}
 	snprintf(cn, sizeof(cn), "knob cluster CA %02x%02x%02x%02x",
 	    rnd[0], rnd[1], rnd[2], rnd[3]);
-	if ((x = cert_skeleton(key, CA_DAYS)) == NULL || set_subject(x, cn, NULL) < 0 ||
+	if ((x = cert_skeleton(key, ca_days())) == NULL || set_subject(x, cn, NULL) < 0 ||
 	    X509_set_issuer_name(x, X509_get_subject_name(x)) != 1) {
 		setssl(err, errlen, "CA certificate");
 		goto out;
@@ -1006,6 +1017,36 @@ days_left(X509 *x)
 	return days;
 }
 
+/* Does x expire no earlier than cacert?  Leaves never outlive the CA, so
+ * one issued now would expire no later than x: reissuing gains nothing. */
+static int
+ca_limited(X509 *x, X509 *cacert)
+{
+	return ASN1_TIME_compare(X509_get0_notAfter(x), X509_get0_notAfter(cacert)) >= 0;
+}
+
+int
+ca_expiry_check(const char *dir, int min_days, char *msg, size_t msglen)
+{
+	char crt[PATH_MAX], date[32] = "?";
+	X509 *cacert;
+	struct tm tm;
+	int days, rc = 0;
+
+	snprintf(crt, sizeof(crt), "%s/%s", dir, CA_CERT_FILE);
+	if ((cacert = read_cert(crt, msg, msglen)) == NULL)
+		return -1;
+	if ((days = days_left(cacert)) < min_days) {
+		if (ASN1_TIME_to_tm(X509_get0_notAfter(cacert), &tm) == 1)
+			strftime(date, sizeof(date), "%Y-%m-%d", &tm);
+		seterr(msg, msglen, "the CA %s expires in %d days (%s): certificates cannot outlive "
+		    "it; a new CA is needed", crt, days, date);
+		rc = 1;
+	}
+	X509_free(cacert);
+	return rc;
+}
+
 int
 ca_check_leaf(const char *dir, const char *pem, const char *name, int min_days, char *why,
     size_t whylen)
@@ -1038,7 +1079,7 @@ ca_check_leaf(const char *dir, const char *pem, const char *name, int min_days, 
 		seterr(why, whylen, "certificate names '%s'", cn);
 	else if (hex && strvec_contains(&serials, hex))
 		seterr(why, whylen, "certificate revoked");
-	else if (days_left(x) < min_days)
+	else if (days_left(x) < min_days && !ca_limited(x, cacert))
 		seterr(why, whylen, "certificate expires in %d days", days_left(x));
 	else
 		rc = 0;
@@ -1101,7 +1142,7 @@ ca_renew(const char *dir, int min_days, ca_renew_fn fn, void *arg, char *err, si
 	struct strvec revoked = { 0 };
 	struct dirent *de;
 	DIR *d = NULL;
-	int rc = -1;
+	int rc = -1, limited = 0;
 
 	if (load_ca(dir, &cacert, &cakey, err, errlen) < 0)
 		return -1;
@@ -1126,14 +1167,19 @@ ca_renew(const char *dir, int min_days, ca_renew_fn fn, void *arg, char *err, si
 		if (days_left(x) >= min_days)
 			;
 		else if (cert_revoked(&revoked, x))
-			fn(arg, path, days_left(x), NULL);
-		else if (renew_one(dir, name, x, cacert, cakey, &serial, err, errlen) < 0)
+			fn(arg, path, days_left(x), NULL, CA_NOT_REVOKED);
+		else if (ca_limited(x, cacert)) {
+			fn(arg, path, days_left(x), NULL, CA_NOT_LIMITED);
+			limited = 1;
+		} else if (renew_one(dir, name, x, cacert, cakey, &serial, err, errlen) < 0)
 			rc = -1;
 		else
-			fn(arg, path, days_left(x), serial ? serial : "?");
+			fn(arg, path, days_left(x), serial ? serial : "?", 0);
 		free(serial);
 		X509_free(x);
 	}
+	if (rc == 0 && limited)
+		rc = 1;
 out:
 	strvec_free(&revoked);
 	if (d)

@@ -46,15 +46,27 @@ int ca_revoke_check(const char *dir, const char *name, const char *own, char *wh
  * "CERT (serial S)"), 0 no, -1 either cannot be read (why). */
 int ca_crl_revokes(const char *pem, size_t len, const char *cert, char *why, size_t whylen);
 /* Is pem a certificate of this CA for name, not revoked, valid for at least
- * min_days?  0 yes, 1 no (why says so), -1 the CA or DIR/revoked.txt cannot
+ * min_days (or until the CA itself expires: a new one would expire no
+ * later)?  0 yes, 1 no (why says so), -1 the CA or DIR/revoked.txt cannot
  * be read (why: "DIR/revoked.txt:LINE: ..." for a bad line). */
 int ca_check_leaf(const char *dir, const char *pem, const char *name, int min_days, char *why,
     size_t whylen);
+/* Does DIR/ca.crt expire within min_days?  1 yes (msg: "the CA DIR/ca.crt
+ * expires in N days (DATE): certificates cannot outlive it; a new CA is
+ * needed"), 0 no, -1 it cannot be read (msg). */
+int ca_expiry_check(const char *dir, int min_days, char *msg, size_t msglen);
+#define CA_WARN_DAYS 30	/* ping, facts, bootstrap: warn when the CA expires sooner */
+/* Why ca_renew did not renew a certificate. */
+enum { CA_NOT_REVOKED = 1, CA_NOT_LIMITED };
 /* What ca_renew did with one DIR/NAME.crt (path) that had days_left: its
- * new serial (hex), or NULL when it was not renewed (revoked). */
-typedef void (*ca_renew_fn)(void *arg, const char *path, int days_left, const char *serial);
-/* Reissue every DIR/NAME.crt expiring within min_days (same name and role),
- * telling fn(arg, ...) of each.  0 or -1 with err. */
+ * new serial (hex), or NULL when it was not renewed, why_not saying why
+ * (CA_NOT_REVOKED: revoked; CA_NOT_LIMITED: it expires with the CA). */
+typedef void (*ca_renew_fn)(void *arg, const char *path, int days_left, const char *serial,
+    int why_not);
+/* Reissue every DIR/NAME.crt expiring within min_days (same name and role)
+ * unless it expires with the CA (a new one could not outlive it), telling
+ * fn(arg, ...) of each.  0, 1 when some such certificate could not be
+ * renewed beyond the CA, or -1 with err. */
 int ca_renew(const char *dir, int min_days, ca_renew_fn fn, void *arg, char *err, size_t errlen);
 /* The serial (hex, malloc'd) of the certificate in path; NULL with err. */
 char *ca_cert_serial(const char *path, char *err, size_t errlen);

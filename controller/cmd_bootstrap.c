@@ -203,6 +203,7 @@ load_sources(struct boot *b)
 	snprintf(path, sizeof(path), "%s/%s", b->cadir, CA_CERT_FILE);
 	if (load_local(b, BF_CA, path, 0) < 0)
 		return -1;
+	ctl_ca_expiry_warn(b->ctl, "bootstrap", CERT_MIN_DAYS);
 	tls_crl_path(b->cadir, path, sizeof(path));
 	/* no such file: no CRL (the nodes' goes); one that cannot be read is
 	 * an error, never "nothing revoked" */
@@ -792,7 +793,8 @@ node_start(struct boot *b, struct bnode *n)
 	if (n->root == NULL)
 		n->root = subst(b->root, NULL, n->fn->name);
 	n->deadline_ns = now_mono_ns() + (uint64_t)(b->ctl->connect_timeout * 1e9);
-	if (ssh_start(&n->ssh, &b->ctl->ssh, n->fn->name, n->fn->addr) < 0) {
+	if (ssh_start(&n->ssh, &b->ctl->ssh, n->fn->name, n->fn->addr, &b->fo.addrs[n->fn->idx],
+	    b->ctl->connect_timeout) < 0) {
 		node_finish(b, n, 1);
 		return;
 	}
@@ -1170,6 +1172,7 @@ cmd_bootstrap(struct ctl *ctl, int argc, char **argv)
 	if (load_sources(&b) < 0 || crl_spares_self(&b) < 0 || ctl_ssl(ctl) == NULL)
 		goto out;
 	fanout_init(&b.fo, ctl, &names);
+	fanout_resolve(&b.fo);	/* every pass's SSH part, before any deadline starts */
 	b.b = xcalloc(b.fo.n, sizeof(*b.b));
 	for (size_t i = 0; i < b.fo.n; i++) {
 		b.b[i].fn = &b.fo.nodes[i];

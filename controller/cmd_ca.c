@@ -188,18 +188,33 @@ ca_cmd_revoke(struct ctl *ctl, const struct ca_out *o, const struct ca_args *a)
 	return failed ? 1 : 0;
 }
 
+/* Why ca_renew did not renew a certificate: the JSON reason, the text. */
+static const struct {
+	int why;
+	const char *reason, *text;
+} not_renewed[] = {
+	{ CA_NOT_REVOKED, "revoked", "revoked (issue a new name)" },
+	{ CA_NOT_LIMITED, "ca_expires", "it expires with the CA (a new one cannot outlive the CA)" },
+};
+
 /* ca_renew's report of one certificate (arg: the struct ca_out). */
 static void
-ca_renewed(void *arg, const char *path, int days_left, const char *serial)
+ca_renewed(void *arg, const char *path, int days_left, const char *serial, int why_not)
 {
 	const struct ca_out *o = arg;
+	const char *reason = "?", *text = "?";
 	json_object *r;
 
+	for (size_t i = 0; i < nitems(not_renewed); i++)
+		if (not_renewed[i].why == why_not) {
+			reason = not_renewed[i].reason;
+			text = not_renewed[i].text;
+		}
 	if (o->doc == NULL) {
 		if (serial)
 			fprintf(o->f, "renewed %s (expired in %d days)\n", path, days_left);
 		else
-			fprintf(o->f, "not renewed %s: revoked (issue a new name)\n", path);
+			fprintf(o->f, "not renewed %s: %s\n", path, text);
 		return;
 	}
 	r = json_object_new_object();
@@ -208,18 +223,19 @@ ca_renewed(void *arg, const char *path, int days_left, const char *serial)
 	if (serial)
 		json_object_object_add(r, "serial", json_object_new_string(serial));
 	else
-		json_object_object_add(r, "reason", json_object_new_string("revoked"));
+		json_object_object_add(r, "reason", json_object_new_string(reason));
 	json_object_array_add(doc_array(o->doc, serial ? "renewed" : "not_renewed"), r);
 }
 
-/* ca renew [--days N]: reissue what expires soon. */
+/* ca renew [--days N]: reissue what expires soon, warn once when the CA
+ * itself does.  1 when a certificate due cannot be renewed beyond the CA. */
 static int
 ca_cmd_renew(struct ctl *ctl, const struct ca_out *o, const struct ca_args *a)
 {
-	char buf[4096], err[1024];
+	char buf[4096], err[1024], warn[PATH_MAX + 256];
 	const char *dir;
 	struct ca_out copy = *o;	/* ca_renew's callback argument */
-	int days = a->days ? (int)a->days : 30;
+	int days = a->days ? (int)a->days : 30, rc;
 
 	if (a->n != 0) {
 		ca_usage(stderr);
@@ -227,12 +243,19 @@ ca_cmd_renew(struct ctl *ctl, const struct ca_out *o, const struct ca_args *a)
 	}
 	if ((dir = ca_dir_of(ctl, a, buf, sizeof(buf))) == NULL)
 		return 2;
+	if (ca_expiry_check(dir, days, warn, sizeof(warn)) == 1)
+		fprintf(stderr, "knobctl ca renew: warning: %s\n", warn);
 	if (o->doc) {
 		json_object_object_add(o->doc, "days", json_object_new_int(days));
 		doc_array(o->doc, "renewed");
 	}
-	if (ca_renew(dir, days, ca_renewed, &copy, err, sizeof(err)) < 0) {
+	if ((rc = ca_renew(dir, days, ca_renewed, &copy, err, sizeof(err))) < 0) {
 		fprintf(stderr, "knobctl: ca renew: %s\n", err);
+		return 1;
+	}
+	if (rc == 1) {
+		fprintf(stderr, "knobctl: ca renew: certificates that expire with the CA cannot be "
+		    "renewed beyond it: a new CA is needed\n");
 		return 1;
 	}
 	return 0;
@@ -422,5 +445,8 @@ const struct cmd_entry cmd_ca_entry = {
 	"                       whatever its name); knobctl refuses a revoked node at once,\n"
 	"                       agents refuse a revoked controller once bootstrap pushed it;\n"
 	"                       a controller certificate only with --force (exit 2 without)\n"
-	"ca renew               reissue DIR's certificates that expire within --days (30)",
+	"ca renew               reissue DIR's certificates that expire within --days (30), but\n"
+	"                       not those that expire with the CA (none can outlive it): warns\n"
+	"                       when the CA expires within --days; exit 1 when such a\n"
+	"                       certificate is due (a new CA is needed)",
 };

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "ca.h"
 #include "knobctl.h"
 #include "pbjson.h"
 #include "util.h"
@@ -91,6 +92,7 @@ cmd_facts(struct ctl *ctl, int argc, char **argv)
 
 	env.body_case = KNOB__ENVELOPE__BODY_FACTS_REQUEST;
 	env.facts_request = &req;
+	ctl_ca_expiry_warn(ctl, "facts", CA_WARN_DAYS);
 	return output_request(ctl, argc, argv, &env, render_facts, json_facts);
 }
 

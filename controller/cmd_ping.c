@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ca.h"
 #include "knobctl.h"
 #include "util.h"
 
@@ -43,6 +44,7 @@ cmd_ping(struct ctl *ctl, int argc, char **argv)
 	ping.t_send_ns = now_real_ns();
 	env.body_case = KNOB__ENVELOPE__BODY_PING;
 	env.ping = &ping;
+	ctl_ca_expiry_warn(ctl, "ping", CA_WARN_DAYS);
 	return output_request(ctl, argc, argv, &env, render_ping, json_ping);
 }
 

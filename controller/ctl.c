@@ -4,6 +4,7 @@
 #include <unistd.h>
 #include <string.h>
 
+#include "ca.h"
 #include "knobctl.h"
 #include "log.h"
 #include "nodeset.h"
@@ -67,6 +68,16 @@ ctl_ca_dir(struct ctl *ctl, char *buf, size_t len)
 		return -1;
 	tls_ca_dir(ca, buf, len);
 	return 0;
+}
+
+void
+ctl_ca_expiry_warn(struct ctl *ctl, const char *cmd, int days)
+{
+	char dir[4096], msg[4096 + 256];
+
+	if (ctl_ca_dir(ctl, dir, sizeof(dir)) == 0 && ca_expiry_check(dir, days, msg,
+	    sizeof(msg)) == 1)
+		fprintf(stderr, "knobctl %s: warning: %s\n", cmd, msg);
 }
 
 void

@@ -285,26 +285,25 @@ connect_error(int e)
 static void
 node_connect(struct fanout *fo, struct fo_node *n)
 {
-	const struct fo_addr *a = &fo->addrs[n->idx];
+	struct sockaddr_storage sa;
+	socklen_t len;
+	char why[128];
 	int r, one = 1;
 
 	n->phase = FO_CONNECTING;
 	fanout_deadline(n, fo->ctl->connect_timeout);
-	if (a->state != FO_ADDR_OK) {
-		if (a->state == FO_ADDR_FAILED)
-			fanout_end(fo, n, NS_UNREACHABLE, "cannot resolve: %s", gai_strerror(a->gai));
-		else
-			fanout_end(fo, n, NS_UNREACHABLE, "cannot resolve: no answer within %.1fs",
-			    fo->ctl->connect_timeout);
+	if (fo_addr_port(&fo->addrs[n->idx], n->port, fo->ctl->connect_timeout, &sa, &len, why,
+	    sizeof(why)) < 0) {
+		fanout_end(fo, n, NS_UNREACHABLE, "%s", why);
 		return;
 	}
-	n->fd = socket(a->sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	n->fd = socket(sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (n->fd < 0) {
 		fanout_end(fo, n, NS_FAILED, "socket: %s", strerror(errno));
 		return;
 	}
 	setsockopt(n->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	r = connect(n->fd, (const struct sockaddr *)&a->sa, a->len);
+	r = connect(n->fd, (const struct sockaddr *)&sa, len);
 	if (r < 0 && errno != EINPROGRESS) {
 		fanout_end(fo, n, NS_UNREACHABLE, "%s", connect_error(errno));
 		return;
@@ -858,7 +857,7 @@ fanout_run(struct fanout *fo, const struct fo_ops *ops, void *user)
 	fo->tr = fanout_transport(fo, ops);
 	if (fo->tr == &fo_tls_transport && ctl_ssl(fo->ctl) == NULL)
 		return -1;
-	if (fo->tr == &fo_tls_transport)
+	if (fo->tr == &fo_tls_transport || fo->tr == &fo_ssh_transport)
 		fanout_resolve(fo);	/* before any deadline starts */
 	if (fo->ctl->ssh.via)
 		libssh2_init(0);

@@ -1,12 +1,13 @@
-/* Name lookups for the fan-out's TLS transport, done before any node's
- * connect deadline starts.  getaddrinfo blocks: done in the event loop, a
- * slow lookup held every other node of the loop while their deadlines ran,
- * and healthy nodes were reported unreachable behind slow names.  Numeric
- * addresses are converted at once; names are looked up by a few detached
- * worker threads, all of them together bounded by --connect-timeout.  A
- * lookup still running then is abandoned: its worker finishes it into the
- * batch (freed by the last of its users), never into the nodes, and its
- * node ends "cannot resolve: no answer within Ns" (fanout.c). */
+/* Name lookups for the fan-out's TLS and SSH transports and for
+ * bootstrap, done before any node's connect deadline starts.  getaddrinfo
+ * blocks: done in the event loop, a slow lookup held every other node of
+ * the loop while their deadlines ran, and healthy nodes were reported
+ * unreachable behind slow names.  Numeric addresses are converted at once;
+ * names are looked up by a few detached worker threads, all of them
+ * together bounded by --connect-timeout.  A lookup still running then is
+ * abandoned: its worker finishes it into the batch (freed by the last of
+ * its users), never into the nodes, and its node ends "cannot resolve: no
+ * answer within Ns" (fo_addr_port). */
 #include <errno.h>
 #include <netdb.h>
 #include <pthread.h>
@@ -14,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 
 #include "knobctl.h"
 #include "log.h"
@@ -199,4 +202,28 @@ fanout_resolve(struct fanout *fo)
 	if (b->n > 0)
 		rbatch_start(b);
 	rbatch_finish(fo, b, fo->ctl->connect_timeout);
+}
+
+/* a's address with port in place of the one looked up (the SSH port, the
+ * agent's) into *sa and *len: 0, or -1 with why there is none
+ * ("cannot resolve: ...", seconds the lookups had) in err. */
+int
+fo_addr_port(const struct fo_addr *a, int port, double seconds, struct sockaddr_storage *sa,
+    socklen_t *len, char *err, size_t errlen)
+{
+	if (a->state == FO_ADDR_FAILED) {
+		snprintf(err, errlen, "cannot resolve: %s", gai_strerror(a->gai));
+		return -1;
+	}
+	if (a->state != FO_ADDR_OK) {
+		snprintf(err, errlen, "cannot resolve: no answer within %.1fs", seconds);
+		return -1;
+	}
+	*sa = a->sa;
+	*len = a->len;
+	if (sa->ss_family == AF_INET)
+		((struct sockaddr_in *)sa)->sin_port = htons((uint16_t)port);
+	else if (sa->ss_family == AF_INET6)
+		((struct sockaddr_in6 *)sa)->sin6_port = htons((uint16_t)port);
+	return 0;
 }

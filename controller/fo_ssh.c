@@ -303,7 +303,8 @@ ssh_connect(struct fanout *fo, struct fo_node *n)
 		fanout_end(fo, n, NS_FAILED, "--push-agent: cannot read this controller's knobd");
 		return;
 	}
-	if (ssh_start(&s->c, &fo->ctl->ssh, n->name, n->addr) < 0) {
+	if (ssh_start(&s->c, &fo->ctl->ssh, n->name, n->addr, &fo->addrs[n->idx],
+	    fo->ctl->connect_timeout) < 0) {
 		fanout_end(fo, n, s->c.fail_status, "%s", s->c.err);
 		return;
 	}

@@ -90,6 +90,9 @@ int ctl_expand(struct ctl *ctl, struct strvec *out);
 /* The cluster CA's directory: where --ca or the inventory's CA certificate
  * is (ca.key next to it).  0 or -1 (none configured). */
 int ctl_ca_dir(struct ctl *ctl, char *buf, size_t len);
+/* Warn on stderr ("knobctl CMD: warning: the CA DIR/ca.crt expires in
+ * ...") when the CA of ctl_ca_dir expires within days; silent otherwise. */
+void ctl_ca_expiry_warn(struct ctl *ctl, const char *cmd, int days);
 /* The directory knobctl runs from. */
 void ctl_exe_dir(char *buf, size_t len);
 /* This controller's agent binary (the knobd next to knobctl, else
@@ -287,7 +290,7 @@ struct fanout {
 	const Knob__Envelope *request;	/* fanout_request's request */
 	const struct fo_transport *tr;	/* set by fanout_run */
 	void *tr_run;		/* the transport's state for the run (the holder's channel) */
-	struct fo_addr *addrs;	/* TLS: every node's address, by index (fanout_resolve) */
+	struct fo_addr *addrs;	/* TLS, SSH: every node's address, by index (fanout_resolve) */
 };
 
 /* Allocate nodes for the names (addresses from the inventory). */
@@ -296,6 +299,10 @@ void fanout_free(struct fanout *fo);
 /* Look every node's address up into fo->addrs, for at most
  * --connect-timeout in all (controller/fo_resolve.c). */
 void fanout_resolve(struct fanout *fo);
+/* a's address with port in place of the one looked up: 0, or -1 with
+ * "cannot resolve: ..." (seconds: the lookups' bound) in err. */
+int fo_addr_port(const struct fo_addr *a, int port, double seconds, struct sockaddr_storage *sa,
+    socklen_t *len, char *err, size_t errlen);
 /* Run until every node is done or fo->stop.  0, or -1 on a setup error. */
 int fanout_run(struct fanout *fo, const struct fo_ops *ops, void *user);
 /* Set up the controller's TLS context for fan-outs (the agents' tickets

@@ -119,10 +119,12 @@ again(struct ssh_conn *c, int r)
 }
 
 int
-ssh_start(struct ssh_conn *c, const struct ssh_cfg *cfg, const char *name, const char *addr)
+ssh_start(struct ssh_conn *c, const struct ssh_cfg *cfg, const char *name, const char *addr,
+    const struct fo_addr *a, double seconds)
 {
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV }, *res;
-	char port[16];
+	struct sockaddr_storage sa;
+	socklen_t len;
+	char why[128];
 	int r, one = 1;
 
 	memset(c, 0, sizeof(*c));
@@ -130,17 +132,13 @@ ssh_start(struct ssh_conn *c, const struct ssh_cfg *cfg, const char *name, const
 	c->name = name;
 	c->addr = addr;
 	c->fd = -1;
-	snprintf(port, sizeof(port), "%d", cfg->port ? cfg->port : 22);
-	if ((r = getaddrinfo(addr, port, &hints, &res)) != 0)
-		return fail(c, NS_UNREACHABLE, "cannot resolve: %s", gai_strerror(r));
-	c->fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (c->fd < 0) {
-		freeaddrinfo(res);
+	if (fo_addr_port(a, cfg->port ? cfg->port : 22, seconds, &sa, &len, why, sizeof(why)) < 0)
+		return fail(c, NS_UNREACHABLE, "%s", why);
+	c->fd = socket(sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (c->fd < 0)
 		return fail(c, NS_FAILED, "socket: %s", strerror(errno));
-	}
 	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	r = connect(c->fd, res->ai_addr, res->ai_addrlen);
-	freeaddrinfo(res);
+	r = connect(c->fd, (const struct sockaddr *)&sa, len);
 	if (r < 0 && errno != EINPROGRESS)
 		return fail(c, NS_UNREACHABLE, "ssh: %s", strerror(errno));
 	c->phase = SSH_CONNECT;

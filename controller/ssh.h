@@ -51,8 +51,11 @@ struct ssh_conn {
 	char err[512];
 };
 
-/* Start the TCP connect.  0, or -1 with c->err. */
-int ssh_start(struct ssh_conn *c, const struct ssh_cfg *cfg, const char *name, const char *addr);
+struct fo_addr;
+/* Start the TCP connect to a (addr looked up before the run, within
+ * seconds: fanout_resolve) on the SSH port.  0, or -1 with c->err. */
+int ssh_start(struct ssh_conn *c, const struct ssh_cfg *cfg, const char *name, const char *addr,
+    const struct fo_addr *a, double seconds);
 /* Advance connect, handshake, host key and authentication. */
 int ssh_step(struct ssh_conn *c);
 /* EPOLLIN/EPOLLOUT that the last "again" waits for. */

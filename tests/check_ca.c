@@ -465,6 +465,20 @@ run_cmd(const char *first, ...)
 	return rc;
 }
 
+/* Run the ca command with a NULL-terminated list; its stdout into *out
+ * (malloc'd).  The exit status. */
+static int
+run_ca_list(char **out, const char *first, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, first);
+	rc = run_ca(out, first, ap);
+	va_end(ap);
+	return rc;
+}
+
 /* Run the ca command with a NULL-terminated list, which must exit 0 and
  * print one JSON object; caller puts it. */
 static json_object *
@@ -632,9 +646,10 @@ ca_node01_and(const char *dir, const char *name, int controller)
 
 /* ca_renew's report into the strvec arg: "PATH renewed" or "PATH revoked". */
 static void
-renew_record(void *arg, const char *path, int days_left, const char *serial)
+renew_record(void *arg, const char *path, int days_left, const char *serial, int why_not)
 {
 	(void)days_left;
+	(void)why_not;
 	strvec_push_owned(arg, xasprintf("%s %s", path, serial ? "renewed" : "revoked"));
 }
 
@@ -906,6 +921,66 @@ START_TEST(test_revoke_controller_guard)
 }
 END_TEST
 
+/* A CA that expires in 10 days (KNOB_TEST_CA_DAYS, read by ca init for
+ * tests only): the leaves it signs expire with it.  A fresh one passes the
+ * leaf check every time (it was judged "expires within 30 days" at once:
+ * bootstrap re-keyed every node on every run), ca renew reissues nothing
+ * and says why (exit 1), and the CA's own expiry is worded (ping: once). */
+START_TEST(test_ca_near_expiry_not_rekeyed)
+{
+	char err[PATH_MAX + 256], want[PATH_MAX + 256], p[PATH_MAX * 2], *crt = NULL, *key = NULL;
+	char *before = NULL, *after = NULL, *out = NULL;
+	json_object *doc;
+
+	ck_assert_int_eq(setenv("KNOB_TEST_CA_DAYS", "10", 1), 0);
+	ck_assert_int_eq(run_cmd("init", cadir, NULL), 0);
+	ck_assert_int_eq(unsetenv("KNOB_TEST_CA_DAYS"), 0);
+	ck_assert_int_eq(ca_issue(cadir, "node01", 0, err, sizeof(err)), 0);
+	for (int i = 0; i < 2; i++) {
+		ck_assert_int_eq(ca_issue_pem(cadir, "node07", 0, &crt, &key, err, sizeof(err)), 0);
+		ck_assert_msg(ca_check_leaf(cadir, crt, "node07", 30, err, sizeof(err)) == 0,
+		    "a fresh leaf of a CA in its last days: %s", err);
+		ck_assert_int_eq(ca_check_leaf(cadir, crt, "node07", 30, err, sizeof(err)), 0);
+		free(crt);
+		free(key);
+	}
+	ck_assert_int_eq(ca_expiry_check(cadir, 30, err, sizeof(err)), 1);
+	snprintf(want, sizeof(want), "the CA %s/ca.crt expires in ", cadir);
+	ck_assert_msg(strstr(err, want) && (strstr(err, " in 10 days (") || strstr(err,
+	    " in 9 days (")) && strstr(err, "): certificates cannot outlive it; a new CA is needed"),
+	    "%s", err);
+	ck_assert_int_eq(ca_expiry_check(cadir, 5, err, sizeof(err)), 0);
+
+	ck_assert_int_eq(read_file_bounded(pth(p, sizeof(p), cadir, "node01.crt"), 1 << 20, &before,
+	    NULL), 0);
+	ck_assert_int_eq(run_ca_list(&out, "renew", "--ca-dir", cadir, NULL), 1);
+	snprintf(want, sizeof(want), "not renewed %s/node01.crt: it expires with the CA (a new one "
+	    "cannot outlive the CA)", cadir);
+	ck_assert_msg(strstr(out, want) && !strstr(out, "renewed %s"), "%s", out);
+	free(out);
+	ck_assert_int_eq(read_file_bounded(p, 1 << 20, &after, NULL), 0);
+	ck_assert_str_eq(before, after);
+	ck_assert_int_eq(run_ca_list(&out, "--json", "renew", "--ca-dir", cadir, NULL), 1);
+	doc = json_tokener_parse(out);
+	ck_assert_ptr_nonnull(doc);
+	ck_assert_str_eq(jget(doc, "not_renewed", 0, "reason"), "ca_expires");
+	ck_assert_str_eq(jget(doc, "renewed", -1, NULL), "[ ]");
+	json_object_put(doc);
+	free(out);
+	free(before);
+	free(after);
+
+	/* ping says so too, once (the node: loopback, nothing listening) */
+	ck_assert_int_eq(ca_issue(cadir, "head", 1, err, sizeof(err)), 0);
+	ck_assert_int_eq(cu_sh_out(&out, "env -u KNOB_CLUSTER %s/knobctl --ca %s/ca.crt --cert "
+	    "%s/head.crt --key %s/head.key --connect-timeout 1 ping -w 127.0.0.1", getenv("KNOB_BIN") ?
+	    getenv("KNOB_BIN") : "build", cadir, cadir, cadir), 1);
+	snprintf(want, sizeof(want), "knobctl ping: warning: the CA %s/ca.crt expires in ", cadir);
+	ck_assert_msg(strstr(out, want) && strstr(strstr(out, want) + 1, want) == NULL, "%s", out);
+	free(out);
+}
+END_TEST
+
 static Suite *
 ca_suite(void)
 {
@@ -931,6 +1006,7 @@ ca_suite(void)
 	tcase_add_test(tc, test_revoked_txt_bad_lines);
 	tcase_add_test(tc, test_controller_loads_crl);
 	tcase_add_test(tc, test_revoke_controller_guard);
+	tcase_add_test(tc, test_ca_near_expiry_not_rekeyed);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -448,57 +448,7 @@ holes_count(const int *lfd, int n, int stop)
 	}
 }
 
-/* A stand-in in a child process inside the controller's namespace. */
-struct ns_child {
-	pid_t pid;
-	int stop, res;
-};
-
-/* Start fn in a child inside the controller's namespace: fn sets up what
- * it serves, writes a byte to ready, serves until stop is readable and
- * returns a count (ns_child_end's result); it exits 1 when it cannot. */
-static void
-ns_child_start(struct ns_child *c, int (*fn)(int ready, int stop))
-{
-	int ready[2], stop[2], res[2];
-	char b;
-
-	ck_assert(pipe(ready) == 0 && pipe(stop) == 0 && pipe(res) == 0);
-	if ((c->pid = fork()) == 0) {
-		int v;
-
-		close(ready[0]);
-		close(stop[1]);
-		close(res[0]);
-		if (harness_enter_ns(h.ctl_ns) < 0)
-			_exit(1);
-		v = fn(ready[1], stop[0]);
-		_exit(write(res[1], &v, sizeof(v)) == sizeof(v) ? 0 : 1);
-	}
-	ck_assert_int_gt(c->pid, 0);
-	close(ready[1]);
-	close(stop[0]);
-	close(res[1]);
-	ck_assert_msg(read(ready[0], &b, 1) == 1, "the stand-in did not start");
-	close(ready[0]);
-	c->stop = stop[1];
-	c->res = res[0];
-}
-
-/* Stop the stand-in; the count it returned. */
-static int
-ns_child_end(struct ns_child *c)
-{
-	int v = -1, st;
-
-	close(c->stop);
-	ck_assert(read(c->res, &v, sizeof(v)) == sizeof(v));
-	close(c->res);
-	waitpid(c->pid, &st, 0);
-	return v;
-}
-
-/* ns_child: six black holes; the most connections open at once. */
+/* harness_child: six black holes; the most connections open at once. */
 static int
 holes_serve(int ready, int stop)
 {
@@ -533,17 +483,17 @@ START_TEST(fanout_bounds_all_threads)
 {
 	char nodes[1024] = "", *out = NULL;
 	const char *inv;
-	struct ns_child c;
+	struct harness_child c;
 	int most, rc;
 
 	for (int i = 0; i < 6; i++)
 		snprintf(nodes + strlen(nodes), sizeof(nodes) - strlen(nodes),
 		    "  <node name=\"hole%d\" addr=\"127.87.0.1\" port=\"%d\"/>\n", i + 1, 20100 + i);
 	inv = write_inventory("holes.xml", nodes);
-	ns_child_start(&c, holes_serve);
+	harness_child_start(&c, h.ctl_ns, holes_serve);
 	rc = harness_knobctl(&h, &out, NULL, "-c %s --no-mux --connect-timeout 1 "
 	    "ping -w hole[1-6] --threads 4 --fanout 2", inv);
-	most = ns_child_end(&c);
+	most = harness_child_end(&c);
 	fprintf(stderr, "fanout_bounds_all_threads: at most %d connection(s) open at once\n", most);
 	ck_assert_int_eq(rc, 1);
 	ck_assert_msg(strstr(out, "hole[1-6] (6): unreachable: TLS handshake timed out") != NULL,
@@ -553,56 +503,18 @@ START_TEST(fanout_bounds_all_threads)
 }
 END_TEST
 
-/* ns_child: a name server on 127.87.0.1:53 (the controller's namespace
- * only) that never answers; the queries it got. */
-static int
-dns_black_hole(int ready, int stop)
-{
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(53) };
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), queries = 0;
-	char buf[512];
-
-	inet_pton(AF_INET, "127.87.0.1", &sa.sin_addr);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || write(ready, "", 1) != 1)
-		_exit(1);
-	for (;;) {
-		struct pollfd pf[2] = { { .fd = fd, .events = POLLIN }, { .fd = stop, .events = POLLIN } };
-
-		if (poll(pf, 2, -1) < 0 || pf[1].revents)
-			return queries;
-		if (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
-			queries++;
-	}
-}
-
-/* Names that resolve slowly (a resolv.conf, bound over /etc/resolv.conf
- * in a mount namespace of knobctl's own, names a server that never
- * answers: 3 s a lookup) do not hold the healthy nodes: their lookups run
+/* Names that resolve slowly (harness_knobctl_slow_dns: 3 s a lookup)
+ * do not hold the healthy nodes: their lookups run
  * before any deadline, together bounded by --connect-timeout (review G,
  * finding 1: looked up one by one in the event loop, they made the four
  * agents "TLS handshake timed out"). */
 START_TEST(slow_names_do_not_hold_others)
 {
-	char conf[PATH_MAX], outf[PATH_MAX], *out;
-	struct ns_child c;
-	uint64_t t0;
 	double took;
-	int rc, queries;
+	char *out;
+	int rc;
 
-	snprintf(conf, sizeof(conf), "%s/resolv.conf", h.tmp);
-	snprintf(outf, sizeof(outf), "%s/slow-names.out", h.tmp);
-	cu_write(conf, 0644, "nameserver 127.87.0.1\noptions timeout:3 attempts:1\n");
-	ns_child_start(&c, dns_black_hole);
-	t0 = now_mono_ns();
-	rc = harness_sh("unshare -m --propagation private sh -c 'mount --bind %s /etc/resolv.conf "
-	    "&& exec ip netns exec %s %s/knobctl -c %s --no-mux --connect-timeout 1 "
-	    "ping -w node[01-04],zz[1-5]' >%s 2>&1 </dev/null", conf, h.ctl_ns, h.bin, h.cluster, outf);
-	took = (double)(now_mono_ns() - t0) / 1e9;
-	queries = ns_child_end(&c);
-	out = cu_slurp(outf);
-	fprintf(stderr, "slow_names_do_not_hold_others: %.1fs, %d DNS queries\n%s", took, queries,
-	    out);
-	ck_assert_int_ge(queries, 5);	/* the names went to the slow server */
+	rc = harness_knobctl_slow_dns(&h, &out, &took, "--no-mux ping -w node[01-04],zz[1-5]");
 	ck_assert_int_eq(rc, 1);
 	ck_assert_msg(strstr(out, "zz[1-5] (5): unreachable: cannot resolve: no answer within 1.0s")
 	    != NULL, "%s", out);

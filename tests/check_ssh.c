@@ -1364,6 +1364,77 @@ START_TEST(bootstrap_cli_refusals)
 }
 END_TEST
 
+/* Names that resolve slowly do not hold the healthy nodes over SSH either:
+ * bootstrap and --via ssh look every name up before any deadline starts,
+ * together bounded by --connect-timeout (they looked each up in the event
+ * loop, one after another: 15 s, and the good nodes' connect deadlines
+ * ran out meanwhile). */
+START_TEST(ssh_slow_names_do_not_hold_others)
+{
+	char *out = NULL, args[8192];
+	double took;
+	int rc;
+
+	snprintf(args, sizeof(args), "bootstrap -w node[01-03],zz[1-5] --ssh-key %s/id "
+	    "--known-hosts %s/known_hosts --accept-new --root %s/root-{node} --service-cmd "
+	    "\"sh %s/svc.sh {root}\" --timeout 20", h.tmp, h.tmp, h.tmp, h.tmp);
+	rc = harness_knobctl_slow_dns(&h, &out, &took, "%s", args);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_msg(strstr(out, "zz[1-5] (5): unreachable: cannot resolve: no answer within 1.0s")
+	    && strstr(out, "node[01-03] (3): installed: ") && strstr(out, "3 changed"), "%s", out);
+	ck_assert_msg(took < 4, "bootstrap took %.1fs (lookups of 3 s, --connect-timeout 1)", took);
+	free(out);
+
+	for (int i = 0; i < NNODES; i++)
+		ck_assert_int_eq(harness_sh("mkdir -p %s/state-%s", h.tmp, h.node[i].name), 0);
+	snprintf(args, sizeof(args), "--via ssh --ssh-key %s/id --known-hosts %s/known_hosts "
+	    "--remote-knobd \"%s/knobd --state-dir %s/state-{node}\" ping -w node[01-03],zz[1-5]",
+	    h.tmp, h.tmp, h.bin, h.tmp);
+	rc = harness_knobctl_slow_dns(&h, &out, &took, "%s", args);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_msg(strstr(out, "zz[1-5] (5): unreachable: cannot resolve: no answer within 1.0s")
+	    && strstr(out, "3 ok, 5 unreachable (zz[1-5])"), "%s", out);
+	ck_assert_msg(took < 3, "--via ssh ping took %.1fs (lookups of 3 s, --connect-timeout 1)",
+	    took);
+	free(out);
+}
+END_TEST
+
+/* A CA in its last 10 days (KNOB_TEST_CA_DAYS, test-only): the nodes'
+ * certificates expire with it, so a re-run keeps them ("unchanged": it
+ * issued a new key for every node and restarted every agent on every run)
+ * and says, once, that the CA itself expires. */
+START_TEST(bootstrap_ca_near_expiry_keeps_keys)
+{
+	char *out = NULL, want[8192], ca[4200];
+	int rc;
+
+	snprintf(ca, sizeof(ca), "%s/shortca", h.tmp);
+	ck_assert_int_eq(harness_sh("KNOB_TEST_CA_DAYS=10 %s/knobctl ca init %s >/dev/null && "
+	    "%s/knobctl ca issue %s --controller head >/dev/null", h.bin, ca, h.bin, ca), 0);
+	snprintf(want, sizeof(want), "--ca %s/ca.crt --cert %s/head.crt --key %s/head.key "
+	    "bootstrap", ca, ca, ca);
+	for (int run = 0; run < 2; run++) {
+		char *err = NULL;
+
+		rc = harness_knobctl(&h, &out, &err, "%s -a --ssh-key %s/id --known-hosts "
+		    "%s/known_hosts --accept-new --root %s/root-{node} --service-cmd 'sh %s/svc.sh "
+		    "{root}' --timeout 20", want, h.tmp, h.tmp, h.tmp, h.tmp);
+		fprintf(stderr, "---- bootstrap, CA near its end, run %d -> %d\n%s%s", run, rc, out,
+		    err);
+		ck_assert_msg(rc == 0, "%s%s", out, err);
+		ck_assert_msg(strstr(out, run ? "node[01-03] (3): unchanged\n" :
+		    "node[01-03] (3): installed: "), "%s", out);
+		ck_assert_msg(strstr(err, "knobctl bootstrap: warning: the CA ") &&
+		    strstr(err, "/shortca/ca.crt expires in ") && strstr(err, "certificates cannot "
+		    "outlive it; a new CA is needed") && strstr(strstr(err, "warning") + 1,
+		    "warning") == NULL, "%s", err);
+		free(out);
+		free(err);
+	}
+}
+END_TEST
+
 static Suite *
 ssh_suite(void)
 {
@@ -1394,6 +1465,8 @@ ssh_suite(void)
 	tcase_add_test(tc, bootstrap_deb_needs_upgrade);
 	tcase_add_test(tc, bootstrap_default_keys_in_turn);
 	tcase_add_test(tc, bootstrap_refuses_own_revoked);
+	tcase_add_test(tc, ssh_slow_names_do_not_hold_others);
+	tcase_add_test(tc, bootstrap_ca_near_expiry_keeps_keys);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("cli");
 	tcase_add_test(tc, bootstrap_cli_refusals);

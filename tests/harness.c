@@ -3,6 +3,7 @@
 #include <check.h>
 #include <errno.h>
 #include <glob.h>
+#include <poll.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <ftw.h>
@@ -631,4 +632,102 @@ harness_wait_log(struct harness *h, int i, const char *s, double seconds)
 		usleep(20000);
 	}
 	return 0;
+}
+
+/* Start fn in a child inside the network namespace ns: fn sets up what
+ * it serves, writes a byte to ready, serves until stop is readable and
+ * returns a count (harness_child_end's result); it exits 1 when it cannot. */
+void
+harness_child_start(struct harness_child *c, const char *ns, int (*fn)(int ready, int stop))
+{
+	int ready[2], stop[2], res[2];
+	char b;
+
+	ck_assert(pipe(ready) == 0 && pipe(stop) == 0 && pipe(res) == 0);
+	if ((c->pid = fork()) == 0) {
+		int v;
+
+		close(ready[0]);
+		close(stop[1]);
+		close(res[0]);
+		if (harness_enter_ns(ns) < 0)
+			_exit(1);
+		v = fn(ready[1], stop[0]);
+		_exit(write(res[1], &v, sizeof(v)) == sizeof(v) ? 0 : 1);
+	}
+	ck_assert_int_gt(c->pid, 0);
+	close(ready[1]);
+	close(stop[0]);
+	close(res[1]);
+	ck_assert_msg(read(ready[0], &b, 1) == 1, "the stand-in did not start");
+	close(ready[0]);
+	c->stop = stop[1];
+	c->res = res[0];
+}
+
+/* Stop the stand-in; the count it returned. */
+int
+harness_child_end(struct harness_child *c)
+{
+	int v = -1, st;
+
+	close(c->stop);
+	ck_assert(read(c->res, &v, sizeof(v)) == sizeof(v));
+	close(c->res);
+	waitpid(c->pid, &st, 0);
+	return v;
+}
+
+/* harness_child: a name server on 127.87.0.1:53 (the child's namespace
+ * only) that never answers; the queries it got. */
+int
+harness_dns_black_hole(int ready, int stop)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(53) };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), queries = 0;
+	char buf[512];
+
+	inet_pton(AF_INET, "127.87.0.1", &sa.sin_addr);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || write(ready, "", 1) != 1)
+		_exit(1);
+	for (;;) {
+		struct pollfd pf[2] = { { .fd = fd, .events = POLLIN }, { .fd = stop, .events = POLLIN } };
+
+		if (poll(pf, 2, -1) < 0 || pf[1].revents)
+			return queries;
+		if (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
+			queries++;
+	}
+}
+
+int
+harness_knobctl_slow_dns(struct harness *h, char **out, double *took, const char *fmt, ...)
+{
+	char conf[PATH_MAX + 16], outf[PATH_MAX + 16];
+	struct harness_child c;
+	uint64_t t0;
+	int rc, queries;
+	va_list ap;
+	char *args;
+
+	va_start(ap, fmt);
+	args = fmt_args(fmt, ap);
+	va_end(ap);
+	ck_assert_ptr_nonnull(args);
+	snprintf(conf, sizeof(conf), "%s/resolv.conf", h->tmp);
+	snprintf(outf, sizeof(outf), "%s/slow-names.out", h->tmp);
+	cu_write(conf, 0644, "nameserver 127.87.0.1\noptions timeout:3 attempts:1\n");
+	harness_child_start(&c, h->ctl_ns, harness_dns_black_hole);
+	t0 = now_mono_ns();
+	rc = harness_sh("unshare -m --propagation private sh -c 'mount --bind %s /etc/resolv.conf "
+	    "&& exec ip netns exec %s %s/knobctl -c %s --connect-timeout 1 %s' >%s 2>&1 </dev/null",
+	    conf, h->ctl_ns, h->bin, h->cluster, args, outf);
+	*took = (double)(now_mono_ns() - t0) / 1e9;
+	queries = harness_child_end(&c);
+	*out = cu_slurp(outf);
+	fprintf(stderr, "---- slow names: %.1fs, %d DNS queries: %s\n%s", *took, queries, args,
+	    *out);
+	free(args);
+	ck_assert_int_ge(queries, 5);	/* the names went to the slow server */
+	return rc;
 }

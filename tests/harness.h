@@ -108,4 +108,24 @@ int harness_wait_log(struct harness *h, int i, const char *s, double seconds);
 /* Tear everything down.  Safe to call twice. */
 void harness_stop(struct harness *h);
 
+/* A stand-in in a child process inside a network namespace (the
+ * controller's): harness_child_start, harness_child_end. */
+struct harness_child {
+	pid_t pid;
+	int stop, res;
+};
+
+void harness_child_start(struct harness_child *c, const char *ns, int (*fn)(int ready, int stop));
+int harness_child_end(struct harness_child *c);
+/* A harness_child fn: a name server on 127.87.0.1:53 that never answers. */
+int harness_dns_black_hole(int ready, int stop);
+
+/* knobctl (--connect-timeout 1, then the arguments) in the controller's
+ * namespace with a resolv.conf (bound over /etc/resolv.conf in a mount
+ * namespace of its own) naming a server that never answers: 3 s a lookup.
+ * Its exit status; its output in *out (malloc'd), the seconds it took in
+ * *took; at least five names must have gone to that server. */
+int harness_knobctl_slow_dns(struct harness *h, char **out, double *took, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 #endif
