@@ -92,6 +92,8 @@ struct bench_state {
 	struct kept *kept;
 	int test_die_on_release;	/* $KNOB_TEST_DIE_ON_RELEASE with --test-hooks */
 	int test_submit_eagain;		/* $KNOB_TEST_SUBMIT_EAGAIN with --test-hooks, until used */
+	int test_stall_io;		/* $KNOB_TEST_STALL_IO with --test-hooks, until used */
+	struct bench_stall stall;	/* where that phase's thread waits until the agent stops */
 };
 
 /* STATE/bench/<workdir>+<phase>.json for p. */
@@ -222,6 +224,9 @@ bench_init(struct agent *a)
 	pthread_cond_init(&bs->cv, NULL);
 	bs->test_die_on_release = a->cfg.test_hooks && getenv("KNOB_TEST_DIE_ON_RELEASE") != NULL;
 	bs->test_submit_eagain = a->cfg.test_hooks && getenv("KNOB_TEST_SUBMIT_EAGAIN") != NULL;
+	bs->test_stall_io = a->cfg.test_hooks && getenv("KNOB_TEST_STALL_IO") != NULL;
+	pthread_mutex_init(&bs->stall.mu, NULL);
+	pthread_cond_init(&bs->stall.cv, NULL);
 	a->bench = bs;
 	orphans_remove(a);
 	return 0;
@@ -344,6 +349,10 @@ bench_stop(struct agent *a)
 	pthread_mutex_lock(&bs->mu);
 	for (ph = bs->phases; ph; ph = ph->next)
 		phase_abort_locked(bs, ph, "agent shutting down");
+	pthread_mutex_lock(&bs->stall.mu);	/* test hook: the stuck write returns */
+	bs->stall.released = 1;
+	pthread_cond_broadcast(&bs->stall.cv);
+	pthread_mutex_unlock(&bs->stall.mu);
 	pthread_mutex_unlock(&bs->mu);
 }
 
@@ -363,6 +372,8 @@ bench_fini(struct agent *a)
 			orphan_forget(a, &k->p);
 		kept_free(k);
 	}
+	pthread_cond_destroy(&bs->stall.cv);
+	pthread_mutex_destroy(&bs->stall.mu);
 	pthread_cond_destroy(&bs->cv);
 	pthread_mutex_destroy(&bs->mu);
 	free(bs);
@@ -859,6 +870,11 @@ h_phase_prepare(struct agent *a, struct aconn *c, Knob__Envelope *req)
 	if (bs->test_submit_eagain && ph->job->p.queue_depth > 1) {
 		atomic_store(&ph->job->test_submit_eagain, 1);
 		bs->test_submit_eagain = 0;
+	}
+	/* test hook: the first data phase has a write that never returns */
+	if (bs->test_stall_io && !bench_kind_is_ext(ph->job->p.kind)) {
+		ph->job->test_stall = &bs->stall;
+		bs->test_stall_io = 0;
 	}
 	ph->next = bs->phases;
 	bs->phases = ph;

@@ -128,6 +128,7 @@ start_phase(struct brun *br)
 		pn->inphase = 0;
 		pn->st = PN_IDLE;
 		pn->prog_bytes = pn->prog_ops = 0;
+		pn->prog_done = 0;
 		pn->wall_sync = pn->wall_rep = 0;
 		pn->wall_max = 0;
 		pn->fd_rep = 0;
@@ -522,6 +523,8 @@ send_go(struct brun *br)
 	env.phase_go = &go;
 	br->go_mono = now_mono_ns();
 	br->last_draw = br->go_mono;
+	for (size_t i = 0; i < br->fo->n; i++)
+		br->pn[i].prog_mono = br->go_mono;
 	send_all(br, PN_READY, PN_GO, &env);
 	br->stage = ST_RUN;
 }
@@ -702,8 +705,12 @@ on_progress(struct brun *br, struct fo_node *n, Knob__Envelope *m)
 
 	if (strcmp(pg->phase_id, br->phase_id) != 0)
 		return 0;
+	if (pg->bytes != pn->prog_bytes || pg->ops != pn->prog_ops ||
+	    pg->threads_done != pn->prog_done)
+		pn->prog_mono = now_mono_ns();
 	pn->prog_bytes = pg->bytes;
 	pn->prog_ops = pg->ops;
+	pn->prog_done = pg->threads_done;
 	if (pg->first_end_ns && pn->inphase && !pn->fd_rep) {
 		pn->fd_rep = 1;
 		pn->fd_end = bench_to_ctl(pg->first_end_ns, pn->off);
@@ -814,6 +821,47 @@ on_end(struct fanout *fo, struct fo_node *n)
 	advance(br);
 }
 
+/* The stall deadline of the run: --stall-timeout, else three times the
+ * phase's expected length (--stonewall or --runtime), at least 60 s. */
+static uint32_t
+stall_limit(const struct bench_req *rq)
+{
+	uint32_t t = rq->stonewall_s > rq->runtime_s ? rq->stonewall_s : rq->runtime_s;
+
+	if (rq->stall_s)
+		return rq->stall_s;
+	return t > UINT32_MAX / 3 ? UINT32_MAX : t * 3 > 60 ? t * 3 : 60;
+}
+
+/* Stall deadline: a node of the running phase whose counts have not moved
+ * for the limit (an I/O stuck in the kernel, which its agent's progress
+ * reports, sent from another thread, do not show) is ended: it counts as
+ * missing and the phase is recorded with the others.  A node waiting at
+ * the stonewall for the others, or with every thread done, is not stalled. */
+static void
+stall_check(struct brun *br, uint64_t now)
+{
+	uint32_t lim = stall_limit(br->req);
+	int outer = br->advancing;
+
+	if (br->stage != ST_RUN || bench_kind_ext(br->plan[br->cur].kind))
+		return;
+	br->advancing = 1;	/* the ends below advance once, after the loop */
+	for (size_t i = 0; i < br->fo->n; i++) {
+		struct pnode *pn = &br->pn[i];
+
+		if (!pn->inphase || !pn->alive || pn->st != PN_GO)
+			continue;
+		if ((pn->wall_rep && !br->wall_sent) || pn->prog_done >= pn->nranks)
+			pn->prog_mono = now;	/* waiting for us, not for its I/O */
+		else if (now - pn->prog_mono >= (uint64_t)lim * 1000000000ull)
+			fanout_end(br->fo, &br->fo->nodes[i], NS_FAILED, "stalled: no progress "
+			    "for %u s: I/O stuck?", lim);
+	}
+	br->advancing = outer;
+	advance(br);
+}
+
 static void
 on_tick(struct fanout *fo)
 {
@@ -845,6 +893,7 @@ on_tick(struct fanout *fo)
 			}
 		advance(br);
 	}
+	stall_check(br, now);
 	draw_progress(br);
 }
 

@@ -30,6 +30,8 @@ struct pnode {
 	Knob__Envelope *ready, *result;
 	char *err;
 	uint64_t prog_bytes, prog_ops;
+	uint32_t prog_done;		/* its threads done, from its progress */
+	uint64_t prog_mono;		/* monotonic: when its counts last moved */
 	char *death;			/* why it ended, if it did */
 	int wall_sync;			/* PhaseReady: will report at the stonewall */
 	int wall_rep;			/* reported */
