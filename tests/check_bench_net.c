@@ -173,11 +173,11 @@ restart_agent(int i, const char *args, const char *root)
 	ck_assert_int_eq(harness_agent_start(&h, i), 0);
 }
 
-/* Restart agent i with --test-hooks and the test hook variable var set. */
+/* Restart agent i with --test-hooks and the test hook variable var set to val. */
 static void
-restart_hooked(int i, const char *var)
+restart_hooked(int i, const char *var, const char *val)
 {
-	setenv(var, "1", 1);
+	setenv(var, val, 1);
 	restart_agent(i, "--test-hooks", "");
 	unsetenv(var);
 }
@@ -679,7 +679,7 @@ START_TEST(agent_lost_on_release)
 	pid_t pid;
 	int st;
 
-	restart_hooked(1, "KNOB_TEST_DIE_ON_RELEASE");
+	restart_hooked(1, "KNOB_TEST_DIE_ON_RELEASE", "1");
 	snprintf(outf, sizeof(outf), "%s/rel.json", h.tmp);
 	pid = knobctl_bg(outf, "--json bench seq-write -w node[01-02] --dir %s --threads 2 "
 	    "--bs 4k --size 80k", data);
@@ -1588,7 +1588,7 @@ START_TEST(aio_submit_eagain)
 
 	if (strcmp(eng, "io_uring") == 0)
 		io_uring_queue_exit(&ring);
-	restart_hooked(0, "KNOB_TEST_SUBMIT_EAGAIN");
+	restart_hooked(0, "KNOB_TEST_SUBMIT_EAGAIN", "1");
 	doc = bench_json(&rc, "rand-write -w node01 --dir %s --threads 2 --size 1m --iodepth 8",
 	    data);
 	ck_assert_int_eq(rc, 1);
@@ -1645,7 +1645,7 @@ START_TEST(stalled_node_recorded)
 	time_t t0;
 	pid_t pid;
 
-	restart_hooked(1, "KNOB_TEST_STALL_IO");
+	restart_hooked(1, "KNOB_TEST_STALL_IO", "1");
 	snprintf(outf, sizeof(outf), "%s/stall.json", h.tmp);
 	t0 = time(NULL);
 	pid = knobctl_bg(outf, "--json bench seq-write -w node[01-03] --dir %s --threads 3 "
@@ -1684,6 +1684,39 @@ START_TEST(stalled_node_recorded)
 	json_object_put(stored);
 	free(run);
 	free(out);
+}
+END_TEST
+
+/* node01 takes 11 s to remove the files of the first phase (knobd
+ * --test-hooks with $KNOB_TEST_SLOW_RELEASE, as large files on Lustre or
+ * GPFS do) and says every second that it is still at it: the controller
+ * waits for its confirmation, so the second thread count's prepare comes
+ * after the removal (node01's log), no cleanup_failed, exit 0.  Before,
+ * it gave up after a fixed 10 s, reported files that were being removed
+ * as maybe left, exited 1 and ran the next phase over the deletes. */
+START_TEST(slow_release_waited_for)
+{
+	char path[PATH_MAX + 32], *log = NULL, *removed, *prep2, want[128];
+	json_object *doc;
+	int rc;
+
+	restart_hooked(0, "KNOB_TEST_SLOW_RELEASE", "11");
+	doc = bench_json(&rc, "seq-write -w node[01-02] --dir %s --threads 1,2 --bs 4k --size 64k",
+	    data);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_str_eq(cu_str(doc, "status"), "ok");
+	ck_assert(!json_object_object_get_ex(doc, "cleanup_failed", NULL));
+	ck_assert_str_eq(cu_str(cu_phase(doc, 1), "status"), "ok");
+	snprintf(want, sizeof(want), "phase %s-p2: preparing", cu_str(doc, "run_id"));
+	snprintf(path, sizeof(path), "%s/node01/knobd.log", h.tmp);
+	ck_assert_int_eq(read_file_bounded(path, 1 << 24, &log, NULL), 0);
+	removed = strstr(log, "removed the files kept in");
+	prep2 = strstr(log, want);
+	ck_assert_msg(removed && prep2 && removed < prep2, "node01: the second phase prepared "
+	    "before the first one's files were removed:\n%s", log);
+	ck_assert_msg(cu_count_entries(data) == 0, "files left behind in %s", data);
+	json_object_put(doc);
+	free(log);
 }
 END_TEST
 
@@ -1733,6 +1766,7 @@ main(void)
 	ADD(fs_type_mismatch);
 	ADD(aio_submit_eagain);
 	ADD(stalled_node_recorded);
+	ADD(slow_release_waited_for);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
