@@ -92,6 +92,11 @@ struct bench_state {
 	struct kept *kept;
 	int test_die_on_release;	/* $KNOB_TEST_DIE_ON_RELEASE with --test-hooks */
 	int test_submit_eagain;		/* $KNOB_TEST_SUBMIT_EAGAIN with --test-hooks, until used */
+	int test_stall_io;		/* $KNOB_TEST_STALL_IO with --test-hooks, until used */
+	unsigned test_slow_release_s;	/* $KNOB_TEST_SLOW_RELEASE with --test-hooks: seconds
+					 * the first release's clean-up is held back */
+	struct cleanup_arg *releasing;	/* releases being removed on a worker */
+	struct bench_stall stall;	/* where that phase's thread waits until the agent stops */
 };
 
 /* STATE/bench/<workdir>+<phase>.json for p. */
@@ -222,6 +227,12 @@ bench_init(struct agent *a)
 	pthread_cond_init(&bs->cv, NULL);
 	bs->test_die_on_release = a->cfg.test_hooks && getenv("KNOB_TEST_DIE_ON_RELEASE") != NULL;
 	bs->test_submit_eagain = a->cfg.test_hooks && getenv("KNOB_TEST_SUBMIT_EAGAIN") != NULL;
+	bs->test_stall_io = a->cfg.test_hooks && getenv("KNOB_TEST_STALL_IO") != NULL;
+	if (a->cfg.test_hooks && getenv("KNOB_TEST_SLOW_RELEASE") != NULL)
+		bs->test_slow_release_s = (unsigned)strtoul(getenv("KNOB_TEST_SLOW_RELEASE"), NULL,
+		    10);
+	pthread_mutex_init(&bs->stall.mu, NULL);
+	pthread_cond_init(&bs->stall.cv, NULL);
 	a->bench = bs;
 	orphans_remove(a);
 	return 0;
@@ -256,10 +267,12 @@ struct release_ack {
 };
 
 struct cleanup_arg {
+	struct cleanup_arg *next;	/* on bs->releasing while it runs */
 	struct agent *a;
 	struct bench_state *bs;
 	struct kept *list;
 	struct release_ack ack;
+	unsigned slow_s;		/* test hook: hold the clean-up back this long */
 };
 
 /* Answer a release PhaseAbort: PhaseResult{released_workdir}; ok when
@@ -281,6 +294,49 @@ post_released(struct agent *a, const struct release_ack *ra, const char *err)
 	agent_post(a, ra->conn_id, ra->ack_id, &env);
 }
 
+/* Tell the controller that the release ra is still being removed (its
+ * wait goes on while these come); from the loop's tick, every second. */
+static void
+post_releasing(struct agent *a, const struct release_ack *ra)
+{
+	Knob__Envelope env = KNOB__ENVELOPE__INIT;
+	Knob__PhaseProgress p = KNOB__PHASE_PROGRESS__INIT;
+
+	if (ra->ack_id == 0)
+		return;
+	p.phase_id = (char *)(uintptr_t)"";
+	p.releasing_workdir = (char *)(uintptr_t)ra->workdir;
+	p.agent_time_ns = now_real_ns();
+	env.body_case = KNOB__ENVELOPE__BODY_PHASE_PROGRESS;
+	env.phase_progress = &p;
+	agent_post(a, ra->conn_id, ra->ack_id, &env);
+}
+
+/* Take ca off the list of releases in progress. */
+static void
+releasing_drop(struct bench_state *bs, struct cleanup_arg *ca)
+{
+	struct cleanup_arg **cp;
+
+	pthread_mutex_lock(&bs->mu);
+	for (cp = &bs->releasing; *cp && *cp != ca; cp = &(*cp)->next)
+		;
+	if (*cp)
+		*cp = ca->next;
+	pthread_mutex_unlock(&bs->mu);
+}
+
+/* Test hook ($KNOB_TEST_SLOW_RELEASE): a clean-up that takes that long, as
+ * removing large files on Lustre or GPFS does. */
+static void
+test_slow_release(const struct cleanup_arg *ca)
+{
+	struct timespec ts = { .tv_sec = ca->slow_s, .tv_nsec = 0 };
+
+	while (ts.tv_sec && nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
 /* Work item: remove a list of kept workdirs, then acknowledge; frees the
  * argument and the list. */
 static void
@@ -290,6 +346,7 @@ cleanup_run(struct work *w)
 	struct kept *k, *next;
 	char err[1024] = "";
 
+	test_slow_release(ca);
 	for (k = ca->list; k; k = next) {
 		next = k->next;
 		if (bench_cleanup_params(&k->p) < 0) {
@@ -302,6 +359,7 @@ cleanup_run(struct work *w)
 		}
 		kept_free(k);
 	}
+	releasing_drop(ca->bs, ca);
 	post_released(ca->a, &ca->ack, err);
 	free(ca);
 }
@@ -344,6 +402,10 @@ bench_stop(struct agent *a)
 	pthread_mutex_lock(&bs->mu);
 	for (ph = bs->phases; ph; ph = ph->next)
 		phase_abort_locked(bs, ph, "agent shutting down");
+	pthread_mutex_lock(&bs->stall.mu);	/* test hook: the stuck write returns */
+	bs->stall.released = 1;
+	pthread_cond_broadcast(&bs->stall.cv);
+	pthread_mutex_unlock(&bs->stall.mu);
 	pthread_mutex_unlock(&bs->mu);
 }
 
@@ -363,6 +425,8 @@ bench_fini(struct agent *a)
 			orphan_forget(a, &k->p);
 		kept_free(k);
 	}
+	pthread_cond_destroy(&bs->stall.cv);
+	pthread_mutex_destroy(&bs->stall.mu);
 	pthread_cond_destroy(&bs->cv);
 	pthread_mutex_destroy(&bs->mu);
 	free(bs);
@@ -461,6 +525,8 @@ bench_tick(struct agent *a)
 			tune_lock_renew(a, ph->lock, ph->lease_s * 1000u + 2000u);
 	}
 	kept_expire_locked(a, bs, now);
+	for (struct cleanup_arg *ca = bs->releasing; ca; ca = ca->next)
+		post_releasing(a, &ca->ack);
 	pthread_mutex_unlock(&bs->mu);
 }
 
@@ -860,6 +926,11 @@ h_phase_prepare(struct agent *a, struct aconn *c, Knob__Envelope *req)
 		atomic_store(&ph->job->test_submit_eagain, 1);
 		bs->test_submit_eagain = 0;
 	}
+	/* test hook: the first data phase has a write that never returns */
+	if (bs->test_stall_io && !bench_kind_is_ext(ph->job->p.kind)) {
+		ph->job->test_stall = &bs->stall;
+		bs->test_stall_io = 0;
+	}
 	ph->next = bs->phases;
 	bs->phases = ph;
 	log_info("phase %s: preparing %s in %s (%zu threads)", s->phase_id, s->kind, s->dir,
@@ -971,6 +1042,10 @@ release_kept_locked(struct agent *a, struct bench_state *bs, uint64_t conn_id,
 		ca->bs = bs;
 		ca->list = list;
 		ca->ack = ra;
+		ca->slow_s = bs->test_slow_release_s;
+		bs->test_slow_release_s = 0;
+		ca->next = bs->releasing;
+		bs->releasing = ca;
 		agent_work(a, NULL, NULL, cleanup_run, NULL, ca);	/* internal: never refused */
 	} else
 		post_released(a, &ra, "");	/* nothing kept: nothing to wait for */
@@ -1013,7 +1088,7 @@ bench_wants_tick(struct agent *a)
 	if (bs == NULL)
 		return 0;
 	pthread_mutex_lock(&bs->mu);
-	busy = bs->phases != NULL || bs->kept != NULL;
+	busy = bs->phases != NULL || bs->kept != NULL || bs->releasing != NULL;
 	pthread_mutex_unlock(&bs->mu);
 	return busy;
 }

@@ -226,6 +226,13 @@ int64_t bench_block_check(const struct bench_pool *p, const uint8_t *b, size_t b
 struct bench_job;
 struct bench_aio;
 
+/* Test hook: where a stalled thread waits until the agent stops. */
+struct bench_stall {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int released;
+};
+
 struct bench_thread {
 	struct bench_job *job;
 	uint32_t rank;
@@ -274,6 +281,10 @@ struct bench_job {
 	/* test hook ($KNOB_TEST_SUBMIT_EAGAIN, --test-hooks): one queued
 	 * submit of the phase fails with -EAGAIN, once the queue is full */
 	_Atomic int test_submit_eagain;
+	/* test hook ($KNOB_TEST_STALL_IO, --test-hooks): the first thread
+	 * blocks here after two writes, deaf to abort, as in a write to a
+	 * hard NFS mount whose server is gone; NULL none */
+	struct bench_stall *test_stall;
 	char abort_reason[128];
 	uint64_t go_mono_ns, go_real_ns;
 	/* stonewall wear-out: threads that stopped or finished, and the

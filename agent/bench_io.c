@@ -527,6 +527,22 @@ write_block(struct bench_thread *t, int fd, uint64_t off)
 	    off);
 }
 
+/* Test hook ($KNOB_TEST_STALL_IO): the first thread blocks where j->abort
+ * cannot reach it, as in a write to a dead hard NFS mount, until the
+ * agent stops (bench.c releases it). */
+static void
+test_stall(struct bench_thread *t)
+{
+	struct bench_stall *st = t->job->test_stall;
+
+	if (st == NULL || t != &t->job->th[0])
+		return;
+	pthread_mutex_lock(&st->mu);
+	while (!st->released)
+		pthread_cond_wait(&st->cv, &st->mu);
+	pthread_mutex_unlock(&st->mu);
+}
+
 /* Queue depth 1: one pread/pwrite at a time. */
 static void
 data_sync_loop(struct bench_thread *t, int fd, uint64_t start_mono, int *walled)
@@ -539,6 +555,8 @@ data_sync_loop(struct bench_thread *t, int fd, uint64_t start_mono, int *walled)
 		uint64_t t0, t1;
 		ssize_t n;
 
+		if (i == 2)
+			test_stall(t);
 		t0 = now_mono_ns();
 		n = op.wr ? write_block(t, fd, op.off) :
 		    bench_full_io(fd, t->buf, (size_t)j->p.bs, op.off, 0);

@@ -19,8 +19,12 @@
  * (bench_stonewall_record).
  *
  * After the last phase on a set of files the controller releases them
- * (PhaseAbort workdir_id) and waits, up to RELEASE_WAIT_S, for every node
- * to confirm the removal, so that knobctl exits with the files gone. */
+ * (PhaseAbort workdir_id) and waits for every node to confirm the removal
+ * (or be lost) before the next phase, so that phases do not overlap the
+ * deletes and knobctl exits with the files gone.  While it removes them an
+ * agent says so every second (PhaseProgress releasing_workdir); a node
+ * silent about it for RELEASE_WAIT_S is given up on (cleanup_failed), and
+ * its confirmation, should it come later, clears that. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,7 +39,7 @@
 #include "util.h"
 
 #define SYNC_PINGS	5
-#define RELEASE_WAIT_S	10	/* wait this long for the agents' clean-up */
+#define RELEASE_WAIT_S	10	/* wait this long for word of the agents' clean-up */
 
 static void start_phase(struct brun *br);
 static void advance(struct brun *br);
@@ -128,6 +132,7 @@ start_phase(struct brun *br)
 		pn->inphase = 0;
 		pn->st = PN_IDLE;
 		pn->prog_bytes = pn->prog_ops = 0;
+		pn->prog_done = 0;
 		pn->wall_sync = pn->wall_rep = 0;
 		pn->wall_max = 0;
 		pn->fd_rep = 0;
@@ -228,8 +233,9 @@ finalize_phase(struct brun *br)
 }
 
 /* A node could not remove (or did not confirm removing) the files of
- * workdir: into the run document's cleanup_failed, and the run fails. */
-static void
+ * workdir: into the run document's cleanup_failed (the run fails while it
+ * is there: bench_run); the entry is returned, the document's. */
+static json_object *
 cleanup_failed(struct brun *br, const char *node, const char *workdir, const char *msg)
 {
 	json_object *arr = NULL, *o = json_object_new_object();
@@ -243,8 +249,29 @@ cleanup_failed(struct brun *br, const char *node, const char *workdir, const cha
 	json_object_object_add(o, "workdir", json_object_new_string(workdir));
 	json_object_object_add(o, "error", json_object_new_string(msg));
 	json_object_array_add(arr, o);
-	if (!br->bad)
-		br->bad = 1;
+	return o;
+}
+
+/* A late confirmation from node of the release of workdir, given up on
+ * unconfirmed: its cleanup_failed entry goes. */
+static void
+cleanup_confirmed(struct brun *br, const char *node, const char *workdir)
+{
+	json_object *arr, *o;
+
+	if (!json_object_object_get_ex(br->doc, "cleanup_failed", &arr))
+		return;
+	for (size_t k = 0; k < json_object_array_length(arr); k++) {
+		o = json_object_array_get_idx(arr, k);
+		if (json_object_object_get_ex(o, "unconfirmed", NULL) &&
+		    strcmp(js_str(o, "node"), node) == 0 && strcmp(js_str(o, "workdir"), workdir) == 0) {
+			json_object_array_del_idx(arr, k, 1);
+			break;
+		}
+	}
+	if (json_object_array_length(arr) == 0)
+		json_object_object_del(br->doc, "cleanup_failed");
+	log_info("%s: removed the files of knob.%s after all", node, workdir);
 }
 
 /* Node i's ranks in its last phase, "0,2,4" (malloc'd). */
@@ -297,8 +324,10 @@ release_files(struct brun *br, const char *workdir)
 			continue;
 		pn->files_wd = NULL;
 		env.id = 0;
-		if (fanout_send(br->fo, &br->fo->nodes[i], &env) == 0)
+		if (fanout_send(br->fo, &br->fo->nodes[i], &env) == 0) {
 			br->pn[i].rel_wait = 1;
+			br->pn[i].rel_deadline = now_mono_ns() + RELEASE_WAIT_S * 1000000000ull;
+		}
 	}
 }
 
@@ -522,6 +551,8 @@ send_go(struct brun *br)
 	env.phase_go = &go;
 	br->go_mono = now_mono_ns();
 	br->last_draw = br->go_mono;
+	for (size_t i = 0; i < br->fo->n; i++)
+		br->pn[i].prog_mono = br->go_mono;
 	send_all(br, PN_READY, PN_GO, &env);
 	br->stage = ST_RUN;
 }
@@ -622,7 +653,6 @@ advance_once(struct brun *br)
 			if (!br->plan[br->cur].keep) {
 				release_files(br, br->plan[br->cur].workdir);
 				br->stage = ST_RELEASE;
-				br->rel_deadline = now_mono_ns() + RELEASE_WAIT_S * 1000000000ull;
 				continue;
 			}
 			next_phase(br);
@@ -700,10 +730,20 @@ on_progress(struct brun *br, struct fo_node *n, Knob__Envelope *m)
 	struct pnode *pn = &br->pn[n->idx];
 	const Knob__PhaseProgress *pg = m->phase_progress;
 
+	if (pg->releasing_workdir[0]) {	/* still removing: the wait goes on */
+		if (br->stage == ST_RELEASE && pn->rel_wait &&
+		    strcmp(pg->releasing_workdir, br->plan[br->cur].workdir) == 0)
+			pn->rel_deadline = now_mono_ns() + RELEASE_WAIT_S * 1000000000ull;
+		return 0;
+	}
 	if (strcmp(pg->phase_id, br->phase_id) != 0)
 		return 0;
+	if (pg->bytes != pn->prog_bytes || pg->ops != pn->prog_ops ||
+	    pg->threads_done != pn->prog_done)
+		pn->prog_mono = now_mono_ns();
 	pn->prog_bytes = pg->bytes;
 	pn->prog_ops = pg->ops;
+	pn->prog_done = pg->threads_done;
 	if (pg->first_end_ns && pn->inphase && !pn->fd_rep) {
 		pn->fd_rep = 1;
 		pn->fd_end = bench_to_ctl(pg->first_end_ns, pn->off);
@@ -734,6 +774,9 @@ on_result(struct brun *br, struct fo_node *n, Knob__Envelope *m)
 		if (!r->ok)
 			cleanup_failed(br, n->name, r->released_workdir, r->error[0] ? r->error :
 			    "clean-up incomplete");
+		else if (pn->rel_late && strcmp(pn->rel_late, r->released_workdir) == 0)
+			cleanup_confirmed(br, n->name, r->released_workdir);
+		pn->rel_late = NULL;
 		if (br->stage == ST_RELEASE && pn->rel_wait && strcmp(br->plan[br->cur].workdir,
 		    r->released_workdir) == 0) {
 			pn->rel_wait = 0;
@@ -814,6 +857,75 @@ on_end(struct fanout *fo, struct fo_node *n)
 	advance(br);
 }
 
+/* Release: a node that has not confirmed, nor said it is still removing
+ * the files, for RELEASE_WAIT_S is given up on (cleanup_failed, cleared if
+ * its confirmation comes later) and the run goes on. */
+static void
+release_check(struct brun *br, uint64_t now)
+{
+	const char *wd = br->plan[br->cur].workdir;
+
+	for (size_t i = 0; i < br->fo->n; i++) {
+		struct pnode *pn = &br->pn[i];
+		char *ranks, *msg;
+
+		if (!pn->rel_wait || !pn->alive || now < pn->rel_deadline)
+			continue;
+		ranks = ranks_list(pn);
+		msg = xasprintf("%s: no word of removing the files of knob.%s for %d s; not "
+		    "waiting (the files of its ranks %s may be left in %s/knob.%s)",
+		    br->fo->nodes[i].name, wd, RELEASE_WAIT_S, ranks, br->req->dir, wd);
+		json_object_object_add(cleanup_failed(br, br->fo->nodes[i].name, wd, msg),
+		    "unconfirmed", json_object_new_boolean(1));
+		free(msg);
+		free(ranks);
+		pn->rel_wait = 0;
+		pn->rel_late = wd;
+	}
+	advance(br);
+}
+
+/* The stall deadline of the run: --stall-timeout, else three times the
+ * phase's expected length (--stonewall or --runtime), at least 60 s. */
+static uint32_t
+stall_limit(const struct bench_req *rq)
+{
+	uint32_t t = rq->stonewall_s > rq->runtime_s ? rq->stonewall_s : rq->runtime_s;
+
+	if (rq->stall_s)
+		return rq->stall_s;
+	return t > UINT32_MAX / 3 ? UINT32_MAX : t * 3 > 60 ? t * 3 : 60;
+}
+
+/* Stall deadline: a node of the running phase whose counts have not moved
+ * for the limit (an I/O stuck in the kernel, which its agent's progress
+ * reports, sent from another thread, do not show) is ended: it counts as
+ * missing and the phase is recorded with the others.  A node waiting at
+ * the stonewall for the others, or with every thread done, is not stalled. */
+static void
+stall_check(struct brun *br, uint64_t now)
+{
+	uint32_t lim = stall_limit(br->req);
+	int outer = br->advancing;
+
+	if (br->stage != ST_RUN || bench_kind_ext(br->plan[br->cur].kind))
+		return;
+	br->advancing = 1;	/* the ends below advance once, after the loop */
+	for (size_t i = 0; i < br->fo->n; i++) {
+		struct pnode *pn = &br->pn[i];
+
+		if (!pn->inphase || !pn->alive || pn->st != PN_GO)
+			continue;
+		if ((pn->wall_rep && !br->wall_sent) || pn->prog_done >= pn->nranks)
+			pn->prog_mono = now;	/* waiting for us, not for its I/O */
+		else if (now - pn->prog_mono >= (uint64_t)lim * 1000000000ull)
+			fanout_end(br->fo, &br->fo->nodes[i], NS_FAILED, "stalled: no progress "
+			    "for %u s: I/O stuck?", lim);
+	}
+	br->advancing = outer;
+	advance(br);
+}
+
 static void
 on_tick(struct fanout *fo)
 {
@@ -829,22 +941,9 @@ on_tick(struct fanout *fo)
 		    now - pn->last_ping_ns >= 900000000ull)
 			send_ping(br, n);
 	}
-	if (br->stage == ST_RELEASE && now >= br->rel_deadline) {
-		for (size_t i = 0; i < fo->n; i++)
-			if (br->pn[i].rel_wait && br->pn[i].alive) {
-				char *ranks = ranks_list(&br->pn[i]);
-				char *msg = xasprintf("%s: still removing the files of knob.%s after "
-				    "%d s; not waiting (the files of its ranks %s may be left in "
-				    "%s/knob.%s)", fo->nodes[i].name, br->plan[br->cur].workdir,
-				    RELEASE_WAIT_S, ranks, br->req->dir, br->plan[br->cur].workdir);
-
-				cleanup_failed(br, fo->nodes[i].name, br->plan[br->cur].workdir, msg);
-				free(msg);
-				free(ranks);
-				br->pn[i].rel_wait = 0;
-			}
-		advance(br);
-	}
+	if (br->stage == ST_RELEASE)
+		release_check(br, now);
+	stall_check(br, now);
 	draw_progress(br);
 }
 
@@ -906,6 +1005,8 @@ bench_run(struct ctl *ctl, const struct strvec *nodes, const struct bench_req *r
 	for (i = 0; i < fo.n && !req->keep; i++)
 		if (!br.pn[i].alive && br.pn[i].files_wd)
 			lost_files(&br, i, br.pn[i].files_wd);
+	if (json_object_object_get_ex(br.doc, "cleanup_failed", NULL) && !br.bad)
+		br.bad = 1;
 	bench_doc_end(&br);
 	for (i = 0; i < fo.n; i++) {
 		struct pnode *pn = &br.pn[i];

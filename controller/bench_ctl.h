@@ -28,6 +28,8 @@ struct bench_req {
 	uint32_t files_per_dir, stonewall_s, reader_shift, rate_iops, lease_s, ext_timeout_s;
 	int reader_shift_auto;		/* --reader-shift without N: pick it per phase */
 	uint32_t test_rate_iops;	/* test hook (agents with --test-hooks only) */
+	uint32_t stall_s;		/* --stall-timeout: no progress for this long
+					 * ends a node (0: bench_stall_s's default) */
 	int shared, direct, fsync, drop_caches, keep;
 	uint64_t seed;
 	/* measurement options (issue 9) */

@@ -30,11 +30,17 @@ struct pnode {
 	Knob__Envelope *ready, *result;
 	char *err;
 	uint64_t prog_bytes, prog_ops;
+	uint32_t prog_done;		/* its threads done, from its progress */
+	uint64_t prog_mono;		/* monotonic: when its counts last moved */
 	char *death;			/* why it ended, if it did */
 	int wall_sync;			/* PhaseReady: will report at the stonewall */
 	int wall_rep;			/* reported */
 	uint64_t wall_max;		/* its largest count at the wall */
 	int rel_wait;			/* release sent, confirmation pending */
+	uint64_t rel_deadline;		/* monotonic: RELEASE_WAIT_S after the release or
+					 * the agent's last "still removing" */
+	const char *rel_late;		/* workdir given up on unconfirmed (a plan's): a
+					 * late confirmation clears its cleanup_failed */
 	const char *files_wd;		/* workdir it got ranks in, until released (a plan's) */
 	int fd_rep;			/* first done: its first thread's end is in */
 	uint64_t fd_end;		/* that end, controller clock */
@@ -79,7 +85,6 @@ struct brun {
 	uint64_t sync_deadline;
 	int wall_sent;			/* wear-out target sent this phase */
 	uint64_t wall_target;
-	uint64_t rel_deadline;		/* ST_RELEASE: monotonic */
 	int fd_sent;			/* first-done moment sent this phase */
 	uint64_t fd_t;			/* that moment, controller clock */
 	int64_t off_change_max;		/* largest |offset change| between syncs */

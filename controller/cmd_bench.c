@@ -21,7 +21,7 @@ enum { O_DIR = 256, O_THREADS, O_BS, O_SIZE, O_SHARED, O_DIRECT, O_FSYNC, O_STON
     O_TOOL, O_EXTTO, O_SEED, O_TRATE, O_REPEAT, O_STOTAL, O_LABEL, O_VERIFY, O_COMPR,
     O_MDREL, O_MDSHARED, O_MDDEPTH, O_MDBRANCH, O_MDLEAF, O_IODEPTH, O_IOENGINE, O_RUNTIME,
     O_RWMIX, O_FALLOC, O_SEGS, O_AT, O_MPIRUN, O_MPIARGS, O_SCOUNT, O_SSIZE,
-    O_PAGES, O_CPUBIND };
+    O_PAGES, O_CPUBIND, O_STALL };
 
 static const struct opt bench_opts[] = {
 	{ O_DIR, "dir", OPT_ARG, "DIR", "directory on the file system under test (absolute)", 0 },
@@ -59,6 +59,7 @@ static const struct opt bench_opts[] = {
 	{ O_RATE, "rate-iops", OPT_ARG, "N", "throttle each thread", 0 },
 	{ O_TRATE, "test-rate-iops", OPT_ARG, "N", "(tests) throttle each thread on agents run with --test-hooks", OPT_HIDDEN },
 	{ O_LEASE, "lease", OPT_ARG, "S", "agents abort when the controller is silent S s (default 10)", 0 },
+	{ O_STALL, "stall-timeout", OPT_ARG, "S", "a node whose byte and op counts do not move for S s of a running phase is failed as stalled (I/O stuck) and the run goes on without it (default: 3 x --stonewall or --runtime, at least 60)", 0 },
 	{ O_TOOL, "tool", OPT_ARG, "PATH", "external tool binary", 0 },
 	{ O_EXTTO, "ext-timeout", OPT_ARG, "S", "external tool timeout (default 3600)", 0 },
 	{ O_SEED, "seed", OPT_ARG, "N", "random offsets seed", 0 },
@@ -135,6 +136,7 @@ static const struct opt_val bench_vals[] = {
 	{ O_RATE, OV_U32, RQ(rate_iops), 0, 0 },
 	{ O_TRATE, OV_U32, RQ(test_rate_iops), 0, 0 },
 	{ O_LEASE, OV_U32, RQ(lease_s), 1, 0 },
+	{ O_STALL, OV_U32, RQ(stall_s), 1, 0 },
 	{ O_EXTTO, OV_U32, RQ(ext_timeout_s), 0, 0 },
 	{ O_TOOL, OV_STR, RQ(ext_tool), 0, 0 },
 	{ O_REPEAT, OV_U32, RQ(repeat), 1, 1000 },

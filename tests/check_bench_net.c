@@ -173,6 +173,15 @@ restart_agent(int i, const char *args, const char *root)
 	ck_assert_int_eq(harness_agent_start(&h, i), 0);
 }
 
+/* Restart agent i with --test-hooks and the test hook variable var set to val. */
+static void
+restart_hooked(int i, const char *var, const char *val)
+{
+	setenv(var, val, 1);
+	restart_agent(i, "--test-hooks", "");
+	unsetenv(var);
+}
+
 static int log_has(int i, const char *s) { return harness_log_has(&h, i, s); }
 static int wait_log(int i, const char *s, int secs) { return harness_wait_log(&h, i, s, secs) == 0; }
 
@@ -670,9 +679,7 @@ START_TEST(agent_lost_on_release)
 	pid_t pid;
 	int st;
 
-	setenv("KNOB_TEST_DIE_ON_RELEASE", "1", 1);
-	restart_agent(1, "--test-hooks", "");
-	unsetenv("KNOB_TEST_DIE_ON_RELEASE");
+	restart_hooked(1, "KNOB_TEST_DIE_ON_RELEASE", "1");
 	snprintf(outf, sizeof(outf), "%s/rel.json", h.tmp);
 	pid = knobctl_bg(outf, "--json bench seq-write -w node[01-02] --dir %s --threads 2 "
 	    "--bs 4k --size 80k", data);
@@ -1581,9 +1588,7 @@ START_TEST(aio_submit_eagain)
 
 	if (strcmp(eng, "io_uring") == 0)
 		io_uring_queue_exit(&ring);
-	setenv("KNOB_TEST_SUBMIT_EAGAIN", "1", 1);
-	restart_agent(0, "--test-hooks", "");
-	unsetenv("KNOB_TEST_SUBMIT_EAGAIN");
+	restart_hooked(0, "KNOB_TEST_SUBMIT_EAGAIN", "1");
 	doc = bench_json(&rc, "rand-write -w node01 --dir %s --threads 2 --size 1m --iodepth 8",
 	    data);
 	ck_assert_int_eq(rc, 1);
@@ -1603,6 +1608,115 @@ START_TEST(aio_submit_eagain)
 	ck_assert_str_eq(cu_str(cu_phase(doc, 0), "status"), "ok");
 	json_object_put(doc);
 	ck_assert_msg(cu_count_entries(data) == 0, "files left behind in %s", data);
+}
+END_TEST
+
+/* Wait up to secs for child pid; its wait status, or -1 (then killed). */
+static int
+wait_child(pid_t pid, int secs)
+{
+	int st;
+
+	for (int i = 0; i < secs * 10; i++) {
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			return st;
+		usleep(100000);	/* polling a condition with a deadline */
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	return -1;
+}
+
+/* node02's first thread blocks on a condition variable only the agent's
+ * stop signals, after two writes (knobd --test-hooks with
+ * $KNOB_TEST_STALL_IO), deaf to the abort flag,
+ * as a write to a hard NFS mount whose server is gone does; its loop
+ * thread goes on sending progress every second.  A test hook and not
+ * tests/fuse_hang: that file system hangs create, which is in prepare, not
+ * a write of the timed phase.  With --stall-timeout 3 the controller ends
+ * node02 as stalled, records the phase with node01's and node03's figures
+ * and exits 1, well within 20 s; before, the run never ended.  Stopping
+ * the agent (the teardown) releases the thread. */
+START_TEST(stalled_node_recorded)
+{
+	char outf[PATH_MAX + 16], *out = NULL, *run;
+	json_object *doc, *p, *pn, *stored;
+	int st, rc, seen = 0;
+	time_t t0;
+	pid_t pid;
+
+	restart_hooked(1, "KNOB_TEST_STALL_IO", "1");
+	snprintf(outf, sizeof(outf), "%s/stall.json", h.tmp);
+	t0 = time(NULL);
+	pid = knobctl_bg(outf, "--json bench seq-write -w node[01-03] --dir %s --threads 3 "
+	    "--bs 4k --size 1m --stall-timeout 3", data);
+	st = wait_child(pid, 20);
+	ck_assert_msg(st != -1, "knobctl still running after 20 s (stall deadline 3 s)");
+	fprintf(stderr, "stalled run took %ld s\n", (long)(time(NULL) - t0));
+	ck_assert_int_eq(read_file_bounded(outf, 1 << 24, &out, NULL), 0);
+	ck_assert(WIFEXITED(st));
+	ck_assert_int_eq(WEXITSTATUS(st), 1);
+	ck_assert_msg((doc = json_tokener_parse(out)) != NULL, "not JSON: %s", out);
+	p = cu_phase(doc, 0);
+	ck_assert_str_eq(cu_str(p, "status"), "degraded");
+	ck_assert_int_eq(json_object_array_length(cu_get(p, "missing")), 1);
+	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(cu_get(p, "missing"),
+	    0)), "node02");
+	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(cu_get(p, "errors"), 0)),
+	    "node02: failed: stalled: no progress for 3 s: I/O stuck?");
+	run = xstrdup(cu_str(doc, "run_id"));
+	json_object_put(doc);
+	/* the stored phase: the two others with their bytes */
+	stored = harness_knobctl_json(&h, &rc, "--json results show %s", run);
+	ck_assert_ptr_nonnull(stored);
+	p = cu_phase(stored, 0);
+	for (size_t i = 0; i < json_object_array_length(cu_get(p, "per_node")); i++) {
+		pn = json_object_array_get_idx(cu_get(p, "per_node"), i);
+		if (strcmp(cu_str(pn, "node"), "node02") == 0) {
+			ck_assert_str_eq(cu_str(pn, "status"), "missing");
+			continue;
+		}
+		ck_assert_str_eq(cu_str(pn, "status"), "ok");
+		ck_assert_int_gt(cu_int(pn, "bytes"), 0);
+		seen++;
+	}
+	ck_assert_int_eq(seen, 2);
+	json_object_put(stored);
+	free(run);
+	free(out);
+}
+END_TEST
+
+/* node01 takes 11 s to remove the files of the first phase (knobd
+ * --test-hooks with $KNOB_TEST_SLOW_RELEASE, as large files on Lustre or
+ * GPFS do) and says every second that it is still at it: the controller
+ * waits for its confirmation, so the second thread count's prepare comes
+ * after the removal (node01's log), no cleanup_failed, exit 0.  Before,
+ * it gave up after a fixed 10 s, reported files that were being removed
+ * as maybe left, exited 1 and ran the next phase over the deletes. */
+START_TEST(slow_release_waited_for)
+{
+	char path[PATH_MAX + 32], *log = NULL, *removed, *prep2, want[128];
+	json_object *doc;
+	int rc;
+
+	restart_hooked(0, "KNOB_TEST_SLOW_RELEASE", "11");
+	doc = bench_json(&rc, "seq-write -w node[01-02] --dir %s --threads 1,2 --bs 4k --size 64k",
+	    data);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_str_eq(cu_str(doc, "status"), "ok");
+	ck_assert(!json_object_object_get_ex(doc, "cleanup_failed", NULL));
+	ck_assert_str_eq(cu_str(cu_phase(doc, 1), "status"), "ok");
+	snprintf(want, sizeof(want), "phase %s-p2: preparing", cu_str(doc, "run_id"));
+	snprintf(path, sizeof(path), "%s/node01/knobd.log", h.tmp);
+	ck_assert_int_eq(read_file_bounded(path, 1 << 24, &log, NULL), 0);
+	removed = strstr(log, "removed the files kept in");
+	prep2 = strstr(log, want);
+	ck_assert_msg(removed && prep2 && removed < prep2, "node01: the second phase prepared "
+	    "before the first one's files were removed:\n%s", log);
+	ck_assert_msg(cu_count_entries(data) == 0, "files left behind in %s", data);
+	json_object_put(doc);
+	free(log);
 }
 END_TEST
 
@@ -1651,6 +1765,8 @@ main(void)
 	ADD(clock_offset_estimated);
 	ADD(fs_type_mismatch);
 	ADD(aio_submit_eagain);
+	ADD(stalled_node_recorded);
+	ADD(slow_release_waited_for);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
