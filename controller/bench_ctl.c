@@ -864,6 +864,7 @@ static void
 release_check(struct brun *br, uint64_t now)
 {
 	const char *wd = br->plan[br->cur].workdir;
+	int gave_up = 0;
 
 	for (size_t i = 0; i < br->fo->n; i++) {
 		struct pnode *pn = &br->pn[i];
@@ -871,6 +872,7 @@ release_check(struct brun *br, uint64_t now)
 
 		if (!pn->rel_wait || !pn->alive || now < pn->rel_deadline)
 			continue;
+		gave_up = 1;
 		ranks = ranks_list(pn);
 		msg = xasprintf("%s: no word of removing the files of knob.%s for %d s; not "
 		    "waiting (the files of its ranks %s may be left in %s/knob.%s)",
@@ -882,7 +884,8 @@ release_check(struct brun *br, uint64_t now)
 		pn->rel_wait = 0;
 		pn->rel_late = wd;
 	}
-	advance(br);
+	if (gave_up)
+		advance(br);
 }
 
 /* The stall deadline of the run: --stall-timeout, else three times the
@@ -906,7 +909,7 @@ static void
 stall_check(struct brun *br, uint64_t now)
 {
 	uint32_t lim = stall_limit(br->req);
-	int outer = br->advancing;
+	int outer = br->advancing, ended = 0;
 
 	if (br->stage != ST_RUN || bench_kind_ext(br->plan[br->cur].kind))
 		return;
@@ -918,12 +921,15 @@ stall_check(struct brun *br, uint64_t now)
 			continue;
 		if ((pn->wall_rep && !br->wall_sent) || pn->prog_done >= pn->nranks)
 			pn->prog_mono = now;	/* waiting for us, not for its I/O */
-		else if (now - pn->prog_mono >= (uint64_t)lim * 1000000000ull)
+		else if (now - pn->prog_mono >= (uint64_t)lim * 1000000000ull) {
 			fanout_end(br->fo, &br->fo->nodes[i], NS_FAILED, "stalled: no progress "
 			    "for %u s: I/O stuck?", lim);
+			ended = 1;
+		}
 	}
 	br->advancing = outer;
-	advance(br);
+	if (ended)
+		advance(br);
 }
 
 static void

@@ -931,11 +931,10 @@ out:
 	return rc;
 }
 
-/* Is the certificate in path (none there: no) a controller's whose serial
- * is among serials?  1 yes (why names it, whose after its path), else 0. */
+/* Is this knobctl's certificate in path (none there: no) a controller's
+ * whose serial is among serials?  1 yes (why names it), else 0. */
 static int
-controller_among(const char *path, const char *whose, const struct strvec *serials, char *why,
-    size_t whylen)
+controller_among(const char *path, const struct strvec *serials, char *why, size_t whylen)
 {
 	char role[64] = "", err[256], *hex = NULL;
 	X509 *x = NULL;
@@ -947,9 +946,9 @@ controller_among(const char *path, const char *whose, const struct strvec *seria
 	    sizeof(role));
 	hex = serial_hex(x);
 	if (hex && strvec_contains(serials, hex) && strcmp(role, KNOB_ROLE_CONTROLLER) == 0) {
-		seterr(why, whylen, "%s (serial %s)%s has role '%s': once bootstrap pushes the CRL, "
-		    "every agent refuses a knobctl that uses it (give --force to revoke it anyway)",
-		    path, hex, whose, role);
+		seterr(why, whylen, "%s (serial %s), this knobctl's certificate, has role '%s': once "
+		    "bootstrap pushes the CRL, every agent refuses a knobctl that uses it (give "
+		    "--force to revoke it anyway)", path, hex, role);
 		rc = 1;
 	}
 out:
@@ -963,17 +962,15 @@ int
 ca_revoke_check(const char *dir, const char *name, const char *own, char *why, size_t whylen)
 {
 	struct strvec all = { 0 };
-	char crt[PATH_MAX];
 	int rc = -1;
 
-	if (ca_name_check(name, why, whylen) < 0 ||
-	    ca_path(crt, sizeof(crt), dir, name, ".crt", why, whylen) < 0 ||
-	    name_serials(dir, name, &all, why, whylen) < 0)
-		goto out;
 	/* another controller's certificate (a leaked one, an old head's) is
 	 * what revocation is for: only this knobctl's own is guarded */
-	rc = own != NULL ? controller_among(own, ", this knobctl's certificate,", &all, why,
-	    whylen) : 0;
+	if (own == NULL)
+		return 0;
+	if (ca_name_check(name, why, whylen) < 0 || name_serials(dir, name, &all, why, whylen) < 0)
+		goto out;
+	rc = controller_among(own, &all, why, whylen);
 out:
 	strvec_free(&all);
 	return rc;
