@@ -569,18 +569,38 @@ sweep_policy_default(struct sweep_policy *p)
 	p->resume_after = 1;
 }
 
-/* A mount path as /proc/self/mounts spells the mount point, in place: "//"
- * collapsed, trailing slashes dropped (but of "/"): "/sys/" is "/sys". */
+/* A mount path as /proc/self/mounts spells the mount point, in place and
+ * lexically (no look at the file system: a dead NFS or Lustre mount would
+ * hang a stat): "//" collapsed, "." dropped, ".." takes off the component
+ * before it (at "/" it stays "/"), trailing slashes dropped: "/sys/" and
+ * "/scratch//x/.." are "/sys" and "/scratch".  A relative path is left as
+ * written (it_mount refuses it). */
 static void
 mount_path_normalise(char *p)
 {
 	char *w = p;
+	const char *r = p;
 
-	for (const char *r = p; *r; r++)
-		if (*r != '/' || w == p || w[-1] != '/')
-			*w++ = *r;
-	if (w > p + 1 && w[-1] == '/')
-		w--;
+	if (*p != '/')
+		return;
+	while (*r) {
+		size_t n;
+
+		while (*r == '/')
+			r++;
+		n = strcspn(r, "/");
+		if (n == 2 && r[0] == '.' && r[1] == '.') {
+			while (w > p && *--w != '/')
+				;
+		} else if (n > 0 && !(n == 1 && r[0] == '.')) {
+			*w++ = '/';
+			memmove(w, r, n);
+			w += n;
+		}
+		r += n;
+	}
+	if (w == p)
+		*w++ = '/';
 	*w = '\0';
 }
 

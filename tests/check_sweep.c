@@ -274,6 +274,41 @@ START_TEST(test_mount_path_normalised)
 }
 END_TEST
 
+/* "." and ".." in a mount path are resolved lexically at load (no stat of
+ * the mount: a dead one would hang it): "/scratch//x/.." is checked as
+ * "/scratch", "/./sys/." as "/sys" (overriding the defaults' "/sys"), "/.."
+ * as "/".  Before, they went to the agent as written and were "not
+ * mounted" there.  A relative path is still a file:line error, as written. */
+START_TEST(test_mount_path_dots)
+{
+	struct strvec errs = { 0 };
+	struct sweep_file *sf;
+	struct sweep_limits lim;
+	Knob__HealthRequest r;
+	const char *p;
+
+	sf = load_ok("dots.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
+	    "    <mount path=\"/sys\" timeout=\"2s\"/>\n    <mount path=\"/scratch//x/..\"/>\n"
+	    "    <mount path=\"/a/./b/../../c/d/../\"/>\n    <mount path=\"/..\"/>\n"
+	    "  </defaults>\n  <group nodes=\"node01\">\n"
+	    "    <mount path=\"/./sys/.\" timeout=\"3s\"/>\n  </group>\n</sweep>\n");
+	ck_assert_int_eq(sweep_request_for(&ctl, sf, "node01", NULL, &r, &lim, &errs), 0);
+	ck_assert_uint_eq(r.n_mounts, 4);
+	ck_assert_str_eq(r.mounts[0]->path, "/sys");
+	ck_assert_uint_eq(r.mounts[0]->timeout_ms, 3000);
+	ck_assert_str_eq(r.mounts[1]->path, "/scratch");
+	ck_assert_str_eq(r.mounts[2]->path, "/c");
+	ck_assert_str_eq(r.mounts[3]->path, "/");
+	sweep_request_free(&r);
+	sweep_file_free(sf);
+	p = put("rel.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
+	    "    <mount path=\"./scratch/..\"/>\n  </defaults>\n</sweep>\n");
+	ck_assert_ptr_null(sweep_file_load(p, &errs));
+	has_err(&errs, p, "4: <mount>: mount path must be absolute");
+	strvec_free(&errs);
+}
+END_TEST
+
 /* scontrol's NodeName lists: 14,000 failing names (154,000 bytes joined,
  * past the 128 KiB exec allows one argument: E2BIG, nothing drained) go in
  * lists of at most SWEEP_SLURM_LIST_MAX bytes, every name once and in
@@ -330,6 +365,7 @@ sweep_suite(void)
 	tcase_add_test(tc, test_group_membership);
 	tcase_add_test(tc, test_mount_path_normalised);
 	tcase_add_test(tc, test_slurm_lists);
+	tcase_add_test(tc, test_mount_path_dots);
 	suite_add_tcase(s, tc);
 	return s;
 }
