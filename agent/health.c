@@ -99,22 +99,112 @@ hout_free(struct hout *o)
 
 /* ------------------------------------------------------------ counters */
 
-/* The counters in memory, read from the file at the first use (an empty
- * object when absent or unreadable); hs->mu held.  Owned by hs. */
+/* Line (1-based) of byte offset off of buf. */
+static int
+line_of_offset(const char *buf, size_t off)
+{
+	int line = 1;
+
+	for (size_t i = 0; i < off; i++)
+		line += buf[i] == '\n';
+	return line;
+}
+
+/* The counters file's text (len bytes) as one JSON object and nothing
+ * after it; NULL with "LINE: why" in err otherwise. */
+static json_object *
+counters_parse(const char *buf, size_t len, char *err, size_t errlen)
+{
+	json_tokener *tok = json_tokener_new();
+	json_object *o = NULL;
+	size_t end = 0;
+
+	if (tok == NULL) {
+		snprintf(err, errlen, "1: out of memory");
+		return NULL;
+	}
+	o = json_tokener_parse_ex(tok, buf, (int)len);
+	end = json_tokener_get_parse_end(tok);
+	if (o == NULL) {
+		enum json_tokener_error je = json_tokener_get_error(tok);
+
+		snprintf(err, errlen, "%d: not JSON: %s", line_of_offset(buf, end),
+		    je == json_tokener_continue ? "unexpected end of file" :
+		    json_tokener_error_desc(je));
+	} else if (!json_object_is_type(o, json_type_object)) {
+		snprintf(err, errlen, "1: not a JSON object");
+	} else {
+		end += strspn(buf + end, " \t\r\n");
+		if (end < len)
+			snprintf(err, errlen, "%d: garbage after the counters object",
+			    line_of_offset(buf, end));
+	}
+	json_tokener_free(tok);
+	if (o != NULL && err[0] != '\0') {
+		json_object_put(o);
+		o = NULL;
+	}
+	return o;
+}
+
+/* A counters file that cannot be used (err "LINE: why", or a read error):
+ * moved aside to PATH.corrupt so that the next save starts afresh and an
+ * admin can look at it, logged, and remembered in hs->reset_note, which
+ * the checks without a previous value then report (warn). */
+static void
+counters_reset(struct health_state *hs, const char *err)
+{
+	char aside[PATH_MAX + 16];
+	const char *kept = aside;
+
+	snprintf(aside, sizeof(aside), "%s.corrupt", hs->counters_path);
+	if (rename(hs->counters_path, aside) < 0)
+		kept = strerror(errno);
+	log_warnx("%s:%s; the health counters baseline is reset (%s%s)", hs->counters_path, err,
+	    kept == aside ? "file kept as " : "file not kept aside: ", kept);
+	snprintf(hs->reset_note, sizeof(hs->reset_note), "counters baseline reset: %s:%s (%s%s); "
+	    "growth since the last sweep not known", hs->counters_path, err,
+	    kept == aside ? "kept as " : "not kept aside: ", kept);
+}
+
+/* The counters file, or an empty object: silently when there is none (the
+ * first sweep ever), through counters_reset when it cannot be used. */
+static json_object *
+counters_read(struct health_state *hs)
+{
+	char *buf = NULL, err[256] = "";
+	json_object *o = NULL;
+	size_t len = 0;
+	int rc = read_file_bounded(hs->counters_path, HEALTH_COUNTERS_MAX, &buf, &len);
+
+	if (rc == 0 && (o = counters_parse(buf, len, err, sizeof(err))) == NULL)
+		counters_reset(hs, err);
+	else if (rc < 0 && rc != -ENOENT) {
+		snprintf(err, sizeof(err), "1: %s", strerror(-rc));
+		counters_reset(hs, err);
+	}
+	free(buf);
+	return o != NULL ? o : json_object_new_object();
+}
+
+/* The counters in memory, read from the file at the first use (see
+ * counters_read); hs->mu held.  Owned by hs. */
 json_object *
 health_counters(struct health_state *hs)
 {
-	json_object *o;
+	if (hs->counters == NULL)
+		hs->counters = counters_read(hs);
+	return hs->counters;
+}
 
-	if (hs->counters != NULL)
-		return hs->counters;
-	o = json_object_from_file(hs->counters_path);
-	if (o == NULL || !json_object_is_type(o, json_type_object)) {
-		json_object_put(o);
-		o = json_object_new_object();
-	}
-	hs->counters = o;
-	return o;
+/* hs->reset_note after note (with "; "), when there is one; hs->mu held. */
+void
+health_counters_reset_note(struct health_state *hs, char *note, size_t len)
+{
+	size_t n = strlen(note);
+
+	if (hs->reset_note[0] != '\0' && n < len)
+		snprintf(note + n, len - n, "%s%s", n ? "; " : "", hs->reset_note);
 }
 
 /* Write the counters atomically; hs->mu held.  0 (note ""), or -1 with

@@ -15,7 +15,10 @@
  * Counters that must not grow between sweeps (NIC errors and drops, MCE and
  * EDAC counts) are kept in health_state.counters, read from
  * STATE_DIR/health-counters.json at the first use after start and written
- * back after every check that changes them.  When that write fails (the
+ * back after every check that changes them.  A file that is there but
+ * cannot be used (not one JSON object) is moved aside to PATH.corrupt and
+ * the checks that lost their previous value say "counters baseline reset"
+ * (warn).  When that write fails (the
  * state directory full or read-only) the checks still compare with the copy
  * in memory, and say so: warn at least, "counters not saved: ...". */
 #ifndef KNOB_HEALTH_H
@@ -30,12 +33,15 @@
 #include "knob.pb-c.h"
 
 #define HEALTH_COUNTERS_NAME "health-counters.json"
+#define HEALTH_COUNTERS_MAX (16u << 20)	/* a larger counters file is corrupt */
 #define HEALTH_CHECK_TIMEOUT_MS 10000
 #define HEALTH_MOUNT_TIMEOUT_MS 5000
 /* mounts or NICs one request may ask about (a thread each, and a child
  * process for a mount) */
 #define HEALTH_MAX_ITEMS 1024
 #define HEALTH_REASON_MAX 512
+/* a counters note: a failed save and a reset, each naming a path */
+#define HEALTH_NOTE_MAX (2 * PATH_MAX + 1024)
 
 /* The health states, short */
 #define ST_OK KNOB__HEALTH_STATE__HEALTH_OK
@@ -59,6 +65,7 @@ struct health_state {
 	struct hprobe *stuck;
 	char counters_path[PATH_MAX];
 	json_object *counters;	/* the counters; NULL until the first use reads the file */
+	char reset_note[PATH_MAX + 512];	/* the file was corrupt: why, or "" */
 	uint32_t test_probe_rate_iops;	/* $KNOB_TEST_PROBE_RATE_IOPS with --test-hooks */
 	uint64_t probe_since_ns;	/* CLOCK_REALTIME start of the running probe, 0 none */
 	int probe_late;		/* its sweep abandoned it: past its deadline (hung) */
@@ -104,13 +111,21 @@ void health_probe_late(struct agent *a);
 
 /* The counters (health.c), with hs->mu held: the copy in memory, owned by
  * hs (read from the file at the first use: an empty object when absent or
- * unreadable); save it to the file atomically (0, or -1 with "counters not
- * saved: PATH: ERROR; compared with this agent's memory only" in note; note
- * "" on success); and swap one counter: store now under key, return 1 with
+ * corrupt, see health_counters_reset_note); save it to the file atomically
+ * (0, or -1 with "counters not saved: PATH: ERROR; compared with this
+ * agent's memory only" in note; note "" on success); and swap one counter: store now under key, return 1 with
  * *prev when it had a value. */
 json_object *health_counters(struct health_state *hs);
 int health_counters_save(struct health_state *hs, char *note, size_t len);
 int health_counter_swap(json_object *o, const char *key, uint64_t now, uint64_t *prev);
+/* A counters file found corrupt (or unreadable) at the first use is moved
+ * aside to PATH.corrupt, logged as "PATH:LINE: why", and the baseline
+ * starts empty; a check whose counter then has no previous value appends
+ * this note to note with hs->mu held ("counters baseline reset: PATH:LINE:
+ * why (kept as PATH.corrupt); growth since the last sweep not known"), and
+ * health_counters_note makes its finding warn.  Nothing when the file was
+ * good or absent. */
+void health_counters_reset_note(struct health_state *hs, char *note, size_t len);
 /* A save's note on the finding c made from the counters: c at least warn,
  * the note after its reason.  Nothing when note is "". */
 void health_counters_note(Knob__HealthCheck *c, const char *note);

@@ -153,13 +153,15 @@ static const struct {
 
 /* Compare the error/drop counters with the last sweep's; store the new
  * ones.  Appends the grown ones to *grown; a failed save's note into note
- * (health_counters_save). */
+ * (health_counters_save), and a reset baseline's when a counter had no
+ * previous value (health_counters_reset_note). */
 static void
 nic_counters_check(struct agent *a, const char *ifname, struct rtnl_link *l, char **grown,
     char *note, size_t len)
 {
 	struct health_state *hs = a->health;
 	json_object *o;
+	int had = 1;
 
 	pthread_mutex_lock(&hs->mu);
 	o = health_counters(hs);
@@ -168,11 +170,15 @@ nic_counters_check(struct agent *a, const char *ifname, struct rtnl_link *l, cha
 		uint64_t now = rtnl_link_get_stat(l, nic_counters[i].id), prev;
 
 		snprintf(key, sizeof(key), "nic.%s.%s", ifname, nic_counters[i].name);
-		if (health_counter_swap(o, key, now, &prev) && now > prev)
+		if (!health_counter_swap(o, key, now, &prev))
+			had = 0;
+		else if (now > prev)
 			str_appendf(grown, "%s%s +%llu", *grown ? ", " : "", nic_counters[i].name,
 			    (unsigned long long)(now - prev));
 	}
 	health_counters_save(hs, note, len);
+	if (!had)
+		health_counters_reset_note(hs, note, len);
 	pthread_mutex_unlock(&hs->mu);
 }
 
@@ -195,7 +201,7 @@ health_nic(struct agent *a, const Knob__HealthRequest *req, size_t idx, struct h
 	const Knob__NicExpect *e = req->nics[idx];
 	struct nl_sock *sk = nl_socket_alloc();
 	struct rtnl_link *l = NULL;
-	char path[128], speed[32] = "", *grown = NULL, note[PATH_MAX + 128] = "";
+	char path[128], speed[32] = "", *grown = NULL, note[HEALTH_NOTE_MAX] = "";
 	Knob__HealthCheck *c;
 	long mbps = -1;
 	unsigned mtu;
@@ -441,7 +447,7 @@ health_errors(struct agent *a, const Knob__HealthRequest *req, size_t idx, struc
 	uint64_t pm = 0, pc = 0, pu = 0;
 	int64_t hold = req->hw && req->hw->errors_hold_s ? req->hw->errors_hold_s : ERRORS_HOLD_S;
 	struct held h = { 0 };
-	char note[PATH_MAX + 128];
+	char note[HEALTH_NOTE_MAX];
 	Knob__HealthCheck *c;
 	int had, reboot;
 	json_object *o;
@@ -456,6 +462,8 @@ health_errors(struct agent *a, const Knob__HealthRequest *req, size_t idx, struc
 	hold_update(o, had && mce > pm ? mce - pm : 0, had && ue > pu ? ue - pu : 0,
 	    (int64_t)(now_real_ns() / 1000000000ull), hold, &h);
 	health_counters_save(hs, note, sizeof(note));
+	if (!had)
+		health_counters_reset_note(hs, note, sizeof(note));
 	pthread_mutex_unlock(&hs->mu);
 	if (h.last)
 		c = held_say(&h, hold, out);

@@ -695,6 +695,48 @@ START_TEST(test_errors_counters_unsaved)
 }
 END_TEST
 
+#define RESET "counters baseline reset: %s/health-counters.json:4: not JSON: unexpected end " \
+	"of file (kept as %s/health-counters.json.corrupt); growth since the last sweep not known"
+
+/* A counters file cut short (a disk that lost its tail, an admin's edit)
+ * is found at node03's first sweep after a restart: the errors and NIC
+ * findings warn that the baseline was reset, naming the file and line; the
+ * file is kept as health-counters.json.corrupt, the agent's log says so, and
+ * the next sweep compares with the new baseline (ok, no note).  Before, the
+ * broken file was silently taken as an empty baseline: "errors ok
+ * (baseline: ...)", exit 0, and the growth since the last sweep lost. */
+START_TEST(test_counters_corrupt)
+{
+	static const char cut[] = "{\n  \"mce\": 0,\n  \"edac.ce\": 3,\n  \"edac.ue\": ";
+	const char *st = h.node[2].state_dir, *sf;
+	char path[PATH_MAX], aside[PATH_MAX + 16], *out, *text = NULL;
+
+	precheck();
+	snprintf(path, sizeof(path), "%s/health-counters.json", st);
+	snprintf(aside, sizeof(aside), "%s.corrupt", path);
+	harness_agent_stop(&h, 2, SIGTERM);
+	ck_assert_int_eq(write_file_atomic(path, cut, strlen(cut), 0600), 0);
+	ck_assert_int_eq(harness_agent_start(&h, 2), 0);
+	sf = sweep_file("corrupt.xml", "  <group nodes=\"node03\">\n"
+	    "    <errors check=\"yes\"/>\n    <nic name=\"%s\" counters=\"yes\"/>\n"
+	    "  </group>\n", h.node[2].ifname);
+	out = sweep(1, "-w node03 -f %s", sf);
+	has(out, "node03: errors warn (baseline: ");
+	has(out, "EDAC CE/UE; " RESET ")", st, st);
+	has(out, "node03: nic %s warn (up, MTU 1500, ", h.node[2].ifname);
+	free(out);
+	ck_assert(harness_log_has(&h, 2, "/health-counters.json:4: not JSON: unexpected end of "
+	    "file; the health counters baseline is reset (file kept as "));
+	ck_assert_int_eq(read_file_bounded(aside, 4096, &text, NULL), 0);
+	ck_assert_str_eq(text, cut);
+	free(text);
+	out = sweep(0, "-w node03 -f %s", sf);
+	has(out, "node03: errors ok (no new MCE or EDAC errors)");
+	ck_assert_msg(strstr(out, "reset") == NULL, "%s", out);
+	free(out);
+}
+END_TEST
+
 /* ------------------------------------------------------------ database */
 
 /* A sweep started in the background and what a file must come to hold
@@ -844,6 +886,7 @@ sweep_checks_suite(void)
 	tcase_add_test(tc, test_errors_counters_unsaved);
 	tcase_add_test(tc, test_concurrent_sweeps_take_turns);
 	tcase_add_test(tc, test_scontrol_hung_killed);
+	tcase_add_test(tc, test_counters_corrupt);
 	suite_add_tcase(s, tc);
 	return s;
 }
