@@ -245,32 +245,42 @@ START_TEST(test_group_membership)
 }
 END_TEST
 
+/* The mounts node01 is asked about by the sweep file dir/NAME holding
+ * body (between <sweep> and </sweep>), as "PATH TIMEOUT_MS" joined by ", "
+ * (caller frees). */
+static char *
+node01_mounts(const char *name, const char *body)
+{
+	char *text = xasprintf("<?xml version=\"1.0\"?>\n<sweep>\n%s</sweep>\n", body), *got = NULL;
+	struct sweep_file *sf = load_ok(name, text);
+	struct strvec errs = { 0 };
+	struct sweep_limits lim;
+	Knob__HealthRequest r;
+
+	ck_assert_int_eq(sweep_request_for(&ctl, sf, "node01", NULL, &r, &lim, &errs), 0);
+	for (size_t i = 0; i < r.n_mounts; i++)
+		str_appendf(&got, "%s%s %u", i ? ", " : "", r.mounts[i]->path,
+		    r.mounts[i]->timeout_ms);
+	sweep_request_free(&r);
+	sweep_file_free(sf);
+	strvec_free(&errs);
+	free(text);
+	return got;
+}
+
 /* A mount path is normalised at load as /proc/self/mounts spells mount
  * points: "/sys/" is checked as "/sys" (before, it was "not mounted" on every
  * node), "//scratch//a/" as "/scratch/a", "/" stays "/"; and "/sys/" in a
  * group overrides the defaults' "/sys" (one mount, the group's timeout). */
 START_TEST(test_mount_path_normalised)
 {
-	struct strvec errs = { 0 };
-	struct sweep_file *sf;
-	struct sweep_limits lim;
-	Knob__HealthRequest r;
-
-	sf = load_ok("paths.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
+	char *got = node01_mounts("paths.xml", "  <defaults>\n"
 	    "    <mount path=\"/sys\" timeout=\"2s\"/>\n    <mount path=\"//scratch//a/\"/>\n"
 	    "    <mount path=\"/\"/>\n    <mount path=\"///\" timeout=\"4s\"/>\n  </defaults>\n"
-	    "  <group nodes=\"node01\">\n    <mount path=\"/sys/\" timeout=\"3s\"/>\n  </group>\n"
-	    "</sweep>\n");
-	ck_assert_int_eq(sweep_request_for(&ctl, sf, "node01", NULL, &r, &lim, &errs), 0);
-	ck_assert_uint_eq(r.n_mounts, 3);
-	ck_assert_str_eq(r.mounts[0]->path, "/sys");
-	ck_assert_uint_eq(r.mounts[0]->timeout_ms, 3000);
-	ck_assert_str_eq(r.mounts[1]->path, "/scratch/a");
-	ck_assert_str_eq(r.mounts[2]->path, "/");
-	ck_assert_uint_eq(r.mounts[2]->timeout_ms, 4000);
-	sweep_request_free(&r);
-	sweep_file_free(sf);
-	strvec_free(&errs);
+	    "  <group nodes=\"node01\">\n    <mount path=\"/sys/\" timeout=\"3s\"/>\n  </group>\n");
+
+	ck_assert_str_eq(got, "/sys 3000, /scratch/a 0, / 4000");
+	free(got);
 }
 END_TEST
 
@@ -282,25 +292,15 @@ END_TEST
 START_TEST(test_mount_path_dots)
 {
 	struct strvec errs = { 0 };
-	struct sweep_file *sf;
-	struct sweep_limits lim;
-	Knob__HealthRequest r;
 	const char *p;
-
-	sf = load_ok("dots.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
+	char *got = node01_mounts("dots.xml", "  <defaults>\n"
 	    "    <mount path=\"/sys\" timeout=\"2s\"/>\n    <mount path=\"/scratch//x/..\"/>\n"
 	    "    <mount path=\"/a/./b/../../c/d/../\"/>\n    <mount path=\"/..\"/>\n"
 	    "  </defaults>\n  <group nodes=\"node01\">\n"
-	    "    <mount path=\"/./sys/.\" timeout=\"3s\"/>\n  </group>\n</sweep>\n");
-	ck_assert_int_eq(sweep_request_for(&ctl, sf, "node01", NULL, &r, &lim, &errs), 0);
-	ck_assert_uint_eq(r.n_mounts, 4);
-	ck_assert_str_eq(r.mounts[0]->path, "/sys");
-	ck_assert_uint_eq(r.mounts[0]->timeout_ms, 3000);
-	ck_assert_str_eq(r.mounts[1]->path, "/scratch");
-	ck_assert_str_eq(r.mounts[2]->path, "/c");
-	ck_assert_str_eq(r.mounts[3]->path, "/");
-	sweep_request_free(&r);
-	sweep_file_free(sf);
+	    "    <mount path=\"/./sys/.\" timeout=\"3s\"/>\n  </group>\n");
+
+	ck_assert_str_eq(got, "/sys 3000, /scratch 0, /c 0, / 0");
+	free(got);
 	p = put("rel.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
 	    "    <mount path=\"./scratch/..\"/>\n  </defaults>\n</sweep>\n");
 	ck_assert_ptr_null(sweep_file_load(p, &errs));
