@@ -34,6 +34,7 @@ struct hsweep {
 	int refs;
 	struct htask *t;
 	size_t nt;
+	unsigned nthreads;	/* counted in health_state.threads, 0 not admitted */
 	uint64_t start_ns;
 };
 
@@ -262,6 +263,7 @@ health_init(struct agent *a)
 	const char *rate = getenv("KNOB_TEST_PROBE_RATE_IOPS");
 
 	pthread_mutex_init(&hs->mu, NULL);
+	pthread_mutex_init(&hs->run_mu, NULL);
 	snprintf(hs->counters_path, sizeof(hs->counters_path), "%s/%s", a->state_dir,
 	    HEALTH_COUNTERS_NAME);
 	if (a->cfg.test_hooks && rate != NULL)
@@ -280,6 +282,7 @@ health_fini(struct agent *a)
 	health_mount_fini(hs);
 	json_object_put(hs->counters);
 	pthread_mutex_destroy(&hs->mu);
+	pthread_mutex_destroy(&hs->run_mu);
 	free(hs);
 	a->health = NULL;
 }
@@ -292,6 +295,49 @@ const struct agent_subsys health_subsys = {
 
 /* ------------------------------------------------------------ a sweep */
 
+/* Count sw (its worker and a thread per task) in the agent's running
+ * sweeps: 0, or -1 when that would pass HEALTH_MAX_SWEEPS or
+ * HEALTH_MAX_THREADS.  *running gets the sweeps running before. */
+static int
+sweep_admit(struct health_state *hs, struct hsweep *sw, unsigned *running)
+{
+	unsigned need = 1 + (unsigned)sw->nt;
+	int ok;
+
+	pthread_mutex_lock(&hs->run_mu);
+	*running = hs->sweeps;
+	ok = hs->sweeps < HEALTH_MAX_SWEEPS && hs->threads + need <= HEALTH_MAX_THREADS;
+	if (ok) {
+		hs->sweeps++;
+		hs->threads += need;
+		sw->nthreads = need;
+	}
+	pthread_mutex_unlock(&hs->run_mu);
+	return ok ? 0 : -1;
+}
+
+/* Free sw and its request; an admitted sweep leaves the running count. */
+static void
+sweep_free(struct hsweep *sw)
+{
+	struct health_state *hs = sw->a->health;
+
+	if (sw->nthreads) {
+		pthread_mutex_lock(&hs->run_mu);
+		hs->sweeps--;
+		hs->threads -= sw->nthreads;
+		pthread_mutex_unlock(&hs->run_mu);
+	}
+	for (size_t i = 0; i < sw->nt; i++)
+		hout_free(&sw->t[i].out);
+	free(sw->t);
+	if (sw->req != NULL)
+		knob__envelope__free_unpacked(sw->req, NULL);
+	pthread_cond_destroy(&sw->cv);
+	pthread_mutex_destroy(&sw->mu);
+	free(sw);
+}
+
 /* Drop one reference; the last one frees the sweep and its request. */
 static void
 sweep_unref(struct hsweep *sw)
@@ -301,15 +347,8 @@ sweep_unref(struct hsweep *sw)
 	pthread_mutex_lock(&sw->mu);
 	last = --sw->refs == 0;
 	pthread_mutex_unlock(&sw->mu);
-	if (!last)
-		return;
-	for (size_t i = 0; i < sw->nt; i++)
-		hout_free(&sw->t[i].out);
-	free(sw->t);
-	knob__envelope__free_unpacked(sw->req, NULL);
-	pthread_cond_destroy(&sw->cv);
-	pthread_mutex_destroy(&sw->mu);
-	free(sw);
+	if (last)
+		sweep_free(sw);
 }
 
 /* Worker: run one check; an abandoned task's findings are dropped. */
@@ -485,7 +524,6 @@ sweep_worker(void *arg)
 	const char *what = NULL;
 
 	sw->start_ns = now_mono_ns();
-	plan_tasks(sw, sw->req->health);
 	pthread_mutex_lock(&sw->mu);
 	if (start_tasks(sw, &what) < 0) {
 		pthread_mutex_unlock(&sw->mu);
@@ -523,10 +561,22 @@ sweep_cond_init(struct hsweep *sw)
 	pthread_condattr_destroy(&ca);
 }
 
+/* Answer req "busy" at once: HEALTH_MAX_SWEEPS sweeps (or their
+ * threads) run already.  The handler's return. */
+static int
+reply_busy(struct agent *a, struct aconn *c, Knob__Envelope *req, unsigned running)
+{
+	log_warnx("%s: health request %llu refused: %u health sweeps running", c->peer,
+	    (unsigned long long)req->id, running);
+	return agent_reply_error(a, c, req->id, EAGAIN, "%s: agent busy: %u health sweeps "
+	    "running; try again", a->node, running) < 0 ? -1 : 0;
+}
+
 int
 h_health(struct agent *a, struct aconn *c, Knob__Envelope *req)
 {
 	struct hsweep *sw;
+	unsigned running;
 
 	if (req->health == NULL || a->health == NULL)
 		return agent_reply_error(a, c, req->id, EINVAL, "empty health request") < 0 ? -1 : 0;
@@ -541,11 +591,15 @@ h_health(struct agent *a, struct aconn *c, Knob__Envelope *req)
 	sw->refs = 1;
 	pthread_mutex_init(&sw->mu, NULL);
 	sweep_cond_init(sw);
+	plan_tasks(sw, req->health);
+	if (sweep_admit(a->health, sw, &running) < 0) {
+		sw->req = NULL;	/* the loop's */
+		sweep_free(sw);
+		return reply_busy(a, c, req, running);
+	}
 	if (agent_spawn(a, sweep_worker, sw) < 0) {
 		sw->req = NULL;
-		pthread_cond_destroy(&sw->cv);
-		pthread_mutex_destroy(&sw->mu);
-		free(sw);
+		sweep_free(sw);
 		return agent_reply_error(a, c, req->id, EAGAIN, "cannot start a worker") < 0 ? -1 : 0;
 	}
 	agent_req_take(c, req);	/* abandoned checks may outlive the sweep: sweep_unref frees it */

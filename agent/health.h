@@ -1,7 +1,10 @@
 /* Health checks of knobd (knobctl sweep).
  *
  * h_health hands a HealthRequest to a sweep worker, which starts every check
- * on its own worker thread with its own deadline and waits for them.  A
+ * on its own worker thread with its own deadline and waits for them.  These
+ * are threads of their own (agent_spawn), not the shared pool's, which a
+ * check waiting on a dead mount must not hold; they are bounded instead by
+ * HEALTH_MAX_SWEEPS and HEALTH_MAX_THREADS ("agent busy" past them).  A
  * check that misses its deadline is reported HEALTH_TIMEOUT and abandoned:
  * its thread finishes on its own and its result is dropped.
  *
@@ -40,6 +43,13 @@
  * process for a mount) */
 #define HEALTH_MAX_ITEMS 1024
 #define HEALTH_REASON_MAX 512
+/* Sweeps of one agent at once, counted from the request until the last of
+ * their threads ends (an abandoned check's too), and their threads (a
+ * sweep's worker and one per check): past either a request is answered
+ * "busy" (EAGAIN) at once.  The threads' bound lets one request of
+ * HEALTH_MAX_ITEMS mounts and NICs each through. */
+#define HEALTH_MAX_SWEEPS 8
+#define HEALTH_MAX_THREADS (2 * HEALTH_MAX_ITEMS + 64)
 /* a counters note: a failed save and a reset, each naming a path */
 #define HEALTH_NOTE_MAX (2 * PATH_MAX + 1024)
 
@@ -69,6 +79,9 @@ struct health_state {
 	uint32_t test_probe_rate_iops;	/* $KNOB_TEST_PROBE_RATE_IOPS with --test-hooks */
 	uint64_t probe_since_ns;	/* CLOCK_REALTIME start of the running probe, 0 none */
 	int probe_late;		/* its sweep abandoned it: past its deadline (hung) */
+	pthread_mutex_t run_mu;	/* guards sweeps and threads (never held long: the
+				 * loop takes it; mu may wait on a file's fsync) */
+	unsigned sweeps, threads;	/* running, see HEALTH_MAX_SWEEPS */
 };
 
 /* The findings of one check: one or more HealthCheck entries. */

@@ -40,6 +40,7 @@
 
 #include "testutil.h"
 #include "harness.h"
+#include "health.h"
 #include "util.h"
 #include "wire.h"
 
@@ -1401,6 +1402,111 @@ START_TEST(test_probe_overlap)
 }
 END_TEST
 
+#define FLOOD 32		/* health requests sent at once */
+
+/* Send a HealthRequest id on c: one mount, the hung FUSE mount, with a
+ * 1 s deadline. */
+static void
+flood_send(struct conn *c, uint64_t id)
+{
+	Knob__Envelope env = KNOB__ENVELOPE__INIT;
+	Knob__HealthRequest hr = KNOB__HEALTH_REQUEST__INIT;
+	Knob__MountExpect me = KNOB__MOUNT_EXPECT__INIT, *mp = &me;
+
+	me.path = hangdir;
+	me.timeout_ms = 1000;
+	hr.n_mounts = 1;
+	hr.mounts = &mp;
+	env.id = id;
+	env.body_case = KNOB__ENVELOPE__BODY_HEALTH;
+	env.health = &hr;
+	ck_assert_int_eq(conn_send_sync(c, &env, 5000), 0);
+}
+
+/* The answer's kind: 1 a health result, 0 busy (asserted: an EAGAIN
+ * Error saying so); *id its request. */
+static int
+flood_recv(struct conn *c, uint64_t *id)
+{
+	Knob__Envelope *got = NULL;
+	int ok;
+
+	ck_assert_int_eq(conn_recv_sync(c, &got, 10000), 1);
+	*id = got->id;
+	ok = got->body_case == KNOB__ENVELOPE__BODY_HEALTH_RESULT;
+	if (!ok)
+		ck_assert_msg(got->body_case == KNOB__ENVELOPE__BODY_ERROR &&
+		    got->error->kind == KNOB__ERROR_KIND__ERROR_KIND_BUSY &&
+		    strstr(got->error->message, "agent busy: 8 health sweeps running"),
+		    "request %llu: not a health result nor busy: %s",
+		    (unsigned long long)got->id, got->body_case == KNOB__ENVELOPE__BODY_ERROR ?
+		    got->error->message : envelope_body_name(got));
+	knob__envelope__free_unpacked(got, NULL);
+	return ok;
+}
+
+/* FLOOD health requests sent at once on one connection (knobd --stdio),
+ * each probing the hung FUSE mount with a 1 s deadline: no probe of it is
+ * known stuck yet, so each admitted sweep forks its probe and waits it out.
+ * At most HEALTH_MAX_SWEEPS (8) are served with a health result, every
+ * other request is answered busy at once, every request is answered once,
+ * at most 8 probe children were started, and the agent serves on: a ping,
+ * then a sweep once the running ones are over.  Before, every request
+ * started a sweep: 32 sweeps with their threads and 32 probe children
+ * stuck in FUSE. */
+START_TEST(test_health_flood_bounded)
+{
+	Knob__Envelope env = KNOB__ENVELOPE__INIT, *got = NULL;
+	Knob__Ping ping = KNOB__PING__INIT;
+	char state[PATH_MAX], seen[FLOOD + 1] = { 0 };
+	int wr, rd, st = 0, ok = 0, busy = 0, again = 1;
+	uint64_t id, end;
+	struct conn c;
+	pid_t pid;
+
+	precheck();
+	snprintf(state, sizeof(state), "%s/flood-state", top);
+	mkdir(state, 0700);
+	pid = stdio_agent(state, &wr, &rd);
+	ck_assert_int_eq(fcntl(rd, F_SETFL, O_NONBLOCK), 0);
+	conn_init(&c, rd, wr, NULL);
+	for (uint64_t i = 1; i <= FLOOD; i++)
+		flood_send(&c, i);
+	for (int i = 0; i < FLOOD; i++) {
+		int r = flood_recv(&c, &id);
+
+		ck_assert_msg(id >= 1 && id <= FLOOD && !seen[id], "answer to %llu",
+		    (unsigned long long)id);
+		seen[id] = 1;
+		ok += r;
+		busy += !r;
+	}
+	fprintf(stderr, "%d health requests at once: %d served, %d busy\n", FLOOD, ok, busy);
+	ck_assert_msg(ok >= 1 && ok <= HEALTH_MAX_SWEEPS && busy == FLOOD - ok, "%d served", ok);
+	ck_assert_int_le(harness_sh_int("pgrep -c -P %ld", (long)pid), HEALTH_MAX_SWEEPS);
+	env.id = FLOOD + 1;
+	env.body_case = KNOB__ENVELOPE__BODY_PING;
+	env.ping = &ping;
+	ck_assert_int_eq(conn_send_sync(&c, &env, 5000), 0);
+	ck_assert_int_eq(conn_recv_sync(&c, &got, 10000), 1);
+	ck_assert_int_eq(got->body_case, KNOB__ENVELOPE__BODY_PONG);
+	knob__envelope__free_unpacked(got, NULL);
+	/* the sweeps leave the count once their threads end: busy until then */
+	end = now_mono_ns() + 10000000000ull;
+	while (again && now_mono_ns() < end) {
+		flood_send(&c, FLOOD + 2);
+		if ((again = !flood_recv(&c, &id)))
+			usleep(20000);	/* poll interval */
+	}
+	ck_assert_msg(!again, "still busy 10 s after the flood");
+	conn_reset(&c);
+	close(wr);
+	close(rd);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "knobd --stdio status %#x", st);
+}
+END_TEST
+
 /* After each test, also a failed one: faketime's leftovers, the pids cap,
  * the frozen file system. */
 static void
@@ -1439,6 +1545,7 @@ sweep_net_suite(void)
 	tcase_add_test(tc, test_not_slurm_node);
 	tcase_add_test(tc, test_agent_no_check_thread_not_drained);
 	tcase_add_test(tc, test_probe_overlap);
+	tcase_add_test(tc, test_health_flood_bounded);
 	suite_add_tcase(s, tc);
 	return s;
 }
