@@ -22,11 +22,14 @@
  * when Slurm's current reason still starts with "knob:": a node that a
  * person drained (or re-drained with their own reason) stays drained.
  *
- * One sweep's record is one write transaction (BEGIN IMMEDIATE): reading
- * the nodes' counters and drained flags, the scontrol calls, and writing
- * them back.  Two sweeps at once (the timer's and a manual one) take turns:
- * the second waits for the first's commit (SWEEP_DB_WAIT_MS at most, saying
- * so on stderr) and counts on from what it wrote. */
+ * One sweep's record, from reading the nodes' counters and drained flags
+ * through the scontrol calls to writing them back, holds the sweep lock
+ * (flock of SWEEP_LOCK_FILE beside the results database): two sweeps at
+ * once (the timer's and a manual one) take turns, the second waiting for
+ * the first (SWEEP_DB_WAIT_MS at most, saying so on stderr) and counting on
+ * from what it wrote.  The database's own write lock is taken only to write
+ * (one BEGIN IMMEDIATE transaction in store), never across a scontrol call,
+ * so that a bench storing its results meanwhile does not wait for Slurm. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
@@ -34,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <sqlite3.h>
 
@@ -47,6 +51,7 @@
 #define SCONTROL_TIMEOUT_MS 60000	/* one scontrol call (scontrol_timeout_ms) */
 #define SWEEP_DB_WAIT_MS 60000	/* for another sweep's record at most */
 #define SWEEP_DB_STEP_MS 20
+#define SWEEP_LOCK_FILE "sweep.lock"	/* beside the results database */
 
 
 /* The health component's schema steps (results_migrate; append only). */
@@ -72,12 +77,47 @@ db_busy_wait(void *arg, int count)
 {
 	(void)arg;
 	if (count == 0)
-		fprintf(stderr, "knobctl sweep: results database busy (another sweep is "
-		    "recording?); waiting up to %d s\n", SWEEP_DB_WAIT_MS / 1000);
+		fprintf(stderr, "knobctl sweep: results database busy (another knobctl is "
+		    "writing?); waiting up to %d s\n", SWEEP_DB_WAIT_MS / 1000);
 	if (count >= SWEEP_DB_WAIT_MS / SWEEP_DB_STEP_MS)
 		return 0;
 	usleep(SWEEP_DB_STEP_MS * 1000);
 	return 1;
+}
+
+/* Take the sweep lock (flock of SWEEP_LOCK_FILE beside the results
+ * database), waiting for another sweep's record SWEEP_DB_WAIT_MS at most
+ * (said once on stderr).  Its fd, or -1 (printed). */
+static int
+sweep_lock(struct ctl *ctl)
+{
+	uint64_t end = now_mono_ns() + SWEEP_DB_WAIT_MS * 1000000ull;
+	char path[PATH_MAX];
+	int fd, said = 0;
+
+	results_side_path(ctl, SWEEP_LOCK_FILE, path, sizeof(path));
+	results_mkparent(path);
+	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0)
+		goto fail;
+	while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			goto fail;
+		if (now_mono_ns() >= end) {
+			errno = ETIMEDOUT;
+			goto fail;
+		}
+		if (!said++)
+			fprintf(stderr, "knobctl sweep: another sweep is recording (%s); waiting up "
+			    "to %d s\n", path, SWEEP_DB_WAIT_MS / 1000);
+		usleep(SWEEP_DB_STEP_MS * 1000);
+	}
+	return fd;
+fail:
+	fprintf(stderr, "knobctl sweep: sweep lock %s: %s; nothing recorded, drained or "
+	    "resumed\n", path, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	return -1;
 }
 
 /* The results database with the sweep tables, waiting for another sweep's
@@ -119,8 +159,8 @@ struct rnode {
 /* ------------------------------------------------------------ scontrol */
 
 /* How long one scontrol call may take: 60 s, or KNOB_SCONTROL_TIMEOUT_MS.
- * A sweep holds the results database's write lock meanwhile, so a hung
- * scontrol must not hold it (nor the timer's next sweeps) for ever. */
+ * A sweep holds the sweep lock meanwhile, so a hung scontrol must not hold
+ * it (nor the timer's next sweeps) for ever. */
 static int
 scontrol_timeout_ms(void)
 {
@@ -290,8 +330,8 @@ db_abort(sqlite3 *db)
 	sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 }
 
-/* Write the run, the history rows and the new counters, and commit the
- * record's transaction (sweep_record; rolled back on an error).  0 or -1. */
+/* Write the run, the history rows and the new counters in one write
+ * transaction (rolled back on an error).  0 or -1. */
 static int
 store(sqlite3 *db, const struct sweep_run *run, struct rnode *rn, size_t n)
 {
@@ -300,10 +340,12 @@ store(sqlite3 *db, const struct sweep_run *run, struct rnode *rn, size_t n)
 	double t = (double)run->end_real_ns / 1e9;
 	size_t bad = 0;
 	int rc = -1;
-	char *sql;
+	char *sql = NULL;
 
 	for (size_t i = 0; i < n; i++)
 		bad += rn[i].failing;
+	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+		goto out;
 	sql = sqlite3_mprintf("INSERT INTO sweep_runs (t, duration_s, nodes, bad) VALUES "
 	    "(%.3f, %.3f, %lld, %lld)", t, run->duration_s, (long long)n, (long long)bad);
 	if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
@@ -609,17 +651,11 @@ sweep_record(struct ctl *ctl, const struct sweep_run *run, const struct sweep_po
     const struct sweep_drain_opts *opts, FILE *out)
 {
 	struct rnode *rn = xcalloc(run->n ? run->n : 1, sizeof(*rn));
-	sqlite3 *db = sweep_db(ctl);
-	int rc = -1;
+	int lock = sweep_lock(ctl), rc = -1;	/* from the read to the write */
+	sqlite3 *db = lock >= 0 ? sweep_db(ctl) : NULL;
 
 	if (db == NULL)
 		goto out;
-	/* one transaction from the read to the write: another sweep waits */
-	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
-		fprintf(stderr, "knobctl sweep: results database: %s; nothing drained or "
-		    "resumed\n", sqlite3_errmsg(db));
-		goto out;
-	}
 	for (size_t i = 0; i < run->n; i++)
 		rn[i].sn = &run->nodes[i];
 	load_nodes(db, rn, run->n);
@@ -636,6 +672,8 @@ sweep_record(struct ctl *ctl, const struct sweep_run *run, const struct sweep_po
 		rc = -1;
 out:
 	sqlite3_close(db);
+	if (lock >= 0)
+		close(lock);
 	free(rn);
 	return rc;
 }

@@ -779,6 +779,31 @@ turn_start(struct turn *t, const char *name, const char *watch, const char *want
 	return t->pid > 0 && cu_wait(turn_said, t, 30) >= 0 && !cu_pid_gone(t->pid);
 }
 
+/* A sweep file TOP/NAME.xml that fails node's mount (TOP is no mount
+ * point), drained after 1 sweep, and a stand-in scontrol TOP/NAME-scontrol
+ * (path into sc) that logs its calls into TOP/NAME-scontrol.log (log) and
+ * answers "-o show" with node IDLE once a line comes on the FIFO
+ * TOP/NAME.fifo (fifo).  Returns the sweep file's path. */
+static const char *
+held_scontrol(const char *name, const char *node, char *sc, char *fifo, char *log)
+{
+	char file[64], *text;
+	const char *sf;
+
+	snprintf(file, sizeof(file), "%s.xml", name);
+	sf = sweep_file(file, "  <group nodes=\"%s\">\n    <mount path=\"%s\"/>\n"
+	    "  </group>\n  <drain after=\"1\" resume=\"1\"/>\n", node, top);
+	snprintf(fifo, PATH_MAX, "%s/%s.fifo", top, name);
+	snprintf(sc, PATH_MAX, "%s/%s-scontrol", top, name);
+	snprintf(log, PATH_MAX, "%s/%s-scontrol.log", top, name);
+	text = xasprintf("#!/bin/sh\necho \"$*\" >> %s\n[ \"$1\" = -o ] || exit 0\n"
+	    "read go < %s\necho \"NodeName=%s Arch=x86_64 State=IDLE\"\n", log, fifo, node);
+	ck_assert_int_eq(write_file_atomic(sc, text, strlen(text), 0755), 0);
+	free(text);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	return sf;
+}
+
 /* Two sweeps at once take turns on the results database.  The first
  * (--drain; node02 fails a mount, <drain after="1">) holds its record while
  * its stand-in scontrol (a shell script that logs its calls) waits on a
@@ -788,28 +813,19 @@ turn_start(struct turn *t, const char *name, const char *watch, const char *want
  * ("would drain", failing 1) and the first then wrote its own over them. */
 START_TEST(test_concurrent_sweeps_take_turns)
 {
-	char sc[PATH_MAX], fifo[PATH_MAX], log[PATH_MAX], args[2 * PATH_MAX], *out = NULL, *text;
+	char sc[PATH_MAX], fifo[PATH_MAX], log[PATH_MAX], args[2 * PATH_MAX], *out = NULL;
 	struct turn t1, t2;
 	const char *sf;
 	int held, waited;
 
 	precheck();
-	sf = sweep_file("turns.xml", "  <group nodes=\"node02\">\n    <mount path=\"%s\"/>\n"
-	    "  </group>\n  <drain after=\"1\" resume=\"1\"/>\n", top);
-	snprintf(fifo, sizeof(fifo), "%s/turns.fifo", top);
-	snprintf(sc, sizeof(sc), "%s/turns-scontrol", top);
-	snprintf(log, sizeof(log), "%s/turns-scontrol.log", top);
-	text = xasprintf("#!/bin/sh\necho \"$*\" >> %s\n[ \"$1\" = -o ] || exit 0\n"
-	    "read go < %s\necho \"NodeName=node02 Arch=x86_64 State=IDLE\"\n", log, fifo);
-	ck_assert_int_eq(write_file_atomic(sc, text, strlen(text), 0755), 0);
-	free(text);
-	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	sf = held_scontrol("turns", "node02", sc, fifo, log);
 	out = sweep(0, "-w node02");	/* passing: failing 0, not drained */
 	free(out);
 	snprintf(args, sizeof(args), "-w node02 -f %s --drain --scontrol %s", sf, sc);
 	held = turn_start(&t1, "turns1", log, "-o show node node02", args);
 	snprintf(args, sizeof(args), "-w node02 -f %s", sf);
-	waited = held && turn_start(&t2, "turns2", NULL, "results database busy", args);
+	waited = held && turn_start(&t2, "turns2", NULL, "another sweep is recording", args);
 	/* the first goes on whatever happened: nothing is left behind (a
 	 * scontrol that never came is not waited for) */
 	harness_sh("timeout 5 sh -c 'echo go > %s'", fifo);
@@ -827,8 +843,8 @@ END_TEST
 /* A scontrol that never answers is killed after the sweep's timeout
  * (KNOB_SCONTROL_TIMEOUT_MS, here 0.5 s; 60 s by default), with its
  * process group: the sweep says so, drains nothing and exits 3, and the
- * results database is free again (a sweep holds its write lock through
- * the scontrol calls).  The stand-in blocks on a FIFO nobody writes.
+ * sweep lock is free again (a sweep holds it through the scontrol
+ * calls).  The stand-in blocks on a FIFO nobody writes.
  * Before, knobctl waited on it for ever, with the lock. */
 START_TEST(test_scontrol_hung_killed)
 {
@@ -863,6 +879,36 @@ START_TEST(test_scontrol_hung_killed)
 }
 END_TEST
 
+/* While a sweep's scontrol runs (node03 due for a drain; the stand-in
+ * waits on a FIFO), the results database is free: a write transaction on
+ * another connection, as a bench storing its results makes, gets its lock
+ * with a 1 s busy timeout.  Then the sweep records node03's drain.  Before,
+ * the sweep held the database's write lock through its scontrol calls (up
+ * to 60 s each) and that write failed: "database is locked". */
+START_TEST(test_db_free_during_scontrol)
+{
+	char sc[PATH_MAX], fifo[PATH_MAX], log[PATH_MAX], args[2 * PATH_MAX], *out = NULL;
+	struct turn t;
+	const char *sf;
+	int held, wrote = -1;
+
+	precheck();
+	sf = held_scontrol("dbfree", "node03", sc, fifo, log);
+	snprintf(args, sizeof(args), "-w node03 -f %s --drain --scontrol %s", sf, sc);
+	held = turn_start(&t, "dbfree", log, "-o show node node03", args);
+	if (held)
+		wrote = harness_sh("sqlite3 -cmd '.timeout 1000' %s/results.db "
+		    "'BEGIN IMMEDIATE; COMMIT;'", h.tmp);
+	harness_sh("timeout 5 sh -c 'echo go > %s'", fifo);
+	ck_assert_int_eq(cu_reap(t.pid), 1);
+	ck_assert_msg(held, "the sweep's scontrol show was not called");
+	ck_assert_msg(wrote == 0, "the results database was locked while scontrol ran");
+	ck_assert_int_eq(harness_knobctl(&h, &out, NULL, "sweep history node03"), 0);
+	ck_assert_msg(strstr(out, "=> drained: knob: mount fail"), "%s", out);
+	free(out);
+}
+END_TEST
+
 static Suite *
 sweep_checks_suite(void)
 {
@@ -887,6 +933,7 @@ sweep_checks_suite(void)
 	tcase_add_test(tc, test_concurrent_sweeps_take_turns);
 	tcase_add_test(tc, test_scontrol_hung_killed);
 	tcase_add_test(tc, test_counters_corrupt);
+	tcase_add_test(tc, test_db_free_during_scontrol);
 	suite_add_tcase(s, tc);
 	return s;
 }
