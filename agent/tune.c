@@ -1130,6 +1130,17 @@ txn_clear(struct journal *j)
 }
 
 /* ------------------------------------------------------------ apply */
+/* The plan plan_check asks the drivers about, on its thread (tune_planned). */
+static __thread const struct plan *checking;
+
+const char *
+tune_planned(const char *driver, const char *target, const char *attr)
+{
+	long k = checking ? plan_find(checking, driver, target, attr) : -1;
+
+	return k >= 0 && item_pending(&checking->v[k]) ? checking->v[k].wanted : NULL;
+}
+
 /* --check and the pre-write refusal: every key that would be written is
  * asked whether the write is known to fail.  Returns the number refused. */
 static size_t
@@ -1138,6 +1149,7 @@ plan_check(struct agent *a, struct plan *p, int check)
 	char msg[TUNE_MSG_MAX];
 	size_t n = 0;
 
+	checking = p;
 	for (size_t i = 0; i < p->n; i++) {
 		struct item *it = &p->v[i];
 
@@ -1158,6 +1170,7 @@ plan_check(struct agent *a, struct plan *p, int check)
 		}
 		n++;
 	}
+	checking = NULL;
 	return n;
 }
 
