@@ -324,6 +324,13 @@ bd_coupled(const Knob__Setting *s)
 	return r && r->coupled[0] ? r->coupled : NULL;
 }
 
+/* The file of dev's attr (none for the journal-only iosched). */
+static int
+bd_file(const Knob__Setting *s, const char *target, char *buf, size_t len)
+{
+	return bd_path(s, target, buf, len) < 0 ? -1 : 0;
+}
+
 /* queue/ATTR of dev as an unsigned number; -1 when unreadable. */
 static long
 bd_number(struct agent *a, const char *dev, const char *attr)
@@ -813,4 +820,5 @@ const struct tune_driver drv_blockdev = {
 	.check = bd_check,
 	.protect = bd_protect,
 	.identity = bd_identity,
+	.file = bd_file,
 };

@@ -156,6 +156,12 @@ struct tune_driver {
 	 * now.  0, or -errno (not known: no
 	 * identity journaled).  NULL: names are stable. */
 	int (*identity)(struct agent *a, const char *target, char *buf, size_t len);
+	/* The file target's setting s reads and writes (sysroot-relative),
+	 * into buf: 0, or -1 when it is not one file (a journal-only
+	 * attribute).  An apply refuses a key whose file knob journaled
+	 * through another key (tune.c plan_refuse_shared_file).  NULL: not
+	 * a file (net, gpfs), or not told (lustre, nfsd). */
+	int (*file)(const Knob__Setting *s, const char *target, char *buf, size_t len);
 	int costly_read;	/* read() runs a command: no re-read after every write */
 	/* write() may accept a value that takes effect only after a restart
 	 * (TUNE_PENDING_RESTART): the configured value can differ from the
@@ -250,6 +256,8 @@ int tune_write_default(struct agent *a, const Knob__Setting *s, const char *targ
 int tune_check_path(struct agent *a, const char *path, char *msg, size_t msglen);
 int tune_check_default(struct agent *a, const Knob__Setting *s, const char *target,
     const char *value, char *msg, size_t msglen);
+/* file() of drivers whose targets are the files themselves. */
+int tune_file_default(const Knob__Setting *s, const char *target, char *buf, size_t len);
 /* Sort v's strings (strcmp order), in place. */
 void tune_strvec_sort(struct strvec *v);
 /* Whether a key is a glob pattern (names no single thing). */

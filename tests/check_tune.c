@@ -4824,6 +4824,48 @@ START_TEST(test_check_nr_requests_depth)
 }
 END_TEST
 
+/* ------------------------------------------------------------ one file, one key */
+/* A profile that tunes loop device 0's nr_requests through blockdev (from
+ * 100 to 64), then one stacked on it, or switched to, that sets the same
+ * file through a sysfs path: the second key is refused before any write,
+ * naming the journaled key, and the rollback brings 100 back.  Before, the
+ * stacked apply journaled 64 as the sysfs key's original, and the
+ * rollback left nr_requests at 64 (the blockdev key changed-since). */
+START_TEST(test_shared_file_refused)
+{
+	struct s a[] = { { "blockdev", NULL, "nr_requests", "64", 0, NULL } };
+	struct s b[] = { { "sysfs", NULL, NULL, "32", 0, NULL } };
+	char path[96], want[128];
+	Knob__ApplyResult r;
+	Knob__RollbackResult rb;
+
+	ck_assert_msg(loopdev[0] != '\0', "no loop device");
+	set_sysfs("scheduler", "none");
+	set_sysfs("nr_requests", "100");
+	snprintf(path, sizeof(path), "/sys/block/%s/queue/nr_requests", loopdev);
+	snprintf(want, sizeof(want), "its file is also blockdev %s nr_requests, which knob "
+	    "journaled (original 100)", loopdev);
+	a[0].key = loopdev;
+	b[0].key = path;
+	apply_all_changed(a, 1, &r);
+	tune_apply_result_free(&r);
+	for (int stack = 1; stack >= 0; stack--) {
+		apply_stack = stack;
+		do_apply(ag, "b", b, 1, 0, 0, &r);
+		dump(r.keys, r.n_keys);
+		ck_assert_int_eq(r.keys[0]->state, KNOB__KEY_STATE__KEY_FAILED);
+		ck_assert_msg(strstr(r.keys[0]->message, want) != NULL, "%s", r.keys[0]->message);
+		tune_apply_result_free(&r);
+		ck_assert_str_eq(sys("nr_requests", loopdev), "64");
+	}
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	dump(rb.keys, rb.n_keys);
+	ck_assert_msg(rb.complete, "%s", rb.message);
+	tune_rollback_result_free(&rb);
+	ck_assert_str_eq(sys("nr_requests", loopdev), "100");
+}
+END_TEST
+
 /* ------------------------------------------------------------ net protected */
 /* key's result for target (e.g. "np7a mtu") is in want_state, and its
  * message contains want when want is not NULL. */
@@ -5164,6 +5206,7 @@ tune_suite(void)
 	tcase_add_test(tc, test_nfsd_stopped);
 	tcase_add_test(tc, test_net_ipv6_mtu);
 	tcase_add_test(tc, test_check_nr_requests_depth);
+	tcase_add_test(tc, test_shared_file_refused);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("lbs4k");
 	tcase_set_timeout(tc, 30);
