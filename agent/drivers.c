@@ -192,3 +192,10 @@ tune_check_default(struct agent *a, const Knob__Setting *s, const char *target,
 	return tune_check_path(a, target, msg, msglen);
 }
 
+
+int
+tune_file_default(const Knob__Setting *s, const char *target, char *buf, size_t len)
+{
+	(void)s;
+	return snprintf(buf, len, "%s", target) < (int)len ? 0 : -1;
+}

@@ -324,6 +324,13 @@ bd_coupled(const Knob__Setting *s)
 	return r && r->coupled[0] ? r->coupled : NULL;
 }
 
+/* The file of dev's attr (none for the journal-only iosched). */
+static int
+bd_file(const Knob__Setting *s, const char *target, char *buf, size_t len)
+{
+	return bd_path(s, target, buf, len) < 0 ? -1 : 0;
+}
+
 /* queue/ATTR of dev as an unsigned number; -1 when unreadable. */
 static long
 bd_number(struct agent *a, const char *dev, const char *attr)
@@ -430,6 +437,69 @@ bd_check_lbs(struct agent *a, const char *dev, long v, char *msg, size_t msglen)
 	return -EINVAL;
 }
 
+/* The deepest nr_requests blk-mq takes with an elevator (MAX_SCHED_RQ,
+ * 16 * BLKDEV_DEFAULT_RQ). */
+#define BD_MAX_SCHED_RQ 2048
+
+/* dev's hardware queue depth: the fewest tags of its hardware queues
+ * (SYSROOT/sys/block/DEV/mq/N/nr_tags, the tag set's depth), or -1 when
+ * none can be read. */
+static long
+bd_hw_depth(struct agent *a, const char *dev)
+{
+	char rel[PATH_MAX], full[PATH_MAX], v[32], m[TUNE_MSG_MAX], *end;
+	struct dirent *de;
+	long depth = -1, n;
+	DIR *d;
+
+	snprintf(rel, sizeof(rel), "/sys/block/%s/mq", dev);
+	if (agent_path(a, full, sizeof(full), rel) < 0 || (d = opendir(full)) == NULL)
+		return -1;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(full, sizeof(full), "%s/%s/nr_tags", rel, de->d_name);
+		if (tune_read_path(a, full, v, sizeof(v), m, sizeof(m)) < 0 ||
+		    (n = strtol(v, &end, 10)) <= 0 || end == v)
+			continue;
+		depth = depth < 0 || n < depth ? n : depth;
+	}
+	closedir(d);
+	return depth;
+}
+
+/* Would-fail: an nr_requests of v above what the kernel takes under the
+ * elevator dev has when it is written: the one this transaction writes
+ * first (tune_planned), else the one it has now.  Without an elevator
+ * (none) nr_requests is the tag set's depth and cannot exceed it
+ * (bd_hw_depth); with one it sizes the scheduler's own tags, up to
+ * BD_MAX_SCHED_RQ.  Above: EINVAL (6.18, blk-sysfs.c; earlier kernels
+ * the same through blk_mq_tag_update_depth). */
+static int
+bd_check_depth(struct agent *a, const char *dev, long v, char *msg, size_t msglen)
+{
+	const char *next = tune_planned("blockdev", dev, "scheduler");
+	char elev[64], m[TUNE_MSG_MAX];
+	long limit;
+
+	if (next != NULL)
+		snprintf(elev, sizeof(elev), "%s", next);
+	else if (bd_elevator(a, dev, elev, sizeof(elev), m, sizeof(m)) < 0)
+		return 0;
+	limit = strcmp(elev, "none") == 0 ? bd_hw_depth(a, dev) : BD_MAX_SCHED_RQ;
+	if (limit < 0 || v <= limit)
+		return 0;
+	if (strcmp(elev, "none") == 0)
+		snprintf(msg, msglen, "%s nr_requests %ld is above its hardware queue depth %ld "
+		    "(mq/*/nr_tags), the limit with scheduler none%s: the kernel refuses it",
+		    dev, v, limit, next ? " (which this apply sets)" : "");
+	else
+		snprintf(msg, msglen, "%s nr_requests %ld is above %d, the limit with scheduler "
+		    "%s%s: the kernel refuses it", dev, v, BD_MAX_SCHED_RQ, elev,
+		    next ? " (which this apply sets)" : "");
+	return -EINVAL;
+}
+
 /* Would-fail: values outside what the kernel documents for the attribute
  * (they are refused, or read back as something else). */
 static int
@@ -450,6 +520,8 @@ bd_check_range(struct agent *a, const char *dev, const char *attr, const char *v
 		    "(BLKDEV_MIN_RQ)", dev, v);
 		return -EINVAL;
 	}
+	if (strcmp(attr, "nr_requests") == 0)
+		return bd_check_depth(a, dev, v, msg, msglen);
 	if (strcmp(attr, "read_ahead_kb") == 0 && page_kb > 0 && v % page_kb != 0) {
 		snprintf(msg, msglen, "%s read_ahead_kb is kept in %ld KiB pages: %ld would read "
 		    "back as %ld", dev, page_kb, v, v - v % page_kb);
@@ -748,4 +820,5 @@ const struct tune_driver drv_blockdev = {
 	.check = bd_check,
 	.protect = bd_protect,
 	.identity = bd_identity,
+	.file = bd_file,
 };

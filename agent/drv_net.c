@@ -163,8 +163,7 @@ net_set(struct nl_sock *sk, const char *name, const char *attr, unsigned int v, 
  * attribute of the interface, "upper_mtu": "NAME=MTU ..." (by name; the
  * devices of this namespace only), restored after the interface's own.
  * An interface with none has none (TUNE_NOT_SETTABLE: nothing
- * journaled).  Not covered: net.ipv6.conf.IF.mtu, which every MTU change
- * of IF resets to the new MTU (README). */
+ * journaled). */
 static const char *const net_stacked_kinds[] = {
 	"vlan", "macvlan", "macvtap", "ipvlan", "ipvtap", NULL,
 };
@@ -291,6 +290,57 @@ net_uppers_write(struct nl_sock *sk, const char *target, const char *value, char
 	return rc;
 }
 
+/* ------------------------------------------------------------ ipv6_mtu */
+/* Every MTU change of an interface sets its IPv6 MTU
+ * (net.ipv6.conf.IF.mtu) to the new MTU, up or down (addrconf's
+ * NETDEV_CHANGEMTU; below 1280 IPv6 leaves the interface and its conf
+ * directory goes, to come back at the MTU once it is 1280 again), and the
+ * sysctl refuses a value above the MTU.  The driver journals it beside
+ * mtu as the journal-only attribute "ipv6_mtu", restored after the
+ * interface's own.  An interface without IPv6 has none
+ * (TUNE_NOT_SETTABLE: nothing journaled).  The file is the agent's
+ * namespace's /proc/sys/net: the sysroot does not apply to it. */
+
+/* /proc/sys/net/ipv6/conf/TARGET/mtu into buf. */
+static void
+net_ipv6_path(const char *target, char *buf, size_t len)
+{
+	snprintf(buf, len, "/proc/sys/net/ipv6/conf/%s/mtu", target);
+}
+
+/* target's IPv6 MTU into buf: 0, TUNE_NOT_SETTABLE when it has no IPv6,
+ * or -errno with msg. */
+static int
+net_ipv6_read(const char *target, char *buf, size_t len, char *msg, size_t msglen)
+{
+	char path[PATH_MAX];
+	ssize_t n;
+
+	net_ipv6_path(target, path, sizeof(path));
+	if ((n = read_small_file(path, buf, len)) == -ENOENT) {
+		snprintf(msg, msglen, "%s has no IPv6 (no %s)", target, path);
+		return TUNE_NOT_SETTABLE;
+	}
+	if (n < 0) {
+		snprintf(msg, msglen, "read %s: %s", path, strerror((int)-n));
+		return (int)n;
+	}
+	return 0;
+}
+
+/* Write target's IPv6 MTU.  0 or -errno with msg. */
+static int
+net_ipv6_write(const char *target, const char *value, char *msg, size_t msglen)
+{
+	char path[PATH_MAX];
+	int rc;
+
+	net_ipv6_path(target, path, sizeof(path));
+	if ((rc = write_small_file(path, value)) < 0)
+		snprintf(msg, msglen, "write %s: %s", path, strerror(-rc));
+	return rc;
+}
+
 static int
 net_read(struct agent *a, const Knob__Setting *s, const char *target, char *buf, size_t len,
     char *msg, size_t msglen)
@@ -300,6 +350,8 @@ net_read(struct agent *a, const Knob__Setting *s, const char *target, char *buf,
 	int r;
 
 	(void)a;
+	if (strcmp(s->attr, "ipv6_mtu") == 0)
+		return net_ipv6_read(target, buf, len, msg, msglen);
 	if ((sk = net_sock(msg, msglen)) == NULL)
 		return -EIO;
 	if (strcmp(s->attr, "upper_mtu") == 0) {
@@ -339,6 +391,8 @@ net_write(struct agent *a, const Knob__Setting *s, const char *target, const cha
 			return -EINVAL;
 		}
 	}
+	if (strcmp(s->attr, "ipv6_mtu") == 0)
+		return net_ipv6_write(target, value, msg, msglen);
 	if ((sk = net_sock(msg, msglen)) == NULL)
 		return -EIO;
 	if (strcmp(s->attr, "upper_mtu") == 0)
@@ -367,19 +421,23 @@ net_normalise(const Knob__Setting *s, const char *raw, char *out, size_t outlen,
 	return 0;
 }
 
-/* mtu, then the MTUs of the devices stacked on it (which cannot exceed
- * it), then txqueuelen (an MTU change can reset queue settings). */
+/* mtu, then the MTUs of the devices stacked on it and its IPv6 MTU
+ * (which cannot exceed it), then txqueuelen (an MTU change can reset
+ * queue settings). */
 static int
 net_rank(const Knob__Setting *s)
 {
-	return strcmp(s->attr, "mtu") == 0 ? 0 : strcmp(s->attr, "upper_mtu") == 0 ? 1 : 2;
+	if (strcmp(s->attr, "mtu") == 0)
+		return 0;
+	return strcmp(s->attr, "upper_mtu") == 0 || strcmp(s->attr, "ipv6_mtu") == 0 ? 1 : 2;
 }
 
-/* What an mtu write moves: the MTUs of the devices stacked on it. */
+/* What an mtu write moves: the MTUs of the devices stacked on it and its
+ * IPv6 MTU. */
 static const char *const *
 net_coupled(const Knob__Setting *s)
 {
-	static const char *const upper[] = { "upper_mtu", NULL };
+	static const char *const upper[] = { "upper_mtu", "ipv6_mtu", NULL };
 
 	return strcmp(s->attr, "mtu") == 0 ? upper : NULL;
 }

@@ -95,5 +95,6 @@ const struct tune_driver drv_sysctl = {
 	.describe = sysctl_describe,
 	.coupled_target = sysctl_partner,
 	.check = tune_check_default,
+	.file = tune_file_default,
 	.path_keys = 1,
 };

@@ -142,6 +142,7 @@ const struct tune_driver drv_sysfs = {
 	.resolve = sysfs_resolve,
 	.read = sysfs_read,
 	.check = tune_check_default,
+	.file = tune_file_default,
 	.path_keys = 1,
 	.normalise = tune_norm_default,
 	.write = sysfs_write,

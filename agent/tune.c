@@ -1130,6 +1130,17 @@ txn_clear(struct journal *j)
 }
 
 /* ------------------------------------------------------------ apply */
+/* The plan plan_check asks the drivers about, on its thread (tune_planned). */
+static __thread const struct plan *checking;
+
+const char *
+tune_planned(const char *driver, const char *target, const char *attr)
+{
+	long k = checking ? plan_find(checking, driver, target, attr) : -1;
+
+	return k >= 0 && item_pending(&checking->v[k]) ? checking->v[k].wanted : NULL;
+}
+
 /* --check and the pre-write refusal: every key that would be written is
  * asked whether the write is known to fail.  Returns the number refused. */
 static size_t
@@ -1138,6 +1149,7 @@ plan_check(struct agent *a, struct plan *p, int check)
 	char msg[TUNE_MSG_MAX];
 	size_t n = 0;
 
+	checking = p;
 	for (size_t i = 0; i < p->n; i++) {
 		struct item *it = &p->v[i];
 
@@ -1158,7 +1170,71 @@ plan_check(struct agent *a, struct plan *p, int check)
 		}
 		n++;
 	}
+	checking = NULL;
 	return n;
+}
+
+/* The file of key (d, s, target) below the sysroot, stat'ed into st
+ * (through the transaction's read fd when it has one): 0, or -1 (not one
+ * file, or not there). */
+static int
+key_file(struct agent *a, const struct tune_driver *d, const Knob__Setting *s,
+    const char *target, struct stat *st)
+{
+	char rel[PATH_MAX], full[PATH_MAX];
+	int fd;
+
+	if (d == NULL || d->file == NULL || target == NULL ||
+	    d->file(s, target, rel, sizeof(rel)) < 0 || agent_path(a, full, sizeof(full), rel) < 0)
+		return -1;
+	return (fd = tune_fd_read(full)) >= 0 ? fstat(fd, st) : stat(full, st);
+}
+
+/* One file, one key: a key of the request whose file knob journaled
+ * through another key that this apply does not set (an earlier
+ * profile's, kept by --stack or going back in a switch: sysfs
+ * /sys/block/sda/queue/nr_requests after blockdev sda nr_requests) fails
+ * before any write.  Its original would be the other key's tuned value,
+ * and a rollback would write both, in either order. */
+static void
+plan_refuse_shared_file(struct agent *a, const struct journal *j, struct plan *p)
+{
+	struct stat *fs = xcalloc(j->norig ? j->norig : 1, sizeof(*fs)), st;
+	char *has = xcalloc(j->norig ? j->norig : 1, 1), m[TUNE_MSG_MAX];
+	size_t nhas = 0;
+
+	for (size_t k = 0; k < j->norig; k++) {
+		const struct jentry *e = &j->orig[k];
+		long w = plan_find(p, e->driver, e->target, e->attr);
+		Knob__Setting tmp;
+
+		jentry_setting(e, &tmp);
+		has[k] = (w < 0 || p->v[w].kind != IK_SET) &&
+		    key_file(a, tune_driver_find(e->driver), &tmp, e->target, &fs[k]) == 0;
+		nhas += has[k];
+	}
+	for (size_t i = 0; nhas > 0 && i < p->n; i++) {
+		struct item *it = &p->v[i];
+
+		if (it->kind != IK_SET || !item_pending(it) ||
+		    key_file(a, it->d, it->s, it->target, &st) < 0)
+			continue;
+		for (size_t k = 0; k < j->norig; k++) {
+			const struct jentry *e = &j->orig[k];
+
+			if (!has[k] || fs[k].st_dev != st.st_dev || fs[k].st_ino != st.st_ino ||
+			    same_key(it, e->driver, e->target, e->attr))
+				continue;
+			snprintf(m, sizeof(m), "its file is also %s %s%s%s, which knob journaled "
+			    "(original %s): one file is tuned through one key; set it through that "
+			    "key, or roll back first", e->driver, e->target,
+			    e->attr && *e->attr ? " " : "", e->attr ? e->attr : "", e->value);
+			set_state(it, KNOB__KEY_STATE__KEY_FAILED, EEXIST, m);
+			break;
+		}
+	}
+	free(fs);
+	free(has);
 }
 
 /* --check, step 5: classify only.  What the write would refuse, a value
@@ -1502,6 +1578,7 @@ apply_plan(struct agent *a, const Knob__ApplyRequest *req, struct plan *p, char 
 	plan_mark_pending(j, p);
 	if (!req->stack)
 		plan_add_switch(a, j, p);
+	plan_refuse_shared_file(a, j, p);
 	plan_check(a, p, req->check);
 	if (req->check) {
 		check_classify(p, rmsg, rlen);

@@ -11,10 +11,11 @@
  *     the transaction wrote a key that moves it (nr_requests and the
  *     elevator's tunables, "iosched", when the scheduler was written,
  *     read_ahead_kb when a queue limit was, the MTUs of the devices
- *     stacked on an interface, "upper_mtu", when its mtu was, one half of
- *     a sysctl pair when the other was): writing that key back moves it
- *     again.  "iosched" and "upper_mtu" are journal-only attributes, one
- *     value each that the driver reads and puts back as a whole;
+ *     stacked on an interface, "upper_mtu", and its IPv6 MTU, "ipv6_mtu",
+ *     when its mtu was, one half of a sysctl pair when the other was):
+ *     writing that key back moves it again.  "iosched", "upper_mtu" and
+ *     "ipv6_mtu" are journal-only attributes, one value each that the
+ *     driver reads and puts back as a whole;
  *   - "pending": targets an apply set but that only take effect after a
  *     restart (gpfs: mmchconfig accepted the value, mmdiag --config still
  *     shows the old one until mmfsd restarts).  Each entry has "value", the
@@ -141,6 +142,8 @@ struct tune_driver {
 	 * prediction. */
 	int (*check)(struct agent *a, const Knob__Setting *s, const char *target,
 	    const char *value, char *msg, size_t msglen);
+	/* (check() may ask tune_planned what the same transaction writes
+	 * to another key first.) */
 	/* A target a glob must never reach (the device behind /, /boot or
 	 * swap; the loopback, an interface that carries a default route): 1
 	 * with msg, else 0.  NULL: none. */
@@ -153,6 +156,12 @@ struct tune_driver {
 	 * now.  0, or -errno (not known: no
 	 * identity journaled).  NULL: names are stable. */
 	int (*identity)(struct agent *a, const char *target, char *buf, size_t len);
+	/* The file target's setting s reads and writes (sysroot-relative),
+	 * into buf: 0, or -1 when it is not one file (a journal-only
+	 * attribute).  An apply refuses a key whose file knob journaled
+	 * through another key (tune.c plan_refuse_shared_file).  NULL: not
+	 * a file (net, gpfs), or not told (lustre, nfsd). */
+	int (*file)(const Knob__Setting *s, const char *target, char *buf, size_t len);
 	int costly_read;	/* read() runs a command: no re-read after every write */
 	/* write() may accept a value that takes effect only after a restart
 	 * (TUNE_PENDING_RESTART): the configured value can differ from the
@@ -222,6 +231,12 @@ int tune_fd_glob(const char *pattern, glob_t *g);
  * write_small_file, or 1 when not cached (write the old way). */
 int tune_fd_write(const char *full, const char *s);
 
+/* Within a driver's check() (on the checking thread): the canonical value
+ * the transaction writes to key (driver, target, attr) (a key of the
+ * request, or a previous profile's key going back), NULL when it writes
+ * none there (tune.c). */
+const char *tune_planned(const char *driver, const char *target, const char *attr);
+
 /* Helpers shared by the file-based drivers (drivers.c). */
 /* Glob pattern (absolute, not under the sysroot) below the sysroot; pushes
  * matches as sysroot-relative absolute paths.  0 or -errno. */
@@ -241,6 +256,8 @@ int tune_write_default(struct agent *a, const Knob__Setting *s, const char *targ
 int tune_check_path(struct agent *a, const char *path, char *msg, size_t msglen);
 int tune_check_default(struct agent *a, const Knob__Setting *s, const char *target,
     const char *value, char *msg, size_t msglen);
+/* file() of drivers whose targets are the files themselves. */
+int tune_file_default(const Knob__Setting *s, const char *target, char *buf, size_t len);
 /* Sort v's strings (strcmp order), in place. */
 void tune_strvec_sort(struct strvec *v);
 /* Whether a key is a glob pattern (names no single thing). */

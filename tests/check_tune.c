@@ -1680,7 +1680,7 @@ START_TEST(test_net_namespace)
 	ag = mk_agent("");
 	do_apply(ag, "net", set, nitems(set), 0, 0, &r);
 	dump(r.keys, r.n_keys);
-	ck_assert_int_eq(r.n_keys, 5);
+	ck_assert_int_eq(r.n_keys, 7);	/* and kt0's and kt1's ipv6_mtu */
 	all_changed(&r);
 	tune_apply_result_free(&r);
 	ck_assert_int_eq(system("ip link show kt1 | grep -q 'mtu 1400'"), 0);
@@ -1690,25 +1690,28 @@ START_TEST(test_net_namespace)
 	ck_assert_int_eq(find_key(v.keys, v.n_keys, "kt*", "kt1 mtu")->state, KNOB__KEY_STATE__KEY_DRIFT);
 	ck_assert_int_eq(find_key(v.keys, v.n_keys, "kt*", "kt0 mtu")->state, KNOB__KEY_STATE__KEY_OK);
 	tune_verify_result_free(&v);
-	/* kt1's mtu was changed after knob set it: changed-since, left alone
-	 * and kept in the journal; the rest comes back */
+	/* kt1's mtu (and with it its ipv6_mtu) was changed after knob set
+	 * it: changed-since, left alone and kept in the journal; the rest
+	 * comes back */
 	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
 	dump(rb.keys, rb.n_keys);
 	for (size_t i = 0; i < rb.n_keys; i++)
-		ck_assert_int_eq(rb.keys[i]->state, strcmp(rb.keys[i]->target, "kt1 mtu") == 0 ?
+		ck_assert_int_eq(rb.keys[i]->state, strcmp(rb.keys[i]->target, "kt1 mtu") == 0 ||
+		    strcmp(rb.keys[i]->target, "kt1 ipv6_mtu") == 0 ?
 		    KNOB__KEY_STATE__KEY_CHANGED_SINCE : KNOB__KEY_STATE__KEY_RESTORED);
 	ck_assert_int_eq(rb.complete, 0);
 	tune_rollback_result_free(&rb);
 	ck_assert_int_eq(system("ip link show kt1 | grep -q 'mtu 1300'"), 0);
-	ck_assert_int_eq(ag->tune->j.norig, 1);
+	ck_assert_int_eq(ag->tune->j.norig, 2);
 	{
 		Knob__RollbackRequest req = KNOB__ROLLBACK_REQUEST__INIT;
 
 		req.force = 1;
 		ck_assert_int_eq(tune_rollback(ag, &req, &rb), 0);
 	}
-	ck_assert_int_eq(rb.n_keys, 1);
+	ck_assert_int_eq(rb.n_keys, 2);
 	ck_assert_int_eq(rb.keys[0]->state, KNOB__KEY_STATE__KEY_RESTORED);
+	ck_assert_int_eq(rb.keys[1]->state, KNOB__KEY_STATE__KEY_RESTORED);
 	ck_assert_int_eq(rb.complete, 1);
 	tune_rollback_result_free(&rb);
 	ck_assert_int_eq(system("ip link show kt1 | grep -q 'mtu 1500'"), 0);
@@ -2185,8 +2188,10 @@ START_TEST(test_sysctl_pairs)
 }
 END_TEST
 
-/* A write the kernel refuses (nr_requests above what mq-deadline takes)
- * after the scheduler was written: the transaction reverts in order, so
+/* A write the kernel refuses (nomerges -5: not an unsigned number; the
+ * check predicts no such value for nomerges, while nr_requests above
+ * what mq-deadline takes is refused before any write now) after the
+ * scheduler was written: the transaction reverts in order, so
  * nr_requests comes back to 100 after the scheduler write reset it. */
 START_TEST(test_coupled_revert)
 {
@@ -2194,7 +2199,7 @@ START_TEST(test_coupled_revert)
 	struct orig o;
 	struct s set[] = {
 		{ "blockdev", NULL, "scheduler", "mq-deadline", 0, NULL },
-		{ "blockdev", NULL, "nr_requests", "100000", 0, NULL },
+		{ "blockdev", NULL, "nomerges", "-5", 0, NULL },
 		{ "blockdev", NULL, "read_ahead_kb", "1M", 0, NULL },
 	};
 
@@ -2207,9 +2212,9 @@ START_TEST(test_coupled_revert)
 	ck_assert_int_eq(r.reverted, 1);
 	ck_assert_int_eq(find_key(r.keys, r.n_keys, loopdev, "scheduler")->state,
 	    KNOB__KEY_STATE__KEY_REVERTED);
-	ck_assert_int_eq(find_key(r.keys, r.n_keys, loopdev, "nr_requests")->state,
+	ck_assert_int_eq(find_key(r.keys, r.n_keys, loopdev, "nomerges")->state,
 	    KNOB__KEY_STATE__KEY_FAILED);
-	ck_assert_int_eq(find_key(r.keys, r.n_keys, loopdev, "nr_requests")->err, EINVAL);
+	ck_assert_int_eq(find_key(r.keys, r.n_keys, loopdev, "nomerges")->err, EINVAL);
 	ck_assert_int_eq(find_key(r.keys, r.n_keys, loopdev, "read_ahead_kb")->state,
 	    KNOB__KEY_STATE__KEY_SKIPPED);
 	tune_apply_result_free(&r);
@@ -4382,7 +4387,8 @@ END_TEST
  * loop device 0 goes from mq-deadline (nr_requests 100, tuned iosched/)
  * to none, which resets its nr_requests and drops its tunables (keys the
  * transaction journals but does not write), then loop device 1's
- * nr_requests 100000 is refused (EINVAL).  The revert must see what the
+ * nomerges -5 is refused (EINVAL; its nr_requests 100000 was, before
+ * the check predicted it).  The revert must see what the
  * scheduler write moved on device 0 and put it all back.  Before, the
  * write pass stopped without reading those keys again, the revert took
  * them for unchanged, and nr_requests stayed at the kernel's reset
@@ -4393,7 +4399,7 @@ START_TEST(test_refused_write_reverts_coupled)
 	char nr2[32];
 	struct s set[] = {
 		{ "blockdev", NULL, "scheduler", "none", 0, NULL },
-		{ "blockdev", NULL, "nr_requests", "100000", 0, NULL },
+		{ "blockdev", NULL, "nomerges", "-5", 0, NULL },
 	};
 
 	ck_assert_msg(loopdev2[0] != '\0', "no second loop device");
@@ -4402,7 +4408,7 @@ START_TEST(test_refused_write_reverts_coupled)
 	set[0].key = loopdev;
 	set[1].key = loopdev2;
 	apply_new(set, nitems(set), &r);
-	ck_assert_int_eq(find_key(r.keys, r.n_keys, loopdev2, "nr_requests")->err, EINVAL);
+	ck_assert_int_eq(find_key(r.keys, r.n_keys, loopdev2, "nomerges")->err, EINVAL);
 	ios_reverted(&r);
 	tune_apply_result_free(&r);
 	ck_assert_str_eq(sys("nr_requests", loopdev2), nr2);
@@ -4661,7 +4667,7 @@ START_TEST(test_net_altname)
 	ip("ip link property add dev kt0 altname ktalt0");
 	ip("ip link set kt0 mtu 1450 txqueuelen 500");
 	apply_all_changed(set, nitems(set), &r);
-	ck_assert_int_eq(r.n_keys, 2);
+	ck_assert_int_eq(r.n_keys, 3);	/* and kt0's ipv6_mtu */
 	ck_assert_str_eq(find_key(r.keys, r.n_keys, "ktalt0", NULL)->target, "kt0 mtu");
 	ck_assert_str_eq(find_key(r.keys, r.n_keys, "ktal*", NULL)->target, "kt0 txqueuelen");
 	tune_apply_result_free(&r);
@@ -4708,6 +4714,155 @@ START_TEST(test_net_upper_mtu)
 	    "ktm0=9000 ktm1=4000 ktm2=1400");
 	tune_rollback_result_free(&rb);
 	ck_assert_int_ne(access(ag->tune->journal_path, F_OK), 0);
+}
+END_TEST
+
+/* Every MTU change of an interface sets its IPv6 MTU to the new MTU: a
+ * veth at 9000 with net.ipv6.conf.kt0.mtu 4000 goes to 1500 and 1500.
+ * The IPv6 MTU is journaled beside the MTU (ipv6_mtu) and the rollback,
+ * after a restart, puts it back after the MTU (which set it to 9000).
+ * Before: the rollback said complete with the IPv6 MTU at 9000. */
+START_TEST(test_net_ipv6_mtu)
+{
+	static const char v6[] = "/proc/sys/net/ipv6/conf/kt0/mtu";
+	static const struct s set[] = { { "net", "kt0", "mtu", "1500", 0, NULL } };
+	Knob__ApplyResult r;
+	Knob__RollbackResult rb;
+
+	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
+	ip("ip link add kt0 type veth peer name kt1");
+	ip("ip link set kt0 mtu 9000");
+	ck_assert_int_eq(write_small_file(v6, "4000"), 0);
+	apply_all_changed(set, 1, &r);
+	tune_apply_result_free(&r);
+	ck_assert_str_eq(link_attr("kt0", "mtu"), "1500");
+	ck_assert_str_eq(cu_readf("%s", v6), "1500");
+	restart_rollback(&rb);
+	ck_assert_str_eq(link_attr("kt0", "mtu"), "9000");
+	ck_assert_str_eq(cu_readf("%s", v6), "4000");
+	ck_assert_str_eq(find_key(rb.keys, rb.n_keys, "kt0", "ipv6_mtu")->wanted, "4000");
+	tune_rollback_result_free(&rb);
+	ck_assert_int_ne(access(ag->tune->journal_path, F_OK), 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------ nr_requests depth */
+/* r's result for loop device 0's nr_requests is in state st with a
+ * message containing want. */
+static void
+nr_key_is(const Knob__ApplyResult *r, int st, const char *want)
+{
+	const Knob__KeyResult *k = find_key(r->keys, r->n_keys, loopdev, "nr_requests");
+
+	ck_assert_msg((int)k->state == st, "nr_requests is %s: %s", tune_key_state_name(k->state),
+	    k->message);
+	ck_assert_msg(strstr(k->message, want) != NULL, "'%s' not in '%s'", want, k->message);
+}
+
+/* nr_requests above the hardware queue depth (a loop device's: 128, its
+ * mq/0/nr_tags) is refused by the kernel under scheduler none; with an
+ * elevator the limit is 2048.  --check and the apply predict it from the
+ * scheduler the device will have when nr_requests is written: the one
+ * the same apply sets, else its own.  From none with nr_requests 100:
+ * 129 would fail, and the apply writes nothing; mq-deadline with 1000 is
+ * applied and rolled back; mq-deadline with 4096 would fail.  From
+ * mq-deadline with 300: none with 200 would fail.  Before: --check said
+ * would-change and the apply wrote, was refused and reverted. */
+START_TEST(test_check_nr_requests_depth)
+{
+	struct s set[] = {
+		{ "blockdev", NULL, "nr_requests", "129", 0, NULL },
+		{ "blockdev", NULL, "scheduler", "mq-deadline", 0, NULL },
+	};
+	Knob__ApplyResult r;
+	Knob__RollbackResult rb;
+
+	ck_assert_msg(loopdev[0] != '\0', "no loop device");
+	set[0].key = set[1].key = loopdev;
+	set_sysfs("scheduler", "none");
+	set_sysfs("nr_requests", "100");
+	ag = mk_agent("");
+	do_apply(ag, "p", set, 1, 1, 0, &r);
+	dump(r.keys, r.n_keys);
+	nr_key_is(&r, KNOB__KEY_STATE__KEY_WOULD_FAIL, "is above its hardware queue depth 128");
+	tune_apply_result_free(&r);
+	do_apply(ag, "p", set, 1, 0, 0, &r);
+	nr_key_is(&r, KNOB__KEY_STATE__KEY_FAILED, "refused before any write");
+	ck_assert_int_eq(r.reverted, 0);
+	tune_apply_result_free(&r);
+	ck_assert_str_eq(sys("nr_requests", loopdev), "100");
+	ck_assert_int_eq(ag->tune->j.norig, 0);
+
+	set[0].value = "1000";
+	do_apply(ag, "p", set, 2, 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	nr_key_is(&r, KNOB__KEY_STATE__KEY_CHANGED, "");
+	tune_apply_result_free(&r);
+	ck_assert_str_eq(sys("nr_requests", loopdev), "1000");
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	ck_assert_msg(rb.complete, "%s", rb.message);
+	tune_rollback_result_free(&rb);
+	ck_assert_str_eq(sched_now(), "none");
+	ck_assert_str_eq(sys("nr_requests", loopdev), "100");
+
+	set[0].value = "4096";
+	do_apply(ag, "p", set, 2, 1, 0, &r);
+	nr_key_is(&r, KNOB__KEY_STATE__KEY_WOULD_FAIL,
+	    "above 2048, the limit with scheduler mq-deadline (which this apply sets)");
+	tune_apply_result_free(&r);
+
+	set_sysfs("scheduler", "mq-deadline");
+	set_sysfs("nr_requests", "300");
+	set[0].value = "200";
+	set[1].value = "none";
+	do_apply(ag, "p", set, 2, 1, 0, &r);
+	dump(r.keys, r.n_keys);
+	nr_key_is(&r, KNOB__KEY_STATE__KEY_WOULD_FAIL, "the limit with scheduler none (which "
+	    "this apply sets)");
+	tune_apply_result_free(&r);
+	ck_assert_str_eq(sys("nr_requests", loopdev), "300");
+}
+END_TEST
+
+/* ------------------------------------------------------------ one file, one key */
+/* A profile that tunes loop device 0's nr_requests through blockdev (from
+ * 100 to 64), then one stacked on it, or switched to, that sets the same
+ * file through a sysfs path: the second key is refused before any write,
+ * naming the journaled key, and the rollback brings 100 back.  Before, the
+ * stacked apply journaled 64 as the sysfs key's original, and the
+ * rollback left nr_requests at 64 (the blockdev key changed-since). */
+START_TEST(test_shared_file_refused)
+{
+	struct s a[] = { { "blockdev", NULL, "nr_requests", "64", 0, NULL } };
+	struct s b[] = { { "sysfs", NULL, NULL, "32", 0, NULL } };
+	char path[96], want[128];
+	Knob__ApplyResult r;
+	Knob__RollbackResult rb;
+
+	ck_assert_msg(loopdev[0] != '\0', "no loop device");
+	set_sysfs("scheduler", "none");
+	set_sysfs("nr_requests", "100");
+	snprintf(path, sizeof(path), "/sys/block/%s/queue/nr_requests", loopdev);
+	snprintf(want, sizeof(want), "its file is also blockdev %s nr_requests, which knob "
+	    "journaled (original 100)", loopdev);
+	a[0].key = loopdev;
+	b[0].key = path;
+	apply_all_changed(a, 1, &r);
+	tune_apply_result_free(&r);
+	for (int stack = 1; stack >= 0; stack--) {
+		apply_stack = stack;
+		do_apply(ag, "b", b, 1, 0, 0, &r);
+		dump(r.keys, r.n_keys);
+		ck_assert_int_eq(r.keys[0]->state, KNOB__KEY_STATE__KEY_FAILED);
+		ck_assert_msg(strstr(r.keys[0]->message, want) != NULL, "%s", r.keys[0]->message);
+		tune_apply_result_free(&r);
+		ck_assert_str_eq(sys("nr_requests", loopdev), "64");
+	}
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	dump(rb.keys, rb.n_keys);
+	ck_assert_msg(rb.complete, "%s", rb.message);
+	tune_rollback_result_free(&rb);
+	ck_assert_str_eq(sys("nr_requests", loopdev), "100");
 }
 END_TEST
 
@@ -4772,7 +4927,7 @@ net_glob_round(const struct s *set, int lo)
 	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
 	dump(rb.keys, rb.n_keys);
 	ck_assert_msg(rb.complete, "%s", rb.message);
-	ck_assert_int_eq(rb.n_keys, 1);
+	ck_assert_int_eq(rb.n_keys, 2);	/* and np7b's ipv6_mtu */
 	ck_assert_str_eq(rb.keys[0]->target, "np7b mtu");
 	tune_rollback_result_free(&rb);
 	ck_assert_str_eq(link_attr("np7a", "mtu"), "1400");
@@ -5049,6 +5204,9 @@ tune_suite(void)
 	tcase_add_test(tc, test_net_protected_lower);
 	tcase_add_test(tc, test_net_rollback_now_protected);
 	tcase_add_test(tc, test_nfsd_stopped);
+	tcase_add_test(tc, test_net_ipv6_mtu);
+	tcase_add_test(tc, test_check_nr_requests_depth);
+	tcase_add_test(tc, test_shared_file_refused);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("lbs4k");
 	tcase_set_timeout(tc, 30);
