@@ -14,7 +14,11 @@
  * Release: a PhaseAbort with only workdir_id removes the files kept for
  * that workdir on a worker and is answered, once they are gone, with a
  * PhaseResult carrying released_workdir, so the controller can wait for the
- * clean-up before it exits.
+ * clean-up before it exits.  Meanwhile the tick says every second that it
+ * is still at it, with how many entries it removed so far (a delete stuck
+ * in the kernel shows none and the controller stops waiting).  A clean-up
+ * runs on a thread of its own, so that a stuck one holds no pool thread,
+ * and no phase is prepared in a workdir whose clean-up is still running.
  *
  * The lease covers every state after Prepare: a phase that is preparing,
  * ready, running, and the files a finished phase keeps.  No word from the
@@ -95,6 +99,8 @@ struct bench_state {
 	int test_stall_io;		/* $KNOB_TEST_STALL_IO with --test-hooks, until used */
 	unsigned test_slow_release_s;	/* $KNOB_TEST_SLOW_RELEASE with --test-hooks: seconds
 					 * the first release's clean-up is held back */
+	int test_stuck_release;		/* $KNOB_TEST_STUCK_RELEASE with --test-hooks, until used */
+	unsigned test_stuck_release_s;	/* its value: seconds stuck, 0 until the agent stops */
 	struct cleanup_arg *releasing;	/* releases being removed on a worker */
 	struct bench_stall stall;	/* where that phase's thread waits until the agent stops */
 };
@@ -231,6 +237,11 @@ bench_init(struct agent *a)
 	if (a->cfg.test_hooks && getenv("KNOB_TEST_SLOW_RELEASE") != NULL)
 		bs->test_slow_release_s = (unsigned)strtoul(getenv("KNOB_TEST_SLOW_RELEASE"), NULL,
 		    10);
+	if (a->cfg.test_hooks && getenv("KNOB_TEST_STUCK_RELEASE") != NULL) {
+		bs->test_stuck_release = 1;
+		bs->test_stuck_release_s = (unsigned)strtoul(getenv("KNOB_TEST_STUCK_RELEASE"),
+		    NULL, 10);
+	}
 	pthread_mutex_init(&bs->stall.mu, NULL);
 	pthread_cond_init(&bs->stall.cv, NULL);
 	a->bench = bs;
@@ -272,7 +283,10 @@ struct cleanup_arg {
 	struct bench_state *bs;
 	struct kept *list;
 	struct release_ack ack;
+	_Atomic uint64_t removed;	/* entries removed so far (the progress reported) */
 	unsigned slow_s;		/* test hook: hold the clean-up back this long */
+	int stuck;			/* test hook: the clean-up is stuck (removes nothing) */
+	unsigned stuck_s;		/* that long, or until the agent stops when 0 */
 };
 
 /* Answer a release PhaseAbort: PhaseResult{released_workdir}; ok when
@@ -294,18 +308,21 @@ post_released(struct agent *a, const struct release_ack *ra, const char *err)
 	agent_post(a, ra->conn_id, ra->ack_id, &env);
 }
 
-/* Tell the controller that the release ra is still being removed (its
- * wait goes on while these come); from the loop's tick, every second. */
+/* Tell the controller that the release of ca is still being removed, and
+ * how far it got (its wait goes on while the count moves); from the loop's
+ * tick, every second. */
 static void
-post_releasing(struct agent *a, const struct release_ack *ra)
+post_releasing(struct agent *a, struct cleanup_arg *ca)
 {
 	Knob__Envelope env = KNOB__ENVELOPE__INIT;
 	Knob__PhaseProgress p = KNOB__PHASE_PROGRESS__INIT;
+	const struct release_ack *ra = &ca->ack;
 
 	if (ra->ack_id == 0)
 		return;
 	p.phase_id = (char *)(uintptr_t)"";
 	p.releasing_workdir = (char *)(uintptr_t)ra->workdir;
+	p.release_removed = atomic_load(&ca->removed);
 	p.agent_time_ns = now_real_ns();
 	env.body_case = KNOB__ENVELOPE__BODY_PHASE_PROGRESS;
 	env.phase_progress = &p;
@@ -326,19 +343,28 @@ releasing_drop(struct bench_state *bs, struct cleanup_arg *ca)
 	pthread_mutex_unlock(&bs->mu);
 }
 
-/* Test hook ($KNOB_TEST_SLOW_RELEASE): a clean-up that takes that long, as
- * removing large files on Lustre or GPFS does. */
+/* Test hooks: $KNOB_TEST_SLOW_RELEASE, a clean-up that takes that long,
+ * one large file a second, as removing them on Lustre or GPFS does (each
+ * second counts as an entry removed); $KNOB_TEST_STUCK_RELEASE, one whose
+ * first unlink does not return (a dead Lustre OST), for that long or until
+ * the agent stops, removing nothing meanwhile. */
 static void
-test_slow_release(const struct cleanup_arg *ca)
+test_slow_release(struct cleanup_arg *ca)
 {
-	struct timespec ts = { .tv_sec = ca->slow_s, .tv_nsec = 0 };
+	for (unsigned s = 0; s < ca->slow_s; s++) {
+		struct timespec ts = { .tv_sec = 1, .tv_nsec = 0 };
 
-	while (ts.tv_sec && nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+		atomic_fetch_add(&ca->removed, 1);
+	}
+	if (ca->stuck)
+		bench_stall_wait(&ca->bs->stall, ca->stuck_s);
 }
 
 /* Work item: remove a list of kept workdirs, then acknowledge; frees the
- * argument and the list. */
+ * argument and the list (once off bs->releasing: the loop thread reads
+ * the list's directories meanwhile, releasing_in). */
 static void
 cleanup_run(struct work *w)
 {
@@ -347,8 +373,8 @@ cleanup_run(struct work *w)
 	char err[1024] = "";
 
 	test_slow_release(ca);
-	for (k = ca->list; k; k = next) {
-		next = k->next;
+	for (k = ca->list; k; k = k->next) {
+		k->p.removed = &ca->removed;
 		if (bench_cleanup_params(&k->p) < 0) {
 			if (err[0] == '\0')	/* one workdir per release */
 				bench_cleanup_failure(ca->a->node, &k->p, err, sizeof(err));
@@ -357,9 +383,12 @@ cleanup_run(struct work *w)
 			log_info("removed the files kept in %s/knob.%s", k->p.dir, k->p.workdir_id);
 			orphan_forget(ca->a, &k->p);
 		}
-		kept_free(k);
 	}
 	releasing_drop(ca->bs, ca);
+	for (k = ca->list; k; k = next) {
+		next = k->next;
+		kept_free(k);
+	}
 	post_released(ca->a, &ca->ack, err);
 	free(ca);
 }
@@ -526,7 +555,7 @@ bench_tick(struct agent *a)
 	}
 	kept_expire_locked(a, bs, now);
 	for (struct cleanup_arg *ca = bs->releasing; ca; ca = ca->next)
-		post_releasing(a, &ca->ack);
+		post_releasing(a, ca);
 	pthread_mutex_unlock(&bs->mu);
 }
 
@@ -829,6 +858,18 @@ finish_phase(struct bphase *ph, int with_result)
 	free(ph);
 }
 
+/* 1 when the files of a release in dir/knob.<workdir> are still being
+ * removed (bs->mu held). */
+static int
+releasing_in(const struct bench_state *bs, const char *dir, const char *workdir)
+{
+	for (const struct cleanup_arg *ca = bs->releasing; ca; ca = ca->next)
+		for (const struct kept *k = ca->list; k; k = k->next)
+			if (strcmp(k->p.workdir_id, workdir) == 0 && strcmp(k->p.dir, dir) == 0)
+				return 1;
+	return 0;
+}
+
 static struct bphase *
 phase_find(struct bench_state *bs, const char *id, uint64_t conn_id)
 {
@@ -865,6 +906,7 @@ h_phase_prepare(struct agent *a, struct aconn *c, Knob__Envelope *req)
 	struct bphase *ph, *it;
 	struct kept **kp, *k;
 	char err[512], owner[300];
+	const char *why = NULL;
 	uint64_t lock;
 	uint32_t lease_s;
 	int n = 0;
@@ -884,13 +926,23 @@ h_phase_prepare(struct agent *a, struct aconn *c, Knob__Envelope *req)
 	pthread_mutex_lock(&bs->mu);
 	for (it = bs->phases; it; it = it->next)
 		n++;
-	if (n >= BENCH_MAX_PHASES || phase_find(bs, p.phase_id, c->id)) {
+	if (n >= BENCH_MAX_PHASES)
+		why = "too many benchmark phases running on this node (at most "
+		    STR(BENCH_MAX_PHASES) ")";
+	else if (phase_find(bs, p.phase_id, c->id))
+		why = "phase id already in use";
+	else if (releasing_in(bs, p.dir, p.workdir_id)) {
+		/* never write where a delete (perhaps stuck in the kernel) runs */
+		snprintf(err, sizeof(err), "the files of an earlier phase in %s/knob.%s are still "
+		    "being removed (the delete may be stuck); not preparing a phase there",
+		    p.dir, p.workdir_id);
+		why = err;
+	}
+	if (why) {
 		pthread_mutex_unlock(&bs->mu);
 		bench_params_free(&p);
 		tune_lock_drop(a, lock);
-		return reply_not_ready(a, c, req->id, s->phase_id, n >= BENCH_MAX_PHASES ?
-		    "too many benchmark phases running on this node (at most "
-		    STR(BENCH_MAX_PHASES) ")" : "phase id already in use");
+		return reply_not_ready(a, c, req->id, s->phase_id, why);
 	}
 	ph = xcalloc(1, sizeof(*ph));
 	ph->a = a;
@@ -1005,6 +1057,28 @@ h_phase_go(struct agent *a, struct aconn *c, Knob__Envelope *req)
 	return 0;
 }
 
+/* A release whose clean-up thread could not start: its files go back to
+ * the kept list (a later release, the lease or the connection's end
+ * removes them) and the controller hears that they are still there.
+ * Frees ca.  bs->mu held. */
+static void
+release_failed_locked(struct agent *a, struct bench_state *bs, struct cleanup_arg *ca)
+{
+	struct kept *k, *next;
+	char err[300];
+
+	for (k = ca->list; k; k = next) {
+		next = k->next;
+		k->next = bs->kept;
+		bs->kept = k;
+	}
+	snprintf(err, sizeof(err), "%s: cannot start a thread to remove the files of knob.%s; "
+	    "kept until the lease ends", a->node, ca->ack.workdir);
+	log_warnx("%s", err);
+	post_released(a, &ca->ack, err);
+	free(ca);
+}
+
 /* Remove (on a worker) the kept files of conn_id matching workdir_id, or
  * all of them when workdir_id is NULL; then, when ack_id is not 0, answer
  * request ack_id with PhaseResult{released_workdir}.  bs->mu held. */
@@ -1044,9 +1118,17 @@ release_kept_locked(struct agent *a, struct bench_state *bs, uint64_t conn_id,
 		ca->ack = ra;
 		ca->slow_s = bs->test_slow_release_s;
 		bs->test_slow_release_s = 0;
+		ca->stuck = bs->test_stuck_release;
+		ca->stuck_s = bs->test_stuck_release_s;
+		bs->test_stuck_release = 0;
 		ca->next = bs->releasing;
 		bs->releasing = ca;
-		agent_work(a, NULL, NULL, cleanup_run, NULL, ca);	/* internal: never refused */
+		/* a thread of its own: a delete stuck in the kernel must not
+		 * hold one of the pool's for good */
+		if (agent_work_long(a, NULL, NULL, cleanup_run, NULL, ca) < 0) {
+			bs->releasing = ca->next;
+			release_failed_locked(a, bs, ca);
+		}
 	} else
 		post_released(a, &ra, "");	/* nothing kept: nothing to wait for */
 }

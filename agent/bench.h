@@ -116,6 +116,8 @@ struct bench_params {
 	char ext_tool[PATH_MAX];
 	char mpirun[1024];		/* launcher template, "" = OpenMPI default */
 	char mpirun_args[1024];		/* site flags for {args} */
+	_Atomic uint64_t *removed;	/* a release's progress: entries its clean-up
+					 * removed (not owned; NULL: not counted) */
 };
 
 /* Copy and validate a wire spec (string checks only, no file-system access).
@@ -232,6 +234,10 @@ struct bench_stall {
 	pthread_cond_t cv;
 	int released;
 };
+
+/* Test hook: wait on st until the agent stops, or at most secs seconds
+ * when secs is not 0. */
+void bench_stall_wait(struct bench_stall *st, unsigned secs);
 
 struct bench_thread {
 	struct bench_job *job;
@@ -399,13 +405,18 @@ uint64_t bench_after_op(struct bench_thread *t, uint64_t t0, uint64_t t1, uint64
     uint64_t nops, uint64_t limit, uint64_t start_mono, int *walled);
 /* A thread that ends without reaching the stonewall arrives there. */
 void bench_wall_leave(struct bench_thread *t, int walled);
-/* Remove parent/name recursively without following symbolic links. 0 or -errno. */
-int bench_rm_tree(int parent, const char *name, int depth);
+/* Remove parent/name recursively without following symbolic links, adding
+ * each entry removed to *removed (NULL: not counted).  0 or -errno. */
+int bench_rm_tree(int parent, const char *name, int depth, _Atomic uint64_t *removed);
 /* The same, asking pick for every entry: RM_ALL removes it (and all below),
  * RM_DESCEND walks into it, RM_KEEP leaves it; parent/name goes when empty. */
 enum { RM_KEEP, RM_ALL, RM_DESCEND };
 typedef int (*bench_rm_pick)(const char *name, const void *arg);
-int bench_rm_walk(int parent, const char *name, int depth, bench_rm_pick pick, const void *arg);
+int bench_rm_walk(int parent, const char *name, int depth, bench_rm_pick pick, const void *arg,
+    _Atomic uint64_t *removed);
+/* unlinkat(dfd, name, flags), counted in *removed (NULL: not) when it
+ * removed something.  0 or -1 (errno). */
+int bench_unlink_count(int dfd, const char *name, int flags, _Atomic uint64_t *removed);
 
 /* Metadata phases (bench_md.c). */
 int bench_md_check(const struct bench_params *p, char *err, size_t errlen);

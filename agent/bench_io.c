@@ -533,13 +533,23 @@ write_block(struct bench_thread *t, int fd, uint64_t off)
 static void
 test_stall(struct bench_thread *t)
 {
-	struct bench_stall *st = t->job->test_stall;
-
-	if (st == NULL || t != &t->job->th[0])
+	if (t->job->test_stall == NULL || t != &t->job->th[0])
 		return;
+	bench_stall_wait(t->job->test_stall, 0);
+}
+
+void
+bench_stall_wait(struct bench_stall *st, unsigned secs)
+{
+	struct timespec until;
+	int r = 0;
+
+	clock_gettime(CLOCK_REALTIME, &until);	/* the condition variable's clock */
+	until.tv_sec += secs;
 	pthread_mutex_lock(&st->mu);
-	while (!st->released)
-		pthread_cond_wait(&st->cv, &st->mu);
+	while (!st->released && r != ETIMEDOUT)
+		r = secs ? pthread_cond_timedwait(&st->cv, &st->mu, &until) :
+		    pthread_cond_wait(&st->cv, &st->mu);
 	pthread_mutex_unlock(&st->mu);
 }
 
@@ -688,7 +698,18 @@ bench_io_thread(void *arg)
 /* Stays inside the tree it was given; with pick, only what pick chooses
  * goes, and directories that keep something stay. */
 int
-bench_rm_walk(int parent, const char *name, int depth, bench_rm_pick pick, const void *arg)
+bench_unlink_count(int dfd, const char *name, int flags, _Atomic uint64_t *removed)
+{
+	if (unlinkat(dfd, name, flags) < 0)
+		return -1;
+	if (removed)
+		atomic_fetch_add(removed, 1);
+	return 0;
+}
+
+int
+bench_rm_walk(int parent, const char *name, int depth, bench_rm_pick pick, const void *arg,
+    _Atomic uint64_t *removed)
 {
 	struct dirent *de;
 	DIR *d;
@@ -701,7 +722,8 @@ bench_rm_walk(int parent, const char *name, int depth, bench_rm_pick pick, const
 		if (errno == ENOENT)
 			return 0;
 		if (errno == ENOTDIR || errno == ELOOP)
-			return unlinkat(parent, name, 0) < 0 && errno != ENOENT ? -errno : 0;
+			return bench_unlink_count(parent, name, 0, removed) < 0 &&
+			    errno != ENOENT ? -errno : 0;
 		return -errno;
 	}
 	if ((d = fdopendir(fd)) == NULL) {
@@ -713,23 +735,23 @@ bench_rm_walk(int parent, const char *name, int depth, bench_rm_pick pick, const
 			continue;
 		what = pick ? pick(de->d_name, arg) : RM_ALL;
 		if (what == RM_DESCEND)
-			r = bench_rm_walk(dirfd(d), de->d_name, depth + 1, pick, arg);
+			r = bench_rm_walk(dirfd(d), de->d_name, depth + 1, pick, arg, removed);
 		else if (what == RM_ALL)
-			r = bench_rm_walk(dirfd(d), de->d_name, depth + 1, NULL, NULL);
+			r = bench_rm_walk(dirfd(d), de->d_name, depth + 1, NULL, NULL, removed);
 		else
 			r = 0;
 		if (r < 0 && rc == 0)
 			rc = r;
 	}
 	closedir(d);
-	if (unlinkat(parent, name, AT_REMOVEDIR) < 0 && errno != ENOENT && rc == 0 &&
-	    !(pick && (errno == ENOTEMPTY || errno == EEXIST)))
+	if (bench_unlink_count(parent, name, AT_REMOVEDIR, removed) < 0 && errno != ENOENT &&
+	    rc == 0 && !(pick && (errno == ENOTEMPTY || errno == EEXIST)))
 		rc = -errno;
 	return rc;
 }
 
 int
-bench_rm_tree(int parent, const char *name, int depth)
+bench_rm_tree(int parent, const char *name, int depth, _Atomic uint64_t *removed)
 {
-	return bench_rm_walk(parent, name, depth, NULL, NULL);
+	return bench_rm_walk(parent, name, depth, NULL, NULL, removed);
 }

@@ -532,21 +532,22 @@ cleanup_at(int dirfd, const struct bench_params *p)
 		return errno == ENOENT ? 0 : -1;
 	for (i = 0; i < p->nranks; i++) {
 		bench_file_name(name, sizeof(name), p->ranks[i]);
-		if (unlinkat(wfd, name, 0) < 0 && errno != ENOENT)
+		if (bench_unlink_count(wfd, name, 0, p->removed) < 0 && errno != ENOENT)
 			rc = -1;
 	}
 	if (bench_md_cleanup(wfd, p) < 0)
 		rc = -1;
-	if (unlinkat(wfd, "shared", 0) < 0 && errno != ENOENT)
+	if (bench_unlink_count(wfd, "shared", 0, p->removed) < 0 && errno != ENOENT)
 		rc = -1;
 	if (bench_kind_is_ext(p->kind)) {
 		snprintf(name, sizeof(name), "n.%u", p->node_index);
-		if (bench_rm_tree(wfd, name, 0) < 0 || bench_rm_tree(wfd, "ext", 0) < 0)
+		if (bench_rm_tree(wfd, name, 0, p->removed) < 0 ||
+		    bench_rm_tree(wfd, "ext", 0, p->removed) < 0)
 			rc = -1;
 	}
 	close(wfd);
 	/* other nodes may still have files in a shared directory */
-	if (unlinkat(dirfd, wname, AT_REMOVEDIR) < 0 && errno != ENOENT &&
+	if (bench_unlink_count(dirfd, wname, AT_REMOVEDIR, p->removed) < 0 && errno != ENOENT &&
 	    errno != ENOTEMPTY && errno != EEXIST)
 		rc = -1;
 	return rc;

@@ -685,12 +685,12 @@ bench_md_cleanup(int wfd, const struct bench_params *p)
 
 	for (size_t i = 0; i < p->nranks; i++) {
 		snprintf(name, sizeof(name), "d.%08u", p->ranks[i]);
-		if (bench_rm_tree(wfd, name, 0) < 0)
+		if (bench_rm_tree(wfd, name, 0, p->removed) < 0)
 			rc = -1;
 	}
 	memcpy(o.v, p->ranks, p->nranks * sizeof(*o.v));
 	qsort(o.v, o.n, sizeof(*o.v), cmp_u32);
-	if (bench_rm_walk(wfd, "d.shared", 0, pick_own, &o) < 0)
+	if (bench_rm_walk(wfd, "d.shared", 0, pick_own, &o, p->removed) < 0)
 		rc = -1;
 	free(o.v);
 	return rc;

@@ -24,7 +24,10 @@
  * deletes and knobctl exits with the files gone.  While it removes them an
  * agent says so every second (PhaseProgress releasing_workdir); a node
  * silent about it for RELEASE_WAIT_S is given up on (cleanup_failed), and
- * its confirmation, should it come later, clears that. */
+ * its confirmation, should it come later, clears that.  So is a node whose
+ * reports show no entry removed for the stall deadline (stall_limit): a
+ * delete stuck in the kernel, which its agent's reports, sent from another
+ * thread, would otherwise cover for ever. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -271,7 +274,9 @@ cleanup_confirmed(struct brun *br, const char *node, const char *workdir)
 	}
 	if (json_object_array_length(arr) == 0)
 		json_object_object_del(br->doc, "cleanup_failed");
-	log_info("%s: removed the files of knob.%s after all", node, workdir);
+	/* the user saw the warning: the withdrawal goes where it went */
+	log_warnx("%s: removed the files of knob.%s after all (not a clean-up failure)", node,
+	    workdir);
 }
 
 /* Node i's ranks in its last phase, "0,2,4" (malloc'd). */
@@ -327,6 +332,8 @@ release_files(struct brun *br, const char *workdir)
 		if (fanout_send(br->fo, &br->fo->nodes[i], &env) == 0) {
 			br->pn[i].rel_wait = 1;
 			br->pn[i].rel_deadline = now_mono_ns() + RELEASE_WAIT_S * 1000000000ull;
+			br->pn[i].rel_removed = 0;
+			br->pn[i].rel_moved = now_mono_ns();
 		}
 	}
 }
@@ -732,8 +739,12 @@ on_progress(struct brun *br, struct fo_node *n, Knob__Envelope *m)
 
 	if (pg->releasing_workdir[0]) {	/* still removing: the wait goes on */
 		if (br->stage == ST_RELEASE && pn->rel_wait &&
-		    strcmp(pg->releasing_workdir, br->plan[br->cur].workdir) == 0)
+		    strcmp(pg->releasing_workdir, br->plan[br->cur].workdir) == 0) {
 			pn->rel_deadline = now_mono_ns() + RELEASE_WAIT_S * 1000000000ull;
+			if (pg->release_removed != pn->rel_removed)
+				pn->rel_moved = now_mono_ns();
+			pn->rel_removed = pg->release_removed;
+		}
 		return 0;
 	}
 	if (strcmp(pg->phase_id, br->phase_id) != 0)
@@ -857,39 +868,9 @@ on_end(struct fanout *fo, struct fo_node *n)
 	advance(br);
 }
 
-/* Release: a node that has not confirmed, nor said it is still removing
- * the files, for RELEASE_WAIT_S is given up on (cleanup_failed, cleared if
- * its confirmation comes later) and the run goes on. */
-static void
-release_check(struct brun *br, uint64_t now)
-{
-	const char *wd = br->plan[br->cur].workdir;
-	int gave_up = 0;
-
-	for (size_t i = 0; i < br->fo->n; i++) {
-		struct pnode *pn = &br->pn[i];
-		char *ranks, *msg;
-
-		if (!pn->rel_wait || !pn->alive || now < pn->rel_deadline)
-			continue;
-		gave_up = 1;
-		ranks = ranks_list(pn);
-		msg = xasprintf("%s: no word of removing the files of knob.%s for %d s; not "
-		    "waiting (the files of its ranks %s may be left in %s/knob.%s)",
-		    br->fo->nodes[i].name, wd, RELEASE_WAIT_S, ranks, br->req->dir, wd);
-		json_object_object_add(cleanup_failed(br, br->fo->nodes[i].name, wd, msg),
-		    "unconfirmed", json_object_new_boolean(1));
-		free(msg);
-		free(ranks);
-		pn->rel_wait = 0;
-		pn->rel_late = wd;
-	}
-	if (gave_up)
-		advance(br);
-}
-
 /* The stall deadline of the run: --stall-timeout, else three times the
- * phase's expected length (--stonewall or --runtime), at least 60 s. */
+ * phase's expected length (--stonewall or --runtime), at least 60 s; it
+ * bounds a release that removes nothing too. */
 static uint32_t
 stall_limit(const struct bench_req *rq)
 {
@@ -898,6 +879,60 @@ stall_limit(const struct bench_req *rq)
 	if (rq->stall_s)
 		return rq->stall_s;
 	return t > UINT32_MAX / 3 ? UINT32_MAX : t * 3 > 60 ? t * 3 : 60;
+}
+
+/* Why node i's release is given up on at now, malloc'd; NULL: it is not
+ * (it confirmed, or its word or its progress is recent enough). */
+static char *
+release_given_up(struct brun *br, size_t i, uint64_t now)
+{
+	const struct pnode *pn = &br->pn[i];
+	const char *wd = br->plan[br->cur].workdir, *name = br->fo->nodes[i].name;
+	uint32_t lim = stall_limit(br->req);
+	char *ranks, *msg;
+
+	if (!pn->rel_wait || !pn->alive)
+		return NULL;
+	if (now >= pn->rel_deadline) {
+		ranks = ranks_list(pn);
+		msg = xasprintf("%s: no word of removing the files of knob.%s for %d s; not "
+		    "waiting (the files of its ranks %s may be left in %s/knob.%s)", name, wd,
+		    RELEASE_WAIT_S, ranks, br->req->dir, wd);
+		free(ranks);
+		return msg;
+	}
+	if (now - pn->rel_moved >= (uint64_t)lim * 1000000000ull)
+		return xasprintf("%s: release stalled (nothing removed for %u s): files may be "
+		    "left in %s/knob.%s on %s", name, lim, br->req->dir, wd, name);
+	return NULL;
+}
+
+/* Release: a node that has not confirmed, nor said it is still removing
+ * the files, for RELEASE_WAIT_S, or whose removal has not moved for the
+ * stall deadline (a delete stuck in the kernel), is given up on
+ * (cleanup_failed, cleared if its confirmation comes later) and the run
+ * goes on. */
+static void
+release_check(struct brun *br, uint64_t now)
+{
+	const char *wd = br->plan[br->cur].workdir;
+	int gave_up = 0;
+
+	for (size_t i = 0; i < br->fo->n; i++) {
+		struct pnode *pn = &br->pn[i];
+		char *msg = release_given_up(br, i, now);
+
+		if (msg == NULL)
+			continue;
+		gave_up = 1;
+		json_object_object_add(cleanup_failed(br, br->fo->nodes[i].name, wd, msg),
+		    "unconfirmed", json_object_new_boolean(1));
+		free(msg);
+		pn->rel_wait = 0;
+		pn->rel_late = wd;
+	}
+	if (gave_up)
+		advance(br);
 }
 
 /* Stall deadline: a node of the running phase whose counts have not moved

@@ -39,6 +39,9 @@ struct pnode {
 	int rel_wait;			/* release sent, confirmation pending */
 	uint64_t rel_deadline;		/* monotonic: RELEASE_WAIT_S after the release or
 					 * the agent's last "still removing" */
+	uint64_t rel_removed;		/* entries its release removed, as last reported */
+	uint64_t rel_moved;		/* monotonic: when that count last moved (or the
+					 * release was sent) */
 	const char *rel_late;		/* workdir given up on unconfirmed (a plan's): a
 					 * late confirmation clears its cleanup_failed */
 	const char *files_wd;		/* workdir it got ranks in, until released (a plan's) */

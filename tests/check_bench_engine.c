@@ -2234,6 +2234,39 @@ START_TEST(t_ring_fd_own_table)
 }
 END_TEST
 
+/* A release's progress (PhaseProgress release_removed): the clean-up adds
+ * every entry it removes to bench_params.removed, the rank files and the
+ * metadata trees and the work directory itself, so that the controller can
+ * tell a slow delete (the count moves) from one stuck in the kernel. */
+START_TEST(t_cleanup_counts_removed)
+{
+	static const char *const kinds[] = { "seq-write", "md-create" };
+	uint32_t ranks[] = { 0, 1 };
+	_Atomic uint64_t removed;
+	struct bench_params p;
+	char wd[PATH_MAX + 16];
+	int n;
+
+	for (size_t k = 0; k < nitems(kinds); k++) {
+		mkparams(&p, kinds[k], tmp, "cnt", ranks, 2, 2);
+		p.file_size = 64 << 10;
+		p.md_files = 10;
+		p.keep_files = 1;
+		bench_job_free(run(&p, 1));	/* the job took p */
+		mkparams(&p, kinds[k], tmp, "cnt", ranks, 2, 2);
+		snprintf(wd, sizeof(wd), "%s/knob.cnt", tmp);
+		n = cu_count_entries(wd) + 1;	/* and knob.cnt */
+		ck_assert_int_gt(n, 2);
+		atomic_store(&removed, 0);
+		p.removed = &removed;
+		ck_assert_int_eq(bench_cleanup_params(&p), 0);
+		ck_assert_uint_eq(atomic_load(&removed), (uint64_t)n);
+		ck_assert(!dir_exists(wd));
+		bench_params_free(&p);
+	}
+}
+END_TEST
+
 int
 main(void)
 {
@@ -2278,6 +2311,7 @@ main(void)
 	tcase_add_test(tc, t_option_checks);
 	tcase_add_test(tc, t_libaio_buffered);
 	tcase_add_test(tc, t_ring_fd_own_table);
+	tcase_add_test(tc, t_cleanup_counts_removed);
 	suite_add_tcase(s, tc);
 	/* CK_RUN_CASE=offsets build/tests/check_bench_engine prints the chi-square figures */
 	tco = tcase_create("offsets");

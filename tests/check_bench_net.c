@@ -1635,11 +1635,12 @@ wait_child(pid_t pid, int secs)
  * tests/fuse_hang: that file system hangs create, which is in prepare, not
  * a write of the timed phase.  With --stall-timeout 3 the controller ends
  * node02 as stalled, records the phase with node01's and node03's figures
- * and exits 1, well within 20 s; before, the run never ended.  Stopping
- * the agent (the teardown) releases the thread. */
+ * and exits 1, well within 20 s; before, the run never ended.  node02
+ * then still answers a ping.  Stopping the agent (the teardown) releases
+ * the thread. */
 START_TEST(stalled_node_recorded)
 {
-	char outf[PATH_MAX + 16], *out = NULL, *run;
+	char outf[PATH_MAX + 16], *out = NULL, *err = NULL, *run;
 	json_object *doc, *p, *pn, *stored;
 	int st, rc, seen = 0;
 	time_t t0;
@@ -1684,6 +1685,13 @@ START_TEST(stalled_node_recorded)
 	json_object_put(stored);
 	free(run);
 	free(out);
+	/* node02's thread is still stuck: its agent answers all the same (the
+	 * phase's runner waits for the thread on a thread of its own) */
+	out = NULL;
+	rc = harness_knobctl(&h, &out, &err, "ping -w node02");
+	ck_assert_msg(rc == 0, "%s\n%s", out, err);
+	free(out);
+	free(err);
 }
 END_TEST
 
@@ -1717,6 +1725,74 @@ START_TEST(slow_release_waited_for)
 	ck_assert_msg(cu_count_entries(data) == 0, "files left behind in %s", data);
 	json_object_put(doc);
 	free(log);
+}
+END_TEST
+
+/* A release's delete stuck in the kernel (an unlink on a dead Lustre OST):
+ * knobd --test-hooks with $KNOB_TEST_STUCK_RELEASE makes the first
+ * release's delete remove nothing, on node01 until the agent stops (0), on
+ * node02 for 3 s; node03 takes 4 s removing a file a second
+ * ($KNOB_TEST_SLOW_RELEASE=4).  Each says every second that it is still
+ * at it.  With --stall-timeout 2 the controller gives up on node01 and
+ * node02 ("release stalled ... files may be left in DIR/knob.WD on
+ * node01"), waits for node03, whose count moves, and withdraws node02's
+ * entry when its late confirmation comes ("node02: removed the files of
+ * knob.WD after all"): the run ends well within 20 s, is recorded,
+ * cleanup_failed names node01 alone, exit 1.  node01 still answers a ping
+ * while its delete is stuck.  Before, the run never ended. */
+START_TEST(release_stuck_given_up)
+{
+	char outf[PATH_MAX + 16], errf[PATH_MAX + 16], want[PATH_MAX + 200], *out = NULL;
+	char *err = NULL, *run, *wd;
+	json_object *doc, *cf, *stored;
+	int st, rc;
+	time_t t0;
+	pid_t pid;
+
+	restart_hooked(0, "KNOB_TEST_STUCK_RELEASE", "0");
+	restart_hooked(1, "KNOB_TEST_STUCK_RELEASE", "3");
+	restart_hooked(2, "KNOB_TEST_SLOW_RELEASE", "4");
+	snprintf(outf, sizeof(outf), "%s/stuck.json", h.tmp);
+	snprintf(errf, sizeof(errf), "%s/stuck.err", h.tmp);
+	t0 = time(NULL);
+	pid = harness_knobctl_bg(&h, outf, errf, "--json bench seq-write -w node[01-03] --dir %s "
+	    "--threads 3 --bs 4k --size 64k --stall-timeout 2", data);
+	st = wait_child(pid, 20);
+	ck_assert_msg(st != -1, "knobctl still running after 20 s (stall deadline 2 s)");
+	fprintf(stderr, "stuck release run took %ld s\n", (long)(time(NULL) - t0));
+	ck_assert(WIFEXITED(st));
+	ck_assert_int_eq(WEXITSTATUS(st), 1);
+	ck_assert_int_eq(read_file_bounded(outf, 1 << 24, &out, NULL), 0);
+	ck_assert_int_eq(read_file_bounded(errf, 1 << 24, &err, NULL), 0);
+	ck_assert_msg((doc = json_tokener_parse(out)) != NULL, "not JSON: %s", out);
+	ck_assert_str_eq(cu_str(cu_phase(doc, 0), "status"), "ok");
+	wd = xstrdup(cu_str(json_object_array_get_idx(cu_get(doc, "cleanup_failed"), 0),
+	    "workdir"));
+	cf = cu_get(doc, "cleanup_failed");
+	ck_assert_msg(json_object_array_length(cf) == 1, "%s", json_object_get_string(cf));
+	snprintf(want, sizeof(want), "node01: release stalled (nothing removed for 2 s): files "
+	    "may be left in %s/knob.%s on node01", data, wd);
+	ck_assert_str_eq(cu_str(json_object_array_get_idx(cf, 0), "error"), want);
+	snprintf(want, sizeof(want), "node02: removed the files of knob.%s after all (not a clean-up "
+	    "failure)", wd);
+	ck_assert_msg(strstr(err, want) != NULL, "no late confirmation from node02:\n%s", err);
+	ck_assert_msg(strstr(err, "node02: release stalled") != NULL, "%s", err);
+	ck_assert_msg(strstr(err, "node03: release stalled") == NULL, "%s", err);
+	run = xstrdup(cu_str(doc, "run_id"));
+	json_object_put(doc);
+	stored = harness_knobctl_json(&h, &rc, "--json results show %s", run);
+	ck_assert_ptr_nonnull(stored);
+	ck_assert_str_eq(cu_str(cu_phase(stored, 0), "status"), "ok");
+	json_object_put(stored);
+	free(out);
+	free(err);
+	/* the agent serves while its delete is stuck */
+	rc = harness_knobctl(&h, &out, &err, "ping -w node01");
+	ck_assert_msg(rc == 0, "%s\n%s", out, err);
+	free(out);
+	free(err);
+	free(run);
+	free(wd);
 }
 END_TEST
 
@@ -1767,6 +1843,7 @@ main(void)
 	ADD(aio_submit_eagain);
 	ADD(stalled_node_recorded);
 	ADD(slow_release_waited_for);
+	ADD(release_stuck_given_up);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
