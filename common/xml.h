@@ -1,11 +1,25 @@
-/* The one libxml2 attribute helper, for every XML reader (profiles,
- * inventories, plays, sweep files). */
+/* The libxml2 helpers, for every XML reader (profiles, inventories, plays,
+ * sweep files). */
 #ifndef KNOB_XML_H
 #define KNOB_XML_H
 
+#include <libxml/relaxng.h>
 #include <libxml/tree.h>
 
 /* Attribute name of n as a malloc'd C string, NULL when absent. */
 char *xml_attr(const xmlNode *n, const char *name);
+
+/* The message of libxml2 error e, trimmed, into buf (strtrim may move its
+ * start: the pointer returned); NULL when e is NULL or a warning. */
+char *xml_err_msg(const xmlError *e, char *buf, size_t len);
+
+/* The line of the element a schema error without a node or line is about
+ * (libxml2 gives none for some attribute errors): the first element named
+ * name after *at in document order (from the root when *at is NULL) that,
+ * copied alone under bare copies of its ancestors, gives the error msg
+ * (trimmed) against schema.  *at moves to it, so that the next identical
+ * error goes on from there: each element is tried once.  0 when none does. */
+long xml_rng_locate(xmlRelaxNGPtr schema, xmlDocPtr doc, const char *name, const char *msg,
+    xmlNodePtr *at);
 
 #endif

@@ -57,14 +57,10 @@ static void
 xml_err(void *arg, xmlErrorPtr e)
 {
 	struct ploader *L = arg;
-	char msg[512];
+	char buf[512], *msg = xml_err_msg(e, buf, sizeof(buf));
 	long line;
 
-	if (e == NULL || e->level == XML_ERR_WARNING)
-		return;
-	snprintf(msg, sizeof(msg), "%s", e->message ? e->message : "error");
-	strtrim(msg);
-	if (strstr(msg, "failed to validate content") || strstr(msg, "got nothing"))
+	if (msg == NULL || strstr(msg, "failed to validate content") || strstr(msg, "got nothing"))
 		return;
 	line = e->line;
 	if (line <= 0 && e->node != NULL)
@@ -78,79 +74,28 @@ xml_err(void *arg, xmlErrorPtr e)
 	perr(L, line > 0 ? (int)line : 0, "%s", msg);
 }
 
-/* Count the schema errors reading msg that name no node (arg: struct
- * unplaced_count). */
-struct unplaced_count {
-	const char *msg;
-	int n;
-};
-
+/* Place the schema errors libxml2 gave no line (L->unplaced, in the
+ * order it gave them: the document's): each at the next element of its
+ * name that gives it alone, after the one an earlier identical error took;
+ * every element is validated once per message, not the play once per
+ * element. */
 static void
-count_unplaced_err(void *arg, xmlErrorPtr e)
+place_unplaced(struct ploader *L, xmlRelaxNGPtr schema, xmlDocPtr doc)
 {
-	struct unplaced_count *c = arg;
-	char msg[512];
+	size_t n = L->unplaced.n / 2;
+	xmlNodePtr *at = xcalloc(n + 1, sizeof(*at));
 
-	if (e == NULL || e->node != NULL || e->line > 0)
-		return;
-	snprintf(msg, sizeof(msg), "%s", e->message ? e->message : "error");
-	c->n += strcmp(strtrim(msg), c->msg) == 0;
-}
+	for (size_t i = 0; i < n; i++) {
+		const char *name = L->unplaced.v[2 * i], *msg = L->unplaced.v[2 * i + 1];
 
-/* How many errors reading msg, with no node, doc has against schema. */
-static int
-count_unplaced(xmlRelaxNGPtr schema, xmlDocPtr doc, const char *msg)
-{
-	xmlRelaxNGValidCtxtPtr vc = xmlRelaxNGNewValidCtxt(schema);
-	struct unplaced_count c = { msg, 0 };
-
-	if (vc == NULL)
-		return 0;
-	xmlRelaxNGSetValidStructuredErrors(vc, count_unplaced_err, &c);
-	(void)xmlRelaxNGValidateDoc(vc, doc);
-	xmlRelaxNGFreeValidCtxt(vc);
-	return c.n;
-}
-
-/* The k-th element named name under n (document order), or NULL; *k
- * counts down. */
-static xmlNodePtr
-nth_elem(xmlNodePtr n, const char *name, long *k)
-{
-	for (xmlNodePtr r; n; n = n->next) {
-		if (n->type == XML_ELEMENT_NODE && strcmp((const char *)n->name, name) == 0 &&
-		    (*k)-- == 0)
-			return n;
-		if ((r = nth_elem(n->children, name, k)) != NULL)
-			return r;
+		for (size_t j = i; j-- > 0 && at[i] == NULL;)
+			if (strcmp(L->unplaced.v[2 * j], name) == 0 &&
+			    strcmp(L->unplaced.v[2 * j + 1], msg) == 0)
+				at[i] = at[j];
+		perr(L, (int)xml_rng_locate(schema, doc, name, msg, &at[i]), "%s", msg);
 	}
-	return NULL;
-}
-
-/* The line of the element named name that a node-less schema error msg is
- * about: the one whose removal takes that error away; 0 when none does. */
-static long
-place_error(xmlRelaxNGPtr schema, xmlDocPtr doc, const char *name, const char *msg)
-{
-	int base = count_unplaced(schema, doc, msg);
-
-	for (long i = 0;; i++) {
-		long k = i, kc = i;
-		xmlNodePtr orig = nth_elem(xmlDocGetRootElement(doc), name, &k), c;
-		xmlDocPtr cp;
-		int n;
-
-		if (orig == NULL || (cp = xmlCopyDoc(doc, 1)) == NULL)
-			return 0;
-		if ((c = nth_elem(xmlDocGetRootElement(cp), name, &kc)) != NULL) {
-			xmlUnlinkNode(c);
-			xmlFreeNode(c);
-		}
-		n = count_unplaced(schema, cp, msg);
-		xmlFreeDoc(cp);
-		if (n < base)
-			return xmlGetLineNo(orig);
-	}
+	free(at);
+	strvec_free(&L->unplaced);
 }
 
 /* The schema: next to the play, else ansible-like-plays/ (or plays/ when
@@ -201,10 +146,7 @@ validate(struct ploader *L, xmlDocPtr doc)
 		rc = xmlRelaxNGValidateDoc(vc, doc) != 0;
 		L->doc = NULL;
 		xmlRelaxNGFreeValidCtxt(vc);
-		for (size_t i = 0; i + 1 < L->unplaced.n; i += 2)
-			perr(L, (int)place_error(schema, doc, L->unplaced.v[i], L->unplaced.v[i + 1]),
-			    "%s", L->unplaced.v[i + 1]);
-		strvec_free(&L->unplaced);
+		place_unplaced(L, schema, doc);
 	}
 	if (schema)
 		xmlRelaxNGFree(schema);
@@ -807,20 +749,19 @@ cache_vars(struct ctl *ctl, const struct strvec *nodes, char *ram, char *cache, 
 		twice_gib(ckb, cache, len);
 }
 
-/* A second load that failed only because ${ram_x2} or ${cache_x2} had
- * no node's facts: the nodes that did not answer are the cause, not the
- * file.  Then errs says so instead (exit 1); else 2 (the file's errors). */
+/* A second load that failed where the first, with stand-ins for ${ram_x2}
+ * and ${cache_x2}, loaded: its errors come from attributes that used them
+ * (directly or through a <var>).  When they are missing because no node
+ * answered facts, the nodes are the cause, not the file: errs says so
+ * instead (exit 1).  Else 2: the file's errors with the facts' values. */
 static int
-facts_missing(struct strvec *errs, const struct strvec *silent)
+facts_missing(struct strvec *errs, const struct strvec *silent, const char *ram,
+    const char *cache)
 {
 	char *folded;
 
-	if (silent->n == 0)
+	if (silent->n == 0 || (ram[0] && cache[0]))
 		return 2;
-	for (size_t i = 0; i < errs->n; i++)
-		if (!strstr(errs->v[i], "${ram_x2}") && !strstr(errs->v[i], "${cache_x2}") &&
-		    !strstr(errs->v[i], ": bad value ''"))
-			return 2;
 	folded = nodeset_fold(silent->v, silent->n);
 	strvec_free(errs);
 	strvec_push_owned(errs, xasprintf("knobctl play: ${ram_x2} and ${cache_x2} come from the "
@@ -864,7 +805,8 @@ cmd_play(struct ctl *ctl, int argc, char **argv)
 		goto out;
 	}
 	path = play_find(argv[optind]);
-	/* a first load for the play's nodes; then again with the facts */
+	/* a first load, with stand-ins for the facts: the play's nodes, and every
+	 * error of the file itself; then again with the facts */
 	load_vars(&vars, "1g", "1g", &user);
 	if ((pl = play_load(ctl, path, &vars, &errs)) == NULL)
 		goto errors;
@@ -876,7 +818,7 @@ cmd_play(struct ctl *ctl, int argc, char **argv)
 	load_vars(&vars, ram, cache, &user);
 	play_free(pl);
 	if ((pl = play_load(ctl, path, &vars, &errs)) == NULL) {
-		rc = facts_missing(&errs, &silent);
+		rc = facts_missing(&errs, &silent, ram, cache);
 		goto errors;
 	}
 	rc = play_run(ctl, pl, &nodes, check);

@@ -26,6 +26,8 @@
 #define MT 30
 #define MB 56
 #define LH 20		/* a legend row */
+#define LEG_X 30	/* a legend name's offset from its row's start */
+#define LEG_MAX 48	/* a longer legend name is cut, whole in its tooltip */
 
 /* A run's style: colour r % 8 with dash pattern r / 8, so 48 runs are
  * told apart before a style comes again. */
@@ -120,11 +122,46 @@ tick_label(char *buf, size_t len, double y, double step, double ymax)
 }
 
 /* A chart's frame: the y range and tick step, the log2 thread range, the
- * scales, the plot size and the height (CH, or taller for its legend). */
+ * scales, the plot size, the width (CW, or wider for its legend's names)
+ * and the height (CH, or taller for its legend). */
 struct frame {
 	double ymax, step, lx0, lx1, sx, sy;
-	int pw, ph, h;
+	int pw, ph, w, h;
 };
+
+/* name as a legend shows it into buf (of LEG_MAX * 4 + 4 bytes): whole,
+ * or its first LEG_MAX - 1 characters and an ellipsis; 1 when cut. */
+static int
+legend_name(const char *name, char *buf, size_t len)
+{
+	size_t i, nc = 0, cut = 0;
+
+	for (i = 0; name[i]; i++)
+		if (((unsigned char)name[i] & 0xc0) != 0x80 && nc++ == LEG_MAX - 1)
+			cut = i;	/* where the LEG_MAX-th character starts */
+	if (nc <= LEG_MAX) {
+		snprintf(buf, len, "%s", name);
+		return 0;
+	}
+	snprintf(buf, len, "%.*s\u2026", (int)cut, name);
+	return 1;
+}
+
+/* A width in px that s, at font-size 12, does not pass in the common
+ * sans-serif fonts (DejaVu, Liberation, Arial, Verdana): 0.65 em for a
+ * lower-case letter but m and w, a digit or narrow punctuation, 1.1 em for
+ * any other character (a UTF-8 sequence counts once). */
+static int
+text_width_max(const char *s)
+{
+	int w = 0;
+
+	for (; *s; s++)
+		if (((unsigned char)*s & 0xc0) != 0x80)
+			w += (*s >= 'a' && *s <= 'z' && *s != 'm' && *s != 'w') ||
+			    (*s >= '0' && *s <= '9') || strchr(" .,:;_-/()[]|!'", *s) ? 78 : 132;
+	return (w + 9) / 10;
+}
 
 /* Does run r's point i figure in the chart of workload w: the same
  * workload, a figure, the one point of its thread count? */
@@ -138,10 +175,11 @@ in_chart(const struct rrun *run, size_t i, const struct point *w)
 }
 
 /* The frame of a chart of the points sel[r][0..ns[r]) of nruns runs, its
- * legend nleg rows; -1 when no run has a figure in it. */
+ * legend nleg rows whose names take at most legw px; -1 when no run has a
+ * figure in it. */
 static int
 chart_frame(const struct point **const *sel, const size_t *ns, size_t nruns,
-    size_t nleg, int decimal, struct frame *fr)
+    size_t nleg, int legw, int decimal, struct frame *fr)
 {
 	memset(fr, 0, sizeof(*fr));
 	fr->lx0 = INFINITY;
@@ -168,6 +206,8 @@ chart_frame(const struct point **const *sel, const size_t *ns, size_t nruns,
 	fr->sx = fr->pw / (fr->lx1 - fr->lx0);
 	fr->sy = fr->ph / fr->ymax;
 	fr->h = MT + (int)nleg * LH + 10 > CH ? MT + (int)nleg * LH + 10 : CH;
+	fr->w = ML + fr->pw + 12 + LEG_X + legw + 10 > CW ? ML + fr->pw + 12 + LEG_X + legw + 10 :
+	    CW;
 	return 0;
 }
 
@@ -252,17 +292,25 @@ chart_series(FILE *f, const struct rrun *run, size_t r, const struct point *cons
 	free(bars);
 }
 
-/* Legend row row of the chart: run r's style and name. */
+/* Legend row row of the chart: run r's style and name (cut, then whole in
+ * a tooltip, past LEG_MAX characters). */
 static void
 chart_legend(FILE *f, const struct rrun *run, size_t r, size_t row, const struct frame *fr)
 {
 	int x = ML + fr->pw + 12, y = MT + 10 + (int)row * LH;
+	char shown[LEG_MAX * 4 + 4];
 
-	fprintf(f, "<g class=\"legend\"><line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
-	    "stroke=\"%s\" stroke-width=\"2\" stroke-dasharray=\"%s\"/><text x=\"%d\" y=\"%d\" "
+	fprintf(f, "<g class=\"legend\">");
+	if (legend_name(run->name, shown, sizeof(shown))) {
+		fprintf(f, "<title>");
+		esc(f, run->name);
+		fprintf(f, "</title>");
+	}
+	fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" "
+	    "stroke-width=\"2\" stroke-dasharray=\"%s\"/><text x=\"%d\" y=\"%d\" "
 	    "font-size=\"12\">", x, y, x + 24, y, palette[r % nitems(palette)],
-	    dashes[r / nitems(palette) % nitems(dashes)], x + 30, y + 4);
-	esc(f, run->name);
+	    dashes[r / nitems(palette) % nitems(dashes)], x + LEG_X, y + 4);
+	esc(f, shown);
 	fprintf(f, "</text></g>\n");
 }
 
@@ -274,19 +322,23 @@ chart(FILE *f, const struct rrun *runs, size_t nruns, const struct point *w, int
 	const struct point ***sel = xcalloc(nruns, sizeof(*sel));
 	size_t *ns = xcalloc(nruns, sizeof(*ns)), r, nleg = 0;
 	struct frame fr;
-	char title[160];
+	char title[160], shown[LEG_MAX * 4 + 4];
+	int legw = 0;
 
 	for (r = 0; r < nruns; r++) {
 		sel[r] = xcalloc(runs[r].ps.n + 1, sizeof(**sel));
 		ns[r] = chart_points(&runs[r], w, sel[r]);
 		nleg += ns[r] > 0;
+		legend_name(runs[r].name, shown, sizeof(shown));
+		if (ns[r] && text_width_max(shown) > legw)
+			legw = text_width_max(shown);
 	}
-	if (chart_frame(sel, ns, nruns, nleg, decimal, &fr) == 0) {
+	if (chart_frame(sel, ns, nruns, nleg, legw, decimal, &fr) == 0) {
 		workload_title(title, sizeof(title), w);
 		fprintf(f, "<figure class=\"chart\"><figcaption>");
 		esc(f, title);
 		fprintf(f, "</figcaption>\n<svg width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-		    "role=\"img\">\n", CW, fr.h, CW, fr.h);
+		    "role=\"img\">\n", fr.w, fr.h, fr.w, fr.h);
 		chart_axes(f, &fr, rundoc_unit_name(w->metric, decimal));
 		for (r = 0, nleg = 0; r < nruns; r++)
 			if (ns[r]) {

@@ -3,7 +3,8 @@
  * report writes the page, and Debian's chromium renders it headless.  The
  * rendered DOM (--dump-dom, parsed with libxml2's HTML parser) must hold
  * one chart per workload with an axis path, one polyline per run, error
- * bars and a legend naming both runs; the page must reference nothing
+ * bars and a legend naming both runs, each name inside its chart (the
+ * second run's is 60 characters long); the page must reference nothing
  * outside itself; the screenshot is kept in build/tests/report-browser/. */
 #include <check.h>
 #include <stdarg.h>
@@ -20,6 +21,18 @@
 #include "util.h"
 
 #define CHROMIUM "/usr/bin/chromium"
+/* 60 characters: the legend shows 47 of them and an ellipsis */
+#define LONG_LABEL "throttled-to-100-iops-on-purpose-so-the-verdicts-read-worse"
+#define LONG_SHOWN "throttled-to-100-iops-on-purpose-so-the-verdict\u2026"
+
+/* Marks each legend name of the page with data-fits: "yes" when its box
+ * lies inside its chart (the SVG's viewBox, drawn at its own size), else
+ * "no: RIGHT > WIDTH" (the report itself has no script: a copy gets it). */
+#define PROBE_JS "for (const t of document.querySelectorAll('g.legend text')) {" \
+	"const s = t.ownerSVGElement, b = t.getBBox(), v = s.viewBox.baseVal;" \
+	"t.setAttribute('data-fits', b.x >= 0 && b.x + b.width <= v.width &&" \
+	" s.getBoundingClientRect().width == v.width ? 'yes' :" \
+	" 'no: ' + (b.x + b.width) + ' > ' + v.width); }"
 
 static struct harness h;
 
@@ -33,6 +46,19 @@ static void
 teardown(void)
 {
 	harness_stop(&h);
+}
+
+/* The page html with PROBE_JS at the end of its body, into probe. */
+static void
+write_probe(const char *html, const char *probe)
+{
+	char *page = NULL, *body;
+
+	ck_assert_int_eq(read_file_bounded(html, 8 << 20, &page, NULL), 0);
+	ck_assert_ptr_nonnull(body = strstr(page, "</body>"));
+	cu_write(probe, 0644, "%.*s<script>%s</script>%s", (int)(body - page), page, PROBE_JS,
+	    body);
+	free(page);
 }
 
 /* Number of nodes xpath selects under ctx. */
@@ -66,7 +92,8 @@ texts(xmlXPathContextPtr xc, xmlNodePtr ctx, const char *xpath)
 START_TEST(report_in_chromium)
 {
 	char data[PATH_MAX], outdir[PATH_MAX], html[PATH_MAX + 32], shot[PATH_MAX + 32];
-	char dom[PATH_MAX + 32], profile[PATH_MAX + 32], *page = NULL, *dump = NULL, *out = NULL;
+	char dom[PATH_MAX + 32], profile[PATH_MAX + 32], probe[PATH_MAX + 32], *page = NULL;
+	char *dump = NULL, *out = NULL;
 	htmlDocPtr doc;
 	xmlXPathContextPtr xc;
 	xmlXPathObjectPtr charts;
@@ -82,7 +109,7 @@ START_TEST(report_in_chromium)
 	ck_assert_int_eq(rc, 0);
 	free(out);
 	rc = harness_knobctl(&h, &out, NULL, "bench seq -w @all --dir %s --threads 1..4 --repeat 2 "
-	    "--size 1m --bs 64k --test-rate-iops 100 --label throttled", data);
+	    "--size 1m --bs 64k --test-rate-iops 100 --label " LONG_LABEL, data);
 	ck_assert_int_eq(rc, 0);
 	free(out);
 
@@ -91,6 +118,7 @@ START_TEST(report_in_chromium)
 	snprintf(html, sizeof(html), "%s/report.html", outdir);
 	snprintf(shot, sizeof(shot), "%s/report.png", outdir);
 	snprintf(dom, sizeof(dom), "%s/report.dom.html", outdir);
+	snprintf(probe, sizeof(probe), "%s/report.probe.html", outdir);
 	/* a fresh profile directory for each browser start */
 	snprintf(profile, sizeof(profile), "%s/chromium", h.tmp);
 	unlink(shot);
@@ -105,10 +133,12 @@ START_TEST(report_in_chromium)
 	ck_assert_ptr_null(strstr(page, "<script"));
 	ck_assert_ptr_null(strstr(page, "<link"));
 	free(page);
+	/* the DOM is dumped from a copy that measures the legend's names */
+	write_probe(html, probe);
 
 	rc = harness_sh(CHROMIUM " --headless --no-sandbox --disable-gpu "
 	    "--disable-background-networking --disable-component-update --no-first-run "
-	    "--user-data-dir=%s-dom --dump-dom file://%s > %s 2>/dev/null", profile, html, dom);
+	    "--user-data-dir=%s-dom --dump-dom file://%s > %s 2>/dev/null", profile, probe, dom);
 	ck_assert_int_eq(rc, 0);
 	rc = harness_sh(CHROMIUM " --headless --no-sandbox --disable-gpu "
 	    "--disable-background-networking --disable-component-update --no-first-run "
@@ -144,7 +174,16 @@ START_TEST(report_in_chromium)
 		/* three thread counts per run, each with its error bar */
 		ck_assert_int_eq(count(xc, c, ".//g[@class='run']/circle"), 6);
 		ck_assert_int_eq(count(xc, c, ".//path[@class='errbar']"), 6);
-		ck_assert_str_eq(legend, "baseline|throttled|");
+		/* every name inside its chart (before, the chart kept 720 px and
+		 * cut the long name at its right edge), the long one cut, whole in
+		 * its tooltip */
+		cap = texts(xc, c, ".//g[@class='legend']/text/@data-fits");
+		ck_assert_str_eq(cap, "yes|yes|");
+		free(cap);
+		ck_assert_str_eq(legend, "baseline|" LONG_SHOWN "|");
+		cap = texts(xc, c, ".//g[@class='legend']/title");
+		ck_assert_str_eq(cap, LONG_LABEL "|");
+		free(cap);
 		cap = texts(xc, c, ".//text[@class='xlabel']");
 		ck_assert_ptr_nonnull(strstr(cap, "threads"));
 		free(cap);
