@@ -1236,16 +1236,21 @@ START_TEST(hostkey_pattern_global)
 }
 END_TEST
 
-/* bootstrap --deb on a node whose knob did not come from us (a knobd in
- * usr/sbin, say from apt, no knob.deb of ours cached): without --upgrade
- * the package is neither sent nor installed (no dpkg -i, which would
- * reinstall or downgrade it), the node says why.  The .deb is a stand-in
- * (not a package: before the fix the install ran the real dpkg on it,
- * under the node's --root, and failed); its knobd is the build's, which
- * the test's service script starts. */
+/* bootstrap --deb decides by dpkg's database (dpkg-query, the one under
+ * the node's --root here) whether knob is installed, not by a knobd in
+ * usr/sbin.  A knobd no package installed (make install, a copy): without
+ * --upgrade the package is neither sent nor installed (no dpkg -i over
+ * it), the node says so.  The package installed (a stanza in a fake
+ * var/lib/dpkg/status) but its knobd removed by hand: still installed,
+ * --upgrade needed (it was taken for a node without knob: the package
+ * sent and dpkg -i'ed).  No dpkg-query on the node (PATH without it, set
+ * by the session's .bashrc): the node fails, saying so.  The .deb is a
+ * stand-in (not a package: an install would run the real dpkg on it,
+ * under the node's --root, and fail); its knobd is the build's, which the
+ * test's service script starts. */
 START_TEST(bootstrap_deb_needs_upgrade)
 {
-	char *out = NULL, deb[4200], cached[4200], extra[8400];
+	char *out = NULL, deb[4200], cached[4200], extra[8400], want[8400];
 
 	snprintf(deb, sizeof(deb), "%s/knob-standin.deb", h.tmp);
 	cu_write(deb, 0644, "not a package\n");
@@ -1253,12 +1258,30 @@ START_TEST(bootstrap_deb_needs_upgrade)
 	    "%s/root-node01/usr/sbin/knobd", h.tmp, h.bin, h.tmp), 0);
 	snprintf(extra, sizeof(extra), "-x node[02-03] --accept-new --deb %s", deb);
 	ck_assert_int_eq(boot(&out, "id", extra), 0);
-	ck_assert_msg(strstr(out, "node01: updated: ca.crt, node.crt, node.key; service command "
-	    "run; agent answers over TLS; knob differs from this controller's knob.deb (a knobd is "
-	    "installed, no knob.deb of ours is cached; --upgrade replaces it)"), "%s", out);
+	snprintf(want, sizeof(want), "node01: updated: ca.crt, node.crt, node.key; service command "
+	    "run; agent answers over TLS; %s/root-node01/usr/sbin/knobd is there but no package "
+	    "installed it (make install?): knob.deb not installed over it (--upgrade installs it)",
+	    h.tmp);
+	ck_assert_msg(strstr(out, want), "%s", out);
 	free(out);
 	snprintf(cached, sizeof(cached), "%s/root-node01/var/cache/knob/knob.deb", h.tmp);
 	ck_assert_msg(access(cached, F_OK) < 0, "%s was sent", cached);
+
+	cu_write_at(h.tmp, "/root-node01/var/lib/dpkg/status", 0644, "%s", "Package: knob\n"
+	    "Status: install ok installed\nVersion: 0.9-1\nArchitecture: amd64\n"
+	    "Maintainer: t <t@example.org>\nDescription: stand-in\n");
+	ck_assert_int_eq(harness_sh("rm %s/root-node01/usr/sbin/knobd", h.tmp), 0);
+	ck_assert_int_eq(boot(&out, "id", extra), 0);
+	ck_assert_msg(strstr(out, "node01: unchanged; the package knob 0.9-1 is installed (dpkg), "
+	    "not from this controller's knob.deb (--upgrade replaces it)"), "%s", out);
+	free(out);
+	ck_assert_msg(access(cached, F_OK) < 0, "%s was sent", cached);
+
+	cu_write_at(h.tmp, "/ssh0/.bashrc", 0644, "%s", "PATH=/nonexistent\n");
+	ck_assert_int_eq(boot(&out, "id", extra), 1);
+	ck_assert_msg(strstr(out, "node01: failed: probe failed (exit 3): no dpkg-query on the "
+	    "node: --deb installs the package with dpkg"), "%s", out);
+	free(out);
 }
 END_TEST
 
