@@ -1025,12 +1025,20 @@ ca_limited(X509 *x, X509 *cacert)
 int
 ca_expiry_check(const char *dir, int min_days, char *msg, size_t msglen)
 {
-	char crt[PATH_MAX], date[32] = "?";
+	char crt[PATH_MAX];
+
+	snprintf(crt, sizeof(crt), "%s/%s", dir, CA_CERT_FILE);
+	return ca_cert_expiry_check(crt, min_days, msg, msglen);
+}
+
+int
+ca_cert_expiry_check(const char *crt, int min_days, char *msg, size_t msglen)
+{
+	char date[32] = "?";
 	X509 *cacert;
 	struct tm tm;
 	int days, rc = 0;
 
-	snprintf(crt, sizeof(crt), "%s/%s", dir, CA_CERT_FILE);
 	if ((cacert = read_cert(crt, msg, msglen)) == NULL)
 		return -1;
 	if ((days = days_left(cacert)) < min_days) {

@@ -55,6 +55,9 @@ int ca_check_leaf(const char *dir, const char *pem, const char *name, int min_da
  * expires in N days (DATE): certificates cannot outlive it; a new CA is
  * needed"), 0 no, -1 it cannot be read (msg). */
 int ca_expiry_check(const char *dir, int min_days, char *msg, size_t msglen);
+/* ca_expiry_check of the CA certificate in crt, whatever it is called
+ * (the one a TLS context trusts: --ca, the inventory's <tls ca=...>). */
+int ca_cert_expiry_check(const char *crt, int min_days, char *msg, size_t msglen);
 #define CA_WARN_DAYS 30	/* ping, facts, bootstrap: warn when the CA expires sooner */
 /* Why ca_renew did not renew a certificate. */
 enum { CA_NOT_REVOKED = 1, CA_NOT_LIMITED };

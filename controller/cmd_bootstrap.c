@@ -4,8 +4,9 @@
  * no thread per node):
  *   ssh      connect, strict host-key check, key or ssh-agent authentication
  *   probe    one exec: make the directories, sha256, mode and owner of what
- *            is installed, the node's certificate; then the directories
- *            made root's and leftover PATH.knob-new files removed
+ *            is installed, with --deb whether dpkg has the package, the
+ *            node's certificate; then the directories made root's and
+ *            leftover PATH.knob-new files removed
  *   plan     compare hashes, modes and owners; reissue the node certificate
  *            when it is not this CA's, names another node, is revoked or
  *            expires soon
@@ -52,6 +53,10 @@
 #define KEY_MARK "--- key "	/* then ok, missing, unreadable, differs or unchecked */
 /* then the octal mode, owner and group (numeric) and the path of an installed file */
 #define MODE_MARK "--- mode "
+/* --deb: then dpkg-query's "${Status} ${Version}" of the package (nothing:
+ * dpkg knows no such package) */
+#define DPKG_MARK "--- dpkg "
+#define DEB_PACKAGE "knob"	/* pkg/control.in */
 
 /* The files bootstrap installs, then (from BF_DIRS on) the directories of
  * its own that the probe makes. */
@@ -107,6 +112,8 @@ struct bnode {
 	int nown;
 	char note[400];
 	int knobd_was_missing, knobd_replaced;
+	int pkg;		/* --deb: dpkg's database has the package installed */
+	char pkg_version[64];
 	int svc_pending;	/* the last install's service command did not succeed */
 	int svc_ran;		/* this run's install (and service command) succeeded */
 	int restarted;		/* nothing changed, the agent did not answer: service command run */
@@ -285,15 +292,46 @@ probe_clean(char **cmd)
 	str_appendf(cmd, " || exit 1");
 }
 
+/* --deb, first in the probe: no dpkg-query on the node stops it (exit 3,
+ * said on stderr) before anything is made. */
+static void
+probe_dpkg_there(char **cmd)
+{
+	str_appendf(cmd, "; if ! command -v dpkg-query >/dev/null 2>&1; then echo 'no dpkg-query "
+	    "on the node: --deb installs the package with dpkg' >&2; exit 3; fi");
+}
+
+/* --deb: whether dpkg's database (the node's, or the one under its --root)
+ * has the package: DPKG_MARK and its status and version (from stdout
+ * alone: a warning on stderr is no status), nothing after the mark when
+ * dpkg knows no such package (exit 1); dpkg-query failing otherwise stops
+ * the probe, its stderr said. */
+static void
+probe_dpkg(char **cmd)
+{
+	static const char *q = "-W -f='${Status} ${Version}' " DEB_PACKAGE " 2>&1 >&3";
+
+	str_appendf(cmd, "; printf '%%s' '" DPKG_MARK "'; if [ \"$R\" = / ]; then "
+	    "e=$(dpkg-query %s); else e=$(dpkg-query --admindir=\"$R/var/lib/dpkg\" %s); fi 3>&1; "
+	    "r=$?; echo; case $r in 0|1) ;; *) echo \"dpkg-query: $e\" >&2; exit 3;; esac", q, q);
+}
+
 /* The probe: directories, hashes, modes and owners of what is there,
- * node.key's check, the node certificate. */
+ * whether dpkg has the package (--deb), node.key's check, the node
+ * certificate. */
 static char *
-probe_cmd(const struct bnode *n)
+probe_cmd(const struct boot *b, const struct bnode *n)
 {
 	char *q = sh_quote(n->root), *cmd = NULL;
 
-	str_appendf(&cmd, "R=%s; mkdir -p \"$R\" && cd \"$R\" && mkdir -p etc/knob var/lib/knob "
-	    "usr/sbin lib/systemd/system var/cache/knob && chmod 0700 var/lib/knob || exit 1; for f in", q);
+	str_appendf(&cmd, "R=%s", q);
+	if (b->data[BF_DEB] != NULL)
+		probe_dpkg_there(&cmd);
+	str_appendf(&cmd, "; mkdir -p \"$R\" && cd \"$R\" && mkdir -p etc/knob var/lib/knob "
+	    "usr/sbin lib/systemd/system var/cache/knob && chmod 0700 var/lib/knob || exit 1");
+	if (b->data[BF_DEB] != NULL)
+		probe_dpkg(&cmd);
+	str_appendf(&cmd, "; for f in");
 	for (int f = 0; f < BF_DIRS; f++)
 		if (f != BF_KEY && f != BF_CRT)
 			str_appendf(&cmd, " %s", bfiles[f].path);
@@ -459,25 +497,58 @@ plan_fixes(const struct boot *b, struct bnode *n)
 	}
 }
 
+/* What the probe said of the package (DPKG_MARK, before the
+ * certificate): n->pkg when dpkg has it installed (any state but
+ * not-installed and config-files: unpacked, half-configured... too), and
+ * its version. */
+static void
+parse_pkg(struct bnode *n, const char *out)
+{
+	const char *p = strstr(out, DPKG_MARK), *cert = strstr(out, "--- cert\n");
+	char line[160], want[16], flag[16], state[32];
+
+	n->pkg = 0;
+	n->pkg_version[0] = '\0';
+	if (p == NULL || (cert != NULL && p > cert))
+		return;
+	p += strlen(DPKG_MARK);
+	snprintf(line, sizeof(line), "%.*s", (int)strcspn(p, "\n"), p);
+	if (sscanf(line, "%15s %15s %31s %63[^\n]", want, flag, state, n->pkg_version) < 3)
+		return;
+	n->pkg = strcmp(state, "not-installed") != 0 && strcmp(state, "config-files") != 0;
+}
+
 /* Is a knob of its own already on n for file f (BF_KNOBD or BF_DEB): the
- * file itself, or for a .deb a knobd (one from apt, say, with no .deb of
- * ours cached)? */
+ * file itself; for a .deb the package in dpkg's database (whether or not
+ * its knobd is still there), or a knobd no package installed (make
+ * install, a copy), which the package would overwrite. */
 static int
 knob_present(const struct bnode *n, int f)
 {
-	return n->remote_hash[f][0] != '\0' || (f == BF_DEB && n->remote_hash[BF_KNOBD][0] != '\0');
+	if (f == BF_DEB)
+		return n->pkg || n->remote_hash[BF_KNOBD][0] != '\0';
+	return n->remote_hash[f][0] != '\0';
 }
 
 /* n's note on a knob (file f) kept since it differs and no --upgrade. */
 static void
 note_differs(struct bnode *n, int f)
 {
-	if (n->remote_hash[f][0])
+	char *knobd;
+
+	if (f == BF_KNOBD)
 		snprintf(n->note, sizeof(n->note), "%s differs from this controller's (--upgrade "
 		    "replaces it)", bfiles[f].label);
-	else
-		snprintf(n->note, sizeof(n->note), "knob differs from this controller's knob.deb (a "
-		    "knobd is installed, no knob.deb of ours is cached; --upgrade replaces it)");
+	else if (n->pkg)
+		snprintf(n->note, sizeof(n->note), "the package " DEB_PACKAGE " %s is installed "
+		    "(dpkg), not from this controller's knob.deb (--upgrade replaces it)",
+		    n->pkg_version);
+	else {
+		knobd = node_path(n, bfiles[BF_KNOBD].path);
+		snprintf(n->note, sizeof(n->note), "%s is there but no package installed it "
+		    "(make install?): knob.deb not installed over it (--upgrade installs it)", knobd);
+		free(knobd);
+	}
 }
 
 /* Which files to send: whatever differs from here (knobd, or the .deb,
@@ -489,6 +560,7 @@ plan(struct boot *b, struct bnode *n, const char *out)
 	const char *mark = strstr(out, SVC_PENDING_MARK), *cert = strstr(out, "--- cert\n");
 
 	parse_probe(n, out);
+	parse_pkg(n, out);
 	n->svc_pending = mark != NULL && (cert == NULL || mark < cert);
 	for (int f = 0; f < BF__COUNT; f++) {
 		if (b->data[f] == NULL || f == BF_CRT || f == BF_KEY)
@@ -661,7 +733,7 @@ pass_start(struct boot *b, struct bnode *n)
 	static const int first[] = { [P_INSTALL] = B_PROBE, [P_RESTART] = B_INSTALL,
 	    [P_CLEAR] = B_CLEAR };
 
-	start_exec(n, b->pass == P_INSTALL ? probe_cmd(n) : b->pass == P_RESTART ?
+	start_exec(n, b->pass == P_INSTALL ? probe_cmd(b, n) : b->pass == P_RESTART ?
 	    install_cmd(b, n) : clear_cmd(n));
 	n->step = first[b->pass];
 }

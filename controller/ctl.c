@@ -73,10 +73,10 @@ ctl_ca_dir(struct ctl *ctl, char *buf, size_t len)
 void
 ctl_ca_expiry_warn(struct ctl *ctl, const char *cmd, int days)
 {
-	char dir[4096], msg[4096 + 256];
+	const char *ca = ctl->ca ? ctl->ca : ctl->inv ? ctl->inv->ca : NULL;
+	char msg[4096 + 256];
 
-	if (ctl_ca_dir(ctl, dir, sizeof(dir)) == 0 && ca_expiry_check(dir, days, msg,
-	    sizeof(msg)) == 1)
+	if (ca != NULL && ca_cert_expiry_check(ca, days, msg, sizeof(msg)) == 1)
 		fprintf(stderr, "knobctl %s: warning: %s\n", cmd, msg);
 }
 

@@ -90,8 +90,9 @@ int ctl_expand(struct ctl *ctl, struct strvec *out);
 /* The cluster CA's directory: where --ca or the inventory's CA certificate
  * is (ca.key next to it).  0 or -1 (none configured). */
 int ctl_ca_dir(struct ctl *ctl, char *buf, size_t len);
-/* Warn on stderr ("knobctl CMD: warning: the CA DIR/ca.crt expires in
- * ...") when the CA of ctl_ca_dir expires within days; silent otherwise. */
+/* Warn on stderr ("knobctl CMD: warning: the CA CRT expires in ...") when
+ * the CA certificate TLS trusts (--ca, else the inventory's <tls ca=...>,
+ * whatever it is called) expires within days; silent otherwise. */
 void ctl_ca_expiry_warn(struct ctl *ctl, const char *cmd, int days);
 /* The directory knobctl runs from. */
 void ctl_exe_dir(char *buf, size_t len);

@@ -490,6 +490,37 @@ rss_kib(void)
 	return kib;
 }
 
+/* Once the threads stopped: what the agents counted before authentication
+ * since their last once-a-second summary (refusals, drops over the budget,
+ * failed handshakes), in one line; it would otherwise go unlogged. */
+static void
+unauth_flush(struct sim_node *nodes, unsigned n)
+{
+	unsigned refused = 0, nofile = 0, evicted = 0, failed = 0, agents = 0;
+	const struct sim_node *first = NULL, *last = NULL;
+
+	for (unsigned i = 0; i < n; i++) {
+		struct agent *a = &nodes[i].a;
+
+		if (!(a->refused || a->nofile || a->evicted || a->hs_failed))
+			continue;
+		agents++;
+		first = first ? first : &nodes[i];
+		last = a->hs_failed ? &nodes[i] : last;
+		refused += a->refused;
+		nofile += a->nofile;
+		evicted += a->evicted;
+		failed += a->hs_failed;
+		a->refused = a->nofile = a->evicted = a->hs_failed = 0;
+	}
+	if (agents)
+		log_warnx("stopping: not yet summarised before authentication on %u agent(s) (%s "
+		    "first): refused %u connection(s) over the per-address limit and %u out of file "
+		    "descriptors, dropped %u over the budget, %u handshake(s) failed or abandoned%s%s%s%s",
+		    agents, first->name, refused, nofile, evicted, failed, last ? "; the last: " : "",
+		    last ? last->name : "", last ? ": " : "", last ? last->a.hs_last : "");
+}
+
 /* Set up nodes, blocks' certificates and threads; serve until a signal.
  * 0, -1, or 2 when work items outlived the shutdown deadline. */
 static int
@@ -581,6 +612,7 @@ out:
 	sim_sni_free(front);
 	for (i = 0; i < o->threads; i++)
 		inbox_free(&th[i]);
+	unauth_flush(nodes, up);
 	for (i = 0; i < up; i++)
 		if (agent_fini(&nodes[i].a) < 0)
 			busy = 1;	/* its items still run: leave the pool be */

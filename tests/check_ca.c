@@ -978,6 +978,20 @@ START_TEST(test_ca_near_expiry_not_rekeyed)
 	snprintf(want, sizeof(want), "knobctl ping: warning: the CA %s/ca.crt expires in ", cadir);
 	ck_assert_msg(strstr(out, want) && strstr(strstr(out, want) + 1, want) == NULL, "%s", out);
 	free(out);
+
+	/* the CA certificate at another name, in a directory with no ca.crt:
+	 * the one TLS trusts is checked (DIR/ca.crt was: silence) */
+	snprintf(p, sizeof(p), "%s.trust/cluster-ca.pem", cadir);
+	ck_assert_int_eq(cu_sh_out(&out, "mkdir -p %s.trust && cp %s/ca.crt %s", cadir, cadir, p), 0);
+	free(out);
+	ck_assert_int_eq(cu_sh_out(&out, "env -u KNOB_CLUSTER %s/knobctl --ca %s --cert "
+	    "%s/head.crt --key %s/head.key --connect-timeout 1 ping -w 127.0.0.1", getenv("KNOB_BIN") ?
+	    getenv("KNOB_BIN") : "build", p, cadir, cadir), 1);
+	snprintf(want, sizeof(want), "knobctl ping: warning: the CA %s expires in ", p);
+	ck_assert_msg(strstr(out, want), "%s", out);
+	free(out);
+	snprintf(p, sizeof(p), "%s.trust", cadir);
+	cu_rm_rf(p);
 }
 END_TEST
 

@@ -9,6 +9,7 @@
  * its own --root (TMP/root-NODE). */
 #include <check.h>
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -17,6 +18,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <time.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <openssl/pem.h>
@@ -379,6 +383,58 @@ START_TEST(bootstrap_fleet)
 }
 END_TEST
 
+/* Copy what arrives on either of fds a and b to the other until one ends
+ * (or stop is readable). */
+static void
+relay(int a, int b, int stop)
+{
+	struct pollfd pf[3] = { { .fd = a, .events = POLLIN }, { .fd = b, .events = POLLIN },
+	    { .fd = stop, .events = POLLIN } };
+	char buf[16384];
+	ssize_t n;
+
+	while (poll(pf, 3, -1) > 0 && !pf[2].revents)
+		for (int i = 0; i < 2; i++) {
+			if (!pf[i].revents)
+				continue;
+			if ((n = read(pf[i].fd, buf, sizeof(buf))) <= 0 ||
+			    write(pf[!i].fd, buf, (size_t)n) != n)
+				return;
+		}
+}
+
+/* A stand-in in node01's namespace (harness_child) between knobctl and
+ * node01's sshd, on port 2222: it takes one connection and reads the
+ * client's banner (knobctl read known_hosts before it sent it, for its
+ * host key preference), then marks node01's host key @revoked in
+ * TMP/known_hosts.swap (a new file put in place with mv), then relays to
+ * sshd.  1 when it did so. */
+static int
+kh_swap_proxy(int ready, int stop)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(2222) };
+	int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1, c, sfd, swapped;
+	char buf[4096];
+	ssize_t n = 0, r;
+
+	inet_pton(AF_INET, h.node[0].addr, &sa.sin_addr);
+	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(lfd, 1) < 0 ||
+	    write(ready, "", 1) != 1 || (c = accept(lfd, NULL, NULL)) < 0)
+		_exit(1);
+	while (n < (ssize_t)sizeof(buf) && memchr(buf, '\n', (size_t)n) == NULL &&
+	    (r = read(c, buf + n, sizeof(buf) - (size_t)n)) > 0)
+		n += r;
+	swapped = harness_sh("kh=%s/known_hosts.swap; { cat $kh; echo \"@revoked * $(cut -d' ' "
+	    "-f1,2 %s/ssh0/hostkey.pub)\"; } > $kh.new && mv $kh.new $kh", h.tmp, h.tmp) == 0;
+	sa.sin_port = htons(22);
+	if ((sfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
+	    connect(sfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || write(sfd, buf, (size_t)n) != n)
+		_exit(1);
+	relay(c, sfd, stop);
+	return swapped;
+}
+
 /* known_hosts as OpenSSH users keep it: a line libssh2 cannot parse (here a
  * truncated one) at the top must not hide the lines below it, or a changed
  * host key would look new and --accept-new would take it; CRLF line ends
@@ -435,6 +491,28 @@ START_TEST(known_hosts_bad_line_revoked)
 	    "key %s/wrong refused", h.tmp);
 	ck_assert_msg(strstr(out, want), "want %s: %s", want, out);
 	free(out);
+
+	/* node01's key revoked while bootstrap connects to it: known_hosts
+	 * read for the host key preference, then changed (kh_swap_proxy), is
+	 * read again for the check, which refuses the key (with the copy read
+	 * first, it went on to authenticate) */
+	{
+		struct harness_child px;
+
+		snprintf(kh, sizeof(kh), "%s/known_hosts.swap", h.tmp);
+		ck_assert_int_eq(harness_sh("echo \"[node01]:2222 $(cut -d' ' -f1,2 "
+		    "%s/ssh0/hostkey.pub)\" > %s", h.tmp, kh), 0);
+		harness_child_start(&px, h.node[0].ns, kh_swap_proxy);
+		rc = harness_knobctl(&h, &out, NULL, "bootstrap -w node01 --ssh-port 2222 --ssh-key "
+		    "%s/wrong --known-hosts %s --root %s/root-{node} --timeout 20", h.tmp, kh, h.tmp);
+		fprintf(stderr, "---- revoked while connecting -> %d\n%s", rc, out);
+		ck_assert_int_eq(harness_child_end(&px), 1);
+		ck_assert_int_eq(rc, 1);
+		snprintf(want, sizeof(want), "node01: auth-failed: host key refused: %s is marked "
+		    "@revoked in %s", fp, kh);
+		ck_assert_msg(strstr(out, want), "want %s: %s", want, out);
+		free(out);
+	}
 	free(fp);
 #undef KH_BOOT
 }
@@ -1236,16 +1314,21 @@ START_TEST(hostkey_pattern_global)
 }
 END_TEST
 
-/* bootstrap --deb on a node whose knob did not come from us (a knobd in
- * usr/sbin, say from apt, no knob.deb of ours cached): without --upgrade
- * the package is neither sent nor installed (no dpkg -i, which would
- * reinstall or downgrade it), the node says why.  The .deb is a stand-in
- * (not a package: before the fix the install ran the real dpkg on it,
- * under the node's --root, and failed); its knobd is the build's, which
- * the test's service script starts. */
+/* bootstrap --deb decides by dpkg's database (dpkg-query, the one under
+ * the node's --root here) whether knob is installed, not by a knobd in
+ * usr/sbin.  A knobd no package installed (make install, a copy): without
+ * --upgrade the package is neither sent nor installed (no dpkg -i over
+ * it), the node says so.  The package installed (a stanza in a fake
+ * var/lib/dpkg/status) but its knobd removed by hand: still installed,
+ * --upgrade needed (it was taken for a node without knob: the package
+ * sent and dpkg -i'ed).  No dpkg-query on the node (PATH without it, set
+ * by the session's .bashrc): the node fails, saying so.  The .deb is a
+ * stand-in (not a package: an install would run the real dpkg on it,
+ * under the node's --root, and fail); its knobd is the build's, which the
+ * test's service script starts. */
 START_TEST(bootstrap_deb_needs_upgrade)
 {
-	char *out = NULL, deb[4200], cached[4200], extra[8400];
+	char *out = NULL, deb[4200], cached[4200], extra[8400], want[8400];
 
 	snprintf(deb, sizeof(deb), "%s/knob-standin.deb", h.tmp);
 	cu_write(deb, 0644, "not a package\n");
@@ -1253,12 +1336,30 @@ START_TEST(bootstrap_deb_needs_upgrade)
 	    "%s/root-node01/usr/sbin/knobd", h.tmp, h.bin, h.tmp), 0);
 	snprintf(extra, sizeof(extra), "-x node[02-03] --accept-new --deb %s", deb);
 	ck_assert_int_eq(boot(&out, "id", extra), 0);
-	ck_assert_msg(strstr(out, "node01: updated: ca.crt, node.crt, node.key; service command "
-	    "run; agent answers over TLS; knob differs from this controller's knob.deb (a knobd is "
-	    "installed, no knob.deb of ours is cached; --upgrade replaces it)"), "%s", out);
+	snprintf(want, sizeof(want), "node01: updated: ca.crt, node.crt, node.key; service command "
+	    "run; agent answers over TLS; %s/root-node01/usr/sbin/knobd is there but no package "
+	    "installed it (make install?): knob.deb not installed over it (--upgrade installs it)",
+	    h.tmp);
+	ck_assert_msg(strstr(out, want), "%s", out);
 	free(out);
 	snprintf(cached, sizeof(cached), "%s/root-node01/var/cache/knob/knob.deb", h.tmp);
 	ck_assert_msg(access(cached, F_OK) < 0, "%s was sent", cached);
+
+	cu_write_at(h.tmp, "/root-node01/var/lib/dpkg/status", 0644, "%s", "Package: knob\n"
+	    "Status: install ok installed\nVersion: 0.9-1\nArchitecture: amd64\n"
+	    "Maintainer: t <t@example.org>\nDescription: stand-in\n");
+	ck_assert_int_eq(harness_sh("rm %s/root-node01/usr/sbin/knobd", h.tmp), 0);
+	ck_assert_int_eq(boot(&out, "id", extra), 0);
+	ck_assert_msg(strstr(out, "node01: unchanged; the package knob 0.9-1 is installed (dpkg), "
+	    "not from this controller's knob.deb (--upgrade replaces it)"), "%s", out);
+	free(out);
+	ck_assert_msg(access(cached, F_OK) < 0, "%s was sent", cached);
+
+	cu_write_at(h.tmp, "/ssh0/.bashrc", 0644, "%s", "PATH=/nonexistent\n");
+	ck_assert_int_eq(boot(&out, "id", extra), 1);
+	ck_assert_msg(strstr(out, "node01: failed: probe failed (exit 3): no dpkg-query on the "
+	    "node: --deb installs the package with dpkg"), "%s", out);
+	free(out);
 }
 END_TEST
 
