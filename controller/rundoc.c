@@ -3,6 +3,7 @@
  * printer.  Units: sizes are binary; throughput is shown in one family,
  * binary (MiB/s, GiB/s, as IOR does; the default) or decimal (MB/s, GB/s,
  * as the vendor reports do) with --units; JSON stays in bytes/s and ops/s. */
+#include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,7 +185,8 @@ rundoc_metric(json_object *ph, double *out)
 			*out = el > 0 ? js_num(ph, "ops") / el : 0;
 	} else
 		*out = js_num(ph, "rate");
-	return *out > 0 ? 0 : -1;
+	/* inf (a phase timed at 0 s) or NaN measured nothing: no figure */
+	return isfinite(*out) && *out > 0 ? 0 : -1;
 }
 
 const char *

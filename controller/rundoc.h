@@ -71,7 +71,8 @@ json_object *rundoc_hist_json(const Knob__PhaseResult *const *res, size_t n);
 enum metric { M_BW, M_IOPS, M_OPS };
 int rundoc_metric_of(const char *kind);
 /* The figure a phase is judged by (bytes/s, IOPS or ops/s); a failed phase
- * has none: returns -1 then. */
+ * has none, nor one whose figure is not a finite number above 0: returns
+ * -1 then. */
 int rundoc_metric(json_object *ph, double *out);
 /* "1.23 GiB/s" (decimal: "1.32 GB/s"), "12345 IOPS", "12345 ops/s". */
 void rundoc_fmt_rate(char *buf, size_t len, double v, int metric, int decimal);

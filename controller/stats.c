@@ -112,7 +112,7 @@ stats_ibeta(double x, double a, double b)
 double
 stats_t_two_sided(double t, double df)
 {
-	if (!(df > 0))
+	if (!(df > 0) || isnan(t))
 		return 1;
 	if (isinf(t))
 		return 0;
@@ -131,6 +131,8 @@ stats_welch(const struct sample_stats *a, const struct sample_stats *b, struct w
 	va = a->sd * a->sd / (double)a->n;
 	vb = b->sd * b->sd / (double)b->n;
 	se2 = va + vb;
+	if (!isfinite(se2) || !isfinite(a->mean) || !isfinite(b->mean))
+		return;		/* not numbers (an overflow): nothing to judge */
 	if (se2 == 0) {
 		/* no spread on either side (rounded or capped figures): equal
 		 * means are noise; different ones cannot be judged, since the
@@ -148,11 +150,18 @@ stats_welch(const struct sample_stats *a, const struct sample_stats *b, struct w
 int
 stats_verdict(const struct welch *w)
 {
-	if (!w->valid)
+	if (!w->valid || isnan(w->p))
 		return VERDICT_NONE;
 	if (w->p >= 0.05)
 		return VERDICT_NOISE;
 	return w->t > 0 ? VERDICT_BETTER : VERDICT_WORSE;
+}
+
+/* p for Holm's order: a p that is not a number is 1 (no evidence). */
+static double
+holm_p(double p)
+{
+	return isnan(p) ? 1 : p;
 }
 
 void
@@ -163,8 +172,10 @@ stats_holm(const double *p, size_t n, double *adj)
 
 	for (i = 0; i < n; i++)
 		ord[i] = i;
-	for (i = 1; i < n; i++)		/* by p, ties in their order */
-		for (k = i; k > 0 && p[ord[k - 1]] > p[ord[k]]; k--) {
+	/* by p, ties in their order; a NaN compared false with every p and
+	 * stopped the smaller ones behind it from moving ahead */
+	for (i = 1; i < n; i++)
+		for (k = i; k > 0 && holm_p(p[ord[k - 1]]) > holm_p(p[ord[k]]); k--) {
 			size_t t = ord[k];
 			ord[k] = ord[k - 1];
 			ord[k - 1] = t;
@@ -172,7 +183,7 @@ stats_holm(const double *p, size_t n, double *adj)
 	/* the k-th smallest times the n - k hypotheses left, never below the
 	 * one before it (step-down), at most 1 */
 	for (k = 0; k < n; k++) {
-		double a = fmin(1, (double)(n - k) * p[ord[k]]);
+		double a = fmin(1, (double)(n - k) * holm_p(p[ord[k]]));
 
 		run = fmax(run, a);
 		adj[ord[k]] = run;

@@ -31,26 +31,28 @@ double stats_median(double *v, size_t n);
 struct welch {
 	int valid;		/* both sides have n >= 2, and some spread unless
 				 * the means are equal (then p 1): with none on
-				 * either side a difference cannot be judged */
+				 * either side a difference cannot be judged;
+				 * and finite means and spread (an inf or NaN
+				 * sample cannot be judged either) */
 	double t;		/* (mean_b - mean_a) / sqrt(sa^2/na + sb^2/nb) */
 	double df;		/* Welch-Satterthwaite degrees of freedom */
 	double p;		/* two-sided p-value */
 };
 void stats_welch(const struct sample_stats *a, const struct sample_stats *b, struct welch *out);
 /* Two-sided tail probability P(|T| >= |t|) of Student's t with df degrees
- * of freedom (regularised incomplete beta). */
+ * of freedom (regularised incomplete beta); 1 when t is NaN or df not > 0. */
 double stats_t_two_sided(double t, double df);
 /* Regularised incomplete beta I_x(a, b). */
 double stats_ibeta(double x, double a, double b);
 
 enum verdict { VERDICT_NONE, VERDICT_BETTER, VERDICT_WORSE, VERDICT_NOISE };
 /* better / worse when Welch's p < 0.05 (B higher is better), within noise
- * otherwise; none without repeats on both sides.  Over several points,
+ * otherwise; none without repeats on both sides or with a NaN p.  Over several points,
  * give it the p that stats_holm adjusted. */
 int stats_verdict(const struct welch *w);
 /* Holm–Bonferroni adjusted p-values of p[0..n) into adj[0..n) (in p's
  * order): the family-wise error of calling any of n points different
- * stays at the level a single point's would be. */
+ * stays at the level a single point's would be.  A NaN p counts as 1. */
 void stats_holm(const double *p, size_t n, double *adj);
 const char *stats_verdict_name(int v);
 

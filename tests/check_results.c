@@ -2020,6 +2020,70 @@ START_TEST(t_writer_hidden_pid)
 }
 END_TEST
 
+/* A repeat whose stored figure is not a number (an infinite rate: a phase
+ * timed at 0 s by an external tool's output, or by an older knob; NaN) is
+ * no figure: it is left out of the point as a failed repeat is, through
+ * the file too.  Before, the infinite one counted: B's mean was inf, its
+ * sd NaN, the verdict "within noise" (p 1 from a NaN df) and knobctl's JSON
+ * said Infinity and NaN, which no JSON parser takes. */
+START_TEST(t_nonfinite_figures)
+{
+	static const double ra[] = { 1.00e9, 1.02e9, 0.98e9 }, rb[] = { 1.30e9, 1.31e9, 1.29e9 };
+	json_object *a = mk_doc("A", 1), *b = mk_doc("B", 2), *cmp, *r;
+	sqlite3 *db = open_db();
+	const char *txt;
+	char err[256];
+
+	for (int i = 0; i < 3; i++) {
+		add_phase(a, mk_phase("seq-write", 4, i + 1, ra[i], 1 << 20, "ok"));
+		add_phase(b, mk_phase("seq-write", 4, i + 1, rb[i], 1 << 20, "ok"));
+	}
+	add_phase(b, mk_phase("seq-write", 4, 4, INFINITY, 1 << 20, "ok"));
+	add_phase(b, mk_phase("seq-write", 4, 5, NAN, 1 << 20, "ok"));
+	a = stored(db, a);
+	b = stored(db, b);
+	cmp = results_compare_doc(a, b, 0, err, sizeof(err));
+	ck_assert_msg(cmp != NULL, "%s", err);
+	r = json_object_array_get_idx(cu_get(cmp, "points"), 0);
+	txt = json_object_to_json_string_ext(cmp, JSON_C_TO_STRING_PLAIN);
+	ck_assert_msg(strstr(txt, "Infinity") == NULL && strstr(txt, "NaN") == NULL &&
+	    strstr(txt, "nan") == NULL, "%s", txt);
+	ck_assert_int_eq(cu_int(r, "b_n"), 3);
+	ck_assert_double_eq_tol(cu_num(r, "b_mean"), 1.30e9, 1);
+	ck_assert_str_eq(cu_str(r, "verdict"), "better");
+	json_object_put(cmp);
+	json_object_put(a);
+	json_object_put(b);
+	sqlite3_close(db);
+}
+END_TEST
+
+/* Statistics given what is not a number: a sample with an infinite figure
+ * has no verdict (it was "within noise": p 1 from a NaN df), a NaN t has p
+ * 1 (it was NaN), a NaN p no verdict (it was "worse": NaN >= 0.05 is
+ * false), and Holm takes a NaN p for 1 (it stopped 0.01 behind it from
+ * sorting first: all three came out 1 and 0.01 lost its 0.03). */
+START_TEST(t_stats_nonfinite)
+{
+	static const double x[] = { 1, 2, INFINITY }, y[] = { 1, 2, 3 };
+	static const double p[] = { 0.5, NAN, 0.01 }, want[] = { 1, 1, 0.03 };
+	struct sample_stats sx, sy;
+	struct welch w = { 1, -2, 4, NAN };
+	double adj[3];
+
+	ck_assert_int_eq(stats_verdict(&w), VERDICT_NONE);
+	ck_assert_double_eq(stats_t_two_sided(NAN, 4), 1);
+	stats_summary(x, 3, &sx);
+	stats_summary(y, 3, &sy);
+	stats_welch(&sy, &sx, &w);
+	ck_assert_int_eq(stats_verdict(&w), VERDICT_NONE);
+	stats_holm(p, 3, adj);
+	for (size_t i = 0; i < 3; i++)
+		ck_assert_msg(fabs(adj[i] - want[i]) < 1e-12, "adj[%zu] %g, want %g", i, adj[i],
+		    want[i]);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -2064,6 +2128,8 @@ main(void)
 	tcase_add_test(tc, t_iodepth_ran);
 	tcase_add_test(tc, t_migrate_v8_md_files);
 	tcase_add_test(tc, t_writer_hidden_pid);
+	tcase_add_test(tc, t_nonfinite_figures);
+	tcase_add_test(tc, t_stats_nonfinite);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
