@@ -969,6 +969,11 @@ results_resolve(sqlite3 *db, const char *spec, char **id, char *err, size_t errl
 		}
 		goto out;
 	}
+	if (spec[0] == '\0') {
+		/* a prefix of every id: an unset shell variable is no run */
+		snprintf(err, errlen, "no run '': an empty run id");
+		goto out;
+	}
 	for (i = 0; i < n; i++) {
 		if (strcmp(r[i].id, spec) == 0) {
 			hit = 1;

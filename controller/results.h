@@ -88,7 +88,7 @@ struct run_row {
  * a "running" run whose knobctl is gone reads "incomplete". 0 or -1. */
 int results_runs(sqlite3 *db, struct run_row **out, size_t *n);
 void results_runs_free(struct run_row *r, size_t n);
-/* A run id from "ID", an unambiguous prefix, "latest" or "latest~N";
+/* A run id from "ID", an unambiguous prefix (not empty), "latest" or "latest~N";
  * *id malloc'd.  0, or -1 with the reason in err. */
 int results_resolve(sqlite3 *db, const char *spec, char **id, char *err, size_t errlen);
 /* The run document as bench_run made it (phases, node_info); NULL if unknown. */

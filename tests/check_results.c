@@ -2084,6 +2084,24 @@ START_TEST(t_stats_nonfinite)
 }
 END_TEST
 
+/* An empty run (`knobctl results show "$RUN"` with RUN unset) names no
+ * run.  Before, it was a prefix of every id: the only run of a database
+ * was shown, exit 0, and with more "run '' is ambiguous". */
+START_TEST(t_resolve_empty)
+{
+	sqlite3 *db = open_db();
+	json_object *d = mk_doc("20260101-000001-aaaa", 1767225601000000000ll);
+	char err[256] = "", *id = NULL;
+
+	ck_assert_int_eq(results_store(db, d), 0);
+	json_object_put(d);
+	ck_assert_int_eq(results_resolve(db, "", &id, err, sizeof(err)), -1);
+	ck_assert_ptr_null(id);
+	ck_assert_msg(strstr(err, "empty") != NULL, "%s", err);
+	sqlite3_close(db);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -2130,6 +2148,7 @@ main(void)
 	tcase_add_test(tc, t_writer_hidden_pid);
 	tcase_add_test(tc, t_nonfinite_figures);
 	tcase_add_test(tc, t_stats_nonfinite);
+	tcase_add_test(tc, t_resolve_empty);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
