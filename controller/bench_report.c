@@ -614,6 +614,7 @@ bench_phase_record(const struct brun *br, const char **status)
 	phase_collect(br, &in);
 	*status = phase_aggregate(br, &in, &ag);
 	ph = phase_document(br, &in, &ag, *status);
+	rundoc_finite(ph);	/* mdtest's "Tree creation ... inf" */
 	free(in.res);
 	free(in.off);
 	return ph;
@@ -697,8 +698,10 @@ bench_print_table(FILE *f, json_object *doc, int decimal)
 
 			if (js_num(x, "bw_bytes") > 0)
 				rundoc_fmt_rate(r2, sizeof(r2), js_num(x, "bw_bytes"), M_BW, decimal);
-			else
+			else if (js_get(x, "iops") != NULL)
 				rundoc_fmt_rate(r2, sizeof(r2), js_num(x, "iops"), M_OPS, decimal);
+			else	/* not a number the tool gave (inf) */
+				snprintf(r2, sizeof(r2), "-");
 			fprintf(f, "  %-20s %27s%s\n", js_str(x, "op"), r2,
 			    js_bool(x, "counted") ? "   (counted in RESULT)" : "");
 		}

@@ -1086,5 +1086,6 @@ results_load(sqlite3 *db, const char *id)
 		json_object_put(doc);
 		doc = NULL;
 	}
+	rundoc_finite(doc);	/* stored before bench made them null */
 	return doc;
 }

@@ -119,6 +119,29 @@ rundoc_value_at(json_object *ph, const char *key)
 	return NULL;
 }
 
+void
+rundoc_finite(json_object *o)
+{
+	if (json_object_is_type(o, json_type_object)) {
+		json_object_object_foreach(o, k, v) {
+			if (json_object_is_type(v, json_type_double) &&
+			    !isfinite(json_object_get_double(v)))
+				json_object_object_add(o, k, NULL);	/* same key: in place */
+			else
+				rundoc_finite(v);
+		}
+	} else if (json_object_is_type(o, json_type_array))
+		for (size_t i = 0; i < json_object_array_length(o); i++) {
+			json_object *v = json_object_array_get_idx(o, i);
+
+			if (json_object_is_type(v, json_type_double) &&
+			    !isfinite(json_object_get_double(v)))
+				json_object_array_put_idx(o, i, NULL);
+			else
+				rundoc_finite(v);
+		}
+}
+
 json_object *
 rundoc_value(json_object *ph, const struct rundoc_field *f)
 {

@@ -61,6 +61,10 @@ json_object *rundoc_value(json_object *ph, const struct rundoc_field *f);
 /* The JSON value at key ("params.iodepth", "nodes") in phase ph (borrowed),
  * NULL when absent. */
 json_object *rundoc_value_at(json_object *ph, const char *key);
+/* Every number in o that is not finite (an external tool's "inf" rate)
+ * made null, at any depth: JSON has no inf or NaN, and json-c would print
+ * Infinity and NaN, which JSON parsers refuse. */
+void rundoc_finite(json_object *o);
 /* The table's field with JSON key key, NULL when the table has none. */
 const struct rundoc_field *rundoc_field(const char *key);
 /* The merged latency histogram of res[0..n) (NULL entries skipped), sparse:

@@ -2102,6 +2102,43 @@ START_TEST(t_resolve_empty)
 }
 END_TEST
 
+/* mdtest prints "Tree creation ... inf" when the tree took no measurable
+ * time, and strtod reads it: the tool's figure, kept in the phase's
+ * ext_ops, is null in a run read back from the file (JSON has no inf), and
+ * the tool summary says "-" for it.  Before, `results --json show` printed
+ * "iops": Infinity, which JSON parsers refuse. */
+START_TEST(t_nonfinite_json)
+{
+	json_object *a = mk_doc("A", 1), *ph = mk_phase("mdtest", 4, 1, 5e4, 0, "ok");
+	json_object *ops = json_object_new_array(), *x = json_object_new_object();
+	sqlite3 *db = open_db();
+	const char *txt;
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	json_object_object_add(x, "op", json_object_new_string("Tree creation"));
+	json_object_object_add(x, "iops", json_object_new_double(INFINITY));
+	json_object_array_add(ops, x);
+	json_object_object_add(ph, "ext_ops", ops);
+	add_phase(a, ph);
+	a = stored(db, a);
+	txt = json_object_to_json_string_ext(a, JSON_C_TO_STRING_PLAIN);
+	ck_assert_msg(strstr(txt, "Infinity") == NULL, "%s", txt);
+	x = json_object_array_get_idx(cu_get(json_object_array_get_idx(cu_get(a, "phases"), 0),
+	    "ext_ops"), 0);
+	ck_assert_ptr_null(js_get(x, "iops"));
+	ck_assert_ptr_nonnull(f = open_memstream(&out, &len));
+	bench_print_table(f, a, 0);
+	fclose(f);
+	ck_assert_msg(strstr(out, "Tree creation") && strstr(strstr(out, "Tree creation"),
+	    "ops/s") == NULL, "%s", out);
+	free(out);
+	json_object_put(a);
+	sqlite3_close(db);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -2149,6 +2186,7 @@ main(void)
 	tcase_add_test(tc, t_nonfinite_figures);
 	tcase_add_test(tc, t_stats_nonfinite);
 	tcase_add_test(tc, t_resolve_empty);
+	tcase_add_test(tc, t_nonfinite_json);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
