@@ -2139,6 +2139,28 @@ START_TEST(t_nonfinite_json)
 }
 END_TEST
 
+/* Repeats with the same figure (a tool's rounded output: mdtest's 123.400
+ * ops/s three times) have that figure as mean and no spread, so against
+ * three of 123.405 there is no verdict, as with two repeats.  Before, the
+ * mean was 123.40000000000001, the sd 1.7e-14 from that rounding, and
+ * Welch said "better" at p 2e-46. */
+START_TEST(t_equal_repeats)
+{
+	static const double a[] = { 123.4, 123.4, 123.4 }, b[] = { 123.405, 123.405, 123.405 };
+	struct sample_stats sa, sb;
+	struct welch w;
+
+	stats_summary(a, 3, &sa);
+	stats_summary(b, 3, &sb);
+	ck_assert_msg(sa.mean == 123.4 && sa.sd == 0, "mean %.17g sd %g", sa.mean, sa.sd);
+	ck_assert_msg(sb.mean == 123.405 && sb.sd == 0, "mean %.17g sd %g", sb.mean, sb.sd);
+	stats_welch(&sa, &sb, &w);
+	ck_assert_str_eq(stats_verdict_name(stats_verdict(&w)), "-");
+	stats_welch(&sa, &sa, &w);
+	ck_assert_str_eq(stats_verdict_name(stats_verdict(&w)), "within noise");
+}
+END_TEST
+
 int
 main(void)
 {
@@ -2187,6 +2209,7 @@ main(void)
 	tcase_add_test(tc, t_stats_nonfinite);
 	tcase_add_test(tc, t_resolve_empty);
 	tcase_add_test(tc, t_nonfinite_json);
+	tcase_add_test(tc, t_equal_repeats);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
