@@ -476,7 +476,9 @@ rundoc_print(FILE *f, json_object *doc, int decimal)
 			rundoc_pad(f, cell, w[k], fd->fmt == RFF_STR);
 			fputs("  ", f);
 		}
-		if (ps.p[i].nphases > 1) {
+		if (ps.p[i].nphases > 1 && ps.p[i].st.n == 0)	/* no figure, not a 0 one */
+			fprintf(f, "0 of %zu repeats ok", ps.p[i].nphases);
+		else if (ps.p[i].nphases > 1) {
 			char lo[32], hi[32];
 
 			rundoc_fmt_rate(lo, sizeof(lo), ps.p[i].st.min, ps.p[i].metric, decimal);

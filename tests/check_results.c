@@ -2161,6 +2161,24 @@ START_TEST(t_equal_repeats)
 }
 END_TEST
 
+/* A point whose repeats all failed has no figure in results show: "0 of 2
+ * repeats ok" and no min or max.  Before, "min 0.0 MiB/s, max 0.0 MiB/s",
+ * figures it never measured. */
+START_TEST(t_all_repeats_failed_show)
+{
+	json_object *a = mk_doc("A", 1);
+	char *text;
+
+	add_phase(a, mk_phase("seq-write", 1, 1, 1 << 30, 1 << 20, "failed"));
+	add_phase(a, mk_phase("seq-write", 1, 2, 1 << 30, 1 << 20, "failed"));
+	text = show_text(a);
+	ck_assert_msg(strstr(text, "0 of 2 repeats ok") != NULL && strstr(text, "min") == NULL &&
+	    strstr(text, "0.0 MiB/s") == NULL, "%s", text);
+	free(text);
+	json_object_put(a);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -2210,6 +2228,7 @@ main(void)
 	tcase_add_test(tc, t_resolve_empty);
 	tcase_add_test(tc, t_nonfinite_json);
 	tcase_add_test(tc, t_equal_repeats);
+	tcase_add_test(tc, t_all_repeats_failed_show);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
