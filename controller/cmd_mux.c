@@ -1007,31 +1007,37 @@ batch_take(struct dial_batch *b, size_t i, struct mux_node *mn)
 	b->fo.nodes[i].port = mn->port;
 }
 
-/* A batch of the oldest waiting nodes, at most room of them, with the
- * longest connect timeout they asked for; they leave m->waiting. */
+/* A batch of the oldest waiting nodes that asked for the oldest one's
+ * connect timeout, at most room of them; they leave m->waiting.  One
+ * timeout a batch: its name lookups take up to it before any node is
+ * dialled, and a command's nodes must not wait for another's longer one
+ * (its knobctl gives up after twice its own). */
 static struct dial_batch *
 batch_new(struct mux *m, size_t room)
 {
 	struct dial_batch *b = xcalloc(1, sizeof(*b));
 	struct strvec names = { 0 };
-	struct mux_node *mn;
+	struct mux_node *mn, *next;
+	double ct = m->waiting->ctimeout;
+	size_t i = 0;
 
 	b->m = m;
 	b->ctl = *m->ctl;	/* shared read-only: inventory, SSL_CTX */
 	b->ctl.tickets = NULL;	/* its own, opened on its thread */
-	b->ctl.connect_timeout = 0;
-	for (mn = m->waiting; mn && names.n < room; mn = mn->wnext) {
-		strvec_push(&names, mn->name);
-		if (mn->ctimeout > b->ctl.connect_timeout)
-			b->ctl.connect_timeout = mn->ctimeout;
-	}
+	b->ctl.connect_timeout = ct;
+	for (mn = m->waiting; mn && names.n < room; mn = mn->wnext)
+		if (mn->ctimeout == ct)
+			strvec_push(&names, mn->name);
 	b->v = xcalloc(names.n, sizeof(*b->v));
 	b->keys = xcalloc(names.n, sizeof(*b->keys));
 	b->addrs = xcalloc(names.n, sizeof(*b->addrs));
 	fanout_init(&b->fo, &b->ctl, &names);	/* copies the names */
 	strvec_free(&names);
-	for (size_t i = 0; i < b->fo.n; i++)
-		batch_take(b, i, m->waiting);
+	for (mn = m->waiting; i < b->fo.n; mn = next) {
+		next = mn->wnext;
+		if (mn->ctimeout == ct)
+			batch_take(b, i++, mn);
+	}
 	m->inflight += b->fo.n;
 	return b;
 }
@@ -1073,30 +1079,29 @@ wait_arm(struct mux *m)
 		ev_timer_set(m->ev, &m->wait_t, MUX_WAIT_TICK_NS, wait_expire, m);
 }
 
-/* Dial the waiting nodes now, as far as dial_room lets, on a thread of
- * their own (at once, in the loop, when no thread can be made). */
+/* Dial the waiting nodes now, as far as dial_room lets, a batch for each
+ * connect timeout asked for, each on a thread of its own (at once, in the
+ * loop, when no thread can be made). */
 static void
 dial_waiting(struct mux *m)
 {
-	size_t room = dial_room(m);
 	struct dial_batch *b;
+	size_t room;
 
-	if (m->waiting == NULL || room == 0)
-		return;
-	b = batch_new(m, room);
-	b->next = m->dials;
-	m->dials = b;
-	m->ndials++;
-	b->threaded = m->dial_efd >= 0;	/* read by the thread: set before it starts */
-	if (b->threaded && pthread_create(&b->th, NULL, dial_thread, b) != 0)
-		b->threaded = 0;
-	if (!b->threaded) {
-		dial_thread(b);
-		dial_drain(m);
+	while (m->waiting != NULL && (room = dial_room(m)) > 0) {
+		b = batch_new(m, room);
+		b->next = m->dials;
+		m->dials = b;
+		m->ndials++;
+		b->threaded = m->dial_efd >= 0;	/* read by the thread: set before it starts */
+		if (b->threaded && pthread_create(&b->th, NULL, dial_thread, b) != 0)
+			b->threaded = 0;
+		if (!b->threaded) {
+			dial_thread(b);
+			dial_drain(m);
+		}
 	}
 }
-
-
 
 /* The node's frames go to its channel as they came (knobctl checks
  * them); on an idle link anything ends it. */
