@@ -1055,6 +1055,8 @@ wait_expire(void *arg)
 	struct mux_node *mn, *next;
 	char why[64];
 
+	if (dial_room(m) > 0)
+		return;		/* a dial ended this round: they are dialled after it */
 	if (m->ndials >= MUX_DIALS)
 		snprintf(why, sizeof(why), "its %d dials are out: dead nodes or slow names",
 		    MUX_DIALS);
