@@ -13,7 +13,9 @@
  * command), which hands each open connection over (fanout_detach).  Each
  * batch runs on a thread of its own, at once, beside the batches already
  * out (at most MUX_DIALS of them, and with --fanout N at most N nodes in
- * flight in all), and each of its nodes' links or failures comes to the
+ * flight in all; a node that finds no room for as long as its command
+ * waits for a verdict is unreachable, with why: wait_expire), and each of
+ * its nodes' links or failures comes to the
  * loop as soon as that node's dial ends (an eventfd): a dead node's dial
  * holds nobody else, neither the commands on kept links nor a node alive
  * that is dialled beside it.  A node being dialled takes a link to its
@@ -57,6 +59,7 @@
 #define MUX_NODE_BUCKETS 4096
 #define MUX_HEADER_NS (10 * 1000000000ull)	/* for a channel's first line */
 #define MUX_DIALS 32		/* batches being dialled at once (a thread each) */
+#define MUX_WAIT_TICK_NS (100 * 1000000ull)	/* how often waiting nodes are looked at */
 
 enum { CH_HEADER, CH_NODES };
 
@@ -84,6 +87,7 @@ struct mux_node {
 	double ctimeout;
 	struct mux_link *link;
 	int waiting;		/* on m->waiting, for a new link */
+	uint64_t t_open;	/* monotonic, at its OPEN */
 	struct dial_batch *batch;	/* being dialled (its v[bidx]) */
 	size_t bidx;
 	struct mux_node *knext;	/* being dialled: in m->dtab, by key */
@@ -143,7 +147,7 @@ struct mux {
 	struct mux_node *waiting, *waiting_tail;	/* oldest first */
 	struct mux_chan *dirty;
 	struct mux_chan *chans;	/* every channel */
-	struct ev_timer idle_t, sweep_t;
+	struct ev_timer idle_t, sweep_t, wait_t;
 	struct mux_chan *fresh, *fresh_tail;	/* no first line yet, oldest first */
 	struct dial_batch *dials;	/* the batches being dialled, each on its thread */
 	size_t ndials, inflight;	/* batches out; their nodes without an answer */
@@ -162,6 +166,7 @@ struct mux {
 static void chan_free(struct mux_chan *ch);
 static void fresh_remove(struct mux_chan *ch);
 static void link_event(int fd, uint32_t events, void *arg);
+static void wait_arm(struct mux *m);
 
 static struct mux_link **
 link_slot(struct mux *m, const char *key)
@@ -579,6 +584,7 @@ node_open(struct mux_chan *ch, uint32_t id, const uint8_t *p, size_t len)
 	mn->addr = xstrdup(addr);
 	mn->port = port;
 	mn->ctimeout = ct;
+	mn->t_open = now_mono_ns();
 	mn->key = xasprintf("%s %s %d", name, addr, port);
 	mn->hnext = *node_slot(ch, id);
 	*node_slot(ch, id) = mn;
@@ -1001,55 +1007,101 @@ batch_take(struct dial_batch *b, size_t i, struct mux_node *mn)
 	b->fo.nodes[i].port = mn->port;
 }
 
-/* A batch of the oldest waiting nodes, at most room of them, with the
- * longest connect timeout they asked for; they leave m->waiting. */
+/* A batch of the oldest waiting nodes that asked for the oldest one's
+ * connect timeout, at most room of them; they leave m->waiting.  One
+ * timeout a batch: its name lookups take up to it before any node is
+ * dialled, and a command's nodes must not wait for another's longer one
+ * (its knobctl gives up after twice its own). */
 static struct dial_batch *
 batch_new(struct mux *m, size_t room)
 {
 	struct dial_batch *b = xcalloc(1, sizeof(*b));
 	struct strvec names = { 0 };
-	struct mux_node *mn;
+	struct mux_node *mn, *next;
+	double ct = m->waiting->ctimeout;
+	size_t i = 0;
 
 	b->m = m;
 	b->ctl = *m->ctl;	/* shared read-only: inventory, SSL_CTX */
 	b->ctl.tickets = NULL;	/* its own, opened on its thread */
-	b->ctl.connect_timeout = 0;
-	for (mn = m->waiting; mn && names.n < room; mn = mn->wnext) {
-		strvec_push(&names, mn->name);
-		if (mn->ctimeout > b->ctl.connect_timeout)
-			b->ctl.connect_timeout = mn->ctimeout;
-	}
+	b->ctl.connect_timeout = ct;
+	for (mn = m->waiting; mn && names.n < room; mn = mn->wnext)
+		if (mn->ctimeout == ct)
+			strvec_push(&names, mn->name);
 	b->v = xcalloc(names.n, sizeof(*b->v));
 	b->keys = xcalloc(names.n, sizeof(*b->keys));
 	b->addrs = xcalloc(names.n, sizeof(*b->addrs));
 	fanout_init(&b->fo, &b->ctl, &names);	/* copies the names */
 	strvec_free(&names);
-	for (size_t i = 0; i < b->fo.n; i++)
-		batch_take(b, i, m->waiting);
+	for (mn = m->waiting; i < b->fo.n; mn = next) {
+		next = mn->wnext;
+		if (mn->ctimeout == ct)
+			batch_take(b, i++, mn);
+	}
 	m->inflight += b->fo.n;
 	return b;
 }
 
-/* Dial the waiting nodes now, as far as dial_room lets, on a thread of
- * their own (at once, in the loop, when no thread can be made). */
+/* Nodes that waited for a dial (dial_room: MUX_DIALS batches out to dead
+ * nodes or slow names, or the holder's --fanout N taken) as long as their
+ * command waits for a verdict (twice its connect timeout: mux_start in
+ * fo_mux.c, which adds a second) are unreachable, and told why; else
+ * knobctl said "TLS handshake timed out" of a handshake never begun. */
+static void
+wait_expire(void *arg)
+{
+	struct mux *m = arg;
+	uint64_t now = now_mono_ns();
+	struct mux_node *mn, *next;
+	char why[64];
+
+	if (dial_room(m) > 0)
+		return;		/* a dial ended this round: they are dialled after it */
+	if (m->ndials >= MUX_DIALS)
+		snprintf(why, sizeof(why), "its %d dials are out: dead nodes or slow names",
+		    MUX_DIALS);
+	else
+		snprintf(why, sizeof(why), "its --fanout %d nodes are in flight", m->ctl->fanout);
+	for (mn = m->waiting; mn; mn = next) {
+		next = mn->wnext;
+		if (now - mn->t_open < (uint64_t)(2 * mn->ctimeout * 1e9))
+			continue;
+		node_say(mn, MUX_FAIL, "%d connection holder: no dial free within %.1fs (%s)",
+		    NS_UNREACHABLE, 2 * mn->ctimeout, why);
+		node_free(mn, 0);
+	}
+	wait_arm(m);
+}
+
+/* Nodes are left waiting for room to dial: look at them until none is. */
+static void
+wait_arm(struct mux *m)
+{
+	if (m->waiting && !m->wait_t.armed)
+		ev_timer_set(m->ev, &m->wait_t, MUX_WAIT_TICK_NS, wait_expire, m);
+}
+
+/* Dial the waiting nodes now, as far as dial_room lets, a batch for each
+ * connect timeout asked for, each on a thread of its own (at once, in the
+ * loop, when no thread can be made). */
 static void
 dial_waiting(struct mux *m)
 {
-	size_t room = dial_room(m);
 	struct dial_batch *b;
+	size_t room;
 
-	if (m->waiting == NULL || room == 0)
-		return;
-	b = batch_new(m, room);
-	b->next = m->dials;
-	m->dials = b;
-	m->ndials++;
-	b->threaded = m->dial_efd >= 0;	/* read by the thread: set before it starts */
-	if (b->threaded && pthread_create(&b->th, NULL, dial_thread, b) != 0)
-		b->threaded = 0;
-	if (!b->threaded) {
-		dial_thread(b);
-		dial_drain(m);
+	while (m->waiting != NULL && (room = dial_room(m)) > 0) {
+		b = batch_new(m, room);
+		b->next = m->dials;
+		m->dials = b;
+		m->ndials++;
+		b->threaded = m->dial_efd >= 0;	/* read by the thread: set before it starts */
+		if (b->threaded && pthread_create(&b->th, NULL, dial_thread, b) != 0)
+			b->threaded = 0;
+		if (!b->threaded) {
+			dial_thread(b);
+			dial_drain(m);
+		}
 	}
 }
 
@@ -1279,9 +1331,9 @@ mux_close_all(struct mux *m)
 
 /* Stopping with dials out: the socket and the listener go at once (new
  * commands dial themselves, and a new holder's socket is not ours), each
- * run is told to stop (its loop sees it within its 100 ms tick; a name
- * lookup still running holds it up to its --connect-timeout), and we wait
- * for their threads. */
+ * run is told to stop (its loop, or its wait for name lookups, sees it
+ * within a tenth of a second; a lookup still running is abandoned), and
+ * we wait for their threads. */
 static void
 dial_stop_all(struct mux *m)
 {
@@ -1335,6 +1387,7 @@ mux_serve(struct mux *m)
 		if (m->waiting && !m->stop) {
 			waiting_take_idle(m);
 			dial_waiting(m);
+			wait_arm(m);
 			flush_dirty(m);
 		}
 	}

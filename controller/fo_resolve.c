@@ -7,7 +7,8 @@
  * together bounded by --connect-timeout.  A lookup still running then is
  * abandoned: its worker finishes it into the batch (freed by the last of
  * its users), never into the nodes, and its node ends "cannot resolve: no
- * answer within Ns" (fo_addr_port). */
+ * answer within Ns" (fo_addr_port).  A run told to stop (fo->stop, set
+ * by the holder's dial_stop_all) stops waiting within RESOLVE_TICK_NS. */
 #include <errno.h>
 #include <netdb.h>
 #include <pthread.h>
@@ -23,6 +24,7 @@
 #include "util.h"
 
 #define RESOLVE_THREADS 16	/* lookups in flight at once */
+#define RESOLVE_TICK_NS 100000000ull	/* how often a wait looks at fo->stop */
 
 /* The names of a run, shared with its workers. */
 struct rbatch {
@@ -163,24 +165,25 @@ rbatch_start(struct rbatch *b)
 	}
 }
 
-/* Wait until every lookup of b ended or seconds passed; give up on the
- * rest, copy what came into fo->addrs, drop the run's use of b. */
+/* Wait until every lookup of b ended, seconds passed or the run was told
+ * to stop (fo->stop: the holder stopping); give up on the rest, copy
+ * what came into fo->addrs, drop the run's use of b. */
 static void
 rbatch_finish(struct fanout *fo, struct rbatch *b, double seconds)
 {
-	struct timespec end;
+	uint64_t end = now_mono_ns() + (uint64_t)(seconds * 1e9), now;
 	size_t late;
 
-	clock_gettime(CLOCK_MONOTONIC, &end);
-	end.tv_sec += (time_t)seconds;
-	end.tv_nsec += (long)((seconds - (double)(time_t)seconds) * 1e9);
-	if (end.tv_nsec >= 1000000000L) {
-		end.tv_sec++;
-		end.tv_nsec -= 1000000000L;
-	}
 	pthread_mutex_lock(&b->mu);
-	while (b->done < b->n && pthread_cond_timedwait(&b->cv, &b->mu, &end) != ETIMEDOUT)
-		;
+	while (b->done < b->n && !__atomic_load_n(&fo->stop, __ATOMIC_RELAXED) &&
+	    (now = now_mono_ns()) < end) {
+		/* a slice of at most RESOLVE_TICK_NS: fo->stop has no signal */
+		uint64_t t = end - now < RESOLVE_TICK_NS ? end : now + RESOLVE_TICK_NS;
+		struct timespec ts = { .tv_sec = (time_t)(t / 1000000000ull),
+		    .tv_nsec = (long)(t % 1000000000ull) };
+
+		(void)pthread_cond_timedwait(&b->cv, &b->mu, &ts);
+	}
 	b->abandoned = 1;
 	for (size_t j = 0; j < b->n; j++)
 		fo->addrs[b->node[j]] = b->res[j];	/* NONE when it did not end */

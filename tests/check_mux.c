@@ -30,7 +30,11 @@
  *   and a node waiting for a link takes one as soon as it goes idle;
  * - nor a node alive dialled beside it: that node's answer comes at once,
  *   the frozen one is unreachable after its connect timeout; SIGTERM
- *   during that dial ends the holder at once, not after the dial. */
+ *   during that dial ends the holder at once, not after the dial;
+ * - every one of the holder's 32 dials out: a node that needs a new link
+ *   is unreachable with that reason, the command's kept links answer;
+ * - SIGTERM while a dial looks a name up (a silent name server) ends the
+ *   holder at once, not after the lookup. */
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
@@ -767,10 +771,82 @@ holder_exited(void *arg)
 	return 1;
 }
 
+/* Is the holder dialling at least *(int *)arg nodes (its status line,
+ * asked over its socket by this process: no knobctl per look)? */
+static int
+holder_dialling(void *arg)
+{
+	char buf[MUX_LINE], *p;
+	int fd = mux_dial();
+	ssize_t n;
+
+	n = write(fd, "status\n", 7) == 7 ? read_all(fd, buf, sizeof(buf)) : -1;
+	close(fd);
+	p = n > 0 ? strstr(buf, " dialling ") : NULL;
+	return p != NULL && atoi(p + 10) >= *(int *)arg;
+}
+
+#define HOLDER_DIALS 32		/* MUX_DIALS in controller/cmd_mux.c */
+
+/* A holder (mux_pid) whose names are looked up as resolv.conf conf says
+ * (bound over /etc/resolv.conf in a mount namespace of its own). */
+static void
+holder_resolving_by(const char *conf)
+{
+	char *cmd = xasprintf("exec unshare -m --propagation private sh -c 'mount --bind %s "
+	    "/etc/resolv.conf && exec ip netns exec %s %s/knobctl -c %s --log-level info mux "
+	    "--persist 300' >/dev/null 2>%s </dev/null", conf, h.ctl_ns, h.bin, h.cluster, mux_err);
+
+	cu_write(mux_err, 0644, "%s", "");
+	mux_pid = fork();
+	if (mux_pid == 0) {
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	free(cmd);
+	ck_assert_int_gt(mux_pid, 0);
+	ck_assert_msg(cu_wait(mux_ready, NULL, 20) >= 0, "%s", cu_slurp(mux_err));
+}
+
 /* The holder with node01's link idle and node03 still being dialled: a
  * command's node01 has had its answer, node03 has not had its link. */
 #define ALIVE_DONE_DEAD_DIALLING \
 	((void *)(uintptr_t)"links 1 channels 1 nodes 1 pending 0 opened 1 reused 0 closed 0 dialling 1\n")
+
+/* Every one of the holder's dials out (32 channels each dialling node03,
+ * its agent frozen, --connect-timeout 20), node01's link kept: a command
+ * whose node02 needs a new link is told, after twice its connect timeout,
+ * that node02 is unreachable because the holder has no dial free, while
+ * its node01 answers over the kept link (exit 1).  Before, node02 waited
+ * in the holder and knobctl reported "TLS handshake timed out" of a
+ * handshake that never began. */
+static void
+every_dial_out(void)
+{
+	char *out = NULL, *err = NULL, line[256];
+	int fds[HOLDER_DIALS], n;
+
+	kill(h.node[2].pid, SIGSTOP);
+	snprintf(line, sizeof(line), "%s %s 7420 20", h.node[2].name, h.node[2].addr);
+	for (int k = 0; k < HOLDER_DIALS; k++) {
+		fds[k] = mux_dial();
+		ck_assert_int_eq(write(fds[k], "chan\n", 5), 5);
+		hub_msg(fds[k], 'O', 0, line, strlen(line));
+		ck_assert_int_eq(hub_flush(fds[k]), 0);
+		n = k + 1;	/* a batch of its own: the one before is out */
+		ck_assert_msg(cu_wait(holder_dialling, &n, 10) >= 0, "dial %d never began", n);
+	}
+	ck_assert_int_eq(ctl(&out, &err, "--connect-timeout 0.3 ping -w node01,node02"), 1);
+	ck_assert_int_eq(via(err, "node01"), 1);
+	ck_assert_msg(strstr(out, "node01: pong") != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "node02: unreachable: connection holder: no dial free within "
+	    "0.6s (its 32 dials are out: dead nodes or slow names)") != NULL, "%s", out);
+	for (int k = 0; k < HOLDER_DIALS; k++)
+		close(fds[k]);
+	kill(h.node[2].pid, SIGCONT);
+	free(out);
+	free(err);
+}
 
 /* One command needs new links to node01 (alive) and node03 (its agent
  * frozen: the TLS handshake waits for its --connect-timeout 5): node01
@@ -798,8 +874,49 @@ START_TEST(alive_node_not_behind_dead_dial)
 	ck_assert_msg(strstr(txt, "node03: unreachable: TLS handshake timed out after 5.0s") != NULL,
 	    "%s", txt);
 	free(txt);
+	every_dial_out();
 }
 END_TEST
+
+/* A new holder whose names go to a name server that never answers (30 s
+ * a lookup).  One channel asks, in one write, for zz1 (a name, connect
+ * timeout 20) and node01 (an address, 0.5): node01's link comes within 2 s,
+ * not after zz1's lookup (before, the two were one batch with the longer
+ * timeout, and node01 waited the 20 s that knobctl does not: it gives up
+ * after twice its own).  SIGTERM while zz1 is looked up: the holder exits 0
+ * within 2 s.  Before, it waited for the lookup up to the connect timeout. */
+static void
+sigterm_during_name_lookup(void)
+{
+	char conf[PATH_MAX + 16], buf[MUX_LINE], line[256], type;
+	struct harness_child dns;
+	int fd, st = -1, one = 1;
+	uint32_t id;
+
+	snprintf(conf, sizeof(conf), "%s/resolv-hole.conf", h.tmp);
+	cu_write(conf, 0644, "nameserver 127.87.0.1\noptions timeout:30 attempts:1\n");
+	harness_child_start(&dns, h.ctl_ns, harness_dns_black_hole);
+	holder_resolving_by(conf);
+	fd = mux_dial();
+	ck_assert_int_eq(write(fd, "chan\n", 5), 5);
+	hub_msg(fd, 'O', 0, "zz1 zz1 7420 20", 15);
+	snprintf(line, sizeof(line), "%s %s 7420 0.5", h.node[0].name, h.node[0].addr);
+	hub_msg(fd, 'O', 1, line, strlen(line));
+	ck_assert_int_eq(hub_flush(fd), 0);
+	ck_assert_msg(poll(&(struct pollfd){ .fd = fd, .events = POLLIN }, 1, 2000) == 1,
+	    "node01 waited for zz1's name lookup");
+	ck_assert_int_eq(hub_read(fd, &type, &id, buf, sizeof(buf)), 3);
+	ck_assert_int_eq(type, 'K');
+	ck_assert_uint_eq(id, 1);
+	ck_assert_msg(cu_wait(holder_dialling, &one, 10) >= 0, "zz1 was not being dialled");
+	kill(mux_pid, SIGTERM);
+	ck_assert_msg(cu_wait(holder_exited, &st, 2) >= 0, "the holder did not exit within 2 s of "
+	    "SIGTERM during a name lookup");
+	ck_assert_int_eq(st, 0);
+	ck_assert_int_ge(read_all(fd, buf, sizeof(buf)), 0);	/* the channel closed */
+	close(fd);
+	ck_assert_int_ge(harness_child_end(&dns), 1);	/* the lookup went to the silent server */
+}
 
 /* SIGTERM while the holder dials node03 (agent frozen, --connect-timeout
  * 30): the holder exits 0 within 5 s with its socket gone, and the
@@ -827,6 +944,7 @@ START_TEST(sigterm_during_dial)
 	txt = cu_slurp(outf);
 	ck_assert_msg(strstr(txt, "node03: failed: connection lost") != NULL, "%s", txt);
 	free(txt);
+	sigterm_during_name_lookup();
 }
 END_TEST
 
