@@ -5,7 +5,11 @@
  * (a parameter found under an earlier root hides the same one under a later
  * root) and every match is written.  persistent="yes" also records the value
  * with "lctl set_param -P" (lctl found under the sysroot: usr/sbin/lctl or
- * usr/bin/lctl); rollback deletes that record with "lctl set_param -P -d". */
+ * usr/bin/lctl); rollback deletes that record with "lctl set_param -P -d".
+ * A -P record lives on the MGS and every client applies it at mount, so
+ * its name carries no client instance: the "-ffff8801..." suffix of a
+ * mount's devices (the kernel address of its super block, another one on
+ * every node and at every mount) becomes "-*" (pmt_name). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,6 +135,35 @@ lustre_describe(const Knob__Setting *s, const char *target, char *buf, size_t le
 	buf[o] = '\0';
 }
 
+/* Whether p (after a '-') is a client instance: "ffff" and more hex
+ * digits up to the end of the name or its next '.'. */
+static size_t
+instance_len(const char *p)
+{
+	size_t n = strspn(p, "0123456789abcdef");
+
+	return n >= 8 && strncmp(p, "ffff", 4) == 0 && (p[n] == '.' || p[n] == '\0') ? n : 0;
+}
+
+/* The -P name of target: its lctl name with each client instance suffix
+ * ("osc.fs-OST0001-osc-ffff8801.x") as "*" ("osc.fs-OST0001-osc-*.x"). */
+static void
+pmt_name(const Knob__Setting *s, const char *target, char *buf, size_t len)
+{
+	char name[PATH_MAX];
+	size_t o = 0, n;
+
+	lustre_describe(s, target, name, sizeof(name));
+	for (const char *p = name; *p && o + 1 < len; p++) {
+		buf[o++] = *p;
+		if (*p == '-' && (n = instance_len(p + 1)) > 0 && o + 1 < len) {
+			buf[o++] = '*';
+			p += n;
+		}
+	}
+	buf[o] = '\0';
+}
+
 /* lctl set_param -P NAME=VALUE, or -P -d NAME when value is NULL. */
 static int
 lctl_persist(struct agent *a, const char *name, const char *value, char *msg, size_t msglen)
@@ -188,7 +221,7 @@ lustre_write(struct agent *a, const Knob__Setting *s, const char *target, const 
 
 	if (!s->persistent)
 		return tune_write_path(a, target, value, msg, msglen);
-	lustre_describe(s, target, name, sizeof(name));
+	pmt_name(s, target, name, sizeof(name));
 	if ((rc = lctl_persist(a, name, value, msg, msglen)) < 0 ||
 	    (rc = tune_write_path(a, target, value, msg, msglen)) >= 0)
 		return rc;
@@ -208,7 +241,7 @@ lustre_restore(struct agent *a, const Knob__Setting *s, const char *target,
 	int rc;
 
 	if (s->persistent) {
-		lustre_describe(s, target, name, sizeof(name));
+		pmt_name(s, target, name, sizeof(name));
 		if ((rc = lctl_persist(a, name, NULL, msg, msglen)) < 0)
 			return rc;
 	}

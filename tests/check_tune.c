@@ -1506,7 +1506,9 @@ START_TEST(test_gpfs_pending_restart)
 END_TEST
 
 /* lustre persistent="yes" goes through a stand-in lctl set_param -P, and
- * rollback deletes the record with -P -d. */
+ * rollback deletes the record with -P -d.  The record names no client
+ * instance (-ffff8801: this mount's, which no other client and no later
+ * mount has); before, it did, and so matched nothing after a remount. */
 START_TEST(test_lustre_persistent)
 {
 	Knob__ApplyResult r;
@@ -1528,8 +1530,8 @@ START_TEST(test_lustre_persistent)
 	tune_rollback_result_free(&rb);
 	snprintf(log, sizeof(log), "%s/lctl.log", tmp);
 	ck_assert_int_gt(read_small_file(log, buf, sizeof(buf)), 0);
-	ck_assert_str_eq(buf, "set_param -P osc.fs-OST0001-osc-ffff8801.max_rpcs_in_flight=32\n"
-	    "set_param -P -d osc.fs-OST0001-osc-ffff8801.max_rpcs_in_flight");
+	ck_assert_str_eq(buf, "set_param -P osc.fs-OST0001-osc-*.max_rpcs_in_flight=32\n"
+	    "set_param -P -d osc.fs-OST0001-osc-*.max_rpcs_in_flight");
 	ck_assert_str_eq(get("/sys/fs/lustre/osc/fs-OST0001-osc-ffff8801/max_rpcs_in_flight"), "8");
 }
 END_TEST
@@ -1559,8 +1561,8 @@ START_TEST(test_lustre_persistent_write_fails)
 	tune_apply_result_free(&r);
 	snprintf(log, sizeof(log), "%s/lctl.log", tmp);
 	ck_assert_int_gt(read_small_file(log, buf, sizeof(buf)), 0);
-	ck_assert_str_eq(buf, "set_param -P osc.fs-OST0001-osc-ffff8801.max_rpcs_in_flight=32\n"
-	    "set_param -P -d osc.fs-OST0001-osc-ffff8801.max_rpcs_in_flight");
+	ck_assert_str_eq(buf, "set_param -P osc.fs-OST0001-osc-*.max_rpcs_in_flight=32\n"
+	    "set_param -P -d osc.fs-OST0001-osc-*.max_rpcs_in_flight");
 	ck_assert_int_eq(ag->tune->j.norig, 0);
 }
 END_TEST
@@ -2141,16 +2143,15 @@ assert_pairs(const unsigned long v[][2])
 		}
 }
 
-START_TEST(test_sysctl_pairs)
+/* The fake pairs at v, with case c's pair at its start; the agent (ag)
+ * applies c's key: every key changed, the pairs read as c says after.
+ * Returns the number of keys of the apply. */
+static size_t
+pair_case_apply(const struct sysctl_pair_case *c, unsigned long v[][2], const struct s *set)
 {
-	const struct sysctl_pair_case *c = &sysctl_pair_cases[_i];
-	unsigned long v[nitems(fake_pairs)][2] = { { 0, 20 }, { 0, 10 }, { 0, 50 } }, after[3][2];
-	struct s set[] = { { "sysctl", c->key, NULL, c->value, 0, NULL } };
-	char zero[64];
-	size_t napply;
+	unsigned long after[nitems(fake_pairs)][2];
 	Knob__ApplyResult r;
-	Knob__VerifyResult vr;
-	Knob__RollbackResult rb;
+	size_t napply;
 
 	fprintf(stderr, "-- %s\n", c->name);
 	memcpy(v[c->pair], c->start, sizeof(c->start));
@@ -2165,6 +2166,19 @@ START_TEST(test_sysctl_pairs)
 	napply = r.n_keys;
 	tune_apply_result_free(&r);
 	assert_pairs((const unsigned long (*)[2])after);
+	return napply;
+}
+
+START_TEST(test_sysctl_pairs)
+{
+	const struct sysctl_pair_case *c = &sysctl_pair_cases[_i];
+	unsigned long v[nitems(fake_pairs)][2] = { { 0, 20 }, { 0, 10 }, { 0, 50 } };
+	struct s set[] = { { "sysctl", c->key, NULL, c->value, 0, NULL } };
+	char zero[64];
+	size_t napply = pair_case_apply(c, v, set);
+	Knob__VerifyResult vr;
+	Knob__RollbackResult rb;
+
 	do_verify(ag, set, 1, &vr);
 	dump(vr.keys, vr.n_keys);
 	ck_assert_int_eq(vr.n_keys, 1);
@@ -5123,6 +5137,43 @@ START_TEST(test_nfsd_stopped)
 }
 END_TEST
 
+/* Both halves of a sysctl pair 0 to begin with (the fake_pairs stand-in
+ * under --sysroot: global sysctls; the kernel allows it, every ratio
+ * takes 0 and writing it zeroes the bytes), and the others at
+ * non-default values: the rollback brings back 0 and 0 and is complete.
+ * Before, each half was left to the other's restore: neither was written,
+ * the key the profile set kept its value, and the rollback stayed
+ * incomplete ("did not come back: wants 0") for good. */
+static const struct sysctl_pair_case both_zero_cases[] = {
+	{ "dirty_bytes over 0/0", "vm.dirty_bytes", "134217728", 0, { 0, 0 },
+	    { 134217728, 0 } },
+	{ "dirty_ratio over 0/0", "vm.dirty_ratio", "15", 0, { 0, 0 }, { 0, 15 } },
+	{ "dirty_background_bytes over 0/0", "vm.dirty_background_bytes", "268435456", 1,
+	    { 0, 0 }, { 268435456, 0 } },
+	{ "overcommit_kbytes over 0/0", "vm.overcommit_kbytes", "1048576", 2, { 0, 0 },
+	    { 1048576, 0 } },
+};
+
+START_TEST(test_sysctl_pairs_both_zero)
+{
+	const struct sysctl_pair_case *c = &both_zero_cases[_i];
+	unsigned long v[nitems(fake_pairs)][2] = { { 33554432, 0 }, { 0, 7 }, { 0, 60 } };
+	struct s set[] = { { "sysctl", c->key, NULL, c->value, 0, NULL } };
+	Knob__RollbackResult rb;
+
+	pair_case_apply(c, v, set);
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	dump(rb.keys, rb.n_keys);
+	assert_pairs((const unsigned long (*)[2])v);
+	ck_assert_int_eq(rb.complete, 1);
+	ck_assert_int_eq(rb.n_keys, 2);
+	for (size_t i = 0; i < rb.n_keys; i++)
+		ck_assert_int_eq(rb.keys[i]->state, KNOB__KEY_STATE__KEY_RESTORED);
+	ck_assert_int_ne(access(ag->tune->journal_path, F_OK), 0);
+	tune_rollback_result_free(&rb);
+}
+END_TEST
+
 static Suite *
 tune_suite(void)
 {
@@ -5207,6 +5258,7 @@ tune_suite(void)
 	tcase_add_test(tc, test_net_ipv6_mtu);
 	tcase_add_test(tc, test_check_nr_requests_depth);
 	tcase_add_test(tc, test_shared_file_refused);
+	tcase_add_loop_test(tc, test_sysctl_pairs_both_zero, 0, (int)nitems(both_zero_cases));
 	suite_add_tcase(s, tc);
 	tc = tcase_create("lbs4k");
 	tcase_set_timeout(tc, 30);
