@@ -5174,6 +5174,65 @@ START_TEST(test_sysctl_pairs_both_zero)
 }
 END_TEST
 
+/* GPFS booleans (stand-in mmdiag / mmchconfig scripts: there is no GPFS
+ * here): mmdiag --config prints 1/0, mmchconfig takes yes/no (and refuses
+ * 1/0, as the stand-in does).  Starting from non-default values
+ * (lrocData off, verbsRdmaSend on), a profile asking lrocData=yes and
+ * verbsRdmaSend=true writes only lrocData, as "yes", is not
+ * pending-restart, verifies without drift, and the rollback writes "no".
+ * Before, "1" read back was not "yes": lrocData was reported
+ * pending-restart, verbsRdmaSend was rewritten, and verify saw drift. */
+START_TEST(test_gpfs_booleans)
+{
+	Knob__ApplyResult r;
+	Knob__VerifyResult v;
+	Knob__RollbackResult rb;
+	char cfg[256], log[256], body[1024], buf[1024];
+	FILE *f;
+	static const struct s set[] = {
+		{ "gpfs", "lrocData", NULL, "yes", 0, NULL },
+		{ "gpfs", "verbsRdmaSend", NULL, "true", 0, NULL },
+	};
+
+	snprintf(cfg, sizeof(cfg), "%s/gpfs.cfg", tmp);
+	snprintf(log, sizeof(log), "%s/mmchconfig.log", tmp);
+	f = fopen(cfg, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("lrocData 0\nverbsRdmaSend 1\n", f);
+	fclose(f);
+	snprintf(body, sizeof(body), "[ \"$1\" = --config ] || exit 2\n"
+	    "echo '=== mmdiag: config ==='\nsed 's/^/ ! /' '%s'\n", cfg);
+	script("/usr/lpp/mmfs/bin/mmdiag", body);
+	snprintf(body, sizeof(body), "kv=$1; k=${kv%%%%=*}; v=${kv#*=}; shift\n"
+	    "echo \"$kv $*\" >> '%s'\n"
+	    "case $v in yes) v=1;; no) v=0;; *) echo \"mmchconfig: $k: yes or no\" >&2; exit 1;; esac\n"
+	    "sed -i \"s/^$k .*/$k $v/\" '%s'\n", log, cfg);
+	script("/usr/lpp/mmfs/bin/mmchconfig", body);
+	ag = mk_agent(root);
+	do_apply(ag, "g", set, nitems(set), 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(find_key(r.keys, r.n_keys, "lrocData", NULL)->state,
+	    KNOB__KEY_STATE__KEY_CHANGED);
+	ck_assert_str_eq(find_key(r.keys, r.n_keys, "lrocData", NULL)->before, "no");
+	ck_assert_int_eq(find_key(r.keys, r.n_keys, "verbsRdmaSend", NULL)->state,
+	    KNOB__KEY_STATE__KEY_UNCHANGED);
+	tune_apply_result_free(&r);
+	do_verify(ag, set, nitems(set), &v);
+	dump(v.keys, v.n_keys);
+	for (size_t i = 0; i < v.n_keys; i++)
+		ck_assert_int_eq(v.keys[i]->state, KNOB__KEY_STATE__KEY_OK);
+	tune_verify_result_free(&v);
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	dump(rb.keys, rb.n_keys);
+	ck_assert_int_eq(rb.complete, 1);
+	tune_rollback_result_free(&rb);
+	ck_assert_int_gt(read_small_file(cfg, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "lrocData 0\nverbsRdmaSend 1");
+	ck_assert_int_gt(read_small_file(log, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "lrocData=yes -i -N node01\nlrocData=no -i -N node01");
+}
+END_TEST
+
 static Suite *
 tune_suite(void)
 {
@@ -5259,6 +5318,7 @@ tune_suite(void)
 	tcase_add_test(tc, test_check_nr_requests_depth);
 	tcase_add_test(tc, test_shared_file_refused);
 	tcase_add_loop_test(tc, test_sysctl_pairs_both_zero, 0, (int)nitems(both_zero_cases));
+	tcase_add_test(tc, test_gpfs_booleans);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("lbs4k");
 	tcase_set_timeout(tc, 30);
