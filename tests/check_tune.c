@@ -1242,6 +1242,25 @@ END_TEST
 
 /* GPFS through stand-in mmchconfig / mmdiag scripts (there is no GPFS
  * here): immediate change, pending-restart, stderr surfaced, timeout. */
+/* A GPFS config file, TMP/gpfs.cfg (its path into cfg), holding text,
+ * and a stand-in mmdiag that prints it the way mmdiag --config does. */
+static void
+mmdiag_standin(char *cfg, size_t len, const char *text)
+{
+	char body[1024];
+	FILE *f;
+
+	snprintf(cfg, len, "%s/gpfs.cfg", tmp);
+	f = fopen(cfg, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+	snprintf(body, sizeof(body),
+	    "[ \"$1\" = --config ] || exit 2\necho '=== mmdiag: config ==='\n"
+	    "sed 's/^/ ! /' '%s'\n", cfg);
+	script("/usr/lpp/mmfs/bin/mmdiag", body);
+}
+
 START_TEST(test_gpfs_standin)
 {
 	Knob__ApplyResult r;
@@ -1253,18 +1272,7 @@ START_TEST(test_gpfs_standin)
 	static const struct s bad[] = { { "gpfs", "bogusAttr", NULL, "1", 0, NULL } };
 	static const struct s slow[] = { { "gpfs", "maxMBpS", NULL, "20000", 0, NULL } };
 
-	snprintf(cfg, sizeof(cfg), "%s/gpfs.cfg", tmp);
-	{
-		FILE *f = fopen(cfg, "w");
-
-		fputs("pagepool 1073741824\nmaxFilesToCache 4000\nmaxMBpS 2048\n", f);
-		fclose(f);
-	}
-	/* stand-in mmdiag: prints the config file the way mmdiag --config does */
-	snprintf(body, sizeof(body),
-	    "[ \"$1\" = --config ] || exit 2\necho '=== mmdiag: config ==='\n"
-	    "sed 's/^/ ! /' '%s'\n", cfg);
-	script("/usr/lpp/mmfs/bin/mmdiag", body);
+	mmdiag_standin(cfg, sizeof(cfg), "pagepool 1073741824\nmaxFilesToCache 4000\nmaxMBpS 2048\n");
 	/* stand-in mmchconfig: KEY=VALUE [-i] -N node; maxFilesToCache needs a
 	 * restart (refuses -i), maxMBpS hangs, unknown keys fail on stderr */
 	snprintf(body, sizeof(body),
@@ -4084,6 +4092,25 @@ apply_ok(const Knob__ApplyResult *r)
 		    r->keys[i]->target, tune_key_state_name(r->keys[i]->state), r->keys[i]->message);
 }
 
+/* Verify set on ag: nkeys keys, every one ok; then a complete rollback. */
+static void
+verify_ok_rollback(const struct s *set, size_t n, size_t nkeys)
+{
+	Knob__VerifyResult v;
+	Knob__RollbackResult rb;
+
+	do_verify(ag, set, n, &v);
+	dump(v.keys, v.n_keys);
+	ck_assert_int_eq(v.n_keys, nkeys);
+	for (size_t i = 0; i < v.n_keys; i++)
+		ck_assert_int_eq(v.keys[i]->state, KNOB__KEY_STATE__KEY_OK);
+	tune_verify_result_free(&v);
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	dump(rb.keys, rb.n_keys);
+	ck_assert_int_eq(rb.complete, 1);
+	tune_rollback_result_free(&rb);
+}
+
 /* nfs-server's smt/control=off with bios-performance's per-CPU governor, in
  * the profiles' order (governor first): smt/control is written first (its
  * rank), the siblings it takes offline are not applicable now (unchanged,
@@ -4100,8 +4127,6 @@ START_TEST(test_smt_off_per_cpu)
 	};
 	const char *gk = set[0].key;
 	Knob__ApplyResult r;
-	Knob__VerifyResult v;
-	Knob__RollbackResult rb;
 
 	fake_smt_tree();
 	ag = mk_agent(root);
@@ -4124,16 +4149,7 @@ START_TEST(test_smt_off_per_cpu)
 	ck_assert_str_eq(smt_get("/sys/devices/system/cpu/cpu2/cpufreq/scaling_governor"), "ondemand");
 	ck_assert_str_eq(get("/sys/devices/system/cpu/cpu3/online"), "0");
 	/* verify: the offline siblings are not reached by the glob */
-	do_verify(ag, set, nitems(set), &v);
-	dump(v.keys, v.n_keys);
-	ck_assert_int_eq(v.n_keys, 3);
-	for (size_t i = 0; i < v.n_keys; i++)
-		ck_assert_int_eq(v.keys[i]->state, KNOB__KEY_STATE__KEY_OK);
-	tune_verify_result_free(&v);
-	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
-	dump(rb.keys, rb.n_keys);
-	ck_assert_int_eq(rb.complete, 1);
-	tune_rollback_result_free(&rb);
+	verify_ok_rollback(set, nitems(set), 3);
 	smt_originals_back();
 }
 END_TEST
@@ -5185,24 +5201,14 @@ END_TEST
 START_TEST(test_gpfs_booleans)
 {
 	Knob__ApplyResult r;
-	Knob__VerifyResult v;
-	Knob__RollbackResult rb;
 	char cfg[256], log[256], body[1024], buf[1024];
-	FILE *f;
 	static const struct s set[] = {
 		{ "gpfs", "lrocData", NULL, "yes", 0, NULL },
 		{ "gpfs", "verbsRdmaSend", NULL, "true", 0, NULL },
 	};
 
-	snprintf(cfg, sizeof(cfg), "%s/gpfs.cfg", tmp);
 	snprintf(log, sizeof(log), "%s/mmchconfig.log", tmp);
-	f = fopen(cfg, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs("lrocData 0\nverbsRdmaSend 1\n", f);
-	fclose(f);
-	snprintf(body, sizeof(body), "[ \"$1\" = --config ] || exit 2\n"
-	    "echo '=== mmdiag: config ==='\nsed 's/^/ ! /' '%s'\n", cfg);
-	script("/usr/lpp/mmfs/bin/mmdiag", body);
+	mmdiag_standin(cfg, sizeof(cfg), "lrocData 0\nverbsRdmaSend 1\n");
 	snprintf(body, sizeof(body), "kv=$1; k=${kv%%%%=*}; v=${kv#*=}; shift\n"
 	    "echo \"$kv $*\" >> '%s'\n"
 	    "case $v in yes) v=1;; no) v=0;; *) echo \"mmchconfig: $k: yes or no\" >&2; exit 1;; esac\n"
@@ -5211,21 +5217,17 @@ START_TEST(test_gpfs_booleans)
 	ag = mk_agent(root);
 	do_apply(ag, "g", set, nitems(set), 0, 0, &r);
 	dump(r.keys, r.n_keys);
-	ck_assert_int_eq(find_key(r.keys, r.n_keys, "lrocData", NULL)->state,
-	    KNOB__KEY_STATE__KEY_CHANGED);
-	ck_assert_str_eq(find_key(r.keys, r.n_keys, "lrocData", NULL)->before, "no");
-	ck_assert_int_eq(find_key(r.keys, r.n_keys, "verbsRdmaSend", NULL)->state,
-	    KNOB__KEY_STATE__KEY_UNCHANGED);
+	ck_assert_int_eq(r.n_keys, 2);
+	/* lrocData written (from "no", as 0 reads), verbsRdmaSend holds */
+	for (size_t i = 0; i < r.n_keys; i++) {
+		int lroc = strcmp(r.keys[i]->key, "lrocData") == 0;
+
+		ck_assert_int_eq(r.keys[i]->state, lroc ? KNOB__KEY_STATE__KEY_CHANGED :
+		    KNOB__KEY_STATE__KEY_UNCHANGED);
+		ck_assert_str_eq(r.keys[i]->before, lroc ? "no" : "yes");
+	}
 	tune_apply_result_free(&r);
-	do_verify(ag, set, nitems(set), &v);
-	dump(v.keys, v.n_keys);
-	for (size_t i = 0; i < v.n_keys; i++)
-		ck_assert_int_eq(v.keys[i]->state, KNOB__KEY_STATE__KEY_OK);
-	tune_verify_result_free(&v);
-	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
-	dump(rb.keys, rb.n_keys);
-	ck_assert_int_eq(rb.complete, 1);
-	tune_rollback_result_free(&rb);
+	verify_ok_rollback(set, nitems(set), 2);
 	ck_assert_int_gt(read_small_file(cfg, buf, sizeof(buf)), 0);
 	ck_assert_str_eq(buf, "lrocData 0\nverbsRdmaSend 1");
 	ck_assert_int_gt(read_small_file(log, buf, sizeof(buf)), 0);
