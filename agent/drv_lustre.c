@@ -30,9 +30,15 @@
  * before, turned it off for good).  A client cannot read the mode, so it is
  * told from lock_unused_count (the same counter in dynamic mode): lru_size
  * reading the same number, or lock_unused_count unreadable, is dynamic,
- * unless the number is the value the setting itself asks for (the limit
- * knob wrote, which a full LRU also reaches); lru_size differing from it in
- * LRU_TRIES pairs of reads is a static limit, kept as it reads. */
+ * unless the number is the value the setting itself asks for, or the one
+ * the journal says knob left there until a rollback starts putting the
+ * original back (a limit knob wrote, which a full LRU also reaches: the
+ * steady state of a busy client; a rollback's setting asks for the
+ * original, and once it wrote 0 the same count is dynamic mode's);
+ * lru_size differing from it in LRU_TRIES pairs of reads is a static
+ * limit, kept as it reads.  Lustre shows nothing else that tells the
+ * modes apart, so a full LRU under a static limit knob did not write
+ * still reads as dynamic. */
 static int
 is_lru_size(const char *target)
 {
@@ -40,6 +46,21 @@ is_lru_size(const char *target)
 
 	return strstr(target, "/ldlm/namespaces/") != NULL && tl > sl &&
 	    strcmp(target + tl - sl, "/lru_size") == 0;
+}
+
+/* Whether lru is a limit knob wrote on target: the value of setting s, or
+ * the one the journal says knob left there (an original's "set", until a
+ * rollback is restoring it). */
+static int
+lru_knobs(struct agent *a, const Knob__Setting *s, const char *target,
+    unsigned long long lru)
+{
+	const struct journal *j = a->tune ? &a->tune->j : NULL;
+	long k = j ? journal_find(j->orig, j->norig, "lustre", target, "") : -1;
+
+	return (s->value && lru == strtoull(s->value, NULL, 10)) ||
+	    (k >= 0 && !j->orig[k].restoring && j->orig[k].set &&
+	    lru == strtoull(j->orig[k].set, NULL, 10));
 }
 
 /* Whether the namespace of lru_size target (which reads buf) is in dynamic
@@ -50,7 +71,7 @@ lru_dynamic(struct agent *a, const Knob__Setting *s, const char *target, const c
 	char path[PATH_MAX], v[32], m[TUNE_MSG_MAX];
 	unsigned long long lru = strtoull(buf, NULL, 10);
 
-	if (lru == 0 || (s->value && lru == strtoull(s->value, NULL, 10)))
+	if (lru == 0 || lru_knobs(a, s, target, lru))
 		return 0;
 	snprintf(path, sizeof(path), "%.*slock_unused_count",
 	    (int)(strlen(target) - strlen("lru_size")), target);

@@ -5235,6 +5235,45 @@ START_TEST(test_gpfs_booleans)
 }
 END_TEST
 
+/* lru_size=2000 as in test_lustre_lru_dynamic (the fake Lustre tree and
+ * lru_size stand-in under --sysroot), but the LRU fills up before the
+ * rollback (2000 unused locks: a busy client's steady state under a
+ * static limit): the rollback still sees knob's 2000, writes the
+ * original, and the namespace is in its original mode again.  Before, the
+ * full LRU read as dynamic mode, i.e. "0": the dynamic case was "already
+ * at its original" and stayed fixed at 2000, the static one was
+ * "changed since knob set it" and left alone. */
+START_TEST(test_lustre_lru_full_rollback)
+{
+	const struct lru_case *c = &lru_cases[_i];
+	static const struct s set[] = {
+		{ "lustre", "ldlm.namespaces.*.lru_size", NULL, "2000", 0, NULL },
+	};
+	Knob__ApplyResult r;
+	Knob__RollbackResult rb;
+
+	put(LRU_NS "lru_size", "%s\n", c->lru);
+	put(LRU_NS "lock_unused_count", "%s\n", c->unused);
+	ck_assert_ptr_nonnull(realpath(root, root_real));
+	fake_lru_dyn = c->dyn;
+	lru_on = 1;
+	ag = mk_agent(root);
+	do_apply(ag, "seq", set, nitems(set), 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.keys[0]->state, KNOB__KEY_STATE__KEY_CHANGED);
+	ck_assert_str_eq(r.keys[0]->before, c->orig);
+	tune_apply_result_free(&r);
+	put(LRU_NS "lock_unused_count", "2000\n");
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	dump(rb.keys, rb.n_keys);
+	ck_assert_msg(rb.complete, "%s", rb.message);
+	ck_assert_int_eq(rb.keys[0]->state, KNOB__KEY_STATE__KEY_RESTORED);
+	tune_rollback_result_free(&rb);
+	ck_assert_int_eq(fake_lru_dyn, c->dyn);
+	ck_assert_str_eq(get(LRU_NS "lru_size"), c->dyn ? "2000" : c->lru);
+}
+END_TEST
+
 static Suite *
 tune_suite(void)
 {
@@ -5321,6 +5360,7 @@ tune_suite(void)
 	tcase_add_test(tc, test_shared_file_refused);
 	tcase_add_loop_test(tc, test_sysctl_pairs_both_zero, 0, (int)nitems(both_zero_cases));
 	tcase_add_test(tc, test_gpfs_booleans);
+	tcase_add_loop_test(tc, test_lustre_lru_full_rollback, 0, (int)nitems(lru_cases));
 	suite_add_tcase(s, tc);
 	tc = tcase_create("lbs4k");
 	tcase_set_timeout(tc, 30);
