@@ -4236,6 +4236,27 @@ static const struct lru_case {
 	{ "500", "120", 0, "500" },	/* a static limit of 500 */
 };
 
+/* The namespace as case c starts, and the agent (ag) applies set (one
+ * lru_size key): changed, from c's original. */
+static void
+lru_apply(const struct lru_case *c, const struct s *set)
+{
+	Knob__ApplyResult r;
+
+	put(LRU_NS "lru_size", "%s\n", c->lru);
+	put(LRU_NS "lock_unused_count", "%s\n", c->unused);
+	ck_assert_ptr_nonnull(realpath(root, root_real));
+	fake_lru_dyn = c->dyn;
+	lru_on = 1;
+	ag = mk_agent(root);
+	do_apply(ag, "seq", set, 1, 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.n_keys, 1);
+	ck_assert_int_eq(r.keys[0]->state, KNOB__KEY_STATE__KEY_CHANGED);
+	ck_assert_str_eq(r.keys[0]->before, c->orig);
+	tune_apply_result_free(&r);
+}
+
 /* lctl set_param ldlm.namespaces.*.lru_size=2000 (lustre-client-seq) and
  * rollback: a namespace in dynamic mode has "0" journaled as its original
  * and is dynamic again after rollback; a static limit comes back as it
@@ -4248,24 +4269,12 @@ START_TEST(test_lustre_lru_dynamic)
 	static const struct s set[] = {
 		{ "lustre", "ldlm.namespaces.*.lru_size", NULL, "2000", 0, NULL },
 	};
-	Knob__ApplyResult r;
 	Knob__VerifyResult v;
 	Knob__RollbackResult rb;
 	struct journal j = { 0 };
 	char jpath[192];
 
-	put(LRU_NS "lru_size", "%s\n", c->lru);
-	put(LRU_NS "lock_unused_count", "%s\n", c->unused);
-	ck_assert_ptr_nonnull(realpath(root, root_real));
-	fake_lru_dyn = c->dyn;
-	lru_on = 1;
-	ag = mk_agent(root);
-	do_apply(ag, "seq", set, nitems(set), 0, 0, &r);
-	dump(r.keys, r.n_keys);
-	ck_assert_int_eq(r.n_keys, 1);
-	ck_assert_int_eq(r.keys[0]->state, KNOB__KEY_STATE__KEY_CHANGED);
-	ck_assert_str_eq(r.keys[0]->before, c->orig);
-	tune_apply_result_free(&r);
+	lru_apply(c, set);
 	ck_assert_str_eq(get(LRU_NS "lru_size"), "2000");
 	ck_assert_int_eq(fake_lru_dyn, 0);
 	snprintf(jpath, sizeof(jpath), "%s/" TUNE_JOURNAL_NAME, state);
@@ -5249,20 +5258,9 @@ START_TEST(test_lustre_lru_full_rollback)
 	static const struct s set[] = {
 		{ "lustre", "ldlm.namespaces.*.lru_size", NULL, "2000", 0, NULL },
 	};
-	Knob__ApplyResult r;
 	Knob__RollbackResult rb;
 
-	put(LRU_NS "lru_size", "%s\n", c->lru);
-	put(LRU_NS "lock_unused_count", "%s\n", c->unused);
-	ck_assert_ptr_nonnull(realpath(root, root_real));
-	fake_lru_dyn = c->dyn;
-	lru_on = 1;
-	ag = mk_agent(root);
-	do_apply(ag, "seq", set, nitems(set), 0, 0, &r);
-	dump(r.keys, r.n_keys);
-	ck_assert_int_eq(r.keys[0]->state, KNOB__KEY_STATE__KEY_CHANGED);
-	ck_assert_str_eq(r.keys[0]->before, c->orig);
-	tune_apply_result_free(&r);
+	lru_apply(c, set);
 	put(LRU_NS "lock_unused_count", "2000\n");
 	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
 	dump(rb.keys, rb.n_keys);
