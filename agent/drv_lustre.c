@@ -9,7 +9,15 @@
  * A -P record lives on the MGS and every client applies it at mount, so
  * its name carries no client instance: the "-ffff8801..." suffix of a
  * mount's devices (the kernel address of its super block, another one on
- * every node and at every mount) becomes "-*" (pmt_name). */
+ * every node and at every mount) becomes "-*" (pmt_name).
+ *
+ * A glob key reaches the instances that exist when it is applied; the
+ * boot re-apply resolves it again, so a remounted client's new instances
+ * are new targets, their originals journaled before the write like any
+ * apply's.  The old instances' originals stay journaled; once their
+ * directory is gone they read as their original (instance_gone), so a
+ * rollback drops them instead of failing on them for good.  No identity:
+ * an instance name is never reused by another mount. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +28,35 @@
 #include "tune.h"
 
 #define LRU_TRIES 3	/* reads of lru_size against lock_unused_count */
+
+/* The length of the client instance p starts with (after a '-'): "ffff"
+ * and more hex digits up to the end of the name or its next '.' or '/';
+ * 0 when it is none. */
+static size_t
+instance_len(const char *p)
+{
+	size_t n = strspn(p, "0123456789abcdef");
+
+	return n >= 8 && strncmp(p, "ffff", 4) == 0 && strchr("./", p[n]) != NULL ? n : 0;
+}
+
+/* Is target a parameter of a client instance (a mount's device, "...-osc-
+ * ffff8801/...") whose directory is gone?  Its mount ended: the same
+ * instance never comes back (a new mount has another address), nothing
+ * is left to put back. */
+static int
+instance_gone(struct agent *a, const char *target)
+{
+	char dir[PATH_MAX], full[PATH_MAX];
+	size_t n;
+
+	for (const char *p = target; (p = strchr(p, '-')) != NULL; p++)
+		if ((n = instance_len(p + 1)) > 0) {
+			snprintf(dir, sizeof(dir), "%.*s", (int)(p + 1 + n - target), target);
+			return agent_path(a, full, sizeof(full), dir) == 0 && !tune_fd_exists(full);
+		}
+	return 0;
+}
 
 /* ldlm.namespaces.NS.lru_size is not a plain value.  With dynamic LRU
  * sizing on (Lustre's default when the server supports it) a read shows the
@@ -86,12 +123,21 @@ lru_dynamic(struct agent *a, const Knob__Setting *s, const char *target, const c
 	return 0;
 }
 
-/* Read target; lru_size in dynamic LRU mode reads "0". */
+/* Read target; lru_size in dynamic LRU mode reads "0".  A parameter of a
+ * client instance that is gone (instance_gone: a journaled target of a
+ * mount that ended, read by rollback, a switch or crash recovery) reads
+ * as the value s asks for, the original: it holds, and its journal entry
+ * is dropped instead of failing every rollback after every remount. */
 static int
 lustre_read(struct agent *a, const Knob__Setting *s, const char *target, char *buf,
     size_t len, char *msg, size_t msglen)
 {
 	int rc = tune_read_default(a, s, target, buf, len, msg, msglen);
+
+	if (rc == -ENOENT && s->value && instance_gone(a, target)) {
+		snprintf(buf, len, "%s", s->value);
+		return 0;
+	}
 
 	if (rc == 0 && is_lru_size(target) && lru_dynamic(a, s, target, buf))
 		snprintf(buf, len, "0");
@@ -154,16 +200,6 @@ lustre_describe(const Knob__Setting *s, const char *target, char *buf, size_t le
 	for (; *p && o + 1 < len; p++)
 		buf[o++] = *p == '/' ? '.' : *p;
 	buf[o] = '\0';
-}
-
-/* Whether p (after a '-') is a client instance: "ffff" and more hex
- * digits up to the end of the name or its next '.'. */
-static size_t
-instance_len(const char *p)
-{
-	size_t n = strspn(p, "0123456789abcdef");
-
-	return n >= 8 && strncmp(p, "ffff", 4) == 0 && (p[n] == '.' || p[n] == '\0') ? n : 0;
 }
 
 /* The -P name of target: its lctl name with each client instance suffix

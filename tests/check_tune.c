@@ -5272,6 +5272,64 @@ START_TEST(test_lustre_lru_full_rollback)
 }
 END_TEST
 
+/* A Lustre glob key across a remount (the fake tree under --sysroot: a
+ * reboot is the test removing the client's instances, fs-...-ffff8801,
+ * and making the new mount's, fs-...-ffff9902, one more OST among them;
+ * OST0001 at a non-default 5 both times): the boot re-apply writes the
+ * new instances, their originals journaled first; the old instances'
+ * originals are dropped by the rollback (their mount ended: nothing to put
+ * back), which is complete and brings back the new ones' 5 and 8.  Before,
+ * every rollback failed on the old instances ("No such file or
+ * directory"), incomplete for good, one more set after every remount. */
+START_TEST(test_lustre_glob_remount)
+{
+	static const struct s set[] = {
+		{ "lustre", "osc.*OST*.max_rpcs_in_flight", NULL, "16", 0, NULL },
+	};
+	static const char *const now[] = { "fs-OST0001-osc-ffff9902", "fs-OST0003-osc-ffff9902" };
+	Knob__ApplyResult r;
+	Knob__RollbackResult rb;
+	char cmd[PATH_MAX * 2], rel[128];
+
+	fake_tree();
+	put("/sys/fs/lustre/osc/fs-OST0001-osc-ffff8801/max_rpcs_in_flight", "5\n");
+	ag = mk_agent(root);
+	do_apply(ag, "l", set, 1, 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.n_keys, 3);
+	tune_apply_result_free(&r);
+	rm_agent(ag);
+	ag = NULL;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s/sys/fs/lustre/osc' '%s/proc/fs/lustre/osc'", root,
+	    root);
+	ck_assert_int_eq(system(cmd), 0);
+	for (size_t i = 0; i < nitems(now); i++) {
+		snprintf(rel, sizeof(rel), "/sys/fs/lustre/osc/%s/max_rpcs_in_flight", now[i]);
+		put(rel, "%s\n", i == 0 ? "5" : "8");
+	}
+	ag = mk_agent(root);
+	for (size_t i = 0; i < nitems(now); i++) {
+		long k;
+
+		snprintf(rel, sizeof(rel), "/sys/fs/lustre/osc/%s/max_rpcs_in_flight", now[i]);
+		ck_assert_str_eq(get(rel), "16");
+		k = journal_find(ag->tune->j.orig, ag->tune->j.norig, "lustre", rel, "");
+		ck_assert_int_ge(k, 0);
+		ck_assert_str_eq(ag->tune->j.orig[k].value, i == 0 ? "5" : "8");
+	}
+	ck_assert_uint_eq(ag->tune->j.norig, 5);
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	dump(rb.keys, rb.n_keys);
+	ck_assert_msg(rb.complete, "%s", rb.message);
+	tune_rollback_result_free(&rb);
+	for (size_t i = 0; i < nitems(now); i++) {
+		snprintf(rel, sizeof(rel), "/sys/fs/lustre/osc/%s/max_rpcs_in_flight", now[i]);
+		ck_assert_str_eq(get(rel), i == 0 ? "5" : "8");
+	}
+	ck_assert_int_ne(access(ag->tune->journal_path, F_OK), 0);
+}
+END_TEST
+
 static Suite *
 tune_suite(void)
 {
@@ -5359,6 +5417,7 @@ tune_suite(void)
 	tcase_add_loop_test(tc, test_sysctl_pairs_both_zero, 0, (int)nitems(both_zero_cases));
 	tcase_add_test(tc, test_gpfs_booleans);
 	tcase_add_loop_test(tc, test_lustre_lru_full_rollback, 0, (int)nitems(lru_cases));
+	tcase_add_test(tc, test_lustre_glob_remount);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("lbs4k");
 	tcase_set_timeout(tc, 30);
