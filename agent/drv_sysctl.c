@@ -16,8 +16,8 @@
  * Both halves may be 0 (the ratios take 0, and writing one zeroes the
  * bytes): then neither would be written, and the half the profile set
  * would keep its value.  So when the other half goes back to 0 too (its
- * journaled original; during an apply, its value before the transaction:
- * what a revert or crash recovery writes), the ratio is written 0, and
+ * journaled original, or in a revert or crash recovery its value before
+ * the transaction: put_back), the ratio is written 0, and
  * the bytes are zeroed through the ratio: written 0 (it reads 0 already
  * while the bytes are set), which dirty_ratio ignores unless it changes
  * (mm/page-writeback.c), so then written its kernel default and 0. */
@@ -91,17 +91,25 @@ sysctl_describe(const Knob__Setting *s, const char *target, char *buf, size_t le
 	buf[o] = '\0';
 }
 
-/* The value this pass puts back on sysctl target: its journaled original,
- * or while an apply is writing (its revert, crash recovery) its value
- * before the transaction; NULL when not journaled. */
+/* The value this pass puts back on partner, while it puts value back on
+ * target: from the journal's list that has value for target, the
+ * transaction's values before it (a revert, crash recovery) or the
+ * originals (rollback, a switch); NULL when neither has both. */
 static const char *
-put_back(struct agent *a, const char *target)
+put_back(struct agent *a, const char *target, const char *value, const char *partner)
 {
 	const struct journal *j = &a->tune->j;
-	const struct jentry *v = j->in_txn ? j->txn : j->orig;
-	long k = journal_find(v, j->in_txn ? j->ntxn : j->norig, "sysctl", target, "");
+	const struct jentry *v[2] = { j->txn, j->orig };
+	size_t n[2] = { j->in_txn ? j->ntxn : 0, j->norig };
 
-	return k < 0 ? NULL : v[k].value;
+	for (size_t l = 0; l < 2; l++) {
+		long k = journal_find(v[l], n[l], "sysctl", target, "");
+		long q = journal_find(v[l], n[l], "sysctl", partner, "");
+
+		if (k >= 0 && q >= 0 && strcmp(v[l][k].value, value) == 0)
+			return v[l][q].value;
+	}
+	return NULL;
 }
 
 /* Both halves of pair go back to 0: the ratio is written 0, and the bytes
@@ -135,7 +143,7 @@ sysctl_restore(struct agent *a, const Knob__Setting *s, const char *target,
 	if (pair == NULL || strcmp(value, "0") != 0 ||
 	    agent_path(a, full, sizeof(full), (p = pair[1 - h])) < 0 || !tune_fd_exists(full))
 		return tune_write_default(a, s, target, value, msg, msglen);
-	if ((pv = put_back(a, p)) != NULL && strcmp(pv, "0") == 0)
+	if ((pv = put_back(a, target, value, p)) != NULL && strcmp(pv, "0") == 0)
 		return pair_zero(a, pair, h, msg, msglen);
 	sysctl_describe(s, p, name, sizeof(name));
 	snprintf(msg, msglen, "not written: the kernel sets it to 0 when %s is written back", name);

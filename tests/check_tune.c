@@ -1141,10 +1141,23 @@ END_TEST
 /* One target that cannot be written (a symbolic link where the attribute
  * file should be: readable, but writes use O_NOFOLLOW): the whole
  * transaction is reverted, key by key. */
+/* rel under root as a symlink to rel.real, which holds value: a file the
+ * agent does not write through (O_NOFOLLOW), so its write fails. */
+static void
+put_link(const char *rel, const char *value)
+{
+	char real[PATH_MAX], link[PATH_MAX], *base;
+
+	snprintf(real, sizeof(real), "%s.real", rel);
+	put(real, "%s", value);
+	snprintf(link, sizeof(link), "%s%s", root, rel);
+	base = strrchr(real, '/') + 1;
+	ck_assert_int_eq(symlink(base, link), 0);
+}
+
 START_TEST(test_partial_failure)
 {
 	Knob__ApplyResult r;
-	char p[256];
 	static const struct s v[] = {
 		{ "sysctl", "vm.dirty_ratio", NULL, "10", 0, NULL },
 		{ "blockdev", "fakea", "read_ahead_kb", "1024", 0, NULL },
@@ -1153,9 +1166,7 @@ START_TEST(test_partial_failure)
 	};
 
 	fake_tree();
-	put("/sys/block/fakeb/queue/nr_requests.real", "128\n");
-	snprintf(p, sizeof(p), "%s/sys/block/fakeb/queue/nr_requests", root);
-	ck_assert_int_eq(symlink("nr_requests.real", p), 0);
+	put_link("/sys/block/fakeb/queue/nr_requests", "128\n");
 	ag = mk_agent(root);
 	do_apply(ag, "p", v, nitems(v), 0, 0, &r);
 	dump(r.keys, r.n_keys);
@@ -5330,6 +5341,37 @@ START_TEST(test_lustre_glob_remount)
 }
 END_TEST
 
+/* The revert of an apply over a pair whose halves are both 0 (fake_pairs
+ * under --sysroot, the others at non-default values): dirty_bytes is
+ * written, then a later key fails (a symlink, which the agent does not
+ * write through), and the revert brings dirty_bytes and dirty_ratio back
+ * to 0 and 0 (their values before the transaction).  Before, it was
+ * "revert failed" and dirty_bytes stayed set. */
+START_TEST(test_sysctl_pairs_both_zero_revert)
+{
+	unsigned long v[nitems(fake_pairs)][2] = { { 0, 0 }, { 0, 7 }, { 0, 60 } };
+	static const struct s set[] = {
+		{ "sysctl", "vm.dirty_bytes", NULL, "134217728", 0, NULL },
+		{ "sysctl", "vm.zz_link", NULL, "1", 0, NULL },
+	};
+	Knob__ApplyResult r;
+
+	fake_pairs_start((const unsigned long (*)[2])v);
+	put_link("/proc/sys/vm/zz_link", "0\n");
+	ag = mk_agent(root);
+	do_apply(ag, "pair", set, nitems(set), 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.reverted, 1);
+	ck_assert_uint_eq(r.n_keys, 2);
+	for (size_t i = 0; i < r.n_keys; i++)
+		ck_assert_int_eq(r.keys[i]->state, strcmp(r.keys[i]->key, set[0].key) == 0 ?
+		    KNOB__KEY_STATE__KEY_REVERTED : KNOB__KEY_STATE__KEY_FAILED);
+	tune_apply_result_free(&r);
+	assert_pairs((const unsigned long (*)[2])v);
+	ck_assert_str_eq(get("/proc/sys/vm/zz_link.real"), "0");
+}
+END_TEST
+
 static Suite *
 tune_suite(void)
 {
@@ -5418,6 +5460,7 @@ tune_suite(void)
 	tcase_add_test(tc, test_gpfs_booleans);
 	tcase_add_loop_test(tc, test_lustre_lru_full_rollback, 0, (int)nitems(lru_cases));
 	tcase_add_test(tc, test_lustre_glob_remount);
+	tcase_add_test(tc, test_sysctl_pairs_both_zero_revert);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("lbs4k");
 	tcase_set_timeout(tc, 30);
