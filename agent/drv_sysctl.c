@@ -98,9 +98,9 @@ sysctl_describe(const Knob__Setting *s, const char *target, char *buf, size_t le
 static const char *
 put_back(struct agent *a, const char *target, const char *value, const char *partner)
 {
-	const struct journal *j = &a->tune->j;
-	const struct jentry *v[2] = { j->txn, j->orig };
-	size_t n[2] = { j->in_txn ? j->ntxn : 0, j->norig };
+	const struct journal *j = a->tune ? &a->tune->j : NULL;
+	const struct jentry *v[2] = { j ? j->txn : NULL, j ? j->orig : NULL };
+	size_t n[2] = { j && j->in_txn ? j->ntxn : 0, j ? j->norig : 0 };
 
 	for (size_t l = 0; l < 2; l++) {
 		long k = journal_find(v[l], n[l], "sysctl", target, "");
