@@ -5,7 +5,13 @@
  * (SYSROOT/usr/lpp/mmfs/bin), so tests use stand-in scripts.  When GPFS is
  * not installed nothing matches (unsupported).  An attribute mmchconfig
  * refuses to change immediately is set without -i, and one that mmchconfig
- * accepted but mmdiag still shows with its old value is pending-restart. */
+ * accepted but mmdiag still shows with its old value is pending-restart.
+ *
+ * Boolean attributes are spelt yes/no (or enable/disable) for mmchconfig
+ * and mmlsconfig, while mmdiag --config may print the daemon's 1/0: the
+ * attributes of gpfs_bools take any of yes, true, on, enable(d), 1 and
+ * no, false, off, disable(d), 0 (any case), and their canonical value, the
+ * one journaled, compared and written, is the word mmchconfig takes. */
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -21,6 +27,55 @@
 
 #define MMFS_BIN "/usr/lpp/mmfs/bin/"
 #define MMDIAG_OUT_MAX (256u << 10)
+
+/* Boolean attributes: the words mmchconfig takes for on and off. */
+static const struct gpfs_bool {
+	const char *attr, *on, *off;
+} gpfs_bools[] = {
+	{ "lrocData", "yes", "no" },
+	{ "lrocDirectories", "yes", "no" },
+	{ "lrocInodes", "yes", "no" },
+	{ "lrocEnableStoringClearText", "yes", "no" },
+	{ "numaMemoryInterleave", "yes", "no" },
+	{ "nsdCksumTraditional", "yes", "no" },
+	{ "verbsRdmaSend", "yes", "no" },
+	{ "verbsRdma", "enable", "disable" },
+	{ "verbsRdmaCm", "enable", "disable" },
+};
+
+/* The spellings of on (in the first row) and off. */
+static const char *const bool_words[2][6] = {
+	{ "yes", "true", "on", "enable", "enabled", "1" },
+	{ "no", "false", "off", "disable", "disabled", "0" },
+};
+
+static const struct gpfs_bool *
+gpfs_bool(const char *attr)
+{
+	for (size_t i = 0; i < nitems(gpfs_bools); i++)
+		if (strcasecmp(gpfs_bools[i].attr, attr) == 0)
+			return &gpfs_bools[i];
+	return NULL;
+}
+
+/* The default normaliser; a boolean attribute's on or off as its word
+ * (gpfs_bools; other values are left as they are, for mmchconfig to
+ * judge). */
+static int
+gpfs_normalise(const Knob__Setting *s, const char *raw, char *out, size_t outlen,
+    char *msg, size_t msglen)
+{
+	const struct gpfs_bool *b = gpfs_bool(s->key);
+	int rc = tune_norm_default(s, raw, out, outlen, msg, msglen);
+
+	for (size_t v = 0; rc == 0 && b != NULL && v < 2; v++)
+		for (size_t w = 0; w < nitems(bool_words[v]); w++)
+			if (strcasecmp(out, bool_words[v][w]) == 0) {
+				snprintf(out, outlen, "%s", v == 0 ? b->on : b->off);
+				return 0;
+			}
+	return rc;
+}
 
 static int
 mmfs_cmd(struct agent *a, const char *cmd, char *buf, size_t len)
@@ -134,8 +189,9 @@ gpfs_write(struct agent *a, const Knob__Setting *s, const char *target, const ch
 	if (mmfs_cmd(a, "mmchconfig", chc, sizeof(chc)) < 0)
 		return -ENAMETOOLONG;
 	/* in the unit the admin wrote ("16G"), when that is what is set; a
-	 * "0x" number as its decimal */
-	if (tune_norm_default(s, s->value, n1, sizeof(n1), m, sizeof(m)) == 0 &&
+	 * "0x" number as its decimal; a boolean as mmchconfig spells it */
+	if (gpfs_bool(target) == NULL &&
+	    tune_norm_default(s, s->value, n1, sizeof(n1), m, sizeof(m)) == 0 &&
 	    strcmp(n1, value) == 0 && strcasestr(s->value, "0x") == NULL)
 		value = s->value;
 	snprintf(kv, sizeof(kv), "%s=%s", target, value);
@@ -160,8 +216,8 @@ gpfs_write(struct agent *a, const Knob__Setting *s, const char *target, const ch
 	}
 	/* accepted immediately?  mmdiag tells */
 	if (gpfs_read(a, s, target, now, sizeof(now), m, sizeof(m)) == 0 &&
-	    tune_norm_default(s, now, n1, sizeof(n1), m, sizeof(m)) == 0 &&
-	    tune_norm_default(s, value, n2, sizeof(n2), m, sizeof(m)) == 0 &&
+	    gpfs_normalise(s, now, n1, sizeof(n1), m, sizeof(m)) == 0 &&
+	    gpfs_normalise(s, value, n2, sizeof(n2), m, sizeof(m)) == 0 &&
 	    strcmp(n1, n2) != 0) {
 		snprintf(msg, msglen, "mmchconfig accepted %s; mmdiag --config still shows %s; "
 		    "takes effect when mmfsd restarts", kv, now);
@@ -232,7 +288,7 @@ const struct tune_driver drv_gpfs = {
 	.name = "gpfs",
 	.resolve = gpfs_resolve,
 	.read = gpfs_read,
-	.normalise = tune_norm_default,
+	.normalise = gpfs_normalise,
 	.write = gpfs_write,
 	.describe = tune_describe_default,
 	.restart_note = "takes effect when mmfsd restarts",

@@ -5,7 +5,19 @@
  * (a parameter found under an earlier root hides the same one under a later
  * root) and every match is written.  persistent="yes" also records the value
  * with "lctl set_param -P" (lctl found under the sysroot: usr/sbin/lctl or
- * usr/bin/lctl); rollback deletes that record with "lctl set_param -P -d". */
+ * usr/bin/lctl); rollback deletes that record with "lctl set_param -P -d".
+ * A -P record lives on the MGS and every client applies it at mount, so
+ * its name carries no client instance: the "-ffff8801..." suffix of a
+ * mount's devices (the kernel address of its super block, another one on
+ * every node and at every mount) becomes "-*" (pmt_name).
+ *
+ * A glob key reaches the instances that exist when it is applied; the
+ * boot re-apply resolves it again, so a remounted client's new instances
+ * are new targets, their originals journaled before the write like any
+ * apply's.  The old instances' originals stay journaled; once their
+ * directory is gone they read as their original (instance_gone), so a
+ * rollback drops them instead of failing on them for good.  No identity:
+ * an instance name is never reused by another mount. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +29,35 @@
 
 #define LRU_TRIES 3	/* reads of lru_size against lock_unused_count */
 
+/* The length of the client instance p starts with (after a '-'): "ffff"
+ * and more hex digits up to the end of the name or its next '.' or '/';
+ * 0 when it is none. */
+static size_t
+instance_len(const char *p)
+{
+	size_t n = strspn(p, "0123456789abcdef");
+
+	return n >= 8 && strncmp(p, "ffff", 4) == 0 && strchr("./", p[n]) != NULL ? n : 0;
+}
+
+/* Is target a parameter of a client instance (a mount's device, "...-osc-
+ * ffff8801/...") whose directory is gone?  Its mount ended: the same
+ * instance never comes back (a new mount has another address), nothing
+ * is left to put back. */
+static int
+instance_gone(struct agent *a, const char *target)
+{
+	char dir[PATH_MAX], full[PATH_MAX];
+	size_t n;
+
+	for (const char *p = target; (p = strchr(p, '-')) != NULL; p++)
+		if ((n = instance_len(p + 1)) > 0) {
+			snprintf(dir, sizeof(dir), "%.*s", (int)(p + 1 + n - target), target);
+			return agent_path(a, full, sizeof(full), dir) == 0 && !tune_fd_exists(full);
+		}
+	return 0;
+}
+
 /* ldlm.namespaces.NS.lru_size is not a plain value.  With dynamic LRU
  * sizing on (Lustre's default when the server supports it) a read shows the
  * number of unused locks, not a setting; writing a non-zero value fixes the
@@ -26,9 +67,15 @@
  * before, turned it off for good).  A client cannot read the mode, so it is
  * told from lock_unused_count (the same counter in dynamic mode): lru_size
  * reading the same number, or lock_unused_count unreadable, is dynamic,
- * unless the number is the value the setting itself asks for (the limit
- * knob wrote, which a full LRU also reaches); lru_size differing from it in
- * LRU_TRIES pairs of reads is a static limit, kept as it reads. */
+ * unless the number is the value the setting itself asks for, or the one
+ * the journal says knob left there until a rollback starts putting the
+ * original back (a limit knob wrote, which a full LRU also reaches: the
+ * steady state of a busy client; a rollback's setting asks for the
+ * original, and once it wrote 0 the same count is dynamic mode's);
+ * lru_size differing from it in LRU_TRIES pairs of reads is a static
+ * limit, kept as it reads.  Lustre shows nothing else that tells the
+ * modes apart, so a full LRU under a static limit knob did not write
+ * still reads as dynamic. */
 static int
 is_lru_size(const char *target)
 {
@@ -36,6 +83,21 @@ is_lru_size(const char *target)
 
 	return strstr(target, "/ldlm/namespaces/") != NULL && tl > sl &&
 	    strcmp(target + tl - sl, "/lru_size") == 0;
+}
+
+/* Whether lru is a limit knob wrote on target: the value of setting s, or
+ * the one the journal says knob left there (an original's "set", until a
+ * rollback is restoring it). */
+static int
+lru_knobs(struct agent *a, const Knob__Setting *s, const char *target,
+    unsigned long long lru)
+{
+	const struct journal *j = a->tune ? &a->tune->j : NULL;
+	long k = j ? journal_find(j->orig, j->norig, "lustre", target, "") : -1;
+
+	return (s->value && lru == strtoull(s->value, NULL, 10)) ||
+	    (k >= 0 && !j->orig[k].restoring && j->orig[k].set &&
+	    lru == strtoull(j->orig[k].set, NULL, 10));
 }
 
 /* Whether the namespace of lru_size target (which reads buf) is in dynamic
@@ -46,7 +108,7 @@ lru_dynamic(struct agent *a, const Knob__Setting *s, const char *target, const c
 	char path[PATH_MAX], v[32], m[TUNE_MSG_MAX];
 	unsigned long long lru = strtoull(buf, NULL, 10);
 
-	if (lru == 0 || (s->value && lru == strtoull(s->value, NULL, 10)))
+	if (lru == 0 || lru_knobs(a, s, target, lru))
 		return 0;
 	snprintf(path, sizeof(path), "%.*slock_unused_count",
 	    (int)(strlen(target) - strlen("lru_size")), target);
@@ -61,12 +123,21 @@ lru_dynamic(struct agent *a, const Knob__Setting *s, const char *target, const c
 	return 0;
 }
 
-/* Read target; lru_size in dynamic LRU mode reads "0". */
+/* Read target; lru_size in dynamic LRU mode reads "0".  A parameter of a
+ * client instance that is gone (instance_gone: a journaled target of a
+ * mount that ended, read by rollback, a switch or crash recovery) reads
+ * as the value s asks for, the original: it holds, and its journal entry
+ * is dropped instead of failing every rollback after every remount. */
 static int
 lustre_read(struct agent *a, const Knob__Setting *s, const char *target, char *buf,
     size_t len, char *msg, size_t msglen)
 {
 	int rc = tune_read_default(a, s, target, buf, len, msg, msglen);
+
+	if (rc == -ENOENT && s->value && instance_gone(a, target)) {
+		snprintf(buf, len, "%s", s->value);
+		return 0;
+	}
 
 	if (rc == 0 && is_lru_size(target) && lru_dynamic(a, s, target, buf))
 		snprintf(buf, len, "0");
@@ -131,6 +202,25 @@ lustre_describe(const Knob__Setting *s, const char *target, char *buf, size_t le
 	buf[o] = '\0';
 }
 
+/* The -P name of target: its lctl name with each client instance suffix
+ * ("osc.fs-OST0001-osc-ffff8801.x") as "*" ("osc.fs-OST0001-osc-*.x"). */
+static void
+pmt_name(const Knob__Setting *s, const char *target, char *buf, size_t len)
+{
+	char name[PATH_MAX];
+	size_t o = 0, n;
+
+	lustre_describe(s, target, name, sizeof(name));
+	for (const char *p = name; *p && o + 1 < len; p++) {
+		buf[o++] = *p;
+		if (*p == '-' && (n = instance_len(p + 1)) > 0 && o + 1 < len) {
+			buf[o++] = '*';
+			p += n;
+		}
+	}
+	buf[o] = '\0';
+}
+
 /* lctl set_param -P NAME=VALUE, or -P -d NAME when value is NULL. */
 static int
 lctl_persist(struct agent *a, const char *name, const char *value, char *msg, size_t msglen)
@@ -188,7 +278,7 @@ lustre_write(struct agent *a, const Knob__Setting *s, const char *target, const 
 
 	if (!s->persistent)
 		return tune_write_path(a, target, value, msg, msglen);
-	lustre_describe(s, target, name, sizeof(name));
+	pmt_name(s, target, name, sizeof(name));
 	if ((rc = lctl_persist(a, name, value, msg, msglen)) < 0 ||
 	    (rc = tune_write_path(a, target, value, msg, msglen)) >= 0)
 		return rc;
@@ -208,7 +298,7 @@ lustre_restore(struct agent *a, const Knob__Setting *s, const char *target,
 	int rc;
 
 	if (s->persistent) {
-		lustre_describe(s, target, name, sizeof(name));
+		pmt_name(s, target, name, sizeof(name));
 		if ((rc = lctl_persist(a, name, NULL, msg, msglen)) < 0)
 			return rc;
 	}

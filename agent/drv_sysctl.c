@@ -11,9 +11,19 @@
  * whose original is not 0: that write sets the other to 0, its original.
  * Writing 0 itself would fail (dirty_bytes refuses less than 2 pages,
  * dirty_background_bytes less than 1) or undo the other half (a ratio
- * written 0 zeroes the bytes again). */
+ * written 0 zeroes the bytes again).
+ *
+ * Both halves may be 0 (the ratios take 0, and writing one zeroes the
+ * bytes): then neither would be written, and the half the profile set
+ * would keep its value.  So when the other half goes back to 0 too (its
+ * journaled original, or in a revert or crash recovery its value before
+ * the transaction: put_back), the ratio is written 0, and
+ * the bytes are zeroed through the ratio: written 0 (it reads 0 already
+ * while the bytes are set), which dirty_ratio ignores unless it changes
+ * (mm/page-writeback.c), so then written its kernel default and 0. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tune.h"
@@ -36,21 +46,34 @@ sysctl_resolve(struct agent *a, const Knob__Setting *s, struct strvec *out, char
 	return rc;
 }
 
-static const char *const sysctl_pairs[][2] = {
-	{ "/proc/sys/vm/dirty_bytes", "/proc/sys/vm/dirty_ratio" },
-	{ "/proc/sys/vm/dirty_background_bytes", "/proc/sys/vm/dirty_background_ratio" },
-	{ "/proc/sys/vm/overcommit_kbytes", "/proc/sys/vm/overcommit_ratio" },
+/* Each pair: the bytes, the ratio, and the ratio's kernel default. */
+static const char *const sysctl_pairs[][3] = {
+	{ "/proc/sys/vm/dirty_bytes", "/proc/sys/vm/dirty_ratio", "20" },
+	{ "/proc/sys/vm/dirty_background_bytes", "/proc/sys/vm/dirty_background_ratio", "10" },
+	{ "/proc/sys/vm/overcommit_kbytes", "/proc/sys/vm/overcommit_ratio", "50" },
 };
+
+/* The pair target is a half of (*half: 0 the bytes, 1 the ratio), or NULL. */
+static const char *const *
+sysctl_pair(const char *target, size_t *half)
+{
+	for (size_t i = 0; i < nitems(sysctl_pairs); i++)
+		for (size_t h = 0; h < 2; h++)
+			if (strcmp(sysctl_pairs[i][h], target) == 0) {
+				*half = h;
+				return sysctl_pairs[i];
+			}
+	return NULL;
+}
 
 /* The other half of target's pair, or NULL. */
 static const char *
 sysctl_partner(const char *target)
 {
-	for (size_t i = 0; i < nitems(sysctl_pairs); i++)
-		for (size_t h = 0; h < 2; h++)
-			if (strcmp(sysctl_pairs[i][h], target) == 0)
-				return sysctl_pairs[i][1 - h];
-	return NULL;
+	size_t h;
+	const char *const *p = sysctl_pair(target, &h);
+
+	return p ? p[1 - h] : NULL;
 }
 
 /* "/proc/sys/net/core/somaxconn" -> "net.core.somaxconn" */
@@ -68,18 +91,60 @@ sysctl_describe(const Knob__Setting *s, const char *target, char *buf, size_t le
 	buf[o] = '\0';
 }
 
+/* The value this pass puts back on partner, while it puts value back on
+ * target: from the journal's list that has value for target, the
+ * transaction's values before it (a revert, crash recovery) or the
+ * originals (rollback, a switch); NULL when neither has both. */
+static const char *
+put_back(struct agent *a, const char *target, const char *value, const char *partner)
+{
+	const struct journal *j = a->tune ? &a->tune->j : NULL;
+	const struct jentry *v[2] = { j ? j->txn : NULL, j ? j->orig : NULL };
+	size_t n[2] = { j && j->in_txn ? j->ntxn : 0, j ? j->norig : 0 };
+
+	for (size_t l = 0; l < 2; l++) {
+		long k = journal_find(v[l], n[l], "sysctl", target, "");
+		long q = journal_find(v[l], n[l], "sysctl", partner, "");
+
+		if (k >= 0 && q >= 0 && strcmp(v[l][k].value, value) == 0)
+			return v[l][q].value;
+	}
+	return NULL;
+}
+
+/* Both halves of pair go back to 0: the ratio is written 0, and the bytes
+ * (half 0, target) are zeroed through the ratio (see the top). */
+static int
+pair_zero(struct agent *a, const char *const *pair, size_t half, char *msg, size_t msglen)
+{
+	char now[64];
+	int rc;
+
+	if ((rc = tune_write_path(a, pair[1], "0", msg, msglen)) < 0 || half == 1 ||
+	    (rc = tune_read_path(a, pair[0], now, sizeof(now), msg, msglen)) < 0 ||
+	    strtoull(now, NULL, 10) == 0)
+		return rc;
+	if ((rc = tune_write_path(a, pair[1], pair[2], msg, msglen)) < 0)
+		return rc;
+	return tune_write_path(a, pair[1], "0", msg, msglen);
+}
+
 /* Put back an original: a pair half whose original is 0 is left to its
- * partner's restore (TUNE_LEFT_TO_COUPLED) when the partner is there. */
+ * partner's restore (TUNE_LEFT_TO_COUPLED) when the partner is there,
+ * unless the partner goes back to 0 too (pair_zero). */
 static int
 sysctl_restore(struct agent *a, const Knob__Setting *s, const char *target,
     const char *value, char *msg, size_t msglen)
 {
-	const char *p = sysctl_partner(target);
+	size_t h;
+	const char *const *pair = sysctl_pair(target, &h), *p, *pv;
 	char full[PATH_MAX], name[PATH_MAX];
 
-	if (p == NULL || strcmp(value, "0") != 0 || agent_path(a, full, sizeof(full), p) < 0 ||
-	    !tune_fd_exists(full))
+	if (pair == NULL || strcmp(value, "0") != 0 ||
+	    agent_path(a, full, sizeof(full), (p = pair[1 - h])) < 0 || !tune_fd_exists(full))
 		return tune_write_default(a, s, target, value, msg, msglen);
+	if ((pv = put_back(a, target, value, p)) != NULL && strcmp(pv, "0") == 0)
+		return pair_zero(a, pair, h, msg, msglen);
 	sysctl_describe(s, p, name, sizeof(name));
 	snprintf(msg, msglen, "not written: the kernel sets it to 0 when %s is written back", name);
 	return TUNE_LEFT_TO_COUPLED;

@@ -1141,10 +1141,23 @@ END_TEST
 /* One target that cannot be written (a symbolic link where the attribute
  * file should be: readable, but writes use O_NOFOLLOW): the whole
  * transaction is reverted, key by key. */
+/* rel under root as a symlink to rel.real, which holds value: a file the
+ * agent does not write through (O_NOFOLLOW), so its write fails. */
+static void
+put_link(const char *rel, const char *value)
+{
+	char real[PATH_MAX], link[PATH_MAX], *base;
+
+	snprintf(real, sizeof(real), "%s.real", rel);
+	put(real, "%s", value);
+	snprintf(link, sizeof(link), "%s%s", root, rel);
+	base = strrchr(real, '/') + 1;
+	ck_assert_int_eq(symlink(base, link), 0);
+}
+
 START_TEST(test_partial_failure)
 {
 	Knob__ApplyResult r;
-	char p[256];
 	static const struct s v[] = {
 		{ "sysctl", "vm.dirty_ratio", NULL, "10", 0, NULL },
 		{ "blockdev", "fakea", "read_ahead_kb", "1024", 0, NULL },
@@ -1153,9 +1166,7 @@ START_TEST(test_partial_failure)
 	};
 
 	fake_tree();
-	put("/sys/block/fakeb/queue/nr_requests.real", "128\n");
-	snprintf(p, sizeof(p), "%s/sys/block/fakeb/queue/nr_requests", root);
-	ck_assert_int_eq(symlink("nr_requests.real", p), 0);
+	put_link("/sys/block/fakeb/queue/nr_requests", "128\n");
 	ag = mk_agent(root);
 	do_apply(ag, "p", v, nitems(v), 0, 0, &r);
 	dump(r.keys, r.n_keys);
@@ -1242,6 +1253,25 @@ END_TEST
 
 /* GPFS through stand-in mmchconfig / mmdiag scripts (there is no GPFS
  * here): immediate change, pending-restart, stderr surfaced, timeout. */
+/* A GPFS config file, TMP/gpfs.cfg (its path into cfg), holding text,
+ * and a stand-in mmdiag that prints it the way mmdiag --config does. */
+static void
+mmdiag_standin(char *cfg, size_t len, const char *text)
+{
+	char body[1024];
+	FILE *f;
+
+	snprintf(cfg, len, "%s/gpfs.cfg", tmp);
+	f = fopen(cfg, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+	snprintf(body, sizeof(body),
+	    "[ \"$1\" = --config ] || exit 2\necho '=== mmdiag: config ==='\n"
+	    "sed 's/^/ ! /' '%s'\n", cfg);
+	script("/usr/lpp/mmfs/bin/mmdiag", body);
+}
+
 START_TEST(test_gpfs_standin)
 {
 	Knob__ApplyResult r;
@@ -1253,18 +1283,7 @@ START_TEST(test_gpfs_standin)
 	static const struct s bad[] = { { "gpfs", "bogusAttr", NULL, "1", 0, NULL } };
 	static const struct s slow[] = { { "gpfs", "maxMBpS", NULL, "20000", 0, NULL } };
 
-	snprintf(cfg, sizeof(cfg), "%s/gpfs.cfg", tmp);
-	{
-		FILE *f = fopen(cfg, "w");
-
-		fputs("pagepool 1073741824\nmaxFilesToCache 4000\nmaxMBpS 2048\n", f);
-		fclose(f);
-	}
-	/* stand-in mmdiag: prints the config file the way mmdiag --config does */
-	snprintf(body, sizeof(body),
-	    "[ \"$1\" = --config ] || exit 2\necho '=== mmdiag: config ==='\n"
-	    "sed 's/^/ ! /' '%s'\n", cfg);
-	script("/usr/lpp/mmfs/bin/mmdiag", body);
+	mmdiag_standin(cfg, sizeof(cfg), "pagepool 1073741824\nmaxFilesToCache 4000\nmaxMBpS 2048\n");
 	/* stand-in mmchconfig: KEY=VALUE [-i] -N node; maxFilesToCache needs a
 	 * restart (refuses -i), maxMBpS hangs, unknown keys fail on stderr */
 	snprintf(body, sizeof(body),
@@ -1506,7 +1525,9 @@ START_TEST(test_gpfs_pending_restart)
 END_TEST
 
 /* lustre persistent="yes" goes through a stand-in lctl set_param -P, and
- * rollback deletes the record with -P -d. */
+ * rollback deletes the record with -P -d.  The record names no client
+ * instance (-ffff8801: this mount's, which no other client and no later
+ * mount has); before, it did, and so matched nothing after a remount. */
 START_TEST(test_lustre_persistent)
 {
 	Knob__ApplyResult r;
@@ -1528,8 +1549,8 @@ START_TEST(test_lustre_persistent)
 	tune_rollback_result_free(&rb);
 	snprintf(log, sizeof(log), "%s/lctl.log", tmp);
 	ck_assert_int_gt(read_small_file(log, buf, sizeof(buf)), 0);
-	ck_assert_str_eq(buf, "set_param -P osc.fs-OST0001-osc-ffff8801.max_rpcs_in_flight=32\n"
-	    "set_param -P -d osc.fs-OST0001-osc-ffff8801.max_rpcs_in_flight");
+	ck_assert_str_eq(buf, "set_param -P osc.fs-OST0001-osc-*.max_rpcs_in_flight=32\n"
+	    "set_param -P -d osc.fs-OST0001-osc-*.max_rpcs_in_flight");
 	ck_assert_str_eq(get("/sys/fs/lustre/osc/fs-OST0001-osc-ffff8801/max_rpcs_in_flight"), "8");
 }
 END_TEST
@@ -1559,8 +1580,8 @@ START_TEST(test_lustre_persistent_write_fails)
 	tune_apply_result_free(&r);
 	snprintf(log, sizeof(log), "%s/lctl.log", tmp);
 	ck_assert_int_gt(read_small_file(log, buf, sizeof(buf)), 0);
-	ck_assert_str_eq(buf, "set_param -P osc.fs-OST0001-osc-ffff8801.max_rpcs_in_flight=32\n"
-	    "set_param -P -d osc.fs-OST0001-osc-ffff8801.max_rpcs_in_flight");
+	ck_assert_str_eq(buf, "set_param -P osc.fs-OST0001-osc-*.max_rpcs_in_flight=32\n"
+	    "set_param -P -d osc.fs-OST0001-osc-*.max_rpcs_in_flight");
 	ck_assert_int_eq(ag->tune->j.norig, 0);
 }
 END_TEST
@@ -2141,16 +2162,15 @@ assert_pairs(const unsigned long v[][2])
 		}
 }
 
-START_TEST(test_sysctl_pairs)
+/* The fake pairs at v, with case c's pair at its start; the agent (ag)
+ * applies c's key: every key changed, the pairs read as c says after.
+ * Returns the number of keys of the apply. */
+static size_t
+pair_case_apply(const struct sysctl_pair_case *c, unsigned long v[][2], const struct s *set)
 {
-	const struct sysctl_pair_case *c = &sysctl_pair_cases[_i];
-	unsigned long v[nitems(fake_pairs)][2] = { { 0, 20 }, { 0, 10 }, { 0, 50 } }, after[3][2];
-	struct s set[] = { { "sysctl", c->key, NULL, c->value, 0, NULL } };
-	char zero[64];
-	size_t napply;
+	unsigned long after[nitems(fake_pairs)][2];
 	Knob__ApplyResult r;
-	Knob__VerifyResult vr;
-	Knob__RollbackResult rb;
+	size_t napply;
 
 	fprintf(stderr, "-- %s\n", c->name);
 	memcpy(v[c->pair], c->start, sizeof(c->start));
@@ -2165,6 +2185,19 @@ START_TEST(test_sysctl_pairs)
 	napply = r.n_keys;
 	tune_apply_result_free(&r);
 	assert_pairs((const unsigned long (*)[2])after);
+	return napply;
+}
+
+START_TEST(test_sysctl_pairs)
+{
+	const struct sysctl_pair_case *c = &sysctl_pair_cases[_i];
+	unsigned long v[nitems(fake_pairs)][2] = { { 0, 20 }, { 0, 10 }, { 0, 50 } };
+	struct s set[] = { { "sysctl", c->key, NULL, c->value, 0, NULL } };
+	char zero[64];
+	size_t napply = pair_case_apply(c, v, set);
+	Knob__VerifyResult vr;
+	Knob__RollbackResult rb;
+
 	do_verify(ag, set, 1, &vr);
 	dump(vr.keys, vr.n_keys);
 	ck_assert_int_eq(vr.n_keys, 1);
@@ -4070,6 +4103,25 @@ apply_ok(const Knob__ApplyResult *r)
 		    r->keys[i]->target, tune_key_state_name(r->keys[i]->state), r->keys[i]->message);
 }
 
+/* Verify set on ag: nkeys keys, every one ok; then a complete rollback. */
+static void
+verify_ok_rollback(const struct s *set, size_t n, size_t nkeys)
+{
+	Knob__VerifyResult v;
+	Knob__RollbackResult rb;
+
+	do_verify(ag, set, n, &v);
+	dump(v.keys, v.n_keys);
+	ck_assert_int_eq(v.n_keys, nkeys);
+	for (size_t i = 0; i < v.n_keys; i++)
+		ck_assert_int_eq(v.keys[i]->state, KNOB__KEY_STATE__KEY_OK);
+	tune_verify_result_free(&v);
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	dump(rb.keys, rb.n_keys);
+	ck_assert_int_eq(rb.complete, 1);
+	tune_rollback_result_free(&rb);
+}
+
 /* nfs-server's smt/control=off with bios-performance's per-CPU governor, in
  * the profiles' order (governor first): smt/control is written first (its
  * rank), the siblings it takes offline are not applicable now (unchanged,
@@ -4086,8 +4138,6 @@ START_TEST(test_smt_off_per_cpu)
 	};
 	const char *gk = set[0].key;
 	Knob__ApplyResult r;
-	Knob__VerifyResult v;
-	Knob__RollbackResult rb;
 
 	fake_smt_tree();
 	ag = mk_agent(root);
@@ -4110,16 +4160,7 @@ START_TEST(test_smt_off_per_cpu)
 	ck_assert_str_eq(smt_get("/sys/devices/system/cpu/cpu2/cpufreq/scaling_governor"), "ondemand");
 	ck_assert_str_eq(get("/sys/devices/system/cpu/cpu3/online"), "0");
 	/* verify: the offline siblings are not reached by the glob */
-	do_verify(ag, set, nitems(set), &v);
-	dump(v.keys, v.n_keys);
-	ck_assert_int_eq(v.n_keys, 3);
-	for (size_t i = 0; i < v.n_keys; i++)
-		ck_assert_int_eq(v.keys[i]->state, KNOB__KEY_STATE__KEY_OK);
-	tune_verify_result_free(&v);
-	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
-	dump(rb.keys, rb.n_keys);
-	ck_assert_int_eq(rb.complete, 1);
-	tune_rollback_result_free(&rb);
+	verify_ok_rollback(set, nitems(set), 3);
 	smt_originals_back();
 }
 END_TEST
@@ -4206,6 +4247,27 @@ static const struct lru_case {
 	{ "500", "120", 0, "500" },	/* a static limit of 500 */
 };
 
+/* The namespace as case c starts, and the agent (ag) applies set (one
+ * lru_size key): changed, from c's original. */
+static void
+lru_apply(const struct lru_case *c, const struct s *set)
+{
+	Knob__ApplyResult r;
+
+	put(LRU_NS "lru_size", "%s\n", c->lru);
+	put(LRU_NS "lock_unused_count", "%s\n", c->unused);
+	ck_assert_ptr_nonnull(realpath(root, root_real));
+	fake_lru_dyn = c->dyn;
+	lru_on = 1;
+	ag = mk_agent(root);
+	do_apply(ag, "seq", set, 1, 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.n_keys, 1);
+	ck_assert_int_eq(r.keys[0]->state, KNOB__KEY_STATE__KEY_CHANGED);
+	ck_assert_str_eq(r.keys[0]->before, c->orig);
+	tune_apply_result_free(&r);
+}
+
 /* lctl set_param ldlm.namespaces.*.lru_size=2000 (lustre-client-seq) and
  * rollback: a namespace in dynamic mode has "0" journaled as its original
  * and is dynamic again after rollback; a static limit comes back as it
@@ -4218,24 +4280,12 @@ START_TEST(test_lustre_lru_dynamic)
 	static const struct s set[] = {
 		{ "lustre", "ldlm.namespaces.*.lru_size", NULL, "2000", 0, NULL },
 	};
-	Knob__ApplyResult r;
 	Knob__VerifyResult v;
 	Knob__RollbackResult rb;
 	struct journal j = { 0 };
 	char jpath[192];
 
-	put(LRU_NS "lru_size", "%s\n", c->lru);
-	put(LRU_NS "lock_unused_count", "%s\n", c->unused);
-	ck_assert_ptr_nonnull(realpath(root, root_real));
-	fake_lru_dyn = c->dyn;
-	lru_on = 1;
-	ag = mk_agent(root);
-	do_apply(ag, "seq", set, nitems(set), 0, 0, &r);
-	dump(r.keys, r.n_keys);
-	ck_assert_int_eq(r.n_keys, 1);
-	ck_assert_int_eq(r.keys[0]->state, KNOB__KEY_STATE__KEY_CHANGED);
-	ck_assert_str_eq(r.keys[0]->before, c->orig);
-	tune_apply_result_free(&r);
+	lru_apply(c, set);
 	ck_assert_str_eq(get(LRU_NS "lru_size"), "2000");
 	ck_assert_int_eq(fake_lru_dyn, 0);
 	snprintf(jpath, sizeof(jpath), "%s/" TUNE_JOURNAL_NAME, state);
@@ -5123,6 +5173,205 @@ START_TEST(test_nfsd_stopped)
 }
 END_TEST
 
+/* Both halves of a sysctl pair 0 to begin with (the fake_pairs stand-in
+ * under --sysroot: global sysctls; the kernel allows it, every ratio
+ * takes 0 and writing it zeroes the bytes), and the others at
+ * non-default values: the rollback brings back 0 and 0 and is complete.
+ * Before, each half was left to the other's restore: neither was written,
+ * the key the profile set kept its value, and the rollback stayed
+ * incomplete ("did not come back: wants 0") for good. */
+static const struct sysctl_pair_case both_zero_cases[] = {
+	{ "dirty_bytes over 0/0", "vm.dirty_bytes", "134217728", 0, { 0, 0 },
+	    { 134217728, 0 } },
+	{ "dirty_ratio over 0/0", "vm.dirty_ratio", "15", 0, { 0, 0 }, { 0, 15 } },
+	{ "dirty_background_bytes over 0/0", "vm.dirty_background_bytes", "268435456", 1,
+	    { 0, 0 }, { 268435456, 0 } },
+	{ "overcommit_kbytes over 0/0", "vm.overcommit_kbytes", "1048576", 2, { 0, 0 },
+	    { 1048576, 0 } },
+};
+
+START_TEST(test_sysctl_pairs_both_zero)
+{
+	const struct sysctl_pair_case *c = &both_zero_cases[_i];
+	unsigned long v[nitems(fake_pairs)][2] = { { 33554432, 0 }, { 0, 7 }, { 0, 60 } };
+	struct s set[] = { { "sysctl", c->key, NULL, c->value, 0, NULL } };
+	Knob__RollbackResult rb;
+
+	pair_case_apply(c, v, set);
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	dump(rb.keys, rb.n_keys);
+	assert_pairs((const unsigned long (*)[2])v);
+	ck_assert_int_eq(rb.complete, 1);
+	ck_assert_int_eq(rb.n_keys, 2);
+	for (size_t i = 0; i < rb.n_keys; i++)
+		ck_assert_int_eq(rb.keys[i]->state, KNOB__KEY_STATE__KEY_RESTORED);
+	ck_assert_int_ne(access(ag->tune->journal_path, F_OK), 0);
+	tune_rollback_result_free(&rb);
+}
+END_TEST
+
+/* GPFS booleans (stand-in mmdiag / mmchconfig scripts: there is no GPFS
+ * here): mmdiag --config prints 1/0, mmchconfig takes yes/no (and refuses
+ * 1/0, as the stand-in does).  Starting from non-default values
+ * (lrocData off, verbsRdmaSend on), a profile asking lrocData=yes and
+ * verbsRdmaSend=true writes only lrocData, as "yes", is not
+ * pending-restart, verifies without drift, and the rollback writes "no".
+ * Before, "1" read back was not "yes": lrocData was reported
+ * pending-restart, verbsRdmaSend was rewritten, and verify saw drift. */
+START_TEST(test_gpfs_booleans)
+{
+	Knob__ApplyResult r;
+	char cfg[256], log[256], body[1024], buf[1024];
+	static const struct s set[] = {
+		{ "gpfs", "lrocData", NULL, "yes", 0, NULL },
+		{ "gpfs", "verbsRdmaSend", NULL, "true", 0, NULL },
+	};
+
+	snprintf(log, sizeof(log), "%s/mmchconfig.log", tmp);
+	mmdiag_standin(cfg, sizeof(cfg), "lrocData 0\nverbsRdmaSend 1\n");
+	snprintf(body, sizeof(body), "kv=$1; k=${kv%%%%=*}; v=${kv#*=}; shift\n"
+	    "echo \"$kv $*\" >> '%s'\n"
+	    "case $v in yes) v=1;; no) v=0;; *) echo \"mmchconfig: $k: yes or no\" >&2; exit 1;; esac\n"
+	    "sed -i \"s/^$k .*/$k $v/\" '%s'\n", log, cfg);
+	script("/usr/lpp/mmfs/bin/mmchconfig", body);
+	ag = mk_agent(root);
+	do_apply(ag, "g", set, nitems(set), 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.n_keys, 2);
+	/* lrocData written (from "no", as 0 reads), verbsRdmaSend holds */
+	for (size_t i = 0; i < r.n_keys; i++) {
+		int lroc = strcmp(r.keys[i]->key, "lrocData") == 0;
+
+		ck_assert_int_eq(r.keys[i]->state, lroc ? KNOB__KEY_STATE__KEY_CHANGED :
+		    KNOB__KEY_STATE__KEY_UNCHANGED);
+		ck_assert_str_eq(r.keys[i]->before, lroc ? "no" : "yes");
+	}
+	tune_apply_result_free(&r);
+	verify_ok_rollback(set, nitems(set), 2);
+	ck_assert_int_gt(read_small_file(cfg, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "lrocData 0\nverbsRdmaSend 1");
+	ck_assert_int_gt(read_small_file(log, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "lrocData=yes -i -N node01\nlrocData=no -i -N node01");
+}
+END_TEST
+
+/* lru_size=2000 as in test_lustre_lru_dynamic (the fake Lustre tree and
+ * lru_size stand-in under --sysroot), but the LRU fills up before the
+ * rollback (2000 unused locks: a busy client's steady state under a
+ * static limit): the rollback still sees knob's 2000, writes the
+ * original, and the namespace is in its original mode again.  Before, the
+ * full LRU read as dynamic mode, i.e. "0": the dynamic case was "already
+ * at its original" and stayed fixed at 2000, the static one was
+ * "changed since knob set it" and left alone. */
+START_TEST(test_lustre_lru_full_rollback)
+{
+	const struct lru_case *c = &lru_cases[_i];
+	static const struct s set[] = {
+		{ "lustre", "ldlm.namespaces.*.lru_size", NULL, "2000", 0, NULL },
+	};
+	Knob__RollbackResult rb;
+
+	lru_apply(c, set);
+	put(LRU_NS "lock_unused_count", "2000\n");
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	dump(rb.keys, rb.n_keys);
+	ck_assert_msg(rb.complete, "%s", rb.message);
+	ck_assert_int_eq(rb.keys[0]->state, KNOB__KEY_STATE__KEY_RESTORED);
+	tune_rollback_result_free(&rb);
+	ck_assert_int_eq(fake_lru_dyn, c->dyn);
+	ck_assert_str_eq(get(LRU_NS "lru_size"), c->dyn ? "2000" : c->lru);
+}
+END_TEST
+
+/* A Lustre glob key across a remount (the fake tree under --sysroot: a
+ * reboot is the test removing the client's instances, fs-...-ffff8801,
+ * and making the new mount's, fs-...-ffff9902, one more OST among them;
+ * OST0001 at a non-default 5 both times): the boot re-apply writes the
+ * new instances, their originals journaled first; the old instances'
+ * originals are dropped by the rollback (their mount ended: nothing to put
+ * back), which is complete and brings back the new ones' 5 and 8.  Before,
+ * every rollback failed on the old instances ("No such file or
+ * directory"), incomplete for good, one more set after every remount. */
+START_TEST(test_lustre_glob_remount)
+{
+	static const struct s set[] = {
+		{ "lustre", "osc.*OST*.max_rpcs_in_flight", NULL, "16", 0, NULL },
+	};
+	static const char *const now[] = { "fs-OST0001-osc-ffff9902", "fs-OST0003-osc-ffff9902" };
+	Knob__ApplyResult r;
+	Knob__RollbackResult rb;
+	char cmd[PATH_MAX * 2], rel[128];
+
+	fake_tree();
+	put("/sys/fs/lustre/osc/fs-OST0001-osc-ffff8801/max_rpcs_in_flight", "5\n");
+	ag = mk_agent(root);
+	do_apply(ag, "l", set, 1, 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.n_keys, 3);
+	tune_apply_result_free(&r);
+	rm_agent(ag);
+	ag = NULL;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s/sys/fs/lustre/osc' '%s/proc/fs/lustre/osc'", root,
+	    root);
+	ck_assert_int_eq(system(cmd), 0);
+	for (size_t i = 0; i < nitems(now); i++) {
+		snprintf(rel, sizeof(rel), "/sys/fs/lustre/osc/%s/max_rpcs_in_flight", now[i]);
+		put(rel, "%s\n", i == 0 ? "5" : "8");
+	}
+	ag = mk_agent(root);
+	for (size_t i = 0; i < nitems(now); i++) {
+		long k;
+
+		snprintf(rel, sizeof(rel), "/sys/fs/lustre/osc/%s/max_rpcs_in_flight", now[i]);
+		ck_assert_str_eq(get(rel), "16");
+		k = journal_find(ag->tune->j.orig, ag->tune->j.norig, "lustre", rel, "");
+		ck_assert_int_ge(k, 0);
+		ck_assert_str_eq(ag->tune->j.orig[k].value, i == 0 ? "5" : "8");
+	}
+	ck_assert_uint_eq(ag->tune->j.norig, 5);
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	dump(rb.keys, rb.n_keys);
+	ck_assert_msg(rb.complete, "%s", rb.message);
+	tune_rollback_result_free(&rb);
+	for (size_t i = 0; i < nitems(now); i++) {
+		snprintf(rel, sizeof(rel), "/sys/fs/lustre/osc/%s/max_rpcs_in_flight", now[i]);
+		ck_assert_str_eq(get(rel), i == 0 ? "5" : "8");
+	}
+	ck_assert_int_ne(access(ag->tune->journal_path, F_OK), 0);
+}
+END_TEST
+
+/* The revert of an apply over a pair whose halves are both 0 (fake_pairs
+ * under --sysroot, the others at non-default values): dirty_bytes is
+ * written, then a later key fails (a symlink, which the agent does not
+ * write through), and the revert brings dirty_bytes and dirty_ratio back
+ * to 0 and 0 (their values before the transaction).  Before, it was
+ * "revert failed" and dirty_bytes stayed set. */
+START_TEST(test_sysctl_pairs_both_zero_revert)
+{
+	unsigned long v[nitems(fake_pairs)][2] = { { 0, 0 }, { 0, 7 }, { 0, 60 } };
+	static const struct s set[] = {
+		{ "sysctl", "vm.dirty_bytes", NULL, "134217728", 0, NULL },
+		{ "sysctl", "vm.zz_link", NULL, "1", 0, NULL },
+	};
+	Knob__ApplyResult r;
+
+	fake_pairs_start((const unsigned long (*)[2])v);
+	put_link("/proc/sys/vm/zz_link", "0\n");
+	ag = mk_agent(root);
+	do_apply(ag, "pair", set, nitems(set), 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.reverted, 1);
+	ck_assert_uint_eq(r.n_keys, 2);
+	for (size_t i = 0; i < r.n_keys; i++)
+		ck_assert_int_eq(r.keys[i]->state, strcmp(r.keys[i]->key, set[0].key) == 0 ?
+		    KNOB__KEY_STATE__KEY_REVERTED : KNOB__KEY_STATE__KEY_FAILED);
+	tune_apply_result_free(&r);
+	assert_pairs((const unsigned long (*)[2])v);
+	ck_assert_str_eq(get("/proc/sys/vm/zz_link.real"), "0");
+}
+END_TEST
+
 static Suite *
 tune_suite(void)
 {
@@ -5207,6 +5456,11 @@ tune_suite(void)
 	tcase_add_test(tc, test_net_ipv6_mtu);
 	tcase_add_test(tc, test_check_nr_requests_depth);
 	tcase_add_test(tc, test_shared_file_refused);
+	tcase_add_loop_test(tc, test_sysctl_pairs_both_zero, 0, (int)nitems(both_zero_cases));
+	tcase_add_test(tc, test_gpfs_booleans);
+	tcase_add_loop_test(tc, test_lustre_lru_full_rollback, 0, (int)nitems(lru_cases));
+	tcase_add_test(tc, test_lustre_glob_remount);
+	tcase_add_test(tc, test_sysctl_pairs_both_zero_revert);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("lbs4k");
 	tcase_set_timeout(tc, 30);
