@@ -45,6 +45,17 @@ struct agent_cfg {
 #define AGENT_FIRST_BYTE_NS	(2ull * 1000000000ull)	/* accept -> ClientHello's first byte */
 #define AGENT_HANDSHAKE_NS	(5ull * 1000000000ull)	/* accept -> authenticated */
 
+/* A listener that accept(2) may find out of descriptors (listen_nofile):
+ * set b, lfd and who (a log prefix, "" or "SNI: "), zero the rest. */
+struct listen_pause {
+	struct ev_timer t;	/* armed while the listener is not watched */
+	struct ev_base *b;
+	int lfd;
+	const char *who;
+	unsigned long pauses;	/* in this episode (0: none logged) */
+};
+#define LISTEN_PAUSE_NS (100ull * 1000000ull)
+
 /* One controller connection. */
 struct aconn {
 	struct aconn *next, *prev;
@@ -87,6 +98,7 @@ struct agent {
 	struct ev_base *base;		/* cfg.base or own_base */
 	struct ev_base *own_base;
 	int lfd;			/* listener (-1: none, cfg.no_listen) */
+	struct listen_pause lpause;	/* lfd out of descriptors */
 	struct ev_async wake;		/* posts are waiting (the base's shared eventfd) */
 	struct ev_base *post_base;	/* the base wake belongs to; outlives a busy fini */
 	struct ev_timer timer;		/* armed only while something needs it */
@@ -198,6 +210,18 @@ int agent_path(const struct agent *a, char *buf, size_t len, const char *abs);
 /* Parse "ADDR:PORT", "[V6]:PORT", ":PORT" or "PORT" and bind a
  * non-blocking listener with a deep queue.  The fd, or -1 with err. */
 int agent_listen(const char *spec, char *err, size_t errlen);
+/* accept(2) on p's listener failed with EMFILE or ENFILE: refuse the
+ * waiting connection with the spare descriptor (accept_refuse_one): 1.
+ * When that fails too (no spare, or another thread took its slot between
+ * its close and the accept), stop watching the listener for
+ * LISTEN_PAUSE_NS (logged once per episode; the spare is taken again when
+ * it resumes): 0, accept no more in this wake-up. */
+int listen_nofile(struct listen_pause *p);
+/* An accept(2) on p's listener succeeded: the end of an episode of
+ * pauses, if one was under way, is logged. */
+void listen_accepted(struct listen_pause *p);
+/* Stop p's timer (the listener is about to be closed). */
+void listen_pause_stop(struct listen_pause *p);
 /* Lifecycle (agent/loop.c).  agent_init plugs the instance into cfg->base
  * (or a base of its own); whoever drives that base serves it. */
 int agent_init(struct agent *a, const struct agent_cfg *cfg);

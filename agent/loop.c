@@ -189,6 +189,50 @@ agent_listen(const char *spec, char *err, size_t errlen)
 	return fd;
 }
 
+/* The pause of a listener is over: take a spare descriptor again if the
+ * last one was lost, and watch the listener again. */
+static void
+listen_resume(void *arg)
+{
+	struct listen_pause *p = arg;
+
+	fd_spare_reserve();
+	ev_io_mod(p->b, p->lfd, EPOLLIN);
+}
+
+int
+listen_nofile(struct listen_pause *p)
+{
+	if (accept_refuse_one(p->lfd))
+		return 1;
+	/* a level-triggered listener with a connection waiting would wake
+	 * the loop again at once: stop watching it for a while */
+	if (p->pauses++ == 0)
+		log_warnx("%sout of file descriptors, and none in reserve to refuse a connection "
+		    "with: not accepting for %llu ms at a time until one is free", p->who,
+		    LISTEN_PAUSE_NS / 1000000ull);
+	ev_io_mod(p->b, p->lfd, 0);
+	ev_timer_set(p->b, &p->t, LISTEN_PAUSE_NS, listen_resume, p);
+	return 0;
+}
+
+void
+listen_accepted(struct listen_pause *p)
+{
+	if (p->pauses == 0)
+		return;
+	log_warnx("%saccepting connections again, after %lu pause(s) for want of file "
+	    "descriptors", p->who, p->pauses);
+	p->pauses = 0;
+}
+
+void
+listen_pause_stop(struct listen_pause *p)
+{
+	if (p->b != NULL)
+		ev_timer_del(p->b, &p->t);
+}
+
 /* The instance's TLS context (cfg->ssl_ctx shares one). 0 or -1. */
 static int
 agent_tls(struct agent *a, const struct agent_cfg *cfg, char *err, size_t errlen)
@@ -271,6 +315,7 @@ agent_init(struct agent *a, const struct agent_cfg *cfg)
 		}
 		ev_io_add(a->base, a->lfd, EPOLLIN, on_agent_fd, a);
 		fd_spare_reserve();	/* accept_conns, out of descriptors */
+		a->lpause = (struct listen_pause){ .b = a->base, .lfd = a->lfd, .who = "" };
 		log_info("node %s listening on %s (sysroot '%s', state %s)", a->node,
 		    cfg->listen ? cfg->listen : "0.0.0.0:7420", a->sysroot, a->state_dir);
 	}
@@ -685,7 +730,9 @@ accept_conns(struct agent *a)
 		int fd;
 
 		fd = accept4(a->lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0 && (errno == EMFILE || errno == ENFILE) && accept_refuse_one(a->lfd)) {
+		if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+			if (!listen_nofile(&a->lpause))
+				return;	/* paused */
 			a->nofile++;
 			continue;
 		}
@@ -694,6 +741,7 @@ accept_conns(struct agent *a)
 				log_warn("accept");
 			return;
 		}
+		listen_accepted(&a->lpause);
 		if ((c = conn_start(a, fd, (struct sockaddr *)&ss, sl)) != NULL)
 			conn_first_step(a, c);
 	}
@@ -914,7 +962,8 @@ unauth_news(const struct agent *a)
 	return a->refused || a->evicted || a->hs_failed || a->nofile;
 }
 
-/* Once a second: what happened before authentication, in one line. */
+/* Once a second, and at shutdown: what happened before authentication, in
+ * one line. */
 static void
 unauth_summary(struct agent *a)
 {
@@ -1112,6 +1161,7 @@ agent_fini(struct agent *a)
 	log_set_instance(a->node);
 	while (a->conns)
 		conn_close(a, a->conns, NULL);	/* aborts running phases */
+	unauth_summary(a);	/* what came after the last one (knob-sim sums its agents' first) */
 	agent_subsys_stop(a);
 	busy = agent_work_wait(a, AGENT_FINI_WAIT_S) < 0;
 	if (busy)	/* the items still use the instance: leave it allocated */
@@ -1125,6 +1175,7 @@ agent_fini(struct agent *a)
 	}
 	if (a->base) {
 		ev_timer_del(a->base, &a->timer);
+		listen_pause_stop(&a->lpause);
 		ev_io_del(a->base, a->lfd);
 		if (!busy)	/* a late agent_post still sends it */
 			ev_async_del(a->base, &a->wake);

@@ -27,6 +27,7 @@
 
 #define SNI_PEEK_MAX	(16384 + 5)	/* one TLS record: a ClientHello fits */
 #define SNI_TICK_NS	(250ull * 1000000ull)
+#define SNI_UNKNOWN_LOGGED 10	/* refused names logged one by one; then summed */
 
 /* An accepted connection whose ClientHello has not arrived yet. */
 struct sni_pend {
@@ -50,9 +51,12 @@ struct sim_sni {
 	struct sni_pend *oldest;
 	unsigned npend;
 	struct ev_timer timer;
+	struct listen_pause lpause;	/* lfd out of descriptors */
 	unsigned long unknown;		/* refused names, for the log */
-	unsigned long nofile;		/* refused out of descriptors, not yet logged */
-	uint64_t nofile_log_ns;		/* when they were last logged (once a second) */
+	/* refusals not logged one by one (out of descriptors; names after
+	 * the first SNI_UNKNOWN_LOGGED), until the next summary */
+	unsigned long nofile, unknown_quiet;
+	uint64_t summary_ns;		/* the last summary (once a second) */
 };
 
 /* What the client-hello callback found. */
@@ -142,6 +146,25 @@ sni_parse(struct sim_sni *f, const unsigned char *buf, size_t n, struct sni_peek
 
 static void on_pend(int fd, uint32_t events, void *arg);
 
+/* The refusals not logged one by one since the last summary, at most
+ * once a second unless now (the listener goes). */
+static void
+sni_summary(struct sim_sni *f, int now)
+{
+	uint64_t t = now_mono_ns();
+
+	if ((f->nofile == 0 && f->unknown_quiet == 0) ||
+	    (!now && t - f->summary_ns < 1000000000ull))
+		return;
+	if (f->nofile)
+		log_warnx("SNI: out of file descriptors: refused %lu connection(s)", f->nofile);
+	if (f->unknown_quiet)
+		log_warnx("SNI: refused %lu more connection(s) naming no simulated node",
+		    f->unknown_quiet);
+	f->nofile = f->unknown_quiet = 0;
+	f->summary_ns = t;
+}
+
 /* Forget p (its fd is closed unless keep). */
 static void
 pend_drop(struct sim_sni *f, struct sni_pend *p, int keep)
@@ -171,9 +194,13 @@ pend_refuse(struct sim_sni *f, struct sni_pend *p, const struct sni_peek *pk,
 {
 	char sink[4096];
 
-	if (f->unknown++ < 10)
+	if (f->unknown++ < SNI_UNKNOWN_LOGGED)
 		log_warnx("SNI: no simulated node named '%s'; refused",
 		    pk->name[0] ? pk->name : "(no server name)");
+	else {
+		f->unknown_quiet++;
+		sni_summary(f, 0);
+	}
 	while (recv(p->fd, sink, sizeof(sink), MSG_DONTWAIT) > 0)
 		;
 	if (alert != NULL && write(p->fd, alert, (size_t)alertlen) < 0)
@@ -235,21 +262,15 @@ on_sni_timer(void *arg)
 }
 
 /* accept(2) failed with EMFILE or ENFILE: refuse the waiting connection
- * (accept_refuse_one) so that the listener does not stay readable, and
- * say so at most once a second.  1 when one was refused. */
+ * so that the listener does not stay readable, or else pause it
+ * (listen_nofile); refusals are summarised.  1 when one was refused. */
 static int
 sni_refuse_nofile(struct sim_sni *f)
 {
-	uint64_t now = now_mono_ns();
-
-	if (!accept_refuse_one(f->lfd))
+	if (!listen_nofile(&f->lpause))
 		return 0;
 	f->nofile++;
-	if (now - f->nofile_log_ns >= 1000000000ull) {
-		log_warnx("SNI: out of file descriptors: refused %lu connection(s)", f->nofile);
-		f->nofile = 0;
-		f->nofile_log_ns = now;
-	}
+	sni_summary(f, 0);
 	return 1;
 }
 
@@ -266,8 +287,10 @@ on_sni_listen(int lfd, uint32_t events, void *arg)
 
 		p->sl = sizeof(p->ss);
 		p->fd = accept4(lfd, (struct sockaddr *)&p->ss, &p->sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (p->fd < 0 && (errno == EMFILE || errno == ENFILE) && sni_refuse_nofile(f)) {
+		if (p->fd < 0 && (errno == EMFILE || errno == ENFILE)) {
 			free(p);
+			if (!sni_refuse_nofile(f))
+				return;	/* paused */
 			continue;
 		}
 		if (p->fd < 0) {
@@ -276,6 +299,7 @@ on_sni_listen(int lfd, uint32_t events, void *arg)
 			free(p);
 			return;
 		}
+		listen_accepted(&f->lpause);
 		if (f->npend >= SNI_PEND_MAX)
 			pend_drop(f, f->oldest, 0);
 		p->f = f;
@@ -317,6 +341,7 @@ sim_sni_new(struct ev_base *base, const char *listen, unsigned deadline_s,
 	if ((f->lfd = agent_listen(listen, err, errlen)) < 0)
 		goto fail;
 	fd_spare_reserve();	/* sni_refuse_nofile */
+	f->lpause = (struct listen_pause){ .b = base, .lfd = f->lfd, .who = "SNI: " };
 	if (ev_io_add(base, f->lfd, EPOLLIN, on_sni_listen, f) < 0) {
 		snprintf(err, errlen, "SNI: epoll: %s", strerror(errno));
 		close(f->lfd);
@@ -336,7 +361,9 @@ sim_sni_free(struct sim_sni *f)
 		return;
 	while (f->pend)
 		pend_drop(f, f->pend, 0);
+	sni_summary(f, 1);
 	ev_timer_del(f->base, &f->timer);
+	listen_pause_stop(&f->lpause);
 	ev_io_del(f->base, f->lfd);
 	close(f->lfd);
 	SSL_CTX_free(f->peek_ctx);
