@@ -45,7 +45,7 @@ struct agent_cfg {
 #define AGENT_FIRST_BYTE_NS	(2ull * 1000000000ull)	/* accept -> ClientHello's first byte */
 #define AGENT_HANDSHAKE_NS	(5ull * 1000000000ull)	/* accept -> authenticated */
 
-/* A listener that accept(2) may find out of descriptors (listen_nofile):
+/* A listener that accept(2) may fail on for a while (listen_failed):
  * set b, lfd and who (a log prefix, "" or "SNI: "), zero the rest. */
 struct listen_pause {
 	struct ev_timer t;	/* armed while the listener is not watched */
@@ -210,13 +210,16 @@ int agent_path(const struct agent *a, char *buf, size_t len, const char *abs);
 /* Parse "ADDR:PORT", "[V6]:PORT", ":PORT" or "PORT" and bind a
  * non-blocking listener with a deep queue.  The fd, or -1 with err. */
 int agent_listen(const char *spec, char *err, size_t errlen);
-/* accept(2) on p's listener failed with EMFILE or ENFILE: refuse the
- * waiting connection with the spare descriptor (accept_refuse_one): 1.
- * When that fails too (no spare, or another thread took its slot between
- * its close and the accept), stop watching the listener for
- * LISTEN_PAUSE_NS (logged once per episode; the spare is taken again when
- * it resumes): 0, accept no more in this wake-up. */
-int listen_nofile(struct listen_pause *p);
+/* accept(2) on p's listener failed with errno e.  2: out of descriptors,
+ * the waiting connection was refused with the spare one
+ * (accept_refuse_one); 1: that connection's own network error (the next
+ * one does not have it); both: accept again.  0: accept no more in this
+ * wake-up: none waits, or the listener is paused for LISTEN_PAUSE_NS
+ * (logged once per episode): out of descriptors when the spare could not
+ * refuse (none left, or another thread took the slot it freed before the
+ * accept; it is taken again when the listener resumes), or the system
+ * short of memory (ENOBUFS, ENOMEM). */
+int listen_failed(struct listen_pause *p, int e);
 /* An accept(2) on p's listener succeeded: the end of an episode of
  * pauses, if one was under way, is logged. */
 void listen_accepted(struct listen_pause *p);

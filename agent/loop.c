@@ -20,10 +20,11 @@
  * as talking: so a flood of sockets that send a byte cannot push out a
  * controller whose handshake is under way.  Failed and abandoned
  * handshakes, refusals and evictions are logged at debug level and
- * summarised once a second; out of file descriptors, the waiting
- * connection is refused with a spare one (accept_refuse_one) instead of
- * spinning on a readable listener.  Authenticated controllers count
- * against cfg.max_conns only. */
+ * summarised once a second and at shutdown; out of file descriptors, the
+ * waiting connection is refused with a spare one (accept_refuse_one)
+ * instead of spinning on a readable listener, and when even that fails the
+ * listener is paused for a moment (listen_failed).  Authenticated
+ * controllers count against cfg.max_conns only. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -200,20 +201,46 @@ listen_resume(void *arg)
 	ev_io_mod(p->b, p->lfd, EPOLLIN);
 }
 
-int
-listen_nofile(struct listen_pause *p)
+/* Stop watching p's listener for LISTEN_PAUSE_NS (a level-triggered
+ * listener with a connection waiting would wake the loop again at once);
+ * the first pause of an episode is logged, with why. */
+static void
+listen_pause(struct listen_pause *p, const char *why)
 {
-	if (accept_refuse_one(p->lfd))
-		return 1;
-	/* a level-triggered listener with a connection waiting would wake
-	 * the loop again at once: stop watching it for a while */
 	if (p->pauses++ == 0)
-		log_warnx("%sout of file descriptors, and none in reserve to refuse a connection "
-		    "with: not accepting for %llu ms at a time until one is free", p->who,
-		    LISTEN_PAUSE_NS / 1000000ull);
+		log_warnx("%s%s: not accepting for %llu ms at a time until that changes", p->who,
+		    why, LISTEN_PAUSE_NS / 1000000ull);
 	ev_io_mod(p->b, p->lfd, 0);
 	ev_timer_set(p->b, &p->t, LISTEN_PAUSE_NS, listen_resume, p);
-	return 0;
+}
+
+int
+listen_failed(struct listen_pause *p, int e)
+{
+	switch (e) {
+	case EAGAIN:
+#if EWOULDBLOCK != EAGAIN
+	case EWOULDBLOCK:
+#endif
+	case EINTR:
+		return 0;
+	case EMFILE:
+	case ENFILE:
+		if (accept_refuse_one(p->lfd))
+			return 2;
+		listen_pause(p, "out of file descriptors, and none in reserve to refuse a "
+		    "connection with");
+		return 0;
+	/* the waiting connection's own network error (accept(2)): the next
+	 * one does not have it */
+	case ECONNABORTED: case EPROTO: case ENOPROTOOPT: case ENETDOWN: case ENONET:
+	case EHOSTDOWN: case EHOSTUNREACH: case EOPNOTSUPP: case ENETUNREACH: case EPERM:
+		log_debug("%saccept: %s", p->who, strerror(e));
+		return 1;
+	default:	/* ENOBUFS, ENOMEM: the system's, for a while */
+		listen_pause(p, strerror(e));
+		return 0;
+	}
 }
 
 void
@@ -221,8 +248,7 @@ listen_accepted(struct listen_pause *p)
 {
 	if (p->pauses == 0)
 		return;
-	log_warnx("%saccepting connections again, after %lu pause(s) for want of file "
-	    "descriptors", p->who, p->pauses);
+	log_warnx("%saccepting connections again, after %lu pause(s)", p->who, p->pauses);
 	p->pauses = 0;
 }
 
@@ -387,15 +413,22 @@ conn_linger(struct agent *a, struct aconn *c, const char *why)
 	ev_io_mod(a->base, c->fd, EPOLLIN);
 }
 
-/* Read and drop input on a lingering connection; close at EOF. */
+/* Read and drop input on a lingering connection, 64 KiB at most per
+ * event (the socket stays readable): a peer that sends faster than the
+ * loop reads must not keep it here, where the timer that enforces the
+ * deadline never runs.  (Not provoked by a test: a peer blasting over the
+ * test's veth pair for 10 s was cut at its 2 s deadline with or without
+ * the bound; the loop read faster than it could send.)  Close at EOF. */
 static void
 conn_drain(struct agent *a, struct aconn *c)
 {
 	char buf[4096];
 	ssize_t n;
+	int k = 0;
 
 	while ((n = read(c->fd, buf, sizeof(buf))) > 0)
-		;
+		if (++k == 16)
+			return;
 	if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
 		conn_close(a, c, NULL);
 }
@@ -730,16 +763,13 @@ accept_conns(struct agent *a)
 		int fd;
 
 		fd = accept4(a->lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
-			if (!listen_nofile(&a->lpause))
-				return;	/* paused */
-			a->nofile++;
-			continue;
-		}
 		if (fd < 0) {
-			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-				log_warn("accept");
-			return;
+			int r = listen_failed(&a->lpause, errno);
+
+			if (r == 0)
+				return;
+			a->nofile += r == 2;
+			continue;
 		}
 		listen_accepted(&a->lpause);
 		if ((c = conn_start(a, fd, (struct sockaddr *)&ss, sl)) != NULL)

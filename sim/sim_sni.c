@@ -261,17 +261,18 @@ on_sni_timer(void *arg)
 		ev_timer_set(f->base, &f->timer, SNI_TICK_NS, on_sni_timer, f);
 }
 
-/* accept(2) failed with EMFILE or ENFILE: refuse the waiting connection
- * so that the listener does not stay readable, or else pause it
- * (listen_nofile); refusals are summarised.  1 when one was refused. */
+/* accept(2) failed with errno e (listen_failed): refusals for want of
+ * descriptors are summarised.  1 to accept again, 0 to stop. */
 static int
-sni_refuse_nofile(struct sim_sni *f)
+sni_accept_failed(struct sim_sni *f, int e)
 {
-	if (!listen_nofile(&f->lpause))
-		return 0;
-	f->nofile++;
-	sni_summary(f, 0);
-	return 1;
+	int r = listen_failed(&f->lpause, e);
+
+	if (r == 2) {
+		f->nofile++;
+		sni_summary(f, 0);
+	}
+	return r != 0;
 }
 
 /* New connections on the shared listener: wait for their ClientHellos
@@ -287,17 +288,13 @@ on_sni_listen(int lfd, uint32_t events, void *arg)
 
 		p->sl = sizeof(p->ss);
 		p->fd = accept4(lfd, (struct sockaddr *)&p->ss, &p->sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (p->fd < 0 && (errno == EMFILE || errno == ENFILE)) {
-			free(p);
-			if (!sni_refuse_nofile(f))
-				return;	/* paused */
-			continue;
-		}
 		if (p->fd < 0) {
-			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-				log_warn("accept");
+			int e = errno;
+
 			free(p);
-			return;
+			if (!sni_accept_failed(f, e))
+				return;
+			continue;
 		}
 		listen_accepted(&f->lpause);
 		if (f->npend >= SNI_PEND_MAX)
@@ -340,7 +337,7 @@ sim_sni_new(struct ev_base *base, const char *listen, unsigned deadline_s,
 	SSL_CTX_set_client_hello_cb(f->peek_ctx, sni_hello_cb, NULL);
 	if ((f->lfd = agent_listen(listen, err, errlen)) < 0)
 		goto fail;
-	fd_spare_reserve();	/* sni_refuse_nofile */
+	fd_spare_reserve();	/* sni_accept_failed */
 	f->lpause = (struct listen_pause){ .b = base, .lfd = f->lfd, .who = "SNI: " };
 	if (ev_io_add(base, f->lfd, EPOLLIN, on_sni_listen, f) < 0) {
 		snprintf(err, errlen, "SNI: epoll: %s", strerror(errno));
