@@ -78,6 +78,7 @@ struct aconn {
 	Knob__Envelope *req;	/* the request being dispatched; NULL once a worker took it */
 	int closing;		/* close once the write queue drains */
 	int draining;		/* half-closed: discarding input until the peer closes */
+	int more_input;		/* frames may wait beyond this turn's (conn_input) */
 	uint64_t last_rx_ns;	/* monotonic time of the last frame received */
 };
 

@@ -55,6 +55,7 @@
 #define TICK_NS (250ull * 1000000ull)	/* timer period while a deadline runs */
 #define SUBSYS_TICK_NS 1000000000ull	/* subsystem ticks (leases) */
 #define ACCEPT_BATCH 64			/* accepts per listener wake-up */
+#define FRAMES_PER_TURN 64		/* frames of one connection per turn */
 
 static void on_agent_fd(int fd, uint32_t events, void *arg);
 static void on_posts(void *arg);
@@ -877,14 +878,24 @@ conn_handshake(struct agent *a, struct aconn *c)
 	return 0;
 }
 
-/* Read and dispatch every complete frame available on c. */
+/* Read and dispatch the complete frames available on c, FRAMES_PER_TURN
+ * at most, then write the answers: a peer that sends frames as fast as the
+ * loop answers them must not keep it from the others, nor see its answers
+ * pile up unwritten until they count as a peer that does not read.  The
+ * rest waits for c's next turn (c->more_input: from the timer, after the
+ * other connections' events; OpenSSL may hold them, which epoll would not
+ * report). */
 static void
 conn_input(struct agent *a, struct aconn *c)
 {
 	Knob__Envelope *env;
 	int r;
 
-	for (;;) {
+	for (int n = 0;; n++) {
+		if (n == FRAMES_PER_TURN) {
+			c->more_input = 1;
+			break;
+		}
 		r = conn_recv(&c->c, &env);
 		if (r == 0)
 			break;
@@ -950,14 +961,36 @@ conn_event(struct agent *a, struct aconn *c, uint32_t events)
 		conn_input(a, c);
 }
 
-/* 1 while a connection has a deadline the timer enforces. */
-static int
+/* When the timer must run for the connections: at once for one whose
+ * frames wait for their next turn, TICK_NS while one has a deadline;
+ * UINT64_MAX when none needs it. */
+static uint64_t
 conns_need_timer(const struct agent *a)
 {
-	for (const struct aconn *c = a->conns; c; c = c->next)
+	uint64_t after = UINT64_MAX;
+
+	for (const struct aconn *c = a->conns; c; c = c->next) {
+		if (c->more_input)
+			return 0;
 		if (c->handshaking || c->draining)
-			return 1;
-	return 0;
+			after = TICK_NS;
+	}
+	return after;
+}
+
+/* The next turn of the connections whose frames were more than a turn's. */
+static void
+conns_next_turn(struct agent *a)
+{
+	struct aconn *c, *next;
+
+	for (c = a->conns; c; c = next) {
+		next = c->next;	/* c's turn may close c, never another */
+		if (c->more_input) {
+			c->more_input = 0;
+			conn_event(a, c, EPOLLIN);
+		}
+	}
 }
 
 /* Drop handshakes and lingering connections past their deadlines. */
@@ -1015,6 +1048,7 @@ on_timer(void *arg)
 	uint64_t now = now_mono_ns();
 
 	log_set_instance(a->node);
+	conns_next_turn(a);
 	conn_deadlines(a, now);
 	if (now - a->last_tick_ns >= SUBSYS_TICK_NS) {
 		a->last_tick_ns = now;
@@ -1032,13 +1066,13 @@ agent_timer_update(struct agent *a)
 
 	if (a->base == NULL)
 		return;
-	if (conns_need_timer(a))
-		after = TICK_NS;
-	else if (unauth_news(a) || agent_subsys_wants_tick(a)) {
+	after = conns_need_timer(a);
+	if (after == UINT64_MAX && (unauth_news(a) || agent_subsys_wants_tick(a))) {
 		now = now_mono_ns();
 		after = now - a->last_tick_ns >= SUBSYS_TICK_NS ? 0 :
 		    SUBSYS_TICK_NS - (now - a->last_tick_ns);
-	} else {
+	}
+	if (after == UINT64_MAX) {
 		ev_timer_del(a->base, &a->timer);
 		return;
 	}

@@ -449,6 +449,106 @@ big_peers(int r, int w)
 	_exit(0);
 }
 
+/* A count of the frames in a stream read piece by piece. */
+struct frame_count {
+	uint8_t hdr[4];
+	size_t hdr_have, body_left;
+	long frames;
+};
+
+/* Count the frames whose last byte is among the n bytes of buf. */
+static void
+frames_count(struct frame_count *fc, const uint8_t *buf, size_t n)
+{
+	while (n > 0) {
+		if (fc->hdr_have < 4) {
+			fc->hdr[fc->hdr_have++] = *buf++;
+			n--;
+			if (fc->hdr_have == 4)
+				fc->body_left = (size_t)fc->hdr[0] << 24 | (size_t)fc->hdr[1] << 16 |
+				    (size_t)fc->hdr[2] << 8 | fc->hdr[3];
+		} else {
+			size_t k = fc->body_left < n ? fc->body_left : n;
+
+			fc->body_left -= k;
+			buf += k;
+			n -= k;
+		}
+		if (fc->hdr_have == 4 && fc->body_left == 0) {
+			fc->frames++;
+			fc->hdr_have = 0;
+		}
+	}
+}
+
+/* Child, in the controller namespace: a controller writes n pings in one
+ * go, reading the answers as they come; says on w how many it got and
+ * whether the agent closed the connection. */
+static void
+pipelined_pings(int w, long n)
+{
+	Knob__Envelope env = KNOB__ENVELOPE__INIT;
+	Knob__Ping ping = KNOB__PING__INIT;
+	struct frame_count fc = { .frames = 0 };
+	uint64_t end = now_mono_ns() + 20000000000ull;
+	uint8_t *f, *all, rbuf[16384];
+	size_t len, off = 0;
+	int closed = 0;
+	SSL_CTX *ctx;
+	SSL *ssl;
+
+	if (harness_enter_ns(h.ctl_ns) < 0 || (ctx = harness_tls_ctx(&h, "controller")) == NULL ||
+	    (ssl = harness_tls_dial(&h, ctx, 0)) == NULL)
+		_exit(2);
+	env.body_case = KNOB__ENVELOPE__BODY_PING;
+	env.ping = &ping;
+	env.version = WIRE_VERSION;
+	frame_pack(&env, &f, &len);
+	all = xmalloc(len * (size_t)n);
+	for (long i = 0; i < n; i++)
+		memcpy(all + len * (size_t)i, f, len);
+	fcntl(SSL_get_fd(ssl), F_SETFL, O_NONBLOCK);
+	while (fc.frames < n && !closed && now_mono_ns() < end) {
+		struct pollfd p = { .fd = SSL_get_fd(ssl), .events = POLLIN };
+		int r;
+
+		if (off < len * (size_t)n && (r = SSL_write(ssl, all + off, (int)(len * (size_t)n -
+		    off < 16384 ? len * (size_t)n - off : 16384))) > 0)
+			off += (size_t)r;
+		while ((r = SSL_read(ssl, rbuf, sizeof(rbuf))) > 0)
+			frames_count(&fc, rbuf, (size_t)r);
+		closed = SSL_get_error(ssl, r) != SSL_ERROR_WANT_READ;
+		p.events |= off < len * (size_t)n ? POLLOUT : 0;
+		(void)poll(&p, 1, 100);
+	}
+	dprintf(w, "%ld of %ld answered%s\n", fc.frames, n, closed ? ", then closed" : "");
+	_exit(0);
+}
+
+/* A controller that writes 40,000 pings in one go and reads the answers
+ * as they come: the agent answered the frames of one wake-up before it
+ * wrote any, and 1 MiB of answers queued meant "peer does not read": it
+ * closed the connection of a peer that reads. */
+static void
+pipelined_pings_answered(void)
+{
+	int fds[2];
+	char buf[128] = "";
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(fds), 0);
+	if ((pid = fork()) == 0) {
+		close(fds[0]);
+		pipelined_pings(fds[1], 40000);
+	}
+	close(fds[1]);
+	ck_assert_int_gt(read(fds[0], buf, sizeof(buf) - 1), 0);
+	close(fds[0]);
+	ck_assert_int_eq(cu_reap(pid), 0);
+	printf("40000 pipelined pings: %s", buf);
+	ck_assert_msg(strcmp(buf, "40000 of 40000 answered\n") == 0, "%s", buf);
+}
+
 START_TEST(big_frames_and_non_reader)
 {
 	int to_child[2], from_child[2], st;
@@ -494,6 +594,7 @@ START_TEST(big_frames_and_non_reader)
 	ck_assert_msg(peak - base < RSS_BOUND_KB, "peak RSS grew by %ld kB", peak - base);
 	/* and the agent still serves */
 	ck_assert_int_eq(harness_knobctl(&h, NULL, NULL, "ping -w node01"), 0);
+	pipelined_pings_answered();
 }
 END_TEST
 
