@@ -12,7 +12,8 @@
  * default 8, from one source address), 2 s for the first byte of the
  * ClientHello and 5 s for the whole handshake.  When the budget is full the
  * least advanced unauthenticated connection makes room for the new one:
- * one that has sent nothing, then one that has sent bytes but no
+ * one whose handshake is over (failed, lingering for its alert), then one
+ * that has sent nothing, then one that has sent bytes but no
  * ClientHello we could answer, then one we sent our ServerHello to, the
  * oldest first among equals.  Each connection gets one handshake step as
  * soon as it is accepted (a controller's ClientHello is usually waiting
@@ -615,14 +616,18 @@ sent_something(struct aconn *c)
 	return c->got_byte;
 }
 
-/* How far the handshake of unauthenticated c got: 0 nothing received, 1
- * bytes but no ClientHello answered yet (also one accepted in this wake-up
- * of the listener: its ClientHello may be on its way), 2 our ServerHello
- * went out.  Reaching 2 takes a well-formed ClientHello, and costs us a
- * key exchange and a signature, so it is ranked above what costs a byte. */
+/* How far the handshake of unauthenticated c got: -1 over (failed or
+ * refused: c lingers only for its last words to get out), 0 nothing
+ * received, 1 bytes but no ClientHello answered yet (also one accepted in
+ * this wake-up of the listener: its ClientHello may be on its way), 2 our
+ * ServerHello went out.  Reaching 2 takes a well-formed ClientHello, and
+ * costs us a key exchange and a signature, so it is ranked above what
+ * costs a byte. */
 static int
 hs_progress(struct agent *a, struct aconn *c)
 {
+	if (c->draining || c->closing)
+		return -1;
 	if (c->hello_done)
 		return 2;
 	return sent_something(c) || c->accept_gen == a->accept_gen;

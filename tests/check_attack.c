@@ -33,7 +33,7 @@
  *
  * The agent's peak RSS (VmHWM) is printed with each figure.  The attacker
  * is this program itself ("check_attack attack ADDR PORT N SECONDS
- * reopen|hold|byte [SRC...]"; byte: reopen, and each socket sends one
+ * reopen|hold|byte|junk [SRC...]"; byte: reopen, and each socket sends one
  * byte once connected), run inside a namespace with ip netns exec; it
  * attacks until the test closes its standard input (SECONDS: at most). */
 #include <check.h>
@@ -127,14 +127,15 @@ dial(int ep, const struct sockaddr_in *sa, const char *src, int byte)
 	return fd;
 }
 
-/* A byte attacker's socket is connected: send its byte (a TLS handshake
- * record's type) and watch it for input only.  0, or -1 (close it). */
+/* A byte attacker's socket is connected: send its bytes (what: a TLS
+ * handshake record's type, or a line no TLS server takes) and watch it for
+ * input only.  0, or -1 (close it). */
 static int
-send_byte(int ep, int fd)
+send_byte(int ep, int fd, const char *what)
 {
 	struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP, .data.fd = fd };
 
-	if (write(fd, "\x16", 1) != 1)
+	if (write(fd, what, strlen(what)) != (ssize_t)strlen(what))
 		return -1;
 	return epoll_ctl(ep, EPOLL_CTL_MOD, fd, &ev);
 }
@@ -142,12 +143,14 @@ send_byte(int ep, int fd)
 /* The attacker: hold n idle connections from the source addresses
  * src[0..nsrc) in turn (none: the default), reopening each one the agent
  * closes unless hold, each sending one byte once connected when byte,
+ * or a line of HTTP and no reopening when junk,
  * until its standard input ends (the test is done with it) or secs pass;
  * prints how many connections it opened. */
 static int
 attacker(const char *addr, int port, int n, int secs, const char *mode, char **src, int nsrc)
 {
-	int hold = strcmp(mode, "hold") == 0, byte = strcmp(mode, "byte") == 0;
+	int junk = strcmp(mode, "junk") == 0, hold = junk || strcmp(mode, "hold") == 0;
+	int byte = junk || strcmp(mode, "byte") == 0;
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
 	struct rlimit rl;
 	struct epoll_event evs[256];
@@ -175,7 +178,8 @@ attacker(const char *addr, int port, int n, int secs, const char *mode, char **s
 				done = read(0, &c, 1) <= 0;
 				continue;
 			}
-			if (byte && evs[i].events == EPOLLOUT && send_byte(ep, evs[i].data.fd) == 0)
+			if (byte && evs[i].events == EPOLLOUT && send_byte(ep, evs[i].data.fd,
+			    junk ? "GET / HTTP/1.0\r\n\r\n" : "\x16") == 0)
 				continue;
 			if (read(evs[i].data.fd, &c, 1) > 0)
 				continue;	/* never happens: the agent says nothing first */
@@ -1102,6 +1106,16 @@ hello_waiting(void *arg)
 	    "| awk '{print $1}' | head -1", h.node[0].ns, h.node[0].addr) > 0;
 }
 
+/* Have *(int *)arg connections to node01 from 198.18.0.100-199 bytes
+ * waiting in their sockets? */
+static int
+bytes_waiting(void *arg)
+{
+	return harness_sh_int("ip netns exec %s ss -Htn state established src %s:7420 | "
+	    "awk '$1 > 0 && $4 ~ /^198\\.18\\.0\\.1[0-9][0-9]:/' | wc -l", h.node[0].ns,
+	    h.node[0].addr) >= *(int *)arg;
+}
+
 /* Is process *(pid_t *)arg asleep in epoll_wait (nothing left to do)? */
 static int
 in_epoll_wait(void *arg)
@@ -1116,6 +1130,43 @@ stopped(void *arg)
 	return harness_sh("awk '{exit $3 != \"T\"}' /proc/%d/stat", *(int *)arg) == 0;
 }
 
+/* late_hello in a child (its pid; *go: the pipe that tells it to go on,
+ * *in: what it says), connected and seen by the agent; then the agent
+ * stopped between wake-ups, and an attacker in mode (*att) with 64
+ * connections from 8 source addresses waiting in its accept queue. */
+static pid_t
+late_hello_queued(const char *mode, int *go, FILE **in, struct attack *att)
+{
+	char out[PATH_MAX + 16], srcs[400], line[128] = "";
+	int to_child[2], from_child[2], want = 64;
+	pid_t pid, agent = h.node[0].pid;
+
+	/* first: the controller has 2 s from its accept to its first byte */
+	add_sources(1, 100, 8, srcs, sizeof(srcs));
+	ck_assert_int_eq(pipe(to_child), 0);
+	ck_assert_int_eq(pipe(from_child), 0);
+	if ((pid = fork()) == 0) {
+		close(to_child[1]);
+		close(from_child[0]);
+		late_hello(to_child[0], from_child[1]);
+	}
+	close(to_child[0]);
+	close(from_child[1]);
+	*go = to_child[1];
+	*in = fdopen(from_child[0], "r");
+	ck_assert_ptr_nonnull(fgets(line, sizeof(line), *in));
+	ck_assert_str_eq(line, "connected\n");
+	ck_assert_int_eq(harness_wait_log(&h, 0, "from 198.18.0.1:", 5), 0);
+	/* stopped between wake-ups, not inside the one that accepted it */
+	ck_assert_msg(cu_wait(in_epoll_wait, &agent, 5) >= 0, "the agent never went idle");
+	ck_assert_int_eq(kill(agent, SIGSTOP), 0);
+	ck_assert_msg(cu_wait(stopped, &agent, 5) >= 0, "the agent never stopped");
+	snprintf(out, sizeof(out), "%s/attack.out", h.tmp);
+	*att = attack_bg(h.node[1].ns, 64, 60, mode, srcs, out);
+	ck_assert_msg(cu_wait(backlog_holds, &want, 10) >= 0, "the accept queue never held 64");
+	return pid;
+}
+
 /* The agent accepted a controller before its ClientHello came; the
  * ClientHello arrives while the agent is busy (stopped here), after 64
  * idle connections from 8 addresses wait in the accept queue.  The next
@@ -1126,34 +1177,14 @@ stopped(void *arg)
  * none: the controller may finish its handshake meanwhile). */
 START_TEST(waiting_hello_not_dropped)
 {
-	char out[PATH_MAX + 16], srcs[400], line[128] = "";
-	int to_child[2], from_child[2], want = 64;
+	char line[128] = "";
 	struct attack att;
 	pid_t pid, agent = h.node[0].pid;
+	int go;
 	FILE *in;
 
-	ck_assert_int_eq(pipe(to_child), 0);
-	ck_assert_int_eq(pipe(from_child), 0);
-	if ((pid = fork()) == 0) {
-		close(to_child[1]);
-		close(from_child[0]);
-		late_hello(to_child[0], from_child[1]);
-	}
-	close(to_child[0]);
-	close(from_child[1]);
-	in = fdopen(from_child[0], "r");
-	ck_assert_ptr_nonnull(fgets(line, sizeof(line), in));
-	ck_assert_str_eq(line, "connected\n");
-	ck_assert_int_eq(harness_wait_log(&h, 0, "from 198.18.0.1:", 5), 0);
-	/* stopped between wake-ups, not inside the one that accepted it */
-	ck_assert_msg(cu_wait(in_epoll_wait, &agent, 5) >= 0, "the agent never went idle");
-	ck_assert_int_eq(kill(agent, SIGSTOP), 0);
-	ck_assert_msg(cu_wait(stopped, &agent, 5) >= 0, "the agent never stopped");
-	add_sources(1, 100, 8, srcs, sizeof(srcs));
-	snprintf(out, sizeof(out), "%s/attack.out", h.tmp);
-	att = attack_bg(h.node[1].ns, 64, 60, "hold", srcs, out);
-	ck_assert_msg(cu_wait(backlog_holds, &want, 10) >= 0, "the accept queue never held 64");
-	ck_assert_int_eq(write(to_child[1], "g", 1), 1);
+	pid = late_hello_queued("hold", &go, &in, &att);
+	ck_assert_int_eq(write(go, "g", 1), 1);
 	ck_assert_ptr_nonnull(fgets(line, sizeof(line), in));
 	ck_assert_str_eq(line, "sent\n");
 	ck_assert_msg(cu_wait(hello_waiting, NULL, 5) >= 0, "the ClientHello never arrived");
@@ -1161,12 +1192,48 @@ START_TEST(waiting_hello_not_dropped)
 	ck_assert_ptr_nonnull(fgets(line, sizeof(line), in));
 	ck_assert_int_eq(cu_reap(pid), 0);
 	fclose(in);
-	close(to_child[1]);
+	close(go);
 	/* the budget was full with the controller the oldest of the least
 	 * advanced: the agent read its ClientHello instead of dropping it */
 	ck_assert_int_eq(harness_wait_log(&h, 0, "connections: reading what 198.18.0.1:", 5), 0);
 	ck_assert_msg(strcmp(line, "ok\n") == 0, "the controller: %s", line);
 	ck_assert_int_eq(attack_end(&att), 0);
+}
+END_TEST
+
+/* The agent accepted a controller before its ClientHello came; while the
+ * agent is stopped, 64 connections from 8 addresses that speak no TLS
+ * wait in its accept queue.  The next wake-up accepts them all: each
+ * handshake fails at its first step, and the connection lingers (2 s at
+ * most) for its last words; the 64th fills the budget.  The controller,
+ * which had sent nothing, used to be dropped as the least advanced, before
+ * connections whose handshakes had already failed.  Those go first now,
+ * and the controller's handshake and ping succeed. */
+START_TEST(failed_handshakes_evicted_first)
+{
+	char line[128] = "";
+	struct attack att;
+	pid_t pid, agent = h.node[0].pid;
+	int go, st;
+	FILE *in;
+
+	pid = late_hello_queued("junk", &go, &in, &att);
+	ck_assert_msg(cu_wait(bytes_waiting, &(int){ 64 }, 5) >= 0, "the junk never arrived");
+	ck_assert_int_eq(kill(agent, SIGCONT), 0);
+	ck_assert_int_eq(harness_wait_log(&h, 0, "connections: dropping the least advanced", 5), 0);
+	ck_assert_int_eq(write(go, "g", 1), 1);
+	if (fgets(line, sizeof(line), in) == NULL)
+		snprintf(line, sizeof(line), "its connection gone before its ClientHello\n");
+	else if (strcmp(line, "sent\n") == 0 && fgets(line, sizeof(line), in) == NULL)
+		snprintf(line, sizeof(line), "no answer\n");
+	fclose(in);
+	close(go);
+	st = cu_reap(pid);
+	ck_assert_int_eq(attack_end(&att), 0);
+	ck_assert_msg(!harness_log_has(&h, 0, "nothing received in"), "the controller's first-byte "
+	    "deadline passed: too slow a run to tell");
+	ck_assert_msg(strcmp(line, "ok\n") == 0, "the controller (exit %d): %s", st, line);
+	ck_assert_int_eq(st, 0);
 }
 END_TEST
 
@@ -1314,6 +1381,7 @@ attack_suite(void)
 	tcase_add_test(tc, out_of_descriptors_no_spin);
 	tcase_add_test(tc, waiting_hello_not_dropped);
 	tcase_add_test(tc, dropped_dial_retried);
+	tcase_add_test(tc, failed_handshakes_evicted_first);
 	suite_add_tcase(s, tc);
 	tc = cu_tcase("log", NULL, NULL, 30);
 	tcase_add_test(tc, log_escapes_control_chars);
