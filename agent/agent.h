@@ -72,7 +72,8 @@ struct aconn {
 	struct conn c;
 	char peer[256];		/* peer CN */
 	char addr[64];		/* peer address for logs */
-	char host[64];		/* source address alone (per-address budget) */
+	char host[64];		/* source address alone, an IPv6 one's /64 (per-address
+				 * budget: budget_source) */
 	int stdio;		/* the --stdio session on fds 0/1 (never closed, no linger) */
 	int out_watched;	/* --stdio: fd 1 is in the loop for its own EPOLLOUT */
 	Knob__Envelope *req;	/* the request being dispatched; NULL once a worker took it */

@@ -693,19 +693,40 @@ unauth_room(struct agent *a, const char *host)
 	}
 }
 
+/* The source a per-address budget counts for sa, into host (numeric): the
+ * address, but an IPv6 address's /64 prefix (as "PREFIX/64"), since one
+ * host commonly has a whole /64 to pick its source address from. */
+static void
+budget_source(const struct sockaddr *sa, const char *numeric, char *host, size_t len)
+{
+	struct in6_addr a6;
+	char buf[INET6_ADDRSTRLEN];
+
+	snprintf(host, len, "%s", numeric);
+	if (sa->sa_family != AF_INET6)
+		return;
+	a6 = ((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
+	if (IN6_IS_ADDR_V4MAPPED(&a6))
+		return;
+	memset(a6.s6_addr + 8, 0, 8);
+	if (inet_ntop(AF_INET6, &a6, buf, sizeof(buf)) != NULL)
+		snprintf(host, len, "%s/64", buf);
+}
+
 /* Take accepted connection fd into the instance: budget, socket options,
  * its TLS state.  The instance owns fd.  The connection, or NULL (refused,
  * closed). */
 static struct aconn *
 conn_start(struct agent *a, int fd, const struct sockaddr *sa, socklen_t sl)
 {
-	char host[64] = "?", serv[16] = "?";
+	char host[64] = "?", serv[16] = "?", source[64];
 	struct aconn *c;
 	SSL *ssl;
 
 	getnameinfo(sa, sl, host, sizeof(host), serv, sizeof(serv),
 	    NI_NUMERICHOST | NI_NUMERICSERV);
-	if (unauth_room(a, host) < 0) {
+	budget_source(sa, host, source, sizeof(source));
+	if (unauth_room(a, source) < 0) {
 		close(fd);
 		return NULL;
 	}
@@ -730,7 +751,7 @@ conn_start(struct agent *a, int fd, const struct sockaddr *sa, socklen_t sl)
 	c->accept_ns = c->last_rx_ns = now_mono_ns();
 	c->accept_gen = a->accept_gen;
 	snprintf(c->addr, sizeof(c->addr), "%s:%s", host, serv);
-	snprintf(c->host, sizeof(c->host), "%s", host);
+	snprintf(c->host, sizeof(c->host), "%s", source);
 	conn_init(&c->c, fd, fd, ssl);
 	c->next = a->conns;
 	if (a->conns)

@@ -1059,14 +1059,14 @@ late_hello(int r, int w)
 	if (write(w, "connected\n", 10) != 10 || read(r, &c, 1) != 1)
 		_exit(4);
 	fcntl(fd, F_SETFL, O_NONBLOCK);
-	rc = SSL_connect(ssl);
-	if (rc == 1 || SSL_get_error(ssl, rc) != SSL_ERROR_WANT_READ)
+	rc = SSL_connect(ssl);	/* done at once only when the agent runs and answers fast */
+	if (rc != 1 && SSL_get_error(ssl, rc) != SSL_ERROR_WANT_READ)
 		_exit(5);
 	if (write(w, "sent\n", 5) != 5)
 		_exit(6);
 	fcntl(fd, F_SETFL, 0);
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	if (SSL_connect(ssl) != 1) {
+	if (rc != 1 && SSL_connect(ssl) != 1) {
 		dprintf(w, "dropped after %lu bytes from the agent\n",
 		    (unsigned long)BIO_number_read(SSL_get_rbio(ssl)));
 		_exit(0);
@@ -1237,6 +1237,67 @@ START_TEST(failed_handshakes_evicted_first)
 }
 END_TEST
 
+/* A harness_child in node02's namespace: 16 connections to
+ * [fd00:7e::1]:7420 from fd00:7e::100 to fd00:7e::10f, one /64, held
+ * until stop ends: 16. */
+static int
+v6_holder(int ready, int stop)
+{
+	int fds[16];
+	char c;
+
+	for (int i = 0; i < 16; i++) {
+		struct sockaddr_in6 me = { .sin6_family = AF_INET6 }, to = { .sin6_family = AF_INET6,
+		    .sin6_port = htons(7420) };
+		char src[32];
+
+		snprintf(src, sizeof(src), "fd00:7e::%x", 0x100 + i);
+		inet_pton(AF_INET6, src, &me.sin6_addr);
+		inet_pton(AF_INET6, "fd00:7e::1", &to.sin6_addr);
+		if ((fds[i] = socket(AF_INET6, SOCK_STREAM, 0)) < 0 ||
+		    bind(fds[i], (struct sockaddr *)&me, sizeof(me)) < 0 ||
+		    connect(fds[i], (struct sockaddr *)&to, sizeof(to)) < 0)
+			return -1;	/* harness_child_start: "did not start" */
+	}
+	if (write(ready, "", 1) != 1 || read(stop, &c, 1) < 0)
+		return -1;
+	return 16;
+}
+
+/* Are *(int *)arg connections from fd00:7e::/64 refused in node01's log? */
+static int
+v6_refused(void *arg)
+{
+	return harness_sh_int("grep -c 'refusing a connection from fd00:7e::/64' '%s'",
+	    h.node[0].log) >= *(int *)arg;
+}
+
+/* The per-address budget of unauthenticated connections (8) counts an
+ * IPv6 source by its /64: one host picks its source address from a whole
+ * /64, and 16 idle connections from 16 addresses of one were all let in
+ * (the budget's 64 from one host).  Now 8 get in and 8 are refused. */
+START_TEST(ipv6_source_budget_per_prefix)
+{
+	struct harness_child holder;
+	int want = 8;
+
+	harness_agent_stop(&h, 0, SIGTERM);
+	ck_assert_int_eq(harness_node_sh(&h, 0, "ip -6 addr add fd00:7e::1/64 dev eth0 nodad"), 0);
+	for (int i = 0; i < 16; i++)
+		ck_assert_int_eq(harness_node_sh(&h, 1, "ip -6 addr add fd00:7e::%x/64 dev eth0 "
+		    "nodad", 0x100 + i), 0);
+	snprintf(h.node[0].extra_args, sizeof(h.node[0].extra_args), "--listen [::]:7420");
+	ck_assert_int_eq(harness_agent_start(&h, 0), 0);
+	harness_child_start(&holder, h.node[1].ns, v6_holder);
+	ck_assert_msg(cu_wait(v6_refused, &want, 5) >= 0, "%ld of 16 connections from one /64 "
+	    "refused", harness_sh_int("grep -c 'refusing a connection from fd00:7e::' '%s'",
+	    h.node[0].log));
+	ck_assert_int_eq(harness_child_end(&holder), 16);
+	ck_assert_int_eq(harness_sh_int("grep -c 'refusing a connection from fd00:7e::/64' '%s'",
+	    h.node[0].log), 8);
+}
+END_TEST
+
 /* Child, in node02's namespace: listens on node02's address and port;
  * closes the first drop connections unanswered (all when drop < 0) and
  * relays each later one to node02's agent, listening at relay_to; when r
@@ -1382,6 +1443,7 @@ attack_suite(void)
 	tcase_add_test(tc, waiting_hello_not_dropped);
 	tcase_add_test(tc, dropped_dial_retried);
 	tcase_add_test(tc, failed_handshakes_evicted_first);
+	tcase_add_test(tc, ipv6_source_budget_per_prefix);
 	suite_add_tcase(s, tc);
 	tc = cu_tcase("log", NULL, NULL, 30);
 	tcase_add_test(tc, log_escapes_control_chars);
