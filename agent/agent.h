@@ -45,6 +45,17 @@ struct agent_cfg {
 #define AGENT_FIRST_BYTE_NS	(2ull * 1000000000ull)	/* accept -> ClientHello's first byte */
 #define AGENT_HANDSHAKE_NS	(5ull * 1000000000ull)	/* accept -> authenticated */
 
+/* A listener that accept(2) may fail on for a while (listen_failed):
+ * set b, lfd and who (a log prefix, "" or "SNI: "), zero the rest. */
+struct listen_pause {
+	struct ev_timer t;	/* armed while the listener is not watched */
+	struct ev_base *b;
+	int lfd;
+	const char *who;
+	unsigned long pauses;	/* in this episode (0: none logged) */
+};
+#define LISTEN_PAUSE_NS (100ull * 1000000ull)
+
 /* One controller connection. */
 struct aconn {
 	struct aconn *next, *prev;
@@ -61,12 +72,14 @@ struct aconn {
 	struct conn c;
 	char peer[256];		/* peer CN */
 	char addr[64];		/* peer address for logs */
-	char host[64];		/* source address alone (per-address budget) */
+	char host[64];		/* source address alone, an IPv6 one's /64 (per-address
+				 * budget: budget_source) */
 	int stdio;		/* the --stdio session on fds 0/1 (never closed, no linger) */
 	int out_watched;	/* --stdio: fd 1 is in the loop for its own EPOLLOUT */
 	Knob__Envelope *req;	/* the request being dispatched; NULL once a worker took it */
 	int closing;		/* close once the write queue drains */
 	int draining;		/* half-closed: discarding input until the peer closes */
+	int more_input;		/* frames may wait beyond this turn's (conn_input) */
 	uint64_t last_rx_ns;	/* monotonic time of the last frame received */
 };
 
@@ -87,6 +100,7 @@ struct agent {
 	struct ev_base *base;		/* cfg.base or own_base */
 	struct ev_base *own_base;
 	int lfd;			/* listener (-1: none, cfg.no_listen) */
+	struct listen_pause lpause;	/* lfd out of descriptors */
 	struct ev_async wake;		/* posts are waiting (the base's shared eventfd) */
 	struct ev_base *post_base;	/* the base wake belongs to; outlives a busy fini */
 	struct ev_timer timer;		/* armed only while something needs it */
@@ -198,6 +212,21 @@ int agent_path(const struct agent *a, char *buf, size_t len, const char *abs);
 /* Parse "ADDR:PORT", "[V6]:PORT", ":PORT" or "PORT" and bind a
  * non-blocking listener with a deep queue.  The fd, or -1 with err. */
 int agent_listen(const char *spec, char *err, size_t errlen);
+/* accept(2) on p's listener failed with errno e.  2: out of descriptors,
+ * the waiting connection was refused with the spare one
+ * (accept_refuse_one); 1: that connection's own network error (the next
+ * one does not have it); both: accept again.  0: accept no more in this
+ * wake-up: none waits, or the listener is paused for LISTEN_PAUSE_NS
+ * (logged once per episode): out of descriptors when the spare could not
+ * refuse (none left, or another thread took the slot it freed before the
+ * accept; it is taken again when the listener resumes), or the system
+ * short of memory (ENOBUFS, ENOMEM). */
+int listen_failed(struct listen_pause *p, int e);
+/* An accept(2) on p's listener succeeded: the end of an episode of
+ * pauses, if one was under way, is logged. */
+void listen_accepted(struct listen_pause *p);
+/* Stop p's timer (the listener is about to be closed). */
+void listen_pause_stop(struct listen_pause *p);
 /* Lifecycle (agent/loop.c).  agent_init plugs the instance into cfg->base
  * (or a base of its own); whoever drives that base serves it. */
 int agent_init(struct agent *a, const struct agent_cfg *cfg);

@@ -12,7 +12,8 @@
  * default 8, from one source address), 2 s for the first byte of the
  * ClientHello and 5 s for the whole handshake.  When the budget is full the
  * least advanced unauthenticated connection makes room for the new one:
- * one that has sent nothing, then one that has sent bytes but no
+ * one whose handshake is over (failed, lingering for its alert), then one
+ * that has sent nothing, then one that has sent bytes but no
  * ClientHello we could answer, then one we sent our ServerHello to, the
  * oldest first among equals.  Each connection gets one handshake step as
  * soon as it is accepted (a controller's ClientHello is usually waiting
@@ -20,10 +21,11 @@
  * as talking: so a flood of sockets that send a byte cannot push out a
  * controller whose handshake is under way.  Failed and abandoned
  * handshakes, refusals and evictions are logged at debug level and
- * summarised once a second; out of file descriptors, the waiting
- * connection is refused with a spare one (accept_refuse_one) instead of
- * spinning on a readable listener.  Authenticated controllers count
- * against cfg.max_conns only. */
+ * summarised once a second and at shutdown; out of file descriptors, the
+ * waiting connection is refused with a spare one (accept_refuse_one)
+ * instead of spinning on a readable listener, and when even that fails the
+ * listener is paused for a moment (listen_failed).  Authenticated
+ * controllers count against cfg.max_conns only. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -54,6 +56,7 @@
 #define TICK_NS (250ull * 1000000ull)	/* timer period while a deadline runs */
 #define SUBSYS_TICK_NS 1000000000ull	/* subsystem ticks (leases) */
 #define ACCEPT_BATCH 64			/* accepts per listener wake-up */
+#define FRAMES_PER_TURN 64		/* frames of one connection per turn */
 
 static void on_agent_fd(int fd, uint32_t events, void *arg);
 static void on_posts(void *arg);
@@ -189,6 +192,75 @@ agent_listen(const char *spec, char *err, size_t errlen)
 	return fd;
 }
 
+/* The pause of a listener is over: take a spare descriptor again if the
+ * last one was lost, and watch the listener again. */
+static void
+listen_resume(void *arg)
+{
+	struct listen_pause *p = arg;
+
+	fd_spare_reserve();
+	ev_io_mod(p->b, p->lfd, EPOLLIN);
+}
+
+/* Stop watching p's listener for LISTEN_PAUSE_NS (a level-triggered
+ * listener with a connection waiting would wake the loop again at once);
+ * the first pause of an episode is logged, with why. */
+static void
+listen_pause(struct listen_pause *p, const char *why)
+{
+	if (p->pauses++ == 0)
+		log_warnx("%s%s: not accepting for %llu ms at a time until that changes", p->who,
+		    why, LISTEN_PAUSE_NS / 1000000ull);
+	ev_io_mod(p->b, p->lfd, 0);
+	ev_timer_set(p->b, &p->t, LISTEN_PAUSE_NS, listen_resume, p);
+}
+
+int
+listen_failed(struct listen_pause *p, int e)
+{
+	switch (e) {
+	case EAGAIN:
+#if EWOULDBLOCK != EAGAIN
+	case EWOULDBLOCK:
+#endif
+	case EINTR:
+		return 0;
+	case EMFILE:
+	case ENFILE:
+		if (accept_refuse_one(p->lfd))
+			return 2;
+		listen_pause(p, "out of file descriptors, and none in reserve to refuse a "
+		    "connection with");
+		return 0;
+	/* the waiting connection's own network error (accept(2)): the next
+	 * one does not have it */
+	case ECONNABORTED: case EPROTO: case ENOPROTOOPT: case ENETDOWN: case ENONET:
+	case EHOSTDOWN: case EHOSTUNREACH: case EOPNOTSUPP: case ENETUNREACH: case EPERM:
+		log_debug("%saccept: %s", p->who, strerror(e));
+		return 1;
+	default:	/* ENOBUFS, ENOMEM: the system's, for a while */
+		listen_pause(p, strerror(e));
+		return 0;
+	}
+}
+
+void
+listen_accepted(struct listen_pause *p)
+{
+	if (p->pauses == 0)
+		return;
+	log_warnx("%saccepting connections again, after %lu pause(s)", p->who, p->pauses);
+	p->pauses = 0;
+}
+
+void
+listen_pause_stop(struct listen_pause *p)
+{
+	if (p->b != NULL)
+		ev_timer_del(p->b, &p->t);
+}
+
 /* The instance's TLS context (cfg->ssl_ctx shares one). 0 or -1. */
 static int
 agent_tls(struct agent *a, const struct agent_cfg *cfg, char *err, size_t errlen)
@@ -271,6 +343,7 @@ agent_init(struct agent *a, const struct agent_cfg *cfg)
 		}
 		ev_io_add(a->base, a->lfd, EPOLLIN, on_agent_fd, a);
 		fd_spare_reserve();	/* accept_conns, out of descriptors */
+		a->lpause = (struct listen_pause){ .b = a->base, .lfd = a->lfd, .who = "" };
 		log_info("node %s listening on %s (sysroot '%s', state %s)", a->node,
 		    cfg->listen ? cfg->listen : "0.0.0.0:7420", a->sysroot, a->state_dir);
 	}
@@ -342,15 +415,22 @@ conn_linger(struct agent *a, struct aconn *c, const char *why)
 	ev_io_mod(a->base, c->fd, EPOLLIN);
 }
 
-/* Read and drop input on a lingering connection; close at EOF. */
+/* Read and drop input on a lingering connection, 64 KiB at most per
+ * event (the socket stays readable): a peer that sends faster than the
+ * loop reads must not keep it here, where the timer that enforces the
+ * deadline never runs.  (Not provoked by a test: a peer blasting over the
+ * test's veth pair for 10 s was cut at its 2 s deadline with or without
+ * the bound; the loop read faster than it could send.)  Close at EOF. */
 static void
 conn_drain(struct agent *a, struct aconn *c)
 {
 	char buf[4096];
 	ssize_t n;
+	int k = 0;
 
 	while ((n = read(c->fd, buf, sizeof(buf))) > 0)
-		;
+		if (++k == 16)
+			return;
 	if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
 		conn_close(a, c, NULL);
 }
@@ -536,14 +616,18 @@ sent_something(struct aconn *c)
 	return c->got_byte;
 }
 
-/* How far the handshake of unauthenticated c got: 0 nothing received, 1
- * bytes but no ClientHello answered yet (also one accepted in this wake-up
- * of the listener: its ClientHello may be on its way), 2 our ServerHello
- * went out.  Reaching 2 takes a well-formed ClientHello, and costs us a
- * key exchange and a signature, so it is ranked above what costs a byte. */
+/* How far the handshake of unauthenticated c got: -1 over (failed or
+ * refused: c lingers only for its last words to get out), 0 nothing
+ * received, 1 bytes but no ClientHello answered yet (also one accepted in
+ * this wake-up of the listener: its ClientHello may be on its way), 2 our
+ * ServerHello went out.  Reaching 2 takes a well-formed ClientHello, and
+ * costs us a key exchange and a signature, so it is ranked above what
+ * costs a byte. */
 static int
 hs_progress(struct agent *a, struct aconn *c)
 {
+	if (c->draining || c->closing)
+		return -1;
 	if (c->hello_done)
 		return 2;
 	return sent_something(c) || c->accept_gen == a->accept_gen;
@@ -609,19 +693,40 @@ unauth_room(struct agent *a, const char *host)
 	}
 }
 
+/* The source a per-address budget counts for sa, into host (numeric): the
+ * address, but an IPv6 address's /64 prefix (as "PREFIX/64"), since one
+ * host commonly has a whole /64 to pick its source address from. */
+static void
+budget_source(const struct sockaddr *sa, const char *numeric, char *host, size_t len)
+{
+	struct in6_addr a6;
+	char buf[INET6_ADDRSTRLEN];
+
+	snprintf(host, len, "%s", numeric);
+	if (sa->sa_family != AF_INET6)
+		return;
+	a6 = ((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
+	if (IN6_IS_ADDR_V4MAPPED(&a6))
+		return;
+	memset(a6.s6_addr + 8, 0, 8);
+	if (inet_ntop(AF_INET6, &a6, buf, sizeof(buf)) != NULL)
+		snprintf(host, len, "%s/64", buf);
+}
+
 /* Take accepted connection fd into the instance: budget, socket options,
  * its TLS state.  The instance owns fd.  The connection, or NULL (refused,
  * closed). */
 static struct aconn *
 conn_start(struct agent *a, int fd, const struct sockaddr *sa, socklen_t sl)
 {
-	char host[64] = "?", serv[16] = "?";
+	char host[64] = "?", serv[16] = "?", source[64];
 	struct aconn *c;
 	SSL *ssl;
 
 	getnameinfo(sa, sl, host, sizeof(host), serv, sizeof(serv),
 	    NI_NUMERICHOST | NI_NUMERICSERV);
-	if (unauth_room(a, host) < 0) {
+	budget_source(sa, host, source, sizeof(source));
+	if (unauth_room(a, source) < 0) {
 		close(fd);
 		return NULL;
 	}
@@ -646,7 +751,7 @@ conn_start(struct agent *a, int fd, const struct sockaddr *sa, socklen_t sl)
 	c->accept_ns = c->last_rx_ns = now_mono_ns();
 	c->accept_gen = a->accept_gen;
 	snprintf(c->addr, sizeof(c->addr), "%s:%s", host, serv);
-	snprintf(c->host, sizeof(c->host), "%s", host);
+	snprintf(c->host, sizeof(c->host), "%s", source);
 	conn_init(&c->c, fd, fd, ssl);
 	c->next = a->conns;
 	if (a->conns)
@@ -685,15 +790,15 @@ accept_conns(struct agent *a)
 		int fd;
 
 		fd = accept4(a->lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0 && (errno == EMFILE || errno == ENFILE) && accept_refuse_one(a->lfd)) {
-			a->nofile++;
+		if (fd < 0) {
+			int r = listen_failed(&a->lpause, errno);
+
+			if (r == 0)
+				return;
+			a->nofile += r == 2;
 			continue;
 		}
-		if (fd < 0) {
-			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-				log_warn("accept");
-			return;
-		}
+		listen_accepted(&a->lpause);
 		if ((c = conn_start(a, fd, (struct sockaddr *)&ss, sl)) != NULL)
 			conn_first_step(a, c);
 	}
@@ -799,14 +904,24 @@ conn_handshake(struct agent *a, struct aconn *c)
 	return 0;
 }
 
-/* Read and dispatch every complete frame available on c. */
+/* Read and dispatch the complete frames available on c, FRAMES_PER_TURN
+ * at most, then write the answers: a peer that sends frames as fast as the
+ * loop answers them must not keep it from the others, nor see its answers
+ * pile up unwritten until they count as a peer that does not read.  The
+ * rest waits for c's next turn (c->more_input: from the timer, after the
+ * other connections' events; OpenSSL may hold them, which epoll would not
+ * report). */
 static void
 conn_input(struct agent *a, struct aconn *c)
 {
 	Knob__Envelope *env;
 	int r;
 
-	for (;;) {
+	for (int n = 0;; n++) {
+		if (n == FRAMES_PER_TURN) {
+			c->more_input = 1;
+			break;
+		}
 		r = conn_recv(&c->c, &env);
 		if (r == 0)
 			break;
@@ -872,14 +987,36 @@ conn_event(struct agent *a, struct aconn *c, uint32_t events)
 		conn_input(a, c);
 }
 
-/* 1 while a connection has a deadline the timer enforces. */
-static int
+/* When the timer must run for the connections: at once for one whose
+ * frames wait for their next turn, TICK_NS while one has a deadline;
+ * UINT64_MAX when none needs it. */
+static uint64_t
 conns_need_timer(const struct agent *a)
 {
-	for (const struct aconn *c = a->conns; c; c = c->next)
+	uint64_t after = UINT64_MAX;
+
+	for (const struct aconn *c = a->conns; c; c = c->next) {
+		if (c->more_input)
+			return 0;
 		if (c->handshaking || c->draining)
-			return 1;
-	return 0;
+			after = TICK_NS;
+	}
+	return after;
+}
+
+/* The next turn of the connections whose frames were more than a turn's. */
+static void
+conns_next_turn(struct agent *a)
+{
+	struct aconn *c, *next;
+
+	for (c = a->conns; c; c = next) {
+		next = c->next;	/* c's turn may close c, never another */
+		if (c->more_input) {
+			c->more_input = 0;
+			conn_event(a, c, EPOLLIN);
+		}
+	}
 }
 
 /* Drop handshakes and lingering connections past their deadlines. */
@@ -914,7 +1051,8 @@ unauth_news(const struct agent *a)
 	return a->refused || a->evicted || a->hs_failed || a->nofile;
 }
 
-/* Once a second: what happened before authentication, in one line. */
+/* Once a second, and at shutdown: what happened before authentication, in
+ * one line. */
 static void
 unauth_summary(struct agent *a)
 {
@@ -936,6 +1074,7 @@ on_timer(void *arg)
 	uint64_t now = now_mono_ns();
 
 	log_set_instance(a->node);
+	conns_next_turn(a);
 	conn_deadlines(a, now);
 	if (now - a->last_tick_ns >= SUBSYS_TICK_NS) {
 		a->last_tick_ns = now;
@@ -953,13 +1092,13 @@ agent_timer_update(struct agent *a)
 
 	if (a->base == NULL)
 		return;
-	if (conns_need_timer(a))
-		after = TICK_NS;
-	else if (unauth_news(a) || agent_subsys_wants_tick(a)) {
+	after = conns_need_timer(a);
+	if (after == UINT64_MAX && (unauth_news(a) || agent_subsys_wants_tick(a))) {
 		now = now_mono_ns();
 		after = now - a->last_tick_ns >= SUBSYS_TICK_NS ? 0 :
 		    SUBSYS_TICK_NS - (now - a->last_tick_ns);
-	} else {
+	}
+	if (after == UINT64_MAX) {
 		ev_timer_del(a->base, &a->timer);
 		return;
 	}
@@ -1112,6 +1251,7 @@ agent_fini(struct agent *a)
 	log_set_instance(a->node);
 	while (a->conns)
 		conn_close(a, a->conns, NULL);	/* aborts running phases */
+	unauth_summary(a);	/* what came after the last one (knob-sim sums its agents' first) */
 	agent_subsys_stop(a);
 	busy = agent_work_wait(a, AGENT_FINI_WAIT_S) < 0;
 	if (busy)	/* the items still use the instance: leave it allocated */
@@ -1125,6 +1265,7 @@ agent_fini(struct agent *a)
 	}
 	if (a->base) {
 		ev_timer_del(a->base, &a->timer);
+		listen_pause_stop(&a->lpause);
 		ev_io_del(a->base, a->lfd);
 		if (!busy)	/* a late agent_post still sends it */
 			ev_async_del(a->base, &a->wake);

@@ -492,7 +492,8 @@ rss_kib(void)
 
 /* Once the threads stopped: what the agents counted before authentication
  * since their last once-a-second summary (refusals, drops over the budget,
- * failed handshakes), in one line; it would otherwise go unlogged. */
+ * failed handshakes), in one line for them all; agent_fini would log a
+ * line for each agent (it finds nothing left after this). */
 static void
 unauth_flush(struct sim_node *nodes, unsigned n)
 {

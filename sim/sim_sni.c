@@ -27,6 +27,7 @@
 
 #define SNI_PEEK_MAX	(16384 + 5)	/* one TLS record: a ClientHello fits */
 #define SNI_TICK_NS	(250ull * 1000000ull)
+#define SNI_UNKNOWN_LOGGED 10	/* refused names logged one by one; then summed */
 
 /* An accepted connection whose ClientHello has not arrived yet. */
 struct sni_pend {
@@ -50,9 +51,12 @@ struct sim_sni {
 	struct sni_pend *oldest;
 	unsigned npend;
 	struct ev_timer timer;
+	struct listen_pause lpause;	/* lfd out of descriptors */
 	unsigned long unknown;		/* refused names, for the log */
-	unsigned long nofile;		/* refused out of descriptors, not yet logged */
-	uint64_t nofile_log_ns;		/* when they were last logged (once a second) */
+	/* refusals not logged one by one (out of descriptors; names after
+	 * the first SNI_UNKNOWN_LOGGED), until the next summary */
+	unsigned long nofile, unknown_quiet;
+	uint64_t summary_ns;		/* the last summary (once a second) */
 };
 
 /* What the client-hello callback found. */
@@ -142,6 +146,25 @@ sni_parse(struct sim_sni *f, const unsigned char *buf, size_t n, struct sni_peek
 
 static void on_pend(int fd, uint32_t events, void *arg);
 
+/* The refusals not logged one by one since the last summary, at most
+ * once a second unless now (the listener goes). */
+static void
+sni_summary(struct sim_sni *f, int now)
+{
+	uint64_t t = now_mono_ns();
+
+	if ((f->nofile == 0 && f->unknown_quiet == 0) ||
+	    (!now && t - f->summary_ns < 1000000000ull))
+		return;
+	if (f->nofile)
+		log_warnx("SNI: out of file descriptors: refused %lu connection(s)", f->nofile);
+	if (f->unknown_quiet)
+		log_warnx("SNI: refused %lu more connection(s) naming no simulated node",
+		    f->unknown_quiet);
+	f->nofile = f->unknown_quiet = 0;
+	f->summary_ns = t;
+}
+
 /* Forget p (its fd is closed unless keep). */
 static void
 pend_drop(struct sim_sni *f, struct sni_pend *p, int keep)
@@ -171,9 +194,13 @@ pend_refuse(struct sim_sni *f, struct sni_pend *p, const struct sni_peek *pk,
 {
 	char sink[4096];
 
-	if (f->unknown++ < 10)
+	if (f->unknown++ < SNI_UNKNOWN_LOGGED)
 		log_warnx("SNI: no simulated node named '%s'; refused",
 		    pk->name[0] ? pk->name : "(no server name)");
+	else {
+		f->unknown_quiet++;
+		sni_summary(f, 0);
+	}
 	while (recv(p->fd, sink, sizeof(sink), MSG_DONTWAIT) > 0)
 		;
 	if (alert != NULL && write(p->fd, alert, (size_t)alertlen) < 0)
@@ -234,23 +261,18 @@ on_sni_timer(void *arg)
 		ev_timer_set(f->base, &f->timer, SNI_TICK_NS, on_sni_timer, f);
 }
 
-/* accept(2) failed with EMFILE or ENFILE: refuse the waiting connection
- * (accept_refuse_one) so that the listener does not stay readable, and
- * say so at most once a second.  1 when one was refused. */
+/* accept(2) failed with errno e (listen_failed): refusals for want of
+ * descriptors are summarised.  1 to accept again, 0 to stop. */
 static int
-sni_refuse_nofile(struct sim_sni *f)
+sni_accept_failed(struct sim_sni *f, int e)
 {
-	uint64_t now = now_mono_ns();
+	int r = listen_failed(&f->lpause, e);
 
-	if (!accept_refuse_one(f->lfd))
-		return 0;
-	f->nofile++;
-	if (now - f->nofile_log_ns >= 1000000000ull) {
-		log_warnx("SNI: out of file descriptors: refused %lu connection(s)", f->nofile);
-		f->nofile = 0;
-		f->nofile_log_ns = now;
+	if (r == 2) {
+		f->nofile++;
+		sni_summary(f, 0);
 	}
-	return 1;
+	return r != 0;
 }
 
 /* New connections on the shared listener: wait for their ClientHellos
@@ -266,16 +288,15 @@ on_sni_listen(int lfd, uint32_t events, void *arg)
 
 		p->sl = sizeof(p->ss);
 		p->fd = accept4(lfd, (struct sockaddr *)&p->ss, &p->sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (p->fd < 0 && (errno == EMFILE || errno == ENFILE) && sni_refuse_nofile(f)) {
+		if (p->fd < 0) {
+			int e = errno;
+
 			free(p);
+			if (!sni_accept_failed(f, e))
+				return;
 			continue;
 		}
-		if (p->fd < 0) {
-			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-				log_warn("accept");
-			free(p);
-			return;
-		}
+		listen_accepted(&f->lpause);
 		if (f->npend >= SNI_PEND_MAX)
 			pend_drop(f, f->oldest, 0);
 		p->f = f;
@@ -316,7 +337,8 @@ sim_sni_new(struct ev_base *base, const char *listen, unsigned deadline_s,
 	SSL_CTX_set_client_hello_cb(f->peek_ctx, sni_hello_cb, NULL);
 	if ((f->lfd = agent_listen(listen, err, errlen)) < 0)
 		goto fail;
-	fd_spare_reserve();	/* sni_refuse_nofile */
+	fd_spare_reserve();	/* sni_accept_failed */
+	f->lpause = (struct listen_pause){ .b = base, .lfd = f->lfd, .who = "SNI: " };
 	if (ev_io_add(base, f->lfd, EPOLLIN, on_sni_listen, f) < 0) {
 		snprintf(err, errlen, "SNI: epoll: %s", strerror(errno));
 		close(f->lfd);
@@ -336,7 +358,9 @@ sim_sni_free(struct sim_sni *f)
 		return;
 	while (f->pend)
 		pend_drop(f, f->pend, 0);
+	sni_summary(f, 1);
 	ev_timer_del(f->base, &f->timer);
+	listen_pause_stop(&f->lpause);
 	ev_io_del(f->base, f->lfd);
 	close(f->lfd);
 	SSL_CTX_free(f->peek_ctx);
