@@ -5,6 +5,8 @@
  * recovery rule are described in tune.h. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -692,19 +694,34 @@ write_order(const struct plan *p, size_t *nout)
 	return idx;
 }
 
+/* Test hook (--test-hooks, --test-pause-ms): pause ms at where, with the
+ * marker STATE/test-pause a test can wait for (then SIGKILL us); a signal
+ * (held back between the waits, so that none is missed), or the test
+ * creating STATE/test-pause-end, ends it early. */
 static void
 pause_at(const struct pause *pz, const char *where)
 {
-	char path[PATH_MAX];
+	const struct timespec tick = { 0, 10000000 };
+	char path[PATH_MAX], end[PATH_MAX + 8];
+	sigset_t all, old;
+	uint64_t until;
 
 	if (pz == NULL || pz->a == NULL || !pz->a->cfg.test_hooks || pz->ms == 0 ||
 	    (pz->at && *pz->at && strcmp(pz->at, where) != 0))
 		return;
-	log_info("test hook: pausing %u ms %s", pz->ms, where);
-	/* a marker a test can wait for (then SIGKILL us) */
 	snprintf(path, sizeof(path), "%s/test-pause", pz->a->state_dir);
+	snprintf(end, sizeof(end), "%s-end", path);
+	unlink(end);
+	log_info("test hook: pausing %u ms %s", pz->ms, where);
 	write_file_atomic(path, where, strlen(where), 0600);
-	usleep((useconds_t)pz->ms * 1000);
+	until = now_mono_ns() + (uint64_t)pz->ms * 1000000ull;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	while (now_mono_ns() < until && access(end, F_OK) < 0)
+		if (ppoll(NULL, 0, &tick, &old) < 0 && errno == EINTR)
+			break;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	unlink(end);
 	unlink(path);
 }
 

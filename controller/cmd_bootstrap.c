@@ -946,6 +946,17 @@ retry(const struct boot *b, const struct bnode *n)
 	return n->fn->status == NS_PENDING || (n->fn->status == NS_UNREACHABLE && n->svc_ran);
 }
 
+/* The pause between two pings of confirm_tls, in microseconds: 200 ms, or
+ * for tests only KNOB_TEST_CONFIRM_RETRY_MS (1 to 200), to be done sooner. */
+static useconds_t
+confirm_retry_us(void)
+{
+	const char *e = getenv("KNOB_TEST_CONFIRM_RETRY_MS");
+	long ms = e ? strtol(e, NULL, 10) : 0;
+
+	return (useconds_t)(ms >= 1 && ms <= 200 ? ms : 200) * 1000;
+}
+
 /* Confirm over TLS (always: bootstrap resets --via ssh, whose knobd
  * --stdio would answer with no agent running): ping every node the SSH
  * part finished, retrying while a freshly started agent is not listening
@@ -986,7 +997,7 @@ confirm_tls(struct boot *b)
 		fanout_free(&fo);
 		if (now_mono_ns() > end)
 			break;
-		usleep(200000);	/* an agent that was just (re)started needs a moment */
+		usleep(confirm_retry_us());	/* an agent just (re)started needs a moment */
 	}
 	strvec_free(&pending);
 }

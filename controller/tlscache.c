@@ -438,14 +438,25 @@ tc_merged(const struct tcache *tc)
 	return m;
 }
 
-/* FILE.lock, taken within TC_LOCK_WAIT_MS: its fd; -1 when there is no
+/* How long a save waits for FILE.lock: TC_LOCK_WAIT_MS, or for tests only
+ * KNOB_TEST_TC_LOCK_WAIT_MS (1 to TC_LOCK_WAIT_MS), to be done sooner. */
+static int
+tc_lock_wait_ms(void)
+{
+	const char *e = getenv("KNOB_TEST_TC_LOCK_WAIT_MS");
+	long ms = e ? strtol(e, NULL, 10) : 0;
+
+	return ms >= 1 && ms <= TC_LOCK_WAIT_MS ? (int)ms : TC_LOCK_WAIT_MS;
+}
+
+/* FILE.lock, taken within tc_lock_wait_ms(): its fd; -1 when there is no
  * lock file to take (a read-only place: saved unlocked, as before), -2
  * when another command holds it too long (the save is skipped). */
 static int
 tc_lock(const struct tcache *tc)
 {
 	char lock[PATH_MAX + 8];
-	int fd;
+	int fd, wait_ms = tc_lock_wait_ms();
 
 	snprintf(lock, sizeof(lock), "%s.lock", tc->path);
 	if ((fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0) {
@@ -458,7 +469,7 @@ tc_lock(const struct tcache *tc)
 			close(fd);
 			return -1;
 		}
-		if (waited >= TC_LOCK_WAIT_MS) {
+		if (waited >= wait_ms) {
 			log_warnx("%s: held by another command for %d ms: tickets not saved", lock,
 			    waited);
 			close(fd);

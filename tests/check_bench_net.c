@@ -109,32 +109,26 @@ bench_json(int *rc, const char *fmt, ...)
 }
 
 
+/* data is empty */
+static int
+data_empty(void *arg)
+{
+	(void)arg;
+	return cu_count_entries(data) == 0;
+}
+
 /* Wait up to secs for data to be empty; seconds taken or -1. */
 static int
 wait_empty(int secs)
 {
-	for (int i = 0; i < secs * 10; i++) {
-		if (cu_count_entries(data) == 0)
-			return i / 10;
-		usleep(100000);
-	}
-	return -1;
+	return (int)cu_wait(data_empty, NULL, secs);
 }
 
 /* Wait up to secs for a path matching pattern pat; 1 when one is there. */
 static int
 wait_glob(const char *pat, int secs)
 {
-	for (int i = 0; i < secs * 10; i++) {
-		glob_t g;
-		int found = glob(pat, 0, NULL, &g) == 0 && g.gl_pathc > 0;
-
-		globfree(&g);
-		if (found)
-			return 1;
-		usleep(100000);	/* polling a condition with a deadline */
-	}
-	return 0;
+	return cu_wait(cu_glob_exists, (void *)(uintptr_t)pat, secs) >= 0;
 }
 
 /* Wait up to secs for rank's file f.RANK in the run directory under data; 1 when it is there. */
@@ -622,7 +616,7 @@ START_TEST(agent_killed_degraded)
 
 	snprintf(outf, sizeof(outf), "%s/deg.json", h.tmp);
 	pid = knobctl_bg(outf, "--json bench seq-write -w @all --dir %s --threads 4 "
-	    "--size 1g --bs 1m --rate-iops 20 --stonewall 4", data);
+	    "--size 1g --bs 1m --rate-iops 20 --stonewall 3", data);
 	/* generous: on a loaded 2-core VM under ASan the start can take long */
 	ck_assert_msg(wait_log(2, "phase ", 60) && wait_log(2, ": running", 60),
 	    "node03 never started the phase");
@@ -706,14 +700,14 @@ START_TEST(controller_gone_lease)
 
 	snprintf(outf, sizeof(outf), "%s/lease.out", h.tmp);
 	pid = knobctl_bg(outf, "bench seq-write -w @all --dir %s --threads 4 "
-	    "--size 1g --bs 1m --rate-iops 10 --lease 3", data);
+	    "--size 1g --bs 1m --rate-iops 10 --lease 2", data);
 	for (int i = 0; i < 4; i++)
 		ck_assert_msg(wait_log(i, ": running", 20), "node%02d never started", i + 1);
 	ck_assert_int_gt(cu_count_entries(data), 0);	/* the phase is writing */
 	kill(pid, SIGSTOP);
-	t = wait_empty(3 + 4);
+	t = wait_empty(2 + 4);
 	ck_assert_msg(t >= 0, "files still there %d s after the controller went silent",
-	    3 + 4);
+	    2 + 4);
 	kill(pid, SIGKILL);
 	kill(pid, SIGCONT);
 	waitpid(pid, &st, 0);
@@ -1617,10 +1611,10 @@ wait_child(pid_t pid, int secs)
 {
 	int st;
 
-	for (int i = 0; i < secs * 10; i++) {
+	for (int i = 0; i < secs * 50; i++) {
 		if (waitpid(pid, &st, WNOHANG) == pid)
 			return st;
-		usleep(100000);	/* polling a condition with a deadline */
+		usleep(20000);	/* polling a condition with a deadline */
 	}
 	kill(pid, SIGKILL);
 	waitpid(pid, &st, 0);
@@ -1633,7 +1627,7 @@ wait_child(pid_t pid, int secs)
  * as a write to a hard NFS mount whose server is gone does; its loop
  * thread goes on sending progress every second.  A test hook and not
  * tests/fuse_hang: that file system hangs create, which is in prepare, not
- * a write of the timed phase.  With --stall-timeout 3 the controller ends
+ * a write of the timed phase.  With --stall-timeout 2 the controller ends
  * node02 as stalled, records the phase with node01's and node03's figures
  * and exits 1, well within 20 s; before, the run never ended.  node02
  * then still answers a ping.  Stopping the agent (the teardown) releases
@@ -1650,9 +1644,9 @@ START_TEST(stalled_node_recorded)
 	snprintf(outf, sizeof(outf), "%s/stall.json", h.tmp);
 	t0 = time(NULL);
 	pid = knobctl_bg(outf, "--json bench seq-write -w node[01-03] --dir %s --threads 3 "
-	    "--bs 4k --size 1m --stall-timeout 3", data);
+	    "--bs 4k --size 1m --stall-timeout 2", data);
 	st = wait_child(pid, 20);
-	ck_assert_msg(st != -1, "knobctl still running after 20 s (stall deadline 3 s)");
+	ck_assert_msg(st != -1, "knobctl still running after 20 s (stall deadline 2 s)");
 	fprintf(stderr, "stalled run took %ld s\n", (long)(time(NULL) - t0));
 	ck_assert_int_eq(read_file_bounded(outf, 1 << 24, &out, NULL), 0);
 	ck_assert(WIFEXITED(st));
@@ -1664,7 +1658,7 @@ START_TEST(stalled_node_recorded)
 	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(cu_get(p, "missing"),
 	    0)), "node02");
 	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(cu_get(p, "errors"), 0)),
-	    "node02: failed: stalled: no progress for 3 s: I/O stuck?");
+	    "node02: failed: stalled: no progress for 2 s: I/O stuck?");
 	run = xstrdup(cu_str(doc, "run_id"));
 	json_object_put(doc);
 	/* the stored phase: the two others with their bytes */

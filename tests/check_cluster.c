@@ -491,7 +491,7 @@ START_TEST(fanout_bounds_all_threads)
 		    "  <node name=\"hole%d\" addr=\"127.87.0.1\" port=\"%d\"/>\n", i + 1, 20100 + i);
 	inv = write_inventory("holes.xml", nodes);
 	harness_child_start(&c, h.ctl_ns, holes_serve);
-	rc = harness_knobctl(&h, &out, NULL, "-c %s --no-mux --connect-timeout 1 "
+	rc = harness_knobctl(&h, &out, NULL, "-c %s --no-mux --connect-timeout 0.5 "
 	    "ping -w hole[1-6] --threads 4 --fanout 2", inv);
 	most = harness_child_end(&c);
 	fprintf(stderr, "fanout_bounds_all_threads: at most %d connection(s) open at once\n", most);
@@ -544,7 +544,7 @@ START_TEST(request_timeout)
 	    "  <sysctl key=\"net.core.somaxconn\" value=\"2048\"/>\n</profile>\n");
 	fclose(f);
 	rc = harness_knobctl(&h, &out, NULL, "--timeout 1 apply %s -w node[01-02] "
-	    "--test-pause-ms 4000", prof);
+	    "--test-pause-ms 4000 --test-pause-at 'after journaling'", prof);
 	ck_assert_int_eq(rc, 1);
 	ck_assert_msg(strstr(out, "2 timeout (node[01-02])") != NULL, "%s", out);
 	ck_assert_msg(strstr(out, "no reply within 1.0s") != NULL, "%s", out);
@@ -553,6 +553,8 @@ START_TEST(request_timeout)
 	rc = harness_knobctl(&h, &out, NULL, "ping -w node[01-04]");
 	ck_assert_msg(rc == 0, "%s", out);
 	free(out);
+	for (int i = 0; i < 2; i++)	/* done: the agents stop at once */
+		harness_pause_end(&h, i);
 }
 END_TEST
 

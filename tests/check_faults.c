@@ -48,10 +48,14 @@
 
 #define LEASE_S		3
 #define CTL_TIMEOUT_S	5	/* knobctl --timeout: silent node -> timeout */
-/* cut_during_bench_phase: MiB per node at 20 IOPS of 1 MiB, 8 s of writing:
- * node02 is still writing when its lease runs out after the cut (its
- * files went 4 s after it), and the others finish soon after that */
-#define BENCH_MIB	160
+#define APPLY_TIMEOUT_S	3	/* the same for cut_during_apply (the others answer at once) */
+/* cut_during_bench_phase: MiB per node at 20 IOPS of 1 MiB, 6.4 s of
+ * writing: node02 is still writing when its lease runs out after the cut
+ * (its files went 4 s after it), and the others finish soon after that */
+#define BENCH_MIB	128
+/* cut_during_sweep: the sweep's margin over the agents' own deadlines
+ * (KNOB_TEST_SWEEP_MARGIN_S; 5 s otherwise): node02 is given up on sooner */
+#define SWEEP_MARGIN_S	"2"
 
 static struct harness h;
 static char data[PATH_MAX];	/* the benchmark directory, under the harness's temp dir */
@@ -68,17 +72,6 @@ static void
 teardown(void)
 {
 	harness_stop(&h);	/* removes h.tmp, data with it */
-}
-
-/* Some path matches pattern. */
-static int
-exists_glob(void *pattern)
-{
-	glob_t g;
-	int r = glob(pattern, 0, NULL, &g) == 0 && g.gl_pathc > 0;
-
-	globfree(&g);
-	return r;
 }
 
 static size_t
@@ -144,7 +137,7 @@ START_TEST(cut_during_bench_phase)
 	pid = harness_knobctl_bg(&h, out, "/dev/null", "--json --timeout %d bench seq-write "
 	    "-w @all --dir %s --threads 3 --size %dm --bs 1m --rate-iops 20 --lease %d", CTL_TIMEOUT_S,
 	    data, BENCH_MIB, LEASE_S);
-	ck_assert_msg(cu_wait(exists_glob, pat, 30) >= 0, "node02 never started writing");
+	ck_assert_msg(cu_wait(cu_glob_exists, pat, 30) >= 0, "node02 never started writing");
 	link_set(1, "down");
 	t_cut = now_mono_ns();
 	t_gone = cu_wait(gone_on_node02, pat, LEASE_S + 5);
@@ -171,7 +164,7 @@ START_TEST(cut_during_bench_phase)
 	ck_assert(harness_log_has(&h, 1, "lease expired"));
 	/* every node's files are gone, and node02 serves again once the link is back */
 	snprintf(pat, sizeof(pat), "%s/knob.*", data);
-	ck_assert_msg(!exists_glob(pat), "files left in %s", data);
+	ck_assert_msg(!cu_glob_exists(pat), "files left in %s", data);
 	link_up_node02();
 	ck_assert_int_eq(harness_knobctl(&h, NULL, NULL, "--timeout 10 ping -w @all"), 0);
 }
@@ -242,7 +235,7 @@ START_TEST(cut_during_apply)
 	snprintf(out, sizeof(out), "%s/apply.out", h.tmp);
 	t0 = now_mono_ns();
 	pid = harness_knobctl_bg(&h, out, "/dev/null", "--timeout %d apply %s -w @all",
-	    CTL_TIMEOUT_S, prof);
+	    APPLY_TIMEOUT_S, prof);
 	/* the stand-in mmchconfig is running on node02: cut now */
 	ck_assert_msg(cu_wait(mmchconfig_running, root, 10) >= 0, "mmchconfig never ran on node02");
 	link_set(1, "down");
@@ -266,9 +259,9 @@ START_TEST(cut_during_apply)
 	ck_assert_msg(strstr(txt, "1 timeout (node02), 2 unsupported (node[01,03])") != NULL ||
 	    strstr(txt, "1 unreachable (node02), 2 unsupported (node[01,03])") != NULL,
 	    "the others: %s", txt);
-	ck_assert_msg(t < CTL_TIMEOUT_S + 5, "apply took %.1f s", t);
+	ck_assert_msg(t < APPLY_TIMEOUT_S + 5, "apply took %.1f s", t);
 	printf("apply, link cut: node02 reported after %.1f s (deadline %d s)\n", t,
-	    CTL_TIMEOUT_S);
+	    APPLY_TIMEOUT_S);
 	free(txt);
 	/* the others were answered: their lines are there, and not as errors
 	 * (the profile is active; its GPFS key cannot be checked there, which
@@ -312,13 +305,13 @@ START_TEST(sigkill_mid_phase_orphan_removed)
 	snprintf(pat, sizeof(pat), "%s/knob.*/f.00000000", data);
 	pid = harness_knobctl_bg(&h, out, "/dev/null", "--json bench seq-write -w node01 "
 	    "--dir %s --threads 2 --size 256m --bs 1m --rate-iops 20", data);
-	ck_assert_msg(cu_wait(exists_glob, pat, 30) >= 0, "node01 never started writing");
+	ck_assert_msg(cu_wait(cu_glob_exists, pat, 30) >= 0, "node01 never started writing");
 	harness_agent_stop(&h, 0, SIGKILL);
 	ck_assert_int_gt(cu_reap(pid), 0);
-	ck_assert_msg(exists_glob(pat), "the files went with the agent?");
+	ck_assert_msg(cu_glob_exists(pat), "the files went with the agent?");
 	ck_assert_int_eq(harness_agent_start(&h, 0), 0);
 	/* start-up (before listening) removed what the killed agent recorded */
-	ck_assert_msg(!exists_glob(pat), "orphaned files still there after the restart");
+	ck_assert_msg(!cu_glob_exists(pat), "orphaned files still there after the restart");
 	snprintf(pat, sizeof(pat), "%s/knob.*", data);
 	ck_assert_msg(count_glob(pat) == 1, "orphaned directory still there after the restart");
 	ck_assert(harness_log_has(&h, 0, "removed orphaned benchmark files"));
@@ -396,8 +389,10 @@ START_TEST(cut_during_sweep)
 	snprintf(out, sizeof(out), "%s/sweep.out", h.tmp);
 	snprintf(pat, sizeof(pat), "%s/knob.*", data);
 	t0 = now_mono_ns();
+	setenv("KNOB_TEST_SWEEP_MARGIN_S", SWEEP_MARGIN_S, 1);
 	pid = harness_knobctl_bg(&h, out, "/dev/null", "sweep -w @all -f %s --probe %s", sweep, data);
-	ck_assert_msg(cu_wait(exists_glob, pat, 30) >= 0, "the probes never started");
+	unsetenv("KNOB_TEST_SWEEP_MARGIN_S");
+	ck_assert_msg(cu_wait(cu_glob_exists, pat, 30) >= 0, "the probes never started");
 	link_set(1, "down");
 	rc = cu_reap(pid);
 	ck_assert_int_ge(rc, 0);
@@ -554,7 +549,7 @@ record_exists(const char *workdir)
 	char pat[PATH_MAX + 64];
 
 	snprintf(pat, sizeof(pat), "%s/bench/%s+*", h.node[1].state_dir, workdir);
-	return exists_glob(pat);
+	return cu_glob_exists(pat);
 }
 
 START_TEST(kept_files_expire_silent_controller)

@@ -383,7 +383,7 @@ START_TEST(mispointed_resumed_is_auth_failed)
 }
 END_TEST
 
-#define TKT_LIFETIME_S	8	/* node01's shortened ticket times (test hook) */
+#define TKT_LIFETIME_S	6	/* node01's shortened ticket times (test hook) */
 #define TKT_ROTATE_S	1
 #define TKT_SHORT_S	3	/* agent_refuses_ticket_past_lifetime: the lifetime, */
 #define TKT_SLOW_S	30	/* ... and a rotation that keeps its key meanwhile */
@@ -403,7 +403,7 @@ wait_until(time_t at)
 }
 
 /* Ticket lifetime and key rotation, shortened on node01 by the test hook
- * (8 s and 1 s instead of 1 h and 30 min): a ticket minted before a
+ * (6 s and 1 s instead of 1 h and 30 min): a ticket minted before a
  * rotation, still within its lifetime, resumes (the previous key decrypts
  * it and the agent renews it); a ticket past its lifetime is not used:
  * the command does a full handshake and succeeds; the next one resumes
@@ -579,9 +579,10 @@ START_TEST(threads_same_output)
 }
 END_TEST
 
-/* The cache file's lock: held by another command past TC_LOCK_WAIT_MS,
- * the command still succeeds, says its tickets were not saved, and does
- * not wait for the holder (the next command does a full handshake); a
+/* The cache file's lock: held by another command past TC_LOCK_WAIT_MS
+ * (shortened to 200 ms by KNOB_TEST_TC_LOCK_WAIT_MS), the command still
+ * succeeds, says its tickets were not saved, and does not wait for the
+ * holder (the next command does a full handshake); a
  * lock file that cannot be opened (a directory here, a read-only place
  * or NFS without locks in life) saves without the lock. */
 START_TEST(cache_lock_held_or_missing)
@@ -595,7 +596,9 @@ START_TEST(cache_lock_held_or_missing)
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(flock(fd, LOCK_EX), 0);
 	t0 = now_mono_ns();
+	setenv("KNOB_TEST_TC_LOCK_WAIT_MS", "200", 1);
 	ck_assert_int_eq(ctl(&out, &err, "ping -w node01"), 0);
+	unsetenv("KNOB_TEST_TC_LOCK_WAIT_MS");
 	ck_assert_msg(now_mono_ns() - t0 < 10000000000ull, "the command waited for the lock");
 	ck_assert_msg(strstr(err, "tickets not saved") != NULL, "no warning in:\n%s", err);
 	close(fd);

@@ -160,6 +160,8 @@ setup(void)
 	char svc[4200];
 
 	ck_assert_msg(harness_start(&h, NNODES, 0) == 0, "harness start failed");
+	/* bootstrap pings a just started agent every 20 ms, not every 200 */
+	setenv("KNOB_TEST_CONFIRM_RETRY_MS", "20", 1);
 	ck_assert_int_eq(harness_sh("mkdir -p /run/sshd && ssh-keygen -q -t ed25519 -N '' -f %s/id && "
 	    "ssh-keygen -q -t ed25519 -N '' -f %s/wrong && cp %s/id.pub %s/authorized_keys",
 	    h.tmp, h.tmp, h.tmp, h.tmp), 0);

@@ -339,7 +339,7 @@ START_TEST(test_check_timeout)
 	    "    <timeout check=\"2s\"/>\n    <profile name=\"%s/loop.xml\"/>\n"
 	    "    <process name=\"knobd\"/>\n  </defaults>\n</sweep>\n", top);
 	bg = harness_knobctl_bg(&h, "&2", NULL, "apply %s/loop.xml -w node04 "
-	    "--test-pause-ms 6000 --test-pause-at 'after journaling'", top);
+	    "--test-pause-ms 20000 --test-pause-at 'after journaling'", top);
 	ck_assert_int_eq(harness_wait_log(&h, THROTTLE_NODE, "test hook: pausing", 20), 0);
 	t0 = now_mono_ns();
 	ck_assert_int_eq(ctl(&out, "sweep -w node04 -f %s/timeout.xml -v", top), 1);
@@ -349,6 +349,7 @@ START_TEST(test_check_timeout)
 	ck_assert_ptr_nonnull(strstr(out, "1 timeout (node04)"));
 	ck_assert_msg(took < 5, "sweep took %.1f s", took);
 	free(out);
+	harness_pause_end(&h, THROTTLE_NODE);	/* the apply goes on */
 	ck_assert_int_eq(waitpid(bg, &st, 0), bg);
 	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
@@ -363,7 +364,7 @@ START_TEST(test_probe_skipped_during_bench)
 
 	precheck();
 	bg = harness_knobctl_bg(&h, "&2", NULL, "bench seq-write -w node04 --dir %s "
-	    "--threads 1 --bs 64k --size 1m --rate-iops 2", top);
+	    "--threads 1 --bs 64k --size 512k --rate-iops 2", top);
 	ck_assert_int_eq(harness_wait_log(&h, THROTTLE_NODE, "phase-go request", 20), 0);
 	ck_assert_int_eq(ctl(&out, "sweep -w node04 --probe %s -v", top), 0);
 	ck_assert_msg(strstr(out, "node04: probe ") && strstr(out, " skipped (a knob benchmark is "
@@ -727,6 +728,31 @@ sweep_expect(const char *nodes, const char *file, int want_rc, const char *args,
 
 #define errors_sweep(rc, args, want) sweep_expect("node02", "errs.xml", rc, args, want)
 
+/* Sweep node02 with errs.xml (<errors hold="3">) until its errors check
+ * is ok again, failing until then: the hold is over within 3 s of the
+ * last new error; a failed check when it is not 10 s on. */
+static void
+errors_ok_after_hold(void)
+{
+	const char *ok = "node02: errors ok (no new MCE or EDAC errors)";
+	uint64_t end = now_mono_ns() + 10000000000ull;
+	char *out = NULL;
+	int rc;
+
+	for (;;) {
+		rc = harness_knobctl(&h, &out, NULL, "sweep -v -w node02 -f %s/errs.xml", top);
+		if (rc == 0 && strstr(out, ok) != NULL)
+			break;
+		ck_assert_msg(rc == 1 && strstr(out, "node02: errors fail (") != NULL,
+		    "exit %d, neither held nor ok:\n%s", rc, out);
+		ck_assert_msg(now_mono_ns() < end, "still held 10 s on:\n%s", out);
+		free(out);
+		usleep(200000);	/* polling a condition with a deadline */
+	}
+	fprintf(stderr, "$ knobctl sweep -v -w node02 -f %s/errs.xml   (exit 0)\n%s", top, out);
+	free(out);
+}
+
 /* A stand-in scontrol, TOP/NAME: it appends each call's arguments to
  * TOP/NAME.log (made empty here), then runs the shell code body (its
  * arguments in "$@").  "--drain --scontrol TOP/NAME" into args. */
@@ -792,13 +818,11 @@ START_TEST(test_error_counters)
 	/* a manual sweep sees them; the timer's --drain sweep still does */
 	errors_sweep(1, "", "node02: errors fail (5 MCE, 0 EDAC UE new since ");
 	errors_sweep(1, drain, "drained node02: knob: errors fail");
-	sleep(4);
-	errors_sweep(0, "", "node02: errors ok (no new MCE or EDAC errors)");
+	errors_ok_after_hold();
 	/* a reboot: the count went down, and the one new MCE is seen */
 	set_mce(root, 1);
 	errors_sweep(1, "", "node02: errors fail (1 MCE, 0 EDAC UE new since ");
-	sleep(4);
-	errors_sweep(0, "", "node02: errors ok (no new MCE or EDAC errors)");
+	errors_ok_after_hold();
 	/* another boot with as many MCE as before: all of them are new */
 	ck_assert_int_eq(harness_sh("echo boot-b > %s/proc/sys/kernel/random/boot_id", root), 0);
 	errors_sweep(1, "", "node02: errors fail (1 MCE, 0 EDAC UE new since ");
@@ -1202,7 +1226,7 @@ START_TEST(test_probe_hung)
 
 	precheck();
 	write_file("phang.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
-	    "    <timeout check=\"2s\"/>\n    <probe dir=\"%s\"/>\n  </defaults>\n</sweep>\n",
+	    "    <timeout check=\"1s\"/>\n    <probe dir=\"%s\"/>\n  </defaults>\n</sweep>\n",
 	    hangdir);
 	ck_assert_int_eq(ctl(&out, "sweep -w node02 -f %s/phang.xml -v", top), 1);
 	snprintf(line, sizeof(line), "node02: probe %s timeout", hangdir);

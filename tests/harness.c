@@ -27,6 +27,9 @@
 
 /* The harness of this process, for the exit and signal clean-up paths. */
 static struct harness *active_h;
+/* The test program's own process (Check's runner, which forks each test):
+ * its harnesses share one set of certificates (make_certs). */
+static pid_t runner_pid;
 
 int
 harness_sh(const char *fmt, ...)
@@ -122,6 +125,62 @@ on_exit_cleanup(void)
 		harness_stop(active_h);
 }
 
+/* The certificate cache of this test program for n nodes, into buf. */
+static void
+ca_cache_path(char *buf, size_t len, int n)
+{
+	snprintf(buf, len, "/tmp/knob-test.kt%ld.ca%d", (long)runner_pid, n);
+}
+
+/* At the runner's exit (not a forked test's): its certificate caches go. */
+static void
+ca_cache_drop(void)
+{
+	char path[64];
+
+	if (getpid() != runner_pid)
+		return;
+	for (int n = 1; n <= HARNESS_MAX; n++) {
+		ca_cache_path(path, sizeof(path), n);
+		if (access(path, F_OK) == 0)
+			harness_sh("rm -rf '%s'", path);
+	}
+}
+
+/* Before main: note the runner. */
+__attribute__((constructor)) static void
+harness_init(void)
+{
+	runner_pid = getpid();
+	atexit(ca_cache_drop);
+}
+
+/* The CA and the certificates of nodes (" node01 node02") and the
+ * controller into h->ca_dir: a copy of those the program's first harness
+ * of as many nodes made (knobctl ca init, ca issue; kept for the next
+ * ones, unless $KNOB_TEST_CA_DAYS asks for a special CA).  A test changes
+ * its own copy only.  0 or -1. */
+static int
+make_certs(struct harness *h, const char *names)
+{
+	int cache = getenv("KNOB_TEST_CA_DAYS") == NULL;
+	char path[64];
+
+	ca_cache_path(path, sizeof(path), h->n);
+	if (cache && access(path, F_OK) == 0)
+		return harness_sh("cp -a '%s' '%s'", path, h->ca_dir) == 0 ? 0 : -1;
+	if (harness_sh("cd %s && %s/knobctl ca init ca >/dev/null", h->tmp, h->bin) != 0 ||
+	    harness_sh("cd %s && %s/knobctl ca issue ca%s >/dev/null && "
+	    "%s/knobctl ca issue ca controller --controller >/dev/null", h->tmp, h->bin, names,
+	    h->bin) != 0)
+		return -1;
+	if (cache)	/* published whole, or not at all */
+		harness_sh("cp -a '%s' '%s.%ld' && mv -T '%s.%ld' '%s' 2>/dev/null || "
+		    "rm -rf '%s.%ld'", h->ca_dir, path, (long)getpid(), path, (long)getpid(), path,
+		    path, (long)getpid());
+	return 0;
+}
+
 /* Write cluster.xml naming every node with its namespace address. */
 static int
 write_cluster(struct harness *h)
@@ -207,11 +266,7 @@ harness_start(struct harness *h, int n, int start_agents)
 		strcat(names, " ");
 		strcat(names, x->name);
 	}
-	if (harness_sh("cd %s && %s/knobctl ca init ca >/dev/null", h->tmp, h->bin) != 0)
-		goto fail;
-	if (harness_sh("cd %s && %s/knobctl ca issue ca%s >/dev/null && "
-	    "%s/knobctl ca issue ca controller --controller >/dev/null", h->tmp, h->bin, names,
-	    h->bin) != 0)
+	if (make_certs(h, names) < 0)
 		goto fail;
 	if (write_cluster(h) < 0)
 		goto fail;
@@ -245,7 +300,7 @@ harness_start_with(struct harness *h, int n, const char *args)
 static int
 wait_listening(struct hnode *x)
 {
-	for (int tries = 0; tries < 200; tries++) {
+	for (int tries = 0; tries < 1000; tries++) {
 		char *buf = NULL;
 		int st;
 
@@ -261,7 +316,7 @@ wait_listening(struct hnode *x)
 			    x->name, x->log);
 			return -1;
 		}
-		usleep(25000);
+		usleep(5000);	/* 5 s in all */
 	}
 	fprintf(stderr, "harness: knobd %s did not start listening; log %s\n", x->name, x->log);
 	return -1;
@@ -358,6 +413,15 @@ harness_agent_stop(struct harness *h, int i, int sig)
 	kill(x->pid, SIGKILL);
 	waitpid(x->pid, &st, 0);
 	x->pid = 0;
+}
+
+void
+harness_pause_end(struct harness *h, int i)
+{
+	char path[PATH_MAX + 16];
+
+	snprintf(path, sizeof(path), "%s/test-pause-end", h->node[i].state_dir);
+	cu_write(path, 0600, "%s", "");
 }
 
 /* Read a capture file into *out (if out) and remove it. */

@@ -4,7 +4,9 @@
  * and N node namespaces "<tag>1".."<tag>N", each joined to the bridge by a
  * veth pair, with addresses in 198.18.0.0/24 (RFC 2544 benchmarking range;
  * the traffic never leaves these namespaces).  It makes a CA and one
- * certificate per node plus the controller's in a temp dir, writes
+ * certificate per node plus the controller's in a temp dir (the first
+ * harness of a test program makes them, the next ones of as many nodes
+ * get a copy of those), writes
  * cluster.xml (nodes node01..nodeNN, group @all), and starts one knobd per
  * node namespace with --state-dir under the temp dir.  knobctl runs inside
  * the controller namespace.  Everything is removed by harness_stop(), which
@@ -54,6 +56,9 @@ int harness_start(struct harness *h, int n, int start_agents);
 int harness_start_with(struct harness *h, int n, const char *args);
 /* Start (or restart) agent i; waits until it accepts connections. 0 or -1. */
 int harness_agent_start(struct harness *h, int i);
+/* End the pause (knobd --test-hooks, knobctl --test-pause-ms) agent i is
+ * in now, before its time: a test done with what the pause is for. */
+void harness_pause_end(struct harness *h, int i);
 /* Send sig to agent i and reap it. */
 void harness_agent_stop(struct harness *h, int i, int sig);
 /* Run "knobctl -c cluster.xml ARGS" in the controller namespace; stdout into

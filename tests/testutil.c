@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
+#include <glob.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <signal.h>
@@ -239,6 +240,16 @@ cu_count_entries(const char *dir)
 	}
 	closedir(d);
 	return n;
+}
+
+int
+cu_glob_exists(void *pattern)
+{
+	glob_t g;
+	int found = glob(pattern, 0, NULL, &g) == 0 && g.gl_pathc > 0;
+
+	globfree(&g);
+	return found;
 }
 
 int

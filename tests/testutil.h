@@ -57,6 +57,8 @@ const char *cu_readf(const char *fmt, ...) __attribute__((format(printf, 1, 2)))
 double cu_read_num(const char *path);
 /* Entries below dir (recursively); 0 when it is gone. */
 int cu_count_entries(const char *dir);
+/* Some path matches the glob pattern (a char *; a cu_wait condition). */
+int cu_glob_exists(void *pattern);
 /* Entries directly in dir (no . and ..); -1 when it is gone. */
 int cu_dir_size(const char *dir);
 /* Sockets open in process pid now; -1 once it is gone. */
