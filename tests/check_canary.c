@@ -61,7 +61,7 @@ setup(void)
 
 	ck_assert_msg(harness_start(&h, 3, 0) == 0, "harness start failed");
 	/* backed by RAM (tmpfs): the device's own queue is what differs */
-	snprintf(img, sizeof(img), "/dev/shm/knob-canary.%d.img", (int)getpid());
+	snprintf(img, sizeof(img), "/dev/shm/knob-test.kt%d.canary.img", (int)getpid());
 	snprintf(cmd, sizeof(cmd), "truncate -s 400M %s && losetup -f --show %s", img, img);
 	p = popen(cmd, "r");
 	ck_assert_ptr_nonnull(p);

@@ -2,7 +2,6 @@
  * See harness.h.  Test code: plain and synchronous on purpose. */
 #include <check.h>
 #include <errno.h>
-#include <glob.h>
 #include <poll.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -65,35 +64,19 @@ harness_node_sh(struct harness *h, int i, const char *fmt, ...)
 	return r;
 }
 
-/* Remove the temp dirs (/tmp/knob-test.kt<pid>.*) of earlier runs whose
- * process is gone: a test that fails exits without its teardown. */
-static void
-remove_stale_dirs(void)
-{
-	glob_t g;
-
-	if (getenv("KNOB_KEEP_TMP") != NULL || glob("/tmp/knob-test.kt*.*", 0, NULL, &g) != 0)
-		return;
-	for (size_t i = 0; i < g.gl_pathc; i++) {
-		long pid = strtol(g.gl_pathv[i] + strlen("/tmp/knob-test.kt"), NULL, 10);
-
-		if (pid > 0 && kill((pid_t)pid, 0) < 0 && errno == ESRCH)
-			harness_sh("rm -rf '%s'", g.gl_pathv[i]);
-	}
-	globfree(&g);
-}
-
-/* Delete namespaces and temp dirs left by earlier runs whose process is
- * gone. */
+/* Delete namespaces (their processes killed first: a failed test's
+ * agents hold its mounts) and then temp dirs (cu_reap_stale) left by
+ * earlier runs, or failed tests, whose process is gone. */
 static void
 remove_stale(void)
 {
 	FILE *f = popen("ip netns list 2>/dev/null", "r");
 	char line[256];
 
-	remove_stale_dirs();
-	if (f == NULL)
+	if (f == NULL) {
+		cu_reap_stale();
 		return;
+	}
 	while (fgets(line, sizeof(line), f)) {
 		char name[128];
 		long pid;
@@ -107,6 +90,7 @@ remove_stale(void)
 		    "ip netns del %s 2>/dev/null", name, name);
 	}
 	pclose(f);
+	cu_reap_stale();
 }
 
 static void
@@ -226,6 +210,7 @@ harness_start(struct harness *h, int n, int start_agents)
 		return -1;
 	chmod(h->tmp, 0755);
 	remove_stale();
+	cu_reap_hook = remove_stale;
 	active_h = h;
 	h->up = 1;
 	atexit(on_exit_cleanup);

@@ -115,6 +115,55 @@ unmount_below(const char *dir)
 	strvec_free(&mnts);
 }
 
+/* Detach the loop devices whose backing file is path or lies below it. */
+static void
+loops_below(const char *path)
+{
+	FILE *p = popen("losetup -l -n -O NAME,BACK-FILE 2>/dev/null", "r");
+	char line[PATH_MAX + 64], name[64], file[PATH_MAX];
+	size_t n = strlen(path);
+
+	while (p && fgets(line, sizeof(line), p))
+		if (sscanf(line, "%63s %4095[^\n]", name, file) == 2 &&
+		    strncmp(name, "/dev/", 5) == 0 && strncmp(file, path, n) == 0 &&
+		    (file[n] == '\0' || file[n] == '/' || file[n] == ' '))
+			cu_loop_detach(name + 5);
+	if (p)
+		pclose(p);
+}
+
+/* The pid in a leftover's name (".../knob-test.kt<pid>..."), or 0. */
+static long
+leftover_pid(const char *path)
+{
+	const char *k = strstr(path, "knob-test.kt");
+
+	return k ? strtol(k + strlen("knob-test.kt"), NULL, 10) : 0;
+}
+
+void
+cu_reap_stale(void)
+{
+	glob_t g = { 0 };
+	int r;
+
+	if (getenv("KNOB_KEEP_TMP") != NULL)
+		return;
+	r = glob("/tmp/knob-test.kt*.*", 0, NULL, &g);
+	glob("/dev/shm/knob-test.kt*.*", r == 0 ? GLOB_APPEND : 0, NULL, &g);
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		long pid = leftover_pid(g.gl_pathv[i]);
+
+		if (pid <= 0 || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		unmount_below(g.gl_pathv[i]);
+		loops_below(g.gl_pathv[i]);
+		if (cu_rm_rf(g.gl_pathv[i]) < 0)
+			fprintf(stderr, "could not remove %s\n", g.gl_pathv[i]);
+	}
+	globfree(&g);
+}
+
 void
 cu_base_teardown(void)
 {
@@ -500,7 +549,11 @@ cu_tcase(const char *name, void (*setup)(void), void (*teardown)(void), int time
 	return tc;
 }
 
-/* Run s with the given fork mode and free it; 0 when all passed. */
+void (*cu_reap_hook)(void);
+
+/* Run s with the given fork mode and free it; 0 when all passed.  After
+ * a failure, what the failed tests left is removed (cu_reap_hook, else
+ * cu_reap_stale). */
 static int
 run_mode(Suite *s, enum fork_status mode)
 {
@@ -510,6 +563,8 @@ run_mode(Suite *s, enum fork_status mode)
 	srunner_set_fork_status(sr, mode);
 	srunner_run_all(sr, CK_NORMAL);
 	nf = srunner_ntests_failed(sr);
+	if (nf > 0)	/* a failed test's child exits without its teardown */
+		(cu_reap_hook ? cu_reap_hook : cu_reap_stale)();
 	srunner_free(sr);
 	return nf ? 1 : 0;
 }

@@ -99,6 +99,14 @@ double cu_wait(int (*cond)(void *), void *arg, double seconds);
 /* A test case with a checked fixture and a timeout (seconds). */
 TCase *cu_tcase(const char *name, void (*setup)(void), void (*teardown)(void), int timeout);
 /* Run the suite (forking), free it; 0 when every test passed, else 1. */
+/* Remove what test processes that are gone left: /tmp/knob-test.kt<pid>.*
+ * and /dev/shm/knob-test.kt<pid>.*, the mounts below them unmounted and
+ * the loop devices backed by them detached first (Check's child _exits
+ * on a failed assertion, without its teardown). */
+void cu_reap_stale(void);
+/* Run by cu_run after a failed test instead of cu_reap_stale (the
+ * harness sets it to also stop a failed test's agents). */
+extern void (*cu_reap_hook)(void);
 int cu_run(Suite *s);
 /* cu_run without forking per test (fixtures set up once must be torn down
  * by their own teardown). */
