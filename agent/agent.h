@@ -56,6 +56,15 @@ struct listen_pause {
 };
 #define LISTEN_PAUSE_NS (100ull * 1000000ull)
 
+/* A local address of the agent's authenticated controller connections
+ * (family 0: none), with how many of them use it. */
+struct agent_ctl_addr {
+	int family;		/* AF_INET or AF_INET6 (an IPv4-mapped one as AF_INET) */
+	unsigned char addr[16];
+	unsigned n;
+};
+#define AGENT_CTL_ADDRS 8	/* distinct addresses recorded; the rest go unrecorded */
+
 /* One controller connection. */
 struct aconn {
 	struct aconn *next, *prev;
@@ -81,6 +90,7 @@ struct aconn {
 	int draining;		/* half-closed: discarding input until the peer closes */
 	int more_input;		/* frames may wait beyond this turn's (conn_input) */
 	uint64_t last_rx_ns;	/* monotonic time of the last frame received */
+	struct agent_ctl_addr ctl;	/* its local address once authenticated (TCP) */
 };
 
 /* A reply produced on another thread, waiting for the loop. */
@@ -125,6 +135,10 @@ struct agent {
 	char hs_last[192];
 	uint64_t accept_gen;		/* listener wake-ups */
 	int session_failed;		/* --stdio: the session ended on a protocol error */
+	/* the local addresses of the authenticated controller connections, for
+	 * the net driver's workers (a glob never touches their interface) */
+	pthread_mutex_t ctl_mu;
+	struct agent_ctl_addr ctl_addrs[AGENT_CTL_ADDRS];
 	struct tune_state *tune;
 	struct bench_state *bench;
 	struct health_state *health;
@@ -151,6 +165,14 @@ int agent_post(struct agent *a, uint64_t conn_id, uint64_t id, Knob__Envelope *e
 /* Thread-safe: wake the loop, which then looks again at what needs its
  * timer (agent_subsys_wants_tick). */
 void agent_wake(struct agent *a);
+/* Thread-safe: count sa (an IP address) in a's controller addresses;
+ * *key: what to hand agent_ctl_addr_del (family 0 when not recorded). */
+void agent_ctl_addr_add(struct agent *a, const struct sockaddr *sa, struct agent_ctl_addr *key);
+/* Thread-safe: uncount key (agent_ctl_addr_add's; family 0: nothing). */
+void agent_ctl_addr_del(struct agent *a, const struct agent_ctl_addr *key);
+/* Thread-safe: copy a's controller addresses into out (AGENT_CTL_ADDRS
+ * slots); how many. */
+int agent_ctl_addrs(struct agent *a, struct agent_ctl_addr *out);
 
 /* Worker pool (agent/work.c): a fixed number of threads and a queue,
  * which several agent instances share.  Blocking work runs here, never on

@@ -13,6 +13,8 @@
 #include <netlink/attr.h>
 #include <netlink/route/link.h>
 #include <netlink/route/route.h>
+#include <netlink/route/addr.h>
+#include <arpa/inet.h>
 #include <net/if.h>
 #include <linux/if_link.h>
 #include <linux/rtnetlink.h>
@@ -449,10 +451,11 @@ net_coupled(const Knob__Setting *s)
  * nor the devices beneath such an interface (the ports of a bridge or
  * bond, the interface a vlan or macvlan sits on), whose MTU bounds its:
  * one careless "*" or "e*" would cut the node off from the controller,
- * and the agent's own connection with it, mid-apply.  The address of the
- * controller's connection is not looked at (connections belong to the
- * event loop, the drivers run on workers): a management interface that
- * carries no default route is not protected. */
+ * and the agent's own connection with it, mid-apply.  The interface that
+ * owns the local address of an authenticated controller connection (the
+ * loop records them: agent_ctl_addr_add) is protected the same way, with
+ * the devices beneath it: a management network reached through a
+ * connected subnet or a specific route carries no default route. */
 #define NET_UPLINK_DEPTH 4	/* levels of masters and stacked devices followed */
 
 /* Is route r a unicast default route of the main table leaving through
@@ -482,63 +485,127 @@ net_default_family(struct nl_cache *routes, int ifindex)
 	return 0;
 }
 
-/* The interface of links that carries a default route and l's traffic
- * with it: l itself, or up to depth levels above it its master (bridge,
- * bond, team) or a device stacked on it (vlan, macvlan: net_is_upper);
- * NULL when none.  *fam: 4 or 6.  Borrowed from links or l. */
+/* What protects an interface: the routes, and the interfaces (ifindex,
+ * 0: none) that own the controllers' local addresses (text in ctl_s). */
+struct net_guard {
+	struct nl_cache *routes;
+	int nctl;
+	int ctl_if[AGENT_CTL_ADDRS];
+	char ctl_s[AGENT_CTL_ADDRS][INET6_ADDRSTRLEN];
+};
+
+/* Fill g's controller interfaces from a's controller addresses and the
+ * address list of sk's namespace: 0, or -1 (nl error in *err). */
+static int
+net_guard_ctl(struct nl_sock *sk, struct agent *a, struct net_guard *g, int *err)
+{
+	struct agent_ctl_addr ca[AGENT_CTL_ADDRS];
+	struct nl_cache *addrs = NULL;
+
+	if ((g->nctl = agent_ctl_addrs(a, ca)) == 0)
+		return 0;	/* nothing to look up: no address list */
+	if ((*err = rtnl_addr_alloc_cache(sk, &addrs)) < 0)
+		return -1;
+	for (int i = 0; i < g->nctl; i++) {
+		g->ctl_if[i] = 0;
+		inet_ntop(ca[i].family, ca[i].addr, g->ctl_s[i], sizeof(g->ctl_s[i]));
+		for (struct nl_object *ob = nl_cache_get_first(addrs); ob;
+		    ob = nl_cache_get_next(ob)) {
+			struct nl_addr *l = rtnl_addr_get_local((struct rtnl_addr *)ob);
+
+			if (l != NULL && nl_addr_get_family(l) == ca[i].family &&
+			    nl_addr_get_len(l) == (ca[i].family == AF_INET ? 4u : 16u) &&
+			    memcmp(nl_addr_get_binary_addr(l), ca[i].addr, nl_addr_get_len(l)) == 0)
+				g->ctl_if[i] = rtnl_addr_get_ifindex((struct rtnl_addr *)ob);
+		}
+	}
+	nl_cache_free(addrs);
+	return 0;
+}
+
+/* Does ifindex carry a default route or a controller's connection (g)?
+ * 1 with what ("the IPv6 default route", "the controller's connection
+ * (10.0.0.1)"), else 0. */
+static int
+net_carries(const struct net_guard *g, int ifindex, char *what, size_t len)
+{
+	int fam = net_default_family(g->routes, ifindex);
+
+	if (fam != 0) {
+		snprintf(what, len, "the %sdefault route", fam == 6 ? "IPv6 " : "");
+		return 1;
+	}
+	for (int i = 0; i < g->nctl; i++)
+		if (g->ctl_if[i] == ifindex) {
+			snprintf(what, len, "the controller's connection (%s)", g->ctl_s[i]);
+			return 1;
+		}
+	return 0;
+}
+
+/* The interface of links that carries a default route or a controller's
+ * connection (net_carries: what) and l's traffic with it: l itself, or
+ * up to depth levels above it its master (bridge, bond, team) or a device
+ * stacked on it (vlan, macvlan: net_is_upper); NULL when none.  Borrowed
+ * from links or l. */
 static struct rtnl_link *
-net_uplink(struct nl_cache *links, struct nl_cache *routes, struct rtnl_link *l, int depth,
-    int *fam)
+net_uplink(struct nl_cache *links, const struct net_guard *g, struct rtnl_link *l, int depth,
+    char *what, size_t len)
 {
 	int ifindex = rtnl_link_get_ifindex(l);
 	struct rtnl_link *u = NULL;
 
-	if ((*fam = net_default_family(routes, ifindex)) != 0)
+	if (net_carries(g, ifindex, what, len))
 		return l;
 	for (struct nl_object *ob = nl_cache_get_first(links); ob && depth > 0 && u == NULL;
 	    ob = nl_cache_get_next(ob))
 		if (rtnl_link_get_ifindex((struct rtnl_link *)ob) == rtnl_link_get_master(l) ||
 		    net_is_upper((struct rtnl_link *)ob, ifindex))
-			u = net_uplink(links, routes, (struct rtnl_link *)ob, depth - 1, fam);
+			u = net_uplink(links, g, (struct rtnl_link *)ob, depth - 1, what, len);
 	return u;
 }
 
 /* Why a glob must not touch interface target ("is the loopback",
- * "carries the default route", "is beneath br0, which carries ..."),
- * into why: 1 with it (also when the lists cannot be read: unknown is
- * not safe), 0 when nothing protects it or it is gone. */
+ * "carries the default route", "is beneath br0, which carries ...",
+ * "carries the controller's connection (ADDR)"), into why: 1 with it
+ * (also when the lists cannot be read: unknown is not safe), 0 when
+ * nothing protects it or it is gone. */
 static int
-net_protect_why(struct nl_sock *sk, const char *target, char *why, size_t len)
+net_protect_why(struct nl_sock *sk, struct agent *a, const char *target, char *why, size_t len)
 {
-	struct nl_cache *links = NULL, *routes = NULL;
+	struct nl_cache *links = NULL;
+	struct net_guard g = { 0 };
 	struct rtnl_link *l = NULL, *u;
-	int r, fam = 0, hit = 1;
+	char what[128];
+	int r, hit = 1;
 
 	if ((r = rtnl_link_alloc_cache(sk, AF_UNSPEC, &links)) < 0 ||
-	    (r = rtnl_route_alloc_cache(sk, AF_UNSPEC, 0, &routes)) < 0)
+	    (r = rtnl_route_alloc_cache(sk, AF_UNSPEC, 0, &g.routes)) < 0)
 		snprintf(why, len, "may carry the default route (%s)", nl_geterror(r));
+	else if (net_guard_ctl(sk, a, &g, &r) < 0)
+		snprintf(why, len, "may carry the controller's connection (%s)", nl_geterror(r));
 	else if ((l = rtnl_link_get_by_name(links, target)) == NULL)
 		hit = 0;
 	else if (rtnl_link_get_flags(l) & IFF_LOOPBACK)
 		snprintf(why, len, "is the loopback");
-	else if ((u = net_uplink(links, routes, l, NET_UPLINK_DEPTH, &fam)) == NULL)
+	else if ((u = net_uplink(links, &g, l, NET_UPLINK_DEPTH, what, sizeof(what))) == NULL)
 		hit = 0;
 	else if (u == l)
-		snprintf(why, len, "carries the %sdefault route", fam == 6 ? "IPv6 " : "");
+		snprintf(why, len, "carries %s", what);
 	else
-		snprintf(why, len, "is beneath %s, which carries the %sdefault route",
-		    rtnl_link_get_name(u), fam == 6 ? "IPv6 " : "");
+		snprintf(why, len, "is beneath %s, which carries %s", rtnl_link_get_name(u), what);
 	if (l != NULL)
 		rtnl_link_put(l);
-	if (routes != NULL)
-		nl_cache_free(routes);
+	if (g.routes != NULL)
+		nl_cache_free(g.routes);
 	if (links != NULL)
 		nl_cache_free(links);
 	return hit;
 }
 
 /* tune_driver.protect: 1 with msg for the loopback and the interfaces
- * that carry a default route or sit beneath one, else 0 (also when target
+ * that carry a default route or a controller's connection or sit beneath
+ * one, else 0 (also when target
  * is gone: its read says so). */
 static int
 net_protect(struct agent *a, const Knob__Setting *s, const char *target, char *msg,
@@ -548,11 +615,10 @@ net_protect(struct agent *a, const Knob__Setting *s, const char *target, char *m
 	char why[300];
 	int hit;
 
-	(void)a;
 	(void)s;
 	if ((sk = net_sock(msg, msglen)) == NULL)
 		return 0;
-	hit = net_protect_why(sk, target, why, sizeof(why));
+	hit = net_protect_why(sk, a, target, why, sizeof(why));
 	nl_socket_free(sk);
 	if (hit)
 		snprintf(msg, msglen, "%s %s: a glob never touches it (name the interface exactly "

@@ -296,6 +296,7 @@ agent_init(struct agent *a, const struct agent_cfg *cfg)
 	a->lfd = -1;
 	a->next_conn_id = 1;
 	pthread_mutex_init(&a->post_mu, NULL);
+	pthread_mutex_init(&a->ctl_mu, NULL);
 	pthread_cond_init(&a->work_cv, NULL);
 	snprintf(a->sysroot, sizeof(a->sysroot), "%s",
 	    (cfg->sysroot && strcmp(cfg->sysroot, "/") != 0) ? cfg->sysroot : "");
@@ -387,6 +388,7 @@ conn_close(struct agent *a, struct aconn *c, const char *why)
 	if (c->next)
 		c->next->prev = c->prev;
 	agent_subsys_conn_closed(a, c->id);
+	agent_ctl_addr_del(a, &c->ctl);
 	if (c->req)	/* closed while its request was being dispatched */
 		knob__envelope__free_unpacked(c->req, NULL);
 	conn_reset(&c->c);
@@ -540,6 +542,90 @@ agent_wake(struct agent *a)
 {
 	if (a->post_base != NULL)
 		ev_async_send(a->post_base, &a->wake);
+}
+
+/* sa's address as a set key (an IPv4-mapped IPv6 one as IPv4): 0, or -1
+ * when sa is no IP address. */
+static int
+ctl_addr_key(const struct sockaddr *sa, struct agent_ctl_addr *k)
+{
+	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)sa;
+
+	memset(k, 0, sizeof(*k));
+	if (sa->sa_family == AF_INET) {
+		k->family = AF_INET;
+		memcpy(k->addr, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+	} else if (sa->sa_family == AF_INET6 && IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr)) {
+		k->family = AF_INET;
+		memcpy(k->addr, s6->sin6_addr.s6_addr + 12, 4);
+	} else if (sa->sa_family == AF_INET6) {
+		k->family = AF_INET6;
+		memcpy(k->addr, &s6->sin6_addr, 16);
+	} else
+		return -1;
+	return 0;
+}
+
+/* The slot of a->ctl_addrs that holds k's address, else a free one
+ * (n 0), else NULL.  Under ctl_mu. */
+static struct agent_ctl_addr *
+ctl_addr_slot(struct agent *a, const struct agent_ctl_addr *k)
+{
+	struct agent_ctl_addr *free_slot = NULL;
+
+	for (int i = 0; i < AGENT_CTL_ADDRS; i++) {
+		struct agent_ctl_addr *e = &a->ctl_addrs[i];
+
+		if (e->n > 0 && e->family == k->family && memcmp(e->addr, k->addr, 16) == 0)
+			return e;
+		if (e->n == 0 && free_slot == NULL)
+			free_slot = e;
+	}
+	return free_slot;
+}
+
+void
+agent_ctl_addr_add(struct agent *a, const struct sockaddr *sa, struct agent_ctl_addr *key)
+{
+	struct agent_ctl_addr *e;
+
+	if (ctl_addr_key(sa, key) < 0)
+		return;
+	pthread_mutex_lock(&a->ctl_mu);
+	if ((e = ctl_addr_slot(a, key)) != NULL) {
+		if (e->n++ == 0) {
+			e->family = key->family;
+			memcpy(e->addr, key->addr, 16);
+		}
+	} else
+		key->family = 0;	/* full: unrecorded */
+	pthread_mutex_unlock(&a->ctl_mu);
+}
+
+void
+agent_ctl_addr_del(struct agent *a, const struct agent_ctl_addr *key)
+{
+	struct agent_ctl_addr *e;
+
+	if (key->family == 0)
+		return;
+	pthread_mutex_lock(&a->ctl_mu);
+	if ((e = ctl_addr_slot(a, key)) != NULL && e->n > 0)
+		e->n--;
+	pthread_mutex_unlock(&a->ctl_mu);
+}
+
+int
+agent_ctl_addrs(struct agent *a, struct agent_ctl_addr *out)
+{
+	int n = 0;
+
+	pthread_mutex_lock(&a->ctl_mu);
+	for (int i = 0; i < AGENT_CTL_ADDRS; i++)
+		if (a->ctl_addrs[i].n > 0)
+			out[n++] = a->ctl_addrs[i];
+	pthread_mutex_unlock(&a->ctl_mu);
+	return n;
 }
 
 Knob__Envelope *
@@ -835,6 +921,17 @@ hs_failed(struct agent *a, struct aconn *c, const char *fmt, ...)
 	snprintf(a->hs_last, sizeof(a->hs_last), "%s: %s", c->addr, why);
 }
 
+/* Record c's local address among the controllers' (TCP only). */
+static void
+conn_record_local(struct agent *a, struct aconn *c)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+
+	if (!c->stdio && getsockname(c->fd, (struct sockaddr *)&ss, &sl) == 0)
+		agent_ctl_addr_add(a, (struct sockaddr *)&ss, &c->ctl);
+}
+
 /* Authenticated controllers have their own cap: 0, or -1 when full. */
 static int
 auth_room(struct agent *a)
@@ -899,6 +996,7 @@ conn_handshake(struct agent *a, struct aconn *c)
 		return -1;
 	}
 	c->authed = 1;
+	conn_record_local(a, c);
 	log_info("controller %s connected from %s", c->peer, c->addr);
 	conn_interest(a, c);
 	return 0;
@@ -1282,6 +1380,7 @@ agent_fini(struct agent *a)
 		work_pool_free(a->own_pool);
 		pthread_cond_destroy(&a->work_cv);
 		pthread_mutex_destroy(&a->post_mu);
+		pthread_mutex_destroy(&a->ctl_mu);
 	}
 	log_set_instance(NULL);
 	return busy ? -1 : 0;

@@ -27,11 +27,14 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/inotify.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
 #include <json-c/json.h>
 
@@ -84,6 +87,7 @@ agent_new(const char *sysroot)
 	snprintf(a->node, sizeof(a->node), "node01");
 	a->cfg.test_hooks = 1;
 	pthread_mutex_init(&a->post_mu, NULL);
+	pthread_mutex_init(&a->ctl_mu, NULL);
 	return a;
 }
 
@@ -103,6 +107,7 @@ rm_agent(struct agent *a)
 		return;
 	tune_fini(a);
 	pthread_mutex_destroy(&a->post_mu);
+	pthread_mutex_destroy(&a->ctl_mu);
 	free(a);
 }
 
@@ -4985,6 +4990,27 @@ net_glob_round(const struct s *set, int lo)
 	ck_assert_str_eq(link_attr("lo", "mtu"), "65536");
 }
 
+/* Named exactly, interface ifn (MTU orig) takes MTU 1500 and a rollback
+ * restores orig. */
+static void
+net_exact_round(const char *ifn, const char *orig)
+{
+	const struct s exact[] = { { "net", ifn, "mtu", "1500", 0, NULL } };
+	char target[64];
+	Knob__ApplyResult r;
+	Knob__RollbackResult rb;
+
+	snprintf(target, sizeof(target), "%s mtu", ifn);
+	do_apply(ag, "exact", exact, 1, 0, 0, &r);
+	net_key_is(r.keys, r.n_keys, ifn, target, KNOB__KEY_STATE__KEY_CHANGED, NULL);
+	tune_apply_result_free(&r);
+	ck_assert_str_eq(link_attr(ifn, "mtu"), "1500");
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	ck_assert_msg(rb.complete, "%s", rb.message);
+	tune_rollback_result_free(&rb);
+	ck_assert_str_eq(link_attr(ifn, "mtu"), orig);
+}
+
 /* A glob never reaches the loopback nor the interface that carries the
  * default route (the node's way to its controller); named exactly, it is
  * tuned and rolled back.  Before: "*" and "np7*" set np7a's and lo's MTU
@@ -4993,9 +5019,6 @@ START_TEST(test_net_protected)
 {
 	static const struct s np7[] = { { "net", "np7*", "mtu", "1500", 0, NULL } };
 	static const struct s all[] = { { "net", "*", "mtu", "1500", 0, NULL } };
-	static const struct s exact[] = { { "net", "np7a", "mtu", "1500", 0, NULL } };
-	Knob__ApplyResult r;
-	Knob__RollbackResult rb;
 
 	net_np7_up();
 	ip("ip link set lo up");
@@ -5003,14 +5026,7 @@ START_TEST(test_net_protected)
 	ag = mk_agent("");
 	net_glob_round(np7, 0);
 	net_glob_round(all, 1);
-	do_apply(ag, "exact", exact, 1, 0, 0, &r);
-	net_key_is(r.keys, r.n_keys, "np7a", "np7a mtu", KNOB__KEY_STATE__KEY_CHANGED, NULL);
-	tune_apply_result_free(&r);
-	ck_assert_str_eq(link_attr("np7a", "mtu"), "1500");
-	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
-	ck_assert_msg(rb.complete, "%s", rb.message);
-	tune_rollback_result_free(&rb);
-	ck_assert_str_eq(link_attr("np7a", "mtu"), "1400");
+	net_exact_round("np7a", "1400");
 }
 END_TEST
 
@@ -5103,6 +5119,79 @@ START_TEST(test_net_rollback_now_protected)
 	ck_assert_msg(rb.complete, "%s", rb.message);
 	tune_rollback_result_free(&rb);
 	ck_assert_str_eq(link_attr("np7b", "mtu"), "1300");
+}
+END_TEST
+
+/* A controller's TCP connection to addr on a dual-stack listener of this
+ * namespace: the accepted socket's local address (what the agent's loop
+ * records once it authenticates) into *ss.  The sockets are closed. */
+static void
+net_ctl_local(const char *addr, struct sockaddr_storage *ss)
+{
+	struct sockaddr_in6 l6 = { .sin6_family = AF_INET6, .sin6_addr = IN6ADDR_ANY_INIT };
+	struct sockaddr_in to = { .sin_family = AF_INET };
+	socklen_t sl = sizeof(l6);
+	int lfd, cfd, afd, off = 0;
+
+	ck_assert_int_ge(lfd = socket(AF_INET6, SOCK_STREAM, 0), 0);
+	setsockopt(lfd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off));
+	ck_assert_int_eq(bind(lfd, (struct sockaddr *)&l6, sizeof(l6)), 0);
+	ck_assert_int_eq(listen(lfd, 1), 0);
+	ck_assert_int_eq(getsockname(lfd, (struct sockaddr *)&l6, &sl), 0);
+	to.sin_port = l6.sin6_port;
+	ck_assert_int_eq(inet_pton(AF_INET, addr, &to.sin_addr), 1);
+	ck_assert_int_ge(cfd = socket(AF_INET, SOCK_STREAM, 0), 0);
+	ck_assert_int_eq(connect(cfd, (struct sockaddr *)&to, sizeof(to)), 0);
+	ck_assert_int_ge(afd = accept(lfd, NULL, NULL), 0);
+	sl = sizeof(*ss);
+	ck_assert_int_eq(getsockname(afd, (struct sockaddr *)ss, &sl), 0);
+	ck_assert_int_eq(ss->ss_family, AF_INET6);	/* ::ffff:addr */
+	close(afd);
+	close(cfd);
+	close(lfd);
+}
+
+/* The interface that carries the controller's connection, a management
+ * network reached through a connected /24 without any default route, is
+ * protected from a glob like the uplink, and so is the veth beneath the
+ * macvlan that carries a second one; named exactly, it is tuned and rolled
+ * back; once the connection closes a glob reaches it again.  The agent
+ * runs in-process (no event loop): the test records the connections'
+ * local addresses with agent_ctl_addr_add, as the loop does when a
+ * controller authenticates.  Before: np7e and np7g were written. */
+START_TEST(test_net_protected_ctl)
+{
+	static const struct s glob[] = { { "net", "np7*", "mtu", "1500", 0, NULL } };
+	struct sockaddr_storage ss;
+	struct agent_ctl_addr ke, km;
+	Knob__ApplyResult r;
+
+	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
+	ip("ip link set lo up && ip link add np7e mtu 1400 type veth peer name kp7e");
+	ip("ip link add np7g mtu 1400 type veth peer name kp7g");
+	ip("ip link add link np7g name np7m type macvlan");
+	ip("for d in np7e kp7e np7g kp7g np7m; do ip link set $d up; done");
+	ip("ip addr add 10.77.5.1/24 dev np7e && ip addr add 10.77.6.1/24 dev np7m");
+	ag = mk_agent("");
+	net_ctl_local("10.77.5.1", &ss);
+	agent_ctl_addr_add(ag, (struct sockaddr *)&ss, &ke);
+	net_ctl_local("10.77.6.1", &ss);
+	agent_ctl_addr_add(ag, (struct sockaddr *)&ss, &km);
+	do_apply(ag, "glob", glob, 1, 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	net_key_is(r.keys, r.n_keys, "np7*", "np7e mtu", KNOB__KEY_STATE__KEY_PROTECTED,
+	    "np7e carries the controller's connection (10.77.5.1): a glob never touches it");
+	net_key_is(r.keys, r.n_keys, "np7*", "np7g mtu", KNOB__KEY_STATE__KEY_PROTECTED,
+	    "np7g is beneath np7m, which carries the controller's connection (10.77.6.1)");
+	tune_apply_result_free(&r);
+	ck_assert_str_eq(link_attr("np7e", "mtu"), "1400");
+	ck_assert_str_eq(link_attr("np7g", "mtu"), "1400");
+	net_exact_round("np7e", "1400");
+	agent_ctl_addr_del(ag, &ke);	/* that connection closed */
+	do_apply(ag, "glob", glob, 1, 1, 0, &r);
+	net_key_is(r.keys, r.n_keys, "np7*", "np7e mtu", KNOB__KEY_STATE__KEY_WOULD_CHANGE, NULL);
+	net_key_is(r.keys, r.n_keys, "np7*", "np7g mtu", KNOB__KEY_STATE__KEY_PROTECTED, NULL);
+	tune_apply_result_free(&r);
 }
 END_TEST
 
@@ -5461,6 +5550,7 @@ tune_suite(void)
 	tcase_add_loop_test(tc, test_lustre_lru_full_rollback, 0, (int)nitems(lru_cases));
 	tcase_add_test(tc, test_lustre_glob_remount);
 	tcase_add_test(tc, test_sysctl_pairs_both_zero_revert);
+	tcase_add_test(tc, test_net_protected_ctl);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("lbs4k");
 	tcase_set_timeout(tc, 30);
