@@ -22,14 +22,16 @@
  * node that goes idle meanwhile.  What a round of events queued for a channel is
  * written at the round's end, in one writev for many nodes.  A link goes back to the idle
  * set only when the channel says its node's exchange is complete (DONE);
- * any other end closes it.
+ * any other end closes it.  A channel whose knobctl does not read has its
+ * links' input held once its queue passes MUX_CHAN_HIGH (back-pressure).
  * An idle link that the agent closes, or that says anything, is closed.
  * The holder exits after --persist seconds without a channel (never with
  * --persist 0, as under systemd), or on SIGTERM/SIGINT or `knobctl mux
  * --stop`, closing every link cleanly: exit status 0.  When the CA, its CRL
  * or the controller certificate changed under it, it closes every link and
- * exits 1: it could not go on holding, and a supervisor (controller/
- * knob-mux.service, Restart=on-failure) starts it again on the new files. */
+ * exits 1: it could not go on holding (as when its event loop fails),
+ * and a supervisor (controller/knob-mux.service, Restart=on-failure)
+ * starts it again on the new files. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -60,6 +62,12 @@
 #define MUX_HEADER_NS (10 * 1000000000ull)	/* for a channel's first line */
 #define MUX_DIALS 32		/* batches being dialled at once (a thread each) */
 #define MUX_WAIT_TICK_NS (100 * 1000000ull)	/* how often waiting nodes are looked at */
+/* Back-pressure: a channel whose queue for knobctl holds more than this
+ * has its links' input held (not read, so the agents' replies wait in
+ * TCP) until it drains below half of it.  It then exceeds this by one
+ * reply at most (FRAME_MAX), so MUX_QUEUE, which drops a channel, is
+ * only a last resort (for the nodes' status lines). */
+#define MUX_CHAN_HIGH (4u << 20)
 
 enum { CH_HEADER, CH_NODES };
 
@@ -111,6 +119,7 @@ struct mux_chan {
 	struct mux_node **tab;	/* CH_NODES: MUX_NODE_BUCKETS chains by id */
 	int dirty;		/* on m->dirty: output to write after this round */
 	struct mux_chan *dnext;
+	int held;		/* its queue went over MUX_CHAN_HIGH: links not read */
 };
 
 /* Nodes dialled together, on a thread of their own. */
@@ -167,6 +176,7 @@ static void chan_free(struct mux_chan *ch);
 static void fresh_remove(struct mux_chan *ch);
 static void link_event(int fd, uint32_t events, void *arg);
 static void wait_arm(struct mux *m);
+static void chan_resume(struct mux_chan *ch);
 
 static struct mux_link **
 link_slot(struct mux *m, const char *key)
@@ -207,6 +217,8 @@ chan_flush(struct mux_chan *ch)
 		return -1;
 	}
 	ev_io_mod(ch->m->ev, ch->fd, conn_events(&ch->c));
+	if (ch->held && ch->c.wq_bytes < MUX_CHAN_HIGH / 2)
+		chan_resume(ch);
 	return 0;
 }
 
@@ -255,8 +267,24 @@ chan_put(struct mux_chan *ch, int type, uint32_t id, const void *p, size_t len)
 		chan_dirty(ch);
 		return -1;
 	}
+	if (ch->c.wq_bytes > MUX_CHAN_HIGH)
+		ch->held = 1;	/* its links' input waits (link_interest) */
 	chan_dirty(ch);
 	return 0;
+}
+
+/* Is lk's input held: its channel does not take what it has queued? */
+static int
+link_held(const struct mux_link *lk)
+{
+	return lk->mn != NULL && lk->mn->ch->held;
+}
+
+/* lk's events to wait for: its input, unless held; its output. */
+static uint32_t
+link_interest(const struct mux_link *lk)
+{
+	return conn_events(&lk->c) & ~(link_held(lk) ? (uint32_t)EPOLLIN : 0);
 }
 
 /* A text message (FAIL, LOST, OK) about mn. */
@@ -368,6 +396,7 @@ node_attach(struct mux_node *mn, struct mux_link *lk, const char *how)
 {
 	mn->link = lk;
 	lk->mn = mn;
+	ev_io_mod(lk->m->ev, lk->fd, link_interest(lk));
 	node_say(mn, MUX_OK, "%s", how);
 }
 
@@ -379,6 +408,7 @@ link_idle(struct mux_link *lk)
 	struct mux_node *mn = *dial_slot(lk->m, lk->key);
 
 	lk->mn = NULL;
+	ev_io_mod(lk->m->ev, lk->fd, link_interest(lk));	/* idle: its input is watched */
 	while (mn && (strcmp(mn->key, lk->key) != 0 || mn->ch->closing))
 		mn = mn->knext;
 	if (mn != NULL) {
@@ -425,7 +455,7 @@ link_flush(struct mux_link *lk)
 			link_free(lk);
 		return -1;
 	}
-	ev_io_mod(lk->m->ev, lk->fd, conn_events(&lk->c));
+	ev_io_mod(lk->m->ev, lk->fd, link_interest(lk));
 	return 0;
 }
 
@@ -472,6 +502,33 @@ chan_trust(struct mux_chan *ch, const char *id)
 	chan_say(ch, strcmp(id, now) == 0 ? "ok chan\n" : "other\n");
 }
 
+/* The largest queue of a channel for its knobctl (bytes); how many
+ * channels have their links' input held (*held). */
+static size_t
+chan_queued(const struct mux *m, size_t *held)
+{
+	size_t most = 0;
+
+	*held = 0;
+	for (const struct mux_chan *ch = m->chans; ch; ch = ch->cnext) {
+		most = ch->c.wq_bytes > most ? ch->c.wq_bytes : most;
+		*held += (size_t)ch->held;
+	}
+	return most;
+}
+
+/* Answer "status": the holder's links and counters. */
+static void
+chan_status(struct mux_chan *ch)
+{
+	struct mux *m = ch->m;
+	size_t held, most = chan_queued(m, &held);
+
+	chan_say(ch, "links %zu channels %zu nodes %zu pending %zu opened %llu reused %llu "
+	    "closed %llu queued %zu held %zu dialling %zu\n", m->nlinks, m->nchan - 1, m->nnodes,
+	    m->nasked, m->opened, m->reused, m->closed, most, held, dialling(m));
+}
+
 /* The first line: "chan" (a command's nodes follow), "status", "trust ID"
  * or "stop". */
 static void
@@ -488,9 +545,7 @@ chan_header(struct mux_chan *ch, char *line)
 	}
 	ch->closing = 1;
 	if (strcmp(line, "status") == 0)
-		chan_say(ch, "links %zu channels %zu nodes %zu pending %zu opened %llu reused %llu "
-		    "closed %llu dialling %zu\n", m->nlinks, m->nchan - 1, m->nnodes, m->nasked,
-		    m->opened, m->reused, m->closed, dialling(m));
+		chan_status(ch);
 	else if (strncmp(line, "trust ", 6) == 0)
 		chan_trust(ch, line + 6);
 	else if (strcmp(line, "stop") == 0) {
@@ -1113,12 +1168,13 @@ link_event(int fd, uint32_t events, void *arg)
 	struct mux_link *lk = arg;
 	uint8_t *body;
 	size_t len;
-	int r;
+	int r = 0, gone = (events & (EPOLLHUP | EPOLLERR)) != 0;
 
 	(void)fd;
 	if ((events & EPOLLOUT) && link_flush(lk) < 0)
 		return;
-	while ((r = conn_recv_body(&lk->c, &body, &len)) > 0) {
+	/* held: the rest waits in TCP (a dead link is read to its end) */
+	while ((gone || !link_held(lk)) && (r = conn_recv_body(&lk->c, &body, &len)) > 0) {
 		struct mux_node *mn = lk->mn;
 
 		if (mn == NULL || len + MUX_TAG > FRAME_MAX) {
@@ -1144,7 +1200,25 @@ link_event(int fd, uint32_t events, void *arg)
 			link_free(lk);
 		return;
 	}
-	ev_io_mod(lk->m->ev, lk->fd, conn_events(&lk->c));
+	ev_io_mod(lk->m->ev, lk->fd, link_interest(lk));
+}
+
+/* ch drained below half its bound: its links are read again, from what
+ * they had buffered on.  A link may go meanwhile (its node only). */
+static void
+chan_resume(struct mux_chan *ch)
+{
+	struct mux_node *mn, *next;
+
+	ch->held = 0;
+	for (size_t b = 0; b < MUX_NODE_BUCKETS; b++)
+		for (mn = ch->tab[b]; mn; mn = next) {
+			next = mn->hnext;
+			if (mn->link && !ch->held)
+				link_event(mn->link->fd, 0, mn->link);
+			else if (mn->link)
+				ev_io_mod(ch->m->ev, mn->link->fd, link_interest(mn->link));
+		}
 }
 
 /* Take ch off the list of channels that have not sent their first line. */
@@ -1355,11 +1429,12 @@ dial_stop_all(struct mux *m)
 }
 
 /* Run the holder until it is told to stop or stays unused (0), or its
- * trust changed (1). */
+ * trust changed or its event loop failed (1). */
 static int
 mux_serve(struct mux *m)
 {
 	sigset_t ss;
+	int failed = 0;
 
 	sigemptyset(&ss);
 	sigaddset(&ss, SIGTERM);
@@ -1382,7 +1457,7 @@ mux_serve(struct mux *m)
 	idle_arm(m);
 	fd_spare_reserve();	/* to refuse a channel when out of descriptors */
 	fprintf(stderr, "knobctl mux: holding connections on %s\n", m->path);
-	while (!m->stop && ev_run_once(m->ev, -1) == 0) {
+	while (!m->stop && (failed = ev_run_once(m->ev, -1) < 0) == 0) {
 		flush_dirty(m);
 		if (m->waiting && !m->stop) {
 			waiting_take_idle(m);
@@ -1391,11 +1466,13 @@ mux_serve(struct mux *m)
 			flush_dirty(m);
 		}
 	}
+	if (failed)
+		fprintf(stderr, "knobctl mux: its event loop failed: %s\n", strerror(errno));
 	if (m->dials != NULL)
 		dial_stop_all(m);
 	log_info("mux: %llu links opened, %llu reuses", m->opened, m->reused);
 	mux_close_all(m);
-	return m->stale;
+	return m->stale || failed;
 }
 
 enum { M_PERSIST = 256, M_STOP, M_STATUS };

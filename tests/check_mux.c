@@ -771,10 +771,11 @@ holder_exited(void *arg)
 	return 1;
 }
 
-/* Is the holder dialling at least *(int *)arg nodes (its status line,
- * asked over its socket by this process: no knobctl per look)? */
-static int
-holder_dialling(void *arg)
+/* The figure after key (" dialling ", " queued ") in the holder's status
+ * line, asked over its socket by this process (no knobctl per look); -1
+ * without one. */
+static long
+holder_figure(const char *key)
 {
 	char buf[MUX_LINE], *p;
 	int fd = mux_dial();
@@ -782,8 +783,15 @@ holder_dialling(void *arg)
 
 	n = write(fd, "status\n", 7) == 7 ? read_all(fd, buf, sizeof(buf)) : -1;
 	close(fd);
-	p = n > 0 ? strstr(buf, " dialling ") : NULL;
-	return p != NULL && atoi(p + 10) >= *(int *)arg;
+	p = n > 0 ? strstr(buf, key) : NULL;
+	return p != NULL ? atol(p + strlen(key)) : -1;
+}
+
+/* Is the holder dialling at least *(int *)arg nodes? */
+static int
+holder_dialling(void *arg)
+{
+	return holder_figure(" dialling ") >= *(int *)arg;
 }
 
 #define HOLDER_DIALS 32		/* MUX_DIALS in controller/cmd_mux.c */
@@ -811,7 +819,8 @@ holder_resolving_by(const char *conf)
 /* The holder with node01's link idle and node03 still being dialled: a
  * command's node01 has had its answer, node03 has not had its link. */
 #define ALIVE_DONE_DEAD_DIALLING \
-	((void *)(uintptr_t)"links 1 channels 1 nodes 1 pending 0 opened 1 reused 0 closed 0 dialling 1\n")
+	((void *)(uintptr_t)"links 1 channels 1 nodes 1 pending 0 opened 1 reused 0 closed 0 " \
+	    "queued 0 held 0 dialling 1\n")
 
 /* Every one of the holder's dials out (32 channels each dialling node03,
  * its agent frozen, --connect-timeout 20), node01's link kept: a command
@@ -1208,6 +1217,135 @@ sent_all_read(void *arg)
 /* The holder's CPU time so far (user + system, clock ticks). */
 #define MUX_TICKS() harness_sh_int("awk '{print $14 + $15}' /proc/%d/stat", (int)mux_pid)
 
+#define HOLDER_HIGH (4l << 20)	/* MUX_CHAN_HIGH in controller/cmd_mux.c */
+#define FACTS_BATCH 20		/* requests per node at a time: the agent queues 64 */
+#define SLOW_MOUNTS 1000	/* in the agents' mounts: large facts */
+
+/* A channel that asks for facts and does not read. */
+struct slow_chan {
+	int fd;
+	uint8_t *req;		/* a facts request's frame body */
+	size_t reqlen, reply;	/* its length; a reply's, as the channel gets it */
+	long sent[NNODES];	/* requests per node */
+	long want;		/* reply bytes asked for so far */
+};
+
+/* Ask each node for FACTS_BATCH more facts over sc, in one write. */
+static void
+slow_ask(struct slow_chan *sc)
+{
+	uint8_t buf[NNODES * FACTS_BATCH * 64], *b = buf;
+
+	ck_assert_uint_le(9 + sc->reqlen, 64);
+	for (uint32_t i = 0; i < NNODES; i++)
+		for (int k = 0; k < FACTS_BATCH; k++, sc->sent[i]++) {
+			size_t n = 5 + sc->reqlen;
+
+			b[0] = (uint8_t)(n >> 24); b[1] = (uint8_t)(n >> 16);
+			b[2] = (uint8_t)(n >> 8); b[3] = (uint8_t)n;
+			b[4] = 'F';
+			b[5] = b[6] = b[7] = 0; b[8] = (uint8_t)i;
+			memcpy(b + 9, sc->req, sc->reqlen);
+			b += 9 + sc->reqlen;
+		}
+	ck_assert_int_eq(write(sc->fd, buf, (size_t)(b - buf)), b - buf);
+	sc->want += NNODES * FACTS_BATCH * (long)sc->reply;
+}
+
+/* Has every reply sc asked for reached the holder's queue or sc's
+ * socket, or are sc's links held? */
+static int
+slow_answered(void *arg)
+{
+	struct slow_chan *sc = arg;
+	int unread = 0;
+
+	if (holder_figure(" held ") > 0)
+		return 1;
+	(void)ioctl(sc->fd, FIONREAD, &unread);
+	return holder_figure(" queued ") + unread >= sc->want;
+}
+
+/* Back-pressure: a channel asks three nodes for facts (1000 mounts each),
+ * batch after batch, and does not read.  Once the holder's queue for it passes HOLDER_HIGH
+ * its links are held ("held 1"), and asked for more it stays within one
+ * reply of that; a ping through the holder is answered meanwhile; read
+ * at last, every reply comes, whole.  Before, the queue grew with every
+ * reply (to MUX_QUEUE, 256 MiB, where the channel was dropped). */
+static void
+slow_channel_held(void)
+{
+	struct slow_chan sc = { .fd = mux_dial() };
+	Knob__FactsRequest fr = KNOB__FACTS_REQUEST__INIT;
+	Knob__Envelope env = KNOB__ENVELOPE__INIT, *e;
+	char *out = NULL, *err = NULL, line[128], type, *buf = xmalloc(FRAME_MAX + 16), ebuf[128];
+	long got[NNODES] = { 0 }, queued;
+	uint8_t *frame;
+	size_t len;
+	uint32_t id;
+	ssize_t n;
+
+	for (size_t k = 0, o = 0; k < SLOW_MOUNTS; k++)	/* facts of ~40 KiB */
+		o += (size_t)snprintf(buf + o, FRAME_MAX - o, "/dev/vd%zu /srv/data/%zu xfs "
+		    "rw,relatime,attr2,inode64 0 0\n", k, k);
+	for (int i = 0; i < NNODES; i++)
+		cu_write_at(h.node[i].sysroot, "/proc/self/mounts", 0644, "%s", buf);
+	env.body_case = KNOB__ENVELOPE__BODY_FACTS_REQUEST;
+	env.facts_request = &fr;
+	ck_assert_int_eq(frame_pack(&env, &frame, &len), 0);
+	sc.req = frame + 4;
+	sc.reqlen = len - 4;
+	ck_assert_int_eq(write(sc.fd, "chan\n", 5), 5);
+	for (int i = 0; i < NNODES; i++) {
+		snprintf(line, sizeof(line), "%s %s 7420 5", h.node[i].name, h.node[i].addr);
+		hub_msg(sc.fd, 'O', (uint32_t)i, line, strlen(line));
+	}
+	ck_assert_int_eq(hub_flush(sc.fd), 0);
+	for (int i = 0; i < NNODES; i++) {
+		ck_assert_int_ge(hub_read(sc.fd, &type, &id, buf, FRAME_MAX + 16), 0);
+		ck_assert_int_eq(type, 'K');
+	}
+	hub_msg(sc.fd, 'F', 0, sc.req, sc.reqlen);	/* one reply, to know its size */
+	ck_assert_int_eq(hub_flush(sc.fd), 0);
+	ck_assert_int_gt(n = hub_read(sc.fd, &type, &id, buf, FRAME_MAX + 16), 0);
+	ck_assert_int_eq(type, 'F');
+	sc.reply = (size_t)n + 9;
+	sc.sent[0] = got[0] = 1;
+	for (int b = 0; sc.want < 2 * HOLDER_HIGH; b++) {
+		slow_ask(&sc);
+		ck_assert_msg(cu_wait(slow_answered, &sc, 10) >= 0, "the agents did not answer");
+		if (holder_figure(" held ") > 0)
+			break;
+	}
+	slow_ask(&sc);	/* more, while held: they wait at the agents */
+	ck_assert_int_eq(ctl(&out, &err, "ping -a"), 0);
+	ck_assert_int_ge(via(err, "node01"), 0);
+	queued = holder_figure(" queued ");
+	printf("slow channel: %zu-byte replies, %ld bytes asked for, the holder queued %ld, "
+	    "held %ld\n", sc.reply, sc.want, queued, holder_figure(" held "));
+	ck_assert_msg(queued > HOLDER_HIGH / 2 && queued <= HOLDER_HIGH + (long)sc.reply,
+	    "the holder queued %ld bytes for a channel that does not read (bound %ld)", queued,
+	    HOLDER_HIGH);
+	ck_assert_int_eq(holder_figure(" held "), 1);
+	while (got[0] + got[1] + got[2] < sc.sent[0] + sc.sent[1] + sc.sent[2]) {
+		ck_assert_int_ge(n = hub_read(sc.fd, &type, &id, buf, FRAME_MAX + 16), 0);
+		ck_assert_int_eq(type, 'F');
+		ck_assert_uint_lt(id, NNODES);
+		e = frame_unpack((uint8_t *)buf, (size_t)n, ebuf, sizeof(ebuf));
+		ck_assert_msg(e != NULL && e->body_case == KNOB__ENVELOPE__BODY_FACTS, "%s", ebuf);
+		knob__envelope__free_unpacked(e, NULL);
+		got[id]++;
+	}
+	for (int i = 0; i < NNODES; i++)
+		ck_assert_int_eq(got[i], sc.sent[i]);
+	ck_assert_int_eq(holder_figure(" held "), 0);
+	close(sc.fd);
+	free(frame);
+	free(buf);
+	free(out);
+	free(err);
+}
+
 /* A first line that comes in parts: the holder used to peek at it and
  * find no newline, again and again while the part stayed readable (199
  * ticks in 2 s).  A channel that says "cha" and no more costs the holder
@@ -1237,6 +1375,7 @@ START_TEST(partial_first_line)
 	ck_assert_int_eq(read_all_line(fd2, line, sizeof(line)), 0);
 	ck_assert_msg(strncmp(line, "links ", 6) == 0, "%s", line);
 	close(fd2);
+	slow_channel_held();
 }
 END_TEST
 
