@@ -163,7 +163,8 @@ counters_reset(struct health_state *hs, const char *err)
 		kept = strerror(errno);
 	log_warnx("%s:%s; the health counters baseline is reset (%s%s)", hs->counters_path, err,
 	    kept == aside ? "file kept as " : "file not kept aside: ", kept);
-	snprintf(hs->reset_note, sizeof(hs->reset_note), "counters baseline reset: %s:%s (%s%s); "
+	free(hs->reset_note);
+	hs->reset_note = xasprintf("counters baseline reset: %s:%s (%s%s); "
 	    "growth since the last sweep not known", hs->counters_path, err,
 	    kept == aside ? "kept as " : "not kept aside: ", kept);
 }
@@ -204,7 +205,7 @@ health_counters_reset_note(struct health_state *hs, char *note, size_t len)
 {
 	size_t n = strlen(note);
 
-	if (hs->reset_note[0] != '\0' && n < len)
+	if (hs->reset_note != NULL && n < len)
 		snprintf(note + n, len - n, "%s%s", n ? "; " : "", hs->reset_note);
 }
 
@@ -283,6 +284,7 @@ health_fini(struct agent *a)
 	json_object_put(hs->counters);
 	pthread_mutex_destroy(&hs->mu);
 	pthread_mutex_destroy(&hs->run_mu);
+	free(hs->reset_note);
 	free(hs);
 	a->health = NULL;
 }

@@ -75,7 +75,8 @@ struct health_state {
 	struct hprobe *stuck;
 	char counters_path[PATH_MAX];
 	json_object *counters;	/* the counters; NULL until the first use reads the file */
-	char reset_note[PATH_MAX + 512];	/* the file was corrupt: why, or "" */
+	char *reset_note;	/* the file was corrupt: why, or NULL (heap: knob-sim has
+				 * thousands of agents, few with a corrupt file) */
 	uint32_t test_probe_rate_iops;	/* $KNOB_TEST_PROBE_RATE_IOPS with --test-hooks */
 	uint64_t probe_since_ns;	/* CLOCK_REALTIME start of the running probe, 0 none */
 	int probe_late;		/* its sweep abandoned it: past its deadline (hung) */
