@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <netlink/netlink.h>
 #include <netlink/errno.h>
@@ -444,6 +445,51 @@ net_coupled(const Knob__Setting *s)
 	return strcmp(s->attr, "mtu") == 0 ? upper : NULL;
 }
 
+/* ------------------------------------------------------------ check */
+/* Below 1280 the kernel takes IPv6 off an interface whole (addrconf's
+ * NETDEV_CHANGEMTU: its addresses, routes and net.ipv6.conf.IF
+ * settings), and from the devices stacked on it, which follow its MTU
+ * down.  Raising the MTU again brings back a fresh IPv6 with the default
+ * settings and no configured address, which no rollback can undo.  So an
+ * mtu below 1280 is refused before any write when the interface has IPv6
+ * (its conf directory exists; a device stacked on it cannot have IPv6
+ * without it, its MTU being no larger); one that has none (IPv6 off, or
+ * an MTU already below 1280) is tuned as asked. */
+#define NET_IPV6_MIN_MTU 1280
+
+/* Does interface name have IPv6 in the agent's namespace? */
+static int
+net_has_ipv6(const char *name)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "/proc/sys/net/ipv6/conf/%s", name);
+	return access(path, F_OK) == 0;
+}
+
+/* tune_driver.check: an mtu below 1280 where it would take IPv6 away. */
+static int
+net_check(struct agent *a, const Knob__Setting *s, const char *target, const char *value,
+    char *msg, size_t msglen)
+{
+	unsigned long v;
+	char *end;
+
+	(void)a;
+	if (strcmp(s->attr, "mtu") != 0)
+		return 0;
+	errno = 0;
+	v = strtoul(value, &end, 10);
+	if (errno != 0 || end == value || *end != '\0' || v >= NET_IPV6_MIN_MTU)
+		return 0;	/* the kernel judges the rest */
+	if (!net_has_ipv6(target))
+		return 0;
+	snprintf(msg, msglen, "%s mtu %lu is below %d: the kernel would take IPv6 off %s and "
+	    "the devices stacked on it, with their addresses and net.ipv6.conf settings, which "
+	    "a rollback cannot bring back", target, v, NET_IPV6_MIN_MTU, target);
+	return -EPERM;
+}
+
 /* ------------------------------------------------------------ protected */
 /* A glob (an exact name, or an alternative name of it, is the admin's
  * word) never reaches the loopback nor an interface that carries a
@@ -635,5 +681,6 @@ const struct tune_driver drv_net = {
 	.describe = tune_describe_default,
 	.rank = net_rank,
 	.coupled = net_coupled,
+	.check = net_check,
 	.protect = net_protect,
 };

@@ -4801,6 +4801,54 @@ START_TEST(test_net_ipv6_mtu)
 }
 END_TEST
 
+/* An mtu below 1280 takes IPv6 off an interface, with the addresses
+ * and conf settings the admin gave it, and no rollback brings them back
+ * (raising the MTU gives a fresh IPv6 with defaults).  While kt0 has IPv6
+ * (an address, accept_ra 2): --check says would-fail and the apply is
+ * refused before any write, the address and setting still there.  Once
+ * kt0 has none (its MTU already 1100), 1200 is tuned and rolled back.
+ * Before: applied, and rollback left kt0 without its address. */
+START_TEST(test_net_mtu_below_ipv6)
+{
+	static const struct s set[] = { { "net", "kt0", "mtu", "1200", 0, NULL } };
+	static const char ra[] = "/proc/sys/net/ipv6/conf/kt0/accept_ra";
+	Knob__ApplyResult r;
+	Knob__RollbackResult rb;
+	const Knob__KeyResult *k;
+
+	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
+	ip("ip link add kt0 type veth peer name kt1");
+	ip("ip link set kt0 mtu 1400");
+	ip("ip addr add 2001:db8::7/64 dev kt0 nodad");
+	ck_assert_int_eq(write_small_file(ra, "2"), 0);
+	ag = mk_agent("");
+	for (int check = 1; check >= 0; check--) {
+		do_apply(ag, "p", set, 1, check, 0, &r);
+		dump(r.keys, r.n_keys);
+		k = find_key(r.keys, r.n_keys, "kt0", "mtu");
+		ck_assert_int_eq(k->state, check ? KNOB__KEY_STATE__KEY_WOULD_FAIL :
+		    KNOB__KEY_STATE__KEY_FAILED);
+		ck_assert_msg(strstr(k->message, "would take IPv6 off kt0") != NULL, "%s",
+		    k->message);
+		tune_apply_result_free(&r);
+	}
+	ck_assert_str_eq(link_attr("kt0", "mtu"), "1400");
+	ck_assert_int_eq(ag->tune->j.norig, 0);
+	ck_assert_str_eq(cu_readf("%s", ra), "2");
+	ck_assert_int_eq(system("ip -6 addr show dev kt0 | grep -q 2001:db8::7"), 0);
+
+	ip("ip link set kt0 mtu 1100");
+	ck_assert_int_ne(access(ra, F_OK), 0);
+	rm_agent(ag);
+	apply_all_changed(set, 1, &r);
+	tune_apply_result_free(&r);
+	ck_assert_str_eq(link_attr("kt0", "mtu"), "1200");
+	restart_rollback(&rb);
+	tune_rollback_result_free(&rb);
+	ck_assert_str_eq(link_attr("kt0", "mtu"), "1100");
+}
+END_TEST
+
 /* ------------------------------------------------------------ nr_requests depth */
 /* r's result for loop device 0's nr_requests is in state st with a
  * message containing want. */
@@ -5543,6 +5591,7 @@ tune_suite(void)
 	tcase_add_test(tc, test_net_rollback_now_protected);
 	tcase_add_test(tc, test_nfsd_stopped);
 	tcase_add_test(tc, test_net_ipv6_mtu);
+	tcase_add_test(tc, test_net_mtu_below_ipv6);
 	tcase_add_test(tc, test_check_nr_requests_depth);
 	tcase_add_test(tc, test_shared_file_refused);
 	tcase_add_loop_test(tc, test_sysctl_pairs_both_zero, 0, (int)nitems(both_zero_cases));
