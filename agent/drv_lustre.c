@@ -314,4 +314,5 @@ const struct tune_driver drv_lustre = {
 	.restore = lustre_restore,
 	.describe = lustre_describe,
 	.check = tune_check_default,
+	.file = tune_file_default,	/* a target is its file: /sys/fs/lustre/... */
 };

@@ -82,4 +82,5 @@ const struct tune_driver drv_nfsd = {
 	.write = nfsd_write,
 	.describe = tune_describe_default,
 	.check = tune_check_default,
+	.file = tune_file_default,	/* a target is its file: /proc/fs/nfsd/... */
 };

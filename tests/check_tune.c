@@ -4969,6 +4969,42 @@ START_TEST(test_shared_file_refused)
 }
 END_TEST
 
+/* The same for a Lustre parameter, which is a file under /sys/fs/lustre
+ * that the sysfs driver reaches too (a stand-in tree under --sysroot:
+ * there is no Lustre here).  Either way round, the second key is refused
+ * before any write and the rollback brings 8 back.  Before, the lustre
+ * driver told no file, and the rollback left the second key's value. */
+START_TEST(test_shared_file_lustre)
+{
+	static const char path[] = "/sys/fs/lustre/osc/fs-OST0001-osc-ffff8801/max_rpcs_in_flight";
+	struct s lu[] = { { "lustre", "osc.*OST0001*.max_rpcs_in_flight", NULL, "32", 0, NULL } };
+	struct s sy[] = { { "sysfs", path, NULL, "16", 0, NULL } };
+	struct s *first[] = { lu, sy }, *second[] = { sy, lu };
+	const char *want[] = { "its file is also lustre", "its file is also sysfs" };
+	Knob__ApplyResult r;
+	Knob__RollbackResult rb;
+
+	fake_tree();
+	ag = mk_agent(root);
+	for (int i = 0; i < 2; i++) {
+		do_apply(ag, "a", first[i], 1, 0, 0, &r);
+		ck_assert_int_eq(r.keys[0]->state, KNOB__KEY_STATE__KEY_CHANGED);
+		tune_apply_result_free(&r);
+		apply_stack = 1;
+		do_apply(ag, "b", second[i], 1, 0, 0, &r);
+		dump(r.keys, r.n_keys);
+		ck_assert_int_eq(r.keys[0]->state, KNOB__KEY_STATE__KEY_FAILED);
+		ck_assert_msg(strstr(r.keys[0]->message, want[i]) != NULL, "%s", r.keys[0]->message);
+		tune_apply_result_free(&r);
+		ck_assert_str_eq(cu_readf("%s%s", root, path), i == 0 ? "32" : "16");
+		ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+		ck_assert_msg(rb.complete, "%s", rb.message);
+		tune_rollback_result_free(&rb);
+		ck_assert_str_eq(cu_readf("%s%s", root, path), "8");
+	}
+}
+END_TEST
+
 /* ------------------------------------------------------------ net protected */
 /* key's result for target (e.g. "np7a mtu") is in want_state, and its
  * message contains want when want is not NULL. */
@@ -5594,6 +5630,7 @@ tune_suite(void)
 	tcase_add_test(tc, test_net_mtu_below_ipv6);
 	tcase_add_test(tc, test_check_nr_requests_depth);
 	tcase_add_test(tc, test_shared_file_refused);
+	tcase_add_test(tc, test_shared_file_lustre);
 	tcase_add_loop_test(tc, test_sysctl_pairs_both_zero, 0, (int)nitems(both_zero_cases));
 	tcase_add_test(tc, test_gpfs_booleans);
 	tcase_add_loop_test(tc, test_lustre_lru_full_rollback, 0, (int)nitems(lru_cases));
