@@ -680,7 +680,8 @@ static int
 sweep_run_all(struct ctl *ctl, struct fanout *fo, struct snode *sn,
     const struct sweep_policy *pol, const struct sopts *o)
 {
-	static const struct fo_ops ops = { .on_open = sw_open, .on_msg = sw_msg, .per_node = 1 };
+	static const struct fo_ops ops = { .on_open = sw_open, .on_msg = sw_msg, .per_node = 1,
+	    .retry_busy = 1 };
 	struct sweep_run run = { 0 };
 	struct clockref cref;
 	struct sweep_drain_opts dopts = { o->drain, o->scontrol };

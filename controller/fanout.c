@@ -501,6 +501,44 @@ node_handshake(struct fanout *fo, struct fo_node *n)
 	    e == SSL_ERROR_SSL ? err : "connection closed");
 }
 
+/* An agent that answers "busy" (EAGAIN) did nothing with the request:
+ * it is sent again after 100 ms, then 200, 400, 800 and 1600
+ * (FO_BUSY_TRIES times, 3.1 s in all: a burst passes, a node busy for
+ * longer is reported busy), while the request's deadline (not moved by a
+ * busy answer) leaves room.  1 when a retry is due (env consumed), 0 when
+ * the answer stands. */
+#define FO_BUSY_TRIES 5
+static int
+busy_retry(struct fanout *fo, struct fo_node *n, Knob__Envelope *env)
+{
+	uint64_t ms, now = now_mono_ns();
+
+	if (!fo->ops->retry_busy || env->body_case != KNOB__ENVELOPE__BODY_ERROR ||
+	    env->error->kind != KNOB__ERROR_KIND__ERROR_KIND_BUSY || env->error->code != EAGAIN ||
+	    n->busy_tries >= FO_BUSY_TRIES)
+		return 0;
+	ms = 100ull << n->busy_tries;
+	if (now + ms * 1000000ull >= n->deadline_ns)
+		return 0;
+	n->busy_tries++;
+	n->retry_ns = now + ms * 1000000ull;
+	log_debug("%s: %s; sending again in %llu ms (%d of %d)", n->name, env->error->message,
+	    (unsigned long long)ms, n->busy_tries, FO_BUSY_TRIES);
+	knob__envelope__free_unpacked(env, NULL);
+	return 1;
+}
+
+/* Send again what a busy agent refused, once its time has come. */
+static void
+busy_resend(struct fanout *fo, struct fo_node *n, uint64_t now)
+{
+	if (n->retry_ns == 0 || now < n->retry_ns || n->phase != FO_OPEN)
+		return;
+	n->retry_ns = 0;
+	if (fo->ops->on_open(fo, n) < 0 && n->phase != FO_DONE)
+		fanout_end(fo, n, NS_FAILED, "cannot send request");
+}
+
 int
 fanout_deliver(struct fanout *fo, struct fo_node *n, Knob__Envelope *env)
 {
@@ -512,6 +550,8 @@ fanout_deliver(struct fanout *fo, struct fo_node *n, Knob__Envelope *env)
 		knob__envelope__free_unpacked(env, NULL);
 		return -1;
 	}
+	if (busy_retry(fo, n, env))
+		return 0;
 	fanout_deadline(n, fo->ctl->timeout);
 	r = fo->ops->on_msg(fo, n, env);
 	if (n->phase == FO_DONE)
@@ -633,7 +673,7 @@ loop_node(struct fo_loop *l, size_t i)
 }
 
 /* Expire deadlines of l's nodes: connect/handshake -> unreachable,
- * request -> timeout. */
+ * request -> timeout; send again what a busy agent refused (busy_retry). */
 static void
 check_deadlines(struct fo_loop *l)
 {
@@ -643,6 +683,7 @@ check_deadlines(struct fo_loop *l)
 	for (size_t i = 0; i < l->next; i++) {
 		struct fo_node *n = loop_node(l, i);
 
+		busy_resend(fo, n, now);
 		if (n->phase == FO_DONE || n->phase == FO_IDLE || now < n->deadline_ns)
 			continue;
 		if (n->phase == FO_CONNECTING || n->phase == FO_HANDSHAKE) {
@@ -913,7 +954,7 @@ int
 fanout_request(struct fanout *fo, const Knob__Envelope *req)
 {
 	static const struct fo_ops ops = { .on_open = req_open, .on_msg = req_msg, .per_node = 1,
-	    .via_mux = 1 };
+	    .via_mux = 1, .retry_busy = 1 };
 
 	fo->request = req;
 	return fanout_run(fo, &ops, NULL);

@@ -193,6 +193,8 @@ struct fo_node {
 	char *pin;		/* TLS: the offered session's pin (tcache_get) */
 	int resumed;		/* TLS: this connection resumed a session */
 	int redials;		/* TLS: dialled again after a drop before the handshake */
+	int busy_tries;		/* "agent busy" answers sent again (fo_ops.retry_busy) */
+	uint64_t retry_ns;	/* monotonic: when to send again; 0: not waiting */
 	struct fo_loop *loop;	/* the event loop (thread) that drives this node */
 };
 
@@ -275,6 +277,10 @@ struct fo_ops {
 	/* One request, one reply per node (fanout_request): the nodes may go
 	 * through the connection holder (knobctl mux, controller/fo_mux.c). */
 	int via_mux;
+	/* An "agent busy" answer (kind BUSY, code EAGAIN: refused before
+	 * anything was done, or a read-only health sweep) calls on_open again
+	 * after a backoff, within the node's deadline (fanout.c busy_retry). */
+	int retry_busy;
 };
 
 struct fanout {

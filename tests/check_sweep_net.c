@@ -1531,6 +1531,80 @@ START_TEST(test_health_flood_bounded)
 }
 END_TEST
 
+/* Another controller that holds node04's sweeps (a child in the
+ * controller's namespace, with its certificate): HEALTH_MAX_SWEEPS health
+ * requests on one TLS connection, each probing dir with a 1 s deadline,
+ * then their answers read.  Exits 0 when every one was a health result. */
+static void
+hold_sweeps(const char *dir)
+{
+	Knob__Envelope env = KNOB__ENVELOPE__INIT, *got = NULL;
+	Knob__HealthRequest hr = KNOB__HEALTH_REQUEST__INIT;
+	Knob__MountExpect me = KNOB__MOUNT_EXPECT__INIT, *mp = &me;
+	SSL_CTX *ctx;
+	SSL *ssl;
+	struct conn c;
+	int ok = 0;
+
+	if (harness_enter_ns(h.ctl_ns) < 0 || (ctx = harness_tls_ctx(&h, "controller")) == NULL ||
+	    (ssl = harness_tls_dial(&h, ctx, 3)) == NULL)
+		_exit(2);
+	conn_init(&c, SSL_get_fd(ssl), SSL_get_fd(ssl), ssl);
+	me.path = (char *)(uintptr_t)dir;
+	me.timeout_ms = 1000;
+	hr.n_mounts = 1;
+	hr.mounts = &mp;
+	env.body_case = KNOB__ENVELOPE__BODY_HEALTH;
+	env.health = &hr;
+	for (env.id = 1; env.id <= HEALTH_MAX_SWEEPS; env.id++)
+		if (conn_send_sync(&c, &env, 5000) < 0)
+			_exit(3);
+	for (int i = 0; i < HEALTH_MAX_SWEEPS && conn_recv_sync(&c, &got, 10000) == 1; i++) {
+		ok += got->body_case == KNOB__ENVELOPE__BODY_HEALTH_RESULT;
+		knob__envelope__free_unpacked(got, NULL);
+	}
+	_exit(ok == HEALTH_MAX_SWEEPS ? 0 : 4);
+}
+
+/* Another controller holds node04's HEALTH_MAX_SWEEPS sweeps (each
+ * checks the hung FUSE mount with a 1 s deadline; no sweep of node04 has
+ * touched it, so each forks a probe child and waits it out).  A sweep of
+ * node04 meanwhile is answered "agent busy", and knobctl sends it again
+ * after a backoff (at most 3.1 s in all) until those have ended: it exits
+ * 0 with node04 ok, and its debug log says so.  Before, it failed at once
+ * with the agent's "agent busy: 8 health sweeps running; try again"
+ * (exit 1).  node04's stuck probes stay until fuse_hang exits. */
+START_TEST(test_busy_sweep_retried)
+{
+	char *out = NULL, *err = NULL;
+	uint64_t end;
+	int base, st, rc;
+	pid_t pid;
+
+	precheck();
+	agents_up(4);
+	write_file("pfree.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
+	    "    <process name=\"knobd\"/>\n  </defaults>\n</sweep>\n");
+	base = count_children(h.node[3].pid);
+	ck_assert_int_ge(pid = fork(), 0);
+	if (pid == 0)
+		hold_sweeps(hangdir);
+	end = now_mono_ns() + 10000000000ull;
+	while (count_children(h.node[3].pid) < base + HEALTH_MAX_SWEEPS && now_mono_ns() < end)
+		usleep(20000);	/* poll interval */
+	ck_assert_int_ge(count_children(h.node[3].pid), base + HEALTH_MAX_SWEEPS);
+	rc = harness_knobctl_debug(&h, &out, &err, "sweep -w node04 -f %s/pfree.xml", top);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "holder status %#x", st);
+	ck_assert_msg(rc == 0, "exit %d: %s%s", rc, out, err);
+	ck_assert_msg(strstr(err, "node04: node04: agent busy: 8 health sweeps running; try again; "
+	    "sending again in 100 ms (1 of 5)") != NULL, "%s", err);
+	ck_assert_msg(strstr(out, "1 ok") != NULL, "%s", out);
+	free(out);
+	free(err);
+}
+END_TEST
+
 /* After each test, also a failed one: faketime's leftovers, the pids cap,
  * the frozen file system. */
 static void
@@ -1569,6 +1643,7 @@ sweep_net_suite(void)
 	tcase_add_test(tc, test_not_slurm_node);
 	tcase_add_test(tc, test_agent_no_check_thread_not_drained);
 	tcase_add_test(tc, test_probe_overlap);
+	tcase_add_test(tc, test_busy_sweep_retried);
 	tcase_add_test(tc, test_health_flood_bounded);
 	suite_add_tcase(s, tc);
 	return s;
