@@ -786,9 +786,13 @@ END_TEST
  * is found at node03's first sweep after a restart: the errors and NIC
  * findings warn that the baseline was reset, naming the file and line; the
  * file is kept as health-counters.json.corrupt, the agent's log says so, and
- * the next sweep compares with the new baseline (ok, no note).  Before, the
- * broken file was silently taken as an empty baseline: "errors ok
- * (baseline: ...)", exit 0, and the growth since the last sweep lost. */
+ * the next sweep compares with the new baseline (ok, no note), and lo,
+ * checked for the first time there, takes its first value without the
+ * note (ok, exit 0).  Before, the broken file was silently taken as an
+ * empty baseline: "errors ok (baseline: ...)", exit 0, and the growth
+ * since the last sweep lost; and then every counter first seen by a later
+ * sweep warned with the reset's note until the agent restarted ("nic lo
+ * warn (...; counters baseline reset: ...)", exit 1). */
 START_TEST(test_counters_corrupt)
 {
 	static const char cut[] = "{\n  \"mce\": 0,\n  \"edac.ce\": 3,\n  \"edac.ue\": ";
@@ -814,8 +818,15 @@ START_TEST(test_counters_corrupt)
 	ck_assert_int_eq(read_file_bounded(aside, 4096, &text, NULL), 0);
 	ck_assert_str_eq(text, cut);
 	free(text);
+	/* the next sweep has the new baseline, and a counter new to it (lo's)
+	 * takes its first value without the reset's note */
+	sf = sweep_file("corrupt2.xml", "  <group nodes=\"node03\">\n"
+	    "    <errors check=\"yes\"/>\n    <nic name=\"%s\" counters=\"yes\"/>\n"
+	    "    <nic name=\"lo\" counters=\"yes\"/>\n  </group>\n", h.node[2].ifname);
 	out = sweep(0, "-w node03 -f %s", sf);
 	has(out, "node03: errors ok (no new MCE or EDAC errors)");
+	has(out, "node03: nic %s ok (up, MTU 1500, ", h.node[2].ifname);
+	has(out, "node03: nic lo ok (up, MTU 65536, ");
 	ck_assert_msg(strstr(out, "reset") == NULL, "%s", out);
 	free(out);
 }
