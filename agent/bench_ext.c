@@ -294,8 +294,40 @@ out:
 	return rc;
 }
 
-/* mdtest text: the "SUMMARY rate" table, mean rates; ops from "N files".
- * A row whose mean is not a finite number (inf, nan) is an error. */
+/* One row of mdtest's rate table: operation name, mean rate mean (a
+ * token), files done (for "File ..." rows).  0 taken into out, 1 left out
+ * (out is full, or a "Tree ..." row whose mean is not a finite number:
+ * mdtest times its few directories at 0 s and prints "inf"), -1 with the
+ * row and token in
+ * err when a "File ..." row's mean is not a finite number (the phase's
+ * figure comes from those rows). */
+static int
+mdtest_row(const char *name, const char *mean, unsigned long long files,
+    struct ext_summary *out, char *err, size_t errlen)
+{
+	int work = strncmp(name, "File ", 5) == 0;
+	struct ext_op *e;
+	double v;
+
+	if (finite_num(mean, &v) < 0) {
+		if (!work)
+			return 1;
+		snprintf(err, errlen, "mdtest: %s row: Mean \"%.32s\" is not a finite number",
+		    name, mean);
+		return -1;
+	}
+	if ((e = ext_get(out, name)) == NULL)
+		return 1;
+	e->iops = v;
+	if (work) {
+		e->ops = files;
+		e->runtime_s = e->iops > 0 ? (double)files / e->iops : 0;
+	}
+	return 0;
+}
+
+/* mdtest text: the "SUMMARY rate" table, mean rates; ops from "N files"
+ * (mdtest_row: a File row whose mean is not a finite number is an error). */
 int
 ext_parse_mdtest_text(const char *text, struct ext_summary *out, char *err, size_t errlen)
 {
@@ -307,6 +339,8 @@ ext_parse_mdtest_text(const char *text, struct ext_summary *out, char *err, size
 
 	memset(out, 0, sizeof(*out));
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char name[32] = "";
+
 		if (sscanf(line, "%u tasks, %llu files", &tasks, &files) == 2)
 			continue;
 		if (!in) {
@@ -330,25 +364,12 @@ ext_parse_mdtest_text(const char *text, struct ext_summary *out, char *err, size
 		}
 		if (k == 0 || nt - k < 3)
 			continue;
-		{
-			char name[32] = "";
-			struct ext_op *e;
-
-			for (size_t w = 0; w < k; w++)
-				snprintf(name + strlen(name), sizeof(name) - strlen(name), "%s%s",
-				    w ? " " : "", tok[w]);
-			if ((e = ext_get(out, name)) == NULL)
-				break;
-			if (finite_num(tok[k + 2], &e->iops) < 0) {
-				snprintf(err, errlen, "mdtest: %s row: Mean \"%.32s\" is not a finite "
-				    "number", name, tok[k + 2]);
-				memset(out, 0, sizeof(*out));
-				goto out;
-			}
-			if (strncmp(name, "File ", 5) == 0) {
-				e->ops = files;
-				e->runtime_s = e->iops > 0 ? (double)files / e->iops : 0;
-			}
+		for (size_t w = 0; w < k; w++)
+			snprintf(name + strlen(name), sizeof(name) - strlen(name), "%s%s",
+			    w ? " " : "", tok[w]);
+		if (mdtest_row(name, tok[k + 2], files, out, err, errlen) < 0) {
+			memset(out, 0, sizeof(*out));
+			goto out;
 		}
 	}
 	if (out->n == 0)
