@@ -3,6 +3,7 @@
  * nodes), with a timeout and abort; and the parsers of their summaries. */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,12 +142,48 @@ count_u64(double v)
 	return v >= 18446744073709549568.0 ? UINT64_MAX : (uint64_t)v;
 }
 
-/* ior text: the "Summary of all tests:" table, mean figures. */
+/* Token s, all of it, as a finite number into *v: 0, or -1 when it is
+ * garbage, inf, nan or out of range. */
+static int
+finite_num(const char *s, double *v)
+{
+	char *end;
+
+	*v = strtod(s, &end);
+	return end != s && *end == '\0' && isfinite(*v) ? 0 : -1;
+}
+
+/* The figures of one row (tok) of ior's summary table into e, from the
+ * columns c (Mean(MiB), Mean(OPs), Mean(s), aggs(MiB), xsize; -1 absent,
+ * the first two never).  0, or -1 with the operation, column and token
+ * that is not a finite number in err. */
+static int
+ior_row(char **tok, char **hdr, const int c[5], struct ext_op *e, char *err, size_t errlen)
+{
+	double v[5] = { 0 };
+
+	for (size_t i = 0; i < 5; i++)
+		if (c[i] >= 0 && finite_num(tok[c[i]], &v[i]) < 0) {
+			snprintf(err, errlen, "ior: %s row: %s \"%.32s\" is not a finite number",
+			    tok[0], hdr[c[i]], tok[c[i]]);
+			return -1;
+		}
+	e->bw_bytes = v[0] * 1048576.0;
+	e->iops = v[1];
+	e->runtime_s = v[2];
+	e->bytes = count_u64(v[3] * 1048576.0);
+	if (v[4] > 0)
+		e->ops = count_u64((double)e->bytes / v[4]);
+	return 0;
+}
+
+/* ior text: the "Summary of all tests:" table, mean figures.  A row with
+ * a figure that is not a finite number (inf, nan, garbage) is an error. */
 int
 ext_parse_ior_text(const char *text, struct ext_summary *out, char *err, size_t errlen)
 {
 	char *buf = xstrdup(text), *line, *save = NULL, *hdr[64], *tok[64];
-	int in = 0, c_bw = -1, c_ops = -1, c_t = -1, c_agg = -1, c_xs = -1, rc = -1;
+	int in = 0, c[5] = { -1, -1, -1, -1, -1 }, rc = -1;
 	size_t nh = 0, nt;
 
 	memset(out, 0, sizeof(*out));
@@ -160,12 +197,12 @@ ext_parse_ior_text(const char *text, struct ext_summary *out, char *err, size_t 
 			nh = tokens(line, hdr, nitems(hdr));
 			if (nh == 0 || strcmp(hdr[0], "Operation") != 0)
 				break;
-			c_bw = col(hdr, nh, "Mean(MiB)");
-			c_ops = col(hdr, nh, "Mean(OPs)");
-			c_t = col(hdr, nh, "Mean(s)");
-			c_agg = col(hdr, nh, "aggs(MiB)");
-			c_xs = col(hdr, nh, "xsize");
-			if (c_bw < 0 || c_ops < 0)
+			c[0] = col(hdr, nh, "Mean(MiB)");
+			c[1] = col(hdr, nh, "Mean(OPs)");
+			c[2] = col(hdr, nh, "Mean(s)");
+			c[3] = col(hdr, nh, "aggs(MiB)");
+			c[4] = col(hdr, nh, "xsize");
+			if (c[0] < 0 || c[1] < 0)
 				break;
 			in = 2;
 			continue;
@@ -177,23 +214,47 @@ ext_parse_ior_text(const char *text, struct ext_summary *out, char *err, size_t 
 			struct ext_op *e = ext_get(out, tok[0]);
 			if (e == NULL)
 				break;
-			e->bw_bytes = strtod(tok[c_bw], NULL) * 1048576.0;
-			e->iops = strtod(tok[c_ops], NULL);
-			e->runtime_s = c_t >= 0 ? strtod(tok[c_t], NULL) : 0;
-			e->bytes = c_agg >= 0 ? count_u64(strtod(tok[c_agg], NULL) * 1048576.0) : 0;
-			if (c_xs >= 0 && strtod(tok[c_xs], NULL) > 0)
-				e->ops = count_u64((double)e->bytes / strtod(tok[c_xs], NULL));
+			if (ior_row(tok, hdr, c, e, err, errlen) < 0) {
+				memset(out, 0, sizeof(*out));
+				goto out;
+			}
 		}
 	}
 	if (out->n == 0)
 		snprintf(err, errlen, "ior: no \"Summary of all tests\" table in the output");
 	else
 		rc = 0;
+out:
 	free(buf);
 	return rc;
 }
 
-/* ior -O summaryFormat=JSON: the "summary" array. */
+/* The figures of one entry o of ior's JSON summary into e.  0, or -1 with
+ * the operation and the key that is not a finite number (NaN, Infinity,
+ * "inf") in err. */
+static int
+ior_json_row(json_object *o, struct ext_op *e, char *err, size_t errlen)
+{
+	static const char *const keys[] = {
+		"bwMeanMIB", "OPsMean", "MeanTime", "xsizeMiB", "transferSize",
+	};
+	double v[nitems(keys)];
+
+	for (size_t i = 0; i < nitems(keys); i++)
+		if (!isfinite(v[i] = js_num(o, keys[i]))) {
+			snprintf(err, errlen, "ior: %s: %s is not a finite number", e->op, keys[i]);
+			return -1;
+		}
+	e->bw_bytes = v[0] * 1048576.0;
+	e->iops = v[1];
+	e->runtime_s = v[2];
+	e->bytes = count_u64(v[3] * 1048576.0);
+	e->ops = v[4] > 0 ? count_u64((double)e->bytes / v[4]) : 0;
+	return 0;
+}
+
+/* ior -O summaryFormat=JSON: the "summary" array; an entry with a figure
+ * that is not a finite number is an error. */
 int
 ext_parse_ior_json(const char *json, struct ext_summary *out, char *err, size_t errlen)
 {
@@ -213,18 +274,15 @@ ext_parse_ior_json(const char *json, struct ext_summary *out, char *err, size_t 
 	for (size_t i = 0; i < json_object_array_length(sum); i++) {
 		json_object *o = json_object_array_get_idx(sum, i);
 		struct ext_op *e;
-		double xs;
 
 		if (js_get(o, "operation") == NULL)
 			continue;
 		if ((e = ext_get(out, js_str(o, "operation"))) == NULL)
 			break;
-		e->bw_bytes = js_num(o, "bwMeanMIB") * 1048576.0;
-		e->iops = js_num(o, "OPsMean");
-		e->runtime_s = js_num(o, "MeanTime");
-		e->bytes = count_u64(js_num(o, "xsizeMiB") * 1048576.0);
-		xs = js_num(o, "transferSize");
-		e->ops = xs > 0 ? count_u64((double)e->bytes / xs) : 0;
+		if (ior_json_row(o, e, err, errlen) < 0) {
+			memset(out, 0, sizeof(*out));
+			goto out;
+		}
 	}
 	if (out->n == 0) {
 		snprintf(err, errlen, "ior: empty JSON summary");
@@ -236,7 +294,40 @@ out:
 	return rc;
 }
 
-/* mdtest text: the "SUMMARY rate" table, mean rates; ops from "N files". */
+/* One row of mdtest's rate table: operation name, mean rate mean (a
+ * token), files done (for "File ..." rows).  0 taken into out, 1 left out
+ * (out is full, or a "Tree ..." row whose mean is not a finite number:
+ * mdtest times its few directories at 0 s and prints "inf"), -1 with the
+ * row and token in
+ * err when a "File ..." row's mean is not a finite number (the phase's
+ * figure comes from those rows). */
+static int
+mdtest_row(const char *name, const char *mean, unsigned long long files,
+    struct ext_summary *out, char *err, size_t errlen)
+{
+	int work = strncmp(name, "File ", 5) == 0;
+	struct ext_op *e;
+	double v;
+
+	if (finite_num(mean, &v) < 0) {
+		if (!work)
+			return 1;
+		snprintf(err, errlen, "mdtest: %s row: Mean \"%.32s\" is not a finite number",
+		    name, mean);
+		return -1;
+	}
+	if ((e = ext_get(out, name)) == NULL)
+		return 1;
+	e->iops = v;
+	if (work) {
+		e->ops = files;
+		e->runtime_s = e->iops > 0 ? (double)files / e->iops : 0;
+	}
+	return 0;
+}
+
+/* mdtest text: the "SUMMARY rate" table, mean rates; ops from "N files"
+ * (mdtest_row: a File row whose mean is not a finite number is an error). */
 int
 ext_parse_mdtest_text(const char *text, struct ext_summary *out, char *err, size_t errlen)
 {
@@ -248,6 +339,8 @@ ext_parse_mdtest_text(const char *text, struct ext_summary *out, char *err, size
 
 	memset(out, 0, sizeof(*out));
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char name[32] = "";
+
 		if (sscanf(line, "%u tasks, %llu files", &tasks, &files) == 2)
 			continue;
 		if (!in) {
@@ -271,26 +364,19 @@ ext_parse_mdtest_text(const char *text, struct ext_summary *out, char *err, size
 		}
 		if (k == 0 || nt - k < 3)
 			continue;
-		{
-			char name[32] = "";
-			struct ext_op *e;
-
-			for (size_t w = 0; w < k; w++)
-				snprintf(name + strlen(name), sizeof(name) - strlen(name), "%s%s",
-				    w ? " " : "", tok[w]);
-			if ((e = ext_get(out, name)) == NULL)
-				break;
-			e->iops = strtod(tok[k + 2], NULL);
-			if (strncmp(name, "File ", 5) == 0) {
-				e->ops = files;
-				e->runtime_s = e->iops > 0 ? (double)files / e->iops : 0;
-			}
+		for (size_t w = 0; w < k; w++)
+			snprintf(name + strlen(name), sizeof(name) - strlen(name), "%s%s",
+			    w ? " " : "", tok[w]);
+		if (mdtest_row(name, tok[k + 2], files, out, err, errlen) < 0) {
+			memset(out, 0, sizeof(*out));
+			goto out;
 		}
 	}
 	if (out->n == 0)
 		snprintf(err, errlen, "mdtest: no \"SUMMARY rate\" table in the output");
 	else
 		rc = 0;
+out:
 	free(buf);
 	return rc;
 }

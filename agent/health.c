@@ -199,14 +199,33 @@ health_counters(struct health_state *hs)
 	return hs->counters;
 }
 
-/* hs->reset_note after note (with "; "), when there is one; hs->mu held. */
+/* hs->reset_note after note (with "; "), when there is one, and
+ * remembered as given (the sweep's end drops it); hs->mu held. */
 void
 health_counters_reset_note(struct health_state *hs, char *note, size_t len)
 {
 	size_t n = strlen(note);
 
-	if (hs->reset_note != NULL && n < len)
+	if (hs->reset_note == NULL)
+		return;
+	if (n < len)
 		snprintf(note + n, len - n, "%s%s", n ? "; " : "", hs->reset_note);
+	hs->reset_said = 1;
+}
+
+/* Drop the reset note once a sweep gave it: the sweeps after that one
+ * compare with the new baseline.  A sweep running alongside the one that
+ * gave it may miss it in its later checks. */
+void
+health_counters_reset_over(struct health_state *hs)
+{
+	pthread_mutex_lock(&hs->mu);
+	if (hs->reset_said) {
+		free(hs->reset_note);
+		hs->reset_note = NULL;
+		hs->reset_said = 0;
+	}
+	pthread_mutex_unlock(&hs->mu);
 }
 
 /* Write the counters atomically; hs->mu held.  0 (note ""), or -1 with
@@ -538,6 +557,7 @@ sweep_worker(void *arg)
 	wait_tasks(sw);
 	collect(sw, &res);
 	pthread_mutex_unlock(&sw->mu);
+	health_counters_reset_over(sw->a->health);
 	hr.checks = res.v;
 	hr.n_checks = res.n;
 	hr.node = sw->a->node;

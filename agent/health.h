@@ -20,8 +20,8 @@
  * STATE_DIR/health-counters.json at the first use after start and written
  * back after every check that changes them.  A file that is there but
  * cannot be used (not one JSON object) is moved aside to PATH.corrupt and
- * the checks that lost their previous value say "counters baseline reset"
- * (warn).  When that write fails (the
+ * the checks of that sweep that lost their previous value say "counters
+ * baseline reset" (warn); the next sweep compares with the new baseline.  When that write fails (the
  * state directory full or read-only) the checks still compare with the copy
  * in memory, and say so: warn at least, "counters not saved: ...". */
 #ifndef KNOB_HEALTH_H
@@ -77,6 +77,7 @@ struct health_state {
 	json_object *counters;	/* the counters; NULL until the first use reads the file */
 	char *reset_note;	/* the file was corrupt: why, or NULL (heap: knob-sim has
 				 * thousands of agents, few with a corrupt file) */
+	int reset_said;		/* a check of a running sweep gave reset_note */
 	uint32_t test_probe_rate_iops;	/* $KNOB_TEST_PROBE_RATE_IOPS with --test-hooks */
 	uint64_t probe_since_ns;	/* CLOCK_REALTIME start of the running probe, 0 none */
 	int probe_late;		/* its sweep abandoned it: past its deadline (hung) */
@@ -138,8 +139,12 @@ int health_counter_swap(json_object *o, const char *key, uint64_t now, uint64_t 
  * this note to note with hs->mu held ("counters baseline reset: PATH:LINE:
  * why (kept as PATH.corrupt); growth since the last sweep not known"), and
  * health_counters_note makes its finding warn.  Nothing when the file was
- * good or absent. */
+ * good or absent, nor once the sweep that gave the note is over
+ * (health_counters_reset_over): the next sweep has the new baseline, and
+ * a counter new to it (another NIC) is a first value like any other. */
 void health_counters_reset_note(struct health_state *hs, char *note, size_t len);
+/* A sweep's end: the reset note, when a check gave it, is dropped. */
+void health_counters_reset_over(struct health_state *hs);
 /* A save's note on the finding c made from the counters: c at least warn,
  * the note after its reason.  Nothing when note is "". */
 void health_counters_note(Knob__HealthCheck *c, const char *note);

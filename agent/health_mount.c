@@ -21,6 +21,7 @@
 
 #include "health.h"
 #include "log.h"
+#include "normalize.h"
 #include "util.h"
 
 /* One step report of the probe child. */
@@ -202,10 +203,11 @@ stuck_find(struct health_state *hs, const char *path)
 	return NULL;
 }
 
-/* Presence, type and options from (sysroot) /proc/self/mounts.  The last
- * entry for the path wins (mounts stack).  0 when present and as expected. */
+/* Presence, type and options of mount point mp (m's path normalised) from
+ * (sysroot) /proc/self/mounts.  The last entry for the path wins (mounts
+ * stack).  0 when present and as expected. */
 static int
-mount_entry(struct agent *a, const Knob__MountExpect *m, struct hout *out)
+mount_entry(struct agent *a, const Knob__MountExpect *m, const char *mp, struct hout *out)
 {
 	char path[PATH_MAX], buf[4096], opts[1024] = "", type[64] = "";
 	struct mntent me, *e;
@@ -218,7 +220,7 @@ mount_entry(struct agent *a, const Knob__MountExpect *m, struct hout *out)
 		return -1;
 	}
 	while ((e = getmntent_r(f, &me, buf, sizeof(buf))) != NULL)
-		if (strcmp(e->mnt_dir, m->path) == 0) {
+		if (strcmp(e->mnt_dir, mp) == 0) {
 			found = 1;
 			snprintf(type, sizeof(type), "%s", e->mnt_type);
 			snprintf(opts, sizeof(opts), "%s", e->mnt_opts);
@@ -294,9 +296,10 @@ mount_type(struct agent *a, const char *mp, char *type, size_t len)
 	endmntent(f);
 }
 
-/* Probe the mount in a child, unless an earlier probe is still stuck. */
+/* Probe mount point mp (m's path normalised) in a child, unless an earlier
+ * probe is still stuck there. */
 static void
-mount_probe(struct agent *a, const Knob__MountExpect *m, struct hout *out)
+mount_probe(struct agent *a, const Knob__MountExpect *m, const char *mp, struct hout *out)
 {
 	struct health_state *hs = a->health;
 	uint32_t to = m->timeout_ms ? m->timeout_ms : HEALTH_MOUNT_TIMEOUT_MS;
@@ -308,12 +311,12 @@ mount_probe(struct agent *a, const Knob__MountExpect *m, struct hout *out)
 	int fd, done;
 	pid_t pid;
 
-	if (agent_path(a, real, sizeof(real), m->path) < 0) {
+	if (agent_path(a, real, sizeof(real), mp) < 0) {
 		hout_add(out, "mount", m->path, ST_FAIL, "bad path");
 		return;
 	}
 	pthread_mutex_lock(&hs->mu);
-	if ((p = stuck_find(hs, m->path)) != NULL) {
+	if ((p = stuck_find(hs, mp)) != NULL) {
 		Knob__HealthCheck *c;
 
 		health_fmt_time(p->since_ns, when, sizeof(when));
@@ -324,7 +327,7 @@ mount_probe(struct agent *a, const Knob__MountExpect *m, struct hout *out)
 		return;
 	}
 	pthread_mutex_unlock(&hs->mu);
-	mount_type(a, m->path, type, sizeof(type));
+	mount_type(a, mp, type, sizeof(type));
 	if ((pid = probe_start(real, m->writable, &fd)) < 0) {
 		hout_add(out, "mount", m->path, ST_FAIL, "cannot start a probe: %s", strerror(errno));
 		return;
@@ -339,7 +342,7 @@ mount_probe(struct agent *a, const Knob__MountExpect *m, struct hout *out)
 		return;
 	}
 	p = xcalloc(1, sizeof(*p));
-	snprintf(p->path, sizeof(p->path), "%s", m->path);
+	snprintf(p->path, sizeof(p->path), "%s", mp);
 	snprintf(p->step, sizeof(p->step), "%s", next_step(n ? recs[n - 1].step : 0, m->writable));
 	p->pid = pid;
 	p->fd = fd;
@@ -354,18 +357,27 @@ mount_probe(struct agent *a, const Knob__MountExpect *m, struct hout *out)
 	pthread_mutex_unlock(&hs->mu);
 }
 
+/* One mount of the request.  Its path is looked up lexically normalised
+ * (norm_mount_path: "/x/.." and "//x/./y" as the mount table spells
+ * them, without touching the file system) and reported as requested. */
 void
 health_mount(struct agent *a, const Knob__HealthRequest *req, size_t idx, struct hout *out)
 {
 	const Knob__MountExpect *m = req->mounts[idx];
+	char mp[PATH_MAX];
 
 	if (m->path[0] != '/') {
 		hout_add(out, "mount", m->path, ST_FAIL, "not an absolute path");
 		return;
 	}
-	if (mount_entry(a, m, out) < 0)
+	if ((size_t)snprintf(mp, sizeof(mp), "%s", m->path) >= sizeof(mp)) {
+		hout_add(out, "mount", m->path, ST_FAIL, "bad path");
 		return;
-	mount_probe(a, m, out);
+	}
+	norm_mount_path(mp);
+	if (mount_entry(a, m, mp, out) < 0)
+		return;
+	mount_probe(a, m, mp, out);
 }
 
 void

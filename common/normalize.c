@@ -731,3 +731,38 @@ setting_validate(const char *driver, const char *key, const char *attr,
 	}
 	return 0;
 }
+
+/* A mount path as /proc/self/mounts spells the mount point, in place and
+ * lexically (no look at the file system: a dead NFS or Lustre mount would
+ * hang a stat): "//" collapsed, "." dropped, ".." takes off the component
+ * before it (at "/" it stays "/"), trailing slashes dropped: "/sys/" and
+ * "/scratch//x/.." are "/sys" and "/scratch".  A relative path is left as
+ * written. */
+void
+norm_mount_path(char *p)
+{
+	char *w = p;
+	const char *r = p;
+
+	if (*p != '/')
+		return;
+	while (*r) {
+		size_t n;
+
+		while (*r == '/')
+			r++;
+		n = strcspn(r, "/");
+		if (n == 2 && r[0] == '.' && r[1] == '.') {
+			while (w > p && *--w != '/')
+				;
+		} else if (n > 0 && !(n == 1 && r[0] == '.')) {
+			*w++ = '/';
+			memmove(w, r, n);
+			w += n;
+		}
+		r += n;
+	}
+	if (w == p)
+		*w++ = '/';
+	*w = '\0';
+}

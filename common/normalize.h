@@ -83,5 +83,11 @@ const char *blockdev_attr_path(const char *attr);
 /* Lustre: lctl parameter name -> relative path (dots to slashes except
  * inside IPv4 NIDs such as 192.168.1.1@o2ib).  0 or -1. */
 int lustre_param_path(const char *name, char *out, size_t outlen);
+/* A mount path lexically as /proc/self/mounts spells it, in place (no
+ * stat or realpath: a dead mount would hang them): "//" collapsed, "."
+ * dropped, ".." takes off the component before it, trailing "/" dropped
+ * ("/scratch//x/.." is "/scratch").  A relative path is left as written.
+ * knobctl's sweep file and knobd's mount check both go through it. */
+void norm_mount_path(char *p);
 
 #endif

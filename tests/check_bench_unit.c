@@ -599,6 +599,77 @@ START_TEST(t_parse_mdtest)
 }
 END_TEST
 
+#define IOR_HDR "Summary of all tests:\n" \
+	"Operation   Max(MiB)   Min(MiB)  Mean(MiB)     StdDev   Max(OPs)   Min(OPs)  " \
+	"Mean(OPs)     StdDev    Mean(s) Stonewall(s) Stonewall(MiB) Test# #Tasks tPN reps " \
+	"fPP reord reordoff reordrand seed segcnt   blksiz    xsize aggs(MiB)   API RefNum\n"
+#define IOR_ROW(op, mib, ops) op "  373.01  373.01  " mib "  0.00  95490.14  95490.14  " \
+	ops "  0.00  0.08579  NA  NA  0  2  2  1  1  0  1  0  0  1 16777216  4096  32.0 " \
+	"POSIX  0\n"
+#define MDT_HDR "SUMMARY rate (in ops/sec): (of 1 iterations)\n" \
+	"   Operation                     Max            Min           Mean        Std Dev\n" \
+	"   ---------                     ---            ---           ----        -------\n"
+
+/* Parse text with ior's (0), ior's JSON (1) or mdtest's (2) parser:
+ * -1, and the message names the row and the bad token. */
+static void
+parse_fails(int which, const char *text, const char *row, const char *bad)
+{
+	struct ext_summary s;
+	char err[256] = "";
+	int rc = which == 0 ? ext_parse_ior_text(text, &s, err, sizeof(err)) :
+	    which == 1 ? ext_parse_ior_json(text, &s, err, sizeof(err)) :
+	    ext_parse_mdtest_text(text, &s, err, sizeof(err));
+
+	ck_assert_msg(rc == -1, "parsed: %s", text);
+	ck_assert_uint_eq(s.n, 0);
+	ck_assert_msg(strstr(err, row) && strstr(err, bad) &&
+	    strstr(err, "is not a finite number"), "%s", err);
+}
+
+/* A summary figure that is not a finite number ("inf" or "nan", as a tool
+ * prints for a phase of no measurable time) makes the tool's output
+ * unparsable, naming the row and the figure: any of ior's rows, mdtest's
+ * File rows (mdtest's Tree rows are left out).  Before, "inf" was taken as
+ * the phase's bandwidth or rate and "nan" passed on. */
+START_TEST(t_parse_nonfinite)
+{
+	struct ext_summary s;
+	char err[256];
+
+	parse_fails(0, IOR_HDR IOR_ROW("write", "inf", "95490.14") IOR_ROW("read", "1.0", "2.0"),
+	    "write row: Mean(MiB)", "\"inf\"");
+	parse_fails(0, IOR_HDR IOR_ROW("write", "373.01", "95490.14") IOR_ROW("read", "1.0", "nan"),
+	    "read row: Mean(OPs)", "\"nan\"");
+	parse_fails(0, IOR_HDR IOR_ROW("write", "-inf", "1e999"), "write row: Mean(MiB)", "-inf");
+	parse_fails(1, "{\"summary\": [{\"operation\": \"write\", \"bwMeanMIB\": NaN, "
+	    "\"OPsMean\": 1}]}", "ior: write: bwMeanMIB", "");
+	parse_fails(1, "{\"summary\": [{\"operation\": \"read\", \"OPsMean\": \"inf\"}]}",
+	    "ior: read: OPsMean", "");
+	parse_fails(2, MDT_HDR "   File creation  1.0  1.0  inf  0.0\n", "File creation row: Mean",
+	    "\"inf\"");
+	parse_fails(2, MDT_HDR "   File stat  1.0  1.0  2.0  0.0\n   File read  nan  nan  nan  nan\n",
+	    "File read row: Mean", "\"nan\"");
+	/* the same rows with finite figures parse */
+	ck_assert_int_eq(ext_parse_ior_text(IOR_HDR IOR_ROW("write", "373.01", "95490.14"), &s, err,
+	    sizeof(err)), 0);
+	ck_assert_double_eq_tol(s.op[0].bw_bytes, 373.01 * 1048576, 1);
+	ck_assert_uint_eq(s.op[0].ops, 8192);
+	ck_assert_int_eq(ext_parse_mdtest_text(MDT_HDR "   File creation  1.0  1.0  2.5  0.0\n",
+	    &s, err, sizeof(err)), 0);
+	ck_assert_double_eq_tol(s.op[0].iops, 2.5, 1e-9);
+	/* mdtest's tree rows time a few directories, often at 0 s ("inf"):
+	 * such a row is left out, the File rows stand */
+	ck_assert_int_eq(ext_parse_mdtest_text("4 tasks, 40 files\n" MDT_HDR
+	    "   File creation  1.0  1.0  2.5  0.0\n   Tree creation  inf  inf  inf  nan\n"
+	    "   Tree removal  3.0  3.0  3.0  0.0\n", &s, err, sizeof(err)), 0);
+	ck_assert_uint_eq(s.n, 2);
+	ck_assert_str_eq(s.op[0].op, "File creation");
+	ck_assert_uint_eq(s.op[0].ops, 40);
+	ck_assert_str_eq(s.op[1].op, "Tree removal");
+}
+END_TEST
+
 START_TEST(t_parse_fio)
 {
 	struct ext_summary s;
@@ -1084,6 +1155,7 @@ main(void)
 	tcase_add_test(tc, t_launcher);
 	tcase_add_test(tc, t_parse_ior);
 	tcase_add_test(tc, t_parse_mdtest);
+	tcase_add_test(tc, t_parse_nonfinite);
 	tcase_add_test(tc, t_parse_fio);
 	tcase_add_test(tc, t_hostfile);
 	tcase_add_test(tc, t_spec_refusals);

@@ -29,6 +29,8 @@
  * CK_NOFORK: the harness and the mounts are set up once in the unchecked
  * fixture and always torn down by its teardown. */
 #include <check.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -41,7 +43,9 @@
 #include <json-c/json.h>
 
 #include "harness.h"
+#include "testutil.h"
 #include "util.h"
+#include "wire.h"
 
 static struct harness h;
 static int h_up;
@@ -633,6 +637,86 @@ START_TEST(test_mount_path_slashes)
 }
 END_TEST
 
+/* Ask knobd --stdio (state directory TOP/raw-state) about the mounts
+ * paths[0..n-1] (tmpfs, stat only) in one Health request, raw on the wire;
+ * each mount finding's "STATE: reason" into got[i] (caller frees; "" when
+ * none came).  The agent is ended and reaped before any assertion. */
+static void
+raw_mounts(char *const *paths, size_t n, char **got)
+{
+	Knob__Envelope env = KNOB__ENVELOPE__INIT, *ans = NULL;
+	Knob__HealthRequest hr = KNOB__HEALTH_REQUEST__INIT;
+	Knob__MountExpect me[4], *mv[4];
+	char state[PATH_MAX];
+	int in[2], out[2], rc, st = 0;
+	struct conn c;
+	pid_t pid;
+
+	ck_assert_uint_le(n, nitems(me));
+	for (size_t i = 0; i < n; i++) {
+		knob__mount_expect__init(&me[i]);
+		me[i].path = paths[i];
+		me[i].fstype = (char *)(uintptr_t)"tmpfs";
+		mv[i] = &me[i];
+		got[i] = xstrdup("");
+	}
+	hr.n_mounts = n;
+	hr.mounts = mv;
+	hr.check_timeout_ms = 5000;
+	env.id = 1;
+	env.body_case = KNOB__ENVELOPE__BODY_HEALTH;
+	env.health = &hr;
+	snprintf(state, sizeof(state), "%s/raw-state", top);
+	ck_assert(mkdir(state, 0700) == 0 || errno == EEXIST);
+	ck_assert_int_eq(pipe2(in, O_CLOEXEC), 0);
+	ck_assert_int_eq(pipe2(out, O_CLOEXEC), 0);
+	pid = cu_knobd_stdio(h.bin, state, in[0], out[1]);
+	fcntl(out[0], F_SETFL, O_NONBLOCK);
+	conn_init(&c, out[0], in[1], NULL);
+	rc = conn_send_sync(&c, &env, 5000) == 0 ? conn_recv_sync(&c, &ans, 10000) : -1;
+	for (size_t k = 0; rc == 1 && ans->body_case == KNOB__ENVELOPE__BODY_HEALTH_RESULT &&
+	    k < ans->health_result->n_checks; k++) {
+		Knob__HealthCheck *hc = ans->health_result->checks[k];
+
+		for (size_t i = 0; i < n; i++)
+			if (strcmp(hc->check, "mount") == 0 && strcmp(hc->target, paths[i]) == 0) {
+				free(got[i]);
+				got[i] = xasprintf("%s: %s", hc->state == KNOB__HEALTH_STATE__HEALTH_OK ?
+				    "ok" : "not ok", hc->reason);
+			}
+	}
+	if (ans != NULL)
+		knob__envelope__free_unpacked(ans, NULL);
+	conn_reset(&c);
+	close(in[1]);	/* the session ends: the agent exits */
+	close(out[0]);
+	waitpid(pid, &st, 0);
+	ck_assert_msg(rc == 1, "no answer from knobd --stdio");
+}
+
+/* A client that does not normalise its mount paths (any but knobctl,
+ * whose sweep file does) asks knobd about "SMALL/sub/.." and
+ * "//TOP/./ro/": the agent looks them up lexically as the mount table
+ * spells them (no stat: "sub" does not exist), finds both tmpfs mounts
+ * and probes them ok, reported under the paths as asked.  Before, both
+ * were "not mounted". */
+START_TEST(test_mount_path_dots_raw)
+{
+	char *paths[2], *got[2];
+
+	precheck();
+	paths[0] = xasprintf("%s/sub/..", small);
+	paths[1] = xasprintf("/%s/./ro/", top);
+	raw_mounts(paths, 2, got);
+	for (size_t i = 0; i < 2; i++) {
+		ck_assert_msg(strncmp(got[i], "ok: tmpfs, stat answered", 24) == 0,
+		    "mount %s: '%s'", paths[i], got[i]);
+		free(got[i]);
+		free(paths[i]);
+	}
+}
+END_TEST
+
 /* ------------------------------------------------------------ counters */
 
 #define UNSAVED "counters not saved: %s/health-counters.json: No space left on device; " \
@@ -702,9 +786,13 @@ END_TEST
  * is found at node03's first sweep after a restart: the errors and NIC
  * findings warn that the baseline was reset, naming the file and line; the
  * file is kept as health-counters.json.corrupt, the agent's log says so, and
- * the next sweep compares with the new baseline (ok, no note).  Before, the
- * broken file was silently taken as an empty baseline: "errors ok
- * (baseline: ...)", exit 0, and the growth since the last sweep lost. */
+ * the next sweep compares with the new baseline (ok, no note), and lo,
+ * checked for the first time there, takes its first value without the
+ * note (ok, exit 0).  Before, the broken file was silently taken as an
+ * empty baseline: "errors ok (baseline: ...)", exit 0, and the growth
+ * since the last sweep lost; and then every counter first seen by a later
+ * sweep warned with the reset's note until the agent restarted ("nic lo
+ * warn (...; counters baseline reset: ...)", exit 1). */
 START_TEST(test_counters_corrupt)
 {
 	static const char cut[] = "{\n  \"mce\": 0,\n  \"edac.ce\": 3,\n  \"edac.ue\": ";
@@ -730,8 +818,15 @@ START_TEST(test_counters_corrupt)
 	ck_assert_int_eq(read_file_bounded(aside, 4096, &text, NULL), 0);
 	ck_assert_str_eq(text, cut);
 	free(text);
+	/* the next sweep has the new baseline, and a counter new to it (lo's)
+	 * takes its first value without the reset's note */
+	sf = sweep_file("corrupt2.xml", "  <group nodes=\"node03\">\n"
+	    "    <errors check=\"yes\"/>\n    <nic name=\"%s\" counters=\"yes\"/>\n"
+	    "    <nic name=\"lo\" counters=\"yes\"/>\n  </group>\n", h.node[2].ifname);
 	out = sweep(0, "-w node03 -f %s", sf);
 	has(out, "node03: errors ok (no new MCE or EDAC errors)");
+	has(out, "node03: nic %s ok (up, MTU 1500, ", h.node[2].ifname);
+	has(out, "node03: nic lo ok (up, MTU 65536, ");
 	ck_assert_msg(strstr(out, "reset") == NULL, "%s", out);
 	free(out);
 }
@@ -929,6 +1024,7 @@ sweep_checks_suite(void)
 	tcase_add_test(tc, test_help_exit_status);
 	tcase_add_test(tc, test_auth_failure);
 	tcase_add_test(tc, test_mount_path_slashes);
+	tcase_add_test(tc, test_mount_path_dots_raw);
 	tcase_add_test(tc, test_errors_counters_unsaved);
 	tcase_add_test(tc, test_concurrent_sweeps_take_turns);
 	tcase_add_test(tc, test_scontrol_hung_killed);
