@@ -626,3 +626,20 @@ accept_refuse_one(int lfd)
 	pthread_mutex_unlock(&spare_mu);
 	return rc;
 }
+
+/* $name read as strtol does, within min to max, else dflt (see util.h). */
+long
+env_number(const char *name, long min, long max, long dflt)
+{
+	const char *e = getenv(name);
+	char *end;
+	long v;
+
+	if (e == NULL)
+		return dflt;
+	errno = 0;
+	v = strtol(e, &end, 10);
+	if (end == e || errno != 0 || v < min || v > max)
+		return dflt;
+	return v;
+}

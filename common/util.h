@@ -92,6 +92,9 @@ int path_under_root(char *buf, size_t len, const char *root, const char *abs);
 const char *path_base(const char *path);
 /* Trim leading/trailing white space in place; returns s. */
 char *strtrim(char *s);
+/* $name as a number from min to max, else dflt (unset, not a number, out
+ * of range: ignored, not clamped); leading digits count ("10d" is 10). */
+long env_number(const char *name, long min, long max, long dflt);
 int set_nonblock(int fd);
 
 /* TCP keepalive on fd: first probe after idle s, then every intvl s, cnt

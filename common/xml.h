@@ -18,7 +18,9 @@ char *xml_err_msg(const xmlError *e, char *buf, size_t len);
  * name after *at in document order (from the root when *at is NULL) that,
  * copied alone under bare copies of its ancestors, gives the error msg
  * (trimmed) against schema.  *at moves to it, so that the next identical
- * error goes on from there: each element is tried once.  0 when none does. */
+ * error goes on from there: each element is tried once (plays place each
+ * error at its own element; sweep files call again until 0, every element
+ * that gives it).  0 when none does. */
 long xml_rng_locate(xmlRelaxNGPtr schema, xmlDocPtr doc, const char *name, const char *msg,
     xmlNodePtr *at);
 

@@ -319,10 +319,7 @@ must_not_exist(const char *path, const char *what, char *err, size_t errlen)
 static long
 ca_days(void)
 {
-	const char *e = getenv("KNOB_TEST_CA_DAYS");
-	long d = e ? strtol(e, NULL, 10) : 0;
-
-	return d >= 1 && d <= CA_DAYS ? d : CA_DAYS;
+	return env_number("KNOB_TEST_CA_DAYS", 1, CA_DAYS, CA_DAYS);
 }
 
 /* Create DIR (0700) holding a new self-signed Ed25519 CA. 0 or -1 with err. */

@@ -951,10 +951,7 @@ retry(const struct boot *b, const struct bnode *n)
 static useconds_t
 confirm_retry_us(void)
 {
-	const char *e = getenv("KNOB_TEST_CONFIRM_RETRY_MS");
-	long ms = e ? strtol(e, NULL, 10) : 0;
-
-	return (useconds_t)(ms >= 1 && ms <= 200 ? ms : 200) * 1000;
+	return (useconds_t)env_number("KNOB_TEST_CONFIRM_RETRY_MS", 1, 200, 200) * 1000;
 }
 
 /* Confirm over TLS (always: bootstrap resets --via ssh, whose knobd

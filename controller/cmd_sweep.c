@@ -30,7 +30,7 @@
 #include "sweep.h"
 
 #define DEFAULT_SWEEP_FILE "/etc/knob/sweep.xml"
-#define MARGIN_S 5.0
+#define MARGIN_S 5
 
 static const char *const state_names[SS__COUNT] = {
 	[SS_OK] = "ok", [SS_SKIPPED] = "skipped", [SS_WARN] = "warn", [SS_SLOW] = "slow",
@@ -116,14 +116,12 @@ struct sopts {
 };
 
 /* The margin over the agent's own deadlines: MARGIN_S, or for tests only
- * KNOB_TEST_SWEEP_MARGIN_S (1 to MARGIN_S), to give up on a node sooner. */
+ * KNOB_TEST_SWEEP_MARGIN_S (whole seconds, 1 to MARGIN_S), to give up on a
+ * node sooner. */
 static double
 margin_s(void)
 {
-	const char *e = getenv("KNOB_TEST_SWEEP_MARGIN_S");
-	double m = e ? strtod(e, NULL) : 0;
-
-	return m >= 1 && m <= MARGIN_S ? m : MARGIN_S;
+	return env_number("KNOB_TEST_SWEEP_MARGIN_S", 1, MARGIN_S, MARGIN_S);
 }
 
 /* How long the agent may take: its largest check deadline, plus margin. */

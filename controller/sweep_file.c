@@ -94,71 +94,48 @@ find_schema(const char *sweep_path)
 }
 
 /* Messages of one validation: line-less ones (attribute errors) are kept
- * aside to be located. */
+ * aside to be placed. */
 struct vctx {
 	struct lerr *e;
 	struct strvec lineless;
-	int quiet;		/* locating: only count errors */
-	int nerr;
 };
 
 static void
 on_rng_error(void *arg, xmlErrorPtr x)
 {
 	struct vctx *v = arg;
+	char buf[512], *msg = xml_err_msg(x, buf, sizeof(buf));
 
-	if (x == NULL || x->level == XML_ERR_WARNING ||
-	    (x->message && strstr(x->message, "failed to validate content")))
-		return;
-	v->nerr++;
-	if (v->quiet)
+	if (msg == NULL || strstr(msg, "failed to validate content"))
 		return;
 	if (x->line > 0)
-		lerr_add(v->e, x->line, "%s", x->message ? x->message : "error");
+		lerr_add(v->e, x->line, "%s", msg);
 	else
-		strvec_push(&v->lineless, x->message ? x->message : "error");
+		strvec_push(&v->lineless, msg);
 }
 
-/* Validate doc; 0 when valid. */
-static int
-rng_check(xmlRelaxNGPtr rng, xmlDocPtr doc, struct vctx *v)
-{
-	xmlRelaxNGValidCtxtPtr vc = xmlRelaxNGNewValidCtxt(rng);
-	int rc;
-
-	xmlRelaxNGSetValidStructuredErrors(vc, on_rng_error, v);
-	rc = xmlRelaxNGValidateDoc(vc, doc) == 0 ? 0 : -1;
-	xmlRelaxNGFreeValidCtxt(vc);
-	return rc;
-}
-
-/* RelaxNG reports attribute errors without a line: validate each element
- * of that name alone (inside a minimal document) and report the lines of
- * the ones that fail. */
+/* Place the errors RelaxNG gave without a line ("Element NAME ..."): at
+ * every element of that name that gives the error alone (xml_rng_locate
+ * from each one found to the next), at line 1 when none does. */
 static void
-locate(xmlRelaxNGPtr rng, xmlNodePtr n, const char *name, const char *msg, struct lerr *e,
-    int *found)
+place_lineless(xmlRelaxNGPtr rng, xmlDocPtr doc, struct vctx *v)
 {
-	for (; n != NULL; n = n->next) {
-		if (n->type != XML_ELEMENT_NODE)
-			continue;
-		if (strcmp((const char *)n->name, name) == 0) {
-			xmlDocPtr d = xmlNewDoc((const xmlChar *)"1.0");
-			xmlNodePtr root = xmlNewNode(NULL, (const xmlChar *)"sweep"), at = root;
-			struct vctx v = { e, { 0 }, 1, 0 };
+	for (size_t i = 0; i < v->lineless.n; i++) {
+		const char *msg = v->lineless.v[i];
+		xmlNodePtr at = NULL;
+		char name[64];
+		long line;
+		int found = 0;
 
-			xmlDocSetRootElement(d, root);
-			if (n->parent == NULL || n->parent->parent == NULL ||
-			    n->parent->parent->type != XML_DOCUMENT_NODE)
-				at = xmlNewChild(root, NULL, (const xmlChar *)"defaults", NULL);
-			xmlAddChild(at, xmlCopyNode(n, 2));
-			if (rng_check(rng, d, &v) < 0) {
-				lerr_add(e, (int)xmlGetLineNo(n), "%s", msg);
-				(*found)++;
+		if (strvec_index(&v->lineless, msg) < (long)i)
+			continue;	/* placed already, at every element */
+		if (sscanf(msg, "Element %63s", name) == 1)
+			while ((line = xml_rng_locate(rng, doc, name, msg, &at)) > 0) {
+				lerr_add(v->e, (int)line, "%s", msg);
+				found = 1;
 			}
-			xmlFreeDoc(d);
-		}
-		locate(rng, n->children, name, msg, e, found);
+		if (!found)
+			lerr_add(v->e, 1, "%s", msg);
 	}
 }
 
@@ -167,9 +144,10 @@ static int
 validate(xmlDocPtr doc, struct lerr *e)
 {
 	xmlRelaxNGParserCtxtPtr pc = NULL;
+	xmlRelaxNGValidCtxtPtr vc = NULL;
 	xmlRelaxNGPtr rng = NULL;
 	char *schema = find_schema(e->file);
-	struct vctx v = { e, { 0 }, 0, 0 };
+	struct vctx v = { e, { 0 } };
 	int rc = -1;
 
 	if (schema == NULL) {
@@ -181,20 +159,15 @@ validate(xmlDocPtr doc, struct lerr *e)
 		lerr_add(e, 0, "cannot load the schema %s", schema);
 		goto out;
 	}
-	rc = rng_check(rng, doc, &v);
-	for (size_t i = 0; i < v.lineless.n; i++) {
-		char name[64];
-		int found = 0;
-
-		if (sscanf(v.lineless.v[i], "Element %63s", name) == 1)
-			locate(rng, xmlDocGetRootElement(doc), name, v.lineless.v[i], e, &found);
-		if (!found)
-			lerr_add(e, 1, "%s", v.lineless.v[i]);
-	}
+	vc = xmlRelaxNGNewValidCtxt(rng);
+	xmlRelaxNGSetValidStructuredErrors(vc, on_rng_error, &v);
+	rc = xmlRelaxNGValidateDoc(vc, doc) == 0 ? 0 : -1;
+	place_lineless(rng, doc, &v);
 	if (rc < 0 && e->errs->n == 0)
 		lerr_add(e, 1, "does not match the sweep schema");
 out:
 	strvec_free(&v.lineless);
+	xmlRelaxNGFreeValidCtxt(vc);
 	xmlRelaxNGFree(rng);
 	xmlRelaxNGFreeParserCtxt(pc);
 	free(schema);

@@ -443,10 +443,7 @@ tc_merged(const struct tcache *tc)
 static int
 tc_lock_wait_ms(void)
 {
-	const char *e = getenv("KNOB_TEST_TC_LOCK_WAIT_MS");
-	long ms = e ? strtol(e, NULL, 10) : 0;
-
-	return ms >= 1 && ms <= TC_LOCK_WAIT_MS ? (int)ms : TC_LOCK_WAIT_MS;
+	return (int)env_number("KNOB_TEST_TC_LOCK_WAIT_MS", 1, TC_LOCK_WAIT_MS, TC_LOCK_WAIT_MS);
 }
 
 /* FILE.lock, taken within tc_lock_wait_ms(): its fd; -1 when there is no

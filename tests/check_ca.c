@@ -921,6 +921,33 @@ START_TEST(test_revoke_controller_guard)
 }
 END_TEST
 
+/* ca_init of tmpdir/ca-N with KNOB_TEST_CA_DAYS=v; ca_expiry_check of it
+ * against min_days (1: it expires within them). */
+static int
+ca_days_hook(int n, const char *v, int min_days)
+{
+	char err[PATH_MAX + 256], dir[PATH_MAX + 16];
+
+	snprintf(dir, sizeof(dir), "%s/ca-%d", tmpdir, n);
+	ck_assert_int_eq(setenv("KNOB_TEST_CA_DAYS", v, 1), 0);
+	ck_assert_msg(ca_init(dir, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(unsetenv("KNOB_TEST_CA_DAYS"), 0);
+	return ca_expiry_check(dir, min_days, err, sizeof(err));
+}
+
+/* KNOB_TEST_CA_DAYS outside 1 to 3650, or not a number, is ignored (the
+ * 10-year CA), not cut to the range; leading digits count ("10d": 10). */
+START_TEST(test_ca_days_hook_range)
+{
+	static const char *const ignored[] = { "0", "-5", "3651", "x", "", "99999999999999999999" };
+
+	for (size_t i = 0; i < nitems(ignored); i++)
+		ck_assert_msg(ca_days_hook((int)i, ignored[i], 3600) == 0,
+		    "KNOB_TEST_CA_DAYS='%s' gave a CA that ends within 3600 days", ignored[i]);
+	ck_assert_int_eq(ca_days_hook(99, "10d", 30), 1);
+}
+END_TEST
+
 /* A CA that expires in 10 days (KNOB_TEST_CA_DAYS, read by ca init for
  * tests only): the leaves it signs expire with it.  A fresh one passes the
  * leaf check every time (it was judged "expires within 30 days" at once:
@@ -1021,6 +1048,7 @@ ca_suite(void)
 	tcase_add_test(tc, test_controller_loads_crl);
 	tcase_add_test(tc, test_revoke_controller_guard);
 	tcase_add_test(tc, test_ca_near_expiry_not_rekeyed);
+	tcase_add_test(tc, test_ca_days_hook_range);
 	suite_add_tcase(s, tc);
 	return s;
 }

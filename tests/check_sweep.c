@@ -122,6 +122,50 @@ START_TEST(test_file_errors)
 }
 END_TEST
 
+/* How many of errs are at path:line. */
+static int
+errs_at(const struct strvec *errs, const char *path, int line)
+{
+	char want[512];
+	int n = 0;
+
+	snprintf(want, sizeof(want), "%s:%d: ", path, line);
+	for (size_t i = 0; i < errs->n; i++)
+		n += strncmp(errs->v[i], want, strlen(want)) == 0;
+	return n;
+}
+
+/* The schema errors libxml2 gives without a line (a <nic> without its
+ * name) land on every element that gives them, in <defaults> as in a
+ * <group>, even where libxml2 stopped validating (the second <defaults>);
+ * the <nic> with a bad speed gets its own error only, not theirs too. */
+START_TEST(test_schema_error_lines)
+{
+	struct strvec errs = { 0 };
+	const char *p;
+
+	p = put("lines.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <group nodes=\"n1\">\n"
+	    "    <nic mtu=\"1500\"/>\n    <nic name=\"e\" speed=\"-1\"/>\n  </group>\n"
+	    "  <group nodes=\"n2\">\n    <nic mtu=\"1500\"/>\n  </group>\n</sweep>\n");
+	ck_assert_ptr_null(sweep_file_load(p, &errs));
+	ck_assert_int_eq(errs_at(&errs, p, 4), 1);
+	ck_assert_msg(errs_at(&errs, p, 5) == 1, "line 5: %d errors (%s; %s)",
+	    errs_at(&errs, p, 5), errs.v[0], errs.n > 1 ? errs.v[1] : "");
+	ck_assert_int_eq(errs_at(&errs, p, 8), 1);
+	ck_assert_uint_eq(errs.n, 3);
+	strvec_free(&errs);
+	p = put("lines2.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
+	    "    <nic mtu=\"1\"/>\n  </defaults>\n  <defaults>\n    <nic mtu=\"2\"/>\n"
+	    "  </defaults>\n</sweep>\n");
+	ck_assert_ptr_null(sweep_file_load(p, &errs));
+	ck_assert_int_eq(errs_at(&errs, p, 4), 1);
+	ck_assert_int_eq(errs_at(&errs, p, 6), 1);
+	ck_assert_int_eq(errs_at(&errs, p, 7), 1);
+	ck_assert_uint_eq(errs.n, 3);
+	strvec_free(&errs);
+}
+END_TEST
+
 /* Defaults apply everywhere; a group's item overrides the default of the
  * same kind and identity, for the group's nodes only. */
 START_TEST(test_defaults_and_groups)
@@ -360,6 +404,7 @@ sweep_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_outlier_rule);
 	tcase_add_test(tc, test_file_errors);
+	tcase_add_test(tc, test_schema_error_lines);
 	tcase_add_test(tc, test_defaults_and_groups);
 	tcase_add_test(tc, test_prom_file);
 	tcase_add_test(tc, test_group_membership);
