@@ -19,6 +19,7 @@
 #include "bench_ctl.h"
 #include "nodeset.h"
 #include "profile.h"
+#include "normalize.h"
 #include "sweep.h"
 #include "xml.h"
 
@@ -542,43 +543,9 @@ sweep_policy_default(struct sweep_policy *p)
 	p->resume_after = 1;
 }
 
-/* A mount path as /proc/self/mounts spells the mount point, in place and
- * lexically (no look at the file system: a dead NFS or Lustre mount would
- * hang a stat): "//" collapsed, "." dropped, ".." takes off the component
- * before it (at "/" it stays "/"), trailing slashes dropped: "/sys/" and
- * "/scratch//x/.." are "/sys" and "/scratch".  A relative path is left as
- * written (it_mount refuses it). */
-static void
-mount_path_normalise(char *p)
-{
-	char *w = p;
-	const char *r = p;
-
-	if (*p != '/')
-		return;
-	while (*r) {
-		size_t n;
-
-		while (*r == '/')
-			r++;
-		n = strcspn(r, "/");
-		if (n == 2 && r[0] == '.' && r[1] == '.') {
-			while (w > p && *--w != '/')
-				;
-		} else if (n > 0 && !(n == 1 && r[0] == '.')) {
-			*w++ = '/';
-			memmove(w, r, n);
-			w += n;
-		}
-		r += n;
-	}
-	if (w == p)
-		*w++ = '/';
-	*w = '\0';
-}
-
 /* Copy element n into an item of scope sc; a <mount path> is normalised
- * (mount_path_normalise), so "/sys/" checks and overrides "/sys". */
+ * (norm_mount_path, common/normalize.c: lexical, as the agent looks it
+ * up), so "/sys/" checks and overrides "/sys". */
 static void
 read_item(struct sweep_scope *sc, xmlNodePtr n, const char *file)
 {
@@ -599,7 +566,7 @@ read_item(struct sweep_scope *sc, xmlNodePtr n, const char *file)
 		it->a[it->na++].value = xstrdup(v ? (const char *)v : "");
 		xmlFree(v);
 		if (strcmp(it->kind, "mount") == 0 && strcmp(it->a[it->na - 1].name, "path") == 0)
-			mount_path_normalise(it->a[it->na - 1].value);
+			norm_mount_path(it->a[it->na - 1].value);
 	}
 	it->key = xasprintf("%s %s", it->kind,
 	    k >= 0 && kinds[k].id && item_attr(it, kinds[k].id) ? item_attr(it, kinds[k].id) : "");
