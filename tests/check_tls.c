@@ -107,7 +107,7 @@ closed_after(int fd, uint64_t t0, double max)
 }
 
 #define HALF_PINGS 100	/* more than a turn's frames (FRAMES_PER_TURN, 64) */
-#define STUCK_PINGS 8000	/* ~600 KB of answers: more than the sockets hold, less
+#define STUCK_PINGS 12000	/* ~680 KB of answers: more than the sockets hold, less
 				 * than the agent's write queue (WQ_MAX, 1 MiB) */
 
 /* Queue n pings (ids 1..n) on c and write them all.  0 or -1. */
