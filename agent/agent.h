@@ -44,6 +44,10 @@ struct agent_cfg {
 #define AGENT_LEASE_DEFAULT_S	10	/* controller lease (benchmark phases) */
 #define AGENT_FIRST_BYTE_NS	(2ull * 1000000000ull)	/* accept -> ClientHello's first byte */
 #define AGENT_HANDSHAKE_NS	(5ull * 1000000000ull)	/* accept -> authenticated */
+/* A connection the agent closes: its last replies may take this long
+ * without a byte going out (a peer that stops reading), then it is reset;
+ * and its linger after them (conn_linger) lasts this long. */
+#define AGENT_CLOSE_NS		(2ull * 1000000000ull)
 
 /* A listener that accept(2) may fail on for a while (listen_failed):
  * set b, lfd and who (a log prefix, "" or "SNI: "), zero the rest. */
@@ -86,7 +90,13 @@ struct aconn {
 	int stdio;		/* the --stdio session on fds 0/1 (never closed, no linger) */
 	int out_watched;	/* --stdio: fd 1 is in the loop for its own EPOLLOUT */
 	Knob__Envelope *req;	/* the request being dispatched; NULL once a worker took it */
-	int closing;		/* close once the write queue drains */
+	int closing;		/* close once the write queue drains (within
+				 * AGENT_CLOSE_NS of the last bytes out) */
+	uint64_t tx_ns;		/* closing: when it began or bytes last went out */
+	int peer_eof;		/* the peer ended its input: no more reads; the
+				 * replies to what it sent go out, then it closes */
+	unsigned pending;	/* work items of its requests still running
+				 * (agent_conn_hold) */
 	int draining;		/* half-closed: discarding input until the peer closes */
 	int more_input;		/* frames may wait beyond this turn's (conn_input) */
 	uint64_t last_rx_ns;	/* monotonic time of the last frame received */
@@ -162,6 +172,13 @@ int agent_reply_error(struct agent *a, struct aconn *c, uint64_t id, int code,
 /* Thread-safe: pack env and hand it to the loop for connection conn_id.
  * Dropped silently if that connection is gone.  0 or -1. */
 int agent_post(struct agent *a, uint64_t conn_id, uint64_t id, Knob__Envelope *env);
+/* From the loop thread: one more work item of c's runs; its reply (if
+ * any) goes out before the agent_conn_release that ends it. */
+void agent_conn_hold(struct aconn *c);
+/* Thread-safe: a work item of connection conn_id that agent_conn_hold
+ * counted has posted its last reply (a connection whose peer ended its
+ * input closes once none runs). */
+void agent_conn_release(struct agent *a, uint64_t conn_id);
 /* Thread-safe: wake the loop, which then looks again at what needs its
  * timer (agent_subsys_wants_tick). */
 void agent_wake(struct agent *a);
@@ -183,6 +200,7 @@ struct work {
 	struct work *next;
 	struct agent *a;
 	uint64_t conn_id;	/* where the reply goes (0: nowhere) */
+	int held;		/* counted in its connection's pending (agent_conn_hold) */
 	Knob__Envelope *req;	/* owned: freed after done (NULL for internal work) */
 	Knob__Envelope reply;	/* run fills it; posted to conn_id when its body is set */
 	void *arg;		/* the caller's, for run and done */

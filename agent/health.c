@@ -551,6 +551,7 @@ sweep_worker(void *arg)
 		log_warnx("health request %llu: cannot start a worker for the %s check",
 		    (unsigned long long)sw->req->id, what);
 		post_no_worker(sw, what);
+		agent_conn_release(sw->a, sw->conn_id);
 		sweep_unref(sw);
 		return NULL;
 	}
@@ -566,6 +567,7 @@ sweep_worker(void *arg)
 	env.body_case = KNOB__ENVELOPE__BODY_HEALTH_RESULT;
 	env.health_result = &hr;
 	agent_post(sw->a, sw->conn_id, sw->req->id, &env);
+	agent_conn_release(sw->a, sw->conn_id);
 	hout_free(&res);
 	sweep_unref(sw);
 	return NULL;
@@ -624,6 +626,7 @@ h_health(struct agent *a, struct aconn *c, Knob__Envelope *req)
 		sweep_free(sw);
 		return agent_reply_error(a, c, req->id, EAGAIN, "cannot start a worker") < 0 ? -1 : 0;
 	}
+	agent_conn_hold(c);	/* released by the sweep after its answer (loop first) */
 	agent_req_take(c, req);	/* abandoned checks may outlive the sweep: sweep_unref frees it */
 	return 0;
 }

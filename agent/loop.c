@@ -353,19 +353,22 @@ agent_init(struct agent *a, const struct agent_cfg *cfg)
 	return 0;
 }
 
-/* Update the epoll interest of c: always input, output while queued.  A
- * --stdio session reads fd 0 and writes fd 1, so output is watched on fd 1
- * (when it can be: a regular file is always writable). */
+/* Update the epoll interest of c: input until the peer ended it, output
+ * while queued.  A --stdio session reads fd 0 and writes fd 1, so output
+ * is watched on fd 1 (when it can be: a regular file is always writable). */
 static void
 conn_interest(struct agent *a, struct aconn *c)
 {
 	uint32_t ev = conn_events(&c->c);
 
+	if (c->peer_eof)	/* a socket at EOF stays readable */
+		ev &= ~(uint32_t)EPOLLIN;
 	if (!c->stdio) {
 		ev_io_mod(a->base, c->fd, ev);
 		return;
 	}
-	ev_io_mod(a->base, 0, EPOLLIN);
+	if (!c->peer_eof)	/* else fd 0 is out of the loop (conn_peer_eof) */
+		ev_io_mod(a->base, 0, EPOLLIN);
 	if (c->out_watched)
 		ev_io_mod(a->base, 1, ev & EPOLLOUT);
 }
@@ -387,7 +390,8 @@ conn_close(struct agent *a, struct aconn *c, const char *why)
 		a->conns = c->next;
 	if (c->next)
 		c->next->prev = c->prev;
-	agent_subsys_conn_closed(a, c->id);
+	if (!c->peer_eof)	/* else told at the peer's EOF */
+		agent_subsys_conn_closed(a, c->id);
 	agent_ctl_addr_del(a, &c->ctl);
 	if (c->req)	/* closed while its request was being dispatched */
 		knob__envelope__free_unpacked(c->req, NULL);
@@ -398,8 +402,9 @@ conn_close(struct agent *a, struct aconn *c, const char *why)
 }
 
 /* Half-close c and discard what the peer still sends until it closes (or
- * 2 s pass), so that our last words (a TLS alert, an Error frame) reach it
- * instead of being destroyed by a reset from unread input at close(). */
+ * AGENT_CLOSE_NS pass), so that our last words (a TLS alert, an Error
+ * frame) reach it instead of being destroyed by a reset from unread input
+ * at close(). */
 static void
 conn_linger(struct agent *a, struct aconn *c, const char *why)
 {
@@ -437,22 +442,58 @@ conn_drain(struct agent *a, struct aconn *c)
 		conn_close(a, c, NULL);
 }
 
-/* Flush c's queue; close on error or when a requested close has drained. */
+/* Close c at once, with a reset when it is a socket (SO_LINGER 0): what
+ * it still had to send is dropped, and no orphan socket goes on trying. */
+static void
+conn_abort(struct agent *a, struct aconn *c, const char *why)
+{
+	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+
+	if (!c->stdio && setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)) < 0)
+		log_warn("SO_LINGER");
+	conn_close(a, c, why);
+}
+
+/* Bytes the kernel still has to send on c's socket (0 for --stdio). */
+static int
+unsent(const struct aconn *c)
+{
+	int n = 0;
+
+	return !c->stdio && ioctl(c->fd, TIOCOUTQ, &n) == 0 ? n : 0;
+}
+
+/* Flush c's queue; close on error or when a requested close has drained.
+ * A closing c's deadline (conn_deadlines) starts again with each byte out. */
 static int
 conn_kick(struct agent *a, struct aconn *c)
 {
+	size_t queued = c->c.wq_bytes;
 	int r = conn_flush(&c->c);
 
+	if (c->closing && c->c.wq_bytes < queued)
+		c->tx_ns = now_mono_ns();
 	if (r < 0) {
 		conn_close(a, c, c->c.err);
 		return -1;
 	}
 	if (r == 1 && c->closing) {
-		conn_linger(a, c, "closed after reply");
+		conn_linger(a, c, c->peer_eof ? "end of input, all answered" : "closed after reply");
 		return -1;
 	}
 	conn_interest(a, c);
 	return 0;
+}
+
+/* Close c once its queued replies are out (conn_kick, then conn_linger);
+ * a peer that takes none of them for AGENT_CLOSE_NS is cut.  -1 when c is
+ * gone already. */
+static int
+conn_finish(struct agent *a, struct aconn *c)
+{
+	c->closing = 1;
+	c->tx_ns = now_mono_ns();
+	return conn_kick(a, c);
 }
 
 int
@@ -512,6 +553,20 @@ agent_reply_error(struct agent *a, struct aconn *c, uint64_t id, int code, const
 	return agent_reply(a, c, id, &env);
 }
 
+/* Queue p for the loop (any thread) and wake it; the loop frees p. */
+static void
+post_push(struct agent *a, struct agent_post *p)
+{
+	pthread_mutex_lock(&a->post_mu);
+	if (a->posts_tail)
+		a->posts_tail->next = p;
+	else
+		a->posts = p;
+	a->posts_tail = p;
+	pthread_mutex_unlock(&a->post_mu);
+	ev_async_send(a->post_base, &a->wake);
+}
+
 /* Called from any thread: pack now, hand over to the loop via the eventfd. */
 int
 agent_post(struct agent *a, uint64_t conn_id, uint64_t id, Knob__Envelope *env)
@@ -526,15 +581,24 @@ agent_post(struct agent *a, uint64_t conn_id, uint64_t id, Knob__Envelope *env)
 		free(p);
 		return -1;
 	}
-	pthread_mutex_lock(&a->post_mu);
-	if (a->posts_tail)
-		a->posts_tail->next = p;
-	else
-		a->posts = p;
-	a->posts_tail = p;
-	pthread_mutex_unlock(&a->post_mu);
-	ev_async_send(a->post_base, &a->wake);
+	post_push(a, p);
 	return 0;
+}
+
+void
+agent_conn_hold(struct aconn *c)
+{
+	c->pending++;
+}
+
+/* A post without a frame: the release drain_posts counts. */
+void
+agent_conn_release(struct agent *a, uint64_t conn_id)
+{
+	struct agent_post *p = xcalloc(1, sizeof(*p));
+
+	p->conn_id = conn_id;
+	post_push(a, p);
 }
 
 void
@@ -662,7 +726,11 @@ drain_posts(struct agent *a)
 
 		next = p->next;
 		c = conn_find(a, p->conn_id);
-		if (c != NULL && !c->closing && !c->draining) {
+		if (p->frame == NULL) {	/* a release: the last work item of an ended peer? */
+			if (c != NULL && c->pending > 0 && --c->pending == 0 && c->peer_eof &&
+			    !c->closing)
+				conn_finish(a, c);
+		} else if (c != NULL && !c->closing && !c->draining) {
 			if (conn_queue_frame(&c->c, p->frame, p->len) < 0) {
 				log_warnx("%s (%s): %s; closing", c->addr, c->peer, c->c.err);
 				conn_close(a, c, c->c.err);
@@ -980,19 +1048,17 @@ conn_handshake(struct agent *a, struct aconn *c)
 		    c->peer, ou, KNOB_ROLE_CONTROLLER);
 		/* Say why before closing; nothing from this peer is ever served. */
 		c->handshaking = 0;
-		c->closing = 1;
 		agent_reply_error(a, c, 0, EACCES, "certificate of '%s' has role '%s'; only a "
 		    "'%s' certificate may command this agent", c->peer, ou, KNOB_ROLE_CONTROLLER);
-		conn_kick(a, c);
+		conn_finish(a, c);
 		return -1;
 	}
 	c->handshaking = 0;
 	if (auth_room(a) < 0) {
 		log_warnx("%s: refusing controller '%s': %d controllers connected", c->addr,
 		    c->peer, a->cfg.max_conns > 0 ? a->cfg.max_conns : 256);
-		c->closing = 1;
 		agent_reply_error(a, c, 0, EBUSY, "too many controllers connected");
-		conn_kick(a, c);
+		conn_finish(a, c);
 		return -1;
 	}
 	c->authed = 1;
@@ -1000,6 +1066,29 @@ conn_handshake(struct agent *a, struct aconn *c)
 	log_info("controller %s connected from %s", c->peer, c->addr);
 	conn_interest(a, c);
 	return 0;
+}
+
+/* The peer of c ended its input (EOF, or TLS close_notify) after whole
+ * frames: read no more, tell the subsystems its controller went away (as
+ * a close would: phases abort, waits for the tuning lock give up), and
+ * close once the work still running for its requests (c->pending) has
+ * posted its replies and they are out, so that a peer that half-closes
+ * after its last request (printf ... | ssh node knobd --stdio) gets every
+ * answer. */
+static void
+conn_peer_eof(struct agent *a, struct aconn *c)
+{
+	log_debug("connection %llu from %s: end of input; %u request(s) still running",
+	    (unsigned long long)c->id, c->addr, c->pending);
+	c->peer_eof = 1;
+	c->more_input = 0;
+	if (c->stdio)	/* a pipe at its end stays readable (EPOLLHUP) */
+		ev_io_del(a->base, 0);
+	agent_subsys_conn_closed(a, c->id);	/* c stays: subsystems only post */
+	if (c->pending == 0 && !c->closing)
+		conn_finish(a, c);
+	else
+		conn_kick(a, c);
 }
 
 /* Read and dispatch the complete frames available on c, FRAMES_PER_TURN
@@ -1023,6 +1112,10 @@ conn_input(struct agent *a, struct aconn *c)
 		r = conn_recv(&c->c, &env);
 		if (r == 0)
 			break;
+		if (r < 0 && c->c.peer_closed && c->c.hdr_have == 0) {
+			conn_peer_eof(a, c);
+			return;
+		}
 		if (r < 0) {
 			if (!c->c.peer_closed) {
 				log_warnx("%s (%s): %s; closing", c->addr,
@@ -1050,8 +1143,7 @@ conn_input(struct agent *a, struct aconn *c)
 		}
 		if (r < 0) {	/* a message the agent does not take */
 			a->session_failed |= c->stdio;
-			c->closing = 1;
-			conn_kick(a, c);
+			conn_finish(a, c);
 			return;
 		}
 	}
@@ -1064,6 +1156,13 @@ conn_event(struct agent *a, struct aconn *c, uint32_t events)
 {
 	if (c->draining) {
 		conn_drain(a, c);
+		return;
+	}
+	if (c->peer_eof) {	/* only writes; a reset or hang-up ends it */
+		if (events & (EPOLLERR | EPOLLHUP))
+			conn_close(a, c, "connection reset after the peer's end of input");
+		else if (events & EPOLLOUT)
+			conn_kick(a, c);
 		return;
 	}
 	if (c->handshaking) {
@@ -1096,7 +1195,7 @@ conns_need_timer(const struct agent *a)
 	for (const struct aconn *c = a->conns; c; c = c->next) {
 		if (c->more_input)
 			return 0;
-		if (c->handshaking || c->draining)
+		if (c->handshaking || c->draining || c->closing)
 			after = TICK_NS;
 	}
 	return after;
@@ -1137,8 +1236,17 @@ conn_deadlines(struct agent *a, uint64_t now)
 			hs_failed(a, c, "TLS handshake not done in %llu s; closing",
 			    (unsigned long long)(all / 1000000000ull));
 			conn_close(a, c, NULL);
-		} else if (c->draining && now - c->last_rx_ns > 2000000000ull)
-			conn_close(a, c, NULL);
+		} else if (c->closing && !c->draining && now - c->tx_ns > AGENT_CLOSE_NS) {
+			log_warnx("%s (%s): its last replies not read in %llu s; resetting the "
+			    "connection", c->addr, c->peer[0] ? c->peer : "-",
+			    (unsigned long long)(AGENT_CLOSE_NS / 1000000000ull));
+			conn_abort(a, c, "last replies not read");
+		} else if (c->draining && now - c->last_rx_ns > AGENT_CLOSE_NS) {
+			if (unsent(c) > 0)	/* its peer does not read: no orphan goes on */
+				conn_abort(a, c, NULL);
+			else
+				conn_close(a, c, NULL);
+		}
 	}
 }
 
@@ -1169,10 +1277,13 @@ static void
 on_timer(void *arg)
 {
 	struct agent *a = arg;
-	uint64_t now = now_mono_ns();
+	uint64_t now;
 
 	log_set_instance(a->node);
 	conns_next_turn(a);
+	/* read after those turns: one that starts a deadline (a linger) stamps
+	 * it later than a clock read before, and now - stamp would wrap */
+	now = now_mono_ns();
 	conn_deadlines(a, now);
 	if (now - a->last_tick_ns >= SUBSYS_TICK_NS) {
 		a->last_tick_ns = now;

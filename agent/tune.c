@@ -2548,9 +2548,10 @@ tune_stop(struct agent *a)
 	pthread_mutex_unlock(&t->lmu);
 }
 
-/* A controller went away: its tuning requests still waiting for the lock
- * (or not started) give up, so that an abandoned apply --wait does not
- * run minutes later, nor hold a pool thread until then. */
+/* A controller went away (or ended its input): its tuning requests that
+ * wait for the lock (or will have to) give up, so that an abandoned
+ * apply --wait does not run minutes later, nor hold a pool thread until
+ * then; one that finds the lock free still runs (tune_lock_take). */
 static void
 tune_conn_closed(struct agent *a, uint64_t conn_id)
 {

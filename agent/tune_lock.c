@@ -65,18 +65,20 @@ tune_lock_take(struct agent *a, const char *owner, unsigned lease_ms, unsigned w
 		uint64_t now = now_mono_ns(), until;
 		struct timespec ts;
 
-		if (cancel && *cancel) {
-			snprintf(why, whylen, "the controller went away while this waited for the "
-			    "tuning lock");
-			rc = -ECANCELED;
-			goto out;
-		}
 		if (!tune_lock_busy(t))
 			break;	/* free, or the holder's lease ran out */
 		if (strcmp(t->owner, owner) == 0) {
 			/* the same owner again (a controller's concurrent phases) */
 			t->held++;
 			*token = t->token;
+			goto out;
+		}
+		/* only a wait is given up: a request whose controller ended its
+		 * input after sending it still runs when the lock is free */
+		if (cancel && *cancel) {
+			snprintf(why, whylen, "the controller went away while this waited for the "
+			    "tuning lock");
+			rc = -ECANCELED;
 			goto out;
 		}
 		if (t->stopping) {

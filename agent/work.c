@@ -68,6 +68,8 @@ work_finish(struct work *w)
 	}
 	if (w->reply.body_case != KNOB__ENVELOPE__BODY__NOT_SET && w->conn_id != 0)
 		agent_post(a, w->conn_id, w->req ? w->req->id : 0, &w->reply);
+	if (w->held)
+		agent_conn_release(a, w->conn_id);
 	if (w->done)
 		w->done(w);
 	if (w->req)
@@ -158,6 +160,17 @@ work_pool_free(struct work_pool *p)
 	free(p);
 }
 
+/* Count w in c's work still running (none without c): c waits for it
+ * after its peer's end of input; work_finish releases it. */
+static void
+work_hold(struct work *w, struct aconn *c)
+{
+	if (c == NULL)
+		return;
+	w->held = 1;
+	agent_conn_hold(c);
+}
+
 /* A new item for request req of c; req is the item's from now on. */
 static struct work *
 work_new(struct agent *a, struct aconn *c, Knob__Envelope *req, work_fn run, work_fn done,
@@ -174,6 +187,7 @@ work_new(struct agent *a, struct aconn *c, Knob__Envelope *req, work_fn run, wor
 	w->done = done;
 	if (c && c->req == req)
 		c->req = NULL;	/* the loop must not free it */
+	work_hold(w, c);
 	return w;
 }
 
@@ -284,7 +298,10 @@ agent_work_long(struct agent *a, struct aconn *c, Knob__Envelope *req, work_fn r
 	w = work_new(a, NULL, NULL, run, done, arg);
 	w->conn_id = c ? c->id : 0;
 	w->req = req;
+	work_hold(w, c);	/* before the thread runs: it frees w */
 	if (detached(work_long_thread, w) < 0) {
+		if (c)
+			c->pending--;
 		free(w);
 		work_uncount(a);
 		if (c && req)

@@ -7,7 +7,12 @@
  *
  * The ClientHello is read with MSG_PEEK and parsed by OpenSSL (a throwaway
  * SSL over memory BIOs whose client-hello callback reads the server_name
- * extension), so the bytes stay in the socket for the agent.  A name the
+ * extension), so the bytes stay in the socket for the agent.  It is
+ * peeked and parsed only when another whole TLS record has arrived (the
+ * socket's FIONREAD against the end of the record its header announced),
+ * all of them within SNI_PEEK_MAX: a client that sends its ClientHello a
+ * byte at a time costs a system call per byte and one parse per record,
+ * not a peek and a parse of everything so far per byte.  A name the
  * simulator does not know, or none, gets an unrecognized_name alert and
  * the connection is closed.  Connections that send no ClientHello within
  * the deadline are closed; at most SNI_PEND_MAX wait at once (the oldest
@@ -17,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <openssl/ssl.h>
 
@@ -26,6 +32,8 @@
 #include "util.h"
 
 #define SNI_PEEK_MAX	(16384 + 5)	/* one TLS record: a ClientHello fits */
+#define TLS_HDR		5		/* a TLS record's header */
+#define TLS_HANDSHAKE	22		/* its content type for a ClientHello */
 #define SNI_TICK_NS	(250ull * 1000000ull)
 #define SNI_UNKNOWN_LOGGED 10	/* refused names logged one by one; then summed */
 
@@ -37,6 +45,9 @@ struct sni_pend {
 	uint64_t accept_ns;
 	struct sockaddr_storage ss;
 	socklen_t sl;
+	size_t parsed;		/* bytes of whole records parsed (0: none yet) */
+	size_t want;		/* bytes the next whole record ends at (FIONREAD) */
+	unsigned parses;	/* for the log at hand-off */
 };
 
 struct sim_sni {
@@ -108,11 +119,11 @@ sni_hello_cb(SSL *s, int *al, void *arg)
 }
 
 /* Parse the n peeked bytes: 1 = instance found (pk->agent), 0 = the
- * ClientHello is not complete yet, -1 = refused; alert bytes (malloc'd)
- * in *out, *outlen. */
+ * ClientHello is not complete yet (and more may come: !last), -1 =
+ * refused; alert bytes (malloc'd) in *out, *outlen. */
 static int
-sni_parse(struct sim_sni *f, const unsigned char *buf, size_t n, struct sni_peek *pk,
-    char **out, long *outlen)
+sni_parse(struct sim_sni *f, const unsigned char *buf, size_t n, int last,
+    struct sni_peek *pk, char **out, long *outlen)
 {
 	BIO *rb = BIO_new(BIO_s_mem()), *wb = BIO_new(BIO_s_mem());
 	SSL *s = SSL_new(f->peek_ctx);
@@ -134,7 +145,7 @@ sni_parse(struct sim_sni *f, const unsigned char *buf, size_t n, struct sni_peek
 	e = SSL_get_error(s, r);
 	if (e == SSL_ERROR_WANT_CLIENT_HELLO_CB && pk->agent != NULL)
 		rc = 1;
-	else if (e == SSL_ERROR_WANT_READ && n < SNI_PEEK_MAX)
+	else if (e == SSL_ERROR_WANT_READ && !last)
 		rc = 0;
 	if (rc < 0 && (*outlen = BIO_get_mem_data(wb, &data)) > 0) {
 		*out = xmalloc((size_t)*outlen);
@@ -209,40 +220,99 @@ pend_refuse(struct sim_sni *f, struct sni_pend *p, const struct sni_peek *pk,
 	pend_drop(f, p, 0);
 }
 
+/* The bytes of the whole TLS records at the start of the n bytes of buf
+ * (their sum), and in *want where the next one ends once its header is
+ * there (else its header's end); -1 when a header is not a handshake
+ * record's (no TLS: the parse refuses it). */
+static long
+sni_whole(const unsigned char *buf, size_t n, size_t *want)
+{
+	size_t off = 0, len;
+
+	for (;;) {
+		*want = off + TLS_HDR;
+		if (off + TLS_HDR > n)
+			return (long)off;
+		len = (size_t)buf[off + 3] << 8 | buf[off + 4];
+		if (buf[off] != TLS_HANDSHAKE || len > SNI_PEEK_MAX - TLS_HDR)
+			return -1;
+		*want = off + TLS_HDR + len;
+		if (*want > n)
+			return (long)off;
+		off = *want;
+	}
+}
+
+/* Hand p over, or refuse it, by what the parse r of its peek (pk, alert)
+ * said; 0 (the ClientHello is not complete yet) leaves it waiting. */
+static void
+pend_decide(struct sim_sni *f, struct sni_pend *p, int r, const struct sni_peek *pk,
+    const char *alert, long alertlen)
+{
+	struct sockaddr_storage ss = p->ss;
+	socklen_t sl = p->sl;
+	int fd = p->fd;
+
+	if (r == 1) {
+		log_debug("SNI: connection for %s: ClientHello of %zu bytes parsed %u time(s)",
+		    pk->name, p->parsed, p->parses);
+		pend_drop(f, p, 1);
+		f->handoff(f->arg, pk->agent, fd, (struct sockaddr *)&ss, (unsigned)sl);
+	} else if (r < 0)
+		pend_refuse(f, p, pk, alert, alertlen);
+}
+
+/* Peek at p's bytes (n of them waiting, SNI_PEEK_MAX at most) and parse
+ * the whole records among them when there are more than last time, or
+ * everything when no more can come (hup) or it is no TLS. */
+static void
+pend_peek(struct sim_sni *f, struct sni_pend *p, size_t n, int hup)
+{
+	struct sni_peek pk = { .f = f };
+	unsigned char *buf = xmalloc(n);
+	char *alert = NULL;
+	long whole, alertlen = 0;
+	ssize_t got;
+	int last, r;
+
+	got = recv(p->fd, buf, n, MSG_PEEK | MSG_DONTWAIT);
+	if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+		goto out;
+	if (got <= 0) {
+		pend_drop(f, p, 0);
+		goto out;
+	}
+	whole = sni_whole(buf, (size_t)got, &p->want);
+	last = hup || whole < 0 || p->want > SNI_PEEK_MAX;
+	if (whole < 0 || (last && whole == 0))
+		whole = got;	/* for the refusal and its alert */
+	if ((size_t)whole <= p->parsed && !last)
+		goto out;	/* no new whole record */
+	p->parsed = (size_t)whole;
+	p->parses++;
+	r = sni_parse(f, buf, (size_t)whole, last, &pk, &alert, &alertlen);
+	pend_decide(f, p, r, &pk, alert, alertlen);
+	free(alert);
+out:
+	free(buf);
+}
+
 /* Data (or a hang-up) on a waiting connection: hand it over once its
- * ClientHello names an instance. */
+ * ClientHello names an instance.  Nothing is peeked until the bytes
+ * waiting reach the end of the next record (p->want). */
 static void
 on_pend(int fd, uint32_t events, void *arg)
 {
 	struct sni_pend *p = arg;
-	struct sim_sni *f = p->f;
-	struct sni_peek pk = { .f = f };
-	unsigned char *buf = xmalloc(SNI_PEEK_MAX);
-	char *alert;
-	long alertlen;
-	ssize_t n;
-	int r;
+	int avail = 0, hup = (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0;
 
-	(void)events;
-	n = recv(fd, buf, SNI_PEEK_MAX, MSG_PEEK | MSG_DONTWAIT);
-	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
-		goto out;
-	if (n <= 0) {
-		pend_drop(f, p, 0);
-		goto out;
-	}
-	r = sni_parse(f, buf, (size_t)n, &pk, &alert, &alertlen);
-	if (r == 1) {
-		struct sockaddr_storage ss = p->ss;
-		socklen_t sl = p->sl;
-
-		pend_drop(f, p, 1);
-		f->handoff(f->arg, pk.agent, fd, (struct sockaddr *)&ss, (unsigned)sl);
-	} else if (r < 0)
-		pend_refuse(f, p, &pk, alert, alertlen);
-	free(alert);
-out:
-	free(buf);
+	if (ioctl(fd, FIONREAD, &avail) < 0 || avail < 0)
+		avail = 0;
+	if ((size_t)avail > SNI_PEEK_MAX)
+		avail = SNI_PEEK_MAX;
+	if (!hup && (size_t)avail < p->want)
+		return;
+	pend_peek(p->f, p, hup && avail == 0 ? 1 : (size_t)avail, hup);
 }
 
 /* Close waiting connections past the deadline; tick while any wait. */
@@ -301,6 +371,7 @@ on_sni_listen(int lfd, uint32_t events, void *arg)
 			pend_drop(f, f->oldest, 0);
 		p->f = f;
 		p->accept_ns = now_mono_ns();
+		p->want = TLS_HDR;
 		if (ev_io_add(f->base, p->fd, EPOLLIN | EPOLLRDHUP | EPOLLET, on_pend, p) < 0) {
 			log_warn("epoll");
 			close(p->fd);

@@ -16,6 +16,7 @@
 #include "harness.h"
 #include "testutil.h"
 #include "util.h"
+#include "wire.h"
 
 static struct harness h;
 
@@ -98,22 +99,35 @@ START_TEST(sighup_keeps_serving)
 }
 END_TEST
 
-/* knobd --stdio fed text (data, then end of input); its exit status. */
+/* knobd --stdio (node01's state and sysroot) fed data (len bytes, then end
+ * of input); its exit status.  What it wrote into *out (malloc'd, *outlen
+ * bytes) unless out is NULL. */
 static int
-stdio_session(const char *data, size_t len)
+stdio_session(const void *data, size_t len, uint8_t **out, size_t *outlen)
 {
-	int in[2], out[2];
+	int in[2], o[2];
 	pid_t pid;
-	char buf[4096];
+	uint8_t buf[4096], *got = NULL;
+	size_t have = 0;
+	ssize_t n;
 
 	ck_assert_int_eq(pipe2(in, O_CLOEXEC), 0);	/* knobd holds no end of ours */
-	ck_assert_int_eq(pipe2(out, O_CLOEXEC), 0);
-	pid = cu_knobd_stdio(h.bin, h.node[0].state_dir, in[0], out[1]);
+	ck_assert_int_eq(pipe2(o, O_CLOEXEC), 0);
+	pid = cu_knobd_stdio_root(h.bin, h.node[0].state_dir,
+	    h.node[0].sysroot[0] ? h.node[0].sysroot : NULL, in[0], o[1]);
 	ck_assert_int_eq(write(in[1], data, len), (ssize_t)len);
 	close(in[1]);
-	while (read(out[0], buf, sizeof(buf)) > 0)
-		;
-	close(out[0]);
+	while ((n = read(o[0], buf, sizeof(buf))) > 0)
+		if (out != NULL) {
+			got = xrealloc(got, have + (size_t)n);
+			memcpy(got + have, buf, (size_t)n);
+			have += (size_t)n;
+		}
+	close(o[0]);
+	if (out != NULL) {
+		*out = got;
+		*outlen = have;
+	}
 	return cu_reap(pid);
 }
 
@@ -125,8 +139,130 @@ START_TEST(stdio_protocol_error_exit_status)
 	static const char bad[] = "\xff\xff\xff\xffxxxx";
 
 	ck_assert_msg(harness_start(&h, 1, 0) == 0, "harness start failed");
-	ck_assert_int_eq(stdio_session(bad, sizeof(bad) - 1), 1);
-	ck_assert_int_eq(stdio_session("", 0), 0);
+	ck_assert_int_eq(stdio_session(bad, sizeof(bad) - 1, NULL, NULL), 1);
+	ck_assert_int_eq(stdio_session("", 0, NULL, NULL), 0);
+}
+END_TEST
+
+#define HALF_PINGS 100	/* more than a turn's frames (FRAMES_PER_TURN, 64) */
+
+/* Append the frame of env (id id) to the buffer *buf of *len bytes. */
+static void
+frame_append(Knob__Envelope *env, uint64_t id, uint8_t **buf, size_t *len)
+{
+	uint8_t *f;
+	size_t n;
+
+	env->id = id;
+	ck_assert_int_eq(frame_pack(env, &f, &n), 0);
+	*buf = xrealloc(*buf, *len + n);
+	memcpy(*buf + *len, f, n);
+	*len += n;
+	free(f);
+}
+
+/* The next frame of the n bytes at buf from *off on, unpacked (the caller
+ * frees it); NULL once they are all read.  A failed check when they do not
+ * end with a whole frame or one is malformed. */
+static Knob__Envelope *
+next_reply(const uint8_t *buf, size_t n, size_t *off)
+{
+	Knob__Envelope *env;
+	char err[256];
+	size_t len;
+
+	if (*off == n)
+		return NULL;
+	ck_assert_uint_le(*off + 4, n);
+	len = (size_t)buf[*off] << 24 | (size_t)buf[*off + 1] << 16 |
+	    (size_t)buf[*off + 2] << 8 | buf[*off + 3];
+	ck_assert_uint_le(*off + 4 + len, n);
+	env = frame_unpack(buf + *off + 4, len, err, sizeof(err));
+	ck_assert_msg(env != NULL, "reply at byte %zu: %s", *off, err);
+	*off += 4 + len;
+	return env;
+}
+
+/* HALF_PINGS pings (ids 1..) and a facts request (the worker pool answers
+ * it), written at once and then end of input, as from printf ... | ssh
+ * node knobd --stdio: every one is answered before the session ends, and
+ * it ends cleanly.  The agent used to end the session at end of input
+ * and drop the answers it had queued or was still working on. */
+START_TEST(stdio_half_close_answered)
+{
+	Knob__Envelope env = KNOB__ENVELOPE__INIT, *got;
+	Knob__Ping ping = KNOB__PING__INIT;
+	Knob__FactsRequest fr = KNOB__FACTS_REQUEST__INIT;
+	uint8_t *req = NULL, *out;
+	size_t reqlen = 0, outlen, off = 0;
+	int pongs = 0, facts = 0, st;
+
+	ck_assert_msg(harness_start(&h, 1, 0) == 0, "harness start failed");
+	env.body_case = KNOB__ENVELOPE__BODY_PING;
+	env.ping = &ping;
+	for (int i = 1; i <= HALF_PINGS; i++)
+		frame_append(&env, (uint64_t)i, &req, &reqlen);
+	env.body_case = KNOB__ENVELOPE__BODY_FACTS_REQUEST;
+	env.facts_request = &fr;
+	frame_append(&env, HALF_PINGS + 1, &req, &reqlen);
+	st = stdio_session(req, reqlen, &out, &outlen);
+	free(req);
+	while ((got = next_reply(out, outlen, &off)) != NULL) {
+		pongs += got->body_case == KNOB__ENVELOPE__BODY_PONG && got->id >= 1 &&
+		    got->id <= HALF_PINGS;
+		facts += got->body_case == KNOB__ENVELOPE__BODY_FACTS && got->id == HALF_PINGS + 1;
+		knob__envelope__free_unpacked(got, NULL);
+	}
+	free(out);
+	ck_assert_msg(pongs == HALF_PINGS && facts == 1, "%d of %d pongs, %d of 1 facts after "
+	    "end of input", pongs, HALF_PINGS, facts);
+	ck_assert_int_eq(st, 0);
+}
+END_TEST
+
+#define HALF_APPLIES 16	/* more than the pool's threads (WORK_THREADS, 4) */
+
+/* Applies sent over --stdio just before end of input are run and answered
+ * (the tuning lock is free, or held by the same session: nothing to wait
+ * for), also those still queued for a pool thread at the end of input:
+ * not dropped as if their controller had gone away while they waited for
+ * the lock. */
+START_TEST(stdio_half_close_apply)
+{
+	Knob__Envelope env = KNOB__ENVELOPE__INIT, *got;
+	Knob__ApplyRequest ar = KNOB__APPLY_REQUEST__INIT;
+	Knob__Setting set = KNOB__SETTING__INIT, *sets[] = { &set };
+	uint8_t *req = NULL, *out;
+	size_t reqlen = 0, outlen, off = 0;
+	char root[PATH_MAX], why[512] = "none";
+	int applied = 0;
+
+	ck_assert_msg(harness_start(&h, 1, 0) == 0, "harness start failed");
+	snprintf(root, sizeof(root), "%s/root", h.tmp);
+	cu_write_at(root, "/proc/sys/vm/dirty_ratio", 0644, "%s", "17\n");
+	snprintf(h.node[0].sysroot, sizeof(h.node[0].sysroot), "%s", root);
+	set.driver = (char *)(uintptr_t)"sysctl";
+	set.key = (char *)(uintptr_t)"vm.dirty_ratio";
+	set.value = (char *)(uintptr_t)"33";
+	ar.profile = (char *)(uintptr_t)"half";
+	ar.settings = sets;
+	ar.n_settings = 1;
+	env.body_case = KNOB__ENVELOPE__BODY_APPLY;
+	env.apply = &ar;
+	for (int i = 1; i <= HALF_APPLIES; i++)
+		frame_append(&env, (uint64_t)i, &req, &reqlen);
+	ck_assert_int_eq(stdio_session(req, reqlen, &out, &outlen), 0);
+	free(req);
+	while ((got = next_reply(out, outlen, &off)) != NULL) {
+		applied += got->body_case == KNOB__ENVELOPE__BODY_APPLY_RESULT;
+		if (got->body_case == KNOB__ENVELOPE__BODY_ERROR)
+			snprintf(why, sizeof(why), "%s", got->error->message);
+		knob__envelope__free_unpacked(got, NULL);
+	}
+	free(out);
+	ck_assert_msg(applied == HALF_APPLIES, "%d of %d applies answered with their result; "
+	    "the last error: %s", applied, HALF_APPLIES, why);
+	ck_assert_str_eq(cu_readf("%s/proc/sys/vm/dirty_ratio", root), "33");
 }
 END_TEST
 
@@ -159,6 +295,8 @@ main(void)
 	tcase_add_test(tc, absurd_md_write_refused);
 	tcase_add_test(tc, sighup_keeps_serving);
 	tcase_add_test(tc, stdio_protocol_error_exit_status);
+	tcase_add_test(tc, stdio_half_close_answered);
+	tcase_add_test(tc, stdio_half_close_apply);
 	tcase_add_test(tc, huge_lease_clamped);
 	suite_add_tcase(s, tc);
 	return cu_run(s);

@@ -37,6 +37,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -46,7 +47,9 @@
 #include "harness.h"
 #include "testutil.h"
 #include "tktutil.h"
+#include "tls.h"
 #include "util.h"
+#include "wire.h"
 
 #define NCONC		50	/* concurrent applies */
 #define NSIM		200	/* simulated agents */
@@ -661,6 +664,95 @@ START_TEST(test_sni_name_escaped)
 }
 END_TEST
 
+/* The ClientHello of a TLS client (the controller's certificate in
+ * dir/ca, server name sim00001), made over memory BIOs; its bytes
+ * (malloc'd) into *hello, their number returned; the client in *out, its
+ * context in *ctxp. */
+static size_t
+client_hello(const char *dir, SSL_CTX **ctxp, SSL **out, unsigned char **hello)
+{
+	char ca[PATH_MAX], cert[PATH_MAX], key[PATH_MAX], err[512], alpn[14 * 70 + 1];
+	BIO *rb = BIO_new(BIO_s_mem()), *wb = BIO_new(BIO_s_mem());
+	char *data;
+	long n;
+
+	snprintf(ca, sizeof(ca), "%s/ca/ca.crt", dir);
+	snprintf(cert, sizeof(cert), "%s/ca/controller.crt", dir);
+	snprintf(key, sizeof(key), "%s/ca/controller.key", dir);
+	ck_assert_msg((*ctxp = tls_ctx_new(0, ca, cert, key, err, sizeof(err))) != NULL, "%s",
+	    err);
+	ck_assert_ptr_nonnull(*out = SSL_new(*ctxp));
+	/* 70 ALPN names (the agent ignores them): a ClientHello of 1.2 KB, as
+	 * big as browsers' */
+	for (int i = 0; i < 70; i++)
+		snprintf(alpn + 14 * i, sizeof(alpn) - 14 * (size_t)i, "%cknob-pad-%04d", 13, i);
+	ck_assert_int_eq(SSL_set_alpn_protos(*out, (unsigned char *)alpn, 14 * 70), 0);
+	SSL_set_bio(*out, rb, wb);
+	ck_assert_int_eq(SSL_set_tlsext_host_name(*out, "sim00001"), 1);
+	ck_assert_int_eq(SSL_connect(*out), -1);	/* waits for the ServerHello */
+	ck_assert_int_gt(n = BIO_get_mem_data(wb, &data), 0);
+	*hello = xmalloc((size_t)n);
+	memcpy(*hello, data, (size_t)n);
+	return (size_t)n;
+}
+
+/* A ClientHello sent to the SNI listener a byte at a time (a slow or
+ * hostile client) is still served: the handshake completes on the agent
+ * it names and a ping is answered.  knob-sim parses it once, when its
+ * record is whole (its debug log says how many times); it used to peek
+ * and parse everything received so far for each byte. */
+START_TEST(test_sni_dribbled_hello)
+{
+	char dir[128], args[160], log[PATH_MAX], *txt, *line;
+	unsigned port = 18900 + (unsigned)getpid() % 100;
+	Knob__Envelope env = KNOB__ENVELOPE__INIT, *got = NULL;
+	Knob__Ping ping = KNOB__PING__INIT;
+	const struct timespec gap = { .tv_nsec = 500000 };	/* the dribble's pace */
+	unsigned char *hello;
+	SSL_CTX *ctx;
+	struct conn c;
+	size_t n;
+	SSL *ssl;
+	int fd, one = 1, times = -1;
+	pid_t sim;
+
+	snprintf(args, sizeof(args), "--sni --base " SNI_BASE " --port %u --log-level debug",
+	    port);
+	sim = sim_start(dir, sizeof(dir), args);
+	n = client_hello(dir, &ctx, &ssl, &hello);
+	fd = dial(SNI_BASE, port);
+	ck_assert_int_eq(setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)), 0);
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_int_eq(write(fd, hello + i, 1), 1);
+		nanosleep(&gap, NULL);
+	}
+	free(hello);
+	ck_assert_int_eq(SSL_set_fd(ssl, fd), 1);	/* the rest over the socket */
+	ck_assert_msg(SSL_connect(ssl) == 1, "handshake after a dribbled ClientHello failed");
+	conn_init(&c, fd, fd, ssl);
+	env.id = 1;
+	env.body_case = KNOB__ENVELOPE__BODY_PING;
+	env.ping = &ping;
+	ck_assert_int_eq(conn_send_sync(&c, &env, 10000), 0);
+	ck_assert_int_eq(conn_recv_sync(&c, &got, 10000), 1);
+	ck_assert_int_eq(got->body_case, KNOB__ENVELOPE__BODY_PONG);
+	ck_assert_str_eq(got->pong->node, "sim00001");
+	knob__envelope__free_unpacked(got, NULL);
+	conn_reset(&c);	/* frees ssl */
+	close(fd);
+	SSL_CTX_free(ctx);
+	snprintf(log, sizeof(log), "%s/sim.log", dir);
+	txt = cu_slurp(log);
+	if ((line = strstr(txt, "SNI: connection for sim00001: ClientHello of ")) != NULL)
+		sscanf(strstr(line, " parsed ") ? strstr(line, " parsed ") : "", " parsed %d",
+		    &times);
+	printf("a ClientHello of %zu bytes sent a byte at a time: parsed %d time(s)\n", n, times);
+	ck_assert_msg(times == 1, "ClientHello of %zu bytes parsed %d times", n, times);
+	free(txt);
+	sim_stop(sim, dir, NULL);
+}
+END_TEST
+
 /* The pool test's namespaces and knobd go even when it fails. */
 static void
 pool_teardown(void)
@@ -690,6 +782,9 @@ sim_suite(void)
 	suite_add_tcase(s, fini);
 	sni = cu_tcase("sni_log", NULL, NULL, 240);
 	tcase_add_test(sni, test_sni_name_escaped);
+	suite_add_tcase(s, sni);
+	sni = cu_tcase("sni_dribble", NULL, NULL, 240);
+	tcase_add_test(sni, test_sni_dribbled_hello);
 	suite_add_tcase(s, sni);
 	return s;
 }

@@ -106,6 +106,138 @@ closed_after(int fd, uint64_t t0, double max)
 	return -1;
 }
 
+#define HALF_PINGS 100	/* more than a turn's frames (FRAMES_PER_TURN, 64) */
+#define STUCK_PINGS 12000	/* ~680 KB of answers: more than the sockets hold, less
+				 * than the agent's write queue (WQ_MAX, 1 MiB) */
+
+/* Queue n pings (ids 1..n) on c and write them all.  0 or -1. */
+static int
+send_pings(struct conn *c, int n)
+{
+	Knob__Envelope env = KNOB__ENVELOPE__INIT;
+	Knob__Ping ping = KNOB__PING__INIT;
+
+	env.body_case = KNOB__ENVELOPE__BODY_PING;
+	env.ping = &ping;
+	for (int i = 1; i <= n; i++) {
+		env.id = (uint64_t)i;
+		if (conn_send(c, &env) < 0)
+			return -1;
+	}
+	while (conn_flush(c) == 0)
+		;	/* a blocking socket: returns 0 only for OpenSSL's own reasons */
+	return c->wq_head == NULL ? 0 : -1;
+}
+
+/* A controller that sends pings, then close_notify and shuts down its
+ * write side (a half-close): every ping is answered before the agent
+ * closes.  The agent used to close at once, dropping the answers. */
+START_TEST(half_close_answered)
+{
+	Knob__Envelope *got;
+	SSL_CTX *ctx;
+	struct conn c;
+	SSL *ssl;
+	int pongs = 0, r;
+
+	ck_assert_int_eq(harness_enter_ns(h.ctl_ns), 0);
+	ck_assert_ptr_nonnull(ctx = harness_tls_ctx(&h, "controller"));
+	ck_assert_ptr_nonnull(ssl = harness_tls_dial(&h, ctx, 0));
+	conn_init(&c, SSL_get_fd(ssl), SSL_get_fd(ssl), ssl);
+	ck_assert_int_eq(send_pings(&c, HALF_PINGS), 0);
+	ck_assert_int_ge(SSL_shutdown(ssl), 0);	/* close_notify: no more requests */
+	ck_assert_int_eq(shutdown(SSL_get_fd(ssl), SHUT_WR), 0);
+	while ((r = conn_recv_sync(&c, &got, 10000)) == 1) {
+		pongs += got->body_case == KNOB__ENVELOPE__BODY_PONG && got->id >= 1 &&
+		    got->id <= HALF_PINGS;
+		knob__envelope__free_unpacked(got, NULL);
+	}
+	ck_assert_msg(pongs == HALF_PINGS, "%d of %d pings answered after the half-close (%s)",
+	    pongs, HALF_PINGS, r == 0 ? "timed out" : c.err);
+	ck_assert_int_eq(r, -1);	/* then the agent closed */
+	close(SSL_get_fd(ssl));
+	conn_reset(&c);
+	SSL_CTX_free(ctx);
+	ck_assert_int_eq(harness_knobctl(&h, NULL, NULL, "ping -w node01"), 0);
+}
+END_TEST
+
+/* A TLS connection to agent 0 whose receive buffer is as small as the
+ * kernel allows (so that the agent's answers soon wait in its own queue). */
+static SSL *
+dial_small_window(SSL_CTX *ctx)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(7420) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), small = 1;
+	SSL *ssl;
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)), 0);
+	ck_assert_int_eq(inet_pton(AF_INET, h.node[0].addr, &sin.sin_addr), 1);
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	ck_assert_ptr_nonnull(ssl = SSL_new(ctx));
+	ck_assert_int_eq(SSL_set_fd(ssl, fd), 1);
+	ck_assert_int_eq(SSL_connect(ssl), 1);
+	return ssl;
+}
+
+/* Does agent 0 hold *(int *)arg sockets or fewer? */
+static int
+agent_sockets_at_most(void *arg)
+{
+	int n = cu_count_sockets(h.node[0].pid);
+
+	return n >= 0 && n <= *(int *)arg;
+}
+
+/* A controller that stops reading while the agent closes its connection
+ * (a message the agent does not take, after pings whose answers fill the
+ * sockets and wait in the agent's queue): the agent resets the connection
+ * AGENT_CLOSE_NS (2 s) after the last byte went out, and its descriptor
+ * goes; it serves another controller meanwhile.  It used to keep both
+ * until TCP_USER_TIMEOUT (20 s). */
+START_TEST(closing_peer_not_reading_cut)
+{
+	Knob__Envelope env = KNOB__ENVELOPE__INIT;
+	Knob__Pong pong = KNOB__PONG__INIT;
+	int base, gone_in_time;
+	uint64_t t0;
+	double took;
+	SSL_CTX *ctx;
+	struct conn c;
+	SSL *ssl;
+
+	ck_assert_int_eq(harness_enter_ns(h.ctl_ns), 0);
+	ck_assert_ptr_nonnull(ctx = harness_tls_ctx(&h, "controller"));
+	base = cu_count_sockets(h.node[0].pid);	/* the listener */
+	ssl = dial_small_window(ctx);
+	conn_init(&c, SSL_get_fd(ssl), SSL_get_fd(ssl), ssl);
+	ck_assert_int_eq(send_pings(&c, STUCK_PINGS), 0);
+	env.body_case = KNOB__ENVELOPE__BODY_PONG;	/* not a request: the agent closes */
+	env.pong = &pong;
+	ck_assert_int_eq(conn_send_sync(&c, &env, 10000), 0);
+	t0 = now_mono_ns();
+	ck_assert_int_eq(harness_wait_log(&h, 0, "unexpected pong message; closing", 10), 0);
+	ck_assert_int_eq(cu_count_sockets(h.node[0].pid), base + 1);
+	/* served while that one waits for its reader */
+	ck_assert_int_eq(harness_knobctl(&h, NULL, NULL, "ping -w node01"), 0);
+	gone_in_time = cu_wait(agent_sockets_at_most, &base, 6) >= 0;
+	took = (double)(now_mono_ns() - t0) / 1e9;
+	printf("agent sockets back to %d %.2f s after the close began\n", base, took);
+	ck_assert_msg(gone_in_time, "the agent still holds %d sockets (%d before) %.1f s after "
+	    "closing a connection whose peer does not read", cu_count_sockets(h.node[0].pid),
+	    base, took);
+	ck_assert_msg(harness_log_has(&h, 0, "its last replies not read in 2 s; resetting"),
+	    "no reset logged");
+	ck_assert_int_eq(harness_knobctl(&h, NULL, NULL, "ping -w node01"), 0);
+	SSL_free(ssl);	/* its socket is reset: no close_notify */
+	close(c.rfd);
+	c.ssl = NULL;
+	conn_reset(&c);
+	SSL_CTX_free(ctx);
+}
+END_TEST
+
 /* A plain OpenSSL client context capped at TLS 1.2, with the controller's
  * (valid) certificate: only the protocol version is wrong. */
 static SSL_CTX *
@@ -523,6 +655,10 @@ main(void)
 	tcase_add_test(tc, handshake_deadlines);
 	tcase_add_test(tc, auth_cap);
 	tcase_add_test(tc, crl_beside_renamed_ca);
+	suite_add_tcase(s, tc);
+	tc = cu_tcase("close", setup, teardown, 90);
+	tcase_add_test(tc, half_close_answered);
+	tcase_add_test(tc, closing_peer_not_reading_cut);
 	suite_add_tcase(s, tc);
 	tc = cu_tcase("window", setup_window, teardown, 90);
 	tcase_add_test(tc, fanout_window_and_nofile);

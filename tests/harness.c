@@ -1,6 +1,7 @@
 /* Integration harness: namespaces, certificates and real knobd processes.
  * See harness.h.  Test code: plain and synchronous on purpose. */
 #include <check.h>
+#include <ctype.h>
 #include <errno.h>
 #include <poll.h>
 #include <fcntl.h>
@@ -183,6 +184,22 @@ write_cluster(struct harness *h)
 	return fclose(f);
 }
 
+/* $KNOB_TEST_NS_TAG (up to 8 letters and digits, else ignored): appended
+ * to the namespaces' names, after the pid (remove_stale reads that), so
+ * that runs sharing a machine can tell theirs apart. */
+static const char *
+ns_tag(void)
+{
+	const char *t = getenv("KNOB_TEST_NS_TAG");
+
+	if (t == NULL || strlen(t) > 8 || !isalpha((unsigned char)t[0]))
+		return "";	/* a leading digit would read as part of the pid */
+	for (const char *p = t; *p; p++)
+		if (!isalnum((unsigned char)*p))
+			return "";
+	return t;
+}
+
 int
 harness_start(struct harness *h, int n, int start_agents)
 {
@@ -199,7 +216,7 @@ harness_start(struct harness *h, int n, int start_agents)
 		fprintf(stderr, "harness: KNOB_BIN %s: %s\n", bin, strerror(errno));
 		return -1;
 	}
-	snprintf(h->tag, sizeof(h->tag), "kt%ld", (long)getpid());
+	snprintf(h->tag, sizeof(h->tag), "kt%ld%s", (long)getpid(), ns_tag());
 	/* below a program's cu_base when it has one, which its runner removes
 	 * even after a failed check (that ends the test without harness_stop) */
 	if (cu_base()[0])

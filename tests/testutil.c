@@ -506,6 +506,13 @@ cu_faketime_end(void)
 pid_t
 cu_knobd_stdio(const char *bin, const char *state, int in_rd, int out_wr)
 {
+	return cu_knobd_stdio_root(bin, state, NULL, in_rd, out_wr);
+}
+
+pid_t
+cu_knobd_stdio_root(const char *bin, const char *state, const char *root, int in_rd,
+    int out_wr)
+{
 	char knobd[PATH_MAX];
 	pid_t pid;
 
@@ -515,7 +522,11 @@ cu_knobd_stdio(const char *bin, const char *state, int in_rd, int out_wr)
 	if (pid == 0) {
 		dup2(in_rd, 0);
 		dup2(out_wr, 1);
-		execl(knobd, "knobd", "--stdio", "--state-dir", state, (char *)NULL);
+		if (root != NULL)
+			execl(knobd, "knobd", "--stdio", "--state-dir", state, "--sysroot", root,
+			    (char *)NULL);
+		else
+			execl(knobd, "knobd", "--stdio", "--state-dir", state, (char *)NULL);
 		_exit(127);
 	}
 	close(in_rd);

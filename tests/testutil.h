@@ -92,6 +92,9 @@ int cu_pid_gone(pid_t pid);
  * out_wr (as an SSH exec channel runs it); closes both in the parent.
  * Its pid. */
 pid_t cu_knobd_stdio(const char *bin, const char *state, int in_rd, int out_wr);
+/* The same with --sysroot ROOT (NULL: none). */
+pid_t cu_knobd_stdio_root(const char *bin, const char *state, const char *root, int in_rd,
+    int out_wr);
 /* Poll cond(arg) every 50 ms until it holds or seconds pass: the seconds it
  * took, -1 when it never held. */
 double cu_wait(int (*cond)(void *), void *arg, double seconds);
