@@ -69,29 +69,37 @@ is_mounted(const char *path)
 	return r;
 }
 
-/* Start the never-answering FUSE daemon on hangdir; wait for the mount. */
+/* Start the never-answering FUSE daemon on dir; wait for the mount.  Its
+ * pid into *pid (0 when it did not start).  0 or -1. */
 static int
-start_fuse(void)
+start_fuse_at(const char *dir, pid_t *pid)
 {
 	char bin[PATH_MAX + 32];
 	uint64_t end = now_mono_ns() + 10000000000ull;
 
 	snprintf(bin, sizeof(bin), "%s/tests/fuse_hang", h.bin);
-	fuse_pid = fork();
-	if (fuse_pid == 0) {
-		execl(bin, bin, hangdir, "120", (char *)NULL);
+	*pid = fork();
+	if (*pid == 0) {
+		execl(bin, bin, dir, "120", (char *)NULL);
 		_exit(127);
 	}
 	while (now_mono_ns() < end) {
-		if (is_mounted(hangdir))
+		if (is_mounted(dir))
 			return 0;
-		if (waitpid(fuse_pid, NULL, WNOHANG) == fuse_pid) {
-			fuse_pid = 0;
+		if (waitpid(*pid, NULL, WNOHANG) == *pid) {
+			*pid = 0;
 			return -1;
 		}
 		usleep(20000);
 	}
 	return -1;
+}
+
+/* The suite's hung FUSE mount, on hangdir. */
+static int
+start_fuse(void)
+{
+	return start_fuse_at(hangdir, &fuse_pid);
 }
 
 static void
@@ -1531,10 +1539,44 @@ START_TEST(test_health_flood_bounded)
 }
 END_TEST
 
+/* A second never-answering FUSE mount, for test_busy_sweep_retried
+ * alone: its daemon is killed to end the sweeps that wait on it. */
+static char busydir[sizeof(top) + 8];
+static pid_t busy_fuse;
+
+/* Kill the second FUSE daemon (what waits on its mount fails at once,
+ * ENOTCONN) and unmount it; also after a failed test. */
+static void
+busy_fuse_end(void)
+{
+	if (busy_fuse > 0) {
+		kill(busy_fuse, SIGKILL);
+		waitpid(busy_fuse, NULL, 0);
+		busy_fuse = 0;
+	}
+	if (busydir[0] && is_mounted(busydir))
+		harness_sh("fusermount3 -u -z %s || umount -l %s", busydir, busydir);
+}
+
+/* Does file path (read whole) contain s? */
+static int
+file_has(const char *path, const char *s)
+{
+	char *buf = NULL;
+	int r;
+
+	if (read_file_bounded(path, 1u << 20, &buf, NULL) < 0)
+		return 0;
+	r = strstr(buf, s) != NULL;
+	free(buf);
+	return r;
+}
+
 /* Another controller that holds node04's sweeps (a child in the
  * controller's namespace, with its certificate): HEALTH_MAX_SWEEPS health
- * requests on one TLS connection, each probing dir with a 1 s deadline,
- * then their answers read.  Exits 0 when every one was a health result. */
+ * requests on one TLS connection, each checking mount dir with a 30 s
+ * deadline, then their answers read.  Exits 0 when every one was a
+ * health result. */
 static void
 hold_sweeps(const char *dir)
 {
@@ -1551,7 +1593,7 @@ hold_sweeps(const char *dir)
 		_exit(2);
 	conn_init(&c, SSL_get_fd(ssl), SSL_get_fd(ssl), ssl);
 	me.path = (char *)(uintptr_t)dir;
-	me.timeout_ms = 1000;
+	me.timeout_ms = 30000;
 	hr.n_mounts = 1;
 	hr.mounts = &mp;
 	env.body_case = KNOB__ENVELOPE__BODY_HEALTH;
@@ -1559,49 +1601,63 @@ hold_sweeps(const char *dir)
 	for (env.id = 1; env.id <= HEALTH_MAX_SWEEPS; env.id++)
 		if (conn_send_sync(&c, &env, 5000) < 0)
 			_exit(3);
-	for (int i = 0; i < HEALTH_MAX_SWEEPS && conn_recv_sync(&c, &got, 10000) == 1; i++) {
+	for (int i = 0; i < HEALTH_MAX_SWEEPS && conn_recv_sync(&c, &got, 40000) == 1; i++) {
 		ok += got->body_case == KNOB__ENVELOPE__BODY_HEALTH_RESULT;
 		knob__envelope__free_unpacked(got, NULL);
 	}
 	_exit(ok == HEALTH_MAX_SWEEPS ? 0 : 4);
 }
 
-/* Another controller holds node04's HEALTH_MAX_SWEEPS sweeps (each
- * checks the hung FUSE mount with a 1 s deadline; no sweep of node04 has
- * touched it, so each forks a probe child and waits it out).  A sweep of
- * node04 meanwhile is answered "agent busy", and knobctl sends it again
- * after a backoff (at most 3.1 s in all) until those have ended: it exits
- * 0 with node04 ok, and its debug log says so.  Before, it failed at once
- * with the agent's "agent busy: 8 health sweeps running; try again"
- * (exit 1).  node04's stuck probes stay until fuse_hang exits. */
+/* Another controller holds node04's HEALTH_MAX_SWEEPS sweeps: each checks
+ * a second hung FUSE mount (mounted, then node04's agent started again)
+ * with a 30 s deadline, so each forks a probe child and waits.  A sweep of node04 meanwhile is answered "agent busy";
+ * knobctl says it sends it again in 100 ms, and keeps trying.  Then the
+ * FUSE daemon is killed, the held sweeps end, and a retry is served: the
+ * sweep exits 0 with node04 ok.  Before, it failed at once with the
+ * agent's "agent busy: 8 health sweeps running; try again" (exit 3). */
 START_TEST(test_busy_sweep_retried)
 {
-	char *out = NULL, *err = NULL;
+	char outp[PATH_MAX], errp[PATH_MAX];
+	const char *busy = "node04: node04: agent busy: 8 health sweeps running; try again; "
+	    "sending again in 100 ms (1 of 5)";
 	uint64_t end;
-	int base, st, rc;
-	pid_t pid;
+	int base, st;
+	pid_t pid, sw;
 
 	precheck();
 	agents_up(4);
+	snprintf(busydir, sizeof(busydir), "%s/hang2", top);
+	mkdir(busydir, 0755);
+	ck_assert_int_eq(start_fuse_at(busydir, &busy_fuse), 0);
+	/* the agents' mount namespaces see only what was mounted before they
+	 * started (private propagation): node04's agent starts again */
+	harness_agent_stop(&h, 3, SIGTERM);
+	ck_assert_int_eq(harness_agent_start(&h, 3), 0);
 	write_file("pfree.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
 	    "    <process name=\"knobd\"/>\n  </defaults>\n</sweep>\n");
 	base = count_children(h.node[3].pid);
 	ck_assert_int_ge(pid = fork(), 0);
 	if (pid == 0)
-		hold_sweeps(hangdir);
+		hold_sweeps(busydir);
 	end = now_mono_ns() + 10000000000ull;
 	while (count_children(h.node[3].pid) < base + HEALTH_MAX_SWEEPS && now_mono_ns() < end)
 		usleep(20000);	/* poll interval */
 	ck_assert_int_ge(count_children(h.node[3].pid), base + HEALTH_MAX_SWEEPS);
-	rc = harness_knobctl_debug(&h, &out, &err, "sweep -w node04 -f %s/pfree.xml", top);
+	snprintf(outp, sizeof(outp), "%s/busy.out", top);
+	snprintf(errp, sizeof(errp), "%s/busy.err", top);
+	ck_assert_int_gt(sw = harness_knobctl_bg(&h, outp, errp, "--log-level debug sweep -w node04 "
+	    "-f %s/pfree.xml", top), 0);
+	end = now_mono_ns() + 20000000000ull;
+	while (!file_has(errp, busy) && now_mono_ns() < end)
+		usleep(20000);	/* poll interval */
+	busy_fuse_end();
+	ck_assert_int_eq(waitpid(sw, &st, 0), sw);
+	harness_sh("cat %s %s >&2", outp, errp);
+	ck_assert_msg(file_has(errp, busy), "no retry logged");
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "sweep status %#x", st);
+	ck_assert_msg(strstr(cu_readf("%s", outp), "1 ok") != NULL, "%s", cu_readf("%s", outp));
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
 	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "holder status %#x", st);
-	ck_assert_msg(rc == 0, "exit %d: %s%s", rc, out, err);
-	ck_assert_msg(strstr(err, "node04: node04: agent busy: 8 health sweeps running; try again; "
-	    "sending again in 100 ms (1 of 5)") != NULL, "%s", err);
-	ck_assert_msg(strstr(out, "1 ok") != NULL, "%s", out);
-	free(out);
-	free(err);
 }
 END_TEST
 
@@ -1613,6 +1669,7 @@ case_cleanup(void)
 	faketime_cleanup();
 	pids_release();
 	frz_release();
+	busy_fuse_end();
 }
 
 static Suite *
