@@ -102,7 +102,7 @@ struct ca_listing {
 	time_t not_after;	/* the CA's */
 	int days_left;
 	char crl[PATH_MAX];	/* DIR/ca.crl */
-	int crl_read;		/* 1 read, 0 no such file, -1 unreadable (in errors) */
+	int crl_read;		/* 1 read, 0 none, -1 unreadable or another CA's (errors) */
 	size_t crl_revoked;	/* serials the CRL lists */
 	time_t crl_last_update;
 	struct ca_entry *v;	/* by name, then in order of issue */

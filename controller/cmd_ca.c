@@ -445,7 +445,7 @@ ca_list_json(const struct ca_out *o, const struct ca_listing *l, const char *war
 		json_object_array_add(certs, ca_entry_json(&l->v[i]));
 	json_object_object_add(crl, "file", json_object_new_string(l->crl));
 	json_object_object_add(crl, "present", json_object_new_boolean(l->crl_read != 0));
-	json_object_object_add(crl, "readable", json_object_new_boolean(l->crl_read >= 0));
+	json_object_object_add(crl, "usable", json_object_new_boolean(l->crl_read >= 0));
 	json_object_object_add(crl, "revoked", json_object_new_int((int)l->crl_revoked));
 	json_object_object_add(crl, "last_update", ca_json_time(l->crl_last_update));
 	for (size_t i = 0; i < l->errors.n; i++)
@@ -489,7 +489,7 @@ ca_list_text(FILE *f, const struct ca_listing *l)
 	if (l->crl_read == 0)
 		fprintf(f, "CRL %s: none (nothing revoked)\n", l->crl);
 	else if (l->crl_read < 0)
-		fprintf(f, "CRL %s: unreadable (revocations from %s)\n", l->crl, CA_REVOKED_FILE);
+		fprintf(f, "CRL %s: cannot be used (revocations from %s)\n", l->crl, CA_REVOKED_FILE);
 	else
 		fprintf(f, "CRL %s: %zu revoked serial%s, last update %s\n", l->crl, l->crl_revoked,
 		    l->crl_revoked == 1 ? "" : "s", ca_time(l->crl_last_update,

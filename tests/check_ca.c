@@ -1094,6 +1094,18 @@ expect_row(const char *out, const char *name, const char *role, const char *stat
 	free(serial);
 }
 
+/* Expect the row of serial (its certificate not in DIR) in out to be
+ * NAME|-|SERIAL|-|state. */
+static void
+expect_bare_row(const char *out, const char *name, const char *serial, const char *state)
+{
+	char *row = list_row(out, serial), *want = xasprintf("%s|-|%s|-|%s", name, serial, state);
+
+	ck_assert_msg(strcmp(row, want) == 0, "want '%s', got '%s' in\n%s", want, row, out);
+	free(want);
+	free(row);
+}
+
 /* Expect DIR/NAME.crt's record in `ca list --json` doc: role and state. */
 static void
 expect_json(json_object *doc, const char *name, const char *role, const char *state)
@@ -1121,7 +1133,7 @@ expect_json(json_object *doc, const char *name, const char *role, const char *st
  * and state; revoked is the CRL's word; the CA's end and the CRL. */
 START_TEST(test_ca_list)
 {
-	char err[1024], want[PATH_MAX * 2], *out = NULL, *crt = NULL, *key = NULL, *hex, *row;
+	char err[1024], want[PATH_MAX * 2], *out = NULL, *crt = NULL, *key = NULL, *hex, *old;
 	json_object *doc, *c;
 	BIGNUM *bn;
 	X509 *x;
@@ -1143,10 +1155,7 @@ START_TEST(test_ca_list)
 	expect_row(out, "node02", "node", "revoked");
 	expect_row(out, "node03", "node", "valid");
 	expect_row(out, "head", "controller", "valid");
-	row = list_row(out, hex);
-	snprintf(want, sizeof(want), "node07|-|%s|-|unknown", hex);
-	ck_assert_str_eq(row, want);
-	free(row);
+	expect_bare_row(out, "node07", hex, "unknown");
 	snprintf(want, sizeof(want), "CA %s/ca.crt: not after ", cadir);
 	ck_assert_msg(strncmp(out, want, strlen(want)) == 0 && strstr(out, " days left)\n"), "%s", out);
 	snprintf(want, sizeof(want), "\nCRL %s/ca.crl: 1 revoked serial, last update 20", cadir);
@@ -1172,6 +1181,17 @@ START_TEST(test_ca_list)
 	ck_assert_str_eq(jget(doc, "errors", -1, NULL), "[ ]");
 	ck_assert_str_eq(jget(doc, "exit_status", -1, NULL), "0");
 	json_object_put(doc);
+
+	/* renewed: the old node01 is on record only (superseded), the new one
+	 * valid, node02 (revoked) not renewed */
+	old = serial_of(pth(want, sizeof(want), cadir, "node01.crt"));
+	ck_assert_int_eq(run_cmd("renew", "--days", "36500", "--ca-dir", cadir, NULL), 0);
+	ck_assert_int_eq(run_ca_list(&out, "list", "--ca-dir", cadir, NULL), 0);
+	expect_row(out, "node01", "node", "valid");
+	expect_row(out, "node02", "node", "revoked");
+	expect_bare_row(out, "node01", old, "superseded (renewed away)");
+	free(old);
+	free(out);
 
 	/* no CA there: an input error */
 	pth(want, sizeof(want), tmpdir, "nosuch");
@@ -1235,7 +1255,7 @@ END_TEST
  * a certificate that is not one. */
 START_TEST(test_ca_list_bad_files)
 {
-	char p[PATH_MAX * 2], want[PATH_MAX * 2], *out = NULL, *pem = NULL, *serial, *row;
+	char p[PATH_MAX * 2], want[PATH_MAX * 2], *out = NULL, *pem = NULL, *serial;
 	const char *bin = getenv("KNOB_BIN") ? getenv("KNOB_BIN") : "build";
 	json_object *doc;
 	size_t len;
@@ -1255,7 +1275,7 @@ START_TEST(test_ca_list_bad_files)
 	expect_row(out, "node01", "node", "valid");
 	expect_row(out, "node02", "node", "revoked");
 	expect_row(out, "node03", "node", "valid");
-	snprintf(want, sizeof(want), "CRL %s: unreadable (revocations from revoked.txt)\n", p);
+	snprintf(want, sizeof(want), "CRL %s: cannot be used (revocations from revoked.txt)\n", p);
 	ck_assert_msg(strstr(out, want), "%s", out);
 	free(out);
 
@@ -1269,15 +1289,13 @@ START_TEST(test_ca_list_bad_files)
 	snprintf(want, sizeof(want), "%s: ", p);
 	ck_assert_msg(strncmp(jget(doc, "errors", 1, NULL), want, strlen(want)) == 0, "%s", out);
 	expect_json(doc, "node02", "node", "revoked");
+	ck_assert_str_eq(jget(doc, "crl", -1, "usable"), "false");
 	ck_assert_str_eq(jget(doc, "exit_status", -1, NULL), "1");
 	json_object_put(doc);
 	free(out);
 	ck_assert_int_eq(run_ca_list(&out, "list", "--ca-dir", cadir, NULL), 1);
 	expect_row(out, "node01", "node", "valid");
-	row = list_row(out, serial);
-	snprintf(want, sizeof(want), "node03|-|%s|-|unknown", serial);
-	ck_assert_str_eq(row, want);
-	free(row);
+	expect_bare_row(out, "node03", serial, "unknown");
 	free(serial);
 	free(out);
 }
