@@ -629,16 +629,23 @@ ca_issue_pem(const char *dir, const char *name, int controller, char **crt, char
  * DIR/revoked.txt lists "SERIAL-HEX NAME" per revoked certificate; DIR/ca.crl
  * is the CRL made from it, signed by the CA, valid as long as the CA. */
 
-/* Serial of x in hex; malloc'd. */
+/* A serial number in hex (upper case, whole bytes); malloc'd. */
 static char *
-serial_hex(X509 *x)
+asn1_hex(const ASN1_INTEGER *ai)
 {
-	BIGNUM *bn = ASN1_INTEGER_to_BN(X509_get0_serialNumber(x), NULL);
+	BIGNUM *bn = ASN1_INTEGER_to_BN(ai, NULL);
 	char *h = bn ? BN_bn2hex(bn) : NULL, *s = h ? xstrdup(h) : NULL;
 
 	OPENSSL_free(h);
 	BN_free(bn);
 	return s;
+}
+
+/* Serial of x in hex; malloc'd. */
+static char *
+serial_hex(X509 *x)
+{
+	return asn1_hex(X509_get0_serialNumber(x));
 }
 
 char *
@@ -673,11 +680,12 @@ serial_canon(const char *hex)
 }
 
 /* One "SERIAL NAME" line (CR and trailing blanks dropped, blank lines
- * skipped): its serial (canonical) onto v when name is NULL or matches.
- * 0, or -1 with "PATH:LINE: ..." in err. */
+ * skipped): its serial (canonical) onto v when name is NULL or matches,
+ * and its name onto names when that is not NULL.  0, or -1 with
+ * "PATH:LINE: ..." in err. */
 static int
 serial_line(char *l, const char *path, int lineno, const char *name, struct strvec *v,
-    char *err, size_t errlen)
+    struct strvec *names, char *err, size_t errlen)
 {
 	size_t len = strlen(l), sl;
 	const char *who;
@@ -700,19 +708,22 @@ serial_line(char *l, const char *path, int lineno, const char *name, struct strv
 		free(canon);
 		return -1;
 	}
-	if (name == NULL || strcmp(who, name) == 0)
+	if (name == NULL || strcmp(who, name) == 0) {
 		strvec_push_owned(v, canon);
-	else
+		if (names)
+			strvec_push(names, who);
+	} else
 		free(canon);
 	return 0;
 }
 
 /* The serials of DIR/FILE's "SERIAL NAME" lines into v: every one, or
- * with name, that name's only.  No file: none.  0, or -1 with err (a bad
- * line is "PATH:LINE: ...", and nothing of the file counts). */
+ * with name, that name's only; their names into names (NULL: not wanted).
+ * No file: none.  0, or -1 with err (a bad line is "PATH:LINE: ...", and
+ * nothing of the file counts). */
 static int
-read_serials(const char *dir, const char *file, const char *name, struct strvec *v, char *err,
-    size_t errlen)
+read_records(const char *dir, const char *file, const char *name, struct strvec *v,
+    struct strvec *names, char *err, size_t errlen)
 {
 	char path[PATH_MAX], *buf = NULL, *l, *nl;
 	int r, lineno = 0, rc = 0;
@@ -727,10 +738,18 @@ read_serials(const char *dir, const char *file, const char *name, struct strvec 
 	for (l = buf; rc == 0 && l != NULL && *l != '\0'; l = nl) {
 		if ((nl = strchr(l, '\n')) != NULL)
 			*nl++ = '\0';
-		rc = serial_line(l, path, ++lineno, name, v, err, errlen);
+		rc = serial_line(l, path, ++lineno, name, v, names, err, errlen);
 	}
 	free(buf);
 	return rc;
+}
+
+/* read_records without the names. */
+static int
+read_serials(const char *dir, const char *file, const char *name, struct strvec *v, char *err,
+    size_t errlen)
+{
+	return read_records(dir, file, name, v, NULL, err, errlen);
 }
 
 /* The serials in DIR/revoked.txt into v.  0 or -1 with err. */
@@ -1229,4 +1248,281 @@ out:
 	X509_free(cacert);
 	EVP_PKEY_free(cakey);
 	return rc;
+}
+
+/* ------------------------------------------------------------ listing */
+
+/* An ASN1_TIME as a time_t (0 when it cannot be read). */
+static time_t
+asn1_time_t(const ASN1_TIME *t)
+{
+	struct tm tm;
+
+	if (t == NULL || ASN1_TIME_to_tm(t, &tm) != 1)
+		return 0;
+	return timegm(&tm);
+}
+
+/* "FILE: message" onto l->errors, the OpenSSL error queue drained. */
+static void
+list_error(struct ca_listing *l, const char *msg)
+{
+	ERR_clear_error();
+	strvec_push(&l->errors, msg);
+}
+
+/* DIR/ca.crl's serials (hex) into revoked, when it is there and the CA
+ * in cacert signed it: l->crl_*.  0, or -1 (l->errors says why). */
+static int
+list_crl(struct ca_listing *l, X509 *cacert, struct strvec *revoked)
+{
+	STACK_OF(X509_REVOKED) *sk;
+	X509_CRL *crl = NULL;
+	BIO *b = NULL;
+	char *pem = NULL, msg[PATH_MAX + 512];
+	size_t len = 0;
+	int r, rc = -1;
+
+	if ((r = read_file_bounded(l->crl, 64 << 20, &pem, &len)) < 0) {
+		if (r == -ENOENT)
+			return 0;
+		snprintf(msg, sizeof(msg), "%s: %s", l->crl, strerror(-r));
+		goto out;
+	}
+	if ((b = BIO_new_mem_buf(pem, (int)len)) == NULL ||
+	    (crl = PEM_read_bio_X509_CRL(b, NULL, NULL, NULL)) == NULL) {
+		setssl(msg, sizeof(msg), l->crl);
+		goto out;
+	}
+	if (X509_NAME_cmp(X509_CRL_get_issuer(crl), X509_get_subject_name(cacert)) != 0 ||
+	    X509_CRL_verify(crl, X509_get0_pubkey(cacert)) != 1) {
+		snprintf(msg, sizeof(msg), "%s: not signed by the CA %s (it revokes nothing)", l->crl,
+		    l->crt);
+		goto out;
+	}
+	sk = X509_CRL_get_REVOKED(crl);
+	for (int i = 0; i < sk_X509_REVOKED_num(sk); i++) {
+		char *hex = asn1_hex(X509_REVOKED_get0_serialNumber(sk_X509_REVOKED_value(sk, i)));
+
+		if (hex != NULL)
+			strvec_push_owned(revoked, hex);
+	}
+	l->crl_revoked = (size_t)sk_X509_REVOKED_num(sk);
+	l->crl_last_update = asn1_time_t(X509_CRL_get0_lastUpdate(crl));
+	l->crl_read = 1;
+	rc = 0;
+out:
+	if (rc < 0) {
+		l->crl_read = -1;
+		list_error(l, msg);
+	}
+	X509_CRL_free(crl);
+	BIO_free(b);
+	free(pem);
+	return rc;
+}
+
+/* A new entry at the end of l (zeroed but for name and serial, copied). */
+static struct ca_entry *
+list_add(struct ca_listing *l, const char *name, const char *serial)
+{
+	struct ca_entry *e;
+
+	l->v = xgrow(l->v, l->n, sizeof(*l->v));
+	e = &l->v[l->n++];
+	memset(e, 0, sizeof(*e));
+	e->name = xstrdup(name);
+	e->serial = xstrdup(serial);
+	return e;
+}
+
+/* The entry of certificate x, the file DIR/NAME.crt (path); its state
+ * from revoked.  Its serial onto seen. */
+static void
+list_cert(struct ca_listing *l, const char *name, const char *path, X509 *x,
+    const struct strvec *revoked, struct strvec *seen)
+{
+	char ou[64] = "", *hex = serial_hex(x);
+	struct ca_entry *e;
+
+	if (hex == NULL)
+		return;
+	X509_NAME_get_text_by_NID(X509_get_subject_name(x), NID_organizationalUnitName, ou,
+	    sizeof(ou));
+	e = list_add(l, name, hex);
+	e->path = xstrdup(path);
+	e->role = strcmp(ou, KNOB_ROLE_CONTROLLER) == 0 ? KNOB_ROLE_CONTROLLER : KNOB_ROLE_NODE;
+	e->not_after = asn1_time_t(X509_get0_notAfter(x));
+	e->days_left = days_left(x);
+	if (strvec_contains(revoked, hex))
+		e->state = CA_ST_REVOKED;
+	else if (X509_cmp_current_time(X509_get0_notAfter(x)) <= 0)
+		e->state = CA_ST_EXPIRED;
+	else if (e->days_left < CA_WARN_DAYS)
+		e->state = CA_ST_EXPIRING;
+	else
+		e->state = CA_ST_VALID;
+	strvec_push_owned(seen, hex);
+}
+
+/* Is de a certificate of DIR (NAME.crt, not the CA's)?  Its name into
+ * name. */
+static int
+list_is_cert(const struct dirent *de, char *name, size_t len)
+{
+	size_t l = strlen(de->d_name);
+
+	if (l < 5 || strcmp(de->d_name + l - 4, ".crt") != 0 || strcmp(de->d_name, CA_CERT_FILE) == 0)
+		return 0;
+	snprintf(name, len, "%.*s", (int)(l - 4), de->d_name);
+	return 1;
+}
+
+/* Every DIR/NAME.crt the CA in cacert signed into l (one that cannot be
+ * read or is another CA's: l->errors); their serials onto seen. */
+static void
+list_files(struct ca_listing *l, DIR *d, const char *dir, X509 *cacert,
+    const struct strvec *revoked, struct strvec *seen)
+{
+	struct dirent *de;
+
+	while ((de = readdir(d)) != NULL) {
+		char name[NAME_MAX + 1], path[PATH_MAX], msg[PATH_MAX + 512];
+		X509 *x;
+
+		if (!list_is_cert(de, name, sizeof(name)))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if ((x = read_cert(path, msg, sizeof(msg))) == NULL) {
+			list_error(l, msg);
+			continue;
+		}
+		if (X509_verify(x, X509_get0_pubkey(cacert)) != 1) {
+			snprintf(msg, sizeof(msg), "%s: not signed by the CA %s", path, l->crt);
+			list_error(l, msg);
+		} else {
+			list_cert(l, name, path, x, revoked, seen);
+		}
+		X509_free(x);
+	}
+}
+
+/* The serials on record (serials[i] issued under names[i]) that no file
+ * of DIR is: their state from revoked and superseded.  Onto seen. */
+static void
+list_records(struct ca_listing *l, const struct strvec *serials, const struct strvec *names,
+    const struct strvec *revoked, const struct strvec *superseded, struct strvec *seen)
+{
+	for (size_t i = 0; i < serials->n; i++) {
+		struct ca_entry *e;
+
+		if (strvec_contains(seen, serials->v[i]))
+			continue;
+		e = list_add(l, names->v[i], serials->v[i]);
+		e->state = strvec_contains(revoked, serials->v[i]) ? CA_ST_REVOKED :
+		    strvec_contains(superseded, serials->v[i]) ? CA_ST_SUPERSEDED : CA_ST_UNKNOWN;
+		strvec_push(seen, serials->v[i]);
+	}
+}
+
+/* Order of ca_list: by name, then in order of issue. */
+static int
+entry_cmp(const void *a, const void *b)
+{
+	const struct ca_entry *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	if (c != 0)
+		return c;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* DIR/FILE's records into serials and names; one that cannot be read is
+ * in l->errors and none of it counts. */
+static void
+list_read_records(struct ca_listing *l, const char *dir, const char *file,
+    struct strvec *serials, struct strvec *names)
+{
+	char msg[PATH_MAX + 512];
+
+	if (read_records(dir, file, NULL, serials, names, msg, sizeof(msg)) < 0) {
+		list_error(l, msg);
+		strvec_free(serials);
+		strvec_free(names);
+	}
+}
+
+/* The CA's revocations when its CRL cannot be read: DIR/revoked.txt (what
+ * ca_revoke makes the CRL from). */
+static void
+list_revoked_fallback(struct ca_listing *l, const char *dir, struct strvec *revoked)
+{
+	char msg[PATH_MAX + 512];
+
+	if (read_revoked(dir, revoked, msg, sizeof(msg)) < 0) {
+		list_error(l, msg);
+		strvec_free(revoked);
+	}
+}
+
+int
+ca_list(const char *dir, struct ca_listing *l, char *err, size_t errlen)
+{
+	struct strvec revoked = { 0 }, seen = { 0 }, iss = { 0 }, iss_names = { 0 };
+	struct strvec sup = { 0 }, sup_names = { 0 };
+	X509 *cacert = NULL;
+	DIR *d = NULL;
+	int rc = -1;
+
+	memset(l, 0, sizeof(*l));
+	snprintf(l->crt, sizeof(l->crt), "%s/%s", dir, CA_CERT_FILE);
+	tls_crl_path(dir, l->crl, sizeof(l->crl));
+	if ((d = opendir(dir)) == NULL) {
+		seterr(err, errlen, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if ((cacert = read_cert(l->crt, err, errlen)) == NULL)
+		goto out;
+	l->not_after = asn1_time_t(X509_get0_notAfter(cacert));
+	l->days_left = days_left(cacert);
+	if (list_crl(l, cacert, &revoked) < 0)
+		list_revoked_fallback(l, dir, &revoked);
+	list_read_records(l, dir, CA_ISSUED_FILE, &iss, &iss_names);
+	list_read_records(l, dir, CA_SUPERSEDED_FILE, &sup, &sup_names);
+	list_files(l, d, dir, cacert, &revoked, &seen);
+	list_records(l, &iss, &iss_names, &revoked, &sup, &seen);
+	list_records(l, &sup, &sup_names, &revoked, &sup, &seen);
+	for (size_t i = 0; i < l->n; i++) {
+		long at = strvec_index(&iss, l->v[i].serial);
+
+		l->v[i].seq = at < 0 ? iss.n : (size_t)at;
+	}
+	if (l->n > 1)
+		qsort(l->v, l->n, sizeof(*l->v), entry_cmp);
+	rc = l->errors.n ? 1 : 0;
+out:
+	ERR_clear_error();
+	strvec_free(&revoked);
+	strvec_free(&seen);
+	strvec_free(&iss);
+	strvec_free(&iss_names);
+	strvec_free(&sup);
+	strvec_free(&sup_names);
+	X509_free(cacert);
+	closedir(d);
+	return rc;
+}
+
+void
+ca_listing_free(struct ca_listing *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->v[i].name);
+		free(l->v[i].serial);
+		free(l->v[i].path);
+	}
+	free(l->v);
+	l->v = NULL;
+	l->n = 0;
+	strvec_free(&l->errors);
 }

@@ -3,9 +3,11 @@
 #ifndef KNOB_CA_H
 #define KNOB_CA_H
 
+#include <limits.h>
 #include <stddef.h>
+#include <time.h>
 
-struct strvec;
+#include "util.h"
 
 /* Longest name accepted: the X.509 upper bound for a common name
  * (ub-common-name, RFC 5280), below the 253 of a DNS name. */
@@ -73,5 +75,47 @@ typedef void (*ca_renew_fn)(void *arg, const char *path, int days_left, const ch
 int ca_renew(const char *dir, int min_days, ca_renew_fn fn, void *arg, char *err, size_t errlen);
 /* The serial (hex, malloc'd) of the certificate in path; NULL with err. */
 char *ca_cert_serial(const char *path, char *err, size_t errlen);
+
+/* What ca_list says of one certificate. */
+enum ca_state {
+	CA_ST_VALID,		/* valid, not within CA_WARN_DAYS of its end */
+	CA_ST_EXPIRING,		/* expires within CA_WARN_DAYS */
+	CA_ST_EXPIRED,
+	CA_ST_REVOKED,		/* its serial is in DIR/ca.crl */
+	CA_ST_SUPERSEDED,	/* renewed away (DIR/superseded.txt), not revoked */
+	CA_ST_UNKNOWN,		/* not revoked, not in DIR (bootstrap's) or unreadable */
+};
+/* One certificate of the CA's record (ca_list). */
+struct ca_entry {
+	char *name;		/* the name it was issued under */
+	char *serial;		/* hex */
+	char *path;		/* DIR/NAME.crt when that is this certificate, else NULL */
+	const char *role;	/* KNOB_ROLE_NODE or _CONTROLLER; NULL: unknown (path NULL) */
+	time_t not_after;	/* 0: unknown (path NULL) */
+	int days_left;		/* when not_after is known */
+	enum ca_state state;
+	size_t seq;		/* its line in issued.txt (order of issue) */
+};
+/* The state of a CA directory (ca_list; ca_listing_free frees it). */
+struct ca_listing {
+	char crt[PATH_MAX];	/* DIR/ca.crt */
+	time_t not_after;	/* the CA's */
+	int days_left;
+	char crl[PATH_MAX];	/* DIR/ca.crl */
+	int crl_read;		/* 1 read, 0 none, -1 unreadable or another CA's (errors) */
+	size_t crl_revoked;	/* serials the CRL lists */
+	time_t crl_last_update;
+	struct ca_entry *v;	/* by name, then in order of issue */
+	size_t n;
+	struct strvec errors;	/* "FILE: message" of each file that could not be read */
+};
+/* Every certificate DIR's CA issued: DIR/NAME.crt, and the serials of
+ * DIR/issued.txt and superseded.txt (what ca_revoke revokes), each with
+ * its state against DIR/ca.crl (DIR/revoked.txt when the CRL cannot be
+ * read).  A file that cannot be read is in l->errors and the rest is
+ * listed.  0, 1 (l->errors), or -1 with err when DIR or DIR/ca.crt cannot
+ * be read.  The caller frees l with ca_listing_free in every case. */
+int ca_list(const char *dir, struct ca_listing *l, char *err, size_t errlen);
+void ca_listing_free(struct ca_listing *l);
 
 #endif

@@ -5,15 +5,18 @@
  *   knobctl ca issue DIR NAME... [--controller]
  *   knobctl ca revoke NAME... [--ca-dir DIR] [--force]
  *   knobctl ca renew [--days N] [--ca-dir DIR]
+ *   knobctl ca list [--ca-dir DIR]
  *
  * NAME may be a node-set expression (node[01-16]); @groups are not
  * resolved here.  Every name is checked before anything is written.  With
  * --json, one document on stdout says what was done: the files written,
- * the names issued, revoked or renewed and their serials. */
+ * the names issued, revoked or renewed and their serials (list: the CA's
+ * state). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "knobctl.h"
 #include "nodeset.h"
@@ -43,7 +46,7 @@ enum { CA_CONTROLLER = 256, CA_DAYS_OPT, CA_DIR_OPT, CA_FORCE };
 static const struct opt ca_opts[] = {
 	{ CA_CONTROLLER, "controller", OPT_NOARG, NULL, "issue: controller certificates (OU=controller)", 0 },
 	{ CA_DAYS_OPT, "days", OPT_ARG, "N", "renew (only): certificates expiring within N days (default 30)", 0 },
-	{ CA_DIR_OPT, "ca-dir", OPT_ARG, "DIR", "revoke, renew: the CA directory (default: the inventory's CA's)", 0 },
+	{ CA_DIR_OPT, "ca-dir", OPT_ARG, "DIR", "revoke, renew, list: the CA directory (default: the inventory's CA's)", 0 },
 	{ CA_FORCE, "force", OPT_NOARG, NULL, "revoke: also this knobctl's own controller certificate (refused without it)", 0 },
 	OPT_END
 };
@@ -54,10 +57,11 @@ ca_usage(FILE *fp)
 	fprintf(fp, "usage: knobctl ca init DIR\n"
 	    "       knobctl ca issue DIR NAME... [--controller]\n"
 	    "       knobctl ca revoke NAME... [--ca-dir DIR] [--force]\n"
-	    "       knobctl ca renew [--days N] [--ca-dir DIR]\n");
+	    "       knobctl ca renew [--days N] [--ca-dir DIR]\n"
+	    "       knobctl ca list [--ca-dir DIR]\n");
 }
 
-/* The CA directory of revoke and renew: --ca-dir, else where the
+/* The CA directory of revoke, renew and list: --ca-dir, else where the
  * inventory's (or --ca's) CA certificate lives.  NULL (printed) if none. */
 static const char *
 ca_dir_of(struct ctl *ctl, const struct ca_args *a, char *buf, size_t len)
@@ -355,6 +359,177 @@ out:
 	return rc;
 }
 
+/* What ca list says of each state: the JSON word, the text (NULL: the
+ * days left are printed). */
+static const struct {
+	enum ca_state st;
+	const char *word, *text;
+} ca_states[] = {
+	{ CA_ST_VALID, "valid", "valid" },
+	{ CA_ST_EXPIRING, "expiring", NULL },
+	{ CA_ST_EXPIRED, "expired", "expired" },
+	{ CA_ST_REVOKED, "revoked", "revoked" },
+	{ CA_ST_SUPERSEDED, "superseded", "superseded (renewed away)" },
+	{ CA_ST_UNKNOWN, "unknown", "unknown" },
+};
+
+/* The JSON word (text 0) or the text (1) of state st. */
+static const char *
+ca_state_str(enum ca_state st, int text)
+{
+	for (size_t i = 0; i < nitems(ca_states); i++)
+		if (ca_states[i].st == st)
+			return text ? ca_states[i].text : ca_states[i].word;
+	return "?";
+}
+
+enum { CA_DAY, CA_UTC, CA_ISO };	/* ca_time's forms */
+
+/* t (UTC) into buf as a day (2031-12-06), CA_UTC (2031-12-06 10:00:00
+ * UTC) or CA_ISO (2031-12-06T10:00:00Z); "-" when unknown (0).  buf. */
+static const char *
+ca_time(time_t t, int form, char *buf, size_t len)
+{
+	struct tm tm;
+	size_t n = 0;
+
+	if (t != 0 && gmtime_r(&t, &tm) != NULL)
+		n = form == CA_DAY ? strftime(buf, len, "%Y-%m-%d", &tm) : form == CA_UTC ?
+		    strftime(buf, len, "%Y-%m-%d %H:%M:%S UTC", &tm) :
+		    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	if (n == 0)
+		snprintf(buf, len, "-");
+	return buf;
+}
+
+/* t as JSON: "YYYY-MM-DDTHH:MM:SSZ", or null when unknown. */
+static json_object *
+ca_json_time(time_t t)
+{
+	char buf[32];
+
+	return t ? json_object_new_string(ca_time(t, CA_ISO, buf, sizeof(buf))) : NULL;
+}
+
+/* One certificate of ca list as a JSON object. */
+static json_object *
+ca_entry_json(const struct ca_entry *e)
+{
+	json_object *r = json_object_new_object();
+
+	json_object_object_add(r, "name", json_object_new_string(e->name));
+	json_object_object_add(r, "role", e->role ? json_object_new_string(e->role) : NULL);
+	json_object_object_add(r, "serial", json_object_new_string(e->serial));
+	json_object_object_add(r, "not_after", ca_json_time(e->not_after));
+	if (e->not_after)
+		json_object_object_add(r, "days_left", json_object_new_int(e->days_left));
+	json_object_object_add(r, "state", json_object_new_string(ca_state_str(e->state, 0)));
+	json_object_object_add(r, "cert", e->path ? json_object_new_string(e->path) : NULL);
+	return r;
+}
+
+/* ca list --json: {"ca": {...}, "certificates": [...], "crl": {...},
+ * "errors": [...]} into o->doc. */
+static void
+ca_list_json(const struct ca_out *o, const struct ca_listing *l, const char *warn)
+{
+	json_object *ca = json_object_new_object(), *crl = json_object_new_object();
+	json_object *certs = json_object_new_array(), *errs = json_object_new_array();
+
+	json_object_object_add(ca, "cert", json_object_new_string(l->crt));
+	json_object_object_add(ca, "not_after", ca_json_time(l->not_after));
+	json_object_object_add(ca, "days_left", json_object_new_int(l->days_left));
+	if (warn)
+		json_object_object_add(ca, "warning", json_object_new_string(warn));
+	for (size_t i = 0; i < l->n; i++)
+		json_object_array_add(certs, ca_entry_json(&l->v[i]));
+	json_object_object_add(crl, "file", json_object_new_string(l->crl));
+	json_object_object_add(crl, "present", json_object_new_boolean(l->crl_read != 0));
+	json_object_object_add(crl, "usable", json_object_new_boolean(l->crl_read >= 0));
+	json_object_object_add(crl, "revoked", json_object_new_int((int)l->crl_revoked));
+	json_object_object_add(crl, "last_update", ca_json_time(l->crl_last_update));
+	for (size_t i = 0; i < l->errors.n; i++)
+		json_object_array_add(errs, json_object_new_string(l->errors.v[i]));
+	json_object_object_add(o->doc, "ca", ca);
+	json_object_object_add(o->doc, "certificates", certs);
+	json_object_object_add(o->doc, "crl", crl);
+	json_object_object_add(o->doc, "errors", errs);
+}
+
+/* ca list's text: the CA line, one line per certificate, the CRL line. */
+static void
+ca_list_text(FILE *f, const struct ca_listing *l)
+{
+	char day[32], state[64];
+	int w = 4;
+
+	fprintf(f, "CA %s: not after %s (", l->crt, ca_time(l->not_after, CA_DAY, day,
+	    sizeof(day)));
+	if (l->days_left < 0 || (l->days_left == 0 && l->not_after <= time(NULL)))
+		fprintf(f, "expired)\n");
+	else if (l->days_left < CA_WARN_DAYS)
+		fprintf(f, "expires in %d days)\n", l->days_left);
+	else
+		fprintf(f, "%d days left)\n", l->days_left);
+	for (size_t i = 0; i < l->n; i++)
+		if ((int)strlen(l->v[i].name) > w)
+			w = (int)strlen(l->v[i].name);
+	fprintf(f, "%-*s  %-10s  %-32s  %-10s  %s\n", w, "NAME", "ROLE", "SERIAL", "NOT AFTER",
+	    "STATE");
+	for (size_t i = 0; i < l->n; i++) {
+		const struct ca_entry *e = &l->v[i];
+
+		if (e->state == CA_ST_EXPIRING)
+			snprintf(state, sizeof(state), "expires in %d days", e->days_left);
+		else
+			snprintf(state, sizeof(state), "%s", ca_state_str(e->state, 1));
+		fprintf(f, "%-*s  %-10s  %-32s  %-10s  %s\n", w, e->name, e->role ? e->role : "-",
+		    e->serial, ca_time(e->not_after, CA_DAY, day, sizeof(day)), state);
+	}
+	if (l->crl_read == 0)
+		fprintf(f, "CRL %s: none (nothing revoked)\n", l->crl);
+	else if (l->crl_read < 0)
+		fprintf(f, "CRL %s: cannot be used (revocations from %s)\n", l->crl, CA_REVOKED_FILE);
+	else
+		fprintf(f, "CRL %s: %zu revoked serial%s, last update %s\n", l->crl, l->crl_revoked,
+		    l->crl_revoked == 1 ? "" : "s", ca_time(l->crl_last_update,
+		    CA_UTC, state, sizeof(state)));
+}
+
+/* ca list: every certificate the CA issued and its state, the CA's own
+ * end, the CRL.  0, 1 when a file could not be read (the rest listed), 2
+ * when the CA directory or its certificate cannot. */
+static int
+ca_cmd_list(struct ctl *ctl, const struct ca_out *o, const struct ca_args *a)
+{
+	char buf[4096], err[PATH_MAX + 256], warn[PATH_MAX + 256];
+	struct ca_listing l;
+	const char *dir;
+	int rc, warned;
+
+	if (a->n != 0 || a->controller) {
+		ca_usage(stderr);
+		return 2;
+	}
+	if ((dir = ca_dir_of(ctl, a, buf, sizeof(buf))) == NULL)
+		return 2;
+	if ((rc = ca_list(dir, &l, err, sizeof(err))) < 0) {
+		fprintf(stderr, "knobctl: ca list: %s\n", err);
+		ca_listing_free(&l);
+		return 2;
+	}
+	if ((warned = ca_expiry_check(dir, CA_WARN_DAYS, warn, sizeof(warn)) == 1))
+		fprintf(stderr, "knobctl ca list: warning: %s\n", warn);
+	for (size_t i = 0; i < l.errors.n; i++)
+		fprintf(stderr, "knobctl: ca list: %s\n", l.errors.v[i]);
+	if (o->doc)
+		ca_list_json(o, &l, warned ? warn : NULL);
+	else
+		ca_list_text(o->f, &l);
+	ca_listing_free(&l);
+	return rc;
+}
+
 static const struct ca_cmd {
 	const char *name;
 	int (*fn)(struct ctl *, const struct ca_out *, const struct ca_args *);
@@ -364,6 +539,7 @@ static const struct ca_cmd {
 	{ "issue", ca_cmd_issue, 0 },
 	{ "revoke", ca_cmd_revoke, 0 },
 	{ "renew", ca_cmd_renew, 1 },
+	{ "list", ca_cmd_list, 0 },
 };
 
 /* Run sub-command c on a; with --json its document goes to out after it
@@ -434,7 +610,7 @@ cmd_ca(struct ctl *ctl, int argc, char **argv)
 }
 
 const struct cmd_entry cmd_ca_entry = {
-	"ca", "init DIR | issue DIR NAME... | revoke NAME... | renew",
+	"ca", "init DIR | issue DIR NAME... | revoke NAME... | renew | list",
 	"cluster CA, node/controller certificates, revocation",
 	0, ca_opts, cmd_ca,
 	"ca init DIR            create the cluster CA (Ed25519) in DIR\n"
@@ -448,5 +624,13 @@ const struct cmd_entry cmd_ca_entry = {
 	"ca renew               reissue DIR's certificates that expire within --days (30), but\n"
 	"                       not those that expire with the CA (none can outlive it): warns\n"
 	"                       when the CA expires within --days; exit 1 when such a\n"
-	"                       certificate is due (a new CA is needed)",
+	"                       certificate is due (a new CA is needed)\n"
+	"ca list                every certificate DIR's CA issued (DIR/NAME.crt, the serials\n"
+	"                       of issued.txt and superseded.txt): name, role, serial,\n"
+	"                       not-after, state (valid, expires in N days (within 30),\n"
+	"                       expired, revoked: in DIR/ca.crl; superseded: renewed away;\n"
+	"                       unknown: not kept in DIR, e.g. bootstrap's); the CA's own\n"
+	"                       not-after and the CRL's revoked serials and last update; a\n"
+	"                       file that cannot be read is named (FILE: message), the rest\n"
+	"                       listed, exit 1",
 };

@@ -47,7 +47,7 @@ _knobctl()
 	"") COMPREPLY=($(compgen -W "$cmds" -- "$cur")) ;;
 	apply|verify) COMPREPLY=($(compgen -W "$(knobctl profile list 2>/dev/null | awk '{print $1}')" -- "$cur")) ;;
 	profile) COMPREPLY=($(compgen -W "show check list $(knobctl profile list 2>/dev/null | awk '{print $1}')" -- "$cur")) ;;
-	ca) COMPREPLY=($(compgen -W "init issue renew revoke" -- "$cur")) ;;
+	ca) COMPREPLY=($(compgen -W "init issue list renew revoke" -- "$cur")) ;;
 	results) COMPREPLY=($(compgen -W "list show compare" -- "$cur")) ;;
 	help) COMPREPLY=($(compgen -W "$cmds" -- "$cur")) ;;
 	esac

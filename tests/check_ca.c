@@ -1022,6 +1022,285 @@ START_TEST(test_ca_near_expiry_not_rekeyed)
 }
 END_TEST
 
+/* The line of `ca list`'s text out that shows serial, its columns joined
+ * by '|' (NAME|ROLE|SERIAL|NOT AFTER|STATE); malloc'd, "" when none. */
+static char *
+list_row(const char *out, const char *serial)
+{
+	const char *p = strstr(out, serial), *b, *e;
+	char *row, *w;
+
+	if (p == NULL)
+		return xstrdup("");
+	for (b = p; b > out && b[-1] != '\n'; b--)
+		;
+	e = strchr(p, '\n');
+	e = e ? e : p + strlen(p);
+	row = w = xcalloc(1, (size_t)(e - b) + 1);
+	for (const char *c = b; c < e; c++) {
+		if (c[0] == ' ' && c + 1 < e && c[1] == ' ') {
+			while (c + 1 < e && c[1] == ' ')
+				c++;
+			*w++ = '|';
+		} else {
+			*w++ = *c;
+		}
+	}
+	return row;
+}
+
+/* The not-after day (YYYY-MM-DD, UTC) of the certificate in path. */
+static void
+not_after_day(const char *path, char *buf, size_t len)
+{
+	X509 *x = load_cert(path);
+	struct tm tm;
+
+	ck_assert_int_eq(ASN1_TIME_to_tm(X509_get0_notAfter(x), &tm), 1);
+	strftime(buf, len, "%Y-%m-%d", &tm);
+	X509_free(x);
+}
+
+/* The record of serial in `ca list --json`'s "certificates" (NULL: none). */
+static json_object *
+list_cert_json(json_object *doc, const char *serial)
+{
+	json_object *certs = json_object_object_get(doc, "certificates");
+
+	for (size_t i = 0; i < json_object_array_length(certs); i++) {
+		json_object *c = json_object_array_get_idx(certs, i);
+
+		if (strcmp(json_object_get_string(json_object_object_get(c, "serial")), serial) == 0)
+			return c;
+	}
+	return NULL;
+}
+
+/* Expect DIR/NAME.crt's row in out to be NAME|ROLE|SERIAL|DAY|state. */
+static void
+expect_row(const char *out, const char *name, const char *role, const char *state)
+{
+	char p[PATH_MAX * 2], day[32], *serial, *row, *want;
+
+	pth(p, sizeof(p), cadir, name);
+	strcat(p, ".crt");
+	serial = serial_of(p);
+	not_after_day(p, day, sizeof(day));
+	row = list_row(out, serial);
+	want = xasprintf("%s|%s|%s|%s|%s", name, role, serial, day, state);
+	ck_assert_msg(strcmp(row, want) == 0, "want '%s', got '%s' in\n%s", want, row, out);
+	free(want);
+	free(row);
+	free(serial);
+}
+
+/* Expect the row of serial (its certificate not in DIR) in out to be
+ * NAME|-|SERIAL|-|state. */
+static void
+expect_bare_row(const char *out, const char *name, const char *serial, const char *state)
+{
+	char *row = list_row(out, serial), *want = xasprintf("%s|-|%s|-|%s", name, serial, state);
+
+	ck_assert_msg(strcmp(row, want) == 0, "want '%s', got '%s' in\n%s", want, row, out);
+	free(want);
+	free(row);
+}
+
+/* Expect DIR/NAME.crt's record in `ca list --json` doc: role and state. */
+static void
+expect_json(json_object *doc, const char *name, const char *role, const char *state)
+{
+	char p[PATH_MAX * 2], day[32], *serial;
+	json_object *c;
+
+	pth(p, sizeof(p), cadir, name);
+	strcat(p, ".crt");
+	serial = serial_of(p);
+	not_after_day(p, day, sizeof(day));
+	ck_assert_msg((c = list_cert_json(doc, serial)) != NULL, "%s: no record", name);
+	ck_assert_str_eq(json_object_get_string(json_object_object_get(c, "name")), name);
+	ck_assert_str_eq(json_object_get_string(json_object_object_get(c, "role")), role);
+	ck_assert_str_eq(json_object_get_string(json_object_object_get(c, "state")), state);
+	ck_assert_str_eq(json_object_get_string(json_object_object_get(c, "cert")), p);
+	ck_assert_msg(strncmp(json_object_get_string(json_object_object_get(c, "not_after")), day,
+	    strlen(day)) == 0, "%s: not_after %s", name,
+	    json_object_get_string(json_object_object_get(c, "not_after")));
+	free(serial);
+}
+
+/* ca list: every certificate the CA issued (DIR/NAME.crt and what
+ * issued.txt records: bootstrap's too) with its role, serial, not-after
+ * and state; revoked is the CRL's word; the CA's end and the CRL. */
+START_TEST(test_ca_list)
+{
+	char err[1024], want[PATH_MAX * 2], *out = NULL, *crt = NULL, *key = NULL, *hex, *old;
+	json_object *doc, *c;
+	BIGNUM *bn;
+	X509 *x;
+	BIO *b;
+
+	ck_assert_int_eq(run_cmd("init", cadir, NULL), 0);
+	ck_assert_int_eq(run_cmd("issue", cadir, "node[01-03]", NULL), 0);
+	ck_assert_int_eq(run_cmd("issue", cadir, "--controller", "head", NULL), 0);
+	ck_assert_int_eq(run_cmd("revoke", "node02", "--ca-dir", cadir, NULL), 0);
+	/* bootstrap's: on record in issued.txt only */
+	ck_assert_int_eq(ca_issue_pem(cadir, "node07", 0, &crt, &key, err, sizeof(err)), 0);
+	ck_assert_ptr_nonnull(b = BIO_new_mem_buf(crt, -1));
+	ck_assert_ptr_nonnull(x = PEM_read_bio_X509(b, NULL, NULL, NULL));
+	ck_assert_ptr_nonnull(bn = ASN1_INTEGER_to_BN(X509_get0_serialNumber(x), NULL));
+	hex = BN_bn2hex(bn);
+
+	ck_assert_int_eq(run_ca_list(&out, "list", "--ca-dir", cadir, NULL), 0);
+	expect_row(out, "node01", "node", "valid");
+	expect_row(out, "node02", "node", "revoked");
+	expect_row(out, "node03", "node", "valid");
+	expect_row(out, "head", "controller", "valid");
+	expect_bare_row(out, "node07", hex, "unknown");
+	snprintf(want, sizeof(want), "CA %s/ca.crt: not after ", cadir);
+	ck_assert_msg(strncmp(out, want, strlen(want)) == 0 && strstr(out, " days left)\n"), "%s", out);
+	snprintf(want, sizeof(want), "\nCRL %s/ca.crl: 1 revoked serial, last update 20", cadir);
+	ck_assert_msg(strstr(out, want) && strstr(out, " UTC\n"), "%s", out);
+	free(out);
+
+	doc = run_json("list", "--json", "--ca-dir", cadir, NULL);
+	ck_assert_str_eq(jget(doc, "command", -1, NULL), "ca list");
+	ck_assert_int_eq(json_object_array_length(json_object_object_get(doc, "certificates")), 5);
+	expect_json(doc, "node01", "node", "valid");
+	expect_json(doc, "node02", "node", "revoked");
+	expect_json(doc, "node03", "node", "valid");
+	expect_json(doc, "head", "controller", "valid");
+	ck_assert_ptr_nonnull(c = list_cert_json(doc, hex));
+	ck_assert_str_eq(json_object_get_string(json_object_object_get(c, "state")), "unknown");
+	ck_assert_str_eq(json_object_get_string(json_object_object_get(c, "name")), "node07");
+	ck_assert_str_eq(jget(doc, "crl", -1, "revoked"), "1");
+	ck_assert_str_eq(jget(doc, "crl", -1, "file"), pth(want, sizeof(want), cadir, "ca.crl"));
+	ck_assert_msg(strncmp(jget(doc, "crl", -1, "last_update"), "20", 2) == 0, "%s",
+	    jget(doc, "crl", -1, "last_update"));
+	ck_assert_msg(strncmp(jget(doc, "ca", -1, "not_after"), "20", 2) == 0, "%s",
+	    jget(doc, "ca", -1, "not_after"));
+	ck_assert_str_eq(jget(doc, "errors", -1, NULL), "[ ]");
+	ck_assert_str_eq(jget(doc, "exit_status", -1, NULL), "0");
+	json_object_put(doc);
+
+	/* renewed: the old node01 is on record only (superseded), the new one
+	 * valid, node02 (revoked) not renewed */
+	old = serial_of(pth(want, sizeof(want), cadir, "node01.crt"));
+	ck_assert_int_eq(run_cmd("renew", "--days", "36500", "--ca-dir", cadir, NULL), 0);
+	ck_assert_int_eq(run_ca_list(&out, "list", "--ca-dir", cadir, NULL), 0);
+	expect_row(out, "node01", "node", "valid");
+	expect_row(out, "node02", "node", "revoked");
+	expect_bare_row(out, "node01", old, "superseded (renewed away)");
+	free(old);
+	free(out);
+
+	/* no CA there: an input error */
+	pth(want, sizeof(want), tmpdir, "nosuch");
+	ck_assert_int_eq(run_cmd("list", "--ca-dir", want, NULL), 2);
+	ck_assert_int_eq(run_cmd("list", "extra", "--ca-dir", cadir, NULL), 2);
+	OPENSSL_free(hex);
+	BN_free(bn);
+	X509_free(x);
+	BIO_free(b);
+	free(crt);
+	free(key);
+}
+END_TEST
+
+/* ca list of a CA that ends in 10 days (KNOB_TEST_CA_DAYS): its leaves
+ * "expire in N days", the CA line says so and the CA's near-expiry
+ * warning is given; 20 days later (libfaketime) both have expired. */
+START_TEST(test_ca_list_expiring)
+{
+	const char *bin = getenv("KNOB_BIN") ? getenv("KNOB_BIN") : "build";
+	char want[PATH_MAX * 2], *out = NULL;
+	json_object *doc;
+	int days;
+
+	ck_assert_int_eq(setenv("KNOB_TEST_CA_DAYS", "10", 1), 0);
+	ck_assert_int_eq(run_cmd("init", cadir, NULL), 0);
+	ck_assert_int_eq(unsetenv("KNOB_TEST_CA_DAYS"), 0);
+	ck_assert_int_eq(run_cmd("issue", cadir, "node01", NULL), 0);
+	ck_assert_int_eq(run_ca_list(&out, "list", "--ca-dir", cadir, NULL), 0);
+	days = strstr(out, "  expires in 10 days\n") ? 10 : 9;
+	snprintf(want, sizeof(want), "expires in %d days", days);
+	expect_row(out, "node01", "node", want);
+	snprintf(want, sizeof(want), "(expires in %d days)\n", days);
+	ck_assert_msg(strstr(out, want) < strchr(out, '\n') && strstr(out, want), "%s", out);
+	free(out);
+	doc = run_json("list", "--ca-dir", cadir, "--json", NULL);
+	expect_json(doc, "node01", "node", "expiring");
+	ck_assert_msg(strstr(jget(doc, "ca", -1, "warning"), "expires in ") != NULL, "%s",
+	    jget(doc, "ca", -1, "warning"));
+	json_object_put(doc);
+
+	ck_assert_int_eq(cu_sh_out(&out, "env -u KNOB_CLUSTER %s/knobctl ca list --ca-dir %s", bin,
+	    cadir), 0);
+	snprintf(want, sizeof(want), "knobctl ca list: warning: the CA %s/ca.crt expires in ", cadir);
+	ck_assert_msg(strstr(out, want) && strstr(out, "certificates cannot outlive it; a new CA "
+	    "is needed"), "%s", out);
+	free(out);
+
+	cu_faketime_begin();
+	ck_assert_int_eq(cu_sh_out(&out, "FAKETIME=+20d %s/knobctl ca list --ca-dir %s", bin, cadir),
+	    0);
+	cu_faketime_end();
+	expect_row(out, "node01", "node", "expired");
+	ck_assert_msg(strstr(out, "(expired)\n") < strstr(out, "\nNAME "), "%s", out);
+	free(out);
+}
+END_TEST
+
+/* A file that cannot be read is named (FILE: message), the rest is still
+ * listed, exit 1: a truncated ca.crl (revocations then from revoked.txt),
+ * a certificate that is not one. */
+START_TEST(test_ca_list_bad_files)
+{
+	char p[PATH_MAX * 2], want[PATH_MAX * 2], *out = NULL, *pem = NULL, *serial;
+	const char *bin = getenv("KNOB_BIN") ? getenv("KNOB_BIN") : "build";
+	json_object *doc;
+	size_t len;
+
+	ck_assert_int_eq(run_cmd("init", cadir, NULL), 0);
+	ck_assert_int_eq(run_cmd("issue", cadir, "node[01-03]", NULL), 0);
+	ck_assert_int_eq(run_cmd("revoke", "node02", "--ca-dir", cadir, NULL), 0);
+	pth(p, sizeof(p), cadir, "ca.crl");
+	ck_assert_int_eq(read_file_bounded(p, 1 << 20, &pem, &len), 0);
+	ck_assert_int_eq(write_file_atomic(p, pem, len / 2, 0644), 0);
+	free(pem);
+
+	ck_assert_int_eq(cu_sh_out(&out, "env -u KNOB_CLUSTER %s/knobctl ca list --ca-dir %s", bin,
+	    cadir), 1);
+	snprintf(want, sizeof(want), "knobctl: ca list: %s: ", p);
+	ck_assert_msg(strstr(out, want), "%s", out);
+	expect_row(out, "node01", "node", "valid");
+	expect_row(out, "node02", "node", "revoked");
+	expect_row(out, "node03", "node", "valid");
+	snprintf(want, sizeof(want), "CRL %s: cannot be used (revocations from revoked.txt)\n", p);
+	ck_assert_msg(strstr(out, want), "%s", out);
+	free(out);
+
+	/* and node03.crt not a certificate: named, its record still listed */
+	serial = serial_of(pth(p, sizeof(p), cadir, "node03.crt"));
+	ck_assert_int_eq(write_file_atomic(p, "garbage\n", 8, 0644), 0);
+	ck_assert_int_eq(run_ca_list(&out, "--json", "list", "--ca-dir", cadir, NULL), 1);
+	ck_assert_ptr_nonnull(doc = json_tokener_parse(out));
+	snprintf(want, sizeof(want), "%s/ca.crl: ", cadir);
+	ck_assert_msg(strncmp(jget(doc, "errors", 0, NULL), want, strlen(want)) == 0, "%s", out);
+	snprintf(want, sizeof(want), "%s: ", p);
+	ck_assert_msg(strncmp(jget(doc, "errors", 1, NULL), want, strlen(want)) == 0, "%s", out);
+	expect_json(doc, "node02", "node", "revoked");
+	ck_assert_str_eq(jget(doc, "crl", -1, "usable"), "false");
+	ck_assert_str_eq(jget(doc, "exit_status", -1, NULL), "1");
+	json_object_put(doc);
+	free(out);
+	ck_assert_int_eq(run_ca_list(&out, "list", "--ca-dir", cadir, NULL), 1);
+	expect_row(out, "node01", "node", "valid");
+	expect_bare_row(out, "node03", serial, "unknown");
+	free(serial);
+	free(out);
+}
+END_TEST
+
 static Suite *
 ca_suite(void)
 {
@@ -1049,6 +1328,9 @@ ca_suite(void)
 	tcase_add_test(tc, test_revoke_controller_guard);
 	tcase_add_test(tc, test_ca_near_expiry_not_rekeyed);
 	tcase_add_test(tc, test_ca_days_hook_range);
+	tcase_add_test(tc, test_ca_list);
+	tcase_add_test(tc, test_ca_list_expiring);
+	tcase_add_test(tc, test_ca_list_bad_files);
 	suite_add_tcase(s, tc);
 	return s;
 }
