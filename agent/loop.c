@@ -1409,6 +1409,36 @@ on_stdout(int fd, uint32_t events, void *arg)
 /* Serve one plaintext session on stdin/stdout (for SSH exec channels); the
  * loop ends with the session.  -1 when it ended on a protocol error (a
  * malformed frame, a message the agent does not take). */
+/* The local address of the SSH connection a --stdio session runs over
+ * (sshd's SSH_CONNECTION: "CLIENT_IP CLIENT_PORT SERVER_IP SERVER_PORT"),
+ * recorded as an authenticated controller connection's local address
+ * (agent_ctl_addr_add, into c->ctl): the net driver then keeps a glob off
+ * the interface the session arrives on, as for a TLS controller.  Nothing
+ * when it is unset (not under sshd, or sudo's env_reset dropped it) or
+ * malformed; an IPv6 zone ("%eth0") is left out. */
+static void
+stdio_ssh_addr(struct agent *a, struct aconn *c)
+{
+	const char *e = getenv("SSH_CONNECTION");
+	struct sockaddr_storage ss;
+	struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+	char ip[INET6_ADDRSTRLEN + 32];
+
+	memset(&ss, 0, sizeof(ss));
+	if (e == NULL || sscanf(e, "%*s %*s %77s %*s", ip) != 1)
+		return;
+	ip[strcspn(ip, "%")] = '\0';
+	if (inet_pton(AF_INET, ip, &s4->sin_addr) == 1)
+		s4->sin_family = AF_INET;
+	else if (inet_pton(AF_INET6, ip, &s6->sin6_addr) == 1)
+		s6->sin6_family = AF_INET6;
+	else
+		return;
+	agent_ctl_addr_add(a, (struct sockaddr *)&ss, &c->ctl);
+	log_debug("stdio: the SSH connection arrives at %s", ip);
+}
+
 int
 agent_run_stdio(struct agent *a)
 {
@@ -1431,6 +1461,7 @@ agent_run_stdio(struct agent *a)
 	snprintf(c->addr, sizeof(c->addr), "stdio");
 	snprintf(c->peer, sizeof(c->peer), "stdio");
 	c->authed = 1;	/* the SSH session authenticated it */
+	stdio_ssh_addr(a, c);
 	conn_init(&c->c, 0, 1, NULL);
 	a->conns = c;
 	if (ev_io_add(a->base, 0, EPOLLIN, on_conn, c) < 0) {

@@ -859,6 +859,36 @@ START_TEST(agentless_via_ssh)
 }
 END_TEST
 
+/* Agentless, a net glob: knobd --stdio takes the SSH connection's local
+ * address from sshd's SSH_CONNECTION, so eth0 (node01's 198.18.0.11, a
+ * connected /24 without any default route) is kept from "eth*" as under
+ * a TLS controller, while naming it exactly would change it (--check:
+ * nothing is written either way).  Before, the glob would have set eth0's
+ * MTU, under the SSH session that carried the apply. */
+START_TEST(agentless_net_glob_protected)
+{
+	const char *want[] = { "eth0 carries the controller's connection (198.18.0.11): a glob "
+	    "never touches it", "would-change    net eth0" };
+	char *out = NULL, prof[4200], ssh[8192];
+
+	snprintf(ssh, sizeof(ssh), "--via ssh --ssh-key %s/id --known-hosts %s/known_hosts "
+	    "--accept-new --remote-knobd '%s/knobd --state-dir %s/state-{node}'", h.tmp, h.tmp,
+	    h.bin, h.tmp);
+	ck_assert_int_eq(harness_sh("mkdir -p %s/state-node01", h.tmp), 0);
+	snprintf(prof, sizeof(prof), "%s/mtu.xml", h.tmp);
+	for (int exact = 0; exact < 2; exact++) {
+		cu_write(prof, 0644, "<?xml version=\"1.0\"?>\n<profile name=\"mtu\">\n"
+		    "  <net interface=\"%s\" attr=\"mtu\" value=\"1400\"/>\n</profile>\n",
+		    exact ? "eth0" : "eth*");
+		ck_assert_int_eq(harness_knobctl(&h, &out, NULL, "apply %s -w node01 --check %s",
+		    prof, ssh), 0);
+		ck_assert_msg(strstr(out, want[exact]) != NULL, "'%s' not in %s", want[exact], out);
+		free(out);
+	}
+	ck_assert_int_eq(harness_node_sh(&h, 0, "ip link show eth0 | grep -q 'mtu 1500'"), 0);
+}
+END_TEST
+
 /* The value of net.core.somaxconn in node i's namespace. */
 static long
 somaxconn(int i)
@@ -1555,6 +1585,7 @@ ssh_suite(void)
 	tcase_add_test(tc, revoked_node_bootstrapped);
 	tcase_add_test(tc, stale_crl_removed);
 	tcase_add_test(tc, agentless_via_ssh);
+	tcase_add_test(tc, agentless_net_glob_protected);
 	tcase_add_test(tc, agentless_verify_rollback_bench_sweep);
 	tcase_add_test(tc, hostkey_two_types);
 	tcase_add_test(tc, bootstrap_via_ssh_confirms_tls);
