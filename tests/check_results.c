@@ -2179,6 +2179,65 @@ START_TEST(t_all_repeats_failed_show)
 }
 END_TEST
 
+/* Run id with rand-read at 4 threads, one repeat per status in st[0..n). */
+static json_object *
+rr_statuses(const char *id, int64_t t, const char *const *st, int n)
+{
+	json_object *d = mk_doc(id, t);
+
+	for (int i = 0; i < n; i++)
+		add_phase(d, mk_phase("rand-read", 4, i + 1, 4096.0 * (1200 + 10 * i), 4096, st[i]));
+	return d;
+}
+
+/* B's repeat 2 of 3 failed: its figure and Welch's verdict are from the
+ * other two, and compare says so under the table ("B has a figure from 2
+ * of its 3 repeats"), in --json (b_repeats 3 beside b_n 2) and in --csv
+ * (a_repeats, b_repeats at the end).  Before, "better" stood with nothing
+ * saying that a third of B's repeats had failed; results show said it. */
+START_TEST(t_compare_failed_repeat)
+{
+	static const char *const ok3[] = { "ok", "ok", "ok" }, *const one[] = { "ok", "failed",
+	    "ok" };
+	const char *ids = "20260107-000000-aaaa 20260107-000000-bbbb";
+	sqlite3 *db = open_db();
+	char args[160], *out;
+	json_object *doc, *r;
+
+	json_object_put(stored(db, rr_run("20260107-000000-aaaa", 1, "ok")));
+	json_object_put(stored(db, rr_statuses("20260107-000000-bbbb", 2, one, 3)));
+	json_object_put(stored(db, rr_statuses("20260107-000000-cccc", 3, ok3, 3)));
+	sqlite3_close(db);
+	snprintf(args, sizeof(args), "results compare %s", ids);
+	ck_assert_int_eq(knobctl_db(&out, args), 0);
+	ck_assert_msg(strstr(out, "better") && strstr(out, "note: rand-read 4 threads 1 nodes: B "
+	    "has a figure from 2 of its 3 repeats"), "%s", out);
+	ck_assert_msg(strstr(out, "A has a figure") == NULL, "%s", out);
+	free(out);
+	snprintf(args, sizeof(args), "--json results compare %s", ids);
+	ck_assert_int_eq(knobctl_db(&out, args), 0);
+	doc = json_tokener_parse(out);
+	ck_assert_msg(doc != NULL, "%s", out);
+	r = json_object_array_get_idx(cu_get(doc, "points"), 0);
+	ck_assert_int_eq(cu_int(r, "a_n"), 3);
+	ck_assert_int_eq(cu_int(r, "a_repeats"), 3);
+	ck_assert_int_eq(cu_int(r, "b_n"), 2);
+	ck_assert_int_eq(cu_int(r, "b_repeats"), 3);
+	json_object_put(doc);
+	free(out);
+	snprintf(args, sizeof(args), "results compare --csv %s", ids);
+	ck_assert_int_eq(knobctl_db(&out, args), 0);
+	ck_assert_msg(strstr(out, ",p_adj,a_repeats,b_repeats\n") && strstr(out, ",3,3\n"), "%s",
+	    out);
+	free(out);
+	/* every repeat ran: no note */
+	ck_assert_int_eq(knobctl_db(&out, "results compare 20260107-000000-aaaa "
+	    "20260107-000000-cccc"), 0);
+	ck_assert_msg(strstr(out, "note:") == NULL, "%s", out);
+	free(out);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -2229,6 +2288,7 @@ main(void)
 	tcase_add_test(tc, t_nonfinite_json);
 	tcase_add_test(tc, t_equal_repeats);
 	tcase_add_test(tc, t_all_repeats_failed_show);
+	tcase_add_test(tc, t_compare_failed_repeat);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
