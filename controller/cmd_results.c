@@ -11,6 +11,9 @@
  * a side it is ambiguous and pairs none (refused without --force, listed
  * with it); points only one run has are listed.  The pairing does not
  * depend on the points' order.
+ * A point whose repeats all failed before a node said what it ran with
+ * (engine, queue depth, CPU binding, buffer pages) pairs with the one
+ * point alike but for that.
  * With repeats on both sides each line gets Welch's verdict at 95 %
  * (stats.h), its p-value adjusted by Holm-Bonferroni over the compare's
  * points: better, worse or within noise.  Runs on other node sets or in
@@ -409,9 +412,29 @@ count_slot(const struct pointset *ps, const int *how, int h, const struct point 
 	return n;
 }
 
+/* The one point of ps (how[k] PAIR_NONE) in p's slot that is alike p but
+ * for what a point without figures could not say it ran with
+ * (points_alike_unran), SIZE_MAX when none or several. */
+static size_t
+unran_mate(const struct pointset *ps, const int *how, const struct point *p)
+{
+	size_t n = 0, at = SIZE_MAX;
+
+	for (size_t k = 0; k < ps->n; k++)
+		if (how[k] == PAIR_NONE && same_slot(&ps->p[k], p) &&
+		    points_alike_unran(p, &ps->p[k])) {
+			n++;
+			at = k;
+		}
+	return n == 1 ? at : SIZE_MAX;
+}
+
 /* Pair pa's points with pb's: first by the whole key (kind, threads,
  * nodes, every parameter; at most one B point has A's key, since
- * points_build folds a key's phases into one point); then, in a slot with
+ * points_build folds a key's phases into one point); then a point
+ * without figures (its repeats failed before a node said which engine it
+ * ran, ...) with the one point alike but for that, when each is the
+ * other's only such match; then, in a slot with
  * no like pair and exactly one point left on each side, those two
  * (unlike); a slot with more left on a side, and some on the other, pairs
  * none (ambiguous: which with which would be a guess); what is left in a
@@ -434,6 +457,12 @@ pairing_make(const struct pointset *pa, const struct pointset *pb, struct pairin
 				pr->how[i] = pr->bhow[k] = PAIR_LIKE;
 			}
 	}
+	for (i = 0; i < pa->n; i++)
+		if (pr->how[i] == PAIR_NONE && (k = unran_mate(pb, pr->bhow, &pa->p[i])) != SIZE_MAX &&
+		    unran_mate(pa, pr->how, &pb->p[k]) == i) {
+			pr->to[i] = k;
+			pr->how[i] = pr->bhow[k] = PAIR_LIKE;
+		}
 	for (i = 0; i < pa->n; i++) {
 		/* a slot that has its like pair: the others there are only in
 		 * their run (a repeat that lost a node is not another workload) */

@@ -1262,11 +1262,13 @@ END_TEST
 
 /* The record of a rand-read phase at iodepth 16 with the engine asked for
  * left to auto, on nodes whose results say they ran engines[0..n) at
- * queue depths depths[0..n) (NULL: an agent before the field). */
+ * queue depths depths[0..n) (NULL: an agent before the field); engines
+ * NULL: no node sent a result (their prepare failed). */
 static json_object *
 phase_ran_at(const char *const *engines, const uint32_t *depths, size_t n)
 {
 	static char names[2][8] = { "node01", "node02" };
+	static char enospc[] = "prepare: No space left on device";
 	struct bench_req rq = { 0 };
 	struct plan pl = { 0 };
 	struct fo_node fn[2];
@@ -1290,7 +1292,7 @@ phase_ran_at(const char *const *engines, const uint32_t *depths, size_t n)
 		tp[i] = &thr[i];
 		knob__phase_result__init(&res[i]);
 		res[i].ok = 1;
-		res[i].ioengine = (char *)(uintptr_t)engines[i];
+		res[i].ioengine = engines ? (char *)(uintptr_t)engines[i] : NULL;
 		res[i].iodepth = depths ? depths[i] : 0;
 		res[i].bytes = thr[i].bytes;
 		res[i].ops = thr[i].ops;
@@ -1303,7 +1305,8 @@ phase_ran_at(const char *const *engines, const uint32_t *depths, size_t n)
 		env[i].phase_result = &res[i];
 		pn[i].alive = pn[i].inphase = 1;
 		pn[i].st = PN_DONE;
-		pn[i].result = &env[i];
+		pn[i].result = engines ? &env[i] : NULL;
+		pn[i].err = engines ? NULL : enospc;
 		fn[i].name = names[i];
 	}
 	rq.dir = "/mnt";
@@ -2238,6 +2241,63 @@ START_TEST(t_compare_failed_repeat)
 }
 END_TEST
 
+/* Run id of 3 rand-read repeats on 2 nodes that ran io_uring at depth 4;
+ * those with fail[i] set had no result from any node (prepare failed). */
+static json_object *
+uring_run(const char *id, int64_t t, const int *fail)
+{
+	static const char *const uring[] = { "io_uring", "io_uring" };
+	static const uint32_t d4[] = { 4, 4 };
+	json_object *d = mk_doc(id, t);
+
+	for (int i = 0; i < 3; i++)
+		add_phase(d, phase_ran_at(fail[i] ? NULL : uring, d4, 2));
+	return d;
+}
+
+/* A repeat that no node sent a result for (its prepare failed) records the
+ * engine asked for ("auto") and the request's depth (16), not what the
+ * others ran (io_uring, 4): it is still a repeat of their point.  B with
+ * repeat 2 so failed compares with A as one point, 2 of 3 repeats with a
+ * figure, nothing only in B; B with every repeat so failed is a point
+ * without figures, as the README says: '-', exit 1.  Before, the failed
+ * repeat was a point of its own ("only in B" under a row of the same
+ * label), and a B whose repeats all failed was refused as unlike
+ * ("params.iodepth 4 vs 16 ... --force", exit 2). */
+START_TEST(t_compare_unreported_repeat)
+{
+	static const int none[] = { 0, 0, 0 }, second[] = { 0, 1, 0 }, all[] = { 1, 1, 1 };
+	sqlite3 *db = open_db();
+	json_object *a = stored(db, uring_run("20260108-000000-aaaa", 1, none));
+	json_object *b = stored(db, uring_run("20260108-000000-bbbb", 2, second));
+	json_object *c = stored(db, uring_run("20260108-000000-cccc", 3, all)), *cmp, *r;
+	char err[512] = "", *out;
+
+	sqlite3_close(db);
+	ck_assert_str_eq(cu_str(cu_get(json_object_array_get_idx(cu_get(b, "phases"), 1),
+	    "params"), "ioengine"), "auto");
+	cmp = results_compare_doc(a, b, 0, err, sizeof(err));
+	ck_assert_msg(cmp != NULL, "%s", err);
+	ck_assert_int_eq(json_object_array_length(cu_get(cmp, "points")), 1);
+	ck_assert_int_eq(json_object_array_length(cu_get(cmp, "only_in_b")), 0);
+	r = json_object_array_get_idx(cu_get(cmp, "points"), 0);
+	ck_assert_int_eq(cu_int(r, "b_n"), 2);
+	ck_assert_int_eq(cu_int(r, "b_repeats"), 3);
+	json_object_put(cmp);
+	cmp = results_compare_doc(a, c, 0, err, sizeof(err));
+	ck_assert_msg(cmp != NULL, "%s", err);
+	ck_assert_int_eq(json_object_array_length(cu_get(cmp, "points")), 1);
+	ck_assert_int_eq(cu_int(json_object_array_get_idx(cu_get(cmp, "points"), 0), "b_n"), 0);
+	json_object_put(cmp);
+	ck_assert_int_eq(knobctl_db(&out, "results compare 20260108-000000-aaaa "
+	    "20260108-000000-cccc"), 1);
+	free(out);
+	json_object_put(a);
+	json_object_put(b);
+	json_object_put(c);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -2289,6 +2349,7 @@ main(void)
 	tcase_add_test(tc, t_equal_repeats);
 	tcase_add_test(tc, t_all_repeats_failed_show);
 	tcase_add_test(tc, t_compare_failed_repeat);
+	tcase_add_test(tc, t_compare_unreported_repeat);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
