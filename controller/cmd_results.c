@@ -305,12 +305,14 @@ point_json(const struct point *p)
 /* One side of a compare row: pre_n (the repeats with a figure),
  * pre_repeats (all the point's repeats: fewer figures than repeats means
  * some failed), and pre_mean, pre_sd, pre_min and pre_max, JSON null when
- * the point has no figure (every repeat failed). */
+ * the point has no figure (every repeat failed); pre_sd null with one
+ * figure too: one sample has no spread to state, as the table says. */
 static void
 add_side(json_object *row, const char *pre, const struct point *p)
 {
 	const double v[] = { p->st.mean, p->st.sd, p->st.min, p->st.max };
 	static const char *const name[] = { "mean", "sd", "min", "max" };
+	size_t need;
 	char k[32];
 
 	snprintf(k, sizeof(k), "%s_n", pre);
@@ -319,7 +321,8 @@ add_side(json_object *row, const char *pre, const struct point *p)
 	json_object_object_add(row, k, json_object_new_int64((int64_t)p->nphases));
 	for (size_t i = 0; i < nitems(name); i++) {
 		snprintf(k, sizeof(k), "%s_%s", pre, name[i]);
-		json_object_object_add(row, k, p->st.n ? json_object_new_double(v[i]) : NULL);
+		need = strcmp(name[i], "sd") == 0 ? 2 : 1;
+		json_object_object_add(row, k, p->st.n >= need ? json_object_new_double(v[i]) : NULL);
 	}
 }
 

@@ -2298,6 +2298,45 @@ START_TEST(t_compare_unreported_repeat)
 }
 END_TEST
 
+/* A side with one figure has no spread: its a_sd is null in --json and
+ * empty in --csv, as the table prints its mean alone (no '± 0.0'); the
+ * side with three keeps its sd.  Before, a_sd was 0.0, a measured zero
+ * spread to anything that computes an interval from it. */
+START_TEST(t_compare_one_figure_sd)
+{
+	static const char *const one[] = { "ok" }, *const ok3[] = { "ok", "ok", "ok" };
+	const char *ids = "20260109-000000-aaaa 20260109-000000-bbbb";
+	sqlite3 *db = open_db();
+	char args[160], *out;
+	json_object *doc, *r, *v;
+
+	json_object_put(stored(db, rr_statuses("20260109-000000-aaaa", 1, one, 1)));
+	json_object_put(stored(db, rr_statuses("20260109-000000-bbbb", 2, ok3, 3)));
+	sqlite3_close(db);
+	snprintf(args, sizeof(args), "--json results compare %s", ids);
+	ck_assert_int_eq(knobctl_db(&out, args), 0);
+	doc = json_tokener_parse(out);
+	ck_assert_msg(doc != NULL, "%s", out);
+	r = json_object_array_get_idx(cu_get(doc, "points"), 0);
+	ck_assert_int_eq(cu_int(r, "a_n"), 1);
+	ck_assert_double_eq_tol(cu_num(r, "a_mean"), 1200, 1e-6);
+	ck_assert_msg(json_object_object_get_ex(r, "a_sd", &v) && v == NULL, "a_sd is %s",
+	    json_object_get_string(v));
+	ck_assert_double_eq_tol(cu_num(r, "b_sd"), 10, 1e-6);
+	json_object_put(doc);
+	free(out);
+	snprintf(args, sizeof(args), "results compare --csv %s", ids);
+	ck_assert_int_eq(knobctl_db(&out, args), 0);
+	ck_assert_msg(strstr(out, "\nrand-read,4,IOPS,1,1200.0,,1200.0,1200.0,3,1210.0,10.0,"),
+	    "%s", out);
+	free(out);
+	snprintf(args, sizeof(args), "results compare %s", ids);
+	ck_assert_int_eq(knobctl_db(&out, args), 0);
+	ck_assert_msg(strstr(out, " 1200.0 ") && strstr(out, "1210.0 ± 10.0"), "%s", out);
+	free(out);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -2350,6 +2389,7 @@ main(void)
 	tcase_add_test(tc, t_all_repeats_failed_show);
 	tcase_add_test(tc, t_compare_failed_repeat);
 	tcase_add_test(tc, t_compare_unreported_repeat);
+	tcase_add_test(tc, t_compare_one_figure_sd);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
