@@ -2193,6 +2193,30 @@ rr_statuses(const char *id, int64_t t, const char *const *st, int n)
 	return d;
 }
 
+/* The output of knobctl results compare with options opt ("", "--csv",
+ * "--json") of runs ids ("A B"), which must exit rc; caller frees. */
+static char *
+compare_out(const char *opt, const char *ids, int rc)
+{
+	char args[200], *out;
+
+	snprintf(args, sizeof(args), "results compare %s %s", opt, ids);
+	ck_assert_int_eq(knobctl_db(&out, args), rc);
+	return out;
+}
+
+/* The --json compare of runs ids (exit 0); caller puts. */
+static json_object *
+compare_json(const char *ids)
+{
+	char *out = compare_out("--json", ids, 0);
+	json_object *doc = json_tokener_parse(out);
+
+	ck_assert_msg(doc != NULL, "%s", out);
+	free(out);
+	return doc;
+}
+
 /* B's repeat 2 of 3 failed: its figure and Welch's verdict are from the
  * other two, and compare says so under the table ("B has a figure from 2
  * of its 3 repeats"), in --json (b_repeats 3 beside b_n 2) and in --csv
@@ -2204,38 +2228,31 @@ START_TEST(t_compare_failed_repeat)
 	    "ok" };
 	const char *ids = "20260107-000000-aaaa 20260107-000000-bbbb";
 	sqlite3 *db = open_db();
-	char args[160], *out;
 	json_object *doc, *r;
+	char *out;
 
 	json_object_put(stored(db, rr_run("20260107-000000-aaaa", 1, "ok")));
 	json_object_put(stored(db, rr_statuses("20260107-000000-bbbb", 2, one, 3)));
 	json_object_put(stored(db, rr_statuses("20260107-000000-cccc", 3, ok3, 3)));
 	sqlite3_close(db);
-	snprintf(args, sizeof(args), "results compare %s", ids);
-	ck_assert_int_eq(knobctl_db(&out, args), 0);
+	out = compare_out("", ids, 0);
 	ck_assert_msg(strstr(out, "better") && strstr(out, "note: rand-read 4 threads 1 nodes: B "
 	    "has a figure from 2 of its 3 repeats"), "%s", out);
 	ck_assert_msg(strstr(out, "A has a figure") == NULL, "%s", out);
 	free(out);
-	snprintf(args, sizeof(args), "--json results compare %s", ids);
-	ck_assert_int_eq(knobctl_db(&out, args), 0);
-	doc = json_tokener_parse(out);
-	ck_assert_msg(doc != NULL, "%s", out);
+	doc = compare_json(ids);
 	r = json_object_array_get_idx(cu_get(doc, "points"), 0);
 	ck_assert_int_eq(cu_int(r, "a_n"), 3);
 	ck_assert_int_eq(cu_int(r, "a_repeats"), 3);
 	ck_assert_int_eq(cu_int(r, "b_n"), 2);
 	ck_assert_int_eq(cu_int(r, "b_repeats"), 3);
 	json_object_put(doc);
-	free(out);
-	snprintf(args, sizeof(args), "results compare --csv %s", ids);
-	ck_assert_int_eq(knobctl_db(&out, args), 0);
+	out = compare_out("--csv", ids, 0);
 	ck_assert_msg(strstr(out, ",p_adj,a_repeats,b_repeats\n") && strstr(out, ",3,3\n"), "%s",
 	    out);
 	free(out);
 	/* every repeat ran: no note */
-	ck_assert_int_eq(knobctl_db(&out, "results compare 20260107-000000-aaaa "
-	    "20260107-000000-cccc"), 0);
+	out = compare_out("", "20260107-000000-aaaa 20260107-000000-cccc", 0);
 	ck_assert_msg(strstr(out, "note:") == NULL, "%s", out);
 	free(out);
 }
@@ -2271,7 +2288,7 @@ START_TEST(t_compare_unreported_repeat)
 	json_object *a = stored(db, uring_run("20260108-000000-aaaa", 1, none));
 	json_object *b = stored(db, uring_run("20260108-000000-bbbb", 2, second));
 	json_object *c = stored(db, uring_run("20260108-000000-cccc", 3, all)), *cmp, *r;
-	char err[512] = "", *out;
+	char err[512] = "";
 
 	sqlite3_close(db);
 	ck_assert_str_eq(cu_str(cu_get(json_object_array_get_idx(cu_get(b, "phases"), 1),
@@ -2289,9 +2306,7 @@ START_TEST(t_compare_unreported_repeat)
 	ck_assert_int_eq(json_object_array_length(cu_get(cmp, "points")), 1);
 	ck_assert_int_eq(cu_int(json_object_array_get_idx(cu_get(cmp, "points"), 0), "b_n"), 0);
 	json_object_put(cmp);
-	ck_assert_int_eq(knobctl_db(&out, "results compare 20260108-000000-aaaa "
-	    "20260108-000000-cccc"), 1);
-	free(out);
+	free(compare_out("", "20260108-000000-aaaa 20260108-000000-cccc", 1));
 	json_object_put(a);
 	json_object_put(b);
 	json_object_put(c);
@@ -2307,16 +2322,13 @@ START_TEST(t_compare_one_figure_sd)
 	static const char *const one[] = { "ok" }, *const ok3[] = { "ok", "ok", "ok" };
 	const char *ids = "20260109-000000-aaaa 20260109-000000-bbbb";
 	sqlite3 *db = open_db();
-	char args[160], *out;
 	json_object *doc, *r, *v;
+	char *out;
 
 	json_object_put(stored(db, rr_statuses("20260109-000000-aaaa", 1, one, 1)));
 	json_object_put(stored(db, rr_statuses("20260109-000000-bbbb", 2, ok3, 3)));
 	sqlite3_close(db);
-	snprintf(args, sizeof(args), "--json results compare %s", ids);
-	ck_assert_int_eq(knobctl_db(&out, args), 0);
-	doc = json_tokener_parse(out);
-	ck_assert_msg(doc != NULL, "%s", out);
+	doc = compare_json(ids);
 	r = json_object_array_get_idx(cu_get(doc, "points"), 0);
 	ck_assert_int_eq(cu_int(r, "a_n"), 1);
 	ck_assert_double_eq_tol(cu_num(r, "a_mean"), 1200, 1e-6);
@@ -2324,14 +2336,11 @@ START_TEST(t_compare_one_figure_sd)
 	    json_object_get_string(v));
 	ck_assert_double_eq_tol(cu_num(r, "b_sd"), 10, 1e-6);
 	json_object_put(doc);
-	free(out);
-	snprintf(args, sizeof(args), "results compare --csv %s", ids);
-	ck_assert_int_eq(knobctl_db(&out, args), 0);
+	out = compare_out("--csv", ids, 0);
 	ck_assert_msg(strstr(out, "\nrand-read,4,IOPS,1,1200.0,,1200.0,1200.0,3,1210.0,10.0,"),
 	    "%s", out);
 	free(out);
-	snprintf(args, sizeof(args), "results compare %s", ids);
-	ck_assert_int_eq(knobctl_db(&out, args), 0);
+	out = compare_out("", ids, 0);
 	ck_assert_msg(strstr(out, " 1200.0 ") && strstr(out, "1210.0 ± 10.0"), "%s", out);
 	free(out);
 }
