@@ -51,6 +51,7 @@
 #define BENCH_DEFAULT_LEASE_S	AGENT_LEASE_DEFAULT_S
 #define BENCH_MAX_LEASE_S	86400	/* a day: longer leases are clamped (lease_s * 1000
 					 * and the keepalive times stay in range) */
+#define TEST_RELEASE_MAX_S	3600	/* $KNOB_TEST_SLOW/STUCK_RELEASE: at most an hour */
 #define BENCH_RECORDS		"bench"	/* under the state directory */
 #define STR_(x)			#x
 #define STR(x)			STR_(x)
@@ -234,13 +235,13 @@ bench_init(struct agent *a)
 	bs->test_die_on_release = a->cfg.test_hooks && getenv("KNOB_TEST_DIE_ON_RELEASE") != NULL;
 	bs->test_submit_eagain = a->cfg.test_hooks && getenv("KNOB_TEST_SUBMIT_EAGAIN") != NULL;
 	bs->test_stall_io = a->cfg.test_hooks && getenv("KNOB_TEST_STALL_IO") != NULL;
-	if (a->cfg.test_hooks && getenv("KNOB_TEST_SLOW_RELEASE") != NULL)
-		bs->test_slow_release_s = (unsigned)strtoul(getenv("KNOB_TEST_SLOW_RELEASE"), NULL,
-		    10);
+	if (a->cfg.test_hooks)
+		bs->test_slow_release_s = (unsigned)env_number("KNOB_TEST_SLOW_RELEASE", 0,
+		    TEST_RELEASE_MAX_S, 0);
 	if (a->cfg.test_hooks && getenv("KNOB_TEST_STUCK_RELEASE") != NULL) {
-		bs->test_stuck_release = 1;
-		bs->test_stuck_release_s = (unsigned)strtoul(getenv("KNOB_TEST_STUCK_RELEASE"),
-		    NULL, 10);
+		bs->test_stuck_release = 1;	/* 0 or out of range: until the agent stops */
+		bs->test_stuck_release_s = (unsigned)env_number("KNOB_TEST_STUCK_RELEASE", 0,
+		    TEST_RELEASE_MAX_S, 0);
 	}
 	pthread_mutex_init(&bs->stall.mu, NULL);
 	pthread_cond_init(&bs->stall.cv, NULL);

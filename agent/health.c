@@ -12,6 +12,8 @@
 #include "log.h"
 #include "util.h"
 
+#define TEST_RATE_IOPS_MAX	1000000	/* $KNOB_TEST_PROBE_RATE_IOPS, larger is ignored */
+
 /* One check of a sweep running on its own thread. */
 struct htask {
 	struct hsweep *sw;
@@ -280,14 +282,14 @@ static int
 health_init(struct agent *a)
 {
 	struct health_state *hs = xcalloc(1, sizeof(*hs));
-	const char *rate = getenv("KNOB_TEST_PROBE_RATE_IOPS");
 
 	pthread_mutex_init(&hs->mu, NULL);
 	pthread_mutex_init(&hs->run_mu, NULL);
 	snprintf(hs->counters_path, sizeof(hs->counters_path), "%s/%s", a->state_dir,
 	    HEALTH_COUNTERS_NAME);
-	if (a->cfg.test_hooks && rate != NULL)
-		hs->test_probe_rate_iops = (uint32_t)strtoul(rate, NULL, 10);
+	if (a->cfg.test_hooks)	/* 0: the probe runs at full speed */
+		hs->test_probe_rate_iops = (uint32_t)env_number("KNOB_TEST_PROBE_RATE_IOPS", 0,
+		    TEST_RATE_IOPS_MAX, 0);
 	a->health = hs;
 	return 0;
 }

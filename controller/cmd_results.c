@@ -11,13 +11,17 @@
  * a side it is ambiguous and pairs none (refused without --force, listed
  * with it); points only one run has are listed.  The pairing does not
  * depend on the points' order.
+ * A point whose repeats all failed before a node said what it ran with
+ * (engine, queue depth, CPU binding, buffer pages) pairs with the one
+ * point alike but for that.
  * With repeats on both sides each line gets Welch's verdict at 95 %
  * (stats.h), its p-value adjusted by Holm-Bonferroni over the compare's
  * points: better, worse or within noise.  Runs on other node sets or in
  * other directories are refused without --force, and compared with a
- * warning with it.  A side without figures (every
- * repeat failed) is null in JSON, empty in CSV, '-' in the table; exit 1
- * when no pair has figures on both sides. */
+ * warning with it.  A side whose figure stands on fewer repeats than it
+ * ran gets a note under the table (a_repeats, b_repeats in JSON and CSV).
+ * A side without figures (every repeat failed) is null in JSON, empty in
+ * CSV, '-' in the table; exit 1 when no pair has figures on both sides. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -298,20 +302,27 @@ point_json(const struct point *p)
 	return o;
 }
 
-/* One side of a compare row: pre_n, and pre_mean, pre_sd, pre_min and
- * pre_max, JSON null when the point has no figure (every repeat failed). */
+/* One side of a compare row: pre_n (the repeats with a figure),
+ * pre_repeats (all the point's repeats: fewer figures than repeats means
+ * some failed), and pre_mean, pre_sd, pre_min and pre_max, JSON null when
+ * the point has no figure (every repeat failed); pre_sd null with one
+ * figure too: one sample has no spread to state, as the table says. */
 static void
 add_side(json_object *row, const char *pre, const struct point *p)
 {
 	const double v[] = { p->st.mean, p->st.sd, p->st.min, p->st.max };
 	static const char *const name[] = { "mean", "sd", "min", "max" };
+	size_t need;
 	char k[32];
 
 	snprintf(k, sizeof(k), "%s_n", pre);
 	json_object_object_add(row, k, json_object_new_int64((int64_t)p->st.n));
+	snprintf(k, sizeof(k), "%s_repeats", pre);
+	json_object_object_add(row, k, json_object_new_int64((int64_t)p->nphases));
 	for (size_t i = 0; i < nitems(name); i++) {
 		snprintf(k, sizeof(k), "%s_%s", pre, name[i]);
-		json_object_object_add(row, k, p->st.n ? json_object_new_double(v[i]) : NULL);
+		need = strcmp(name[i], "sd") == 0 ? 2 : 1;
+		json_object_object_add(row, k, p->st.n >= need ? json_object_new_double(v[i]) : NULL);
 	}
 }
 
@@ -404,9 +415,29 @@ count_slot(const struct pointset *ps, const int *how, int h, const struct point 
 	return n;
 }
 
+/* The one point of ps (how[k] PAIR_NONE) in p's slot that is alike p but
+ * for what a point without figures could not say it ran with
+ * (points_alike_unran), SIZE_MAX when none or several. */
+static size_t
+unran_mate(const struct pointset *ps, const int *how, const struct point *p)
+{
+	size_t n = 0, at = SIZE_MAX;
+
+	for (size_t k = 0; k < ps->n; k++)
+		if (how[k] == PAIR_NONE && same_slot(&ps->p[k], p) &&
+		    points_alike_unran(p, &ps->p[k])) {
+			n++;
+			at = k;
+		}
+	return n == 1 ? at : SIZE_MAX;
+}
+
 /* Pair pa's points with pb's: first by the whole key (kind, threads,
  * nodes, every parameter; at most one B point has A's key, since
- * points_build folds a key's phases into one point); then, in a slot with
+ * points_build folds a key's phases into one point); then a point
+ * without figures (its repeats failed before a node said which engine it
+ * ran, ...) with the one point alike but for that, when each is the
+ * other's only such match; then, in a slot with
  * no like pair and exactly one point left on each side, those two
  * (unlike); a slot with more left on a side, and some on the other, pairs
  * none (ambiguous: which with which would be a guess); what is left in a
@@ -429,6 +460,12 @@ pairing_make(const struct pointset *pa, const struct pointset *pb, struct pairin
 				pr->how[i] = pr->bhow[k] = PAIR_LIKE;
 			}
 	}
+	for (i = 0; i < pa->n; i++)
+		if (pr->how[i] == PAIR_NONE && (k = unran_mate(pb, pr->bhow, &pa->p[i])) != SIZE_MAX &&
+		    unran_mate(pa, pr->how, &pb->p[k]) == i) {
+			pr->to[i] = k;
+			pr->how[i] = pr->bhow[k] = PAIR_LIKE;
+		}
 	for (i = 0; i < pa->n; i++) {
 		/* a slot that has its like pair: the others there are only in
 		 * their run (a repeat that lost a node is not another workload) */
@@ -727,6 +764,29 @@ print_compare_head(FILE *f, json_object *cmp)
 	}
 }
 
+/* A note under the table for each side of row whose figure stands on
+ * fewer repeats than it ran (the others failed or were degraded): the
+ * mean and the verdict leave those out, which the table does not show. */
+static void
+print_failed_repeats(FILE *f, json_object *row)
+{
+	for (int s = 0; s < 2; s++) {
+		char k[16];
+		int64_t n, reps;
+
+		snprintf(k, sizeof(k), "%c_n", s ? 'b' : 'a');
+		n = (int64_t)js_num(row, k);
+		snprintf(k, sizeof(k), "%c_repeats", s ? 'b' : 'a');
+		reps = (int64_t)js_num(row, k);
+		if (n > 0 && n < reps)
+			fprintf(f, "note: %s %lld threads %lld nodes: %c has a figure from %lld of its "
+			    "%lld repeats (the others failed or were degraded); its mean and the "
+			    "verdict are over those %lld\n", js_str(row, "kind"),
+			    (long long)js_num(row, "threads"), (long long)js_num(row, "nodes"),
+			    s ? 'B' : 'A', (long long)n, (long long)reps, (long long)n);
+	}
+}
+
 void
 results_print_compare(FILE *f, json_object *cmp, int decimal)
 {
@@ -762,6 +822,8 @@ results_print_compare(FILE *f, json_object *cmp, int decimal)
 			    js_str(r, "unlike_b"));
 		fputc('\n', f);
 	}
+	for (size_t i = 0; i < json_object_array_length(rows); i++)
+		print_failed_repeats(f, json_object_array_get_idx(rows, i));
 	arr = json_object_object_get(cmp, "unlike");
 	for (size_t i = 0; arr && i < json_object_array_length(arr); i++) {
 		json_object *u = json_object_array_get_idx(arr, i);
@@ -807,7 +869,7 @@ results_compare(struct ctl *ctl, sqlite3 *db, const char *a, const char *b, int 
 	static const char *const keys[] = {
 		"kind", "threads", "unit", "a_n", "a_mean", "a_sd", "a_min", "a_max", "b_n",
 		"b_mean", "b_sd", "b_min", "b_max", "change_pct", "t", "df", "p", "verdict", "unlike",
-		"nodes", "unlike_a", "unlike_b", "p_adj",
+		"nodes", "unlike_a", "unlike_b", "p_adj", "a_repeats", "b_repeats",
 	};
 	json_object *da = load_spec(db, a), *dbb = da ? load_spec(db, b) : NULL, *cmp = NULL;
 	char err[512];

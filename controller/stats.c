@@ -206,6 +206,16 @@ stats_verdict_name(int v)
 	return v >= 0 && v < (int)nitems(names) ? names[v] : "-";
 }
 
+/* Is key one of keys[0..n)? */
+static int
+key_in(const char *key, const char *const *keys, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(key, keys[i]) == 0)
+			return 1;
+	return 0;
+}
+
 /* Parameters a sweep may change per thread count (a total size split over
  * the threads, <at threads=...> values). */
 static int
@@ -216,10 +226,7 @@ per_thread_param(const char *key)
 		"params.stripe_size",
 	};
 
-	for (size_t i = 0; i < nitems(keys); i++)
-		if (strcmp(key, keys[i]) == 0)
-			return 1;
-	return 0;
+	return key_in(key, keys, nitems(keys));
 }
 
 /* Is params.direct set in phase record ph? */
@@ -235,7 +242,31 @@ enum {
 	SP_PLACE = 2,		/* the node count too (RP_PLACE) */
 	SP_LOOSE = 4,		/* not the per-thread-count parameters */
 	SP_POINT = SP_THREADS | SP_PLACE,	/* the whole key of a point */
+	SP_UNRAN = 8,		/* not what it ran with, when a side has no figure */
 };
+
+/* Is key one of what a phase ran with, as its nodes' results say
+ * (bench_report.c)?  A phase no node sent a result for (its prepare
+ * failed) records the engine asked for, the request's depth and the
+ * defaults there instead: not what its repeats that ran say. */
+static int
+ran_key(const char *key)
+{
+	static const char *const keys[] = {
+		"params.ioengine", "params.iodepth", "params.cpu_bind", "params.buffer_pages",
+	};
+
+	return key_in(key, keys, nitems(keys));
+}
+
+/* Has phase record ph no figure (failed, degraded, not finite)? */
+static int
+no_figure(json_object *ph)
+{
+	double v;
+
+	return rundoc_metric(ph, &v) < 0;
+}
 
 /* The text a JSON value compares by ("null" for a JSON null). */
 static const char *
@@ -246,10 +277,11 @@ value_text(json_object *v)
 
 /* Are the options of params pa (its keys outside the rundoc table: the
  * measurement options, an external tool's arguments) the same in pb?  A
- * key pb lacks is unknown there, equal to no value.  The first that differs
- * as "params.KEY" in diff (len bytes, when not NULL). */
+ * key pb lacks is unknown there, equal to no value; with unran, what a
+ * phase ran with is not compared.  The first that differs as
+ * "params.KEY" in diff (len bytes, when not NULL). */
 static int
-options_in(json_object *pa, json_object *pb, char *diff, size_t len)
+options_in(json_object *pa, json_object *pb, int unran, char *diff, size_t len)
 {
 	char key[96];
 
@@ -261,7 +293,7 @@ options_in(json_object *pa, json_object *pb, char *diff, size_t len)
 		if (json_object_object_get_ex(pb, k, &w) && strcmp(value_text(v), value_text(w)) == 0)
 			continue;
 		snprintf(key, sizeof(key), "params.%s", k);
-		if (rundoc_field(key))	/* the table's rules decided it */
+		if (rundoc_field(key) || (unran && ran_key(key)))	/* the table's rules decided it */
 			continue;
 		if (diff)
 			snprintf(diff, len, "%s", key);
@@ -277,6 +309,7 @@ static int
 same_params(json_object *a, json_object *b, int flags, char *diff, size_t len)
 {
 	int direct = is_direct(a) || is_direct(b);
+	int unran = (flags & SP_UNRAN) && (no_figure(a) || no_figure(b));
 	json_object *pa = json_object_object_get(a, "params");
 	json_object *pb = json_object_object_get(b, "params");
 
@@ -287,7 +320,7 @@ same_params(json_object *a, json_object *b, int flags, char *diff, size_t len)
 		if (!f->param || (!(flags & SP_THREADS) && strcmp(f->key, "threads") == 0) ||
 		    (f->param == RP_PLACE && !(flags & SP_PLACE)) ||
 		    ((flags & SP_LOOSE) && per_thread_param(f->key)) ||
-		    (f->param == RP_DIRECT && !direct))
+		    (f->param == RP_DIRECT && !direct) || (unran && ran_key(f->key)))
 			continue;
 		x = rundoc_value(a, f);
 		y = rundoc_value(b, f);
@@ -297,13 +330,19 @@ same_params(json_object *a, json_object *b, int flags, char *diff, size_t len)
 			return 0;
 		}
 	}
-	return options_in(pa, pb, diff, len) && options_in(pb, pa, diff, len);
+	return options_in(pa, pb, unran, diff, len) && options_in(pb, pa, unran, diff, len);
 }
 
 int
 points_same_params(const struct point *a, const struct point *b, char *diff, size_t len)
 {
 	return same_params(a->first, b->first, SP_PLACE, diff, len);
+}
+
+int
+points_alike_unran(const struct point *a, const struct point *b)
+{
+	return same_params(a->first, b->first, SP_PLACE | SP_UNRAN, NULL, 0);
 }
 
 int
@@ -343,9 +382,16 @@ points_build(json_object *doc, struct pointset *ps)
 		struct point *pt = NULL;
 		double v;
 
+		/* a repeat without a figure may not say what it ran with: it
+		 * joins the first point it matches but for that */
 		for (k = 0; k < ps->n && !pt; k++)
 			if (same_params(ps->p[k].first, ph, SP_POINT, NULL, 0))
 				pt = &ps->p[k];
+		for (k = 0; k < ps->n && !pt; k++)
+			if (same_params(ps->p[k].first, ph, SP_POINT | SP_UNRAN, NULL, 0))
+				pt = &ps->p[k];
+		if (pt != NULL && no_figure(pt->first) && !no_figure(ph))
+			pt->first = ph;	/* the key its repeats that ran say */
 		if (pt == NULL) {
 			pt = &ps->p[ps->n++];
 			pt->kind = js_str(ph, "kind");

@@ -78,6 +78,10 @@ void points_free(struct pointset *ps);
  * (threads not compared); the first differing key ("params.iodepth",
  * "nodes") into diff (len bytes) when diff is not NULL. */
 int points_same_params(const struct point *a, const struct point *b, char *diff, size_t len);
+/* points_same_params, but what a point ran with (engine, queue depth, CPU
+ * binding, buffer pages) not compared when either has no figure: a point
+ * whose repeats all failed before any node said what it ran. */
+int points_alike_unran(const struct point *a, const struct point *b);
 /* 1 when a and b belong to one workload: the same request (kind and
  * parameters as asked, before a total size is split over the threads or
  * per-thread-count values apply); diff as points_same_params. */

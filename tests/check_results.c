@@ -1262,11 +1262,13 @@ END_TEST
 
 /* The record of a rand-read phase at iodepth 16 with the engine asked for
  * left to auto, on nodes whose results say they ran engines[0..n) at
- * queue depths depths[0..n) (NULL: an agent before the field). */
+ * queue depths depths[0..n) (NULL: an agent before the field); engines
+ * NULL: no node sent a result (their prepare failed). */
 static json_object *
 phase_ran_at(const char *const *engines, const uint32_t *depths, size_t n)
 {
 	static char names[2][8] = { "node01", "node02" };
+	static char enospc[] = "prepare: No space left on device";
 	struct bench_req rq = { 0 };
 	struct plan pl = { 0 };
 	struct fo_node fn[2];
@@ -1290,7 +1292,7 @@ phase_ran_at(const char *const *engines, const uint32_t *depths, size_t n)
 		tp[i] = &thr[i];
 		knob__phase_result__init(&res[i]);
 		res[i].ok = 1;
-		res[i].ioengine = (char *)(uintptr_t)engines[i];
+		res[i].ioengine = engines ? (char *)(uintptr_t)engines[i] : NULL;
 		res[i].iodepth = depths ? depths[i] : 0;
 		res[i].bytes = thr[i].bytes;
 		res[i].ops = thr[i].ops;
@@ -1303,7 +1305,8 @@ phase_ran_at(const char *const *engines, const uint32_t *depths, size_t n)
 		env[i].phase_result = &res[i];
 		pn[i].alive = pn[i].inphase = 1;
 		pn[i].st = PN_DONE;
-		pn[i].result = &env[i];
+		pn[i].result = engines ? &env[i] : NULL;
+		pn[i].err = engines ? NULL : enospc;
 		fn[i].name = names[i];
 	}
 	rq.dir = "/mnt";
@@ -2179,6 +2182,170 @@ START_TEST(t_all_repeats_failed_show)
 }
 END_TEST
 
+/* Run id with rand-read at 4 threads, one repeat per status in st[0..n). */
+static json_object *
+rr_statuses(const char *id, int64_t t, const char *const *st, int n)
+{
+	json_object *d = mk_doc(id, t);
+
+	for (int i = 0; i < n; i++)
+		add_phase(d, mk_phase("rand-read", 4, i + 1, 4096.0 * (1200 + 10 * i), 4096, st[i]));
+	return d;
+}
+
+/* The output of knobctl results compare with options opt ("", "--csv",
+ * "--json") of runs ids ("A B"), which must exit rc; caller frees. */
+static char *
+compare_out(const char *opt, const char *ids, int rc)
+{
+	char args[200], *out;
+
+	snprintf(args, sizeof(args), "results compare %s %s", opt, ids);
+	ck_assert_int_eq(knobctl_db(&out, args), rc);
+	return out;
+}
+
+/* The --json compare of runs ids (exit 0); caller puts. */
+static json_object *
+compare_json(const char *ids)
+{
+	char *out = compare_out("--json", ids, 0);
+	json_object *doc = json_tokener_parse(out);
+
+	ck_assert_msg(doc != NULL, "%s", out);
+	free(out);
+	return doc;
+}
+
+/* B's repeat 2 of 3 failed: its figure and Welch's verdict are from the
+ * other two, and compare says so under the table ("B has a figure from 2
+ * of its 3 repeats"), in --json (b_repeats 3 beside b_n 2) and in --csv
+ * (a_repeats, b_repeats at the end).  Before, "better" stood with nothing
+ * saying that a third of B's repeats had failed; results show said it. */
+START_TEST(t_compare_failed_repeat)
+{
+	static const char *const ok3[] = { "ok", "ok", "ok" }, *const one[] = { "ok", "failed",
+	    "ok" };
+	const char *ids = "20260107-000000-aaaa 20260107-000000-bbbb";
+	sqlite3 *db = open_db();
+	json_object *doc, *r;
+	char *out;
+
+	json_object_put(stored(db, rr_run("20260107-000000-aaaa", 1, "ok")));
+	json_object_put(stored(db, rr_statuses("20260107-000000-bbbb", 2, one, 3)));
+	json_object_put(stored(db, rr_statuses("20260107-000000-cccc", 3, ok3, 3)));
+	sqlite3_close(db);
+	out = compare_out("", ids, 0);
+	ck_assert_msg(strstr(out, "better") && strstr(out, "note: rand-read 4 threads 1 nodes: B "
+	    "has a figure from 2 of its 3 repeats"), "%s", out);
+	ck_assert_msg(strstr(out, "A has a figure") == NULL, "%s", out);
+	free(out);
+	doc = compare_json(ids);
+	r = json_object_array_get_idx(cu_get(doc, "points"), 0);
+	ck_assert_int_eq(cu_int(r, "a_n"), 3);
+	ck_assert_int_eq(cu_int(r, "a_repeats"), 3);
+	ck_assert_int_eq(cu_int(r, "b_n"), 2);
+	ck_assert_int_eq(cu_int(r, "b_repeats"), 3);
+	json_object_put(doc);
+	out = compare_out("--csv", ids, 0);
+	ck_assert_msg(strstr(out, ",p_adj,a_repeats,b_repeats\n") && strstr(out, ",3,3\n"), "%s",
+	    out);
+	free(out);
+	/* every repeat ran: no note */
+	out = compare_out("", "20260107-000000-aaaa 20260107-000000-cccc", 0);
+	ck_assert_msg(strstr(out, "note:") == NULL, "%s", out);
+	free(out);
+}
+END_TEST
+
+/* Run id of 3 rand-read repeats on 2 nodes that ran io_uring at depth 4;
+ * those with fail[i] set had no result from any node (prepare failed). */
+static json_object *
+uring_run(const char *id, int64_t t, const int *fail)
+{
+	static const char *const uring[] = { "io_uring", "io_uring" };
+	static const uint32_t d4[] = { 4, 4 };
+	json_object *d = mk_doc(id, t);
+
+	for (int i = 0; i < 3; i++)
+		add_phase(d, phase_ran_at(fail[i] ? NULL : uring, d4, 2));
+	return d;
+}
+
+/* A repeat that no node sent a result for (its prepare failed) records the
+ * engine asked for ("auto") and the request's depth (16), not what the
+ * others ran (io_uring, 4): it is still a repeat of their point.  B with
+ * repeat 2 so failed compares with A as one point, 2 of 3 repeats with a
+ * figure, nothing only in B; B with every repeat so failed is a point
+ * without figures, as the README says: '-', exit 1.  Before, the failed
+ * repeat was a point of its own ("only in B" under a row of the same
+ * label), and a B whose repeats all failed was refused as unlike
+ * ("params.iodepth 4 vs 16 ... --force", exit 2). */
+START_TEST(t_compare_unreported_repeat)
+{
+	static const int none[] = { 0, 0, 0 }, second[] = { 0, 1, 0 }, all[] = { 1, 1, 1 };
+	sqlite3 *db = open_db();
+	json_object *a = stored(db, uring_run("20260108-000000-aaaa", 1, none));
+	json_object *b = stored(db, uring_run("20260108-000000-bbbb", 2, second));
+	json_object *c = stored(db, uring_run("20260108-000000-cccc", 3, all)), *cmp, *r;
+	char err[512] = "";
+
+	sqlite3_close(db);
+	ck_assert_str_eq(cu_str(cu_get(json_object_array_get_idx(cu_get(b, "phases"), 1),
+	    "params"), "ioengine"), "auto");
+	cmp = results_compare_doc(a, b, 0, err, sizeof(err));
+	ck_assert_msg(cmp != NULL, "%s", err);
+	ck_assert_int_eq(json_object_array_length(cu_get(cmp, "points")), 1);
+	ck_assert_int_eq(json_object_array_length(cu_get(cmp, "only_in_b")), 0);
+	r = json_object_array_get_idx(cu_get(cmp, "points"), 0);
+	ck_assert_int_eq(cu_int(r, "b_n"), 2);
+	ck_assert_int_eq(cu_int(r, "b_repeats"), 3);
+	json_object_put(cmp);
+	cmp = results_compare_doc(a, c, 0, err, sizeof(err));
+	ck_assert_msg(cmp != NULL, "%s", err);
+	ck_assert_int_eq(json_object_array_length(cu_get(cmp, "points")), 1);
+	ck_assert_int_eq(cu_int(json_object_array_get_idx(cu_get(cmp, "points"), 0), "b_n"), 0);
+	json_object_put(cmp);
+	free(compare_out("", "20260108-000000-aaaa 20260108-000000-cccc", 1));
+	json_object_put(a);
+	json_object_put(b);
+	json_object_put(c);
+}
+END_TEST
+
+/* A side with one figure has no spread: its a_sd is null in --json and
+ * empty in --csv, as the table prints its mean alone (no '± 0.0'); the
+ * side with three keeps its sd.  Before, a_sd was 0.0, a measured zero
+ * spread to anything that computes an interval from it. */
+START_TEST(t_compare_one_figure_sd)
+{
+	static const char *const one[] = { "ok" }, *const ok3[] = { "ok", "ok", "ok" };
+	const char *ids = "20260109-000000-aaaa 20260109-000000-bbbb";
+	sqlite3 *db = open_db();
+	json_object *doc, *r, *v;
+	char *out;
+
+	json_object_put(stored(db, rr_statuses("20260109-000000-aaaa", 1, one, 1)));
+	json_object_put(stored(db, rr_statuses("20260109-000000-bbbb", 2, ok3, 3)));
+	sqlite3_close(db);
+	doc = compare_json(ids);
+	r = json_object_array_get_idx(cu_get(doc, "points"), 0);
+	ck_assert_int_eq(cu_int(r, "a_n"), 1);
+	ck_assert_double_eq_tol(cu_num(r, "a_mean"), 1200, 1e-6);
+	ck_assert_msg(json_object_object_get_ex(r, "a_sd", &v) && v == NULL, "a_sd is %s",
+	    json_object_get_string(v));
+	ck_assert_double_eq_tol(cu_num(r, "b_sd"), 10, 1e-6);
+	json_object_put(doc);
+	out = compare_out("--csv", ids, 0);
+	ck_assert_msg(strstr(out, "\nrand-read,4,IOPS,1,1200.0,,1200.0,1200.0,3,1210.0,10.0,"),
+	    "%s", out);
+	free(out);
+	out = compare_out("", ids, 0);
+	ck_assert_msg(strstr(out, " 1200.0 ") && strstr(out, "1210.0 ± 10.0"), "%s", out);
+	free(out);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -2229,6 +2396,9 @@ main(void)
 	tcase_add_test(tc, t_nonfinite_json);
 	tcase_add_test(tc, t_equal_repeats);
 	tcase_add_test(tc, t_all_repeats_failed_show);
+	tcase_add_test(tc, t_compare_failed_repeat);
+	tcase_add_test(tc, t_compare_unreported_repeat);
+	tcase_add_test(tc, t_compare_one_figure_sd);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
