@@ -477,8 +477,14 @@ conn_kick(struct agent *a, struct aconn *c)
 		conn_close(a, c, c->c.err);
 		return -1;
 	}
+	if (r == 1 && c->closing && c->peer_eof) {
+		/* every answer is out and the peer sent its last: no input
+		 * left to reset our close, nothing to linger for */
+		conn_close(a, c, "peer closed the connection");
+		return -1;
+	}
 	if (r == 1 && c->closing) {
-		conn_linger(a, c, c->peer_eof ? "end of input, all answered" : "closed after reply");
+		conn_linger(a, c, "closed after reply");
 		return -1;
 	}
 	conn_interest(a, c);
