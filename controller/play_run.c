@@ -40,6 +40,7 @@
 
 #include "bench_ctl.h"
 #include "bench_defaults.h"
+#include "bench_run.h"
 #include "nodeset.h"
 #include "play.h"
 #include "results.h"
@@ -589,17 +590,33 @@ history_s(sqlite3 *db, const char *kind, uint32_t threads, uint64_t bs, uint64_t
 	return s;
 }
 
-/* --check: the bench's phases, data volume and expected runtime. */
+/* The bytes phase p moves (md: the bytes of the files it writes or reads). */
+static double
+plan_bytes(const struct bench_req *rq, const struct plan *p)
+{
+	double files;
+
+	if (!bench_kind_md(p->kind) || bench_kind_ext(p->kind))
+		return (double)p->threads * (double)p->size;
+	if (strcmp(p->kind, "md-create") != 0 && strcmp(p->kind, "md-read") != 0)
+		return 0;
+	files = p->files_total ? (double)p->files_total : (double)p->threads * (double)p->md_files;
+	return files * (double)rq->write_size;
+}
+
+/* --check: the bench's phases, data volume and expected runtime, from the
+ * plan the bench itself runs (<at> values, size-total, the kind's default
+ * block size). */
 static int
 plan_bench(struct prun *pr, const struct pstep *st, size_t nnodes)
 {
 	struct ctl sub = { 0 };
 	struct bench_req rq;
+	struct plan *plan;
 	char path[4096], when[160];
 	sqlite3 *db = NULL;
 	double bytes = 0, secs = 0;
 	size_t nph = 0, unknown = 0;
-	uint32_t nrep;
 
 	sub.inv = pr->ctl->inv;
 	if (bench_parse_argv(&sub, (int)st->args.n, st->args.v, &rq) < 0) {
@@ -612,27 +629,18 @@ plan_bench(struct prun *pr, const struct pstep *st, size_t nnodes)
 		sqlite3_close(db);
 		db = NULL;
 	}
-	nrep = rq.repeat ? rq.repeat : 1;
-	for (size_t t = 0; t < rq.nthreads; t++)
-		for (size_t k = 0; k < rq.kinds.n; k++) {
-			const char *kind = rq.kinds.v[k];
-			uint32_t thr = rq.threads[t];
-			uint64_t size = rq.size_total ? rq.size_total / thr : rq.size;
-			double h = history_s(db, kind, thr, rq.bs ? rq.bs : 1 << 20, size);
+	plan = bench_make_plan(&rq, "check", &nph);
+	for (size_t i = 0; i < nph; i++) {
+		const struct plan *p = &plan[i];
+		double h = history_s(db, p->kind, p->threads, p->bs, p->size);
 
-			nph += nrep;
-			if (strncmp(kind, "md-", 3) == 0)
-				bytes += (double)nrep * thr * (double)(rq.files_total ?
-				    rq.files_total / thr : bench_md_files(rq.md_files, rq.files_per_dir)) *
-				    (strcmp(kind, "md-create") == 0 || strcmp(kind, "md-read") == 0 ?
-				    (double)rq.write_size : 0);
-			else
-				bytes += (double)nrep * thr * (double)size;
-			if (h < 0)
-				unknown += nrep;
-			else
-				secs += h * nrep;
-		}
+		bytes += plan_bytes(&rq, p);
+		if (h < 0)
+			unknown++;
+		else
+			secs += h;
+	}
+	free(plan);
 	if (unknown == nph)
 		snprintf(when, sizeof(when), "expected runtime unknown: no earlier run of these "
 		    "points in the results store");

@@ -515,6 +515,36 @@ START_TEST(play_check_writes_nothing)
 }
 END_TEST
 
+/* --check plans each bench as the bench runs it: <at> sizes count (before:
+ * the sweep's own size, 3.50 GiB instead of 12.50), and the runtime of
+ * an earlier run is found under the kind's default block size (before:
+ * 1 MiB for a rand bench too, "expected runtime unknown"). */
+START_TEST(play_check_plan_at)
+{
+	char *out = NULL, *err = NULL;
+	int rc;
+
+	write_file("r.xml", "<?xml version=\"1.0\"?>\n<play name=\"r\" nodes=\"node01\">\n"
+	    "  <bench kind=\"rand-write\" dir=\"%s\" threads=\"1\" size=\"64k\"/>\n</play>\n",
+	    data);
+	write_file("c.xml", "<?xml version=\"1.0\"?>\n<play name=\"c\" nodes=\"node01\">\n"
+	    "  <bench kind=\"rand-write\" dir=\"%s\" threads=\"1\" size=\"64k\"/>\n"
+	    "  <bench kind=\"seq\" dir=\"%s\" threads=\"1..4\" bs=\"1m\" size=\"256m\">\n"
+	    "    <at threads=\"2..4\" size=\"1g\"/>\n  </bench>\n</play>\n", data, data);
+	rc = harness_knobctl(&h, &out, &err, "play %s/r.xml", h.tmp);
+	ck_assert_msg(rc == 0, "%s\n%s", out, err);
+	free(out);
+	free(err);
+	rc = harness_knobctl(&h, &out, &err, "play %s/c.xml --check", h.tmp);
+	ck_assert_msg(rc == 0, "%s\n%s", out, err);
+	ck_assert_msg(strstr(out, "plan: 1 phase(s) on 1 node(s), 0.00 GiB of data; expected "
+	    "runtime ") && strstr(out, " s (from earlier runs)"), "%s", out);
+	ck_assert_msg(strstr(out, "plan: 6 phase(s) on 1 node(s), 12.50 GiB of data"), "%s", out);
+	free(out);
+	free(err);
+}
+END_TEST
+
 static char *play_errors(const char *file, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
@@ -1197,6 +1227,7 @@ main(void)
 	tcase_add_test(tc, run_profile_not_in_effect);
 	tcase_add_test(tc, play_stop_rolls_back_timed_out);
 	tcase_add_test(tc, play_check_writes_nothing);
+	tcase_add_test(tc, play_check_plan_at);
 	tcase_add_test(tc, play_file_errors);
 	tcase_add_test(tc, play_stripe_count_at);
 	tcase_add_test(tc, play_cache_x2);
