@@ -978,25 +978,24 @@ step_report(struct prun *pr, const struct pstep *st)
 }
 
 /* The nodes of expr (a node set) as a mask over the play's nodes; NULL
- * (all) for "".  -1 in *bad when expr names a node outside the play. */
+ * (all) for "".  When expr does not expand or names a node outside the
+ * play, the first such problem is in err and *bad is -1. */
 static char *
-node_mask(struct prun *pr, const char *expr, int *bad)
+node_mask(struct prun *pr, const char *expr, int *bad, char *err, size_t len)
 {
 	struct strvec names = { 0 };
-	char err[512], *m;
+	char *m;
 
 	if (expr == NULL || expr[0] == '\0')
 		return NULL;
 	m = xcalloc(pr->nodes->n + 1, 1);
-	if (nodeset_expand(expr, inventory_group_fn, pr->ctl->inv, &names, err, sizeof(err)) < 0) {
-		reason(pr, "nodes=\"%s\": %s", expr, err);
+	if (nodeset_expand(expr, inventory_group_fn, pr->ctl->inv, &names, err, len) < 0)
 		*bad = -1;
-	}
-	for (size_t i = 0; i < names.n; i++) {
+	for (size_t i = 0; *bad == 0 && i < names.n; i++) {
 		long k = node_index(pr, names.v[i]);
 
 		if (k < 0) {
-			reason(pr, "nodes=\"%s\": %s is not one of the play's nodes", expr, names.v[i]);
+			snprintf(err, len, "%s is not one of the play's nodes", names.v[i]);
 			*bad = -1;
 		} else
 			m[k] = 1;
@@ -1005,15 +1004,47 @@ node_mask(struct prun *pr, const char *expr, int *bad)
 	return m;
 }
 
+/* Every nodes= and tune-nodes= of the n steps (nested ones too) names
+ * nodes of the play, whose targets -w may have narrowed: checked before
+ * anything runs, each bad one a file:line error on stderr.  0 or -1. */
+static int
+steps_nodes_check(struct prun *pr, const struct pstep *steps, size_t n, const char *targets)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct pstep *st = &steps[i];
+		const char *an[] = { "nodes", "tune-nodes" }, *expr[] = { st->nodes, st->tune_nodes };
+
+		for (size_t k = 0; k < nitems(an); k++) {
+			char err[512];
+			int bad = 0;
+
+			free(node_mask(pr, expr[k], &bad, err, sizeof(err)));
+			if (bad) {
+				fprintf(stderr, "%s:%d: %s=\"%s\": %s (the play runs on %s)\n",
+				    pr->pl->path, st->line, an[k], expr[k], err, targets);
+				rc = -1;
+			}
+		}
+		if (steps_nodes_check(pr, st->sub, st->nsub, targets) < 0)
+			rc = -1;
+	}
+	return rc;
+}
+
 static int
 run_step(struct prun *pr, const struct pstep *st)
 {
 	int rc = 0, bad = 0;
-	char *sel = node_mask(pr, st->nodes, &bad);
-	char *tsel = node_mask(pr, st->tune_nodes, &bad);
+	char err[512];
+	char *sel = node_mask(pr, st->nodes, &bad, err, sizeof(err));
+	char *tsel = bad ? NULL : node_mask(pr, st->tune_nodes, &bad, err, sizeof(err));
 
-	if (bad)
+	if (bad) {
+		reason(pr, "%s", err);
 		goto out;
+	}
 	switch (st->kind) {
 	case PS_APPLY: rc = step_tune(pr, "apply", st->profile, st->check || pr->check, sel); break;
 	case PS_VERIFY:
@@ -1207,6 +1238,10 @@ play_run(struct ctl *ctl, struct play *pl, const struct strvec *nodes, int check
 	size_t failed_steps = 0;
 	int stopped = 0, sig;
 
+	if (steps_nodes_check(&pr, pl->steps, pl->nsteps, folded) < 0) {
+		free(folded);
+		return 2;	/* before anything runs */
+	}
 	memset(old, 0, sizeof(old));
 	play_signals_catch(old);
 	pr.failed = xcalloc(nodes->n + 1, 1);

@@ -515,6 +515,31 @@ START_TEST(play_check_writes_nothing)
 }
 END_TEST
 
+/* A step's nodes= outside the nodes the play runs on (-w narrowed them)
+ * is a file:line error before anything runs (exit 2).  Before, the play
+ * applied on step 1, failed at step 2 and, keep="yes", left the profile. */
+START_TEST(play_step_nodes_outside_targets)
+{
+	char *out = NULL, *err = NULL;
+	int rc;
+
+	somax_profile();
+	write_file("sn.xml", "<?xml version=\"1.0\"?>\n"
+	    "<play name=\"sn\" nodes=\"@all\" keep=\"yes\">\n"
+	    "  <apply profile=\"somax\"/>\n"
+	    "  <verify profile=\"somax\" nodes=\"node03\"/>\n  <rollback/>\n</play>\n");
+	rc = harness_knobctl(&h, &out, &err, "play %s/sn.xml -w node[01-02]", h.tmp);
+	ck_assert_msg(rc == 2, "exit %d\n%s\n%s", rc, out, err);
+	ck_assert_msg(strstr(err, "sn.xml:4: nodes=\"node03\": node03 is not one of the play's "
+	    "nodes (the play runs on node[01-02])"), "%s", err);
+	ck_assert_msg(out[0] == '\0', "%s", out);
+	free(out);
+	free(err);
+	ck_assert(!somax_is(0, "2345"));
+	ck_assert(!somax_is(1, "2345"));
+}
+END_TEST
+
 /* --check plans each bench as the bench runs it: <at> sizes count (before:
  * the sweep's own size, 3.50 GiB instead of 12.50), and the runtime of
  * an earlier run is found under the kind's default block size (before:
@@ -1228,6 +1253,7 @@ main(void)
 	tcase_add_test(tc, play_stop_rolls_back_timed_out);
 	tcase_add_test(tc, play_check_writes_nothing);
 	tcase_add_test(tc, play_check_plan_at);
+	tcase_add_test(tc, play_step_nodes_outside_targets);
 	tcase_add_test(tc, play_file_errors);
 	tcase_add_test(tc, play_stripe_count_at);
 	tcase_add_test(tc, play_cache_x2);
