@@ -626,6 +626,29 @@ big_play_error(size_t n, size_t bad)
 	free(text);
 }
 
+/* A <bench> nested in <compare> or <canary> runs on that step's nodes and
+ * fails it: its own nodes= or on-failure= is a file:line error.  Before,
+ * both were ignored: the bench ran on every node of the compare, and its
+ * failure stopped the play. */
+START_TEST(play_nested_bench_own_attrs)
+{
+	char *err;
+
+	somax_profile();
+	err = play_errors("nb.xml", "<?xml version=\"1.0\"?>\n<play name=\"nb\" nodes=\"@all\">\n"
+	    "  <compare b=\"somax\">\n"
+	    "    <bench kind=\"md-create\" dir=\"%s\" threads=\"1\" files=\"2\" nodes=\"node01\"/>\n"
+	    "  </compare>\n  <canary profile=\"somax\" canary=\"1\">\n"
+	    "    <bench kind=\"md-create\" dir=\"%s\" threads=\"1\" files=\"2\" repeat=\"2\" "
+	    "on-failure=\"continue\"/>\n  </canary>\n</play>\n", data, data);
+	has_error(err, "nb.xml", 4, "a <bench> in <compare> takes no nodes=: it runs on the "
+	    "<compare>'s nodes and fails it (give nodes= to the <compare>)");
+	has_error(err, "nb.xml", 7, "a <bench> in <canary> takes no on-failure=");
+	free(err);
+	ck_assert(!somax_is(0, "2345"));
+}
+END_TEST
+
 /* Every error in a play file as file:line: message, before anything runs. */
 START_TEST(play_file_errors)
 {
@@ -1255,6 +1278,7 @@ main(void)
 	tcase_add_test(tc, play_check_plan_at);
 	tcase_add_test(tc, play_step_nodes_outside_targets);
 	tcase_add_test(tc, play_file_errors);
+	tcase_add_test(tc, play_nested_bench_own_attrs);
 	tcase_add_test(tc, play_stripe_count_at);
 	tcase_add_test(tc, play_cache_x2);
 	tcase_add_test(tc, shipped_plays_plan);
