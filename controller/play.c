@@ -449,13 +449,23 @@ static const struct {
 
 static void parse_step(struct ploader *L, struct pstep *st, xmlNodePtr n, int kind);
 
-/* The nested <bench> steps of compare / canary. */
+/* The nested <bench> steps of compare / canary.  They run on their
+ * step's nodes and fail it: a nodes= or on-failure= of their own would
+ * be ignored, so it is an error. */
 static void
 parse_nested(struct ploader *L, struct pstep *st, xmlNodePtr n)
 {
+	static const char *const own[] = { "nodes", "on-failure" };
+
 	for (xmlNodePtr c = n->children; c; c = c->next) {
 		if (c->type != XML_ELEMENT_NODE || strcmp((const char *)c->name, "bench") != 0)
 			continue;
+		for (size_t k = 0; k < nitems(own); k++)
+			if (xmlHasProp(c, (const xmlChar *)own[k]))
+				perr(L, (int)xmlGetLineNo(c), "a <bench> in <%s> takes no %s=: it "
+				    "runs on the <%s>'s nodes and fails it (give %s= to the <%s>)",
+				    (const char *)n->name, own[k], (const char *)n->name, own[k],
+				    (const char *)n->name);
 		st->sub = xrealloc(st->sub, (st->nsub + 1) * sizeof(*st->sub));
 		parse_step(L, &st->sub[st->nsub++], c, PS_BENCH);
 	}

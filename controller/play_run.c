@@ -40,6 +40,7 @@
 
 #include "bench_ctl.h"
 #include "bench_defaults.h"
+#include "bench_run.h"
 #include "nodeset.h"
 #include "play.h"
 #include "results.h"
@@ -589,17 +590,33 @@ history_s(sqlite3 *db, const char *kind, uint32_t threads, uint64_t bs, uint64_t
 	return s;
 }
 
-/* --check: the bench's phases, data volume and expected runtime. */
+/* The bytes phase p moves (md: the bytes of the files it writes or reads). */
+static double
+plan_bytes(const struct bench_req *rq, const struct plan *p)
+{
+	double files;
+
+	if (!bench_kind_md(p->kind) || bench_kind_ext(p->kind))
+		return (double)p->threads * (double)p->size;
+	if (strcmp(p->kind, "md-create") != 0 && strcmp(p->kind, "md-read") != 0)
+		return 0;
+	files = p->files_total ? (double)p->files_total : (double)p->threads * (double)p->md_files;
+	return files * (double)rq->write_size;
+}
+
+/* --check: the bench's phases, data volume and expected runtime, from the
+ * plan the bench itself runs (<at> values, size-total, the kind's default
+ * block size). */
 static int
 plan_bench(struct prun *pr, const struct pstep *st, size_t nnodes)
 {
 	struct ctl sub = { 0 };
 	struct bench_req rq;
+	struct plan *plan;
 	char path[4096], when[160];
 	sqlite3 *db = NULL;
 	double bytes = 0, secs = 0;
 	size_t nph = 0, unknown = 0;
-	uint32_t nrep;
 
 	sub.inv = pr->ctl->inv;
 	if (bench_parse_argv(&sub, (int)st->args.n, st->args.v, &rq) < 0) {
@@ -612,27 +629,18 @@ plan_bench(struct prun *pr, const struct pstep *st, size_t nnodes)
 		sqlite3_close(db);
 		db = NULL;
 	}
-	nrep = rq.repeat ? rq.repeat : 1;
-	for (size_t t = 0; t < rq.nthreads; t++)
-		for (size_t k = 0; k < rq.kinds.n; k++) {
-			const char *kind = rq.kinds.v[k];
-			uint32_t thr = rq.threads[t];
-			uint64_t size = rq.size_total ? rq.size_total / thr : rq.size;
-			double h = history_s(db, kind, thr, rq.bs ? rq.bs : 1 << 20, size);
+	plan = bench_make_plan(&rq, "check", &nph);
+	for (size_t i = 0; i < nph; i++) {
+		const struct plan *p = &plan[i];
+		double h = history_s(db, p->kind, p->threads, p->bs, p->size);
 
-			nph += nrep;
-			if (strncmp(kind, "md-", 3) == 0)
-				bytes += (double)nrep * thr * (double)(rq.files_total ?
-				    rq.files_total / thr : bench_md_files(rq.md_files, rq.files_per_dir)) *
-				    (strcmp(kind, "md-create") == 0 || strcmp(kind, "md-read") == 0 ?
-				    (double)rq.write_size : 0);
-			else
-				bytes += (double)nrep * thr * (double)size;
-			if (h < 0)
-				unknown += nrep;
-			else
-				secs += h * nrep;
-		}
+		bytes += plan_bytes(&rq, p);
+		if (h < 0)
+			unknown++;
+		else
+			secs += h;
+	}
+	free(plan);
 	if (unknown == nph)
 		snprintf(when, sizeof(when), "expected runtime unknown: no earlier run of these "
 		    "points in the results store");
@@ -970,25 +978,24 @@ step_report(struct prun *pr, const struct pstep *st)
 }
 
 /* The nodes of expr (a node set) as a mask over the play's nodes; NULL
- * (all) for "".  -1 in *bad when expr names a node outside the play. */
+ * (all) for "".  When expr does not expand or names a node outside the
+ * play, the first such problem is in err and *bad is -1. */
 static char *
-node_mask(struct prun *pr, const char *expr, int *bad)
+node_mask(struct prun *pr, const char *expr, int *bad, char *err, size_t len)
 {
 	struct strvec names = { 0 };
-	char err[512], *m;
+	char *m;
 
 	if (expr == NULL || expr[0] == '\0')
 		return NULL;
 	m = xcalloc(pr->nodes->n + 1, 1);
-	if (nodeset_expand(expr, inventory_group_fn, pr->ctl->inv, &names, err, sizeof(err)) < 0) {
-		reason(pr, "nodes=\"%s\": %s", expr, err);
+	if (nodeset_expand(expr, inventory_group_fn, pr->ctl->inv, &names, err, len) < 0)
 		*bad = -1;
-	}
-	for (size_t i = 0; i < names.n; i++) {
+	for (size_t i = 0; *bad == 0 && i < names.n; i++) {
 		long k = node_index(pr, names.v[i]);
 
 		if (k < 0) {
-			reason(pr, "nodes=\"%s\": %s is not one of the play's nodes", expr, names.v[i]);
+			snprintf(err, len, "%s is not one of the play's nodes", names.v[i]);
 			*bad = -1;
 		} else
 			m[k] = 1;
@@ -997,15 +1004,47 @@ node_mask(struct prun *pr, const char *expr, int *bad)
 	return m;
 }
 
+/* Every nodes= and tune-nodes= of the n steps (nested ones too) names
+ * nodes of the play, whose targets -w may have narrowed: checked before
+ * anything runs, each bad one a file:line error on stderr.  0 or -1. */
+static int
+steps_nodes_check(struct prun *pr, const struct pstep *steps, size_t n, const char *targets)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct pstep *st = &steps[i];
+		const char *an[] = { "nodes", "tune-nodes" }, *expr[] = { st->nodes, st->tune_nodes };
+
+		for (size_t k = 0; k < nitems(an); k++) {
+			char err[512];
+			int bad = 0;
+
+			free(node_mask(pr, expr[k], &bad, err, sizeof(err)));
+			if (bad) {
+				fprintf(stderr, "%s:%d: %s=\"%s\": %s (the play runs on %s)\n",
+				    pr->pl->path, st->line, an[k], expr[k], err, targets);
+				rc = -1;
+			}
+		}
+		if (steps_nodes_check(pr, st->sub, st->nsub, targets) < 0)
+			rc = -1;
+	}
+	return rc;
+}
+
 static int
 run_step(struct prun *pr, const struct pstep *st)
 {
 	int rc = 0, bad = 0;
-	char *sel = node_mask(pr, st->nodes, &bad);
-	char *tsel = node_mask(pr, st->tune_nodes, &bad);
+	char err[512];
+	char *sel = node_mask(pr, st->nodes, &bad, err, sizeof(err));
+	char *tsel = bad ? NULL : node_mask(pr, st->tune_nodes, &bad, err, sizeof(err));
 
-	if (bad)
+	if (bad) {
+		reason(pr, "%s", err);
 		goto out;
+	}
 	switch (st->kind) {
 	case PS_APPLY: rc = step_tune(pr, "apply", st->profile, st->check || pr->check, sel); break;
 	case PS_VERIFY:
@@ -1199,6 +1238,10 @@ play_run(struct ctl *ctl, struct play *pl, const struct strvec *nodes, int check
 	size_t failed_steps = 0;
 	int stopped = 0, sig;
 
+	if (steps_nodes_check(&pr, pl->steps, pl->nsteps, folded) < 0) {
+		free(folded);
+		return 2;	/* before anything runs */
+	}
 	memset(old, 0, sizeof(old));
 	play_signals_catch(old);
 	pr.failed = xcalloc(nodes->n + 1, 1);

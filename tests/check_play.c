@@ -515,6 +515,61 @@ START_TEST(play_check_writes_nothing)
 }
 END_TEST
 
+/* A step's nodes= outside the nodes the play runs on (-w narrowed them)
+ * is a file:line error before anything runs (exit 2).  Before, the play
+ * applied on step 1, failed at step 2 and, keep="yes", left the profile. */
+START_TEST(play_step_nodes_outside_targets)
+{
+	char *out = NULL, *err = NULL;
+	int rc;
+
+	somax_profile();
+	write_file("sn.xml", "<?xml version=\"1.0\"?>\n"
+	    "<play name=\"sn\" nodes=\"@all\" keep=\"yes\">\n"
+	    "  <apply profile=\"somax\"/>\n"
+	    "  <verify profile=\"somax\" nodes=\"node03\"/>\n  <rollback/>\n</play>\n");
+	rc = harness_knobctl(&h, &out, &err, "play %s/sn.xml -w node[01-02]", h.tmp);
+	ck_assert_msg(rc == 2, "exit %d\n%s\n%s", rc, out, err);
+	ck_assert_msg(strstr(err, "sn.xml:4: nodes=\"node03\": node03 is not one of the play's "
+	    "nodes (the play runs on node[01-02])"), "%s", err);
+	ck_assert_msg(out[0] == '\0', "%s", out);
+	free(out);
+	free(err);
+	ck_assert(!somax_is(0, "2345"));
+	ck_assert(!somax_is(1, "2345"));
+}
+END_TEST
+
+/* --check plans each bench as the bench runs it: <at> sizes count (before:
+ * the sweep's own size, 3.50 GiB instead of 12.50), and the runtime of
+ * an earlier run is found under the kind's default block size (before:
+ * 1 MiB for a rand bench too, "expected runtime unknown"). */
+START_TEST(play_check_plan_at)
+{
+	char *out = NULL, *err = NULL;
+	int rc;
+
+	write_file("r.xml", "<?xml version=\"1.0\"?>\n<play name=\"r\" nodes=\"node01\">\n"
+	    "  <bench kind=\"rand-write\" dir=\"%s\" threads=\"1\" size=\"64k\"/>\n</play>\n",
+	    data);
+	write_file("c.xml", "<?xml version=\"1.0\"?>\n<play name=\"c\" nodes=\"node01\">\n"
+	    "  <bench kind=\"rand-write\" dir=\"%s\" threads=\"1\" size=\"64k\"/>\n"
+	    "  <bench kind=\"seq\" dir=\"%s\" threads=\"1..4\" bs=\"1m\" size=\"256m\">\n"
+	    "    <at threads=\"2..4\" size=\"1g\"/>\n  </bench>\n</play>\n", data, data);
+	rc = harness_knobctl(&h, &out, &err, "play %s/r.xml", h.tmp);
+	ck_assert_msg(rc == 0, "%s\n%s", out, err);
+	free(out);
+	free(err);
+	rc = harness_knobctl(&h, &out, &err, "play %s/c.xml --check", h.tmp);
+	ck_assert_msg(rc == 0, "%s\n%s", out, err);
+	ck_assert_msg(strstr(out, "plan: 1 phase(s) on 1 node(s), 0.00 GiB of data; expected "
+	    "runtime ") && strstr(out, " s (from earlier runs)"), "%s", out);
+	ck_assert_msg(strstr(out, "plan: 6 phase(s) on 1 node(s), 12.50 GiB of data"), "%s", out);
+	free(out);
+	free(err);
+}
+END_TEST
+
 static char *play_errors(const char *file, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
@@ -570,6 +625,29 @@ big_play_error(size_t n, size_t bad)
 	free(err);
 	free(text);
 }
+
+/* A <bench> nested in <compare> or <canary> runs on that step's nodes and
+ * fails it: its own nodes= or on-failure= is a file:line error.  Before,
+ * both were ignored: the bench ran on every node of the compare, and its
+ * failure stopped the play. */
+START_TEST(play_nested_bench_own_attrs)
+{
+	char *err;
+
+	somax_profile();
+	err = play_errors("nb.xml", "<?xml version=\"1.0\"?>\n<play name=\"nb\" nodes=\"@all\">\n"
+	    "  <compare b=\"somax\">\n"
+	    "    <bench kind=\"md-create\" dir=\"%s\" threads=\"1\" files=\"2\" nodes=\"node01\"/>\n"
+	    "  </compare>\n  <canary profile=\"somax\" canary=\"1\">\n"
+	    "    <bench kind=\"md-create\" dir=\"%s\" threads=\"1\" files=\"2\" repeat=\"2\" "
+	    "on-failure=\"continue\"/>\n  </canary>\n</play>\n", data, data);
+	has_error(err, "nb.xml", 4, "a <bench> in <compare> takes no nodes=: it runs on the "
+	    "<compare>'s nodes and fails it (give nodes= to the <compare>)");
+	has_error(err, "nb.xml", 7, "a <bench> in <canary> takes no on-failure=");
+	free(err);
+	ck_assert(!somax_is(0, "2345"));
+}
+END_TEST
 
 /* Every error in a play file as file:line: message, before anything runs. */
 START_TEST(play_file_errors)
@@ -1197,7 +1275,10 @@ main(void)
 	tcase_add_test(tc, run_profile_not_in_effect);
 	tcase_add_test(tc, play_stop_rolls_back_timed_out);
 	tcase_add_test(tc, play_check_writes_nothing);
+	tcase_add_test(tc, play_check_plan_at);
+	tcase_add_test(tc, play_step_nodes_outside_targets);
 	tcase_add_test(tc, play_file_errors);
+	tcase_add_test(tc, play_nested_bench_own_attrs);
 	tcase_add_test(tc, play_stripe_count_at);
 	tcase_add_test(tc, play_cache_x2);
 	tcase_add_test(tc, shipped_plays_plan);
