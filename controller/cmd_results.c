@@ -21,7 +21,10 @@
  * warning with it.  A side whose figure stands on fewer repeats than it
  * ran gets a note under the table (a_repeats, b_repeats in JSON and CSV).
  * A side without figures (every repeat failed) is null in JSON, empty in
- * CSV, '-' in the table; exit 1 when no pair has figures on both sides. */
+ * CSV, '-' in the table; exit 1 when no pair has figures on both sides.
+ * A run whose status is not ok (failed, running, incomplete) is compared
+ * with its status in the head and a warning line (stderr with --csv;
+ * a_status, b_status in JSON); the exit status stays as above. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -661,6 +664,8 @@ results_compare_doc(json_object *da, json_object *db, int force, char *err, size
 	json_object_object_add(out, "b", jstr(js_str(db, "run_id")));
 	json_object_object_add(out, "a_label", jstr(js_str(da, "label")));
 	json_object_object_add(out, "b_label", jstr(js_str(db, "label")));
+	json_object_object_add(out, "a_status", jstr(js_str(da, "status")));
+	json_object_object_add(out, "b_status", jstr(js_str(db, "status")));
 	json_object_object_add(out, "points", rows);
 	json_object_object_add(out, "only_in_a", oa);
 	json_object_object_add(out, "only_in_b", ob);
@@ -710,41 +715,59 @@ point_label(char *buf, size_t len, json_object *p)
 	    json_object_get_boolean(json_object_object_get(pr, "shared")) ? "yes" : "no");
 }
 
-/* "1.23 ± 0.02 GiB/s" of one side of a compare row. */
-static void
-side_text(char *buf, size_t len, json_object *row, const char *pre, int decimal)
+/* "1.2 ± 0.1" of one side of a compare row (results.h). */
+void
+results_compare_side(char *buf, size_t len, json_object *row, const char *pre, int decimal)
 {
-	char k[16], m[32], s[32];
-	int metric = strcmp(js_str(row, "unit"), "IOPS") == 0 ? M_IOPS :
-	    strcmp(js_str(row, "unit"), "ops/s") == 0 ? M_OPS : M_BW;
-	double mean, sd;
+	int metric = rundoc_metric_of(js_str(row, "kind"));
+	json_object *mean, *sd;
+	char k[16];
 
-	snprintf(k, sizeof(k), "%s_n", pre);
-	if (js_num(row, k) == 0) {
-		snprintf(buf, len, "-");
-		return;
-	}
 	snprintf(k, sizeof(k), "%s_mean", pre);
-	mean = js_num(row, k);
+	mean = js_get(row, k);
 	snprintf(k, sizeof(k), "%s_sd", pre);
-	sd = js_num(row, k);
-	snprintf(m, sizeof(m), "%.1f", rundoc_scale(mean, metric, decimal));
-	snprintf(s, sizeof(s), "%.1f", rundoc_scale(sd, metric, decimal));
-	snprintf(k, sizeof(k), "%s_n", pre);
-	if (js_num(row, k) > 1)
-		snprintf(buf, len, "%s ± %s", m, s);
+	sd = js_get(row, k);
+	if (mean == NULL)	/* no figure (null, or a row without it) */
+		snprintf(buf, len, "-");
+	else if (sd == NULL)	/* one figure: no spread to state */
+		snprintf(buf, len, "%.1f", rundoc_scale(json_object_get_double(mean), metric,
+		    decimal));
 	else
-		snprintf(buf, len, "%s", m);
+		snprintf(buf, len, "%.1f ± %.1f", rundoc_scale(json_object_get_double(mean), metric,
+		    decimal), rundoc_scale(json_object_get_double(sd), metric, decimal));
 }
 
-/* The compare's head: each run, its label, nodes and directories, and a
- * warning for each of those that differ (--force). */
+/* The warning for a side of a compare whose run is not ok (results.h). */
+int
+results_compare_status_text(char *buf, size_t len, json_object *cmp, int s)
+{
+	const char *st = js_str(cmp, s ? "b_status" : "a_status"), *id = js_str(cmp, s ? "b" : "a");
+
+	if (st[0] == '\0' || strcmp(st, "ok") == 0)
+		return -1;
+	if (strcmp(st, "running") == 0)
+		snprintf(buf, len, "%c (%s) is still running: only the phases it has stored so far "
+		    "are compared", s ? 'B' : 'A', id);
+	else if (strcmp(st, "incomplete") == 0)
+		snprintf(buf, len, "%c (%s) is incomplete (its knobctl is gone): only the phases it "
+		    "stored are compared", s ? 'B' : 'A', id);
+	else
+		snprintf(buf, len, "%c (%s) ended %s, not ok: the compare is of the figures it has "
+		    "(knobctl results show %s says what failed)", s ? 'B' : 'A', id, st, id);
+	return 0;
+}
+
+/* The compare's head: each run, its label, nodes and directories, its
+ * status when not ok, and a warning for each of those that differ
+ * (--force) and for each run that is not ok. */
 static void
 print_compare_head(FILE *f, json_object *cmp)
 {
 	json_object *diff = json_object_object_get(cmp, "placement_differs");
+	char what[300];
 
 	for (int s = 0; s < 2; s++) {
+		const char *st = js_str(cmp, s ? "b_status" : "a_status");
 		char k[16];
 
 		fprintf(f, "%c = %s", s ? 'B' : 'A', js_str(cmp, s ? "b" : "a"));
@@ -754,14 +777,18 @@ print_compare_head(FILE *f, json_object *cmp)
 		snprintf(k, sizeof(k), "%c_nodeset", s ? 'b' : 'a');
 		fprintf(f, "  nodes %s", js_str(cmp, k)[0] ? js_str(cmp, k) : "?");
 		snprintf(k, sizeof(k), "%c_dir", s ? 'b' : 'a');
-		fprintf(f, "  dir %s\n", js_str(cmp, k)[0] ? js_str(cmp, k) : "?");
+		fprintf(f, "  dir %s", js_str(cmp, k)[0] ? js_str(cmp, k) : "?");
+		if (st[0] && strcmp(st, "ok") != 0)
+			fprintf(f, "  status %s", st);
+		fputc('\n', f);
 	}
 	for (size_t i = 0; diff && i < json_object_array_length(diff); i++) {
-		char what[300];
-
 		placement_text(what, sizeof(what), cmp, i);
 		fprintf(f, "warning: the runs ran on %s: the verdicts compare those too\n", what);
 	}
+	for (int s = 0; s < 2; s++)
+		if (results_compare_status_text(what, sizeof(what), cmp, s) == 0)
+			fprintf(f, "warning: %s\n", what);
 }
 
 /* A note under the table for each side of row whose figure stands on
@@ -804,8 +831,8 @@ results_print_compare(FILE *f, json_object *cmp, int decimal)
 		    strcmp(js_str(r, "unit"), "ops/s") == 0 ? M_OPS : M_BW;
 
 		point_label(lab, sizeof(lab), r);
-		side_text(a, sizeof(a), r, "a", decimal);
-		side_text(b, sizeof(b), r, "b", decimal);
+		results_compare_side(a, sizeof(a), r, "a", decimal);
+		results_compare_side(b, sizeof(b), r, "b", decimal);
 		if (json_object_object_get_ex(r, "change_pct", &v))
 			snprintf(ch, sizeof(ch), "%+.1f%%", json_object_get_double(v));
 		if (json_object_object_get_ex(r, "p", &v))
@@ -863,6 +890,22 @@ compare_status(json_object *rows)
 	return 1;
 }
 
+/* What the table says in its head and JSON in placement_differs and
+ * a_status, b_status: on stderr for --csv. */
+static void
+csv_warnings(json_object *cmp)
+{
+	char what[512];
+
+	for (size_t i = 0; i < json_object_array_length(js_get(cmp, "placement_differs")); i++) {
+		placement_text(what, sizeof(what), cmp, i);
+		fprintf(stderr, "knobctl results compare: warning: the runs ran on %s\n", what);
+	}
+	for (int s = 0; s < 2; s++)
+		if (results_compare_status_text(what, sizeof(what), cmp, s) == 0)
+			fprintf(stderr, "knobctl results compare: warning: %s\n", what);
+}
+
 static int
 results_compare(struct ctl *ctl, sqlite3 *db, const char *a, const char *b, int mode, int force)
 {
@@ -882,11 +925,8 @@ results_compare(struct ctl *ctl, sqlite3 *db, const char *a, const char *b, int 
 		goto out;
 	}
 	rc = compare_status(json_object_object_get(cmp, "points"));
-	if (mode == OUT_CSV)	/* the table says it in its head, JSON in placement_differs */
-		for (size_t i = 0; i < json_object_array_length(js_get(cmp, "placement_differs")); i++) {
-			placement_text(err, sizeof(err), cmp, i);
-			fprintf(stderr, "knobctl results compare: warning: the runs ran on %s\n", err);
-		}
+	if (mode == OUT_CSV)
+		csv_warnings(cmp);
 	if (mode == OUT_JSON)
 		put_json(ctl->out, cmp);
 	else if (mode == OUT_CSV)

@@ -5,7 +5,8 @@
  * same in every chart) with error bars (mean ± sd) where there are
  * repeats; the peak and sustained table; the compare tables with verdicts
  * (each run as B against the first run given before it on the command
- * line that shares points with it, as A: the order given, not time order);
+ * line that shares points with it, as A: the order given, not time order;
+ * a side with fewer figures than repeats says so, a run not ok is warned of);
  * and each run's profile and facts. */
 #include <errno.h>
 #include <math.h>
@@ -398,25 +399,27 @@ peaks_table(FILE *f, const struct rrun *runs, size_t nruns, int decimal)
 	fprintf(f, "</table>\n");
 }
 
-/* One compare row's side: "mean ± sd" in the unit. */
+/* One compare row's side as a cell: "mean ± sd" in the unit
+ * (results_compare_side), and "(2 of 3 repeats)" when fewer of the
+ * point's repeats than it ran have a figure (the others failed or were
+ * degraded), as the text compare notes under its table. */
 static void
-side(char *buf, size_t len, json_object *row, const char *pre, int metric, int decimal)
+side_cell(FILE *f, json_object *row, const char *pre, int decimal)
 {
-	char k[16];
-	double n, m, s;
+	char k[16], v[48];
+	int64_t n, reps;
 
+	results_compare_side(v, sizeof(v), row, pre, decimal);
 	snprintf(k, sizeof(k), "%s_n", pre);
-	n = js_num(row, k);
-	snprintf(k, sizeof(k), "%s_mean", pre);
-	m = rundoc_scale(js_num(row, k), metric, decimal);
-	snprintf(k, sizeof(k), "%s_sd", pre);
-	s = rundoc_scale(js_num(row, k), metric, decimal);
-	if (n == 0)
-		snprintf(buf, len, "-");
-	else if (n > 1)
-		snprintf(buf, len, "%.1f ± %.1f", m, s);
-	else
-		snprintf(buf, len, "%.1f", m);
+	n = (int64_t)js_num(row, k);
+	snprintf(k, sizeof(k), "%s_repeats", pre);
+	reps = (int64_t)js_num(row, k);
+	fprintf(f, "<td>%s", v);
+	if (n < reps)
+		fprintf(f, " <span class=\"repeats\" title=\"the others failed or were degraded: "
+		    "the mean and the verdict are over these %lld\">(%lld of %lld repeats)</span>",
+		    (long long)n, (long long)n, (long long)reps);
+	fprintf(f, "</td>");
 }
 
 /* Do runs a and b have a point (kind and thread count) in common? */
@@ -448,19 +451,23 @@ compare_table(FILE *f, const struct rrun *a, const struct rrun *b, int decimal)
 		fprintf(f, "</p>\n");
 		return;
 	}
+	for (int s = 0; s < 2; s++)
+		if (results_compare_status_text(err, sizeof(err), cmp, s) == 0) {
+			fprintf(f, "<p class=\"warning\">Warning: ");
+			esc(f, err);
+			fprintf(f, "</p>\n");
+		}
 	rows = json_object_object_get(cmp, "points");
 	fprintf(f, "<table class=\"compare\"><tr><th>kind</th><th>threads</th><th>unit</th><th>A</th>"
 	    "<th>B</th><th>change</th><th>p</th><th>p (Holm)</th><th>verdict</th></tr>\n");
 	for (size_t i = 0; i < json_object_array_length(rows); i++) {
 		json_object *r = json_object_array_get_idx(rows, i), *v;
 		int metric = rundoc_metric_of(js_str(r, "kind"));
-		char sa[48], sb[48];
 
-		side(sa, sizeof(sa), r, "a", metric, decimal);
-		side(sb, sizeof(sb), r, "b", metric, decimal);
-		fprintf(f, "<tr><td>%s</td><td>%lld</td><td>%s</td><td>%s</td><td>%s</td>",
-		    js_str(r, "kind"), (long long)js_num(r, "threads"), rundoc_unit_name(metric, decimal),
-		    sa, sb);
+		fprintf(f, "<tr><td>%s</td><td>%lld</td><td>%s</td>", js_str(r, "kind"),
+		    (long long)js_num(r, "threads"), rundoc_unit_name(metric, decimal));
+		side_cell(f, r, "a", decimal);
+		side_cell(f, r, "b", decimal);
 		if (json_object_object_get_ex(r, "change_pct", &v))
 			fprintf(f, "<td>%+.1f%%</td>", json_object_get_double(v));
 		else
@@ -578,7 +585,7 @@ report_write(FILE *f, json_object *const *docs, size_t n, int decimal)
 	    "td,th{border:1px solid #bbb;padding:3px 8px;text-align:right}"
 	    "td:first-child,th:first-child{text-align:left}"
 	    "figure{display:inline-block;margin:1em}figcaption{font-weight:bold}"
-	    ".verdict{font-weight:bold}pre{background:#f4f4f4;padding:8px}\n"
+	    ".verdict{font-weight:bold}.repeats{color:#a33}pre{background:#f4f4f4;padding:8px}\n"
 	    "</style></head><body>\n<h1>knob benchmark report</h1>\n<p>%zu run(s), written %s. "
 	    "Throughput in %s; rand-* in IOPS, md-* in ops/s; error bars are ± one standard "
 	    "deviation over the repeats.</p>\n", n, ts, decimal ? "MB/s (decimal)" : "MiB/s (binary)");

@@ -95,7 +95,8 @@ int results_resolve(sqlite3 *db, const char *spec, char **id, char *err, size_t 
 json_object *results_load(sqlite3 *db, const char *id);
 
 /* results compare of two run documents: {"points":[...], "only_in_a",
- * "only_in_b", "unlike", each run's nodeset and dir, "placement_differs"};
+ * "only_in_b", "unlike", each run's nodeset, dir and status (a_status,
+ * b_status), "placement_differs"};
  * NULL with the reason in err when points differ in their parameters or
  * node count, or the runs in their node sets or directories, and force is
  * 0.  Caller puts it. */
@@ -108,6 +109,15 @@ json_object *results_compare_doc(json_object *a, json_object *b, int force, char
 void results_compare_holm(json_object *const *cmps, size_t n);
 /* The compare table for people. */
 void results_print_compare(FILE *f, json_object *cmp, int decimal);
+/* One side (pre "a" or "b") of a compare row into buf: "1.2 ± 0.1" in the
+ * row's unit, the mean alone without a spread (a_sd null), "-" without a
+ * figure (a_mean null). */
+void results_compare_side(char *buf, size_t len, json_object *row, const char *pre,
+    int decimal);
+/* Why the compare cmp's run A (s 0) or B (s 1) is in doubt when its status
+ * is not ok (running, incomplete, failed ...) into buf: 0, or -1 when it
+ * is ok. */
+int results_compare_status_text(char *buf, size_t len, json_object *cmp, int s);
 
 /* The HTML report of n run documents on f (controller/report.c); 0 or -1. */
 int report_write(FILE *f, json_object *const *docs, size_t n, int decimal);

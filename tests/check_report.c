@@ -5,7 +5,10 @@
  * one chart per workload with an axis path, one polyline per run, error
  * bars and a legend naming both runs, each name inside its chart (the
  * second run's is 60 characters long); the page must reference nothing
- * outside itself; the screenshot is kept in build/tests/report-browser/. */
+ * outside itself; the screenshot is kept in build/tests/report-browser/.
+ * Its compare table, rendered the same way from runs stored in a database
+ * of its own, shows a side whose figure stands on fewer repeats than it
+ * ran ("2 of 3 repeats") and warns of a run that did not end ok. */
 #include <check.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -18,6 +21,8 @@
 
 #include "testutil.h"
 #include "harness.h"
+#include "results.h"
+#include "rundoc.h"
 #include "util.h"
 
 #define CHROMIUM "/usr/bin/chromium"
@@ -35,6 +40,7 @@
 	" 'no: ' + (b.x + b.width) + ' > ' + v.width); }"
 
 static struct harness h;
+static char dir[PATH_MAX];	/* the compare case's */
 
 static void
 setup(void)
@@ -59,6 +65,16 @@ write_probe(const char *html, const char *probe)
 	cu_write(probe, 0644, "%.*s<script>%s</script>%s", (int)(body - page), page, PROBE_JS,
 	    body);
 	free(page);
+}
+
+/* Chromium's rendered DOM of the page file into dom, with a fresh
+ * profile directory (profile). */
+static void
+dump_dom(const char *profile, const char *file, const char *dom)
+{
+	ck_assert_int_eq(harness_sh(CHROMIUM " --headless --no-sandbox --disable-gpu "
+	    "--disable-background-networking --disable-component-update --no-first-run "
+	    "--user-data-dir=%s --dump-dom file://%s > %s 2>/dev/null", profile, file, dom), 0);
 }
 
 /* Number of nodes xpath selects under ctx. */
@@ -136,10 +152,12 @@ START_TEST(report_in_chromium)
 	/* the DOM is dumped from a copy that measures the legend's names */
 	write_probe(html, probe);
 
-	rc = harness_sh(CHROMIUM " --headless --no-sandbox --disable-gpu "
-	    "--disable-background-networking --disable-component-update --no-first-run "
-	    "--user-data-dir=%s-dom --dump-dom file://%s > %s 2>/dev/null", profile, probe, dom);
-	ck_assert_int_eq(rc, 0);
+	{
+		char pdom[PATH_MAX + 40];
+
+		snprintf(pdom, sizeof(pdom), "%s-dom", profile);
+		dump_dom(pdom, probe, dom);
+	}
 	rc = harness_sh(CHROMIUM " --headless --no-sandbox --disable-gpu "
 	    "--disable-background-networking --disable-component-update --no-first-run "
 	    "--user-data-dir=%s-shot --window-size=1400,2600 --screenshot=%s file://%s >/dev/null 2>&1",
@@ -210,13 +228,108 @@ START_TEST(report_in_chromium)
 }
 END_TEST
 
+static void
+setup_dir(void)
+{
+	cu_subdir(dir, sizeof(dir), "cmp");
+}
+
+static void
+teardown_dir(void)
+{
+	cu_rm_rf(dir);
+}
+
+/* Run id: rand-read at 4 threads on node[01-02], one repeat per status in
+ * st[0..3), ended status. */
+static json_object *
+rr_run(const char *id, int64_t t, const char *const *st, const char *status)
+{
+	json_object *d = json_object_new_object(), *ph = json_object_new_array();
+
+	json_object_object_add(d, "run_id", json_object_new_string(id));
+	json_object_object_add(d, "started_ns", json_object_new_int64(t));
+	json_object_object_add(d, "nodeset", json_object_new_string("node[01-02]"));
+	json_object_object_add(d, "command", json_object_new_string("knobctl bench rand-read"));
+	json_object_object_add(d, "status", json_object_new_string(status));
+	for (int i = 0; i < 3; i++) {
+		struct phase_rec r = {
+			.phase_id = "x", .kind = "rand-read", .status = st[i], .unit = "B/s",
+			.dir = "/mnt", .repeat = i + 1, .threads = 4, .nodes = 1,
+			.elapsed_s = 1, .ops_rate = 1000 + 10 * i + 200 * (t > 1),
+			.block_size = 4096, .file_size = 1 << 26,
+		};
+
+		r.rate = r.ops_rate * 4096;
+		json_object_array_add(ph, rundoc_phase_json(&r));
+	}
+	json_object_object_add(d, "phases", ph);
+	return d;
+}
+
+/* The compare table of a report of A (3 repeats) and B (ended "failed",
+ * repeat 2 of 3 failed), rendered in chromium: B's cell says "(2 of 3
+ * repeats)", A's nothing, and a warning above the table names B's status.
+ * Before, B's mean from 2 repeats stood as if all 3 had run. */
+START_TEST(compare_failed_repeats)
+{
+	static const char *const ok3[] = { "ok", "ok", "ok" }, *const one[] = { "ok", "failed",
+	    "ok" };
+	const char *bin = getenv("KNOB_BIN");
+	char db[PATH_MAX + 16], html[PATH_MAX + 16], dom[PATH_MAX + 16], prof[PATH_MAX + 16];
+	char err[256] = "", *out = NULL, *v;
+	json_object *runs[] = { rr_run("20260111-000000-aaaa", 1, ok3, "ok"),
+	    rr_run("20260111-000000-bbbb", 2, one, "failed") };
+	htmlDocPtr doc;
+	xmlXPathContextPtr xc;
+	sqlite3 *sq;
+
+	snprintf(db, sizeof(db), "%s/results.db", dir);
+	snprintf(html, sizeof(html), "%s/report.html", dir);
+	snprintf(dom, sizeof(dom), "%s/report.dom.html", dir);
+	snprintf(prof, sizeof(prof), "%s/chromium", dir);
+	ck_assert_msg((sq = results_open_path(db, err, sizeof(err))) != NULL, "%s", err);
+	for (size_t i = 0; i < nitems(runs); i++) {
+		ck_assert_int_eq(results_store(sq, runs[i]), 0);
+		json_object_put(runs[i]);
+	}
+	sqlite3_close(sq);
+	ck_assert_int_eq(cu_sh_out(&out, "env -u KNOB_CLUSTER KNOB_DB=%s %s/knobctl report "
+	    "20260111-000000-aaaa 20260111-000000-bbbb -o %s", db, bin ? bin : "build", html), 0);
+	free(out);
+	dump_dom(prof, html, dom);
+	ck_assert_int_eq(read_file_bounded(dom, 8 << 20, &out, NULL), 0);
+	doc = htmlReadMemory(out, (int)strlen(out), dom, "utf-8",
+	    HTML_PARSE_NOERROR | HTML_PARSE_NOWARNING | HTML_PARSE_NONET);
+	ck_assert_ptr_nonnull(doc);
+	xc = xmlXPathNewContext(doc);
+	v = texts(xc, xmlDocGetRootElement(doc), "//table[@class='compare']//tr[2]/td[4]");
+	ck_assert_msg(strcmp(v, "1010.0 ± 10.0|") == 0, "A: %s", v);
+	free(v);
+	v = texts(xc, xmlDocGetRootElement(doc), "//table[@class='compare']//tr[2]/td[5]");
+	ck_assert_msg(strcmp(v, "1210.0 ± 14.1 (2 of 3 repeats)|") == 0, "B: %s", v);
+	free(v);
+	v = texts(xc, xmlDocGetRootElement(doc), "//p[@class='warning']");
+	ck_assert_msg(strstr(v, "Warning: B (20260111-000000-bbbb) ended failed, not ok") &&
+	    strstr(v, "Warning: A") == NULL, "warnings: %s", v);
+	free(v);
+	xmlXPathFreeContext(xc);
+	xmlFreeDoc(doc);
+	free(out);
+}
+END_TEST
+
 int
 main(void)
 {
 	Suite *s = suite_create("report");
 	TCase *tc = cu_tcase("report", setup, teardown, 180);
+	TCase *cmp = cu_tcase("compare", setup_dir, teardown_dir, 60);
 
 	tcase_add_test(tc, report_in_chromium);
 	suite_add_tcase(s, tc);
+	tcase_add_unchecked_fixture(cmp, cu_base_setup, cu_base_teardown);
+	tcase_add_test(cmp, compare_failed_repeats);
+	suite_add_tcase(s, cmp);
 	return cu_run(s);
 }
