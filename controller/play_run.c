@@ -832,7 +832,13 @@ step_canary(struct prun *pr, const struct pstep *st, const char *sel)
 	    step_tune(pr, "apply", st->profile, pr->check, canary) < 0 ||
 	    run_benches(pr, st, st->profile, canary, b) < 0)
 		goto out;
-	if (!pr->check) {
+	if (pr->check) {	/* no bench ran: no verdict to claim */
+		say(pr, " canary verdict: decided when the benches have run; if no point is worse, "
+		    "%s is rolled out to the rest\n", st->profile);
+		rc = any_live(pr, rest) ? step_tune(pr, "apply", st->profile, 1, rest) : 0;
+		goto out;
+	}
+	{
 		json_object *tables = json_object_new_array();
 
 		compare_pairs(pr, a, b, st->nsub, &worse, &unjudged, tables);

@@ -8,9 +8,10 @@
  * Loop devices are global, so the per-node state that tells which nodes a
  * profile reached is net.core.somaxconn, which every network namespace has
  * for itself; the profile sets both.
- *  - canary_rolls_out: the device starts slow (non-default); the profile
- *    makes it fast, so no point is worse: the profile goes to the rest in
- *    serial batches of one, and every node ends up with it;
+ *  - canary_rolls_out: the device starts slow (non-default); --check
+ *    claims no verdict and changes nothing; the profile makes it fast, so
+ *    no point is worse: the profile goes to the rest in serial batches of
+ *    one, and every node ends up with it;
  *  - canary_worse_rolls_back: the device starts at a non-default fast
  *    value; the profile makes it slow, points are worse (Welch at 95 %):
  *    the canary is rolled back (the original values come back), the rest
@@ -183,6 +184,15 @@ START_TEST(canary_rolls_out)
 	}
 	profile("fast", 1024);
 	canary_play("fast");
+	/* --check runs no bench: it claims no verdict and changes nothing */
+	rc = harness_knobctl_logged(&h, &out, "play %s/canary.xml --check", h.tmp);
+	ck_assert_msg(rc == 0, "%s", out);
+	ck_assert_msg(strstr(out, "canary verdict: decided when the benches have run; if no point "
+	    "is worse, fast is rolled out to the rest") && !strstr(out, "no point worse"), "%s", out);
+	free(out);
+	ck_assert_int_eq(queue_attr("max_sectors_kb"), 4);
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(somax(i), somax0[i]);
 	rc = harness_knobctl_logged(&h, &out, "play %s/canary.xml", h.tmp);
 	ck_assert_msg(rc == 0, "%s", out);
 	ck_assert_ptr_nonnull(strstr(out, "canary: 1 of 3 node(s)"));
