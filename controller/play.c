@@ -519,7 +519,8 @@ parse_step(struct ploader *L, struct pstep *st, xmlNodePtr n, int kind)
 }
 
 /* The play's <var> defaults (after the -e values, the first ncli names,
- * which win over them); a name given twice in the file is an error. */
+ * which win over them: such a default is not expanded, so a name it
+ * uses need not exist); a name given twice in the file is an error. */
 static void
 parse_vars(struct ploader *L, xmlNodePtr root)
 {
@@ -527,14 +528,16 @@ parse_vars(struct ploader *L, xmlNodePtr root)
 
 	for (xmlNodePtr n = root->children; n; n = n->next) {
 		char *k, *v;
+		long at;
 
 		if (n->type != XML_ELEMENT_NODE || strcmp((const char *)n->name, "var") != 0)
 			continue;
 		k = xml_attr(n, "name");
 		v = xml_attr(n, "value");
-		if (k && v && strvec_index(&L->names, k) >= (long)ncli)
+		at = k ? strvec_index(&L->names, k) : -1;
+		if (k && v && at >= (long)ncli)
 			perr(L, (int)xmlGetLineNo(n), "<var name=\"%s\"> is given twice", k);
-		else if (k && v) {
+		else if (k && v && at < 0) {
 			char *sv = subst(L, v, (int)xmlGetLineNo(n));
 
 			var_set(L, k, sv, 0);

@@ -1105,14 +1105,16 @@ START_TEST(play_health_sweep_fails)
 END_TEST
 
 /* -e given twice: the last value wins (as Ansible's -e), over the play's
- * <var> too.  Before, the first won: the plan applied "other". */
+ * <var> too.  Before, the first won: the plan applied "other".  A <var>
+ * that -e gives is not expanded: its default may name a variable that
+ * only exists when -e does not give it (before: "unknown variable"). */
 START_TEST(play_extra_var_last_wins)
 {
 	char *out = NULL;
 	int rc;
 
 	write_file("ev.xml", "<?xml version=\"1.0\"?>\n<play name=\"ev\" nodes=\"node01\">\n"
-	    "  <var name=\"p\" value=\"no-such-profile\"/>\n  <apply profile=\"${p}\"/>\n"
+	    "  <var name=\"p\" value=\"${site}-profile\"/>\n  <apply profile=\"${p}\"/>\n"
 	    "</play>\n");
 	somax_profile();
 	other_profile();
