@@ -457,13 +457,14 @@ net_coupled(const Knob__Setting *s)
  * an MTU already below 1280) is tuned as asked. */
 #define NET_IPV6_MIN_MTU 1280
 
-/* Does interface name have IPv6 in the agent's namespace? */
+/* Does interface name have IPv6 in the agent's namespace (its IPv6 MTU
+ * file, net_ipv6_path, exists)? */
 static int
 net_has_ipv6(const char *name)
 {
 	char path[PATH_MAX];
 
-	snprintf(path, sizeof(path), "/proc/sys/net/ipv6/conf/%s", name);
+	net_ipv6_path(name, path, sizeof(path));
 	return access(path, F_OK) == 0;
 }
 
