@@ -466,7 +466,7 @@ parse_nested(struct ploader *L, struct pstep *st, xmlNodePtr n)
 				    "runs on the <%s>'s nodes and fails it (give %s= to the <%s>)",
 				    (const char *)n->name, own[k], (const char *)n->name, own[k],
 				    (const char *)n->name);
-		st->sub = xrealloc(st->sub, (st->nsub + 1) * sizeof(*st->sub));
+		st->sub = xgrow(st->sub, st->nsub, sizeof(*st->sub));
 		parse_step(L, &st->sub[st->nsub++], c, PS_BENCH);
 	}
 	if (st->nsub == 0)
@@ -582,7 +582,7 @@ parse_play(struct ploader *L, struct play *pl, xmlNodePtr root)
 		}
 		for (size_t i = 0; i < nitems(step_names); i++)
 			if (strcmp(en, step_names[i].elem) == 0) {
-				pl->steps = xrealloc(pl->steps, (pl->nsteps + 1) * sizeof(*pl->steps));
+				pl->steps = xgrow(pl->steps, pl->nsteps, sizeof(*pl->steps));
 				parse_step(L, &pl->steps[pl->nsteps++], n, step_names[i].kind);
 			}
 	}

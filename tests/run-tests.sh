@@ -19,7 +19,7 @@ for t in "$build"/tests/${pattern}*; do
 	name=$(basename "$t")
 	log="$build/tests/$name.log"
 	t0=$(date +%s)
-	"$t" >"$log" 2>&1
+	CK_XML_LOG_FILE_NAME="$build/tests/$name.xml" "$t" >"$log" 2>&1
 	rc=$?
 	t1=$(date +%s)
 	line=$(grep -E '^[0-9]+%: Checks: ' "$log" | tail -n 1)
@@ -51,7 +51,15 @@ if [ -z "${KNOB_KEEP_TMP:-}" ]; then
 		kill -0 "$p" 2>/dev/null || rm -rf "$d"
 	done
 fi
-echo "suite $build: $(( $(date +%s) - start ))s"
+echo "suite $build: $(( $(date +%s) - start ))s; slowest tests:"
+# Check's XML log has each test's duration (what to cut when the suite grows)
+for x in "$build"/tests/${pattern}*.xml; do
+	[ -f "$x" ] || continue
+	awk -v p="$(basename "$x" .xml)" -F'[<>]' '
+	    $2 == "id" { id = $3 }
+	    $2 == "duration" && id != "" { print p, id, $3; id = "" }' "$x"
+done | sort -k3 -g -r | head -n 10 | awk '{ printf "  %7.1fs  %s %s\n", $3, $1, $2 }'
+
 [ -n "$badprog" ] && echo "failing programs:$badprog"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
