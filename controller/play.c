@@ -17,6 +17,7 @@
 #include "bench_ctl.h"
 #include "nodeset.h"
 #include "play.h"
+#include "play_vars.h"
 #include "profile.h"
 #include "sweep.h"
 #include "util.h"
@@ -28,7 +29,7 @@
 struct ploader {
 	struct ctl *ctl;
 	const char *path;
-	struct strvec names, values;	/* variables; -e wins over <var> */
+	struct pvars vars;	/* the -e values and the <var>s */
 	struct strvec *errs;
 	xmlDocPtr doc;		/* while it is validated */
 	struct strvec unplaced;	/* schema errors without a line: element name, message */
@@ -41,14 +42,10 @@ static void
 perr(struct ploader *L, int line, const char *fmt, ...)
 {
 	va_list ap;
-	char *m;
 
 	va_start(ap, fmt);
-	if (vasprintf(&m, fmt, ap) < 0)
-		m = NULL;
+	play_verr(L->errs, L->path, line, fmt, ap);
 	va_end(ap);
-	strvec_push_owned(L->errs, xasprintf("%s:%d: %s", L->path, line, m ? m : "error"));
-	free(m);
 }
 
 /* libxml2's parser and RelaxNG errors, with their line (the element's
@@ -156,54 +153,6 @@ validate(struct ploader *L, xmlDocPtr doc)
 	return rc;
 }
 
-/* Set variable name: a new one is added; an existing one takes value
- * when replace (a later -e wins, as in Ansible), else keeps its own (a
- * <var> default never overrides -e). */
-static void
-var_set(struct ploader *L, const char *name, const char *value, int replace)
-{
-	long i = strvec_index(&L->names, name);
-
-	if (i < 0) {
-		strvec_push(&L->names, name);
-		strvec_push(&L->values, value);
-	} else if (replace) {
-		free(L->values.v[i]);
-		L->values.v[i] = xstrdup(value);
-	}
-}
-
-/* s with every ${NAME} replaced; an unknown NAME is an error at line. */
-static char *
-subst(struct ploader *L, const char *s, int line)
-{
-	char *out = xstrdup("");
-	const char *p = s, *q;
-
-	while ((q = strstr(p, "${")) != NULL) {
-		const char *end = strchr(q, '}');
-		size_t i;
-
-		str_appendf(&out, "%.*s", (int)(q - p), p);
-		if (end == NULL) {
-			perr(L, line, "unterminated ${ in '%s'", s);
-			return out;
-		}
-		for (i = 0; i < L->names.n; i++)
-			if (strlen(L->names.v[i]) == (size_t)(end - q - 2) &&
-			    strncmp(L->names.v[i], q + 2, (size_t)(end - q - 2)) == 0)
-				break;
-		if (i < L->names.n)
-			str_appendf(&out, "%s", L->values.v[i]);
-		else
-			perr(L, line, "unknown variable ${%.*s} (define it with <var> or -e)",
-			    (int)(end - q - 2), q + 2);
-		p = end + 1;
-	}
-	str_appendf(&out, "%s", p);
-	return out;
-}
-
 /* Attribute name of n after substitution, or NULL when absent. */
 static char *
 attr(struct ploader *L, xmlNodePtr n, const char *name)
@@ -212,7 +161,7 @@ attr(struct ploader *L, xmlNodePtr n, const char *name)
 
 	if (v == NULL)
 		return NULL;
-	s = subst(L, v, (int)xmlGetLineNo(n));
+	s = pvars_subst(&L->vars, v, (int)xmlGetLineNo(n));
 	free(v);
 	return s;
 }
@@ -518,41 +467,38 @@ parse_step(struct ploader *L, struct pstep *st, xmlNodePtr n, int kind)
 		parse_nested(L, st, n);
 }
 
-/* The play's <var> defaults (after the -e values, the first ncli names,
- * which win over them: such a default is not expanded, so a name it
- * uses need not exist); a name given twice in the file is an error. */
-static void
-parse_vars(struct ploader *L, xmlNodePtr root)
+/* The play's <var> defaults beside the -e values, then every variable
+ * expanded (a <var> that -e gives only when an -e value uses it: its
+ * default may name a variable that exists only without that -e); the
+ * -e values as expanded into pl (recorded with its runs).  -1 when an -e
+ * value did not expand. */
+static int
+parse_vars(struct ploader *L, struct play *pl, xmlNodePtr root)
 {
-	size_t ncli = L->names.n;
-
 	for (xmlNodePtr n = root->children; n; n = n->next) {
 		char *k, *v;
-		long at;
 
 		if (n->type != XML_ELEMENT_NODE || strcmp((const char *)n->name, "var") != 0)
 			continue;
 		k = xml_attr(n, "name");
 		v = xml_attr(n, "value");
-		at = k ? strvec_index(&L->names, k) : -1;
-		if (k && v && at >= (long)ncli)
-			perr(L, (int)xmlGetLineNo(n), "<var name=\"%s\"> is given twice", k);
-		else if (k && v && at < 0) {
-			char *sv = subst(L, v, (int)xmlGetLineNo(n));
-
-			var_set(L, k, sv, 0);
-			free(sv);
-		}
+		if (k && v)
+			pvars_add_file(&L->vars, k, v, (int)xmlGetLineNo(n));
 		free(k);
 		free(v);
 	}
+	if (pvars_expand_all(&L->vars) < 0)
+		return -1;
+	pvars_cli_values(&L->vars, &pl->vars);
+	return 0;
 }
 
 /* The <play> element into pl. */
 static void
 parse_play(struct ploader *L, struct play *pl, xmlNodePtr root)
 {
-	parse_vars(L, root);
+	if (parse_vars(L, pl, root) < 0)
+		return;		/* the steps' errors would follow from the -e */
 	pl->name = attr_or(L, root, "name", "");
 	pl->nodes = attr_or(L, root, "nodes", "");
 	pl->serial = attr_or(L, root, "serial", "");
@@ -593,26 +539,17 @@ parse_play(struct ploader *L, struct play *pl, xmlNodePtr root)
 struct play *
 play_load(struct ctl *ctl, const char *path, const struct strvec *vars, struct strvec *errs)
 {
-	struct ploader L = { .ctl = ctl, .path = path, .errs = errs };
+	struct ploader L = { .ctl = ctl, .path = path, .errs = errs,
+		.vars = { .path = path, .errs = errs } };
 	struct play *pl = xcalloc(1, sizeof(*pl));
 	size_t before = errs->n;
 	xmlDocPtr doc;
 	int rc;
 
 	pl->path = xstrdup(path);
-	for (size_t i = 0; vars && i < vars->n; i++) {
-		char *eq = strchr(vars->v[i], '=');
-
-		if (eq == NULL) {
-			strvec_push_owned(errs, xasprintf("-e %s: use NAME=VALUE", vars->v[i]));
-			continue;
-		}
-		*eq = '\0';
-		var_set(&L, vars->v[i], eq + 1, 1);
-		*eq = '=';
-	}
 	for (size_t i = 0; vars && i < vars->n; i++)
-		strvec_push(&pl->vars, vars->v[i]);
+		if (pvars_add_cli(&L.vars, vars->v[i]) < 0)
+			strvec_push_owned(errs, xasprintf("-e %s: use NAME=VALUE", vars->v[i]));
 	/* parsed from the bytes the runs record, read once */
 	if ((rc = read_file_bounded(path, PLAY_MAX, &pl->text, &pl->len)) < 0) {
 		perr(&L, 0, "cannot read: %s", strerror(-rc));
@@ -642,8 +579,7 @@ play_load(struct ctl *ctl, const char *path, const struct strvec *vars, struct s
 	}
 	xmlSetStructuredErrorFunc(NULL, NULL);
 out:
-	strvec_free(&L.names);
-	strvec_free(&L.values);
+	pvars_free(&L.vars);
 	if (errs->n > before) {
 		play_free(pl);
 		return NULL;

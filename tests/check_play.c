@@ -72,6 +72,27 @@ need(json_object *doc)
 	return doc;
 }
 
+static void knobctl_exits(int want, char **out, char **err, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* knobctl with the formatted arguments, which must exit want; its stdout
+ * and stderr into *out and *err (the caller frees them). */
+static void
+knobctl_exits(int want, char **out, char **err, const char *fmt, ...)
+{
+	va_list ap;
+	char *args;
+	int rc;
+
+	va_start(ap, fmt);
+	ck_assert_int_ge(vasprintf(&args, fmt, ap), 0);
+	va_end(ap);
+	*out = *err = NULL;
+	rc = harness_knobctl(&h, out, err, "%s", args);
+	ck_assert_msg(rc == want, "%s: exit %d\n%s\n%s", args, rc, *out, *err);
+	free(args);
+}
+
 /* A three-node play: apply in batches of 2, verify, a sweep with a fixed
  * total size and a per-thread-count value, repeats, rollback. */
 START_TEST(play_three_nodes)
@@ -1129,6 +1150,36 @@ START_TEST(play_extra_var_last_wins)
 }
 END_TEST
 
+/* An -e value is expanded as a <var> is, by the same function: it may use
+ * the file's <var>s and the -e values given before it (the same name's
+ * too: -e p='${p}ax' extends the p before it).  A name it cannot find is
+ * an error naming the -e argument, not a file line, exit 2.  Before, the
+ * value went in as written: the plan applied profile '${p}${suf}'. */
+START_TEST(play_extra_var_expanded)
+{
+	char *out, *err;
+
+	write_file("ee.xml", "<?xml version=\"1.0\"?>\n<play name=\"ee\" nodes=\"node01\">\n"
+	    "  <var name=\"pre\" value=\"so\"/>\n  <var name=\"p\" value=\"${pre}-none\"/>\n"
+	    "  <apply profile=\"${p}\"/>\n</play>\n");
+	somax_profile();
+	knobctl_exits(0, &out, &err, "play %s/ee.xml --check -e suf=ax -e 'p=${pre}m' "
+	    "-e 'p=${p}${suf}'", h.tmp);
+	ck_assert_msg(strstr(out, "knobctl apply somax --check -w node01") != NULL, "%s", out);
+	free(out);
+	free(err);
+	/* a later -e is not seen by an earlier one */
+	knobctl_exits(2, &out, &err, "play %s/ee.xml --check -e 'p=${pre}${suf}' -e suf=max",
+	    h.tmp);
+	ck_assert_msg(strstr(err, "knobctl play: -e 'p=${pre}${suf}': unknown variable ${suf} "
+	    "(neither a <var> of the play nor an -e given before this one)\n") != NULL, "%s", err);
+	ck_assert_msg(strstr(err, "ee.xml:") == NULL, "%s", err);
+	free(out);
+	free(err);
+	ck_assert(!somax_is(0, "2345"));
+}
+END_TEST
+
 /* Is the directory at path (arg) empty? */
 static int
 dir_empty(void *arg)
@@ -1290,6 +1341,7 @@ main(void)
 	tcase_add_test(tc, play_rollback_step_takes_dropped);
 	tcase_add_test(tc, play_health_sweep_fails);
 	tcase_add_test(tc, play_extra_var_last_wins);
+	tcase_add_test(tc, play_extra_var_expanded);
 	tcase_add_test(tc, play_signal_rolls_back);
 	tcase_add_test(tc, play_json_reasons);
 	suite_add_tcase(s, tc);
