@@ -549,7 +549,10 @@ play_load(struct ctl *ctl, const char *path, const struct strvec *vars, struct s
 	pl->path = xstrdup(path);
 	for (size_t i = 0; vars && i < vars->n; i++)
 		if (pvars_add_cli(&L.vars, vars->v[i]) < 0)
-			strvec_push_owned(errs, xasprintf("-e %s: use NAME=VALUE", vars->v[i]));
+			strvec_push_owned(errs, xasprintf("knobctl play: -e %s: use NAME=VALUE",
+			    vars->v[i]));
+	if (errs->n > before)
+		goto out;	/* not the file's errors that follow from it */
 	/* parsed from the bytes the runs record, read once */
 	if ((rc = read_file_bounded(path, PLAY_MAX, &pl->text, &pl->len)) < 0) {
 		perr(&L, 0, "cannot read: %s", strerror(-rc));

@@ -1180,6 +1180,23 @@ START_TEST(play_extra_var_expanded)
 }
 END_TEST
 
+/* -e NAME without a value: one error line, knobctl play's, exit 2.
+ * Before, it lacked the "knobctl play:" prefix and the load went on to
+ * "em.xml:3: unknown variable ${p}" after it. */
+START_TEST(play_extra_var_malformed)
+{
+	char *out, *err;
+
+	write_file("em.xml", "<?xml version=\"1.0\"?>\n<play name=\"em\" nodes=\"node01\">\n"
+	    "  <apply profile=\"${p}\"/>\n</play>\n");
+	knobctl_exits(2, &out, &err, "play %s/em.xml --check -e p", h.tmp);
+	ck_assert_str_eq(err, "knobctl play: -e p: use NAME=VALUE\n");
+	ck_assert_str_eq(out, "");
+	free(out);
+	free(err);
+}
+END_TEST
+
 /* Is the directory at path (arg) empty? */
 static int
 dir_empty(void *arg)
@@ -1342,6 +1359,7 @@ main(void)
 	tcase_add_test(tc, play_health_sweep_fails);
 	tcase_add_test(tc, play_extra_var_last_wins);
 	tcase_add_test(tc, play_extra_var_expanded);
+	tcase_add_test(tc, play_extra_var_malformed);
 	tcase_add_test(tc, play_signal_rolls_back);
 	tcase_add_test(tc, play_json_reasons);
 	suite_add_tcase(s, tc);
