@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "bench_sizes.h"
 #include "hist.h"
 #include "util.h"
 #include "knob.pb-c.h"
@@ -57,8 +58,6 @@ enum bench_kind {
 };
 
 #define BENCH_ID_MAX	64		/* phase / workdir id length */
-#define BENCH_BS_MAX	(64u << 20)	/* largest block or md write size */
-#define BENCH_ALIGN	4096		/* O_DIRECT buffer and offset alignment */
 #define BENCH_HUGE	(2u << 20)	/* a huge page: buffers from BENCH_HUGE_MIN */
 #define BENCH_HUGE_MIN	(1u << 20)
 #define BENCH_MAGIC	0x626f6e6bu	/* "knob" */

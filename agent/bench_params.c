@@ -178,8 +178,6 @@ data_check(struct bench_params *p, char *err, size_t errlen)
 		PERR("read percentage above 100");
 	if (p->segments > 1 && !p->shared)
 		PERR("segments apply to the shared file (N-to-1) only");
-	if (p->segments > (1ull << 32))
-		PERR("too many segments");
 	if (p->queue_depth > 4096)
 		PERR("queue depth above 4096");
 	if (p->queue_depth > 1 && p->ioengine == IOE_PSYNC)
@@ -187,6 +185,19 @@ data_check(struct bench_params *p, char *err, size_t errlen)
 	return 0;
 fail:
 	return -1;
+}
+
+/* The sizes of a data phase (its defaults applied): the rules knobctl
+ * bench applies to its plan too. */
+static int
+data_sizes_check(const struct bench_params *p, char *err, size_t errlen)
+{
+	struct bench_sizes s = {
+		.bs = p->bs, .size = p->file_size, .segments = p->segments,
+		.threads = p->threads_total, .direct = p->odirect, .shared = p->shared,
+	};
+
+	return bench_sizes_check(&s, err, errlen);
 }
 
 /* Validate a spec without touching the file system and copy it into p. */
@@ -302,20 +313,10 @@ bench_params_from_spec(struct bench_params *p, const Knob__PhaseSpec *s,
 		goto fail;
 	if (p->bs == 0)
 		p->bs = bench_kind_is_rand(p->kind) ? BENCH_BS_RAND : BENCH_BS_SEQ;
-	if (p->bs < 16 || p->bs > BENCH_BS_MAX)
-		PERR("block size must be 16 B .. 64 MiB");
-	if (p->file_size == 0)
+	if (p->file_size == 0 && p->bs <= BENCH_BS_MAX)
 		p->file_size = 64 * p->bs;
-	if (p->file_size % p->bs)
-		PERR("file size %llu is not a multiple of the block size %llu",
-		    (unsigned long long)p->file_size, (unsigned long long)p->bs);
-	if (p->odirect && p->bs % BENCH_ALIGN)
-		PERR("O_DIRECT needs a block size that is a multiple of %d", BENCH_ALIGN);
-	if (p->shared && p->file_size > UINT64_MAX / p->threads_total)
-		PERR("shared file too large");
-	if (p->segments > 1 && p->file_size % (p->segments * p->bs))
-		PERR("size per rank %llu is not a multiple of segments x block size",
-		    (unsigned long long)p->file_size);
+	if (data_sizes_check(p, err, errlen) < 0)
+		goto fail;
 	return 0;
 fail:
 	bench_params_free(p);

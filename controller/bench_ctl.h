@@ -133,6 +133,10 @@ int bench_run_stored(struct ctl *ctl, const struct strvec *nodes, struct bench_r
 /* Parse "bench [options] KIND" (argv[0] = "bench") into rq with ctl's
  * option tables, printing usage errors; 0 or -1.  bench_req_free releases rq. */
 int bench_parse_argv(struct ctl *ctl, int argc, char **argv, struct bench_req *rq);
+/* Every data phase the request plans (its <at> values, size-total and
+ * the kind's default block size applied) under the size rules the agent
+ * applies (common/bench_sizes.h): 0, or -1 with the first refusal in err. */
+int bench_plan_check(const struct bench_req *rq, char *err, size_t errlen);
 /* Print a run document as the bench table. */
 void bench_print_table(FILE *f, json_object *doc, int decimal);
 void bench_req_free(struct bench_req *r);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "bench_defaults.h"
+#include "bench_sizes.h"
 #include "bench_run.h"
 #include "util.h"
 
@@ -290,6 +291,43 @@ bench_make_plan(const struct bench_req *rq, const char *run_id, size_t *n)
 				p->keep = k + 1 < rq->kinds.n || rq->keep;
 			}
 	return plan;
+}
+
+/* Does an <at> (--at) override give the block size at threads? */
+static int
+at_gives_bs(const struct bench_req *rq, uint32_t threads)
+{
+	for (size_t i = 0; i < rq->nat; i++)
+		if (rq->at[i].bs && threads >= rq->at[i].lo && threads <= rq->at[i].hi)
+			return 1;
+	return 0;
+}
+
+int
+bench_plan_check(const struct bench_req *rq, char *err, size_t errlen)
+{
+	size_t n;
+	struct plan *plan = bench_make_plan(rq, "check", &n);
+	char why[160];
+	int rc = 0;
+
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		const struct plan *p = &plan[i];
+		struct bench_sizes s = {
+			.bs = p->bs, .size = p->size, .segments = rq->segments,
+			.threads = p->threads, .direct = rq->direct, .shared = rq->shared,
+		};
+
+		if (bench_kind_md(p->kind) || bench_kind_ext(p->kind) ||
+		    bench_sizes_check(&s, why, sizeof(why)) == 0)
+			continue;
+		snprintf(err, errlen, "%s, %u thread(s): %s%s", p->kind, p->threads, why,
+		    rq->bs == 0 && !at_gives_bs(rq, p->threads) ? " (the kind's default block "
+		    "size: set bs)" : "");
+		rc = -1;
+	}
+	free(plan);
+	return rc;
 }
 
 Knob__PhaseSpec *

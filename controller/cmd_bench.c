@@ -260,16 +260,16 @@ parse_bench(struct ctl *ctl, int argc, char **argv, struct bench_req *rq)
 	if (rq->size == 0)
 		rq->size = 256ull << 20;
 	rq->files_per_dir = bench_files_per_dir(rq->files_per_dir);
-	if (rq->bs && rq->size % rq->bs && rq->size_total == 0) {
-		fprintf(stderr, "knobctl bench: --size must be a multiple of --bs\n");
-		return -1;
-	}
 	if (rq->segments > 1 && !rq->shared) {
 		fprintf(stderr, "knobctl bench: --segments needs --shared\n");
 		return -1;
 	}
 	if (rq->rwmix && !strvec_contains(&rq->kinds, "rand-rw")) {
 		fprintf(stderr, "knobctl bench: --rwmix applies to rand-rw\n");
+		return -1;
+	}
+	if (bench_plan_check(rq, err, sizeof(err)) < 0) {
+		fprintf(stderr, "knobctl bench: %s\n", err);
 		return -1;
 	}
 	return 0;

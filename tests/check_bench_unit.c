@@ -792,6 +792,21 @@ parse(struct bench_req *rq, const char *args)
 	return rc;
 }
 
+/* parse "bench --dir /d ARGS" for each of the n args: each must return want. */
+static void
+parse_each(const char *const *args, size_t n, int want)
+{
+	struct bench_req rq;
+
+	for (size_t i = 0; i < n; i++) {
+		char *a = xasprintf("bench --dir /d %s", args[i]);
+
+		ck_assert_msg(parse(&rq, a) == want, "%s %s", want ? "accepted" : "refused", args[i]);
+		bench_req_free(&rq);
+		free(a);
+	}
+}
+
 /* The bench option table: sizes take units, counts are plain decimals,
  * ranges hold.  --seed is a number, not a size (it parsed "4k" as 4096). */
 START_TEST(t_bench_options)
@@ -833,6 +848,45 @@ START_TEST(t_bench_options)
 }
 END_TEST
 
+/* The size rules are one function (bench_sizes_check), the agent's and
+ * knobctl bench's: a size under the kind's default block size, or an
+ * --at size that is not a multiple of --bs, is refused by knobctl
+ * before anything runs (before, only --size against an explicit --bs was
+ * checked: the agents refused the phase mid-run) and by the agent from a
+ * spec, with the same reason. */
+START_TEST(t_sizes_both_sides)
+{
+	static const char *const bad[] = {
+		"--size 64k seq-write", "--bs 64k --size 1m --threads 1..2 --at 2:size=100k seq",
+		"--bs 8 --size 64 seq-write", "--bs 1000 --size 4000 --direct rand-write",
+		"--size 1m --threads 1..2 --at 2:bs=3m seq-read",
+	};
+	static const char *const good[] = {
+		"--size 64k rand-write", "--size 1m seq", "--bs 64k --size 100k --size-total 1m seq",
+		"--size 1m --threads 1..2 --at 2:bs=512k,size=512k seq-write", "--size 1 md-create",
+	};
+	Knob__PhaseSpec s = KNOB__PHASE_SPEC__INIT;
+	uint32_t ranks[] = { 0 };
+	struct bench_params p;
+	struct bench_req rq;
+	char err[256];
+
+	parse_each(bad, nitems(bad), -1);
+	parse_each(good, nitems(good), 0);
+	/* the plan's reason, and the agent's from the same spec */
+	ck_assert_int_eq(parse(&rq, "bench --dir /d --threads 2 seq-write"), 0);
+	rq.size = 64 << 10;
+	ck_assert_int_eq(bench_plan_check(&rq, err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "seq-write, 2 thread(s): size 64k is not a multiple of the block "
+	    "size 1m (the kind's default block size: set bs)");
+	bench_req_free(&rq);
+	spec_init(&s, "seq-write", ranks, 1);
+	s.file_size = 64 << 10;
+	ck_assert_int_eq(bench_params_from_spec(&p, &s, "", err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "size 64k is not a multiple of the block size 1m");
+}
+END_TEST
+
 /* Path options of the external tools are refused: by knobctl before
  * anything runs (exit 2), and by the agent from a spec (a play, another
  * controller); every form a tool reads (fio's -opt and prefixes through
@@ -862,22 +916,9 @@ START_TEST(t_ext_path_args)
 	char *args[] = { (char *)(uintptr_t)"-o", (char *)(uintptr_t)"/elsewhere" }, err[512];
 	uint32_t ranks[] = { 0 };
 	struct bench_params p;
-	struct bench_req rq;
 
-	for (size_t i = 0; i < nitems(bad); i++) {
-		char *a = xasprintf("bench --dir /d %s", bad[i]);
-
-		ck_assert_msg(parse(&rq, a) < 0, "accepted %s", bad[i]);
-		bench_req_free(&rq);
-		free(a);
-	}
-	for (size_t i = 0; i < nitems(good); i++) {
-		char *a = xasprintf("bench --dir /d %s", good[i]);
-
-		ck_assert_msg(parse(&rq, a) == 0, "refused %s", good[i]);
-		bench_req_free(&rq);
-		free(a);
-	}
+	parse_each(bad, nitems(bad), -1);
+	parse_each(good, nitems(good), 0);
 	ck_assert_int_eq(ext_args_check("ior", args, 2, err, sizeof(err)), -1);
 	ck_assert_msg(strstr(err, "ior -o (in '-o'): path options of the tool are refused"), "%s",
 	    err);
@@ -1160,6 +1201,7 @@ main(void)
 	tcase_add_test(tc, t_hostfile);
 	tcase_add_test(tc, t_spec_refusals);
 	tcase_add_test(tc, t_bench_options);
+	tcase_add_test(tc, t_sizes_both_sides);
 	tcase_add_test(tc, t_ext_path_args);
 	tcase_add_test(tc, t_ext_fio_refusals);
 	tcase_add_test(tc, t_ext_mpi_refusals);

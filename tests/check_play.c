@@ -1197,6 +1197,36 @@ START_TEST(play_extra_var_malformed)
 }
 END_TEST
 
+/* A bench the agent would refuse for its sizes (the rule is one function,
+ * the agent's and knobctl bench's): size="64k" under seq-write's default
+ * 1m block, an <at> size that is not a multiple of the bench's bs, are
+ * file:line errors when the play loads, --check or not, exit 2, and the
+ * apply above them never runs (keep="yes").  Before, the play applied,
+ * then the bench failed on every node and somaxconn stayed 2345. */
+START_TEST(play_bench_sizes_refused)
+{
+	char *out, *err;
+
+	somax_profile();
+	err = play_errors("bsz.xml", "<?xml version=\"1.0\"?>\n"
+	    "<play name=\"bsz\" nodes=\"@all\" keep=\"yes\">\n  <apply profile=\"somax\"/>\n"
+	    "  <bench kind=\"seq-write\" dir=\"%s\" threads=\"1\" size=\"64k\"/>\n"	/* 4 */
+	    "  <bench kind=\"seq\" dir=\"%s\" threads=\"1..2\" bs=\"64k\" size=\"1m\">\n"	/* 5 */
+	    "    <at threads=\"2\" size=\"100k\"/>\n  </bench>\n</play>\n", data, data);
+	has_error(err, "bsz.xml", 4, "bench: seq-write, 1 thread(s): size 64k is not a multiple "
+	    "of the block size 1m (the kind's default block size: set bs)");
+	has_error(err, "bsz.xml", 5, "bench: seq-write, 2 thread(s): size 100k is not a multiple "
+	    "of the block size 64k\n");
+	free(err);
+	knobctl_exits(2, &out, &err, "play %s/bsz.xml --check", h.tmp);
+	has_error(err, "bsz.xml", 4, "bench: seq-write, 1 thread(s): size 64k");
+	free(out);
+	free(err);
+	for (int i = 0; i < 3; i++)
+		ck_assert(!somax_is(i, "2345"));
+}
+END_TEST
+
 /* Is the directory at path (arg) empty? */
 static int
 dir_empty(void *arg)
@@ -1360,6 +1390,7 @@ main(void)
 	tcase_add_test(tc, play_extra_var_last_wins);
 	tcase_add_test(tc, play_extra_var_expanded);
 	tcase_add_test(tc, play_extra_var_malformed);
+	tcase_add_test(tc, play_bench_sizes_refused);
 	tcase_add_test(tc, play_signal_rolls_back);
 	tcase_add_test(tc, play_json_reasons);
 	suite_add_tcase(s, tc);
