@@ -72,7 +72,7 @@ struct prun {
 	char *nrb;		/* per node: said NOT rolled back */
 	FILE *out;
 	double est_s, est_bytes;	/* --check totals */
-	size_t est_unknown;
+	size_t est_unknown, est_known;	/* phases without and with an earlier run */
 };
 
 /* The signal that interrupted the play (0: none).  Global: a signal
@@ -654,10 +654,29 @@ plan_bench(struct prun *pr, const struct pstep *st, size_t nnodes)
 	pr->est_s += secs;
 	pr->est_bytes += bytes;
 	pr->est_unknown += unknown;
+	pr->est_known += nph - unknown;
 	sqlite3_close(db);
 	bench_req_free(&rq);
 	opt_free(&sub);
 	return 0;
+}
+
+/* --check: the plan's total, its runtime from the earlier runs of its
+ * phases (unknown when none has one, not "at least 0 s"). */
+static void
+plan_total(struct prun *pr)
+{
+	char when[128];
+
+	if (pr->est_unknown && pr->est_known == 0)
+		snprintf(when, sizeof(when), "unknown (no earlier run of these phases)");
+	else if (pr->est_unknown)
+		snprintf(when, sizeof(when), "at least %.0f s (some phases have no earlier run)",
+		    pr->est_s);
+	else
+		snprintf(when, sizeof(when), "%.0f s", pr->est_s);
+	say(pr, "\nplan total: %.2f GiB of data; expected runtime %s; nothing was written\n",
+	    pr->est_bytes / 1073741824.0, when);
 }
 
 /* One bench step on the live nodes of sel, with an extra label; the run
@@ -1269,9 +1288,7 @@ play_run(struct ctl *ctl, struct play *pl, const struct strvec *nodes, int check
 	if (stopped)
 		stop_rollback(&pr);
 	if (check)
-		say(&pr, "\nplan total: %.2f GiB of data; expected runtime %s%.0f s%s; nothing was "
-		    "written\n", pr.est_bytes / 1073741824.0, pr.est_unknown ? "at least " : "",
-		    pr.est_s, pr.est_unknown ? " (some phases have no earlier run)" : "");
+		plan_total(&pr);
 	say(&pr, "\nplay %s: %s%s; %zu of %zu step(s) failed; %zu node(s) failed\n", pl->name,
 	    sig ? "interrupted by " : stopped ? "stopped" : "finished", sig ? sig_name(sig) : "",
 	    failed_steps, pl->nsteps, pr.nfailed);

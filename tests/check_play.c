@@ -1227,6 +1227,24 @@ START_TEST(play_bench_sizes_refused)
 }
 END_TEST
 
+/* --check with no earlier run of any phase: the total's runtime is
+ * unknown, as each bench's line says.  Before: "expected runtime at
+ * least 0 s". */
+START_TEST(play_check_runtime_unknown)
+{
+	char *out, *err;
+
+	write_file("ru.xml", "<?xml version=\"1.0\"?>\n<play name=\"ru\" nodes=\"node01\">\n"
+	    "  <bench kind=\"seq\" dir=\"%s\" threads=\"1..2\" size=\"1m\"/>\n</play>\n", data);
+	knobctl_exits(0, &out, &err, "play %s/ru.xml --check", h.tmp);
+	ck_assert_msg(strstr(out, "expected runtime unknown: no earlier run") && strstr(out,
+	    " GiB of data; expected runtime unknown (no earlier run of these phases); nothing "
+	    "was written\n") && !strstr(out, "at least"), "%s", out);
+	free(out);
+	free(err);
+}
+END_TEST
+
 /* Is the directory at path (arg) empty? */
 static int
 dir_empty(void *arg)
@@ -1391,6 +1409,7 @@ main(void)
 	tcase_add_test(tc, play_extra_var_expanded);
 	tcase_add_test(tc, play_extra_var_malformed);
 	tcase_add_test(tc, play_bench_sizes_refused);
+	tcase_add_test(tc, play_check_runtime_unknown);
 	tcase_add_test(tc, play_signal_rolls_back);
 	tcase_add_test(tc, play_json_reasons);
 	suite_add_tcase(s, tc);
