@@ -322,8 +322,8 @@ bench_plan_check(const struct bench_req *rq, char *err, size_t errlen)
 		    bench_sizes_check(&s, why, sizeof(why)) == 0)
 			continue;
 		snprintf(err, errlen, "%s, %u thread(s): %s%s", p->kind, p->threads, why,
-		    rq->bs == 0 && !at_gives_bs(rq, p->threads) ? " (the kind's default block "
-		    "size: set bs)" : "");
+		    strstr(why, "block size") && rq->bs == 0 && !at_gives_bs(rq, p->threads) ?
+		    " (the kind's default block size: set bs)" : "");
 		rc = -1;
 	}
 	free(plan);
