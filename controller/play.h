@@ -36,7 +36,7 @@ struct play {
 	char *text;		/* the file's content, as parsed */
 	size_t len;
 	char sha256[65];	/* of text */
-	struct strvec vars;	/* the -e NAME=VALUE given */
+	struct strvec vars;	/* the -e NAME=VALUE given, each VALUE expanded */
 	char *nodes;		/* nodes="..." ("" none) */
 	char *serial;		/* "", "4" or "25%" */
 	char *max_fail;		/* "", "1" or "10%" */
@@ -46,7 +46,7 @@ struct play {
 };
 
 /* Load and check a play; vars are the -e NAME=VALUE overrides (of a name
- * given twice, the later wins).  NULL on error with every problem as
+ * given twice, the later wins; what ${NAME} means where: play_vars.h).  NULL on error with every problem as
  * "file:line: message" in errs. */
 struct play *play_load(struct ctl *ctl, const char *path, const struct strvec *vars,
     struct strvec *errs);
