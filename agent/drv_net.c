@@ -1,6 +1,7 @@
 /* net driver: an interface glob with mtu or txqueuelen, read and set over
  * rtnetlink with libnl-route-3 (no ip(8)).  Interfaces are those of the
- * agent's own network namespace; the sysroot does not apply to them. */
+ * agent's own network namespace; the sysroot does not apply to them, only
+ * to the sysfs file a key names for "one file, one key" (net_file). */
 #include <errno.h>
 #include <fnmatch.h>
 #include <stdio.h>
@@ -673,6 +674,29 @@ net_protect(struct agent *a, const Knob__Setting *s, const char *target, char *m
 	return hit;
 }
 
+/* ------------------------------------------------------------ file */
+/* tune_driver.file: the sysfs file that holds attribute s of interface
+ * target, which a sysfs key reaches too: /sys/class/net/IF/mtu for mtu,
+ * /sys/class/net/IF/tx_queue_len for txqueuelen (below the sysroot, as
+ * the sysfs key's; compared by device and inode, so the link into
+ * /sys/devices is followed alike).  -1 for the journal-only attributes:
+ * upper_mtu is other devices' MTUs, and ipv6_mtu
+ * (net.ipv6.conf.IF.mtu) is the IPv6 MTU, another setting than the
+ * link's. */
+static int
+net_file(const Knob__Setting *s, const char *target, char *buf, size_t len)
+{
+	static const char *const files[][2] = {
+		{ "mtu", "mtu" }, { "txqueuelen", "tx_queue_len" },
+	};
+
+	for (size_t i = 0; i < nitems(files); i++)
+		if (s->attr != NULL && strcmp(s->attr, files[i][0]) == 0)
+			return snprintf(buf, len, "/sys/class/net/%s/%s", target, files[i][1]) <
+			    (int)len ? 0 : -1;
+	return -1;
+}
+
 const struct tune_driver drv_net = {
 	.name = "net",
 	.resolve = net_resolve,
@@ -684,4 +708,5 @@ const struct tune_driver drv_net = {
 	.coupled = net_coupled,
 	.check = net_check,
 	.protect = net_protect,
+	.file = net_file,
 };

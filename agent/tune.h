@@ -157,10 +157,10 @@ struct tune_driver {
 	 * identity journaled).  NULL: names are stable. */
 	int (*identity)(struct agent *a, const char *target, char *buf, size_t len);
 	/* The file target's setting s reads and writes (sysroot-relative),
-	 * into buf: 0, or -1 when it is not one file (a journal-only
-	 * attribute).  An apply refuses a key whose file knob journaled
-	 * through another key (tune.c plan_refuse_shared_file).  NULL: not
-	 * a file (net, gpfs). */
+	 * or that shows it (net: /sys/class/net/IF/mtu), into buf: 0, or -1
+	 * when it is not one file (a journal-only attribute).  An apply
+	 * refuses a key whose file knob journaled through another key
+	 * (tune.c plan_refuse_shared_file).  NULL: not a file (gpfs). */
 	int (*file)(const Knob__Setting *s, const char *target, char *buf, size_t len);
 	int costly_read;	/* read() runs a command: no re-read after every write */
 	/* write() may accept a value that takes effect only after a restart

@@ -1044,6 +1044,112 @@ START_TEST(test_switch_protected_exit)
 }
 END_TEST
 
+/* ------------------------------------------------------------ one file, one key: net */
+/* node01's veth kq0 (peer kq1), made afresh at MTU 1400 and txqueuelen 600 (not
+ * the defaults: a rollback to a default is caught), and the profiles:
+ * nf-net tunes it over netlink (mtu 1450, txqueuelen 700), nf-sys the
+ * same attributes through their sysfs files (1500, 800), nf-both its MTU
+ * both ways in one profile (1450, 1500).  node01's journal is cleared
+ * first (what an earlier test left when it failed). */
+static void
+nf_setup(void)
+{
+	char *out = NULL;
+
+	precheck();
+	ck_assert_int_eq(ctl(&out, "off -w node01 --force"), 0);	/* a failed test's journal */
+	free(out);
+	ck_assert_int_eq(harness_node_sh(&h, 0, "ip link del kq0 2>/dev/null; "
+	    "ip link add kq0 type veth peer name kq1 && ip link set kq0 mtu 1400 txqueuelen 600"), 0);
+	write_profile("nf-net", "  <net interface=\"kq0\" attr=\"mtu\" value=\"1450\"/>\n"
+	    "  <net interface=\"kq0\" attr=\"txqueuelen\" value=\"700\"/>\n");
+	write_profile("nf-sys", "  <sysfs key=\"/sys/class/net/kq0/mtu\" value=\"1500\"/>\n"
+	    "  <sysfs key=\"/sys/class/net/kq0/tx_queue_len\" value=\"800\"/>\n");
+	write_profile("nf-both", "  <net interface=\"kq0\" attr=\"mtu\" value=\"1450\"/>\n"
+	    "  <sysfs key=\"/sys/class/net/kq0/mtu\" value=\"1500\"/>\n");
+}
+
+/* kq0 has MTU mtu and txqueuelen qlen (ip link's line on stderr if not). */
+static void
+nf_is(int mtu, int qlen)
+{
+	ck_assert_msg(harness_node_sh(&h, 0, "ip link show kq0 | grep -q \"mtu %d .*qlen %d$\" || "
+	    "{ ip link show kq0 >&2; false; }", mtu, qlen) == 0, "kq0 is not mtu %d qlen %d",
+	    mtu, qlen);
+}
+
+/* Apply profile second over first (--stack, then a switch): refused
+ * before any write, exit 1, each key's message naming the journaled key
+ * (want, want2); kq0 keeps first's values (mtu, qlen).  Then rollback
+ * exits 0 and brings 1400 and 600 back; kq0 goes. */
+static void
+nf_second_refused(const char *first, const char *second, const char *want, const char *want2,
+    int mtu, int qlen)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "apply %s/%s.xml -w node01", top, first);
+	ctl_expect(0, cmd, "=> applied", NULL);
+	nf_is(mtu, qlen);
+	for (int stack = 1; stack >= 0; stack--) {
+		snprintf(cmd, sizeof(cmd), "apply %s/%s.xml -w node01%s", top, second,
+		    stack ? " --stack" : "");
+		ctl_expect(1, cmd, want, want2, "1 failed (node01)", NULL);
+		nf_is(mtu, qlen);
+	}
+	ctl_expect(0, "rollback -w node01", NULL);
+	nf_is(1400, 600);
+	ck_assert_int_eq(harness_node_sh(&h, 0, "ip link del kq0"), 0);
+}
+
+/* One file, one key for net keys: kq0 tuned over netlink (nf-net), then
+ * the same attributes through /sys/class/net/kq0/{mtu,tx_queue_len}
+ * (nf-sys), stacked or switched to: refused before any write, and the
+ * rollback brings 1400 and 600 back.  Before, the net driver named no
+ * file: the sysfs keys journaled 1450 and 700 as their originals and
+ * changed the interface, and the rollback left 1450 and 700 (the net
+ * keys changed-since, exit 1). */
+START_TEST(test_shared_file_net_first)
+{
+	nf_setup();
+	nf_second_refused("nf-net", "nf-sys", "failed          sysfs /sys/class/net/kq0/mtu: its "
+	    "file is also net kq0 mtu, which knob journaled (original 1400): one file is tuned "
+	    "through one key", "failed          sysfs /sys/class/net/kq0/tx_queue_len: its file "
+	    "is also net kq0 txqueuelen, which knob journaled (original 600)", 1450, 700);
+}
+END_TEST
+
+/* The other way round: the sysfs files first (nf-sys), then net keys on
+ * the same interface (nf-net): refused, and the rollback brings 1400 and
+ * 600 back.  Before, the net keys journaled 1500 and 800 as their
+ * originals and changed the interface. */
+START_TEST(test_shared_file_net_second)
+{
+	nf_setup();
+	nf_second_refused("nf-sys", "nf-net", "failed          net kq0 mtu: its file is also "
+	    "sysfs /sys/class/net/kq0/mtu, which knob journaled (original 1400)", "failed          "
+	    "net kq0 txqueuelen: its file is also sysfs /sys/class/net/kq0/tx_queue_len, which "
+	    "knob journaled (original 600)", 1500, 800);
+}
+END_TEST
+
+/* Both in one profile (nf-both): each key reads the true original before
+ * any write, so there is nothing to refuse; with different values they
+ * fight in the re-read passes (clobbered by), the apply exits 1 and the
+ * transaction is reverted to 1400, nothing journaled. */
+START_TEST(test_shared_file_net_one_profile)
+{
+	char cmd[512];
+
+	nf_setup();
+	snprintf(cmd, sizeof(cmd), "apply %s/nf-both.xml -w node01", top);
+	ctl_expect(1, cmd, "clobbered by ", "1 failed (node01)", NULL);
+	nf_is(1400, 600);
+	ctl_expect(0, "rollback -w node01", "nothing to roll back", NULL);
+	ck_assert_int_eq(harness_node_sh(&h, 0, "ip link del kq0"), 0);
+}
+END_TEST
+
 static Suite *
 tune_net_suite(void)
 {
@@ -1066,6 +1172,9 @@ tune_net_suite(void)
 	tcase_add_test(tc, test_verify_unsupported);
 	tcase_add_test(tc, test_switch_refused_exit);
 	tcase_add_test(tc, test_switch_protected_exit);
+	tcase_add_test(tc, test_shared_file_net_first);
+	tcase_add_test(tc, test_shared_file_net_second);
+	tcase_add_test(tc, test_shared_file_net_one_profile);
 	suite_add_tcase(s, tc);
 	return s;
 }
