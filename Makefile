@@ -174,16 +174,16 @@ $(PEERS)/bin/mdtest:
 		$(MAKE) -j2 && $(MAKE) install; } >$(CURDIR)/$(PEERS)/build.log 2>&1 || \
 		{ tail -n 30 $(CURDIR)/$(PEERS)/build.log; exit 1; }
 
-# Run the suite once normally, then once under ASan+UBSan in build-san/.
+# Run the suite normally and under ASan+UBSan (build-san/), the two passes
+# side by side (tests/run-suites.sh says how they are kept apart).
 # Its four builds (tests, the .deb, the sanitizer build, the fuzz targets)
 # use every CPU: built one file at a time they took about 5 of its minutes.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 check: deps
 	@$(MAKE) --no-print-directory -j$(JOBS) tests peers
 	@$(MAKE) --no-print-directory -j$(JOBS) deb
-	tests/run-tests.sh $(BUILD)
 	@$(MAKE) --no-print-directory -j$(JOBS) BUILD=build-san SAN=1 tests
-	tests/run-tests.sh build-san
+	tests/run-suites.sh $(BUILD) build-san
 	@$(MAKE) --no-print-directory -j$(JOBS) fuzz FUZZ_SECONDS=5 FUZZ_SEED=1
 
 # One quick pass without sanitizers (for iterating).

@@ -1,6 +1,8 @@
 #!/bin/sh
 # Run every Check program in BUILD/tests, in order, and total the results.
 # Usage: tests/run-tests.sh BUILD_DIR [PATTERN]
+# KNOB_TEST_REVERSE=1 takes the programs in reverse order, and
+# KNOB_TEST_SKIP="check_a check_b" leaves those out (run-suites.sh).
 # Each program prints Check's "N%: Checks: X, Failures: Y, Errors: Z" line;
 # the last line is the plain total "N passed, N failed".
 set -u
@@ -14,9 +16,12 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export CK_DEFAULT_TIMEOUT=${CK_DEFAULT_TIMEOUT:-120}
 passed=0 failed=0 badprog=""
 start=$(date +%s)
-for t in "$build"/tests/${pattern}*; do
-	[ -x "$t" ] || continue
+order=sort
+[ -n "${KNOB_TEST_REVERSE:-}" ] && order="sort -r"
+for t in $(ls -d "$build"/tests/${pattern}* | $order); do
+	[ -f "$t" ] && [ -x "$t" ] || continue
 	name=$(basename "$t")
+	case " ${KNOB_TEST_SKIP:-} " in *" $name "*) continue ;; esac
 	log="$build/tests/$name.log"
 	t0=$(date +%s)
 	CK_XML_LOG_FILE_NAME="$build/tests/$name.xml" "$t" >"$log" 2>&1
