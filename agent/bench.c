@@ -52,6 +52,7 @@
 #define BENCH_MAX_LEASE_S	86400	/* a day: longer leases are clamped (lease_s * 1000
 					 * and the keepalive times stay in range) */
 #define TEST_RELEASE_MAX_S	3600	/* $KNOB_TEST_SLOW/STUCK_RELEASE: at most an hour */
+#define TEST_BUSY_PREPARE_MAX	100	/* $KNOB_TEST_BUSY_PREPARE: larger is ignored */
 #define BENCH_RECORDS		"bench"	/* under the state directory */
 #define STR_(x)			#x
 #define STR(x)			STR_(x)
@@ -102,6 +103,8 @@ struct bench_state {
 					 * the first release's clean-up is held back */
 	int test_stuck_release;		/* $KNOB_TEST_STUCK_RELEASE with --test-hooks, until used */
 	unsigned test_stuck_release_s;	/* its value: seconds stuck, 0 until the agent stops */
+	int test_busy_prepare;		/* $KNOB_TEST_BUSY_PREPARE with --test-hooks: prepares
+					 * still to be answered busy (no runner thread) */
 	struct cleanup_arg *releasing;	/* releases being removed on a worker */
 	struct bench_stall stall;	/* where that phase's thread waits until the agent stops */
 };
@@ -243,6 +246,9 @@ bench_init(struct agent *a)
 		bs->test_stuck_release_s = (unsigned)env_number("KNOB_TEST_STUCK_RELEASE", 0,
 		    TEST_RELEASE_MAX_S, 0);
 	}
+	if (a->cfg.test_hooks)
+		bs->test_busy_prepare = (int)env_number("KNOB_TEST_BUSY_PREPARE", 0,
+		    TEST_BUSY_PREPARE_MAX, 0);
 	pthread_mutex_init(&bs->stall.mu, NULL);
 	pthread_cond_init(&bs->stall.cv, NULL);
 	a->bench = bs;
@@ -898,6 +904,27 @@ reply_not_ready(struct agent *a, struct aconn *c, uint64_t id, const char *pid,
 	return agent_reply(a, c, id, &env);
 }
 
+/* Start ph's runner on a thread of its own: 0, or -1 when none could
+ * start (agent_work_long answered c "busy", EAGAIN: the caller undoes the
+ * phase, so the controller may send the prepare again).  Test hook
+ * ($KNOB_TEST_BUSY_PREPARE=N with --test-hooks): the first N prepares fail
+ * so, as when the node is out of threads.  bs->mu held. */
+static int
+runner_start(struct agent *a, struct aconn *c, Knob__Envelope *req, struct bphase *ph)
+{
+	struct bench_state *bs = a->bench;
+
+	if (bs->test_busy_prepare > 0) {
+		bs->test_busy_prepare--;
+		log_warnx("phase %s: test hook: no runner thread (%d more)", ph->phase_id,
+		    bs->test_busy_prepare);
+		agent_reply_error(a, c, req->id, EAGAIN, "%s: cannot start a worker thread",
+		    a->node);
+		return -1;
+	}
+	return agent_work_long(a, c, req, phase_run, NULL, ph);
+}
+
 int
 h_phase_prepare(struct agent *a, struct aconn *c, Knob__Envelope *req)
 {
@@ -989,7 +1016,7 @@ h_phase_prepare(struct agent *a, struct aconn *c, Knob__Envelope *req)
 	log_info("phase %s: preparing %s in %s (%zu threads)", s->phase_id, s->kind, s->dir,
 	    s->n_ranks);
 	/* a phase may wait for GO and run for long: a thread of its own */
-	if (agent_work_long(a, c, req, phase_run, NULL, ph) < 0) {
+	if (runner_start(a, c, req, ph) < 0) {
 		bs->phases = ph->next;
 		if (ph->inherit) {	/* back to the kept list it came from */
 			k = xcalloc(1, sizeof(*k));

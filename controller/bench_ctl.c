@@ -118,14 +118,39 @@ phase_shift(struct brun *br, const struct plan *p, size_t nused)
 	    bench_shift_own(p->threads, nused, br->shift) : 0;
 }
 
-/* Send PhasePrepare for plan[cur] to the nodes that get ranks. */
+/* Send node i the PhasePrepare of plan[cur] (again, after a busy answer:
+ * the same spec, a new request id, kept to match the answer). */
+static int
+send_prepare(struct brun *br, size_t i)
+{
+	const struct plan *p = &br->plan[br->cur];
+	struct pnode *pn = &br->pn[i];
+	Knob__Envelope env = KNOB__ENVELOPE__INIT;
+	Knob__PhasePrepare pp = KNOB__PHASE_PREPARE__INIT;
+	int r, ext = bench_kind_ext(p->kind) && strcmp(p->kind, "fio") != 0;
+
+	pp.spec = bench_make_spec(br, p, pn, br->nused, ext ? br->hosts : NULL,
+	    ext ? br->slots : NULL);
+	env.body_case = KNOB__ENVELOPE__BODY_PHASE_PREPARE;
+	env.phase_prepare = &pp;
+	r = fanout_send(br->fo, &br->fo->nodes[i], &env);
+	pn->prep_id = env.id;
+	free(pp.spec);
+	return r;
+}
+
+/* Send PhasePrepare for plan[cur] to the nodes that get ranks.  Each may
+ * be answered busy (EAGAIN: the agent could not start the phase's thread
+ * and undid the prepare) and is sent again (fanout.c busy_retry) within
+ * --timeout of this first send: the nodes Ready meanwhile wait for it at
+ * the barrier (on_tick's pings keep their lease), so GO, after the clock
+ * sync that follows the last Ready, still starts every node together. */
 static void
 start_phase(struct brun *br)
 {
 	const struct plan *p = &br->plan[br->cur];
-	size_t i, nalive = 0, used_idx = 0, nused;
-	char **hosts;
-	uint32_t *slots;
+	size_t i, nalive = 0, used_idx = 0;
+	uint64_t until = now_mono_ns() + (uint64_t)(br->ctl->timeout * 1e9);
 	int outer;
 
 	snprintf(br->phase_id, sizeof(br->phase_id), "%s-p%zu", br->run_id, br->cur + 1);
@@ -150,11 +175,13 @@ start_phase(struct brun *br)
 		if (pn->alive)
 			nalive++;
 	}
-	nused = bench_nodes_used(p->threads, nalive);
-	phase_shift(br, p, nused);
-	hosts = xcalloc(nused + 1, sizeof(*hosts));
-	slots = xcalloc(nused + 1, sizeof(*slots));
-	for (i = 0; i < br->fo->n && used_idx < nused; i++) {
+	br->nused = bench_nodes_used(p->threads, nalive);
+	phase_shift(br, p, br->nused);
+	free(br->hosts);
+	free(br->slots);
+	br->hosts = xcalloc(br->nused + 1, sizeof(*br->hosts));
+	br->slots = xcalloc(br->nused + 1, sizeof(*br->slots));
+	for (i = 0; i < br->fo->n && used_idx < br->nused; i++) {
 		struct pnode *pn = &br->pn[i];
 
 		if (!pn->alive)
@@ -163,8 +190,8 @@ start_phase(struct brun *br)
 		pn->ranks = xcalloc(p->threads / nalive + 2, sizeof(*pn->ranks));
 		pn->nranks = bench_place(p->threads, nalive, used_idx, pn->ranks);
 		pn->used_idx = used_idx;
-		hosts[used_idx] = br->fo->nodes[i].name;
-		slots[used_idx] = (uint32_t)pn->nranks;
+		br->hosts[used_idx] = br->fo->nodes[i].name;
+		br->slots[used_idx] = (uint32_t)pn->nranks;
 		pn->inphase = 1;
 		pn->files_wd = p->workdir;
 		used_idx++;
@@ -174,28 +201,47 @@ start_phase(struct brun *br)
 	br->wall_target = 0;
 	br->fd_sent = 0;
 	br->fd_t = 0;
-	log_info("phase %s: %s, %u threads on %zu nodes", br->phase_id, p->kind, p->threads, nused);
+	log_info("phase %s: %s, %u threads on %zu nodes", br->phase_id, p->kind, p->threads,
+	    br->nused);
 	outer = br->advancing;
 	br->advancing = 1;	/* a node ended by a failed send waits for the rest */
 	for (i = 0; i < br->fo->n; i++) {
 		struct pnode *pn = &br->pn[i];
-		Knob__Envelope env = KNOB__ENVELOPE__INIT;
-		Knob__PhasePrepare pp = KNOB__PHASE_PREPARE__INIT;
-		int ext = bench_kind_ext(p->kind) && strcmp(p->kind, "fio") != 0;
 
 		if (!pn->inphase)
 			continue;
-		pp.spec = bench_make_spec(br, p, pn, nused, ext ? hosts : NULL, ext ? slots : NULL);
-		env.body_case = KNOB__ENVELOPE__BODY_PHASE_PREPARE;
-		env.phase_prepare = &pp;
 		pn->st = PN_PREP;
-		fanout_send(br->fo, &br->fo->nodes[i], &env);
-		free(pp.spec);
+		pn->prep_until = until;
+		br->fo->nodes[i].busy_tries = 0;	/* a new request */
+		send_prepare(br, i);
 	}
-	free(hosts);
-	free(slots);
 	br->advancing = outer;
 	advance(br);	/* called from advance(): it goes round again instead */
+}
+
+/* fo_ops.busy_until: only the phase's prepare that n still owes is sent
+ * again after a busy answer, within --timeout of its first send; the
+ * other requests (ping, GO, abort) are not answered busy. */
+static uint64_t
+busy_until(struct fanout *fo, struct fo_node *n, const Knob__Envelope *env)
+{
+	struct brun *br = fo->user;
+	const struct pnode *pn = &br->pn[n->idx];
+
+	if (br->stage != ST_PREPARE || pn->st != PN_PREP || env->id != pn->prep_id)
+		return 0;
+	return pn->prep_until;
+}
+
+/* fo_ops.busy_resend: the prepare again, while the phase still waits for it. */
+static int
+busy_resend(struct fanout *fo, struct fo_node *n)
+{
+	struct brun *br = fo->user;
+
+	if (br->stage != ST_PREPARE || br->pn[n->idx].st != PN_PREP)
+		return 0;
+	return send_prepare(br, n->idx);
 }
 
 /* Send a body to every node of the phase in state st (then mark it next). */
@@ -1012,6 +1058,7 @@ bench_run(struct ctl *ctl, const struct strvec *nodes, const struct bench_req *r
 {
 	static const struct fo_ops ops = {
 		.on_open = on_open, .on_msg = on_msg, .on_tick = on_tick, .on_end = on_end,
+		.retry_busy = 1, .busy_until = busy_until, .busy_resend = busy_resend,
 	};
 	struct brun br;
 	struct fanout fo;
@@ -1061,6 +1108,8 @@ bench_run(struct ctl *ctl, const struct strvec *nodes, const struct bench_req *r
 			knob__envelope__free_unpacked(pn->result, NULL);
 	}
 	free(br.pn);
+	free(br.hosts);
+	free(br.slots);
 	free(br.plan);
 	fanout_free(&fo);
 	*doc = br.doc;

@@ -50,6 +50,8 @@ struct pnode {
 	int nsyncs;			/* clock syncs done (two for every phase) */
 	int64_t off_prev;		/* offset the previous phase used (its GO sync) */
 	int64_t off_change;		/* off - off_prev at the last GO sync */
+	uint64_t prep_id;		/* request id of the phase's prepare, as last sent */
+	uint64_t prep_until;		/* monotonic: a busy prepare is sent again until then */
 };
 
 /* One phase of the run: a kind at a thread count, its sizes after the
@@ -96,6 +98,9 @@ struct brun {
 	int nsyncs;
 	uint32_t shift;			/* the phase's reader shift (0 none) */
 	uint32_t shift_own;		/* its ranks that read their own node's data */
+	size_t nused;			/* nodes of the phase (with ranks) */
+	char **hosts;			/* their names by used_idx, the phase's (MPI launcher) */
+	uint32_t *slots;		/* their rank counts */
 };
 
 /* bench_plan.c */

@@ -1322,6 +1322,72 @@ out:
 	return rc;
 }
 
+/* A serial of a list and its first place there. */
+struct sidx {
+	const char *serial;
+	size_t at;
+};
+
+/* A list's serials sorted once, each at its first place, for bsearch: ca
+ * list matches thousands of certificates against thousands of records. */
+struct sset {
+	struct sidx *v;
+	size_t n;
+};
+
+/* qsort: by serial, then by place. */
+static int
+sidx_cmp(const void *a, const void *b)
+{
+	const struct sidx *x = a, *y = b;
+	int c = strcmp(x->serial, y->serial);
+
+	if (c != 0)
+		return c;
+	return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* bsearch: a serial against an sidx. */
+static int
+sidx_key(const void *key, const void *e)
+{
+	return strcmp(key, ((const struct sidx *)e)->serial);
+}
+
+/* The set of v's serials (v must outlive it). */
+static void
+sset_make(struct sset *set, const struct strvec *v)
+{
+	size_t n = 0;
+
+	set->v = xcalloc(v->n ? v->n : 1, sizeof(*set->v));
+	for (size_t i = 0; i < v->n; i++)
+		set->v[i] = (struct sidx){ v->v[i], i };
+	qsort(set->v, v->n, sizeof(*set->v), sidx_cmp);
+	for (size_t i = 0; i < v->n; i++)	/* the first place of each serial */
+		if (n == 0 || strcmp(set->v[n - 1].serial, set->v[i].serial) != 0)
+			set->v[n++] = set->v[i];
+	set->n = n;
+}
+
+/* Where serial first is in set's list, or -1. */
+static long
+sset_find(const struct sset *set, const char *serial)
+{
+	const struct sidx *e = set->n ? bsearch(serial, set->v, set->n, sizeof(*set->v),
+	    sidx_key) : NULL;
+
+	return e ? (long)e->at : -1;
+}
+
+/* The sets ca_list looks serials up in. */
+struct list_sets {
+	struct sset revoked;	/* the CRL's (or DIR/revoked.txt's) */
+	struct sset files;	/* of the DIR/NAME.crt listed */
+	struct sset issued;	/* DIR/issued.txt's */
+	struct sset superseded;	/* DIR/superseded.txt's */
+};
+
 /* A new entry at the end of l (zeroed but for name and serial, copied). */
 static struct ca_entry *
 list_add(struct ca_listing *l, const char *name, const char *serial)
@@ -1340,7 +1406,7 @@ list_add(struct ca_listing *l, const char *name, const char *serial)
  * from revoked.  Its serial onto seen. */
 static void
 list_cert(struct ca_listing *l, const char *name, const char *path, X509 *x,
-    const struct strvec *revoked, struct strvec *seen)
+    const struct sset *revoked, struct strvec *seen)
 {
 	char ou[64] = "", *hex = serial_hex(x);
 	struct ca_entry *e;
@@ -1354,7 +1420,7 @@ list_cert(struct ca_listing *l, const char *name, const char *path, X509 *x,
 	e->role = strcmp(ou, KNOB_ROLE_CONTROLLER) == 0 ? KNOB_ROLE_CONTROLLER : KNOB_ROLE_NODE;
 	e->not_after = asn1_time_t(X509_get0_notAfter(x));
 	e->days_left = days_left(x);
-	if (strvec_contains(revoked, hex))
+	if (sset_find(revoked, hex) >= 0)
 		e->state = CA_ST_REVOKED;
 	else if (X509_cmp_current_time(X509_get0_notAfter(x)) <= 0)
 		e->state = CA_ST_EXPIRED;
@@ -1382,7 +1448,7 @@ list_is_cert(const struct dirent *de, char *name, size_t len)
  * read or is another CA's: l->errors); their serials onto seen. */
 static void
 list_files(struct ca_listing *l, DIR *d, const char *dir, X509 *cacert,
-    const struct strvec *revoked, struct strvec *seen)
+    const struct sset *revoked, struct strvec *seen)
 {
 	struct dirent *de;
 
@@ -1407,21 +1473,26 @@ list_files(struct ca_listing *l, DIR *d, const char *dir, X509 *cacert,
 	}
 }
 
-/* The serials on record (serials[i] issued under names[i]) that no file
- * of DIR is: their state from revoked and superseded.  Onto seen. */
+/* The serials on record (serials[i] issued under names[i], in
+ * DIR/issued.txt, or with sup DIR/superseded.txt) that no file of DIR is
+ * nor an earlier record (issued.txt before superseded.txt, each in its
+ * order): their state from the revoked and superseded sets. */
 static void
 list_records(struct ca_listing *l, const struct strvec *serials, const struct strvec *names,
-    const struct strvec *revoked, const struct strvec *superseded, struct strvec *seen)
+    const struct list_sets *ls, int sup)
 {
+	const struct sset *own = sup ? &ls->superseded : &ls->issued;
+
 	for (size_t i = 0; i < serials->n; i++) {
+		const char *s = serials->v[i];
 		struct ca_entry *e;
 
-		if (strvec_contains(seen, serials->v[i]))
+		if (sset_find(&ls->files, s) >= 0 || sset_find(own, s) != (long)i ||
+		    (sup && sset_find(&ls->issued, s) >= 0))
 			continue;
-		e = list_add(l, names->v[i], serials->v[i]);
-		e->state = strvec_contains(revoked, serials->v[i]) ? CA_ST_REVOKED :
-		    strvec_contains(superseded, serials->v[i]) ? CA_ST_SUPERSEDED : CA_ST_UNKNOWN;
-		strvec_push(seen, serials->v[i]);
+		e = list_add(l, names->v[i], s);
+		e->state = sset_find(&ls->revoked, s) >= 0 ? CA_ST_REVOKED :
+		    sset_find(&ls->superseded, s) >= 0 ? CA_ST_SUPERSEDED : CA_ST_UNKNOWN;
 	}
 }
 
@@ -1470,6 +1541,7 @@ ca_list(const char *dir, struct ca_listing *l, char *err, size_t errlen)
 {
 	struct strvec revoked = { 0 }, seen = { 0 }, iss = { 0 }, iss_names = { 0 };
 	struct strvec sup = { 0 }, sup_names = { 0 };
+	struct list_sets ls = { 0 };
 	X509 *cacert = NULL;
 	DIR *d = NULL;
 	int rc = -1;
@@ -1489,11 +1561,15 @@ ca_list(const char *dir, struct ca_listing *l, char *err, size_t errlen)
 		list_revoked_fallback(l, dir, &revoked);
 	list_read_records(l, dir, CA_ISSUED_FILE, &iss, &iss_names);
 	list_read_records(l, dir, CA_SUPERSEDED_FILE, &sup, &sup_names);
-	list_files(l, d, dir, cacert, &revoked, &seen);
-	list_records(l, &iss, &iss_names, &revoked, &sup, &seen);
-	list_records(l, &sup, &sup_names, &revoked, &sup, &seen);
+	sset_make(&ls.revoked, &revoked);
+	sset_make(&ls.issued, &iss);
+	sset_make(&ls.superseded, &sup);
+	list_files(l, d, dir, cacert, &ls.revoked, &seen);
+	sset_make(&ls.files, &seen);
+	list_records(l, &iss, &iss_names, &ls, 0);
+	list_records(l, &sup, &sup_names, &ls, 1);
 	for (size_t i = 0; i < l->n; i++) {
-		long at = strvec_index(&iss, l->v[i].serial);
+		long at = sset_find(&ls.issued, l->v[i].serial);
 
 		l->v[i].seq = at < 0 ? iss.n : (size_t)at;
 	}
@@ -1502,6 +1578,10 @@ ca_list(const char *dir, struct ca_listing *l, char *err, size_t errlen)
 	rc = l->errors.n ? 1 : 0;
 out:
 	ERR_clear_error();
+	free(ls.revoked.v);
+	free(ls.files.v);
+	free(ls.issued.v);
+	free(ls.superseded.v);
 	strvec_free(&revoked);
 	strvec_free(&seen);
 	strvec_free(&iss);

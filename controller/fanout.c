@@ -505,20 +505,22 @@ node_handshake(struct fanout *fo, struct fo_node *n)
  * it is sent again after 100 ms, then 200, 400, 800 and 1600
  * (FO_BUSY_TRIES times, 3.1 s in all: a burst passes, a node busy for
  * longer is reported busy), while the request's deadline (not moved by a
- * busy answer) leaves room.  1 when a retry is due (env consumed), 0 when
- * the answer stands. */
+ * busy answer; the command's fo_ops.busy_until, which also says which of
+ * its requests may be sent again) leaves room.  1 when a retry is due (env
+ * consumed), 0 when the answer stands. */
 #define FO_BUSY_TRIES 5
 static int
 busy_retry(struct fanout *fo, struct fo_node *n, Knob__Envelope *env)
 {
-	uint64_t ms, now = now_mono_ns();
+	uint64_t ms, until, now = now_mono_ns();
 
 	if (!fo->ops->retry_busy || env->body_case != KNOB__ENVELOPE__BODY_ERROR ||
 	    env->error->kind != KNOB__ERROR_KIND__ERROR_KIND_BUSY || env->error->code != EAGAIN ||
 	    n->busy_tries >= FO_BUSY_TRIES)
 		return 0;
+	until = fo->ops->busy_until ? fo->ops->busy_until(fo, n, env) : n->deadline_ns;
 	ms = 100ull << n->busy_tries;
-	if (now + ms * 1000000ull >= n->deadline_ns)
+	if (now + ms * 1000000ull >= until)
 		return 0;
 	n->busy_tries++;
 	n->retry_ns = now + ms * 1000000ull;
@@ -535,7 +537,8 @@ busy_resend(struct fanout *fo, struct fo_node *n, uint64_t now)
 	if (n->retry_ns == 0 || now < n->retry_ns || n->phase != FO_OPEN)
 		return;
 	n->retry_ns = 0;
-	if (fo->ops->on_open(fo, n) < 0 && n->phase != FO_DONE)
+	if ((fo->ops->busy_resend ? fo->ops->busy_resend : fo->ops->on_open)(fo, n) < 0 &&
+	    n->phase != FO_DONE)
 		fanout_end(fo, n, NS_FAILED, "cannot send request");
 }
 

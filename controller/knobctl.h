@@ -193,7 +193,9 @@ struct fo_node {
 	char *pin;		/* TLS: the offered session's pin (tcache_get) */
 	int resumed;		/* TLS: this connection resumed a session */
 	int redials;		/* TLS: dialled again after a drop before the handshake */
-	int busy_tries;		/* "agent busy" answers sent again (fo_ops.retry_busy) */
+	int busy_tries;		/* "agent busy" answers sent again (fo_ops.retry_busy);
+				 * a command that sends several requests zeroes it
+				 * before each one that may be refused so */
 	uint64_t retry_ns;	/* monotonic: when to send again; 0: not waiting */
 	struct fo_loop *loop;	/* the event loop (thread) that drives this node */
 };
@@ -281,6 +283,13 @@ struct fo_ops {
 	 * anything was done, or a read-only health sweep) calls on_open again
 	 * after a backoff, within the node's deadline (fanout.c busy_retry). */
 	int retry_busy;
+	/* With retry_busy, for a command of several requests on one
+	 * connection (bench): the deadline (monotonic ns) by which the request
+	 * that the busy answer env refused may be sent again, 0 when it may
+	 * not be; and the callback that sends it again.  NULL: n's deadline,
+	 * and on_open. */
+	uint64_t (*busy_until)(struct fanout *fo, struct fo_node *n, const Knob__Envelope *env);
+	int (*busy_resend)(struct fanout *fo, struct fo_node *n);
 };
 
 struct fanout {

@@ -1790,6 +1790,78 @@ START_TEST(release_stuck_given_up)
 }
 END_TEST
 
+/* Run knobctl --log-level debug --json ARGS: the document (stdout parsed),
+ * the exit status in *rc, stderr in *err (malloc'd). */
+static json_object *
+debug_json(int *rc, char **err, const char *args)
+{
+	char *out = NULL;
+	json_object *doc;
+
+	*err = NULL;
+	*rc = harness_knobctl_debug(&h, &out, err, "--json %s", args);
+	doc = out ? json_tokener_parse(out) : NULL;
+	ck_assert_msg(doc != NULL, "knobctl %s: not JSON: %s", args, out ? out : "");
+	free(out);
+	return doc;
+}
+
+/* An agent that cannot start a phase's thread answers its prepare "busy"
+ * (EAGAIN) and undoes it: node02 (knobd --test-hooks with
+ * $KNOB_TEST_BUSY_PREPARE=2) does so for its first two prepares.  knobctl
+ * sends the prepare again after 100 and 200 ms (--log-level debug says
+ * so), the nodes Ready meanwhile wait at the barrier, and the phase runs
+ * on all four, started together (spread under 0.2 s, while the retries
+ * took 0.3 s), exit 0.  Before, node02 failed the phase (the others
+ * aborted), exit 1.  A node busy for longer is asked again only within
+ * --timeout of the first send (2.5 s: never a fifth time, which would
+ * come 3.1 s after), then fails the phase as before. */
+START_TEST(busy_prepare_retried)
+{
+	const char *again = "node02: node02: cannot start a worker thread; sending again in";
+	char args[PATH_MAX + 128], *err;
+	json_object *doc, *p, *nd;
+	int rc;
+
+	restart_hooked(1, "KNOB_TEST_BUSY_PREPARE", "2");
+	snprintf(args, sizeof(args), "bench seq-write -w @all --dir %s --threads 4 --size 1m "
+	    "--bs 256k", data);
+	doc = debug_json(&rc, &err, args);
+	ck_assert_msg(strstr(err, "node02: node02: cannot start a worker thread; sending again "
+	    "in 100 ms (1 of 5)") && strstr(err, "sending again in 200 ms (2 of 5)") &&
+	    !strstr(err, "(3 of 5)"), "%s", err);
+	ck_assert_int_eq(rc, 0);
+	p = cu_phase(doc, 0);
+	ck_assert_str_eq(cu_str(p, "status"), "ok");
+	ck_assert_int_eq(cu_int(p, "nodes"), 4);
+	ck_assert_int_eq(cu_int(p, "bytes"), 4 * (1 << 20));
+	ck_assert_msg(cu_num(p, "start_spread_s") < 0.2, "start spread %.3f s",
+	    cu_num(p, "start_spread_s"));
+	ck_assert(log_has(1, "test hook: no runner thread (0 more)"));
+	json_object_put(doc);
+	free(err);
+	ck_assert_msg(cu_count_entries(data) == 0, "files left behind in %s", data);
+
+	/* busy beyond the deadline: the answer stands */
+	restart_hooked(1, "KNOB_TEST_BUSY_PREPARE", "10");
+	snprintf(args, sizeof(args), "--timeout 2.5 bench seq-write -w @all --dir %s --threads 4 "
+	    "--size 1m --bs 256k", data);
+	doc = debug_json(&rc, &err, args);
+	ck_assert_msg(strstr(err, again) && strstr(err, "(1 of 5)") && !strstr(err, "(5 of 5)"),
+	    "%s", err);
+	ck_assert_int_eq(rc, 1);
+	p = cu_phase(doc, 0);
+	ck_assert_str_ne(cu_str(p, "status"), "ok");
+	nd = json_object_array_get_idx(cu_get(p, "per_node"), 1);
+	ck_assert_str_eq(cu_str(nd, "node"), "node02");
+	ck_assert_msg(strstr(cu_str(nd, "error"), "node02: cannot start a worker thread"), "%s",
+	    cu_str(nd, "error"));
+	json_object_put(doc);
+	free(err);
+	ck_assert_int_eq(wait_empty(10), 0);
+}
+END_TEST
+
 /* KNOB_TESTS=name,name runs only those (while working on one). */
 #define ADD(t) do { if (want(#t)) tcase_add_test(tc, t); } while (0)
 static int
@@ -1838,6 +1910,7 @@ main(void)
 	ADD(stalled_node_recorded);
 	ADD(slow_release_waited_for);
 	ADD(release_stuck_given_up);
+	ADD(busy_prepare_retried);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
