@@ -8,7 +8,10 @@
  * after each batch, when the failed nodes EXCEED max-fail (reaching it does
  * not trip; "P%" exactly: more than P% of the play's nodes, not rounded),
  * no new batch starts and the step fails.  Without max-fail any
- * failure trips.  A failed step stops the play unless on-failure="continue";
+ * failure trips.  A bench step that loses nodes mid-phase drops them the
+ * same way; within max-fail it goes on (its run stored degraded) when
+ * they are all that went wrong (bench_drop_lost).  A failed step stops
+ * the play unless on-failure="continue";
  * when the play stops, what it applied is rolled back unless keep="yes":
  * every node an apply may have reached (a timeout may still have applied),
  * failed ones too; one not rolled back is said and fails the play.  A node
@@ -717,13 +720,71 @@ plan_total(struct prun *pr)
 	    pr->est_bytes / 1073741824.0, when);
 }
 
+/* The nodes the bench run doc lost mid-phase (its phases' "missing"),
+ * each once, into lost.  0 when they are all that went wrong: every phase
+ * ok or degraded (a partial sum without them), every clean-up failure on
+ * a lost node (its files may be left); else -1. */
+static int
+bench_lost(json_object *doc, struct strvec *lost)
+{
+	json_object *phases = js_array(doc, "phases"), *cf = js_array(doc, "cleanup_failed");
+	int rc = 0;
+
+	for (size_t i = 0; phases && i < json_object_array_length(phases); i++) {
+		json_object *ph = json_object_array_get_idx(phases, i);
+		json_object *m = js_array(ph, "missing");
+
+		if (strcmp(js_str(ph, "status"), "ok") != 0 &&
+		    strcmp(js_str(ph, "status"), "degraded") != 0)
+			rc = -1;
+		for (size_t k = 0; m && k < json_object_array_length(m); k++) {
+			const char *name = json_object_get_string(json_object_array_get_idx(m, k));
+
+			if (!strvec_contains(lost, name))
+				strvec_push(lost, name);
+		}
+	}
+	for (size_t i = 0; cf && i < json_object_array_length(cf); i++)
+		if (!strvec_contains(lost, js_str(json_object_array_get_idx(cf, i), "node")))
+			rc = -1;
+	return rc;
+}
+
+/* The bench of doc exited rc (not 0, not cut short by a signal): the
+ * nodes it lost mid-phase are dropped from the play.  A bench step of its
+ * own goes on when rc is 1 and they are all that went wrong (bench_lost)
+ * and max-fail allows them, as an apply goes on without its failed nodes:
+ * its run is stored degraded, their figures missing.  A bench in a
+ * compare or a canary (label) fails: runs on different node sets do not
+ * compare.  0 when the step goes on, else -1. */
+static int
+bench_drop_lost(struct prun *pr, json_object *doc, const char *label, int rc)
+{
+	struct strvec lost = { 0 };
+	int ok = bench_lost(doc, &lost) == 0 && lost.n > 0;
+	char *f;
+
+	for (size_t i = 0; i < lost.n; i++)
+		fail_node(pr, lost.v[i], "lost during the benchmark");
+	check_trip(pr);
+	ok = ok && rc == 1 && label == NULL && !pr->tripped;
+	if (ok) {
+		f = nodeset_fold(lost.v, lost.n);
+		say(pr, "  run %s is degraded: %s lost, its figures are the other nodes' (within "
+		    "max-fail: the play goes on)\n", js_str(doc, "run_id"), f);
+		free(f);
+	}
+	strvec_free(&lost);
+	return ok ? 0 : -1;
+}
+
 /* One bench step on the live nodes of sel, with an extra label; the run
  * document is kept in pr->docs and returned (borrowed).  NULL on failure. */
 static json_object *
 step_bench(struct prun *pr, const struct pstep *st, const char *label, const char *sel, int *rcp)
 {
 	struct strvec live = { 0 }, argv = { 0 };
-	json_object *doc = NULL, *phases;
+	json_object *doc = NULL;
 	int rc;
 
 	*rcp = -1;
@@ -748,19 +809,10 @@ step_bench(struct prun *pr, const struct pstep *st, const char *label, const cha
 	}
 	if (!pr->ctl->json)
 		bench_print_table(pr->out, doc, pr->ctl->units_decimal);
-	/* interrupted: its nodes were cut off by us, not lost */
-	phases = interrupted() ? NULL : json_object_object_get(doc, "phases");
-	for (size_t i = 0; phases && i < json_object_array_length(phases); i++) {
-		json_object *m = json_object_object_get(json_object_array_get_idx(phases, i), "missing");
-
-		for (size_t k = 0; m && k < json_object_array_length(m); k++)
-			fail_node(pr, json_object_get_string(json_object_array_get_idx(m, k)),
-			    "lost during the benchmark");
-	}
-	check_trip(pr);
 	json_object_array_add(pr->docs, doc);
-	*rcp = rc == 0 ? 0 : -1;
-	if (rc != 0 && !interrupted())
+	/* interrupted: its nodes were cut off by us, not lost */
+	*rcp = rc == 0 ? 0 : interrupted() ? -1 : bench_drop_lost(pr, doc, label, rc);
+	if (*rcp != 0 && !interrupted())
 		reason(pr, "knobctl bench exited %d: a phase failed or is degraded, or files were "
 		    "left", rc);
 	if (json_object_object_get_ex(doc, "db", NULL))

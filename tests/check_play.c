@@ -1351,9 +1351,9 @@ END_TEST
  * "reason".  The play of play_rollback_step_takes_dropped (node03
  * unreachable, node02 drifting at a verify) with a last verify on node03,
  * which has no node left: that step fails and the play stops; node03,
- * which no apply reached, is not in not_rolled_back.  Before, --json had
- * only the names in failed_nodes and "failed" per step: every reason was
- * dropped. */
+ * which no apply reached, is not in not_rolled_back (a node that is:
+ * play_bench_lost_node_within_max_fail).  Before, --json had only the
+ * names in failed_nodes and "failed" per step: every reason was dropped. */
 START_TEST(play_json_reasons)
 {
 	json_object *doc, *failed, *f, *step;
@@ -1438,6 +1438,67 @@ START_TEST(play_never_reached_not_rolled_back)
 }
 END_TEST
 
+/* A bench step that loses node03 (its agent killed mid-phase) with
+ * max-fail="1": node03 is dropped and counted, the run is stored degraded
+ * (node03 missing, the phase a partial sum of the others), and the play
+ * goes on: the verify after it runs on node01 and node02, the rollback
+ * puts their originals back; exit 1, node03 in failed_nodes and in
+ * not_rolled_back (it holds the profile, its agent gone).  Before, the
+ * bench step failed and the play stopped there, though an apply or a
+ * verify that loses a node within max-fail goes on. */
+START_TEST(play_bench_lost_node_within_max_fail)
+{
+	json_object *doc, *run, *ph, *steps, *f;
+	char path[PATH_MAX + 16], *out;
+	pid_t pid;
+	int st;
+
+	somax_profile();
+	set_originals(3);
+	write_file("bl.xml", "<?xml version=\"1.0\"?>\n<play name=\"bl\" nodes=\"@all\" "
+	    "max-fail=\"1\">\n  <apply profile=\"somax\"/>\n"
+	    "  <bench kind=\"seq-write\" dir=\"%s\" threads=\"3\" bs=\"4k\" size=\"256k\" "
+	    "test-rate-iops=\"100\"/>\n  <verify profile=\"somax\"/>\n  <rollback/>\n"
+	    "</play>\n", data);
+	snprintf(path, sizeof(path), "%s/bl.out", h.tmp);
+	pid = harness_knobctl_bg(&h, path, "&2", "--json --connect-timeout 2 play %s/bl.xml", h.tmp);
+	ck_assert_int_gt(pid, 0);
+	ck_assert_msg(harness_wait_log(&h, 2, ": running", 30) == 0, "node03 never ran the bench");
+	harness_agent_stop(&h, 2, SIGKILL);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	out = cu_slurp(path);
+	fprintf(stderr, "%s\n", out);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 1, "%s", out);
+	doc = need(json_tokener_parse(out));
+	free(out);
+	ck_assert_str_eq(cu_str(doc, "status"), "finished-with-failures");
+	steps = cu_get(doc, "steps");
+	ck_assert_int_eq(json_object_array_length(steps), 4);
+	for (size_t i = 0; i < 4; i++)
+		ck_assert_str_eq(cu_str(json_object_array_get_idx(steps, i), "status"), "ok");
+	ck_assert_int_eq(json_object_array_length(cu_get(doc, "failed_nodes")), 1);
+	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(cu_get(doc,
+	    "failed_nodes"), 0)), "node03");
+	f = json_object_array_get_idx(cu_get(doc, "failed"), 0);
+	ck_assert_str_eq(cu_str(f, "step"), "bench");
+	ck_assert_str_eq(cu_str(f, "reason"), "lost during the benchmark");
+	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(cu_get(doc,
+	    "not_rolled_back"), 0)), "node03");
+	json_object_put(doc);
+	/* the run: stored degraded, node03 missing from its partial phase */
+	run = need(harness_knobctl_json(&h, &st, "--json results show latest"));
+	ck_assert_str_eq(cu_str(run, "status"), "degraded-or-failed");
+	ph = json_object_array_get_idx(cu_get(run, "phases"), 0);
+	ck_assert_str_eq(cu_str(ph, "status"), "degraded");
+	ck_assert(json_object_get_boolean(cu_get(ph, "partial")));
+	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(cu_get(ph, "missing"),
+	    0)), "node03");
+	json_object_put(run);
+	ck_assert(somax_is(0, "1111"));
+	ck_assert(somax_is(1, "1112"));
+}
+END_TEST
+
 int
 main(void)
 {
@@ -1472,6 +1533,7 @@ main(void)
 	tcase_add_test(tc, play_signal_rolls_back);
 	tcase_add_test(tc, play_json_reasons);
 	tcase_add_test(tc, play_never_reached_not_rolled_back);
+	tcase_add_test(tc, play_bench_lost_node_within_max_fail);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
