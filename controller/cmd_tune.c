@@ -172,17 +172,20 @@ apply_status(const Knob__ApplyResult *r, int check)
 	return changed ? NS_CHANGED : NS_OK;
 }
 
+/* A node's --json record beyond node, status and detail: request_sent
+ * (false: its connection failed before the request could be written,
+ * refused, unreachable or a failed handshake, so nothing was done there;
+ * true once it opened, the request may have arrived), and its answer's
+ * apply / verify / rollback record. */
 static json_object *
 json_reply(struct fanout *fo, struct fo_node *n, void *arg)
 {
-	json_object *o;
+	json_object *o = json_object_new_object();
 
 	(void)fo;
 	(void)arg;
-	if (n->reply == NULL)
-		return NULL;
-	o = json_object_new_object();
-	switch (n->reply->body_case) {
+	json_object_object_add(o, "request_sent", json_object_new_boolean(n->t_open_ns != 0));
+	switch (n->reply ? n->reply->body_case : KNOB__ENVELOPE__BODY__NOT_SET) {
 	case KNOB__ENVELOPE__BODY_APPLY_RESULT:
 		json_object_object_add(o, "apply", pb_to_json(&n->reply->apply_result->base));
 		break;
@@ -193,8 +196,7 @@ json_reply(struct fanout *fo, struct fo_node *n, void *arg)
 		json_object_object_add(o, "rollback", pb_to_json(&n->reply->rollback_result->base));
 		break;
 	default:
-		json_object_put(o);
-		return NULL;
+		break;
 	}
 	return o;
 }

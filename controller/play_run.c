@@ -8,11 +8,17 @@
  * after each batch, when the failed nodes EXCEED max-fail (reaching it does
  * not trip; "P%" exactly: more than P% of the play's nodes, not rounded),
  * no new batch starts and the step fails.  Without max-fail any
- * failure trips.  A failed step stops the play unless on-failure="continue";
+ * failure trips.  A bench step that loses nodes mid-phase drops them the
+ * same way; within max-fail it goes on (its run stored degraded) when
+ * they are all that went wrong (bench_drop_lost).  A failed step stops
+ * the play unless on-failure="continue";
  * when the play stops, what it applied is rolled back unless keep="yes":
  * every node an apply may have reached (a timeout may still have applied),
- * failed ones too; one not rolled back is said and fails the play.  A
- * rollback step takes those dropped nodes too, and says the same.
+ * failed ones too; one not rolled back is said and fails the play.  A node
+ * whose apply request was never sent (its connection failed first:
+ * refused, unreachable, a TLS handshake that did not finish) is not one:
+ * it is said never reached, nothing to roll back.  A rollback step takes
+ * those dropped nodes too, and says the same.
  * Exit status 0 only when every step succeeded on every node.
  *
  * SIGINT / SIGTERM while a play runs: the first stops it where it can
@@ -57,6 +63,8 @@ struct prun {
 	const struct strvec *nodes;
 	char *failed;		/* per node */
 	char *applied;		/* per node: an apply may have landed there */
+	char **unsent;		/* per node: why the last apply's request was never sent
+				 * (its connection failed first), or NULL */
 	size_t nfailed;
 	const char *maxfail;	/* max-fail="N" or "P%" ("" 0) */
 	long serial;
@@ -296,12 +304,25 @@ is_error_status(const char *s)
 	return node_status_is_error(node_status_by_name(s));
 }
 
+/* Did the request never leave for the node of rec (its JSON record says
+ * request_sent false: the connection failed first, refused, unreachable,
+ * a failed handshake)?  A record without the key may have been sent. */
+static int
+never_sent(json_object *rec)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(rec, "request_sent", &v) && !json_object_get_boolean(v);
+}
+
 /* After a real apply answered status s (rec: the node's JSON record): may
  * the profile have landed?  Yes unless it definitely did not: busy or
- * auth-failed (refused, or nothing sent), or an answer whose transaction
- * never began (no txn_id: refused before writing) or was reverted in full
- * (the agent's message says when some changes could NOT be).  A timeout
- * may have applied: the agent commits after the controller gave up. */
+ * auth-failed (refused, or nothing sent), a request never sent (its
+ * connection failed before it), or an answer whose transaction never
+ * began (no txn_id: refused before writing) or was reverted in full (the
+ * agent's message says when some changes could NOT be).  A timeout, or a
+ * connection lost once it was open, may have applied: the agent commits
+ * after the controller gave up. */
 static int
 may_have_applied(const char *s, json_object *rec)
 {
@@ -309,7 +330,7 @@ may_have_applied(const char *s, json_object *rec)
 	static const char *const yes[] = { "ok", "changed", NULL };
 	json_object *ap = json_object_object_get(rec, "apply");
 
-	if (in_set(s, no))
+	if (in_set(s, no) || never_sent(rec))
 		return 0;
 	if (in_set(s, yes) || ap == NULL)
 		return 1;
@@ -326,7 +347,8 @@ enum marks {
 	MARKS_ROLLBACK,		/* unmark the nodes whose own rollback is done */
 };
 
-/* A node's status s (rec: its JSON record) moves its applied mark. */
+/* A node's status s (rec: its JSON record) moves its applied mark; an
+ * apply whose request was never sent keeps why (the record's detail). */
 static void
 move_mark(struct prun *pr, long idx, enum marks how, const char *s, json_object *rec)
 {
@@ -334,6 +356,11 @@ move_mark(struct prun *pr, long idx, enum marks how, const char *s, json_object 
 
 	if (idx < 0)
 		return;
+	if (how == MARKS_APPLY) {
+		free(pr->unsent[idx]);
+		pr->unsent[idx] = never_sent(rec) ? xstrdup(js_str(rec, "detail")[0] ?
+		    js_str(rec, "detail") : s) : NULL;
+	}
 	if (how == MARKS_APPLY && may_have_applied(s, rec))
 		pr->applied[idx] = 1;
 	else if (how == MARKS_ROLLBACK && in_set(s, done))
@@ -458,13 +485,27 @@ applied_nodes(struct prun *pr, const char *sel, struct strvec *out)
 			strvec_push(out, pr->nodes->v[i]);
 }
 
+/* Say each node of sel whose last apply was never sent (its connection
+ * failed first) and that no earlier apply may have reached: nothing of
+ * the play can be there to roll back. */
+static void
+say_never_reached(struct prun *pr, const char *sel)
+{
+	for (size_t i = 0; i < pr->nodes->n; i++)
+		if (pr->unsent[i] && !pr->applied[i] && (sel == NULL || sel[i]))
+			say(pr, "  %s: never reached (%s): nothing to roll back\n", pr->nodes->v[i],
+			    pr->unsent[i]);
+}
+
 /* Say each node of sel still marked applied after a rollback NOT rolled
- * back; it fails the play.  0, or -1 when there is one. */
+ * back (it fails the play), and each one an apply never reached.  0, or
+ * -1 when one is NOT rolled back. */
 static int
 say_not_rolled_back(struct prun *pr, const char *sel)
 {
 	struct strvec left = { 0 };
 
+	say_never_reached(pr, sel);
 	applied_nodes(pr, sel, &left);
 	for (size_t i = 0; i < left.n; i++) {
 		say(pr, "  %s: NOT rolled back: the profile may still be there\n", left.v[i]);
@@ -679,13 +720,71 @@ plan_total(struct prun *pr)
 	    pr->est_bytes / 1073741824.0, when);
 }
 
+/* The nodes the bench run doc lost mid-phase (its phases' "missing"),
+ * each once, into lost.  0 when they are all that went wrong: every phase
+ * ok or degraded (a partial sum without them), every clean-up failure on
+ * a lost node (its files may be left); else -1. */
+static int
+bench_lost(json_object *doc, struct strvec *lost)
+{
+	json_object *phases = js_array(doc, "phases"), *cf = js_array(doc, "cleanup_failed");
+	int rc = 0;
+
+	for (size_t i = 0; phases && i < json_object_array_length(phases); i++) {
+		json_object *ph = json_object_array_get_idx(phases, i);
+		json_object *m = js_array(ph, "missing");
+
+		if (strcmp(js_str(ph, "status"), "ok") != 0 &&
+		    strcmp(js_str(ph, "status"), "degraded") != 0)
+			rc = -1;
+		for (size_t k = 0; m && k < json_object_array_length(m); k++) {
+			const char *name = json_object_get_string(json_object_array_get_idx(m, k));
+
+			if (!strvec_contains(lost, name))
+				strvec_push(lost, name);
+		}
+	}
+	for (size_t i = 0; cf && i < json_object_array_length(cf); i++)
+		if (!strvec_contains(lost, js_str(json_object_array_get_idx(cf, i), "node")))
+			rc = -1;
+	return rc;
+}
+
+/* The bench of doc exited rc (not 0, not cut short by a signal): the
+ * nodes it lost mid-phase are dropped from the play.  A bench step of its
+ * own goes on when rc is 1 and they are all that went wrong (bench_lost)
+ * and max-fail allows them, as an apply goes on without its failed nodes:
+ * its run is stored degraded, their figures missing.  A bench in a
+ * compare or a canary (label) fails: runs on different node sets do not
+ * compare.  0 when the step goes on, else -1. */
+static int
+bench_drop_lost(struct prun *pr, json_object *doc, const char *label, int rc)
+{
+	struct strvec lost = { 0 };
+	int ok = bench_lost(doc, &lost) == 0 && lost.n > 0;
+	char *f;
+
+	for (size_t i = 0; i < lost.n; i++)
+		fail_node(pr, lost.v[i], "lost during the benchmark");
+	check_trip(pr);
+	ok = ok && rc == 1 && label == NULL && !pr->tripped;
+	if (ok) {
+		f = nodeset_fold(lost.v, lost.n);
+		say(pr, "  run %s is degraded: %s lost, its figures are the other nodes' (within "
+		    "max-fail: the play goes on)\n", js_str(doc, "run_id"), f);
+		free(f);
+	}
+	strvec_free(&lost);
+	return ok ? 0 : -1;
+}
+
 /* One bench step on the live nodes of sel, with an extra label; the run
  * document is kept in pr->docs and returned (borrowed).  NULL on failure. */
 static json_object *
 step_bench(struct prun *pr, const struct pstep *st, const char *label, const char *sel, int *rcp)
 {
 	struct strvec live = { 0 }, argv = { 0 };
-	json_object *doc = NULL, *phases;
+	json_object *doc = NULL;
 	int rc;
 
 	*rcp = -1;
@@ -710,19 +809,10 @@ step_bench(struct prun *pr, const struct pstep *st, const char *label, const cha
 	}
 	if (!pr->ctl->json)
 		bench_print_table(pr->out, doc, pr->ctl->units_decimal);
-	/* interrupted: its nodes were cut off by us, not lost */
-	phases = interrupted() ? NULL : json_object_object_get(doc, "phases");
-	for (size_t i = 0; phases && i < json_object_array_length(phases); i++) {
-		json_object *m = json_object_object_get(json_object_array_get_idx(phases, i), "missing");
-
-		for (size_t k = 0; m && k < json_object_array_length(m); k++)
-			fail_node(pr, json_object_get_string(json_object_array_get_idx(m, k)),
-			    "lost during the benchmark");
-	}
-	check_trip(pr);
 	json_object_array_add(pr->docs, doc);
-	*rcp = rc == 0 ? 0 : -1;
-	if (rc != 0 && !interrupted())
+	/* interrupted: its nodes were cut off by us, not lost */
+	*rcp = rc == 0 ? 0 : interrupted() ? -1 : bench_drop_lost(pr, doc, label, rc);
+	if (*rcp != 0 && !interrupted())
 		reason(pr, "knobctl bench exited %d: a phase failed or is degraded, or files were "
 		    "left", rc);
 	if (json_object_object_get_ex(doc, "db", NULL))
@@ -1272,6 +1362,7 @@ play_run(struct ctl *ctl, struct play *pl, const struct strvec *nodes, int check
 	pr.failed = xcalloc(nodes->n + 1, 1);
 	pr.applied = xcalloc(nodes->n + 1, 1);
 	pr.nrb = xcalloc(nodes->n + 1, 1);
+	pr.unsent = xcalloc(nodes->n + 1, sizeof(*pr.unsent));
 	pr.failures = json_object_new_array();
 	pr.maxfail = pl->max_fail;
 	pr.serial = pl->serial[0] ? play_count(pl->serial, nodes->n) : 0;
@@ -1303,6 +1394,9 @@ play_run(struct ctl *ctl, struct play *pl, const struct strvec *nodes, int check
 	free(pr.failed);
 	free(pr.applied);
 	free(pr.nrb);
+	for (size_t i = 0; i < nodes->n; i++)
+		free(pr.unsent[i]);
+	free(pr.unsent);
 	free(pr.why);
 	json_object_put(pr.failures);
 	free(folded);

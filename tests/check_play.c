@@ -64,6 +64,16 @@ somax_is(int i, const char *v)
 	return harness_node_sh(&h, i, "test \"$(cat /proc/sys/net/core/somaxconn)\" = %s", v) == 0;
 }
 
+/* net.core.somaxconn of the first n nodes set to 1111, 1112, ...: the
+ * originals a rollback must put back (not the defaults). */
+static void
+set_originals(int n)
+{
+	for (int i = 0; i < n; i++)
+		ck_assert_int_eq(harness_node_sh(&h, i, "echo %d > /proc/sys/net/core/somaxconn",
+		    1111 + i), 0);
+}
+
 /* A JSON document that must be there. */
 static json_object *
 need(json_object *doc)
@@ -370,9 +380,7 @@ START_TEST(play_rollback_step_trip_keeps_marks)
 	int st;
 
 	somax_profile();
-	for (int i = 0; i < 3; i++)
-		ck_assert_int_eq(harness_node_sh(&h, i, "echo %d > /proc/sys/net/core/somaxconn",
-		    1111 + i), 0);
+	set_originals(3);
 	write_file("rt.xml", "<?xml version=\"1.0\"?>\n<play name=\"rt\" nodes=\"@all\" "
 	    "serial=\"1\">\n  <apply profile=\"somax\"/>\n"
 	    "  <bench kind=\"seq-write\" nodes=\"node03\" dir=\"%s\" threads=\"1\" bs=\"4k\" "
@@ -407,13 +415,16 @@ at_step2(void *arg)
 	return yes;
 }
 
-/* A play on node03 stopped with SIGSTOP (it takes connections, answers
- * nothing), with max-fail="1": its apply times out, and it may still
- * apply (the agent commits after the controller gave up), so when the
- * play stops (the verify of another profile fails node01 and node02) its
- * rollback takes node03 too; still not answering, node03 is said NOT
- * rolled back, exit 1.  Then a <rollback/> step that times out on node03
- * keeps node03 marked: the stop rollback tries it again. */
+/* A play on node03 stopped with SIGSTOP before it (the kernel takes the
+ * connection, the agent answers nothing), with max-fail="1": the TLS
+ * handshake of its apply times out, so the request was never written and
+ * nothing can land there: when the play stops (the verify of another
+ * profile fails node01 and node02) its rollback takes node01 and node02
+ * only and says node03 never reached, exit 1.  (Before, node03 was said
+ * NOT rolled back, as if the request had gone.)  Then node03 applies for
+ * real and is stopped during a bench: a <rollback/> step that times out
+ * on node03 keeps node03 marked (its profile is there), the stop rollback
+ * tries it again and says it NOT rolled back. */
 START_TEST(play_stop_rolls_back_timed_out)
 {
 	char path[PATH_MAX + 16], *out = NULL;
@@ -429,9 +440,11 @@ START_TEST(play_stop_rolls_back_timed_out)
 	rc = harness_knobctl_logged(&h, &out, "--timeout 3 --connect-timeout 2 play %s/to.xml",
 	    h.tmp);
 	ck_assert_int_eq(rc, 1);
-	ck_assert_msg(strstr(out, "rollback on every node an apply may have reached (3)") != NULL,
+	ck_assert_msg(strstr(out, "rollback on every node an apply may have reached (2)") != NULL,
 	    "%s", out);
-	ck_assert_msg(strstr(out, "node03: NOT rolled back") != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "node03: never reached (TLS handshake timed out") != NULL,
+	    "%s", out);
+	ck_assert_msg(strstr(out, "NOT rolled back") == NULL, "%s", out);
 	free(out);
 	ck_assert(!somax_is(0, "2345"));
 	ck_assert(!somax_is(1, "2345"));
@@ -1066,13 +1079,27 @@ START_TEST(score_without_metadata)
 }
 END_TEST
 
+/* The play's text output out (freed) says node03, down from the start,
+ * never reached and nothing NOT rolled back; node01 and node02 have their
+ * originals back (set_originals). */
+static void
+node03_never_reached(char *out)
+{
+	ck_assert_msg(strstr(out, "node03: never reached (connection refused): nothing to roll "
+	    "back") != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "NOT rolled back") == NULL, "%s", out);
+	free(out);
+	ck_assert(somax_is(0, "1111"));
+	ck_assert(somax_is(1, "1112"));
+}
+
 /* A <rollback/> step takes the dropped nodes an apply may have reached,
  * not only the live ones: node02 drifts at a verify of another profile
- * (dropped, within max-fail), node03 is unreachable from the start (its
- * apply may still land: marked).  The step rolls node02 back to its
- * original (1112, not the default) and says node03 NOT rolled back.
- * Before, the step ran on node01 alone: node02 kept 2345 and nothing
- * said so. */
+ * (dropped, within max-fail).  The step rolls node02 back to its original
+ * (1112, not the default).  Before, the step ran on node01 alone: node02
+ * kept 2345 and nothing said so.  node03 is down from the start
+ * (connection refused): the apply never reached it, the step says so and
+ * does not call it NOT rolled back (play_never_reached_not_rolled_back). */
 START_TEST(play_rollback_step_takes_dropped)
 {
 	char *out = NULL;
@@ -1080,20 +1107,14 @@ START_TEST(play_rollback_step_takes_dropped)
 
 	somax_profile();
 	other_profile();
-	for (int i = 0; i < 2; i++)
-		ck_assert_int_eq(harness_node_sh(&h, i, "echo %d > /proc/sys/net/core/somaxconn",
-		    1111 + i), 0);
+	set_originals(2);
 	harness_agent_stop(&h, 2, SIGKILL);
 	write_file("rd.xml", "<?xml version=\"1.0\"?>\n<play name=\"rd\" nodes=\"@all\" "
 	    "max-fail=\"2\">\n  <apply profile=\"somax\"/>\n"
 	    "  <verify profile=\"other\" nodes=\"node02\"/>\n  <rollback/>\n</play>\n");
 	rc = harness_knobctl_logged(&h, &out, "--connect-timeout 2 play %s/rd.xml", h.tmp);
 	ck_assert_msg(rc == 1, "exit %d\n%s", rc, out);
-	ck_assert_msg(strstr(out, "node03: NOT rolled back") != NULL, "%s", out);
-	ck_assert_msg(strstr(out, "node02: NOT") == NULL, "%s", out);
-	free(out);
-	ck_assert(somax_is(0, "1111"));
-	ck_assert(somax_is(1, "1112"));
+	node03_never_reached(out);
 }
 END_TEST
 
@@ -1282,9 +1303,7 @@ START_TEST(play_signal_rolls_back)
 		pid_t pid;
 		int st;
 
-		for (int i = 0; i < 3; i++)
-			ck_assert_int_eq(harness_node_sh(&h, i, "echo %d > "
-			    "/proc/sys/net/core/somaxconn", 1111 + i), 0);
+		set_originals(3);
 		unlink(path);
 		pid = harness_knobctl_bg(&h, path, "&2", "%splay %s/sig.xml", k ? "--json " : "",
 		    h.tmp);
@@ -1331,9 +1350,10 @@ END_TEST
  * the nodes NOT rolled back ("not_rolled_back") and a failed step's
  * "reason".  The play of play_rollback_step_takes_dropped (node03
  * unreachable, node02 drifting at a verify) with a last verify on node03,
- * which has no node left: that step fails, the play stops and its
- * rollback cannot reach node03 either.  Before, --json had only the names
- * in failed_nodes and "failed" per step: every reason was dropped. */
+ * which has no node left: that step fails and the play stops; node03,
+ * which no apply reached, is not in not_rolled_back (a node that is:
+ * play_bench_lost_node_within_max_fail).  Before, --json had only the
+ * names in failed_nodes and "failed" per step: every reason was dropped. */
 START_TEST(play_json_reasons)
 {
 	json_object *doc, *failed, *f, *step;
@@ -1365,9 +1385,7 @@ START_TEST(play_json_reasons)
 	ck_assert_str_eq(cu_str(f, "step"), "verify");
 	ck_assert_int_eq(json_object_get_int(json_object_object_get(f, "line")), 4);
 	ck_assert_msg(strstr(cu_str(f, "reason"), "drift") != NULL, "%s", cu_str(f, "reason"));
-	ck_assert_int_eq(json_object_array_length(cu_get(doc, "not_rolled_back")), 1);
-	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(cu_get(doc,
-	    "not_rolled_back"), 0)), "node03");
+	ck_assert_int_eq(json_object_array_length(cu_get(doc, "not_rolled_back")), 0);
 	step = json_object_array_get_idx(cu_get(doc, "steps"), 3);
 	ck_assert_str_eq(cu_str(step, "status"), "failed");
 	ck_assert_str_eq(cu_str(step, "reason"), "no node left to verify");
@@ -1376,6 +1394,108 @@ START_TEST(play_json_reasons)
 	json_object_put(doc);
 	ck_assert(!somax_is(0, "2345"));
 	ck_assert(!somax_is(1, "2345"));
+}
+END_TEST
+
+/* A node down from the start of the play (its agent killed: connection
+ * refused) never got the apply's request: nothing of the play can be
+ * there.  max-fail="1": node01 and node02 apply, then a verify of another
+ * profile fails them, the play stops and its rollback puts their originals
+ * back (1111, 1112); node03 is said never reached, not NOT rolled back,
+ * and is not in not_rolled_back; still exit 1 (node03 failed).  Before,
+ * the rollback took node03 as one an apply may have reached (3) and said
+ * it NOT rolled back. */
+START_TEST(play_never_reached_not_rolled_back)
+{
+	json_object *doc;
+	char *out = NULL;
+	int rc;
+
+	somax_profile();
+	other_profile();
+	harness_agent_stop(&h, 2, SIGKILL);
+	write_file("nr.xml", "<?xml version=\"1.0\"?>\n<play name=\"nr\" nodes=\"@all\" "
+	    "max-fail=\"1\">\n  <apply profile=\"somax\"/>\n  <verify profile=\"other\"/>\n"
+	    "</play>\n");
+	set_originals(2);
+	rc = harness_knobctl_logged(&h, &out, "--connect-timeout 2 play %s/nr.xml", h.tmp);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_msg(strstr(out, "rollback on every node an apply may have reached (2)") != NULL,
+	    "%s", out);
+	node03_never_reached(out);
+
+	/* --json: node03 failed, not in not_rolled_back */
+	doc = need(harness_knobctl_json(&h, &rc, "--json --connect-timeout 2 play %s/nr.xml",
+	    h.tmp));
+	ck_assert_int_eq(rc, 1);
+	ck_assert_str_eq(cu_str(doc, "status"), "stopped");
+	ck_assert_int_eq(json_object_array_length(cu_get(doc, "not_rolled_back")), 0);
+	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(cu_get(doc,
+	    "failed_nodes"), 2)), "node03");
+	json_object_put(doc);
+	ck_assert(somax_is(0, "1111"));
+	ck_assert(somax_is(1, "1112"));
+}
+END_TEST
+
+/* A bench step that loses node03 (its agent killed mid-phase) with
+ * max-fail="1": node03 is dropped and counted, the run is stored degraded
+ * (node03 missing, the phase a partial sum of the others), and the play
+ * goes on: the verify after it runs on node01 and node02, the rollback
+ * puts their originals back; exit 1, node03 in failed_nodes and in
+ * not_rolled_back (it holds the profile, its agent gone).  Before, the
+ * bench step failed and the play stopped there, though an apply or a
+ * verify that loses a node within max-fail goes on. */
+START_TEST(play_bench_lost_node_within_max_fail)
+{
+	json_object *doc, *run, *ph, *steps, *f;
+	char path[PATH_MAX + 16], *out;
+	pid_t pid;
+	int st;
+
+	somax_profile();
+	set_originals(3);
+	write_file("bl.xml", "<?xml version=\"1.0\"?>\n<play name=\"bl\" nodes=\"@all\" "
+	    "max-fail=\"1\">\n  <apply profile=\"somax\"/>\n"
+	    "  <bench kind=\"seq-write\" dir=\"%s\" threads=\"3\" bs=\"4k\" size=\"256k\" "
+	    "test-rate-iops=\"100\"/>\n  <verify profile=\"somax\"/>\n  <rollback/>\n"
+	    "</play>\n", data);
+	snprintf(path, sizeof(path), "%s/bl.out", h.tmp);
+	pid = harness_knobctl_bg(&h, path, "&2", "--json --connect-timeout 2 play %s/bl.xml", h.tmp);
+	ck_assert_int_gt(pid, 0);
+	ck_assert_msg(harness_wait_log(&h, 2, ": running", 30) == 0, "node03 never ran the bench");
+	harness_agent_stop(&h, 2, SIGKILL);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	out = cu_slurp(path);
+	fprintf(stderr, "%s\n", out);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 1, "%s", out);
+	doc = need(json_tokener_parse(out));
+	free(out);
+	ck_assert_str_eq(cu_str(doc, "status"), "finished-with-failures");
+	steps = cu_get(doc, "steps");
+	ck_assert_int_eq(json_object_array_length(steps), 4);
+	for (size_t i = 0; i < 4; i++)
+		ck_assert_str_eq(cu_str(json_object_array_get_idx(steps, i), "status"), "ok");
+	ck_assert_int_eq(json_object_array_length(cu_get(doc, "failed_nodes")), 1);
+	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(cu_get(doc,
+	    "failed_nodes"), 0)), "node03");
+	f = json_object_array_get_idx(cu_get(doc, "failed"), 0);
+	ck_assert_str_eq(cu_str(f, "step"), "bench");
+	ck_assert_str_eq(cu_str(f, "reason"), "lost during the benchmark");
+	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(cu_get(doc,
+	    "not_rolled_back"), 0)), "node03");
+	json_object_put(doc);
+	/* the run: stored degraded, node03 missing from its partial phase */
+	run = need(harness_knobctl_json(&h, &st, "--json results show latest"));
+	ck_assert_str_eq(cu_str(run, "status"), "degraded-or-failed");
+	ph = json_object_array_get_idx(cu_get(run, "phases"), 0);
+	ck_assert_str_eq(cu_str(ph, "status"), "degraded");
+	ck_assert(json_object_get_boolean(cu_get(ph, "partial")));
+	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(cu_get(ph, "missing"),
+	    0)), "node03");
+	json_object_put(run);
+	ck_assert(somax_is(0, "1111"));
+	ck_assert(somax_is(1, "1112"));
 }
 END_TEST
 
@@ -1412,6 +1532,8 @@ main(void)
 	tcase_add_test(tc, play_check_runtime_unknown);
 	tcase_add_test(tc, play_signal_rolls_back);
 	tcase_add_test(tc, play_json_reasons);
+	tcase_add_test(tc, play_never_reached_not_rolled_back);
+	tcase_add_test(tc, play_bench_lost_node_within_max_fail);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
