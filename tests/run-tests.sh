@@ -14,7 +14,7 @@ export KNOB_BIN
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=0:detect_leaks=1:halt_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export CK_DEFAULT_TIMEOUT=${CK_DEFAULT_TIMEOUT:-120}
-passed=0 failed=0 badprog=""
+passed=0 failed=0 badprog="" ran=""
 start=$(date +%s)
 order=sort
 [ -n "${KNOB_TEST_REVERSE:-}" ] && order="sort -r"
@@ -22,8 +22,10 @@ for t in $(ls -d "$build"/tests/${pattern}* | $order); do
 	[ -f "$t" ] && [ -x "$t" ] || continue
 	name=$(basename "$t")
 	case " ${KNOB_TEST_SKIP:-} " in *" $name "*) continue ;; esac
+	ran="$ran $name"
 	log="$build/tests/$name.log"
 	t0=$(date +%s)
+	rm -f "$build/tests/$name.xml"
 	CK_XML_LOG_FILE_NAME="$build/tests/$name.xml" "$t" >"$log" 2>&1
 	rc=$?
 	t1=$(date +%s)
@@ -58,7 +60,8 @@ if [ -z "${KNOB_KEEP_TMP:-}" ]; then
 fi
 echo "suite $build: $(( $(date +%s) - start ))s; slowest tests:"
 # Check's XML log has each test's duration (what to cut when the suite grows)
-for x in "$build"/tests/${pattern}*.xml; do
+for n in $ran; do
+	x="$build/tests/$n.xml"
 	[ -f "$x" ] || continue
 	awk -v p="$(basename "$x" .xml)" -F'[<>]' '
 	    $2 == "id" { id = $3 }
