@@ -7,7 +7,7 @@
 # Most of a pass is waiting (agents, timeouts, child processes): alone, the
 # plain pass keeps about half a core busy and the sanitizer pass about
 # three quarters, so on two cores the two passes together take little more
-# than the longer one alone (measured in doc/measurements.md, "Stop 44").
+# than the longer one alone (measured in doc/measurements.md, "The test suite's time").
 # What keeps them apart:
 # - the sanitizer pass runs in a network namespace of its own (unshare -n):
 #   the addresses and ports the tests use outside their per-test namespaces
