@@ -23,7 +23,7 @@ PKGS = libprotobuf-c libxml-2.0 libnl-3.0 libnl-route-3.0 libssh2 openssl sqlite
 DEB_PKGS = build-essential pkg-config protobuf-c-compiler libprotobuf-c-dev \
 	libxml2-dev libxml2-utils libnl-3-dev libnl-route-3-dev libssh2-1-dev \
 	libssl-dev libsqlite3-dev sqlite3 libjson-c-dev check fio iproute2 \
-	openssh-server openssh-client util-linux procps kmod e2fsprogs \
+	openssh-server openssh-client sudo util-linux procps kmod e2fsprogs \
 	liburing-dev libaio-dev chromium libfuse3-dev fuse3 prometheus systemd slurmctld slurmd slurm-client \
 	openmpi-bin libopenmpi-dev autoconf automake libtool libfaketime \
 	clang libclang-rt-dev systemd-container \

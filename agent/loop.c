@@ -1412,26 +1412,71 @@ on_stdout(int fd, uint32_t events, void *arg)
 	event_done(a);
 }
 
-/* Serve one plaintext session on stdin/stdout (for SSH exec channels); the
- * loop ends with the session.  -1 when it ended on a protocol error (a
- * malformed frame, a message the agent does not take). */
+/* The parent of pid, from /proc/PID/stat (after the command's last ')'),
+ * or -1. */
+static long
+proc_parent(long pid)
+{
+	char path[64], buf[1024], *e;
+	long ppid;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	if (read_small_file(path, buf, sizeof(buf)) < 0 || (e = strrchr(buf, ')')) == NULL ||
+	    sscanf(e + 1, " %*c %ld", &ppid) != 1)
+		return -1;
+	return ppid;
+}
+
+/* SSH_CONNECTION's value as an ancestor of this process was started with,
+ * nearest first, up to 16 levels below init: sudo's env_reset drops it from
+ * knobd's environment but not from sudo's own or the shell's sshd started.
+ * Into buf; 0, or -1 when no ancestor has it.  A forged one can only add
+ * an interface that globs keep off, never take one away. */
+static int
+ancestor_ssh_connection(char *buf, size_t len)
+{
+	static const char key[] = "SSH_CONNECTION=";
+	long pid = (long)getppid();
+
+	for (int depth = 0; depth < 16 && pid > 1; depth++, pid = proc_parent(pid)) {
+		char path[64], *env = NULL;
+		size_t n = 0;
+
+		snprintf(path, sizeof(path), "/proc/%ld/environ", pid);
+		if (read_file_bounded(path, 1u << 20, &env, &n) < 0)
+			continue;
+		for (char *p = env; p < env + n; p += strlen(p) + 1)
+			if (strncmp(p, key, sizeof(key) - 1) == 0) {
+				str_copy(buf, p + sizeof(key) - 1, len);
+				free(env);
+				return 0;
+			}
+		free(env);
+	}
+	return -1;
+}
+
 /* The local address of the SSH connection a --stdio session runs over
- * (sshd's SSH_CONNECTION: "CLIENT_IP CLIENT_PORT SERVER_IP SERVER_PORT"),
+ * (sshd's SSH_CONNECTION: "CLIENT_IP CLIENT_PORT SERVER_IP SERVER_PORT",
+ * from knobd's environment, else from an ancestor's: a sudo in between),
  * recorded as an authenticated controller connection's local address
  * (agent_ctl_addr_add, into c->ctl): the net driver then keeps a glob off
  * the interface the session arrives on, as for a TLS controller.  Nothing
- * when it is unset (not under sshd, or sudo's env_reset dropped it) or
- * malformed; an IPv6 zone ("%eth0") is left out. */
+ * when no process up to init has it (not under sshd) or it is malformed;
+ * an IPv6 zone ("%eth0") is left out. */
 static void
 stdio_ssh_addr(struct agent *a, struct aconn *c)
 {
 	const char *e = getenv("SSH_CONNECTION");
+	char anc[256];
 	struct sockaddr_storage ss;
 	struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
 	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
 	char ip[INET6_ADDRSTRLEN + 32];
 
 	memset(&ss, 0, sizeof(ss));
+	if (e == NULL && ancestor_ssh_connection(anc, sizeof(anc)) == 0)
+		e = anc;
 	if (e == NULL || sscanf(e, "%*s %*s %77s %*s", ip) != 1)
 		return;
 	ip[strcspn(ip, "%")] = '\0';
@@ -1442,9 +1487,13 @@ stdio_ssh_addr(struct agent *a, struct aconn *c)
 	else
 		return;
 	agent_ctl_addr_add(a, (struct sockaddr *)&ss, &c->ctl);
-	log_debug("stdio: the SSH connection arrives at %s", ip);
+	log_debug("stdio: the SSH connection arrives at %s%s", ip, e == anc ? " (from an ancestor "
+	    "process's SSH_CONNECTION)" : "");
 }
 
+/* Serve one plaintext session on stdin/stdout (for SSH exec channels); the
+ * loop ends with the session.  -1 when it ended on a protocol error (a
+ * malformed frame, a message the agent does not take). */
 int
 agent_run_stdio(struct agent *a)
 {

@@ -864,25 +864,30 @@ END_TEST
  * connected /24 without any default route) is kept from "eth*" as under
  * a TLS controller, while naming it exactly would change it (--check:
  * nothing is written either way).  Before, the glob would have set eth0's
- * MTU, under the SSH session that carried the apply. */
+ * MTU, under the SSH session that carried the apply.  Under a real sudo
+ * (env_reset: knobd's environment has no SSH_CONNECTION) the address comes
+ * from sudo's own environment; before, eth0 was would-change there. */
 START_TEST(agentless_net_glob_protected)
 {
+	/* eth*, eth0 named exactly, eth* under a sudo whose env_reset drops
+	 * SSH_CONNECTION from knobd's environment (found in sudo's own) */
 	const char *want[] = { "eth0 carries the controller's connection (198.18.0.11): a glob "
-	    "never touches it", "would-change    net eth0" };
+	    "never touches it", "would-change    net eth0", "eth0 carries the controller's "
+	    "connection (198.18.0.11): a glob never touches it" };
 	char *out = NULL, prof[4200], ssh[8192];
 
-	snprintf(ssh, sizeof(ssh), "--via ssh --ssh-key %s/id --known-hosts %s/known_hosts "
-	    "--accept-new --remote-knobd '%s/knobd --state-dir %s/state-{node}'", h.tmp, h.tmp,
-	    h.bin, h.tmp);
 	ck_assert_int_eq(harness_sh("mkdir -p %s/state-node01", h.tmp), 0);
 	snprintf(prof, sizeof(prof), "%s/mtu.xml", h.tmp);
-	for (int exact = 0; exact < 2; exact++) {
+	for (int v = 0; v < 3; v++) {
+		snprintf(ssh, sizeof(ssh), "--via ssh --ssh-key %s/id --known-hosts %s/known_hosts "
+		    "--accept-new --remote-knobd '%s%s/knobd --state-dir %s/state-{node}'", h.tmp,
+		    h.tmp, v == 2 ? "sudo " : "", h.bin, h.tmp);
 		cu_write(prof, 0644, "<?xml version=\"1.0\"?>\n<profile name=\"mtu\">\n"
 		    "  <net interface=\"%s\" attr=\"mtu\" value=\"1400\"/>\n</profile>\n",
-		    exact ? "eth0" : "eth*");
+		    v == 1 ? "eth0" : "eth*");
 		ck_assert_int_eq(harness_knobctl(&h, &out, NULL, "apply %s -w node01 --check %s",
 		    prof, ssh), 0);
-		ck_assert_msg(strstr(out, want[exact]) != NULL, "'%s' not in %s", want[exact], out);
+		ck_assert_msg(strstr(out, want[v]) != NULL, "'%s' not in %s", want[v], out);
 		free(out);
 	}
 	ck_assert_int_eq(harness_node_sh(&h, 0, "ip link show eth0 | grep -q 'mtu 1500'"), 0);
