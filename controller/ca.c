@@ -625,6 +625,86 @@ ca_issue_pem(const char *dir, const char *name, int controller, char **crt, char
 	return rc;
 }
 
+/* A serial of a list and its first place there. */
+struct sidx {
+	const char *serial;
+	size_t at;
+};
+
+/* A list's serials sorted once, each at its first place, for bsearch: ca
+ * list matches thousands of certificates against thousands of records, ca
+ * revoke thousands of names (there every place of each name). */
+struct sset {
+	struct sidx *v;
+	size_t n;
+};
+
+/* qsort: by serial, then by place. */
+static int
+sidx_cmp(const void *a, const void *b)
+{
+	const struct sidx *x = a, *y = b;
+	int c = strcmp(x->serial, y->serial);
+
+	if (c != 0)
+		return c;
+	return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* bsearch: a serial against an sidx. */
+static int
+sidx_key(const void *key, const void *e)
+{
+	return strcmp(key, ((const struct sidx *)e)->serial);
+}
+
+/* v's strings with their places, sorted (v must outlive it). */
+static void
+sset_make_all(struct sset *set, const struct strvec *v)
+{
+	set->v = xcalloc(v->n ? v->n : 1, sizeof(*set->v));
+	for (size_t i = 0; i < v->n; i++)
+		set->v[i] = (struct sidx){ v->v[i], i };
+	qsort(set->v, v->n, sizeof(*set->v), sidx_cmp);
+	set->n = v->n;
+}
+
+/* The set of v's serials (v must outlive it). */
+static void
+sset_make(struct sset *set, const struct strvec *v)
+{
+	size_t n = 0;
+
+	sset_make_all(set, v);
+	for (size_t i = 0; i < set->n; i++)	/* the first place of each serial */
+		if (n == 0 || strcmp(set->v[n - 1].serial, set->v[i].serial) != 0)
+			set->v[n++] = set->v[i];
+	set->n = n;
+}
+
+/* Index in set->v of the first entry for serial, or -1. */
+static long
+sset_first(const struct sset *set, const char *serial)
+{
+	const struct sidx *e = set->n ? bsearch(serial, set->v, set->n, sizeof(*set->v),
+	    sidx_key) : NULL;
+
+	if (e == NULL)
+		return -1;
+	while (e > set->v && strcmp(e[-1].serial, serial) == 0)	/* sset_make_all's */
+		e--;
+	return e - set->v;
+}
+
+/* Where serial first is in set's list, or -1. */
+static long
+sset_find(const struct sset *set, const char *serial)
+{
+	long i = sset_first(set, serial);
+
+	return i < 0 ? -1 : (long)set->v[i].at;
+}
+
 /* ------------------------------------------------------------ revocation
  * DIR/revoked.txt lists "SERIAL-HEX NAME" per revoked certificate; DIR/ca.crl
  * is the CRL made from it, signed by the CA, valid as long as the CA. */
@@ -680,12 +760,12 @@ serial_canon(const char *hex)
 }
 
 /* One "SERIAL NAME" line (CR and trailing blanks dropped, blank lines
- * skipped): its serial (canonical) onto v when name is NULL or matches,
- * and its name onto names when that is not NULL.  0, or -1 with
+ * skipped): its serial (canonical) onto v, and its name onto names when
+ * that is not NULL.  0, or -1 with
  * "PATH:LINE: ..." in err. */
 static int
-serial_line(char *l, const char *path, int lineno, const char *name, struct strvec *v,
-    struct strvec *names, char *err, size_t errlen)
+serial_line(char *l, const char *path, int lineno, struct strvec *v, struct strvec *names,
+    char *err, size_t errlen)
 {
 	size_t len = strlen(l), sl;
 	const char *who;
@@ -708,22 +788,19 @@ serial_line(char *l, const char *path, int lineno, const char *name, struct strv
 		free(canon);
 		return -1;
 	}
-	if (name == NULL || strcmp(who, name) == 0) {
-		strvec_push_owned(v, canon);
-		if (names)
-			strvec_push(names, who);
-	} else
-		free(canon);
+	strvec_push_owned(v, canon);
+	if (names)
+		strvec_push(names, who);
 	return 0;
 }
 
-/* The serials of DIR/FILE's "SERIAL NAME" lines into v: every one, or
- * with name, that name's only; their names into names (NULL: not wanted).
+/* The serials of DIR/FILE's "SERIAL NAME" lines into v, their names into
+ * names (NULL: not wanted).
  * No file: none.  0, or -1 with err (a bad line is "PATH:LINE: ...", and
  * nothing of the file counts). */
 static int
-read_records(const char *dir, const char *file, const char *name, struct strvec *v,
-    struct strvec *names, char *err, size_t errlen)
+read_records(const char *dir, const char *file, struct strvec *v, struct strvec *names,
+    char *err, size_t errlen)
 {
 	char path[PATH_MAX], *buf = NULL, *l, *nl;
 	int r, lineno = 0, rc = 0;
@@ -738,25 +815,17 @@ read_records(const char *dir, const char *file, const char *name, struct strvec 
 	for (l = buf; rc == 0 && l != NULL && *l != '\0'; l = nl) {
 		if ((nl = strchr(l, '\n')) != NULL)
 			*nl++ = '\0';
-		rc = serial_line(l, path, ++lineno, name, v, names, err, errlen);
+		rc = serial_line(l, path, ++lineno, v, names, err, errlen);
 	}
 	free(buf);
 	return rc;
-}
-
-/* read_records without the names. */
-static int
-read_serials(const char *dir, const char *file, const char *name, struct strvec *v, char *err,
-    size_t errlen)
-{
-	return read_records(dir, file, name, v, NULL, err, errlen);
 }
 
 /* The serials in DIR/revoked.txt into v.  0 or -1 with err. */
 static int
 read_revoked(const char *dir, struct strvec *v, char *err, size_t errlen)
 {
-	return read_serials(dir, CA_REVOKED_FILE, NULL, v, err, errlen);
+	return read_records(dir, CA_REVOKED_FILE, v, NULL, err, errlen);
 }
 
 /* Is x's serial among the revoked ones? */
@@ -881,115 +950,335 @@ out:
 	return rc;
 }
 
-/* Every serial issued under name into v: DIR/NAME.crt's (when there is
- * one), and those in issued.txt and superseded.txt.  0 or -1 with err. */
+/* DIR/NAME.crt's serial onto v when there is one.  0 or -1 with err. */
 static int
-name_serials(const char *dir, const char *name, struct strvec *v, char *err, size_t errlen)
+crt_serial(const char *dir, const char *name, struct strvec *v, char *err, size_t errlen)
 {
 	char crt[PATH_MAX], *hex;
 	X509 *x;
 
 	if (ca_path(crt, sizeof(crt), dir, name, ".crt", err, errlen) < 0)
 		return -1;
-	if (access(crt, F_OK) == 0 || errno != ENOENT) {
-		if ((x = read_cert(crt, err, errlen)) == NULL)
-			return -1;
-		hex = serial_hex(x);
-		X509_free(x);
-		if (hex == NULL) {
-			seterr(err, errlen, "%s: cannot read the serial number", crt);
-			return -1;
-		}
-		strvec_push_owned(v, hex);
-	}
-	if (read_serials(dir, CA_ISSUED_FILE, name, v, err, errlen) < 0 ||
-	    read_serials(dir, CA_SUPERSEDED_FILE, name, v, err, errlen) < 0)
+	if (access(crt, F_OK) < 0 && errno == ENOENT)
+		return 0;
+	if ((x = read_cert(crt, err, errlen)) == NULL)
 		return -1;
-	if (v->n == 0) {
-		seterr(err, errlen, "%s: no certificate issued under this name (no %s, not in "
-		    "%s/%s)", name, crt, dir, CA_ISSUED_FILE);
+	hex = serial_hex(x);
+	X509_free(x);
+	if (hex == NULL) {
+		seterr(err, errlen, "%s: cannot read the serial number", crt);
 		return -1;
 	}
+	strvec_push_owned(v, hex);
 	return 0;
+}
+
+/* -1 with "nothing issued under name" in err when v is empty, else 0. */
+static int
+some_serial(const char *dir, const char *name, const struct strvec *v, char *err,
+    size_t errlen)
+{
+	if (v->n > 0)
+		return 0;
+	seterr(err, errlen, "%s: no certificate issued under this name (no %s/%s.crt, not in "
+	    "%s/%s)", name, dir, name, dir, CA_ISSUED_FILE);
+	return -1;
+}
+
+#define REVOKE_ERR_MAX (PATH_MAX + 512)
+
+/* A "SERIAL NAME" file ca revoke reads once: its serials, looked up by
+ * name (every place); err is why it could not be read ("": it was). */
+struct by_name {
+	struct strvec serials, names;
+	struct sset index;
+	char err[REVOKE_ERR_MAX];
+};
+
+/* What ca revoke reads once for all its names. */
+struct revoker {
+	const char *dir;
+	X509 *cacert;
+	EVP_PKEY *cakey;
+	char ca_err[REVOKE_ERR_MAX], rev_err[REVOKE_ERR_MAX];	/* "": read */
+	struct by_name issued, superseded;
+	struct strvec revoked;	/* DIR/revoked.txt's serials, sorted, and those added */
+	int crl;		/* a name was revoked: DIR/ca.crl is to be written */
+};
+
+/* DIR/FILE into b. */
+static void
+by_name_read(struct by_name *b, const char *dir, const char *file)
+{
+	if (read_records(dir, file, &b->serials, &b->names, b->err, sizeof(b->err)) < 0) {
+		strvec_free(&b->serials);
+		strvec_free(&b->names);
+	} else
+		b->err[0] = '\0';
+	sset_make_all(&b->index, &b->names);
+}
+
+/* b's serials of name onto v, in file order.  0 or -1 with err. */
+static int
+by_name_serials(const struct by_name *b, const char *name, struct strvec *v, char *err,
+    size_t errlen)
+{
+	long i = sset_first(&b->index, name);
+
+	if (b->err[0] != '\0') {
+		seterr(err, errlen, "%s", b->err);
+		return -1;
+	}
+	for (; i >= 0 && (size_t)i < b->index.n && strcmp(b->index.v[i].serial, name) == 0; i++)
+		strvec_push(v, b->serials.v[b->index.v[i].at]);
+	return 0;
+}
+
+/* qsort, bsearch: two strings. */
+static int
+str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Is s in the sorted v?  Its place (or where it goes) in *at. */
+static int
+sorted_find(const struct strvec *v, const char *s, size_t *at)
+{
+	size_t lo = 0, hi = v->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(v->v[mid], s);
+
+		if (c == 0) {
+			*at = mid;
+			return 1;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*at = lo;
+	return 0;
+}
+
+/* Read DIR's CA, records and revocations once into r. */
+static void
+revoker_open(struct revoker *r, const char *dir)
+{
+	memset(r, 0, sizeof(*r));
+	r->dir = dir;
+	load_ca(dir, &r->cacert, &r->cakey, r->ca_err, sizeof(r->ca_err));
+	by_name_read(&r->issued, dir, CA_ISSUED_FILE);
+	by_name_read(&r->superseded, dir, CA_SUPERSEDED_FILE);
+	if (read_revoked(dir, &r->revoked, r->rev_err, sizeof(r->rev_err)) < 0)
+		strvec_free(&r->revoked);
+	qsort(r->revoked.v, r->revoked.n, sizeof(*r->revoked.v), str_cmp);
+}
+
+/* Free what revoker_open read. */
+static void
+revoker_close(struct revoker *r)
+{
+	struct by_name *b[] = { &r->issued, &r->superseded };
+
+	for (size_t i = 0; i < 2; i++) {
+		strvec_free(&b[i]->serials);
+		strvec_free(&b[i]->names);
+		free(b[i]->index.v);
+	}
+	strvec_free(&r->revoked);
+	X509_free(r->cacert);
+	EVP_PKEY_free(r->cakey);
+}
+
+/* Every serial issued under name into v: DIR/NAME.crt's (when there is
+ * one), and those in issued.txt and superseded.txt.  0 or -1 with err. */
+static int
+name_serials(const struct revoker *r, const char *name, struct strvec *v, char *err,
+    size_t errlen)
+{
+	/* the current certificate, every one `ca renew` replaced and every one
+	 * bootstrap installed: no certificate of the name stays valid */
+	if (crt_serial(r->dir, name, v, err, errlen) < 0 ||
+	    by_name_serials(&r->issued, name, v, err, errlen) < 0 ||
+	    by_name_serials(&r->superseded, name, v, err, errlen) < 0)
+		return -1;
+	return some_serial(r->dir, name, v, err, errlen);
+}
+
+/* serial onto DIR/revoked.txt under name, unless it is there already. */
+static int
+revoke_serial(struct revoker *r, const char *serial, const char *name, char *err,
+    size_t errlen)
+{
+	struct strvec *v = &r->revoked;
+	char *last;
+	size_t at;
+
+	if (sorted_find(v, serial, &at))
+		return 0;
+	if (append_serial(r->dir, CA_REVOKED_FILE, serial, name, err, errlen) < 0)
+		return -1;
+	strvec_push(v, serial);	/* at the end, then moved to its place */
+	last = v->v[v->n - 1];
+	memmove(v->v + at + 1, v->v + at, (v->n - 1 - at) * sizeof(*v->v));
+	v->v[at] = last;
+	return 0;
+}
+
+/* Revoke name's every certificate in DIR/revoked.txt (not yet the CRL);
+ * their serials onto done (may be NULL).  0 or -1 with err. */
+static int
+revoke_name(struct revoker *r, const char *name, struct strvec *done, char *err,
+    size_t errlen)
+{
+	struct strvec all = { 0 };
+	int rc = -1;
+
+	if (ca_name_check(name, err, errlen) < 0)
+		return -1;
+	if (r->ca_err[0] != '\0') {
+		seterr(err, errlen, "%s", r->ca_err);
+		return -1;
+	}
+	if (name_serials(r, name, &all, err, errlen) < 0)
+		goto out;
+	if (r->rev_err[0] != '\0') {
+		seterr(err, errlen, "%s", r->rev_err);
+		goto out;
+	}
+	for (size_t i = 0; i < all.n; i++)
+		if (revoke_serial(r, all.v[i], name, err, errlen) < 0)
+			goto out;
+	for (size_t i = 0; done && i < all.n; i++)
+		if (!strvec_contains(done, all.v[i]))
+			strvec_push(done, all.v[i]);
+	r->crl = 1;
+	rc = 0;
+out:
+	strvec_free(&all);
+	return rc;
+}
+
+int
+ca_revoke_names(const char *dir, const char *const *names, size_t n, ca_revoke_fn fn,
+    void *arg)
+{
+	struct strvec *done = xcalloc(n ? n : 1, sizeof(*done));
+	char **errs = xcalloc(n ? n : 1, sizeof(*errs)), err[REVOKE_ERR_MAX], crlerr[1024] = "";
+	struct revoker r;
+	int failed = 0;
+
+	revoker_open(&r, dir);
+	for (size_t i = 0; i < n; i++)
+		if (revoke_name(&r, names[i], &done[i], err, sizeof(err)) < 0)
+			errs[i] = xstrdup(err);
+	/* the CRL once for every name: each of them fails when it cannot be
+	 * written */
+	if (r.crl && crl_write(dir, r.cacert, r.cakey, crlerr, sizeof(crlerr)) < 0)
+		for (size_t i = 0; i < n; i++)
+			if (errs[i] == NULL)
+				errs[i] = xstrdup(crlerr);
+	for (size_t i = 0; i < n; i++) {
+		failed += errs[i] != NULL;
+		fn(arg, names[i], &done[i], errs[i]);
+		free(errs[i]);
+		strvec_free(&done[i]);
+	}
+	revoker_close(&r);
+	free(errs);
+	free(done);
+	return failed;
+}
+
+/* ca_revoke's ca_revoke_fn: the name's serials and error. */
+struct revoke_one {
+	struct strvec *done;
+	char *err;
+	size_t errlen;
+};
+
+/* ca_revoke_fn of ca_revoke. */
+static void
+revoke_one(void *arg, const char *name, const struct strvec *done, const char *err)
+{
+	struct revoke_one *o = arg;
+
+	(void)name;
+	if (err != NULL)
+		seterr(o->err, o->errlen, "%s", err);
+	for (size_t i = 0; o->done && i < done->n; i++)
+		if (!strvec_contains(o->done, done->v[i]))
+			strvec_push(o->done, done->v[i]);
 }
 
 int
 ca_revoke(const char *dir, const char *name, struct strvec *done, char *err, size_t errlen)
 {
-	struct strvec serials = { 0 }, all = { 0 };
-	EVP_PKEY *cakey = NULL;
-	X509 *cacert = NULL;
-	int rc = -1;
+	struct revoke_one o = { done, err, errlen };
 
-	if (ca_name_check(name, err, errlen) < 0 || load_ca(dir, &cacert, &cakey, err, errlen) < 0)
-		return -1;
-	/* the current certificate, every one `ca renew` replaced and every one
-	 * bootstrap installed: no certificate of the name stays valid */
-	if (name_serials(dir, name, &all, err, errlen) < 0 ||
-	    read_revoked(dir, &serials, err, errlen) < 0)
-		goto out;
-	for (size_t i = 0; i < all.n; i++) {
-		if (strvec_contains(&serials, all.v[i]))
-			continue;
-		if (append_serial(dir, CA_REVOKED_FILE, all.v[i], name, err, errlen) < 0)
-			goto out;
-		strvec_push(&serials, all.v[i]);
-	}
-	for (size_t i = 0; done && i < all.n; i++)
-		if (!strvec_contains(done, all.v[i]))
-			strvec_push(done, all.v[i]);
-	rc = crl_write(dir, cacert, cakey, err, errlen);
-out:
-	strvec_free(&serials);
-	strvec_free(&all);
-	X509_free(cacert);
-	EVP_PKEY_free(cakey);
-	return rc;
+	return ca_revoke_names(dir, &name, 1, revoke_one, &o) ? -1 : 0;
 }
 
-/* Is this knobctl's certificate in path (none there: no) a controller's
- * whose serial is among serials?  1 yes (why names it), else 0. */
-static int
-controller_among(const char *path, const struct strvec *serials, char *why, size_t whylen)
+/* The serial of this knobctl's certificate in path when it is a
+ * controller's (malloc'd), else (none there, unreadable) NULL. */
+static char *
+own_controller_serial(const char *path)
 {
 	char role[64] = "", err[256], *hex = NULL;
 	X509 *x = NULL;
-	int rc = 0;
 
-	if (access(path, F_OK) < 0 || (x = read_cert(path, err, sizeof(err))) == NULL)
-		goto out;
-	X509_NAME_get_text_by_NID(X509_get_subject_name(x), NID_organizationalUnitName, role,
-	    sizeof(role));
-	hex = serial_hex(x);
-	if (hex && strvec_contains(serials, hex) && strcmp(role, KNOB_ROLE_CONTROLLER) == 0) {
-		seterr(why, whylen, "%s (serial %s), this knobctl's certificate, has role '%s': once "
-		    "bootstrap pushes the CRL, every agent refuses a knobctl that uses it (give "
-		    "--force to revoke it anyway)", path, hex, role);
-		rc = 1;
+	if (access(path, F_OK) == 0 && (x = read_cert(path, err, sizeof(err))) != NULL) {
+		X509_NAME_get_text_by_NID(X509_get_subject_name(x), NID_organizationalUnitName,
+		    role, sizeof(role));
+		if (strcmp(role, KNOB_ROLE_CONTROLLER) == 0)
+			hex = serial_hex(x);
 	}
-out:
 	ERR_clear_error();
-	free(hex);
 	X509_free(x);
-	return rc;
+	return hex;
 }
 
-int
-ca_revoke_check(const char *dir, const char *name, const char *own, char *why, size_t whylen)
+/* Is serial (may be NULL) among name's?  Errors are not (ca revoke reports
+ * them). */
+static int
+name_has_serial(const struct revoker *r, const char *name, const char *serial)
 {
 	struct strvec all = { 0 };
-	int rc = -1;
+	char err[REVOKE_ERR_MAX];
+	int in = serial && ca_name_check(name, err, sizeof(err)) == 0 &&
+	    name_serials(r, name, &all, err, sizeof(err)) == 0 && strvec_contains(&all, serial);
+
+	strvec_free(&all);
+	return in;
+}
+
+long
+ca_revoke_check(const char *dir, const char *const *names, size_t n, const char *own,
+    char *why, size_t whylen)
+{
+	struct revoker r;
+	char *hex;
+	long at = -1;
 
 	/* another controller's certificate (a leaked one, an old head's) is
 	 * what revocation is for: only this knobctl's own is guarded */
-	if (own == NULL)
-		return 0;
-	if (ca_name_check(name, why, whylen) < 0 || name_serials(dir, name, &all, why, whylen) < 0)
-		goto out;
-	rc = controller_among(own, &all, why, whylen);
-out:
-	strvec_free(&all);
-	return rc;
+	if (own == NULL || (hex = own_controller_serial(own)) == NULL)
+		return -1;
+	revoker_open(&r, dir);
+	for (size_t i = 0; at < 0 && i < n; i++)
+		if (name_has_serial(&r, names[i], hex))
+			at = (long)i;
+	if (at >= 0)
+		seterr(why, whylen, "%s (serial %s), this knobctl's certificate, has role '%s': once "
+		    "bootstrap pushes the CRL, every agent refuses a knobctl that uses it (give "
+		    "--force to revoke it anyway)", own, hex, KNOB_ROLE_CONTROLLER);
+	revoker_close(&r);
+	free(hex);
+	return at;
 }
 
 int
@@ -1322,64 +1611,6 @@ out:
 	return rc;
 }
 
-/* A serial of a list and its first place there. */
-struct sidx {
-	const char *serial;
-	size_t at;
-};
-
-/* A list's serials sorted once, each at its first place, for bsearch: ca
- * list matches thousands of certificates against thousands of records. */
-struct sset {
-	struct sidx *v;
-	size_t n;
-};
-
-/* qsort: by serial, then by place. */
-static int
-sidx_cmp(const void *a, const void *b)
-{
-	const struct sidx *x = a, *y = b;
-	int c = strcmp(x->serial, y->serial);
-
-	if (c != 0)
-		return c;
-	return x->at < y->at ? -1 : x->at > y->at;
-}
-
-/* bsearch: a serial against an sidx. */
-static int
-sidx_key(const void *key, const void *e)
-{
-	return strcmp(key, ((const struct sidx *)e)->serial);
-}
-
-/* The set of v's serials (v must outlive it). */
-static void
-sset_make(struct sset *set, const struct strvec *v)
-{
-	size_t n = 0;
-
-	set->v = xcalloc(v->n ? v->n : 1, sizeof(*set->v));
-	for (size_t i = 0; i < v->n; i++)
-		set->v[i] = (struct sidx){ v->v[i], i };
-	qsort(set->v, v->n, sizeof(*set->v), sidx_cmp);
-	for (size_t i = 0; i < v->n; i++)	/* the first place of each serial */
-		if (n == 0 || strcmp(set->v[n - 1].serial, set->v[i].serial) != 0)
-			set->v[n++] = set->v[i];
-	set->n = n;
-}
-
-/* Where serial first is in set's list, or -1. */
-static long
-sset_find(const struct sset *set, const char *serial)
-{
-	const struct sidx *e = set->n ? bsearch(serial, set->v, set->n, sizeof(*set->v),
-	    sidx_key) : NULL;
-
-	return e ? (long)e->at : -1;
-}
-
 /* The sets ca_list looks serials up in. */
 struct list_sets {
 	struct sset revoked;	/* the CRL's (or DIR/revoked.txt's) */
@@ -1516,7 +1747,7 @@ list_read_records(struct ca_listing *l, const char *dir, const char *file,
 {
 	char msg[PATH_MAX + 512];
 
-	if (read_records(dir, file, NULL, serials, names, msg, sizeof(msg)) < 0) {
+	if (read_records(dir, file, serials, names, msg, sizeof(msg)) < 0) {
 		list_error(l, msg);
 		strvec_free(serials);
 		strvec_free(names);

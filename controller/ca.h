@@ -37,13 +37,23 @@ int ca_issue_fleet(const char *dir, const char *cn, const char *const *names, si
  * (hex) are added to done when it is not NULL.  0 or -1 with err (also
  * when nothing was ever issued under NAME). */
 int ca_revoke(const char *dir, const char *name, struct strvec *done, char *err, size_t errlen);
-/* Would ca_revoke(dir, name) revoke this knobctl's own controller
- * certificate: own (may be NULL: no) when it is a controller's and among
- * the name's serials?  0 no, 1 yes (why names the certificate and its
- * role), -1 error (why).  Other controllers' certificates are not guarded:
- * revoking a leaked or retired one is what revocation is for. */
-int ca_revoke_check(const char *dir, const char *name, const char *own, char *why,
-    size_t whylen);
+/* What ca_revoke_names did for one name: its serials (done), or err when
+ * it failed (then done is not to be reported). */
+typedef void (*ca_revoke_fn)(void *arg, const char *name, const struct strvec *done,
+    const char *err);
+/* ca_revoke of each of names, reading DIR's records once and writing
+ * DIR/ca.crl once (for thousands of names); fn(arg, ...) for each name, in
+ * order, once the CRL is written.  The number of names that failed. */
+int ca_revoke_names(const char *dir, const char *const *names, size_t n, ca_revoke_fn fn,
+    void *arg);
+/* Would ca_revoke_names(dir, names, n) revoke this knobctl's own
+ * controller certificate: own (may be NULL: no) when it is a controller's
+ * and among a name's serials?  The first such name's index (why names the
+ * certificate and its role), else -1 (a name whose serials cannot be read
+ * is not).  Other controllers' certificates are not guarded: revoking a
+ * leaked or retired one is what revocation is for. */
+long ca_revoke_check(const char *dir, const char *const *names, size_t n, const char *own,
+    char *why, size_t whylen);
 /* Does the CRL pem (len bytes) revoke the certificate in cert?  1 yes (why:
  * "CERT (serial S)"), 0 no, -1 either cannot be read (why). */
 int ca_crl_revokes(const char *pem, size_t len, const char *cert, char *why, size_t whylen);

@@ -150,14 +150,36 @@ ca_revoke_guard(struct ctl *ctl, const char *dir, const struct ca_args *a)
 	const char *own = ctl == NULL ? NULL : ctl->cert ? ctl->cert : ctl->inv ? ctl->inv->cert :
 	    NULL;
 	char err[1024];
+	long i;
 
-	for (int i = 0; i < a->n && !a->force; i++)
-		if (ca_revoke_check(dir, a->v[i], own, err, sizeof(err)) == 1) {
-			fprintf(stderr, "knobctl: ca revoke: %s: not revoked: the controller "
-			    "certificate %s\n", a->v[i], err);
-			return -1;
-		}
-	return 0;
+	if (a->force || (i = ca_revoke_check(dir, (const char *const *)a->v, (size_t)a->n, own,
+	    err, sizeof(err))) < 0)
+		return 0;
+	fprintf(stderr, "knobctl: ca revoke: %s: not revoked: the controller certificate %s\n",
+	    a->v[i], err);
+	return -1;
+}
+
+/* What ca revoke's ca_revoke_fn prints to. */
+struct ca_revoke_out {
+	const struct ca_out *o;
+	const char *dir;
+	int written;
+};
+
+/* ca_revoke_fn: a name revoked, or why not. */
+static void
+ca_revoke_one(void *arg, const char *name, const struct strvec *done, const char *err)
+{
+	struct ca_revoke_out *r = arg;
+
+	if (err != NULL) {
+		ca_failed(r->o, "revoke", name, err);
+		return;
+	}
+	ca_revoked(r->o, name, done);
+	if (r->o->doc == NULL || !r->written++)
+		ca_wrote(r->o, r->dir, TLS_CRL_FILE, "push it with knobctl bootstrap");
 }
 
 /* ca revoke NAME...: every certificate of each name into the CRL
@@ -166,30 +188,18 @@ ca_revoke_guard(struct ctl *ctl, const char *dir, const struct ca_args *a)
 static int
 ca_cmd_revoke(struct ctl *ctl, const struct ca_out *o, const struct ca_args *a)
 {
-	char buf[4096], err[1024];
-	const char *dir;
-	int failed = 0, written = 0;
+	char buf[4096];
+	struct ca_revoke_out r = { o, NULL, 0 };
 
 	if (a->n < 1) {
 		ca_usage(stderr);
 		return 2;
 	}
-	if ((dir = ca_dir_of(ctl, a, buf, sizeof(buf))) == NULL || ca_revoke_guard(ctl, dir, a) < 0)
+	if ((r.dir = ca_dir_of(ctl, a, buf, sizeof(buf))) == NULL ||
+	    ca_revoke_guard(ctl, r.dir, a) < 0)
 		return 2;
-	for (int i = 0; i < a->n; i++) {
-		struct strvec done = { 0 };
-
-		if (ca_revoke(dir, a->v[i], &done, err, sizeof(err)) < 0) {
-			ca_failed(o, "revoke", a->v[i], err);
-			failed++;
-		} else {
-			ca_revoked(o, a->v[i], &done);
-			if (o->doc == NULL || !written++)
-				ca_wrote(o, dir, TLS_CRL_FILE, "push it with knobctl bootstrap");
-		}
-		strvec_free(&done);
-	}
-	return failed ? 1 : 0;
+	return ca_revoke_names(r.dir, (const char *const *)a->v, (size_t)a->n, ca_revoke_one,
+	    &r) ? 1 : 0;
 }
 
 /* Why ca_renew did not renew a certificate: the JSON reason, the text. */
