@@ -1075,7 +1075,8 @@ revoker_open(struct revoker *r, const char *dir)
 	by_name_read(&r->superseded, dir, CA_SUPERSEDED_FILE);
 	if (read_revoked(dir, &r->revoked, r->rev_err, sizeof(r->rev_err)) < 0)
 		strvec_free(&r->revoked);
-	qsort(r->revoked.v, r->revoked.n, sizeof(*r->revoked.v), str_cmp);
+	if (r->revoked.n > 1)
+		qsort(r->revoked.v, r->revoked.n, sizeof(*r->revoked.v), str_cmp);
 }
 
 /* Free what revoker_open read. */
