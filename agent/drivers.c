@@ -135,19 +135,6 @@ tune_write_default(struct agent *a, const Knob__Setting *s, const char *target,
 	return tune_write_path(a, target, value, msg, msglen);
 }
 
-static int
-cmp_str(const void *x, const void *y)
-{
-	return strcmp(*(char *const *)x, *(char *const *)y);
-}
-
-void
-tune_strvec_sort(struct strvec *v)
-{
-	if (v->n > 1)
-		qsort(v->v, v->n, sizeof(*v->v), cmp_str);
-}
-
 int
 tune_is_glob(const char *key)
 {

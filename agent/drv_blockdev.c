@@ -68,7 +68,7 @@ bd_resolve(struct agent *a, const Knob__Setting *s, struct strvec *out, char *ms
 		strvec_push(&names, s->key);	/* one name: its attr must exist, below */
 	else if (bd_list(a, s->key, &names, msg, msglen) < 0)
 		return -errno;
-	tune_strvec_sort(&names);
+	strvec_sort(&names);
 	for (size_t i = 0; i < names.n; i++) {
 		if (bd_path(s, names.v[i], path, sizeof(path)) < 0 ||
 		    agent_path(a, full, sizeof(full), path) < 0 || !tune_fd_exists(full))

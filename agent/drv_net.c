@@ -230,7 +230,7 @@ net_uppers_read(struct nl_sock *sk, const char *target, char *buf, size_t len, c
 			strvec_push(&v, one);
 		}
 	nl_cache_free(cache);
-	tune_strvec_sort(&v);
+	strvec_sort(&v);
 	buf[0] = '\0';
 	for (size_t i = 0; i < v.n && o < len; i++)
 		o += (size_t)snprintf(buf + o, len - o, "%s%s", i ? " " : "", v.v[i]);

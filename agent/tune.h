@@ -258,8 +258,6 @@ int tune_check_default(struct agent *a, const Knob__Setting *s, const char *targ
     const char *value, char *msg, size_t msglen);
 /* file() of drivers whose targets are the files themselves. */
 int tune_file_default(const Knob__Setting *s, const char *target, char *buf, size_t len);
-/* Sort v's strings (strcmp order), in place. */
-void tune_strvec_sort(struct strvec *v);
 /* Whether a key is a glob pattern (names no single thing). */
 int tune_is_glob(const char *key);
 

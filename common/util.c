@@ -176,6 +176,58 @@ strvec_index(const struct strvec *sv, const char *s)
 	return -1;
 }
 
+/* qsort: two strings. */
+static int
+strp_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void
+strvec_sort(struct strvec *sv)
+{
+	if (sv->n > 1)
+		qsort(sv->v, sv->n, sizeof(*sv->v), strp_cmp);
+}
+
+int
+strvec_sorted_find(const struct strvec *sv, const char *s, size_t *at)
+{
+	size_t lo = 0, hi = sv->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(sv->v[mid], s);
+
+		if (c == 0) {
+			*at = mid;
+			return 1;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*at = lo;
+	return 0;
+}
+
+void
+size_fmt(char *buf, size_t len, uint64_t v)
+{
+	static const char suf[] = "kmgt";
+	int i = -1;
+
+	while (v >= 1024 && v % 1024 == 0 && i < 3) {
+		v /= 1024;
+		i++;
+	}
+	if (i < 0)
+		snprintf(buf, len, "%llu", (unsigned long long)v);
+	else
+		snprintf(buf, len, "%llu%c", (unsigned long long)v, suf[i]);
+}
+
 uint64_t
 now_real_ns(void)
 {

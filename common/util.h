@@ -39,6 +39,14 @@ void strvec_free(struct strvec *sv);
 int strvec_contains(const struct strvec *sv, const char *s);
 /* Index of the first s in sv, -1 when absent. */
 long strvec_index(const struct strvec *sv, const char *s);
+/* Sort sv's strings (strcmp order). */
+void strvec_sort(struct strvec *sv);
+/* Is s in sv, sorted by strvec_sort?  Its place (or where it would go) in
+ * *at. */
+int strvec_sorted_find(const struct strvec *sv, const char *s, size_t *at);
+/* Binary size for people: "4k", "1m", "16g", "4500": the largest unit of
+ * kmgt that divides v. */
+void size_fmt(char *buf, size_t len, uint64_t v);
 
 uint64_t now_real_ns(void);	/* CLOCK_REALTIME */
 uint64_t now_mono_ns(void);	/* CLOCK_MONOTONIC */

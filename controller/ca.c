@@ -1034,36 +1034,6 @@ by_name_serials(const struct by_name *b, const char *name, struct strvec *v, cha
 	return 0;
 }
 
-/* qsort, bsearch: two strings. */
-static int
-str_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Is s in the sorted v?  Its place (or where it goes) in *at. */
-static int
-sorted_find(const struct strvec *v, const char *s, size_t *at)
-{
-	size_t lo = 0, hi = v->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(v->v[mid], s);
-
-		if (c == 0) {
-			*at = mid;
-			return 1;
-		}
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	*at = lo;
-	return 0;
-}
-
 /* Read DIR's CA, records and revocations once into r. */
 static void
 revoker_open(struct revoker *r, const char *dir)
@@ -1075,8 +1045,7 @@ revoker_open(struct revoker *r, const char *dir)
 	by_name_read(&r->superseded, dir, CA_SUPERSEDED_FILE);
 	if (read_revoked(dir, &r->revoked, r->rev_err, sizeof(r->rev_err)) < 0)
 		strvec_free(&r->revoked);
-	if (r->revoked.n > 1)
-		qsort(r->revoked.v, r->revoked.n, sizeof(*r->revoked.v), str_cmp);
+	strvec_sort(&r->revoked);
 }
 
 /* Free what revoker_open read. */
@@ -1119,7 +1088,7 @@ revoke_serial(struct revoker *r, const char *serial, const char *name, char *err
 	char *last;
 	size_t at;
 
-	if (sorted_find(v, serial, &at))
+	if (strvec_sorted_find(v, serial, &at))
 		return 0;
 	if (append_serial(r->dir, CA_REVOKED_FILE, serial, name, err, errlen) < 0)
 		return -1;

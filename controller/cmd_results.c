@@ -704,8 +704,8 @@ point_label(char *buf, size_t len, json_object *p)
 	json_object *pr = json_object_object_get(p, "params");
 	char bs[16], sz[16];
 
-	rundoc_fmt_size(bs, sizeof(bs), (int64_t)js_num(pr, "block_size"));
-	rundoc_fmt_size(sz, sizeof(sz), (int64_t)js_num(pr, "file_size"));
+	size_fmt(bs, sizeof(bs), (uint64_t)js_num(pr, "block_size"));
+	size_fmt(sz, sizeof(sz), (uint64_t)js_num(pr, "file_size"));
 	if (rundoc_metric_of(js_str(p, "kind")) == M_OPS)
 		snprintf(bs, sizeof(bs), "-"), snprintf(sz, sizeof(sz), "-");
 	snprintf(buf, len, "%-10s %4lld %4lld %5s %6s %-3s %-3s %-3s", js_str(p, "kind"),

@@ -68,8 +68,8 @@ workload_title(char *buf, size_t len, const struct point *p)
 	json_object *pr = json_object_object_get(p->first, "params");
 	char bs[16], sz[16];
 
-	rundoc_fmt_size(bs, sizeof(bs), (int64_t)js_num(pr, "block_size"));
-	rundoc_fmt_size(sz, sizeof(sz), (int64_t)js_num(pr, "file_size"));
+	size_fmt(bs, sizeof(bs), (uint64_t)js_num(pr, "block_size"));
+	size_fmt(sz, sizeof(sz), (uint64_t)js_num(pr, "file_size"));
 	if (p->metric == M_OPS)
 		snprintf(buf, len, "%s, %lld files per dir, write size %lld", p->kind,
 		    (long long)js_num(pr, "files_per_dir"), (long long)js_num(pr, "write_size"));

@@ -245,22 +245,6 @@ rundoc_fmt_rate(char *buf, size_t len, double v, int metric, int decimal)
 		snprintf(buf, len, "%.1f %s", rundoc_scale(v, M_BW, decimal), decimal ? "MB/s" : "MiB/s");
 }
 
-void
-rundoc_fmt_size(char *buf, size_t len, int64_t v)
-{
-	static const char suf[] = "kmgt";
-	int i = -1;
-
-	while (v >= 1024 && v % 1024 == 0 && i < 3) {
-		v /= 1024;
-		i++;
-	}
-	if (i < 0)
-		snprintf(buf, len, "%lld", (long long)v);
-	else
-		snprintf(buf, len, "%lld%c", (long long)v, suf[i]);
-}
-
 static void
 fmt_ns(char *buf, size_t len, double ns)
 {
@@ -405,7 +389,7 @@ fmt_cell(char *buf, size_t len, const struct rundoc_field *f, const struct point
 		if (pt->metric == M_OPS)
 			snprintf(buf, len, "-");	/* metadata: files, not blocks */
 		else
-			rundoc_fmt_size(buf, len, v ? json_object_get_int64(v) : 0);
+			size_fmt(buf, len, v ? (uint64_t)json_object_get_int64(v) : 0);
 		return;
 	case RFF_BOOL: snprintf(buf, len, "%s", v && json_object_get_boolean(v) ? "yes" : "no"); return;
 	default: snprintf(buf, len, "-"); return;
@@ -511,8 +495,8 @@ rundoc_print_peaks(FILE *f, json_object *doc, int decimal)
 		char bs[16], sz[16], a[32], b[32];
 
 		json_object_object_get_ex(ph, "params", &pr);
-		rundoc_fmt_size(bs, sizeof(bs), (int64_t)js_num(pr, "block_size"));
-		rundoc_fmt_size(sz, sizeof(sz), (int64_t)js_num(pr, "file_size"));
+		size_fmt(bs, sizeof(bs), (uint64_t)js_num(pr, "block_size"));
+		size_fmt(sz, sizeof(sz), (uint64_t)js_num(pr, "file_size"));
 		if (pk[i].metric == M_OPS) {
 			snprintf(bs, sizeof(bs), "-");
 			snprintf(sz, sizeof(sz), "-");

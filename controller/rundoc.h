@@ -85,8 +85,6 @@ const char *rundoc_unit_name(int metric, int decimal);
 /* Scale v (bytes/s, IOPS or ops/s) into the unit rundoc_unit_name names
  * (MiB/s or MB/s for bandwidth). */
 double rundoc_scale(double v, int metric, int decimal);
-/* Binary size for people: "4k", "1m", "16g", exact when possible. */
-void rundoc_fmt_size(char *buf, size_t len, int64_t v);
 
 /* Print a run document as the bench table: one line per point (mean ± sd
  * over repeats), with block size, size, direct, fsync and shared, then the

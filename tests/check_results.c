@@ -1689,9 +1689,9 @@ START_TEST(t_units)
 	ck_assert_int_eq(rundoc_metric(ph, &v), 0);
 	ck_assert_double_eq_tol(v, 2500, 1e-9);
 	ck_assert_int_eq(rundoc_metric_of("md-stat"), M_OPS);
-	rundoc_fmt_size(b, sizeof(b), 16 << 20);
+	size_fmt(b, sizeof(b), 16 << 20);
 	ck_assert_str_eq(b, "16m");
-	rundoc_fmt_size(b, sizeof(b), 47008);
+	size_fmt(b, sizeof(b), 47008);
 	ck_assert_str_eq(b, "47008");
 	json_object_put(ph);
 	ph = mk_phase("seq-read", 4, 1, 1e9, 4096, "failed");
