@@ -641,13 +641,57 @@ push_btrfs(struct agent *a, const char *name, const char *why, struct strvec *ou
 	globfree(&g);
 }
 
+/* Whether udev database file path (SYSROOT/run/udev/data/bMAJ:MIN)
+ * records a ZFS member of pool: udev's blkid builtin writes
+ * E:ID_FS_TYPE=zfs_member and E:ID_FS_LABEL=POOL (a pool name has only
+ * characters udev keeps as they are). */
+static int
+udev_zfs_member(const char *path, const char *pool)
+{
+	char buf[16384], label[300];
+	ssize_t n = read_small_file(path, buf + 1, sizeof(buf) - 2);
+
+	if (n <= 0)
+		return 0;
+	buf[0] = '\n';	/* every line, the first and the last too, between newlines */
+	memcpy(buf + 1 + n, "\n", 2);
+	snprintf(label, sizeof(label), "\nE:ID_FS_LABEL=%s\n", pool);
+	return strstr(buf, "\nE:ID_FS_TYPE=zfs_member\n") != NULL && strstr(buf, label) != NULL;
+}
+
+/* Every device of ZFS pool of dataset src (POOL/...): the block devices
+ * the udev database (SYSROOT/run/udev/data) records as members of POOL.
+ * ZFS puts its MAJ:MIN on no device, and sysfs lists no pool's vdevs. */
+static void
+push_zpool(struct agent *a, const char *src, const char *why, struct strvec *out,
+    struct strvec *whys)
+{
+	char pool[256], dir[PATH_MAX], path[PATH_MAX + 300], rel[300];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(pool, sizeof(pool), "%.*s", (int)strcspn(src, "/"), src);
+	if (agent_path(a, dir, sizeof(dir), "/run/udev/data") < 0 || (d = opendir(dir)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] != 'b' || strchr(de->d_name, ':') == NULL)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (!udev_zfs_member(path, pool))
+			continue;
+		snprintf(rel, sizeof(rel), "/sys/dev/block/%.250s", de->d_name + 1);
+		push_link(a, rel, why, out, whys, 0);
+	}
+	closedir(d);
+}
+
 /* The devices a mountinfo line's source names (the field after " - FSTYPE
  * "): each /dev path (bcachefs joins several with ':') resolved under
  * the sysroot (/dev/mapper/X is a link to dm-N) and found in
- * /sys/class/block, and for btrfs the other devices of the file system.
- * For the file systems whose MAJ:MIN is anonymous (btrfs, bcachefs: no
- * /sys/dev/block/0:N); a source that is not a /dev path (a ZFS dataset)
- * names none. */
+ * /sys/class/block, and for btrfs the other devices of the file system;
+ * for a ZFS dataset (POOL/...), the pool's devices (push_zpool).  For
+ * the file systems whose MAJ:MIN is anonymous (btrfs, bcachefs, zfs: no
+ * /sys/dev/block/0:N). */
 static void
 push_source(struct agent *a, const char *line, const char *why, struct strvec *out,
     struct strvec *whys)
@@ -657,6 +701,10 @@ push_source(struct agent *a, const char *line, const char *why, struct strvec *o
 
 	if (sep == NULL || sscanf(sep + 3, "%63s %1023s", fstype, src) != 2)
 		return;
+	if (strcmp(fstype, "zfs") == 0) {
+		push_zpool(a, src, why, out, whys);
+		return;
+	}
 	for (char *d = strtok_r(src, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
 		const char *name;
 

@@ -4507,18 +4507,30 @@ static const struct anon_case {
 	const char *name, *mountinfo;	/* %s: the swap file's MAJ:MIN */
 	int swapfile, btrfs_multi;
 	const char *protected;		/* the disks protected, the others changed */
+	const char *udev[3];		/* run/udev/data/b8:18, b8:32, b8:48 */
 } anon_cases[] = {
-	{ "ext4", "27 1 8:18 / / rw,relatime - ext4 /dev/sdb2 rw\n", 0, 0, "sdb" },
+	{ "ext4", "27 1 8:18 / / rw,relatime - ext4 /dev/sdb2 rw\n", 0, 0, "sdb", { NULL } },
 	{ "btrfs", "27 1 0:32 /@rootfs / rw,relatime - btrfs /dev/sdb2 rw,subvol=/@rootfs\n",
-	    0, 0, "sdb" },
+	    0, 0, "sdb", { NULL } },
 	{ "btrfs on two devices", "27 1 0:32 /@ / rw - btrfs /dev/sdb2 rw,subvol=/@\n", 0, 1,
-	    "sdb sdc" },
+	    "sdb sdc", { NULL } },
 	{ "bcachefs on two devices", "27 1 0:33 / / rw - bcachefs /dev/sdb2:/dev/sdc rw\n", 0, 0,
-	    "sdb sdc" },
+	    "sdb sdc", { NULL } },
 	{ "btrfs by /dev/disk link", "27 1 0:32 / / rw - btrfs /dev/disk/by-label/root rw\n", 0,
-	    0, "sdb" },
+	    0, "sdb", { NULL } },
 	{ "swap file on btrfs", "27 1 8:18 / / rw - ext4 /dev/sdb2 rw\n"
-	    "40 27 %s / /swap rw - btrfs /dev/sdc rw\n", 1, 0, "sdb sdc" },
+	    "40 27 %s / /swap rw - btrfs /dev/sdc rw\n", 1, 0, "sdb sdc", { NULL } },
+	/* ZFS: the pool's members from udev's database (blkid's TYPE and
+	 * LABEL); another pool's disk (sdd, tank) is not protected.  A
+	 * stand-in: Debian 12's main archive has no ZFS module. */
+	{ "zfs mirror root", "27 1 0:25 / / rw,relatime - zfs rpool/ROOT/debian rw,xattr\n", 0,
+	    0, "sdb sdc", { "E:ID_FS_TYPE=zfs_member\nE:ID_FS_LABEL=rpool\n",
+	    "S:disk/by-id/x\nE:ID_FS_LABEL=rpool\nE:ID_FS_TYPE=zfs_member",
+	    "E:ID_FS_TYPE=zfs_member\nE:ID_FS_LABEL=tank\n" } },
+	{ "zfs root, pool name a prefix of another's", "27 1 0:25 / / rw - zfs rp/ROOT rw\n", 0,
+	    0, "sdc", { "E:ID_FS_TYPE=zfs_member\nE:ID_FS_LABEL=rpool\n",
+	    "E:ID_FS_TYPE=zfs_member\nE:ID_FS_LABEL=rp\n", "E:ID_FS_TYPE=ext4\n"
+	    "E:ID_FS_LABEL=rp\n" } },
 };
 
 /* c's mountinfo with the swap file's MAJ:MIN (static buffer). */
@@ -4541,6 +4553,8 @@ START_TEST(test_protected_anonymous_root)
 	static const char *const disks[] = { "sdb", "sdc", "sdd" };
 	static const char *const links[][2] = {
 		{ "/sys/dev/block/8:18", "../../block/sdb/sdb2" },
+		{ "/sys/dev/block/8:32", "../../block/sdc" },
+		{ "/sys/dev/block/8:48", "../../block/sdd" },
 		{ "/sys/class/block/sdb2", "../../block/sdb/sdb2" },
 		{ "/sys/class/block/sdc", "../../block/sdc" },
 		{ "/sys/class/block/sdd", "../../block/sdd" },
@@ -4572,6 +4586,10 @@ START_TEST(test_protected_anonymous_root)
 		snprintf(p, sizeof(p), "%s/sys/fs/btrfs/0c1d/devices/sdc", root);
 		ck_assert_int_eq(symlink("../../../../block/sdc", p), 0);
 	}
+	for (int i = 0; i < 3; i++)
+		if (c->udev[i] != NULL)
+			put(i == 0 ? "/run/udev/data/b8:18" : i == 1 ? "/run/udev/data/b8:32" :
+			    "/run/udev/data/b8:48", "%s", c->udev[i]);
 	put("/swap/file", "swap\n");
 	snprintf(p, sizeof(p), "%s/swap/file", root);
 	ck_assert_int_eq(stat(p, &st), 0);
@@ -4590,8 +4608,10 @@ START_TEST(test_protected_anonymous_root)
 		    disks[i], tune_key_state_name(k->state));
 	}
 	tune_apply_result_free(&r);
-	ck_assert_str_eq(get("/sys/block/sdb/queue/read_ahead_kb"), "128");
-	ck_assert_str_eq(get("/sys/block/sdd/queue/read_ahead_kb"), "64");
+	for (size_t i = 0; i < nitems(disks); i++) {
+		snprintf(p, sizeof(p), "/sys/block/%s/queue/read_ahead_kb", disks[i]);
+		ck_assert_str_eq(get(p), strstr(c->protected, disks[i]) ? "128" : "64");
+	}
 }
 END_TEST
 
