@@ -149,6 +149,10 @@ struct agent {
 	 * the net driver's workers (a glob never touches their interface) */
 	pthread_mutex_t ctl_mu;
 	struct agent_ctl_addr ctl_addrs[AGENT_CTL_ADDRS];
+	/* ... and the ones seen before, newest first (ctl_seen.c) */
+	struct agent_ctl_addr ctl_seen[AGENT_CTL_ADDRS];
+	int ctl_nseen;
+	int ctl_seen_loaded;
 	struct tune_state *tune;
 	struct bench_state *bench;
 	struct health_state *health;
@@ -190,6 +194,12 @@ void agent_ctl_addr_del(struct agent *a, const struct agent_ctl_addr *key);
 /* Thread-safe: copy a's controller addresses into out (AGENT_CTL_ADDRS
  * slots); how many. */
 int agent_ctl_addrs(struct agent *a, struct agent_ctl_addr *out);
+/* Under ctl_mu: remember k (a live controller address) in a's addresses
+ * seen and, when it is new there, in STATE/controller-addrs. */
+void agent_ctl_seen_note(struct agent *a, const struct agent_ctl_addr *k);
+/* Thread-safe: copy the controller addresses seen, live or not, newest
+ * first (AGENT_CTL_ADDRS slots, STATE/controller-addrs); how many. */
+int agent_ctl_seen(struct agent *a, struct agent_ctl_addr *out);
 
 /* Worker pool (agent/work.c): a fixed number of threads and a queue,
  * which several agent instances share.  Blocking work runs here, never on

@@ -503,7 +503,9 @@ net_check(struct agent *a, const Knob__Setting *s, const char *target, const cha
  * owns the local address of an authenticated controller connection (the
  * loop records them: agent_ctl_addr_add) is protected the same way, with
  * the devices beneath it: a management network reached through a
- * connected subnet or a specific route carries no default route. */
+ * connected subnet or a specific route carries no default route.  So is
+ * the one that owns a controller connection's address seen before
+ * (ctl_seen.c: remembered across restarts, for the boot re-apply). */
 #define NET_UPLINK_DEPTH 4	/* levels of masters and stacked devices followed */
 
 /* Is route r a unicast default route of the main table leaving through
@@ -534,23 +536,51 @@ net_default_family(struct nl_cache *routes, int ifindex)
 }
 
 /* What protects an interface: the routes, and the interfaces (ifindex,
- * 0: none) that own the controllers' local addresses (text in ctl_s). */
+ * 0: none) that own the controllers' local addresses (text in ctl_s):
+ * the live connections' first, then the ones seen before (ctl_seen.c;
+ * ctl_old set), which the boot re-apply has alone. */
 struct net_guard {
 	struct nl_cache *routes;
 	int nctl;
-	int ctl_if[AGENT_CTL_ADDRS];
-	char ctl_s[AGENT_CTL_ADDRS][INET6_ADDRSTRLEN];
+	int ctl_if[2 * AGENT_CTL_ADDRS];
+	int ctl_old[2 * AGENT_CTL_ADDRS];
+	char ctl_s[2 * AGENT_CTL_ADDRS][INET6_ADDRSTRLEN];
 };
 
-/* Fill g's controller interfaces from a's controller addresses and the
- * address list of sk's namespace: 0, or -1 (nl error in *err). */
+/* The live controller addresses of a, then the ones seen before that are
+ * not live (marked in old), into ca: how many. */
+static int
+net_ctl_addrs(struct agent *a, struct agent_ctl_addr *ca, int *old)
+{
+	struct agent_ctl_addr seen[AGENT_CTL_ADDRS];
+	int n = agent_ctl_addrs(a, ca), ns = agent_ctl_seen(a, seen);
+
+	for (int i = 0; i < n; i++)
+		old[i] = 0;
+	for (int i = 0; i < ns; i++) {
+		int live = 0;
+
+		for (int k = 0; k < n && !live; k++)
+			live = ca[k].family == seen[i].family && memcmp(ca[k].addr, seen[i].addr,
+			    16) == 0;
+		if (!live) {
+			old[n] = 1;
+			ca[n++] = seen[i];
+		}
+	}
+	return n;
+}
+
+/* Fill g's controller interfaces from a's controller addresses (live and
+ * seen before) and the address list of sk's namespace: 0, or -1 (nl error
+ * in *err). */
 static int
 net_guard_ctl(struct nl_sock *sk, struct agent *a, struct net_guard *g, int *err)
 {
-	struct agent_ctl_addr ca[AGENT_CTL_ADDRS];
+	struct agent_ctl_addr ca[2 * AGENT_CTL_ADDRS];
 	struct nl_cache *addrs = NULL;
 
-	if ((g->nctl = agent_ctl_addrs(a, ca)) == 0)
+	if ((g->nctl = net_ctl_addrs(a, ca, g->ctl_old)) == 0)
 		return 0;	/* nothing to look up: no address list */
 	if ((*err = rtnl_addr_alloc_cache(sk, &addrs)) < 0)
 		return -1;
@@ -585,7 +615,8 @@ net_carries(const struct net_guard *g, int ifindex, char *what, size_t len)
 	}
 	for (int i = 0; i < g->nctl; i++)
 		if (g->ctl_if[i] == ifindex) {
-			snprintf(what, len, "the controller's connection (%s)", g->ctl_s[i]);
+			snprintf(what, len, g->ctl_old[i] ? "a controller's earlier connection (%s)" :
+			    "the controller's connection (%s)", g->ctl_s[i]);
 			return 1;
 		}
 	return 0;

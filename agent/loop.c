@@ -666,9 +666,12 @@ agent_ctl_addr_add(struct agent *a, const struct sockaddr *sa, struct agent_ctl_
 		if (e->n++ == 0) {
 			e->family = key->family;
 			memcpy(e->addr, key->addr, 16);
+			agent_ctl_seen_note(a, e);
 		}
-	} else
+	} else {
+		agent_ctl_seen_note(a, key);	/* still protected as one seen */
 		key->family = 0;	/* full: unrecorded */
+	}
 	pthread_mutex_unlock(&a->ctl_mu);
 }
 

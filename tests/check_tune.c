@@ -5269,6 +5269,7 @@ START_TEST(test_net_protected_ctl)
 	struct sockaddr_storage ss;
 	struct agent_ctl_addr ke, km;
 	Knob__ApplyResult r;
+	char path[PATH_MAX];
 
 	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
 	ip("ip link set lo up && ip link add np7e mtu 1400 type veth peer name kp7e");
@@ -5291,11 +5292,61 @@ START_TEST(test_net_protected_ctl)
 	ck_assert_str_eq(link_attr("np7e", "mtu"), "1400");
 	ck_assert_str_eq(link_attr("np7g", "mtu"), "1400");
 	net_exact_round("np7e", "1400");
-	agent_ctl_addr_del(ag, &ke);	/* that connection closed */
+	agent_ctl_addr_del(ag, &ke);	/* that connection closed: remembered */
+	do_apply(ag, "glob", glob, 1, 1, 0, &r);
+	net_key_is(r.keys, r.n_keys, "np7*", "np7e mtu", KNOB__KEY_STATE__KEY_PROTECTED,
+	    "np7e carries a controller's earlier connection (10.77.5.1): a glob never touches it");
+	net_key_is(r.keys, r.n_keys, "np7*", "np7g mtu", KNOB__KEY_STATE__KEY_PROTECTED,
+	    "the controller's connection (10.77.6.1)");
+	tune_apply_result_free(&r);
+	/* forgotten once STATE/controller-addrs is gone (and knobd restarted) */
+	rm_agent(ag);
+	snprintf(path, sizeof(path), "%s/controller-addrs", state);
+	ck_assert_int_eq(unlink(path), 0);
+	ag = mk_agent("");
 	do_apply(ag, "glob", glob, 1, 1, 0, &r);
 	net_key_is(r.keys, r.n_keys, "np7*", "np7e mtu", KNOB__KEY_STATE__KEY_WOULD_CHANGE, NULL);
-	net_key_is(r.keys, r.n_keys, "np7*", "np7g mtu", KNOB__KEY_STATE__KEY_PROTECTED, NULL);
 	tune_apply_result_free(&r);
+}
+END_TEST
+
+/* The boot re-apply, which runs before any controller connects, keeps a
+ * glob off the interface of a controller's earlier connection, as the
+ * apply did: knobd remembers the local addresses of its controller
+ * connections in STATE/controller-addrs.  np7e, a management network on a
+ * connected /24 without a default route, carried the connection; np7f
+ * did not.  "The reboot" is a new agent on the same state directory, the
+ * links back at their MTU.  Before: the boot re-apply wrote np7e. */
+START_TEST(test_net_protected_ctl_boot)
+{
+	static const struct s glob[] = { { "net", "np7*", "mtu", "1500", 0, NULL } };
+	struct sockaddr_storage ss;
+	struct agent_ctl_addr ke;
+	Knob__ApplyResult r;
+	char path[PATH_MAX], buf[256];
+
+	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
+	ip("ip link set lo up && ip link add np7e mtu 1400 type veth peer name kp7e");
+	ip("ip link add np7f mtu 1400 type veth peer name kp7f");
+	ip("for d in np7e kp7e np7f kp7f; do ip link set $d up; done");
+	ip("ip addr add 10.77.5.1/24 dev np7e");
+	ag = mk_agent("");
+	net_ctl_local("10.77.5.1", &ss);
+	agent_ctl_addr_add(ag, (struct sockaddr *)&ss, &ke);
+	do_apply(ag, "glob", glob, 1, 0, 0, &r);
+	net_key_is(r.keys, r.n_keys, "np7*", "np7e mtu", KNOB__KEY_STATE__KEY_PROTECTED,
+	    "np7e carries the controller's connection (10.77.5.1)");
+	net_key_is(r.keys, r.n_keys, "np7*", "np7f mtu", KNOB__KEY_STATE__KEY_CHANGED, NULL);
+	tune_apply_result_free(&r);
+	agent_ctl_addr_del(ag, &ke);
+	rm_agent(ag);
+	snprintf(path, sizeof(path), "%s/controller-addrs", state);
+	ck_assert_int_gt(read_small_file(path, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "10.77.5.1");
+	ip("ip link set np7f mtu 1400");	/* the reboot */
+	ag = mk_agent("");	/* tune_init: the boot re-apply */
+	ck_assert_str_eq(link_attr("np7f", "mtu"), "1500");
+	ck_assert_str_eq(link_attr("np7e", "mtu"), "1400");
 }
 END_TEST
 
@@ -5657,6 +5708,7 @@ tune_suite(void)
 	tcase_add_test(tc, test_lustre_glob_remount);
 	tcase_add_test(tc, test_sysctl_pairs_both_zero_revert);
 	tcase_add_test(tc, test_net_protected_ctl);
+	tcase_add_test(tc, test_net_protected_ctl_boot);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("lbs4k");
 	tcase_set_timeout(tc, 30);
