@@ -6,7 +6,8 @@
  * repeats; the peak and sustained table; the compare tables with verdicts
  * (each run as B against the first run given before it on the command
  * line that shares points with it, as A: the order given, not time order;
- * a side with fewer figures than repeats says so, a run not ok is warned of);
+ * a row's node count; a side with fewer figures than repeats says so, a
+ * run not ok is warned of);
  * and each run's profile and facts. */
 #include <errno.h>
 #include <math.h>
@@ -458,14 +459,17 @@ compare_table(FILE *f, const struct rrun *a, const struct rrun *b, int decimal)
 			fprintf(f, "</p>\n");
 		}
 	rows = json_object_object_get(cmp, "points");
-	fprintf(f, "<table class=\"compare\"><tr><th>kind</th><th>threads</th><th>unit</th><th>A</th>"
-	    "<th>B</th><th>change</th><th>p</th><th>p (Holm)</th><th>verdict</th></tr>\n");
+	fprintf(f, "<table class=\"compare\"><tr><th>kind</th><th>threads</th><th>nodes</th>"
+	    "<th>unit</th><th>A</th><th>B</th><th>change</th><th>p</th><th>p (Holm)</th>"
+	    "<th>verdict</th></tr>\n");
 	for (size_t i = 0; i < json_object_array_length(rows); i++) {
 		json_object *r = json_object_array_get_idx(rows, i), *v;
 		int metric = rundoc_metric_of(js_str(r, "kind"));
 
-		fprintf(f, "<tr><td>%s</td><td>%lld</td><td>%s</td>", js_str(r, "kind"),
-		    (long long)js_num(r, "threads"), rundoc_unit_name(metric, decimal));
+		fprintf(f, "<tr><td>");
+		esc(f, js_str(r, "kind"));
+		fprintf(f, "</td><td>%lld</td><td>%lld</td><td>%s</td>", (long long)js_num(r,
+		    "threads"), (long long)js_num(r, "nodes"), rundoc_unit_name(metric, decimal));
 		side_cell(f, r, "a", decimal);
 		side_cell(f, r, "b", decimal);
 		if (json_object_object_get_ex(r, "change_pct", &v))

@@ -241,9 +241,10 @@ teardown_dir(void)
 }
 
 /* Run id: rand-read at 4 threads on node[01-02], one repeat per status in
- * st[0..3), ended status. */
+ * st[0..3) on 1 node and one on 2 nodes (a point of its own), and with b
+ * a point at 8 threads too; ended status. */
 static json_object *
-rr_run(const char *id, int64_t t, const char *const *st, const char *status)
+rr_run(const char *id, int64_t t, const char *const *st, const char *status, int b)
 {
 	json_object *d = json_object_new_object(), *ph = json_object_new_array();
 
@@ -252,12 +253,13 @@ rr_run(const char *id, int64_t t, const char *const *st, const char *status)
 	json_object_object_add(d, "nodeset", json_object_new_string("node[01-02]"));
 	json_object_object_add(d, "command", json_object_new_string("knobctl bench rand-read"));
 	json_object_object_add(d, "status", json_object_new_string(status));
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 4 + b; i++) {
 		struct phase_rec r = {
-			.phase_id = "x", .kind = "rand-read", .status = st[i], .unit = "B/s",
-			.dir = "/mnt", .repeat = i + 1, .threads = 4, .nodes = 1,
-			.elapsed_s = 1, .ops_rate = 1000 + 10 * i + 200 * (t > 1),
-			.block_size = 4096, .file_size = 1 << 26,
+			.phase_id = "x", .kind = "rand-read", .status = i < 3 ? st[i] : "ok",
+			.unit = "B/s", .dir = "/mnt", .repeat = i < 3 ? i + 1 : 1,
+			.threads = i < 4 ? 4 : 8, .nodes = i == 3 ? 2 : 1, .elapsed_s = 1,
+			.ops_rate = 1000 + 10 * i + 200 * (t > 1), .block_size = 4096,
+			.file_size = 1 << 26,
 		};
 
 		r.rate = r.ops_rate * 4096;
@@ -270,7 +272,9 @@ rr_run(const char *id, int64_t t, const char *const *st, const char *status)
 /* The compare table of a report of A (3 repeats) and B (ended "failed",
  * repeat 2 of 3 failed), rendered in chromium: B's cell says "(2 of 3
  * repeats)", A's nothing, and a warning above the table names B's status.
- * Before, B's mean from 2 repeats stood as if all 3 had run. */
+ * Before, B's mean from 2 repeats stood as if all 3 had run.  Each row
+ * says its node count (the points at 4 threads on 1 and on 2 nodes were
+ * two rows alike). */
 START_TEST(compare_failed_repeats)
 {
 	static const char *const ok3[] = { "ok", "ok", "ok" }, *const one[] = { "ok", "failed",
@@ -278,8 +282,8 @@ START_TEST(compare_failed_repeats)
 	const char *bin = getenv("KNOB_BIN");
 	char db[PATH_MAX + 16], html[PATH_MAX + 16], dom[PATH_MAX + 16], prof[PATH_MAX + 16];
 	char err[256] = "", *out = NULL, *v;
-	json_object *runs[] = { rr_run("20260111-000000-aaaa", 1, ok3, "ok"),
-	    rr_run("20260111-000000-bbbb", 2, one, "failed") };
+	json_object *runs[] = { rr_run("20260111-000000-aaaa", 1, ok3, "ok", 0),
+	    rr_run("20260111-000000-bbbb", 2, one, "failed", 1) };
 	htmlDocPtr doc;
 	xmlXPathContextPtr xc;
 	sqlite3 *sq;
@@ -303,10 +307,13 @@ START_TEST(compare_failed_repeats)
 	    HTML_PARSE_NOERROR | HTML_PARSE_NOWARNING | HTML_PARSE_NONET);
 	ck_assert_ptr_nonnull(doc);
 	xc = xmlXPathNewContext(doc);
-	v = texts(xc, xmlDocGetRootElement(doc), "//table[@class='compare']//tr[2]/td[4]");
-	ck_assert_msg(strcmp(v, "1010.0 ± 10.0|") == 0, "A: %s", v);
+	v = texts(xc, xmlDocGetRootElement(doc), "//table[@class='compare']//tr/td[3]");
+	ck_assert_msg(strcmp(v, "1|2|") == 0, "nodes: %s", v);
 	free(v);
 	v = texts(xc, xmlDocGetRootElement(doc), "//table[@class='compare']//tr[2]/td[5]");
+	ck_assert_msg(strcmp(v, "1010.0 ± 10.0|") == 0, "A: %s", v);
+	free(v);
+	v = texts(xc, xmlDocGetRootElement(doc), "//table[@class='compare']//tr[2]/td[6]");
 	ck_assert_msg(strcmp(v, "1210.0 ± 14.1 (2 of 3 repeats)|") == 0, "B: %s", v);
 	free(v);
 	v = texts(xc, xmlDocGetRootElement(doc), "//p[@class='warning']");
