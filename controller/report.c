@@ -7,7 +7,7 @@
  * (each run as B against the first run given before it on the command
  * line that shares points with it, as A: the order given, not time order;
  * a row's node count; a side with fewer figures than repeats says so, a
- * run not ok is warned of);
+ * run not ok is warned of and its status is in the heading);
  * and each run's profile and facts. */
 #include <errno.h>
 #include <math.h>
@@ -435,16 +435,32 @@ shares_points(const struct rrun *a, const struct rrun *b)
 	return n > 0;
 }
 
+/* One side of a compare's heading: "A = NAME", and "(status failed)"
+ * after a run that did not end ok, as the text compare's head says. */
+static void
+compare_head_side(FILE *f, char side, const struct rrun *r)
+{
+	const char *st = js_str(r->doc, "status");
+
+	fprintf(f, "%c = ", side);
+	esc(f, r->name);
+	if (st[0] && strcmp(st, "ok") != 0) {
+		fprintf(f, " <span class=\"status\">(status ");
+		esc(f, st);
+		fprintf(f, ")</span>");
+	}
+}
+
 static void
 compare_table(FILE *f, const struct rrun *a, const struct rrun *b, int decimal)
 {
 	char err[512];
 	json_object *cmp = results_compare_doc(a->doc, b->doc, 0, err, sizeof(err)), *rows;
 
-	fprintf(f, "<h3>A = ");
-	esc(f, a->name);
-	fprintf(f, ", B = ");
-	esc(f, b->name);
+	fprintf(f, "<h3>");
+	compare_head_side(f, 'A', a);
+	fprintf(f, ", ");
+	compare_head_side(f, 'B', b);
 	fprintf(f, "</h3>\n");
 	if (cmp == NULL) {
 		fprintf(f, "<p class=\"refused\">Not compared: ");
@@ -518,7 +534,9 @@ run_info(FILE *f, const struct rrun *r)
 	esc(f, r->name);
 	fprintf(f, " (run ");
 	esc(f, js_str(r->doc, "run_id"));
-	fprintf(f, ", %s)</h3>\n<p>", js_str(r->doc, "status"));
+	fprintf(f, ", ");
+	esc(f, js_str(r->doc, "status"));
+	fprintf(f, ")</h3>\n<p>");
 	esc(f, js_str(r->doc, "play")[0] ? js_str(r->doc, "play") : js_str(r->doc, "command"));
 	fprintf(f, "</p>\n<p>Profile: ");
 	esc(f, js_str(prof, "name")[0] ? js_str(prof, "name") : "(none: untuned)");

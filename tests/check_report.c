@@ -274,7 +274,8 @@ rr_run(const char *id, int64_t t, const char *const *st, const char *status, int
  * repeats)", A's nothing, and a warning above the table names B's status.
  * Before, B's mean from 2 repeats stood as if all 3 had run.  Each row
  * says its node count (the points at 4 threads on 1 and on 2 nodes were
- * two rows alike). */
+ * two rows alike), and the heading B's status, as the text compare's head
+ * does (it named the runs alone). */
 START_TEST(compare_failed_repeats)
 {
 	static const char *const ok3[] = { "ok", "ok", "ok" }, *const one[] = { "ok", "failed",
@@ -315,6 +316,10 @@ START_TEST(compare_failed_repeats)
 	free(v);
 	v = texts(xc, xmlDocGetRootElement(doc), "//table[@class='compare']//tr[2]/td[6]");
 	ck_assert_msg(strcmp(v, "1210.0 ± 14.1 (2 of 3 repeats)|") == 0, "B: %s", v);
+	free(v);
+	v = texts(xc, xmlDocGetRootElement(doc), "//h3[starts-with(., 'A = ')]");
+	ck_assert_msg(strcmp(v, "A = 20260111-000000-aaaa, B = 20260111-000000-bbbb "
+	    "(status failed)|") == 0, "heading: %s", v);
 	free(v);
 	v = texts(xc, xmlDocGetRootElement(doc), "//p[@class='warning']");
 	ck_assert_msg(strstr(v, "Warning: B (20260111-000000-bbbb) ended failed, not ok") &&
