@@ -7,7 +7,8 @@
  * (each run as B against the first run given before it on the command
  * line that shares points with it, as A: the order given, not time order;
  * a row's node count; a side with fewer figures than repeats says so, a
- * run not ok is warned of and its status is in the heading);
+ * run not ok is warned of and its status is in the heading, the points
+ * only one run has are listed under the table);
  * and each run's profile and facts. */
 #include <errno.h>
 #include <math.h>
@@ -62,23 +63,30 @@ esc(FILE *f, const char *s)
 	}
 }
 
-/* "seq-write, bs 1m, size 64m, direct" for a workload's first point. */
+/* "seq-write, bs 1m, size 64m, direct" for a point of kind with params
+ * pr. */
 static void
-workload_title(char *buf, size_t len, const struct point *p)
+params_title(char *buf, size_t len, const char *kind, json_object *pr)
 {
-	json_object *pr = json_object_object_get(p->first, "params");
 	char bs[16], sz[16];
 
 	size_fmt(bs, sizeof(bs), (uint64_t)js_num(pr, "block_size"));
 	size_fmt(sz, sizeof(sz), (uint64_t)js_num(pr, "file_size"));
-	if (p->metric == M_OPS)
-		snprintf(buf, len, "%s, %lld files per dir, write size %lld", p->kind,
+	if (rundoc_metric_of(kind) == M_OPS)
+		snprintf(buf, len, "%s, %lld files per dir, write size %lld", kind,
 		    (long long)js_num(pr, "files_per_dir"), (long long)js_num(pr, "write_size"));
 	else
-		snprintf(buf, len, "%s, bs %s, size %s%s%s%s", p->kind, bs, sz,
+		snprintf(buf, len, "%s, bs %s, size %s%s%s%s", kind, bs, sz,
 		    json_object_get_boolean(json_object_object_get(pr, "direct")) ? ", direct" : "",
 		    json_object_get_boolean(json_object_object_get(pr, "fsync")) ? ", fsync" : "",
 		    json_object_get_boolean(json_object_object_get(pr, "shared")) ? ", shared" : "");
+}
+
+/* params_title of a workload's first point. */
+static void
+workload_title(char *buf, size_t len, const struct point *p)
+{
+	params_title(buf, len, p->kind, json_object_object_get(p->first, "params"));
 }
 
 /* A "nice" step for an axis from 0 to max with about n ticks. */
@@ -451,6 +459,29 @@ compare_head_side(FILE *f, char side, const struct rrun *r)
 	}
 }
 
+/* A line under a compare table for each point only one of the runs has
+ * (only_in_a, only_in_b), as the text compare lists them: a point B
+ * lacks is not silently left out of the table. */
+static void
+only_in(FILE *f, json_object *cmp)
+{
+	for (int s = 0; s < 2; s++) {
+		json_object *arr = json_object_object_get(cmp, s ? "only_in_b" : "only_in_a");
+
+		for (size_t i = 0; arr && i < json_object_array_length(arr); i++) {
+			json_object *p = json_object_array_get_idx(arr, i);
+			char t[160];
+
+			params_title(t, sizeof(t), js_str(p, "kind"), json_object_object_get(p,
+			    "params"));
+			fprintf(f, "<p class=\"only\">Only in %c: ", s ? 'B' : 'A');
+			esc(f, t);
+			fprintf(f, ", %lld threads on %lld node(s)</p>\n", (long long)js_num(p, "threads"),
+			    (long long)js_num(p, "nodes"));
+		}
+	}
+}
+
 static void
 compare_table(FILE *f, const struct rrun *a, const struct rrun *b, int decimal)
 {
@@ -500,6 +531,7 @@ compare_table(FILE *f, const struct rrun *a, const struct rrun *b, int decimal)
 		fprintf(f, "<td class=\"verdict\">%s</td></tr>\n", js_str(r, "verdict"));
 	}
 	fprintf(f, "</table>\n");
+	only_in(f, cmp);
 	json_object_put(cmp);
 }
 
