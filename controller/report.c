@@ -11,6 +11,7 @@
  * only one run has are listed under the table);
  * and each run's profile and facts. */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -725,16 +726,17 @@ cmd_report(struct ctl *ctl, int argc, char **argv)
 		return 2;
 	docs = xcalloc((size_t)(argc - optind), sizeof(*docs));
 	for (int i = optind; i < argc; i++) {
-		char err[256], *id;
+		char err[PATH_MAX + 384], *id;
 
 		if (results_resolve(db, argv[i], &id, err, sizeof(err)) < 0) {
 			fprintf(stderr, "knobctl report: %s\n", err);
 			goto out;
 		}
-		docs[n] = results_load(db, id);
+		if ((docs[n++] = results_load(db, id)) == NULL)
+			results_load_error(db, id, err, sizeof(err));
 		free(id);
-		if (docs[n++] == NULL) {
-			fprintf(stderr, "knobctl report: run %s cannot be read\n", argv[i]);
+		if (docs[n - 1] == NULL) {
+			fprintf(stderr, "knobctl report: %s\n", err);
 			goto out;
 		}
 	}

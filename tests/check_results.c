@@ -2403,6 +2403,103 @@ START_TEST(t_compare_run_status)
 }
 END_TEST
 
+/* The last leaf page of table name in the database at dbpath made garbage
+ * (not a b-tree page): SQLite reads the pages before it, then says the
+ * file is malformed. */
+static void
+spoil_last_leaf(const char *name)
+{
+	sqlite3 *db = open_db();
+	sqlite3_stmt *st;
+	int64_t page = 0, size = 0;
+	char junk[512];
+	FILE *f;
+
+	ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT max(pageno), (SELECT page_size FROM "
+	    "pragma_page_size) FROM dbstat WHERE name = ? AND pagetype = 'leaf'", -1, &st, NULL),
+	    SQLITE_OK);
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+	page = sqlite3_column_int64(st, 0);
+	size = sqlite3_column_int64(st, 1);
+	sqlite3_finalize(st);
+	ck_assert_int_eq(sqlite3_close(db), SQLITE_OK);	/* the last: the WAL folded in */
+	ck_assert_int_gt(page, 2);
+	memset(junk, 0xa5, sizeof(junk));
+	ck_assert_ptr_nonnull(f = fopen(dbpath, "r+b"));
+	ck_assert_int_eq(fseek(f, (long)((page - 1) * size), SEEK_SET), 0);
+	ck_assert_int_eq(fwrite(junk, 1, sizeof(junk), f), sizeof(junk));
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+/* A malformed database (a page of the runs or of the phases table is not
+ * a b-tree page): list, compare, report and show exit 2 naming the file
+ * and SQLite's reason.  Before, the read stopped at the bad page as if
+ * the table ended there and they exited 0: list left the later runs out,
+ * latest was an older run (compare latest~1 latest compared the wrong
+ * pair), and show printed a run with some of its phases. */
+START_TEST(t_db_malformed)
+{
+	char label[700], copy[PATH_MAX + 8], *out = NULL;
+	sqlite3 *db = open_db();
+	json_object *d;
+
+	memset(label, 'x', sizeof(label) - 1);
+	label[sizeof(label) - 1] = '\0';
+	for (int i = 0; i < 16; i++) {	/* 16 runs of 700 bytes and more: 3 pages or more */
+		char id[32];
+
+		snprintf(id, sizeof(id), "20260113-0000%02d-aaaa", i);
+		d = rr_run(id, i + 1, "ok");
+		json_object_object_add(d, "label", json_object_new_string(label));
+		ck_assert_int_eq(results_store(db, d), 0);
+		json_object_put(d);
+	}
+	d = mk_doc("20260113-000100-bbbb", 100);	/* 60 phases and nodes: pages of them */
+	json_object_object_add(d, "node_info", json_object_new_array());
+	for (int i = 0; i < 60; i++) {
+		json_object *n = json_object_new_object(), *fa = json_object_new_object();
+		char name[16];
+
+		add_phase(d, mk_phase("seq-write", 1 << (i % 6), i / 6 + 1, 1e9 + i, 1 << 20, "ok"));
+		snprintf(name, sizeof(name), "node%02d", i);
+		json_object_object_add(n, "node", json_object_new_string(name));
+		json_object_object_add(fa, "kernel", json_object_new_string(label));
+		json_object_object_add(n, "facts", fa);
+		json_object_array_add(cu_get(d, "node_info"), n);
+	}
+	ck_assert_int_eq(results_store(db, d), 0);
+	json_object_put(d);
+	sqlite3_close(db);
+	snprintf(copy, sizeof(copy), "%s.good", dbpath);
+	ck_assert_int_eq(cu_sh_out(&out, "cp %s %s", dbpath, copy), 0);
+	free(out);
+
+	spoil_last_leaf("runs");
+	ck_assert_int_eq(cu_sh_out(&out, "env -u KNOB_CLUSTER KNOB_DB=%s %s/knobctl results list "
+	    "2>&1 >/dev/null", dbpath, getenv("KNOB_BIN") ? getenv("KNOB_BIN") : "build"), 2);
+	ck_assert_msg(strstr(out, dbpath) && strstr(out, "malformed"), "%s", out);
+	free(out);
+	ck_assert_int_eq(knobctl_db(&out, "results compare latest~1 latest"), 2);
+	free(out);
+	ck_assert_int_eq(knobctl_db(&out, "report latest -o /dev/null"), 2);
+	free(out);
+
+	for (int k = 0; k < 2; k++) {	/* the list reads the phases too; not the nodes */
+		ck_assert_int_eq(cu_sh_out(&out, "cp %s %s", copy, dbpath), 0);
+		free(out);
+		spoil_last_leaf(k ? "run_nodes" : "phases");
+		ck_assert_int_eq(cu_sh_out(&out, "env -u KNOB_CLUSTER KNOB_DB=%s %s/knobctl results "
+		    "show 20260113-000100-bbbb 2>&1 >/dev/null", dbpath, getenv("KNOB_BIN") ?
+		    getenv("KNOB_BIN") : "build"), 2);
+		ck_assert_msg(strstr(out, dbpath) && strstr(out, "malformed") && (k == 0 ||
+		    strstr(out, "run 20260113-000100-bbbb cannot be read: results database ")),
+		    "%s", out);
+		free(out);
+	}
+}
+END_TEST
+
 int
 main(void)
 {
@@ -2457,6 +2554,7 @@ main(void)
 	tcase_add_test(tc, t_compare_unreported_repeat);
 	tcase_add_test(tc, t_compare_one_figure_sd);
 	tcase_add_test(tc, t_compare_run_status);
+	tcase_add_test(tc, t_db_malformed);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
