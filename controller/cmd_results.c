@@ -53,11 +53,12 @@ fmt_time(char *buf, size_t len, int64_t ns)
 	snprintf(buf, len, "%s.%03lld", s, (long long)(ns / 1000000 % 1000));
 }
 
-/* One CSV field, quoted when it needs to be. */
+/* One CSV field, quoted when it needs to be (RFC 4180: a comma, a quote,
+ * a line feed or a carriage return in it). */
 static void
 csv_field(FILE *f, const char *s, int last)
 {
-	if (strpbrk(s, ",\"\n")) {
+	if (strpbrk(s, ",\"\r\n")) {
 		fputc('"', f);
 		for (; *s; s++) {
 			if (*s == '"')

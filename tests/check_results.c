@@ -2500,6 +2500,26 @@ START_TEST(t_db_malformed)
 }
 END_TEST
 
+/* --csv quotes a field with a carriage return in it (RFC 4180), as one
+ * with a comma, a quote or a line feed: a label "a<CR>b" was written bare,
+ * and a CSV reader ended the row there (Python's csv module split it in
+ * two rows of 4 and 8 fields). */
+START_TEST(t_csv_cr)
+{
+	sqlite3 *db = open_db();
+	json_object *d = rr_run("20260114-000000-aaaa", 1, "ok");
+	char *out;
+
+	json_object_object_add(d, "label", json_object_new_string("a\rb"));
+	ck_assert_int_eq(results_store(db, d), 0);
+	json_object_put(d);
+	sqlite3_close(db);
+	ck_assert_int_eq(knobctl_db(&out, "results list --csv"), 0);
+	ck_assert_msg(strstr(out, ",\"a\rb\",") != NULL, "%s", out);
+	free(out);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -2555,6 +2575,7 @@ main(void)
 	tcase_add_test(tc, t_compare_one_figure_sd);
 	tcase_add_test(tc, t_compare_run_status);
 	tcase_add_test(tc, t_db_malformed);
+	tcase_add_test(tc, t_csv_cr);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
