@@ -8,7 +8,8 @@
  * line that shares points with it, as A: the order given, not time order;
  * a row's node count; a side with fewer figures than repeats says so, a
  * run not ok is warned of and its status is in the heading, the points
- * only one run has are listed under the table);
+ * only one run has are listed under the table; a run compared with none
+ * says so);
  * and each run's profile and facts. */
 #include <errno.h>
 #include <limits.h>
@@ -536,6 +537,23 @@ compare_table(FILE *f, const struct rrun *a, const struct rrun *b, int decimal)
 	json_object_put(cmp);
 }
 
+/* Run r's compare table against the first run before it that shares a
+ * point with it, else a line saying it is compared with none (it was left
+ * out with nothing said). */
+static void
+compare_with_earlier(FILE *f, const struct rrun *runs, size_t r, int decimal)
+{
+	for (size_t k = 0; k < r; k++)
+		if (shares_points(&runs[k], &runs[r])) {
+			compare_table(f, &runs[k], &runs[r], decimal);
+			return;
+		}
+	fprintf(f, "<p class=\"refused\">Not compared: ");
+	esc(f, runs[r].name);
+	fprintf(f, " has no point (kind and thread count) in common with a run given before "
+	    "it.</p>\n");
+}
+
 /* A warning naming the keys of the run's profile that were not in effect
  * when it started (runinfo_not_in_effect). */
 static void
@@ -655,11 +673,7 @@ report_write(FILE *f, json_object *const *docs, size_t n, int decimal)
 		    "on the command line that it has points in common with (A). Verdicts from "
 		    "Welch's t-test at 95 %% where both runs have repeats.</p>\n");
 		for (r = 1; r < n; r++)
-			for (size_t k = 0; k < r; k++)
-				if (shares_points(&runs[k], &runs[r])) {
-					compare_table(f, &runs[k], &runs[r], decimal);
-					break;
-				}
+			compare_with_earlier(f, runs, r, decimal);
 	}
 	fprintf(f, "<h2>Profiles and facts</h2>\n");
 	for (r = 0; r < n; r++)

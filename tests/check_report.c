@@ -277,7 +277,8 @@ rr_run(const char *id, int64_t t, const char *const *st, const char *status, int
  * two rows alike), and the heading B's status, as the text compare's head
  * does (it named the runs alone); B's point at 8 threads, which A has not,
  * is listed under the table, as the text compare lists it (it was left
- * out with nothing said). */
+ * out with nothing said).  A third run, C, of another kind is said to be
+ * compared with none (it was left out of the Compare section silently). */
 START_TEST(compare_failed_repeats)
 {
 	static const char *const ok3[] = { "ok", "ok", "ok" }, *const one[] = { "ok", "failed",
@@ -286,7 +287,8 @@ START_TEST(compare_failed_repeats)
 	char db[PATH_MAX + 16], html[PATH_MAX + 16], dom[PATH_MAX + 16], prof[PATH_MAX + 16];
 	char err[256] = "", *out = NULL, *v;
 	json_object *runs[] = { rr_run("20260111-000000-aaaa", 1, ok3, "ok", 0),
-	    rr_run("20260111-000000-bbbb", 2, one, "failed", 1) };
+	    rr_run("20260111-000000-bbbb", 2, one, "failed", 1),
+	    rr_run("20260111-000000-cccc", 3, ok3, "ok", 0) };
 	htmlDocPtr doc;
 	xmlXPathContextPtr xc;
 	sqlite3 *sq;
@@ -295,6 +297,9 @@ START_TEST(compare_failed_repeats)
 	snprintf(html, sizeof(html), "%s/report.html", dir);
 	snprintf(dom, sizeof(dom), "%s/report.dom.html", dir);
 	snprintf(prof, sizeof(prof), "%s/chromium", dir);
+	for (size_t i = 0; i < 4; i++)	/* C's one kind: nothing in common with A or B */
+		json_object_object_add(json_object_array_get_idx(cu_get(runs[2], "phases"), i),
+		    "kind", json_object_new_string("md-stat"));
 	ck_assert_msg((sq = results_open_path(db, err, sizeof(err))) != NULL, "%s", err);
 	for (size_t i = 0; i < nitems(runs); i++) {
 		ck_assert_int_eq(results_store(sq, runs[i]), 0);
@@ -302,7 +307,8 @@ START_TEST(compare_failed_repeats)
 	}
 	sqlite3_close(sq);
 	ck_assert_int_eq(cu_sh_out(&out, "env -u KNOB_CLUSTER KNOB_DB=%s %s/knobctl report "
-	    "20260111-000000-aaaa 20260111-000000-bbbb -o %s", db, bin ? bin : "build", html), 0);
+	    "20260111-000000-aaaa 20260111-000000-bbbb 20260111-000000-cccc -o %s", db,
+	    bin ? bin : "build", html), 0);
 	free(out);
 	dump_dom(prof, html, dom);
 	ck_assert_int_eq(read_file_bounded(dom, 8 << 20, &out, NULL), 0);
@@ -326,6 +332,10 @@ START_TEST(compare_failed_repeats)
 	v = texts(xc, xmlDocGetRootElement(doc), "//p[@class='only']");
 	ck_assert_msg(strcmp(v, "Only in B: rand-read, bs 4k, size 64m, 8 threads on 1 "
 	    "node(s)|") == 0, "only in: %s", v);
+	free(v);
+	v = texts(xc, xmlDocGetRootElement(doc), "//p[@class='refused']");
+	ck_assert_msg(strcmp(v, "Not compared: 20260111-000000-cccc has no point (kind and "
+	    "thread count) in common with a run given before it.|") == 0, "C: %s", v);
 	free(v);
 	v = texts(xc, xmlDocGetRootElement(doc), "//p[@class='warning']");
 	ck_assert_msg(strstr(v, "Warning: B (20260111-000000-bbbb) ended failed, not ok") &&
