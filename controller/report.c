@@ -47,8 +47,25 @@ static const char *const dashes[] = {
 struct rrun {
 	json_object *doc;
 	struct pointset ps;
-	const char *name;	/* label, else run id */
+	char *name;		/* label, else run id; "label (run id)" when
+				 * another run of the report has that label */
+	int dup;		/* that: its label is another run's too */
 };
+
+/* The name run r of docs[0..n) goes by in the report into run: its label,
+ * with its run id when another run has the same label (two runs labelled
+ * "before" were two legend rows and a heading "A = before, B = before"
+ * alike), else its run id. */
+static void
+run_name(json_object *const *docs, size_t n, size_t r, struct rrun *run)
+{
+	const char *label = js_str(docs[r], "label"), *id = js_str(docs[r], "run_id");
+
+	for (size_t k = 0; k < n && label[0]; k++)
+		run->dup |= k != r && strcmp(js_str(docs[k], "label"), label) == 0;
+	run->name = !label[0] ? xstrdup(id) : run->dup ? xasprintf("%s (%s)", label, id) :
+	    xstrdup(label);
+}
 
 /* HTML-escaped s on f. */
 static void
@@ -141,22 +158,39 @@ struct frame {
 	int pw, ph, w, h;
 };
 
-/* name as a legend shows it into buf (of LEG_MAX * 4 + 4 bytes): whole,
- * or its first LEG_MAX - 1 characters and an ellipsis; 1 when cut. */
+/* name cut to max characters into buf (of max * 4 + 4 bytes or more):
+ * whole, or its first max - 1 characters and an ellipsis; 1 when cut. */
 static int
-legend_name(const char *name, char *buf, size_t len)
+cut_name(const char *name, size_t max, char *buf, size_t len)
 {
 	size_t i, nc = 0, cut = 0;
 
 	for (i = 0; name[i]; i++)
-		if (((unsigned char)name[i] & 0xc0) != 0x80 && nc++ == LEG_MAX - 1)
-			cut = i;	/* where the LEG_MAX-th character starts */
-	if (nc <= LEG_MAX) {
+		if (((unsigned char)name[i] & 0xc0) != 0x80 && nc++ == max - 1)
+			cut = i;	/* where the max-th character starts */
+	if (nc <= max) {
 		snprintf(buf, len, "%s", name);
 		return 0;
 	}
 	snprintf(buf, len, "%.*s\u2026", (int)cut, name);
 	return 1;
+}
+
+/* Run r's name as a legend shows it into buf (of LEG_MAX * 4 + 4 bytes),
+ * at most LEG_MAX characters: a label another run has is cut before its
+ * run id, which tells the two apart; 1 when cut. */
+static int
+legend_name(const struct rrun *run, char *buf, size_t len)
+{
+	const char *id = js_str(run->doc, "run_id");
+	char label[LEG_MAX * 4 + 4];
+	int cut;
+
+	if (!run->dup || strlen(id) + 3 >= LEG_MAX)
+		return cut_name(run->name, LEG_MAX, buf, len);
+	cut = cut_name(js_str(run->doc, "label"), LEG_MAX - 3 - strlen(id), label, sizeof(label));
+	snprintf(buf, len, "%s (%s)", label, id);
+	return cut;
 }
 
 /* A width in px that s, at font-size 12, does not pass in the common
@@ -313,7 +347,7 @@ chart_legend(FILE *f, const struct rrun *run, size_t r, size_t row, const struct
 	char shown[LEG_MAX * 4 + 4];
 
 	fprintf(f, "<g class=\"legend\">");
-	if (legend_name(run->name, shown, sizeof(shown))) {
+	if (legend_name(run, shown, sizeof(shown))) {
 		fprintf(f, "<title>");
 		esc(f, run->name);
 		fprintf(f, "</title>");
@@ -341,7 +375,7 @@ chart(FILE *f, const struct rrun *runs, size_t nruns, const struct point *w, int
 		sel[r] = xcalloc(runs[r].ps.n + 1, sizeof(**sel));
 		ns[r] = chart_points(&runs[r], w, sel[r]);
 		nleg += ns[r] > 0;
-		legend_name(runs[r].name, shown, sizeof(shown));
+		legend_name(&runs[r], shown, sizeof(shown));
 		if (ns[r] && text_width_max(shown) > legw)
 			legw = text_width_max(shown);
 	}
@@ -648,8 +682,7 @@ report_write(FILE *f, json_object *const *docs, size_t n, int decimal)
 	for (r = 0; r < n; r++) {
 		runs[r].doc = docs[r];
 		points_build(docs[r], &runs[r].ps);
-		runs[r].name = js_str(docs[r], "label")[0] ? js_str(docs[r], "label") :
-		    js_str(docs[r], "run_id");
+		run_name(docs, n, r, &runs[r]);
 	}
 	fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
 	    "<title>knob report</title>\n<style>\n"
@@ -679,8 +712,10 @@ report_write(FILE *f, json_object *const *docs, size_t n, int decimal)
 	for (r = 0; r < n; r++)
 		run_info(f, &runs[r]);
 	fprintf(f, "</body></html>\n");
-	for (r = 0; r < n; r++)
+	for (r = 0; r < n; r++) {
 		points_free(&runs[r].ps);
+		free(runs[r].name);
+	}
 	free(runs);
 	return ferror(f) ? -1 : 0;
 }

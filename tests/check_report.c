@@ -29,6 +29,9 @@
 /* 60 characters: the legend shows 47 of them and an ellipsis */
 #define LONG_LABEL "throttled-to-100-iops-on-purpose-so-the-verdicts-read-worse"
 #define LONG_SHOWN "throttled-to-100-iops-on-purpose-so-the-verdict\u2026"
+/* two runs' label: the legend cuts it before their run ids */
+#define SAME "lustre-client-seq-stripe8-before-tuning"
+#define SAME_SHOWN "lustre-client-seq-stripe\u2026"
 
 /* Marks each legend name of the page with data-fits: "yes" when its box
  * lies inside its chart (the SVG's viewBox, drawn at its own size), else
@@ -278,7 +281,10 @@ rr_run(const char *id, int64_t t, const char *const *st, const char *status, int
  * does (it named the runs alone); B's point at 8 threads, which A has not,
  * is listed under the table, as the text compare lists it (it was left
  * out with nothing said).  A third run, C, of another kind is said to be
- * compared with none (it was left out of the Compare section silently). */
+ * compared with none (it was left out of the Compare section silently).
+ * A and B have the same label: each goes by it and its run id, the label
+ * cut in the legend before the id (both read alike in the heading and the
+ * legend). */
 START_TEST(compare_failed_repeats)
 {
 	static const char *const ok3[] = { "ok", "ok", "ok" }, *const one[] = { "ok", "failed",
@@ -297,6 +303,8 @@ START_TEST(compare_failed_repeats)
 	snprintf(html, sizeof(html), "%s/report.html", dir);
 	snprintf(dom, sizeof(dom), "%s/report.dom.html", dir);
 	snprintf(prof, sizeof(prof), "%s/chromium", dir);
+	for (size_t i = 0; i < 2; i++)	/* A and B labelled alike */
+		json_object_object_add(runs[i], "label", json_object_new_string(SAME));
 	for (size_t i = 0; i < 4; i++)	/* C's one kind: nothing in common with A or B */
 		json_object_object_add(json_object_array_get_idx(cu_get(runs[2], "phases"), i),
 		    "kind", json_object_new_string("md-stat"));
@@ -326,12 +334,16 @@ START_TEST(compare_failed_repeats)
 	ck_assert_msg(strcmp(v, "1210.0 ± 14.1 (2 of 3 repeats)|") == 0, "B: %s", v);
 	free(v);
 	v = texts(xc, xmlDocGetRootElement(doc), "//h3[starts-with(., 'A = ')]");
-	ck_assert_msg(strcmp(v, "A = 20260111-000000-aaaa, B = 20260111-000000-bbbb "
-	    "(status failed)|") == 0, "heading: %s", v);
+	ck_assert_msg(strcmp(v, "A = " SAME " (20260111-000000-aaaa), B = " SAME
+	    " (20260111-000000-bbbb) (status failed)|") == 0, "heading: %s", v);
 	free(v);
 	v = texts(xc, xmlDocGetRootElement(doc), "//p[@class='only']");
 	ck_assert_msg(strcmp(v, "Only in B: rand-read, bs 4k, size 64m, 8 threads on 1 "
 	    "node(s)|") == 0, "only in: %s", v);
+	free(v);
+	v = texts(xc, xmlDocGetRootElement(doc), "(//figure)[1]//g[@class='legend']/text");
+	ck_assert_msg(strcmp(v, SAME_SHOWN " (20260111-000000-aaaa)|" SAME_SHOWN
+	    " (20260111-000000-bbbb)|") == 0, "legend: %s", v);
 	free(v);
 	v = texts(xc, xmlDocGetRootElement(doc), "//p[@class='refused']");
 	ck_assert_msg(strcmp(v, "Not compared: 20260111-000000-cccc has no point (kind and "
