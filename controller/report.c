@@ -324,10 +324,11 @@ chart_series(FILE *f, const struct rrun *run, size_t r, const struct point *cons
 		str_appendf(&pts, "%s%.1f,%.1f", i ? " " : "", px, py);
 		str_appendf(&bars, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>", px, py,
 		    col);
-		if (p->st.n > 1)	/* an sd needs two figures */
+		if (p->st.n > 1)	/* an sd needs two figures; no bar below 0 */
 			str_appendf(&bars, "<path class=\"errbar\" d=\"M%.1f %.1f V%.1f M%.1f %.1f "
-			    "h8 M%.1f %.1f h8\" stroke=\"%s\"/>", px, py - sd, py + sd, px - 4,
-			    py - sd, px - 4, py + sd, col);
+			    "h8 M%.1f %.1f h8\" stroke=\"%s\"/>", px, py - sd,
+			    fmin(py + sd, MT + fr->ph), px - 4, py - sd, px - 4,
+			    fmin(py + sd, MT + fr->ph), col);
 	}
 	fprintf(f, "<g class=\"run\"><polyline class=\"series\" data-run=\"");
 	esc(f, js_str(run->doc, "run_id"));

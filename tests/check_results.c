@@ -2520,6 +2520,37 @@ START_TEST(t_csv_cr)
 }
 END_TEST
 
+/* An error bar whose mean - sd is below 0 (repeats of 10, 500 and 20
+ * MiB/s: mean 177, sd 280) ends at the x axis, as throughput does: it was
+ * drawn down past the axis, over the thread counts' labels. */
+START_TEST(t_report_errbar_floor)
+{
+	json_object *a = mk_doc("A", 1);
+	char *page, *at;
+	int bars = 0, x0, y0, axis;
+
+	for (int i = 0; i < 3; i++)
+		add_phase(a, mk_phase("seq-write", 1, i + 1, (i == 1 ? 500 : 10 + 5 * i) * 1048576.0,
+		    1 << 20, "ok"));
+	page = report_text(&a, 1);
+	/* the plot's bottom: the axis path "M80 30 V324 H540" */
+	ck_assert_ptr_nonnull(at = strstr(page, "class=\"axis\" d=\""));
+	ck_assert_int_eq(sscanf(at, "class=\"axis\" d=\"M%d %d V%d", &x0, &y0, &axis), 3);
+	for (at = page; (at = strstr(at, "class=\"errbar\" d=\"")) != NULL; at++) {
+		double x, top, bottom;
+
+		ck_assert_int_eq(sscanf(at, "class=\"errbar\" d=\"M%lf %lf V%lf", &x, &top, &bottom),
+		    3);
+		ck_assert_msg(bottom <= axis, "error bar to y %.1f, below the axis at %d", bottom,
+		    axis);
+		bars++;
+	}
+	ck_assert_int_eq(bars, 1);
+	free(page);
+	json_object_put(a);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -2576,6 +2607,7 @@ main(void)
 	tcase_add_test(tc, t_compare_run_status);
 	tcase_add_test(tc, t_db_malformed);
 	tcase_add_test(tc, t_csv_cr);
+	tcase_add_test(tc, t_report_errbar_floor);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
