@@ -747,6 +747,21 @@ report_save(const char *path, json_object *const *docs, size_t n, int decimal)
 	return write_file_atomic_with(path, 0644, report_fill, &r);
 }
 
+/* What --json prints of a report written to path: {"report": path,
+ * "runs": [the run ids, in the order given]} (it printed nothing, where
+ * --json prints one document). */
+static json_object *
+report_doc(const char *path, json_object *const *docs, size_t n)
+{
+	json_object *o = json_object_new_object(), *ids = json_object_new_array();
+
+	for (size_t i = 0; i < n; i++)
+		json_object_array_add(ids, json_object_new_string(js_str(docs[i], "run_id")));
+	json_object_object_add(o, "report", json_object_new_string(path));
+	json_object_object_add(o, "runs", ids);
+	return o;
+}
+
 enum { RP_OUT = 'o' };
 
 static const struct opt report_opts[] = {
@@ -793,7 +808,9 @@ cmd_report(struct ctl *ctl, int argc, char **argv)
 	if ((rc = report_save(out, docs, n, ctl->units_decimal)) < 0)
 		fprintf(stderr, "knobctl report: %s: %s\n", out, strerror(-rc));
 	rc = rc < 0 ? 1 : 0;
-	if (rc == 0 && !ctl->json)
+	if (rc == 0 && ctl->json)
+		output_doc(ctl->out, report_doc(out, docs, n));
+	else if (rc == 0)
 		fprintf(ctl->out, "report of %zu run(s) written to %s\n", n, out);
 out:
 	for (size_t i = 0; i < n; i++)

@@ -2551,6 +2551,30 @@ START_TEST(t_report_errbar_floor)
 }
 END_TEST
 
+/* knobctl --json report prints one document, the page's path and the runs
+ * in the order given, as --json does for every command; it printed
+ * nothing, so `knobctl --json report ... | jq` had no input. */
+START_TEST(t_report_json)
+{
+	sqlite3 *db = open_db();
+	char args[PATH_MAX + 128], html[PATH_MAX + 16], *out;
+	json_object *doc;
+
+	snprintf(html, sizeof(html), "%s/r.html", dir);
+	json_object_put(stored(db, rr_run("20260115-000000-aaaa", 1, "ok")));
+	json_object_put(stored(db, rr_run("20260115-000000-bbbb", 2, "ok")));
+	sqlite3_close(db);
+	snprintf(args, sizeof(args), "--json report latest latest~1 -o %s", html);
+	ck_assert_int_eq(knobctl_db(&out, args), 0);
+	ck_assert_msg((doc = json_tokener_parse(out)) != NULL, "not JSON: '%s'", out);
+	ck_assert_str_eq(cu_str(doc, "report"), html);
+	ck_assert_str_eq(json_object_to_json_string_ext(cu_get(doc, "runs"), JSON_C_TO_STRING_PLAIN),
+	    "[\"20260115-000000-bbbb\",\"20260115-000000-aaaa\"]");
+	json_object_put(doc);
+	free(out);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -2608,6 +2632,7 @@ main(void)
 	tcase_add_test(tc, t_db_malformed);
 	tcase_add_test(tc, t_csv_cr);
 	tcase_add_test(tc, t_report_errbar_floor);
+	tcase_add_test(tc, t_report_json);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
