@@ -25,6 +25,7 @@
  * A run whose status is not ok (failed, running, incomplete) is compared
  * with its status in the head and a warning line (stderr with --csv;
  * a_status, b_status in JSON); the exit status stays as above. */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,11 +53,12 @@ fmt_time(char *buf, size_t len, int64_t ns)
 	snprintf(buf, len, "%s.%03lld", s, (long long)(ns / 1000000 % 1000));
 }
 
-/* One CSV field, quoted when it needs to be. */
+/* One CSV field, quoted when it needs to be (RFC 4180: a comma, a quote,
+ * a line feed or a carriage return in it). */
 static void
 csv_field(FILE *f, const char *s, int last)
 {
-	if (strpbrk(s, ",\"\n")) {
+	if (strpbrk(s, ",\"\r\n")) {
 		fputc('"', f);
 		for (; *s; s++) {
 			if (*s == '"')
@@ -109,9 +111,12 @@ results_list(struct ctl *ctl, sqlite3 *db, int mode)
 	json_object *rows;
 	size_t n;
 
-	if (results_runs(db, &r, &n) < 0) {
-		fprintf(stderr, "knobctl results: %s\n", sqlite3_errmsg(db));
-		return 1;
+	if (results_runs(db, &r, &n) < 0) {	/* not all readable: no part for the whole */
+		char err[PATH_MAX + 256];
+
+		results_db_error(db, err, sizeof(err));
+		fprintf(stderr, "knobctl results: %s\n", err);
+		return 2;
 	}
 	rows = json_object_new_array();
 	for (size_t i = 0; i < n; i++) {
@@ -190,7 +195,7 @@ show_csv(FILE *f, json_object *doc)
 static json_object *
 load_spec(sqlite3 *db, const char *spec)
 {
-	char err[256], *id;
+	char err[PATH_MAX + 256], *id;
 	json_object *doc;
 
 	if (results_resolve(db, spec, &id, err, sizeof(err)) < 0) {
@@ -198,8 +203,12 @@ load_spec(sqlite3 *db, const char *spec)
 		return NULL;
 	}
 	doc = results_load(db, id);
-	if (doc == NULL)
-		fprintf(stderr, "knobctl results: run %s cannot be read\n", id);
+	if (doc == NULL) {
+		char why[PATH_MAX + 384];
+
+		results_load_error(db, id, why, sizeof(why));
+		fprintf(stderr, "knobctl results: %s\n", why);
+	}
 	free(id);
 	return doc;
 }

@@ -6,9 +6,13 @@
  * repeats; the peak and sustained table; the compare tables with verdicts
  * (each run as B against the first run given before it on the command
  * line that shares points with it, as A: the order given, not time order;
- * a side with fewer figures than repeats says so, a run not ok is warned of);
+ * a row's node count; a side with fewer figures than repeats says so, a
+ * run not ok is warned of and its status is in the heading, the points
+ * only one run has are listed under the table; a run compared with none
+ * says so);
  * and each run's profile and facts. */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,8 +47,25 @@ static const char *const dashes[] = {
 struct rrun {
 	json_object *doc;
 	struct pointset ps;
-	const char *name;	/* label, else run id */
+	char *name;		/* label, else run id; "label (run id)" when
+				 * another run of the report has that label */
+	int dup;		/* that: its label is another run's too */
 };
+
+/* The name run r of docs[0..n) goes by in the report into run: its label,
+ * with its run id when another run has the same label (two runs labelled
+ * "before" were two legend rows and a heading "A = before, B = before"
+ * alike), else its run id. */
+static void
+run_name(json_object *const *docs, size_t n, size_t r, struct rrun *run)
+{
+	const char *label = js_str(docs[r], "label"), *id = js_str(docs[r], "run_id");
+
+	for (size_t k = 0; k < n && label[0]; k++)
+		run->dup |= k != r && strcmp(js_str(docs[k], "label"), label) == 0;
+	run->name = !label[0] ? xstrdup(id) : run->dup ? xasprintf("%s (%s)", label, id) :
+	    xstrdup(label);
+}
 
 /* HTML-escaped s on f. */
 static void
@@ -61,23 +82,30 @@ esc(FILE *f, const char *s)
 	}
 }
 
-/* "seq-write, bs 1m, size 64m, direct" for a workload's first point. */
+/* "seq-write, bs 1m, size 64m, direct" for a point of kind with params
+ * pr. */
 static void
-workload_title(char *buf, size_t len, const struct point *p)
+params_title(char *buf, size_t len, const char *kind, json_object *pr)
 {
-	json_object *pr = json_object_object_get(p->first, "params");
 	char bs[16], sz[16];
 
 	size_fmt(bs, sizeof(bs), (uint64_t)js_num(pr, "block_size"));
 	size_fmt(sz, sizeof(sz), (uint64_t)js_num(pr, "file_size"));
-	if (p->metric == M_OPS)
-		snprintf(buf, len, "%s, %lld files per dir, write size %lld", p->kind,
+	if (rundoc_metric_of(kind) == M_OPS)
+		snprintf(buf, len, "%s, %lld files per dir, write size %lld", kind,
 		    (long long)js_num(pr, "files_per_dir"), (long long)js_num(pr, "write_size"));
 	else
-		snprintf(buf, len, "%s, bs %s, size %s%s%s%s", p->kind, bs, sz,
+		snprintf(buf, len, "%s, bs %s, size %s%s%s%s", kind, bs, sz,
 		    json_object_get_boolean(json_object_object_get(pr, "direct")) ? ", direct" : "",
 		    json_object_get_boolean(json_object_object_get(pr, "fsync")) ? ", fsync" : "",
 		    json_object_get_boolean(json_object_object_get(pr, "shared")) ? ", shared" : "");
+}
+
+/* params_title of a workload's first point. */
+static void
+workload_title(char *buf, size_t len, const struct point *p)
+{
+	params_title(buf, len, p->kind, json_object_object_get(p->first, "params"));
 }
 
 /* A "nice" step for an axis from 0 to max with about n ticks. */
@@ -130,22 +158,39 @@ struct frame {
 	int pw, ph, w, h;
 };
 
-/* name as a legend shows it into buf (of LEG_MAX * 4 + 4 bytes): whole,
- * or its first LEG_MAX - 1 characters and an ellipsis; 1 when cut. */
+/* name cut to max characters into buf (of max * 4 + 4 bytes or more):
+ * whole, or its first max - 1 characters and an ellipsis; 1 when cut. */
 static int
-legend_name(const char *name, char *buf, size_t len)
+cut_name(const char *name, size_t max, char *buf, size_t len)
 {
 	size_t i, nc = 0, cut = 0;
 
 	for (i = 0; name[i]; i++)
-		if (((unsigned char)name[i] & 0xc0) != 0x80 && nc++ == LEG_MAX - 1)
-			cut = i;	/* where the LEG_MAX-th character starts */
-	if (nc <= LEG_MAX) {
+		if (((unsigned char)name[i] & 0xc0) != 0x80 && nc++ == max - 1)
+			cut = i;	/* where the max-th character starts */
+	if (nc <= max) {
 		snprintf(buf, len, "%s", name);
 		return 0;
 	}
 	snprintf(buf, len, "%.*s\u2026", (int)cut, name);
 	return 1;
+}
+
+/* Run r's name as a legend shows it into buf (of LEG_MAX * 4 + 4 bytes),
+ * at most LEG_MAX characters: a label another run has is cut before its
+ * run id, which tells the two apart; 1 when cut. */
+static int
+legend_name(const struct rrun *run, char *buf, size_t len)
+{
+	const char *id = js_str(run->doc, "run_id");
+	char label[LEG_MAX * 4 + 4];
+	int cut;
+
+	if (!run->dup || strlen(id) + 3 >= LEG_MAX)
+		return cut_name(run->name, LEG_MAX, buf, len);
+	cut = cut_name(js_str(run->doc, "label"), LEG_MAX - 3 - strlen(id), label, sizeof(label));
+	snprintf(buf, len, "%s (%s)", label, id);
+	return cut;
 }
 
 /* A width in px that s, at font-size 12, does not pass in the common
@@ -279,10 +324,11 @@ chart_series(FILE *f, const struct rrun *run, size_t r, const struct point *cons
 		str_appendf(&pts, "%s%.1f,%.1f", i ? " " : "", px, py);
 		str_appendf(&bars, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>", px, py,
 		    col);
-		if (p->st.n > 1)	/* an sd needs two figures */
+		if (p->st.n > 1)	/* an sd needs two figures; no bar below 0 */
 			str_appendf(&bars, "<path class=\"errbar\" d=\"M%.1f %.1f V%.1f M%.1f %.1f "
-			    "h8 M%.1f %.1f h8\" stroke=\"%s\"/>", px, py - sd, py + sd, px - 4,
-			    py - sd, px - 4, py + sd, col);
+			    "h8 M%.1f %.1f h8\" stroke=\"%s\"/>", px, py - sd,
+			    fmin(py + sd, MT + fr->ph), px - 4, py - sd, px - 4,
+			    fmin(py + sd, MT + fr->ph), col);
 	}
 	fprintf(f, "<g class=\"run\"><polyline class=\"series\" data-run=\"");
 	esc(f, js_str(run->doc, "run_id"));
@@ -302,7 +348,7 @@ chart_legend(FILE *f, const struct rrun *run, size_t r, size_t row, const struct
 	char shown[LEG_MAX * 4 + 4];
 
 	fprintf(f, "<g class=\"legend\">");
-	if (legend_name(run->name, shown, sizeof(shown))) {
+	if (legend_name(run, shown, sizeof(shown))) {
 		fprintf(f, "<title>");
 		esc(f, run->name);
 		fprintf(f, "</title>");
@@ -330,7 +376,7 @@ chart(FILE *f, const struct rrun *runs, size_t nruns, const struct point *w, int
 		sel[r] = xcalloc(runs[r].ps.n + 1, sizeof(**sel));
 		ns[r] = chart_points(&runs[r], w, sel[r]);
 		nleg += ns[r] > 0;
-		legend_name(runs[r].name, shown, sizeof(shown));
+		legend_name(&runs[r], shown, sizeof(shown));
 		if (ns[r] && text_width_max(shown) > legw)
 			legw = text_width_max(shown);
 	}
@@ -434,16 +480,55 @@ shares_points(const struct rrun *a, const struct rrun *b)
 	return n > 0;
 }
 
+/* One side of a compare's heading: "A = NAME", and "(status failed)"
+ * after a run that did not end ok, as the text compare's head says. */
+static void
+compare_head_side(FILE *f, char side, const struct rrun *r)
+{
+	const char *st = js_str(r->doc, "status");
+
+	fprintf(f, "%c = ", side);
+	esc(f, r->name);
+	if (st[0] && strcmp(st, "ok") != 0) {
+		fprintf(f, " <span class=\"status\">(status ");
+		esc(f, st);
+		fprintf(f, ")</span>");
+	}
+}
+
+/* A line under a compare table for each point only one of the runs has
+ * (only_in_a, only_in_b), as the text compare lists them: a point B
+ * lacks is not silently left out of the table. */
+static void
+only_in(FILE *f, json_object *cmp)
+{
+	for (int s = 0; s < 2; s++) {
+		json_object *arr = json_object_object_get(cmp, s ? "only_in_b" : "only_in_a");
+
+		for (size_t i = 0; arr && i < json_object_array_length(arr); i++) {
+			json_object *p = json_object_array_get_idx(arr, i);
+			char t[160];
+
+			params_title(t, sizeof(t), js_str(p, "kind"), json_object_object_get(p,
+			    "params"));
+			fprintf(f, "<p class=\"only\">Only in %c: ", s ? 'B' : 'A');
+			esc(f, t);
+			fprintf(f, ", %lld threads on %lld node(s)</p>\n", (long long)js_num(p, "threads"),
+			    (long long)js_num(p, "nodes"));
+		}
+	}
+}
+
 static void
 compare_table(FILE *f, const struct rrun *a, const struct rrun *b, int decimal)
 {
 	char err[512];
 	json_object *cmp = results_compare_doc(a->doc, b->doc, 0, err, sizeof(err)), *rows;
 
-	fprintf(f, "<h3>A = ");
-	esc(f, a->name);
-	fprintf(f, ", B = ");
-	esc(f, b->name);
+	fprintf(f, "<h3>");
+	compare_head_side(f, 'A', a);
+	fprintf(f, ", ");
+	compare_head_side(f, 'B', b);
 	fprintf(f, "</h3>\n");
 	if (cmp == NULL) {
 		fprintf(f, "<p class=\"refused\">Not compared: ");
@@ -458,14 +543,17 @@ compare_table(FILE *f, const struct rrun *a, const struct rrun *b, int decimal)
 			fprintf(f, "</p>\n");
 		}
 	rows = json_object_object_get(cmp, "points");
-	fprintf(f, "<table class=\"compare\"><tr><th>kind</th><th>threads</th><th>unit</th><th>A</th>"
-	    "<th>B</th><th>change</th><th>p</th><th>p (Holm)</th><th>verdict</th></tr>\n");
+	fprintf(f, "<table class=\"compare\"><tr><th>kind</th><th>threads</th><th>nodes</th>"
+	    "<th>unit</th><th>A</th><th>B</th><th>change</th><th>p</th><th>p (Holm)</th>"
+	    "<th>verdict</th></tr>\n");
 	for (size_t i = 0; i < json_object_array_length(rows); i++) {
 		json_object *r = json_object_array_get_idx(rows, i), *v;
 		int metric = rundoc_metric_of(js_str(r, "kind"));
 
-		fprintf(f, "<tr><td>%s</td><td>%lld</td><td>%s</td>", js_str(r, "kind"),
-		    (long long)js_num(r, "threads"), rundoc_unit_name(metric, decimal));
+		fprintf(f, "<tr><td>");
+		esc(f, js_str(r, "kind"));
+		fprintf(f, "</td><td>%lld</td><td>%lld</td><td>%s</td>", (long long)js_num(r,
+		    "threads"), (long long)js_num(r, "nodes"), rundoc_unit_name(metric, decimal));
 		side_cell(f, r, "a", decimal);
 		side_cell(f, r, "b", decimal);
 		if (json_object_object_get_ex(r, "change_pct", &v))
@@ -480,7 +568,25 @@ compare_table(FILE *f, const struct rrun *a, const struct rrun *b, int decimal)
 		fprintf(f, "<td class=\"verdict\">%s</td></tr>\n", js_str(r, "verdict"));
 	}
 	fprintf(f, "</table>\n");
+	only_in(f, cmp);
 	json_object_put(cmp);
+}
+
+/* Run r's compare table against the first run before it that shares a
+ * point with it, else a line saying it is compared with none (it was left
+ * out with nothing said). */
+static void
+compare_with_earlier(FILE *f, const struct rrun *runs, size_t r, int decimal)
+{
+	for (size_t k = 0; k < r; k++)
+		if (shares_points(&runs[k], &runs[r])) {
+			compare_table(f, &runs[k], &runs[r], decimal);
+			return;
+		}
+	fprintf(f, "<p class=\"refused\">Not compared: ");
+	esc(f, runs[r].name);
+	fprintf(f, " has no point (kind and thread count) in common with a run given before "
+	    "it.</p>\n");
 }
 
 /* A warning naming the keys of the run's profile that were not in effect
@@ -514,7 +620,9 @@ run_info(FILE *f, const struct rrun *r)
 	esc(f, r->name);
 	fprintf(f, " (run ");
 	esc(f, js_str(r->doc, "run_id"));
-	fprintf(f, ", %s)</h3>\n<p>", js_str(r->doc, "status"));
+	fprintf(f, ", ");
+	esc(f, js_str(r->doc, "status"));
+	fprintf(f, ")</h3>\n<p>");
 	esc(f, js_str(r->doc, "play")[0] ? js_str(r->doc, "play") : js_str(r->doc, "command"));
 	fprintf(f, "</p>\n<p>Profile: ");
 	esc(f, js_str(prof, "name")[0] ? js_str(prof, "name") : "(none: untuned)");
@@ -575,8 +683,7 @@ report_write(FILE *f, json_object *const *docs, size_t n, int decimal)
 	for (r = 0; r < n; r++) {
 		runs[r].doc = docs[r];
 		points_build(docs[r], &runs[r].ps);
-		runs[r].name = js_str(docs[r], "label")[0] ? js_str(docs[r], "label") :
-		    js_str(docs[r], "run_id");
+		run_name(docs, n, r, &runs[r]);
 	}
 	fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
 	    "<title>knob report</title>\n<style>\n"
@@ -600,18 +707,16 @@ report_write(FILE *f, json_object *const *docs, size_t n, int decimal)
 		    "on the command line that it has points in common with (A). Verdicts from "
 		    "Welch's t-test at 95 %% where both runs have repeats.</p>\n");
 		for (r = 1; r < n; r++)
-			for (size_t k = 0; k < r; k++)
-				if (shares_points(&runs[k], &runs[r])) {
-					compare_table(f, &runs[k], &runs[r], decimal);
-					break;
-				}
+			compare_with_earlier(f, runs, r, decimal);
 	}
 	fprintf(f, "<h2>Profiles and facts</h2>\n");
 	for (r = 0; r < n; r++)
 		run_info(f, &runs[r]);
 	fprintf(f, "</body></html>\n");
-	for (r = 0; r < n; r++)
+	for (r = 0; r < n; r++) {
 		points_free(&runs[r].ps);
+		free(runs[r].name);
+	}
 	free(runs);
 	return ferror(f) ? -1 : 0;
 }
@@ -640,6 +745,21 @@ report_save(const char *path, json_object *const *docs, size_t n, int decimal)
 	struct report_args r = { docs, n, decimal };
 
 	return write_file_atomic_with(path, 0644, report_fill, &r);
+}
+
+/* What --json prints of a report written to path: {"report": path,
+ * "runs": [the run ids, in the order given]} (it printed nothing, where
+ * --json prints one document). */
+static json_object *
+report_doc(const char *path, json_object *const *docs, size_t n)
+{
+	json_object *o = json_object_new_object(), *ids = json_object_new_array();
+
+	for (size_t i = 0; i < n; i++)
+		json_object_array_add(ids, json_object_new_string(js_str(docs[i], "run_id")));
+	json_object_object_add(o, "report", json_object_new_string(path));
+	json_object_object_add(o, "runs", ids);
+	return o;
 }
 
 enum { RP_OUT = 'o' };
@@ -671,23 +791,26 @@ cmd_report(struct ctl *ctl, int argc, char **argv)
 		return 2;
 	docs = xcalloc((size_t)(argc - optind), sizeof(*docs));
 	for (int i = optind; i < argc; i++) {
-		char err[256], *id;
+		char err[PATH_MAX + 384], *id;
 
 		if (results_resolve(db, argv[i], &id, err, sizeof(err)) < 0) {
 			fprintf(stderr, "knobctl report: %s\n", err);
 			goto out;
 		}
-		docs[n] = results_load(db, id);
+		if ((docs[n++] = results_load(db, id)) == NULL)
+			results_load_error(db, id, err, sizeof(err));
 		free(id);
-		if (docs[n++] == NULL) {
-			fprintf(stderr, "knobctl report: run %s cannot be read\n", argv[i]);
+		if (docs[n - 1] == NULL) {
+			fprintf(stderr, "knobctl report: %s\n", err);
 			goto out;
 		}
 	}
 	if ((rc = report_save(out, docs, n, ctl->units_decimal)) < 0)
 		fprintf(stderr, "knobctl report: %s: %s\n", out, strerror(-rc));
 	rc = rc < 0 ? 1 : 0;
-	if (rc == 0 && !ctl->json)
+	if (rc == 0 && ctl->json)
+		output_doc(ctl->out, report_doc(out, docs, n));
+	else if (rc == 0)
 		fprintf(ctl->out, "report of %zu run(s) written to %s\n", n, out);
 out:
 	for (size_t i = 0; i < n; i++)

@@ -862,6 +862,16 @@ row_writer(sqlite3_stmt *st, int i, struct run_writer *w)
 	w->heartbeat_ns = sqlite3_column_int64(st, i + 5);
 }
 
+/* Finalize st, whose last step returned rc: 0 when it ran to its end,
+ * else -1 with SQLite's reason in the connection (a malformed page, an
+ * I/O error): the rows read before it are not all there are. */
+static int
+rows_end(sqlite3_stmt *st, int rc)
+{
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
 /* "incomplete" for a run still "running" whose writer is gone (recorded in
  * the file); the status otherwise. */
 static const char *
@@ -886,6 +896,7 @@ results_runs(sqlite3 *db, struct run_row **out, size_t *n)
 {
 	sqlite3_stmt *st = NULL;
 	size_t cap = 0;
+	int rc;
 
 	*out = NULL;
 	*n = 0;
@@ -896,7 +907,7 @@ results_runs(sqlite3 *db, struct run_row **out, size_t *n)
 	    " r.profile_hash, r.ended_ns"
 	    " FROM runs r ORDER BY r.started_ns, r.rowid", -1, &st, NULL) != SQLITE_OK)
 		return -1;
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct run_writer w;
 		struct run_row *r;
 		const char *kinds = (const char *)sqlite3_column_text(st, 15);
@@ -922,8 +933,7 @@ results_runs(sqlite3 *db, struct run_row **out, size_t *n)
 		r->status = xstrdup(live_status(db, r->id, (const char *)sqlite3_column_text(st, 5),
 		    &w));
 	}
-	sqlite3_finalize(st);
-	return 0;
+	return rows_end(st, rc);
 }
 
 void
@@ -952,7 +962,7 @@ results_resolve(sqlite3 *db, const char *spec, char **id, char *err, size_t errl
 
 	*id = NULL;
 	if (results_runs(db, &r, &n) < 0) {
-		snprintf(err, errlen, "results database: %s", sqlite3_errmsg(db));
+		results_db_error(db, err, errlen);
 		return -1;
 	}
 	if (strncmp(spec, "latest", 6) == 0 && (spec[6] == '\0' || spec[6] == '~')) {
@@ -1003,21 +1013,21 @@ load_phases(sqlite3 *db, const char *id, json_object *doc)
 {
 	sqlite3_stmt *st = NULL;
 	json_object *arr = json_object_new_array();
+	int rc;
 
 	json_object_object_add(doc, "phases", arr);
 	if (sqlite3_prepare_v2(db, "SELECT doc FROM phases WHERE run_id = ? ORDER BY seq", -1, &st,
 	    NULL) != SQLITE_OK)
 		return -1;
 	sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		const char *t = (const char *)sqlite3_column_text(st, 0);
 		json_object *ph = t ? json_tokener_parse(t) : NULL;
 
 		if (ph)
 			json_object_array_add(arr, ph);
 	}
-	sqlite3_finalize(st);
-	return 0;
+	return rows_end(st, rc);
 }
 
 /* The per-node records of run id into doc's "node_info". */
@@ -1026,13 +1036,14 @@ load_nodes(sqlite3 *db, const char *id, json_object *doc)
 {
 	sqlite3_stmt *st = NULL;
 	json_object *arr = json_object_new_array();
+	int rc;
 
 	json_object_object_add(doc, "node_info", arr);
 	if (sqlite3_prepare_v2(db, "SELECT node, active_profile, live, facts FROM run_nodes"
 	    " WHERE run_id = ? ORDER BY node", -1, &st, NULL) != SQLITE_OK)
 		return -1;
 	sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		json_object *n = json_object_new_object(), *v;
 		const char *live = (const char *)sqlite3_column_text(st, 2);
 		const char *facts = (const char *)sqlite3_column_text(st, 3);
@@ -1047,8 +1058,27 @@ load_nodes(sqlite3 *db, const char *id, json_object *doc)
 			json_object_object_add(n, "facts", v);
 		json_object_array_add(arr, n);
 	}
-	sqlite3_finalize(st);
-	return 0;
+	return rows_end(st, rc);
+}
+
+void
+results_db_error(sqlite3 *db, char *buf, size_t len)
+{
+	const char *path = sqlite3_db_filename(db, "main");
+
+	snprintf(buf, len, "results database %s: %s", path && path[0] ? path : "(unnamed)",
+	    sqlite3_errmsg(db));
+}
+
+void
+results_load_error(sqlite3 *db, const char *id, char *buf, size_t len)
+{
+	int rc = sqlite3_errcode(db);
+	char why[PATH_MAX + 128] = "";
+
+	if (rc != SQLITE_OK && rc != SQLITE_ROW && rc != SQLITE_DONE)
+		results_db_error(db, why, sizeof(why));
+	snprintf(buf, len, "run %s cannot be read%s%s", id, why[0] ? ": " : "", why);
 }
 
 json_object *

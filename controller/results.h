@@ -85,14 +85,22 @@ struct run_row {
 	int64_t started_ns, ended_ns, phases;
 };
 /* Every run in true time order (start in ns, then insertion order);
- * a "running" run whose knobctl is gone reads "incomplete". 0 or -1. */
+ * a "running" run whose knobctl is gone reads "incomplete". 0, or -1 when
+ * they cannot all be read (SQLite's reason on db). */
 int results_runs(sqlite3 *db, struct run_row **out, size_t *n);
 void results_runs_free(struct run_row *r, size_t n);
 /* A run id from "ID", an unambiguous prefix (not empty), "latest" or "latest~N";
  * *id malloc'd.  0, or -1 with the reason in err. */
 int results_resolve(sqlite3 *db, const char *spec, char **id, char *err, size_t errlen);
-/* The run document as bench_run made it (phases, node_info); NULL if unknown. */
+/* The run document as bench_run made it (phases, node_info); NULL if
+ * unknown, or when its rows cannot all be read (a malformed page): a part
+ * of a run is not given as the run. */
 json_object *results_load(sqlite3 *db, const char *id);
+/* "results database PATH: SQLite's last error on db" into buf. */
+void results_db_error(sqlite3 *db, char *buf, size_t len);
+/* "run ID cannot be read" after results_load gave NULL, with
+ * results_db_error when SQLite had an error, into buf. */
+void results_load_error(sqlite3 *db, const char *id, char *buf, size_t len);
 
 /* results compare of two run documents: {"points":[...], "only_in_a",
  * "only_in_b", "unlike", each run's nodeset, dir and status (a_status,

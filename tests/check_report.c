@@ -29,6 +29,9 @@
 /* 60 characters: the legend shows 47 of them and an ellipsis */
 #define LONG_LABEL "throttled-to-100-iops-on-purpose-so-the-verdicts-read-worse"
 #define LONG_SHOWN "throttled-to-100-iops-on-purpose-so-the-verdict\u2026"
+/* two runs' label: the legend cuts it before their run ids */
+#define SAME "lustre-client-seq-stripe8-before-tuning"
+#define SAME_SHOWN "lustre-client-seq-stripe\u2026"
 
 /* Marks each legend name of the page with data-fits: "yes" when its box
  * lies inside its chart (the SVG's viewBox, drawn at its own size), else
@@ -241,9 +244,10 @@ teardown_dir(void)
 }
 
 /* Run id: rand-read at 4 threads on node[01-02], one repeat per status in
- * st[0..3), ended status. */
+ * st[0..3) on 1 node and one on 2 nodes (a point of its own), and with b
+ * a point at 8 threads too; ended status. */
 static json_object *
-rr_run(const char *id, int64_t t, const char *const *st, const char *status)
+rr_run(const char *id, int64_t t, const char *const *st, const char *status, int b)
 {
 	json_object *d = json_object_new_object(), *ph = json_object_new_array();
 
@@ -252,12 +256,13 @@ rr_run(const char *id, int64_t t, const char *const *st, const char *status)
 	json_object_object_add(d, "nodeset", json_object_new_string("node[01-02]"));
 	json_object_object_add(d, "command", json_object_new_string("knobctl bench rand-read"));
 	json_object_object_add(d, "status", json_object_new_string(status));
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 4 + b; i++) {
 		struct phase_rec r = {
-			.phase_id = "x", .kind = "rand-read", .status = st[i], .unit = "B/s",
-			.dir = "/mnt", .repeat = i + 1, .threads = 4, .nodes = 1,
-			.elapsed_s = 1, .ops_rate = 1000 + 10 * i + 200 * (t > 1),
-			.block_size = 4096, .file_size = 1 << 26,
+			.phase_id = "x", .kind = "rand-read", .status = i < 3 ? st[i] : "ok",
+			.unit = "B/s", .dir = "/mnt", .repeat = i < 3 ? i + 1 : 1,
+			.threads = i < 4 ? 4 : 8, .nodes = i == 3 ? 2 : 1, .elapsed_s = 1,
+			.ops_rate = 1000 + 10 * i + 200 * (t > 1), .block_size = 4096,
+			.file_size = 1 << 26,
 		};
 
 		r.rate = r.ops_rate * 4096;
@@ -270,7 +275,16 @@ rr_run(const char *id, int64_t t, const char *const *st, const char *status)
 /* The compare table of a report of A (3 repeats) and B (ended "failed",
  * repeat 2 of 3 failed), rendered in chromium: B's cell says "(2 of 3
  * repeats)", A's nothing, and a warning above the table names B's status.
- * Before, B's mean from 2 repeats stood as if all 3 had run. */
+ * Before, B's mean from 2 repeats stood as if all 3 had run.  Each row
+ * says its node count (the points at 4 threads on 1 and on 2 nodes were
+ * two rows alike), and the heading B's status, as the text compare's head
+ * does (it named the runs alone); B's point at 8 threads, which A has not,
+ * is listed under the table, as the text compare lists it (it was left
+ * out with nothing said).  A third run, C, of another kind is said to be
+ * compared with none (it was left out of the Compare section silently).
+ * A and B have the same label: each goes by it and its run id, the label
+ * cut in the legend before the id (both read alike in the heading and the
+ * legend). */
 START_TEST(compare_failed_repeats)
 {
 	static const char *const ok3[] = { "ok", "ok", "ok" }, *const one[] = { "ok", "failed",
@@ -278,8 +292,9 @@ START_TEST(compare_failed_repeats)
 	const char *bin = getenv("KNOB_BIN");
 	char db[PATH_MAX + 16], html[PATH_MAX + 16], dom[PATH_MAX + 16], prof[PATH_MAX + 16];
 	char err[256] = "", *out = NULL, *v;
-	json_object *runs[] = { rr_run("20260111-000000-aaaa", 1, ok3, "ok"),
-	    rr_run("20260111-000000-bbbb", 2, one, "failed") };
+	json_object *runs[] = { rr_run("20260111-000000-aaaa", 1, ok3, "ok", 0),
+	    rr_run("20260111-000000-bbbb", 2, one, "failed", 1),
+	    rr_run("20260111-000000-cccc", 3, ok3, "ok", 0) };
 	htmlDocPtr doc;
 	xmlXPathContextPtr xc;
 	sqlite3 *sq;
@@ -288,6 +303,11 @@ START_TEST(compare_failed_repeats)
 	snprintf(html, sizeof(html), "%s/report.html", dir);
 	snprintf(dom, sizeof(dom), "%s/report.dom.html", dir);
 	snprintf(prof, sizeof(prof), "%s/chromium", dir);
+	for (size_t i = 0; i < 2; i++)	/* A and B labelled alike */
+		json_object_object_add(runs[i], "label", json_object_new_string(SAME));
+	for (size_t i = 0; i < 4; i++)	/* C's one kind: nothing in common with A or B */
+		json_object_object_add(json_object_array_get_idx(cu_get(runs[2], "phases"), i),
+		    "kind", json_object_new_string("md-stat"));
 	ck_assert_msg((sq = results_open_path(db, err, sizeof(err))) != NULL, "%s", err);
 	for (size_t i = 0; i < nitems(runs); i++) {
 		ck_assert_int_eq(results_store(sq, runs[i]), 0);
@@ -295,7 +315,8 @@ START_TEST(compare_failed_repeats)
 	}
 	sqlite3_close(sq);
 	ck_assert_int_eq(cu_sh_out(&out, "env -u KNOB_CLUSTER KNOB_DB=%s %s/knobctl report "
-	    "20260111-000000-aaaa 20260111-000000-bbbb -o %s", db, bin ? bin : "build", html), 0);
+	    "20260111-000000-aaaa 20260111-000000-bbbb 20260111-000000-cccc -o %s", db,
+	    bin ? bin : "build", html), 0);
 	free(out);
 	dump_dom(prof, html, dom);
 	ck_assert_int_eq(read_file_bounded(dom, 8 << 20, &out, NULL), 0);
@@ -303,11 +324,30 @@ START_TEST(compare_failed_repeats)
 	    HTML_PARSE_NOERROR | HTML_PARSE_NOWARNING | HTML_PARSE_NONET);
 	ck_assert_ptr_nonnull(doc);
 	xc = xmlXPathNewContext(doc);
-	v = texts(xc, xmlDocGetRootElement(doc), "//table[@class='compare']//tr[2]/td[4]");
-	ck_assert_msg(strcmp(v, "1010.0 ± 10.0|") == 0, "A: %s", v);
+	v = texts(xc, xmlDocGetRootElement(doc), "//table[@class='compare']//tr/td[3]");
+	ck_assert_msg(strcmp(v, "1|2|") == 0, "nodes: %s", v);
 	free(v);
 	v = texts(xc, xmlDocGetRootElement(doc), "//table[@class='compare']//tr[2]/td[5]");
+	ck_assert_msg(strcmp(v, "1010.0 ± 10.0|") == 0, "A: %s", v);
+	free(v);
+	v = texts(xc, xmlDocGetRootElement(doc), "//table[@class='compare']//tr[2]/td[6]");
 	ck_assert_msg(strcmp(v, "1210.0 ± 14.1 (2 of 3 repeats)|") == 0, "B: %s", v);
+	free(v);
+	v = texts(xc, xmlDocGetRootElement(doc), "//h3[starts-with(., 'A = ')]");
+	ck_assert_msg(strcmp(v, "A = " SAME " (20260111-000000-aaaa), B = " SAME
+	    " (20260111-000000-bbbb) (status failed)|") == 0, "heading: %s", v);
+	free(v);
+	v = texts(xc, xmlDocGetRootElement(doc), "//p[@class='only']");
+	ck_assert_msg(strcmp(v, "Only in B: rand-read, bs 4k, size 64m, 8 threads on 1 "
+	    "node(s)|") == 0, "only in: %s", v);
+	free(v);
+	v = texts(xc, xmlDocGetRootElement(doc), "(//figure)[1]//g[@class='legend']/text");
+	ck_assert_msg(strcmp(v, SAME_SHOWN " (20260111-000000-aaaa)|" SAME_SHOWN
+	    " (20260111-000000-bbbb)|") == 0, "legend: %s", v);
+	free(v);
+	v = texts(xc, xmlDocGetRootElement(doc), "//p[@class='refused']");
+	ck_assert_msg(strcmp(v, "Not compared: 20260111-000000-cccc has no point (kind and "
+	    "thread count) in common with a run given before it.|") == 0, "C: %s", v);
 	free(v);
 	v = texts(xc, xmlDocGetRootElement(doc), "//p[@class='warning']");
 	ck_assert_msg(strstr(v, "Warning: B (20260111-000000-bbbb) ended failed, not ok") &&

@@ -2403,6 +2403,178 @@ START_TEST(t_compare_run_status)
 }
 END_TEST
 
+/* The last leaf page of table name in the database at dbpath made garbage
+ * (not a b-tree page): SQLite reads the pages before it, then says the
+ * file is malformed. */
+static void
+spoil_last_leaf(const char *name)
+{
+	sqlite3 *db = open_db();
+	sqlite3_stmt *st;
+	int64_t page = 0, size = 0;
+	char junk[512];
+	FILE *f;
+
+	ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT max(pageno), (SELECT page_size FROM "
+	    "pragma_page_size) FROM dbstat WHERE name = ? AND pagetype = 'leaf'", -1, &st, NULL),
+	    SQLITE_OK);
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+	page = sqlite3_column_int64(st, 0);
+	size = sqlite3_column_int64(st, 1);
+	sqlite3_finalize(st);
+	ck_assert_int_eq(sqlite3_close(db), SQLITE_OK);	/* the last: the WAL folded in */
+	ck_assert_int_gt(page, 2);
+	memset(junk, 0xa5, sizeof(junk));
+	ck_assert_ptr_nonnull(f = fopen(dbpath, "r+b"));
+	ck_assert_int_eq(fseek(f, (long)((page - 1) * size), SEEK_SET), 0);
+	ck_assert_int_eq(fwrite(junk, 1, sizeof(junk), f), sizeof(junk));
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+/* A malformed database (a page of the runs or of the phases table is not
+ * a b-tree page): list, compare, report and show exit 2 naming the file
+ * and SQLite's reason.  Before, the read stopped at the bad page as if
+ * the table ended there and they exited 0: list left the later runs out,
+ * latest was an older run (compare latest~1 latest compared the wrong
+ * pair), and show printed a run with some of its phases. */
+START_TEST(t_db_malformed)
+{
+	char label[700], copy[PATH_MAX + 8], *out = NULL;
+	sqlite3 *db = open_db();
+	json_object *d;
+
+	memset(label, 'x', sizeof(label) - 1);
+	label[sizeof(label) - 1] = '\0';
+	for (int i = 0; i < 16; i++) {	/* 16 runs of 700 bytes and more: 3 pages or more */
+		char id[32];
+
+		snprintf(id, sizeof(id), "20260113-0000%02d-aaaa", i);
+		d = rr_run(id, i + 1, "ok");
+		json_object_object_add(d, "label", json_object_new_string(label));
+		ck_assert_int_eq(results_store(db, d), 0);
+		json_object_put(d);
+	}
+	d = mk_doc("20260113-000100-bbbb", 100);	/* 60 phases and nodes: pages of them */
+	json_object_object_add(d, "node_info", json_object_new_array());
+	for (int i = 0; i < 60; i++) {
+		json_object *n = json_object_new_object(), *fa = json_object_new_object();
+		char name[16];
+
+		add_phase(d, mk_phase("seq-write", 1 << (i % 6), i / 6 + 1, 1e9 + i, 1 << 20, "ok"));
+		snprintf(name, sizeof(name), "node%02d", i);
+		json_object_object_add(n, "node", json_object_new_string(name));
+		json_object_object_add(fa, "kernel", json_object_new_string(label));
+		json_object_object_add(n, "facts", fa);
+		json_object_array_add(cu_get(d, "node_info"), n);
+	}
+	ck_assert_int_eq(results_store(db, d), 0);
+	json_object_put(d);
+	sqlite3_close(db);
+	snprintf(copy, sizeof(copy), "%s.good", dbpath);
+	ck_assert_int_eq(cu_sh_out(&out, "cp %s %s", dbpath, copy), 0);
+	free(out);
+
+	spoil_last_leaf("runs");
+	ck_assert_int_eq(cu_sh_out(&out, "env -u KNOB_CLUSTER KNOB_DB=%s %s/knobctl results list "
+	    "2>&1 >/dev/null", dbpath, getenv("KNOB_BIN") ? getenv("KNOB_BIN") : "build"), 2);
+	ck_assert_msg(strstr(out, dbpath) && strstr(out, "malformed"), "%s", out);
+	free(out);
+	ck_assert_int_eq(knobctl_db(&out, "results compare latest~1 latest"), 2);
+	free(out);
+	ck_assert_int_eq(knobctl_db(&out, "report latest -o /dev/null"), 2);
+	free(out);
+
+	for (int k = 0; k < 2; k++) {	/* the list reads the phases too; not the nodes */
+		ck_assert_int_eq(cu_sh_out(&out, "cp %s %s", copy, dbpath), 0);
+		free(out);
+		spoil_last_leaf(k ? "run_nodes" : "phases");
+		ck_assert_int_eq(cu_sh_out(&out, "env -u KNOB_CLUSTER KNOB_DB=%s %s/knobctl results "
+		    "show 20260113-000100-bbbb 2>&1 >/dev/null", dbpath, getenv("KNOB_BIN") ?
+		    getenv("KNOB_BIN") : "build"), 2);
+		ck_assert_msg(strstr(out, dbpath) && strstr(out, "malformed") && (k == 0 ||
+		    strstr(out, "run 20260113-000100-bbbb cannot be read: results database ")),
+		    "%s", out);
+		free(out);
+	}
+}
+END_TEST
+
+/* --csv quotes a field with a carriage return in it (RFC 4180), as one
+ * with a comma, a quote or a line feed: a label "a<CR>b" was written bare,
+ * and a CSV reader ended the row there (Python's csv module split it in
+ * two rows of 4 and 8 fields). */
+START_TEST(t_csv_cr)
+{
+	sqlite3 *db = open_db();
+	json_object *d = rr_run("20260114-000000-aaaa", 1, "ok");
+	char *out;
+
+	json_object_object_add(d, "label", json_object_new_string("a\rb"));
+	ck_assert_int_eq(results_store(db, d), 0);
+	json_object_put(d);
+	sqlite3_close(db);
+	ck_assert_int_eq(knobctl_db(&out, "results list --csv"), 0);
+	ck_assert_msg(strstr(out, ",\"a\rb\",") != NULL, "%s", out);
+	free(out);
+}
+END_TEST
+
+/* An error bar whose mean - sd is below 0 (repeats of 10, 500 and 20
+ * MiB/s: mean 177, sd 280) ends at the x axis, as throughput does: it was
+ * drawn down past the axis, over the thread counts' labels. */
+START_TEST(t_report_errbar_floor)
+{
+	json_object *a = mk_doc("A", 1);
+	char *page, *at;
+	int bars = 0, x0, y0, axis;
+
+	for (int i = 0; i < 3; i++)
+		add_phase(a, mk_phase("seq-write", 1, i + 1, (i == 1 ? 500 : 10 + 5 * i) * 1048576.0,
+		    1 << 20, "ok"));
+	page = report_text(&a, 1);
+	/* the plot's bottom: the axis path "M80 30 V324 H540" */
+	ck_assert_ptr_nonnull(at = strstr(page, "class=\"axis\" d=\""));
+	ck_assert_int_eq(sscanf(at, "class=\"axis\" d=\"M%d %d V%d", &x0, &y0, &axis), 3);
+	for (at = page; (at = strstr(at, "class=\"errbar\" d=\"")) != NULL; at++) {
+		double x, top, bottom;
+
+		ck_assert_int_eq(sscanf(at, "class=\"errbar\" d=\"M%lf %lf V%lf", &x, &top, &bottom),
+		    3);
+		ck_assert_msg(bottom <= axis, "error bar to y %.1f, below the axis at %d", bottom,
+		    axis);
+		bars++;
+	}
+	ck_assert_int_eq(bars, 1);
+	free(page);
+	json_object_put(a);
+}
+END_TEST
+
+/* knobctl --json report prints one document, the page's path and the runs
+ * in the order given, as --json does for every command; it printed
+ * nothing, so `knobctl --json report ... | jq` had no input. */
+START_TEST(t_report_json)
+{
+	sqlite3 *db = open_db();
+	char args[PATH_MAX + 128], html[PATH_MAX + 16], *out;
+	json_object *doc;
+
+	snprintf(html, sizeof(html), "%s/r.html", dir);
+	json_object_put(stored(db, rr_run("20260115-000000-aaaa", 1, "ok")));
+	json_object_put(stored(db, rr_run("20260115-000000-bbbb", 2, "ok")));
+	sqlite3_close(db);
+	snprintf(args, sizeof(args), "--json report latest latest~1 -o %s", html);
+	ck_assert_int_eq(knobctl_db(&out, args), 0);
+	ck_assert_msg((doc = json_tokener_parse(out)) != NULL, "not JSON: '%s'", out);
+	ck_assert_str_eq(cu_str(doc, "report"), html);
+	ck_assert_str_eq(json_object_to_json_string_ext(cu_get(doc, "runs"), JSON_C_TO_STRING_PLAIN),
+	    "[\"20260115-000000-bbbb\",\"20260115-000000-aaaa\"]");
+	json_object_put(doc);
+	free(out);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -2457,6 +2629,10 @@ main(void)
 	tcase_add_test(tc, t_compare_unreported_repeat);
 	tcase_add_test(tc, t_compare_one_figure_sd);
 	tcase_add_test(tc, t_compare_run_status);
+	tcase_add_test(tc, t_db_malformed);
+	tcase_add_test(tc, t_csv_cr);
+	tcase_add_test(tc, t_report_errbar_floor);
+	tcase_add_test(tc, t_report_json);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
