@@ -773,6 +773,8 @@ cmd_sweep(struct ctl *ctl, int argc, char **argv)
 		sweep_policy_default(&pol);
 	fanout_init(&fo, ctl, &names);
 	sn = xcalloc(fo.n ? fo.n : 1, sizeof(*sn));
+	for (size_t i = 0; i < fo.n; i++)	/* each freed below, built or not */
+		knob__health_request__init(&sn[i].req);
 	rc = build_requests(ctl, &fo, sn, sf, &o) < 0 ? 2 : sweep_run_all(ctl, &fo, sn, &pol, &o);
 	for (size_t i = 0; i < fo.n; i++)
 		sweep_request_free(&sn[i].req);

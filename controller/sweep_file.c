@@ -572,20 +572,35 @@ read_item(struct sweep_scope *sc, xmlNodePtr n, const char *file)
 	    k >= 0 && kinds[k].id && item_attr(it, kinds[k].id) ? item_attr(it, kinds[k].id) : "");
 }
 
-/* Check every item's values once (a scratch request). */
+/* Load a <profile> item's profile into it->prof, once for the whole
+ * sweep (not once per node); its errors, then "file:line: <profile>:
+ * ...", into e. */
+static void
+load_profile(struct sweep_item *it, struct lerr *e)
+{
+	const char *name = item_attr(it, "name");
+
+	it->prof = profile_load(name, e->errs);
+	if (it->prof == NULL)
+		lerr_add(e, it->line, "<profile>: profile %s does not load", name);
+}
+
+/* Check every item's values once (a scratch request); load the profiles. */
 static void
 check_items(struct sweep_file *sf, struct lerr *e)
 {
 	for (size_t s = 0; s < sf->n; s++)
 		for (size_t i = 0; i < sf->scopes[s].n; i++) {
-			const struct sweep_item *it = &sf->scopes[s].items[i];
+			struct sweep_item *it = &sf->scopes[s].items[i];
 			Knob__HealthRequest r = KNOB__HEALTH_REQUEST__INIT;
 			struct sweep_limits lim = { 1 };
 			int k = kind_index(it->kind);
 			char err[256];
 			struct ictx c = { &r, &lim, err, sizeof(err) };
 
-			if (k >= 0 && kinds[k].fn && kinds[k].fn(it, &c) < 0)
+			if (strcmp(it->kind, "profile") == 0)
+				load_profile(it, e);
+			else if (k >= 0 && kinds[k].fn && kinds[k].fn(it, &c) < 0)
 				lerr_add(e, it->line, "<%s>: %s", it->kind, err);
 			sweep_request_free(&r);
 		}
@@ -779,6 +794,7 @@ sweep_file_free(struct sweep_file *sf)
 				free(it->a[k].value);
 			}
 			free(it->a);
+			profile_free(it->prof);
 			free(it->kind);
 			free(it->key);
 			free(it->file);
@@ -828,16 +844,17 @@ scope_has(struct ctl *ctl, struct sweep_scope *sc, const char *node)
 	return ss->err == NULL && ss->tab[set_slot(ss, node)] != 0;
 }
 
-/* The profile's settings into the request's verify (before blockdev items). */
+/* The profile's settings (loaded with the file) into the request's
+ * verify (before blockdev items). */
 static int
 add_profile(Knob__HealthRequest *r, const struct sweep_item *it, struct strvec *errs)
 {
-	struct profile *p = profile_load(item_attr(it, "name"), errs);
+	const struct profile *p = it->prof;
 	Knob__VerifyRequest *v;
 
 	if (p == NULL) {
-		strvec_push_owned(errs, xasprintf("%s:%d: profile %s does not load", it->file,
-		    it->line, item_attr(it, "name")));
+		strvec_push_owned(errs, xasprintf("%s:%d: <profile>: profile %s does not load",
+		    it->file, it->line, item_attr(it, "name")));
 		return -1;
 	}
 	v = xmalloc(sizeof(*v));
@@ -846,7 +863,6 @@ add_profile(Knob__HealthRequest *r, const struct sweep_item *it, struct strvec *
 	v->settings = settings_build(p);
 	v->n_settings = p->n;
 	r->verify = v;
-	profile_free(p);
 	return 0;
 }
 

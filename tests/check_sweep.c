@@ -395,6 +395,34 @@ START_TEST(test_slurm_lists)
 }
 END_TEST
 
+/* A <profile> that does not load is a sweep-file error at load, at its
+ * line (a play's health step checks the file at load too); and knobctl
+ * sweep of two nodes with it exits 2 with that line.  Before, the file
+ * loaded, each node's request loaded the profile again, and with more than
+ * one target knobctl aborted (SIGABRT, exit 134) freeing the requests that
+ * were never built. */
+START_TEST(test_profile_not_loading)
+{
+	const char *bin = getenv("KNOB_BIN") ? getenv("KNOB_BIN") : "build";
+	struct strvec errs = { 0 };
+	char *out = NULL, *p;
+
+	p = xstrdup(put("noprof.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
+	    "    <profile name=\"knob-test-no-such-profile\"/>\n  </defaults>\n</sweep>\n"));
+	ck_assert_ptr_null(sweep_file_load(p, &errs));
+	has_err(&errs, p, "4: <profile>: profile knob-test-no-such-profile does not load");
+	strvec_free(&errs);
+	put("cluster.xml", "<?xml version=\"1.0\"?>\n<cluster port=\"7420\">\n"
+	    "  <results db=\"r.db\"/>\n</cluster>\n");
+	ck_assert_int_eq(cu_sh_out(&out, "env -u KNOB_CLUSTER %s/knobctl -c %s/cluster.xml sweep "
+	    "-w 'n[1-2]' -f %s", bin, dir, p), 2);
+	ck_assert_msg(strstr(out, ":4: <profile>: profile knob-test-no-such-profile does not "
+	    "load") != NULL, "%s", out);
+	free(out);
+	free(p);
+}
+END_TEST
+
 static Suite *
 sweep_suite(void)
 {
@@ -411,6 +439,7 @@ sweep_suite(void)
 	tcase_add_test(tc, test_mount_path_normalised);
 	tcase_add_test(tc, test_slurm_lists);
 	tcase_add_test(tc, test_mount_path_dots);
+	tcase_add_test(tc, test_profile_not_loading);
 	suite_add_tcase(s, tc);
 	return s;
 }
