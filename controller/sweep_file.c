@@ -207,6 +207,20 @@ parse_percent(const char *s, double *out)
 	return 0;
 }
 
+/* A deadline ("5s", "500ms") as whole milliseconds, 1 ms to 600 s: 0
+ * would be the agent's default, so a shorter one is refused, not rounded
+ * down to it.  0 or -1. */
+static int
+parse_timeout_ms(const char *s, uint32_t *ms)
+{
+	double d;
+
+	if (parse_seconds(s, &d) < 0 || d < 0.001 || d > 600)
+		return -1;
+	*ms = (uint32_t)(d * 1000);
+	return 0;
+}
+
 /* A whole number from 1 to max ("1500"); the schema checks the digits,
  * this the range (strtoul would wrap or saturate).  0 or -1. */
 static int
@@ -271,7 +285,6 @@ it_mount(const struct sweep_item *it, struct ictx *c)
 {
 	Knob__MountExpect *m = xmalloc(sizeof(*m));
 	const char *v;
-	double d;
 
 	knob__mount_expect__init(m);
 	PUSH(c->r->mounts, c->r->n_mounts, m);
@@ -287,11 +300,8 @@ it_mount(const struct sweep_item *it, struct ictx *c)
 	}
 	if (m->path[0] != '/')
 		return snprintf(c->err, c->errlen, "mount path must be absolute"), -1;
-	if ((v = item_attr(it, "timeout")) != NULL) {
-		if (parse_seconds(v, &d) < 0 || d <= 0 || d > 600)
-			BADVAL("timeout (0-600 s)");
-		m->timeout_ms = (uint32_t)(d * 1000);
-	}
+	if ((v = item_attr(it, "timeout")) != NULL && parse_timeout_ms(v, &m->timeout_ms) < 0)
+		BADVAL("timeout (1 ms to 600 s)");
 	if ((v = item_attr(it, "min-free")) != NULL && parse_percent(v, &m->min_free_pct) < 0)
 		BADVAL("percentage");
 	if ((v = item_attr(it, "min-free-inodes")) != NULL &&
@@ -366,13 +376,16 @@ it_memory(const struct sweep_item *it, struct ictx *c)
 	const char *v;
 	uint64_t b;
 
+	/* 0 is "not checked" to the agent: a total under 1 MiB ("256",
+	 * bytes) or a tolerance of 0 would pass unchecked, or at 5% */
 	if ((v = item_attr(it, "total")) != NULL) {
-		if (bench_parse_size(v, &b) < 0)
-			BADVAL("size");
+		if (bench_parse_size(v, &b) < 0 || b < (1u << 20))
+			BADVAL("size (at least 1M; a number without a unit is bytes)");
 		hw->mem_total_kb = b / 1024;
 	}
-	if ((v = item_attr(it, "tolerance")) != NULL && parse_percent(v, &hw->mem_tolerance_pct) < 0)
-		BADVAL("percentage");
+	if ((v = item_attr(it, "tolerance")) != NULL &&
+	    (parse_percent(v, &hw->mem_tolerance_pct) < 0 || hw->mem_tolerance_pct <= 0))
+		BADVAL("tolerance (above 0%, at most 100%)");
 	return 0;
 }
 
@@ -400,7 +413,11 @@ it_cpu(const struct sweep_item *it, struct ictx *c)
 static int
 it_load(const struct sweep_item *it, struct ictx *c)
 {
-	hw_of(c->r)->load_max = strtod(item_attr(it, "max"), NULL);
+	const char *v = item_attr(it, "max");
+
+	/* 0 would be "not checked" to the agent */
+	if ((hw_of(c->r)->load_max = strtod(v, NULL)) <= 0)
+		BADVAL("max (above 0)");
 	return 0;
 }
 
@@ -493,11 +510,9 @@ static int
 it_timeout(const struct sweep_item *it, struct ictx *c)
 {
 	const char *v = item_attr(it, "check");
-	double d;
 
-	if (parse_seconds(v, &d) < 0 || d <= 0 || d > 600)
-		BADVAL("timeout (0-600 s)");
-	c->r->check_timeout_ms = (uint32_t)(d * 1000);
+	if (parse_timeout_ms(v, &c->r->check_timeout_ms) < 0)
+		BADVAL("timeout (1 ms to 600 s)");
 	return 0;
 }
 

@@ -90,7 +90,7 @@ START_TEST(test_file_errors)
 	    "    <mount path=\"/mnt/b\" timeout=\"0s\"/>\n  </defaults>\n</sweep>\n");
 	ck_assert_ptr_null(sweep_file_load(p, &errs));
 	has_err(&errs, p, "4: <mount>: bad percentage '150%'");
-	has_err(&errs, p, "5: <mount>: bad timeout (0-600 s) '0s'");
+	has_err(&errs, p, "5: <mount>: bad timeout (1 ms to 600 s) '0s'");
 	strvec_free(&errs);
 	p = put("bad2.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <group nodes=\"n1\">\n"
 	    "    <nic mtu=\"1500\"/>\n  </group>\n</sweep>\n");
@@ -423,6 +423,36 @@ START_TEST(test_profile_not_loading)
 }
 END_TEST
 
+/* Values the agent takes as "not set" are refused at load, at their line:
+ * a memory total under 1 MiB (a number without a unit is bytes: "256"
+ * meant 256G), a tolerance of 0 (the agent's 5%), a load max of 0, and a
+ * deadline under 1 ms (0 ms: the agent's 10 s or 5 s).  Before, each one
+ * loaded and its check passed on every node, unchecked.  The smallest
+ * values that mean what they say still load. */
+START_TEST(test_unset_values_refused)
+{
+	struct strvec errs = { 0 };
+	const char *p;
+
+	p = put("unset.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
+	    "    <memory total=\"256\"/>\n    <memory tolerance=\"0%\"/>\n"
+	    "    <load max=\"0\"/>\n    <timeout check=\"0.0004s\"/>\n"
+	    "    <mount path=\"/mnt/a\" timeout=\"0.5ms\"/>\n  </defaults>\n</sweep>\n");
+	ck_assert_ptr_null(sweep_file_load(p, &errs));
+	has_err(&errs, p, "4: <memory>: bad size (at least 1M; a number without a unit is bytes) "
+	    "'256'");
+	has_err(&errs, p, "5: <memory>: bad tolerance (above 0%, at most 100%) '0%'");
+	has_err(&errs, p, "6: <load>: bad max (above 0) '0'");
+	has_err(&errs, p, "7: <timeout>: bad timeout (1 ms to 600 s) '0.0004s'");
+	has_err(&errs, p, "8: <mount>: bad timeout (1 ms to 600 s) '0.5ms'");
+	ck_assert_uint_eq(errs.n, 5);
+	strvec_free(&errs);
+	sweep_file_free(load_ok("set.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
+	    "    <memory total=\"1M\" tolerance=\"0.5%\"/>\n    <load max=\"0.01\"/>\n"
+	    "    <timeout check=\"1ms\"/>\n  </defaults>\n</sweep>\n"));
+}
+END_TEST
+
 static Suite *
 sweep_suite(void)
 {
@@ -440,6 +470,7 @@ sweep_suite(void)
 	tcase_add_test(tc, test_slurm_lists);
 	tcase_add_test(tc, test_mount_path_dots);
 	tcase_add_test(tc, test_profile_not_loading);
+	tcase_add_test(tc, test_unset_values_refused);
 	suite_add_tcase(s, tc);
 	return s;
 }
