@@ -566,9 +566,7 @@ print_json(FILE *f, const struct sweep_run *run, int rc)
 	json_object_object_add(doc, "duration_s", json_object_new_double(run->duration_s));
 	json_object_object_add(doc, "nodes", nodes);
 	json_object_object_add(doc, "exit_status", json_object_new_int(rc));
-	fprintf(f, "%s\n", json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY |
-	    JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
-	json_object_put(doc);
+	output_doc(f, doc);
 }
 
 /* ------------------------------------------------------------ command */
