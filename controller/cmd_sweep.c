@@ -391,11 +391,26 @@ mark_one_slow(struct sweep_node *sn, const char *metric, int md, double v, doubl
 	}
 }
 
+/* The probe of node j (fo->nodes[j]) was judged by no fleet: only k nodes
+ * (fewer than 3) probed its directory with its block size.  Its ok probe
+ * says so, or it would read as measured and found fine. */
+static void
+note_uncompared(struct fanout *fo, struct sweep_node *sn, size_t j, size_t k)
+{
+	const struct snode *s = fo->nodes[j].user;
+
+	for (size_t c = 0; c < sn->n; c++)
+		if (strcmp(sn->c[c].check, "probe") == 0 && sn->c[c].state == SS_OK)
+			str_appendf(&sn->c[c].reason, "; not compared: %zu node%s probed %s with "
+			    "this block size, the fleet-relative rule needs 3", k, k == 1 ? "" : "s",
+			    s->req.probe->dir);
+}
+
 /* One metric over the nodes whose probe key is keys[first]; done[i] marks
- * them. */
+ * them.  With note, a group too small to judge says so (note_uncompared). */
 static void
 slow_group(struct fanout *fo, struct sweep_run *run, const struct sweep_policy *pol,
-    const char *metric, int md, char **keys, size_t first, int *done)
+    const char *metric, int md, char **keys, size_t first, int *done, int note)
 {
 	double *v = xcalloc(fo->n, sizeof(*v)), med;
 	size_t *idx = xcalloc(fo->n, sizeof(*idx)), k = 0;
@@ -408,6 +423,8 @@ slow_group(struct fanout *fo, struct sweep_run *run, const struct sweep_policy *
 		if ((v[k] = probe_metric(fo, i, metric)) >= 0)
 			idx[k++] = i;
 	}
+	for (size_t j = 0; note && k < 3 && j < k; j++)
+		note_uncompared(fo, &run->nodes[idx[j]], idx[j], k);
 	if (outlier_slow(v, k, pol->slow_mads, pol->slow_min_gap, slow, &med) > 0)
 		for (size_t j = 0; j < k; j++)
 			if (slow[j])
@@ -418,7 +435,8 @@ slow_group(struct fanout *fo, struct sweep_run *run, const struct sweep_policy *
 }
 
 /* Mark slow probe checks: each metric against the nodes that measured it
- * the same way (probe_key). */
+ * the same way (probe_key); an ok probe with fewer than 3 such nodes says
+ * it was not compared. */
 static void
 mark_slow(struct fanout *fo, struct sweep_run *run, const struct sweep_policy *pol)
 {
@@ -434,7 +452,7 @@ mark_slow(struct fanout *fo, struct sweep_run *run, const struct sweep_policy *p
 		memset(done, 0, (fo->n ? fo->n : 1) * sizeof(*done));
 		for (size_t i = 0; i < fo->n; i++)
 			if (!done[i])
-				slow_group(fo, run, pol, metrics[m], m >= 2, keys, i, done);
+				slow_group(fo, run, pol, metrics[m], m >= 2, keys, i, done, m == 0);
 	}
 	for (size_t i = 0; i < fo->n; i++)
 		free(keys[i]);

@@ -407,7 +407,9 @@ START_TEST(test_probe_slow)
 	    strstr(out, "3 ok (node[01-03])"), "not exactly node04 slow:\n%s", out);
 	free(out);
 	/* node04 probing another directory is not measured against the others
-	 * (a group on local NVMe is not slow next to Lustre): nobody is slow */
+	 * (a group on local NVMe is not slow next to Lustre): nobody is slow,
+	 * and node04's ok probe says that no fleet judged it (before, a plain
+	 * ok, as if compared and found fine) */
 	harness_sh("mkdir -p %s/other", top);
 	write_file("probe2.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
 	    "    <probe dir=\"%s\"/>\n  </defaults>\n  <group nodes=\"node04\">\n"
@@ -416,6 +418,10 @@ START_TEST(test_probe_slow)
 	rc = ctl(&out, "sweep -w @all -f %s/probe2.xml -v", top);
 	ck_assert_msg(rc == 0 && strstr(out, "4 ok (node[01-04])"), "node04 compared with the "
 	    "others although it probed another directory:\n%s", out);
+	snprintf(line, sizeof(line), "; not compared: 1 node probed %s/other with this block "
+	    "size, the fleet-relative rule needs 3)", top);
+	ck_assert_msg(strstr(out, line) != NULL, "missing '%s'", line);
+	ck_assert_msg(strstr(out, "3 nodes probed") == NULL, "%s", out);
 	free(out);
 }
 END_TEST
