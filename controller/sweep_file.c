@@ -101,16 +101,47 @@ struct vctx {
 	struct strvec lineless;
 };
 
+/* msg, and for a schema error about an element's attributes, what they
+ * are as written: libxml2 names no value ("Invalid attribute total for
+ * element memory" for total="24GiB"), and for a required attribute not
+ * even which ("Element load failed to validate attributes").  n is the
+ * node libxml2 gives (the element, or for some errors its child: the
+ * element named in msg is looked for up from n).  Into out. */
+static void
+with_attrs(xmlNodePtr n, const char *msg, char *out, size_t len)
+{
+	char attr[64] = "", elem[64] = "";
+	size_t k = (size_t)snprintf(out, len, "%s", msg), k0 = k;
+
+	if (sscanf(msg, "Invalid attribute %63s for element %63s", attr, elem) != 2 &&
+	    (sscanf(msg, "Element %63s failed to validate attributes", elem) != 1 ||
+	    strstr(msg, "failed to validate attributes") == NULL))
+		return;
+	while (n != NULL && (n->type != XML_ELEMENT_NODE || strcmp((const char *)n->name, elem) != 0))
+		n = n->parent;
+	for (xmlAttrPtr a = n ? n->properties : NULL; a && k < len; a = a->next) {
+		xmlChar *v;
+
+		if (attr[0] && strcmp((const char *)a->name, attr) != 0)
+			continue;
+		v = xmlNodeListGetString(n->doc, a->children, 1);
+		k += (size_t)snprintf(out + k, len - k, "%s%s=\"%s\"", k == k0 ? ": " : " ",
+		    (const char *)a->name, v ? (const char *)v : "");
+		xmlFree(v);
+	}
+}
+
 static void
 on_rng_error(void *arg, xmlErrorPtr x)
 {
 	struct vctx *v = arg;
-	char buf[512], *msg = xml_err_msg(x, buf, sizeof(buf));
+	char buf[512], *msg = xml_err_msg(x, buf, sizeof(buf)), full[1024];
 
 	if (msg == NULL || strstr(msg, "failed to validate content"))
 		return;
+	with_attrs(x->node, msg, full, sizeof(full));
 	if (x->line > 0)
-		lerr_add(v->e, x->line, "%s", msg);
+		lerr_add(v->e, x->line, "%s", full);
 	else
 		strvec_push(&v->lineless, msg);
 }
@@ -132,7 +163,10 @@ place_lineless(xmlRelaxNGPtr rng, xmlDocPtr doc, struct vctx *v)
 			continue;	/* placed already, at every element */
 		if (sscanf(msg, "Element %63s", name) == 1)
 			while ((line = xml_rng_locate(rng, doc, name, msg, &at)) > 0) {
-				lerr_add(v->e, (int)line, "%s", msg);
+				char full[1024];
+
+				with_attrs(at, msg, full, sizeof(full));
+				lerr_add(v->e, (int)line, "%s", full);
 				found = 1;
 			}
 		if (!found)

@@ -57,6 +57,17 @@ load_ok(const char *name, const char *text)
 	return sf;
 }
 
+/* Load dir/NAME holding text, a sweep file that must not load, its errors
+ * into errs; its path (put's static buffer). */
+static const char *
+load_bad(const char *name, const char *text, struct strvec *errs)
+{
+	const char *p = put(name, text);
+
+	ck_assert_ptr_null(sweep_file_load(p, errs));
+	return p;
+}
+
 START_TEST(test_outlier_rule)
 {
 	const double tight[] = { 100, 101, 99, 10 }, same[] = { 5, 5, 5, 5 };
@@ -162,6 +173,26 @@ START_TEST(test_schema_error_lines)
 	ck_assert_int_eq(errs_at(&errs, p, 6), 1);
 	ck_assert_int_eq(errs_at(&errs, p, 7), 1);
 	ck_assert_uint_eq(errs.n, 3);
+	strvec_free(&errs);
+}
+END_TEST
+
+/* A schema error about attributes shows them as written: libxml2 names
+ * neither the value of an attribute the schema does not take nor, for a
+ * required one, which attribute ("Element load failed to validate
+ * attributes"), and a user could not tell a bad value from an unknown
+ * attribute.  Before, the messages ended at libxml2's words. */
+START_TEST(test_schema_error_values)
+{
+	struct strvec errs = { 0 };
+	const char *p = load_bad("values.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
+	    "    <memory total=\"24GiB\" tolerance=\"3%\"/>\n    <load max=\"-1\"/>\n"
+	    "    <nic mtu=\"1500\" speed=\"1000\"/>\n  </defaults>\n</sweep>\n", &errs);
+
+	has_err(&errs, p, "4: Invalid attribute total for element memory: total=\"24GiB\"");
+	has_err(&errs, p, "5: Element load failed to validate attributes: max=\"-1\"");
+	has_err(&errs, p, "6: Element nic failed to validate attributes: mtu=\"1500\" "
+	    "speed=\"1000\"");
 	strvec_free(&errs);
 }
 END_TEST
@@ -432,13 +463,11 @@ END_TEST
 START_TEST(test_unset_values_refused)
 {
 	struct strvec errs = { 0 };
-	const char *p;
-
-	p = put("unset.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
+	const char *p = load_bad("unset.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
 	    "    <memory total=\"256\"/>\n    <memory tolerance=\"0%\"/>\n"
 	    "    <load max=\"0\"/>\n    <timeout check=\"0.0004s\"/>\n"
-	    "    <mount path=\"/mnt/a\" timeout=\"0.5ms\"/>\n  </defaults>\n</sweep>\n");
-	ck_assert_ptr_null(sweep_file_load(p, &errs));
+	    "    <mount path=\"/mnt/a\" timeout=\"0.5ms\"/>\n  </defaults>\n</sweep>\n", &errs);
+
 	has_err(&errs, p, "4: <memory>: bad size (at least 1M; a number without a unit is bytes) "
 	    "'256'");
 	has_err(&errs, p, "5: <memory>: bad tolerance (above 0%, at most 100%) '0%'");
@@ -463,6 +492,7 @@ sweep_suite(void)
 	tcase_add_test(tc, test_outlier_rule);
 	tcase_add_test(tc, test_file_errors);
 	tcase_add_test(tc, test_schema_error_lines);
+	tcase_add_test(tc, test_schema_error_values);
 	tcase_add_test(tc, test_defaults_and_groups);
 	tcase_add_test(tc, test_prom_file);
 	tcase_add_test(tc, test_group_membership);
