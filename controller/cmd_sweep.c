@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "bench_ctl.h"
+#include "log.h"
 #include "nodeset.h"
 #include "opt.h"
 #include "stats.h"
@@ -476,12 +477,17 @@ run_free(struct sweep_run *run)
 
 /* ------------------------------------------------------------ output */
 
-/* "mount /mnt/x hung (no answer to stat in 5.0 s)" */
+/* "mount /mnt/x hung (no answer to stat in 5.0 s)", its control
+ * characters as \xNN: one finding, one line (a mount path may hold a
+ * newline). */
 static char *
 check_line(const struct sweep_check *c)
 {
-	return xasprintf("%s%s%s %s (%s)", c->check, c->target[0] ? " " : "", c->target,
-	    sweep_state_name(c->state), c->reason);
+	char *raw = xasprintf("%s%s%s %s (%s)", c->check, c->target[0] ? " " : "", c->target,
+	    sweep_state_name(c->state), c->reason), *line = log_escape_dup(raw);
+
+	free(raw);
+	return line;
 }
 
 struct fline {

@@ -42,6 +42,7 @@
 #include <sqlite3.h>
 
 #include "cmd.h"
+#include "log.h"
 #include "results.h"
 #include "sweep.h"
 
@@ -693,14 +694,18 @@ history_json(sqlite3_stmt *q)
 	return o;
 }
 
-/* One sweep_history row as text. */
+/* One sweep_history row as one line of text (control characters in the
+ * findings, a mount path's newline, as \xNN). */
 static void
 history_line(FILE *f, sqlite3_stmt *q)
 {
 	const char *action = (const char *)sqlite3_column_text(q, 3);
+	const char *raw = (const char *)sqlite3_column_text(q, 2);
+	char *found = log_escape_dup(raw ? raw : "");
 
 	fprintf(f, "%s  %-11s %s%s%s\n", sqlite3_column_text(q, 0), sqlite3_column_text(q, 1),
-	    sqlite3_column_text(q, 2), action && action[0] ? "  => " : "", action ? action : "");
+	    found, action && action[0] ? "  => " : "", action ? action : "");
+	free(found);
 }
 
 int

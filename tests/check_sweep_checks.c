@@ -600,6 +600,25 @@ START_TEST(test_history_json)
 }
 END_TEST
 
+/* A mount path with a newline (&#10; in the sweep file) is one finding on
+ * one line of the text output, and of sweep history: "\x0a".  Before, the
+ * newline split the line in two, the second starting with the path's tail
+ * where a node set goes. */
+START_TEST(test_text_control_chars)
+{
+	const char *sf = sweep_file("nl.xml", "  <defaults>\n    <mount path=\"%s/x&#10;y\"/>\n"
+	    "  </defaults>\n", top);
+	char *out = sweep(1, "-w node01 -f %s", sf);
+
+	has(out, "node01: mount %s/x\\x0ay fail (not mounted)\n", top);
+	ck_assert_msg(strstr(out, "\ny fail") == NULL, "%s", out);
+	free(out);
+	ck_assert_int_eq(harness_knobctl(&h, &out, NULL, "sweep history node01"), 0);
+	has(out, "mount %s/x\\x0ay fail (not mounted)", top);
+	free(out);
+}
+END_TEST
+
 /* knobctl sweep --help and knobctl --help list exit status 3 (the sweep's
  * own failure), as the README does. */
 START_TEST(test_help_exit_status)
@@ -1052,6 +1071,7 @@ sweep_checks_suite(void)
 	tcase_add_test(tc, test_unreadable_sweep_file);
 	tcase_add_test(tc, test_json_exit_status);
 	tcase_add_test(tc, test_history_json);
+	tcase_add_test(tc, test_text_control_chars);
 	tcase_add_test(tc, test_help_exit_status);
 	tcase_add_test(tc, test_auth_failure);
 	tcase_add_test(tc, test_mount_path_slashes);
