@@ -26,6 +26,7 @@
 #include "log.h"
 #include "tls.h"
 #include "tune.h"
+#include "normalize.h"
 #include "util.h"
 
 #define ATTR_MAX	4096		/* one sysfs/procfs attribute */
@@ -578,24 +579,6 @@ static const char *const pseudo_fs[] = {
 	"tracefs",
 };
 
-/* Undo the octal escapes of /proc/self/mounts (\040 etc.) in place. */
-static char *
-unescape_mount(char *s)
-{
-	char *r = s, *w = s;
-
-	while (*r != '\0') {
-		if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' &&
-		    r[3] >= '0' && r[3] <= '7') {
-			*w++ = (char)((r[1] - '0') << 6 | (r[2] - '0') << 3 | (r[3] - '0'));
-			r += 4;
-		} else
-			*w++ = *r++;
-	}
-	*w = '\0';
-	return s;
-}
-
 /* Split one /proc/self/mounts line (in place) into source, target, type. */
 static int
 mount_fields(char *line, char **src, char **dst, char **type)
@@ -627,7 +610,7 @@ facts_fs_type(const struct agent *a, const char *path, char *buf, size_t len)
 
 		if (mount_fields(line, &src, &dst, &type) < 0)
 			continue;
-		unescape_mount(dst);
+		mount_unescape(dst);
 		n = strlen(dst);
 		if (strncmp(path, dst, n) != 0 || (n > 1 && path[n] != '/' && path[n] != '\0'))
 			continue;
@@ -672,8 +655,8 @@ gather_mounts(struct agent *a, Knob__Facts *f)
 				kind = mount_kinds[i].kind;
 		m = xmalloc(sizeof(*m));
 		knob__mount_facts__init(m);
-		m->source = xstrdup(unescape_mount(src));
-		m->target = xstrdup(unescape_mount(dst));
+		m->source = xstrdup(mount_unescape(src));
+		m->target = xstrdup(mount_unescape(dst));
 		m->fstype = xstrdup(type);
 		m->kind = xstrdup(kind);
 		ARR_PUSH(f->mounts, f->n_mounts, cap, m);

@@ -12,8 +12,10 @@
  * probes (statfs, stat, create, unlink) run in a child process; a child that
  * does not answer in time is kept in health_state.stuck and its mount is
  * HEALTH_HUNG.  While it is still stuck, later sweeps report
- * "hung (since T)" and start no new probe on that mount; the children are
- * killed when the agent stops.
+ * "hung (since T)" and start no new probe on that mount (the same mount ID
+ * in /proc/self/mountinfo: one mounted there since, after a lazy unmount
+ * of the dead one, is probed afresh); the children are killed when the
+ * agent stops.
  *
  * Counters that must not grow between sweeps (NIC errors and drops, MCE and
  * EDAC counts) are kept in health_state.counters, read from
@@ -68,6 +70,8 @@ struct hprobe {
 	int fd;			/* read end of the child's report pipe */
 	uint64_t since_ns;	/* CLOCK_REALTIME when the probe started */
 	char step[16];		/* what it was waiting for */
+	long mnt_id;		/* mountinfo ID of the mount probed (-1 unknown) */
+	int replaced;		/* another mount is at path now: it holds no probe back */
 };
 
 struct health_state {

@@ -4,7 +4,8 @@
  * file.  The child reports each step through a pipe; the agent thread only
  * polls that pipe.  A child that misses its deadline is left running (it may
  * sit in the kernel waiting for a dead server) and remembered: its mount is
- * hung, and until the child ends no other probe is started there. */
+ * hung, and until the child ends no other probe is started there, unless
+ * another mount (another mount ID) is there now. */
 #include <errno.h>
 #include <fcntl.h>
 #include <mntent.h>
@@ -196,10 +197,53 @@ stuck_find(struct health_state *hs, const char *path)
 			free(p);
 			continue;
 		}
-		if (strcmp(p->path, path) == 0)
+		if (!p->replaced && strcmp(p->path, path) == 0)
 			return p;
 		pp = &p->next;
 	}
+	return NULL;
+}
+
+/* The mount ID (/proc/self/mountinfo, under the sysroot) of what is
+ * mounted at mp now, the last entry for it (mounts stack); -1 when none
+ * or unreadable.  Reads the table only: nothing touches the mount. */
+static long
+mount_id(struct agent *a, const char *mp)
+{
+	char path[PATH_MAX], *line = NULL;
+	size_t cap = 0;
+	long id = -1;
+	FILE *f;
+
+	if (agent_path(a, path, sizeof(path), "/proc/self/mountinfo") < 0 ||
+	    (f = fopen(path, "re")) == NULL)
+		return -1;
+	while (getline(&line, &cap, f) > 0) {
+		char *save = NULL, *idf = strtok_r(line, " ", &save), *dir = NULL;
+
+		for (int i = 1; i <= 4 && idf; i++)	/* parent, MAJ:MIN, root, mount point */
+			dir = strtok_r(NULL, " ", &save);
+		if (idf && dir && strcmp(mount_unescape(dir), mp) == 0)
+			id = strtol(idf, NULL, 10);
+	}
+	free(line);
+	fclose(f);
+	return id;
+}
+
+/* The probe stuck on mp (hs->mu held), unless the mount it waits on is no
+ * longer there: another one (ID id) is mounted at mp since (the dead one
+ * lazily unmounted, a new one mounted), which is probed afresh. */
+static struct hprobe *
+stuck_on(struct health_state *hs, const char *mp, long id)
+{
+	struct hprobe *p = stuck_find(hs, mp);
+
+	if (p == NULL || id < 0 || p->mnt_id < 0 || id == p->mnt_id)
+		return p;
+	log_info("health: %s: another mount there now (mount ID %ld, the hung one's %ld); "
+	    "probe pid %ld left waiting on the old one", mp, id, p->mnt_id, (long)p->pid);
+	p->replaced = 1;
 	return NULL;
 }
 
@@ -308,6 +352,7 @@ mount_probe(struct agent *a, const Knob__MountExpect *m, const char *mp, struct 
 	size_t n = 0;
 	struct hprobe *p;
 	uint64_t since = now_real_ns();
+	long id = mount_id(a, mp);
 	int fd, done;
 	pid_t pid;
 
@@ -316,7 +361,7 @@ mount_probe(struct agent *a, const Knob__MountExpect *m, const char *mp, struct 
 		return;
 	}
 	pthread_mutex_lock(&hs->mu);
-	if ((p = stuck_find(hs, mp)) != NULL) {
+	if ((p = stuck_on(hs, mp, id)) != NULL) {
 		Knob__HealthCheck *c;
 
 		health_fmt_time(p->since_ns, when, sizeof(when));
@@ -347,6 +392,7 @@ mount_probe(struct agent *a, const Knob__MountExpect *m, const char *mp, struct 
 	p->pid = pid;
 	p->fd = fd;
 	p->since_ns = since;
+	p->mnt_id = id;
 	hout_add(out, "mount", m->path, ST_HUNG, "no answer to %s in %.1f s", p->step, to / 1000.0)
 	    ->since_ns = since;
 	log_warnx("health: %s: no answer to %s in %u ms; probe pid %ld left waiting", m->path,

@@ -7,6 +7,7 @@
 #include <pthread.h>
 
 #include "log.h"
+#include "util.h"
 
 /* The log level is process-wide configuration, set once at start-up; it is
  * not per-instance state, so many agents in one process share it. */
@@ -75,6 +76,15 @@ log_escape(char *dst, const char *src)
 			*dst++ = (char)ch;
 	}
 	*dst = '\0';
+}
+
+char *
+log_escape_dup(const char *s)
+{
+	char *e = xmalloc(4 * strlen(s) + 1);
+
+	log_escape(e, s);
+	return e;
 }
 
 /* Format and emit one line; the whole line goes out in one write. */

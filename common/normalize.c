@@ -766,3 +766,21 @@ norm_mount_path(char *p)
 		*w++ = '/';
 	*w = '\0';
 }
+
+/* Undo the octal escapes of /proc/self/mounts (\040 etc.) in place. */
+char *
+mount_unescape(char *s)
+{
+	char *r = s, *w = s;
+
+	while (*r != '\0') {
+		if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' &&
+		    r[3] >= '0' && r[3] <= '7') {
+			*w++ = (char)((r[1] - '0') << 6 | (r[2] - '0') << 3 | (r[3] - '0'));
+			r += 4;
+		} else
+			*w++ = *r++;
+	}
+	*w = '\0';
+	return s;
+}

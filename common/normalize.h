@@ -89,5 +89,8 @@ int lustre_param_path(const char *name, char *out, size_t outlen);
  * ("/scratch//x/.." is "/scratch").  A relative path is left as written.
  * knobctl's sweep file and knobd's mount check both go through it. */
 void norm_mount_path(char *p);
+/* Undo the octal escapes of /proc/self/mounts and mountinfo (\040 for a
+ * space, \134 for a backslash, ...) in s, in place; s. */
+char *mount_unescape(char *s);
 
 #endif

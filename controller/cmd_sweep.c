@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "bench_ctl.h"
+#include "log.h"
 #include "nodeset.h"
 #include "opt.h"
 #include "stats.h"
@@ -391,11 +392,26 @@ mark_one_slow(struct sweep_node *sn, const char *metric, int md, double v, doubl
 	}
 }
 
+/* The probe of node j (fo->nodes[j]) was judged by no fleet: only k nodes
+ * (fewer than 3) probed its directory with its block size.  Its ok probe
+ * says so, or it would read as measured and found fine. */
+static void
+note_uncompared(struct fanout *fo, struct sweep_node *sn, size_t j, size_t k)
+{
+	const struct snode *s = fo->nodes[j].user;
+
+	for (size_t c = 0; c < sn->n; c++)
+		if (strcmp(sn->c[c].check, "probe") == 0 && sn->c[c].state == SS_OK)
+			str_appendf(&sn->c[c].reason, "; not compared: %zu node%s probed %s with "
+			    "this block size, the fleet-relative rule needs 3", k, k == 1 ? "" : "s",
+			    s->req.probe->dir);
+}
+
 /* One metric over the nodes whose probe key is keys[first]; done[i] marks
- * them. */
+ * them.  With note, a group too small to judge says so (note_uncompared). */
 static void
 slow_group(struct fanout *fo, struct sweep_run *run, const struct sweep_policy *pol,
-    const char *metric, int md, char **keys, size_t first, int *done)
+    const char *metric, int md, char **keys, size_t first, int *done, int note)
 {
 	double *v = xcalloc(fo->n, sizeof(*v)), med;
 	size_t *idx = xcalloc(fo->n, sizeof(*idx)), k = 0;
@@ -408,6 +424,8 @@ slow_group(struct fanout *fo, struct sweep_run *run, const struct sweep_policy *
 		if ((v[k] = probe_metric(fo, i, metric)) >= 0)
 			idx[k++] = i;
 	}
+	for (size_t j = 0; note && k < 3 && j < k; j++)
+		note_uncompared(fo, &run->nodes[idx[j]], idx[j], k);
 	if (outlier_slow(v, k, pol->slow_mads, pol->slow_min_gap, slow, &med) > 0)
 		for (size_t j = 0; j < k; j++)
 			if (slow[j])
@@ -418,7 +436,8 @@ slow_group(struct fanout *fo, struct sweep_run *run, const struct sweep_policy *
 }
 
 /* Mark slow probe checks: each metric against the nodes that measured it
- * the same way (probe_key). */
+ * the same way (probe_key); an ok probe with fewer than 3 such nodes says
+ * it was not compared. */
 static void
 mark_slow(struct fanout *fo, struct sweep_run *run, const struct sweep_policy *pol)
 {
@@ -434,7 +453,7 @@ mark_slow(struct fanout *fo, struct sweep_run *run, const struct sweep_policy *p
 		memset(done, 0, (fo->n ? fo->n : 1) * sizeof(*done));
 		for (size_t i = 0; i < fo->n; i++)
 			if (!done[i])
-				slow_group(fo, run, pol, metrics[m], m >= 2, keys, i, done);
+				slow_group(fo, run, pol, metrics[m], m >= 2, keys, i, done, m == 0);
 	}
 	for (size_t i = 0; i < fo->n; i++)
 		free(keys[i]);
@@ -458,12 +477,17 @@ run_free(struct sweep_run *run)
 
 /* ------------------------------------------------------------ output */
 
-/* "mount /mnt/x hung (no answer to stat in 5.0 s)" */
+/* "mount /mnt/x hung (no answer to stat in 5.0 s)", its control
+ * characters as \xNN: one finding, one line (a mount path may hold a
+ * newline). */
 static char *
 check_line(const struct sweep_check *c)
 {
-	return xasprintf("%s%s%s %s (%s)", c->check, c->target[0] ? " " : "", c->target,
-	    sweep_state_name(c->state), c->reason);
+	char *raw = xasprintf("%s%s%s %s (%s)", c->check, c->target[0] ? " " : "", c->target,
+	    sweep_state_name(c->state), c->reason), *line = log_escape_dup(raw);
+
+	free(raw);
+	return line;
 }
 
 struct fline {
@@ -566,9 +590,7 @@ print_json(FILE *f, const struct sweep_run *run, int rc)
 	json_object_object_add(doc, "duration_s", json_object_new_double(run->duration_s));
 	json_object_object_add(doc, "nodes", nodes);
 	json_object_object_add(doc, "exit_status", json_object_new_int(rc));
-	fprintf(f, "%s\n", json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY |
-	    JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
-	json_object_put(doc);
+	output_doc(f, doc);
 }
 
 /* ------------------------------------------------------------ command */
@@ -773,6 +795,8 @@ cmd_sweep(struct ctl *ctl, int argc, char **argv)
 		sweep_policy_default(&pol);
 	fanout_init(&fo, ctl, &names);
 	sn = xcalloc(fo.n ? fo.n : 1, sizeof(*sn));
+	for (size_t i = 0; i < fo.n; i++)	/* each freed below, built or not */
+		knob__health_request__init(&sn[i].req);
 	rc = build_requests(ctl, &fo, sn, sf, &o) < 0 ? 2 : sweep_run_all(ctl, &fo, sn, &pol, &o);
 	for (size_t i = 0; i < fo.n; i++)
 		sweep_request_free(&sn[i].req);

@@ -28,6 +28,8 @@ struct sweep_attr {
 };
 
 /* One expectation element (<mount>, <nic>, ...) with its origin. */
+struct profile;			/* common/profile.h */
+
 struct sweep_item {
 	char *kind;		/* element name */
 	char *key;		/* kind + identity ("mount /mnt/lustre"): later ones override */
@@ -35,6 +37,7 @@ struct sweep_item {
 	size_t na;
 	char *file;
 	int line;
+	struct profile *prof;	/* <profile>: loaded once, at sweep_file_load */
 };
 
 struct scope_set;		/* sweep_file.c */
@@ -73,8 +76,9 @@ struct sweep_file {
 int sweep_check_argv(struct ctl *ctl, int argc, char **argv);
 /* Default policy (used without a sweep file too). */
 void sweep_policy_default(struct sweep_policy *p);
-/* Load and validate a sweep file.  NULL on error with every
- * "file:line: message" in errs. */
+/* Load and validate a sweep file, each <profile> loaded once here.  NULL
+ * on error with every "file:line: message" in errs (a <profile> that does
+ * not load too, after the profile's own errors). */
 struct sweep_file *sweep_file_load(const char *path, struct strvec *errs);
 void sweep_file_free(struct sweep_file *sf);
 /* Every <group nodes="..."> against the inventory: one that does not
@@ -91,7 +95,7 @@ struct sweep_limits {
  * set is expanded once, on the first call (or sweep_file_check_nodes), and
  * kept in the file's scopes: calls on one file are not thread-safe.  probe_dir, when not
  * NULL, adds the probe (--probe).  Free with sweep_request_free.  0, or -1
- * with "file:line: message" in errs (a profile that does not load). */
+ * with "file:line: message" in errs. */
 int sweep_request_for(struct ctl *ctl, const struct sweep_file *sf, const char *node,
     const char *probe_dir, Knob__HealthRequest *req, struct sweep_limits *lim,
     struct strvec *errs);

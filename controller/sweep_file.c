@@ -101,16 +101,47 @@ struct vctx {
 	struct strvec lineless;
 };
 
+/* msg, and for a schema error about an element's attributes, what they
+ * are as written: libxml2 names no value ("Invalid attribute total for
+ * element memory" for total="24GiB"), and for a required attribute not
+ * even which ("Element load failed to validate attributes").  n is the
+ * node libxml2 gives (the element, or for some errors its child: the
+ * element named in msg is looked for up from n).  Into out. */
+static void
+with_attrs(xmlNodePtr n, const char *msg, char *out, size_t len)
+{
+	char attr[64] = "", elem[64] = "";
+	size_t k = (size_t)snprintf(out, len, "%s", msg), k0 = k;
+
+	if (sscanf(msg, "Invalid attribute %63s for element %63s", attr, elem) != 2 &&
+	    (sscanf(msg, "Element %63s failed to validate attributes", elem) != 1 ||
+	    strstr(msg, "failed to validate attributes") == NULL))
+		return;
+	while (n != NULL && (n->type != XML_ELEMENT_NODE || strcmp((const char *)n->name, elem) != 0))
+		n = n->parent;
+	for (xmlAttrPtr a = n ? n->properties : NULL; a && k < len; a = a->next) {
+		xmlChar *v;
+
+		if (attr[0] && strcmp((const char *)a->name, attr) != 0)
+			continue;
+		v = xmlNodeListGetString(n->doc, a->children, 1);
+		k += (size_t)snprintf(out + k, len - k, "%s%s=\"%s\"", k == k0 ? ": " : " ",
+		    (const char *)a->name, v ? (const char *)v : "");
+		xmlFree(v);
+	}
+}
+
 static void
 on_rng_error(void *arg, xmlErrorPtr x)
 {
 	struct vctx *v = arg;
-	char buf[512], *msg = xml_err_msg(x, buf, sizeof(buf));
+	char buf[512], *msg = xml_err_msg(x, buf, sizeof(buf)), full[1024];
 
 	if (msg == NULL || strstr(msg, "failed to validate content"))
 		return;
+	with_attrs(x->node, msg, full, sizeof(full));
 	if (x->line > 0)
-		lerr_add(v->e, x->line, "%s", msg);
+		lerr_add(v->e, x->line, "%s", full);
 	else
 		strvec_push(&v->lineless, msg);
 }
@@ -132,7 +163,10 @@ place_lineless(xmlRelaxNGPtr rng, xmlDocPtr doc, struct vctx *v)
 			continue;	/* placed already, at every element */
 		if (sscanf(msg, "Element %63s", name) == 1)
 			while ((line = xml_rng_locate(rng, doc, name, msg, &at)) > 0) {
-				lerr_add(v->e, (int)line, "%s", msg);
+				char full[1024];
+
+				with_attrs(at, msg, full, sizeof(full));
+				lerr_add(v->e, (int)line, "%s", full);
 				found = 1;
 			}
 		if (!found)
@@ -207,6 +241,20 @@ parse_percent(const char *s, double *out)
 	return 0;
 }
 
+/* A deadline ("5s", "500ms") as whole milliseconds, 1 ms to 600 s: 0
+ * would be the agent's default, so a shorter one is refused, not rounded
+ * down to it.  0 or -1. */
+static int
+parse_timeout_ms(const char *s, uint32_t *ms)
+{
+	double d;
+
+	if (parse_seconds(s, &d) < 0 || d < 0.001 || d > 600)
+		return -1;
+	*ms = (uint32_t)(d * 1000);
+	return 0;
+}
+
 /* A whole number from 1 to max ("1500"); the schema checks the digits,
  * this the range (strtoul would wrap or saturate).  0 or -1. */
 static int
@@ -271,7 +319,6 @@ it_mount(const struct sweep_item *it, struct ictx *c)
 {
 	Knob__MountExpect *m = xmalloc(sizeof(*m));
 	const char *v;
-	double d;
 
 	knob__mount_expect__init(m);
 	PUSH(c->r->mounts, c->r->n_mounts, m);
@@ -287,11 +334,8 @@ it_mount(const struct sweep_item *it, struct ictx *c)
 	}
 	if (m->path[0] != '/')
 		return snprintf(c->err, c->errlen, "mount path must be absolute"), -1;
-	if ((v = item_attr(it, "timeout")) != NULL) {
-		if (parse_seconds(v, &d) < 0 || d <= 0 || d > 600)
-			BADVAL("timeout (0-600 s)");
-		m->timeout_ms = (uint32_t)(d * 1000);
-	}
+	if ((v = item_attr(it, "timeout")) != NULL && parse_timeout_ms(v, &m->timeout_ms) < 0)
+		BADVAL("timeout (1 ms to 600 s)");
 	if ((v = item_attr(it, "min-free")) != NULL && parse_percent(v, &m->min_free_pct) < 0)
 		BADVAL("percentage");
 	if ((v = item_attr(it, "min-free-inodes")) != NULL &&
@@ -366,13 +410,16 @@ it_memory(const struct sweep_item *it, struct ictx *c)
 	const char *v;
 	uint64_t b;
 
+	/* 0 is "not checked" to the agent: a total under 1 MiB ("256",
+	 * bytes) or a tolerance of 0 would pass unchecked, or at 5% */
 	if ((v = item_attr(it, "total")) != NULL) {
-		if (bench_parse_size(v, &b) < 0)
-			BADVAL("size");
+		if (bench_parse_size(v, &b) < 0 || b < (1u << 20))
+			BADVAL("size (at least 1M; a number without a unit is bytes)");
 		hw->mem_total_kb = b / 1024;
 	}
-	if ((v = item_attr(it, "tolerance")) != NULL && parse_percent(v, &hw->mem_tolerance_pct) < 0)
-		BADVAL("percentage");
+	if ((v = item_attr(it, "tolerance")) != NULL &&
+	    (parse_percent(v, &hw->mem_tolerance_pct) < 0 || hw->mem_tolerance_pct <= 0))
+		BADVAL("tolerance (above 0%, at most 100%)");
 	return 0;
 }
 
@@ -400,7 +447,11 @@ it_cpu(const struct sweep_item *it, struct ictx *c)
 static int
 it_load(const struct sweep_item *it, struct ictx *c)
 {
-	hw_of(c->r)->load_max = strtod(item_attr(it, "max"), NULL);
+	const char *v = item_attr(it, "max");
+
+	/* 0 would be "not checked" to the agent */
+	if ((hw_of(c->r)->load_max = strtod(v, NULL)) <= 0)
+		BADVAL("max (above 0)");
 	return 0;
 }
 
@@ -493,11 +544,9 @@ static int
 it_timeout(const struct sweep_item *it, struct ictx *c)
 {
 	const char *v = item_attr(it, "check");
-	double d;
 
-	if (parse_seconds(v, &d) < 0 || d <= 0 || d > 600)
-		BADVAL("timeout (0-600 s)");
-	c->r->check_timeout_ms = (uint32_t)(d * 1000);
+	if (parse_timeout_ms(v, &c->r->check_timeout_ms) < 0)
+		BADVAL("timeout (1 ms to 600 s)");
 	return 0;
 }
 
@@ -572,20 +621,35 @@ read_item(struct sweep_scope *sc, xmlNodePtr n, const char *file)
 	    k >= 0 && kinds[k].id && item_attr(it, kinds[k].id) ? item_attr(it, kinds[k].id) : "");
 }
 
-/* Check every item's values once (a scratch request). */
+/* Load a <profile> item's profile into it->prof, once for the whole
+ * sweep (not once per node); its errors, then "file:line: <profile>:
+ * ...", into e. */
+static void
+load_profile(struct sweep_item *it, struct lerr *e)
+{
+	const char *name = item_attr(it, "name");
+
+	it->prof = profile_load(name, e->errs);
+	if (it->prof == NULL)
+		lerr_add(e, it->line, "<profile>: profile %s does not load", name);
+}
+
+/* Check every item's values once (a scratch request); load the profiles. */
 static void
 check_items(struct sweep_file *sf, struct lerr *e)
 {
 	for (size_t s = 0; s < sf->n; s++)
 		for (size_t i = 0; i < sf->scopes[s].n; i++) {
-			const struct sweep_item *it = &sf->scopes[s].items[i];
+			struct sweep_item *it = &sf->scopes[s].items[i];
 			Knob__HealthRequest r = KNOB__HEALTH_REQUEST__INIT;
 			struct sweep_limits lim = { 1 };
 			int k = kind_index(it->kind);
 			char err[256];
 			struct ictx c = { &r, &lim, err, sizeof(err) };
 
-			if (k >= 0 && kinds[k].fn && kinds[k].fn(it, &c) < 0)
+			if (strcmp(it->kind, "profile") == 0)
+				load_profile(it, e);
+			else if (k >= 0 && kinds[k].fn && kinds[k].fn(it, &c) < 0)
 				lerr_add(e, it->line, "<%s>: %s", it->kind, err);
 			sweep_request_free(&r);
 		}
@@ -779,6 +843,7 @@ sweep_file_free(struct sweep_file *sf)
 				free(it->a[k].value);
 			}
 			free(it->a);
+			profile_free(it->prof);
 			free(it->kind);
 			free(it->key);
 			free(it->file);
@@ -828,16 +893,17 @@ scope_has(struct ctl *ctl, struct sweep_scope *sc, const char *node)
 	return ss->err == NULL && ss->tab[set_slot(ss, node)] != 0;
 }
 
-/* The profile's settings into the request's verify (before blockdev items). */
+/* The profile's settings (loaded with the file) into the request's
+ * verify (before blockdev items). */
 static int
 add_profile(Knob__HealthRequest *r, const struct sweep_item *it, struct strvec *errs)
 {
-	struct profile *p = profile_load(item_attr(it, "name"), errs);
+	const struct profile *p = it->prof;
 	Knob__VerifyRequest *v;
 
 	if (p == NULL) {
-		strvec_push_owned(errs, xasprintf("%s:%d: profile %s does not load", it->file,
-		    it->line, item_attr(it, "name")));
+		strvec_push_owned(errs, xasprintf("%s:%d: <profile>: profile %s does not load",
+		    it->file, it->line, item_attr(it, "name")));
 		return -1;
 	}
 	v = xmalloc(sizeof(*v));
@@ -846,7 +912,6 @@ add_profile(Knob__HealthRequest *r, const struct sweep_item *it, struct strvec *
 	v->settings = settings_build(p);
 	v->n_settings = p->n;
 	r->verify = v;
-	profile_free(p);
 	return 0;
 }
 

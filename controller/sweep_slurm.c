@@ -42,6 +42,7 @@
 #include <sqlite3.h>
 
 #include "cmd.h"
+#include "log.h"
 #include "results.h"
 #include "sweep.h"
 
@@ -678,33 +679,68 @@ out:
 	return rc;
 }
 
+/* One sweep_history row (time, state, findings, action) as JSON. */
+static json_object *
+history_json(sqlite3_stmt *q)
+{
+	static const char *const keys[] = { "time", "state", "findings", "action" };
+	json_object *o = json_object_new_object();
+
+	for (int i = 0; i < (int)nitems(keys); i++) {
+		const char *v = (const char *)sqlite3_column_text(q, i);
+
+		json_object_object_add(o, keys[i], json_object_new_string(v ? v : ""));
+	}
+	return o;
+}
+
+/* One sweep_history row as one line of text (control characters in the
+ * findings, a mount path's newline, as \xNN). */
+static void
+history_line(FILE *f, sqlite3_stmt *q)
+{
+	const char *action = (const char *)sqlite3_column_text(q, 3);
+	const char *raw = (const char *)sqlite3_column_text(q, 2);
+	char *found = log_escape_dup(raw ? raw : "");
+
+	fprintf(f, "%s  %-11s %s%s%s\n", sqlite3_column_text(q, 0), sqlite3_column_text(q, 1),
+	    found, action && action[0] ? "  => " : "", action ? action : "");
+	free(found);
+}
+
 int
 sweep_history(struct ctl *ctl, const char *node, int limit)
 {
 	sqlite3 *db = sweep_db(ctl);
 	sqlite3_stmt *q = NULL;
-	int rows = 0;
+	json_object *rows = ctl->json ? json_object_new_array() : NULL;
+	int n = 0;
 
 	if (db == NULL || sqlite3_prepare_v2(db, "SELECT strftime('%Y-%m-%dT%H:%M:%SZ', t, 'unixepoch'), state, "
 	    "findings, action FROM sweep_history WHERE node = ? ORDER BY t DESC, run DESC LIMIT ?",
 	    -1, &q, NULL) != SQLITE_OK) {
 		fprintf(stderr, "knobctl sweep history: cannot read the results database\n");
 		sqlite3_close(db);
+		json_object_put(rows);
 		return 2;
 	}
 	sqlite3_bind_text(q, 1, node, -1, SQLITE_STATIC);
 	sqlite3_bind_int(q, 2, limit);
-	while (sqlite3_step(q) == SQLITE_ROW) {
-		const char *action = (const char *)sqlite3_column_text(q, 3);
-
-		fprintf(ctl->out, "%s  %-11s %s%s%s\n", sqlite3_column_text(q, 0),
-		    sqlite3_column_text(q, 1), sqlite3_column_text(q, 2),
-		    action && action[0] ? "  => " : "", action ? action : "");
-		rows++;
-	}
+	for (; sqlite3_step(q) == SQLITE_ROW; n++)
+		if (rows)
+			json_object_array_add(rows, history_json(q));
+		else
+			history_line(ctl->out, q);
 	sqlite3_finalize(q);
 	sqlite3_close(db);
-	if (rows == 0) {
+	if (rows) {	/* {"node": ..., "sweeps": [newest first]} */
+		json_object *doc = json_object_new_object();
+
+		json_object_object_add(doc, "node", json_object_new_string(node));
+		json_object_object_add(doc, "sweeps", rows);
+		output_doc(ctl->out, doc);
+	}
+	if (n == 0) {
 		fprintf(stderr, "knobctl sweep history: no sweeps recorded for %s\n", node);
 		return 1;
 	}

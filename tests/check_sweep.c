@@ -57,6 +57,17 @@ load_ok(const char *name, const char *text)
 	return sf;
 }
 
+/* Load dir/NAME holding text, a sweep file that must not load, its errors
+ * into errs; its path (put's static buffer). */
+static const char *
+load_bad(const char *name, const char *text, struct strvec *errs)
+{
+	const char *p = put(name, text);
+
+	ck_assert_ptr_null(sweep_file_load(p, errs));
+	return p;
+}
+
 START_TEST(test_outlier_rule)
 {
 	const double tight[] = { 100, 101, 99, 10 }, same[] = { 5, 5, 5, 5 };
@@ -90,7 +101,7 @@ START_TEST(test_file_errors)
 	    "    <mount path=\"/mnt/b\" timeout=\"0s\"/>\n  </defaults>\n</sweep>\n");
 	ck_assert_ptr_null(sweep_file_load(p, &errs));
 	has_err(&errs, p, "4: <mount>: bad percentage '150%'");
-	has_err(&errs, p, "5: <mount>: bad timeout (0-600 s) '0s'");
+	has_err(&errs, p, "5: <mount>: bad timeout (1 ms to 600 s) '0s'");
 	strvec_free(&errs);
 	p = put("bad2.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <group nodes=\"n1\">\n"
 	    "    <nic mtu=\"1500\"/>\n  </group>\n</sweep>\n");
@@ -162,6 +173,26 @@ START_TEST(test_schema_error_lines)
 	ck_assert_int_eq(errs_at(&errs, p, 6), 1);
 	ck_assert_int_eq(errs_at(&errs, p, 7), 1);
 	ck_assert_uint_eq(errs.n, 3);
+	strvec_free(&errs);
+}
+END_TEST
+
+/* A schema error about attributes shows them as written: libxml2 names
+ * neither the value of an attribute the schema does not take nor, for a
+ * required one, which attribute ("Element load failed to validate
+ * attributes"), and a user could not tell a bad value from an unknown
+ * attribute.  Before, the messages ended at libxml2's words. */
+START_TEST(test_schema_error_values)
+{
+	struct strvec errs = { 0 };
+	const char *p = load_bad("values.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
+	    "    <memory total=\"24GiB\" tolerance=\"3%\"/>\n    <load max=\"-1\"/>\n"
+	    "    <nic mtu=\"1500\" speed=\"1000\"/>\n  </defaults>\n</sweep>\n", &errs);
+
+	has_err(&errs, p, "4: Invalid attribute total for element memory: total=\"24GiB\"");
+	has_err(&errs, p, "5: Element load failed to validate attributes: max=\"-1\"");
+	has_err(&errs, p, "6: Element nic failed to validate attributes: mtu=\"1500\" "
+	    "speed=\"1000\"");
 	strvec_free(&errs);
 }
 END_TEST
@@ -395,6 +426,62 @@ START_TEST(test_slurm_lists)
 }
 END_TEST
 
+/* A <profile> that does not load is a sweep-file error at load, at its
+ * line (a play's health step checks the file at load too); and knobctl
+ * sweep of two nodes with it exits 2 with that line.  Before, the file
+ * loaded, each node's request loaded the profile again, and with more than
+ * one target knobctl aborted (SIGABRT, exit 134) freeing the requests that
+ * were never built. */
+START_TEST(test_profile_not_loading)
+{
+	const char *bin = getenv("KNOB_BIN") ? getenv("KNOB_BIN") : "build";
+	struct strvec errs = { 0 };
+	char *out = NULL, *p;
+
+	p = xstrdup(put("noprof.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
+	    "    <profile name=\"knob-test-no-such-profile\"/>\n  </defaults>\n</sweep>\n"));
+	ck_assert_ptr_null(sweep_file_load(p, &errs));
+	has_err(&errs, p, "4: <profile>: profile knob-test-no-such-profile does not load");
+	strvec_free(&errs);
+	put("cluster.xml", "<?xml version=\"1.0\"?>\n<cluster port=\"7420\">\n"
+	    "  <results db=\"r.db\"/>\n</cluster>\n");
+	ck_assert_int_eq(cu_sh_out(&out, "env -u KNOB_CLUSTER %s/knobctl -c %s/cluster.xml sweep "
+	    "-w 'n[1-2]' -f %s", bin, dir, p), 2);
+	ck_assert_msg(strstr(out, ":4: <profile>: profile knob-test-no-such-profile does not "
+	    "load") != NULL, "%s", out);
+	free(out);
+	free(p);
+}
+END_TEST
+
+/* Values the agent takes as "not set" are refused at load, at their line:
+ * a memory total under 1 MiB (a number without a unit is bytes: "256"
+ * meant 256G), a tolerance of 0 (the agent's 5%), a load max of 0, and a
+ * deadline under 1 ms (0 ms: the agent's 10 s or 5 s).  Before, each one
+ * loaded and its check passed on every node, unchecked.  The smallest
+ * values that mean what they say still load. */
+START_TEST(test_unset_values_refused)
+{
+	struct strvec errs = { 0 };
+	const char *p = load_bad("unset.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
+	    "    <memory total=\"256\"/>\n    <memory tolerance=\"0%\"/>\n"
+	    "    <load max=\"0\"/>\n    <timeout check=\"0.0004s\"/>\n"
+	    "    <mount path=\"/mnt/a\" timeout=\"0.5ms\"/>\n  </defaults>\n</sweep>\n", &errs);
+
+	has_err(&errs, p, "4: <memory>: bad size (at least 1M; a number without a unit is bytes) "
+	    "'256'");
+	has_err(&errs, p, "5: <memory>: bad tolerance (above 0%, at most 100%) '0%'");
+	has_err(&errs, p, "6: <load>: bad max (above 0) '0'");
+	has_err(&errs, p, "7: <timeout>: bad timeout (1 ms to 600 s) '0.0004s'");
+	has_err(&errs, p, "8: <mount>: bad timeout (1 ms to 600 s) '0.5ms'");
+	ck_assert_uint_eq(errs.n, 5);
+	strvec_free(&errs);
+	sweep_file_free(load_ok("set.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
+	    "    <memory total=\"1M\" tolerance=\"0.5%\"/>\n    <load max=\"0.01\"/>\n"
+	    "    <timeout check=\"1ms\"/>\n  </defaults>\n</sweep>\n"));
+}
+END_TEST
+
 static Suite *
 sweep_suite(void)
 {
@@ -405,12 +492,15 @@ sweep_suite(void)
 	tcase_add_test(tc, test_outlier_rule);
 	tcase_add_test(tc, test_file_errors);
 	tcase_add_test(tc, test_schema_error_lines);
+	tcase_add_test(tc, test_schema_error_values);
 	tcase_add_test(tc, test_defaults_and_groups);
 	tcase_add_test(tc, test_prom_file);
 	tcase_add_test(tc, test_group_membership);
 	tcase_add_test(tc, test_mount_path_normalised);
 	tcase_add_test(tc, test_slurm_lists);
 	tcase_add_test(tc, test_mount_path_dots);
+	tcase_add_test(tc, test_profile_not_loading);
+	tcase_add_test(tc, test_unset_values_refused);
 	suite_add_tcase(s, tc);
 	return s;
 }

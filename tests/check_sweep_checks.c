@@ -570,6 +570,55 @@ START_TEST(test_json_exit_status)
 }
 END_TEST
 
+/* sweep history NODE --json is one JSON document, the node's sweeps newest
+ * first, the last one as the sweep itself said (its state); a node never
+ * swept has an empty list, exit 1.  Before, --json was ignored: the text
+ * lines, which a script reading JSON cannot parse. */
+START_TEST(test_history_json)
+{
+	json_object *doc, *sweeps;
+	char state[32];
+	int rc;
+
+	precheck();
+	doc = harness_knobctl_json(&h, &rc, "sweep -w node01 --json");
+	snprintf(state, sizeof(state), "%s",
+	    cu_str(json_object_array_get_idx(cu_get(doc, "nodes"), 0), "state"));
+	json_object_put(doc);
+	doc = harness_knobctl_json(&h, &rc, "sweep history node01 --json");
+	ck_assert_int_eq(rc, 0);
+	ck_assert_str_eq(cu_str(doc, "node"), "node01");
+	sweeps = cu_get(doc, "sweeps");
+	ck_assert_int_ge(json_object_array_length(sweeps), 1);
+	ck_assert_str_eq(cu_str(json_object_array_get_idx(sweeps, 0), "state"), state);
+	ck_assert_ptr_nonnull(cu_str(json_object_array_get_idx(sweeps, 0), "findings"));
+	json_object_put(doc);
+	doc = harness_knobctl_json(&h, &rc, "sweep history node09 --json");
+	ck_assert_int_eq(rc, 1);
+	ck_assert_int_eq(json_object_array_length(cu_get(doc, "sweeps")), 0);
+	json_object_put(doc);
+}
+END_TEST
+
+/* A mount path with a newline (&#10; in the sweep file) is one finding on
+ * one line of the text output, and of sweep history: "\x0a".  Before, the
+ * newline split the line in two, the second starting with the path's tail
+ * where a node set goes. */
+START_TEST(test_text_control_chars)
+{
+	const char *sf = sweep_file("nl.xml", "  <defaults>\n    <mount path=\"%s/x&#10;y\"/>\n"
+	    "  </defaults>\n", top);
+	char *out = sweep(1, "-w node01 -f %s", sf);
+
+	has(out, "node01: mount %s/x\\x0ay fail (not mounted)\n", top);
+	ck_assert_msg(strstr(out, "\ny fail") == NULL, "%s", out);
+	free(out);
+	ck_assert_int_eq(harness_knobctl(&h, &out, NULL, "sweep history node01"), 0);
+	has(out, "mount %s/x\\x0ay fail (not mounted)", top);
+	free(out);
+}
+END_TEST
+
 /* knobctl sweep --help and knobctl --help list exit status 3 (the sweep's
  * own failure), as the README does. */
 START_TEST(test_help_exit_status)
@@ -1021,6 +1070,8 @@ sweep_checks_suite(void)
 	tcase_add_test(tc, test_long_process_name);
 	tcase_add_test(tc, test_unreadable_sweep_file);
 	tcase_add_test(tc, test_json_exit_status);
+	tcase_add_test(tc, test_history_json);
+	tcase_add_test(tc, test_text_control_chars);
 	tcase_add_test(tc, test_help_exit_status);
 	tcase_add_test(tc, test_auth_failure);
 	tcase_add_test(tc, test_mount_path_slashes);

@@ -407,7 +407,9 @@ START_TEST(test_probe_slow)
 	    strstr(out, "3 ok (node[01-03])"), "not exactly node04 slow:\n%s", out);
 	free(out);
 	/* node04 probing another directory is not measured against the others
-	 * (a group on local NVMe is not slow next to Lustre): nobody is slow */
+	 * (a group on local NVMe is not slow next to Lustre): nobody is slow,
+	 * and node04's ok probe says that no fleet judged it (before, a plain
+	 * ok, as if compared and found fine) */
 	harness_sh("mkdir -p %s/other", top);
 	write_file("probe2.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
 	    "    <probe dir=\"%s\"/>\n  </defaults>\n  <group nodes=\"node04\">\n"
@@ -416,6 +418,10 @@ START_TEST(test_probe_slow)
 	rc = ctl(&out, "sweep -w @all -f %s/probe2.xml -v", top);
 	ck_assert_msg(rc == 0 && strstr(out, "4 ok (node[01-04])"), "node04 compared with the "
 	    "others although it probed another directory:\n%s", out);
+	snprintf(line, sizeof(line), "; not compared: 1 node probed %s/other with this block "
+	    "size, the fleet-relative rule needs 3)", top);
+	ck_assert_msg(strstr(out, line) != NULL, "missing '%s'", line);
+	ck_assert_msg(strstr(out, "3 nodes probed") == NULL, "%s", out);
 	free(out);
 }
 END_TEST
@@ -1539,8 +1545,8 @@ START_TEST(test_health_flood_bounded)
 }
 END_TEST
 
-/* A second never-answering FUSE mount, for test_busy_sweep_retried
- * alone: its daemon is killed to end the sweeps that wait on it. */
+/* A second never-answering FUSE mount, for test_busy_sweep_retried and
+ * test_hung_mount_replaced: its daemon is killed to end what waits on it. */
 static char busydir[sizeof(top) + 8];
 static pid_t busy_fuse;
 
@@ -1661,6 +1667,40 @@ START_TEST(test_busy_sweep_retried)
 }
 END_TEST
 
+/* An admin's fix of a hung mount: the dead one lazily unmounted and a new
+ * one mounted at the same path (in node01's agent's mount namespace: the
+ * second FUSE mount, then a tmpfs).  The next sweep probes the new mount:
+ * ok, exit 0.  Before, the probe still stuck on the old mount held the
+ * path: "hung (since ...)" on every sweep until knobd restarted or the dead
+ * server answered, and --drain kept a repaired node drained. */
+START_TEST(test_hung_mount_replaced)
+{
+	char *out = NULL, line[PATH_MAX + 64];
+
+	precheck();
+	agents_up(1);
+	snprintf(busydir, sizeof(busydir), "%s/hang2", top);
+	mkdir(busydir, 0755);
+	ck_assert_int_eq(start_fuse_at(busydir, &busy_fuse), 0);
+	harness_agent_stop(&h, 0, SIGTERM);	/* its mount namespace gets the mount */
+	ck_assert_int_eq(harness_agent_start(&h, 0), 0);
+	write_file("replaced.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
+	    "    <mount path=\"%s\" timeout=\"1s\"/>\n  </defaults>\n</sweep>\n", busydir);
+	ck_assert_int_eq(ctl(&out, "sweep -w node01 -f %s/replaced.xml", top), 1);
+	snprintf(line, sizeof(line), "node01: mount %s hung (no answer to statfs in 1.0 s)",
+	    busydir);
+	ck_assert_msg(strstr(out, line) != NULL, "missing '%s'", line);
+	free(out);
+	ck_assert_int_eq(harness_sh("nsenter -t %ld -m sh -c 'umount -l %s && mount -t tmpfs "
+	    "knob-test %s'", (long)h.node[0].pid, busydir, busydir), 0);
+	ck_assert_int_eq(ctl(&out, "sweep -w node01 -v -f %s/replaced.xml", top), 0);
+	snprintf(line, sizeof(line), "node01: mount %s ok (tmpfs, ", busydir);
+	ck_assert_msg(strstr(out, line) != NULL, "missing '%s'", line);
+	free(out);
+	ck_assert_int_eq(harness_sh("nsenter -t %ld -m umount %s", (long)h.node[0].pid, busydir), 0);
+}
+END_TEST
+
 /* After each test, also a failed one: faketime's leftovers, the pids cap,
  * the frozen file system. */
 static void
@@ -1701,6 +1741,7 @@ sweep_net_suite(void)
 	tcase_add_test(tc, test_agent_no_check_thread_not_drained);
 	tcase_add_test(tc, test_probe_overlap);
 	tcase_add_test(tc, test_busy_sweep_retried);
+	tcase_add_test(tc, test_hung_mount_replaced);
 	tcase_add_test(tc, test_health_flood_bounded);
 	suite_add_tcase(s, tc);
 	return s;
