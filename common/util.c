@@ -409,10 +409,36 @@ write_small_file(const char *path, const char *s)
 	return rc;
 }
 
+/* data written through path as it is (O_TRUNC, no O_CREAT): a device or
+ * a FIFO, which a rename would replace by a regular file (/dev/null,
+ * /dev/stdout).  0 or -errno. */
+static int
+write_in_place(const char *path, const char *data, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC | O_NOCTTY | O_CLOEXEC), rc = 0;
+
+	if (fd < 0)
+		return -errno;
+	while (len > 0 && rc == 0) {
+		ssize_t n = write(fd, data, len);
+
+		if (n < 0 && errno != EINTR)
+			rc = -errno;
+		else if (n > 0) {
+			data += n;
+			len -= (size_t)n;
+		}
+	}
+	if (close(fd) < 0 && rc == 0)
+		rc = -errno;
+	return rc;
+}
+
 int
 write_file_atomic_with(const char *path, mode_t mode, int (*fill)(FILE *f, void *arg),
     void *arg)
 {
+	struct stat st;
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
@@ -423,6 +449,8 @@ write_file_atomic_with(const char *path, mode_t mode, int (*fill)(FILE *f, void 
 	rc = fill(f, arg);
 	if (fclose(f) != 0 || rc < 0)
 		rc = -EIO;
+	else if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+		rc = write_in_place(path, buf, len);
 	else
 		rc = write_file_atomic(path, buf, len, mode);
 	free(buf);

@@ -70,7 +70,9 @@ int write_file_atomic(const char *path, const void *data, size_t len, mode_t mod
 /* In a forked child before exec: default signal actions, empty mask. */
 void child_signals_default(void);
 /* write_file_atomic of what fill(f, arg) writes on f (in memory first):
- * the file is whole or as it was.  fill returns 0 or -1.  0 or -errno. */
+ * the file is whole or as it was.  A path that is a device or a FIFO
+ * (/dev/null, /dev/stdout) is written through as it is, not replaced.
+ * fill returns 0 or -1.  0 or -errno. */
 int write_file_atomic_with(const char *path, mode_t mode, int (*fill)(FILE *f, void *arg),
     void *arg);
 /* fsync the directory holding path (a rename or unlink there is on disk). */

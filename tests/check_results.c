@@ -33,6 +33,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <json-c/json.h>
 
@@ -2575,6 +2577,43 @@ START_TEST(t_report_json)
 }
 END_TEST
 
+/* report -o through a device or a FIFO: -o /dev/null or /dev/stdout must
+ * not replace the node with a regular file.  Before, the report's atomic
+ * rename made /dev/null a 0644 file holding the report (and a FIFO's
+ * reader saw nothing).  A char device (1:3, null) and a FIFO of the
+ * test's own directory, with a reader that gives up after 20 s. */
+START_TEST(t_report_to_device)
+{
+	sqlite3 *db = open_db();
+	char dev[PATH_MAX], fifo[PATH_MAX], args[PATH_MAX + 64], *out;
+	const char *bin = getenv("KNOB_BIN");
+	struct stat st;
+
+	json_object_put(stored(db, rr_run("20260116-000000-aaaa", 1, "ok")));
+	sqlite3_close(db);
+	snprintf(dev, sizeof(dev), "%s/null", dir);
+	ck_assert_int_eq(mknod(dev, S_IFCHR | 0666, makedev(1, 3)), 0);
+	snprintf(args, sizeof(args), "report latest -o %s", dev);
+	ck_assert_int_eq(knobctl_db(&out, args), 0);
+	free(out);
+	ck_assert_int_eq(stat(dev, &st), 0);
+	ck_assert_msg(S_ISCHR(st.st_mode), "%s is no device now (mode %o)", dev,
+	    (unsigned)st.st_mode);
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	ck_assert_int_eq(cu_sh_out(&out, "timeout 20 cat %s > %s.got & env -u KNOB_CLUSTER "
+	    "KNOB_DB=%s %s/knobctl report latest -o %s 2>&1; r=$?; wait; exit $r", fifo, fifo,
+	    dbpath, bin ? bin : "build", fifo), 0);
+	free(out);
+	ck_assert_int_eq(stat(fifo, &st), 0);
+	ck_assert(S_ISFIFO(st.st_mode));
+	snprintf(args, sizeof(args), "%s.got", fifo);
+	ck_assert_int_eq(read_file_bounded(args, 1 << 22, &out, NULL), 0);
+	ck_assert_msg(strstr(out, "</html>") != NULL, "the FIFO's reader got: %.200s", out);
+	free(out);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -2633,6 +2672,7 @@ main(void)
 	tcase_add_test(tc, t_csv_cr);
 	tcase_add_test(tc, t_report_errbar_floor);
 	tcase_add_test(tc, t_report_json);
+	tcase_add_test(tc, t_report_to_device);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
