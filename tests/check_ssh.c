@@ -1102,6 +1102,51 @@ START_TEST(bootstrap_restarts_stopped_agent)
 }
 END_TEST
 
+/* node01 bootstrapped with the default service command (systemctl ...).
+ * There is no systemd here (PID 1 is no init), so a stand-in systemctl
+ * under TMP/sysctl-bin, first on the session's PATH (node01's ~/.bashrc),
+ * plays the unit: restart runs svc.sh, except while TMP/root-node01/
+ * start-limit-hit is there (systemd's StartLimitBurst reached: restart
+ * fails at once), which reset-failed removes; each call is logged in
+ * TMP/root-node01/systemctl.calls.  The agent stopped and its unit at the
+ * start limit: the re-run's service command re-arms the unit and the
+ * agent answers again.  Without reset-failed the restart fails (exit 1). */
+START_TEST(bootstrap_resets_start_limit)
+{
+	char *out = NULL, calls[4200], *log = NULL, *reset, *last;
+	int rc;
+
+	snprintf(calls, sizeof(calls), "%s/root-node01/systemctl.calls", h.tmp);
+	cu_write_at(h.tmp, "sysctl-bin/systemctl", 0755, "#!/bin/sh\nR=%s/root-node01\n"
+	    "echo \"$*\" >>\"$R/systemctl.calls\"\ncase \"$1\" in\n"
+	    "reset-failed) rm -f \"$R/start-limit-hit\";;\n"
+	    "restart) if [ -f \"$R/start-limit-hit\" ]; then echo 'Job for knobd.service failed "
+	    "because the service was restarted too quickly (start-limit-hit)' >&2; exit 1; fi\n"
+	    "\texec sh %s/svc.sh \"$R\";;\nesac\n", h.tmp, h.tmp);
+	cu_write_at(h.tmp, "ssh0/.bashrc", 0644, "PATH=%s/sysctl-bin:$PATH\n", h.tmp);
+	rc = harness_knobctl(&h, &out, NULL, "bootstrap -w node01 --ssh-key %s/id --known-hosts "
+	    "%s/known_hosts --accept-new --root %s/root-{node} --timeout 20", h.tmp, h.tmp, h.tmp);
+	fprintf(stderr, "---- default service command -> %d\n%s", rc, out);
+	ck_assert_int_eq(rc, 0);
+	free(out);
+	agent_stop(0);
+	cu_write_at(h.tmp, "root-node01/start-limit-hit", 0644, "%s", "");
+	unlink(calls);
+	rc = harness_knobctl(&h, &out, NULL, "bootstrap -w node01 --ssh-key %s/id --known-hosts "
+	    "%s/known_hosts --root %s/root-{node} --timeout 20", h.tmp, h.tmp, h.tmp);
+	fprintf(stderr, "---- unit at its start limit -> %d\n%s", rc, out);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_msg(strstr(out, "node01: unchanged; service command run: the agent did not "
+	    "answer; agent answers over TLS"), "%s", out);
+	free(out);
+	ck_assert_int_eq(read_file_bounded(calls, 4096, &log, NULL), 0);
+	reset = strstr(log, "reset-failed knobd.service\n");
+	last = strstr(log, "restart knobd.service\n");
+	ck_assert_msg(reset && last && reset < last, "systemctl calls:\n%s", log);
+	free(log);
+}
+END_TEST
+
 /* A node.key made world-readable and a ca.crt 0666, contents unchanged:
  * the re-run puts the modes bootstrap installs back without restarting
  * the agent (same pid), and says so; then the node is unchanged. */
@@ -1595,6 +1640,7 @@ ssh_suite(void)
 	tcase_add_test(tc, hostkey_two_types);
 	tcase_add_test(tc, bootstrap_via_ssh_confirms_tls);
 	tcase_add_test(tc, bootstrap_restarts_stopped_agent);
+	tcase_add_test(tc, bootstrap_resets_start_limit);
 	tcase_add_test(tc, bootstrap_modes_fixed);
 	tcase_add_test(tc, bootstrap_crl_unreadable);
 	tcase_add_test(tc, hostkey_hashed);
