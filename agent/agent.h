@@ -134,6 +134,8 @@ struct agent {
 	pthread_cond_t work_cv;		/* signalled when a work item of ours ends */
 	unsigned nwork;			/* THE count of our work items (post_mu) */
 	unsigned nqueued;		/* ... of which requests waiting for a pool thread */
+	unsigned test_busy_work;	/* $KNOB_TEST_BUSY_WORK with --test-hooks: requests
+					 * agent_work still refuses as busy (post_mu) */
 	struct work_pool *pool;		/* cfg.pool or own_pool */
 	struct work_pool *own_pool;
 	uint64_t last_tick_ns;		/* subsystem ticks once a second */
@@ -221,6 +223,7 @@ struct work {
 };
 #define WORK_THREADS	4	/* default pool size, per process */
 #define WORK_QUEUE_MAX	64	/* requests waiting for a thread, per agent */
+#define TEST_BUSY_WORK_MAX 100	/* $KNOB_TEST_BUSY_WORK: larger is ignored */
 #define AGENT_FINI_WAIT_S 10	/* agent_fini waits this long for work items */
 struct work_pool *work_pool_new(unsigned threads);
 /* Stop the threads once the queue is empty and free the pool. */

@@ -321,6 +321,9 @@ agent_init(struct agent *a, const struct agent_cfg *cfg)
 	log_set_instance(a->node);
 
 	a->pool = cfg->pool;
+	if (cfg->test_hooks)
+		a->test_busy_work = (unsigned)env_number("KNOB_TEST_BUSY_WORK", 0,
+		    TEST_BUSY_WORK_MAX, 0);
 	if (a->pool == NULL && (a->pool = a->own_pool = work_pool_new(WORK_THREADS)) == NULL)
 		return -1;
 	a->base = cfg->base;

@@ -2221,6 +2221,8 @@ tune_init(struct agent *a)
 	pthread_mutex_init(&t->amu, NULL);
 	tune_lock_init(t);
 	t->cmd_timeout_ms = env && atoi(env) > 0 ? atoi(env) : TUNE_CMD_TIMEOUT_MS;
+	t->wait_max_s = !a->cfg.test_hooks ? WAIT_MAX_S :
+	    (unsigned)env_number("KNOB_TEST_WAIT_MAX_S", 1, WAIT_MAX_S, WAIT_MAX_S);
 	snprintf(t->journal_path, sizeof(t->journal_path), "%s/" TUNE_JOURNAL_NAME, a->state_dir);
 	rc = journal_load(t->journal_path, &t->j);
 	if (rc < 0) {
@@ -2603,8 +2605,9 @@ spawn_job(struct agent *a, struct aconn *c, Knob__Envelope *req, int has_body, i
 	j = xcalloc(1, sizeof(*j));
 	j->conn_id = c->id;
 	j->locks = locks;
+	/* capped: the wait is in 32-bit milliseconds further on (job_lock) */
 	j->deadline_ns = now_mono_ns() +
-	    (uint64_t)(wait_s < WAIT_MAX_S ? wait_s : WAIT_MAX_S) * 1000000000ull;
+	    (uint64_t)(wait_s < a->tune->wait_max_s ? wait_s : a->tune->wait_max_s) * 1000000000ull;
 	if (pid)
 		snprintf(j->owner, sizeof(j->owner), "%s pid %u", *c->peer ? c->peer : c->addr, pid);
 	else

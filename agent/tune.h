@@ -319,6 +319,8 @@ struct tune_state {
 	char journal_path[PATH_MAX];
 	struct journal j;
 	int cmd_timeout_ms;	/* external commands; $KNOB_CMD_TIMEOUT_MS at init */
+	unsigned wait_max_s;	/* a request's wait_s cap: WAIT_MAX_S, or less by
+				 * $KNOB_TEST_WAIT_MAX_S with --test-hooks */
 	char note[128];		/* "re-applied at boot ...", with active */
 	/* the tuning lock (tune_lock.c), guarded by lmu */
 	pthread_mutex_t lmu;

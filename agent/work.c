@@ -219,6 +219,21 @@ queue_room(struct agent *a, unsigned *waiting)
 	return ok;
 }
 
+/* Test hook ($KNOB_TEST_BUSY_WORK=N with --test-hooks): 1 for each of the
+ * first N requests, refused as busy as if the queue were full. */
+static int
+test_busy(struct agent *a)
+{
+	int busy;
+
+	pthread_mutex_lock(&a->post_mu);
+	busy = a->test_busy_work > 0;
+	if (busy)
+		a->test_busy_work--;
+	pthread_mutex_unlock(&a->post_mu);
+	return busy;
+}
+
 int
 agent_work(struct agent *a, struct aconn *c, Knob__Envelope *req, work_fn run, work_fn done,
     void *arg)
@@ -227,6 +242,14 @@ agent_work(struct agent *a, struct aconn *c, Knob__Envelope *req, work_fn run, w
 	struct work *w;
 	unsigned waiting;
 
+	if (req != NULL && test_busy(a)) {
+		log_warnx("%s: %s request %llu refused: test hook ($KNOB_TEST_BUSY_WORK)",
+		    c ? c->peer : "-", envelope_body_name(req), (unsigned long long)req->id);
+		if (c)
+			agent_reply_error(a, c, req->id, EAGAIN, "%s: agent busy (test hook); "
+			    "try again", a->node);
+		return -1;
+	}
 	if (req != NULL && !queue_room(a, &waiting)) {
 		log_warnx("%s: %s request %llu refused: %u requests already wait for a worker",
 		    c ? c->peer : "-", envelope_body_name(req), (unsigned long long)req->id,

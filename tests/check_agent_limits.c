@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <json-c/json.h>
 
 #include "harness.h"
@@ -285,6 +286,57 @@ START_TEST(huge_lease_clamped)
 }
 END_TEST
 
+/* Is the process *(pid_t *)arg gone (reaped, its status in lease_st)? */
+static int lease_st;
+static int
+bench_done(void *arg)
+{
+	return waitpid(*(pid_t *)arg, &lease_st, WNOHANG) == *(pid_t *)arg;
+}
+
+/* A phase's tuning lock under a lease of 4294966 s: lease_s * 1000 + 2000
+ * ms wraps 32 bits to 704 ms, less than the 1 s tick that renews it, so an
+ * unclamped lock would lapse between ticks and let an apply tune the node
+ * under the running phase.  Clamped to a day, every apply in the first
+ * 2.5 s of the 3 s run is told busy, the node keeps its value, the phase succeeds. */
+START_TEST(huge_lease_holds_lock)
+{
+	char data[PATH_MAX], root[PATH_MAX], prof[PATH_MAX], ratio[PATH_MAX], *out = NULL;
+	int rc, tries = 0;
+	pid_t pid;
+
+	ck_assert_msg(harness_start(&h, 1, 0) == 0, "harness start failed");
+	snprintf(data, sizeof(data), "%s/data", h.tmp);
+	ck_assert_int_eq(mkdir(data, 0755), 0);
+	snprintf(prof, sizeof(prof), "%s/dr.xml", h.tmp);
+	cu_write(prof, 0644, "%s", "<profile name=\"dr\"><sysctl key=\"vm.dirty_ratio\" "
+	    "value=\"33\"/></profile>\n");
+	snprintf(root, sizeof(root), "%s/root", h.tmp);
+	snprintf(ratio, sizeof(ratio), "%s", cu_write_at(root, "/proc/sys/vm/dirty_ratio", 0644,
+	    "%s", "17\n"));
+	snprintf(h.node[0].sysroot, sizeof(h.node[0].sysroot), "%s", root);
+	ck_assert_int_eq(harness_agent_start(&h, 0), 0);
+	pid = harness_knobctl_bg(&h, "&2", NULL, "bench seq-write -w node01 --dir %s --threads 1 "
+	    "--bs 64k --size 1m --runtime 3 --lease 4294966", data);
+	ck_assert_int_gt(pid, 0);
+	ck_assert_int_eq(harness_wait_log(&h, 0, ": phase-go request ", 20), 0);
+	/* the run takes 3 s from its go: ask during the first 2.5 */
+	for (uint64_t end = now_mono_ns() + 2500000000ull; now_mono_ns() < end;) {
+		rc = harness_knobctl(&h, &out, NULL, "apply %s -w node01", prof);
+		ck_assert_msg(rc == 1 && strstr(out, "busy (held by ") != NULL,
+		    "apply %d under the phase: exit %d\n%s", tries + 1, rc, out ? out : "");
+		free(out);
+		out = NULL;
+		tries++;
+	}
+	ck_assert_msg(cu_wait(bench_done, &pid, 30) >= 0, "the bench did not end");
+	ck_assert_msg(WIFEXITED(lease_st) && WEXITSTATUS(lease_st) == 0, "bench: status %#x",
+	    lease_st);
+	ck_assert_msg(tries >= 5, "only %d applies under the phase", tries);
+	ck_assert_str_eq(cu_readf("%s", ratio), "17");
+}
+END_TEST
+
 int
 main(void)
 {
@@ -298,6 +350,7 @@ main(void)
 	tcase_add_test(tc, stdio_half_close_answered);
 	tcase_add_test(tc, stdio_half_close_apply);
 	tcase_add_test(tc, huge_lease_clamped);
+	tcase_add_test(tc, huge_lease_holds_lock);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }

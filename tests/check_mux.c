@@ -163,6 +163,35 @@ START_TEST(reuse_links)
 }
 END_TEST
 
+/* An agent that answers "busy" (node02's knobd --test-hooks with
+ * $KNOB_TEST_BUSY_WORK=2: its first two requests are refused, EAGAIN) to
+ * a command through the holder: the request is sent again after 100, then
+ * 200 ms over the same held link (the agent sees one connection), and the
+ * third is answered: exit 0.  Without the retry the busy answer is the
+ * node's (exit 1). */
+START_TEST(busy_retried_via_holder)
+{
+	char *out = NULL, *err = NULL;
+	int before;
+
+	harness_agent_stop(&h, 1, SIGTERM);
+	snprintf(h.node[1].extra_args, sizeof(h.node[1].extra_args), "--test-hooks");
+	setenv("KNOB_TEST_BUSY_WORK", "2", 1);
+	ck_assert_int_eq(harness_agent_start(&h, 1), 0);
+	unsetenv("KNOB_TEST_BUSY_WORK");
+	before = accepted(1);
+	ck_assert_int_eq(ctl(&out, &err, "facts -w node02"), 0);
+	ck_assert_int_eq(via(err, "node02"), 0);
+	ck_assert_msg(strstr(err, "node02: node02: agent busy (test hook); try again; sending "
+	    "again in 100 ms (1 of 5)") && strstr(err, "sending again in 200 ms (2 of 5)") &&
+	    !strstr(err, "(3 of 5)"), "%s", err);
+	ck_assert_int_eq(accepted(1), before + 1);
+	ck_assert_int_eq(harness_sh("grep -c 'refused: test hook' %s | grep -qx 2", h.node[1].log), 0);
+	free(out);
+	free(err);
+}
+END_TEST
+
 START_TEST(tune_roundtrip)
 {
 	char *out = NULL, *err = NULL, prof[PATH_MAX + 16];
@@ -1389,6 +1418,7 @@ main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, reuse_links);
 	tcase_add_test(tc, tune_roundtrip);
+	tcase_add_test(tc, busy_retried_via_holder);
 	tcase_add_test(tc, unreachable_and_restart);
 	tcase_add_test(tc, timeout_drops_link);
 	tcase_add_test(tc, bad_input_and_private_socket);

@@ -131,7 +131,10 @@ section(const char *out, const char *a, const char *b)
  * configure OLD-VERSION) neither enables nor (re)starts anything: it only
  * try-restarts the agent and the holder, which systemd does where they run,
  * and an /etc/knob tightened to 0700 stays 0700.  dpkg -r reloads systemd
- * after the units went; dpkg --purge removes the node's credentials, the
+ * after the units went and keeps bootstrap's service-pending marker
+ * (/etc/knob/bootstrap-service-pending: so does the reinstall, so the next
+ * bootstrap still runs dpkg -i and the service command again); dpkg
+ * --purge removes the node's credentials, that marker, the
  * agent's state and bootstrap's cached .deb, and keeps the admin's
  * cluster.xml and results database, and the tuning journal: it holds the
  * originals of settings still tuned. */
@@ -148,7 +151,7 @@ upgrade_remove_purge(const char *out)
 	ck_assert_msg(strstr(up, "\n700 ") && strstr(up, "/root/etc/knob\n"), "%s", up);
 	ck_assert_msg(strstr(rm, "systemctl disable knob-mux.service\nsystemctl daemon-reload\n"),
 	    "%s", rm);
-	ck_assert_msg(strstr(rm, "node.key: kept\n"), "%s", rm);
+	ck_assert_msg(strstr(rm, "node.key: kept\nbootstrap-service-pending: kept\n"), "%s", rm);
 	ck_assert_msg(strstr(purge, "systemctl daemon-reload\n"), "%s", purge);
 	ck_assert_msg(strstr(purge, "\nleft: etc/knob/cluster.xml var/lib/knob/results.db "
 	    "var/lib/knob/tune-journal.json\n"),
@@ -184,7 +187,8 @@ reinstall_after_remove(const char *out)
 
 	ck_assert_msg(strstr(rm, "recorded: knobd.service knob-mux.service\n") &&
 	    strstr(rm, "deinstall ok config-files\n"), "%s", rm);
-	ck_assert_msg(strstr(re, both) && !strstr(re, "try-restart"), "%s", re);
+	ck_assert_msg(strstr(re, both) && !strstr(re, "try-restart") &&
+	    strstr(re, "bootstrap-service-pending: kept\n"), "%s", re);
 	ck_assert_str_eq(up, "== upgrade after the reinstall\nsystemctl daemon-reload\n"
 	    "systemctl try-restart knobd.service knob-mux.service\nrecorded: none\n");
 	ck_assert_msg(strstr(abort, "recorded: knobd.service knob-mux.service\n") && strstr(abort, both),

@@ -1102,6 +1102,51 @@ START_TEST(bootstrap_restarts_stopped_agent)
 }
 END_TEST
 
+/* node01 bootstrapped with the default service command (systemctl ...).
+ * There is no systemd here (PID 1 is no init), so a stand-in systemctl
+ * under TMP/sysctl-bin, first on the session's PATH (node01's ~/.bashrc),
+ * plays the unit: restart runs svc.sh, except while TMP/root-node01/
+ * start-limit-hit is there (systemd's StartLimitBurst reached: restart
+ * fails at once), which reset-failed removes; each call is logged in
+ * TMP/root-node01/systemctl.calls.  The agent stopped and its unit at the
+ * start limit: the re-run's service command re-arms the unit and the
+ * agent answers again.  Without reset-failed the restart fails (exit 1). */
+START_TEST(bootstrap_resets_start_limit)
+{
+	char *out = NULL, calls[4200], *log = NULL, *reset, *last;
+	int rc;
+
+	snprintf(calls, sizeof(calls), "%s/root-node01/systemctl.calls", h.tmp);
+	cu_write_at(h.tmp, "sysctl-bin/systemctl", 0755, "#!/bin/sh\nR=%s/root-node01\n"
+	    "echo \"$*\" >>\"$R/systemctl.calls\"\ncase \"$1\" in\n"
+	    "reset-failed) rm -f \"$R/start-limit-hit\";;\n"
+	    "restart) if [ -f \"$R/start-limit-hit\" ]; then echo 'Job for knobd.service failed "
+	    "because the service was restarted too quickly (start-limit-hit)' >&2; exit 1; fi\n"
+	    "\texec sh %s/svc.sh \"$R\";;\nesac\n", h.tmp, h.tmp);
+	cu_write_at(h.tmp, "ssh0/.bashrc", 0644, "PATH=%s/sysctl-bin:$PATH\n", h.tmp);
+	rc = harness_knobctl(&h, &out, NULL, "bootstrap -w node01 --ssh-key %s/id --known-hosts "
+	    "%s/known_hosts --accept-new --root %s/root-{node} --timeout 20", h.tmp, h.tmp, h.tmp);
+	fprintf(stderr, "---- default service command -> %d\n%s", rc, out);
+	ck_assert_int_eq(rc, 0);
+	free(out);
+	agent_stop(0);
+	cu_write_at(h.tmp, "root-node01/start-limit-hit", 0644, "%s", "");
+	unlink(calls);
+	rc = harness_knobctl(&h, &out, NULL, "bootstrap -w node01 --ssh-key %s/id --known-hosts "
+	    "%s/known_hosts --root %s/root-{node} --timeout 20", h.tmp, h.tmp, h.tmp);
+	fprintf(stderr, "---- unit at its start limit -> %d\n%s", rc, out);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_msg(strstr(out, "node01: unchanged; service command run: the agent did not "
+	    "answer; agent answers over TLS"), "%s", out);
+	free(out);
+	ck_assert_int_eq(read_file_bounded(calls, 4096, &log, NULL), 0);
+	reset = strstr(log, "reset-failed knobd.service\n");
+	last = strstr(log, "restart knobd.service\n");
+	ck_assert_msg(reset && last && reset < last, "systemctl calls:\n%s", log);
+	free(log);
+}
+END_TEST
+
 /* A node.key made world-readable and a ca.crt 0666, contents unchanged:
  * the re-run puts the modes bootstrap installs back without restarting
  * the agent (same pid), and says so; then the node is unchanged. */
@@ -1400,6 +1445,50 @@ START_TEST(bootstrap_deb_needs_upgrade)
 }
 END_TEST
 
+/* bootstrap --deb whose dpkg -i failed: the .deb is in var/cache/knob
+ * and the service-pending marker stays, so the re-run, with no file to
+ * send, runs dpkg -i on that same .deb again before the service command
+ * (the first one may have left the package unconfigured or absent), and
+ * the agent it installs answers; the marker goes.  A stand-in dpkg, first
+ * on the session's PATH (node01's ~/.bashrc), logs each call in
+ * dpkg.calls under the node's root and "installs" the build's knobd there,
+ * except while the root holds dpkg-fails.  Without the re-install the
+ * re-run only runs the service command: no knobd, no agent, exit 1. */
+START_TEST(bootstrap_deb_reinstalled_while_pending)
+{
+	char *out = NULL, deb[4200], marker[4200], calls[4200], extra[4400], want[4300];
+	char *log = NULL;
+
+	snprintf(deb, sizeof(deb), "%s/knob-standin.deb", h.tmp);
+	cu_write(deb, 0644, "not a package\n");
+	snprintf(marker, sizeof(marker), "%s/root-node01/etc/knob/bootstrap-service-pending", h.tmp);
+	snprintf(calls, sizeof(calls), "%s/root-node01/dpkg.calls", h.tmp);
+	cu_write_at(h.tmp, "dpkg-bin/dpkg", 0755, "#!/bin/sh\n# cwd: the node's root\n"
+	    "echo \"$*\" >>dpkg.calls\nif [ -f dpkg-fails ]; then echo 'dpkg: error processing "
+	    "archive (stand-in)' >&2; exit 1; fi\nmkdir -p usr/sbin && cp %s/knobd usr/sbin/knobd\n",
+	    h.bin);
+	cu_write_at(h.tmp, "ssh0/.bashrc", 0644, "PATH=%s/dpkg-bin:$PATH\n", h.tmp);
+	cu_write_at(h.tmp, "root-node01/dpkg-fails", 0644, "%s", "");
+	snprintf(extra, sizeof(extra), "-x node[02-03] --accept-new --deb %s", deb);
+	ck_assert_int_eq(boot(&out, "id", extra), 1);
+	ck_assert_msg(strstr(out, "node01: failed: install failed (exit 1): dpkg: error processing "
+	    "archive (stand-in)"), "%s", out);
+	free(out);
+	ck_assert_msg(access(marker, F_OK) == 0, "no marker after a failed dpkg -i");
+	ck_assert_int_eq(harness_sh("rm %s/root-node01/dpkg-fails", h.tmp), 0);
+	ck_assert_int_eq(boot(&out, "id", extra), 0);
+	ck_assert_msg(strstr(out, "node01: unchanged; service command run again (the agent had "
+	    "not answered since the last install); agent answers over TLS"), "%s", out);
+	free(out);
+	ck_assert_msg(access(marker, F_OK) < 0, "the marker outlived an answering agent");
+	ck_assert_int_eq(read_file_bounded(calls, 4096, &log, NULL), 0);
+	snprintf(want, sizeof(want), "--root=%s/root-node01 -i var/cache/knob/knob.deb\n", h.tmp);
+	ck_assert_msg(strncmp(log, want, strlen(want)) == 0 && strcmp(log + strlen(want), want) == 0,
+	    "dpkg calls (want two, each %s):\n%s", want, log);
+	free(log);
+}
+END_TEST
+
 /* No --ssh-key and no ssh-agent: the default key files are tried in turn,
  * as OpenSSH tries them, not only the first readable one.  HOME's
  * id_ed25519 is not authorised, its id_rsa is: node01 is installed.
@@ -1595,6 +1684,7 @@ ssh_suite(void)
 	tcase_add_test(tc, hostkey_two_types);
 	tcase_add_test(tc, bootstrap_via_ssh_confirms_tls);
 	tcase_add_test(tc, bootstrap_restarts_stopped_agent);
+	tcase_add_test(tc, bootstrap_resets_start_limit);
 	tcase_add_test(tc, bootstrap_modes_fixed);
 	tcase_add_test(tc, bootstrap_crl_unreadable);
 	tcase_add_test(tc, hostkey_hashed);
@@ -1602,6 +1692,7 @@ ssh_suite(void)
 	tcase_add_test(tc, bootstrap_knob_new_not_followed);
 	tcase_add_test(tc, hostkey_pattern_global);
 	tcase_add_test(tc, bootstrap_deb_needs_upgrade);
+	tcase_add_test(tc, bootstrap_deb_reinstalled_while_pending);
 	tcase_add_test(tc, bootstrap_default_keys_in_turn);
 	tcase_add_test(tc, bootstrap_refuses_own_revoked);
 	tcase_add_test(tc, ssh_slow_names_do_not_hold_others);

@@ -620,6 +620,60 @@ START_TEST(test_wait_abandoned)
 }
 END_TEST
 
+/* Restart node01's agent (--test-hooks) with $KNOB_TEST_WAIT_MAX_S at cap
+ * seconds (0: without it), for the agent only. */
+static void
+restart_wait_cap(int cap)
+{
+	char v[16];
+
+	harness_agent_stop(&h, 0, SIGTERM);
+	snprintf(v, sizeof(v), "%d", cap);
+	if (cap)
+		setenv("KNOB_TEST_WAIT_MAX_S", v, 1);
+	ck_assert_int_eq(harness_agent_start(&h, 0), 0);
+	unsetenv("KNOB_TEST_WAIT_MAX_S");
+}
+
+#define WAIT_CAP_S 2	/* the agent's wait_s cap in test_wait_capped */
+
+/* The agent caps a request's wait for the tuning lock (WAIT_MAX_S, here
+ * shortened to WAIT_CAP_S by the test hook) whatever the controller asks:
+ * an apply --wait 86400 while another holds the lock is told busy after
+ * the cap, naming the holder, and the holder is not disturbed.  Without
+ * the cap it waits until the holder is done (HOLD_MS) and applies. */
+START_TEST(test_wait_capped)
+{
+	char *out = NULL, path[256];
+	uint64_t t0;
+	double took;
+	pid_t first;
+	int st, rc;
+
+	restart_wait_cap(WAIT_CAP_S);
+	precheck();
+	snprintf(path, sizeof(path), "%s/cap.out", top);
+	first = first_holds_lock(path, HOLD_MS);
+	t0 = now_mono_ns();
+	rc = ctl(&out, "apply %s/ctl-b.xml -w node01 --wait 86400", top);
+	took = (double)(now_mono_ns() - t0) / 1e9;
+	ck_assert_msg(took >= WAIT_CAP_S - 0.1 && took < HOLD_MS / 2000.0, "answered after %.1f s "
+	    "(the cap: %d s), exit %d", took, WAIT_CAP_S, rc);
+	ck_assert_msg(waitpid(first, &st, WNOHANG) == 0, "the holder ended before the refusal");
+	ck_assert_int_eq(rc, 1);
+	ck_assert_msg(strstr(out, "busy (held by ") != NULL, "%s", out);
+	printf("wait capped: apply --wait 86400 told busy after %.1f s\n", took);
+	free(out);
+	harness_pause_end(&h, 0);
+	ck_assert_int_eq(waitpid(first, &st, 0), first);
+	ck_assert_int_eq(WEXITSTATUS(st), 0);
+	ck_assert_str_eq(qattr("read_ahead_kb"), "512");
+	ck_assert_int_eq(ctl(&out, "off -w node01"), 0);
+	free(out);
+	restart_wait_cap(0);
+}
+END_TEST
+
 /* Four applies --wait 60 from four controllers while a fifth holds
  * node01's tuning lock: threads waiting for the lock are at most all but
  * one of the agent's pool (WORK_THREADS), the fourth waits without one, so
@@ -1166,6 +1220,7 @@ tune_net_suite(void)
 	tcase_add_test(tc, test_two_controllers);
 	tcase_add_test(tc, test_waiters_keep_a_thread);
 	tcase_add_test(tc, test_wait_abandoned);
+	tcase_add_test(tc, test_wait_capped);
 	tcase_add_test(tc, test_state_dir_full);
 	tcase_add_test(tc, test_reapply_at_start);
 	tcase_add_test(tc, test_switch_and_stack);

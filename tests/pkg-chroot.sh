@@ -94,15 +94,22 @@ dpkg_log() {
 echo "== remove (the agent and the holder enabled)"
 in_root systemctl enable knob-mux.service
 touch "$S/etc/knob/cluster.xml" "$S/etc/knob/ca.crl" "$S/var/lib/knob/tune-journal.json" \
-    "$S/var/lib/knob/tune-journal.json.tmp.x1" "$S/var/lib/knob/results.db"
+    "$S/var/lib/knob/tune-journal.json.tmp.x1" "$S/var/lib/knob/results.db" \
+    "$S/etc/knob/bootstrap-service-pending"
 mkdir -p "$S/var/cache/knob"
 touch "$S/var/cache/knob/knob.deb"
 dpkg_log -r knob
-echo "node.key: $(test -e "$S/etc/knob/node.key" && echo kept || echo gone)"
+# Is the file etc/knob/$1 still there?
+kept() {
+	echo "$1: $(test -e "$S/etc/knob/$1" && echo kept || echo gone)"
+}
+kept node.key
+kept bootstrap-service-pending
 in_root dpkg-query -W -f='${Status}\n' knob
 echo "== reinstall (dpkg -i after dpkg -r)"
 dpkg_log -i /tmp/knob.deb
 enabled
+kept bootstrap-service-pending
 echo "== upgrade after the reinstall"
 dpkg_log -i /tmp/knob.deb
 echo "== abort-remove (prerm remove, then postinst abort-remove)"
