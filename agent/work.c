@@ -242,7 +242,7 @@ agent_work(struct agent *a, struct aconn *c, Knob__Envelope *req, work_fn run, w
 	struct work *w;
 	unsigned waiting;
 
-	if (req != NULL && test_busy(a)) {
+	if (req != NULL && a->cfg.test_hooks && test_busy(a)) {
 		log_warnx("%s: %s request %llu refused: test hook ($KNOB_TEST_BUSY_WORK)",
 		    c ? c->peer : "-", envelope_body_name(req), (unsigned long long)req->id);
 		if (c)
