@@ -33,6 +33,7 @@
 #include <time.h>
 
 #include "bench_ctl.h"
+#include "csv.h"
 #include "results.h"
 #include "rundoc.h"
 #include "stats.h"
@@ -53,40 +54,6 @@ fmt_time(char *buf, size_t len, int64_t ns)
 	snprintf(buf, len, "%s.%03lld", s, (long long)(ns / 1000000 % 1000));
 }
 
-/* One CSV field, quoted when it needs to be (RFC 4180: a comma, a quote,
- * a line feed or a carriage return in it). */
-static void
-csv_field(FILE *f, const char *s, int last)
-{
-	if (strpbrk(s, ",\"\r\n")) {
-		fputc('"', f);
-		for (; *s; s++) {
-			if (*s == '"')
-				fputc('"', f);
-			fputc(*s, f);
-		}
-		fputc('"', f);
-	} else
-		fputs(s, f);
-	fputc(last ? '\n' : ',', f);
-}
-
-/* Rows (JSON objects) as CSV: a header of keys, then one line per row;
- * numbers as JSON prints them. */
-static void
-csv_rows(FILE *f, const char *const *keys, size_t nkeys, json_object *rows)
-{
-	for (size_t k = 0; k < nkeys; k++)
-		csv_field(f, keys[k], k + 1 == nkeys);
-	for (size_t i = 0; i < json_object_array_length(rows); i++) {
-		json_object *r = json_object_array_get_idx(rows, i), *v;
-
-		for (size_t k = 0; k < nkeys; k++)
-			csv_field(f, json_object_object_get_ex(r, keys[k], &v) && v ?
-			    json_object_get_string(v) : "", k + 1 == nkeys);
-	}
-}
-
 static void
 put_json(FILE *f, json_object *o)
 {
@@ -103,9 +70,10 @@ jstr(const char *s)
 static int
 results_list(struct ctl *ctl, sqlite3 *db, int mode)
 {
-	static const char *const keys[] = {
-		"run_id", "started", "started_ns", "label", "profile", "nodeset", "status",
-		"phases", "kinds", "command", "play",
+	static const struct csv_col cols[] = {
+		{ "run_id", 1 }, { "started", 1 }, { "started_ns", 0 }, { "label", 1 },
+		{ "profile", 1 }, { "nodeset", 1 }, { "status", 1 }, { "phases", 0 },
+		{ "kinds", 1 }, { "command", 1 }, { "play", 1 },
 	};
 	struct run_row *r;
 	json_object *rows;
@@ -141,7 +109,7 @@ results_list(struct ctl *ctl, sqlite3 *db, int mode)
 	if (mode == OUT_JSON)
 		put_json(ctl->out, rows);
 	else if (mode == OUT_CSV)
-		csv_rows(ctl->out, keys, nitems(keys), rows);
+		csv_rows(ctl->out, cols, nitems(cols), rows);
 	else {
 		fprintf(ctl->out, "%-22s %-23s %-14s %-20s %-16s %-12s %6s  %s\n", "RUN", "STARTED",
 		    "LABEL", "PROFILE", "NODES", "STATUS", "PHASES", "KINDS");
@@ -163,14 +131,15 @@ results_list(struct ctl *ctl, sqlite3 *db, int mode)
 static void
 show_csv(FILE *f, json_object *doc)
 {
-	const char **keys = xcalloc(rundoc_nphase_fields + 2, sizeof(*keys));
+	struct csv_col *cols = xcalloc(rundoc_nphase_fields + 2, sizeof(*cols));
 	json_object *rows = json_object_new_array(), *phases;
 	size_t k, nk = 0;
 
-	keys[nk++] = "run_id";
+	cols[nk++] = (struct csv_col){ "run_id", 1 };
 	for (k = 0; k < rundoc_nphase_fields; k++)
-		keys[nk++] = rundoc_phase_fields[k].column;
-	keys[nk++] = "figure";
+		cols[nk++] = (struct csv_col){ rundoc_phase_fields[k].column,
+		    rundoc_phase_fields[k].type == RF_TEXT };
+	cols[nk++] = (struct csv_col){ "figure", 0 };
 	if (json_object_object_get_ex(doc, "phases", &phases))
 		for (size_t i = 0; i < json_object_array_length(phases); i++) {
 			json_object *ph = json_object_array_get_idx(phases, i);
@@ -186,9 +155,9 @@ show_csv(FILE *f, json_object *doc)
 				json_object_object_add(o, "figure", json_object_new_double(fig));
 			json_object_array_add(rows, o);
 		}
-	csv_rows(f, keys, nk, rows);
+	csv_rows(f, cols, nk, rows);
 	json_object_put(rows);
-	free(keys);
+	free(cols);
 }
 
 /* Load the run spec names; NULL after printing why. */
@@ -918,10 +887,13 @@ csv_warnings(json_object *cmp)
 static int
 results_compare(struct ctl *ctl, sqlite3 *db, const char *a, const char *b, int mode, int force)
 {
-	static const char *const keys[] = {
-		"kind", "threads", "unit", "a_n", "a_mean", "a_sd", "a_min", "a_max", "b_n",
-		"b_mean", "b_sd", "b_min", "b_max", "change_pct", "t", "df", "p", "verdict", "unlike",
-		"nodes", "unlike_a", "unlike_b", "p_adj", "a_repeats", "b_repeats",
+	static const struct csv_col cols[] = {
+		{ "kind", 1 }, { "threads", 0 }, { "unit", 1 }, { "a_n", 0 }, { "a_mean", 0 },
+		{ "a_sd", 0 }, { "a_min", 0 }, { "a_max", 0 }, { "b_n", 0 }, { "b_mean", 0 },
+		{ "b_sd", 0 }, { "b_min", 0 }, { "b_max", 0 }, { "change_pct", 0 }, { "t", 0 },
+		{ "df", 0 }, { "p", 0 }, { "verdict", 1 }, { "unlike", 1 }, { "nodes", 0 },
+		{ "unlike_a", 1 }, { "unlike_b", 1 }, { "p_adj", 0 }, { "a_repeats", 0 },
+		{ "b_repeats", 0 },
 	};
 	json_object *da = load_spec(db, a), *dbb = da ? load_spec(db, b) : NULL, *cmp = NULL;
 	char err[512];
@@ -939,7 +911,7 @@ results_compare(struct ctl *ctl, sqlite3 *db, const char *a, const char *b, int 
 	if (mode == OUT_JSON)
 		put_json(ctl->out, cmp);
 	else if (mode == OUT_CSV)
-		csv_rows(ctl->out, keys, nitems(keys), json_object_object_get(cmp, "points"));
+		csv_rows(ctl->out, cols, nitems(cols), json_object_object_get(cmp, "points"));
 	else
 		results_print_compare(ctl->out, cmp, ctl->units_decimal);
 out:

@@ -23,7 +23,8 @@
  *  - compare: runs on other nodes or directories refused, warned with
  *    --force; the engine the nodes ran in params.ioengine; Holm-Bonferroni
  *    over a compare's points; a side with failed repeats and a run that
- *    did not end ok (failed, running) said in the table, JSON and CSV. */
+ *    did not end ok (failed, running) said in the table, JSON and CSV;
+ *  - CSV a spreadsheet cannot take for formulas (text columns only). */
 #include <check.h>
 #include <math.h>
 #include <sched.h>
@@ -2520,6 +2521,79 @@ START_TEST(t_csv_cr)
 }
 END_TEST
 
+/* The fields of the CSV line of out that starts with start (none quoted:
+ * split at commas), in f[0..n); 0 when no line starts so. */
+static int
+csv_line_fields(const char *out, const char *start, char f[][64], size_t n)
+{
+	const char *l = strstr(out, start);
+	size_t k = 0;
+
+	if (l == NULL || (l != out && l[-1] != '\n'))
+		return 0;
+	while (k < n && *l != '\n' && *l != '\0') {
+		size_t w = strcspn(l, ",\n");
+
+		snprintf(f[k++], 64, "%.*s", (int)w, l);
+		l += w + (l[w] == ',');
+	}
+	return (int)k;
+}
+
+/* A phase of seq-write at 4 threads, rate MiB/s, in directory d. */
+static json_object *
+sw_phase(int64_t repeat, double mib, const char *d)
+{
+	json_object *ph = mk_phase("seq-write", 4, repeat, mib * 1048576.0, 1 << 20, "ok");
+
+	json_object_object_add(cu_get(ph, "params"), "dir", json_object_new_string(d));
+	return ph;
+}
+
+/* --csv puts a ' in front of a text field that starts with =, +, -, @, a
+ * tab or a carriage return, inside quotes, so that a spreadsheet opening
+ * the file shows the text and does not run it (OWASP "CSV injection"): a
+ * label "=HYPERLINK(...)" was written as is, and LibreOffice and Excel
+ * made it a formula.  A number column is never touched, whatever its
+ * value: B's change of -49.5 % stays a number. */
+START_TEST(t_csv_formula)
+{
+	sqlite3 *db = open_db();
+	json_object *a = mk_doc("20260116-000000-aaaa", 1), *b = mk_doc("20260116-000000-bbbb", 2);
+	char *out, f[26][64];
+
+	json_object_object_add(a, "label", json_object_new_string("=HYPERLINK(\"http://x/\",\"y\")"));
+	json_object_object_add(a, "command", json_object_new_string("-2+3"));
+	json_object_object_add(a, "play", json_object_new_string("@SUM(1)"));
+	json_object_object_add(b, "label", json_object_new_string("\tx"));
+	json_object_object_add(b, "command", json_object_new_string("+cmd"));
+	json_object_object_add(b, "play", json_object_new_string("\r=1"));
+	for (int i = 0; i < 3; i++) {
+		add_phase(a, sw_phase(i + 1, 100 + i, "=1+1"));
+		add_phase(b, sw_phase(i + 1, 50 + i, "=1+1"));
+	}
+	ck_assert_int_eq(results_store(db, a), 0);
+	ck_assert_int_eq(results_store(db, b), 0);
+	json_object_put(a);
+	json_object_put(b);
+	sqlite3_close(db);
+	ck_assert_int_eq(knobctl_db(&out, "results list --csv"), 0);
+	ck_assert_msg(strstr(out, ",\"'=HYPERLINK(\"\"http://x/\"\",\"\"y\"\")\",") &&
+	    strstr(out, ",\"'-2+3\",\"'@SUM(1)\"\n") && strstr(out, ",\"'\tx\",") &&
+	    strstr(out, ",\"'+cmd\",\"'\r=1\"\n"), "%s", out);
+	free(out);
+	ck_assert_int_eq(knobctl_db(&out, "results show --csv 20260116-000000-aaaa"), 0);
+	ck_assert_msg(strstr(out, ",\"'=1+1\",") != NULL, "%s", out);
+	free(out);
+	ck_assert_int_eq(knobctl_db(&out, "results compare --csv 20260116-000000-aaaa "
+	    "20260116-000000-bbbb"), 0);
+	/* kind, threads, unit, a_n, a_mean .. b_max, change_pct (the 14th) */
+	ck_assert_msg(csv_line_fields(out, "seq-write,4,B/s,", f, nitems(f)) >= 14 &&
+	    strncmp(f[13], "-49.5", 5) == 0, "change_pct not a bare -49.5: %s", out);
+	free(out);
+}
+END_TEST
+
 /* An error bar whose mean - sd is below 0 (repeats of 10, 500 and 20
  * MiB/s: mean 177, sd 280) ends at the x axis, as throughput does: it was
  * drawn down past the axis, over the thread counts' labels. */
@@ -2631,6 +2705,7 @@ main(void)
 	tcase_add_test(tc, t_compare_run_status);
 	tcase_add_test(tc, t_db_malformed);
 	tcase_add_test(tc, t_csv_cr);
+	tcase_add_test(tc, t_csv_formula);
 	tcase_add_test(tc, t_report_errbar_floor);
 	tcase_add_test(tc, t_report_json);
 	suite_add_tcase(s, tc);
