@@ -7,7 +7,7 @@
 #include <pthread.h>
 
 #include "log.h"
-#include "util.h"
+#include "visible.h"
 
 /* The log level is process-wide configuration, set once at start-up; it is
  * not per-instance state, so many agents in one process share it. */
@@ -60,38 +60,11 @@ log_parse_level(const char *s)
 	return -1;
 }
 
-/* src with every control character (below 0x20, and 0x7f) as \xNN into
- * dst (at least 4 * strlen(src) + 1 bytes): a message that carries a
- * peer's string (a server name, an address) stays one line, and cannot
- * start a line of its own with a forged "<N>" priority. */
-void
-log_escape(char *dst, const char *src)
-{
-	for (; *src; src++) {
-		unsigned char ch = (unsigned char)*src;
-
-		if (ch < 0x20 || ch == 0x7f)
-			dst += sprintf(dst, "\\x%02x", ch);
-		else
-			*dst++ = (char)ch;
-	}
-	*dst = '\0';
-}
-
-char *
-log_escape_dup(const char *s)
-{
-	char *e = xmalloc(4 * strlen(s) + 1);
-
-	log_escape(e, s);
-	return e;
-}
-
 /* Format and emit one line; the whole line goes out in one write. */
 static void
 log_vemit(int prio, int with_errno, const char *file, int line, const char *fmt, va_list ap)
 {
-	char msg[2048], esc[4 * sizeof(msg)];
+	char msg[2048], esc[VIS_SIZE(sizeof(msg))];
 	const char *inst = log_instance ? log_instance : log_default_instance;
 	int saved = errno;
 	int n;
@@ -99,7 +72,8 @@ log_vemit(int prio, int with_errno, const char *file, int line, const char *fmt,
 	n = vsnprintf(msg, sizeof(msg), fmt, ap);
 	if (n < 0)
 		msg[0] = '\0';
-	log_escape(esc, msg);
+	str_visible(esc, msg, 0);	/* a peer's string cannot end the line and
+					 * start one with a forged "<N>" */
 	fprintf(stderr, "<%d>%s: %s%s%s:%d: %s%s%s\n", prio, log_prog,
 	    inst ? inst : "", inst ? ": " : "", file, line, esc,
 	    with_errno ? ": " : "", with_errno ? strerror(saved) : "");

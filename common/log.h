@@ -17,12 +17,6 @@ int log_get_level(void);
 void log_set_instance(const char *name);
 /* The name for threads that set none (knobd has one instance). */
 void log_set_default_instance(const char *name);
-/* src with its control characters (< 0x20, 0x7f) as \xNN into dst, which
- * holds 4 * strlen(src) + 1 bytes (what log lines do with messages). */
-void log_escape(char *dst, const char *src);
-/* log_escape of s into a malloc'd string (one line of text output that
- * carries a file's or a peer's string: a path with a newline). */
-char *log_escape_dup(const char *s);
 void log_msg(int prio, int with_errno, const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 void log_fatal(int with_errno, const char *file, int line, const char *fmt, ...)

@@ -137,7 +137,8 @@ int bench_parse_argv(struct ctl *ctl, int argc, char **argv, struct bench_req *r
  * the kind's default block size applied) under the size rules the agent
  * applies (common/bench_sizes.h): 0, or -1 with the first refusal in err. */
 int bench_plan_check(const struct bench_req *rq, char *err, size_t errlen);
-/* Print a run document as the bench table. */
+/* Print a run document as the bench table, its strings made visible
+ * (common/visible.h). */
 void bench_print_table(FILE *f, json_object *doc, int decimal);
 void bench_req_free(struct bench_req *r);
 

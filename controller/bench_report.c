@@ -17,6 +17,7 @@
 #include "rundoc.h"
 #include "sweep.h"
 #include "util.h"
+#include "visible.h"
 
 /* A live or logged rate in the run's unit family. */
 void
@@ -677,8 +678,9 @@ print_cleanup_failed(FILE *f, json_object *doc)
 		    "error"));
 }
 
-void
-bench_print_table(FILE *f, json_object *doc, int decimal)
+/* The bench table of doc, made visible already. */
+static void
+print_table(FILE *f, json_object *doc, int decimal)
 {
 	json_object *phases, *ph, *arr;
 	size_t i, k;
@@ -764,6 +766,17 @@ bench_print_table(FILE *f, json_object *doc, int decimal)
 	}
 	print_clock(f, doc);
 	print_cleanup_failed(f, doc);
+}
+
+/* From doc made visible (visible.h): a label, a node's name or an agent's
+ * error cannot write to the terminal. */
+void
+bench_print_table(FILE *f, json_object *doc, int decimal)
+{
+	json_object *vis = json_visible(doc);
+
+	print_table(f, vis, decimal);
+	json_object_put(vis);
 }
 
 /* The clock line under the table: offsets are measured before every phase. */

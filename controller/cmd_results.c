@@ -33,10 +33,12 @@
 #include <time.h>
 
 #include "bench_ctl.h"
+#include "csv.h"
 #include "results.h"
 #include "rundoc.h"
 #include "stats.h"
 #include "util.h"
+#include "visible.h"
 
 enum { OUT_TEXT, OUT_JSON, OUT_CSV };
 
@@ -53,38 +55,15 @@ fmt_time(char *buf, size_t len, int64_t ns)
 	snprintf(buf, len, "%s.%03lld", s, (long long)(ns / 1000000 % 1000));
 }
 
-/* One CSV field, quoted when it needs to be (RFC 4180: a comma, a quote,
- * a line feed or a carriage return in it). */
+/* "knobctl results[ SUB]: MSG" on stderr, msg made visible (visible.h): it
+ * may carry a stored string (a node set, a directory, a parameter). */
 static void
-csv_field(FILE *f, const char *s, int last)
+say_err(const char *sub, const char *msg)
 {
-	if (strpbrk(s, ",\"\r\n")) {
-		fputc('"', f);
-		for (; *s; s++) {
-			if (*s == '"')
-				fputc('"', f);
-			fputc(*s, f);
-		}
-		fputc('"', f);
-	} else
-		fputs(s, f);
-	fputc(last ? '\n' : ',', f);
-}
+	char *v = str_visible_dup(msg, 0);
 
-/* Rows (JSON objects) as CSV: a header of keys, then one line per row;
- * numbers as JSON prints them. */
-static void
-csv_rows(FILE *f, const char *const *keys, size_t nkeys, json_object *rows)
-{
-	for (size_t k = 0; k < nkeys; k++)
-		csv_field(f, keys[k], k + 1 == nkeys);
-	for (size_t i = 0; i < json_object_array_length(rows); i++) {
-		json_object *r = json_object_array_get_idx(rows, i), *v;
-
-		for (size_t k = 0; k < nkeys; k++)
-			csv_field(f, json_object_object_get_ex(r, keys[k], &v) && v ?
-			    json_object_get_string(v) : "", k + 1 == nkeys);
-	}
+	fprintf(stderr, "knobctl results%s%s: %s\n", sub ? " " : "", sub ? sub : "", v);
+	free(v);
 }
 
 static void
@@ -100,12 +79,33 @@ jstr(const char *s)
 	return json_object_new_string(s ? s : "");
 }
 
+/* The runs' table for people, from rows made visible (visible.h): a label
+ * or a command cannot write to the terminal. */
+static void
+print_runs(FILE *f, json_object *rows)
+{
+	json_object *vis = json_visible(rows);
+
+	fprintf(f, "%-22s %-23s %-14s %-20s %-16s %-12s %6s  %s\n", "RUN", "STARTED", "LABEL",
+	    "PROFILE", "NODES", "STATUS", "PHASES", "KINDS");
+	for (size_t i = 0; i < json_object_array_length(vis); i++) {
+		json_object *o = json_object_array_get_idx(vis, i);
+
+		fprintf(f, "%-22s %-23s %-14s %-20s %-16s %-12s %6lld  %s\n", js_str(o, "run_id"),
+		    js_str(o, "started"), js_str(o, "label")[0] ? js_str(o, "label") : "-",
+		    js_str(o, "profile")[0] ? js_str(o, "profile") : "(none)", js_str(o, "nodeset"),
+		    js_str(o, "status"), (long long)js_int(o, "phases"), js_str(o, "kinds"));
+	}
+	json_object_put(vis);
+}
+
 static int
 results_list(struct ctl *ctl, sqlite3 *db, int mode)
 {
-	static const char *const keys[] = {
-		"run_id", "started", "started_ns", "label", "profile", "nodeset", "status",
-		"phases", "kinds", "command", "play",
+	static const struct csv_col cols[] = {
+		{ "run_id", 1 }, { "started", 1 }, { "started_ns", 0 }, { "label", 1 },
+		{ "profile", 1 }, { "nodeset", 1 }, { "status", 1 }, { "phases", 0 },
+		{ "kinds", 1 }, { "command", 1 }, { "play", 1 },
 	};
 	struct run_row *r;
 	json_object *rows;
@@ -115,7 +115,7 @@ results_list(struct ctl *ctl, sqlite3 *db, int mode)
 		char err[PATH_MAX + 256];
 
 		results_db_error(db, err, sizeof(err));
-		fprintf(stderr, "knobctl results: %s\n", err);
+		say_err(NULL, err);
 		return 2;
 	}
 	rows = json_object_new_array();
@@ -141,19 +141,9 @@ results_list(struct ctl *ctl, sqlite3 *db, int mode)
 	if (mode == OUT_JSON)
 		put_json(ctl->out, rows);
 	else if (mode == OUT_CSV)
-		csv_rows(ctl->out, keys, nitems(keys), rows);
-	else {
-		fprintf(ctl->out, "%-22s %-23s %-14s %-20s %-16s %-12s %6s  %s\n", "RUN", "STARTED",
-		    "LABEL", "PROFILE", "NODES", "STATUS", "PHASES", "KINDS");
-		for (size_t i = 0; i < n; i++) {
-			json_object *o = json_object_array_get_idx(rows, i);
-
-			fprintf(ctl->out, "%-22s %-23s %-14s %-20s %-16s %-12s %6lld  %s\n",
-			    r[i].id, js_str(o, "started"), r[i].label[0] ? r[i].label : "-",
-			    r[i].profile[0] ? r[i].profile : "(none)", r[i].nodeset, r[i].status,
-			    (long long)r[i].phases, r[i].kinds);
-		}
-	}
+		csv_rows(ctl->out, cols, nitems(cols), rows);
+	else
+		print_runs(ctl->out, rows);
 	json_object_put(rows);
 	results_runs_free(r, n);
 	return 0;
@@ -163,14 +153,15 @@ results_list(struct ctl *ctl, sqlite3 *db, int mode)
 static void
 show_csv(FILE *f, json_object *doc)
 {
-	const char **keys = xcalloc(rundoc_nphase_fields + 2, sizeof(*keys));
+	struct csv_col *cols = xcalloc(rundoc_nphase_fields + 2, sizeof(*cols));
 	json_object *rows = json_object_new_array(), *phases;
 	size_t k, nk = 0;
 
-	keys[nk++] = "run_id";
+	cols[nk++] = (struct csv_col){ "run_id", 1 };
 	for (k = 0; k < rundoc_nphase_fields; k++)
-		keys[nk++] = rundoc_phase_fields[k].column;
-	keys[nk++] = "figure";
+		cols[nk++] = (struct csv_col){ rundoc_phase_fields[k].column,
+		    rundoc_phase_fields[k].type == RF_TEXT };
+	cols[nk++] = (struct csv_col){ "figure", 0 };
 	if (json_object_object_get_ex(doc, "phases", &phases))
 		for (size_t i = 0; i < json_object_array_length(phases); i++) {
 			json_object *ph = json_object_array_get_idx(phases, i);
@@ -186,9 +177,9 @@ show_csv(FILE *f, json_object *doc)
 				json_object_object_add(o, "figure", json_object_new_double(fig));
 			json_object_array_add(rows, o);
 		}
-	csv_rows(f, keys, nk, rows);
+	csv_rows(f, cols, nk, rows);
 	json_object_put(rows);
-	free(keys);
+	free(cols);
 }
 
 /* Load the run spec names; NULL after printing why. */
@@ -199,7 +190,7 @@ load_spec(sqlite3 *db, const char *spec)
 	json_object *doc;
 
 	if (results_resolve(db, spec, &id, err, sizeof(err)) < 0) {
-		fprintf(stderr, "knobctl results: %s\n", err);
+		say_err(NULL, err);
 		return NULL;
 	}
 	doc = results_load(db, id);
@@ -207,7 +198,7 @@ load_spec(sqlite3 *db, const char *spec)
 		char why[PATH_MAX + 384];
 
 		results_load_error(db, id, why, sizeof(why));
-		fprintf(stderr, "knobctl results: %s\n", why);
+		say_err(NULL, why);
 	}
 	free(id);
 	return doc;
@@ -273,6 +264,23 @@ print_writer(FILE *f, json_object *doc)
 	    ": that knobctl is gone, the phases stored are all there is" : "");
 }
 
+/* One run for people, from its document made visible (visible.h). */
+static void
+print_show(FILE *f, json_object *doc, int decimal)
+{
+	json_object *vis = json_visible(doc);
+	char ts[48];
+
+	fmt_time(ts, sizeof(ts), (int64_t)js_num(vis, "started_ns"));
+	fprintf(f, "status %s  started %s  %s%s\n", js_str(vis, "status"), ts,
+	    js_str(vis, "play")[0] ? "play " : "", js_str(vis, "play")[0] ? js_str(vis, "play") :
+	    js_str(vis, "command"));
+	print_writer(f, vis);
+	print_profile(f, vis);
+	bench_print_table(f, vis, decimal);
+	json_object_put(vis);
+}
+
 static int
 results_show(struct ctl *ctl, sqlite3 *db, const char *spec, int mode)
 {
@@ -284,17 +292,8 @@ results_show(struct ctl *ctl, sqlite3 *db, const char *spec, int mode)
 		put_json(ctl->out, doc);
 	else if (mode == OUT_CSV)
 		show_csv(ctl->out, doc);
-	else {
-		char ts[48];
-
-		fmt_time(ts, sizeof(ts), (int64_t)js_num(doc, "started_ns"));
-		fprintf(ctl->out, "status %s  started %s  %s%s\n", js_str(doc, "status"), ts,
-		    js_str(doc, "play")[0] ? "play " : "", js_str(doc, "play")[0] ?
-		    js_str(doc, "play") : js_str(doc, "command"));
-		print_writer(ctl->out, doc);
-		print_profile(ctl->out, doc);
-		bench_print_table(ctl->out, doc, ctl->units_decimal);
-	}
+	else
+		print_show(ctl->out, doc, ctl->units_decimal);
 	json_object_put(doc);
 	return 0;
 }
@@ -823,8 +822,9 @@ print_failed_repeats(FILE *f, json_object *row)
 	}
 }
 
-void
-results_print_compare(FILE *f, json_object *cmp, int decimal)
+/* The compare table of cmp, made visible already. */
+static void
+print_compare_table(FILE *f, json_object *cmp, int decimal)
 {
 	json_object *rows = json_object_object_get(cmp, "points"), *arr;
 	static const char *const one[] = { "only_in_a", "only_in_b" };
@@ -881,6 +881,17 @@ results_print_compare(FILE *f, json_object *cmp, int decimal)
 	}
 }
 
+/* From cmp made visible (visible.h): a label, a node set, a directory or
+ * an external tool's argument cannot write to the terminal. */
+void
+results_print_compare(FILE *f, json_object *cmp, int decimal)
+{
+	json_object *vis = json_visible(cmp);
+
+	print_compare_table(f, vis, decimal);
+	json_object_put(vis);
+}
+
 /* The exit status of a compare with rows: 0 when some row has figures in
  * both runs, else 1 after saying why. */
 static int
@@ -904,24 +915,30 @@ compare_status(json_object *rows)
 static void
 csv_warnings(json_object *cmp)
 {
-	char what[512];
+	char what[512], line[600];
 
 	for (size_t i = 0; i < json_object_array_length(js_get(cmp, "placement_differs")); i++) {
 		placement_text(what, sizeof(what), cmp, i);
-		fprintf(stderr, "knobctl results compare: warning: the runs ran on %s\n", what);
+		snprintf(line, sizeof(line), "warning: the runs ran on %s", what);
+		say_err("compare", line);
 	}
 	for (int s = 0; s < 2; s++)
-		if (results_compare_status_text(what, sizeof(what), cmp, s) == 0)
-			fprintf(stderr, "knobctl results compare: warning: %s\n", what);
+		if (results_compare_status_text(what, sizeof(what), cmp, s) == 0) {
+			snprintf(line, sizeof(line), "warning: %s", what);
+			say_err("compare", line);
+		}
 }
 
 static int
 results_compare(struct ctl *ctl, sqlite3 *db, const char *a, const char *b, int mode, int force)
 {
-	static const char *const keys[] = {
-		"kind", "threads", "unit", "a_n", "a_mean", "a_sd", "a_min", "a_max", "b_n",
-		"b_mean", "b_sd", "b_min", "b_max", "change_pct", "t", "df", "p", "verdict", "unlike",
-		"nodes", "unlike_a", "unlike_b", "p_adj", "a_repeats", "b_repeats",
+	static const struct csv_col cols[] = {
+		{ "kind", 1 }, { "threads", 0 }, { "unit", 1 }, { "a_n", 0 }, { "a_mean", 0 },
+		{ "a_sd", 0 }, { "a_min", 0 }, { "a_max", 0 }, { "b_n", 0 }, { "b_mean", 0 },
+		{ "b_sd", 0 }, { "b_min", 0 }, { "b_max", 0 }, { "change_pct", 0 }, { "t", 0 },
+		{ "df", 0 }, { "p", 0 }, { "verdict", 1 }, { "unlike", 1 }, { "nodes", 0 },
+		{ "unlike_a", 1 }, { "unlike_b", 1 }, { "p_adj", 0 }, { "a_repeats", 0 },
+		{ "b_repeats", 0 },
 	};
 	json_object *da = load_spec(db, a), *dbb = da ? load_spec(db, b) : NULL, *cmp = NULL;
 	char err[512];
@@ -930,7 +947,7 @@ results_compare(struct ctl *ctl, sqlite3 *db, const char *a, const char *b, int 
 	if (da == NULL || dbb == NULL)
 		goto out;
 	if ((cmp = results_compare_doc(da, dbb, force, err, sizeof(err))) == NULL) {
-		fprintf(stderr, "knobctl results compare: %s\n", err);
+		say_err("compare", err);
 		goto out;
 	}
 	rc = compare_status(json_object_object_get(cmp, "points"));
@@ -939,7 +956,7 @@ results_compare(struct ctl *ctl, sqlite3 *db, const char *a, const char *b, int 
 	if (mode == OUT_JSON)
 		put_json(ctl->out, cmp);
 	else if (mode == OUT_CSV)
-		csv_rows(ctl->out, keys, nitems(keys), json_object_object_get(cmp, "points"));
+		csv_rows(ctl->out, cols, nitems(cols), json_object_object_get(cmp, "points"));
 	else
 		results_print_compare(ctl->out, cmp, ctl->units_decimal);
 out:

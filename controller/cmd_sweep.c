@@ -29,6 +29,7 @@
 #include "opt.h"
 #include "stats.h"
 #include "sweep.h"
+#include "visible.h"
 
 #define DEFAULT_SWEEP_FILE "/etc/knob/sweep.xml"
 #define MARGIN_S 5
@@ -484,7 +485,7 @@ static char *
 check_line(const struct sweep_check *c)
 {
 	char *raw = xasprintf("%s%s%s %s (%s)", c->check, c->target[0] ? " " : "", c->target,
-	    sweep_state_name(c->state), c->reason), *line = log_escape_dup(raw);
+	    sweep_state_name(c->state), c->reason), *line = str_visible_dup(raw, 0);
 
 	free(raw);
 	return line;

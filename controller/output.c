@@ -28,6 +28,7 @@
 #include "log.h"
 #include "nodeset.h"
 #include "util.h"
+#include "visible.h"
 
 static const char *const status_names[NS__COUNT] = {
 	[NS_PENDING] = "pending",
@@ -163,25 +164,10 @@ group_of(struct fgroup *groups, size_t *ng, size_t *slot, size_t mask, char *tex
 	return 1;
 }
 
-/* Print one group: header with the folded node set, then the text. */
+/* Each line of text, indented by 4. */
 static void
-print_group(FILE *f, const char *set, size_t count, const char *text)
+print_lines(FILE *f, const char *text)
 {
-	const char *nl = strchr(text, '\n');
-
-	if (count > 1)
-		fprintf(f, "%s (%zu)", set, count);
-	else
-		fprintf(f, "%s", set);
-	if (*text == '\0') {
-		fputc('\n', f);
-		return;
-	}
-	if (nl == NULL) {
-		fprintf(f, ": %s\n", text);
-		return;
-	}
-	fputs(":\n", f);
 	for (const char *p = text; *p != '\0';) {
 		const char *e = strchr(p, '\n');
 		size_t l = e ? (size_t)(e - p) : strlen(p);
@@ -191,6 +177,30 @@ print_group(FILE *f, const char *set, size_t count, const char *text)
 		if (*p == '\n')
 			p++;
 	}
+}
+
+/* Print one group: header with the folded node set, then the text, raw
+ * as a node said it: made visible here (visible.h), its lines kept, so a
+ * node's fact or error cannot write to the terminal. */
+static void
+print_group(FILE *f, const char *set, size_t count, const char *raw)
+{
+	char *text = str_visible_dup(raw, VIS_KEEP_NL);
+	const char *nl = strchr(text, '\n');
+
+	if (count > 1)
+		fprintf(f, "%s (%zu)", set, count);
+	else
+		fprintf(f, "%s", set);
+	if (*text == '\0')
+		fputc('\n', f);
+	else if (nl == NULL)
+		fprintf(f, ": %s\n", text);
+	else {
+		fputs(":\n", f);
+		print_lines(f, text);
+	}
+	free(text);
 }
 
 /* Print nodes with identical text once under their folded set, groups

@@ -47,12 +47,14 @@
 #include "bench_ctl.h"
 #include "bench_defaults.h"
 #include "bench_run.h"
+#include "log.h"
 #include "nodeset.h"
 #include "play.h"
 #include "results.h"
 #include "rundoc.h"
 #include "stats.h"
 #include "util.h"
+#include "visible.h"
 
 #define SIG_LOCK_WAIT_S	"10"	/* rollback --wait after a signal (seconds) */
 
@@ -147,18 +149,26 @@ interrupted(void)
 static void say(struct prun *pr, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void reason(struct prun *pr, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Progress for people (nothing with --json: one document at the end). */
+/* Progress for people (nothing with --json: one document at the end),
+ * made visible (visible.h), its lines kept: a node's error, a run's label
+ * or a play's variable cannot write to the terminal. */
 static void
 say(struct prun *pr, const char *fmt, ...)
 {
 	va_list ap;
+	char *raw, *vis;
 
 	if (pr->ctl->json)
 		return;
 	va_start(ap, fmt);
-	vfprintf(pr->out, fmt, ap);
+	if (vasprintf(&raw, fmt, ap) < 0)
+		fatal("vasprintf");
 	va_end(ap);
+	vis = str_visible_dup(raw, VIS_KEEP_NL);
+	fputs(vis, pr->out);
 	fflush(pr->out);
+	free(raw);
+	free(vis);
 }
 
 /* A reason the current step fails: said, and kept as the step's reason

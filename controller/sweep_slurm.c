@@ -45,6 +45,7 @@
 #include "log.h"
 #include "results.h"
 #include "sweep.h"
+#include "visible.h"
 
 #define KNOB_REASON_PREFIX "knob:"
 #define REASON_MAX 160		/* a drain reason stops growing past this */
@@ -701,7 +702,7 @@ history_line(FILE *f, sqlite3_stmt *q)
 {
 	const char *action = (const char *)sqlite3_column_text(q, 3);
 	const char *raw = (const char *)sqlite3_column_text(q, 2);
-	char *found = log_escape_dup(raw ? raw : "");
+	char *found = str_visible_dup(raw ? raw : "", 0);
 
 	fprintf(f, "%s  %-11s %s%s%s\n", sqlite3_column_text(q, 0), sqlite3_column_text(q, 1),
 	    found, action && action[0] ? "  => " : "", action ? action : "");

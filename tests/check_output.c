@@ -1,6 +1,8 @@
 /* Unit tests for fleet output: folding of identical results under their
  * node set, failures grouped by cause, the summary line, the exit status
- * of every status, and --json (parsed back with json-c).  The struct
+ * of every status, and --json (parsed back with json-c); the rule that
+ * makes control characters visible, and a node's text printed with them
+ * escaped.  The struct
  * fanout and its nodes are built by hand; no network. */
 #include <check.h>
 #include <stdint.h>
@@ -12,6 +14,7 @@
 #include "knobctl.h"
 #include "log.h"
 #include "util.h"
+#include "visible.h"
 
 struct fx {
 	struct ctl ctl;
@@ -99,6 +102,59 @@ START_TEST(folded_groups)
 	ck_assert_str_eq(fx_text(&x), want);
 	/* render is not asked for nodes that never answered */
 	ck_assert_int_eq(calls, 5);
+	fx_free(&x);
+}
+END_TEST
+
+
+/* The one rule for strings printed for people (common/visible.h): C0
+ * controls (tab and line feed too, unless kept) and DEL as \xNN, C1
+ * controls (U+0080..U+009F) as \u00NN, bytes that are not UTF-8 as \xNN;
+ * printable ASCII, a backslash and other UTF-8 pass; escaping twice
+ * changes nothing. */
+START_TEST(visible_rules)
+{
+	static const struct { const char *in, *out, *kept; } c[] = {
+		{ "\x1b]0;owned\x07", "\\x1b]0;owned\\x07", NULL },
+		{ "a\tb\r\nc\x7f\x01", "a\\x09b\\x0d\\x0ac\\x7f\\x01", "a\\x09b\\x0d\nc\\x7f\\x01" },
+		{ "csi \xc2\x9b" "2J, nel \xc2\x85", "csi \\u009b2J, nel \\u0085", NULL },
+		{ "lone \x9b" "2J \xff \xc3", "lone \\x9b2J \\xff \\xc3", NULL },
+		{ "overlong \xc0\x9b, surrogate \xed\xa0\x80", "overlong \\xc0\\x9b, surrogate "
+		    "\\xed\\xa0\\x80", NULL },
+		{ "1.2 \xc2\xb1 0.1 \xc3\xa9t\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\xa5 C:\\x1b",
+		    "1.2 \xc2\xb1 0.1 \xc3\xa9t\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\xa5 C:\\x1b", NULL },
+	};
+
+	for (size_t i = 0; i < nitems(c); i++) {
+		char *v = str_visible_dup(c[i].in, 0), *again = str_visible_dup(v, 0);
+		char *k = str_visible_dup(c[i].in, VIS_KEEP_NL);
+
+		ck_assert_str_eq(v, c[i].out);
+		ck_assert_str_eq(again, v);
+		ck_assert_str_eq(k, c[i].kept ? c[i].kept : c[i].out);
+		ck_assert_uint_le(strlen(v) + 1, VIS_SIZE(strlen(c[i].in)));
+		free(v);
+		free(again);
+		free(k);
+	}
+}
+END_TEST
+
+/* A node's text (its facts, its error) reaches the terminal with its
+ * control characters escaped, its lines kept: a kernel release holding
+ * "ESC[2J" cleared the screen, one holding "ESC[1A" went back over the
+ * line above it, and a CR hid what came before it. */
+START_TEST(folded_controls)
+{
+	struct fx x;
+
+	fx_init(&x, 2, "n", 0);
+	x.fo.nodes[0].user = (void *)(uintptr_t)"kernel: 6.1\x1b[2J\x1b[1A\nos: debian\rforged "
+	    "\xc2\x9b" "31m\n";
+	set_status(&x, 1, NS_FAILED, "open: \x1b]0;title\x07");
+	output_folded(&x.ctl, &x.fo, render_user, NULL);
+	ck_assert_str_eq(fx_text(&x), "n1:\n    kernel: 6.1\\x1b[2J\\x1b[1A\n"
+	    "    os: debian\\x0dforged \\u009b31m\nn2: failed: open: \\x1b]0;title\\x07\n");
 	fx_free(&x);
 }
 END_TEST
@@ -306,6 +362,8 @@ main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, folded_groups);
 	tcase_add_test(tc, folded_multiline);
+	tcase_add_test(tc, visible_rules);
+	tcase_add_test(tc, folded_controls);
 	tcase_add_test(tc, summary_line);
 	tcase_add_test(tc, exit_status);
 	tcase_add_test(tc, json_document);

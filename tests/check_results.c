@@ -23,7 +23,9 @@
  *  - compare: runs on other nodes or directories refused, warned with
  *    --force; the engine the nodes ran in params.ioengine; Holm-Bonferroni
  *    over a compare's points; a side with failed repeats and a run that
- *    did not end ok (failed, running) said in the table, JSON and CSV. */
+ *    did not end ok (failed, running) said in the table, JSON and CSV;
+ *  - CSV a spreadsheet cannot take for formulas (text columns only), and
+ *    text output with a run's control characters escaped. */
 #include <check.h>
 #include <math.h>
 #include <sched.h>
@@ -2522,6 +2524,191 @@ START_TEST(t_csv_cr)
 }
 END_TEST
 
+/* The fields of the CSV line of out that starts with start (none quoted:
+ * split at commas), in f[0..n); 0 when no line starts so. */
+static int
+csv_line_fields(const char *out, const char *start, char f[][64], size_t n)
+{
+	const char *l = strstr(out, start);
+	size_t k = 0;
+
+	if (l == NULL || (l != out && l[-1] != '\n'))
+		return 0;
+	while (k < n && *l != '\n' && *l != '\0') {
+		size_t w = strcspn(l, ",\n");
+
+		snprintf(f[k++], 64, "%.*s", (int)w, l);
+		l += w + (l[w] == ',');
+	}
+	return (int)k;
+}
+
+/* A phase of seq-write at 4 threads, rate MiB/s, in directory d. */
+static json_object *
+sw_phase(int64_t repeat, double mib, const char *d)
+{
+	json_object *ph = mk_phase("seq-write", 4, repeat, mib * 1048576.0, 1 << 20, "ok");
+
+	json_object_object_add(cu_get(ph, "params"), "dir", json_object_new_string(d));
+	return ph;
+}
+
+/* --csv puts a ' in front of a text field that starts with =, +, -, @, a
+ * tab or a carriage return, inside quotes, so that a spreadsheet opening
+ * the file shows the text and does not run it (OWASP "CSV injection"): a
+ * label "=HYPERLINK(...)" was written as is, and LibreOffice and Excel
+ * made it a formula.  A number column is never touched, whatever its
+ * value: B's change of -49.5 % stays a number. */
+START_TEST(t_csv_formula)
+{
+	sqlite3 *db = open_db();
+	json_object *a = mk_doc("20260116-000000-aaaa", 1), *b = mk_doc("20260116-000000-bbbb", 2);
+	char *out, f[26][64];
+
+	json_object_object_add(a, "label", json_object_new_string("=HYPERLINK(\"http://x/\",\"y\")"));
+	json_object_object_add(a, "command", json_object_new_string("-2+3"));
+	json_object_object_add(a, "play", json_object_new_string("@SUM(1)"));
+	json_object_object_add(b, "label", json_object_new_string("\tx"));
+	json_object_object_add(b, "command", json_object_new_string("+cmd"));
+	json_object_object_add(b, "play", json_object_new_string("\r=1"));
+	for (int i = 0; i < 3; i++) {
+		add_phase(a, sw_phase(i + 1, 100 + i, "=1+1"));
+		add_phase(b, sw_phase(i + 1, 50 + i, "=1+1"));
+	}
+	ck_assert_int_eq(results_store(db, a), 0);
+	ck_assert_int_eq(results_store(db, b), 0);
+	json_object_put(a);
+	json_object_put(b);
+	sqlite3_close(db);
+	ck_assert_int_eq(knobctl_db(&out, "results list --csv"), 0);
+	ck_assert_msg(strstr(out, ",\"'=HYPERLINK(\"\"http://x/\"\",\"\"y\"\")\",") &&
+	    strstr(out, ",\"'-2+3\",\"'@SUM(1)\"\n") && strstr(out, ",\"'\tx\",") &&
+	    strstr(out, ",\"'+cmd\",\"'\r=1\"\n"), "%s", out);
+	free(out);
+	ck_assert_int_eq(knobctl_db(&out, "results show --csv 20260116-000000-aaaa"), 0);
+	ck_assert_msg(strstr(out, ",\"'=1+1\",") != NULL, "%s", out);
+	free(out);
+	ck_assert_int_eq(knobctl_db(&out, "results compare --csv 20260116-000000-aaaa "
+	    "20260116-000000-bbbb"), 0);
+	/* kind, threads, unit, a_n, a_mean .. b_max, change_pct (the 14th) */
+	ck_assert_msg(csv_line_fields(out, "seq-write,4,B/s,", f, nitems(f)) >= 14 &&
+	    strncmp(f[13], "-49.5", 5) == 0, "change_pct not a bare -49.5: %s", out);
+	free(out);
+}
+END_TEST
+
+/* The offset of the first byte of s that a terminal would act on: a C0
+ * control but the line feed, DEL, a C1 control in UTF-8 (0xc2 0x80..0x9f)
+ * or a byte of 0x80..0x9f alone (C1 in an 8-bit locale); -1 when none. */
+static long
+raw_control(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		if ((*p < 0x20 && *p != '\n') || *p == 0x7f || (*p == 0xc2 && p[1] >= 0x80 &&
+		    p[1] <= 0x9f) || (*p >= 0x80 && *p <= 0x9f && (p == (const unsigned char *)s ||
+		    p[-1] < 0xc0)))
+			return (long)(p - (const unsigned char *)s);
+	return -1;
+}
+
+/* "knobctl ARGS" on this test's database, its text output (stdout and
+ * stderr) without a control character a terminal would act on (cmd
+ * names it in the failure); malloc'd. */
+static char *
+text_out(const char *args)
+{
+	char *out;
+	long at;
+
+	ck_assert_int_eq(cu_sh_out(&out, "env -u KNOB_CLUSTER KNOB_DB=%s %s/knobctl %s 2>&1", dbpath,
+	    getenv("KNOB_BIN") ? getenv("KNOB_BIN") : "build", args), 0);
+	at = raw_control(out);
+	ck_assert_msg(at < 0, "knobctl %s: raw 0x%02x at %ld: %s", args,
+	    at < 0 ? 0 : (unsigned char)out[at], at, out);
+	return out;
+}
+
+/* A run's strings (its label, command, node set, a node's kernel, an
+ * error, the directory) are printed by results list, show and compare
+ * with their control characters escaped (common/visible.h): a label
+ * "ESC]0;owned BEL ESC[2J" retitled and cleared the terminal, a kernel
+ * release with ESC[1A went back over the line above, a label with a line
+ * feed forged a line of the table. */
+START_TEST(t_text_controls)
+{
+	sqlite3 *db = open_db();
+	json_object *a = mk_doc("20260117-000000-aaaa", 1), *b = mk_doc("20260117-000000-bbbb", 2);
+	json_object *ni = json_object_new_array(), *n = json_object_new_object();
+	json_object *facts = json_object_new_object(), *errs = json_object_new_array(), *ph;
+	char *out;
+
+	json_object_object_add(a, "label", json_object_new_string("\x1b]0;owned\x07\x1b[2J"));
+	json_object_object_add(a, "command", json_object_new_string("bench \xc2\x9b" "31m"));
+	json_object_object_add(b, "label", json_object_new_string("ok\nfake line"));
+	json_object_object_add(a, "nodeset", json_object_new_string("n\x9b" "1"));
+	json_object_object_add(b, "nodeset", json_object_new_string("n\x9b" "1"));
+	json_object_object_add(facts, "kernel", json_object_new_string("6.1\x1b[1A"));
+	json_object_object_add(n, "node", json_object_new_string("node01"));
+	json_object_object_add(n, "facts", facts);
+	json_object_array_add(ni, n);
+	json_object_object_add(a, "node_info", ni);
+	for (int i = 0; i < 3; i++) {
+		add_phase(a, ph = sw_phase(i + 1, 100 + i, "/mnt/\x1b[8m"));
+		add_phase(b, sw_phase(i + 1, 50 + i, "/mnt/\x1b[8m"));
+	}
+	json_object_array_add(errs, json_object_new_string("node01: \x1b[2Kdisk full"));
+	json_object_object_add(ph, "errors", errs);
+	ck_assert_int_eq(results_store(db, a), 0);
+	ck_assert_int_eq(results_store(db, b), 0);
+	json_object_put(a);
+	json_object_put(b);
+	sqlite3_close(db);
+	out = text_out("results list");
+	ck_assert_msg(strstr(out, "\\x1b]0;owned\\x07\\x1b[2J") && strstr(out, "ok\\x0afake line") &&
+	    strstr(out, "n\\x9b1"), "%s", out);
+	free(out);
+	out = text_out("results show 20260117-000000-aaaa");
+	ck_assert_msg(strstr(out, "bench \\u009b31m") && strstr(out, "kernel 6.1\\x1b[1A") &&
+	    strstr(out, "error: node01: \\x1b[2Kdisk full"), "%s", out);
+	free(out);
+	out = text_out("results compare 20260117-000000-aaaa 20260117-000000-bbbb");
+	ck_assert_msg(strstr(out, "\\x1b]0;owned") && strstr(out, "ok\\x0afake line") &&
+	    strstr(out, "nodes n\\x9b1") && strstr(out, "dir /mnt/\\x1b[8m"), "%s", out);
+	free(out);
+}
+END_TEST
+
+/* The bench table and the compare table, as knobctl bench and a play's
+ * steps print them (not read back from the database), escape a run's
+ * strings too: an agent's error "ESC[2K..." erased the line it was on. */
+START_TEST(t_print_controls)
+{
+	json_object *a = mk_doc("A", 1), *b = mk_doc("B", 2), *errs = json_object_new_array(), *cmp;
+	char *text = NULL, err[512];
+	size_t len;
+	FILE *f = open_memstream(&text, &len);
+
+	ck_assert_ptr_nonnull(f);
+	json_object_object_add(a, "label", json_object_new_string("\x1b[2Jwiped"));
+	for (int i = 0; i < 3; i++) {
+		add_phase(a, sw_phase(i + 1, 100 + i, "/mnt"));
+		add_phase(b, sw_phase(i + 1, 50 + i, "/mnt"));
+	}
+	json_object_array_add(errs, json_object_new_string("node01: \x1b[2Kdisk full\r"));
+	json_object_object_add(json_object_array_get_idx(cu_get(a, "phases"), 0), "errors", errs);
+	bench_print_table(f, a, 0);
+	ck_assert_ptr_nonnull(cmp = results_compare_doc(a, b, 0, err, sizeof(err)));
+	results_print_compare(f, cmp, 0);
+	fclose(f);
+	ck_assert_msg(raw_control(text) < 0 && strstr(text, "error: node01: \\x1b[2Kdisk full\\x0d")
+	    && strstr(text, "A = A  \\x1b[2Jwiped"), "%s", text);
+	free(text);
+	json_object_put(cmp);
+	json_object_put(a);
+	json_object_put(b);
+}
+END_TEST
+
 /* An error bar whose mean - sd is below 0 (repeats of 10, 500 and 20
  * MiB/s: mean 177, sd 280) ends at the x axis, as throughput does: it was
  * drawn down past the axis, over the thread counts' labels. */
@@ -2670,6 +2857,9 @@ main(void)
 	tcase_add_test(tc, t_compare_run_status);
 	tcase_add_test(tc, t_db_malformed);
 	tcase_add_test(tc, t_csv_cr);
+	tcase_add_test(tc, t_csv_formula);
+	tcase_add_test(tc, t_text_controls);
+	tcase_add_test(tc, t_print_controls);
 	tcase_add_test(tc, t_report_errbar_floor);
 	tcase_add_test(tc, t_report_json);
 	tcase_add_test(tc, t_report_to_device);

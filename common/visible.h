@@ -1,0 +1,34 @@
+/* Control characters made visible: the one rule for every string knob
+ * prints for people that it did not write itself (a run's label, a node's
+ * facts, an agent's error, a peer's server name in a log line).  Such a
+ * string printed raw could move the cursor, retitle or clear the terminal,
+ * or end a line and forge the next one.
+ *
+ * Escaped: every C0 control (below 0x20, tab and line feed included,
+ * unless VIS_KEEP_NL keeps the line feed of a multi-line text) and DEL
+ * as \xNN; the C1 controls (U+0080..U+009F, which some terminals take as
+ * ESC sequences: U+009B is CSI) as \u00NN; a byte that is not part of
+ * valid UTF-8 (a lone 0x9b is CSI to a terminal in an 8-bit locale) as
+ * \xNN.  Everything else (printable ASCII, other UTF-8 such as "±")
+ * passes, a backslash too: the result has no control character, so
+ * escaping it again changes nothing. */
+#ifndef KNOB_VISIBLE_H
+#define KNOB_VISIBLE_H
+
+#include <stddef.h>
+#include <json-c/json.h>
+
+#define VIS_KEEP_NL	1	/* a line feed stays (a multi-line text) */
+
+/* src made visible into dst, which holds VIS_SIZE(strlen(src)) bytes;
+ * the length written. */
+#define VIS_SIZE(n)	(4 * (n) + 1)
+size_t str_visible(char *dst, const char *src, int flags);
+/* The same, malloc'd. */
+char *str_visible_dup(const char *src, int flags);
+/* A copy of o (new reference) with every string, member names too, made
+ * visible (flags 0): the text renderers print from it, so no stored
+ * string reaches the terminal raw.  NULL for NULL. */
+json_object *json_visible(json_object *o);
+
+#endif
