@@ -933,7 +933,12 @@ results_runs(sqlite3 *db, struct run_row **out, size_t *n)
 		r->status = xstrdup(live_status(db, r->id, (const char *)sqlite3_column_text(st, 5),
 		    &w));
 	}
-	return rows_end(st, rc);
+	if (rows_end(st, rc) == 0)
+		return 0;
+	results_runs_free(*out, *n);	/* not all there are: none */
+	*out = NULL;
+	*n = 0;
+	return -1;
 }
 
 void

@@ -86,7 +86,7 @@ struct run_row {
 };
 /* Every run in true time order (start in ns, then insertion order);
  * a "running" run whose knobctl is gone reads "incomplete". 0, or -1 when
- * they cannot all be read (SQLite's reason on db). */
+ * they cannot all be read (SQLite's reason on db; *out NULL, none kept). */
 int results_runs(sqlite3 *db, struct run_row **out, size_t *n);
 void results_runs_free(struct run_row *r, size_t n);
 /* A run id from "ID", an unambiguous prefix (not empty), "latest" or "latest~N";
