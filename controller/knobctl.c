@@ -32,6 +32,25 @@ run(struct ctl *ctl, int argc, char **argv)
 	return ctl_run(ctl, ce, argc - optind, argv + optind);
 }
 
+/* rc, unless standard output could not be written (a full disk, a closed
+ * pipe: what was asked for did not reach its reader): a message and 2 when
+ * rc said success, or 128 + SIGPIPE, silently, for a reader that went
+ * away (the status a shell gives a program SIGPIPE killed; knobctl
+ * ignores SIGPIPE for its sockets). */
+static int
+stdout_status(int rc)
+{
+	int e;
+
+	errno = 0;
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return rc;
+	if ((e = errno) == EPIPE)
+		return 128 + SIGPIPE;
+	fprintf(stderr, "knobctl: standard output: %s\n", e ? strerror(e) : "write error");
+	return rc != 0 ? rc : 2;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -46,8 +65,7 @@ main(int argc, char **argv)
 	ctl.log_level = LOG_LVL_WARN;
 	log_init("knobctl", ctl.log_level);
 	signal(SIGPIPE, SIG_IGN);
-	rc = run(&ctl, argc, argv);
-	fflush(stdout);
+	rc = stdout_status(run(&ctl, argc, argv));
 	SSL_CTX_free(ctl.ssl);
 	tcache_free(ctl.tickets);
 	inventory_free(ctl.inv);

@@ -236,6 +236,28 @@ START_TEST(nodeset_cmd)
 }
 END_TEST
 
+/* Output that does not reach its reader is no success: to a full disk
+ * (/dev/full) knobctl says so and exits 2; to a reader that went away
+ * (head -c1, 600 KB of names against a 64 KiB pipe) it exits 141, as a
+ * program SIGPIPE kills, silently.  Before, both exited 0. */
+START_TEST(stdout_write_error)
+{
+	char *out;
+
+	ck_assert_int_eq(cu_sh_out(&out, "env -u KNOB_CLUSTER %s/knobctl nodeset -e 'n[1-3]' "
+	    "2>&1 >/dev/full", bin), 2);
+	ck_assert_msg(strstr(out, "knobctl: standard output: No space left on device") != NULL,
+	    "%s", out);
+	free(out);
+	ck_assert_int_eq(cu_sh_out(&out, "bash -o pipefail -c 'env -u KNOB_CLUSTER %s/knobctl "
+	    "nodeset -e \"n[1-100000]\" 2>&1 | head -c1 >/dev/null'", bin), 141);
+	free(out);
+	ck_assert_int_eq(run(&out, "nodeset -c 'n[1-3]'"), 0);
+	ck_assert_str_eq(out, "3\n");
+	free(out);
+}
+END_TEST
+
 /* "knobctl ARGS" (exit 0) parsed as one JSON document; the caller puts it. */
 static json_object *
 run_json(const char *args)
@@ -518,6 +540,7 @@ cli_suite(void)
 	tcase_add_test(tc, usage_errors);
 	tcase_add_test(tc, bootstrap_agent_opts_refused);
 	tcase_add_test(tc, nodeset_cmd);
+	tcase_add_test(tc, stdout_write_error);
 	tcase_add_test(tc, nodeset_json);
 	suite_add_tcase(s, tc);
 	tcase_add_unchecked_fixture(tn, bin_setup, NULL);
