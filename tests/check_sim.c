@@ -345,6 +345,10 @@ fleet_cycle(const char *dir)
 	snprintf(expect, sizeof(expect), "%d changed", NSIM);
 	ck_assert_int_eq(sim_ctl(dir, "rollback -w @sim", expect), 0);
 	check_trees(dir, 0);
+	/* a health sweep of the simulated fleet: every node ok (before, the
+	 * fake tree had no /proc/loadavg: "load fail" on every node) */
+	snprintf(expect, sizeof(expect), "%d ok", NSIM);
+	ck_assert_int_eq(sim_ctl(dir, "sweep -w @sim", expect), 0);
 }
 
 static int dial(const char *addr, unsigned port);
