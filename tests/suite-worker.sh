@@ -1,7 +1,9 @@
 #!/bin/sh
 # One worker of tests/run-suites.sh: takes the next job off a queue shared
-# with the other worker until the queue is empty (or it is stopped).
-# Usage: tests/suite-worker.sh DIR PLAIN_BUILD SAN_BUILD QUEUE NAME [EXTRA...]
+# with the other worker until the queue is empty (or it is stopped): the
+# first of the kinds it prefers, else the first left.
+# Usage: tests/suite-worker.sh DIR PLAIN_BUILD SAN_BUILD QUEUE NAME PREFER [EXTRA...]
+# PREFER: the kinds it takes first, an extended regex ("plain|extra").
 # DIR/QUEUE's lines are jobs: "plain check_x" (PLAIN_BUILD/tests/check_x),
 # "san check_x" (SAN_BUILD's) or "extra -" (the command EXTRA...).  A
 # program's results go to DIR/plain.results or DIR/san.results (run_prog),
@@ -9,14 +11,16 @@
 # done; every job finished adds "NAME KIND PROGRAM SECONDS EXIT" to
 # DIR/done.  The extra command's output is also kept in DIR/extra.log.
 set -u
-dir=$1 plain=$2 san=$3 queue=$1/$4 me=$5
-shift 5
+dir=$1 plain=$2 san=$3 queue=$1/$4 me=$5 prefer=$6
+shift 6
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/run-lib.sh"
 
-# The queue's first line, taken off it (nothing when it is empty).
+# The queue's first line of a kind we prefer, else its first line, taken
+# off it (nothing when it is empty).
 pop() {
-	flock "$queue.lock" sh -c 'head -n 1 "$1" && sed -i 1d "$1"' sh "$queue"
+	flock "$queue.lock" sh -c 'n=$(grep -n -m 1 -E "^($2) " "$1" | cut -d: -f1)
+	    sed -n "${n:-1}p" "$1" && sed -i "${n:-1}d" "$1"' sh "$queue" "$prefer"
 }
 
 out=$dir/$me.out
