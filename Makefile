@@ -174,9 +174,9 @@ $(PEERS)/bin/mdtest:
 		$(MAKE) -j2 && $(MAKE) install; } >$(CURDIR)/$(PEERS)/build.log 2>&1 || \
 		{ tail -n 30 $(CURDIR)/$(PEERS)/build.log; exit 1; }
 
-# Run the suite normally and under ASan+UBSan (build-san/), the two passes
-# side by side (tests/run-suites.sh says how they are kept apart), and a 5 s
-# fuzz smoke of each target (fixed seed) once the plain pass is done.
+# Run the suite normally and under ASan+UBSan (build-san/) and a 5 s fuzz
+# smoke of each target (fixed seed): one queue of jobs, longest first, shared
+# by two workers (tests/run-suites.sh says how they are kept apart).
 # Its four builds (tests, the .deb, the sanitizer build, the fuzz targets)
 # use every CPU: built one file at a time they took about 5 of its minutes.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)

@@ -54,6 +54,13 @@ while [ $i -lt 600 ]; do	# 60 s for the container's systemd to finish booting
 	i=$((i + 1))
 	sleep 0.1
 done
+case $state in
+running|degraded) ;;
+*)	# what the steps below cannot show: why there is no container
+	echo "no booted container after 60 s (systemd-nspawn $(kill -0 "$nspawn" 2>/dev/null &&
+	    echo running || echo exited)); its console:"
+	tail -n 20 "$log" ;;
+esac
 in_ct() { nsenter -t "$leader" -a "$@"; }
 echo "pid1: $(in_ct cat /proc/1/comm)"
 echo "system: $(in_ct systemctl is-system-running || true)"
