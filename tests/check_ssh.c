@@ -1609,7 +1609,9 @@ START_TEST(ssh_slow_names_do_not_hold_others)
 	ck_assert_int_eq(rc, 1);
 	ck_assert_msg(strstr(out, "zz[1-5] (5): unreachable: cannot resolve: no answer within 1.0s")
 	    && strstr(out, "node[01-03] (3): installed: ") && strstr(out, "3 changed"), "%s", out);
-	ck_assert_msg(took < 4, "bootstrap took %.1fs (lookups of 3 s, --connect-timeout 1)", took);
+	/* serial lookups took 15 s; bootstrap itself 1-3 s here, 5.2 s seen beside
+	 * sanitizer programs on two loaded cores: the bound leaves that room */
+	ck_assert_msg(took < 9, "bootstrap took %.1fs (lookups of 3 s, --connect-timeout 1)", took);
 	free(out);
 
 	for (int i = 0; i < NNODES; i++)
@@ -1621,7 +1623,7 @@ START_TEST(ssh_slow_names_do_not_hold_others)
 	ck_assert_int_eq(rc, 1);
 	ck_assert_msg(strstr(out, "zz[1-5] (5): unreachable: cannot resolve: no answer within 1.0s")
 	    && strstr(out, "3 ok, 5 unreachable (zz[1-5])"), "%s", out);
-	ck_assert_msg(took < 3, "--via ssh ping took %.1fs (lookups of 3 s, --connect-timeout 1)",
+	ck_assert_msg(took < 9, "--via ssh ping took %.1fs (lookups of 3 s, --connect-timeout 1)",
 	    took);
 	free(out);
 }
