@@ -5454,6 +5454,73 @@ START_TEST(test_sysctl_pairs_both_zero)
 }
 END_TEST
 
+/* Drift on a sysctl pair: the profile set dirty_bytes (originals: bytes 0,
+ * the admin's dirty_ratio 30), then the admin set dirty_bytes again by
+ * hand (64 MiB; the ratio stays 0).  A rollback, or a switch to a profile
+ * without the pair, leaves that change alone (changed-since), and so it
+ * must not write the ratio's original either: that write sets dirty_bytes
+ * to 0 (the kernel's pair).  Both originals stay journaled, and a forced
+ * rollback brings back 0 and 30.  Before, the rollback wrote the ratio,
+ * wrote the admin's bytes back (which zeroed the ratio again), called the
+ * ratio restored and dropped its original 30 from the journal. */
+static const char *const pair_drift_cases[] = { "rollback", "switch" };
+
+START_TEST(test_sysctl_pair_drift)
+{
+	unsigned long v[nitems(fake_pairs)][2] = { { 0, 30 }, { 0, 7 }, { 0, 60 } };
+	struct s set[] = { { "sysctl", "vm.dirty_bytes", NULL, "134217728", 0, NULL } };
+	struct s other[] = { { "sysctl", "vm.swappiness", NULL, "10", 0, NULL } };
+	static const struct sysctl_pair_case c = { "dirty_bytes, then the admin's", "vm.dirty_bytes",
+		"134217728", 0, { 0, 30 }, { 134217728, 0 } };
+	Knob__RollbackRequest force = KNOB__ROLLBACK_REQUEST__INIT;
+	Knob__RollbackResult rb;
+	Knob__ApplyResult r;
+	const Knob__KeyResult *kr;
+	char path[PATH_MAX];
+	long k;
+
+	fprintf(stderr, "-- pair drift, then %s\n", pair_drift_cases[_i]);
+	put("/proc/sys/vm/swappiness", "60\n");
+	pair_case_apply(&c, v, set);
+	snprintf(path, sizeof(path), "%s/proc/sys/vm/dirty_bytes", root);
+	ck_assert_int_eq(write_small_file(path, "67108864"), 0);	/* the admin's */
+	ck_assert_str_eq(get("/proc/sys/vm/dirty_bytes"), "67108864");
+	if (_i == 0) {
+		ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+		dump(rb.keys, rb.n_keys);
+		ck_assert_int_eq(rb.complete, 0);
+		ck_assert_int_eq(find_key(rb.keys, rb.n_keys, "vm.dirty_bytes", NULL)->state,
+		    KNOB__KEY_STATE__KEY_CHANGED_SINCE);
+		kr = find_key(rb.keys, rb.n_keys, "vm.dirty_ratio", NULL);
+		ck_assert_int_eq(kr->state, KNOB__KEY_STATE__KEY_CHANGED_SINCE);
+		ck_assert_ptr_nonnull(strstr(kr->message, "would set vm.dirty_bytes"));
+		tune_rollback_result_free(&rb);
+	} else {
+		do_apply(ag, "other", other, 1, 0, 0, &r);
+		dump(r.keys, r.n_keys);
+		for (const char *const *h = (const char *const[]){ "vm.dirty_bytes", "vm.dirty_ratio",
+		    NULL }; *h; h++)
+			ck_assert_int_eq(find_key(r.keys, r.n_keys, *h, NULL)->state,
+			    KNOB__KEY_STATE__KEY_CHANGED_SINCE);
+		tune_apply_result_free(&r);
+		ck_assert_str_eq(get("/proc/sys/vm/swappiness"), "10");
+	}
+	ck_assert_str_eq(get("/proc/sys/vm/dirty_bytes"), "67108864");
+	ck_assert_str_eq(get("/proc/sys/vm/dirty_ratio"), "0");
+	k = journal_find(ag->tune->j.orig, ag->tune->j.norig, "sysctl", "/proc/sys/vm/dirty_ratio",
+	    "");
+	ck_assert_int_ge(k, 0);
+	ck_assert_str_eq(ag->tune->j.orig[k].value, "30");
+	force.force = 1;
+	ck_assert_int_eq(tune_rollback(ag, &force, &rb), 0);
+	dump(rb.keys, rb.n_keys);
+	ck_assert_int_eq(rb.complete, 1);
+	tune_rollback_result_free(&rb);
+	assert_pairs((const unsigned long (*)[2])v);
+	ck_assert_str_eq(get("/proc/sys/vm/swappiness"), "60");
+}
+END_TEST
+
 /* GPFS booleans (stand-in mmdiag / mmchconfig scripts: there is no GPFS
  * here): mmdiag --config prints 1/0, mmchconfig takes yes/no (and refuses
  * 1/0, as the stand-in does).  Starting from non-default values
@@ -5707,6 +5774,7 @@ tune_suite(void)
 	tcase_add_loop_test(tc, test_lustre_lru_full_rollback, 0, (int)nitems(lru_cases));
 	tcase_add_test(tc, test_lustre_glob_remount);
 	tcase_add_test(tc, test_sysctl_pairs_both_zero_revert);
+	tcase_add_loop_test(tc, test_sysctl_pair_drift, 0, (int)nitems(pair_drift_cases));
 	tcase_add_test(tc, test_net_protected_ctl);
 	tcase_add_test(tc, test_net_protected_ctl_boot);
 	suite_add_tcase(s, tc);
