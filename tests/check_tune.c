@@ -5521,6 +5521,46 @@ START_TEST(test_sysctl_pair_drift)
 }
 END_TEST
 
+/* A sysctl key as sysctl(8) and sysctl.d(5) spell an interface name with
+ * a dot (VLAN eth0.100): net.ipv4.conf.eth0/100.rp_filter, dots and
+ * slashes swapped after a first dot, is /proc/sys/net/ipv4/conf/eth0.100/
+ * rp_filter (a fake tree under --sysroot); it is set, reported under that
+ * name, verifies and rolls back; the path spelling names the same file.
+ * Before, a key with any '/' was taken as a path: nothing matched
+ * "net.ipv4.conf.eth0/100.rp_filter" and the key was unsupported. */
+START_TEST(test_sysctl_slash_name)
+{
+	static const struct s set[] = {
+		{ "sysctl", "net.ipv4.conf.eth0/100.rp_filter", NULL, "2", 0, NULL },
+		{ "sysctl", "net/ipv4/conf/eth0.100/arp_ignore", NULL, "1", 0, NULL },
+	};
+	static const struct s dotdot[] = {
+		{ "sysctl", "net.ipv4.conf.eth0.//.eth0/100.rp_filter", NULL, "0", 0, NULL },
+	};
+	Knob__ApplyResult r;
+
+	put("/proc/sys/net/ipv4/conf/eth0.100/rp_filter", "1\n");
+	put("/proc/sys/net/ipv4/conf/eth0.100/arp_ignore", "0\n");
+	ag = mk_agent(root);
+	do_apply(ag, "vlan", set, nitems(set), 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.n_keys, 2);
+	all_changed(&r);
+	ck_assert_str_eq(find_key(r.keys, r.n_keys, set[0].key, NULL)->target,
+	    "net.ipv4.conf.eth0/100.rp_filter");
+	tune_apply_result_free(&r);
+	ck_assert_str_eq(get("/proc/sys/net/ipv4/conf/eth0.100/rp_filter"), "2");
+	verify_ok_rollback(set, nitems(set), 2);
+	ck_assert_str_eq(get("/proc/sys/net/ipv4/conf/eth0.100/rp_filter"), "1");
+	ck_assert_str_eq(get("/proc/sys/net/ipv4/conf/eth0.100/arp_ignore"), "0");
+	/* "//" would be ".." once swapped: refused */
+	do_apply(ag, "up", dotdot, 1, 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.keys[0]->state, KNOB__KEY_STATE__KEY_FAILED);
+	tune_apply_result_free(&r);
+}
+END_TEST
+
 /* GPFS booleans (stand-in mmdiag / mmchconfig scripts: there is no GPFS
  * here): mmdiag --config prints 1/0, mmchconfig takes yes/no (and refuses
  * 1/0, as the stand-in does).  Starting from non-default values
@@ -5775,6 +5815,7 @@ tune_suite(void)
 	tcase_add_test(tc, test_lustre_glob_remount);
 	tcase_add_test(tc, test_sysctl_pairs_both_zero_revert);
 	tcase_add_loop_test(tc, test_sysctl_pair_drift, 0, (int)nitems(pair_drift_cases));
+	tcase_add_test(tc, test_sysctl_slash_name);
 	tcase_add_test(tc, test_net_protected_ctl);
 	tcase_add_test(tc, test_net_protected_ctl_boot);
 	suite_add_tcase(s, tc);
