@@ -5350,6 +5350,40 @@ START_TEST(test_net_protected_ctl_boot)
 }
 END_TEST
 
+/* A profile that asks nfsd threads=0 of a running server (8 threads, a
+ * fake tree: no kernel NFS server on a shared test machine): writing 0
+ * stops the server, and no rollback, revert or crash recovery of knob's
+ * brings it back (writing a count to a stopped server is refused: it would
+ * start it, with the kernel's own listeners).  So the key is refused before
+ * any write (would-fail with --check), nothing is written, the server runs
+ * on.  Before, the apply wrote 0 (changed) and the rollback failed on
+ * threads ("nfsd is stopped") for as long as nfsd stayed down. */
+START_TEST(test_nfsd_no_stop)
+{
+	static const struct s v[] = {
+		{ "sysctl", "vm.dirty_ratio", NULL, "10", 0, NULL },
+		{ "nfsd", "threads", NULL, "0", 0, NULL },
+	};
+	Knob__ApplyResult r;
+	const Knob__KeyResult *k;
+
+	fake_tree();
+	ag = mk_agent(root);
+	for (int check = 1; check >= 0; check--) {
+		do_apply(ag, "stop", v, nitems(v), check, 0, &r);
+		dump(r.keys, r.n_keys);
+		k = find_key(r.keys, r.n_keys, "threads", NULL);
+		ck_assert_int_eq(k->state, check ? KNOB__KEY_STATE__KEY_WOULD_FAIL :
+		    KNOB__KEY_STATE__KEY_FAILED);
+		ck_assert_ptr_nonnull(strstr(k->message, "stops the NFS server"));
+		tune_apply_result_free(&r);
+		ck_assert_str_eq(get("/proc/fs/nfsd/threads"), "8");
+		ck_assert_str_eq(get("/proc/sys/vm/dirty_ratio"), "20");
+	}
+	ck_assert_int_eq(ag->tune->j.norig, 0);
+}
+END_TEST
+
 /* Writing a thread count to a stopped kernel NFS server starts it (the
  * kernel opens port 2049 itself).  The fake tree stands in for nfsd: no
  * kernel NFS server is started on a shared machine.  A stopped server
@@ -5804,6 +5838,7 @@ tune_suite(void)
 	tcase_add_test(tc, test_net_protected_lower);
 	tcase_add_test(tc, test_net_rollback_now_protected);
 	tcase_add_test(tc, test_nfsd_stopped);
+	tcase_add_test(tc, test_nfsd_no_stop);
 	tcase_add_test(tc, test_net_ipv6_mtu);
 	tcase_add_test(tc, test_net_mtu_below_ipv6);
 	tcase_add_test(tc, test_check_nr_requests_depth);
