@@ -6,7 +6,9 @@
  * its listeners on port 2049 itself), so knob never does: while threads
  * reads 0, a nonzero threads key is TUNE_NOT_SETTABLE (unsupported on
  * apply and verify; a rollback that would restart it fails, and its
- * original stays journaled until nfsd runs again). */
+ * original stays journaled until nfsd runs again).  For the same reason
+ * knob never stops it: threads 0 asked of a running server is refused
+ * before any write (no rollback could start it again). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +47,35 @@ would_start(const Knob__Setting *s, const char *cur, const char *want, char *msg
 	return TUNE_NOT_SETTABLE;
 }
 
+/* Would-fail: threads 0 while the server runs (cur: threads as read now)
+ * stops it, and nothing of knob's would start it again. */
+static int
+would_stop(const Knob__Setting *s, const char *cur, const char *want, char *msg,
+    size_t msglen)
+{
+	if (strcmp(s->key, "threads") != 0 || strtoul(cur, NULL, 10) == 0 ||
+	    strtoul(want, NULL, 10) != 0)
+		return 0;
+	snprintf(msg, msglen, "threads 0 stops the NFS server (now %s threads), and no rollback "
+	    "would start it again: knob does not stop it; stop it yourself (systemctl stop "
+	    "nfs-server)", cur);
+	return -EINVAL;
+}
+
+/* The default check, and threads 0 of a running server (would_stop). */
+static int
+nfsd_check(struct agent *a, const Knob__Setting *s, const char *target, const char *value,
+    char *msg, size_t msglen)
+{
+	char cur[64];
+	int rc = tune_check_default(a, s, target, value, msg, msglen);
+
+	if (rc < 0 || strcmp(s->key, "threads") != 0 ||
+	    tune_read_default(a, s, target, cur, sizeof(cur), msg, msglen) < 0)
+		return rc;
+	return would_stop(s, cur, value, msg, msglen);
+}
+
 /* Read target; a stopped server's threads is not applicable (would_start). */
 static int
 nfsd_read(struct agent *a, const Knob__Setting *s, const char *target, char *buf,
@@ -81,6 +112,6 @@ const struct tune_driver drv_nfsd = {
 	.normalise = tune_norm_default,
 	.write = nfsd_write,
 	.describe = tune_describe_default,
-	.check = tune_check_default,
+	.check = nfsd_check,
 	.file = tune_file_default,	/* a target is its file: /proc/fs/nfsd/... */
 };

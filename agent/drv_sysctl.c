@@ -1,7 +1,8 @@
 /* sysctl driver: dotted names (vm.dirty_ratio) under /proc/sys, globs
- * allowed (net.ipv4.conf.*.rp_filter).  A name containing '/' is taken as a
- * path below /proc/sys (for interface names with dots).  Values of
- * multi-value sysctls are compared with white space collapsed.
+ * allowed (net.ipv4.conf.*.rp_filter).  A name whose first separator is '/'
+ * is a path below /proc/sys; in a dotted name a '/' is a dot, as sysctl(8)
+ * and sysctl.d(5) have it (net.ipv4.conf.eth0/100.rp_filter: VLAN eth0.100).
+ * Values of multi-value sysctls are compared with white space collapsed.
  *
  * Pairs the kernel keeps mutually exclusive (mm/page-writeback.c,
  * mm/util.c): writing vm.dirty_bytes sets vm.dirty_ratio to 0 and the
@@ -76,7 +77,9 @@ sysctl_partner(const char *target)
 	return p ? p[1 - h] : NULL;
 }
 
-/* "/proc/sys/net/core/somaxconn" -> "net.core.somaxconn" */
+/* "/proc/sys/net/core/somaxconn" -> "net.core.somaxconn"; a dot in a
+ * name is a slash, as sysctl(8) prints it ("net.ipv4.conf.eth0/100.rp_filter"),
+ * so that the name is the key of the same file (sysctl_glob). */
 static void
 sysctl_describe(const Knob__Setting *s, const char *target, char *buf, size_t len)
 {
@@ -87,7 +90,7 @@ sysctl_describe(const Knob__Setting *s, const char *target, char *buf, size_t le
 	if (strncmp(p, "/proc/sys/", 10) == 0)
 		p += 10;
 	for (; *p && o + 1 < len; p++)
-		buf[o++] = *p == '/' ? '.' : *p;
+		buf[o++] = *p == '/' ? '.' : *p == '.' ? '/' : *p;
 	buf[o] = '\0';
 }
 

@@ -1307,6 +1307,40 @@ switch_coupled(struct agent *a, struct plan *p, struct item *c, const struct jou
 		mark_reconfig(j, c, 0);
 }
 
+/* Keys the kernel keeps exclusive (a sysctl pair: writing either half
+ * zeroes the other): while one half is left alone as changed since knob
+ * set it, putting the other's original back (a rollback, a switch) would
+ * zero that change, so the other half is left alone too (not written,
+ * kept in the journal; a rollback with --force writes both).  Before,
+ * its restore zeroed the admin's value, the write-back of that value
+ * zeroed the restored half again, and the result still said restored, its
+ * original dropped from the journal. */
+static void
+hold_exclusive_partners(struct plan *p)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		struct item *c = &p->v[i], *h;
+		char m[TUNE_MSG_MAX], name[PATH_MAX];
+		const char *t;
+		long k;
+
+		if (c->state != KNOB__KEY_STATE__KEY_CHANGED_SINCE || c->target == NULL ||
+		    c->d == NULL || c->d->coupled_target == NULL ||
+		    (t = c->d->coupled_target(c->target)) == NULL ||
+		    (k = plan_find(p, c->s->driver, t, c->s->attr)) < 0)
+			continue;
+		h = &p->v[k];
+		if ((h->kind != IK_SWITCH && h->jidx < 0) || !item_pending(h) || item_holds(h))
+			continue;
+		c->d->describe(c->s, c->target, name, sizeof(name));
+		snprintf(m, sizeof(m), "is %s, original %s: left alone, its restore would set %s "
+		    "(changed since knob set it) to 0: the kernel keeps the two exclusive "
+		    "(--force writes the originals)", h->before ? h->before : "unreadable",
+		    h->wanted, name);
+		set_state(h, KNOB__KEY_STATE__KEY_CHANGED_SINCE, 0, m);
+	}
+}
+
 /* Switching profiles: every journaled original that the new profile does
  * not set goes back, in the same transaction, judged as rollback judges
  * it: not to a device that is not the one journaled (target_refused: kept
@@ -1345,6 +1379,7 @@ plan_add_switch(struct agent *a, const struct journal *j, struct plan *p)
 		} else if (!target_refused(a, e, it, NULL) && !changed_since(j, e, it))
 			mark_reconfig(j, it, 0);
 	}
+	hold_exclusive_partners(p);
 }
 
 /* Final state of each item in play after the write passes. */
@@ -1893,6 +1928,8 @@ plan_restore(struct agent *a, const struct journal *j, struct plan *p, const str
 		if (rollback && !force)
 			(void)changed_since(j, e, it);
 	}
+	if (rollback && !force)
+		hold_exclusive_partners(p);
 }
 
 /* A key left alone as changed since knob set it keeps the value someone

@@ -510,7 +510,9 @@ key_validate(const char *driver, const char *key, const char *attr,
 			return -1;
 		}
 	} else if (strcmp(driver, "sysctl") == 0) {
-		if (key[0] == '/' || has_dotdot(key) || !chars_ok(key, "._-*?[]/")) {
+		/* "//" is ".." once sysctl_glob swaps a dotted key's separators */
+		if (key[0] == '/' || has_dotdot(key) || strstr(key, "//") != NULL ||
+		    !chars_ok(key, "._-*?[]/")) {
 			snprintf(msg, msglen, "bad sysctl name '%s'", key);
 			return -1;
 		}
@@ -583,10 +585,11 @@ void
 sysctl_glob(const char *key, char *out, size_t outlen)
 {
 	size_t o = (size_t)snprintf(out, outlen, "/proc/sys/");
-	int path = strchr(key, '/') != NULL;
+	const char *sep = strpbrk(key, "./");
+	int path = sep != NULL && *sep == '/';
 
 	for (const char *p = key; *p && o + 1 < outlen; p++)
-		out[o++] = path ? *p : (*p == '.' ? '/' : *p);
+		out[o++] = path ? *p : *p == '.' ? '/' : *p == '/' ? '.' : *p;
 	out[o] = '\0';
 }
 

@@ -63,9 +63,11 @@ int setting_validate(const char *driver, const char *key, const char *attr,
  * no target).  0, or -1 with a message in msg. */
 int target_validate(const char *driver, const char *key, const char *attr,
     const char *match, const char *target, char *msg, size_t msglen);
-/* sysctl key -> its path or glob under /proc/sys: dots become slashes,
- * unless the key has a '/' (a path below /proc/sys, for interface names
- * with dots). */
+/* sysctl key -> its path or glob under /proc/sys, as sysctl(8) and
+ * sysctl.d(5) read it: a key whose first separator is '/' is a path below
+ * /proc/sys; otherwise dots and slashes swap ("net.ipv4.conf.eth0/100.
+ * rp_filter" is net/ipv4/conf/eth0.100/rp_filter, an interface name with
+ * a dot). */
 void sysctl_glob(const char *key, char *out, size_t outlen);
 /* The identity of a driver's key for the duplicate and override look-ups
  * of profiles: a sysctl as its path below /proc/sys (vm.dirty_ratio and

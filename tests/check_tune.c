@@ -5350,6 +5350,40 @@ START_TEST(test_net_protected_ctl_boot)
 }
 END_TEST
 
+/* A profile that asks nfsd threads=0 of a running server (8 threads, a
+ * fake tree: no kernel NFS server on a shared test machine): writing 0
+ * stops the server, and no rollback, revert or crash recovery of knob's
+ * brings it back (writing a count to a stopped server is refused: it would
+ * start it, with the kernel's own listeners).  So the key is refused before
+ * any write (would-fail with --check), nothing is written, the server runs
+ * on.  Before, the apply wrote 0 (changed) and the rollback failed on
+ * threads ("nfsd is stopped") for as long as nfsd stayed down. */
+START_TEST(test_nfsd_no_stop)
+{
+	static const struct s v[] = {
+		{ "sysctl", "vm.dirty_ratio", NULL, "10", 0, NULL },
+		{ "nfsd", "threads", NULL, "0", 0, NULL },
+	};
+	Knob__ApplyResult r;
+	const Knob__KeyResult *k;
+
+	fake_tree();
+	ag = mk_agent(root);
+	for (int check = 1; check >= 0; check--) {
+		do_apply(ag, "stop", v, nitems(v), check, 0, &r);
+		dump(r.keys, r.n_keys);
+		k = find_key(r.keys, r.n_keys, "threads", NULL);
+		ck_assert_int_eq(k->state, check ? KNOB__KEY_STATE__KEY_WOULD_FAIL :
+		    KNOB__KEY_STATE__KEY_FAILED);
+		ck_assert_ptr_nonnull(strstr(k->message, "stops the NFS server"));
+		tune_apply_result_free(&r);
+		ck_assert_str_eq(get("/proc/fs/nfsd/threads"), "8");
+		ck_assert_str_eq(get("/proc/sys/vm/dirty_ratio"), "20");
+	}
+	ck_assert_int_eq(ag->tune->j.norig, 0);
+}
+END_TEST
+
 /* Writing a thread count to a stopped kernel NFS server starts it (the
  * kernel opens port 2049 itself).  The fake tree stands in for nfsd: no
  * kernel NFS server is started on a shared machine.  A stopped server
@@ -5451,6 +5485,113 @@ START_TEST(test_sysctl_pairs_both_zero)
 		ck_assert_int_eq(rb.keys[i]->state, KNOB__KEY_STATE__KEY_RESTORED);
 	ck_assert_int_ne(access(ag->tune->journal_path, F_OK), 0);
 	tune_rollback_result_free(&rb);
+}
+END_TEST
+
+/* Drift on a sysctl pair: the profile set dirty_bytes (originals: bytes 0,
+ * the admin's dirty_ratio 30), then the admin set dirty_bytes again by
+ * hand (64 MiB; the ratio stays 0).  A rollback, or a switch to a profile
+ * without the pair, leaves that change alone (changed-since), and so it
+ * must not write the ratio's original either: that write sets dirty_bytes
+ * to 0 (the kernel's pair).  Both originals stay journaled, and a forced
+ * rollback brings back 0 and 30.  Before, the rollback wrote the ratio,
+ * wrote the admin's bytes back (which zeroed the ratio again), called the
+ * ratio restored and dropped its original 30 from the journal. */
+static const char *const pair_drift_cases[] = { "rollback", "switch" };
+
+START_TEST(test_sysctl_pair_drift)
+{
+	unsigned long v[nitems(fake_pairs)][2] = { { 0, 30 }, { 0, 7 }, { 0, 60 } };
+	struct s set[] = { { "sysctl", "vm.dirty_bytes", NULL, "134217728", 0, NULL } };
+	struct s other[] = { { "sysctl", "vm.swappiness", NULL, "10", 0, NULL } };
+	static const struct sysctl_pair_case c = { "dirty_bytes, then the admin's", "vm.dirty_bytes",
+		"134217728", 0, { 0, 30 }, { 134217728, 0 } };
+	Knob__RollbackRequest force = KNOB__ROLLBACK_REQUEST__INIT;
+	Knob__RollbackResult rb;
+	Knob__ApplyResult r;
+	const Knob__KeyResult *kr;
+	char path[PATH_MAX];
+	long k;
+
+	fprintf(stderr, "-- pair drift, then %s\n", pair_drift_cases[_i]);
+	put("/proc/sys/vm/swappiness", "60\n");
+	pair_case_apply(&c, v, set);
+	snprintf(path, sizeof(path), "%s/proc/sys/vm/dirty_bytes", root);
+	ck_assert_int_eq(write_small_file(path, "67108864"), 0);	/* the admin's */
+	ck_assert_str_eq(get("/proc/sys/vm/dirty_bytes"), "67108864");
+	if (_i == 0) {
+		ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+		dump(rb.keys, rb.n_keys);
+		ck_assert_int_eq(rb.complete, 0);
+		ck_assert_int_eq(find_key(rb.keys, rb.n_keys, "vm.dirty_bytes", NULL)->state,
+		    KNOB__KEY_STATE__KEY_CHANGED_SINCE);
+		kr = find_key(rb.keys, rb.n_keys, "vm.dirty_ratio", NULL);
+		ck_assert_int_eq(kr->state, KNOB__KEY_STATE__KEY_CHANGED_SINCE);
+		ck_assert_ptr_nonnull(strstr(kr->message, "would set vm.dirty_bytes"));
+		tune_rollback_result_free(&rb);
+	} else {
+		do_apply(ag, "other", other, 1, 0, 0, &r);
+		dump(r.keys, r.n_keys);
+		for (const char *const *h = (const char *const[]){ "vm.dirty_bytes", "vm.dirty_ratio",
+		    NULL }; *h; h++)
+			ck_assert_int_eq(find_key(r.keys, r.n_keys, *h, NULL)->state,
+			    KNOB__KEY_STATE__KEY_CHANGED_SINCE);
+		tune_apply_result_free(&r);
+		ck_assert_str_eq(get("/proc/sys/vm/swappiness"), "10");
+	}
+	ck_assert_str_eq(get("/proc/sys/vm/dirty_bytes"), "67108864");
+	ck_assert_str_eq(get("/proc/sys/vm/dirty_ratio"), "0");
+	k = journal_find(ag->tune->j.orig, ag->tune->j.norig, "sysctl", "/proc/sys/vm/dirty_ratio",
+	    "");
+	ck_assert_int_ge(k, 0);
+	ck_assert_str_eq(ag->tune->j.orig[k].value, "30");
+	force.force = 1;
+	ck_assert_int_eq(tune_rollback(ag, &force, &rb), 0);
+	dump(rb.keys, rb.n_keys);
+	ck_assert_int_eq(rb.complete, 1);
+	tune_rollback_result_free(&rb);
+	assert_pairs((const unsigned long (*)[2])v);
+	ck_assert_str_eq(get("/proc/sys/vm/swappiness"), "60");
+}
+END_TEST
+
+/* A sysctl key as sysctl(8) and sysctl.d(5) spell an interface name with
+ * a dot (VLAN eth0.100): net.ipv4.conf.eth0/100.rp_filter, dots and
+ * slashes swapped after a first dot, is /proc/sys/net/ipv4/conf/eth0.100/
+ * rp_filter (a fake tree under --sysroot); it is set, reported under that
+ * name, verifies and rolls back; the path spelling names the same file.
+ * Before, a key with any '/' was taken as a path: nothing matched
+ * "net.ipv4.conf.eth0/100.rp_filter" and the key was unsupported. */
+START_TEST(test_sysctl_slash_name)
+{
+	static const struct s set[] = {
+		{ "sysctl", "net.ipv4.conf.eth0/100.rp_filter", NULL, "2", 0, NULL },
+		{ "sysctl", "net/ipv4/conf/eth0.100/arp_ignore", NULL, "1", 0, NULL },
+	};
+	static const struct s dotdot[] = {
+		{ "sysctl", "net.ipv4.conf.eth0.//.eth0/100.rp_filter", NULL, "0", 0, NULL },
+	};
+	Knob__ApplyResult r;
+
+	put("/proc/sys/net/ipv4/conf/eth0.100/rp_filter", "1\n");
+	put("/proc/sys/net/ipv4/conf/eth0.100/arp_ignore", "0\n");
+	ag = mk_agent(root);
+	do_apply(ag, "vlan", set, nitems(set), 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.n_keys, 2);
+	all_changed(&r);
+	ck_assert_str_eq(find_key(r.keys, r.n_keys, set[0].key, NULL)->target,
+	    "net.ipv4.conf.eth0/100.rp_filter");
+	tune_apply_result_free(&r);
+	ck_assert_str_eq(get("/proc/sys/net/ipv4/conf/eth0.100/rp_filter"), "2");
+	verify_ok_rollback(set, nitems(set), 2);
+	ck_assert_str_eq(get("/proc/sys/net/ipv4/conf/eth0.100/rp_filter"), "1");
+	ck_assert_str_eq(get("/proc/sys/net/ipv4/conf/eth0.100/arp_ignore"), "0");
+	/* "//" would be ".." once swapped: refused */
+	do_apply(ag, "up", dotdot, 1, 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.keys[0]->state, KNOB__KEY_STATE__KEY_FAILED);
+	tune_apply_result_free(&r);
 }
 END_TEST
 
@@ -5697,6 +5838,7 @@ tune_suite(void)
 	tcase_add_test(tc, test_net_protected_lower);
 	tcase_add_test(tc, test_net_rollback_now_protected);
 	tcase_add_test(tc, test_nfsd_stopped);
+	tcase_add_test(tc, test_nfsd_no_stop);
 	tcase_add_test(tc, test_net_ipv6_mtu);
 	tcase_add_test(tc, test_net_mtu_below_ipv6);
 	tcase_add_test(tc, test_check_nr_requests_depth);
@@ -5707,6 +5849,8 @@ tune_suite(void)
 	tcase_add_loop_test(tc, test_lustre_lru_full_rollback, 0, (int)nitems(lru_cases));
 	tcase_add_test(tc, test_lustre_glob_remount);
 	tcase_add_test(tc, test_sysctl_pairs_both_zero_revert);
+	tcase_add_loop_test(tc, test_sysctl_pair_drift, 0, (int)nitems(pair_drift_cases));
+	tcase_add_test(tc, test_sysctl_slash_name);
 	tcase_add_test(tc, test_net_protected_ctl);
 	tcase_add_test(tc, test_net_protected_ctl_boot);
 	suite_add_tcase(s, tc);
