@@ -1862,6 +1862,43 @@ START_TEST(busy_prepare_retried)
 }
 END_TEST
 
+/* node02's disk fills mid-phase: a 1 MiB tmpfs over the directory that
+ * only node02 sees (mounted after node01 started, node02 restarted), 2 MiB
+ * to write.  The phase fails naming node02 and ENOSPC, knobctl exits 1,
+ * both remove their files, and its figures are node01's alone, said to be
+ * partial: the bytes node02 wrote before the error are not counted, as no
+ * figure of a node lost mid-phase is (before, they were, with
+ * threads_reported 2 and partial false). */
+START_TEST(enospc_mid_phase)
+{
+	char shm[PATH_MAX + 16];
+	json_object *doc, *p;
+	int rc;
+
+	snprintf(shm, sizeof(shm), "%s/small", data);
+	ck_assert_int_eq(mkdir(shm, 0755), 0);
+	ck_assert_int_eq(harness_sh("mount -t tmpfs -o size=1m knob-test '%s'", shm), 0);
+	snprintf(tmpfs_mnt, sizeof(tmpfs_mnt), "%s", shm);
+	restart_agent(1, "", "");
+	doc = bench_json(&rc, "seq-write -w node[01-02] --dir %s --threads 2 --size 2m --bs 64k", shm);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_msg(cu_count_entries(shm) == 0, "node02 left files in its tmpfs");
+	unmount_tmpfs();
+	ck_assert_msg(cu_count_entries(shm) == 0, "node01 left files in %s", shm);
+	p = cu_phase(doc, 0);
+	ck_assert_str_eq(cu_str(doc, "status"), "degraded-or-failed");
+	ck_assert_str_eq(cu_str(p, "status"), "failed");
+	ck_assert_msg(strstr(json_object_to_json_string(cu_get(p, "errors")),
+	    "node02: write f.00000001 at offset ") && strstr(json_object_to_json_string(cu_get(p,
+	    "errors")), strerror(ENOSPC)), "%s", json_object_to_json_string(cu_get(p, "errors")));
+	ck_assert_int_eq(cu_int(p, "bytes"), 2 << 20);
+	ck_assert_int_eq(cu_int(p, "ops"), 32);
+	ck_assert_int_eq(cu_int(p, "threads_reported"), 1);
+	ck_assert(json_object_get_boolean(cu_get(p, "partial")));
+	json_object_put(doc);
+}
+END_TEST
+
 /* KNOB_TESTS=name,name runs only those (while working on one). */
 #define ADD(t) do { if (want(#t)) tcase_add_test(tc, t); } while (0)
 static int
@@ -1911,6 +1948,7 @@ main(void)
 	ADD(slow_release_waited_for);
 	ADD(release_stuck_given_up);
 	ADD(busy_prepare_retried);
+	ADD(enospc_mid_phase);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
