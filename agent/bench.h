@@ -332,6 +332,10 @@ struct bench_job *bench_job_new(struct bench_params *p, const char *node);
 int bench_job_prepare(struct bench_job *j);
 /* Release the barrier (non-blocking). */
 void bench_job_go(struct bench_job *j);
+/* Now on the phase's clock: the wall time at GO plus the monotonic time
+ * since, so that a step of the node's wall clock mid-phase moves no time
+ * the phase reports. */
+uint64_t bench_job_now_ns(const struct bench_job *j);
 /* Ask every thread to stop soon, and release the barrier. */
 void bench_job_abort(struct bench_job *j, const char *reason);
 /* Wait up to timeout_ms for all threads to finish: BJ_DONE when all are

@@ -885,7 +885,7 @@ ext_run(struct bench_job *j)
 	uint64_t t0, t1;
 	int rc = -1, st;
 
-	j->ext_start_ns = j->ext_end_ns = now_real_ns();
+	j->ext_start_ns = j->ext_end_ns = bench_job_now_ns(j);
 	if (j->p.kind != BK_FIO && j->p.node_index != 0)
 		return 0;
 	if (realpath(j->p.dir, real) == NULL) {
@@ -896,9 +896,9 @@ ext_run(struct bench_job *j)
 		fio_argv(j, real, &av);
 	else if (ior_mdtest_argv(j, real, &av) < 0)
 		goto out;
-	t0 = now_real_ns();
+	t0 = bench_job_now_ns(j);	/* not the wall clock: it may be stepped meanwhile */
 	st = run_tool(j, av.v, &out);
-	t1 = now_real_ns();
+	t1 = bench_job_now_ns(j);
 	if (out) {
 		size_t n = strlen(out);
 		j->ext_output = xstrdup(n > EXT_OUT_SEND ? out + n - EXT_OUT_SEND : out);

@@ -319,6 +319,12 @@ bench_job_go(struct bench_job *j)
 	pthread_mutex_unlock(&j->mu);
 }
 
+uint64_t
+bench_job_now_ns(const struct bench_job *j)
+{
+	return j->go_real_ns + (now_mono_ns() - j->go_mono_ns);
+}
+
 void
 bench_job_abort(struct bench_job *j, const char *reason)
 {

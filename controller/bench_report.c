@@ -156,6 +156,7 @@ node_cache_warning(const struct brun *br, const struct plan *p, const struct pno
 /* What the nodes of the finished phase returned, gathered for its record. */
 struct phase_in {
 	const Knob__PhaseResult **res;	/* per node; NULL: no result */
+	const Knob__PhaseResult **counted;	/* res of the nodes that finished without error */
 	int64_t *off;			/* per node clock offset */
 	json_object *missing, *errors, *warns, *names, *mranks;
 	int64_t reported, offmax;
@@ -185,8 +186,10 @@ collect_node(const struct brun *br, size_t i, struct phase_in *in, struct strvec
 		add_warning(wtext, wnodes, w, name);
 	if (r && r->warning[0])
 		add_warning(wtext, wnodes, r->warning, name);
-	if (r)
+	if (r && r->ok && !pn->err && (pn->alive || pn->st == PN_DONE)) {
+		in->counted[i] = r;	/* a node that failed its phase adds no figure */
 		in->reported += (int64_t)r->n_threads;
+	}
 	if (llabs(pn->off_change) > llabs(in->offmax))
 		in->offmax = pn->off_change;
 	if (!pn->alive && pn->st != PN_DONE) {
@@ -259,6 +262,7 @@ phase_collect(const struct brun *br, struct phase_in *in)
 
 	memset(in, 0, sizeof(*in));
 	in->res = xcalloc(br->fo->n ? br->fo->n : 1, sizeof(*in->res));
+	in->counted = xcalloc(br->fo->n ? br->fo->n : 1, sizeof(*in->counted));
 	in->off = xcalloc(br->fo->n ? br->fo->n : 1, sizeof(*in->off));
 	in->missing = json_object_new_array();
 	in->errors = json_object_new_array();
@@ -305,9 +309,9 @@ phase_aggregate(const struct brun *br, const struct phase_in *in, struct bench_a
 	const struct plan *p = &br->plan[br->cur];
 	int ext = bench_kind_ext(p->kind);
 
-	if (bench_aggregate(in->res, in->off, br->fo->n, bench_kind_md(p->kind), ag) < 0)
+	if (bench_aggregate(in->counted, in->off, br->fo->n, bench_kind_md(p->kind), ag) < 0)
 		memset(ag, 0, sizeof(*ag));
-	bench_ext_percentiles(in->res, br->fo->n, ag);
+	bench_ext_percentiles(in->counted, br->fo->n, ag);
 	if (in->failed || in->nused == 0 || (ag->bytes == 0 && ag->ops == 0 && !ext))
 		return "failed";
 	if (json_object_array_length(in->missing) > 0)
@@ -559,14 +563,16 @@ phase_document(const struct brun *br, struct phase_in *in, const struct bench_ag
 		json_object_object_add(ph, "cpu_s_per_gib",
 		    json_object_new_double(ag->cpu_s / ((double)ag->bytes / (1 << 30))));
 	json_object_object_add(js_get(ph, "latency"), "histogram",
-	    rundoc_hist_json(in->res, br->fo->n));
+	    rundoc_hist_json(in->counted, br->fo->n));
 	json_object_object_add(ph, "first_done_s", json_object_new_double(ag->first_done_s));
 	json_object_object_add(ph, "first_done_measured", json_object_new_boolean(
 	    ag->first_done_measured && !ext));
-	/* a degraded result is a partial sum: say over how many threads */
+	/* a degraded result is a partial sum: say over how many threads; so is
+	 * a failed one that counts the nodes that finished without error */
 	json_object_object_add(ph, "threads_reported", json_object_new_int64(ext ?
 	    (int64_t)p->threads : in->reported));
-	json_object_object_add(ph, "partial", json_object_new_boolean(strcmp(status, "degraded") == 0));
+	json_object_object_add(ph, "partial", json_object_new_boolean(strcmp(status, "degraded") == 0 ||
+	    (!ext && in->reported > 0 && in->reported < (int64_t)p->threads)));
 	json_object_object_add(ph, "missing_ranks", in->mranks);
 	json_object_object_add(ph, "clock_offset_change_max_s", json_object_new_double(
 	    (double)in->offmax / 1e9));
@@ -584,7 +590,7 @@ phase_document(const struct brun *br, struct phase_in *in, const struct bench_ag
 		measure_params(x, rq, p, ext, nodes_said(br, in,
 		    offsetof(Knob__PhaseResult, ioengine), "auto"), nodes_depth(br, in));
 	if (strcmp(p->kind, "rand-rw") == 0)
-		rw_split(ph, in->res, br->fo->n);
+		rw_split(ph, in->counted, br->fo->n);
 	for (size_t i = 0; i < br->fo->n; i++)
 		across |= br->pn[i].inphase && br->pn[i].wall_sync;
 	if (rq->stonewall_s && !ext)
@@ -617,6 +623,7 @@ bench_phase_record(const struct brun *br, const char **status)
 	ph = phase_document(br, &in, &ag, *status);
 	rundoc_finite(ph);	/* mdtest's "Tree creation ... inf" */
 	free(in.res);
+	free(in.counted);
 	free(in.off);
 	return ph;
 }

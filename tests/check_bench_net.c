@@ -1406,6 +1406,41 @@ START_TEST(clock_offset_prepare_jump)
 }
 END_TEST
 
+/* node02's wall clock is stepped 30 s ahead while its fio runs (an NTP
+ * step mid-phase): the phase's times come from the clock at GO plus the
+ * monotonic time since, as the built-in kinds' do, so node02 still ends
+ * about 1 s after the start (20 writes at 20 IOPS).  Before, the external
+ * tools' start and end were read from the wall clock around the run: node02
+ * ended 30 s late on the controller's clock and the elapsed time was 31 s,
+ * the rate a thirtieth of the truth. */
+START_TEST(clock_step_mid_fio)
+{
+	char ft[PATH_MAX + 16], outf[PATH_MAX + 16], pat[PATH_MAX + 32], tool[PATH_MAX + 32];
+	json_object *doc, *p;
+	pid_t pid;
+
+	snprintf(ft, sizeof(ft), "%s/faketime", h.tmp);
+	restart_faketime(1, ft, "+0\n", "");
+	/* fio itself runs on the real clock (its timed waits would take the
+	 * step as a 30 s wait): only the agent's clock is stepped */
+	snprintf(tool, sizeof(tool), "%s/fio-real-clock", h.tmp);
+	put_file("", tool, "#!/bin/sh\nexec env -u LD_PRELOAD fio \"$@\"\n", 0755);
+	snprintf(outf, sizeof(outf), "%s/fs.json", h.tmp);
+	pid = knobctl_bg(outf, "--json bench fio -w node[01-02] --dir %s --threads 2 --tool %s -- "
+	    "--rw=write --bs=4k --size=80k --rate_iops=20 --ioengine=psync", data, tool);
+	/* fio makes its file once it runs, after GO */
+	snprintf(pat, sizeof(pat), "%s/knob.*/n.1/knob.*", data);
+	ck_assert_msg(wait_glob(pat, 30), "node02's fio never started");
+	put_file("", ft, "+30\n", 0644);
+	doc = bg_doc(pid, outf);
+	p = cu_phase(doc, 0);
+	ck_assert_str_eq(cu_str(p, "status"), "ok");
+	ck_assert_msg(cu_num(p, "elapsed_s") > 0.5 && cu_num(p, "elapsed_s") < 5,
+	    "elapsed %.2f s", cu_num(p, "elapsed_s"));
+	json_object_put(doc);
+}
+END_TEST
+
 /* The cache warning by file system.  There is no GPFS here: node01 gets a
  * --sysroot whose mount table puts the data directory on GPFS, with a
  * stand-in mmdiag (and the mmchconfig the gpfs driver also looks for)
@@ -1862,6 +1897,43 @@ START_TEST(busy_prepare_retried)
 }
 END_TEST
 
+/* node02's disk fills mid-phase: a 1 MiB tmpfs over the directory that
+ * only node02 sees (mounted after node01 started, node02 restarted), 2 MiB
+ * to write.  The phase fails naming node02 and ENOSPC, knobctl exits 1,
+ * both remove their files, and its figures are node01's alone, said to be
+ * partial: the bytes node02 wrote before the error are not counted, as no
+ * figure of a node lost mid-phase is (before, they were, with
+ * threads_reported 2 and partial false). */
+START_TEST(enospc_mid_phase)
+{
+	char shm[PATH_MAX + 16];
+	json_object *doc, *p;
+	int rc;
+
+	snprintf(shm, sizeof(shm), "%s/small", data);
+	ck_assert_int_eq(mkdir(shm, 0755), 0);
+	ck_assert_int_eq(harness_sh("mount -t tmpfs -o size=1m knob-test '%s'", shm), 0);
+	snprintf(tmpfs_mnt, sizeof(tmpfs_mnt), "%s", shm);
+	restart_agent(1, "", "");
+	doc = bench_json(&rc, "seq-write -w node[01-02] --dir %s --threads 2 --size 2m --bs 64k", shm);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_msg(cu_count_entries(shm) == 0, "node02 left files in its tmpfs");
+	unmount_tmpfs();
+	ck_assert_msg(cu_count_entries(shm) == 0, "node01 left files in %s", shm);
+	p = cu_phase(doc, 0);
+	ck_assert_str_eq(cu_str(doc, "status"), "degraded-or-failed");
+	ck_assert_str_eq(cu_str(p, "status"), "failed");
+	ck_assert_msg(strstr(json_object_to_json_string(cu_get(p, "errors")),
+	    "node02: write f.00000001 at offset ") && strstr(json_object_to_json_string(cu_get(p,
+	    "errors")), strerror(ENOSPC)), "%s", json_object_to_json_string(cu_get(p, "errors")));
+	ck_assert_int_eq(cu_int(p, "bytes"), 2 << 20);
+	ck_assert_int_eq(cu_int(p, "ops"), 32);
+	ck_assert_int_eq(cu_int(p, "threads_reported"), 1);
+	ck_assert(json_object_get_boolean(cu_get(p, "partial")));
+	json_object_put(doc);
+}
+END_TEST
+
 /* KNOB_TESTS=name,name runs only those (while working on one). */
 #define ADD(t) do { if (want(#t)) tcase_add_test(tc, t); } while (0)
 static int
@@ -1905,12 +1977,14 @@ main(void)
 	ADD(clock_offset_resync);
 	ADD(clock_offset_prepare_jump);
 	ADD(clock_offset_estimated);
+	ADD(clock_step_mid_fio);
 	ADD(fs_type_mismatch);
 	ADD(aio_submit_eagain);
 	ADD(stalled_node_recorded);
 	ADD(slow_release_waited_for);
 	ADD(release_stuck_given_up);
 	ADD(busy_prepare_retried);
+	ADD(enospc_mid_phase);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
