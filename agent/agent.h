@@ -154,7 +154,8 @@ struct agent {
 	/* ... and the ones seen before, newest first (ctl_seen.c) */
 	struct agent_ctl_addr ctl_seen[AGENT_CTL_ADDRS];
 	int ctl_nseen;
-	int ctl_seen_loaded;
+	int ctl_seen_loaded;	/* STATE/controller-addrs read */
+	int ctl_seen_dirty;	/* noted since it was last written */
 	struct tune_state *tune;
 	struct bench_state *bench;
 	struct health_state *health;
@@ -197,10 +198,12 @@ void agent_ctl_addr_del(struct agent *a, const struct agent_ctl_addr *key);
  * slots); how many. */
 int agent_ctl_addrs(struct agent *a, struct agent_ctl_addr *out);
 /* Under ctl_mu: remember k (a live controller address) in a's addresses
- * seen and, when it is new there, in STATE/controller-addrs. */
+ * seen, in memory (agent_ctl_seen writes STATE/controller-addrs). */
 void agent_ctl_seen_note(struct agent *a, const struct agent_ctl_addr *k);
-/* Thread-safe: copy the controller addresses seen, live or not, newest
- * first (AGENT_CTL_ADDRS slots, STATE/controller-addrs); how many. */
+/* Thread-safe, off the event loop (file I/O): copy the controller
+ * addresses seen, live or not, newest first (AGENT_CTL_ADDRS slots), after
+ * reading STATE/controller-addrs once and writing it when one is new; how
+ * many. */
 int agent_ctl_seen(struct agent *a, struct agent_ctl_addr *out);
 
 /* Worker pool (agent/work.c): a fixed number of threads and a queue,

@@ -9,8 +9,12 @@
  * glob applied while the controller's interface was protected would reach
  * that interface at the next boot.  Forgetting one: remove the file.
  *
- * Kept in the agent (a->ctl_seen, under a->ctl_mu), read from the file on
- * first use; the file is written only when an address not in it appears.
+ * Kept in the agent (a->ctl_seen, under a->ctl_mu).  The event loop only
+ * notes a new address in memory; the file is read and written where the
+ * list is used, on the net driver's worker (agent_ctl_seen): no file I/O
+ * on the loop, and none at all for an agent that never judges a net glob.
+ * That use comes before any write of the apply that needs it, so the
+ * boot re-apply finds every address a glob was judged against.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -52,8 +56,8 @@ seen_has(const struct agent *a, const struct agent_ctl_addr *k)
 	return 0;
 }
 
-/* Read the file once (a line that is no address is skipped and logged).
- * Under ctl_mu. */
+/* Read the file once, behind the addresses noted before (they are newer;
+ * a line that is no address is skipped and logged).  Under ctl_mu. */
 static void
 seen_load(struct agent *a)
 {
@@ -97,7 +101,6 @@ seen_save(struct agent *a)
 void
 agent_ctl_seen_note(struct agent *a, const struct agent_ctl_addr *k)
 {
-	seen_load(a);
 	if (seen_has(a, k))
 		return;
 	memmove(&a->ctl_seen[1], &a->ctl_seen[0], sizeof(a->ctl_seen) - sizeof(a->ctl_seen[0]));
@@ -105,7 +108,7 @@ agent_ctl_seen_note(struct agent *a, const struct agent_ctl_addr *k)
 	a->ctl_seen[0].n = 0;
 	if (a->ctl_nseen < AGENT_CTL_ADDRS)
 		a->ctl_nseen++;
-	seen_save(a);
+	a->ctl_seen_dirty = 1;
 }
 
 int
@@ -115,6 +118,10 @@ agent_ctl_seen(struct agent *a, struct agent_ctl_addr *out)
 
 	pthread_mutex_lock(&a->ctl_mu);
 	seen_load(a);
+	if (a->ctl_seen_dirty) {	/* rare: once per new address */
+		a->ctl_seen_dirty = 0;
+		seen_save(a);
+	}
 	n = a->ctl_nseen;
 	memcpy(out, a->ctl_seen, (size_t)n * sizeof(*out));
 	pthread_mutex_unlock(&a->ctl_mu);
