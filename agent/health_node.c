@@ -151,31 +151,53 @@ static const struct {
 	{ "rx_dropped", RTNL_LINK_RX_DROPPED }, { "tx_dropped", RTNL_LINK_TX_DROPPED },
 };
 
+/* 1 when the interface named ifname is not the one the last sweep saw
+ * (deleted and created again: another ifindex); stores the new ifindex. */
+static int
+nic_recreated(json_object *o, const char *ifname, struct rtnl_link *l)
+{
+	char key[128];
+	uint64_t prev;
+	int idx = rtnl_link_get_ifindex(l);
+
+	snprintf(key, sizeof(key), "nic.%s.ifindex", ifname);
+	return health_counter_swap(o, key, (uint64_t)idx, &prev) && prev != (uint64_t)idx;
+}
+
 /* Compare the error/drop counters with the last sweep's; store the new
  * ones.  Appends the grown ones to *grown; a failed save's note into note
  * (health_counters_save), and a reset baseline's when a counter had no
- * previous value (health_counters_reset_note). */
+ * previous value (health_counters_reset_note).  An interface created again
+ * since the last sweep started its counters from 0 since then: all of
+ * them are new. */
 static void
 nic_counters_check(struct agent *a, const char *ifname, struct rtnl_link *l, char **grown,
     char *note, size_t len)
 {
 	struct health_state *hs = a->health;
 	json_object *o;
-	int had = 1;
+	int had = 1, fresh;
 
 	pthread_mutex_lock(&hs->mu);
 	o = health_counters(hs);
+	fresh = nic_recreated(o, ifname, l);
 	for (size_t i = 0; i < nitems(nic_counters); i++) {
 		char key[128];
 		uint64_t now = rtnl_link_get_stat(l, nic_counters[i].id), prev;
 
 		snprintf(key, sizeof(key), "nic.%s.%s", ifname, nic_counters[i].name);
-		if (!health_counter_swap(o, key, now, &prev))
+		if (!health_counter_swap(o, key, now, &prev)) {
 			had = 0;
-		else if (now > prev)
+			continue;
+		}
+		if (fresh)
+			prev = 0;
+		if (now > prev)
 			str_appendf(grown, "%s%s +%llu", *grown ? ", " : "", nic_counters[i].name,
 			    (unsigned long long)(now - prev));
 	}
+	if (fresh && *grown)
+		str_appendf(grown, " (the interface was created again since then)");
 	health_counters_save(hs, note, len);
 	if (!had)
 		health_counters_reset_note(hs, note, len);

@@ -114,7 +114,7 @@ suite_summary() {
 }
 
 # A test that failed exited without its teardown: its temp dir goes now
-# (the harness names it kt<pid><tag>.*, after the test's pid and
+# (the harness and cu_mkdtemp name it kt<pid><tag>.*, after the pid and
 # $KNOB_TEST_NS_TAG; KNOB_KEEP_TMP keeps them).  The pid is the digits
 # only: with a tag, "<pid><tag>" is no pid, and a live test's dir went.
 reap_stale_tmp() {
@@ -125,6 +125,20 @@ reap_stale_tmp() {
 		p=${d#/tmp/knob-test.kt}
 		p=${p%%[!0-9]*}
 		[ -n "$p" ] || continue
-		kill -0 "$p" 2>/dev/null || rm -rf "$d"
+		kill -0 "$p" 2>/dev/null && continue
+		release_below "$d"
+		rm -rf "$d"
 	done
+}
+
+# Lazily unmount what is mounted below dir $1, deepest first (a stat on a
+# hung FUSE mount would hang rm), and detach the loop devices whose backing
+# file lies below it.
+release_below() {
+	local m
+	awk -v d="$1/" 'index($2, d) == 1 { print $2 }' /proc/self/mounts | sort -r |
+	    while read -r m; do umount -l "$m" 2>/dev/null; done
+	losetup -l -n -O NAME,BACK-FILE 2>/dev/null |
+	    awk -v d="$1/" 'index($2, d) == 1 { print $1 }' |
+	    while read -r m; do losetup -d "$m" 2>/dev/null; done
 }

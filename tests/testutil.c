@@ -54,7 +54,10 @@ cu_phase(json_object *doc, size_t i)
 void
 cu_mkdtemp(char *buf, size_t len, const char *name)
 {
-	snprintf(buf, len, "/tmp/knob-check-%s.XXXXXX", name);
+	/* named after this process, as the harness's are, so that a run
+	 * killed by a signal (no teardown) leaves nothing the next run's
+	 * reapers (cu_reap_stale, run-lib.sh) do not take away */
+	snprintf(buf, len, "/tmp/knob-test.kt%ld.%s.XXXXXX", (long)getpid(), name);
 	if (mkdtemp(buf) == NULL) {
 		perror("mkdtemp");
 		exit(1);

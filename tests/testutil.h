@@ -22,13 +22,13 @@ json_object *cu_phase(json_object *doc, size_t i);
  * journal from before identities); a failed check on error. */
 void cu_journal_strip_idents(const char *path);
 
-/* Make "/tmp/knob-check-NAME.XXXXXX" into buf; exits the program when it
+/* Make "/tmp/knob-test.kt<pid>.NAME.XXXXXX" into buf; exits the program when it
  * cannot (usable from an unchecked fixture). */
 void cu_mkdtemp(char *buf, size_t len, const char *name);
 /* The per-program temp dir, as an unchecked fixture pair: made and removed
  * in the runner process, so it goes even when a test fails (a failing
  * assertion ends the forked test before any checked teardown).  It is
- * "/tmp/knob-check-PROGRAM.XXXXXX"; cu_base() names it. */
+ * "/tmp/knob-test.kt<pid>.PROGRAM.XXXXXX"; cu_base() names it. */
 void cu_base_setup(void);
 void cu_base_teardown(void);
 const char *cu_base(void);
