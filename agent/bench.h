@@ -336,6 +336,8 @@ void bench_job_go(struct bench_job *j);
  * since, so that a step of the node's wall clock mid-phase moves no time
  * the phase reports. */
 uint64_t bench_job_now_ns(const struct bench_job *j);
+/* The monotonic time mono (after GO) on the phase's clock, as above. */
+uint64_t bench_job_at_ns(const struct bench_job *j, uint64_t mono);
 /* Ask every thread to stop soon, and release the barrier. */
 void bench_job_abort(struct bench_job *j, const char *reason);
 /* Wait up to timeout_ms for all threads to finish: BJ_DONE when all are

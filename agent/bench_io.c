@@ -670,7 +670,7 @@ bench_io_thread(void *arg)
 	if (ok && !j->abort) {
 		c0 = thread_cpu_ns();
 		m0 = now_mono_ns();
-		t->start_ns = j->go_real_ns + (m0 - j->go_mono_ns);
+		t->start_ns = bench_job_at_ns(j, m0);
 		if (bench_kind_is_md(j->p.kind))
 			bench_md_run(t, t->owner, m0);
 		else

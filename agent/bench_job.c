@@ -320,9 +320,15 @@ bench_job_go(struct bench_job *j)
 }
 
 uint64_t
+bench_job_at_ns(const struct bench_job *j, uint64_t mono)
+{
+	return j->go_real_ns + (mono - j->go_mono_ns);
+}
+
+uint64_t
 bench_job_now_ns(const struct bench_job *j)
 {
-	return j->go_real_ns + (now_mono_ns() - j->go_mono_ns);
+	return bench_job_at_ns(j, now_mono_ns());
 }
 
 void

@@ -546,6 +546,19 @@ node_json(const struct brun *br, size_t i, const struct phase_in *in, const stru
 	return nd;
 }
 
+/* Do the phase's figures leave out threads it planned: a node lost in it
+ * (its ranks missing), or one whose phase failed while others counted?
+ * A node lost before the phase is not in its plan: its threads ran on the
+ * nodes left, and a phase they all report is whole (still degraded: the
+ * run ran without that node). */
+static int
+phase_partial(const struct plan *p, const struct phase_in *in, const char *status, int ext)
+{
+	if (ext)	/* the tool reports for all: partial when it lost a node */
+		return strcmp(status, "degraded") == 0 && json_object_array_length(in->mranks) > 0;
+	return in->reported > 0 && in->reported < (int64_t)p->threads;
+}
+
 /* Document: the phase record from what was collected and aggregated; takes
  * in's JSON arrays. */
 static json_object *
@@ -567,12 +580,10 @@ phase_document(const struct brun *br, struct phase_in *in, const struct bench_ag
 	json_object_object_add(ph, "first_done_s", json_object_new_double(ag->first_done_s));
 	json_object_object_add(ph, "first_done_measured", json_object_new_boolean(
 	    ag->first_done_measured && !ext));
-	/* a degraded result is a partial sum: say over how many threads; so is
-	 * a failed one that counts the nodes that finished without error */
 	json_object_object_add(ph, "threads_reported", json_object_new_int64(ext ?
 	    (int64_t)p->threads : in->reported));
-	json_object_object_add(ph, "partial", json_object_new_boolean(strcmp(status, "degraded") == 0 ||
-	    (!ext && in->reported > 0 && in->reported < (int64_t)p->threads)));
+	json_object_object_add(ph, "partial", json_object_new_boolean(
+	    phase_partial(p, in, status, ext)));
 	json_object_object_add(ph, "missing_ranks", in->mranks);
 	json_object_object_add(ph, "clock_offset_change_max_s", json_object_new_double(
 	    (double)in->offmax / 1e9));
@@ -685,6 +696,37 @@ print_cleanup_failed(FILE *f, json_object *doc)
 		    "error"));
 }
 
+/* Phase ph's line on its missing nodes, if any: how many of its threads
+ * it counts (a node lost in it: "3 of 4 threads reported", its ranks; lost
+ * before it: all of them ran on the nodes left). */
+static void
+print_missing(FILE *f, json_object *ph)
+{
+	json_object *arr, *mr = json_object_object_get(ph, "missing_ranks");
+	size_t k;
+
+	if (!json_object_object_get_ex(ph, "missing", &arr) || json_object_array_length(arr) == 0)
+		return;
+	if (js_bool(ph, "partial") || strcmp(js_str(ph, "status"), "degraded") != 0)
+		fprintf(f, "%s %s threads=%.0f: degraded, %.0f of %.0f threads reported, missing:",
+		    js_str(ph, "phase_id"), js_str(ph, "kind"), js_num(ph, "threads"),
+		    js_num(ph, "threads_reported"), js_num(ph, "threads"));
+	else
+		fprintf(f, "%s %s threads=%.0f: degraded, all %.0f threads ran on the nodes left, "
+		    "missing:", js_str(ph, "phase_id"), js_str(ph, "kind"), js_num(ph, "threads"),
+		    js_num(ph, "threads"));
+	for (k = 0; k < json_object_array_length(arr); k++)
+		fprintf(f, " %s", json_object_get_string(json_object_array_get_idx(arr, k)));
+	if (mr && json_object_array_length(mr)) {
+		fprintf(f, " (ranks");
+		for (k = 0; k < json_object_array_length(mr); k++)
+			fprintf(f, "%s%s", k ? "," : " ",
+			    json_object_get_string(json_object_array_get_idx(mr, k)));
+		fprintf(f, ")");
+	}
+	fprintf(f, "\n");
+}
+
 /* The bench table of doc, made visible already. */
 static void
 print_table(FILE *f, json_object *doc, int decimal)
@@ -717,23 +759,7 @@ print_table(FILE *f, json_object *doc, int decimal)
 	}
 	for (i = 0; i < json_object_array_length(phases); i++) {
 		ph = json_object_array_get_idx(phases, i);
-		if (json_object_object_get_ex(ph, "missing", &arr) && json_object_array_length(arr)) {
-			json_object *mr = json_object_object_get(ph, "missing_ranks");
-
-			fprintf(f, "%s %s threads=%.0f: degraded, %.0f of %.0f threads reported, missing:",
-			    js_str(ph, "phase_id"), js_str(ph, "kind"), js_num(ph, "threads"),
-			    js_num(ph, "threads_reported"), js_num(ph, "threads"));
-			for (k = 0; k < json_object_array_length(arr); k++)
-				fprintf(f, " %s", json_object_get_string(json_object_array_get_idx(arr, k)));
-			if (mr && json_object_array_length(mr)) {
-				fprintf(f, " (ranks");
-				for (k = 0; k < json_object_array_length(mr); k++)
-					fprintf(f, "%s%s", k ? "," : " ",
-					    json_object_get_string(json_object_array_get_idx(mr, k)));
-				fprintf(f, ")");
-			}
-			fprintf(f, "\n");
-		}
+		print_missing(f, ph);
 		if (json_object_object_get_ex(ph, "errors", &arr))
 			for (k = 0; k < json_object_array_length(arr); k++)
 				fprintf(f, "%s %s: error: %s\n", js_str(ph, "phase_id"), js_str(ph, "kind"),

@@ -295,25 +295,30 @@ fmt_point_rate(char *buf, size_t len, const struct point *pt, int decimal)
 	}
 }
 
-/* A degraded phase (a node lost mid-phase) is a partial sum: its figure
- * shows as "1.2 GiB/s partial" and its threads as "3/4" (reported/planned). */
+/* A degraded phase shows its own figure, though no mean or compare takes
+ * it: a partial sum (a node lost mid-phase) as "1.2 GiB/s partial", its
+ * threads as "3/4" (reported/planned); one whose threads all ran on the
+ * nodes left (a node lost before it) as its figure. */
 static int
 fmt_partial(char *buf, size_t len, const struct rundoc_field *f, const struct point *pt,
     int decimal)
 {
 	json_object *v;
 	char r[32];
+	int partial;
 
-	if (pt->nphases != 1 || !json_object_object_get_ex(pt->first, "partial", &v) ||
-	    !json_object_get_boolean(v))
+	if (pt->nphases != 1)
+		return 0;
+	partial = json_object_object_get_ex(pt->first, "partial", &v) && json_object_get_boolean(v);
+	if (!partial && strcmp(js_str(pt->first, "status"), "degraded") != 0)
 		return 0;
 	if (f->fmt == RFF_RATE) {
 		rundoc_fmt_rate(r, sizeof(r), js_num(pt->first, pt->metric == M_IOPS ? "ops_rate" :
 		    "rate"), pt->metric, decimal);
-		snprintf(buf, len, "%s partial", r);
+		snprintf(buf, len, "%s%s", r, partial ? " partial" : "");
 		return 1;
 	}
-	if (f->fmt == RFF_INT && strcmp(f->key, "threads") == 0) {
+	if (partial && f->fmt == RFF_INT && strcmp(f->key, "threads") == 0) {
 		snprintf(buf, len, "%lld/%lld", (long long)js_num(pt->first, "threads_reported"),
 		    (long long)js_num(pt->first, "threads"));
 		return 1;

@@ -31,11 +31,17 @@
  * - knobctl dials again (twice at most) when a connection is dropped
  *   before the handshake.
  *
+ * - every flood at once on node01 through a benchmark run on node01 and
+ *   node02: the run gets in, its phase counts every byte, the lease
+ *   holds, and pings get through during the flood and after it.
+ *
  * The agent's peak RSS (VmHWM) is printed with each figure.  The attacker
  * is this program itself ("check_attack attack ADDR PORT N SECONDS
- * reopen|hold|byte|junk [SRC...]"; byte: reopen, and each socket sends one
- * byte once connected), run inside a namespace with ip netns exec; it
- * attacks until the test closes its standard input (SECONDS: at most). */
+ * reopen|hold|byte|junk|hello|slow [SRC...]"; byte: reopen, and each
+ * socket sends one byte once connected; hello: a real ClientHello, the
+ * handshake never finished; slow: that ClientHello one byte a second),
+ * run inside a namespace with ip netns exec; it attacks until the test
+ * closes its standard input (SECONDS: at most). */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -52,6 +58,7 @@
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <openssl/ssl.h>
 
@@ -83,6 +90,15 @@
 #define DECODE_RSS_BOUND_KB	(256 * 1024)
 #endif
 
+/* How long a ping of an agent under every flood at once may take
+ * (flood_during_phase): measured 0.5 to 1.1 s at worst, 1.4 s under ASan,
+ * where the agent's handshakes take about twice the CPU. */
+#if defined(__SANITIZE_ADDRESS__)
+#define FLOOD_PING_S	3.0
+#else
+#define FLOOD_PING_S	2.0
+#endif
+
 static struct harness h;
 static char self[PATH_MAX];
 
@@ -103,11 +119,12 @@ status_kb(pid_t pid, const char *field)
 }
 
 /* One non-blocking connect to addr:port from src (NULL: any), watched by
- * ep (for output too when byte: it sends one once connected); fd or -1. */
+ * ep (for output too when tx: it sends its payload once connected); fd
+ * or -1. */
 static int
-dial(int ep, const struct sockaddr_in *sa, const char *src, int byte)
+dial(int ep, const struct sockaddr_in *sa, const char *src, int tx)
 {
-	struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP | (byte ? EPOLLOUT : 0) };
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP | (tx ? EPOLLOUT : 0) };
 	struct sockaddr_in me = { .sin_family = AF_INET };
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 
@@ -127,72 +144,149 @@ dial(int ep, const struct sockaddr_in *sa, const char *src, int byte)
 	return fd;
 }
 
-/* A byte attacker's socket is connected: send its bytes (what: a TLS
- * handshake record's type, or a line no TLS server takes) and watch it for
- * input only.  0, or -1 (close it). */
+/* What an attacker's sockets send once connected (mode): nothing (reopen,
+ * hold), a TLS record type (byte), a line no TLS server takes (junk), a
+ * real ClientHello whose handshake is never finished (hello), or that
+ * ClientHello one byte a second (slow, a slowloris). */
+struct payload {
+	const uint8_t *bytes;
+	size_t len;
+	int drip;		/* one byte a second */
+};
+
+/* A TLS client's first flight (its ClientHello, TLS 1.3 with an X25519
+ * key share, as knob's agents take), made over memory BIOs into buf: its
+ * length, 0 on failure. */
+static size_t
+client_hello(uint8_t *buf, size_t cap)
+{
+	SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+	SSL *s = ctx ? SSL_new(ctx) : NULL;
+	BIO *rb = BIO_new(BIO_s_mem()), *wb = BIO_new(BIO_s_mem());
+	int n = 0;
+
+	if (s != NULL && rb != NULL && wb != NULL) {
+		SSL_set_bio(s, rb, wb);
+		rb = wb = NULL;
+		SSL_set_connect_state(s);
+		SSL_do_handshake(s);	/* wants the server's answer: its hello is out */
+		n = BIO_read(SSL_get_wbio(s), buf, (int)cap);
+	}
+	BIO_free(rb);
+	BIO_free(wb);
+	SSL_free(s);
+	SSL_CTX_free(ctx);
+	return n > 0 ? (size_t)n : 0;
+}
+
+/* The payload of mode (hello: made into buf). */
+static struct payload
+mode_payload(const char *mode, uint8_t *buf, size_t cap)
+{
+	struct payload p = { NULL, 0, 0 };
+
+	if (strcmp(mode, "byte") == 0)
+		p.bytes = (const uint8_t *)"\x16";
+	else if (strcmp(mode, "junk") == 0)
+		p.bytes = (const uint8_t *)"GET / HTTP/1.0\r\n\r\n";
+	else if (strcmp(mode, "hello") == 0 || strcmp(mode, "slow") == 0) {
+		p.len = client_hello(buf, cap);
+		p.bytes = p.len ? buf : NULL;
+		p.drip = strcmp(mode, "slow") == 0;
+		return p;
+	}
+	p.len = p.bytes ? strlen((const char *)p.bytes) : 0;
+	return p;
+}
+
+/* An attacker's socket is connected: send its payload (a drip: its first
+ * byte; sent[fd] counts what went) and watch it for input only.  0, or -1
+ * (close it). */
 static int
-send_byte(int ep, int fd, const char *what)
+send_payload(int ep, int fd, const struct payload *p, size_t *sent)
 {
 	struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP, .data.fd = fd };
+	size_t n = p->drip ? 1 : p->len;
 
-	if (write(fd, what, strlen(what)) != (ssize_t)strlen(what))
+	if (write(fd, p->bytes, n) != (ssize_t)n)
 		return -1;
+	sent[fd] = n;
 	return epoll_ctl(ep, EPOLL_CTL_MOD, fd, &ev);
 }
 
-/* The attacker: hold n idle connections from the source addresses
+/* A drip's second: each connected socket (sent[fd] > 0, fd < nfd) sends
+ * its next byte (a socket with all sent goes quiet). */
+static void
+drip(const struct payload *p, size_t *sent, size_t nfd)
+{
+	for (size_t fd = 0; fd < nfd; fd++)
+		if (sent[fd] > 0 && sent[fd] < p->len && write((int)fd, p->bytes + sent[fd], 1) == 1)
+			sent[fd]++;
+}
+
+/* The attacker: hold n connections from the source addresses
  * src[0..nsrc) in turn (none: the default), reopening each one the agent
- * closes unless hold, each sending one byte once connected when byte,
- * or a line of HTTP and no reopening when junk,
- * until its standard input ends (the test is done with it) or secs pass;
- * prints how many connections it opened. */
+ * closes unless hold (and junk), each sending mode's payload once
+ * connected (mode_payload), until its standard input ends (the test is
+ * done with it) or secs pass; prints how many connections it opened. */
 static int
 attacker(const char *addr, int port, int n, int secs, const char *mode, char **src, int nsrc)
 {
 	int junk = strcmp(mode, "junk") == 0, hold = junk || strcmp(mode, "hold") == 0;
-	int byte = junk || strcmp(mode, "byte") == 0;
+	uint8_t hello[2048], in_buf[4096];
+	struct payload pl = mode_payload(mode, hello, sizeof(hello));
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
 	struct rlimit rl;
 	struct epoll_event evs[256];
-	uint64_t end = now_mono_ns() + (uint64_t)secs * 1000000000ull, opened = 0;
+	uint64_t now, end = now_mono_ns() + (uint64_t)secs * 1000000000ull, opened = 0;
+	uint64_t next_drip = now_mono_ns() + 1000000000ull;
 	struct epoll_event in = { .events = EPOLLIN | EPOLLRDHUP, .data.fd = 0 };
-	int ep = epoll_create1(EPOLL_CLOEXEC), open_now = 0, done = 0;
+	int ep = epoll_create1(EPOLL_CLOEXEC), open_now = 0, done = 0, fd;
+	size_t *sent, nfd;
 
+	if ((strcmp(mode, "hello") == 0 || strcmp(mode, "slow") == 0) && pl.len == 0)
+		return 2;	/* no ClientHello to send */
 	getrlimit(RLIMIT_NOFILE, &rl);
 	rl.rlim_cur = rl.rlim_max;
 	setrlimit(RLIMIT_NOFILE, &rl);
+	nfd = rl.rlim_cur < 1u << 20 ? (size_t)rl.rlim_cur : 1u << 20;
+	sent = xcalloc(nfd, sizeof(*sent));
 	inet_pton(AF_INET, addr, &sa.sin_addr);
 	epoll_ctl(ep, EPOLL_CTL_ADD, 0, &in);
 	for (int i = 0; i < n; i++)
-		if (dial(ep, &sa, nsrc ? src[opened % (unsigned)nsrc] : NULL, byte) >= 0) {
+		if (dial(ep, &sa, nsrc ? src[opened % (unsigned)nsrc] : NULL, pl.len > 0) >= 0) {
 			opened++;
 			open_now++;
 		}
-	while (!done && now_mono_ns() < end) {
+	while (!done && (now = now_mono_ns()) < end) {
 		int k = epoll_wait(ep, evs, (int)nitems(evs), 50);
 
 		for (int i = 0; i < k; i++) {
-			char c;
-
-			if (evs[i].data.fd == 0) {	/* the test closed our stdin */
-				done = read(0, &c, 1) <= 0;
+			if ((fd = evs[i].data.fd) == 0) {	/* the test closed our stdin */
+				done = read(0, in_buf, 1) <= 0;
 				continue;
 			}
-			if (byte && evs[i].events == EPOLLOUT && send_byte(ep, evs[i].data.fd,
-			    junk ? "GET / HTTP/1.0\r\n\r\n" : "\x16") == 0)
+			if (pl.len > 0 && evs[i].events == EPOLLOUT &&
+			    send_payload(ep, fd, &pl, sent) == 0)
 				continue;
-			if (read(evs[i].data.fd, &c, 1) > 0)
-				continue;	/* never happens: the agent says nothing first */
-			close(evs[i].data.fd);
+			if (read(fd, in_buf, sizeof(in_buf)) > 0)
+				continue;	/* a hello's answer, never read on */
+			sent[fd] = 0;
+			close(fd);
 			open_now--;
 		}
+		if (pl.drip && now >= next_drip) {
+			drip(&pl, sent, nfd);
+			next_drip = now + 1000000000ull;
+		}
 		for (; !hold && open_now < n; open_now++) {
-			if (dial(ep, &sa, nsrc ? src[opened % (unsigned)nsrc] : NULL, byte) < 0)
+			if (dial(ep, &sa, nsrc ? src[opened % (unsigned)nsrc] : NULL, pl.len > 0) < 0)
 				break;
 			opened++;
 		}
 	}
 	printf("%llu\n", (unsigned long long)opened);
+	free(sent);
 	return 0;
 }
 
@@ -1426,6 +1520,181 @@ START_TEST(dropped_dial_retried)
 }
 END_TEST
 
+/* A harness_child in the controller's namespace: a peer with the
+ * controller's certificate that sends 64 frames that do not decode at a
+ * time, dialling again as soon as node01 closes it, until stop: the
+ * connections it made. */
+static int
+bad_framer(int ready, int stop)
+{
+	SSL_CTX *ctx = harness_tls_ctx(&h, "controller");
+	uint8_t junk[64 * 20], b[256];
+	int n = 0;
+
+	for (int i = 0; i < 64; i++) {	/* a 16-byte body of wire type 7: no protobuf */
+		memcpy(junk + i * 20, "\0\0\0\x10", 4);
+		memset(junk + i * 20 + 4, 0xff, 16);
+	}
+	if (ctx == NULL || write(ready, "", 1) != 1)
+		return -1;
+	for (;;) {
+		struct pollfd pf = { .fd = stop, .events = POLLIN };
+		SSL *s;
+
+		if (poll(&pf, 1, 0) != 0)
+			break;
+		if ((s = harness_tls_dial(&h, ctx, 0)) == NULL)
+			continue;
+		n++;
+		if (SSL_write(s, junk, (int)sizeof(junk)) > 0)
+			while (SSL_read(s, b, (int)sizeof(b)) > 0)
+				;	/* the agent's error, until it closes */
+		harness_tls_close(s);
+	}
+	SSL_CTX_free(ctx);
+	return n;
+}
+
+/* node01's log has no lease expiry. */
+static void
+lease_held(void)
+{
+	ck_assert_msg(!harness_log_has(&h, 0, "lease expired"), "node01's lease expired under the "
+	    "flood:\n%s", cu_slurp(h.node[0].log));
+}
+
+/* The phase record of a flooded run: ok, every thread counted, each
+ * writing its whole file (threads x size bytes, node01 its half). */
+static void
+flooded_phase_whole(json_object *doc, int threads, int64_t size)
+{
+	json_object *p = cu_phase(doc, 0), *pn = cu_get(p, "per_node");
+
+	ck_assert_str_eq(cu_str(p, "status"), "ok");
+	ck_assert_int_eq(cu_int(p, "threads_reported"), threads);
+	ck_assert(!json_object_get_boolean(cu_get(p, "partial")));
+	ck_assert_int_eq(json_object_array_length(cu_get(p, "missing")), 0);
+	ck_assert_int_eq(json_object_array_length(cu_get(p, "errors")), 0);
+	ck_assert_int_eq(cu_int(p, "bytes"), threads * size);
+	ck_assert_int_eq(json_object_array_length(pn), 2);
+	for (size_t i = 0; i < 2; i++) {
+		ck_assert_str_eq(cu_str(json_object_array_get_idx(pn, i), "status"), "ok");
+		ck_assert_int_eq(cu_int(json_object_array_get_idx(pn, i), "bytes"),
+		    threads / 2 * size);
+	}
+	printf("flooded phase: %.0f B/s in %.2f s (%.1f s at the rate limit)\n",
+	    cu_num(p, "rate"), cu_num(p, "elapsed_s"), (double)size / 4096 / 16);
+}
+
+/* The floods of flood_during_phase on node01's port, from node03's
+ * namespace and (the framer) the controller's. */
+struct flood {
+	struct attack att[3];
+	char out[3][PATH_MAX + 16];
+	struct harness_child framer;
+};
+
+static const char *const flood_mode[3] = { "reopen", "hello", "slow" };
+
+/* Start every flood: 1000 idle sockets from 12 addresses, 200 real
+ * ClientHellos from 8, 32 slowloris sockets from 4, and the framer; once
+ * node01 reports refusals. */
+static void
+flood_start(struct flood *f)
+{
+	static const int nconn[3] = { 1000, 200, 32 }, nsrc[3] = { 12, 8, 4 };
+	char srcs[400];
+
+	for (int i = 0; i < 3; i++) {
+		add_sources(2, 100 + 20 * i, nsrc[i], srcs, sizeof(srcs));
+		snprintf(f->out[i], sizeof(f->out[i]), "%s/attack-%s.out", h.tmp, flood_mode[i]);
+		f->att[i] = attack_bg(h.node[2].ns, nconn[i], 60, flood_mode[i], srcs, f->out[i]);
+	}
+	harness_child_start(&f->framer, h.ctl_ns, bad_framer);
+	ck_assert_msg(harness_wait_log(&h, 0, "before authentication: refused", 10) == 0,
+	    "no summary of refusals from node01 in 10 s: the flood never reached it, or its "
+	    "loop is starved");
+}
+
+/* End every flood, each of which must have lasted until now; print what
+ * each did. */
+static void
+flood_end(struct flood *f)
+{
+	char *txt = NULL;
+
+	for (int i = 0; i < 3; i++)
+		ck_assert_msg(waitpid(f->att[i].pid, NULL, WNOHANG) == 0, "the %s attacker ended "
+		    "before the run did", flood_mode[i]);
+	printf("the framer made %d connections\n", harness_child_end(&f->framer));
+	for (int i = 0; i < 3; i++) {
+		ck_assert_int_eq(attack_end(&f->att[i]), 0);
+		ck_assert_int_eq(read_file_bounded(f->out[i], 1024, &txt, NULL), 0);
+		printf("%s attacker opened %s", flood_mode[i], txt);
+		free(txt);
+	}
+}
+
+/* The document of the knobctl run pid that wrote outf, which must exit 0. */
+static json_object *
+run_doc(pid_t pid, const char *outf)
+{
+	json_object *doc;
+	char *txt = NULL;
+
+	ck_assert_int_eq(cu_reap(pid), 0);
+	ck_assert_int_eq(read_file_bounded(outf, 1 << 24, &txt, NULL), 0);
+	ck_assert_msg((doc = json_tokener_parse(txt)) != NULL, "not JSON: %s", txt);
+	free(txt);
+	return doc;
+}
+
+/* Every flood at once on node01's port from before a benchmark run on
+ * node01 and node02 (lease 3 s) dials its agents until after it ends:
+ * 1000 idle sockets from 12 addresses (reopened when dropped: over the
+ * per-address limit and the budget), 200 real ClientHellos never
+ * finished (each costs the agent a key exchange and a signature) from 8
+ * more, 32 slowloris sockets sending their ClientHello a byte a second,
+ * and a peer with the controller's certificate sending undecodable
+ * frames, dialling again at once each time it is closed.  The run gets
+ * in, its phase completes with every byte counted, no lease expires,
+ * pings get through during the flood, and node01 serves after it. */
+START_TEST(flood_during_phase)
+{
+	char outf[PATH_MAX + 16], dir[PATH_MAX];
+	const int64_t size = 256 * 1024;
+	struct flood f;
+	json_object *doc;
+	long cpu0;
+	double worst;
+	pid_t pid;
+
+	harness_agent_stop(&h, 0, SIGTERM);	/* at info level, as deployed */
+	snprintf(h.node[0].extra_args, sizeof(h.node[0].extra_args), "--log-level info");
+	ck_assert_int_eq(harness_agent_start(&h, 0), 0);
+	ck_assert_int_eq(harness_agent_start(&h, 1), 0);
+	snprintf(dir, sizeof(dir), "%s/data", h.tmp);
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	snprintf(outf, sizeof(outf), "%s/flood.json", h.tmp);
+	cpu0 = cpu_ticks(h.node[0].pid);
+	flood_start(&f);
+	/* 64 ops of 4 KiB at 16 a second: 4 s, longer than the lease */
+	pid = harness_knobctl_bg(&h, outf, "&2", "--json bench seq-write -w node[01-02] --dir %s "
+	    "--threads 4 --bs 4k --size %lld --rate-iops 16 --lease 3", dir, (long long)size);
+	ck_assert_int_gt(pid, 0);
+	ck_assert_msg(harness_wait_log(&h, 0, ": running", 60) == 0, "node01 never ran the phase");
+	worst = pings_within(3, FLOOD_PING_S);
+	doc = run_doc(pid, outf);
+	printf("node01 under the flood: %.1f s of CPU; pings: slowest %.3f s\n",
+	    (double)(cpu_ticks(h.node[0].pid) - cpu0) / (double)sysconf(_SC_CLK_TCK), worst);
+	flood_end(&f);
+	flooded_phase_whole(doc, 4, size);
+	json_object_put(doc);
+	lease_held();
+	ck_assert_int_eq(harness_knobctl(&h, NULL, NULL, "ping -w node[01-02]"), 0);
+}
+END_TEST
+
 static Suite *
 attack_suite(void)
 {
@@ -1444,6 +1713,9 @@ attack_suite(void)
 	tcase_add_test(tc, dropped_dial_retried);
 	tcase_add_test(tc, failed_handshakes_evicted_first);
 	tcase_add_test(tc, ipv6_source_budget_per_prefix);
+	suite_add_tcase(s, tc);
+	tc = cu_tcase("phase", setup, teardown, 120);
+	tcase_add_test(tc, flood_during_phase);
 	suite_add_tcase(s, tc);
 	tc = cu_tcase("log", NULL, NULL, 30);
 	tcase_add_test(tc, log_escapes_control_chars);

@@ -605,8 +605,39 @@ lost_left(json_object *doc, const char *node, unsigned rank)
 	free(want);
 }
 
+/* The second phase (3 threads), run after node03 was lost in the first:
+ * all its threads on the 3 nodes left, each counted, so not partial;
+ * still degraded (the run ran without node03), and the table says why. */
+static void
+survivors_phase_whole(json_object *p, const char *tab)
+{
+	const char *row, *end;
+
+	ck_assert_str_eq(cu_str(p, "status"), "degraded");
+	ck_assert_int_eq(json_object_array_length(cu_get(p, "missing")), 1);
+	ck_assert_int_eq(cu_int(p, "threads"), 3);
+	ck_assert_int_eq(cu_int(p, "nodes"), 3);
+	ck_assert_int_eq(cu_int(p, "threads_reported"), 3);
+	ck_assert_int_eq(json_object_array_length(cu_get(p, "per_thread")), 3);
+	ck_assert_msg(!json_object_get_boolean(cu_get(p, "partial")), "a phase of the survivors, "
+	    "every thread counted, said partial");
+	ck_assert_int_eq(json_object_array_length(cu_get(p, "missing_ranks")), 0);
+	ck_assert_ptr_nonnull(strstr(tab, "degraded, all 3 threads ran on the nodes left, "
+	    "missing: node03\n"));
+	/* its row, after the first phase's "3/4": its figure, not partial */
+	ck_assert_ptr_nonnull(row = strstr(tab, "3/4"));
+	ck_assert_ptr_nonnull(row = strchr(row, '\n'));
+	end = strchr(++row, '\n');
+	ck_assert_ptr_nonnull(end);
+	ck_assert_msg(memmem(row, (size_t)(end - row), "MiB/s", 5) &&
+	    !memmem(row, (size_t)(end - row), "partial", 7), "the survivors' row: %.*s",
+	    (int)(end - row), row);
+}
+
 /* One agent killed mid-phase: the others finish, the result is degraded
- * and names it; the survivors remove their files. */
+ * and names it; the survivors remove their files.  The next phase (3
+ * threads) runs on the survivors and is whole; the run says it lost a
+ * node (exit 1, degraded-or-failed). */
 START_TEST(agent_killed_degraded)
 {
 	char outf[PATH_MAX + 16], *out = NULL;
@@ -615,7 +646,7 @@ START_TEST(agent_killed_degraded)
 	int st;
 
 	snprintf(outf, sizeof(outf), "%s/deg.json", h.tmp);
-	pid = knobctl_bg(outf, "--json bench seq-write -w @all --dir %s --threads 4 "
+	pid = knobctl_bg(outf, "--json bench seq-write -w @all --dir %s --threads 4,3 "
 	    "--size 1g --bs 1m --rate-iops 20 --stonewall 3", data);
 	/* generous: on a loaded 2-core VM under ASan the start can take long */
 	ck_assert_msg(wait_log(2, "phase ", 60) && wait_log(2, ": running", 60),
@@ -629,6 +660,7 @@ START_TEST(agent_killed_degraded)
 	ck_assert_int_eq(read_file_bounded(outf, 1 << 24, &out, NULL), 0);
 	doc = json_tokener_parse(out);
 	ck_assert_msg(doc != NULL, "not JSON: %s", out);
+	ck_assert_str_eq(cu_str(doc, "status"), "degraded-or-failed");
 	p = cu_phase(doc, 0);
 	ck_assert_str_eq(cu_str(p, "status"), "degraded");
 	missing = cu_get(p, "missing");
@@ -651,6 +683,7 @@ START_TEST(agent_killed_degraded)
 		fprintf(stderr, "%s", tab);
 		ck_assert_msg(strstr(tab, "3/4") && strstr(tab, "partial"), "table: %s", tab);
 		ck_assert_ptr_nonnull(strstr(tab, "3 of 4 threads reported, missing: node03 (ranks 2)"));
+		survivors_phase_whole(cu_phase(doc, 1), tab);
 		free(tab);
 		free(run);
 	}
