@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <libxml/parser.h>
 #include <libxml/relaxng.h>
 
@@ -172,6 +173,25 @@ attr_or(struct ploader *L, xmlNodePtr n, const char *name, const char *dflt)
 	char *s = attr(L, n, name);
 
 	return s ? s : xstrdup(dflt);
+}
+
+/* Attribute name of n after substitution, "" when absent.  One given
+ * whose variables make it empty is an error: absent, it means every node
+ * of the play or all at once (what), which an -e NAME= or an unset shell
+ * variable must not choose. */
+static char *
+attr_given(struct ploader *L, xmlNodePtr n, const char *name, const char *what)
+{
+	char *s = attr(L, n, name), *raw;
+
+	if (s == NULL)
+		return xstrdup("");
+	if (s[0] == '\0' && (raw = xml_attr(n, name)) != NULL) {
+		perr(L, (int)xmlGetLineNo(n), "%s=\"%s\" is empty: leave %s= out for %s", name,
+		    raw, name, what);
+		free(raw);
+	}
+	return s;
 }
 
 static int
@@ -387,6 +407,31 @@ check_nodes(struct ploader *L, int line, const char *an, const char *expr)
 	strvec_free(&names);
 }
 
+/* A report step's file must be writable now, not after the benches before
+ * it ran for hours: its directory there and writable, the path no
+ * directory. */
+static void
+check_report_file(struct ploader *L, int line, const char *file)
+{
+	char dir[PATH_MAX], *slash;
+	struct stat st;
+
+	snprintf(dir, sizeof(dir), "%s", file);
+	if ((slash = strrchr(dir, '/')) == NULL)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		slash[slash == dir] = '\0';	/* "/r.html": "/" */
+	if (file[0] == '\0')
+		perr(L, line, "<report file=\"\">: no file");
+	else if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+		perr(L, line, "<report file=\"%s\">: %s is not a directory", file, dir);
+	else if (access(dir, W_OK | X_OK) != 0)
+		perr(L, line, "<report file=\"%s\">: cannot write in %s: %s", file, dir,
+		    strerror(errno));
+	else if (stat(file, &st) == 0 && S_ISDIR(st.st_mode))
+		perr(L, line, "<report file=\"%s\">: is a directory", file);
+}
+
 static const struct {
 	const char *elem;
 	int kind;
@@ -444,8 +489,8 @@ parse_step(struct ploader *L, struct pstep *st, xmlNodePtr n, int kind)
 	st->check = yes(L, n, "check");
 	st->canary = attr_or(L, n, "canary", "");
 	st->file = attr_or(L, n, "file", "report.html");
-	st->nodes = attr_or(L, n, "nodes", "");
-	st->tune_nodes = attr_or(L, n, "tune-nodes", "");
+	st->nodes = attr_given(L, n, "nodes", "every node of the play");
+	st->tune_nodes = attr_given(L, n, "tune-nodes", "the step's nodes");
 	check_profile(L, st->line, st->profile);
 	check_profile(L, st->line, st->profile_a);
 	check_nodes(L, st->line, "nodes", st->nodes);
@@ -456,6 +501,8 @@ parse_step(struct ploader *L, struct pstep *st, xmlNodePtr n, int kind)
 		    kind == PS_COMPARE ? "b" : "profile");
 	if (kind == PS_CANARY && play_count(st->canary, 100) < 0)
 		perr(L, st->line, "canary=\"%s\": a count or a percentage", st->canary);
+	if (kind == PS_REPORT)
+		check_report_file(L, st->line, st->file);
 	if (kind == PS_BENCH)
 		parse_bench_step(L, st, n);
 	if (kind == PS_HEALTH) {
@@ -493,6 +540,24 @@ parse_vars(struct ploader *L, struct play *pl, xmlNodePtr root)
 	return 0;
 }
 
+/* A report or a score step (the play's last step) needs a run: a bench,
+ * compare or canary step before it, else it can only fail, after every
+ * step before it ran. */
+static void
+check_has_runs(struct ploader *L, const struct play *pl)
+{
+	const struct pstep *st = &pl->steps[pl->nsteps - 1];
+
+	if (st->kind != PS_REPORT && st->kind != PS_SCORE)
+		return;
+	for (size_t i = 0; i + 1 < pl->nsteps; i++)
+		if (pl->steps[i].kind == PS_BENCH || pl->steps[i].kind == PS_COMPARE ||
+		    pl->steps[i].kind == PS_CANARY)
+			return;
+	perr(L, st->line, "<%s> has no run to use: no bench, compare or canary step comes "
+	    "before it", st->kind == PS_REPORT ? "report" : "score");
+}
+
 /* The <play> element into pl. */
 static void
 parse_play(struct ploader *L, struct play *pl, xmlNodePtr root)
@@ -501,8 +566,8 @@ parse_play(struct ploader *L, struct play *pl, xmlNodePtr root)
 		return;		/* the steps' errors would follow from the -e */
 	pl->name = attr_or(L, root, "name", "");
 	pl->nodes = attr_or(L, root, "nodes", "");
-	pl->serial = attr_or(L, root, "serial", "");
-	pl->max_fail = attr_or(L, root, "max-fail", "");
+	pl->serial = attr_given(L, root, "serial", "every node at once");
+	pl->max_fail = attr_given(L, root, "max-fail", "no failure allowed");
 	pl->keep = yes(L, root, "keep");
 	pl->description = xstrdup("");
 	if (pl->serial[0] && play_count(pl->serial, 100) <= 0)
@@ -530,6 +595,7 @@ parse_play(struct ploader *L, struct play *pl, xmlNodePtr root)
 			if (strcmp(en, step_names[i].elem) == 0) {
 				pl->steps = xgrow(pl->steps, pl->nsteps, sizeof(*pl->steps));
 				parse_step(L, &pl->steps[pl->nsteps++], n, step_names[i].kind);
+				check_has_runs(L, pl);
 			}
 	}
 	if (pl->nsteps == 0)

@@ -1083,7 +1083,7 @@ step_report(struct prun *pr, const struct pstep *st)
 {
 	size_t n = json_object_array_length(pr->docs);
 	json_object **docs = xcalloc(n + 1, sizeof(*docs));
-	int rc = -1;
+	int rc, err = 0;
 
 	if (pr->check) {
 		say(pr, "  would write %s\n", st->file);
@@ -1093,11 +1093,13 @@ step_report(struct prun *pr, const struct pstep *st)
 	for (size_t i = 0; i < n; i++)
 		docs[i] = json_object_array_get_idx(pr->docs, i);
 	if (n)
-		rc = report_save(st->file, docs, n, pr->ctl->units_decimal) < 0 ? -1 : 0;
+		err = report_save(st->file, docs, n, pr->ctl->units_decimal);
+	rc = n && err == 0 ? 0 : -1;
 	if (rc == 0)
 		say(pr, "  report of %zu run(s) written to %s\n", n, st->file);
 	else
-		reason(pr, "no report of %zu run(s) in %s", n, st->file);
+		reason(pr, "no report of %zu run(s) in %s%s%s", n, st->file, err ? ": " : "",
+		    err ? strerror(-err) : "");
 	free(docs);
 	return rc;
 }

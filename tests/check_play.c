@@ -765,8 +765,39 @@ START_TEST(play_file_errors)
 	has_error(err, "bad7.xml", 5, "sweep: --probe needs an absolute directory");
 	has_error(err, "bad7.xml", 6, "nodes=\"@nosuchgroup\": nodeset: unknown group @nosuchgroup");
 	free(err);
+	/* a node set or a serial that a variable made empty: absent, each
+	 * means every node (at once); given empty it is no choice of those
+	 * (before, a <var> or -e tune= left empty applied the profile to
+	 * every node) */
+	err = play_errors("bad8.xml", "<?xml version=\"1.0\"?>\n"
+	    "<play name=\"b8\" nodes=\"@all\" serial=\"${serial}\">\n"	/* 2 */
+	    "  <var name=\"serial\" value=\"\"/>\n  <var name=\"tune\" value=\"\"/>\n"
+	    "  <apply profile=\"somax\" nodes=\"${tune}\"/>\n</play>\n");	/* 5 */
+	has_error(err, "bad8.xml", 2, "serial=\"${serial}\" is empty: leave serial= out for "
+	    "every node at once");
+	has_error(err, "bad8.xml", 5, "nodes=\"${tune}\" is empty: leave nodes= out for every "
+	    "node of the play");
+	free(err);
+	/* a report that can only fail, after the steps before it ran: no run
+	 * before it, its directory missing, a directory (before, each one
+	 * failed at its step, the profile rolled back, the benches' hours
+	 * spent and no page) */
+	err = play_errors("bad9.xml", "<?xml version=\"1.0\"?>\n<play name=\"b9\" nodes=\"@all\">\n"
+	    "  <apply profile=\"somax\"/>\n  <report file=\"%s/r.html\"/>\n"	/* 4 */
+	    "  <bench kind=\"seq-write\" dir=\"%s\" size=\"1m\"/>\n"		/* 5 */
+	    "  <report file=\"%s/nodir/r.html\"/>\n"				/* 6 */
+	    "  <report file=\"%s\"/>\n</play>\n", h.tmp, data, h.tmp, data);	/* 7 */
+	has_error(err, "bad9.xml", 4, "<report> has no run to use: no bench, compare or canary "
+	    "step comes before it");
+	snprintf(want, sizeof(want), "<report file=\"%s/nodir/r.html\">: %s/nodir is not a "
+	    "directory", h.tmp, h.tmp);
+	has_error(err, "bad9.xml", 6, want);
+	snprintf(want, sizeof(want), "<report file=\"%s\">: is a directory", data);
+	has_error(err, "bad9.xml", 7, want);
+	free(err);
 	/* nothing ran */
 	ck_assert(!somax_is(0, "2345"));
+	ck_assert(!somax_is(1, "2345"));
 	/* that placing in a play of 20,000 steps, the bad one near the end:
 	 * each element validated once, alone (before, the whole play once per
 	 * <bench> up to the bad one: 30 s at 4,000 steps, hours at 20,000) */
