@@ -865,6 +865,6 @@ const struct cmd_entry cmd_play_entry = {
 	"and then no new batch starts.  Unreachable nodes count as failed.\n"
 	"${ram_x2} is twice the largest RAM of the target nodes, ${cache_x2} twice the largest cache\n"
 	"they read through (the GPFS pagepool on GPFS nodes, else RAM): file sizes that beat the cache.\n"
-	"SIGINT or SIGTERM stops the play (a bench or sweep at once), rolls back what it applied\n"
-	"(unless keep=\"yes\") and exits 130 or 143; a second signal exits at once.",
+	"SIGINT, SIGTERM or SIGHUP stops the play (a bench or sweep at once), rolls back what it\n"
+	"applied (unless keep=\"yes\") and exits 130, 143 or 129; a second signal exits at once.",
 };

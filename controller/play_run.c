@@ -21,7 +21,8 @@
  * those dropped nodes too, and says the same.
  * Exit status 0 only when every step succeeded on every node.
  *
- * SIGINT / SIGTERM while a play runs: the first stops it where it can
+ * SIGINT / SIGTERM / SIGHUP (the terminal or the ssh session gone) while
+ * a play runs: the first stops it where it can
  * (after the current request or batch; a bench or sweep at once, its
  * connections closed, which makes the agents abort the phase and remove
  * its files), then the stop's rollback runs and the summary is printed;
@@ -90,9 +91,9 @@ struct prun {
 static atomic_int play_sig;
 
 /* The signals that stop a play. */
-static const int play_sigs[] = { SIGINT, SIGTERM };
+static const int play_sigs[] = { SIGINT, SIGTERM, SIGHUP };
 
-/* SIGINT or SIGTERM: note the first (SA_RESETHAND: a second of the same
+/* SIGINT, SIGTERM or SIGHUP: note the first (SA_RESETHAND: a second of the same
  * acts at once; play_signals_default makes any act once the play saw it). */
 static void
 on_play_signal(int sig)
@@ -1248,7 +1249,8 @@ play_info(const struct play *pl)
 static const char *
 sig_name(int sig)
 {
-	return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal";
+	return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" :
+	    "a signal";
 }
 
 /* The reason of a failed step's record js: the signal, else the first

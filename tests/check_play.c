@@ -1317,10 +1317,12 @@ dir_full(void *arg)
  * 1113, not the defaults), the summary says so (the JSON's status
  * "interrupted"), exit 128 + the signal, and the agents remove the
  * bench's files.  Before, the signal killed knobctl: the nodes kept the
- * profile, with nothing printed. */
+ * profile, with nothing printed.  SIGHUP too, the terminal or the ssh
+ * session of the play gone: before, it killed knobctl (exit 129) and
+ * every node kept the profile. */
 START_TEST(play_signal_rolls_back)
 {
-	static const int sigs[] = { SIGINT, SIGTERM };
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
 	char path[PATH_MAX + 16], proc[64], comm[64], *out;
 
 	somax_profile();
@@ -1351,7 +1353,9 @@ START_TEST(play_signal_rolls_back)
 		ck_assert_int_eq(waitpid(pid, &st, 0), pid);
 		out = cu_slurp(path);
 		fprintf(stderr, "%s\n", out);
-		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 128 + sigs[k], "%s", out);
+		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 128 + sigs[k], "signal %d: %s "
+		    "%d: %s", sigs[k], WIFEXITED(st) ? "exit" : "killed by signal", WIFEXITED(st) ?
+		    WEXITSTATUS(st) : WTERMSIG(st), out);
 		ck_assert_msg(now_mono_ns() - t0 < 10000000000ull, "%s", out);
 		if (k == 0) {
 			ck_assert_msg(strstr(out, "SIGINT: the play stops") != NULL, "%s", out);
@@ -1363,7 +1367,8 @@ START_TEST(play_signal_rolls_back)
 			json_object *doc = need(json_tokener_parse(out));
 
 			ck_assert_str_eq(cu_str(doc, "status"), "interrupted");
-			ck_assert_str_eq(cu_str(doc, "signal"), "SIGTERM");
+			ck_assert_str_eq(cu_str(doc, "signal"), sigs[k] == SIGTERM ? "SIGTERM" :
+			    "SIGHUP");
 			ck_assert_str_eq(cu_str(json_object_array_get_idx(cu_get(doc, "steps"), 1),
 			    "status"), "interrupted");
 			json_object_put(doc);
