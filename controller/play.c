@@ -732,10 +732,11 @@ twice_gib(uint64_t kb, char *buf, size_t len)
  * pagepool where it has GPFS mounted (GPFS does not cache data in the
  * page cache), its RAM elsewhere.  Rounded up to GiB, from the nodes that
  * answer ("" when none does; the others into silent).  The file sizes of
- * the shipped sweeps. */
+ * the shipped sweeps.  And each node's active profile before the play,
+ * into before (one per node of nodes, "" when none or no answer). */
 static void
 cache_vars(struct ctl *ctl, const struct strvec *nodes, char *ram, char *cache, size_t len,
-    struct strvec *silent)
+    struct strvec *silent, struct strvec *before)
 {
 	Knob__Envelope env = KNOB__ENVELOPE__INIT;
 	Knob__FactsRequest req = KNOB__FACTS_REQUEST__INIT;
@@ -743,6 +744,8 @@ cache_vars(struct ctl *ctl, const struct strvec *nodes, char *ram, char *cache, 
 	uint64_t kb = 0, ckb = 0;
 
 	ram[0] = cache[0] = '\0';
+	for (size_t i = 0; i < nodes->n; i++)
+		strvec_push(before, "");
 	env.body_case = KNOB__ENVELOPE__BODY_FACTS_REQUEST;
 	env.facts_request = &req;
 	fanout_init(&fo, ctl, nodes);
@@ -759,6 +762,11 @@ cache_vars(struct ctl *ctl, const struct strvec *nodes, char *ram, char *cache, 
 			c = r->facts->gpfs_pagepool_bytes ? r->facts->gpfs_pagepool_bytes / 1024 :
 			    r->facts->mem_total_kb;
 			ckb = c > ckb ? c : ckb;
+			for (size_t k = 0; k < nodes->n; k++)
+				if (strcmp(nodes->v[k], fo.nodes[i].name) == 0) {
+					free(before->v[k]);
+					before->v[k] = xstrdup(r->facts->active_profile);
+				}
 		}
 	fanout_free(&fo);
 	if (kb)
@@ -806,6 +814,7 @@ int
 cmd_play(struct ctl *ctl, int argc, char **argv)
 {
 	struct strvec vars = { 0 }, user = { 0 }, errs = { 0 }, nodes = { 0 }, silent = { 0 };
+	struct strvec before = { 0 };
 	struct play *pl = NULL;
 	char *path = NULL, ram[32], cache[32];
 	int ch, check = 0, rc = 2;
@@ -832,14 +841,14 @@ cmd_play(struct ctl *ctl, int argc, char **argv)
 		strvec_push(&ctl->w, pl->nodes);
 	if (ctl_targets(ctl, &nodes) < 0)
 		goto out;
-	cache_vars(ctl, &nodes, ram, cache, sizeof(ram), &silent);
+	cache_vars(ctl, &nodes, ram, cache, sizeof(ram), &silent, &before);
 	load_vars(&vars, ram, cache, &user);
 	play_free(pl);
 	if ((pl = play_load(ctl, path, &vars, &errs)) == NULL) {
 		rc = facts_missing(&errs, &silent, ram, cache);
 		goto errors;
 	}
-	rc = play_run(ctl, pl, &nodes, check);
+	rc = play_run(ctl, pl, &nodes, &before, check);
 	goto out;
 errors:
 	for (size_t i = 0; i < errs.n; i++)
@@ -852,6 +861,7 @@ out:
 	strvec_free(&errs);
 	strvec_free(&nodes);
 	strvec_free(&silent);
+	strvec_free(&before);
 	return rc;
 }
 

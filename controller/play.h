@@ -58,7 +58,10 @@ long play_count(const char *s, size_t n);
  * P% of n, exactly: nfailed * 100 > P * n)?  s is well formed. */
 int play_exceeds(const char *s, size_t nfailed, size_t n);
 
-/* Run (or with check, plan) the play on nodes; returns the exit status. */
-int play_run(struct ctl *ctl, struct play *pl, const struct strvec *nodes, int check);
+/* Run (or with check, plan) the play on nodes, before[i] the profile
+ * node i had active when the play started ("" none or unknown: what its
+ * rollbacks restore); returns the exit status. */
+int play_run(struct ctl *ctl, struct play *pl, const struct strvec *nodes,
+    const struct strvec *before, int check);
 
 #endif

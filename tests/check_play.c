@@ -178,7 +178,11 @@ START_TEST(play_three_nodes)
 END_TEST
 
 /* compare: the same bench untuned (rolled back) and under the profile,
- * both runs recorded with their labels, the compare table printed. */
+ * both runs recorded with their labels, the compare table printed.
+ * node01 has the site's profile "other" before the play: the "untuned"
+ * A and the closing rollback take it off (an agent keeps one journal), so
+ * the play applies it again at its end.  Before, node01 was left at its
+ * original value, untuned, with nothing said. */
 START_TEST(play_compare)
 {
 	json_object *doc, *list;
@@ -186,6 +190,9 @@ START_TEST(play_compare)
 	int rc;
 
 	somax_profile();
+	other_profile();
+	ck_assert_int_eq(harness_knobctl(&h, NULL, NULL, "apply other -w node01"), 0);
+	ck_assert(somax_is(0, "3456"));
 	write_file("c.xml", "<?xml version=\"1.0\"?>\n"
 	    "<play name=\"ab\" nodes=\"node[01-02]\">\n"
 	    "  <compare a=\"\" b=\"somax\" label-a=\"before\" label-b=\"after\">\n"
@@ -193,9 +200,11 @@ START_TEST(play_compare)
 	    "repeat=\"2\"/>\n  </compare>\n</play>\n", data);
 	rc = harness_knobctl(&h, &out, NULL, "play %s/c.xml", h.tmp);
 	ck_assert_msg(rc == 0, "%s", out);
+	ck_assert_msg(somax_is(0, "3456"), "node01 lost its profile \"other\"");
 	ck_assert_ptr_nonnull(strstr(out, "A = "));
 	ck_assert_ptr_nonnull(strstr(out, "VERDICT"));
 	ck_assert_ptr_nonnull(strstr(out, "md-create"));
+	ck_assert_msg(strstr(out, "node01: other restored") != NULL, "%s", out);
 	free(out);
 	list = need(harness_knobctl_json(&h, &rc, "--json results list"));
 	ck_assert_int_eq(json_object_array_length(list), 2);
@@ -209,9 +218,9 @@ START_TEST(play_compare)
 	ck_assert_int_eq(rc, 0);
 	ck_assert_int_eq(json_object_array_length(cu_get(doc, "points")), 2);
 	json_object_put(doc);
-	/* rolled back at the end */
-	ck_assert(!somax_is(0, "2345"));
+	/* rolled back at the end, node01 to the profile it had */
 	ck_assert(!somax_is(1, "2345"));
+	ck_assert(!somax_is(1, "3456"));
 }
 END_TEST
 
