@@ -639,8 +639,10 @@ play_load(struct ctl *ctl, const char *path, const struct strvec *vars, struct s
 		int invalid = validate(&L, doc) > 0;
 		xmlNodePtr root = xmlDocGetRootElement(doc);
 
-		if (root && strcmp((const char *)root->name, "play") == 0)
+		if (root && strcmp((const char *)root->name, "play") == 0) {
 			parse_play(&L, pl, root);
+			pvars_unused(&L.vars, &pl->unused);
+		}
 		if (invalid && errs->n == mark)
 			perr(&L, root ? (int)xmlGetLineNo(root) : 0, "the play does not follow "
 			    "its schema (" PLAY_SCHEMA ")");
@@ -685,6 +687,7 @@ play_free(struct play *pl)
 	free(pl->path);
 	free(pl->text);
 	strvec_free(&pl->vars);
+	strvec_free(&pl->unused);
 	free(pl->name);
 	free(pl->description);
 	free(pl->nodes);
@@ -810,6 +813,22 @@ load_vars(struct strvec *out, const char *ram, const char *cache, const struct s
 		strvec_push(out, user->v[i]);
 }
 
+/* Warn of each -e the play has no use for (not ${ram_x2} or ${cache_x2},
+ * which knobctl gives every play): a misspelt name leaves the play on its
+ * default, a benchmark of the wrong directory. */
+static void
+warn_unused(const struct play *pl)
+{
+	for (size_t i = 0; i < pl->unused.n; i++) {
+		const char *a = pl->unused.v[i];
+		size_t len = strcspn(a, "=");
+
+		if (strncmp(a, "ram_x2=", 7) != 0 && strncmp(a, "cache_x2=", 9) != 0)
+			fprintf(stderr, "knobctl play: warning: -e %s: the play has no <var "
+			    "name=\"%.*s\"> and no ${%.*s}: not used\n", a, (int)len, a, (int)len, a);
+	}
+}
+
 int
 cmd_play(struct ctl *ctl, int argc, char **argv)
 {
@@ -848,6 +867,7 @@ cmd_play(struct ctl *ctl, int argc, char **argv)
 		rc = facts_missing(&errs, &silent, ram, cache);
 		goto errors;
 	}
+	warn_unused(pl);
 	rc = play_run(ctl, pl, &nodes, &before, check);
 	goto out;
 errors:

@@ -37,6 +37,7 @@ struct play {
 	size_t len;
 	char sha256[65];	/* of text */
 	struct strvec vars;	/* the -e NAME=VALUE given, each VALUE expanded */
+	struct strvec unused;	/* the -e NAME=VALUE no <var> and no ${NAME} has */
 	char *nodes;		/* nodes="..." ("" none) */
 	char *serial;		/* "", "4" or "25%" */
 	char *max_fail;		/* "", "1" or "10%" */

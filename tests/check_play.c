@@ -1192,7 +1192,7 @@ END_TEST
  * only exists when -e does not give it (before: "unknown variable"). */
 START_TEST(play_extra_var_last_wins)
 {
-	char *out = NULL;
+	char *out = NULL, *err = NULL;
 	int rc;
 
 	write_file("ev.xml", "<?xml version=\"1.0\"?>\n<play name=\"ev\" nodes=\"node01\">\n"
@@ -1206,7 +1206,16 @@ START_TEST(play_extra_var_last_wins)
 	ck_assert_int_eq(rc, 0);
 	ck_assert_msg(strstr(out, "knobctl apply somax --check -w node01") != NULL &&
 	    strstr(out, "apply other") == NULL, "%s", out);
+	ck_assert_msg(strstr(out, "warning") == NULL, "%s", out);
 	free(out);
+	/* an -e of a name the play neither has nor uses (a typo: the play
+	 * would run on its default) is said; before, nothing was */
+	knobctl_exits(0, &out, &err, "play %s/ev.xml --check -e p=somax -e pp=other", h.tmp);
+	ck_assert_msg(strstr(err, "knobctl play: warning: -e pp=other: the play has no <var "
+	    "name=\"pp\"> and no ${pp}: not used") != NULL, "%s", err);
+	ck_assert_msg(strstr(err, "-e p=") == NULL, "%s", err);
+	free(out);
+	free(err);
 	ck_assert(!somax_is(0, "2345"));
 }
 END_TEST
