@@ -1030,6 +1030,17 @@ START_TEST(shipped_plays_plan)
 		free(out);
 		free(err);
 	}
+	/* ab-compare at 001's own sizes (its comment): 2 TB split over 1..64
+	 * threads written and read, 4 GiB random files, 960000 md files; x3
+	 * repeats, under A and B.  Before, its sizes were fixed (1 GiB a
+	 * thread, 256 MiB random files, 65536 md files) and -e could not set
+	 * them */
+	knobctl_exits(0, &out, &err, "play %s/ab-compare.xml -w @all --check -e dir=%s "
+	    "-e b=somax -e seq_total=2t -e rand_size=4g -e md_files=960000", root, data);
+	ck_assert_msg(strstr(out, "plan total: 178128.00 GiB") != NULL, "%s", out);
+	ck_assert_msg(strstr(err, "warning") == NULL, "%s", err);
+	free(out);
+	free(err);
 	ck_assert(!somax_is(0, "2345"));
 }
 END_TEST
