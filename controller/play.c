@@ -499,8 +499,8 @@ parse_step(struct ploader *L, struct pstep *st, xmlNodePtr n, int kind)
 	    !st->profile[0])
 		perr(L, st->line, "<%s> needs %s=\"NAME\"", (const char *)n->name,
 		    kind == PS_COMPARE ? "b" : "profile");
-	if (kind == PS_CANARY && play_count(st->canary, 100) < 0)
-		perr(L, st->line, "canary=\"%s\": a count or a percentage", st->canary);
+	if (kind == PS_CANARY && play_count(st->canary, 100) <= 0)
+		perr(L, st->line, "canary=\"%s\": a count or a percentage above 0", st->canary);
 	if (kind == PS_REPORT)
 		check_report_file(L, st->line, st->file);
 	if (kind == PS_BENCH)

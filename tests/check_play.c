@@ -781,11 +781,15 @@ START_TEST(play_file_errors)
 	err = play_errors("bad8.xml", "<?xml version=\"1.0\"?>\n"
 	    "<play name=\"b8\" nodes=\"@all\" serial=\"${serial}\">\n"	/* 2 */
 	    "  <var name=\"serial\" value=\"\"/>\n  <var name=\"tune\" value=\"\"/>\n"
-	    "  <apply profile=\"somax\" nodes=\"${tune}\"/>\n</play>\n");	/* 5 */
+	    "  <apply profile=\"somax\" nodes=\"${tune}\"/>\n"		/* 5 */
+	    "  <canary profile=\"somax\" canary=\"0\">\n"			/* 6 */
+	    "    <bench kind=\"seq-write\" dir=\"/tmp\" repeat=\"2\"/>\n  </canary>\n</play>\n");
 	has_error(err, "bad8.xml", 2, "serial=\"${serial}\" is empty: leave serial= out for "
 	    "every node at once");
 	has_error(err, "bad8.xml", 5, "nodes=\"${tune}\" is empty: leave nodes= out for every "
 	    "node of the play");
+	/* no canary is no canary step (before, canary="0" took one node) */
+	has_error(err, "bad8.xml", 6, "canary=\"0\": a count or a percentage above 0");
 	free(err);
 	/* a report that can only fail, after the steps before it ran: no run
 	 * before it, its directory missing, a directory (before, each one
