@@ -566,6 +566,8 @@ parse_play(struct ploader *L, struct play *pl, xmlNodePtr root)
 		return;		/* the steps' errors would follow from the -e */
 	pl->name = attr_or(L, root, "name", "");
 	pl->nodes = attr_or(L, root, "nodes", "");
+	if (L->ctl->w.n == 0 && !L->ctl->all)	/* the play's own targets, not -w's */
+		check_nodes(L, (int)xmlGetLineNo(root), "nodes", pl->nodes);
 	pl->serial = attr_given(L, root, "serial", "every node at once");
 	pl->max_fail = attr_given(L, root, "max-fail", "no failure allowed");
 	pl->keep = yes(L, root, "keep");

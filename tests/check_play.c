@@ -791,6 +791,13 @@ START_TEST(play_file_errors)
 	/* no canary is no canary step (before, canary="0" took one node) */
 	has_error(err, "bad8.xml", 6, "canary=\"0\": a count or a percentage above 0");
 	free(err);
+	/* the play's own nodes= (no -w) that does not expand: the file's line
+	 * (before: "knobctl: -w @nosuchgroup: ...", as if -w were given) */
+	err = play_errors("bad10.xml", "<?xml version=\"1.0\"?>\n"
+	    "<play name=\"b10\" nodes=\"${n}\">\n  <var name=\"n\" value=\"@nosuchgroup\"/>\n"
+	    "  <verify profile=\"somax\"/>\n</play>\n");
+	has_error(err, "bad10.xml", 2, "nodes=\"@nosuchgroup\": nodeset: unknown group @nosuchgroup");
+	free(err);
 	/* a report that can only fail, after the steps before it ran: no run
 	 * before it, its directory missing, a directory (before, each one
 	 * failed at its step, the profile rolled back, the benches' hours
