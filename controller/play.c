@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <libxml/parser.h>
 #include <libxml/relaxng.h>
 
@@ -172,6 +173,25 @@ attr_or(struct ploader *L, xmlNodePtr n, const char *name, const char *dflt)
 	char *s = attr(L, n, name);
 
 	return s ? s : xstrdup(dflt);
+}
+
+/* Attribute name of n after substitution, "" when absent.  One given
+ * whose variables make it empty is an error: absent, it means every node
+ * of the play or all at once (what), which an -e NAME= or an unset shell
+ * variable must not choose. */
+static char *
+attr_given(struct ploader *L, xmlNodePtr n, const char *name, const char *what)
+{
+	char *s = attr(L, n, name), *raw;
+
+	if (s == NULL)
+		return xstrdup("");
+	if (s[0] == '\0' && (raw = xml_attr(n, name)) != NULL) {
+		perr(L, (int)xmlGetLineNo(n), "%s=\"%s\" is empty: leave %s= out for %s", name,
+		    raw, name, what);
+		free(raw);
+	}
+	return s;
 }
 
 static int
@@ -387,6 +407,31 @@ check_nodes(struct ploader *L, int line, const char *an, const char *expr)
 	strvec_free(&names);
 }
 
+/* A report step's file must be writable now, not after the benches before
+ * it ran for hours: its directory there and writable, the path no
+ * directory. */
+static void
+check_report_file(struct ploader *L, int line, const char *file)
+{
+	char dir[PATH_MAX], *slash;
+	struct stat st;
+
+	snprintf(dir, sizeof(dir), "%s", file);
+	if ((slash = strrchr(dir, '/')) == NULL)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		slash[slash == dir] = '\0';	/* "/r.html": "/" */
+	if (file[0] == '\0')
+		perr(L, line, "<report file=\"\">: no file");
+	else if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+		perr(L, line, "<report file=\"%s\">: %s is not a directory", file, dir);
+	else if (access(dir, W_OK | X_OK) != 0)
+		perr(L, line, "<report file=\"%s\">: cannot write in %s: %s", file, dir,
+		    strerror(errno));
+	else if (stat(file, &st) == 0 && S_ISDIR(st.st_mode))
+		perr(L, line, "<report file=\"%s\">: is a directory", file);
+}
+
 static const struct {
 	const char *elem;
 	int kind;
@@ -444,8 +489,8 @@ parse_step(struct ploader *L, struct pstep *st, xmlNodePtr n, int kind)
 	st->check = yes(L, n, "check");
 	st->canary = attr_or(L, n, "canary", "");
 	st->file = attr_or(L, n, "file", "report.html");
-	st->nodes = attr_or(L, n, "nodes", "");
-	st->tune_nodes = attr_or(L, n, "tune-nodes", "");
+	st->nodes = attr_given(L, n, "nodes", "every node of the play");
+	st->tune_nodes = attr_given(L, n, "tune-nodes", "the step's nodes");
 	check_profile(L, st->line, st->profile);
 	check_profile(L, st->line, st->profile_a);
 	check_nodes(L, st->line, "nodes", st->nodes);
@@ -454,8 +499,10 @@ parse_step(struct ploader *L, struct pstep *st, xmlNodePtr n, int kind)
 	    !st->profile[0])
 		perr(L, st->line, "<%s> needs %s=\"NAME\"", (const char *)n->name,
 		    kind == PS_COMPARE ? "b" : "profile");
-	if (kind == PS_CANARY && play_count(st->canary, 100) < 0)
-		perr(L, st->line, "canary=\"%s\": a count or a percentage", st->canary);
+	if (kind == PS_CANARY && play_count(st->canary, 100) <= 0)
+		perr(L, st->line, "canary=\"%s\": a count or a percentage above 0", st->canary);
+	if (kind == PS_REPORT)
+		check_report_file(L, st->line, st->file);
 	if (kind == PS_BENCH)
 		parse_bench_step(L, st, n);
 	if (kind == PS_HEALTH) {
@@ -493,6 +540,24 @@ parse_vars(struct ploader *L, struct play *pl, xmlNodePtr root)
 	return 0;
 }
 
+/* A report or a score step (the play's last step) needs a run: a bench,
+ * compare or canary step before it, else it can only fail, after every
+ * step before it ran. */
+static void
+check_has_runs(struct ploader *L, const struct play *pl)
+{
+	const struct pstep *st = &pl->steps[pl->nsteps - 1];
+
+	if (st->kind != PS_REPORT && st->kind != PS_SCORE)
+		return;
+	for (size_t i = 0; i + 1 < pl->nsteps; i++)
+		if (pl->steps[i].kind == PS_BENCH || pl->steps[i].kind == PS_COMPARE ||
+		    pl->steps[i].kind == PS_CANARY)
+			return;
+	perr(L, st->line, "<%s> has no run to use: no bench, compare or canary step comes "
+	    "before it", st->kind == PS_REPORT ? "report" : "score");
+}
+
 /* The <play> element into pl. */
 static void
 parse_play(struct ploader *L, struct play *pl, xmlNodePtr root)
@@ -501,8 +566,10 @@ parse_play(struct ploader *L, struct play *pl, xmlNodePtr root)
 		return;		/* the steps' errors would follow from the -e */
 	pl->name = attr_or(L, root, "name", "");
 	pl->nodes = attr_or(L, root, "nodes", "");
-	pl->serial = attr_or(L, root, "serial", "");
-	pl->max_fail = attr_or(L, root, "max-fail", "");
+	if (L->ctl->w.n == 0 && !L->ctl->all)	/* the play's own targets, not -w's */
+		check_nodes(L, (int)xmlGetLineNo(root), "nodes", pl->nodes);
+	pl->serial = attr_given(L, root, "serial", "every node at once");
+	pl->max_fail = attr_given(L, root, "max-fail", "no failure allowed");
 	pl->keep = yes(L, root, "keep");
 	pl->description = xstrdup("");
 	if (pl->serial[0] && play_count(pl->serial, 100) <= 0)
@@ -530,6 +597,7 @@ parse_play(struct ploader *L, struct play *pl, xmlNodePtr root)
 			if (strcmp(en, step_names[i].elem) == 0) {
 				pl->steps = xgrow(pl->steps, pl->nsteps, sizeof(*pl->steps));
 				parse_step(L, &pl->steps[pl->nsteps++], n, step_names[i].kind);
+				check_has_runs(L, pl);
 			}
 	}
 	if (pl->nsteps == 0)
@@ -573,8 +641,10 @@ play_load(struct ctl *ctl, const char *path, const struct strvec *vars, struct s
 		int invalid = validate(&L, doc) > 0;
 		xmlNodePtr root = xmlDocGetRootElement(doc);
 
-		if (root && strcmp((const char *)root->name, "play") == 0)
+		if (root && strcmp((const char *)root->name, "play") == 0) {
 			parse_play(&L, pl, root);
+			pvars_unused(&L.vars, &pl->unused);
+		}
 		if (invalid && errs->n == mark)
 			perr(&L, root ? (int)xmlGetLineNo(root) : 0, "the play does not follow "
 			    "its schema (" PLAY_SCHEMA ")");
@@ -619,6 +689,7 @@ play_free(struct play *pl)
 	free(pl->path);
 	free(pl->text);
 	strvec_free(&pl->vars);
+	strvec_free(&pl->unused);
 	free(pl->name);
 	free(pl->description);
 	free(pl->nodes);
@@ -666,10 +737,11 @@ twice_gib(uint64_t kb, char *buf, size_t len)
  * pagepool where it has GPFS mounted (GPFS does not cache data in the
  * page cache), its RAM elsewhere.  Rounded up to GiB, from the nodes that
  * answer ("" when none does; the others into silent).  The file sizes of
- * the shipped sweeps. */
+ * the shipped sweeps.  And each node's active profile before the play,
+ * into before (one per node of nodes, "" when none or no answer). */
 static void
 cache_vars(struct ctl *ctl, const struct strvec *nodes, char *ram, char *cache, size_t len,
-    struct strvec *silent)
+    struct strvec *silent, struct strvec *before)
 {
 	Knob__Envelope env = KNOB__ENVELOPE__INIT;
 	Knob__FactsRequest req = KNOB__FACTS_REQUEST__INIT;
@@ -677,6 +749,8 @@ cache_vars(struct ctl *ctl, const struct strvec *nodes, char *ram, char *cache, 
 	uint64_t kb = 0, ckb = 0;
 
 	ram[0] = cache[0] = '\0';
+	for (size_t i = 0; i < nodes->n; i++)
+		strvec_push(before, "");
 	env.body_case = KNOB__ENVELOPE__BODY_FACTS_REQUEST;
 	env.facts_request = &req;
 	fanout_init(&fo, ctl, nodes);
@@ -693,6 +767,11 @@ cache_vars(struct ctl *ctl, const struct strvec *nodes, char *ram, char *cache, 
 			c = r->facts->gpfs_pagepool_bytes ? r->facts->gpfs_pagepool_bytes / 1024 :
 			    r->facts->mem_total_kb;
 			ckb = c > ckb ? c : ckb;
+			for (size_t k = 0; k < nodes->n; k++)
+				if (strcmp(nodes->v[k], fo.nodes[i].name) == 0) {
+					free(before->v[k]);
+					before->v[k] = xstrdup(r->facts->active_profile);
+				}
 		}
 	fanout_free(&fo);
 	if (kb)
@@ -736,10 +815,27 @@ load_vars(struct strvec *out, const char *ram, const char *cache, const struct s
 		strvec_push(out, user->v[i]);
 }
 
+/* Warn of each -e the play has no use for (not ${ram_x2} or ${cache_x2},
+ * which knobctl gives every play): a misspelt name leaves the play on its
+ * default, a benchmark of the wrong directory. */
+static void
+warn_unused(const struct play *pl)
+{
+	for (size_t i = 0; i < pl->unused.n; i++) {
+		const char *a = pl->unused.v[i];
+		size_t len = strcspn(a, "=");
+
+		if (strncmp(a, "ram_x2=", 7) != 0 && strncmp(a, "cache_x2=", 9) != 0)
+			fprintf(stderr, "knobctl play: warning: -e %s: the play has no <var "
+			    "name=\"%.*s\"> and no ${%.*s}: not used\n", a, (int)len, a, (int)len, a);
+	}
+}
+
 int
 cmd_play(struct ctl *ctl, int argc, char **argv)
 {
 	struct strvec vars = { 0 }, user = { 0 }, errs = { 0 }, nodes = { 0 }, silent = { 0 };
+	struct strvec before = { 0 };
 	struct play *pl = NULL;
 	char *path = NULL, ram[32], cache[32];
 	int ch, check = 0, rc = 2;
@@ -766,14 +862,15 @@ cmd_play(struct ctl *ctl, int argc, char **argv)
 		strvec_push(&ctl->w, pl->nodes);
 	if (ctl_targets(ctl, &nodes) < 0)
 		goto out;
-	cache_vars(ctl, &nodes, ram, cache, sizeof(ram), &silent);
+	cache_vars(ctl, &nodes, ram, cache, sizeof(ram), &silent, &before);
 	load_vars(&vars, ram, cache, &user);
 	play_free(pl);
 	if ((pl = play_load(ctl, path, &vars, &errs)) == NULL) {
 		rc = facts_missing(&errs, &silent, ram, cache);
 		goto errors;
 	}
-	rc = play_run(ctl, pl, &nodes, check);
+	warn_unused(pl);
+	rc = play_run(ctl, pl, &nodes, &before, check);
 	goto out;
 errors:
 	for (size_t i = 0; i < errs.n; i++)
@@ -786,6 +883,7 @@ out:
 	strvec_free(&errs);
 	strvec_free(&nodes);
 	strvec_free(&silent);
+	strvec_free(&before);
 	return rc;
 }
 
@@ -799,6 +897,6 @@ const struct cmd_entry cmd_play_entry = {
 	"and then no new batch starts.  Unreachable nodes count as failed.\n"
 	"${ram_x2} is twice the largest RAM of the target nodes, ${cache_x2} twice the largest cache\n"
 	"they read through (the GPFS pagepool on GPFS nodes, else RAM): file sizes that beat the cache.\n"
-	"SIGINT or SIGTERM stops the play (a bench or sweep at once), rolls back what it applied\n"
-	"(unless keep=\"yes\") and exits 130 or 143; a second signal exits at once.",
+	"SIGINT, SIGTERM or SIGHUP stops the play (a bench or sweep at once), rolls back what it\n"
+	"applied (unless keep=\"yes\") and exits 130, 143 or 129; a second signal exits at once.",
 };

@@ -37,6 +37,7 @@ struct play {
 	size_t len;
 	char sha256[65];	/* of text */
 	struct strvec vars;	/* the -e NAME=VALUE given, each VALUE expanded */
+	struct strvec unused;	/* the -e NAME=VALUE no <var> and no ${NAME} has */
 	char *nodes;		/* nodes="..." ("" none) */
 	char *serial;		/* "", "4" or "25%" */
 	char *max_fail;		/* "", "1" or "10%" */
@@ -58,7 +59,10 @@ long play_count(const char *s, size_t n);
  * P% of n, exactly: nfailed * 100 > P * n)?  s is well formed. */
 int play_exceeds(const char *s, size_t nfailed, size_t n);
 
-/* Run (or with check, plan) the play on nodes; returns the exit status. */
-int play_run(struct ctl *ctl, struct play *pl, const struct strvec *nodes, int check);
+/* Run (or with check, plan) the play on nodes, before[i] the profile
+ * node i had active when the play started ("" none or unknown: what its
+ * rollbacks restore); returns the exit status. */
+int play_run(struct ctl *ctl, struct play *pl, const struct strvec *nodes,
+    const struct strvec *before, int check);
 
 #endif

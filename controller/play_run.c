@@ -21,7 +21,8 @@
  * those dropped nodes too, and says the same.
  * Exit status 0 only when every step succeeded on every node.
  *
- * SIGINT / SIGTERM while a play runs: the first stops it where it can
+ * SIGINT / SIGTERM / SIGHUP (the terminal or the ssh session gone) while
+ * a play runs: the first stops it where it can
  * (after the current request or batch; a bench or sweep at once, its
  * connections closed, which makes the agents abort the phase and remove
  * its files), then the stop's rollback runs and the summary is printed;
@@ -80,6 +81,10 @@ struct prun {
 	char *why;		/* the first reason the current step gives for failing */
 	json_object *failures;	/* {"node", "step", "line", "reason"} per failed node */
 	char *nrb;		/* per node: said NOT rolled back */
+	const struct strvec *before;	/* per node: its active profile when the play started */
+	char *touched;		/* per node: an apply of the play may have reached it */
+	char *untuned;		/* per node: a rollback of the play took its profile off */
+	char *nrs;		/* per node: said NOT restored to its profile before */
 	FILE *out;
 	double est_s, est_bytes;	/* --check totals */
 	size_t est_unknown, est_known;	/* phases without and with an earlier run */
@@ -90,9 +95,9 @@ struct prun {
 static atomic_int play_sig;
 
 /* The signals that stop a play. */
-static const int play_sigs[] = { SIGINT, SIGTERM };
+static const int play_sigs[] = { SIGINT, SIGTERM, SIGHUP };
 
-/* SIGINT or SIGTERM: note the first (SA_RESETHAND: a second of the same
+/* SIGINT, SIGTERM or SIGHUP: note the first (SA_RESETHAND: a second of the same
  * acts at once; play_signals_default makes any act once the play saw it). */
 static void
 on_play_signal(int sig)
@@ -371,10 +376,16 @@ move_mark(struct prun *pr, long idx, enum marks how, const char *s, json_object 
 		pr->unsent[idx] = never_sent(rec) ? xstrdup(js_str(rec, "detail")[0] ?
 		    js_str(rec, "detail") : s) : NULL;
 	}
-	if (how == MARKS_APPLY && may_have_applied(s, rec))
+	if (how == MARKS_APPLY && may_have_applied(s, rec)) {
 		pr->applied[idx] = 1;
-	else if (how == MARKS_ROLLBACK && in_set(s, done))
+		pr->touched[idx] = 1;
+		pr->untuned[idx] = 0;
+	} else if (how == MARKS_ROLLBACK && in_set(s, done)) {
 		pr->applied[idx] = 0;
+		/* a <rollback/> on a node the play never tuned: untuning meant */
+		if (pr->touched[idx] || pr->cur == NULL || pr->cur->kind != PS_ROLLBACK)
+			pr->untuned[idx] = 1;
+	}
 }
 
 /* Per-node statuses of a command's JSON (under key, "status" for the tune
@@ -1083,7 +1094,7 @@ step_report(struct prun *pr, const struct pstep *st)
 {
 	size_t n = json_object_array_length(pr->docs);
 	json_object **docs = xcalloc(n + 1, sizeof(*docs));
-	int rc = -1;
+	int rc, err = 0;
 
 	if (pr->check) {
 		say(pr, "  would write %s\n", st->file);
@@ -1093,11 +1104,13 @@ step_report(struct prun *pr, const struct pstep *st)
 	for (size_t i = 0; i < n; i++)
 		docs[i] = json_object_array_get_idx(pr->docs, i);
 	if (n)
-		rc = report_save(st->file, docs, n, pr->ctl->units_decimal) < 0 ? -1 : 0;
+		err = report_save(st->file, docs, n, pr->ctl->units_decimal);
+	rc = n && err == 0 ? 0 : -1;
 	if (rc == 0)
 		say(pr, "  report of %zu run(s) written to %s\n", n, st->file);
 	else
-		reason(pr, "no report of %zu run(s) in %s", n, st->file);
+		reason(pr, "no report of %zu run(s) in %s%s%s", n, st->file, err ? ": " : "",
+		    err ? strerror(-err) : "");
 	free(docs);
 	return rc;
 }
@@ -1217,6 +1230,90 @@ stop_rollback(struct prun *pr)
 	rollback_applied(pr, NULL);
 }
 
+/* The restore of profile p on who answered doc: each node not ok said
+ * NOT restored (it fails the play), the others in one line. */
+static void
+restore_statuses(struct prun *pr, json_object *doc, const struct strvec *who, const char *p)
+{
+	json_object *nodes = json_object_object_get(doc, "nodes");
+	struct strvec ok = { 0 };
+	char *f;
+
+	for (size_t k = 0; k < who->n; k++) {
+		const char *s = "no result", *d = "";
+
+		for (size_t i = 0; nodes && i < json_object_array_length(nodes); i++) {
+			json_object *n = json_object_array_get_idx(nodes, i);
+
+			if (strcmp(js_str(n, "node"), who->v[k]) == 0) {
+				s = js_str(n, "status");
+				d = js_str(n, "detail");
+			}
+		}
+		if (strcmp(s, "ok") == 0 || strcmp(s, "changed") == 0) {
+			strvec_push(&ok, who->v[k]);
+			continue;
+		}
+		say(pr, "  %s: NOT restored to %s (%s%s%s)\n", who->v[k], p, s, d[0] ? ": " : "", d);
+		pr->nrs[node_index(pr, who->v[k])] = 1;
+		pr->bad = 1;
+	}
+	if (ok.n) {
+		f = nodeset_fold(ok.v, ok.n);
+		say(pr, "  %s: %s restored\n", f, p);
+		free(f);
+	}
+	strvec_free(&ok);
+}
+
+/* Put back, on each node a rollback of the play took to its original
+ * values, the profile it had when the play started: an agent keeps one
+ * journal, so the rollback of the play's profile (the stop's, compare's,
+ * the canaries', or a <rollback/> after an apply) undid the node's own
+ * too.  One knobctl apply per such profile; a node not restored fails
+ * the play. */
+static void
+restore_before(struct prun *pr)
+{
+	for (size_t i = 0; i < pr->nodes->n; i++) {
+		const char *p = pr->before->v[i];
+		struct strvec who = { 0 }, argv = { 0 };
+		json_object *doc = NULL;
+		char *f;
+
+		if (!pr->untuned[i] || p[0] == '\0')
+			continue;
+		for (size_t k = i; k < pr->nodes->n; k++)
+			if (pr->untuned[k] && strcmp(pr->before->v[k], p) == 0) {
+				strvec_push(&who, pr->nodes->v[k]);
+				pr->untuned[k] = 0;
+			}
+		f = nodeset_fold(who.v, who.n);
+		say(pr, "play rolled back %s, which had profile %s before it: knobctl apply %s -w %s\n",
+		    f, p, p, f);
+		free(f);
+		strvec_push(&argv, "apply");
+		strvec_push(&argv, p);
+		(void)sub_run(pr, &argv, &who, &doc);
+		restore_statuses(pr, doc, &who, p);
+		json_object_put(doc);
+		strvec_free(&who);
+		strvec_free(&argv);
+	}
+}
+
+/* The nodes of mark (per node) as a JSON array of names. */
+static json_object *
+marked_nodes(struct prun *pr, const char *mark)
+{
+	json_object *a = json_object_new_array();
+
+	for (size_t i = 0; i < pr->nodes->n; i++)
+		if (mark[i])
+			json_object_array_add(a, json_object_new_string(pr->nodes->v[i]));
+	return a;
+}
+
 /* The play as every run it makes records it: name, file, content, its
  * SHA-256 and the -e variables. */
 static json_object *
@@ -1246,7 +1343,8 @@ play_info(const struct play *pl)
 static const char *
 sig_name(int sig)
 {
-	return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal";
+	return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" :
+	    "a signal";
 }
 
 /* The reason of a failed step's record js: the signal, else the first
@@ -1341,6 +1439,7 @@ play_result(struct prun *pr, int stopped)
 	json_object_object_add(res, "failed_nodes", failed);
 	json_object_object_add(res, "failed", json_object_get(pr->failures));
 	json_object_object_add(res, "not_rolled_back", not_rolled_back(pr));
+	json_object_object_add(res, "not_restored", marked_nodes(pr, pr->nrs));
 	for (size_t i = 0; i < json_object_array_length(pr->docs); i++)
 		json_object_array_add(ids, json_object_new_string(js_str(
 		    json_object_array_get_idx(pr->docs, i), "run_id")));
@@ -1354,9 +1453,11 @@ play_result(struct prun *pr, int stopped)
  * signal too: the signals are caught while the play runs).  The exit
  * status: 0, 1, or 128 + the signal's number when one interrupted it. */
 int
-play_run(struct ctl *ctl, struct play *pl, const struct strvec *nodes, int check)
+play_run(struct ctl *ctl, struct play *pl, const struct strvec *nodes,
+    const struct strvec *before, int check)
 {
-	struct prun pr = { .ctl = ctl, .pl = pl, .check = check, .nodes = nodes, .out = ctl->out };
+	struct prun pr = { .ctl = ctl, .pl = pl, .check = check, .nodes = nodes, .out = ctl->out,
+		.before = before };
 	struct sigaction old[nitems(play_sigs)];
 	json_object *res;
 	char *folded = nodeset_fold(nodes->v, nodes->n);
@@ -1372,6 +1473,9 @@ play_run(struct ctl *ctl, struct play *pl, const struct strvec *nodes, int check
 	pr.failed = xcalloc(nodes->n + 1, 1);
 	pr.applied = xcalloc(nodes->n + 1, 1);
 	pr.nrb = xcalloc(nodes->n + 1, 1);
+	pr.touched = xcalloc(nodes->n + 1, 1);
+	pr.untuned = xcalloc(nodes->n + 1, 1);
+	pr.nrs = xcalloc(nodes->n + 1, 1);
 	pr.unsent = xcalloc(nodes->n + 1, sizeof(*pr.unsent));
 	pr.failures = json_object_new_array();
 	pr.maxfail = pl->max_fail;
@@ -1388,6 +1492,8 @@ play_run(struct ctl *ctl, struct play *pl, const struct strvec *nodes, int check
 		play_signals_default(old);	/* a second signal acts at once */
 	if (stopped)
 		stop_rollback(&pr);
+	if (!check)
+		restore_before(&pr);
 	if (check)
 		plan_total(&pr);
 	say(&pr, "\nplay %s: %s%s; %zu of %zu step(s) failed; %zu node(s) failed\n", pl->name,
@@ -1404,6 +1510,9 @@ play_run(struct ctl *ctl, struct play *pl, const struct strvec *nodes, int check
 	free(pr.failed);
 	free(pr.applied);
 	free(pr.nrb);
+	free(pr.touched);
+	free(pr.untuned);
+	free(pr.nrs);
 	for (size_t i = 0; i < nodes->n; i++)
 		free(pr.unsent[i]);
 	free(pr.unsent);

@@ -139,8 +139,10 @@ expand(struct pvars *V, const char *s, size_t from, int line)
 			return out;
 		}
 		len = (size_t)(end - q - 2);
-		if ((i = var_find(V, q + 2, len, from)) >= 0)
+		if ((i = var_find(V, q + 2, len, from)) >= 0) {
+			V->v[i].used = 1;
 			str_appendf(&out, "%s", var_value(V, (size_t)i, from, line));
+		}
 		else if (from < V->ncli)
 			verr(V, from, line, "unknown variable ${%.*s} (neither a <var> of the play "
 			    "nor an -e given before this one)", (int)len, q + 2);
@@ -182,6 +184,24 @@ char *
 pvars_subst(struct pvars *V, const char *s, int line)
 {
 	return expand(V, s, V->n, line);
+}
+
+/* Does a <var> have the name of -e i, or did some ${NAME} use that name? */
+static int
+name_known(const struct pvars *V, size_t i)
+{
+	for (size_t k = 0; k < V->n; k++)
+		if (strcmp(V->v[k].name, V->v[i].name) == 0 && (k >= V->ncli || V->v[k].used))
+			return 1;
+	return 0;
+}
+
+void
+pvars_unused(const struct pvars *V, struct strvec *out)
+{
+	for (size_t i = 0; i < V->ncli; i++)
+		if (!name_known(V, i))
+			strvec_push(out, V->v[i].arg);
 }
 
 void

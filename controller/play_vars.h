@@ -23,6 +23,7 @@ struct pvar {
 	const char *arg;	/* -e: the argument as given (borrowed); NULL: a <var> */
 	int line;		/* <var>: its line */
 	int busy;		/* being expanded: a use now is a cycle */
+	int used;		/* some ${NAME} named it */
 };
 
 struct pvars {
@@ -46,6 +47,9 @@ void pvars_add_file(struct pvars *V, const char *name, const char *value, int li
 int pvars_expand_all(struct pvars *V);
 /* An attribute's value at line with every ${NAME} replaced (malloc'd). */
 char *pvars_subst(struct pvars *V, const char *s, int line);
+/* The -e arguments whose NAME no <var> has and no ${NAME} used (a typo:
+ * the play runs on its own default), as given, into out. */
+void pvars_unused(const struct pvars *V, struct strvec *out);
 /* The -e values as expanded, "NAME=VALUE", in command-line order, into out. */
 void pvars_cli_values(struct pvars *V, struct strvec *out);
 void pvars_free(struct pvars *V);

@@ -178,7 +178,11 @@ START_TEST(play_three_nodes)
 END_TEST
 
 /* compare: the same bench untuned (rolled back) and under the profile,
- * both runs recorded with their labels, the compare table printed. */
+ * both runs recorded with their labels, the compare table printed.
+ * node01 has the site's profile "other" before the play: the "untuned"
+ * A and the closing rollback take it off (an agent keeps one journal), so
+ * the play applies it again at its end.  Before, node01 was left at its
+ * original value, untuned, with nothing said. */
 START_TEST(play_compare)
 {
 	json_object *doc, *list;
@@ -186,6 +190,9 @@ START_TEST(play_compare)
 	int rc;
 
 	somax_profile();
+	other_profile();
+	ck_assert_int_eq(harness_knobctl(&h, NULL, NULL, "apply other -w node01"), 0);
+	ck_assert(somax_is(0, "3456"));
 	write_file("c.xml", "<?xml version=\"1.0\"?>\n"
 	    "<play name=\"ab\" nodes=\"node[01-02]\">\n"
 	    "  <compare a=\"\" b=\"somax\" label-a=\"before\" label-b=\"after\">\n"
@@ -193,9 +200,11 @@ START_TEST(play_compare)
 	    "repeat=\"2\"/>\n  </compare>\n</play>\n", data);
 	rc = harness_knobctl(&h, &out, NULL, "play %s/c.xml", h.tmp);
 	ck_assert_msg(rc == 0, "%s", out);
+	ck_assert_msg(somax_is(0, "3456"), "node01 lost its profile \"other\"");
 	ck_assert_ptr_nonnull(strstr(out, "A = "));
 	ck_assert_ptr_nonnull(strstr(out, "VERDICT"));
 	ck_assert_ptr_nonnull(strstr(out, "md-create"));
+	ck_assert_msg(strstr(out, "node01: other restored") != NULL, "%s", out);
 	free(out);
 	list = need(harness_knobctl_json(&h, &rc, "--json results list"));
 	ck_assert_int_eq(json_object_array_length(list), 2);
@@ -209,9 +218,9 @@ START_TEST(play_compare)
 	ck_assert_int_eq(rc, 0);
 	ck_assert_int_eq(json_object_array_length(cu_get(doc, "points")), 2);
 	json_object_put(doc);
-	/* rolled back at the end */
-	ck_assert(!somax_is(0, "2345"));
+	/* rolled back at the end, node01 to the profile it had */
 	ck_assert(!somax_is(1, "2345"));
+	ck_assert(!somax_is(1, "3456"));
 }
 END_TEST
 
@@ -765,8 +774,50 @@ START_TEST(play_file_errors)
 	has_error(err, "bad7.xml", 5, "sweep: --probe needs an absolute directory");
 	has_error(err, "bad7.xml", 6, "nodes=\"@nosuchgroup\": nodeset: unknown group @nosuchgroup");
 	free(err);
+	/* a node set or a serial that a variable made empty: absent, each
+	 * means every node (at once); given empty it is no choice of those
+	 * (before, a <var> or -e tune= left empty applied the profile to
+	 * every node) */
+	err = play_errors("bad8.xml", "<?xml version=\"1.0\"?>\n"
+	    "<play name=\"b8\" nodes=\"@all\" serial=\"${serial}\">\n"	/* 2 */
+	    "  <var name=\"serial\" value=\"\"/>\n  <var name=\"tune\" value=\"\"/>\n"
+	    "  <apply profile=\"somax\" nodes=\"${tune}\"/>\n"		/* 5 */
+	    "  <canary profile=\"somax\" canary=\"0\">\n"			/* 6 */
+	    "    <bench kind=\"seq-write\" dir=\"/tmp\" repeat=\"2\"/>\n  </canary>\n</play>\n");
+	has_error(err, "bad8.xml", 2, "serial=\"${serial}\" is empty: leave serial= out for "
+	    "every node at once");
+	has_error(err, "bad8.xml", 5, "nodes=\"${tune}\" is empty: leave nodes= out for every "
+	    "node of the play");
+	/* no canary is no canary step (before, canary="0" took one node) */
+	has_error(err, "bad8.xml", 6, "canary=\"0\": a count or a percentage above 0");
+	free(err);
+	/* the play's own nodes= (no -w) that does not expand: the file's line
+	 * (before: "knobctl: -w @nosuchgroup: ...", as if -w were given) */
+	err = play_errors("bad10.xml", "<?xml version=\"1.0\"?>\n"
+	    "<play name=\"b10\" nodes=\"${n}\">\n  <var name=\"n\" value=\"@nosuchgroup\"/>\n"
+	    "  <verify profile=\"somax\"/>\n</play>\n");
+	has_error(err, "bad10.xml", 2, "nodes=\"@nosuchgroup\": nodeset: unknown group @nosuchgroup");
+	free(err);
+	/* a report that can only fail, after the steps before it ran: no run
+	 * before it, its directory missing, a directory (before, each one
+	 * failed at its step, the profile rolled back, the benches' hours
+	 * spent and no page) */
+	err = play_errors("bad9.xml", "<?xml version=\"1.0\"?>\n<play name=\"b9\" nodes=\"@all\">\n"
+	    "  <apply profile=\"somax\"/>\n  <report file=\"%s/r.html\"/>\n"	/* 4 */
+	    "  <bench kind=\"seq-write\" dir=\"%s\" size=\"1m\"/>\n"		/* 5 */
+	    "  <report file=\"%s/nodir/r.html\"/>\n"				/* 6 */
+	    "  <report file=\"%s\"/>\n</play>\n", h.tmp, data, h.tmp, data);	/* 7 */
+	has_error(err, "bad9.xml", 4, "<report> has no run to use: no bench, compare or canary "
+	    "step comes before it");
+	snprintf(want, sizeof(want), "<report file=\"%s/nodir/r.html\">: %s/nodir is not a "
+	    "directory", h.tmp, h.tmp);
+	has_error(err, "bad9.xml", 6, want);
+	snprintf(want, sizeof(want), "<report file=\"%s\">: is a directory", data);
+	has_error(err, "bad9.xml", 7, want);
+	free(err);
 	/* nothing ran */
 	ck_assert(!somax_is(0, "2345"));
+	ck_assert(!somax_is(1, "2345"));
 	/* that placing in a play of 20,000 steps, the bad one near the end:
 	 * each element validated once, alone (before, the whole play once per
 	 * <bench> up to the bad one: 30 s at 4,000 steps, hours at 20,000) */
@@ -990,6 +1041,17 @@ START_TEST(shipped_plays_plan)
 		free(out);
 		free(err);
 	}
+	/* ab-compare at 001's own sizes (its comment): 2 TB split over 1..64
+	 * threads written and read, 4 GiB random files, 960000 md files; x3
+	 * repeats, under A and B.  Before, its sizes were fixed (1 GiB a
+	 * thread, 256 MiB random files, 65536 md files) and -e could not set
+	 * them */
+	knobctl_exits(0, &out, &err, "play %s/ab-compare.xml -w @all --check -e dir=%s "
+	    "-e b=somax -e seq_total=2t -e rand_size=4g -e md_files=960000", root, data);
+	ck_assert_msg(strstr(out, "plan total: 178128.00 GiB") != NULL, "%s", out);
+	ck_assert_msg(strstr(err, "warning") == NULL, "%s", err);
+	free(out);
+	free(err);
 	ck_assert(!somax_is(0, "2345"));
 }
 END_TEST
@@ -1152,7 +1214,7 @@ END_TEST
  * only exists when -e does not give it (before: "unknown variable"). */
 START_TEST(play_extra_var_last_wins)
 {
-	char *out = NULL;
+	char *out = NULL, *err = NULL;
 	int rc;
 
 	write_file("ev.xml", "<?xml version=\"1.0\"?>\n<play name=\"ev\" nodes=\"node01\">\n"
@@ -1166,7 +1228,16 @@ START_TEST(play_extra_var_last_wins)
 	ck_assert_int_eq(rc, 0);
 	ck_assert_msg(strstr(out, "knobctl apply somax --check -w node01") != NULL &&
 	    strstr(out, "apply other") == NULL, "%s", out);
+	ck_assert_msg(strstr(out, "warning") == NULL, "%s", out);
 	free(out);
+	/* an -e of a name the play neither has nor uses (a typo: the play
+	 * would run on its default) is said; before, nothing was */
+	knobctl_exits(0, &out, &err, "play %s/ev.xml --check -e p=somax -e pp=other", h.tmp);
+	ck_assert_msg(strstr(err, "knobctl play: warning: -e pp=other: the play has no <var "
+	    "name=\"pp\"> and no ${pp}: not used") != NULL, "%s", err);
+	ck_assert_msg(strstr(err, "-e p=") == NULL, "%s", err);
+	free(out);
+	free(err);
 	ck_assert(!somax_is(0, "2345"));
 }
 END_TEST
@@ -1286,10 +1357,12 @@ dir_full(void *arg)
  * 1113, not the defaults), the summary says so (the JSON's status
  * "interrupted"), exit 128 + the signal, and the agents remove the
  * bench's files.  Before, the signal killed knobctl: the nodes kept the
- * profile, with nothing printed. */
+ * profile, with nothing printed.  SIGHUP too, the terminal or the ssh
+ * session of the play gone: before, it killed knobctl (exit 129) and
+ * every node kept the profile. */
 START_TEST(play_signal_rolls_back)
 {
-	static const int sigs[] = { SIGINT, SIGTERM };
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
 	char path[PATH_MAX + 16], proc[64], comm[64], *out;
 
 	somax_profile();
@@ -1320,7 +1393,9 @@ START_TEST(play_signal_rolls_back)
 		ck_assert_int_eq(waitpid(pid, &st, 0), pid);
 		out = cu_slurp(path);
 		fprintf(stderr, "%s\n", out);
-		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 128 + sigs[k], "%s", out);
+		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 128 + sigs[k], "signal %d: %s "
+		    "%d: %s", sigs[k], WIFEXITED(st) ? "exit" : "killed by signal", WIFEXITED(st) ?
+		    WEXITSTATUS(st) : WTERMSIG(st), out);
 		ck_assert_msg(now_mono_ns() - t0 < 10000000000ull, "%s", out);
 		if (k == 0) {
 			ck_assert_msg(strstr(out, "SIGINT: the play stops") != NULL, "%s", out);
@@ -1332,7 +1407,8 @@ START_TEST(play_signal_rolls_back)
 			json_object *doc = need(json_tokener_parse(out));
 
 			ck_assert_str_eq(cu_str(doc, "status"), "interrupted");
-			ck_assert_str_eq(cu_str(doc, "signal"), "SIGTERM");
+			ck_assert_str_eq(cu_str(doc, "signal"), sigs[k] == SIGTERM ? "SIGTERM" :
+			    "SIGHUP");
 			ck_assert_str_eq(cu_str(json_object_array_get_idx(cu_get(doc, "steps"), 1),
 			    "status"), "interrupted");
 			json_object_put(doc);
