@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 
 #include <openssl/asn1.h>
@@ -125,6 +126,46 @@ ca_path(char *buf, size_t len, const char *dir, const char *name, const char *ex
 		return -1;
 	}
 	return 0;
+}
+
+/* Hold DIR/ca.lock (flock, exclusive) for one change to DIR: two admins'
+ * ca revoke and ca renew take turns, so that neither's revocation, CRL or
+ * renewed pair is lost or mixed with the other's (issuing a new name needs
+ * no turn: its files are created O_EXCL, its record appended).  Waits
+ * (said once on stderr) while another holds it.  The fd for ca_unlock, or
+ * -1 with err. */
+static int
+ca_lock(const char *dir, char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	if (ca_path(path, sizeof(path), dir, "ca", ".lock", err, errlen) < 0)
+		return -1;
+	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0) {
+		seterr(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+		return fd;
+	if (errno == EWOULDBLOCK)
+		fprintf(stderr, "knobctl: %s: another knobctl is changing this CA (ca revoke "
+		    "or ca renew); waiting for it\n", path);
+	while (flock(fd, LOCK_EX) < 0)
+		if (errno != EINTR) {
+			seterr(err, errlen, "%s: %s", path, strerror(errno));
+			close(fd);
+			return -1;
+		}
+	return fd;
+}
+
+/* Release ca_lock's fd (-1: nothing held). */
+static void
+ca_unlock(int fd)
+{
+	if (fd >= 0)
+		close(fd);
 }
 
 /* Fresh Ed25519 key; caller frees with EVP_PKEY_free.  NULL with err. */
@@ -1004,6 +1045,7 @@ struct revoker {
 	struct by_name issued, superseded;
 	struct strvec revoked;	/* DIR/revoked.txt's serials, sorted, and those added */
 	int crl;		/* a name was revoked: DIR/ca.crl is to be written */
+	int lock;		/* ca_lock's fd, held from the records read to the CRL written */
 };
 
 /* DIR/FILE into b. */
@@ -1034,13 +1076,17 @@ by_name_serials(const struct by_name *b, const char *name, struct strvec *v, cha
 	return 0;
 }
 
-/* Read DIR's CA, records and revocations once into r. */
+/* Read DIR's CA, then (holding ca_lock: another admin's revocation is
+ * either in these records or waits for this CRL) its records and
+ * revocations once into r. */
 static void
 revoker_open(struct revoker *r, const char *dir)
 {
 	memset(r, 0, sizeof(*r));
 	r->dir = dir;
-	load_ca(dir, &r->cacert, &r->cakey, r->ca_err, sizeof(r->ca_err));
+	r->lock = -1;
+	if (load_ca(dir, &r->cacert, &r->cakey, r->ca_err, sizeof(r->ca_err)) == 0)
+		r->lock = ca_lock(dir, r->ca_err, sizeof(r->ca_err));
 	by_name_read(&r->issued, dir, CA_ISSUED_FILE);
 	by_name_read(&r->superseded, dir, CA_SUPERSEDED_FILE);
 	if (read_revoked(dir, &r->revoked, r->rev_err, sizeof(r->rev_err)) < 0)
@@ -1062,6 +1108,7 @@ revoker_close(struct revoker *r)
 	strvec_free(&r->revoked);
 	X509_free(r->cacert);
 	EVP_PKEY_free(r->cakey);
+	ca_unlock(r->lock);
 }
 
 /* Every serial issued under name into v: DIR/NAME.crt's (when there is
@@ -1422,10 +1469,14 @@ ca_renew(const char *dir, int min_days, ca_renew_fn fn, void *arg, char *err, si
 	struct strvec revoked = { 0 };
 	struct dirent *de;
 	DIR *d = NULL;
-	int rc = -1, limited = 0;
+	int rc = -1, limited = 0, lk = -1;
 
 	if (load_ca(dir, &cacert, &cakey, err, errlen) < 0)
 		return -1;
+	/* another renew would unlink this one's NAME.key.new and pair its key
+	 * with this certificate; a revoke would miss the new serial */
+	if ((lk = ca_lock(dir, err, errlen)) < 0)
+		goto out;
 	if (read_revoked(dir, &revoked, err, errlen) < 0)
 		goto out;
 	if ((d = opendir(dir)) == NULL) {
@@ -1461,6 +1512,7 @@ ca_renew(const char *dir, int min_days, ca_renew_fn fn, void *arg, char *err, si
 	if (rc == 0 && limited)
 		rc = 1;
 out:
+	ca_unlock(lk);
 	strvec_free(&revoked);
 	if (d)
 		closedir(d);

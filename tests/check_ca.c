@@ -12,6 +12,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 
 #include <openssl/bn.h>
@@ -748,6 +750,104 @@ crl_count(const char *dir)
 	return n;
 }
 
+/* "knobctl ca SUB --ca-dir cadir ARG" (the real binary) in the background,
+ * its stderr on a pipe whose read end goes into *errfd.  Its pid. */
+static pid_t
+ca_bg(int *errfd, const char *sub, const char *arg)
+{
+	const char *bin = getenv("KNOB_BIN") ? getenv("KNOB_BIN") : "build";
+	char exe[PATH_MAX];
+	int p[2];
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(p), 0);
+	snprintf(exe, sizeof(exe), "%s/knobctl", bin);
+	ck_assert_int_ge(pid = fork(), 0);
+	if (pid == 0) {
+		dup2(p[1], 2);
+		close(p[0]);
+		close(p[1]);
+		unsetenv("KNOB_CLUSTER");
+		execl(exe, "knobctl", "ca", sub, "--ca-dir", cadir, arg, (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	*errfd = p[0];
+	return pid;
+}
+
+/* Read fd until what came holds s: 1, or 0 at its end (what came, up to
+ * len - 1 bytes, in buf). */
+static int
+read_until(int fd, const char *s, char *buf, size_t len)
+{
+	size_t got = 0;
+	ssize_t n;
+
+	buf[0] = '\0';
+	while (strstr(buf, s) == NULL) {
+		if (got + 1 >= len || (n = read(fd, buf + got, len - 1 - got)) <= 0)
+			return 0;
+		got += (size_t)n;
+		buf[got] = '\0';
+	}
+	return 1;
+}
+
+/* Two admins' knobctl at once (here while a third holds the CA, as its
+ * change would): each waits its turn, says so, and then does its whole
+ * change.  Before, nothing was locked: two revokes each wrote the CRL from
+ * revoked.txt as they had read it, so the last one written could drop the
+ * other's revocation, and two renews unlinked each other's NAME.key.new. */
+START_TEST(test_ca_concurrent_admins)
+{
+	static const char *const cmd[2][2][2] = {
+		{ { "revoke", "node01" }, { "revoke", "node02" } },
+		{ { "renew", "--days=36500" }, { "renew", "--days=36500" } } };
+	char err[1024], p[PATH_MAX * 2], buf[2][4096], *sup;
+	int fd[2], lk;
+	pid_t pid[2];
+	EVP_PKEY *k;
+	X509 *x;
+
+	ck_assert_int_eq(ca_init(cadir, err, sizeof(err)), 0);
+	for (int i = 1; i <= 3; i++) {
+		snprintf(p, sizeof(p), "node%02d", i);
+		ck_assert_msg(ca_issue(cadir, p, 0, err, sizeof(err)) == 0, "%s", err);
+	}
+	for (int s = 0; s < 2; s++) {
+		lk = open(pth(p, sizeof(p), cadir, "ca.lock"), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		ck_assert_int_ge(lk, 0);
+		ck_assert_int_eq(flock(lk, LOCK_EX), 0);
+		for (int i = 0; i < 2; i++) {
+			pid[i] = ca_bg(&fd[i], cmd[s][i][0], cmd[s][i][1]);
+			ck_assert_msg(read_until(fd[i], "waiting for it\n", buf[i], sizeof(buf[i])),
+			    "ca %s %s did not wait for the CA lock: '%s'", cmd[s][i][0], cmd[s][i][1],
+			    buf[i]);
+		}
+		if (s == 0)
+			ck_assert_int_eq(access(pth(p, sizeof(p), cadir, "ca.crl"), F_OK), -1);
+		close(lk);
+		for (int i = 0; i < 2; i++) {
+			ck_assert_int_eq(cu_reap(pid[i]), 0);
+			close(fd[i]);
+		}
+	}
+	/* both revocations in the CRL; node03 renewed twice, its key that of
+	 * its certificate */
+	ck_assert_int_eq(crl_count(cadir), 2);
+	x = load_cert(pth(p, sizeof(p), cadir, "node03.crt"));
+	k = load_key(pth(p, sizeof(p), cadir, "node03.key"));
+	ck_assert_int_eq(X509_check_private_key(x, k), 1);
+	X509_free(x);
+	EVP_PKEY_free(k);
+	sup = cu_slurp(pth(p, sizeof(p), cadir, "superseded.txt"));
+	ck_assert_msg(sup && strstr(sup, " node03\n") && strstr(strstr(sup, " node03\n") + 1,
+	    " node03\n"), "%s", sup ? sup : "no superseded.txt");
+	free(sup);
+}
+END_TEST
+
 /* What bootstrap issues (ca_issue_pem: never written as DIR/NAME.crt) is
  * on record: `ca revoke NAME` revokes it, with or without a DIR/NAME.crt
  * of `ca issue`, every certificate of the name at once, and says which. */
@@ -1315,6 +1415,7 @@ ca_suite(void)
 	tcase_add_test(tc, test_umask_does_not_matter);
 	tcase_add_test(tc, test_init_twice_refused);
 	tcase_add_test(tc, test_issue_twice_refused);
+	tcase_add_test(tc, test_ca_concurrent_admins);
 	tcase_add_test(tc, test_invalid_names);
 	tcase_add_test(tc, test_second_ca_does_not_verify);
 	tcase_add_test(tc, test_issue_without_ca);
