@@ -848,6 +848,37 @@ START_TEST(test_ca_concurrent_admins)
 }
 END_TEST
 
+/* A CA key others can read or write (restored from a backup as 0644, a
+ * group-shared copy) is not used: issue, revoke and renew refuse it with
+ * a message saying why and what to do, and write nothing; at 0600 again
+ * all work.  Before, any mode was used as it was. */
+START_TEST(test_ca_key_mode_refused)
+{
+	static const mode_t bad[] = { 0644, 0640, 0604, 0620 };
+	char err[1024], p[PATH_MAX * 2], *out = NULL;
+	int n;
+
+	ck_assert_int_eq(ca_init(cadir, err, sizeof(err)), 0);
+	ck_assert_msg(ca_issue(cadir, "node01", 0, err, sizeof(err)) == 0, "%s", err);
+	n = cu_dir_size(cadir);
+	pth(p, sizeof(p), cadir, "ca.key");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_int_eq(chmod(p, bad[i]), 0);
+		ck_assert_int_eq(ca_issue(cadir, "node02", 0, err, sizeof(err)), -1);
+		ck_assert_msg(strstr(err, "ca.key: mode 0") && strstr(err, "chmod 600"), "%s", err);
+		ck_assert_int_eq(run_cmd("revoke", "node01", "--ca-dir", cadir, NULL), 1);
+		ck_assert_int_eq(run_ca_list(&out, "renew", "--days", "36500", "--ca-dir", cadir,
+		    NULL), 1);
+		free(out);
+		ck_assert_int_eq(cu_dir_size(cadir), n);
+	}
+	ck_assert_int_eq(chmod(p, 0600), 0);
+	ck_assert_msg(ca_issue(cadir, "node02", 0, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(run_cmd("revoke", "node01", "--ca-dir", cadir, NULL), 0);
+	ck_assert_int_eq(crl_count(cadir), 1);
+}
+END_TEST
+
 /* What bootstrap issues (ca_issue_pem: never written as DIR/NAME.crt) is
  * on record: `ca revoke NAME` revokes it, with or without a DIR/NAME.crt
  * of `ca issue`, every certificate of the name at once, and says which. */
@@ -1416,6 +1447,7 @@ ca_suite(void)
 	tcase_add_test(tc, test_init_twice_refused);
 	tcase_add_test(tc, test_issue_twice_refused);
 	tcase_add_test(tc, test_ca_concurrent_admins);
+	tcase_add_test(tc, test_ca_key_mode_refused);
 	tcase_add_test(tc, test_invalid_names);
 	tcase_add_test(tc, test_second_ca_does_not_verify);
 	tcase_add_test(tc, test_issue_without_ca);
