@@ -901,25 +901,58 @@ cert_revoked(const struct strvec *revoked, X509 *x)
 	return in;
 }
 
-/* Append "HEX NAME" to DIR/FILE, durably.  0 or -1 with err. */
+/* Take back the done bytes of line that an append to fd (open for read
+ * and write) wrote before it failed, when they are still the file's last
+ * bytes (another knobctl appended nothing after them). */
+static void
+append_undo(int fd, const char *line, size_t done)
+{
+	char tail[CA_NAME_MAX + 64];
+	struct stat st;
+
+	if (done == 0 || done > sizeof(tail) || fstat(fd, &st) < 0 ||
+	    st.st_size < (off_t)done ||
+	    pread(fd, tail, done, st.st_size - (off_t)done) != (ssize_t)done ||
+	    memcmp(tail, line, done) != 0)
+		return;
+	if (ftruncate(fd, st.st_size - (off_t)done) == 0)
+		fsync(fd);
+}
+
+/* Append "HEX NAME" to DIR/FILE, durably.  On a full disk the part of the
+ * line written is taken back: the file never ends in half a record, which
+ * the next one would complete into a wrong serial (revoked instead of the
+ * right one) or a bad line that stops ca revoke and bootstrap.  0 or -1
+ * with err. */
 static int
 append_serial(const char *dir, const char *file, const char *hex, const char *name, char *err,
     size_t errlen)
 {
-	char path[PATH_MAX];
-	FILE *f;
-	int ok;
+	char path[PATH_MAX], line[CA_NAME_MAX + 64];
+	size_t len, done = 0;
+	ssize_t n;
+	int fd;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	if ((f = fopen(path, "ae")) == NULL) {
+	len = (size_t)snprintf(line, sizeof(line), "%s %s\n", hex, name);
+	if (len >= sizeof(line)) {
+		seterr(err, errlen, "%s: record for %s too long", path, name);
+		return -1;
+	}
+	if ((fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0666)) < 0) {
 		seterr(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
 	}
-	ok = fprintf(f, "%s %s\n", hex, name) > 0 && fflush(f) == 0 && fsync(fileno(f)) == 0;
-	if (!ok)
-		seterr(err, errlen, "%s: %s", path, strerror(errno));
-	fclose(f);
-	return ok ? 0 : -1;
+	while (done < len && (n = write(fd, line + done, len - done)) > 0)
+		done += (size_t)n;
+	if (done == len && fsync(fd) == 0) {
+		close(fd);
+		return 0;
+	}
+	seterr(err, errlen, "%s: %s", path, strerror(done < len && errno == 0 ? EIO : errno));
+	append_undo(fd, line, done);
+	close(fd);
+	return -1;
 }
 
 /* Put x's serial on record in DIR/issued.txt under name, durably, before

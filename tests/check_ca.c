@@ -3,6 +3,7 @@
  * key types, refusals.  Everything lives in a mkdtemp directory. */
 #include <check.h>
 #include <ctype.h>
+#include <errno.h>
 #include <dirent.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -13,7 +14,9 @@
 #include <time.h>
 #include <unistd.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/file.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 
 #include <openssl/bn.h>
@@ -879,6 +882,79 @@ START_TEST(test_ca_key_mode_refused)
 }
 END_TEST
 
+/* Fill the file system that holds dir with a file there; the file's path
+ * into path. */
+static void
+fill_fs(const char *dir, char *path, size_t len)
+{
+	static const char block[4096];
+	int fd;
+
+	snprintf(path, len, "%s/filler", dir);
+	ck_assert_int_ge(fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600), 0);
+	while (write(fd, block, sizeof(block)) > 0)
+		;
+	while (write(fd, block, 1) > 0)
+		;
+	ck_assert_int_eq(errno, ENOSPC);
+	close(fd);
+}
+
+/* A disk that fills up while ca issue records a serial: issued.txt ends
+ * as it was, never in half a record, and the next issue and revoke work.
+ * Before, the part that fitted stayed; the next record completed it into
+ * a wrong serial ("ca revoke" revoked that one, not the node's) or a bad
+ * line that stopped ca revoke and bootstrap. */
+START_TEST(test_records_whole_on_full_disk)
+{
+	char err[1024], small[PATH_MAX + 16], ca[PATH_MAX + 32], p[PATH_MAX * 2],
+	    filler[PATH_MAX * 2], *before, *after, *serial, *revoked;
+	struct stat st;
+	int fd;
+
+	/* a 64 KiB tmpfs in a mount namespace of this test's own */
+	ck_assert_int_eq(unshare(CLONE_NEWNS), 0);
+	ck_assert_int_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+	snprintf(small, sizeof(small), "%s/small", tmpdir);
+	ck_assert_int_eq(mkdir(small, 0700), 0);
+	ck_assert_msg(mount("knobtest", small, "tmpfs", 0, "size=64k") == 0, "mount: %s",
+	    strerror(errno));
+	snprintf(ca, sizeof(ca), "%s/ca", small);
+	ck_assert_int_eq(ca_init(ca, err, sizeof(err)), 0);
+	ck_assert_msg(ca_issue(ca, "node01", 0, err, sizeof(err)) == 0, "%s", err);
+	/* blank lines (skipped by readers) up to 10 bytes before a page's end:
+	 * the next record fits only in part */
+	ck_assert_int_ge(fd = open(pth(p, sizeof(p), ca, "issued.txt"), O_WRONLY | O_APPEND), 0);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	for (off_t i = st.st_size; i < 4096 - 10; i++)
+		ck_assert_int_eq(write(fd, "\n", 1), 1);
+	close(fd);
+	fill_fs(small, filler, sizeof(filler));
+	before = cu_slurp(p);
+
+	ck_assert_int_eq(ca_issue(ca, "node02", 0, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "issued.txt: No space left on device"), "%s", err);
+	after = cu_slurp(p);
+	ck_assert_msg(strcmp(before, after) == 0, "issued.txt kept %zu bytes of a record: '%s'",
+	    strlen(after) - strlen(before), after + strlen(before));
+	ck_assert_int_eq(access(pth(p, sizeof(p), ca, "node02.key"), F_OK), -1);
+
+	/* space again: node03's record is whole, and revoking it revokes it */
+	ck_assert_int_eq(unlink(filler), 0);
+	ck_assert_msg(ca_issue(ca, "node03", 0, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(ca_revoke(ca, "node03", NULL, err, sizeof(err)) == 0, "%s", err);
+	serial = serial_of(pth(p, sizeof(p), ca, "node03.crt"));
+	ck_assert_int_eq(crl_count(ca), 1);
+	revoked = cu_slurp(pth(p, sizeof(p), ca, "revoked.txt"));
+	ck_assert_msg(strstr(revoked, serial), "%s not in %s", serial, revoked);
+	free(revoked);
+	free(serial);
+	free(before);
+	free(after);
+	ck_assert_int_eq(umount2(small, MNT_DETACH), 0);
+}
+END_TEST
+
 /* What bootstrap issues (ca_issue_pem: never written as DIR/NAME.crt) is
  * on record: `ca revoke NAME` revokes it, with or without a DIR/NAME.crt
  * of `ca issue`, every certificate of the name at once, and says which. */
@@ -1448,6 +1524,7 @@ ca_suite(void)
 	tcase_add_test(tc, test_issue_twice_refused);
 	tcase_add_test(tc, test_ca_concurrent_admins);
 	tcase_add_test(tc, test_ca_key_mode_refused);
+	tcase_add_test(tc, test_records_whole_on_full_disk);
 	tcase_add_test(tc, test_invalid_names);
 	tcase_add_test(tc, test_second_ca_does_not_verify);
 	tcase_add_test(tc, test_issue_without_ca);
