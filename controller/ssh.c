@@ -1052,3 +1052,14 @@ ssh_upload_step(struct ssh_conn *c, LIBSSH2_SFTP *sftp, struct ssh_upload *u)
 		}
 	}
 }
+
+/* Close u's file after a failed upload step: the node's sftp-server keeps
+ * the space of a removed file while it holds it open.  1 done, 0 again. */
+int
+ssh_upload_abort(struct ssh_upload *u)
+{
+	if (u->h != NULL && libssh2_sftp_close(u->h) == LIBSSH2_ERROR_EAGAIN)
+		return 0;
+	u->h = NULL;
+	return 1;
+}

@@ -93,6 +93,8 @@ struct ssh_upload {
 void ssh_upload_init(struct ssh_upload *u, const char *path, const void *data, size_t len,
     long mode);
 int ssh_upload_step(struct ssh_conn *c, LIBSSH2_SFTP *sftp, struct ssh_upload *u);
+/* Close u's file after ssh_upload_step failed.  1 done, 0 again. */
+int ssh_upload_abort(struct ssh_upload *u);
 /* SFTP session; NULL with again=1 while in progress, NULL with again=0 on error. */
 LIBSSH2_SFTP *ssh_sftp_open(struct ssh_conn *c, int *again);
 
