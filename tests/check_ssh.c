@@ -1695,6 +1695,30 @@ START_TEST(bootstrap_node_disk_full)
 }
 END_TEST
 
+/* --push-agent to a node whose /tmp is full (node02's sshd sees a 1 MiB
+ * tmpfs on /tmp, the test's directory bound back into it): node02 fails
+ * naming the upload, and its partial copy is removed.  Before, the part of
+ * knobd written stayed in /tmp under its random name, which nothing ever
+ * removes, and kept /tmp full. */
+START_TEST(agentless_push_tmp_full)
+{
+	char *out = NULL;
+	int pid = (int)sshd_pid[1], rc;
+
+	ck_assert_int_eq(harness_sh("nsenter -t %d -m sh -c 'exec 3<%s && mount -t tmpfs -o "
+	    "size=1m knob-test /tmp && mkdir -p %s && mount --no-canonicalize --bind "
+	    "/proc/self/fd/3 %s'", pid, h.tmp, h.tmp, h.tmp), 0);
+	rc = harness_knobctl(&h, &out, NULL, "--via ssh --ssh-key %s/id --known-hosts "
+	    "%s/known_hosts --accept-new --push-agent facts -w node02", h.tmp, h.tmp);
+	fprintf(stderr, "---- push to a full /tmp -> %d\n%s", rc, out);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_msg(strstr(out, "node02: failed: sftp write /tmp/knobd-push.node02."), "%s", out);
+	free(out);
+	ck_assert_int_eq(harness_sh("nsenter -t %d -m sh -c '! ls -A /tmp | grep -q knobd-push && "
+	    "df -Pk /tmp | grep -q \" 0 *1024 \"'", pid), 0);
+}
+END_TEST
+
 static Suite *
 ssh_suite(void)
 {
@@ -1731,6 +1755,7 @@ ssh_suite(void)
 	tcase_add_test(tc, ssh_slow_names_do_not_hold_others);
 	tcase_add_test(tc, bootstrap_ca_near_expiry_keeps_keys);
 	tcase_add_test(tc, bootstrap_node_disk_full);
+	tcase_add_test(tc, agentless_push_tmp_full);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("cli");
 	tcase_add_test(tc, bootstrap_cli_refusals);
