@@ -45,6 +45,7 @@ struct ssh_conn {
 	int agent_tried;
 	int auth_src;		/* step_auth: 0 ssh-agent, then 1 + a default key file's index */
 	char refused[400];	/* each key source refused so far, for the failure */
+	int methods_asked;	/* step_auth: the node's methods checked for publickey */
 	int phase;		/* enum ssh_phase */
 	struct ssh_kh *kh;	/* read before the handshake, freed after the host key check */
 	int fail_status;	/* knobctl node status for the failure (NS_*) */

@@ -1719,6 +1719,26 @@ START_TEST(agentless_push_tmp_full)
 }
 END_TEST
 
+/* A node that takes passwords only (node02's sshd: no publickey): its
+ * line says so, and what to change, instead of each key "refused", which
+ * sent the admin looking for a missing authorized_keys line; the nodes
+ * that take keys are installed. */
+START_TEST(bootstrap_password_only_host)
+{
+	char *out = NULL;
+
+	sshd_stop(1);
+	sshd_start_cfg(1, "Match all\n\tPubkeyAuthentication no\n\tPasswordAuthentication yes\n");
+	ck_assert_int_eq(boot(&out, "id", "--accept-new"), 1);
+	ck_assert_msg(strstr(out, "node[01,03] (2): installed: "), "%s", out);
+	ck_assert_msg(strstr(out, "node02: auth-failed: ssh: node02 accepts no key for root, only "
+	    "password: knob logs in with a key (--ssh-key, ssh-agent, ~/.ssh/id_*): enable "
+	    "PubkeyAuthentication on the node and put the public key in root's authorized_keys\n"),
+	    "%s", out);
+	free(out);
+}
+END_TEST
+
 static Suite *
 ssh_suite(void)
 {
@@ -1756,6 +1776,7 @@ ssh_suite(void)
 	tcase_add_test(tc, bootstrap_ca_near_expiry_keeps_keys);
 	tcase_add_test(tc, bootstrap_node_disk_full);
 	tcase_add_test(tc, agentless_push_tmp_full);
+	tcase_add_test(tc, bootstrap_password_only_host);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("cli");
 	tcase_add_test(tc, bootstrap_cli_refusals);
