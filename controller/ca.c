@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 
 #include <openssl/asn1.h>
@@ -125,6 +126,46 @@ ca_path(char *buf, size_t len, const char *dir, const char *name, const char *ex
 		return -1;
 	}
 	return 0;
+}
+
+/* Hold DIR/ca.lock (flock, exclusive) for one change to DIR: two admins'
+ * ca revoke and ca renew take turns, so that neither's revocation, CRL or
+ * renewed pair is lost or mixed with the other's (issuing a new name needs
+ * no turn: its files are created O_EXCL, its record appended).  Waits
+ * (said once on stderr) while another holds it.  The fd for ca_unlock, or
+ * -1 with err. */
+static int
+ca_lock(const char *dir, char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	if (ca_path(path, sizeof(path), dir, "ca", ".lock", err, errlen) < 0)
+		return -1;
+	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0) {
+		seterr(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+		return fd;
+	if (errno == EWOULDBLOCK)
+		fprintf(stderr, "knobctl: %s: another knobctl is changing this CA (ca revoke "
+		    "or ca renew); waiting for it\n", path);
+	while (flock(fd, LOCK_EX) < 0)
+		if (errno != EINTR) {
+			seterr(err, errlen, "%s: %s", path, strerror(errno));
+			close(fd);
+			return -1;
+		}
+	return fd;
+}
+
+/* Release ca_lock's fd (-1: nothing held). */
+static void
+ca_unlock(int fd)
+{
+	if (fd >= 0)
+		close(fd);
 }
 
 /* Fresh Ed25519 key; caller frees with EVP_PKEY_free.  NULL with err. */
@@ -423,8 +464,28 @@ read_key(const char *path, char *err, size_t errlen)
 	return read_pem(path, 1, err, errlen);
 }
 
-/* Load DIR's CA certificate and key and check they belong together.
- * Caller frees both. 0 or -1 with err. */
+/* 0 when the CA key at path is its owner's alone, else -1 with err (as
+ * OpenSSH refuses such an identity file): whoever else can read it can
+ * issue a controller certificate that every agent trusts. */
+static int
+ca_key_private(const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0) {
+		seterr(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if ((st.st_mode & 077) == 0)
+		return 0;
+	seterr(err, errlen, "%s: mode %04o: the CA key must be its owner's alone (whoever can "
+	    "read it can issue a controller certificate every agent trusts): not used; chmod 600 "
+	    "it", path, (unsigned)(st.st_mode & 07777));
+	return -1;
+}
+
+/* Load DIR's CA certificate and key (its owner's alone) and check they
+ * belong together.  Caller frees both. 0 or -1 with err. */
 static int
 load_ca(const char *dir, X509 **cacert, EVP_PKEY **cakey, char *err, size_t errlen)
 {
@@ -437,7 +498,8 @@ load_ca(const char *dir, X509 **cacert, EVP_PKEY **cakey, char *err, size_t errl
 		return -1;
 	if ((*cacert = read_cert(crt, err, errlen)) == NULL)
 		return -1;
-	if ((*cakey = read_key(keyp, err, errlen)) == NULL)
+	if (ca_key_private(keyp, err, errlen) < 0 ||
+	    (*cakey = read_key(keyp, err, errlen)) == NULL)
 		goto fail;
 	if (X509_check_private_key(*cacert, *cakey) != 1) {
 		ERR_clear_error();
@@ -839,25 +901,58 @@ cert_revoked(const struct strvec *revoked, X509 *x)
 	return in;
 }
 
-/* Append "HEX NAME" to DIR/FILE, durably.  0 or -1 with err. */
+/* Take back the done bytes of line that an append to fd (open for read
+ * and write) wrote before it failed, when they are still the file's last
+ * bytes (another knobctl appended nothing after them). */
+static void
+append_undo(int fd, const char *line, size_t done)
+{
+	char tail[CA_NAME_MAX + 64];
+	struct stat st;
+
+	if (done == 0 || done > sizeof(tail) || fstat(fd, &st) < 0 ||
+	    st.st_size < (off_t)done ||
+	    pread(fd, tail, done, st.st_size - (off_t)done) != (ssize_t)done ||
+	    memcmp(tail, line, done) != 0)
+		return;
+	if (ftruncate(fd, st.st_size - (off_t)done) == 0)
+		fsync(fd);
+}
+
+/* Append "HEX NAME" to DIR/FILE, durably.  On a full disk the part of the
+ * line written is taken back: the file never ends in half a record, which
+ * the next one would complete into a wrong serial (revoked instead of the
+ * right one) or a bad line that stops ca revoke and bootstrap.  0 or -1
+ * with err. */
 static int
 append_serial(const char *dir, const char *file, const char *hex, const char *name, char *err,
     size_t errlen)
 {
-	char path[PATH_MAX];
-	FILE *f;
-	int ok;
+	char path[PATH_MAX], line[CA_NAME_MAX + 64];
+	size_t len, done = 0;
+	ssize_t n;
+	int fd;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	if ((f = fopen(path, "ae")) == NULL) {
+	len = (size_t)snprintf(line, sizeof(line), "%s %s\n", hex, name);
+	if (len >= sizeof(line)) {
+		seterr(err, errlen, "%s: record for %s too long", path, name);
+		return -1;
+	}
+	if ((fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0666)) < 0) {
 		seterr(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
 	}
-	ok = fprintf(f, "%s %s\n", hex, name) > 0 && fflush(f) == 0 && fsync(fileno(f)) == 0;
-	if (!ok)
-		seterr(err, errlen, "%s: %s", path, strerror(errno));
-	fclose(f);
-	return ok ? 0 : -1;
+	while (done < len && (n = write(fd, line + done, len - done)) > 0)
+		done += (size_t)n;
+	if (done == len && fsync(fd) == 0) {
+		close(fd);
+		return 0;
+	}
+	seterr(err, errlen, "%s: %s", path, strerror(done < len && errno == 0 ? EIO : errno));
+	append_undo(fd, line, done);
+	close(fd);
+	return -1;
 }
 
 /* Put x's serial on record in DIR/issued.txt under name, durably, before
@@ -1004,6 +1099,7 @@ struct revoker {
 	struct by_name issued, superseded;
 	struct strvec revoked;	/* DIR/revoked.txt's serials, sorted, and those added */
 	int crl;		/* a name was revoked: DIR/ca.crl is to be written */
+	int lock;		/* ca_lock's fd, held from the records read to the CRL written */
 };
 
 /* DIR/FILE into b. */
@@ -1034,13 +1130,17 @@ by_name_serials(const struct by_name *b, const char *name, struct strvec *v, cha
 	return 0;
 }
 
-/* Read DIR's CA, records and revocations once into r. */
+/* Read DIR's CA, then (holding ca_lock: another admin's revocation is
+ * either in these records or waits for this CRL) its records and
+ * revocations once into r. */
 static void
 revoker_open(struct revoker *r, const char *dir)
 {
 	memset(r, 0, sizeof(*r));
 	r->dir = dir;
-	load_ca(dir, &r->cacert, &r->cakey, r->ca_err, sizeof(r->ca_err));
+	r->lock = -1;
+	if (load_ca(dir, &r->cacert, &r->cakey, r->ca_err, sizeof(r->ca_err)) == 0)
+		r->lock = ca_lock(dir, r->ca_err, sizeof(r->ca_err));
 	by_name_read(&r->issued, dir, CA_ISSUED_FILE);
 	by_name_read(&r->superseded, dir, CA_SUPERSEDED_FILE);
 	if (read_revoked(dir, &r->revoked, r->rev_err, sizeof(r->rev_err)) < 0)
@@ -1062,6 +1162,7 @@ revoker_close(struct revoker *r)
 	strvec_free(&r->revoked);
 	X509_free(r->cacert);
 	EVP_PKEY_free(r->cakey);
+	ca_unlock(r->lock);
 }
 
 /* Every serial issued under name into v: DIR/NAME.crt's (when there is
@@ -1422,10 +1523,14 @@ ca_renew(const char *dir, int min_days, ca_renew_fn fn, void *arg, char *err, si
 	struct strvec revoked = { 0 };
 	struct dirent *de;
 	DIR *d = NULL;
-	int rc = -1, limited = 0;
+	int rc = -1, limited = 0, lk = -1;
 
 	if (load_ca(dir, &cacert, &cakey, err, errlen) < 0)
 		return -1;
+	/* another renew would unlink this one's NAME.key.new and pair its key
+	 * with this certificate; a revoke would miss the new serial */
+	if ((lk = ca_lock(dir, err, errlen)) < 0)
+		goto out;
 	if (read_revoked(dir, &revoked, err, errlen) < 0)
 		goto out;
 	if ((d = opendir(dir)) == NULL) {
@@ -1461,6 +1566,7 @@ ca_renew(const char *dir, int min_days, ca_renew_fn fn, void *arg, char *err, si
 	if (rc == 0 && limited)
 		rc = 1;
 out:
+	ca_unlock(lk);
 	strvec_free(&revoked);
 	if (d)
 		closedir(d);

@@ -83,7 +83,8 @@ static const struct {
 	[BF_DIR_CACHE] = { "var/cache/knob", -1, "var/cache/knob" },
 };
 
-enum { B_SSH, B_PROBE, B_SFTP, B_UPLOAD, B_SFTP_END, B_INSTALL, B_CLEAR, B_OK, B_FAILED };
+enum { B_SSH, B_PROBE, B_SFTP, B_UPLOAD, B_SFTP_END, B_INSTALL, B_CLEAR, B_UNDO, B_UNDO_RM,
+	B_OK, B_FAILED };
 
 /* The SSH passes: install (probe, upload, install); restart (the service
  * command on nodes where nothing changed and the agent did not answer);
@@ -120,6 +121,7 @@ struct bnode {
 	int rm_crl;		/* the node has a ca.crl, the CA none: remove it */
 	int in_pass;		/* takes part in this restart or clear pass */
 	char *root;		/* --root for this node ({node} filled in) */
+	char undo_err[512];	/* the upload's failure, while its leftovers are removed */
 };
 
 /* The run: options, what is installed (same for every node), nodes. */
@@ -738,6 +740,59 @@ pass_start(struct boot *b, struct bnode *n)
 	n->step = first[b->pass];
 }
 
+/* An upload to n failed (a full disk, say): its error kept, on to
+ * removing what the uploads left on the node (B_UNDO).  1. */
+static int
+upload_failed(struct bnode *n)
+{
+	snprintf(n->undo_err, sizeof(n->undo_err), "%s", n->ssh.err);
+	n->step = B_UNDO;
+	return 1;
+}
+
+/* After a failed upload: every PATH.knob-new of n's uploads removed (a
+ * part of knobd must not keep the node's disk full), then the KiB free
+ * on the file system of the file that failed. */
+static char *
+undo_cmd(const struct bnode *n)
+{
+	char *q = sh_quote(n->root), *cmd = NULL, dir[256];
+	const char *path = bfiles[n->up[n->cur]].path, *slash = strrchr(path, '/');
+
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+	str_appendf(&cmd, "R=%s; cd \"$R\" && rm -f", q);
+	free(q);
+	for (int i = 0; i < n->nup; i++)
+		str_appendf(&cmd, " %s.knob-new", bfiles[n->up[i]].path);
+	str_appendf(&cmd, " && { df -Pk %s | awk 'NR == 2 { print $4 }'; }", dir);
+	return cmd;
+}
+
+/* n's failure after undo_cmd: the upload's error and whether its
+ * leftovers went; when they did, the room there is against the size of
+ * the file that did not fit. */
+static void
+undo_report(struct bnode *n, int removed)
+{
+	const char *path = bfiles[n->up[n->cur]].path, *slash = strrchr(path, '/');
+	unsigned long need = (unsigned long)((n->u.len + 1023) / 1024);
+	char *end = NULL, why[96];
+	long kib = removed && n->x.out ? strtol(n->x.out, &end, 10) : -1;
+
+	snprintf(why, sizeof(why), "%s", n->ssh.err);
+	if (!removed)
+		snprintf(n->ssh.err, sizeof(n->ssh.err), "%s; %s.knob-new not removed (%s): the "
+		    "next run removes it", n->undo_err, path, why);
+	else if (end == n->x.out || kib < 0)
+		snprintf(n->ssh.err, sizeof(n->ssh.err), "%s; partial upload removed", n->undo_err);
+	else
+		snprintf(n->ssh.err, sizeof(n->ssh.err), "%s; partial upload removed; %.*s on the "
+		    "node has %ld KiB free, %s needs %lu KiB%s", n->undo_err,
+		    slash ? (int)(slash - path) : 1, slash ? path : ".", kib,
+		    slash ? slash + 1 : path, need, (unsigned long)kib < need ? " (disk full)" : "");
+	n->ssh.fail_status = NS_FAILED;
+}
+
 /* One step of node n's machine: 1 moved on, 0 again, -1 failed. */
 static int
 node_step(struct boot *b, struct bnode *n)
@@ -770,8 +825,10 @@ node_step(struct boot *b, struct bnode *n)
 		n->step = B_UPLOAD;
 		return 1;
 	case B_UPLOAD:
-		if ((r = ssh_upload_step(&n->ssh, n->sftp, &n->u)) <= 0)
-			return r;
+		if ((r = ssh_upload_step(&n->ssh, n->sftp, &n->u)) < 0)
+			return upload_failed(n);
+		if (r == 0)
+			return 0;
 		if (++n->cur < n->nup)
 			start_upload(b, n);
 		else
@@ -795,6 +852,18 @@ node_step(struct boot *b, struct bnode *n)
 			return r;
 		n->step = B_OK;
 		return 1;
+	case B_UNDO:
+		if (!ssh_upload_abort(&n->u) || libssh2_sftp_shutdown(n->sftp) == LIBSSH2_ERROR_EAGAIN)
+			return 0;
+		n->sftp = NULL;
+		start_exec(n, undo_cmd(n));
+		n->step = B_UNDO_RM;
+		return 1;
+	case B_UNDO_RM:
+		if ((r = run_exec(n, "removing the partial upload")) == 0)
+			return 0;
+		undo_report(n, r > 0);
+		return -1;
 	default:
 		return 0;
 	}

@@ -4,7 +4,7 @@
  * over TLS travel on the channel's stdin and stdout.  The trust comes from
  * SSH, so there is no TLS inside.  --push-agent first uploads this
  * controller's knobd over SFTP to a temporary file that the command removes
- * when the session ends. */
+ * when the session ends (and close, when the upload failed). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -334,6 +334,32 @@ ssh_send(struct fanout *fo, struct fo_node *n, Knob__Envelope *env)
 	return 0;
 }
 
+/* A --push-agent upload that did not get through (a full /tmp on the
+ * node, a timeout): its part removed from the node's /tmp by one more
+ * exec, in close's blocking mode (2 s), since nothing else would remove
+ * a file of a random name. */
+static void
+push_undo(struct fo_ssh *s)
+{
+	LIBSSH2_CHANNEL *ch;
+	char *q, *cmd;
+
+	if (s->step != FS_PUSH || s->c.s == NULL)
+		return;
+	ssh_upload_abort(&s->u);
+	libssh2_sftp_shutdown(s->sftp);
+	s->sftp = NULL;
+	if ((ch = libssh2_channel_open_session(s->c.s)) == NULL)
+		return;
+	q = sh_quote(s->u.tmp);
+	cmd = xasprintf("rm -f %s", q);
+	if (libssh2_channel_exec(ch, cmd) == 0)
+		libssh2_channel_wait_eof(ch);
+	libssh2_channel_free(ch);
+	free(cmd);
+	free(q);
+}
+
 static void
 ssh_close_node(struct fanout *fo, struct fo_node *n)
 {
@@ -348,6 +374,7 @@ ssh_close_node(struct fanout *fo, struct fo_node *n)
 		libssh2_session_set_blocking(s->c.s, 1);	/* see ssh_close */
 	if (s->c.s)
 		libssh2_session_set_timeout(s->c.s, 2000);
+	push_undo(s);
 	if (s->ch) {
 		libssh2_channel_send_eof(s->ch);
 		libssh2_channel_free(s->ch);

@@ -766,14 +766,43 @@ auth_defaults(struct ssh_conn *c, const char *user)
 	}
 }
 
+/* First, as OpenSSH does, the methods the node accepts for user (its
+ * answer to "none"): a node that takes no key (passwords only) is said to
+ * be one, not reported as refusing each key in turn.  1 go on with keys
+ * (or in already: c->phase), 0 again, -1 failed. */
+static int
+auth_methods(struct ssh_conn *c, const char *user)
+{
+	char *m = libssh2_userauth_list(c->s, user, (unsigned)strlen(user));
+	char list[200];
+
+	if (m == NULL && libssh2_userauth_authenticated(c->s)) {
+		c->phase = SSH_READY;
+		return 1;
+	}
+	if (m == NULL && again(c, 0))
+		return 0;
+	c->methods_asked = 1;
+	if (m == NULL || alg_listed(m, "publickey"))
+		return 1;
+	snprintf(list, sizeof(list), "%s", m);
+	return fail(c, NS_AUTH_FAILED, "ssh: %s accepts no key for %s, only %s: knob logs in with "
+	    "a key (--ssh-key, ssh-agent, ~/.ssh/id_*): enable PubkeyAuthentication on the node and "
+	    "put the public key in %s's authorized_keys", c->name, user, list[0] ? list : "(nothing)",
+	    user);
+}
+
 /* Authenticate with --ssh-key, else every default source in turn; when
  * all are refused, the failure names each. */
 static int
 step_auth(struct ssh_conn *c)
 {
 	const char *user = c->cfg->user ? c->cfg->user : "root";
-	int r = c->cfg->key ? auth_keyfile(c, user, c->cfg->key) : auth_defaults(c, user);
+	int r;
 
+	if (!c->methods_asked && ((r = auth_methods(c, user)) <= 0 || c->phase == SSH_READY))
+		return r;
+	r = c->cfg->key ? auth_keyfile(c, user, c->cfg->key) : auth_defaults(c, user);
 	if (r == 0)
 		return 0;
 	if (r > 0) {
@@ -1051,4 +1080,15 @@ ssh_upload_step(struct ssh_conn *c, LIBSSH2_SFTP *sftp, struct ssh_upload *u)
 			return 1;
 		}
 	}
+}
+
+/* Close u's file after a failed upload step: the node's sftp-server keeps
+ * the space of a removed file while it holds it open.  1 done, 0 again. */
+int
+ssh_upload_abort(struct ssh_upload *u)
+{
+	if (u->h != NULL && libssh2_sftp_close(u->h) == LIBSSH2_ERROR_EAGAIN)
+		return 0;
+	u->h = NULL;
+	return 1;
 }

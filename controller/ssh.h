@@ -45,6 +45,7 @@ struct ssh_conn {
 	int agent_tried;
 	int auth_src;		/* step_auth: 0 ssh-agent, then 1 + a default key file's index */
 	char refused[400];	/* each key source refused so far, for the failure */
+	int methods_asked;	/* step_auth: the node's methods checked for publickey */
 	int phase;		/* enum ssh_phase */
 	struct ssh_kh *kh;	/* read before the handshake, freed after the host key check */
 	int fail_status;	/* knobctl node status for the failure (NS_*) */
@@ -93,6 +94,8 @@ struct ssh_upload {
 void ssh_upload_init(struct ssh_upload *u, const char *path, const void *data, size_t len,
     long mode);
 int ssh_upload_step(struct ssh_conn *c, LIBSSH2_SFTP *sftp, struct ssh_upload *u);
+/* Close u's file after ssh_upload_step failed.  1 done, 0 again. */
+int ssh_upload_abort(struct ssh_upload *u);
 /* SFTP session; NULL with again=1 while in progress, NULL with again=0 on error. */
 LIBSSH2_SFTP *ssh_sftp_open(struct ssh_conn *c, int *again);
 

@@ -3,6 +3,7 @@
  * key types, refusals.  Everything lives in a mkdtemp directory. */
 #include <check.h>
 #include <ctype.h>
+#include <errno.h>
 #include <dirent.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -12,6 +13,10 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/file.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 
 #include <openssl/bn.h>
@@ -748,6 +753,208 @@ crl_count(const char *dir)
 	return n;
 }
 
+/* "knobctl ca SUB --ca-dir cadir ARG" (the real binary) in the background,
+ * its stderr on a pipe whose read end goes into *errfd.  Its pid. */
+static pid_t
+ca_bg(int *errfd, const char *sub, const char *arg)
+{
+	const char *bin = getenv("KNOB_BIN") ? getenv("KNOB_BIN") : "build";
+	char exe[PATH_MAX];
+	int p[2];
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(p), 0);
+	snprintf(exe, sizeof(exe), "%s/knobctl", bin);
+	ck_assert_int_ge(pid = fork(), 0);
+	if (pid == 0) {
+		dup2(p[1], 2);
+		close(p[0]);
+		close(p[1]);
+		unsetenv("KNOB_CLUSTER");
+		execl(exe, "knobctl", "ca", sub, "--ca-dir", cadir, arg, (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	*errfd = p[0];
+	return pid;
+}
+
+/* Read fd until what came holds s: 1, or 0 at its end (what came, up to
+ * len - 1 bytes, in buf). */
+static int
+read_until(int fd, const char *s, char *buf, size_t len)
+{
+	size_t got = 0;
+	ssize_t n;
+
+	buf[0] = '\0';
+	while (strstr(buf, s) == NULL) {
+		if (got + 1 >= len || (n = read(fd, buf + got, len - 1 - got)) <= 0)
+			return 0;
+		got += (size_t)n;
+		buf[got] = '\0';
+	}
+	return 1;
+}
+
+/* Two admins' knobctl at once (here while a third holds the CA, as its
+ * change would): each waits its turn, says so, and then does its whole
+ * change.  Before, nothing was locked: two revokes each wrote the CRL from
+ * revoked.txt as they had read it, so the last one written could drop the
+ * other's revocation, and two renews unlinked each other's NAME.key.new. */
+START_TEST(test_ca_concurrent_admins)
+{
+	static const char *const cmd[2][2][2] = {
+		{ { "revoke", "node01" }, { "revoke", "node02" } },
+		{ { "renew", "--days=36500" }, { "renew", "--days=36500" } } };
+	char err[1024], p[PATH_MAX * 2], buf[2][4096], *sup;
+	int fd[2], lk;
+	pid_t pid[2];
+	EVP_PKEY *k;
+	X509 *x;
+
+	ck_assert_int_eq(ca_init(cadir, err, sizeof(err)), 0);
+	for (int i = 1; i <= 3; i++) {
+		snprintf(p, sizeof(p), "node%02d", i);
+		ck_assert_msg(ca_issue(cadir, p, 0, err, sizeof(err)) == 0, "%s", err);
+	}
+	for (int s = 0; s < 2; s++) {
+		lk = open(pth(p, sizeof(p), cadir, "ca.lock"), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		ck_assert_int_ge(lk, 0);
+		ck_assert_int_eq(flock(lk, LOCK_EX), 0);
+		for (int i = 0; i < 2; i++) {
+			pid[i] = ca_bg(&fd[i], cmd[s][i][0], cmd[s][i][1]);
+			ck_assert_msg(read_until(fd[i], "waiting for it\n", buf[i], sizeof(buf[i])),
+			    "ca %s %s did not wait for the CA lock: '%s'", cmd[s][i][0], cmd[s][i][1],
+			    buf[i]);
+		}
+		if (s == 0)
+			ck_assert_int_eq(access(pth(p, sizeof(p), cadir, "ca.crl"), F_OK), -1);
+		close(lk);
+		for (int i = 0; i < 2; i++) {
+			ck_assert_int_eq(cu_reap(pid[i]), 0);
+			close(fd[i]);
+		}
+	}
+	/* both revocations in the CRL; node03 renewed twice, its key that of
+	 * its certificate */
+	ck_assert_int_eq(crl_count(cadir), 2);
+	x = load_cert(pth(p, sizeof(p), cadir, "node03.crt"));
+	k = load_key(pth(p, sizeof(p), cadir, "node03.key"));
+	ck_assert_int_eq(X509_check_private_key(x, k), 1);
+	X509_free(x);
+	EVP_PKEY_free(k);
+	sup = cu_slurp(pth(p, sizeof(p), cadir, "superseded.txt"));
+	ck_assert_msg(sup && strstr(sup, " node03\n") && strstr(strstr(sup, " node03\n") + 1,
+	    " node03\n"), "%s", sup ? sup : "no superseded.txt");
+	free(sup);
+}
+END_TEST
+
+/* A CA key others can read or write (restored from a backup as 0644, a
+ * group-shared copy) is not used: issue, revoke and renew refuse it with
+ * a message saying why and what to do, and write nothing; at 0600 again
+ * all work.  Before, any mode was used as it was. */
+START_TEST(test_ca_key_mode_refused)
+{
+	static const mode_t bad[] = { 0644, 0640, 0604, 0620 };
+	char err[1024], p[PATH_MAX * 2], *out = NULL;
+	int n;
+
+	ck_assert_int_eq(ca_init(cadir, err, sizeof(err)), 0);
+	ck_assert_msg(ca_issue(cadir, "node01", 0, err, sizeof(err)) == 0, "%s", err);
+	n = cu_dir_size(cadir);
+	pth(p, sizeof(p), cadir, "ca.key");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_int_eq(chmod(p, bad[i]), 0);
+		ck_assert_int_eq(ca_issue(cadir, "node02", 0, err, sizeof(err)), -1);
+		ck_assert_msg(strstr(err, "ca.key: mode 0") && strstr(err, "chmod 600"), "%s", err);
+		ck_assert_int_eq(run_cmd("revoke", "node01", "--ca-dir", cadir, NULL), 1);
+		ck_assert_int_eq(run_ca_list(&out, "renew", "--days", "36500", "--ca-dir", cadir,
+		    NULL), 1);
+		free(out);
+		ck_assert_int_eq(cu_dir_size(cadir), n);
+	}
+	ck_assert_int_eq(chmod(p, 0600), 0);
+	ck_assert_msg(ca_issue(cadir, "node02", 0, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(run_cmd("revoke", "node01", "--ca-dir", cadir, NULL), 0);
+	ck_assert_int_eq(crl_count(cadir), 1);
+}
+END_TEST
+
+/* Fill the file system that holds dir with a file there; the file's path
+ * into path. */
+static void
+fill_fs(const char *dir, char *path, size_t len)
+{
+	static const char block[4096];
+	int fd;
+
+	snprintf(path, len, "%s/filler", dir);
+	ck_assert_int_ge(fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600), 0);
+	while (write(fd, block, sizeof(block)) > 0)
+		;
+	while (write(fd, block, 1) > 0)
+		;
+	ck_assert_int_eq(errno, ENOSPC);
+	close(fd);
+}
+
+/* A disk that fills up while ca issue records a serial: issued.txt ends
+ * as it was, never in half a record, and the next issue and revoke work.
+ * Before, the part that fitted stayed; the next record completed it into
+ * a wrong serial ("ca revoke" revoked that one, not the node's) or a bad
+ * line that stopped ca revoke and bootstrap. */
+START_TEST(test_records_whole_on_full_disk)
+{
+	char err[1024], small[PATH_MAX + 16], ca[PATH_MAX + 32], p[PATH_MAX * 2],
+	    filler[PATH_MAX * 2], *before, *after, *serial, *revoked;
+	struct stat st;
+	int fd;
+
+	/* a 64 KiB tmpfs in a mount namespace of this test's own */
+	ck_assert_int_eq(unshare(CLONE_NEWNS), 0);
+	ck_assert_int_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+	snprintf(small, sizeof(small), "%s/small", tmpdir);
+	ck_assert_int_eq(mkdir(small, 0700), 0);
+	ck_assert_msg(mount("knobtest", small, "tmpfs", 0, "size=64k") == 0, "mount: %s",
+	    strerror(errno));
+	snprintf(ca, sizeof(ca), "%s/ca", small);
+	ck_assert_int_eq(ca_init(ca, err, sizeof(err)), 0);
+	ck_assert_msg(ca_issue(ca, "node01", 0, err, sizeof(err)) == 0, "%s", err);
+	/* blank lines (skipped by readers) up to 10 bytes before a page's end:
+	 * the next record fits only in part */
+	ck_assert_int_ge(fd = open(pth(p, sizeof(p), ca, "issued.txt"), O_WRONLY | O_APPEND), 0);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	for (off_t i = st.st_size; i < 4096 - 10; i++)
+		ck_assert_int_eq(write(fd, "\n", 1), 1);
+	close(fd);
+	fill_fs(small, filler, sizeof(filler));
+	before = cu_slurp(p);
+
+	ck_assert_int_eq(ca_issue(ca, "node02", 0, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "issued.txt: No space left on device"), "%s", err);
+	after = cu_slurp(p);
+	ck_assert_msg(strcmp(before, after) == 0, "issued.txt kept %zu bytes of a record: '%s'",
+	    strlen(after) - strlen(before), after + strlen(before));
+	ck_assert_int_eq(access(pth(p, sizeof(p), ca, "node02.key"), F_OK), -1);
+
+	/* space again: node03's record is whole, and revoking it revokes it */
+	ck_assert_int_eq(unlink(filler), 0);
+	ck_assert_msg(ca_issue(ca, "node03", 0, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(ca_revoke(ca, "node03", NULL, err, sizeof(err)) == 0, "%s", err);
+	serial = serial_of(pth(p, sizeof(p), ca, "node03.crt"));
+	ck_assert_int_eq(crl_count(ca), 1);
+	revoked = cu_slurp(pth(p, sizeof(p), ca, "revoked.txt"));
+	ck_assert_msg(strstr(revoked, serial), "%s not in %s", serial, revoked);
+	free(revoked);
+	free(serial);
+	free(before);
+	free(after);
+	ck_assert_int_eq(umount2(small, MNT_DETACH), 0);
+}
+END_TEST
+
 /* What bootstrap issues (ca_issue_pem: never written as DIR/NAME.crt) is
  * on record: `ca revoke NAME` revokes it, with or without a DIR/NAME.crt
  * of `ca issue`, every certificate of the name at once, and says which. */
@@ -1315,6 +1522,9 @@ ca_suite(void)
 	tcase_add_test(tc, test_umask_does_not_matter);
 	tcase_add_test(tc, test_init_twice_refused);
 	tcase_add_test(tc, test_issue_twice_refused);
+	tcase_add_test(tc, test_ca_concurrent_admins);
+	tcase_add_test(tc, test_ca_key_mode_refused);
+	tcase_add_test(tc, test_records_whole_on_full_disk);
 	tcase_add_test(tc, test_invalid_names);
 	tcase_add_test(tc, test_second_ca_does_not_verify);
 	tcase_add_test(tc, test_issue_without_ca);

@@ -1664,6 +1664,81 @@ START_TEST(bootstrap_ca_near_expiry_keeps_keys)
 }
 END_TEST
 
+/* A node whose disk is full (node02's /usr/sbin: a 1 MiB tmpfs in its
+ * sshd's mount namespace; knobd does not fit): node02 fails saying what
+ * failed and how much room there is, the others are installed, and no
+ * part of knobd is left on node02 to keep its disk full.  Once there is
+ * room, the next run installs node02.  Before, knobd.knob-new stayed
+ * (the file system at 100 %) until a later bootstrap's probe, and the
+ * line said only "sftp write ...: FXP write failed". */
+START_TEST(bootstrap_node_disk_full)
+{
+	char *out = NULL, sbin[4200], want[4400];
+	int pid = (int)sshd_pid[1];
+
+	snprintf(sbin, sizeof(sbin), "%s/root-node02/usr/sbin", h.tmp);
+	ck_assert_int_eq(harness_sh("mkdir -p %s && nsenter -t %d -m mount -t tmpfs -o size=1m "
+	    "knob-test %s", sbin, pid, sbin), 0);
+	ck_assert_int_eq(boot(&out, "id", "--accept-new"), 1);
+	ck_assert_msg(strstr(out, "node[01,03] (2): installed: "), "%s", out);
+	snprintf(want, sizeof(want), "node02: failed: sftp write %s/knobd.knob-new: ", sbin);
+	ck_assert_msg(strstr(out, want), "want %s: %s", want, out);
+	ck_assert_msg(strstr(out, "; partial upload removed; usr/sbin on the node has 1024 KiB "
+	    "free, knobd needs ") && strstr(out, " KiB (disk full)\n"), "%s", out);
+	free(out);
+	ck_assert_int_eq(harness_sh("nsenter -t %d -m sh -c '[ -z \"$(ls -A %s)\" ] && "
+	    "df -Pk %s | grep -q \" 0 *1024 \"'", pid, sbin, sbin), 0);
+	ck_assert_int_eq(harness_sh("nsenter -t %d -m umount %s", pid, sbin), 0);
+	ck_assert_int_eq(boot(&out, "id", ""), 0);
+	ck_assert_msg(strstr(out, "node02: installed: knobd, "), "%s", out);
+	free(out);
+}
+END_TEST
+
+/* --push-agent to a node whose /tmp is full (node02's sshd sees a 1 MiB
+ * tmpfs on /tmp, the test's directory bound back into it): node02 fails
+ * naming the upload, and its partial copy is removed.  Before, the part of
+ * knobd written stayed in /tmp under its random name, which nothing ever
+ * removes, and kept /tmp full. */
+START_TEST(agentless_push_tmp_full)
+{
+	char *out = NULL;
+	int pid = (int)sshd_pid[1], rc;
+
+	ck_assert_int_eq(harness_sh("nsenter -t %d -m sh -c 'exec 3<%s && mount -t tmpfs -o "
+	    "size=1m knob-test /tmp && mkdir -p %s && mount --no-canonicalize --bind "
+	    "/proc/self/fd/3 %s'", pid, h.tmp, h.tmp, h.tmp), 0);
+	rc = harness_knobctl(&h, &out, NULL, "--via ssh --ssh-key %s/id --known-hosts "
+	    "%s/known_hosts --accept-new --push-agent facts -w node02", h.tmp, h.tmp);
+	fprintf(stderr, "---- push to a full /tmp -> %d\n%s", rc, out);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_msg(strstr(out, "node02: failed: sftp write /tmp/knobd-push.node02."), "%s", out);
+	free(out);
+	ck_assert_int_eq(harness_sh("nsenter -t %d -m sh -c '! ls -A /tmp | grep -q knobd-push && "
+	    "df -Pk /tmp | grep -q \" 0 *1024 \"'", pid), 0);
+}
+END_TEST
+
+/* A node that takes passwords only (node02's sshd: no publickey): its
+ * line says so, and what to change, instead of each key "refused", which
+ * sent the admin looking for a missing authorized_keys line; the nodes
+ * that take keys are installed. */
+START_TEST(bootstrap_password_only_host)
+{
+	char *out = NULL;
+
+	sshd_stop(1);
+	sshd_start_cfg(1, "Match all\n\tPubkeyAuthentication no\n\tPasswordAuthentication yes\n");
+	ck_assert_int_eq(boot(&out, "id", "--accept-new"), 1);
+	ck_assert_msg(strstr(out, "node[01,03] (2): installed: "), "%s", out);
+	ck_assert_msg(strstr(out, "node02: auth-failed: ssh: node02 accepts no key for root, only "
+	    "password: knob logs in with a key (--ssh-key, ssh-agent, ~/.ssh/id_*): enable "
+	    "PubkeyAuthentication on the node and put the public key in root's authorized_keys\n"),
+	    "%s", out);
+	free(out);
+}
+END_TEST
+
 static Suite *
 ssh_suite(void)
 {
@@ -1699,6 +1774,9 @@ ssh_suite(void)
 	tcase_add_test(tc, bootstrap_refuses_own_revoked);
 	tcase_add_test(tc, ssh_slow_names_do_not_hold_others);
 	tcase_add_test(tc, bootstrap_ca_near_expiry_keeps_keys);
+	tcase_add_test(tc, bootstrap_node_disk_full);
+	tcase_add_test(tc, agentless_push_tmp_full);
+	tcase_add_test(tc, bootstrap_password_only_host);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("cli");
 	tcase_add_test(tc, bootstrap_cli_refusals);
