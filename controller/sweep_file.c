@@ -745,15 +745,17 @@ sweep_file_load(const char *path, struct strvec *errs)
 	struct lerr e = { path, errs };
 	struct sweep_file *sf = NULL;
 	xmlDocPtr doc;
+	int rc;
 
 	xmlSetStructuredErrorFunc(&e, on_xml_error);
-	doc = xmlReadFile(path, NULL, XML_PARSE_NONET | XML_PARSE_NOBLANKS);
+	rc = xml_read_path(path, XML_FILE_MAX, XML_PARSE_NONET | XML_PARSE_NOBLANKS, &doc);
 	xmlSetStructuredErrorFunc(NULL, NULL);
-	if (doc == NULL) {
-		if (errs->n == 0)
-			lerr_add(&e, 0, "cannot read: %s", strerror(errno ? errno : EINVAL));
+	if (rc < 0)
+		lerr_add(&e, 0, "cannot read: %s", strerror(-rc));
+	else if (doc == NULL && errs->n == 0)
+		lerr_add(&e, 0, "not an XML document");
+	if (doc == NULL)
 		return NULL;
-	}
 	if (validate(doc, &e) == 0) {
 		sf = xcalloc(1, sizeof(*sf));
 		sf->path = xstrdup(path);

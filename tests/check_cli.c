@@ -204,6 +204,33 @@ START_TEST(bootstrap_agent_opts_refused)
 }
 END_TEST
 
+/* A directory given where a loader wants a file (a profile, a sweep file,
+ * a play, an inventory) is one error naming it, exit 2: before, the
+ * profile and sweep loaders added libxml2's "DIR:1: Document is empty"
+ * after "DIR:0: Is a directory". */
+START_TEST(directory_for_a_file)
+{
+	static const char *const args[][2] = { { "profile show", "" }, { "profile check", "" },
+		{ "apply", "-w n1" }, { "sweep -w n1 -f", "" }, { "play", "" }, { "-c", "ping -w n1" } };
+	char dir[] = "/tmp/knob-check-cli-dir.XXXXXX", want[128], cmd[256];
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	for (size_t i = 0; i < nitems(args); i++) {
+		char *out = NULL;
+		int rc;
+
+		snprintf(cmd, sizeof(cmd), "%s %s %s", args[i][0], dir, args[i][1]);
+		rc = run(&out, "%s", cmd);
+		snprintf(want, sizeof(want), "%s%s: cannot read: Is a directory\n", dir,
+		    strncmp(cmd, "-c ", 3) == 0 ? "" : ":0");
+		ck_assert_msg(rc == 2, "knobctl %s: exit %d: %s", cmd, rc, out);
+		ck_assert_msg(strcmp(out, want) == 0, "knobctl %s: %s", cmd, out);
+		free(out);
+	}
+	ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
 /* nodeset -f/-e/-c/-l, like ClusterShell's nodeset; groups from an
  * inventory given after the command. */
 START_TEST(nodeset_cmd)
@@ -542,6 +569,7 @@ cli_suite(void)
 	tcase_add_test(tc, nodeset_cmd);
 	tcase_add_test(tc, stdout_write_error);
 	tcase_add_test(tc, nodeset_json);
+	tcase_add_test(tc, directory_for_a_file);
 	suite_add_tcase(s, tc);
 	tcase_add_unchecked_fixture(tn, bin_setup, NULL);
 	tcase_add_checked_fixture(tn, setup, teardown);
