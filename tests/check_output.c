@@ -154,6 +154,22 @@ START_TEST(visible_rules)
 }
 END_TEST
 
+/* A signed number that rounds to zero has no sign: a clock offset of
+ * -0.0001 s is "0.000", not "-0.000". */
+START_TEST(signed_zero)
+{
+	static const struct { double v; int prec; const char *want; } c[] = {
+		{ -0.0001, 3, "0.000" }, { 0.0004, 3, "0.000" }, { 0.0, 3, "0.000" },
+		{ -0.0, 1, "0.0" }, { -0.0005001, 3, "-0.001" }, { 0.0015, 3, "+0.002" },
+		{ -30.25, 2, "-30.25" }, { 12.0, 0, "+12" }, { -0.4, 0, "0" },
+	};
+	char buf[32];
+
+	for (size_t i = 0; i < nitems(c); i++)
+		ck_assert_str_eq(signed_fmt(buf, sizeof(buf), c[i].v, c[i].prec), c[i].want);
+}
+END_TEST
+
 /* A node's text (its facts, its error) reaches the terminal with its
  * control characters escaped, its lines kept: a kernel release holding
  * "ESC[2J" cleared the screen, one holding "ESC[1A" went back over the
@@ -380,6 +396,7 @@ main(void)
 	tcase_add_test(tc, folded_multiline);
 	tcase_add_test(tc, visible_rules);
 	tcase_add_test(tc, folded_controls);
+	tcase_add_test(tc, signed_zero);
 	tcase_add_test(tc, summary_line);
 	tcase_add_test(tc, exit_status);
 	tcase_add_test(tc, json_document);
