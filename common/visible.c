@@ -49,10 +49,13 @@ static const struct { unsigned lo, hi; } invisible[] = {
 	{ 0xe0000, 0xe007f },	/* tags */
 };
 
-/* Whether cp (above U+009F) is printed as an escape: see invisible[]. */
+/* Whether non-ASCII cp is printed as an escape: a C1 control, or one of
+ * invisible[]. */
 static int
-is_invisible(unsigned cp)
+cp_hidden(unsigned cp)
 {
+	if (cp <= 0x9f)
+		return 1;
 	for (size_t i = 0; i < nitems(invisible); i++)
 		if (cp >= invisible[i].lo && cp <= invisible[i].hi)
 			return 1;
@@ -85,7 +88,7 @@ str_visible(char *dst, const char *src, int flags)
 			*d++ = (char)*s++;
 		else if ((n = utf8_seq(s, &cp)) == 0)
 			d += sprintf(d, "\\x%02x", *s++);
-		else if (cp <= 0x9f || is_invisible(cp)) {
+		else if (cp_hidden(cp)) {
 			d += cp_escape(d, cp);
 			s += n;
 		} else {
@@ -96,6 +99,48 @@ str_visible(char *dst, const char *src, int flags)
 	}
 	*d = '\0';
 	return (size_t)(d - dst);
+}
+
+/* The JSON text of the non-ASCII character at s into d: as it is, as
+ * \uNNNN (a surrogate pair above the BMP) when the rule escapes it, as
+ * \ufffd when s starts no UTF-8 sequence; the bytes of s it stands for
+ * into *used.  The length written: at most 12 for 4 bytes, 6 for 1. */
+static int
+json_char(char *d, const unsigned char *s, size_t *used)
+{
+	unsigned cp;
+
+	if ((*used = utf8_seq(s, &cp)) == 0) {	/* JSON has no byte escape */
+		*used = 1;
+		return sprintf(d, "\\ufffd");
+	}
+	if (!cp_hidden(cp)) {
+		memcpy(d, s, *used);
+		return (int)*used;
+	}
+	if (cp > 0xffff)
+		return sprintf(d, "\\u%04x\\u%04x", 0xd800 + ((cp - 0x10000) >> 10),
+		    0xdc00 + ((cp - 0x10000) & 0x3ff));
+	return sprintf(d, "\\u%04x", cp);
+}
+
+char *
+json_text_visible(const char *json)
+{
+	const unsigned char *s = (const unsigned char *)json;
+	char *out = xmalloc(6 * strlen(json) + 1), *d = out;
+	size_t n;
+
+	while (*s) {
+		if (*s < 0x80) {
+			*d++ = (char)*s++;
+			continue;
+		}
+		d += json_char(d, s, &n);
+		s += n;
+	}
+	*d = '\0';
+	return out;
 }
 
 char *

@@ -31,6 +31,13 @@
 size_t str_visible(char *dst, const char *src, int flags);
 /* The same, malloc'd. */
 char *str_visible_dup(const char *src, int flags);
+/* json, a JSON text json-c wrote (it leaves non-ASCII raw), with each
+ * code point the rule escapes (C1, bidi, separators, invisible format
+ * characters; only strings hold them) as JSON's \uNNNN (a surrogate pair
+ * above the BMP): the same document to a parser, inert on a terminal.  A
+ * byte that is not UTF-8, which JSON cannot carry, becomes U+FFFD (\ufffd),
+ * as Go's encoder does: the document stays valid JSON.  Malloc'd. */
+char *json_text_visible(const char *json);
 /* A copy of o (new reference) with every string, member names too, made
  * visible (flags 0): the text renderers print from it, so no stored
  * string reaches the terminal raw.  NULL for NULL. */

@@ -300,16 +300,24 @@ json_extra(struct fanout *fo, struct fo_node *n, void *arg)
 	return o;
 }
 
+/* RLO, NEL (C1) and a tag character: raw in JSON, json-c's output, they
+ * act on a terminal; the euro sign stays as it is; a lone 0x9b (CSI in
+ * an 8-bit locale), which no JSON string can hold, is U+FFFD */
+#define DETAIL_HIDDEN "\xe2\x80\xae\xc2\x85\xf3\xa0\x81\x81\xe2\x82\xac\x9b"
+
 START_TEST(json_document)
 {
 	struct fx x;
 	json_object *doc, *nodes, *summary, *rec, *v;
 
 	fx_init(&x, 4, "node", 2);
-	set_status(&x, 2, NS_UNREACHABLE, "connect: \"quoted\" \\ and\nnewline");
+	set_status(&x, 2, NS_UNREACHABLE, "connect: \"quoted\" \\ and\nnewline " DETAIL_HIDDEN);
 	output_json(&x.ctl, &x.fo, json_extra, NULL);
 	doc = json_tokener_parse(fx_text(&x));
 	ck_assert_msg(doc != NULL, "not JSON: %s", fx_text(&x));
+	/* the same strings to a parser, escaped on a terminal */
+	ck_assert_msg(strstr(fx_text(&x), "newline \\u202e\\u0085\\udb40\\udc41\xe2\x82\xac\\ufffd\"") != NULL,
+	    "%s", fx_text(&x));
 	ck_assert_int_eq(json_object_object_get_ex(doc, "nodes", &nodes), 1);
 	ck_assert_int_eq(json_object_array_length(nodes), 4);
 	for (size_t i = 0; i < 4; i++) {
@@ -323,7 +331,8 @@ START_TEST(json_document)
 		ck_assert_str_eq(json_object_get_string(v), i == 2 ? "unreachable" : "ok");
 		ck_assert_int_eq(json_object_object_get_ex(rec, "detail", &v), 1);
 		if (i == 2) {
-			ck_assert_str_eq(json_object_get_string(v), "connect: \"quoted\" \\ and\nnewline");
+			ck_assert_str_eq(json_object_get_string(v), "connect: \"quoted\" \\ and\nnewline "
+			    "\xe2\x80\xae\xc2\x85\xf3\xa0\x81\x81\xe2\x82\xac\xef\xbf\xbd");
 			ck_assert_int_eq(json_object_object_get_ex(rec, "index", &v), 0);
 		} else {
 			ck_assert_ptr_null(v);	/* JSON null */

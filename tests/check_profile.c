@@ -396,7 +396,8 @@ assert_inert(const char *out)
  * before, profile show printed a description's CR (hiding the text before
  * it), a value's CSI (U+009B) and a key's right-to-left override raw, and
  * profile list a summary's bidi override and a file name's ESC.  --json
- * keeps the strings as they are, JSON-escaped. */
+ * keeps the strings as they are, JSON-escaped (the bidi and C1 controls as
+ * \uNNNN, so that the document too is inert on a terminal). */
 START_TEST(test_show_list_visible)
 {
 	static const char evil[] = HDR "<profile name=\"evil\" summary=\"fast "
@@ -428,6 +429,8 @@ START_TEST(test_show_list_visible)
 	out = knobctl_out(0, cmd);
 	doc = json_tokener_parse(out);
 	ck_assert_msg(doc != NULL, "not JSON: %s", out);
+	ck_assert_msg(strstr(out, "second \\u2066line\\u2069") != NULL, "%s", out);
+	assert_inert(out);
 	ck_assert_str_eq(json_object_get_string(json_object_object_get(doc, "description")),
 	    "line one\rforged\n  second \xe2\x81\xa6line\xe2\x81\xa9");
 	s = json_object_array_get_idx(json_object_object_get(doc, "settings"), 0);
