@@ -10,6 +10,7 @@
 #include "nodeset.h"
 #include "tls.h"
 #include "util.h"
+#include "visible.h"
 
 /* An inventory with nothing but defaults (no cluster.xml anywhere). */
 static struct inventory *
@@ -160,7 +161,10 @@ expand_add(struct ctl *ctl, const char *expr, const char *opt, struct strvec *ou
 	char err[512];
 
 	if (nodeset_expand(expr, inventory_group_fn, ctl->inv, &more, err, sizeof(err)) < 0) {
-		fprintf(stderr, "knobctl: %s %s: %s\n", opt, expr, err);
+		char *v = str_visible_dup(expr, 0);
+
+		fprintf(stderr, "knobctl: %s %s: %s\n", opt, v, err);
+		free(v);
 		strvec_free(&more);
 		return -1;
 	}

@@ -170,6 +170,9 @@ START_TEST(usage_errors)
 		{ "ping -w n1 --connect-timeout 86401", 2,
 		    "bad --connect-timeout (seconds, 0.001 to 86400) '86401'", 0 },
 		{ "ping", 2, "no targets: use -w NODESET or -a", 0 },
+		/* an expression's controls are made visible, in the error too */
+		{ "ping -w 'n\x1b[2J'", 2, "knobctl: -w n\\x1b[2J: nodeset: invalid character 0x1b "
+		    "in \"n\\x1b[2J\"\n", 1 },
 		/* the agent's lock wait is in 32-bit milliseconds: 4294968 s
 		 * wrapped to 0.7 s; a typo waited nothing */
 		{ "apply p -w n1 --wait 4294968", 2, "bad --wait (seconds, 0 to 86400) '4294968'", 0 },
