@@ -123,6 +123,13 @@ ctl_ssl(struct ctl *ctl)
 
 	if (ctl->ssl)
 		return ctl->ssl;
+	/* a directory given for a file: its one error, not the ticket
+	 * cache's warning first */
+	if (tls_paths_check(ca, cert, ctl->key ? ctl->key : ctl->inv->key, err,
+	    sizeof(err)) < 0) {
+		fprintf(stderr, "knobctl: %s\n", err);
+		return NULL;
+	}
 	/* once per command: the ticket cache, then CA store, CRL, key and
 	 * chain.  The cache hashes the CA and CRL first: a CRL that changes
 	 * in between makes the save-time check drop our tickets, so none

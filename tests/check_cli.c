@@ -207,10 +207,10 @@ START_TEST(bootstrap_agent_opts_refused)
 }
 END_TEST
 
-/* A directory given where a loader wants a file (a profile, a sweep file,
- * a play, an inventory) is one error naming it, exit 2: before, the
- * profile and sweep loaders added libxml2's "DIR:1: Document is empty"
- * after "DIR:0: Is a directory". */
+/* A directory given where a loader wants a file (a profile, a sweep
+ * file, a play, an inventory, a TLS file) is one error naming it, exit 2:
+ * before, the profile and sweep loaders added libxml2's "DIR:1: Document
+ * is empty" after "DIR:0: Is a directory". */
 START_TEST(directory_for_a_file)
 {
 	static const char *const args[][2] = { { "profile show", "" }, { "profile check", "" },
@@ -228,6 +228,17 @@ START_TEST(directory_for_a_file)
 		    strncmp(cmd, "-c ", 3) == 0 ? "" : ":0");
 		ck_assert_msg(rc == 2, "knobctl %s: exit %d: %s", cmd, rc, out);
 		ck_assert_msg(strcmp(out, want) == 0, "knobctl %s: %s", cmd, out);
+		free(out);
+	}
+	/* the TLS files too: before, the ticket cache's "cannot hash the CA"
+	 * warning, then OpenSSL's "PEM routines::no start line" */
+	{
+		char *out = NULL;
+		int rc = run(&out, "--ca %s --cert %s --key %s ping -w 127.0.0.1", dir, dir, dir);
+
+		snprintf(want, sizeof(want), "knobctl: %s: cannot load certificate: Is a directory\n",
+		    dir);
+		ck_assert_msg(rc == 2 && strcmp(out, want) == 0, "exit %d: %s", rc, out);
 		free(out);
 	}
 	ck_assert_int_eq(rmdir(dir), 0);
