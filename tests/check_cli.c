@@ -570,6 +570,27 @@ START_TEST(dropped_before_handshake)
 }
 END_TEST
 
+/* apply's header names the profile and its file made visible: a profile
+ * file called "p ESC[2J.xml" cleared the terminal (it was printed raw). */
+#define WANT_HEAD "check p (p\\x1b[2J.xml) on 1 node(s)\n"
+
+START_TEST(apply_header_visible)
+{
+	char path[PATH_MAX], *out = NULL, *err = NULL;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/p\x1b[2J.xml", h.tmp);
+	cu_write(path, 0644, "<?xml version=\"1.0\"?>\n<profile name=\"p\">\n"
+	    "  <sysctl key=\"vm.swappiness\" value=\"10\"/>\n</profile>\n");
+	rc = harness_knobctl(&h, &out, &err, "apply '%s' --check -w node01", path);
+	ck_assert_msg(rc == 0 || rc == 1, "exit %d: %s%s", rc, out, err);
+	ck_assert_msg(strncmp(out, WANT_HEAD, strlen(WANT_HEAD)) == 0 && strchr(out, '\x1b') == NULL,
+	    "%s", out);
+	free(out);
+	free(err);
+}
+END_TEST
+
 static Suite *
 cli_suite(void)
 {
@@ -593,6 +614,7 @@ cli_suite(void)
 	tcase_add_test(tn, failures_fold);
 	tcase_add_test(tn, refusal_and_clean_close);
 	tcase_add_test(tn, dropped_before_handshake);
+	tcase_add_test(tn, apply_header_visible);
 	suite_add_tcase(s, tn);
 	return s;
 }
