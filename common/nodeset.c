@@ -28,6 +28,7 @@
 #include "log.h"
 #include "nodeset.h"
 #include "util.h"
+#include "visible.h"
 
 #define NS_MAX_NAMES	(1u << 20)	/* cap on the names one expansion yields */
 #define NS_MAX_DEPTH	32		/* @group nesting */
@@ -163,11 +164,13 @@ struct nsctx {
 	int depth;
 };
 
-/* Record the first error; later ones are dropped.  Always returns -1. */
+/* Record the first error, made visible (it quotes the expression, which
+ * may come from someone's file); later ones are dropped.  Always -1. */
 static int __attribute__((format(printf, 2, 3)))
 ns_error(struct nsctx *cx, const char *fmt, ...)
 {
 	va_list ap;
+	char *v;
 
 	if (cx->failed)
 		return -1;
@@ -177,6 +180,9 @@ ns_error(struct nsctx *cx, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(cx->err, cx->errlen, fmt, ap);
 	va_end(ap);
+	v = str_visible_dup(cx->err, 0);
+	snprintf(cx->err, cx->errlen, "%s", v);
+	free(v);
 	return -1;
 }
 

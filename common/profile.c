@@ -599,22 +599,20 @@ parse_file(const char *path, struct pfile *f, struct strvec *errs)
 {
 	struct perrs e = { .out = errs, .file = path };
 	size_t before = errs->n;
-	xmlParserCtxtPtr ctxt = NULL;
 	xmlDocPtr doc = NULL;
 	xmlNodePtr root;
+	int rc;
 
 	f->path = xstrdup(path);
 	xmlSetStructuredErrorFunc(&e, xml_error);
-	ctxt = xmlNewParserCtxt();
-	if (ctxt == NULL)
+	rc = xml_read_path(path, XML_FILE_MAX, XML_PARSE_NONET | XML_PARSE_NOCDATA |
+	    XML_PARSE_BIG_LINES, &doc);
+	if (rc < 0)
+		perr_add(&e, path, 0, "cannot read: %s", strerror(-rc));
+	else if (doc == NULL && errs->n == before)
+		perr_add(&e, path, 0, "not an XML document");
+	if (doc == NULL)
 		goto out;
-	doc = xmlCtxtReadFile(ctxt, path, NULL, XML_PARSE_NONET | XML_PARSE_NOCDATA |
-	    XML_PARSE_BIG_LINES);
-	if (doc == NULL) {
-		if (errs->n == before)
-			perr_add(&e, path, 0, "cannot parse: %s", strerror(errno));
-		goto out;
-	}
 	root = xmlDocGetRootElement(doc);
 	validate_schema(doc, path, &e);
 	if (root == NULL || strcmp((const char *)root->name, "profile") != 0)
@@ -655,8 +653,6 @@ out:
 	xmlSetStructuredErrorFunc(NULL, NULL);
 	if (doc)
 		xmlFreeDoc(doc);
-	if (ctxt)
-		xmlFreeParserCtxt(ctxt);
 	return errs->n - before;
 }
 

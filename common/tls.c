@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <openssl/core_names.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
@@ -421,6 +422,32 @@ tls_ticket_times(SSL_CTX *ctx, unsigned lifetime_s, unsigned rotate_s)
 }
 
 /* Build a context; the caller frees it with SSL_CTX_free. */
+/* Is path there and not a directory?  stat, not open: a FIFO (a key
+ * from "<(...)") must be opened once, by OpenSSL.  0, else -1 with "PATH:
+ * cannot load WHAT: REASON" in err (EISDIR for a directory). */
+static int
+pem_path_check(const char *path, const char *what, char *err, size_t errlen)
+{
+	struct stat st;
+	int e = stat(path, &st) < 0 ? errno : S_ISDIR(st.st_mode) ? EISDIR : 0;
+
+	if (e != 0)
+		snprintf(err, errlen, "%s: cannot load %s: %s", path, what, strerror(e));
+	return e != 0 ? -1 : 0;
+}
+
+int
+tls_paths_check(const char *ca, const char *cert, const char *key, char *err, size_t errlen)
+{
+	const char *const path[] = { cert, key, ca }, *const what[] = { "certificate", "key",
+		"CA" };
+
+	for (size_t i = 0; i < 3; i++)
+		if (path[i] != NULL && pem_path_check(path[i], what[i], err, errlen) < 0)
+			return -1;
+	return 0;
+}
+
 SSL_CTX *
 tls_ctx_new(int server, const char *ca, const char *cert, const char *key, char *err,
     size_t errlen)
@@ -433,6 +460,8 @@ tls_ctx_new(int server, const char *ca, const char *cert, const char *key, char 
 		    "or the inventory's <tls>)");
 		return NULL;
 	}
+	if (tls_paths_check(ca, cert, key, err, errlen) < 0)
+		return NULL;
 	ctx = SSL_CTX_new(server ? TLS_server_method() : TLS_client_method());
 	if (ctx == NULL)
 		goto fail;

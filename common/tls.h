@@ -11,6 +11,12 @@
 #define KNOB_ROLE_CONTROLLER "controller"
 #define KNOB_ROLE_NODE "node"
 
+/* Do cert, key and ca (in the order tls_ctx_new loads them) name
+ * something there that is not a directory?  0, else -1 with "PATH: cannot
+ * load WHAT: REASON" in err: one clear error, not OpenSSL's PEM parse of
+ * a directory ("no start line").  A NULL path is not checked. */
+int tls_paths_check(const char *ca, const char *cert, const char *key, char *err,
+    size_t errlen);
 /* server=1 for knobd, 0 for knobctl.  NULL with err on failure. */
 SSL_CTX *tls_ctx_new(int server, const char *ca, const char *cert, const char *key,
     char *err, size_t errlen);

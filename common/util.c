@@ -228,6 +228,15 @@ size_fmt(char *buf, size_t len, uint64_t v)
 		snprintf(buf, len, "%llu%c", (unsigned long long)v, suf[i]);
 }
 
+const char *
+signed_fmt(char *buf, size_t len, double v, int prec)
+{
+	snprintf(buf, len, "%+.*f", prec, v);
+	if (len > 1 && buf[1] != '\0' && strspn(buf + 1, "0.") == strlen(buf + 1))
+		memmove(buf, buf + 1, strlen(buf));	/* only zeros: no sign */
+	return buf;
+}
+
 uint64_t
 now_real_ns(void)
 {

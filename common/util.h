@@ -47,6 +47,9 @@ int strvec_sorted_find(const struct strvec *sv, const char *s, size_t *at);
 /* Binary size for people: "4k", "1m", "16g", "4500": the largest unit of
  * kmgt that divides v. */
 void size_fmt(char *buf, size_t len, uint64_t v);
+/* v with a sign and prec decimals ("+0.012", "-1.500") into buf, buf;
+ * a value that rounds to zero is "0.000", never "-0.000". */
+const char *signed_fmt(char *buf, size_t len, double v, int prec);
 
 uint64_t now_real_ns(void);	/* CLOCK_REALTIME */
 uint64_t now_mono_ns(void);	/* CLOCK_MONOTONIC */

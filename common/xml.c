@@ -1,6 +1,8 @@
 /* libxml2 helpers (see xml.h). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <libxml/parser.h>
 #include <libxml/relaxng.h>
 
 #include "util.h"
@@ -17,6 +19,21 @@ xml_attr(const xmlNode *n, const char *name)
 	s = xstrdup((const char *)v);
 	xmlFree(v);
 	return s;
+}
+
+int
+xml_read_path(const char *path, size_t max, int opts, xmlDocPtr *doc)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	int rc = read_file_bounded(path, max, &buf, &len);
+
+	*doc = NULL;
+	if (rc < 0)
+		return rc;
+	*doc = xmlReadMemory(buf, (int)len, path, NULL, opts);
+	free(buf);
+	return 0;
 }
 
 char *

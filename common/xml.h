@@ -13,6 +13,18 @@ char *xml_attr(const xmlNode *n, const char *name);
  * start: the pointer returned); NULL when e is NULL or a warning. */
 char *xml_err_msg(const xmlError *e, char *buf, size_t len);
 
+/* The largest XML file a loader reads (a profile or a sweep file is a
+ * few KiB). */
+#define XML_FILE_MAX	(16u << 20)
+
+/* The document in the file at path (at most max bytes) parsed with opts
+ * (XML_PARSE_*) into *doc, libxml2's errors to the handler the caller set.
+ * The file is read whole first, so a path that cannot be read (a
+ * directory given for a file) is one error, -errno such as -EISDIR,
+ * before libxml2 says anything (it gave its own I/O error, then "Document
+ * is empty").  0 otherwise, *doc NULL when the parse failed. */
+int xml_read_path(const char *path, size_t max, int opts, xmlDocPtr *doc);
+
 /* The line of the element a schema error without a node or line is about
  * (libxml2 gives none for some attribute errors): the first element named
  * name after *at in document order (from the root when *at is NULL) that,

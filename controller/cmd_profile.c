@@ -15,13 +15,27 @@
 #include "knobctl.h"
 #include "profile.h"
 #include "util.h"
+#include "visible.h"
 
-/* A loader's errors, one "file:line: message" a line. */
+/* s made visible (visible.h), owned by keep: a profile is someone's file,
+ * its text may hold a CR or a bidi override. */
+static const char *
+vis(struct strvec *keep, const char *s)
+{
+	strvec_push_owned(keep, str_visible_dup(s, 0));
+	return keep->v[keep->n - 1];
+}
+
+/* A loader's errors, one "file:line: message" a line, made visible. */
 static void
 print_errors(const struct strvec *errs)
 {
-	for (size_t i = 0; i < errs->n; i++)
-		fprintf(stderr, "%s\n", errs->v[i]);
+	for (size_t i = 0; i < errs->n; i++) {
+		char *v = str_visible_dup(errs->v[i], 0);
+
+		fprintf(stderr, "%s\n", v);
+		free(v);
+	}
 }
 
 struct profile *
@@ -74,84 +88,106 @@ settings_free(Knob__Setting **v, size_t n)
 	free(v);
 }
 
-static void
-setting_label(const struct psetting *s, char *buf, size_t len)
+/* "driver key[ attr][ match] = value" of s, its parts made visible. */
+static const char *
+setting_kv(struct strvec *keep, const struct psetting *s)
 {
-	snprintf(buf, len, "%s %s%s%s%s%s", s->driver, s->key, *s->attr ? " " : "", s->attr,
-	    *s->match ? " " : "", s->match);
+	char *kv = xasprintf("%s %s%s%s%s%s = %s", s->driver, s->key, *s->attr ? " " : "",
+	    s->attr, *s->match ? " " : "", s->match, s->value);
+	const char *v = vis(keep, kv);
+
+	free(kv);
+	return v;
+}
+
+/* profile show --json: the profile's own strings, JSON-escaped (no
+ * visible rule: a program reads them back as they are). */
+static json_object *
+profile_json(const struct profile *p)
+{
+	json_object *o = json_object_new_object(), *arr = json_object_new_array(),
+	    *chain = json_object_new_array();
+
+	json_object_object_add(o, "name", json_object_new_string(p->name));
+	json_object_object_add(o, "path", json_object_new_string(p->path));
+	json_object_object_add(o, "description", json_object_new_string(p->description));
+	for (size_t i = 0; i < p->chain.n; i++)
+		json_object_array_add(chain, json_object_new_string(p->chain.v[i]));
+	json_object_object_add(o, "chain", chain);
+	for (size_t i = 0; i < p->n; i++) {
+		const struct psetting *ps = &p->s[i];
+		json_object *s = json_object_new_object();
+		char *origin = xasprintf("%s:%d", ps->file, ps->line);
+		const struct { const char *k, *v; } f[] = {
+			{ "driver", ps->driver }, { "key", ps->key }, { "attr", ps->attr },
+			{ "match", ps->match }, { "value", ps->value }, { "profile", ps->profile },
+			{ "origin", origin }, { "cite", ps->cite ? ps->cite : "" },
+		};
+
+		for (size_t j = 0; j < nitems(f); j++)
+			json_object_object_add(s, f[j].k, json_object_new_string(f[j].v));
+		json_object_object_add(s, "persistent", json_object_new_boolean(ps->persistent));
+		json_object_array_add(arr, s);
+		free(origin);
+	}
+	json_object_object_add(o, "settings", arr);
+	return o;
+}
+
+/* The description, indented, a line at a time, each made visible. */
+static void
+show_description(FILE *f, const char *desc, struct strvec *keep)
+{
+	char *d = xstrdup(desc), *save = NULL;
+
+	fprintf(f, "description:\n");
+	for (char *l = strtok_r(d, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+		fprintf(f, "  %s\n", vis(keep, strtrim(l)));
+	free(d);
+}
+
+/* profile show as text: every string from the files made visible. */
+static void
+profile_text(FILE *f, const struct profile *p)
+{
+	struct strvec keep = { 0 };
+	size_t w = 0;
+
+	fprintf(f, "profile %s (%s)\n", vis(&keep, p->name), vis(&keep, p->path));
+	fprintf(f, "inherits: ");
+	for (size_t i = 0; i < p->chain.n; i++)
+		fprintf(f, "%s%s", i ? " -> " : "", vis(&keep, p->chain.v[i]));
+	fprintf(f, "\n");
+	if (*p->description)
+		show_description(f, p->description, &keep);
+	for (size_t i = 0; i < p->n; i++) {
+		size_t l = strlen(setting_kv(&keep, &p->s[i]));
+
+		w = l > w ? l : w;
+	}
+	fprintf(f, "settings (%zu):\n", p->n);
+	for (size_t i = 0; i < p->n; i++) {
+		const struct psetting *s = &p->s[i];
+
+		fprintf(f, "  %-*s  from %s (%s:%d)%s\n", (int)w, setting_kv(&keep, s),
+		    vis(&keep, s->profile), vis(&keep, path_base(s->file)), s->line,
+		    s->persistent ? " persistent" : "");
+		fprintf(f, "      cite: %s\n", s->cite ? vis(&keep, s->cite) : "(none)");
+	}
+	strvec_free(&keep);
 }
 
 static int
 profile_show(struct ctl *ctl, const char *arg)
 {
 	struct profile *p = ctl_profile_load(arg);
-	char label[1024];
-	size_t w = 0;
 
 	if (p == NULL)
 		return 2;
-	if (ctl->json) {
-		json_object *o = json_object_new_object(), *arr = json_object_new_array(),
-		    *chain = json_object_new_array();
-
-		json_object_object_add(o, "name", json_object_new_string(p->name));
-		json_object_object_add(o, "path", json_object_new_string(p->path));
-		json_object_object_add(o, "description", json_object_new_string(p->description));
-		for (size_t i = 0; i < p->chain.n; i++)
-			json_object_array_add(chain, json_object_new_string(p->chain.v[i]));
-		json_object_object_add(o, "chain", chain);
-		for (size_t i = 0; i < p->n; i++) {
-			json_object *s = json_object_new_object();
-			char *origin = xasprintf("%s:%d", p->s[i].file, p->s[i].line);
-
-			json_object_object_add(s, "driver", json_object_new_string(p->s[i].driver));
-			json_object_object_add(s, "key", json_object_new_string(p->s[i].key));
-			json_object_object_add(s, "attr", json_object_new_string(p->s[i].attr));
-			json_object_object_add(s, "match", json_object_new_string(p->s[i].match));
-			json_object_object_add(s, "value", json_object_new_string(p->s[i].value));
-			json_object_object_add(s, "persistent", json_object_new_boolean(p->s[i].persistent));
-			json_object_object_add(s, "profile", json_object_new_string(p->s[i].profile));
-			json_object_object_add(s, "origin", json_object_new_string(origin));
-			json_object_object_add(s, "cite", json_object_new_string(p->s[i].cite ?
-			    p->s[i].cite : ""));
-			json_object_array_add(arr, s);
-			free(origin);
-		}
-		json_object_object_add(o, "settings", arr);
-		fprintf(ctl->out, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY));
-		json_object_put(o);
-		profile_free(p);
-		return 0;
-	}
-	fprintf(ctl->out, "profile %s (%s)\n", p->name, p->path);
-	fprintf(ctl->out, "inherits: ");
-	for (size_t i = 0; i < p->chain.n; i++)
-		fprintf(ctl->out, "%s%s", i ? " -> " : "", p->chain.v[i]);
-	fprintf(ctl->out, "\n");
-	if (*p->description) {
-		char *d = xstrdup(p->description), *save = NULL;
-
-		fprintf(ctl->out, "description:\n");
-		for (char *l = strtok_r(d, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
-			fprintf(ctl->out, "  %s\n", strtrim(l));
-		free(d);
-	}
-	for (size_t i = 0; i < p->n; i++) {
-		setting_label(&p->s[i], label, sizeof(label));
-		if (strlen(label) + 3 + strlen(p->s[i].value) > w)
-			w = strlen(label) + 3 + strlen(p->s[i].value);
-	}
-	fprintf(ctl->out, "settings (%zu):\n", p->n);
-	for (size_t i = 0; i < p->n; i++) {
-		char *kv;
-
-		setting_label(&p->s[i], label, sizeof(label));
-		kv = xasprintf("%s = %s", label, p->s[i].value);
-		fprintf(ctl->out, "  %-*s  from %s (%s:%d)%s\n", (int)w, kv, p->s[i].profile,
-		    path_base(p->s[i].file), p->s[i].line, p->s[i].persistent ? " persistent" : "");
-		fprintf(ctl->out, "      cite: %s\n", p->s[i].cite ? p->s[i].cite : "(none)");
-		free(kv);
-	}
+	if (ctl->json)
+		output_doc(ctl->out, profile_json(p));
+	else
+		profile_text(ctl->out, p);
 	profile_free(p);
 	return 0;
 }
@@ -159,6 +195,7 @@ profile_show(struct ctl *ctl, const char *arg)
 static int
 profile_check(struct ctl *ctl, int argc, char **argv)
 {
+	struct strvec keep = { 0 };
 	int bad = 0;
 
 	for (int i = 0; i < argc; i++) {
@@ -177,10 +214,12 @@ profile_check(struct ctl *ctl, int argc, char **argv)
 			print_errors(&errs);
 			bad++;
 		} else
-			fprintf(ctl->out, "%s: ok (%s, %zu settings)\n", argv[i], p->name, p->n);
+			fprintf(ctl->out, "%s: ok (%s, %zu settings)\n", argv[i],
+			    vis(&keep, p->name), p->n);
 		profile_free(p);
 		strvec_free(&errs);
 	}
+	strvec_free(&keep);
 	return bad ? 2 : 0;
 }
 
@@ -238,7 +277,7 @@ plist_dir(const char *dir, struct strvec *seen, struct plist_row **rows, size_t 
 static int
 profile_list(struct ctl *ctl)
 {
-	struct strvec sp = { 0 }, seen = { 0 };
+	struct strvec sp = { 0 }, seen = { 0 }, keep = { 0 };
 	struct plist_row *rows = NULL;
 	size_t n = 0;
 
@@ -249,7 +288,8 @@ profile_list(struct ctl *ctl)
 		qsort(rows, n, sizeof(*rows), plist_cmp);
 	fprintf(ctl->out, "%-22s %-18s %s\n", "NAME", "PARENT", "SUMMARY");
 	for (size_t i = 0; i < n; i++) {
-		fprintf(ctl->out, "%-22s %-18s %s\n", rows[i].name, rows[i].parent, rows[i].summary);
+		fprintf(ctl->out, "%-22s %-18s %s\n", vis(&keep, rows[i].name),
+		    vis(&keep, rows[i].parent), vis(&keep, rows[i].summary));
 		free(rows[i].name);
 		free(rows[i].parent);
 		free(rows[i].summary);
@@ -257,6 +297,7 @@ profile_list(struct ctl *ctl)
 	free(rows);
 	strvec_free(&sp);
 	strvec_free(&seen);
+	strvec_free(&keep);
 	return 0;
 }
 

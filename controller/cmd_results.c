@@ -66,11 +66,16 @@ say_err(const char *sub, const char *msg)
 	free(v);
 }
 
+/* o as pretty JSON on f, its bidi and C1 controls as \uNNNN
+ * (json_text_visible): a stored label is someone else's text. */
 static void
 put_json(FILE *f, json_object *o)
 {
-	fprintf(f, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
-	    JSON_C_TO_STRING_NOSLASHESCAPE));
+	char *text = json_text_visible(json_object_to_json_string_ext(o,
+	    JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+
+	fprintf(f, "%s\n", text);
+	free(text);
 }
 
 static json_object *

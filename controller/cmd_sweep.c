@@ -238,18 +238,19 @@ static void
 clock_check(struct sweep_node *out, const struct snode *s, const struct clockref *ref)
 {
 	double off = (double)s->offset_ns / 1e9, max = s->lim.clock_max_s;
-	char why[256];
+	char why[256], o[32], m[32];
 	int bad;
 
+	signed_fmt(o, sizeof(o), off, 3);
 	if (ref->answered >= 3) {
 		bad = fabs(off - ref->median_s) > max;
-		snprintf(why, sizeof(why), "offset %+.3f s, %+.3f s from the fleet median "
-		    "(max %.3f s)", off, off - ref->median_s, max);
+		snprintf(why, sizeof(why), "offset %s s, %s s from the fleet median "
+		    "(max %.3f s)", o, signed_fmt(m, sizeof(m), off - ref->median_s, 3), max);
 		check_add(out, "clock", NULL, bad ? SS_FAIL : SS_OK, why, 0);
 		return;
 	}
 	bad = fabs(off) > max;
-	snprintf(why, sizeof(why), "offset %+.3f s (max %.3f s)%s", off, max, bad ?
+	snprintf(why, sizeof(why), "offset %s s (max %.3f s)%s", o, max, bad ?
 	    "; fewer than 3 nodes answered, so the controller's clock may be the one off: "
 	    "not counted toward a drain" : "");
 	check_add(out, "clock", NULL, bad ? SS_FAIL : SS_OK, why, 0);

@@ -18,6 +18,7 @@
 #include "pbjson.h"
 #include "profile.h"
 #include "util.h"
+#include "visible.h"
 
 /* ------------------------------------------------------------ results */
 struct tune_opts {
@@ -339,13 +340,15 @@ tune_ctx_run(struct tune_ctx *c, const Knob__Envelope *env, Knob__Envelope__Body
 		    n->reply->error->kind == KNOB__ERROR_KIND__ERROR_KIND_BUSY))
 			n->status = NS_BUSY;
 	}
-	if (!ctl->json) {
-		if (c->p)
-			fprintf(ctl->out, "%s %s (%s) on %zu node(s)\n", verb, c->p->name,
-			    path_base(c->p->path), c->fo.n);
-		else
-			fprintf(ctl->out, "%s on %zu node(s)\n", verb, c->fo.n);
-	}
+	if (!ctl->json && c->p) {	/* the profile's name and file: someone's text */
+		char *name = str_visible_dup(c->p->name, 0);
+		char *file = str_visible_dup(path_base(c->p->path), 0);
+
+		fprintf(ctl->out, "%s %s (%s) on %zu node(s)\n", verb, name, file, c->fo.n);
+		free(name);
+		free(file);
+	} else if (!ctl->json)
+		fprintf(ctl->out, "%s on %zu node(s)\n", verb, c->fo.n);
 	if (ctl->json)
 		output_json(ctl, &c->fo, json_reply, arg);
 	else {

@@ -10,6 +10,7 @@
 #include "nodeset.h"
 #include "tls.h"
 #include "util.h"
+#include "visible.h"
 
 /* An inventory with nothing but defaults (no cluster.xml anywhere). */
 static struct inventory *
@@ -122,6 +123,13 @@ ctl_ssl(struct ctl *ctl)
 
 	if (ctl->ssl)
 		return ctl->ssl;
+	/* a directory given for a file: its one error, not the ticket
+	 * cache's warning first */
+	if (tls_paths_check(ca, cert, ctl->key ? ctl->key : ctl->inv->key, err,
+	    sizeof(err)) < 0) {
+		fprintf(stderr, "knobctl: %s\n", err);
+		return NULL;
+	}
 	/* once per command: the ticket cache, then CA store, CRL, key and
 	 * chain.  The cache hashes the CA and CRL first: a CRL that changes
 	 * in between makes the save-time check drop our tickets, so none
@@ -160,7 +168,10 @@ expand_add(struct ctl *ctl, const char *expr, const char *opt, struct strvec *ou
 	char err[512];
 
 	if (nodeset_expand(expr, inventory_group_fn, ctl->inv, &more, err, sizeof(err)) < 0) {
-		fprintf(stderr, "knobctl: %s %s: %s\n", opt, expr, err);
+		char *v = str_visible_dup(expr, 0);
+
+		fprintf(stderr, "knobctl: %s %s: %s\n", opt, v, err);
+		free(v);
 		strvec_free(&more);
 		return -1;
 	}

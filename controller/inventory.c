@@ -39,6 +39,7 @@
 #include "log.h"
 #include "nodeset.h"
 #include "util.h"
+#include "visible.h"
 #include "xml.h"
 
 #define INV_MAX_FILE	(64u << 20)	/* cluster.xml size cap */
@@ -61,17 +62,20 @@ struct invload {
 	long *group_line;	/* line of each inv->groups[i] */
 };
 
-/* Record one error at line (<= 0: none). */
+/* Record one error at line (<= 0: none), made visible: it may quote the
+ * file's text. */
 static void __attribute__((format(printf, 3, 4)))
 inv_error(struct invload *ld, long line, const char *fmt, ...)
 {
 	va_list ap;
-	char *m;
+	char *raw, *m;
 
 	va_start(ap, fmt);
-	if (vasprintf(&m, fmt, ap) < 0)
+	if (vasprintf(&raw, fmt, ap) < 0)
 		fatal("vasprintf");
 	va_end(ap);
+	m = str_visible_dup(raw, 0);
+	free(raw);
 	ld->errs = xrealloc(ld->errs, (ld->nerr + 1) * sizeof(*ld->errs));
 	ld->errs[ld->nerr] = (struct inv_err){ line, ld->nerr, m };
 	ld->nerr++;

@@ -350,7 +350,8 @@ int output_exit_status(struct fanout *fo);
  * extra(n) returns a json object merged into that node's record (may be NULL). */
 typedef json_object *(*json_fn)(struct fanout *fo, struct fo_node *n, void *arg);
 void output_json(struct ctl *ctl, struct fanout *fo, json_fn extra, void *arg);
-/* --json of a command without nodes: doc, pretty, on f; puts doc. */
+/* --json of a command without nodes: doc, pretty, on f, the bidi and C1
+ * controls in its strings as \uNNNN (json_text_visible); puts doc. */
 void output_doc(FILE *f, json_object *doc);
 /* n's reply when n is ok and answered with body_case body, else NULL. */
 const Knob__Envelope *output_answer(const struct fo_node *n, int body);

@@ -362,8 +362,11 @@ output_json(struct ctl *ctl, struct fanout *fo, json_fn extra, void *arg)
 void
 output_doc(FILE *f, json_object *doc)
 {
-	fprintf(f, "%s\n", json_object_to_json_string_ext(doc,
+	char *text = json_text_visible(json_object_to_json_string_ext(doc,
 	    JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
+
+	fprintf(f, "%s\n", text);
+	free(text);
 	fflush(f);
 	json_object_put(doc);
 }

@@ -193,19 +193,68 @@ legend_name(const struct rrun *run, char *buf, size_t len)
 	return cut;
 }
 
+/* Characters wider than the 1.1 em text_width_max allows any other, in
+ * tenths of a px at font-size 12: East Asian wide and fullwidth (CJK,
+ * Hangul, kana: 1 em in their fonts) and emoji (up to 1.3 em) as 1.5 em;
+ * glyphs wider still in the common fonts as measured in chromium
+ * ("\u2031", per ten thousand: 1.74 em in DejaVu Sans) or as Unicode
+ * defines them (the two- and three-em dashes).  Inclusive ranges,
+ * ascending. */
+static const struct { unsigned lo, hi; int w; } wide_glyphs[] = {
+	{ 0x1100, 0x115f, 180 }, { 0x2031, 0x2031, 240 }, { 0x231a, 0x231b, 180 },
+	{ 0x2329, 0x232a, 180 }, { 0x23e9, 0x23f3, 180 }, { 0x25fd, 0x25fe, 180 },
+	{ 0x2600, 0x27bf, 180 }, { 0x2b00, 0x2bff, 180 }, { 0x2e3a, 0x2e3a, 264 },
+	{ 0x2e3b, 0x2e3b, 396 }, { 0x2e80, 0x303e, 180 }, { 0x3041, 0xa4cf, 180 },
+	{ 0xa960, 0xa97f, 180 }, { 0xac00, 0xd7a3, 180 }, { 0xf900, 0xfaff, 180 },
+	{ 0xfe10, 0xfe19, 180 }, { 0xfe30, 0xfe6f, 180 }, { 0xff00, 0xff60, 180 },
+	{ 0xffe0, 0xffe6, 180 }, { 0x16fe0, 0x18cff, 180 }, { 0x1b000, 0x1b2ff, 180 },
+	{ 0x1f000, 0x1faff, 180 }, { 0x20000, 0x3fffd, 180 },
+};
+
+/* The UTF-8 sequence at s: its code point into *cp, its length (a byte
+ * that does not start a sequence counts as one code point of its own). */
+static size_t
+utf8_next(const char *s, unsigned *cp)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t n = u[0] >= 0xf0 ? 4 : u[0] >= 0xe0 ? 3 : u[0] >= 0xc0 ? 2 : 1;
+	size_t i;
+
+	*cp = n == 1 ? u[0] : u[0] & (0x7fu >> n);
+	for (i = 1; i < n && (u[i] & 0xc0) == 0x80; i++)
+		*cp = *cp << 6 | (u[i] & 0x3f);
+	return i;
+}
+
+/* The width of code point cp at font-size 12 in tenths of a px, at most:
+ * 0.65 em for a lower-case letter but m and w, a digit or narrow
+ * punctuation, wide_glyphs' for theirs, 1.1 em for any other. */
+static int
+glyph_width_max(unsigned cp)
+{
+	if (cp < 0x80)
+		return (cp >= 'a' && cp <= 'z' && cp != 'm' && cp != 'w') ||
+		    (cp >= '0' && cp <= '9') || (cp && strchr(" .,:;_-/()[]|!'", (int)cp)) ?
+		    78 : 132;
+	for (size_t i = 0; i < nitems(wide_glyphs) && wide_glyphs[i].lo <= cp; i++)
+		if (cp <= wide_glyphs[i].hi)
+			return wide_glyphs[i].w;
+	return 132;
+}
+
 /* A width in px that s, at font-size 12, does not pass in the common
- * sans-serif fonts (DejaVu, Liberation, Arial, Verdana): 0.65 em for a
- * lower-case letter but m and w, a digit or narrow punctuation, 1.1 em for
- * any other character (a UTF-8 sequence counts once). */
+ * sans-serif fonts (DejaVu, Liberation, Arial, Verdana) and CJK and emoji
+ * fonts: the sum of glyph_width_max over its characters. */
 static int
 text_width_max(const char *s)
 {
 	int w = 0;
+	unsigned cp;
 
-	for (; *s; s++)
-		if (((unsigned char)*s & 0xc0) != 0x80)
-			w += (*s >= 'a' && *s <= 'z' && *s != 'm' && *s != 'w') ||
-			    (*s >= '0' && *s <= '9') || strchr(" .,:;_-/()[]|!'", *s) ? 78 : 132;
+	while (*s) {
+		s += utf8_next(s, &cp);
+		w += glyph_width_max(cp);
+	}
 	return (w + 9) / 10;
 }
 

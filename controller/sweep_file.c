@@ -21,6 +21,7 @@
 #include "profile.h"
 #include "normalize.h"
 #include "sweep.h"
+#include "visible.h"
 #include "xml.h"
 
 #define SWEEP_SCHEMA "sweep.rng"
@@ -30,7 +31,8 @@ struct lerr {
 	struct strvec *errs;
 };
 
-/* Append "file:line: message" to errs (duplicates dropped). */
+/* Append "file:line: message" to errs, made visible (it may quote the
+ * file's text); duplicates dropped. */
 static void lerr_add(struct lerr *e, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
@@ -39,12 +41,14 @@ lerr_add(struct lerr *e, int line, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
-	char *s;
+	char *raw, *s;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	s = xasprintf("%s:%d: %s", e->file, line, strtrim(msg));
+	raw = xasprintf("%s:%d: %s", e->file, line, strtrim(msg));
+	s = str_visible_dup(raw, 0);
+	free(raw);
 	if (strvec_contains(e->errs, s))
 		free(s);
 	else
@@ -745,15 +749,17 @@ sweep_file_load(const char *path, struct strvec *errs)
 	struct lerr e = { path, errs };
 	struct sweep_file *sf = NULL;
 	xmlDocPtr doc;
+	int rc;
 
 	xmlSetStructuredErrorFunc(&e, on_xml_error);
-	doc = xmlReadFile(path, NULL, XML_PARSE_NONET | XML_PARSE_NOBLANKS);
+	rc = xml_read_path(path, XML_FILE_MAX, XML_PARSE_NONET | XML_PARSE_NOBLANKS, &doc);
 	xmlSetStructuredErrorFunc(NULL, NULL);
-	if (doc == NULL) {
-		if (errs->n == 0)
-			lerr_add(&e, 0, "cannot read: %s", strerror(errno ? errno : EINVAL));
+	if (rc < 0)
+		lerr_add(&e, 0, "cannot read: %s", strerror(-rc));
+	else if (doc == NULL && errs->n == 0)
+		lerr_add(&e, 0, "not an XML document");
+	if (doc == NULL)
 		return NULL;
-	}
 	if (validate(doc, &e) == 0) {
 		sf = xcalloc(1, sizeof(*sf));
 		sf->path = xstrdup(path);

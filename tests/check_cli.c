@@ -170,6 +170,9 @@ START_TEST(usage_errors)
 		{ "ping -w n1 --connect-timeout 86401", 2,
 		    "bad --connect-timeout (seconds, 0.001 to 86400) '86401'", 0 },
 		{ "ping", 2, "no targets: use -w NODESET or -a", 0 },
+		/* an expression's controls are made visible, in the error too */
+		{ "ping -w 'n\x1b[2J'", 2, "knobctl: -w n\\x1b[2J: nodeset: invalid character 0x1b "
+		    "in \"n\\x1b[2J\"\n", 1 },
 		/* the agent's lock wait is in 32-bit milliseconds: 4294968 s
 		 * wrapped to 0.7 s; a typo waited nothing */
 		{ "apply p -w n1 --wait 4294968", 2, "bad --wait (seconds, 0 to 86400) '4294968'", 0 },
@@ -201,6 +204,44 @@ START_TEST(bootstrap_agent_opts_refused)
 	};
 
 	run_cases(cases, nitems(cases), NULL);
+}
+END_TEST
+
+/* A directory given where a loader wants a file (a profile, a sweep
+ * file, a play, an inventory, a TLS file) is one error naming it, exit 2:
+ * before, the profile and sweep loaders added libxml2's "DIR:1: Document
+ * is empty" after "DIR:0: Is a directory". */
+START_TEST(directory_for_a_file)
+{
+	static const char *const args[][2] = { { "profile show", "" }, { "profile check", "" },
+		{ "apply", "-w n1" }, { "sweep -w n1 -f", "" }, { "play", "" }, { "-c", "ping -w n1" } };
+	char dir[] = "/tmp/knob-check-cli-dir.XXXXXX", want[128], cmd[256];
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	for (size_t i = 0; i < nitems(args); i++) {
+		char *out = NULL;
+		int rc;
+
+		snprintf(cmd, sizeof(cmd), "%s %s %s", args[i][0], dir, args[i][1]);
+		rc = run(&out, "%s", cmd);
+		snprintf(want, sizeof(want), "%s%s: cannot read: Is a directory\n", dir,
+		    strncmp(cmd, "-c ", 3) == 0 ? "" : ":0");
+		ck_assert_msg(rc == 2, "knobctl %s: exit %d: %s", cmd, rc, out);
+		ck_assert_msg(strcmp(out, want) == 0, "knobctl %s: %s", cmd, out);
+		free(out);
+	}
+	/* the TLS files too: before, the ticket cache's "cannot hash the CA"
+	 * warning, then OpenSSL's "PEM routines::no start line" */
+	{
+		char *out = NULL;
+		int rc = run(&out, "--ca %s --cert %s --key %s ping -w 127.0.0.1", dir, dir, dir);
+
+		snprintf(want, sizeof(want), "knobctl: %s: cannot load certificate: Is a directory\n",
+		    dir);
+		ck_assert_msg(rc == 2 && strcmp(out, want) == 0, "exit %d: %s", rc, out);
+		free(out);
+	}
+	ck_assert_int_eq(rmdir(dir), 0);
 }
 END_TEST
 
@@ -529,6 +570,27 @@ START_TEST(dropped_before_handshake)
 }
 END_TEST
 
+/* apply's header names the profile and its file made visible: a profile
+ * file called "p ESC[2J.xml" cleared the terminal (it was printed raw). */
+#define WANT_HEAD "check p (p\\x1b[2J.xml) on 1 node(s)\n"
+
+START_TEST(apply_header_visible)
+{
+	char path[PATH_MAX], *out = NULL, *err = NULL;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/p\x1b[2J.xml", h.tmp);
+	cu_write(path, 0644, "<?xml version=\"1.0\"?>\n<profile name=\"p\">\n"
+	    "  <sysctl key=\"vm.swappiness\" value=\"10\"/>\n</profile>\n");
+	rc = harness_knobctl(&h, &out, &err, "apply '%s' --check -w node01", path);
+	ck_assert_msg(rc == 0 || rc == 1, "exit %d: %s%s", rc, out, err);
+	ck_assert_msg(strncmp(out, WANT_HEAD, strlen(WANT_HEAD)) == 0 && strchr(out, '\x1b') == NULL,
+	    "%s", out);
+	free(out);
+	free(err);
+}
+END_TEST
+
 static Suite *
 cli_suite(void)
 {
@@ -542,6 +604,7 @@ cli_suite(void)
 	tcase_add_test(tc, nodeset_cmd);
 	tcase_add_test(tc, stdout_write_error);
 	tcase_add_test(tc, nodeset_json);
+	tcase_add_test(tc, directory_for_a_file);
 	suite_add_tcase(s, tc);
 	tcase_add_unchecked_fixture(tn, bin_setup, NULL);
 	tcase_add_checked_fixture(tn, setup, teardown);
@@ -551,6 +614,7 @@ cli_suite(void)
 	tcase_add_test(tn, failures_fold);
 	tcase_add_test(tn, refusal_and_clean_close);
 	tcase_add_test(tn, dropped_before_handshake);
+	tcase_add_test(tn, apply_header_visible);
 	suite_add_tcase(s, tn);
 	return s;
 }

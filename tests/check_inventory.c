@@ -114,6 +114,11 @@ static const struct {
 	{ "<cluster>\n  <node name=\"a\" name=\"b\"/>\n</cluster>\n",
 	  { "F:2: XML: Attribute name redefined" } },
 	{ "", { "F:1: XML: Document is empty" } },
+	/* the file's own text in an error is made visible (common/visible.h):
+	 * a right-to-left override in a port, a C1 CSI in a node name */
+	{ "<cluster port=\"1&#x202E;2\">\n  <node name=\"n&#x9b;2J\"/>\n</cluster>\n",
+	  { "F:1: <cluster>: bad port \"1\\u202e2\" (1-65535)",
+	    "F:2: <node>: nodeset: invalid character 0xc2 in \"n\\u009b2J\"" } },
 	/* several errors in one file: all of them, in line order */
 	{ "<cluster port=\"x\">\n"
 	  "  <node name=\"n1\" port=\"99999\"/>\n"

@@ -109,9 +109,10 @@ END_TEST
 
 /* The one rule for strings printed for people (common/visible.h): C0
  * controls (tab and line feed too, unless kept) and DEL as \xNN, C1
- * controls (U+0080..U+009F) as \u00NN, bytes that are not UTF-8 as \xNN;
- * printable ASCII, a backslash and other UTF-8 pass; escaping twice
- * changes nothing. */
+ * controls (U+0080..U+009F) as \u00NN, bytes that are not UTF-8 as \xNN,
+ * bidi controls, line separators and invisible format characters as
+ * \uNNNN (\UNNNNNNNN above the BMP); printable ASCII, a backslash and
+ * other UTF-8 pass; escaping twice changes nothing. */
 START_TEST(visible_rules)
 {
 	static const struct { const char *in, *out, *kept; } c[] = {
@@ -121,6 +122,19 @@ START_TEST(visible_rules)
 		{ "lone \x9b" "2J \xff \xc3", "lone \\x9b2J \\xff \\xc3", NULL },
 		{ "overlong \xc0\x9b, surrogate \xed\xa0\x80", "overlong \\xc0\\x9b, surrogate "
 		    "\\xed\\xa0\\x80", NULL },
+		/* Trojan Source: RLO ... PDF makes "/scratch/gpfs" read backwards;
+		 * LRI/PDI isolates; LRM, RLM, the Arabic letter mark */
+		{ "mnt \xe2\x80\xae" "sfpg/\xe2\x80\xac \xe2\x81\xa6x\xe2\x81\xa9 \xe2\x80\x8e\xe2\x80\x8f\xd8\x9c",
+		    "mnt \\u202esfpg/\\u202c \\u2066x\\u2069 \\u200e\\u200f\\u061c", NULL },
+		/* LS and PS end a line in some terminals and pagers */
+		{ "a\xe2\x80\xa8" "b\xe2\x80\xa9" "c", "a\\u2028b\\u2029c", NULL },
+		/* invisible: n\u200b01 looks like n01; BOM, soft hyphen, word
+		 * joiner, a tag character hiding an 'A' */
+		{ "n\xe2\x80\x8b" "01 \xef\xbb\xbf\xc2\xad\xe2\x81\xa0\xf3\xa0\x81\x81",
+		    "n\\u200b01 \\ufeff\\u00ad\\u2060\\U000e0041", NULL },
+		/* neighbours of those ranges are printable: passed */
+		{ "\xe2\x80\x90 \xe2\x80\xaf \xe2\x81\xa5 \xef\xbb\xbe \xf3\xa0\x82\x80",
+		    "\xe2\x80\x90 \xe2\x80\xaf \xe2\x81\xa5 \xef\xbb\xbe \xf3\xa0\x82\x80", NULL },
 		{ "1.2 \xc2\xb1 0.1 \xc3\xa9t\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\xa5 C:\\x1b",
 		    "1.2 \xc2\xb1 0.1 \xc3\xa9t\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\xa5 C:\\x1b", NULL },
 	};
@@ -140,10 +154,27 @@ START_TEST(visible_rules)
 }
 END_TEST
 
+/* A signed number that rounds to zero has no sign: a clock offset of
+ * -0.0001 s is "0.000", not "-0.000". */
+START_TEST(signed_zero)
+{
+	static const struct { double v; int prec; const char *want; } c[] = {
+		{ -0.0001, 3, "0.000" }, { 0.0004, 3, "0.000" }, { 0.0, 3, "0.000" },
+		{ -0.0, 1, "0.0" }, { -0.0005001, 3, "-0.001" }, { 0.0015, 3, "+0.002" },
+		{ -30.25, 2, "-30.25" }, { 12.0, 0, "+12" }, { -0.4, 0, "0" },
+	};
+	char buf[32];
+
+	for (size_t i = 0; i < nitems(c); i++)
+		ck_assert_str_eq(signed_fmt(buf, sizeof(buf), c[i].v, c[i].prec), c[i].want);
+}
+END_TEST
+
 /* A node's text (its facts, its error) reaches the terminal with its
  * control characters escaped, its lines kept: a kernel release holding
  * "ESC[2J" cleared the screen, one holding "ESC[1A" went back over the
- * line above it, and a CR hid what came before it. */
+ * line above it, a CR hid what came before it, and a right-to-left
+ * override (U+202E) in a path reversed the rest of the line. */
 START_TEST(folded_controls)
 {
 	struct fx x;
@@ -151,10 +182,11 @@ START_TEST(folded_controls)
 	fx_init(&x, 2, "n", 0);
 	x.fo.nodes[0].user = (void *)(uintptr_t)"kernel: 6.1\x1b[2J\x1b[1A\nos: debian\rforged "
 	    "\xc2\x9b" "31m\n";
-	set_status(&x, 1, NS_FAILED, "open: \x1b]0;title\x07");
+	set_status(&x, 1, NS_FAILED, "open: \x1b]0;title\x07 /mnt/\xe2\x80\xae" "ko\xe2\x80\xac");
 	output_folded(&x.ctl, &x.fo, render_user, NULL);
 	ck_assert_str_eq(fx_text(&x), "n1:\n    kernel: 6.1\\x1b[2J\\x1b[1A\n"
-	    "    os: debian\\x0dforged \\u009b31m\nn2: failed: open: \\x1b]0;title\\x07\n");
+	    "    os: debian\\x0dforged \\u009b31m\nn2: failed: open: \\x1b]0;title\\x07 "
+	    "/mnt/\\u202eko\\u202c\n");
 	fx_free(&x);
 }
 END_TEST
@@ -268,16 +300,24 @@ json_extra(struct fanout *fo, struct fo_node *n, void *arg)
 	return o;
 }
 
+/* RLO, NEL (C1) and a tag character: raw in JSON, json-c's output, they
+ * act on a terminal; the euro sign stays as it is; a lone 0x9b (CSI in
+ * an 8-bit locale), which no JSON string can hold, is U+FFFD */
+#define DETAIL_HIDDEN "\xe2\x80\xae\xc2\x85\xf3\xa0\x81\x81\xe2\x82\xac\x9b"
+
 START_TEST(json_document)
 {
 	struct fx x;
 	json_object *doc, *nodes, *summary, *rec, *v;
 
 	fx_init(&x, 4, "node", 2);
-	set_status(&x, 2, NS_UNREACHABLE, "connect: \"quoted\" \\ and\nnewline");
+	set_status(&x, 2, NS_UNREACHABLE, "connect: \"quoted\" \\ and\nnewline " DETAIL_HIDDEN);
 	output_json(&x.ctl, &x.fo, json_extra, NULL);
 	doc = json_tokener_parse(fx_text(&x));
 	ck_assert_msg(doc != NULL, "not JSON: %s", fx_text(&x));
+	/* the same strings to a parser, escaped on a terminal */
+	ck_assert_msg(strstr(fx_text(&x), "newline \\u202e\\u0085\\udb40\\udc41\xe2\x82\xac\\ufffd\"") != NULL,
+	    "%s", fx_text(&x));
 	ck_assert_int_eq(json_object_object_get_ex(doc, "nodes", &nodes), 1);
 	ck_assert_int_eq(json_object_array_length(nodes), 4);
 	for (size_t i = 0; i < 4; i++) {
@@ -291,7 +331,8 @@ START_TEST(json_document)
 		ck_assert_str_eq(json_object_get_string(v), i == 2 ? "unreachable" : "ok");
 		ck_assert_int_eq(json_object_object_get_ex(rec, "detail", &v), 1);
 		if (i == 2) {
-			ck_assert_str_eq(json_object_get_string(v), "connect: \"quoted\" \\ and\nnewline");
+			ck_assert_str_eq(json_object_get_string(v), "connect: \"quoted\" \\ and\nnewline "
+			    "\xe2\x80\xae\xc2\x85\xf3\xa0\x81\x81\xe2\x82\xac\xef\xbf\xbd");
 			ck_assert_int_eq(json_object_object_get_ex(rec, "index", &v), 0);
 		} else {
 			ck_assert_ptr_null(v);	/* JSON null */
@@ -364,6 +405,7 @@ main(void)
 	tcase_add_test(tc, folded_multiline);
 	tcase_add_test(tc, visible_rules);
 	tcase_add_test(tc, folded_controls);
+	tcase_add_test(tc, signed_zero);
 	tcase_add_test(tc, summary_line);
 	tcase_add_test(tc, exit_status);
 	tcase_add_test(tc, json_document);

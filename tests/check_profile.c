@@ -2,6 +2,7 @@
  * "file:line: message" errors expected; inheritance (multi-level, override,
  * remove), cycles, missing parents, lookup by name, the shipped profiles. */
 #include <check.h>
+#include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -376,6 +377,70 @@ START_TEST(test_list_and_show)
 }
 END_TEST
 
+/* No byte of out reaches a terminal as a control (C0 but the line feed,
+ * DEL, C1) nor as a bidi override, an isolate or a CR-like separator. */
+static void
+assert_inert(const char *out)
+{
+	static const char *const bad[] = { "\xc2\x9b", "\xe2\x80\xae", "\xe2\x80\xac",
+		"\xe2\x81\xa6", "\xe2\x81\xa9" };
+
+	for (const char *c = out; *c; c++)
+		ck_assert_msg(*c == '\n' || ((unsigned char)*c >= 0x20 && *c != 0x7f),
+		    "control 0x%02x in:\n%s", (unsigned char)*c, out);
+	for (size_t i = 0; i < nitems(bad); i++)
+		ck_assert_msg(strstr(out, bad[i]) == NULL, "raw %s in:\n%s", bad[i], out);
+}
+
+/* The admin's own profile text reaches the terminal escaped (visible.h):
+ * before, profile show printed a description's CR (hiding the text before
+ * it), a value's CSI (U+009B) and a key's right-to-left override raw, and
+ * profile list a summary's bidi override and a file name's ESC.  --json
+ * keeps the strings as they are, JSON-escaped (the bidi and C1 controls as
+ * \uNNNN, so that the document too is inert on a terminal). */
+START_TEST(test_show_list_visible)
+{
+	static const char evil[] = HDR "<profile name=\"evil\" summary=\"fast "
+	    "&#x202E;gnp.exe&#x202C; x&#x9b;2J\">\n"
+	    "  <description>line one&#13;forged\n  second &#x2066;line&#x2069;</description>\n"
+	    "  <sysfs key=\"/sys/kernel/mm/x&#x202E;y\" value=\"a&#x9b;31m&#13;z\" "
+	    "cite=\"r&#13;c\"/>\n</profile>\n";
+	char cmd[PATH_MAX + 64], *out;
+	json_object *doc, *s;
+
+	put("evil.xml", evil);
+	put("bad\x1b[2J.xml", evil);
+	setenv("KNOB_PROFILE_PATH", tmpdir, 1);
+	out = knobctl_out(0, "profile list");
+	unsetenv("KNOB_PROFILE_PATH");
+	assert_inert(out);
+	ck_assert_msg(strstr(out, "\nbad\\x1b[2J ") != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "\nevil                   -                  fast \\u202egnp.exe"
+	    "\\u202c x\\u009b2J\n") != NULL, "%s", out);
+	free(out);
+	snprintf(cmd, sizeof(cmd), "profile show %s/evil.xml", tmpdir);
+	out = knobctl_out(0, cmd);
+	assert_inert(out);
+	ck_assert_msg(strstr(out, "\n  line one\\x0dforged\n  second \\u2066line\\u2069\n"), "%s", out);
+	ck_assert_msg(strstr(out, "\n  sysfs /sys/kernel/mm/x\\u202ey = a\\u009b31m\\x0dz  from evil "
+	    "(evil.xml:5)\n      cite: r\\x0dc\n"), "%s", out);
+	free(out);
+	snprintf(cmd, sizeof(cmd), "--json profile show %s/evil.xml", tmpdir);
+	out = knobctl_out(0, cmd);
+	doc = json_tokener_parse(out);
+	ck_assert_msg(doc != NULL, "not JSON: %s", out);
+	ck_assert_msg(strstr(out, "second \\u2066line\\u2069") != NULL, "%s", out);
+	assert_inert(out);
+	ck_assert_str_eq(json_object_get_string(json_object_object_get(doc, "description")),
+	    "line one\rforged\n  second \xe2\x81\xa6line\xe2\x81\xa9");
+	s = json_object_array_get_idx(json_object_object_get(doc, "settings"), 0);
+	ck_assert_str_eq(json_object_get_string(json_object_object_get(s, "value")),
+	    "a\xc2\x9b" "31m\rz");
+	json_object_put(doc);
+	free(out);
+}
+END_TEST
+
 /* profile check: "FILE: ok (NAME, N settings)" for a good file, exit 0; with
  * a bad one among them every error as file:line: message and exit 2; a
  * truncated file gives libxml2's errors at their line. */
@@ -471,6 +536,7 @@ profile_suite(void)
 	tcase_add_test(tc, test_lookup_by_name);
 	tcase_add_test(tc, test_shipped);
 	tcase_add_test(tc, test_list_and_show);
+	tcase_add_test(tc, test_show_list_visible);
 	tcase_add_test(tc, test_check_command);
 	tcase_add_test(tc, test_key_spellings);
 	tcase_add_test(tc, test_parent_beside_bare_name);

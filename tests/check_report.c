@@ -272,6 +272,50 @@ rr_run(const char *id, int64_t t, const char *const *st, const char *status, int
 	return d;
 }
 
+/* runs[0..n) stored in dir/results.db; each put. */
+static void
+store_runs(json_object **runs, size_t n)
+{
+	char db[PATH_MAX + 16], err[256] = "";
+	sqlite3 *sq;
+
+	snprintf(db, sizeof(db), "%s/results.db", dir);
+	ck_assert_msg((sq = results_open_path(db, err, sizeof(err))) != NULL, "%s", err);
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_int_eq(results_store(sq, runs[i]), 0);
+		json_object_put(runs[i]);
+	}
+	sqlite3_close(sq);
+}
+
+/* The DOM chromium renders of "knobctl report IDS" of the runs in
+ * dir/results.db, measured by PROBE_JS when probe; free with xmlFreeDoc. */
+static htmlDocPtr
+report_dom(const char *ids, int probe)
+{
+	const char *bin = getenv("KNOB_BIN");
+	char html[PATH_MAX + 16], pr[PATH_MAX + 16], dom[PATH_MAX + 16], prof[PATH_MAX + 16];
+	char *out = NULL;
+	htmlDocPtr doc;
+
+	snprintf(html, sizeof(html), "%s/report.html", dir);
+	snprintf(pr, sizeof(pr), "%s/probe.html", dir);
+	snprintf(dom, sizeof(dom), "%s/report.dom.html", dir);
+	snprintf(prof, sizeof(prof), "%s/chromium", dir);
+	ck_assert_int_eq(cu_sh_out(&out, "env -u KNOB_CLUSTER KNOB_DB=%s/results.db %s/knobctl "
+	    "report %s -o %s", dir, bin ? bin : "build", ids, html), 0);
+	free(out);
+	if (probe)
+		write_probe(html, pr);
+	dump_dom(prof, probe ? pr : html, dom);
+	ck_assert_int_eq(read_file_bounded(dom, 8 << 20, &out, NULL), 0);
+	doc = htmlReadMemory(out, (int)strlen(out), dom, "utf-8",
+	    HTML_PARSE_NOERROR | HTML_PARSE_NOWARNING | HTML_PARSE_NONET);
+	ck_assert_ptr_nonnull(doc);
+	free(out);
+	return doc;
+}
+
 /* The compare table of a report of A (3 repeats) and B (ended "failed",
  * repeat 2 of 3 failed), rendered in chromium: B's cell says "(2 of 3
  * repeats)", A's nothing, and a warning above the table names B's status.
@@ -289,40 +333,20 @@ START_TEST(compare_failed_repeats)
 {
 	static const char *const ok3[] = { "ok", "ok", "ok" }, *const one[] = { "ok", "failed",
 	    "ok" };
-	const char *bin = getenv("KNOB_BIN");
-	char db[PATH_MAX + 16], html[PATH_MAX + 16], dom[PATH_MAX + 16], prof[PATH_MAX + 16];
-	char err[256] = "", *out = NULL, *v;
+	char *v;
 	json_object *runs[] = { rr_run("20260111-000000-aaaa", 1, ok3, "ok", 0),
 	    rr_run("20260111-000000-bbbb", 2, one, "failed", 1),
 	    rr_run("20260111-000000-cccc", 3, ok3, "ok", 0) };
 	htmlDocPtr doc;
 	xmlXPathContextPtr xc;
-	sqlite3 *sq;
 
-	snprintf(db, sizeof(db), "%s/results.db", dir);
-	snprintf(html, sizeof(html), "%s/report.html", dir);
-	snprintf(dom, sizeof(dom), "%s/report.dom.html", dir);
-	snprintf(prof, sizeof(prof), "%s/chromium", dir);
 	for (size_t i = 0; i < 2; i++)	/* A and B labelled alike */
 		json_object_object_add(runs[i], "label", json_object_new_string(SAME));
 	for (size_t i = 0; i < 4; i++)	/* C's one kind: nothing in common with A or B */
 		json_object_object_add(json_object_array_get_idx(cu_get(runs[2], "phases"), i),
 		    "kind", json_object_new_string("md-stat"));
-	ck_assert_msg((sq = results_open_path(db, err, sizeof(err))) != NULL, "%s", err);
-	for (size_t i = 0; i < nitems(runs); i++) {
-		ck_assert_int_eq(results_store(sq, runs[i]), 0);
-		json_object_put(runs[i]);
-	}
-	sqlite3_close(sq);
-	ck_assert_int_eq(cu_sh_out(&out, "env -u KNOB_CLUSTER KNOB_DB=%s %s/knobctl report "
-	    "20260111-000000-aaaa 20260111-000000-bbbb 20260111-000000-cccc -o %s", db,
-	    bin ? bin : "build", html), 0);
-	free(out);
-	dump_dom(prof, html, dom);
-	ck_assert_int_eq(read_file_bounded(dom, 8 << 20, &out, NULL), 0);
-	doc = htmlReadMemory(out, (int)strlen(out), dom, "utf-8",
-	    HTML_PARSE_NOERROR | HTML_PARSE_NOWARNING | HTML_PARSE_NONET);
-	ck_assert_ptr_nonnull(doc);
+	store_runs(runs, nitems(runs));
+	doc = report_dom("20260111-000000-aaaa 20260111-000000-bbbb 20260111-000000-cccc", 0);
 	xc = xmlXPathNewContext(doc);
 	v = texts(xc, xmlDocGetRootElement(doc), "//table[@class='compare']//tr/td[3]");
 	ck_assert_msg(strcmp(v, "1|2|") == 0, "nodes: %s", v);
@@ -355,7 +379,45 @@ START_TEST(compare_failed_repeats)
 	free(v);
 	xmlXPathFreeContext(xc);
 	xmlFreeDoc(doc);
-	free(out);
+}
+END_TEST
+
+/* Legend names of wide glyphs stay inside their chart, as chromium lays
+ * them out: before, the width estimate took any character for 1.1 em, and
+ * 40 "\u2031" (1.7 em each in DejaVu Sans) ran 300 px past the edge.  Two
+ * runs sharing a point, each named by its label: one of per-ten-thousand
+ * signs, one of CJK ideographs, fullwidth letters and emoji. */
+START_TEST(wide_glyph_legend)
+{
+	static const char *const ok3[] = { "ok", "ok", "ok" };
+	static const char *const label[] = {
+		"\u2031\u2031\u2031\u2031\u2031\u2031\u2031\u2031\u2031\u2031"
+		"\u2031\u2031\u2031\u2031\u2031\u2031\u2031\u2031\u2031\u2031"
+		"\u2031\u2031\u2031\u2031\u2031\u2031\u2031\u2031\u2031\u2031"
+		"\u2031\u2031\u2031\u2031\u2031\u2031\u2031\u2031\u2031\u2031",
+		"\u6027\u80fd\u6d4b\u8bd5\uff46\uff55\uff4c\uff4c\U0001f600\U0001f680"
+		"\u6027\u80fd\u6d4b\u8bd5\uff46\uff55\uff4c\uff4c\U0001f600\U0001f680",
+	};
+	json_object *runs[] = { rr_run("20260112-000000-aaaa", 1, ok3, "ok", 0),
+	    rr_run("20260112-000000-bbbb", 2, ok3, "ok", 0) };
+	htmlDocPtr doc;
+	xmlXPathContextPtr xc;
+	char *v;
+
+	for (size_t i = 0; i < nitems(runs); i++)
+		json_object_object_add(runs[i], "label", json_object_new_string(label[i]));
+	store_runs(runs, nitems(runs));
+	doc = report_dom("20260112-000000-aaaa 20260112-000000-bbbb", 1);
+	xc = xmlXPathNewContext(doc);
+	v = texts(xc, xmlDocGetRootElement(doc), "(//figure)[1]//g[@class='legend']/text");
+	ck_assert_msg(strcmp(v, "") != 0 && strstr(v, label[0]) && strstr(v, label[1]),
+	    "legend: %s", v);
+	free(v);
+	v = texts(xc, xmlDocGetRootElement(doc), "//g[@class='legend']/text/@data-fits");
+	ck_assert_msg(strcmp(v, "yes|yes|") == 0, "fits: %s", v);
+	free(v);
+	xmlXPathFreeContext(xc);
+	xmlFreeDoc(doc);
 }
 END_TEST
 
@@ -370,6 +432,7 @@ main(void)
 	suite_add_tcase(s, tc);
 	tcase_add_unchecked_fixture(cmp, cu_base_setup, cu_base_teardown);
 	tcase_add_test(cmp, compare_failed_repeats);
+	tcase_add_test(cmp, wide_glyph_legend);
 	suite_add_tcase(s, cmp);
 	return cu_run(s);
 }

@@ -2633,7 +2633,8 @@ text_out(const char *args)
  * with their control characters escaped (common/visible.h): a label
  * "ESC]0;owned BEL ESC[2J" retitled and cleared the terminal, a kernel
  * release with ESC[1A went back over the line above, a label with a line
- * feed forged a line of the table. */
+ * feed forged a line of the table, one with a right-to-left override
+ * (U+202E) reversed the rest of its line, --json too. */
 START_TEST(t_text_controls)
 {
 	sqlite3 *db = open_db();
@@ -2644,7 +2645,7 @@ START_TEST(t_text_controls)
 
 	json_object_object_add(a, "label", json_object_new_string("\x1b]0;owned\x07\x1b[2J"));
 	json_object_object_add(a, "command", json_object_new_string("bench \xc2\x9b" "31m"));
-	json_object_object_add(b, "label", json_object_new_string("ok\nfake line"));
+	json_object_object_add(b, "label", json_object_new_string("ok\nfake line \xe2\x80\xae" "evil"));
 	json_object_object_add(a, "nodeset", json_object_new_string("n\x9b" "1"));
 	json_object_object_add(b, "nodeset", json_object_new_string("n\x9b" "1"));
 	json_object_object_add(facts, "kernel", json_object_new_string("6.1\x1b[1A"));
@@ -2665,7 +2666,11 @@ START_TEST(t_text_controls)
 	sqlite3_close(db);
 	out = text_out("results list");
 	ck_assert_msg(strstr(out, "\\x1b]0;owned\\x07\\x1b[2J") && strstr(out, "ok\\x0afake line") &&
-	    strstr(out, "n\\x9b1"), "%s", out);
+	    strstr(out, "n\\x9b1") && strstr(out, "line \\u202eevil"), "%s", out);
+	free(out);
+	/* --json: the same label to a parser, its RLO escaped as JSON's \u202e */
+	out = text_out("results list --json");
+	ck_assert_msg(strstr(out, "line \\u202eevil") && !strstr(out, "\xe2\x80\xae"), "%s", out);
 	free(out);
 	out = text_out("results show 20260117-000000-aaaa");
 	ck_assert_msg(strstr(out, "bench \\u009b31m") && strstr(out, "kernel 6.1\\x1b[1A") &&

@@ -103,6 +103,14 @@ START_TEST(test_file_errors)
 	has_err(&errs, p, "4: <mount>: bad percentage '150%'");
 	has_err(&errs, p, "5: <mount>: bad timeout (1 ms to 600 s) '0s'");
 	strvec_free(&errs);
+	/* the file's text in an error is made visible (common/visible.h): a
+	 * right-to-left override would reverse the rest of the line */
+	p = put("bidi.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
+	    "    <mount path=\"/mnt/a\" min-free=\"1&#x202E;0%\"/>\n  </defaults>\n</sweep>\n");
+	ck_assert_ptr_null(sweep_file_load(p, &errs));
+	has_err(&errs, p, "4: Invalid attribute min-free for element mount: "
+	    "min-free=\"1\\u202e0%\"");
+	strvec_free(&errs);
 	p = put("bad2.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <group nodes=\"n1\">\n"
 	    "    <nic mtu=\"1500\"/>\n  </group>\n</sweep>\n");
 	ck_assert_ptr_null(sweep_file_load(p, &errs));

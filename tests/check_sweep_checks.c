@@ -639,6 +639,26 @@ START_TEST(test_text_control_chars)
 }
 END_TEST
 
+/* A clock offset that rounds to zero prints as "0.000 s": the agents
+ * share this machine's clock with the controller, so each offset and each
+ * distance from the fleet median is a few microseconds either way.
+ * Before, they printed as "-0.000 s" (the node below the median always
+ * did) or "+0.000 s" (the median node itself). */
+START_TEST(test_clock_zero_unsigned)
+{
+	char *out;
+
+	precheck();
+	harness_knobctl_logged(&h, &out, "sweep -v -w node[01-03]");
+	ck_assert_ptr_nonnull(out);
+	ck_assert_msg(strstr(out, "-0.000 s") == NULL && strstr(out, "+0.000 s") == NULL,
+	    "%s", out);
+	has(out, "clock ok (offset ");
+	has(out, ", 0.000 s from the fleet median (max ");
+	free(out);
+}
+END_TEST
+
 /* knobctl sweep --help and knobctl --help list exit status 3 (the sweep's
  * own failure), as the README does. */
 START_TEST(test_help_exit_status)
@@ -1092,6 +1112,7 @@ sweep_checks_suite(void)
 	tcase_add_test(tc, test_json_exit_status);
 	tcase_add_test(tc, test_history_json);
 	tcase_add_test(tc, test_text_control_chars);
+	tcase_add_test(tc, test_clock_zero_unsigned);
 	tcase_add_test(tc, test_help_exit_status);
 	tcase_add_test(tc, test_auth_failure);
 	tcase_add_test(tc, test_mount_path_slashes);
