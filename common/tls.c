@@ -421,7 +421,6 @@ tls_ticket_times(SSL_CTX *ctx, unsigned lifetime_s, unsigned rotate_s)
 	return 0;
 }
 
-/* Build a context; the caller frees it with SSL_CTX_free. */
 /* Is path there and not a directory?  stat, not open: a FIFO (a key
  * from "<(...)") must be opened once, by OpenSSL.  0, else -1 with "PATH:
  * cannot load WHAT: REASON" in err (EISDIR for a directory). */
@@ -448,6 +447,7 @@ tls_paths_check(const char *ca, const char *cert, const char *key, char *err, si
 	return 0;
 }
 
+/* Build a context; the caller frees it with SSL_CTX_free. */
 SSL_CTX *
 tls_ctx_new(int server, const char *ca, const char *cert, const char *key, char *err,
     size_t errlen)
