@@ -689,12 +689,24 @@ net_primary_ok(const char *driver, const char *target)
 	return strcmp(driver, "net") == 0 && strlen(target) < 16 && name_matches("*", target);
 }
 
+/* A key only the agent journals (nfsd "pool_threads", which the kernel
+ * moves when threads is written): a journal may name it, a profile may
+ * not (writing it can stop the server, and no check of knob's guards
+ * that). */
+static int
+journal_key_only(const char *driver, const char *key, const char *attr, const char *match)
+{
+	return strcmp(driver, "nfsd") == 0 && strcmp(key, "pool_threads") == 0 &&
+	    (attr == NULL || *attr == '\0') && (match == NULL || *match == '\0');
+}
+
 int
 target_validate(const char *driver, const char *key, const char *attr, const char *match,
     const char *target, char *msg, size_t msglen)
 {
 	attr = journal_attr_base(driver, attr);
-	if (key_validate(driver, key, attr, match, msg, msglen) < 0)
+	if (!journal_key_only(driver, key, attr, match) &&
+	    key_validate(driver, key, attr, match, msg, msglen) < 0)
 		return -1;
 	if (target[0] != '\0' && !target_form_ok(driver, key, target) &&
 	    !net_primary_ok(driver, target)) {

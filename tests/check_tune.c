@@ -1779,6 +1779,8 @@ static int smt_on;		/* the fake SMT / cpufreq stand-in (fake_smt_*) */
 static int fake_smt_write(const char *path, const void *buf, size_t len, ssize_t *ret);
 static int lru_on;		/* the fake Lustre lru_size stand-in (fake_lru_*) */
 static int fake_lru_write(const char *path, const void *buf, size_t len, ssize_t *ret);
+static int nfsd_on;		/* the fake nfsd thread pools (fake_nfsd_*) */
+static int fake_nfsd_write(const char *path, const void *buf, size_t len, ssize_t *ret);
 static char wlog[512];		/* attribute names, space-separated */
 static char root_real[PATH_MAX];	/* realpath of root while pairs_on */
 
@@ -1919,7 +1921,7 @@ hooked_write(int fd, const void *buf, size_t len, off_t off, int positional)
 	char path[PATH_MAX];
 	ssize_t ret;
 
-	if (wlog_on || pairs_on || smt_on || lru_on || cached_on) {
+	if (wlog_on || pairs_on || smt_on || lru_on || cached_on || nfsd_on) {
 		fd_path(fd, path, sizeof(path));
 		if (wlog_on)
 			wlog_add(path);
@@ -1930,6 +1932,8 @@ hooked_write(int fd, const void *buf, size_t len, off_t off, int positional)
 		if (lru_on && fake_lru_write(path, buf, len, &ret))
 			return ret;
 		if (cached_on && fake_cached_write(path, buf, len, &ret))
+			return ret;
+		if (nfsd_on && fake_nfsd_write(path, buf, len, &ret))
 			return ret;
 	}
 	if (positional)
@@ -5350,6 +5354,165 @@ START_TEST(test_net_protected_ctl_boot)
 }
 END_TEST
 
+/* ------------------------------------------------------------ nfsd pools */
+/* A stand-in for the kernel NFS server's thread pools (no nfsd on a shared
+ * test machine: a fake tree under --sysroot, given the kernel's write
+ * semantics by this program's write(2)).  Modelled on net/sunrpc/svc.c
+ * and fs/nfsd/nfsctl.c: writing threads N starts or stops the difference
+ * round-robin over the pools (svc_set_num_threads with no pool: starting
+ * from pool (T - 1) mod P, T the old total, each next thread in the next
+ * pool; stopping from the pool before (T - 1), going down, skipping empty
+ * pools); writing pool_threads sets each pool named (fewer numbers leave
+ * the rest alone, pool 0 keeps at least one thread) and threads reads
+ * their sum.  A stopped server (threads 0) is never started here: knob
+ * refuses that write before it. */
+#define NFSD_POOLS_MAX 8
+static unsigned long fake_pools[NFSD_POOLS_MAX];
+static size_t fake_npools;
+
+/* threads and pool_threads from fake_pools, by plain system calls. */
+static void
+fake_nfsd_files(void)
+{
+	char v[256], path[PATH_MAX + 64];
+	unsigned long t = 0;
+	size_t o = 0;
+	int fd;
+
+	for (size_t i = 0; i < fake_npools; i++) {
+		t += fake_pools[i];
+		o += (size_t)snprintf(v + o, sizeof(v) - o, "%s%lu", i ? " " : "", fake_pools[i]);
+	}
+	snprintf(v + o, sizeof(v) - o, "\n");
+	for (int f = 0; f < 2; f++) {
+		char tv[32];
+
+		snprintf(path, sizeof(path), "%s/proc/fs/nfsd/%s", root_real,
+		    f ? "pool_threads" : "threads");
+		snprintf(tv, sizeof(tv), "%lu\n", t);
+		if ((fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)) < 0)
+			continue;
+		if (syscall(SYS_write, fd, f ? v : tv, strlen(f ? v : tv)) < 0)
+			fprintf(stderr, "fake %s: %s\n", path, strerror(errno));
+		close(fd);
+	}
+}
+
+/* Start (n > 0) or stop (-n) threads round-robin as svc_set_num_threads
+ * does with no pool. */
+static void
+fake_nfsd_threads(long n)
+{
+	unsigned long t = 0, at;
+
+	for (size_t i = 0; i < fake_npools; i++)
+		t += fake_pools[i];
+	at = t - 1;
+	for (; n > 0; n--)
+		fake_pools[at++ % fake_npools]++;
+	for (; n < 0; n++)
+		for (size_t i = 0; i < fake_npools; i++) {
+			unsigned long *p = &fake_pools[--at % fake_npools];
+
+			if (*p > 0) {
+				(*p)--;
+				break;
+			}
+		}
+}
+
+/* A write to the fake threads or pool_threads as the kernel answers it:
+ * 1 with *ret; else 0. */
+static int
+fake_nfsd_write(const char *path, const void *buf, size_t len, ssize_t *ret)
+{
+	char want[PATH_MAX + 64], v[256], *p = v, *end;
+	unsigned long t = 0;
+	int pools;
+
+	snprintf(want, sizeof(want), "%s/proc/fs/nfsd/threads", root_real);
+	pools = strcmp(path, want) != 0;
+	snprintf(want, sizeof(want), "%s/proc/fs/nfsd/pool_threads", root_real);
+	if (pools && strcmp(path, want) != 0)
+		return 0;
+	snprintf(v, sizeof(v), "%.*s", (int)(len < 255 ? len : 255), (const char *)buf);
+	for (size_t i = 0; i < fake_npools; i++)
+		t += fake_pools[i];
+	if (!pools)
+		fake_nfsd_threads((long)strtoul(v, NULL, 10) - (long)t);
+	for (size_t i = 0; pools && i < fake_npools; i++, p = end) {
+		unsigned long n = strtoul(p, &end, 10);
+
+		if (end == p)
+			break;
+		fake_pools[i] = i == 0 && n == 0 ? 1 : n;
+	}
+	fake_nfsd_files();
+	*ret = (ssize_t)len;
+	return 1;
+}
+
+/* The fake server with pools "p0 p1 ..." (n of them). */
+static void
+fake_nfsd_start(const unsigned long *pools, size_t n)
+{
+	put("/proc/fs/nfsd/threads", "0\n");
+	put("/proc/fs/nfsd/pool_threads", "0\n");
+	ck_assert_ptr_nonnull(realpath(root, root_real));
+	memcpy(fake_pools, pools, n * sizeof(*pools));
+	fake_npools = n;
+	fake_nfsd_files();
+	nfsd_on = 1;
+}
+
+/* nfsd threads=4 (a profile that lowers it) on a server whose admin gave
+ * its two pools 1 and 15 threads (pool_threads "1 15"): the kernel takes
+ * the 12 threads round-robin, the first pool runs dry, pool_threads reads
+ * "0 4".  Rollback must give "1 15" back; writing threads=16 alone starts
+ * the 12 round-robin ("6 10"), as it did before pool_threads was journaled
+ * beside threads.  Pools already even ("8 8") journal nothing more (a
+ * threads write leaves them even).  Stand-in: fake_nfsd_write. */
+START_TEST(test_nfsd_pool_threads)
+{
+	static const struct s v[] = { { "nfsd", "threads", NULL, "4", 0, NULL } };
+	static const unsigned long uneven[] = { 1, 15 }, even[] = { 8, 8 };
+	Knob__ApplyResult r;
+	Knob__RollbackResult rb;
+
+	fake_tree();
+	fake_nfsd_start(uneven, 2);
+	ag = mk_agent(root);
+	do_apply(ag, "fewer", v, nitems(v), 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(find_key(r.keys, r.n_keys, "threads", NULL)->state,
+	    KNOB__KEY_STATE__KEY_CHANGED);
+	tune_apply_result_free(&r);
+	ck_assert_str_eq(get("/proc/fs/nfsd/pool_threads"), "0 4");
+	rm_agent(ag);
+	ag = mk_agent(root);	/* the journal with pool_threads loads */
+	ck_assert_int_eq(ag->tune->j.norig, 2);
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	dump(rb.keys, rb.n_keys);
+	ck_assert_str_eq(get("/proc/fs/nfsd/threads"), "16");
+	ck_assert_str_eq(get("/proc/fs/nfsd/pool_threads"), "1 15");
+	ck_assert_int_eq(rb.complete, 1);
+	ck_assert_int_eq(find_key(rb.keys, rb.n_keys, "pool_threads", NULL)->state,
+	    KNOB__KEY_STATE__KEY_RESTORED);
+	tune_rollback_result_free(&rb);
+	ck_assert_int_eq(ag->tune->j.norig, 0);
+
+	fake_nfsd_start(even, 2);
+	do_apply(ag, "fewer", v, nitems(v), 0, 0, &r);
+	tune_apply_result_free(&r);
+	ck_assert_int_eq(ag->tune->j.norig, 1);	/* threads only */
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	ck_assert_int_eq(rb.complete, 1);
+	ck_assert_int_eq(rb.n_keys, 1);
+	tune_rollback_result_free(&rb);
+	ck_assert_str_eq(get("/proc/fs/nfsd/pool_threads"), "8 8");
+}
+END_TEST
+
 /* A profile that asks nfsd threads=0 of a running server (8 threads, a
  * fake tree: no kernel NFS server on a shared test machine): writing 0
  * stops the server, and no rollback, revert or crash recovery of knob's
@@ -5839,6 +6002,7 @@ tune_suite(void)
 	tcase_add_test(tc, test_net_rollback_now_protected);
 	tcase_add_test(tc, test_nfsd_stopped);
 	tcase_add_test(tc, test_nfsd_no_stop);
+	tcase_add_test(tc, test_nfsd_pool_threads);
 	tcase_add_test(tc, test_net_ipv6_mtu);
 	tcase_add_test(tc, test_net_mtu_below_ipv6);
 	tcase_add_test(tc, test_check_nr_requests_depth);
