@@ -118,7 +118,8 @@ pools_uneven(const char *v)
 /* Read target; a stopped server's threads is not applicable
  * (would_start).  pool_threads followed beside a threads write (an apply,
  * which asks with no value) is not journaled while its pools are even
- * (TUNE_NOT_SETTABLE): see the top. */
+ * (TUNE_NOT_SETTABLE: see the top), nor when threads's original is
+ * journaled without it (tune_coupled_late: its pools are knob's doing). */
 static int
 nfsd_read(struct agent *a, const Knob__Setting *s, const char *target, char *buf,
     size_t len, char *msg, size_t msglen)
@@ -128,8 +129,8 @@ nfsd_read(struct agent *a, const Knob__Setting *s, const char *target, char *buf
 	if (rc < 0)
 		return rc;
 	if (strcmp(target, NFSD_POOLS) == 0 && (s->value == NULL || *s->value == '\0') &&
-	    !pools_uneven(buf)) {
-		snprintf(msg, msglen, "pool_threads %s: even, as a threads write leaves it", buf);
+	    (!pools_uneven(buf) || tune_coupled_late(a, s, target, NFSD_THREADS, ""))) {
+		snprintf(msg, msglen, "pool_threads %s: not journaled (even, or knob's own)", buf);
 		return TUNE_NOT_SETTABLE;
 	}
 	return would_start(s, buf, s->value, msg, msglen);

@@ -661,15 +661,16 @@ target_form_ok(const char *driver, const char *key, const char *target)
 /* The attribute a journal-only attribute stands beside (the key whose
  * write moves what it records: blockdev "iosched", the elevator's
  * tunables, beside "scheduler"; net "upper_mtu", the MTUs of the devices
- * stacked on an interface, and "ipv6_mtu", its IPv6 MTU, beside "mtu"),
- * else attr itself.  Only the agent journals them: a journal may name
- * them, a profile may not. */
+ * stacked on an interface, and "ipv6_mtu", its IPv6 MTU, beside "mtu";
+ * gpfs "configured", what mmlsconfig shows, beside the live value of the
+ * attribute, no attr), else attr itself.  Only the agent journals them: a
+ * journal may name them, a profile may not. */
 static const char *
 journal_attr_base(const char *driver, const char *attr)
 {
 	static const char *const only[][3] = {
 		{ "blockdev", "iosched", "scheduler" }, { "net", "upper_mtu", "mtu" },
-		{ "net", "ipv6_mtu", "mtu" },
+		{ "net", "ipv6_mtu", "mtu" }, { "gpfs", "configured", "" },
 	};
 
 	for (size_t i = 0; attr && i < nitems(only); i++)

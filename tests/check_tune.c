@@ -1358,11 +1358,13 @@ START_TEST(test_gpfs_standin)
 }
 END_TEST
 
-/* Pending restart as a state, through stand-in mmchconfig / mmdiag scripts
- * (there is no GPFS here).  The stand-in keeps two files: gpfs.cfg, what
- * mmchconfig configured, and gpfs.live, what the running mmfsd uses and
- * mmdiag --config prints.  mmchconfig changes maxMBpS at once (both files)
- * and everything else in gpfs.cfg only; "restarting mmfsd" is copying
+/* Pending restart as a state, through stand-in mmchconfig / mmdiag /
+ * mmlsconfig scripts (there is no GPFS here).  The stand-in keeps two
+ * files: gpfs.cfg, what mmchconfig configured and mmlsconfig prints, and
+ * gpfs.live, what the running mmfsd uses and mmdiag --config prints.
+ * mmchconfig with -i changes maxMBpS at once (both files), as the real
+ * one does for an attribute that -i can change; everything else, and
+ * anything without -i, in gpfs.cfg only; "restarting mmfsd" is copying
  * gpfs.cfg over gpfs.live.  apply -> pending-restart, journaled; verify ->
  * pending-restart (not drift) while the live value is the old one; restart
  * -> ok and the mark is dropped; live value changed to something else ->
@@ -1391,16 +1393,27 @@ gpfs_pending_standins(void)
 	    "sed 's/^/ ! /' '%s'\n", glive);
 	script("/usr/lpp/mmfs/bin/mmdiag", body);
 	snprintf(body, sizeof(body),
-	    "# stand-in for mmchconfig KEY=VALUE -i -N NODE\n"
+	    "# stand-in for mmchconfig KEY=VALUE [-i] -N NODE\n"
 	    "kv=$1; k=${kv%%%%=*}; v=${kv#*=}; shift\n"
 	    "echo \"$kv $*\" >> '%s/mmchconfig.log'\n"
 	    "grep -q \"^$k \" '%s' || { echo \"mmchconfig: Unknown attribute $k\" >&2; exit 1; }\n"
 	    "[ \"$kv\" = maxMBpS=666 ] && { echo 'mmchconfig: maxMBpS 666 refused' >&2; exit 1; }\n"
 	    "sed -i \"s/^$k .*/$k $v/\" '%s'\n"
-	    "if [ \"$k\" = maxMBpS ]; then sed -i \"s/^$k .*/$k $v/\" '%s'; fi\n"
+	    "if [ \"$k\" = maxMBpS ] && [ \"$1\" = -i ]; then sed -i \"s/^$k .*/$k $v/\" '%s'; fi\n"
 	    "exit 0\n", tmp, gcfg, gcfg, glive);
 	script("/usr/lpp/mmfs/bin/mmchconfig", body);
+	snprintf(body, sizeof(body),
+	    "# stand-in for mmlsconfig ATTR: the configured value, as given\n"
+	    "grep -i \"^$1 \" '%s'\n", gcfg);
+	script("/usr/lpp/mmfs/bin/mmlsconfig", body);
 }
+
+/* The profile the stand-in GPFS tests apply: pagepool waits for a restart,
+ * maxMBpS goes live at once. */
+static const struct s p16[] = {
+	{ "gpfs", "pagepool", NULL, "16G", 0, NULL },
+	{ "gpfs", "maxMBpS", NULL, "8000", 0, NULL },
+};
 
 /* "mmfsd restart" of the stand-in: the configured values become live. */
 static void
@@ -1419,10 +1432,6 @@ START_TEST(test_gpfs_pending_restart)
 	Knob__RollbackResult rb;
 	const Knob__KeyResult *k;
 	char log[256], buf[4096];
-	static const struct s p16[] = {
-		{ "gpfs", "pagepool", NULL, "16G", 0, NULL },
-		{ "gpfs", "maxMBpS", NULL, "8000", 0, NULL },
-	};
 	static const struct s p32[] = { { "gpfs", "pagepool", NULL, "32G", 0, NULL } };
 
 	gpfs_pending_standins();
@@ -2438,10 +2447,6 @@ static const char *const gpfs_undo_cases[] = { "rollback", "revert", "switch", "
 START_TEST(test_gpfs_pending_undone)
 {
 	const char *how = gpfs_undo_cases[_i];
-	static const struct s p16[] = {
-		{ "gpfs", "pagepool", NULL, "16G", 0, NULL },
-		{ "gpfs", "maxMBpS", NULL, "8000", 0, NULL },
-	};
 	static const struct s bad[] = {
 		{ "gpfs", "pagepool", NULL, "16G", 0, NULL },
 		{ "gpfs", "maxMBpS", NULL, "666", 0, NULL },
@@ -2497,6 +2502,53 @@ START_TEST(test_gpfs_pending_undone)
 	ck_assert_str_eq(gpfs_cfg_pagepool(), "4294967296");
 	ck_assert_int_gt(read_small_file(glive, buf, sizeof(buf)), 0);
 	ck_assert_ptr_nonnull(strstr(buf, "pagepool 4294967296\n"));
+}
+END_TEST
+
+/* An admin's configured values that wait for an mmfsd restart (mmchconfig
+ * without -i: pagepool 8G and maxMBpS 4000 configured, mmdiag still shows
+ * 4G and 2048) survive an apply and its rollback.  The apply sets
+ * pagepool=16G (configured; not live until a restart) and maxMBpS=8000
+ * (-i: live and configured).  Rollback puts the live values back with -i
+ * (which configures them too), then the configured ones as mmlsconfig
+ * spelt them, without -i; after an mmfsd restart the admin's 8G and 4000
+ * are live.  Before, only the live values were journaled, and the
+ * rollback configured 4G and 2048: the admin's changes were gone.
+ * Stand-ins: see gpfs_pending_standins. */
+START_TEST(test_gpfs_configured_kept)
+{
+	Knob__ApplyResult r;
+	Knob__RollbackResult rb;
+	char buf[1024];
+
+	gpfs_pending_standins();
+	ck_assert_int_eq(write_small_file(gcfg, "pagepool 8G\nmaxMBpS 4000\n"), 0);
+	ag = mk_agent(root);
+	do_apply(ag, "gpfs-client", p16, nitems(p16), 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(find_key(r.keys, r.n_keys, "pagepool", NULL)->state,
+	    KNOB__KEY_STATE__KEY_PENDING_RESTART);
+	ck_assert_int_eq(find_key(r.keys, r.n_keys, "maxMBpS", NULL)->state,
+	    KNOB__KEY_STATE__KEY_CHANGED);
+	tune_apply_result_free(&r);
+	ck_assert_int_gt(read_small_file(gcfg, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "pagepool 16G\nmaxMBpS 8000");
+	rm_agent(ag);
+	ag = mk_agent(root);	/* the journal with "configured" loads */
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	dump(rb.keys, rb.n_keys);
+	ck_assert_int_gt(read_small_file(gcfg, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "pagepool 8G\nmaxMBpS 4000");
+	ck_assert_int_gt(read_small_file(glive, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "pagepool 4294967296\nmaxMBpS 2048");
+	ck_assert_int_eq(rb.complete, 1);
+	for (size_t i = 0; i < rb.n_keys; i++)
+		ck_assert_int_eq(rb.keys[i]->state, KNOB__KEY_STATE__KEY_RESTORED);
+	tune_rollback_result_free(&rb);
+	ck_assert_int_ne(access(ag->tune->journal_path, F_OK), 0);
+	gpfs_restart();
+	ck_assert_int_gt(read_small_file(glive, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "pagepool 8G\nmaxMBpS 4000");
 }
 END_TEST
 
@@ -5969,6 +6021,7 @@ tune_suite(void)
 	tcase_add_test(tc, test_state_dir_full);
 	tcase_add_test(tc, test_journal_dir_fsync_fails);
 	tcase_add_loop_test(tc, test_gpfs_pending_undone, 0, (int)nitems(gpfs_undo_cases));
+	tcase_add_test(tc, test_gpfs_configured_kept);
 	tcase_add_test(tc, test_state_dir_full_at_commit);
 	tcase_add_test(tc, test_state_dir_full_at_rollback);
 	tcase_add_test(tc, test_state_dir_full_at_rollback_partial);
