@@ -279,14 +279,18 @@ moves(const struct item *w, const struct tune_driver *d, const char *target,
 
 /* Did this transaction write a key that the kernel lets move it (the
  * scheduler, for nr_requests)?  Then writing that key back moves it
- * again. */
+ * again.  A write that failed and left its key as it was is none: that
+ * key is not journaled, nothing writes it back. */
 static int
 moved_by_coupled(const struct plan *p, const struct item *it)
 {
-	for (size_t i = 0; i < p->n; i++)
-		if (&p->v[i] != it && p->v[i].written &&
-		    moves(&p->v[i], it->d, it->target, it->s->attr))
+	for (size_t i = 0; i < p->n; i++) {
+		const struct item *w = &p->v[i];
+
+		if (w != it && w->written && moves(w, it->d, it->target, it->s->attr) &&
+		    !(w->werr && w->after && w->before && strcmp(w->after, w->before) == 0))
 			return 1;
+	}
 	return 0;
 }
 

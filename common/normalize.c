@@ -650,7 +650,9 @@ target_form_ok(const char *driver, const char *key, const char *target)
 	if (strcmp(driver, "blockdev") == 0 || strcmp(driver, "net") == 0)
 		return name_matches(key, target);
 	if (strcmp(driver, "lustre") == 0)
-		return lustre_target_ok(key, target);
+		return lustre_target_ok(key, target) ||
+		    (strncmp(target, LUSTRE_RECORD, strlen(LUSTRE_RECORD)) == 0 &&
+		    strcmp(target + strlen(LUSTRE_RECORD), key) == 0);
 	if (strcmp(driver, "nfsd") == 0) {
 		snprintf(pat, sizeof(pat), "/proc/fs/nfsd/%s", key);
 		return strcmp(target, pat) == 0;

@@ -1538,28 +1538,60 @@ START_TEST(test_gpfs_pending_restart)
 }
 END_TEST
 
+/* A stand-in lctl for -P records (there is no Lustre MGS here), modelled
+ * on lctl(8): "set_param -P NAME=VALUE" replaces the record of that name
+ * in the MGS's params log, "set_param -P -d NAME" removes it, and
+ * "--device MGS llog_print params" prints the records as
+ * "- { index: N, event: set_param, device: general, param: NAME, value:
+ * VALUE }".  The records live in TMP/params ("NAME VALUE" lines); every
+ * set_param is logged to TMP/lctl.log. */
+static void
+lctl_record_standin(const char *records)
+{
+	char body[2048], params[256];
+
+	snprintf(params, sizeof(params), "%s/params", tmp);
+	cu_write_at(tmp, "/params", 0644, "%s", records);
+	snprintf(body, sizeof(body),
+	    "p='%s'\n"
+	    "if [ \"$*\" = '--device MGS llog_print params' ]; then\n"
+	    "  awk '{ printf \"- { index: %%d, event: set_param, device: general, "
+	    "param: %%s, value: %%s }\\n\", NR, $1, $2 }' \"$p\"; exit 0\nfi\n"
+	    "echo \"$*\" >> '%s/lctl.log'\n"
+	    "[ \"$1 $2\" = 'set_param -P' ] || exit 2\n"
+	    "if [ \"$3\" = -d ]; then n=$4; else n=${3%%%%=*}; fi\n"
+	    "awk -v n=\"$n\" '$1 != n' \"$p\" > \"$p.new\"\n"
+	    "[ \"$3\" = -d ] || echo \"$n ${3#*=}\" >> \"$p.new\"\n"
+	    "mv \"$p.new\" \"$p\"\n", params, tmp);
+	script("/usr/sbin/lctl", body);
+}
+
 /* lustre persistent="yes" goes through a stand-in lctl set_param -P, and
- * rollback deletes the record with -P -d.  The record names no client
+ * rollback deletes the record with -P -d (there was none before: its
+ * journaled original is "(none)").  The record names no client
  * instance (-ffff8801: this mount's, which no other client and no later
  * mount has); before, it did, and so matched nothing after a remount. */
 START_TEST(test_lustre_persistent)
 {
 	Knob__ApplyResult r;
 	Knob__RollbackResult rb;
-	char body[512], log[256], buf[2048];
+	char log[256], buf[2048];
 	static const struct s v[] = { { "lustre", "osc.*OST0001*.max_rpcs_in_flight", NULL, "32", 1, NULL } };
 
 	fake_tree();
-	snprintf(body, sizeof(body), "echo \"$*\" >> '%s/lctl.log'\n", tmp);
-	script("/usr/sbin/lctl", body);
+	lctl_record_standin("");	/* no record before: rollback deletes knob's */
 	ag = mk_agent(root);
 	do_apply(ag, "l", v, 1, 0, 0, &r);
 	dump(r.keys, r.n_keys);
-	ck_assert_int_eq(r.n_keys, 1);
-	ck_assert_int_eq(r.keys[0]->state, KNOB__KEY_STATE__KEY_CHANGED);
+	ck_assert_int_eq(r.n_keys, 2);	/* the parameter and its -P record */
+	for (size_t i = 0; i < r.n_keys; i++)
+		ck_assert_int_eq(r.keys[i]->state, KNOB__KEY_STATE__KEY_CHANGED);
+	ck_assert_str_eq(find_key(r.keys, r.n_keys, "osc.fs-OST0001-osc-*.max_rpcs_in_flight",
+	    NULL)->before, "(none)");
 	tune_apply_result_free(&r);
 	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
-	ck_assert_int_eq(rb.keys[0]->state, KNOB__KEY_STATE__KEY_RESTORED);
+	for (size_t i = 0; i < rb.n_keys; i++)
+		ck_assert_int_eq(rb.keys[i]->state, KNOB__KEY_STATE__KEY_RESTORED);
 	tune_rollback_result_free(&rb);
 	snprintf(log, sizeof(log), "%s/lctl.log", tmp);
 	ck_assert_int_gt(read_small_file(log, buf, sizeof(buf)), 0);
@@ -1581,7 +1613,8 @@ START_TEST(test_lustre_persistent_write_fails)
 	const char *param = "/sys/fs/lustre/osc/fs-OST0001-osc-ffff8801/max_rpcs_in_flight";
 
 	fake_tree();
-	snprintf(body, sizeof(body), "echo \"$*\" >> '%s/lctl.log'\n"
+	snprintf(body, sizeof(body), "case \"$*\" in *llog_print*) exit 0;; esac\n"
+	    "echo \"$*\" >> '%s/lctl.log'\n"
 	    "case \"$*\" in *=32) rm -f '%s%s' && mkdir '%s%s';; esac\n", tmp, root, param, root,
 	    param);
 	script("/usr/sbin/lctl", body);
@@ -1597,6 +1630,61 @@ START_TEST(test_lustre_persistent_write_fails)
 	ck_assert_str_eq(buf, "set_param -P osc.fs-OST0001-osc-*.max_rpcs_in_flight=32\n"
 	    "set_param -P -d osc.fs-OST0001-osc-*.max_rpcs_in_flight");
 	ck_assert_int_eq(ag->tune->j.norig, 0);
+}
+END_TEST
+
+/* persistent="yes" through a glob that matches two mounts of one file
+ * system (llite.fs-ffff8801 and llite.fs-ffff8802): both name one -P
+ * record, llite.fs-*.max_read_ahead_mb, and the admin had their own (256).
+ * The record is journaled once, with its value before (256), and the
+ * rollback puts it back once: the two mounts' live values go back to 64
+ * and the admin's record is 256 again.  Before, each instance's rollback
+ * ran "set_param -P -d" on it: the admin's record was deleted.  Stand-in:
+ * lctl_record_standin; fake Lustre tree. */
+START_TEST(test_lustre_persistent_two_mounts)
+{
+	static const struct s v[] = {
+		{ "lustre", "llite.*.max_read_ahead_mb", NULL, "1024", 1, NULL },
+	};
+	static const char *const mnt[] = { "/sys/fs/lustre/llite/fs-ffff8801/max_read_ahead_mb",
+		"/sys/fs/lustre/llite/fs-ffff8802/max_read_ahead_mb" };
+	Knob__ApplyResult r;
+	Knob__RollbackResult rb;
+	char log[256], buf[2048];
+	size_t nrec = 0;
+
+	fake_tree();
+	for (size_t i = 0; i < nitems(mnt); i++)
+		put(mnt[i], "64\n");
+	lctl_record_standin("llite.fs-*.max_read_ahead_mb 256\n");
+	ag = mk_agent(root);
+	do_apply(ag, "l", v, nitems(v), 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.reverted, 0);
+	tune_apply_result_free(&r);
+	snprintf(log, sizeof(log), "%s/params", tmp);
+	ck_assert_int_gt(read_small_file(log, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "llite.fs-*.max_read_ahead_mb 1024");
+	rm_agent(ag);
+	ag = mk_agent(root);	/* the journal with the record loads */
+	snprintf(log, sizeof(log), "%s/lctl.log", tmp);
+	ck_assert_int_eq(truncate(log, 0), 0);
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	dump(rb.keys, rb.n_keys);
+	ck_assert_int_ge(read_small_file(log, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "set_param -P llite.fs-*.max_read_ahead_mb=256");
+	snprintf(log, sizeof(log), "%s/params", tmp);
+	ck_assert_int_gt(read_small_file(log, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "llite.fs-*.max_read_ahead_mb 256");
+	ck_assert_int_eq(rb.complete, 1);
+	for (size_t i = 0; i < rb.n_keys; i++)	/* the record once, restored */
+		nrec += strcmp(rb.keys[i]->target, "llite.fs-*.max_read_ahead_mb") == 0 &&
+		    rb.keys[i]->state == KNOB__KEY_STATE__KEY_RESTORED;
+	ck_assert_int_eq(nrec, 1);
+	tune_rollback_result_free(&rb);
+	for (size_t i = 0; i < nitems(mnt); i++)
+		ck_assert_str_eq(get(mnt[i]), "64");
+	ck_assert_int_ne(access(ag->tune->journal_path, F_OK), 0);
 }
 END_TEST
 
@@ -6018,6 +6106,7 @@ tune_suite(void)
 	tcase_add_test(tc, test_rollback_changed_since_coupled);
 	tcase_add_test(tc, test_failed_rollback_judged_afresh);
 	tcase_add_test(tc, test_lustre_persistent_write_fails);
+	tcase_add_test(tc, test_lustre_persistent_two_mounts);
 	tcase_add_test(tc, test_state_dir_full);
 	tcase_add_test(tc, test_journal_dir_fsync_fails);
 	tcase_add_loop_test(tc, test_gpfs_pending_undone, 0, (int)nitems(gpfs_undo_cases));
