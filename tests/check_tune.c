@@ -1403,7 +1403,9 @@ gpfs_pending_standins(void)
 	    "exit 0\n", tmp, gcfg, gcfg, glive);
 	script("/usr/lpp/mmfs/bin/mmchconfig", body);
 	snprintf(body, sizeof(body),
-	    "# stand-in for mmlsconfig ATTR: the configured value, as given\n"
+	    "# stand-in for mmlsconfig ATTR: the configured value, as given, after\n"
+	    "# another node class's own (which is not this node's)\n"
+	    "echo \"$1 999G [node02,node010]\"\n"
 	    "grep -i \"^$1 \" '%s'\n", gcfg);
 	script("/usr/lpp/mmfs/bin/mmlsconfig", body);
 }
@@ -1685,6 +1687,50 @@ START_TEST(test_lustre_persistent_two_mounts)
 	for (size_t i = 0; i < nitems(mnt); i++)
 		ck_assert_str_eq(get(mnt[i]), "64");
 	ck_assert_int_ne(access(ag->tune->journal_path, F_OK), 0);
+}
+END_TEST
+
+/* A journal from before knob journaled -P records (a persistent
+ * parameter, no record beside it): an apply on top (another value) does
+ * not journal the record, which is knob's own by then, and the rollback
+ * deletes it as it did.  Stand-in: lctl_record_standin. */
+START_TEST(test_lustre_persistent_old_journal)
+{
+	static const struct s v32[] = {
+		{ "lustre", "osc.*OST0001*.max_rpcs_in_flight", NULL, "32", 1, NULL } };
+	static const struct s v64[] = {
+		{ "lustre", "osc.*OST0001*.max_rpcs_in_flight", NULL, "64", 1, NULL } };
+	struct journal *j;
+	Knob__ApplyResult r;
+	Knob__RollbackResult rb;
+	char params[256], buf[1024];
+	long k;
+
+	fake_tree();
+	lctl_record_standin("");
+	ag = mk_agent(root);
+	do_apply(ag, "l", v32, 1, 0, 0, &r);
+	tune_apply_result_free(&r);
+	j = &ag->tune->j;	/* as a journal from before: no record */
+	k = journal_find(j->orig, j->norig, "lustre",
+	    LUSTRE_RECORD "osc.fs-OST0001-osc-*.max_rpcs_in_flight", "");
+	ck_assert_int_ge(k, 0);
+	journal_remove(j->orig, &j->norig, (size_t)k);
+	ck_assert_int_eq(journal_save(ag->tune->journal_path, j), 0);
+	rm_agent(ag);
+	ag = mk_agent(root);
+	do_apply(ag, "l", v64, 1, 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.n_keys, 1);
+	tune_apply_result_free(&r);
+	ck_assert_int_eq(ag->tune->j.norig, 1);
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	dump(rb.keys, rb.n_keys);
+	ck_assert_int_eq(rb.complete, 1);
+	tune_rollback_result_free(&rb);
+	snprintf(params, sizeof(params), "%s/params", tmp);
+	ck_assert_int_eq(read_small_file(params, buf, sizeof(buf)), 0);	/* deleted */
+	ck_assert_str_eq(get("/sys/fs/lustre/osc/fs-OST0001-osc-ffff8801/max_rpcs_in_flight"), "8");
 }
 END_TEST
 
@@ -2601,10 +2647,17 @@ END_TEST
  * (which configures them too), then the configured ones as mmlsconfig
  * spelt them, without -i; after an mmfsd restart the admin's 8G and 4000
  * are live.  Before, only the live values were journaled, and the
- * rollback configured 4G and 2048: the admin's changes were gone.
+ * rollback configured 4G and 2048: the admin's changes were gone.  The
+ * same for an apply undone at once (revert: a later key is refused).
  * Stand-ins: see gpfs_pending_standins. */
+static const char *const gpfs_kept_cases[] = { "rollback", "revert" };
+
 START_TEST(test_gpfs_configured_kept)
 {
+	static const struct s bad[] = {
+		{ "gpfs", "pagepool", NULL, "16G", 0, NULL },
+		{ "gpfs", "maxMBpS", NULL, "666", 0, NULL },
+	};
 	Knob__ApplyResult r;
 	Knob__RollbackResult rb;
 	char buf[1024];
@@ -2612,6 +2665,17 @@ START_TEST(test_gpfs_configured_kept)
 	gpfs_pending_standins();
 	ck_assert_int_eq(write_small_file(gcfg, "pagepool 8G\nmaxMBpS 4000\n"), 0);
 	ag = mk_agent(root);
+	if (strcmp(gpfs_kept_cases[_i], "revert") == 0) {
+		/* maxMBpS=666 is refused: the apply undoes pagepool, both values */
+		do_apply(ag, "gpfs-client", bad, nitems(bad), 0, 0, &r);
+		dump(r.keys, r.n_keys);
+		ck_assert_int_eq(r.reverted, 1);
+		tune_apply_result_free(&r);
+		ck_assert_int_gt(read_small_file(gcfg, buf, sizeof(buf)), 0);
+		ck_assert_str_eq(buf, "pagepool 8G\nmaxMBpS 4000");
+		ck_assert_int_eq(ag->tune->j.norig, 0);
+		return;
+	}
 	do_apply(ag, "gpfs-client", p16, nitems(p16), 0, 0, &r);
 	dump(r.keys, r.n_keys);
 	ck_assert_int_eq(find_key(r.keys, r.n_keys, "pagepool", NULL)->state,
@@ -6107,10 +6171,11 @@ tune_suite(void)
 	tcase_add_test(tc, test_failed_rollback_judged_afresh);
 	tcase_add_test(tc, test_lustre_persistent_write_fails);
 	tcase_add_test(tc, test_lustre_persistent_two_mounts);
+	tcase_add_test(tc, test_lustre_persistent_old_journal);
 	tcase_add_test(tc, test_state_dir_full);
 	tcase_add_test(tc, test_journal_dir_fsync_fails);
 	tcase_add_loop_test(tc, test_gpfs_pending_undone, 0, (int)nitems(gpfs_undo_cases));
-	tcase_add_test(tc, test_gpfs_configured_kept);
+	tcase_add_loop_test(tc, test_gpfs_configured_kept, 0, (int)nitems(gpfs_kept_cases));
 	tcase_add_test(tc, test_state_dir_full_at_commit);
 	tcase_add_test(tc, test_state_dir_full_at_rollback);
 	tcase_add_test(tc, test_state_dir_full_at_rollback_partial);
