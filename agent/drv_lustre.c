@@ -336,8 +336,8 @@ llog_value(const char *text, const char *name, char *buf, size_t len)
 		size_t ll = strcspn(l, "\n");
 
 		if (p == NULL || p >= l + ll || strncmp(p + 7, name, nl) != 0 ||
-		    strchr(",} ", p[7 + nl]) == NULL || (v = strstr(p, "value: ")) == NULL ||
-		    v >= l + ll)
+		    p[7 + nl] == '\0' || strchr(",} ", p[7 + nl]) == NULL ||
+		    (v = strstr(p, "value: ")) == NULL || v >= l + ll)
 			continue;
 		v += 7;
 		snprintf(buf, len, "%.*s", (int)strcspn(v, ",}\n"), v);
