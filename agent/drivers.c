@@ -136,6 +136,17 @@ tune_write_default(struct agent *a, const Knob__Setting *s, const char *target,
 }
 
 int
+tune_coupled_late(struct agent *a, const Knob__Setting *s, const char *target,
+    const char *src, const char *src_attr)
+{
+	const struct journal *j = a->tune ? &a->tune->j : NULL;
+
+	return j != NULL && (s->value == NULL || *s->value == '\0') &&
+	    journal_find(j->orig, j->norig, s->driver, src, src_attr) >= 0 &&
+	    journal_find(j->orig, j->norig, s->driver, target, s->attr) < 0;
+}
+
+int
 tune_is_glob(const char *key)
 {
 	return key != NULL && strpbrk(key, "*?[") != NULL;

@@ -11,7 +11,20 @@
  * and mmlsconfig, while mmdiag --config may print the daemon's 1/0: the
  * attributes of gpfs_bools take any of yes, true, on, enable(d), 1 and
  * no, false, off, disable(d), 0 (any case), and their canonical value, the
- * one journaled, compared and written, is the word mmchconfig takes. */
+ * one journaled, compared and written, is the word mmchconfig takes.
+ *
+ * The configured value (what "mmlsconfig ATTR" prints: the line whose
+ * bracketed node list names this node, else the one without a list) can
+ * differ from the live one: an admin's "mmchconfig pagepool=8G" without -i
+ * waits for mmfsd to restart.  An apply's "mmchconfig ... -i" sets both,
+ * so putting back only the live value would configure it too and lose
+ * the admin's pending change.  When the two differ, the configured value
+ * is journaled beside the attribute as the journal-only attribute
+ * "configured", as mmlsconfig spells it ("8G": mmchconfig takes it back
+ * as it is), and rollback puts it back after the live value: the live
+ * one with "-i" (both), then the configured one without -i (mmchconfig
+ * without -i or -I changes the configuration only; it takes effect when
+ * mmfsd restarts).  Without mmlsconfig nothing more is journaled. */
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -58,15 +71,31 @@ gpfs_bool(const char *attr)
 	return NULL;
 }
 
+/* Whether s is the journal-only attribute "configured". */
+static int
+is_configured(const Knob__Setting *s)
+{
+	return s->attr != NULL && strcmp(s->attr, "configured") == 0;
+}
+
 /* The default normaliser; a boolean attribute's on or off as its word
  * (gpfs_bools; other values are left as they are, for mmchconfig to
- * judge). */
+ * judge).  "configured" as mmlsconfig spells it ("8G"), trimmed. */
 static int
 gpfs_normalise(const Knob__Setting *s, const char *raw, char *out, size_t outlen,
     char *msg, size_t msglen)
 {
 	const struct gpfs_bool *b = gpfs_bool(s->key);
-	int rc = tune_norm_default(s, raw, out, outlen, msg, msglen);
+	int rc;
+
+	if (is_configured(s)) {
+		raw += strspn(raw, " \t\n");
+		if ((size_t)snprintf(out, outlen, "%.*s", (int)strcspn(raw, " \t\n"), raw) < outlen)
+			return 0;
+		snprintf(msg, msglen, "value too long");
+		return -1;
+	}
+	rc = tune_norm_default(s, raw, out, outlen, msg, msglen);
 
 	for (size_t v = 0; rc == 0 && b != NULL && v < 2; v++)
 		for (size_t w = 0; w < nitems(bool_words[v]); w++)
@@ -131,9 +160,10 @@ parse_mmdiag(const char *text, const char *key, char *buf, size_t len)
 	return -ENOENT;
 }
 
+/* target's live value, from "mmdiag --config". */
 static int
-gpfs_read(struct agent *a, const Knob__Setting *s, const char *target, char *buf,
-    size_t len, char *msg, size_t msglen)
+gpfs_read_live(struct agent *a, const char *target, char *buf, size_t len, char *msg,
+    size_t msglen)
 {
 	char diag[PATH_MAX], err[1024];
 	char *argv[] = { diag, (char *)(uintptr_t)"--config", NULL };
@@ -154,13 +184,110 @@ gpfs_read(struct agent *a, const Knob__Setting *s, const char *target, char *buf
 		rc = rc < 0 ? rc : -EIO;
 		goto out;
 	}
-	(void)s;
 	rc = parse_mmdiag(out, target, buf, len);
 	if (rc < 0)
 		snprintf(msg, msglen, "%s is not in mmdiag --config", target);
 out:
 	free(out);
 	return rc;
+}
+
+/* Whether the bracketed node list at br ("[node01,node02]") names node. */
+static int
+list_names(const char *br, const char *node)
+{
+	size_t nl = strlen(node), w;
+
+	for (const char *p = br + 1; *p != '\0' && *p != ']' && *p != '\n'; p += w + (p[w] == ',')) {
+		w = strcspn(p, ",]\n");
+		if (w == nl && strncmp(p, node, nl) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* The value mmlsconfig line l gives attribute key on node, into buf: 2
+ * for a line whose bracketed node list names node, 1 for one without a
+ * list, 0 for another (buf untouched). */
+static int
+mmls_line(const char *l, const char *key, const char *node, char *buf, size_t len)
+{
+	size_t kl = strlen(key), n;
+	const char *v, *br;
+
+	l += strspn(l, " \t");
+	n = strcspn(l, "\n");
+	if (strncasecmp(l, key, kl) != 0 || (l[kl] != ' ' && l[kl] != '\t'))
+		return 0;
+	v = l + kl + strspn(l + kl, " \t");
+	br = memchr(v, '[', n - (size_t)(v - l));
+	if (br != NULL && !list_names(br, node))
+		return 0;
+	snprintf(buf, len, "%.*s", (int)strcspn(v, " \t\n["), v);
+	return br ? 2 : 1;
+}
+
+/* Attribute key as "mmlsconfig KEY" configures it for this node. */
+static int
+gpfs_read_configured(struct agent *a, const char *key, char *buf, size_t len, char *msg,
+    size_t msglen)
+{
+	char ls[PATH_MAX], err[1024], out[8192], v[NORM_VALUE_MAX];
+	char *argv[] = { ls, (char *)(uintptr_t)key, NULL };
+	int rc, best = 0, got;
+
+	if (mmfs_cmd(a, "mmlsconfig", ls, sizeof(ls)) < 0)
+		return -ENAMETOOLONG;
+	rc = cmd_run(argv, tune_cmd_timeout(a), out, sizeof(out), err, sizeof(err));
+	if (rc != 0) {
+		snprintf(msg, msglen, "mmlsconfig %s failed (%s %d): %s", key,
+		    rc < 0 ? "errno" : "exit", rc < 0 ? -rc : rc, err);
+		return rc < 0 ? rc : -EIO;
+	}
+	for (const char *l = out; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != '\0'))
+		if ((got = mmls_line(l, key, a->node, v, sizeof(v))) > best) {
+			best = got;
+			snprintf(buf, len, "%s", v);
+		}
+	if (best == 0) {
+		snprintf(msg, msglen, "%s is not in mmlsconfig %s", key, key);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+/* Read target; "configured" through mmlsconfig.  Followed beside an
+ * apply's write (asked with no value), a configured value that is the
+ * live one is not journaled (TUNE_NOT_SETTABLE): putting the live one
+ * back configures it too; nor one that was so when the attribute's
+ * original was journaled (tune_coupled_late: it is knob's own now). */
+static int
+gpfs_read(struct agent *a, const Knob__Setting *s, const char *target, char *buf,
+    size_t len, char *msg, size_t msglen)
+{
+	char live[NORM_VALUE_MAX], n1[NORM_VALUE_MAX], n2[NORM_VALUE_MAX], m[TUNE_MSG_MAX];
+	Knob__Setting base = *s;
+	int rc;
+
+	if (!is_configured(s))
+		return gpfs_read_live(a, target, buf, len, msg, msglen);
+	if ((rc = gpfs_read_configured(a, target, buf, len, msg, msglen)) < 0 ||
+	    (s->value != NULL && *s->value != '\0'))
+		return rc;
+	if (tune_coupled_late(a, s, target, target, "")) {
+		snprintf(msg, msglen, "%s: configured as live when its original was journaled",
+		    target);
+		return TUNE_NOT_SETTABLE;
+	}
+	base.attr = (char *)(uintptr_t)"";
+	if ((rc = gpfs_read_live(a, target, live, sizeof(live), msg, msglen)) < 0)
+		return rc;
+	if (gpfs_normalise(&base, live, n1, sizeof(n1), m, sizeof(m)) == 0 &&
+	    gpfs_normalise(&base, buf, n2, sizeof(n2), m, sizeof(m)) == 0 && strcmp(n1, n2) == 0) {
+		snprintf(msg, msglen, "%s: configured as live (%s), nothing pending", target, buf);
+		return TUNE_NOT_SETTABLE;
+	}
+	return 0;
 }
 
 /* The stderr of a refused "-i" says the attribute needs a restart. */
@@ -176,6 +303,25 @@ needs_restart(const char *err)
 	return 0;
 }
 
+/* Put back a configured value: "mmchconfig KEY=VALUE -N NODE", without
+ * -i (the configuration only: it takes effect when mmfsd restarts). */
+static int
+gpfs_configure(struct agent *a, char *chc, const char *target, const char *value,
+    char *msg, size_t msglen)
+{
+	char kv[1024], err[1024];
+	char *argv[] = { chc, kv, (char *)(uintptr_t)"-N", a->node, NULL };
+	int rc;
+
+	snprintf(kv, sizeof(kv), "%s=%s", target, value);
+	rc = cmd_run(argv, tune_cmd_timeout(a), NULL, 0, err, sizeof(err));
+	if (rc != 0)
+		snprintf(msg, msglen, "mmchconfig %s -N %s %s (%s %d): %s", kv, a->node,
+		    rc == -ETIMEDOUT ? "timed out" : "failed", rc < 0 ? "errno" : "exit",
+		    rc < 0 ? -rc : rc, err);
+	return rc > 0 ? -EIO : rc;
+}
+
 static int
 gpfs_write(struct agent *a, const Knob__Setting *s, const char *target, const char *value,
     char *msg, size_t msglen)
@@ -188,6 +334,8 @@ gpfs_write(struct agent *a, const Knob__Setting *s, const char *target, const ch
 
 	if (mmfs_cmd(a, "mmchconfig", chc, sizeof(chc)) < 0)
 		return -ENAMETOOLONG;
+	if (is_configured(s))
+		return gpfs_configure(a, chc, target, value, msg, msglen);
 	/* in the unit the admin wrote ("16G"), when that is what is set; a
 	 * "0x" number as its decimal; a boolean as mmchconfig spells it */
 	if (gpfs_bool(target) == NULL &&
@@ -284,6 +432,23 @@ out:
 	return v;
 }
 
+/* The live value first, then the configured one (mmchconfig -i sets
+ * both; without -i only the configuration). */
+static int
+gpfs_rank(const Knob__Setting *s)
+{
+	return is_configured(s) ? 1 : 0;
+}
+
+/* What an attribute's write moves: its configured value. */
+static const char *const *
+gpfs_coupled(const Knob__Setting *s)
+{
+	static const char *const cfg[] = { "configured", NULL };
+
+	return is_configured(s) ? NULL : cfg;
+}
+
 const struct tune_driver drv_gpfs = {
 	.name = "gpfs",
 	.resolve = gpfs_resolve,
@@ -293,6 +458,8 @@ const struct tune_driver drv_gpfs = {
 	.describe = tune_describe_default,
 	.restart_note = "takes effect when mmfsd restarts",
 	.check = gpfs_check,
+	.rank = gpfs_rank,
+	.coupled = gpfs_coupled,
 	.costly_read = 1,
 	.defers = 1,
 };

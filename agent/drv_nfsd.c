@@ -8,14 +8,35 @@
  * apply and verify; a rollback that would restart it fails, and its
  * original stays journaled until nfsd runs again).  For the same reason
  * knob never stops it: threads 0 asked of a running server is refused
- * before any write (no rollback could start it again). */
+ * before any write (no rollback could start it again).
+ *
+ * A server with several thread pools (one per NUMA node or CPU, the
+ * sunrpc module's pool_mode) shows each pool's count in pool_threads
+ * ("4 12").  Writing threads moves them: the kernel (svc_set_num_threads
+ * with no pool) starts the new threads one pool after the other, from the
+ * pool at (old total - 1) mod pools, and stops threads the other way round
+ * from the pool before it, skipping a pool that has none left; writing
+ * pool_threads sets each pool's count (fewer numbers than pools leave the
+ * rest alone; pool 0 keeps at least one thread) and so threads to their
+ * sum.  Lowering threads can drain a pool ("1 15" at 4 is "0 4"), and
+ * writing the old total back does not refill it the way it was ("6 10").
+ * So when threads is written and the pools' counts are uneven (two differ
+ * by more than one: no threads write need give them back), pool_threads is
+ * journaled beside it as a journal-only key (coupled_target), written
+ * back after threads; its sum is the original threads, so nothing moves
+ * threads again. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "tune.h"
+
+#define NFSD_DIR "/proc/fs/nfsd/"
+#define NFSD_THREADS NFSD_DIR "threads"
+#define NFSD_POOLS NFSD_DIR "pool_threads"
 
 static int
 nfsd_resolve(struct agent *a, const Knob__Setting *s, struct strvec *out, char *msg,
@@ -27,7 +48,7 @@ nfsd_resolve(struct agent *a, const Knob__Setting *s, struct strvec *out, char *
 		snprintf(msg, msglen, "bad nfsd key %s", s->key);
 		return -EINVAL;
 	}
-	snprintf(path, sizeof(path), "/proc/fs/nfsd/%s", s->key);
+	snprintf(path, sizeof(path), NFSD_DIR "%s", s->key);
 	if (agent_path(a, full, sizeof(full), path) == 0 && access(full, F_OK) == 0)
 		strvec_push(out, path);
 	return 0;
@@ -76,14 +97,85 @@ nfsd_check(struct agent *a, const Knob__Setting *s, const char *target, const ch
 	return would_stop(s, cur, value, msg, msglen);
 }
 
-/* Read target; a stopped server's threads is not applicable (would_start). */
+/* Whether the pools' counts in pool_threads text v are uneven: two
+ * differ by more than one. */
+static int
+pools_uneven(const char *v)
+{
+	unsigned long lo = ULONG_MAX, hi = 0, n;
+	char *end;
+
+	for (const char *p = v; *p; p = end) {
+		n = strtoul(p, &end, 10);
+		if (end == p)
+			break;
+		lo = n < lo ? n : lo;
+		hi = n > hi ? n : hi;
+	}
+	return hi > lo && hi - lo > 1;
+}
+
+/* Read target; a stopped server's threads is not applicable
+ * (would_start).  pool_threads followed beside a threads write (an apply,
+ * which asks with no value) is not journaled while its pools are even
+ * (TUNE_NOT_SETTABLE: see the top), nor when threads's original is
+ * journaled without it (tune_coupled_late: its pools are knob's doing). */
 static int
 nfsd_read(struct agent *a, const Knob__Setting *s, const char *target, char *buf,
     size_t len, char *msg, size_t msglen)
 {
 	int rc = tune_read_default(a, s, target, buf, len, msg, msglen);
 
-	return rc < 0 ? rc : would_start(s, buf, s->value, msg, msglen);
+	if (rc < 0)
+		return rc;
+	if (strcmp(target, NFSD_POOLS) == 0 && (s->value == NULL || *s->value == '\0') &&
+	    (!pools_uneven(buf) || tune_coupled_late(a, s, target, NFSD_THREADS, ""))) {
+		snprintf(msg, msglen, "pool_threads %s: not journaled (even, or knob's own)", buf);
+		return TUNE_NOT_SETTABLE;
+	}
+	return would_start(s, buf, s->value, msg, msglen);
+}
+
+/* pool_threads's canonical value: its counts, one space apart; other
+ * keys through the default normaliser. */
+static int
+nfsd_normalise(const Knob__Setting *s, const char *raw, char *out, size_t outlen,
+    char *msg, size_t msglen)
+{
+	size_t o = 0;
+
+	if (strcmp(s->key, "pool_threads") != 0)
+		return tune_norm_default(s, raw, out, outlen, msg, msglen);
+	for (const char *p = raw; *p; ) {
+		size_t n = strspn(p, "0123456789"), w = strspn(p + n, " \t\n");
+
+		if ((n == 0 && w == 0) || o + n + 2 > outlen) {
+			snprintf(msg, msglen, "bad pool_threads '%s'", raw);
+			return -1;
+		}
+		if (n > 0)
+			o += (size_t)snprintf(out + o, outlen - o, "%s%.*s", o ? " " : "", (int)n, p);
+		p += n + w;
+	}
+	out[o] = '\0';
+	return 0;
+}
+
+/* A key's name: its file below /proc/fs/nfsd ("threads"), the key that
+ * names it (pool_threads followed beside threads is journaled under it). */
+static void
+nfsd_describe(const Knob__Setting *s, const char *target, char *buf, size_t len)
+{
+	(void)s;
+	snprintf(buf, len, "%s", strncmp(target, NFSD_DIR, strlen(NFSD_DIR)) == 0 ?
+	    target + strlen(NFSD_DIR) : target);
+}
+
+/* Writing threads moves pool_threads (see the top). */
+static const char *
+nfsd_coupled_target(const char *target)
+{
+	return strcmp(target, NFSD_THREADS) == 0 ? NFSD_POOLS : NULL;
 }
 
 /* Write target, unless that starts a stopped server (read again here:
@@ -109,9 +201,10 @@ const struct tune_driver drv_nfsd = {
 	.name = "nfsd",
 	.resolve = nfsd_resolve,
 	.read = nfsd_read,
-	.normalise = tune_norm_default,
+	.normalise = nfsd_normalise,
 	.write = nfsd_write,
-	.describe = tune_describe_default,
+	.describe = nfsd_describe,
+	.coupled_target = nfsd_coupled_target,
 	.check = nfsd_check,
 	.file = tune_file_default,	/* a target is its file: /proc/fs/nfsd/... */
 };

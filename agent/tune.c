@@ -279,14 +279,18 @@ moves(const struct item *w, const struct tune_driver *d, const char *target,
 
 /* Did this transaction write a key that the kernel lets move it (the
  * scheduler, for nr_requests)?  Then writing that key back moves it
- * again. */
+ * again.  A write that failed and left its key as it was is none: that
+ * key is not journaled, nothing writes it back. */
 static int
 moved_by_coupled(const struct plan *p, const struct item *it)
 {
-	for (size_t i = 0; i < p->n; i++)
-		if (&p->v[i] != it && p->v[i].written &&
-		    moves(&p->v[i], it->d, it->target, it->s->attr))
+	for (size_t i = 0; i < p->n; i++) {
+		const struct item *w = &p->v[i];
+
+		if (w != it && w->written && moves(w, it->d, it->target, it->s->attr) &&
+		    !(w->werr && w->after && w->before && strcmp(w->after, w->before) == 0))
 			return 1;
+	}
 	return 0;
 }
 
@@ -356,7 +360,9 @@ read_before(struct agent *a, struct plan *p, struct item *it)
 /* Follow attr of target (p->v[src]'s own, or the one the kernel moves
  * with it), which writing p->v[src] may move: its value is read now and
  * journaled as an original.  Another target's key is named as the driver
- * describes it (sysctl: vm.dirty_ratio). */
+ * describes it (sysctl: vm.dirty_ratio).  The first read is asked with an
+ * empty value (TUNE_NOT_SETTABLE then: nothing to journal); later reads
+ * with the value it read. */
 static void
 add_coupled(struct agent *a, struct plan *p, size_t src, const char *target,
     const char *attr)
@@ -384,6 +390,9 @@ add_coupled(struct agent *a, struct plan *p, size_t src, const char *target,
 		free(it->target);	/* cannot read it: not ours to restore */
 		it->target = NULL;
 		it->state = KNOB__KEY_STATE__KEY_SKIPPED;
+	} else if (it->before != NULL) {
+		free(s->value);	/* followed: later reads are not the first */
+		s->value = xstrdup(it->before);
 	}
 }
 
@@ -792,6 +801,17 @@ note_clobbers(struct agent *a, struct plan *p, const size_t *idx, size_t k,
 	}
 }
 
+/* Whether a pass's closing re-read reads it: not when its driver's read
+ * runs a command (write_item read it back after its write), unless it is
+ * a coupled key the transaction only follows (nothing writes it, so only
+ * this read sees what the key's write left there: the value knob left,
+ * which rollback judges it by). */
+static int
+closing_read(const struct item *it)
+{
+	return !it->werr && (!it->d->costly_read || (it->kind == IK_COUPLED && it->wanted == NULL));
+}
+
 /* Read back every item of idx whose value a write may have moved, for the
  * revert after a refused write: the ones whose read-back a write put off,
  * and every other one the closing re-read would have read (keys the
@@ -803,7 +823,7 @@ read_back(struct agent *a, struct plan *p, const size_t *idx, size_t n)
 	for (size_t j = 0; j < n; j++) {
 		struct item *it = &p->v[idx[j]];
 
-		if (it->unread || (!it->d->costly_read && !it->werr))
+		if (it->unread || closing_read(it))
 			reread(a, it, NULL, 0);
 		it->unread = 0;
 	}
@@ -862,7 +882,7 @@ converge(struct agent *a, struct plan *p, const size_t *idx, size_t n, int resto
 			struct item *it = &p->v[idx[k]];
 
 			it->unread = 0;
-			if (!it->d->costly_read && !it->werr)
+			if (closing_read(it))
 				reread(a, it, NULL, 0);
 			if (!item_done(it)) {
 				it->moved = 1;

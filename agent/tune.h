@@ -131,7 +131,11 @@ struct tune_driver {
 	int (*rank)(const Knob__Setting *s);
 	/* Attributes of the same target that the kernel may move when s is
 	 * written (NULL-terminated; NULL: none).  Their originals are
-	 * journaled too, so rollback brings them back. */
+	 * journaled too, so rollback brings them back.  The first read of one
+	 * (and of a coupled_target()) is asked with an empty s->value: read()
+	 * may answer TUNE_NOT_SETTABLE to journal nothing (gpfs: a configured
+	 * value that is the live one; nfsd: even pools); later reads carry the
+	 * value that read gave. */
 	const char *const *(*coupled)(const Knob__Setting *s);
 	/* Another target of this driver (same attr) that the kernel moves when
 	 * target is written, or NULL (sysctl: the other half of a pair the
@@ -260,6 +264,14 @@ int tune_check_default(struct agent *a, const Knob__Setting *s, const char *targ
 int tune_file_default(const Knob__Setting *s, const char *target, char *buf, size_t len);
 /* Whether a key is a glob pattern (names no single thing). */
 int tune_is_glob(const char *key);
+/* In a driver's read() of a coupled key (target, s->attr) asked for the
+ * first time (empty s->value, see coupled()): whether it comes too late
+ * to be journaled.  The key whose write moves it (driver s->driver, src,
+ * src_attr) has an original journaled and it has none: it was not
+ * journaled with that original (there was nothing to keep), so what it
+ * holds now is knob's own doing, never an original. */
+int tune_coupled_late(struct agent *a, const Knob__Setting *s, const char *target,
+    const char *src, const char *src_attr);
 
 /* ------------------------------------------------------------ journal */
 struct jentry {

@@ -650,7 +650,9 @@ target_form_ok(const char *driver, const char *key, const char *target)
 	if (strcmp(driver, "blockdev") == 0 || strcmp(driver, "net") == 0)
 		return name_matches(key, target);
 	if (strcmp(driver, "lustre") == 0)
-		return lustre_target_ok(key, target);
+		return lustre_target_ok(key, target) ||
+		    (strncmp(target, LUSTRE_RECORD, strlen(LUSTRE_RECORD)) == 0 &&
+		    strcmp(target + strlen(LUSTRE_RECORD), key) == 0);
 	if (strcmp(driver, "nfsd") == 0) {
 		snprintf(pat, sizeof(pat), "/proc/fs/nfsd/%s", key);
 		return strcmp(target, pat) == 0;
@@ -661,15 +663,16 @@ target_form_ok(const char *driver, const char *key, const char *target)
 /* The attribute a journal-only attribute stands beside (the key whose
  * write moves what it records: blockdev "iosched", the elevator's
  * tunables, beside "scheduler"; net "upper_mtu", the MTUs of the devices
- * stacked on an interface, and "ipv6_mtu", its IPv6 MTU, beside "mtu"),
- * else attr itself.  Only the agent journals them: a journal may name
- * them, a profile may not. */
+ * stacked on an interface, and "ipv6_mtu", its IPv6 MTU, beside "mtu";
+ * gpfs "configured", what mmlsconfig shows, beside the live value of the
+ * attribute, no attr), else attr itself.  Only the agent journals them: a
+ * journal may name them, a profile may not. */
 static const char *
 journal_attr_base(const char *driver, const char *attr)
 {
 	static const char *const only[][3] = {
 		{ "blockdev", "iosched", "scheduler" }, { "net", "upper_mtu", "mtu" },
-		{ "net", "ipv6_mtu", "mtu" },
+		{ "net", "ipv6_mtu", "mtu" }, { "gpfs", "configured", "" },
 	};
 
 	for (size_t i = 0; attr && i < nitems(only); i++)
@@ -689,12 +692,24 @@ net_primary_ok(const char *driver, const char *target)
 	return strcmp(driver, "net") == 0 && strlen(target) < 16 && name_matches("*", target);
 }
 
+/* A key only the agent journals (nfsd "pool_threads", which the kernel
+ * moves when threads is written): a journal may name it, a profile may
+ * not (writing it can stop the server, and no check of knob's guards
+ * that). */
+static int
+journal_key_only(const char *driver, const char *key, const char *attr, const char *match)
+{
+	return strcmp(driver, "nfsd") == 0 && strcmp(key, "pool_threads") == 0 &&
+	    (attr == NULL || *attr == '\0') && (match == NULL || *match == '\0');
+}
+
 int
 target_validate(const char *driver, const char *key, const char *attr, const char *match,
     const char *target, char *msg, size_t msglen)
 {
 	attr = journal_attr_base(driver, attr);
-	if (key_validate(driver, key, attr, match, msg, msglen) < 0)
+	if (!journal_key_only(driver, key, attr, match) &&
+	    key_validate(driver, key, attr, match, msg, msglen) < 0)
 		return -1;
 	if (target[0] != '\0' && !target_form_ok(driver, key, target) &&
 	    !net_primary_ok(driver, target)) {

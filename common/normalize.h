@@ -80,6 +80,10 @@ const char *setting_key_id(const char *driver, const char *key, char *buf, size_
 int target_cmp(const char *driver, const char *a, const char *b);
 /* Where Lustre parameters live, NULL-terminated. */
 extern const char *const lustre_param_roots[];
+/* A journal-only Lustre target: the "lctl set_param -P" record NAME of a
+ * file system (one for all its mounts) is the target LUSTRE_RECORD NAME,
+ * journaled under the key NAME (agent/drv_lustre.c). */
+#define LUSTRE_RECORD "set_param -P "
 /* Blockdev attribute -> path below /sys/block/DEV/ (NULL when unknown). */
 const char *blockdev_attr_path(const char *attr);
 /* Lustre: lctl parameter name -> relative path (dots to slashes except

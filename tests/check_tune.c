@@ -1358,11 +1358,13 @@ START_TEST(test_gpfs_standin)
 }
 END_TEST
 
-/* Pending restart as a state, through stand-in mmchconfig / mmdiag scripts
- * (there is no GPFS here).  The stand-in keeps two files: gpfs.cfg, what
- * mmchconfig configured, and gpfs.live, what the running mmfsd uses and
- * mmdiag --config prints.  mmchconfig changes maxMBpS at once (both files)
- * and everything else in gpfs.cfg only; "restarting mmfsd" is copying
+/* Pending restart as a state, through stand-in mmchconfig / mmdiag /
+ * mmlsconfig scripts (there is no GPFS here).  The stand-in keeps two
+ * files: gpfs.cfg, what mmchconfig configured and mmlsconfig prints, and
+ * gpfs.live, what the running mmfsd uses and mmdiag --config prints.
+ * mmchconfig with -i changes maxMBpS at once (both files), as the real
+ * one does for an attribute that -i can change; everything else, and
+ * anything without -i, in gpfs.cfg only; "restarting mmfsd" is copying
  * gpfs.cfg over gpfs.live.  apply -> pending-restart, journaled; verify ->
  * pending-restart (not drift) while the live value is the old one; restart
  * -> ok and the mark is dropped; live value changed to something else ->
@@ -1391,16 +1393,29 @@ gpfs_pending_standins(void)
 	    "sed 's/^/ ! /' '%s'\n", glive);
 	script("/usr/lpp/mmfs/bin/mmdiag", body);
 	snprintf(body, sizeof(body),
-	    "# stand-in for mmchconfig KEY=VALUE -i -N NODE\n"
+	    "# stand-in for mmchconfig KEY=VALUE [-i] -N NODE\n"
 	    "kv=$1; k=${kv%%%%=*}; v=${kv#*=}; shift\n"
 	    "echo \"$kv $*\" >> '%s/mmchconfig.log'\n"
 	    "grep -q \"^$k \" '%s' || { echo \"mmchconfig: Unknown attribute $k\" >&2; exit 1; }\n"
 	    "[ \"$kv\" = maxMBpS=666 ] && { echo 'mmchconfig: maxMBpS 666 refused' >&2; exit 1; }\n"
 	    "sed -i \"s/^$k .*/$k $v/\" '%s'\n"
-	    "if [ \"$k\" = maxMBpS ]; then sed -i \"s/^$k .*/$k $v/\" '%s'; fi\n"
+	    "if [ \"$k\" = maxMBpS ] && [ \"$1\" = -i ]; then sed -i \"s/^$k .*/$k $v/\" '%s'; fi\n"
 	    "exit 0\n", tmp, gcfg, gcfg, glive);
 	script("/usr/lpp/mmfs/bin/mmchconfig", body);
+	snprintf(body, sizeof(body),
+	    "# stand-in for mmlsconfig ATTR: the configured value, as given, after\n"
+	    "# another node class's own (which is not this node's)\n"
+	    "echo \"$1 999G [node02,node010]\"\n"
+	    "grep -i \"^$1 \" '%s'\n", gcfg);
+	script("/usr/lpp/mmfs/bin/mmlsconfig", body);
 }
+
+/* The profile the stand-in GPFS tests apply: pagepool waits for a restart,
+ * maxMBpS goes live at once. */
+static const struct s p16[] = {
+	{ "gpfs", "pagepool", NULL, "16G", 0, NULL },
+	{ "gpfs", "maxMBpS", NULL, "8000", 0, NULL },
+};
 
 /* "mmfsd restart" of the stand-in: the configured values become live. */
 static void
@@ -1419,10 +1434,6 @@ START_TEST(test_gpfs_pending_restart)
 	Knob__RollbackResult rb;
 	const Knob__KeyResult *k;
 	char log[256], buf[4096];
-	static const struct s p16[] = {
-		{ "gpfs", "pagepool", NULL, "16G", 0, NULL },
-		{ "gpfs", "maxMBpS", NULL, "8000", 0, NULL },
-	};
 	static const struct s p32[] = { { "gpfs", "pagepool", NULL, "32G", 0, NULL } };
 
 	gpfs_pending_standins();
@@ -1529,28 +1540,60 @@ START_TEST(test_gpfs_pending_restart)
 }
 END_TEST
 
+/* A stand-in lctl for -P records (there is no Lustre MGS here), modelled
+ * on lctl(8): "set_param -P NAME=VALUE" replaces the record of that name
+ * in the MGS's params log, "set_param -P -d NAME" removes it, and
+ * "--device MGS llog_print params" prints the records as
+ * "- { index: N, event: set_param, device: general, param: NAME, value:
+ * VALUE }".  The records live in TMP/params ("NAME VALUE" lines); every
+ * set_param is logged to TMP/lctl.log. */
+static void
+lctl_record_standin(const char *records)
+{
+	char body[2048], params[256];
+
+	snprintf(params, sizeof(params), "%s/params", tmp);
+	cu_write_at(tmp, "/params", 0644, "%s", records);
+	snprintf(body, sizeof(body),
+	    "p='%s'\n"
+	    "if [ \"$*\" = '--device MGS llog_print params' ]; then\n"
+	    "  awk '{ printf \"- { index: %%d, event: set_param, device: general, "
+	    "param: %%s, value: %%s }\\n\", NR, $1, $2 }' \"$p\"; exit 0\nfi\n"
+	    "echo \"$*\" >> '%s/lctl.log'\n"
+	    "[ \"$1 $2\" = 'set_param -P' ] || exit 2\n"
+	    "if [ \"$3\" = -d ]; then n=$4; else n=${3%%%%=*}; fi\n"
+	    "awk -v n=\"$n\" '$1 != n' \"$p\" > \"$p.new\"\n"
+	    "[ \"$3\" = -d ] || echo \"$n ${3#*=}\" >> \"$p.new\"\n"
+	    "mv \"$p.new\" \"$p\"\n", params, tmp);
+	script("/usr/sbin/lctl", body);
+}
+
 /* lustre persistent="yes" goes through a stand-in lctl set_param -P, and
- * rollback deletes the record with -P -d.  The record names no client
+ * rollback deletes the record with -P -d (there was none before: its
+ * journaled original is "(none)").  The record names no client
  * instance (-ffff8801: this mount's, which no other client and no later
  * mount has); before, it did, and so matched nothing after a remount. */
 START_TEST(test_lustre_persistent)
 {
 	Knob__ApplyResult r;
 	Knob__RollbackResult rb;
-	char body[512], log[256], buf[2048];
+	char log[256], buf[2048];
 	static const struct s v[] = { { "lustre", "osc.*OST0001*.max_rpcs_in_flight", NULL, "32", 1, NULL } };
 
 	fake_tree();
-	snprintf(body, sizeof(body), "echo \"$*\" >> '%s/lctl.log'\n", tmp);
-	script("/usr/sbin/lctl", body);
+	lctl_record_standin("");	/* no record before: rollback deletes knob's */
 	ag = mk_agent(root);
 	do_apply(ag, "l", v, 1, 0, 0, &r);
 	dump(r.keys, r.n_keys);
-	ck_assert_int_eq(r.n_keys, 1);
-	ck_assert_int_eq(r.keys[0]->state, KNOB__KEY_STATE__KEY_CHANGED);
+	ck_assert_int_eq(r.n_keys, 2);	/* the parameter and its -P record */
+	for (size_t i = 0; i < r.n_keys; i++)
+		ck_assert_int_eq(r.keys[i]->state, KNOB__KEY_STATE__KEY_CHANGED);
+	ck_assert_str_eq(find_key(r.keys, r.n_keys, "osc.fs-OST0001-osc-*.max_rpcs_in_flight",
+	    NULL)->before, "(none)");
 	tune_apply_result_free(&r);
 	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
-	ck_assert_int_eq(rb.keys[0]->state, KNOB__KEY_STATE__KEY_RESTORED);
+	for (size_t i = 0; i < rb.n_keys; i++)
+		ck_assert_int_eq(rb.keys[i]->state, KNOB__KEY_STATE__KEY_RESTORED);
 	tune_rollback_result_free(&rb);
 	snprintf(log, sizeof(log), "%s/lctl.log", tmp);
 	ck_assert_int_gt(read_small_file(log, buf, sizeof(buf)), 0);
@@ -1572,7 +1615,8 @@ START_TEST(test_lustre_persistent_write_fails)
 	const char *param = "/sys/fs/lustre/osc/fs-OST0001-osc-ffff8801/max_rpcs_in_flight";
 
 	fake_tree();
-	snprintf(body, sizeof(body), "echo \"$*\" >> '%s/lctl.log'\n"
+	snprintf(body, sizeof(body), "case \"$*\" in *llog_print*) exit 0;; esac\n"
+	    "echo \"$*\" >> '%s/lctl.log'\n"
 	    "case \"$*\" in *=32) rm -f '%s%s' && mkdir '%s%s';; esac\n", tmp, root, param, root,
 	    param);
 	script("/usr/sbin/lctl", body);
@@ -1588,6 +1632,105 @@ START_TEST(test_lustre_persistent_write_fails)
 	ck_assert_str_eq(buf, "set_param -P osc.fs-OST0001-osc-*.max_rpcs_in_flight=32\n"
 	    "set_param -P -d osc.fs-OST0001-osc-*.max_rpcs_in_flight");
 	ck_assert_int_eq(ag->tune->j.norig, 0);
+}
+END_TEST
+
+/* persistent="yes" through a glob that matches two mounts of one file
+ * system (llite.fs-ffff8801 and llite.fs-ffff8802): both name one -P
+ * record, llite.fs-*.max_read_ahead_mb, and the admin had their own (256).
+ * The record is journaled once, with its value before (256), and the
+ * rollback puts it back once: the two mounts' live values go back to 64
+ * and the admin's record is 256 again.  Before, each instance's rollback
+ * ran "set_param -P -d" on it: the admin's record was deleted.  Stand-in:
+ * lctl_record_standin; fake Lustre tree. */
+START_TEST(test_lustre_persistent_two_mounts)
+{
+	static const struct s v[] = {
+		{ "lustre", "llite.*.max_read_ahead_mb", NULL, "1024", 1, NULL },
+	};
+	static const char *const mnt[] = { "/sys/fs/lustre/llite/fs-ffff8801/max_read_ahead_mb",
+		"/sys/fs/lustre/llite/fs-ffff8802/max_read_ahead_mb" };
+	Knob__ApplyResult r;
+	Knob__RollbackResult rb;
+	char log[256], buf[2048];
+	size_t nrec = 0;
+
+	fake_tree();
+	for (size_t i = 0; i < nitems(mnt); i++)
+		put(mnt[i], "64\n");
+	lctl_record_standin("llite.fs-*.max_read_ahead_mb 256\n");
+	ag = mk_agent(root);
+	do_apply(ag, "l", v, nitems(v), 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.reverted, 0);
+	tune_apply_result_free(&r);
+	snprintf(log, sizeof(log), "%s/params", tmp);
+	ck_assert_int_gt(read_small_file(log, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "llite.fs-*.max_read_ahead_mb 1024");
+	rm_agent(ag);
+	ag = mk_agent(root);	/* the journal with the record loads */
+	snprintf(log, sizeof(log), "%s/lctl.log", tmp);
+	ck_assert_int_eq(truncate(log, 0), 0);
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	dump(rb.keys, rb.n_keys);
+	ck_assert_int_ge(read_small_file(log, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "set_param -P llite.fs-*.max_read_ahead_mb=256");
+	snprintf(log, sizeof(log), "%s/params", tmp);
+	ck_assert_int_gt(read_small_file(log, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "llite.fs-*.max_read_ahead_mb 256");
+	ck_assert_int_eq(rb.complete, 1);
+	for (size_t i = 0; i < rb.n_keys; i++)	/* the record once, restored */
+		nrec += strcmp(rb.keys[i]->target, "llite.fs-*.max_read_ahead_mb") == 0 &&
+		    rb.keys[i]->state == KNOB__KEY_STATE__KEY_RESTORED;
+	ck_assert_int_eq(nrec, 1);
+	tune_rollback_result_free(&rb);
+	for (size_t i = 0; i < nitems(mnt); i++)
+		ck_assert_str_eq(get(mnt[i]), "64");
+	ck_assert_int_ne(access(ag->tune->journal_path, F_OK), 0);
+}
+END_TEST
+
+/* A journal from before knob journaled -P records (a persistent
+ * parameter, no record beside it): an apply on top (another value) does
+ * not journal the record, which is knob's own by then, and the rollback
+ * deletes it as it did.  Stand-in: lctl_record_standin. */
+START_TEST(test_lustre_persistent_old_journal)
+{
+	static const struct s v32[] = {
+		{ "lustre", "osc.*OST0001*.max_rpcs_in_flight", NULL, "32", 1, NULL } };
+	static const struct s v64[] = {
+		{ "lustre", "osc.*OST0001*.max_rpcs_in_flight", NULL, "64", 1, NULL } };
+	struct journal *j;
+	Knob__ApplyResult r;
+	Knob__RollbackResult rb;
+	char params[256], buf[1024];
+	long k;
+
+	fake_tree();
+	lctl_record_standin("");
+	ag = mk_agent(root);
+	do_apply(ag, "l", v32, 1, 0, 0, &r);
+	tune_apply_result_free(&r);
+	j = &ag->tune->j;	/* as a journal from before: no record */
+	k = journal_find(j->orig, j->norig, "lustre",
+	    LUSTRE_RECORD "osc.fs-OST0001-osc-*.max_rpcs_in_flight", "");
+	ck_assert_int_ge(k, 0);
+	journal_remove(j->orig, &j->norig, (size_t)k);
+	ck_assert_int_eq(journal_save(ag->tune->journal_path, j), 0);
+	rm_agent(ag);
+	ag = mk_agent(root);
+	do_apply(ag, "l", v64, 1, 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.n_keys, 1);
+	tune_apply_result_free(&r);
+	ck_assert_int_eq(ag->tune->j.norig, 1);
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	dump(rb.keys, rb.n_keys);
+	ck_assert_int_eq(rb.complete, 1);
+	tune_rollback_result_free(&rb);
+	snprintf(params, sizeof(params), "%s/params", tmp);
+	ck_assert_int_eq(read_small_file(params, buf, sizeof(buf)), 0);	/* deleted */
+	ck_assert_str_eq(get("/sys/fs/lustre/osc/fs-OST0001-osc-ffff8801/max_rpcs_in_flight"), "8");
 }
 END_TEST
 
@@ -1779,6 +1922,8 @@ static int smt_on;		/* the fake SMT / cpufreq stand-in (fake_smt_*) */
 static int fake_smt_write(const char *path, const void *buf, size_t len, ssize_t *ret);
 static int lru_on;		/* the fake Lustre lru_size stand-in (fake_lru_*) */
 static int fake_lru_write(const char *path, const void *buf, size_t len, ssize_t *ret);
+static int nfsd_on;		/* the fake nfsd thread pools (fake_nfsd_*) */
+static int fake_nfsd_write(const char *path, const void *buf, size_t len, ssize_t *ret);
 static char wlog[512];		/* attribute names, space-separated */
 static char root_real[PATH_MAX];	/* realpath of root while pairs_on */
 
@@ -1919,7 +2064,7 @@ hooked_write(int fd, const void *buf, size_t len, off_t off, int positional)
 	char path[PATH_MAX];
 	ssize_t ret;
 
-	if (wlog_on || pairs_on || smt_on || lru_on || cached_on) {
+	if (wlog_on || pairs_on || smt_on || lru_on || cached_on || nfsd_on) {
 		fd_path(fd, path, sizeof(path));
 		if (wlog_on)
 			wlog_add(path);
@@ -1930,6 +2075,8 @@ hooked_write(int fd, const void *buf, size_t len, off_t off, int positional)
 		if (lru_on && fake_lru_write(path, buf, len, &ret))
 			return ret;
 		if (cached_on && fake_cached_write(path, buf, len, &ret))
+			return ret;
+		if (nfsd_on && fake_nfsd_write(path, buf, len, &ret))
 			return ret;
 	}
 	if (positional)
@@ -2434,10 +2581,6 @@ static const char *const gpfs_undo_cases[] = { "rollback", "revert", "switch", "
 START_TEST(test_gpfs_pending_undone)
 {
 	const char *how = gpfs_undo_cases[_i];
-	static const struct s p16[] = {
-		{ "gpfs", "pagepool", NULL, "16G", 0, NULL },
-		{ "gpfs", "maxMBpS", NULL, "8000", 0, NULL },
-	};
 	static const struct s bad[] = {
 		{ "gpfs", "pagepool", NULL, "16G", 0, NULL },
 		{ "gpfs", "maxMBpS", NULL, "666", 0, NULL },
@@ -2493,6 +2636,71 @@ START_TEST(test_gpfs_pending_undone)
 	ck_assert_str_eq(gpfs_cfg_pagepool(), "4294967296");
 	ck_assert_int_gt(read_small_file(glive, buf, sizeof(buf)), 0);
 	ck_assert_ptr_nonnull(strstr(buf, "pagepool 4294967296\n"));
+}
+END_TEST
+
+/* An admin's configured values that wait for an mmfsd restart (mmchconfig
+ * without -i: pagepool 8G and maxMBpS 4000 configured, mmdiag still shows
+ * 4G and 2048) survive an apply and its rollback.  The apply sets
+ * pagepool=16G (configured; not live until a restart) and maxMBpS=8000
+ * (-i: live and configured).  Rollback puts the live values back with -i
+ * (which configures them too), then the configured ones as mmlsconfig
+ * spelt them, without -i; after an mmfsd restart the admin's 8G and 4000
+ * are live.  Before, only the live values were journaled, and the
+ * rollback configured 4G and 2048: the admin's changes were gone.  The
+ * same for an apply undone at once (revert: a later key is refused).
+ * Stand-ins: see gpfs_pending_standins. */
+static const char *const gpfs_kept_cases[] = { "rollback", "revert" };
+
+START_TEST(test_gpfs_configured_kept)
+{
+	static const struct s bad[] = {
+		{ "gpfs", "pagepool", NULL, "16G", 0, NULL },
+		{ "gpfs", "maxMBpS", NULL, "666", 0, NULL },
+	};
+	Knob__ApplyResult r;
+	Knob__RollbackResult rb;
+	char buf[1024];
+
+	gpfs_pending_standins();
+	ck_assert_int_eq(write_small_file(gcfg, "pagepool 8G\nmaxMBpS 4000\n"), 0);
+	ag = mk_agent(root);
+	if (strcmp(gpfs_kept_cases[_i], "revert") == 0) {
+		/* maxMBpS=666 is refused: the apply undoes pagepool, both values */
+		do_apply(ag, "gpfs-client", bad, nitems(bad), 0, 0, &r);
+		dump(r.keys, r.n_keys);
+		ck_assert_int_eq(r.reverted, 1);
+		tune_apply_result_free(&r);
+		ck_assert_int_gt(read_small_file(gcfg, buf, sizeof(buf)), 0);
+		ck_assert_str_eq(buf, "pagepool 8G\nmaxMBpS 4000");
+		ck_assert_int_eq(ag->tune->j.norig, 0);
+		return;
+	}
+	do_apply(ag, "gpfs-client", p16, nitems(p16), 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(find_key(r.keys, r.n_keys, "pagepool", NULL)->state,
+	    KNOB__KEY_STATE__KEY_PENDING_RESTART);
+	ck_assert_int_eq(find_key(r.keys, r.n_keys, "maxMBpS", NULL)->state,
+	    KNOB__KEY_STATE__KEY_CHANGED);
+	tune_apply_result_free(&r);
+	ck_assert_int_gt(read_small_file(gcfg, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "pagepool 16G\nmaxMBpS 8000");
+	rm_agent(ag);
+	ag = mk_agent(root);	/* the journal with "configured" loads */
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	dump(rb.keys, rb.n_keys);
+	ck_assert_int_gt(read_small_file(gcfg, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "pagepool 8G\nmaxMBpS 4000");
+	ck_assert_int_gt(read_small_file(glive, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "pagepool 4294967296\nmaxMBpS 2048");
+	ck_assert_int_eq(rb.complete, 1);
+	for (size_t i = 0; i < rb.n_keys; i++)
+		ck_assert_int_eq(rb.keys[i]->state, KNOB__KEY_STATE__KEY_RESTORED);
+	tune_rollback_result_free(&rb);
+	ck_assert_int_ne(access(ag->tune->journal_path, F_OK), 0);
+	gpfs_restart();
+	ck_assert_int_gt(read_small_file(glive, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "pagepool 8G\nmaxMBpS 4000");
 }
 END_TEST
 
@@ -5350,6 +5558,165 @@ START_TEST(test_net_protected_ctl_boot)
 }
 END_TEST
 
+/* ------------------------------------------------------------ nfsd pools */
+/* A stand-in for the kernel NFS server's thread pools (no nfsd on a shared
+ * test machine: a fake tree under --sysroot, given the kernel's write
+ * semantics by this program's write(2)).  Modelled on net/sunrpc/svc.c
+ * and fs/nfsd/nfsctl.c: writing threads N starts or stops the difference
+ * round-robin over the pools (svc_set_num_threads with no pool: starting
+ * from pool (T - 1) mod P, T the old total, each next thread in the next
+ * pool; stopping from the pool before (T - 1), going down, skipping empty
+ * pools); writing pool_threads sets each pool named (fewer numbers leave
+ * the rest alone, pool 0 keeps at least one thread) and threads reads
+ * their sum.  A stopped server (threads 0) is never started here: knob
+ * refuses that write before it. */
+#define NFSD_POOLS_MAX 8
+static unsigned long fake_pools[NFSD_POOLS_MAX];
+static size_t fake_npools;
+
+/* threads and pool_threads from fake_pools, by plain system calls. */
+static void
+fake_nfsd_files(void)
+{
+	char v[256], path[PATH_MAX + 64];
+	unsigned long t = 0;
+	size_t o = 0;
+	int fd;
+
+	for (size_t i = 0; i < fake_npools; i++) {
+		t += fake_pools[i];
+		o += (size_t)snprintf(v + o, sizeof(v) - o, "%s%lu", i ? " " : "", fake_pools[i]);
+	}
+	snprintf(v + o, sizeof(v) - o, "\n");
+	for (int f = 0; f < 2; f++) {
+		char tv[32];
+
+		snprintf(path, sizeof(path), "%s/proc/fs/nfsd/%s", root_real,
+		    f ? "pool_threads" : "threads");
+		snprintf(tv, sizeof(tv), "%lu\n", t);
+		if ((fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)) < 0)
+			continue;
+		if (syscall(SYS_write, fd, f ? v : tv, strlen(f ? v : tv)) < 0)
+			fprintf(stderr, "fake %s: %s\n", path, strerror(errno));
+		close(fd);
+	}
+}
+
+/* Start (n > 0) or stop (-n) threads round-robin as svc_set_num_threads
+ * does with no pool. */
+static void
+fake_nfsd_threads(long n)
+{
+	unsigned long t = 0, at;
+
+	for (size_t i = 0; i < fake_npools; i++)
+		t += fake_pools[i];
+	at = t - 1;
+	for (; n > 0; n--)
+		fake_pools[at++ % fake_npools]++;
+	for (; n < 0; n++)
+		for (size_t i = 0; i < fake_npools; i++) {
+			unsigned long *p = &fake_pools[--at % fake_npools];
+
+			if (*p > 0) {
+				(*p)--;
+				break;
+			}
+		}
+}
+
+/* A write to the fake threads or pool_threads as the kernel answers it:
+ * 1 with *ret; else 0. */
+static int
+fake_nfsd_write(const char *path, const void *buf, size_t len, ssize_t *ret)
+{
+	char want[PATH_MAX + 64], v[256], *p = v, *end;
+	unsigned long t = 0;
+	int pools;
+
+	snprintf(want, sizeof(want), "%s/proc/fs/nfsd/threads", root_real);
+	pools = strcmp(path, want) != 0;
+	snprintf(want, sizeof(want), "%s/proc/fs/nfsd/pool_threads", root_real);
+	if (pools && strcmp(path, want) != 0)
+		return 0;
+	snprintf(v, sizeof(v), "%.*s", (int)(len < 255 ? len : 255), (const char *)buf);
+	for (size_t i = 0; i < fake_npools; i++)
+		t += fake_pools[i];
+	if (!pools)
+		fake_nfsd_threads((long)strtoul(v, NULL, 10) - (long)t);
+	for (size_t i = 0; pools && i < fake_npools; i++, p = end) {
+		unsigned long n = strtoul(p, &end, 10);
+
+		if (end == p)
+			break;
+		fake_pools[i] = i == 0 && n == 0 ? 1 : n;
+	}
+	fake_nfsd_files();
+	*ret = (ssize_t)len;
+	return 1;
+}
+
+/* The fake server with pools "p0 p1 ..." (n of them). */
+static void
+fake_nfsd_start(const unsigned long *pools, size_t n)
+{
+	put("/proc/fs/nfsd/threads", "0\n");
+	put("/proc/fs/nfsd/pool_threads", "0\n");
+	ck_assert_ptr_nonnull(realpath(root, root_real));
+	memcpy(fake_pools, pools, n * sizeof(*pools));
+	fake_npools = n;
+	fake_nfsd_files();
+	nfsd_on = 1;
+}
+
+/* nfsd threads=4 (a profile that lowers it) on a server whose admin gave
+ * its two pools 1 and 15 threads (pool_threads "1 15"): the kernel takes
+ * the 12 threads round-robin, the first pool runs dry, pool_threads reads
+ * "0 4".  Rollback must give "1 15" back; writing threads=16 alone starts
+ * the 12 round-robin ("6 10"), as it did before pool_threads was journaled
+ * beside threads.  Pools already even ("8 8") journal nothing more (a
+ * threads write leaves them even).  Stand-in: fake_nfsd_write. */
+START_TEST(test_nfsd_pool_threads)
+{
+	static const struct s v[] = { { "nfsd", "threads", NULL, "4", 0, NULL } };
+	static const unsigned long uneven[] = { 1, 15 }, even[] = { 8, 8 };
+	Knob__ApplyResult r;
+	Knob__RollbackResult rb;
+
+	fake_tree();
+	fake_nfsd_start(uneven, 2);
+	ag = mk_agent(root);
+	do_apply(ag, "fewer", v, nitems(v), 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(find_key(r.keys, r.n_keys, "threads", NULL)->state,
+	    KNOB__KEY_STATE__KEY_CHANGED);
+	tune_apply_result_free(&r);
+	ck_assert_str_eq(get("/proc/fs/nfsd/pool_threads"), "0 4");
+	rm_agent(ag);
+	ag = mk_agent(root);	/* the journal with pool_threads loads */
+	ck_assert_int_eq(ag->tune->j.norig, 2);
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	dump(rb.keys, rb.n_keys);
+	ck_assert_str_eq(get("/proc/fs/nfsd/threads"), "16");
+	ck_assert_str_eq(get("/proc/fs/nfsd/pool_threads"), "1 15");
+	ck_assert_int_eq(rb.complete, 1);
+	ck_assert_int_eq(find_key(rb.keys, rb.n_keys, "pool_threads", NULL)->state,
+	    KNOB__KEY_STATE__KEY_RESTORED);
+	tune_rollback_result_free(&rb);
+	ck_assert_int_eq(ag->tune->j.norig, 0);
+
+	fake_nfsd_start(even, 2);
+	do_apply(ag, "fewer", v, nitems(v), 0, 0, &r);
+	tune_apply_result_free(&r);
+	ck_assert_int_eq(ag->tune->j.norig, 1);	/* threads only */
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	ck_assert_int_eq(rb.complete, 1);
+	ck_assert_int_eq(rb.n_keys, 1);
+	tune_rollback_result_free(&rb);
+	ck_assert_str_eq(get("/proc/fs/nfsd/pool_threads"), "8 8");
+}
+END_TEST
+
 /* A profile that asks nfsd threads=0 of a running server (8 threads, a
  * fake tree: no kernel NFS server on a shared test machine): writing 0
  * stops the server, and no rollback, revert or crash recovery of knob's
@@ -5803,9 +6170,12 @@ tune_suite(void)
 	tcase_add_test(tc, test_rollback_changed_since_coupled);
 	tcase_add_test(tc, test_failed_rollback_judged_afresh);
 	tcase_add_test(tc, test_lustre_persistent_write_fails);
+	tcase_add_test(tc, test_lustre_persistent_two_mounts);
+	tcase_add_test(tc, test_lustre_persistent_old_journal);
 	tcase_add_test(tc, test_state_dir_full);
 	tcase_add_test(tc, test_journal_dir_fsync_fails);
 	tcase_add_loop_test(tc, test_gpfs_pending_undone, 0, (int)nitems(gpfs_undo_cases));
+	tcase_add_loop_test(tc, test_gpfs_configured_kept, 0, (int)nitems(gpfs_kept_cases));
 	tcase_add_test(tc, test_state_dir_full_at_commit);
 	tcase_add_test(tc, test_state_dir_full_at_rollback);
 	tcase_add_test(tc, test_state_dir_full_at_rollback_partial);
@@ -5839,6 +6209,7 @@ tune_suite(void)
 	tcase_add_test(tc, test_net_rollback_now_protected);
 	tcase_add_test(tc, test_nfsd_stopped);
 	tcase_add_test(tc, test_nfsd_no_stop);
+	tcase_add_test(tc, test_nfsd_pool_threads);
 	tcase_add_test(tc, test_net_ipv6_mtu);
 	tcase_add_test(tc, test_net_mtu_below_ipv6);
 	tcase_add_test(tc, test_check_nr_requests_depth);
