@@ -983,6 +983,7 @@ jentry_from_item(struct jentry *e, const struct item *it, int added)
 	e->persistent = it->s->persistent;
 	e->added = added;
 	e->ident = it->ident;
+	e->coupled = it->kind == IK_COUPLED;
 }
 
 /* ------------------------------------------------------------ pending restart */
@@ -1363,7 +1364,10 @@ plan_add_switch(struct agent *a, const struct journal *j, struct plan *p)
 			hit = same_key(&p->v[k], e->driver, e->target, e->attr) ||
 			    (p->v[k].state == KNOB__KEY_STATE__KEY_PROTECTED &&
 			    p->v[k].target && strcmp(p->v[k].target, e->target) == 0);
-		if (hit && p->v[k - 1].kind == IK_COUPLED && item_pending(&p->v[k - 1]))
+		/* one journaled only as moved by a key this profile sets too
+		 * stays what it is here: moved by that key */
+		if (hit && p->v[k - 1].kind == IK_COUPLED && item_pending(&p->v[k - 1]) &&
+		    !e->coupled)
 			switch_coupled(a, p, &p->v[k - 1], j, e);
 		if (hit || tune_driver_find(e->driver) == NULL)
 			continue;
@@ -1572,6 +1576,7 @@ commit_originals(struct journal *j, const struct plan *p, const size_t *idx, siz
 			free(j->orig[o].set);
 			j->orig[o].set = xstrdup(set);
 			j->orig[o].restoring = 0;	/* knob set it again: judged afresh */
+			j->orig[o].coupled &= it->kind == IK_COUPLED;	/* a key of its own now */
 		}
 	}
 }

@@ -2678,6 +2678,42 @@ START_TEST(test_switch_changed_since_coupled)
 }
 END_TEST
 
+/* The same profile applied again, and re-applied at boot, where it sets
+ * only the scheduler: the kernel's nr_requests and the elevator's
+ * tunables (iosched) are journaled as moved by that write, not as keys of
+ * the profile, so they are not "back to their originals" while the
+ * profile still sets the scheduler.  Apply, apply again, --check and the
+ * boot re-apply leave the same values; rollback brings the non-default
+ * originals back.  Before, the second apply wrote nr_requests 100 and the
+ * none: tunables under mq-deadline, failed and reverted (exit 1), and
+ * --check said would-change. */
+START_TEST(test_apply_again_coupled)
+{
+	Knob__ApplyResult r;
+	struct orig o;
+	char nr[32];
+
+	switch_start(sched_b, sched_b, &o);
+	snprintf(nr, sizeof(nr), "%s", sys("nr_requests", loopdev));
+	ck_assert_str_ne(nr, o.nr);
+	for (int check = 1; check >= 0; check--) {
+		do_apply(ag, "A", sched_b, 1, check, 0, &r);
+		dump(r.keys, r.n_keys);
+		ck_assert_int_eq(r.reverted, 0);
+		for (size_t i = 0; i < r.n_keys; i++)
+			ck_assert_int_eq(r.keys[i]->state, KNOB__KEY_STATE__KEY_UNCHANGED);
+		tune_apply_result_free(&r);
+	}
+	ck_assert_str_eq(sys("nr_requests", loopdev), nr);
+	rm_agent(ag);
+	set_originals(&o);	/* "reboot" */
+	ag = mk_agent("");
+	ck_assert_str_eq(sched_now(), "mq-deadline");
+	ck_assert_str_eq(sys("nr_requests", loopdev), nr);
+	rollback_complete(&o);
+}
+END_TEST
+
 /* A profile that sets coupled keys to the values they already hold, with
  * the key that moves them: the scheduler write resets nr_requests and the
  * max_sectors_kb write resets read_ahead_kb, and the apply writes them
@@ -5802,7 +5838,6 @@ START_TEST(test_sysctl_pairs_both_zero_revert)
 }
 END_TEST
 
-
 static Suite *
 tune_suite(void)
 {
@@ -5845,6 +5880,7 @@ tune_suite(void)
 	tcase_add_test(tc, test_keep_going_refused_coupled);
 	tcase_add_test(tc, test_switch_changed_since);
 	tcase_add_test(tc, test_switch_changed_since_coupled);
+	tcase_add_test(tc, test_apply_again_coupled);
 	tcase_add_test(tc, test_coupled_same_value);
 	tcase_add_test(tc, test_coupled_moved_to_same);
 	tcase_add_test(tc, test_rollback_changed_since_coupled);
