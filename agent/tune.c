@@ -1821,7 +1821,9 @@ tune_apply(struct agent *a, const Knob__ApplyRequest *req, Knob__ApplyResult *re
 	tune_fd_begin(&fds, a->sysroot);
 	apply_locked(a, req, 0, res);
 	tune_fd_end(&fds);
-	set_active(t, t->j.active, res->reverted ? NULL : "");
+	/* a committed apply ends the note (re-applied at boot, ...); a check,
+	 * or an apply that wrote nothing or was reverted, keeps it */
+	set_active(t, t->j.active, res->reverted || *res->txn_id == '\0' ? NULL : "");
 	pthread_mutex_unlock(&t->mu);
 	return 0;
 }

@@ -3865,6 +3865,14 @@ START_TEST(test_reapply_at_boot)
 		ck_assert_int_eq(v.keys[i]->state, KNOB__KEY_STATE__KEY_OK);
 	ck_assert_ptr_nonnull(strstr(v.active_note, "re-applied at boot"));
 	tune_verify_result_free(&v);
+	/* --check changes nothing, the published note neither (before, it
+	 * cleared the note, as a committed apply does) */
+	do_apply(ag, "boot", set, nitems(set), 1, 0, &r);
+	dump(r.keys, r.n_keys);
+	for (size_t i = 0; i < r.n_keys; i++)
+		ck_assert_int_eq(r.keys[i]->state, KNOB__KEY_STATE__KEY_UNCHANGED);
+	tune_apply_result_free(&r);
+	ck_assert_ptr_nonnull(strstr(active_pub(ag, 1), "re-applied at boot"));
 	/* the first originals are still the ones journaled */
 	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
 	ck_assert_int_eq(rb.complete, 1);
