@@ -87,6 +87,7 @@ journal_push(struct jentry **v, size_t *n, const struct jentry *e)
 	d->persistent = e->persistent;
 	d->added = e->added;
 	d->restoring = e->restoring;
+	d->coupled = e->coupled;
 }
 
 void
@@ -153,6 +154,8 @@ entries_json(const struct jentry *v, size_t n, int with_added)
 			jput(o, "added", json_object_new_boolean(1));
 		if (v[i].restoring)
 			jput(o, "restoring", json_object_new_boolean(1));
+		if (v[i].coupled)
+			jput(o, "coupled", json_object_new_boolean(1));
 		json_object_array_add(arr, o);
 	}
 	return arr;
@@ -248,6 +251,7 @@ entries_parse(const struct jsrc *src, json_object *o, const char *k, const char 
 		e.persistent = js_bool(e_o, "persistent");
 		e.added = js_bool(e_o, "added");
 		e.restoring = js_bool(e_o, "restoring");
+		e.coupled = js_bool(e_o, "coupled");
 		journal_push(v, n, &e);
 	}
 	return 0;

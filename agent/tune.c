@@ -1003,6 +1003,7 @@ jentry_from_item(struct jentry *e, const struct item *it, int added)
 	e->persistent = it->s->persistent;
 	e->added = added;
 	e->ident = it->ident;
+	e->coupled = it->kind == IK_COUPLED;
 }
 
 /* ------------------------------------------------------------ pending restart */
@@ -1311,7 +1312,8 @@ check_classify(struct plan *p, char *rmsg, size_t len)
  * its original, written after that key (the drivers' order), and its
  * original stays journaled, because undoing this transaction moves it
  * again.  Not to a device that is not the one journaled (target_refused,
- * as rollback). */
+ * as rollback), nor over someone's change (changed_since: the apply then
+ * writes that value back after the key that moved it, keep_changed_since). */
 static void
 switch_coupled(struct agent *a, struct plan *p, struct item *c, const struct journal *j,
     const struct jentry *e)
@@ -1323,7 +1325,7 @@ switch_coupled(struct agent *a, struct plan *p, struct item *c, const struct jou
 	c->kind = IK_SWITCH;
 	c->keep_orig = 1;
 	c->wanted = xstrdup(e->value);
-	if (!target_refused(a, e, c, NULL))
+	if (!target_refused(a, e, c, NULL) && !changed_since(j, e, c))
 		mark_reconfig(j, c, 0);
 }
 
@@ -1382,7 +1384,10 @@ plan_add_switch(struct agent *a, const struct journal *j, struct plan *p)
 			hit = same_key(&p->v[k], e->driver, e->target, e->attr) ||
 			    (p->v[k].state == KNOB__KEY_STATE__KEY_PROTECTED &&
 			    p->v[k].target && strcmp(p->v[k].target, e->target) == 0);
-		if (hit && p->v[k - 1].kind == IK_COUPLED && item_pending(&p->v[k - 1]))
+		/* one journaled only as moved by a key this profile sets too
+		 * stays what it is here: moved by that key */
+		if (hit && p->v[k - 1].kind == IK_COUPLED && item_pending(&p->v[k - 1]) &&
+		    !e->coupled)
 			switch_coupled(a, p, &p->v[k - 1], j, e);
 		if (hit || tune_driver_find(e->driver) == NULL)
 			continue;
@@ -1591,6 +1596,7 @@ commit_originals(struct journal *j, const struct plan *p, const size_t *idx, siz
 			free(j->orig[o].set);
 			j->orig[o].set = xstrdup(set);
 			j->orig[o].restoring = 0;	/* knob set it again: judged afresh */
+			j->orig[o].coupled &= it->kind == IK_COUPLED;	/* a key of its own now */
 		}
 	}
 }
@@ -1688,6 +1694,7 @@ apply_revert(struct agent *a, struct plan *p, const size_t *idx, size_t n,
 }
 
 static void recover(struct agent *a, struct tune_state *t, const char *why);
+static void keep_changed_since(struct agent *a, struct plan *p);
 
 /* The commit's save failed (rc): the journal on disk still holds the
  * transaction, which the agent's next start would undo.  Undo it now, as
@@ -1806,6 +1813,9 @@ apply_locked(struct agent *a, const Knob__ApplyRequest *req, int boot,
 	/* step 4: on failure restore what this transaction changed */
 	if (failed && !req->keep_going)
 		apply_revert(a, &p, idx, n, res, rmsg, sizeof(rmsg));
+	/* a switch leaves the previous profile's changed-since keys alone:
+	 * one this transaction's writes moved gets its value back */
+	keep_changed_since(a, &p);
 	apply_commit(a, &p, idx, n, req, res, failed, rmsg, sizeof(rmsg));
 done:
 	free(idx);
@@ -1831,7 +1841,9 @@ tune_apply(struct agent *a, const Knob__ApplyRequest *req, Knob__ApplyResult *re
 	tune_fd_begin(&fds, a->sysroot);
 	apply_locked(a, req, 0, res);
 	tune_fd_end(&fds);
-	set_active(t, t->j.active, res->reverted ? NULL : "");
+	/* a committed apply ends the note (re-applied at boot, ...); a check,
+	 * or an apply that wrote nothing or was reverted, keeps it */
+	set_active(t, t->j.active, res->reverted || *res->txn_id == '\0' ? NULL : "");
 	pthread_mutex_unlock(&t->mu);
 	return 0;
 }
@@ -1953,9 +1965,10 @@ plan_restore(struct agent *a, const struct journal *j, struct plan *p, const str
 }
 
 /* A key left alone as changed since knob set it keeps the value someone
- * gave it even when the restore of a coupled key moved it (the kernel
- * resets nr_requests when the scheduler is written back): it is written
- * back to that value, and its result says what it reads. */
+ * gave it even when the write of a coupled key moved it (the kernel
+ * resets nr_requests when the scheduler is written back, or, in a switch,
+ * when the new profile sets it): it is written back to that value, and
+ * its result says what it reads. */
 static void
 keep_changed_since(struct agent *a, struct plan *p)
 {
@@ -1972,9 +1985,9 @@ keep_changed_since(struct agent *a, struct plan *p)
 		reread(a, it, NULL, 0);
 		if (rc >= 0 && it->after && strcmp(it->after, it->before) == 0)
 			snprintf(m, sizeof(m), "%s; written back to %s after a coupled key's "
-			    "restore moved it", it->msg, it->before);
+			    "write moved it", it->msg, it->before);
 		else
-			snprintf(m, sizeof(m), "%s; then a coupled key's restore moved it to %s, and "
+			snprintf(m, sizeof(m), "%s; then a coupled key's write moved it to %s, and "
 			    "%s could not be written back%s%s", it->msg,
 			    it->after ? it->after : "an unreadable value", it->before,
 			    *msg ? ": " : "", msg);

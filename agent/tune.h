@@ -284,6 +284,8 @@ struct jentry {
 	int persistent;
 	int added;		/* txn: not journaled before this transaction */
 	int restoring;		/* originals: a rollback judged it and started restoring */
+	int coupled;		/* originals: journaled only because the kernel moves it
+				 * when another key is written, no profile's own key */
 };
 
 struct journal {

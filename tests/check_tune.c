@@ -2732,6 +2732,10 @@ switch_start(struct s *a, struct s *b, struct orig *o)
 	tune_apply_result_free(&r);
 }
 
+/* Profiles A and B of the switch tests below (the loop device as key). */
+static struct s nr_a[] = { { "blockdev", NULL, "nr_requests", "64", 0, NULL } };
+static struct s sched_b[] = { { "blockdev", NULL, "scheduler", "mq-deadline", 0, NULL } };
+
 /* A switch to a profile whose write moves a key of the previous one: A
  * sets nr_requests, B only the scheduler, whose change makes the kernel
  * reset nr_requests.  A's nr_requests is not in B, so it goes back to its
@@ -2739,15 +2743,13 @@ switch_start(struct s *a, struct s *b, struct orig *o)
  * any key of A that B leaves out; a rollback then restores everything. */
 START_TEST(test_switch_coupled)
 {
-	struct s a[] = { { "blockdev", NULL, "nr_requests", "64", 0, NULL } };
-	struct s b[] = { { "blockdev", NULL, "scheduler", "mq-deadline", 0, NULL } };
 	Knob__ApplyResult r;
 	const Knob__KeyResult *k;
 	struct orig o;
 
-	switch_start(a, b, &o);
+	switch_start(nr_a, sched_b, &o);
 	ck_assert_str_eq(sys("nr_requests", loopdev), "64");
-	do_apply(ag, "B", b, nitems(b), 0, 0, &r);
+	do_apply(ag, "B", sched_b, 1, 0, 0, &r);
 	dump(r.keys, r.n_keys);
 	ck_assert_int_eq(r.reverted, 0);
 	ck_assert_int_eq(find_key(r.keys, r.n_keys, loopdev, "scheduler")->state,
@@ -2829,6 +2831,96 @@ loop_rollback(int force, int want, Knob__RollbackResult *rb)
 	dump(rb->keys, rb->n_keys);
 	ck_assert_int_eq(rb->complete, want);
 }
+
+/* Roll ag back where the admin set nr_requests 32 since knob set it:
+ * left alone (changed-since, the scheduler's restore does not move it
+ * for good), incomplete; then --force brings every original of o back. */
+static void
+rollback_keeps_admin_nr(const struct orig *o)
+{
+	Knob__RollbackResult rb;
+	const Knob__KeyResult *k;
+
+	loop_rollback(0, 0, &rb);
+	k = find_key(rb.keys, rb.n_keys, loopdev, "nr_requests");
+	ck_assert_int_eq(k->state, KNOB__KEY_STATE__KEY_CHANGED_SINCE);
+	ck_assert_str_eq(k->after, "32");
+	tune_rollback_result_free(&rb);
+	ck_assert_str_eq(sched_now(), "none");
+	ck_assert_str_eq(sys("nr_requests", loopdev), "32");
+	loop_rollback(1, 1, &rb);
+	tune_rollback_result_free(&rb);
+	assert_originals(o);
+}
+
+/* A key of the previous profile that someone changed since knob set it,
+ * which a write of the new profile moves (A sets nr_requests, the admin
+ * then sets 32, B sets the scheduler, whose write resets nr_requests): it
+ * is changed-since, as in a switch whose writes leave it alone and as in
+ * a rollback; --check says so too, the apply writes the admin's value back
+ * after the scheduler's write, and only rollback --force writes its
+ * original.  Before, the switch wrote its original (100) over the admin's
+ * 32 and called it restored, and --check said would-change. */
+START_TEST(test_switch_changed_since_coupled)
+{
+	Knob__ApplyResult r;
+	const Knob__KeyResult *k;
+	struct orig o;
+
+	switch_start(nr_a, sched_b, &o);
+	set_sysfs("nr_requests", "32");	/* the admin's own change */
+	for (int check = 1; check >= 0; check--) {
+		do_apply(ag, "B", sched_b, 1, check, 0, &r);
+		dump(r.keys, r.n_keys);
+		k = find_key(r.keys, r.n_keys, loopdev, "nr_requests");
+		ck_assert_int_eq(k->state, KNOB__KEY_STATE__KEY_CHANGED_SINCE);
+		ck_assert_ptr_nonnull(strstr(k->message, "is 32, knob set 64, original 100"));
+		ck_assert(check || strstr(k->message, "written back to 32 after a coupled key's "
+		    "write moved it"));
+		ck_assert_int_eq(r.reverted, 0);
+		tune_apply_result_free(&r);
+	}
+	ck_assert_str_eq(sched_now(), "mq-deadline");
+	ck_assert_str_eq(sys("nr_requests", loopdev), "32");
+	rollback_keeps_admin_nr(&o);
+}
+END_TEST
+
+/* The same profile applied again, and re-applied at boot, where it sets
+ * only the scheduler: the kernel's nr_requests and the elevator's
+ * tunables (iosched) are journaled as moved by that write, not as keys of
+ * the profile, so they are not "back to their originals" while the
+ * profile still sets the scheduler.  Apply, apply again, --check and the
+ * boot re-apply leave the same values; rollback brings the non-default
+ * originals back.  Before, the second apply wrote nr_requests 100 and the
+ * none: tunables under mq-deadline, failed and reverted (exit 1), and
+ * --check said would-change. */
+START_TEST(test_apply_again_coupled)
+{
+	Knob__ApplyResult r;
+	struct orig o;
+	char nr[32];
+
+	switch_start(sched_b, sched_b, &o);
+	snprintf(nr, sizeof(nr), "%s", sys("nr_requests", loopdev));
+	ck_assert_str_ne(nr, o.nr);
+	for (int check = 1; check >= 0; check--) {
+		do_apply(ag, "A", sched_b, 1, check, 0, &r);
+		dump(r.keys, r.n_keys);
+		ck_assert_int_eq(r.reverted, 0);
+		for (size_t i = 0; i < r.n_keys; i++)
+			ck_assert_int_eq(r.keys[i]->state, KNOB__KEY_STATE__KEY_UNCHANGED);
+		tune_apply_result_free(&r);
+	}
+	ck_assert_str_eq(sys("nr_requests", loopdev), nr);
+	rm_agent(ag);
+	set_originals(&o);	/* "reboot" */
+	ag = mk_agent("");
+	ck_assert_str_eq(sched_now(), "mq-deadline");
+	ck_assert_str_eq(sys("nr_requests", loopdev), nr);
+	rollback_complete(&o);
+}
+END_TEST
 
 /* A profile that sets coupled keys to the values they already hold, with
  * the key that moves them: the scheduler write resets nr_requests and the
@@ -2941,23 +3033,12 @@ START_TEST(test_rollback_changed_since_coupled)
 		{ "blockdev", NULL, "scheduler", "mq-deadline", 0, NULL },
 		{ "blockdev", NULL, "nr_requests", "64", 0, NULL },
 	};
-	Knob__RollbackResult rb;
-	const Knob__KeyResult *k;
 	struct orig o;
 
 	set_originals(&o);
 	loop_apply("dl", set, nitems(set));
 	set_sysfs("nr_requests", "32");	/* the admin's own change */
-	loop_rollback(0, 0, &rb);
-	k = find_key(rb.keys, rb.n_keys, loopdev, "nr_requests");
-	ck_assert_int_eq(k->state, KNOB__KEY_STATE__KEY_CHANGED_SINCE);
-	ck_assert_str_eq(k->after, "32");
-	tune_rollback_result_free(&rb);
-	ck_assert_str_eq(sched_now(), "none");
-	ck_assert_str_eq(sys("nr_requests", loopdev), "32");
-	loop_rollback(1, 1, &rb);
-	tune_rollback_result_free(&rb);
-	assert_originals(&o);
+	rollback_keeps_admin_nr(&o);
 }
 END_TEST
 
@@ -3992,6 +4073,14 @@ START_TEST(test_reapply_at_boot)
 		ck_assert_int_eq(v.keys[i]->state, KNOB__KEY_STATE__KEY_OK);
 	ck_assert_ptr_nonnull(strstr(v.active_note, "re-applied at boot"));
 	tune_verify_result_free(&v);
+	/* --check changes nothing, the published note neither (before, it
+	 * cleared the note, as a committed apply does) */
+	do_apply(ag, "boot", set, nitems(set), 1, 0, &r);
+	dump(r.keys, r.n_keys);
+	for (size_t i = 0; i < r.n_keys; i++)
+		ck_assert_int_eq(r.keys[i]->state, KNOB__KEY_STATE__KEY_UNCHANGED);
+	tune_apply_result_free(&r);
+	ck_assert_ptr_nonnull(strstr(active_pub(ag, 1), "re-applied at boot"));
 	/* the first originals are still the ones journaled */
 	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
 	ck_assert_int_eq(rb.complete, 1);
@@ -6165,6 +6254,8 @@ tune_suite(void)
 	tcase_add_test(tc, test_switch_coupled);
 	tcase_add_test(tc, test_keep_going_refused_coupled);
 	tcase_add_test(tc, test_switch_changed_since);
+	tcase_add_test(tc, test_switch_changed_since_coupled);
+	tcase_add_test(tc, test_apply_again_coupled);
 	tcase_add_test(tc, test_coupled_same_value);
 	tcase_add_test(tc, test_coupled_moved_to_same);
 	tcase_add_test(tc, test_rollback_changed_since_coupled);
