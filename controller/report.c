@@ -597,6 +597,7 @@ compare_table(FILE *f, const struct rrun *a, const struct rrun *b, int decimal)
 	    "<th>verdict</th></tr>\n");
 	for (size_t i = 0; i < json_object_array_length(rows); i++) {
 		json_object *r = json_object_array_get_idx(rows, i), *v;
+		char num[40];
 		int metric = rundoc_metric_of(js_str(r, "kind"));
 
 		fprintf(f, "<tr><td>");
@@ -606,7 +607,8 @@ compare_table(FILE *f, const struct rrun *a, const struct rrun *b, int decimal)
 		side_cell(f, r, "a", decimal);
 		side_cell(f, r, "b", decimal);
 		if (json_object_object_get_ex(r, "change_pct", &v))
-			fprintf(f, "<td>%+.1f%%</td>", json_object_get_double(v));
+			fprintf(f, "<td>%s%%</td>", signed_fmt(num, sizeof(num),
+			    json_object_get_double(v), 1));
 		else
 			fprintf(f, "<td>-</td>");
 		for (int k = 0; k < 2; k++)	/* Welch's p, then Holm's over the table */
