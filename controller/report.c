@@ -464,6 +464,29 @@ charted(const struct rrun *runs, size_t r, size_t i)
 	return 0;
 }
 
+/* Under the peak table: the thread counts run r's peaks leave out
+ * (rundoc_left_out), as the text table says them. */
+static void
+peaks_left_out(FILE *f, const struct rrun *r)
+{
+	for (size_t i = 0; i < r->ps.n; i++) {
+		char *why = points_workload_first(&r->ps, i) ? rundoc_left_out(&r->ps, i) : NULL;
+		char t[160];
+
+		if (why == NULL)
+			continue;
+		workload_title(t, sizeof(t), &r->ps.p[i]);
+		fprintf(f, "<p class=\"warning\">");
+		esc(f, r->name);
+		fprintf(f, ", ");
+		esc(f, t);
+		fprintf(f, ": ");
+		esc(f, why);
+		fprintf(f, ".</p>\n");
+		free(why);
+	}
+}
+
 static void
 peaks_table(FILE *f, const struct rrun *runs, size_t nruns, int decimal)
 {
@@ -492,6 +515,8 @@ peaks_table(FILE *f, const struct rrun *runs, size_t nruns, int decimal)
 		free(pk);
 	}
 	fprintf(f, "</table>\n");
+	for (size_t r = 0; r < nruns; r++)
+		peaks_left_out(f, &runs[r]);
 }
 
 /* One compare row's side as a cell: "mean ± sd" in the unit

@@ -686,6 +686,11 @@ START_TEST(agent_killed_degraded)
 		ck_assert_msg(strstr(tab, "3/4") && strstr(tab, "partial"), "table: %s", tab);
 		ck_assert_ptr_nonnull(strstr(tab, "3 of 4 threads reported, missing: node03 (ranks 2)"));
 		survivors_phase_whole(cu_phase(doc, 1), tab);
+		/* no phase has a figure a peak takes: the line under the
+		 * (empty) peak table says which thread counts and why */
+		ck_assert_msg(strstr(tab, "\nnote: seq-write bs 1m: 4 threads (degraded), 3 threads "
+		    "(degraded) not in the peak and sustained: a degraded or failed phase has no "
+		    "figure a mean takes\n"), "%s", tab);
 		free(tab);
 		free(run);
 	}

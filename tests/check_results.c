@@ -2745,6 +2745,41 @@ START_TEST(t_report_errbar_floor)
 }
 END_TEST
 
+/* A run that lost a node in its first phase (1 thread, ok on 4 nodes,
+ * then 8 threads degraded on the 3 left): the peak is the 1-thread figure,
+ * and the text table and the report's HTML say under it that 8 threads
+ * are left out and why.  A workload all of whose phases are degraded has
+ * no row, and the line still names its thread counts.  Before, the peak
+ * of the points left read as the run's, without a word. */
+START_TEST(t_peak_left_out)
+{
+	json_object *a = mk_doc("A", 1);
+	char *text = NULL, *page;
+	size_t len;
+	FILE *f;
+
+	add_phase(a, on_nodes(mk_phase("seq-write", 1, 1, 6.2 * 1048576, 1 << 20, "ok"), 4));
+	add_phase(a, on_nodes(mk_phase("seq-write", 8, 1, 49.9 * 1048576, 1 << 20, "degraded"), 3));
+	add_phase(a, on_nodes(mk_phase("md-create", 8, 1, 5000, 0, "degraded"), 3));
+	ck_assert_ptr_nonnull(f = open_memstream(&text, &len));
+	rundoc_print_peaks(f, a, 0);
+	fclose(f);
+	fprintf(stderr, "%s", text);
+	ck_assert_msg(strstr(text, "\nnote: seq-write bs 1m: 8 threads (degraded) not in the peak and "
+	    "sustained: a degraded or failed phase has no figure a mean takes\n"), "%s", text);
+	ck_assert_msg(strstr(text, "\nnote: md-create: 8 threads (degraded) not in the peak"), "%s",
+	    text);
+	ck_assert_msg(!strstr(text, "1 thread ("), "%s", text);
+	free(text);
+	page = report_text(&a, 1);
+	ck_assert_msg(strstr(page, "<p class=\"warning\">A, seq-write") &&
+	    strstr(page, ": 8 threads (degraded) not in the peak and sustained: a degraded or "
+	    "failed phase has no figure a mean takes.</p>"), "the report says nothing of 8 threads");
+	free(page);
+	json_object_put(a);
+}
+END_TEST
+
 /* A change that rounds to zero prints without a sign: compare's change
  * column (text and the report's HTML) for a point 0.01 % slower and one
  * unchanged, and the bench table's clock line for an offset change of
@@ -2917,6 +2952,7 @@ main(void)
 	tcase_add_test(tc, t_report_json);
 	tcase_add_test(tc, t_report_to_device);
 	tcase_add_test(tc, t_signed_zero);
+	tcase_add_test(tc, t_peak_left_out);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
