@@ -67,15 +67,11 @@ say_err(const char *sub, const char *msg)
 }
 
 /* o as pretty JSON on f, its bidi and C1 controls as \uNNNN
- * (json_text_visible): a stored label is someone else's text. */
+ * (output_text): a stored label is someone else's text. */
 static void
 put_json(FILE *f, json_object *o)
 {
-	char *text = json_text_visible(json_object_to_json_string_ext(o,
-	    JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
-
-	fprintf(f, "%s\n", text);
-	free(text);
+	output_text(f, o, 0);
 }
 
 static json_object *

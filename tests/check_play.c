@@ -647,6 +647,35 @@ has_error(const char *err, const char *file, int line, const char *msg)
 	ck_assert_msg(strstr(err, want), "missing %s in\n%s", want, err);
 }
 
+/* What a play quotes is someone else's text, made visible: a file:line
+ * error's quoted profile name with U+202E (a bidi override) as \u202e,
+ * an -e argument's ESC as \x1b, and --json's document through the escape
+ * rule (output_doc): the play's name with U+202E as \u202e.  Before, each
+ * went to the terminal raw. */
+START_TEST(play_text_visible)
+{
+	char *out, *err;
+
+	somax_profile();
+	err = play_errors("vis.xml", "<?xml version=\"1.0\"?>\n<play name=\"vis\" nodes=\"node01\">\n"
+	    "  <apply profile=\"no&#x202E;such\"/>\n</play>\n");
+	has_error(err, "vis.xml", 3, "profile 'no\\u202esuch' not found");
+	ck_assert_msg(!strstr(err, "\342\200\256"), "raw U+202E in %s", err);
+	free(err);
+	knobctl_exits(2, &out, &err, "play %s/vis.xml --check -e \"$(printf 'p\\033q')\"", h.tmp);
+	ck_assert_str_eq(err, "knobctl play: -e p\\x1bq: use NAME=VALUE\n");
+	free(out);
+	free(err);
+	write_file("vj.xml", "<?xml version=\"1.0\"?>\n<play name=\"v&#x202E;j\" nodes=\"node01\">\n"
+	    "  <apply profile=\"somax\"/>\n</play>\n");
+	knobctl_exits(0, &out, &err, "--json play %s/vj.xml --check", h.tmp);
+	ck_assert_msg(strstr(out, "\"v\\u202ej\"") && !strstr(out, "\342\200\256"), "%s", out);
+	json_object_put(need(json_tokener_parse(out)));
+	free(out);
+	free(err);
+}
+END_TEST
+
 /* A play of n benches, one a line, the one at index bad without its
  * kind=: libxml2 gives that schema error no line; knobctl places it at
  * that bench's. */
@@ -1618,6 +1647,7 @@ main(void)
 	tcase_add_test(tc, play_check_plan_at);
 	tcase_add_test(tc, play_step_nodes_outside_targets);
 	tcase_add_test(tc, play_file_errors);
+	tcase_add_test(tc, play_text_visible);
 	tcase_add_test(tc, play_nested_bench_own_attrs);
 	tcase_add_test(tc, play_stripe_count_at);
 	tcase_add_test(tc, play_cache_x2);
