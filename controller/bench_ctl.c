@@ -351,9 +351,12 @@ lost_files(struct brun *br, size_t i, const char *workdir)
 	free(ranks);
 }
 
-/* Every node is past the last phase on workdir: let them remove its files
- * (agents keep them until then, since another node may still read them);
- * a node lost since it got ranks there cannot: it is named in cleanup_failed. */
+/* Every node is past the last phase on workdir: let those that got ranks
+ * there remove its files (agents keep them until then, since another node
+ * may still read them); a node lost since it got ranks there cannot: it is
+ * named in cleanup_failed.  A node without ranks there holds none of its
+ * files: it is not asked, so it is not waited for, nor named should it be
+ * lost (an interrupted play named every such node, with no ranks). */
 static void
 release_files(struct brun *br, const char *workdir)
 {
@@ -367,7 +370,9 @@ release_files(struct brun *br, const char *workdir)
 	for (size_t i = 0; i < br->fo->n; i++) {
 		struct pnode *pn = &br->pn[i];
 
-		if (!pn->alive && pn->files_wd && strcmp(pn->files_wd, workdir) == 0) {
+		if (pn->files_wd == NULL || strcmp(pn->files_wd, workdir) != 0)
+			continue;
+		if (!pn->alive) {
 			lost_files(br, i, workdir);
 			pn->files_wd = NULL;
 		}

@@ -818,12 +818,14 @@ print_clock(FILE *f, json_object *doc)
 {
 	json_object *ck;
 	double ch;
+	char v[32];
 
 	if (!json_object_object_get_ex(doc, "clock", &ck) || js_num(ck, "syncs") < 2)
 		return;
 	ch = js_num(ck, "offset_change_max_s");
-
-	fprintf(f, "clock offsets measured before each of %.0f phases; largest change %+.3f %s "
-	    "(%s, before %s)\n", js_num(ck, "syncs"), fabs(ch) >= 1 ? ch : ch * 1e3,
-	    fabs(ch) >= 1 ? "s" : "ms", js_str(ck, "node"), js_str(ck, "before_phase"));
+	/* a change that rounds to zero prints without a sign */
+	signed_fmt(v, sizeof(v), fabs(ch) >= 1 ? ch : ch * 1e3, 3);
+	fprintf(f, "clock offsets measured before each of %.0f phases; largest change %s %s "
+	    "(%s, before %s)\n", js_num(ck, "syncs"), v, fabs(ch) >= 1 ? "s" : "ms",
+	    js_str(ck, "node"), js_str(ck, "before_phase"));
 }

@@ -398,8 +398,7 @@ cmd_bench(struct ctl *ctl, int argc, char **argv)
 	}
 	rc = bench_run_stored(ctl, &names, &rq, &doc);
 	if (doc && ctl->json)
-		fprintf(ctl->out, "%s\n", json_object_to_json_string_ext(doc,
-		    JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+		output_text(ctl->out, doc, 0);
 	else if (doc)
 		bench_print_table(ctl->out, doc, ctl->units_decimal);
 	fflush(ctl->out);

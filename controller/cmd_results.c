@@ -67,15 +67,11 @@ say_err(const char *sub, const char *msg)
 }
 
 /* o as pretty JSON on f, its bidi and C1 controls as \uNNNN
- * (json_text_visible): a stored label is someone else's text. */
+ * (output_text): a stored label is someone else's text. */
 static void
 put_json(FILE *f, json_object *o)
 {
-	char *text = json_text_visible(json_object_to_json_string_ext(o,
-	    JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
-
-	fprintf(f, "%s\n", text);
-	free(text);
+	output_text(f, o, 0);
 }
 
 static json_object *
@@ -840,7 +836,7 @@ print_compare_table(FILE *f, json_object *cmp, int decimal)
 	    "B (mean ± sd)", "CHANGE", "P", "P(HOLM)", "VERDICT");
 	for (size_t i = 0; i < json_object_array_length(rows); i++) {
 		json_object *r = json_object_array_get_idx(rows, i), *v;
-		char lab[96], a[48], b[48], ch[16] = "-", p[16] = "-", pa[16] = "-";
+		char lab[96], a[48], b[48], ch[48] = "-", p[16] = "-", pa[16] = "-", num[40];
 		int metric = strcmp(js_str(r, "unit"), "IOPS") == 0 ? M_IOPS :
 		    strcmp(js_str(r, "unit"), "ops/s") == 0 ? M_OPS : M_BW;
 
@@ -848,7 +844,8 @@ print_compare_table(FILE *f, json_object *cmp, int decimal)
 		results_compare_side(a, sizeof(a), r, "a", decimal);
 		results_compare_side(b, sizeof(b), r, "b", decimal);
 		if (json_object_object_get_ex(r, "change_pct", &v))
-			snprintf(ch, sizeof(ch), "%+.1f%%", json_object_get_double(v));
+			snprintf(ch, sizeof(ch), "%s%%", signed_fmt(num, sizeof(num),
+			    json_object_get_double(v), 1));
 		if (json_object_object_get_ex(r, "p", &v))
 			snprintf(p, sizeof(p), "%.3f", json_object_get_double(v));
 		if (json_object_object_get_ex(r, "p_adj", &v))

@@ -353,6 +353,9 @@ void output_json(struct ctl *ctl, struct fanout *fo, json_fn extra, void *arg);
 /* --json of a command without nodes: doc, pretty, on f, the bidi and C1
  * controls in its strings as \uNNNN (json_text_visible); puts doc. */
 void output_doc(FILE *f, json_object *doc);
+/* The same text of o without putting it; spaced 0: json-c's "key":value
+ * (the bench's, a play's and the results commands' documents). */
+void output_text(FILE *f, json_object *o, int spaced);
 /* n's reply when n is ok and answered with body_case body, else NULL. */
 const Knob__Envelope *output_answer(const struct fo_node *n, int body);
 /* The request-then-print flow of a command without operands (ping, facts):

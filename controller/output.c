@@ -360,14 +360,20 @@ output_json(struct ctl *ctl, struct fanout *fo, json_fn extra, void *arg)
 }
 
 void
-output_doc(FILE *f, json_object *doc)
+output_text(FILE *f, json_object *o, int spaced)
 {
-	char *text = json_text_visible(json_object_to_json_string_ext(doc,
-	    JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
+	char *text = json_text_visible(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+	    (spaced ? JSON_C_TO_STRING_SPACED : 0) | JSON_C_TO_STRING_NOSLASHESCAPE));
 
 	fprintf(f, "%s\n", text);
 	free(text);
 	fflush(f);
+}
+
+void
+output_doc(FILE *f, json_object *doc)
+{
+	output_text(f, doc, 1);
 	json_object_put(doc);
 }
 

@@ -617,7 +617,7 @@ play_load(struct ctl *ctl, const char *path, const struct strvec *vars, struct s
 	pl->path = xstrdup(path);
 	for (size_t i = 0; vars && i < vars->n; i++)
 		if (pvars_add_cli(&L.vars, vars->v[i]) < 0)
-			strvec_push_owned(errs, xasprintf("knobctl play: -e %s: use NAME=VALUE",
+			play_err_push(errs, xasprintf("knobctl play: -e %s: use NAME=VALUE",
 			    vars->v[i]));
 	if (errs->n > before)
 		goto out;	/* not the file's errors that follow from it */

@@ -1501,8 +1501,7 @@ play_run(struct ctl *ctl, struct play *pl, const struct strvec *nodes,
 	    failed_steps, pl->nsteps, pr.nfailed);
 	res = play_result(&pr, stopped);
 	if (ctl->json)
-		fprintf(ctl->out, "%s\n", json_object_to_json_string_ext(res, JSON_C_TO_STRING_PRETTY |
-		    JSON_C_TO_STRING_NOSLASHESCAPE));
+		output_text(ctl->out, res, 0);
 	fflush(ctl->out);
 	json_object_put(res);
 	json_object_put(pr.info);

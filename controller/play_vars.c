@@ -6,6 +6,14 @@
 #include <string.h>
 
 #include "play_vars.h"
+#include "visible.h"
+
+void
+play_err_push(struct strvec *errs, char *raw)
+{
+	strvec_push_owned(errs, str_visible_dup(raw, 0));
+	free(raw);
+}
 
 void
 play_verr(struct strvec *errs, const char *path, int line, const char *fmt, va_list ap)
@@ -14,7 +22,7 @@ play_verr(struct strvec *errs, const char *path, int line, const char *fmt, va_l
 
 	if (vasprintf(&m, fmt, ap) < 0)
 		m = NULL;
-	strvec_push_owned(errs, xasprintf("%s:%d: %s", path, line, m ? m : "error"));
+	play_err_push(errs, xasprintf("%s:%d: %s", path, line, m ? m : "error"));
 	free(m);
 }
 
@@ -33,7 +41,7 @@ verr(struct pvars *V, size_t from, int line, const char *fmt, ...)
 	if (from < V->ncli) {
 		if (vasprintf(&m, fmt, ap) < 0)
 			m = NULL;
-		strvec_push_owned(V->errs, xasprintf("knobctl play: -e '%s': %s", V->v[from].arg,
+		play_err_push(V->errs, xasprintf("knobctl play: -e '%s': %s", V->v[from].arg,
 		    m ? m : "error"));
 		free(m);
 	} else

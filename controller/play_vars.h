@@ -34,7 +34,11 @@ struct pvars {
 	size_t n, ncli;
 };
 
-/* "path:line: message" into errs. */
+/* Push raw (malloc'd, taken) onto errs made visible (visible.h): the
+ * quoted text of a play or of an -e argument is someone else's and must
+ * not reach the terminal raw. */
+void play_err_push(struct strvec *errs, char *raw);
+/* "path:line: message" into errs, made visible. */
 void play_verr(struct strvec *errs, const char *path, int line, const char *fmt, va_list ap)
     __attribute__((format(printf, 4, 0)));
 /* Add an -e NAME=VALUE (all of them before the first <var>); -1 without '='. */

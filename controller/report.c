@@ -464,6 +464,29 @@ charted(const struct rrun *runs, size_t r, size_t i)
 	return 0;
 }
 
+/* Under the peak table: the thread counts run r's peaks leave out
+ * (rundoc_left_out), as the text table says them. */
+static void
+peaks_left_out(FILE *f, const struct rrun *r)
+{
+	for (size_t i = 0; i < r->ps.n; i++) {
+		char *why = points_workload_first(&r->ps, i) ? rundoc_left_out(&r->ps, i) : NULL;
+		char t[160];
+
+		if (why == NULL)
+			continue;
+		workload_title(t, sizeof(t), &r->ps.p[i]);
+		fprintf(f, "<p class=\"warning\">");
+		esc(f, r->name);
+		fprintf(f, ", ");
+		esc(f, t);
+		fprintf(f, ": ");
+		esc(f, why);
+		fprintf(f, ".</p>\n");
+		free(why);
+	}
+}
+
 static void
 peaks_table(FILE *f, const struct rrun *runs, size_t nruns, int decimal)
 {
@@ -492,6 +515,8 @@ peaks_table(FILE *f, const struct rrun *runs, size_t nruns, int decimal)
 		free(pk);
 	}
 	fprintf(f, "</table>\n");
+	for (size_t r = 0; r < nruns; r++)
+		peaks_left_out(f, &runs[r]);
 }
 
 /* One compare row's side as a cell: "mean ± sd" in the unit
@@ -597,6 +622,7 @@ compare_table(FILE *f, const struct rrun *a, const struct rrun *b, int decimal)
 	    "<th>verdict</th></tr>\n");
 	for (size_t i = 0; i < json_object_array_length(rows); i++) {
 		json_object *r = json_object_array_get_idx(rows, i), *v;
+		char num[40];
 		int metric = rundoc_metric_of(js_str(r, "kind"));
 
 		fprintf(f, "<tr><td>");
@@ -606,7 +632,8 @@ compare_table(FILE *f, const struct rrun *a, const struct rrun *b, int decimal)
 		side_cell(f, r, "a", decimal);
 		side_cell(f, r, "b", decimal);
 		if (json_object_object_get_ex(r, "change_pct", &v))
-			fprintf(f, "<td>%+.1f%%</td>", json_object_get_double(v));
+			fprintf(f, "<td>%s%%</td>", signed_fmt(num, sizeof(num),
+			    json_object_get_double(v), 1));
 		else
 			fprintf(f, "<td>-</td>");
 		for (int k = 0; k < 2; k++)	/* Welch's p, then Holm's over the table */

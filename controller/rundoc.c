@@ -481,6 +481,8 @@ rundoc_print(FILE *f, json_object *doc, int decimal)
 	rundoc_print_peaks(f, doc, decimal);
 }
 
+static void print_left_out(FILE *f, const struct pointset *ps);
+
 void
 rundoc_print_peaks(FILE *f, json_object *doc, int decimal)
 {
@@ -516,6 +518,57 @@ rundoc_print_peaks(FILE *f, json_object *doc, int decimal)
 		    a, (long long)pk[i].peak_threads, b, (long long)pk[i].min_threads,
 		    (long long)pk[i].max_threads);
 	}
+	print_left_out(f, &ps);
 	free(pk);
 	points_free(&ps);
+}
+
+char *
+rundoc_left_out(const struct pointset *ps, size_t first)
+{
+	char *out = NULL;
+
+	for (size_t i = first; i < ps->n; i++) {
+		const struct point *pt = &ps->p[i];
+		size_t k;
+
+		if (pt->st.n || !points_same_workload(&ps->p[first], pt, NULL, 0) ||
+		    !points_workload_rep(ps, i))
+			continue;
+		for (k = first; k < i; k++)	/* said already (on other nodes) */
+			if (ps->p[k].threads == pt->threads && !ps->p[k].st.n &&
+			    points_same_workload(&ps->p[first], &ps->p[k], NULL, 0))
+				break;
+		if (k < i)
+			continue;
+		if (out == NULL)
+			out = xstrdup("");
+		str_appendf(&out, "%s%lld thread%s (%s)", out[0] ? ", " : "",
+		    (long long)pt->threads, pt->threads == 1 ? "" : "s", repeats_status(pt));
+	}
+	if (out)
+		str_appendf(&out, " not in the peak and sustained: a degraded or failed phase has no "
+		    "figure a mean takes");
+	return out;
+}
+
+/* Under the peak table: each workload's thread counts it leaves out, so
+ * that a peak of the points left is not read as the run's. */
+static void
+print_left_out(FILE *f, const struct pointset *ps)
+{
+	for (size_t i = 0; i < ps->n; i++) {
+		char *why = points_workload_first(ps, i) ? rundoc_left_out(ps, i) : NULL;
+		json_object *pr = json_object_object_get(ps->p[i].first, "params");
+		char bs[16];
+
+		if (why == NULL)
+			continue;
+		size_fmt(bs, sizeof(bs), (uint64_t)js_num(pr, "block_size"));
+		if (ps->p[i].metric == M_OPS)
+			fprintf(f, "note: %s: %s\n", ps->p[i].kind, why);
+		else
+			fprintf(f, "note: %s bs %s: %s\n", ps->p[i].kind, bs, why);
+		free(why);
+	}
 }

@@ -90,8 +90,15 @@ double rundoc_scale(double v, int metric, int decimal);
  * over repeats), with block size, size, direct, fsync and shared, then the
  * peak and sustained table. */
 void rundoc_print(FILE *f, json_object *doc, int decimal);
-/* The peak and sustained table of a run. */
+/* The peak and sustained table of a run, and under it the thread counts
+ * each workload's peak leaves out (rundoc_left_out). */
 void rundoc_print_peaks(FILE *f, json_object *doc, int decimal);
+struct pointset;
+/* The thread counts of the workload whose first point is ps->p[first]
+ * that have no figure a peak can take (each repeat failed or degraded,
+ * none on other nodes with one), and why: "8 threads (degraded) not in
+ * the peak and sustained: ..." (malloc'd); NULL when there are none. */
+char *rundoc_left_out(const struct pointset *ps, size_t first);
 
 /* Print s padded to width columns (UTF-8 aware), left or right aligned. */
 void rundoc_pad(FILE *f, const char *s, int width, int left);

@@ -482,6 +482,15 @@ out:
 	free(tail);
 }
 
+int
+points_workload_first(const struct pointset *ps, size_t i)
+{
+	for (size_t k = 0; k < i; k++)
+		if (points_same_workload(&ps->p[k], &ps->p[i], NULL, 0))
+			return 0;
+	return 1;
+}
+
 size_t
 stats_peaks(const struct pointset *ps, struct peak **out)
 {
@@ -489,12 +498,7 @@ stats_peaks(const struct pointset *ps, struct peak **out)
 
 	*out = xcalloc(ps->n ? ps->n : 1, sizeof(**out));
 	for (size_t i = 0; i < ps->n; i++) {
-		size_t k;
-
-		for (k = 0; k < i; k++)
-			if (points_same_workload(&ps->p[k], &ps->p[i], NULL, 0))
-				break;
-		if (k < i)
+		if (!points_workload_first(ps, i))
 			continue;
 		workload_peak(ps, i, &(*out)[n]);
 		if ((*out)[n].npoints)

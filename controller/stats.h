@@ -92,6 +92,8 @@ int points_same_workload(const struct point *a, const struct point *b, char *dif
  * a tie; points without a figure do not count against it, and are the
  * one only when no point there has a figure. */
 int points_workload_rep(const struct pointset *ps, size_t i);
+/* 1 when ps->p[i] is the first point of its workload. */
+int points_workload_first(const struct pointset *ps, size_t i);
 
 /* Peak and sustained of one workload: peak = the largest mean over thread
  * counts, and where; sustained = the median of the means from the peak's

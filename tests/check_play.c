@@ -647,6 +647,35 @@ has_error(const char *err, const char *file, int line, const char *msg)
 	ck_assert_msg(strstr(err, want), "missing %s in\n%s", want, err);
 }
 
+/* What a play quotes is someone else's text, made visible: a file:line
+ * error's quoted profile name with U+202E (a bidi override) as \u202e,
+ * an -e argument's ESC as \x1b, and --json's document through the escape
+ * rule (output_doc): the play's name with U+202E as \u202e.  Before, each
+ * went to the terminal raw. */
+START_TEST(play_text_visible)
+{
+	char *out, *err;
+
+	somax_profile();
+	err = play_errors("vis.xml", "<?xml version=\"1.0\"?>\n<play name=\"vis\" nodes=\"node01\">\n"
+	    "  <apply profile=\"no&#x202E;such\"/>\n</play>\n");
+	has_error(err, "vis.xml", 3, "profile 'no\\u202esuch' not found");
+	ck_assert_msg(!strstr(err, "\342\200\256"), "raw U+202E in %s", err);
+	free(err);
+	knobctl_exits(2, &out, &err, "play %s/vis.xml --check -e \"$(printf 'p\\033q')\"", h.tmp);
+	ck_assert_str_eq(err, "knobctl play: -e p\\x1bq: use NAME=VALUE\n");
+	free(out);
+	free(err);
+	write_file("vj.xml", "<?xml version=\"1.0\"?>\n<play name=\"v&#x202E;j\" nodes=\"node01\">\n"
+	    "  <apply profile=\"somax\"/>\n</play>\n");
+	knobctl_exits(0, &out, &err, "--json play %s/vj.xml --check", h.tmp);
+	ck_assert_msg(strstr(out, "\"v\\u202ej\"") && !strstr(out, "\342\200\256"), "%s", out);
+	json_object_put(need(json_tokener_parse(out)));
+	free(out);
+	free(err);
+}
+END_TEST
+
 /* A play of n benches, one a line, the one at index bad without its
  * kind=: libxml2 gives that schema error no line; knobctl places it at
  * that bench's. */
@@ -1351,6 +1380,30 @@ dir_full(void *arg)
 	return !dir_empty(arg);
 }
 
+/* The stored run of the interrupted bench (one thread, on node01) names
+ * no node but node01 in cleanup_failed, with its rank (none when the
+ * signal came before its prepare): node02 and node03 had no ranks and
+ * hold no files.  Before, they were named too, "the files of its ranks
+ * may be left" (no rank), their release cut off mid-wait. */
+static void
+only_node01_named(void)
+{
+	json_object *doc, *cf = NULL;
+	int rc;
+
+	doc = need(harness_knobctl_json(&h, &rc, "--json results show latest"));
+	json_object_object_get_ex(doc, "cleanup_failed", &cf);
+	fprintf(stderr, "cleanup_failed: %s\n", cf ? json_object_to_json_string(cf) : "none");
+	ck_assert_msg(!cf || json_object_array_length(cf) <= 1, "%s", json_object_to_json_string(cf));
+	for (size_t i = 0; cf && i < json_object_array_length(cf); i++) {
+		ck_assert_str_eq(cu_str(json_object_array_get_idx(cf, i), "node"), "node01");
+		ck_assert_msg(strstr(cu_str(json_object_array_get_idx(cf, i), "error"),
+		    "the files of its ranks 0 may be left in "), "%s",
+		    json_object_to_json_string(cf));
+	}
+	json_object_put(doc);
+}
+
 /* SIGINT, then with --json SIGTERM, to knobctl itself while the play's
  * long bench runs (256 writes at 10 a second: 25 s): the bench stops at
  * once, the stop's rollback puts back every node's original (1111, 1112,
@@ -1359,7 +1412,8 @@ dir_full(void *arg)
  * bench's files.  Before, the signal killed knobctl: the nodes kept the
  * profile, with nothing printed.  SIGHUP too, the terminal or the ssh
  * session of the play gone: before, it killed knobctl (exit 129) and
- * every node kept the profile. */
+ * every node kept the profile.  Only node01, which had the bench's one
+ * thread, is named where files may be left (only_node01_named). */
 START_TEST(play_signal_rolls_back)
 {
 	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
@@ -1418,6 +1472,7 @@ START_TEST(play_signal_rolls_back)
 			ck_assert_msg(somax_is(i, i == 0 ? "1111" : i == 1 ? "1112" : "1113"),
 			    "node%02d", i + 1);
 		ck_assert_msg(cu_wait(dir_empty, data, 10) >= 0, "the bench's files stay");
+		only_node01_named();
 	}
 }
 END_TEST
@@ -1592,6 +1647,7 @@ main(void)
 	tcase_add_test(tc, play_check_plan_at);
 	tcase_add_test(tc, play_step_nodes_outside_targets);
 	tcase_add_test(tc, play_file_errors);
+	tcase_add_test(tc, play_text_visible);
 	tcase_add_test(tc, play_nested_bench_own_attrs);
 	tcase_add_test(tc, play_stripe_count_at);
 	tcase_add_test(tc, play_cache_x2);

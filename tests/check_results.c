@@ -2745,6 +2745,89 @@ START_TEST(t_report_errbar_floor)
 }
 END_TEST
 
+/* A run that lost a node in its first phase (1 thread, ok on 4 nodes,
+ * then 8 threads degraded on the 3 left): the peak is the 1-thread figure,
+ * and the text table and the report's HTML say under it that 8 threads
+ * are left out and why.  A workload all of whose phases are degraded has
+ * no row, and the line still names its thread counts.  Before, the peak
+ * of the points left read as the run's, without a word. */
+START_TEST(t_peak_left_out)
+{
+	json_object *a = mk_doc("A", 1);
+	char *text = NULL, *page;
+	size_t len;
+	FILE *f;
+
+	add_phase(a, on_nodes(mk_phase("seq-write", 1, 1, 6.2 * 1048576, 1 << 20, "ok"), 4));
+	add_phase(a, on_nodes(mk_phase("seq-write", 8, 1, 49.9 * 1048576, 1 << 20, "degraded"), 3));
+	add_phase(a, on_nodes(mk_phase("md-create", 8, 1, 5000, 0, "degraded"), 3));
+	ck_assert_ptr_nonnull(f = open_memstream(&text, &len));
+	rundoc_print_peaks(f, a, 0);
+	fclose(f);
+	fprintf(stderr, "%s", text);
+	ck_assert_msg(strstr(text, "\nnote: seq-write bs 1m: 8 threads (degraded) not in the peak and "
+	    "sustained: a degraded or failed phase has no figure a mean takes\n"), "%s", text);
+	ck_assert_msg(strstr(text, "\nnote: md-create: 8 threads (degraded) not in the peak"), "%s",
+	    text);
+	ck_assert_msg(!strstr(text, "1 thread ("), "%s", text);
+	free(text);
+	page = report_text(&a, 1);
+	ck_assert_msg(strstr(page, "<p class=\"warning\">A, seq-write") &&
+	    strstr(page, ": 8 threads (degraded) not in the peak and sustained: a degraded or "
+	    "failed phase has no figure a mean takes.</p>"), "the report says nothing of 8 threads");
+	free(page);
+	json_object_put(a);
+}
+END_TEST
+
+/* A change that rounds to zero prints without a sign: compare's change
+ * column (text and the report's HTML) for a point 0.01 % slower and one
+ * unchanged, and the bench table's clock line for an offset change of
+ * -0.1 us.  Before, "-0.0%", "+0.0%" and "largest change -0.000 ms". */
+START_TEST(t_signed_zero)
+{
+	json_object *a = mk_doc("A", 1), *b = mk_doc("B", 2), *ck, *cmp, *docs[2];
+	char *text = NULL, *page, err[256];
+	size_t len;
+	FILE *f;
+
+	for (int i = 0; i < 3; i++) {
+		add_phase(a, mk_phase("seq-write", 4, i + 1, 1e9 + i * 1e7, 1 << 20, "ok"));
+		add_phase(b, mk_phase("seq-write", 4, i + 1, 0.9999e9 + i * 1e7, 1 << 20, "ok"));
+		add_phase(a, mk_phase("seq-read", 4, i + 1, 5e8 + i * 1e7, 1 << 20, "ok"));
+		add_phase(b, mk_phase("seq-read", 4, i + 1, 5e8 + i * 1e7, 1 << 20, "ok"));
+	}
+	ck_assert_msg((cmp = results_compare_doc(a, b, 0, err, sizeof(err))) != NULL, "%s", err);
+	ck_assert_ptr_nonnull(f = open_memstream(&text, &len));
+	results_print_compare(f, cmp, 0);
+	fclose(f);
+	json_object_put(cmp);
+	fprintf(stderr, "%s", text);
+	ck_assert_msg(strstr(text, " 0.0% ") && !strstr(text, "-0.0%") && !strstr(text, "+0.0%"),
+	    "%s", text);
+	free(text);
+	docs[0] = a;
+	docs[1] = b;
+	page = report_text(docs, 2);
+	ck_assert_msg(strstr(page, "<td>0.0%</td>") && !strstr(page, "-0.0%") &&
+	    !strstr(page, "+0.0%"), "the report's change column signs a zero");
+	free(page);
+	ck = json_object_new_object();
+	json_object_object_add(ck, "syncs", json_object_new_int(4));
+	json_object_object_add(ck, "offset_change_max_s", json_object_new_double(-1e-7));
+	json_object_object_add(ck, "node", json_object_new_string("node01"));
+	json_object_object_add(ck, "before_phase", json_object_new_string("A-p2"));
+	json_object_object_add(a, "clock", ck);
+	ck_assert_ptr_nonnull(f = open_memstream(&text, &len));
+	bench_print_table(f, a, 0);
+	fclose(f);
+	ck_assert_msg(strstr(text, "largest change 0.000 ms (node01"), "%s", text);
+	free(text);
+	json_object_put(a);
+	json_object_put(b);
+}
+END_TEST
+
 /* knobctl --json report prints one document, the page's path and the runs
  * in the order given, as --json does for every command; it printed
  * nothing, so `knobctl --json report ... | jq` had no input. */
@@ -2868,6 +2951,8 @@ main(void)
 	tcase_add_test(tc, t_report_errbar_floor);
 	tcase_add_test(tc, t_report_json);
 	tcase_add_test(tc, t_report_to_device);
+	tcase_add_test(tc, t_signed_zero);
+	tcase_add_test(tc, t_peak_left_out);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
