@@ -31,7 +31,8 @@
  * or the controller certificate changed under it, it closes every link and
  * exits 1: it could not go on holding (as when its event loop fails),
  * and a supervisor (controller/knob-mux.service, Restart=on-failure)
- * starts it again on the new files. */
+ * starts it again on the new files.  One holder a socket: an flock on
+ * knob-mux.lock beside it (mux_lock). */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -45,6 +46,7 @@
 #include <pthread.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/file.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -57,6 +59,7 @@
 #include "results.h"
 #include "util.h"
 
+#define MUX_LOCK "knob-mux.lock"	/* beside the socket: one holder per socket */
 #define MUX_BUCKETS 16384
 #define MUX_NODE_BUCKETS 4096
 #define MUX_HEADER_NS (10 * 1000000000ull)	/* for a channel's first line */
@@ -150,6 +153,7 @@ struct mux {
 	struct ctl *ctl;
 	struct ev_base *ev;
 	int lfd, sfd;
+	int lockfd;		/* MUX_LOCK, flocked while we run */
 	char path[PATH_MAX];
 	struct mux_link *tab[MUX_BUCKETS];
 	struct mux_node *dtab[MUX_BUCKETS];	/* nodes being dialled, by key */
@@ -1334,7 +1338,43 @@ signal_event(int fd, uint32_t events, void *arg)
 		((struct mux *)arg)->stop = 1;
 }
 
-/* Bind the holder's socket (0600), unless a holder already answers there. */
+/* Take the holder's lock (MUX_LOCK beside the socket, our pid in it) for
+ * as long as we run: a second holder is refused at once, even beside one
+ * that is stopped and does not answer (it used to take the socket over
+ * after --connect-timeout, and the first one's exit then removed the
+ * second's socket: a holder running that no command could reach).  The
+ * kernel drops the lock when we die, so a killed holder's socket is
+ * taken over. */
+static int
+mux_lock(struct mux *m)
+{
+	char path[PATH_MAX], pid[32] = "";
+	ssize_t n;
+	int fd;
+
+	results_side_path(m->ctl, MUX_LOCK, path, sizeof(path));
+	results_mkparent(path);
+	if ((fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0) {
+		fprintf(stderr, "knobctl mux: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		if ((n = pread(fd, pid, sizeof(pid) - 1, 0)) > 0)
+			pid[strcspn(pid, "\n")] = '\0';
+		fprintf(stderr, "knobctl mux: a holder already runs on %s (pid %s, holding %s)\n",
+		    m->path, pid[0] ? pid : "?", path);
+		close(fd);
+		return -1;
+	}
+	snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, strlen(pid), 0) < 0)
+		log_warn("mux: %s", path);	/* the lock holds all the same */
+	m->lockfd = fd;
+	return 0;
+}
+
+/* Bind the holder's socket (0600), unless a holder already answers there
+ * (one of an older knobctl, which takes no lock). */
 static int
 mux_listen(struct mux *m)
 {
@@ -1496,6 +1536,7 @@ cmd_mux(struct ctl *ctl, int argc, char **argv)
 	m->persist = 600;
 	m->sfd = -1;
 	m->dial_efd = -1;
+	m->lockfd = -1;
 	m->uid = geteuid();
 	while ((ch = opt_next(ctl, argc, argv)) != -1) {
 		switch (ch) {
@@ -1526,10 +1567,13 @@ cmd_mux(struct ctl *ctl, int argc, char **argv)
 	pthread_mutex_init(&m->done_mu, NULL);
 	/* the trust id before the context loads the CA and CRL: a revocation in
 	 * between makes us stale at once, never trusted under the old CRL */
-	if (ctl_trust_id(ctl, m->trust) < 0 || ctl_ssl(ctl) == NULL || mux_listen(m) < 0)
+	if (ctl_trust_id(ctl, m->trust) < 0 || ctl_ssl(ctl) == NULL || mux_lock(m) < 0 ||
+	    mux_listen(m) < 0)
 		rc = 1;
 	else
 		rc = mux_serve(m);
+	if (m->lockfd >= 0)
+		close(m->lockfd);	/* our socket is gone: the next holder may start */
 	pthread_mutex_destroy(&m->done_mu);
 	free(m);
 	return rc;

@@ -18,6 +18,8 @@
  * - the holder SIGKILLed while a command waits on a frozen agent: that
  *   node is lost (exit 1), the others answered; the next command dials
  *   itself past the dead holder's socket, and a new holder takes it over;
+ * - a second holder started beside a running one (stopped, silent) exits 1
+ *   at once naming its pid; the first serves on, and leaves no socket;
  * - 200 channels that never send a request: commands are served, and the
  *   holder closes the silent ones after its 10 s;
  * - knobctl against the test standing in for the holder: its three OPENs
@@ -720,6 +722,60 @@ START_TEST(holder_killed_mid_command)
 	ck_assert_msg(cu_wait(mux_ready, NULL, 20) >= 0, "no new holder: %s", cu_slurp(mux_err));
 	ck_assert_int_eq(ctl(&out, &err, "ping -a"), 0);
 	ck_assert_int_eq(via(err, "node03"), 0);
+	free(out);
+	free(err);
+}
+END_TEST
+
+/* Has the process *(pid_t *)arg exited?  (it is reaped, *arg set to its
+ * exit status) */
+static int
+child_exited(void *arg)
+{
+	pid_t *pid = arg;
+	int st;
+
+	if (waitpid(*pid, &st, WNOHANG) != *pid)
+		return 0;
+	*pid = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return 1;
+}
+
+/* A second holder started while one runs, even one stopped that does not
+ * answer, is refused at once (exit 1, with the running one's pid) and
+ * leaves the socket alone: the first serves on over its kept links, and
+ * its exit leaves no holder behind.  Before, the second waited its
+ * --connect-timeout, removed the socket and bound its own; the first
+ * one's exit then removed the second's socket, which ran on unreachable. */
+START_TEST(second_holder_refused)
+{
+	char *out = NULL, *err = NULL, err2[PATH_MAX + 16], want[64], *txt;
+	pid_t pid;
+
+	ck_assert_int_eq(ctl(&out, &err, "ping -a"), 0);
+	snprintf(err2, sizeof(err2), "%s/mux2.err", h.tmp);
+	ck_assert_int_eq(kill(mux_pid, SIGSTOP), 0);
+	pid = harness_knobctl_bg(&h, "/dev/null", err2, "--connect-timeout 1 mux --persist 300");
+	ck_assert_int_gt(pid, 0);
+	if (cu_wait(child_exited, &pid, 10) < 0) {
+		kill(pid, SIGTERM);
+		cu_reap(pid);
+		kill(mux_pid, SIGCONT);
+		txt = cu_slurp(err2);
+		ck_abort_msg("a second holder runs beside the first: %s", txt);
+	}
+	kill(mux_pid, SIGCONT);
+	txt = cu_slurp(err2);
+	ck_assert_msg(pid == 1, "exit %d: %s", (int)pid, txt);
+	snprintf(want, sizeof(want), "(pid %d, holding ", (int)mux_pid);
+	ck_assert_msg(strstr(txt, "a holder already runs on") && strstr(txt, want), "%s", txt);
+	free(txt);
+	ck_assert_int_eq(ctl(&out, &err, "ping -a"), 0);
+	ck_assert_int_eq(via(err, "node01"), 1);
+	kill(mux_pid, SIGTERM);
+	ck_assert_int_eq(cu_reap(mux_pid), 0);
+	mux_pid = 0;
+	ck_assert_int_eq(access(sock, F_OK), -1);
 	free(out);
 	free(err);
 }
@@ -1428,6 +1484,7 @@ main(void)
 	tcase_add_test(tc, out_of_descriptors);
 	tcase_add_test(tc, silent_flood);
 	tcase_add_test(tc, holder_killed_mid_command);
+	tcase_add_test(tc, second_holder_refused);
 	tcase_add_test(tc, long_dial_serves_others);
 	tcase_add_test(tc, waiting_takes_freed_link);
 	tcase_add_test(tc, alive_node_not_behind_dead_dial);
