@@ -102,7 +102,7 @@ struct mux_node {
 	struct dial_batch *batch;	/* being dialled (its v[bidx]) */
 	size_t bidx;
 	struct mux_node *knext;	/* being dialled: in m->dtab, by key */
-	int asked;		/* a request went to the node, no reply yet */
+	unsigned asked;		/* requests relayed to the node without a reply yet */
 	struct mux_node *wnext, *wprev;
 	struct mux_node *hnext;	/* in ch->tab */
 };
@@ -327,15 +327,17 @@ node_find(struct mux_chan *ch, uint32_t id)
 	return mn;
 }
 
-/* Mark whether mn has a request out (the status's "pending"). */
+/* Count mn's requests out: one more relayed (delta 1), one answered (-1),
+ * none (0).  The status's "pending" counts the nodes with some out. */
 static void
-node_asked(struct mux_node *mn, int asked)
+node_asked(struct mux_node *mn, int delta)
 {
 	struct mux *m = mn->ch->m;
+	unsigned was = mn->asked;
 
-	m->nasked += (size_t)(asked && !mn->asked);
-	m->nasked -= (size_t)(!asked && mn->asked);
-	mn->asked = asked;
+	mn->asked = delta > 0 ? was + 1 : delta < 0 && was > 0 ? was - 1 : 0;
+	m->nasked += (size_t)(mn->asked && !was);
+	m->nasked -= (size_t)(!mn->asked && was);
 }
 
 /* Take mn off the list of nodes waiting for a new link. */
@@ -703,9 +705,11 @@ chan_message(struct mux_chan *ch, const uint8_t *body, size_t len)
 		return 0;	/* failed or lost here meanwhile: knobctl is being told */
 	if (type == MUX_FRAME)
 		return node_relay(mn, p, plen);
-	/* complete: nothing of ours is unsent or unanswered */
-	node_free(mn, type == MUX_DONE && mn->link && mn->link->c.wq_head == NULL &&
-	    mn->link->c.hdr_have == 0);
+	/* complete: nothing of ours is unsent or unanswered (a DONE with a
+	 * request out, its reply still on its way, would hand that reply to
+	 * the next command that took the link) */
+	node_free(mn, type == MUX_DONE && mn->link && mn->asked == 0 &&
+	    mn->link->c.wq_head == NULL && mn->link->c.hdr_have == 0);
 	return 0;
 }
 
@@ -1190,7 +1194,7 @@ link_event(int fd, uint32_t events, void *arg)
 				link_free(lk);
 			return;
 		}
-		node_asked(mn, 0);
+		node_asked(mn, -1);
 		r = chan_put(mn->ch, MUX_FRAME, mn->id, body, len);
 		free(body);
 		if (r < 0)

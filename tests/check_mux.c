@@ -11,6 +11,8 @@
  *   link (the dead one is noticed), not an error;
  * - a command that times out on a frozen agent leaves no link behind:
  *   the next command dials that node anew and gets its own answer;
+ * - a DONE while the node's request is still at the agent closes the link:
+ *   the next channel gets a new link and its own reply, not that one;
  * - a malformed request or frame closes that channel only: the holder
  *   keeps serving; a command's nodes share one channel, the holder's
  *   answers to many nodes come in one read; --no-mux dials directly; a socket that is not private
@@ -1170,6 +1172,68 @@ START_TEST(one_idle_link_per_node)
 }
 END_TEST
 
+/* A channel that says DONE for node01 while its request is still at the
+ * (frozen) agent: the link closes, so the reply on its way reaches nobody.
+ * The next channel to ask for node01 gets a new link, and its own answer
+ * (a facts reply to its facts request).  Before, the holder kept the link
+ * idle and handed it to that channel as "reused": the first channel's
+ * pong came to it as the answer to its facts request. */
+START_TEST(done_with_request_out)
+{
+	Knob__Ping ping = KNOB__PING__INIT;
+	Knob__FactsRequest fr = KNOB__FACTS_REQUEST__INIT;
+	Knob__Envelope env = KNOB__ENVELOPE__INIT, *e;
+	char *out = NULL, *err = NULL, line[256], how[64], type, *buf = xmalloc(FRAME_MAX);
+	uint8_t *pf, *ff;
+	size_t plen, flen;
+	uint32_t id;
+	ssize_t n;
+	int a, b;
+
+	env.body_case = KNOB__ENVELOPE__BODY_PING;
+	env.ping = &ping;
+	ck_assert_int_eq(frame_pack(&env, &pf, &plen), 0);
+	env.body_case = KNOB__ENVELOPE__BODY_FACTS_REQUEST;
+	env.facts_request = &fr;
+	ck_assert_int_eq(frame_pack(&env, &ff, &flen), 0);
+	ck_assert_int_eq(ctl(&out, &err, "ping -a"), 0);
+	kill(h.node[0].pid, SIGSTOP);
+	a = chan_open_node(0, how, sizeof(how));
+	ck_assert_str_eq(how, "reused");
+	hub_msg(a, 'F', 0, pf + 4, plen - 4);
+	hub_msg(a, 'D', 0, "", 0);
+	ck_assert_int_eq(hub_flush(a), 0);
+	close(a);
+	ck_assert_msg(cu_wait(status_says, (char *)(uintptr_t)"channels 0 ", 10) >= 0,
+	    "the channel stays");
+	/* node01's next command, while the pong is still to come */
+	b = mux_dial();
+	ck_assert_int_eq(write(b, "chan\n", 5), 5);
+	snprintf(line, sizeof(line), "%s %s 7420 5", h.node[0].name, h.node[0].addr);
+	hub_msg(b, 'O', 0, line, strlen(line));
+	ck_assert_int_eq(hub_flush(b), 0);
+	ck_assert_msg(cu_wait(status_says, (char *)(uintptr_t)"channels 1 nodes 1 ", 10) >= 0,
+	    "the holder did not take the OPEN");
+	kill(h.node[0].pid, SIGCONT);
+	ck_assert_int_ge(hub_read(b, &type, &id, how, sizeof(how)), 0);
+	ck_assert_int_eq(type, 'K');
+	ck_assert_str_eq(how, "new");
+	hub_msg(b, 'F', 0, ff + 4, flen - 4);
+	ck_assert_int_eq(hub_flush(b), 0);
+	ck_assert_int_gt(n = hub_read(b, &type, &id, buf, FRAME_MAX), 0);
+	ck_assert_int_eq(type, 'F');
+	ck_assert_ptr_nonnull(e = frame_unpack((uint8_t *)buf, (size_t)n, line, sizeof(line)));
+	ck_assert_int_eq(e->body_case, KNOB__ENVELOPE__BODY_FACTS);
+	knob__envelope__free_unpacked(e, NULL);
+	close(b);
+	free(pf);
+	free(ff);
+	free(buf);
+	free(out);
+	free(err);
+}
+END_TEST
+
 /* The fds in [0, n) at their end, counted into got; holds once got
  * reaches want. */
 struct eofs {
@@ -1481,6 +1545,7 @@ main(void)
 	tcase_add_test(tc, trust_change_stops_holder);
 	tcase_add_test(tc, persist_and_exit_status);
 	tcase_add_test(tc, one_idle_link_per_node);
+	tcase_add_test(tc, done_with_request_out);
 	tcase_add_test(tc, out_of_descriptors);
 	tcase_add_test(tc, silent_flood);
 	tcase_add_test(tc, holder_killed_mid_command);
