@@ -487,18 +487,51 @@ dialling(const struct mux *m)
 	return n;
 }
 
+/* Out of descriptors (EMFILE, ENFILE), as the last call said? */
+static int
+errno_nofile(void)
+{
+	return errno == EMFILE || errno == ENFILE;
+}
+
+/* Our trust id now, into now: 0 as when we started, 1 changed, -1 not
+ * known (out of descriptors: the hash counts a file it cannot open as
+ * absent, so a holder at its limit took itself for revoked and exited). */
+static int
+trust_now(struct mux *m, char now[65])
+{
+	const char *ca = m->ctl->ca ? m->ctl->ca : m->ctl->inv->ca;
+	int fd = -1;
+
+	if (ctl_trust_id(m->ctl, now) == 0 && strcmp(now, m->trust) == 0)
+		return 0;
+	if (ca != NULL && (fd = open(ca, O_RDONLY | O_CLOEXEC)) < 0 && errno_nofile())
+		return -1;
+	if (fd >= 0)
+		close(fd);
+	return 1;
+}
+
 /* "trust ID": does knobctl trust what we do (ok, and we multiplex:
  * "chan"), another CA, CRL or certificate (other)?  When ours changed
  * since we started (stale), our links no longer descend from what we
- * would verify now: we go. */
+ * would verify now: we go.  Out of descriptors we cannot tell ("error"):
+ * that command dials itself, and we go on. */
 static void
 chan_trust(struct mux_chan *ch, const char *id)
 {
 	struct mux *m = ch->m;
 	char now[65];
+	int t;
 
 	ch->closing = 1;
-	if (ctl_trust_id(m->ctl, now) < 0 || strcmp(now, m->trust) != 0) {
+	if ((t = trust_now(m, now)) < 0) {
+		log_warnx("mux: out of file descriptors (%d links, %zu channels): cannot read the "
+		    "CA to answer a command; it dials the nodes itself", (int)m->nlinks, m->nchan);
+		chan_say(ch, "error out of file descriptors\n");
+		return;
+	}
+	if (t > 0) {
 		log_warnx("mux: the CA, its CRL or the controller certificate changed: "
 		    "closing every link");
 		m->stop = m->stale = 1;
@@ -895,13 +928,18 @@ link_adopt(struct mux *m, struct mux_link *lk, const char *key)
 	return 0;
 }
 
-/* A new link lk for mn, or the reason its dial failed (status, detail). */
+/* A new link lk for mn, or the reason its dial failed (status, detail;
+ * a dial out of descriptors is the holder's limit, not the node's). */
 static void
 dial_result(struct mux *m, struct mux_node *mn, int status, const char *detail,
     struct mux_link *lk)
 {
 	if (lk == NULL || status != NS_OK) {
-		node_say(mn, MUX_FAIL, "%d %s", status ? status : NS_FAILED,
+		int nofile = detail && (strstr(detail, strerror(EMFILE)) ||
+		    strstr(detail, strerror(ENFILE)));
+
+		node_say(mn, MUX_FAIL, "%d %s%s", status ? status : NS_FAILED, nofile ?
+		    "connection holder out of file descriptors (raise its ulimit -n): " : "",
 		    detail ? detail : "failed");
 		node_free(mn, 0);
 		return;
@@ -1328,7 +1366,7 @@ listen_event(int fd, uint32_t events, void *arg)
 		ev_timer_del(m->ev, &m->idle_t);
 		fresh_add(m, ch);
 	}
-	if (errno == EMFILE || errno == ENFILE)
+	if (errno_nofile())
 		refuse_one(m, fd);
 }
 

@@ -193,6 +193,11 @@ mux_usable(struct ctl *ctl)
 		    "node): dialling the nodes directly; restart it (mux --stop)", path);
 		return 0;
 	}
+	if (strncmp(ans, "error ", 6) == 0) {
+		log_warnx("%s: the connection holder cannot answer now (%s): dialling the nodes "
+		    "directly", path, ans + 6);
+		return 0;
+	}
 	if (strcmp(ans, "ok chan") != 0) {
 		log_warnx("%s: the connection holder trusts another CA, CRL or controller "
 		    "certificate (%s): dialling the nodes directly", path, ans);

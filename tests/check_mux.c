@@ -11,6 +11,9 @@
  *   link (the dead one is noticed), not an error;
  * - a command that times out on a frozen agent leaves no link behind:
  *   the next command dials that node anew and gets its own answer;
+ * - the holder at its descriptor limit: a node it cannot dial fails with
+ *   that reason; a command it cannot check the CA for dials itself, and
+ *   the holder serves on once it has descriptors again;
  * - a DONE while the node's request is still at the agent closes the link:
  *   the next channel gets a new link and its own reply, not that one;
  * - a malformed request or frame closes that channel only: the holder
@@ -1298,6 +1301,67 @@ START_TEST(out_of_descriptors)
 }
 END_TEST
 
+/* A descriptor limit that leaves the holder room free new ones (the
+ * lowest numbers it has not open: a descriptor's number must be below
+ * the limit). */
+static rlim_t
+holder_fd_room(int room)
+{
+	char path[64], open_fd[4096] = { 0 };
+	struct dirent *e;
+	int fd = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)mux_pid);
+	ck_assert_ptr_nonnull(d = opendir(path));
+	while ((e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.' && atoi(e->d_name) < (int)sizeof(open_fd))
+			open_fd[atoi(e->d_name)] = 1;
+	closedir(d);
+	for (; room > 0; fd++)
+		room -= !open_fd[fd];
+	return (rlim_t)fd;
+}
+
+/* The holder at its descriptor limit: a command it cannot check the CA
+ * for dials itself, and the holder goes on (before: the CA file it could
+ * not open hashed as absent, it took itself for revoked, closed every
+ * link and exited 1), and serves on its kept links once it has room; a
+ * node it cannot dial is failed with the holder's limit as the reason
+ * (before: "failed: socket: Too many open files", as if knobctl's). */
+START_TEST(holder_out_of_descriptors)
+{
+	char *out = NULL, *err = NULL, *log;
+	struct rlimit rl, old;
+	int st;
+
+	ck_assert_int_eq(ctl(&out, &err, "ping -w node[01-02]"), 0);
+	ck_assert_int_eq(prlimit(mux_pid, RLIMIT_NOFILE, NULL, &old), 0);
+	rl = old;
+	rl.rlim_cur = holder_fd_room(1);	/* the trust question takes it */
+	ck_assert_int_eq(prlimit(mux_pid, RLIMIT_NOFILE, &rl, NULL), 0);
+	ck_assert_int_eq(ctl(&out, &err, "ping -w node[01-02]"), 0);
+	ck_assert_msg(strstr(out, "2 ok") != NULL, "%s", out);
+	ck_assert_msg(strstr(err, "the connection holder cannot answer now (out of file "
+	    "descriptors): dialling the nodes directly") != NULL, "%s", err);
+	ck_assert_msg(!holder_exited(&st), "the holder exited (%d): %s", st, cu_slurp(mux_err));
+	ck_assert_int_eq(prlimit(mux_pid, RLIMIT_NOFILE, &old, NULL), 0);
+	ck_assert_int_eq(ctl(&out, &err, "ping -w node[01-02]"), 0);
+	ck_assert_int_eq(via(err, "node01"), 1);
+	/* a dial raises the soft limit to the hard one (raise_nofile): both */
+	rl.rlim_cur = rl.rlim_max = holder_fd_room(2);	/* node03's dial has none */
+	ck_assert_int_eq(prlimit(mux_pid, RLIMIT_NOFILE, &rl, NULL), 0);
+	ck_assert_int_eq(ctl(&out, &err, "ping -a"), 1);
+	ck_assert_msg(strstr(out, "node03: failed: connection holder out of file descriptors (raise "
+	    "its ulimit -n): socket: ") != NULL, "%s", out);
+	log = cu_slurp(mux_err);
+	ck_assert_msg(strstr(log, "changed: closing every link") == NULL, "%s", log);
+	free(log);
+	free(out);
+	free(err);
+}
+END_TEST
+
 /* Start a holder with ARGS and serve one ping through it. */
 static void
 holder_with(const char *args)
@@ -1547,6 +1611,7 @@ main(void)
 	tcase_add_test(tc, one_idle_link_per_node);
 	tcase_add_test(tc, done_with_request_out);
 	tcase_add_test(tc, out_of_descriptors);
+	tcase_add_test(tc, holder_out_of_descriptors);
 	tcase_add_test(tc, silent_flood);
 	tcase_add_test(tc, holder_killed_mid_command);
 	tcase_add_test(tc, second_holder_refused);
