@@ -675,7 +675,8 @@ loop_node(struct fo_loop *l, size_t i)
 	return &l->fo->nodes[l->first + i * l->step];
 }
 
-/* Expire deadlines of l's nodes: connect/handshake -> unreachable,
+/* Expire deadlines of l's nodes: connect/handshake -> unreachable (a
+ * connection holder's verdict that never came -> failed, its doing),
  * request -> timeout; send again what a busy agent refused (busy_retry). */
 static void
 check_deadlines(struct fo_loop *l)
@@ -689,7 +690,12 @@ check_deadlines(struct fo_loop *l)
 		busy_resend(fo, n, now);
 		if (n->phase == FO_DONE || n->phase == FO_IDLE || now < n->deadline_ns)
 			continue;
-		if (n->phase == FO_CONNECTING || n->phase == FO_HANDSHAKE) {
+		if (n->phase == FO_HANDSHAKE && fo->tr == &fo_mux_transport) {
+			/* the holder's verdict comes within its own bounds (mux_start):
+			 * not the node, the holder is hung */
+			fanout_end(fo, n, NS_FAILED, "the connection holder did not answer "
+			    "within %.1fs", 2 * fo->ctl->connect_timeout + 1);
+		} else if (n->phase == FO_CONNECTING || n->phase == FO_HANDSHAKE) {
 			fanout_end(fo, n, NS_UNREACHABLE, "%s timed out after %.1fs",
 			    n->phase == FO_CONNECTING ? "connect" : "TLS handshake",
 			    fo->ctl->connect_timeout);

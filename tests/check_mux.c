@@ -31,6 +31,8 @@
  *   come in one write, the requests for the two nodes answered OK in
  *   another; a FAIL is the node's status and text, a LOST is "failed:
  *   connection lost" with the holder's reason;
+ * - a holder that answers the trust question and then nothing: the nodes
+ *   are failed with the holder as the reason, not as unreachable;
  * - a new CRL: the next command is told the holder is stale and dials
  *   itself (full handshakes), and the holder closes its links and exits;
  * - a long dial (a frozen agent) does not hold the other commands' links,
@@ -568,11 +570,27 @@ START_TEST(knobctl_side)
 	/* nothing more: the nodes the holder ended are not aborted */
 	ck_assert_int_eq(read_all(fd, line, sizeof(line)), 0);
 	close(fd);
-	close(lfd);
 	txt = cu_slurp(outf);
 	ck_assert_msg(strstr(txt, "node01: unreachable: refused by the test") != NULL, "%s", txt);
 	ck_assert_msg(strstr(txt, "node[02-03] (2): failed: connection lost: cut by the test") != NULL,
 	    "%s", txt);
+	free(txt);
+	/* a holder that answers the trust question and then nothing (wedged
+	 * meanwhile): once its verdict is overdue (twice --connect-timeout and
+	 * a second) the nodes are failed with the holder as the reason; before,
+	 * "unreachable: TLS handshake timed out", of a handshake never reported */
+	pid = harness_knobctl_bg(&h, outf, "&1", "--connect-timeout 1 ping -a");
+	fd = accept_one(lfd);
+	ck_assert_int_eq(read_all_line(fd, line, sizeof(line)), 0);
+	ck_assert_int_eq(write(fd, "ok chan\n", 8), 8);
+	close(fd);
+	fd = accept_one(lfd);
+	ck_assert_int_eq(cu_reap(pid), 1);
+	close(fd);
+	close(lfd);
+	txt = cu_slurp(outf);
+	ck_assert_msg(strstr(txt, "node[01-03] (3): failed: the connection holder did not answer "
+	    "within 3.0s") != NULL, "%s", txt);
 	free(txt);
 	unlink(sock);
 }
