@@ -884,13 +884,14 @@ loops_run(struct fanout *fo)
 }
 
 /* SSH when --via ssh; the connection holder for a request/reply command
- * when one of ours listens (and not --no-mux); else TLS. */
+ * when one of ours listens (and not --no-mux) and takes the run's channel;
+ * else TLS. */
 static const struct fo_transport *
 fanout_transport(struct fanout *fo, const struct fo_ops *ops)
 {
 	if (fo->ctl->ssh.via)
 		return &fo_ssh_transport;
-	if (ops->via_mux && !fo->ctl->no_mux && mux_usable(fo->ctl))
+	if (ops->via_mux && !fo->ctl->no_mux && mux_usable(fo->ctl) && mux_chan_open(fo) == 0)
 		return &fo_mux_transport;
 	return &fo_tls_transport;
 }

@@ -33,6 +33,7 @@
  *   connection lost" with the holder's reason;
  * - a holder that answers the trust question and then nothing: the nodes
  *   are failed with the holder as the reason, not as unreachable;
+ * - a holder that goes right after answering it: the command dials itself;
  * - a new CRL: the next command is told the holder is stale and dials
  *   itself (full handshakes), and the holder closes its links and exits;
  * - a long dial (a frozen agent) does not hold the other commands' links,
@@ -587,12 +588,26 @@ START_TEST(knobctl_side)
 	fd = accept_one(lfd);
 	ck_assert_int_eq(cu_reap(pid), 1);
 	close(fd);
-	close(lfd);
 	txt = cu_slurp(outf);
 	ck_assert_msg(strstr(txt, "node[01-03] (3): failed: the connection holder did not answer "
 	    "within 3.0s") != NULL, "%s", txt);
 	free(txt);
+	/* a holder that goes right after its answer (systemctl stop or
+	 * restart, a trust change another command found): the command dials
+	 * the nodes itself; before, each was "failed: connection holder PATH:
+	 * No such file or directory" */
+	pid = harness_knobctl_bg(&h, outf, "&1", "ping -a");
+	fd = accept_one(lfd);
+	ck_assert_int_eq(read_all_line(fd, line, sizeof(line)), 0);
+	close(lfd);
 	unlink(sock);
+	ck_assert_int_eq(write(fd, "ok chan\n", 8), 8);
+	close(fd);
+	ck_assert_int_eq(cu_reap(pid), 0);
+	txt = cu_slurp(outf);
+	ck_assert_msg(strstr(txt, "3 ok") != NULL && strstr(txt, "the connection holder went (No "
+	    "such file or directory): dialling the nodes directly") != NULL, "%s", txt);
+	free(txt);
 }
 END_TEST
 
