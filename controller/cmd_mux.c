@@ -31,7 +31,8 @@
  * or the controller certificate changed under it, it closes every link and
  * exits 1: it could not go on holding (as when its event loop fails),
  * and a supervisor (controller/knob-mux.service, Restart=on-failure)
- * starts it again on the new files. */
+ * starts it again on the new files.  One holder a socket: an flock on
+ * knob-mux.lock beside it (mux_lock). */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -45,6 +46,7 @@
 #include <pthread.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/file.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -57,6 +59,7 @@
 #include "results.h"
 #include "util.h"
 
+#define MUX_LOCK "knob-mux.lock"	/* beside the socket: one holder per socket */
 #define MUX_BUCKETS 16384
 #define MUX_NODE_BUCKETS 4096
 #define MUX_HEADER_NS (10 * 1000000000ull)	/* for a channel's first line */
@@ -99,7 +102,7 @@ struct mux_node {
 	struct dial_batch *batch;	/* being dialled (its v[bidx]) */
 	size_t bidx;
 	struct mux_node *knext;	/* being dialled: in m->dtab, by key */
-	int asked;		/* a request went to the node, no reply yet */
+	unsigned asked;		/* requests relayed to the node without a reply yet */
 	struct mux_node *wnext, *wprev;
 	struct mux_node *hnext;	/* in ch->tab */
 };
@@ -150,6 +153,7 @@ struct mux {
 	struct ctl *ctl;
 	struct ev_base *ev;
 	int lfd, sfd;
+	int lockfd;		/* MUX_LOCK, flocked while we run */
 	char path[PATH_MAX];
 	struct mux_link *tab[MUX_BUCKETS];
 	struct mux_node *dtab[MUX_BUCKETS];	/* nodes being dialled, by key */
@@ -323,15 +327,17 @@ node_find(struct mux_chan *ch, uint32_t id)
 	return mn;
 }
 
-/* Mark whether mn has a request out (the status's "pending"). */
+/* Count mn's requests out: one more relayed (delta 1), one answered (-1),
+ * none (0).  The status's "pending" counts the nodes with some out. */
 static void
-node_asked(struct mux_node *mn, int asked)
+node_asked(struct mux_node *mn, int delta)
 {
 	struct mux *m = mn->ch->m;
+	unsigned was = mn->asked;
 
-	m->nasked += (size_t)(asked && !mn->asked);
-	m->nasked -= (size_t)(!asked && mn->asked);
-	mn->asked = asked;
+	mn->asked = delta > 0 ? was + 1 : delta < 0 && was > 0 ? was - 1 : 0;
+	m->nasked += (size_t)(mn->asked && !was);
+	m->nasked -= (size_t)(!mn->asked && was);
 }
 
 /* Take mn off the list of nodes waiting for a new link. */
@@ -481,18 +487,51 @@ dialling(const struct mux *m)
 	return n;
 }
 
+/* Out of descriptors (EMFILE, ENFILE), as the last call said? */
+static int
+errno_nofile(void)
+{
+	return errno == EMFILE || errno == ENFILE;
+}
+
+/* Our trust id now, into now: 0 as when we started, 1 changed, -1 not
+ * known (out of descriptors: the hash counts a file it cannot open as
+ * absent, so a holder at its limit took itself for revoked and exited). */
+static int
+trust_now(struct mux *m, char now[65])
+{
+	const char *ca = m->ctl->ca ? m->ctl->ca : m->ctl->inv->ca;
+	int fd = -1;
+
+	if (ctl_trust_id(m->ctl, now) == 0 && strcmp(now, m->trust) == 0)
+		return 0;
+	if (ca != NULL && (fd = open(ca, O_RDONLY | O_CLOEXEC)) < 0 && errno_nofile())
+		return -1;
+	if (fd >= 0)
+		close(fd);
+	return 1;
+}
+
 /* "trust ID": does knobctl trust what we do (ok, and we multiplex:
  * "chan"), another CA, CRL or certificate (other)?  When ours changed
  * since we started (stale), our links no longer descend from what we
- * would verify now: we go. */
+ * would verify now: we go.  Out of descriptors we cannot tell ("error"):
+ * that command dials itself, and we go on. */
 static void
 chan_trust(struct mux_chan *ch, const char *id)
 {
 	struct mux *m = ch->m;
 	char now[65];
+	int t;
 
 	ch->closing = 1;
-	if (ctl_trust_id(m->ctl, now) < 0 || strcmp(now, m->trust) != 0) {
+	if ((t = trust_now(m, now)) < 0) {
+		log_warnx("mux: out of file descriptors (%d links, %zu channels): cannot read the "
+		    "CA to answer a command; it dials the nodes itself", (int)m->nlinks, m->nchan);
+		chan_say(ch, "error out of file descriptors\n");
+		return;
+	}
+	if (t > 0) {
 		log_warnx("mux: the CA, its CRL or the controller certificate changed: "
 		    "closing every link");
 		m->stop = m->stale = 1;
@@ -699,9 +738,11 @@ chan_message(struct mux_chan *ch, const uint8_t *body, size_t len)
 		return 0;	/* failed or lost here meanwhile: knobctl is being told */
 	if (type == MUX_FRAME)
 		return node_relay(mn, p, plen);
-	/* complete: nothing of ours is unsent or unanswered */
-	node_free(mn, type == MUX_DONE && mn->link && mn->link->c.wq_head == NULL &&
-	    mn->link->c.hdr_have == 0);
+	/* complete: nothing of ours is unsent or unanswered (a DONE with a
+	 * request out, its reply still on its way, would hand that reply to
+	 * the next command that took the link) */
+	node_free(mn, type == MUX_DONE && mn->link && mn->asked == 0 &&
+	    mn->link->c.wq_head == NULL && mn->link->c.hdr_have == 0);
 	return 0;
 }
 
@@ -887,13 +928,18 @@ link_adopt(struct mux *m, struct mux_link *lk, const char *key)
 	return 0;
 }
 
-/* A new link lk for mn, or the reason its dial failed (status, detail). */
+/* A new link lk for mn, or the reason its dial failed (status, detail;
+ * a dial out of descriptors is the holder's limit, not the node's). */
 static void
 dial_result(struct mux *m, struct mux_node *mn, int status, const char *detail,
     struct mux_link *lk)
 {
 	if (lk == NULL || status != NS_OK) {
-		node_say(mn, MUX_FAIL, "%d %s", status ? status : NS_FAILED,
+		int nofile = detail && (strstr(detail, strerror(EMFILE)) ||
+		    strstr(detail, strerror(ENFILE)));
+
+		node_say(mn, MUX_FAIL, "%d %s%s", status ? status : NS_FAILED, nofile ?
+		    "connection holder out of file descriptors (raise its ulimit -n): " : "",
 		    detail ? detail : "failed");
 		node_free(mn, 0);
 		return;
@@ -1186,7 +1232,7 @@ link_event(int fd, uint32_t events, void *arg)
 				link_free(lk);
 			return;
 		}
-		node_asked(mn, 0);
+		node_asked(mn, -1);
 		r = chan_put(mn->ch, MUX_FRAME, mn->id, body, len);
 		free(body);
 		if (r < 0)
@@ -1320,7 +1366,7 @@ listen_event(int fd, uint32_t events, void *arg)
 		ev_timer_del(m->ev, &m->idle_t);
 		fresh_add(m, ch);
 	}
-	if (errno == EMFILE || errno == ENFILE)
+	if (errno_nofile())
 		refuse_one(m, fd);
 }
 
@@ -1334,7 +1380,43 @@ signal_event(int fd, uint32_t events, void *arg)
 		((struct mux *)arg)->stop = 1;
 }
 
-/* Bind the holder's socket (0600), unless a holder already answers there. */
+/* Take the holder's lock (MUX_LOCK beside the socket, our pid in it) for
+ * as long as we run: a second holder is refused at once, even beside one
+ * that is stopped and does not answer (it used to take the socket over
+ * after --connect-timeout, and the first one's exit then removed the
+ * second's socket: a holder running that no command could reach).  The
+ * kernel drops the lock when we die, so a killed holder's socket is
+ * taken over. */
+static int
+mux_lock(struct mux *m)
+{
+	char path[PATH_MAX], pid[32] = "";
+	ssize_t n;
+	int fd;
+
+	results_side_path(m->ctl, MUX_LOCK, path, sizeof(path));
+	results_mkparent(path);
+	if ((fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0) {
+		fprintf(stderr, "knobctl mux: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		if ((n = pread(fd, pid, sizeof(pid) - 1, 0)) > 0)
+			pid[strcspn(pid, "\n")] = '\0';
+		fprintf(stderr, "knobctl mux: a holder already runs on %s (pid %s, holding %s)\n",
+		    m->path, pid[0] ? pid : "?", path);
+		close(fd);
+		return -1;
+	}
+	snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, strlen(pid), 0) < 0)
+		log_warn("mux: %s", path);	/* the lock holds all the same */
+	m->lockfd = fd;
+	return 0;
+}
+
+/* Bind the holder's socket (0600), unless a holder already answers there
+ * (one of an older knobctl, which takes no lock). */
 static int
 mux_listen(struct mux *m)
 {
@@ -1496,6 +1578,7 @@ cmd_mux(struct ctl *ctl, int argc, char **argv)
 	m->persist = 600;
 	m->sfd = -1;
 	m->dial_efd = -1;
+	m->lockfd = -1;
 	m->uid = geteuid();
 	while ((ch = opt_next(ctl, argc, argv)) != -1) {
 		switch (ch) {
@@ -1526,10 +1609,13 @@ cmd_mux(struct ctl *ctl, int argc, char **argv)
 	pthread_mutex_init(&m->done_mu, NULL);
 	/* the trust id before the context loads the CA and CRL: a revocation in
 	 * between makes us stale at once, never trusted under the old CRL */
-	if (ctl_trust_id(ctl, m->trust) < 0 || ctl_ssl(ctl) == NULL || mux_listen(m) < 0)
+	if (ctl_trust_id(ctl, m->trust) < 0 || ctl_ssl(ctl) == NULL || mux_lock(m) < 0 ||
+	    mux_listen(m) < 0)
 		rc = 1;
 	else
 		rc = mux_serve(m);
+	if (m->lockfd >= 0)
+		close(m->lockfd);	/* our socket is gone: the next holder may start */
 	pthread_mutex_destroy(&m->done_mu);
 	free(m);
 	return rc;

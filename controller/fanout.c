@@ -675,7 +675,8 @@ loop_node(struct fo_loop *l, size_t i)
 	return &l->fo->nodes[l->first + i * l->step];
 }
 
-/* Expire deadlines of l's nodes: connect/handshake -> unreachable,
+/* Expire deadlines of l's nodes: connect/handshake -> unreachable (a
+ * connection holder's verdict that never came -> failed, its doing),
  * request -> timeout; send again what a busy agent refused (busy_retry). */
 static void
 check_deadlines(struct fo_loop *l)
@@ -689,7 +690,12 @@ check_deadlines(struct fo_loop *l)
 		busy_resend(fo, n, now);
 		if (n->phase == FO_DONE || n->phase == FO_IDLE || now < n->deadline_ns)
 			continue;
-		if (n->phase == FO_CONNECTING || n->phase == FO_HANDSHAKE) {
+		if (n->phase == FO_HANDSHAKE && fo->tr == &fo_mux_transport) {
+			/* the holder's verdict comes within its own bounds (mux_start):
+			 * not the node, the holder is hung */
+			fanout_end(fo, n, NS_FAILED, "the connection holder did not answer "
+			    "within %.1fs", 2 * fo->ctl->connect_timeout + 1);
+		} else if (n->phase == FO_CONNECTING || n->phase == FO_HANDSHAKE) {
 			fanout_end(fo, n, NS_UNREACHABLE, "%s timed out after %.1fs",
 			    n->phase == FO_CONNECTING ? "connect" : "TLS handshake",
 			    fo->ctl->connect_timeout);
@@ -878,13 +884,14 @@ loops_run(struct fanout *fo)
 }
 
 /* SSH when --via ssh; the connection holder for a request/reply command
- * when one of ours listens (and not --no-mux); else TLS. */
+ * when one of ours listens (and not --no-mux) and takes the run's channel;
+ * else TLS. */
 static const struct fo_transport *
 fanout_transport(struct fanout *fo, const struct fo_ops *ops)
 {
 	if (fo->ctl->ssh.via)
 		return &fo_ssh_transport;
-	if (ops->via_mux && !fo->ctl->no_mux && mux_usable(fo->ctl))
+	if (ops->via_mux && !fo->ctl->no_mux && mux_usable(fo->ctl) && mux_chan_open(fo) == 0)
 		return &fo_mux_transport;
 	return &fo_tls_transport;
 }

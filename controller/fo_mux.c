@@ -193,6 +193,11 @@ mux_usable(struct ctl *ctl)
 		    "node): dialling the nodes directly; restart it (mux --stop)", path);
 		return 0;
 	}
+	if (strncmp(ans, "error ", 6) == 0) {
+		log_warnx("%s: the connection holder cannot answer now (%s): dialling the nodes "
+		    "directly", path, ans + 6);
+		return 0;
+	}
 	if (strcmp(ans, "ok chan") != 0) {
 		log_warnx("%s: the connection holder trusts another CA, CRL or controller "
 		    "certificate (%s): dialling the nodes directly", path, ans);
@@ -301,46 +306,60 @@ hub_put(struct fanout *fo, struct mux_hub *h, int type, uint32_t id, const void 
 	return 0;
 }
 
-/* Dial the holder and say we multiplex. NULL when it cannot (h->err). */
-static struct mux_hub *
-hub_open(struct fanout *fo, struct fo_node *n)
+int
+mux_chan_open(struct fanout *fo)
 {
 	struct mux_hub *h = xcalloc(1, sizeof(*h));
 	char path[PATH_MAX];
-	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &h->tag };
 
-	fo->tr_run = h;
-	h->tag.loop = n->loop;
-	h->tag.fd = -1;
 	mux_socket_path(fo->ctl, path, sizeof(path));
-	if ((h->fd = mux_dial(path, 1)) < 0) {
-		snprintf(h->err, sizeof(h->err), "connection holder %s: %s", path, strerror(errno));
-		return h;
+	h->tag.fd = -1;
+	/* a fresh unix socket takes a line this short whole */
+	if ((h->fd = mux_dial(path, 1)) < 0 || write(h->fd, "chan\n", 5) != 5) {
+		log_warnx("%s: the connection holder went (%s): dialling the nodes directly", path,
+		    strerror(errno));
+		if (h->fd >= 0)
+			close(h->fd);
+		free(h);
+		return -1;
 	}
 	h->tag.fd = h->fd;
 	conn_init(&h->c, h->fd, h->fd, NULL);
 	h->c.ra = MUX_READ;
 	h->c.wq_max = MUX_QUEUE;
-	/* a fresh unix socket takes a line this short whole */
-	if (write(h->fd, "chan\n", 5) != 5 || epoll_ctl(fanout_epfd(n), EPOLL_CTL_ADD, h->fd, &ev) < 0) {
-		snprintf(h->err, sizeof(h->err), "connection holder: cannot open a channel: %s",
+	fo->tr_run = h;
+	return 0;
+}
+
+/* Watch the run's channel in n's loop (the run has one), at its first
+ * node.  A channel that cannot be watched fails (h->err). */
+static void
+hub_watch(struct mux_hub *h, struct fo_node *n)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &h->tag };
+
+	h->tag.loop = n->loop;
+	if (epoll_ctl(fanout_epfd(n), EPOLL_CTL_ADD, h->fd, &ev) < 0) {
+		snprintf(h->err, sizeof(h->err), "connection holder: cannot watch the channel: %s",
 		    strerror(errno));
 		conn_reset(&h->c);
 		close(h->fd);
 		h->fd = -1;
-		return h;
+		return;
 	}
 	h->ev = EPOLLIN;
-	return h;
 }
 
 /* Ask the holder for n. */
 static void
 mux_start(struct fanout *fo, struct fo_node *n)
 {
-	struct mux_hub *h = fo->tr_run ? fo->tr_run : hub_open(fo, n);
+	struct mux_hub *h = fo->tr_run;	/* mux_chan_open's */
 	char line[MUX_LINE];
 	int len;
+
+	if (h->fd >= 0 && h->ev == 0)
+		hub_watch(h, n);
 
 	n->phase = FO_HANDSHAKE;
 	n->fd = -1;

@@ -219,6 +219,9 @@ extern const struct fo_transport fo_tls_transport, fo_ssh_transport, fo_mux_tran
 /* Is a connection holder of ours listening (controller/fo_mux.c)?  Its
  * socket path into path (next to the results database). */
 int mux_usable(struct ctl *ctl);
+/* Open the run's channel to the holder (mux_usable said yes): 0, or -1
+ * when the holder went meanwhile (warned about: the run dials itself). */
+int mux_chan_open(struct fanout *fo);
 void mux_socket_path(struct ctl *ctl, char *path, size_t len);
 /* The unix address of path; -1 (ENAMETOOLONG) when it does not fit. */
 struct sockaddr_un;

@@ -11,6 +11,11 @@
  *   link (the dead one is noticed), not an error;
  * - a command that times out on a frozen agent leaves no link behind:
  *   the next command dials that node anew and gets its own answer;
+ * - the holder at its descriptor limit: a node it cannot dial fails with
+ *   that reason; a command it cannot check the CA for dials itself, and
+ *   the holder serves on once it has descriptors again;
+ * - a DONE while the node's request is still at the agent closes the link:
+ *   the next channel gets a new link and its own reply, not that one;
  * - a malformed request or frame closes that channel only: the holder
  *   keeps serving; a command's nodes share one channel, the holder's
  *   answers to many nodes come in one read; --no-mux dials directly; a socket that is not private
@@ -18,12 +23,17 @@
  * - the holder SIGKILLed while a command waits on a frozen agent: that
  *   node is lost (exit 1), the others answered; the next command dials
  *   itself past the dead holder's socket, and a new holder takes it over;
+ * - a second holder started beside a running one (stopped, silent) exits 1
+ *   at once naming its pid; the first serves on, and leaves no socket;
  * - 200 channels that never send a request: commands are served, and the
  *   holder closes the silent ones after its 10 s;
  * - knobctl against the test standing in for the holder: its three OPENs
  *   come in one write, the requests for the two nodes answered OK in
  *   another; a FAIL is the node's status and text, a LOST is "failed:
  *   connection lost" with the holder's reason;
+ * - a holder that answers the trust question and then nothing: the nodes
+ *   are failed with the holder as the reason, not as unreachable;
+ * - a holder that goes right after answering it: the command dials itself;
  * - a new CRL: the next command is told the holder is stale and dials
  *   itself (full handshakes), and the holder closes its links and exits;
  * - a long dial (a frozen agent) does not hold the other commands' links,
@@ -561,13 +571,43 @@ START_TEST(knobctl_side)
 	/* nothing more: the nodes the holder ended are not aborted */
 	ck_assert_int_eq(read_all(fd, line, sizeof(line)), 0);
 	close(fd);
-	close(lfd);
 	txt = cu_slurp(outf);
 	ck_assert_msg(strstr(txt, "node01: unreachable: refused by the test") != NULL, "%s", txt);
 	ck_assert_msg(strstr(txt, "node[02-03] (2): failed: connection lost: cut by the test") != NULL,
 	    "%s", txt);
 	free(txt);
+	/* a holder that answers the trust question and then nothing (wedged
+	 * meanwhile): once its verdict is overdue (twice --connect-timeout and
+	 * a second) the nodes are failed with the holder as the reason; before,
+	 * "unreachable: TLS handshake timed out", of a handshake never reported */
+	pid = harness_knobctl_bg(&h, outf, "&1", "--connect-timeout 1 ping -a");
+	fd = accept_one(lfd);
+	ck_assert_int_eq(read_all_line(fd, line, sizeof(line)), 0);
+	ck_assert_int_eq(write(fd, "ok chan\n", 8), 8);
+	close(fd);
+	fd = accept_one(lfd);
+	ck_assert_int_eq(cu_reap(pid), 1);
+	close(fd);
+	txt = cu_slurp(outf);
+	ck_assert_msg(strstr(txt, "node[01-03] (3): failed: the connection holder did not answer "
+	    "within 3.0s") != NULL, "%s", txt);
+	free(txt);
+	/* a holder that goes right after its answer (systemctl stop or
+	 * restart, a trust change another command found): the command dials
+	 * the nodes itself; before, each was "failed: connection holder PATH:
+	 * No such file or directory" */
+	pid = harness_knobctl_bg(&h, outf, "&1", "ping -a");
+	fd = accept_one(lfd);
+	ck_assert_int_eq(read_all_line(fd, line, sizeof(line)), 0);
+	close(lfd);
 	unlink(sock);
+	ck_assert_int_eq(write(fd, "ok chan\n", 8), 8);
+	close(fd);
+	ck_assert_int_eq(cu_reap(pid), 0);
+	txt = cu_slurp(outf);
+	ck_assert_msg(strstr(txt, "3 ok") != NULL && strstr(txt, "the connection holder went (No "
+	    "such file or directory): dialling the nodes directly") != NULL, "%s", txt);
+	free(txt);
 }
 END_TEST
 
@@ -720,6 +760,60 @@ START_TEST(holder_killed_mid_command)
 	ck_assert_msg(cu_wait(mux_ready, NULL, 20) >= 0, "no new holder: %s", cu_slurp(mux_err));
 	ck_assert_int_eq(ctl(&out, &err, "ping -a"), 0);
 	ck_assert_int_eq(via(err, "node03"), 0);
+	free(out);
+	free(err);
+}
+END_TEST
+
+/* Has the process *(pid_t *)arg exited?  (it is reaped, *arg set to its
+ * exit status) */
+static int
+child_exited(void *arg)
+{
+	pid_t *pid = arg;
+	int st;
+
+	if (waitpid(*pid, &st, WNOHANG) != *pid)
+		return 0;
+	*pid = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return 1;
+}
+
+/* A second holder started while one runs, even one stopped that does not
+ * answer, is refused at once (exit 1, with the running one's pid) and
+ * leaves the socket alone: the first serves on over its kept links, and
+ * its exit leaves no holder behind.  Before, the second waited its
+ * --connect-timeout, removed the socket and bound its own; the first
+ * one's exit then removed the second's socket, which ran on unreachable. */
+START_TEST(second_holder_refused)
+{
+	char *out = NULL, *err = NULL, err2[PATH_MAX + 16], want[64], *txt;
+	pid_t pid;
+
+	ck_assert_int_eq(ctl(&out, &err, "ping -a"), 0);
+	snprintf(err2, sizeof(err2), "%s/mux2.err", h.tmp);
+	ck_assert_int_eq(kill(mux_pid, SIGSTOP), 0);
+	pid = harness_knobctl_bg(&h, "/dev/null", err2, "--connect-timeout 1 mux --persist 300");
+	ck_assert_int_gt(pid, 0);
+	if (cu_wait(child_exited, &pid, 10) < 0) {
+		kill(pid, SIGTERM);
+		cu_reap(pid);
+		kill(mux_pid, SIGCONT);
+		txt = cu_slurp(err2);
+		ck_abort_msg("a second holder runs beside the first: %s", txt);
+	}
+	kill(mux_pid, SIGCONT);
+	txt = cu_slurp(err2);
+	ck_assert_msg(pid == 1, "exit %d: %s", (int)pid, txt);
+	snprintf(want, sizeof(want), "(pid %d, holding ", (int)mux_pid);
+	ck_assert_msg(strstr(txt, "a holder already runs on") && strstr(txt, want), "%s", txt);
+	free(txt);
+	ck_assert_int_eq(ctl(&out, &err, "ping -a"), 0);
+	ck_assert_int_eq(via(err, "node01"), 1);
+	kill(mux_pid, SIGTERM);
+	ck_assert_int_eq(cu_reap(mux_pid), 0);
+	mux_pid = 0;
+	ck_assert_int_eq(access(sock, F_OK), -1);
 	free(out);
 	free(err);
 }
@@ -1114,6 +1208,68 @@ START_TEST(one_idle_link_per_node)
 }
 END_TEST
 
+/* A channel that says DONE for node01 while its request is still at the
+ * (frozen) agent: the link closes, so the reply on its way reaches nobody.
+ * The next channel to ask for node01 gets a new link, and its own answer
+ * (a facts reply to its facts request).  Before, the holder kept the link
+ * idle and handed it to that channel as "reused": the first channel's
+ * pong came to it as the answer to its facts request. */
+START_TEST(done_with_request_out)
+{
+	Knob__Ping ping = KNOB__PING__INIT;
+	Knob__FactsRequest fr = KNOB__FACTS_REQUEST__INIT;
+	Knob__Envelope env = KNOB__ENVELOPE__INIT, *e;
+	char *out = NULL, *err = NULL, line[256], how[64], type, *buf = xmalloc(FRAME_MAX);
+	uint8_t *pf, *ff;
+	size_t plen, flen;
+	uint32_t id;
+	ssize_t n;
+	int a, b;
+
+	env.body_case = KNOB__ENVELOPE__BODY_PING;
+	env.ping = &ping;
+	ck_assert_int_eq(frame_pack(&env, &pf, &plen), 0);
+	env.body_case = KNOB__ENVELOPE__BODY_FACTS_REQUEST;
+	env.facts_request = &fr;
+	ck_assert_int_eq(frame_pack(&env, &ff, &flen), 0);
+	ck_assert_int_eq(ctl(&out, &err, "ping -a"), 0);
+	kill(h.node[0].pid, SIGSTOP);
+	a = chan_open_node(0, how, sizeof(how));
+	ck_assert_str_eq(how, "reused");
+	hub_msg(a, 'F', 0, pf + 4, plen - 4);
+	hub_msg(a, 'D', 0, "", 0);
+	ck_assert_int_eq(hub_flush(a), 0);
+	close(a);
+	ck_assert_msg(cu_wait(status_says, (char *)(uintptr_t)"channels 0 ", 10) >= 0,
+	    "the channel stays");
+	/* node01's next command, while the pong is still to come */
+	b = mux_dial();
+	ck_assert_int_eq(write(b, "chan\n", 5), 5);
+	snprintf(line, sizeof(line), "%s %s 7420 5", h.node[0].name, h.node[0].addr);
+	hub_msg(b, 'O', 0, line, strlen(line));
+	ck_assert_int_eq(hub_flush(b), 0);
+	ck_assert_msg(cu_wait(status_says, (char *)(uintptr_t)"channels 1 nodes 1 ", 10) >= 0,
+	    "the holder did not take the OPEN");
+	kill(h.node[0].pid, SIGCONT);
+	ck_assert_int_ge(hub_read(b, &type, &id, how, sizeof(how)), 0);
+	ck_assert_int_eq(type, 'K');
+	ck_assert_str_eq(how, "new");
+	hub_msg(b, 'F', 0, ff + 4, flen - 4);
+	ck_assert_int_eq(hub_flush(b), 0);
+	ck_assert_int_gt(n = hub_read(b, &type, &id, buf, FRAME_MAX), 0);
+	ck_assert_int_eq(type, 'F');
+	ck_assert_ptr_nonnull(e = frame_unpack((uint8_t *)buf, (size_t)n, line, sizeof(line)));
+	ck_assert_int_eq(e->body_case, KNOB__ENVELOPE__BODY_FACTS);
+	knob__envelope__free_unpacked(e, NULL);
+	close(b);
+	free(pf);
+	free(ff);
+	free(buf);
+	free(out);
+	free(err);
+}
+END_TEST
+
 /* The fds in [0, n) at their end, counted into got; holds once got
  * reaches want. */
 struct eofs {
@@ -1173,6 +1329,67 @@ START_TEST(out_of_descriptors)
 	ck_assert_msg(cu_wait(status_says, (char *)(uintptr_t)"channels 0 ", 10) >= 0, "channels stay open");
 	ck_assert_int_eq(ctl(&out, &err, "ping -a"), 0);
 	ck_assert_int_eq(via(err, "node01"), 1);
+	free(out);
+	free(err);
+}
+END_TEST
+
+/* A descriptor limit that leaves the holder room free new ones (the
+ * lowest numbers it has not open: a descriptor's number must be below
+ * the limit). */
+static rlim_t
+holder_fd_room(int room)
+{
+	char path[64], open_fd[4096] = { 0 };
+	struct dirent *e;
+	int fd = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)mux_pid);
+	ck_assert_ptr_nonnull(d = opendir(path));
+	while ((e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.' && atoi(e->d_name) < (int)sizeof(open_fd))
+			open_fd[atoi(e->d_name)] = 1;
+	closedir(d);
+	for (; room > 0; fd++)
+		room -= !open_fd[fd];
+	return (rlim_t)fd;
+}
+
+/* The holder at its descriptor limit: a command it cannot check the CA
+ * for dials itself, and the holder goes on (before: the CA file it could
+ * not open hashed as absent, it took itself for revoked, closed every
+ * link and exited 1), and serves on its kept links once it has room; a
+ * node it cannot dial is failed with the holder's limit as the reason
+ * (before: "failed: socket: Too many open files", as if knobctl's). */
+START_TEST(holder_out_of_descriptors)
+{
+	char *out = NULL, *err = NULL, *log;
+	struct rlimit rl, old;
+	int st;
+
+	ck_assert_int_eq(ctl(&out, &err, "ping -w node[01-02]"), 0);
+	ck_assert_int_eq(prlimit(mux_pid, RLIMIT_NOFILE, NULL, &old), 0);
+	rl = old;
+	rl.rlim_cur = holder_fd_room(1);	/* the trust question takes it */
+	ck_assert_int_eq(prlimit(mux_pid, RLIMIT_NOFILE, &rl, NULL), 0);
+	ck_assert_int_eq(ctl(&out, &err, "ping -w node[01-02]"), 0);
+	ck_assert_msg(strstr(out, "2 ok") != NULL, "%s", out);
+	ck_assert_msg(strstr(err, "the connection holder cannot answer now (out of file "
+	    "descriptors): dialling the nodes directly") != NULL, "%s", err);
+	ck_assert_msg(!holder_exited(&st), "the holder exited (%d): %s", st, cu_slurp(mux_err));
+	ck_assert_int_eq(prlimit(mux_pid, RLIMIT_NOFILE, &old, NULL), 0);
+	ck_assert_int_eq(ctl(&out, &err, "ping -w node[01-02]"), 0);
+	ck_assert_int_eq(via(err, "node01"), 1);
+	/* a dial raises the soft limit to the hard one (raise_nofile): both */
+	rl.rlim_cur = rl.rlim_max = holder_fd_room(2);	/* node03's dial has none */
+	ck_assert_int_eq(prlimit(mux_pid, RLIMIT_NOFILE, &rl, NULL), 0);
+	ck_assert_int_eq(ctl(&out, &err, "ping -a"), 1);
+	ck_assert_msg(strstr(out, "node03: failed: connection holder out of file descriptors (raise "
+	    "its ulimit -n): socket: ") != NULL, "%s", out);
+	log = cu_slurp(mux_err);
+	ck_assert_msg(strstr(log, "changed: closing every link") == NULL, "%s", log);
+	free(log);
 	free(out);
 	free(err);
 }
@@ -1425,9 +1642,12 @@ main(void)
 	tcase_add_test(tc, trust_change_stops_holder);
 	tcase_add_test(tc, persist_and_exit_status);
 	tcase_add_test(tc, one_idle_link_per_node);
+	tcase_add_test(tc, done_with_request_out);
 	tcase_add_test(tc, out_of_descriptors);
+	tcase_add_test(tc, holder_out_of_descriptors);
 	tcase_add_test(tc, silent_flood);
 	tcase_add_test(tc, holder_killed_mid_command);
+	tcase_add_test(tc, second_holder_refused);
 	tcase_add_test(tc, long_dial_serves_others);
 	tcase_add_test(tc, waiting_takes_freed_link);
 	tcase_add_test(tc, alive_node_not_behind_dead_dial);
