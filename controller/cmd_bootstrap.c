@@ -202,11 +202,17 @@ load_unit(struct boot *b)
 static int
 load_sources(struct boot *b)
 {
-	char path[4200];
+	char path[4200], err[PATH_MAX + 256];
 
 	if (ctl_ca_dir(b->ctl, b->cadir, sizeof(b->cadir)) < 0) {
 		fprintf(stderr, "knobctl bootstrap: no cluster CA: the inventory's <tls ca=...> "
 		    "(or --ca) names the CA certificate, its key next to it\n");
+		return -1;
+	}
+	/* a renew a crash stopped is finished first: this controller's own
+	 * pair may be the one it left half done */
+	if (ca_recover(b->cadir, err, sizeof(err)) < 0) {
+		fprintf(stderr, "knobctl bootstrap: %s\n", err);
 		return -1;
 	}
 	snprintf(path, sizeof(path), "%s/%s", b->cadir, CA_CERT_FILE);

@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <dirent.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <ftw.h>
@@ -18,6 +19,7 @@
 #include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <openssl/bn.h>
 #include <openssl/evp.h>
@@ -703,9 +705,9 @@ START_TEST(test_revoke_check_renew)
 
 	/* nothing expires within 30 days: nothing renewed */
 	ck_assert_int_eq(read_file_bounded(pth(p, sizeof(p), cadir, "ctl2.crt"), 1 << 20, &before, NULL), 0);
-	ck_assert_int_eq(ca_renew(cadir, 30, renew_record, &said, err, sizeof(err)), 0);
+	ck_assert_int_eq(ca_renew(cadir, 30, 0, renew_record, &said, err, sizeof(err)), 0);
 	ck_assert_int_eq(said.n, 0);
-	ck_assert_int_eq(ca_renew(cadir, 100000, renew_record, &said, err, sizeof(err)), 0);
+	ck_assert_int_eq(ca_renew(cadir, 100000, 0, renew_record, &said, err, sizeof(err)), 0);
 	ck_assert_int_gt(said.n, 0);
 	strvec_free(&said);
 	ck_assert_int_eq(read_file_bounded(pth(p, sizeof(p), cadir, "ctl2.crt"), 1 << 20, &after, NULL), 0);
@@ -720,7 +722,7 @@ START_TEST(test_revoke_check_renew)
 	ck_assert_str_eq(err, "certificate revoked");
 	ck_assert_int_eq(ca_check_leaf(cadir, after, "ctl2", 30, err, sizeof(err)), 1);
 	ck_assert_str_eq(err, "certificate revoked");
-	ck_assert_int_eq(ca_renew(cadir, 100000, renew_record, &said, err, sizeof(err)), 0);
+	ck_assert_int_eq(ca_renew(cadir, 100000, 0, renew_record, &said, err, sizeof(err)), 0);
 	ck_assert_msg(strvec_contains(&said, pth(p, sizeof(p), cadir, "ctl2.crt revoked")),
 	    "a revoked name was renewed");
 	strvec_free(&said);
@@ -848,6 +850,94 @@ START_TEST(test_ca_concurrent_admins)
 	ck_assert_msg(sup && strstr(sup, " node03\n") && strstr(strstr(sup, " node03\n") + 1,
 	    " node03\n"), "%s", sup ? sup : "no superseded.txt");
 	free(sup);
+}
+END_TEST
+
+/* "knobctl ca renew --days=36500 --ca-dir cadir --test-kill-at=STEP": it
+ * must die there of SIGKILL (a crash: no clean-up of its own). */
+static void
+renew_killed(int step)
+{
+	const char *bin = getenv("KNOB_BIN") ? getenv("KNOB_BIN") : "build";
+	char exe[PATH_MAX], at[32];
+	pid_t pid;
+	int st;
+
+	snprintf(exe, sizeof(exe), "%s/knobctl", bin);
+	snprintf(at, sizeof(at), "--test-kill-at=%d", step);
+	ck_assert_int_ge(pid = fork(), 0);
+	if (pid == 0) {
+		unsetenv("KNOB_CLUSTER");
+		execl(exe, "knobctl", "ca", "renew", "--days=36500", "--ca-dir", cadir, at,
+		    (char *)NULL);
+		_exit(127);
+	}
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "step %d: status 0x%x", step,
+	    st);
+}
+
+/* DIR/node01's serial (hex, malloc'd) once its key and certificate are
+ * checked to belong together and the certificate to be the CA's. */
+static char *
+pair_serial(int step)
+{
+	char p[PATH_MAX * 2], cafile[PATH_MAX * 2], err[256];
+	EVP_PKEY *k = load_key(pth(p, sizeof(p), cadir, "node01.key"));
+	X509 *x = load_cert(pth(p, sizeof(p), cadir, "node01.crt"));
+
+	ck_assert_msg(X509_check_private_key(x, k) == 1,
+	    "step %d: node01.key does not belong to node01.crt", step);
+	ck_assert_int_eq(verify_with(pth(cafile, sizeof(cafile), cadir, "ca.crt"), p, 0),
+	    X509_V_OK);
+	X509_free(x);
+	EVP_PKEY_free(k);
+	return ca_cert_serial(p, err, sizeof(err));
+}
+
+/* ca renew killed at each of its steps (--test-kill-at; a crash, power
+ * lost): the next ca command (here ca list) finds node01's key and
+ * certificate belonging together, the old pair (killed before the new one
+ * was whole) or the new one, nothing left behind; then ca renew renews.
+ * Before, the key was renamed into place before the certificate: killed
+ * between the two, NAME.key and NAME.crt did not match and nothing put
+ * them right (a controller or node could not start). */
+START_TEST(test_renew_crash_safe)
+{
+	char err[1024], p[PATH_MAX * 2], *old, *now, *iss, *last;
+
+	ck_assert_int_eq(ca_init(cadir, err, sizeof(err)), 0);
+	ck_assert_msg(ca_issue(cadir, "node01", 0, err, sizeof(err)) == 0, "%s", err);
+	for (int step = 1; step <= CA_RENEW_STEPS + 1; step++) {
+		int torn = step == CA_RENEW_STEPS + 1;	/* crt.new cut short */
+
+		old = pair_serial(step);
+		renew_killed(torn ? 4 : step);
+		if (torn)
+			ck_assert_int_eq(truncate(pth(p, sizeof(p), cadir, "node01.crt.new"), 200), 0);
+		ck_assert_int_eq(run_cmd("list", "--ca-dir", cadir, NULL), 0);
+		now = pair_serial(step);
+		iss = cu_slurp(pth(p, sizeof(p), cadir, "issued.txt"));
+		ck_assert_ptr_nonnull(iss);
+		iss[strlen(iss) - 1] = '\0';
+		last = strrchr(iss, '\n') ? strrchr(iss, '\n') + 1 : iss;
+		/* the new pair once both its files were whole, and it is the last issued */
+		if (step >= 4 && !torn)
+			ck_assert_msg(strncmp(last, now, strlen(now)) == 0, "step %d: %s, not %s",
+			    step, now, last);
+		else
+			ck_assert_str_eq(now, old);
+		ck_assert_int_eq(access(pth(p, sizeof(p), cadir, "node01.key.new"), F_OK), -1);
+		ck_assert_int_eq(access(pth(p, sizeof(p), cadir, "node01.crt.new"), F_OK), -1);
+		free(iss);
+		free(now);
+		/* and the next renew renews */
+		ck_assert_int_eq(run_cmd("renew", "--days=36500", "--ca-dir", cadir, NULL), 0);
+		now = pair_serial(step);
+		ck_assert_str_ne(now, old);
+		free(now);
+		free(old);
+	}
 }
 END_TEST
 
@@ -1523,6 +1613,7 @@ ca_suite(void)
 	tcase_add_test(tc, test_init_twice_refused);
 	tcase_add_test(tc, test_issue_twice_refused);
 	tcase_add_test(tc, test_ca_concurrent_admins);
+	tcase_add_test(tc, test_renew_crash_safe);
 	tcase_add_test(tc, test_ca_key_mode_refused);
 	tcase_add_test(tc, test_records_whole_on_full_disk);
 	tcase_add_test(tc, test_invalid_names);
