@@ -917,58 +917,72 @@ cert_revoked(const struct strvec *revoked, X509 *x)
 	return in;
 }
 
-/* Take back the done bytes of line that an append to fd (open for read
+/* Take back the done bytes of buf that an append to fd (open for read
  * and write) wrote before it failed, when they are still the file's last
  * bytes (another knobctl appended nothing after them). */
 static void
-append_undo(int fd, const char *line, size_t done)
+append_undo(int fd, const char *buf, size_t done)
 {
-	char tail[CA_NAME_MAX + 64];
 	struct stat st;
+	char *tail;
 
-	if (done == 0 || done > sizeof(tail) || fstat(fd, &st) < 0 ||
-	    st.st_size < (off_t)done ||
-	    pread(fd, tail, done, st.st_size - (off_t)done) != (ssize_t)done ||
-	    memcmp(tail, line, done) != 0)
+	if (done == 0 || fstat(fd, &st) < 0 || st.st_size < (off_t)done)
 		return;
-	if (ftruncate(fd, st.st_size - (off_t)done) == 0)
+	tail = xmalloc(done);
+	if (pread(fd, tail, done, st.st_size - (off_t)done) == (ssize_t)done &&
+	    memcmp(tail, buf, done) == 0 && ftruncate(fd, st.st_size - (off_t)done) == 0)
 		fsync(fd);
+	free(tail);
 }
 
-/* Append "HEX NAME" to DIR/FILE, durably.  On a full disk the part of the
- * line written is taken back: the file never ends in half a record, which
- * the next one would complete into a wrong serial (revoked instead of the
- * right one) or a bad line that stops ca revoke and bootstrap.  0 or -1
- * with err. */
+/* Append buf (len bytes of whole "HEX NAME" lines) to DIR/FILE in one
+ * write and one fsync.  On a full disk the part written is taken back:
+ * the file never ends in half a record, which the next one would complete
+ * into a wrong serial (revoked instead of the right one) or a bad line
+ * that stops ca revoke and bootstrap; all of buf is on record or none.
+ * 0 or -1 with err. */
 static int
-append_serial(const char *dir, const char *file, const char *hex, const char *name, char *err,
+append_records(const char *dir, const char *file, const char *buf, size_t len, char *err,
     size_t errlen)
 {
-	char path[PATH_MAX], line[CA_NAME_MAX + 64];
-	size_t len, done = 0;
+	char path[PATH_MAX];
+	size_t done = 0;
 	ssize_t n;
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	len = (size_t)snprintf(line, sizeof(line), "%s %s\n", hex, name);
-	if (len >= sizeof(line)) {
-		seterr(err, errlen, "%s: record for %s too long", path, name);
-		return -1;
-	}
 	if ((fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0666)) < 0) {
 		seterr(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
 	}
-	while (done < len && (n = write(fd, line + done, len - done)) > 0)
+	errno = 0;
+	while (done < len && (n = write(fd, buf + done, len - done)) > 0)
 		done += (size_t)n;
 	if (done == len && fsync(fd) == 0) {
 		close(fd);
 		return 0;
 	}
 	seterr(err, errlen, "%s: %s", path, strerror(done < len && errno == 0 ? EIO : errno));
-	append_undo(fd, line, done);
+	append_undo(fd, buf, done);
 	close(fd);
 	return -1;
+}
+
+/* Append "HEX NAME" to DIR/FILE, durably and whole (append_records).
+ * 0 or -1 with err. */
+static int
+append_serial(const char *dir, const char *file, const char *hex, const char *name, char *err,
+    size_t errlen)
+{
+	char line[CA_NAME_MAX + 64];
+	size_t len;
+
+	len = (size_t)snprintf(line, sizeof(line), "%s %s\n", hex, name);
+	if (len >= sizeof(line)) {
+		seterr(err, errlen, "%s/%s: record for %s too long", dir, file, name);
+		return -1;
+	}
+	return append_records(dir, file, line, len, err, errlen);
 }
 
 /* Put x's serial on record in DIR/issued.txt under name, durably, before
@@ -1114,6 +1128,7 @@ struct revoker {
 	char ca_err[REVOKE_ERR_MAX], rev_err[REVOKE_ERR_MAX];	/* "": read */
 	struct by_name issued, superseded;
 	struct strvec revoked;	/* DIR/revoked.txt's serials, sorted, and those added */
+	char *batch;		/* the "SERIAL NAME" lines added, for revoked.txt at once */
 	int crl;		/* a name was revoked: DIR/ca.crl is to be written */
 	int lock;		/* ca_lock's fd, held from the records read to the CRL written */
 };
@@ -1176,6 +1191,7 @@ revoker_close(struct revoker *r)
 		free(b[i]->index.v);
 	}
 	strvec_free(&r->revoked);
+	free(r->batch);
 	X509_free(r->cacert);
 	EVP_PKEY_free(r->cakey);
 	ca_unlock(r->lock);
@@ -1196,10 +1212,10 @@ name_serials(const struct revoker *r, const char *name, struct strvec *v, char *
 	return some_serial(r->dir, name, v, err, errlen);
 }
 
-/* serial onto DIR/revoked.txt under name, unless it is there already. */
+/* serial into r's batch for DIR/revoked.txt under name, unless it is
+ * revoked already: 1 added, 0 not. */
 static int
-revoke_serial(struct revoker *r, const char *serial, const char *name, char *err,
-    size_t errlen)
+revoke_serial(struct revoker *r, const char *serial, const char *name)
 {
 	struct strvec *v = &r->revoked;
 	char *last;
@@ -1207,21 +1223,23 @@ revoke_serial(struct revoker *r, const char *serial, const char *name, char *err
 
 	if (strvec_sorted_find(v, serial, &at))
 		return 0;
-	if (append_serial(r->dir, CA_REVOKED_FILE, serial, name, err, errlen) < 0)
-		return -1;
+	str_appendf(&r->batch, "%s %s\n", serial, name);
 	strvec_push(v, serial);	/* at the end, then moved to its place */
 	last = v->v[v->n - 1];
 	memmove(v->v + at + 1, v->v + at, (v->n - 1 - at) * sizeof(*v->v));
 	v->v[at] = last;
-	return 0;
+	return 1;
 }
 
-/* Revoke name's every certificate in DIR/revoked.txt (not yet the CRL);
- * their serials onto done (may be NULL).  0 or -1 with err. */
+/* Revoke name's every certificate in r's batch (not yet revoked.txt nor
+ * the CRL); their serials onto done (may be NULL).  1 when it added a
+ * serial to the batch, 0 when all were revoked already, or -1 with err. */
 static int
 revoke_name(struct revoker *r, const char *name, struct strvec *done, char *err,
     size_t errlen)
 {
+	int added = 0;
+
 	struct strvec all = { 0 };
 	int rc = -1;
 
@@ -1238,13 +1256,12 @@ revoke_name(struct revoker *r, const char *name, struct strvec *done, char *err,
 		goto out;
 	}
 	for (size_t i = 0; i < all.n; i++)
-		if (revoke_serial(r, all.v[i], name, err, errlen) < 0)
-			goto out;
+		added |= revoke_serial(r, all.v[i], name);
 	for (size_t i = 0; done && i < all.n; i++)
 		if (!strvec_contains(done, all.v[i]))
 			strvec_push(done, all.v[i]);
 	r->crl = 1;
-	rc = 0;
+	rc = added;
 out:
 	strvec_free(&all);
 	return rc;
@@ -1256,13 +1273,22 @@ ca_revoke_names(const char *dir, const char *const *names, size_t n, ca_revoke_f
 {
 	struct strvec *done = xcalloc(n ? n : 1, sizeof(*done));
 	char **errs = xcalloc(n ? n : 1, sizeof(*errs)), err[REVOKE_ERR_MAX], crlerr[1024] = "";
+	int *added = xcalloc(n ? n : 1, sizeof(*added));
 	struct revoker r;
 	int failed = 0;
 
 	revoker_open(&r, dir);
 	for (size_t i = 0; i < n; i++)
-		if (revoke_name(&r, names[i], &done[i], err, sizeof(err)) < 0)
+		if ((added[i] = revoke_name(&r, names[i], &done[i], err, sizeof(err))) < 0)
 			errs[i] = xstrdup(err);
+	/* every name's records in one write and one fsync (a retired rack's
+	 * 200 names: one, not 200), all of them or none: each name that added
+	 * one fails when they cannot be written */
+	if (r.batch != NULL && append_records(dir, CA_REVOKED_FILE, r.batch, strlen(r.batch),
+	    crlerr, sizeof(crlerr)) < 0)
+		for (size_t i = 0; i < n; i++)
+			if (added[i] > 0)
+				errs[i] = xstrdup(crlerr);
 	/* the CRL once for every name: each of them fails when it cannot be
 	 * written */
 	if (r.crl && crl_write(dir, r.cacert, r.cakey, crlerr, sizeof(crlerr)) < 0)
@@ -1276,6 +1302,7 @@ ca_revoke_names(const char *dir, const char *const *names, size_t n, ca_revoke_f
 		strvec_free(&done[i]);
 	}
 	revoker_close(&r);
+	free(added);
 	free(errs);
 	free(done);
 	return failed;
