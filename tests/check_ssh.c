@@ -1703,16 +1703,16 @@ START_TEST(bootstrap_node_disk_full)
 }
 END_TEST
 
-/* A bootstrap of node02 alone with --timeout 2; its output into *out.
- * The exit status. */
+/* A bootstrap of node alone (--accept-new) with --timeout secs; its
+ * output into *out.  The exit status. */
 static int
-boot_node02_2s(char **out, const char *what)
+boot_one(char **out, const char *node, int secs, const char *what)
 {
-	int rc = harness_knobctl(&h, out, NULL, "bootstrap -w node02 --ssh-key %s/id --known-hosts "
+	int rc = harness_knobctl(&h, out, NULL, "bootstrap -w %s --ssh-key %s/id --known-hosts "
 	    "%s/known_hosts --accept-new --root %s/root-{node} --service-cmd 'sh %s/svc.sh {root}' "
-	    "--timeout 2", h.tmp, h.tmp, h.tmp, h.tmp);
+	    "--timeout %d", node, h.tmp, h.tmp, h.tmp, h.tmp, secs);
 
-	fprintf(stderr, "---- bootstrap node02, %s -> %d\n%s", what, rc, *out);
+	fprintf(stderr, "---- bootstrap %s, %s -> %d\n%s", node, what, rc, *out);
 	return rc;
 }
 
@@ -1738,7 +1738,7 @@ START_TEST(bootstrap_upload_stall_removed)
 	sshd_stop(1);
 	sshd_spawn_sftp(1, sftp, "");
 	sshd_wait(1);
-	ck_assert_int_eq(boot_node02_2s(&out, "upload stalled"), 1);
+	ck_assert_int_eq(boot_one(&out, "node02", 2, "upload stalled"), 1);
 	ck_assert_msg(strstr(out, "node02: timeout: ssh: no progress within 2s; partial upload "
 	    "removed\n"), "%s", out);
 	free(out);
@@ -1746,7 +1746,7 @@ START_TEST(bootstrap_upload_stall_removed)
 	    0);
 
 	cu_write(dead, 0644, "%s", "");
-	ck_assert_int_eq(boot_node02_2s(&out, "session dead"), 1);
+	ck_assert_int_eq(boot_one(&out, "node02", 2, "session dead"), 1);
 	ck_assert_msg(strstr(out, "node02: timeout: ssh: no progress within 2s; "
 	    "usr/sbin/knobd.knob-new not removed (ssh: no progress within 2s): the next run "
 	    "removes it\n"), "%s", out);
@@ -1758,11 +1758,33 @@ START_TEST(bootstrap_upload_stall_removed)
 	free(pid);
 	sshd_stop(1);
 	sshd_start(1);
-	ck_assert_int_eq(boot_node02_2s(&out, "sshd as it was"), 0);
+	ck_assert_int_eq(boot_one(&out, "node02", 2, "sshd as it was"), 0);
 	ck_assert_msg(strstr(out, "node02: installed: knobd, "), "%s", out);
 	free(out);
 	ck_assert_int_eq(harness_sh("! find %s/root-node02 -name '*.knob-new' | grep -q .", h.tmp),
 	    0);
+}
+END_TEST
+
+/* The state a ca renew killed between its two renames leaves of this
+ * controller's own pair (check_ca test_renew_crash_safe kills it there):
+ * controller.key the new key, controller.crt still the old certificate,
+ * the new one as controller.crt.new.  bootstrap finishes the renew before
+ * it loads the pair, and installs over TLS.  Before, bootstrap (and every
+ * command) failed: the controller's key did not match its certificate. */
+START_TEST(bootstrap_finishes_half_renew)
+{
+	char *out = NULL;
+
+	ck_assert_int_eq(harness_sh("cd %s && %s/knobctl ca issue . renewed --controller "
+	    ">%s/issue.out && mv renewed.key controller.key && mv renewed.crt controller.crt.new",
+	    h.ca_dir, h.bin, h.tmp), 0);
+	ck_assert_int_eq(boot_one(&out, "node01", 20, "half-renewed controller pair"), 0);
+	ck_assert_msg(strstr(out, "node01: installed: ") && strstr(out, "agent answers over TLS"),
+	    "%s", out);
+	free(out);
+	ck_assert_int_eq(harness_sh("cd %s && [ ! -e controller.crt.new ] && openssl x509 -in "
+	    "controller.crt -noout -subject | grep -q 'CN *= *renewed'", h.ca_dir), 0);
 }
 END_TEST
 
@@ -1847,6 +1869,7 @@ ssh_suite(void)
 	tcase_add_test(tc, bootstrap_ca_near_expiry_keeps_keys);
 	tcase_add_test(tc, bootstrap_node_disk_full);
 	tcase_add_test(tc, bootstrap_upload_stall_removed);
+	tcase_add_test(tc, bootstrap_finishes_half_renew);
 	tcase_add_test(tc, agentless_push_tmp_full);
 	tcase_add_test(tc, bootstrap_password_only_host);
 	suite_add_tcase(s, tc);
