@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,11 +129,26 @@ ca_path(char *buf, size_t len, const char *dir, const char *name, const char *ex
 	return 0;
 }
 
+static int renew_recover(const char *dir, int fix, char *err, size_t errlen);
+
+/* ca_lock's fd, once held, after a renew a crash left half done is
+ * finished or undone (renew_recover); -1 with err (the lock let go) when
+ * it cannot be. */
+static int
+ca_locked(const char *dir, int fd, char *err, size_t errlen)
+{
+	if (renew_recover(dir, 1, err, errlen) >= 0)
+		return fd;
+	close(fd);
+	return -1;
+}
+
 /* Hold DIR/ca.lock (flock, exclusive) for one change to DIR: two admins'
  * ca revoke and ca renew take turns, so that neither's revocation, CRL or
  * renewed pair is lost or mixed with the other's (issuing a new name needs
  * no turn: its files are created O_EXCL, its record appended).  Waits
- * (said once on stderr) while another holds it.  The fd for ca_unlock, or
+ * (said once on stderr) while another holds it.  Once held, a renew a
+ * crash left half done is completed or undone.  The fd for ca_unlock, or
  * -1 with err. */
 static int
 ca_lock(const char *dir, char *err, size_t errlen)
@@ -147,7 +163,7 @@ ca_lock(const char *dir, char *err, size_t errlen)
 		return -1;
 	}
 	if (flock(fd, LOCK_EX | LOCK_NB) == 0)
-		return fd;
+		return ca_locked(dir, fd, err, errlen);
 	if (errno == EWOULDBLOCK)
 		fprintf(stderr, "knobctl: %s: another knobctl is changing this CA (ca revoke "
 		    "or ca renew); waiting for it\n", path);
@@ -157,7 +173,7 @@ ca_lock(const char *dir, char *err, size_t errlen)
 			close(fd);
 			return -1;
 		}
-	return fd;
+	return ca_locked(dir, fd, err, errlen);
 }
 
 /* Release ca_lock's fd (-1: nothing held). */
@@ -901,58 +917,72 @@ cert_revoked(const struct strvec *revoked, X509 *x)
 	return in;
 }
 
-/* Take back the done bytes of line that an append to fd (open for read
+/* Take back the done bytes of buf that an append to fd (open for read
  * and write) wrote before it failed, when they are still the file's last
  * bytes (another knobctl appended nothing after them). */
 static void
-append_undo(int fd, const char *line, size_t done)
+append_undo(int fd, const char *buf, size_t done)
 {
-	char tail[CA_NAME_MAX + 64];
 	struct stat st;
+	char *tail;
 
-	if (done == 0 || done > sizeof(tail) || fstat(fd, &st) < 0 ||
-	    st.st_size < (off_t)done ||
-	    pread(fd, tail, done, st.st_size - (off_t)done) != (ssize_t)done ||
-	    memcmp(tail, line, done) != 0)
+	if (done == 0 || fstat(fd, &st) < 0 || st.st_size < (off_t)done)
 		return;
-	if (ftruncate(fd, st.st_size - (off_t)done) == 0)
+	tail = xmalloc(done);
+	if (pread(fd, tail, done, st.st_size - (off_t)done) == (ssize_t)done &&
+	    memcmp(tail, buf, done) == 0 && ftruncate(fd, st.st_size - (off_t)done) == 0)
 		fsync(fd);
+	free(tail);
 }
 
-/* Append "HEX NAME" to DIR/FILE, durably.  On a full disk the part of the
- * line written is taken back: the file never ends in half a record, which
- * the next one would complete into a wrong serial (revoked instead of the
- * right one) or a bad line that stops ca revoke and bootstrap.  0 or -1
- * with err. */
+/* Append buf (len bytes of whole "HEX NAME" lines) to DIR/FILE in one
+ * write and one fsync.  On a full disk the part written is taken back:
+ * the file never ends in half a record, which the next one would complete
+ * into a wrong serial (revoked instead of the right one) or a bad line
+ * that stops ca revoke and bootstrap; all of buf is on record or none.
+ * 0 or -1 with err. */
 static int
-append_serial(const char *dir, const char *file, const char *hex, const char *name, char *err,
+append_records(const char *dir, const char *file, const char *buf, size_t len, char *err,
     size_t errlen)
 {
-	char path[PATH_MAX], line[CA_NAME_MAX + 64];
-	size_t len, done = 0;
+	char path[PATH_MAX];
+	size_t done = 0;
 	ssize_t n;
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	len = (size_t)snprintf(line, sizeof(line), "%s %s\n", hex, name);
-	if (len >= sizeof(line)) {
-		seterr(err, errlen, "%s: record for %s too long", path, name);
-		return -1;
-	}
 	if ((fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0666)) < 0) {
 		seterr(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
 	}
-	while (done < len && (n = write(fd, line + done, len - done)) > 0)
+	errno = 0;
+	while (done < len && (n = write(fd, buf + done, len - done)) > 0)
 		done += (size_t)n;
 	if (done == len && fsync(fd) == 0) {
 		close(fd);
 		return 0;
 	}
 	seterr(err, errlen, "%s: %s", path, strerror(done < len && errno == 0 ? EIO : errno));
-	append_undo(fd, line, done);
+	append_undo(fd, buf, done);
 	close(fd);
 	return -1;
+}
+
+/* Append "HEX NAME" to DIR/FILE, durably and whole (append_records).
+ * 0 or -1 with err. */
+static int
+append_serial(const char *dir, const char *file, const char *hex, const char *name, char *err,
+    size_t errlen)
+{
+	char line[CA_NAME_MAX + 64];
+	size_t len;
+
+	len = (size_t)snprintf(line, sizeof(line), "%s %s\n", hex, name);
+	if (len >= sizeof(line)) {
+		seterr(err, errlen, "%s/%s: record for %s too long", dir, file, name);
+		return -1;
+	}
+	return append_records(dir, file, line, len, err, errlen);
 }
 
 /* Put x's serial on record in DIR/issued.txt under name, durably, before
@@ -1098,6 +1128,7 @@ struct revoker {
 	char ca_err[REVOKE_ERR_MAX], rev_err[REVOKE_ERR_MAX];	/* "": read */
 	struct by_name issued, superseded;
 	struct strvec revoked;	/* DIR/revoked.txt's serials, sorted, and those added */
+	char *batch;		/* the "SERIAL NAME" lines added, for revoked.txt at once */
 	int crl;		/* a name was revoked: DIR/ca.crl is to be written */
 	int lock;		/* ca_lock's fd, held from the records read to the CRL written */
 };
@@ -1160,6 +1191,7 @@ revoker_close(struct revoker *r)
 		free(b[i]->index.v);
 	}
 	strvec_free(&r->revoked);
+	free(r->batch);
 	X509_free(r->cacert);
 	EVP_PKEY_free(r->cakey);
 	ca_unlock(r->lock);
@@ -1180,10 +1212,10 @@ name_serials(const struct revoker *r, const char *name, struct strvec *v, char *
 	return some_serial(r->dir, name, v, err, errlen);
 }
 
-/* serial onto DIR/revoked.txt under name, unless it is there already. */
+/* serial into r's batch for DIR/revoked.txt under name, unless it is
+ * revoked already: 1 added, 0 not. */
 static int
-revoke_serial(struct revoker *r, const char *serial, const char *name, char *err,
-    size_t errlen)
+revoke_serial(struct revoker *r, const char *serial, const char *name)
 {
 	struct strvec *v = &r->revoked;
 	char *last;
@@ -1191,21 +1223,23 @@ revoke_serial(struct revoker *r, const char *serial, const char *name, char *err
 
 	if (strvec_sorted_find(v, serial, &at))
 		return 0;
-	if (append_serial(r->dir, CA_REVOKED_FILE, serial, name, err, errlen) < 0)
-		return -1;
+	str_appendf(&r->batch, "%s %s\n", serial, name);
 	strvec_push(v, serial);	/* at the end, then moved to its place */
 	last = v->v[v->n - 1];
 	memmove(v->v + at + 1, v->v + at, (v->n - 1 - at) * sizeof(*v->v));
 	v->v[at] = last;
-	return 0;
+	return 1;
 }
 
-/* Revoke name's every certificate in DIR/revoked.txt (not yet the CRL);
- * their serials onto done (may be NULL).  0 or -1 with err. */
+/* Revoke name's every certificate in r's batch (not yet revoked.txt nor
+ * the CRL); their serials onto done (may be NULL).  1 when it added a
+ * serial to the batch, 0 when all were revoked already, or -1 with err. */
 static int
 revoke_name(struct revoker *r, const char *name, struct strvec *done, char *err,
     size_t errlen)
 {
+	int added = 0;
+
 	struct strvec all = { 0 };
 	int rc = -1;
 
@@ -1222,13 +1256,12 @@ revoke_name(struct revoker *r, const char *name, struct strvec *done, char *err,
 		goto out;
 	}
 	for (size_t i = 0; i < all.n; i++)
-		if (revoke_serial(r, all.v[i], name, err, errlen) < 0)
-			goto out;
+		added |= revoke_serial(r, all.v[i], name);
 	for (size_t i = 0; done && i < all.n; i++)
 		if (!strvec_contains(done, all.v[i]))
 			strvec_push(done, all.v[i]);
 	r->crl = 1;
-	rc = 0;
+	rc = added;
 out:
 	strvec_free(&all);
 	return rc;
@@ -1240,13 +1273,22 @@ ca_revoke_names(const char *dir, const char *const *names, size_t n, ca_revoke_f
 {
 	struct strvec *done = xcalloc(n ? n : 1, sizeof(*done));
 	char **errs = xcalloc(n ? n : 1, sizeof(*errs)), err[REVOKE_ERR_MAX], crlerr[1024] = "";
+	int *added = xcalloc(n ? n : 1, sizeof(*added));
 	struct revoker r;
 	int failed = 0;
 
 	revoker_open(&r, dir);
 	for (size_t i = 0; i < n; i++)
-		if (revoke_name(&r, names[i], &done[i], err, sizeof(err)) < 0)
+		if ((added[i] = revoke_name(&r, names[i], &done[i], err, sizeof(err))) < 0)
 			errs[i] = xstrdup(err);
+	/* every name's records in one write and one fsync (a retired rack's
+	 * 200 names: one, not 200), all of them or none: each name that added
+	 * one fails when they cannot be written */
+	if (r.batch != NULL && append_records(dir, CA_REVOKED_FILE, r.batch, strlen(r.batch),
+	    crlerr, sizeof(crlerr)) < 0)
+		for (size_t i = 0; i < n; i++)
+			if (added[i] > 0)
+				errs[i] = xstrdup(crlerr);
 	/* the CRL once for every name: each of them fails when it cannot be
 	 * written */
 	if (r.crl && crl_write(dir, r.cacert, r.cakey, crlerr, sizeof(crlerr)) < 0)
@@ -1260,6 +1302,7 @@ ca_revoke_names(const char *dir, const char *const *names, size_t n, ca_revoke_f
 		strvec_free(&done[i]);
 	}
 	revoker_close(&r);
+	free(added);
 	free(errs);
 	free(done);
 	return failed;
@@ -1474,13 +1517,87 @@ out:
 	return rc;
 }
 
+/* The --test-kill-at hook of ca renew: a crash (SIGKILL) at step of the
+ * first certificate renewed when kill_at is that step (0: never). */
+static void
+renew_step(int kill_at, int step)
+{
+	if (kill_at == step)
+		raise(SIGKILL);
+}
+
+/* The four paths of name's renew: DIR/NAME.key, .crt and their .new. */
+struct renew_paths {
+	char key[PATH_MAX], crt[PATH_MAX], tkey[PATH_MAX + 8], tcrt[PATH_MAX + 8];
+};
+
+/* p for name in dir. */
+static void
+renew_paths(struct renew_paths *p, const char *dir, const char *name)
+{
+	snprintf(p->crt, sizeof(p->crt), "%s/%s.crt", dir, name);
+	snprintf(p->key, sizeof(p->key), "%s/%s.key", dir, name);
+	snprintf(p->tcrt, sizeof(p->tcrt), "%s.new", p->crt);
+	snprintf(p->tkey, sizeof(p->tkey), "%s.new", p->key);
+}
+
+/* The renames that end a renew (the key's unless it is done), then the
+ * directory synced.  0 or -1 with err. */
+static int
+renew_switch(const struct renew_paths *p, int with_key, int kill_at, char *err, size_t errlen)
+{
+	int r;
+
+	if (with_key && rename(p->tkey, p->key) < 0) {
+		seterr(err, errlen, "%s: %s", p->key, strerror(errno));
+		return -1;
+	}
+	renew_step(kill_at, 5);
+	if (rename(p->tcrt, p->crt) < 0) {
+		seterr(err, errlen, "%s: %s", p->crt, strerror(errno));
+		return -1;
+	}
+	if ((r = sync_parent_dir(p->crt)) < 0) {
+		seterr(err, errlen, "%s: sync: %s", p->crt, strerror(-r));
+		return -1;
+	}
+	return 0;
+}
+
+/* Write name's new pair (NAME.key.new, NAME.crt.new), both fsync'd and
+ * the directory synced; on failure neither stays.  0 or -1 with err. */
+static int
+renew_write(const struct renew_paths *p, EVP_PKEY *key, X509 *x, int kill_at, char *err,
+    size_t errlen)
+{
+	int r;
+
+	if (write_excl(p->tkey, KEY_MODE, emit_key, key, err, errlen) < 0)
+		return -1;
+	renew_step(kill_at, 3);
+	if (write_excl(p->tcrt, CERT_MODE, emit_cert, x, err, errlen) < 0) {
+		unlink(p->tkey);
+		return -1;
+	}
+	if ((r = sync_parent_dir(p->crt)) < 0) {
+		seterr(err, errlen, "%s: sync: %s", p->crt, strerror(-r));
+		unlink(p->tkey);
+		unlink(p->tcrt);
+		return -1;
+	}
+	return 0;
+}
+
 /* Reissue DIR/NAME.crt/.key in place (same name and role); the new serial
- * (hex, malloc'd) in *serialp.  0 or -1. */
+ * (hex, malloc'd) in *serialp.  Crash-safe with renew_finish: the records
+ * first, then the new pair whole under NAME.*.new, then the key renamed,
+ * then the certificate.  kill_at: the test hook (renew_step).  0 or -1. */
 static int
 renew_one(const char *dir, const char *name, X509 *old, X509 *cacert, EVP_PKEY *cakey,
-    char **serialp, char *err, size_t errlen)
+    int kill_at, char **serialp, char *err, size_t errlen)
 {
-	char ou[64] = "", crt[PATH_MAX], keyp[PATH_MAX], tcrt[PATH_MAX + 8], tkey[PATH_MAX + 8];
+	struct renew_paths p;
+	char ou[64] = "";
 	EVP_PKEY *key = NULL;
 	X509 *x = NULL;
 	char *hex = NULL;
@@ -1488,24 +1605,22 @@ renew_one(const char *dir, const char *name, X509 *old, X509 *cacert, EVP_PKEY *
 
 	X509_NAME_get_text_by_NID(X509_get_subject_name(old), NID_organizationalUnitName, ou,
 	    sizeof(ou));
-	snprintf(crt, sizeof(crt), "%s/%s.crt", dir, name);
-	snprintf(keyp, sizeof(keyp), "%s/%s.key", dir, name);
-	snprintf(tcrt, sizeof(tcrt), "%s.new", crt);
-	snprintf(tkey, sizeof(tkey), "%s.new", keyp);
-	unlink(tcrt);
-	unlink(tkey);
+	renew_paths(&p, dir, name);
 	if (make_leaf(cacert, cakey, name, strcmp(ou, KNOB_ROLE_CONTROLLER) == 0, &key, &x, err,
-	    errlen) < 0 || record_issued(dir, name, x, err, errlen) < 0 ||
-	    write_pair(tkey, key, tcrt, x, err, errlen) < 0)
+	    errlen) < 0 || record_issued(dir, name, x, err, errlen) < 0)
 		goto out;
-	/* the old serial stays on record: `ca revoke NAME` revokes it too */
+	renew_step(kill_at, 1);
+	/* the old serial stays on record: `ca revoke NAME` revokes it too (on
+	 * record before the switch, which renew_finish may complete) */
 	if ((hex = serial_hex(old)) == NULL ||
 	    append_serial(dir, CA_SUPERSEDED_FILE, hex, name, err, errlen) < 0)
 		goto out;
-	if (rename(tkey, keyp) < 0 || rename(tcrt, crt) < 0) {
-		seterr(err, errlen, "%s: %s", crt, strerror(errno));
+	renew_step(kill_at, 2);
+	if (renew_write(&p, key, x, kill_at, err, errlen) < 0)
 		goto out;
-	}
+	renew_step(kill_at, 4);
+	if (renew_switch(&p, 1, kill_at, err, errlen) < 0)
+		goto out;
 	*serialp = serial_hex(x);
 	rc = 0;
 out:
@@ -1515,8 +1630,100 @@ out:
 	return rc;
 }
 
+/* Do the key in keyp and the certificate in crtp belong together (both
+ * whole)? */
+static int
+pair_matches(const char *keyp, const char *crtp)
+{
+	char e[PATH_MAX + 256];
+	EVP_PKEY *k = read_key(keyp, e, sizeof(e));
+	X509 *x = k != NULL ? read_cert(crtp, e, sizeof(e)) : NULL;
+	int ok = x != NULL && X509_check_private_key(x, k) == 1;
+
+	ERR_clear_error();
+	X509_free(x);
+	EVP_PKEY_free(k);
+	return ok;
+}
+
+/* Finish or undo name's renew that a crash left half done (renew_one):
+ * NAME.crt.new whole and matching NAME.key.new (or, that one renamed
+ * already, NAME.key): the renames are done, the new pair in place;
+ * otherwise (a new file not whole) the .new files go and the old pair
+ * stays.  Either way NAME.key and NAME.crt belong together.  0 or -1. */
+static int
+renew_finish(const char *dir, const char *name, char *err, size_t errlen)
+{
+	struct renew_paths p;
+	int has_key, r;
+
+	renew_paths(&p, dir, name);
+	has_key = access(p.tkey, F_OK) == 0;
+	if (access(p.tcrt, F_OK) == 0 && pair_matches(has_key ? p.tkey : p.key, p.tcrt))
+		return renew_switch(&p, has_key, 0, err, errlen);
+	if ((unlink(p.tkey) < 0 && errno != ENOENT) || (unlink(p.tcrt) < 0 && errno != ENOENT)) {
+		seterr(err, errlen, "%s: %s", p.tcrt, strerror(errno));
+		return -1;
+	}
+	if ((r = sync_parent_dir(p.crt)) < 0) {
+		seterr(err, errlen, "%s: sync: %s", p.crt, strerror(-r));
+		return -1;
+	}
+	return 0;
+}
+
+/* The NAME of a renew's leftover DIR entry (NAME.key.new, NAME.crt.new)
+ * into name: 1, or 0 when de is none. */
+static int
+renew_leftover(const struct dirent *de, char *name, size_t len)
+{
+	size_t l = strlen(de->d_name);
+
+	if (l < 9 || (strcmp(de->d_name + l - 8, ".crt.new") != 0 &&
+	    strcmp(de->d_name + l - 8, ".key.new") != 0))
+		return 0;
+	snprintf(name, len, "%.*s", (int)(l - 8), de->d_name);
+	return 1;
+}
+
+/* Every half-done renew in dir: counted (fix 0), or finished or undone
+ * (renew_finish).  The count, or -1 with err. */
+static int
+renew_recover(const char *dir, int fix, char *err, size_t errlen)
+{
+	char name[NAME_MAX + 1];
+	struct dirent *de;
+	DIR *d;
+	int n = 0;
+
+	if ((d = opendir(dir)) == NULL) {
+		seterr(err, errlen, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	while (n >= 0 && (de = readdir(d)) != NULL)
+		if (renew_leftover(de, name, sizeof(name)))
+			n = fix && renew_finish(dir, name, err, errlen) < 0 ? -1 : n + 1;
+	closedir(d);
+	return n;
+}
+
 int
-ca_renew(const char *dir, int min_days, ca_renew_fn fn, void *arg, char *err, size_t errlen)
+ca_recover(const char *dir, char *err, size_t errlen)
+{
+	int n = renew_recover(dir, 0, err, errlen), lk;
+
+	if (n <= 0)
+		return n;
+	/* ca_lock finishes them, once no renew is running */
+	if ((lk = ca_lock(dir, err, errlen)) < 0)
+		return -1;
+	ca_unlock(lk);
+	return 0;
+}
+
+int
+ca_renew(const char *dir, int min_days, int kill_at, ca_renew_fn fn, void *arg, char *err,
+    size_t errlen)
 {
 	EVP_PKEY *cakey = NULL;
 	X509 *cacert = NULL;
@@ -1556,7 +1763,8 @@ ca_renew(const char *dir, int min_days, ca_renew_fn fn, void *arg, char *err, si
 		else if (ca_limited(x, cacert)) {
 			fn(arg, path, days_left(x), NULL, CA_NOT_LIMITED);
 			limited = 1;
-		} else if (renew_one(dir, name, x, cacert, cakey, &serial, err, errlen) < 0)
+		} else if (renew_one(dir, name, x, cacert, cakey, kill_at, &serial, err,
+		    errlen) < 0)
 			rc = -1;
 		else
 			fn(arg, path, days_left(x), serial ? serial : "?", 0);

@@ -82,7 +82,18 @@ typedef void (*ca_renew_fn)(void *arg, const char *path, int days_left, const ch
  * unless it expires with the CA (a new one could not outlive it), telling
  * fn(arg, ...) of each.  0, 1 when some such certificate could not be
  * renewed beyond the CA, or -1 with err. */
-int ca_renew(const char *dir, int min_days, ca_renew_fn fn, void *arg, char *err, size_t errlen);
+int ca_renew(const char *dir, int min_days, int kill_at, ca_renew_fn fn, void *arg, char *err,
+    size_t errlen);
+/* ca renew's steps for its test hook (--test-kill-at, kill_at of ca_renew:
+ * SIGKILL there, as a crash): 1 new serial on record, 2 old one on record
+ * as superseded, 3 NAME.key.new written, 4 NAME.crt.new too, 5 NAME.key
+ * renamed (not NAME.crt); 0: none. */
+#define CA_RENEW_STEPS 5
+/* Finish or undo what a renew a crash stopped left in DIR (NAME.key.new,
+ * NAME.crt.new): NAME.key and NAME.crt belong together again, the new
+ * pair when it was whole, else the old one.  ca revoke and ca renew do it
+ * first; bootstrap calls it.  0 or -1 with err. */
+int ca_recover(const char *dir, char *err, size_t errlen);
 /* The serial (hex, malloc'd) of the certificate in path; NULL with err. */
 char *ca_cert_serial(const char *path, char *err, size_t errlen);
 

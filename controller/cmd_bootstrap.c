@@ -122,6 +122,7 @@ struct bnode {
 	int in_pass;		/* takes part in this restart or clear pass */
 	char *root;		/* --root for this node ({node} filled in) */
 	char undo_err[512];	/* the upload's failure, while its leftovers are removed */
+	int undo_status;	/* and its status (NS_FAILED, NS_TIMEOUT for a stall) */
 };
 
 /* The run: options, what is installed (same for every node), nodes. */
@@ -202,11 +203,17 @@ load_unit(struct boot *b)
 static int
 load_sources(struct boot *b)
 {
-	char path[4200];
+	char path[4200], err[PATH_MAX + 256];
 
 	if (ctl_ca_dir(b->ctl, b->cadir, sizeof(b->cadir)) < 0) {
 		fprintf(stderr, "knobctl bootstrap: no cluster CA: the inventory's <tls ca=...> "
 		    "(or --ca) names the CA certificate, its key next to it\n");
+		return -1;
+	}
+	/* a renew a crash stopped is finished first: this controller's own
+	 * pair may be the one it left half done */
+	if (ca_recover(b->cadir, err, sizeof(err)) < 0) {
+		fprintf(stderr, "knobctl bootstrap: %s\n", err);
 		return -1;
 	}
 	snprintf(path, sizeof(path), "%s/%s", b->cadir, CA_CERT_FILE);
@@ -746,6 +753,7 @@ static int
 upload_failed(struct bnode *n)
 {
 	snprintf(n->undo_err, sizeof(n->undo_err), "%s", n->ssh.err);
+	n->undo_status = NS_FAILED;
 	n->step = B_UNDO;
 	return 1;
 }
@@ -783,14 +791,44 @@ undo_report(struct bnode *n, int removed)
 	if (!removed)
 		snprintf(n->ssh.err, sizeof(n->ssh.err), "%s; %s.knob-new not removed (%s): the "
 		    "next run removes it", n->undo_err, path, why);
-	else if (end == n->x.out || kib < 0)
+	else if (end == n->x.out || kib < 0 || n->undo_status == NS_TIMEOUT)
 		snprintf(n->ssh.err, sizeof(n->ssh.err), "%s; partial upload removed", n->undo_err);
 	else
 		snprintf(n->ssh.err, sizeof(n->ssh.err), "%s; partial upload removed; %.*s on the "
 		    "node has %ld KiB free, %s needs %lu KiB%s", n->undo_err,
 		    slash ? (int)(slash - path) : 1, slash ? path : ".", kib,
 		    slash ? slash + 1 : path, need, (unsigned long)kib < need ? " (disk full)" : "");
-	n->ssh.fail_status = NS_FAILED;
+	n->ssh.fail_status = n->undo_status;
+}
+
+/* n's upload made no progress within --timeout (the node's sftp-server
+ * or disk stopped answering): its error kept, the leftovers removed by an
+ * exec on the same session, with one more --timeout for it.  The sftp
+ * handle is not closed first (its server would not answer that either);
+ * when the session itself is dead the exec fails and the line says the
+ * next run's probe removes them.  0 (nothing to undo: not uploading) or 1. */
+static int
+upload_stalled(struct boot *b, struct bnode *n)
+{
+	if (n->step != B_UPLOAD)
+		return 0;
+	snprintf(n->undo_err, sizeof(n->undo_err), "%s", n->ssh.err);
+	n->undo_status = NS_TIMEOUT;
+	start_exec(n, undo_cmd(n));
+	n->step = B_UNDO_RM;
+	n->deadline_ns = now_mono_ns() + (uint64_t)(b->ctl->timeout * 1e9);
+	return 1;
+}
+
+/* The undo itself made no progress within --timeout: n fails with the
+ * upload's error, its leftovers not removed.  0 (not undoing) or 1. */
+static int
+undo_stalled(struct bnode *n)
+{
+	if (n->step != B_UNDO && n->step != B_UNDO_RM)
+		return 0;
+	undo_report(n, 0);
+	return 1;
 }
 
 /* One step of node n's machine: 1 moved on, 0 again, -1 failed. */
@@ -948,6 +986,24 @@ node_active(const struct bnode *n)
 	return n->started && n->step != B_OK && n->step != B_FAILED;
 }
 
+/* n made no progress before its deadline: a stalled upload goes on to
+ * remove what it left (upload_stalled), anything else fails (timeout,
+ * or unreachable while connecting). */
+static void
+node_expire(struct boot *b, struct bnode *n)
+{
+	snprintf(n->ssh.err, sizeof(n->ssh.err), "ssh: no progress within %.0fs",
+	    n->step == B_SSH && n->ssh.phase <= SSH_HANDSHAKE ? b->ctl->connect_timeout :
+	    b->ctl->timeout);
+	n->ssh.fail_status = n->step == B_SSH ? NS_UNREACHABLE : NS_TIMEOUT;
+	if (upload_stalled(b, n)) {
+		node_advance(b, n);
+		return;
+	}
+	undo_stalled(n);
+	node_finish(b, n, 1);
+}
+
 /* Every active node: advance (libssh2 may hold buffered input) and expire. */
 static size_t
 tick(struct boot *b)
@@ -960,15 +1016,10 @@ tick(struct boot *b)
 
 		if (!node_active(n))
 			continue;
-		if (now > n->deadline_ns) {
-			snprintf(n->ssh.err, sizeof(n->ssh.err), "ssh: no progress within %.0fs",
-			    n->step == B_SSH && n->ssh.phase <= SSH_HANDSHAKE ? b->ctl->connect_timeout :
-			    b->ctl->timeout);
-			n->ssh.fail_status = n->step == B_SSH ? NS_UNREACHABLE : NS_TIMEOUT;
-			node_finish(b, n, 1);
-			continue;
-		}
-		node_advance(b, n);
+		if (now > n->deadline_ns)
+			node_expire(b, n);
+		else
+			node_advance(b, n);
 		active += node_active(n);
 	}
 	return active;

@@ -31,6 +31,7 @@ struct ca_args {
 	uint32_t days;		/* --days N (0: not given) */
 	const char *dir;	/* --ca-dir DIR */
 	int force;		/* --force: revoke a controller certificate too */
+	uint32_t kill_at;	/* --test-kill-at STEP (tests): renew crashes there */
 };
 
 /* Where a sub-command reports: text on f, or with --json into doc. */
@@ -41,13 +42,14 @@ struct ca_out {
 
 #define CA_DAYS_MAX 36500	/* --days: a hundred years */
 
-enum { CA_CONTROLLER = 256, CA_DAYS_OPT, CA_DIR_OPT, CA_FORCE };
+enum { CA_CONTROLLER = 256, CA_DAYS_OPT, CA_DIR_OPT, CA_FORCE, CA_KILL_AT };
 
 static const struct opt ca_opts[] = {
 	{ CA_CONTROLLER, "controller", OPT_NOARG, NULL, "issue: controller certificates (OU=controller)", 0 },
 	{ CA_DAYS_OPT, "days", OPT_ARG, "N", "renew (only): certificates expiring within N days (default 30)", 0 },
 	{ CA_DIR_OPT, "ca-dir", OPT_ARG, "DIR", "revoke, renew, list: the CA directory (default: the inventory's CA's)", 0 },
 	{ CA_FORCE, "force", OPT_NOARG, NULL, "revoke: also this knobctl's own controller certificate (refused without it)", 0 },
+	{ CA_KILL_AT, "test-kill-at", OPT_ARG, "STEP", "(tests) renew: SIGKILL at that step of the first certificate, as a crash", OPT_HIDDEN },
 	OPT_END
 };
 
@@ -263,7 +265,7 @@ ca_cmd_renew(struct ctl *ctl, const struct ca_out *o, const struct ca_args *a)
 		json_object_object_add(o->doc, "days", json_object_new_int(days));
 		doc_array(o->doc, "renewed");
 	}
-	if ((rc = ca_renew(dir, days, ca_renewed, &copy, err, sizeof(err))) < 0) {
+	if ((rc = ca_renew(dir, days, (int)a->kill_at, ca_renewed, &copy, err, sizeof(err))) < 0) {
 		fprintf(stderr, "knobctl: ca renew: %s\n", err);
 		return 1;
 	}
@@ -523,6 +525,9 @@ ca_cmd_list(struct ctl *ctl, const struct ca_out *o, const struct ca_args *a)
 	}
 	if ((dir = ca_dir_of(ctl, a, buf, sizeof(buf))) == NULL)
 		return 2;
+	/* a renew a crash stopped is finished first: its pair listed whole */
+	if (ca_recover(dir, err, sizeof(err)) < 0)
+		fprintf(stderr, "knobctl: ca list: warning: %s\n", err);
 	if ((rc = ca_list(dir, &l, err, sizeof(err))) < 0) {
 		fprintf(stderr, "knobctl: ca list: %s\n", err);
 		ca_listing_free(&l);
@@ -565,6 +570,10 @@ ca_run(struct ctl *ctl, FILE *out, const struct ca_cmd *c, const struct ca_args 
 		fprintf(stderr, "knobctl: ca %s: --force is revoke's only\n", c->name);
 		return 2;
 	}
+	if (a->kill_at && strcmp(c->name, "renew") != 0) {
+		fprintf(stderr, "knobctl: ca %s: --test-kill-at is renew's only\n", c->name);
+		return 2;
+	}
 	if (a->days && !c->days) {
 		fprintf(stderr, "knobctl: ca %s: --days is renew's window; a certificate is "
 		    "valid for 5 years\n", c->name);
@@ -601,6 +610,10 @@ cmd_ca(struct ctl *ctl, int argc, char **argv)
 		case CA_DAYS_OPT:
 			if (opt_parse_uint(optarg, 1, CA_DAYS_MAX, NULL, &a.days) < 0)
 				return opt_bad_value(ctl, "--days (1 to 36500)"), 2;
+			break;
+		case CA_KILL_AT:
+			if (opt_parse_uint(optarg, 1, CA_RENEW_STEPS, NULL, &a.kill_at) < 0)
+				return opt_bad_value(ctl, "--test-kill-at"), 2;
 			break;
 		default: return 2;
 		}

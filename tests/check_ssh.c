@@ -43,10 +43,10 @@ host_key(int i)
 	    "ed25519 -N '' -f %s/ssh%d/hostkey", h.tmp, i, h.tmp, i, h.tmp, i), 0);
 }
 
-/* Start sshd in node i's namespace, extra appended to its config
- * (sshd_wait: until it listens). */
+/* Start sshd in node i's namespace, its sftp subsystem sftp, extra
+ * appended to its config (sshd_wait: until it listens). */
 static void
-sshd_spawn_cfg(int i, const char *extra)
+sshd_spawn_sftp(int i, const char *sftp, const char *extra)
 {
 	char dir[4096], cfg[4200], log[4200];
 	char *argv[] = { (char *)(uintptr_t)"ip", (char *)(uintptr_t)"netns", (char *)(uintptr_t)"exec",
@@ -63,14 +63,22 @@ sshd_spawn_cfg(int i, const char *extra)
 	cu_write(cfg, 0644, "ListenAddress %s\nPort 22\nHostKey %s/hostkey\nPidFile %s/sshd.pid\n"
 	    "AuthorizedKeysFile %s/authorized_keys\nPermitRootLogin prohibit-password\n"
 	    "PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\n"
-	    "Subsystem sftp /usr/lib/openssh/sftp-server\nLogLevel VERBOSE\nSetEnv HOME=%s\n%s",
-	    h.node[i].addr, dir, dir, h.tmp, dir, extra);
+	    "Subsystem sftp %s\nLogLevel VERBOSE\nSetEnv HOME=%s\n%s",
+	    h.node[i].addr, dir, dir, h.tmp, sftp, dir, extra);
 	sshd_pid[i] = fork();
 	ck_assert_int_ge(sshd_pid[i], 0);
 	if (sshd_pid[i] == 0) {
 		execvp("ip", argv);
 		_exit(127);
 	}
+}
+
+/* Start sshd in node i's namespace, extra appended to its config
+ * (sshd_wait: until it listens). */
+static void
+sshd_spawn_cfg(int i, const char *extra)
+{
+	sshd_spawn_sftp(i, "/usr/lib/openssh/sftp-server", extra);
 }
 
 /* Wait for node i's sshd to say "Server listening" (10 s at most). */
@@ -1695,6 +1703,91 @@ START_TEST(bootstrap_node_disk_full)
 }
 END_TEST
 
+/* A bootstrap of node alone (--accept-new) with --timeout secs; its
+ * output into *out.  The exit status. */
+static int
+boot_one(char **out, const char *node, int secs, const char *what)
+{
+	int rc = harness_knobctl(&h, out, NULL, "bootstrap -w %s --ssh-key %s/id --known-hosts "
+	    "%s/known_hosts --accept-new --root %s/root-{node} --service-cmd 'sh %s/svc.sh {root}' "
+	    "--timeout %d", node, h.tmp, h.tmp, h.tmp, h.tmp, secs);
+
+	fprintf(stderr, "---- bootstrap %s, %s -> %d\n%s", node, what, rc, *out);
+	return rc;
+}
+
+/* An upload that stalls (node02's sftp-server gets the session's first
+ * 64 KiB, then nothing: knobd.knob-new is created and part written, no
+ * write is ever answered): after --timeout node02 is a timeout whose
+ * partial upload is removed by an exec on the same session.  When the
+ * session is dead too (node02's sshd for it stopped), that cannot be: the
+ * line says so, and the next run's probe removes it.  Before, the session
+ * was closed at once and knobd.knob-new stayed (30000 bytes) until a
+ * later bootstrap, which nothing said. */
+START_TEST(bootstrap_upload_stall_removed)
+{
+	char *out = NULL, sftp[4200], dead[4300], *pid;
+
+	snprintf(sftp, sizeof(sftp), "%s/stall-sftp.sh", h.tmp);
+	snprintf(dead, sizeof(dead), "%s.dead", sftp);
+	cu_write(sftp, 0755, "#!/bin/sh\n# the first 64 KiB reach sftp-server, the rest is "
+	    "swallowed; with $0.dead the session's sshd stops too (its pid in that file)\n"
+	    "{ dd bs=4096 count=65536 iflag=count_bytes status=none; if [ -e \"$0.dead\" ]; then "
+	    "echo $PPID > \"$0.dead\"; kill -STOP $PPID; fi; cksum > \"$0.sink\"; } | "
+	    "/usr/lib/openssh/sftp-server\n");
+	sshd_stop(1);
+	sshd_spawn_sftp(1, sftp, "");
+	sshd_wait(1);
+	ck_assert_int_eq(boot_one(&out, "node02", 2, "upload stalled"), 1);
+	ck_assert_msg(strstr(out, "node02: timeout: ssh: no progress within 2s; partial upload "
+	    "removed\n"), "%s", out);
+	free(out);
+	ck_assert_int_eq(harness_sh("! find %s/root-node02 -name '*.knob-new' | grep -q .", h.tmp),
+	    0);
+
+	cu_write(dead, 0644, "%s", "");
+	ck_assert_int_eq(boot_one(&out, "node02", 2, "session dead"), 1);
+	ck_assert_msg(strstr(out, "node02: timeout: ssh: no progress within 2s; "
+	    "usr/sbin/knobd.knob-new not removed (ssh: no progress within 2s): the next run "
+	    "removes it\n"), "%s", out);
+	free(out);
+	ck_assert_int_eq(harness_sh("find %s/root-node02 -name '*.knob-new' | grep -q .", h.tmp), 0);
+	ck_assert_ptr_nonnull(pid = cu_slurp(dead));
+	ck_assert_int_gt(atoi(pid), 1);
+	kill(atoi(pid), SIGKILL);
+	free(pid);
+	sshd_stop(1);
+	sshd_start(1);
+	ck_assert_int_eq(boot_one(&out, "node02", 2, "sshd as it was"), 0);
+	ck_assert_msg(strstr(out, "node02: installed: knobd, "), "%s", out);
+	free(out);
+	ck_assert_int_eq(harness_sh("! find %s/root-node02 -name '*.knob-new' | grep -q .", h.tmp),
+	    0);
+}
+END_TEST
+
+/* The state a ca renew killed between its two renames leaves of this
+ * controller's own pair (check_ca test_renew_crash_safe kills it there):
+ * controller.key the new key, controller.crt still the old certificate,
+ * the new one as controller.crt.new.  bootstrap finishes the renew before
+ * it loads the pair, and installs over TLS.  Before, bootstrap (and every
+ * command) failed: the controller's key did not match its certificate. */
+START_TEST(bootstrap_finishes_half_renew)
+{
+	char *out = NULL;
+
+	ck_assert_int_eq(harness_sh("cd %s && %s/knobctl ca issue . renewed --controller "
+	    ">%s/issue.out && mv renewed.key controller.key && mv renewed.crt controller.crt.new",
+	    h.ca_dir, h.bin, h.tmp), 0);
+	ck_assert_int_eq(boot_one(&out, "node01", 20, "half-renewed controller pair"), 0);
+	ck_assert_msg(strstr(out, "node01: installed: ") && strstr(out, "agent answers over TLS"),
+	    "%s", out);
+	free(out);
+	ck_assert_int_eq(harness_sh("cd %s && [ ! -e controller.crt.new ] && openssl x509 -in "
+	    "controller.crt -noout -subject | grep -q 'CN *= *renewed'", h.ca_dir), 0);
+}
+END_TEST
+
 /* --push-agent to a node whose /tmp is full (node02's sshd sees a 1 MiB
  * tmpfs on /tmp, the test's directory bound back into it): node02 fails
  * naming the upload, and its partial copy is removed.  Before, the part of
@@ -1775,6 +1868,8 @@ ssh_suite(void)
 	tcase_add_test(tc, ssh_slow_names_do_not_hold_others);
 	tcase_add_test(tc, bootstrap_ca_near_expiry_keeps_keys);
 	tcase_add_test(tc, bootstrap_node_disk_full);
+	tcase_add_test(tc, bootstrap_upload_stall_removed);
+	tcase_add_test(tc, bootstrap_finishes_half_renew);
 	tcase_add_test(tc, agentless_push_tmp_full);
 	tcase_add_test(tc, bootstrap_password_only_host);
 	suite_add_tcase(s, tc);
