@@ -399,6 +399,7 @@ bd_check_scheduler(struct agent *a, const char *dev, const char *value, char *ms
     size_t msglen)
 {
 	char path[PATH_MAX], raw[512], m[TUNE_MSG_MAX], *save = NULL;
+	const char *succ;
 
 	snprintf(path, sizeof(path), "/sys/block/%s/queue/scheduler", dev);
 	if (tune_read_path(a, path, raw, sizeof(raw), m, sizeof(m)) < 0)
@@ -417,8 +418,10 @@ bd_check_scheduler(struct agent *a, const char *dev, const char *value, char *ms
 	}
 	if (bd_sched_module(a, value))
 		return 0;
-	snprintf(msg, msglen, "%s does not offer scheduler %s (offers: %s)", dev, value,
-	    strtrim(offers));
+	succ = value_successor("blockdev", "scheduler", value);
+	snprintf(msg, msglen, "%s does not offer scheduler %s (offers: %s)%s%s%s", dev, value,
+	    strtrim(offers), succ ? ": it is the single-queue name the kernel dropped in 5.0; "
+	    "the blk-mq one is " : "", succ ? succ : "", succ ? ", name it instead" : "");
 	return -EINVAL;
 }
 

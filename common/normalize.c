@@ -319,17 +319,60 @@ block_field(const char *in, const char *name, char *out, size_t outlen)
 	return 0;
 }
 
+/* Old names of a value.  taken: the kernel takes the alias for the
+ * canonical name (6.18: mq-deadline registers "deadline" as its
+ * elevator_alias, and reads back "[mq-deadline]"), so the alias
+ * normalises to the canonical name, which is what is written, compared and
+ * offered; otherwise the alias is a single-queue elevator gone since 5.0
+ * that the kernel refuses (EINVAL), named in the refusal
+ * (value_successor). */
+static const struct value_alias {
+	const char *driver, *attr, *alias, *canonical;
+	int taken;
+} value_aliases[] = {
+	{ "blockdev", "scheduler", "deadline", "mq-deadline", 1 },
+	{ "blockdev", "scheduler", "noop", "none", 0 },
+	{ "blockdev", "scheduler", "cfq", "bfq", 0 },
+};
+
+/* The alias entry of (driver, attr, value), NULL when none. */
+static const struct value_alias *
+value_alias_of(const char *driver, const char *attr, const char *value)
+{
+	for (size_t i = 0; attr != NULL && i < nitems(value_aliases); i++) {
+		const struct value_alias *v = &value_aliases[i];
+
+		if (strcmp(v->driver, driver) == 0 && strcmp(v->attr, attr) == 0 &&
+		    strcmp(v->alias, value) == 0)
+			return v;
+	}
+	return NULL;
+}
+
+const char *
+value_successor(const char *driver, const char *attr, const char *value)
+{
+	const struct value_alias *v = value_alias_of(driver, attr, value);
+
+	return v != NULL && !v->taken ? v->canonical : NULL;
+}
+
 int
 norm_setting(const char *driver, const char *key, const char *attr,
     const char *in, char *out, size_t outlen, char *msg, size_t msglen)
 {
 	const struct kind_rule *r = kind_rule_for(driver, key, attr);
+	const struct value_alias *v;
 	char field[NORM_VALUE_MAX];
 
 	if (r != NULL && r->field != NULL && in != NULL &&
 	    block_field(in, r->field, field, sizeof(field)))
 		in = field;
-	return norm_value(r ? r->kind : NORM_AUTO, in, out, outlen, msg, msglen);
+	if (norm_value(r ? r->kind : NORM_AUTO, in, out, outlen, msg, msglen) < 0)
+		return -1;
+	if ((v = value_alias_of(driver, attr, out)) != NULL && v->taken)
+		str_copy(out, v->canonical, outlen);
+	return 0;
 }
 
 int

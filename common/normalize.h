@@ -3,7 +3,9 @@
  * "would change", "changed" and "drift" mean the same thing on both sides.
  *
  * The canonical form of a value is what gets written and what is compared:
- *   choice   "none [mq-deadline] kyber" -> "mq-deadline"
+ *   choice   "none [mq-deadline] kyber" -> "mq-deadline"; an old name the
+ *            kernel takes for another -> that name (scheduler "deadline" ->
+ *            "mq-deadline", the name it reads back)
  *   kib      "4M" -> "4096", "256s" (512-byte sectors) -> "128", "512KiB" -> "512"
  *   mib      "1G" -> "1024"
  *   bytes    "16G" -> "17179869184"
@@ -43,6 +45,11 @@ enum norm_kind norm_kind_for(const char *driver, const char *key, const char *at
 /* norm_value with the kind of (driver, key, attr). */
 int norm_setting(const char *driver, const char *key, const char *attr,
     const char *in, char *out, size_t outlen, char *msg, size_t msglen);
+/* The canonical name of value when value is an old name of it that the
+ * kernel refuses (blockdev scheduler "noop": "none"), for the message that
+ * refuses it; NULL otherwise.  An old name the kernel takes ("deadline")
+ * norm_setting turns into its canonical name. */
+const char *value_successor(const char *driver, const char *attr, const char *value);
 /* 1 when a and b are equal after normalisation, 0 otherwise (a value
  * that does not normalise compares as a trimmed string). */
 int norm_equal(const char *driver, const char *key, const char *attr,

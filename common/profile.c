@@ -188,6 +188,16 @@ is_file_arg(const char *s)
 	return strchr(s, '/') != NULL || (n > 4 && strcmp(s + n - 4, ".xml") == 0);
 }
 
+/* DIR/NAMEEXT, malloc'd; NAMEEXT alone for the current directory ".", so
+ * that a profile's origin reads as the user names the file ("b.xml:3",
+ * not "./b.xml:3"). */
+static char *
+in_dir(const char *dir, const char *name, const char *ext)
+{
+	return strcmp(dir, ".") == 0 ? xasprintf("%s%s", name, ext) :
+	    xasprintf("%s/%s%s", dir, name, ext);
+}
+
 /* Look NAME.xml up in dir first (when given), then the search path. */
 static char *
 find_in(const char *dir, const char *name)
@@ -199,7 +209,7 @@ find_in(const char *dir, const char *name)
 		strvec_push(&sp, dir);
 	profile_search_path(&sp);
 	for (size_t i = 0; i < sp.n && path == NULL; i++) {
-		char *cand = xasprintf("%s/%s.xml", sp.v[i], name);
+		char *cand = in_dir(sp.v[i], name, ".xml");
 
 		if (access(cand, R_OK) == 0)
 			path = cand;
@@ -722,7 +732,7 @@ resolve(const char *path, struct profile *p, struct strvec *stack, struct strvec
 		pdir = dirname(dir);	/* "." for a bare file name: not in dir */
 		if (is_file_arg(f.extends)) {
 			char *cand = f.extends[0] == '/' ? xstrdup(f.extends) :
-			    xasprintf("%s/%s", pdir, f.extends);
+			    in_dir(pdir, f.extends, "");
 
 			if (access(cand, R_OK) == 0)
 				parent = cand;

@@ -170,9 +170,9 @@ profile_text(FILE *f, const struct profile *p)
 		const struct psetting *s = &p->s[i];
 
 		fprintf(f, "  %-*s  from %s (%s:%d)%s\n", (int)w, setting_kv(&keep, s),
-		    vis(&keep, s->profile), vis(&keep, path_base(s->file)), s->line,
+		    vis(&keep, s->profile), vis(&keep, s->file), s->line,
 		    s->persistent ? " persistent" : "");
-		fprintf(f, "      cite: %s\n", s->cite ? vis(&keep, s->cite) : "(none)");
+		fprintf(f, "      cite: %s\n", s->cite && *s->cite ? vis(&keep, s->cite) : "(none)");
 	}
 	strvec_free(&keep);
 }

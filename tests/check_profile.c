@@ -405,7 +405,7 @@ START_TEST(test_show_list_visible)
 	    "  <description>line one&#13;forged\n  second &#x2066;line&#x2069;</description>\n"
 	    "  <sysfs key=\"/sys/kernel/mm/x&#x202E;y\" value=\"a&#x9b;31m&#13;z\" "
 	    "cite=\"r&#13;c\"/>\n</profile>\n";
-	char cmd[PATH_MAX + 64], *out;
+	char cmd[PATH_MAX + 64], want[PATH_MAX + 160], *out;
 	json_object *doc, *s;
 
 	put("evil.xml", evil);
@@ -422,8 +422,9 @@ START_TEST(test_show_list_visible)
 	out = knobctl_out(0, cmd);
 	assert_inert(out);
 	ck_assert_msg(strstr(out, "\n  line one\\x0dforged\n  second \\u2066line\\u2069\n"), "%s", out);
-	ck_assert_msg(strstr(out, "\n  sysfs /sys/kernel/mm/x\\u202ey = a\\u009b31m\\x0dz  from evil "
-	    "(evil.xml:5)\n      cite: r\\x0dc\n"), "%s", out);
+	snprintf(want, sizeof(want), "\n  sysfs /sys/kernel/mm/x\\u202ey = a\\u009b31m\\x0dz  from evil "
+	    "(%s/evil.xml:5)\n      cite: r\\x0dc\n", tmpdir);
+	ck_assert_msg(strstr(out, want), "%s", out);
 	free(out);
 	snprintf(cmd, sizeof(cmd), "--json profile show %s/evil.xml", tmpdir);
 	out = knobctl_out(0, cmd);
@@ -523,6 +524,45 @@ START_TEST(test_parent_beside_bare_name)
 }
 END_TEST
 
+/* origin of setting i of a profile show --json document. */
+static const char *
+json_origin(json_object *doc, size_t i)
+{
+	json_object *s = json_object_array_get_idx(json_object_object_get(doc, "settings"), i);
+
+	return json_object_get_string(json_object_object_get(s, "origin"));
+}
+
+/* profile show of a child named as a bare file name, in its directory:
+ * text and --json give each setting's origin alike, as the user names the
+ * file (before: text "base.xml:3", --json "./base.xml:3"), and a setting
+ * without a cite says "cite: (none)" (before: an empty "cite: " line). */
+START_TEST(test_show_origin_and_cite)
+{
+	const char *bin = getenv("KNOB_BIN");
+	char knobctl[PATH_MAX], *out = NULL;
+	json_object *doc;
+
+	ck_assert_ptr_nonnull(realpath(bin ? bin : "build", knobctl));
+	put("base.xml", HDR "<profile name=\"base\">\n"
+	    "  <sysctl key=\"vm.swappiness\" value=\"10\"/>\n</profile>\n");
+	put("child.xml", HDR "<profile name=\"child\" extends=\"base\">\n"
+	    "  <sysctl key=\"vm.dirty_ratio\" value=\"20\" cite=\"r1\"/>\n</profile>\n");
+	ck_assert_int_eq(cu_sh_out(&out, "cd '%s' && '%s/knobctl' profile show child.xml", tmpdir,
+	    knobctl), 0);
+	ck_assert_msg(strstr(out, "from base (base.xml:3)\n      cite: (none)\n") &&
+	    strstr(out, "from child (child.xml:3)\n      cite: r1\n"), "%s", out);
+	free(out);
+	ck_assert_int_eq(cu_sh_out(&out, "cd '%s' && '%s/knobctl' --json profile show child.xml",
+	    tmpdir, knobctl), 0);
+	ck_assert_msg((doc = json_tokener_parse(out)) != NULL, "not JSON: %s", out);
+	ck_assert_str_eq(json_origin(doc, 0), "base.xml:3");
+	ck_assert_str_eq(json_origin(doc, 1), "child.xml:3");
+	json_object_put(doc);
+	free(out);
+}
+END_TEST
+
 static Suite *
 profile_suite(void)
 {
@@ -540,6 +580,7 @@ profile_suite(void)
 	tcase_add_test(tc, test_check_command);
 	tcase_add_test(tc, test_key_spellings);
 	tcase_add_test(tc, test_parent_beside_bare_name);
+	tcase_add_test(tc, test_show_origin_and_cite);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -271,6 +271,8 @@ static const struct norm_case norm_cases[] = {
 	{ "blockdev", "sd*", "scheduler", "none [mq-deadline] kyber bfq", "mq-deadline" },
 	{ "blockdev", "sd*", "scheduler", "  [none] mq-deadline\n", "none" },
 	{ "blockdev", "sd*", "scheduler", "mq-deadline", "mq-deadline" },
+	{ "blockdev", "sd*", "scheduler", "deadline", "mq-deadline" },	/* the kernel's alias */
+	{ "blockdev", "sd*", "scheduler", "noop", "noop" },	/* refused by blk-mq: kept */
 	{ "blockdev", "sd*", "read_ahead_kb", "4M", "4096" },
 	{ "blockdev", "sd*", "read_ahead_kb", "4096", "4096" },
 	{ "blockdev", "sd*", "read_ahead_kb", "512KiB", "512" },
@@ -4710,6 +4712,55 @@ START_TEST(test_iosched_rollback)
 }
 END_TEST
 
+/* "deadline", the old name older tuned profiles use, which this kernel
+ * takes for mq-deadline (and reads back as [mq-deadline]): --check and
+ * apply write mq-deadline, verify says ok, a second apply unchanged, the
+ * rollback brings back kyber.  "noop", which the kernel refuses, stays
+ * refused and names none.  Before, deadline was a would-fail (loop0 does
+ * not offer scheduler deadline). */
+START_TEST(test_sched_alias)
+{
+	Knob__ApplyResult r;
+	Knob__VerifyResult v;
+	Knob__RollbackResult rb;
+	struct s set[] = { { "blockdev", NULL, "scheduler", "deadline", 0, NULL } };
+	const Knob__KeyResult *k;
+
+	ck_assert_msg(loopdev[0] != '\0', "no loop device");
+	set_sysfs("scheduler", "kyber");
+	set[0].key = loopdev;
+	ag = mk_agent("");
+	do_apply(ag, "p", set, 1, 1, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.keys[0]->state, KNOB__KEY_STATE__KEY_WOULD_CHANGE);
+	tune_apply_result_free(&r);
+	do_apply(ag, "p", set, 1, 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	k = find_key(r.keys, r.n_keys, loopdev, "scheduler");
+	ck_assert_int_eq(k->state, KNOB__KEY_STATE__KEY_CHANGED);
+	ck_assert_str_eq(k->after, "mq-deadline");
+	tune_apply_result_free(&r);
+	ck_assert_str_eq(sched_now(), "mq-deadline");
+	do_verify(ag, set, 1, &v);
+	ck_assert_int_eq(v.keys[0]->state, KNOB__KEY_STATE__KEY_OK);
+	tune_verify_result_free(&v);
+	do_apply(ag, "p", set, 1, 0, 0, &r);
+	ck_assert_int_eq(r.keys[0]->state, KNOB__KEY_STATE__KEY_UNCHANGED);
+	tune_apply_result_free(&r);
+	set[0].value = "noop";
+	do_apply(ag, "p", set, 1, 1, 0, &r);
+	ck_assert_int_eq(r.keys[0]->state, KNOB__KEY_STATE__KEY_WOULD_FAIL);
+	ck_assert_msg(strstr(r.keys[0]->message, "does not offer scheduler noop") &&
+	    strstr(r.keys[0]->message, "the blk-mq one is none"), "%s", r.keys[0]->message);
+	tune_apply_result_free(&r);
+	restart_rollback(&rb);
+	ck_assert_int_eq(find_key(rb.keys, rb.n_keys, loopdev, "scheduler")->state,
+	    KNOB__KEY_STATE__KEY_RESTORED);
+	tune_rollback_result_free(&rb);
+	ck_assert_str_eq(sched_now(), "kyber");
+}
+END_TEST
+
 /* The same when a later key of the transaction fails (two settings
  * fighting over read_ahead_kb: neither holds after the passes): the
  * revert puts the scheduler, nr_requests and the tunables back. */
@@ -6288,6 +6339,7 @@ tune_suite(void)
 	tcase_add_test(tc, test_smt_off_rollback);
 	tcase_add_loop_test(tc, test_lustre_lru_dynamic, 0, (int)nitems(lru_cases));
 	tcase_add_test(tc, test_iosched_rollback);
+	tcase_add_test(tc, test_sched_alias);
 	tcase_add_test(tc, test_iosched_revert);
 	tcase_add_test(tc, test_iosched_switch);
 	tcase_add_test(tc, test_refused_write_reverts_coupled);
