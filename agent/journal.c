@@ -52,6 +52,7 @@ journal_free(struct journal *j)
 	free(j->pend);
 	free(j->set);
 	free(j->sysroot);
+	free(j->boot_id);
 	memset(j, 0, sizeof(*j));
 }
 
@@ -354,6 +355,12 @@ journal_load(const char *path, struct journal *j)
 	}
 	if (js_string(root, "sysroot") != NULL)
 		j->sysroot = xstrdup(js_string(root, "sysroot"));
+	if (json_object_object_get_ex(root, "boot_id", NULL) && js_string(root, "boot_id") == NULL) {
+		jbad(&src, line_of(&src, "boot_id"), "\"boot_id\" is not a string");
+		goto out;
+	}
+	if (js_string(root, "boot_id") != NULL)
+		j->boot_id = xstrdup(js_string(root, "boot_id"));
 	if (entries_parse(&src, root, "originals", "originals", &j->orig, &j->norig, 0) < 0 ||
 	    entries_parse(&src, root, "settings", "settings", &j->set, &j->nset, 0) < 0 ||
 	    entries_parse(&src, root, "pending", "pending", &j->pend, &j->npend, 1) < 0 ||
@@ -386,6 +393,8 @@ journal_save(const char *path, const struct journal *j)
 	jput(root, "active", json_object_new_string(j->active));
 	if (j->sysroot != NULL)
 		jput(root, "sysroot", json_object_new_string(j->sysroot));
+	if (j->boot_id != NULL)
+		jput(root, "boot_id", json_object_new_string(j->boot_id));
 	jput(root, "originals", entries_json(j->orig, j->norig, 0));
 	if (j->nset > 0)
 		jput(root, "settings", entries_json(j->set, j->nset, 0));

@@ -1735,6 +1735,17 @@ commit_undo(struct agent *a, struct tune_state *t, struct plan *p, const size_t 
 	    "again at its next start)" : "every change of this transaction was reverted");
 }
 
+/* The active profile's values are written in this boot: the journal
+ * says so (a start in the same boot does not re-apply, tune_init). */
+static void
+record_boot(struct tune_state *t)
+{
+	if (t->boot_id[0] == '\0')
+		return;
+	free(t->j.boot_id);
+	t->j.boot_id = xstrdup(t->boot_id);
+}
+
 /* The commit after the steps: originals and pending marks into the
  * journal, the new active profile and its settings unless reverted, the
  * transaction closed and the journal saved. */
@@ -1753,6 +1764,7 @@ apply_commit(struct agent *a, struct plan *p, const size_t *idx, size_t n,
 		next_active(&t->j, req->profile, req->stack, name, sizeof(name));
 		snprintf(t->j.active, sizeof(t->j.active), "%s", name);
 		commit_settings(&t->j, req);
+		record_boot(t);
 	}
 	res->txn_id = xstrdup(t->j.txn_id);
 	txn_clear(&t->j);
@@ -1871,6 +1883,30 @@ journal_settings_free(Knob__Setting **v, size_t n)
 	free(v);
 }
 
+/* Judge each key of verify plan p still pending: ok, or drift. */
+static void
+verify_judge(struct plan *p)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		struct item *it = &p->v[i];
+
+		if (!item_pending(it))
+			continue;
+		if (it->kind == IK_COUPLED) {
+			it->state = KNOB__KEY_STATE__KEY_UNCHANGED;	/* not reported */
+			continue;
+		}
+		if (item_holds(it))
+			it->state = KNOB__KEY_STATE__KEY_OK;
+		else {
+			char m[TUNE_MSG_MAX];
+
+			snprintf(m, sizeof(m), "is %s, profile wants %s", it->before, it->wanted);
+			set_state(it, KNOB__KEY_STATE__KEY_DRIFT, 0, m);
+		}
+	}
+}
+
 int
 tune_verify(struct agent *a, const Knob__VerifyRequest *req, Knob__VerifyResult *res)
 {
@@ -1895,24 +1931,7 @@ tune_verify(struct agent *a, const Knob__VerifyRequest *req, Knob__VerifyResult 
 	if (plan_drop_stale(&t->j, &p) > 0 &&
 	    (rc = journal_save(t->journal_path, &t->j)) < 0)
 		log_warnx("journal %s: %s", t->journal_path, strerror(-rc));
-	for (size_t i = 0; i < p.n; i++) {
-		struct item *it = &p.v[i];
-
-		if (!item_pending(it))
-			continue;
-		if (it->kind == IK_COUPLED) {
-			it->state = KNOB__KEY_STATE__KEY_UNCHANGED;	/* not reported */
-			continue;
-		}
-		if (item_holds(it))
-			it->state = KNOB__KEY_STATE__KEY_OK;
-		else {
-			char m[TUNE_MSG_MAX];
-
-			snprintf(m, sizeof(m), "is %s, profile wants %s", it->before, it->wanted);
-			set_state(it, KNOB__KEY_STATE__KEY_DRIFT, 0, m);
-		}
-	}
+	verify_judge(&p);
 	res->active_profile = xstrdup(t->j.active);
 	res->active_note = xstrdup(t->note);	/* published under t->mu, held here */
 	plan_results(&p, &res->keys, &res->n_keys);
@@ -2275,6 +2294,75 @@ reapply(struct agent *a, struct tune_state *t)
 	tune_apply_result_free(&res);
 }
 
+/* This boot's id into t->boot_id ("" when unreadable): $KNOB_TEST_BOOT_ID
+ * with --test-hooks (a test's "reboot" of real devices), else
+ * SYSROOT/proc/sys/kernel/random/boot_id, as health_node.c reads it. */
+static void
+read_boot_id(struct agent *a, struct tune_state *t)
+{
+	const char *env = a->cfg.test_hooks ? getenv("KNOB_TEST_BOOT_ID") : NULL;
+	char path[PATH_MAX];
+
+	t->boot_id[0] = '\0';
+	if (env != NULL && *env != '\0')
+		snprintf(t->boot_id, sizeof(t->boot_id), "%s", env);
+	else if (agent_path(a, path, sizeof(path), "/proc/sys/kernel/random/boot_id") < 0 ||
+	    read_small_file(path, t->boot_id, sizeof(t->boot_id)) < 0)
+		t->boot_id[0] = '\0';
+	strtrim(t->boot_id);
+}
+
+/* Was the active profile written in this very boot (knobd restarted, not
+ * the node)?  Unknown (no id now, or a journal from before the field): no. */
+static int
+same_boot(const struct tune_state *t)
+{
+	return t->boot_id[0] != '\0' && t->j.boot_id != NULL &&
+	    strcmp(t->j.boot_id, t->boot_id) == 0;
+}
+
+/* knobd restarted in the boot its active profile was written in: sysfs
+ * kept the values, so a key that differs was changed by someone (an
+ * admin) and is not overwritten, as rollback and a switch leave such a
+ * key alone.  Nothing is written: the keys that differ are counted as
+ * verify judges them, those knob set and someone changed since as
+ * rollback does (changed_since), and logged and noted. */
+static void
+restarted(struct agent *a, struct tune_state *t)
+{
+	Knob__Setting **js = journal_settings(&t->j);
+	struct plan p = { 0 };
+	size_t ndiff = 0, nsince = 0;
+	char note[128], ts[32];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	plan_build(a, js, t->j.nset, &p);
+	plan_mark_pending(&t->j, &p);
+	verify_judge(&p);
+	for (size_t i = 0; i < p.n; i++) {
+		struct item *it = &p.v[i];
+		long k;
+
+		if (it->state != KNOB__KEY_STATE__KEY_DRIFT)
+			continue;
+		ndiff++;
+		k = journal_find(t->j.orig, t->j.norig, it->s->driver, it->target, it->s->attr);
+		nsince += k >= 0 && changed_since(&t->j, &t->j.orig[k], it);
+	}
+	gmtime_r(&now, &tm);
+	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	snprintf(note, sizeof(note), "restarted in the same boot %s: not re-applied, %zu key(s) "
+	    "differ (%zu changed since knob set them)", ts, ndiff, nsince);
+	log_msg(ndiff > 0 ? LOG_LVL_WARN : LOG_LVL_INFO, 0, __FILE__, __LINE__, "active profile "
+	    "%s: knobd restarted in the same boot (boot id %s): not re-applied; %zu key(s) differ "
+	    "from the profile (%zu changed since knob set them): knobctl verify shows them, "
+	    "knobctl apply %s re-applies", t->j.active, t->boot_id, ndiff, nsince, t->j.active);
+	set_active(t, t->j.active, note);
+	plan_free(&p);
+	journal_settings_free(js, t->j.nset);
+}
+
 int
 tune_init(struct agent *a)
 {
@@ -2294,6 +2382,7 @@ tune_init(struct agent *a)
 	t->wait_max_s = !a->cfg.test_hooks ? WAIT_MAX_S :
 	    (unsigned)env_number("KNOB_TEST_WAIT_MAX_S", 1, WAIT_MAX_S, WAIT_MAX_S);
 	snprintf(t->journal_path, sizeof(t->journal_path), "%s/" TUNE_JOURNAL_NAME, a->state_dir);
+	read_boot_id(a, t);
 	rc = journal_load(t->journal_path, &t->j);
 	if (rc < 0) {
 		log_err("journal %s: %s; check the node's settings and move the file away",
@@ -2328,7 +2417,10 @@ tune_init(struct agent *a)
 		    a->cfg.stdio ? "--stdio session" : "--no-reapply");
 	else if (t->j.active[0] && t->j.nset > 0) {
 		pthread_mutex_lock(&t->mu);
-		reapply(a, t);
+		if (same_boot(t))
+			restarted(a, t);
+		else
+			reapply(a, t);	/* records this boot's id (apply_commit) */
 		pthread_mutex_unlock(&t->mu);
 	}
 	return 0;

@@ -47,6 +47,10 @@
  *     with another one refuses the journal (tune_init): its originals are
  *     another tree's, and re-applying or rolling back would write them
  *     into this one (a journal without it, from before, is adopted);
+ *   - "boot_id": the kernel's boot id (SYSROOT/proc/sys/kernel/random/boot_id)
+ *     when the active profile was last written.  A start in the same boot
+ *     (knobd restarted, not the node) does not re-apply: it counts the drift
+ *     and says so; another id, or none (a journal from before), re-applies;
  *   - "txn": present only while an apply is writing.  Each entry is a target
  *     the transaction may touch (also the coupled attributes the kernel may
  *     move), with its value before the transaction and whether it is a new
@@ -302,6 +306,9 @@ struct journal {
 	struct jentry *set;	/* the active profile's resolved settings (target "") */
 	size_t nset;
 	char *sysroot;		/* the tree the targets are under; NULL: not recorded */
+	char *boot_id;		/* the kernel's boot id when the active profile was
+				 * last written (apply, boot re-apply); NULL: not
+				 * recorded (a journal from before the field) */
 };
 
 /* Load path into j (an absent file is an empty journal).  0 or -errno. */
@@ -336,6 +343,7 @@ struct tune_state {
 	unsigned wait_max_s;	/* a request's wait_s cap: WAIT_MAX_S, or less by
 				 * $KNOB_TEST_WAIT_MAX_S with --test-hooks */
 	char note[128];		/* "re-applied at boot ...", with active */
+	char boot_id[64];	/* this boot's id (tune_init), "" when unreadable */
 	/* the tuning lock (tune_lock.c), guarded by lmu */
 	pthread_mutex_t lmu;
 	pthread_cond_t lcv;

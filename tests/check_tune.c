@@ -74,12 +74,21 @@ active_pub(struct agent *a, int note)
 }
 
 static int agent_no_reapply;	/* the next mk_agent: knobd --no-reapply */
+static int agent_same_boot;	/* the next mk_agent: in the last one's boot */
 
-/* An agent on sysroot with the test's state dir, its tuning not started. */
+/* An agent on sysroot with the test's state dir, its tuning not started.
+ * Each starts in a boot of its own ($KNOB_TEST_BOOT_ID "boot-N", as after a
+ * reboot) unless agent_same_boot says knobd restarted in the last one's. */
 static struct agent *
 agent_new(const char *sysroot)
 {
 	struct agent *a = xcalloc(1, sizeof(*a));
+	static unsigned boots;
+	char id[32];
+
+	boots += !agent_same_boot || boots == 0;
+	snprintf(id, sizeof(id), "boot-%u", boots);
+	setenv("KNOB_TEST_BOOT_ID", id, 1);
 
 	a->cfg.no_reapply = agent_no_reapply;
 	snprintf(a->sysroot, sizeof(a->sysroot), "%s", sysroot);
@@ -3668,10 +3677,10 @@ START_TEST(test_rollback_now_protected)
 }
 END_TEST
 
-/* Start ag on root (re-apply as asked by agent_no_reapply) with its log
+/* Start ag on sysroot (re-apply as asked by agent_no_reapply) with its log
  * (stderr) going to a file too; the log, malloc'd. */
 static char *
-mk_agent_logged(void)
+agent_logged(const char *sysroot)
 {
 	char path[PATH_MAX], *log;
 	int save, fd;
@@ -3682,7 +3691,7 @@ mk_agent_logged(void)
 	ck_assert_int_ge(fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600), 0);
 	ck_assert_int_ge(dup2(fd, 2), 0);
 	close(fd);
-	ag = agent_new(root);
+	ag = agent_new(sysroot);
 	fd = tune_init(ag);
 	fflush(stderr);
 	dup2(save, 2);
@@ -3691,6 +3700,13 @@ mk_agent_logged(void)
 	log = cu_slurp(path);
 	fprintf(stderr, "%s", log);
 	return log;
+}
+
+/* Start ag on root as agent_logged does. */
+static char *
+mk_agent_logged(void)
+{
+	return agent_logged(root);
 }
 
 /* The journal holds the originals of sdb (read_ahead_kb 332, nr_requests
@@ -4027,6 +4043,24 @@ START_TEST(test_journal_sysroot)
 END_TEST
 
 /* ------------------------------------------------------------ boot */
+/* Non-default originals, then profile set (the loop device as each key)
+ * applied by an agent that stops again: a journal to start on. */
+static void
+loop_applied(const char *profile, struct s *set, size_t n, struct orig *o)
+{
+	Knob__ApplyResult r;
+
+	set_originals(o);
+	for (size_t i = 0; i < n; i++)
+		set[i].key = loopdev;
+	ag = mk_agent("");
+	do_apply(ag, profile, set, n, 0, 0, &r);
+	ck_assert_int_eq(r.reverted, 0);
+	tune_apply_result_free(&r);
+	rm_agent(ag);
+	ag = NULL;
+}
+
 /* knobd restarts with an active profile after the values were reset
  * behind its back (as a reboot does): it re-applies, keeps the first
  * originals and says so; --no-reapply leaves the node alone. */
@@ -4043,15 +4077,7 @@ START_TEST(test_reapply_at_boot)
 		{ "blockdev", NULL, "read_ahead_kb", "1M", 0, NULL },
 	};
 
-	set_originals(&o);
-	for (size_t i = 0; i < nitems(set); i++)
-		set[i].key = loopdev;
-	ag = mk_agent("");
-	do_apply(ag, "boot", set, nitems(set), 0, 0, &r);
-	ck_assert_int_eq(r.reverted, 0);
-	tune_apply_result_free(&r);
-	rm_agent(ag);
-	ag = NULL;
+	loop_applied("boot", set, nitems(set), &o);
 
 	/* "reboot": the kernel's values are back; --no-reapply keeps them */
 	set_originals(&o);
@@ -4088,6 +4114,114 @@ START_TEST(test_reapply_at_boot)
 	ck_assert_int_eq(rb.complete, 1);
 	tune_rollback_result_free(&rb);
 	assert_originals(&o);
+}
+END_TEST
+
+/* The test's journal file (static buffer). */
+static const char *
+journal_path(void)
+{
+	static char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/" TUNE_JOURNAL_NAME, state);
+	return path;
+}
+
+/* The journal's boot id, "" for none (malloc'd). */
+static char *
+journal_boot_id(void)
+{
+	struct journal j;
+	char *id;
+
+	ck_assert_int_eq(journal_load(journal_path(), &j), 0);
+	id = xstrdup(j.boot_id ? j.boot_id : "");
+	journal_free(&j);
+	return id;
+}
+
+/* The journal as written before the boot id was recorded. */
+static void
+journal_drop_boot_id(void)
+{
+	struct journal j;
+
+	ck_assert_int_eq(journal_load(journal_path(), &j), 0);
+	free(j.boot_id);
+	j.boot_id = NULL;
+	ck_assert_int_eq(journal_save(journal_path(), &j), 0);
+	journal_free(&j);
+}
+
+/* knobd restarted without a reboot (systemctl restart, an upgrade, a
+ * crash): sysfs kept the profile's values, so one that differs is the
+ * admin's, and it stays, as rollback and a switch leave it; the log and
+ * note say restarted in the same boot and count the drift.  Before, the
+ * restart wrote the profile's 1024 over the admin's 2048 and said
+ * "re-applied at boot".  A reboot (another boot id) re-applies, keeping
+ * the first originals; so does a journal from before the boot id. */
+START_TEST(test_restart_same_boot)
+{
+	Knob__VerifyResult v;
+	Knob__VerifyRequest vreq = KNOB__VERIFY_REQUEST__INIT;
+	struct orig o;
+	char *log, *id;
+	struct s set[] = {
+		{ "blockdev", NULL, "nr_requests", "64", 0, NULL },
+		{ "blockdev", NULL, "read_ahead_kb", "1M", 0, NULL },
+	};
+
+	loop_applied("tp", set, nitems(set), &o);
+	id = journal_boot_id();
+	ck_assert_str_eq(id, "boot-1");
+	free(id);
+
+	/* (1) the admin's own change, then knobd restarts in the same boot */
+	set_sysfs("read_ahead_kb", "2048");
+	agent_same_boot = 1;
+	log = agent_logged("");
+	agent_same_boot = 0;
+	ck_assert_str_eq(sys("read_ahead_kb", loopdev), "2048");
+	ck_assert_str_eq(sys("nr_requests", loopdev), "64");
+	ck_assert_ptr_nonnull(strstr(log, "active profile tp: knobd restarted in the same boot "
+	    "(boot id boot-1): not re-applied; 1 key(s) differ from the profile (1 changed since "
+	    "knob set them): knobctl verify shows them, knobctl apply tp re-applies"));
+	free(log);
+	ck_assert_ptr_nonnull(strstr(active_pub(ag, 1), "restarted in the same boot "));
+	ck_assert_ptr_nonnull(strstr(active_pub(ag, 1), "not re-applied, 1 key(s) differ (1 "
+	    "changed since knob set them)"));
+	vreq.profile = (char *)(uintptr_t)"";
+	ck_assert_int_eq(tune_verify(ag, &vreq, &v), 0);
+	ck_assert_uint_eq(v.n_keys, 2);
+	for (size_t i = 0; i < v.n_keys; i++)
+		ck_assert_int_eq(v.keys[i]->state, strcmp(v.keys[i]->before, "2048") == 0 ?
+		    KNOB__KEY_STATE__KEY_DRIFT : KNOB__KEY_STATE__KEY_OK);
+	ck_assert_ptr_nonnull(strstr(v.active_note, "restarted in the same boot"));
+	tune_verify_result_free(&v);
+	rm_agent(ag);
+	ag = NULL;
+
+	/* (2) a reboot: the kernel's values back, another boot id: re-applied */
+	set_originals(&o);
+	ag = mk_agent("");
+	ck_assert_str_eq(sys("read_ahead_kb", loopdev), "1024");
+	ck_assert_str_eq(sys("nr_requests", loopdev), "64");
+	ck_assert_ptr_nonnull(strstr(active_pub(ag, 1), "re-applied at boot"));
+	id = journal_boot_id();
+	ck_assert_str_eq(id, "boot-2");
+	free(id);
+	rm_agent(ag);
+	ag = NULL;
+
+	/* (3) a journal from before the boot id: re-applied, as before */
+	journal_drop_boot_id();
+	set_sysfs("read_ahead_kb", "2048");
+	agent_same_boot = 1;
+	ag = mk_agent("");
+	agent_same_boot = 0;
+	ck_assert_str_eq(sys("read_ahead_kb", loopdev), "1024");
+	ck_assert_ptr_nonnull(strstr(active_pub(ag, 1), "re-applied at boot"));
+	rollback_complete(&o);	/* the first originals are still the ones journaled */
 }
 END_TEST
 
@@ -6333,6 +6467,7 @@ tune_suite(void)
 	tcase_add_test(tc, test_recovery_renamed_device);
 	tcase_add_test(tc, test_base_profile_smt);
 	tcase_add_test(tc, test_reapply_at_boot);
+	tcase_add_test(tc, test_restart_same_boot);
 	tcase_add_test(tc, test_journal_sysroot);
 	tcase_add_test(tc, test_gpfs_pagepool_ram);
 	tcase_add_test(tc, test_smt_off_per_cpu);
