@@ -552,6 +552,12 @@ harness_knobctl_bg(struct harness *h, const char *out, const char *err, const ch
 		return -1;
 	pid = fork();
 	if (pid == 0) {
+		/* as from a terminal: an ignored signal is inherited across exec,
+		 * and the suite may run under nohup (knobctl keeps a SIGHUP that
+		 * was ignored when it started ignored, as nohup asks) */
+		signal(SIGHUP, SIG_DFL);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
 		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 		_exit(127);
 	}
