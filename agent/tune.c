@@ -67,6 +67,7 @@ struct plan {
 				 * are read (a verify journals nothing) */
 	int boot;		/* the boot re-apply: an exact key's device must be the
 				 * one journaled (boot_refused) */
+	int check;		/* --check: nothing is written, messages say "would" */
 	Knob__Setting **own;	/* settings made here (coupled, switch, rollback) */
 	size_t nown;
 };
@@ -93,15 +94,24 @@ static const char *const key_state_names[] = {
 	[KNOB__KEY_STATE__KEY_SKIPPED] = "skipped",
 };
 
+/* The words of the key states beyond the first block (names as pbjson's
+ * rule spells them, as knobctl prints them). */
+static const struct {
+	int st;
+	const char *name;
+} key_state_more[] = {
+	{ KNOB__KEY_STATE__KEY_CHANGED_SINCE, "changed-since" },
+	{ KNOB__KEY_STATE__KEY_WOULD_FAIL, "would-fail" },
+	{ KNOB__KEY_STATE__KEY_PROTECTED, "protected" },
+	{ KNOB__KEY_STATE__KEY_WOULD_RESTORE, "would-restore" },
+};
+
 const char *
 tune_key_state_name(int st)
 {
-	switch (st) {
-	case KNOB__KEY_STATE__KEY_CHANGED_SINCE: return "changed-since";
-	case KNOB__KEY_STATE__KEY_WOULD_FAIL: return "would-fail";
-	case KNOB__KEY_STATE__KEY_PROTECTED: return "protected";
-	default: break;
-	}
+	for (size_t i = 0; i < nitems(key_state_more); i++)
+		if (key_state_more[i].st == st)
+			return key_state_more[i].name;
 	if (st < 0 || (size_t)st >= nitems(key_state_names) || key_state_names[st] == NULL)
 		return "unknown";
 	return key_state_names[st];
@@ -1034,10 +1044,11 @@ pending_was(const struct journal *j, const struct jentry *e, const char *live)
 
 /* Was journal entry e's target changed by someone since knob set it (its
  * live value, in it, is neither knob's value nor the original)?  Then it
- * is CHANGED_SINCE, left alone: 1.  Rollback (unless --force) and a switch
- * judge the same way. */
+ * is CHANGED_SINCE, left alone (check: a switch's --check, which says it
+ * would be): 1.  Rollback (unless --force) and a switch judge the same
+ * way. */
 static int
-changed_since(const struct journal *j, const struct jentry *e, struct item *it)
+changed_since(const struct journal *j, const struct jentry *e, struct item *it, int check)
 {
 	char m[TUNE_MSG_MAX];
 
@@ -1045,7 +1056,8 @@ changed_since(const struct journal *j, const struct jentry *e, struct item *it)
 	    strcmp(it->before, e->set) == 0 || pending_was(j, e, it->before))
 		return 0;
 	snprintf(m, sizeof(m), "is %s, knob set %s, original %s: changed since knob set it; "
-	    "left alone (--force writes the original)", it->before, e->set, e->value);
+	    "%sleft alone (--force writes the original)", it->before, e->set, e->value,
+	    check ? "would be " : "");
 	set_state(it, KNOB__KEY_STATE__KEY_CHANGED_SINCE, 0, m);
 	return 1;
 }
@@ -1275,13 +1287,36 @@ plan_refuse_shared_file(struct agent *a, const struct journal *j, struct plan *p
 	free(has);
 }
 
+/* --check: the state of a key still in play.  A switch's key of the
+ * previous profile that the apply would write back is would-restore (the
+ * apply says restored), to a controller that knows the word (restore);
+ * an older one is told would-change, which it counts as a change.  A
+ * configured value that differs from the live one (reconfig) is written
+ * too. */
+static void
+check_pending(struct item *it, int restore)
+{
+	if (it->kind != IK_SWITCH) {
+		it->state = item_holds(it) ? KNOB__KEY_STATE__KEY_UNCHANGED :
+		    KNOB__KEY_STATE__KEY_WOULD_CHANGE;
+		return;
+	}
+	if (item_done(it)) {
+		it->state = KNOB__KEY_STATE__KEY_UNCHANGED;
+		return;
+	}
+	set_state(it, restore ? KNOB__KEY_STATE__KEY_WOULD_RESTORE :
+	    KNOB__KEY_STATE__KEY_WOULD_CHANGE, 0,
+	    "not in the new profile: would go back to its original");
+}
+
 /* --check, step 5: classify only.  What the write would refuse, a value
  * the normaliser rejects and an exact path that is not there are
- * would-fail. */
+ * would-fail; restore: the controller knows would-restore. */
 static void
-check_classify(struct plan *p, char *rmsg, size_t len)
+check_classify(struct plan *p, int restore, char *rmsg, size_t len)
 {
-	size_t nwrite = 0, nfail = 0;
+	size_t nwrite = 0, nfail = 0, nback = 0, nleft = 0;
 
 	for (size_t i = 0; i < p->n; i++) {
 		struct item *it = &p->v[i];
@@ -1296,14 +1331,16 @@ check_classify(struct plan *p, char *rmsg, size_t len)
 
 			snprintf(m, sizeof(m), "no such path on this node: %s", it->s->key);
 			set_state(it, KNOB__KEY_STATE__KEY_WOULD_FAIL, ENOENT, m);
-		} else if (item_pending(it)) {
-			it->state = item_holds(it) ? KNOB__KEY_STATE__KEY_UNCHANGED :
-			    KNOB__KEY_STATE__KEY_WOULD_CHANGE;
-			nwrite += !item_holds(it);
-		}
+		} else if (item_pending(it))
+			check_pending(it, restore);
+		nwrite += it->state == KNOB__KEY_STATE__KEY_WOULD_CHANGE && it->kind != IK_SWITCH;
+		nback += it->kind == IK_SWITCH && (it->state == KNOB__KEY_STATE__KEY_WOULD_CHANGE ||
+		    it->state == KNOB__KEY_STATE__KEY_WOULD_RESTORE);
+		nleft += it->state == KNOB__KEY_STATE__KEY_CHANGED_SINCE;
 		nfail += it->state == KNOB__KEY_STATE__KEY_WOULD_FAIL;
 	}
-	snprintf(rmsg, len, "check: %zu would change, %zu would fail, nothing written", nwrite,
+	snprintf(rmsg, len, "check: %zu would change, %zu would be restored, %zu would be left "
+	    "(changed since knob set them), %zu would fail, nothing written", nwrite, nback, nleft,
 	    nfail);
 }
 
@@ -1325,7 +1362,7 @@ switch_coupled(struct agent *a, struct plan *p, struct item *c, const struct jou
 	c->kind = IK_SWITCH;
 	c->keep_orig = 1;
 	c->wanted = xstrdup(e->value);
-	if (!target_refused(a, e, c, NULL) && !changed_since(j, e, c))
+	if (!target_refused(a, e, c, NULL) && !changed_since(j, e, c, p->check))
 		mark_reconfig(j, c, 0);
 }
 
@@ -1401,7 +1438,7 @@ plan_add_switch(struct agent *a, const struct journal *j, struct plan *p)
 			free(it->target);
 			it->target = NULL;
 			it->state = KNOB__KEY_STATE__KEY_SKIPPED;	/* stays journaled */
-		} else if (!target_refused(a, e, it, NULL) && !changed_since(j, e, it))
+		} else if (!target_refused(a, e, it, NULL) && !changed_since(j, e, it, p->check))
 			mark_reconfig(j, it, 0);
 	}
 	hold_exclusive_partners(p);
@@ -1652,6 +1689,7 @@ apply_plan(struct agent *a, const Knob__ApplyRequest *req, struct plan *p, char 
 	size_t nfail = 0;
 
 	p->journals = 1;	/* p->boot: set by the caller */
+	p->check = req->check;
 	plan_build(a, req->settings, req->n_settings, p);
 	plan_mark_pending(j, p);
 	if (!req->stack)
@@ -1659,7 +1697,7 @@ apply_plan(struct agent *a, const Knob__ApplyRequest *req, struct plan *p, char 
 	plan_refuse_shared_file(a, j, p);
 	plan_check(a, p, req->check);
 	if (req->check) {
-		check_classify(p, rmsg, rlen);
+		check_classify(p, req->would_restore, rmsg, rlen);
 		return 0;
 	}
 	/* a key refused as not the device journaled stops nothing: the rest
@@ -1977,7 +2015,7 @@ plan_restore(struct agent *a, const struct journal *j, struct plan *p, const str
 			continue;
 		mark_reconfig(j, it, !rollback);
 		if (rollback && !force)
-			(void)changed_since(j, e, it);
+			(void)changed_since(j, e, it, 0);
 	}
 	if (rollback && !force)
 		hold_exclusive_partners(p);
@@ -2348,7 +2386,7 @@ restarted(struct agent *a, struct tune_state *t)
 			continue;
 		ndiff++;
 		k = journal_find(t->j.orig, t->j.norig, it->s->driver, it->target, it->s->attr);
-		nsince += k >= 0 && changed_since(&t->j, &t->j.orig[k], it);
+		nsince += k >= 0 && changed_since(&t->j, &t->j.orig[k], it, 0);
 	}
 	gmtime_r(&now, &tm);
 	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);

@@ -56,6 +56,7 @@ render_key(char **s, const Knob__KeyResult *k, int with_values)
 	case KNOB__KEY_STATE__KEY_CHANGED:
 	case KNOB__KEY_STATE__KEY_PENDING_RESTART:
 	case KNOB__KEY_STATE__KEY_WOULD_CHANGE:
+	case KNOB__KEY_STATE__KEY_WOULD_RESTORE:
 	case KNOB__KEY_STATE__KEY_RESTORED:
 		if (with_values)
 			str_appendf(s, ": %s -> %s", k->before, k->state == KNOB__KEY_STATE__KEY_RESTORED ?
@@ -91,8 +92,8 @@ render_key(char **s, const Knob__KeyResult *k, int with_values)
 		break;
 	}
 	if ((k->state == KNOB__KEY_STATE__KEY_PENDING_RESTART ||
-	    k->state == KNOB__KEY_STATE__KEY_CHANGED || k->state == KNOB__KEY_STATE__KEY_RESTORED) &&
-	    *k->message)
+	    k->state == KNOB__KEY_STATE__KEY_CHANGED || k->state == KNOB__KEY_STATE__KEY_RESTORED ||
+	    k->state == KNOB__KEY_STATE__KEY_WOULD_RESTORE) && *k->message)
 		str_appendf(s, " (%s)", k->message);
 	str_appendf(s, "\n");
 }
@@ -156,6 +157,7 @@ apply_status(const Knob__ApplyResult *r, int check)
 			changed = 1;
 			break;
 		case KNOB__KEY_STATE__KEY_WOULD_CHANGE:
+		case KNOB__KEY_STATE__KEY_WOULD_RESTORE:
 			would = 1;
 			break;
 		default:
@@ -378,6 +380,7 @@ cmd_apply(struct ctl *ctl, int argc, char **argv)
 	req.settings = c.settings;
 	req.n_settings = c.n_settings;
 	req.check = c.o.check;
+	req.would_restore = 1;	/* this controller knows KEY_WOULD_RESTORE (knob.proto) */
 	req.keep_going = c.o.keep_going;
 	req.test_pause_ms = c.o.pause_ms;
 	req.test_pause_at = (char *)(uintptr_t)(c.o.pause_at ? c.o.pause_at : "");

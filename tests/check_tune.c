@@ -214,6 +214,7 @@ free_settings(Knob__Setting **v, size_t n)
 
 /* Extra request fields for the next do_apply (reset after each). */
 static int apply_stack;
+static int apply_restore;	/* ApplyRequest.would_restore: a controller that knows it */
 static uint32_t apply_pause_ms;
 static const char *apply_pause_at;
 
@@ -224,9 +225,11 @@ do_apply(struct agent *a, const char *profile, const struct s *v, size_t n, int 
 	Knob__ApplyRequest req = KNOB__APPLY_REQUEST__INIT;
 
 	req.stack = apply_stack;
+	req.would_restore = apply_restore;
 	req.test_pause_ms = apply_pause_ms;
 	req.test_pause_at = (char *)(uintptr_t)(apply_pause_at ? apply_pause_at : "");
 	apply_stack = 0;
+	apply_restore = 0;
 	apply_pause_ms = 0;
 	apply_pause_at = NULL;
 	req.profile = (char *)(uintptr_t)profile;
@@ -2743,6 +2746,28 @@ switch_start(struct s *a, struct s *b, struct orig *o)
 	tune_apply_result_free(&r);
 }
 
+/* apply B (b, n) --check where A is active, from a controller that knows
+ * would-restore (restore) or an older one: the loop device's attr is in
+ * state want, its message holding msg; nothing is written. */
+static void
+check_switch(struct s *b, size_t n, int restore, const char *attr, int want, const char *msg)
+{
+	Knob__ApplyResult r;
+	const Knob__KeyResult *k;
+
+	apply_restore = restore;
+	do_apply(ag, "B", b, n, 1, 0, &r);
+	dump(r.keys, r.n_keys);
+	fprintf(stderr, "    => %s\n", r.message);
+	k = find_key(r.keys, r.n_keys, loopdev, attr);
+	ck_assert_msg((int)k->state == want, "%s: %s, want %s", attr, tune_key_state_name(k->state),
+	    tune_key_state_name(want));
+	ck_assert_msg(strstr(k->message, msg) != NULL, "%s: no \"%s\" in \"%s\"", attr, msg,
+	    k->message);
+	ck_assert_str_eq(r.txn_id, "");
+	tune_apply_result_free(&r);
+}
+
 /* Profiles A and B of the switch tests below (the loop device as key). */
 static struct s nr_a[] = { { "blockdev", NULL, "nr_requests", "64", 0, NULL } };
 static struct s sched_b[] = { { "blockdev", NULL, "scheduler", "mq-deadline", 0, NULL } };
@@ -2759,6 +2784,13 @@ START_TEST(test_switch_coupled)
 	struct orig o;
 
 	switch_start(nr_a, sched_b, &o);
+	ck_assert_str_eq(sys("nr_requests", loopdev), "64");
+	/* --check says what the apply does: restored (an older controller,
+	 * which does not know the word, is told would-change) */
+	check_switch(sched_b, 1, 1, "nr_requests", KNOB__KEY_STATE__KEY_WOULD_RESTORE,
+	    "would go back to its original");
+	check_switch(sched_b, 1, 0, "nr_requests", KNOB__KEY_STATE__KEY_WOULD_CHANGE, "");
+	ck_assert_str_eq(sched_now(), "none");
 	ck_assert_str_eq(sys("nr_requests", loopdev), "64");
 	do_apply(ag, "B", sched_b, 1, 0, 0, &r);
 	dump(r.keys, r.n_keys);
@@ -2790,7 +2822,11 @@ START_TEST(test_switch_changed_since)
 	struct orig o;
 
 	switch_start(a, b, &o);
+	check_switch(b, nitems(b), 1, "read_ahead_kb", KNOB__KEY_STATE__KEY_WOULD_RESTORE,
+	    "not in the new profile");
 	set_sysfs("read_ahead_kb", "2048");	/* the admin's own change */
+	check_switch(b, nitems(b), 1, "read_ahead_kb", KNOB__KEY_STATE__KEY_CHANGED_SINCE,
+	    "changed since knob set it; would be left alone");
 	do_apply(ag, "B", b, nitems(b), 0, 0, &r);
 	dump(r.keys, r.n_keys);
 	k = find_key(r.keys, r.n_keys, loopdev, "read_ahead_kb");

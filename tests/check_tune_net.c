@@ -902,7 +902,7 @@ END_TEST
  * transaction; --stack keeps A's keys and the node reports "B+A". */
 START_TEST(test_switch_and_stack)
 {
-	char *out = NULL, nr0[32], ra0[32];
+	char *out = NULL, nr0[32], ra0[32], want[256];
 	int rc;
 
 	precheck();
@@ -913,6 +913,15 @@ START_TEST(test_switch_and_stack)
 	write_profile("sw-b", "  <blockdev device=\"%s\" attr=\"read_ahead_kb\" value=\"896\"/>\n",
 	    loopdev);
 	ck_assert_int_eq(ctl(&out, "apply %s/sw-a.xml -w node01", top), 0);
+	free(out);
+	ck_assert_str_eq(qattr("nr_requests"), "48");
+	/* --check says what the switch does: A's nr_requests would be restored */
+	rc = ctl(&out, "apply %s/sw-b.xml -w node01 --check --diff", top);
+	ck_assert_int_eq(rc, 0);
+	snprintf(want, sizeof(want), "would-restore   blockdev %s nr_requests: 48 -> %s", loopdev,
+	    nr0);
+	ck_assert_msg(strstr(out, want) != NULL, "no \"%s\" in:\n%s", want, out);
+	ck_assert_ptr_nonnull(strstr(out, "1 would be restored"));
 	free(out);
 	ck_assert_str_eq(qattr("nr_requests"), "48");
 	rc = ctl(&out, "apply %s/sw-b.xml -w node01", top);
