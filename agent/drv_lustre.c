@@ -494,6 +494,8 @@ const struct tune_driver drv_lustre = {
 	.restore = lustre_restore,
 	.describe = lustre_describe,
 	.coupled_target = lustre_record_of,
+	.coupled_left = "putting the -P record back would set every mount of the file system "
+	    "(lctl set_param -P reaches mounted clients too), that one included",
 	.check = lustre_check,
 	.file = lustre_file,
 };

@@ -205,6 +205,8 @@ const struct tune_driver drv_nfsd = {
 	.write = nfsd_write,
 	.describe = nfsd_describe,
 	.coupled_target = nfsd_coupled_target,
+	.coupled_left = "its original adds up to threads' original, so writing it would undo "
+	    "that change",
 	.check = nfsd_check,
 	.file = tune_file_default,	/* a target is its file: /proc/fs/nfsd/... */
 };

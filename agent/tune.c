@@ -1366,20 +1366,59 @@ switch_coupled(struct agent *a, struct plan *p, struct item *c, const struct jou
 		mark_reconfig(j, c, 0);
 }
 
-/* Keys the kernel keeps exclusive (a sysctl pair: writing either half
- * zeroes the other): while one half is left alone as changed since knob
- * set it, putting the other's original back (a rollback, a switch) would
- * zero that change, so the other half is left alone too (not written,
- * kept in the journal; a rollback with --force writes both).  Before,
- * its restore zeroed the admin's value, the write-back of that value
- * zeroed the restored half again, and the result still said restored, its
- * original dropped from the journal. */
+/* The message of h, left alone because c, whose write moves it, is
+ * changed since knob set it: the driver's reason (coupled_left), else the
+ * sysctl pair's (writing h would zero c). */
+static void
+partner_left_msg(const struct plan *p, const struct item *c, const struct item *h, char *m,
+    size_t len)
+{
+	char name[PATH_MAX], hname[PATH_MAX];
+	const char *would = p->check ? "would be " : "";
+
+	c->d->describe(c->s, c->target, name, sizeof(name));
+	if (c->d->coupled_left == NULL) {
+		snprintf(m, len, "is %s, original %s: %sleft alone, its restore would set %s "
+		    "(changed since knob set it) to 0: the kernel keeps the two exclusive "
+		    "(--force writes the originals)", h->before ? h->before : "unreadable",
+		    h->wanted, would, name);
+		return;
+	}
+	c->d->describe(h->s, h->target, hname, sizeof(hname));
+	snprintf(m, len, "%s %sleft: %s was changed since knob set it; is %s, original %s: %s "
+	    "(--force writes the originals)", hname, would, name,
+	    h->before ? h->before : "unreadable", h->wanted, c->d->coupled_left);
+}
+
+/* Whether h, the partner of c (changed since knob set it), is left with
+ * it: still to be written and not holding, or (a driver with a reason of
+ * its own, coupled_left) itself changed-since, moved by c's change (nfsd:
+ * the admin's threads write moved pool_threads), its message then the
+ * partner's. */
+static int
+partner_held(const struct item *c, const struct item *h)
+{
+	if (item_pending(h))
+		return !item_holds(h);
+	return h->state == KNOB__KEY_STATE__KEY_CHANGED_SINCE && c->d->coupled_left != NULL;
+}
+
+/* Keys the kernel moves together (a sysctl pair: writing either half
+ * zeroes the other; nfsd threads and pool_threads; a Lustre mount's value
+ * and its -P record): while one is left alone as changed since knob set
+ * it, putting its partner's original back (a rollback, a switch) would
+ * undo that change, so the partner is left alone too (not written, kept
+ * in the journal; a rollback with --force writes both), its message
+ * saying why (partner_left_msg).  Before, a sysctl half's restore zeroed
+ * the admin's value, the write-back of that value zeroed the restored
+ * half again, and the result still said restored, its original dropped
+ * from the journal. */
 static void
 hold_exclusive_partners(struct plan *p)
 {
 	for (size_t i = 0; i < p->n; i++) {
 		struct item *c = &p->v[i], *h;
-		char m[TUNE_MSG_MAX], name[PATH_MAX];
+		char m[TUNE_MSG_MAX];
 		const char *t;
 		long k;
 
@@ -1389,13 +1428,9 @@ hold_exclusive_partners(struct plan *p)
 		    (k = plan_find(p, c->s->driver, t, c->s->attr)) < 0)
 			continue;
 		h = &p->v[k];
-		if ((h->kind != IK_SWITCH && h->jidx < 0) || !item_pending(h) || item_holds(h))
+		if ((h->kind != IK_SWITCH && h->jidx < 0) || !partner_held(c, h))
 			continue;
-		c->d->describe(c->s, c->target, name, sizeof(name));
-		snprintf(m, sizeof(m), "is %s, original %s: left alone, its restore would set %s "
-		    "(changed since knob set it) to 0: the kernel keeps the two exclusive "
-		    "(--force writes the originals)", h->before ? h->before : "unreadable",
-		    h->wanted, name);
+		partner_left_msg(p, c, h, m, sizeof(m));
 		set_state(h, KNOB__KEY_STATE__KEY_CHANGED_SINCE, 0, m);
 	}
 }

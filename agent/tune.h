@@ -145,6 +145,11 @@ struct tune_driver {
 	 * target is written, or NULL (sysctl: the other half of a pair the
 	 * kernel keeps mutually exclusive).  Followed like coupled(). */
 	const char *(*coupled_target)(const char *target);
+	/* Why coupled_target(t) is left alone too when t is changed since
+	 * knob set it (rollback, a switch), for its message: "pool_threads
+	 * left: threads was changed since knob set it; <this>".  NULL: the
+	 * kernel keeps the two exclusive (sysctl: the restore would zero t). */
+	const char *coupled_left;
 	/* Would writing value to target fail?  0, or -errno with the reason
 	 * (--check's would-fail; apply refuses before any write).  NULL: no
 	 * prediction. */

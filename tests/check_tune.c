@@ -1649,6 +1649,30 @@ START_TEST(test_lustre_persistent_write_fails)
 }
 END_TEST
 
+static const char *const llite_mnt[] = { "/sys/fs/lustre/llite/fs-ffff8801/max_read_ahead_mb",
+	"/sys/fs/lustre/llite/fs-ffff8802/max_read_ahead_mb" };
+
+/* The two mounts' max_read_ahead_mb at 64 and the admin's record (256),
+ * then persistent 1024 applied through llite.* (ag made). */
+static void
+two_mounts_applied(void)
+{
+	static const struct s v[] = {
+		{ "lustre", "llite.*.max_read_ahead_mb", NULL, "1024", 1, NULL },
+	};
+	Knob__ApplyResult r;
+
+	fake_tree();
+	for (size_t i = 0; i < nitems(llite_mnt); i++)
+		put(llite_mnt[i], "64\n");
+	lctl_record_standin("llite.fs-*.max_read_ahead_mb 256\n");
+	ag = mk_agent(root);
+	do_apply(ag, "l", v, nitems(v), 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.reverted, 0);
+	tune_apply_result_free(&r);
+}
+
 /* persistent="yes" through a glob that matches two mounts of one file
  * system (llite.fs-ffff8801 and llite.fs-ffff8802): both name one -P
  * record, llite.fs-*.max_read_ahead_mb, and the admin had their own (256).
@@ -1659,25 +1683,11 @@ END_TEST
  * lctl_record_standin; fake Lustre tree. */
 START_TEST(test_lustre_persistent_two_mounts)
 {
-	static const struct s v[] = {
-		{ "lustre", "llite.*.max_read_ahead_mb", NULL, "1024", 1, NULL },
-	};
-	static const char *const mnt[] = { "/sys/fs/lustre/llite/fs-ffff8801/max_read_ahead_mb",
-		"/sys/fs/lustre/llite/fs-ffff8802/max_read_ahead_mb" };
-	Knob__ApplyResult r;
 	Knob__RollbackResult rb;
 	char log[256], buf[2048];
 	size_t nrec = 0;
 
-	fake_tree();
-	for (size_t i = 0; i < nitems(mnt); i++)
-		put(mnt[i], "64\n");
-	lctl_record_standin("llite.fs-*.max_read_ahead_mb 256\n");
-	ag = mk_agent(root);
-	do_apply(ag, "l", v, nitems(v), 0, 0, &r);
-	dump(r.keys, r.n_keys);
-	ck_assert_int_eq(r.reverted, 0);
-	tune_apply_result_free(&r);
+	two_mounts_applied();
 	snprintf(log, sizeof(log), "%s/params", tmp);
 	ck_assert_int_gt(read_small_file(log, buf, sizeof(buf)), 0);
 	ck_assert_str_eq(buf, "llite.fs-*.max_read_ahead_mb 1024");
@@ -1698,9 +1708,43 @@ START_TEST(test_lustre_persistent_two_mounts)
 		    rb.keys[i]->state == KNOB__KEY_STATE__KEY_RESTORED;
 	ck_assert_int_eq(nrec, 1);
 	tune_rollback_result_free(&rb);
-	for (size_t i = 0; i < nitems(mnt); i++)
-		ck_assert_str_eq(get(mnt[i]), "64");
+	for (size_t i = 0; i < nitems(llite_mnt); i++)
+		ck_assert_str_eq(get(llite_mnt[i]), "64");
 	ck_assert_int_ne(access(ag->tune->journal_path, F_OK), 0);
+}
+END_TEST
+
+/* The pair of test_lustre_persistent_two_mounts, and the admin then sets
+ * one mount's value (512): the rollback leaves that mount as the admin
+ * set it (changed-since) and the -P record too, since lctl set_param -P
+ * reaches every mount of the file system, that one included; its message
+ * says so.  Before, the record's message was the sysctl pair's ("its
+ * restore would set ... to 0: the kernel keeps the two exclusive").
+ * Stand-ins: a fake Lustre tree and lctl_record_standin (no MGS here; the
+ * stand-in does not carry a record to the mounts). */
+START_TEST(test_lustre_persistent_changed_since)
+{
+	Knob__RollbackResult rb;
+	const Knob__KeyResult *k;
+	char log[256], buf[2048];
+
+	two_mounts_applied();
+	put(llite_mnt[0], "512\n");	/* the admin's own change, on one mount */
+	snprintf(log, sizeof(log), "%s/lctl.log", tmp);
+	ck_assert_int_eq(truncate(log, 0), 0);
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	dump(rb.keys, rb.n_keys);
+	ck_assert_int_eq(rb.complete, 0);
+	k = find_key(rb.keys, rb.n_keys, "llite.fs-*.max_read_ahead_mb", NULL);
+	ck_assert_int_eq(k->state, KNOB__KEY_STATE__KEY_CHANGED_SINCE);
+	ck_assert_msg(strstr(k->message, "llite.fs-*.max_read_ahead_mb left: "
+	    "llite.fs-ffff8801.max_read_ahead_mb was changed since knob set it") &&
+	    strstr(k->message, "set_param -P") && !strstr(k->message, " to 0"),
+	    "record: %s", k->message);
+	tune_rollback_result_free(&rb);
+	ck_assert_int_eq(read_small_file(log, buf, sizeof(buf)), 0);	/* no set_param */
+	ck_assert_str_eq(get(llite_mnt[0]), "512");
+	ck_assert_str_eq(get(llite_mnt[1]), "64");
 }
 END_TEST
 
@@ -6027,6 +6071,58 @@ START_TEST(test_nfsd_pool_threads)
 }
 END_TEST
 
+/* Roll ag back into rb where key since was changed since knob set it:
+ * incomplete, since and its partner (returned) both changed-since. */
+static const Knob__KeyResult *
+rollback_left(Knob__RollbackResult *rb, const char *since, const char *partner)
+{
+	const Knob__KeyResult *k;
+
+	ck_assert_int_eq(tune_rollback(ag, NULL, rb), 0);
+	dump(rb->keys, rb->n_keys);
+	ck_assert_int_eq(rb->complete, 0);
+	ck_assert_int_eq(find_key(rb->keys, rb->n_keys, since, NULL)->state,
+	    KNOB__KEY_STATE__KEY_CHANGED_SINCE);
+	k = find_key(rb->keys, rb->n_keys, partner, NULL);
+	ck_assert_int_eq(k->state, KNOB__KEY_STATE__KEY_CHANGED_SINCE);
+	return k;
+}
+
+/* test_nfsd_pool_threads' apply (threads 4 on pools "1 15"), then the
+ * admin starts 2 more threads (threads 6): the rollback leaves threads
+ * (changed-since) and pool_threads, whose original adds up to threads'
+ * original (16) and so would undo the admin's change; its message says
+ * that.  Before, it said the sysctl pair's "its restore would set threads
+ * (changed since knob set it) to 0: the kernel keeps the two exclusive".
+ * Stand-in: fake_nfsd_write (no kernel NFS server here). */
+START_TEST(test_nfsd_pool_threads_changed_since)
+{
+	static const struct s v[] = { { "nfsd", "threads", NULL, "4", 0, NULL } };
+	static const unsigned long uneven[] = { 1, 15 };
+	Knob__RollbackResult rb;
+	Knob__ApplyResult r;
+	const Knob__KeyResult *k;
+	char pools[64];
+
+	fake_tree();
+	fake_nfsd_start(uneven, 2);
+	ag = mk_agent(root);
+	do_apply(ag, "fewer", v, nitems(v), 0, 0, &r);
+	tune_apply_result_free(&r);
+	fake_nfsd_threads(2);	/* the admin writes threads 6: pools "1 5" */
+	fake_nfsd_files();
+	ck_assert_str_eq(get("/proc/fs/nfsd/threads"), "6");
+	snprintf(pools, sizeof(pools), "%s", get("/proc/fs/nfsd/pool_threads"));
+	k = rollback_left(&rb, "threads", "pool_threads");
+	ck_assert_msg(strstr(k->message, "pool_threads left: threads was changed since knob set "
+	    "it") && strstr(k->message, "adds up to") && !strstr(k->message, " to 0"),
+	    "pool_threads: %s", k->message);
+	tune_rollback_result_free(&rb);
+	ck_assert_str_eq(get("/proc/fs/nfsd/threads"), "6");
+	ck_assert_str_eq(get("/proc/fs/nfsd/pool_threads"), pools);
+}
+END_TEST
+
 /* A profile that asks nfsd threads=0 of a running server (8 threads, a
  * fake tree: no kernel NFS server on a shared test machine): writing 0
  * stops the server, and no rollback, revert or crash recovery of knob's
@@ -6197,13 +6293,7 @@ START_TEST(test_sysctl_pair_drift)
 	ck_assert_int_eq(write_small_file(path, "67108864"), 0);	/* the admin's */
 	ck_assert_str_eq(get("/proc/sys/vm/dirty_bytes"), "67108864");
 	if (_i == 0) {
-		ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
-		dump(rb.keys, rb.n_keys);
-		ck_assert_int_eq(rb.complete, 0);
-		ck_assert_int_eq(find_key(rb.keys, rb.n_keys, "vm.dirty_bytes", NULL)->state,
-		    KNOB__KEY_STATE__KEY_CHANGED_SINCE);
-		kr = find_key(rb.keys, rb.n_keys, "vm.dirty_ratio", NULL);
-		ck_assert_int_eq(kr->state, KNOB__KEY_STATE__KEY_CHANGED_SINCE);
+		kr = rollback_left(&rb, "vm.dirty_bytes", "vm.dirty_ratio");
 		ck_assert_ptr_nonnull(strstr(kr->message, "would set vm.dirty_bytes"));
 		tune_rollback_result_free(&rb);
 	} else {
@@ -6484,6 +6574,7 @@ tune_suite(void)
 	tcase_add_test(tc, test_lustre_persistent_write_fails);
 	tcase_add_test(tc, test_lustre_persistent_two_mounts);
 	tcase_add_test(tc, test_lustre_persistent_old_journal);
+	tcase_add_test(tc, test_lustre_persistent_changed_since);
 	tcase_add_test(tc, test_state_dir_full);
 	tcase_add_test(tc, test_journal_dir_fsync_fails);
 	tcase_add_loop_test(tc, test_gpfs_pending_undone, 0, (int)nitems(gpfs_undo_cases));
@@ -6524,6 +6615,7 @@ tune_suite(void)
 	tcase_add_test(tc, test_nfsd_stopped);
 	tcase_add_test(tc, test_nfsd_no_stop);
 	tcase_add_test(tc, test_nfsd_pool_threads);
+	tcase_add_test(tc, test_nfsd_pool_threads_changed_since);
 	tcase_add_test(tc, test_net_ipv6_mtu);
 	tcase_add_test(tc, test_net_mtu_below_ipv6);
 	tcase_add_test(tc, test_check_nr_requests_depth);
