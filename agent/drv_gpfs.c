@@ -24,7 +24,27 @@
  * as it is), and rollback puts it back after the live value: the live
  * one with "-i" (both), then the configured one without -i (mmchconfig
  * without -i or -I changes the configuration only; it takes effect when
- * mmfsd restarts).  Without mmlsconfig nothing more is journaled. */
+ * mmfsd restarts).  Without mmlsconfig nothing more is journaled.
+ *
+ * The configured value's layout is kept too.  mmlsconfig shows an
+ * attribute on a line of its own (cluster-wide) and on lines with a
+ * bracketed node list ("pagepool 16G [node01]": those nodes' own value).
+ * An apply writes with -N NODE, which gives this node a line of its own.
+ * So a configured value this node took from the cluster-wide line is
+ * journaled as CFG_CLUSTER, "(cluster-wide)", not as its value: what knob
+ * changed is that this node got a line of its own, and undoing that is
+ * removing the line again ("mmchconfig KEY=DEFAULT -N NODE": the node
+ * follows the cluster-wide value, whatever it is by then).  Rollback never
+ * runs a cluster-wide mmchconfig (without -N): that changes the
+ * configuration of every node of the cluster, every node's rollback would
+ * run it again, and it would overwrite a cluster-wide value an admin set
+ * since on all of them; removing this node's own line touches only this
+ * node.  A value from a line naming this node is journaled as it is and
+ * put back with -N NODE, as before (so is one in a journal from before
+ * the layout was kept).  The layout is only journaled where the
+ * configured value is journaled at all (it differs from the live one); a
+ * cluster-wide value that is the live one still comes back as this node's
+ * own line (the live value's "-i -N NODE"). */
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -39,6 +59,7 @@
 #include "tune.h"
 
 #define MMFS_BIN "/usr/lpp/mmfs/bin/"
+#define CFG_CLUSTER "(cluster-wide)"	/* configured: no line of this node's own */
 #define MMDIAG_OUT_MAX (256u << 10)
 
 /* Boolean attributes: the words mmchconfig takes for on and off. */
@@ -227,10 +248,12 @@ mmls_line(const char *l, const char *key, const char *node, char *buf, size_t le
 	return br ? 2 : 1;
 }
 
-/* Attribute key as "mmlsconfig KEY" configures it for this node. */
+/* Attribute key as "mmlsconfig KEY" configures it for this node, into
+ * buf; *own: 1 when a line naming this node gave it, 0 for the
+ * cluster-wide line. */
 static int
-gpfs_read_configured(struct agent *a, const char *key, char *buf, size_t len, char *msg,
-    size_t msglen)
+gpfs_read_configured(struct agent *a, const char *key, char *buf, size_t len, int *own,
+    char *msg, size_t msglen)
 {
 	char ls[PATH_MAX], err[1024], out[8192], v[NORM_VALUE_MAX];
 	char *argv[] = { ls, (char *)(uintptr_t)key, NULL };
@@ -253,27 +276,34 @@ gpfs_read_configured(struct agent *a, const char *key, char *buf, size_t len, ch
 		snprintf(msg, msglen, "%s is not in mmlsconfig %s", key, key);
 		return -ENOENT;
 	}
+	*own = best == 2;
 	return 0;
 }
 
-/* Read target; "configured" through mmlsconfig.  Followed beside an
- * apply's write (asked with no value), a configured value that is the
- * live one is not journaled (TUNE_NOT_SETTABLE): putting the live one
- * back configures it too; nor one that was so when the attribute's
- * original was journaled (tune_coupled_late: it is knob's own now). */
+/* Read target; "configured" through mmlsconfig, CFG_CLUSTER when this
+ * node has no line of its own (see the top).  Followed beside an apply's
+ * write (asked with no value), a configured value that is the live one is
+ * not journaled (TUNE_NOT_SETTABLE): putting the live one back configures
+ * it too; nor one that was so when the attribute's original was journaled
+ * (tune_coupled_late: it is knob's own now). */
 static int
 gpfs_read(struct agent *a, const Knob__Setting *s, const char *target, char *buf,
     size_t len, char *msg, size_t msglen)
 {
 	char live[NORM_VALUE_MAX], n1[NORM_VALUE_MAX], n2[NORM_VALUE_MAX], m[TUNE_MSG_MAX];
 	Knob__Setting base = *s;
-	int rc;
+	int rc, own = 0;
 
 	if (!is_configured(s))
 		return gpfs_read_live(a, target, buf, len, msg, msglen);
-	if ((rc = gpfs_read_configured(a, target, buf, len, msg, msglen)) < 0 ||
-	    (s->value != NULL && *s->value != '\0'))
+	rc = gpfs_read_configured(a, target, buf, len, &own, msg, msglen);
+	if (rc < 0)
 		return rc;
+	if (s->value != NULL && *s->value != '\0') {
+		if (!own)
+			snprintf(buf, len, "%s", CFG_CLUSTER);
+		return 0;
+	}
 	if (tune_coupled_late(a, s, target, target, "")) {
 		snprintf(msg, msglen, "%s: configured as live when its original was journaled",
 		    target);
@@ -287,6 +317,8 @@ gpfs_read(struct agent *a, const Knob__Setting *s, const char *target, char *buf
 		snprintf(msg, msglen, "%s: configured as live (%s), nothing pending", target, buf);
 		return TUNE_NOT_SETTABLE;
 	}
+	if (!own)
+		snprintf(buf, len, "%s", CFG_CLUSTER);
 	return 0;
 }
 
@@ -304,7 +336,9 @@ needs_restart(const char *err)
 }
 
 /* Put back a configured value: "mmchconfig KEY=VALUE -N NODE", without
- * -i (the configuration only: it takes effect when mmfsd restarts). */
+ * -i (the configuration only: it takes effect when mmfsd restarts);
+ * CFG_CLUSTER: "KEY=DEFAULT -N NODE", this node's own line removed, never
+ * a cluster-wide write (see the top). */
 static int
 gpfs_configure(struct agent *a, char *chc, const char *target, const char *value,
     char *msg, size_t msglen)
@@ -313,6 +347,8 @@ gpfs_configure(struct agent *a, char *chc, const char *target, const char *value
 	char *argv[] = { chc, kv, (char *)(uintptr_t)"-N", a->node, NULL };
 	int rc;
 
+	if (strcmp(value, CFG_CLUSTER) == 0)
+		value = "DEFAULT";
 	snprintf(kv, sizeof(kv), "%s=%s", target, value);
 	rc = cmd_run(argv, tune_cmd_timeout(a), NULL, 0, err, sizeof(err));
 	if (rc != 0)

@@ -1375,11 +1375,15 @@ END_TEST
 /* Pending restart as a state, through stand-in mmchconfig / mmdiag /
  * mmlsconfig scripts (there is no GPFS here).  The stand-in keeps two
  * files: gpfs.cfg, what mmchconfig configured and mmlsconfig prints, and
- * gpfs.live, what the running mmfsd uses and mmdiag --config prints.
- * mmchconfig with -i changes maxMBpS at once (both files), as the real
- * one does for an attribute that -i can change; everything else, and
- * anything without -i, in gpfs.cfg only; "restarting mmfsd" is copying
- * gpfs.cfg over gpfs.live.  apply -> pending-restart, journaled; verify ->
+ * gpfs.live, what the running mmfsd of this node (node01) uses and mmdiag
+ * --config prints.  gpfs.cfg has mmfs.cfg's layout: "KEY VALUE" is the
+ * cluster-wide line, "KEY VALUE [NODE]" a node's own; "mmchconfig
+ * KEY=VALUE -N NODE" sets NODE's own line (KEY=DEFAULT removes it), and
+ * without -N the cluster-wide one.  mmchconfig with -i changes maxMBpS at
+ * once (live too), as the real one does for an attribute that -i can
+ * change; everything else, and anything without -i, in gpfs.cfg only;
+ * "restarting mmfsd" is making node01's configured values (its own line,
+ * else the cluster-wide one) live (gpfs_restart).  apply -> pending-restart, journaled; verify ->
  * pending-restart (not drift) while the live value is the old one; restart
  * -> ok and the mark is dropped; live value changed to something else ->
  * drift; rollback of a pending key goes through mmchconfig. */
@@ -1407,14 +1411,22 @@ gpfs_pending_standins(void)
 	    "sed 's/^/ ! /' '%s'\n", glive);
 	script("/usr/lpp/mmfs/bin/mmdiag", body);
 	snprintf(body, sizeof(body),
-	    "# stand-in for mmchconfig KEY=VALUE [-i] -N NODE\n"
+	    "# stand-in for mmchconfig KEY=VALUE [-i] [-N NODE]\n"
 	    "kv=$1; k=${kv%%%%=*}; v=${kv#*=}; shift\n"
 	    "echo \"$kv $*\" >> '%s/mmchconfig.log'\n"
-	    "grep -q \"^$k \" '%s' || { echo \"mmchconfig: Unknown attribute $k\" >&2; exit 1; }\n"
+	    "c='%s'\n"
+	    "grep -q \"^$k \" \"$c\" || { echo \"mmchconfig: Unknown attribute $k\" >&2; exit 1; }\n"
 	    "[ \"$kv\" = maxMBpS=666 ] && { echo 'mmchconfig: maxMBpS 666 refused' >&2; exit 1; }\n"
-	    "sed -i \"s/^$k .*/$k $v/\" '%s'\n"
-	    "if [ \"$k\" = maxMBpS ] && [ \"$1\" = -i ]; then sed -i \"s/^$k .*/$k $v/\" '%s'; fi\n"
-	    "exit 0\n", tmp, gcfg, gcfg, glive);
+	    "i=; n=\n"
+	    "while [ $# -gt 0 ]; do case $1 in -i) i=1;; -N) n=$2; shift;; esac; shift; done\n"
+	    "if [ -z \"$n\" ]; then sed -i \"s/^$k [^ ]*\\$/$k $v/\" \"$c\"\n"
+	    "else\n"
+	    "  grep -v \"^$k .* \\[$n\\]\\$\" \"$c\" > \"$c.new\"\n"
+	    "  [ \"$v\" = DEFAULT ] || echo \"$k $v [$n]\" >> \"$c.new\"\n"
+	    "  mv \"$c.new\" \"$c\"\n"
+	    "fi\n"
+	    "if [ \"$k\" = maxMBpS ] && [ -n \"$i\" ]; then sed -i \"s/^$k .*/$k $v/\" '%s'; fi\n"
+	    "exit 0\n", tmp, gcfg, glive);
 	script("/usr/lpp/mmfs/bin/mmchconfig", body);
 	snprintf(body, sizeof(body),
 	    "# stand-in for mmlsconfig ATTR: the configured value, as given, after\n"
@@ -1431,14 +1443,39 @@ static const struct s p16[] = {
 	{ "gpfs", "maxMBpS", NULL, "8000", 0, NULL },
 };
 
-/* "mmfsd restart" of the stand-in: the configured values become live. */
+/* node01's configured value of the stand-in's gpfs.cfg line l ("KEY
+ * VALUE" or "KEY VALUE [NODE]"), when the line is cluster-wide: its own
+ * line's value if it has one, else l's; NULL for a node's line. */
+static const char *
+gpfs_cfg_effective(const char *cfg, const char *l, char *v, size_t len)
+{
+	char k[64], pk[64], pv[128], pn[64];
+	int n = 0;
+
+	if (sscanf(l, "%63s %127s%n", k, pv, &n) != 2 || (l[n] != '\0' && l[n] != '\n'))
+		return NULL;
+	snprintf(v, len, "%s", pv);
+	for (const char *p = cfg; *p; p += strcspn(p, "\n") + (p[strcspn(p, "\n")] != '\0'))
+		if (sscanf(p, "%63s %127s [%63[^]]]", pk, pv, pn) == 3 && strcmp(pk, k) == 0 &&
+		    strcmp(pn, "node01") == 0)
+			snprintf(v, len, "%s", pv);
+	return v;
+}
+
+/* "mmfsd restart" of the stand-in: node01's configured values become
+ * live (in the cluster-wide lines' order). */
 static void
 gpfs_restart(void)
 {
-	char buf[1024];
+	char cfg[1024], live[1024] = "", v[128];
+	size_t o = 0;
 
-	ck_assert_int_gt(read_small_file(gcfg, buf, sizeof(buf)), 0);
-	ck_assert_int_eq(write_small_file(glive, buf), 0);
+	ck_assert_int_gt(read_small_file(gcfg, cfg, sizeof(cfg)), 0);
+	for (const char *l = cfg; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != '\0'))
+		if (gpfs_cfg_effective(cfg, l, v, sizeof(v)) != NULL)
+			o += (size_t)snprintf(live + o, sizeof(live) - o, "%.*s %s\n",
+			    (int)strcspn(l, " "), l, v);
+	ck_assert_int_eq(write_small_file(glive, live), 0);
 }
 
 START_TEST(test_gpfs_pending_restart)
@@ -2616,14 +2653,13 @@ END_TEST
 static const char *
 gpfs_cfg_pagepool(void)
 {
-	static char buf[1024];
-	char *p;
+	static char v[128];
+	char buf[1024];
 
 	ck_assert_int_gt(read_small_file(gcfg, buf, sizeof(buf)), 0);
-	ck_assert_ptr_nonnull(p = strstr(buf, "pagepool "));
-	p += strlen("pagepool ");
-	p[strcspn(p, "\n")] = '\0';
-	return p;
+	ck_assert_int_eq(strncmp(buf, "pagepool ", 9), 0);	/* cluster-wide, first */
+	ck_assert_ptr_nonnull(gpfs_cfg_effective(buf, buf, v, sizeof(v)));
+	return v;
 }
 
 /* The ways an apply is undone while its pagepool=16G waits for an mmfsd
@@ -2707,8 +2743,34 @@ END_TEST
  * are live.  Before, only the live values were journaled, and the
  * rollback configured 4G and 2048: the admin's changes were gone.  The
  * same for an apply undone at once (revert: a later key is refused).
- * Stand-ins: see gpfs_pending_standins. */
-static const char *const gpfs_kept_cases[] = { "rollback", "revert" };
+ * The layout comes back too: the admin's values were cluster-wide, so
+ * the rollback removes the lines of node01's own that the apply's -N
+ * node01 made (KEY=DEFAULT -N node01), and runs no mmchconfig without -N
+ * (that would change every node's configuration); in "own", the admin's
+ * values were node01's own lines, and they are written back as such.
+ * Before, the rollback left node01 lines of its own with the admin's
+ * values, which no longer followed the cluster-wide ones.  Stand-ins: see
+ * gpfs_pending_standins (mmfs.cfg's [node] lines modelled). */
+static const char *const gpfs_kept_cases[] = { "rollback", "revert", "own" };
+
+/* Every mmchconfig the stand-in logged named node01 (-N node01): none
+ * changed another node's configuration; and the log holds want (unless
+ * NULL). */
+static void
+gpfs_log_node_only(const char *want)
+{
+	char log[256], buf[4096];
+
+	snprintf(log, sizeof(log), "%s/mmchconfig.log", tmp);
+	ck_assert_int_gt(read_small_file(log, buf, sizeof(buf)), 0);
+	for (const char *l = buf; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != '\0')) {
+		const char *n = strstr(l, " -N node01");
+
+		ck_assert_msg(n != NULL && n < l + strcspn(l, "\n"), "not -N node01: %.*s",
+		    (int)strcspn(l, "\n"), l);
+	}
+	ck_assert_msg(want == NULL || strstr(buf, want) != NULL, "no \"%s\" in:\n%s", want, buf);
+}
 
 START_TEST(test_gpfs_configured_kept)
 {
@@ -2720,8 +2782,12 @@ START_TEST(test_gpfs_configured_kept)
 	Knob__RollbackResult rb;
 	char buf[1024];
 
+	const int own = strcmp(gpfs_kept_cases[_i], "own") == 0;
+	const char *cfg0 = own ? "pagepool 4294967296\nmaxMBpS 2048\npagepool 8G [node01]\n"
+	    "maxMBpS 4000 [node01]" : "pagepool 8G\nmaxMBpS 4000";
+
 	gpfs_pending_standins();
-	ck_assert_int_eq(write_small_file(gcfg, "pagepool 8G\nmaxMBpS 4000\n"), 0);
+	ck_assert_int_eq(write_small_file(gcfg, cfg0), 0);
 	ag = mk_agent(root);
 	if (strcmp(gpfs_kept_cases[_i], "revert") == 0) {
 		/* maxMBpS=666 is refused: the apply undoes pagepool, both values */
@@ -2742,13 +2808,16 @@ START_TEST(test_gpfs_configured_kept)
 	    KNOB__KEY_STATE__KEY_CHANGED);
 	tune_apply_result_free(&r);
 	ck_assert_int_gt(read_small_file(gcfg, buf, sizeof(buf)), 0);
-	ck_assert_str_eq(buf, "pagepool 16G\nmaxMBpS 8000");
+	ck_assert_str_eq(buf, own ? "pagepool 4294967296\nmaxMBpS 2048\npagepool 16G [node01]\n"
+	    "maxMBpS 8000 [node01]" : "pagepool 8G\nmaxMBpS 4000\npagepool 16G [node01]\n"
+	    "maxMBpS 8000 [node01]");
 	rm_agent(ag);
 	ag = mk_agent(root);	/* the journal with "configured" loads */
 	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
 	dump(rb.keys, rb.n_keys);
 	ck_assert_int_gt(read_small_file(gcfg, buf, sizeof(buf)), 0);
-	ck_assert_str_eq(buf, "pagepool 8G\nmaxMBpS 4000");
+	ck_assert_str_eq(buf, cfg0);
+	gpfs_log_node_only(own ? NULL : "pagepool=DEFAULT -N node01");
 	ck_assert_int_gt(read_small_file(glive, buf, sizeof(buf)), 0);
 	ck_assert_str_eq(buf, "pagepool 4294967296\nmaxMBpS 2048");
 	ck_assert_int_eq(rb.complete, 1);
