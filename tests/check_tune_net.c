@@ -1220,6 +1220,85 @@ START_TEST(test_shared_file_net_one_profile)
 }
 END_TEST
 
+/* ------------------------------------------------------------ link MTU vs IPv6 MTU */
+/* kq0 has MTU mtu and IPv6 MTU (net.ipv6.conf.kq0.mtu) v6, else the test
+ * fails with both printed. */
+static void
+v6_is(int mtu, int v6)
+{
+	ck_assert_msg(harness_node_sh(&h, 0, "ip link show kq0 | grep -q \"mtu %d \" && "
+	    "test $(cat /proc/sys/net/ipv6/conf/kq0/mtu) = %d || { ip link show kq0 >&2; "
+	    "cat /proc/sys/net/ipv6/conf/kq0/mtu >&2; false; }", mtu, v6) == 0,
+	    "kq0 is not mtu %d, IPv6 mtu %d", mtu, v6);
+}
+
+/* Apply first, then second --stack over it: the stacked apply is refused
+ * before any write (exit 1, its key's message want), kq0 keeps (mtu, v6);
+ * the rollback brings back 1400 and 1300. */
+static void
+v6_stack_refused(const char *first, const char *second, const char *want, int mtu, int v6)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "apply %s/%s.xml -w node01", top, first);
+	ctl_expect(0, cmd, "=> applied", NULL);
+	v6_is(mtu, v6);
+	snprintf(cmd, sizeof(cmd), "apply %s/%s.xml -w node01 --stack", top, second);
+	ctl_expect(1, cmd, want, "1 failed (node01)", NULL);
+	v6_is(mtu, v6);
+	ctl_expect(0, "rollback -w node01", NULL);
+	v6_is(1400, 1300);
+}
+
+/* Every write of an interface's link MTU sets its IPv6 MTU
+ * (net.ipv6.conf.IF.mtu) to the new MTU: kq0, made at MTU 1400 and IPv6
+ * MTU 1300 (not what the kernel would give it), tuned through both keys.
+ * In one profile: refused at load (exit 2, file:line naming both keys);
+ * through globs the loader cannot pair: refused by the agent before any
+ * write; stacked either way: refused, and the rollback brings back 1400
+ * and 1300.  Before, the stacked sysctl key journaled 9000 (what the MTU
+ * write left) as its original and the rollback ended at 1400 and 1400 or
+ * failed; the net key stacked over the sysctl journaled 1350 as the IPv6
+ * MTU's original. */
+START_TEST(test_mtu_fights_ipv6_sysctl)
+{
+	char cmd[512], *out = NULL, *err = NULL;
+
+	nf_setup();
+	ck_assert_int_eq(harness_node_sh(&h, 0, "ip link set kq0 mtu 1400 && "
+	    "sysctl -qw net.ipv6.conf.kq0.mtu=1300"), 0);
+	v6_is(1400, 1300);
+	write_profile("v6-link", "  <net interface=\"kq0\" attr=\"mtu\" value=\"9000\"/>\n");
+	write_profile("v6-sys", "  <sysctl key=\"net.ipv6.conf.kq0.mtu\" value=\"1350\"/>\n");
+	write_profile("v6-both", "  <net interface=\"kq0\" attr=\"mtu\" value=\"9000\"/>\n"
+	    "  <sysctl key=\"net.ipv6.conf.kq0.mtu\" value=\"1350\"/>\n");
+	write_profile("v6-globs", "  <net interface=\"kq*\" attr=\"mtu\" value=\"9000\"/>\n"
+	    "  <sysctl key=\"net.ipv6.conf.*q0.mtu\" value=\"1350\"/>\n");
+	ck_assert_int_eq(harness_knobctl(&h, &out, &err, "apply %s/v6-both.xml -w node01", top), 2);
+	fprintf(stderr, "%s", err ? err : "");
+	snprintf(cmd, sizeof(cmd), "%s/v6-both.xml:4: sysctl net.ipv6.conf.kq0.mtu and net kq0 "
+	    "mtu (line 3) fight", top);
+	ck_assert_msg(err && strstr(err, cmd), "no \"%s\"", cmd);
+	free(out);
+	free(err);
+	v6_is(1400, 1300);
+	snprintf(cmd, sizeof(cmd), "apply %s/v6-globs.xml -w node01", top);
+	ctl_expect(1, cmd, "failed          net kq0 mtu: refused before any write: every write "
+	    "of kq0's link MTU sets its IPv6 MTU, and sysctl net.ipv6.conf.kq0.mtu sets it too "
+	    "(this apply writes it)", "skipped         sysctl net.ipv6.conf.kq0.mtu: not written",
+	    NULL);
+	v6_is(1400, 1300);
+	v6_stack_refused("v6-link", "v6-sys", "failed          sysctl net.ipv6.conf.kq0.mtu: "
+	    "refused before any write: it is kq0's IPv6 MTU, which every write of its link MTU "
+	    "sets, and net kq0 mtu sets that (knob journaled it, and a rollback writes it back)",
+	    9000, 9000);
+	v6_stack_refused("v6-sys", "v6-link", "failed          net kq0 mtu: refused before any "
+	    "write: every write of kq0's link MTU sets its IPv6 MTU, and sysctl "
+	    "net.ipv6.conf.kq0.mtu sets it too (knob journaled it", 1400, 1350);
+	ck_assert_int_eq(harness_node_sh(&h, 0, "ip link del kq0"), 0);
+}
+END_TEST
+
 static Suite *
 tune_net_suite(void)
 {
@@ -1246,6 +1325,7 @@ tune_net_suite(void)
 	tcase_add_test(tc, test_shared_file_net_first);
 	tcase_add_test(tc, test_shared_file_net_second);
 	tcase_add_test(tc, test_shared_file_net_one_profile);
+	tcase_add_test(tc, test_mtu_fights_ipv6_sysctl);
 	suite_add_tcase(s, tc);
 	return s;
 }
