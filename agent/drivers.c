@@ -146,6 +146,18 @@ tune_coupled_late(struct agent *a, const Knob__Setting *s, const char *target,
 	    journal_find(j->orig, j->norig, s->driver, target, s->attr) < 0;
 }
 
+const char *
+tune_key_in_play(struct agent *a, const char *driver, const char *target, const char *attr)
+{
+	const struct journal *j = a->tune ? &a->tune->j : NULL;
+
+	if (tune_planned(driver, target, attr) != NULL)
+		return "this apply writes it";
+	if (j != NULL && journal_find(j->orig, j->norig, driver, target, attr) >= 0)
+		return "knob journaled it, and a rollback writes it back";
+	return NULL;
+}
+
 int
 tune_is_glob(const char *key)
 {

@@ -469,17 +469,40 @@ net_has_ipv6(const char *name)
 	return access(path, F_OK) == 0;
 }
 
-/* tune_driver.check: an mtu below 1280 where it would take IPv6 away. */
+/* An mtu of target while sysctl net.ipv6.conf.TARGET.mtu is in play
+ * (written by this apply, or journaled: tune_key_in_play): -EEXIST with
+ * msg, else 0.  Every link MTU write sets the IPv6 MTU, so the two keys
+ * would fight over it, and over its original (the profile loader refuses
+ * both in one profile; this is --stack, a switch, and globs). */
+static int
+net_check_ipv6_sysctl(struct agent *a, const char *target, char *msg, size_t msglen)
+{
+	char path[PATH_MAX];
+	const char *why;
+
+	net_ipv6_path(target, path, sizeof(path));
+	if ((why = tune_key_in_play(a, "sysctl", path, "")) == NULL)
+		return 0;
+	snprintf(msg, msglen, "every write of %s's link MTU sets its IPv6 MTU, and sysctl "
+	    "net.ipv6.conf.%s.mtu sets it too (%s): one of the two keys tunes it; set the "
+	    "link MTU alone, or roll back first", target, target, why);
+	return -EEXIST;
+}
+
+/* tune_driver.check: an mtu where the sysctl of the IPv6 MTU is in play,
+ * or below 1280 where it would take IPv6 away. */
 static int
 net_check(struct agent *a, const Knob__Setting *s, const char *target, const char *value,
     char *msg, size_t msglen)
 {
 	unsigned long v;
 	char *end;
+	int rc;
 
-	(void)a;
 	if (strcmp(s->attr, "mtu") != 0)
 		return 0;
+	if ((rc = net_check_ipv6_sysctl(a, target, msg, msglen)) < 0)
+		return rc;
 	errno = 0;
 	v = strtoul(value, &end, 10);
 	if (errno != 0 || end == value || *end != '\0' || v >= NET_IPV6_MIN_MTU)

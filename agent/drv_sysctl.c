@@ -153,6 +153,27 @@ sysctl_restore(struct agent *a, const Knob__Setting *s, const char *target,
 	return TUNE_LEFT_TO_COUPLED;
 }
 
+/* tune_driver.check: the file is writable, and an interface's IPv6 MTU
+ * is not also in the hands of its net mtu key (written by this apply, or
+ * journaled: tune_key_in_play), whose every write sets it. */
+static int
+sysctl_check(struct agent *a, const Knob__Setting *s, const char *target,
+    const char *value, char *msg, size_t msglen)
+{
+	char ifn[64];
+	const char *why;
+	int rc;
+
+	if ((rc = tune_check_default(a, s, target, value, msg, msglen)) < 0 ||
+	    !sysctl_ipv6_mtu_if(target, ifn, sizeof(ifn)) ||
+	    (why = tune_key_in_play(a, "net", ifn, "mtu")) == NULL)
+		return rc;
+	snprintf(msg, msglen, "it is %s's IPv6 MTU, which every write of its link MTU sets, "
+	    "and net %s mtu sets that (%s): one of the two keys tunes it; set the link MTU "
+	    "alone (the IPv6 MTU follows it), or roll back first", ifn, ifn, why);
+	return -EEXIST;
+}
+
 const struct tune_driver drv_sysctl = {
 	.name = "sysctl",
 	.resolve = sysctl_resolve,
@@ -162,7 +183,7 @@ const struct tune_driver drv_sysctl = {
 	.restore = sysctl_restore,
 	.describe = sysctl_describe,
 	.coupled_target = sysctl_partner,
-	.check = tune_check_default,
+	.check = sysctl_check,
 	.file = tune_file_default,
 	.path_keys = 1,
 };

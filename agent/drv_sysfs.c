@@ -13,6 +13,7 @@
  * TUNE_NOT_SETTABLE ("not applicable now"), not a failure. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -137,11 +138,54 @@ sysfs_rank(const Knob__Setting *s)
 	return is_smt_control(s->key) ? -1 : 0;
 }
 
+/* Whether target (below the sysroot, its links followed) is a network
+ * interface's MTU file (/sys/class/net/IF/mtu, which is
+ * /sys/devices/.../net/IF/mtu); IF into ifn. */
+static int
+is_net_mtu(struct agent *a, const char *target, char *ifn, size_t len)
+{
+	char full[PATH_MAX], real[PATH_MAX], *mtu, *name;
+
+	if (agent_path(a, full, sizeof(full), target) < 0)
+		return 0;
+	if (realpath(full, real) == NULL)
+		snprintf(real, sizeof(real), "%s", full);
+	if ((mtu = strrchr(real, '/')) == NULL || strcmp(mtu, "/mtu") != 0)
+		return 0;
+	*mtu = '\0';
+	if ((name = strrchr(real, '/')) == NULL || name - real < 4 ||
+	    strncmp(name - 4, "/net", 4) != 0)
+		return 0;
+	snprintf(ifn, len, "%s", name + 1);
+	return 1;
+}
+
+/* tune_driver.check: the file is writable, and it is no interface's MTU:
+ * a write of that moves the interface's IPv6 MTU and the MTUs of the
+ * devices stacked on it, which the net driver journals beside its mtu and
+ * puts back, and a sysfs key would not (a rollback would leave them at
+ * the MTU it restores). */
+static int
+sysfs_check(struct agent *a, const Knob__Setting *s, const char *target, const char *value,
+    char *msg, size_t msglen)
+{
+	char ifn[256];
+	int rc;
+
+	if ((rc = tune_check_default(a, s, target, value, msg, msglen)) < 0 ||
+	    !is_net_mtu(a, target, ifn, sizeof(ifn)))
+		return rc;
+	snprintf(msg, msglen, "it is %s's MTU, whose every write also sets its IPv6 MTU and the "
+	    "MTUs of the devices stacked on it, which a sysfs key does not journal (a rollback "
+	    "would lose them): set it with <net interface=\"%s\" attr=\"mtu\">", ifn, ifn);
+	return -EPERM;
+}
+
 const struct tune_driver drv_sysfs = {
 	.name = "sysfs",
 	.resolve = sysfs_resolve,
 	.read = sysfs_read,
-	.check = tune_check_default,
+	.check = sysfs_check,
 	.file = tune_file_default,
 	.path_keys = 1,
 	.normalise = tune_norm_default,

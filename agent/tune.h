@@ -282,6 +282,14 @@ int tune_is_glob(const char *key);
 int tune_coupled_late(struct agent *a, const Knob__Setting *s, const char *target,
     const char *src, const char *src_attr);
 
+/* Within a driver's check(): whether key (driver, target, attr) is written
+ * by the transaction being checked (tune_planned) or has an original in
+ * the journal (a rollback writes it): why, as words, or NULL when
+ * neither.  For keys of two drivers that move each other (net mtu and
+ * sysctl net.ipv6.conf.IF.mtu). */
+const char *tune_key_in_play(struct agent *a, const char *driver, const char *target,
+    const char *attr);
+
 /* ------------------------------------------------------------ journal */
 struct jentry {
 	char *driver, *key, *attr, *match, *target, *value;

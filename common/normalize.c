@@ -654,6 +654,24 @@ setting_key_id(const char *driver, const char *key, char *buf, size_t buflen)
 }
 
 int
+sysctl_ipv6_mtu_if(const char *path, char *buf, size_t len)
+{
+	static const char pre[] = "/proc/sys/net/ipv6/conf/";
+	const char *k = path + strlen(pre);
+	size_t n;
+
+	if (strncmp(path, pre, strlen(pre)) != 0)
+		return 0;
+	n = strlen(k);
+	if (n <= 4 || n - 4 >= len || strcmp(k + n - 4, "/mtu") != 0 ||
+	    memchr(k, '/', n - 4) != NULL)
+		return 0;
+	memcpy(buf, k, n - 4);
+	buf[n - 4] = '\0';
+	return strcmp(buf, "all") != 0 && strcmp(buf, "default") != 0;
+}
+
+int
 target_cmp(const char *driver, const char *a, const char *b)
 {
 	return strcmp(driver, "gpfs") == 0 ? strcasecmp(a, b) : strcmp(a, b);

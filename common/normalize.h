@@ -82,6 +82,12 @@ void sysctl_glob(const char *key, char *out, size_t outlen);
  * attribute names are case-insensitive: pagePool is pagepool), in buf;
  * any other key (or one too long for buf) as written, key itself. */
 const char *setting_key_id(const char *driver, const char *key, char *buf, size_t buflen);
+/* The interface (a glob when path is one) whose IPv6 MTU the /proc/sys
+ * path is (/proc/sys/net/ipv6/conf/IF/mtu, what sysctl_glob makes of
+ * net.ipv6.conf.IF.mtu) into buf: 1, else 0 (also for "all" and
+ * "default", which are no interface's).  Every write of IF's link MTU
+ * sets it. */
+int sysctl_ipv6_mtu_if(const char *path, char *buf, size_t len);
 /* Order of two targets of driver (strcmp-like): gpfs attributes ignoring
  * case, others byte for byte.  0: the same target. */
 int target_cmp(const char *driver, const char *a, const char *b);

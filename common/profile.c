@@ -1,6 +1,7 @@
 /* XML tuning profiles: parse, validate (RelaxNG + per-driver values),
  * resolve inheritance.  See profile.h. */
 #include <errno.h>
+#include <fnmatch.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
@@ -786,6 +787,66 @@ out:
 	return rc;
 }
 
+/* ------------------------------------------------------------ keys that fight */
+/* Every write of an interface's link MTU (net IF mtu) sets its IPv6 MTU,
+ * net.ipv6.conf.IF.mtu, to the new MTU, up or down (addrconf's
+ * NETDEV_CHANGEMTU), and the sysctl refuses a value above the link's.  A
+ * profile that sets both through two drivers leaves the outcome to the
+ * write order, and the two originals to a rollback that may put them back
+ * in the wrong one; the net driver already journals and restores the
+ * IPv6 MTU beside the link's.  So such a pair is refused at load, the
+ * sysctl's line naming the net key. */
+
+/* The interface (a glob when the key is one) whose IPv6 MTU sysctl key s
+ * is (net.ipv6.conf.IF.mtu, either spelling) into buf: 1, else 0. */
+static int
+ipv6_mtu_if(const struct psetting *s, char *buf, size_t len)
+{
+	char id[KEY_ID_MAX];
+
+	return strcmp(s->driver, "sysctl") == 0 &&
+	    sysctl_ipv6_mtu_if(setting_key_id("sysctl", s->key, id, sizeof(id)), buf, len);
+}
+
+/* Can net key glob and the interface (glob) ifn name the same interface?
+ * Either matches the other as written. */
+static int
+if_globs_meet(const char *glob, const char *ifn)
+{
+	return fnmatch(glob, ifn, 0) == 0 || fnmatch(ifn, glob, 0) == 0;
+}
+
+/* One "file:line: message" for each IPv6 MTU sysctl key of p that a net
+ * mtu key of p moves (see above). */
+static void
+refuse_mtu_fights(const struct profile *p, struct strvec *errs)
+{
+	char ifn[256], *at;
+
+	for (size_t i = 0; i < p->n; i++) {
+		const struct psetting *s = &p->s[i];
+
+		if (!ipv6_mtu_if(s, ifn, sizeof(ifn)))
+			continue;
+		for (size_t k = 0; k < p->n; k++) {
+			const struct psetting *m = &p->s[k];
+			int same = strcmp(m->file, s->file) == 0;
+
+			if (strcmp(m->driver, "net") != 0 || strcmp(m->attr, "mtu") != 0 ||
+			    !if_globs_meet(m->key, ifn))
+				continue;
+			at = same ? xasprintf("line %d", m->line) : xasprintf("%s:%d", m->file, m->line);
+			strvec_push_owned(errs, xasprintf("%s:%d: sysctl %s and net %s mtu (%s) fight: "
+			    "every write of %s's link MTU sets its IPv6 MTU to it, so the outcome and "
+			    "a rollback's originals would depend on the write order; set the link MTU "
+			    "alone (its IPv6 MTU follows it) or the IPv6 MTU alone", s->file, s->line,
+			    s->key, m->key, at, m->key));
+			free(at);
+			break;
+		}
+	}
+}
+
 struct err_key {
 	char *s;
 	size_t idx;
@@ -837,6 +898,7 @@ profile_load(const char *name_or_file, struct strvec *errs)
 	struct strvec stack = { 0 };
 	char *path = profile_find(name_or_file);
 	size_t before = errs->n;
+	int rc;
 
 	if (path == NULL) {
 		if (is_file_arg(name_or_file))
@@ -848,7 +910,9 @@ profile_load(const char *name_or_file, struct strvec *errs)
 		return NULL;
 	}
 	p = xcalloc(1, sizeof(*p));
-	if (resolve(path, p, &stack, errs) < 0 || errs->n > before) {
+	if ((rc = resolve(path, p, &stack, errs)) == 0)
+		refuse_mtu_fights(p, errs);
+	if (rc < 0 || errs->n > before) {
 		sort_errors(errs, before);
 		profile_free(p);
 		p = NULL;

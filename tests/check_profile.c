@@ -85,6 +85,13 @@ static const struct bad_case bad_cases[] = {
 	    "t.xml:4: bad gpfs attribute 'page-pool'",
 	    "t.xml:5: persistent=\"yes\" is only for lustre",
 	    "t.xml:6: persistent must be yes or no, not 'maybe'", NULL } },
+	{ "link MTU and IPv6 MTU of one interface", { { NULL, NULL } },
+	  HDR "<profile name=\"t\">\n  <sysctl key=\"net.ipv6.conf.kq0.mtu\" value=\"1300\"/>\n"
+	  "  <net interface=\"kq0\" attr=\"mtu\" value=\"9000\"/>\n"
+	  "  <sysctl key=\"net/ipv6/conf/kq1/mtu\" value=\"1300\"/>\n  <net interface=\"kq[1-2]\" attr=\"mtu\" value=\"9000\"/>\n"
+	  "  <sysctl key=\"net.ipv6.conf.default.mtu\" value=\"1300\"/>\n  <net interface=\"*\" attr=\"txqueuelen\" value=\"9000\"/>\n</profile>\n",
+	  { "t.xml:3: sysctl net.ipv6.conf.kq0.mtu and net kq0 mtu (line 4) fight: every write of kq0's link MTU sets its IPv6 MTU to it, so the outcome and a rollback's originals would depend on the write order; set the link MTU alone (its IPv6 MTU follows it) or the IPv6 MTU alone",
+	    "t.xml:5: sysctl net/ipv6/conf/kq1/mtu and net kq[1-2] mtu (line 6) fight: every write of kq[1-2]'s link MTU sets its IPv6 MTU to it, so the outcome and a rollback's originals would depend on the write order; set the link MTU alone (its IPv6 MTU follows it) or the IPv6 MTU alone", NULL } },
 	{ "missing parent", { { NULL, NULL } },
 	  HDR "<profile name=\"t\" extends=\"no-such-profile\">\n  <sysctl key=\"vm.x\" value=\"1\"/>\n</profile>\n",
 	  { "t.xml:2: parent profile 'no-such-profile' not found", NULL } },
@@ -186,6 +193,36 @@ START_TEST(test_inheritance)
 	ck_assert_int_eq(p->s[2].persistent, 1);
 	ck_assert_str_eq(p->s[3].driver, "net");
 	ck_assert_str_eq(p->s[3].value, "9000");
+	profile_free(p);
+}
+END_TEST
+
+/* A link MTU inherited and an IPv6 MTU glob of the child's fight too: the
+ * error is at the sysctl's line and names the net key's file and line;
+ * a grandchild that removes the sysctl key loads. */
+START_TEST(test_mtu_fight_inherited)
+{
+	struct strvec errs = { 0 };
+	char path[PATH_MAX], want[PATH_MAX * 2 + 64];
+	struct profile *p;
+
+	put("link.xml", HDR "<profile name=\"link\">\n"
+	    "  <net interface=\"eth0\" attr=\"mtu\" value=\"9000\"/>\n</profile>\n");
+	put("v6.xml", HDR "<profile name=\"v6\" extends=\"link\">\n\n"
+	    "  <sysctl key=\"net.ipv6.conf.*.mtu\" value=\"1280\"/>\n</profile>\n");
+	put("fix.xml", HDR "<profile name=\"fix\" extends=\"v6\">\n"
+	    "  <remove driver=\"sysctl\" key=\"net.ipv6.conf.*.mtu\"/>\n</profile>\n");
+	snprintf(path, sizeof(path), "%s/v6.xml", tmpdir);
+	ck_assert_ptr_null(profile_load(path, &errs));
+	for (size_t k = 0; k < errs.n; k++)
+		fprintf(stderr, "  %s\n", errs.v[k]);
+	ck_assert_int_eq(errs.n, 1);
+	snprintf(want, sizeof(want), "%s/v6.xml:4: sysctl net.ipv6.conf.*.mtu and net eth0 mtu "
+	    "(%s/link.xml:3) fight: every write of eth0's link MTU", tmpdir, tmpdir);
+	ck_assert_msg(strncmp(errs.v[0], want, strlen(want)) == 0, "%s", errs.v[0]);
+	strvec_free(&errs);
+	p = load_ok("fix.xml");
+	ck_assert_int_eq(p->n, 1);
 	profile_free(p);
 }
 END_TEST
@@ -573,6 +610,7 @@ profile_suite(void)
 	tcase_add_checked_fixture(tc, setup, NULL);
 	tcase_add_loop_test(tc, test_bad_profiles, 0, (int)nitems(bad_cases));
 	tcase_add_test(tc, test_inheritance);
+	tcase_add_test(tc, test_mtu_fight_inherited);
 	tcase_add_test(tc, test_lookup_by_name);
 	tcase_add_test(tc, test_shipped);
 	tcase_add_test(tc, test_list_and_show);

@@ -1126,9 +1126,10 @@ END_TEST
 /* ------------------------------------------------------------ one file, one key: net */
 /* node01's veth kq0 (peer kq1), made afresh at MTU 1400 and txqueuelen 600 (not
  * the defaults: a rollback to a default is caught), and the profiles:
- * nf-net tunes it over netlink (mtu 1450, txqueuelen 700), nf-sys the
- * same attributes through their sysfs files (1500, 800), nf-both its MTU
- * both ways in one profile (1450, 1500).  node01's journal is cleared
+ * nf-net tunes it over netlink (mtu 1450, txqueuelen 700), nf-sys its
+ * txqueuelen through its sysfs file (800), nf-both its txqueuelen both
+ * ways in one profile (700, 800), nf-sysmtu its MTU through its sysfs
+ * file (1500: refused, see test_mtu_fights_ipv6_sysctl).  node01's journal is cleared
  * first (what an earlier test left when it failed). */
 static void
 nf_setup(void)
@@ -1142,10 +1143,10 @@ nf_setup(void)
 	    "ip link add kq0 type veth peer name kq1 && ip link set kq0 mtu 1400 txqueuelen 600"), 0);
 	write_profile("nf-net", "  <net interface=\"kq0\" attr=\"mtu\" value=\"1450\"/>\n"
 	    "  <net interface=\"kq0\" attr=\"txqueuelen\" value=\"700\"/>\n");
-	write_profile("nf-sys", "  <sysfs key=\"/sys/class/net/kq0/mtu\" value=\"1500\"/>\n"
+	write_profile("nf-sys", "  <sysfs key=\"/sys/class/net/kq0/tx_queue_len\" value=\"800\"/>\n");
+	write_profile("nf-both", "  <net interface=\"kq0\" attr=\"txqueuelen\" value=\"700\"/>\n"
 	    "  <sysfs key=\"/sys/class/net/kq0/tx_queue_len\" value=\"800\"/>\n");
-	write_profile("nf-both", "  <net interface=\"kq0\" attr=\"mtu\" value=\"1450\"/>\n"
-	    "  <sysfs key=\"/sys/class/net/kq0/mtu\" value=\"1500\"/>\n");
+	write_profile("nf-sysmtu", "  <sysfs key=\"/sys/class/net/kq0/mtu\" value=\"1500\"/>\n");
 }
 
 /* kq0 has MTU mtu and txqueuelen qlen (ip link's line on stderr if not). */
@@ -1182,40 +1183,38 @@ nf_second_refused(const char *first, const char *second, const char *want, const
 }
 
 /* One file, one key for net keys: kq0 tuned over netlink (nf-net), then
- * the same attributes through /sys/class/net/kq0/{mtu,tx_queue_len}
- * (nf-sys), stacked or switched to: refused before any write, and the
- * rollback brings 1400 and 600 back.  Before, the net driver named no
+ * its txqueuelen through /sys/class/net/kq0/tx_queue_len (nf-sys; its
+ * mtu file no sysfs key tunes), stacked or switched to: refused before
+ * any write, and the rollback brings 1400 and 600 back.  Before, the net driver named no
  * file: the sysfs keys journaled 1450 and 700 as their originals and
  * changed the interface, and the rollback left 1450 and 700 (the net
  * keys changed-since, exit 1). */
 START_TEST(test_shared_file_net_first)
 {
 	nf_setup();
-	nf_second_refused("nf-net", "nf-sys", "failed          sysfs /sys/class/net/kq0/mtu: its "
-	    "file is also net kq0 mtu, which knob journaled (original 1400): one file is tuned "
-	    "through one key", "failed          sysfs /sys/class/net/kq0/tx_queue_len: its file "
-	    "is also net kq0 txqueuelen, which knob journaled (original 600)", 1450, 700);
+	nf_second_refused("nf-net", "nf-sys", "failed          sysfs /sys/class/net/kq0/tx_queue_len: "
+	    "its file is also net kq0 txqueuelen, which knob journaled (original 600): one file "
+	    "is tuned through one key", "1 failed (node01)", 1450, 700);
 }
 END_TEST
 
-/* The other way round: the sysfs files first (nf-sys), then net keys on
+/* The other way round: the sysfs file first (nf-sys), then net keys on
  * the same interface (nf-net): refused, and the rollback brings 1400 and
- * 600 back.  Before, the net keys journaled 1500 and 800 as their
- * originals and changed the interface. */
+ * 600 back.  Before, the net key journaled 800 as its original and
+ * changed the interface. */
 START_TEST(test_shared_file_net_second)
 {
 	nf_setup();
-	nf_second_refused("nf-sys", "nf-net", "failed          net kq0 mtu: its file is also "
-	    "sysfs /sys/class/net/kq0/mtu, which knob journaled (original 1400)", "failed          "
-	    "net kq0 txqueuelen: its file is also sysfs /sys/class/net/kq0/tx_queue_len, which "
-	    "knob journaled (original 600)", 1500, 800);
+	nf_second_refused("nf-sys", "nf-net", "failed          net kq0 txqueuelen: its file is "
+	    "also sysfs /sys/class/net/kq0/tx_queue_len, which knob journaled (original 600)",
+	    "1 failed (node01)", 1400, 800);
 }
 END_TEST
 
 /* Both in one profile (nf-both): each key reads the true original before
  * any write, so there is nothing to refuse; with different values they
  * fight in the re-read passes (clobbered by), the apply exits 1 and the
- * transaction is reverted to 1400, nothing journaled. */
+ * transaction is reverted to 600, nothing journaled. */
 START_TEST(test_shared_file_net_one_profile)
 {
 	char cmd[512];
@@ -1225,6 +1224,92 @@ START_TEST(test_shared_file_net_one_profile)
 	ctl_expect(1, cmd, "clobbered by ", "1 failed (node01)", NULL);
 	nf_is(1400, 600);
 	ctl_expect(0, "rollback -w node01", "nothing to roll back", NULL);
+	ck_assert_int_eq(harness_node_sh(&h, 0, "ip link del kq0"), 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------ link MTU vs IPv6 MTU */
+/* kq0 has MTU mtu and IPv6 MTU (net.ipv6.conf.kq0.mtu) v6, else the test
+ * fails with both printed. */
+static void
+v6_is(int mtu, int v6)
+{
+	ck_assert_msg(harness_node_sh(&h, 0, "ip link show kq0 | grep -q \"mtu %d \" && "
+	    "test $(cat /proc/sys/net/ipv6/conf/kq0/mtu) = %d || { ip link show kq0 >&2; "
+	    "cat /proc/sys/net/ipv6/conf/kq0/mtu >&2; false; }", mtu, v6) == 0,
+	    "kq0 is not mtu %d, IPv6 mtu %d", mtu, v6);
+}
+
+/* Apply first, then second --stack over it: the stacked apply is refused
+ * before any write (exit 1, its key's message want), kq0 keeps (mtu, v6);
+ * the rollback brings back 1400 and 1300. */
+static void
+v6_stack_refused(const char *first, const char *second, const char *want, int mtu, int v6)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "apply %s/%s.xml -w node01", top, first);
+	ctl_expect(0, cmd, "=> applied", NULL);
+	v6_is(mtu, v6);
+	snprintf(cmd, sizeof(cmd), "apply %s/%s.xml -w node01 --stack", top, second);
+	ctl_expect(1, cmd, want, "1 failed (node01)", NULL);
+	v6_is(mtu, v6);
+	ctl_expect(0, "rollback -w node01", NULL);
+	v6_is(1400, 1300);
+}
+
+/* Every write of an interface's link MTU sets its IPv6 MTU
+ * (net.ipv6.conf.IF.mtu) to the new MTU: kq0, made at MTU 1400 and IPv6
+ * MTU 1300 (not what the kernel would give it), tuned through both keys.
+ * Its MTU through its sysfs file: refused before any write (before,
+ * written, and the rollback left the IPv6 MTU at the restored 1400).
+ * In one profile: refused at load (exit 2, file:line naming both keys);
+ * through globs the loader cannot pair: refused by the agent before any
+ * write; stacked either way: refused, and the rollback brings back 1400
+ * and 1300.  Before, the stacked sysctl key journaled 9000 (what the MTU
+ * write left) as its original and the rollback ended at 1400 and 1400 or
+ * failed; the net key stacked over the sysctl journaled 1350 as the IPv6
+ * MTU's original. */
+START_TEST(test_mtu_fights_ipv6_sysctl)
+{
+	char cmd[512], *out = NULL, *err = NULL;
+
+	nf_setup();
+	ck_assert_int_eq(harness_node_sh(&h, 0, "ip link set kq0 mtu 1400 && "
+	    "sysctl -qw net.ipv6.conf.kq0.mtu=1300"), 0);
+	v6_is(1400, 1300);
+	snprintf(cmd, sizeof(cmd), "apply %s/nf-sysmtu.xml -w node01", top);
+	ctl_expect(1, cmd, "failed          sysfs /sys/class/net/kq0/mtu: refused before any "
+	    "write: it is kq0's MTU, whose every write also sets its IPv6 MTU", "set it with "
+	    "<net interface=\"kq0\" attr=\"mtu\">", NULL);
+	v6_is(1400, 1300);
+	write_profile("v6-link", "  <net interface=\"kq0\" attr=\"mtu\" value=\"9000\"/>\n");
+	write_profile("v6-sys", "  <sysctl key=\"net.ipv6.conf.kq0.mtu\" value=\"1350\"/>\n");
+	write_profile("v6-both", "  <net interface=\"kq0\" attr=\"mtu\" value=\"9000\"/>\n"
+	    "  <sysctl key=\"net.ipv6.conf.kq0.mtu\" value=\"1350\"/>\n");
+	write_profile("v6-globs", "  <net interface=\"kq*\" attr=\"mtu\" value=\"9000\"/>\n"
+	    "  <sysctl key=\"net.ipv6.conf.*q0.mtu\" value=\"1350\"/>\n");
+	ck_assert_int_eq(harness_knobctl(&h, &out, &err, "apply %s/v6-both.xml -w node01", top), 2);
+	fprintf(stderr, "%s", err ? err : "");
+	snprintf(cmd, sizeof(cmd), "%s/v6-both.xml:4: sysctl net.ipv6.conf.kq0.mtu and net kq0 "
+	    "mtu (line 3) fight", top);
+	ck_assert_msg(err && strstr(err, cmd), "no \"%s\"", cmd);
+	free(out);
+	free(err);
+	v6_is(1400, 1300);
+	snprintf(cmd, sizeof(cmd), "apply %s/v6-globs.xml -w node01", top);
+	ctl_expect(1, cmd, "failed          net kq0 mtu: refused before any write: every write "
+	    "of kq0's link MTU sets its IPv6 MTU, and sysctl net.ipv6.conf.kq0.mtu sets it too "
+	    "(this apply writes it)", "skipped         sysctl net.ipv6.conf.kq0.mtu: not written",
+	    NULL);
+	v6_is(1400, 1300);
+	v6_stack_refused("v6-link", "v6-sys", "failed          sysctl net.ipv6.conf.kq0.mtu: "
+	    "refused before any write: it is kq0's IPv6 MTU, which every write of its link MTU "
+	    "sets, and net kq0 mtu sets that (knob journaled it, and a rollback writes it back)",
+	    9000, 9000);
+	v6_stack_refused("v6-sys", "v6-link", "failed          net kq0 mtu: refused before any "
+	    "write: every write of kq0's link MTU sets its IPv6 MTU, and sysctl "
+	    "net.ipv6.conf.kq0.mtu sets it too (knob journaled it", 1400, 1350);
 	ck_assert_int_eq(harness_node_sh(&h, 0, "ip link del kq0"), 0);
 }
 END_TEST
@@ -1255,6 +1340,7 @@ tune_net_suite(void)
 	tcase_add_test(tc, test_shared_file_net_first);
 	tcase_add_test(tc, test_shared_file_net_second);
 	tcase_add_test(tc, test_shared_file_net_one_profile);
+	tcase_add_test(tc, test_mtu_fights_ipv6_sysctl);
 	suite_add_tcase(s, tc);
 	return s;
 }
