@@ -1644,8 +1644,11 @@ cmd_mux(struct ctl *ctl, int argc, char **argv)
 	m->done_tail = &m->done;
 	pthread_mutex_init(&m->done_mu, NULL);
 	/* the trust id before the context loads the CA and CRL: a revocation in
-	 * between makes us stale at once, never trusted under the old CRL */
-	if (ctl_trust_id(ctl, m->trust) < 0 || ctl_ssl(ctl) == NULL ||
+	 * between makes us stale at once, never trusted under the old CRL (and
+	 * of our pair once a renew a crash stopped is finished, not of the
+	 * certificate that renew replaces: stale at the first command) */
+	if (ctl_pair_recover(ctl) < 0 || ctl_trust_id(ctl, m->trust) < 0 ||
+	    ctl_ssl(ctl) == NULL ||
 	    tls_x509_not_after(SSL_CTX_get0_certificate(ctl->ssl), &m->not_after) < 0 ||
 	    mux_lock(m) < 0 || mux_listen(m) < 0)
 		rc = 1;

@@ -101,8 +101,12 @@ void ctl_exe_dir(char *buf, size_t len);
 void ctl_knobd_path(char *buf, size_t len);
 /* Its contents (malloc'd). 0 or -1. */
 int ctl_knobd_binary(struct ctl *ctl, char **data, size_t *len);
-/* TLS context for dialling agents, created on first use. NULL on error (printed). */
+/* TLS context for dialling agents, created on first use (ctl_pair_recover
+ * first). NULL on error (printed). */
 SSL_CTX *ctl_ssl(struct ctl *ctl);
+/* Our certificate's pair, if a ca renew of it was stopped by a crash,
+ * finished or undone (ca_pair_recover).  0, or -1 (printed: what to run). */
+int ctl_pair_recover(struct ctl *ctl);
 /* What this command would trust: a hash of the CA certificate, its CRL
  * and the controller certificate, in hex (the ticket cache's binding).
  * 0, or -1 when they cannot be read. */
