@@ -322,6 +322,12 @@ ticket_gen_cb(SSL *s, void *arg)
 	return SSL_SESSION_set1_ticket_appdata(SSL_get0_session(s), tk->bind, sizeof(tk->bind));
 }
 
+int
+tls_x509_expired(const X509 *x)
+{
+	return x != NULL && X509_cmp_current_time(X509_get0_notAfter(x)) < 0;
+}
+
 /* Is session ss (from a ticket) past its lifetime, the shorter of the
  * one it was minted with and the current one?  Whatever the client's
  * clock or cache says. */
@@ -339,6 +345,22 @@ ticket_expired(struct ticket_keys *tk, SSL_SESSION *ss)
 		return 0;
 	log_debug("TLS ticket %lld s old, past its lifetime of %lld s: full handshake",
 	    (long long)age, (long long)life);
+	return 1;
+}
+
+/* Has the certificate of either end of session ss expired since it was
+ * verified: the controller's (the session's peer) or ours?  A resumed
+ * session skips verification, so without this a ticket kept either in
+ * use for up to its lifetime past the expiry (a full handshake refuses
+ * it: "certificate has expired"). */
+static int
+ticket_cert_expired(SSL *s, SSL_SESSION *ss)
+{
+	X509 *peer = SSL_SESSION_get0_peer(ss), *own = SSL_get_certificate(s);
+
+	if (!tls_x509_expired(peer) && !tls_x509_expired(own))
+		return 0;
+	log_debug("TLS ticket: a certificate it was verified with has expired: full handshake");
 	return 1;
 }
 
@@ -360,7 +382,7 @@ ticket_dec_cb(SSL *s, SSL_SESSION *ss, const unsigned char *keyname, size_t keyn
 		if (SSL_SESSION_get0_ticket_appdata(ss, &data, &len) != 1 ||
 		    len != sizeof(tk->bind) || memcmp(data, tk->bind, len) != 0)
 			return SSL_TICKET_RETURN_IGNORE_RENEW;
-		if (ticket_expired(tk, ss))
+		if (ticket_expired(tk, ss) || ticket_cert_expired(s, ss))
 			return SSL_TICKET_RETURN_IGNORE_RENEW;
 		return status == SSL_TICKET_SUCCESS ? SSL_TICKET_RETURN_USE :
 		    SSL_TICKET_RETURN_USE_RENEW;
@@ -577,21 +599,28 @@ tls_cert_identity(const char *certfile, char *cn, size_t cnlen, char *ou, size_t
 }
 
 int
+tls_x509_not_after(const X509 *x, int64_t *t)
+{
+	struct tm tm;
+
+	if (x == NULL || ASN1_TIME_to_tm(X509_get0_notAfter(x), &tm) != 1)
+		return -1;
+	*t = (int64_t)timegm(&tm);
+	return 0;
+}
+
+int
 tls_cert_not_after(const char *certfile, int64_t *t)
 {
 	FILE *f = fopen(certfile, "re");
-	struct tm tm;
 	X509 *x;
-	int rc = -1;
+	int rc;
 
 	if (f == NULL)
 		return -1;
 	x = PEM_read_X509(f, NULL, NULL, NULL);
 	fclose(f);
-	if (x != NULL && ASN1_TIME_to_tm(X509_get0_notAfter(x), &tm) == 1) {
-		*t = (int64_t)timegm(&tm);
-		rc = 0;
-	}
+	rc = tls_x509_not_after(x, t);
 	X509_free(x);
 	return rc;
 }

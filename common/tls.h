@@ -26,6 +26,10 @@ int tls_peer_identity(SSL *ssl, char *cn, size_t cnlen, char *ou, size_t oulen);
 int tls_cert_identity(const char *certfile, char *cn, size_t cnlen, char *ou, size_t oulen);
 /* When certfile's certificate expires (unix seconds). 0 or -1. */
 int tls_cert_not_after(const char *certfile, int64_t *t);
+/* When x expires (unix seconds). 0, or -1 (no x, a date OpenSSL cannot read). */
+int tls_x509_not_after(const X509 *x, int64_t *t);
+/* Is x past its notAfter now, as verification would say (0 for no x)? */
+int tls_x509_expired(const X509 *x);
 #define TLS_HASH_LEN 32
 /* The directory holding CA certificate file ca ("." for a bare name). */
 void tls_ca_dir(const char *ca, char *buf, size_t len);

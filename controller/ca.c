@@ -1721,6 +1721,44 @@ ca_recover(const char *dir, char *err, size_t errlen)
 	return 0;
 }
 
+/* The directory of path (".", "/", or what comes before its last '/')
+ * into dir. */
+static void
+path_dir(const char *path, char *dir, size_t len)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (slash == NULL)
+		snprintf(dir, len, ".");
+	else if (slash == path)
+		snprintf(dir, len, "/");
+	else
+		snprintf(dir, len, "%.*s", (int)(slash - path), path);
+}
+
+int
+ca_pair_recover(const char *crt, char *err, size_t errlen)
+{
+	char dir[PATH_MAX], name[NAME_MAX + 1], e[PATH_MAX + 256];
+	const char *base = strrchr(crt, '/') ? strrchr(crt, '/') + 1 : crt;
+	size_t l = strlen(base);
+	struct renew_paths p;
+
+	if (l < 5 || l - 4 > NAME_MAX || strcmp(base + l - 4, ".crt") != 0)
+		return 0;	/* not a pair ca renew makes */
+	path_dir(crt, dir, sizeof(dir));
+	snprintf(name, sizeof(name), "%.*s", (int)(l - 4), base);
+	renew_paths(&p, dir, name);
+	if (access(p.tcrt, F_OK) != 0 && access(p.tkey, F_OK) != 0)
+		return 0;
+	if (ca_recover(dir, e, sizeof(e)) >= 0)
+		return 0;
+	seterr(err, errlen, "%s: a ca renew of %s was interrupted (%s.new is left) and cannot "
+	    "be finished here: %s; run knobctl ca list --ca-dir %s as the owner of that directory",
+	    crt, name, access(p.tcrt, F_OK) == 0 ? p.crt : p.key, e, dir);
+	return -1;
+}
+
 int
 ca_renew(const char *dir, int min_days, int kill_at, ca_renew_fn fn, void *arg, char *err,
     size_t errlen)

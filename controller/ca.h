@@ -94,6 +94,12 @@ int ca_renew(const char *dir, int min_days, int kill_at, ca_renew_fn fn, void *a
  * pair when it was whole, else the old one.  ca revoke and ca renew do it
  * first; bootstrap calls it.  0 or -1 with err. */
 int ca_recover(const char *dir, char *err, size_t errlen);
+/* Before a command loads the pair DIR/NAME.crt (crt) and DIR/NAME.key: a
+ * renew of it that a crash stopped (NAME.crt.new or NAME.key.new left) is
+ * finished or undone by ca_recover of DIR, under DIR/ca.lock (waiting for
+ * a renew that runs).  0 (nothing left, or put right), or -1 with err
+ * naming the fix when it cannot be done here (DIR not ours to write). */
+int ca_pair_recover(const char *crt, char *err, size_t errlen);
 /* The serial (hex, malloc'd) of the certificate in path; NULL with err. */
 char *ca_cert_serial(const char *path, char *err, size_t errlen);
 

@@ -9,8 +9,9 @@
  * unix connection) carries all of its nodes.  A node whose link is idle
  * gets it at once; the nodes that need new links after a round of events
  * are dialled together (a batch) by the ordinary fan-out (the same
- * verification, name pinning, ticket cache and error texts as a direct
- * command), which hands each open connection over (fanout_detach).  Each
+ * verification, name pinning and error texts as a direct command, but
+ * full handshakes: a link must know its agent's certificate, to stop at
+ * its expiry), which hands each open connection over (fanout_detach).  Each
  * batch runs on a thread of its own, at once, beside the batches already
  * out (at most MUX_DIALS of them, and with --fanout N at most N nodes in
  * flight in all; a node that finds no room for as long as its command
@@ -51,12 +52,14 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 
 #include "ev.h"
 #include "knobctl.h"
 #include "log.h"
 #include "opt.h"
 #include "results.h"
+#include "tls.h"
 #include "util.h"
 
 #define MUX_LOCK "knob-mux.lock"	/* beside the socket: one holder per socket */
@@ -86,6 +89,8 @@ struct mux_link {
 	int fd;
 	struct conn c;
 	struct mux_node *mn;	/* NULL: idle */
+	int64_t not_after;	/* the agent's certificate expires then (unix s) */
+	int answered;		/* a reply came: the agent accepted our certificate */
 	struct mux_link *next;	/* hash chain */
 };
 
@@ -128,8 +133,7 @@ struct mux_chan {
 /* Nodes dialled together, on a thread of their own. */
 struct dial_batch {
 	struct mux *m;
-	struct ctl ctl;		/* the holder's, with the batch's connect timeout
-				 * and ticket cache (the threads share none) */
+	struct ctl ctl;		/* the holder's, with the batch's connect timeout */
 	struct fanout fo;
 	struct mux_node **v;	/* NULL where the node went or got its answer */
 	char **keys, **addrs;	/* copies: the nodes may go meanwhile */
@@ -171,6 +175,7 @@ struct mux {
 	int stop;
 	int stale;		/* stopped on a trust change: exit 1 */
 	char trust[65];		/* ctl_trust_id when we started */
+	int64_t not_after;	/* our own certificate expires then (unix s) */
 	uid_t uid;		/* ours: the only peers served */
 	size_t nchan, nlinks, nnodes, nasked;
 	unsigned long long opened, reused, closed;
@@ -308,6 +313,22 @@ node_say(struct mux_node *mn, int type, const char *fmt, ...)
 		n = 0;
 	(void)chan_put(mn->ch, type, mn->id, line, (size_t)n < sizeof(line) ? (size_t)n :
 	    sizeof(line) - 1);
+}
+
+/* Tell lk's node that lk went, as a direct dial would: a TLS alert before
+ * the first reply is the agent refusing our certificate (TLS 1.3 judges
+ * it after our side of the handshake is done), auth-failed in fanout's
+ * words; anything else is "connection lost" (LOST). */
+static void
+link_lost(struct mux_link *lk)
+{
+	char why[MUX_LINE];
+
+	if (!lk->answered && strstr(lk->c.err, "alert") != NULL)
+		node_say(lk->mn, MUX_FAIL, "%d %s", NS_AUTH_FAILED,
+		    fanout_refused_why(lk->c.err, why, sizeof(why)));
+	else
+		node_say(lk->mn, MUX_LOST, "%s", lk->c.err);	/* knobctl: connection lost */
 }
 
 /* mn's chain head in its channel's table. */
@@ -455,7 +476,7 @@ link_flush(struct mux_link *lk)
 {
 	if (conn_flush(&lk->c) < 0) {
 		if (lk->mn) {
-			node_say(lk->mn, MUX_LOST, "%s", lk->c.err);
+			link_lost(lk);
 			node_free(lk->mn, 0);	/* and lk with it */
 		} else
 			link_free(lk);
@@ -473,6 +494,27 @@ link_alive(struct mux_link *lk)
 	ssize_t r = recv(lk->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
 
 	return r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && SSL_pending(lk->c.ssl) == 0;
+}
+
+/* Has a certificate lk was authenticated with expired since: the agent's
+ * or ours?  A direct dial would be refused now, so the link may carry
+ * nothing more.  The sentence that dial would end with (as "STATUS
+ * TEXT", a FAIL's payload) into why; 0 when both are still valid. */
+static int
+link_expired(const struct mux_link *lk, char *why, size_t len)
+{
+	int64_t now = (int64_t)time(NULL);
+	char text[256];
+
+	if (now > lk->m->not_after)	/* the agent's alert, in fanout's words */
+		snprintf(why, len, "%d %s", NS_AUTH_FAILED,
+		    fanout_refused_why("alert certificate expired", text, sizeof(text)));
+	else if (now > lk->not_after)
+		snprintf(why, len, "%d agent certificate rejected: %s", NS_AUTH_FAILED,
+		    X509_verify_cert_error_string(X509_V_ERR_CERT_HAS_EXPIRED));
+	else
+		return 0;
+	return 1;
 }
 
 /* Nodes being dialled whose command is still there. */
@@ -629,21 +671,23 @@ chan_read_header(struct mux_chan *ch)
 	chan_header(ch, ch->hdr);
 }
 
-/* Give mn an idle link to its node if there is one that is still up.
- * 1 when it got one. */
+/* Give mn an idle link to its node if there is one that is still up and
+ * whose certificates are still valid (an expired one closes: the new dial
+ * is refused as a direct one is).  1 when it got one. */
 static int
 take_idle(struct mux_node *mn)
 {
 	struct mux *m = mn->ch->m;
 	struct mux_link *lk;
+	char why[MUX_LINE];
 
 	if (mn->ch->closing)	/* its links go with it */
 		return 0;
 	for (lk = *link_slot(m, mn->key); lk; lk = lk->next)
 		if (lk->mn == NULL && strcmp(lk->key, mn->key) == 0)
 			break;
-	if (lk && !link_alive(lk)) {
-		link_free(lk);
+	if (lk && (!link_alive(lk) || link_expired(lk, why, sizeof(why)))) {
+		link_free(lk);	/* a new dial says why, as a direct one would */
 		lk = NULL;
 	}
 	if (lk == NULL)
@@ -695,18 +739,25 @@ node_open(struct mux_chan *ch, uint32_t id, const uint8_t *p, size_t len)
 	return 0;
 }
 
-/* FRAME for mn: to the node as it came (unpacked only to be checked).
- * 0, or -1 (malformed, or before the node's OK). */
+/* FRAME for mn: to the node as it came (unpacked only to be checked),
+ * unless a certificate its link stands on has expired since (then mn
+ * fails as a direct dial would, and the link closes).  0, or -1
+ * (malformed, or before the node's OK). */
 static int
 node_relay(struct mux_node *mn, const uint8_t *p, size_t len)
 {
 	struct mux_link *lk = mn->link;
 	Knob__Envelope *env;
-	char err[256];
+	char err[256], why[MUX_LINE];
 
 	if (lk == NULL || (env = frame_unpack(p, len, err, sizeof(err))) == NULL)
 		return -1;
 	knob__envelope__free_unpacked(env, NULL);
+	if (link_expired(lk, why, sizeof(why))) {
+		node_say(mn, MUX_FAIL, "%s", why);
+		node_free(mn, 0);
+		return 0;
+	}
 	if (conn_queue_tagged(&lk->c, NULL, 0, p, len) < 0) {
 		node_say(mn, MUX_LOST, "%s", lk->c.err);
 		node_free(mn, 0);
@@ -914,6 +965,8 @@ link_adopt(struct mux *m, struct mux_link *lk, const char *key)
 
 	lk->m = m;
 	lk->key = xstrdup(key);
+	if (tls_x509_not_after(SSL_get0_peer_certificate(lk->c.ssl), &lk->not_after) < 0)
+		lk->not_after = INT64_MIN;	/* none (a full handshake has one): not trusted */
 	/* an idle link to a node that died without a word goes within ~90 s */
 	(void)sock_keepalive(lk->fd, 60, 10, 3);
 	slot = link_slot(m, lk->key);
@@ -952,24 +1005,6 @@ dial_result(struct mux *m, struct mux_node *mn, int status, const char *detail,
 	node_attach(mn, lk, "new");
 }
 
-/* The batch's own ticket cache (the threads' runs may not share one: a
- * run's end rewrites it), bound to what the holder trusts; none when that
- * moved since it started (the holder is stale at the next command's
- * question, and no ticket of this dial is saved as of the new files). */
-static struct tcache *
-dial_tickets(struct dial_batch *b)
-{
-	struct ctl *c = &b->ctl;
-	struct tcache *tc = tcache_open(c, c->ca ? c->ca : c->inv->ca,
-	    c->cert ? c->cert : c->inv->cert);
-	char now[65];
-
-	if (ctl_trust_id(c, now) == 0 && strcmp(now, b->m->trust) == 0)
-		return tc;
-	tcache_free(tc);
-	return NULL;
-}
-
 /* The dialling thread: the fan-out (each node posted as it ends), then a
  * word that the run is over. */
 static void *
@@ -979,12 +1014,9 @@ dial_thread(void *arg)
 	    .on_end = dial_end, .per_node = 1 };
 	struct dial_batch *b = arg;
 
-	b->ctl.tickets = dial_tickets(b);
 	if (fanout_run(&b->fo, &ops, b) < 0)	/* the nodes it ended were posted */
 		for (size_t i = 0; i < b->fo.n; i++)
 			fanout_end(&b->fo, &b->fo.nodes[i], NS_FAILED, "cannot dial");
-	tcache_free(b->ctl.tickets);
-	b->ctl.tickets = NULL;
 	dial_post(b, SIZE_MAX, 0, NULL, NULL);
 	return NULL;
 }
@@ -1026,7 +1058,7 @@ dial_finish(struct mux *m, struct dial_batch *b)
 	free(b->keys);
 	free(b->addrs);
 	free(b);
-	/* the batch's thread arena held its ticket cache and handshakes: give
+	/* the batch's thread arena held its handshakes: give
 	 * what is free back, or a first dial of 10,000 nodes keeps its peak */
 	malloc_trim(0);
 }
@@ -1124,7 +1156,10 @@ batch_new(struct mux *m, size_t room)
 
 	b->m = m;
 	b->ctl = *m->ctl;	/* shared read-only: inventory, SSL_CTX */
-	b->ctl.tickets = NULL;	/* its own, opened on its thread */
+	/* no ticket cache: a session resumed from it has no agent certificate
+	 * (tlscache.c keeps none), so a link of it could not be checked for
+	 * expiry (link_expired); every link is a full handshake */
+	b->ctl.tickets = NULL;
 	b->ctl.connect_timeout = ct;
 	for (mn = m->waiting; mn && names.n < room; mn = mn->wnext)
 		if (mn->ctimeout == ct)
@@ -1233,6 +1268,7 @@ link_event(int fd, uint32_t events, void *arg)
 			return;
 		}
 		node_asked(mn, -1);
+		lk->answered = 1;
 		r = chan_put(mn->ch, MUX_FRAME, mn->id, body, len);
 		free(body);
 		if (r < 0)
@@ -1240,7 +1276,7 @@ link_event(int fd, uint32_t events, void *arg)
 	}
 	if (r < 0) {
 		if (lk->mn) {
-			node_say(lk->mn, MUX_LOST, "%s", lk->c.err);	/* knobctl: connection lost */
+			link_lost(lk);
 			node_free(lk->mn, 0);
 		} else
 			link_free(lk);
@@ -1608,9 +1644,13 @@ cmd_mux(struct ctl *ctl, int argc, char **argv)
 	m->done_tail = &m->done;
 	pthread_mutex_init(&m->done_mu, NULL);
 	/* the trust id before the context loads the CA and CRL: a revocation in
-	 * between makes us stale at once, never trusted under the old CRL */
-	if (ctl_trust_id(ctl, m->trust) < 0 || ctl_ssl(ctl) == NULL || mux_lock(m) < 0 ||
-	    mux_listen(m) < 0)
+	 * between makes us stale at once, never trusted under the old CRL (and
+	 * of our pair once a renew a crash stopped is finished, not of the
+	 * certificate that renew replaces: stale at the first command) */
+	if (ctl_pair_recover(ctl) < 0 || ctl_trust_id(ctl, m->trust) < 0 ||
+	    ctl_ssl(ctl) == NULL ||
+	    tls_x509_not_after(SSL_CTX_get0_certificate(ctl->ssl), &m->not_after) < 0 ||
+	    mux_lock(m) < 0 || mux_listen(m) < 0)
 		rc = 1;
 	else
 		rc = mux_serve(m);

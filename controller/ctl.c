@@ -113,6 +113,18 @@ ctl_knobd_binary(struct ctl *ctl, char **data, size_t *len)
 	return read_file_bounded(path, 256u << 20, data, len);
 }
 
+int
+ctl_pair_recover(struct ctl *ctl)
+{
+	const char *cert = ctl->cert ? ctl->cert : ctl->inv->cert;
+	char err[3 * PATH_MAX];
+
+	if (cert == NULL || ca_pair_recover(cert, err, sizeof(err)) == 0)
+		return 0;
+	fprintf(stderr, "knobctl: %s\n", err);
+	return -1;
+}
+
 SSL_CTX *
 ctl_ssl(struct ctl *ctl)
 {
@@ -130,6 +142,10 @@ ctl_ssl(struct ctl *ctl)
 		fprintf(stderr, "knobctl: %s\n", err);
 		return NULL;
 	}
+	/* a ca renew of our pair that a crash stopped: a key and a certificate
+	 * that do not match (an OpenSSL error) unless it is finished first */
+	if (ctl_pair_recover(ctl) < 0)
+		return NULL;
 	/* once per command: the ticket cache, then CA store, CRL, key and
 	 * chain.  The cache hashes the CA and CRL first: a CRL that changes
 	 * in between makes the save-time check drop our tickets, so none

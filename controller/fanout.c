@@ -403,16 +403,25 @@ refusal_text(const char *err)
 	return NULL;
 }
 
-/* End n as auth-failed by the agent's TLS alert err. */
-static void
-end_refused(struct fanout *fo, struct fo_node *n, const char *err)
+const char *
+fanout_refused_why(const char *err, char *buf, size_t len)
 {
 	const char *text = refusal_text(err);
 
 	if (text != NULL)
-		fanout_end(fo, n, NS_AUTH_FAILED, "%s", text);
+		snprintf(buf, len, "%s", text);
 	else
-		fanout_end(fo, n, NS_AUTH_FAILED, "agent refused us: %s", err);
+		snprintf(buf, len, "agent refused us: %s", err);
+	return buf;
+}
+
+/* End n as auth-failed by the agent's TLS alert err. */
+static void
+end_refused(struct fanout *fo, struct fo_node *n, const char *err)
+{
+	char why[1024];
+
+	fanout_end(fo, n, NS_AUTH_FAILED, "%s", fanout_refused_why(err, why, sizeof(why)));
 }
 
 void

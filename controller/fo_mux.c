@@ -14,6 +14,9 @@
  *           same text as a direct dial);
  *   then FRAME messages both ways, each one knob frame relayed over that
  *   node's TLS; LOST "TEXT" when the holder's link to the node went;
+ *   FAIL "STATUS TEXT" instead of relaying a request when the agent's
+ *   certificate or ours has expired since the link was authenticated
+ *   (the words a direct dial would now get);
  *   us:     DONE when the exchange is complete (the reply came, nothing is
  *           outstanding): the holder may keep the link; ABORT for any
  *           other end (a timeout): the link goes, so a late reply can never
@@ -384,7 +387,8 @@ mux_start(struct fanout *fo, struct fo_node *n)
 		fanout_end(fo, n, NS_FAILED, "%s", h->err);
 }
 
-/* The holder's verdict on n (OK or FAIL, payload p of len bytes). */
+/* The holder's verdict on n (OK, or FAIL: before its OK, or after it when
+ * a certificate expired), payload p. */
 static void
 hub_answer(struct fanout *fo, struct fo_node *n, int type, const char *p)
 {
@@ -433,7 +437,10 @@ hub_message(struct fanout *fo, struct mux_hub *h, uint8_t *body, size_t len)
 		plen = sizeof(text) - 1;	/* a reason, cut */
 	memcpy(text, p, plen);
 	text[plen] = '\0';
-	if ((type == MUX_OK || type == MUX_FAIL) && n->phase == FO_HANDSHAKE) {
+	/* a FAIL after the OK: a certificate the link stood on expired (the
+	 * holder refuses to relay what a direct dial could not send) */
+	if ((type == MUX_OK && n->phase == FO_HANDSHAKE) ||
+	    (type == MUX_FAIL && (n->phase == FO_HANDSHAKE || n->phase == FO_OPEN))) {
 		hub_answer(fo, n, type, text);
 		return 0;
 	}

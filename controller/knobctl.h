@@ -101,8 +101,12 @@ void ctl_exe_dir(char *buf, size_t len);
 void ctl_knobd_path(char *buf, size_t len);
 /* Its contents (malloc'd). 0 or -1. */
 int ctl_knobd_binary(struct ctl *ctl, char **data, size_t *len);
-/* TLS context for dialling agents, created on first use. NULL on error (printed). */
+/* TLS context for dialling agents, created on first use (ctl_pair_recover
+ * first). NULL on error (printed). */
 SSL_CTX *ctl_ssl(struct ctl *ctl);
+/* Our certificate's pair, if a ca renew of it was stopped by a crash,
+ * finished or undone (ca_pair_recover).  0, or -1 (printed: what to run). */
+int ctl_pair_recover(struct ctl *ctl);
 /* What this command would trust: a hash of the CA certificate, its CRL
  * and the controller certificate, in hex (the ticket cache's binding).
  * 0, or -1 when they cannot be read. */
@@ -238,7 +242,8 @@ enum mux_msg {
 	MUX_DONE = 'D',		/* knobctl: the exchange is complete, the link may idle */
 	MUX_ABORT = 'A',	/* knobctl: the node ended otherwise, drop its link */
 	MUX_OK = 'K',		/* holder: "new" or "reused" (authenticated, name pinned) */
-	MUX_FAIL = 'X',		/* holder: "STATUS TEXT", the same as a direct dial */
+	MUX_FAIL = 'X',		/* holder: "STATUS TEXT", the same as a direct dial (before OK,
+				 * or after it: a certificate expired, a refusal) */
 	MUX_LOST = 'L',		/* holder: the link went (TEXT) */
 };
 #define MUX_TAG 5
@@ -260,6 +265,10 @@ void fanout_interest(struct fanout *fo, struct fo_node *n, int out);
  * its fd and conn (the socket as write BIO, pending records written) go
  * to *fd and *c; n then ends ok without a close.  0, or -1 (n failed). */
 int fanout_detach(struct fanout *fo, struct fo_node *n, int *fd, struct conn *c);
+/* A TLS alert from the agent (OpenSSL's "... alert certificate expired")
+ * as the sentence of the node's auth-failed, into buf: which of our
+ * credentials it refused and what to do.  buf. */
+const char *fanout_refused_why(const char *err, char *buf, size_t len);
 void fanout_opened(struct fanout *fo, struct fo_node *n);
 /* Hand env to the command (it owns env); 0, or -1 when n ended. */
 int fanout_deliver(struct fanout *fo, struct fo_node *n, Knob__Envelope *env);

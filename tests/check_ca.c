@@ -853,10 +853,10 @@ START_TEST(test_ca_concurrent_admins)
 }
 END_TEST
 
-/* "knobctl ca renew --days=36500 --ca-dir cadir --test-kill-at=STEP": it
+/* "knobctl ca renew --days=36500 --ca-dir DIR --test-kill-at=STEP": it
  * must die there of SIGKILL (a crash: no clean-up of its own). */
 static void
-renew_killed(int step)
+renew_killed_in(const char *dir, int step)
 {
 	const char *bin = getenv("KNOB_BIN") ? getenv("KNOB_BIN") : "build";
 	char exe[PATH_MAX], at[32];
@@ -868,13 +868,20 @@ renew_killed(int step)
 	ck_assert_int_ge(pid = fork(), 0);
 	if (pid == 0) {
 		unsetenv("KNOB_CLUSTER");
-		execl(exe, "knobctl", "ca", "renew", "--days=36500", "--ca-dir", cadir, at,
+		execl(exe, "knobctl", "ca", "renew", "--days=36500", "--ca-dir", dir, at,
 		    (char *)NULL);
 		_exit(127);
 	}
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
 	ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "step %d: status 0x%x", step,
 	    st);
+}
+
+/* renew_killed_in of cadir */
+static void
+renew_killed(int step)
+{
+	renew_killed_in(cadir, step);
 }
 
 /* DIR/node01's serial (hex, malloc'd) once its key and certificate are
@@ -938,6 +945,51 @@ START_TEST(test_renew_crash_safe)
 		free(now);
 		free(old);
 	}
+}
+END_TEST
+
+/* ca renew of the controller's own pair killed between its renames
+ * (--test-kill-at 5: controller.key new, controller.crt old).  A ping with
+ * the CA directory read-only (a mount: it may not finish the renew) is
+ * refused with what to run, not an OpenSSL error, and changes nothing; a
+ * ping that may write there finishes the renew under ca.lock, as ca list
+ * would, and the agent answers it (the new certificate).  Before, every
+ * ping failed "controller.key: cannot load key: ... key values mismatch"
+ * until a ca command or bootstrap ran. */
+START_TEST(test_ping_after_renew_crash)
+{
+	char p[PATH_MAX * 2], q[PATH_MAX * 2], ro[PATH_MAX * 2], *out = NULL, *txt;
+	struct harness hh;
+	EVP_PKEY *k;
+	X509 *x;
+
+	ck_assert_int_eq(harness_start(&hh, 1, 1), 0);
+	/* node01 aside: the renew's first (and killed) pair is the controller's */
+	ck_assert_int_eq(rename(pth(p, sizeof(p), hh.ca_dir, "node01.crt"),
+	    pth(q, sizeof(q), hh.ca_dir, "node01.pem")), 0);
+	renew_killed_in(hh.ca_dir, 5);
+	ck_assert_int_eq(rename(q, p), 0);
+	ck_assert_int_eq(access(pth(p, sizeof(p), hh.ca_dir, "controller.crt.new"), F_OK), 0);
+	snprintf(ro, sizeof(ro), "%s/ro.out", hh.tmp);
+	ck_assert_int_ne(harness_sh("ip netns exec %s unshare -m sh -c 'mount --bind -o ro %s %s "
+	    "&& exec %s/knobctl -c %s ping -a' >%s 2>&1", hh.ctl_ns, hh.ca_dir, hh.ca_dir, hh.bin,
+	    hh.cluster, ro), 0);
+	txt = cu_slurp(ro);
+	ck_assert_msg(strstr(txt, "controller.crt: a ca renew of controller was interrupted "
+	    "(") && strstr(txt, "run knobctl ca list --ca-dir ") && !strstr(txt, "cannot load"),
+	    "%s", txt);
+	free(txt);
+	ck_assert_int_eq(access(p, F_OK), 0);
+	ck_assert_int_eq(harness_knobctl(&hh, &out, NULL, "ping -a"), 0);
+	ck_assert_msg(strstr(out, "1 ok") != NULL, "%s", out);
+	ck_assert_int_eq(access(p, F_OK), -1);
+	x = load_cert(pth(p, sizeof(p), hh.ca_dir, "controller.crt"));
+	k = load_key(pth(q, sizeof(q), hh.ca_dir, "controller.key"));
+	ck_assert_int_eq(X509_check_private_key(x, k), 1);
+	X509_free(x);
+	EVP_PKEY_free(k);
+	free(out);
+	harness_stop(&hh);
 }
 END_TEST
 
@@ -1712,6 +1764,7 @@ ca_suite(void)
 	tcase_add_test(tc, test_issue_twice_refused);
 	tcase_add_test(tc, test_ca_concurrent_admins);
 	tcase_add_test(tc, test_renew_crash_safe);
+	tcase_add_test(tc, test_ping_after_renew_crash);
 	tcase_add_test(tc, test_ca_key_mode_refused);
 	tcase_add_test(tc, test_records_whole_on_full_disk);
 	tcase_add_test(tc, test_revoke_many_names);

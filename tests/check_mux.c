@@ -36,6 +36,10 @@
  * - a holder that goes right after answering it: the command dials itself;
  * - a new CRL: the next command is told the holder is stale and dials
  *   itself (full handshakes), and the holder closes its links and exits;
+ * - an agent's certificate, or the controller's, expires while the holder
+ *   holds its links: the next ping through it is refused as a direct one
+ *   is (auth-failed, the same words), and so is a direct one that has a
+ *   TLS ticket of the node;
  * - a long dial (a frozen agent) does not hold the other commands' links,
  *   and a node waiting for a link takes one as soon as it goes idle;
  * - nor a node alive dialled beside it: that node's answer comes at once,
@@ -61,6 +65,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <linux/sockios.h>
 
 #include "ca.h"
@@ -87,6 +92,18 @@ mux_ready(void *arg)
 	return ok;
 }
 
+/* Start the holder in the controller's namespace (its log mux_err, new)
+ * and wait until it listens. */
+static void
+mux_start(void)
+{
+	cu_write(mux_err, 0644, "%s", "");
+	mux_pid = harness_knobctl_bg(&h, "/dev/null", mux_err, "--log-level info mux --persist 300");
+	ck_assert_int_gt(mux_pid, 0);
+	ck_assert_msg(cu_wait(mux_ready, NULL, 20) >= 0, "knobctl mux did not start: %s",
+	    cu_slurp(mux_err));
+}
+
 /* Agents with a fake /proc/sys whose vm.dirty_ratio is 17 (not the
  * kernel's default), and a holder in the controller's namespace. */
 static void
@@ -100,11 +117,7 @@ setup(void)
 	}
 	snprintf(mux_err, sizeof(mux_err), "%s/mux.err", h.tmp);
 	snprintf(sock, sizeof(sock), "%s/knob-mux.sock", h.tmp);
-	cu_write(mux_err, 0644, "%s", "");
-	mux_pid = harness_knobctl_bg(&h, "/dev/null", mux_err, "--log-level info mux --persist 300");
-	ck_assert_int_gt(mux_pid, 0);
-	ck_assert_msg(cu_wait(mux_ready, NULL, 20) >= 0, "knobctl mux did not start: %s",
-	    cu_slurp(mux_err));
+	mux_start();
 }
 
 static void
@@ -1120,6 +1133,81 @@ END_TEST
 /* A new CRL (or CA, or controller certificate): the holder's links were
  * verified under the old one.  The next command is told so, dials the
  * nodes itself, and the holder closes its links and goes. */
+/* Is the clock past the time_t at arg (a certificate's notAfter)? */
+static int
+clock_past(void *arg)
+{
+	return time(NULL) > *(const time_t *)arg;
+}
+
+/* ping -a through the holder, then --no-mux: both exit 1 and say line
+ * (the folded auth-failed of the expired certificate); the nodes in
+ * ok_line, if any, answered. */
+static void
+ping_refused_both_ways(const char *line, const char *ok_line)
+{
+	const char *how[] = { "", "--no-mux " };
+	char *out = NULL, *err = NULL;
+
+	for (int i = 0; i < 2; i++) {
+		int rc = ctl(&out, &err, "%sping -a", how[i]);
+
+		ck_assert_msg(rc == 1 && strstr(out, line) != NULL && (ok_line == NULL ||
+		    strstr(out, ok_line) != NULL), "%sping -a: exit %d: %s", how[i], rc, out);
+	}
+	free(out);
+	free(err);
+}
+
+/* node01's certificate expires while the holder holds its link (and
+ * knobctl keeps a TLS ticket of it): the next ping through the holder is
+ * refused as a direct dial is, in the same words, and so is a direct one
+ * (a full handshake, the ticket not resumed); node02 and node03 answer.
+ * Before, the holder went on relaying over the kept link (3 ok), and a
+ * direct ping resumed its ticket without looking at the certificate. */
+START_TEST(expired_agent_cert)
+{
+	char *out = NULL, *err = NULL;
+	time_t end;
+
+	ck_assert_int_eq(harness_cert_expiring(&h, "node01", 5, &end), 0);
+	harness_agent_stop(&h, 0, SIGTERM);
+	ck_assert_int_eq(harness_agent_start(&h, 0), 0);
+	ck_assert_int_eq(ctl(&out, &err, "ping -a"), 0);
+	ck_assert_int_eq(via(err, "node01"), 0);
+	ck_assert_int_eq(ctl(&out, &err, "--no-mux ping -a"), 0);
+	ck_assert_msg(cu_wait(clock_past, &end, 10) >= 0, "the clock did not pass notAfter");
+	ping_refused_both_ways("node01: auth-failed: agent certificate rejected: certificate has "
+	    "expired", "2 ok, 1 auth-failed (node01)");
+	free(out);
+	free(err);
+}
+END_TEST
+
+/* The controller's own certificate expires while the holder holds its
+ * links: every node is refused through it as directly ("agent refused
+ * our certificate: it has expired (knobctl ca renew)"), exit 1.  Before,
+ * the holder served on over the links it held (3 ok). */
+START_TEST(expired_controller_cert)
+{
+	char *out = NULL, *err = NULL;
+	time_t end;
+
+	kill(mux_pid, SIGTERM);
+	ck_assert_int_eq(cu_reap(mux_pid), 0);
+	ck_assert_int_eq(harness_cert_expiring(&h, "controller", 5, &end), 0);
+	mux_start();
+	ck_assert_int_eq(ctl(&out, &err, "ping -a"), 0);
+	ck_assert_int_eq(via(err, "node01"), 0);
+	ck_assert_int_eq(ctl(&out, &err, "--no-mux ping -a"), 0);
+	ck_assert_msg(cu_wait(clock_past, &end, 10) >= 0, "the clock did not pass notAfter");
+	ping_refused_both_ways("node[01-03] (3): auth-failed: agent refused our certificate: it "
+	    "has expired (knobctl ca renew)", NULL);
+	free(out);
+	free(err);
+}
+END_TEST
+
 START_TEST(trust_change_stops_holder)
 {
 	char *out = NULL, *err = NULL, e[512], *log;
@@ -1640,6 +1728,8 @@ main(void)
 	tcase_add_test(tc, timeout_drops_link);
 	tcase_add_test(tc, bad_input_and_private_socket);
 	tcase_add_test(tc, trust_change_stops_holder);
+	tcase_add_test(tc, expired_agent_cert);
+	tcase_add_test(tc, expired_controller_cert);
 	tcase_add_test(tc, persist_and_exit_status);
 	tcase_add_test(tc, one_idle_link_per_node);
 	tcase_add_test(tc, done_with_request_out);

@@ -20,6 +20,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <json-c/json.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
 
 #include "harness.h"
 #include "tls.h"
@@ -164,6 +166,54 @@ make_certs(struct harness *h, const char *names)
 		    "rm -rf '%s.%ld'", h->ca_dir, path, (long)getpid(), path, (long)getpid(), path,
 		    path, (long)getpid());
 	return 0;
+}
+
+/* PEM file path read as a certificate (key 0) or private key; NULL when
+ * it cannot be. */
+static void *
+pem_read(const char *path, int key)
+{
+	FILE *f = fopen(path, "re");
+	void *v;
+
+	if (f == NULL)
+		return NULL;
+	v = key ? (void *)PEM_read_PrivateKey(f, NULL, NULL, NULL) :
+	    (void *)PEM_read_X509(f, NULL, NULL, NULL);
+	fclose(f);
+	return v;
+}
+
+int
+harness_cert_expiring(struct harness *h, const char *name, int secs, time_t *not_after)
+{
+	char crt[PATH_MAX + 64], tmp[PATH_MAX + 80], cakey[PATH_MAX + 16];
+	EVP_PKEY *k;
+	X509 *x;
+	FILE *f = NULL;
+	int64_t t;
+	int rc = -1;
+
+	snprintf(crt, sizeof(crt), "%s/%s.crt", h->ca_dir, name);
+	snprintf(tmp, sizeof(tmp), "%s.short", crt);
+	snprintf(cakey, sizeof(cakey), "%s/ca.key", h->ca_dir);
+	k = pem_read(cakey, 1);
+	x = pem_read(crt, 0);
+	if (k == NULL || x == NULL || X509_gmtime_adj(X509_getm_notBefore(x), -60) == NULL ||
+	    X509_gmtime_adj(X509_getm_notAfter(x), secs) == NULL || X509_sign(x, k, NULL) <= 0 ||
+	    tls_x509_not_after(x, &t) < 0 || (f = fopen(tmp, "we")) == NULL)
+		goto out;
+	if (PEM_write_X509(f, x) == 1 && fclose(f) == 0 && rename(tmp, crt) == 0) {
+		*not_after = (time_t)t;
+		rc = 0;
+	}
+	f = NULL;
+out:
+	if (f != NULL)
+		fclose(f);
+	X509_free(x);
+	EVP_PKEY_free(k);
+	return rc;
 }
 
 /* Write cluster.xml naming every node with its namespace address. */

@@ -17,6 +17,7 @@
 
 #include <limits.h>
 #include <sys/types.h>
+#include <time.h>
 #include <openssl/ssl.h>
 
 #include "testutil.h"
@@ -61,6 +62,12 @@ int harness_agent_start(struct harness *h, int i);
 void harness_pause_end(struct harness *h, int i);
 /* Send sig to agent i and reap it. */
 void harness_agent_stop(struct harness *h, int i, int sig);
+/* Re-sign h's certificate NAME (ca_dir/NAME.crt: same key, subject and
+ * extensions) by its CA so that it expires secs from now (its notBefore a
+ * minute back), which knobctl ca issue never makes; its notAfter (unix
+ * seconds) into *not_after.  Agents and holders load it when they start.
+ * 0 or -1. */
+int harness_cert_expiring(struct harness *h, const char *name, int secs, time_t *not_after);
 /* Run "knobctl -c cluster.xml ARGS" in the controller namespace; stdout into
  * *out (malloc'd, may be NULL), stderr into *err (may be NULL).  Returns the
  * exit status, or -1 if it could not run. */
