@@ -718,7 +718,7 @@ sweep_history(struct ctl *ctl, const char *node, int limit)
 	int n = 0;
 
 	if (db == NULL || sqlite3_prepare_v2(db, "SELECT strftime('%Y-%m-%dT%H:%M:%SZ', t, 'unixepoch'), state, "
-	    "findings, action FROM sweep_history WHERE node = ? ORDER BY t DESC, run DESC LIMIT ?",
+	    "findings, action FROM sweep_history WHERE node = ? ORDER BY run DESC LIMIT ?",
 	    -1, &q, NULL) != SQLITE_OK) {
 		fprintf(stderr, "knobctl sweep history: cannot read the results database\n");
 		sqlite3_close(db);

@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -1955,6 +1956,39 @@ START_TEST(test_clock_late_pong)
 }
 END_TEST
 
+/* sweep history lists the sweeps newest first in the order they were
+ * recorded, whatever the controller's clock said: a sweep run while its
+ * clock was two days ahead (libfaketime), then the clock put right and a
+ * sweep run again: the second comes first.  Before, the rows were ordered
+ * by the time stamp, and after an NTP step back the newest sweeps came last
+ * (below the 50 listed, until the clock caught up). */
+START_TEST(test_history_after_clock_step)
+{
+	char *out = NULL, ahead[16], *nl;
+	time_t t = time(NULL) + 2 * 86400;
+	struct tm tm;
+
+	precheck();
+	agents_up(1);
+	strftime(ahead, sizeof(ahead), "%Y-%m-%d", gmtime_r(&t, &tm));
+	setenv("FAKETIME", "+2d", 1);
+	setenv("FAKETIME_DONT_FAKE_MONOTONIC", "1", 1);
+	cu_faketime_begin();
+	ctl(&out, "sweep -w node01");
+	free(out);
+	faketime_cleanup();
+	ctl(&out, "sweep -w node01");
+	free(out);
+	ck_assert_int_eq(ctl(&out, "sweep history node01"), 0);
+	ck_assert_ptr_nonnull(nl = strchr(out, '\n'));
+	ck_assert_msg(strncmp(out, ahead, strlen(ahead)) != 0, "newest sweep not first: "
+	    "%.*s", (int)(nl - out), out);
+	ck_assert_msg(strncmp(nl + 1, ahead, strlen(ahead)) == 0, "the sweep 2 days ahead "
+	    "not second");
+	free(out);
+}
+END_TEST
+
 /* After each test, also a failed one: faketime's leftovers, the pids cap,
  * the frozen file system. */
 static void
@@ -1999,6 +2033,7 @@ sweep_net_suite(void)
 	tcase_add_test(tc, test_hung_mount_replaced);
 	tcase_add_test(tc, test_health_flood_bounded);
 	tcase_add_test(tc, test_clock_late_pong);
+	tcase_add_test(tc, test_history_after_clock_step);
 	suite_add_tcase(s, tc);
 	return s;
 }
