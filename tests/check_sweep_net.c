@@ -1707,6 +1707,44 @@ START_TEST(test_hung_mount_replaced)
 }
 END_TEST
 
+/* A node knob drained that a person resumed while it still fails is
+ * drained again; one a person took over (drained with their own reason)
+ * is theirs: knob forgets its drain and never resumes it.  Stand-in
+ * scontrol (the real slurmctld is test_drain_hysteresis's): the first shows
+ * node02 idle, as after "scontrol update NodeName=node02 State=RESUME",
+ * the second drained with a person's reason.  Before, knob called the
+ * resumed node "still drained by knob (failing 2)" for as long as it
+ * failed, asked Slurm nothing, and left it in service. */
+START_TEST(test_drain_resumed_by_hand)
+{
+	char drain[PATH_MAX + 32], *out = NULL;
+
+	precheck();
+	agents_up(2);
+	fake_scontrol("scontrol-resumed", "node02", drain, sizeof(drain));
+	write_notslurm_xml(NULL);	/* a passing sweep first: counts and drains go */
+	sweep_expect("node02", "notslurm.xml", 0, drain, "1 ok (node02)");
+	write_notslurm_xml("node02");
+	sweep_expect("node02", "notslurm.xml", 1, drain, "drained node02: knob: service fail\n");
+	/* a person resumed it; it still fails: drained again */
+	sweep_expect("node02", "notslurm.xml", 1, drain, "drained node02: knob: service fail\n");
+	ck_assert_int_eq(fake_calls("scontrol-resumed", "^update NodeName=node02 State=DRAIN "
+	    "Reason=knob: service fail$"), 2);
+	/* a person drains it with their own reason: theirs from now on */
+	fake_scontrol_sh("scontrol-taken", "[ \"$1\" = -o ] && echo \"NodeName=node02 "
+	    "Arch=x86_64 State=IDLE+DRAIN Reason=RMA, ticket 17 [root@2026-12-07T13:00:00]\"\n"
+	    "exit 0\n", drain, sizeof(drain));
+	sweep_expect("node02", "notslurm.xml", 1, drain, "1 fail (node02)");
+	write_notslurm_xml(NULL);
+	sweep_expect("node02", "notslurm.xml", 0, drain, "1 ok (node02)");
+	ck_assert_int_eq(fake_calls("scontrol-taken", "update"), 0);
+	ck_assert_int_eq(ctl(&out, "sweep history node02"), 0);
+	ck_assert_ptr_nonnull(strstr(out, "=> drained by someone else now (IDLE+DRAIN, reason: "
+	    "RMA, ticket 17): knob forgets its drain"));
+	free(out);
+}
+END_TEST
+
 /* ------------------------------------------------------------ a slow link */
 
 /* A one-way delay between the controller and node03: this kernel has no
@@ -2032,6 +2070,7 @@ sweep_net_suite(void)
 	tcase_add_test(tc, test_busy_sweep_retried);
 	tcase_add_test(tc, test_hung_mount_replaced);
 	tcase_add_test(tc, test_health_flood_bounded);
+	tcase_add_test(tc, test_drain_resumed_by_hand);
 	tcase_add_test(tc, test_clock_late_pong);
 	tcase_add_test(tc, test_history_after_clock_step);
 	suite_add_tcase(s, tc);
