@@ -107,6 +107,8 @@ struct snode {
 	struct sweep_limits lim;
 	double budget_s;
 	uint64_t t_ping;
+	uint64_t t_ping_mono;	/* the ping's send, for its round trip */
+	uint64_t rtt_ns;	/* the ping's round trip: the offset is known to rtt/2 */
 	int64_t offset_ns;
 	int have_offset;
 	int agent_error;	/* the agent answered with an Error (n->detail) */
@@ -150,6 +152,7 @@ sw_open(struct fanout *fo, struct fo_node *n)
 	Knob__Ping ping = KNOB__PING__INIT;
 
 	sn->t_ping = now_real_ns();
+	sn->t_ping_mono = now_mono_ns();
 	ping.t_send_ns = sn->t_ping;
 	env.body_case = KNOB__ENVELOPE__BODY_PING;
 	env.ping = &ping;
@@ -165,6 +168,7 @@ sw_msg(struct fanout *fo, struct fo_node *n, Knob__Envelope *m)
 	switch (m->body_case) {
 	case KNOB__ENVELOPE__BODY_PONG:
 		sn->offset_ns = bench_offset_sample(sn->t_ping, now_real_ns(), m->pong->agent_time_ns);
+		sn->rtt_ns = now_mono_ns() - sn->t_ping_mono;
 		sn->have_offset = 1;
 		knob__envelope__free_unpacked(m, NULL);
 		env.body_case = KNOB__ENVELOPE__BODY_HEALTH;
@@ -231,30 +235,56 @@ clock_ref(const struct fanout *fo, const struct snode *sn, struct clockref *ref)
 	free(v);
 }
 
+/* The state of a clock dist s from its reference, measured to within unc s
+ * (half the ping's round trip: the ping or the pong may have taken all of
+ * it): fail only when it is more than max off however the round trip was
+ * split, warn when the round trip leaves it open.  The "; ..." to append to
+ * the reason into note ("" when the round trip does not matter). */
+static int
+clock_state(double dist, double max, double unc, char *note, size_t len)
+{
+	note[0] = '\0';
+	if (fabs(dist) + unc <= max)
+		return SS_OK;
+	if (fabs(dist) - unc > max) {
+		if (unc >= 0.0005)
+			snprintf(note, len, "; more than the max even with the ping's %.3f s "
+			    "round trip taken into account", 2 * unc);
+		return SS_FAIL;
+	}
+	snprintf(note, len, "; the ping's round trip took %.3f s, so the offset is known to "
+	    "within %.3f s only: not judged, not counted toward a drain", 2 * unc, unc);
+	return SS_WARN;
+}
+
 /* The clock check: with 3 or more nodes answering, the offset from the
  * fleet median (a controller whose clock jumped fails nobody); with fewer,
- * the offset from the controller, not counted toward a drain. */
+ * the offset from the controller, not counted toward a drain.  Either way
+ * only an offset beyond the max by more than the ping's round trip can
+ * explain fails: a pong that came back late is not a clock that is off. */
 static void
 clock_check(struct sweep_node *out, const struct snode *s, const struct clockref *ref)
 {
 	double off = (double)s->offset_ns / 1e9, max = s->lim.clock_max_s;
-	char why[256], o[32], m[32];
-	int bad;
+	double unc = (double)s->rtt_ns / 2e9;
+	char why[512], o[32], m[32], note[256];
+	int st;
 
 	signed_fmt(o, sizeof(o), off, 3);
 	if (ref->answered >= 3) {
-		bad = fabs(off - ref->median_s) > max;
+		st = clock_state(off - ref->median_s, max, unc, note, sizeof(note));
 		snprintf(why, sizeof(why), "offset %s s, %s s from the fleet median "
-		    "(max %.3f s)", o, signed_fmt(m, sizeof(m), off - ref->median_s, 3), max);
-		check_add(out, "clock", NULL, bad ? SS_FAIL : SS_OK, why, 0);
+		    "(max %.3f s)%s", o, signed_fmt(m, sizeof(m), off - ref->median_s, 3), max,
+		    note);
+		check_add(out, "clock", NULL, st, why, 0);
 		return;
 	}
-	bad = fabs(off) > max;
-	snprintf(why, sizeof(why), "offset %s s (max %.3f s)%s", o, max, bad ?
-	    "; fewer than 3 nodes answered, so the controller's clock may be the one off: "
-	    "not counted toward a drain" : "");
-	check_add(out, "clock", NULL, bad ? SS_FAIL : SS_OK, why, 0);
-	out->c[out->n - 1].cause = bad ? SC_KNOB : SC_NODE;
+	st = clock_state(off, max, unc, note, sizeof(note));
+	snprintf(why, sizeof(why), "offset %s s (max %.3f s)%s%s", o, max, note,
+	    st == SS_FAIL ? "; fewer than 3 nodes answered, so the controller's clock may be "
+	    "the one off: not counted toward a drain" : "");
+	check_add(out, "clock", NULL, st, why, 0);
+	out->c[out->n - 1].cause = st == SS_FAIL ? SC_KNOB : SC_NODE;
 }
 
 /* 1 when the agent took our connection (its session was open: the ping

@@ -20,7 +20,9 @@
  * names: exec takes no longer argument).  A node scontrol does not know
  * ("Node x not found") is not a Slurm node, not a failure of the sweep.  A node is resumed only
  * when Slurm's current reason still starts with "knob:": a node that a
- * person drained (or re-drained with their own reason) stays drained.
+ * person drained (or re-drained with their own reason) stays drained.  A node
+ * knob drained that still fails is looked up too: drained again when a person
+ * resumed it, forgotten when a person's reason holds it now.
  *
  * One sweep's record, from reading the nodes' counters and drained flags
  * through the scontrol calls to writing them back, holds the sweep lock
@@ -147,6 +149,7 @@ struct rnode {
 	long fails, passes;
 	int drained;		/* knob drained it (before this sweep) */
 	int want_drain, want_resume;
+	int recheck;		/* knob drained it and it still fails: is it still knob's drain? */
 	char *reason;		/* its drain reason (want_drain) */
 	int due;		/* due for a drain or a resume: scontrol show asks */
 	int batch;		/* in the drain batch being made (one reason) */
@@ -482,6 +485,7 @@ decide(struct rnode *rn, size_t n, const struct sweep_policy *pol)
 		r->passes = r->failing ? 0 : r->passes + 1;
 		r->want_drain = r->failing && !r->drained && r->fails >= (long)pol->drain_after;
 		r->want_resume = !r->failing && r->drained && r->passes >= (long)pol->resume_after;
+		r->recheck = r->failing && r->drained;
 		if (r->failing && r->drained)
 			snprintf(r->action, sizeof(r->action), "still drained by knob (failing %ld)",
 			    r->fails);
@@ -494,6 +498,48 @@ decide(struct rnode *rn, size_t n, const struct sweep_policy *pol)
 	}
 }
 
+/* 1 when Slurm holds r out of service: drained, or down with a reason (a
+ * person's "PSU swap"; Slurm's own "Not responding" too). */
+static int
+slurm_held(const struct rnode *r)
+{
+	return strstr(r->slurm_state, "DRAIN") != NULL ||
+	    ((strstr(r->slurm_state, "DOWN") || strstr(r->slurm_state, "FAIL")) &&
+	    r->slurm_reason[0]);
+}
+
+/* 1 when Slurm's reason for r is knob's ("knob: ..."). */
+static int
+knob_reason(const struct rnode *r)
+{
+	return strncmp(r->slurm_reason, KNOB_REASON_PREFIX, strlen(KNOB_REASON_PREFIX)) == 0;
+}
+
+/* The nodes knob drained that still fail (recheck), against Slurm's view:
+ * still drained with knob's reason, nothing to do; drained or down with
+ * another reason, the drain is a person's now and knob forgets its own (as
+ * at a resume); not drained at all (a person resumed it while it still
+ * fails), knob's drain is gone and the node is drained again.  Before, such
+ * a node was "still drained by knob" for as long as it failed: in service
+ * and never drained again. */
+static void
+recheck_drains(struct rnode *rn, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct rnode *r = &rn[i];
+		int held = slurm_held(r);
+
+		if (!r->recheck || !r->in_slurm || (held && knob_reason(r)))
+			continue;
+		r->drained = 0;
+		if (held)
+			snprintf(r->action, sizeof(r->action), "drained by someone else now (%s, "
+			    "reason: %s): knob forgets its drain", r->slurm_state, r->slurm_reason);
+		else
+			r->want_drain = 1;	/* drained at once again, as it still fails */
+	}
+}
+
 /* Slurm's view decides: only knob's own drains are resumed, and a node a
  * person already drained is left alone. */
 static void
@@ -501,13 +547,8 @@ filter_by_slurm(struct rnode *rn, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		struct rnode *r = &rn[i];
-		int knob = strncmp(r->slurm_reason, KNOB_REASON_PREFIX,
-		    strlen(KNOB_REASON_PREFIX)) == 0;
-		/* drained, or down with a reason (a person's "PSU swap"; Slurm's own
-		 * "Not responding" too: not ours to take over either) */
-		int held = strstr(r->slurm_state, "DRAIN") != NULL ||
-		    ((strstr(r->slurm_state, "DOWN") || strstr(r->slurm_state, "FAIL")) &&
-		    r->slurm_reason[0]);
+		int knob = knob_reason(r);
+		int held = slurm_held(r);	/* not ours to take over either */
 
 		if ((r->want_drain || r->want_resume) && !r->in_slurm) {
 			snprintf(r->action, sizeof(r->action), "not a Slurm node");
@@ -630,7 +671,7 @@ drain_and_resume(struct rnode *rn, size_t n, const struct sweep_drain_opts *o, F
 	char *list;
 
 	for (size_t i = 0; i < n; i++)
-		rn[i].due = rn[i].want_drain || rn[i].want_resume;
+		rn[i].due = rn[i].want_drain || rn[i].want_resume || rn[i].recheck;
 	while ((list = next_list(rn, n, offsetof(struct rnode, due), &pos)) != NULL) {
 		int bad = slurm_show(o->scontrol, rn, n, list) < 0;
 
@@ -644,6 +685,7 @@ drain_and_resume(struct rnode *rn, size_t n, const struct sweep_drain_opts *o, F
 	}
 	if (lists == 0)
 		return 0;
+	recheck_drains(rn, n);
 	filter_by_slurm(rn, n);
 	return act(rn, n, o, out);
 }
@@ -718,7 +760,7 @@ sweep_history(struct ctl *ctl, const char *node, int limit)
 	int n = 0;
 
 	if (db == NULL || sqlite3_prepare_v2(db, "SELECT strftime('%Y-%m-%dT%H:%M:%SZ', t, 'unixepoch'), state, "
-	    "findings, action FROM sweep_history WHERE node = ? ORDER BY t DESC, run DESC LIMIT ?",
+	    "findings, action FROM sweep_history WHERE node = ? ORDER BY run DESC LIMIT ?",
 	    -1, &q, NULL) != SQLITE_OK) {
 		fprintf(stderr, "knobctl sweep history: cannot read the results database\n");
 		sqlite3_close(db);

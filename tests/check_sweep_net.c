@@ -22,7 +22,8 @@
  * "Node node04 not found" and exit 1 for a node outside slurm.conf, as the
  * real one does (on stderr here; knobctl reads both of scontrol's streams).  Real again: a pids cgroup that leaves knobd no
  * thread for a check, and an ext4 loop file system frozen with fsfreeze
- * under a probe.
+ * under a probe.  Stand-in again: the one-way delay of test_clock_late_pong's
+ * link is a relay in the controller's namespace (this kernel has no sch_netem).
  *
  * CK_NOFORK: the harness, the loop device and the FUSE mount are set up once
  * in the unchecked fixture and always torn down by its teardown. */
@@ -33,8 +34,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -1701,6 +1707,326 @@ START_TEST(test_hung_mount_replaced)
 }
 END_TEST
 
+/* A node knob drained that a person resumed while it still fails is
+ * drained again; one a person took over (drained with their own reason)
+ * is theirs: knob forgets its drain and never resumes it.  Stand-in
+ * scontrol (the real slurmctld is test_drain_hysteresis's): the first shows
+ * node02 idle, as after "scontrol update NodeName=node02 State=RESUME",
+ * the second drained with a person's reason.  Before, knob called the
+ * resumed node "still drained by knob (failing 2)" for as long as it
+ * failed, asked Slurm nothing, and left it in service. */
+START_TEST(test_drain_resumed_by_hand)
+{
+	char drain[PATH_MAX + 32], *out = NULL;
+
+	precheck();
+	agents_up(2);
+	fake_scontrol("scontrol-resumed", "node02", drain, sizeof(drain));
+	write_notslurm_xml(NULL);	/* a passing sweep first: counts and drains go */
+	sweep_expect("node02", "notslurm.xml", 0, drain, "1 ok (node02)");
+	write_notslurm_xml("node02");
+	sweep_expect("node02", "notslurm.xml", 1, drain, "drained node02: knob: service fail\n");
+	/* a person resumed it; it still fails: drained again */
+	sweep_expect("node02", "notslurm.xml", 1, drain, "drained node02: knob: service fail\n");
+	ck_assert_int_eq(fake_calls("scontrol-resumed", "^update NodeName=node02 State=DRAIN "
+	    "Reason=knob: service fail$"), 2);
+	/* a person drains it with their own reason: theirs from now on */
+	fake_scontrol_sh("scontrol-taken", "[ \"$1\" = -o ] && echo \"NodeName=node02 "
+	    "Arch=x86_64 State=IDLE+DRAIN Reason=RMA, ticket 17 [root@2026-12-07T13:00:00]\"\n"
+	    "exit 0\n", drain, sizeof(drain));
+	sweep_expect("node02", "notslurm.xml", 1, drain, "1 fail (node02)");
+	write_notslurm_xml(NULL);
+	sweep_expect("node02", "notslurm.xml", 0, drain, "1 ok (node02)");
+	ck_assert_int_eq(fake_calls("scontrol-taken", "update"), 0);
+	ck_assert_int_eq(ctl(&out, "sweep history node02"), 0);
+	ck_assert_ptr_nonnull(strstr(out, "=> drained by someone else now (IDLE+DRAIN, reason: "
+	    "RMA, ticket 17): knob forgets its drain"));
+	free(out);
+}
+END_TEST
+
+/* ------------------------------------------------------------ a slow link */
+
+/* A one-way delay between the controller and node03: this kernel has no
+ * sch_netem, so a relay in the controller's namespace (LINK_ADDR:LINK_PORT,
+ * named node03's address in a cluster file of its own) passes what the
+ * controller sends LINK_DELAY_MS late and node03's answers at once, as a
+ * congested link or an agent slow to read does.  Stand-in for netem, said
+ * plainly; the agents and knobctl are the real ones. */
+#define LINK_ADDR "198.18.0.1"
+#define LINK_PORT 17421
+#define LINK_DELAY_MS 600
+#define LINK_NODE 2		/* node03 */
+#define LINK_MAX 4		/* connections at once */
+#define LINK_CHUNKS 32		/* reads of the controller's queued per connection */
+
+struct lchunk {
+	uint64_t due;		/* monotonic: when it may go on */
+	size_t len;
+	char buf[16384];
+};
+
+/* One relayed connection: c the controller's, a node03's. */
+struct llink {
+	int c, a, c_eof;
+	struct lchunk q[LINK_CHUNKS];
+	size_t head, n;
+};
+
+static struct harness_child link_child;
+static char link_saved_cluster[PATH_MAX];
+
+/* Write all of buf to fd (blocking). 0 or -1. */
+static int
+link_write(int fd, const char *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t w = write(fd, buf, len);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		buf += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+static void
+link_close(struct llink *k)
+{
+	close(k->c);
+	close(k->a);
+	k->c = k->a = -1;
+	k->head = k->n = 0;
+	k->c_eof = 0;
+}
+
+/* A new connection from the controller into a free slot of k, joined to
+ * node03's agent.  1 when relayed. */
+static int
+link_accept(int l, struct llink *k)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(7420) };
+	int c = accept4(l, NULL, NULL, SOCK_CLOEXEC), a, i;
+
+	for (i = 0; i < LINK_MAX && k[i].c >= 0; i++)
+		;
+	if (c < 0 || i == LINK_MAX) {
+		if (c >= 0)
+			close(c);
+		return 0;
+	}
+	a = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	inet_pton(AF_INET, h.node[LINK_NODE].addr, &sa.sin_addr);
+	if (a < 0 || connect(a, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		close(c);
+		if (a >= 0)
+			close(a);
+		return 0;
+	}
+	k[i].c = c;
+	k[i].a = a;
+	return 1;
+}
+
+/* One round of link k: the controller's bytes queued (due LINK_DELAY_MS
+ * later), the due ones passed to the agent, the agent's passed back at
+ * once. */
+static void
+link_step(struct llink *k, short crev, short arev)
+{
+	char buf[16384];
+	ssize_t r;
+
+	if (k->c < 0)
+		return;
+	if ((crev & (POLLIN | POLLHUP | POLLERR)) && !k->c_eof && k->n < LINK_CHUNKS) {
+		struct lchunk *q = &k->q[(k->head + k->n) % LINK_CHUNKS];
+
+		if ((r = read(k->c, q->buf, sizeof(q->buf))) <= 0)
+			k->c_eof = 1;
+		else {
+			q->len = (size_t)r;
+			q->due = now_mono_ns() + LINK_DELAY_MS * 1000000ull;
+			k->n++;
+		}
+	}
+	for (; k->n > 0 && k->q[k->head].due <= now_mono_ns(); k->n--) {
+		if (link_write(k->a, k->q[k->head].buf, k->q[k->head].len) < 0) {
+			link_close(k);
+			return;
+		}
+		k->head = (k->head + 1) % LINK_CHUNKS;
+	}
+	if (arev & (POLLIN | POLLHUP | POLLERR)) {
+		if ((r = read(k->a, buf, sizeof(buf))) <= 0 ||
+		    link_write(k->c, buf, (size_t)r) < 0) {
+			link_close(k);
+			return;
+		}
+	}
+	if (k->c_eof && k->n == 0)
+		link_close(k);
+}
+
+/* poll's timeout (ms) until the first queued chunk of k is due; -1 none. */
+static int
+link_wait_ms(const struct llink *k)
+{
+	uint64_t now = now_mono_ns(), next = UINT64_MAX;
+
+	for (int i = 0; i < LINK_MAX; i++)
+		if (k[i].c >= 0 && k[i].n > 0 && k[i].q[k[i].head].due < next)
+			next = k[i].q[k[i].head].due;
+	if (next == UINT64_MAX)
+		return -1;
+	return next <= now ? 0 : (int)((next - now) / 1000000) + 1;
+}
+
+/* harness_child: the delayed link until stop; the connections relayed. */
+static int
+link_serve(int ready, int stop)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(LINK_PORT) };
+	struct llink *k = xcalloc(LINK_MAX, sizeof(*k));
+	int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1, served = 0;
+
+	for (int i = 0; i < LINK_MAX; i++)
+		k[i].c = k[i].a = -1;
+	inet_pton(AF_INET, LINK_ADDR, &sa.sin_addr);
+	setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(l, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(l, 8) < 0 ||
+	    write(ready, "r", 1) != 1)
+		_exit(1);
+	for (;;) {
+		struct pollfd p[2 + 2 * LINK_MAX] = { { stop, POLLIN, 0 }, { l, POLLIN, 0 } };
+
+		for (int i = 0; i < LINK_MAX; i++) {
+			p[2 + 2 * i] = (struct pollfd){ k[i].c, POLLIN, 0 };
+			p[3 + 2 * i] = (struct pollfd){ k[i].a, POLLIN, 0 };
+		}
+		if (poll(p, nitems(p), link_wait_ms(k)) < 0 && errno != EINTR)
+			break;
+		if (p[0].revents)
+			break;
+		if (p[1].revents & POLLIN)
+			served += link_accept(l, k);
+		for (int i = 0; i < LINK_MAX; i++)
+			link_step(&k[i], p[2 + 2 * i].revents, p[3 + 2 * i].revents);
+	}
+	return served;
+}
+
+/* Start the delayed link and point knobctl at it: a cluster file beside
+ * the harness's, node03 at LINK_ADDR:LINK_PORT (its certificate still
+ * node03's). */
+static void
+link_begin(void)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/cluster-slowlink.xml", h.tmp);
+	ck_assert_int_eq(harness_sh("sed 's|<node name=\"node03\" addr=\"[^\"]*\"/>|<node "
+	    "name=\"node03\" addr=\"%s\" port=\"%d\"/>|' %s > %s && grep -q '%s' %s", LINK_ADDR,
+	    LINK_PORT, h.cluster, path, LINK_ADDR, path), 0);
+	harness_child_start(&link_child, h.ctl_ns, link_serve);
+	/* an agent started meanwhile must not hold the stop pipe open */
+	fcntl(link_child.stop, F_SETFD, FD_CLOEXEC);
+	fcntl(link_child.res, F_SETFD, FD_CLOEXEC);
+	snprintf(link_saved_cluster, sizeof(link_saved_cluster), "%s", h.cluster);
+	snprintf(h.cluster, sizeof(h.cluster), "%s", path);
+}
+
+/* Stop the delayed link (after a failed test too); the connections it
+ * relayed, -1 when it was not running. */
+static int
+link_end(void)
+{
+	if (link_saved_cluster[0] == '\0')
+		return -1;
+	snprintf(h.cluster, sizeof(h.cluster), "%s", link_saved_cluster);
+	link_saved_cluster[0] = '\0';
+	return harness_child_end(&link_child);
+}
+
+/* A pong that comes back late is not a clock that is off.  node03's link
+ * delays what the controller sends by 0.6 s and nothing back: the ping
+ * reaches the agent 0.6 s after it left and the pong comes back at once,
+ * so the round trip's midpoint says +0.3 s for a clock that agrees with
+ * the others to microseconds.  With <clock max-offset="0.2s">, node03 was
+ * "clock fail" and counted toward a drain; the offset is only known to
+ * within half the round trip, so now it is warn, not judged.  A clock
+ * really off (node03's agent 3 s ahead, libfaketime) still fails through
+ * the same link. */
+START_TEST(test_clock_late_pong)
+{
+	char *out = NULL;
+
+	precheck();
+	agents_up(4);
+	write_file("clock.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
+	    "    <clock max-offset=\"0.2s\"/>\n  </defaults>\n</sweep>\n");
+	link_begin();
+	ck_assert_int_eq(ctl(&out, "sweep -v -w node[01-04] -f %s/clock.xml", top), 1);
+	ck_assert_msg(strstr(out, "node03: clock warn (offset +0.") != NULL, "%s", out);
+	ck_assert_ptr_nonnull(strstr(out, "from the fleet median (max 0.200 s); the ping's "
+	    "round trip took 0.6"));
+	ck_assert_ptr_nonnull(strstr(out, "not judged, not counted toward a drain)"));
+	ck_assert_ptr_null(strstr(out, "clock fail"));
+	ck_assert_ptr_nonnull(strstr(out, "3 ok (node[01-02,04]), 1 warn (node03)"));
+	free(out);
+	/* node03's clock 3 s ahead: off by more than the round trip explains */
+	harness_agent_stop(&h, LINK_NODE, SIGTERM);
+	setenv("FAKETIME", "+3s", 1);
+	setenv("FAKETIME_DONT_FAKE_MONOTONIC", "1", 1);
+	cu_faketime_begin();
+	ck_assert_int_eq(harness_agent_start(&h, LINK_NODE), 0);
+	faketime_cleanup();
+	ck_assert_int_eq(ctl(&out, "sweep -w node[01-04] -f %s/clock.xml", top), 1);
+	ck_assert_msg(strstr(out, "node03: clock fail (offset +3.") != NULL, "%s", out);
+	ck_assert_ptr_nonnull(strstr(out, "; more than the max even with the ping's 0.6"));
+	free(out);
+	ck_assert_int_ge(link_end(), 2);
+	harness_agent_stop(&h, LINK_NODE, SIGTERM);
+	ck_assert_int_eq(harness_agent_start(&h, LINK_NODE), 0);
+}
+END_TEST
+
+/* sweep history lists the sweeps newest first in the order they were
+ * recorded, whatever the controller's clock said: a sweep run while its
+ * clock was two days ahead (libfaketime), then the clock put right and a
+ * sweep run again: the second comes first.  Before, the rows were ordered
+ * by the time stamp, and after an NTP step back the newest sweeps came last
+ * (below the 50 listed, until the clock caught up). */
+START_TEST(test_history_after_clock_step)
+{
+	char *out = NULL, ahead[16], *nl;
+	time_t t = time(NULL) + 2 * 86400;
+	struct tm tm;
+
+	precheck();
+	agents_up(1);
+	strftime(ahead, sizeof(ahead), "%Y-%m-%d", gmtime_r(&t, &tm));
+	setenv("FAKETIME", "+2d", 1);
+	setenv("FAKETIME_DONT_FAKE_MONOTONIC", "1", 1);
+	cu_faketime_begin();
+	ctl(&out, "sweep -w node01");
+	free(out);
+	faketime_cleanup();
+	ctl(&out, "sweep -w node01");
+	free(out);
+	ck_assert_int_eq(ctl(&out, "sweep history node01"), 0);
+	ck_assert_ptr_nonnull(nl = strchr(out, '\n'));
+	ck_assert_msg(strncmp(out, ahead, strlen(ahead)) != 0, "newest sweep not first: "
+	    "%.*s", (int)(nl - out), out);
+	ck_assert_msg(strncmp(nl + 1, ahead, strlen(ahead)) == 0, "the sweep 2 days ahead "
+	    "not second");
+	free(out);
+}
+END_TEST
+
 /* After each test, also a failed one: faketime's leftovers, the pids cap,
  * the frozen file system. */
 static void
@@ -1710,6 +2036,7 @@ case_cleanup(void)
 	pids_release();
 	frz_release();
 	busy_fuse_end();
+	link_end();
 }
 
 static Suite *
@@ -1743,6 +2070,9 @@ sweep_net_suite(void)
 	tcase_add_test(tc, test_busy_sweep_retried);
 	tcase_add_test(tc, test_hung_mount_replaced);
 	tcase_add_test(tc, test_health_flood_bounded);
+	tcase_add_test(tc, test_drain_resumed_by_hand);
+	tcase_add_test(tc, test_clock_late_pong);
+	tcase_add_test(tc, test_history_after_clock_step);
 	suite_add_tcase(s, tc);
 	return s;
 }
