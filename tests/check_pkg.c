@@ -9,10 +9,15 @@
  * systemd in a systemd-nspawn container (PID 1 of this machine is not
  * systemd). */
 #include <check.h>
+#include <errno.h>
+#include <ftw.h>
+#include <glob.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -289,13 +294,57 @@ reinstall_under_systemd(const char *out)
 	free(dis);
 }
 
+/* nftw callback: remove a cgroup directory (its files go with it). */
+static int
+rmdir_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (flag == FTW_DP && rmdir(p) < 0)
+		fprintf(stderr, "could not remove cgroup %s: %s\n", p, strerror(errno));
+	return 0;
+}
+
+/* Remove pkg-nspawn.sh's cgroups (knob-test.kt<pid>..., in each
+ * hierarchy) of the test process mine (after its run) and of those no
+ * longer running (a killed run's), deepest first; one still holding a
+ * process stays. */
+static void
+remove_cgroups(pid_t mine)
+{
+	glob_t g = { 0 };
+	int r = glob("/sys/fs/cgroup/knob-test.kt*", 0, NULL, &g);
+
+	glob("/sys/fs/cgroup/*/knob-test.kt*", r == 0 ? GLOB_APPEND : 0, NULL, &g);
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		long pid = strtol(strstr(g.gl_pathv[i], "knob-test.kt") + 12, NULL, 10);
+
+		if (pid <= 0 || (pid != mine && (kill((pid_t)pid, 0) == 0 || errno != ESRCH)))
+			continue;
+		nftw(g.gl_pathv[i], rmdir_entry, 16, FTW_DEPTH | FTW_PHYS);
+	}
+	globfree(&g);
+}
+
+/* The last n bytes of s (all of it when shorter). */
+static const char *
+tail_of(const char *s, size_t n)
+{
+	size_t len = strlen(s);
+
+	return len > n ? s + len - n : s;
+}
+
 /* The packaged unit under a real systemd: a systemd-nspawn container
  * booted from a scratch tree holding the installed .deb
- * (tests/pkg-nspawn.sh), in a network namespace of this test.  Without
- * certificates the agent is neither enabled nor running; the postinst,
- * run again once they exist, enables and starts it through the
- * container's systemctl; it answers a TLS ping, is restarted by systemd
- * after a SIGKILL, stops cleanly; an upgrade (dpkg -i again) after the
+ * (tests/pkg-nspawn.sh), in a cgroup of its own and in mount, network
+ * and PID namespaces that end with the script (a killed run leaves no
+ * container, mount or network namespace; its cgroup goes at the next
+ * run's start).  Without certificates the agent is neither enabled nor
+ * running; the postinst, run again once they exist, enables and starts
+ * it through the container's systemctl; it answers a TLS ping, is
+ * restarted by systemd after a SIGKILL, stops cleanly; an upgrade
+ * (dpkg -i again) after the
  * admin disabled and stopped it leaves it so, while the enabled, running
  * holder is restarted; a reinstall after dpkg -r enables and starts again
  * what was enabled (reinstall_under_systemd); the container powers off;
@@ -303,17 +352,24 @@ reinstall_under_systemd(const char *out)
 START_TEST(unit_under_systemd)
 {
 	const char *bin = getenv("KNOB_BIN");
-	char ns[64], knobctl[4096], *out, *nocert, *cert;
+	char tag[64], knobctl[4096], *out, *nocert, *cert, want[128];
 	int rc;
 
-	snprintf(ns, sizeof(ns), "kt%ldsd", (long)getpid());	/* pid-tagged: see harness.c */
+	snprintf(tag, sizeof(tag), "kt%ldsd", (long)getpid());	/* pid-tagged: remove_cgroups */
 	snprintf(knobctl, sizeof(knobctl), "%s/knobctl", bin && *bin ? bin : "build");
-	ck_assert_int_eq(harness_sh("ip netns add %s && ip -n %s link set lo up", ns, ns), 0);
-	rc = sh_out(&out, "timeout 170 unshare -m tests/pkg-nspawn.sh %s %s %s %s", deb, tmp, ns,
-	    knobctl);
-	harness_sh("ip netns del %s", ns);
-	ck_assert_msg(rc == 0, "pkg-nspawn.sh: exit %d", rc);
+	remove_cgroups(0);
+	rc = sh_out(&out, "timeout 170 unshare -m -n -p --kill-child --mount-proc "
+	    "tests/pkg-nspawn.sh %s %s %s %s", deb, tmp, tag, knobctl);
+	remove_cgroups(getpid());
+	ck_assert_msg(rc == 0, "pkg-nspawn.sh: exit %d; its output's end:\n%s", rc,
+	    tail_of(out, 3000));
 	ck_assert_ptr_nonnull(strstr(out, "pid1: systemd\n"));
+	/* PID 1 of its namespaces: the container dies with it, also when the
+	 * run is killed (no container left to clash with the next run's) */
+	ck_assert_msg(strstr(out, "\nscript pid: 1\n"), "%s", tail_of(out, 3000));
+	/* its own cgroup, not the /payload of every other run's container */
+	snprintf(want, sizeof(want), "container cgroup: /knob-test.%s/payload/", tag);
+	ck_assert_msg(strstr(out, want), "no %s in:\n%s", want, tail_of(out, 3000));
 	nocert = strstr(out, "== without certificates");
 	cert = strstr(out, "== certificates");
 	ck_assert(nocert && cert && cert > nocert);

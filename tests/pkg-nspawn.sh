@@ -2,10 +2,19 @@
 # Boot the .deb's agent unit under a real systemd: a systemd-nspawn
 # container (this machine's PID 1 is not systemd) whose root is a scratch
 # tree with the package installed by dpkg -i.  Run as:
-#   unshare -m tests/pkg-nspawn.sh DEB TMPDIR NETNS KNOBCTL
-# NETNS (made by the caller, loopback up) is the container's network
-# namespace; KNOBCTL is the build's controller, run in NETNS to talk TLS to
-# the agent on 127.0.0.1:7420.
+#   unshare -m -n -p --kill-child --mount-proc \
+#       tests/pkg-nspawn.sh DEB TMPDIR TAG KNOBCTL
+# Its own mount, network and PID namespaces, this script their PID 1: when
+# it ends, even by SIGKILL, the kernel kills the container with it, and its
+# mounts and network go.  The container shares that network (loopback
+# only); KNOBCTL is the build's controller, run here to talk TLS to the
+# agent on 127.0.0.1:7420.  The container runs in a cgroup of its own,
+# knob-test.TAG (TAG: kt<pid of the test>..., the caller removes it):
+# nspawn --keep-unit --register=no puts it in <our cgroup>/payload, and
+# there the containers of two runs (a concurrent run's, or one a killed run
+# left running) shared /payload: each one's systemd found the other's
+# processes in its units' cgroups ("Failed to kill control group
+# /system.slice/knob-mux.service, ignoring: Input/output error").
 #
 # The tree is tests/pkg-root.sh's scratch root.  Steps:
 # install without certificates and boot (the agent must stay disabled and
@@ -24,7 +33,7 @@
 # checks it.
 # Exit 0 only when every step ran.
 set -eu
-deb=$1 t=$2 ns=$3 knobctl=$4
+deb=$1 t=$2 tag=$3 knobctl=$4
 S=$t/root
 log=$t/console.log
 . "$(dirname "$0")/pkg-root.sh"
@@ -40,27 +49,57 @@ echo "== dpkg -i (chroot, no certificates)"
 chroot "$S" dpkg -i /root/knob.deb >/dev/null
 chroot "$S" dpkg-query -W -f='${Status} ${Version}\n' knob
 
+# Move this shell into a new cgroup knob-test.$1 in each hierarchy that
+# nspawn uses (hybrid: name=systemd and unified; or the unified one alone).
+own_cgroup() {
+	for h in /sys/fs/cgroup/systemd /sys/fs/cgroup/unified /sys/fs/cgroup; do
+		[ -e "$h/cgroup.procs" ] || continue
+		mkdir "$h/knob-test.$1"
+		echo 0 > "$h/knob-test.$1/cgroup.procs"
+	done
+}
+# The container's PID 1 (nspawn's child running systemd: its first child
+# only sets up the container's mounts), or nothing.
+container_pid1() {
+	ps -o pid=,comm= --ppid "$nspawn" | awk '$2 == "systemd" { print $1; exit }'
+}
+# Why there is no booted container (state $1), from the container's own
+# account when its systemd answers, and its console; then exit 1.
+no_boot() {
+	rc=running
+	kill -0 "$nspawn" 2>/dev/null || { rc=0; wait "$nspawn" || rc=$?; rc="exited $rc"; }
+	echo "no booted container (waited up to $boot_secs s): systemd-nspawn $rc," \
+	    "the container's system state: ${1:-no answer}"
+	if [ -n "$leader" ]; then
+		echo "its jobs:"
+		nsenter -t "$leader" -a systemctl list-jobs --no-pager 2>&1 | tail -n 15 || true
+		echo "its journal's last lines:"
+		nsenter -t "$leader" -a journalctl --no-pager -n 30 -o short-monotonic 2>&1 || true
+	fi
+	echo "its console's last lines:"
+	tail -n 20 "$log"
+	exit 1
+}
+
 echo "== boot"
-systemd-nspawn -D "$S" --register=no --keep-unit --network-namespace-path="/run/netns/$ns" \
-    -b >"$log" 2>&1 </dev/null &
+echo "script pid: $$"	# 1: a SIGKILL of its caller takes the container along
+ip link set lo up
+own_cgroup "$tag"
+systemd-nspawn -D "$S" --register=no --keep-unit -b >"$log" 2>&1 </dev/null &
 nspawn=$!
-leader=
-i=0
-while [ $i -lt 600 ]; do	# 60 s for the container's systemd to finish booting
-	leader=$(ps -o pid= --ppid "$nspawn" | head -n 1 | tr -d ' ')
+leader= state=
+boot_secs=60	# a boot took 3 to 7 s on the 2-core VM at load 15 to 18
+end=$(($(date +%s) + boot_secs))
+while [ "$(date +%s)" -lt $end ] && kill -0 "$nspawn" 2>/dev/null; do
+	leader=$(container_pid1)
 	state=$( [ -n "$leader" ] && nsenter -t "$leader" -a systemctl is-system-running \
 	    2>/dev/null || true)
 	case $state in running|degraded) break ;; esac
-	i=$((i + 1))
 	sleep 0.1
 done
-case $state in
-running|degraded) ;;
-*)	# what the steps below cannot show: why there is no container
-	echo "no booted container after 60 s (systemd-nspawn $(kill -0 "$nspawn" 2>/dev/null &&
-	    echo running || echo exited)); its console:"
-	tail -n 20 "$log" ;;
-esac
+case $state in running|degraded) ;; *) no_boot "$state" ;; esac
+echo "container cgroup: $(sed -n 's/^[0-9]*:name=systemd://p; s/^0:://p' \
+    "/proc/$leader/cgroup" | head -n 1)"
 in_ct() { nsenter -t "$leader" -a "$@"; }
 echo "pid1: $(in_ct cat /proc/1/comm)"
 echo "system: $(in_ct systemctl is-system-running || true)"
@@ -102,7 +141,7 @@ retry() {
 write_cluster "$t/cluster.xml" ca/
 # Ping the agent over TLS until it answers; print the answer.
 ping_agent() {
-	retry ip netns exec "$ns" "$knobctl" -c "$t/cluster.xml" --timeout 5 ping -w node01 ||
+	retry "$knobctl" -c "$t/cluster.xml" --timeout 5 ping -w node01 ||
 	    true
 	echo "ping: $(cat "$t/try.out")"
 }
