@@ -1043,6 +1043,29 @@ on_msg(struct fanout *fo, struct fo_node *n, Knob__Envelope *m)
 	return 0;
 }
 
+/* The first signal's number, else the one that cut the run off, else 0. */
+static int
+stop_signal(const struct brun *br)
+{
+	int sig = br->req->stop ? atomic_load(br->req->stop) : 0;
+
+	return sig ? sig : cut_off(br);
+}
+
+/* The run is cut off by a signal before its stop began (a play's, or a
+ * second before a tick saw the first): recorded as interrupted where it
+ * was, and the phase in flight is not finished as one (its nodes, ended
+ * by the cut, are not lost ones: ST_STOPPING names them as unknown). */
+static void
+stop_cut(struct brun *br, int sig)
+{
+	br->stop_sig = sig;
+	bench_doc_interrupted(br, stop_sig_name(sig));
+	if (br->stage != ST_RELEASE)
+		br->stage = ST_STOPPING;
+}
+
+/* Node n's connection ended: it is out of the run. */
 static void
 on_end(struct fanout *fo, struct fo_node *n)
 {
@@ -1054,6 +1077,8 @@ on_end(struct fanout *fo, struct fo_node *n)
 	pn->alive = 0;
 	if (br->stage == ST_DONE)
 		return;
+	if (!br->stop_sig && cut_off(br))
+		stop_cut(br, stop_signal(br));
 	pn->death = xasprintf("%s%s%s", node_status_name(n->status), n->detail ? ": " : "",
 	    n->detail ? n->detail : "");
 	clear_line(br);
@@ -1238,13 +1263,10 @@ bench_run(struct ctl *ctl, const struct strvec *nodes, const struct bench_req *r
 	if (fanout_run(&fo, &ops, &br) < 0)
 		br.bad = 2;
 	clear_line(&br);
-	/* cut off by a signal (a play's, or two before a tick saw the first);
-	 * one after the run's end stops nothing */
-	sig = req->stop ? atomic_load(req->stop) : 0;
-	if (!br.stop_sig && br.stage != ST_DONE && (sig || cut_off(&br))) {
-		br.stop_sig = sig ? sig : cut_off(&br);
-		bench_doc_interrupted(&br, stop_sig_name(br.stop_sig));
-	}
+	/* a signal no tick nor end saw (every node gone before it); one after
+	 * the run's end stops nothing */
+	if (!br.stop_sig && br.stage != ST_DONE && (sig = stop_signal(&br)) != 0)
+		stop_cut(&br, sig);
 	/* phases that never ran (the run was cut short; not one a signal
 	 * stopped: its figures are no phase's) */
 	if (br.stage != ST_DONE) {
