@@ -366,16 +366,23 @@ bench_run_stored(struct ctl *ctl, const struct strvec *names, struct bench_req *
  * the first stops the run cleanly (rq->stop), the second at once
  * (ctl->interrupt); exit 128 + the first's number when it stopped the run
  * (it is marked "interrupted").  Under a play, which catches them itself
- * (ctl->interrupt set), as they are. */
+ * (ctl->interrupt set: its signal), its signal stops the run cleanly too. */
 static int
 bench_run_caught(struct ctl *ctl, const struct strvec *names, struct bench_req *rq,
     json_object **doc)
 {
+	const atomic_int *play_sig = ctl->interrupt;
 	struct stop_sig ss;
 	int rc, sig;
 
-	if (ctl->interrupt)
-		return bench_run_stored(ctl, names, rq, doc);
+	if (play_sig) {
+		rq->stop = play_sig;
+		ctl->interrupt = NULL;
+		rc = bench_run_stored(ctl, names, rq, doc);
+		ctl->interrupt = play_sig;
+		rq->stop = NULL;
+		return rc;
+	}
 	stop_sig_catch(&ss);
 	rq->stop = stop_sig_first();
 	ctl->interrupt = stop_sig_now();

@@ -320,6 +320,45 @@ START_TEST(nohup_keeps_sighup_ignored)
 }
 END_TEST
 
+/* A play's bench step interrupted (SIGINT to knobctl play): the play's
+ * signal stops the bench as a plain bench's first does, so its run is
+ * stored "interrupted" with no node in cleanup_failed (both confirmed the
+ * removal) and the files are gone when knobctl exits 130.  Before, the
+ * play closed the bench's connections at once: node01 and node02 were
+ * named, their clean-up unknown, the files removed after knobctl's exit. */
+START_TEST(play_bench_stops_cleanly)
+{
+	char play[PATH_MAX + 16];
+	json_object *doc;
+	FILE *f;
+	pid_t pid;
+	int rc;
+
+	snprintf(play, sizeof(play), "%s/sig.xml", h.tmp);
+	f = fopen(play, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "<?xml version=\"1.0\"?>\n<play name=\"sig\" nodes=\"@all\">\n  <bench "
+	    "kind=\"seq-write\" dir=\"%s\" threads=\"2\" bs=\"4k\" size=\"4m\" "
+	    "rate-iops=\"40\"/>\n</play>\n", data);
+	ck_assert_int_eq(fclose(f), 0);
+	pid = harness_knobctl_bg(&h, out, err, "play %s", play);
+	ck_assert_int_gt(pid, 0);
+	wait_running("-p1");
+	ck_assert_int_eq(kill(pid, SIGINT), 0);
+	rc = cu_reap(pid);
+	fprintf(stderr, "exit %d\n", rc);
+	ck_assert_int_eq(rc, 130);
+	ck_assert_int_eq(cu_count_entries(data), 0);
+	doc = stored_run();
+	ck_assert_str_eq(cu_str(doc, "status"), "interrupted");
+	ck_assert_msg(!json_object_object_get_ex(doc, "cleanup_failed", NULL), "%s",
+	    json_object_to_json_string(cu_get(doc, "cleanup_failed")));
+	ck_assert_int_eq(json_object_array_length(cu_get(cu_get(doc, "interrupted"),
+	    "removed_on")), 2);
+	json_object_put(doc);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -330,6 +369,7 @@ main(void)
 	tcase_add_test(tc, second_signal_cuts_off);
 	tcase_add_test(tc, two_signals_at_once);
 	tcase_add_test(tc, nohup_keeps_sighup_ignored);
+	tcase_add_test(tc, play_bench_stops_cleanly);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
