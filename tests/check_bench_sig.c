@@ -153,6 +153,14 @@ START_TEST(sigint_stops_phase_in_flight)
 	doc = need(harness_knobctl_json(&h, &rc, "--json results list"));
 	ck_assert_str_eq(cu_str(json_object_array_get_idx(doc, 0), "status"), "interrupted");
 	json_object_put(doc);
+	/* compare takes its finished phase, saying it is not a complete run */
+	rc = harness_knobctl(&h, &o, NULL, "results compare latest latest");
+	fprintf(stderr, "compare: exit %d\n%s\n", rc, o);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_ptr_nonnull(strstr(o, "status interrupted"));
+	ck_assert_ptr_nonnull(strstr(o, ") was interrupted (a signal stopped it): only the phases it "
+	    "finished are compared"));
+	free(o);
 }
 END_TEST
 
