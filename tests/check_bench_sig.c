@@ -79,6 +79,22 @@ wait_running(const char *p)
 		    i + 1, p);
 }
 
+/* The long bench: one phase, a thread on each node, 25 s at 40 writes a
+ * second (its arguments after "bench"; the data directory's for %s). */
+#define LONG_BENCH "seq-write -w @all --dir %s --threads 2 --bs 4k --size 4m --rate-iops 40"
+
+/* knobctl OPTS bench LONG_BENCH in the background, once its phase runs
+ * on every agent; its pid. */
+static pid_t
+start_long(const char *opts)
+{
+	pid_t pid = harness_knobctl_bg(&h, out, err, "%sbench " LONG_BENCH, opts, data);
+
+	ck_assert_int_gt(pid, 0);
+	wait_running("-p1");
+	return pid;
+}
+
 /* The stored run (results show latest), printed to the log. */
 static json_object *
 stored_run(void)
@@ -181,10 +197,7 @@ START_TEST(second_signal_cuts_off)
 	pid_t pid;
 	int rc;
 
-	pid = harness_knobctl_bg(&h, out, err, "--json bench seq-write -w @all --dir %s "
-	    "--threads 2 --bs 4k --size 4m --rate-iops 40", data);
-	ck_assert_int_gt(pid, 0);
-	wait_running("-p1");
+	pid = start_long("--json ");
 	ck_assert_int_eq(kill(h.node[1].pid, SIGSTOP), 0);
 	ck_assert_int_eq(kill(pid, SIGTERM), 0);
 	ck_assert_msg(cu_wait(err_has, (void *)(uintptr_t)"node01: stopped, its files removed",
@@ -236,10 +249,7 @@ START_TEST(two_signals_at_once)
 	pid_t pid;
 	int rc;
 
-	pid = harness_knobctl_bg(&h, out, err, "--json bench seq-write -w @all --dir %s "
-	    "--threads 2 --bs 4k --size 4m --rate-iops 40", data);
-	ck_assert_int_gt(pid, 0);
-	wait_running("-p1");
+	pid = start_long("--json ");
 	ck_assert_int_eq(kill(pid, SIGSTOP), 0);
 	ck_assert_int_eq(kill(pid, SIGTERM), 0);
 	ck_assert_int_eq(kill(pid, SIGINT), 0);
@@ -309,8 +319,7 @@ START_TEST(nohup_keeps_sighup_ignored)
 	pid_t pid;
 	int rc;
 
-	snprintf(args, sizeof(args), "bench seq-write -w @all --dir %s --threads 2 --bs 4k "
-	    "--size 4m --rate-iops 40", data);
+	snprintf(args, sizeof(args), "bench " LONG_BENCH, data);
 	pid = knobctl_nohup(args);
 	ck_assert_int_gt(pid, 0);
 	wait_running("-p1");
