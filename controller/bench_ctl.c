@@ -39,6 +39,7 @@
 #include "bench_run.h"
 #include "json.h"
 #include "log.h"
+#include "stop_sig.h"
 #include "util.h"
 
 #define SYNC_PINGS	5
@@ -47,6 +48,7 @@
 static void start_phase(struct brun *br);
 static void advance(struct brun *br);
 static void finish(struct brun *br);
+static uint32_t stall_limit(const struct bench_req *rq);
 
 static void
 send_ping(struct brun *br, struct fo_node *n)
@@ -281,11 +283,13 @@ finalize_phase(struct brun *br)
 	    status);
 }
 
-/* A node could not remove (or did not confirm removing) the files of
- * workdir: into the run document's cleanup_failed (the run fails while it
- * is there: bench_run); the entry is returned, the document's. */
+/* A node could not remove (state "failed": its agent said so) or did not
+ * confirm removing (state "unknown") the files of workdir: into the run
+ * document's cleanup_failed (the run fails while it is there: bench_run);
+ * the entry is returned, the document's. */
 static json_object *
-cleanup_failed(struct brun *br, const char *node, const char *workdir, const char *msg)
+cleanup_failed(struct brun *br, const char *node, const char *workdir, const char *msg,
+    int unknown)
 {
 	json_object *arr = NULL, *o = json_object_new_object();
 
@@ -297,6 +301,7 @@ cleanup_failed(struct brun *br, const char *node, const char *workdir, const cha
 	json_object_object_add(o, "node", json_object_new_string(node));
 	json_object_object_add(o, "workdir", json_object_new_string(workdir));
 	json_object_object_add(o, "error", json_object_new_string(msg));
+	json_object_object_add(o, "state", json_object_new_string(unknown ? "unknown" : "failed"));
 	json_object_array_add(arr, o);
 	return o;
 }
@@ -336,17 +341,36 @@ ranks_list(const struct pnode *pn)
 	return ranks;
 }
 
-/* Node i was lost holding files of workdir: into cleanup_failed, where
- * they may be left (its ranks in its last phase). */
+/* The signal that cut the run off at once (ctl->interrupt: a second stop
+ * signal, or a play's), or 0. */
+static int
+cut_off(const struct brun *br)
+{
+	const atomic_int *in = br->ctl->interrupt;
+
+	return in ? atomic_load_explicit(in, memory_order_relaxed) : 0;
+}
+
+/* Node i was lost holding files of workdir, or cut off by a signal before
+ * it confirmed their removal: into cleanup_failed as unknown, where they
+ * may be left (its ranks in its last phase). */
 static void
 lost_files(struct brun *br, size_t i, const char *workdir)
 {
 	const struct pnode *pn = &br->pn[i];
 	char *ranks = ranks_list(pn), *msg;
+	int sig = cut_off(br);
 
-	msg = xasprintf("%s: lost (%s): the files of its ranks %s may be left in %s/knob.%s",
-	    br->fo->nodes[i].name, pn->death ? pn->death : "gone", ranks, br->req->dir, workdir);
-	cleanup_failed(br, br->fo->nodes[i].name, workdir, msg);
+	if (sig)
+		msg = xasprintf("%s: clean-up unknown: the run was cut off (%s) before the node "
+		    "confirmed it: the files of its ranks %s may be left in %s/knob.%s (its agent "
+		    "removes them when it sees the connection closed)", br->fo->nodes[i].name,
+		    stop_sig_name(sig), ranks, br->req->dir, workdir);
+	else
+		msg = xasprintf("%s: lost (%s): the files of its ranks %s may be left in "
+		    "%s/knob.%s", br->fo->nodes[i].name, pn->death ? pn->death : "gone", ranks,
+		    br->req->dir, workdir);
+	cleanup_failed(br, br->fo->nodes[i].name, workdir, msg, 1);
 	free(msg);
 	free(ranks);
 }
@@ -382,6 +406,7 @@ release_files(struct brun *br, const char *workdir)
 		env.id = 0;
 		if (fanout_send(br->fo, &br->fo->nodes[i], &env) == 0) {
 			br->pn[i].rel_wait = 1;
+			br->pn[i].rel_wd = workdir;
 			br->pn[i].rel_deadline = now_mono_ns() + RELEASE_WAIT_S * 1000000000ull;
 			br->pn[i].rel_removed = 0;
 			br->pn[i].rel_moved = now_mono_ns();
@@ -559,11 +584,12 @@ sync_done(struct brun *br, struct fo_node *n)
 	    br->stage == ST_GOSYNC ? "go" : "prepare", (double)moved / 1e9);
 }
 
-/* On to the next phase (after a clock sync), or the end of the run. */
+/* On to the next phase (after a clock sync), or the end of the run (the
+ * last phase done, or the run stopped by a signal). */
 static void
 next_phase(struct brun *br)
 {
-	if (++br->cur >= br->nplan) {
+	if (br->stop_sig || ++br->cur >= br->nplan) {
 		finish(br);
 		return;
 	}
@@ -635,6 +661,95 @@ phase_waiting(const struct brun *br, size_t *failed)
 			(*failed)++;
 	}
 	return waiting;
+}
+
+/* The run stops: release the files every node still holds (those of the
+ * last phase, or kept for the next); 1 when some release is awaited. */
+static int
+release_held(struct brun *br)
+{
+	int wait = 0;
+
+	for (size_t i = 0; i < br->fo->n && !br->req->keep; i++)
+		if (br->pn[i].files_wd)
+			release_files(br, br->pn[i].files_wd);
+	for (size_t i = 0; i < br->fo->n; i++)
+		wait |= br->pn[i].rel_wait && br->pn[i].alive;
+	return wait;
+}
+
+/* The stop signal sig: the phase in flight is aborted on the nodes that
+ * have not finished it (those that have, or said it failed, hold their
+ * files only); once each answered (its agent removes the phase's files
+ * before it does) or the stop deadline passed, what every node holds is
+ * released, and the run ends there (advance_once, next_phase).  Between
+ * phases the release alone; a release under way is waited for. */
+static void
+begin_stop(struct brun *br, int sig)
+{
+	Knob__Envelope env = KNOB__ENVELOPE__INIT;
+	Knob__PhaseAbort ab = KNOB__PHASE_ABORT__INIT;
+	char why[64];
+	size_t n = 0;
+
+	br->stop_sig = sig;
+	bench_doc_interrupted(br, stop_sig_name(sig));
+	clear_line(br);
+	if (br->stage == ST_PREPARE || br->stage == ST_GOSYNC || br->stage == ST_RUN ||
+	    br->stage == ST_ABORTING) {
+		snprintf(why, sizeof(why), "interrupted by %s", stop_sig_name(sig));
+		ab.phase_id = br->phase_id;
+		ab.reason = why;
+		env.body_case = KNOB__ENVELOPE__BODY_PHASE_ABORT;
+		env.phase_abort = &ab;
+		for (size_t i = 0; i < br->fo->n; i++) {
+			struct pnode *pn = &br->pn[i];
+
+			if (!pn->inphase || !pn->alive || pn->st == PN_DONE ||
+			    br->fo->nodes[i].phase != FO_OPEN)
+				continue;
+			env.id = 0;
+			pn->stop_abort = 1;
+			fanout_send(br->fo, &br->fo->nodes[i], &env);
+			bench_doc_stop_node(br, "stopped_on", br->fo->nodes[i].name);
+			n++;
+		}
+	}
+	if (br->stage != ST_RELEASE)
+		br->stage = ST_STOPPING;
+	br->stop_deadline = now_mono_ns() + (uint64_t)stall_limit(br->req) * 1000000000ull;
+	if (n)
+		fprintf(stderr, "knobctl bench: %s: stopping phase %s (%s) on %zu node(s) and "
+		    "removing the files; a second signal exits at once\n", stop_sig_name(sig),
+		    br->phase_id, br->plan[br->cur].kind, n);
+	else
+		fprintf(stderr, "knobctl bench: %s: stopping the run and removing its files; a "
+		    "second signal exits at once\n", stop_sig_name(sig));
+	advance(br);
+}
+
+/* The stop's deadline passed: a node of the phase that has not answered
+ * the abort is cut off (its files unknown: bench_run names it). */
+static void
+stop_check(struct brun *br, uint64_t now)
+{
+	int outer = br->advancing, ended = 0;
+
+	if (br->stage != ST_STOPPING || now < br->stop_deadline)
+		return;
+	br->advancing = 1;	/* the ends below advance once, after the loop */
+	for (size_t i = 0; i < br->fo->n; i++) {
+		struct pnode *pn = &br->pn[i];
+
+		if (!pn->inphase || !pn->alive || pn->st == PN_DONE)
+			continue;
+		fanout_end(br->fo, &br->fo->nodes[i], NS_FAILED, "no answer to the stop for %u s",
+		    stall_limit(br->req));
+		ended = 1;
+	}
+	br->advancing = outer;
+	if (ended)
+		advance(br);
 }
 
 static void advance_once(struct brun *br);
@@ -715,6 +830,20 @@ advance_once(struct brun *br)
 			}
 			next_phase(br);
 			return;
+		case ST_STOPPING:
+			/* the phase in flight is over on every node: not
+			 * recorded (cut short), its files go */
+			for (i = 0; i < br->fo->n; i++) {
+				struct pnode *pn = &br->pn[i];
+				if (pn->inphase && pn->alive && pn->st != PN_DONE)
+					return;
+			}
+			if (release_held(br)) {
+				br->stage = ST_RELEASE;
+				continue;
+			}
+			finish(br);
+			return;
 		case ST_RELEASE:
 			/* the files are gone on every node (or it died) */
 			for (i = 0; i < br->fo->n; i++)
@@ -790,7 +919,7 @@ on_progress(struct brun *br, struct fo_node *n, Knob__Envelope *m)
 
 	if (pg->releasing_workdir[0]) {	/* still removing: the wait goes on */
 		if (br->stage == ST_RELEASE && pn->rel_wait &&
-		    strcmp(pg->releasing_workdir, br->plan[br->cur].workdir) == 0) {
+		    strcmp(pg->releasing_workdir, pn->rel_wd) == 0) {
 			pn->rel_deadline = now_mono_ns() + RELEASE_WAIT_S * 1000000000ull;
 			if (pg->release_removed != pn->rel_removed)
 				pn->rel_moved = now_mono_ns();
@@ -821,8 +950,18 @@ on_progress(struct brun *br, struct fo_node *n, Knob__Envelope *m)
 	return 0;
 }
 
+/* After a stop signal, node n confirmed that its files are removed: into
+ * the run document, and said at once (the user waits for it). */
+static void
+stop_removed(struct brun *br, struct fo_node *n)
+{
+	bench_doc_stop_node(br, "removed_on", n->name);
+	fprintf(stderr, "knobctl bench: %s: stopped, its files removed\n", n->name);
+}
+
 /* A node's result of the phase, or the confirmation that it released a
- * workdir's files. */
+ * workdir's files (after a stop signal, the result of the phase it aborted
+ * confirms the removal of its files: its agent removes them first). */
 static int
 on_result(struct brun *br, struct fo_node *n, Knob__Envelope *m)
 {
@@ -830,18 +969,20 @@ on_result(struct brun *br, struct fo_node *n, Knob__Envelope *m)
 	const Knob__PhaseResult *r = m->phase_result;
 
 	if (r->cleanup_error[0])
-		cleanup_failed(br, n->name, br->plan[br->cur].workdir, r->cleanup_error);
+		cleanup_failed(br, n->name, br->plan[br->cur].workdir, r->cleanup_error, 0);
 	if (r->released_workdir[0]) {
 		/* a release confirmed: that node's files are gone, or what is left */
 		if (!r->ok)
 			cleanup_failed(br, n->name, r->released_workdir, r->error[0] ? r->error :
-			    "clean-up incomplete");
+			    "clean-up incomplete", 0);
 		else if (pn->rel_late && strcmp(pn->rel_late, r->released_workdir) == 0)
 			cleanup_confirmed(br, n->name, r->released_workdir);
 		pn->rel_late = NULL;
-		if (br->stage == ST_RELEASE && pn->rel_wait && strcmp(br->plan[br->cur].workdir,
+		if (br->stage == ST_RELEASE && pn->rel_wait && strcmp(pn->rel_wd,
 		    r->released_workdir) == 0) {
 			pn->rel_wait = 0;
+			if (r->ok && br->stop_sig)
+				stop_removed(br, n);
 			advance(br);
 		}
 		return 0;
@@ -850,6 +991,11 @@ on_result(struct brun *br, struct fo_node *n, Knob__Envelope *m)
 		return 0;
 	pn->result = m;
 	pn->st = PN_DONE;
+	if (pn->stop_abort) {	/* its agent removed the files before it answered */
+		pn->files_wd = NULL;
+		if (!r->cleanup_error[0])
+			stop_removed(br, n);
+	}
 	advance(br);
 	return 1;
 }
@@ -897,6 +1043,29 @@ on_msg(struct fanout *fo, struct fo_node *n, Knob__Envelope *m)
 	return 0;
 }
 
+/* The first signal's number, else the one that cut the run off, else 0. */
+static int
+stop_signal(const struct brun *br)
+{
+	int sig = br->req->stop ? atomic_load(br->req->stop) : 0;
+
+	return sig ? sig : cut_off(br);
+}
+
+/* The run is cut off by a signal before its stop began (a play's, or a
+ * second before a tick saw the first): recorded as interrupted where it
+ * was, and the phase in flight is not finished as one (its nodes, ended
+ * by the cut, are not lost ones: ST_STOPPING names them as unknown). */
+static void
+stop_cut(struct brun *br, int sig)
+{
+	br->stop_sig = sig;
+	bench_doc_interrupted(br, stop_sig_name(sig));
+	if (br->stage != ST_RELEASE)
+		br->stage = ST_STOPPING;
+}
+
+/* Node n's connection ended: it is out of the run. */
 static void
 on_end(struct fanout *fo, struct fo_node *n)
 {
@@ -908,12 +1077,14 @@ on_end(struct fanout *fo, struct fo_node *n)
 	pn->alive = 0;
 	if (br->stage == ST_DONE)
 		return;
+	if (!br->stop_sig && cut_off(br))
+		stop_cut(br, stop_signal(br));
 	pn->death = xasprintf("%s%s%s", node_status_name(n->status), n->detail ? ": " : "",
 	    n->detail ? n->detail : "");
 	clear_line(br);
 	log_warnx("%s: %s", n->name, pn->death);
 	if (pn->rel_wait) {	/* lost before it confirmed the release */
-		lost_files(br, n->idx, br->plan[br->cur].workdir);
+		lost_files(br, n->idx, pn->rel_wd);
 		pn->rel_wait = 0;
 	}
 	advance(br);
@@ -938,7 +1109,7 @@ static char *
 release_given_up(struct brun *br, size_t i, uint64_t now)
 {
 	const struct pnode *pn = &br->pn[i];
-	const char *wd = br->plan[br->cur].workdir, *name = br->fo->nodes[i].name;
+	const char *wd = pn->rel_wd, *name = br->fo->nodes[i].name;
 	uint32_t lim = stall_limit(br->req);
 	char *ranks, *msg;
 
@@ -966,7 +1137,6 @@ release_given_up(struct brun *br, size_t i, uint64_t now)
 static void
 release_check(struct brun *br, uint64_t now)
 {
-	const char *wd = br->plan[br->cur].workdir;
 	int gave_up = 0;
 
 	for (size_t i = 0; i < br->fo->n; i++) {
@@ -976,11 +1146,11 @@ release_check(struct brun *br, uint64_t now)
 		if (msg == NULL)
 			continue;
 		gave_up = 1;
-		json_object_object_add(cleanup_failed(br, br->fo->nodes[i].name, wd, msg),
-		    "unconfirmed", json_object_new_boolean(1));
+		json_object_object_add(cleanup_failed(br, br->fo->nodes[i].name, pn->rel_wd, msg,
+		    1), "unconfirmed", json_object_new_boolean(1));
 		free(msg);
 		pn->rel_wait = 0;
-		pn->rel_late = wd;
+		pn->rel_late = pn->rel_wd;
 	}
 	if (gave_up)
 		advance(br);
@@ -1033,9 +1203,13 @@ on_tick(struct fanout *fo)
 		    now - pn->last_ping_ns >= 900000000ull)
 			send_ping(br, n);
 	}
+	if (br->req->stop && !br->stop_sig && br->stage != ST_DONE &&
+	    atomic_load_explicit(br->req->stop, memory_order_relaxed))
+		begin_stop(br, atomic_load(br->req->stop));
 	if (br->stage == ST_RELEASE)
 		release_check(br, now);
 	stall_check(br, now);
+	stop_check(br, now);
 	draw_progress(br);
 }
 
@@ -1068,6 +1242,7 @@ bench_run(struct ctl *ctl, const struct strvec *nodes, const struct bench_req *r
 	struct brun br;
 	struct fanout fo;
 	size_t i;
+	int sig;
 
 	memset(&br, 0, sizeof(br));
 	br.ctl = ctl;
@@ -1088,9 +1263,15 @@ bench_run(struct ctl *ctl, const struct strvec *nodes, const struct bench_req *r
 	if (fanout_run(&fo, &ops, &br) < 0)
 		br.bad = 2;
 	clear_line(&br);
-	/* phases that never ran (the run was cut short) */
+	/* a signal no tick nor end saw (every node gone before it); one after
+	 * the run's end stops nothing */
+	if (!br.stop_sig && br.stage != ST_DONE && (sig = stop_signal(&br)) != 0)
+		stop_cut(&br, sig);
+	/* phases that never ran (the run was cut short; not one a signal
+	 * stopped: its figures are no phase's) */
 	if (br.stage != ST_DONE) {
-		if (br.stage != ST_SYNC && br.stage != ST_RELEASE && br.cur < br.nplan)
+		if (br.stage != ST_SYNC && br.stage != ST_RELEASE && br.cur < br.nplan &&
+		    !br.stop_sig)
 			finalize_phase(&br);
 		br.bad = br.bad ? br.bad : 1;
 	}
@@ -1098,7 +1279,7 @@ bench_run(struct ctl *ctl, const struct strvec *nodes, const struct bench_req *r
 	for (i = 0; i < fo.n && !req->keep; i++)
 		if (!br.pn[i].alive && br.pn[i].files_wd)
 			lost_files(&br, i, br.pn[i].files_wd);
-	if (json_object_object_get_ex(br.doc, "cleanup_failed", NULL) && !br.bad)
+	if ((br.stop_sig || json_object_object_get_ex(br.doc, "cleanup_failed", NULL)) && !br.bad)
 		br.bad = 1;
 	bench_doc_end(&br);
 	for (i = 0; i < fo.n; i++) {

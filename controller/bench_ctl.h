@@ -56,6 +56,11 @@ struct bench_req {
 	void (*on_start)(void *arg, json_object *doc);
 	void (*on_phase)(void *arg, json_object *doc, json_object *phase);
 	void *hook_arg;
+	/* non-zero (a signal's number): stop the run cleanly (the phase in
+	 * flight aborted on its nodes, every node's files released, the run
+	 * recorded "interrupted"); NULL never.  ctl->interrupt stops it at
+	 * once. */
+	const atomic_int *stop;
 };
 
 /* Parse "1,2,4", "1..1024" (powers of two from the first), or a mix;

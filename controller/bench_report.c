@@ -678,22 +678,120 @@ bench_doc_end(struct brun *br)
 	json_object_object_add(ck, "node", jstr(br->off_change_node));
 	json_object_object_add(ck, "before_phase", jstr(br->off_change_phase));
 	json_object_object_add(br->doc, "clock", ck);
-	json_object_object_add(br->doc, "status", jstr(br->bad ? "degraded-or-failed" : "ok"));
+	json_object_object_add(br->doc, "status", jstr(br->stop_sig ? "interrupted" : br->bad ?
+	    "degraded-or-failed" : "ok"));
+	if (br->stop_sig && br->ctl->interrupt && atomic_load(br->ctl->interrupt))
+		json_object_object_add(json_object_object_get(br->doc, "interrupted"), "cut_off",
+		    json_object_new_boolean(1));
+}
+
+/* What the run was doing at its stop, in words for the summary. */
+static const char *
+stage_words(int stage)
+{
+	switch (stage) {
+	case ST_SYNC:
+		return "between phases";
+	case ST_RELEASE:
+		return "removing the files of a phase";
+	case ST_DONE:
+		return "at its end";
+	}
+	return "in a phase";
+}
+
+void
+bench_doc_interrupted(struct brun *br, const char *signame)
+{
+	json_object *o = json_object_new_object();
+	int inphase = br->stage >= ST_PREPARE && br->stage <= ST_STOPPING;
+
+	json_object_object_add(o, "signal", jstr(signame));
+	json_object_object_add(o, "during", jstr(stage_words(br->stage)));
+	if (inphase && br->cur < br->nplan) {
+		json_object_object_add(o, "phase_id", jstr(br->phase_id));
+		json_object_object_add(o, "kind", jstr(br->plan[br->cur].kind));
+		json_object_object_add(o, "threads", json_object_new_int64(br->plan[br->cur].threads));
+	}
+	json_object_object_add(o, "phases_planned", json_object_new_int64((int64_t)br->nplan));
+	json_object_object_add(o, "stopped_on", json_object_new_array());
+	json_object_object_add(o, "removed_on", json_object_new_array());
+	json_object_object_add(br->doc, "interrupted", o);
+}
+
+void
+bench_doc_stop_node(struct brun *br, const char *key, const char *name)
+{
+	json_object *o = json_object_object_get(br->doc, "interrupted");
+
+	json_object_array_add(json_object_object_get(o, key), jstr(name));
 }
 
 static void print_clock(FILE *f, json_object *doc);
 
-/* The run's failed clean-ups, one line each (node, what is left). */
+/* The run's failed clean-ups, one line each (node, what is left): "failed"
+ * when its agent said so, "unknown" when it did not confirm. */
 static void
 print_cleanup_failed(FILE *f, json_object *doc)
 {
-	json_object *arr;
+	json_object *arr, *o;
 
 	if (!json_object_object_get_ex(doc, "cleanup_failed", &arr))
 		return;
-	for (size_t i = 0; i < json_object_array_length(arr); i++)
-		fprintf(f, "clean-up failed: %s\n", js_str(json_object_array_get_idx(arr, i),
-		    "error"));
+	for (size_t i = 0; i < json_object_array_length(arr); i++) {
+		o = json_object_array_get_idx(arr, i);
+		fprintf(f, "clean-up %s: %s\n", strcmp(js_str(o, "state"), "unknown") == 0 ?
+		    "unknown" : "failed", js_str(o, "error"));
+	}
+}
+
+/* The names in the array key of o, folded ("node[01-02]"), or "none";
+ * malloc'd. */
+static char *
+fold_names(json_object *o, const char *key)
+{
+	json_object *arr = json_object_object_get(o, key);
+	size_t n = arr ? json_object_array_length(arr) : 0;
+	char **v = xcalloc(n + 1, sizeof(*v)), *s;
+
+	for (size_t i = 0; i < n; i++)
+		v[i] = (char *)(uintptr_t)json_object_get_string(json_object_array_get_idx(arr, i));
+	s = n ? nodeset_fold(v, n) : xstrdup("none");
+	free(v);
+	return s;
+}
+
+/* The summary of a run a signal stopped: what was in flight and where it
+ * was stopped, the phases kept, where the files were removed (confirmed);
+ * the clean-up lines follow (print_cleanup_failed). */
+static void
+print_interrupted(FILE *f, json_object *doc)
+{
+	json_object *in = json_object_object_get(doc, "interrupted"), *ph;
+	size_t done;
+	char *stopped, *removed;
+
+	if (in == NULL)
+		return;
+	ph = json_object_object_get(doc, "phases");
+	done = ph ? json_object_array_length(ph) : 0;
+	stopped = fold_names(in, "stopped_on");
+	removed = fold_names(in, "removed_on");
+	fprintf(f, "interrupted by %s %s", js_str(in, "signal"), js_str(in, "during"));
+	if (js_str(in, "phase_id")[0])
+		fprintf(f, ": %s %s threads=%.0f stopped on %s, not recorded", js_str(in, "phase_id"),
+		    js_str(in, "kind"), js_num(in, "threads"), stopped);
+	fprintf(f, "\n%zu of %.0f phase(s) finished and kept; %.0f not run\n", done,
+	    js_num(in, "phases_planned"), js_num(in, "phases_planned") - (double)done -
+	    (js_str(in, "phase_id")[0] ? 1 : 0));
+	if (js_bool(in, "cut_off"))
+		fprintf(f, "cut off at once: the removal of the files was not waited for\n");
+	fprintf(f, "files removed (confirmed by their agents) on: %s\n", removed);
+	if (js_str(doc, "db")[0])
+		fprintf(f, "run %s stored as interrupted in %s: compare and report do not take it "
+		    "for a complete run\n", js_str(doc, "run_id"), js_str(doc, "db"));
+	free(stopped);
+	free(removed);
 }
 
 /* Phase ph's line on its missing nodes, if any: how many of its threads
@@ -798,6 +896,7 @@ print_table(FILE *f, json_object *doc, int decimal)
 		sweep_print_stragglers(f, ph);
 	}
 	print_clock(f, doc);
+	print_interrupted(f, doc);
 	print_cleanup_failed(f, doc);
 }
 

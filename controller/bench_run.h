@@ -12,7 +12,7 @@
 
 #include "bench_ctl.h"
 
-enum { ST_SYNC, ST_PREPARE, ST_GOSYNC, ST_RUN, ST_ABORTING, ST_RELEASE, ST_DONE };
+enum { ST_SYNC, ST_PREPARE, ST_GOSYNC, ST_RUN, ST_ABORTING, ST_STOPPING, ST_RELEASE, ST_DONE };
 enum { PN_IDLE, PN_PREP, PN_READY, PN_GO, PN_DONE };
 
 /* The run's view of one node. */
@@ -37,6 +37,7 @@ struct pnode {
 	int wall_rep;			/* reported */
 	uint64_t wall_max;		/* its largest count at the wall */
 	int rel_wait;			/* release sent, confirmation pending */
+	const char *rel_wd;		/* the workdir of that release (a plan's) */
 	uint64_t rel_deadline;		/* monotonic: RELEASE_WAIT_S after the release or
 					 * the agent's last "still removing" */
 	uint64_t rel_removed;		/* entries its release removed, as last reported */
@@ -45,6 +46,7 @@ struct pnode {
 	const char *rel_late;		/* workdir given up on unconfirmed (a plan's): a
 					 * late confirmation clears its cleanup_failed */
 	const char *files_wd;		/* workdir it got ranks in, until released (a plan's) */
+	int stop_abort;			/* the stop's abort was sent to it */
 	int fd_rep;			/* first done: its first thread's end is in */
 	uint64_t fd_end;		/* that end, controller clock */
 	int nsyncs;			/* clock syncs done (two for every phase) */
@@ -101,6 +103,9 @@ struct brun {
 	size_t nused;			/* nodes of the phase (with ranks) */
 	char **hosts;			/* their names by used_idx, the phase's (MPI launcher) */
 	uint32_t *slots;		/* their rank counts */
+	int stop_sig;			/* the signal that stopped the run (0: none) */
+	uint64_t stop_deadline;		/* monotonic: nodes that did not answer the stop's
+					 * abort by then are cut off */
 };
 
 /* bench_plan.c */
@@ -135,5 +140,11 @@ json_object *bench_phase_record(const struct brun *br, const char **status);
 /* The run document before the first phase, and its end (clock, status). */
 void bench_doc_begin(struct brun *br, const struct strvec *nodes);
 void bench_doc_end(struct brun *br);
+/* The run was interrupted by a signal: what was in flight, into the
+ * document's "interrupted" (at the stop, before the abort). */
+void bench_doc_interrupted(struct brun *br, const char *signame);
+/* Node name into the document's interrupted[key] ("stopped_on": the phase
+ * in flight was aborted there; "removed_on": its files' removal confirmed). */
+void bench_doc_stop_node(struct brun *br, const char *key, const char *name);
 
 #endif

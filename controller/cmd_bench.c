@@ -14,6 +14,7 @@
 #include "log.h"
 #include "results.h"
 #include "rundoc.h"
+#include "stop_sig.h"
 #include "util.h"
 
 enum { O_DIR = 256, O_THREADS, O_BS, O_SIZE, O_SHARED, O_DIRECT, O_FSYNC, O_STONEWALL,
@@ -361,6 +362,40 @@ bench_run_stored(struct ctl *ctl, const struct strvec *names, struct bench_req *
 	return rc;
 }
 
+/* bench_run_stored with SIGINT, SIGTERM and SIGHUP caught (stop_sig.h):
+ * the first stops the run cleanly (rq->stop), the second at once
+ * (ctl->interrupt); exit 128 + the first's number when it stopped the run
+ * (it is marked "interrupted").  Under a play, which catches them itself
+ * (ctl->interrupt set: its signal), its signal stops the run cleanly too. */
+static int
+bench_run_caught(struct ctl *ctl, const struct strvec *names, struct bench_req *rq,
+    json_object **doc)
+{
+	const atomic_int *play_sig = ctl->interrupt;
+	struct stop_sig ss;
+	int rc, sig;
+
+	if (play_sig) {
+		rq->stop = play_sig;
+		ctl->interrupt = NULL;
+		rc = bench_run_stored(ctl, names, rq, doc);
+		ctl->interrupt = play_sig;
+		rq->stop = NULL;
+		return rc;
+	}
+	stop_sig_catch(&ss);
+	rq->stop = stop_sig_first();
+	ctl->interrupt = stop_sig_now();
+	rc = bench_run_stored(ctl, names, rq, doc);
+	sig = atomic_load(stop_sig_first());
+	stop_sig_restore(&ss);
+	ctl->interrupt = NULL;
+	rq->stop = NULL;
+	/* a signal after the run's end stopped nothing: the run is whole */
+	return sig && *doc && json_object_object_get_ex(*doc, "interrupted", NULL) ? 128 + sig :
+	    rc;
+}
+
 int
 bench_parse_argv(struct ctl *ctl, int argc, char **argv, struct bench_req *rq)
 {
@@ -396,7 +431,7 @@ cmd_bench(struct ctl *ctl, int argc, char **argv)
 		bench_req_free(&rq);
 		return 2;
 	}
-	rc = bench_run_stored(ctl, &names, &rq, &doc);
+	rc = bench_run_caught(ctl, &names, &rq, &doc);
 	if (doc && ctl->json)
 		output_text(ctl->out, doc, 0);
 	else if (doc)

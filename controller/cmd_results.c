@@ -22,9 +22,9 @@
  * ran gets a note under the table (a_repeats, b_repeats in JSON and CSV).
  * A side without figures (every repeat failed) is null in JSON, empty in
  * CSV, '-' in the table; exit 1 when no pair has figures on both sides.
- * A run whose status is not ok (failed, running, incomplete) is compared
- * with its status in the head and a warning line (stderr with --csv;
- * a_status, b_status in JSON); the exit status stays as above. */
+ * A run whose status is not ok (failed, running, incomplete, interrupted)
+ * is compared with its status in the head and a warning line (stderr with
+ * --csv; a_status, b_status in JSON); the exit status stays as above. */
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -760,6 +760,9 @@ results_compare_status_text(char *buf, size_t len, json_object *cmp, int s)
 	else if (strcmp(st, "incomplete") == 0)
 		snprintf(buf, len, "%c (%s) is incomplete (its knobctl is gone): only the phases it "
 		    "stored are compared", s ? 'B' : 'A', id);
+	else if (strcmp(st, "interrupted") == 0)
+		snprintf(buf, len, "%c (%s) was interrupted (a signal stopped it): only the phases it "
+		    "finished are compared", s ? 'B' : 'A', id);
 	else
 		snprintf(buf, len, "%c (%s) ended %s, not ok: the compare is of the figures it has "
 		    "(knobctl results show %s says what failed)", s ? 'B' : 'A', id, st, id);

@@ -1,0 +1,392 @@
+/* A plain `knobctl bench` interrupted by a signal: two real knobd agents
+ * in network namespaces (tests/harness.h), knobctl in the controller
+ * namespace, started in the background as from a terminal
+ * (harness_knobctl_bg), the real SQLite results file.  The phases are
+ * throttled with --rate-iops so that one is in flight when the signal
+ * comes; the tests wait for it to run on the agents (their logs). */
+#include <check.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <json-c/json.h>
+
+#include "testutil.h"
+#include "harness.h"
+#include "util.h"
+
+static struct harness h;
+static char data[PATH_MAX];	/* the file system under test (the agents share it) */
+static char out[PATH_MAX], err[PATH_MAX];	/* knobctl's stdout and stderr */
+
+static void
+setup(void)
+{
+	ck_assert_msg(harness_start(&h, 2, 1) == 0, "harness start failed");
+	snprintf(data, sizeof(data), "%s/data", h.tmp);
+	ck_assert_int_eq(mkdir(data, 0755), 0);
+	snprintf(out, sizeof(out), "%s/bench.out", h.tmp);
+	snprintf(err, sizeof(err), "%s/bench.err", h.tmp);
+}
+
+static void
+teardown(void)
+{
+	for (int i = 0; i < h.n; i++)	/* a test may have stopped one */
+		if (h.node[i].pid > 0)
+			kill(h.node[i].pid, SIGCONT);
+	harness_stop(&h);
+}
+
+/* A JSON document that must be there. */
+static json_object *
+need(json_object *doc)
+{
+	ck_assert_msg(doc != NULL, "knobctl printed no JSON (see stderr)");
+	return doc;
+}
+
+/* Does knobctl's stderr so far hold the string arg? */
+static int
+err_has(void *arg)
+{
+	char *s = cu_slurp(err);
+	int has = s && strstr(s, arg) != NULL;
+
+	free(s);
+	return has;
+}
+
+/* data is empty */
+static int
+data_empty(void *arg)
+{
+	(void)arg;
+	return cu_count_entries(data) == 0;
+}
+
+/* Wait until phase p (its id's end, "-p2") runs on every agent. */
+static void
+wait_running(const char *p)
+{
+	char want[32];
+
+	snprintf(want, sizeof(want), "%s: running", p);
+	for (int i = 0; i < h.n; i++)
+		ck_assert_msg(harness_wait_log(&h, i, want, 30) == 0, "node%02d never ran %s",
+		    i + 1, p);
+}
+
+/* The long bench: one phase, a thread on each node, 25 s at 40 writes a
+ * second (its arguments after "bench"; the data directory's for %s). */
+#define LONG_BENCH "seq-write -w @all --dir %s --threads 2 --bs 4k --size 4m --rate-iops 40"
+
+/* knobctl OPTS bench LONG_BENCH in the background, once its phase runs
+ * on every agent; its pid. */
+static pid_t
+start_long(const char *opts)
+{
+	pid_t pid = harness_knobctl_bg(&h, out, err, "%sbench " LONG_BENCH, opts, data);
+
+	ck_assert_int_gt(pid, 0);
+	wait_running("-p1");
+	return pid;
+}
+
+/* The stored run (results show latest), printed to the log. */
+static json_object *
+stored_run(void)
+{
+	json_object *doc;
+	int rc;
+
+	doc = need(harness_knobctl_json(&h, &rc, "--json results show latest"));
+	ck_assert_int_eq(rc, 0);
+	fprintf(stderr, "stored: %s\n", json_object_to_json_string_ext(doc,
+	    JSON_C_TO_STRING_PRETTY));
+	return doc;
+}
+
+/* SIGINT while the second phase of a sweep (2 threads, one on each node,
+ * 25 s at 40 writes a second) runs: knobctl stops it on both nodes, waits
+ * for their agents to remove its files and exits 130 within seconds, the
+ * files gone; the first phase, finished, is stored and the run with it,
+ * "interrupted", the phase in flight not recorded; no node is named in
+ * cleanup_failed (both confirmed); the summary says what was stopped,
+ * what was kept and where the files were removed.  Before, SIGINT killed
+ * knobctl: no summary, and the run stayed "running" in the database
+ * (then "incomplete"), the agents left to clean up on the closed
+ * connection. */
+START_TEST(sigint_stops_phase_in_flight)
+{
+	json_object *doc, *in;
+	uint64_t t0;
+	char *o, *e;
+	pid_t pid;
+	int rc;
+
+	pid = harness_knobctl_bg(&h, out, err, "bench seq-write -w @all --dir %s --threads 1,2 "
+	    "--bs 4k --size 64k --at 2:size=4m --rate-iops 40", data);
+	ck_assert_int_gt(pid, 0);
+	wait_running("-p2");
+	t0 = now_mono_ns();
+	ck_assert_int_eq(kill(pid, SIGINT), 0);
+	rc = cu_reap(pid);
+	o = cu_slurp(out);
+	e = cu_slurp(err);
+	fprintf(stderr, "exit %d after %.1f s\nstdout:\n%s\nstderr:\n%s\n", rc,
+	    (double)(now_mono_ns() - t0) / 1e9, o, e);
+	ck_assert_int_eq(rc, 130);
+	ck_assert_msg(now_mono_ns() - t0 < 10000000000ull, "the stop took too long");
+	ck_assert_int_eq(cu_count_entries(data), 0);	/* knobctl waited for the removal */
+	ck_assert_ptr_nonnull(strstr(e, "SIGINT: stopping phase "));
+	ck_assert_ptr_nonnull(strstr(e, "node01: stopped, its files removed"));
+	ck_assert_ptr_nonnull(strstr(e, "node02: stopped, its files removed"));
+	ck_assert_ptr_nonnull(strstr(o, "interrupted by SIGINT in a phase: "));
+	ck_assert_ptr_nonnull(strstr(o, "-p2 seq-write threads=2 stopped on node[01-02], not "
+	    "recorded"));
+	ck_assert_ptr_nonnull(strstr(o, "1 of 2 phase(s) finished and kept; 0 not run"));
+	ck_assert_ptr_nonnull(strstr(o, "files removed (confirmed by their agents) on: "
+	    "node[01-02]"));
+	ck_assert_ptr_nonnull(strstr(o, "stored as interrupted in "));
+	ck_assert_ptr_null(strstr(o, "clean-up"));
+	free(o);
+	free(e);
+
+	doc = stored_run();
+	ck_assert_str_eq(cu_str(doc, "status"), "interrupted");
+	ck_assert_int_eq(json_object_array_length(cu_get(doc, "phases")), 1);
+	ck_assert_str_eq(cu_str(cu_phase(doc, 0), "status"), "ok");
+	ck_assert_int_eq(cu_int(cu_phase(doc, 0), "threads"), 1);
+	ck_assert_int_eq(cu_int(cu_phase(doc, 0), "bytes"), 64 << 10);
+	ck_assert(!json_object_object_get_ex(doc, "cleanup_failed", NULL));
+	in = cu_get(doc, "interrupted");
+	ck_assert_str_eq(cu_str(in, "signal"), "SIGINT");
+	ck_assert_int_eq(json_object_array_length(cu_get(in, "removed_on")), 2);
+	json_object_put(doc);
+	doc = need(harness_knobctl_json(&h, &rc, "--json results list"));
+	ck_assert_str_eq(cu_str(json_object_array_get_idx(doc, 0), "status"), "interrupted");
+	json_object_put(doc);
+	/* compare takes its finished phase, saying it is not a complete run */
+	rc = harness_knobctl(&h, &o, NULL, "results compare latest latest");
+	fprintf(stderr, "compare: exit %d\n%s\n", rc, o);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_ptr_nonnull(strstr(o, "status interrupted"));
+	ck_assert_ptr_nonnull(strstr(o, ") was interrupted (a signal stopped it): only the phases it "
+	    "finished are compared"));
+	free(o);
+}
+END_TEST
+
+/* SIGTERM while node02's agent is stopped (SIGSTOP: it cannot answer the
+ * abort), then a second SIGTERM once node01 confirmed: knobctl exits at
+ * once, 143, with the run stored "interrupted" (cut off); cleanup_failed
+ * names node02 alone, as unknown ("clean-up unknown", where its files may
+ * be left), not node01, whose agent removed its files before it answered.
+ * node02's agent, continued, removes its own on the closed connection.
+ * Before, node01 was named too, "lost (failed: interrupted)", though its
+ * files were gone, and nothing told failed from unknown. */
+START_TEST(second_signal_cuts_off)
+{
+	json_object *doc, *cf, *in;
+	const char *why;
+	uint64_t t0;
+	char *o;
+	pid_t pid;
+	int rc;
+
+	pid = start_long("--json ");
+	ck_assert_int_eq(kill(h.node[1].pid, SIGSTOP), 0);
+	ck_assert_int_eq(kill(pid, SIGTERM), 0);
+	ck_assert_msg(cu_wait(err_has, (void *)(uintptr_t)"node01: stopped, its files removed",
+	    10) >= 0, "node01 never confirmed");
+	t0 = now_mono_ns();
+	ck_assert_int_eq(kill(pid, SIGTERM), 0);
+	rc = cu_reap(pid);
+	o = cu_slurp(out);
+	fprintf(stderr, "exit %d after %.1f s\n%s\n", rc, (double)(now_mono_ns() - t0) / 1e9, o);
+	ck_assert_int_eq(rc, 143);
+	ck_assert_msg(now_mono_ns() - t0 < 3000000000ull, "the second signal did not act at once");
+	doc = need(json_tokener_parse(o));
+	free(o);
+	ck_assert_str_eq(cu_str(doc, "status"), "interrupted");
+	in = cu_get(doc, "interrupted");
+	ck_assert(json_object_get_boolean(cu_get(in, "cut_off")));
+	ck_assert_int_eq(json_object_array_length(cu_get(in, "removed_on")), 1);
+	cf = cu_get(doc, "cleanup_failed");
+	ck_assert_int_eq(json_object_array_length(cf), 1);
+	ck_assert_str_eq(cu_str(json_object_array_get_idx(cf, 0), "node"), "node02");
+	ck_assert_str_eq(cu_str(json_object_array_get_idx(cf, 0), "state"), "unknown");
+	why = cu_str(json_object_array_get_idx(cf, 0), "error");
+	ck_assert_msg(strstr(why, "node02: clean-up unknown: the run was cut off (SIGTERM) before "
+	    "the node confirmed it") && strstr(why, "the files of its ranks 1 may be left in "),
+	    "%s", why);
+	json_object_put(doc);
+	ck_assert_int_eq(kill(h.node[1].pid, SIGCONT), 0);
+	ck_assert_msg(cu_wait(data_empty, NULL, 10) >= 0, "node02 left its files");
+	doc = stored_run();
+	ck_assert_str_eq(cu_str(doc, "status"), "interrupted");
+	ck_assert_int_eq(json_object_array_length(cu_get(doc, "cleanup_failed")), 1);
+	json_object_put(doc);
+}
+END_TEST
+
+/* SIGINT and SIGTERM both reach knobctl before it runs again (sent while
+ * it is stopped, SIGSTOP; on SIGCONT both handlers run before any tick
+ * sees the first, in an order the kernel picks: each may go to another
+ * of its threads): the run is cut off at once, yet recorded as a stop:
+ * exit 128 + the first's number, the run stored "interrupted" by it, cut
+ * off, the phase in flight not recorded as a phase, both nodes named as
+ * unknown.  Before, the closed connections made the nodes
+ * "lost": the phase was recorded failed, the run "degraded-or-failed",
+ * exit 1 as any failed run. */
+START_TEST(two_signals_at_once)
+{
+	json_object *doc, *cf;
+	char *o;
+	pid_t pid;
+	int rc;
+
+	pid = start_long("--json ");
+	ck_assert_int_eq(kill(pid, SIGSTOP), 0);
+	ck_assert_int_eq(kill(pid, SIGTERM), 0);
+	ck_assert_int_eq(kill(pid, SIGINT), 0);
+	ck_assert_int_eq(kill(pid, SIGCONT), 0);
+	rc = cu_reap(pid);
+	o = cu_slurp(out);
+	fprintf(stderr, "exit %d\n%s\n", rc, o);
+	ck_assert_msg(rc == 130 || rc == 143, "exit %d", rc);
+	doc = need(json_tokener_parse(o));
+	free(o);
+	ck_assert_str_eq(cu_str(doc, "status"), "interrupted");
+	ck_assert_str_eq(cu_str(cu_get(doc, "interrupted"), "signal"), rc == 130 ? "SIGINT" :
+	    "SIGTERM");
+	ck_assert(json_object_get_boolean(cu_get(cu_get(doc, "interrupted"), "cut_off")));
+	ck_assert_int_eq(json_object_array_length(cu_get(doc, "phases")), 0);
+	cf = cu_get(doc, "cleanup_failed");
+	ck_assert_int_eq(json_object_array_length(cf), 2);
+	for (size_t i = 0; i < 2; i++)
+		ck_assert_str_eq(cu_str(json_object_array_get_idx(cf, i), "state"), "unknown");
+	json_object_put(doc);
+	ck_assert_msg(cu_wait(data_empty, NULL, 10) >= 0, "the agents left their files");
+}
+END_TEST
+
+/* knobctl ARGS in the controller namespace in the background with SIGHUP
+ * ignored, as nohup starts it (harness_knobctl_bg starts it as from a
+ * terminal); stdout and stderr into out and err.  Its pid. */
+static pid_t
+knobctl_nohup(const char *args)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		signal(SIGHUP, SIG_IGN);	/* inherited across exec */
+		signal(SIGINT, SIG_DFL);
+		execl("/bin/sh", "sh", "-c", xasprintf("exec ip netns exec %s %s/knobctl -c %s %s "
+		    ">%s 2>%s </dev/null", h.ctl_ns, h.bin, h.cluster, args, out, err), (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* Is signal sig in the mask field ("SigIgn:", "SigCgt:") of process pid? */
+static int
+sig_in(pid_t pid, const char *field, int sig)
+{
+	char path[64], *st, *p;
+	unsigned long long mask = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	st = cu_slurp(path);
+	ck_assert_ptr_nonnull(st);
+	p = strstr(st, field);
+	ck_assert_ptr_nonnull(p);
+	mask = strtoull(p + strlen(field), NULL, 16);
+	free(st);
+	return (mask >> (sig - 1)) & 1;
+}
+
+/* Under nohup (SIGHUP ignored when knobctl started) SIGHUP stays ignored
+ * while the bench runs, SIGINT and SIGTERM caught: a SIGHUP, then a
+ * SIGINT, stop the run as SIGINT (130; the lower-numbered SIGHUP, were
+ * it caught, would be the first and exit 129). */
+START_TEST(nohup_keeps_sighup_ignored)
+{
+	char args[PATH_MAX + 128], *o;
+	pid_t pid;
+	int rc;
+
+	snprintf(args, sizeof(args), "bench " LONG_BENCH, data);
+	pid = knobctl_nohup(args);
+	ck_assert_int_gt(pid, 0);
+	wait_running("-p1");
+	ck_assert(sig_in(pid, "SigIgn:", SIGHUP));
+	ck_assert(sig_in(pid, "SigCgt:", SIGINT) && sig_in(pid, "SigCgt:", SIGTERM));
+	ck_assert_int_eq(kill(pid, SIGHUP), 0);
+	ck_assert_int_eq(kill(pid, SIGINT), 0);
+	rc = cu_reap(pid);
+	o = cu_slurp(out);
+	fprintf(stderr, "exit %d\n%s\n", rc, o);
+	ck_assert_int_eq(rc, 130);
+	ck_assert_ptr_nonnull(strstr(o, "interrupted by SIGINT in a phase: "));
+	free(o);
+	ck_assert_int_eq(cu_count_entries(data), 0);
+}
+END_TEST
+
+/* A play's bench step interrupted (SIGINT to knobctl play): the play's
+ * signal stops the bench as a plain bench's first does, so its run is
+ * stored "interrupted" with no node in cleanup_failed (both confirmed the
+ * removal) and the files are gone when knobctl exits 130.  Before, the
+ * play closed the bench's connections at once: node01 and node02 were
+ * named, their clean-up unknown, the files removed after knobctl's exit. */
+START_TEST(play_bench_stops_cleanly)
+{
+	char play[PATH_MAX + 16];
+	json_object *doc;
+	FILE *f;
+	pid_t pid;
+	int rc;
+
+	snprintf(play, sizeof(play), "%s/sig.xml", h.tmp);
+	f = fopen(play, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "<?xml version=\"1.0\"?>\n<play name=\"sig\" nodes=\"@all\">\n  <bench "
+	    "kind=\"seq-write\" dir=\"%s\" threads=\"2\" bs=\"4k\" size=\"4m\" "
+	    "rate-iops=\"40\"/>\n</play>\n", data);
+	ck_assert_int_eq(fclose(f), 0);
+	pid = harness_knobctl_bg(&h, out, err, "play %s", play);
+	ck_assert_int_gt(pid, 0);
+	wait_running("-p1");
+	ck_assert_int_eq(kill(pid, SIGINT), 0);
+	rc = cu_reap(pid);
+	fprintf(stderr, "exit %d\n", rc);
+	ck_assert_int_eq(rc, 130);
+	ck_assert_int_eq(cu_count_entries(data), 0);
+	doc = stored_run();
+	ck_assert_str_eq(cu_str(doc, "status"), "interrupted");
+	ck_assert_msg(!json_object_object_get_ex(doc, "cleanup_failed", NULL), "%s",
+	    json_object_to_json_string(cu_get(doc, "cleanup_failed")));
+	ck_assert_int_eq(json_object_array_length(cu_get(cu_get(doc, "interrupted"),
+	    "removed_on")), 2);
+	json_object_put(doc);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("bench_sig");
+	TCase *tc = cu_tcase("bench_sig", setup, teardown, 120);
+
+	tcase_add_test(tc, sigint_stops_phase_in_flight);
+	tcase_add_test(tc, second_signal_cuts_off);
+	tcase_add_test(tc, two_signals_at_once);
+	tcase_add_test(tc, nohup_keeps_sighup_ignored);
+	tcase_add_test(tc, play_bench_stops_cleanly);
+	suite_add_tcase(s, tc);
+	return cu_run(s);
+}
