@@ -383,7 +383,7 @@ bench_run_caught(struct ctl *ctl, const struct strvec *names, struct bench_req *
 		rq->stop = NULL;
 		return rc;
 	}
-	stop_sig_catch(&ss);
+	stop_sig_catch(&ss, 0);
 	rq->stop = stop_sig_first();
 	ctl->interrupt = stop_sig_now();
 	rc = bench_run_stored(ctl, names, rq, doc);

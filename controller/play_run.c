@@ -23,10 +23,11 @@
  *
  * SIGINT / SIGTERM / SIGHUP (the terminal or the ssh session gone) while
  * a play runs: the first stops it where it can
- * (after the current request or batch; a bench or sweep at once, its
- * connections closed, which makes the agents abort the phase and remove
- * its files), then the stop's rollback runs and the summary is printed;
- * exit 128 + the signal's number.  A second signal acts at once.
+ * (after the current request or batch; a bench stops its phase in flight
+ * on every node, which removes its files, as a plain bench does; a sweep
+ * at once), then the stop's rollback runs and the summary is printed;
+ * exit 128 + the signal's number.  A second signal acts at once (its
+ * default action: stop_sig.h).
  *
  * --json: one document at the end; every failed node with its step and
  * reason ("failed"), a failed step's "reason", "not_rolled_back".
@@ -54,6 +55,7 @@
 #include "results.h"
 #include "rundoc.h"
 #include "stats.h"
+#include "stop_sig.h"
 #include "util.h"
 #include "visible.h"
 
@@ -92,63 +94,11 @@ struct prun {
 
 /* The signal that interrupted the play (0: none).  Global: a signal
  * handler sets it; lock-free, so async-signal-safe (C11 7.14.1.1). */
-static atomic_int play_sig;
-
-/* The signals that stop a play. */
-static const int play_sigs[] = { SIGINT, SIGTERM, SIGHUP };
-
-/* SIGINT, SIGTERM or SIGHUP: note the first (SA_RESETHAND: a second of the same
- * acts at once; play_signals_default makes any act once the play saw it). */
-static void
-on_play_signal(int sig)
-{
-	int none = 0;
-
-	atomic_compare_exchange_strong(&play_sig, &none, sig);
-}
-
-/* Catch play_sigs while the play runs (old dispositions into old); one
- * ignored when the play started (a background job) stays ignored. */
-static void
-play_signals_catch(struct sigaction *old)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_play_signal;
-	sa.sa_flags = SA_RESETHAND | SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < nitems(play_sigs); i++)
-		sigaddset(&sa.sa_mask, play_sigs[i]);
-	atomic_store(&play_sig, 0);
-	for (size_t i = 0; i < nitems(play_sigs); i++)
-		if (sigaction(play_sigs[i], NULL, &old[i]) == 0 && old[i].sa_handler != SIG_IGN)
-			(void)sigaction(play_sigs[i], &sa, NULL);
-}
-
-/* The play saw the interruption: a next signal acts at once (the
- * default action), unless it was ignored when the play started. */
-static void
-play_signals_default(const struct sigaction *old)
-{
-	for (size_t i = 0; i < nitems(play_sigs); i++)
-		if (old[i].sa_handler != SIG_IGN)
-			(void)signal(play_sigs[i], SIG_DFL);
-}
-
-/* Put the dispositions of play_sigs back. */
-static void
-play_signals_restore(const struct sigaction *old)
-{
-	for (size_t i = 0; i < nitems(play_sigs); i++)
-		(void)sigaction(play_sigs[i], &old[i], NULL);
-}
-
 /* The signal that interrupted the play, or 0. */
 static int
 interrupted(void)
 {
-	return atomic_load_explicit(&play_sig, memory_order_relaxed);
+	return atomic_load_explicit(stop_sig_first(), memory_order_relaxed);
 }
 
 static void say(struct prun *pr, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -294,7 +244,7 @@ sub_run(struct prun *pr, const struct strvec *argv, const struct strvec *nodes, 
 	sub.json = 1;
 	sub.tty = 0;
 	sub.play_info = pr->info;
-	sub.interrupt = in_set(argv->v[0], long_cmds) ? &play_sig : NULL;
+	sub.interrupt = in_set(argv->v[0], long_cmds) ? stop_sig_first() : NULL;
 	strvec_push(&sub.w, folded);
 	sub.out = open_memstream(&buf, &len);
 	rc = ce && sub.out ? ctl_run(&sub, ce, (int)argv->n, argv->v) : 2;
@@ -1339,20 +1289,12 @@ play_info(const struct play *pl)
 	return o;
 }
 
-/* The name of a signal that stops a play. */
-static const char *
-sig_name(int sig)
-{
-	return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" :
-	    "a signal";
-}
-
 /* The reason of a failed step's record js: the signal, else the first
  * the step gave (why). */
 static void
 step_reason(json_object *js, int sig, const char *why)
 {
-	char *s = sig ? xasprintf("interrupted by %s", sig_name(sig)) :
+	char *s = sig ? xasprintf("interrupted by %s", stop_sig_name(sig)) :
 	    xstrdup(why ? why : "failed");
 
 	json_object_object_add(js, "reason", json_object_new_string(s));
@@ -1393,7 +1335,7 @@ play_step(struct prun *pr, size_t i, size_t *failed_steps)
 		pr->bad = 1;
 	}
 	if (sig) {
-		say(pr, "  %s: the play stops\n", sig_name(sig));
+		say(pr, "  %s: the play stops\n", stop_sig_name(sig));
 		return 1;
 	}
 	if (rc == 0)
@@ -1431,7 +1373,7 @@ play_result(struct prun *pr, int stopped)
 	json_object_object_add(res, "status", json_object_new_string(sig ? "interrupted" :
 	    stopped ? "stopped" : pr->bad ? "finished-with-failures" : "ok"));
 	if (sig)
-		json_object_object_add(res, "signal", json_object_new_string(sig_name(sig)));
+		json_object_object_add(res, "signal", json_object_new_string(stop_sig_name(sig)));
 	json_object_object_add(res, "steps", pr->steps);
 	for (size_t i = 0; i < pr->nodes->n; i++)
 		if (pr->failed[i])
@@ -1458,7 +1400,7 @@ play_run(struct ctl *ctl, struct play *pl, const struct strvec *nodes,
 {
 	struct prun pr = { .ctl = ctl, .pl = pl, .check = check, .nodes = nodes, .out = ctl->out,
 		.before = before };
-	struct sigaction old[nitems(play_sigs)];
+	struct stop_sig ss;
 	json_object *res;
 	char *folded = nodeset_fold(nodes->v, nodes->n);
 	size_t failed_steps = 0;
@@ -1468,8 +1410,7 @@ play_run(struct ctl *ctl, struct play *pl, const struct strvec *nodes,
 		free(folded);
 		return 2;	/* before anything runs */
 	}
-	memset(old, 0, sizeof(old));
-	play_signals_catch(old);
+	stop_sig_catch(&ss, STOP_SIG_SECOND_KILLS);	/* the stop's rollback is not cut short */
 	pr.failed = xcalloc(nodes->n + 1, 1);
 	pr.applied = xcalloc(nodes->n + 1, 1);
 	pr.nrb = xcalloc(nodes->n + 1, 1);
@@ -1488,8 +1429,7 @@ play_run(struct ctl *ctl, struct play *pl, const struct strvec *nodes,
 	    pr.serial ? pl->serial : "all", pl->max_fail[0] ? pl->max_fail : "0");
 	for (size_t i = 0; i < pl->nsteps && !stopped; i++)
 		stopped = play_step(&pr, i, &failed_steps);
-	if ((sig = interrupted()) != 0)
-		play_signals_default(old);	/* a second signal acts at once */
+	sig = interrupted();
 	if (stopped)
 		stop_rollback(&pr);
 	if (!check)
@@ -1497,7 +1437,7 @@ play_run(struct ctl *ctl, struct play *pl, const struct strvec *nodes,
 	if (check)
 		plan_total(&pr);
 	say(&pr, "\nplay %s: %s%s; %zu of %zu step(s) failed; %zu node(s) failed\n", pl->name,
-	    sig ? "interrupted by " : stopped ? "stopped" : "finished", sig ? sig_name(sig) : "",
+	    sig ? "interrupted by " : stopped ? "stopped" : "finished", sig ? stop_sig_name(sig) : "",
 	    failed_steps, pl->nsteps, pr.nfailed);
 	res = play_result(&pr, stopped);
 	if (ctl->json)
@@ -1518,6 +1458,6 @@ play_run(struct ctl *ctl, struct play *pl, const struct strvec *nodes,
 	free(pr.why);
 	json_object_put(pr.failures);
 	free(folded);
-	play_signals_restore(old);
+	stop_sig_restore(&ss);
 	return sig ? 128 + sig : pr.bad ? 1 : 0;
 }

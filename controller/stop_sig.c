@@ -8,9 +8,11 @@
 static const int stop_sigs[STOP_NSIGS] = { SIGINT, SIGTERM, SIGHUP };
 static atomic_int first_sig, now_sig;
 static volatile sig_atomic_t caught[STOP_NSIGS];	/* which of stop_sigs we catch */
+static volatile sig_atomic_t second_kills;	/* STOP_SIG_SECOND_KILLS */
 
 /* The first stop signal is noted; the second too, and from then on each
- * caught one has its default action (a third ends knobctl there). */
+ * caught one has its default action (a third ends knobctl there); with
+ * second_kills the second takes its default action at once. */
 static void
 on_stop_signal(int sig)
 {
@@ -23,10 +25,12 @@ on_stop_signal(int sig)
 	for (size_t i = 0; i < STOP_NSIGS; i++)
 		if (caught[i])
 			(void)signal(stop_sigs[i], SIG_DFL);	/* async-signal-safe */
+	if (second_kills)
+		(void)raise(sig);	/* delivered when this handler returns */
 }
 
 void
-stop_sig_catch(struct stop_sig *s)
+stop_sig_catch(struct stop_sig *s, int flags)
 {
 	struct sigaction sa;
 
@@ -38,6 +42,7 @@ stop_sig_catch(struct stop_sig *s)
 		sigaddset(&sa.sa_mask, stop_sigs[i]);
 	atomic_store(&first_sig, 0);
 	atomic_store(&now_sig, 0);
+	second_kills = (flags & STOP_SIG_SECOND_KILLS) != 0;
 	for (size_t i = 0; i < STOP_NSIGS; i++) {
 		caught[i] = sigaction(stop_sigs[i], NULL, &s->old[i]) == 0 &&
 		    s->old[i].sa_handler != SIG_IGN;
