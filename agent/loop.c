@@ -16,17 +16,17 @@
  * that has sent nothing, then one that has sent bytes but no
  * ClientHello we could answer, then one we sent our ServerHello to, the
  * oldest first among equals; among those last, the source address holding
- * the most places gives up its oldest first: 200 never-finished
- * ClientHellos from 32 addresses fill all 64 places with answered
- * handshakes, and the controller's own, answered too and one of a place
- * or two from its address, was dropped in most runs while its next flight
- * was on its way (from 64 addresses holding one place each, it still can
- * be).  Each connection gets one handshake step as soon as it is accepted
- * (a controller's ClientHello is usually waiting already), one whose
- * bytes wait unread gets its step before it could be dropped, and one
- * accepted in the same wake-up of the listener counts as talking: so a
- * flood of sockets that send a byte cannot push out a controller whose
- * handshake is under way.  Failed and abandoned
+ * the most places gives up its oldest first: never-finished ClientHellos
+ * from 32 addresses fill all 64 places with answered handshakes, and the
+ * controller's own, answered too and one of a place or two from its
+ * address, was dropped whenever its next flight was late (every run of
+ * check_attack answered_handshake_not_dropped; from 64 addresses holding
+ * one place each, it still can be).  Each connection gets one handshake
+ * step as soon as it is accepted (a controller's ClientHello is usually
+ * waiting already), one whose bytes wait unread gets its step before it
+ * could be dropped, and one accepted in the same wake-up of the listener
+ * counts as talking: so a flood of sockets that send a byte cannot push
+ * out a controller whose handshake is under way.  Failed and abandoned
  * handshakes, refusals and evictions are logged at debug level and
  * summarised once a second and at shutdown; out of file descriptors, the
  * waiting connection is refused with a spare one (accept_refuse_one)
