@@ -21,7 +21,7 @@
  * controller's own, answered too and one of a place or two from its
  * address, was dropped whenever its next flight was late (every run of
  * check_attack answered_handshake_not_dropped; from 64 addresses holding
- * one place each, it still can be).  Each connection gets one handshake
+ * one place each, it still is: 4 runs of 4).  Each connection gets one handshake
  * step as soon as it is accepted (a controller's ClientHello is usually
  * waiting already), one whose bytes wait unread gets its step before it
  * could be dropped, and one accepted in the same wake-up of the listener
