@@ -15,11 +15,18 @@
  * one whose handshake is over (failed, lingering for its alert), then one
  * that has sent nothing, then one that has sent bytes but no
  * ClientHello we could answer, then one we sent our ServerHello to, the
- * oldest first among equals.  Each connection gets one handshake step as
- * soon as it is accepted (a controller's ClientHello is usually waiting
- * already), and one accepted in the same wake-up of the listener counts
- * as talking: so a flood of sockets that send a byte cannot push out a
- * controller whose handshake is under way.  Failed and abandoned
+ * oldest first among equals; among those last, the source address holding
+ * the most places gives up its oldest first: never-finished ClientHellos
+ * from 32 addresses fill all 64 places with answered handshakes, and the
+ * controller's own, answered too and one of a place or two from its
+ * address, was dropped whenever its next flight was late (every run of
+ * check_attack answered_handshake_not_dropped; from 64 addresses holding
+ * one place each, it still is: 4 runs of 4).  Each connection gets one handshake
+ * step as soon as it is accepted (a controller's ClientHello is usually
+ * waiting already), one whose bytes wait unread gets its step before it
+ * could be dropped, and one accepted in the same wake-up of the listener
+ * counts as talking: so a flood of sockets that send a byte cannot push
+ * out a controller whose handshake is under way.  Failed and abandoned
  * handshakes, refusals and evictions are logged at debug level and
  * summarised once a second and at shutdown; out of file descriptors, the
  * waiting connection is refused with a spare one (accept_refuse_one)
@@ -811,13 +818,54 @@ evict_before(struct agent *a, struct aconn *x, struct aconn *y)
 	return x->accept_ns < y->accept_ns;
 }
 
+/* qsort order of unauthenticated connections: by source (host). */
+static int
+host_order(const void *x, const void *y)
+{
+	return strcmp((*(struct aconn *const *)x)->host, (*(struct aconn *const *)y)->host);
+}
+
+/* The one of the n unauthenticated connections, every one answered
+ * (hs_progress 2), that makes room: from the source holding the most of
+ * them, the oldest among equals.  A flood of ClientHellos it never goes
+ * on with, from many addresses, holds several places per address; a
+ * controller, one or two; so it is the flood's that go, each in its turn
+ * (none is kept past the handshake deadline), while the controller's next
+ * flight takes its round trip.  Sorting keeps this at n log n. */
+static struct aconn *
+busiest_source_oldest(struct agent *a, unsigned n)
+{
+	struct aconn **v = xcalloc(n, sizeof(*v)), *c, *best = NULL;
+	unsigned k = 0, best_run = 0;
+
+	for (c = a->conns; c && k < n; c = c->next)
+		if (!c->authed)
+			v[k++] = c;
+	qsort(v, k, sizeof(*v), host_order);
+	for (unsigned i = 0, j; i < k; i = j) {
+		struct aconn *old = v[i];
+
+		for (j = i + 1; j < k && strcmp(v[j]->host, v[i]->host) == 0; j++)
+			if (v[j]->accept_ns < old->accept_ns)
+				old = v[j];
+		if (j - i > best_run || (j - i == best_run && old->accept_ns < best->accept_ns)) {
+			best_run = j - i;
+			best = old;
+		}
+	}
+	free(v);
+	return best;
+}
+
 /* Room for one more unauthenticated connection from host: 0, or -1 when
  * host already has its share (the newcomer is refused).  When the whole
- * budget is used, the least advanced one (evict_before) is closed; but
- * one whose bytes wait unread (a controller's ClientHello, come while
- * this wake-up was accepting) first gets the handshake step it is due,
- * so that a busy loop never drops it for being late to read it.  A few
- * such steps per newcomer at most: each reads what waits. */
+ * budget is used, the least advanced one (evict_before; among answered
+ * handshakes, busiest_source_oldest) is closed; but one whose bytes wait
+ * unread (a controller's ClientHello, come while this wake-up was
+ * accepting, or its next flight after our ServerHello) first gets the
+ * handshake step it is due, so that a busy loop never drops it for being
+ * late to read it.  A few such steps per newcomer at most: each reads what
+ * waits. */
 static int
 unauth_room(struct agent *a, const char *host)
 {
@@ -845,7 +893,9 @@ unauth_room(struct agent *a, const char *host)
 		}
 		if (n < max || oldest == NULL)
 			return 0;
-		if (steps < 8 && !oldest->hello_done && input_waiting(oldest)) {
+		if (hs_progress(a, oldest) == 2)
+			oldest = busiest_source_oldest(a, n);
+		if (steps < 8 && hs_progress(a, oldest) >= 0 && input_waiting(oldest)) {
 			log_debug("%u unauthenticated connections: reading what %s sent first",
 			    n, oldest->addr);
 			conn_event(a, oldest, EPOLLIN);	/* may close it */
