@@ -58,6 +58,8 @@ struct item {
 				 * not written, its original stays journaled */
 	int kind, rank;
 	long jidx;		/* rollback: index in the journal's originals */
+	int kept;		/* a --stack's journaled key (plan_build_stacked): in
+				 * play only on a target a key of the request names */
 };
 
 struct plan {
@@ -595,7 +597,8 @@ item_target_cmp(const void *x, const void *y)
 
 /* Of two items of one target, does w's key win over l's: an exact key
  * over a glob, else the later in the request (a child's over what it
- * inherits)? */
+ * inherits; a --stack's keys come after the journaled ones it keeps, as
+ * in the journal that verify and the boot re-apply read)? */
 static int
 key_wins(const struct item *w, const struct item *l)
 {
@@ -611,18 +614,42 @@ note_overridden(struct item *w, const struct item *l)
 {
 	char m[TUNE_MSG_MAX];
 	int had = w->msg != NULL && *w->msg;
+	const char *why = tune_is_glob(l->s->key) && !tune_is_glob(w->s->key) ?
+	    "an exact key wins over a glob" : l->kept && !w->kept ?
+	    "the stacked profile's key wins" : "the later key in the profile wins";
 
 	snprintf(m, sizeof(m), "%s%sinstead of %s=%s: %s", had ? w->msg : "", had ? "; " : "",
-	    l->s->key, l->s->value, tune_is_glob(l->s->key) && !tune_is_glob(w->s->key) ?
-	    "an exact key wins over a glob" : "the later key in the profile wins");
+	    l->s->key, l->s->value, why);
 	set_msg(w, w->err, m);
+}
+
+/* Mark in drop the items v[g..e) of one target but the winner v[best],
+ * each named in its message; where every one is a --stack's kept key
+ * (no key of the request names the target) the winner goes too. */
+static void
+drop_losers(struct item *const *v, size_t g, size_t e, size_t best, const struct item *base,
+    char *drop)
+{
+	int contested = 0;
+
+	for (size_t k = g; k < e; k++)
+		contested |= !v[k]->kept;
+	for (size_t k = g; k < e; k++) {
+		if (k != best && contested)
+			note_overridden(v[best], v[k]);
+		if (k != best || !contested)
+			drop[v[k] - base] = 1;
+	}
 }
 
 /* One item per (driver, target, attr).  Keys of a request that name the
  * same target (a glob and an exact key, overlapping globs, vm.dirty_ratio
  * and vm/dirty_ratio) would fight over it in the write passes and fail
  * the apply: the winner (key_wins) keeps the target, the others are
- * dropped for it, named in the winner's message (note_overridden). */
+ * dropped for it, named in the winner's message (note_overridden).  A
+ * --stack's kept keys take part where a key of the request names their
+ * target, so that the apply writes what verify and the boot re-apply
+ * want; elsewhere (or resolving to nothing) they leave the plan. */
 static void
 plan_one_per_target(struct plan *p)
 {
@@ -633,15 +660,13 @@ plan_one_per_target(struct plan *p)
 	for (size_t i = 0; i < p->n; i++)
 		if (p->v[i].target != NULL)
 			v[nv++] = &p->v[i];
+		else
+			drop[i] = p->v[i].kept;
 	qsort(v, nv, sizeof(*v), item_target_cmp);
 	for (size_t g = 0, e, best; g < nv; g = e) {
 		for (best = g, e = g + 1; e < nv && slot_cmp(v[g], v[e]) == 0; e++)
 			best = key_wins(v[e], v[best]) ? e : best;
-		for (size_t k = g; k < e; k++)
-			if (k != best) {
-				note_overridden(v[best], v[k]);
-				drop[v[k] - p->v] = 1;
-			}
+		drop_losers(v, g, e, best, p->v, drop);
 	}
 	for (size_t i = 0; i < p->n; i++)
 		if (!drop[i])
@@ -658,12 +683,18 @@ plan_one_per_target(struct plan *p)
 
 /* Step 1: validate each setting, resolve its targets, keep one key per
  * target and read their current values.  Items that cannot go on get
- * FAILED, UNSUPPORTED or PROTECTED. */
+ * FAILED, UNSUPPORTED or PROTECTED.  The first nkept settings are a
+ * --stack's kept journaled ones (plan_one_per_target). */
 static void
-plan_build(struct agent *a, Knob__Setting **settings, size_t n, struct plan *p)
+plan_build(struct agent *a, Knob__Setting **settings, size_t n, size_t nkept, struct plan *p)
 {
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		size_t from = p->n;
+
 		plan_setting(a, settings[i], p);
+		for (size_t k = from; i < nkept && k < p->n; k++)
+			p->v[k].kept = 1;
+	}
 	plan_one_per_target(p);
 	for (size_t i = 0; i < p->n; i++) {
 		struct item *it = &p->v[i];
@@ -1589,8 +1620,22 @@ next_active(const struct journal *j, const char *profile, int stack, char *out, 
 		snprintf(out, len, "%s", profile);
 }
 
+/* Does a --stack apply of req keep the journaled setting e (req sets no
+ * key of its driver, key, attr and match)? */
+static int
+stack_keeps(const Knob__ApplyRequest *req, const struct jentry *e)
+{
+	for (size_t k = 0; k < req->n_settings; k++)
+		if (strcmp(req->settings[k]->driver, e->driver) == 0 &&
+		    strcmp(req->settings[k]->key, e->key) == 0 &&
+		    strcmp(req->settings[k]->attr, e->attr) == 0 &&
+		    strcmp(req->settings[k]->match, e->match) == 0)
+			return 0;
+	return req->stack;
+}
+
 /* The journaled resolved settings after applying req (stack keeps the
- * previous ones that req does not override). */
+ * previous ones that req does not override, before req's). */
 static void
 commit_settings(struct journal *j, const Knob__ApplyRequest *req)
 {
@@ -1599,17 +1644,9 @@ commit_settings(struct journal *j, const Knob__ApplyRequest *req)
 
 	j->set = NULL;
 	j->nset = 0;
-	for (size_t i = 0; req->stack && i < nold; i++) {
-		int over = 0;
-
-		for (size_t k = 0; k < req->n_settings && !over; k++)
-			over = strcmp(req->settings[k]->driver, old[i].driver) == 0 &&
-			    strcmp(req->settings[k]->key, old[i].key) == 0 &&
-			    strcmp(req->settings[k]->attr, old[i].attr) == 0 &&
-			    strcmp(req->settings[k]->match, old[i].match) == 0;
-		if (!over)
+	for (size_t i = 0; i < nold; i++)
+		if (stack_keeps(req, &old[i]))
 			journal_push(&j->set, &j->nset, &old[i]);
-	}
 	for (size_t i = 0; i < req->n_settings; i++) {
 		const Knob__Setting *s = req->settings[i];
 		struct jentry e = { 0 };
@@ -1711,6 +1748,30 @@ txn_begin(struct tune_state *t, struct plan *p, const size_t *idx, size_t n,
 	return -1;
 }
 
+/* plan_build for req: a --stack's kept journaled settings (stack_keeps,
+ * copies owned by p) come first, as commit_settings journals them, so
+ * that a target one of them shares with a key of req goes to the key
+ * verify and the boot re-apply pick (plan_one_per_target): a base
+ * profile's exact key keeps its device from a stacked glob. */
+static void
+plan_build_stacked(struct agent *a, const struct journal *j, const Knob__ApplyRequest *req,
+    struct plan *p)
+{
+	Knob__Setting **v = xcalloc(j->nset + req->n_settings + 1, sizeof(*v)), tmp;
+	size_t n = 0, nkept;
+
+	for (size_t i = 0; i < j->nset; i++)
+		if (stack_keeps(req, &j->set[i])) {
+			jentry_setting(&j->set[i], &tmp);
+			v[n++] = plan_own(p, &tmp, NULL, NULL, NULL, NULL);
+		}
+	nkept = n;
+	for (size_t i = 0; i < req->n_settings; i++)
+		v[n++] = req->settings[i];
+	plan_build(a, v, n, nkept, p);
+	free(v);
+}
+
 /* Step 1 of apply: resolve globs and read every current value (the
  * pending marks and, unless stacked, the switch from the active profile),
  * then ask each driver whether the write is known to fail.  1 when the
@@ -1725,7 +1786,7 @@ apply_plan(struct agent *a, const Knob__ApplyRequest *req, struct plan *p, char 
 
 	p->journals = 1;	/* p->boot: set by the caller */
 	p->check = req->check;
-	plan_build(a, req->settings, req->n_settings, p);
+	plan_build_stacked(a, j, req, p);
 	plan_mark_pending(j, p);
 	if (!req->stack)
 		plan_add_switch(a, j, p);
@@ -1999,7 +2060,7 @@ tune_verify(struct agent *a, const Knob__VerifyRequest *req, Knob__VerifyResult 
 		js = set = journal_settings(&t->j);
 		nset = req->active_only ? 0 : t->j.nset;
 	}
-	plan_build(a, set, nset, &p);
+	plan_build(a, set, nset, 0, &p);
 	plan_mark_pending(&t->j, &p);
 	if (plan_drop_stale(&t->j, &p) > 0 &&
 	    (rc = journal_save(t->journal_path, &t->j)) < 0)
@@ -2410,7 +2471,7 @@ restarted(struct agent *a, struct tune_state *t)
 	time_t now = time(NULL);
 	struct tm tm;
 
-	plan_build(a, js, t->j.nset, &p);
+	plan_build(a, js, t->j.nset, 0, &p);
 	plan_mark_pending(&t->j, &p);
 	verify_judge(&p);
 	for (size_t i = 0; i < p.n; i++) {

@@ -5578,6 +5578,103 @@ START_TEST(test_check_nr_requests_depth)
 }
 END_TEST
 
+/* ------------------------------------------------------------ --stack over a key */
+/* ag rolls back completely and the loop device's attr reads want. */
+static void
+rollback_loop_to(const char *attr, const char *want)
+{
+	Knob__RollbackResult rb;
+
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	dump(rb.keys, rb.n_keys);
+	ck_assert_msg(rb.complete, "%s", rb.message);
+	tune_rollback_result_free(&rb);
+	ck_assert_str_eq(sys(attr, loopdev), want);
+}
+
+/* Verify without a profile (the journal's active settings, as `knobctl
+ * verify` sends it): every key ok. */
+static void
+verify_active_ok(void)
+{
+	Knob__VerifyRequest vreq = KNOB__VERIFY_REQUEST__INIT;
+	Knob__VerifyResult v;
+
+	vreq.profile = (char *)(uintptr_t)"";
+	ck_assert_int_eq(tune_verify(ag, &vreq, &v), 0);
+	dump(v.keys, v.n_keys);
+	ck_assert_uint_ge(v.n_keys, 1);
+	for (size_t i = 0; i < v.n_keys; i++)
+		ck_assert_msg(v.keys[i]->state == KNOB__KEY_STATE__KEY_OK, "%s: %s %s",
+		    v.keys[i]->target, tune_key_state_name(v.keys[i]->state), v.keys[i]->message);
+	tune_verify_result_free(&v);
+}
+
+/* The loop device's read_ahead_kb at 384: one profile sets it exactly
+ * (256), another through a glob that matches only it ("loop1[2]", 512),
+ * stacked on it either way round; then a second such glob ("loo[p]12",
+ * 256) stacked on the first.  The exact key wins, else the stacked one,
+ * as verify and the boot re-apply judge the journal's stacked settings:
+ * --check and the apply leave (or write) 256 and name the key they beat,
+ * a reboot re-applies nothing, verify is ok, rollback brings 384 back.
+ * Before, the glob stacked on the exact key wrote "256 -> 512" silently
+ * and verify said drift "is 512, profile wants 256". */
+START_TEST(test_stack_glob_over_exact)
+{
+	struct s lit[] = { { "blockdev", NULL, "read_ahead_kb", "256", 0, NULL } };
+	struct s glob[] = { { "blockdev", NULL, "read_ahead_kb", "512", 0, NULL } };
+	struct s glob2[] = { { "blockdev", NULL, "read_ahead_kb", "256", 0, NULL } };
+	const struct {
+		const struct s *base, *over;
+		int check, apply;	/* the stacked key's state */
+		const char *why;
+	} cases[] = {
+		{ lit, glob, KNOB__KEY_STATE__KEY_UNCHANGED, KNOB__KEY_STATE__KEY_UNCHANGED,
+		  "an exact key wins over a glob" },
+		{ glob, lit, KNOB__KEY_STATE__KEY_WOULD_CHANGE, KNOB__KEY_STATE__KEY_CHANGED,
+		  "an exact key wins over a glob" },
+		{ glob, glob2, KNOB__KEY_STATE__KEY_WOULD_CHANGE, KNOB__KEY_STATE__KEY_CHANGED,
+		  "the stacked profile's key wins" },
+	};
+	char pat[64], pat2[64], want[128];
+	size_t len = strlen(loopdev);
+	Knob__ApplyResult r;
+
+	ck_assert_msg(len > 3, "no loop device");
+	snprintf(pat, sizeof(pat), "%.*s[%c]", (int)len - 1, loopdev, loopdev[len - 1]);
+	snprintf(pat2, sizeof(pat2), "loo[p]%s", loopdev + 4);
+	lit[0].key = loopdev;
+	glob[0].key = pat;
+	glob2[0].key = pat2;
+	for (size_t c = 0; c < nitems(cases); c++) {
+		set_sysfs("read_ahead_kb", "384");
+		rm_agent(ag);
+		apply_all_changed(cases[c].base, 1, &r);
+		tune_apply_result_free(&r);
+		snprintf(want, sizeof(want), "instead of %s=512: %s", pat, cases[c].why);
+		for (int check = 1; check >= 0; check--) {
+			apply_stack = 1;
+			do_apply(ag, "top", cases[c].over, 1, check, 0, &r);
+			dump(r.keys, r.n_keys);
+			ck_assert_int_eq(r.reverted, 0);
+			ck_assert_uint_eq(r.n_keys, 1);
+			ck_assert_str_eq(r.keys[0]->key, c == 2 ? pat2 : loopdev);
+			ck_assert_int_eq(r.keys[0]->state, check ? cases[c].check : cases[c].apply);
+			ck_assert_msg(strstr(r.keys[0]->message, want) != NULL, "%s",
+			    r.keys[0]->message);
+			tune_apply_result_free(&r);
+		}
+		ck_assert_str_eq(sys("read_ahead_kb", loopdev), "256");
+		rm_agent(ag);	/* a reboot that kept the values: nothing to re-apply */
+		ag = mk_agent("");
+		ck_assert_str_eq(active_pub(ag, 0), "p+top");
+		ck_assert_str_eq(active_pub(ag, 1), "");
+		verify_active_ok();
+		rollback_loop_to("read_ahead_kb", "384");
+	}
+}
+END_TEST
+
 /* ------------------------------------------------------------ one file, one key */
 /* A profile that tunes loop device 0's nr_requests through blockdev (from
  * 100 to 64), then one stacked on it, or switched to, that sets the same
@@ -5591,7 +5688,6 @@ START_TEST(test_shared_file_refused)
 	struct s b[] = { { "sysfs", NULL, NULL, "32", 0, NULL } };
 	char path[96], want[128];
 	Knob__ApplyResult r;
-	Knob__RollbackResult rb;
 
 	ck_assert_msg(loopdev[0] != '\0', "no loop device");
 	set_sysfs("scheduler", "none");
@@ -5612,11 +5708,7 @@ START_TEST(test_shared_file_refused)
 		tune_apply_result_free(&r);
 		ck_assert_str_eq(sys("nr_requests", loopdev), "64");
 	}
-	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
-	dump(rb.keys, rb.n_keys);
-	ck_assert_msg(rb.complete, "%s", rb.message);
-	tune_rollback_result_free(&rb);
-	ck_assert_str_eq(sys("nr_requests", loopdev), "100");
+	rollback_loop_to("nr_requests", "100");
 }
 END_TEST
 
@@ -6689,6 +6781,7 @@ tune_suite(void)
 	tcase_add_test(tc, test_net_mtu_below_ipv6);
 	tcase_add_test(tc, test_check_nr_requests_depth);
 	tcase_add_test(tc, test_shared_file_refused);
+	tcase_add_test(tc, test_stack_glob_over_exact);
 	tcase_add_test(tc, test_shared_file_lustre);
 	tcase_add_loop_test(tc, test_sysctl_pairs_both_zero, 0, (int)nitems(both_zero_cases));
 	tcase_add_test(tc, test_gpfs_booleans);
