@@ -457,7 +457,7 @@ drain_reason(const struct sweep_node *sn)
 		const struct sweep_check *c = &sn->c[k];
 		char *item;
 
-		if (!sweep_state_failing(c->state) || c->cause != SC_NODE)
+		if (!sweep_check_counts(c))
 			continue;
 		item = xasprintf("%s %s", c->check, sweep_state_name(c->state));
 		if (!strvec_contains(&seen, item) && strlen(s) < REASON_MAX)

@@ -590,6 +590,54 @@ START_TEST(test_json_exit_status)
 }
 END_TEST
 
+/* The check named check of node i (0-based) of a sweep's --json document. */
+static json_object *
+json_check(json_object *doc, size_t i, const char *check)
+{
+	json_object *checks = cu_get(json_object_array_get_idx(cu_get(doc, "nodes"), i), "checks");
+
+	for (size_t k = 0; k < json_object_array_length(checks); k++)
+		if (strcmp(cu_str(json_object_array_get_idx(checks, k), "check"), check) == 0)
+			return json_object_array_get_idx(checks, k);
+	ck_abort_msg("no %s check of node %zu", check, i);
+	return NULL;
+}
+
+/* 1 when a --json finding says it counts toward a drain. */
+static int
+counts(json_object *check)
+{
+	return json_object_get_boolean(cu_get(check, "counts_toward_drain"));
+}
+
+/* Each --json finding says whether it counts toward a drain: node01's
+ * failing mount (TOP is no mount point) does, as the node's own; node03's
+ * unreachable agent (stopped) does not, knob's side, which the text says
+ * ("not counted toward a drain" for some); ok and warn findings do not.
+ * Before, the JSON had no such field, and a script could not tell which
+ * failures a --drain sweep acts on. */
+START_TEST(test_json_counts_toward_drain)
+{
+	const char *sf = sweep_file("counts.xml", "  <group nodes=\"node01\">\n"
+	    "    <mount path=\"%s\"/>\n  </group>\n", top);
+	json_object *doc;
+	int rc;
+
+	precheck();
+	harness_agent_stop(&h, 2, SIGTERM);
+	doc = harness_knobctl_json(&h, &rc, "sweep -w node01,node03 --json -f %s", sf);
+	ck_assert_int_eq(harness_agent_start(&h, 2), 0);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_str_eq(cu_str(json_check(doc, 0, "mount"), "state"), "fail");
+	ck_assert_int_eq(counts(json_check(doc, 0, "mount")), 1);
+	ck_assert_str_eq(cu_str(json_check(doc, 0, "reach"), "state"), "ok");
+	ck_assert_int_eq(counts(json_check(doc, 0, "reach")), 0);
+	ck_assert_str_eq(cu_str(json_check(doc, 1, "reach"), "state"), "unreachable");
+	ck_assert_int_eq(counts(json_check(doc, 1, "reach")), 0);
+	json_object_put(doc);
+}
+END_TEST
+
 /* sweep history NODE --json is one JSON document, the node's sweeps newest
  * first, the last one as the sweep itself said (its state); a node never
  * swept has an empty list, exit 1.  Before, --json was ignored: the text
@@ -1111,6 +1159,7 @@ sweep_checks_suite(void)
 	tcase_add_test(tc, test_unreadable_sweep_file);
 	tcase_add_test(tc, test_json_exit_status);
 	tcase_add_test(tc, test_history_json);
+	tcase_add_test(tc, test_json_counts_toward_drain);
 	tcase_add_test(tc, test_text_control_chars);
 	tcase_add_test(tc, test_clock_zero_unsigned);
 	tcase_add_test(tc, test_help_exit_status);
