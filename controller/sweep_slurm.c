@@ -751,25 +751,42 @@ history_line(FILE *f, sqlite3_stmt *q)
 	free(found);
 }
 
+/* The history query of a database opened for reading (NULL statement: no
+ * sweep stored there yet, its tables not made).  0, or -1 with the reason
+ * on stderr naming the file. */
+static int
+history_query(struct ctl *ctl, sqlite3 *db, sqlite3_stmt **q)
+{
+	char path[PATH_MAX];
+
+	*q = NULL;
+	if (sqlite3_prepare_v2(db, "SELECT strftime('%Y-%m-%dT%H:%M:%SZ', t, 'unixepoch'), "
+	    "state, findings, action FROM sweep_history WHERE node = ? ORDER BY run DESC "
+	    "LIMIT ?", -1, q, NULL) == SQLITE_OK ||
+	    strstr(sqlite3_errmsg(db), "no such table") != NULL)
+		return 0;
+	fprintf(stderr, "knobctl sweep history: results database %s: %s\n",
+	    results_db_path(ctl, path, sizeof(path)), sqlite3_errmsg(db));
+	return -1;
+}
+
 int
 sweep_history(struct ctl *ctl, const char *node, int limit)
 {
-	sqlite3 *db = sweep_db(ctl);
+	sqlite3 *db = results_open_existing(ctl);	/* read: nothing made or migrated */
 	sqlite3_stmt *q = NULL;
 	json_object *rows = ctl->json ? json_object_new_array() : NULL;
 	int n = 0;
 
-	if (db == NULL || sqlite3_prepare_v2(db, "SELECT strftime('%Y-%m-%dT%H:%M:%SZ', t, 'unixepoch'), state, "
-	    "findings, action FROM sweep_history WHERE node = ? ORDER BY run DESC LIMIT ?",
-	    -1, &q, NULL) != SQLITE_OK) {
+	if (db == NULL || history_query(ctl, db, &q) < 0) {	/* could not run, as a sweep */
 		fprintf(stderr, "knobctl sweep history: cannot read the results database\n");
 		sqlite3_close(db);
 		json_object_put(rows);
-		return 2;
+		return SWEEP_EXIT_ERROR;
 	}
 	sqlite3_bind_text(q, 1, node, -1, SQLITE_STATIC);
 	sqlite3_bind_int(q, 2, limit);
-	for (; sqlite3_step(q) == SQLITE_ROW; n++)
+	for (; q && sqlite3_step(q) == SQLITE_ROW; n++)
 		if (rows)
 			json_object_array_add(rows, history_json(q));
 		else

@@ -668,6 +668,36 @@ START_TEST(test_history_json)
 }
 END_TEST
 
+/* sweep history with a results database it cannot read (a file that is
+ * not SQLite, a path where none is) exits 3, could not run, as a sweep
+ * does, naming the file; text and --json alike.  The cluster file is a copy
+ * of the harness's with <results db> changed.  Before, it exited 2, a usage
+ * error, with "cannot read the results database" and no file named. */
+START_TEST(test_history_db_unreadable)
+{
+	char cl[PATH_MAX], db[PATH_MAX], errpath[PATH_MAX];
+	const char *const dbs[] = { "baddb.db", "no/such/results.db" };
+
+	precheck();
+	snprintf(cl, sizeof(cl), "%s/baddb-cluster.xml", h.tmp);
+	snprintf(errpath, sizeof(errpath), "%s/hist.err", h.tmp);
+	ck_assert_int_eq(harness_sh("cp %s %s && echo 'not a database, not at all' > %s/baddb.db",
+	    h.cluster, cl, h.tmp), 0);
+	for (size_t i = 0; i < 2 * nitems(dbs); i++) {
+		char *err = NULL;
+
+		snprintf(db, sizeof(db), "%s/%s", h.tmp, dbs[i / 2]);
+		ck_assert_int_eq(harness_sh("sed -i 's#<results db=\"[^\"]*\"/>#<results db=\"%s\"/>#' "
+		    "%s", db, cl), 0);
+		ck_assert_int_eq(harness_sh("%s/knobctl -c %s sweep history node01 %s "
+		    ">%s/hist.out 2>%s", h.bin, cl, i % 2 ? "--json" : "", h.tmp, errpath), 3);
+		ck_assert_int_eq(read_file_bounded(errpath, 1 << 16, &err, NULL), 0);
+		has(err, "%s", db);
+		free(err);
+	}
+}
+END_TEST
+
 /* A mount path with a newline (&#10; in the sweep file) is one finding on
  * one line of the text output, and of sweep history: "\x0a".  Before, the
  * newline split the line in two, the second starting with the path's tail
@@ -1160,6 +1190,7 @@ sweep_checks_suite(void)
 	tcase_add_test(tc, test_json_exit_status);
 	tcase_add_test(tc, test_history_json);
 	tcase_add_test(tc, test_json_counts_toward_drain);
+	tcase_add_test(tc, test_history_db_unreadable);
 	tcase_add_test(tc, test_text_control_chars);
 	tcase_add_test(tc, test_clock_zero_unsigned);
 	tcase_add_test(tc, test_help_exit_status);
