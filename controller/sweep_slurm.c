@@ -189,6 +189,9 @@ run_cmd(char *const argv[], char **out)
 		    argv[1], ms / 1000.0);
 	else if (rc < 0)
 		fprintf(stderr, "knobctl sweep: cannot run %s: %s\n", argv[0], strerror(-rc));
+	else if (rc == 127 && *o == '\0' && *err == '\0')	/* execvp's, said by nobody */
+		fprintf(stderr, "knobctl sweep: cannot run %s: not found in PATH (exit 127)\n",
+		    argv[0]);
 	if (out)
 		*out = xasprintf("%s%s%s", o, *o && *err ? "\n" : "", err);
 	else if (*err)

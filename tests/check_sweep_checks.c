@@ -1141,6 +1141,42 @@ START_TEST(test_scontrol_hung_killed)
 }
 END_TEST
 
+/* A --drain sweep whose scontrol is missing (a path that is not there, a
+ * name not in PATH) finishes, reports node01's failing mount, says which
+ * scontrol it could not run and exits 3, the --json document's
+ * exit_status too; nothing is recorded as drained.  Before, the name not
+ * in PATH said only "scontrol -o show node node01 failed" (execvp's exit
+ * 127, with nothing on stderr). */
+START_TEST(test_scontrol_missing)
+{
+	const char *sf = sweep_file("nosc.xml", "  <group nodes=\"node01\">\n    <mount path=\"%s\"/>\n"
+	    "  </group>\n  <drain after=\"1\"/>\n", top);
+	char sc[PATH_MAX], *out = NULL, *err = NULL;
+	json_object *doc, *v;
+	int rc;
+
+	precheck();
+	for (int i = 0; i < 2; i++) {
+		snprintf(sc, sizeof(sc), i ? "knob-no-such-scontrol" : "%s/no-such-scontrol", top);
+		rc = harness_knobctl(&h, &out, &err, "sweep -w node01 -f %s --drain --scontrol %s "
+		    "--json", sf, sc);
+		ck_assert_msg(rc == 3, "exit %d: %s%s", rc, out, err);
+		has(err, "knobctl sweep: cannot run %s: ", sc);
+		has(err, "nothing drained or resumed");
+		ck_assert_ptr_nonnull(doc = json_tokener_parse(out));
+		ck_assert(json_object_object_get_ex(doc, "exit_status", &v));
+		ck_assert_int_eq(json_object_get_int(v), 3);
+		ck_assert_str_eq(cu_str(json_check(doc, 0, "mount"), "state"), "fail");
+		json_object_put(doc);
+		free(out);
+		free(err);
+	}
+	ck_assert_int_eq(harness_knobctl(&h, &out, NULL, "sweep history node01"), 0);
+	ck_assert_msg(strstr(out, "drained: ") == NULL, "%s", out);
+	free(out);
+}
+END_TEST
+
 /* While a sweep's scontrol runs (node03 due for a drain; the stand-in
  * waits on a FIFO), the results database is free: a write transaction on
  * another connection, as a bench storing its results makes, gets its lock
@@ -1202,6 +1238,7 @@ sweep_checks_suite(void)
 	tcase_add_test(tc, test_scontrol_hung_killed);
 	tcase_add_test(tc, test_counters_corrupt);
 	tcase_add_test(tc, test_db_free_during_scontrol);
+	tcase_add_test(tc, test_scontrol_missing);
 	suite_add_tcase(s, tc);
 	return s;
 }
