@@ -22,7 +22,10 @@
  * when Slurm's current reason still starts with "knob:": a node that a
  * person drained (or re-drained with their own reason) stays drained.  A node
  * knob drained that still fails is looked up too: drained again when a person
- * resumed it, forgotten when a person's reason holds it now.
+ * resumed it, forgotten when a person's reason holds it now.  A drain call
+ * that failed or timed out may have taken all the same: the node is recorded
+ * "drain unconfirmed" and looked up in the next --drain sweep's scontrol
+ * show, where a "knob:" reason makes the drain knob's own.
  *
  * One sweep's record, from reading the nodes' counters and drained flags
  * through the scontrol calls to writing them back, holds the sweep lock
@@ -56,6 +59,10 @@
 #define SWEEP_DB_WAIT_MS 60000	/* for another sweep's record at most */
 #define SWEEP_DB_STEP_MS 20
 #define SWEEP_LOCK_FILE "sweep.lock"	/* beside the results database */
+/* sweep_nodes.drained: 0 not knob's, 1 knob drained it, DRAIN_UNCONFIRMED
+ * its drain call failed or timed out (it may have taken in Slurm anyway):
+ * the next --drain sweep looks it up. */
+#define DRAIN_UNCONFIRMED 2
 
 
 /* The health component's schema steps (results_migrate; append only). */
@@ -148,6 +155,7 @@ struct rnode {
 	int failing;
 	long fails, passes;
 	int drained;		/* knob drained it (before this sweep) */
+	int unconfirmed;	/* its drain call failed or timed out: it may have taken */
 	int want_drain, want_resume;
 	int recheck;		/* knob drained it and it still fails: is it still knob's drain? */
 	char *reason;		/* its drain reason (want_drain) */
@@ -310,7 +318,8 @@ load_nodes(sqlite3 *db, struct rnode *rn, size_t n)
 		if (sqlite3_step(q) == SQLITE_ROW) {
 			rn[i].fails = sqlite3_column_int64(q, 0);
 			rn[i].passes = sqlite3_column_int64(q, 1);
-			rn[i].drained = sqlite3_column_int(q, 2);
+			rn[i].drained = sqlite3_column_int(q, 2) != 0;
+			rn[i].unconfirmed = sqlite3_column_int(q, 2) == DRAIN_UNCONFIRMED;
 		}
 	}
 	sqlite3_finalize(q);
@@ -380,7 +389,7 @@ store(sqlite3 *db, const struct sweep_run *run, struct rnode *rn, size_t n)
 		sqlite3_bind_text(u, 1, rn[i].sn->name, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(u, 2, rn[i].fails);
 		sqlite3_bind_int64(u, 3, rn[i].passes);
-		sqlite3_bind_int(u, 4, rn[i].drained);
+		sqlite3_bind_int(u, 4, rn[i].unconfirmed ? DRAIN_UNCONFIRMED : rn[i].drained);
 		if (!ok || sqlite3_step(u) != SQLITE_DONE)
 			goto out;
 	}
@@ -488,7 +497,7 @@ decide(struct rnode *rn, size_t n, const struct sweep_policy *pol)
 		r->passes = r->failing ? 0 : r->passes + 1;
 		r->want_drain = r->failing && !r->drained && r->fails >= (long)pol->drain_after;
 		r->want_resume = !r->failing && r->drained && r->passes >= (long)pol->resume_after;
-		r->recheck = r->failing && r->drained;
+		r->recheck = (r->failing && r->drained) || r->unconfirmed;
 		if (r->failing && r->drained)
 			snprintf(r->action, sizeof(r->action), "still drained by knob (failing %ld)",
 			    r->fails);
@@ -518,13 +527,45 @@ knob_reason(const struct rnode *r)
 	return strncmp(r->slurm_reason, KNOB_REASON_PREFIX, strlen(KNOB_REASON_PREFIX)) == 0;
 }
 
+/* A node whose drain call failed or timed out (unconfirmed), against
+ * Slurm's view: drained with knob's reason, the drain took and is knob's
+ * (resumed as any other); else it did not take, and recheck_drains goes
+ * on as for a drain that is gone (a person's reason: theirs; not drained:
+ * drained again while it fails).  1 when the drain is confirmed. */
+static int
+confirm_drain(struct rnode *r)
+{
+	char was[sizeof(r->action)];
+
+	r->unconfirmed = 0;
+	if (!r->in_slurm) {
+		r->drained = r->want_resume = 0;
+		snprintf(r->action, sizeof(r->action), "not a Slurm node");
+		return 1;
+	}
+	if (!slurm_held(r) || !knob_reason(r)) {
+		if (!r->failing) {
+			r->want_resume = 0;
+			snprintf(r->action, sizeof(r->action), "the drain of an earlier sweep "
+			    "did not take (%s%s%s): nothing to resume", r->slurm_state,
+			    r->slurm_reason[0] ? ", reason: " : "", r->slurm_reason);
+		}
+		return 0;
+	}
+	snprintf(was, sizeof(was), "%s", r->action);
+	snprintf(r->action, sizeof(r->action), "unconfirmed drain confirmed (%s, reason: %s)%s%s",
+	    r->slurm_state, r->slurm_reason, was[0] ? "; " : "", was);
+	return 1;
+}
+
 /* The nodes knob drained that still fail (recheck), against Slurm's view:
  * still drained with knob's reason, nothing to do; drained or down with
  * another reason, the drain is a person's now and knob forgets its own (as
  * at a resume); not drained at all (a person resumed it while it still
  * fails), knob's drain is gone and the node is drained again.  Before, such
  * a node was "still drained by knob" for as long as it failed: in service
- * and never drained again. */
+ * and never drained again.  An unconfirmed drain is settled first
+ * (confirm_drain). */
 static void
 recheck_drains(struct rnode *rn, size_t n)
 {
@@ -532,13 +573,15 @@ recheck_drains(struct rnode *rn, size_t n)
 		struct rnode *r = &rn[i];
 		int held = slurm_held(r);
 
+		if (r->recheck && r->unconfirmed && confirm_drain(r))
+			continue;
 		if (!r->recheck || !r->in_slurm || (held && knob_reason(r)))
 			continue;
 		r->drained = 0;
 		if (held)
 			snprintf(r->action, sizeof(r->action), "drained by someone else now (%s, "
 			    "reason: %s): knob forgets its drain", r->slurm_state, r->slurm_reason);
-		else
+		else if (r->failing)
 			r->want_drain = 1;	/* drained at once again, as it still fails */
 	}
 }
@@ -569,6 +612,21 @@ filter_by_slurm(struct rnode *rn, size_t n)
 	}
 }
 
+/* Record r's drain call's outcome: drained, or unconfirmed (the call
+ * failed or timed out, and may have taken all the same: Slurm is asked
+ * at the next --drain sweep, and a "knob:" reason found there is knob's
+ * own drain).  Before, a failed call left the node not drained: a drain
+ * that took was never resumed by knob. */
+static void
+drain_called(struct rnode *r, const char *reason, int ok)
+{
+	r->called = 1;
+	r->drained = 1;
+	r->unconfirmed = !ok;
+	snprintf(r->action, sizeof(r->action), ok ? "drained: %s" : "drain unconfirmed: %s "
+	    "(scontrol failed or timed out; looked up in Slurm next sweep)", reason);
+}
+
 /* "scontrol update ... State=DRAIN" for rn[first] and every later node due
  * with the same reason: one call, or one per SWEEP_SLURM_LIST_MAX bytes of
  * names; each node is marked by its call's outcome.  0 or -1. */
@@ -592,14 +650,12 @@ drain_batch(struct rnode *rn, size_t n, size_t first, const struct sweep_drain_o
 		else
 			fprintf(stderr, "knobctl sweep: scontrol update NodeName=%s State=DRAIN "
 			    "failed\n", dl);
+		if (!ok)
+			fprintf(out, "drain unconfirmed %s: %s (looked up in Slurm next sweep)\n", dl,
+			    reason);
 		for (size_t j = first; j < n; j++)
-			if (rn[j].in_call) {
-				rn[j].called = 1;
-				rn[j].drained = ok;
-				if (ok)
-					snprintf(rn[j].action, sizeof(rn[j].action), "drained: %s",
-					    reason);
-			}
+			if (rn[j].in_call)
+				drain_called(&rn[j], reason, ok);
 		rc = ok ? rc : -1;
 		free(dl);
 	}
@@ -641,8 +697,11 @@ resume_nodes(struct rnode *rn, size_t n, const struct sweep_drain_opts *o, FILE 
 			    "failed\n", rl);
 		for (size_t i = 0; i < n; i++)
 			if (rn[i].in_call && ok) {
+				size_t l = strlen(rn[i].action);	/* after "... confirmed (...)" */
+
 				rn[i].drained = 0;
-				snprintf(rn[i].action, sizeof(rn[i].action), "resumed");
+				snprintf(rn[i].action + l, sizeof(rn[i].action) - l, "%sresumed",
+				    l ? "; " : "");
 			}
 		rc = ok ? rc : -1;
 		free(rl);

@@ -1141,6 +1141,65 @@ START_TEST(test_scontrol_hung_killed)
 }
 END_TEST
 
+/* A drain whose scontrol call timed out but took effect in Slurm is knob's
+ * own: recorded "drain unconfirmed" (exit 3), looked up in the next
+ * sweep's one "scontrol -o show node", found drained with a "knob:" reason,
+ * and resumed once node01 passes.  The stand-in scontrol (a shell script,
+ * logging its calls) keeps the drain in a file, as slurmctld would, then
+ * hangs on a FIFO nobody writes until it is killed (0.5 s).  Before, the
+ * failed call left node01 "not drained" in knob's records: Slurm was never
+ * asked again, and knob never resumed the node it had drained. */
+START_TEST(test_drain_timed_out_took)
+{
+	char sc[PATH_MAX], fifo[PATH_MAX], log[PATH_MAX], st[PATH_MAX], *out = NULL, *err = NULL;
+	char *text, pass[PATH_MAX], fail[PATH_MAX];
+	int rc;
+
+	precheck();
+	snprintf(fifo, sizeof(fifo), "%s/took.fifo", top);
+	snprintf(sc, sizeof(sc), "%s/took-scontrol", top);
+	snprintf(log, sizeof(log), "%s/took-scontrol.log", top);
+	snprintf(st, sizeof(st), "%s/took.drained", top);
+	text = xasprintf("#!/bin/sh\necho \"$*\" >> %s\ncase \"$*\" in\n"
+	    "\"-o show node\"*) if [ -e %s ]; then echo \"NodeName=node01 Arch=x86_64 "
+	    "State=IDLE+DRAIN Reason=$(cat %s) [root@2026-12-07T13:00:00]\"; else "
+	    "echo 'NodeName=node01 Arch=x86_64 State=IDLE'; fi ;;\n"
+	    "*State=DRAIN*) printf '%%s' \"${4#Reason=}\" > %s; read go < %s ;;\n"
+	    "*State=RESUME*) rm -f %s ;;\nesac\n", log, st, st, st, fifo, st);
+	ck_assert_int_eq(write_file_atomic(sc, text, strlen(text), 0755), 0);
+	free(text);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	snprintf(pass, sizeof(pass), "%s", sweep_file("took-pass.xml",
+	    "  <drain after=\"1\" resume=\"1\"/>\n"));
+	out = sweep(0, "-w node01 -f %s", pass);	/* failing 0, not drained */
+	free(out);
+	snprintf(fail, sizeof(fail), "%s", sweep_file("took-fail.xml", "  <group nodes=\"node01\">\n"
+	    "    <mount path=\"%s\"/>\n  </group>\n  <drain after=\"1\" resume=\"1\"/>\n", top));
+	setenv("KNOB_SCONTROL_TIMEOUT_MS", "500", 1);
+	rc = harness_knobctl(&h, &out, &err, "sweep -w node01 -f %s --drain --scontrol %s", fail,
+	    sc);
+	unsetenv("KNOB_SCONTROL_TIMEOUT_MS");
+	ck_assert_msg(rc == 3, "exit %d: %s%s", rc, out, err);
+	has(out, "drain unconfirmed node01: knob: mount fail (looked up in Slurm next sweep)");
+	has(err, "update timed out after 0.5 s (killed)");
+	free(out);
+	free(err);
+	rc = harness_knobctl(&h, &out, &err, "sweep -w node01 -f %s --drain --scontrol %s", pass,
+	    sc);
+	ck_assert_msg(rc == 0, "exit %d: %s%s", rc, out, err);
+	has(out, "resumed node01");
+	free(out);
+	free(err);
+	ck_assert_int_eq(harness_sh("grep -c '^update NodeName=node01 State=RESUME$' %s", log), 0);
+	ck_assert_int_eq(harness_knobctl(&h, &out, NULL, "sweep history node01"), 0);
+	has(out, "=> drain unconfirmed: knob: mount fail (scontrol failed or timed out; looked "
+	    "up in Slurm next sweep)");
+	has(out, "=> unconfirmed drain confirmed (IDLE+DRAIN, reason: knob: mount fail); "
+	    "resumed");
+	free(out);
+}
+END_TEST
+
 /* A --drain sweep whose scontrol is missing (a path that is not there, a
  * name not in PATH) finishes, reports node01's failing mount, says which
  * scontrol it could not run and exits 3, the --json document's
@@ -1239,6 +1298,7 @@ sweep_checks_suite(void)
 	tcase_add_test(tc, test_counters_corrupt);
 	tcase_add_test(tc, test_db_free_during_scontrol);
 	tcase_add_test(tc, test_scontrol_missing);
+	tcase_add_test(tc, test_drain_timed_out_took);
 	suite_add_tcase(s, tc);
 	return s;
 }
