@@ -63,6 +63,9 @@
  * its drain call failed or timed out (it may have taken in Slurm anyway):
  * the next --drain sweep looks it up. */
 #define DRAIN_UNCONFIRMED 2
+/* An scontrol call killed after its timeout: the sweep makes no more calls
+ * (each would hold the sweep lock as long again). */
+#define CALL_TIMED_OUT (-2)
 
 
 /* The health component's schema steps (results_migrate; append only). */
@@ -185,7 +188,7 @@ scontrol_timeout_ms(void)
 
 /* Run argv (no shell) within scontrol_timeout_ms: stdout, then stderr,
  * into *out when out is not NULL; else stderr goes on to ours.  Returns
- * the exit status, or -1 when it cannot run or timed out (said). */
+ * the exit status, -1 when it cannot run, or CALL_TIMED_OUT (said). */
 static int
 run_cmd(char *const argv[], char **out)
 {
@@ -205,7 +208,7 @@ run_cmd(char *const argv[], char **out)
 	else if (*err)
 		fprintf(stderr, "%s\n", err);
 	free(o);
-	return rc < 0 ? -1 : rc;
+	return rc == -ETIMEDOUT ? CALL_TIMED_OUT : rc < 0 ? -1 : rc;
 }
 
 /* Value of "KEY=" in a one-line node record into buf; Reason runs to the
@@ -286,7 +289,8 @@ slurm_show(const char *scontrol, struct rnode *rn, size_t n, const char *list)
 	return other == 0 && (rc == 0 || (rc == 1 && missing > 0)) ? 0 : -1;
 }
 
-/* One "scontrol update NodeName=LIST State=... [Reason=...]". 0 or -1. */
+/* One "scontrol update NodeName=LIST State=... [Reason=...]". 0, -1, or
+ * CALL_TIMED_OUT. */
 static int
 slurm_update(const char *scontrol, const char *list, const char *state, const char *reason)
 {
@@ -299,7 +303,7 @@ slurm_update(const char *scontrol, const char *list, const char *state, const ch
 	free(nodes);
 	free(st);
 	free(rs);
-	return r == 0 ? 0 : -1;
+	return r == 0 || r == CALL_TIMED_OUT ? r : -1;
 }
 
 /* ------------------------------------------------------------ database */
@@ -629,7 +633,8 @@ drain_called(struct rnode *r, const char *reason, int ok)
 
 /* "scontrol update ... State=DRAIN" for rn[first] and every later node due
  * with the same reason: one call, or one per SWEEP_SLURM_LIST_MAX bytes of
- * names; each node is marked by its call's outcome.  0 or -1. */
+ * names; each node is marked by its call's outcome.  0, -1, or
+ * CALL_TIMED_OUT (its later lists not called). */
 static int
 drain_batch(struct rnode *rn, size_t n, size_t first, const struct sweep_drain_opts *o,
     FILE *out)
@@ -643,28 +648,30 @@ drain_batch(struct rnode *rn, size_t n, size_t first, const struct sweep_drain_o
 		rn[j].batch = j >= first && rn[j].reason && !rn[j].called &&
 		    strcmp(rn[j].reason, reason) == 0;
 	while ((dl = next_list(rn, n, offsetof(struct rnode, batch), &pos)) != NULL) {
-		int ok = slurm_update(o->scontrol, dl, "DRAIN", reason) == 0;
+		int r = slurm_update(o->scontrol, dl, "DRAIN", reason), ok = r == 0;
 
 		if (ok)
 			fprintf(out, "drained %s: %s\n", dl, reason);
-		else
+		else {
 			fprintf(stderr, "knobctl sweep: scontrol update NodeName=%s State=DRAIN "
 			    "failed\n", dl);
-		if (!ok)
 			fprintf(out, "drain unconfirmed %s: %s (looked up in Slurm next sweep)\n", dl,
 			    reason);
+		}
 		for (size_t j = first; j < n; j++)
 			if (rn[j].in_call)
 				drain_called(&rn[j], reason, ok);
-		rc = ok ? rc : -1;
+		rc = ok ? rc : r;
 		free(dl);
+		if (r == CALL_TIMED_OUT)
+			break;
 	}
 	return rc;
 }
 
 /* Drain the nodes due for it, each with its own reason (drain_reason):
  * one call per distinct reason, the nodes failing the same way batched.
- * 0, or -1 when a call failed. */
+ * 0, -1 when a call failed, or CALL_TIMED_OUT (no call after it). */
 static int
 drain_nodes(struct rnode *rn, size_t n, const struct sweep_drain_opts *o, FILE *out)
 {
@@ -672,14 +679,18 @@ drain_nodes(struct rnode *rn, size_t n, const struct sweep_drain_opts *o, FILE *
 
 	for (size_t i = 0; i < n; i++)
 		rn[i].reason = rn[i].want_drain ? drain_reason(rn[i].sn) : NULL;
-	for (size_t i = 0; i < n; i++)
-		if (rn[i].reason && !rn[i].called && drain_batch(rn, n, i, o, out) < 0)
-			rc = -1;
+	for (size_t i = 0; i < n && rc != CALL_TIMED_OUT; i++) {
+		int r;
+
+		if (rn[i].reason && !rn[i].called && (r = drain_batch(rn, n, i, o, out)) < 0)
+			rc = r;
+	}
 	return rc;
 }
 
 /* The batched resume (one call per SWEEP_SLURM_LIST_MAX bytes of names),
- * each node marked by its call's outcome.  0 or -1. */
+ * each node marked by its call's outcome.  0, -1, or CALL_TIMED_OUT (its
+ * later lists not called). */
 static int
 resume_nodes(struct rnode *rn, size_t n, const struct sweep_drain_opts *o, FILE *out)
 {
@@ -688,7 +699,7 @@ resume_nodes(struct rnode *rn, size_t n, const struct sweep_drain_opts *o, FILE 
 	int rc = 0;
 
 	while ((rl = next_list(rn, n, offsetof(struct rnode, want_resume), &pos)) != NULL) {
-		int ok = slurm_update(o->scontrol, rl, "RESUME", NULL) == 0;
+		int r = slurm_update(o->scontrol, rl, "RESUME", NULL), ok = r == 0;
 
 		if (ok)
 			fprintf(out, "resumed %s\n", rl);
@@ -703,20 +714,44 @@ resume_nodes(struct rnode *rn, size_t n, const struct sweep_drain_opts *o, FILE 
 				snprintf(rn[i].action + l, sizeof(rn[i].action) - l, "%sresumed",
 				    l ? "; " : "");
 			}
-		rc = ok ? rc : -1;
+		rc = ok ? rc : r;
 		free(rl);
+		if (r == CALL_TIMED_OUT)
+			break;
 	}
 	return rc;
 }
 
+/* After a call timed out: the nodes whose drain or resume was not called
+ * (in_call: the resume call that timed out) say so; each is due again
+ * next sweep. */
+static void
+note_not_called(struct rnode *rn, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((rn[i].reason && !rn[i].called) ||
+		    (rn[i].want_resume && rn[i].drained && !rn[i].in_call))
+			snprintf(rn[i].action, sizeof(rn[i].action), "not %s: an earlier scontrol "
+			    "call of this sweep timed out", rn[i].reason ? "drained" : "resumed");
+}
+
 /* Do the drains and the batched resume; 0 or -1.  Each call's nodes are
  * recorded by its own outcome: a drain that took is remembered (and
- * resumed later) even when the resume call failed. */
+ * resumed later) even when the resume call failed.  After a call that
+ * timed out none is made (note_not_called): each would hold the sweep
+ * lock as long again, a hung slurmctld once per distinct drain reason. */
 static int
 act(struct rnode *rn, size_t n, const struct sweep_drain_opts *o, FILE *out)
 {
-	int drain_rc = drain_nodes(rn, n, o, out), resume_rc = resume_nodes(rn, n, o, out);
+	int drain_rc = drain_nodes(rn, n, o, out), resume_rc = CALL_TIMED_OUT;
 
+	if (drain_rc != CALL_TIMED_OUT)
+		resume_rc = resume_nodes(rn, n, o, out);
+	if (drain_rc == CALL_TIMED_OUT || resume_rc == CALL_TIMED_OUT) {
+		fprintf(stderr, "knobctl sweep: %s timed out: no further scontrol call this "
+		    "sweep\n", o->scontrol);
+		note_not_called(rn, n);
+	}
 	for (size_t i = 0; i < n; i++) {
 		free(rn[i].reason);
 		rn[i].reason = NULL;

@@ -1266,6 +1266,50 @@ START_TEST(test_db_free_during_scontrol)
 }
 END_TEST
 
+/* A Slurm that answers "scontrol -o show node" but whose every update
+ * hangs (the stand-in scontrol, a shell script logging its calls, blocks
+ * on a FIFO nobody writes until it is killed, 0.5 s): node02 and node03
+ * fail in two ways (a module, "service fail"; a mount), two drain calls due; the first is
+ * killed, "drain unconfirmed", and no further call is made this sweep
+ * (node03: "not drained: an earlier scontrol call of this sweep timed
+ * out"), exit 3.  Before, every distinct drain reason's call hung its full
+ * timeout in turn (60 s each by default), the sweep lock held meanwhile. */
+START_TEST(test_scontrol_updates_hung)
+{
+	char sc[PATH_MAX], fifo[PATH_MAX], log[PATH_MAX], *out = NULL, *err = NULL, *text;
+	const char *sf;
+	int rc;
+
+	precheck();
+	sf = sweep_file("uhung.xml", "  <group nodes=\"node02\">\n"
+	    "    <module name=\"knob_no_such_module\"/>\n  </group>\n"
+	    "  <group nodes=\"node03\">\n    <mount path=\"%s\"/>\n  </group>\n"
+	    "  <drain after=\"1\"/>\n", top);
+	snprintf(fifo, sizeof(fifo), "%s/uhung.fifo", top);
+	snprintf(sc, sizeof(sc), "%s/uhung-scontrol", top);
+	snprintf(log, sizeof(log), "%s/uhung-scontrol.log", top);
+	text = xasprintf("#!/bin/sh\necho \"$*\" >> %s\n[ \"$1\" = -o ] || read go < %s\n"
+	    "for n in node02 node03; do echo \"NodeName=$n Arch=x86_64 State=IDLE\"; done\n",
+	    log, fifo);
+	ck_assert_int_eq(write_file_atomic(sc, text, strlen(text), 0755), 0);
+	free(text);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	setenv("KNOB_SCONTROL_TIMEOUT_MS", "500", 1);
+	rc = harness_knobctl(&h, &out, &err, "sweep -w node02,node03 -f %s --drain --scontrol %s",
+	    sf, sc);
+	unsetenv("KNOB_SCONTROL_TIMEOUT_MS");
+	ck_assert_msg(rc == 3, "exit %d: %s%s", rc, out, err);
+	has(out, "drain unconfirmed node02: knob: service fail");
+	has(err, "timed out: no further scontrol call this sweep");
+	free(out);
+	free(err);
+	ck_assert_int_eq(harness_sh("test \"$(grep -c '^update ' %s)\" = 1", log), 0);
+	ck_assert_int_eq(harness_knobctl(&h, &out, NULL, "sweep history node03"), 0);
+	has(out, "=> not drained: an earlier scontrol call of this sweep timed out");
+	free(out);
+}
+END_TEST
+
 static Suite *
 sweep_checks_suite(void)
 {
@@ -1299,6 +1343,7 @@ sweep_checks_suite(void)
 	tcase_add_test(tc, test_db_free_during_scontrol);
 	tcase_add_test(tc, test_scontrol_missing);
 	tcase_add_test(tc, test_drain_timed_out_took);
+	tcase_add_test(tc, test_scontrol_updates_hung);
 	suite_add_tcase(s, tc);
 	return s;
 }
