@@ -71,6 +71,12 @@ sweep_state_failing(int st)
 }
 
 int
+sweep_check_counts(const struct sweep_check *c)
+{
+	return c->cause == SC_NODE && sweep_state_failing(c->state);
+}
+
+int
 sweep_node_failing(const struct sweep_node *sn, int knob_side)
 {
 	for (size_t k = 0; k < sn->n; k++)
@@ -608,6 +614,8 @@ print_json(FILE *f, const struct sweep_run *run, int rc)
 			json_object_object_add(cj, "state",
 			    json_object_new_string(sweep_state_name(c->state)));
 			json_object_object_add(cj, "reason", json_object_new_string(c->reason));
+			json_object_object_add(cj, "counts_toward_drain",
+			    json_object_new_boolean(sweep_check_counts(c)));
 			if (c->since_ns)
 				json_object_object_add(cj, "since_s",
 				    json_object_new_double((double)c->since_ns / 1e9));

@@ -148,6 +148,10 @@ int sweep_state_bad(int st);
  * counts toward a drain only on a check of cause SC_NODE. */
 int sweep_state_failing(int st);
 
+/* 1 when c counts toward its node's drain: failing, and the node's own
+ * (cause SC_NODE); --json's "counts_toward_drain". */
+int sweep_check_counts(const struct sweep_check *c);
+
 struct sweep_node {
 	const char *name;
 	struct sweep_check *c;

@@ -22,7 +22,10 @@
  * when Slurm's current reason still starts with "knob:": a node that a
  * person drained (or re-drained with their own reason) stays drained.  A node
  * knob drained that still fails is looked up too: drained again when a person
- * resumed it, forgotten when a person's reason holds it now.
+ * resumed it, forgotten when a person's reason holds it now.  A drain call
+ * that failed or timed out may have taken all the same: the node is recorded
+ * "drain unconfirmed" and looked up in the next --drain sweep's scontrol
+ * show, where a "knob:" reason makes the drain knob's own.
  *
  * One sweep's record, from reading the nodes' counters and drained flags
  * through the scontrol calls to writing them back, holds the sweep lock
@@ -56,6 +59,13 @@
 #define SWEEP_DB_WAIT_MS 60000	/* for another sweep's record at most */
 #define SWEEP_DB_STEP_MS 20
 #define SWEEP_LOCK_FILE "sweep.lock"	/* beside the results database */
+/* sweep_nodes.drained: 0 not knob's, 1 knob drained it, DRAIN_UNCONFIRMED
+ * its drain call failed or timed out (it may have taken in Slurm anyway):
+ * the next --drain sweep looks it up. */
+#define DRAIN_UNCONFIRMED 2
+/* An scontrol call killed after its timeout: the sweep makes no more calls
+ * (each would hold the sweep lock as long again). */
+#define CALL_TIMED_OUT (-2)
 
 
 /* The health component's schema steps (results_migrate; append only). */
@@ -148,6 +158,7 @@ struct rnode {
 	int failing;
 	long fails, passes;
 	int drained;		/* knob drained it (before this sweep) */
+	int unconfirmed;	/* its drain call failed or timed out: it may have taken */
 	int want_drain, want_resume;
 	int recheck;		/* knob drained it and it still fails: is it still knob's drain? */
 	char *reason;		/* its drain reason (want_drain) */
@@ -177,7 +188,7 @@ scontrol_timeout_ms(void)
 
 /* Run argv (no shell) within scontrol_timeout_ms: stdout, then stderr,
  * into *out when out is not NULL; else stderr goes on to ours.  Returns
- * the exit status, or -1 when it cannot run or timed out (said). */
+ * the exit status, -1 when it cannot run, or CALL_TIMED_OUT (said). */
 static int
 run_cmd(char *const argv[], char **out)
 {
@@ -189,12 +200,15 @@ run_cmd(char *const argv[], char **out)
 		    argv[1], ms / 1000.0);
 	else if (rc < 0)
 		fprintf(stderr, "knobctl sweep: cannot run %s: %s\n", argv[0], strerror(-rc));
+	else if (rc == 127 && *o == '\0' && *err == '\0')	/* execvp's, said by nobody */
+		fprintf(stderr, "knobctl sweep: cannot run %s: not found in PATH (exit 127)\n",
+		    argv[0]);
 	if (out)
 		*out = xasprintf("%s%s%s", o, *o && *err ? "\n" : "", err);
 	else if (*err)
 		fprintf(stderr, "%s\n", err);
 	free(o);
-	return rc < 0 ? -1 : rc;
+	return rc == -ETIMEDOUT ? CALL_TIMED_OUT : rc < 0 ? -1 : rc;
 }
 
 /* Value of "KEY=" in a one-line node record into buf; Reason runs to the
@@ -275,7 +289,8 @@ slurm_show(const char *scontrol, struct rnode *rn, size_t n, const char *list)
 	return other == 0 && (rc == 0 || (rc == 1 && missing > 0)) ? 0 : -1;
 }
 
-/* One "scontrol update NodeName=LIST State=... [Reason=...]". 0 or -1. */
+/* One "scontrol update NodeName=LIST State=... [Reason=...]". 0, -1, or
+ * CALL_TIMED_OUT. */
 static int
 slurm_update(const char *scontrol, const char *list, const char *state, const char *reason)
 {
@@ -288,7 +303,7 @@ slurm_update(const char *scontrol, const char *list, const char *state, const ch
 	free(nodes);
 	free(st);
 	free(rs);
-	return r == 0 ? 0 : -1;
+	return r == 0 || r == CALL_TIMED_OUT ? r : -1;
 }
 
 /* ------------------------------------------------------------ database */
@@ -307,7 +322,8 @@ load_nodes(sqlite3 *db, struct rnode *rn, size_t n)
 		if (sqlite3_step(q) == SQLITE_ROW) {
 			rn[i].fails = sqlite3_column_int64(q, 0);
 			rn[i].passes = sqlite3_column_int64(q, 1);
-			rn[i].drained = sqlite3_column_int(q, 2);
+			rn[i].drained = sqlite3_column_int(q, 2) != 0;
+			rn[i].unconfirmed = sqlite3_column_int(q, 2) == DRAIN_UNCONFIRMED;
 		}
 	}
 	sqlite3_finalize(q);
@@ -377,7 +393,7 @@ store(sqlite3 *db, const struct sweep_run *run, struct rnode *rn, size_t n)
 		sqlite3_bind_text(u, 1, rn[i].sn->name, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(u, 2, rn[i].fails);
 		sqlite3_bind_int64(u, 3, rn[i].passes);
-		sqlite3_bind_int(u, 4, rn[i].drained);
+		sqlite3_bind_int(u, 4, rn[i].unconfirmed ? DRAIN_UNCONFIRMED : rn[i].drained);
 		if (!ok || sqlite3_step(u) != SQLITE_DONE)
 			goto out;
 	}
@@ -457,7 +473,7 @@ drain_reason(const struct sweep_node *sn)
 		const struct sweep_check *c = &sn->c[k];
 		char *item;
 
-		if (!sweep_state_failing(c->state) || c->cause != SC_NODE)
+		if (!sweep_check_counts(c))
 			continue;
 		item = xasprintf("%s %s", c->check, sweep_state_name(c->state));
 		if (!strvec_contains(&seen, item) && strlen(s) < REASON_MAX)
@@ -485,7 +501,7 @@ decide(struct rnode *rn, size_t n, const struct sweep_policy *pol)
 		r->passes = r->failing ? 0 : r->passes + 1;
 		r->want_drain = r->failing && !r->drained && r->fails >= (long)pol->drain_after;
 		r->want_resume = !r->failing && r->drained && r->passes >= (long)pol->resume_after;
-		r->recheck = r->failing && r->drained;
+		r->recheck = (r->failing && r->drained) || r->unconfirmed;
 		if (r->failing && r->drained)
 			snprintf(r->action, sizeof(r->action), "still drained by knob (failing %ld)",
 			    r->fails);
@@ -515,13 +531,45 @@ knob_reason(const struct rnode *r)
 	return strncmp(r->slurm_reason, KNOB_REASON_PREFIX, strlen(KNOB_REASON_PREFIX)) == 0;
 }
 
+/* A node whose drain call failed or timed out (unconfirmed), against
+ * Slurm's view: drained with knob's reason, the drain took and is knob's
+ * (resumed as any other); else it did not take, and recheck_drains goes
+ * on as for a drain that is gone (a person's reason: theirs; not drained:
+ * drained again while it fails).  1 when the drain is confirmed. */
+static int
+confirm_drain(struct rnode *r)
+{
+	char was[sizeof(r->action)];
+
+	r->unconfirmed = 0;
+	if (!r->in_slurm) {
+		r->drained = r->want_resume = 0;
+		snprintf(r->action, sizeof(r->action), "not a Slurm node");
+		return 1;
+	}
+	if (!slurm_held(r) || !knob_reason(r)) {
+		if (!r->failing) {
+			r->want_resume = 0;
+			snprintf(r->action, sizeof(r->action), "the drain of an earlier sweep "
+			    "did not take (%s%s%s): nothing to resume", r->slurm_state,
+			    r->slurm_reason[0] ? ", reason: " : "", r->slurm_reason);
+		}
+		return 0;
+	}
+	snprintf(was, sizeof(was), "%s", r->action);
+	snprintf(r->action, sizeof(r->action), "unconfirmed drain confirmed (%s, reason: %s)%s%s",
+	    r->slurm_state, r->slurm_reason, was[0] ? "; " : "", was);
+	return 1;
+}
+
 /* The nodes knob drained that still fail (recheck), against Slurm's view:
  * still drained with knob's reason, nothing to do; drained or down with
  * another reason, the drain is a person's now and knob forgets its own (as
  * at a resume); not drained at all (a person resumed it while it still
  * fails), knob's drain is gone and the node is drained again.  Before, such
  * a node was "still drained by knob" for as long as it failed: in service
- * and never drained again. */
+ * and never drained again.  An unconfirmed drain is settled first
+ * (confirm_drain). */
 static void
 recheck_drains(struct rnode *rn, size_t n)
 {
@@ -529,13 +577,15 @@ recheck_drains(struct rnode *rn, size_t n)
 		struct rnode *r = &rn[i];
 		int held = slurm_held(r);
 
+		if (r->recheck && r->unconfirmed && confirm_drain(r))
+			continue;
 		if (!r->recheck || !r->in_slurm || (held && knob_reason(r)))
 			continue;
 		r->drained = 0;
 		if (held)
 			snprintf(r->action, sizeof(r->action), "drained by someone else now (%s, "
 			    "reason: %s): knob forgets its drain", r->slurm_state, r->slurm_reason);
-		else
+		else if (r->failing)
 			r->want_drain = 1;	/* drained at once again, as it still fails */
 	}
 }
@@ -566,9 +616,25 @@ filter_by_slurm(struct rnode *rn, size_t n)
 	}
 }
 
+/* Record r's drain call's outcome: drained, or unconfirmed (the call
+ * failed or timed out, and may have taken all the same: Slurm is asked
+ * at the next --drain sweep, and a "knob:" reason found there is knob's
+ * own drain).  Before, a failed call left the node not drained: a drain
+ * that took was never resumed by knob. */
+static void
+drain_called(struct rnode *r, const char *reason, int ok)
+{
+	r->called = 1;
+	r->drained = 1;
+	r->unconfirmed = !ok;
+	snprintf(r->action, sizeof(r->action), ok ? "drained: %s" : "drain unconfirmed: %s "
+	    "(scontrol failed or timed out; looked up in Slurm next sweep)", reason);
+}
+
 /* "scontrol update ... State=DRAIN" for rn[first] and every later node due
  * with the same reason: one call, or one per SWEEP_SLURM_LIST_MAX bytes of
- * names; each node is marked by its call's outcome.  0 or -1. */
+ * names; each node is marked by its call's outcome.  0, -1, or
+ * CALL_TIMED_OUT (its later lists not called). */
 static int
 drain_batch(struct rnode *rn, size_t n, size_t first, const struct sweep_drain_opts *o,
     FILE *out)
@@ -582,30 +648,30 @@ drain_batch(struct rnode *rn, size_t n, size_t first, const struct sweep_drain_o
 		rn[j].batch = j >= first && rn[j].reason && !rn[j].called &&
 		    strcmp(rn[j].reason, reason) == 0;
 	while ((dl = next_list(rn, n, offsetof(struct rnode, batch), &pos)) != NULL) {
-		int ok = slurm_update(o->scontrol, dl, "DRAIN", reason) == 0;
+		int r = slurm_update(o->scontrol, dl, "DRAIN", reason), ok = r == 0;
 
 		if (ok)
 			fprintf(out, "drained %s: %s\n", dl, reason);
-		else
+		else {
 			fprintf(stderr, "knobctl sweep: scontrol update NodeName=%s State=DRAIN "
 			    "failed\n", dl);
+			fprintf(out, "drain unconfirmed %s: %s (looked up in Slurm next sweep)\n", dl,
+			    reason);
+		}
 		for (size_t j = first; j < n; j++)
-			if (rn[j].in_call) {
-				rn[j].called = 1;
-				rn[j].drained = ok;
-				if (ok)
-					snprintf(rn[j].action, sizeof(rn[j].action), "drained: %s",
-					    reason);
-			}
-		rc = ok ? rc : -1;
+			if (rn[j].in_call)
+				drain_called(&rn[j], reason, ok);
+		rc = ok ? rc : r;
 		free(dl);
+		if (r == CALL_TIMED_OUT)
+			break;
 	}
 	return rc;
 }
 
 /* Drain the nodes due for it, each with its own reason (drain_reason):
  * one call per distinct reason, the nodes failing the same way batched.
- * 0, or -1 when a call failed. */
+ * 0, -1 when a call failed, or CALL_TIMED_OUT (no call after it). */
 static int
 drain_nodes(struct rnode *rn, size_t n, const struct sweep_drain_opts *o, FILE *out)
 {
@@ -613,14 +679,18 @@ drain_nodes(struct rnode *rn, size_t n, const struct sweep_drain_opts *o, FILE *
 
 	for (size_t i = 0; i < n; i++)
 		rn[i].reason = rn[i].want_drain ? drain_reason(rn[i].sn) : NULL;
-	for (size_t i = 0; i < n; i++)
-		if (rn[i].reason && !rn[i].called && drain_batch(rn, n, i, o, out) < 0)
-			rc = -1;
+	for (size_t i = 0; i < n && rc != CALL_TIMED_OUT; i++) {
+		int r;
+
+		if (rn[i].reason && !rn[i].called && (r = drain_batch(rn, n, i, o, out)) < 0)
+			rc = r;
+	}
 	return rc;
 }
 
 /* The batched resume (one call per SWEEP_SLURM_LIST_MAX bytes of names),
- * each node marked by its call's outcome.  0 or -1. */
+ * each node marked by its call's outcome.  0, -1, or CALL_TIMED_OUT (its
+ * later lists not called). */
 static int
 resume_nodes(struct rnode *rn, size_t n, const struct sweep_drain_opts *o, FILE *out)
 {
@@ -629,7 +699,7 @@ resume_nodes(struct rnode *rn, size_t n, const struct sweep_drain_opts *o, FILE 
 	int rc = 0;
 
 	while ((rl = next_list(rn, n, offsetof(struct rnode, want_resume), &pos)) != NULL) {
-		int ok = slurm_update(o->scontrol, rl, "RESUME", NULL) == 0;
+		int r = slurm_update(o->scontrol, rl, "RESUME", NULL), ok = r == 0;
 
 		if (ok)
 			fprintf(out, "resumed %s\n", rl);
@@ -638,23 +708,50 @@ resume_nodes(struct rnode *rn, size_t n, const struct sweep_drain_opts *o, FILE 
 			    "failed\n", rl);
 		for (size_t i = 0; i < n; i++)
 			if (rn[i].in_call && ok) {
+				size_t l = strlen(rn[i].action);	/* after "... confirmed (...)" */
+
 				rn[i].drained = 0;
-				snprintf(rn[i].action, sizeof(rn[i].action), "resumed");
+				snprintf(rn[i].action + l, sizeof(rn[i].action) - l, "%sresumed",
+				    l ? "; " : "");
 			}
-		rc = ok ? rc : -1;
+		rc = ok ? rc : r;
 		free(rl);
+		if (r == CALL_TIMED_OUT)
+			break;
 	}
 	return rc;
 }
 
+/* After a call timed out: the nodes whose drain or resume was not called
+ * (in_call: the resume call that timed out) say so; each is due again
+ * next sweep. */
+static void
+note_not_called(struct rnode *rn, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((rn[i].reason && !rn[i].called) ||
+		    (rn[i].want_resume && rn[i].drained && !rn[i].in_call))
+			snprintf(rn[i].action, sizeof(rn[i].action), "not %s: an earlier scontrol "
+			    "call of this sweep timed out", rn[i].reason ? "drained" : "resumed");
+}
+
 /* Do the drains and the batched resume; 0 or -1.  Each call's nodes are
  * recorded by its own outcome: a drain that took is remembered (and
- * resumed later) even when the resume call failed. */
+ * resumed later) even when the resume call failed.  After a call that
+ * timed out none is made (note_not_called): each would hold the sweep
+ * lock as long again, a hung slurmctld once per distinct drain reason. */
 static int
 act(struct rnode *rn, size_t n, const struct sweep_drain_opts *o, FILE *out)
 {
-	int drain_rc = drain_nodes(rn, n, o, out), resume_rc = resume_nodes(rn, n, o, out);
+	int drain_rc = drain_nodes(rn, n, o, out), resume_rc = CALL_TIMED_OUT;
 
+	if (drain_rc != CALL_TIMED_OUT)
+		resume_rc = resume_nodes(rn, n, o, out);
+	if (drain_rc == CALL_TIMED_OUT || resume_rc == CALL_TIMED_OUT) {
+		fprintf(stderr, "knobctl sweep: %s timed out: no further scontrol call this "
+		    "sweep\n", o->scontrol);
+		note_not_called(rn, n);
+	}
 	for (size_t i = 0; i < n; i++) {
 		free(rn[i].reason);
 		rn[i].reason = NULL;
@@ -751,25 +848,42 @@ history_line(FILE *f, sqlite3_stmt *q)
 	free(found);
 }
 
+/* The history query of a database opened for reading (NULL statement: no
+ * sweep stored there yet, its tables not made).  0, or -1 with the reason
+ * on stderr naming the file. */
+static int
+history_query(struct ctl *ctl, sqlite3 *db, sqlite3_stmt **q)
+{
+	char path[PATH_MAX];
+
+	*q = NULL;
+	if (sqlite3_prepare_v2(db, "SELECT strftime('%Y-%m-%dT%H:%M:%SZ', t, 'unixepoch'), "
+	    "state, findings, action FROM sweep_history WHERE node = ? ORDER BY run DESC "
+	    "LIMIT ?", -1, q, NULL) == SQLITE_OK ||
+	    strstr(sqlite3_errmsg(db), "no such table") != NULL)
+		return 0;
+	fprintf(stderr, "knobctl sweep history: results database %s: %s\n",
+	    results_db_path(ctl, path, sizeof(path)), sqlite3_errmsg(db));
+	return -1;
+}
+
 int
 sweep_history(struct ctl *ctl, const char *node, int limit)
 {
-	sqlite3 *db = sweep_db(ctl);
+	sqlite3 *db = results_open_existing(ctl);	/* read: nothing made or migrated */
 	sqlite3_stmt *q = NULL;
 	json_object *rows = ctl->json ? json_object_new_array() : NULL;
 	int n = 0;
 
-	if (db == NULL || sqlite3_prepare_v2(db, "SELECT strftime('%Y-%m-%dT%H:%M:%SZ', t, 'unixepoch'), state, "
-	    "findings, action FROM sweep_history WHERE node = ? ORDER BY run DESC LIMIT ?",
-	    -1, &q, NULL) != SQLITE_OK) {
+	if (db == NULL || history_query(ctl, db, &q) < 0) {	/* could not run, as a sweep */
 		fprintf(stderr, "knobctl sweep history: cannot read the results database\n");
 		sqlite3_close(db);
 		json_object_put(rows);
-		return 2;
+		return SWEEP_EXIT_ERROR;
 	}
 	sqlite3_bind_text(q, 1, node, -1, SQLITE_STATIC);
 	sqlite3_bind_int(q, 2, limit);
-	for (; sqlite3_step(q) == SQLITE_ROW; n++)
+	for (; q && sqlite3_step(q) == SQLITE_ROW; n++)
 		if (rows)
 			json_object_array_add(rows, history_json(q));
 		else

@@ -590,6 +590,54 @@ START_TEST(test_json_exit_status)
 }
 END_TEST
 
+/* The check named check of node i (0-based) of a sweep's --json document. */
+static json_object *
+json_check(json_object *doc, size_t i, const char *check)
+{
+	json_object *checks = cu_get(json_object_array_get_idx(cu_get(doc, "nodes"), i), "checks");
+
+	for (size_t k = 0; k < json_object_array_length(checks); k++)
+		if (strcmp(cu_str(json_object_array_get_idx(checks, k), "check"), check) == 0)
+			return json_object_array_get_idx(checks, k);
+	ck_abort_msg("no %s check of node %zu", check, i);
+	return NULL;
+}
+
+/* 1 when a --json finding says it counts toward a drain. */
+static int
+counts(json_object *check)
+{
+	return json_object_get_boolean(cu_get(check, "counts_toward_drain"));
+}
+
+/* Each --json finding says whether it counts toward a drain: node01's
+ * failing mount (TOP is no mount point) does, as the node's own; node03's
+ * unreachable agent (stopped) does not, knob's side, which the text says
+ * ("not counted toward a drain" for some); ok and warn findings do not.
+ * Before, the JSON had no such field, and a script could not tell which
+ * failures a --drain sweep acts on. */
+START_TEST(test_json_counts_toward_drain)
+{
+	const char *sf = sweep_file("counts.xml", "  <group nodes=\"node01\">\n"
+	    "    <mount path=\"%s\"/>\n  </group>\n", top);
+	json_object *doc;
+	int rc;
+
+	precheck();
+	harness_agent_stop(&h, 2, SIGTERM);
+	doc = harness_knobctl_json(&h, &rc, "sweep -w node01,node03 --json -f %s", sf);
+	ck_assert_int_eq(harness_agent_start(&h, 2), 0);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_str_eq(cu_str(json_check(doc, 0, "mount"), "state"), "fail");
+	ck_assert_int_eq(counts(json_check(doc, 0, "mount")), 1);
+	ck_assert_str_eq(cu_str(json_check(doc, 0, "reach"), "state"), "ok");
+	ck_assert_int_eq(counts(json_check(doc, 0, "reach")), 0);
+	ck_assert_str_eq(cu_str(json_check(doc, 1, "reach"), "state"), "unreachable");
+	ck_assert_int_eq(counts(json_check(doc, 1, "reach")), 0);
+	json_object_put(doc);
+}
+END_TEST
+
 /* sweep history NODE --json is one JSON document, the node's sweeps newest
  * first, the last one as the sweep itself said (its state); a node never
  * swept has an empty list, exit 1.  Before, --json was ignored: the text
@@ -617,6 +665,36 @@ START_TEST(test_history_json)
 	ck_assert_int_eq(rc, 1);
 	ck_assert_int_eq(json_object_array_length(cu_get(doc, "sweeps")), 0);
 	json_object_put(doc);
+}
+END_TEST
+
+/* sweep history with a results database it cannot read (a file that is
+ * not SQLite, a path where none is) exits 3, could not run, as a sweep
+ * does, naming the file; text and --json alike.  The cluster file is a copy
+ * of the harness's with <results db> changed.  Before, it exited 2, a usage
+ * error, with "cannot read the results database" and no file named. */
+START_TEST(test_history_db_unreadable)
+{
+	char cl[PATH_MAX], db[PATH_MAX], errpath[PATH_MAX];
+	const char *const dbs[] = { "baddb.db", "no/such/results.db" };
+
+	precheck();
+	snprintf(cl, sizeof(cl), "%s/baddb-cluster.xml", h.tmp);
+	snprintf(errpath, sizeof(errpath), "%s/hist.err", h.tmp);
+	ck_assert_int_eq(harness_sh("cp %s %s && echo 'not a database, not at all' > %s/baddb.db",
+	    h.cluster, cl, h.tmp), 0);
+	for (size_t i = 0; i < 2 * nitems(dbs); i++) {
+		char *err = NULL;
+
+		snprintf(db, sizeof(db), "%s/%s", h.tmp, dbs[i / 2]);
+		ck_assert_int_eq(harness_sh("sed -i 's#<results db=\"[^\"]*\"/>#<results db=\"%s\"/>#' "
+		    "%s", db, cl), 0);
+		ck_assert_int_eq(harness_sh("%s/knobctl -c %s sweep history node01 %s "
+		    ">%s/hist.out 2>%s", h.bin, cl, i % 2 ? "--json" : "", h.tmp, errpath), 3);
+		ck_assert_int_eq(read_file_bounded(errpath, 1 << 16, &err, NULL), 0);
+		has(err, "%s", db);
+		free(err);
+	}
 }
 END_TEST
 
@@ -1063,6 +1141,101 @@ START_TEST(test_scontrol_hung_killed)
 }
 END_TEST
 
+/* A drain whose scontrol call timed out but took effect in Slurm is knob's
+ * own: recorded "drain unconfirmed" (exit 3), looked up in the next
+ * sweep's one "scontrol -o show node", found drained with a "knob:" reason,
+ * and resumed once node01 passes.  The stand-in scontrol (a shell script,
+ * logging its calls) keeps the drain in a file, as slurmctld would, then
+ * hangs on a FIFO nobody writes until it is killed (0.5 s).  Before, the
+ * failed call left node01 "not drained" in knob's records: Slurm was never
+ * asked again, and knob never resumed the node it had drained. */
+START_TEST(test_drain_timed_out_took)
+{
+	char sc[PATH_MAX], fifo[PATH_MAX], log[PATH_MAX], st[PATH_MAX], *out = NULL, *err = NULL;
+	char *text, pass[PATH_MAX], fail[PATH_MAX];
+	int rc;
+
+	precheck();
+	snprintf(fifo, sizeof(fifo), "%s/took.fifo", top);
+	snprintf(sc, sizeof(sc), "%s/took-scontrol", top);
+	snprintf(log, sizeof(log), "%s/took-scontrol.log", top);
+	snprintf(st, sizeof(st), "%s/took.drained", top);
+	text = xasprintf("#!/bin/sh\necho \"$*\" >> %s\ncase \"$*\" in\n"
+	    "\"-o show node\"*) if [ -e %s ]; then echo \"NodeName=node01 Arch=x86_64 "
+	    "State=IDLE+DRAIN Reason=$(cat %s) [root@2026-12-07T13:00:00]\"; else "
+	    "echo 'NodeName=node01 Arch=x86_64 State=IDLE'; fi ;;\n"
+	    "*State=DRAIN*) printf '%%s' \"${4#Reason=}\" > %s; read go < %s ;;\n"
+	    "*State=RESUME*) rm -f %s ;;\nesac\n", log, st, st, st, fifo, st);
+	ck_assert_int_eq(write_file_atomic(sc, text, strlen(text), 0755), 0);
+	free(text);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	snprintf(pass, sizeof(pass), "%s", sweep_file("took-pass.xml",
+	    "  <drain after=\"1\" resume=\"1\"/>\n"));
+	out = sweep(0, "-w node01 -f %s", pass);	/* failing 0, not drained */
+	free(out);
+	snprintf(fail, sizeof(fail), "%s", sweep_file("took-fail.xml", "  <group nodes=\"node01\">\n"
+	    "    <mount path=\"%s\"/>\n  </group>\n  <drain after=\"1\" resume=\"1\"/>\n", top));
+	setenv("KNOB_SCONTROL_TIMEOUT_MS", "500", 1);
+	rc = harness_knobctl(&h, &out, &err, "sweep -w node01 -f %s --drain --scontrol %s", fail,
+	    sc);
+	unsetenv("KNOB_SCONTROL_TIMEOUT_MS");
+	ck_assert_msg(rc == 3, "exit %d: %s%s", rc, out, err);
+	has(out, "drain unconfirmed node01: knob: mount fail (looked up in Slurm next sweep)");
+	has(err, "update timed out after 0.5 s (killed)");
+	free(out);
+	free(err);
+	rc = harness_knobctl(&h, &out, &err, "sweep -w node01 -f %s --drain --scontrol %s", pass,
+	    sc);
+	ck_assert_msg(rc == 0, "exit %d: %s%s", rc, out, err);
+	has(out, "resumed node01");
+	free(out);
+	free(err);
+	ck_assert_int_eq(harness_sh("grep -c '^update NodeName=node01 State=RESUME$' %s", log), 0);
+	ck_assert_int_eq(harness_knobctl(&h, &out, NULL, "sweep history node01"), 0);
+	has(out, "=> drain unconfirmed: knob: mount fail (scontrol failed or timed out; looked "
+	    "up in Slurm next sweep)");
+	has(out, "=> unconfirmed drain confirmed (IDLE+DRAIN, reason: knob: mount fail); "
+	    "resumed");
+	free(out);
+}
+END_TEST
+
+/* A --drain sweep whose scontrol is missing (a path that is not there, a
+ * name not in PATH) finishes, reports node01's failing mount, says which
+ * scontrol it could not run and exits 3, the --json document's
+ * exit_status too; nothing is recorded as drained.  Before, the name not
+ * in PATH said only "scontrol -o show node node01 failed" (execvp's exit
+ * 127, with nothing on stderr). */
+START_TEST(test_scontrol_missing)
+{
+	const char *sf = sweep_file("nosc.xml", "  <group nodes=\"node01\">\n    <mount path=\"%s\"/>\n"
+	    "  </group>\n  <drain after=\"1\"/>\n", top);
+	char sc[PATH_MAX], *out = NULL, *err = NULL;
+	json_object *doc, *v;
+	int rc;
+
+	precheck();
+	for (int i = 0; i < 2; i++) {
+		snprintf(sc, sizeof(sc), i ? "knob-no-such-scontrol" : "%s/no-such-scontrol", top);
+		rc = harness_knobctl(&h, &out, &err, "sweep -w node01 -f %s --drain --scontrol %s "
+		    "--json", sf, sc);
+		ck_assert_msg(rc == 3, "exit %d: %s%s", rc, out, err);
+		has(err, "knobctl sweep: cannot run %s: ", sc);
+		has(err, "nothing drained or resumed");
+		ck_assert_ptr_nonnull(doc = json_tokener_parse(out));
+		ck_assert(json_object_object_get_ex(doc, "exit_status", &v));
+		ck_assert_int_eq(json_object_get_int(v), 3);
+		ck_assert_str_eq(cu_str(json_check(doc, 0, "mount"), "state"), "fail");
+		json_object_put(doc);
+		free(out);
+		free(err);
+	}
+	ck_assert_int_eq(harness_knobctl(&h, &out, NULL, "sweep history node01"), 0);
+	ck_assert_msg(strstr(out, "drained: ") == NULL, "%s", out);
+	free(out);
+}
+END_TEST
+
 /* While a sweep's scontrol runs (node03 due for a drain; the stand-in
  * waits on a FIFO), the results database is free: a write transaction on
  * another connection, as a bench storing its results makes, gets its lock
@@ -1093,6 +1266,50 @@ START_TEST(test_db_free_during_scontrol)
 }
 END_TEST
 
+/* A Slurm that answers "scontrol -o show node" but whose every update
+ * hangs (the stand-in scontrol, a shell script logging its calls, blocks
+ * on a FIFO nobody writes until it is killed, 0.5 s): node02 and node03
+ * fail in two ways (a module, "service fail"; a mount), two drain calls due; the first is
+ * killed, "drain unconfirmed", and no further call is made this sweep
+ * (node03: "not drained: an earlier scontrol call of this sweep timed
+ * out"), exit 3.  Before, every distinct drain reason's call hung its full
+ * timeout in turn (60 s each by default), the sweep lock held meanwhile. */
+START_TEST(test_scontrol_updates_hung)
+{
+	char sc[PATH_MAX], fifo[PATH_MAX], log[PATH_MAX], *out = NULL, *err = NULL, *text;
+	const char *sf;
+	int rc;
+
+	precheck();
+	sf = sweep_file("uhung.xml", "  <group nodes=\"node02\">\n"
+	    "    <module name=\"knob_no_such_module\"/>\n  </group>\n"
+	    "  <group nodes=\"node03\">\n    <mount path=\"%s\"/>\n  </group>\n"
+	    "  <drain after=\"1\"/>\n", top);
+	snprintf(fifo, sizeof(fifo), "%s/uhung.fifo", top);
+	snprintf(sc, sizeof(sc), "%s/uhung-scontrol", top);
+	snprintf(log, sizeof(log), "%s/uhung-scontrol.log", top);
+	text = xasprintf("#!/bin/sh\necho \"$*\" >> %s\n[ \"$1\" = -o ] || read go < %s\n"
+	    "for n in node02 node03; do echo \"NodeName=$n Arch=x86_64 State=IDLE\"; done\n",
+	    log, fifo);
+	ck_assert_int_eq(write_file_atomic(sc, text, strlen(text), 0755), 0);
+	free(text);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	setenv("KNOB_SCONTROL_TIMEOUT_MS", "500", 1);
+	rc = harness_knobctl(&h, &out, &err, "sweep -w node02,node03 -f %s --drain --scontrol %s",
+	    sf, sc);
+	unsetenv("KNOB_SCONTROL_TIMEOUT_MS");
+	ck_assert_msg(rc == 3, "exit %d: %s%s", rc, out, err);
+	has(out, "drain unconfirmed node02: knob: service fail");
+	has(err, "timed out: no further scontrol call this sweep");
+	free(out);
+	free(err);
+	ck_assert_int_eq(harness_sh("test \"$(grep -c '^update ' %s)\" = 1", log), 0);
+	ck_assert_int_eq(harness_knobctl(&h, &out, NULL, "sweep history node03"), 0);
+	has(out, "=> not drained: an earlier scontrol call of this sweep timed out");
+	free(out);
+}
+END_TEST
+
 static Suite *
 sweep_checks_suite(void)
 {
@@ -1111,6 +1328,8 @@ sweep_checks_suite(void)
 	tcase_add_test(tc, test_unreadable_sweep_file);
 	tcase_add_test(tc, test_json_exit_status);
 	tcase_add_test(tc, test_history_json);
+	tcase_add_test(tc, test_json_counts_toward_drain);
+	tcase_add_test(tc, test_history_db_unreadable);
 	tcase_add_test(tc, test_text_control_chars);
 	tcase_add_test(tc, test_clock_zero_unsigned);
 	tcase_add_test(tc, test_help_exit_status);
@@ -1122,6 +1341,9 @@ sweep_checks_suite(void)
 	tcase_add_test(tc, test_scontrol_hung_killed);
 	tcase_add_test(tc, test_counters_corrupt);
 	tcase_add_test(tc, test_db_free_during_scontrol);
+	tcase_add_test(tc, test_scontrol_missing);
+	tcase_add_test(tc, test_drain_timed_out_took);
+	tcase_add_test(tc, test_scontrol_updates_hung);
 	suite_add_tcase(s, tc);
 	return s;
 }
