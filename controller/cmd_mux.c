@@ -9,9 +9,10 @@
  * unix connection) carries all of its nodes.  A node whose link is idle
  * gets it at once; the nodes that need new links after a round of events
  * are dialled together (a batch) by the ordinary fan-out (the same
- * verification, name pinning and error texts as a direct command, but
- * full handshakes: a link must know its agent's certificate, to stop at
- * its expiry), which hands each open connection over (fanout_detach).  Each
+ * verification, name pinning, ticket cache and error texts as a direct
+ * command; a link knows its agent certificate's notAfter, verified or
+ * recorded with the ticket it resumed, to stop at its expiry), which
+ * hands each open connection over (fanout_detach).  Each
  * batch runs on a thread of its own, at once, beside the batches already
  * out (at most MUX_DIALS of them, and with --fanout N at most N nodes in
  * flight in all; a node that finds no room for as long as its command
@@ -133,7 +134,8 @@ struct mux_chan {
 /* Nodes dialled together, on a thread of their own. */
 struct dial_batch {
 	struct mux *m;
-	struct ctl ctl;		/* the holder's, with the batch's connect timeout */
+	struct ctl ctl;		/* the holder's, with the batch's connect timeout
+				 * and ticket cache (the threads share none) */
 	struct fanout fo;
 	struct mux_node **v;	/* NULL where the node went or got its answer */
 	char **keys, **addrs;	/* copies: the nodes may go meanwhile */
@@ -906,6 +908,7 @@ dial_open(struct fanout *fo, struct fo_node *n)
 	struct mux_link *lk = xcalloc(1, sizeof(*lk));
 
 	n->user = lk;
+	lk->not_after = n->not_after;	/* INT64_MIN (unknown): not trusted */
 	return fanout_detach(fo, n, &lk->fd, &lk->c);
 }
 
@@ -965,8 +968,6 @@ link_adopt(struct mux *m, struct mux_link *lk, const char *key)
 
 	lk->m = m;
 	lk->key = xstrdup(key);
-	if (tls_x509_not_after(SSL_get0_peer_certificate(lk->c.ssl), &lk->not_after) < 0)
-		lk->not_after = INT64_MIN;	/* none (a full handshake has one): not trusted */
 	/* an idle link to a node that died without a word goes within ~90 s */
 	(void)sock_keepalive(lk->fd, 60, 10, 3);
 	slot = link_slot(m, lk->key);
@@ -1005,6 +1006,24 @@ dial_result(struct mux *m, struct mux_node *mn, int status, const char *detail,
 	node_attach(mn, lk, "new");
 }
 
+/* The batch's own ticket cache (the threads' runs may not share one: a
+ * run's end rewrites it), bound to what the holder trusts; none when that
+ * moved since it started (the holder is stale at the next command's
+ * question, and no ticket of this dial is saved as of the new files). */
+static struct tcache *
+dial_tickets(struct dial_batch *b)
+{
+	struct ctl *c = &b->ctl;
+	struct tcache *tc = tcache_open(c, c->ca ? c->ca : c->inv->ca,
+	    c->cert ? c->cert : c->inv->cert);
+	char now[65];
+
+	if (ctl_trust_id(c, now) == 0 && strcmp(now, b->m->trust) == 0)
+		return tc;
+	tcache_free(tc);
+	return NULL;
+}
+
 /* The dialling thread: the fan-out (each node posted as it ends), then a
  * word that the run is over. */
 static void *
@@ -1014,9 +1033,12 @@ dial_thread(void *arg)
 	    .on_end = dial_end, .per_node = 1 };
 	struct dial_batch *b = arg;
 
+	b->ctl.tickets = dial_tickets(b);
 	if (fanout_run(&b->fo, &ops, b) < 0)	/* the nodes it ended were posted */
 		for (size_t i = 0; i < b->fo.n; i++)
 			fanout_end(&b->fo, &b->fo.nodes[i], NS_FAILED, "cannot dial");
+	tcache_free(b->ctl.tickets);
+	b->ctl.tickets = NULL;
 	dial_post(b, SIZE_MAX, 0, NULL, NULL);
 	return NULL;
 }
@@ -1058,7 +1080,7 @@ dial_finish(struct mux *m, struct dial_batch *b)
 	free(b->keys);
 	free(b->addrs);
 	free(b);
-	/* the batch's thread arena held its handshakes: give
+	/* the batch's thread arena held its ticket cache and handshakes: give
 	 * what is free back, or a first dial of 10,000 nodes keeps its peak */
 	malloc_trim(0);
 }
@@ -1156,10 +1178,7 @@ batch_new(struct mux *m, size_t room)
 
 	b->m = m;
 	b->ctl = *m->ctl;	/* shared read-only: inventory, SSL_CTX */
-	/* no ticket cache: a session resumed from it has no agent certificate
-	 * (tlscache.c keeps none), so a link of it could not be checked for
-	 * expiry (link_expired); every link is a full handshake */
-	b->ctl.tickets = NULL;
+	b->ctl.tickets = NULL;	/* its own, opened on its thread */
 	b->ctl.connect_timeout = ct;
 	for (mn = m->waiting; mn && names.n < room; mn = mn->wnext)
 		if (mn->ctimeout == ct)

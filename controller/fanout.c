@@ -364,7 +364,8 @@ node_start_tls(struct fanout *fo, struct fo_node *n)
 	SSL_set1_host(ssl, n->name);
 	SSL_set_tlsext_host_name(ssl, n->name);
 	SSL_set_app_data(ssl, n);
-	if ((sess = tcache_get(fo->ctl->tickets, n->name, &pin)) != NULL) {
+	n->not_after = INT64_MIN;	/* the handshake tells */
+	if ((sess = tcache_get(fo->ctl->tickets, n->name, &pin, &n->not_after)) != NULL) {
 		SSL_set_session(ssl, sess);
 		SSL_SESSION_free(sess);
 		free(n->pin);
@@ -476,6 +477,10 @@ node_handshake(struct fanout *fo, struct fo_node *n)
 			    X509_verify_cert_error_string(X509_V_ERR_HOSTNAME_MISMATCH));
 			return;
 		}
+		/* resumed: the ticket's record (tcache_get); else the verified one */
+		if (!n->resumed && tls_x509_not_after(SSL_get0_peer_certificate(n->c.ssl),
+		    &n->not_after) < 0)
+			n->not_after = INT64_MIN;
 		/* our Finished leaves with the first request (on_open) */
 		fanout_opened(fo, n);
 		if (n->phase == FO_OPEN)
@@ -664,9 +669,9 @@ tickets_update(struct fanout *fo)
 
 		/* a ticket comes after a verified or a pinned handshake: of n->name */
 		if (n->status == NS_AUTH_FAILED)
-			tcache_put(fo->ctl->tickets, n->name, NULL, NULL);
+			tcache_put(fo->ctl->tickets, n->name, NULL, NULL, INT64_MIN);
 		else if (n->ticket)
-			tcache_put(fo->ctl->tickets, n->name, n->ticket, n->name);
+			tcache_put(fo->ctl->tickets, n->name, n->ticket, n->name, n->not_after);
 		if (n->t_open_ns)
 			*(n->resumed ? &resumed : &full) += 1;
 		if (n->ticket)

@@ -121,13 +121,17 @@ struct tcache;
  * file bound to others is ignored.  Never NULL. */
 struct tcache *tcache_open(struct ctl *ctl, const char *ca, const char *cert);
 void tcache_free(struct tcache *tc);
-/* A fresh session for name, NULL if none or expired (caller frees); *pin
- * is the node name the agent's certificate was verified for when the
- * session began (valid until the next tcache_put). */
-SSL_SESSION *tcache_get(struct tcache *tc, const char *name, const char **pin);
+/* A fresh session for name, NULL if none, expired or of an agent
+ * certificate past its notAfter (caller frees); *pin is the node name the
+ * agent's certificate was verified for when the session began (valid
+ * until the next tcache_put), *not_after that certificate's notAfter. */
+SSL_SESSION *tcache_get(struct tcache *tc, const char *name, const char **pin,
+    int64_t *not_after);
 /* Keep s for name, pinned to pin (copied, without the agent's certificate;
- * NULL drops name's ticket). */
-void tcache_put(struct tcache *tc, const char *name, SSL_SESSION *s, const char *pin);
+ * NULL drops name's ticket), of an agent certificate valid until not_after
+ * (unix s; INT64_MIN, unknown: not kept). */
+void tcache_put(struct tcache *tc, const char *name, SSL_SESSION *s, const char *pin,
+    int64_t not_after);
 /* Write the file if anything changed. 0 or -1 (warned). */
 int tcache_save(struct tcache *tc);
 /* The DER of session s as the cache keeps it: without the agent's
@@ -195,6 +199,8 @@ struct fo_node {
 				 * its channel, while the holder knows the node) */
 	SSL_SESSION *ticket;	/* TLS: the session the agent sent for next time */
 	char *pin;		/* TLS: the offered session's pin (tcache_get) */
+	int64_t not_after;	/* TLS: the agent certificate's notAfter (unix s): verified
+				 * (full handshake) or the resumed ticket's; INT64_MIN unknown */
 	int resumed;		/* TLS: this connection resumed a session */
 	int redials;		/* TLS: dialled again after a drop before the handshake */
 	int busy_tries;		/* "agent busy" answers sent again (fo_ops.retry_busy);

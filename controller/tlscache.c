@@ -4,9 +4,11 @@
  * decoding, no signature) instead of repeating the full handshake.
  *
  * File (mode 0600, owned by the user; anything else is ignored):
- *	"KNOBTKT2", 32-byte trust hash, u32 count, then count records of
- *	u16 name length, name, u16 pin length, pin, u32 DER length, DER
- *	SSL_SESSION (big-endian).
+ *	"KNOBTKT3", 32-byte trust hash, u32 count, then count records of
+ *	u16 name length, name, u16 pin length, pin, i64 notAfter of the
+ *	agent's certificate (unix s), u32 DER length, DER SSL_SESSION
+ *	(big-endian).  A "KNOBTKT2" file (no notAfter) is a cold cache: full
+ *	handshakes, and the next save writes KNOBTKT3.
  * The trust hash covers the CA certificate, its CRL and the controller's
  * certificate: a new CA, a CRL change or a renewed controller certificate
  * makes every ticket in the file void.
@@ -25,7 +27,10 @@
  * handshake the session descends from, and fanout.c resumes a session for
  * that name only.  The certificate itself is not kept: OpenSSL 3.0 decodes
  * a certificate's public key eagerly, and that decoding cost more
- * controller CPU than the rest of a resumed handshake. */
+ * controller CPU than the rest of a resumed handshake.  Its notAfter is:
+ * a session is not offered past it (a full handshake refuses the agent,
+ * as it would), and a resumed connection knows when its agent's
+ * certificate expires (the holder stops relaying then, cmd_mux.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -45,7 +50,8 @@
 #include "tls.h"
 #include "util.h"
 
-#define TC_MAGIC "KNOBTKT2"
+#define TC_MAGIC "KNOBTKT3"
+#define TC_MAGIC_OLD "KNOBTKT2"	/* no notAfter: read as a cold cache */
 #define TC_MAX_FILE (256u << 20)
 #define TC_MAX_DER 65535u
 #define TC_LOCK_WAIT_MS 2000
@@ -55,6 +61,7 @@ struct tc_entry {
 	char *pin;		/* the name its certificate was verified for */
 	unsigned char *der;	/* NULL: dropped */
 	size_t len;
+	int64_t not_after;	/* the agent's certificate expires then (unix s) */
 	int touched;		/* put or dropped by this command */
 };
 
@@ -113,6 +120,7 @@ tc_find(struct tcache *tc, const char *name, int create)
 	tc->v[tc->n].pin = NULL;
 	tc->v[tc->n].der = NULL;
 	tc->v[tc->n].len = 0;
+	tc->v[tc->n].not_after = INT64_MIN;
 	tc->v[tc->n].touched = 0;
 	tc->n++;
 	if (2 * tc->n + 2 > tc->nslot)
@@ -155,9 +163,10 @@ get_name(const unsigned char *p, size_t len, size_t *off, char *buf)
 }
 
 /* e holds der (len bytes, a copy made here; NULL: dropped) pinned to pin
- * (which may be e's own). */
+ * (which may be e's own), of an agent certificate valid until not_after. */
 static void
-tc_set(struct tc_entry *e, const unsigned char *der, size_t len, const char *pin)
+tc_set(struct tc_entry *e, const unsigned char *der, size_t len, const char *pin,
+    int64_t not_after)
 {
 	char *np = pin ? xstrdup(pin) : NULL;
 
@@ -168,6 +177,7 @@ tc_set(struct tc_entry *e, const unsigned char *der, size_t len, const char *pin
 		memcpy(e->der, der, len);
 	e->len = der ? len : 0;
 	e->pin = np;
+	e->not_after = not_after;
 }
 
 /* Parse the file's records into tc; a truncated or foreign file counts as
@@ -178,6 +188,11 @@ tc_parse(struct tcache *tc, const unsigned char *p, size_t len)
 	size_t off = 8 + TLS_HASH_LEN + 4;
 	uint32_t count;
 
+	if (len >= 8 && memcmp(p, TC_MAGIC_OLD, 8) == 0) {
+		log_debug("%s: tickets without their agents' certificate expiry (KNOBTKT2): "
+		    "full handshakes", tc->path);
+		return -1;
+	}
 	if (len < off || memcmp(p, TC_MAGIC, 8) != 0 ||
 	    memcmp(p + 8, tc->bind, TLS_HASH_LEN) != 0)
 		return -1;
@@ -185,16 +200,18 @@ tc_parse(struct tcache *tc, const unsigned char *p, size_t len)
 	tc_reindex(tc, count < 1000000 ? count : 0);
 	for (uint32_t i = 0; i < count; i++) {
 		size_t dl;
+		int64_t not_after;
 		char name[256], pin[256];
 
 		if (get_name(p, len, &off, name) < 0 || get_name(p, len, &off, pin) < 0 ||
-		    off + 4 > len)
+		    off + 12 > len)
 			return -1;
-		dl = get_be(p + off, 4);
-		off += 4;
+		not_after = (int64_t)(((uint64_t)get_be(p + off, 4) << 32) | get_be(p + off + 4, 4));
+		dl = get_be(p + off + 8, 4);
+		off += 12;
 		if (dl == 0 || dl > TC_MAX_DER || off + dl > len)
 			return -1;
-		tc_set(tc_find(tc, name, 1), p + off, dl, pin);
+		tc_set(tc_find(tc, name, 1), p + off, dl, pin, not_after);
 		off += dl;
 	}
 	return 0;
@@ -276,7 +293,7 @@ tcache_free(struct tcache *tc)
 }
 
 SSL_SESSION *
-tcache_get(struct tcache *tc, const char *name, const char **pin)
+tcache_get(struct tcache *tc, const char *name, const char **pin, int64_t *not_after)
 {
 	struct tc_entry *e;
 	const unsigned char *p;
@@ -286,6 +303,11 @@ tcache_get(struct tcache *tc, const char *name, const char **pin)
 	if (tc == NULL || tc->path[0] == '\0' || (e = tc_find(tc, name, 0)) == NULL ||
 	    e->der == NULL)
 		return NULL;
+	if ((int64_t)time(NULL) > e->not_after) {	/* a full handshake refuses it */
+		log_debug("%s: its TLS ticket's agent certificate has expired: full handshake",
+		    name);
+		return NULL;
+	}
 	p = e->der;
 	if ((s = d2i_SSL_SESSION(NULL, &p, (long)e->len)) == NULL)
 		return NULL;
@@ -300,6 +322,7 @@ tcache_get(struct tcache *tc, const char *name, const char **pin)
 		return NULL;
 	}
 	*pin = e->pin;
+	*not_after = e->not_after;
 	return s;
 }
 
@@ -343,7 +366,8 @@ out:
 }
 
 void
-tcache_put(struct tcache *tc, const char *name, SSL_SESSION *s, const char *pin)
+tcache_put(struct tcache *tc, const char *name, SSL_SESSION *s, const char *pin,
+    int64_t not_after)
 {
 	struct tc_entry *e;
 	unsigned char *der;
@@ -360,7 +384,7 @@ tcache_put(struct tcache *tc, const char *name, SSL_SESSION *s, const char *pin)
 		}
 		return;
 	}
-	if (pin == NULL || strlen(pin) == 0 || strlen(pin) > 255 ||
+	if (pin == NULL || strlen(pin) == 0 || strlen(pin) > 255 || not_after == INT64_MIN ||
 	    (der = tcache_der(s, &len)) == NULL)
 		return;
 	if (len > TC_MAX_DER) {
@@ -368,7 +392,7 @@ tcache_put(struct tcache *tc, const char *name, SSL_SESSION *s, const char *pin)
 		return;
 	}
 	e = tc_find(tc, name, 1);
-	tc_set(e, der, len, pin);	/* pin may be e's own (tcache_get's) */
+	tc_set(e, der, len, pin, not_after);	/* pin may be e's own (tcache_get's) */
 	free(der);
 	e->touched = 1;
 	tc->dirty = 1;
@@ -395,7 +419,7 @@ tc_write(struct tcache *tc)
 
 	for (size_t i = 0; i < tc->n; i++)
 		if (tc->v[i].der) {
-			len += 2 + strlen(tc->v[i].name) + 2 + strlen(tc->v[i].pin) + 4 +
+			len += 2 + strlen(tc->v[i].name) + 2 + strlen(tc->v[i].pin) + 12 +
 			    tc->v[i].len;
 			count++;
 		}
@@ -409,9 +433,11 @@ tc_write(struct tcache *tc)
 			continue;
 		off = put_name(buf, off, tc->v[i].name);
 		off = put_name(buf, off, tc->v[i].pin);
-		put_be(buf + off, (uint32_t)tc->v[i].len, 4);
-		memcpy(buf + off + 4, tc->v[i].der, tc->v[i].len);
-		off += 4 + tc->v[i].len;
+		put_be(buf + off, (uint32_t)((uint64_t)tc->v[i].not_after >> 32), 4);
+		put_be(buf + off + 4, (uint32_t)tc->v[i].not_after, 4);
+		put_be(buf + off + 8, (uint32_t)tc->v[i].len, 4);
+		memcpy(buf + off + 12, tc->v[i].der, tc->v[i].len);
+		off += 12 + tc->v[i].len;
 	}
 	r = write_file_atomic(tc->path, buf, len, 0600);
 	free(buf);
@@ -433,7 +459,7 @@ tc_merged(const struct tcache *tc)
 
 		if (!e->touched)
 			continue;
-		tc_set(tc_find(m, e->name, 1), e->der, e->len, e->pin);
+		tc_set(tc_find(m, e->name, 1), e->der, e->len, e->pin, e->not_after);
 	}
 	return m;
 }

@@ -40,6 +40,9 @@
  *   holds its links: the next ping through it is refused as a direct one
  *   is (auth-failed, the same words), and so is a direct one that has a
  *   TLS ticket of the node;
+ * - a restarted holder resumes its new links from the ticket cache, and a
+ *   resumed link still stops at its agent's certificate's expiry (the
+ *   cache keeps the notAfter); a direct dial offers no ticket past it;
  * - a long dial (a frozen agent) does not hold the other commands' links,
  *   and a node waiting for a link takes one as soon as it goes idle;
  * - nor a node alive dialled beside it: that node's answer comes at once,
@@ -92,16 +95,24 @@ mux_ready(void *arg)
 	return ok;
 }
 
-/* Start the holder in the controller's namespace (its log mux_err, new)
- * and wait until it listens. */
+/* Start the holder in the controller's namespace (its log mux_err, new,
+ * at log level) and wait until it listens. */
 static void
-mux_start(void)
+mux_start_at(const char *level)
 {
 	cu_write(mux_err, 0644, "%s", "");
-	mux_pid = harness_knobctl_bg(&h, "/dev/null", mux_err, "--log-level info mux --persist 300");
+	mux_pid = harness_knobctl_bg(&h, "/dev/null", mux_err, "--log-level %s mux --persist 300",
+	    level);
 	ck_assert_int_gt(mux_pid, 0);
 	ck_assert_msg(cu_wait(mux_ready, NULL, 20) >= 0, "knobctl mux did not start: %s",
 	    cu_slurp(mux_err));
+}
+
+/* The holder at log level info. */
+static void
+mux_start(void)
+{
+	mux_start_at("info");
 }
 
 /* Agents with a fake /proc/sys whose vm.dirty_ratio is 17 (not the
@@ -1159,6 +1170,16 @@ ping_refused_both_ways(const char *line, const char *ok_line)
 	free(err);
 }
 
+/* Re-sign node01's certificate to expire in secs (when: *end) and
+ * restart its agent with it. */
+static void
+node01_expiring(int secs, time_t *end)
+{
+	ck_assert_int_eq(harness_cert_expiring(&h, "node01", secs, end), 0);
+	harness_agent_stop(&h, 0, SIGTERM);
+	ck_assert_int_eq(harness_agent_start(&h, 0), 0);
+}
+
 /* node01's certificate expires while the holder holds its link (and
  * knobctl keeps a TLS ticket of it): the next ping through the holder is
  * refused as a direct dial is, in the same words, and so is a direct one
@@ -1170,9 +1191,7 @@ START_TEST(expired_agent_cert)
 	char *out = NULL, *err = NULL;
 	time_t end;
 
-	ck_assert_int_eq(harness_cert_expiring(&h, "node01", 5, &end), 0);
-	harness_agent_stop(&h, 0, SIGTERM);
-	ck_assert_int_eq(harness_agent_start(&h, 0), 0);
+	node01_expiring(5, &end);
 	ck_assert_int_eq(ctl(&out, &err, "ping -a"), 0);
 	ck_assert_int_eq(via(err, "node01"), 0);
 	ck_assert_int_eq(ctl(&out, &err, "--no-mux ping -a"), 0);
@@ -1203,6 +1222,54 @@ START_TEST(expired_controller_cert)
 	ck_assert_msg(cu_wait(clock_past, &end, 10) >= 0, "the clock did not pass notAfter");
 	ping_refused_both_ways("node[01-03] (3): auth-failed: agent refused our certificate: it "
 	    "has expired (knobctl ca renew)", NULL);
+	free(out);
+	free(err);
+}
+END_TEST
+
+/* Does the holder's log say node's dial resumed its TLS ticket? */
+static int
+holder_resumed(const char *node)
+{
+	char *log = cu_slurp(mux_err), want[128];
+	int yes;
+
+	snprintf(want, sizeof(want), "%s: TLS session resumed", node);
+	yes = log && strstr(log, want) != NULL;
+	free(log);
+	return yes;
+}
+
+/* A restarted holder dials from the ticket cache a direct ping filled
+ * (resumed, no full handshake), and its resumed link still knows node01's
+ * certificate's notAfter (kept with the ticket): past it, node01 is
+ * refused through the holder as directly, and a direct ping offers no
+ * ticket of that certificate (a full handshake, refused).  Before, the
+ * holder dialled only full handshakes (no ticket cache) after every
+ * restart. */
+START_TEST(restarted_holder_resumes)
+{
+	char *out = NULL, *err = NULL;
+	time_t end;
+
+	node01_expiring(8, &end);
+	kill(mux_pid, SIGTERM);
+	ck_assert_int_eq(cu_reap(mux_pid), 0);
+	ck_assert_int_eq(ctl(&out, &err, "--no-mux ping -a"), 0);
+	mux_start_at("debug");
+	ck_assert_int_eq(ctl(&out, &err, "ping -a"), 0);
+	ck_assert_msg(time(NULL) <= end, "node01's certificate expired before the test got here");
+	for (int i = 0; i < NNODES; i++) {
+		ck_assert_int_eq(via(err, h.node[i].name), 0);
+		ck_assert_msg(holder_resumed(h.node[i].name), "%s: no resumed dial: %s",
+		    h.node[i].name, cu_slurp(mux_err));
+	}
+	ck_assert_msg(cu_wait(clock_past, &end, 15) >= 0, "the clock did not pass notAfter");
+	ck_assert_int_eq(ctl(&out, &err, "--no-mux ping -w node01"), 1);
+	ck_assert_ptr_nonnull(strstr(err, "node01: its TLS ticket's agent certificate has expired"));
+	ck_assert_ptr_null(strstr(err, "node01: TLS session resumed"));
+	ping_refused_both_ways("node01: auth-failed: agent certificate rejected: certificate has "
+	    "expired", "2 ok, 1 auth-failed (node01)");
 	free(out);
 	free(err);
 }
@@ -1730,6 +1797,7 @@ main(void)
 	tcase_add_test(tc, trust_change_stops_holder);
 	tcase_add_test(tc, expired_agent_cert);
 	tcase_add_test(tc, expired_controller_cert);
+	tcase_add_test(tc, restarted_holder_resumes);
 	tcase_add_test(tc, persist_and_exit_status);
 	tcase_add_test(tc, one_idle_link_per_node);
 	tcase_add_test(tc, done_with_request_out);

@@ -157,7 +157,8 @@ file_ticket(const char *node, size_t *len)
 	struct ctl c;
 	struct tcache *tc = tku_open(h.cluster, h.ca_dir, &c);
 	const char *pin;
-	SSL_SESSION *s = tcache_get(tc, node, &pin);
+	int64_t not_after;
+	SSL_SESSION *s = tcache_get(tc, node, &pin, &not_after);
 	const unsigned char *t = NULL;
 	unsigned char *copy;
 
@@ -170,6 +171,77 @@ file_ticket(const char *node, size_t *len)
 	tku_close(&c, tc);
 	return copy;
 }
+
+/* Rewrite the cache file at path as a knobctl before the agents'
+ * certificate expiry was kept would have (KNOBTKT2: no i64 notAfter
+ * between a record's pin and its DER), trust hash and sessions kept. */
+static void
+downgrade_cache(const char *path)
+{
+	char *data = NULL;
+	unsigned char *p, *o, *out;
+	size_t len = 0, off = 8 + TLS_HASH_LEN + 4, n = 0;
+	uint32_t count;
+
+	ck_assert_int_eq(read_file_bounded(path, 1u << 26, &data, &len), 0);
+	p = (unsigned char *)data;
+	ck_assert_msg(len >= off && memcmp(p, "KNOBTKT3", 8) == 0, "not a KNOBTKT3 file");
+	out = o = xmalloc(len);
+	memcpy(o, "KNOBTKT2", 8);
+	memcpy(o + 8, p + 8, off - 8);
+	o += off;
+	count = (uint32_t)p[off - 4] << 24 | p[off - 3] << 16 | p[off - 2] << 8 | p[off - 1];
+	for (; n < count; n++) {
+		size_t start = off, dl;
+
+		off += 2 + (size_t)(p[off] << 8 | p[off + 1]);	/* name */
+		off += 2 + (size_t)(p[off] << 8 | p[off + 1]);	/* pin */
+		memcpy(o, p + start, off - start);
+		o += off - start;
+		off += 8;	/* the notAfter, left out */
+		dl = (size_t)p[off] << 24 | p[off + 1] << 16 | p[off + 2] << 8 | p[off + 3];
+		ck_assert_int_le(off + 4 + dl, len);
+		memcpy(o, p + off, 4 + dl);
+		o += 4 + dl;
+		off += 4 + dl;
+	}
+	ck_assert_int_eq(off, len);
+	ck_assert_int_eq(write_file_atomic(path, out, (size_t)(o - out), 0600), 0);
+	free(out);
+	free(data);
+}
+
+/* A cache file of the format before (KNOBTKT2, sessions without their
+ * agent certificate's notAfter) is a cold cache: the command does full
+ * handshakes and succeeds, without a warning, and writes the file anew
+ * (KNOBTKT3, mode 0600), from which the next command resumes.  Before,
+ * that format was current and its sessions resumed with no expiry known. */
+START_TEST(old_format_cache_is_cold)
+{
+	char *out = NULL, *err = NULL, path[PATH_MAX], *data = NULL;
+	size_t len = 0;
+	struct stat st;
+
+	tmp_path(path, sizeof(path), TCACHE_FILE);
+	ck_assert_int_eq(ctl(&out, &err, "ping -w @all"), 0);
+	downgrade_cache(path);
+	ck_assert_int_eq(ctl(&out, &err, "ping -w @all"), 0);
+	ck_assert_int_eq(resumed(err, "node01"), 0);
+	ck_assert_int_eq(resumed(err, "node02"), 0);
+	ck_assert_ptr_nonnull(strstr(err, "(KNOBTKT2): full handshakes"));
+	ck_assert_ptr_null(strstr(err, "<4>"));	/* no warning */
+	ck_assert_int_eq(read_file_bounded(path, 1u << 26, &data, &len), 0);
+	ck_assert_msg(len > 8 && memcmp(data, "KNOBTKT3", 8) == 0, "the old file was not rewritten");
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(st.st_mode & 0777, 0600);
+	ck_assert_int_eq(ctl(&out, &err, "ping -w @all"), 0);
+	ck_assert_int_eq(resumed(err, "node01"), 1);
+	ck_assert_int_eq(resumed(err, "node02"), 1);
+	free(data);
+	free(out);
+	free(err);
+}
+END_TEST
 
 /* Two commands at once: one loaded the cache and renewed node01's ticket,
  * and saves after another command saved node02's: both stay (each save
@@ -187,17 +259,18 @@ START_TEST(concurrent_saves_merge)
 	SSL_SESSION *s;
 	const char *pin;
 	char pin1[256];
+	int64_t na1, na;
 	struct ctl c;
 
 	ck_assert_int_eq(ctl(&out, &err, "ping -w node01"), 0);
 	tc = tku_open(h.cluster, h.ca_dir, &c);	/* the first command's view */
 	ck_assert_int_eq(ctl(&out, &err, "ping -w node02"), 0);	/* the second one's */
 	ck_assert_int_eq(resumed(err, "node02"), 0);
-	s = tcache_get(tc, "node01", &pin);
+	s = tcache_get(tc, "node01", &pin, &na1);
 	ck_assert_ptr_nonnull(s);
 	snprintf(pin1, sizeof(pin1), "%s", pin);
-	ck_assert_ptr_null(tcache_get(tc, "node02", &pin));
-	tcache_put(tc, "node01", s, pin1);
+	ck_assert_ptr_null(tcache_get(tc, "node02", &pin, &na));
+	tcache_put(tc, "node01", s, pin1, na1);
 	ck_assert_int_eq(tcache_save(tc), 0);
 	ck_assert_int_eq(ctl(&out, &err, "ping -w node[01-02]"), 0);
 	ck_assert_int_eq(resumed(err, "node01"), 1);
@@ -206,7 +279,7 @@ START_TEST(concurrent_saves_merge)
 	 * tell them apart); then the first one saves node03 */
 	tku_swap_ticket(h.cluster, h.ca_dir, "node02", "node01");
 	want = file_ticket("node01", &wl);
-	tcache_put(tc, "node03", s, pin1);
+	tcache_put(tc, "node03", s, pin1, na1);
 	SSL_SESSION_free(s);
 	ck_assert_int_eq(tcache_save(tc), 0);
 	tku_close(&c, tc);
@@ -631,6 +704,7 @@ main(void)
 
 	tcase_add_test(tc, second_command_resumes);
 	tcase_add_test(tc, concurrent_saves_merge);
+	tcase_add_test(tc, old_format_cache_is_cold);
 	tcase_add_test(tc, cache_lock_held_or_missing);
 	tcase_add_test(tc, new_ca_refuses_old_tickets);
 	tcase_add_test(tc, crl_change_voids_tickets);

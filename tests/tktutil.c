@@ -35,10 +35,11 @@ tku_swap_ticket(const char *cluster, const char *ca_dir, const char *from, const
 	struct tcache *tc = tku_open(cluster, ca_dir, &c);
 	SSL_SESSION *s;
 	const char *pin;
+	int64_t not_after;
 
-	s = tcache_get(tc, from, &pin);
+	s = tcache_get(tc, from, &pin, &not_after);
 	ck_assert_msg(s != NULL, "no ticket of %s in the cache", from);
-	tcache_put(tc, to, s, pin);
+	tcache_put(tc, to, s, pin, not_after);
 	SSL_SESSION_free(s);
 	ck_assert_int_eq(tcache_save(tc), 0);
 	tku_close(&c, tc);
