@@ -817,6 +817,10 @@ finish_phase(struct bphase *ph, int with_result)
 	 * (PhaseAbort with workdir_id) or its connection closes: another node
 	 * may still read them (reader shift, a shared file). */
 	keep = !ph->aborted && !j->abort && with_result;
+	/* --keep: a phase cut short on the files a finished one kept (a
+	 * composite's read) leaves them, as --keep promised that one */
+	if (ph->inherit && ph->inherit->persist_files)
+		keep = 1;
 	if (keep) {
 		struct kept *k = xcalloc(1, sizeof(*k));
 

@@ -720,8 +720,9 @@ begin_stop(struct brun *br, int sig)
 	br->stop_deadline = now_mono_ns() + (uint64_t)stall_limit(br->req) * 1000000000ull;
 	if (n)
 		fprintf(stderr, "knobctl bench: %s: stopping phase %s (%s) on %zu node(s) and "
-		    "removing the files; a second signal exits at once\n", stop_sig_name(sig),
-		    br->phase_id, br->plan[br->cur].kind, n);
+		    "%s the files; a second signal exits at once\n", stop_sig_name(sig),
+		    br->phase_id, br->plan[br->cur].kind, n, bench_stop_keeps(br) ?
+		    "keeping (--keep)" : "removing");
 	else
 		fprintf(stderr, "knobctl bench: %s: stopping the run and removing its files; a "
 		    "second signal exits at once\n", stop_sig_name(sig));
@@ -950,11 +951,24 @@ on_progress(struct brun *br, struct fo_node *n, Knob__Envelope *m)
 	return 0;
 }
 
+int
+bench_stop_keeps(const struct brun *br)
+{
+	return br->req->keep && br->cur > 0 && br->cur < br->nplan &&
+	    strcmp(br->plan[br->cur - 1].workdir, br->plan[br->cur].workdir) == 0;
+}
+
 /* After a stop signal, node n confirmed that its files are removed: into
- * the run document, and said at once (the user waits for it). */
+ * the run document, and said at once (the user waits for it).  A phase
+ * that bench_stop_keeps leaves its files: said so instead. */
 static void
 stop_removed(struct brun *br, struct fo_node *n)
 {
+	if (bench_stop_keeps(br) && br->stage == ST_STOPPING) {
+		fprintf(stderr, "knobctl bench: %s: stopped, the files kept (--keep) in %s/knob.%s\n",
+		    n->name, br->req->dir, br->plan[br->cur].workdir);
+		return;
+	}
 	bench_doc_stop_node(br, "removed_on", n->name);
 	fprintf(stderr, "knobctl bench: %s: stopped, its files removed\n", n->name);
 }
@@ -1123,7 +1137,8 @@ release_given_up(struct brun *br, size_t i, uint64_t now)
 		free(ranks);
 		return msg;
 	}
-	if (now - pn->rel_moved >= (uint64_t)lim * 1000000000ull)
+	/* now may be older than the release (a tick's, sent by a stop in it) */
+	if (now > pn->rel_moved && now - pn->rel_moved >= (uint64_t)lim * 1000000000ull)
 		return xasprintf("%s: release stalled (nothing removed for %u s): files may be "
 		    "left in %s/knob.%s on %s", name, lim, br->req->dir, wd, name);
 	return NULL;

@@ -667,6 +667,27 @@ bench_doc_begin(struct brun *br, const struct strvec *nodes)
 	json_object_object_add(br->doc, "status", jstr("running"));
 }
 
+/* A --keep run stopped by a signal: the directories of the phases it
+ * finished, whose files stay, into the document's interrupted "kept"
+ * (the phases run in plan order; a workdir's phases are neighbours). */
+static void
+doc_kept(struct brun *br)
+{
+	json_object *kept = json_object_new_array();
+	size_t done = json_object_array_length(br->phases);
+
+	char *path;
+
+	for (size_t k = 0; k < done && k < br->nplan; k++) {
+		if (k > 0 && strcmp(br->plan[k - 1].workdir, br->plan[k].workdir) == 0)
+			continue;
+		path = xasprintf("%s/knob.%s", br->req->dir, br->plan[k].workdir);
+		json_object_array_add(kept, jstr(path));
+		free(path);
+	}
+	json_object_object_add(json_object_object_get(br->doc, "interrupted"), "kept", kept);
+}
+
 void
 bench_doc_end(struct brun *br)
 {
@@ -683,6 +704,8 @@ bench_doc_end(struct brun *br)
 	if (br->stop_sig && br->ctl->interrupt && atomic_load(br->ctl->interrupt))
 		json_object_object_add(json_object_object_get(br->doc, "interrupted"), "cut_off",
 		    json_object_new_boolean(1));
+	if (br->stop_sig && br->req->keep)
+		doc_kept(br);
 }
 
 /* What the run was doing at its stop, in words for the summary. */
@@ -761,6 +784,22 @@ fold_names(json_object *o, const char *key)
 	return s;
 }
 
+/* A --keep run's line on the files its finished phases left, where. */
+static void
+print_kept(FILE *f, json_object *in)
+{
+	json_object *kept = json_object_object_get(in, "kept");
+	size_t n = kept ? json_object_array_length(kept) : 0;
+
+	if (kept == NULL)
+		return;
+	fprintf(f, "files of the finished phase(s) kept (--keep) in: ");
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%s%s", i ? ", " : "", json_object_get_string(json_object_array_get_idx(
+		    kept, i)));
+	fprintf(f, "%s\n", n ? " (on the nodes that ran them)" : "none (no phase finished)");
+}
+
 /* The summary of a run a signal stopped: what was in flight and where it
  * was stopped, the phases kept, where the files were removed (confirmed);
  * the clean-up lines follow (print_cleanup_failed). */
@@ -787,6 +826,7 @@ print_interrupted(FILE *f, json_object *doc)
 	if (js_bool(in, "cut_off"))
 		fprintf(f, "cut off at once: the removal of the files was not waited for\n");
 	fprintf(f, "files removed (confirmed by their agents) on: %s\n", removed);
+	print_kept(f, in);
 	if (js_str(doc, "db")[0])
 		fprintf(f, "run %s stored as interrupted in %s: compare and report do not take it "
 		    "for a complete run\n", js_str(doc, "run_id"), js_str(doc, "db"));

@@ -132,6 +132,11 @@ json_object *bench_stonewall_record(const Knob__PhaseResult *const *res, const i
     size_t n, int across, uint32_t stonewall_s, uint64_t target, int md,
     const struct bench_agg *ag);
 
+/* bench_ctl.c */
+/* --keep, and the phase in flight works on the files a finished phase kept
+ * (a composite's later kind): its agent leaves them when it is stopped. */
+int bench_stop_keeps(const struct brun *br);
+
 /* bench_report.c */
 void bench_fmt_rate(char *buf, size_t len, double rate, int md, int decimal);
 /* The record of the finished phase br->plan[br->cur]; *status "ok",

@@ -506,6 +506,8 @@ peaks_table(FILE *f, const struct rrun *runs, size_t nruns, int decimal)
 			rundoc_fmt_rate(b, sizeof(b), pk[i].sustained, pk[i].metric, decimal);
 			fprintf(f, "<tr><td>");
 			esc(f, runs[r].name);
+			if (strcmp(js_str(runs[r].doc, "status"), "interrupted") == 0)
+				fprintf(f, " (interrupted)");
 			fprintf(f, "</td><td>");
 			esc(f, t);
 			fprintf(f, "</td><td>%s</td><td>%lld</td><td>%s</td><td>%lld..%lld</td></tr>\n", a,
@@ -747,6 +749,30 @@ run_info(FILE *f, const struct rrun *r)
 	fprintf(f, "</table>\n");
 }
 
+/* A warning above the charts for each run a signal stopped: it is not a
+ * complete run, and its charts, peaks and compares hold the phases it
+ * finished alone (its status was at the foot of the page only). */
+static void
+interrupted_warnings(FILE *f, const struct rrun *runs, size_t n)
+{
+	for (size_t r = 0; r < n; r++) {
+		json_object *in = json_object_object_get(runs[r].doc, "interrupted");
+		json_object *ph = json_object_object_get(runs[r].doc, "phases");
+
+		if (strcmp(js_str(runs[r].doc, "status"), "interrupted") != 0)
+			continue;
+		fprintf(f, "<p class=\"warning interrupted\"><strong>Warning: ");
+		esc(f, runs[r].name);
+		fprintf(f, " was interrupted (");
+		esc(f, js_str(in, "signal")[0] ? js_str(in, "signal") : "a signal");
+		fprintf(f, " ");
+		esc(f, js_str(in, "during")[0] ? js_str(in, "during") : "during the run");
+		fprintf(f, "): not a complete run; its charts, peaks and compares hold only the %zu "
+		    "of %.0f phase(s) it finished.</strong></p>\n", ph ? json_object_array_length(ph) :
+		    0, js_num(in, "phases_planned"));
+	}
+}
+
 int
 report_write(FILE *f, json_object *const *docs, size_t n, int decimal)
 {
@@ -772,6 +798,7 @@ report_write(FILE *f, json_object *const *docs, size_t n, int decimal)
 	    "</style></head><body>\n<h1>knob benchmark report</h1>\n<p>%zu run(s), written %s. "
 	    "Throughput in %s; rand-* in IOPS, md-* in ops/s; error bars are ± one standard "
 	    "deviation over the repeats.</p>\n", n, ts, decimal ? "MB/s (decimal)" : "MiB/s (binary)");
+	interrupted_warnings(f, runs, n);
 	fprintf(f, "<h2>Charts</h2>\n");
 	for (r = 0; r < n; r++)
 		for (i = 0; i < runs[r].ps.n; i++)

@@ -376,6 +376,232 @@ START_TEST(play_bench_stops_cleanly)
 }
 END_TEST
 
+/* Restart agent i with --test-hooks and the test hook variable var = val. */
+static void
+restart_hooked(int i, const char *var, const char *val)
+{
+	harness_agent_stop(&h, i, SIGTERM);
+	snprintf(h.node[i].extra_args, sizeof(h.node[i].extra_args), "--test-hooks");
+	setenv(var, val, 1);
+	ck_assert_int_eq(harness_agent_start(&h, i), 0);
+	unsetenv(var);
+}
+
+/* knobctl's exit status after signal sig, within secs seconds of it; its
+ * stdout and stderr printed to the log, stdout into *o (malloc'd). */
+static int
+stop_with(pid_t pid, int sig, double secs, char **o)
+{
+	uint64_t t0 = now_mono_ns();
+	char *e;
+	int rc;
+
+	ck_assert_int_eq(kill(pid, sig), 0);
+	rc = cu_reap(pid);
+	*o = cu_slurp(out);
+	e = cu_slurp(err);
+	fprintf(stderr, "exit %d after %.1f s\nstdout:\n%s\nstderr:\n%s\n", rc,
+	    (double)(now_mono_ns() - t0) / 1e9, *o, e);
+	free(e);
+	ck_assert_msg(now_mono_ns() - t0 < (uint64_t)(secs * 1e9), "the stop took too long");
+	return rc;
+}
+
+/* SIGINT to knobctl (pid), which stops cleanly: exit 130 within seconds,
+ * the data directory empty, the summary's first two lines begin with
+ * during and finished, no clean-up named; its stdout (malloc'd). */
+static char *
+stopped_clean(pid_t pid, const char *during, const char *finished)
+{
+	char *o;
+
+	ck_assert_int_eq(stop_with(pid, SIGINT, 10, &o), 130);
+	ck_assert_int_eq(cu_count_entries(data), 0);
+	ck_assert_ptr_nonnull(strstr(o, during));
+	ck_assert_ptr_nonnull(strstr(o, finished));
+	ck_assert_ptr_null(strstr(o, "clean-up"));
+	return o;
+}
+
+/* The stored run: interrupted, with nphases phases and no node in
+ * cleanup_failed. */
+static json_object *
+stored_interrupted(size_t nphases)
+{
+	json_object *doc = stored_run();
+
+	ck_assert_str_eq(cu_str(doc, "status"), "interrupted");
+	ck_assert_int_eq(json_object_array_length(cu_get(doc, "phases")), nphases);
+	ck_assert_msg(!json_object_object_get_ex(doc, "cleanup_failed", NULL), "%s",
+	    json_object_to_json_string(cu_get(doc, "cleanup_failed")));
+	return doc;
+}
+
+/* SIGINT while node02's agent answers the phase's prepare "busy"
+ * (--test-hooks, $KNOB_TEST_BUSY_PREPARE: knobctl would send it again
+ * after 100 ms), node01 Ready at the barrier: node01 stops the phase and
+ * removes its files, node02, which holds nothing of it, is not waited
+ * for: exit 130 within seconds, the data directory empty, the run stored
+ * interrupted with no phase and no node named in cleanup_failed. */
+START_TEST(sigint_while_prepare_busy)
+{
+	pid_t pid;
+
+	restart_hooked(1, "KNOB_TEST_BUSY_PREPARE", "10");
+	pid = harness_knobctl_bg(&h, out, err, "bench " LONG_BENCH, data);
+	ck_assert_int_gt(pid, 0);
+	ck_assert(harness_wait_log(&h, 1, "test hook: no runner thread (9 more)", 30) == 0);
+	free(stopped_clean(pid, "interrupted by SIGINT in a phase: ", "0 of 1 phase(s) finished "
+	    "and kept; 0 not run"));
+	json_object_put(stored_interrupted(0));
+}
+END_TEST
+
+/* How many times knobctl's stderr so far holds the string arg. */
+static int
+err_count(const char *arg)
+{
+	char *s = cu_slurp(err), *p = s;
+	int n = 0;
+
+	while (p && (p = strstr(p, arg)) != NULL) {
+		n++;
+		p += strlen(arg);
+	}
+	free(s);
+	return n;
+}
+
+/* knobctl's stderr holds node01's third clock sync (prepare and go of the
+ * first phase, prepare of the second). */
+static int
+third_sync(void *arg)
+{
+	(void)arg;
+	return err_count("node01: clock offset") >= 3;
+}
+
+/* SIGINT between the two phases of a composite (seq-write, then seq-read
+ * of its files, one thread: node01's), the files of the first kept for
+ * the second: node02's agent is stopped (SIGSTOP) while the first runs,
+ * so the clock sync before the second waits for it.  knobctl releases the
+ * kept files on node01 and waits for their removal: exit 130, the data
+ * directory empty, the first phase stored, the run interrupted "between
+ * phases", one phase not run. */
+START_TEST(sigint_between_phases_composite)
+{
+	json_object *doc;
+	char *o;
+	pid_t pid;
+
+	pid = harness_knobctl_bg(&h, out, err, "--log-level debug bench seq-write,seq-read -w "
+	    "@all --dir %s --threads 1 --bs 4k --size 64k --rate-iops 40", data);
+	ck_assert_int_gt(pid, 0);
+	ck_assert(harness_wait_log(&h, 0, "-p1: running", 30) == 0);
+	ck_assert_int_eq(kill(h.node[1].pid, SIGSTOP), 0);
+	ck_assert_msg(cu_wait(third_sync, NULL, 30) >= 0, "no sync before the second phase");
+	ck_assert_int_gt(cu_count_entries(data), 0);	/* the kept files */
+	o = stopped_clean(pid, "interrupted by SIGINT between phases\n", "1 of 2 phase(s) "
+	    "finished and kept; 1 not run");
+	ck_assert_ptr_nonnull(strstr(o, "files removed (confirmed by their agents) on: node01\n"));
+	free(o);
+	ck_assert_int_eq(kill(h.node[1].pid, SIGCONT), 0);
+	doc = stored_interrupted(1);
+	ck_assert_str_eq(cu_str(cu_phase(doc, 0), "kind"), "seq-write");
+	json_object_put(doc);
+}
+END_TEST
+
+/* Regular files under dir, at any depth. */
+static int
+files_under(const char *dir)
+{
+	char *o = NULL;
+	int n;
+
+	ck_assert_int_eq(cu_sh_out(&o, "find '%s' -type f | wc -l", dir), 0);
+	n = atoi(o);
+	free(o);
+	return n;
+}
+
+/* knobctl bench ARGS (after "bench") in the data directory with --keep,
+ * stopped by SIGINT once its second phase runs: exit 130; its stdout into
+ * *o, the first workdir's directory into w1 (len bytes); the
+ * stored run, whose summary line on the kept files names w1. */
+static json_object *
+keep_stopped(const char *args, char **o, char *w1, size_t len)
+{
+	char want[2 * PATH_MAX];
+	json_object *doc;
+	pid_t pid;
+
+	pid = harness_knobctl_bg(&h, out, err, "bench %s --dir %s --keep", args, data);
+	ck_assert_int_gt(pid, 0);
+	wait_running("-p2");
+	ck_assert_int_eq(stop_with(pid, SIGINT, 10, o), 130);
+	doc = stored_run();
+	snprintf(w1, len, "%s/knob.%s-w1", data, cu_str(doc, "run_id"));
+	snprintf(want, sizeof(want), "files of the finished phase(s) kept (--keep) in: %s (on the "
+	    "nodes that ran them)\n", w1);
+	ck_assert_msg(strstr(*o, want) != NULL, "no \"%s\"", want);
+	return doc;
+}
+
+/* SIGINT in the second phase of a --keep sweep (1 thread, then 2, each
+ * thread count in a directory of its own): the first phase's file stays
+ * in its directory, as --keep promised; the second's, cut short, are
+ * removed by the agents (confirmed); the summary and the stored
+ * interrupted.kept say where the kept files are.  Before, the summary
+ * said only where files were removed: the user was not told that the
+ * finished phases' files were left, nor where. */
+START_TEST(sigint_keep_run)
+{
+	char w1[PATH_MAX + 64], w2[PATH_MAX + 64];
+	json_object *doc;
+	char *o;
+
+	doc = keep_stopped("seq-write -w @all --threads 1,2 --bs 4k --size 64k --at 2:size=4m "
+	    "--rate-iops 40", &o, w1, sizeof(w1));
+	snprintf(w2, sizeof(w2), "%s/knob.%s-w2", data, cu_str(doc, "run_id"));
+	ck_assert_int_eq(files_under(w1), 1);
+	ck_assert_int_ne(access(w2, F_OK), 0);
+	ck_assert_ptr_nonnull(strstr(o, "1 of 2 phase(s) finished and kept; 0 not run"));
+	ck_assert_ptr_nonnull(strstr(o, "files removed (confirmed by their agents) on: "
+	    "node[01-02]\n"));
+	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(cu_get(cu_get(doc,
+	    "interrupted"), "kept"), 0)), w1);
+	free(o);
+	json_object_put(doc);
+}
+END_TEST
+
+/* SIGINT in the second phase of a --keep composite (seq-read of the files
+ * the finished seq-write wrote, in the same directory): those files stay,
+ * as --keep promised for the finished phase; knobctl says each node kept
+ * them (not that it removed them), and the summary where.  Before, the
+ * agents removed the seq-write's files with the aborted read's. */
+START_TEST(sigint_keep_composite)
+{
+	char w1[PATH_MAX + 64], want[2 * PATH_MAX];
+	json_object *doc;
+	char *o, *e;
+
+	doc = keep_stopped("seq-write,seq-read -w @all --threads 2 --bs 4k --size 128k --rate-iops "
+	    "40", &o, w1, sizeof(w1));
+	ck_assert_int_eq(files_under(w1), 2);	/* a thread's file on each node */
+	ck_assert_int_eq(cu_count_entries(data), 3);	/* nothing else */
+	e = cu_slurp(err);
+	snprintf(want, sizeof(want), "node01: stopped, the files kept (--keep) in %s\n", w1);
+	ck_assert_msg(strstr(e, want) != NULL, "no \"%s\"", want);
+	ck_assert_ptr_null(strstr(e, "its files removed"));
+	free(e);
+	ck_assert_ptr_nonnull(strstr(o, "files removed (confirmed by their agents) on: none\n"));
+	free(o);
+	json_object_put(doc);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -387,6 +613,10 @@ main(void)
 	tcase_add_test(tc, two_signals_at_once);
 	tcase_add_test(tc, nohup_keeps_sighup_ignored);
 	tcase_add_test(tc, play_bench_stops_cleanly);
+	tcase_add_test(tc, sigint_while_prepare_busy);
+	tcase_add_test(tc, sigint_between_phases_composite);
+	tcase_add_test(tc, sigint_keep_run);
+	tcase_add_test(tc, sigint_keep_composite);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }

@@ -421,6 +421,55 @@ START_TEST(wide_glyph_legend)
 }
 END_TEST
 
+/* A run a signal stopped (stored "interrupted", 2 of 3 phases finished),
+ * reported alone and first against a complete one, rendered in chromium:
+ * a warning above the charts says it was interrupted and is not a
+ * complete run, its peak rows say "(interrupted)", and the compare warns
+ * of it.  Before, a report of it alone read as of a complete run: its
+ * status stood only in the heading at the foot of the page. */
+START_TEST(interrupted_run_said)
+{
+	static const char *const ok3[] = { "ok", "ok", "ok" };
+	json_object *runs[] = { rr_run("20260113-000000-aaaa", 1, ok3, "interrupted", 0),
+	    rr_run("20260113-000000-bbbb", 2, ok3, "ok", 0) }, *in = json_object_new_object();
+	const char *want = "Warning: 20260113-000000-aaaa was interrupted (SIGINT in a phase): "
+	    "not a complete run; its charts, peaks and compares hold only the 4 of 6 phase(s) it "
+	    "finished.";
+	htmlDocPtr doc;
+	xmlXPathContextPtr xc;
+	char *v;
+
+	json_object_object_add(in, "signal", json_object_new_string("SIGINT"));
+	json_object_object_add(in, "during", json_object_new_string("in a phase"));
+	json_object_object_add(in, "phases_planned", json_object_new_int(6));
+	json_object_object_add(runs[0], "interrupted", in);
+	store_runs(runs, nitems(runs));
+	for (int both = 0; both < 2; both++) {
+		doc = report_dom(both ? "20260113-000000-aaaa 20260113-000000-bbbb" :
+		    "20260113-000000-aaaa", 0);
+		xc = xmlXPathNewContext(doc);
+		v = texts(xc, xmlDocGetRootElement(doc), "//p[@class='warning interrupted']");
+		ck_assert_msg(strncmp(v, want, strlen(want)) == 0 && strchr(v, '|') == v +
+		    strlen(want), "warning: %s", v);
+		free(v);
+		v = texts(xc, xmlDocGetRootElement(doc), "//p[@class='warning interrupted']"
+		    "/following::h2[1]");
+		ck_assert_msg(strcmp(v, "Charts|") == 0, "the warning is not above the charts: %s", v);
+		free(v);
+		v = texts(xc, xmlDocGetRootElement(doc), "//table[@class='peaks']//tr/td[1]");
+		ck_assert_msg(strstr(v, "20260113-000000-aaaa (interrupted)|") != NULL, "peaks: %s", v);
+		free(v);
+		v = texts(xc, xmlDocGetRootElement(doc), "//p[@class='warning']");
+		ck_assert_msg(!both || strstr(v, "Warning: A (20260113-000000-aaaa) was interrupted "
+		    "(a signal stopped it): only the phases it finished are compared"), "compare: %s",
+		    v);
+		free(v);
+		xmlXPathFreeContext(xc);
+		xmlFreeDoc(doc);
+	}
+}
+END_TEST
+
 int
 main(void)
 {
@@ -433,6 +482,7 @@ main(void)
 	tcase_add_unchecked_fixture(cmp, cu_base_setup, cu_base_teardown);
 	tcase_add_test(cmp, compare_failed_repeats);
 	tcase_add_test(cmp, wide_glyph_legend);
+	tcase_add_test(cmp, interrupted_run_said);
 	suite_add_tcase(s, cmp);
 	return cu_run(s);
 }
