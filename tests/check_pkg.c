@@ -81,6 +81,13 @@ START_TEST(contents)
 	ck_assert_msg(strstr(out, "Package: knob") && strstr(out, "libssh2-1") && strstr(out, "libc6"),
 	    "%s", out);
 	free(out);
+	/* what the description promises is what postinst does: no start for
+	 * certificates that come after the install (before, "the agent starts
+	 * once its certificates exist") */
+	ck_assert_int_eq(sh_out(&out, "dpkg-deb -f %s Description", deb), 0);
+	ck_assert_msg(strstr(out, "need\n systemctl enable --now knobd.") &&
+	    !strstr(out, "starts once its certificates exist"), "%s", out);
+	free(out);
 }
 END_TEST
 
