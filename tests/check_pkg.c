@@ -149,7 +149,11 @@ section(const char *out, const char *a, const char *b)
  * --purge removes the node's credentials, that marker, the
  * agent's state and bootstrap's cached .deb, and keeps the admin's
  * cluster.xml and results database, and the tuning journal: it holds the
- * originals of settings still tuned. */
+ * originals of settings still tuned; and, beside that journal only, the
+ * agent's controller-addrs, which keeps a net glob of the journal's
+ * profile off the controllers' interfaces when a reinstall after a reboot
+ * re-applies it (before, purge removed it: that re-apply could reach the
+ * management interface). */
 static void
 upgrade_remove_purge(const char *out)
 {
@@ -161,12 +165,16 @@ upgrade_remove_purge(const char *out)
 	ck_assert_msg(!strstr(up, "enable") && !strstr(up, " restart") && !strstr(up, " start"),
 	    "%s", up);
 	ck_assert_msg(strstr(up, "\n700 ") && strstr(up, "/root/etc/knob\n"), "%s", up);
-	ck_assert_msg(strstr(rm, "systemctl disable knob-mux.service\nsystemctl daemon-reload\n"),
-	    "%s", rm);
+	ck_assert_msg(strstr(rm, "systemctl disable knob-mux.service\nsystemctl stop knob-sweep.timer\n"
+	    "systemctl disable knob-sweep.timer\nsystemctl stop knob-sweep.service\n"
+	    "systemctl daemon-reload\n"), "%s", rm);
 	ck_assert_msg(strstr(rm, "node.key: kept\nbootstrap-service-pending: kept\n"), "%s", rm);
 	ck_assert_msg(strstr(purge, "systemctl daemon-reload\n"), "%s", purge);
-	ck_assert_msg(strstr(purge, "\nleft: etc/knob/cluster.xml var/lib/knob/results.db "
-	    "var/lib/knob/tune-journal.json\n"),
+	ck_assert_msg(strstr(purge, "\nleft: etc/knob/cluster.xml var/lib/knob/controller-addrs "
+	    "var/lib/knob/results.db var/lib/knob/tune-journal.json\n"),
+	    "%s", purge);
+	/* the journal gone (rolled back), the controller addresses go too */
+	ck_assert_msg(strstr(purge, "\nleft: etc/knob/cluster.xml var/lib/knob/results.db\n"),
 	    "%s", purge);
 	free(up);
 	free(rm);
@@ -251,8 +259,8 @@ END_TEST
  * renewed controller certificate makes the next command dial itself and
  * the holder exit 1, and Restart=on-failure brings it back on the new
  * files; systemctl stop is a clean exit that removes the socket.  Then both
- * units run again and the package is removed: prerm stops and disables
- * both, /var/lib/knob stays. */
+ * units and the sweep timer run again and the package is removed: prerm
+ * stops and disables all three, /var/lib/knob stays. */
 static void
 holder_under_systemd(const char *out)
 {
@@ -277,8 +285,13 @@ holder_under_systemd(const char *out)
 	ck_assert_ptr_nonnull(strstr(renew, "mux after stop: inactive success socket gone\n"));
 	/* removal: prerm stops and disables both units, the state stays */
 	ck_assert_ptr_nonnull(strstr(renew, "before remove: active active \n"));
-	ck_assert_ptr_nonnull(strstr(renew, "after remove: inactive inactive  mux unit enabled: no\n"
-	    "state dir kept: 700\n"));
+	ck_assert_ptr_nonnull(strstr(renew, "after remove: inactive inactive  mux unit enabled: no\n"));
+	ck_assert_ptr_nonnull(strstr(renew, "\nstate dir kept: 700\n"));
+	/* and the sweep timer an admin enabled: before, it stayed enabled and
+	 * kept firing a knobctl the removal took away */
+	ck_assert_ptr_nonnull(strstr(renew, "sweep timer before remove: active\n"));
+	ck_assert_msg(strstr(renew, "sweep timer after remove: inactive, enabled: no\n"), "%s",
+	    strstr(renew, "sweep timer after remove"));
 }
 
 /* pkg-nspawn.sh's reinstalls under the real systemd: after dpkg -r with
@@ -294,7 +307,8 @@ reinstall_under_systemd(const char *out)
 
 	ck_assert_msg(strstr(re, "ping: node01: pong (knobd " KNOB_VERSION ")\n1 ok\n") &&
 	    strstr(re, "mux status: links ") &&
-	    strstr(re, "after reinstall: enabled enabled, active active\n"), "%s", re);
+	    strstr(re, "after reinstall: enabled enabled, active active\n") &&
+	    strstr(re, "sweep timer after reinstall: enabled active\n"), "%s", re);
 	ck_assert_msg(strstr(dis, "mux status: links ") &&
 	    strstr(dis, "after reinstall: disabled enabled, inactive active\n"), "%s", dis);
 	free(re);

@@ -26,8 +26,9 @@
 # makes it exit 1 and systemd restarts it, stopped; stop the agent; an
 # upgrade (dpkg -i again) with the agent disabled and stopped and the
 # holder enabled and running (the agent stays so, the holder is restarted);
-# enable and start both and remove the package (prerm stops and disables
-# both); reinstall it (dpkg -i: both enabled and running again); disable
+# enable and start both and the sweep timer and remove the package (prerm
+# stops and disables all three); reinstall it (dpkg -i: all three enabled
+# and running again); disable
 # and stop the agent, remove and reinstall (the agent stays disabled and
 # stopped, the holder runs); power off.  Prints what it saw; the caller
 # checks it.
@@ -231,12 +232,16 @@ echo "after upgrade: knobd $(in_ct systemctl is-enabled knobd.service || true)" 
 echo "== remove: prerm stops and disables the agent and the holder"
 in_ct systemctl enable --now knob-mux.service >/dev/null 2>&1
 in_ct systemctl enable --now knobd.service >/dev/null 2>&1
+in_ct systemctl enable --now knob-sweep.timer >/dev/null 2>&1
 retry in_ct knobctl mux --status || true
 echo "before remove: $(in_ct systemctl is-active knobd.service knob-mux.service | tr '\n' ' ')"
+echo "sweep timer before remove: $(in_ct systemctl is-active knob-sweep.timer || true)"
 in_ct dpkg -r knob >/dev/null
 echo "after remove: $(in_ct systemctl is-active knobd.service knob-mux.service | tr '\n' ' ')" \
     "mux unit enabled: $(in_ct sh -c 'ls /etc/systemd/system/*/knob-mux.service 2>/dev/null' ||
     echo no)"
+echo "sweep timer after remove: $(in_ct systemctl is-active knob-sweep.timer || true)," \
+    "enabled: $(in_ct sh -c 'ls /etc/systemd/system/*/knob-sweep.timer 2>/dev/null' || echo no)"
 echo "state dir kept: $(in_ct stat -c %a /var/lib/knob)"
 
 # Both units' is-enabled and is-active, on one line after $1.
@@ -249,6 +254,8 @@ in_ct dpkg -i /root/knob.deb >/dev/null
 ping_agent
 mux_up
 units_state "after reinstall"
+echo "sweep timer after reinstall: $(in_ct systemctl is-enabled knob-sweep.timer || true)" \
+    "$(in_ct systemctl is-active knob-sweep.timer || true)"
 echo "== the agent disabled by the admin, dpkg -r, reinstall"
 in_ct systemctl disable --now knobd.service >/dev/null 2>&1
 in_ct dpkg -r knob >/dev/null
