@@ -294,6 +294,28 @@ holder_under_systemd(const char *out)
 	    strstr(renew, "sweep timer after remove"));
 }
 
+/* pkg-nspawn.sh's upgrade with a profile active, under the real systemd
+ * (the packaged unit, --sysroot added by a drop-in: a stand-in for the
+ * container's read-only /proc/sys whose boot_id is the container's): the
+ * profile applied over TLS, the admin then changes its key; dpkg -i
+ * restarts the agent (a new main PID), which keeps the journal and the
+ * active profile and leaves the admin's value: restarted in the same
+ * boot, not re-applied. */
+static void
+upgrade_with_profile_active(const char *out)
+{
+	char *up = section(out, "== upgrade with a profile active", "== stop");
+
+	ck_assert_msg(strstr(up, "changed         sysctl vm.dirty_ratio: 20 -> 10\n") &&
+	    strstr(up, "applied: dirty_ratio 10\n"), "%s", up);
+	ck_assert_msg(strstr(up, "after upgrade: restarted journal kept dirty_ratio 30\n"), "%s", up);
+	ck_assert_msg(strstr(up, "node01:   pkgup (restarted in the same boot ") &&
+	    strstr(up, "not re-applied, 1 key(s) differ (1 changed since knob set them))\n"), "%s", up);
+	ck_assert_msg(strstr(up, "active profile pkgup: knobd restarted in the same boot (boot id "),
+	    "%s", up);
+	free(up);
+}
+
 /* pkg-nspawn.sh's reinstalls under the real systemd: after dpkg -r with
  * the agent and the holder enabled and running, dpkg -i of the .deb enables
  * and starts both again (the agent answers a TLS ping, the holder its
@@ -369,7 +391,9 @@ tail_of(const char *s, size_t n)
  * admin disabled and stopped it leaves it so, while the enabled, running
  * holder is restarted; a reinstall after dpkg -r enables and starts again
  * what was enabled (reinstall_under_systemd); the container powers off;
- * the holder's unit runs there too (holder_under_systemd). */
+ * the holder's unit runs there too (holder_under_systemd), and an upgrade
+ * with a profile active keeps it without re-applying it over the admin's
+ * change (upgrade_with_profile_active). */
 START_TEST(unit_under_systemd)
 {
 	const char *bin = getenv("KNOB_BIN");
@@ -409,6 +433,7 @@ START_TEST(unit_under_systemd)
 	 * running holder (on the new binary) */
 	ck_assert_ptr_nonnull(strstr(cert, "after upgrade: knobd disabled inactive, mux active restarted\n"));
 	holder_under_systemd(out);
+	upgrade_with_profile_active(out);
 	reinstall_under_systemd(out);
 	free(out);
 }

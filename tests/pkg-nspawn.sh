@@ -23,7 +23,10 @@
 # knobd.service), ping the agent over TLS, kill it (systemd restarts it);
 # then the connection holder's unit (knob-mux.service, not enabled by the
 # package): started, pings go through it, a renewed controller certificate
-# makes it exit 1 and systemd restarts it, stopped; stop the agent; an
+# makes it exit 1 and systemd restarts it, stopped; an upgrade (dpkg -i)
+# with a profile active (applied through a drop-in's --sysroot, then
+# changed by the admin): the agent restarts, keeps the journal and does not
+# re-apply; stop the agent; an
 # upgrade (dpkg -i again) with the agent disabled and stopped and the
 # holder enabled and running (the agent stays so, the holder is restarted);
 # enable and start both and the sweep timer and remove the package (prerm
@@ -211,6 +214,39 @@ in_ct systemctl stop knob-mux.service
 echo "mux after stop: $(in_ct systemctl is-active knob-mux.service || true)" \
     "$(in_ct systemctl show -P Result knob-mux.service)" \
     "socket $(in_ct test -e /var/lib/knob/knob-mux.sock && echo left || echo gone)"
+
+echo "== upgrade with a profile active"
+# The packaged unit with --sysroot (a drop-in): a writable stand-in for
+# /proc/sys (nspawn's is read-only) whose boot_id is the container's, which
+# stays the same for the whole container boot.
+r=/var/lib/knob-sysroot
+mkdir -p "$S$r/proc/sys/vm" "$S$r/proc/sys/kernel/random" "$S/etc/systemd/system/knobd.service.d"
+echo 20 > "$S$r/proc/sys/vm/dirty_ratio"
+ln -s /proc/sys/kernel/random/boot_id "$S$r/proc/sys/kernel/random/boot_id"
+{
+	echo "[Service]"
+	echo "ExecStart="
+	echo "ExecStart=$(sed -n 's/^ExecStart=//p' "$S/lib/systemd/system/knobd.service") --sysroot $r"
+} > "$S/etc/systemd/system/knobd.service.d/sysroot.conf"
+in_ct systemctl daemon-reload
+in_ct systemctl restart knobd.service
+printf '%s\n' '<?xml version="1.0"?>' '<profile name="pkgup" summary="upgrade test">' \
+    '  <sysctl key="vm.dirty_ratio" value="10" cite="test"/>' '</profile>' > "$t/pkgup.xml"
+retry "$knobctl" -c "$t/cluster.xml" --timeout 5 apply "$t/pkgup.xml" -w node01 || true
+cat "$t/try.out"
+echo "applied: dirty_ratio $(cat "$S$r/proc/sys/vm/dirty_ratio")"
+echo 30 > "$S$r/proc/sys/vm/dirty_ratio"	# the admin's own change since
+kpid=$(in_ct systemctl show -P MainPID knobd.service)
+in_ct dpkg -i /root/knob.deb >/dev/null
+new=$(in_ct systemctl show -P MainPID knobd.service)
+echo "after upgrade: $( [ "$new" != 0 ] && [ "$new" != "$kpid" ] && echo restarted ||
+    echo "not restarted") journal $(in_ct test -s /var/lib/knob/tune-journal.json && echo kept ||
+    echo gone) dirty_ratio $(cat "$S$r/proc/sys/vm/dirty_ratio")"
+retry "$knobctl" -c "$t/cluster.xml" --timeout 5 active -w node01 || true
+echo "active: $(cat "$t/try.out")"
+in_ct journalctl -u knobd.service --no-pager -o cat | grep 'restarted in the same boot' | tail -n 1
+in_ct rm -rf /etc/systemd/system/knobd.service.d "$r" /var/lib/knob/tune-journal.json
+in_ct systemctl daemon-reload
 
 echo "== stop"
 in_ct systemctl stop knobd.service
