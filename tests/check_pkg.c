@@ -294,6 +294,29 @@ holder_under_systemd(const char *out)
 	    strstr(renew, "sweep timer after remove"));
 }
 
+/* The unit's hardening under the real systemd leaves knobd what it tunes:
+ * of the mounts under /sys and /proc that knobd's namespace has and the
+ * container's PID 1 has not (pkg-nspawn.sh's "the unit's own mounts"),
+ * only /proc/kmsg (ProtectKernelLogs) and /sys/fs/cgroup
+ * (ProtectControlGroups): no read-only /proc/sys, /sys, /proc/fs (nfsd,
+ * Lustre) or /sys/kernel/debug (Lustre's debugfs), as ProtectKernelTunables
+ * would add. */
+static void
+unit_mounts_leave_tunables(const char *out)
+{
+	static const char tag[] = "the unit's own mounts under /sys, /proc:";
+	const char *s = strstr(out, tag);
+	char *line, *tok, *save = NULL;
+	int point = 1;
+
+	ck_assert_msg(s, "no \"%s\" in the output", tag);
+	line = strndup(s + strlen(tag), strcspn(s + strlen(tag), "\n"));
+	for (tok = strtok_r(line, " ", &save); tok; tok = strtok_r(NULL, " ", &save), point = !point)
+		ck_assert_msg(!point || strcmp(tok, "/proc/kmsg") == 0 ||
+		    strncmp(tok, "/sys/fs/cgroup", 14) == 0, "the unit mounts %s read-only", tok);
+	free(line);
+}
+
 /* pkg-nspawn.sh's upgrade with a profile active, under the real systemd
  * (the packaged unit, --sysroot added by a drop-in: a stand-in for the
  * container's read-only /proc/sys whose boot_id is the container's): the
@@ -424,6 +447,7 @@ START_TEST(unit_under_systemd)
 	ck_assert_ptr_nonnull(strstr(cert, "NRestarts=0\nActiveState=active\nSubState=running"));
 	ck_assert_ptr_nonnull(strstr(cert, "main pid comm: knobd\n"));
 	ck_assert_ptr_nonnull(strstr(cert, "state dir: 700 root\n"));
+	unit_mounts_leave_tunables(cert);
 	ck_assert_ptr_nonnull(strstr(cert, "Main process exited, code=killed, status=9/KILL"));
 	ck_assert_ptr_nonnull(strstr(cert, "ping: node01: pong (knobd " KNOB_VERSION ")\n1 ok\n"
 	    "NRestarts=1\nActiveState=active"));

@@ -20,7 +20,9 @@
 # install without certificates and boot (the agent must stay disabled and
 # stopped), then put certificates in place and run the package's postinst
 # inside the running container (real systemctl: it enables and starts
-# knobd.service), ping the agent over TLS, kill it (systemd restarts it);
+# knobd.service), ping the agent over TLS, list the mounts under /sys and
+# /proc its unit adds (check_pkg allows /proc/kmsg and /sys/fs/cgroup
+# only), kill it (systemd restarts it);
 # then the connection holder's unit (knob-mux.service, not enabled by the
 # package): started, pings go through it, a renewed controller certificate
 # makes it exit 1 and systemd restarts it, stopped; an upgrade (dpkg -i)
@@ -154,6 +156,16 @@ in_ct systemctl show knobd.service -p ActiveState -p SubState -p NRestarts
 pid=$(in_ct systemctl show -P MainPID knobd.service)
 echo "main pid comm: $(in_ct cat "/proc/$pid/comm")"
 echo "state dir: $(in_ct stat -c '%a %U' /var/lib/knob)"
+# The mounts under /sys and /proc (point and ro/rw) of process $1 in the
+# container, one a line, sorted.
+api_mounts() {
+	in_ct cat "/proc/$1/mountinfo" |
+	    awk '$5 ~ /^\/(sys|proc)(\/|$)/ { split($6, o, ","); print $5, o[1] }' | sort
+}
+api_mounts 1 > "$t/mounts.pid1"
+api_mounts "$pid" > "$t/mounts.knobd"
+echo "the unit's own mounts under /sys, /proc:" \
+    "$(comm -13 "$t/mounts.pid1" "$t/mounts.knobd" | paste -sd' ' -)"
 
 echo "== the agent killed: Restart=on-failure brings it back"
 in_ct kill -KILL "$pid"
