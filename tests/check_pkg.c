@@ -81,6 +81,13 @@ START_TEST(contents)
 	ck_assert_msg(strstr(out, "Package: knob") && strstr(out, "libssh2-1") && strstr(out, "libc6"),
 	    "%s", out);
 	free(out);
+	/* what the description promises is what postinst does: no start for
+	 * certificates that come after the install (before, "the agent starts
+	 * once its certificates exist") */
+	ck_assert_int_eq(sh_out(&out, "dpkg-deb -f %s Description", deb), 0);
+	ck_assert_msg(strstr(out, "need\n systemctl enable --now knobd.") &&
+	    !strstr(out, "starts once its certificates exist"), "%s", out);
+	free(out);
 }
 END_TEST
 
@@ -142,7 +149,11 @@ section(const char *out, const char *a, const char *b)
  * --purge removes the node's credentials, that marker, the
  * agent's state and bootstrap's cached .deb, and keeps the admin's
  * cluster.xml and results database, and the tuning journal: it holds the
- * originals of settings still tuned. */
+ * originals of settings still tuned; and, beside that journal only, the
+ * agent's controller-addrs, which keeps a net glob of the journal's
+ * profile off the controllers' interfaces when a reinstall after a reboot
+ * re-applies it (before, purge removed it: that re-apply could reach the
+ * management interface). */
 static void
 upgrade_remove_purge(const char *out)
 {
@@ -154,12 +165,16 @@ upgrade_remove_purge(const char *out)
 	ck_assert_msg(!strstr(up, "enable") && !strstr(up, " restart") && !strstr(up, " start"),
 	    "%s", up);
 	ck_assert_msg(strstr(up, "\n700 ") && strstr(up, "/root/etc/knob\n"), "%s", up);
-	ck_assert_msg(strstr(rm, "systemctl disable knob-mux.service\nsystemctl daemon-reload\n"),
-	    "%s", rm);
+	ck_assert_msg(strstr(rm, "systemctl disable knob-mux.service\nsystemctl stop knob-sweep.timer\n"
+	    "systemctl disable knob-sweep.timer\nsystemctl stop knob-sweep.service\n"
+	    "systemctl daemon-reload\n"), "%s", rm);
 	ck_assert_msg(strstr(rm, "node.key: kept\nbootstrap-service-pending: kept\n"), "%s", rm);
 	ck_assert_msg(strstr(purge, "systemctl daemon-reload\n"), "%s", purge);
-	ck_assert_msg(strstr(purge, "\nleft: etc/knob/cluster.xml var/lib/knob/results.db "
-	    "var/lib/knob/tune-journal.json\n"),
+	ck_assert_msg(strstr(purge, "\nleft: etc/knob/cluster.xml var/lib/knob/controller-addrs "
+	    "var/lib/knob/results.db var/lib/knob/tune-journal.json\n"),
+	    "%s", purge);
+	/* the journal gone (rolled back), the controller addresses go too */
+	ck_assert_msg(strstr(purge, "\nleft: etc/knob/cluster.xml var/lib/knob/results.db\n"),
 	    "%s", purge);
 	free(up);
 	free(rm);
@@ -244,8 +259,8 @@ END_TEST
  * renewed controller certificate makes the next command dial itself and
  * the holder exit 1, and Restart=on-failure brings it back on the new
  * files; systemctl stop is a clean exit that removes the socket.  Then both
- * units run again and the package is removed: prerm stops and disables
- * both, /var/lib/knob stays. */
+ * units and the sweep timer run again and the package is removed: prerm
+ * stops and disables all three, /var/lib/knob stays. */
 static void
 holder_under_systemd(const char *out)
 {
@@ -270,8 +285,58 @@ holder_under_systemd(const char *out)
 	ck_assert_ptr_nonnull(strstr(renew, "mux after stop: inactive success socket gone\n"));
 	/* removal: prerm stops and disables both units, the state stays */
 	ck_assert_ptr_nonnull(strstr(renew, "before remove: active active \n"));
-	ck_assert_ptr_nonnull(strstr(renew, "after remove: inactive inactive  mux unit enabled: no\n"
-	    "state dir kept: 700\n"));
+	ck_assert_ptr_nonnull(strstr(renew, "after remove: inactive inactive  mux unit enabled: no\n"));
+	ck_assert_ptr_nonnull(strstr(renew, "\nstate dir kept: 700\n"));
+	/* and the sweep timer an admin enabled: before, it stayed enabled and
+	 * kept firing a knobctl the removal took away */
+	ck_assert_ptr_nonnull(strstr(renew, "sweep timer before remove: active\n"));
+	ck_assert_msg(strstr(renew, "sweep timer after remove: inactive, enabled: no\n"), "%s",
+	    strstr(renew, "sweep timer after remove"));
+}
+
+/* The unit's hardening under the real systemd leaves knobd what it tunes:
+ * of the mounts under /sys and /proc that knobd's namespace has and the
+ * container's PID 1 has not (pkg-nspawn.sh's "the unit's own mounts"),
+ * only /proc/kmsg (ProtectKernelLogs) and /sys/fs/cgroup
+ * (ProtectControlGroups): no read-only /proc/sys, /sys, /proc/fs (nfsd,
+ * Lustre) or /sys/kernel/debug (Lustre's debugfs), as ProtectKernelTunables
+ * would add. */
+static void
+unit_mounts_leave_tunables(const char *out)
+{
+	static const char tag[] = "the unit's own mounts under /sys, /proc:";
+	const char *s = strstr(out, tag);
+	char *line, *tok, *save = NULL;
+	int point = 1;
+
+	ck_assert_msg(s, "no \"%s\" in the output", tag);
+	line = strndup(s + strlen(tag), strcspn(s + strlen(tag), "\n"));
+	for (tok = strtok_r(line, " ", &save); tok; tok = strtok_r(NULL, " ", &save), point = !point)
+		ck_assert_msg(!point || strcmp(tok, "/proc/kmsg") == 0 ||
+		    strncmp(tok, "/sys/fs/cgroup", 14) == 0, "the unit mounts %s read-only", tok);
+	free(line);
+}
+
+/* pkg-nspawn.sh's upgrade with a profile active, under the real systemd
+ * (the packaged unit, --sysroot added by a drop-in: a stand-in for the
+ * container's read-only /proc/sys whose boot_id is the container's): the
+ * profile applied over TLS, the admin then changes its key; dpkg -i
+ * restarts the agent (a new main PID), which keeps the journal and the
+ * active profile and leaves the admin's value: restarted in the same
+ * boot, not re-applied. */
+static void
+upgrade_with_profile_active(const char *out)
+{
+	char *up = section(out, "== upgrade with a profile active", "== stop");
+
+	ck_assert_msg(strstr(up, "changed         sysctl vm.dirty_ratio: 20 -> 10\n") &&
+	    strstr(up, "applied: dirty_ratio 10\n"), "%s", up);
+	ck_assert_msg(strstr(up, "after upgrade: restarted journal kept dirty_ratio 30\n"), "%s", up);
+	ck_assert_msg(strstr(up, "node01:   pkgup (restarted in the same boot ") &&
+	    strstr(up, "not re-applied, 1 key(s) differ (1 changed since knob set them))\n"), "%s", up);
+	ck_assert_msg(strstr(up, "active profile pkgup: knobd restarted in the same boot (boot id "),
+	    "%s", up);
+	free(up);
 }
 
 /* pkg-nspawn.sh's reinstalls under the real systemd: after dpkg -r with
@@ -287,7 +352,8 @@ reinstall_under_systemd(const char *out)
 
 	ck_assert_msg(strstr(re, "ping: node01: pong (knobd " KNOB_VERSION ")\n1 ok\n") &&
 	    strstr(re, "mux status: links ") &&
-	    strstr(re, "after reinstall: enabled enabled, active active\n"), "%s", re);
+	    strstr(re, "after reinstall: enabled enabled, active active\n") &&
+	    strstr(re, "sweep timer after reinstall: enabled active\n"), "%s", re);
 	ck_assert_msg(strstr(dis, "mux status: links ") &&
 	    strstr(dis, "after reinstall: disabled enabled, inactive active\n"), "%s", dis);
 	free(re);
@@ -348,7 +414,9 @@ tail_of(const char *s, size_t n)
  * admin disabled and stopped it leaves it so, while the enabled, running
  * holder is restarted; a reinstall after dpkg -r enables and starts again
  * what was enabled (reinstall_under_systemd); the container powers off;
- * the holder's unit runs there too (holder_under_systemd). */
+ * the holder's unit runs there too (holder_under_systemd), and an upgrade
+ * with a profile active keeps it without re-applying it over the admin's
+ * change (upgrade_with_profile_active). */
 START_TEST(unit_under_systemd)
 {
 	const char *bin = getenv("KNOB_BIN");
@@ -379,6 +447,7 @@ START_TEST(unit_under_systemd)
 	ck_assert_ptr_nonnull(strstr(cert, "NRestarts=0\nActiveState=active\nSubState=running"));
 	ck_assert_ptr_nonnull(strstr(cert, "main pid comm: knobd\n"));
 	ck_assert_ptr_nonnull(strstr(cert, "state dir: 700 root\n"));
+	unit_mounts_leave_tunables(cert);
 	ck_assert_ptr_nonnull(strstr(cert, "Main process exited, code=killed, status=9/KILL"));
 	ck_assert_ptr_nonnull(strstr(cert, "ping: node01: pong (knobd " KNOB_VERSION ")\n1 ok\n"
 	    "NRestarts=1\nActiveState=active"));
@@ -388,6 +457,7 @@ START_TEST(unit_under_systemd)
 	 * running holder (on the new binary) */
 	ck_assert_ptr_nonnull(strstr(cert, "after upgrade: knobd disabled inactive, mux active restarted\n"));
 	holder_under_systemd(out);
+	upgrade_with_profile_active(out);
 	reinstall_under_systemd(out);
 	free(out);
 }

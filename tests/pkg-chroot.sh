@@ -11,7 +11,8 @@
 # /etc/knob tightened to 0700; dpkg -r with the holder enabled too; a
 # reinstall (dpkg -i); an upgrade; prerm remove undone by postinst
 # abort-remove; dpkg -r with the agent disabled and a reinstall; dpkg -r;
-# dpkg --purge.  Prints what the scripts asked of systemctl and what they
+# dpkg --purge (the tuning journal there), and postrm purge again once it
+# is gone.  Prints what the scripts asked of systemctl and what they
 # left; check_pkg checks it.
 set -eu
 deb=$1 t=$2
@@ -95,6 +96,7 @@ echo "== remove (the agent and the holder enabled)"
 in_root systemctl enable knob-mux.service
 touch "$S/etc/knob/cluster.xml" "$S/etc/knob/ca.crl" "$S/var/lib/knob/tune-journal.json" \
     "$S/var/lib/knob/tune-journal.json.tmp.x1" "$S/var/lib/knob/results.db" \
+    "$S/var/lib/knob/controller-addrs" "$S/var/lib/knob/health-counters.json" \
     "$S/etc/knob/bootstrap-service-pending"
 mkdir -p "$S/var/cache/knob"
 touch "$S/var/cache/knob/knob.deb"
@@ -129,8 +131,18 @@ echo "== remove, then purge"
 dpkg_log -r knob
 echo "== purge"
 : > "$S/tmp/systemctl.log"
+cp "$S/var/lib/dpkg/info/knob.postrm" "$S/tmp/knob.postrm"
 in_root dpkg --purge knob >/dev/null
 cat "$S/tmp/systemctl.log"
 in_root dpkg-query -W -f='${Status}\n' knob 2>&1 || true
-echo "left: $(cd "$S" && ls -d etc/knob/* var/lib/knob/* var/cache/knob 2>/dev/null | paste -sd' ' -)"
+# What purge left in /etc/knob, /var/lib/knob and /var/cache/knob.
+left() {
+	echo "left: $(cd "$S" && ls -d etc/knob/* var/lib/knob/* var/cache/knob 2>/dev/null |
+	    paste -sd' ' -)"
+}
+left
+echo "-- purge again once the journal is gone (rolled back)"
+rm "$S/var/lib/knob/tune-journal.json"
+in_root /tmp/knob.postrm purge
+left
 echo "== done"

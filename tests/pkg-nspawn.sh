@@ -20,14 +20,20 @@
 # install without certificates and boot (the agent must stay disabled and
 # stopped), then put certificates in place and run the package's postinst
 # inside the running container (real systemctl: it enables and starts
-# knobd.service), ping the agent over TLS, kill it (systemd restarts it);
+# knobd.service), ping the agent over TLS, list the mounts under /sys and
+# /proc its unit adds (check_pkg allows /proc/kmsg and /sys/fs/cgroup
+# only), kill it (systemd restarts it);
 # then the connection holder's unit (knob-mux.service, not enabled by the
 # package): started, pings go through it, a renewed controller certificate
-# makes it exit 1 and systemd restarts it, stopped; stop the agent; an
+# makes it exit 1 and systemd restarts it, stopped; an upgrade (dpkg -i)
+# with a profile active (applied through a drop-in's --sysroot, then
+# changed by the admin): the agent restarts, keeps the journal and does not
+# re-apply; stop the agent; an
 # upgrade (dpkg -i again) with the agent disabled and stopped and the
 # holder enabled and running (the agent stays so, the holder is restarted);
-# enable and start both and remove the package (prerm stops and disables
-# both); reinstall it (dpkg -i: both enabled and running again); disable
+# enable and start both and the sweep timer and remove the package (prerm
+# stops and disables all three); reinstall it (dpkg -i: all three enabled
+# and running again); disable
 # and stop the agent, remove and reinstall (the agent stays disabled and
 # stopped, the holder runs); power off.  Prints what it saw; the caller
 # checks it.
@@ -150,6 +156,16 @@ in_ct systemctl show knobd.service -p ActiveState -p SubState -p NRestarts
 pid=$(in_ct systemctl show -P MainPID knobd.service)
 echo "main pid comm: $(in_ct cat "/proc/$pid/comm")"
 echo "state dir: $(in_ct stat -c '%a %U' /var/lib/knob)"
+# The mounts under /sys and /proc (point and ro/rw) of process $1 in the
+# container, one a line, sorted.
+api_mounts() {
+	in_ct cat "/proc/$1/mountinfo" |
+	    awk '$5 ~ /^\/(sys|proc)(\/|$)/ { split($6, o, ","); print $5, o[1] }' | sort
+}
+api_mounts 1 > "$t/mounts.pid1"
+api_mounts "$pid" > "$t/mounts.knobd"
+echo "the unit's own mounts under /sys, /proc:" \
+    "$(comm -13 "$t/mounts.pid1" "$t/mounts.knobd" | paste -sd' ' -)"
 
 echo "== the agent killed: Restart=on-failure brings it back"
 in_ct kill -KILL "$pid"
@@ -211,6 +227,39 @@ echo "mux after stop: $(in_ct systemctl is-active knob-mux.service || true)" \
     "$(in_ct systemctl show -P Result knob-mux.service)" \
     "socket $(in_ct test -e /var/lib/knob/knob-mux.sock && echo left || echo gone)"
 
+echo "== upgrade with a profile active"
+# The packaged unit with --sysroot (a drop-in): a writable stand-in for
+# /proc/sys (nspawn's is read-only) whose boot_id is the container's, which
+# stays the same for the whole container boot.
+r=/var/lib/knob-sysroot
+mkdir -p "$S$r/proc/sys/vm" "$S$r/proc/sys/kernel/random" "$S/etc/systemd/system/knobd.service.d"
+echo 20 > "$S$r/proc/sys/vm/dirty_ratio"
+ln -s /proc/sys/kernel/random/boot_id "$S$r/proc/sys/kernel/random/boot_id"
+{
+	echo "[Service]"
+	echo "ExecStart="
+	echo "ExecStart=$(sed -n 's/^ExecStart=//p' "$S/lib/systemd/system/knobd.service") --sysroot $r"
+} > "$S/etc/systemd/system/knobd.service.d/sysroot.conf"
+in_ct systemctl daemon-reload
+in_ct systemctl restart knobd.service
+printf '%s\n' '<?xml version="1.0"?>' '<profile name="pkgup" summary="upgrade test">' \
+    '  <sysctl key="vm.dirty_ratio" value="10" cite="test"/>' '</profile>' > "$t/pkgup.xml"
+retry "$knobctl" -c "$t/cluster.xml" --timeout 5 apply "$t/pkgup.xml" -w node01 || true
+cat "$t/try.out"
+echo "applied: dirty_ratio $(cat "$S$r/proc/sys/vm/dirty_ratio")"
+echo 30 > "$S$r/proc/sys/vm/dirty_ratio"	# the admin's own change since
+kpid=$(in_ct systemctl show -P MainPID knobd.service)
+in_ct dpkg -i /root/knob.deb >/dev/null
+new=$(in_ct systemctl show -P MainPID knobd.service)
+echo "after upgrade: $( [ "$new" != 0 ] && [ "$new" != "$kpid" ] && echo restarted ||
+    echo "not restarted") journal $(in_ct test -s /var/lib/knob/tune-journal.json && echo kept ||
+    echo gone) dirty_ratio $(cat "$S$r/proc/sys/vm/dirty_ratio")"
+retry "$knobctl" -c "$t/cluster.xml" --timeout 5 active -w node01 || true
+echo "active: $(cat "$t/try.out")"
+in_ct journalctl -u knobd.service --no-pager -o cat | grep 'restarted in the same boot' | tail -n 1
+in_ct rm -rf /etc/systemd/system/knobd.service.d "$r" /var/lib/knob/tune-journal.json
+in_ct systemctl daemon-reload
+
 echo "== stop"
 in_ct systemctl stop knobd.service
 echo "after stop: $(in_ct systemctl is-active knobd.service || true) " \
@@ -231,12 +280,16 @@ echo "after upgrade: knobd $(in_ct systemctl is-enabled knobd.service || true)" 
 echo "== remove: prerm stops and disables the agent and the holder"
 in_ct systemctl enable --now knob-mux.service >/dev/null 2>&1
 in_ct systemctl enable --now knobd.service >/dev/null 2>&1
+in_ct systemctl enable --now knob-sweep.timer >/dev/null 2>&1
 retry in_ct knobctl mux --status || true
 echo "before remove: $(in_ct systemctl is-active knobd.service knob-mux.service | tr '\n' ' ')"
+echo "sweep timer before remove: $(in_ct systemctl is-active knob-sweep.timer || true)"
 in_ct dpkg -r knob >/dev/null
 echo "after remove: $(in_ct systemctl is-active knobd.service knob-mux.service | tr '\n' ' ')" \
     "mux unit enabled: $(in_ct sh -c 'ls /etc/systemd/system/*/knob-mux.service 2>/dev/null' ||
     echo no)"
+echo "sweep timer after remove: $(in_ct systemctl is-active knob-sweep.timer || true)," \
+    "enabled: $(in_ct sh -c 'ls /etc/systemd/system/*/knob-sweep.timer 2>/dev/null' || echo no)"
 echo "state dir kept: $(in_ct stat -c %a /var/lib/knob)"
 
 # Both units' is-enabled and is-active, on one line after $1.
@@ -249,6 +302,8 @@ in_ct dpkg -i /root/knob.deb >/dev/null
 ping_agent
 mux_up
 units_state "after reinstall"
+echo "sweep timer after reinstall: $(in_ct systemctl is-enabled knob-sweep.timer || true)" \
+    "$(in_ct systemctl is-active knob-sweep.timer || true)"
 echo "== the agent disabled by the admin, dpkg -r, reinstall"
 in_ct systemctl disable --now knobd.service >/dev/null 2>&1
 in_ct dpkg -r knob >/dev/null
