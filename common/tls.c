@@ -457,6 +457,21 @@ pem_path_check(const char *path, const char *what, char *err, size_t errlen)
 	return e != 0 ? -1 : 0;
 }
 
+/* Warn when the private key at path, a regular file, is not its owner's
+ * alone: whoever else can read it can pose as this node (or controller).
+ * A warning, not a refusal (OpenSSH refuses): an agent that would not
+ * start over a key's mode leaves the node unmanaged until someone logs
+ * in; `ca` refuses a CA key so (ca_key_private). */
+static void
+key_mode_warn(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 077) != 0)
+		log_warnx("%s: mode %04o: a private key others can read or write lets them pose as "
+		    "its owner: chmod 600 it", path, (unsigned)(st.st_mode & 07777));
+}
+
 int
 tls_paths_check(const char *ca, const char *cert, const char *key, char *err, size_t errlen)
 {
@@ -484,6 +499,7 @@ tls_ctx_new(int server, const char *ca, const char *cert, const char *key, char 
 	}
 	if (tls_paths_check(ca, cert, key, err, errlen) < 0)
 		return NULL;
+	key_mode_warn(key);
 	ctx = SSL_CTX_new(server ? TLS_server_method() : TLS_client_method());
 	if (ctx == NULL)
 		goto fail;

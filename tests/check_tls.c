@@ -642,6 +642,35 @@ START_TEST(crl_beside_renamed_ca)
 }
 END_TEST
 
+/* A private key others can read lets them pose as its owner: knobd and
+ * knobctl say so (mode and chmod), and still work (a warning, not a
+ * refusal: an agent that would not start leaves the node unmanaged). */
+START_TEST(loose_key_mode_warned)
+{
+	char *o = NULL, *e = NULL;
+	int rc;
+
+	ck_assert_int_eq(harness_sh("chmod 644 %s/node01.key && chmod 640 %s/controller.key",
+	    h.ca_dir, h.ca_dir), 0);
+	ck_assert_int_eq(harness_agent_start(&h, 0), 0);
+	ck_assert_msg(harness_wait_log(&h, 0, "node01.key: mode 0644: a private key others can "
+	    "read or write lets them pose as its owner: chmod 600 it", 5) == 0,
+	    "knobd did not warn of its key's mode");
+	rc = harness_knobctl(&h, &o, &e, "ping -w node01");
+	ck_assert_msg(rc == 0, "exit %d: %s%s", rc, o, e);
+	ck_assert_msg(strstr(e, "controller.key: mode 0640: a private key others can read or "
+	    "write lets them pose as its owner: chmod 600 it") != NULL, "no warning in: %s", e);
+	free(o);
+	free(e);
+	ck_assert_int_eq(harness_sh("chmod 600 %s/node01.key %s/controller.key", h.ca_dir,
+	    h.ca_dir), 0);
+	rc = harness_knobctl(&h, &o, &e, "ping -w node01");
+	ck_assert_msg(rc == 0 && strstr(e, "mode 0") == NULL, "exit %d: %s", rc, e);
+	free(o);
+	free(e);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -655,6 +684,7 @@ main(void)
 	tcase_add_test(tc, handshake_deadlines);
 	tcase_add_test(tc, auth_cap);
 	tcase_add_test(tc, crl_beside_renamed_ca);
+	tcase_add_test(tc, loose_key_mode_warned);
 	suite_add_tcase(s, tc);
 	tc = cu_tcase("close", setup, teardown, 90);
 	tcase_add_test(tc, half_close_answered);
