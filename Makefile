@@ -55,7 +55,7 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 CFLAGS  += $(CFLAGS_BASE) $(WARN) $(PKG_CFLAGS) $(SANFLAGS)
-LDFLAGS += -pthread $(SANFLAGS)
+LDFLAGS += -pthread -Wl,-z,relro,-z,now $(SANFLAGS)	# full RELRO: knobd runs as root (Debian hardening)
 LDLIBS  += $(PKG_LIBS) -lm
 # the agent's benchmark engine: queued I/O through io_uring, else libaio
 PKG_CFLAGS += $(shell pkg-config --cflags liburing 2>/dev/null)
