@@ -244,8 +244,12 @@ clock_ref(const struct fanout *fo, const struct snode *sn, struct clockref *ref)
 /* The state of a clock dist s from its reference, measured to within unc s
  * (half the ping's round trip: the ping or the pong may have taken all of
  * it): fail only when it is more than max off however the round trip was
- * split, warn when the round trip leaves it open.  The "; ..." to append to
- * the reason into note ("" when the round trip does not matter). */
+ * split; warn when the offset measured is over max but the round trip
+ * could explain it; ok when the offset measured is within max (as before
+ * the round trip was taken into account: a slow link makes no node fail
+ * or warn whose measured offset is within the max).  The "; ..." to
+ * append to the reason into note ("" when the round trip does not
+ * matter). */
 static int
 clock_state(double dist, double max, double unc, char *note, size_t len)
 {
@@ -257,6 +261,11 @@ clock_state(double dist, double max, double unc, char *note, size_t len)
 			snprintf(note, len, "; more than the max even with the ping's %.3f s "
 			    "round trip taken into account", 2 * unc);
 		return SS_FAIL;
+	}
+	if (fabs(dist) <= max) {
+		snprintf(note, len, "; the ping's round trip took %.3f s, so the offset is known to "
+		    "within %.3f s only", 2 * unc, unc);
+		return SS_OK;
 	}
 	snprintf(note, len, "; the ping's round trip took %.3f s, so the offset is known to "
 	    "within %.3f s only: not judged, not counted toward a drain", 2 * unc, unc);
