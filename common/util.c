@@ -661,6 +661,19 @@ path_base(const char *path)
 	return s ? s + 1 : path;
 }
 
+void
+path_dir(const char *path, char *dir, size_t len)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (slash == NULL)
+		snprintf(dir, len, ".");
+	else if (slash == path)
+		snprintf(dir, len, "/");
+	else
+		snprintf(dir, len, "%.*s", (int)(slash - path), path);
+}
+
 int
 sock_keepalive(int fd, int idle, int intvl, int cnt)
 {

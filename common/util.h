@@ -103,6 +103,9 @@ int path_under_root(char *buf, size_t len, const char *root, const char *abs);
 
 /* The last component of path (after its last '/'). */
 const char *path_base(const char *path);
+/* The directory of path into dir: ".", "/", or what comes before its
+ * last '/' ("/r.html": "/"). */
+void path_dir(const char *path, char *dir, size_t len);
 /* Trim leading/trailing white space in place; returns s. */
 char *strtrim(char *s);
 /* $name as a number from min to max, else dflt (unset, not a number, out

@@ -1137,8 +1137,7 @@ release_given_up(struct brun *br, size_t i, uint64_t now)
 		free(ranks);
 		return msg;
 	}
-	/* now may be older than the release (a tick's, sent by a stop in it) */
-	if (now > pn->rel_moved && now - pn->rel_moved >= (uint64_t)lim * 1000000000ull)
+	if (now - pn->rel_moved >= (uint64_t)lim * 1000000000ull)
 		return xasprintf("%s: release stalled (nothing removed for %u s): files may be "
 		    "left in %s/knob.%s on %s", name, lim, br->req->dir, wd, name);
 	return NULL;
@@ -1207,8 +1206,13 @@ static void
 on_tick(struct fanout *fo)
 {
 	struct brun *br = fo->user;
-	uint64_t now = now_mono_ns();
+	uint64_t now;
 
+	/* a stop first: the releases it sends are dated before this tick's now */
+	if (br->req->stop && !br->stop_sig && br->stage != ST_DONE &&
+	    atomic_load_explicit(br->req->stop, memory_order_relaxed))
+		begin_stop(br, atomic_load(br->req->stop));
+	now = now_mono_ns();
 	/* lease: every agent hears from us at least once a second */
 	for (size_t i = 0; i < fo->n; i++) {
 		struct pnode *pn = &br->pn[i];
@@ -1218,9 +1222,6 @@ on_tick(struct fanout *fo)
 		    now - pn->last_ping_ns >= 900000000ull)
 			send_ping(br, n);
 	}
-	if (br->req->stop && !br->stop_sig && br->stage != ST_DONE &&
-	    atomic_load_explicit(br->req->stop, memory_order_relaxed))
-		begin_stop(br, atomic_load(br->req->stop));
 	if (br->stage == ST_RELEASE)
 		release_check(br, now);
 	stall_check(br, now);

@@ -1721,26 +1721,11 @@ ca_recover(const char *dir, char *err, size_t errlen)
 	return 0;
 }
 
-/* The directory of path (".", "/", or what comes before its last '/')
- * into dir. */
-static void
-path_dir(const char *path, char *dir, size_t len)
-{
-	const char *slash = strrchr(path, '/');
-
-	if (slash == NULL)
-		snprintf(dir, len, ".");
-	else if (slash == path)
-		snprintf(dir, len, "/");
-	else
-		snprintf(dir, len, "%.*s", (int)(slash - path), path);
-}
-
 int
 ca_pair_recover(const char *crt, char *err, size_t errlen)
 {
 	char dir[PATH_MAX], name[NAME_MAX + 1], e[PATH_MAX + 256];
-	const char *base = strrchr(crt, '/') ? strrchr(crt, '/') + 1 : crt;
+	const char *base = path_base(crt);
 	size_t l = strlen(base);
 	struct renew_paths p;
 

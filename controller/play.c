@@ -413,14 +413,10 @@ check_nodes(struct ploader *L, int line, const char *an, const char *expr)
 static void
 check_report_file(struct ploader *L, int line, const char *file)
 {
-	char dir[PATH_MAX], *slash;
+	char dir[PATH_MAX];
 	struct stat st;
 
-	snprintf(dir, sizeof(dir), "%s", file);
-	if ((slash = strrchr(dir, '/')) == NULL)
-		snprintf(dir, sizeof(dir), ".");
-	else
-		slash[slash == dir] = '\0';	/* "/r.html": "/" */
+	path_dir(file, dir, sizeof(dir));
 	if (file[0] == '\0')
 		perr(L, line, "<report file=\"\">: no file");
 	else if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
