@@ -793,16 +793,20 @@ sent_something(struct aconn *c)
  * refused: c lingers only for its last words to get out), 0 nothing
  * received, 1 bytes but no ClientHello answered yet (also one accepted in
  * this wake-up of the listener: its ClientHello may be on its way), 2 our
- * ServerHello went out.  Reaching 2 takes a well-formed ClientHello, and
- * costs us a key exchange and a signature, so it is ranked above what
- * costs a byte. */
+ * ServerHello went out, 3 it went out resuming a session from one of our
+ * tickets.  Reaching 2 takes a well-formed ClientHello, and costs us a key
+ * exchange and a signature, so it is ranked above what costs a byte; 3
+ * takes a ticket we gave an authenticated controller (a flood from any
+ * number of addresses cannot make one: only a replay of a ClientHello
+ * seen on the wire can), so it is ranked above a flood of answered
+ * handshakes. */
 static int
 hs_progress(struct agent *a, struct aconn *c)
 {
 	if (c->draining || c->closing)
 		return -1;
 	if (c->hello_done)
-		return 2;
+		return 2 + (SSL_session_reused(c->c.ssl) == 1);
 	return sent_something(c) || c->accept_gen == a->accept_gen;
 }
 
@@ -825,21 +829,21 @@ host_order(const void *x, const void *y)
 	return strcmp((*(struct aconn *const *)x)->host, (*(struct aconn *const *)y)->host);
 }
 
-/* The one of the n unauthenticated connections, every one answered
- * (hs_progress 2), that makes room: from the source holding the most of
- * them, the oldest among equals.  A flood of ClientHellos it never goes
+/* The one of the n unauthenticated connections at hs_progress level (2
+ * or 3: answered; none is below it) that makes room: from the source
+ * holding the most of them, the oldest among equals.  A flood of ClientHellos it never goes
  * on with, from many addresses, holds several places per address; a
  * controller, one or two; so it is the flood's that go, each in its turn
  * (none is kept past the handshake deadline), while the controller's next
  * flight takes its round trip.  Sorting keeps this at n log n. */
 static struct aconn *
-busiest_source_oldest(struct agent *a, unsigned n)
+busiest_source_oldest(struct agent *a, unsigned n, int level)
 {
 	struct aconn **v = xcalloc(n, sizeof(*v)), *c, *best = NULL;
 	unsigned k = 0, best_run = 0;
 
 	for (c = a->conns; c && k < n; c = c->next)
-		if (!c->authed)
+		if (!c->authed && hs_progress(a, c) == level)
 			v[k++] = c;
 	qsort(v, k, sizeof(*v), host_order);
 	for (unsigned i = 0, j; i < k; i = j) {
@@ -893,8 +897,8 @@ unauth_room(struct agent *a, const char *host)
 		}
 		if (n < max || oldest == NULL)
 			return 0;
-		if (hs_progress(a, oldest) == 2)
-			oldest = busiest_source_oldest(a, n);
+		if (hs_progress(a, oldest) >= 2)
+			oldest = busiest_source_oldest(a, n, hs_progress(a, oldest));
 		if (steps < 8 && hs_progress(a, oldest) >= 0 && input_waiting(oldest)) {
 			log_debug("%u unauthenticated connections: reading what %s sent first",
 			    n, oldest->addr);
