@@ -50,6 +50,15 @@ static void advance(struct brun *br);
 static void finish(struct brun *br);
 static uint32_t stall_limit(const struct bench_req *rq);
 
+/* Seconds to wait for word of an agent's clean-up: RELEASE_WAIT_S, or for
+ * tests only KNOB_TEST_RELEASE_WAIT_S (1 to RELEASE_WAIT_S), to be done
+ * sooner. */
+static unsigned
+release_wait_s(void)
+{
+	return (unsigned)env_number("KNOB_TEST_RELEASE_WAIT_S", 1, RELEASE_WAIT_S, RELEASE_WAIT_S);
+}
+
 static void
 send_ping(struct brun *br, struct fo_node *n)
 {
@@ -399,7 +408,7 @@ release_node(struct brun *br, size_t i)
 	if (fanout_send(br->fo, &br->fo->nodes[i], &env) == 0) {
 		pn->rel_wait = 1;
 		pn->rel_wd = workdir;
-		pn->rel_deadline = now_mono_ns() + RELEASE_WAIT_S * 1000000000ull;
+		pn->rel_deadline = now_mono_ns() + release_wait_s() * 1000000000ull;
 		pn->rel_removed = 0;
 		pn->rel_moved = now_mono_ns();
 	}
@@ -955,7 +964,7 @@ on_progress(struct brun *br, struct fo_node *n, Knob__Envelope *m)
 
 	if (pg->releasing_workdir[0]) {	/* still removing: the wait goes on */
 		if (releasing(br) && pn->rel_wait && strcmp(pg->releasing_workdir, pn->rel_wd) == 0) {
-			pn->rel_deadline = now_mono_ns() + RELEASE_WAIT_S * 1000000000ull;
+			pn->rel_deadline = now_mono_ns() + release_wait_s() * 1000000000ull;
 			if (pg->release_removed != pn->rel_removed)
 				pn->rel_moved = now_mono_ns();
 			pn->rel_removed = pg->release_removed;
@@ -1183,9 +1192,9 @@ release_given_up(struct brun *br, size_t i, uint64_t now)
 		return NULL;
 	if (now >= pn->rel_deadline) {
 		ranks = ranks_list(pn);
-		msg = xasprintf("%s: no word of removing the files of knob.%s for %d s; not "
+		msg = xasprintf("%s: no word of removing the files of knob.%s for %u s; not "
 		    "waiting (the files of its ranks %s may be left in %s/knob.%s)", name, wd,
-		    RELEASE_WAIT_S, ranks, br->req->dir, wd);
+		    release_wait_s(), ranks, br->req->dir, wd);
 		free(ranks);
 		return msg;
 	}
