@@ -204,6 +204,7 @@ start_phase(struct brun *br)
 		br->hosts[used_idx] = br->fo->nodes[i].name;
 		br->slots[used_idx] = (uint32_t)pn->nranks;
 		pn->inphase = 1;
+		pn->files_held = pn->files_wd && strcmp(pn->files_wd, p->workdir) == 0;
 		pn->files_wd = p->workdir;
 		used_idx++;
 	}
@@ -694,16 +695,20 @@ release_held(struct brun *br)
 
 /* At a stop, node i's prepare was answered busy and waits to be sent
  * again: its agent holds nothing of the phase, so it is done with it (not
- * sent again, not aborted, not waited for, not named as stopped); 1 then. */
+ * sent again, not aborted, not waited for, not named as stopped), and
+ * released only if it held files there before; 1 then. */
 static int
 stop_unsent(struct brun *br, size_t i)
 {
 	struct fo_node *n = &br->fo->nodes[i];
+	struct pnode *pn = &br->pn[i];
 
-	if (br->pn[i].st != PN_PREP || n->retry_ns == 0)
+	if (pn->st != PN_PREP || n->retry_ns == 0)
 		return 0;
 	n->retry_ns = 0;
-	br->pn[i].st = PN_DONE;
+	pn->st = PN_DONE;
+	if (!pn->files_held)
+		pn->files_wd = NULL;
 	return 1;
 }
 

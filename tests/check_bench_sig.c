@@ -470,9 +470,9 @@ stored_interrupted(size_t nphases)
  * (--test-hooks, $KNOB_TEST_BUSY_PREPARE: knobctl sends it again after
  * 100, 200, 400 ... ms), node01 Ready at the barrier: node01 stops the
  * phase and removes its files, node02, which holds nothing of it, is not
- * waited for, nor named as stopped: exit 130 within seconds, the data
- * directory empty, the run stored interrupted with no phase and no node
- * named in cleanup_failed.  Before, a signal while node02's prepare
+ * waited for, nor named as stopped or as having removed files: exit 130
+ * within seconds, the data directory empty, the run stored interrupted
+ * with no phase and no node named in cleanup_failed.  Before, a signal while node02's prepare
  * waited to be sent again (most of the time) sent it an abort no agent
  * answers: knobctl waited out the 60 s stop deadline, named node02 lost
  * (`clean-up unknown`) and "stopped on node[01-02]". */
@@ -488,6 +488,7 @@ START_TEST(sigint_while_prepare_busy)
 	o = stopped_clean(pid, "interrupted by SIGINT in a phase: ", "0 of 1 phase(s) finished "
 	    "and kept; 0 not run");
 	ck_assert_ptr_nonnull(strstr(o, "-p1 seq-write threads=2 stopped on node01, not recorded"));
+	ck_assert_ptr_nonnull(strstr(o, "files removed (confirmed by their agents) on: node01\n"));
 	free(o);
 	json_object_put(stored_interrupted(0));
 }
@@ -554,11 +555,11 @@ link_set(int i, const char *updown)
 }
 
 /* SIGINT while node01's result is on its way: node01's link is cut while
- * its fio phase (2.5 s at 40 writes a second) runs, the phase ends there
+ * its fio phase (1.25 s at 40 writes a second) runs, the phase ends there
  * (its agent keeps the files for the release), knobctl is stopped and
  * sends its abort, then the link comes back: the result arrives after the
  * abort, which came too late to remove anything.  node01's agent takes
- * 2 s to remove files ($KNOB_TEST_SLOW_RELEASE).  knobctl releases
+ * 1 s to remove files ($KNOB_TEST_SLOW_RELEASE).  knobctl releases
  * node01's files and says they are removed only once its agent confirmed
  * it: exit 130, the data directory empty.  Before, it took the result for
  * the confirmation ("node01: stopped, its files removed") and exited with
@@ -566,30 +567,35 @@ link_set(int i, const char *updown)
  * connection, later). */
 START_TEST(sigint_result_in_flight)
 {
+	uint64_t t0;
 	char *o;
 	pid_t pid;
 	int rc;
 
-	restart_hooked(0, "KNOB_TEST_SLOW_RELEASE", "2");
+	restart_hooked(0, "KNOB_TEST_SLOW_RELEASE", "1");
 	pid = harness_knobctl_bg(&h, out, err, "bench fio -w @all --dir %s --threads 2 -- "
-	    "--rw=write --bs=4k --size=400k --rate_iops=40 --ioengine=psync", data);
+	    "--rw=write --bs=4k --size=200k --rate_iops=40 --ioengine=psync", data);
 	ck_assert_int_gt(pid, 0);
 	wait_running("-p1");
 	link_set(0, "down");
-	ck_assert_msg(!err_has((void *)(uintptr_t)"node01: stopped"), "node01 ended too soon");
 	ck_assert(harness_wait_log(&h, 0, "-p1 finished", 30) == 0);
 	ck_assert_int_eq(kill(pid, SIGINT), 0);
 	ck_assert_msg(cu_wait(err_has, (void *)(uintptr_t)"SIGINT: stopping phase ", 10) >= 0,
 	    "no stop of the phase in flight");
 	link_set(0, "up");
+	t0 = now_mono_ns();
 	rc = cu_reap(pid);
 	o = cu_slurp(out);
-	fprintf(stderr, "exit %d\n%s\n", rc, o);
+	fprintf(stderr, "exit %d %.1f s after the link came back\n%s\n", rc,
+	    (double)(now_mono_ns() - t0) / 1e9, o);
 	ck_assert_int_eq(rc, 130);
 	ck_assert_msg(cu_count_entries(data) == 0, "knobctl exited before node01's files were "
 	    "removed");
 	ck_assert_msg(err_has((void *)(uintptr_t)"node01: stopped, its files removed"), "node01 "
 	    "never confirmed");
+	/* node01's result came after the abort (else the link went down too late) */
+	ck_assert_msg(strstr(o, "threads=2 stopped on node01,") || strstr(o, "threads=2 stopped "
+	    "on node[01-02],"), "node01 was not in the phase at the stop");
 	ck_assert_ptr_null(strstr(o, "clean-up"));
 	free(o);
 	json_object_put(stored_interrupted(0));
