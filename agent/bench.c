@@ -101,6 +101,8 @@ struct bench_state {
 	int test_stall_io;		/* $KNOB_TEST_STALL_IO with --test-hooks, until used */
 	unsigned test_slow_release_s;	/* $KNOB_TEST_SLOW_RELEASE with --test-hooks: seconds
 					 * the first release's clean-up is held back */
+	unsigned test_slow_cleanup_s;	/* $KNOB_TEST_SLOW_CLEANUP with --test-hooks: seconds
+					 * the first ended phase's clean-up is held back */
 	int test_stuck_release;		/* $KNOB_TEST_STUCK_RELEASE with --test-hooks, until used */
 	unsigned test_stuck_release_s;	/* its value: seconds stuck, 0 until the agent stops */
 	int test_busy_prepare;		/* $KNOB_TEST_BUSY_PREPARE with --test-hooks: prepares
@@ -238,9 +240,12 @@ bench_init(struct agent *a)
 	bs->test_die_on_release = a->cfg.test_hooks && getenv("KNOB_TEST_DIE_ON_RELEASE") != NULL;
 	bs->test_submit_eagain = a->cfg.test_hooks && getenv("KNOB_TEST_SUBMIT_EAGAIN") != NULL;
 	bs->test_stall_io = a->cfg.test_hooks && getenv("KNOB_TEST_STALL_IO") != NULL;
-	if (a->cfg.test_hooks)
+	if (a->cfg.test_hooks) {
 		bs->test_slow_release_s = (unsigned)env_number("KNOB_TEST_SLOW_RELEASE", 0,
 		    TEST_RELEASE_MAX_S, 0);
+		bs->test_slow_cleanup_s = (unsigned)env_number("KNOB_TEST_SLOW_CLEANUP", 0,
+		    TEST_RELEASE_MAX_S, 0);
+	}
 	if (a->cfg.test_hooks && getenv("KNOB_TEST_STUCK_RELEASE") != NULL) {
 		bs->test_stuck_release = 1;	/* 0 or out of range: until the agent stops */
 		bs->test_stuck_release_s = (unsigned)env_number("KNOB_TEST_STUCK_RELEASE", 0,
@@ -350,6 +355,21 @@ releasing_drop(struct bench_state *bs, struct cleanup_arg *ca)
 	pthread_mutex_unlock(&bs->mu);
 }
 
+/* Test hooks: a clean-up held back secs seconds, each counted in removed
+ * (NULL: none) as an entry removed. */
+static void
+test_hold(unsigned secs, _Atomic uint64_t *removed)
+{
+	for (unsigned s = 0; s < secs; s++) {
+		struct timespec ts = { .tv_sec = 1, .tv_nsec = 0 };
+
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+		if (removed)
+			atomic_fetch_add(removed, 1);
+	}
+}
+
 /* Test hooks: $KNOB_TEST_SLOW_RELEASE, a clean-up that takes that long,
  * one large file a second, as removing them on Lustre or GPFS does (each
  * second counts as an entry removed); $KNOB_TEST_STUCK_RELEASE, one whose
@@ -358,13 +378,7 @@ releasing_drop(struct bench_state *bs, struct cleanup_arg *ca)
 static void
 test_slow_release(struct cleanup_arg *ca)
 {
-	for (unsigned s = 0; s < ca->slow_s; s++) {
-		struct timespec ts = { .tv_sec = 1, .tv_nsec = 0 };
-
-		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-			;
-		atomic_fetch_add(&ca->removed, 1);
-	}
+	test_hold(ca->slow_s, &ca->removed);
 	if (ca->stuck)
 		bench_stall_wait(&ca->bs->stall, ca->stuck_s);
 }
@@ -401,12 +415,21 @@ cleanup_run(struct work *w)
 }
 
 /* Remove an ended phase's files (and those of the workdir it took over);
- * what could not be removed goes into ph->cleanup_err for its result. */
+ * what could not be removed goes into ph->cleanup_err for its result.
+ * Test hook ($KNOB_TEST_SLOW_CLEANUP=S with --test-hooks): the first one
+ * starts S seconds late, as a delete of many large files takes. */
 static void
 phase_cleanup(struct bphase *ph)
 {
+	struct bench_state *bs = ph->a->bench;
 	struct bench_job *j = ph->job;
+	unsigned slow;
 
+	pthread_mutex_lock(&bs->mu);	/* test hook: the first one is slow */
+	slow = bs->test_slow_cleanup_s;
+	bs->test_slow_cleanup_s = 0;
+	pthread_mutex_unlock(&bs->mu);
+	test_hold(slow, NULL);
 	if (bench_job_cleanup(j) < 0) {
 		bench_cleanup_failure(ph->a->node, &j->p, ph->cleanup_err, sizeof(ph->cleanup_err));
 		log_warnx("phase %s: %s", ph->phase_id, ph->cleanup_err);
@@ -613,6 +636,18 @@ post_progress(struct bphase *ph, int at_wall, uint64_t first_end)
 	agent_post(ph->a, ph->conn_id, ph->go_id, &env);
 }
 
+/* Post the failed Ready of ph, once its files are removed: its error, and
+ * what could not be removed. */
+static void
+post_prepare_failed(struct bphase *ph)
+{
+	char *err = ph->cleanup_err[0] ? xasprintf("%s; %s", ph->job->err, ph->cleanup_err) :
+	    xstrdup(ph->job->err);
+
+	post_ready(ph, 0, err);
+	free(err);
+}
+
 static void add_measured(struct bphase *ph, Knob__PhaseResult *r);
 
 static void
@@ -764,12 +799,13 @@ phase_run(struct work *w)
 	}
 	ph->state = ok ? PH_READY : PH_FINISHING;
 	pthread_mutex_unlock(&bs->mu);
-	post_ready(ph, ok, ok ? NULL : j->err);
-	if (!ok) {
+	if (!ok) {	/* the failed Ready follows the clean-up (finish_phase) */
 		bench_job_abort(j, "prepare failed");
 		bench_job_join(j);
-		goto done;
+		finish_phase(ph, 0);
+		return;
 	}
+	post_ready(ph, 1, NULL);
 	pthread_mutex_lock(&bs->mu);
 	while (!ph->go && !ph->aborted)
 		pthread_cond_wait(&bs->cv, &bs->mu);
@@ -793,13 +829,12 @@ phase_run(struct work *w)
 	}
 	post_progress(ph, 0, 0);
 	finish_phase(ph, 1);
-	return;
-done:
-	finish_phase(ph, 0);
 }
 
-/* Last steps of a runner: decide keep or clean, post the result (when
- * with_result), clean up, unlink and free ph. */
+/* Last steps of a runner: decide keep or clean, clean up, post the result
+ * (with_result; else the prepare failed: its failed Ready, so that the
+ * controller, which may then release and exit, finds the files gone),
+ * unlink and free ph. */
 static void
 finish_phase(struct bphase *ph, int with_result)
 {
@@ -849,6 +884,8 @@ finish_phase(struct bphase *ph, int with_result)
 		phase_cleanup(ph);
 	if (with_result)
 		post_result(ph);
+	else
+		post_prepare_failed(ph);
 	pthread_mutex_lock(&bs->mu);
 	for (pp = &bs->phases; *pp; pp = &(*pp)->next)
 		if (*pp == ph) {

@@ -50,6 +50,15 @@ static void advance(struct brun *br);
 static void finish(struct brun *br);
 static uint32_t stall_limit(const struct bench_req *rq);
 
+/* Seconds to wait for word of an agent's clean-up: RELEASE_WAIT_S, or for
+ * tests only KNOB_TEST_RELEASE_WAIT_S (1 to RELEASE_WAIT_S), to be done
+ * sooner. */
+static unsigned
+release_wait_s(void)
+{
+	return (unsigned)env_number("KNOB_TEST_RELEASE_WAIT_S", 1, RELEASE_WAIT_S, RELEASE_WAIT_S);
+}
+
 static void
 send_ping(struct brun *br, struct fo_node *n)
 {
@@ -195,6 +204,7 @@ start_phase(struct brun *br)
 		br->hosts[used_idx] = br->fo->nodes[i].name;
 		br->slots[used_idx] = (uint32_t)pn->nranks;
 		pn->inphase = 1;
+		pn->files_held = pn->files_wd && strcmp(pn->files_wd, p->workdir) == 0;
 		pn->files_wd = p->workdir;
 		used_idx++;
 	}
@@ -375,6 +385,36 @@ lost_files(struct brun *br, size_t i, const char *workdir)
 	free(ranks);
 }
 
+/* Let node i remove the files it holds (files_wd; PhaseAbort workdir_id)
+ * and wait for its confirmation; lost, it is named in cleanup_failed. */
+static void
+release_node(struct brun *br, size_t i)
+{
+	Knob__Envelope env = KNOB__ENVELOPE__INIT;
+	Knob__PhaseAbort ab = KNOB__PHASE_ABORT__INIT;
+	struct pnode *pn = &br->pn[i];
+	const char *workdir = pn->files_wd;
+
+	if (!pn->alive) {
+		lost_files(br, i, workdir);
+		pn->files_wd = NULL;
+	}
+	if (!pn->alive || br->fo->nodes[i].phase != FO_OPEN)
+		return;
+	ab.workdir_id = (char *)(uintptr_t)workdir;
+	ab.reason = (char *)(uintptr_t)"release";
+	env.body_case = KNOB__ENVELOPE__BODY_PHASE_ABORT;
+	env.phase_abort = &ab;
+	pn->files_wd = NULL;
+	if (fanout_send(br->fo, &br->fo->nodes[i], &env) == 0) {
+		pn->rel_wait = 1;
+		pn->rel_wd = workdir;
+		pn->rel_deadline = now_mono_ns() + release_wait_s() * 1000000000ull;
+		pn->rel_removed = 0;
+		pn->rel_moved = now_mono_ns();
+	}
+}
+
 /* Every node is past the last phase on workdir: let those that got ranks
  * there remove its files (agents keep them until then, since another node
  * may still read them); a node lost since it got ranks there cannot: it is
@@ -384,34 +424,9 @@ lost_files(struct brun *br, size_t i, const char *workdir)
 static void
 release_files(struct brun *br, const char *workdir)
 {
-	Knob__Envelope env = KNOB__ENVELOPE__INIT;
-	Knob__PhaseAbort ab = KNOB__PHASE_ABORT__INIT;
-
-	ab.workdir_id = (char *)(uintptr_t)workdir;
-	ab.reason = (char *)(uintptr_t)"release";
-	env.body_case = KNOB__ENVELOPE__BODY_PHASE_ABORT;
-	env.phase_abort = &ab;
-	for (size_t i = 0; i < br->fo->n; i++) {
-		struct pnode *pn = &br->pn[i];
-
-		if (pn->files_wd == NULL || strcmp(pn->files_wd, workdir) != 0)
-			continue;
-		if (!pn->alive) {
-			lost_files(br, i, workdir);
-			pn->files_wd = NULL;
-		}
-		if (!pn->alive || br->fo->nodes[i].phase != FO_OPEN)
-			continue;
-		pn->files_wd = NULL;
-		env.id = 0;
-		if (fanout_send(br->fo, &br->fo->nodes[i], &env) == 0) {
-			br->pn[i].rel_wait = 1;
-			br->pn[i].rel_wd = workdir;
-			br->pn[i].rel_deadline = now_mono_ns() + RELEASE_WAIT_S * 1000000000ull;
-			br->pn[i].rel_removed = 0;
-			br->pn[i].rel_moved = now_mono_ns();
-		}
-	}
+	for (size_t i = 0; i < br->fo->n; i++)
+		if (br->pn[i].files_wd && strcmp(br->pn[i].files_wd, workdir) == 0)
+			release_node(br, i);
 }
 
 /* Largest thread count in a node's result (a node that ended without a
@@ -678,12 +693,34 @@ release_held(struct brun *br)
 	return wait;
 }
 
+/* At a stop, node i's prepare was answered busy and waits to be sent
+ * again: its agent holds nothing of the phase, so it is done with it (not
+ * sent again, not aborted, not waited for, not named as stopped), and
+ * released only if it held files there before; 1 then. */
+static int
+stop_unsent(struct brun *br, size_t i)
+{
+	struct fo_node *n = &br->fo->nodes[i];
+	struct pnode *pn = &br->pn[i];
+
+	if (pn->st != PN_PREP || n->retry_ns == 0)
+		return 0;
+	n->retry_ns = 0;
+	pn->st = PN_DONE;
+	if (!pn->files_held)
+		pn->files_wd = NULL;
+	return 1;
+}
+
 /* The stop signal sig: the phase in flight is aborted on the nodes that
  * have not finished it (those that have, or said it failed, hold their
- * files only); once each answered (its agent removes the phase's files
- * before it does) or the stop deadline passed, what every node holds is
- * released, and the run ends there (advance_once, next_phase).  Between
- * phases the release alone; a release under way is waited for. */
+ * files only); each that answered is released at once (stop_answered: its
+ * result does not say the files are gone); once all answered or the stop
+ * deadline passed, what every node holds is released, and the run ends
+ * there once every release is confirmed (advance_once, next_phase).  A
+ * node whose prepare waits to be sent again is done (stop_unsent); one
+ * preparing is named as stopped once it answers.  Between phases the
+ * release alone; a release under way is waited for. */
 static void
 begin_stop(struct brun *br, int sig)
 {
@@ -706,12 +743,13 @@ begin_stop(struct brun *br, int sig)
 			struct pnode *pn = &br->pn[i];
 
 			if (!pn->inphase || !pn->alive || pn->st == PN_DONE ||
-			    br->fo->nodes[i].phase != FO_OPEN)
+			    br->fo->nodes[i].phase != FO_OPEN || stop_unsent(br, i))
 				continue;
 			env.id = 0;
 			pn->stop_abort = 1;
 			fanout_send(br->fo, &br->fo->nodes[i], &env);
-			bench_doc_stop_node(br, "stopped_on", br->fo->nodes[i].name);
+			if (pn->st != PN_PREP)	/* preparing: named once it answers */
+				bench_doc_stop_node(br, "stopped_on", br->fo->nodes[i].name);
 			n++;
 		}
 	}
@@ -858,6 +896,14 @@ advance_once(struct brun *br)
 	}
 }
 
+/* Releases are awaited: between phases, or while a stop's aborts are
+ * answered (each node's files released once it answered). */
+static int
+releasing(const struct brun *br)
+{
+	return br->stage == ST_RELEASE || br->stage == ST_STOPPING;
+}
+
 /* Message handlers of the run, one per body type; each returns 1 when it
  * kept m (the node's ready or result), else 0 and on_msg frees it. */
 typedef int (*bench_handler)(struct brun *br, struct fo_node *n, Knob__Envelope *m);
@@ -899,6 +945,9 @@ on_ready(struct brun *br, struct fo_node *n, Knob__Envelope *m)
 	if (rd->warning[0])
 		log_debug("%s", rd->warning);
 	pn->wall_sync = rd->stonewall_sync;
+	log_debug("%s: %s for phase %s", n->name, rd->ok ? "ready" : "not ready", rd->phase_id);
+	if (pn->stop_abort)	/* it had the phase when the stop came */
+		bench_doc_stop_node(br, "stopped_on", n->name);
 	if (rd->ok)
 		pn->st = PN_READY;
 	else {
@@ -919,9 +968,8 @@ on_progress(struct brun *br, struct fo_node *n, Knob__Envelope *m)
 	const Knob__PhaseProgress *pg = m->phase_progress;
 
 	if (pg->releasing_workdir[0]) {	/* still removing: the wait goes on */
-		if (br->stage == ST_RELEASE && pn->rel_wait &&
-		    strcmp(pg->releasing_workdir, pn->rel_wd) == 0) {
-			pn->rel_deadline = now_mono_ns() + RELEASE_WAIT_S * 1000000000ull;
+		if (releasing(br) && pn->rel_wait && strcmp(pg->releasing_workdir, pn->rel_wd) == 0) {
+			pn->rel_deadline = now_mono_ns() + release_wait_s() * 1000000000ull;
 			if (pg->release_removed != pn->rel_removed)
 				pn->rel_moved = now_mono_ns();
 			pn->rel_removed = pg->release_removed;
@@ -973,9 +1021,31 @@ stop_removed(struct brun *br, struct fo_node *n)
 	fprintf(stderr, "knobctl bench: %s: stopped, its files removed\n", n->name);
 }
 
+/* After a stop, node n's result r of the phase it was asked to abort.  An
+ * agent that got the abort removed the phase's files before it answered,
+ * but one whose phase ended first sent its result before the abort came and
+ * keeps the files (for a release, or until the connection closes): the
+ * result does not tell which, so the files stay n's (files_wd) and the
+ * stop's release asks its agent, whose confirmation says they are gone.
+ * With --keep they are not released (what is kept: stop_removed); what
+ * its agent could not remove is in cleanup_failed already. */
+static void
+stop_answered(struct brun *br, struct fo_node *n, const Knob__PhaseResult *r)
+{
+	if (r->cleanup_error[0]) {
+		br->pn[n->idx].files_wd = NULL;
+		return;
+	}
+	if (br->req->keep) {
+		br->pn[n->idx].files_wd = NULL;
+		stop_removed(br, n);
+	} else if (br->pn[n->idx].files_wd)
+		release_node(br, n->idx);	/* the others' reads are being aborted too */
+}
+
 /* A node's result of the phase, or the confirmation that it released a
- * workdir's files (after a stop signal, the result of the phase it aborted
- * confirms the removal of its files: its agent removes them first). */
+ * workdir's files (after a stop signal, the confirmation of the stop's
+ * release, not the result of the phase it aborted: stop_answered). */
 static int
 on_result(struct brun *br, struct fo_node *n, Knob__Envelope *m)
 {
@@ -992,8 +1062,7 @@ on_result(struct brun *br, struct fo_node *n, Knob__Envelope *m)
 		else if (pn->rel_late && strcmp(pn->rel_late, r->released_workdir) == 0)
 			cleanup_confirmed(br, n->name, r->released_workdir);
 		pn->rel_late = NULL;
-		if (br->stage == ST_RELEASE && pn->rel_wait && strcmp(pn->rel_wd,
-		    r->released_workdir) == 0) {
+		if (releasing(br) && pn->rel_wait && strcmp(pn->rel_wd, r->released_workdir) == 0) {
 			pn->rel_wait = 0;
 			if (r->ok && br->stop_sig)
 				stop_removed(br, n);
@@ -1005,11 +1074,8 @@ on_result(struct brun *br, struct fo_node *n, Knob__Envelope *m)
 		return 0;
 	pn->result = m;
 	pn->st = PN_DONE;
-	if (pn->stop_abort) {	/* its agent removed the files before it answered */
-		pn->files_wd = NULL;
-		if (!r->cleanup_error[0])
-			stop_removed(br, n);
-	}
+	if (pn->stop_abort)
+		stop_answered(br, n, r);
 	advance(br);
 	return 1;
 }
@@ -1131,9 +1197,9 @@ release_given_up(struct brun *br, size_t i, uint64_t now)
 		return NULL;
 	if (now >= pn->rel_deadline) {
 		ranks = ranks_list(pn);
-		msg = xasprintf("%s: no word of removing the files of knob.%s for %d s; not "
+		msg = xasprintf("%s: no word of removing the files of knob.%s for %u s; not "
 		    "waiting (the files of its ranks %s may be left in %s/knob.%s)", name, wd,
-		    RELEASE_WAIT_S, ranks, br->req->dir, wd);
+		    release_wait_s(), ranks, br->req->dir, wd);
 		free(ranks);
 		return msg;
 	}

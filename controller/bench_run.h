@@ -46,6 +46,8 @@ struct pnode {
 	const char *rel_late;		/* workdir given up on unconfirmed (a plan's): a
 					 * late confirmation clears its cleanup_failed */
 	const char *files_wd;		/* workdir it got ranks in, until released (a plan's) */
+	int files_held;			/* it held files there before this phase (a kept
+					 * one's, for a composite's later kind) */
 	int stop_abort;			/* the stop's abort was sent to it */
 	int fd_rep;			/* first done: its first thread's end is in */
 	uint64_t fd_end;		/* that end, controller clock */

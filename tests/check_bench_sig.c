@@ -59,6 +59,21 @@ err_has(void *arg)
 	return has;
 }
 
+/* How many times knobctl's stderr so far holds the string arg. */
+static int
+err_count(const char *arg)
+{
+	char *s = cu_slurp(err), *p = s;
+	int n = 0;
+
+	while (p && (p = strstr(p, arg)) != NULL) {
+		n++;
+		p += strlen(arg);
+	}
+	free(s);
+	return n;
+}
+
 /* data is empty */
 static int
 data_empty(void *arg)
@@ -77,6 +92,26 @@ wait_running(const char *p)
 	for (int i = 0; i < h.n; i++)
 		ck_assert_msg(harness_wait_log(&h, i, want, 30) == 0, "node%02d never ran %s",
 		    i + 1, p);
+}
+
+/* knobctl's summary o of a seq-write phase (its id's end, "-p2") stopped
+ * by SIGINT on both nodes, whose agents confirmed the removal, with
+ * finished ("1 of 2") phases finished and none left to run; no clean-up
+ * named. */
+static void
+both_stopped(const char *o, const char *phase, const char *finished)
+{
+	char want[128];
+
+	ck_assert_ptr_nonnull(strstr(o, "interrupted by SIGINT in a phase: "));
+	snprintf(want, sizeof(want), "%s seq-write threads=2 stopped on node[01-02], not recorded",
+	    phase);
+	ck_assert_msg(strstr(o, want) != NULL, "no \"%s\"", want);
+	snprintf(want, sizeof(want), "\n%s phase(s) finished and kept; 0 not run\n", finished);
+	ck_assert_msg(strstr(o, want) != NULL, "no \"%s\"", want);
+	ck_assert_ptr_nonnull(strstr(o, "files removed (confirmed by their agents) on: "
+	    "node[01-02]\n"));
+	ck_assert_ptr_null(strstr(o, "clean-up"));
 }
 
 /* The long bench: one phase, a thread on each node, 25 s at 40 writes a
@@ -144,14 +179,8 @@ START_TEST(sigint_stops_phase_in_flight)
 	ck_assert_ptr_nonnull(strstr(e, "SIGINT: stopping phase "));
 	ck_assert_ptr_nonnull(strstr(e, "node01: stopped, its files removed"));
 	ck_assert_ptr_nonnull(strstr(e, "node02: stopped, its files removed"));
-	ck_assert_ptr_nonnull(strstr(o, "interrupted by SIGINT in a phase: "));
-	ck_assert_ptr_nonnull(strstr(o, "-p2 seq-write threads=2 stopped on node[01-02], not "
-	    "recorded"));
-	ck_assert_ptr_nonnull(strstr(o, "1 of 2 phase(s) finished and kept; 0 not run"));
-	ck_assert_ptr_nonnull(strstr(o, "files removed (confirmed by their agents) on: "
-	    "node[01-02]"));
+	both_stopped(o, "-p2", "1 of 2");
 	ck_assert_ptr_nonnull(strstr(o, "stored as interrupted in "));
-	ck_assert_ptr_null(strstr(o, "clean-up"));
 	free(o);
 	free(e);
 
@@ -438,39 +467,169 @@ stored_interrupted(size_t nphases)
 }
 
 /* SIGINT while node02's agent answers the phase's prepare "busy"
- * (--test-hooks, $KNOB_TEST_BUSY_PREPARE: knobctl would send it again
- * after 100 ms), node01 Ready at the barrier: node01 stops the phase and
- * removes its files, node02, which holds nothing of it, is not waited
- * for: exit 130 within seconds, the data directory empty, the run stored
- * interrupted with no phase and no node named in cleanup_failed. */
+ * (--test-hooks, $KNOB_TEST_BUSY_PREPARE: knobctl sends it again after
+ * 100, 200, 400 ... ms), node01 Ready at the barrier: node01 stops the
+ * phase and removes its files, node02, which holds nothing of it, is not
+ * waited for, nor named as stopped or as having removed files: exit 130
+ * within seconds, the data directory empty, the run stored interrupted
+ * with no phase and no node named in cleanup_failed.  Before, a signal while node02's prepare
+ * waited to be sent again (most of the time) sent it an abort no agent
+ * answers: knobctl waited out the 60 s stop deadline, named node02 lost
+ * (`clean-up unknown`) and "stopped on node[01-02]". */
 START_TEST(sigint_while_prepare_busy)
 {
 	pid_t pid;
+	char *o;
 
 	restart_hooked(1, "KNOB_TEST_BUSY_PREPARE", "10");
 	pid = harness_knobctl_bg(&h, out, err, "bench " LONG_BENCH, data);
 	ck_assert_int_gt(pid, 0);
-	ck_assert(harness_wait_log(&h, 1, "test hook: no runner thread (9 more)", 30) == 0);
-	free(stopped_clean(pid, "interrupted by SIGINT in a phase: ", "0 of 1 phase(s) finished "
-	    "and kept; 0 not run"));
+	ck_assert(harness_wait_log(&h, 1, "test hook: no runner thread (7 more)", 30) == 0);
+	o = stopped_clean(pid, "interrupted by SIGINT in a phase: ", "0 of 1 phase(s) finished "
+	    "and kept; 0 not run");
+	ck_assert_ptr_nonnull(strstr(o, "-p1 seq-write threads=2 stopped on node01, not recorded"));
+	ck_assert_ptr_nonnull(strstr(o, "files removed (confirmed by their agents) on: node01\n"));
+	free(o);
 	json_object_put(stored_interrupted(0));
 }
 END_TEST
 
-/* How many times knobctl's stderr so far holds the string arg. */
+/* knobctl's stderr holds a clock sync before GO (node01's: node02 is
+ * stopped). */
 static int
-err_count(const char *arg)
+go_synced(void *arg)
 {
-	char *s = cu_slurp(err), *p = s;
-	int n = 0;
-
-	while (p && (p = strstr(p, arg)) != NULL) {
-		n++;
-		p += strlen(arg);
-	}
-	free(s);
-	return n;
+	(void)arg;
+	return err_count("before go") >= 1;
 }
+
+/* SIGINT in the clock sync before GO: every node is Ready, node01 synced
+ * again, node02's agent stopped (SIGSTOP) once its Ready was in, so
+ * knobctl waits for its pings (node01 answers its prepare "busy" four
+ * times, $KNOB_TEST_BUSY_PREPARE, and is stopped meanwhile, so that it is
+ * Ready only after node02 is stopped).  knobctl aborts the phase on both;
+ * node02, continued, answers: exit 130, no phase run nor stored, the
+ * files gone on both nodes, the summary naming both as stopped and as
+ * having removed their files.  A guard: this stage had no test. */
+START_TEST(sigint_in_go_sync)
+{
+	json_object *doc;
+	char *o;
+	pid_t pid;
+	int rc;
+
+	restart_hooked(0, "KNOB_TEST_BUSY_PREPARE", "4");
+	pid = harness_knobctl_bg(&h, out, err, "--log-level debug bench " LONG_BENCH, data);
+	ck_assert_int_gt(pid, 0);
+	ck_assert(harness_wait_log(&h, 0, "test hook: no runner thread (3 more)", 30) == 0);
+	ck_assert_int_eq(kill(h.node[0].pid, SIGSTOP), 0);	/* within 1.5 s: not Ready yet */
+	ck_assert_msg(cu_wait(err_has, (void *)(uintptr_t)"node02: ready for phase", 10) >= 0,
+	    "node02 never Ready");
+	ck_assert_int_eq(kill(h.node[1].pid, SIGSTOP), 0);
+	ck_assert_int_eq(kill(h.node[0].pid, SIGCONT), 0);
+	ck_assert_msg(cu_wait(go_synced, NULL, 30) >= 0, "node01 never synced before GO");
+	ck_assert_int_eq(err_count("before go"), 1);	/* node02's sync waits */
+	ck_assert_int_eq(kill(pid, SIGINT), 0);
+	ck_assert_msg(cu_wait(err_has, (void *)(uintptr_t)"SIGINT: stopping phase ", 10) >= 0,
+	    "no stop");
+	ck_assert_int_eq(kill(h.node[1].pid, SIGCONT), 0);
+	rc = cu_reap(pid);
+	o = cu_slurp(out);
+	fprintf(stderr, "exit %d\n%s\n", rc, o);
+	ck_assert_int_eq(rc, 130);
+	ck_assert_int_eq(cu_count_entries(data), 0);
+	both_stopped(o, "-p1", "0 of 1");
+	free(o);
+	for (int i = 0; i < 2; i++)
+		ck_assert(!harness_log_has(&h, i, "-p1: running"));
+	doc = stored_interrupted(0);
+	json_object_put(doc);
+}
+END_TEST
+
+/* Cut (down) or restore (up) node i's link at the controller's bridge. */
+static void
+link_set(int i, const char *updown)
+{
+	ck_assert_int_eq(harness_sh("ip -n %s link set kv%d %s", h.ctl_ns, i + 1, updown), 0);
+}
+
+/* SIGINT while node01's result is on its way: node01's link is cut while
+ * its fio phase (1.25 s at 40 writes a second) runs, the phase ends there
+ * (its agent keeps the files for the release), knobctl is stopped and
+ * sends its abort, then the link comes back: the result arrives after the
+ * abort, which came too late to remove anything.  node01's agent takes
+ * 1 s to remove files ($KNOB_TEST_SLOW_RELEASE).  knobctl releases
+ * node01's files and says they are removed only once its agent confirmed
+ * it: exit 130, the data directory empty.  Before, it took the result for
+ * the confirmation ("node01: stopped, its files removed") and exited with
+ * node01's files still there (its agent removed them on the closed
+ * connection, later). */
+START_TEST(sigint_result_in_flight)
+{
+	uint64_t t0;
+	char *o;
+	pid_t pid;
+	int rc;
+
+	restart_hooked(0, "KNOB_TEST_SLOW_RELEASE", "1");
+	pid = harness_knobctl_bg(&h, out, err, "bench fio -w @all --dir %s --threads 2 -- "
+	    "--rw=write --bs=4k --size=200k --rate_iops=40 --ioengine=psync", data);
+	ck_assert_int_gt(pid, 0);
+	wait_running("-p1");
+	link_set(0, "down");
+	ck_assert(harness_wait_log(&h, 0, "-p1 finished", 30) == 0);
+	ck_assert_int_eq(kill(pid, SIGINT), 0);
+	ck_assert_msg(cu_wait(err_has, (void *)(uintptr_t)"SIGINT: stopping phase ", 10) >= 0,
+	    "no stop of the phase in flight");
+	link_set(0, "up");
+	t0 = now_mono_ns();
+	rc = cu_reap(pid);
+	o = cu_slurp(out);
+	fprintf(stderr, "exit %d %.1f s after the link came back\n%s\n", rc,
+	    (double)(now_mono_ns() - t0) / 1e9, o);
+	ck_assert_int_eq(rc, 130);
+	ck_assert_msg(cu_count_entries(data) == 0, "knobctl exited before node01's files were "
+	    "removed");
+	ck_assert_msg(err_has((void *)(uintptr_t)"node01: stopped, its files removed"), "node01 "
+	    "never confirmed");
+	/* node01's result came after the abort (else the link went down too late) */
+	ck_assert_msg(strstr(o, "threads=2 stopped on node01,") || strstr(o, "threads=2 stopped "
+	    "on node[01-02],"), "node01 was not in the phase at the stop");
+	ck_assert_ptr_null(strstr(o, "clean-up"));
+	free(o);
+	json_object_put(stored_interrupted(0));
+}
+END_TEST
+
+/* SIGINT while the agents prepare an md-stat phase (20000 files a thread,
+ * created in the prepare): the abort cuts the prepare short and each
+ * agent answers with a failed Ready; node01's clean-up starts 1 s late
+ * ($KNOB_TEST_SLOW_CLEANUP).  knobctl exits 130 with the files gone on
+ * both nodes.  Before, the agent sent the failed Ready before its
+ * clean-up, knobctl took the release's answer (nothing kept) for the
+ * removal and exited while node01's files were still there. */
+START_TEST(sigint_in_prepare_waits_cleanup)
+{
+	char *o;
+	pid_t pid;
+
+	restart_hooked(0, "KNOB_TEST_SLOW_CLEANUP", "1");
+	pid = harness_knobctl_bg(&h, out, err, "bench md-stat -w @all --dir %s --threads 2 "
+	    "--files 20000", data);
+	ck_assert_int_gt(pid, 0);
+	ck_assert(harness_wait_log(&h, 0, "-p1: preparing", 30) == 0);
+	ck_assert_int_eq(stop_with(pid, SIGINT, 20, &o), 130);
+	ck_assert_msg(err_has((void *)(uintptr_t)"node01: aborted during prepare: interrupted by "
+	    "SIGINT"), "node01's prepare was not cut short (it ended before the abort)");
+	ck_assert_msg(cu_count_entries(data) == 0, "knobctl exited before node01's files were "
+	    "removed");
+	ck_assert_ptr_nonnull(strstr(o, "stopped on node[01-02]"));
+	ck_assert_ptr_null(strstr(o, "clean-up"));
+	free(o);
+	json_object_put(stored_interrupted(0));
+}
+END_TEST
 
 /* knobctl's stderr holds node01's third clock sync (prepare and go of the
  * first phase, prepare of the second). */
@@ -617,6 +776,9 @@ main(void)
 	tcase_add_test(tc, sigint_between_phases_composite);
 	tcase_add_test(tc, sigint_keep_run);
 	tcase_add_test(tc, sigint_keep_composite);
+	tcase_add_test(tc, sigint_in_go_sync);
+	tcase_add_test(tc, sigint_result_in_flight);
+	tcase_add_test(tc, sigint_in_prepare_waits_cleanup);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
