@@ -1575,7 +1575,7 @@ START_TEST(test_gpfs_pending_restart)
 	ck_assert_int_eq(ag->tune->j.npend, 1);
 	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
 	dump(rb.keys, rb.n_keys);
-	ck_assert_int_eq(rb.n_keys, 2);
+	ck_assert_int_eq(rb.n_keys, 4);	/* each attribute, and its "configured" */
 	for (size_t i = 0; i < rb.n_keys; i++)
 		ck_assert_int_ne(rb.keys[i]->state, KNOB__KEY_STATE__KEY_FAILED);
 	tune_rollback_result_free(&rb);
@@ -1585,6 +1585,8 @@ START_TEST(test_gpfs_pending_restart)
 	ck_assert_int_gt(read_small_file(log, buf, sizeof(buf)), 0);
 	ck_assert_ptr_nonnull(strstr(buf, "pagepool=4294967296 -i -N node01"));
 	ck_assert_ptr_nonnull(strstr(buf, "maxMBpS=2048 -i -N node01"));
+	ck_assert_int_gt(read_small_file(gcfg, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "pagepool 4294967296\nmaxMBpS 2048");	/* no node01 lines */
 	gpfs_restart();
 	ck_assert_int_gt(read_small_file(glive, buf, sizeof(buf)), 0);
 	ck_assert_str_eq(buf, "pagepool 4294967296\nmaxMBpS 2048");
@@ -2722,6 +2724,12 @@ START_TEST(test_gpfs_pending_undone)
 		tune_apply_result_free(&r);
 	}
 	ck_assert_str_eq(gpfs_cfg_pagepool(), "4294967296");
+	/* the layout too: pagepool was cluster-wide (and live), so node01
+	 * has no line of its own again (maxMBpS: "other" sets it in switch) */
+	ck_assert_int_gt(read_small_file(gcfg, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, strcmp(how, "switch") == 0 ?
+	    "pagepool 4294967296\nmaxMBpS 2048\nmaxMBpS 4000 [node01]" :
+	    "pagepool 4294967296\nmaxMBpS 2048");
 	ck_assert_int_eq(ag->tune->j.npend, 0);
 	snprintf(log, sizeof(log), "%s/mmchconfig.log", tmp);
 	ck_assert_int_gt(read_small_file(log, buf, sizeof(buf)), 0);
