@@ -1421,6 +1421,20 @@ partner_left_msg(const struct plan *p, const struct item *c, const struct item *
 	    h->before ? h->before : "unreadable", h->wanted, c->d->coupled_left);
 }
 
+/* The message of h, already left as changed since knob set it (itself,
+ * or for another partner), when c, whose write moves it, is changed since
+ * too: h's message, then c named.  Before, c's partner_left_msg replaced
+ * it, and a Lustre -P record changed since (as well as a mount's value)
+ * was reported as left for the mount only. */
+static void
+partner_also_msg(const struct item *c, const struct item *h, char *m, size_t len)
+{
+	char name[PATH_MAX];
+
+	c->d->describe(c->s, c->target, name, sizeof(name));
+	snprintf(m, len, "%s; %s was changed since knob set it too", h->msg ? h->msg : "", name);
+}
+
 /* Whether h, the partner of c (changed since knob set it), is left with
  * it: still to be written and not holding, or (a driver with a reason of
  * its own, coupled_left) itself changed-since, moved by c's change (nfsd:
@@ -1461,7 +1475,10 @@ hold_exclusive_partners(struct plan *p)
 		h = &p->v[k];
 		if ((h->kind != IK_SWITCH && h->jidx < 0) || !partner_held(c, h))
 			continue;
-		partner_left_msg(p, c, h, m, sizeof(m));
+		if (h->state == KNOB__KEY_STATE__KEY_CHANGED_SINCE)
+			partner_also_msg(c, h, m, sizeof(m));
+		else
+			partner_left_msg(p, c, h, m, sizeof(m));
 		set_state(h, KNOB__KEY_STATE__KEY_CHANGED_SINCE, 0, m);
 	}
 }

@@ -1759,16 +1759,25 @@ END_TEST
  * reaches every mount of the file system, that one included; its message
  * says so.  Before, the record's message was the sysctl pair's ("its
  * restore would set ... to 0: the kernel keeps the two exclusive").
+ * In "both", the admin changed the record too (set_param -P ...=2048):
+ * the record's message says that it was changed since knob set it (is
+ * 2048, knob set 1024) and names the mount as well.  Before, the mount's
+ * message replaced the record's own, and only the mount was named.
  * Stand-ins: a fake Lustre tree and lctl_record_standin (no MGS here; the
  * stand-in does not carry a record to the mounts). */
+static const char *const lustre_since_cases[] = { "mount", "both" };
+
 START_TEST(test_lustre_persistent_changed_since)
 {
 	Knob__RollbackResult rb;
 	const Knob__KeyResult *k;
 	char log[256], buf[2048];
+	const int both = strcmp(lustre_since_cases[_i], "both") == 0;
 
 	two_mounts_applied();
 	put(llite_mnt[0], "512\n");	/* the admin's own change, on one mount */
+	if (both)	/* and on the MGS: "lctl set_param -P" of their own */
+		cu_write_at(tmp, "/params", 0644, "llite.fs-*.max_read_ahead_mb 2048\n");
 	snprintf(log, sizeof(log), "%s/lctl.log", tmp);
 	ck_assert_int_eq(truncate(log, 0), 0);
 	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
@@ -1776,10 +1785,15 @@ START_TEST(test_lustre_persistent_changed_since)
 	ck_assert_int_eq(rb.complete, 0);
 	k = find_key(rb.keys, rb.n_keys, "llite.fs-*.max_read_ahead_mb", NULL);
 	ck_assert_int_eq(k->state, KNOB__KEY_STATE__KEY_CHANGED_SINCE);
-	ck_assert_msg(strstr(k->message, "llite.fs-*.max_read_ahead_mb left: "
-	    "llite.fs-ffff8801.max_read_ahead_mb was changed since knob set it") &&
-	    strstr(k->message, "set_param -P") && !strstr(k->message, " to 0"),
-	    "record: %s", k->message);
+	if (both)
+		ck_assert_msg(strstr(k->message, "is 2048, knob set 1024, original 256: changed "
+		    "since knob set it") && strstr(k->message, "llite.fs-ffff8801.max_read_"
+		    "ahead_mb was changed since knob set it too"), "record: %s", k->message);
+	else
+		ck_assert_msg(strstr(k->message, "llite.fs-*.max_read_ahead_mb left: "
+		    "llite.fs-ffff8801.max_read_ahead_mb was changed since knob set it") &&
+		    strstr(k->message, "set_param -P") && !strstr(k->message, " to 0"),
+		    "record: %s", k->message);
 	tune_rollback_result_free(&rb);
 	ck_assert_int_eq(read_small_file(log, buf, sizeof(buf)), 0);	/* no set_param */
 	ck_assert_str_eq(get(llite_mnt[0]), "512");
@@ -6743,7 +6757,8 @@ tune_suite(void)
 	tcase_add_test(tc, test_lustre_persistent_write_fails);
 	tcase_add_test(tc, test_lustre_persistent_two_mounts);
 	tcase_add_test(tc, test_lustre_persistent_old_journal);
-	tcase_add_test(tc, test_lustre_persistent_changed_since);
+	tcase_add_loop_test(tc, test_lustre_persistent_changed_since, 0,
+	    (int)nitems(lustre_since_cases));
 	tcase_add_test(tc, test_state_dir_full);
 	tcase_add_test(tc, test_journal_dir_fsync_fails);
 	tcase_add_loop_test(tc, test_gpfs_pending_undone, 0, (int)nitems(gpfs_undo_cases));
