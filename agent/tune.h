@@ -309,6 +309,9 @@ struct jentry {
 	int restoring;		/* originals: a rollback judged it and started restoring */
 	int coupled;		/* originals: journaled only because the kernel moves it
 				 * when another key is written, no profile's own key */
+	unsigned layer;		/* settings: the profile of a --stack it came with (0 the
+				 * first, 1 the one stacked on it, ...); 0 in a journal
+				 * from before the field */
 };
 
 struct journal {

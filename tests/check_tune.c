@@ -5615,20 +5615,24 @@ rollback_loop_to(const char *attr, const char *want)
 }
 
 /* Verify without a profile (the journal's active settings, as `knobctl
- * verify` sends it): every key ok. */
+ * verify` sends it): every key ok, and a key's message says want. */
 static void
-verify_active_ok(void)
+verify_active_ok(const char *want)
 {
 	Knob__VerifyRequest vreq = KNOB__VERIFY_REQUEST__INIT;
 	Knob__VerifyResult v;
+	int said = 0;
 
 	vreq.profile = (char *)(uintptr_t)"";
 	ck_assert_int_eq(tune_verify(ag, &vreq, &v), 0);
 	dump(v.keys, v.n_keys);
 	ck_assert_uint_ge(v.n_keys, 1);
-	for (size_t i = 0; i < v.n_keys; i++)
+	for (size_t i = 0; i < v.n_keys; i++) {
 		ck_assert_msg(v.keys[i]->state == KNOB__KEY_STATE__KEY_OK, "%s: %s %s",
 		    v.keys[i]->target, tune_key_state_name(v.keys[i]->state), v.keys[i]->message);
+		said |= strstr(v.keys[i]->message, want) != NULL;
+	}
+	ck_assert_msg(said, "verify says no \"%s\": %s", want, v.keys[0]->message);
 	tune_verify_result_free(&v);
 }
 
@@ -5638,9 +5642,12 @@ verify_active_ok(void)
  * 256) stacked on the first.  The exact key wins, else the stacked one,
  * as verify and the boot re-apply judge the journal's stacked settings:
  * --check and the apply leave (or write) 256 and name the key they beat,
- * a reboot re-applies nothing, verify is ok, rollback brings 384 back.
- * Before, the glob stacked on the exact key wrote "256 -> 512" silently
- * and verify said drift "is 512, profile wants 256". */
+ * a reboot re-applies nothing, verify is ok and names the key that lost
+ * as apply does (before and after the reboot: the journal keeps each
+ * key's stack layer), rollback brings 384 back.  Before, the glob stacked
+ * on the exact key wrote "256 -> 512" silently and verify said drift "is
+ * 512, profile wants 256"; and verify said "the later key in the profile
+ * wins" where apply said "the stacked profile's key wins". */
 START_TEST(test_stack_glob_over_exact)
 {
 	struct s lit[] = { { "blockdev", NULL, "read_ahead_kb", "256", 0, NULL } };
@@ -5687,11 +5694,12 @@ START_TEST(test_stack_glob_over_exact)
 			tune_apply_result_free(&r);
 		}
 		ck_assert_str_eq(sys("read_ahead_kb", loopdev), "256");
+		verify_active_ok(want);
 		rm_agent(ag);	/* a reboot that kept the values: nothing to re-apply */
 		ag = mk_agent("");
 		ck_assert_str_eq(active_pub(ag, 0), "p+top");
 		ck_assert_str_eq(active_pub(ag, 1), "");
-		verify_active_ok();
+		verify_active_ok(want);
 		rollback_loop_to("read_ahead_kb", "384");
 	}
 }
