@@ -6598,6 +6598,19 @@ START_TEST(test_gpfs_booleans)
 }
 END_TEST
 
+/* Roll ag back: complete, its one key (lru_size) restored. */
+static void
+lru_rollback_restored(void)
+{
+	Knob__RollbackResult rb;
+
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	dump(rb.keys, rb.n_keys);
+	ck_assert_msg(rb.complete, "%s", rb.message);
+	ck_assert_int_eq(rb.keys[0]->state, KNOB__KEY_STATE__KEY_RESTORED);
+	tune_rollback_result_free(&rb);
+}
+
 /* lru_size=2000 as in test_lustre_lru_dynamic (the fake Lustre tree and
  * lru_size stand-in under --sysroot), but the LRU fills up before the
  * rollback (2000 unused locks: a busy client's steady state under a
@@ -6612,17 +6625,61 @@ START_TEST(test_lustre_lru_full_rollback)
 	static const struct s set[] = {
 		{ "lustre", "ldlm.namespaces.*.lru_size", NULL, "2000", 0, NULL },
 	};
-	Knob__RollbackResult rb;
 
 	lru_apply(c, set);
 	put(LRU_NS "lock_unused_count", "2000\n");
-	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
-	dump(rb.keys, rb.n_keys);
-	ck_assert_msg(rb.complete, "%s", rb.message);
-	ck_assert_int_eq(rb.keys[0]->state, KNOB__KEY_STATE__KEY_RESTORED);
-	tune_rollback_result_free(&rb);
+	lru_rollback_restored();
 	ck_assert_int_eq(fake_lru_dyn, c->dyn);
 	ck_assert_str_eq(get(LRU_NS "lru_size"), c->dyn ? "2000" : c->lru);
+}
+END_TEST
+
+/* lru_size=0 (dynamic LRU sizing on, as stop 44 listed it) from a static
+ * limit of 400 (120 unused locks), with the lru_size stand-in of
+ * test_lustre_lru_dynamic: the apply writes 0, "400" journaled; the
+ * namespace now shows its unused locks (120, later 400, the original's
+ * number) and verify still sees 0 (dynamic); rollback writes 400 back,
+ * a static limit again.  Over a namespace in dynamic mode the same key
+ * is unchanged, nothing written or journaled. */
+START_TEST(test_lustre_lru_zero)
+{
+	static const struct s zero[] = {
+		{ "lustre", "ldlm.namespaces.*.lru_size", NULL, "0", 0, NULL },
+	};
+	static const struct lru_case dyn = { "153", "153", 1, "0" };
+	const struct lru_case fixed = { "400", "120", 0, "400" };
+	Knob__ApplyResult r;
+	Knob__VerifyResult v;
+
+	lru_apply(&fixed, zero);
+	ck_assert_int_eq(fake_lru_dyn, 1);
+	ck_assert_str_eq(get(LRU_NS "lru_size"), "120");
+	ck_assert_uint_eq(ag->tune->j.norig, 1);
+	ck_assert_str_eq(ag->tune->j.orig[0].value, "400");
+	for (int i = 0; i < 2; i++) {
+		put(LRU_NS "lock_unused_count", "%s\n", i ? "400" : "120");
+		put(LRU_NS "lru_size", "%s\n", i ? "400" : "120");
+		do_verify(ag, zero, nitems(zero), &v);
+		dump(v.keys, v.n_keys);
+		ck_assert_int_eq(v.keys[0]->state, KNOB__KEY_STATE__KEY_OK);
+		tune_verify_result_free(&v);
+	}
+	put(LRU_NS "lock_unused_count", "120\n");
+	put(LRU_NS "lru_size", "120\n");
+	lru_rollback_restored();
+	ck_assert_int_eq(fake_lru_dyn, 0);
+	ck_assert_str_eq(get(LRU_NS "lru_size"), "400");
+	rm_agent(ag);
+	put(LRU_NS "lru_size", "%s\n", dyn.lru);
+	put(LRU_NS "lock_unused_count", "%s\n", dyn.unused);
+	fake_lru_dyn = 1;
+	ag = mk_agent(root);
+	do_apply(ag, "dyn", zero, 1, 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.keys[0]->state, KNOB__KEY_STATE__KEY_UNCHANGED);
+	tune_apply_result_free(&r);
+	ck_assert_uint_eq(ag->tune->j.norig, 0);
+	ck_assert_int_eq(fake_lru_dyn, 1);
 }
 END_TEST
 
@@ -6816,6 +6873,7 @@ tune_suite(void)
 	tcase_add_test(tc, test_shared_file_lustre);
 	tcase_add_loop_test(tc, test_sysctl_pairs_both_zero, 0, (int)nitems(both_zero_cases));
 	tcase_add_test(tc, test_gpfs_booleans);
+	tcase_add_test(tc, test_lustre_lru_zero);
 	tcase_add_loop_test(tc, test_lustre_lru_full_rollback, 0, (int)nitems(lru_cases));
 	tcase_add_test(tc, test_lustre_glob_remount);
 	tcase_add_test(tc, test_sysctl_pairs_both_zero_revert);
