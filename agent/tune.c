@@ -61,6 +61,7 @@ struct item {
 	int kept;		/* a --stack's journaled key (plan_build_stacked): in
 				 * play only on a target a key of the request names */
 	unsigned layer;		/* the --stack profile its key came with (jentry layer) */
+	int partner_left;	/* changed-since with a partner's message (hold_exclusive_partners) */
 };
 
 struct plan {
@@ -1430,18 +1431,32 @@ partner_left_msg(const struct plan *p, const struct item *c, const struct item *
 	    h->before ? h->before : "unreadable", h->wanted, c->d->coupled_left);
 }
 
-/* The message of h, already left as changed since knob set it (itself,
- * or for another partner), when c, whose write moves it, is changed since
- * too: h's message, then c named.  Before, c's partner_left_msg replaced
- * it, and a Lustre -P record changed since (as well as a mount's value)
- * was reported as left for the mount only. */
+/* The message of h, left with c (changed since knob set it), whose write
+ * moves it (partner_left_msg), when h already is changed since knob set
+ * it: h's own change said too ("is 2048, knob set 1024", the start of
+ * changed_since's message), or, after an earlier partner's message, c
+ * named too.  Before, c's message replaced h's, and a Lustre -P record
+ * changed since as well as a mount's value was reported as left for the
+ * mount only. */
 static void
-partner_also_msg(const struct item *c, const struct item *h, char *m, size_t len)
+partner_also_msg(const struct plan *p, const struct item *c, const struct item *h, char *m,
+    size_t len)
 {
+	const char *own = h->msg ? h->msg : "";
 	char name[PATH_MAX];
+	size_t n;
 
-	c->d->describe(c->s, c->target, name, sizeof(name));
-	snprintf(m, len, "%s; %s was changed since knob set it too", h->msg ? h->msg : "", name);
+	if (h->partner_left) {
+		c->d->describe(c->s, c->target, name, sizeof(name));
+		snprintf(m, len, "%s; %s was changed since knob set it too", own, name);
+		return;
+	}
+	partner_left_msg(p, c, h, m, len);
+	c->d->describe(h->s, h->target, name, sizeof(name));
+	n = strlen(m);
+	snprintf(m + n, len - n, "; %s itself was changed since knob set it too (%.*s)", name,
+	    (int)(strstr(own, ", original ") ? (size_t)(strstr(own, ", original ") - own) :
+	    strlen(own)), own);
 }
 
 /* Whether h, the partner of c (changed since knob set it), is left with
@@ -1485,10 +1500,11 @@ hold_exclusive_partners(struct plan *p)
 		if ((h->kind != IK_SWITCH && h->jidx < 0) || !partner_held(c, h))
 			continue;
 		if (h->state == KNOB__KEY_STATE__KEY_CHANGED_SINCE)
-			partner_also_msg(c, h, m, sizeof(m));
+			partner_also_msg(p, c, h, m, sizeof(m));
 		else
 			partner_left_msg(p, c, h, m, sizeof(m));
 		set_state(h, KNOB__KEY_STATE__KEY_CHANGED_SINCE, 0, m);
+		h->partner_left = 1;
 	}
 }
 
