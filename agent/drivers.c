@@ -146,6 +146,14 @@ tune_coupled_late(struct agent *a, const Knob__Setting *s, const char *target,
 	    journal_find(j->orig, j->norig, s->driver, target, s->attr) < 0;
 }
 
+int
+tune_coupled_kept(struct agent *a, const Knob__Setting *s, const char *target)
+{
+	const struct journal *j = a->tune ? &a->tune->j : NULL;
+
+	return j != NULL && journal_find(j->orig, j->norig, s->driver, target, s->attr) >= 0;
+}
+
 const char *
 tune_key_in_play(struct agent *a, const char *driver, const char *target, const char *attr)
 {

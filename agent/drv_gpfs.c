@@ -41,10 +41,14 @@
  * since on all of them; removing this node's own line touches only this
  * node.  A value from a line naming this node is journaled as it is and
  * put back with -N NODE, as before (so is one in a journal from before
- * the layout was kept).  The layout is only journaled where the
- * configured value is journaled at all (it differs from the live one); a
- * cluster-wide value that is the live one still comes back as this node's
- * own line (the live value's "-i -N NODE"). */
+ * the layout was kept).  A value of this node's own line that is the live
+ * one is not journaled: the live value's "-i -N NODE" puts it back on that
+ * line.  CFG_CLUSTER is journaled whether or not the cluster-wide value is
+ * the live one: the apply's -N NODE gave this node a line of its own
+ * either way.  Before, it was journaled only where it differed from the
+ * live value, and a cluster-wide value that was the live one came back as
+ * this node's own line (the live value's "-i -N NODE"), a line the admin
+ * never had, no longer following the cluster-wide value. */
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -282,10 +286,15 @@ gpfs_read_configured(struct agent *a, const char *key, char *buf, size_t len, in
 
 /* Read target; "configured" through mmlsconfig, CFG_CLUSTER when this
  * node has no line of its own (see the top).  Followed beside an apply's
- * write (asked with no value), a configured value that is the live one is
- * not journaled (TUNE_NOT_SETTABLE): putting the live one back configures
- * it too; nor one that was so when the attribute's original was journaled
- * (tune_coupled_late: it is knob's own now). */
+ * write (asked with no value), a configured value of this node's own line
+ * that is the live one is not journaled (TUNE_NOT_SETTABLE): putting the
+ * live one back configures it too, on that line; nor one that was so when
+ * the attribute's original was journaled (tune_coupled_late: it is knob's
+ * own now).  CFG_CLUSTER is journaled even when it is the live value.
+ * One journaled already is read as it is (tune_coupled_kept): a switch to
+ * a profile that sets the attribute again keeps its original.  Before, it
+ * read as nothing to journal, and the switch put CFG_CLUSTER back after
+ * the new value's write, removing the line that write made. */
 static int
 gpfs_read(struct agent *a, const Knob__Setting *s, const char *target, char *buf,
     size_t len, char *msg, size_t msglen)
@@ -299,7 +308,7 @@ gpfs_read(struct agent *a, const Knob__Setting *s, const char *target, char *buf
 	rc = gpfs_read_configured(a, target, buf, len, &own, msg, msglen);
 	if (rc < 0)
 		return rc;
-	if (s->value != NULL && *s->value != '\0') {
+	if ((s->value != NULL && *s->value != '\0') || tune_coupled_kept(a, s, target)) {
 		if (!own)
 			snprintf(buf, len, "%s", CFG_CLUSTER);
 		return 0;
@@ -309,6 +318,10 @@ gpfs_read(struct agent *a, const Knob__Setting *s, const char *target, char *buf
 		    target);
 		return TUNE_NOT_SETTABLE;
 	}
+	if (!own) {	/* journaled even when it is the live value (see the top) */
+		snprintf(buf, len, "%s", CFG_CLUSTER);
+		return 0;
+	}
 	base.attr = (char *)(uintptr_t)"";
 	if ((rc = gpfs_read_live(a, target, live, sizeof(live), msg, msglen)) < 0)
 		return rc;
@@ -317,8 +330,6 @@ gpfs_read(struct agent *a, const Knob__Setting *s, const char *target, char *buf
 		snprintf(msg, msglen, "%s: configured as live (%s), nothing pending", target, buf);
 		return TUNE_NOT_SETTABLE;
 	}
-	if (!own)
-		snprintf(buf, len, "%s", CFG_CLUSTER);
 	return 0;
 }
 

@@ -2,6 +2,7 @@
  * transaction, as JSON written atomically (see tune.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -89,6 +90,7 @@ journal_push(struct jentry **v, size_t *n, const struct jentry *e)
 	d->added = e->added;
 	d->restoring = e->restoring;
 	d->coupled = e->coupled;
+	d->layer = e->layer;
 }
 
 void
@@ -157,6 +159,8 @@ entries_json(const struct jentry *v, size_t n, int with_added)
 			jput(o, "restoring", json_object_new_boolean(1));
 		if (v[i].coupled)
 			jput(o, "coupled", json_object_new_boolean(1));
+		if (v[i].layer > 0)
+			jput(o, "layer", json_object_new_int64(v[i].layer));
 		json_object_array_add(arr, o);
 	}
 	return arr;
@@ -253,6 +257,8 @@ entries_parse(const struct jsrc *src, json_object *o, const char *k, const char 
 		e.added = js_bool(e_o, "added");
 		e.restoring = js_bool(e_o, "restoring");
 		e.coupled = js_bool(e_o, "coupled");
+		e.layer = js_int(e_o, "layer") > 0 && js_int(e_o, "layer") < INT_MAX ?
+		    (unsigned)js_int(e_o, "layer") : 0;
 		journal_push(v, n, &e);
 	}
 	return 0;

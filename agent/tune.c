@@ -60,6 +60,8 @@ struct item {
 	long jidx;		/* rollback: index in the journal's originals */
 	int kept;		/* a --stack's journaled key (plan_build_stacked): in
 				 * play only on a target a key of the request names */
+	unsigned layer;		/* the --stack profile its key came with (jentry layer) */
+	int partner_left;	/* changed-since with a partner's message (hold_exclusive_partners) */
 };
 
 struct plan {
@@ -598,7 +600,8 @@ item_target_cmp(const void *x, const void *y)
 /* Of two items of one target, does w's key win over l's: an exact key
  * over a glob, else the later in the request (a child's over what it
  * inherits; a --stack's keys come after the journaled ones it keeps, as
- * in the journal that verify and the boot re-apply read)? */
+ * in the journal that verify and the boot re-apply read, and their layer
+ * is higher)? */
 static int
 key_wins(const struct item *w, const struct item *l)
 {
@@ -608,14 +611,17 @@ key_wins(const struct item *w, const struct item *l)
 }
 
 /* Say in w's message that l's key, which also names w's target, is not
- * applied there. */
+ * applied there: why, by the keys' layers (a stacked profile's key) as
+ * apply, verify and the boot re-apply all know them.  Before, verify
+ * knew no layers and said "the later key in the profile wins" where apply
+ * said "the stacked profile's key wins". */
 static void
 note_overridden(struct item *w, const struct item *l)
 {
 	char m[TUNE_MSG_MAX];
 	int had = w->msg != NULL && *w->msg;
 	const char *why = tune_is_glob(l->s->key) && !tune_is_glob(w->s->key) ?
-	    "an exact key wins over a glob" : l->kept && !w->kept ?
+	    "an exact key wins over a glob" : l->layer < w->layer ?
 	    "the stacked profile's key wins" : "the later key in the profile wins";
 
 	snprintf(m, sizeof(m), "%s%sinstead of %s=%s: %s", had ? w->msg : "", had ? "; " : "",
@@ -684,16 +690,20 @@ plan_one_per_target(struct plan *p)
 /* Step 1: validate each setting, resolve its targets, keep one key per
  * target and read their current values.  Items that cannot go on get
  * FAILED, UNSUPPORTED or PROTECTED.  The first nkept settings are a
- * --stack's kept journaled ones (plan_one_per_target). */
+ * --stack's kept journaled ones (plan_one_per_target); layer[i] is
+ * settings[i]'s --stack layer (NULL: all 0). */
 static void
-plan_build(struct agent *a, Knob__Setting **settings, size_t n, size_t nkept, struct plan *p)
+plan_build(struct agent *a, Knob__Setting **settings, size_t n, const unsigned *layer,
+    size_t nkept, struct plan *p)
 {
 	for (size_t i = 0; i < n; i++) {
 		size_t from = p->n;
 
 		plan_setting(a, settings[i], p);
-		for (size_t k = from; i < nkept && k < p->n; k++)
-			p->v[k].kept = 1;
+		for (size_t k = from; k < p->n; k++) {
+			p->v[k].kept = i < nkept;
+			p->v[k].layer = layer ? layer[i] : 0;
+		}
 	}
 	plan_one_per_target(p);
 	for (size_t i = 0; i < p->n; i++) {
@@ -1421,6 +1431,34 @@ partner_left_msg(const struct plan *p, const struct item *c, const struct item *
 	    h->before ? h->before : "unreadable", h->wanted, c->d->coupled_left);
 }
 
+/* The message of h, left with c (changed since knob set it), whose write
+ * moves it (partner_left_msg), when h already is changed since knob set
+ * it: h's own change said too ("is 2048, knob set 1024", the start of
+ * changed_since's message), or, after an earlier partner's message, c
+ * named too.  Before, c's message replaced h's, and a Lustre -P record
+ * changed since as well as a mount's value was reported as left for the
+ * mount only. */
+static void
+partner_also_msg(const struct plan *p, const struct item *c, const struct item *h, char *m,
+    size_t len)
+{
+	const char *own = h->msg ? h->msg : "";
+	char name[PATH_MAX];
+	size_t n;
+
+	if (h->partner_left) {
+		c->d->describe(c->s, c->target, name, sizeof(name));
+		snprintf(m, len, "%s; %s was changed since knob set it too", own, name);
+		return;
+	}
+	partner_left_msg(p, c, h, m, len);
+	c->d->describe(h->s, h->target, name, sizeof(name));
+	n = strlen(m);
+	snprintf(m + n, len - n, "; %s itself was changed since knob set it too (%.*s)", name,
+	    (int)(strstr(own, ", original ") ? (size_t)(strstr(own, ", original ") - own) :
+	    strlen(own)), own);
+}
+
 /* Whether h, the partner of c (changed since knob set it), is left with
  * it: still to be written and not holding, or (a driver with a reason of
  * its own, coupled_left) itself changed-since, moved by c's change (nfsd:
@@ -1461,8 +1499,12 @@ hold_exclusive_partners(struct plan *p)
 		h = &p->v[k];
 		if ((h->kind != IK_SWITCH && h->jidx < 0) || !partner_held(c, h))
 			continue;
-		partner_left_msg(p, c, h, m, sizeof(m));
+		if (h->state == KNOB__KEY_STATE__KEY_CHANGED_SINCE)
+			partner_also_msg(p, c, h, m, sizeof(m));
+		else
+			partner_left_msg(p, c, h, m, sizeof(m));
 		set_state(h, KNOB__KEY_STATE__KEY_CHANGED_SINCE, 0, m);
+		h->partner_left = 1;
 	}
 }
 
@@ -1634,10 +1676,31 @@ stack_keeps(const Knob__ApplyRequest *req, const struct jentry *e)
 	return req->stack;
 }
 
+/* The --stack layer of req's setting s, with set (n) the journaled
+ * settings before req: the boot re-apply's (boot), whose request is the
+ * journal's settings, keeps the journaled one's; a --stack's goes on top
+ * of the journaled ones; otherwise 0 (the first profile). */
+static unsigned
+req_layer(const struct jentry *set, size_t n, const Knob__ApplyRequest *req,
+    const Knob__Setting *s, int boot)
+{
+	unsigned top = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (boot && strcmp(set[i].driver, s->driver) == 0 &&
+		    strcmp(set[i].key, s->key) == 0 && strcmp(set[i].attr, s->attr) == 0 &&
+		    strcmp(set[i].match, s->match) == 0)
+			return set[i].layer;
+		top = set[i].layer + 1 > top ? set[i].layer + 1 : top;
+	}
+	return req->stack ? top : 0;
+}
+
 /* The journaled resolved settings after applying req (stack keeps the
- * previous ones that req does not override, before req's). */
+ * previous ones that req does not override, before req's, each with its
+ * layer, req_layer; boot: the boot re-apply). */
 static void
-commit_settings(struct journal *j, const Knob__ApplyRequest *req)
+commit_settings(struct journal *j, const Knob__ApplyRequest *req, int boot)
 {
 	struct jentry *old = j->set;
 	size_t nold = j->nset;
@@ -1651,6 +1714,7 @@ commit_settings(struct journal *j, const Knob__ApplyRequest *req)
 		const Knob__Setting *s = req->settings[i];
 		struct jentry e = { 0 };
 
+		e.layer = req_layer(old, nold, req, s, boot);
 		e.driver = s->driver;
 		e.key = s->key;
 		e.attr = s->attr;
@@ -1758,17 +1822,22 @@ plan_build_stacked(struct agent *a, const struct journal *j, const Knob__ApplyRe
     struct plan *p)
 {
 	Knob__Setting **v = xcalloc(j->nset + req->n_settings + 1, sizeof(*v)), tmp;
+	unsigned *layer = xcalloc(j->nset + req->n_settings + 1, sizeof(*layer));
 	size_t n = 0, nkept;
 
 	for (size_t i = 0; i < j->nset; i++)
 		if (stack_keeps(req, &j->set[i])) {
 			jentry_setting(&j->set[i], &tmp);
+			layer[n] = j->set[i].layer;
 			v[n++] = plan_own(p, &tmp, NULL, NULL, NULL, NULL);
 		}
 	nkept = n;
-	for (size_t i = 0; i < req->n_settings; i++)
+	for (size_t i = 0; i < req->n_settings; i++) {
+		layer[n] = req_layer(j->set, j->nset, req, req->settings[i], p->boot);
 		v[n++] = req->settings[i];
-	plan_build(a, v, n, nkept, p);
+	}
+	plan_build(a, v, n, layer, nkept, p);
+	free(layer);
 	free(v);
 }
 
@@ -1897,7 +1966,7 @@ apply_commit(struct agent *a, struct plan *p, const size_t *idx, size_t n,
 	if (!res->reverted) {
 		next_active(&t->j, req->profile, req->stack, name, sizeof(name));
 		snprintf(t->j.active, sizeof(t->j.active), "%s", name);
-		commit_settings(&t->j, req);
+		commit_settings(&t->j, req, p->boot);
 		record_boot(t);
 	}
 	res->txn_id = xstrdup(t->j.txn_id);
@@ -2009,6 +2078,18 @@ journal_settings(const struct journal *j)
 	return v;
 }
 
+/* The --stack layers of the journal's active settings, in their order.
+ * Caller frees. */
+static unsigned *
+journal_layers(const struct journal *j)
+{
+	unsigned *v = xcalloc(j->nset ? j->nset : 1, sizeof(*v));
+
+	for (size_t i = 0; i < j->nset; i++)
+		v[i] = j->set[i].layer;
+	return v;
+}
+
 static void
 journal_settings_free(Knob__Setting **v, size_t n)
 {
@@ -2048,6 +2129,7 @@ tune_verify(struct agent *a, const Knob__VerifyRequest *req, Knob__VerifyResult 
 	struct plan p = { 0 };
 	Knob__Setting **js = NULL, **set = req->settings;
 	size_t nset = req->n_settings;
+	unsigned *layer = NULL;
 	struct tune_fds fds;
 	int rc;
 
@@ -2058,9 +2140,10 @@ tune_verify(struct agent *a, const Knob__VerifyRequest *req, Knob__VerifyResult 
 	tune_fd_begin(&fds, a->sysroot);
 	if (nset == 0 && (req->profile == NULL || *req->profile == '\0')) {
 		js = set = journal_settings(&t->j);
+		layer = journal_layers(&t->j);
 		nset = req->active_only ? 0 : t->j.nset;
 	}
-	plan_build(a, set, nset, 0, &p);
+	plan_build(a, set, nset, layer, 0, &p);
 	plan_mark_pending(&t->j, &p);
 	if (plan_drop_stale(&t->j, &p) > 0 &&
 	    (rc = journal_save(t->journal_path, &t->j)) < 0)
@@ -2071,6 +2154,7 @@ tune_verify(struct agent *a, const Knob__VerifyRequest *req, Knob__VerifyResult 
 	plan_results(&p, &res->keys, &res->n_keys);
 	plan_free(&p);
 	journal_settings_free(js, js ? t->j.nset : 0);
+	free(layer);
 	tune_fd_end(&fds);
 	pthread_mutex_unlock(&t->mu);
 	return 0;
@@ -2465,13 +2549,14 @@ static void
 restarted(struct agent *a, struct tune_state *t)
 {
 	Knob__Setting **js = journal_settings(&t->j);
+	unsigned *layer = journal_layers(&t->j);
 	struct plan p = { 0 };
 	size_t ndiff = 0, nsince = 0;
 	char note[128], ts[32];
 	time_t now = time(NULL);
 	struct tm tm;
 
-	plan_build(a, js, t->j.nset, 0, &p);
+	plan_build(a, js, t->j.nset, layer, 0, &p);
 	plan_mark_pending(&t->j, &p);
 	verify_judge(&p);
 	for (size_t i = 0; i < p.n; i++) {
@@ -2495,6 +2580,7 @@ restarted(struct agent *a, struct tune_state *t)
 	set_active(t, t->j.active, note);
 	plan_free(&p);
 	journal_settings_free(js, t->j.nset);
+	free(layer);
 }
 
 int

@@ -281,6 +281,12 @@ int tune_is_glob(const char *key);
  * holds now is knob's own doing, never an original. */
 int tune_coupled_late(struct agent *a, const Knob__Setting *s, const char *target,
     const char *src, const char *src_attr);
+/* In a driver's read() of a coupled key (target, s->attr) asked for the
+ * first time: whether its original is journaled already (an earlier apply
+ * followed it).  Then it is read as it is, never judged afresh as nothing
+ * to journal: the plan follows it again, so its original stays journaled,
+ * and a switch does not put it back after this apply's write moved it. */
+int tune_coupled_kept(struct agent *a, const Knob__Setting *s, const char *target);
 
 /* Within a driver's check(): whether key (driver, target, attr) is written
  * by the transaction being checked (tune_planned) or has an original in
@@ -303,6 +309,9 @@ struct jentry {
 	int restoring;		/* originals: a rollback judged it and started restoring */
 	int coupled;		/* originals: journaled only because the kernel moves it
 				 * when another key is written, no profile's own key */
+	unsigned layer;		/* settings: the profile of a --stack it came with (0 the
+				 * first, 1 the one stacked on it, ...); 0 in a journal
+				 * from before the field */
 };
 
 struct journal {

@@ -104,12 +104,12 @@ xml_error(void *arg, xmlErrorPtr err)
 	}
 	if (e->in_rng) {
 		if (e->rng.n < nitems(e->rng_lines)) {
-			e->rng_lines[e->rng.n] = err->line;
+			e->rng_lines[e->rng.n] = (int)xml_err_line(err);
 			strvec_push(&e->rng, msg);
 		}
 		return;
 	}
-	perr_add(e, err->file ? err->file : e->file, err->line, "%s", msg);
+	perr_add(e, err->file ? err->file : e->file, (int)xml_err_line(err), "%s", msg);
 }
 
 /* RelaxNG messages that only repeat a more precise one. */
@@ -465,7 +465,7 @@ parse_setting(struct pfile *f, xmlNodePtr n, const struct elem_spec *es, struct 
 {
 	struct psetting s = { 0 };
 	char msg[512], *pers, *rot;
-	int line = (int)xmlGetLineNo(n);
+	int line = (int)xml_line(n);
 	long dup;
 
 	s.driver = xstrdup(es->elem);
@@ -531,7 +531,7 @@ static void
 parse_remove(struct pfile *f, xmlNodePtr n, struct perrs *e)
 {
 	struct psetting r = { 0 };
-	int line = (int)xmlGetLineNo(n);
+	int line = (int)xml_line(n);
 
 	r.driver = xml_attr(n, "driver");
 	r.key = xml_attr(n, "key");
@@ -616,8 +616,7 @@ parse_file(const char *path, struct pfile *f, struct strvec *errs)
 
 	f->path = xstrdup(path);
 	xmlSetStructuredErrorFunc(&e, xml_error);
-	rc = xml_read_path(path, XML_FILE_MAX, XML_PARSE_NONET | XML_PARSE_NOCDATA |
-	    XML_PARSE_BIG_LINES, &doc);
+	rc = xml_read_path(path, XML_FILE_MAX, XML_PARSE_NONET | XML_PARSE_NOCDATA, &doc);
 	if (rc < 0)
 		perr_add(&e, path, 0, "cannot read: %s", strerror(-rc));
 	else if (doc == NULL && errs->n == before)
@@ -631,13 +630,13 @@ parse_file(const char *path, struct pfile *f, struct strvec *errs)
 	f->name = xml_attr(root, "name");
 	f->extends = xml_attr(root, "extends");
 	f->summary = xml_attr(root, "summary");
-	f->extends_line = (int)xmlGetLineNo(root);
+	f->extends_line = (int)xml_line(root);
 	f->description = xstrdup("");
 	ix_init(&f->ix, xmlChildElementCount(root), NULL, 0);
 	for (xmlNodePtr n = root->children; n; n = n->next) {
 		const char *name = (const char *)n->name;
 		const struct elem_spec *es;
-		int line = (int)xmlGetLineNo(n);
+		int line = (int)xml_line(n);
 
 		if (n->type != XML_ELEMENT_NODE)
 			continue;

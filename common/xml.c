@@ -2,8 +2,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
 #include <libxml/parser.h>
 #include <libxml/relaxng.h>
+#include <libxml/SAX2.h>
 
 #include "util.h"
 #include "xml.h"
@@ -31,9 +33,62 @@ xml_read_path(const char *path, size_t max, int opts, xmlDocPtr *doc)
 	*doc = NULL;
 	if (rc < 0)
 		return rc;
-	*doc = xmlReadMemory(buf, (int)len, path, NULL, opts);
+	*doc = xml_read_mem(buf, len, path, opts);
 	free(buf);
 	return 0;
+}
+
+#define LINE16_MAX 65535	/* the line libxml2 gives a node past it */
+
+/* libxml2's start of an element, then its line kept in the element's
+ * _private (the application's field) when it is past 65535. */
+static void
+start_element_line(void *ctx, const xmlChar *name, const xmlChar *prefix, const xmlChar *uri,
+    int nns, const xmlChar **ns, int nattrs, int ndefaulted, const xmlChar **attrs)
+{
+	xmlParserCtxtPtr c = ctx;
+	xmlNodePtr parent = c->node;
+
+	xmlSAX2StartElementNs(ctx, name, prefix, uri, nns, ns, nattrs, ndefaulted, attrs);
+	if (c->node != NULL && c->node != parent && c->input != NULL &&
+	    c->input->line >= LINE16_MAX)
+		c->node->_private = (void *)(intptr_t)c->input->line;
+}
+
+xmlDocPtr
+xml_read_mem(const char *buf, size_t len, const char *url, int opts)
+{
+	xmlParserCtxtPtr c = xmlNewParserCtxt();
+	xmlDocPtr doc;
+
+	if (c == NULL)
+		return NULL;
+	c->sax->startElementNs = start_element_line;
+	doc = xmlCtxtReadMemory(c, buf, (int)len, url, NULL, opts | XML_PARSE_BIG_LINES);
+	xmlFreeParserCtxt(c);
+	return doc;
+}
+
+long
+xml_line(const xmlNode *n)
+{
+	if (n == NULL)
+		return 0;
+	if (n->type == XML_ELEMENT_NODE && n->line == LINE16_MAX && n->_private != NULL)
+		return (long)(intptr_t)n->_private;
+	return xmlGetLineNo(n);
+}
+
+long
+xml_err_line(const xmlError *e)
+{
+	const xmlNode *n = e->node;
+
+	if (n != NULL && n->type == XML_ATTRIBUTE_NODE)
+		n = n->parent;
+	if (n != NULL && n->type == XML_ELEMENT_NODE && n->line == LINE16_MAX)
+		return xml_line(n);
+	return e->line;
 }
 
 char *
@@ -113,7 +168,7 @@ xml_rng_locate(xmlRelaxNGPtr schema, xmlDocPtr doc, const char *name, const char
 		if (n->type == XML_ELEMENT_NODE && strcmp((const char *)n->name, name) == 0 &&
 		    fails_alone(schema, n, msg)) {
 			*at = n;
-			return xmlGetLineNo(n);
+			return xml_line(n);
 		}
 	return 0;
 }

@@ -25,6 +25,23 @@ char *xml_err_msg(const xmlError *e, char *buf, size_t len);
  * is empty").  0 otherwise, *doc NULL when the parse failed. */
 int xml_read_path(const char *path, size_t max, int opts, xmlDocPtr *doc);
 
+/* The document in buf (len bytes, named url in errors) parsed with opts
+ * (XML_PARSE_BIG_LINES added), each element's line kept past 65535 for
+ * xml_line; NULL when the parse failed.  Every XML reader parses
+ * through it. */
+xmlDocPtr xml_read_mem(const char *buf, size_t len, const char *url, int opts);
+
+/* The line of node n of a document from xml_read_mem: an element's is the
+ * line libxml2 gives its start tag, past 65535 too.  (libxml2 2.9 keeps
+ * an element's line in 16 bits, 65535 past that, where xmlGetLineNo
+ * borrows a neighbour's: the next line, or further.)  0 for NULL. */
+long xml_line(const xmlNode *n);
+
+/* The line of libxml2 error e: its own, or past 65535 its element's
+ * (xml_line): libxml2 stamps a schema error with xmlGetLineNo's borrowed
+ * line there. */
+long xml_err_line(const xmlError *e);
+
 /* The line of the element a schema error without a node or line is about
  * (libxml2 gives none for some attribute errors): the first element named
  * name after *at in document order (from the root when *at is NULL) that,

@@ -139,20 +139,7 @@ xml_error(void *arg, xmlErrorPtr e)
 	l = strlen(msg);
 	while (l > 0 && (msg[l - 1] == '\n' || msg[l - 1] == ' '))
 		msg[--l] = '\0';
-	inv_error(ld, e->line, "XML: %s", msg);
-}
-
-/* Line of an element.  libxml2 (2.9) keeps 16-bit line numbers in
- * elements; past 65535 xmlGetLineNo borrows a neighbour's line, which can
- * be the next line.  A text node just before the element ends where the
- * element starts and keeps its full line (XML_PARSE_BIG_LINES), so use it. */
-static long
-node_line(const xmlNode *n)
-{
-	if (n->type == XML_ELEMENT_NODE && n->line == 65535 && n->prev != NULL &&
-	    n->prev->type == XML_TEXT_NODE)
-		return xmlGetLineNo(n->prev);
-	return xmlGetLineNo(n);
+	inv_error(ld, xml_err_line(e), "XML: %s", msg);
 }
 
 /* Line of the first non-blank character of a text node: libxml2 stamps
@@ -201,7 +188,7 @@ check_attrs(struct invload *ld, const xmlNode *n, const char *const *allowed)
 		for (size_t i = 0; allowed[i] != NULL && !ok; i++)
 			ok = strcmp((const char *)a->name, allowed[i]) == 0;
 		if (!ok)
-			inv_error(ld, node_line(n), "<%s>: unknown attribute '%s'",
+			inv_error(ld, xml_line(n), "<%s>: unknown attribute '%s'",
 			    (const char *)n->name, (const char *)a->name);
 	}
 }
@@ -213,7 +200,7 @@ req_attr(struct invload *ld, const xmlNode *n, const char *name)
 	char *v = xml_attr(n, name);
 
 	if (v == NULL || *strtrim(v) == '\0') {
-		inv_error(ld, node_line(n), "<%s>: missing attribute '%s'",
+		inv_error(ld, xml_line(n), "<%s>: missing attribute '%s'",
 		    (const char *)n->name, name);
 		free(v);
 		return NULL;
@@ -239,7 +226,7 @@ path_attr(struct invload *ld, const xmlNode *n, const char *name, char **dst)
 	if (v == NULL)
 		return;
 	if (*strtrim(v) == '\0')
-		inv_error(ld, node_line(n), "<%s>: empty attribute '%s'", (const char *)n->name, name);
+		inv_error(ld, xml_line(n), "<%s>: empty attribute '%s'", (const char *)n->name, name);
 	else {
 		free(*dst);
 		*dst = resolve_path(ld, strtrim(v));
@@ -258,10 +245,10 @@ el_tls(struct invload *ld, const xmlNode *n, struct elem_state *st)
 	static const char *const allowed[] = { "ca", "cert", "key", NULL };
 
 	if (st->tls_line) {
-		inv_error(ld, node_line(n), "<tls>: duplicate element (first at line %ld)", st->tls_line);
+		inv_error(ld, xml_line(n), "<tls>: duplicate element (first at line %ld)", st->tls_line);
 		return;
 	}
-	st->tls_line = node_line(n);
+	st->tls_line = xml_line(n);
 	check_attrs(ld, n, allowed);
 	path_attr(ld, n, "ca", &ld->inv->ca);
 	path_attr(ld, n, "cert", &ld->inv->cert);
@@ -276,11 +263,11 @@ el_results(struct invload *ld, const xmlNode *n, struct elem_state *st)
 	char *db;
 
 	if (st->results_line) {
-		inv_error(ld, node_line(n), "<results>: duplicate element (first at line %ld)",
+		inv_error(ld, xml_line(n), "<results>: duplicate element (first at line %ld)",
 		    st->results_line);
 		return;
 	}
-	st->results_line = node_line(n);
+	st->results_line = xml_line(n);
 	check_attrs(ld, n, allowed);
 	if ((db = req_attr(ld, n, "db")) == NULL)
 		return;
@@ -316,12 +303,12 @@ el_group(struct invload *ld, const xmlNode *n, struct elem_state *st)
 	if (name == NULL || nodes == NULL)
 		goto out;
 	if (!group_name_ok(strtrim(name))) {
-		inv_error(ld, node_line(n), "<group>: bad group name \"%s\"", name);
+		inv_error(ld, xml_line(n), "<group>: bad group name \"%s\"", name);
 		goto out;
 	}
 	for (size_t i = 0; i < inv->ngroups; i++) {
 		if (strcmp(inv->groups[i].name, strtrim(name)) == 0) {
-			inv_error(ld, node_line(n), "duplicate group \"%s\" (first at line %ld)",
+			inv_error(ld, xml_line(n), "duplicate group \"%s\" (first at line %ld)",
 			    inv->groups[i].name, ld->group_line[i]);
 			goto out;
 		}
@@ -332,7 +319,7 @@ el_group(struct invload *ld, const xmlNode *n, struct elem_state *st)
 	memset(g, 0, sizeof(*g));
 	g->name = xstrdup(strtrim(name));
 	strvec_push(&g->members, strtrim(nodes));
-	ld->group_line[inv->ngroups] = node_line(n);
+	ld->group_line[inv->ngroups] = xml_line(n);
 	inv->ngroups++;
 out:
 	free(name);
@@ -356,23 +343,23 @@ el_node(struct invload *ld, const xmlNode *n, struct elem_state *st)
 	addr = xml_attr(n, "addr");
 	port = xml_attr(n, "port");
 	if (addr != NULL && *strtrim(addr) == '\0') {
-		inv_error(ld, node_line(n), "<node>: empty attribute 'addr'");
+		inv_error(ld, xml_line(n), "<node>: empty attribute 'addr'");
 		goto out;
 	}
 	if (port != NULL && (p = parse_port(strtrim(port))) < 0) {
-		inv_error(ld, node_line(n), "<node>: bad port \"%s\" (1-65535)", port);
+		inv_error(ld, xml_line(n), "<node>: bad port \"%s\" (1-65535)", port);
 		goto out;
 	}
 	if (nodeset_expand(strtrim(name), NULL, NULL, &names, nerr, sizeof(nerr)) < 0) {
-		inv_error(ld, node_line(n), "<node>: %s", nerr);
+		inv_error(ld, xml_line(n), "<node>: %s", nerr);
 		goto out;
 	}
 	if (names.n == 0) {
-		inv_error(ld, node_line(n), "<node>: empty name");
+		inv_error(ld, xml_line(n), "<node>: empty name");
 		goto out;
 	}
 	if (names.n > 1 && addr != NULL) {
-		inv_error(ld, node_line(n), "<node>: addr given for %zu nodes (\"%s\")", names.n, name);
+		inv_error(ld, xml_line(n), "<node>: addr given for %zu nodes (\"%s\")", names.n, name);
 		goto out;
 	}
 	inv->nodes = xrealloc(inv->nodes, (inv->nnodes + names.n) * sizeof(*inv->nodes));
@@ -384,7 +371,7 @@ el_node(struct invload *ld, const xmlNode *n, struct elem_state *st)
 		names.v[i] = NULL;
 		in->addr = addr ? xstrdup(strtrim(addr)) : NULL;
 		in->port = p;
-		ld->node_line[inv->nnodes] = node_line(n);
+		ld->node_line[inv->nnodes] = xml_line(n);
 		inv->nnodes++;
 	}
 out:
@@ -493,7 +480,7 @@ check_empty(struct invload *ld, const xmlNode *el)
 {
 	for (const xmlNode *c = el->children; c != NULL; c = c->next) {
 		if (c->type == XML_ELEMENT_NODE)
-			inv_error(ld, node_line(c), "<%s>: unexpected child element <%s>",
+			inv_error(ld, xml_line(c), "<%s>: unexpected child element <%s>",
 			    (const char *)el->name, (const char *)c->name);
 		else
 			check_text(ld, el, c);
@@ -520,7 +507,6 @@ inventory_load(const char *path, char *err, size_t errlen)
 {
 	struct invload ld = { .path = path };
 	struct elem_state st = { 0 };
-	xmlParserCtxtPtr ctxt = NULL;
 	xmlDocPtr doc = NULL;
 	xmlNode *root;
 	char *buf = NULL, *rootport = NULL;
@@ -537,12 +523,9 @@ inventory_load(const char *path, char *err, size_t errlen)
 		inv_error(&ld, 0, "cannot read: %s", strerror(-rc));
 		goto out;
 	}
-	ctxt = xmlNewParserCtxt();
-	if (ctxt == NULL)
-		fatalx("xmlNewParserCtxt");
 	xmlSetStructuredErrorFunc(&ld, xml_error);
-	doc = xmlCtxtReadMemory(ctxt, buf, (int)len, path, NULL,
-	    XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING | XML_PARSE_BIG_LINES);
+	doc = xml_read_mem(buf, len, path, XML_PARSE_NONET | XML_PARSE_NOERROR |
+	    XML_PARSE_NOWARNING);
 	xmlSetStructuredErrorFunc(NULL, NULL);
 	if (doc == NULL) {
 		if (ld.nerr == 0)
@@ -553,7 +536,7 @@ inventory_load(const char *path, char *err, size_t errlen)
 		goto out;
 	root = xmlDocGetRootElement(doc);
 	if (root == NULL || strcmp((const char *)root->name, "cluster") != 0) {
-		inv_error(&ld, root ? node_line(root) : 0, "root element must be <cluster>%s%s%s",
+		inv_error(&ld, root ? xml_line(root) : 0, "root element must be <cluster>%s%s%s",
 		    root ? ", not <" : "", root ? (const char *)root->name : "", root ? ">" : "");
 		goto out;
 	}
@@ -563,7 +546,7 @@ inventory_load(const char *path, char *err, size_t errlen)
 	}
 	if ((rootport = xml_attr(root, "port")) != NULL &&
 	    (ld.inv->port = parse_port(strtrim(rootport))) < 0) {
-		inv_error(&ld, node_line(root), "<cluster>: bad port \"%s\" (1-65535)", rootport);
+		inv_error(&ld, xml_line(root), "<cluster>: bad port \"%s\" (1-65535)", rootport);
 		ld.inv->port = KNOB_DEFAULT_PORT;
 	}
 	for (xmlNode *n = root->children; n != NULL; n = n->next) {
@@ -577,7 +560,7 @@ inventory_load(const char *path, char *err, size_t errlen)
 			if (strcmp((const char *)n->name, elems[i].name) == 0)
 				break;
 		if (i == nitems(elems)) {
-			inv_error(&ld, node_line(n), "unknown element <%s>", (const char *)n->name);
+			inv_error(&ld, xml_line(n), "unknown element <%s>", (const char *)n->name);
 			continue;
 		}
 		check_empty(&ld, n);
@@ -588,8 +571,6 @@ inventory_load(const char *path, char *err, size_t errlen)
 out:
 	if (doc != NULL)
 		xmlFreeDoc(doc);
-	if (ctxt != NULL)
-		xmlFreeParserCtxt(ctxt);
 	free(buf);
 	free(rootport);
 	free(ld.dir);

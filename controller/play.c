@@ -60,9 +60,9 @@ xml_err(void *arg, xmlErrorPtr e)
 
 	if (msg == NULL || strstr(msg, "failed to validate content") || strstr(msg, "got nothing"))
 		return;
-	line = e->line;
+	line = xml_err_line(e);
 	if (line <= 0 && e->node != NULL)
-		line = xmlGetLineNo((xmlNodePtr)e->node);
+		line = xml_line((xmlNodePtr)e->node);
 	if (line <= 0 && L->doc && e->str1) {
 		/* RelaxNG names the element, not which: placed after validation */
 		strvec_push(&L->unplaced, e->str1);
@@ -162,7 +162,7 @@ attr(struct ploader *L, xmlNodePtr n, const char *name)
 
 	if (v == NULL)
 		return NULL;
-	s = pvars_subst(&L->vars, v, (int)xmlGetLineNo(n));
+	s = pvars_subst(&L->vars, v, (int)xml_line(n));
 	free(v);
 	return s;
 }
@@ -187,7 +187,7 @@ attr_given(struct ploader *L, xmlNodePtr n, const char *name, const char *what)
 	if (s == NULL)
 		return xstrdup("");
 	if (s[0] == '\0' && (raw = xml_attr(n, name)) != NULL) {
-		perr(L, (int)xmlGetLineNo(n), "%s=\"%s\" is empty: leave %s= out for %s", name,
+		perr(L, (int)xml_line(n), "%s=\"%s\" is empty: leave %s= out for %s", name,
 		    raw, name, what);
 		free(raw);
 	}
@@ -332,7 +332,7 @@ parse_at_elem(struct ploader *L, struct pstep *st, xmlNodePtr n)
 		free(v);
 	}
 	if (!any)
-		perr(L, (int)xmlGetLineNo(n), "<at threads=\"%s\"> overrides nothing", thr);
+		perr(L, (int)xml_line(n), "<at threads=\"%s\"> overrides nothing", thr);
 	strvec_push_owned(&st->args, spec);
 	free(thr);
 }
@@ -452,7 +452,7 @@ parse_nested(struct ploader *L, struct pstep *st, xmlNodePtr n)
 			continue;
 		for (size_t k = 0; k < nitems(own); k++)
 			if (xmlHasProp(c, (const xmlChar *)own[k]))
-				perr(L, (int)xmlGetLineNo(c), "a <bench> in <%s> takes no %s=: it "
+				perr(L, (int)xml_line(c), "a <bench> in <%s> takes no %s=: it "
 				    "runs on the <%s>'s nodes and fails it (give %s= to the <%s>)",
 				    (const char *)n->name, own[k], (const char *)n->name, own[k],
 				    (const char *)n->name);
@@ -474,7 +474,7 @@ parse_step(struct ploader *L, struct pstep *st, xmlNodePtr n, int kind)
 
 	memset(st, 0, sizeof(*st));
 	st->kind = kind;
-	st->line = (int)xmlGetLineNo(n);
+	st->line = (int)xml_line(n);
 	st->name = attr_or(L, n, "name", (const char *)n->name);
 	st->cont = strcmp(of, "continue") == 0;
 	free(of);
@@ -526,7 +526,7 @@ parse_vars(struct ploader *L, struct play *pl, xmlNodePtr root)
 		k = xml_attr(n, "name");
 		v = xml_attr(n, "value");
 		if (k && v)
-			pvars_add_file(&L->vars, k, v, (int)xmlGetLineNo(n));
+			pvars_add_file(&L->vars, k, v, (int)xml_line(n));
 		free(k);
 		free(v);
 	}
@@ -563,16 +563,16 @@ parse_play(struct ploader *L, struct play *pl, xmlNodePtr root)
 	pl->name = attr_or(L, root, "name", "");
 	pl->nodes = attr_or(L, root, "nodes", "");
 	if (L->ctl->w.n == 0 && !L->ctl->all)	/* the play's own targets, not -w's */
-		check_nodes(L, (int)xmlGetLineNo(root), "nodes", pl->nodes);
+		check_nodes(L, (int)xml_line(root), "nodes", pl->nodes);
 	pl->serial = attr_given(L, root, "serial", "every node at once");
 	pl->max_fail = attr_given(L, root, "max-fail", "no failure allowed");
 	pl->keep = yes(L, root, "keep");
 	pl->description = xstrdup("");
 	if (pl->serial[0] && play_count(pl->serial, 100) <= 0)
-		perr(L, (int)xmlGetLineNo(root), "serial=\"%s\": a count or a percentage above 0",
+		perr(L, (int)xml_line(root), "serial=\"%s\": a count or a percentage above 0",
 		    pl->serial);
 	if (pl->max_fail[0] && play_count(pl->max_fail, 100) < 0)
-		perr(L, (int)xmlGetLineNo(root), "max-fail=\"%s\": a count or a percentage",
+		perr(L, (int)xml_line(root), "max-fail=\"%s\": a count or a percentage",
 		    pl->max_fail);
 	for (xmlNodePtr n = root->children; n; n = n->next) {
 		const char *en = (const char *)n->name;
@@ -597,7 +597,7 @@ parse_play(struct ploader *L, struct play *pl, xmlNodePtr root)
 			}
 	}
 	if (pl->nsteps == 0)
-		perr(L, (int)xmlGetLineNo(root), "the play has no step");
+		perr(L, (int)xml_line(root), "the play has no step");
 }
 
 struct play *
@@ -624,9 +624,8 @@ play_load(struct ctl *ctl, const char *path, const struct strvec *vars, struct s
 	}
 	sha256_hex(pl->text, pl->len, pl->sha256);
 	xmlSetStructuredErrorFunc(&L, xml_err);
-	/* BIG_LINES: an element past line 65535 keeps its line, as in profiles */
-	doc = xmlReadMemory(pl->text, (int)pl->len, path, NULL, XML_PARSE_NONET |
-	    XML_PARSE_BIG_LINES);
+	/* an element past line 65535 keeps its line (xml_line) */
+	doc = xml_read_mem(pl->text, pl->len, path, XML_PARSE_NONET);
 	if (doc == NULL) {
 		if (errs->n == before)
 			perr(&L, 0, "not an XML document");
@@ -642,7 +641,7 @@ play_load(struct ctl *ctl, const char *path, const struct strvec *vars, struct s
 			pvars_unused(&L.vars, &pl->unused);
 		}
 		if (invalid && errs->n == mark)
-			perr(&L, root ? (int)xmlGetLineNo(root) : 0, "the play does not follow "
+			perr(&L, root ? (int)xml_line(root) : 0, "the play does not follow "
 			    "its schema (" PLAY_SCHEMA ")");
 		xmlFreeDoc(doc);
 	}

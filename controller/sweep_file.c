@@ -65,7 +65,7 @@ on_xml_error(void *arg, xmlErrorPtr x)
 		return;
 	if (x->message && strstr(x->message, "failed to validate content"))
 		return;		/* repeats a more precise message */
-	lerr_add(e, x->line, "%s", x->message ? x->message : "error");
+	lerr_add(e, (int)xml_err_line(x), "%s", x->message ? x->message : "error");
 }
 
 /* The schema's path (malloc'd) or NULL. */
@@ -145,7 +145,7 @@ on_rng_error(void *arg, xmlErrorPtr x)
 		return;
 	with_attrs(x->node, msg, full, sizeof(full));
 	if (x->line > 0)
-		lerr_add(v->e, x->line, "%s", full);
+		lerr_add(v->e, (int)xml_err_line(x), "%s", full);
 	else
 		strvec_push(&v->lineless, msg);
 }
@@ -610,7 +610,7 @@ read_item(struct sweep_scope *sc, xmlNodePtr n, const char *file)
 	memset(it, 0, sizeof(*it));
 	it->kind = xstrdup((const char *)n->name);
 	it->file = xstrdup(file);
-	it->line = (int)xmlGetLineNo(n);
+	it->line = (int)xml_line(n);
 	for (xmlAttrPtr a = n->properties; a; a = a->next) {
 		xmlChar *v = xmlNodeListGetString(n->doc, a->children, 1);
 
@@ -669,7 +669,7 @@ read_count(xmlNodePtr n, const char *name, unsigned *out, struct lerr *e)
 	if (v == NULL)
 		return;
 	if (parse_count(v, 1000000, &c) < 0)
-		lerr_add(e, (int)xmlGetLineNo(n), "bad %s '%s' (1-1000000 sweeps)", name, v);
+		lerr_add(e, (int)xml_line(n), "bad %s '%s' (1-1000000 sweeps)", name, v);
 	else
 		*out = (unsigned)c;
 	free(v);
@@ -687,7 +687,7 @@ read_policy(struct sweep_file *sf, xmlNodePtr n, struct lerr *e)
 
 		d = strtod(v, &end);
 		if (end == v || *end != '\0' || !(d > 0 && d <= 100))
-			lerr_add(e, (int)xmlGetLineNo(n), "bad mads '%s' (a number above 0, "
+			lerr_add(e, (int)xml_line(n), "bad mads '%s' (a number above 0, "
 			    "at most 100)", v);
 		else
 			sf->pol.slow_mads = d;
@@ -695,7 +695,7 @@ read_policy(struct sweep_file *sf, xmlNodePtr n, struct lerr *e)
 	}
 	if ((v = xml_attr(n, "min-gap")) != NULL) {
 		if (parse_percent(v, &d) < 0)
-			lerr_add(e, (int)xmlGetLineNo(n), "bad min-gap '%s'", v);
+			lerr_add(e, (int)xml_line(n), "bad min-gap '%s'", v);
 		else
 			sf->pol.slow_min_gap = d / 100;
 		free(v);
@@ -723,7 +723,7 @@ read_doc(struct sweep_file *sf, xmlNodePtr root, struct lerr *e)
 		sf->scopes = xrealloc(sf->scopes, (sf->n + 1) * sizeof(*sf->scopes));
 		sc = &sf->scopes[sf->n++];
 		memset(sc, 0, sizeof(*sc));
-		sc->line = (int)xmlGetLineNo(n);
+		sc->line = (int)xml_line(n);
 		if (grp) {
 			char *v = xml_attr(n, "nodes");
 

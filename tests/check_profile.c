@@ -134,6 +134,52 @@ START_TEST(test_bad_profiles)
 }
 END_TEST
 
+/* Errors past line 65535: a comment of 70000 lines, then elements on lines
+ * 70004.. (two on one line, one with children, a start tag over two
+ * lines), each reported at the line of its start tag as in a small file
+ * (RelaxNG's too, at the line where the start tag ends).  libxml2 keeps an
+ * element's line in 16 bits (65535 past that) and xmlGetLineNo borrows
+ * the next node's; before, each was reported a line (or two) late
+ * ("t.xml:70006: unknown element <bios>"). */
+static const struct {
+	const char *tail;		/* after the 70000-line comment */
+	const char *errors[4];		/* expected, relative to tmpdir */
+} big_cases[] = {
+	{ "  <sysctl key=\"vm.dirty_ratio\" value=\"10\"/><sysctl key=\"vm.dirty_ratio\" "
+	  "value=\"20\"/>\n  <bios key=\"x\" value=\"1\"/>\n"
+	  "  <blockdev device=\"sd*\" attr=\"read_ahead_kb\" value=\"4Q\">\n  </blockdev>\n",
+	  { "t.xml:70004: duplicate setting sysctl vm.dirty_ratio (first at line 70004)",
+	    "t.xml:70005: unknown element <bios>",
+	    "t.xml:70006: bad value for blockdev sd* read_ahead_kb: '4Q' is not a size (number "
+	    "with optional unit K, M, G, T, s)", NULL } },
+	{ "  <sysctl key=\"vm.swappiness\" value=\"10\"\n     oops=\"1\"/>\n",
+	  { "t.xml:70005: Invalid attribute oops for element sysctl", NULL } },
+};
+
+START_TEST(test_big_file_lines)
+{
+	struct strvec errs = { 0 };
+	char path[PATH_MAX], *pad = xmalloc(70001);
+	size_t n = 0, dl = strlen(tmpdir) + 1;
+
+	memset(pad, '\n', 70000);
+	pad[70000] = '\0';
+	cu_write_at(tmpdir, "t.xml", 0644, HDR "<profile name=\"t\">\n<!--%s-->\n%s</profile>\n",
+	    pad, big_cases[_i].tail);
+	free(pad);
+	snprintf(path, sizeof(path), "%s/t.xml", tmpdir);
+	ck_assert_ptr_null(profile_load(path, &errs));
+	while (big_cases[_i].errors[n])
+		n++;
+	for (size_t k = 0; k < errs.n; k++)
+		fprintf(stderr, "  [big %d] %s\n", _i, errs.v[k]);
+	ck_assert_uint_eq(errs.n, n);
+	for (size_t k = 0; k < n; k++)
+		ck_assert_str_eq(errs.v[k] + dl, big_cases[_i].errors[k]);
+	strvec_free(&errs);
+}
+END_TEST
+
 /* tmpdir/NAME loaded and resolved; the test fails (errors printed) when
  * it does not load.  Caller frees. */
 static struct profile *
@@ -609,6 +655,7 @@ profile_suite(void)
 	tcase_add_unchecked_fixture(tc, cu_base_setup, cu_base_teardown);
 	tcase_add_checked_fixture(tc, setup, NULL);
 	tcase_add_loop_test(tc, test_bad_profiles, 0, (int)nitems(bad_cases));
+	tcase_add_loop_test(tc, test_big_file_lines, 0, (int)nitems(big_cases));
 	tcase_add_test(tc, test_inheritance);
 	tcase_add_test(tc, test_mtu_fight_inherited);
 	tcase_add_test(tc, test_lookup_by_name);

@@ -154,6 +154,57 @@ errs_at(const struct strvec *errs, const char *path, int line)
 	return n;
 }
 
+/* Load dir/NAME, a sweep file of a 70000-line comment, then the lines of
+ * tail from line 70004 on, which must not load: its path, its errors in
+ * errs. */
+static const char *
+load_bad_big(const char *name, const char *tail, struct strvec *errs)
+{
+	char *pad = xmalloc(70001);
+	const char *p;
+
+	memset(pad, '\n', 70000);
+	pad[70000] = '\0';
+	p = cu_write_at(dir, name, 0644, "<?xml version=\"1.0\"?>\n<sweep>\n<!--%s-->\n%s</sweep>\n",
+	    pad, tail);
+	free(pad);
+	ck_assert_ptr_null(sweep_file_load(p, errs));
+	return p;
+}
+
+/* Errors past line 65535 at the lines of their elements: a schema error
+ * on an element, one libxml2 gives no line (placed by xml_rng_locate),
+ * and the loader's own.  libxml2 keeps an element's line in 16 bits
+ * (65535 past that); sweep files were parsed without XML_PARSE_BIG_LINES,
+ * and each error said line 65535. */
+static const struct {
+	const char *name, *tail, *errs[2];	/* errs: path:TAIL, both */
+} big_cases[] = {
+	{ "big.xml", "  <defaults>\n    <mount path=\"/mnt/a\" min-free=\"1x%\"/>\n"
+	  "    <nic mtu=\"1500\"/>\n  </defaults>\n",
+	  { "70005: Invalid attribute min-free for element mount: min-free=\"1x%\"",
+	    "70006: Element nic failed to validate attributes: mtu=\"1500\"" } },
+	{ "big2.xml", "  <defaults>\n    <mount path=\"/mnt/a\" min-free=\"150%\"/>\n"
+	  "  </defaults>\n  <drain after=\"4294967297\"/>\n",
+	  { "70005: <mount>: bad percentage '150%'",
+	    "70007: bad after '4294967297' (1-1000000 sweeps)" } },
+};
+
+START_TEST(test_big_file_lines)
+{
+	struct strvec errs = { 0 };
+	const char *p;
+
+	for (size_t i = 0; i < nitems(big_cases); i++) {
+		p = load_bad_big(big_cases[i].name, big_cases[i].tail, &errs);
+		for (size_t k = 0; k < nitems(big_cases[i].errs); k++)
+			has_err(&errs, p, big_cases[i].errs[k]);
+		ck_assert_uint_eq(errs.n, nitems(big_cases[i].errs));
+		strvec_free(&errs);
+	}
+}
+END_TEST
+
 /* The schema errors libxml2 gives without a line (a <nic> without its
  * name) land on every element that gives them, in <defaults> as in a
  * <group>, even where libxml2 stopped validating (the second <defaults>);
@@ -499,6 +550,7 @@ sweep_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_outlier_rule);
 	tcase_add_test(tc, test_file_errors);
+	tcase_add_test(tc, test_big_file_lines);
 	tcase_add_test(tc, test_schema_error_lines);
 	tcase_add_test(tc, test_schema_error_values);
 	tcase_add_test(tc, test_defaults_and_groups);

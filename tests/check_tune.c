@@ -1575,7 +1575,7 @@ START_TEST(test_gpfs_pending_restart)
 	ck_assert_int_eq(ag->tune->j.npend, 1);
 	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
 	dump(rb.keys, rb.n_keys);
-	ck_assert_int_eq(rb.n_keys, 2);
+	ck_assert_int_eq(rb.n_keys, 4);	/* each attribute, and its "configured" */
 	for (size_t i = 0; i < rb.n_keys; i++)
 		ck_assert_int_ne(rb.keys[i]->state, KNOB__KEY_STATE__KEY_FAILED);
 	tune_rollback_result_free(&rb);
@@ -1585,6 +1585,8 @@ START_TEST(test_gpfs_pending_restart)
 	ck_assert_int_gt(read_small_file(log, buf, sizeof(buf)), 0);
 	ck_assert_ptr_nonnull(strstr(buf, "pagepool=4294967296 -i -N node01"));
 	ck_assert_ptr_nonnull(strstr(buf, "maxMBpS=2048 -i -N node01"));
+	ck_assert_int_gt(read_small_file(gcfg, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "pagepool 4294967296\nmaxMBpS 2048");	/* no node01 lines */
 	gpfs_restart();
 	ck_assert_int_gt(read_small_file(glive, buf, sizeof(buf)), 0);
 	ck_assert_str_eq(buf, "pagepool 4294967296\nmaxMBpS 2048");
@@ -1757,16 +1759,26 @@ END_TEST
  * reaches every mount of the file system, that one included; its message
  * says so.  Before, the record's message was the sysctl pair's ("its
  * restore would set ... to 0: the kernel keeps the two exclusive").
+ * In "both", the admin changed the record too (set_param -P ...=2048):
+ * the record's message names the mount, and says that the record itself
+ * was changed since knob set it too (is 2048, knob set 1024).  Before,
+ * the mount's message replaced the record's own, and only the mount was
+ * named.
  * Stand-ins: a fake Lustre tree and lctl_record_standin (no MGS here; the
  * stand-in does not carry a record to the mounts). */
+static const char *const lustre_since_cases[] = { "mount", "both" };
+
 START_TEST(test_lustre_persistent_changed_since)
 {
 	Knob__RollbackResult rb;
 	const Knob__KeyResult *k;
 	char log[256], buf[2048];
+	const int both = strcmp(lustre_since_cases[_i], "both") == 0;
 
 	two_mounts_applied();
 	put(llite_mnt[0], "512\n");	/* the admin's own change, on one mount */
+	if (both)	/* and on the MGS: "lctl set_param -P" of their own */
+		cu_write_at(tmp, "/params", 0644, "llite.fs-*.max_read_ahead_mb 2048\n");
 	snprintf(log, sizeof(log), "%s/lctl.log", tmp);
 	ck_assert_int_eq(truncate(log, 0), 0);
 	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
@@ -1778,6 +1790,8 @@ START_TEST(test_lustre_persistent_changed_since)
 	    "llite.fs-ffff8801.max_read_ahead_mb was changed since knob set it") &&
 	    strstr(k->message, "set_param -P") && !strstr(k->message, " to 0"),
 	    "record: %s", k->message);
+	ck_assert_msg(!both || strstr(k->message, "; llite.fs-*.max_read_ahead_mb itself was "
+	    "changed since knob set it too (is 2048, knob set 1024)"), "record: %s", k->message);
 	tune_rollback_result_free(&rb);
 	ck_assert_int_eq(read_small_file(log, buf, sizeof(buf)), 0);	/* no set_param */
 	ck_assert_str_eq(get(llite_mnt[0]), "512");
@@ -2722,6 +2736,12 @@ START_TEST(test_gpfs_pending_undone)
 		tune_apply_result_free(&r);
 	}
 	ck_assert_str_eq(gpfs_cfg_pagepool(), "4294967296");
+	/* the layout too: pagepool was cluster-wide (and live), so node01
+	 * has no line of its own again (maxMBpS: "other" sets it in switch) */
+	ck_assert_int_gt(read_small_file(gcfg, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, strcmp(how, "switch") == 0 ?
+	    "pagepool 4294967296\nmaxMBpS 2048\nmaxMBpS 4000 [node01]" :
+	    "pagepool 4294967296\nmaxMBpS 2048");
 	ck_assert_int_eq(ag->tune->j.npend, 0);
 	snprintf(log, sizeof(log), "%s/mmchconfig.log", tmp);
 	ck_assert_int_gt(read_small_file(log, buf, sizeof(buf)), 0);
@@ -5593,20 +5613,24 @@ rollback_loop_to(const char *attr, const char *want)
 }
 
 /* Verify without a profile (the journal's active settings, as `knobctl
- * verify` sends it): every key ok. */
+ * verify` sends it): every key ok, and a key's message says want. */
 static void
-verify_active_ok(void)
+verify_active_ok(const char *want)
 {
 	Knob__VerifyRequest vreq = KNOB__VERIFY_REQUEST__INIT;
 	Knob__VerifyResult v;
+	int said = 0;
 
 	vreq.profile = (char *)(uintptr_t)"";
 	ck_assert_int_eq(tune_verify(ag, &vreq, &v), 0);
 	dump(v.keys, v.n_keys);
 	ck_assert_uint_ge(v.n_keys, 1);
-	for (size_t i = 0; i < v.n_keys; i++)
+	for (size_t i = 0; i < v.n_keys; i++) {
 		ck_assert_msg(v.keys[i]->state == KNOB__KEY_STATE__KEY_OK, "%s: %s %s",
 		    v.keys[i]->target, tune_key_state_name(v.keys[i]->state), v.keys[i]->message);
+		said |= strstr(v.keys[i]->message, want) != NULL;
+	}
+	ck_assert_msg(said, "verify says no \"%s\": %s", want, v.keys[0]->message);
 	tune_verify_result_free(&v);
 }
 
@@ -5616,9 +5640,12 @@ verify_active_ok(void)
  * 256) stacked on the first.  The exact key wins, else the stacked one,
  * as verify and the boot re-apply judge the journal's stacked settings:
  * --check and the apply leave (or write) 256 and name the key they beat,
- * a reboot re-applies nothing, verify is ok, rollback brings 384 back.
- * Before, the glob stacked on the exact key wrote "256 -> 512" silently
- * and verify said drift "is 512, profile wants 256". */
+ * a reboot re-applies nothing, verify is ok and names the key that lost
+ * as apply does (before and after the reboot: the journal keeps each
+ * key's stack layer), rollback brings 384 back.  Before, the glob stacked
+ * on the exact key wrote "256 -> 512" silently and verify said drift "is
+ * 512, profile wants 256"; and verify said "the later key in the profile
+ * wins" where apply said "the stacked profile's key wins". */
 START_TEST(test_stack_glob_over_exact)
 {
 	struct s lit[] = { { "blockdev", NULL, "read_ahead_kb", "256", 0, NULL } };
@@ -5665,11 +5692,12 @@ START_TEST(test_stack_glob_over_exact)
 			tune_apply_result_free(&r);
 		}
 		ck_assert_str_eq(sys("read_ahead_kb", loopdev), "256");
+		verify_active_ok(want);
 		rm_agent(ag);	/* a reboot that kept the values: nothing to re-apply */
 		ag = mk_agent("");
 		ck_assert_str_eq(active_pub(ag, 0), "p+top");
 		ck_assert_str_eq(active_pub(ag, 1), "");
-		verify_active_ok();
+		verify_active_ok(want);
 		rollback_loop_to("read_ahead_kb", "384");
 	}
 }
@@ -6568,6 +6596,19 @@ START_TEST(test_gpfs_booleans)
 }
 END_TEST
 
+/* Roll ag back: complete, its one key (lru_size) restored. */
+static void
+lru_rollback_restored(void)
+{
+	Knob__RollbackResult rb;
+
+	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
+	dump(rb.keys, rb.n_keys);
+	ck_assert_msg(rb.complete, "%s", rb.message);
+	ck_assert_int_eq(rb.keys[0]->state, KNOB__KEY_STATE__KEY_RESTORED);
+	tune_rollback_result_free(&rb);
+}
+
 /* lru_size=2000 as in test_lustre_lru_dynamic (the fake Lustre tree and
  * lru_size stand-in under --sysroot), but the LRU fills up before the
  * rollback (2000 unused locks: a busy client's steady state under a
@@ -6582,17 +6623,61 @@ START_TEST(test_lustre_lru_full_rollback)
 	static const struct s set[] = {
 		{ "lustre", "ldlm.namespaces.*.lru_size", NULL, "2000", 0, NULL },
 	};
-	Knob__RollbackResult rb;
 
 	lru_apply(c, set);
 	put(LRU_NS "lock_unused_count", "2000\n");
-	ck_assert_int_eq(tune_rollback(ag, NULL, &rb), 0);
-	dump(rb.keys, rb.n_keys);
-	ck_assert_msg(rb.complete, "%s", rb.message);
-	ck_assert_int_eq(rb.keys[0]->state, KNOB__KEY_STATE__KEY_RESTORED);
-	tune_rollback_result_free(&rb);
+	lru_rollback_restored();
 	ck_assert_int_eq(fake_lru_dyn, c->dyn);
 	ck_assert_str_eq(get(LRU_NS "lru_size"), c->dyn ? "2000" : c->lru);
+}
+END_TEST
+
+/* lru_size=0 (dynamic LRU sizing on, as stop 44 listed it) from a static
+ * limit of 400 (120 unused locks), with the lru_size stand-in of
+ * test_lustre_lru_dynamic: the apply writes 0, "400" journaled; the
+ * namespace now shows its unused locks (120, later 400, the original's
+ * number) and verify still sees 0 (dynamic); rollback writes 400 back,
+ * a static limit again.  Over a namespace in dynamic mode the same key
+ * is unchanged, nothing written or journaled. */
+START_TEST(test_lustre_lru_zero)
+{
+	static const struct s zero[] = {
+		{ "lustre", "ldlm.namespaces.*.lru_size", NULL, "0", 0, NULL },
+	};
+	static const struct lru_case dyn = { "153", "153", 1, "0" };
+	const struct lru_case fixed = { "400", "120", 0, "400" };
+	Knob__ApplyResult r;
+	Knob__VerifyResult v;
+
+	lru_apply(&fixed, zero);
+	ck_assert_int_eq(fake_lru_dyn, 1);
+	ck_assert_str_eq(get(LRU_NS "lru_size"), "120");
+	ck_assert_uint_eq(ag->tune->j.norig, 1);
+	ck_assert_str_eq(ag->tune->j.orig[0].value, "400");
+	for (int i = 0; i < 2; i++) {
+		put(LRU_NS "lock_unused_count", "%s\n", i ? "400" : "120");
+		put(LRU_NS "lru_size", "%s\n", i ? "400" : "120");
+		do_verify(ag, zero, nitems(zero), &v);
+		dump(v.keys, v.n_keys);
+		ck_assert_int_eq(v.keys[0]->state, KNOB__KEY_STATE__KEY_OK);
+		tune_verify_result_free(&v);
+	}
+	put(LRU_NS "lock_unused_count", "120\n");
+	put(LRU_NS "lru_size", "120\n");
+	lru_rollback_restored();
+	ck_assert_int_eq(fake_lru_dyn, 0);
+	ck_assert_str_eq(get(LRU_NS "lru_size"), "400");
+	rm_agent(ag);
+	put(LRU_NS "lru_size", "%s\n", dyn.lru);
+	put(LRU_NS "lock_unused_count", "%s\n", dyn.unused);
+	fake_lru_dyn = 1;
+	ag = mk_agent(root);
+	do_apply(ag, "dyn", zero, 1, 0, 0, &r);
+	dump(r.keys, r.n_keys);
+	ck_assert_int_eq(r.keys[0]->state, KNOB__KEY_STATE__KEY_UNCHANGED);
+	tune_apply_result_free(&r);
+	ck_assert_uint_eq(ag->tune->j.norig, 0);
+	ck_assert_int_eq(fake_lru_dyn, 1);
 }
 END_TEST
 
@@ -6735,7 +6820,8 @@ tune_suite(void)
 	tcase_add_test(tc, test_lustre_persistent_write_fails);
 	tcase_add_test(tc, test_lustre_persistent_two_mounts);
 	tcase_add_test(tc, test_lustre_persistent_old_journal);
-	tcase_add_test(tc, test_lustre_persistent_changed_since);
+	tcase_add_loop_test(tc, test_lustre_persistent_changed_since, 0,
+	    (int)nitems(lustre_since_cases));
 	tcase_add_test(tc, test_state_dir_full);
 	tcase_add_test(tc, test_journal_dir_fsync_fails);
 	tcase_add_loop_test(tc, test_gpfs_pending_undone, 0, (int)nitems(gpfs_undo_cases));
@@ -6785,6 +6871,7 @@ tune_suite(void)
 	tcase_add_test(tc, test_shared_file_lustre);
 	tcase_add_loop_test(tc, test_sysctl_pairs_both_zero, 0, (int)nitems(both_zero_cases));
 	tcase_add_test(tc, test_gpfs_booleans);
+	tcase_add_test(tc, test_lustre_lru_zero);
 	tcase_add_loop_test(tc, test_lustre_lru_full_rollback, 0, (int)nitems(lru_cases));
 	tcase_add_test(tc, test_lustre_glob_remount);
 	tcase_add_test(tc, test_sysctl_pairs_both_zero_revert);
