@@ -226,6 +226,24 @@ reinstall_after_remove(const char *out)
 	free(last);
 }
 
+/* pkg-chroot.sh's removal without systemd (a chroot, an image build): the
+ * links the real systemctl enable made offline stay after dpkg -r (a
+ * reinstall finds its units enabled again) and go with dpkg --purge, and
+ * so do the .wants directories they leave empty.  Before, prerm and postrm
+ * did nothing without systemd and purge left the links dangling. */
+static void
+purge_without_systemd(const char *out)
+{
+	static const char links[] = "links: multi-user.target.wants/knob-mux.service "
+	    "multi-user.target.wants/knobd.service timers.target.wants/knob-sweep.timer\n";
+	char *s = section(out, "== without systemd", "== done");
+	const char *rm = strstr(s, links);
+
+	ck_assert_msg(rm && strstr(rm + 1, links) && strstr(s, "links: none\nwants dirs: none\n"),
+	    "%s", s);
+	free(s);
+}
+
 START_TEST(dpkg_install_chroot)
 {
 	char *out, *nocert, *withcert;
@@ -244,6 +262,7 @@ START_TEST(dpkg_install_chroot)
 	ck_assert_ptr_nonnull(strstr(withcert, "systemctl restart knobd.service"));
 	upgrade_remove_purge(out);
 	reinstall_after_remove(out);
+	purge_without_systemd(out);
 	ck_assert_ptr_nonnull(strstr(out, "knobctl 0."));
 	/* the profiles ship in /usr/share/knob/profiles, where knobctl looks */
 	ck_assert_msg(strstr(out, "NAME ") && strstr(out, "gpfs-client "), "%s", out);
