@@ -1,4 +1,4 @@
-/* The .deb (make deb): what it holds, lintian without errors, both man
+/* The .deb (make deb): what it holds, lintian without errors, the man
  * pages render with man -l, and dpkg -i installs it into a scratch chroot
  * (tests/pkg-chroot.sh: overlay on the machine's /usr, private mount
  * namespace) where postinst makes /etc/knob and /var/lib/knob and starts
@@ -65,6 +65,8 @@ START_TEST(contents)
 	static const char *const want[] = {
 		"./usr/sbin/knobd", "./usr/bin/knobctl", "./lib/systemd/system/knobd.service",
 		"./usr/share/man/man1/knobctl.1.gz", "./usr/share/man/man8/knobd.8.gz",
+		"./usr/share/man/man8/knob-sweep.8.gz", "./lib/systemd/system/knob-sweep.service",
+		"./lib/systemd/system/knob-sweep.timer",
 		"./usr/share/bash-completion/completions/knobctl", "./usr/share/knob/profiles/",
 		"./usr/share/knob/plays/", "./usr/share/doc/knob/copyright",
 		"./usr/share/knob/profiles/hpc-storage-base.xml",
@@ -126,6 +128,9 @@ START_TEST(man_pages_render)
 	renders("usr/share/man/man1/knobctl.1.gz", "--fanout N", "--via ssh");
 	renders("usr/share/man/man8/knobd.8.gz", "knobd - the knob storage tuning and benchmark agent",
 	    "--stdio");
+	/* the page knob-sweep.service's Documentation= names */
+	renders("usr/share/man/man8/knob-sweep.8.gz", "knob-sweep - scheduled knob health sweeps",
+	    "KNOB_SWEEP_TARGETS");
 }
 END_TEST
 
