@@ -147,8 +147,10 @@ section(const char *out, const char *a, const char *b)
 /* pkg-chroot.sh's upgrade, remove and purge steps.  The upgrade (postinst
  * configure OLD-VERSION) neither enables nor (re)starts anything: it only
  * try-restarts the agent and the holder, which systemd does where they run,
- * and an /etc/knob tightened to 0700 stays 0700.  dpkg -r reloads systemd
- * after the units went and keeps bootstrap's service-pending marker
+ * and an /etc/knob tightened to 0700 stays 0700.  dpkg -r stops the units
+ * with one systemctl call, disables them with another that does not reload
+ * (one reload took about 1 s), reloads systemd once after the units went
+ * and keeps bootstrap's service-pending marker
  * (/etc/knob/bootstrap-service-pending: so does the reinstall, so the next
  * bootstrap still runs dpkg -i and the service command again); dpkg
  * --purge removes the node's credentials, that marker, the
@@ -170,9 +172,9 @@ upgrade_remove_purge(const char *out)
 	ck_assert_msg(!strstr(up, "enable") && !strstr(up, " restart") && !strstr(up, " start"),
 	    "%s", up);
 	ck_assert_msg(strstr(up, "\n700 ") && strstr(up, "/root/etc/knob\n"), "%s", up);
-	ck_assert_msg(strstr(rm, "systemctl disable knob-mux.service\nsystemctl stop knob-sweep.timer\n"
-	    "systemctl disable knob-sweep.timer\nsystemctl stop knob-sweep.service\n"
-	    "systemctl daemon-reload\n"), "%s", rm);
+	ck_assert_msg(strstr(rm, "systemctl stop knobd.service knob-mux.service knob-sweep.timer "
+	    "knob-sweep.service\nsystemctl disable --no-reload knobd.service knob-mux.service "
+	    "knob-sweep.timer\nsystemctl daemon-reload\n"), "%s", rm);
 	ck_assert_msg(strstr(rm, "node.key: kept\nbootstrap-service-pending: kept\n"), "%s", rm);
 	ck_assert_msg(strstr(purge, "systemctl daemon-reload\n"), "%s", purge);
 	ck_assert_msg(strstr(purge, "\nleft: etc/knob/cluster.xml var/lib/knob/controller-addrs "
@@ -200,8 +202,8 @@ upgrade_remove_purge(const char *out)
 static void
 reinstall_after_remove(const char *out)
 {
-	static const char both[] = "systemctl enable knobd.service\nsystemctl restart knobd.service\n"
-	    "systemctl enable knob-mux.service\nsystemctl restart knob-mux.service\n"
+	static const char both[] = "systemctl enable --no-reload knobd.service knob-mux.service\n"
+	    "systemctl daemon-reload\nsystemctl restart knobd.service knob-mux.service\n"
 	    "recorded: none\nenabled: enabled enabled\n";
 	char *rm = section(out, "== remove", "== reinstall");
 	char *re = section(out, "== reinstall", "== upgrade after");
@@ -218,8 +220,9 @@ reinstall_after_remove(const char *out)
 	    "systemctl try-restart knobd.service knob-mux.service\nrecorded: none\n");
 	ck_assert_msg(strstr(abort, "recorded: knobd.service knob-mux.service\n") && strstr(abort, both),
 	    "%s", abort);
-	ck_assert_msg(strstr(dis, "recorded: knob-mux.service\nsystemctl daemon-reload\n"
-	    "systemctl enable knob-mux.service\nsystemctl restart knob-mux.service\n"
+	ck_assert_msg(strstr(dis, "recorded: knob-mux.service\n"
+	    "systemctl enable --no-reload knob-mux.service\nsystemctl daemon-reload\n"
+	    "systemctl restart knob-mux.service\n"
 	    "recorded: none\nenabled: disabled enabled\n"), "%s", dis);
 	ck_assert_msg(!strstr(dis, "enable knobd") && !strstr(dis, "start knobd"), "%s", dis);
 	ck_assert_msg(strstr(last, "recorded: knob-mux.service\n"), "%s", last);
@@ -263,7 +266,8 @@ START_TEST(dpkg_install_chroot)
 	/* no certificates: the agent is neither enabled nor started */
 	ck_assert_ptr_null(memmem(nocert, (size_t)(withcert - nocert), "restart", 7));
 	ck_assert_ptr_null(memmem(nocert, (size_t)(withcert - nocert), "enable", 6));
-	ck_assert_ptr_nonnull(strstr(withcert, "systemctl enable knobd.service"));
+	ck_assert_ptr_nonnull(strstr(withcert, "systemctl enable --no-reload knobd.service\n"
+	    "systemctl daemon-reload\n"));
 	ck_assert_ptr_nonnull(strstr(withcert, "systemctl restart knobd.service"));
 	upgrade_remove_purge(out);
 	reinstall_after_remove(out);
