@@ -345,26 +345,56 @@ unit_mounts_leave_tunables(const char *out)
 	free(line);
 }
 
-/* pkg-nspawn.sh's upgrade with a profile active, under the real systemd
- * (the packaged unit, --sysroot added by a drop-in: a stand-in for the
- * container's read-only /proc/sys whose boot_id is the container's): the
- * profile applied over TLS, the admin then changes its key; dpkg -i
+/* pkg-nspawn.sh's upgrade from the previous package (this .deb with its
+ * version lowered to VERSION~prev) with a profile active, under the real
+ * systemd (the packaged unit, --sysroot added by a drop-in: a stand-in for
+ * the container's read-only /proc/sys whose boot_id is the container's):
+ * the profile applied over TLS, the admin then changes its key; dpkg -i
  * restarts the agent (a new main PID), which keeps the journal and the
- * active profile and leaves the admin's value: restarted in the same
- * boot, not re-applied. */
+ * active profile and leaves the admin's value: restarted in the same boot,
+ * not re-applied; the files in /etc (certificates, inventory, drop-ins)
+ * are kept. */
 static void
 upgrade_with_profile_active(const char *out)
 {
-	char *up = section(out, "== upgrade with a profile active", "== stop");
+	char *up = section(out, "== upgrade with a profile active", "== downgrade");
 
 	ck_assert_msg(strstr(up, "changed         sysctl vm.dirty_ratio: 20 -> 10\n") &&
 	    strstr(up, "applied: dirty_ratio 10\n"), "%s", up);
+	ck_assert_msg(strstr(up, "Unpacking knob (" KNOB_VERSION ") over (" KNOB_VERSION "~prev)"),
+	    "%s", up);
 	ck_assert_msg(strstr(up, "after upgrade: restarted journal kept dirty_ratio 30\n"), "%s", up);
 	ck_assert_msg(strstr(up, "node01:   pkgup (restarted in the same boot ") &&
 	    strstr(up, "not re-applied, 1 key(s) differ (1 changed since knob set them))\n"), "%s", up);
+	ck_assert_msg(strstr(up, "files in /etc: kept\n"), "%s", up);
 	ck_assert_msg(strstr(up, "active profile pkgup: knobd restarted in the same boot (boot id "),
 	    "%s", up);
 	free(up);
+}
+
+/* pkg-nspawn.sh's downgrade to the previous package, which dpkg allows
+ * with a warning: the same as the upgrade (journal kept, agent restarted,
+ * the admin's value left, files in /etc kept).  Then a journal of a newer
+ * format than the agent reads (version 2, as a later package may write
+ * before a downgrade): the agent refuses to start, loudly ("unsupported
+ * journal version" in the unit's log, the unit failed once systemd gave up
+ * restarting it), and leaves the file and the tuned value as they were;
+ * the journal put back, it starts and the profile is active again. */
+static void
+downgrade_with_profile_active(const char *out)
+{
+	char *down = section(out, "== downgrade with a profile active", "== stop");
+
+	ck_assert_msg(strstr(down, "downgrading knob from " KNOB_VERSION " to " KNOB_VERSION "~prev") &&
+	    strstr(down, "Unpacking knob (" KNOB_VERSION "~prev) over (" KNOB_VERSION ")"), "%s", down);
+	ck_assert_msg(strstr(down, "after downgrade: restarted journal kept dirty_ratio 30\n") &&
+	    strstr(down, "not re-applied, 1 key(s) differ (1 changed since knob set them))\n") &&
+	    strstr(down, "files in /etc: kept\n"), "%s", down);
+	ck_assert_msg(strstr(down, "journal version now: \"version\":") &&
+	    strstr(down, "newer journal: failed, untouched, dirty_ratio 30\n") &&
+	    strstr(down, "/var/lib/knob/tune-journal.json:2: unsupported journal version\n"), "%s", down);
+	ck_assert_msg(strstr(down, "journal put back: active on 1 node(s)\nnode01:   pkgup "), "%s", down);
+	free(down);
 }
 
 /* pkg-nspawn.sh's reinstalls under the real systemd: after dpkg -r with
@@ -442,9 +472,12 @@ tail_of(const char *s, size_t n)
  * admin disabled and stopped it leaves it so, while the enabled, running
  * holder is restarted; a reinstall after dpkg -r enables and starts again
  * what was enabled (reinstall_under_systemd); the container powers off;
- * the holder's unit runs there too (holder_under_systemd), and an upgrade
- * with a profile active keeps it without re-applying it over the admin's
- * change (upgrade_with_profile_active). */
+ * the holder's unit runs there too (holder_under_systemd); an upgrade
+ * from the previous package and a downgrade to it with a profile active
+ * keep it without re-applying it over the admin's change, and a journal
+ * newer than the agent reads stops the agent, not the journal
+ * (upgrade_with_profile_active, downgrade_with_profile_active).  The
+ * container's units restart 0.1 s after a failure (a drop-in), not 5 s. */
 START_TEST(unit_under_systemd)
 {
 	const char *bin = getenv("KNOB_BIN");
@@ -486,6 +519,7 @@ START_TEST(unit_under_systemd)
 	ck_assert_ptr_nonnull(strstr(cert, "after upgrade: knobd disabled inactive, mux active restarted\n"));
 	holder_under_systemd(out);
 	upgrade_with_profile_active(out);
+	downgrade_with_profile_active(out);
 	reinstall_under_systemd(out);
 	free(out);
 }
