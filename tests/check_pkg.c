@@ -366,15 +366,16 @@ upgrade_with_profile_active(const char *out)
 	ck_assert_msg(strstr(up, "after upgrade: restarted journal kept dirty_ratio 30\n"), "%s", up);
 	ck_assert_msg(strstr(up, "node01:   pkgup (restarted in the same boot ") &&
 	    strstr(up, "not re-applied, 1 key(s) differ (1 changed since knob set them))\n"), "%s", up);
-	ck_assert_msg(strstr(up, "files in /etc: kept\n"), "%s", up);
+	ck_assert_msg(strstr(up, "files in /etc: kept\n") && !strstr(up, "downgrading"), "%s", up);
 	ck_assert_msg(strstr(up, "active profile pkgup: knobd restarted in the same boot (boot id "),
 	    "%s", up);
 	free(up);
 }
 
 /* pkg-nspawn.sh's downgrade to the previous package, which dpkg allows
- * with a warning: the same as the upgrade (journal kept, agent restarted,
- * the admin's value left, files in /etc kept).  Then a journal of a newer
+ * with a warning, and prerm says the journal is kept and what an agent
+ * that cannot read it does: the same as the upgrade (journal kept, agent
+ * restarted, the admin's value left, files in /etc kept).  Then a journal of a newer
  * format than the agent reads (version 2, as a later package may write
  * before a downgrade): the agent refuses to start, loudly ("unsupported
  * journal version" in the unit's log, the unit failed once systemd gave up
@@ -387,6 +388,10 @@ downgrade_with_profile_active(const char *out)
 
 	ck_assert_msg(strstr(down, "downgrading knob from " KNOB_VERSION " to " KNOB_VERSION "~prev") &&
 	    strstr(down, "Unpacking knob (" KNOB_VERSION "~prev) over (" KNOB_VERSION ")"), "%s", down);
+	/* and the package says what becomes of the journal (prerm upgrade) */
+	ck_assert_msg(strstr(down, "downgrading from " KNOB_VERSION " to " KNOB_VERSION "~prev: "
+	    "/var/lib/knob/tune-journal.json (the originals of settings knob tuned) is kept; a knobd "
+	    "that cannot read it refuses to start"), "%s", down);
 	ck_assert_msg(strstr(down, "after downgrade: restarted journal kept dirty_ratio 30\n") &&
 	    strstr(down, "not re-applied, 1 key(s) differ (1 changed since knob set them))\n") &&
 	    strstr(down, "files in /etc: kept\n"), "%s", down);
