@@ -262,7 +262,9 @@ install: all
 	done
 	gzip -9n < $(BUILD)/knobctl.1 > $(DESTDIR)$(MANDIR)/man1/knobctl.1.gz
 	gzip -9n < doc/knobd.8 > $(DESTDIR)$(MANDIR)/man8/knobd.8.gz
-	chmod 0644 $(DESTDIR)$(MANDIR)/man1/knobctl.1.gz $(DESTDIR)$(MANDIR)/man8/knobd.8.gz
+	gzip -9n < doc/knob-sweep.8 > $(DESTDIR)$(MANDIR)/man8/knob-sweep.8.gz
+	chmod 0644 $(DESTDIR)$(MANDIR)/man1/knobctl.1.gz $(DESTDIR)$(MANDIR)/man8/knobd.8.gz \
+		$(DESTDIR)$(MANDIR)/man8/knob-sweep.8.gz
 	install -m 0644 pkg/knobctl.bash $(DESTDIR)$(COMPDIR)/knobctl
 	for f in profiles/*; do [ -f "$$f" ] && install -m 0644 "$$f" $(DESTDIR)$(PREFIX)/share/knob/profiles/; done; true
 	for f in ansible-like-plays/*.xml ansible-like-plays/*.rng; do [ -f "$$f" ] && install -m 0644 "$$f" $(DESTDIR)$(PREFIX)/share/knob/plays/; done; true

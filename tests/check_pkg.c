@@ -1,4 +1,4 @@
-/* The .deb (make deb): what it holds, lintian without errors, both man
+/* The .deb (make deb): what it holds, lintian without errors, the man
  * pages render with man -l, and dpkg -i installs it into a scratch chroot
  * (tests/pkg-chroot.sh: overlay on the machine's /usr, private mount
  * namespace) where postinst makes /etc/knob and /var/lib/knob and starts
@@ -65,6 +65,8 @@ START_TEST(contents)
 	static const char *const want[] = {
 		"./usr/sbin/knobd", "./usr/bin/knobctl", "./lib/systemd/system/knobd.service",
 		"./usr/share/man/man1/knobctl.1.gz", "./usr/share/man/man8/knobd.8.gz",
+		"./usr/share/man/man8/knob-sweep.8.gz", "./lib/systemd/system/knob-sweep.service",
+		"./lib/systemd/system/knob-sweep.timer",
 		"./usr/share/bash-completion/completions/knobctl", "./usr/share/knob/profiles/",
 		"./usr/share/knob/plays/", "./usr/share/doc/knob/copyright",
 		"./usr/share/knob/profiles/hpc-storage-base.xml",
@@ -126,6 +128,9 @@ START_TEST(man_pages_render)
 	renders("usr/share/man/man1/knobctl.1.gz", "--fanout N", "--via ssh");
 	renders("usr/share/man/man8/knobd.8.gz", "knobd - the knob storage tuning and benchmark agent",
 	    "--stdio");
+	/* the page knob-sweep.service's Documentation= names */
+	renders("usr/share/man/man8/knob-sweep.8.gz", "knob-sweep - scheduled knob health sweeps",
+	    "KNOB_SWEEP_TARGETS");
 }
 END_TEST
 
@@ -142,8 +147,10 @@ section(const char *out, const char *a, const char *b)
 /* pkg-chroot.sh's upgrade, remove and purge steps.  The upgrade (postinst
  * configure OLD-VERSION) neither enables nor (re)starts anything: it only
  * try-restarts the agent and the holder, which systemd does where they run,
- * and an /etc/knob tightened to 0700 stays 0700.  dpkg -r reloads systemd
- * after the units went and keeps bootstrap's service-pending marker
+ * and an /etc/knob tightened to 0700 stays 0700.  dpkg -r stops the units
+ * with one systemctl call, disables them with another that does not reload
+ * (one reload took about 1 s), reloads systemd once after the units went
+ * and keeps bootstrap's service-pending marker
  * (/etc/knob/bootstrap-service-pending: so does the reinstall, so the next
  * bootstrap still runs dpkg -i and the service command again); dpkg
  * --purge removes the node's credentials, that marker, the
@@ -165,9 +172,9 @@ upgrade_remove_purge(const char *out)
 	ck_assert_msg(!strstr(up, "enable") && !strstr(up, " restart") && !strstr(up, " start"),
 	    "%s", up);
 	ck_assert_msg(strstr(up, "\n700 ") && strstr(up, "/root/etc/knob\n"), "%s", up);
-	ck_assert_msg(strstr(rm, "systemctl disable knob-mux.service\nsystemctl stop knob-sweep.timer\n"
-	    "systemctl disable knob-sweep.timer\nsystemctl stop knob-sweep.service\n"
-	    "systemctl daemon-reload\n"), "%s", rm);
+	ck_assert_msg(strstr(rm, "systemctl stop knobd.service knob-mux.service knob-sweep.timer "
+	    "knob-sweep.service\nsystemctl disable --no-reload knobd.service knob-mux.service "
+	    "knob-sweep.timer\nsystemctl daemon-reload\n"), "%s", rm);
 	ck_assert_msg(strstr(rm, "node.key: kept\nbootstrap-service-pending: kept\n"), "%s", rm);
 	ck_assert_msg(strstr(purge, "systemctl daemon-reload\n"), "%s", purge);
 	ck_assert_msg(strstr(purge, "\nleft: etc/knob/cluster.xml var/lib/knob/controller-addrs "
@@ -195,8 +202,8 @@ upgrade_remove_purge(const char *out)
 static void
 reinstall_after_remove(const char *out)
 {
-	static const char both[] = "systemctl enable knobd.service\nsystemctl restart knobd.service\n"
-	    "systemctl enable knob-mux.service\nsystemctl restart knob-mux.service\n"
+	static const char both[] = "systemctl enable --no-reload knobd.service knob-mux.service\n"
+	    "systemctl daemon-reload\nsystemctl restart knobd.service knob-mux.service\n"
 	    "recorded: none\nenabled: enabled enabled\n";
 	char *rm = section(out, "== remove", "== reinstall");
 	char *re = section(out, "== reinstall", "== upgrade after");
@@ -213,8 +220,9 @@ reinstall_after_remove(const char *out)
 	    "systemctl try-restart knobd.service knob-mux.service\nrecorded: none\n");
 	ck_assert_msg(strstr(abort, "recorded: knobd.service knob-mux.service\n") && strstr(abort, both),
 	    "%s", abort);
-	ck_assert_msg(strstr(dis, "recorded: knob-mux.service\nsystemctl daemon-reload\n"
-	    "systemctl enable knob-mux.service\nsystemctl restart knob-mux.service\n"
+	ck_assert_msg(strstr(dis, "recorded: knob-mux.service\n"
+	    "systemctl enable --no-reload knob-mux.service\nsystemctl daemon-reload\n"
+	    "systemctl restart knob-mux.service\n"
 	    "recorded: none\nenabled: disabled enabled\n"), "%s", dis);
 	ck_assert_msg(!strstr(dis, "enable knobd") && !strstr(dis, "start knobd"), "%s", dis);
 	ck_assert_msg(strstr(last, "recorded: knob-mux.service\n"), "%s", last);
@@ -224,6 +232,24 @@ reinstall_after_remove(const char *out)
 	free(abort);
 	free(dis);
 	free(last);
+}
+
+/* pkg-chroot.sh's removal without systemd (a chroot, an image build): the
+ * links the real systemctl enable made offline stay after dpkg -r (a
+ * reinstall finds its units enabled again) and go with dpkg --purge, and
+ * so do the .wants directories they leave empty.  Before, prerm and postrm
+ * did nothing without systemd and purge left the links dangling. */
+static void
+purge_without_systemd(const char *out)
+{
+	static const char links[] = "links: multi-user.target.wants/knob-mux.service "
+	    "multi-user.target.wants/knobd.service timers.target.wants/knob-sweep.timer\n";
+	char *s = section(out, "== without systemd", "== done");
+	const char *rm = strstr(s, links);
+
+	ck_assert_msg(rm && strstr(rm + 1, links) && strstr(s, "links: none\nwants dirs: none\n"),
+	    "%s", s);
+	free(s);
 }
 
 START_TEST(dpkg_install_chroot)
@@ -240,10 +266,12 @@ START_TEST(dpkg_install_chroot)
 	/* no certificates: the agent is neither enabled nor started */
 	ck_assert_ptr_null(memmem(nocert, (size_t)(withcert - nocert), "restart", 7));
 	ck_assert_ptr_null(memmem(nocert, (size_t)(withcert - nocert), "enable", 6));
-	ck_assert_ptr_nonnull(strstr(withcert, "systemctl enable knobd.service"));
+	ck_assert_ptr_nonnull(strstr(withcert, "systemctl enable --no-reload knobd.service\n"
+	    "systemctl daemon-reload\n"));
 	ck_assert_ptr_nonnull(strstr(withcert, "systemctl restart knobd.service"));
 	upgrade_remove_purge(out);
 	reinstall_after_remove(out);
+	purge_without_systemd(out);
 	ck_assert_ptr_nonnull(strstr(out, "knobctl 0."));
 	/* the profiles ship in /usr/share/knob/profiles, where knobctl looks */
 	ck_assert_msg(strstr(out, "NAME ") && strstr(out, "gpfs-client "), "%s", out);
@@ -317,26 +345,61 @@ unit_mounts_leave_tunables(const char *out)
 	free(line);
 }
 
-/* pkg-nspawn.sh's upgrade with a profile active, under the real systemd
- * (the packaged unit, --sysroot added by a drop-in: a stand-in for the
- * container's read-only /proc/sys whose boot_id is the container's): the
- * profile applied over TLS, the admin then changes its key; dpkg -i
+/* pkg-nspawn.sh's upgrade from the previous package (this .deb with its
+ * version lowered to VERSION~prev) with a profile active, under the real
+ * systemd (the packaged unit, --sysroot added by a drop-in: a stand-in for
+ * the container's read-only /proc/sys whose boot_id is the container's):
+ * the profile applied over TLS, the admin then changes its key; dpkg -i
  * restarts the agent (a new main PID), which keeps the journal and the
- * active profile and leaves the admin's value: restarted in the same
- * boot, not re-applied. */
+ * active profile and leaves the admin's value: restarted in the same boot,
+ * not re-applied; the files in /etc (certificates, inventory, drop-ins)
+ * are kept. */
 static void
 upgrade_with_profile_active(const char *out)
 {
-	char *up = section(out, "== upgrade with a profile active", "== stop");
+	char *up = section(out, "== upgrade with a profile active", "== downgrade");
 
 	ck_assert_msg(strstr(up, "changed         sysctl vm.dirty_ratio: 20 -> 10\n") &&
 	    strstr(up, "applied: dirty_ratio 10\n"), "%s", up);
+	ck_assert_msg(strstr(up, "Unpacking knob (" KNOB_VERSION ") over (" KNOB_VERSION "~prev)"),
+	    "%s", up);
 	ck_assert_msg(strstr(up, "after upgrade: restarted journal kept dirty_ratio 30\n"), "%s", up);
 	ck_assert_msg(strstr(up, "node01:   pkgup (restarted in the same boot ") &&
 	    strstr(up, "not re-applied, 1 key(s) differ (1 changed since knob set them))\n"), "%s", up);
+	ck_assert_msg(strstr(up, "files in /etc: kept\n") && !strstr(up, "downgrading"), "%s", up);
 	ck_assert_msg(strstr(up, "active profile pkgup: knobd restarted in the same boot (boot id "),
 	    "%s", up);
 	free(up);
+}
+
+/* pkg-nspawn.sh's downgrade to the previous package, which dpkg allows
+ * with a warning, and prerm says the journal is kept and what an agent
+ * that cannot read it does: the same as the upgrade (journal kept, agent
+ * restarted, the admin's value left, files in /etc kept).  Then a journal of a newer
+ * format than the agent reads (version 2, as a later package may write
+ * before a downgrade): the agent refuses to start, loudly ("unsupported
+ * journal version" in the unit's log, the unit failed once systemd gave up
+ * restarting it), and leaves the file and the tuned value as they were;
+ * the journal put back, it starts and the profile is active again. */
+static void
+downgrade_with_profile_active(const char *out)
+{
+	char *down = section(out, "== downgrade with a profile active", "== stop");
+
+	ck_assert_msg(strstr(down, "downgrading knob from " KNOB_VERSION " to " KNOB_VERSION "~prev") &&
+	    strstr(down, "Unpacking knob (" KNOB_VERSION "~prev) over (" KNOB_VERSION ")"), "%s", down);
+	/* and the package says what becomes of the journal (prerm upgrade) */
+	ck_assert_msg(strstr(down, "downgrading from " KNOB_VERSION " to " KNOB_VERSION "~prev: "
+	    "/var/lib/knob/tune-journal.json (the originals of settings knob tuned) is kept; a knobd "
+	    "that cannot read it refuses to start"), "%s", down);
+	ck_assert_msg(strstr(down, "after downgrade: restarted journal kept dirty_ratio 30\n") &&
+	    strstr(down, "not re-applied, 1 key(s) differ (1 changed since knob set them))\n") &&
+	    strstr(down, "files in /etc: kept\n"), "%s", down);
+	ck_assert_msg(strstr(down, "journal version now: \"version\":") &&
+	    strstr(down, "newer journal: failed, untouched, dirty_ratio 30\n") &&
+	    strstr(down, "/var/lib/knob/tune-journal.json:2: unsupported journal version\n"), "%s", down);
+	ck_assert_msg(strstr(down, "journal put back: active on 1 node(s)\nnode01:   pkgup "), "%s", down);
+	free(down);
 }
 
 /* pkg-nspawn.sh's reinstalls under the real systemd: after dpkg -r with
@@ -414,9 +477,12 @@ tail_of(const char *s, size_t n)
  * admin disabled and stopped it leaves it so, while the enabled, running
  * holder is restarted; a reinstall after dpkg -r enables and starts again
  * what was enabled (reinstall_under_systemd); the container powers off;
- * the holder's unit runs there too (holder_under_systemd), and an upgrade
- * with a profile active keeps it without re-applying it over the admin's
- * change (upgrade_with_profile_active). */
+ * the holder's unit runs there too (holder_under_systemd); an upgrade
+ * from the previous package and a downgrade to it with a profile active
+ * keep it without re-applying it over the admin's change, and a journal
+ * newer than the agent reads stops the agent, not the journal
+ * (upgrade_with_profile_active, downgrade_with_profile_active).  The
+ * container's units restart 0.1 s after a failure (a drop-in), not 5 s. */
 START_TEST(unit_under_systemd)
 {
 	const char *bin = getenv("KNOB_BIN");
@@ -458,6 +524,7 @@ START_TEST(unit_under_systemd)
 	ck_assert_ptr_nonnull(strstr(cert, "after upgrade: knobd disabled inactive, mux active restarted\n"));
 	holder_under_systemd(out);
 	upgrade_with_profile_active(out);
+	downgrade_with_profile_active(out);
 	reinstall_under_systemd(out);
 	free(out);
 }

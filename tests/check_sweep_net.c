@@ -1136,16 +1136,25 @@ START_TEST(test_drift_unchecked_key)
 }
 END_TEST
 
-/* The shipped units pass systemd-analyze verify. */
+/* The shipped units pass systemd-analyze verify, which also looks up each
+ * Documentation= man page: knob-sweep(8) and knobctl(1), from a man
+ * directory holding the pages the package installs (before, the service
+ * named no documentation: its page did not exist). */
 START_TEST(test_units_verify)
 {
 	char src[PATH_MAX + 64];
 
 	precheck();
-	snprintf(src, sizeof(src), "%s/../sweep", h.bin);
-	ck_assert_int_eq(harness_sh("sed 's,@BINDIR@,%s,g' %s/knob-sweep.service > %s/knob-sweep.service"
-	    " && cp %s/knob-sweep.timer %s/ && systemd-analyze verify %s/knob-sweep.service "
-	    "%s/knob-sweep.timer", h.bin, src, top, src, top, top, top), 0);
+	snprintf(src, sizeof(src), "%s/..", h.bin);
+	ck_assert_int_eq(harness_sh("mkdir -p %s/man/man1 %s/man/man8 && cp %s/knobctl.1 %s/man/man1/ && "
+	    "cp %s/doc/knob-sweep.8 %s/man/man8/", top, top, h.bin, top, src, top), 0);
+	ck_assert_int_eq(harness_sh("sed 's,@BINDIR@,%s,g' %s/sweep/knob-sweep.service > "
+	    "%s/knob-sweep.service && cp %s/sweep/knob-sweep.timer %s/ && MANPATH=%s/man "
+	    "systemd-analyze verify %s/knob-sweep.service %s/knob-sweep.timer", h.bin, src, top, src,
+	    top, top, top, top), 0);
+	ck_assert_int_eq(harness_sh("grep -qx 'Documentation=man:knob-sweep(8) man:knobctl(1)' "
+	    "%s/knob-sweep.service && grep -qx 'Documentation=man:knob-sweep(8)' %s/knob-sweep.timer",
+	    top, top), 0);
 	ck_assert_int_eq(harness_sh("grep -q '^Persistent=true' %s/knob-sweep.timer && "
 	    "grep -q '^RandomizedDelaySec=' %s/knob-sweep.timer", top, top), 0);
 }

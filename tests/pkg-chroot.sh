@@ -12,8 +12,9 @@
 # reinstall (dpkg -i); an upgrade; prerm remove undone by postinst
 # abort-remove; dpkg -r with the agent disabled and a reinstall; dpkg -r;
 # dpkg --purge (the tuning journal there), and postrm purge again once it
-# is gone.  Prints what the scripts asked of systemctl and what they
-# left; check_pkg checks it.
+# is gone; then without systemd (no /run/systemd/system): dpkg -i, the
+# real systemctl enable offline, dpkg -r and dpkg --purge.  Prints what
+# the scripts asked of systemctl and what they left; check_pkg checks it.
 set -eu
 deb=$1 t=$2
 S=$t/root
@@ -145,4 +146,19 @@ echo "-- purge again once the journal is gone (rolled back)"
 rm "$S/var/lib/knob/tune-journal.json"
 in_root /tmp/knob.postrm purge
 left
+echo "== without systemd: enabled offline, dpkg -r, dpkg --purge"
+rmdir "$S/run/systemd/system"
+in_root dpkg -i /tmp/knob.deb >/dev/null
+in_root /usr/bin/systemctl enable knobd.service knob-mux.service knob-sweep.timer 2>/dev/null
+# The units' enablement links under /etc/systemd/system, or "none".
+links() {
+	echo "links: $(cd "$S/etc/systemd/system" && ls -d *.wants/knob* 2>/dev/null |
+	    paste -sd' ' - | grep . || echo none)"
+}
+links
+in_root dpkg -r knob >/dev/null
+links
+in_root dpkg --purge knob >/dev/null
+links
+echo "wants dirs: $(cd "$S/etc/systemd/system" && ls -d *.wants 2>/dev/null || echo none)"
 echo "== done"

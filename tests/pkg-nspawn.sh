@@ -17,7 +17,8 @@
 # /system.slice/knob-mux.service, ignoring: Input/output error").
 #
 # The tree is tests/pkg-root.sh's scratch root.  Steps:
-# install without certificates and boot (the agent must stay disabled and
+# install the previous package (this one with its version lowered) without
+# certificates and boot (the agent must stay disabled and
 # stopped), then put certificates in place and run the package's postinst
 # inside the running container (real systemctl: it enables and starts
 # knobd.service), ping the agent over TLS, list the mounts under /sys and
@@ -25,10 +26,13 @@
 # only), kill it (systemd restarts it);
 # then the connection holder's unit (knob-mux.service, not enabled by the
 # package): started, pings go through it, a renewed controller certificate
-# makes it exit 1 and systemd restarts it, stopped; an upgrade (dpkg -i)
-# with a profile active (applied through a drop-in's --sysroot, then
-# changed by the admin): the agent restarts, keeps the journal and does not
-# re-apply; stop the agent; an
+# makes it exit 1 and systemd restarts it, stopped; an upgrade (dpkg -i
+# of this package) with a profile active (applied through a drop-in's
+# --sysroot, then changed by the admin): the agent restarts, keeps the
+# journal and does not re-apply, the files in /etc stay; the same for a
+# downgrade to the previous package, then a journal of a newer format than
+# the agent reads (it must refuse to start and leave the file), put back;
+# stop the agent; an
 # upgrade (dpkg -i again) with the agent disabled and stopped and the
 # holder enabled and running (the agent stays so, the holder is restarted);
 # enable and start both and the sweep timer and remove the package (prerm
@@ -51,8 +55,21 @@ echo knobsd > "$S/etc/hostname"
 cp "$deb" "$S/root/knob.deb"	# not /tmp: the container's is its own
 ln -sfn /usr/lib/systemd/system/multi-user.target "$S/etc/systemd/system/default.target"
 
-echo "== dpkg -i (chroot, no certificates)"
-chroot "$S" dpkg -i /root/knob.deb >/dev/null
+# The previous package: this .deb with its version lowered to VERSION~prev
+# (dpkg orders it before VERSION), the same files: what an upgrade from it
+# and a downgrade to it do is dpkg's and the maintainer scripts' part.
+dpkg-deb -R "$deb" "$t/prev"
+sed -i 's/^Version: .*/&~prev/' "$t/prev/DEBIAN/control"
+dpkg-deb --root-owner-group -Zgzip -z1 -b "$t/prev" "$S/root/knob-prev.deb" >/dev/null
+# Restart on failure after 0.1 s, not the units' 5 s and 2 s: the test
+# waits for each restart, the delay is only the units' setting.
+for u in knobd knob-mux; do
+	mkdir -p "$S/etc/systemd/system/$u.service.d"
+	printf '[Service]\nRestartSec=100ms\n' > "$S/etc/systemd/system/$u.service.d/restart.conf"
+done
+
+echo "== dpkg -i (chroot, no certificates): the previous package"
+chroot "$S" dpkg -i /root/knob-prev.deb >/dev/null
 chroot "$S" dpkg-query -W -f='${Status} ${Version}\n' knob
 
 # Move this shell into a new cgroup knob-test.$1 in each hierarchy that
@@ -170,7 +187,7 @@ echo "the unit's own mounts under /sys, /proc:" \
 echo "== the agent killed: Restart=on-failure brings it back"
 in_ct kill -KILL "$pid"
 i=0
-while [ $i -lt 300 ]; do	# 30 s (RestartSec=5s)
+while [ $i -lt 300 ]; do	# 30 s
 	new=$(in_ct systemctl show -P MainPID knobd.service)
 	[ "$new" != 0 ] && [ "$new" != "$pid" ] && break
 	i=$((i + 1))
@@ -211,7 +228,7 @@ cp "$t/ca/ctl2.crt" "$S/etc/knob/ctl.crt"
 install -m 0600 "$t/ca/ctl2.key" "$S/etc/knob/ctl.key"
 mux_ping "mux ping after renewal"
 i=0
-while [ $i -lt 300 ]; do	# 30 s (RestartSec=2s)
+while [ $i -lt 300 ]; do	# 30 s
 	new=$(in_ct systemctl show -P MainPID knob-mux.service)
 	[ "$new" != 0 ] && [ "$new" != "$mpid" ] && break
 	i=$((i + 1))
@@ -248,16 +265,54 @@ retry "$knobctl" -c "$t/cluster.xml" --timeout 5 apply "$t/pkgup.xml" -w node01 
 cat "$t/try.out"
 echo "applied: dirty_ratio $(cat "$S$r/proc/sys/vm/dirty_ratio")"
 echo 30 > "$S$r/proc/sys/vm/dirty_ratio"	# the admin's own change since
-kpid=$(in_ct systemctl show -P MainPID knobd.service)
-in_ct dpkg -i /root/knob.deb >/dev/null
-new=$(in_ct systemctl show -P MainPID knobd.service)
-echo "after upgrade: $( [ "$new" != 0 ] && [ "$new" != "$kpid" ] && echo restarted ||
-    echo "not restarted") journal $(in_ct test -s /var/lib/knob/tune-journal.json && echo kept ||
-    echo gone) dirty_ratio $(cat "$S$r/proc/sys/vm/dirty_ratio")"
-retry "$knobctl" -c "$t/cluster.xml" --timeout 5 active -w node01 || true
-echo "active: $(cat "$t/try.out")"
+(cd "$S/etc" && find knob systemd -type f | sort | xargs md5sum) > "$t/etc.before"
+# dpkg -i of $1 with the agent running: what dpkg said of the versions,
+# whether the agent was restarted, the journal, the admin's value, the
+# active profile's account, the files in /etc kept.
+switch_to() {
+	kpid=$(in_ct systemctl show -P MainPID knobd.service)
+	in_ct dpkg -i "$1" >"$t/dpkg.out" 2>&1
+	grep -o 'Unpacking .*\|downgrading .*' "$t/dpkg.out" || true
+	new=$(in_ct systemctl show -P MainPID knobd.service)
+	echo "after $2: $( [ "$new" != 0 ] && [ "$new" != "$kpid" ] && echo restarted ||
+	    echo "not restarted") journal $(in_ct test -s /var/lib/knob/tune-journal.json &&
+	    echo kept || echo gone) dirty_ratio $(cat "$S$r/proc/sys/vm/dirty_ratio")"
+	retry "$knobctl" -c "$t/cluster.xml" --timeout 5 active -w node01 || true
+	echo "active: $(cat "$t/try.out")"
+	(cd "$S/etc" && md5sum -c --quiet "$t/etc.before" >/dev/null 2>&1) &&
+	    echo "files in /etc: kept" || echo "files in /etc: changed"
+}
+switch_to /root/knob.deb upgrade
 in_ct journalctl -u knobd.service --no-pager -o cat | grep 'restarted in the same boot' | tail -n 1
-in_ct rm -rf /etc/systemd/system/knobd.service.d "$r" /var/lib/knob/tune-journal.json
+echo "== downgrade with a profile active"
+switch_to /root/knob-prev.deb downgrade
+echo "-- a journal newer than the agent reads"
+j=/var/lib/knob/tune-journal.json
+# ActiveState of knobd.service is $1
+state_is() { [ "$(in_ct systemctl show -P ActiveState knobd.service)" = "$1" ]; }
+# The journal made version 2: the agent must refuse it and leave it; then
+# the journal put back and the agent started again.
+newer_journal() {
+	cp "$S$j" "$t/journal.v1"
+	sed -i 's/"version": *1,/"version": 2,/' "$S$j"
+	cp "$S$j" "$t/journal.v2"
+	echo "journal version now: $(grep -o '"version": *[0-9]*' "$t/journal.v2" || echo none)"
+	in_ct systemctl reset-failed knobd.service
+	in_ct systemctl restart knobd.service
+	retry state_is failed || true
+	echo "newer journal: $(in_ct systemctl show -P ActiveState knobd.service)," \
+	    "$(cmp -s "$S$j" "$t/journal.v2" && echo untouched || echo changed)," \
+	    "dirty_ratio $(cat "$S$r/proc/sys/vm/dirty_ratio")"
+	in_ct journalctl -u knobd.service --no-pager -o cat | grep 'unsupported journal version' |
+	    tail -n 1
+	cp "$t/journal.v1" "$S$j"
+	in_ct systemctl reset-failed knobd.service
+	in_ct systemctl start knobd.service
+	retry "$knobctl" -c "$t/cluster.xml" --timeout 5 active -w node01 || true
+	echo "journal put back: $(cat "$t/try.out")"
+}
+if [ -s "$S$j" ]; then newer_journal; else echo "newer journal: no journal left"; fi
+in_ct rm -rf /etc/systemd/system/knobd.service.d/sysroot.conf "$r" "$j"
 in_ct systemctl daemon-reload
 
 echo "== stop"
@@ -278,9 +333,8 @@ echo "after upgrade: knobd $(in_ct systemctl is-enabled knobd.service || true)" 
     "$( [ "$new" != 0 ] && [ "$new" != "$mpid" ] && echo restarted || echo "not restarted")"
 
 echo "== remove: prerm stops and disables the agent and the holder"
-in_ct systemctl enable --now knob-mux.service >/dev/null 2>&1
-in_ct systemctl enable --now knobd.service >/dev/null 2>&1
-in_ct systemctl enable --now knob-sweep.timer >/dev/null 2>&1
+# one call, one reload (about 1 s each on the loaded 2-core machine)
+in_ct systemctl enable --now knob-mux.service knobd.service knob-sweep.timer >/dev/null 2>&1
 retry in_ct knobctl mux --status || true
 echo "before remove: $(in_ct systemctl is-active knobd.service knob-mux.service | tr '\n' ' ')"
 echo "sweep timer before remove: $(in_ct systemctl is-active knob-sweep.timer || true)"
