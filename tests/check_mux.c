@@ -40,6 +40,10 @@
  *   holds its links: the next ping through it is refused as a direct one
  *   is (auth-failed, the same words), and so is a direct one that has a
  *   TLS ticket of the node;
+ * - the holder saves its own links' tickets (a fleet driven through it
+ *   alone): while another command holds the cache's lock it serves on and
+ *   saves later, keeping that command's tickets; a holder restarted after
+ *   a SIGKILL resumes every link;
  * - a restarted holder resumes its new links from the ticket cache, and a
  *   resumed link still stops at its agent's certificate's expiry (the
  *   cache keeps the notAfter); a direct dial offers no ticket past it;
@@ -55,6 +59,7 @@
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -62,6 +67,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <poll.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -75,6 +81,7 @@
 #include "harness.h"
 #include "knobctl.h"
 #include "testutil.h"
+#include "tktutil.h"
 #include "util.h"
 
 #define NNODES 3
@@ -1275,6 +1282,84 @@ START_TEST(restarted_holder_resumes)
 }
 END_TEST
 
+/* Does the ticket cache hold a ticket of every node in the NULL-ended
+ * list at arg? */
+static int
+cache_holds(void *arg)
+{
+	const char *const *names = arg;
+	struct ctl c;
+	struct tcache *tc = tku_open(h.cluster, h.ca_dir, &c);
+	int all = 1;
+
+	for (; *names && all; names++) {
+		const char *pin;
+		int64_t not_after;
+		SSL_SESSION *s = tcache_get(tc, *names, &pin, &not_after);
+
+		all = s != NULL;
+		SSL_SESSION_free(s);
+	}
+	tku_close(&c, tc);
+	return all;
+}
+
+/* Has the holder put off its save because another command holds the
+ * cache's lock? */
+static int
+save_put_off(void *arg)
+{
+	char *log = cu_slurp(mux_err);
+	int yes = log && strstr(log, "the ticket cache is locked by another command") != NULL;
+
+	(void)arg;
+	free(log);
+	return yes;
+}
+
+/* A fleet driven through the holder alone: one direct ping (node03)
+ * first, then node01 and node02 only through the holder.  The holder
+ * saves its links' tickets (the agent's ticket comes after the link is
+ * handed over): while the test holds the cache's lock, as a direct
+ * command's save does, the holder serves on and saves later, keeping
+ * node03's ticket, which its own view (opened before) never had; a holder
+ * restarted after a SIGKILL (no save at exit) resumes every link.  Before,
+ * the holder saved none of its tickets: node01 and node02 were full
+ * handshakes after every restart. */
+START_TEST(holder_saves_its_tickets)
+{
+	static const char *all[] = { "node01", "node02", "node03", NULL };
+	char *out = NULL, *err = NULL, lock[PATH_MAX];
+	int fd;
+
+	kill(mux_pid, SIGTERM);
+	ck_assert_int_eq(cu_reap(mux_pid), 0);
+	mux_start_at("debug");
+	ck_assert_int_eq(ctl(&out, &err, "--no-mux ping -w node03"), 0);
+	snprintf(lock, sizeof(lock), "%s/%s.lock", h.tmp, TCACHE_FILE);
+	ck_assert_int_ge(fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600), 0);
+	ck_assert_int_eq(flock(fd, LOCK_EX), 0);
+	ck_assert_int_eq(ctl(&out, &err, "ping -w node01,node02"), 0);
+	ck_assert_int_eq(via(err, "node01"), 0);
+	ck_assert_msg(cu_wait(save_put_off, NULL, 20) >= 0, "the holder never tried to save: %s",
+	    cu_slurp(mux_err));
+	ck_assert_int_eq(ctl(&out, &err, "ping -w node01,node02"), 0);
+	ck_assert_int_eq(via(err, "node02"), 1);
+	close(fd);
+	ck_assert_msg(cu_wait(cache_holds, all, 20) >= 0, "the holder's tickets were not saved "
+	    "beside node03's");
+	kill(mux_pid, SIGKILL);
+	cu_reap(mux_pid);
+	mux_start_at("debug");
+	ck_assert_int_eq(ctl(&out, &err, "ping -a"), 0);
+	for (int i = 0; i < NNODES; i++)
+		ck_assert_msg(holder_resumed(h.node[i].name), "%s: no resumed dial: %s",
+		    h.node[i].name, cu_slurp(mux_err));
+	free(out);
+	free(err);
+}
+END_TEST
+
 START_TEST(trust_change_stops_holder)
 {
 	char *out = NULL, *err = NULL, e[512], *log;
@@ -1798,6 +1883,7 @@ main(void)
 	tcase_add_test(tc, expired_agent_cert);
 	tcase_add_test(tc, expired_controller_cert);
 	tcase_add_test(tc, restarted_holder_resumes);
+	tcase_add_test(tc, holder_saves_its_tickets);
 	tcase_add_test(tc, persist_and_exit_status);
 	tcase_add_test(tc, one_idle_link_per_node);
 	tcase_add_test(tc, done_with_request_out);
