@@ -70,7 +70,7 @@
 #define MUX_LOCK "knob-mux.lock"	/* beside the socket: one holder per socket */
 #define MUX_BUCKETS 16384
 #define MUX_NODE_BUCKETS 4096
-#define MUX_HEADER_NS (10 * 1000000000ull)	/* for a channel's first line */
+#define MUX_HEADER_MS 10000	/* for a channel's first line (mux_header_ns) */
 #define MUX_DIALS 32		/* batches being dialled at once (a thread each) */
 #define MUX_WAIT_TICK_NS (100 * 1000000ull)	/* how often waiting nodes are looked at */
 /* The links' tickets are written to the ticket cache this long after the
@@ -187,6 +187,7 @@ struct mux {
 	int stale;		/* stopped on a trust change: exit 1 */
 	char trust[65];		/* ctl_trust_id when we started */
 	int64_t not_after;	/* our own certificate expires then (unix s) */
+	uint64_t header_ns;	/* a channel's first line comes within it */
 	uid_t uid;		/* ours: the only peers served */
 	size_t nchan, nlinks, nnodes, nasked;
 	unsigned long long opened, reused, closed;
@@ -1393,7 +1394,17 @@ fresh_remove(struct mux_chan *ch)
 	ch->fnext = ch->fprev = NULL;
 }
 
-/* Close the channels that sent no first line within MUX_HEADER_NS (one
+/* How long a channel may take to send its first line: MUX_HEADER_MS, or
+ * for tests only $KNOB_TEST_MUX_HEADER_MS (100 to MUX_HEADER_MS), so that
+ * a test of the sweep need not wait out the 10 s. */
+static uint64_t
+mux_header_ns(void)
+{
+	return (uint64_t)env_number("KNOB_TEST_MUX_HEADER_MS", 100, MUX_HEADER_MS,
+	    MUX_HEADER_MS) * 1000000ull;
+}
+
+/* Close the channels that sent no first line within m->header_ns (one
  * timer for all of them: they are in accept order). */
 static void
 sweep_silent(void *arg)
@@ -1401,13 +1412,13 @@ sweep_silent(void *arg)
 	struct mux *m = arg;
 	uint64_t now = now_mono_ns();
 
-	while (m->fresh && now - m->fresh->t_accept >= MUX_HEADER_NS) {
-		log_info("mux: a channel sent no request within %llu s: closed",
-		    MUX_HEADER_NS / 1000000000ull);
+	while (m->fresh && now - m->fresh->t_accept >= m->header_ns) {
+		log_info("mux: a channel sent no request within %.1f s: closed",
+		    m->header_ns / 1e9);
 		chan_free(m->fresh);
 	}
 	if (m->fresh)
-		ev_timer_set(m->ev, &m->sweep_t, m->fresh->t_accept + MUX_HEADER_NS - now,
+		ev_timer_set(m->ev, &m->sweep_t, m->fresh->t_accept + m->header_ns - now,
 		    sweep_silent, m);
 }
 
@@ -1423,7 +1434,7 @@ fresh_add(struct mux *m, struct mux_chan *ch)
 		m->fresh = ch;
 	m->fresh_tail = ch;
 	if (!m->sweep_t.armed)
-		ev_timer_set(m->ev, &m->sweep_t, MUX_HEADER_NS, sweep_silent, m);
+		ev_timer_set(m->ev, &m->sweep_t, m->header_ns, sweep_silent, m);
 }
 
 /* Out of descriptors: refuse the waiting connection (accept_refuse_one),
@@ -1684,6 +1695,7 @@ cmd_mux(struct ctl *ctl, int argc, char **argv)
 	m = xcalloc(1, sizeof(*m));
 	m->ctl = ctl;
 	m->persist = 600;
+	m->header_ns = mux_header_ns();
 	m->sfd = -1;
 	m->dial_efd = -1;
 	m->lockfd = -1;
