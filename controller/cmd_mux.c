@@ -12,7 +12,10 @@
  * verification, name pinning, ticket cache and error texts as a direct
  * command; a link knows its agent certificate's notAfter, verified or
  * recorded with the ticket it resumed, to stop at its expiry), which
- * hands each open connection over (fanout_detach).  Each
+ * hands each open connection over (fanout_detach).  The agent's ticket
+ * comes on the link after that: the holder keeps it (link_ticket) and
+ * writes the ticket cache once a second at most, without waiting for
+ * another command's lock, and at exit (tickets_save).  Each
  * batch runs on a thread of its own, at once, beside the batches already
  * out (at most MUX_DIALS of them, and with --fanout N at most N nodes in
  * flight in all; a node that finds no room for as long as its command
@@ -39,6 +42,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,9 +70,12 @@
 #define MUX_LOCK "knob-mux.lock"	/* beside the socket: one holder per socket */
 #define MUX_BUCKETS 16384
 #define MUX_NODE_BUCKETS 4096
-#define MUX_HEADER_NS (10 * 1000000000ull)	/* for a channel's first line */
+#define MUX_HEADER_MS 10000	/* for a channel's first line (mux_header_ns) */
 #define MUX_DIALS 32		/* batches being dialled at once (a thread each) */
 #define MUX_WAIT_TICK_NS (100 * 1000000ull)	/* how often waiting nodes are looked at */
+/* The links' tickets are written to the ticket cache this long after the
+ * first one not yet saved (one write for a round of dials), and at exit. */
+#define MUX_TICKETS_NS (1000 * 1000000ull)
 /* Back-pressure: a channel whose queue for knobctl holds more than this
  * has its links' input held (not read, so the agents' replies wait in
  * TCP) until it drains below half of it.  It then exceeds this by one
@@ -87,8 +94,10 @@ struct dial_batch;
 struct mux_link {
 	struct mux *m;
 	char *key;		/* "NAME ADDR PORT" */
+	char *name;		/* NAME: its tickets' node and pin */
 	int fd;
 	struct conn c;
+	struct fo_sink sink;	/* the agent's tickets (link_ticket) */
 	struct mux_node *mn;	/* NULL: idle */
 	int64_t not_after;	/* the agent's certificate expires then (unix s) */
 	int answered;		/* a reply came: the agent accepted our certificate */
@@ -166,7 +175,7 @@ struct mux {
 	struct mux_node *waiting, *waiting_tail;	/* oldest first */
 	struct mux_chan *dirty;
 	struct mux_chan *chans;	/* every channel */
-	struct ev_timer idle_t, sweep_t, wait_t;
+	struct ev_timer idle_t, sweep_t, wait_t, tickets_t;
 	struct mux_chan *fresh, *fresh_tail;	/* no first line yet, oldest first */
 	struct dial_batch *dials;	/* the batches being dialled, each on its thread */
 	size_t ndials, inflight;	/* batches out; their nodes without an answer */
@@ -178,6 +187,7 @@ struct mux {
 	int stale;		/* stopped on a trust change: exit 1 */
 	char trust[65];		/* ctl_trust_id when we started */
 	int64_t not_after;	/* our own certificate expires then (unix s) */
+	uint64_t header_ns;	/* a channel's first line comes within it */
 	uid_t uid;		/* ours: the only peers served */
 	size_t nchan, nlinks, nnodes, nasked;
 	unsigned long long opened, reused, closed;
@@ -188,6 +198,7 @@ static void fresh_remove(struct mux_chan *ch);
 static void link_event(int fd, uint32_t events, void *arg);
 static void wait_arm(struct mux *m);
 static void chan_resume(struct mux_chan *ch);
+static void tickets_due(struct mux *m);
 
 static struct mux_link **
 link_slot(struct mux *m, const char *key)
@@ -214,6 +225,7 @@ link_free(struct mux_link *lk)
 	lk->m->nlinks--;
 	lk->m->closed++;
 	free(lk->key);
+	free(lk->name);
 	free(lk);
 }
 
@@ -326,10 +338,13 @@ link_lost(struct mux_link *lk)
 {
 	char why[MUX_LINE];
 
-	if (!lk->answered && strstr(lk->c.err, "alert") != NULL)
+	if (!lk->answered && strstr(lk->c.err, "alert") != NULL) {
 		node_say(lk->mn, MUX_FAIL, "%d %s", NS_AUTH_FAILED,
 		    fanout_refused_why(lk->c.err, why, sizeof(why)));
-	else
+		/* as a direct command forgets an auth-failed node's ticket */
+		tcache_put(lk->m->ctl->tickets, lk->name, NULL, NULL, INT64_MIN);
+		tickets_due(lk->m);
+	} else
 		node_say(lk->mn, MUX_LOST, "%s", lk->c.err);	/* knobctl: connection lost */
 }
 
@@ -959,6 +974,40 @@ dial_end(struct fanout *fo, struct fo_node *n)
 	dial_post(fo->user, n->idx, n->status, n->detail, lk);
 }
 
+/* Write the links' tickets to the cache now, unless another command
+ * holds its lock: then again in MUX_TICKETS_NS (the loop never waits). */
+static void
+tickets_save(void *arg)
+{
+	struct mux *m = arg;
+
+	if (tcache_save_try(m->ctl->tickets) == 1) {
+		log_debug("mux: the ticket cache is locked by another command: saved later");
+		tickets_due(m);
+	}
+}
+
+/* A ticket is waiting to be saved: the save is due in MUX_TICKETS_NS. */
+static void
+tickets_due(struct mux *m)
+{
+	if (!m->tickets_t.armed)
+		ev_timer_set(m->ev, &m->tickets_t, MUX_TICKETS_NS, tickets_save, m);
+}
+
+/* The agent of lk sent a ticket (after the handshake, so after the dial
+ * handed lk over): kept for lk's node, pinned to the name the dial
+ * verified or resumed for, with the notAfter the link knows. */
+static void
+link_ticket(struct fo_sink *sink, SSL_SESSION *sess)
+{
+	struct mux_link *lk = (struct mux_link *)((char *)sink - offsetof(struct mux_link, sink));
+
+	tcache_put(lk->m->ctl->tickets, lk->name, sess, lk->name, lk->not_after);
+	SSL_SESSION_free(sess);
+	tickets_due(lk->m);
+}
+
 /* Keep lk, just dialled for key, among the holder's links. 0, or -1
  * (freed). */
 static int
@@ -968,6 +1017,10 @@ link_adopt(struct mux *m, struct mux_link *lk, const char *key)
 
 	lk->m = m;
 	lk->key = xstrdup(key);
+	lk->name = xstrdup(key);
+	lk->name[strcspn(lk->name, " ")] = '\0';
+	lk->sink.fn = link_ticket;
+	fanout_set_sink(lk->c.ssl, &lk->sink);
 	/* an idle link to a node that died without a word goes within ~90 s */
 	(void)sock_keepalive(lk->fd, 60, 10, 3);
 	slot = link_slot(m, lk->key);
@@ -1341,7 +1394,17 @@ fresh_remove(struct mux_chan *ch)
 	ch->fnext = ch->fprev = NULL;
 }
 
-/* Close the channels that sent no first line within MUX_HEADER_NS (one
+/* How long a channel may take to send its first line: MUX_HEADER_MS, or
+ * for tests only $KNOB_TEST_MUX_HEADER_MS (100 to MUX_HEADER_MS), so that
+ * a test of the sweep need not wait out the 10 s. */
+static uint64_t
+mux_header_ns(void)
+{
+	return (uint64_t)env_number("KNOB_TEST_MUX_HEADER_MS", 100, MUX_HEADER_MS,
+	    MUX_HEADER_MS) * 1000000ull;
+}
+
+/* Close the channels that sent no first line within m->header_ns (one
  * timer for all of them: they are in accept order). */
 static void
 sweep_silent(void *arg)
@@ -1349,13 +1412,13 @@ sweep_silent(void *arg)
 	struct mux *m = arg;
 	uint64_t now = now_mono_ns();
 
-	while (m->fresh && now - m->fresh->t_accept >= MUX_HEADER_NS) {
-		log_info("mux: a channel sent no request within %llu s: closed",
-		    MUX_HEADER_NS / 1000000000ull);
+	while (m->fresh && now - m->fresh->t_accept >= m->header_ns) {
+		log_info("mux: a channel sent no request within %.1f s: closed",
+		    m->header_ns / 1e9);
 		chan_free(m->fresh);
 	}
 	if (m->fresh)
-		ev_timer_set(m->ev, &m->sweep_t, m->fresh->t_accept + MUX_HEADER_NS - now,
+		ev_timer_set(m->ev, &m->sweep_t, m->fresh->t_accept + m->header_ns - now,
 		    sweep_silent, m);
 }
 
@@ -1371,7 +1434,7 @@ fresh_add(struct mux *m, struct mux_chan *ch)
 		m->fresh = ch;
 	m->fresh_tail = ch;
 	if (!m->sweep_t.armed)
-		ev_timer_set(m->ev, &m->sweep_t, MUX_HEADER_NS, sweep_silent, m);
+		ev_timer_set(m->ev, &m->sweep_t, m->header_ns, sweep_silent, m);
 }
 
 /* Out of descriptors: refuse the waiting connection (accept_refuse_one),
@@ -1609,6 +1672,7 @@ mux_serve(struct mux *m)
 		dial_stop_all(m);
 	log_info("mux: %llu links opened, %llu reuses", m->opened, m->reused);
 	mux_close_all(m);
+	tcache_save(m->ctl->tickets);	/* what came since the last save */
 	return m->stale || failed;
 }
 
@@ -1631,6 +1695,7 @@ cmd_mux(struct ctl *ctl, int argc, char **argv)
 	m = xcalloc(1, sizeof(*m));
 	m->ctl = ctl;
 	m->persist = 600;
+	m->header_ns = mux_header_ns();
 	m->sfd = -1;
 	m->dial_efd = -1;
 	m->lockfd = -1;

@@ -637,14 +637,29 @@ const struct fo_transport fo_tls_transport = {
 	.tick = NULL,
 };
 
-/* OpenSSL: the agent sent a ticket; n keeps it (we own sess). */
+/* The SSL ex_data slot of a handed-over connection's fo_sink. */
+static int sink_idx = -1;
+
+void
+fanout_set_sink(SSL *ssl, struct fo_sink *sink)
+{
+	SSL_set_ex_data(ssl, sink_idx, sink);
+}
+
+/* OpenSSL: the agent sent a ticket; n keeps it, or after fanout_detach
+ * the connection's sink, if it has one (we own sess). */
 static int
 new_session(SSL *ssl, SSL_SESSION *sess)
 {
 	struct fo_node *n = SSL_get_app_data(ssl);
+	struct fo_sink *sink;
 
-	if (n == NULL)
-		return 0;
+	if (n == NULL) {
+		if ((sink = SSL_get_ex_data(ssl, sink_idx)) == NULL)
+			return 0;
+		sink->fn(sink, sess);
+		return 1;
+	}
 	if (n->ticket)
 		SSL_SESSION_free(n->ticket);
 	n->ticket = sess;
@@ -654,6 +669,8 @@ new_session(SSL *ssl, SSL_SESSION *sess)
 void
 fanout_tls_ctx(SSL_CTX *ctx)
 {
+	if (sink_idx < 0)	/* before any thread */
+		sink_idx = SSL_get_ex_new_index(0, NULL, NULL, NULL, NULL);
 	SSL_CTX_sess_set_new_cb(ctx, new_session);
 }
 

@@ -134,6 +134,9 @@ void tcache_put(struct tcache *tc, const char *name, SSL_SESSION *s, const char 
     int64_t not_after);
 /* Write the file if anything changed. 0 or -1 (warned). */
 int tcache_save(struct tcache *tc);
+/* The same without waiting for another command's lock (an event loop's
+ * save): 0, -1 (warned), or 1 when it is held (saved later, try again). */
+int tcache_save_try(struct tcache *tc);
 /* The DER of session s as the cache keeps it: without the agent's
  * certificate (the [3] peer element of OpenSSL's SSL_SESSION sequence), so
  * that a session decoded from it resumes without decoding a certificate.
@@ -271,6 +274,13 @@ void fanout_interest(struct fanout *fo, struct fo_node *n, int out);
  * its fd and conn (the socket as write BIO, pending records written) go
  * to *fd and *c; n then ends ok without a close.  0, or -1 (n failed). */
 int fanout_detach(struct fanout *fo, struct fo_node *n, int *fd, struct conn *c);
+/* Where the tickets go that a connection taken out with fanout_detach
+ * gets later (the agent sends its ticket after our Finished): fn owns
+ * sess.  The sink must outlive the connection's SSL. */
+struct fo_sink {
+	void (*fn)(struct fo_sink *sink, SSL_SESSION *sess);
+};
+void fanout_set_sink(SSL *ssl, struct fo_sink *sink);
 /* A TLS alert from the agent (OpenSSL's "... alert certificate expired")
  * as the sentence of the node's auth-failed, into buf: which of our
  * credentials it refused and what to do.  buf. */

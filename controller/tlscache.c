@@ -15,7 +15,8 @@
  *
  * Commands run at once (an admin's, a sweep's timer, the holder's): each
  * save takes an flock on FILE.lock (waiting TC_LOCK_WAIT_MS at most, else
- * the save is skipped: tickets cost time, never safety), reads the file
+ * the save is skipped: tickets cost time, never safety; the holder's
+ * event loop does not wait, tcache_save_try, and tries again later), reads the file
  * again and writes it back with only the nodes this command learned or
  * dropped since its last save changed, so one command's tickets do not
  * wipe out another's (last writer wins only for a node both touched).  A
@@ -472,14 +473,15 @@ tc_lock_wait_ms(void)
 	return (int)env_number("KNOB_TEST_TC_LOCK_WAIT_MS", 1, TC_LOCK_WAIT_MS, TC_LOCK_WAIT_MS);
 }
 
-/* FILE.lock, taken within tc_lock_wait_ms(): its fd; -1 when there is no
- * lock file to take (a read-only place: saved unlocked, as before), -2
- * when another command holds it too long (the save is skipped). */
+/* FILE.lock, taken within wait_ms (0: now or never, quietly): its fd;
+ * -1 when there is no lock file to take (a read-only place: saved
+ * unlocked, as before), -2 when another command holds it too long (the
+ * save is skipped). */
 static int
-tc_lock(const struct tcache *tc)
+tc_lock(const struct tcache *tc, int wait_ms)
 {
 	char lock[PATH_MAX + 8];
-	int fd, wait_ms = tc_lock_wait_ms();
+	int fd;
 
 	snprintf(lock, sizeof(lock), "%s.lock", tc->path);
 	if ((fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0) {
@@ -493,8 +495,9 @@ tc_lock(const struct tcache *tc)
 			return -1;
 		}
 		if (waited >= wait_ms) {
-			log_warnx("%s: held by another command for %d ms: tickets not saved", lock,
-			    waited);
+			if (wait_ms > 0)
+				log_warnx("%s: held by another command for %d ms: tickets not "
+				    "saved", lock, waited);
 			close(fd);
 			return -2;
 		}
@@ -513,8 +516,10 @@ tc_trust_moved(const struct tcache *tc)
 	    memcmp(now, tc->bind, TLS_HASH_LEN) != 0;
 }
 
-int
-tcache_save(struct tcache *tc)
+/* tcache_save, waiting wait_ms at most for the lock: 0, -1 (warned), or
+ * 1 when the lock was held for longer (nothing saved, tc still dirty). */
+static int
+tc_save(struct tcache *tc, int wait_ms)
 {
 	struct tcache *m;
 	int fd, r;
@@ -522,8 +527,8 @@ tcache_save(struct tcache *tc)
 	if (tc == NULL || tc->path[0] == '\0' || !tc->dirty)
 		return 0;
 	results_mkparent(tc->path);
-	if ((fd = tc_lock(tc)) == -2)
-		return 0;
+	if ((fd = tc_lock(tc, wait_ms)) == -2)
+		return 1;
 	if (tc_trust_moved(tc)) {	/* under the lock: no newer save slips in */
 		log_debug("%s: the CA, CRL or certificate changed: tickets not saved", tc->path);
 		if (fd >= 0)
@@ -543,6 +548,18 @@ tcache_save(struct tcache *tc)
 		tc->v[i].touched = 0;
 	tc->dirty = 0;
 	return 0;
+}
+
+int
+tcache_save(struct tcache *tc)
+{
+	return tc_save(tc, tc_lock_wait_ms()) < 0 ? -1 : 0;
+}
+
+int
+tcache_save_try(struct tcache *tc)
+{
+	return tc_save(tc, 0);
 }
 
 int
