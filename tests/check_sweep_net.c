@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <fcntl.h>
+#include <math.h>
 #include <poll.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -1747,17 +1748,18 @@ END_TEST
 
 /* ------------------------------------------------------------ a slow link */
 
-/* A one-way delay between the controller and node03: this kernel has no
- * sch_netem, so a relay in the controller's namespace (LINK_ADDR:LINK_PORT,
- * named node03's address in a cluster file of its own) passes what the
- * controller sends LINK_DELAY_MS late and node03's answers at once, as a
- * congested link or an agent slow to read does.  Stand-in for netem, said
- * plainly; the agents and knobctl are the real ones. */
+/* A one-way delay between the controller and some nodes: this kernel has
+ * no sch_netem, so a relay in the controller's namespace (LINK_ADDR, port
+ * LINK_PORT + the node's index, named the node's address in a cluster file
+ * of its own) passes what the controller sends LINK_DELAY_MS late and the
+ * node's answers at once, as a congested link or an agent slow to read
+ * does.  Stand-in for netem, said plainly; the agents and knobctl are the
+ * real ones. */
 #define LINK_ADDR "198.18.0.1"
 #define LINK_PORT 17421
 #define LINK_DELAY_MS 600
 #define LINK_NODE 2		/* node03 */
-#define LINK_MAX 4		/* connections at once */
+#define LINK_MAX 8		/* connections at once */
 #define LINK_CHUNKS 32		/* reads of the controller's queued per connection */
 
 struct lchunk {
@@ -1766,7 +1768,7 @@ struct lchunk {
 	char buf[16384];
 };
 
-/* One relayed connection: c the controller's, a node03's. */
+/* One relayed connection: c the controller's, a the agent's. */
 struct llink {
 	int c, a, c_eof;
 	struct lchunk q[LINK_CHUNKS];
@@ -1775,6 +1777,7 @@ struct llink {
 
 static struct harness_child link_child;
 static char link_saved_cluster[PATH_MAX];
+static unsigned link_nodes;	/* the relayed nodes: bit i for node i */
 
 /* Write all of buf to fd (blocking). 0 or -1. */
 static int
@@ -1804,9 +1807,9 @@ link_close(struct llink *k)
 }
 
 /* A new connection from the controller into a free slot of k, joined to
- * node03's agent.  1 when relayed. */
+ * node's agent.  1 when relayed. */
 static int
-link_accept(int l, struct llink *k)
+link_accept(int l, int node, struct llink *k)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(7420) };
 	int c = accept4(l, NULL, NULL, SOCK_CLOEXEC), a, i;
@@ -1819,7 +1822,7 @@ link_accept(int l, struct llink *k)
 		return 0;
 	}
 	a = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	inet_pton(AF_INET, h.node[LINK_NODE].addr, &sa.sin_addr);
+	inet_pton(AF_INET, h.node[node].addr, &sa.sin_addr);
 	if (a < 0 || connect(a, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		close(c);
 		if (a >= 0)
@@ -1885,52 +1888,78 @@ link_wait_ms(const struct llink *k)
 	return next <= now ? 0 : (int)((next - now) / 1000000) + 1;
 }
 
-/* harness_child: the delayed link until stop; the connections relayed. */
+/* A listening socket on LINK_ADDR:port, -1 on failure. */
+static int
+link_listen(int port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port) };
+	int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+
+	inet_pton(AF_INET, LINK_ADDR, &sa.sin_addr);
+	setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (l >= 0 && (bind(l, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(l, 8) < 0)) {
+		close(l);
+		return -1;
+	}
+	return l;
+}
+
+/* harness_child: the delayed links of link_nodes until stop; the
+ * connections relayed. */
 static int
 link_serve(int ready, int stop)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(LINK_PORT) };
 	struct llink *k = xcalloc(LINK_MAX, sizeof(*k));
-	int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1, served = 0;
+	struct pollfd p[1 + HARNESS_MAX + 2 * LINK_MAX] = { { stop, POLLIN, 0 } };
+	int node[HARNESS_MAX], nl = 0, served = 0;
 
 	for (int i = 0; i < LINK_MAX; i++)
 		k[i].c = k[i].a = -1;
-	inet_pton(AF_INET, LINK_ADDR, &sa.sin_addr);
-	setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(l, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(l, 8) < 0 ||
-	    write(ready, "r", 1) != 1)
+	for (int i = 0; i < h.n; i++)
+		if (link_nodes & (1u << i)) {
+			node[nl] = i;
+			p[1 + nl++] = (struct pollfd){ link_listen(LINK_PORT + i), POLLIN, 0 };
+			if (p[nl].fd < 0)
+				_exit(1);
+		}
+	if (write(ready, "r", 1) != 1)
 		_exit(1);
 	for (;;) {
-		struct pollfd p[2 + 2 * LINK_MAX] = { { stop, POLLIN, 0 }, { l, POLLIN, 0 } };
-
 		for (int i = 0; i < LINK_MAX; i++) {
-			p[2 + 2 * i] = (struct pollfd){ k[i].c, POLLIN, 0 };
-			p[3 + 2 * i] = (struct pollfd){ k[i].a, POLLIN, 0 };
+			p[1 + nl + 2 * i] = (struct pollfd){ k[i].c, POLLIN, 0 };
+			p[2 + nl + 2 * i] = (struct pollfd){ k[i].a, POLLIN, 0 };
 		}
-		if (poll(p, nitems(p), link_wait_ms(k)) < 0 && errno != EINTR)
+		if (poll(p, (nfds_t)(1 + nl + 2 * LINK_MAX), link_wait_ms(k)) < 0 && errno != EINTR)
 			break;
 		if (p[0].revents)
 			break;
-		if (p[1].revents & POLLIN)
-			served += link_accept(l, k);
+		for (int i = 0; i < nl; i++)
+			if (p[1 + i].revents & POLLIN)
+				served += link_accept(p[1 + i].fd, node[i], k);
 		for (int i = 0; i < LINK_MAX; i++)
-			link_step(&k[i], p[2 + 2 * i].revents, p[3 + 2 * i].revents);
+			link_step(&k[i], p[1 + nl + 2 * i].revents, p[2 + nl + 2 * i].revents);
 	}
 	return served;
 }
 
-/* Start the delayed link and point knobctl at it: a cluster file beside
- * the harness's, node03 at LINK_ADDR:LINK_PORT (its certificate still
- * node03's). */
+/* Start the delayed links of the nodes in mask (bit i: node i) and point
+ * knobctl at them: a cluster file beside the harness's, each such node at
+ * LINK_ADDR:LINK_PORT+i (its certificate still its own). */
 static void
-link_begin(void)
+link_begin(unsigned mask)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], *sed = NULL;
 
 	snprintf(path, sizeof(path), "%s/cluster-slowlink.xml", h.tmp);
-	ck_assert_int_eq(harness_sh("sed 's|<node name=\"node03\" addr=\"[^\"]*\"/>|<node "
-	    "name=\"node03\" addr=\"%s\" port=\"%d\"/>|' %s > %s && grep -q '%s' %s", LINK_ADDR,
-	    LINK_PORT, h.cluster, path, LINK_ADDR, path), 0);
+	for (int i = 0; i < h.n; i++)
+		if (mask & (1u << i))
+			str_appendf(&sed, " -e 's|<node name=\"%s\" addr=\"[^\"]*\"/>|<node "
+			    "name=\"%s\" addr=\"%s\" port=\"%d\"/>|'", h.node[i].name,
+			    h.node[i].name, LINK_ADDR, LINK_PORT + i);
+	ck_assert_int_eq(harness_sh("sed%s %s > %s && [ $(grep -c 'addr=\"%s\"' %s) = %d ]", sed,
+	    h.cluster, path, LINK_ADDR, path, __builtin_popcount(mask)), 0);
+	free(sed);
+	link_nodes = mask;
 	harness_child_start(&link_child, h.ctl_ns, link_serve);
 	/* an agent started meanwhile must not hold the stop pipe open */
 	fcntl(link_child.stop, F_SETFD, FD_CLOEXEC);
@@ -1951,6 +1980,65 @@ link_end(void)
 	return harness_child_end(&link_child);
 }
 
+/* The number after key in node's clock finding of out ("node03: clock
+ * ...", key "(offset " or "round trip took "); NAN when there is none. */
+static double
+clock_num(const char *out, const char *node, const char *key)
+{
+	char pat[64];
+	const char *l, *k, *nl;
+	double v;
+
+	snprintf(pat, sizeof(pat), "%s: clock ", node);
+	if ((l = strstr(out, pat)) == NULL || (k = strstr(l, key)) == NULL)
+		return NAN;
+	if ((nl = strchr(l, '\n')) != NULL && k > nl)
+		return NAN;
+	return sscanf(k + strlen(key), "%lf", &v) == 1 ? v : NAN;
+}
+
+/* TOP/name: a sweep file with <clock max-offset="max"/> and tail. */
+static void
+write_clock_xml(const char *name, const char *max, const char *tail)
+{
+	write_file(name, "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
+	    "    <clock max-offset=\"%s\"/>\n  </defaults>\n%s</sweep>\n", max, tail);
+}
+
+/* knobctl sweep -v of node[01-04] with TOP/file and args: asserts the exit
+ * status and that the output holds each string of the NULL-terminated
+ * list; the output (to free). */
+static char *
+clock_sweep(const char *file, const char *args, int want_rc, ...)
+{
+	char *out = NULL;
+	const char *w;
+	va_list ap;
+
+	ck_assert_int_eq(ctl(&out, "sweep -v -w node[01-04] -f %s/%s %s", top, file, args),
+	    want_rc);
+	va_start(ap, want_rc);
+	while ((w = va_arg(ap, const char *)) != NULL)
+		ck_assert_msg(strstr(out, w) != NULL, "missing '%s' in:\n%s", w, out);
+	va_end(ap);
+	return out;
+}
+
+/* Restart node i's agent with its clock ahead by skew ("+3s", libfaketime),
+ * or right (NULL). */
+static void
+agent_skewed(int i, const char *skew)
+{
+	harness_agent_stop(&h, i, SIGTERM);
+	if (skew != NULL) {
+		setenv("FAKETIME", skew, 1);
+		setenv("FAKETIME_DONT_FAKE_MONOTONIC", "1", 1);
+		cu_faketime_begin();
+	}
+	ck_assert_int_eq(harness_agent_start(&h, i), 0);
+	faketime_cleanup();
+}
+
 /* A pong that comes back late is not a clock that is off.  node03's link
  * delays what the controller sends by 0.6 s and nothing back: the ping
  * reaches the agent 0.6 s after it left and the pong comes back at once,
@@ -1962,45 +2050,84 @@ link_end(void)
  * the same link. */
 START_TEST(test_clock_late_pong)
 {
-	char *out = NULL;
+	char *out;
 
 	precheck();
 	agents_up(4);
-	write_file("clock.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
-	    "    <clock max-offset=\"0.2s\"/>\n  </defaults>\n</sweep>\n");
-	link_begin();
-	ck_assert_int_eq(ctl(&out, "sweep -v -w node[01-04] -f %s/clock.xml", top), 1);
-	ck_assert_msg(strstr(out, "node03: clock warn (offset +0.") != NULL, "%s", out);
-	ck_assert_ptr_nonnull(strstr(out, "from the fleet median (max 0.200 s); the ping's "
-	    "round trip took 0.6"));
-	ck_assert_ptr_nonnull(strstr(out, "not judged, not counted toward a drain)"));
+	write_clock_xml("clock.xml", "0.2s", "");
+	link_begin(1u << LINK_NODE);
+	out = clock_sweep("clock.xml", "", 1, "node03: clock warn (offset +0.",
+	    "from the fleet median (max 0.200 s); the ping's round trip took ",
+	    "not judged, not counted toward a drain; not in the fleet median)",
+	    "3 ok (node[01-02,04]), 1 warn (node03)", NULL);
+	ck_assert_double_ge(clock_num(out, "node03", "round trip took "), 0.6);
 	ck_assert_ptr_null(strstr(out, "clock fail"));
-	ck_assert_ptr_nonnull(strstr(out, "3 ok (node[01-02,04]), 1 warn (node03)"));
 	free(out);
 	/* a max the offset measured is within, though not with the whole round
 	 * trip added: ok, with the round trip said (a slow link alone makes
 	 * no node warn: check_sim's 200-agent sweep under ASan load did) */
-	write_file("clock5.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
-	    "    <clock max-offset=\"0.5s\"/>\n  </defaults>\n</sweep>\n");
-	ck_assert_int_eq(ctl(&out, "sweep -v -w node[01-04] -f %s/clock5.xml", top), 0);
-	ck_assert_msg(strstr(out, "node03: clock ok (offset +0.") != NULL, "%s", out);
-	ck_assert_ptr_nonnull(strstr(out, "(max 0.500 s); the ping's round trip took 0.6"));
-	ck_assert_ptr_nonnull(strstr(out, "4 ok (node[01-04])"));
+	write_clock_xml("clock5.xml", "0.5s", "");
+	out = clock_sweep("clock5.xml", "", 0, "node03: clock ok (offset +0.",
+	    "(max 0.500 s); the ping's round trip took ", "4 ok (node[01-04])", NULL);
+	ck_assert_double_ge(clock_num(out, "node03", "round trip took "), 0.6);
 	free(out);
 	/* node03's clock 3 s ahead: off by more than the round trip explains */
-	harness_agent_stop(&h, LINK_NODE, SIGTERM);
-	setenv("FAKETIME", "+3s", 1);
-	setenv("FAKETIME_DONT_FAKE_MONOTONIC", "1", 1);
-	cu_faketime_begin();
-	ck_assert_int_eq(harness_agent_start(&h, LINK_NODE), 0);
-	faketime_cleanup();
-	ck_assert_int_eq(ctl(&out, "sweep -w node[01-04] -f %s/clock.xml", top), 1);
-	ck_assert_msg(strstr(out, "node03: clock fail (offset +3.") != NULL, "%s", out);
-	ck_assert_ptr_nonnull(strstr(out, "; more than the max even with the ping's 0.6"));
+	agent_skewed(LINK_NODE, "+3s");
+	out = clock_sweep("clock.xml", "", 1, "node03: clock fail (offset +",
+	    "; more than the max even with the ping's ", NULL);
+	ck_assert_double_ge(clock_num(out, "node03", "(offset "), 2.5);
+	ck_assert_double_ge(clock_num(out, "node03", "even with the ping's "), 0.6);
 	free(out);
 	ck_assert_int_ge(link_end(), 2);
-	harness_agent_stop(&h, LINK_NODE, SIGTERM);
-	ck_assert_int_eq(harness_agent_start(&h, LINK_NODE), 0);
+	agent_skewed(LINK_NODE, NULL);
+}
+END_TEST
+
+/* The fleet median is taken over the nodes whose ping bounds their offset
+ * within the max.  node04's agent is 3 s ahead (libfaketime) on a fast
+ * link; node02 and node03 agree with node01 but their links delay the
+ * controller's bytes by 0.6 s (+0.3 s measured, known to 0.3 s only; max
+ * 0.2 s).  Before, the median of +0.0, +0.3, +0.3, +3.0 was +0.3: node01,
+ * fast and right, failed 0.3 s from it.  Now only node01 and node04 bound
+ * their offset, too few for a median: each node is judged against the
+ * controller, said so, node04 fails without counting toward a drain.  Then
+ * node03 alone slow (max 0.1 s): the median of the three others is +0.0,
+ * not the +0.15 that failed node01 and node02 and drained them; node04
+ * fails and is drained, node03 warns and is not. */
+START_TEST(test_clock_slow_links)
+{
+	char drain[PATH_MAX + 32], *out;
+
+	precheck();
+	agents_up(4);
+	agent_skewed(3, "+3s");
+	write_clock_xml("clock.xml", "0.2s", "");
+	link_begin(1u << 1 | 1u << 2);
+	out = clock_sweep("clock.xml", "", 1, "node01: clock ok (offset ",
+	    " s (max 0.200 s); against the controller's clock: only 2 of 4 nodes' pings bound "
+	    "their offset within the max (the fleet median needs 3)",
+	    ": clock warn (offset +0.", "node04: clock fail (offset +",
+	    ", so the controller's clock may be the one off: not counted toward a drain",
+	    "1 ok (node01), 2 warn (node[02-03]), 1 fail (node04)", NULL);
+	ck_assert_double_ge(clock_num(out, "node04", "(offset "), 2.5);
+	ck_assert_ptr_null(strstr(out, "fleet median ("));
+	free(out);
+	ck_assert_int_ge(link_end(), 2);
+	/* node03 alone slow: a median of three, not dragged; a drain.  node01
+	 * and node02 ok with a max of 0.1 s: the median within 0.1 s of them */
+	write_clock_xml("clock1.xml", "0.1s", "  <drain after=\"1\" resume=\"1\"/>\n");
+	fake_scontrol("scontrol-clock", "node01 node02 node03 node04", drain, sizeof(drain));
+	link_begin(1u << 2);
+	out = clock_sweep("clock1.xml", drain, 1, "s from the fleet median (max 0.100 s)",
+	    "2 ok (node[01-02]), 1 warn (node03), 1 fail (node04)",
+	    "node03: clock warn (offset +0.",
+	    "not judged, not counted toward a drain; not in the fleet median",
+	    "drained node04: knob: clock fail", NULL);
+	ck_assert_double_ge(clock_num(out, "node04", " s, "), 2.5);
+	free(out);
+	ck_assert_int_eq(fake_calls("scontrol-clock", "update"), 1);
+	ck_assert_int_ge(link_end(), 1);
+	agent_skewed(3, NULL);
 }
 END_TEST
 
@@ -2082,6 +2209,7 @@ sweep_net_suite(void)
 	tcase_add_test(tc, test_health_flood_bounded);
 	tcase_add_test(tc, test_drain_resumed_by_hand);
 	tcase_add_test(tc, test_clock_late_pong);
+	tcase_add_test(tc, test_clock_slow_links);
 	tcase_add_test(tc, test_history_after_clock_step);
 	suite_add_tcase(s, tc);
 	return s;
