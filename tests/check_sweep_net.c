@@ -14,7 +14,7 @@
  *
  * Stand-in, said plainly: the throttled node of the probe and bench tests is
  * an agent started with --test-hooks, whose engine honours
- * KNOB_TEST_PROBE_RATE_IOPS=4 (probe) and --test-rate-iops (bench): the
+ * KNOB_TEST_PROBE_RATE_IOPS=16 (probe) and --test-rate-iops (bench): the
  * engine's own per-thread rate limit, as there is no cgroup io controller
  * or device-mapper here to slow a disk.  The tests after the drain test
  * that need Slurm use a stand-in scontrol (a shell script that logs its
@@ -130,7 +130,7 @@ suite_setup(void)
 	h_up = 1;
 	for (int i = 0; i < h.n; i++) {
 		if (i == THROTTLE_NODE)
-			setenv("KNOB_TEST_PROBE_RATE_IOPS", "4", 1);
+			setenv("KNOB_TEST_PROBE_RATE_IOPS", "16", 1);
 		if (harness_agent_start(&h, i) < 0)
 			h_up = 0;
 		unsetenv("KNOB_TEST_PROBE_RATE_IOPS");
@@ -403,9 +403,16 @@ START_TEST(test_probe_slow)
 	 * on this machine; probing at the same time, healthy peers differ by up
 	 * to 11x on this VM (md-create 3479/s against 38002/s under ASan: an
 	 * ext4 journal stall, a busy core).  So the gap is widened to 99%: the
-	 * throttled node runs 4 op/s, 99.98% below its peers on every metric. */
-	write_file("probe.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <slow mads=\"3\" "
-	    "min-gap=\"99%%\"/>\n</sweep>\n");
+	 * throttled node runs 16 op/s, 99.9% below its peers on seq-read and
+	 * md-stat.  The sweep waits out the probe's four phases of a second
+	 * (the least <probe seq md> allows), each over only at the first op
+	 * past its second, the read and stat phases after a whole pass over
+	 * what was written: at 4 op/s node04 took 5.5 s alone, 16 op/s 4.7 s.
+	 * 64 KiB blocks: the healthy nodes write 4 MiB (count-bound) instead of
+	 * a second of 1 MiB blocks and its fsync (3.5 s alone, not 4.1 s). */
+	write_file("probe.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
+	    "    <probe dir=\"%s\" block-size=\"64K\"/>\n  </defaults>\n  <slow mads=\"3\" "
+	    "min-gap=\"99%%\"/>\n</sweep>\n", top);
 	rc = ctl(&out, "sweep -w @all -f %s/probe.xml --probe %s -v", top, top);
 	ck_assert_int_eq(rc, 1);
 	snprintf(line, sizeof(line), "node04: probe %s slow (", top);
@@ -419,9 +426,9 @@ START_TEST(test_probe_slow)
 	 * ok, as if compared and found fine) */
 	harness_sh("mkdir -p %s/other", top);
 	write_file("probe2.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
-	    "    <probe dir=\"%s\"/>\n  </defaults>\n  <group nodes=\"node04\">\n"
-	    "    <probe dir=\"%s/other\"/>\n  </group>\n  <slow mads=\"3\" min-gap=\"99%%\"/>\n"
-	    "</sweep>\n", top, top);
+	    "    <probe dir=\"%s\" block-size=\"64K\"/>\n  </defaults>\n  <group nodes=\"node04\">\n"
+	    "    <probe dir=\"%s/other\" block-size=\"64K\"/>\n  </group>\n  <slow mads=\"3\" "
+	    "min-gap=\"99%%\"/>\n</sweep>\n", top, top);
 	rc = ctl(&out, "sweep -w @all -f %s/probe2.xml -v", top);
 	ck_assert_msg(rc == 0 && strstr(out, "4 ok (node[01-04])"), "node04 compared with the "
 	    "others although it probed another directory:\n%s", out);
