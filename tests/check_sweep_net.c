@@ -645,6 +645,79 @@ knob_side_sweeps(const char *log)
 	ck_assert_int_eq(calls(log, "update"), 0);
 }
 
+/* 1 when slurm_drained(node, prefix) within 10 s (polled: slurmctld
+ * applies a request on its own time). */
+static int
+slurm_drained_soon(const char *node, const char *prefix)
+{
+	uint64_t end = now_mono_ns() + 10000000000ull;
+
+	while (!slurm_drained(node, prefix))
+		if (now_mono_ns() > end)
+			return 0;
+		else
+			usleep(100000);	/* polling a condition with a deadline */
+	return 1;
+}
+
+/* drain1.xml: node01 alone needs a process no node runs when bad; a drain
+ * after 1 failure, a resume after 1 pass. */
+static void
+write_drain1_xml(int bad)
+{
+	write_file("drain1.xml", "<?xml version=\"1.0\"?>\n<sweep>\n%s  <drain after=\"1\" "
+	    "resume=\"1\"/>\n</sweep>\n", bad ? "  <group nodes=\"node01\">\n"
+	    "    <process name=\"knob-no-daemon\"/>\n  </group>\n" : "");
+}
+
+/* A drain call that times out against the real slurmctld and takes all the
+ * same: TOP/scontrol-stop, around the recording scontrol, stops slurmctld
+ * (SIGSTOP) just before the drain call, so that scontrol waits for an
+ * answer until knobctl kills it (KNOB_SCONTROL_TIMEOUT_MS: 0.5 s); SIGCONT
+ * then lets slurmctld read the request still queued on its socket and drain
+ * node01.  The sweep says "drain unconfirmed" (exit 3); the next --drain
+ * sweep, node01 passing, finds the drain in Slurm with knob's reason, takes
+ * it as knob's own and resumes it. */
+static void
+drain_unconfirmed_real(const char *log)
+{
+	char stopper[PATH_MAX], *out = NULL, *err = NULL;
+	int rc;
+
+	write_file("scontrol-stop", "#!/bin/sh\ncase \"$*\" in *State=DRAIN*) kill -STOP %ld ;; "
+	    "esac\nexec %s \"$@\"\n", (long)slurm_pid[0], recorder);
+	snprintf(stopper, sizeof(stopper), "%s/scontrol-stop", top);
+	ck_assert_int_eq(chmod(stopper, 0755), 0);
+	write_drain1_xml(1);
+	setenv("KNOB_SCONTROL_TIMEOUT_MS", "500", 1);
+	rc = harness_knobctl(&h, &out, &err, "sweep -w node01 -f %s/drain1.xml --drain "
+	    "--scontrol %s", top, stopper);
+	unsetenv("KNOB_SCONTROL_TIMEOUT_MS");
+	kill(slurm_pid[0], SIGCONT);
+	ck_assert_msg(rc == 3, "exit %d: %s%s", rc, out, err);
+	ck_assert_ptr_nonnull(strstr(out, "drain unconfirmed node01: knob: service fail (looked "
+	    "up in Slurm next sweep)"));
+	ck_assert_ptr_nonnull(strstr(err, "update timed out after 0.5 s (killed)"));
+	free(out);
+	free(err);
+	ck_assert_int_eq(calls(log, "^update NodeName=node01 State=DRAIN"), 1);
+	ck_assert_msg(slurm_drained_soon("node01", "knob: service fail"), "the drain request "
+	    "queued on slurmctld's socket did not take");
+	write_drain1_xml(0);
+	ck_assert_int_eq(ctl(&out, "sweep -w node01 -f %s/drain1.xml --drain --scontrol %s", top,
+	    recorder), 0);
+	ck_assert_ptr_nonnull(strstr(out, "resumed node01"));
+	free(out);
+	ck_assert(!slurm_drained("node01", ""));
+	ck_assert_int_eq(calls(log, "^update NodeName=node01 State=DRAIN"), 1);
+	ck_assert_int_eq(ctl(&out, "sweep history node01"), 0);
+	ck_assert_ptr_nonnull(strstr(out, "=> drain unconfirmed: knob: service fail (scontrol "
+	    "failed or timed out; looked up in Slurm next sweep)"));
+	ck_assert_ptr_nonnull(strstr(out, "=> unconfirmed drain confirmed (IDLE+DRAIN, reason: "
+	    "knob: service fail); resumed"));
+	free(out);
+}
+
 /* Drain after 2 failures, resume after 2 passes, in batched calls against a
  * real slurmctld; a node a person drained (or re-drained) is never resumed;
  * node04, failing with them but not a Slurm node, is reported as such and
@@ -729,6 +802,11 @@ START_TEST(test_drain_hysteresis)
 	ck_assert_int_eq(ctl(&out, "sweep history node02"), 0);
 	ck_assert_ptr_nonnull(strstr(out, "not resumed: Slurm reason is not knob's (replacing the HBA)"));
 	free(out);
+	setenv("KNOB_SCONTROL_LOG", log, 1);
+	setenv("KNOB_SCONTROL_NETNS", netns, 1);
+	drain_unconfirmed_real(log);
+	unsetenv("KNOB_SCONTROL_LOG");
+	unsetenv("KNOB_SCONTROL_NETNS");
 	slurm_stop();
 }
 END_TEST
