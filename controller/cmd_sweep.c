@@ -220,23 +220,43 @@ check_add(struct sweep_node *sn, const char *check, const char *target, int stat
 		sn->worst = state;
 }
 
-/* The fleet's clock: the median offset of the nodes that answered. */
+/* The fleet's clock: the median offset of the nodes whose ping bounds
+ * their offset within the max (a ping too slow to say whether a node is
+ * within it says nothing about the fleet either: several slow links would
+ * drag the median, and healthy nodes would be judged against it). */
 struct clockref {
 	double median_s;
-	size_t answered;
+	size_t answered;	/* nodes with an offset */
+	size_t trusted;		/* ... whose ping bounds it: those in the median */
 };
 
-/* Median clock offset of the nodes that answered into *ref. */
+#define CLOCK_FLEET_MIN 3	/* nodes the fleet median needs */
+
+/* 1 when half of s's ping round trip (what its offset is known to within)
+ * is at most its max. */
+static int
+clock_trusted(const struct snode *s)
+{
+	return (double)s->rtt_ns / 2e9 <= s->lim.clock_max_s;
+}
+
+/* Median clock offset of the nodes that answered with a ping that bounds
+ * their offset into *ref. */
 static void
 clock_ref(const struct fanout *fo, const struct snode *sn, struct clockref *ref)
 {
 	double *v = xcalloc(fo->n ? fo->n : 1, sizeof(*v));
 	size_t k = 0;
 
-	for (size_t i = 0; i < fo->n; i++)
-		if (fo->nodes[i].status == NS_OK && fo->nodes[i].reply && sn[i].have_offset)
+	ref->answered = 0;
+	for (size_t i = 0; i < fo->n; i++) {
+		if (fo->nodes[i].status != NS_OK || !fo->nodes[i].reply || !sn[i].have_offset)
+			continue;
+		ref->answered++;
+		if (clock_trusted(&sn[i]))
 			v[k++] = (double)sn[i].offset_ns / 1e9;
-	ref->answered = k;
+	}
+	ref->trusted = k;
 	ref->median_s = stats_median(v, k);
 	free(v);
 }
@@ -272,32 +292,50 @@ clock_state(double dist, double max, double unc, char *note, size_t len)
 	return SS_WARN;
 }
 
-/* The clock check: with 3 or more nodes answering, the offset from the
- * fleet median (a controller whose clock jumped fails nobody); with fewer,
- * the offset from the controller, not counted toward a drain.  Either way
- * only an offset beyond the max by more than the ping's round trip can
- * explain fails: a pong that came back late is not a clock that is off. */
+/* Into buf, the "; ..." saying why a node in state st was judged against
+ * the controller's clock: too few nodes answered (said only when it
+ * fails), or too few with a ping that bounds their offset (always said: no
+ * fleet median, although a fleet answered). */
+static void
+clock_no_fleet(char *buf, size_t len, const struct clockref *ref, int st)
+{
+	buf[0] = '\0';
+	if (ref->answered >= CLOCK_FLEET_MIN)
+		snprintf(buf, len, "; against the controller's clock: only %zu of %zu nodes' "
+		    "pings bound their offset within the max (the fleet median needs %d)",
+		    ref->trusted, ref->answered, CLOCK_FLEET_MIN);
+	else if (st == SS_FAIL)
+		snprintf(buf, len, "; fewer than %d nodes answered", CLOCK_FLEET_MIN);
+}
+
+/* The clock check: with 3 or more nodes whose ping bounds their offset,
+ * the offset from their median (a controller whose clock jumped fails
+ * nobody); with fewer, the offset from the controller, not counted toward
+ * a drain.  Either way only an offset beyond the max by more than the
+ * ping's round trip can explain fails: a pong that came back late is not a
+ * clock that is off. */
 static void
 clock_check(struct sweep_node *out, const struct snode *s, const struct clockref *ref)
 {
 	double off = (double)s->offset_ns / 1e9, max = s->lim.clock_max_s;
 	double unc = (double)s->rtt_ns / 2e9;
-	char why[512], o[32], m[32], note[256];
+	char why[768], o[32], m[32], note[256], nofleet[192];
 	int st;
 
 	signed_fmt(o, sizeof(o), off, 3);
-	if (ref->answered >= 3) {
+	if (ref->trusted >= CLOCK_FLEET_MIN) {
 		st = clock_state(off - ref->median_s, max, unc, note, sizeof(note));
 		snprintf(why, sizeof(why), "offset %s s, %s s from the fleet median "
-		    "(max %.3f s)%s", o, signed_fmt(m, sizeof(m), off - ref->median_s, 3), max,
-		    note);
+		    "(max %.3f s)%s%s", o, signed_fmt(m, sizeof(m), off - ref->median_s, 3), max,
+		    note, clock_trusted(s) ? "" : "; not in the fleet median");
 		check_add(out, "clock", NULL, st, why, 0);
 		return;
 	}
 	st = clock_state(off, max, unc, note, sizeof(note));
-	snprintf(why, sizeof(why), "offset %s s (max %.3f s)%s%s", o, max, note,
-	    st == SS_FAIL ? "; fewer than 3 nodes answered, so the controller's clock may be "
-	    "the one off: not counted toward a drain" : "");
+	clock_no_fleet(nofleet, sizeof(nofleet), ref, st);
+	snprintf(why, sizeof(why), "offset %s s (max %.3f s)%s%s%s", o, max, note, nofleet,
+	    st == SS_FAIL ? ", so the controller's clock may be the one off: not counted "
+	    "toward a drain" : "");
 	check_add(out, "clock", NULL, st, why, 0);
 	out->c[out->n - 1].cause = st == SS_FAIL ? SC_KNOB : SC_NODE;
 }

@@ -14,7 +14,7 @@
  *
  * Stand-in, said plainly: the throttled node of the probe and bench tests is
  * an agent started with --test-hooks, whose engine honours
- * KNOB_TEST_PROBE_RATE_IOPS=4 (probe) and --test-rate-iops (bench): the
+ * KNOB_TEST_PROBE_RATE_IOPS=16 (probe) and --test-rate-iops (bench): the
  * engine's own per-thread rate limit, as there is no cgroup io controller
  * or device-mapper here to slow a disk.  The tests after the drain test
  * that need Slurm use a stand-in scontrol (a shell script that logs its
@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <fcntl.h>
+#include <math.h>
 #include <poll.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -129,7 +130,7 @@ suite_setup(void)
 	h_up = 1;
 	for (int i = 0; i < h.n; i++) {
 		if (i == THROTTLE_NODE)
-			setenv("KNOB_TEST_PROBE_RATE_IOPS", "4", 1);
+			setenv("KNOB_TEST_PROBE_RATE_IOPS", "16", 1);
 		if (harness_agent_start(&h, i) < 0)
 			h_up = 0;
 		unsetenv("KNOB_TEST_PROBE_RATE_IOPS");
@@ -402,9 +403,16 @@ START_TEST(test_probe_slow)
 	 * on this machine; probing at the same time, healthy peers differ by up
 	 * to 11x on this VM (md-create 3479/s against 38002/s under ASan: an
 	 * ext4 journal stall, a busy core).  So the gap is widened to 99%: the
-	 * throttled node runs 4 op/s, 99.98% below its peers on every metric. */
-	write_file("probe.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <slow mads=\"3\" "
-	    "min-gap=\"99%%\"/>\n</sweep>\n");
+	 * throttled node runs 16 op/s, 99.9% below its peers on seq-read and
+	 * md-stat.  The sweep waits out the probe's four phases of a second
+	 * (the least <probe seq md> allows), each over only at the first op
+	 * past its second, the read and stat phases after a whole pass over
+	 * what was written: at 4 op/s node04 took 5.5 s alone, 16 op/s 4.7 s.
+	 * 64 KiB blocks: the healthy nodes write 4 MiB (count-bound) instead of
+	 * a second of 1 MiB blocks and its fsync (3.5 s alone, not 4.1 s). */
+	write_file("probe.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
+	    "    <probe dir=\"%s\" block-size=\"64K\"/>\n  </defaults>\n  <slow mads=\"3\" "
+	    "min-gap=\"99%%\"/>\n</sweep>\n", top);
 	rc = ctl(&out, "sweep -w @all -f %s/probe.xml --probe %s -v", top, top);
 	ck_assert_int_eq(rc, 1);
 	snprintf(line, sizeof(line), "node04: probe %s slow (", top);
@@ -418,9 +426,9 @@ START_TEST(test_probe_slow)
 	 * ok, as if compared and found fine) */
 	harness_sh("mkdir -p %s/other", top);
 	write_file("probe2.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
-	    "    <probe dir=\"%s\"/>\n  </defaults>\n  <group nodes=\"node04\">\n"
-	    "    <probe dir=\"%s/other\"/>\n  </group>\n  <slow mads=\"3\" min-gap=\"99%%\"/>\n"
-	    "</sweep>\n", top, top);
+	    "    <probe dir=\"%s\" block-size=\"64K\"/>\n  </defaults>\n  <group nodes=\"node04\">\n"
+	    "    <probe dir=\"%s/other\" block-size=\"64K\"/>\n  </group>\n  <slow mads=\"3\" "
+	    "min-gap=\"99%%\"/>\n</sweep>\n", top, top);
 	rc = ctl(&out, "sweep -w @all -f %s/probe2.xml -v", top);
 	ck_assert_msg(rc == 0 && strstr(out, "4 ok (node[01-04])"), "node04 compared with the "
 	    "others although it probed another directory:\n%s", out);
@@ -637,6 +645,80 @@ knob_side_sweeps(const char *log)
 	ck_assert_int_eq(calls(log, "update"), 0);
 }
 
+/* 1 when slurm_drained(node, prefix) within 10 s (polled: slurmctld
+ * applies a request on its own time). */
+static int
+slurm_drained_soon(const char *node, const char *prefix)
+{
+	uint64_t end = now_mono_ns() + 10000000000ull;
+
+	while (!slurm_drained(node, prefix))
+		if (now_mono_ns() > end)
+			return 0;
+		else
+			usleep(100000);	/* polling a condition with a deadline */
+	return 1;
+}
+
+/* drain1.xml: node01 alone needs a process no node runs when bad; a drain
+ * after 1 failure, a resume after 1 pass. */
+static void
+write_drain1_xml(int bad)
+{
+	write_file("drain1.xml", "<?xml version=\"1.0\"?>\n<sweep>\n%s  <drain after=\"1\" "
+	    "resume=\"1\"/>\n</sweep>\n", bad ? "  <group nodes=\"node01\">\n"
+	    "    <process name=\"knob-no-daemon\"/>\n  </group>\n" : "");
+}
+
+/* A drain call that times out against the real slurmctld and takes all the
+ * same: TOP/scontrol-stop, around the recording scontrol, stops slurmctld
+ * (SIGSTOP) just before the drain call, so that scontrol waits for an
+ * answer until knobctl kills it (KNOB_SCONTROL_TIMEOUT_MS: 0.5 s); SIGCONT
+ * then lets slurmctld read the request still queued on its socket and drain
+ * node01.  The sweep says "drain unconfirmed" (exit 3); the next --drain
+ * sweep, node01 passing, finds the drain in Slurm with knob's reason, takes
+ * it as knob's own and resumes it. */
+static void
+drain_unconfirmed_real(const char *log)
+{
+	char stopper[PATH_MAX], *out = NULL, *err = NULL;
+	int rc;
+
+	write_file("scontrol-stop", "#!/bin/sh\ncase \"$*\" in *State=DRAIN*) kill -STOP %ld ;; "
+	    "esac\nexec %s \"$@\"\n", (long)slurm_pid[0], recorder);
+	snprintf(stopper, sizeof(stopper), "%s/scontrol-stop", top);
+	ck_assert_int_eq(chmod(stopper, 0755), 0);
+	write_drain1_xml(1);
+	setenv("KNOB_SCONTROL_TIMEOUT_MS", "500", 1);
+	rc = harness_knobctl(&h, &out, &err, "sweep -w node01 -f %s/drain1.xml --drain "
+	    "--scontrol %s", top, stopper);
+	unsetenv("KNOB_SCONTROL_TIMEOUT_MS");
+	kill(slurm_pid[0], SIGCONT);
+	ck_assert_msg(rc == 3, "exit %d: %s%s", rc, out, err);
+	ck_assert_ptr_nonnull(strstr(out, "drain unconfirmed node01: knob: service fail (looked "
+	    "up in Slurm next sweep)"));
+	ck_assert_ptr_nonnull(strstr(err, "update timed out after 0.5 s (killed)"));
+	free(out);
+	free(err);
+	ck_assert_int_eq(calls(log, "^update NodeName=node01 State=DRAIN"), 1);
+	ck_assert_msg(slurm_drained_soon("node01", "knob: service fail"), "the drain request "
+	    "queued on slurmctld's socket did not take");
+	write_drain1_xml(0);
+	ck_assert_int_eq(ctl(&out, "sweep -w node01 -f %s/drain1.xml --drain --scontrol %s", top,
+	    recorder), 0);
+	ck_assert_ptr_nonnull(strstr(out, "resumed node01"));
+	free(out);
+	ck_assert(!slurm_drained("node01", ""));
+	ck_assert_int_eq(calls(log, "^update NodeName=node01 State=DRAIN"), 1);
+	ck_assert_int_eq(ctl(&out, "sweep history node01"), 0);
+	ck_assert_ptr_nonnull(strstr(out, "=> drain unconfirmed: knob: service fail (scontrol "
+	    "failed or timed out; looked up in Slurm next sweep)"));
+	/* Slurm may add NOT_RESPONDING: slurmctld's pings were stopped too */
+	ck_assert_ptr_nonnull(strstr(out, "=> unconfirmed drain confirmed (IDLE+DRAIN"));
+	ck_assert_ptr_nonnull(strstr(out, ", reason: knob: service fail); resumed"));
+	free(out);
+}
+
 /* Drain after 2 failures, resume after 2 passes, in batched calls against a
  * real slurmctld; a node a person drained (or re-drained) is never resumed;
  * node04, failing with them but not a Slurm node, is reported as such and
@@ -721,6 +803,11 @@ START_TEST(test_drain_hysteresis)
 	ck_assert_int_eq(ctl(&out, "sweep history node02"), 0);
 	ck_assert_ptr_nonnull(strstr(out, "not resumed: Slurm reason is not knob's (replacing the HBA)"));
 	free(out);
+	setenv("KNOB_SCONTROL_LOG", log, 1);
+	setenv("KNOB_SCONTROL_NETNS", netns, 1);
+	drain_unconfirmed_real(log);
+	unsetenv("KNOB_SCONTROL_LOG");
+	unsetenv("KNOB_SCONTROL_NETNS");
 	slurm_stop();
 }
 END_TEST
@@ -1756,17 +1843,18 @@ END_TEST
 
 /* ------------------------------------------------------------ a slow link */
 
-/* A one-way delay between the controller and node03: this kernel has no
- * sch_netem, so a relay in the controller's namespace (LINK_ADDR:LINK_PORT,
- * named node03's address in a cluster file of its own) passes what the
- * controller sends LINK_DELAY_MS late and node03's answers at once, as a
- * congested link or an agent slow to read does.  Stand-in for netem, said
- * plainly; the agents and knobctl are the real ones. */
+/* A one-way delay between the controller and some nodes: this kernel has
+ * no sch_netem, so a relay in the controller's namespace (LINK_ADDR, port
+ * LINK_PORT + the node's index, named the node's address in a cluster file
+ * of its own) passes what the controller sends LINK_DELAY_MS late and the
+ * node's answers at once, as a congested link or an agent slow to read
+ * does.  Stand-in for netem, said plainly; the agents and knobctl are the
+ * real ones. */
 #define LINK_ADDR "198.18.0.1"
 #define LINK_PORT 17421
 #define LINK_DELAY_MS 600
 #define LINK_NODE 2		/* node03 */
-#define LINK_MAX 4		/* connections at once */
+#define LINK_MAX 8		/* connections at once */
 #define LINK_CHUNKS 32		/* reads of the controller's queued per connection */
 
 struct lchunk {
@@ -1775,7 +1863,7 @@ struct lchunk {
 	char buf[16384];
 };
 
-/* One relayed connection: c the controller's, a node03's. */
+/* One relayed connection: c the controller's, a the agent's. */
 struct llink {
 	int c, a, c_eof;
 	struct lchunk q[LINK_CHUNKS];
@@ -1784,6 +1872,7 @@ struct llink {
 
 static struct harness_child link_child;
 static char link_saved_cluster[PATH_MAX];
+static unsigned link_nodes;	/* the relayed nodes: bit i for node i */
 
 /* Write all of buf to fd (blocking). 0 or -1. */
 static int
@@ -1813,9 +1902,9 @@ link_close(struct llink *k)
 }
 
 /* A new connection from the controller into a free slot of k, joined to
- * node03's agent.  1 when relayed. */
+ * node's agent.  1 when relayed. */
 static int
-link_accept(int l, struct llink *k)
+link_accept(int l, int node, struct llink *k)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(7420) };
 	int c = accept4(l, NULL, NULL, SOCK_CLOEXEC), a, i;
@@ -1828,7 +1917,7 @@ link_accept(int l, struct llink *k)
 		return 0;
 	}
 	a = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	inet_pton(AF_INET, h.node[LINK_NODE].addr, &sa.sin_addr);
+	inet_pton(AF_INET, h.node[node].addr, &sa.sin_addr);
 	if (a < 0 || connect(a, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		close(c);
 		if (a >= 0)
@@ -1894,52 +1983,78 @@ link_wait_ms(const struct llink *k)
 	return next <= now ? 0 : (int)((next - now) / 1000000) + 1;
 }
 
-/* harness_child: the delayed link until stop; the connections relayed. */
+/* A listening socket on LINK_ADDR:port, -1 on failure. */
+static int
+link_listen(int port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port) };
+	int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+
+	inet_pton(AF_INET, LINK_ADDR, &sa.sin_addr);
+	setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (l >= 0 && (bind(l, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(l, 8) < 0)) {
+		close(l);
+		return -1;
+	}
+	return l;
+}
+
+/* harness_child: the delayed links of link_nodes until stop; the
+ * connections relayed. */
 static int
 link_serve(int ready, int stop)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(LINK_PORT) };
 	struct llink *k = xcalloc(LINK_MAX, sizeof(*k));
-	int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1, served = 0;
+	struct pollfd p[1 + HARNESS_MAX + 2 * LINK_MAX] = { { stop, POLLIN, 0 } };
+	int node[HARNESS_MAX], nl = 0, served = 0;
 
 	for (int i = 0; i < LINK_MAX; i++)
 		k[i].c = k[i].a = -1;
-	inet_pton(AF_INET, LINK_ADDR, &sa.sin_addr);
-	setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(l, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(l, 8) < 0 ||
-	    write(ready, "r", 1) != 1)
+	for (int i = 0; i < h.n; i++)
+		if (link_nodes & (1u << i)) {
+			node[nl] = i;
+			p[1 + nl++] = (struct pollfd){ link_listen(LINK_PORT + i), POLLIN, 0 };
+			if (p[nl].fd < 0)
+				_exit(1);
+		}
+	if (write(ready, "r", 1) != 1)
 		_exit(1);
 	for (;;) {
-		struct pollfd p[2 + 2 * LINK_MAX] = { { stop, POLLIN, 0 }, { l, POLLIN, 0 } };
-
 		for (int i = 0; i < LINK_MAX; i++) {
-			p[2 + 2 * i] = (struct pollfd){ k[i].c, POLLIN, 0 };
-			p[3 + 2 * i] = (struct pollfd){ k[i].a, POLLIN, 0 };
+			p[1 + nl + 2 * i] = (struct pollfd){ k[i].c, POLLIN, 0 };
+			p[2 + nl + 2 * i] = (struct pollfd){ k[i].a, POLLIN, 0 };
 		}
-		if (poll(p, nitems(p), link_wait_ms(k)) < 0 && errno != EINTR)
+		if (poll(p, (nfds_t)(1 + nl + 2 * LINK_MAX), link_wait_ms(k)) < 0 && errno != EINTR)
 			break;
 		if (p[0].revents)
 			break;
-		if (p[1].revents & POLLIN)
-			served += link_accept(l, k);
+		for (int i = 0; i < nl; i++)
+			if (p[1 + i].revents & POLLIN)
+				served += link_accept(p[1 + i].fd, node[i], k);
 		for (int i = 0; i < LINK_MAX; i++)
-			link_step(&k[i], p[2 + 2 * i].revents, p[3 + 2 * i].revents);
+			link_step(&k[i], p[1 + nl + 2 * i].revents, p[2 + nl + 2 * i].revents);
 	}
 	return served;
 }
 
-/* Start the delayed link and point knobctl at it: a cluster file beside
- * the harness's, node03 at LINK_ADDR:LINK_PORT (its certificate still
- * node03's). */
+/* Start the delayed links of the nodes in mask (bit i: node i) and point
+ * knobctl at them: a cluster file beside the harness's, each such node at
+ * LINK_ADDR:LINK_PORT+i (its certificate still its own). */
 static void
-link_begin(void)
+link_begin(unsigned mask)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], *sed = NULL;
 
 	snprintf(path, sizeof(path), "%s/cluster-slowlink.xml", h.tmp);
-	ck_assert_int_eq(harness_sh("sed 's|<node name=\"node03\" addr=\"[^\"]*\"/>|<node "
-	    "name=\"node03\" addr=\"%s\" port=\"%d\"/>|' %s > %s && grep -q '%s' %s", LINK_ADDR,
-	    LINK_PORT, h.cluster, path, LINK_ADDR, path), 0);
+	for (int i = 0; i < h.n; i++)
+		if (mask & (1u << i))
+			str_appendf(&sed, " -e 's|<node name=\"%s\" addr=\"[^\"]*\"/>|<node "
+			    "name=\"%s\" addr=\"%s\" port=\"%d\"/>|'", h.node[i].name,
+			    h.node[i].name, LINK_ADDR, LINK_PORT + i);
+	ck_assert_int_eq(harness_sh("sed%s %s > %s && [ $(grep -c 'addr=\"%s\"' %s) = %d ]", sed,
+	    h.cluster, path, LINK_ADDR, path, __builtin_popcount(mask)), 0);
+	free(sed);
+	link_nodes = mask;
 	harness_child_start(&link_child, h.ctl_ns, link_serve);
 	/* an agent started meanwhile must not hold the stop pipe open */
 	fcntl(link_child.stop, F_SETFD, FD_CLOEXEC);
@@ -1960,56 +2075,130 @@ link_end(void)
 	return harness_child_end(&link_child);
 }
 
-/* A pong that comes back late is not a clock that is off.  node03's link
- * delays what the controller sends by 0.6 s and nothing back: the ping
- * reaches the agent 0.6 s after it left and the pong comes back at once,
- * so the round trip's midpoint says +0.3 s for a clock that agrees with
- * the others to microseconds.  With <clock max-offset="0.2s">, node03 was
- * "clock fail" and counted toward a drain; the offset is only known to
- * within half the round trip, so now it is warn, not judged.  A clock
- * really off (node03's agent 3 s ahead, libfaketime) still fails through
- * the same link. */
-START_TEST(test_clock_late_pong)
+/* The number after key in node's clock finding of out ("node03: clock
+ * ...", key "(offset " or "round trip took "); NAN when there is none. */
+static double
+clock_num(const char *out, const char *node, const char *key)
+{
+	char pat[64];
+	const char *l, *k, *nl;
+	double v;
+
+	snprintf(pat, sizeof(pat), "%s: clock ", node);
+	if ((l = strstr(out, pat)) == NULL || (k = strstr(l, key)) == NULL)
+		return NAN;
+	if ((nl = strchr(l, '\n')) != NULL && k > nl)
+		return NAN;
+	return sscanf(k + strlen(key), "%lf", &v) == 1 ? v : NAN;
+}
+
+/* TOP/name: a sweep file with <clock max-offset="max"/> and tail. */
+static void
+write_clock_xml(const char *name, const char *max, const char *tail)
+{
+	write_file(name, "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
+	    "    <clock max-offset=\"%s\"/>\n  </defaults>\n%s</sweep>\n", max, tail);
+}
+
+/* knobctl sweep -v of node[01-04] with TOP/file and args: asserts the exit
+ * status and that the output holds each string of the NULL-terminated
+ * list; the output (to free). */
+static char *
+clock_sweep(const char *file, const char *args, int want_rc, ...)
 {
 	char *out = NULL;
+	const char *w;
+	va_list ap;
+
+	ck_assert_int_eq(ctl(&out, "sweep -v -w node[01-04] -f %s/%s %s", top, file, args),
+	    want_rc);
+	va_start(ap, want_rc);
+	while ((w = va_arg(ap, const char *)) != NULL)
+		ck_assert_msg(strstr(out, w) != NULL, "missing '%s' in:\n%s", w, out);
+	va_end(ap);
+	return out;
+}
+
+/* Restart node i's agent with its clock ahead by skew ("+3s", libfaketime),
+ * or right (NULL). */
+static void
+agent_skewed(int i, const char *skew)
+{
+	harness_agent_stop(&h, i, SIGTERM);
+	if (skew != NULL) {
+		setenv("FAKETIME", skew, 1);
+		setenv("FAKETIME_DONT_FAKE_MONOTONIC", "1", 1);
+		cu_faketime_begin();
+	}
+	ck_assert_int_eq(harness_agent_start(&h, i), 0);
+	faketime_cleanup();
+}
+
+/* A pong that comes back late is not a clock that is off, and the fleet
+ * median is taken over the nodes whose ping bounds their offset within the
+ * max.  A slow link delays what the controller sends by 0.6 s and nothing
+ * back: the ping reaches the agent 0.6 s after it left and the pong comes
+ * back at once, so the round trip's midpoint says +0.3 s for a clock that
+ * agrees with the others to microseconds, known to within 0.3 s only.
+ * node03 behind such a link, its offset within a max of 0.5 s: ok, the
+ * round trip said, exit 0.  node04's agent then 3 s ahead (libfaketime) on
+ * a fast link, max 0.1 s: node03 is warn, not judged and not in the
+ * median; node04 fails and is drained.  Before, node03 was "clock fail"
+ * and drained; and the median of +0.0, +0.0, +0.3, +3.0 was +0.15, so
+ * node01 and node02, fast and right, failed and were drained with node04.
+ * node02 behind a slow link too (max 0.2 s): only node01 and node04 bound
+ * their offset, too few for a median, so each node is judged against the
+ * controller, said so, and node04 fails without counting toward a drain
+ * (before, the median was +0.3 and node01 failed 0.3 s from it).  A clock
+ * really off (node03's agent 3 s ahead) still fails through the link. */
+START_TEST(test_clock_late_pong)
+{
+	char drain[PATH_MAX + 32], *out;
 
 	precheck();
 	agents_up(4);
-	write_file("clock.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
-	    "    <clock max-offset=\"0.2s\"/>\n  </defaults>\n</sweep>\n");
-	link_begin();
-	ck_assert_int_eq(ctl(&out, "sweep -v -w node[01-04] -f %s/clock.xml", top), 1);
-	ck_assert_msg(strstr(out, "node03: clock warn (offset +0.") != NULL, "%s", out);
-	ck_assert_ptr_nonnull(strstr(out, "from the fleet median (max 0.200 s); the ping's "
-	    "round trip took 0.6"));
-	ck_assert_ptr_nonnull(strstr(out, "not judged, not counted toward a drain)"));
-	ck_assert_ptr_null(strstr(out, "clock fail"));
-	ck_assert_ptr_nonnull(strstr(out, "3 ok (node[01-02,04]), 1 warn (node03)"));
+	link_begin(1u << LINK_NODE);
+	write_clock_xml("clock5.xml", "0.5s", "");
+	out = clock_sweep("clock5.xml", "", 0, "node03: clock ok (offset +0.",
+	    "(max 0.500 s); the ping's round trip took ", "4 ok (node[01-04])", NULL);
+	ck_assert_double_ge(clock_num(out, "node03", "round trip took "), 0.6);
 	free(out);
-	/* a max the offset measured is within, though not with the whole round
-	 * trip added: ok, with the round trip said (a slow link alone makes
-	 * no node warn: check_sim's 200-agent sweep under ASan load did) */
-	write_file("clock5.xml", "<?xml version=\"1.0\"?>\n<sweep>\n  <defaults>\n"
-	    "    <clock max-offset=\"0.5s\"/>\n  </defaults>\n</sweep>\n");
-	ck_assert_int_eq(ctl(&out, "sweep -v -w node[01-04] -f %s/clock5.xml", top), 0);
-	ck_assert_msg(strstr(out, "node03: clock ok (offset +0.") != NULL, "%s", out);
-	ck_assert_ptr_nonnull(strstr(out, "(max 0.500 s); the ping's round trip took 0.6"));
-	ck_assert_ptr_nonnull(strstr(out, "4 ok (node[01-04])"));
+	agent_skewed(3, "+3s");
+	write_clock_xml("clock1.xml", "0.1s", "  <drain after=\"1\" resume=\"1\"/>\n");
+	fake_scontrol("scontrol-clock", "node01 node02 node03 node04", drain, sizeof(drain));
+	out = clock_sweep("clock1.xml", drain, 1, "node03: clock warn (offset +0.",
+	    "from the fleet median (max 0.100 s); the ping's round trip took ",
+	    "not judged, not counted toward a drain; not in the fleet median)",
+	    "2 ok (node[01-02]), 1 warn (node03), 1 fail (node04)",
+	    "drained node04: knob: clock fail\n", NULL);
+	ck_assert_double_ge(clock_num(out, "node03", "round trip took "), 0.6);
+	ck_assert_double_ge(clock_num(out, "node04", " s, "), 2.5);
+	free(out);
+	ck_assert_int_eq(fake_calls("scontrol-clock", "update"), 1);
+	ck_assert_int_ge(link_end(), 2);
+	/* node02 and node03 slow: no fleet median */
+	link_begin(1u << 1 | 1u << LINK_NODE);
+	write_clock_xml("clock.xml", "0.2s", "");
+	out = clock_sweep("clock.xml", "", 1, "node01: clock ok (offset ",
+	    " s (max 0.200 s); against the controller's clock: only 2 of 4 nodes' pings bound "
+	    "their offset within the max (the fleet median needs 3)",
+	    ": clock warn (offset +0.", "node04: clock fail (offset +",
+	    ", so the controller's clock may be the one off: not counted toward a drain",
+	    "1 ok (node01), 2 warn (node[02-03]), 1 fail (node04)", NULL);
+	ck_assert_double_ge(clock_num(out, "node04", "(offset "), 2.5);
+	ck_assert_ptr_null(strstr(out, "fleet median ("));
 	free(out);
 	/* node03's clock 3 s ahead: off by more than the round trip explains */
-	harness_agent_stop(&h, LINK_NODE, SIGTERM);
-	setenv("FAKETIME", "+3s", 1);
-	setenv("FAKETIME_DONT_FAKE_MONOTONIC", "1", 1);
-	cu_faketime_begin();
-	ck_assert_int_eq(harness_agent_start(&h, LINK_NODE), 0);
-	faketime_cleanup();
-	ck_assert_int_eq(ctl(&out, "sweep -w node[01-04] -f %s/clock.xml", top), 1);
-	ck_assert_msg(strstr(out, "node03: clock fail (offset +3.") != NULL, "%s", out);
-	ck_assert_ptr_nonnull(strstr(out, "; more than the max even with the ping's 0.6"));
+	agent_skewed(LINK_NODE, "+3s");
+	out = clock_sweep("clock.xml", "", 1, "node03: clock fail (offset +",
+	    "; more than the max even with the ping's ", NULL);
+	ck_assert_double_ge(clock_num(out, "node03", "(offset "), 2.5);
+	ck_assert_double_ge(clock_num(out, "node03", "even with the ping's "), 0.6);
 	free(out);
-	ck_assert_int_ge(link_end(), 2);
+	ck_assert_int_ge(link_end(), 4);
+	/* stopped, not restarted: agents_up starts them right when needed */
 	harness_agent_stop(&h, LINK_NODE, SIGTERM);
-	ck_assert_int_eq(harness_agent_start(&h, LINK_NODE), 0);
+	harness_agent_stop(&h, 3, SIGTERM);
 }
 END_TEST
 
