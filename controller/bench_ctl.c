@@ -407,7 +407,7 @@ release_files(struct brun *br, const char *workdir)
 		if (fanout_send(br->fo, &br->fo->nodes[i], &env) == 0) {
 			br->pn[i].rel_wait = 1;
 			br->pn[i].rel_wd = workdir;
-			br->pn[i].rel_deadline = now_mono_ns() + br->rel_wait_s * 1000000000ull;
+			br->pn[i].rel_deadline = now_mono_ns() + RELEASE_WAIT_S * 1000000000ull;
 			br->pn[i].rel_removed = 0;
 			br->pn[i].rel_moved = now_mono_ns();
 		}
@@ -921,7 +921,7 @@ on_progress(struct brun *br, struct fo_node *n, Knob__Envelope *m)
 	if (pg->releasing_workdir[0]) {	/* still removing: the wait goes on */
 		if (br->stage == ST_RELEASE && pn->rel_wait &&
 		    strcmp(pg->releasing_workdir, pn->rel_wd) == 0) {
-			pn->rel_deadline = now_mono_ns() + br->rel_wait_s * 1000000000ull;
+			pn->rel_deadline = now_mono_ns() + RELEASE_WAIT_S * 1000000000ull;
 			if (pg->release_removed != pn->rel_removed)
 				pn->rel_moved = now_mono_ns();
 			pn->rel_removed = pg->release_removed;
@@ -1104,15 +1104,6 @@ on_end(struct fanout *fo, struct fo_node *n)
 	advance(br);
 }
 
-/* How long a node may say nothing of its release: RELEASE_WAIT_S, or for
- * tests only $KNOB_TEST_RELEASE_WAIT_S (whole seconds, 1 to RELEASE_WAIT_S),
- * so that a test's slow release outlasts it sooner. */
-static uint32_t
-release_wait_s(void)
-{
-	return (uint32_t)env_number("KNOB_TEST_RELEASE_WAIT_S", 1, RELEASE_WAIT_S, RELEASE_WAIT_S);
-}
-
 /* The stall deadline of the run: --stall-timeout, else three times the
  * phase's expected length (--stonewall or --runtime), at least 60 s; it
  * bounds a release that removes nothing too. */
@@ -1140,9 +1131,9 @@ release_given_up(struct brun *br, size_t i, uint64_t now)
 		return NULL;
 	if (now >= pn->rel_deadline) {
 		ranks = ranks_list(pn);
-		msg = xasprintf("%s: no word of removing the files of knob.%s for %u s; not "
+		msg = xasprintf("%s: no word of removing the files of knob.%s for %d s; not "
 		    "waiting (the files of its ranks %s may be left in %s/knob.%s)", name, wd,
-		    br->rel_wait_s, ranks, br->req->dir, wd);
+		    RELEASE_WAIT_S, ranks, br->req->dir, wd);
 		free(ranks);
 		return msg;
 	}
@@ -1273,7 +1264,6 @@ bench_run(struct ctl *ctl, const struct strvec *nodes, const struct bench_req *r
 	br.ctl = ctl;
 	br.req = req;
 	br.fo = &fo;
-	br.rel_wait_s = release_wait_s();
 	make_run_id(br.run_id, sizeof(br.run_id));
 	br.plan = bench_make_plan(req, br.run_id, &br.nplan);
 	fanout_init(&fo, ctl, nodes);

@@ -90,7 +90,6 @@ struct brun {
 	int drawn;
 	uint64_t last_draw;
 	uint64_t sync_deadline;
-	uint32_t rel_wait_s;		/* RELEASE_WAIT_S, or $KNOB_TEST_RELEASE_WAIT_S */
 	int wall_sent;			/* wear-out target sent this phase */
 	uint64_t wall_target;
 	int fd_sent;			/* first-done moment sent this phase */

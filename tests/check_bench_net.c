@@ -1764,29 +1764,22 @@ START_TEST(stalled_node_recorded)
 }
 END_TEST
 
-#define RELEASE_WAIT_S	"3"	/* knobctl's wait for word of a release here (10 s) */
-#define SLOW_RELEASE_S	"5"	/* node01's first release: longer than that */
-
-/* node01 takes SLOW_RELEASE_S to remove the files of the first phase
- * (knobd --test-hooks with $KNOB_TEST_SLOW_RELEASE, as large files on
- * Lustre or GPFS do) and says every second that it is still at it: the
- * controller, whose wait for word of a release is RELEASE_WAIT_S here
- * ($KNOB_TEST_RELEASE_WAIT_S; 10 s otherwise), waits for its
- * confirmation, so the second thread count's prepare comes after the
- * removal (node01's log), no cleanup_failed, exit 0.  Before, it gave up
- * after that fixed wait, reported files that were being removed as maybe
- * left, exited 1 and ran the next phase over the deletes. */
+/* node01 takes 11 s to remove the files of the first phase (knobd
+ * --test-hooks with $KNOB_TEST_SLOW_RELEASE, as large files on Lustre or
+ * GPFS do) and says every second that it is still at it: the controller
+ * waits for its confirmation, so the second thread count's prepare comes
+ * after the removal (node01's log), no cleanup_failed, exit 0.  Before,
+ * it gave up after a fixed 10 s, reported files that were being removed
+ * as maybe left, exited 1 and ran the next phase over the deletes. */
 START_TEST(slow_release_waited_for)
 {
 	char path[PATH_MAX + 32], *log = NULL, *removed, *prep2, want[128];
 	json_object *doc;
 	int rc;
 
-	restart_hooked(0, "KNOB_TEST_SLOW_RELEASE", SLOW_RELEASE_S);
-	setenv("KNOB_TEST_RELEASE_WAIT_S", RELEASE_WAIT_S, 1);
+	restart_hooked(0, "KNOB_TEST_SLOW_RELEASE", "11");
 	doc = bench_json(&rc, "seq-write -w node[01-02] --dir %s --threads 1,2 --bs 4k --size 64k",
 	    data);
-	unsetenv("KNOB_TEST_RELEASE_WAIT_S");
 	ck_assert_int_eq(rc, 0);
 	ck_assert_str_eq(cu_str(doc, "status"), "ok");
 	ck_assert(!json_object_object_get_ex(doc, "cleanup_failed", NULL));
