@@ -134,6 +134,8 @@ struct agent {
 	pthread_cond_t work_cv;		/* signalled when a work item of ours ends */
 	unsigned nwork;			/* THE count of our work items (post_mu) */
 	unsigned nqueued;		/* ... of which requests waiting for a pool thread */
+	unsigned fini_wait_s;		/* agent_fini's wait for work items: AGENT_FINI_WAIT_S,
+					 * or $KNOB_TEST_FINI_WAIT_S with --test-hooks */
 	unsigned test_busy_work;	/* $KNOB_TEST_BUSY_WORK with --test-hooks: requests
 					 * agent_work still refuses as busy (post_mu) */
 	struct work_pool *pool;		/* cfg.pool or own_pool */
@@ -227,7 +229,8 @@ struct work {
 #define WORK_THREADS	4	/* default pool size, per process */
 #define WORK_QUEUE_MAX	64	/* requests waiting for a thread, per agent */
 #define TEST_BUSY_WORK_MAX 100	/* $KNOB_TEST_BUSY_WORK: larger is ignored */
-#define AGENT_FINI_WAIT_S 10	/* agent_fini waits this long for work items */
+#define AGENT_FINI_WAIT_S 10	/* agent_fini waits this long for work items (tests:
+				 * $KNOB_TEST_FINI_WAIT_S, 1 to this, with --test-hooks) */
 struct work_pool *work_pool_new(unsigned threads);
 /* Stop the threads once the queue is empty and free the pool. */
 void work_pool_free(struct work_pool *p);
@@ -293,10 +296,11 @@ int agent_run(struct agent *a);		/* drive the base until a->stop (knobd) */
  * (also when it refuses it).  0, or -1 when refused (fd closed). */
 int agent_adopt(struct agent *a, int fd, const struct sockaddr *sa, socklen_t salen);
 int agent_run_stdio(struct agent *a);	/* one session on fds 0/1 (--stdio) */
-/* Close every connection, stop the subsystems, wait AGENT_FINI_WAIT_S at
- * most for the work items, then free.  0, or -1 past the deadline: the
- * state those items use is left allocated (said so), and the caller must
- * not free a or a pool they use (exiting is fine). */
+/* Close every connection, stop the subsystems, wait a->fini_wait_s
+ * (AGENT_FINI_WAIT_S) at most for the work items, then free.  0, or -1
+ * past the deadline: the state those items use is left allocated (said
+ * so), and the caller must not free a or a pool they use (exiting is
+ * fine). */
 int agent_fini(struct agent *a);
 /* Re-arm the instance's timer after a change from the loop thread (a phase
  * started): it runs only while a deadline or a subsystem needs it. */

@@ -328,9 +328,13 @@ agent_init(struct agent *a, const struct agent_cfg *cfg)
 	log_set_instance(a->node);
 
 	a->pool = cfg->pool;
-	if (cfg->test_hooks)
+	a->fini_wait_s = AGENT_FINI_WAIT_S;
+	if (cfg->test_hooks) {
 		a->test_busy_work = (unsigned)env_number("KNOB_TEST_BUSY_WORK", 0,
 		    TEST_BUSY_WORK_MAX, 0);
+		a->fini_wait_s = (unsigned)env_number("KNOB_TEST_FINI_WAIT_S", 1,
+		    AGENT_FINI_WAIT_S, AGENT_FINI_WAIT_S);
+	}
 	if (a->pool == NULL && (a->pool = a->own_pool = work_pool_new(WORK_THREADS)) == NULL)
 		return -1;
 	a->base = cfg->base;
@@ -1608,7 +1612,7 @@ agent_fini(struct agent *a)
 		conn_close(a, a->conns, NULL);	/* aborts running phases */
 	unauth_summary(a);	/* what came after the last one (knob-sim sums its agents' first) */
 	agent_subsys_stop(a);
-	busy = agent_work_wait(a, AGENT_FINI_WAIT_S) < 0;
+	busy = agent_work_wait(a, (int)a->fini_wait_s) < 0;
 	if (busy)	/* the items still use the instance: leave it allocated */
 		log_warnx("leaving the subsystems' state to the work items still running");
 	else

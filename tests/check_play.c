@@ -433,7 +433,9 @@ at_step2(void *arg)
  * NOT rolled back, as if the request had gone.)  Then node03 applies for
  * real and is stopped during a bench: a <rollback/> step that times out
  * on node03 keeps node03 marked (its profile is there), the stop rollback
- * tries it again and says it NOT rolled back. */
+ * tries it again and says it NOT rolled back.  Each of the three waits
+ * for node03 is the handshake's deadline (--connect-timeout 1); the bench
+ * (128 writes at 100 IOPS, 1.3 s) is the window to stop node03 in. */
 START_TEST(play_stop_rolls_back_timed_out)
 {
 	char path[PATH_MAX + 16], *out = NULL;
@@ -446,7 +448,7 @@ START_TEST(play_stop_rolls_back_timed_out)
 	    "max-fail=\"1\">\n  <apply profile=\"somax\"/>\n  <verify profile=\"other\"/>\n"
 	    "</play>\n");
 	ck_assert_int_eq(kill(h.node[2].pid, SIGSTOP), 0);
-	rc = harness_knobctl_logged(&h, &out, "--timeout 3 --connect-timeout 2 play %s/to.xml",
+	rc = harness_knobctl_logged(&h, &out, "--timeout 3 --connect-timeout 1 play %s/to.xml",
 	    h.tmp);
 	ck_assert_int_eq(rc, 1);
 	ck_assert_msg(strstr(out, "rollback on every node an apply may have reached (2)") != NULL,
@@ -466,10 +468,10 @@ START_TEST(play_stop_rolls_back_timed_out)
 	write_file("rb.xml", "<?xml version=\"1.0\"?>\n<play name=\"rb\" nodes=\"@all\" "
 	    "max-fail=\"1\">\n  <apply profile=\"somax\"/>\n"
 	    "  <bench kind=\"seq-write\" nodes=\"node[01-02]\" dir=\"%s\" threads=\"1\" bs=\"4k\" "
-	    "size=\"1m\" test-rate-iops=\"100\"/>\n"
+	    "size=\"512k\" test-rate-iops=\"100\"/>\n"
 	    "  <rollback/>\n  <verify profile=\"somax\"/>\n</play>\n", data);
 	snprintf(path, sizeof(path), "%s/rb.out", h.tmp);
-	pid = harness_knobctl_bg(&h, path, NULL, "--timeout 3 --connect-timeout 2 play %s/rb.xml",
+	pid = harness_knobctl_bg(&h, path, NULL, "--timeout 3 --connect-timeout 1 play %s/rb.xml",
 	    h.tmp);
 	ck_assert_int_gt(pid, 0);
 	ck_assert_msg(cu_wait(at_step2, path, 30) >= 0, "the play never reached its bench");

@@ -603,11 +603,14 @@ START_TEST(test_sim_sni)
 }
 END_TEST
 
+#define FINI_WAIT_S "2"	/* knobd's shutdown wait here (AGENT_FINI_WAIT_S: 10) */
+
 /* Shutdown with a work item that does not end: knobd (SIGTERM during an
- * apply paused for a minute by the test hook) waits AGENT_FINI_WAIT_S for
- * it, says so, and exits; nothing after that deadline waits without a
- * limit.  The journal already held the originals, so the restarted agent
- * recovers the transaction and the value is the one from before. */
+ * apply paused for a minute by the test hook) waits its deadline for it
+ * (AGENT_FINI_WAIT_S; FINI_WAIT_S here, $KNOB_TEST_FINI_WAIT_S), says so,
+ * and exits; nothing after that deadline waits without a limit.  The
+ * journal already held the originals, so the restarted agent recovers the
+ * transaction and the value is the one from before. */
 START_TEST(test_fini_deadline)
 {
 	char root[PATH_MAX], prof[PATH_MAX], path[PATH_MAX + 64], *cmd;
@@ -615,7 +618,9 @@ START_TEST(test_fini_deadline)
 	uint64_t t0;
 	double took;
 
+	setenv("KNOB_TEST_FINI_WAIT_S", FINI_WAIT_S, 1);
 	start_node(root, sizeof(root));
+	unsetenv("KNOB_TEST_FINI_WAIT_S");
 	snprintf(path, sizeof(path), "%s/proc/sys/vm/dirty_ratio", root);
 	snprintf(prof, sizeof(prof), "%s/fini.xml", h.tmp);
 	cu_write(prof, 0644, "%s", "<?xml version=\"1.0\"?>\n<profile name=\"fini\" summary=\"t\">\n"
@@ -634,8 +639,8 @@ START_TEST(test_fini_deadline)
 	took = (double)(now_mono_ns() - t0) / 1e9;
 	fprintf(stderr, "check_sim: knobd exited %.1f s after SIGTERM with a stuck work item\n",
 	    took);
-	ck_assert_msg(took >= AGENT_FINI_WAIT_S - 0.5, "exited after %.1f s: did not wait", took);
-	ck_assert(harness_log_has(&h, 0, "work item(s) still running after 10 s"));
+	ck_assert_msg(took >= atoi(FINI_WAIT_S) - 0.5, "exited after %.1f s: did not wait", took);
+	ck_assert(harness_log_has(&h, 0, "work item(s) still running after " FINI_WAIT_S " s"));
 	kill(ctl, SIGKILL);
 	cu_reap(ctl);
 	ck_assert_int_eq(harness_agent_start(&h, 0), 0);	/* recovers the transaction */

@@ -1723,7 +1723,8 @@ boot_one(char **out, const char *node, int secs, const char *what)
  * session is dead too (node02's sshd for it stopped), that cannot be: the
  * line says so, and the next run's probe removes it.  Before, the session
  * was closed at once and knobd.knob-new stayed (30000 bytes) until a
- * later bootstrap, which nothing said. */
+ * later bootstrap, which nothing said.  --timeout 1 there: each stall
+ * waits it out (the second twice: the upload, then the removal). */
 START_TEST(bootstrap_upload_stall_removed)
 {
 	char *out = NULL, sftp[4200], dead[4300], *pid;
@@ -1738,17 +1739,17 @@ START_TEST(bootstrap_upload_stall_removed)
 	sshd_stop(1);
 	sshd_spawn_sftp(1, sftp, "");
 	sshd_wait(1);
-	ck_assert_int_eq(boot_one(&out, "node02", 2, "upload stalled"), 1);
-	ck_assert_msg(strstr(out, "node02: timeout: ssh: no progress within 2s; partial upload "
+	ck_assert_int_eq(boot_one(&out, "node02", 1, "upload stalled"), 1);
+	ck_assert_msg(strstr(out, "node02: timeout: ssh: no progress within 1s; partial upload "
 	    "removed\n"), "%s", out);
 	free(out);
 	ck_assert_int_eq(harness_sh("! find %s/root-node02 -name '*.knob-new' | grep -q .", h.tmp),
 	    0);
 
 	cu_write(dead, 0644, "%s", "");
-	ck_assert_int_eq(boot_one(&out, "node02", 2, "session dead"), 1);
-	ck_assert_msg(strstr(out, "node02: timeout: ssh: no progress within 2s; "
-	    "usr/sbin/knobd.knob-new not removed (ssh: no progress within 2s): the next run "
+	ck_assert_int_eq(boot_one(&out, "node02", 1, "session dead"), 1);
+	ck_assert_msg(strstr(out, "node02: timeout: ssh: no progress within 1s; "
+	    "usr/sbin/knobd.knob-new not removed (ssh: no progress within 1s): the next run "
 	    "removes it\n"), "%s", out);
 	free(out);
 	ck_assert_int_eq(harness_sh("find %s/root-node02 -name '*.knob-new' | grep -q .", h.tmp), 0);
