@@ -411,7 +411,8 @@ release_node(struct brun *br, size_t i)
 		pn->rel_wd = workdir;
 		pn->rel_deadline = now_mono_ns() + release_wait_s() * 1000000000ull;
 		pn->rel_removed = 0;
-		pn->rel_moved = now_mono_ns();
+		pn->rel_moved = pn->rel_sent = now_mono_ns();
+		pn->rel_long_said = 0;
 	}
 }
 
@@ -959,6 +960,22 @@ on_ready(struct brun *br, struct fo_node *n, Knob__Envelope *m)
 	return 1;
 }
 
+/* Once, when node name's release (pn) has outlived the wait for word of
+ * it: say that knobctl waits on while it reports progress (a delete of
+ * large files on Lustre or GPFS), so a user sees why it has not ended. */
+static void
+release_long_said(const char *name, struct pnode *pn)
+{
+	unsigned wait = release_wait_s();
+
+	if (pn->rel_long_said || now_mono_ns() - pn->rel_sent < wait * 1000000000ull)
+		return;
+	pn->rel_long_said = 1;
+	fprintf(stderr, "knobctl bench: %s: still removing the files of knob.%s after %u s "
+	    "(%llu removed so far): waiting while it reports progress\n", name, pn->rel_wd,
+	    wait, (unsigned long long)pn->rel_removed);
+}
+
 /* Progress of a running phase: the live line, the first thread's end and
  * the stonewall report. */
 static int
@@ -973,6 +990,7 @@ on_progress(struct brun *br, struct fo_node *n, Knob__Envelope *m)
 			if (pg->release_removed != pn->rel_removed)
 				pn->rel_moved = now_mono_ns();
 			pn->rel_removed = pg->release_removed;
+			release_long_said(n->name, pn);
 		}
 		return 0;
 	}

@@ -43,6 +43,8 @@ struct pnode {
 	uint64_t rel_removed;		/* entries its release removed, as last reported */
 	uint64_t rel_moved;		/* monotonic: when that count last moved (or the
 					 * release was sent) */
+	uint64_t rel_sent;		/* monotonic: when that release was sent */
+	int rel_long_said;		/* said it outlived the wait for word */
 	const char *rel_late;		/* workdir given up on unconfirmed (a plan's): a
 					 * late confirmation clears its cleanup_failed */
 	const char *files_wd;		/* workdir it got ranks in, until released (a plan's) */

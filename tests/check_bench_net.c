@@ -1775,15 +1775,23 @@ END_TEST
  * the next phase over the deletes. */
 START_TEST(slow_release_waited_for)
 {
-	char path[PATH_MAX + 32], *log = NULL, *removed, *prep2, want[128];
+	char path[PATH_MAX + 32], *log = NULL, *removed, *prep2, want[128], *o = NULL, *e = NULL;
 	json_object *doc;
 	int rc;
 
 	restart_hooked(0, "KNOB_TEST_SLOW_RELEASE", "3");
 	setenv("KNOB_TEST_RELEASE_WAIT_S", "2", 1);
-	doc = bench_json(&rc, "seq-write -w node[01-02] --dir %s --threads 1,2 --bs 4k --size 64k",
-	    data);
+	rc = harness_knobctl(&h, &o, &e, "--json bench seq-write -w node[01-02] --dir %s "
+	    "--threads 1,2 --bs 4k --size 64k", data);
 	unsetenv("KNOB_TEST_RELEASE_WAIT_S");
+	doc = json_tokener_parse(o);
+	ck_assert_msg(doc != NULL, "not JSON: %s%s", o, e);
+	/* it outlived the 2 s wait for word, and knobctl said it waited on */
+	ck_assert_msg(strstr(e, "node01: still removing the files of knob.") &&
+	    strstr(e, "after 2 s"), "%s", e);
+	ck_assert_msg(strstr(e, "node02: still removing") == NULL, "%s", e);
+	free(o);
+	free(e);
 	ck_assert_int_eq(rc, 0);
 	ck_assert_str_eq(cu_str(doc, "status"), "ok");
 	ck_assert(!json_object_object_get_ex(doc, "cleanup_failed", NULL));
