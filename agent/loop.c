@@ -835,9 +835,9 @@ host_order(const void *x, const void *y)
 
 /* The one of the n unauthenticated connections at hs_progress level (2
  * or 3: answered; none is below it) that makes room: from the source
- * holding the most of them, the oldest among equals.  A flood of ClientHellos it never goes
- * on with, from many addresses, holds several places per address; a
- * controller, one or two; so it is the flood's that go, each in its turn
+ * holding the most of them, the oldest among equals.  A flood of
+ * ClientHellos it never goes on with, from many addresses, holds several
+ * places per address; a controller, one or two; so it is the flood's that go, each in its turn
  * (none is kept past the handshake deadline), while the controller's next
  * flight takes its round trip.  Sorting keeps this at n log n. */
 static struct aconn *
