@@ -13,9 +13,10 @@
  * command; a link knows its agent certificate's notAfter, verified or
  * recorded with the ticket it resumed, to stop at its expiry), which
  * hands each open connection over (fanout_detach).  The agent's ticket
- * comes on the link after that: the holder keeps it (link_ticket) and
- * writes the ticket cache once a second at most, without waiting for
- * another command's lock, and at exit (tickets_save).  Each
+ * comes on the link after that: the holder keeps it (link_ticket) and,
+ * once a second at most and at exit (tickets_save), hands what changed to
+ * a thread that writes the ticket cache (controller/tcsaver.c): the loop
+ * never waits on the cache's lock or its disk.  Each
  * batch runs on a thread of its own, at once, beside the batches already
  * out (at most MUX_DIALS of them, and with --fanout N at most N nodes in
  * flight in all; a node that finds no room for as long as its command
@@ -73,9 +74,12 @@
 #define MUX_HEADER_MS 10000	/* for a channel's first line (mux_header_ns) */
 #define MUX_DIALS 32		/* batches being dialled at once (a thread each) */
 #define MUX_WAIT_TICK_NS (100 * 1000000ull)	/* how often waiting nodes are looked at */
-/* The links' tickets are written to the ticket cache this long after the
- * first one not yet saved (one write for a round of dials), and at exit. */
+/* The links' tickets are handed to the saver this long after the first
+ * one not yet saved (one write for a round of dials), and at exit. */
 #define MUX_TICKETS_NS (1000 * 1000000ull)
+/* At exit, the saver's last save is waited for this long at most (its
+ * lock wait, TC_LOCK_WAIT_MS, and a write): then the holder exits. */
+#define MUX_SAVE_EXIT_S 10
 /* Back-pressure: a channel whose queue for knobctl holds more than this
  * has its links' input held (not read, so the agents' replies wait in
  * TCP) until it drains below half of it.  It then exceeds this by one
@@ -182,6 +186,7 @@ struct mux {
 	pthread_mutex_t done_mu;	/* guards done: the threads post, the loop takes */
 	struct dial_done *done, **done_tail;
 	int dial_efd;		/* a thread posted */
+	struct tcache_saver *saver;	/* writes ctl->tickets' changes (NULL: we do) */
 	double persist;		/* 0: no idle exit */
 	int stop;
 	int stale;		/* stopped on a trust change: exit 1 */
@@ -974,17 +979,14 @@ dial_end(struct fanout *fo, struct fo_node *n)
 	dial_post(fo->user, n->idx, n->status, n->detail, lk);
 }
 
-/* Write the links' tickets to the cache now, unless another command
- * holds its lock: then again in MUX_TICKETS_NS (the loop never waits). */
+/* Hand the links' tickets to the saver (a copy: the loop never waits on
+ * the cache's lock or its disk). */
 static void
 tickets_save(void *arg)
 {
 	struct mux *m = arg;
 
-	if (tcache_save_try(m->ctl->tickets) == 1) {
-		log_debug("mux: the ticket cache is locked by another command: saved later");
-		tickets_due(m);
-	}
+	tcache_saver_hand(m->saver, m->ctl->tickets);
 }
 
 /* A ticket is waiting to be saved: the save is due in MUX_TICKETS_NS. */
@@ -1654,6 +1656,8 @@ mux_serve(struct mux *m)
 		close(m->dial_efd);
 		m->dial_efd = -1;
 	}
+	if ((m->saver = tcache_saver_start("mux")) == NULL)
+		log_warnx("mux: no thread to save the ticket cache: saved by the event loop");
 	idle_arm(m);
 	fd_spare_reserve();	/* to refuse a channel when out of descriptors */
 	fprintf(stderr, "knobctl mux: holding connections on %s\n", m->path);
@@ -1672,7 +1676,8 @@ mux_serve(struct mux *m)
 		dial_stop_all(m);
 	log_info("mux: %llu links opened, %llu reuses", m->opened, m->reused);
 	mux_close_all(m);
-	tcache_save(m->ctl->tickets);	/* what came since the last save */
+	/* what came since the last save, and what is still being saved */
+	tcache_saver_stop(m->saver, m->ctl->tickets, MUX_SAVE_EXIT_S);
 	return m->stale || failed;
 }
 

@@ -134,9 +134,27 @@ void tcache_put(struct tcache *tc, const char *name, SSL_SESSION *s, const char 
     int64_t not_after);
 /* Write the file if anything changed. 0 or -1 (warned). */
 int tcache_save(struct tcache *tc);
-/* The same without waiting for another command's lock (an event loop's
- * save): 0, -1 (warned), or 1 when it is held (saved later, try again). */
-int tcache_save_try(struct tcache *tc);
+/* The same, but quiet when another command holds the lock for longer
+ * than a save waits: 0, -1 (warned), or 1 (nothing saved: try again). */
+int tcache_save_later(struct tcache *tc);
+/* A new cache (the caller's, NULL when none) holding copies of what tc
+ * put or dropped since it last saved or handed its changes over, bound to
+ * tc's file and trust: saving it saves them, tc no longer does.  Only
+ * memory: for a loop that hands its changes to a thread that saves. */
+struct tcache *tcache_changes(struct tcache *tc);
+/* newer's changes (tcache_changes, later) over into's; newer is freed. */
+void tcache_absorb(struct tcache *into, struct tcache *newer);
+/* A thread that saves the changes handed to it (controller/tcsaver.c), one
+ * save at a time, trying again while another command holds the lock:
+ * NULL when no thread can be made. */
+struct tcache_saver;
+struct tcache_saver *tcache_saver_start(const char *who);
+/* Hand tc's changes since the last hand-over to sv (NULL: saved here). */
+void tcache_saver_hand(struct tcache_saver *sv, struct tcache *tc);
+/* Hand tc's last changes over and wait wait_s at most for what is pending
+ * to be saved (tried once more if the lock is held).  0, or -1 when it
+ * did not end in time (warned; the thread is left to the process's exit). */
+int tcache_saver_stop(struct tcache_saver *sv, struct tcache *tc, int wait_s);
 /* The DER of session s as the cache keeps it: without the agent's
  * certificate (the [3] peer element of OpenSSL's SSL_SESSION sequence), so
  * that a session decoded from it resumes without decoding a certificate.

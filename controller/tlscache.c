@@ -16,7 +16,7 @@
  * Commands run at once (an admin's, a sweep's timer, the holder's): each
  * save takes an flock on FILE.lock (waiting TC_LOCK_WAIT_MS at most, else
  * the save is skipped: tickets cost time, never safety; the holder's
- * event loop does not wait, tcache_save_try, and tries again later), reads the file
+ * saver thread, tcache_save_later, tries again later), reads the file
  * again and writes it back with only the nodes this command learned or
  * dropped since its last save changed, so one command's tickets do not
  * wipe out another's (last writer wins only for a node both touched).  A
@@ -445,24 +445,72 @@ tc_write(struct tcache *tc)
 	return r;
 }
 
-/* The file as it is now, with this command's puts and drops over it. */
+/* src's puts and drops (copied) over dst's entries, put or dropped by dst
+ * from now on. */
+static void
+tc_apply(struct tcache *dst, const struct tcache *src)
+{
+	for (size_t i = 0; i < src->n; i++) {
+		const struct tc_entry *e = &src->v[i];
+		struct tc_entry *d;
+
+		if (!e->touched)
+			continue;
+		d = tc_find(dst, e->name, 1);
+		tc_set(d, e->der, e->len, e->pin, e->not_after);
+		d->touched = 1;
+		dst->dirty = 1;
+	}
+}
+
+/* An empty cache of tc's file, bound to what tc trusts. */
 static struct tcache *
-tc_merged(const struct tcache *tc)
+tc_empty_like(const struct tcache *tc, size_t want)
 {
 	struct tcache *m = xcalloc(1, sizeof(*m));
 
 	memcpy(m->path, tc->path, sizeof(m->path));
 	memcpy(m->bind, tc->bind, sizeof(m->bind));
-	tc_reindex(m, tc->n);
-	tc_read(m, 1);
-	for (size_t i = 0; i < tc->n; i++) {
-		const struct tc_entry *e = &tc->v[i];
-
-		if (!e->touched)
-			continue;
-		tc_set(tc_find(m, e->name, 1), e->der, e->len, e->pin, e->not_after);
-	}
+	tc_reindex(m, want);
 	return m;
+}
+
+/* The file as it is now, with this command's puts and drops over it. */
+static struct tcache *
+tc_merged(const struct tcache *tc)
+{
+	struct tcache *m = tc_empty_like(tc, tc->n);
+
+	tc_read(m, 1);
+	tc_apply(m, tc);
+	return m;
+}
+
+struct tcache *
+tcache_changes(struct tcache *tc)
+{
+	struct tcache *c;
+	size_t n = 0;
+
+	if (tc == NULL || tc->path[0] == '\0' || !tc->dirty)
+		return NULL;
+	for (size_t i = 0; i < tc->n; i++)
+		n += tc->v[i].touched != 0;
+	c = tc_empty_like(tc, n);
+	c->ca = xstrdup(tc->ca);
+	c->cert = xstrdup(tc->cert);
+	tc_apply(c, tc);
+	for (size_t i = 0; i < tc->n; i++)	/* handed over: saved by c's owner */
+		tc->v[i].touched = 0;
+	tc->dirty = 0;
+	return c;
+}
+
+void
+tcache_absorb(struct tcache *into, struct tcache *newer)
+{
+	tc_apply(into, newer);
+	tcache_free(newer);
 }
 
 /* How long a save waits for FILE.lock: TC_LOCK_WAIT_MS, or for tests only
@@ -473,12 +521,12 @@ tc_lock_wait_ms(void)
 	return (int)env_number("KNOB_TEST_TC_LOCK_WAIT_MS", 1, TC_LOCK_WAIT_MS, TC_LOCK_WAIT_MS);
 }
 
-/* FILE.lock, taken within wait_ms (0: now or never, quietly): its fd;
+/* FILE.lock, taken within wait_ms (quiet: not warned when it is not): its fd;
  * -1 when there is no lock file to take (a read-only place: saved
  * unlocked, as before), -2 when another command holds it too long (the
  * save is skipped). */
 static int
-tc_lock(const struct tcache *tc, int wait_ms)
+tc_lock(const struct tcache *tc, int wait_ms, int quiet)
 {
 	char lock[PATH_MAX + 8];
 	int fd;
@@ -495,7 +543,7 @@ tc_lock(const struct tcache *tc, int wait_ms)
 			return -1;
 		}
 		if (waited >= wait_ms) {
-			if (wait_ms > 0)
+			if (!quiet)
 				log_warnx("%s: held by another command for %d ms: tickets not "
 				    "saved", lock, waited);
 			close(fd);
@@ -517,9 +565,10 @@ tc_trust_moved(const struct tcache *tc)
 }
 
 /* tcache_save, waiting wait_ms at most for the lock: 0, -1 (warned), or
- * 1 when the lock was held for longer (nothing saved, tc still dirty). */
+ * 1 when the lock was held for longer (nothing saved, tc still dirty;
+ * warned unless quiet). */
 static int
-tc_save(struct tcache *tc, int wait_ms)
+tc_save(struct tcache *tc, int wait_ms, int quiet)
 {
 	struct tcache *m;
 	int fd, r;
@@ -527,7 +576,7 @@ tc_save(struct tcache *tc, int wait_ms)
 	if (tc == NULL || tc->path[0] == '\0' || !tc->dirty)
 		return 0;
 	results_mkparent(tc->path);
-	if ((fd = tc_lock(tc, wait_ms)) == -2)
+	if ((fd = tc_lock(tc, wait_ms, quiet)) == -2)
 		return 1;
 	if (tc_trust_moved(tc)) {	/* under the lock: no newer save slips in */
 		log_debug("%s: the CA, CRL or certificate changed: tickets not saved", tc->path);
@@ -553,13 +602,13 @@ tc_save(struct tcache *tc, int wait_ms)
 int
 tcache_save(struct tcache *tc)
 {
-	return tc_save(tc, tc_lock_wait_ms()) < 0 ? -1 : 0;
+	return tc_save(tc, tc_lock_wait_ms(), 0) < 0 ? -1 : 0;
 }
 
 int
-tcache_save_try(struct tcache *tc)
+tcache_save_later(struct tcache *tc)
 {
-	return tc_save(tc, 0);
+	return tc_save(tc, tc_lock_wait_ms(), 1);
 }
 
 int

@@ -73,6 +73,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -1412,15 +1413,13 @@ cache_holds(void *arg)
 	return all;
 }
 
-/* Has the holder put off its save because another command holds the
- * cache's lock? */
+/* Has the holder logged the text at arg? */
 static int
-save_put_off(void *arg)
+mux_said(void *arg)
 {
 	char *log = cu_slurp(mux_err);
-	int yes = log && strstr(log, "the ticket cache is locked by another command") != NULL;
+	int yes = log && strstr(log, arg) != NULL;
 
-	(void)arg;
 	free(log);
 	return yes;
 }
@@ -1449,7 +1448,8 @@ START_TEST(holder_saves_its_tickets)
 	ck_assert_int_eq(flock(fd, LOCK_EX), 0);
 	ck_assert_int_eq(ctl(&out, &err, "ping -w node01,node02"), 0);
 	ck_assert_int_eq(via(err, "node01"), 0);
-	ck_assert_msg(cu_wait(save_put_off, NULL, 20) >= 0, "the holder never tried to save: %s",
+	ck_assert_msg(cu_wait(mux_said, (char *)(uintptr_t)
+	    "the ticket cache is locked by another command", 20) >= 0, "the holder never tried to save: %s",
 	    cu_slurp(mux_err));
 	ck_assert_int_eq(ctl(&out, &err, "ping -w node01,node02"), 0);
 	ck_assert_int_eq(via(err, "node02"), 1);
@@ -1465,6 +1465,104 @@ START_TEST(holder_saves_its_tickets)
 		    h.node[i].name, cu_slurp(mux_err));
 	free(out);
 	free(err);
+}
+END_TEST
+
+/* Is a thread of the holder blocked opening a file (the ticket cache's
+ * FIFO: /proc/PID/task/TID/syscall names the call it waits in)? */
+static int
+holder_in_open(void *arg)
+{
+	char dir[64], path[PATH_MAX], *t;
+	struct dirent *de;
+	DIR *d;
+	int yes = 0;
+
+	(void)arg;
+	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)mux_pid);
+	if ((d = opendir(dir)) == NULL)
+		return 0;
+	while (!yes && (de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/syscall", dir, de->d_name);
+		t = cu_slurp(path);
+		yes = t && strtol(t, NULL, 10) == SYS_openat && t[0] != 'r';
+		free(t);
+	}
+	closedir(d);
+	return yes;
+}
+
+/* Is the FIFO at arg gone, replaced by a regular file?  A reader waiting
+ * in it is let go (an end of file) meanwhile. */
+static int
+fifo_replaced(void *arg)
+{
+	const char *fifo = arg;
+	struct stat st;
+	int fd;
+
+	if (lstat(fifo, &st) < 0)
+		return 0;
+	if (S_ISFIFO(st.st_mode) && (fd = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC)) >= 0)
+		close(fd);
+	return S_ISREG(st.st_mode);
+}
+
+/* The holder's ticket save stuck on the file system (the cache is a FIFO
+ * that nobody writes: its read blocks, as on a hung NFS home) does not
+ * hold the holder: a ping over its kept links is relayed at once, and the
+ * tickets land once the file system lets go; told to stop then, it
+ * finishes that save before it exits.  Before, the save ran on the
+ * holder's event loop: the ping waited its --connect-timeout for an
+ * answer, then dialled directly (and hung on the FIFO itself). */
+START_TEST(stuck_save_serves_on)
+{
+	static const char *two[] = { "node01", "node02", NULL };
+	char lock[PATH_MAX], fifo[PATH_MAX], out[PATH_MAX], err[PATH_MAX + 8], *log;
+	char *o = NULL, *e = NULL;
+	pid_t pid;
+	int fd, exited;
+
+	snprintf(fifo, sizeof(fifo), "%s/%s", h.tmp, TCACHE_FILE);
+	snprintf(lock, sizeof(lock), "%s.lock", fifo);
+	snprintf(out, sizeof(out), "%s/stuck.out", h.tmp);
+	snprintf(err, sizeof(err), "%s/stuck.err", h.tmp);
+	/* the links' tickets wait for the lock until the FIFO is in place */
+	ck_assert_int_ge(fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600), 0);
+	ck_assert_int_eq(flock(fd, LOCK_EX), 0);
+	ck_assert_int_eq(ctl(&o, &e, "ping -w node01,node02"), 0);
+	ck_assert_int_eq(via(e, "node01"), 0);
+	free(o);
+	free(e);
+	(void)unlink(fifo);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	close(fd);
+	ck_assert_msg(cu_wait(holder_in_open, NULL, 20) >= 0, "the holder's save never "
+	    "opened the FIFO: %s", cu_slurp(mux_err));
+	pid = harness_knobctl_bg(&h, out, err, "--log-level debug --connect-timeout 2 "
+	    "ping -w node01,node02");
+	ck_assert_int_gt(pid, 0);
+	exited = cu_wait(child_exited, &pid, 10) >= 0;
+	if (!exited) {	/* it fell back to a direct dial: let it (and the holder) go */
+		ck_assert_int_ge(cu_wait(fifo_replaced, fifo, 20), 0);
+		ck_assert_int_ge(cu_wait(child_exited, &pid, 20), 0);
+	}
+	log = cu_slurp(err);
+	ck_assert_msg(exited && pid == 0, "the ping was held by the stuck save (rc %d): %s",
+	    (int)pid, log);
+	ck_assert_int_eq(via(log, "node01"), 1);
+	ck_assert_int_eq(via(log, "node02"), 1);
+	free(log);
+	/* told to stop, it closes its links and waits for the save */
+	kill(mux_pid, SIGTERM);
+	ck_assert_int_ge(cu_wait(mux_said, (char *)(uintptr_t)"links opened", 20), 0);
+	ck_assert_int_eq(waitpid(mux_pid, NULL, WNOHANG), 0);
+	ck_assert_msg(cu_wait(fifo_replaced, fifo, 20) >= 0, "the tickets never landed");
+	ck_assert_int_eq(cu_reap(mux_pid), 0);
+	mux_pid = 0;
+	ck_assert(cache_holds(two));
 }
 END_TEST
 
@@ -1992,6 +2090,7 @@ main(void)
 	tcase_add_test(tc, expired_controller_cert);
 	tcase_add_test(tc, restarted_holder_resumes);
 	tcase_add_test(tc, holder_saves_its_tickets);
+	tcase_add_test(tc, stuck_save_serves_on);
 	tcase_add_test(tc, persist_and_exit_status);
 	tcase_add_test(tc, one_idle_link_per_node);
 	tcase_add_test(tc, done_with_request_out);
