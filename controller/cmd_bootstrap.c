@@ -934,6 +934,7 @@ node_finish(struct boot *b, struct bnode *n, int failed)
 		free(n->fn->detail);
 		n->fn->detail = xstrdup(n->ssh.err);
 	}
+	ssh_cut(&n->ssh);	/* what is freed now cannot wait on the node */
 	if (n->sftp)
 		libssh2_sftp_shutdown(n->sftp);
 	n->sftp = NULL;

@@ -4,8 +4,11 @@
  * over TLS travel on the channel's stdin and stdout.  The trust comes from
  * SSH, so there is no TLS inside.  --push-agent first uploads this
  * controller's knobd over SFTP to a temporary file that the command removes
- * when the session ends (and close, when the upload failed). */
+ * when the session ends (and, when the upload failed, one more exec after
+ * the loop: all such nodes together, within UNDO_MS).  No close waits on
+ * a node: a session is cut (ssh_cut) before anything of it is freed. */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +22,10 @@
 #include "wire.h"
 
 enum { FS_SSH, FS_PUSH_SFTP, FS_PUSH, FS_PUSH_END, FS_OPEN, FS_EXEC, FS_READY };
+/* Removing a failed push's part: the file closed, SFTP ended, rm run (a
+ * stalled upload goes straight to the rm: its sftp-server answers nothing). */
+enum { U_ABORT, U_SFTP_END, U_RM_START, U_RM, U_DONE };
+#define UNDO_MS 2000	/* for the removals of one run, all together */
 
 struct fo_ssh {
 	struct ssh_conn c;
@@ -35,7 +42,16 @@ struct fo_ssh {
 	size_t outlen, outoff;
 	char errtext[512];	/* the agent's stderr (last bytes) */
 	size_t errlen;
+	int undo;		/* U_*: the removal of a failed push's part */
+	struct ssh_exec x;	/* its rm */
+	char *undo_cmd;
 };
+
+/* Sessions whose failed push's part is still to be removed (parked by
+ * ssh_close_node, removed by ssh_finish).  --via ssh runs one loop, in
+ * one thread. */
+static struct fo_ssh **parked;
+static size_t nparked;
 
 /* The command the channel runs: the agent in --stdio mode, named after
  * the node; with --push-agent the uploaded copy, removed afterwards. */
@@ -334,61 +350,129 @@ ssh_send(struct fanout *fo, struct fo_node *n, Knob__Envelope *env)
 	return 0;
 }
 
-/* A --push-agent upload that did not get through (a full /tmp on the
- * node, a timeout): its part removed from the node's /tmp by one more
- * exec, in close's blocking mode (2 s), since nothing else would remove
- * a file of a random name. */
+/* Free s.  Its session is cut first (ssh_cut: a healthy node gets EOF on
+ * the agent's stdin and a disconnect), so nothing here waits on the node. */
 static void
-push_undo(struct fo_ssh *s)
+node_free(struct fo_ssh *s)
 {
-	LIBSSH2_CHANNEL *ch;
-	char *q, *cmd;
-
-	if (s->step != FS_PUSH || s->c.s == NULL)
-		return;
-	ssh_upload_abort(&s->u);
-	libssh2_sftp_shutdown(s->sftp);
-	s->sftp = NULL;
-	if ((ch = libssh2_channel_open_session(s->c.s)) == NULL)
-		return;
-	q = sh_quote(s->u.tmp);
-	cmd = xasprintf("rm -f %s", q);
-	if (libssh2_channel_exec(ch, cmd) == 0)
-		libssh2_channel_wait_eof(ch);
-	libssh2_channel_free(ch);
-	free(cmd);
-	free(q);
-}
-
-static void
-ssh_close_node(struct fanout *fo, struct fo_node *n)
-{
-	struct fo_ssh *s = n->tr;
-
-	(void)fo;
-	if (s == NULL)
-		return;
-	if (n->fd >= 0 && fanout_epfd(n) >= 0)
-		epoll_ctl(fanout_epfd(n), EPOLL_CTL_DEL, n->fd, NULL);
-	if (s->c.s)
-		libssh2_session_set_blocking(s->c.s, 1);	/* see ssh_close */
-	if (s->c.s)
-		libssh2_session_set_timeout(s->c.s, 2000);
-	push_undo(s);
-	if (s->ch) {
-		libssh2_channel_send_eof(s->ch);
+	if (s->ch && s->c.s && !s->c.cut)
+		libssh2_channel_send_eof(s->ch);	/* only if it goes out at once */
+	ssh_cut(&s->c);
+	if (s->ch)
 		libssh2_channel_free(s->ch);
-	}
 	if (s->sftp)
 		libssh2_sftp_shutdown(s->sftp);
+	ssh_exec_free(&s->x);
 	ssh_close(&s->c);
+	free(s->undo_cmd);
 	free(s->push_data);
 	free(s->cmd);
 	free(s->in);
 	free(s->out);
 	free(s);
+}
+
+/* Advance the removal of s's failed push (its file has a random name:
+ * nothing else would remove it) as far as it goes now.  1 over (removed,
+ * or the session failed), 0 again. */
+static int
+undo_step(struct fo_ssh *s)
+{
+	char *q;
+
+	switch (s->undo) {
+	case U_ABORT:
+		if (!ssh_upload_abort(&s->u))
+			return 0;
+		s->undo = U_SFTP_END;
+		/* FALLTHROUGH */
+	case U_SFTP_END:
+		if (s->sftp && libssh2_sftp_shutdown(s->sftp) == LIBSSH2_ERROR_EAGAIN)
+			return 0;
+		s->sftp = NULL;
+		/* FALLTHROUGH */
+	case U_RM_START:
+		q = sh_quote(s->u.tmp);
+		s->undo_cmd = xasprintf("rm -f %s", q);
+		free(q);
+		ssh_exec_init(&s->x, s->undo_cmd, NULL, 0);
+		s->undo = U_RM;
+		/* FALLTHROUGH */
+	case U_RM:
+		if (ssh_exec_step(&s->c, &s->x) == 0)
+			return 0;
+		s->undo = U_DONE;
+		/* FALLTHROUGH */
+	default:
+		return 1;
+	}
+}
+
+/* Run the parked removals side by side, each stepped as its node answers,
+ * for UNDO_MS in all (a node that is gone costs no more than that, however
+ * many there are); then free their sessions. */
+static void
+undo_parked(void)
+{
+	uint64_t now, end = now_mono_ns() + UNDO_MS * 1000000ull;
+	struct pollfd *pf = xcalloc(nparked + 1, sizeof(*pf));
+	size_t i, k;
+
+	for (;;) {
+		for (i = k = 0; i < nparked; i++)
+			if (!undo_step(parked[i])) {
+				/* EPOLLIN and EPOLLOUT are POLLIN and POLLOUT */
+				pf[k].fd = parked[i]->c.fd;
+				pf[k++].events = (short)ssh_events(&parked[i]->c);
+			}
+		now = now_mono_ns();
+		if (k == 0 || now >= end)
+			break;
+		if (poll(pf, k, (int)((end - now + 999999) / 1000000)) < 0 && errno != EINTR)
+			break;
+	}
+	for (i = 0; i < nparked; i++)
+		node_free(parked[i]);
+	free(pf);
+	free(parked);
+	parked = NULL;
+	nparked = 0;
+}
+
+/* The run is over: remove the failed pushes' parts (undo_parked). */
+static void
+ssh_finish(struct fanout *fo)
+{
+	(void)fo;
+	undo_parked();
+}
+
+/* n is done: its session freed without waiting on the node; one whose push
+ * failed midway is parked until the run is over (ssh_finish) to remove its
+ * part, so the loop goes on for the others meanwhile. */
+static void
+ssh_close_node(struct fanout *fo, struct fo_node *n)
+{
+	struct fo_ssh *s = n->tr;
+	int looping = fanout_epfd(n) >= 0;
+
+	(void)fo;
+	if (s == NULL)
+		return;
+	if (n->fd >= 0 && looping)
+		epoll_ctl(fanout_epfd(n), EPOLL_CTL_DEL, n->fd, NULL);
 	n->tr = NULL;
 	n->fd = -1;
+	if (s->step != FS_PUSH || s->c.s == NULL) {
+		node_free(s);
+		return;
+	}
+	/* a timeout: the upload stalled, its handle would not close either */
+	s->undo = n->status == NS_TIMEOUT || n->status == NS_UNREACHABLE ? U_RM_START : U_ABORT;
+	parked = xrealloc(parked, (nparked + 1) * sizeof(*parked));
+	parked[nparked++] = s;
+	if (!looping)	/* after the run (fanout_free): no finish to come */
+		undo_parked();
 }
 
 const struct fo_transport fo_ssh_transport = {
@@ -396,5 +480,6 @@ const struct fo_transport fo_ssh_transport = {
 	.event = ssh_event,
 	.send = ssh_send,
 	.close = ssh_close_node,
+	.finish = ssh_finish,
 	.tick = ssh_advance,
 };

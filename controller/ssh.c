@@ -848,6 +848,28 @@ ssh_events(const struct ssh_conn *c)
 	return ev ? ev : EPOLLIN;
 }
 
+/* End c's connection without waiting on the peer: the disconnect goes
+ * out if the socket takes it now (a healthy peer's does), then the socket
+ * is shut, so whatever libssh2 sends or reads for c after (closing its
+ * channels, freeing the session) fails at once instead of waiting for a
+ * peer that is gone or stalled.  Once per connection. */
+void
+ssh_cut(struct ssh_conn *c)
+{
+	if (c->cut || c->s == NULL)
+		return;
+	c->cut = 1;
+	libssh2_session_set_blocking(c->s, 0);
+	libssh2_session_disconnect(c->s, "knobctl done");
+	if (c->fd >= 0)
+		shutdown(c->fd, SHUT_RDWR);
+	/* blocking from here: libssh2 finishes freeing (a non-blocking free gives
+	 * up with EAGAIN), and nothing can wait on a shut socket (the timeout
+	 * only bounds what cannot happen) */
+	libssh2_session_set_timeout(c->s, 2000);
+	libssh2_session_set_blocking(c->s, 1);
+}
+
 void
 ssh_close(struct ssh_conn *c)
 {
@@ -858,11 +880,7 @@ ssh_close(struct ssh_conn *c)
 		c->agent = NULL;
 	}
 	if (c->s) {
-		/* non-blocking, libssh2 would give up freeing with EAGAIN: finish
-		 * blocking, bounded by a short timeout */
-		libssh2_session_set_timeout(c->s, 2000);
-		libssh2_session_set_blocking(c->s, 1);
-		libssh2_session_disconnect(c->s, "knobctl done");
+		ssh_cut(c);
 		libssh2_session_free(c->s);
 		c->s = NULL;
 	}

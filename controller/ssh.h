@@ -49,6 +49,7 @@ struct ssh_conn {
 	int phase;		/* enum ssh_phase */
 	struct ssh_kh *kh;	/* read before the handshake, freed after the host key check */
 	int fail_status;	/* knobctl node status for the failure (NS_*) */
+	int cut;		/* ssh_cut done: the socket is shut */
 	char err[512];
 };
 
@@ -61,6 +62,11 @@ int ssh_start(struct ssh_conn *c, const struct ssh_cfg *cfg, const char *name, c
 int ssh_step(struct ssh_conn *c);
 /* EPOLLIN/EPOLLOUT that the last "again" waits for. */
 uint32_t ssh_events(const struct ssh_conn *c);
+/* End the connection without waiting on the peer (a disconnect only if it
+ * goes out at once, then the socket shut): channels and SFTP freed after
+ * it cannot block.  ssh_close does it first. */
+void ssh_cut(struct ssh_conn *c);
+/* Free c (ssh_cut first: never waits on the peer). */
 void ssh_close(struct ssh_conn *c);
 
 /* One command on an exec channel: stdin from in (may be NULL), stdout

@@ -1716,6 +1716,39 @@ boot_one(char **out, const char *node, int secs, const char *what)
 	return rc;
 }
 
+/* Restart node i's sshd with an sftp-server that gets each session's first
+ * 64 KiB, then nothing (an upload stalls); with the script's .dead file
+ * present the session's sshd stops too, its pid in that file (its path
+ * into dead). */
+static void
+sshd_stall(int i, char *dead, size_t len)
+{
+	char sftp[4200];
+
+	snprintf(sftp, sizeof(sftp), "%s/stall-sftp%d.sh", h.tmp, i);
+	snprintf(dead, len, "%s.dead", sftp);
+	cu_write(sftp, 0755, "#!/bin/sh\n# the first 64 KiB reach sftp-server, the rest is "
+	    "swallowed; with $0.dead the session's sshd stops too (its pid in that file)\n"
+	    "{ dd bs=4096 count=65536 iflag=count_bytes status=none; if [ -e \"$0.dead\" ]; then "
+	    "echo $PPID > \"$0.dead\"; kill -STOP $PPID; fi; cksum > \"$0.sink\"; } | "
+	    "/usr/lib/openssh/sftp-server\n");
+	sshd_stop(i);
+	sshd_spawn_sftp(i, sftp, "");
+	sshd_wait(i);
+}
+
+/* Kill the stopped session sshd whose pid the stall script wrote to dead. */
+static void
+stall_kill(const char *dead)
+{
+	char *pid = cu_slurp(dead);
+
+	ck_assert_ptr_nonnull(pid);
+	ck_assert_int_gt(atoi(pid), 1);
+	kill(atoi(pid), SIGKILL);
+	free(pid);
+}
+
 /* An upload that stalls (node02's sftp-server gets the session's first
  * 64 KiB, then nothing: knobd.knob-new is created and part written, no
  * write is ever answered): after --timeout node02 is a timeout whose
@@ -1727,18 +1760,9 @@ boot_one(char **out, const char *node, int secs, const char *what)
  * waits it out (the second twice: the upload, then the removal). */
 START_TEST(bootstrap_upload_stall_removed)
 {
-	char *out = NULL, sftp[4200], dead[4300], *pid;
+	char *out = NULL, dead[4300];
 
-	snprintf(sftp, sizeof(sftp), "%s/stall-sftp.sh", h.tmp);
-	snprintf(dead, sizeof(dead), "%s.dead", sftp);
-	cu_write(sftp, 0755, "#!/bin/sh\n# the first 64 KiB reach sftp-server, the rest is "
-	    "swallowed; with $0.dead the session's sshd stops too (its pid in that file)\n"
-	    "{ dd bs=4096 count=65536 iflag=count_bytes status=none; if [ -e \"$0.dead\" ]; then "
-	    "echo $PPID > \"$0.dead\"; kill -STOP $PPID; fi; cksum > \"$0.sink\"; } | "
-	    "/usr/lib/openssh/sftp-server\n");
-	sshd_stop(1);
-	sshd_spawn_sftp(1, sftp, "");
-	sshd_wait(1);
+	sshd_stall(1, dead, sizeof(dead));
 	ck_assert_int_eq(boot_one(&out, "node02", 1, "upload stalled"), 1);
 	ck_assert_msg(strstr(out, "node02: timeout: ssh: no progress within 1s; partial upload "
 	    "removed\n"), "%s", out);
@@ -1753,10 +1777,7 @@ START_TEST(bootstrap_upload_stall_removed)
 	    "removes it\n"), "%s", out);
 	free(out);
 	ck_assert_int_eq(harness_sh("find %s/root-node02 -name '*.knob-new' | grep -q .", h.tmp), 0);
-	ck_assert_ptr_nonnull(pid = cu_slurp(dead));
-	ck_assert_int_gt(atoi(pid), 1);
-	kill(atoi(pid), SIGKILL);
-	free(pid);
+	stall_kill(dead);
 	sshd_stop(1);
 	sshd_start(1);
 	ck_assert_int_eq(boot_one(&out, "node02", 2, "sshd as it was"), 0);
@@ -1764,6 +1785,86 @@ START_TEST(bootstrap_upload_stall_removed)
 	free(out);
 	ck_assert_int_eq(harness_sh("! find %s/root-node02 -name '*.knob-new' | grep -q .", h.tmp),
 	    0);
+}
+END_TEST
+
+/* node01's sshd logged a session's "knobctl done" disconnect (a cu_wait
+ * condition). */
+static int
+node01_disconnected(void *arg)
+{
+	(void)arg;
+	return harness_sh("grep -q 'Received disconnect from .*:11: knobctl done' %s/ssh0/sshd.log",
+	    h.tmp) == 0;
+}
+
+/* Sessions that die mid-upload (node02's and node03's sshd stop after
+ * 64 KiB of it) are dropped together, each without waiting on its peer:
+ * bootstrap and --push-agent each take about one --timeout for the dead
+ * nodes, not one per node, and node01 beside them is done, its session
+ * ended with a disconnect.  A push that stalls on a live session is still
+ * removed.  Before, each
+ * close waited 2 s for the dead peer to take a disconnect (the push's
+ * removal more: 2 s per step), one node after another, the loop stopped. */
+START_TEST(ssh_dead_sessions_closed_together)
+{
+	char *out = NULL, dead[2][4300];
+	uint64_t t0;
+	double took;
+	int rc;
+
+	for (int i = 1; i < NNODES; i++) {
+		sshd_stall(i, dead[i - 1], sizeof(dead[i - 1]));
+		cu_write(dead[i - 1], 0644, "%s", "");
+		/* the pushed copy goes to a /tmp of the node's own (a tmpfs gone
+		 * with its sshd), not the machine's */
+		ck_assert_int_eq(harness_sh("nsenter -t %d -m sh -c 'exec 3<%s && mount -t tmpfs "
+		    "-o size=64m knob-test /tmp && mkdir -p %s && mount --no-canonicalize --bind "
+		    "/proc/self/fd/3 %s'", (int)sshd_pid[i], h.tmp, h.tmp, h.tmp), 0);
+		ck_assert_int_eq(harness_sh("mkdir -p %s/state-%s", h.tmp, h.node[i].name), 0);
+	}
+	ck_assert_int_eq(harness_sh("mkdir -p %s/state-node01", h.tmp), 0);
+	t0 = now_mono_ns();
+	rc = boot_one(&out, "node[01-03]", 1, "two sessions dead");
+	took = (double)(now_mono_ns() - t0) / 1e9;
+	fprintf(stderr, "---- took %.2fs\n", took);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_msg(strstr(out, "node01: installed: ") && strstr(out, "node[02-03] (2): timeout: "
+	    "ssh: no progress within 1s; "), "%s", out);
+	free(out);
+	stall_kill(dead[0]);
+	stall_kill(dead[1]);
+	ck_assert_msg(took < 5.5, "bootstrap took %.1fs", took);
+
+	/* node01's healthy session still ends with a disconnect */
+	ck_assert_int_eq(harness_sh(": > %s/ssh0/sshd.log", h.tmp), 0);
+	t0 = now_mono_ns();
+	rc = harness_knobctl(&h, &out, NULL, "--via ssh --ssh-key %s/id --known-hosts %s/known_hosts "
+	    "--push-agent --remote-knobd 'knobd --state-dir %s/state-{node}' --connect-timeout 1 "
+	    "--timeout 1 ping -a",
+	    h.tmp, h.tmp, h.tmp);
+	took = (double)(now_mono_ns() - t0) / 1e9;
+	fprintf(stderr, "---- --via ssh --push-agent, two sessions dead -> %d in %.2fs\n%s", rc, took,
+	    out);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_msg(strstr(out, "1 ok, 2 unreachable"), "%s", out);
+	free(out);
+	stall_kill(dead[0]);
+	stall_kill(dead[1]);
+	ck_assert_msg(took < 7, "--via ssh --push-agent took %.1fs", took);
+	ck_assert_msg(cu_wait(node01_disconnected, NULL, 5) >= 0, "node01: no disconnect");
+
+	/* a push that stalls on a live session: its part is still removed */
+	unlink(dead[0]);
+	ck_assert_int_eq(harness_sh("nsenter -t %d -m sh -c 'rm -f /tmp/knobd-push.*'",
+	    (int)sshd_pid[1]), 0);
+	rc = harness_knobctl(&h, &out, NULL, "--via ssh --ssh-key %s/id --known-hosts %s/known_hosts "
+	    "--push-agent --connect-timeout 1 --timeout 1 ping -w node02", h.tmp, h.tmp);
+	fprintf(stderr, "---- --via ssh --push-agent, upload stalled -> %d\n%s", rc, out);
+	ck_assert_msg(rc == 1 && strstr(out, "node02: unreachable: connect timed out"), "%s", out);
+	free(out);
+	ck_assert_int_eq(harness_sh("nsenter -t %d -m sh -c '! ls -A /tmp | grep -q knobd-push'",
+	    (int)sshd_pid[1]), 0);
 }
 END_TEST
 
@@ -1870,6 +1971,7 @@ ssh_suite(void)
 	tcase_add_test(tc, bootstrap_ca_near_expiry_keeps_keys);
 	tcase_add_test(tc, bootstrap_node_disk_full);
 	tcase_add_test(tc, bootstrap_upload_stall_removed);
+	tcase_add_test(tc, ssh_dead_sessions_closed_together);
 	tcase_add_test(tc, bootstrap_finishes_half_renew);
 	tcase_add_test(tc, agentless_push_tmp_full);
 	tcase_add_test(tc, bootstrap_password_only_host);
