@@ -52,11 +52,7 @@ need(json_object *doc)
 static int
 err_has(void *arg)
 {
-	char *s = cu_slurp(err);
-	int has = s && strstr(s, arg) != NULL;
-
-	free(s);
-	return has;
+	return cu_file_has(err, arg);
 }
 
 /* How many times knobctl's stderr so far holds the string arg. */

@@ -96,12 +96,8 @@ static char mux_err[PATH_MAX], sock[PATH_MAX];
 static int
 mux_ready(void *arg)
 {
-	char *t = cu_slurp(mux_err);
-	int ok = t && strstr(t, "holding connections on");
-
 	(void)arg;
-	free(t);
-	return ok;
+	return cu_file_has(mux_err, "holding connections on");
 }
 
 /* Start the holder in the controller's namespace (its log mux_err, new,
@@ -1417,11 +1413,7 @@ cache_holds(void *arg)
 static int
 mux_said(void *arg)
 {
-	char *log = cu_slurp(mux_err);
-	int yes = log && strstr(log, arg) != NULL;
-
-	free(log);
-	return yes;
+	return cu_file_has(mux_err, arg);
 }
 
 /* A fleet driven through the holder alone: one direct ping (node03)

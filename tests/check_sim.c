@@ -260,11 +260,7 @@ sim_ctl(const char *dir, const char *args, const char *expect)
 static int
 sim_ready(void *arg)
 {
-	char *txt = cu_slurp(arg);
-	int hit = strstr(txt, "agents ready") != NULL;
-
-	free(txt);
-	return hit;
+	return cu_file_has(arg, "agents ready");
 }
 
 /* Has the child *(pid_t *)arg exited?  Its status goes to sim_status. */
@@ -441,11 +437,7 @@ static char held_dir[128];
 static int
 mux_listening(void *arg)
 {
-	char *txt = cu_slurp(arg);
-	int hit = txt && strstr(txt, "holding connections on") != NULL;
-
-	free(txt);
-	return hit;
+	return cu_file_has(arg, "holding connections on");
 }
 
 /* Times needle occurs in hay. */

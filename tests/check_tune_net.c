@@ -568,11 +568,7 @@ applies_seen(void)
 static int
 agent_log_has(void *arg)
 {
-	char *t = cu_slurp(h.node[0].log);
-	int ok = t && strstr(t, (const char *)arg) != NULL;
-
-	free(t);
-	return ok;
+	return cu_file_has(h.node[0].log, arg);
 }
 
 /* Is the agent's apply count at least *(long *)arg? */

@@ -247,6 +247,17 @@ cu_slurp(const char *path)
 	return buf;
 }
 
+int
+cu_file_has(const char *path, const char *s)
+{
+	char *buf = NULL;
+	int has = read_file_bounded(path, 8 << 20, &buf, NULL) == 0 && buf &&
+	    strstr(buf, s) != NULL;
+
+	free(buf);
+	return has;
+}
+
 const char *
 cu_readf(const char *fmt, ...)
 {

@@ -48,6 +48,9 @@ const char *cu_write_at(const char *dir, const char *rel, mode_t mode, const cha
     __attribute__((format(printf, 4, 5)));
 /* The whole file (at most 8 MiB), malloc'd; a failed check when unreadable. */
 char *cu_slurp(const char *path);
+/* 1 when the file at path (a log being written) holds s; 0 when it does
+ * not, or cannot be read yet: for the predicates cu_wait polls. */
+int cu_file_has(const char *path, const char *s);
 /* A small (sysfs) file at the formatted path, trailing newline stripped,
  * in one of 4 static buffers used in turn; "<unreadable>" when it cannot
  * be read. */
