@@ -99,16 +99,20 @@
 #define FLOOD_PING_S	2.0
 #endif
 
-/* How long a ping of an agent under a flood of idle or churning sockets
- * may take (idle_flood_pings_get_through, budget_full_oldest_dropped): a
- * few ms when the machine is quiet; under ASan, with the rest of make
- * check's queue on both cores, the agent's accept-and-refuse work took a
- * ping to 1.41 s (one run of four on a loaded machine, stop 47).  A ping
- * that waited for a handshake deadline (5 s) still fails either bound. */
+/* How long a ping of an agent under a flood of idle, churning or
+ * byte-dribbling sockets may take (idle_flood_pings_get_through,
+ * budget_full_oldest_dropped, byte_flood_pings_get_through): a few ms when
+ * the machine is quiet; with other work on both cores the agent's
+ * accept-and-refuse work took pings to 1.41 s under ASan (stop 47), and
+ * with six helpers' builds and tests beside it to 1.25 s plain and 2.25 s
+ * under ASan (stop 48), which failed bounds of 1 and 2 s.  What the bound
+ * is for: a ping that waited for a handshake deadline (5 s) fails it.  How
+ * fast the agent is under a flood is a benchmark's figure, not this
+ * test's. */
 #if defined(__SANITIZE_ADDRESS__)
-#define IDLE_PING_S	2.0
+#define IDLE_PING_S	3.0
 #else
-#define IDLE_PING_S	1.0
+#define IDLE_PING_S	2.0
 #endif
 
 static struct harness h;
@@ -799,7 +803,7 @@ START_TEST(byte_flood_pings_get_through)
 	/* the flood is on once the agent drops connections over its budget */
 	ck_assert_msg(cu_wait(log_matches, (void *)(uintptr_t)"before authentication: .*dropped "
 	    "[1-9]", 10) >= 0, "the flood never filled the budget");
-	worst = pings_within(10, 2.0);
+	worst = pings_within(10, IDLE_PING_S);
 	ck_assert_msg(waitpid(att[0].pid, NULL, WNOHANG) == 0 &&
 	    waitpid(att[1].pid, NULL, WNOHANG) == 0, "an attacker ended before the pings did");
 	for (int i = 0; i < 2; i++) {
