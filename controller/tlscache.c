@@ -521,15 +521,16 @@ tc_lock_wait_ms(void)
 	return (int)env_number("KNOB_TEST_TC_LOCK_WAIT_MS", 1, TC_LOCK_WAIT_MS, TC_LOCK_WAIT_MS);
 }
 
-/* FILE.lock, taken within wait_ms (quiet: not warned when it is not): its fd;
+/* FILE.lock, taken within tc_lock_wait_ms() (quiet: not warned when it
+ * is not): its fd;
  * -1 when there is no lock file to take (a read-only place: saved
  * unlocked, as before), -2 when another command holds it too long (the
  * save is skipped). */
 static int
-tc_lock(const struct tcache *tc, int wait_ms, int quiet)
+tc_lock(const struct tcache *tc, int quiet)
 {
 	char lock[PATH_MAX + 8];
-	int fd;
+	int fd, wait_ms = tc_lock_wait_ms();
 
 	snprintf(lock, sizeof(lock), "%s.lock", tc->path);
 	if ((fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0) {
@@ -564,11 +565,11 @@ tc_trust_moved(const struct tcache *tc)
 	    memcmp(now, tc->bind, TLS_HASH_LEN) != 0;
 }
 
-/* tcache_save, waiting wait_ms at most for the lock: 0, -1 (warned), or
+/* tcache_save (the lock waited for as tc_lock does): 0, -1 (warned), or
  * 1 when the lock was held for longer (nothing saved, tc still dirty;
  * warned unless quiet). */
 static int
-tc_save(struct tcache *tc, int wait_ms, int quiet)
+tc_save(struct tcache *tc, int quiet)
 {
 	struct tcache *m;
 	int fd, r;
@@ -576,7 +577,7 @@ tc_save(struct tcache *tc, int wait_ms, int quiet)
 	if (tc == NULL || tc->path[0] == '\0' || !tc->dirty)
 		return 0;
 	results_mkparent(tc->path);
-	if ((fd = tc_lock(tc, wait_ms, quiet)) == -2)
+	if ((fd = tc_lock(tc, quiet)) == -2)
 		return 1;
 	if (tc_trust_moved(tc)) {	/* under the lock: no newer save slips in */
 		log_debug("%s: the CA, CRL or certificate changed: tickets not saved", tc->path);
@@ -602,13 +603,13 @@ tc_save(struct tcache *tc, int wait_ms, int quiet)
 int
 tcache_save(struct tcache *tc)
 {
-	return tc_save(tc, tc_lock_wait_ms(), 0) < 0 ? -1 : 0;
+	return tc_save(tc, 0) < 0 ? -1 : 0;
 }
 
 int
 tcache_save_later(struct tcache *tc)
 {
-	return tc_save(tc, tc_lock_wait_ms(), 1);
+	return tc_save(tc, 1);
 }
 
 int
