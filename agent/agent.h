@@ -39,6 +39,7 @@ struct agent_cfg {
 	unsigned handshake_s;	/* both handshake deadlines; 0: 2 s first byte, 5 s in all */
 	int no_listen;		/* no listener: connections come through agent_adopt */
 	unsigned ticket_lifetime_s, ticket_rotate_s;	/* test hook; 0: 1 h, 30 min */
+	const char *controller_from;	/* "ADDR[/BITS],...": controllers' sources (ctl_src.c) */
 };
 
 #define AGENT_LEASE_DEFAULT_S	10	/* controller lease (benchmark phases) */
@@ -68,6 +69,15 @@ struct agent_ctl_addr {
 	unsigned n;
 };
 #define AGENT_CTL_ADDRS 8	/* distinct addresses recorded; the rest go unrecorded */
+
+/* One ADDR/BITS of --controller-from (ctl_src.c). */
+struct agent_src_net {
+	int family;		/* AF_INET or AF_INET6 */
+	unsigned char addr[16];
+	unsigned bits;
+};
+#define AGENT_CTL_FROM	16	/* --controller-from entries at most */
+#define AGENT_CTL_HOSTS	8	/* authenticated controllers' sources remembered */
 
 /* One controller connection. */
 struct aconn {
@@ -101,6 +111,7 @@ struct aconn {
 	int more_input;		/* frames may wait beyond this turn's (conn_input) */
 	uint64_t last_rx_ns;	/* monotonic time of the last frame received */
 	struct agent_ctl_addr ctl;	/* its local address once authenticated (TCP) */
+	int from_ctl;		/* its source is in --controller-from (ctl_src.c) */
 };
 
 /* A reply produced on another thread, waiting for the loop. */
@@ -158,6 +169,12 @@ struct agent {
 	int ctl_nseen;
 	int ctl_seen_loaded;	/* STATE/controller-addrs read */
 	int ctl_seen_dirty;	/* noted since it was last written */
+	/* the sources taken for controllers' before authentication (ctl_src.c):
+	 * --controller-from, and those controllers authenticated from (budget
+	 * sources, newest first; loop thread) */
+	struct agent_src_net ctl_from[AGENT_CTL_FROM];
+	int ctl_nfrom;
+	char ctl_hosts[AGENT_CTL_HOSTS][64];
 	struct tune_state *tune;
 	struct bench_state *bench;
 	struct health_state *health;
@@ -202,6 +219,17 @@ int agent_ctl_addrs(struct agent *a, struct agent_ctl_addr *out);
 /* Under ctl_mu: remember k (a live controller address) in a's addresses
  * seen, in memory (agent_ctl_seen writes STATE/controller-addrs). */
 void agent_ctl_seen_note(struct agent *a, const struct agent_ctl_addr *k);
+/* sa's address as a set key (an IPv4-mapped IPv6 one as IPv4): 0, or -1
+ * when sa is no IP address. */
+int agent_ctl_addr_key(const struct sockaddr *sa, struct agent_ctl_addr *k);
+
+/* ctl_src.c: the controllers' sources.  Parse --controller-from's list
+ * into a (0, or -1 with err set); is sa in it; note that a controller
+ * authenticated from budget source host; is host one of those. */
+int agent_ctl_from_parse(struct agent *a, const char *list, char *err, size_t errlen);
+int agent_ctl_from_match(const struct agent *a, const struct sockaddr *sa);
+void agent_ctl_host_note(struct agent *a, const char *host);
+int agent_ctl_host_known(const struct agent *a, const char *host);
 /* Thread-safe, off the event loop (file I/O): copy the controller
  * addresses seen, live or not, newest first (AGENT_CTL_ADDRS slots), after
  * reading STATE/controller-addrs once and writing it when one is new; how

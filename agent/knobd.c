@@ -21,6 +21,7 @@ usage(FILE *f)
 	fprintf(f,
 	    "usage: knobd [--listen ADDR:PORT] [--ca F --cert F --key F] [--sysroot DIR]\n"
 	    "             [--state-dir DIR] [--stdio] [--node-name NAME]\n"
+	    "             [--controller-from ADDR[/BITS][,...]]\n"
 	    "             [--log-level err|warn|info|debug] [--no-reapply] [--test-hooks]\n"
 	    "             [--version]\n"
 	    "\n"
@@ -30,6 +31,8 @@ usage(FILE *f)
 	    "  --state-dir DIR     journal and state (default /var/lib/knob)\n"
 	    "  --stdio             serve one plaintext session on stdin/stdout (SSH exec)\n"
 	    "  --node-name NAME    node name (default: the certificate's CN, else hostname)\n"
+	    "  --controller-from ADDR[/BITS][,...]  the controllers' source addresses: their\n"
+	    "                      handshakes go first when a flood fills the budget\n"
 	    "  --no-reapply        do not re-apply the journaled active profile at start-up\n"
 	    "  --test-hooks        honour test-only request fields (never in production)\n"
 	    "  --test-ticket-times L,R  (with --test-hooks) TLS session lifetime L and ticket\n"
@@ -52,6 +55,7 @@ main(int argc, char **argv)
 		{ "log-level", required_argument, NULL, 'L' },
 		{ "test-hooks", no_argument, NULL, 'T' },
 		{ "no-reapply", no_argument, NULL, 'R' },
+		{ "controller-from", required_argument, NULL, 'F' },
 		{ "test-ticket-times", required_argument, NULL, 'S' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
@@ -76,6 +80,7 @@ main(int argc, char **argv)
 		case 'n': cfg.node_name = optarg; break;
 		case 'T': cfg.test_hooks = 1; break;
 		case 'R': cfg.no_reapply = 1; break;
+		case 'F': cfg.controller_from = optarg; break;
 		case 'S':
 			if (sscanf(optarg, "%u,%u", &cfg.ticket_lifetime_s, &cfg.ticket_rotate_s) != 2 ||
 			    cfg.ticket_lifetime_s == 0 || cfg.ticket_rotate_s == 0) {

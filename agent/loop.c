@@ -21,7 +21,9 @@
  * controller's own, answered too and one of a place or two from its
  * address, was dropped whenever its next flight was late (every run of
  * check_attack answered_handshake_not_dropped; from 64 addresses holding
- * one place each, it still is: 4 runs of 4).  Each connection gets one handshake
+ * one place each, it still is: 4 runs of 4; so a handshake resuming one of
+ * our tickets ranks above, and one from a controller's source, configured
+ * or learned (ctl_src.c), above all).  Each connection gets one handshake
  * step as soon as it is accepted (a controller's ClientHello is usually
  * waiting already), one whose bytes wait unread gets its step before it
  * could be dropped, and one accepted in the same wake-up of the listener
@@ -312,6 +314,10 @@ agent_init(struct agent *a, const struct agent_cfg *cfg)
 	snprintf(a->state_dir, sizeof(a->state_dir), "%s",
 	    cfg->state_dir ? cfg->state_dir : "/var/lib/knob");
 
+	if (agent_ctl_from_parse(a, cfg->controller_from, err, sizeof(err)) < 0) {
+		log_err("%s", err);
+		return -1;
+	}
 	if (!cfg->stdio && agent_tls(a, cfg, err, sizeof(err)) < 0) {
 		log_err("%s", err);
 		return -1;
@@ -628,10 +634,8 @@ agent_wake(struct agent *a)
 		ev_async_send(a->post_base, &a->wake);
 }
 
-/* sa's address as a set key (an IPv4-mapped IPv6 one as IPv4): 0, or -1
- * when sa is no IP address. */
-static int
-ctl_addr_key(const struct sockaddr *sa, struct agent_ctl_addr *k)
+int
+agent_ctl_addr_key(const struct sockaddr *sa, struct agent_ctl_addr *k)
 {
 	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)sa;
 
@@ -673,7 +677,7 @@ agent_ctl_addr_add(struct agent *a, const struct sockaddr *sa, struct agent_ctl_
 {
 	struct agent_ctl_addr *e;
 
-	if (ctl_addr_key(sa, key) < 0)
+	if (agent_ctl_addr_key(sa, key) < 0)
 		return;
 	pthread_mutex_lock(&a->ctl_mu);
 	if ((e = ctl_addr_slot(a, key)) != NULL) {
@@ -798,20 +802,26 @@ sent_something(struct aconn *c)
  * received, 1 bytes but no ClientHello answered yet (also one accepted in
  * this wake-up of the listener: its ClientHello may be on its way), 2 our
  * ServerHello went out, 3 it went out resuming a session from one of our
- * tickets.  Reaching 2 takes a well-formed ClientHello, and costs us a key
+ * tickets; 4 more when c comes from a controller's source (ctl_src.c).
+ * Reaching 2 takes a well-formed ClientHello, and costs us a key
  * exchange and a signature, so it is ranked above what costs a byte; 3
  * takes a ticket we gave an authenticated controller (a flood from any
  * number of addresses cannot make one: only a replay of a ClientHello
  * seen on the wire can), so it is ranked above a flood of answered
- * handshakes. */
+ * handshakes; a controller's source, configured or one a controller
+ * authenticated from, above anything a flood from elsewhere can make. */
 static int
 hs_progress(struct agent *a, struct aconn *c)
 {
+	int lvl;
+
 	if (c->draining || c->closing)
 		return -1;
 	if (c->hello_done)
-		return 2 + (SSL_session_reused(c->c.ssl) == 1);
-	return sent_something(c) || c->accept_gen == a->accept_gen;
+		lvl = 2 + (SSL_session_reused(c->c.ssl) == 1);
+	else
+		lvl = sent_something(c) || c->accept_gen == a->accept_gen;
+	return c->from_ctl || agent_ctl_host_known(a, c->host) ? lvl + 4 : lvl;
 }
 
 /* Which unauthenticated connection goes first when the budget is full:
@@ -833,8 +843,8 @@ host_order(const void *x, const void *y)
 	return strcmp((*(struct aconn *const *)x)->host, (*(struct aconn *const *)y)->host);
 }
 
-/* The one of the n unauthenticated connections at hs_progress level (2
- * or 3: answered; none is below it) that makes room: from the source
+/* The one of the n unauthenticated connections at hs_progress level (2,
+ * 3 or more: answered; none is below it) that makes room: from the source
  * holding the most of them, the oldest among equals.  A flood of
  * ClientHellos it never goes on with, from many addresses, holds several
  * places per address; a controller, one or two; so it is the flood's that go, each in its turn
@@ -976,6 +986,7 @@ conn_start(struct agent *a, int fd, const struct sockaddr *sa, socklen_t sl)
 	c->accept_gen = a->accept_gen;
 	snprintf(c->addr, sizeof(c->addr), "%s:%s", host, serv);
 	snprintf(c->host, sizeof(c->host), "%s", source);
+	c->from_ctl = agent_ctl_from_match(a, sa);
 	conn_init(&c->c, fd, fd, ssl);
 	c->next = a->conns;
 	if (a->conns)
@@ -1132,6 +1143,7 @@ conn_handshake(struct agent *a, struct aconn *c)
 		return -1;
 	}
 	c->authed = 1;
+	agent_ctl_host_note(a, c->host);
 	conn_record_local(a, c);
 	log_info("controller %s connected from %s", c->peer, c->addr);
 	conn_interest(a, c);

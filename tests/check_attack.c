@@ -115,6 +115,10 @@
 #define IDLE_PING_S	2.0
 #endif
 
+/* The controller namespace's second address, where resumed_handshake_not_dropped
+ * gets its ticket from. */
+#define TICKET_SRC	"198.18.0.2"
+
 static struct harness h;
 static char self[PATH_MAX];
 
@@ -374,7 +378,7 @@ add_sources(int i, int first, int n, char *srcs, size_t len)
 		strcat(srcs, a);
 		strcat(srcs, " ");
 	}
-	ck_assert_int_eq(harness_node_sh(&h, i, "for a in %s; do ip addr add $a/24 dev eth0 || "
+	ck_assert_int_eq(harness_node_sh(&h, i, "for a in %s; do ip addr replace $a/24 dev eth0 || "
 	    "exit 1; done", srcs), 0);
 }
 
@@ -1177,11 +1181,19 @@ ssl_ping(SSL *ssl)
 static SSL_SESSION *
 ticket_of_node01(SSL_CTX *ctx)
 {
+	struct sockaddr_in me = { .sin_family = AF_INET }, to = { .sin_family = AF_INET,
+	    .sin_port = htons(7420) };
 	SSL_SESSION *sess;
 	SSL *ssl;
 	int fd;
 
-	if ((fd = harness_dial(&h, 0)) < 0 || (ssl = SSL_new(ctx)) == NULL ||
+	/* from TICKET_SRC: a controller authenticated from 198.18.0.1 would
+	 * rank it above any flood, resuming or not (ctl_src.c) */
+	inet_pton(AF_INET, TICKET_SRC, &me.sin_addr);
+	inet_pton(AF_INET, h.node[0].addr, &to.sin_addr);
+	if ((fd = socket(AF_INET, SOCK_STREAM, 0)) < 0 ||
+	    bind(fd, (struct sockaddr *)&me, sizeof(me)) < 0 ||
+	    connect(fd, (struct sockaddr *)&to, sizeof(to)) < 0 || (ssl = SSL_new(ctx)) == NULL ||
 	    SSL_set_fd(ssl, fd) != 1 || SSL_connect(ssl) != 1 || !ssl_ping(ssl) ||
 	    (sess = SSL_get1_session(ssl)) == NULL || !SSL_SESSION_is_resumable(sess))
 		_exit(9);
@@ -1481,7 +1493,25 @@ END_TEST
  * ranked above every answered handshake the flood can make, and kept. */
 START_TEST(resumed_handshake_not_dropped)
 {
+	ck_assert_int_eq(harness_sh("ip -n %s addr add " TICKET_SRC "/24 dev br0", h.ctl_ns), 0);
 	answered_held(128, 1);
+}
+END_TEST
+
+/* The same flood, and a controller with no ticket (its cache emptied, a
+ * new CA, a restarted holder's first round): neither the busiest-source
+ * rule nor the resumed rank tells it apart, and it was dropped (the
+ * known limit of the rank above).  Its source now ranks above the
+ * flood's: one a controller authenticated from before, and, on a fresh
+ * agent, one given by --controller-from. */
+START_TEST(controller_source_kept)
+{
+	ck_assert_int_eq(harness_knobctl(&h, NULL, NULL, "ping -w node01"), 0);
+	answered_held(128, 0);
+	snprintf(h.node[0].extra_args, sizeof(h.node[0].extra_args),
+	    "--controller-from 192.0.2.9,198.18.0.0/31");
+	ck_assert_int_eq(harness_agent_start(&h, 0), 0);
+	answered_held(128, 0);
 }
 END_TEST
 
@@ -1873,6 +1903,7 @@ attack_suite(void)
 	tcase_add_test(tc, failed_handshakes_evicted_first);
 	tcase_add_test(tc, answered_handshake_not_dropped);
 	tcase_add_test(tc, resumed_handshake_not_dropped);
+	tcase_add_test(tc, controller_source_kept);
 	tcase_add_test(tc, ipv6_source_budget_per_prefix);
 	suite_add_tcase(s, tc);
 	tc = cu_tcase("phase", setup, teardown, 120);
