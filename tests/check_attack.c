@@ -1506,8 +1506,16 @@ END_TEST
  * agent, one given by --controller-from. */
 START_TEST(controller_source_kept)
 {
+	char *out = NULL;
+
 	ck_assert_int_eq(harness_knobctl(&h, NULL, NULL, "ping -w node01"), 0);
 	answered_held(128, 0);
+	/* a source that is no address is refused at start, saying which */
+	ck_assert_int_ne(cu_sh_out(&out, "%s/knobd --stdio --state-dir %s --controller-from "
+	    "198.18.0.0/31,10.0.0.300 </dev/null", h.bin, h.tmp), 0);
+	ck_assert_msg(strstr(out, "--controller-from: '10.0.0.300' is not an address") != NULL,
+	    "%s", out);
+	free(out);
 	snprintf(h.node[0].extra_args, sizeof(h.node[0].extra_args),
 	    "--controller-from 192.0.2.9,198.18.0.0/31");
 	ck_assert_int_eq(harness_agent_start(&h, 0), 0);
