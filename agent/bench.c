@@ -19,6 +19,10 @@
  * in the kernel shows none and the controller stops waiting).  A clean-up
  * runs on a thread of its own, so that a stuck one holds no pool thread,
  * and no phase is prepared in a workdir whose clean-up is still running.
+ * Every result and release answer says what became of the files
+ * (PhaseResult.files: removed, kept, left), so that the controller never
+ * guesses: a phase that ended before the controller's abort came keeps
+ * them (--keep: for the user).
  *
  * The lease covers every state after Prepare: a phase that is preparing,
  * ready, running, and the files a finished phase keeps.  No word from the
@@ -80,6 +84,7 @@ struct bphase {
 	uint64_t fd_ns;
 	uint64_t lock;			/* the node's tuning lock, held for the phase (tune.h) */
 	char cleanup_err[1024];		/* its files could not all be removed at its end */
+	int kept;			/* its files were kept at its end (finish_phase) */
 };
 
 /* Files a keep_files phase left for a later phase of the same controller. */
@@ -97,6 +102,9 @@ struct bench_state {
 	struct bphase *phases;
 	struct kept *kept;
 	int test_die_on_release;	/* $KNOB_TEST_DIE_ON_RELEASE with --test-hooks */
+	int test_no_files;		/* $KNOB_TEST_NO_FILES with --test-hooks: results do not
+					 * say what became of the files (PhaseResult.files), as
+					 * an agent before the field */
 	int test_submit_eagain;		/* $KNOB_TEST_SUBMIT_EAGAIN with --test-hooks, until used */
 	int test_stall_io;		/* $KNOB_TEST_STALL_IO with --test-hooks, until used */
 	unsigned test_slow_release_s;	/* $KNOB_TEST_SLOW_RELEASE with --test-hooks: seconds
@@ -240,6 +248,7 @@ bench_init(struct agent *a)
 	bs->test_die_on_release = a->cfg.test_hooks && getenv("KNOB_TEST_DIE_ON_RELEASE") != NULL;
 	bs->test_submit_eagain = a->cfg.test_hooks && getenv("KNOB_TEST_SUBMIT_EAGAIN") != NULL;
 	bs->test_stall_io = a->cfg.test_hooks && getenv("KNOB_TEST_STALL_IO") != NULL;
+	bs->test_no_files = a->cfg.test_hooks && getenv("KNOB_TEST_NO_FILES") != NULL;
 	if (a->cfg.test_hooks) {
 		bs->test_slow_release_s = (unsigned)env_number("KNOB_TEST_SLOW_RELEASE", 0,
 		    TEST_RELEASE_MAX_S, 0);
@@ -287,6 +296,7 @@ kept_free(struct kept *k)
 struct release_ack {
 	uint64_t conn_id, ack_id;
 	char workdir[BENCH_ID_MAX + 1];
+	int kept;			/* persist_files: left for the user, not removed */
 };
 
 struct cleanup_arg {
@@ -301,8 +311,23 @@ struct cleanup_arg {
 	unsigned stuck_s;		/* that long, or until the agent stops when 0 */
 };
 
+/* What a result says became of the files (PhaseResult.files): left when
+ * err says what could not be removed, else kept or removed; not said
+ * under the test hook, as by an agent before the field. */
+static Knob__PhaseFiles
+files_said(const struct bench_state *bs, int kept, const char *err)
+{
+	if (bs->test_no_files)
+		return KNOB__PHASE_FILES__PHASE_FILES_UNKNOWN;
+	if (err[0])
+		return KNOB__PHASE_FILES__PHASE_FILES_LEFT;
+	return kept ? KNOB__PHASE_FILES__PHASE_FILES_KEPT : KNOB__PHASE_FILES__PHASE_FILES_REMOVED;
+}
+
 /* Answer a release PhaseAbort: PhaseResult{released_workdir}; ok when
- * err is empty, else err names what could not be removed.  Any thread. */
+ * err is empty, else err names what could not be removed; files says
+ * whether they were removed or (persist_files) left for the user.  Any
+ * thread. */
 static void
 post_released(struct agent *a, const struct release_ack *ra, const char *err)
 {
@@ -311,6 +336,7 @@ post_released(struct agent *a, const struct release_ack *ra, const char *err)
 
 	if (ra->ack_id == 0)
 		return;
+	r.files = files_said(a->bench, ra->kept, err);
 	r.ok = err[0] == '\0';
 	r.error = (char *)(uintptr_t)err;
 	r.node = a->node;
@@ -660,6 +686,7 @@ post_result(struct bphase *ph)
 	add_measured(ph, &r);
 	if (ph->cleanup_err[0])
 		r.cleanup_error = xstrdup(ph->cleanup_err);
+	r.files = files_said(ph->a->bench, ph->kept, ph->cleanup_err);
 	env.body_case = KNOB__ENVELOPE__BODY_PHASE_RESULT;
 	env.phase_result = &r;
 	if (!r.ok)
@@ -856,6 +883,7 @@ finish_phase(struct bphase *ph, int with_result)
 	 * composite's read) leaves them, as --keep promised that one */
 	if (ph->inherit && ph->inherit->persist_files)
 		keep = 1;
+	ph->kept = keep;
 	if (keep) {
 		struct kept *k = xcalloc(1, sizeof(*k));
 
@@ -1171,6 +1199,7 @@ release_kept_locked(struct agent *a, struct bench_state *bs, uint64_t conn_id,
 		}
 		*kp = k->next;
 		if (k->p.persist_files) {	/* the user's now: no orphan either */
+			ra.kept = 1;
 			orphan_forget(a, &k->p);
 			kept_free(k);
 			continue;

@@ -793,6 +793,7 @@ stop_check(struct brun *br, uint64_t now)
 }
 
 static void advance_once(struct brun *br);
+static void stop_finished_said(struct brun *br);
 
 /* Move the state machine forward; a call from inside it (a node that ends
  * while we send) is run again after the current pass, never nested. */
@@ -878,6 +879,7 @@ advance_once(struct brun *br)
 				if (pn->inphase && pn->alive && pn->st != PN_DONE)
 					return;
 			}
+			stop_finished_said(br);
 			if (release_held(br)) {
 				br->stage = ST_RELEASE;
 				continue;
@@ -1024,29 +1026,62 @@ bench_stop_keeps(const struct brun *br)
 	    strcmp(br->plan[br->cur - 1].workdir, br->plan[br->cur].workdir) == 0;
 }
 
-/* After a stop signal, node n confirmed that its files are removed: into
- * the run document, and said at once (the user waits for it).  A phase
- * that bench_stop_keeps leaves its files: said so instead. */
+/* After a stop signal, node n's agent said what became of its files in
+ * DIR/knob.<workdir> (files: PhaseResult.files of its result or of a
+ * release's answer): into the run document's interrupted removed_on,
+ * kept_on or unknown_on, and said at once (the user waits for it), after
+ * how the node ended ("stopped").  Not said (an agent before the field)
+ * is unknown, never removed. */
 static void
-stop_removed(struct brun *br, struct fo_node *n)
+stop_files(struct brun *br, struct fo_node *n, Knob__PhaseFiles files, const char *workdir,
+    const char *how)
 {
-	if (bench_stop_keeps(br) && br->stage == ST_STOPPING) {
-		fprintf(stderr, "knobctl bench: %s: stopped, the files kept (--keep) in %s/knob.%s\n",
-		    n->name, br->req->dir, br->plan[br->cur].workdir);
-		return;
+	if (files == KNOB__PHASE_FILES__PHASE_FILES_REMOVED) {
+		bench_doc_stop_node(br, "removed_on", n->name);
+		fprintf(stderr, "knobctl bench: %s: %s, its files removed\n", n->name, how);
+	} else if (files == KNOB__PHASE_FILES__PHASE_FILES_KEPT) {
+		bench_doc_stop_node(br, "kept_on", n->name);
+		fprintf(stderr, "knobctl bench: %s: %s, the files kept (--keep) in %s/knob.%s\n",
+		    n->name, how, br->req->dir, workdir);
+	} else {
+		bench_doc_stop_node(br, "unknown_on", n->name);
+		fprintf(stderr, "knobctl bench: %s: %s; its agent does not say whether it kept or "
+		    "removed its files in %s/knob.%s (a knobd before it says so): look there\n",
+		    n->name, how, br->req->dir, workdir);
 	}
-	bench_doc_stop_node(br, "removed_on", n->name);
-	fprintf(stderr, "knobctl bench: %s: stopped, its files removed\n", n->name);
+}
+
+/* A --keep run stopped in a phase, every node done with it: each node
+ * whose result came before the stop (not aborted: its phase ended there)
+ * said in it what became of its files, kept for the user as a rule; said
+ * as stop_files says it (not released, so nothing else says it). */
+static void
+stop_finished_said(struct brun *br)
+{
+	const char *pid = js_str(json_object_object_get(br->doc, "interrupted"), "phase_id");
+	const Knob__PhaseResult *r;
+
+	for (size_t i = 0; i < br->fo->n && br->req->keep && pid[0]; i++) {
+		struct pnode *pn = &br->pn[i];
+
+		r = pn->result ? pn->result->phase_result : NULL;
+		if (!pn->inphase || pn->stop_abort || r == NULL || r->cleanup_error[0] ||
+		    strcmp(r->phase_id, pid) != 0)
+			continue;
+		stop_files(br, &br->fo->nodes[i], r->files, br->plan[br->cur].workdir,
+		    "its phase ended before the stop");
+	}
 }
 
 /* After a stop, node n's result r of the phase it was asked to abort.  An
  * agent that got the abort removed the phase's files before it answered,
  * but one whose phase ended first sent its result before the abort came and
- * keeps the files (for a release, or until the connection closes): the
- * result does not tell which, so the files stay n's (files_wd) and the
- * stop's release asks its agent, whose confirmation says they are gone.
- * With --keep they are not released (what is kept: stop_removed); what
- * its agent could not remove is in cleanup_failed already. */
+ * keeps the files (for a release, or until the connection closes; --keep:
+ * for the user); r->files says which.  Without --keep the files stay n's
+ * (files_wd) and the stop's release asks its agent, whose confirmation
+ * says they are gone; with --keep they are not released and r->files is
+ * what is said (stop_files).  What its agent could not remove is in
+ * cleanup_failed already. */
 static void
 stop_answered(struct brun *br, struct fo_node *n, const Knob__PhaseResult *r)
 {
@@ -1056,9 +1091,21 @@ stop_answered(struct brun *br, struct fo_node *n, const Knob__PhaseResult *r)
 	}
 	if (br->req->keep) {
 		br->pn[n->idx].files_wd = NULL;
-		stop_removed(br, n);
+		stop_files(br, n, r->files, br->plan[br->cur].workdir, "stopped");
 	} else if (br->pn[n->idx].files_wd)
 		release_node(br, n->idx);	/* the others' reads are being aborted too */
+}
+
+/* What a release's answer r (ok) says became of the files: its files, or
+ * from an agent before the field removed (a release removed them) unless
+ * --keep made them the user's (then unknown). */
+static Knob__PhaseFiles
+released_files(const struct brun *br, const Knob__PhaseResult *r)
+{
+	if (r->files != KNOB__PHASE_FILES__PHASE_FILES_UNKNOWN)
+		return r->files;
+	return br->req->keep ? KNOB__PHASE_FILES__PHASE_FILES_UNKNOWN :
+	    KNOB__PHASE_FILES__PHASE_FILES_REMOVED;
 }
 
 /* A node's result of the phase, or the confirmation that it released a
@@ -1083,7 +1130,8 @@ on_result(struct brun *br, struct fo_node *n, Knob__Envelope *m)
 		if (releasing(br) && pn->rel_wait && strcmp(pn->rel_wd, r->released_workdir) == 0) {
 			pn->rel_wait = 0;
 			if (r->ok && br->stop_sig)
-				stop_removed(br, n);
+				stop_files(br, n, released_files(br, r), r->released_workdir,
+				    "stopped");
 			advance(br);
 		}
 		return 0;

@@ -728,6 +728,7 @@ bench_doc_interrupted(struct brun *br, const char *signame)
 {
 	json_object *o = json_object_new_object();
 	int inphase = br->stage >= ST_PREPARE && br->stage <= ST_STOPPING;
+	char *wd;
 
 	json_object_object_add(o, "signal", jstr(signame));
 	json_object_object_add(o, "during", jstr(stage_words(br->stage)));
@@ -735,10 +736,15 @@ bench_doc_interrupted(struct brun *br, const char *signame)
 		json_object_object_add(o, "phase_id", jstr(br->phase_id));
 		json_object_object_add(o, "kind", jstr(br->plan[br->cur].kind));
 		json_object_object_add(o, "threads", json_object_new_int64(br->plan[br->cur].threads));
+		wd = xasprintf("%s/knob.%s", br->req->dir, br->plan[br->cur].workdir);
+		json_object_object_add(o, "workdir", jstr(wd));
+		free(wd);
 	}
 	json_object_object_add(o, "phases_planned", json_object_new_int64((int64_t)br->nplan));
 	json_object_object_add(o, "stopped_on", json_object_new_array());
 	json_object_object_add(o, "removed_on", json_object_new_array());
+	json_object_object_add(o, "kept_on", json_object_new_array());
+	json_object_object_add(o, "unknown_on", json_object_new_array());
 	json_object_object_add(br->doc, "interrupted", o);
 }
 
@@ -800,9 +806,29 @@ print_kept(FILE *f, json_object *in)
 	fprintf(f, "%s\n", n ? " (on the nodes that ran them)" : "none (no phase finished)");
 }
 
+/* The nodes of the array key of in with their files in the phase in
+ * flight's directory, after what (a line; none: no line). */
+static void
+print_files_on(FILE *f, json_object *in, const char *key, const char *what)
+{
+	json_object *arr = json_object_object_get(in, key);
+	char *nodes;
+
+	if (arr == NULL || json_object_array_length(arr) == 0)
+		return;
+	nodes = fold_names(in, key);
+	fprintf(f, "%s on: %s", what, nodes);
+	if (js_str(in, "workdir")[0])
+		fprintf(f, ", in %s", js_str(in, "workdir"));
+	fprintf(f, "\n");
+	free(nodes);
+}
+
 /* The summary of a run a signal stopped: what was in flight and where it
- * was stopped, the phases kept, where the files were removed (confirmed);
- * the clean-up lines follow (print_cleanup_failed). */
+ * was stopped, the phases kept, where the files were removed (confirmed),
+ * kept (--keep: a node whose phase ended before the stop, or a read of a
+ * finished phase's files) or not said; the clean-up lines follow
+ * (print_cleanup_failed). */
 static void
 print_interrupted(FILE *f, json_object *doc)
 {
@@ -826,6 +852,9 @@ print_interrupted(FILE *f, json_object *doc)
 	if (js_bool(in, "cut_off"))
 		fprintf(f, "cut off at once: the removal of the files was not waited for\n");
 	fprintf(f, "files removed (confirmed by their agents) on: %s\n", removed);
+	print_files_on(f, in, "kept_on", "files kept (--keep; said by their agents)");
+	print_files_on(f, in, "unknown_on", "files kept or removed, not said by their agents "
+	    "(a knobd before it says so: look there)");
 	print_kept(f, in);
 	if (js_str(doc, "db")[0])
 		fprintf(f, "run %s stored as interrupted in %s: compare and report do not take it "

@@ -153,7 +153,9 @@ void bench_doc_end(struct brun *br);
  * document's "interrupted" (at the stop, before the abort). */
 void bench_doc_interrupted(struct brun *br, const char *signame);
 /* Node name into the document's interrupted[key] ("stopped_on": the phase
- * in flight was aborted there; "removed_on": its files' removal confirmed). */
+ * in flight was aborted there; "removed_on": its files' removal confirmed;
+ * "kept_on": its agent said it kept them, --keep; "unknown_on": its agent
+ * did not say). */
 void bench_doc_stop_node(struct brun *br, const char *key, const char *name);
 
 #endif

@@ -543,11 +543,57 @@ START_TEST(sigint_in_go_sync)
 }
 END_TEST
 
+/* Regular files under dir, at any depth. */
+static int
+files_under(const char *dir)
+{
+	char *o = NULL;
+	int n;
+
+	ck_assert_int_eq(cu_sh_out(&o, "find '%s' -type f | wc -l", dir), 0);
+	n = atoi(o);
+	free(o);
+	return n;
+}
+
 /* Cut (down) or restore (up) node i's link at the controller's bridge. */
 static void
 link_set(int i, const char *updown)
 {
 	ck_assert_int_eq(harness_sh("ip -n %s link set kv%d %s", h.ctl_ns, i + 1, updown), 0);
+}
+
+/* knobctl bench fio with the options opts, a thread on each node (200 KiB
+ * at 40 writes a second: 1.25 s), with node01's result held at the
+ * bridge: its link is cut while the phase runs, SIGINT once the phase
+ * ended there, the link restored once knobctl stopped.  knobctl's exit status; its stdout into
+ * *o, printed to the log with the time since the link came back. */
+static int
+result_held(const char *opts, char **o)
+{
+	uint64_t t0;
+	pid_t pid;
+	int rc;
+
+	pid = harness_knobctl_bg(&h, out, err, "bench fio -w @all --dir %s %s--threads 2 -- "
+	    "--rw=write --bs=4k --size=200k --rate_iops=40 --ioengine=psync", data, opts);
+	ck_assert_int_gt(pid, 0);
+	wait_running("-p1");
+	link_set(0, "down");
+	ck_assert(harness_wait_log(&h, 0, "-p1 finished", 30) == 0);
+	ck_assert_int_eq(kill(pid, SIGINT), 0);
+	ck_assert_msg(cu_wait(err_has, (void *)(uintptr_t)"SIGINT: stopping phase ", 10) >= 0,
+	    "no stop of the phase in flight");
+	link_set(0, "up");
+	t0 = now_mono_ns();
+	rc = cu_reap(pid);
+	*o = cu_slurp(out);
+	fprintf(stderr, "exit %d %.1f s after the link came back\n%s\n", rc,
+	    (double)(now_mono_ns() - t0) / 1e9, *o);
+	/* node01's result came after the abort (else the link went down too late) */
+	ck_assert_msg(strstr(*o, "threads=2 stopped on node01,") || strstr(*o, "threads=2 stopped "
+	    "on node[01-02],"), "node01 was not in the phase at the stop");
+	return rc;
 }
 
 /* SIGINT while node01's result is on its way: node01's link is cut while
@@ -563,38 +609,76 @@ link_set(int i, const char *updown)
  * connection, later). */
 START_TEST(sigint_result_in_flight)
 {
-	uint64_t t0;
 	char *o;
-	pid_t pid;
-	int rc;
 
 	restart_hooked(0, "KNOB_TEST_SLOW_RELEASE", "1");
-	pid = harness_knobctl_bg(&h, out, err, "bench fio -w @all --dir %s --threads 2 -- "
-	    "--rw=write --bs=4k --size=200k --rate_iops=40 --ioengine=psync", data);
-	ck_assert_int_gt(pid, 0);
-	wait_running("-p1");
-	link_set(0, "down");
-	ck_assert(harness_wait_log(&h, 0, "-p1 finished", 30) == 0);
-	ck_assert_int_eq(kill(pid, SIGINT), 0);
-	ck_assert_msg(cu_wait(err_has, (void *)(uintptr_t)"SIGINT: stopping phase ", 10) >= 0,
-	    "no stop of the phase in flight");
-	link_set(0, "up");
-	t0 = now_mono_ns();
-	rc = cu_reap(pid);
-	o = cu_slurp(out);
-	fprintf(stderr, "exit %d %.1f s after the link came back\n%s\n", rc,
-	    (double)(now_mono_ns() - t0) / 1e9, o);
-	ck_assert_int_eq(rc, 130);
+	ck_assert_int_eq(result_held("", &o), 130);
 	ck_assert_msg(cu_count_entries(data) == 0, "knobctl exited before node01's files were "
 	    "removed");
 	ck_assert_msg(err_has((void *)(uintptr_t)"node01: stopped, its files removed"), "node01 "
 	    "never confirmed");
-	/* node01's result came after the abort (else the link went down too late) */
-	ck_assert_msg(strstr(o, "threads=2 stopped on node01,") || strstr(o, "threads=2 stopped "
-	    "on node[01-02],"), "node01 was not in the phase at the stop");
 	ck_assert_ptr_null(strstr(o, "clean-up"));
 	free(o);
 	json_object_put(stored_interrupted(0));
+}
+END_TEST
+
+/* The one element of the JSON array key of o, a string. */
+static const char *
+only_str(json_object *o, const char *key)
+{
+	json_object *arr = cu_get(o, key);
+
+	ck_assert_msg(json_object_array_length(arr) == 1, "%s: %s", key,
+	    json_object_to_json_string(arr));
+	return json_object_get_string(json_object_array_get_idx(arr, 0));
+}
+
+/* sigint_result_in_flight with --keep, node02's agent as one before
+ * PhaseResult.files ($KNOB_TEST_NO_FILES): node01's phase ended before the
+ * abort came, so its agent keeps its file for the user (--keep) and says
+ * so; node02's, aborted (its file removed) or ended before the stop (kept:
+ * the same 1.25 s), does not say.  knobctl says node01 kept its file,
+ * where, and that node02 did not say (summary, the stored interrupted
+ * kept_on, unknown_on, removed_on empty); node01's file is there.
+ * Before, knobctl said "node01: stopped, its files removed" and "files
+ * removed (confirmed by their agents) on: node[01-02]", node01's file
+ * left where it said none was, node02's taken as removed unsaid. */
+START_TEST(sigint_keep_result_in_flight)
+{
+	char w1[PATH_MAX + 64], want[2 * PATH_MAX];
+	json_object *doc, *in;
+	char *o, *e;
+	int both;
+
+	restart_hooked(1, "KNOB_TEST_NO_FILES", "1");
+	ck_assert_int_eq(result_held("--keep ", &o), 130);
+	both = strstr(o, "threads=2 stopped on node[01-02],") != NULL;	/* node02 aborted */
+	doc = stored_run();
+	snprintf(w1, sizeof(w1), "%s/knob.%s-w1", data, cu_str(doc, "run_id"));
+	e = cu_slurp(err);
+	fprintf(stderr, "stderr:\n%s\n", e);
+	snprintf(want, sizeof(want), "node01: stopped, the files kept (--keep) in %s\n", w1);
+	ck_assert_msg(strstr(e, want) != NULL, "no \"%s\"", want);
+	ck_assert_ptr_null(strstr(e, "its files removed"));
+	snprintf(want, sizeof(want), "node02: %s; its agent does not say whether it kept or removed "
+	    "its files in %s (a knobd", both ? "stopped" : "its phase ended before the stop", w1);
+	ck_assert_msg(strstr(e, want) != NULL, "no \"%s\"", want);
+	free(e);
+	ck_assert_ptr_nonnull(strstr(o, "files removed (confirmed by their agents) on: none\n"));
+	snprintf(want, sizeof(want), "files kept (--keep; said by their agents) on: node01, in "
+	    "%s\n", w1);
+	ck_assert_msg(strstr(o, want) != NULL, "no \"%s\"", want);
+	ck_assert_ptr_nonnull(strstr(o, "not said by their agents (a knobd before it says so: look "
+	    "there) on: node02, in "));
+	free(o);
+	ck_assert_int_eq(files_under(w1), both ? 1 : 2);	/* node01's kept, as said */
+	in = cu_get(doc, "interrupted");
+	ck_assert_str_eq(only_str(in, "kept_on"), "node01");
+	ck_assert_str_eq(only_str(in, "unknown_on"), "node02");
+	ck_assert_int_eq(json_object_array_length(cu_get(in, "removed_on")), 0);
+	ck_assert_str_eq(cu_str(in, "workdir"), w1);
+	json_object_put(doc);
 }
 END_TEST
 
@@ -667,19 +751,6 @@ START_TEST(sigint_between_phases_composite)
 }
 END_TEST
 
-/* Regular files under dir, at any depth. */
-static int
-files_under(const char *dir)
-{
-	char *o = NULL;
-	int n;
-
-	ck_assert_int_eq(cu_sh_out(&o, "find '%s' -type f | wc -l", dir), 0);
-	n = atoi(o);
-	free(o);
-	return n;
-}
-
 /* knobctl bench ARGS (after "bench") in the data directory with --keep,
  * stopped by SIGINT once its second phase runs: exit 130; its stdout into
  * *o, the first workdir's directory into w1 (len bytes); the
@@ -734,7 +805,8 @@ END_TEST
 /* SIGINT in the second phase of a --keep composite (seq-read of the files
  * the finished seq-write wrote, in the same directory): those files stay,
  * as --keep promised for the finished phase; knobctl says each node kept
- * them (not that it removed them), and the summary where.  Before, the
+ * them (not that it removed them: interrupted kept_on), and the summary
+ * where.  Before, the
  * agents removed the seq-write's files with the aborted read's. */
 START_TEST(sigint_keep_composite)
 {
@@ -753,6 +825,8 @@ START_TEST(sigint_keep_composite)
 	free(e);
 	ck_assert_ptr_nonnull(strstr(o, "files removed (confirmed by their agents) on: none\n"));
 	free(o);
+	ck_assert_int_eq(json_object_array_length(cu_get(cu_get(doc, "interrupted"), "kept_on")),
+	    2);
 	json_object_put(doc);
 }
 END_TEST
@@ -774,6 +848,7 @@ main(void)
 	tcase_add_test(tc, sigint_keep_composite);
 	tcase_add_test(tc, sigint_in_go_sync);
 	tcase_add_test(tc, sigint_result_in_flight);
+	tcase_add_test(tc, sigint_keep_result_in_flight);
 	tcase_add_test(tc, sigint_in_prepare_waits_cleanup);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
