@@ -713,6 +713,22 @@ stop_unsent(struct brun *br, size_t i)
 	return 1;
 }
 
+/* Seconds the stop waits for the nodes' answers to its abort: a play's
+ * bound, else the stall limit. */
+static uint32_t
+stop_wait(const struct bench_req *rq)
+{
+	return rq->stop_wait_s ? rq->stop_wait_s : stall_limit(rq);
+}
+
+/* What a second signal does to the run of rq, for the stop's message. */
+static const char *
+second_does(const struct bench_req *rq)
+{
+	return rq->stop_wait_s ? "stops waiting for the nodes (the play rolls back next)" :
+	    "exits at once";
+}
+
 /* The stop signal sig: the phase in flight is aborted on the nodes that
  * have not finished it (those that have, or said it failed, hold their
  * files only); each that answered is released at once (stop_answered: its
@@ -756,15 +772,15 @@ begin_stop(struct brun *br, int sig)
 	}
 	if (br->stage != ST_RELEASE)
 		br->stage = ST_STOPPING;
-	br->stop_deadline = now_mono_ns() + (uint64_t)stall_limit(br->req) * 1000000000ull;
+	br->stop_deadline = now_mono_ns() + (uint64_t)stop_wait(br->req) * 1000000000ull;
 	if (n)
 		fprintf(stderr, "knobctl bench: %s: stopping phase %s (%s) on %zu node(s) and "
-		    "%s the files; a second signal exits at once\n", stop_sig_name(sig),
+		    "%s the files; a second signal %s\n", stop_sig_name(sig),
 		    br->phase_id, br->plan[br->cur].kind, n, bench_stop_keeps(br) ?
-		    "keeping (--keep)" : "removing");
+		    "keeping (--keep)" : "removing", second_does(br->req));
 	else
 		fprintf(stderr, "knobctl bench: %s: stopping the run and removing its files; a "
-		    "second signal exits at once\n", stop_sig_name(sig));
+		    "second signal %s\n", stop_sig_name(sig), second_does(br->req));
 	advance(br);
 }
 
@@ -784,7 +800,7 @@ stop_check(struct brun *br, uint64_t now)
 		if (!pn->inphase || !pn->alive || pn->st == PN_DONE)
 			continue;
 		fanout_end(br->fo, &br->fo->nodes[i], NS_FAILED, "no answer to the stop for %u s",
-		    stall_limit(br->req));
+		    stop_wait(br->req));
 		ended = 1;
 	}
 	br->advancing = outer;

@@ -61,6 +61,10 @@ struct bench_req {
 	 * recorded "interrupted"); NULL never.  ctl->interrupt stops it at
 	 * once. */
 	const atomic_int *stop;
+	/* a play's run (non-zero): the stop waits this long for the nodes'
+	 * answers to its abort, and a second signal stops that wait (the
+	 * play's ctl->interrupt); 0: the stall limit, a second exits */
+	uint32_t stop_wait_s;
 };
 
 /* Parse "1,2,4", "1..1024" (powers of two from the first), or a mix;

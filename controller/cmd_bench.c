@@ -366,7 +366,9 @@ bench_run_stored(struct ctl *ctl, const struct strvec *names, struct bench_req *
  * the first stops the run cleanly (rq->stop), the second at once
  * (ctl->interrupt); exit 128 + the first's number when it stopped the run
  * (it is marked "interrupted").  Under a play, which catches them itself
- * (ctl->interrupt set: its signal), its signal stops the run cleanly too. */
+ * (ctl->interrupt set: its signal), its signal stops the run cleanly too,
+ * waiting ctl->stop_wait_s for the nodes' answers, and its second cuts
+ * the run off (the play's rollback runs next). */
 static int
 bench_run_caught(struct ctl *ctl, const struct strvec *names, struct bench_req *rq,
     json_object **doc)
@@ -377,7 +379,8 @@ bench_run_caught(struct ctl *ctl, const struct strvec *names, struct bench_req *
 
 	if (play_sig) {
 		rq->stop = play_sig;
-		ctl->interrupt = NULL;
+		rq->stop_wait_s = ctl->stop_wait_s;
+		ctl->interrupt = stop_sig_now();	/* the play's second signal */
 		rc = bench_run_stored(ctl, names, rq, doc);
 		ctl->interrupt = play_sig;
 		rq->stop = NULL;

@@ -78,6 +78,9 @@ struct ctl {
 	 * fo->stop does: a play's SIGINT or SIGTERM during a bench or a sweep
 	 * (controller/play_run.c); NULL: never */
 	const atomic_int *interrupt;
+	/* a play's bench: seconds its stop waits for the nodes' answers to the
+	 * abort (bench_req.stop_wait_s; 0: a plain bench's stall limit) */
+	uint32_t stop_wait_s;
 };
 
 /* Parse argv (argv[0] = the command's name), load the inventory unless ce

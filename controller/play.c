@@ -712,11 +712,12 @@ play_find(const char *arg)
 	return xstrdup(arg);
 }
 
-enum { PL_VAR = 'e', PL_CHECK = 256 };
+enum { PL_VAR = 'e', PL_CHECK = 256, PL_STOP_WAIT };
 
 static const struct opt play_opts[] = {
 	{ PL_VAR, "extra-var", OPT_ARG, "NAME=VALUE", "set a play variable (${NAME}); repeatable, the last wins", 0 },
 	{ PL_CHECK, "check", OPT_NOARG, NULL, "print the plan: every apply as --check, no benchmark, no writes", 0 },
+	{ PL_STOP_WAIT, "stop-wait", OPT_ARG, "S", "on a stop signal, wait at most S s (default 10) for a bench's nodes to answer its abort before the play's rollback; a node that has not is named, its clean-up unknown", 0 },
 	OPT_END
 };
 
@@ -835,12 +836,18 @@ cmd_play(struct ctl *ctl, int argc, char **argv)
 	char *path = NULL, ram[32], cache[32];
 	int ch, check = 0, rc = 2;
 
+	ctl->stop_wait_s = PLAY_STOP_WAIT_S;
 	while ((ch = opt_next(ctl, argc, argv)) != -1) {
 		if (ch == PL_VAR)
 			strvec_push(&user, optarg);
 		else if (ch == PL_CHECK)
 			check = 1;
-		else
+		else if (ch == PL_STOP_WAIT) {
+			if (opt_parse_uint(optarg, 1, 86400, NULL, &ctl->stop_wait_s) < 0) {
+				opt_bad_value(ctl, "--stop-wait (seconds, 1 to 86400)");
+				goto out;
+			}
+		} else
 			goto out;
 	}
 	if (optind + 1 != argc) {
@@ -892,6 +899,9 @@ const struct cmd_entry cmd_play_entry = {
 	"and then no new batch starts.  Unreachable nodes count as failed.\n"
 	"${ram_x2} is twice the largest RAM of the target nodes, ${cache_x2} twice the largest cache\n"
 	"they read through (the GPFS pagepool on GPFS nodes, else RAM): file sizes that beat the cache.\n"
-	"SIGINT, SIGTERM or SIGHUP stops the play (a bench or sweep at once), rolls back what it\n"
-	"applied (unless keep=\"yes\") and exits 130, 143 or 129; a second signal exits at once.",
+	"SIGINT, SIGTERM or SIGHUP stops the play (a bench's phase aborted on its nodes,\n"
+	"waiting up to --stop-wait for their answers; a sweep at once), rolls back what it\n"
+	"applied (unless keep=\"yes\") and exits 130, 143 or 129.  A second signal stops the\n"
+	"waiting: the rollback runs at once.  A third exits at once, naming the nodes that keep\n"
+	"the play's tuning (knobctl rollback undoes it).",
 };

@@ -30,6 +30,7 @@ struct pstep {
 };
 
 #define PLAY_MAX	(4u << 20)	/* the largest play file */
+#define PLAY_STOP_WAIT_S	10	/* --stop-wait's default (seconds) */
 
 struct play {
 	char *path, *name, *description;

@@ -26,11 +26,26 @@
  * (after the current request or batch; a bench stops its phase in flight
  * on every node, which removes its files, as a plain bench does; a sweep
  * at once), then the stop's rollback runs and the summary is printed;
- * exit 128 + the signal's number.  A second signal acts at once (its
- * default action: stop_sig.h).
+ * exit 128 + the signal's number.  What an admin stopping a play on
+ * production nodes needs first is the rollback, so nothing before it
+ * waits long: a bench's stop waits at most --stop-wait (default
+ * PLAY_STOP_WAIT_S) for the nodes' answers to its abort, not the bench's
+ * stall limit (60 s and more), and a node that has not answered by then
+ * (its link cut, its agent stopped) is cut off and named, its clean-up
+ * unknown (the run's cleanup_failed); the rollback then says it NOT
+ * rolled back.  A second signal stops what is left of that waiting (the
+ * bench is cut off: ctl->interrupt is the second's flag) and the
+ * rollback runs at once; it is said on stderr.  Tune commands in flight
+ * run to their end (they are short).  Only a third signal exits at once
+ * (its default action, stop_sig.h STOP_SIG_THIRD_KILLS), its handler
+ * writing the words last_words keeps up to date with the applied marks:
+ * which nodes may keep the play's tuning and that `knobctl rollback -w
+ * NODES` undoes it (the agents' journals hold the originals).
  *
  * --json: one document at the end; every failed node with its step and
- * reason ("failed"), a failed step's "reason", "not_rolled_back".
+ * reason ("failed"), a failed step's "reason", "rolled_back" and
+ * "not_rolled_back"; after a signal "stop_wait_s" and "wait_cut_short"
+ * (a second signal came).
  *
  * health runs `knobctl sweep` and drops the nodes it finds failing (slow,
  * timeout, fail, hung, unreachable).
@@ -338,6 +353,45 @@ move_mark(struct prun *pr, long idx, enum marks how, const char *s, json_object 
 	}
 }
 
+/* The words a third stop signal writes as knobctl exits at once
+ * (stop_sig_words): the nodes that may keep the play's tuning (marked
+ * applied, and the nodes of an apply in flight, NULL: none) and how to
+ * undo it, and the nodes a rollback took off their profile before the
+ * play, not yet restored.  Set again whenever the marks move. */
+static void
+last_words(struct prun *pr, const struct strvec *in_flight)
+{
+	struct strvec keep = { 0 }, untuned = { 0 };
+	char *tail, *f;
+
+	for (size_t i = 0; i < pr->nodes->n; i++) {
+		if (pr->applied[i] || (in_flight && strvec_contains(in_flight, pr->nodes->v[i])))
+			strvec_push(&keep, pr->nodes->v[i]);
+		else if (pr->untuned[i] && pr->before->v[i][0])
+			strvec_push(&untuned, pr->nodes->v[i]);
+	}
+	if (keep.n == 0) {
+		tail = xstrdup(" a third time: exiting at once; no node holds the play's tuning");
+	} else {
+		f = nodeset_fold(keep.v, keep.n);
+		tail = xasprintf(" a third time: exiting at once, NOT rolled back: %s may keep the "
+		    "play's tuning (each agent's journal holds the originals): knobctl rollback -w "
+		    "%s undoes it", f, f);
+		free(f);
+	}
+	if (untuned.n) {
+		f = nodeset_fold(untuned.v, untuned.n);
+		str_appendf(&tail, "; %s went back to its original values, not to the profile it "
+		    "had before the play (knobctl apply PROFILE -w %s puts that back)", f, f);
+		free(f);
+	}
+	str_appendf(&tail, "\n");
+	stop_sig_words(3, "knobctl play: ", tail);
+	free(tail);
+	strvec_free(&keep);
+	strvec_free(&untuned);
+}
+
 /* Per-node statuses of a command's JSON (under key, "status" for the tune
  * commands, "state" for sweep): failures (bad(status)) dropped, applied
  * marks moved (move_mark); a folded line per status.  A node the command
@@ -382,6 +436,7 @@ take_statuses(struct prun *pr, json_object *doc, const struct strvec *asked, enu
 	for (size_t k = 0; k < asked->n; k++)
 		if (!seen[k])
 			fail_node(pr, asked->v[k], "no result");
+	last_words(pr, NULL);
 	free(who);
 	free(seen);
 	strvec_free(&st);
@@ -432,6 +487,8 @@ step_tune(struct prun *pr, const char *verb, const char *profile, int check, con
 		say(pr, "  batch %zu (%s): knobctl %s%s%s%s -w %s\n", ++nb, f, verb, profile &&
 		    profile[0] ? " " : "", profile ? profile : "", check ? " --check" : "", f);
 		free(f);
+		if (how == MARKS_APPLY)	/* a third signal now leaves them tuned */
+			last_words(pr, &batch);
 		if (sub_run(pr, &argv, &batch, &doc) == 2 && doc == NULL) {
 			reason(pr, "knobctl %s could not run", verb);
 			rc = -1;
@@ -1234,10 +1291,8 @@ restore_before(struct prun *pr)
 		if (!pr->untuned[i] || p[0] == '\0')
 			continue;
 		for (size_t k = i; k < pr->nodes->n; k++)
-			if (pr->untuned[k] && strcmp(pr->before->v[k], p) == 0) {
+			if (pr->untuned[k] && strcmp(pr->before->v[k], p) == 0)
 				strvec_push(&who, pr->nodes->v[k]);
-				pr->untuned[k] = 0;
-			}
 		f = nodeset_fold(who.v, who.n);
 		say(pr, "play rolled back %s, which had profile %s before it: knobctl apply %s -w %s\n",
 		    f, p, p, f);
@@ -1245,7 +1300,10 @@ restore_before(struct prun *pr)
 		strvec_push(&argv, "apply");
 		strvec_push(&argv, p);
 		(void)sub_run(pr, &argv, &who, &doc);
+		for (size_t k = 0; k < who.n; k++)	/* said restored or NOT restored */
+			pr->untuned[node_index(pr, who.v[k])] = 0;
 		restore_statuses(pr, doc, &who, p);
+		last_words(pr, NULL);
 		json_object_put(doc);
 		strvec_free(&who);
 		strvec_free(&argv);
@@ -1361,6 +1419,19 @@ not_rolled_back(struct prun *pr)
 	return a;
 }
 
+/* The nodes an apply of the play reached whose tuning a rollback of the
+ * play took off again, as a JSON array. */
+static json_object *
+rolled_back(struct prun *pr)
+{
+	json_object *a = json_object_new_array();
+
+	for (size_t i = 0; i < pr->nodes->n; i++)
+		if (pr->touched[i] && !pr->applied[i])
+			json_object_array_add(a, json_object_new_string(pr->nodes->v[i]));
+	return a;
+}
+
 /* The --json document of the play (caller puts it). */
 static json_object *
 play_result(struct prun *pr, int stopped)
@@ -1372,14 +1443,20 @@ play_result(struct prun *pr, int stopped)
 	json_object_object_add(res, "play", json_object_new_string(pr->pl->name));
 	json_object_object_add(res, "status", json_object_new_string(sig ? "interrupted" :
 	    stopped ? "stopped" : pr->bad ? "finished-with-failures" : "ok"));
-	if (sig)
+	if (sig) {
 		json_object_object_add(res, "signal", json_object_new_string(stop_sig_name(sig)));
+		json_object_object_add(res, "stop_wait_s",
+		    json_object_new_int64(pr->ctl->stop_wait_s));
+		json_object_object_add(res, "wait_cut_short", json_object_new_boolean(
+		    atomic_load(stop_sig_now()) != 0));
+	}
 	json_object_object_add(res, "steps", pr->steps);
 	for (size_t i = 0; i < pr->nodes->n; i++)
 		if (pr->failed[i])
 			json_object_array_add(failed, json_object_new_string(pr->nodes->v[i]));
 	json_object_object_add(res, "failed_nodes", failed);
 	json_object_object_add(res, "failed", json_object_get(pr->failures));
+	json_object_object_add(res, "rolled_back", rolled_back(pr));
 	json_object_object_add(res, "not_rolled_back", not_rolled_back(pr));
 	json_object_object_add(res, "not_restored", marked_nodes(pr, pr->nrs));
 	for (size_t i = 0; i < json_object_array_length(pr->docs); i++)
@@ -1410,7 +1487,12 @@ play_run(struct ctl *ctl, struct play *pl, const struct strvec *nodes,
 		free(folded);
 		return 2;	/* before anything runs */
 	}
-	stop_sig_catch(&ss, STOP_SIG_SECOND_KILLS);	/* the stop's rollback is not cut short */
+	stop_sig_catch(&ss, STOP_SIG_THIRD_KILLS);	/* the stop's rollback is not cut short */
+	stop_sig_words(2, "knobctl play: ", pl->keep ? " again: not waiting any longer for the "
+	    "nodes' answers to the stop (keep=\"yes\": nothing is rolled back); a third signal "
+	    "exits at once\n" : " again: not waiting any longer for the nodes' answers to the "
+	    "stop: the play's rollback runs next; a third signal exits at once, leaving the "
+	    "play's tuning in place\n");
 	pr.failed = xcalloc(nodes->n + 1, 1);
 	pr.applied = xcalloc(nodes->n + 1, 1);
 	pr.nrb = xcalloc(nodes->n + 1, 1);
@@ -1424,6 +1506,7 @@ play_run(struct ctl *ctl, struct play *pl, const struct strvec *nodes,
 	pr.docs = json_object_new_array();
 	pr.steps = json_object_new_array();
 	pr.info = play_info(pl);
+	last_words(&pr, NULL);
 	say(&pr, "play %s (%s)%s on %zu node(s) %s; serial %s, max-fail %s (trips when more "
 	    "nodes fail)\n", pl->name, pl->path, check ? " --check" : "", nodes->n, folded,
 	    pr.serial ? pl->serial : "all", pl->max_fail[0] ? pl->max_fail : "0");

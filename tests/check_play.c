@@ -1502,6 +1502,211 @@ START_TEST(play_signal_rolls_back)
 }
 END_TEST
 
+/* The cut play's stdout and stderr files. */
+static char cut_out[PATH_MAX + 16], cut_err[PATH_MAX + 16];
+
+/* The cut play's stdout holds arg: a cu_wait condition. */
+static int
+cut_out_has(void *arg)
+{
+	return cu_file_has(cut_out, arg);
+}
+
+/* The cut play's stderr holds arg: a cu_wait condition. */
+static int
+cut_err_has(void *arg)
+{
+	return cu_file_has(cut_err, arg);
+}
+
+/* Cut (down) or restore (up) node i's link at the controller's bridge:
+ * its TCP connections neither fail nor answer. */
+static void
+link_set(int i, const char *updown)
+{
+	ck_assert_int_eq(harness_sh("ip -n %s link set kv%d %s", h.ctl_ns, i + 1, updown), 0);
+}
+
+/* The cut play, and where its stdout and stderr go: somax applied on
+ * 1111, 1112, 1113, then a three-rank bench of 25 s. */
+static void
+cut_play_write(void)
+{
+	somax_profile();
+	write_file("cut.xml", "<?xml version=\"1.0\"?>\n<play name=\"cut\" nodes=\"@all\">\n"
+	    "  <apply profile=\"somax\"/>\n"
+	    "  <bench kind=\"seq-write\" dir=\"%s\" threads=\"3\" bs=\"4k\" size=\"1m\" "
+	    "test-rate-iops=\"10\"/>\n  <rollback/>\n</play>\n", data);
+	snprintf(cut_out, sizeof(cut_out), "%s/cut.out", h.tmp);
+	snprintf(cut_err, sizeof(cut_err), "%s/cut.err", h.tmp);
+}
+
+/* The cut play's bench stop has node01's and node02's answers: it waits
+ * for node03 alone. */
+static void
+cut_play_waits_node03(void)
+{
+	ck_assert_msg(cu_wait(cut_err_has, (void *)(uintptr_t)"node01: stopped, its files removed",
+	    20) >= 0 && cu_wait(cut_err_has, (void *)(uintptr_t)"node02: stopped, its files "
+	    "removed", 20) >= 0, "node01 and node02 never answered the stop");
+}
+
+/* The cut play (cut_play_write) started with the formatted options, node03's link cut
+ * once its rank runs, then SIGINT to knobctl; its pid. */
+static pid_t
+cut_play_stopped(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static pid_t
+cut_play_stopped(const char *fmt, ...)
+{
+	va_list ap;
+	char *opts;
+	pid_t pid;
+
+	va_start(ap, fmt);
+	ck_assert_int_ge(vasprintf(&opts, fmt, ap), 0);
+	va_end(ap);
+	set_originals(3);
+	unlink(cut_out);
+	unlink(cut_err);
+	ck_assert_int_eq(truncate(h.node[2].log, 0), 0);	/* an earlier run's ": running" */
+	pid = harness_knobctl_bg(&h, cut_out, cut_err, "play %s %s/cut.xml", opts, h.tmp);
+	free(opts);
+	ck_assert_int_gt(pid, 0);
+	ck_assert_msg(harness_wait_log(&h, 2, ": running", 30) == 0, "node03 never ran the bench");
+	link_set(2, "down");
+	ck_assert_int_eq(kill(pid, SIGINT), 0);
+	return pid;
+}
+
+/* knobctl (pid) exits 130 within secs s; its stdout (malloc'd). */
+static char *
+cut_play_exits(pid_t pid, double secs)
+{
+	uint64_t t0 = now_mono_ns();
+	char *out, *err;
+	int st;
+
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	out = cu_slurp(cut_out);
+	err = cu_slurp(cut_err);
+	fprintf(stderr, "after %.1f s:\n%s\nstderr:\n%s\n", (double)(now_mono_ns() - t0) / 1e9,
+	    out, err);
+	free(err);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 130, "%s %d", WIFEXITED(st) ? "exit" :
+	    "killed by signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+	ck_assert_msg(now_mono_ns() - t0 < (uint64_t)(secs * 1e9), "the stop's rollback came "
+	    "late");
+	return out;
+}
+
+/* The stop's rollback put node01's and node02's originals back, not
+ * node03's (its link cut); node03's link restored, a plain
+ * rollback (what knobctl says to run) puts its original back too. */
+static void
+cut_play_rolled_back(void)
+{
+	ck_assert(somax_is(0, "1111"));
+	ck_assert(somax_is(1, "1112"));
+	ck_assert(somax_is(2, "2345"));
+	link_set(2, "up");
+	ck_assert_int_eq(harness_knobctl(&h, NULL, NULL, "rollback -w node03 --wait 20"), 0);
+	ck_assert(somax_is(2, "1113"));
+}
+
+/* A play stopped in a bench whose node03 link is cut (its TCP
+ * connection neither fails nor answers): the bench's stop waits for the
+ * nodes' answers to its abort at most --stop-wait (2 s here), names
+ * node03 (its clean-up unknown), and the rollback puts back node01's and
+ * node02's originals: exit 130 within 8 s of the SIGINT; --json says
+ * which nodes were rolled back and which not.  Before, the stop waited
+ * the bench's stall limit, 60 s, before the rollback began.  Then with
+ * --stop-wait 60 a second SIGINT once node01 and node02 answered, while
+ * the stop waits for node03: the rollback runs at once (exit 130 within
+ * 8 s, the originals back, said on stderr; only node03 named).
+ * Before, the second signal killed knobctl and every node kept the
+ * play's tuning. */
+START_TEST(play_stop_cut_node_bounded)
+{
+	json_object *doc, *run;
+	char *out;
+	pid_t pid;
+	int rc;
+
+	cut_play_write();
+	pid = cut_play_stopped("--connect-timeout 1 --json --stop-wait 2");
+	out = cut_play_exits(pid, 8);
+	doc = need(json_tokener_parse(out));
+	ck_assert_str_eq(cu_str(doc, "status"), "interrupted");
+	ck_assert_int_eq(json_object_get_int(cu_get(doc, "stop_wait_s")), 2);
+	ck_assert(!json_object_get_boolean(cu_get(doc, "wait_cut_short")));
+	ck_assert_int_eq(json_object_array_length(cu_get(doc, "rolled_back")), 2);
+	ck_assert_int_eq(json_object_array_length(cu_get(doc, "not_rolled_back")), 1);
+	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(cu_get(doc,
+	    "not_rolled_back"), 0)), "node03");
+	json_object_put(doc);
+	cut_play_rolled_back();
+	free(out);
+	/* the stored run names node03 alone, its clean-up unknown */
+	run = need(harness_knobctl_json(&h, &rc, "--json results show latest"));
+	ck_assert_int_eq(json_object_array_length(cu_get(run, "cleanup_failed")), 1);
+	ck_assert_str_eq(cu_str(json_object_array_get_idx(cu_get(run, "cleanup_failed"), 0),
+	    "node"), "node03");
+	ck_assert_msg(strstr(cu_str(json_object_array_get_idx(cu_get(run, "cleanup_failed"), 0),
+	    "error"), "no answer to the stop for 2 s"), "%s", json_object_to_json_string(run));
+	json_object_put(run);
+
+	pid = cut_play_stopped("--connect-timeout 1 --stop-wait 60");
+	cut_play_waits_node03();
+	ck_assert_int_eq(kill(pid, SIGINT), 0);
+	out = cut_play_exits(pid, 8);
+	ck_assert(cu_file_has(cut_err, "knobctl play: SIGINT again: not waiting any longer"));
+	ck_assert_msg(strstr(out, "play stopped: rolling back what it applied") != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "node03: NOT rolled back") != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "clean-up unknown: node03") && !strstr(out, "clean-up unknown: "
+	    "node01") && !strstr(out, "clean-up unknown: node02"), "%s", out);
+	cut_play_rolled_back();
+	free(out);
+	ck_assert_msg(cu_wait(dir_empty, data, 10) >= 0, "the bench's files stay");
+}
+END_TEST
+
+/* The play stopped, SIGINT again during the bench's wait, and a third
+ * during the rollback (which waits node03's connect timeout): knobctl
+ * exits at once (killed by SIGINT), naming on stderr the nodes that may
+ * keep the play's tuning and the rollback that undoes it; that rollback,
+ * run once node03's link is back, puts every original back. */
+START_TEST(play_third_signal_says_what_stays)
+{
+	char *out, *err;
+	pid_t pid;
+	int st;
+
+	cut_play_write();
+	pid = cut_play_stopped("--connect-timeout 5 --stop-wait 60");
+	cut_play_waits_node03();
+	ck_assert_int_eq(kill(pid, SIGINT), 0);
+	ck_assert_msg(cu_wait(cut_out_has, (void *)(uintptr_t)"knobctl rollback on every node",
+	    10) >= 0, "the stop's rollback never began");
+	ck_assert_int_eq(kill(pid, SIGINT), 0);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	out = cu_slurp(cut_out);
+	err = cu_slurp(cut_err);
+	fprintf(stderr, "%s\nstderr:\n%s\n", out, err);
+	ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGINT, "not killed by SIGINT");
+	ck_assert_msg(strstr(err, "knobctl play: SIGINT a third time: exiting at once, NOT rolled "
+	    "back: node[01-03] may keep the play's tuning (each agent's journal holds the "
+	    "originals): knobctl rollback -w node[01-03] undoes it\n"), "%s", err);
+	free(out);
+	free(err);
+	link_set(2, "up");
+	ck_assert_int_eq(harness_knobctl(&h, NULL, NULL, "rollback -w node[01-03] --wait 20"), 0);
+	for (int i = 0; i < 3; i++)
+		ck_assert_msg(somax_is(i, i == 0 ? "1111" : i == 1 ? "1112" : "1113"), "node%02d",
+		    i + 1);
+}
+END_TEST
+
 /* --json says why: each failed node with its step and reason ("failed"),
  * the nodes NOT rolled back ("not_rolled_back") and a failed step's
  * "reason".  The play of play_rollback_step_takes_dropped (node03
@@ -1688,6 +1893,8 @@ main(void)
 	tcase_add_test(tc, play_bench_sizes_refused);
 	tcase_add_test(tc, play_check_runtime_unknown);
 	tcase_add_test(tc, play_signal_rolls_back);
+	tcase_add_test(tc, play_stop_cut_node_bounded);
+	tcase_add_test(tc, play_third_signal_says_what_stays);
 	tcase_add_test(tc, play_json_reasons);
 	tcase_add_test(tc, play_never_reached_not_rolled_back);
 	tcase_add_test(tc, play_bench_lost_node_within_max_fail);
