@@ -8,7 +8,10 @@
  *	u16 name length, name, u16 pin length, pin, i64 notAfter of the
  *	agent's certificate (unix s), u32 DER length, DER SSL_SESSION
  *	(big-endian).  A "KNOBTKT2" file (no notAfter) is a cold cache: full
- *	handshakes, and the next save writes KNOBTKT3.
+ *	handshakes, and the next save writes KNOBTKT3.  Its sessions were
+ *	saved without the agent's certificate too (as tcache_der does), so
+ *	the notAfter cannot be taken from them: resuming one would be
+ *	resuming with no expiry known.
  * The trust hash covers the CA certificate, its CRL and the controller's
  * certificate: a new CA, a CRL change or a renewed controller certificate
  * makes every ticket in the file void.
