@@ -1406,6 +1406,17 @@ mux_header_ns(void)
 	    MUX_HEADER_MS) * 1000000ull;
 }
 
+/* How long the holder waits at exit for its last ticket save:
+ * MUX_SAVE_EXIT_S, or for tests only $KNOB_TEST_MUX_SAVE_EXIT_S (1 to
+ * MUX_SAVE_EXIT_S), so that a test of a save that never ends need not
+ * wait out the 10 s. */
+static int
+mux_save_exit_s(void)
+{
+	return (int)env_number("KNOB_TEST_MUX_SAVE_EXIT_S", 1, MUX_SAVE_EXIT_S,
+	    MUX_SAVE_EXIT_S);
+}
+
 /* Close the channels that sent no first line within m->header_ns (one
  * timer for all of them: they are in accept order). */
 static void
@@ -1677,7 +1688,7 @@ mux_serve(struct mux *m)
 	log_info("mux: %llu links opened, %llu reuses", m->opened, m->reused);
 	mux_close_all(m);
 	/* what came since the last save, and what is still being saved */
-	tcache_saver_stop(m->saver, m->ctl->tickets, MUX_SAVE_EXIT_S);
+	tcache_saver_stop(m->saver, m->ctl->tickets, mux_save_exit_s());
 	return m->stale || failed;
 }
 

@@ -137,9 +137,15 @@ void tcache_put(struct tcache *tc, const char *name, SSL_SESSION *s, const char 
     int64_t not_after);
 /* Write the file if anything changed. 0 or -1 (warned). */
 int tcache_save(struct tcache *tc);
-/* The same, but quiet when another command holds the lock for longer
- * than a save waits: 0, -1 (warned), or 1 (nothing saved: try again). */
+/* The same, but quiet: 0, 1 when another command holds the lock for
+ * longer than a save waits, or -errno when the write failed (either way
+ * nothing saved and tc still dirty: try again). */
 int tcache_save_later(struct tcache *tc);
+/* How many nodes tc put or dropped and has not saved; their names, comma
+ * separated ("and N more" past len), in buf (NULL: only counted). */
+size_t tcache_pending(const struct tcache *tc, char *buf, size_t len);
+/* The file tc saves to (for the log). */
+const char *tcache_path(const struct tcache *tc);
 /* A new cache (the caller's, NULL when none) holding copies of what tc
  * put or dropped since it last saved or handed its changes over, bound to
  * tc's file and trust: saving it saves them, tc no longer does.  Only
@@ -148,15 +154,16 @@ struct tcache *tcache_changes(struct tcache *tc);
 /* newer's changes (tcache_changes, later) over into's; newer is freed. */
 void tcache_absorb(struct tcache *into, struct tcache *newer);
 /* A thread that saves the changes handed to it (controller/tcsaver.c), one
- * save at a time, trying again while another command holds the lock:
- * NULL when no thread can be made. */
+ * save at a time, trying again while another command holds the lock or
+ * after a failed write (ENOSPC, EIO): NULL when no thread can be made. */
 struct tcache_saver;
 struct tcache_saver *tcache_saver_start(const char *who);
 /* Hand tc's changes since the last hand-over to sv (NULL: saved here). */
 void tcache_saver_hand(struct tcache_saver *sv, struct tcache *tc);
 /* Hand tc's last changes over and wait wait_s at most for what is pending
- * to be saved (tried once more if the lock is held).  0, or -1 when it
- * did not end in time (warned; the thread is left to the process's exit). */
+ * to be saved (tried once more if the lock is held or the last write
+ * failed).  0, or -1 when it did not end in time (warned, naming the
+ * nodes not saved; the thread is left to the process's exit). */
 int tcache_saver_stop(struct tcache_saver *sv, struct tcache *tc, int wait_s);
 /* The DER of session s as the cache keeps it: without the agent's
  * certificate (the [3] peer element of OpenSSL's SSL_SESSION sequence), so

@@ -8,7 +8,10 @@
  *	u16 name length, name, u16 pin length, pin, i64 notAfter of the
  *	agent's certificate (unix s), u32 DER length, DER SSL_SESSION
  *	(big-endian).  A "KNOBTKT2" file (no notAfter) is a cold cache: full
- *	handshakes, and the next save writes KNOBTKT3.
+ *	handshakes, and the next save writes KNOBTKT3.  Its sessions were
+ *	saved without the agent's certificate too (as tcache_der does), so
+ *	the notAfter cannot be taken from them: resuming one would be
+ *	resuming with no expiry known.
  * The trust hash covers the CA certificate, its CRL and the controller's
  * certificate: a new CA, a CRL change or a renewed controller certificate
  * makes every ticket in the file void.
@@ -16,7 +19,8 @@
  * Commands run at once (an admin's, a sweep's timer, the holder's): each
  * save takes an flock on FILE.lock (waiting TC_LOCK_WAIT_MS at most, else
  * the save is skipped: tickets cost time, never safety; the holder's
- * saver thread, tcache_save_later, tries again later), reads the file
+ * saver thread, tcache_save_later, tries again later, as after a failed
+ * write), reads the file
  * again and writes it back with only the nodes this command learned or
  * dropped since its last save changed, so one command's tickets do not
  * wipe out another's (last writer wins only for a node both touched).  A
@@ -565,9 +569,9 @@ tc_trust_moved(const struct tcache *tc)
 	    memcmp(now, tc->bind, TLS_HASH_LEN) != 0;
 }
 
-/* tcache_save (the lock waited for as tc_lock does): 0, -1 (warned), or
- * 1 when the lock was held for longer (nothing saved, tc still dirty;
- * warned unless quiet). */
+/* tcache_save (the lock waited for as tc_lock does): 0, -errno when the
+ * write failed, or 1 when the lock was held for longer (either way nothing
+ * saved, tc still dirty; warned unless quiet). */
 static int
 tc_save(struct tcache *tc, int quiet)
 {
@@ -591,8 +595,9 @@ tc_save(struct tcache *tc, int quiet)
 	if (fd >= 0)
 		close(fd);
 	if (r < 0) {
-		log_warnx("%s: cannot write the ticket cache: %s", tc->path, strerror(-r));
-		return -1;
+		if (!quiet)
+			log_warnx("%s: cannot write the ticket cache: %s", tc->path, strerror(-r));
+		return r;
 	}
 	for (size_t i = 0; i < tc->n; i++)	/* saved: the next save adds only newer ones */
 		tc->v[i].touched = 0;
@@ -610,6 +615,36 @@ int
 tcache_save_later(struct tcache *tc)
 {
 	return tc_save(tc, 1);
+}
+
+const char *
+tcache_path(const struct tcache *tc)
+{
+	return tc->path;
+}
+
+size_t
+tcache_pending(const struct tcache *tc, char *buf, size_t len)
+{
+	size_t n = 0, used = 0, left = 0;
+
+	if (buf != NULL && len > 0)
+		buf[0] = '\0';
+	for (size_t i = 0; tc != NULL && i < tc->n; i++) {
+		const char *name = tc->v[i].name;
+
+		if (!tc->v[i].touched)
+			continue;
+		n++;
+		if (buf != NULL && left == 0 && used + strlen(name) + 2 + 16 < len)
+			used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "",
+			    name);
+		else
+			left++;
+	}
+	if (buf != NULL && left > 0 && used < len)
+		snprintf(buf + used, len - used, " and %zu more", left);
+	return n;
 }
 
 int

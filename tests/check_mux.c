@@ -44,7 +44,11 @@
  * - the holder saves its own links' tickets (a fleet driven through it
  *   alone): while another command holds the cache's lock it serves on and
  *   saves later, keeping that command's tickets; a holder restarted after
- *   a SIGKILL resumes every link;
+ *   a SIGKILL resumes every link; a save that fails (the cache's file
+ *   system full: a tmpfs the test fills) is kept, warned once and tried
+ *   again, and its tickets land once space is freed, with no new ticket;
+ *   a save that never ends (a FIFO) holds the holder's exit for its wait
+ *   (1 s here, 10 s in use) at most, which names the nodes not saved;
  * - a restarted holder resumes its new links from the ticket cache, and a
  *   resumed link still stops at its agent's certificate's expiry (the
  *   cache keeps the notAfter); a direct dial offers no ticket past it;
@@ -70,6 +74,7 @@
 #include <poll.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -91,6 +96,7 @@
 static struct harness h;
 static pid_t mux_pid;
 static char mux_err[PATH_MAX], sock[PATH_MAX];
+static char small_fs[PATH_MAX];	/* a tmpfs a test mounted, "" none */
 
 /* Has the holder said it listens? */
 static int
@@ -143,6 +149,10 @@ teardown(void)
 		kill(mux_pid, SIGTERM);
 		cu_reap(mux_pid);
 		mux_pid = 0;
+	}
+	if (small_fs[0] != '\0') {
+		umount2(small_fs, MNT_DETACH);
+		small_fs[0] = '\0';
 	}
 	harness_stop(&h);
 }
@@ -1558,6 +1568,136 @@ START_TEST(stuck_save_serves_on)
 }
 END_TEST
 
+/* How often the holder's log holds text. */
+static int
+mux_said_times(const char *text)
+{
+	char *t = cu_slurp(mux_err), *p;
+	int n = 0;
+
+	for (p = t; p && (p = strstr(p, text)) != NULL; p++)
+		n++;
+	free(t);
+	return n;
+}
+
+/* The results database (and so the ticket cache and the holder's socket)
+ * moved to a 1 MiB tmpfs mounted at DIR/small, filled up to ENOSPC by
+ * DIR/small/filler (its path into filler), and the holder restarted there
+ * at log level debug. */
+static void
+holder_on_full_disk(char *filler, size_t len)
+{
+	static char zeros[65536];
+	char *inv = cu_slurp(h.cluster), *at;
+	int fd;
+	ssize_t n;
+
+	snprintf(small_fs, sizeof(small_fs), "%s/small", h.tmp);
+	ck_assert_int_eq(mkdir(small_fs, 0700), 0);
+	ck_assert_msg(mount("knobtest", small_fs, "tmpfs", 0, "size=1m,mode=0700") == 0,
+	    "mount: %s", strerror(errno));
+	ck_assert_ptr_nonnull(at = strstr(inv, "db=\"results.db\""));
+	cu_write(h.cluster, 0644, "%.*sdb=\"small/results.db\"%s", (int)(at - inv), inv,
+	    at + strlen("db=\"results.db\""));
+	free(inv);
+	kill(mux_pid, SIGTERM);
+	ck_assert_int_eq(cu_reap(mux_pid), 0);
+	mux_start_at("debug");
+	snprintf(filler, len, "%s/filler", small_fs);
+	ck_assert_int_ge(fd = open(filler, O_WRONLY | O_CREAT | O_CLOEXEC, 0600), 0);
+	while ((n = write(fd, zeros, sizeof(zeros))) > 0)
+		;
+	ck_assert_msg(n < 0 && errno == ENOSPC, "the tmpfs did not fill up: %s", strerror(errno));
+	close(fd);
+}
+
+/* The holder's ticket save fails for real (the cache's file system is
+ * full: ENOSPC): it keeps the tickets, warns once, tries again (quietly)
+ * and, once space is freed, saves them without any new change, saying it
+ * recovered.  Before, a failed save was dropped: the links' tickets were
+ * lost until another ticket came. */
+START_TEST(failed_save_retried)
+{
+	static const char *two[] = { "node01", "node02", NULL };
+	char *out = NULL, *err = NULL, filler[PATH_MAX + 16];
+
+	holder_on_full_disk(filler, sizeof(filler));
+	ck_assert_int_eq(ctl(&out, &err, "ping -w node01,node02"), 0);
+	ck_assert_int_eq(via(err, "node01"), 0);
+	ck_assert_msg(cu_wait(mux_said, (char *)(uintptr_t)"cannot write the ticket cache: No "
+	    "space left on device", 20) >= 0, "no failed save said: %s", cu_slurp(mux_err));
+	ck_assert_msg(cu_wait(mux_said, (char *)(uintptr_t)"the ticket cache still cannot be "
+	    "written: No space left on device (try 2)", 10) >= 0,
+	    "the failed save was not tried again: %s", cu_slurp(mux_err));
+	ck_assert_int_eq(unlink(filler), 0);
+	ck_assert_msg(cu_wait(cache_holds, two, 10) >= 0, "the kept tickets never landed: %s",
+	    cu_slurp(mux_err));
+	ck_assert_msg(cu_wait(mux_said, (char *)(uintptr_t)"the ticket cache is saved again "
+	    "(after ", 10) >= 0, "no recovery said: %s", cu_slurp(mux_err));
+	ck_assert_int_eq(mux_said_times("the tickets of 2 nodes are kept and tried again"), 1);
+	kill(mux_pid, SIGTERM);
+	ck_assert_int_eq(cu_reap(mux_pid), 0);
+	mux_pid = 0;
+	free(out);
+	free(err);
+}
+END_TEST
+
+/* A save that never ends (the cache a FIFO nobody opens: the save's read
+ * blocks for good, as on a hung NFS home): the holder told to stop exits
+ * within its wait for the save ($KNOB_TEST_MUX_SAVE_EXIT_S=1, 10 s in
+ * use), names the nodes whose tickets it did not save, and leaves no
+ * partial file behind: the cache put back is read as it was (node03's
+ * ticket resumes).  Before, this path had no test. */
+START_TEST(endless_save_exit_bounded)
+{
+	char *out = NULL, *err = NULL, cache[PATH_MAX], kept[PATH_MAX + 8], tmps[PATH_MAX + 8];
+	char lock[PATH_MAX + 8];
+	struct stat st;
+	double took;
+	int fd, rc = -1;
+
+	snprintf(cache, sizeof(cache), "%s/%s", h.tmp, TCACHE_FILE);
+	snprintf(kept, sizeof(kept), "%s.kept", cache);
+	snprintf(tmps, sizeof(tmps), "%s.tmp.*", cache);
+	snprintf(lock, sizeof(lock), "%s.lock", cache);
+	kill(mux_pid, SIGTERM);
+	ck_assert_int_eq(cu_reap(mux_pid), 0);
+	setenv("KNOB_TEST_MUX_SAVE_EXIT_S", "1", 1);
+	mux_start();
+	ck_assert_int_eq(ctl(&out, &err, "--no-mux ping -w node03"), 0);
+	/* the links' tickets wait for the lock until the FIFO is in place */
+	ck_assert_int_ge(fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600), 0);
+	ck_assert_int_eq(flock(fd, LOCK_EX), 0);
+	ck_assert_int_eq(ctl(&out, &err, "ping -w node01,node02"), 0);
+	ck_assert_int_eq(via(err, "node01"), 0);
+	ck_assert_int_eq(rename(cache, kept), 0);
+	ck_assert_int_eq(mkfifo(cache, 0600), 0);
+	close(fd);
+	ck_assert_msg(cu_wait(holder_in_open, NULL, 20) >= 0, "the holder's save never "
+	    "opened the FIFO: %s", cu_slurp(mux_err));
+	kill(mux_pid, SIGTERM);
+	took = cu_wait(holder_exited, &rc, 5);
+	ck_assert_msg(took >= 0 && took < 3, "the holder did not exit within 3 s of SIGTERM "
+	    "(%.1f s): %s", took, cu_slurp(mux_err));
+	ck_assert_int_eq(rc, 0);
+	ck_assert_msg(cu_file_has(mux_err, "save did not end within 1 s (a hung file system?): "
+	    "exiting without it: the tickets of 2 nodes not saved: node0"), "%s",
+	    cu_slurp(mux_err));
+	ck_assert(cu_file_has(mux_err, "node01") && cu_file_has(mux_err, "node02"));
+	/* nothing written: the FIFO as it was, no temporary file */
+	ck_assert_int_eq(lstat(cache, &st), 0);
+	ck_assert(S_ISFIFO(st.st_mode));
+	ck_assert(!cu_glob_exists(tmps));
+	ck_assert_int_eq(rename(kept, cache), 0);
+	ck_assert_int_eq(ctl(&out, &err, "--no-mux ping -w node03"), 0);
+	ck_assert_ptr_nonnull(strstr(err, "node03: TLS session resumed"));
+	free(out);
+	free(err);
+}
+END_TEST
+
 START_TEST(trust_change_stops_holder)
 {
 	char *out = NULL, *err = NULL, e[512], *log;
@@ -2083,6 +2223,8 @@ main(void)
 	tcase_add_test(tc, restarted_holder_resumes);
 	tcase_add_test(tc, holder_saves_its_tickets);
 	tcase_add_test(tc, stuck_save_serves_on);
+	tcase_add_test(tc, failed_save_retried);
+	tcase_add_test(tc, endless_save_exit_bounded);
 	tcase_add_test(tc, persist_and_exit_status);
 	tcase_add_test(tc, one_idle_link_per_node);
 	tcase_add_test(tc, done_with_request_out);
