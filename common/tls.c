@@ -15,6 +15,7 @@
 #include <openssl/rand.h>
 #include <openssl/x509v3.h>
 
+#include "keyfile.h"
 #include "log.h"
 #include "tls.h"
 
@@ -444,7 +445,7 @@ tls_ticket_times(SSL_CTX *ctx, unsigned lifetime_s, unsigned rotate_s)
 }
 
 /* Is path there and not a directory?  stat, not open: a FIFO (a key
- * from "<(...)") must be opened once, by OpenSSL.  0, else -1 with "PATH:
+ * from "<(...)") must be opened once, when it is loaded.  0, else -1 with "PATH:
  * cannot load WHAT: REASON" in err (EISDIR for a directory). */
 static int
 pem_path_check(const char *path, const char *what, char *err, size_t errlen)
@@ -457,19 +458,30 @@ pem_path_check(const char *path, const char *what, char *err, size_t errlen)
 	return e != 0 ? -1 : 0;
 }
 
-/* Warn when the private key at path, a regular file, is not its owner's
- * alone: whoever else can read it can pose as this node (or controller).
- * A warning, not a refusal (OpenSSH refuses): an agent that would not
- * start over a key's mode leaves the node unmanaged until someone logs
- * in; `ca` refuses a CA key so (ca_key_private). */
-static void
-key_mode_warn(const char *path)
+/* Load key (keyfile.h) into ctx.  A key others may read or write, or
+ * another user's, is refused at both ends, as OpenSSH refuses such an
+ * identity (ssh) and host key (sshd): knobctl's key lets its holder run
+ * anything as root on every node; a node's lets its holder pose as that
+ * node to the controller.  The agent too refuses to start (it once only
+ * warned, so that a node would not be left unmanaged): its log line names
+ * the file and the chmod, the node is then unreachable (connection
+ * refused), and `knobctl bootstrap` sets the mode back and restarts it
+ * from the controller, no login needed.  0 or -1 with err. */
+static int
+ctx_use_key(SSL_CTX *ctx, int server, const char *key, char *err, size_t errlen)
 {
-	struct stat st;
+	EVP_PKEY *pk = key_file_load(key, server ? "whoever reads it can pose as this node" :
+	    "whoever reads it can pose as the controller, root on every node", err, errlen);
+	char tmp[512];
+	int ok = pk != NULL && SSL_CTX_use_PrivateKey(ctx, pk) == 1 &&
+	    SSL_CTX_check_private_key(ctx) == 1;
 
-	if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 077) != 0)
-		log_warnx("%s: mode %04o: a private key others can read or write lets them pose as "
-		    "its owner: chmod 600 it", path, (unsigned)(st.st_mode & 07777));
+	if (pk != NULL && !ok) {
+		tls_errstr(tmp, sizeof(tmp));
+		snprintf(err, errlen, "%s: cannot load key: %s", key, tmp);
+	}
+	EVP_PKEY_free(pk);
+	return ok ? 0 : -1;
 }
 
 int
@@ -499,7 +511,6 @@ tls_ctx_new(int server, const char *ca, const char *cert, const char *key, char 
 	}
 	if (tls_paths_check(ca, cert, key, err, errlen) < 0)
 		return NULL;
-	key_mode_warn(key);
 	ctx = SSL_CTX_new(server ? TLS_server_method() : TLS_client_method());
 	if (ctx == NULL)
 		goto fail;
@@ -520,10 +531,7 @@ tls_ctx_new(int server, const char *ca, const char *cert, const char *key, char 
 		SSL_CTX_free(ctx);
 		return NULL;
 	}
-	if (SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) != 1 ||
-	    SSL_CTX_check_private_key(ctx) != 1) {
-		tls_errstr(tmp, sizeof(tmp));
-		snprintf(err, errlen, "%s: cannot load key: %s", key, tmp);
+	if (ctx_use_key(ctx, server, key, err, errlen) < 0) {
 		SSL_CTX_free(ctx);
 		return NULL;
 	}

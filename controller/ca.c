@@ -32,6 +32,7 @@
 #include <openssl/x509v3.h>
 
 #include "knobctl.h"
+#include "keyfile.h"
 #include "tls.h"
 #include "ca.h"
 
@@ -480,26 +481,6 @@ read_key(const char *path, char *err, size_t errlen)
 	return read_pem(path, 1, err, errlen);
 }
 
-/* 0 when the CA key at path is its owner's alone, else -1 with err (as
- * OpenSSH refuses such an identity file): whoever else can read it can
- * issue a controller certificate that every agent trusts. */
-static int
-ca_key_private(const char *path, char *err, size_t errlen)
-{
-	struct stat st;
-
-	if (stat(path, &st) < 0) {
-		seterr(err, errlen, "%s: %s", path, strerror(errno));
-		return -1;
-	}
-	if ((st.st_mode & 077) == 0)
-		return 0;
-	seterr(err, errlen, "%s: mode %04o: the CA key must be its owner's alone (whoever can "
-	    "read it can issue a controller certificate every agent trusts): not used; chmod 600 "
-	    "it", path, (unsigned)(st.st_mode & 07777));
-	return -1;
-}
-
 /* Load DIR's CA certificate and key (its owner's alone) and check they
  * belong together.  Caller frees both. 0 or -1 with err. */
 static int
@@ -514,8 +495,9 @@ load_ca(const char *dir, X509 **cacert, EVP_PKEY **cakey, char *err, size_t errl
 		return -1;
 	if ((*cacert = read_cert(crt, err, errlen)) == NULL)
 		return -1;
-	if (ca_key_private(keyp, err, errlen) < 0 ||
-	    (*cakey = read_key(keyp, err, errlen)) == NULL)
+	/* its owner's alone (keyfile.h), as OpenSSH refuses such an identity */
+	if ((*cakey = key_file_load(keyp, "whoever reads it can issue a controller certificate "
+	    "every agent trusts", err, errlen)) == NULL)
 		goto fail;
 	if (X509_check_private_key(*cacert, *cakey) != 1) {
 		ERR_clear_error();

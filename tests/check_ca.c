@@ -308,6 +308,17 @@ START_TEST(test_issue_node_and_controller)
 }
 END_TEST
 
+/* A ca_renew_fn that takes no note. */
+static void
+renew_ignored(void *arg, const char *path, int days_left, const char *serial, int why_not)
+{
+	(void)arg;
+	(void)path;
+	(void)days_left;
+	(void)serial;
+	(void)why_not;
+}
+
 START_TEST(test_umask_does_not_matter)
 {
 	char err[512], p[PATH_MAX * 2];
@@ -321,6 +332,14 @@ START_TEST(test_umask_does_not_matter)
 	ck_assert_msg(ca_issue(cadir, "n2", 0, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_int_eq(file_mode(pth(p, sizeof(p), cadir, "n2.key")), 0600);
 	ck_assert_int_eq(file_mode(pth(p, sizeof(p), cadir, "n2.crt")), 0644);
+	/* the controller's key, and the new keys of a renew, under umask 000 */
+	umask(0);
+	ck_assert_msg(ca_issue(cadir, "ctl", 1, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(file_mode(pth(p, sizeof(p), cadir, "ctl.key")), 0600);
+	ck_assert_msg(ca_renew(cadir, 36500, 0, renew_ignored, NULL, err, sizeof(err)) == 0, "%s",
+	    err);
+	ck_assert_int_eq(file_mode(pth(p, sizeof(p), cadir, "ctl.key")), 0600);
+	ck_assert_int_eq(file_mode(pth(p, sizeof(p), cadir, "n1.key")), 0600);
 	umask(022);
 }
 END_TEST
@@ -994,9 +1013,10 @@ START_TEST(test_ping_after_renew_crash)
 END_TEST
 
 /* A CA key others can read or write (restored from a backup as 0644, a
- * group-shared copy) is not used: issue, revoke and renew refuse it with
- * a message saying why and what to do, and write nothing; at 0600 again
- * all work.  Before, any mode was used as it was. */
+ * group-shared copy), or one another user owns, is not used: issue, revoke
+ * and renew refuse it with a message saying why and what to do, and write
+ * nothing; at 0600 and root's again all work.  Before, any mode was used
+ * as it was, and any owner (the owner check is on the file read: fstat). */
 START_TEST(test_ca_key_mode_refused)
 {
 	static const mode_t bad[] = { 0644, 0640, 0604, 0620 };
@@ -1017,7 +1037,14 @@ START_TEST(test_ca_key_mode_refused)
 		free(out);
 		ck_assert_int_eq(cu_dir_size(cadir), n);
 	}
+	/* 0600 but another user's: that user can read it, or chmod it */
 	ck_assert_int_eq(chmod(p, 0600), 0);
+	ck_assert_int_eq(chown(p, 65534, 0), 0);
+	ck_assert_int_eq(ca_issue(cadir, "node02", 0, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "ca.key: owned by uid 65534, neither this user (uid 0) nor root") &&
+	    strstr(err, "not used; chown 0 "), "%s", err);
+	ck_assert_int_eq(cu_dir_size(cadir), n);
+	ck_assert_int_eq(chown(p, 0, 0), 0);
 	ck_assert_msg(ca_issue(cadir, "node02", 0, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_int_eq(run_cmd("revoke", "node01", "--ca-dir", cadir, NULL), 0);
 	ck_assert_int_eq(crl_count(cadir), 1);

@@ -1193,6 +1193,73 @@ START_TEST(bootstrap_modes_fixed)
 }
 END_TEST
 
+/* Wait (10 s at most) until file path says s. */
+static void
+wait_file_has(const char *path, const char *s)
+{
+	uint64_t end = now_mono_ns() + 10000000000ull;
+	char *buf = NULL;
+
+	while (read_file_bounded(path, 1 << 20, &buf, NULL) < 0 || strstr(buf, s) == NULL) {
+		ck_assert_msg(now_mono_ns() < end, "%s never said %s: %s", path, s, buf ? buf : "");
+		free(buf);
+		buf = NULL;
+		usleep(20000);
+	}
+	free(buf);
+}
+
+/* An agent that refuses to start on a node.key others can read (as a
+ * reboot would find it) leaves the node unreachable; bootstrap sets the
+ * mode back and runs the service command, and the agent answers: no
+ * login on the node needed. */
+START_TEST(bootstrap_restarts_refusing_agent)
+{
+	char *out = NULL, log[4200];
+
+	snprintf(log, sizeof(log), "%s/root-node01/knobd.log", h.tmp);
+	ck_assert_int_eq(boot(&out, "id", "-x node[02-03] --accept-new"), 0);
+	free(out);
+	ck_assert_int_eq(harness_sh("chmod 0644 %s/root-node01/etc/knob/node.key", h.tmp), 0);
+	ck_assert_int_eq(harness_node_sh(&h, 0, "sh %s/svc.sh %s/root-node01", h.tmp, h.tmp), 0);
+	wait_file_has(log, "node.key: mode 0644: a private key others can read or write: whoever "
+	    "reads it can pose as this node: not used; chmod 600 ");
+	ck_assert_int_eq(harness_knobctl(&h, &out, NULL, "ping -w node01"), 1);
+	ck_assert_msg(strstr(out, "node01: unreachable: connection refused"), "%s", out);
+	free(out);
+	ck_assert_int_eq(boot(&out, "id", "-x node[02-03]"), 0);
+	ck_assert_msg(strstr(out, "node01: mode fixed: node.key (was 0644, now 0600); service command "
+	    "run: the agent did not answer; agent answers over TLS\n"), "%s", out);
+	free(out);
+	ck_assert_int_eq(mode_of(0, "etc/knob/node.key"), 0600);
+}
+END_TEST
+
+/* node.key is created on the node 0600 from its first byte, whatever the
+ * umask: node01's sftp-server runs with umask 000 (-u 000) and logs each
+ * open; bootstrap's open of node.key.knob-new asks for mode 0600 (0100600:
+ * a regular file), created
+ * new (EXCL), not a wider file chmod'ed after it is written. */
+START_TEST(bootstrap_key_created_private)
+{
+	char *out = NULL, wrap[4200], log[4200], want[8400];
+
+	snprintf(wrap, sizeof(wrap), "%s/sftp-umask0", h.tmp);
+	snprintf(log, sizeof(log), "%s/sftp-umask0.log", h.tmp);
+	cu_write(wrap, 0755, "#!/bin/sh\nexec /usr/lib/openssh/sftp-server -u 000 -e -l INFO "
+	    "2>>%s\n", log);
+	sshd_stop(0);
+	sshd_spawn_sftp(0, wrap, "");
+	sshd_wait(0);
+	ck_assert_int_eq(boot(&out, "id", "-x node[02-03] --accept-new"), 0);
+	free(out);
+	snprintf(want, sizeof(want), "open \"%s/root-node01/etc/knob/node.key.knob-new\" flags "
+	    "WRITE,CREATE,EXCL mode 0100600", h.tmp);
+	wait_file_has(log, want);
+	ck_assert_int_eq(mode_of(0, "etc/knob/node.key"), 0600);
+}
+END_TEST
+
 /* The CA's CRL cannot be read (here a symbolic link loop: ELOOP, which
  * root gets as anyone gets EACCES): bootstrap stops with exit 2 naming the
  * file, and the nodes keep their ca.crl (no CRL would remove it: every
@@ -1975,6 +2042,10 @@ ssh_suite(void)
 	tcase_add_test(tc, bootstrap_finishes_half_renew);
 	tcase_add_test(tc, agentless_push_tmp_full);
 	tcase_add_test(tc, bootstrap_password_only_host);
+	suite_add_tcase(s, tc);
+	tc = cu_tcase("keys", setup, teardown, 120);
+	tcase_add_test(tc, bootstrap_restarts_refusing_agent);
+	tcase_add_test(tc, bootstrap_key_created_private);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("cli");
 	tcase_add_test(tc, bootstrap_cli_refusals);

@@ -642,32 +642,84 @@ START_TEST(crl_beside_renamed_ca)
 }
 END_TEST
 
-/* A private key others can read lets them pose as its owner: knobd and
- * knobctl say so (mode and chmod), and still work (a warning, not a
- * refusal: an agent that would not start leaves the node unmanaged). */
-START_TEST(loose_key_mode_warned)
+/* knobctl -c cluster.xml ping -w node01 with the controller's key refused:
+ * exit status 2, nothing on stdout, exactly want on stderr. */
+static void
+ping_refused(const char *want)
 {
 	char *o = NULL, *e = NULL;
+	int rc = harness_knobctl(&h, &o, &e, "ping -w node01");
+
+	ck_assert_msg(rc == 2 && strcmp(o, "") == 0 && strcmp(e, want) == 0,
+	    "exit %d: stdout %s, stderr %s, wanted %s", rc, o, e, want);
+	free(o);
+	free(e);
+}
+
+/* A controller key others may read or write (0644, group-readable 0640),
+ * or another user's, is refused as ssh refuses such an identity: the
+ * mode (or owner) and the chmod on stderr, exit status 2, nothing sent:
+ * the agent's first connection is the ping at 0600 after.  Before, a
+ * warning, and the key was used. */
+START_TEST(controller_loose_key_refused)
+{
+	static const char *const mode[] = { "0644", "0640" };
+	char key[PATH_MAX + 32], want[3 * PATH_MAX], r[512];
 	int rc;
 
-	ck_assert_int_eq(harness_sh("chmod 644 %s/node01.key && chmod 640 %s/controller.key",
-	    h.ca_dir, h.ca_dir), 0);
+	snprintf(key, sizeof(key), "%s/controller.key", h.ca_dir);
+	for (size_t i = 0; i < nitems(mode); i++) {
+		ck_assert_int_eq(harness_sh("chmod %s %s", mode[i], key), 0);
+		snprintf(want, sizeof(want), "knobctl: %s: mode %s: a private key others can read "
+		    "or write: whoever reads it can pose as the controller, root on every node: "
+		    "not used; chmod 600 %s\n", key, mode[i], key);
+		ping_refused(want);
+	}
+	ck_assert_int_eq(harness_sh("chmod 600 %s && chown 65534 %s", key, key), 0);
+	snprintf(want, sizeof(want), "knobctl: %s: owned by uid 65534, neither this user (uid 0) "
+	    "nor root: its owner can read it or replace it, and whoever reads it can pose as the "
+	    "controller, root on every node: not used; chown 0 %s\n", key, key);
+	ping_refused(want);
+	ck_assert_int_eq(harness_sh("chown 0 %s", key), 0);
+	ck_assert_msg(strncmp(ping_one(&rc, r, sizeof(r)), "ok:", 3) == 0 && rc == 0, "exit %d: %s",
+	    rc, r);
+	ck_assert(harness_log_has(&h, 0, "connection 1 from "));
+	ck_assert_msg(!harness_log_has(&h, 0, "connection 2 from "), "a refused ping connected");
+}
+END_TEST
+
+/* knobd with a node key others may read refuses to start, as sshd refuses
+ * such a host key: exit status 1, an error-priority line naming the file
+ * and the chmod (the journal's line under systemd); the node is then
+ * unreachable, connection refused; at 0600 it starts.  Before, a
+ * warning, and it served with the key. */
+START_TEST(agent_loose_key_refused)
+{
+	struct hnode *x = &h.node[0];
+	char key[PATH_MAX + 32], log[sizeof(h.tmp) + 32], want[3 * PATH_MAX], r[512], *buf = NULL;
+	int rc;
+
+	snprintf(key, sizeof(key), "%s/node01.key", h.ca_dir);
+	snprintf(log, sizeof(log), "%s/refused.log", h.tmp);
+	harness_agent_stop(&h, 0, SIGTERM);
+	ck_assert_int_eq(harness_sh("chmod 644 %s", key), 0);
+	/* timeout: an agent that starts (as before) fails the test in 10 s */
+	rc = harness_node_sh(&h, 0, "timeout 10 %s/knobd --listen %s:7420 --ca %s/ca.crt --cert %s/node01.crt "
+	    "--key %s --state-dir %s 2>%s", h.bin, x->addr, h.ca_dir, h.ca_dir, key, x->state_dir,
+	    log);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_int_eq(read_file_bounded(log, 1 << 16, &buf, NULL), 0);
+	snprintf(want, sizeof(want), ": %s: mode 0644: a private key others can read or write: "
+	    "whoever reads it can pose as this node: not used; chmod 600 %s\n", key, key);
+	ck_assert_msg(strncmp(buf, "<3>knobd: ", 10) == 0 && strstr(buf, want) != NULL &&
+	    strchr(buf, '\n') == buf + strlen(buf) - 1, "log: %s", buf);
+	free(buf);
+	ck_assert_str_eq(ping_one(&rc, r, sizeof(r)), "unreachable: connection refused");
+	ck_assert_int_eq(rc, 1);
+	ck_assert_int_eq(harness_sh("chmod 600 %s", key), 0);
 	ck_assert_int_eq(harness_agent_start(&h, 0), 0);
-	ck_assert_msg(harness_wait_log(&h, 0, "node01.key: mode 0644: a private key others can "
-	    "read or write lets them pose as its owner: chmod 600 it", 5) == 0,
-	    "knobd did not warn of its key's mode");
-	rc = harness_knobctl(&h, &o, &e, "ping -w node01");
-	ck_assert_msg(rc == 0, "exit %d: %s%s", rc, o, e);
-	ck_assert_msg(strstr(e, "controller.key: mode 0640: a private key others can read or "
-	    "write lets them pose as its owner: chmod 600 it") != NULL, "no warning in: %s", e);
-	free(o);
-	free(e);
-	ck_assert_int_eq(harness_sh("chmod 600 %s/node01.key %s/controller.key", h.ca_dir,
-	    h.ca_dir), 0);
-	rc = harness_knobctl(&h, &o, &e, "ping -w node01");
-	ck_assert_msg(rc == 0 && strstr(e, "mode 0") == NULL, "exit %d: %s", rc, e);
-	free(o);
-	free(e);
+	ck_assert_msg(strncmp(ping_one(&rc, r, sizeof(r)), "ok:", 3) == 0 && rc == 0, "exit %d: %s",
+	    rc, r);
 }
 END_TEST
 
@@ -684,7 +736,8 @@ main(void)
 	tcase_add_test(tc, handshake_deadlines);
 	tcase_add_test(tc, auth_cap);
 	tcase_add_test(tc, crl_beside_renamed_ca);
-	tcase_add_test(tc, loose_key_mode_warned);
+	tcase_add_test(tc, controller_loose_key_refused);
+	tcase_add_test(tc, agent_loose_key_refused);
 	suite_add_tcase(s, tc);
 	tc = cu_tcase("close", setup, teardown, 90);
 	tcase_add_test(tc, half_close_answered);
