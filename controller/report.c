@@ -5,7 +5,8 @@
  * same in every chart) with error bars (mean ± sd) where there are
  * repeats; the peak and sustained table; the compare tables with verdicts
  * (each run as B against the first run given before it on the command
- * line that shares points with it, as A: the order given, not time order;
+ * line that it can be compared with, else that shares points with it
+ * (which says why not), as A: the order given, not time order;
  * a row's node count; a side with fewer figures than repeats says so, a
  * run not ok is warned of and its status is in the heading, the points
  * only one run has are listed under the table; a run compared with none
@@ -544,12 +545,14 @@ side_cell(FILE *f, json_object *row, const char *pre, int decimal)
 	fprintf(f, "</td>");
 }
 
-/* Do runs a and b have a point (kind and thread count) in common? */
+/* Do runs a and b have a point (kind and thread count) in common: with
+ * force, whatever differs between them; without, one compare takes
+ * (alike points, the same nodes and directories)? */
 static int
-shares_points(const struct rrun *a, const struct rrun *b)
+shares_points(const struct rrun *a, const struct rrun *b, int force)
 {
 	char err[8];
-	json_object *cmp = results_compare_doc(a->doc, b->doc, 1, err, sizeof(err));
+	json_object *cmp = results_compare_doc(a->doc, b->doc, force, err, sizeof(err));
 	int n = cmp ? (int)json_object_array_length(json_object_object_get(cmp, "points")) : 0;
 
 	json_object_put(cmp);
@@ -650,17 +653,22 @@ compare_table(FILE *f, const struct rrun *a, const struct rrun *b, int decimal)
 	json_object_put(cmp);
 }
 
-/* Run r's compare table against the first run before it that shares a
- * point with it, else a line saying it is compared with none (it was left
- * out with nothing said). */
+/* Run r's compare table against the first run before it that it can be
+ * compared with; when none can, against the first that shares a point
+ * with it, which says why it is not compared; else a line saying it is
+ * compared with none (it was left out with nothing said).  Before, the
+ * first that shares a point was taken even when it ran elsewhere: of
+ * before-ext4, before-xfs, after-ext4, after-xfs the last was refused
+ * against before-ext4 and never compared with before-xfs. */
 static void
 compare_with_earlier(FILE *f, const struct rrun *runs, size_t r, int decimal)
 {
-	for (size_t k = 0; k < r; k++)
-		if (shares_points(&runs[k], &runs[r])) {
-			compare_table(f, &runs[k], &runs[r], decimal);
-			return;
-		}
+	for (int force = 0; force < 2; force++)
+		for (size_t k = 0; k < r; k++)
+			if (shares_points(&runs[k], &runs[r], force)) {
+				compare_table(f, &runs[k], &runs[r], decimal);
+				return;
+			}
 	fprintf(f, "<p class=\"refused\">Not compared: ");
 	esc(f, runs[r].name);
 	fprintf(f, " has no point (kind and thread count) in common with a run given before "
@@ -807,8 +815,10 @@ report_write(FILE *f, json_object *const *docs, size_t n, int decimal)
 	peaks_table(f, runs, n, decimal);
 	if (n > 1) {
 		fprintf(f, "<h2>Compare</h2>\n<p>Each run (B) against the first run given before it "
-		    "on the command line that it has points in common with (A). Verdicts from "
-		    "Welch's t-test at 95 %% where both runs have repeats.</p>\n");
+		    "on the command line that it can be compared with (A: alike points, the same "
+		    "nodes and directories), else the first that has points in common with it. "
+		    "Verdicts from Welch's t-test at 95 %% where both runs have repeats, its p "
+		    "adjusted over each table (Holm).</p>\n");
 		for (r = 1; r < n; r++)
 			compare_with_earlier(f, runs, r, decimal);
 	}
@@ -929,5 +939,6 @@ const struct cmd_entry cmd_report_entry = {
 	"RUN as in results (id, prefix, latest, latest~N).  The page needs nothing from the\n"
 	"network: charts are inline SVG, one line per run, with error bars over repeats.\n"
 	"Compare tables go by the order given: each RUN is B against the first RUN before it\n"
-	"that shares points with it (A); give the runs oldest first.",
+	"that it can be compared with (A), else the first that shares points with it (saying\n"
+	"why not); give the runs oldest first.",
 };

@@ -1918,6 +1918,37 @@ START_TEST(t_report_many_runs)
 }
 END_TEST
 
+/* A report of runs before and after a change on two file systems, given
+ * before-ext4, before-xfs, after-ext4, after-xfs: each "after" is compared
+ * with the "before" in its own directory, and a run that can be compared
+ * with none is refused against the first that shares a point, saying why.
+ * Before, after-xfs went to before-ext4, the first run sharing a point,
+ * was refused (other directories), and was never compared with before-xfs. */
+START_TEST(t_report_pairs_comparable)
+{
+	static const char *const dirs[] = { "/mnt/ext4", "/mnt/xfs", "/mnt/ext4", "/mnt/xfs" };
+	json_object *docs[4];
+	char *page, *cmp, id[32];
+
+	for (int r = 0; r < 4; r++) {
+		snprintf(id, sizeof(id), "%s-%s", r < 2 ? "before" : "after", dirs[r] + 5);
+		docs[r] = placed_run(id, r + 1, "node01", dirs[r]);
+	}
+	page = report_text(docs, 4);
+	cmp = strstr(page, "<h2>Compare</h2>");
+	ck_assert_ptr_nonnull(cmp);
+	*strstr(cmp, "<h2>Profiles") = '\0';
+	ck_assert_msg(strstr(cmp, "<h3>A = before-ext4, B = after-ext4</h3>") &&
+	    strstr(cmp, "<h3>A = before-xfs, B = after-xfs</h3>"), "%s", cmp);
+	ck_assert_msg(count_str(cmp, "Not compared") == 1, "%s", cmp);	/* before-xfs's */
+	ck_assert_msg(strstr(cmp, "<h3>A = before-ext4, B = before-xfs</h3>\n<p class=\"refused\">"
+	    "Not compared: the runs ran on different directories"), "%s", cmp);
+	free(page);
+	for (int r = 0; r < 4; r++)
+		json_object_put(docs[r]);
+}
+END_TEST
+
 /* params.iodepth is the queue depth the nodes kept, the lowest of them
  * (libaio on buffered I/O keeps 1 whatever --iodepth said), per_node[]
  * says each; without the figure (an older agent) the request's.  Before,
@@ -2930,6 +2961,7 @@ main(void)
 	tcase_add_test(tc, t_one_good_repeat);
 	tcase_add_test(tc, t_report_tick_labels);
 	tcase_add_test(tc, t_report_many_runs);
+	tcase_add_test(tc, t_report_pairs_comparable);
 	tcase_add_test(tc, t_iodepth_ran);
 	tcase_add_test(tc, t_migrate_v8_md_files);
 	tcase_add_test(tc, t_writer_hidden_pid);
