@@ -104,9 +104,36 @@ params_title(char *buf, size_t len, const char *kind, json_object *pr)
 
 /* params_title of a workload's first point. */
 static void
-workload_title(char *buf, size_t len, const struct point *p)
+params_title_of(char *buf, size_t len, const struct point *p)
 {
 	params_title(buf, len, p->kind, json_object_object_get(p->first, "params"));
+}
+
+/* The title of w's workload in a report of runs[0..nruns): params_title,
+ * and for each other workload there whose params_title is the same, the
+ * first key they differ in with w's value (", iodepth 32").  Before, runs
+ * at iodepth 1 and 32 had two charts and two peak rows titled alike
+ * ("rand-read, bs 4k, size 64m"), a 4x that read as the tuning's. */
+static void
+workload_title(char *buf, size_t len, const struct rrun *runs, size_t nruns,
+    const struct point *w)
+{
+	char base[160], other[160], diff[96], add[256];
+
+	params_title_of(base, sizeof(base), w);
+	snprintf(buf, len, "%s", base);
+	for (size_t r = 0; r < nruns; r++)
+		for (size_t i = 0; i < runs[r].ps.n; i++) {
+			const struct point *q = &runs[r].ps.p[i];
+
+			params_title_of(other, sizeof(other), q);
+			if (strcmp(other, base) != 0 || points_same_workload(w, q, diff, sizeof(diff)))
+				continue;
+			snprintf(add, sizeof(add), ", %s %s", strncmp(diff, "params.", 7) == 0 ?
+			    diff + 7 : diff, results_field_text(w->first, diff));
+			if (strstr(buf, add) == NULL && strlen(buf) + strlen(add) < len)
+				strcat(buf, add);
+		}
 }
 
 /* A "nice" step for an axis from 0 to max with about n ticks. */
@@ -419,7 +446,7 @@ chart(FILE *f, const struct rrun *runs, size_t nruns, const struct point *w, int
 	const struct point ***sel = xcalloc(nruns, sizeof(*sel));
 	size_t *ns = xcalloc(nruns, sizeof(*ns)), r, nleg = 0;
 	struct frame fr;
-	char title[160], shown[LEG_MAX * 4 + 4];
+	char title[256], shown[LEG_MAX * 4 + 4];
 	int legw = 0;
 
 	for (r = 0; r < nruns; r++) {
@@ -431,7 +458,7 @@ chart(FILE *f, const struct rrun *runs, size_t nruns, const struct point *w, int
 			legw = text_width_max(shown);
 	}
 	if (chart_frame(sel, ns, nruns, nleg, legw, decimal, &fr) == 0) {
-		workload_title(title, sizeof(title), w);
+		workload_title(title, sizeof(title), runs, nruns, w);
 		fprintf(f, "<figure class=\"chart\"><figcaption>");
 		esc(f, title);
 		fprintf(f, "</figcaption>\n<svg width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
@@ -465,18 +492,18 @@ charted(const struct rrun *runs, size_t r, size_t i)
 	return 0;
 }
 
-/* Under the peak table: the thread counts run r's peaks leave out
- * (rundoc_left_out), as the text table says them. */
+/* Under the peak table: the thread counts run r of runs[0..nruns)
+ * leaves out of its peaks (rundoc_left_out), as the text table says them. */
 static void
-peaks_left_out(FILE *f, const struct rrun *r)
+peaks_left_out(FILE *f, const struct rrun *runs, size_t nruns, const struct rrun *r)
 {
 	for (size_t i = 0; i < r->ps.n; i++) {
 		char *why = points_workload_first(&r->ps, i) ? rundoc_left_out(&r->ps, i) : NULL;
-		char t[160];
+		char t[256];
 
 		if (why == NULL)
 			continue;
-		workload_title(t, sizeof(t), &r->ps.p[i]);
+		workload_title(t, sizeof(t), runs, nruns, &r->ps.p[i]);
 		fprintf(f, "<p class=\"warning\">");
 		esc(f, r->name);
 		fprintf(f, ", ");
@@ -500,9 +527,9 @@ peaks_table(FILE *f, const struct rrun *runs, size_t nruns, int decimal)
 		size_t n = stats_peaks(&runs[r].ps, &pk);
 
 		for (size_t i = 0; i < n; i++) {
-			char t[160], a[32], b[32];
+			char t[256], a[32], b[32];
 
-			workload_title(t, sizeof(t), &runs[r].ps.p[pk[i].first]);
+			workload_title(t, sizeof(t), runs, nruns, &runs[r].ps.p[pk[i].first]);
 			rundoc_fmt_rate(a, sizeof(a), pk[i].peak, pk[i].metric, decimal);
 			rundoc_fmt_rate(b, sizeof(b), pk[i].sustained, pk[i].metric, decimal);
 			fprintf(f, "<tr><td>");
@@ -519,7 +546,7 @@ peaks_table(FILE *f, const struct rrun *runs, size_t nruns, int decimal)
 	}
 	fprintf(f, "</table>\n");
 	for (size_t r = 0; r < nruns; r++)
-		peaks_left_out(f, &runs[r]);
+		peaks_left_out(f, runs, nruns, &runs[r]);
 }
 
 /* One compare row's side as a cell: "mean ± sd" in the unit

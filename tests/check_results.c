@@ -1949,6 +1949,37 @@ START_TEST(t_report_pairs_comparable)
 }
 END_TEST
 
+/* A report of a run at iodepth 1 and one at 32 (rand-read at 4 threads,
+ * 4x the IOPS): its charts and peak rows name the depth of each, so the
+ * two workloads do not read as one; a run's own workload (one run, or
+ * runs alike) keeps its plain title.  Before, both charts and both peak
+ * rows read "rand-read, bs 4k, size 64m", and the peak table showed 4x the
+ * IOPS under one title. */
+START_TEST(t_report_workload_titles)
+{
+	json_object *docs[2] = {
+		param_run("before", 1, "rand-read", 1e6, "iodepth", "1"),
+		param_run("after", 2, "rand-read", 4e6, "iodepth", "32"),
+	};
+	char *page;
+
+	page = report_text(docs, 2);
+	*strstr(page, "<h2>Compare</h2>") = '\0';
+	ck_assert_msg(strstr(page, "<figcaption>rand-read, bs 4k, size 64m, iodepth 1</figcaption>") &&
+	    strstr(page, "<figcaption>rand-read, bs 4k, size 64m, iodepth 32</figcaption>"), "%s",
+	    strstr(page, "<h2>Charts"));
+	ck_assert_msg(strstr(page, "<tr><td>before</td><td>rand-read, bs 4k, size 64m, iodepth 1<") &&
+	    strstr(page, "<tr><td>after</td><td>rand-read, bs 4k, size 64m, iodepth 32<"), "%s",
+	    strstr(page, "<h2>Peak"));
+	free(page);
+	page = report_text(docs, 1);
+	ck_assert_ptr_nonnull(strstr(page, "<figcaption>rand-read, bs 4k, size 64m</figcaption>"));
+	free(page);
+	json_object_put(docs[0]);
+	json_object_put(docs[1]);
+}
+END_TEST
+
 /* params.iodepth is the queue depth the nodes kept, the lowest of them
  * (libaio on buffered I/O keeps 1 whatever --iodepth said), per_node[]
  * says each; without the figure (an older agent) the request's.  Before,
@@ -2962,6 +2993,7 @@ main(void)
 	tcase_add_test(tc, t_report_tick_labels);
 	tcase_add_test(tc, t_report_many_runs);
 	tcase_add_test(tc, t_report_pairs_comparable);
+	tcase_add_test(tc, t_report_workload_titles);
 	tcase_add_test(tc, t_iodepth_ran);
 	tcase_add_test(tc, t_migrate_v8_md_files);
 	tcase_add_test(tc, t_writer_hidden_pid);
