@@ -739,8 +739,11 @@ run_info(FILE *f, const struct rrun *r)
 	esc(f, js_str(r->doc, "play")[0] ? js_str(r->doc, "play") : js_str(r->doc, "command"));
 	fprintf(f, "</p>\n<p>Profile: ");
 	esc(f, js_str(prof, "name")[0] ? js_str(prof, "name") : "(none: untuned)");
-	if (js_str(prof, "sha256")[0])
-		fprintf(f, " (sha256 <code>%s</code>)", js_str(prof, "sha256"));
+	if (js_str(prof, "sha256")[0]) {	/* escaped as the label is: the file is data */
+		fprintf(f, " (sha256 <code>");
+		esc(f, js_str(prof, "sha256"));
+		fprintf(f, "</code>)");
+	}
 	fprintf(f, "</p>\n");
 	not_in_effect(f, r->doc);
 	if (js_str(prof, "text")[0]) {

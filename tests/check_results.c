@@ -1980,6 +1980,52 @@ START_TEST(t_report_workload_titles)
 }
 END_TEST
 
+/* Every text of a run that the report prints (label, status, command,
+ * the profile's name, hash and text, each node's name, profile, kernel,
+ * CPU and file system, the interrupt's signal) written with HTML markup
+ * in it: the page holds none of it as markup.  Before, the profile's
+ * sha256 was written as it was stored. */
+START_TEST(t_report_escapes)
+{
+	static const char mark[] = "<b id=\"x\">x</b>";
+	json_object *docs[2] = { mk_doc("A", 1), mk_doc("B", 2) }, *prof, *node, *fa, *m;
+	char *page;
+
+	for (int r = 0; r < 2; r++) {
+		add_phase(docs[r], mk_phase("seq-write", 1, 1, 1e9, 1 << 20, "ok"));
+		add_phase(docs[r], mk_phase("seq-write", 1, 2, 1.1e9, 1 << 20, "ok"));
+		json_object_object_add(docs[r], "label", json_object_new_string(mark));
+		json_object_object_add(docs[r], "command", json_object_new_string(mark));
+		json_object_object_add(docs[r], "status", json_object_new_string("interrupted"));
+		json_object_object_add(docs[r], "interrupted", json_tokener_parse(
+		    "{\"signal\":\"<i>SIGINT</i>\",\"during\":\"<i>x</i>\"}"));
+		prof = json_object_new_object();
+		for (int k = 0; k < 3; k++)
+			json_object_object_add(prof, (const char *[]){ "name", "sha256", "text" }[k],
+			    json_object_new_string(mark));
+		json_object_object_add(docs[r], "profile", prof);
+		node = json_object_new_object();
+		fa = json_tokener_parse("{\"cpu\":{},\"mounts\":[{}]}");
+		m = json_object_array_get_idx(cu_get(fa, "mounts"), 0);
+		json_object_object_add(m, "fstype", json_object_new_string(mark));
+		json_object_object_add(cu_get(fa, "cpu"), "model", json_object_new_string(mark));
+		json_object_object_add(fa, "kernel", json_object_new_string(mark));
+		json_object_object_add(node, "facts", fa);
+		json_object_object_add(node, "node", json_object_new_string(mark));
+		json_object_object_add(node, "active_profile", json_object_new_string(mark));
+		json_object_object_add(docs[r], "node_info", json_tokener_parse("[]"));
+		json_object_array_add(cu_get(docs[r], "node_info"), node);
+	}
+	page = report_text(docs, 2);
+	ck_assert_msg(strstr(page, "<b id") == NULL && strstr(page, "<i>") == NULL, "%s",
+	    strstr(page, "<b id") ? strstr(page, "<b id") : strstr(page, "<i>"));
+	ck_assert_int_ge(count_str(page, "&lt;b id=&quot;x&quot;&gt;x&lt;/b&gt;"), 10);
+	free(page);
+	json_object_put(docs[0]);
+	json_object_put(docs[1]);
+}
+END_TEST
+
 /* params.iodepth is the queue depth the nodes kept, the lowest of them
  * (libaio on buffered I/O keeps 1 whatever --iodepth said), per_node[]
  * says each; without the figure (an older agent) the request's.  Before,
@@ -2994,6 +3040,7 @@ main(void)
 	tcase_add_test(tc, t_report_many_runs);
 	tcase_add_test(tc, t_report_pairs_comparable);
 	tcase_add_test(tc, t_report_workload_titles);
+	tcase_add_test(tc, t_report_escapes);
 	tcase_add_test(tc, t_iodepth_ran);
 	tcase_add_test(tc, t_migrate_v8_md_files);
 	tcase_add_test(tc, t_writer_hidden_pid);
