@@ -849,9 +849,9 @@ print_compare_table(FILE *f, json_object *cmp, int decimal)
 			snprintf(ch, sizeof(ch), "%s%%", signed_fmt(num, sizeof(num),
 			    json_object_get_double(v), 1));
 		if (json_object_object_get_ex(r, "p", &v))
-			snprintf(p, sizeof(p), "%.3f", json_object_get_double(v));
+			stats_p_text(p, sizeof(p), json_object_get_double(v));
 		if (json_object_object_get_ex(r, "p_adj", &v))
-			snprintf(pa, sizeof(pa), "%.3f", json_object_get_double(v));
+			stats_p_text(pa, sizeof(pa), json_object_get_double(v));
 		fprintf(f, "%s %-6s ", lab, rundoc_unit_name(metric, decimal));
 		rundoc_pad(f, a, 20, 0);
 		fputc(' ', f);

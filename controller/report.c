@@ -669,9 +669,10 @@ compare_table(FILE *f, const struct rrun *a, const struct rrun *b, int decimal)
 		else
 			fprintf(f, "<td>-</td>");
 		for (int k = 0; k < 2; k++)	/* Welch's p, then Holm's over the table */
-			if (json_object_object_get_ex(r, k ? "p_adj" : "p", &v))
-				fprintf(f, "<td>%.3f</td>", json_object_get_double(v));
-			else
+			if (json_object_object_get_ex(r, k ? "p_adj" : "p", &v)) {
+				stats_p_text(num, sizeof(num), json_object_get_double(v));
+				fprintf(f, "<td>%s</td>", num);
+			} else
 				fprintf(f, "<td>-</td>");
 		fprintf(f, "<td class=\"verdict\">%s</td></tr>\n", js_str(r, "verdict"));
 	}

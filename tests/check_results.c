@@ -2026,6 +2026,45 @@ START_TEST(t_report_escapes)
 }
 END_TEST
 
+/* A verdict at p 0.0497 (3 repeats each, sd 1 MB/s, B 2.2718 MB/s up:
+ * Welch's t 2.78 at 4 df) shows its p as 0.0497 in the text compare and
+ * the report, not as 0.050, the bound a verdict's p is below; 0.04997
+ * reads 0.0499.  Before, "%.3f": "0.050  0.050  better". */
+START_TEST(t_p_below_bound)
+{
+	json_object *docs[2] = { mk_doc("A", 1), mk_doc("B", 2) }, *cmp;
+	char err[256], *text = NULL, *page;
+	size_t len = 0;
+	FILE *f;
+
+	for (int r = 0; r < 2; r++)
+		for (int i = 0; i < 3; i++)
+			add_phase(docs[r], mk_phase("seq-write", 1, i + 1, (99 + i) * 1e6 +
+			    r * 2.2718e6, 1 << 20, "ok"));
+	cmp = results_compare_doc(docs[0], docs[1], 0, err, sizeof(err));
+	ck_assert_msg(cmp != NULL, "%s", err);
+	ck_assert_msg(fabs(cu_num(json_object_array_get_idx(cu_get(cmp, "points"), 0), "p") -
+	    0.0497) < 5e-6, "%s", json_object_to_json_string(cmp));
+	f = open_memstream(&text, &len);
+	ck_assert_ptr_nonnull(f);
+	results_print_compare(f, cmp, 0);
+	fclose(f);
+	ck_assert_msg(strstr(text, " 0.0497  0.0497  better") != NULL, "%s", text);
+	free(text);
+	json_object_put(cmp);
+	stats_p_text(err, sizeof(err), 0.04997);
+	ck_assert_str_eq(err, "0.0499");
+	stats_p_text(err, sizeof(err), 0.0504);
+	ck_assert_str_eq(err, "0.050");
+	page = report_text(docs, 2);
+	ck_assert_int_eq(count_str(page, "<td>0.0497</td>"), 2);
+	ck_assert_ptr_nonnull(strstr(page, "<td class=\"verdict\">better</td>"));
+	free(page);
+	json_object_put(docs[0]);
+	json_object_put(docs[1]);
+}
+END_TEST
+
 /* params.iodepth is the queue depth the nodes kept, the lowest of them
  * (libaio on buffered I/O keeps 1 whatever --iodepth said), per_node[]
  * says each; without the figure (an older agent) the request's.  Before,
@@ -3041,6 +3080,7 @@ main(void)
 	tcase_add_test(tc, t_report_pairs_comparable);
 	tcase_add_test(tc, t_report_workload_titles);
 	tcase_add_test(tc, t_report_escapes);
+	tcase_add_test(tc, t_p_below_bound);
 	tcase_add_test(tc, t_iodepth_ran);
 	tcase_add_test(tc, t_migrate_v8_md_files);
 	tcase_add_test(tc, t_writer_hidden_pid);
