@@ -25,7 +25,10 @@
  *    over a compare's points; a side with failed repeats and a run that
  *    did not end ok (failed, running) said in the table, JSON and CSV;
  *  - CSV a spreadsheet cannot take for formulas (text columns only), and
- *    text output with a run's control characters escaped. */
+ *    text output with a run's control characters escaped;
+ *  - the report: each run compared with the first run before it that it
+ *    can be, workloads that read alike titled apart, every text of a run
+ *    HTML-escaped; a p below 0.05 never shown as 0.050. */
 #include <check.h>
 #include <math.h>
 #include <sched.h>
