@@ -338,12 +338,11 @@ add_side(json_object *row, const char *pre, const struct point *p)
 	}
 }
 
-/* The text of key in a point's first phase: a string as it is, other
- * values as compact JSON ("[\"-t\",\"4k\"]"), "not recorded" when absent. */
-static const char *
-field_text(const struct point *p, const char *key)
+/* The text of key in phase record ph (results.h). */
+const char *
+results_field_text(json_object *ph, const char *key)
 {
-	json_object *v = rundoc_value_at(p->first, key);
+	json_object *v = rundoc_value_at(ph, key);
 
 	if (v == NULL)
 		return "not recorded";
@@ -362,9 +361,9 @@ add_differs(json_object *o, const char *pre, const struct point *a, const struct
 	points_same_params(a, b, diff, sizeof(diff));
 	json_object_object_add(o, pre, jstr(diff));
 	snprintf(k, sizeof(k), "%s_a", pre);
-	json_object_object_add(o, k, jstr(field_text(a, diff)));
+	json_object_object_add(o, k, jstr(results_field_text(a->first, diff)));
 	snprintf(k, sizeof(k), "%s_b", pre);
-	json_object_object_add(o, k, jstr(field_text(b, diff)));
+	json_object_object_add(o, k, jstr(results_field_text(b->first, diff)));
 }
 
 /* One compare line for points a and b (unlike: they differ, say how). */
@@ -850,9 +849,9 @@ print_compare_table(FILE *f, json_object *cmp, int decimal)
 			snprintf(ch, sizeof(ch), "%s%%", signed_fmt(num, sizeof(num),
 			    json_object_get_double(v), 1));
 		if (json_object_object_get_ex(r, "p", &v))
-			snprintf(p, sizeof(p), "%.3f", json_object_get_double(v));
+			stats_p_text(p, sizeof(p), json_object_get_double(v));
 		if (json_object_object_get_ex(r, "p_adj", &v))
-			snprintf(pa, sizeof(pa), "%.3f", json_object_get_double(v));
+			stats_p_text(pa, sizeof(pa), json_object_get_double(v));
 		fprintf(f, "%s %-6s ", lab, rundoc_unit_name(metric, decimal));
 		rundoc_pad(f, a, 20, 0);
 		fputc(' ', f);

@@ -5,7 +5,8 @@
  * same in every chart) with error bars (mean ± sd) where there are
  * repeats; the peak and sustained table; the compare tables with verdicts
  * (each run as B against the first run given before it on the command
- * line that shares points with it, as A: the order given, not time order;
+ * line that it can be compared with, else that shares points with it
+ * (which says why not), as A: the order given, not time order;
  * a row's node count; a side with fewer figures than repeats says so, a
  * run not ok is warned of and its status is in the heading, the points
  * only one run has are listed under the table; a run compared with none
@@ -103,9 +104,36 @@ params_title(char *buf, size_t len, const char *kind, json_object *pr)
 
 /* params_title of a workload's first point. */
 static void
-workload_title(char *buf, size_t len, const struct point *p)
+params_title_of(char *buf, size_t len, const struct point *p)
 {
 	params_title(buf, len, p->kind, json_object_object_get(p->first, "params"));
+}
+
+/* The title of w's workload in a report of runs[0..nruns): params_title,
+ * and for each other workload there whose params_title is the same, the
+ * first key they differ in with w's value (", iodepth 32").  Before, runs
+ * at iodepth 1 and 32 had two charts and two peak rows titled alike
+ * ("rand-read, bs 4k, size 64m"), a 4x that read as the tuning's. */
+static void
+workload_title(char *buf, size_t len, const struct rrun *runs, size_t nruns,
+    const struct point *w)
+{
+	char base[160], other[160], diff[96], add[256];
+
+	params_title_of(base, sizeof(base), w);
+	snprintf(buf, len, "%s", base);
+	for (size_t r = 0; r < nruns; r++)
+		for (size_t i = 0; i < runs[r].ps.n; i++) {
+			const struct point *q = &runs[r].ps.p[i];
+
+			params_title_of(other, sizeof(other), q);
+			if (strcmp(other, base) != 0 || points_same_workload(w, q, diff, sizeof(diff)))
+				continue;
+			snprintf(add, sizeof(add), ", %s %s", strncmp(diff, "params.", 7) == 0 ?
+			    diff + 7 : diff, results_field_text(w->first, diff));
+			if (strstr(buf, add) == NULL && strlen(buf) + strlen(add) < len)
+				strcat(buf, add);
+		}
 }
 
 /* A "nice" step for an axis from 0 to max with about n ticks. */
@@ -418,7 +446,7 @@ chart(FILE *f, const struct rrun *runs, size_t nruns, const struct point *w, int
 	const struct point ***sel = xcalloc(nruns, sizeof(*sel));
 	size_t *ns = xcalloc(nruns, sizeof(*ns)), r, nleg = 0;
 	struct frame fr;
-	char title[160], shown[LEG_MAX * 4 + 4];
+	char title[256], shown[LEG_MAX * 4 + 4];
 	int legw = 0;
 
 	for (r = 0; r < nruns; r++) {
@@ -430,7 +458,7 @@ chart(FILE *f, const struct rrun *runs, size_t nruns, const struct point *w, int
 			legw = text_width_max(shown);
 	}
 	if (chart_frame(sel, ns, nruns, nleg, legw, decimal, &fr) == 0) {
-		workload_title(title, sizeof(title), w);
+		workload_title(title, sizeof(title), runs, nruns, w);
 		fprintf(f, "<figure class=\"chart\"><figcaption>");
 		esc(f, title);
 		fprintf(f, "</figcaption>\n<svg width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
@@ -464,18 +492,18 @@ charted(const struct rrun *runs, size_t r, size_t i)
 	return 0;
 }
 
-/* Under the peak table: the thread counts run r's peaks leave out
- * (rundoc_left_out), as the text table says them. */
+/* Under the peak table: the thread counts run r of runs[0..nruns)
+ * leaves out of its peaks (rundoc_left_out), as the text table says them. */
 static void
-peaks_left_out(FILE *f, const struct rrun *r)
+peaks_left_out(FILE *f, const struct rrun *runs, size_t nruns, const struct rrun *r)
 {
 	for (size_t i = 0; i < r->ps.n; i++) {
 		char *why = points_workload_first(&r->ps, i) ? rundoc_left_out(&r->ps, i) : NULL;
-		char t[160];
+		char t[256];
 
 		if (why == NULL)
 			continue;
-		workload_title(t, sizeof(t), &r->ps.p[i]);
+		workload_title(t, sizeof(t), runs, nruns, &r->ps.p[i]);
 		fprintf(f, "<p class=\"warning\">");
 		esc(f, r->name);
 		fprintf(f, ", ");
@@ -499,9 +527,9 @@ peaks_table(FILE *f, const struct rrun *runs, size_t nruns, int decimal)
 		size_t n = stats_peaks(&runs[r].ps, &pk);
 
 		for (size_t i = 0; i < n; i++) {
-			char t[160], a[32], b[32];
+			char t[256], a[32], b[32];
 
-			workload_title(t, sizeof(t), &runs[r].ps.p[pk[i].first]);
+			workload_title(t, sizeof(t), runs, nruns, &runs[r].ps.p[pk[i].first]);
 			rundoc_fmt_rate(a, sizeof(a), pk[i].peak, pk[i].metric, decimal);
 			rundoc_fmt_rate(b, sizeof(b), pk[i].sustained, pk[i].metric, decimal);
 			fprintf(f, "<tr><td>");
@@ -518,7 +546,7 @@ peaks_table(FILE *f, const struct rrun *runs, size_t nruns, int decimal)
 	}
 	fprintf(f, "</table>\n");
 	for (size_t r = 0; r < nruns; r++)
-		peaks_left_out(f, &runs[r]);
+		peaks_left_out(f, runs, nruns, &runs[r]);
 }
 
 /* One compare row's side as a cell: "mean ± sd" in the unit
@@ -544,12 +572,14 @@ side_cell(FILE *f, json_object *row, const char *pre, int decimal)
 	fprintf(f, "</td>");
 }
 
-/* Do runs a and b have a point (kind and thread count) in common? */
+/* Do runs a and b have a point (kind and thread count) in common: with
+ * force, whatever differs between them; without, one compare takes
+ * (alike points, the same nodes and directories)? */
 static int
-shares_points(const struct rrun *a, const struct rrun *b)
+shares_points(const struct rrun *a, const struct rrun *b, int force)
 {
 	char err[8];
-	json_object *cmp = results_compare_doc(a->doc, b->doc, 1, err, sizeof(err));
+	json_object *cmp = results_compare_doc(a->doc, b->doc, force, err, sizeof(err));
 	int n = cmp ? (int)json_object_array_length(json_object_object_get(cmp, "points")) : 0;
 
 	json_object_put(cmp);
@@ -639,9 +669,10 @@ compare_table(FILE *f, const struct rrun *a, const struct rrun *b, int decimal)
 		else
 			fprintf(f, "<td>-</td>");
 		for (int k = 0; k < 2; k++)	/* Welch's p, then Holm's over the table */
-			if (json_object_object_get_ex(r, k ? "p_adj" : "p", &v))
-				fprintf(f, "<td>%.3f</td>", json_object_get_double(v));
-			else
+			if (json_object_object_get_ex(r, k ? "p_adj" : "p", &v)) {
+				stats_p_text(num, sizeof(num), json_object_get_double(v));
+				fprintf(f, "<td>%s</td>", num);
+			} else
 				fprintf(f, "<td>-</td>");
 		fprintf(f, "<td class=\"verdict\">%s</td></tr>\n", js_str(r, "verdict"));
 	}
@@ -650,17 +681,22 @@ compare_table(FILE *f, const struct rrun *a, const struct rrun *b, int decimal)
 	json_object_put(cmp);
 }
 
-/* Run r's compare table against the first run before it that shares a
- * point with it, else a line saying it is compared with none (it was left
- * out with nothing said). */
+/* Run r's compare table against the first run before it that it can be
+ * compared with; when none can, against the first that shares a point
+ * with it, which says why it is not compared; else a line saying it is
+ * compared with none (it was left out with nothing said).  Before, the
+ * first that shares a point was taken even when it ran elsewhere: of
+ * before-ext4, before-xfs, after-ext4, after-xfs the last was refused
+ * against before-ext4 and never compared with before-xfs. */
 static void
 compare_with_earlier(FILE *f, const struct rrun *runs, size_t r, int decimal)
 {
-	for (size_t k = 0; k < r; k++)
-		if (shares_points(&runs[k], &runs[r])) {
-			compare_table(f, &runs[k], &runs[r], decimal);
-			return;
-		}
+	for (int force = 0; force < 2; force++)
+		for (size_t k = 0; k < r; k++)
+			if (shares_points(&runs[k], &runs[r], force)) {
+				compare_table(f, &runs[k], &runs[r], decimal);
+				return;
+			}
 	fprintf(f, "<p class=\"refused\">Not compared: ");
 	esc(f, runs[r].name);
 	fprintf(f, " has no point (kind and thread count) in common with a run given before "
@@ -704,8 +740,11 @@ run_info(FILE *f, const struct rrun *r)
 	esc(f, js_str(r->doc, "play")[0] ? js_str(r->doc, "play") : js_str(r->doc, "command"));
 	fprintf(f, "</p>\n<p>Profile: ");
 	esc(f, js_str(prof, "name")[0] ? js_str(prof, "name") : "(none: untuned)");
-	if (js_str(prof, "sha256")[0])
-		fprintf(f, " (sha256 <code>%s</code>)", js_str(prof, "sha256"));
+	if (js_str(prof, "sha256")[0]) {	/* escaped as the label is: the file is data */
+		fprintf(f, " (sha256 <code>");
+		esc(f, js_str(prof, "sha256"));
+		fprintf(f, "</code>)");
+	}
 	fprintf(f, "</p>\n");
 	not_in_effect(f, r->doc);
 	if (js_str(prof, "text")[0]) {
@@ -807,8 +846,10 @@ report_write(FILE *f, json_object *const *docs, size_t n, int decimal)
 	peaks_table(f, runs, n, decimal);
 	if (n > 1) {
 		fprintf(f, "<h2>Compare</h2>\n<p>Each run (B) against the first run given before it "
-		    "on the command line that it has points in common with (A). Verdicts from "
-		    "Welch's t-test at 95 %% where both runs have repeats.</p>\n");
+		    "on the command line that it can be compared with (A: alike points, the same "
+		    "nodes and directories), else the first that has points in common with it. "
+		    "Verdicts from Welch's t-test at 95 %% where both runs have repeats, its p "
+		    "adjusted over each table (Holm).</p>\n");
 		for (r = 1; r < n; r++)
 			compare_with_earlier(f, runs, r, decimal);
 	}
@@ -929,5 +970,6 @@ const struct cmd_entry cmd_report_entry = {
 	"RUN as in results (id, prefix, latest, latest~N).  The page needs nothing from the\n"
 	"network: charts are inline SVG, one line per run, with error bars over repeats.\n"
 	"Compare tables go by the order given: each RUN is B against the first RUN before it\n"
-	"that shares points with it (A); give the runs oldest first.",
+	"that it can be compared with (A), else the first that shares points with it (saying\n"
+	"why not); give the runs oldest first.",
 };

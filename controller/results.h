@@ -115,6 +115,10 @@ json_object *results_compare_doc(json_object *a, json_object *b, int force, char
  * gets p_adj and its verdict from it.  results_compare_doc does this for
  * its own points. */
 void results_compare_holm(json_object *const *cmps, size_t n);
+/* The text of key ("params.iodepth", "nodes") in phase record ph: a
+ * string as it is, other values as compact JSON ("[\"-t\",\"4k\"]"),
+ * "not recorded" when absent. */
+const char *results_field_text(json_object *ph, const char *key);
 /* The compare table for people. */
 void results_print_compare(FILE *f, json_object *cmp, int decimal);
 /* One side (pre "a" or "b") of a compare row into buf: "1.2 ± 0.1" in the

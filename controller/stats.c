@@ -15,6 +15,7 @@
  * p-values sorted, p_(k) adjusted = max over j <= k of min(1, (m - j + 1)
  * p_(j)); a point is better or worse when its adjusted p is below 0.05. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -204,6 +205,16 @@ stats_verdict_name(int v)
 	};
 
 	return v >= 0 && v < (int)nitems(names) ? names[v] : "-";
+}
+
+void
+stats_p_text(char *buf, size_t len, double p)
+{
+	snprintf(buf, len, "%.3f", p);
+	if (p < 0.05 && strcmp(buf, "0.050") == 0)	/* 0.0495 <= p < 0.05 */
+		snprintf(buf, len, "%.4f", p);
+	if (p < 0.05 && strcmp(buf, "0.0500") == 0)	/* 0.04995 and up: cut, not rounded */
+		snprintf(buf, len, "%.4f", floor(p * 1e4) / 1e4);
 }
 
 /* Is key one of keys[0..n)? */

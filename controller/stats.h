@@ -55,6 +55,9 @@ int stats_verdict(const struct welch *w);
  * stays at the level a single point's would be.  A NaN p counts as 1. */
 void stats_holm(const double *p, size_t n, double *adj);
 const char *stats_verdict_name(int v);
+/* p to three decimals into buf, but a p below 0.05 (a verdict) never as
+ * "0.050", the bound it is below: 0.0497 reads "0.0497", 0.04997 "0.0499". */
+void stats_p_text(char *buf, size_t len, double p);
 
 struct point {
 	const char *kind;

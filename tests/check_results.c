@@ -25,7 +25,10 @@
  *    over a compare's points; a side with failed repeats and a run that
  *    did not end ok (failed, running) said in the table, JSON and CSV;
  *  - CSV a spreadsheet cannot take for formulas (text columns only), and
- *    text output with a run's control characters escaped. */
+ *    text output with a run's control characters escaped;
+ *  - the report: each run compared with the first run before it that it
+ *    can be, workloads that read alike titled apart, every text of a run
+ *    HTML-escaped; a p below 0.05 never shown as 0.050. */
 #include <check.h>
 #include <math.h>
 #include <sched.h>
@@ -1918,6 +1921,153 @@ START_TEST(t_report_many_runs)
 }
 END_TEST
 
+/* A report of runs before and after a change on two file systems, given
+ * before-ext4, before-xfs, after-ext4, after-xfs: each "after" is compared
+ * with the "before" in its own directory, and a run that can be compared
+ * with none is refused against the first that shares a point, saying why.
+ * Before, after-xfs went to before-ext4, the first run sharing a point,
+ * was refused (other directories), and was never compared with before-xfs. */
+START_TEST(t_report_pairs_comparable)
+{
+	static const char *const dirs[] = { "/mnt/ext4", "/mnt/xfs", "/mnt/ext4", "/mnt/xfs" };
+	json_object *docs[4];
+	char *page, *cmp, id[32];
+
+	for (int r = 0; r < 4; r++) {
+		snprintf(id, sizeof(id), "%s-%s", r < 2 ? "before" : "after", dirs[r] + 5);
+		docs[r] = placed_run(id, r + 1, "node01", dirs[r]);
+	}
+	page = report_text(docs, 4);
+	cmp = strstr(page, "<h2>Compare</h2>");
+	ck_assert_ptr_nonnull(cmp);
+	*strstr(cmp, "<h2>Profiles") = '\0';
+	ck_assert_msg(strstr(cmp, "<h3>A = before-ext4, B = after-ext4</h3>") &&
+	    strstr(cmp, "<h3>A = before-xfs, B = after-xfs</h3>"), "%s", cmp);
+	ck_assert_msg(count_str(cmp, "Not compared") == 1, "%s", cmp);	/* before-xfs's */
+	ck_assert_msg(strstr(cmp, "<h3>A = before-ext4, B = before-xfs</h3>\n<p class=\"refused\">"
+	    "Not compared: the runs ran on different directories"), "%s", cmp);
+	free(page);
+	for (int r = 0; r < 4; r++)
+		json_object_put(docs[r]);
+}
+END_TEST
+
+/* A report of a run at iodepth 1 and one at 32 (rand-read at 4 threads,
+ * 4x the IOPS): its charts and peak rows name the depth of each, so the
+ * two workloads do not read as one; a run's own workload (one run, or
+ * runs alike) keeps its plain title.  Before, both charts and both peak
+ * rows read "rand-read, bs 4k, size 64m", and the peak table showed 4x the
+ * IOPS under one title. */
+START_TEST(t_report_workload_titles)
+{
+	json_object *docs[2] = {
+		param_run("before", 1, "rand-read", 1e6, "iodepth", "1"),
+		param_run("after", 2, "rand-read", 4e6, "iodepth", "32"),
+	};
+	char *page;
+
+	page = report_text(docs, 2);
+	*strstr(page, "<h2>Compare</h2>") = '\0';
+	ck_assert_msg(strstr(page, "<figcaption>rand-read, bs 4k, size 64m, iodepth 1</figcaption>") &&
+	    strstr(page, "<figcaption>rand-read, bs 4k, size 64m, iodepth 32</figcaption>"), "%s",
+	    strstr(page, "<h2>Charts"));
+	ck_assert_msg(strstr(page, "<tr><td>before</td><td>rand-read, bs 4k, size 64m, iodepth 1<") &&
+	    strstr(page, "<tr><td>after</td><td>rand-read, bs 4k, size 64m, iodepth 32<"), "%s",
+	    strstr(page, "<h2>Peak"));
+	free(page);
+	page = report_text(docs, 1);
+	ck_assert_ptr_nonnull(strstr(page, "<figcaption>rand-read, bs 4k, size 64m</figcaption>"));
+	free(page);
+	json_object_put(docs[0]);
+	json_object_put(docs[1]);
+}
+END_TEST
+
+/* Every text of a run that the report prints (label, status, command,
+ * the profile's name, hash and text, each node's name, profile, kernel,
+ * CPU and file system, the interrupt's signal) written with HTML markup
+ * in it: the page holds none of it as markup.  Before, the profile's
+ * sha256 was written as it was stored. */
+START_TEST(t_report_escapes)
+{
+	static const char mark[] = "<b id=\"x\">x</b>";
+	json_object *docs[2] = { mk_doc("A", 1), mk_doc("B", 2) }, *prof, *node, *fa, *m;
+	char *page;
+
+	for (int r = 0; r < 2; r++) {
+		add_phase(docs[r], mk_phase("seq-write", 1, 1, 1e9, 1 << 20, "ok"));
+		add_phase(docs[r], mk_phase("seq-write", 1, 2, 1.1e9, 1 << 20, "ok"));
+		json_object_object_add(docs[r], "label", json_object_new_string(mark));
+		json_object_object_add(docs[r], "command", json_object_new_string(mark));
+		json_object_object_add(docs[r], "status", json_object_new_string("interrupted"));
+		json_object_object_add(docs[r], "interrupted", json_tokener_parse(
+		    "{\"signal\":\"<i>SIGINT</i>\",\"during\":\"<i>x</i>\"}"));
+		prof = json_object_new_object();
+		for (int k = 0; k < 3; k++)
+			json_object_object_add(prof, (const char *[]){ "name", "sha256", "text" }[k],
+			    json_object_new_string(mark));
+		json_object_object_add(docs[r], "profile", prof);
+		node = json_object_new_object();
+		fa = json_tokener_parse("{\"cpu\":{},\"mounts\":[{}]}");
+		m = json_object_array_get_idx(cu_get(fa, "mounts"), 0);
+		json_object_object_add(m, "fstype", json_object_new_string(mark));
+		json_object_object_add(cu_get(fa, "cpu"), "model", json_object_new_string(mark));
+		json_object_object_add(fa, "kernel", json_object_new_string(mark));
+		json_object_object_add(node, "facts", fa);
+		json_object_object_add(node, "node", json_object_new_string(mark));
+		json_object_object_add(node, "active_profile", json_object_new_string(mark));
+		json_object_object_add(docs[r], "node_info", json_tokener_parse("[]"));
+		json_object_array_add(cu_get(docs[r], "node_info"), node);
+	}
+	page = report_text(docs, 2);
+	ck_assert_msg(strstr(page, "<b id") == NULL && strstr(page, "<i>") == NULL, "%s",
+	    strstr(page, "<b id") ? strstr(page, "<b id") : strstr(page, "<i>"));
+	ck_assert_int_ge(count_str(page, "&lt;b id=&quot;x&quot;&gt;x&lt;/b&gt;"), 10);
+	free(page);
+	json_object_put(docs[0]);
+	json_object_put(docs[1]);
+}
+END_TEST
+
+/* A verdict at p 0.0497 (3 repeats each, sd 1 MB/s, B 2.2718 MB/s up:
+ * Welch's t 2.78 at 4 df) shows its p as 0.0497 in the text compare and
+ * the report, not as 0.050, the bound a verdict's p is below; 0.04997
+ * reads 0.0499.  Before, "%.3f": "0.050  0.050  better". */
+START_TEST(t_p_below_bound)
+{
+	json_object *docs[2] = { mk_doc("A", 1), mk_doc("B", 2) }, *cmp;
+	char err[256], *text = NULL, *page;
+	size_t len = 0;
+	FILE *f;
+
+	for (int r = 0; r < 2; r++)
+		for (int i = 0; i < 3; i++)
+			add_phase(docs[r], mk_phase("seq-write", 1, i + 1, (99 + i) * 1e6 +
+			    r * 2.2718e6, 1 << 20, "ok"));
+	cmp = results_compare_doc(docs[0], docs[1], 0, err, sizeof(err));
+	ck_assert_msg(cmp != NULL, "%s", err);
+	ck_assert_msg(fabs(cu_num(json_object_array_get_idx(cu_get(cmp, "points"), 0), "p") -
+	    0.0497) < 5e-6, "%s", json_object_to_json_string(cmp));
+	f = open_memstream(&text, &len);
+	ck_assert_ptr_nonnull(f);
+	results_print_compare(f, cmp, 0);
+	fclose(f);
+	ck_assert_msg(strstr(text, " 0.0497  0.0497  better") != NULL, "%s", text);
+	free(text);
+	json_object_put(cmp);
+	stats_p_text(err, sizeof(err), 0.04997);
+	ck_assert_str_eq(err, "0.0499");
+	stats_p_text(err, sizeof(err), 0.0504);
+	ck_assert_str_eq(err, "0.050");
+	page = report_text(docs, 2);
+	ck_assert_int_eq(count_str(page, "<td>0.0497</td>"), 2);
+	ck_assert_ptr_nonnull(strstr(page, "<td class=\"verdict\">better</td>"));
+	free(page);
+	json_object_put(docs[0]);
+	json_object_put(docs[1]);
+}
+END_TEST
+
 /* params.iodepth is the queue depth the nodes kept, the lowest of them
  * (libaio on buffered I/O keeps 1 whatever --iodepth said), per_node[]
  * says each; without the figure (an older agent) the request's.  Before,
@@ -2930,6 +3080,10 @@ main(void)
 	tcase_add_test(tc, t_one_good_repeat);
 	tcase_add_test(tc, t_report_tick_labels);
 	tcase_add_test(tc, t_report_many_runs);
+	tcase_add_test(tc, t_report_pairs_comparable);
+	tcase_add_test(tc, t_report_workload_titles);
+	tcase_add_test(tc, t_report_escapes);
+	tcase_add_test(tc, t_p_below_bound);
 	tcase_add_test(tc, t_iodepth_ran);
 	tcase_add_test(tc, t_migrate_v8_md_files);
 	tcase_add_test(tc, t_writer_hidden_pid);
