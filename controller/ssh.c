@@ -84,6 +84,16 @@ sh_quote(const char *s)
 	return q;
 }
 
+void
+ssh_undo_text(char *buf, size_t len, const char *err, int removed, const char *path,
+    const char *why, const char *then)
+{
+	if (removed)
+		snprintf(buf, len, "%s; partial upload removed", err);
+	else
+		snprintf(buf, len, "%s; %s not removed (%s): %s", err, path, why, then);
+}
+
 /* Record a failure of c: status and reason. Returns -1. */
 static int
 fail(struct ssh_conn *c, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

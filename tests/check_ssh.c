@@ -1788,6 +1788,24 @@ START_TEST(bootstrap_upload_stall_removed)
 }
 END_TEST
 
+/* The line of out (with its newline) that begins "NODE: ", or NULL;
+ * malloc'd. */
+static char *
+line_of(const char *out, const char *node)
+{
+	char *start = xasprintf("%s: ", node), *line = NULL;
+	const char *p = out, *end;
+
+	for (; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		if (strncmp(p, start, strlen(start)) == 0) {
+			end = strchr(p, '\n');
+			line = xasprintf("%.*s", end ? (int)(end - p + 1) : (int)strlen(p), p);
+			break;
+		}
+	free(start);
+	return line;
+}
+
 /* node01's sshd logged a session's "knobctl done" disconnect (a cu_wait
  * condition). */
 static int
@@ -1801,16 +1819,21 @@ node01_disconnected(void *arg)
 /* Sessions that die mid-upload (node02's and node03's sshd stop after
  * 64 KiB of it) are dropped together, each without waiting on its peer:
  * bootstrap and --push-agent each take about one --timeout for the dead
- * nodes, not one per node, and node01 beside them is done, its session
- * ended with a disconnect.  A push that stalls on a live session is still
- * removed.  Before, each
+ * nodes, not one per node, and node01 beside them is done on its own
+ * time: with --push-agent its session has ended (its sshd logged the
+ * disconnect) before the dead nodes' deadline.  The dead nodes' lines say
+ * their pushed part was not removed (and it is still there); a push that
+ * stalls on a live session is removed, and its line says so.  Before, each
  * close waited 2 s for the dead peer to take a disconnect (the push's
- * removal more: 2 s per step), one node after another, the loop stopped. */
+ * removal more: 2 s per step), one node after another, the loop stopped;
+ * the total bound alone passed a node01 held until the dead nodes' end;
+ * and the agentless lines said nothing of the part left in /tmp. */
 START_TEST(ssh_dead_sessions_closed_together)
 {
-	char *out = NULL, dead[2][4300];
+	char *out = NULL, *line, dead[2][4300], outf[4200];
 	uint64_t t0;
-	double took;
+	double took, node01_at;
+	pid_t pid;
 	int rc;
 
 	for (int i = 1; i < NNODES; i++) {
@@ -1836,23 +1859,44 @@ START_TEST(ssh_dead_sessions_closed_together)
 	stall_kill(dead[1]);
 	ck_assert_msg(took < 5.5, "bootstrap took %.1fs", took);
 
-	/* node01's healthy session still ends with a disconnect */
+	/* node01's healthy session ends with a disconnect, before the dead
+	 * nodes' deadline (--connect-timeout 1 plus --timeout 2: node01 takes
+	 * over 1 s on this machine when loaded) */
 	ck_assert_int_eq(harness_sh(": > %s/ssh0/sshd.log", h.tmp), 0);
+	snprintf(outf, sizeof(outf), "%s/via-dead.out", h.tmp);
 	t0 = now_mono_ns();
-	rc = harness_knobctl(&h, &out, NULL, "--via ssh --ssh-key %s/id --known-hosts %s/known_hosts "
-	    "--push-agent --remote-knobd 'knobd --state-dir %s/state-{node}' --connect-timeout 1 "
-	    "--timeout 1 ping -a",
-	    h.tmp, h.tmp, h.tmp);
+	pid = harness_knobctl_bg(&h, outf, "&2", "--via ssh --ssh-key %s/id --known-hosts "
+	    "%s/known_hosts --push-agent --remote-knobd 'knobd --state-dir %s/state-{node}' "
+	    "--connect-timeout 1 --timeout 2 ping -a", h.tmp, h.tmp, h.tmp);
+	ck_assert_int_gt(pid, 0);
+	node01_at = cu_wait(node01_disconnected, NULL, 10);
+	node01_at = node01_at < 0 ? -1 : (double)(now_mono_ns() - t0) / 1e9;
+	rc = cu_reap(pid);
 	took = (double)(now_mono_ns() - t0) / 1e9;
-	fprintf(stderr, "---- --via ssh --push-agent, two sessions dead -> %d in %.2fs\n%s", rc, took,
-	    out);
-	ck_assert_int_eq(rc, 1);
-	ck_assert_msg(strstr(out, "1 ok, 2 unreachable"), "%s", out);
-	free(out);
 	stall_kill(dead[0]);
 	stall_kill(dead[1]);
-	ck_assert_msg(took < 7, "--via ssh --push-agent took %.1fs", took);
-	ck_assert_msg(cu_wait(node01_disconnected, NULL, 5) >= 0, "node01: no disconnect");
+	out = cu_slurp(outf);
+	fprintf(stderr, "---- --via ssh --push-agent, two sessions dead -> %d in %.2fs (node01 "
+	    "disconnected at %.2fs)\n%s", rc, took, node01_at, out);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_msg(strstr(out, "1 ok, 2 unreachable"), "%s", out);
+	for (int i = 1; i < NNODES; i++) {
+		char want[200];
+
+		line = line_of(out, h.node[i].name);
+		snprintf(want, sizeof(want), "; /tmp/knobd-push.%s.", h.node[i].name);
+		ck_assert_msg(line && strstr(line, ": unreachable: connect timed out") &&
+		    strstr(line, want) && strstr(line, ".knob-new not removed (no answer within 2s): "
+		    "remove it by hand\n"), "%s", out);
+		free(line);
+	}
+	free(out);
+	ck_assert_msg(took < 8, "--via ssh --push-agent took %.1fs", took);
+	ck_assert_msg(node01_at >= 0 && node01_at < 3, "node01 disconnected at %.2fs, not before "
+	    "the dead nodes' deadline (3 s)", node01_at);
+	for (int i = 1; i < NNODES; i++)	/* the line told the truth: the part is there */
+		ck_assert_int_eq(harness_sh("nsenter -t %d -m sh -c 'ls /tmp | grep -q "
+		    "\"^knobd-push\\.%s\\..*\\.knob-new$\"'", (int)sshd_pid[i], h.node[i].name), 0);
 
 	/* a push that stalls on a live session: its part is still removed */
 	unlink(dead[0]);
@@ -1861,7 +1905,10 @@ START_TEST(ssh_dead_sessions_closed_together)
 	rc = harness_knobctl(&h, &out, NULL, "--via ssh --ssh-key %s/id --known-hosts %s/known_hosts "
 	    "--push-agent --connect-timeout 1 --timeout 1 ping -w node02", h.tmp, h.tmp);
 	fprintf(stderr, "---- --via ssh --push-agent, upload stalled -> %d\n%s", rc, out);
-	ck_assert_msg(rc == 1 && strstr(out, "node02: unreachable: connect timed out"), "%s", out);
+	line = line_of(out, "node02");
+	ck_assert_msg(rc == 1 && line && strstr(line, ": unreachable: connect timed out") &&
+	    strstr(line, "; partial upload removed\n"), "%s", out);
+	free(line);
 	free(out);
 	ck_assert_int_eq(harness_sh("nsenter -t %d -m sh -c '! ls -A /tmp | grep -q knobd-push'",
 	    (int)sshd_pid[1]), 0);
