@@ -22,6 +22,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
@@ -1981,6 +1982,75 @@ START_TEST(bootstrap_password_only_host)
 }
 END_TEST
 
+/* A harness_child: an ssh-agent at TMP/agent.sock that takes each
+ * connection and never answers (a stopped agent, or one waiting on a
+ * prompt); the connections it took. */
+static int
+hung_agent(int ready, int stop)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), conns = 0;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/agent.sock", h.tmp);
+	if (bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(lfd, 16) < 0 ||
+	    write(ready, "", 1) != 1)
+		_exit(1);
+	for (;;) {
+		struct pollfd pf[2] = { { .fd = lfd, .events = POLLIN }, { .fd = stop, .events = POLLIN } };
+
+		if (poll(pf, 2, -1) < 0 || pf[1].revents)
+			return conns;
+		if (accept(lfd, NULL, NULL) >= 0)	/* kept open, never answered */
+			conns++;
+	}
+}
+
+/* Has the process *arg ended (a cu_wait condition)? */
+static int
+pid_ended(void *arg)
+{
+	return cu_pid_gone(*(pid_t *)arg);
+}
+
+/* A hung ssh-agent (SSH_AUTH_SOCK takes the connection, never answers)
+ * is skipped as a key source: with no --ssh-key, knobctl --via ssh goes on
+ * to ~/.ssh/id_ed25519 and the nodes answer, within the deadline.  Before,
+ * libssh2's agent calls blocked the event loop for good: knobctl
+ * --timeout 1 was still running 15 s later, no deadline fired. */
+START_TEST(ssh_agent_hung_skipped)
+{
+	struct harness_child agent;
+	char sock[4200], home[4200], outf[4200], *out;
+	pid_t pid;
+	double t;
+	int rc;
+
+	snprintf(sock, sizeof(sock), "%s/agent.sock", h.tmp);
+	snprintf(home, sizeof(home), "%s/home", h.tmp);
+	snprintf(outf, sizeof(outf), "%s/agent-hung.out", h.tmp);
+	ck_assert_int_eq(harness_sh("mkdir -p %s/.ssh %s/state-node01 %s/state-node02 && cp %s/id "
+	    "%s/.ssh/id_ed25519", home, h.tmp, h.tmp, h.tmp, home), 0);
+	harness_child_start(&agent, h.ctl_ns, hung_agent);
+	setenv("SSH_AUTH_SOCK", sock, 1);
+	setenv("HOME", home, 1);
+	pid = harness_knobctl_bg(&h, outf, "&2", "--via ssh --known-hosts %s/known_hosts "
+	    "--accept-new --remote-knobd '%s/knobd --state-dir %s/state-{node}' --connect-timeout 1 "
+	    "--timeout 1 ping -w node[01-02]", h.tmp, h.bin, h.tmp);
+	ck_assert_int_gt(pid, 0);
+	t = cu_wait(pid_ended, &pid, 10);
+	if (t < 0)
+		kill(pid, SIGKILL);
+	rc = cu_reap(pid);
+	fprintf(stderr, "---- hung ssh-agent: the agent took %d connection(s)\n",
+	    harness_child_end(&agent));
+	out = cu_slurp(outf);
+	fprintf(stderr, "---- --via ssh, ssh-agent hung -> %d in %.2fs\n%s", rc, t, out ? out : "");
+	ck_assert_msg(t >= 0, "knobctl --timeout 1 still running after 10 s: blocked on the agent");
+	ck_assert_msg(rc == 0 && out && strstr(out, "2 ok"), "exit %d: %s", rc, out ? out : "");
+	free(out);
+}
+END_TEST
+
 static Suite *
 ssh_suite(void)
 {
@@ -2022,6 +2092,7 @@ ssh_suite(void)
 	tcase_add_test(tc, bootstrap_finishes_half_renew);
 	tcase_add_test(tc, agentless_push_tmp_full);
 	tcase_add_test(tc, bootstrap_password_only_host);
+	tcase_add_test(tc, ssh_agent_hung_skipped);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("cli");
 	tcase_add_test(tc, bootstrap_cli_refusals);
