@@ -784,20 +784,19 @@ undo_report(struct bnode *n, int removed)
 {
 	const char *path = bfiles[n->up[n->cur]].path, *slash = strrchr(path, '/');
 	unsigned long need = (unsigned long)((n->u.len + 1023) / 1024);
-	char *end = NULL, why[96];
+	char *end = NULL, why[96], part[300];
 	long kib = removed && n->x.out ? strtol(n->x.out, &end, 10) : -1;
+	size_t l;
 
 	snprintf(why, sizeof(why), "%s", n->ssh.err);
-	if (!removed)
-		snprintf(n->ssh.err, sizeof(n->ssh.err), "%s; %s.knob-new not removed (%s): the "
-		    "next run removes it", n->undo_err, path, why);
-	else if (end == n->x.out || kib < 0 || n->undo_status == NS_TIMEOUT)
-		snprintf(n->ssh.err, sizeof(n->ssh.err), "%s; partial upload removed", n->undo_err);
-	else
-		snprintf(n->ssh.err, sizeof(n->ssh.err), "%s; partial upload removed; %.*s on the "
-		    "node has %ld KiB free, %s needs %lu KiB%s", n->undo_err,
-		    slash ? (int)(slash - path) : 1, slash ? path : ".", kib,
-		    slash ? slash + 1 : path, need, (unsigned long)kib < need ? " (disk full)" : "");
+	snprintf(part, sizeof(part), "%s.knob-new", path);
+	ssh_undo_text(n->ssh.err, sizeof(n->ssh.err), n->undo_err, removed, part, why,
+	    "the next run removes it");
+	l = strlen(n->ssh.err);
+	if (removed && end != n->x.out && kib >= 0 && n->undo_status != NS_TIMEOUT)
+		snprintf(n->ssh.err + l, sizeof(n->ssh.err) - l, "; %.*s on the node has %ld KiB "
+		    "free, %s needs %lu KiB%s", slash ? (int)(slash - path) : 1, slash ? path : ".",
+		    kib, slash ? slash + 1 : path, need, (unsigned long)kib < need ? " (disk full)" : "");
 	n->ssh.fail_status = n->undo_status;
 }
 

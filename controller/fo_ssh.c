@@ -5,7 +5,8 @@
  * SSH, so there is no TLS inside.  --push-agent first uploads this
  * controller's knobd over SFTP to a temporary file that the command removes
  * when the session ends (and, when the upload failed, one more exec after
- * the loop: all such nodes together, within UNDO_MS).  No close waits on
+ * the loop: all such nodes together, within UNDO_MS; the node's line
+ * then says whether its part was removed).  No close waits on
  * a node: a session is cut (ssh_cut) before anything of it is freed. */
 #include <errno.h>
 #include <poll.h>
@@ -23,11 +24,13 @@
 
 enum { FS_SSH, FS_PUSH_SFTP, FS_PUSH, FS_PUSH_END, FS_OPEN, FS_EXEC, FS_READY };
 /* Removing a failed push's part: the file closed, SFTP ended, rm run (a
- * stalled upload goes straight to the rm: its sftp-server answers nothing). */
-enum { U_ABORT, U_SFTP_END, U_RM_START, U_RM, U_DONE };
+ * stalled upload goes straight to the rm: its sftp-server answers nothing);
+ * over: removed (U_DONE) or not (U_FAILED, why in undo_why). */
+enum { U_ABORT, U_SFTP_END, U_RM_START, U_RM, U_DONE, U_FAILED };
 #define UNDO_MS 2000	/* for the removals of one run, all together */
 
 struct fo_ssh {
+	struct fo_node *n;	/* whose session */
 	struct ssh_conn c;
 	int step;
 	LIBSSH2_CHANNEL *ch;
@@ -45,6 +48,7 @@ struct fo_ssh {
 	int undo;		/* U_*: the removal of a failed push's part */
 	struct ssh_exec x;	/* its rm */
 	char *undo_cmd;
+	char undo_why[160];	/* U_FAILED: why the part was not removed */
 };
 
 /* Sessions whose failed push's part is still to be removed (parked by
@@ -313,6 +317,7 @@ ssh_connect(struct fanout *fo, struct fo_node *n)
 	struct epoll_event ev = { .events = EPOLLOUT, .data.ptr = n };
 
 	n->tr = s;
+	s->n = n;
 	n->phase = FO_CONNECTING;
 	fanout_deadline(n, fo->ctl->connect_timeout + fo->ctl->timeout);
 	if (fo->ctl->ssh.push_agent && ctl_knobd_binary(fo->ctl, &s->push_data, &s->push_len) < 0) {
@@ -379,6 +384,7 @@ static int
 undo_step(struct fo_ssh *s)
 {
 	char *q;
+	int r;
 
 	switch (s->undo) {
 	case U_ABORT:
@@ -399,13 +405,35 @@ undo_step(struct fo_ssh *s)
 		s->undo = U_RM;
 		/* FALLTHROUGH */
 	case U_RM:
-		if (ssh_exec_step(&s->c, &s->x) == 0)
+		if ((r = ssh_exec_step(&s->c, &s->x)) == 0)
 			return 0;
-		s->undo = U_DONE;
+		s->undo = r > 0 && s->x.exit_status == 0 ? U_DONE : U_FAILED;
+		if (r < 0)
+			snprintf(s->undo_why, sizeof(s->undo_why), "%s", s->c.err);
+		else if (s->undo == U_FAILED)	/* its stderr's first line */
+			snprintf(s->undo_why, sizeof(s->undo_why), "rm exited %d%s%.*s",
+			    s->x.exit_status, s->x.errout ? ": " : "",
+			    s->x.errout ? (int)strcspn(s->x.errout, "\n") : 0,
+			    s->x.errout ? s->x.errout : "");
 		/* FALLTHROUGH */
 	default:
 		return 1;
 	}
+}
+
+/* n's failure line says what became of its push's part (ssh_undo_text:
+ * removed, or not and why: one that did not answer within UNDO_MS). */
+static void
+undo_note(struct fo_ssh *s)
+{
+	char text[1024];
+
+	if (s->undo != U_DONE && s->undo != U_FAILED)
+		snprintf(s->undo_why, sizeof(s->undo_why), "no answer within %.0fs", UNDO_MS / 1e3);
+	ssh_undo_text(text, sizeof(text), s->n->detail ? s->n->detail : "push failed",
+	    s->undo == U_DONE, s->u.tmp, s->undo_why, "remove it by hand");
+	free(s->n->detail);
+	s->n->detail = xstrdup(text);
 }
 
 /* Run the parked removals side by side, each stepped as its node answers,
@@ -431,8 +459,10 @@ undo_parked(void)
 		if (poll(pf, k, (int)((end - now + 999999) / 1000000)) < 0 && errno != EINTR)
 			break;
 	}
-	for (i = 0; i < nparked; i++)
+	for (i = 0; i < nparked; i++) {
+		undo_note(parked[i]);
 		node_free(parked[i]);
+	}
 	free(pf);
 	free(parked);
 	parked = NULL;

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <netdb.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <openssl/evp.h>
 
 #include "knobctl.h"
@@ -82,6 +84,16 @@ sh_quote(const char *s)
 		str_appendf(&q, *s == '\'' ? "'\\''" : "%c", *s);
 	str_appendf(&q, "'");
 	return q;
+}
+
+void
+ssh_undo_text(char *buf, size_t len, const char *err, int removed, const char *path,
+    const char *why, const char *then)
+{
+	if (removed)
+		snprintf(buf, len, "%s; partial upload removed", err);
+	else
+		snprintf(buf, len, "%s; %s not removed (%s): %s", err, path, why, then);
 }
 
 /* Record a failure of c: status and reason. Returns -1. */
@@ -707,14 +719,58 @@ auth_keyfile(struct ssh_conn *c, const char *user, const char *key)
 	return 1;
 }
 
+#define AGENT_MS 1000	/* for the ssh-agent's answer to agent_answers */
+
+/* Does the ssh-agent at path answer a request for its keys within
+ * AGENT_MS?  libssh2 talks to the agent in blocking mode, on the event
+ * loop, with no bound: a hung agent (stopped, or waiting on a prompt) held
+ * every node and every deadline for good.  Asked once per process (a hung
+ * agent costs AGENT_MS once, not per node).  1 yes, 0 no (why in buf). */
+static int
+agent_answers(const char *path, char *buf, size_t len)
+{
+	static _Atomic int known;	/* 1 answers, -1 does not, 0 not asked yet */
+	static const unsigned char req[] = { 0, 0, 0, 1, 11 };	/* REQUEST_IDENTITIES */
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct pollfd pf = { .events = POLLIN };
+	uint64_t end = now_mono_ns() + AGENT_MS * 1000000ull, now;
+	char b;
+
+	snprintf(buf, len, "%s: no answer within %.0fs", path, AGENT_MS / 1e3);
+	if (known)
+		return known > 0;
+	known = -1;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	if ((pf.fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) < 0)
+		return 0;
+	if (connect(pf.fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
+	    send(pf.fd, req, sizeof(req), MSG_NOSIGNAL) == (ssize_t)sizeof(req))
+		while ((now = now_mono_ns()) < end) {
+			int r = poll(&pf, 1, (int)((end - now + 999999) / 1000000));
+
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r > 0 && recv(pf.fd, &b, 1, 0) == 1)
+				known = 1;
+			break;
+		}
+	close(pf.fd);
+	return known > 0;
+}
+
 /* ssh-agent authentication, each identity in turn: 1 in, 0 again, -1
  * every one refused or no agent to use (noted). */
 static int
 auth_agent(struct ssh_conn *c, const char *user)
 {
+	char why[200];
 	int r;
 
 	if (c->agent == NULL) {
+		if (!agent_answers(getenv("SSH_AUTH_SOCK"), why, sizeof(why))) {
+			refused(c, "ssh-agent at %s", why);
+			return -1;
+		}
 		if ((c->agent = libssh2_agent_init(c->s)) == NULL || libssh2_agent_connect(c->agent) != 0 ||
 		    libssh2_agent_list_identities(c->agent) != 0) {
 			refused(c, "ssh-agent: cannot use it (%s)", last_error(c));

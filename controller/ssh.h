@@ -105,6 +105,12 @@ int ssh_upload_abort(struct ssh_upload *u);
 /* SFTP session; NULL with again=1 while in progress, NULL with again=0 on error. */
 LIBSSH2_SFTP *ssh_sftp_open(struct ssh_conn *c, int *again);
 
+/* The failure err of an upload, with what the removal of its part did:
+ * "ERR; partial upload removed", or "ERR; PATH not removed (WHY): THEN"
+ * (bootstrap and --push-agent say it alike).  Into buf. */
+void ssh_undo_text(char *buf, size_t len, const char *err, int removed, const char *path,
+    const char *why, const char *then);
+
 /* A single-quoted shell word for s; malloc'd. */
 char *sh_quote(const char *s);
 

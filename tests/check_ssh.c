@@ -22,6 +22,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
@@ -1855,6 +1856,24 @@ START_TEST(bootstrap_upload_stall_removed)
 }
 END_TEST
 
+/* The line of out (with its newline) that begins "NODE: ", or NULL;
+ * malloc'd. */
+static char *
+line_of(const char *out, const char *node)
+{
+	char *start = xasprintf("%s: ", node), *line = NULL;
+	const char *p = out, *end;
+
+	for (; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		if (strncmp(p, start, strlen(start)) == 0) {
+			end = strchr(p, '\n');
+			line = xasprintf("%.*s", end ? (int)(end - p + 1) : (int)strlen(p), p);
+			break;
+		}
+	free(start);
+	return line;
+}
+
 /* node01's sshd logged a session's "knobctl done" disconnect (a cu_wait
  * condition). */
 static int
@@ -1868,16 +1887,21 @@ node01_disconnected(void *arg)
 /* Sessions that die mid-upload (node02's and node03's sshd stop after
  * 64 KiB of it) are dropped together, each without waiting on its peer:
  * bootstrap and --push-agent each take about one --timeout for the dead
- * nodes, not one per node, and node01 beside them is done, its session
- * ended with a disconnect.  A push that stalls on a live session is still
- * removed.  Before, each
+ * nodes, not one per node, and node01 beside them is done on its own
+ * time: with --push-agent its session has ended (its sshd logged the
+ * disconnect) before the dead nodes' deadline.  The dead nodes' lines say
+ * their pushed part was not removed (and it is still there); a push that
+ * stalls on a live session is removed, and its line says so.  Before, each
  * close waited 2 s for the dead peer to take a disconnect (the push's
- * removal more: 2 s per step), one node after another, the loop stopped. */
+ * removal more: 2 s per step), one node after another, the loop stopped;
+ * the total bound alone passed a node01 held until the dead nodes' end;
+ * and the agentless lines said nothing of the part left in /tmp. */
 START_TEST(ssh_dead_sessions_closed_together)
 {
-	char *out = NULL, dead[2][4300];
+	char *out = NULL, *line, dead[2][4300], outf[4200];
 	uint64_t t0;
-	double took;
+	double took, node01_at;
+	pid_t pid;
 	int rc;
 
 	for (int i = 1; i < NNODES; i++) {
@@ -1903,23 +1927,44 @@ START_TEST(ssh_dead_sessions_closed_together)
 	stall_kill(dead[1]);
 	ck_assert_msg(took < 5.5, "bootstrap took %.1fs", took);
 
-	/* node01's healthy session still ends with a disconnect */
+	/* node01's healthy session ends with a disconnect, before the dead
+	 * nodes' deadline (--connect-timeout 1 plus --timeout 2: node01 takes
+	 * over 1 s on this machine when loaded) */
 	ck_assert_int_eq(harness_sh(": > %s/ssh0/sshd.log", h.tmp), 0);
+	snprintf(outf, sizeof(outf), "%s/via-dead.out", h.tmp);
 	t0 = now_mono_ns();
-	rc = harness_knobctl(&h, &out, NULL, "--via ssh --ssh-key %s/id --known-hosts %s/known_hosts "
-	    "--push-agent --remote-knobd 'knobd --state-dir %s/state-{node}' --connect-timeout 1 "
-	    "--timeout 1 ping -a",
-	    h.tmp, h.tmp, h.tmp);
+	pid = harness_knobctl_bg(&h, outf, "&2", "--via ssh --ssh-key %s/id --known-hosts "
+	    "%s/known_hosts --push-agent --remote-knobd 'knobd --state-dir %s/state-{node}' "
+	    "--connect-timeout 1 --timeout 2 ping -a", h.tmp, h.tmp, h.tmp);
+	ck_assert_int_gt(pid, 0);
+	node01_at = cu_wait(node01_disconnected, NULL, 10);
+	node01_at = node01_at < 0 ? -1 : (double)(now_mono_ns() - t0) / 1e9;
+	rc = cu_reap(pid);
 	took = (double)(now_mono_ns() - t0) / 1e9;
-	fprintf(stderr, "---- --via ssh --push-agent, two sessions dead -> %d in %.2fs\n%s", rc, took,
-	    out);
-	ck_assert_int_eq(rc, 1);
-	ck_assert_msg(strstr(out, "1 ok, 2 unreachable"), "%s", out);
-	free(out);
 	stall_kill(dead[0]);
 	stall_kill(dead[1]);
-	ck_assert_msg(took < 7, "--via ssh --push-agent took %.1fs", took);
-	ck_assert_msg(cu_wait(node01_disconnected, NULL, 5) >= 0, "node01: no disconnect");
+	out = cu_slurp(outf);
+	fprintf(stderr, "---- --via ssh --push-agent, two sessions dead -> %d in %.2fs (node01 "
+	    "disconnected at %.2fs)\n%s", rc, took, node01_at, out);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_msg(strstr(out, "1 ok, 2 unreachable"), "%s", out);
+	for (int i = 1; i < NNODES; i++) {
+		char want[200];
+
+		line = line_of(out, h.node[i].name);
+		snprintf(want, sizeof(want), "; /tmp/knobd-push.%s.", h.node[i].name);
+		ck_assert_msg(line && strstr(line, ": unreachable: connect timed out") &&
+		    strstr(line, want) && strstr(line, ".knob-new not removed (no answer within 2s): "
+		    "remove it by hand\n"), "%s", out);
+		free(line);
+	}
+	free(out);
+	ck_assert_msg(took < 8, "--via ssh --push-agent took %.1fs", took);
+	ck_assert_msg(node01_at >= 0 && node01_at < 3, "node01 disconnected at %.2fs, not before "
+	    "the dead nodes' deadline (3 s)", node01_at);
+	for (int i = 1; i < NNODES; i++)	/* the line told the truth: the part is there */
+		ck_assert_int_eq(harness_sh("nsenter -t %d -m sh -c 'ls /tmp | grep -q "
+		    "\"^knobd-push\\.%s\\..*\\.knob-new$\"'", (int)sshd_pid[i], h.node[i].name), 0);
 
 	/* a push that stalls on a live session: its part is still removed */
 	unlink(dead[0]);
@@ -1928,7 +1973,10 @@ START_TEST(ssh_dead_sessions_closed_together)
 	rc = harness_knobctl(&h, &out, NULL, "--via ssh --ssh-key %s/id --known-hosts %s/known_hosts "
 	    "--push-agent --connect-timeout 1 --timeout 1 ping -w node02", h.tmp, h.tmp);
 	fprintf(stderr, "---- --via ssh --push-agent, upload stalled -> %d\n%s", rc, out);
-	ck_assert_msg(rc == 1 && strstr(out, "node02: unreachable: connect timed out"), "%s", out);
+	line = line_of(out, "node02");
+	ck_assert_msg(rc == 1 && line && strstr(line, ": unreachable: connect timed out") &&
+	    strstr(line, "; partial upload removed\n"), "%s", out);
+	free(line);
 	free(out);
 	ck_assert_int_eq(harness_sh("nsenter -t %d -m sh -c '! ls -A /tmp | grep -q knobd-push'",
 	    (int)sshd_pid[1]), 0);
@@ -2001,6 +2049,75 @@ START_TEST(bootstrap_password_only_host)
 }
 END_TEST
 
+/* A harness_child: an ssh-agent at TMP/agent.sock that takes each
+ * connection and never answers (a stopped agent, or one waiting on a
+ * prompt); the connections it took. */
+static int
+hung_agent(int ready, int stop)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), conns = 0;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/agent.sock", h.tmp);
+	if (bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(lfd, 16) < 0 ||
+	    write(ready, "", 1) != 1)
+		_exit(1);
+	for (;;) {
+		struct pollfd pf[2] = { { .fd = lfd, .events = POLLIN }, { .fd = stop, .events = POLLIN } };
+
+		if (poll(pf, 2, -1) < 0 || pf[1].revents)
+			return conns;
+		if (accept(lfd, NULL, NULL) >= 0)	/* kept open, never answered */
+			conns++;
+	}
+}
+
+/* Has the process *arg ended (a cu_wait condition)? */
+static int
+pid_ended(void *arg)
+{
+	return cu_pid_gone(*(pid_t *)arg);
+}
+
+/* A hung ssh-agent (SSH_AUTH_SOCK takes the connection, never answers)
+ * is skipped as a key source: with no --ssh-key, knobctl --via ssh goes on
+ * to ~/.ssh/id_ed25519 and the nodes answer, within the deadline.  Before,
+ * libssh2's agent calls blocked the event loop for good: knobctl
+ * --timeout 1 was still running 15 s later, no deadline fired. */
+START_TEST(ssh_agent_hung_skipped)
+{
+	struct harness_child agent;
+	char sock[4200], home[4200], outf[4200], *out;
+	pid_t pid;
+	double t;
+	int rc;
+
+	snprintf(sock, sizeof(sock), "%s/agent.sock", h.tmp);
+	snprintf(home, sizeof(home), "%s/home", h.tmp);
+	snprintf(outf, sizeof(outf), "%s/agent-hung.out", h.tmp);
+	ck_assert_int_eq(harness_sh("mkdir -p %s/.ssh %s/state-node01 %s/state-node02 && cp %s/id "
+	    "%s/.ssh/id_ed25519", home, h.tmp, h.tmp, h.tmp, home), 0);
+	harness_child_start(&agent, h.ctl_ns, hung_agent);
+	setenv("SSH_AUTH_SOCK", sock, 1);
+	setenv("HOME", home, 1);
+	pid = harness_knobctl_bg(&h, outf, "&2", "--via ssh --known-hosts %s/known_hosts "
+	    "--accept-new --remote-knobd '%s/knobd --state-dir %s/state-{node}' --connect-timeout 1 "
+	    "--timeout 1 ping -w node[01-02]", h.tmp, h.bin, h.tmp);
+	ck_assert_int_gt(pid, 0);
+	t = cu_wait(pid_ended, &pid, 10);
+	if (t < 0)
+		kill(pid, SIGKILL);
+	rc = cu_reap(pid);
+	fprintf(stderr, "---- hung ssh-agent: the agent took %d connection(s)\n",
+	    harness_child_end(&agent));
+	out = cu_slurp(outf);
+	fprintf(stderr, "---- --via ssh, ssh-agent hung -> %d in %.2fs\n%s", rc, t, out ? out : "");
+	ck_assert_msg(t >= 0, "knobctl --timeout 1 still running after 10 s: blocked on the agent");
+	ck_assert_msg(rc == 0 && out && strstr(out, "2 ok"), "exit %d: %s", rc, out ? out : "");
+	free(out);
+}
+END_TEST
+
 static Suite *
 ssh_suite(void)
 {
@@ -2042,6 +2159,7 @@ ssh_suite(void)
 	tcase_add_test(tc, bootstrap_finishes_half_renew);
 	tcase_add_test(tc, agentless_push_tmp_full);
 	tcase_add_test(tc, bootstrap_password_only_host);
+	tcase_add_test(tc, ssh_agent_hung_skipped);
 	suite_add_tcase(s, tc);
 	tc = cu_tcase("keys", setup, teardown, 120);
 	tcase_add_test(tc, bootstrap_restarts_refusing_agent);
