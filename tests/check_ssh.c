@@ -1667,6 +1667,45 @@ START_TEST(bootstrap_cli_refusals)
 }
 END_TEST
 
+/* --push-agent reads this controller's knobd once per run, for every
+ * node: it read the whole binary for each node as it dialled, and held
+ * each copy until the node ended (200 nodes refused at once: 415 MB of
+ * peak RSS plain, 13 MB now).  100 nodes whose SSH port refuses (a port
+ * on 127.0.200.x where nothing listens): the peak RSS stays within 32
+ * copies of knobd above one run's base (plain: 2 MB a copy; ASan: 5.5). */
+START_TEST(push_binary_read_once)
+{
+	const char *bin = getenv("KNOB_BIN") ? getenv("KNOB_BIN") : "build";
+	char dir[] = "/tmp/knob-push1.XXXXXX", inv[64], path[PATH_MAX + 16], *out = NULL;
+	struct stat st;
+	long kb = 0;
+	FILE *f;
+	int rc;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(inv, sizeof(inv), "%s/c.xml", dir);
+	ck_assert_ptr_nonnull(f = fopen(inv, "w"));
+	fprintf(f, "<cluster><results db=\"%s/r.db\"/>\n", dir);
+	for (int i = 1; i <= 100; i++)
+		fprintf(f, "<node name=\"n%03d\" addr=\"127.0.200.%d\"/>\n", i, i);
+	fprintf(f, "</cluster>\n");
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/knobd", bin);
+	ck_assert_int_eq(stat(path, &st), 0);
+	rc = cu_sh_out(&out, "/usr/bin/time -f 'maxrss %%M' %s/knobctl -c %s --via ssh "
+	    "--push-agent --ssh-port 1 --connect-timeout 1 ping -w 'n[001-100]' 2>&1 | tail -3",
+	    bin, inv);
+	ck_assert_msg(strstr(out, "100 unreachable") != NULL, "exit %d: %s", rc, out);
+	ck_assert_msg(strstr(out, "maxrss ") != NULL && sscanf(strstr(out, "maxrss "),
+	    "maxrss %ld", &kb) == 1, "%s", out);
+	ck_assert_msg(kb * 1024 < 64 * 1024 * 1024 + 32 * st.st_size, "peak RSS %ld KB for 100 "
+	    "nodes (knobd is %lld KB): the binary is held once per node", kb,
+	    (long long)st.st_size / 1024);
+	free(out);
+	cu_rm_rf(dir);
+}
+END_TEST
+
 /* Names that resolve slowly do not hold the healthy nodes over SSH either:
  * bootstrap and --via ssh look every name up before any deadline starts,
  * together bounded by --connect-timeout (they looked each up in the event
@@ -2167,6 +2206,7 @@ ssh_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("cli");
 	tcase_add_test(tc, bootstrap_cli_refusals);
+	tcase_add_test(tc, push_binary_read_once);
 	suite_add_tcase(s, tc);
 	return s;
 }
