@@ -570,6 +570,44 @@ START_TEST(dropped_before_handshake)
 }
 END_TEST
 
+/* knobctl ARGS in the controller namespace writing to a pipe whose reader
+ * is already gone; stderr into *err.  The exit status. */
+static int
+knobctl_to_closed_pipe(char **err, const char *args)
+{
+	char path[PATH_MAX];
+	int p[2], rc;
+
+	snprintf(path, sizeof(path), "%s/closed_pipe.err", h.tmp);
+	ck_assert_int_eq(pipe(p), 0);
+	close(p[0]);
+	rc = harness_sh("ip netns exec %s %s/knobctl -c %s %s >&%d 2>%s", h.ctl_ns, h.bin,
+	    h.cluster, args, p[1], path);
+	close(p[1]);
+	*err = cu_slurp(path);
+	ck_assert_ptr_nonnull(*err);
+	return rc;
+}
+
+/* A fleet command whose reader went away (`| head -0`) exits 141, silently,
+ * as the README says, with every node ok or not: its output was flushed
+ * before the end, the EPIPE forgotten by then, and it said "standard
+ * output: write error" and exited 2 (1 with a node down). */
+START_TEST(fleet_output_to_closed_pipe)
+{
+	char *err = NULL;
+	int rc;
+
+	rc = knobctl_to_closed_pipe(&err, "ping -a");
+	ck_assert_msg(rc == 141 && *err == '\0', "exit %d: %s", rc, err);
+	free(err);
+	harness_agent_stop(&h, 2, SIGTERM);
+	rc = knobctl_to_closed_pipe(&err, "--json facts -a");
+	ck_assert_msg(rc == 141 && *err == '\0', "exit %d: %s", rc, err);
+	free(err);
+}
+END_TEST
+
 /* apply's header names the profile and its file made visible: a profile
  * file called "p ESC[2J.xml" cleared the terminal (it was printed raw). */
 #define WANT_HEAD "check p (p\\x1b[2J.xml) on 1 node(s)\n"
@@ -615,6 +653,7 @@ cli_suite(void)
 	tcase_add_test(tn, refusal_and_clean_close);
 	tcase_add_test(tn, dropped_before_handshake);
 	tcase_add_test(tn, apply_header_visible);
+	tcase_add_test(tn, fleet_output_to_closed_pipe);
 	suite_add_tcase(s, tn);
 	return s;
 }
