@@ -170,6 +170,10 @@ START_TEST(usage_errors)
 		{ "ping -w n1 --connect-timeout 86401", 2,
 		    "bad --connect-timeout (seconds, 0.001 to 86400) '86401'", 0 },
 		{ "ping", 2, "no targets: use -w NODESET or -a", 0 },
+		/* no inventory and no --ca/--cert/--key: that one error; before,
+		 * the ticket cache's "(null): cannot hash the CA" warning first */
+		{ "ping -w 127.0.0.1", 2, "knobctl: TLS needs a CA, a certificate and a key "
+		    "(--ca/--cert/--key or the inventory's <tls>)\n", 1 },
 		/* an expression's controls are made visible, in the error too */
 		{ "ping -w 'n\x1b[2J'", 2, "knobctl: -w n\\x1b[2J: nodeset: invalid character 0x1b "
 		    "in \"n\\x1b[2J\"\n", 1 },
