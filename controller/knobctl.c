@@ -1,5 +1,6 @@
 /* knobctl: the controller.  Command line (controller/opt.c), inventory, dispatch. */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -35,13 +36,16 @@ run(struct ctl *ctl, int argc, char **argv)
 
 /* The errno of a write error an earlier flush of standard output met and
  * the stream only marked (fleet output is flushed as it is printed, and
- * errno is gone by the end): EPIPE when fd 1 is a pipe or socket whose
- * reader went away (poll says POLLERR), else 0 (unknown). */
+ * errno is gone by the end): EBADF when fd 1 is closed, EPIPE when it is a
+ * pipe or socket whose reader went away (poll says POLLERR), else 0
+ * (unknown). */
 static int
 stdout_lost_errno(void)
 {
 	struct pollfd p = { .fd = STDOUT_FILENO, .events = POLLOUT };
 
+	if (fcntl(STDOUT_FILENO, F_GETFD) < 0)
+		return EBADF;
 	if (poll(&p, 1, 0) == 1 && (p.revents & POLLERR))
 		return EPIPE;
 	return 0;

@@ -574,29 +574,41 @@ START_TEST(dropped_before_handshake)
 }
 END_TEST
 
-/* knobctl ARGS in the controller namespace writing to a pipe whose reader
- * is already gone; stderr into *err.  The exit status. */
+/* knobctl ARGS in the controller namespace with its standard output on
+ * fd, or closed when fd is -1; stderr into *err.  The exit status. */
+static int
+knobctl_stdout(char **err, int fd, const char *args)
+{
+	char path[PATH_MAX], to[16] = "&-";
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/stdout_test.err", h.tmp);
+	if (fd >= 0)
+		snprintf(to, sizeof(to), "&%d", fd);
+	rc = harness_sh("ip netns exec %s %s/knobctl -c %s %s >%s 2>%s", h.ctl_ns, h.bin,
+	    h.cluster, args, to, path);
+	*err = cu_slurp(path);
+	return rc;
+}
+
+/* knobctl_stdout to a pipe whose reader is already gone. */
 static int
 knobctl_to_closed_pipe(char **err, const char *args)
 {
-	char path[PATH_MAX];
 	int p[2], rc;
 
-	snprintf(path, sizeof(path), "%s/closed_pipe.err", h.tmp);
 	ck_assert_int_eq(pipe(p), 0);
 	close(p[0]);
-	rc = harness_sh("ip netns exec %s %s/knobctl -c %s %s >&%d 2>%s", h.ctl_ns, h.bin,
-	    h.cluster, args, p[1], path);
+	rc = knobctl_stdout(err, p[1], args);
 	close(p[1]);
-	*err = cu_slurp(path);
-	ck_assert_ptr_nonnull(*err);
 	return rc;
 }
 
 /* A fleet command whose reader went away (`| head -0`) exits 141, silently,
  * as the README says, with every node ok or not: its output was flushed
  * before the end, the EPIPE forgotten by then, and it said "standard
- * output: write error" and exited 2 (1 with a node down). */
+ * output: write error" and exited 2 (1 with a node down).  With no
+ * standard output at all it names the cause. */
 START_TEST(fleet_output_to_closed_pipe)
 {
 	char *err = NULL;
@@ -608,6 +620,10 @@ START_TEST(fleet_output_to_closed_pipe)
 	harness_agent_stop(&h, 2, SIGTERM);
 	rc = knobctl_to_closed_pipe(&err, "--json facts -a");
 	ck_assert_msg(rc == 141 && *err == '\0', "exit %d: %s", rc, err);
+	free(err);
+	rc = knobctl_stdout(&err, -1, "ping -w node01");
+	ck_assert_msg(rc == 2 && strcmp(err, "knobctl: standard output: Bad file descriptor\n") == 0,
+	    "exit %d: %s", rc, err);
 	free(err);
 }
 END_TEST
