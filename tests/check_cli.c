@@ -74,11 +74,17 @@ START_TEST(help_everywhere)
 
 	ck_assert_int_eq(run(&out, "help"), 0);
 	ck_assert_ptr_nonnull(strstr(out, "commands:"));
+	/* every exit status the README names: before, 141 and 128 + signal
+	 * were in neither the help nor the man page */
+	ck_assert_msg(strstr(out, "141 output's reader went away") &&
+	    strstr(out, "128 + signal (play, bench)"), "%s", out);
 	free(out);
 	ck_assert_int_eq(run(&out, "--help"), 0);
 	free(out);
 	snprintf(path, sizeof(path), "%s/knobctl.1", bin);
 	ck_assert_int_eq(read_file_bounded(path, 1 << 20, &man, NULL), 0);
+	ck_assert_msg(strstr(man, "141 when the reader of its output went away") &&
+	    strstr(man, "128 + the signal's number"), "man page's EXIT STATUS");
 	complete_words(NULL, &cmds);
 	for (size_t i = 0; i < cmds.n; i++) {
 		struct strvec opts = { 0 };
