@@ -580,6 +580,80 @@ START_TEST(dropped_before_handshake)
 }
 END_TEST
 
+/* "node=status ..." of a --json fleet document, in its order (malloc'd);
+ * its exit_status must be rc. */
+static char *
+json_statuses(json_object *doc, int rc)
+{
+	json_object *nodes, *rec, *v, *st;
+	char *s = NULL;
+
+	ck_assert_msg(doc != NULL, "not JSON");
+	ck_assert(json_object_object_get_ex(doc, "exit_status", &v));
+	ck_assert_int_eq(json_object_get_int(v), rc);
+	ck_assert(json_object_object_get_ex(doc, "nodes", &nodes));
+	for (size_t i = 0; i < json_object_array_length(nodes); i++) {
+		rec = json_object_array_get_idx(nodes, i);
+		ck_assert(json_object_object_get_ex(rec, "node", &v) &&
+		    json_object_object_get_ex(rec, "status", &st));
+		str_appendf(&s, "%s%s=%s", s ? " " : "", json_object_get_string(v),
+		    json_object_get_string(st));
+	}
+	return s ? s : xstrdup("");
+}
+
+/* Every fleet command with node02 hung (SIGSTOP: its handshake times out)
+ * and node03 down (refused): node01 does what was asked, the other two are
+ * reported unreachable, the exit status is 1, and --json says the same
+ * for all three nodes with the same status. */
+START_TEST(every_command_with_nodes_down)
+{
+	static const struct {
+		const char *args, *node01;	/* node01's text or --json status */
+	} cmds[] = {
+		{ "ping", "node01: pong" }, { "--json facts", "node01=ok" },
+		{ "apply %s --check", "would-change    sysctl net.core.somaxconn" },
+		{ "--json apply %s", "node01=changed" }, { "verify", "node01:   => 1 of 1 key(s) match; active profile: p" },
+		{ "--json rollback", "node01=changed" }, { "off", "node01:   => nothing to roll back" },
+	};
+	char prof[PATH_MAX], args[PATH_MAX + 64];
+
+	snprintf(prof, sizeof(prof), "%s/down.xml", h.tmp);
+	cu_write(prof, 0644, "<?xml version=\"1.0\"?>\n<profile name=\"p\">\n"
+	    "  <sysctl key=\"net.core.somaxconn\" value=\"1234\"/>\n</profile>\n");
+	harness_agent_stop(&h, 2, SIGTERM);
+	ck_assert_int_eq(kill(h.node[1].pid, SIGSTOP), 0);
+	for (size_t i = 0; i < nitems(cmds); i++) {
+		const char *pct = strstr(cmds[i].args, "%s");
+		char *out = NULL, *err = NULL;
+		int rc;
+
+		snprintf(args, sizeof(args), "--connect-timeout 0.5 %.*s%s%s -w node[01-03]",
+		    pct ? (int)(pct - cmds[i].args) : (int)strlen(cmds[i].args), cmds[i].args,
+		    pct ? prof : "", pct ? pct + 2 : "");
+		if (strncmp(cmds[i].args, "--json", 6) == 0) {
+			json_object *doc = harness_knobctl_json(&h, &rc, "%s", args);
+			char *st = json_statuses(doc, rc), *want = xasprintf("%s %s", cmds[i].node01,
+			    "node02=unreachable node03=unreachable");
+
+			ck_assert_msg(rc == 1 && strcmp(st, want) == 0, "%s: exit %d: %s", args, rc, st);
+			free(want);
+			free(st);
+			json_object_put(doc);
+			continue;
+		}
+		rc = harness_knobctl(&h, &out, &err, "%s", args);
+		ck_assert_msg(rc == 1 && strstr(out, cmds[i].node01) &&
+		    strstr(out, "node02: unreachable: TLS handshake timed out") &&
+		    strstr(out, "node03: unreachable: connection refused"), "%s: exit %d: %s%s", args, rc,
+		    out, err);
+		free(out);
+		free(err);
+	}
+	kill(h.node[1].pid, SIGCONT);
+}
+END_TEST
+
 /* knobctl ARGS in the controller namespace with its standard output on
  * fd, or closed when fd is -1; stderr into *err.  The exit status. */
 static int
@@ -680,6 +754,7 @@ cli_suite(void)
 	tcase_add_test(tn, dropped_before_handshake);
 	tcase_add_test(tn, apply_header_visible);
 	tcase_add_test(tn, fleet_output_to_closed_pipe);
+	tcase_add_test(tn, every_command_with_nodes_down);
 	suite_add_tcase(s, tn);
 	return s;
 }
