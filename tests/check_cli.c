@@ -309,6 +309,67 @@ START_TEST(stdout_write_error)
 }
 END_TEST
 
+/* --json profile check and profile list print one JSON document: before,
+ * the same text as without --json ("FILE: ok (p, 1 settings)", a table). */
+START_TEST(profile_json)
+{
+	char dir[] = "/tmp/knob-check-cli-prof.XXXXXX", good[128], bad[128];
+	json_object *doc, *v;
+	char *out = NULL, *want;
+	int rc;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(good, sizeof(good), "%s/p.xml", dir);
+	snprintf(bad, sizeof(bad), "%s/bad.xml", dir);
+	cu_write(good, 0644, "<?xml version=\"1.0\"?>\n<profile name=\"p\">\n"
+	    "  <sysctl key=\"vm.swappiness\" value=\"10\"/>\n</profile>\n");
+	cu_write(bad, 0644, "<?xml version=\"1.0\"?>\n<profile name=\"b\">\n"
+	    "  <sysctl key=\"vm.swappiness\"/>\n</profile>\n");
+	rc = cu_sh_out(&out, "env -u KNOB_CLUSTER %s/knobctl --json profile check %s %s 2>%s/err",
+	    bin, good, bad, dir);
+	ck_assert_msg(rc == 2 && (doc = json_tokener_parse(out)) != NULL, "exit %d: %s", rc, out);
+	want = xasprintf("[ { \"file\": \"%s\", \"ok\": true, \"name\": \"p\", \"settings\": 1 }, "
+	    "{ \"file\": \"%s\", \"ok\": false, \"errors\": [ \"%s:3: <sysctl> needs key and value\" ] } ]",
+	    good, bad, bad);
+	ck_assert(json_object_object_get_ex(doc, "profiles", &v));
+	ck_assert_str_eq(json_object_to_json_string_ext(v, JSON_C_TO_STRING_SPACED |
+	    JSON_C_TO_STRING_NOSLASHESCAPE), want);
+	ck_assert(json_object_object_get_ex(doc, "exit_status", &v) && json_object_get_int(v) == 2);
+	json_object_put(doc);
+	free(want);
+	free(out);
+	/* the errors on stderr too, as without --json */
+	snprintf(good + strlen(dir), sizeof(good) - strlen(dir), "/err");
+	out = cu_slurp(good);
+	want = xasprintf("%s:3: <sysctl> needs key and value\n", bad);
+	ck_assert_str_eq(out, want);
+	free(want);
+	free(out);
+	ck_assert_int_eq(unlink(good), 0);
+	snprintf(good, sizeof(good), "%s/p.xml", dir);
+	ck_assert_int_eq(unlink(bad), 0);
+	rc = cu_sh_out(&out, "env -u KNOB_CLUSTER KNOB_PROFILE_PATH=%s %s/knobctl --json profile list",
+	    dir, bin);
+	ck_assert_msg(rc == 0 && (doc = json_tokener_parse(out)) != NULL, "exit %d: %s", rc, out);
+	free(out);
+	ck_assert(json_object_object_get_ex(doc, "profiles", &v));
+	out = NULL;
+	for (size_t i = 0; i < json_object_array_length(v); i++) {
+		const char *row = json_object_to_json_string_ext(json_object_array_get_idx(v, i),
+		    JSON_C_TO_STRING_SPACED);
+
+		if (strstr(row, "\"name\": \"p\""))
+			out = xstrdup(row);
+	}
+	ck_assert_msg(out && strcmp(out, "{ \"name\": \"p\", \"parent\": null, \"summary\": \"\" }") == 0,
+	    "%s", out ? out : "no p");
+	free(out);
+	json_object_put(doc);
+	ck_assert_int_eq(unlink(good), 0);
+	ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
 /* "knobctl ARGS" (exit 0) parsed as one JSON document; the caller puts it. */
 static json_object *
 run_json(const char *args)
@@ -743,6 +804,7 @@ cli_suite(void)
 	tcase_add_test(tc, stdout_write_error);
 	tcase_add_test(tc, nodeset_json);
 	tcase_add_test(tc, directory_for_a_file);
+	tcase_add_test(tc, profile_json);
 	suite_add_tcase(s, tc);
 	tcase_add_unchecked_fixture(tn, bin_setup, NULL);
 	tcase_add_checked_fixture(tn, setup, teardown);
