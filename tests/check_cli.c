@@ -176,6 +176,9 @@ START_TEST(usage_errors)
 		{ "ping -w n1 --connect-timeout 86401", 2,
 		    "bad --connect-timeout (seconds, 0.001 to 86400) '86401'", 0 },
 		{ "ping", 2, "no targets: use -w NODESET or -a", 0 },
+		/* a set that comes out empty is bad input, nothing dialled */
+		{ "ping -w n1 -x 'n[1-2]'", 2, "knobctl: the node set is empty\n", 1 },
+		{ "rollback -w ,", 2, "knobctl: the node set is empty\n", 1 },
 		/* no inventory and no --ca/--cert/--key: that one error; before,
 		 * the ticket cache's "(null): cannot hash the CA" warning first */
 		{ "ping -w 127.0.0.1", 2, "knobctl: TLS needs a CA, a certificate and a key "
