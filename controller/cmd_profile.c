@@ -192,34 +192,74 @@ profile_show(struct ctl *ctl, const char *arg)
 	return 0;
 }
 
+/* profile check's --json record of one FILE: ok with the profile's name
+ * and settings count, or its errors. */
+static json_object *
+check_json(const char *arg, const struct profile *p, const struct strvec *errs)
+{
+	json_object *o = json_object_new_object(), *e;
+
+	json_object_object_add(o, "file", json_object_new_string(arg));
+	json_object_object_add(o, "ok", json_object_new_boolean(p != NULL));
+	if (p != NULL) {
+		json_object_object_add(o, "name", json_object_new_string(p->name));
+		json_object_object_add(o, "settings", json_object_new_int64((int64_t)p->n));
+		return o;
+	}
+	e = json_object_new_array();
+	for (size_t i = 0; i < errs->n; i++)
+		json_object_array_add(e, json_object_new_string(errs->v[i]));
+	json_object_object_add(o, "errors", e);
+	return o;
+}
+
+/* FILE, or the profile NAME the search path finds, loaded; NULL with errs. */
+static struct profile *
+check_load(const char *arg, struct strvec *errs)
+{
+	struct profile *p;
+	char *path;
+
+	if (strchr(arg, '/') != NULL || strstr(arg, ".xml") != NULL)
+		return profile_load(arg, errs);
+	path = profile_find(arg);
+	p = profile_load(path ? path : arg, errs);
+	free(path);
+	return p;
+}
+
+/* profile check FILE...: each ok or its file:line errors (on stderr, and
+ * with --json in one document {"profiles": [...], "exit_status"}); 2 when
+ * any does not load. */
 static int
 profile_check(struct ctl *ctl, int argc, char **argv)
 {
 	struct strvec keep = { 0 };
+	json_object *arr = ctl->json ? json_object_new_array() : NULL, *doc;
 	int bad = 0;
 
 	for (int i = 0; i < argc; i++) {
 		struct strvec errs = { 0 };
-		struct profile *p;
+		struct profile *p = check_load(argv[i], &errs);
 
-		if (strchr(argv[i], '/') == NULL && strstr(argv[i], ".xml") == NULL) {
-			/* a NAME: check what the search path finds */
-			char *path = profile_find(argv[i]);
-
-			p = profile_load(path ? path : argv[i], &errs);
-			free(path);
-		} else
-			p = profile_load(argv[i], &errs);
 		if (p == NULL) {
 			print_errors(&errs);
 			bad++;
-		} else
+		} else if (arr == NULL)
 			fprintf(ctl->out, "%s: ok (%s, %zu settings)\n", argv[i],
 			    vis(&keep, p->name), p->n);
+		if (arr != NULL)
+			json_object_array_add(arr, check_json(argv[i], p, &errs));
 		profile_free(p);
 		strvec_free(&errs);
 	}
 	strvec_free(&keep);
+	if (arr != NULL) {
+		doc = json_object_new_object();
+		json_object_object_add(doc, "profiles", arr);
+		json_object_object_add(doc, "exit_status", json_object_new_int(bad ? 2 : 0));
+		output_doc(ctl->out, doc);
+	}
 	return bad ? 2 : 0;
 }
 
@@ -272,6 +312,26 @@ plist_dir(const char *dir, struct strvec *seen, struct plist_row **rows, size_t 
 	closedir(d);
 }
 
+/* profile list --json: {"profiles": [{"name", "parent" (null: none),
+ * "summary"}]}. */
+static json_object *
+plist_json(const struct plist_row *rows, size_t n)
+{
+	json_object *doc = json_object_new_object(), *arr = json_object_new_array();
+
+	for (size_t i = 0; i < n; i++) {
+		json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "name", json_object_new_string(rows[i].name));
+		json_object_object_add(o, "parent", strcmp(rows[i].parent, "-") == 0 ? NULL :
+		    json_object_new_string(rows[i].parent));
+		json_object_object_add(o, "summary", json_object_new_string(rows[i].summary));
+		json_object_array_add(arr, o);
+	}
+	json_object_object_add(doc, "profiles", arr);
+	return doc;
+}
+
 /* Name, parent and one-line summary of every profile in the search path,
  * sorted by name (the first directory that has a name wins). */
 static int
@@ -286,10 +346,14 @@ profile_list(struct ctl *ctl)
 		plist_dir(sp.v[i], &seen, &rows, &n);
 	if (n > 1)
 		qsort(rows, n, sizeof(*rows), plist_cmp);
-	fprintf(ctl->out, "%-22s %-18s %s\n", "NAME", "PARENT", "SUMMARY");
+	if (ctl->json)
+		output_doc(ctl->out, plist_json(rows, n));
+	else
+		fprintf(ctl->out, "%-22s %-18s %s\n", "NAME", "PARENT", "SUMMARY");
 	for (size_t i = 0; i < n; i++) {
-		fprintf(ctl->out, "%-22s %-18s %s\n", vis(&keep, rows[i].name),
-		    vis(&keep, rows[i].parent), vis(&keep, rows[i].summary));
+		if (!ctl->json)
+			fprintf(ctl->out, "%-22s %-18s %s\n", vis(&keep, rows[i].name),
+			    vis(&keep, rows[i].parent), vis(&keep, rows[i].summary));
 		free(rows[i].name);
 		free(rows[i].parent);
 		free(rows[i].summary);

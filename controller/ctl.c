@@ -149,8 +149,10 @@ ctl_ssl(struct ctl *ctl)
 	/* once per command: the ticket cache, then CA store, CRL, key and
 	 * chain.  The cache hashes the CA and CRL first: a CRL that changes
 	 * in between makes the save-time check drop our tickets, so none
-	 * verified under an older CRL is saved as of a newer one. */
-	if (ctl->tickets == NULL)
+	 * verified under an older CRL is saved as of a newer one.  Without a
+	 * CA or a certificate there is nothing to hash: tls_ctx_new says what
+	 * is missing, alone. */
+	if (ctl->tickets == NULL && ca != NULL && cert != NULL)
 		ctl->tickets = tcache_open(ctl, ca, cert);
 	ctl->ssl = tls_ctx_new(0, ca, cert, ctl->key ? ctl->key : ctl->inv->key, err, sizeof(err));
 	if (ctl->ssl == NULL) {

@@ -1,5 +1,7 @@
 /* knobctl: the controller.  Command line (controller/opt.c), inventory, dispatch. */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +34,23 @@ run(struct ctl *ctl, int argc, char **argv)
 	return ctl_run(ctl, ce, argc - optind, argv + optind);
 }
 
+/* The errno of a write error an earlier flush of standard output met and
+ * the stream only marked (fleet output is flushed as it is printed, and
+ * errno is gone by the end): EBADF when fd 1 is closed, EPIPE when it is a
+ * pipe or socket whose reader went away (poll says POLLERR), else 0
+ * (unknown). */
+static int
+stdout_lost_errno(void)
+{
+	struct pollfd p = { .fd = STDOUT_FILENO, .events = POLLOUT };
+
+	if (fcntl(STDOUT_FILENO, F_GETFD) < 0)
+		return EBADF;
+	if (poll(&p, 1, 0) == 1 && (p.revents & POLLERR))
+		return EPIPE;
+	return 0;
+}
+
 /* rc, unless standard output could not be written (a full disk, a closed
  * pipe: what was asked for did not reach its reader): a message and 2 when
  * rc said success, or 128 + SIGPIPE, silently, for a reader that went
@@ -45,7 +64,9 @@ stdout_status(int rc)
 	errno = 0;
 	if (fflush(stdout) == 0 && !ferror(stdout))
 		return rc;
-	if ((e = errno) == EPIPE)
+	if ((e = errno) == 0)
+		e = stdout_lost_errno();
+	if (e == EPIPE)
 		return 128 + SIGPIPE;
 	fprintf(stderr, "knobctl: standard output: %s\n", e ? strerror(e) : "write error");
 	return rc != 0 ? rc : 2;

@@ -422,7 +422,9 @@ opt_help(FILE *f, const struct cmd_entry *ce)
 		fprintf(f, "\n'knobctl help COMMAND' or 'knobctl COMMAND --help' shows a command's options.\n"
 		    "Exit status: 0 all nodes ok, 1 some node failed/drifted/unreachable, "
 		    "2 usage or input error,\n3 (sweep) the sweep itself failed: --prom file, "
-		    "results database, scontrol,\nor no node checked because the agents refused our credentials.\n");
+		    "results database, scontrol,\nor no node checked because the agents refused our credentials, "
+		    "128 + signal (play, bench)\nstopped by a signal (130 SIGINT, 143 SIGTERM), "
+		    "141 output's reader went away.\n");
 		return;
 	}
 	fprintf(f, "usage: knobctl %s%s%s%s%s\n\n%s\n", ce->name,

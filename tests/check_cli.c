@@ -74,11 +74,17 @@ START_TEST(help_everywhere)
 
 	ck_assert_int_eq(run(&out, "help"), 0);
 	ck_assert_ptr_nonnull(strstr(out, "commands:"));
+	/* every exit status the README names: before, 141 and 128 + signal
+	 * were in neither the help nor the man page */
+	ck_assert_msg(strstr(out, "141 output's reader went away") &&
+	    strstr(out, "128 + signal (play, bench)"), "%s", out);
 	free(out);
 	ck_assert_int_eq(run(&out, "--help"), 0);
 	free(out);
 	snprintf(path, sizeof(path), "%s/knobctl.1", bin);
 	ck_assert_int_eq(read_file_bounded(path, 1 << 20, &man, NULL), 0);
+	ck_assert_msg(strstr(man, "141 when the reader of its output went away") &&
+	    strstr(man, "128 + the signal's number"), "man page's EXIT STATUS");
 	complete_words(NULL, &cmds);
 	for (size_t i = 0; i < cmds.n; i++) {
 		struct strvec opts = { 0 };
@@ -170,6 +176,13 @@ START_TEST(usage_errors)
 		{ "ping -w n1 --connect-timeout 86401", 2,
 		    "bad --connect-timeout (seconds, 0.001 to 86400) '86401'", 0 },
 		{ "ping", 2, "no targets: use -w NODESET or -a", 0 },
+		/* a set that comes out empty is bad input, nothing dialled */
+		{ "ping -w n1 -x 'n[1-2]'", 2, "knobctl: the node set is empty\n", 1 },
+		{ "rollback -w ,", 2, "knobctl: the node set is empty\n", 1 },
+		/* no inventory and no --ca/--cert/--key: that one error; before,
+		 * the ticket cache's "(null): cannot hash the CA" warning first */
+		{ "ping -w 127.0.0.1", 2, "knobctl: TLS needs a CA, a certificate and a key "
+		    "(--ca/--cert/--key or the inventory's <tls>)\n", 1 },
 		/* an expression's controls are made visible, in the error too */
 		{ "ping -w 'n\x1b[2J'", 2, "knobctl: -w n\\x1b[2J: nodeset: invalid character 0x1b "
 		    "in \"n\\x1b[2J\"\n", 1 },
@@ -296,6 +309,67 @@ START_TEST(stdout_write_error)
 	ck_assert_int_eq(run(&out, "nodeset -c 'n[1-3]'"), 0);
 	ck_assert_str_eq(out, "3\n");
 	free(out);
+}
+END_TEST
+
+/* --json profile check and profile list print one JSON document: before,
+ * the same text as without --json ("FILE: ok (p, 1 settings)", a table). */
+START_TEST(profile_json)
+{
+	char dir[] = "/tmp/knob-check-cli-prof.XXXXXX", good[128], bad[128];
+	json_object *doc, *v;
+	char *out = NULL, *want;
+	int rc;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(good, sizeof(good), "%s/p.xml", dir);
+	snprintf(bad, sizeof(bad), "%s/bad.xml", dir);
+	cu_write(good, 0644, "<?xml version=\"1.0\"?>\n<profile name=\"p\">\n"
+	    "  <sysctl key=\"vm.swappiness\" value=\"10\"/>\n</profile>\n");
+	cu_write(bad, 0644, "<?xml version=\"1.0\"?>\n<profile name=\"b\">\n"
+	    "  <sysctl key=\"vm.swappiness\"/>\n</profile>\n");
+	rc = cu_sh_out(&out, "env -u KNOB_CLUSTER %s/knobctl --json profile check %s %s 2>%s/err",
+	    bin, good, bad, dir);
+	ck_assert_msg(rc == 2 && (doc = json_tokener_parse(out)) != NULL, "exit %d: %s", rc, out);
+	want = xasprintf("[ { \"file\": \"%s\", \"ok\": true, \"name\": \"p\", \"settings\": 1 }, "
+	    "{ \"file\": \"%s\", \"ok\": false, \"errors\": [ \"%s:3: <sysctl> needs key and value\" ] } ]",
+	    good, bad, bad);
+	ck_assert(json_object_object_get_ex(doc, "profiles", &v));
+	ck_assert_str_eq(json_object_to_json_string_ext(v, JSON_C_TO_STRING_SPACED |
+	    JSON_C_TO_STRING_NOSLASHESCAPE), want);
+	ck_assert(json_object_object_get_ex(doc, "exit_status", &v) && json_object_get_int(v) == 2);
+	json_object_put(doc);
+	free(want);
+	free(out);
+	/* the errors on stderr too, as without --json */
+	snprintf(good + strlen(dir), sizeof(good) - strlen(dir), "/err");
+	out = cu_slurp(good);
+	want = xasprintf("%s:3: <sysctl> needs key and value\n", bad);
+	ck_assert_str_eq(out, want);
+	free(want);
+	free(out);
+	ck_assert_int_eq(unlink(good), 0);
+	snprintf(good, sizeof(good), "%s/p.xml", dir);
+	ck_assert_int_eq(unlink(bad), 0);
+	rc = cu_sh_out(&out, "env -u KNOB_CLUSTER KNOB_PROFILE_PATH=%s %s/knobctl --json profile list",
+	    dir, bin);
+	ck_assert_msg(rc == 0 && (doc = json_tokener_parse(out)) != NULL, "exit %d: %s", rc, out);
+	free(out);
+	ck_assert(json_object_object_get_ex(doc, "profiles", &v));
+	out = NULL;
+	for (size_t i = 0; i < json_object_array_length(v); i++) {
+		const char *row = json_object_to_json_string_ext(json_object_array_get_idx(v, i),
+		    JSON_C_TO_STRING_SPACED);
+
+		if (strstr(row, "\"name\": \"p\""))
+			out = xstrdup(row);
+	}
+	ck_assert_msg(out && strcmp(out, "{ \"name\": \"p\", \"parent\": null, \"summary\": \"\" }") == 0,
+	    "%s", out ? out : "no p");
+	free(out);
+	json_object_put(doc);
+	ck_assert_int_eq(unlink(good), 0);
+	ck_assert_int_eq(rmdir(dir), 0);
 }
 END_TEST
 
@@ -570,6 +644,134 @@ START_TEST(dropped_before_handshake)
 }
 END_TEST
 
+/* "node=status ..." of a --json fleet document, in its order (malloc'd);
+ * its exit_status must be rc. */
+static char *
+json_statuses(json_object *doc, int rc)
+{
+	json_object *nodes, *rec, *v, *st;
+	char *s = NULL;
+
+	ck_assert_msg(doc != NULL, "not JSON");
+	ck_assert(json_object_object_get_ex(doc, "exit_status", &v));
+	ck_assert_int_eq(json_object_get_int(v), rc);
+	ck_assert(json_object_object_get_ex(doc, "nodes", &nodes));
+	for (size_t i = 0; i < json_object_array_length(nodes); i++) {
+		rec = json_object_array_get_idx(nodes, i);
+		ck_assert(json_object_object_get_ex(rec, "node", &v) &&
+		    json_object_object_get_ex(rec, "status", &st));
+		str_appendf(&s, "%s%s=%s", s ? " " : "", json_object_get_string(v),
+		    json_object_get_string(st));
+	}
+	return s ? s : xstrdup("");
+}
+
+/* Every fleet command with node02 hung (SIGSTOP: its handshake times out)
+ * and node03 down (refused): node01 does what was asked, the other two are
+ * reported unreachable, the exit status is 1, and --json says the same
+ * for all three nodes with the same status. */
+START_TEST(every_command_with_nodes_down)
+{
+	static const struct {
+		const char *args, *node01;	/* node01's text or --json status */
+	} cmds[] = {
+		{ "ping", "node01: pong" }, { "--json facts", "node01=ok" },
+		{ "apply %s --check", "would-change    sysctl net.core.somaxconn" },
+		{ "--json apply %s", "node01=changed" }, { "verify", "node01:   => 1 of 1 key(s) match; active profile: p" },
+		{ "--json rollback", "node01=changed" }, { "off", "node01:   => nothing to roll back" },
+	};
+	char prof[PATH_MAX], args[PATH_MAX + 64];
+
+	snprintf(prof, sizeof(prof), "%s/down.xml", h.tmp);
+	cu_write(prof, 0644, "<?xml version=\"1.0\"?>\n<profile name=\"p\">\n"
+	    "  <sysctl key=\"net.core.somaxconn\" value=\"1234\"/>\n</profile>\n");
+	harness_agent_stop(&h, 2, SIGTERM);
+	ck_assert_int_eq(kill(h.node[1].pid, SIGSTOP), 0);
+	for (size_t i = 0; i < nitems(cmds); i++) {
+		const char *pct = strstr(cmds[i].args, "%s");
+		char *out = NULL, *err = NULL;
+		int rc;
+
+		snprintf(args, sizeof(args), "--connect-timeout 0.5 %.*s%s%s -w node[01-03]",
+		    pct ? (int)(pct - cmds[i].args) : (int)strlen(cmds[i].args), cmds[i].args,
+		    pct ? prof : "", pct ? pct + 2 : "");
+		if (strncmp(cmds[i].args, "--json", 6) == 0) {
+			json_object *doc = harness_knobctl_json(&h, &rc, "%s", args);
+			char *st = json_statuses(doc, rc), *want = xasprintf("%s %s", cmds[i].node01,
+			    "node02=unreachable node03=unreachable");
+
+			ck_assert_msg(rc == 1 && strcmp(st, want) == 0, "%s: exit %d: %s", args, rc, st);
+			free(want);
+			free(st);
+			json_object_put(doc);
+			continue;
+		}
+		rc = harness_knobctl(&h, &out, &err, "%s", args);
+		ck_assert_msg(rc == 1 && strstr(out, cmds[i].node01) &&
+		    strstr(out, "node02: unreachable: TLS handshake timed out") &&
+		    strstr(out, "node03: unreachable: connection refused"), "%s: exit %d: %s%s", args, rc,
+		    out, err);
+		free(out);
+		free(err);
+	}
+	kill(h.node[1].pid, SIGCONT);
+}
+END_TEST
+
+/* knobctl ARGS in the controller namespace with its standard output on
+ * fd, or closed when fd is -1; stderr into *err.  The exit status. */
+static int
+knobctl_stdout(char **err, int fd, const char *args)
+{
+	char path[PATH_MAX], to[16] = "&-";
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/stdout_test.err", h.tmp);
+	if (fd >= 0)
+		snprintf(to, sizeof(to), "&%d", fd);
+	rc = harness_sh("ip netns exec %s %s/knobctl -c %s %s >%s 2>%s", h.ctl_ns, h.bin,
+	    h.cluster, args, to, path);
+	*err = cu_slurp(path);
+	return rc;
+}
+
+/* knobctl_stdout to a pipe whose reader is already gone. */
+static int
+knobctl_to_closed_pipe(char **err, const char *args)
+{
+	int p[2], rc;
+
+	ck_assert_int_eq(pipe(p), 0);
+	close(p[0]);
+	rc = knobctl_stdout(err, p[1], args);
+	close(p[1]);
+	return rc;
+}
+
+/* A fleet command whose reader went away (`| head -0`) exits 141, silently,
+ * as the README says, with every node ok or not: its output was flushed
+ * before the end, the EPIPE forgotten by then, and it said "standard
+ * output: write error" and exited 2 (1 with a node down).  With no
+ * standard output at all it names the cause. */
+START_TEST(fleet_output_to_closed_pipe)
+{
+	char *err = NULL;
+	int rc;
+
+	rc = knobctl_to_closed_pipe(&err, "ping -a");
+	ck_assert_msg(rc == 141 && *err == '\0', "exit %d: %s", rc, err);
+	free(err);
+	harness_agent_stop(&h, 2, SIGTERM);
+	rc = knobctl_to_closed_pipe(&err, "--json facts -a");
+	ck_assert_msg(rc == 141 && *err == '\0', "exit %d: %s", rc, err);
+	free(err);
+	rc = knobctl_stdout(&err, -1, "ping -w node01");
+	ck_assert_msg(rc == 2 && strcmp(err, "knobctl: standard output: Bad file descriptor\n") == 0,
+	    "exit %d: %s", rc, err);
+	free(err);
+}
+END_TEST
+
 /* apply's header names the profile and its file made visible: a profile
  * file called "p ESC[2J.xml" cleared the terminal (it was printed raw). */
 #define WANT_HEAD "check p (p\\x1b[2J.xml) on 1 node(s)\n"
@@ -605,6 +807,7 @@ cli_suite(void)
 	tcase_add_test(tc, stdout_write_error);
 	tcase_add_test(tc, nodeset_json);
 	tcase_add_test(tc, directory_for_a_file);
+	tcase_add_test(tc, profile_json);
 	suite_add_tcase(s, tc);
 	tcase_add_unchecked_fixture(tn, bin_setup, NULL);
 	tcase_add_checked_fixture(tn, setup, teardown);
@@ -615,6 +818,8 @@ cli_suite(void)
 	tcase_add_test(tn, refusal_and_clean_close);
 	tcase_add_test(tn, dropped_before_handshake);
 	tcase_add_test(tn, apply_header_visible);
+	tcase_add_test(tn, fleet_output_to_closed_pipe);
+	tcase_add_test(tn, every_command_with_nodes_down);
 	suite_add_tcase(s, tn);
 	return s;
 }
