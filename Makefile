@@ -36,7 +36,7 @@ WARN    = -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wstrict-prototypes \
 	  -Wcast-qual -Wwrite-strings -Wnull-dereference -Wimplicit-fallthrough \
 	  -Wno-format-truncation  # snprintf truncation of messages is intended and bounded
 OPT     ?= -O2 -g
-CFLAGS_BASE = -std=c11 -D_GNU_SOURCE -DKNOB_DATADIR=\"$(PREFIX)/share/knob\" -D_FORTIFY_SOURCE=2 -fstack-protector-strong \
+CFLAGS_BASE = -std=c11 -D_GNU_SOURCE -D_FORTIFY_SOURCE=2 -fstack-protector-strong \
 	  -pthread -MMD -MP $(OPT) -Icommon -Iagent -Icontroller -Isim -isystem $(BUILD)/proto
 ifeq ($(SAN),1)
 OPT     = -O1 -g -fno-omit-frame-pointer
@@ -60,6 +60,22 @@ LDLIBS  += $(PKG_LIBS) -lm
 # the agent's benchmark engine: queued I/O through io_uring, else libaio
 PKG_CFLAGS += $(shell pkg-config --cflags liburing 2>/dev/null)
 AGENT_LIBS := $(shell pkg-config --libs liburing 2>/dev/null) -laio
+
+# The objects that compile the data directory in ($(PREFIX)/share/knob):
+# every other object is the same for any PREFIX, so the .deb's build takes
+# them from the plain build's (deb, pkg/seed-build.sh).
+DATADIR_OBJ = $(BUILD)/obj/common/profile.o $(BUILD)/obj/controller/sweep_file.o
+$(DATADIR_OBJ): private CFLAGS += -DKNOB_DATADIR=\"$(PREFIX)/share/knob\"
+
+# $(BUILD)/cflags: the compiler and flags its objects were built with (its
+# generated headers' directory written as @B@/proto), rewritten only when
+# they change; every object depends on it, so a change of flags rebuilds
+# them.
+FLAGS_NOW = $(subst $(BUILD)/proto,@B@/proto,$(CC) $(CFLAGS))
+$(BUILD)/cflags: FORCE
+	@mkdir -p $(BUILD)
+	@printf '%s\n' '$(FLAGS_NOW)' | cmp -s - $@ || printf '%s\n' '$(FLAGS_NOW)' > $@
+FORCE:
 
 PROTO_C = $(BUILD)/proto/knob.pb-c.c
 PROTO_H = $(BUILD)/proto/knob.pb-c.h
@@ -105,12 +121,12 @@ $(COMMON_OBJ) $(AGENT_OBJ) $(CTL_OBJ) $(TESTLIB_OBJ) $(BUILD)/obj/agent/knobd.o 
 	$(BUILD)/obj/controller/knobctl.o $(call obj,$(TEST_SRC)) $(call obj,$(FUZZ_SRC)) \
 	$(SIM_OBJ): $(PROTO_H)
 
-$(BUILD)/obj/proto/knob.pb-c.o: $(PROTO_C)
+$(BUILD)/obj/proto/knob.pb-c.o: $(PROTO_C) $(BUILD)/cflags
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	@$(CC) $(filter-out -Wcast-qual -Wmissing-prototypes,$(CFLAGS)) -c -o $@ $<
 
-$(BUILD)/obj/%.o: %.c
+$(BUILD)/obj/%.o: %.c $(BUILD)/cflags
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	@$(CC) $(CFLAGS) -c -o $@ $<
@@ -271,8 +287,16 @@ install: all
 
 # The .deb: its own build with PREFIX=/usr (the profile directory is
 # compiled in), staged by make install, packed by pkg/mkdeb.sh (dpkg-deb).
+# A new $(DEB_BUILD) starts from $(BUILD)'s objects when both compile with
+# the same flags (pkg/seed-build.sh): only DATADIR_OBJ differ, and the
+# protobuf code's object (its asserts name its file, under the build
+# directory).  The binaries are then the same as a build from scratch's,
+# but for the build ID (pkg/seed-build.sh says how that was checked).
 DEB_BUILD ?= build-deb
 deb: deps
+	@$(MAKE) --no-print-directory BUILD=$(DEB_BUILD) PREFIX=/usr SAN= $(DEB_BUILD)/cflags
+	@pkg/seed-build.sh $(BUILD) $(DEB_BUILD) obj/common/profile.o obj/controller/sweep_file.o \
+		obj/proto/knob.pb-c.o
 	@$(MAKE) --no-print-directory BUILD=$(DEB_BUILD) PREFIX=/usr SAN= all
 	rm -rf $(DEB_BUILD)/stage
 	@$(MAKE) --no-print-directory BUILD=$(DEB_BUILD) PREFIX=/usr SAN= \
@@ -284,6 +308,6 @@ deb: deps
 clean:
 	rm -rf build build-san build-fuzz build-deb
 
-.PHONY: all tests check check-fast demo bench fuzz fuzz-bins deps print-deps install deb clean peers
+.PHONY: all tests check check-fast demo bench fuzz fuzz-bins deps print-deps install deb clean peers FORCE
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
