@@ -353,6 +353,35 @@ move_mark(struct prun *pr, long idx, enum marks how, const char *s, json_object 
 	}
 }
 
+/* Append to *tail, for each profile the nodes in untuned had before the
+ * play (a rollback of the play took it off, not yet put back): which
+ * nodes, and the apply that puts it back. */
+static void
+untuned_words(struct prun *pr, const struct strvec *untuned, char **tail)
+{
+	char *done = xcalloc(untuned->n + 1, 1);
+
+	for (size_t i = 0; i < untuned->n; i++) {
+		const char *p = pr->before->v[node_index(pr, untuned->v[i])];
+		struct strvec who = { 0 };
+		char *f;
+
+		if (done[i])
+			continue;
+		for (size_t k = i; k < untuned->n; k++)
+			if (!done[k] && strcmp(pr->before->v[node_index(pr, untuned->v[k])], p) == 0) {
+				strvec_push(&who, untuned->v[k]);
+				done[k] = 1;
+			}
+		f = nodeset_fold(who.v, who.n);
+		str_appendf(tail, "; %s went back to its original values, not to profile %s it had "
+		    "before the play (knobctl apply %s -w %s puts that back)", f, p, p, f);
+		free(f);
+		strvec_free(&who);
+	}
+	free(done);
+}
+
 /* The words a third stop signal writes as knobctl exits at once
  * (stop_sig_words): the nodes that may keep the play's tuning (marked
  * applied, and the nodes of an apply in flight, NULL: none) and how to
@@ -379,12 +408,7 @@ last_words(struct prun *pr, const struct strvec *in_flight)
 		    "%s undoes it", f, f);
 		free(f);
 	}
-	if (untuned.n) {
-		f = nodeset_fold(untuned.v, untuned.n);
-		str_appendf(&tail, "; %s went back to its original values, not to the profile it "
-		    "had before the play (knobctl apply PROFILE -w %s puts that back)", f, f);
-		free(f);
-	}
+	untuned_words(pr, &untuned, &tail);
 	str_appendf(&tail, "\n");
 	stop_sig_words(3, "knobctl play: ", tail);
 	free(tail);
