@@ -13,7 +13,8 @@
  * - a good reply, then a reset.
  *
  * Each case runs ping (and facts, apply, verify for the wrong type)
- * directly and through the holder: node03 must be reported with a clear
+ * directly and through the holder (and sweep, direct only, against the
+ * stream): node03 must be reported with a clear
  * reason while node01 and node02 finish, the exit status must say so, and
  * nothing the node sent may reach the admin's terminal raw. */
 #include <check.h>
@@ -346,6 +347,28 @@ START_TEST(dribble_timed_out)
 }
 END_TEST
 
+/* knobctl sweep ignored frames it did not ask for, and each moved the
+ * node's deadline: a node streaming them held the sweep for ever. */
+START_TEST(sweep_stream_ends)
+{
+	struct harness_child c;
+	uint64_t t0;
+	char *out = NULL;
+	int rc;
+
+	evil_mode = M_PROGRESS;
+	harness_child_start(&c, h.node[EVIL].ns, evil_agent);
+	t0 = now_mono_ns();
+	rc = harness_knobctl_logged(&h, &out, "--timeout 1 sweep -a");
+	ck_assert_double_lt((double)(now_mono_ns() - t0) / 1e9, 4.0);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_msg(out && strstr(out, "node03: agent fail (") &&
+	    strstr(out, "agent sent phase_progress, not pong"), "%s", out ? out : "");
+	free(out);
+	ck_assert_int_gt(harness_child_end(&c), 0);
+}
+END_TEST
+
 static Suite *
 hostile_suite(void)
 {
@@ -355,6 +378,7 @@ hostile_suite(void)
 	tcase_add_test(tc, wrong_type_fails);
 	tcase_add_loop_test(tc, hostile_case, 0, (int)nitems(cases));
 	tcase_add_test(tc, dribble_timed_out);
+	tcase_add_test(tc, sweep_stream_ends);
 	suite_add_tcase(s, tc);
 	return s;
 }
