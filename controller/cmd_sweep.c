@@ -118,6 +118,7 @@ struct snode {
 	int64_t offset_ns;
 	int have_offset;
 	int agent_error;	/* the agent answered with an Error (n->detail) */
+	Knob__Envelope__BodyCase want;	/* the answer due: pong, then health_result */
 };
 
 struct sopts {
@@ -157,6 +158,7 @@ sw_open(struct fanout *fo, struct fo_node *n)
 	Knob__Envelope env = KNOB__ENVELOPE__INIT;
 	Knob__Ping ping = KNOB__PING__INIT;
 
+	sn->want = KNOB__ENVELOPE__BODY_PONG;
 	sn->t_ping = now_real_ns();
 	sn->t_ping_mono = now_mono_ns();
 	ping.t_send_ns = sn->t_ping;
@@ -171,8 +173,17 @@ sw_msg(struct fanout *fo, struct fo_node *n, Knob__Envelope *m)
 	struct snode *sn = n->user;
 	Knob__Envelope env = KNOB__ENVELOPE__INIT;
 
+	if (m->body_case != sn->want && m->body_case != KNOB__ENVELOPE__BODY_ERROR) {
+		/* ignored, a stream of them would hold the node past every
+		 * deadline (each frame moves it): the sweep never ended */
+		fanout_end(fo, n, NS_FAILED, "agent sent %s, not %s", envelope_body_name(m),
+		    envelope_body_name(&(Knob__Envelope){ .body_case = sn->want }));
+		knob__envelope__free_unpacked(m, NULL);
+		return -1;
+	}
 	switch (m->body_case) {
 	case KNOB__ENVELOPE__BODY_PONG:
+		sn->want = KNOB__ENVELOPE__BODY_HEALTH_RESULT;
 		sn->offset_ns = bench_offset_sample(sn->t_ping, now_real_ns(), m->pong->agent_time_ns);
 		sn->rtt_ns = now_mono_ns() - sn->t_ping_mono;
 		sn->have_offset = 1;
@@ -194,9 +205,9 @@ sw_msg(struct fanout *fo, struct fo_node *n, Knob__Envelope *m)
 		n->detail = xstrdup(m->error->message);
 		knob__envelope__free_unpacked(m, NULL);
 		return -1;
-	default:
+	default:	/* not reached: want is one of the above */
 		knob__envelope__free_unpacked(m, NULL);
-		return 0;
+		return -1;
 	}
 }
 

@@ -974,10 +974,59 @@ req_open(struct fanout *fo, struct fo_node *n)
 	return fanout_send(fo, n, &env);
 }
 
+/* The body that answers a request of body req; NOT_SET for one this
+ * table does not know (any reply is taken then). */
+static Knob__Envelope__BodyCase
+reply_body(Knob__Envelope__BodyCase req)
+{
+	static const Knob__Envelope__BodyCase pairs[][2] = {
+		{ KNOB__ENVELOPE__BODY_PING, KNOB__ENVELOPE__BODY_PONG },
+		{ KNOB__ENVELOPE__BODY_FACTS_REQUEST, KNOB__ENVELOPE__BODY_FACTS },
+		{ KNOB__ENVELOPE__BODY_APPLY, KNOB__ENVELOPE__BODY_APPLY_RESULT },
+		{ KNOB__ENVELOPE__BODY_VERIFY, KNOB__ENVELOPE__BODY_VERIFY_RESULT },
+		{ KNOB__ENVELOPE__BODY_ROLLBACK, KNOB__ENVELOPE__BODY_ROLLBACK_RESULT },
+		{ KNOB__ENVELOPE__BODY_HEALTH, KNOB__ENVELOPE__BODY_HEALTH_RESULT },
+	};
+
+	for (size_t i = 0; i < nitems(pairs); i++)
+		if (pairs[i][0] == req)
+			return pairs[i][1];
+	return KNOB__ENVELOPE__BODY__NOT_SET;
+}
+
+/* Is msg the answer to the request n has out (its id, the body that
+ * answers it, or an Error)?  If not, n fails with why: a reply to
+ * another request or of another kind would otherwise count as ok with
+ * nothing in it. */
+static int
+reply_fits(struct fanout *fo, struct fo_node *n, const Knob__Envelope *msg)
+{
+	Knob__Envelope__BodyCase want = reply_body(fo->request->body_case);
+	uint64_t sent = n->next_id - 1;
+
+	if (msg->body_case == KNOB__ENVELOPE__BODY_ERROR)
+		return 1;
+	if (msg->id != sent) {
+		fanout_end(fo, n, NS_FAILED, "agent answered request %llu, which was never "
+		    "sent (ours: %llu)", (unsigned long long)msg->id, (unsigned long long)sent);
+		return 0;
+	}
+	if (want != KNOB__ENVELOPE__BODY__NOT_SET && msg->body_case != want) {
+		fanout_end(fo, n, NS_FAILED, "agent answered %s with %s, not %s",
+		    envelope_body_name(fo->request), envelope_body_name(msg),
+		    envelope_body_name(&(Knob__Envelope){ .body_case = want }));
+		return 0;
+	}
+	return 1;
+}
+
 static int
 req_msg(struct fanout *fo, struct fo_node *n, Knob__Envelope *msg)
 {
-	(void)fo;
+	if (!reply_fits(fo, n, msg)) {
+		knob__envelope__free_unpacked(msg, NULL);
+		return -1;
+	}
 	if (n->reply)
 		knob__envelope__free_unpacked(n->reply, NULL);
 	n->reply = msg;
