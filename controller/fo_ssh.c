@@ -441,6 +441,14 @@ undo_step(struct fo_ssh *s)
 	}
 }
 
+/* UNDO_MS, or for tests only $KNOB_TEST_UNDO_MS (100 to UNDO_MS), so
+ * that a test of dead nodes does not wait it out in full. */
+static uint64_t
+undo_ms(void)
+{
+	return (uint64_t)env_number("KNOB_TEST_UNDO_MS", 100, UNDO_MS, UNDO_MS);
+}
+
 /* n's failure line says what became of its push's part (ssh_undo_text:
  * removed, or not and why: one that did not answer within UNDO_MS). */
 static void
@@ -449,7 +457,7 @@ undo_note(struct fo_ssh *s)
 	char text[1024];
 
 	if (s->undo != U_DONE && s->undo != U_FAILED)
-		snprintf(s->undo_why, sizeof(s->undo_why), "no answer within %.0fs", UNDO_MS / 1e3);
+		snprintf(s->undo_why, sizeof(s->undo_why), "no answer within %gs", undo_ms() / 1e3);
 	ssh_undo_text(text, sizeof(text), s->n->detail ? s->n->detail : "push failed",
 	    s->step > FS_PUSH ? "pushed copy" : "partial upload", s->undo == U_DONE, s->u.tmp,
 	    s->undo_why, "remove it by hand");
@@ -463,7 +471,7 @@ undo_note(struct fo_ssh *s)
 static void
 undo_parked(void)
 {
-	uint64_t now, end = now_mono_ns() + UNDO_MS * 1000000ull;
+	uint64_t now, end = now_mono_ns() + undo_ms() * 1000000ull;
 	struct pollfd *pf = xcalloc(nparked + 1, sizeof(*pf));
 	size_t i, k;
 
