@@ -574,7 +574,7 @@ START_TEST(bootstrap_agent_died_retried)
 
 	snprintf(marker, sizeof(marker), "%s/root-node01/etc/knob/bootstrap-service-pending", h.tmp);
 	rc = harness_knobctl(&h, &out, NULL, "bootstrap -w node01 --ssh-key %s/id --known-hosts "
-	    "%s/known_hosts --accept-new --root %s/root-{node} --service-cmd true --timeout 2",
+	    "%s/known_hosts --accept-new --root %s/root-{node} --service-cmd true --timeout 1",
 	    h.tmp, h.tmp, h.tmp);
 	fprintf(stderr, "---- service exits 0, no agent -> %d\n%s", rc, out);
 	ck_assert_int_eq(rc, 1);
@@ -1080,7 +1080,7 @@ START_TEST(bootstrap_via_ssh_confirms_tls)
 	    "&& echo 'PATH=%s/rbin:$PATH' >%s/ssh0/.bashrc", h.tmp, h.tmp, h.bin, h.tmp, h.tmp, h.tmp,
 	    h.tmp, h.tmp), 0);
 	snprintf(marker, sizeof(marker), "%s/root-node01/etc/knob/bootstrap-service-pending", h.tmp);
-	rc = boot(&out, "id", "-x node[02-03] --accept-new --service-cmd true --timeout 2 --via ssh");
+	rc = boot(&out, "id", "-x node[02-03] --accept-new --service-cmd true --timeout 1 --via ssh");
 	ck_assert_int_eq(rc, 1);
 	ck_assert_msg(strstr(out, "node01: failed: installed but the agent does not answer over "
 	    "TLS"), "%s", out);
