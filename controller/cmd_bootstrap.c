@@ -790,8 +790,8 @@ undo_report(struct bnode *n, int removed)
 
 	snprintf(why, sizeof(why), "%s", n->ssh.err);
 	snprintf(part, sizeof(part), "%s.knob-new", path);
-	ssh_undo_text(n->ssh.err, sizeof(n->ssh.err), n->undo_err, removed, part, why,
-	    "the next run removes it");
+	ssh_undo_text(n->ssh.err, sizeof(n->ssh.err), n->undo_err, "partial upload", removed, part,
+	    why, "the next run removes it");
 	l = strlen(n->ssh.err);
 	if (removed && end != n->x.out && kib >= 0 && n->undo_status != NS_TIMEOUT)
 		snprintf(n->ssh.err + l, sizeof(n->ssh.err) - l, "; %.*s on the node has %ld KiB "
@@ -939,6 +939,7 @@ node_finish(struct boot *b, struct bnode *n, int failed)
 	n->sftp = NULL;
 	ssh_exec_free(&n->x);
 	ssh_close(&n->ssh);
+	n->u.h = NULL;	/* an unclosed handle went with the session (ssh_close) */
 }
 
 /* Drive n as far as it goes now; re-arm its epoll interest. */

@@ -721,6 +721,8 @@ check_deadlines(struct fo_loop *l)
 		busy_resend(fo, n, now);
 		if (n->phase == FO_DONE || n->phase == FO_IDLE || now < n->deadline_ns)
 			continue;
+		if (fo->tr->expire && fo->tr->expire(fo, n))
+			continue;
 		if (n->phase == FO_HANDSHAKE && fo->tr == &fo_mux_transport) {
 			/* the holder's verdict comes within its own bounds (mux_start):
 			 * not the node, the holder is hung */

@@ -215,6 +215,19 @@ serve(struct fanout *fo, struct fo_node *n, struct fo_ssh *s)
 	rearm(fo, n, s);
 }
 
+/* For tests only: with $KNOB_TEST_SSH_REFUSE_CHANNEL set, the agent's
+ * channel is refused (as a node's sshd refuses one, say at MaxSessions)
+ * once the push is done, on a session that still works.  1 refused. */
+static int
+refuse_channel_hook(struct fo_ssh *s)
+{
+	if (getenv("KNOB_TEST_SSH_REFUSE_CHANNEL") == NULL)
+		return 0;
+	snprintf(s->c.err, sizeof(s->c.err), "ssh channel refused (test hook)");
+	s->c.fail_status = NS_FAILED;
+	return 1;
+}
+
 /* Steps up to the open channel: 1 moved on, 0 again, -1 failed (n ended). */
 static int
 step(struct fanout *fo, struct fo_node *n, struct fo_ssh *s)
@@ -265,6 +278,8 @@ step(struct fanout *fo, struct fo_node *n, struct fo_ssh *s)
 		s->step = FS_OPEN;
 		return 1;
 	case FS_OPEN:
+		if (refuse_channel_hook(s))
+			break;
 		if ((s->ch = libssh2_channel_open_session(s->c.s)) == NULL) {
 			if (libssh2_session_last_errno(s->c.s) == LIBSSH2_ERROR_EAGAIN)
 				return 0;
@@ -426,6 +441,14 @@ undo_step(struct fo_ssh *s)
 	}
 }
 
+/* UNDO_MS, or for tests only $KNOB_TEST_UNDO_MS (100 to UNDO_MS), so
+ * that a test of dead nodes does not wait it out in full. */
+static uint64_t
+undo_ms(void)
+{
+	return (uint64_t)env_number("KNOB_TEST_UNDO_MS", 100, UNDO_MS, UNDO_MS);
+}
+
 /* n's failure line says what became of its push's part (ssh_undo_text:
  * removed, or not and why: one that did not answer within UNDO_MS). */
 static void
@@ -434,9 +457,10 @@ undo_note(struct fo_ssh *s)
 	char text[1024];
 
 	if (s->undo != U_DONE && s->undo != U_FAILED)
-		snprintf(s->undo_why, sizeof(s->undo_why), "no answer within %.0fs", UNDO_MS / 1e3);
+		snprintf(s->undo_why, sizeof(s->undo_why), "no answer within %gs", undo_ms() / 1e3);
 	ssh_undo_text(text, sizeof(text), s->n->detail ? s->n->detail : "push failed",
-	    s->undo == U_DONE, s->u.tmp, s->undo_why, "remove it by hand");
+	    s->step > FS_PUSH ? "pushed copy" : "partial upload", s->undo == U_DONE, s->u.tmp,
+	    s->undo_why, "remove it by hand");
 	free(s->n->detail);
 	s->n->detail = xstrdup(text);
 }
@@ -447,7 +471,7 @@ undo_note(struct fo_ssh *s)
 static void
 undo_parked(void)
 {
-	uint64_t now, end = now_mono_ns() + UNDO_MS * 1000000ull;
+	uint64_t now, end = now_mono_ns() + undo_ms() * 1000000ull;
 	struct pollfd *pf = xcalloc(nparked + 1, sizeof(*pf));
 	size_t i, k;
 
@@ -485,8 +509,17 @@ ssh_finish(struct fanout *fo)
 	push_len = 0;
 }
 
+/* Did s's session end with its pushed copy (whole or part) on the node
+ * and nothing to remove it: the upload under way or done, the agent's
+ * command (which removes it when it ends) not started? */
+static int
+pushed_part(const struct fo_ssh *s)
+{
+	return s->c.s != NULL && s->step >= FS_PUSH && s->step <= FS_EXEC;
+}
+
 /* n is done: its session freed without waiting on the node; one whose push
- * failed midway is parked until the run is over (ssh_finish) to remove its
+ * failed midway (or after the upload, before the agent ran) is parked until the run is over (ssh_finish) to remove its
  * part, so the loop goes on for the others meanwhile. */
 static void
 ssh_close_node(struct fanout *fo, struct fo_node *n)
@@ -501,7 +534,7 @@ ssh_close_node(struct fanout *fo, struct fo_node *n)
 		epoll_ctl(fanout_epfd(n), EPOLL_CTL_DEL, n->fd, NULL);
 	n->tr = NULL;
 	n->fd = -1;
-	if (s->step != FS_PUSH || s->c.s == NULL) {
+	if (!pushed_part(s)) {
 		node_free(s);
 		return;
 	}
@@ -513,6 +546,30 @@ ssh_close_node(struct fanout *fo, struct fo_node *n)
 		undo_parked();
 }
 
+/* n's deadline (--connect-timeout + --timeout from its dial) passed
+ * before its agent ran: the line says what stalled, and that deadline.
+ * Before, a stalled upload on a working session was "connect timed out
+ * after" --connect-timeout alone.  1 ended n, 0 not (the agent runs). */
+static int
+ssh_expire(struct fanout *fo, struct fo_node *n)
+{
+	struct fo_ssh *s = n->tr;
+	double secs = fo->ctl->connect_timeout + fo->ctl->timeout;
+
+	if (s == NULL || s->step == FS_READY)
+		return 0;
+	if (s->step == FS_SSH)
+		fanout_end(fo, n, NS_UNREACHABLE, "%s timed out after %.1fs", s->c.phase ==
+		    SSH_CONNECT ? "connect" : "ssh login", secs);
+	else if (s->step == FS_PUSH)
+		fanout_end(fo, n, NS_TIMEOUT, "the upload of knobd stalled (%zu of %zu KiB sent, "
+		    "not done within %.1fs)", s->u.off / 1024, s->u.len / 1024, secs);
+	else
+		fanout_end(fo, n, NS_TIMEOUT, "the agent's session did not start within %.1fs "
+		    "(%s stalled)", secs, s->step == FS_PUSH_SFTP || s->step == FS_PUSH_END ? "SFTP" : "its channel");
+	return 1;
+}
+
 const struct fo_transport fo_ssh_transport = {
 	.start = ssh_connect,
 	.event = ssh_event,
@@ -520,4 +577,5 @@ const struct fo_transport fo_ssh_transport = {
 	.close = ssh_close_node,
 	.finish = ssh_finish,
 	.tick = ssh_advance,
+	.expire = ssh_expire,
 };

@@ -255,6 +255,9 @@ struct fo_transport {
 	void (*close)(struct fanout *fo, struct fo_node *n);
 	/* The run is over (may be NULL): release what start shared. */
 	void (*finish)(struct fanout *fo);
+	/* n's deadline passed (may be NULL): 1 when it ended n in its own
+	 * words (what stalled), 0 for the fan-out's. */
+	int (*expire)(struct fanout *fo, struct fo_node *n);
 };
 extern const struct fo_transport fo_tls_transport, fo_ssh_transport, fo_mux_transport;
 /* Is a connection holder of ours listening (controller/fo_mux.c)?  Its

@@ -6,6 +6,7 @@
 #include <netdb.h>
 #include <poll.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,11 +88,11 @@ sh_quote(const char *s)
 }
 
 void
-ssh_undo_text(char *buf, size_t len, const char *err, int removed, const char *path,
-    const char *why, const char *then)
+ssh_undo_text(char *buf, size_t len, const char *err, const char *what, int removed,
+    const char *path, const char *why, const char *then)
 {
 	if (removed)
-		snprintf(buf, len, "%s; partial upload removed", err);
+		snprintf(buf, len, "%s; %s removed", err, what);
 	else
 		snprintf(buf, len, "%s; %s not removed (%s): %s", err, path, why, then);
 }
@@ -159,6 +160,75 @@ ssh_start(struct ssh_conn *c, const struct ssh_cfg *cfg, const char *name, const
 
 static void hostkey_pref(struct ssh_conn *c);
 
+/* libssh2's blocks for a session: each in the session's ring (its pool),
+ * behind a header of sizeof(max_align_t) bytes. */
+#define BLK_HDR sizeof(max_align_t)
+
+/* Put block b in head's ring; its user part. */
+static void *
+pool_link(struct ssh_blk *head, struct ssh_blk *b)
+{
+	b->next = head->next;
+	b->prev = head;
+	head->next->prev = b;
+	head->next = b;
+	return (char *)b + BLK_HDR;
+}
+
+/* Take user part p's block out of its ring; the block. */
+static struct ssh_blk *
+pool_unlink(void *p)
+{
+	struct ssh_blk *b = (struct ssh_blk *)(void *)((char *)p - BLK_HDR);
+
+	b->prev->next = b->next;
+	b->next->prev = b->prev;
+	return b;
+}
+
+static void *
+pool_alloc(size_t count, void **abstract)
+{
+	struct ssh_blk *b = malloc(BLK_HDR + count);
+
+	return b ? pool_link(*abstract, b) : NULL;
+}
+
+static void
+pool_free(void *p, void **abstract)
+{
+	(void)abstract;
+	if (p != NULL)
+		free(pool_unlink(p));
+}
+
+static void *
+pool_realloc(void *p, size_t count, void **abstract)
+{
+	struct ssh_blk *b, *nb;
+
+	if (p == NULL)
+		return pool_alloc(count, abstract);
+	b = pool_unlink(p);
+	if ((nb = realloc(b, BLK_HDR + count)) == NULL) {
+		pool_link(*abstract, b);	/* unchanged, still the session's */
+		return NULL;
+	}
+	return pool_link(*abstract, nb);
+}
+
+/* After libssh2_session_free: free what libssh2 left of the session.  An
+ * SFTP handle is freed only by a close the server answered, and
+ * libssh2_sftp_shutdown leaves open handles (1.10: "TODO ... kill any
+ * remaining sftp handles"), so a session cut mid-upload left its handle
+ * and the unanswered writes (~60 KB) for good. */
+static void
+pool_drain(struct ssh_blk *head)
+{
+	while (head->next != NULL && head->next != head)
+		free(pool_unlink((char *)head->next + BLK_HDR));
+}
+
 /* The TCP connect finished (or failed); start the SSH session. */
 static int
 step_connect(struct ssh_conn *c)
@@ -173,7 +243,8 @@ step_connect(struct ssh_conn *c)
 	if (err != 0)
 		return fail(c, NS_UNREACHABLE, "ssh: %s", err == ECONNREFUSED ? "connection refused" :
 		    strerror(err));
-	if ((c->s = libssh2_session_init()) == NULL)
+	c->pool.prev = c->pool.next = &c->pool;
+	if ((c->s = libssh2_session_init_ex(pool_alloc, pool_free, pool_realloc, &c->pool)) == NULL)
 		return fail(c, NS_FAILED, "ssh: cannot create a session");
 	libssh2_session_set_blocking(c->s, 0);
 	hostkey_pref(c);	/* reads known_hosts into c->kh, for step_hostkey too */
@@ -939,6 +1010,7 @@ ssh_close(struct ssh_conn *c)
 		ssh_cut(c);
 		libssh2_session_free(c->s);
 		c->s = NULL;
+		pool_drain(&c->pool);
 	}
 	if (c->fd >= 0)
 		close(c->fd);

@@ -34,6 +34,12 @@ enum ssh_phase { SSH_CONNECT, SSH_HANDSHAKE, SSH_HOSTKEY, SSH_AUTH, SSH_READY };
 
 struct ssh_kh;		/* known_hosts as read for one connection (ssh.c) */
 
+/* Every block libssh2 allocates for one session, in a ring (ssh.c's
+ * pool_*): what it cannot free itself is freed after the session. */
+struct ssh_blk {
+	struct ssh_blk *prev, *next;
+};
+
 struct ssh_conn {
 	const struct ssh_cfg *cfg;
 	const char *name;	/* node name (known_hosts, messages) */
@@ -50,6 +56,7 @@ struct ssh_conn {
 	struct ssh_kh *kh;	/* read before the handshake, freed after the host key check */
 	int fail_status;	/* knobctl node status for the failure (NS_*) */
 	int cut;		/* ssh_cut done: the socket is shut */
+	struct ssh_blk pool;	/* the session's blocks (ring head) */
 	char err[512];
 };
 
@@ -66,7 +73,9 @@ uint32_t ssh_events(const struct ssh_conn *c);
  * goes out at once, then the socket shut): channels and SFTP freed after
  * it cannot block.  ssh_close does it first. */
 void ssh_cut(struct ssh_conn *c);
-/* Free c (ssh_cut first: never waits on the peer). */
+/* Free c (ssh_cut first: never waits on the peer) and every block of its
+ * session that libssh2 left (an SFTP handle whose close got no answer):
+ * no handle of c's may be used after. */
 void ssh_close(struct ssh_conn *c);
 
 /* One command on an exec channel: stdin from in (may be NULL), stdout
@@ -106,10 +115,11 @@ int ssh_upload_abort(struct ssh_upload *u);
 LIBSSH2_SFTP *ssh_sftp_open(struct ssh_conn *c, int *again);
 
 /* The failure err of an upload, with what the removal of its part did:
- * "ERR; partial upload removed", or "ERR; PATH not removed (WHY): THEN"
+ * "ERR; WHAT removed" (WHAT: "partial upload", or "pushed copy" for an
+ * upload that was done), or "ERR; PATH not removed (WHY): THEN"
  * (bootstrap and --push-agent say it alike).  Into buf. */
-void ssh_undo_text(char *buf, size_t len, const char *err, int removed, const char *path,
-    const char *why, const char *then);
+void ssh_undo_text(char *buf, size_t len, const char *err, const char *what, int removed,
+    const char *path, const char *why, const char *then);
 
 /* A single-quoted shell word for s; malloc'd. */
 char *sh_quote(const char *s);
