@@ -52,14 +52,6 @@ static char mux_err[PATH_MAX];
 static SSL_CTX *evil_ctx;	/* the stand-in's: node03's certificate */
 static enum mode evil_mode;	/* set before the stand-in forks */
 
-/* Has the holder said it listens? */
-static int
-mux_ready(void *arg)
-{
-	(void)arg;
-	return cu_file_has(mux_err, "holding connections on");
-}
-
 /* Real agents on node01 and node02 (a fake /proc/sys each: apply writes
  * there), none on node03, a holder in the controller's namespace. */
 static void
@@ -79,11 +71,8 @@ setup(void)
 	evil_ctx = tls_ctx_new(1, ca, cert, key, err, sizeof(err));
 	ck_assert_msg(evil_ctx != NULL, "%s", err);
 	snprintf(mux_err, sizeof(mux_err), "%s/mux.err", h.tmp);
-	cu_write(mux_err, 0644, "%s", "");
-	mux_pid = harness_knobctl_bg(&h, "/dev/null", mux_err, "--log-level info mux --persist 300");
-	ck_assert_int_gt(mux_pid, 0);
-	ck_assert_msg(cu_wait(mux_ready, NULL, 20) >= 0, "knobctl mux did not start: %s",
-	    cu_slurp(mux_err));
+	mux_pid = harness_mux_start(&h, mux_err, "--log-level info mux --persist 300");
+	ck_assert_msg(mux_pid > 0, "knobctl mux did not start: %s", cu_slurp(mux_err));
 }
 
 static void

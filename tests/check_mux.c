@@ -111,12 +111,8 @@ mux_ready(void *arg)
 static void
 mux_start_at(const char *level)
 {
-	cu_write(mux_err, 0644, "%s", "");
-	mux_pid = harness_knobctl_bg(&h, "/dev/null", mux_err, "--log-level %s mux --persist 300",
-	    level);
-	ck_assert_int_gt(mux_pid, 0);
-	ck_assert_msg(cu_wait(mux_ready, NULL, 20) >= 0, "knobctl mux did not start: %s",
-	    cu_slurp(mux_err));
+	mux_pid = harness_mux_start(&h, mux_err, "--log-level %s mux --persist 300", level);
+	ck_assert_msg(mux_pid > 0, "knobctl mux did not start: %s", cu_slurp(mux_err));
 }
 
 /* The holder at log level info. */
@@ -794,9 +790,8 @@ START_TEST(holder_killed_mid_command)
 	ck_assert_int_eq(ctl(&out, &err, "ping -a"), 0);
 	ck_assert_ptr_nonnull(strstr(out, "3 ok"));
 	ck_assert_int_eq(via(err, "node03"), -1);
-	cu_write(mux_err, 0644, "%s", "");
-	mux_pid = harness_knobctl_bg(&h, "/dev/null", mux_err, "--log-level info mux --persist 300");
-	ck_assert_msg(cu_wait(mux_ready, NULL, 20) >= 0, "no new holder: %s", cu_slurp(mux_err));
+	mux_pid = harness_mux_start(&h, mux_err, "--log-level info mux --persist 300");
+	ck_assert_msg(mux_pid > 0, "no new holder: %s", cu_slurp(mux_err));
 	ck_assert_int_eq(ctl(&out, &err, "ping -a"), 0);
 	ck_assert_int_eq(via(err, "node03"), 0);
 	free(out);
@@ -1979,10 +1974,8 @@ holder_with(const char *args)
 {
 	char *out = NULL, *err = NULL;
 
-	cu_write(mux_err, 0644, "%s", "");
-	mux_pid = harness_knobctl_bg(&h, "/dev/null", mux_err, "--log-level info mux %s", args);
-	ck_assert_int_gt(mux_pid, 0);
-	ck_assert_msg(cu_wait(mux_ready, NULL, 20) >= 0, "%s", cu_slurp(mux_err));
+	mux_pid = harness_mux_start(&h, mux_err, "--log-level info mux %s", args);
+	ck_assert_msg(mux_pid > 0, "%s", cu_slurp(mux_err));
 	ck_assert_int_eq(ctl(&out, &err, "ping -a"), 0);
 	ck_assert_int_eq(via(err, "node01"), 0);
 	free(out);

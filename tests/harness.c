@@ -24,6 +24,7 @@
 #include <openssl/x509.h>
 
 #include "harness.h"
+#include "testutil.h"
 #include "tls.h"
 #include "util.h"
 
@@ -612,6 +613,34 @@ harness_knobctl_bg(struct harness *h, const char *out, const char *err, const ch
 		_exit(127);
 	}
 	free(cmd);
+	return pid;
+}
+
+/* Has the holder whose stderr is the file arg said it listens? */
+static int
+mux_listening(void *arg)
+{
+	return cu_file_has(arg, "holding connections on");
+}
+
+pid_t
+harness_mux_start(struct harness *h, const char *err, const char *fmt, ...)
+{
+	char *args;
+	va_list ap;
+	pid_t pid;
+
+	va_start(ap, fmt);
+	args = fmt_args(fmt, ap);
+	va_end(ap);
+	cu_write(err, 0644, "%s", "");
+	pid = args == NULL ? -1 : harness_knobctl_bg(h, "/dev/null", err, "%s", args);
+	free(args);
+	if (pid > 0 && cu_wait(mux_listening, (void *)(uintptr_t)err, 20) < 0) {
+		kill(pid, SIGTERM);
+		waitpid(pid, NULL, 0);
+		return -1;
+	}
 	return pid;
 }
 

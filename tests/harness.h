@@ -93,6 +93,12 @@ int harness_knobctl_debug(struct harness *h, char **out, char **err, const char 
  * it could not start.  For use while the test runs other knobctl. */
 pid_t harness_knobctl_bg(struct harness *h, const char *out, const char *err, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* Start the holder, "knobctl -c cluster.xml ARGS" (ARGS: the options and
+ * "mux ..."), in the background like harness_knobctl_bg, its stderr into
+ * err (emptied first), and wait up to 20 s until it says it listens.  Its
+ * pid, or -1 (not started, or not listening: its words are in err). */
+pid_t harness_mux_start(struct harness *h, const char *err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* Move this process into network namespace ns (e.g. h->ctl_ns); for a
  * forked test only.  0 or -1. */
 int harness_enter_ns(const char *ns);
