@@ -38,15 +38,18 @@ WARN    = -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wstrict-prototypes \
 OPT     ?= -O2 -g
 CFLAGS_BASE = -std=c11 -D_GNU_SOURCE -D_FORTIFY_SOURCE=2 -fstack-protector-strong \
 	  -pthread -MMD -MP $(OPT) -Icommon -Iagent -Icontroller -Isim -isystem $(BUILD)/proto
+# The sanitizer and fuzzing builds keep line tables and function names
+# (-g1: all their reports print), not full debug information: it was most
+# of their compile and link time.
 ifeq ($(SAN),1)
-OPT     = -O1 -g -fno-omit-frame-pointer
+OPT     = -O1 -g1 -fno-omit-frame-pointer
 CFLAGS_BASE := $(filter-out -D_FORTIFY_SOURCE=2,$(CFLAGS_BASE))
 SANFLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all
 endif
 # Fuzzing build (build-fuzz/): clang, libFuzzer coverage, ASan+UBSan.
 ifeq ($(FUZZ),1)
 CC      = clang
-OPT     = -O1 -g -fno-omit-frame-pointer
+OPT     = -O1 -g1 -fno-omit-frame-pointer
 CFLAGS_BASE := $(filter-out -D_FORTIFY_SOURCE=2,$(CFLAGS_BASE))
 SANFLAGS = -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
 WARN    = -w    # warnings are the gcc build's job
@@ -110,7 +113,9 @@ $(BUILD)/knobctl.1: doc/knobctl.1.in $(BUILD)/knobctl
 	@sed -e '/^@GENERATED@$$/{r $@.gen' -e 'd;}' -e 's/@VERSION@/$(VERSION)/' doc/knobctl.1.in > $@
 	@rm -f $@.gen
 
-$(PROTO_C) $(PROTO_H): proto/knob.proto
+# One protoc-c run makes both (a grouped target: with -j2 make ran it
+# twice at once, both writing the same two files)
+$(PROTO_C) $(PROTO_H) &: proto/knob.proto
 	@mkdir -p $(BUILD)/proto
 	protoc-c --proto_path=proto --c_out=$(BUILD)/proto proto/knob.proto
 
@@ -171,7 +176,9 @@ $(BUILD)/tests/fuse_%: tests/fuse_%.c
 	@$(CC) $(CFLAGS_BASE) $(WARN) $(SANFLAGS) $$(pkg-config --cflags fuse3) -o $@ $< \
 		$(LDFLAGS) $$(pkg-config --libs fuse3)
 
-tests: all $(TEST_BIN) $(BENCH_BIN) $(FUSE_BIN)
+tests: test-bins $(BENCH_BIN)
+# what the suite runs (make check's sanitizer build: not the benchmarks)
+test-bins: all $(TEST_BIN) $(FUSE_BIN)
 
 # Peer tools: ior and mdtest built once from the vendored source snapshot
 # into build/peers/bin (never part of knob; both check passes use them).
@@ -190,7 +197,7 @@ $(PEERS)/bin/mdtest:
 		$(MAKE) -j2 && $(MAKE) install; } >$(CURDIR)/$(PEERS)/build.log 2>&1 || \
 		{ tail -n 30 $(CURDIR)/$(PEERS)/build.log; exit 1; }
 
-# Run the suite normally and under ASan+UBSan (build-san/) and a 5 s fuzz
+# Run the suite normally and under ASan+UBSan (build-san/) and a 3 s fuzz
 # smoke of each target (fixed seed): one queue of jobs, longest first, shared
 # by two workers (tests/run-suites.sh says how they are kept apart).
 # Its four builds (tests, the .deb, the sanitizer build, the fuzz targets)
@@ -199,16 +206,16 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 check: deps
 	@$(MAKE) --no-print-directory -j$(JOBS) tests peers
 	@$(MAKE) --no-print-directory -j$(JOBS) deb
-	@$(MAKE) --no-print-directory -j$(JOBS) BUILD=build-san SAN=1 tests
+	@$(MAKE) --no-print-directory -j$(JOBS) BUILD=build-san SAN=1 test-bins
 	@$(MAKE) --no-print-directory -j$(JOBS) BUILD=build-fuzz FUZZ=1 fuzz-bins
-	tests/run-suites.sh $(BUILD) build-san env FUZZ_SEED=1 tests/run-fuzz.sh build-fuzz 5
+	tests/run-suites.sh $(BUILD) build-san env FUZZ_SEED=1 tests/run-fuzz.sh build-fuzz 3
 
 # One quick pass without sanitizers (for iterating).
 check-fast: tests peers
 	tests/run-tests.sh $(BUILD)
 
 # libFuzzer targets (tests/fuzz_*.c, seeds in tests/fuzz/corpus/TARGET/),
-# each run for FUZZ_SECONDS; `make check` runs a 5 s smoke of each with a
+# each run for FUZZ_SECONDS; `make check` runs a 3 s smoke of each with a
 # fixed seed (FUZZ_SEED=1: the same mutations every time); `make fuzz` draws
 # a new seed per run unless FUZZ_SEED is given.
 FUZZ_SECONDS ?= 60
@@ -308,6 +315,6 @@ deb: deps
 clean:
 	rm -rf build build-san build-fuzz build-deb
 
-.PHONY: all tests check check-fast demo bench fuzz fuzz-bins deps print-deps install deb clean peers FORCE
+.PHONY: all tests test-bins check check-fast demo bench fuzz fuzz-bins deps print-deps install deb clean peers FORCE
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
