@@ -1676,13 +1676,13 @@ END_TEST
 START_TEST(push_binary_read_once)
 {
 	const char *bin = getenv("KNOB_BIN") ? getenv("KNOB_BIN") : "build";
-	char dir[] = "/tmp/knob-push1.XXXXXX", inv[64], path[PATH_MAX + 16], *out = NULL;
+	char dir[PATH_MAX], inv[PATH_MAX + 8], path[PATH_MAX + 16], *out = NULL;
 	struct stat st;
 	long kb = 0;
 	FILE *f;
 	int rc;
 
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	cu_subdir(dir, sizeof(dir), "push1");	/* under cu_base: removed even on failure */
 	snprintf(inv, sizeof(inv), "%s/c.xml", dir);
 	ck_assert_ptr_nonnull(f = fopen(inv, "w"));
 	fprintf(f, "<cluster><results db=\"%s/r.db\"/>\n", dir);
@@ -1702,7 +1702,6 @@ START_TEST(push_binary_read_once)
 	    "nodes (knobd is %lld KB): the binary is held once per node", kb,
 	    (long long)st.st_size / 1024);
 	free(out);
-	cu_rm_rf(dir);
 }
 END_TEST
 
@@ -2244,6 +2243,7 @@ ssh_suite(void)
 	tcase_add_test(tc, bootstrap_key_created_private);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("cli");
+	tcase_add_unchecked_fixture(tc, cu_base_setup, cu_base_teardown);
 	tcase_add_test(tc, bootstrap_cli_refusals);
 	tcase_add_test(tc, push_binary_read_once);
 	suite_add_tcase(s, tc);
