@@ -12,13 +12,14 @@
 #include "harness.h"
 #include "sweep.h"
 
-static char dir[64];
+static char dir[PATH_MAX];
 
+/* A fresh directory under the case's cu_base, which the runner removes
+ * even after a failed test (a failing assertion skips teardown). */
 static void
 setup(void)
 {
-	snprintf(dir, sizeof(dir), "/tmp/knob-sweep.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	cu_subdir(dir, sizeof(dir), "sweep");
 }
 
 static void
@@ -547,6 +548,7 @@ sweep_suite(void)
 	Suite *s = suite_create("sweep");
 	TCase *tc = tcase_create("sweep");
 
+	tcase_add_unchecked_fixture(tc, cu_base_setup, cu_base_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_outlier_rule);
 	tcase_add_test(tc, test_file_errors);
