@@ -219,9 +219,9 @@ pool_realloc(void *p, size_t count, void **abstract)
 
 /* After libssh2_session_free: free what libssh2 left of the session.  An
  * SFTP handle is freed only by a close the server answered, and
- * libssh2_sftp_shutdown leaves open handles (1.10: "TODO ... kill any
- * remaining sftp handles"), so a session cut mid-upload left its handle
- * and the unanswered writes (~60 KB) for good. */
+ * libssh2_sftp_shutdown leaves handles still open (libssh2 1.10 does not
+ * free them there), so a session cut mid-upload left its handle and the
+ * unanswered writes (~60 KB) for good. */
 static void
 pool_drain(struct ssh_blk *head)
 {
