@@ -292,6 +292,22 @@ kept_free(struct kept *k)
 	free(k);
 }
 
+/* Put the files of p (moved into the entry) first on the kept list, for
+ * connection conn_id under a lease of lease_s.  bs->mu held. */
+static void
+kept_push(struct bench_state *bs, uint64_t conn_id, uint32_t lease_s,
+    const struct bench_params *p)
+{
+	struct kept *k = xcalloc(1, sizeof(*k));
+
+	k->conn_id = conn_id;
+	k->last_act_ns = now_mono_ns();
+	k->lease_s = lease_s;
+	k->p = *p;
+	k->next = bs->kept;
+	bs->kept = k;
+}
+
 /* Who to tell when a release is done (ack_id 0: nobody). */
 struct release_ack {
 	uint64_t conn_id, ack_id;
@@ -885,24 +901,14 @@ finish_phase(struct bphase *ph, int with_result)
 		keep = 1;
 	ph->kept = keep;
 	if (keep) {
-		struct kept *k = xcalloc(1, sizeof(*k));
+		struct bench_params copy;
 
-		k->conn_id = ph->conn_id;
-		k->last_act_ns = now_mono_ns();
-		k->lease_s = ph->lease_s;
-		bench_params_copy(&k->p, &j->p);
-		k->next = bs->kept;
-		bs->kept = k;
+		bench_params_copy(&copy, &j->p);
+		kept_push(bs, ph->conn_id, ph->lease_s, &copy);
 		if (ph->inherit) {
-			k = xcalloc(1, sizeof(*k));
-			k->conn_id = ph->conn_id;
-			k->last_act_ns = now_mono_ns();
-			k->lease_s = ph->lease_s;
-			k->p = *ph->inherit;
+			kept_push(bs, ph->conn_id, ph->lease_s, ph->inherit);
 			free(ph->inherit);
 			ph->inherit = NULL;
-			k->next = bs->kept;
-			bs->kept = k;
 		}
 	}
 	pthread_mutex_unlock(&bs->mu);
@@ -1103,19 +1109,12 @@ static void
 prepare_undo(struct agent *a, struct bphase *ph)
 {
 	struct bench_state *bs = a->bench;
-	struct kept *k;
 	uint64_t lock = ph->lock;
 
 	bs->phases = ph->next;
 	if (ph->inherit) {	/* back to the kept list it came from */
-		k = xcalloc(1, sizeof(*k));
-		k->conn_id = ph->conn_id;
-		k->last_act_ns = now_mono_ns();
-		k->lease_s = ph->lease_s;
-		k->p = *ph->inherit;
+		kept_push(bs, ph->conn_id, ph->lease_s, ph->inherit);
 		free(ph->inherit);
-		k->next = bs->kept;
-		bs->kept = k;
 	}
 	pthread_mutex_unlock(&bs->mu);
 	bench_job_free(ph->job);
