@@ -292,6 +292,22 @@ kept_free(struct kept *k)
 	free(k);
 }
 
+/* Put the files of p (moved into the entry) first on the kept list, for
+ * connection conn_id under a lease of lease_s.  bs->mu held. */
+static void
+kept_push(struct bench_state *bs, uint64_t conn_id, uint32_t lease_s,
+    const struct bench_params *p)
+{
+	struct kept *k = xcalloc(1, sizeof(*k));
+
+	k->conn_id = conn_id;
+	k->last_act_ns = now_mono_ns();
+	k->lease_s = lease_s;
+	k->p = *p;
+	k->next = bs->kept;
+	bs->kept = k;
+}
+
 /* Who to tell when a release is done (ack_id 0: nobody). */
 struct release_ack {
 	uint64_t conn_id, ack_id;
@@ -885,24 +901,14 @@ finish_phase(struct bphase *ph, int with_result)
 		keep = 1;
 	ph->kept = keep;
 	if (keep) {
-		struct kept *k = xcalloc(1, sizeof(*k));
+		struct bench_params copy;
 
-		k->conn_id = ph->conn_id;
-		k->last_act_ns = now_mono_ns();
-		k->lease_s = ph->lease_s;
-		bench_params_copy(&k->p, &j->p);
-		k->next = bs->kept;
-		bs->kept = k;
+		bench_params_copy(&copy, &j->p);
+		kept_push(bs, ph->conn_id, ph->lease_s, &copy);
 		if (ph->inherit) {
-			k = xcalloc(1, sizeof(*k));
-			k->conn_id = ph->conn_id;
-			k->last_act_ns = now_mono_ns();
-			k->lease_s = ph->lease_s;
-			k->p = *ph->inherit;
+			kept_push(bs, ph->conn_id, ph->lease_s, ph->inherit);
 			free(ph->inherit);
 			ph->inherit = NULL;
-			k->next = bs->kept;
-			bs->kept = k;
 		}
 	}
 	pthread_mutex_unlock(&bs->mu);
@@ -994,65 +1000,44 @@ runner_start(struct agent *a, struct aconn *c, Knob__Envelope *req, struct bphas
 	return agent_work_long(a, c, req, phase_run, NULL, ph);
 }
 
-int
-h_phase_prepare(struct agent *a, struct aconn *c, Knob__Envelope *req)
+/* Why a phase with parameters p cannot be prepared for connection c now
+ * (too many phases, its id in use, its directory still being removed; the
+ * last says it in err), or NULL.  bs->mu held. */
+static const char *
+prepare_refusal(struct bench_state *bs, const struct bench_params *p, uint64_t conn_id,
+    char *err, size_t errlen)
 {
-	struct bench_state *bs = a->bench;
-	const Knob__PhaseSpec *s = req->phase_prepare->spec;
-	struct bench_params p;
-	struct bphase *ph, *it;
-	struct kept **kp, *k;
-	char err[512], owner[300];
-	const char *why = NULL;
-	uint64_t lock;
-	uint32_t lease_s;
+	struct bphase *it;
 	int n = 0;
 
-	if (bench_params_from_spec(&p, s, a->sysroot, err, sizeof(err)) < 0)
-		return reply_not_ready(a, c, req->id, s ? s->phase_id : "", err);
-	/* no tuning under a running phase, and no phase under a transaction */
-	snprintf(owner, sizeof(owner), "%s (bench, connection %llu)", c->peer,
-	    (unsigned long long)c->id);
-	lease_s = s->lease_s == 0 ? BENCH_DEFAULT_LEASE_S :
-	    s->lease_s > BENCH_MAX_LEASE_S ? BENCH_MAX_LEASE_S : s->lease_s;
-	if (tune_lock_take(a, owner, lease_s * 1000u + 2000u, 0, NULL, &lock, err,
-	    sizeof(err)) < 0) {
-		bench_params_free(&p);
-		return reply_not_ready(a, c, req->id, s->phase_id, err);
-	}
-	pthread_mutex_lock(&bs->mu);
 	for (it = bs->phases; it; it = it->next)
 		n++;
 	if (n >= BENCH_MAX_PHASES)
-		why = "too many benchmark phases running on this node (at most "
+		return "too many benchmark phases running on this node (at most "
 		    STR(BENCH_MAX_PHASES) ")";
-	else if (phase_find(bs, p.phase_id, c->id))
-		why = "phase id already in use";
-	else if (releasing_in(bs, p.dir, p.workdir_id)) {
+	if (phase_find(bs, p->phase_id, conn_id))
+		return "phase id already in use";
+	if (releasing_in(bs, p->dir, p->workdir_id)) {
 		/* never write where a delete (perhaps stuck in the kernel) runs */
-		snprintf(err, sizeof(err), "the files of an earlier phase in %s/knob.%s are still "
+		snprintf(err, errlen, "the files of an earlier phase in %s/knob.%s are still "
 		    "being removed (the delete may be stuck); not preparing a phase there",
-		    p.dir, p.workdir_id);
-		why = err;
+		    p->dir, p->workdir_id);
+		return err;
 	}
-	if (why) {
-		pthread_mutex_unlock(&bs->mu);
-		bench_params_free(&p);
-		tune_lock_drop(a, lock);
-		return reply_not_ready(a, c, req->id, s->phase_id, why);
-	}
-	ph = xcalloc(1, sizeof(*ph));
-	ph->a = a;
-	ph->lock = lock;
-	ph->conn_id = c->id;
-	ph->prep_id = req->id;
-	snprintf(ph->phase_id, sizeof(ph->phase_id), "%s", p.phase_id);
-	ph->lease_s = lease_s;
-	ph->last_act_ns = now_mono_ns();
-	/* take over files a previous phase of this controller kept */
+	return NULL;
+}
+
+/* Move the files a previous phase of connection conn_id kept in p's
+ * workdir, if any, from the kept list to ph->inherit.  bs->mu held. */
+static void
+prepare_inherit(struct bench_state *bs, struct bphase *ph, const struct bench_params *p,
+    uint64_t conn_id)
+{
+	struct kept **kp, *k;
+
 	for (kp = &bs->kept; (k = *kp) != NULL; kp = &k->next) {
-		if (k->conn_id == c->id && strcmp(k->p.workdir_id, p.workdir_id) == 0 &&
-		    strcmp(k->p.dir, p.dir) == 0) {
+		if (k->conn_id == conn_id && strcmp(k->p.workdir_id, p->workdir_id) == 0 &&
+		    strcmp(k->p.dir, p->dir) == 0) {
 			*kp = k->next;
 			ph->inherit = xmalloc(sizeof(*ph->inherit));
 			*ph->inherit = k->p;
@@ -1060,14 +1045,25 @@ h_phase_prepare(struct agent *a, struct aconn *c, Knob__Envelope *req)
 			break;
 		}
 	}
+}
+
+/* ph's job from p and the spec's controller-side fields, with the test
+ * hooks that apply to it (p is moved into the job).  bs->mu held. */
+static void
+prepare_job(struct agent *a, struct bphase *ph, const Knob__PhaseSpec *s,
+    struct bench_params *p)
+{
+	struct bench_state *bs = a->bench;
+
 	/* test hook: a slower node, for stonewall tests */
 	if (a->cfg.test_hooks && s->test_rate_iops &&
-	    (p.rate_iops == 0 || s->test_rate_iops < p.rate_iops))
-		p.rate_iops = s->test_rate_iops;
-	snprintf(p.mpirun, sizeof(p.mpirun), "%s", s->mpirun ? s->mpirun : "");
-	snprintf(p.mpirun_args, sizeof(p.mpirun_args), "%s", s->mpirun_args ? s->mpirun_args : "");
-	ph->fd_sync = s->first_done_sync && !bench_kind_is_ext(p.kind);
-	ph->job = bench_job_new(&p, a->node);
+	    (p->rate_iops == 0 || s->test_rate_iops < p->rate_iops))
+		p->rate_iops = s->test_rate_iops;
+	snprintf(p->mpirun, sizeof(p->mpirun), "%s", s->mpirun ? s->mpirun : "");
+	snprintf(p->mpirun_args, sizeof(p->mpirun_args), "%s",
+	    s->mpirun_args ? s->mpirun_args : "");
+	ph->fd_sync = s->first_done_sync && !bench_kind_is_ext(p->kind);
+	ph->job = bench_job_new(p, a->node);
 	ph->job->wall_sync = s->stonewall_sync && s->stonewall_s &&
 	    !bench_kind_is_ext(ph->job->p.kind);
 	/* test hook: the first phase with queued I/O has a submit fail */
@@ -1080,27 +1076,99 @@ h_phase_prepare(struct agent *a, struct aconn *c, Knob__Envelope *req)
 		ph->job->test_stall = &bs->stall;
 		bs->test_stall_io = 0;
 	}
+}
+
+/* A new phase for request req on c, holding tune lock `lock`, linked first
+ * in bs->phases (freed by its runner, or by prepare_undo).  bs->mu held. */
+static struct bphase *
+prepare_phase(struct agent *a, struct aconn *c, Knob__Envelope *req,
+    struct bench_params *p, uint64_t lock, uint32_t lease_s)
+{
+	struct bench_state *bs = a->bench;
+	struct bphase *ph = xcalloc(1, sizeof(*ph));
+
+	ph->a = a;
+	ph->lock = lock;
+	ph->conn_id = c->id;
+	ph->prep_id = req->id;
+	snprintf(ph->phase_id, sizeof(ph->phase_id), "%s", p->phase_id);
+	ph->lease_s = lease_s;
+	ph->last_act_ns = now_mono_ns();
+	/* take over files a previous phase of this controller kept */
+	prepare_inherit(bs, ph, p, c->id);
+	prepare_job(a, ph, req->phase_prepare->spec, p);
 	ph->next = bs->phases;
 	bs->phases = ph;
+	return ph;
+}
+
+/* Undo prepare_phase when its runner could not start: unlink and free ph,
+ * its inherited files back to the kept list.  bs->mu held (and released
+ * here); the tune lock dropped. */
+static void
+prepare_undo(struct agent *a, struct bphase *ph)
+{
+	struct bench_state *bs = a->bench;
+	uint64_t lock = ph->lock;
+
+	bs->phases = ph->next;
+	if (ph->inherit) {	/* back to the kept list it came from */
+		kept_push(bs, ph->conn_id, ph->lease_s, ph->inherit);
+		free(ph->inherit);
+	}
+	pthread_mutex_unlock(&bs->mu);
+	bench_job_free(ph->job);
+	free(ph);
+	tune_lock_drop(a, lock);
+}
+
+/* The lease a spec asks for, its default and cap applied. */
+static uint32_t
+prepare_lease_s(const Knob__PhaseSpec *s)
+{
+	return s->lease_s == 0 ? BENCH_DEFAULT_LEASE_S :
+	    s->lease_s > BENCH_MAX_LEASE_S ? BENCH_MAX_LEASE_S : s->lease_s;
+}
+
+/* PhasePrepare: validate the spec, take the tune lock, register the phase
+ * and start its runner (which answers PhaseReady); a refusal answers
+ * PhaseReady{ok=false}. */
+int
+h_phase_prepare(struct agent *a, struct aconn *c, Knob__Envelope *req)
+{
+	struct bench_state *bs = a->bench;
+	const Knob__PhaseSpec *s = req->phase_prepare->spec;
+	struct bench_params p;
+	struct bphase *ph;
+	char err[512], owner[300];
+	const char *why;
+	uint64_t lock;
+	uint32_t lease_s;
+
+	if (bench_params_from_spec(&p, s, a->sysroot, err, sizeof(err)) < 0)
+		return reply_not_ready(a, c, req->id, s ? s->phase_id : "", err);
+	/* no tuning under a running phase, and no phase under a transaction */
+	snprintf(owner, sizeof(owner), "%s (bench, connection %llu)", c->peer,
+	    (unsigned long long)c->id);
+	lease_s = prepare_lease_s(s);
+	if (tune_lock_take(a, owner, lease_s * 1000u + 2000u, 0, NULL, &lock, err,
+	    sizeof(err)) < 0) {
+		bench_params_free(&p);
+		return reply_not_ready(a, c, req->id, s->phase_id, err);
+	}
+	pthread_mutex_lock(&bs->mu);
+	if ((why = prepare_refusal(bs, &p, c->id, err, sizeof(err))) != NULL) {
+		pthread_mutex_unlock(&bs->mu);
+		bench_params_free(&p);
+		tune_lock_drop(a, lock);
+		return reply_not_ready(a, c, req->id, s->phase_id, why);
+	}
+	ph = prepare_phase(a, c, req, &p, lock, lease_s);
 	log_info("phase %s: preparing %s in %s (%zu threads)", s->phase_id, s->kind, s->dir,
 	    s->n_ranks);
 	/* a phase may wait for GO and run for long: a thread of its own */
 	if (runner_start(a, c, req, ph) < 0) {
-		bs->phases = ph->next;
-		if (ph->inherit) {	/* back to the kept list it came from */
-			k = xcalloc(1, sizeof(*k));
-			k->conn_id = c->id;
-			k->last_act_ns = now_mono_ns();
-			k->lease_s = ph->lease_s;
-			k->p = *ph->inherit;
-			free(ph->inherit);
-			k->next = bs->kept;
-			bs->kept = k;
-		}
-		pthread_mutex_unlock(&bs->mu);
-		bench_job_free(ph->job);
-		free(ph);
-		tune_lock_drop(a, lock);
+		prepare_undo(a, ph);
 		return 0;
 	}
 	lease_s = ph->lease_s;	/* once unlocked, the runner may finish and free ph */

@@ -52,6 +52,33 @@ ext_get(struct ext_summary *s, const char *op)
 	return &s->op[s->n++];
 }
 
+/* Add fio job direction dj ("read", "write" or "trim": name) to its
+ * summary in out, when it did any I/O. */
+static void
+fio_add_dir(struct ext_summary *out, const char *name, json_object *dj)
+{
+	struct ext_op *e;
+	double bytes = js_num(dj, "io_bytes"), ops = js_num(dj, "total_ios");
+
+	if (bytes <= 0 && ops <= 0)
+		return;
+	if ((e = ext_get(out, name)) == NULL)
+		return;
+	e->bytes += (uint64_t)bytes;
+	e->ops += (uint64_t)ops;
+	e->bw_bytes += js_num(dj, "bw_bytes");
+	e->iops += js_num(dj, "iops");
+	if (js_num(dj, "runtime") / 1000.0 > e->runtime_s)
+		e->runtime_s = js_num(dj, "runtime") / 1000.0;
+	/* several jobs without group_reporting: keep the worst */
+	if (fio_pct(dj, "50.000000") > e->p50_ns)
+		e->p50_ns = fio_pct(dj, "50.000000");
+	if (fio_pct(dj, "99.000000") > e->p99_ns)
+		e->p99_ns = fio_pct(dj, "99.000000");
+	if (fio_pct(dj, "99.900000") > e->p999_ns)
+		e->p999_ns = fio_pct(dj, "99.900000");
+}
+
 /* fio --output-format=json: sum every job's read/write/trim. */
 int
 ext_parse_fio_json(const char *json, struct ext_summary *out, char *err, size_t errlen)
@@ -74,32 +101,9 @@ ext_parse_fio_json(const char *json, struct ext_summary *out, char *err, size_t 
 	for (i = 0; i < json_object_array_length(jobs); i++) {
 		json_object *job = json_object_array_get_idx(jobs, i), *dj;
 
-		for (d = 0; d < nitems(dirs); d++) {
-			struct ext_op *e;
-			double bytes, ops;
-
-			if ((dj = js_get(job, dirs[d])) == NULL)
-				continue;
-			bytes = js_num(dj, "io_bytes");
-			ops = js_num(dj, "total_ios");
-			if (bytes <= 0 && ops <= 0)
-				continue;
-			if ((e = ext_get(out, dirs[d])) == NULL)
-				continue;
-			e->bytes += (uint64_t)bytes;
-			e->ops += (uint64_t)ops;
-			e->bw_bytes += js_num(dj, "bw_bytes");
-			e->iops += js_num(dj, "iops");
-			if (js_num(dj, "runtime") / 1000.0 > e->runtime_s)
-				e->runtime_s = js_num(dj, "runtime") / 1000.0;
-			/* several jobs without group_reporting: keep the worst */
-			if (fio_pct(dj, "50.000000") > e->p50_ns)
-				e->p50_ns = fio_pct(dj, "50.000000");
-			if (fio_pct(dj, "99.000000") > e->p99_ns)
-				e->p99_ns = fio_pct(dj, "99.000000");
-			if (fio_pct(dj, "99.900000") > e->p999_ns)
-				e->p999_ns = fio_pct(dj, "99.900000");
-		}
+		for (d = 0; d < nitems(dirs); d++)
+			if ((dj = js_get(job, dirs[d])) != NULL)
+				fio_add_dir(out, dirs[d], dj);
 	}
 	if (out->n == 0) {
 		snprintf(err, errlen, "fio: no I/O in the JSON output");
@@ -110,7 +114,6 @@ out:
 	json_object_put(root);
 	return rc;
 }
-
 /* Split a line into white-space separated tokens (in place). */
 static size_t
 tokens(char *line, char **tok, size_t max)
@@ -639,58 +642,64 @@ has_arg(char **args, const char *prefix)
 	return 0;
 }
 
-/* Run argv with stdout+stderr into a memory file; honour abort and the
- * timeout.  *out malloc'd (NUL-terminated).  Exit status, or -1. */
-static int
-run_tool(struct bench_job *j, char **argv, char **out)
+/* The tool's timeout in seconds (--ext-timeout, else an hour). */
+static unsigned
+tool_timeout_s(const struct bench_job *j)
 {
-	uint64_t dl = now_mono_ns() + (uint64_t)(j->p.ext_timeout_s ? j->p.ext_timeout_s : 3600) *
-	    1000000000ull;
-	int mfd, cwd, st = 0, killed = 0;
-	char sub[32];
-	struct stat sb;
-	size_t len;
-	pid_t pid;
+	return j->p.ext_timeout_s ? j->p.ext_timeout_s : 3600;
+}
 
-	*out = NULL;
+/* The tool's working directory (*cwd) and the memory file for its output
+ * (*mfd), both the caller's to close. 0 or -1 (j->err, nothing open). */
+static int
+tool_fds(struct bench_job *j, int *cwd, int *mfd)
+{
+	char sub[32];
+
 	ext_subdir(j, sub, sizeof(sub));
 	/* the tool works in its own directory: what it writes by a relative
 	 * name (fio's state and log files) stays under --dir and goes with
 	 * the clean-up, not into knobd's working directory */
-	if ((cwd = openat(j->wfd, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+	if ((*cwd = openat(j->wfd, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
 		snprintf(j->err, sizeof(j->err), "%s: %s: %s", j->node, sub, strerror(errno));
 		return -1;
 	}
-	if ((mfd = memfd_create("knob-ext", MFD_CLOEXEC)) < 0) {
+	if ((*mfd = memfd_create("knob-ext", MFD_CLOEXEC)) < 0) {
 		snprintf(j->err, sizeof(j->err), "%s: memfd_create: %s", j->node, strerror(errno));
-		close(cwd);
+		close(*cwd);
 		return -1;
 	}
-	pid = fork();
-	if (pid < 0) {
-		snprintf(j->err, sizeof(j->err), "%s: fork: %s", j->node, strerror(errno));
-		close(mfd);
-		close(cwd);
-		return -1;
-	}
-	if (pid == 0) {
-		int nul = open("/dev/null", O_RDONLY);
+	return 0;
+}
 
-		child_signals_default();
-		setpgid(0, 0);
-		if (fchdir(cwd) < 0)
-			_exit(126);
-		if (nul >= 0)
-			dup2(nul, 0);
-		dup2(mfd, 1);
-		dup2(mfd, 2);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	setpgid(pid, pid);
-	close(cwd);
+/* In the forked child: its own process group, in directory cwd, stdin
+ * from /dev/null, stdout and stderr into mfd; exec argv. */
+static void __attribute__((noreturn))
+tool_child(char **argv, int cwd, int mfd)
+{
+	int nul = open("/dev/null", O_RDONLY);
+
+	child_signals_default();
+	setpgid(0, 0);
+	if (fchdir(cwd) < 0)
+		_exit(126);
+	if (nul >= 0)
+		dup2(nul, 0);
+	dup2(mfd, 1);
+	dup2(mfd, 2);
+	execvp(argv[0], argv);
+	_exit(127);
+}
+
+/* Reap pid, killing its process group on abort or past deadline dl (*st:
+ * its wait status).  0, 1 when aborted, 2 when timed out. */
+static int
+tool_wait(struct bench_job *j, pid_t pid, uint64_t dl, int *st)
+{
+	int killed = 0;
+
 	for (;;) {
-		pid_t w = waitpid(pid, &st, WNOHANG);
+		pid_t w = waitpid(pid, st, WNOHANG);
 
 		if (w == pid)
 			break;
@@ -703,19 +712,58 @@ run_tool(struct bench_job *j, char **argv, char **out)
 		}
 		usleep(50000);
 	}
-	if (fstat(mfd, &sb) == 0) {
-		len = (size_t)sb.st_size > EXT_OUT_MAX ? EXT_OUT_MAX : (size_t)sb.st_size;
-		ssize_t r;
+	return killed;
+}
 
-		*out = xmalloc(len + 1);
-		r = pread(mfd, *out, len, 0);
-		len = r > 0 ? (size_t)r : 0;
-		(*out)[len] = '\0';
+/* The first EXT_OUT_MAX bytes of memory file mfd, malloc'd and
+ * NUL-terminated, or NULL when it cannot be sized. */
+static char *
+tool_output(int mfd)
+{
+	struct stat sb;
+	size_t len;
+	ssize_t r;
+	char *out;
+
+	if (fstat(mfd, &sb) != 0)
+		return NULL;
+	len = (size_t)sb.st_size > EXT_OUT_MAX ? EXT_OUT_MAX : (size_t)sb.st_size;
+	out = xmalloc(len + 1);
+	r = pread(mfd, out, len, 0);
+	len = r > 0 ? (size_t)r : 0;
+	out[len] = '\0';
+	return out;
+}
+
+/* Run argv with stdout+stderr into a memory file; honour abort and the
+ * timeout.  *out malloc'd (NUL-terminated).  Exit status, or -1. */
+static int
+run_tool(struct bench_job *j, char **argv, char **out)
+{
+	uint64_t dl = now_mono_ns() + (uint64_t)tool_timeout_s(j) * 1000000000ull;
+	int mfd, cwd, st = 0, killed;
+	pid_t pid;
+
+	*out = NULL;
+	if (tool_fds(j, &cwd, &mfd) < 0)
+		return -1;
+	pid = fork();
+	if (pid < 0) {
+		snprintf(j->err, sizeof(j->err), "%s: fork: %s", j->node, strerror(errno));
+		close(mfd);
+		close(cwd);
+		return -1;
 	}
+	if (pid == 0)
+		tool_child(argv, cwd, mfd);
+	setpgid(pid, pid);
+	close(cwd);
+	killed = tool_wait(j, pid, dl, &st);
+	*out = tool_output(mfd);
 	close(mfd);
 	if (killed == 2) {
 		snprintf(j->err, sizeof(j->err), "%s: %s timed out after %u s", j->node, argv[0],
-		    j->p.ext_timeout_s ? j->p.ext_timeout_s : 3600);
+		    tool_timeout_s(j));
 		return -1;
 	}
 	if (killed == 1)

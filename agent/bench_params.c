@@ -200,17 +200,13 @@ data_sizes_check(const struct bench_params *p, char *err, size_t errlen)
 	return bench_sizes_check(&s, err, errlen);
 }
 
-/* Validate a spec without touching the file system and copy it into p. */
-int
-bench_params_from_spec(struct bench_params *p, const Knob__PhaseSpec *s,
-    const char *sysroot, char *err, size_t errlen)
+/* The ids, kind, directory and sysroot of spec s into p. 0 or -1 (err). */
+static int
+spec_ids(struct bench_params *p, const Knob__PhaseSpec *s, const char *sysroot,
+    char *err, size_t errlen)
 {
 	const char *wid;
-	size_t i;
 
-	memset(p, 0, sizeof(*p));
-	if (s == NULL)
-		PERR("phase spec missing");
 	if (s->phase_id == NULL || bench_check_id(s->phase_id) < 0)
 		PERR("bad phase id (1-64 of A-Z a-z 0-9 . _ -)");
 	snprintf(p->phase_id, sizeof(p->phase_id), "%s", s->phase_id);
@@ -224,6 +220,15 @@ bench_params_from_spec(struct bench_params *p, const Knob__PhaseSpec *s,
 		PERR("benchmark directory must be an absolute path");
 	snprintf(p->dir, sizeof(p->dir), "%s", s->dir);
 	snprintf(p->sysroot, sizeof(p->sysroot), "%s", sysroot ? sysroot : "");
+	return 0;
+fail:
+	return -1;
+}
+
+/* The plain numeric and boolean fields of spec s into p (not checked here). */
+static void
+spec_scalars(struct bench_params *p, const Knob__PhaseSpec *s)
+{
 	p->bs = s->block_size;
 	p->file_size = s->file_size;
 	p->md_write_size = s->md_write_size;
@@ -260,6 +265,12 @@ bench_params_from_spec(struct bench_params *p, const Knob__PhaseSpec *s,
 	p->segments = s->segments;
 	p->stripe_count = s->stripe_count;
 	p->stripe_size = s->stripe_size;
+}
+
+/* Striping, I/O engine and external tool of spec s into p. 0 or -1 (err). */
+static int
+spec_engine(struct bench_params *p, const Knob__PhaseSpec *s, char *err, size_t errlen)
+{
 	if (p->stripe_count > 2000)
 		PERR("stripe count above 2000 (Lustre's limit)");
 	if (p->stripe_size % 65536 != 0 || p->stripe_size > (4ull << 30))
@@ -268,6 +279,18 @@ bench_params_from_spec(struct bench_params *p, const Knob__PhaseSpec *s,
 		PERR("unknown I/O engine '%s' (psync, io_uring, libaio)", s->ioengine);
 	if (s->ext_tool && strlen(s->ext_tool) < sizeof(p->ext_tool))
 		snprintf(p->ext_tool, sizeof(p->ext_tool), "%s", s->ext_tool);
+	return 0;
+fail:
+	return -1;
+}
+
+/* This node's ranks of spec s into p (allocated in p, which
+ * bench_params_free frees, even on error). 0 or -1 (err). */
+static int
+spec_ranks(struct bench_params *p, const Knob__PhaseSpec *s, char *err, size_t errlen)
+{
+	size_t i;
+
 	if (s->n_ranks > 4096)
 		PERR("too many ranks on one node (%zu)", s->n_ranks);
 	if (p->threads_total == 0 || p->threads_total > (1u << 20))
@@ -279,6 +302,19 @@ bench_params_from_spec(struct bench_params *p, const Knob__PhaseSpec *s,
 			PERR("rank %u out of range", s->ranks[i]);
 		p->ranks[i] = s->ranks[i];
 	}
+	return 0;
+fail:
+	return -1;
+}
+
+/* The external tool's arguments and the hosts of spec s into p (allocated
+ * in p, which bench_params_free frees, even on error). 0 or -1 (err). */
+static int
+spec_args_hosts(struct bench_params *p, const Knob__PhaseSpec *s, char *err,
+    size_t errlen)
+{
+	size_t i;
+
 	if (s->n_ext_args > 256 || s->n_hosts > 100000 || s->n_hosts != s->n_host_slots)
 		PERR("bad external tool arguments or hosts");
 	p->ext_args = xcalloc(s->n_ext_args + 1, sizeof(char *));
@@ -294,20 +330,25 @@ bench_params_from_spec(struct bench_params *p, const Knob__PhaseSpec *s,
 		p->hosts[i] = xstrdup(s->hosts[i]);
 		p->host_slots[i] = s->host_slots[i];
 	}
-	if (bench_kind_is_ext(p->kind)) {
-		if (ext_args_check(bench_kind_name(p->kind), p->ext_args, p->next_args, err,
-		    errlen) < 0)
-			goto fail;
-		return 0;
-	}
+	return 0;
+fail:
+	return -1;
+}
+
+/* The checks and defaults of p's kind (external, metadata or data).
+ * 0 or -1 (err). */
+static int
+spec_kind_check(struct bench_params *p, char *err, size_t errlen)
+{
+	if (bench_kind_is_ext(p->kind))
+		return ext_args_check(bench_kind_name(p->kind), p->ext_args, p->next_args, err,
+		    errlen) < 0 ? -1 : 0;
 	if (p->compress_pct > 100)
 		PERR("compressible percentage above 100");
 	if (bench_kind_is_md(p->kind)) {
 		p->files_per_dir = bench_files_per_dir(p->files_per_dir);
 		p->md_files = bench_md_files(p->md_files, p->files_per_dir);
-		if (bench_md_check(p, err, errlen) < 0)
-			goto fail;
-		return 0;
+		return bench_md_check(p, err, errlen) < 0 ? -1 : 0;
 	}
 	if (data_check(p, err, errlen) < 0)
 		goto fail;
@@ -315,7 +356,24 @@ bench_params_from_spec(struct bench_params *p, const Knob__PhaseSpec *s,
 		p->bs = bench_kind_is_rand(p->kind) ? BENCH_BS_RAND : BENCH_BS_SEQ;
 	if (p->file_size == 0 && p->bs <= BENCH_BS_MAX)
 		p->file_size = 64 * p->bs;
-	if (data_sizes_check(p, err, errlen) < 0)
+	return data_sizes_check(p, err, errlen) < 0 ? -1 : 0;
+fail:
+	return -1;
+}
+
+/* Validate a spec without touching the file system and copy it into p. */
+int
+bench_params_from_spec(struct bench_params *p, const Knob__PhaseSpec *s,
+    const char *sysroot, char *err, size_t errlen)
+{
+	memset(p, 0, sizeof(*p));
+	if (s == NULL)
+		PERR("phase spec missing");
+	if (spec_ids(p, s, sysroot, err, errlen) < 0)
+		goto fail;
+	spec_scalars(p, s);
+	if (spec_engine(p, s, err, errlen) < 0 || spec_ranks(p, s, err, errlen) < 0 ||
+	    spec_args_hosts(p, s, err, errlen) < 0 || spec_kind_check(p, err, errlen) < 0)
 		goto fail;
 	return 0;
 fail:

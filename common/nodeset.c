@@ -327,158 +327,211 @@ cursor_next(const struct bracket *b, struct cursor *c)
 	return 1;
 }
 
+/* A pattern token split into literals and bracket groups: lit[i] (litlen[i]
+ * bytes) comes before br[i]; lit[nb] ends it; total names in all. */
+struct pattern {
+	struct bracket br[NS_MAX_BRACKETS];	/* br[0..nb): their ranges owned */
+	const char *lit[NS_MAX_BRACKETS + 1];
+	size_t litlen[NS_MAX_BRACKETS + 1];
+	size_t nb, total;
+};
+
+/* The literal text [p, end) of token tok: 0, or -1 at an invalid
+ * character (said in cx). */
+static int
+check_literal(struct nsctx *cx, const char *tok, const char *p, const char *end)
+{
+	for (const char *q = p; q < end; q++) {
+		if (!name_char_ok((unsigned char)*q)) {
+			if (isprint((unsigned char)*q))
+				ns_error(cx, "nodeset: invalid character '%c' in \"%s\"", *q, tok);
+			else
+				ns_error(cx, "nodeset: invalid character 0x%02x in \"%s\"",
+				    (unsigned char)*q, tok);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* The bracket group from open to close (NULL: none) of token tok, the
+ * nb-th: 0, or -1 when it is unbalanced, nested, one too many or empty
+ * (said in cx). */
+static int
+check_group(struct nsctx *cx, const char *tok, const char *open, const char *close,
+    size_t nb)
+{
+	if (close == NULL)
+		return ns_error(cx, "nodeset: unbalanced '[' in \"%s\"", tok);
+	if (memchr(open + 1, '[', (size_t)(close - open - 1)) != NULL)
+		return ns_error(cx, "nodeset: nested '[' in \"%s\"", tok);
+	if (nb == NS_MAX_BRACKETS)
+		return ns_error(cx, "nodeset: too many bracket groups in \"%s\"", tok);
+	if (close == open + 1)
+		return ns_error(cx, "nodeset: empty brackets in \"%s\"", tok);
+	return 0;
+}
+
+/* Split token tok into pt (pt->br[0..pt->nb) are the caller's to free,
+ * even on error). 0 or -1 (said in cx). */
+static int
+pattern_parse(struct nsctx *cx, const char *tok, struct pattern *pt)
+{
+	const char *p = tok;
+
+	pt->nb = 0;
+	pt->total = 1;
+	pt->lit[0] = p;
+	for (;;) {
+		const char *open = strchr(p, '['), *close = strchr(p, ']');
+		const char *end = open ? open : p + strlen(p);
+		struct bracket *br = &pt->br[pt->nb];
+
+		if (close != NULL && (open == NULL || close < open))
+			return ns_error(cx, "nodeset: unbalanced ']' in \"%s\"", tok);
+		if (check_literal(cx, tok, p, end) < 0)
+			return -1;
+		pt->litlen[pt->nb] = (size_t)(end - pt->lit[pt->nb]);
+		if (open == NULL)
+			return 0;
+		if (check_group(cx, tok, open, close, pt->nb) < 0)
+			return -1;
+		if (parse_bracket(cx, open + 1, (size_t)(close - open - 1), tok, br) < 0) {
+			free(br->r);
+			return -1;
+		}
+		pt->nb++;
+		if (pt->total * br->count > NS_MAX_NAMES)
+			return ns_error(cx, "nodeset: too many nodes (more than %u) in \"%s\"",
+			    NS_MAX_NAMES, tok);
+		pt->total *= br->count;
+		p = close + 1;
+		pt->lit[pt->nb] = p;
+	}
+}
+
+/* The name of pt at cursors cur into buf (maxlen bytes, enough). */
+static void
+pattern_name(const struct pattern *pt, const struct cursor *cur, char *buf, size_t maxlen)
+{
+	size_t off = 0;
+
+	for (size_t i = 0; i <= pt->nb; i++) {
+		memcpy(buf + off, pt->lit[i], pt->litlen[i]);
+		off += pt->litlen[i];
+		if (i < pt->nb) {
+			const struct range *r = &pt->br[i].r[cur[i].ri];
+			off += (size_t)snprintf(buf + off, maxlen - off, "%0*" PRIu64, r->width,
+			    r->a + cur[i].off * r->step);
+		}
+	}
+	buf[off] = '\0';
+}
+
+/* Add every name of pt (from token tok) to out. */
+static void
+pattern_emit(const struct pattern *pt, const char *tok, struct nsset *out)
+{
+	struct cursor cur[NS_MAX_BRACKETS];
+	size_t maxlen = strlen(tok) + pt->nb * (NS_MAX_DIGITS + 1) + 1;
+	char *buf = xmalloc(maxlen);
+
+	memset(cur, 0, sizeof(cur));
+	for (size_t k = 0; k < pt->total; k++) {
+		pattern_name(pt, cur, buf, maxlen);
+		set_add(out, buf, 0);
+		/* odometer, rightmost bracket fastest */
+		for (size_t i = pt->nb; i-- > 0;)
+			if (!cursor_next(&pt->br[i], &cur[i]))
+				break;
+	}
+	free(buf);
+}
+
 /* Expand one pattern token (no operators) into out. */
 static int
 expand_pattern(struct nsctx *cx, const char *tok, struct nsset *out)
 {
-	struct bracket br[NS_MAX_BRACKETS];
-	const char *lit[NS_MAX_BRACKETS + 1];	/* literal before bracket i */
-	size_t litlen[NS_MAX_BRACKETS + 1];
-	size_t nb = 0, total = 1, maxlen;
-	struct cursor cur[NS_MAX_BRACKETS];
-	const char *p = tok, *q;
-	char *buf = NULL;
+	struct pattern pt;
 	int rc = -1;
 
 	if (*tok == '\0')
 		return ns_error(cx, "nodeset: empty node name");
-	lit[0] = p;
-	for (;;) {
-		const char *open = strchr(p, '['), *close = strchr(p, ']');
-		if (close != NULL && (open == NULL || close < open)) {
-			ns_error(cx, "nodeset: unbalanced ']' in \"%s\"", tok);
-			goto out;
-		}
-		for (q = p; q < (open ? open : p + strlen(p)); q++) {
-			if (!name_char_ok((unsigned char)*q)) {
-				if (isprint((unsigned char)*q))
-					ns_error(cx, "nodeset: invalid character '%c' in \"%s\"", *q, tok);
-				else
-					ns_error(cx, "nodeset: invalid character 0x%02x in \"%s\"",
-					    (unsigned char)*q, tok);
-				goto out;
-			}
-		}
-		litlen[nb] = (size_t)(q - lit[nb]);
-		if (open == NULL)
-			break;
-		if (close == NULL) {
-			ns_error(cx, "nodeset: unbalanced '[' in \"%s\"", tok);
-			goto out;
-		}
-		if (memchr(open + 1, '[', (size_t)(close - open - 1)) != NULL) {
-			ns_error(cx, "nodeset: nested '[' in \"%s\"", tok);
-			goto out;
-		}
-		if (nb == NS_MAX_BRACKETS) {
-			ns_error(cx, "nodeset: too many bracket groups in \"%s\"", tok);
-			goto out;
-		}
-		if (close == open + 1) {
-			ns_error(cx, "nodeset: empty brackets in \"%s\"", tok);
-			goto out;
-		}
-		if (parse_bracket(cx, open + 1, (size_t)(close - open - 1), tok, &br[nb]) < 0) {
-			free(br[nb].r);
-			goto out;
-		}
-		nb++;
-		if (total * br[nb - 1].count > NS_MAX_NAMES) {
-			ns_error(cx, "nodeset: too many nodes (more than %u) in \"%s\"",
-			    NS_MAX_NAMES, tok);
-			goto out;
-		}
-		total *= br[nb - 1].count;
-		p = close + 1;
-		lit[nb] = p;
+	if (pattern_parse(cx, tok, &pt) == 0) {
+		pattern_emit(&pt, tok, out);
+		rc = 0;
 	}
-	maxlen = strlen(tok) + nb * (NS_MAX_DIGITS + 1) + 1;
-	buf = xmalloc(maxlen);
-	memset(cur, 0, sizeof(cur));
-	for (size_t k = 0; k < total; k++) {
-		size_t off = 0;
-
-		for (size_t i = 0; i <= nb; i++) {
-			memcpy(buf + off, lit[i], litlen[i]);
-			off += litlen[i];
-			if (i < nb) {
-				const struct range *r = &br[i].r[cur[i].ri];
-				off += (size_t)snprintf(buf + off, maxlen - off, "%0*" PRIu64, r->width,
-				    r->a + cur[i].off * r->step);
-			}
-		}
-		buf[off] = '\0';
-		set_add(out, buf, 0);
-		/* odometer, rightmost bracket fastest */
-		for (size_t i = nb; i-- > 0;)
-			if (!cursor_next(&br[i], &cur[i]))
-				break;
-	}
-	rc = 0;
-out:
-	for (size_t i = 0; i < nb; i++)
-		free(br[i].r);
-	free(buf);
+	for (size_t i = 0; i < pt.nb; i++)
+		free(pt.br[i].r);
 	return rc;
 }
 
 static int expand_expr(struct nsctx *cx, const char *expr, struct nsset *res);
+
+/* May group g be expanded here: not already being expanded (a cycle),
+ * not nested too deeply, groups defined?  0 or -1 (said in cx). */
+static int
+group_check(struct nsctx *cx, const char *g)
+{
+	for (int d = 0; d < cx->depth; d++) {
+		if (strcmp(cx->stack[d], g) == 0) {
+			char chain[512];
+			size_t off = 0;
+
+			for (int j = d; j < cx->depth && off < sizeof(chain); j++)
+				off += (size_t)snprintf(chain + off, sizeof(chain) - off,
+				    "@%s -> ", cx->stack[j]);
+			return ns_error(cx, "nodeset: group recursion: %s@%s", chain, g);
+		}
+	}
+	if (cx->depth == NS_MAX_DEPTH)
+		return ns_error(cx, "nodeset: groups nested too deeply at @%s", g);
+	if (cx->groups == NULL)
+		return ns_error(cx, "nodeset: no groups defined (for @%s)", g);
+	return 0;
+}
+
+/* Expand the members of group g into out (an error in them names g).
+ * 0 or -1 (said in cx). */
+static int
+expand_group(struct nsctx *cx, const char *g, struct nsset *out)
+{
+	struct strvec members = { 0 };
+	int r = 0;
+
+	if (group_check(cx, g) < 0)
+		return -1;
+	if (cx->groups(cx->garg, g, &members) < 0) {
+		strvec_free(&members);
+		return ns_error(cx, "nodeset: unknown group @%s", g);
+	}
+	cx->stack[cx->depth++] = g;
+	for (size_t m = 0; m < members.n && r == 0; m++)
+		r = expand_expr(cx, members.v[m], out);
+	cx->depth--;
+	strvec_free(&members);
+	if (r < 0) {
+		size_t l = cx->err ? strlen(cx->err) : 0;
+		if (cx->err != NULL && l + 1 < cx->errlen && strstr(cx->err, "recursion") == NULL)
+			snprintf(cx->err + l, cx->errlen - l, " (in group @%s)", g);
+		return -1;
+	}
+	return 0;
+}
 
 /* Expand "@pattern": each group named by the pattern, recursively. */
 static int
 expand_groups(struct nsctx *cx, const char *tok, struct nsset *out)
 {
 	struct nsset names = { 0 };
-	int rc = -1;
+	int rc = 0;
 
 	if (tok[1] == '\0')
 		return ns_error(cx, "nodeset: empty group name in \"%s\"", tok);
 	if (expand_pattern(cx, tok + 1, &names) < 0)
-		goto out;
-	for (size_t i = 0; i < names.n; i++) {
-		const char *g = names.v[i];
-		struct strvec members = { 0 };
-		int r = 0;
-
-		for (int d = 0; d < cx->depth; d++) {
-			if (strcmp(cx->stack[d], g) == 0) {
-				char chain[512];
-				size_t off = 0;
-
-				for (int j = d; j < cx->depth && off < sizeof(chain); j++)
-					off += (size_t)snprintf(chain + off, sizeof(chain) - off,
-					    "@%s -> ", cx->stack[j]);
-				ns_error(cx, "nodeset: group recursion: %s@%s", chain, g);
-				goto out;
-			}
-		}
-		if (cx->depth == NS_MAX_DEPTH) {
-			ns_error(cx, "nodeset: groups nested too deeply at @%s", g);
-			goto out;
-		}
-		if (cx->groups == NULL) {
-			ns_error(cx, "nodeset: no groups defined (for @%s)", g);
-			goto out;
-		}
-		if (cx->groups(cx->garg, g, &members) < 0) {
-			strvec_free(&members);
-			ns_error(cx, "nodeset: unknown group @%s", g);
-			goto out;
-		}
-		cx->stack[cx->depth++] = g;
-		for (size_t m = 0; m < members.n && r == 0; m++)
-			r = expand_expr(cx, members.v[m], out);
-		cx->depth--;
-		strvec_free(&members);
-		if (r < 0) {
-			size_t l = cx->err ? strlen(cx->err) : 0;
-			if (cx->err != NULL && l + 1 < cx->errlen && strstr(cx->err, "recursion") == NULL)
-				snprintf(cx->err + l, cx->errlen - l, " (in group @%s)", g);
-			goto out;
-		}
-	}
-	rc = 0;
-out:
+		rc = -1;
+	for (size_t i = 0; i < names.n && rc == 0; i++)
+		rc = expand_group(cx, names.v[i], out);
 	set_free(&names);
 	return rc;
 }
@@ -523,62 +576,83 @@ set_combine(struct nsset *res, struct nsset *opnd, int op)
 	}
 }
 
+/* The operand token at *p (up to a separator outside brackets), malloc'd;
+ * *p moves past it. */
+static char *
+operand_token(const char **p)
+{
+	const char *start = *p, *q;
+	int depth = 0;
+	char *tok;
+
+	for (q = start; *q != '\0'; q++) {
+		if (*q == '[')
+			depth++;
+		else if (*q == ']' && depth > 0)
+			depth--;
+		else if (depth == 0 && is_sep((unsigned char)*q))
+			break;
+	}
+	tok = xmalloc((size_t)(q - start) + 1);
+	memcpy(tok, start, (size_t)(q - start));
+	tok[q - start] = '\0';
+	*p = q;
+	return tok;
+}
+
+/* Expand operand tok of expression expr and combine it into res with op.
+ * 0 or -1 (said in cx). */
+static int
+expand_operand(struct nsctx *cx, const char *tok, const char *expr, struct nsset *res,
+    int op)
+{
+	struct nsset opnd = { 0 };
+	int r;
+
+	if (tok[0] == '@')
+		r = expand_groups(cx, tok, &opnd);
+	else
+		r = expand_pattern(cx, tok, &opnd);
+	if (r == 0 && opnd.live + res->live > NS_MAX_NAMES)
+		r = ns_error(cx, "nodeset: too many nodes (more than %u) in \"%s\"",
+		    NS_MAX_NAMES, expr);
+	if (r == 0)
+		set_combine(res, &opnd, op);
+	set_free(&opnd);
+	return r;
+}
+
 /* Expand a full expression with operators, combining into res. */
 static int
 expand_expr(struct nsctx *cx, const char *expr, struct nsset *res)
 {
 	const char *p = expr;
-	char *tok = NULL;
-	int op = ',', rc = -1, have_operand = 0;
+	int op = ',', have_operand = 0;
 
 	for (;;) {
-		struct nsset opnd = { 0 };
-		const char *start;
-		int depth = 0, r;
+		char *tok;
+		int r;
 
 		while (isspace((unsigned char)*p))
 			p++;
 		if (*p == '\0') {
-			if (op != ',') {
-				ns_error(cx, "nodeset: missing operand after '%c' in \"%s\"", op, expr);
-				goto out;
-			}
-			break;
+			if (op != ',')
+				return ns_error(cx, "nodeset: missing operand after '%c' in \"%s\"",
+				    op, expr);
+			return 0;
 		}
 		if (*p == ',' && op == ',') {	/* empty item: tolerated */
 			p++;
-			op = ',';
 			continue;
 		}
-		if (is_sep((unsigned char)*p)) {
-			ns_error(cx, "nodeset: missing operand before '%c' in \"%s\"", *p, expr);
-			goto out;
-		}
-		start = p;
-		for (; *p != '\0'; p++) {
-			if (*p == '[')
-				depth++;
-			else if (*p == ']' && depth > 0)
-				depth--;
-			else if (depth == 0 && is_sep((unsigned char)*p))
-				break;
-		}
+		if (is_sep((unsigned char)*p))
+			return ns_error(cx, "nodeset: missing operand before '%c' in \"%s\"", *p,
+			    expr);
+		tok = operand_token(&p);
+		r = expand_operand(cx, tok, expr, res, have_operand ? op : ',');
 		free(tok);
-		tok = xmalloc((size_t)(p - start) + 1);
-		memcpy(tok, start, (size_t)(p - start));
-		tok[p - start] = '\0';
-		if (tok[0] == '@')
-			r = expand_groups(cx, tok, &opnd);
-		else
-			r = expand_pattern(cx, tok, &opnd);
-		if (r == 0 && opnd.live + res->live > NS_MAX_NAMES)
-			r = ns_error(cx, "nodeset: too many nodes (more than %u) in \"%s\"",
-			    NS_MAX_NAMES, expr);
-		if (r == 0)
-			set_combine(res, &opnd, have_operand ? op : ',');
-		set_free(&opnd);
 		if (r < 0)
-			goto out;
+			return -1;
 		have_operand = 1;
 		/* the operator that follows, if any */
 		while (isspace((unsigned char)*p))
@@ -588,10 +662,6 @@ expand_expr(struct nsctx *cx, const char *expr, struct nsset *res)
 		else
 			op = ',';	/* white space or end */
 	}
-	rc = 0;
-out:
-	free(tok);
-	return rc;
 }
 
 /* Expand expr, appending new names to out (names already in out are not
@@ -1002,6 +1072,56 @@ next_perm(size_t *p, size_t k)
 	return 1;
 }
 
+/* The shortest fold of pn[0..cnt) (one key, k > 0 fields) over the
+ * orders of its fields tried: the last field first (ties keep it), then
+ * every other order up to 3 fields, or the first field first beyond.
+ * Malloc'd. */
+static char *
+fold_best(const struct pname *pn, size_t cnt, size_t k)
+{
+	size_t *perm = xmalloc(k * sizeof(*perm));
+	char *best;
+	int more = 1;
+
+	for (size_t d = 0; d < k; d++)
+		perm[d] = k - 1 - d;
+	best = fold_pattern(pn, cnt, perm);
+	for (size_t d = 0; d < k; d++)
+		perm[d] = d;
+	for (; more; more = k <= 3 ? next_perm(perm, k) : 0) {
+		char *s;
+		size_t d;
+
+		for (d = 0; d < k && perm[d] == k - 1 - d; d++)
+			;
+		if (d == k)
+			continue;	/* the order already tried */
+		s = fold_pattern(pn, cnt, perm);
+		if (strlen(s) < strlen(best)) {
+			free(best);
+			best = s;
+		} else
+			free(s);
+	}
+	free(perm);
+	return best;
+}
+
+/* Append ",s" (just s when *len is 0) to the malloc'd string *out of *cap
+ * bytes, growing it. */
+static void
+fold_append(char **out, size_t *len, size_t *cap, const char *s)
+{
+	if (*len + strlen(s) + 2 > *cap) {
+		*cap = (*len + strlen(s) + 2) * 2;
+		*out = xrealloc(*out, *cap);
+	}
+	if (*len > 0)
+		(*out)[(*len)++] = ',';
+	memcpy(*out + *len, s, strlen(s) + 1);
+	*len += strlen(s);
+}
+
 /* Fold names[0..n) into the shortest bracket form found; duplicates are
  * ignored.  Returns a malloc'd string ("" for no names); caller frees. */
 char *
@@ -1021,49 +1141,16 @@ nodeset_fold(char *const *names, size_t n)
 		pname_parse(&pn[np++], uniq.v[i], i);
 	qsort(pn, np, sizeof(*pn), pname_cmp);
 	for (size_t i = 0; i < np;) {
-		size_t j = i, k = pn[i].nf;
-		char *best = NULL;
+		size_t j = i;
+		char *best;
 
 		while (j < np && strcmp(pn[j].key, pn[i].key) == 0)
 			j++;
-		if (k == 0) {
+		if (pn[i].nf == 0)
 			best = xstrdup(pn[i].name);	/* unique, so j == i + 1 */
-		} else {
-			size_t *perm = xmalloc(k * sizeof(*perm));
-			int more = 1;
-
-			/* last field first (ties keep it), then every other order up
-			 * to 3 fields, or first field first beyond; keep the shortest */
-			for (size_t d = 0; d < k; d++)
-				perm[d] = k - 1 - d;
-			best = fold_pattern(&pn[i], j - i, perm);
-			for (size_t d = 0; d < k; d++)
-				perm[d] = d;
-			for (; more; more = k <= 3 ? next_perm(perm, k) : 0) {
-				char *s;
-				size_t d;
-
-				for (d = 0; d < k && perm[d] == k - 1 - d; d++)
-					;
-				if (d == k)
-					continue;	/* the order already tried */
-				s = fold_pattern(&pn[i], j - i, perm);
-				if (strlen(s) < strlen(best)) {
-					free(best);
-					best = s;
-				} else
-					free(s);
-			}
-			free(perm);
-		}
-		if (len + strlen(best) + 2 > cap) {
-			cap = (len + strlen(best) + 2) * 2;
-			out = xrealloc(out, cap);
-		}
-		if (len > 0)
-			out[len++] = ',';
-		memcpy(out + len, best, strlen(best) + 1);
-		len += strlen(best);
+		else
+			best = fold_best(&pn[i], j - i, pn[i].nf);
+		fold_append(&out, &len, &cap, best);
 		free(best);
 		i = j;
 	}

@@ -520,9 +520,10 @@ in_list(const char *const *l, const char *s)
 	return 0;
 }
 
-/* Key and attribute rules of one driver. 0 or -1 with msg. */
+/* The rules every driver's key shares: a key, an attr where (and only
+ * where) the driver takes one, a match for blockdev only. 0 or -1 with msg. */
 static int
-key_validate(const char *driver, const char *key, const char *attr,
+key_common(const char *driver, const char *key, const char *attr,
     const char *match, char *msg, size_t msglen)
 {
 	int needs_attr = strcmp(driver, "blockdev") == 0 || strcmp(driver, "net") == 0;
@@ -546,60 +547,127 @@ key_validate(const char *driver, const char *key, const char *attr,
 		    driver, key, match);
 		return -1;
 	}
-	if (strcmp(driver, "sysfs") == 0) {
-		if ((key[0] == '/' && strncmp(key, "/sys/", 5) != 0) || has_dotdot(key) ||
-		    strstr(key, "//") != NULL) {
-			snprintf(msg, msglen, "sysfs key '%s' is not a path under /sys", key);
-			return -1;
-		}
-	} else if (strcmp(driver, "sysctl") == 0) {
-		/* "//" is ".." once sysctl_glob swaps a dotted key's separators */
-		if (key[0] == '/' || has_dotdot(key) || strstr(key, "//") != NULL ||
-		    !chars_ok(key, "._-*?[]/")) {
-			snprintf(msg, msglen, "bad sysctl name '%s'", key);
-			return -1;
-		}
-	} else if (strcmp(driver, "blockdev") == 0) {
-		if (strchr(key, '/') != NULL || has_dotdot(key) || !chars_ok(key, "._-*?[]!:")) {
-			snprintf(msg, msglen, "bad block device glob '%s'", key);
-			return -1;
-		}
-		if (blockdev_attr_path(attr) == NULL) {
-			snprintf(msg, msglen, "unknown blockdev attr '%s'", attr);
-			return -1;
-		}
-	} else if (strcmp(driver, "lustre") == 0) {
-		char path[1024];
+	return 0;
+}
 
-		if (strchr(key, '/') != NULL || has_dotdot(key) ||
-		    !chars_ok(key, "._-*?[]@,") || lustre_param_path(key, path, sizeof(path)) < 0) {
-			snprintf(msg, msglen, "bad lustre parameter name '%s'", key);
-			return -1;
-		}
-	} else if (strcmp(driver, "gpfs") == 0) {
-		if (!chars_ok(key, "_")) {
-			snprintf(msg, msglen, "bad gpfs attribute '%s'", key);
-			return -1;
-		}
-	} else if (strcmp(driver, "nfsd") == 0) {
-		if (!in_list(nfsd_keys, key)) {
-			snprintf(msg, msglen, "unknown nfsd key '%s' (threads, max_block_size, nfsv4leasetime, nfsv4gracetime)", key);
-			return -1;
-		}
-	} else if (strcmp(driver, "net") == 0) {
-		if (strchr(key, '/') != NULL || !chars_ok(key, "._-*?[]!:@")) {
-			snprintf(msg, msglen, "bad interface glob '%s'", key);
-			return -1;
-		}
-		if (!in_list(net_attrs, attr)) {
-			snprintf(msg, msglen, "unknown net attr '%s' (mtu, txqueuelen)", attr);
-			return -1;
-		}
-	} else {
-		snprintf(msg, msglen, "unknown driver '%s'", driver);
+/* A sysfs key: a path under /sys (absolute or relative to it). */
+static int
+key_sysfs(const char *key, const char *attr, char *msg, size_t msglen)
+{
+	(void)attr;
+	if ((key[0] == '/' && strncmp(key, "/sys/", 5) != 0) || has_dotdot(key) ||
+	    strstr(key, "//") != NULL) {
+		snprintf(msg, msglen, "sysfs key '%s' is not a path under /sys", key);
 		return -1;
 	}
 	return 0;
+}
+
+/* A sysctl key: a dotted or slashed name (glob allowed), never a path. */
+static int
+key_sysctl(const char *key, const char *attr, char *msg, size_t msglen)
+{
+	(void)attr;
+	/* "//" is ".." once sysctl_glob swaps a dotted key's separators */
+	if (key[0] == '/' || has_dotdot(key) || strstr(key, "//") != NULL ||
+	    !chars_ok(key, "._-*?[]/")) {
+		snprintf(msg, msglen, "bad sysctl name '%s'", key);
+		return -1;
+	}
+	return 0;
+}
+
+/* A blockdev key: a device name glob, and a known queue attribute. */
+static int
+key_blockdev(const char *key, const char *attr, char *msg, size_t msglen)
+{
+	if (strchr(key, '/') != NULL || has_dotdot(key) || !chars_ok(key, "._-*?[]!:")) {
+		snprintf(msg, msglen, "bad block device glob '%s'", key);
+		return -1;
+	}
+	if (blockdev_attr_path(attr) == NULL) {
+		snprintf(msg, msglen, "unknown blockdev attr '%s'", attr);
+		return -1;
+	}
+	return 0;
+}
+
+/* A lustre key: a parameter name (glob allowed) with a path on a node. */
+static int
+key_lustre(const char *key, const char *attr, char *msg, size_t msglen)
+{
+	char path[1024];
+
+	(void)attr;
+	if (strchr(key, '/') != NULL || has_dotdot(key) ||
+	    !chars_ok(key, "._-*?[]@,") || lustre_param_path(key, path, sizeof(path)) < 0) {
+		snprintf(msg, msglen, "bad lustre parameter name '%s'", key);
+		return -1;
+	}
+	return 0;
+}
+
+/* A gpfs key: an mmchconfig attribute name. */
+static int
+key_gpfs(const char *key, const char *attr, char *msg, size_t msglen)
+{
+	(void)attr;
+	if (!chars_ok(key, "_")) {
+		snprintf(msg, msglen, "bad gpfs attribute '%s'", key);
+		return -1;
+	}
+	return 0;
+}
+
+/* An nfsd key: one of nfsd_keys. */
+static int
+key_nfsd(const char *key, const char *attr, char *msg, size_t msglen)
+{
+	(void)attr;
+	if (!in_list(nfsd_keys, key)) {
+		snprintf(msg, msglen, "unknown nfsd key '%s' (threads, max_block_size, nfsv4leasetime, nfsv4gracetime)", key);
+		return -1;
+	}
+	return 0;
+}
+
+/* A net key: an interface name glob, and one of net_attrs. */
+static int
+key_net(const char *key, const char *attr, char *msg, size_t msglen)
+{
+	if (strchr(key, '/') != NULL || !chars_ok(key, "._-*?[]!:@")) {
+		snprintf(msg, msglen, "bad interface glob '%s'", key);
+		return -1;
+	}
+	if (!in_list(net_attrs, attr)) {
+		snprintf(msg, msglen, "unknown net attr '%s' (mtu, txqueuelen)", attr);
+		return -1;
+	}
+	return 0;
+}
+
+/* Each driver's key rules (key_common applied first). */
+static const struct {
+	const char *driver;
+	int (*check)(const char *key, const char *attr, char *msg, size_t msglen);
+} key_rules[] = {
+	{ "sysfs", key_sysfs }, { "sysctl", key_sysctl }, { "blockdev", key_blockdev },
+	{ "lustre", key_lustre }, { "gpfs", key_gpfs }, { "nfsd", key_nfsd },
+	{ "net", key_net },
+};
+
+/* Key and attribute rules of one driver. 0 or -1 with msg. */
+static int
+key_validate(const char *driver, const char *key, const char *attr,
+    const char *match, char *msg, size_t msglen)
+{
+	if (key_common(driver, key, attr, match, msg, msglen) < 0)
+		return -1;
+	for (size_t i = 0; i < nitems(key_rules); i++)
+		if (strcmp(driver, key_rules[i].driver) == 0)
+			return key_rules[i].check(key, attr, msg, msglen);
+	snprintf(msg, msglen, "unknown driver '%s'", driver);
+	return -1;
 }
 
 const char *const lustre_param_roots[] = {

@@ -500,18 +500,84 @@ dir_of(const char *path)
 	return res;
 }
 
+/* Read and parse ld->path: the document (the caller frees it), or NULL
+ * with the errors recorded in ld.  Recoverable parser errors are errors
+ * too (the document is returned, ld->nerr says so). */
+static xmlDocPtr
+inv_parse(struct invload *ld)
+{
+	xmlDocPtr doc;
+	int rc;
+
+	xmlSetStructuredErrorFunc(ld, xml_error);
+	rc = xml_read_path(ld->path, INV_MAX_FILE, XML_PARSE_NONET | XML_PARSE_NOERROR |
+	    XML_PARSE_NOWARNING, &doc);
+	xmlSetStructuredErrorFunc(NULL, NULL);
+	if (rc < 0)
+		inv_error(ld, 0, "cannot read: %s", strerror(-rc));
+	else if (doc == NULL && ld->nerr == 0)
+		inv_error(ld, 0, "XML: cannot parse");
+	return doc;
+}
+
+/* The <cluster> root of doc and its attributes (the port into ld->inv):
+ * the root, or NULL when it is not <cluster> (said in ld). */
+static xmlNode *
+inv_root(struct invload *ld, xmlDocPtr doc)
+{
+	static const char *const allowed[] = { "port", NULL };
+	xmlNode *root = xmlDocGetRootElement(doc);
+	char *rootport;
+
+	if (root == NULL || strcmp((const char *)root->name, "cluster") != 0) {
+		inv_error(ld, root ? xml_line(root) : 0, "root element must be <cluster>%s%s%s",
+		    root ? ", not <" : "", root ? (const char *)root->name : "", root ? ">" : "");
+		return NULL;
+	}
+	check_attrs(ld, root, allowed);
+	if ((rootport = xml_attr(root, "port")) != NULL &&
+	    (ld->inv->port = parse_port(strtrim(rootport))) < 0) {
+		inv_error(ld, xml_line(root), "<cluster>: bad port \"%s\" (1-65535)", rootport);
+		ld->inv->port = KNOB_DEFAULT_PORT;
+	}
+	free(rootport);
+	return root;
+}
+
+/* Each child of root, through its handler in elems; unknown elements and
+ * stray text are errors. */
+static void
+inv_elements(struct invload *ld, const xmlNode *root)
+{
+	struct elem_state st = { 0 };
+
+	for (xmlNode *n = root->children; n != NULL; n = n->next) {
+		size_t i;
+
+		if (n->type != XML_ELEMENT_NODE) {
+			check_text(ld, root, n);
+			continue;	/* comments, processing instructions */
+		}
+		for (i = 0; i < nitems(elems); i++)
+			if (strcmp((const char *)n->name, elems[i].name) == 0)
+				break;
+		if (i == nitems(elems)) {
+			inv_error(ld, xml_line(n), "unknown element <%s>", (const char *)n->name);
+			continue;
+		}
+		check_empty(ld, n);
+		elems[i].fn(ld, n, &st);
+	}
+}
+
 /* Parse and validate path.  Returns the inventory (free with
  * inventory_free) or NULL with every problem in err. */
 struct inventory *
 inventory_load(const char *path, char *err, size_t errlen)
 {
 	struct invload ld = { .path = path };
-	struct elem_state st = { 0 };
-	xmlDocPtr doc = NULL;
+	xmlDocPtr doc;
 	xmlNode *root;
-	char *buf = NULL, *rootport = NULL;
-	size_t len = 0;
-	int rc;
 
 	if (err != NULL && errlen > 0)
 		err[0] = '\0';
@@ -519,60 +585,15 @@ inventory_load(const char *path, char *err, size_t errlen)
 	ld.inv->path = xstrdup(path);
 	ld.inv->port = KNOB_DEFAULT_PORT;
 	ld.dir = dir_of(path);
-	if ((rc = read_file_bounded(path, INV_MAX_FILE, &buf, &len)) < 0) {
-		inv_error(&ld, 0, "cannot read: %s", strerror(-rc));
-		goto out;
+	doc = inv_parse(&ld);
+	/* recoverable parser errors are still errors */
+	if (doc != NULL && ld.nerr == 0 && (root = inv_root(&ld, doc)) != NULL) {
+		inv_elements(&ld, root);
+		check_nodes(&ld);
+		check_groups(&ld);
 	}
-	xmlSetStructuredErrorFunc(&ld, xml_error);
-	doc = xml_read_mem(buf, len, path, XML_PARSE_NONET | XML_PARSE_NOERROR |
-	    XML_PARSE_NOWARNING);
-	xmlSetStructuredErrorFunc(NULL, NULL);
-	if (doc == NULL) {
-		if (ld.nerr == 0)
-			inv_error(&ld, 0, "XML: cannot parse");
-		goto out;
-	}
-	if (ld.nerr > 0)	/* recoverable parser errors are still errors */
-		goto out;
-	root = xmlDocGetRootElement(doc);
-	if (root == NULL || strcmp((const char *)root->name, "cluster") != 0) {
-		inv_error(&ld, root ? xml_line(root) : 0, "root element must be <cluster>%s%s%s",
-		    root ? ", not <" : "", root ? (const char *)root->name : "", root ? ">" : "");
-		goto out;
-	}
-	{
-		static const char *const allowed[] = { "port", NULL };
-		check_attrs(&ld, root, allowed);
-	}
-	if ((rootport = xml_attr(root, "port")) != NULL &&
-	    (ld.inv->port = parse_port(strtrim(rootport))) < 0) {
-		inv_error(&ld, xml_line(root), "<cluster>: bad port \"%s\" (1-65535)", rootport);
-		ld.inv->port = KNOB_DEFAULT_PORT;
-	}
-	for (xmlNode *n = root->children; n != NULL; n = n->next) {
-		size_t i;
-
-		if (n->type != XML_ELEMENT_NODE) {
-			check_text(&ld, root, n);
-			continue;	/* comments, processing instructions */
-		}
-		for (i = 0; i < nitems(elems); i++)
-			if (strcmp((const char *)n->name, elems[i].name) == 0)
-				break;
-		if (i == nitems(elems)) {
-			inv_error(&ld, xml_line(n), "unknown element <%s>", (const char *)n->name);
-			continue;
-		}
-		check_empty(&ld, n);
-		elems[i].fn(&ld, n, &st);
-	}
-	check_nodes(&ld);
-	check_groups(&ld);
-out:
 	if (doc != NULL)
 		xmlFreeDoc(doc);
-	free(buf);
-	free(rootport);
 	free(ld.dir);
 	free(ld.node_line);
 	free(ld.group_line);

@@ -142,26 +142,56 @@ parse_uint(const char *s, long lo, long hi)
 	return v;
 }
 
+static const struct option opts[] = {
+	{ "dir", required_argument, NULL, 'd' },
+	{ "base", required_argument, NULL, 'b' },
+	{ "port", required_argument, NULL, 'p' },
+	{ "threads", required_argument, NULL, 't' },
+	{ "block", required_argument, NULL, 'B' },
+	{ "inventory", required_argument, NULL, 'i' },
+	{ "log-level", required_argument, NULL, 'L' },
+	{ "handshake-timeout", required_argument, NULL, 'H' },
+	{ "sni", no_argument, NULL, 'S' },
+	{ "alias", required_argument, NULL, 'A' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Apply option ch (argument optarg) to o: 0, -1 for a bad value, or 2
+ * after the usage for an unknown option (--help exits here). */
+static int
+opt_apply(int ch, struct sim_opts *o)
+{
+	long v = 0;
+
+	switch (ch) {
+	case 'd': o->dir = optarg; break;
+	case 'b': o->base = optarg; break;
+	case 'i': o->inventory = optarg; break;
+	case 'p': v = parse_uint(optarg, 1, 65535); o->port = (unsigned)v; break;
+	case 't': v = parse_uint(optarg, 1, 64); o->threads = (unsigned)v; break;
+	case 'B': v = parse_uint(optarg, 1, 4096); o->block = (unsigned)v; break;
+	case 'H': v = parse_uint(optarg, 1, 3600); o->handshake_s = (unsigned)v; break;
+	case 'L': v = o->log_level = log_parse_level(optarg); break;
+	case 'S': o->sni = 1; break;
+	case 'A':
+		if (o->nalias == SIM_ALIAS_MAX || strchr(optarg, '=') == NULL)
+			v = -1;
+		else
+			o->alias[o->nalias++] = optarg;
+		break;
+	case 'h': usage(stdout); exit(0);
+	default: usage(stderr); return 2;
+	}
+	return v < 0 ? -1 : 0;
+}
+
 /* Options into o. 0, or the exit status for main. */
 static int
 parse_opts(int argc, char **argv, struct sim_opts *o)
 {
-	static const struct option opts[] = {
-		{ "dir", required_argument, NULL, 'd' },
-		{ "base", required_argument, NULL, 'b' },
-		{ "port", required_argument, NULL, 'p' },
-		{ "threads", required_argument, NULL, 't' },
-		{ "block", required_argument, NULL, 'B' },
-		{ "inventory", required_argument, NULL, 'i' },
-		{ "log-level", required_argument, NULL, 'L' },
-		{ "handshake-timeout", required_argument, NULL, 'H' },
-		{ "sni", no_argument, NULL, 'S' },
-		{ "alias", required_argument, NULL, 'A' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	long v;
-	int ch;
+	int ch, rc;
 
 	memset(o, 0, sizeof(*o));
 	o->threads = 2;
@@ -171,27 +201,9 @@ parse_opts(int argc, char **argv, struct sim_opts *o)
 	o->base = "127.77.0.1";
 	o->log_level = LOG_LVL_WARN;
 	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		v = 0;
-		switch (ch) {
-		case 'd': o->dir = optarg; break;
-		case 'b': o->base = optarg; break;
-		case 'i': o->inventory = optarg; break;
-		case 'p': v = parse_uint(optarg, 1, 65535); o->port = (unsigned)v; break;
-		case 't': v = parse_uint(optarg, 1, 64); o->threads = (unsigned)v; break;
-		case 'B': v = parse_uint(optarg, 1, 4096); o->block = (unsigned)v; break;
-		case 'H': v = parse_uint(optarg, 1, 3600); o->handshake_s = (unsigned)v; break;
-		case 'L': v = o->log_level = log_parse_level(optarg); break;
-		case 'S': o->sni = 1; break;
-		case 'A':
-			if (o->nalias == SIM_ALIAS_MAX || strchr(optarg, '=') == NULL)
-				v = -1;
-			else
-				o->alias[o->nalias++] = optarg;
-			break;
-		case 'h': usage(stdout); exit(0);
-		default: usage(stderr); return 2;
-		}
-		if (v < 0) {
+		if ((rc = opt_apply(ch, o)) == 2)
+			return 2;
+		if (rc < 0) {
 			fprintf(stderr, "knob-sim: bad option value '%s'\n", optarg);
 			return 2;
 		}
@@ -522,25 +534,23 @@ unauth_flush(struct sim_node *nodes, unsigned n)
 		    last ? last->name : "", last ? ": " : "", last ? last->a.hs_last : "");
 }
 
-/* Set up nodes, blocks' certificates and threads; serve until a signal.
- * 0, -1, or 2 when work items outlived the shutdown deadline. */
+/* What one simulation holds while it runs (simulate's, freed by sim_stop). */
+struct sim_run {
+	struct work_pool *pool;
+	struct sim_sni *front;
+	struct sim_names names;
+	SSL_CTX *ctx;			/* the certificates of the last block started */
+	unsigned up;			/* nodes started */
+};
+
+/* Before any thread: the nodes' names, the directories, the CA and the
+ * inventory. 0 or -1 (said on stderr). */
 static int
-simulate(const struct sim_opts *o, struct sim_node *nodes, struct sim_thread *th)
+sim_prepare(const struct sim_opts *o, struct sim_node *nodes)
 {
 	char err[512];
-	struct work_pool *pool = NULL;
-	struct sim_sni *front = NULL;
-	struct sim_names names;
-	SSL_CTX *ctx = NULL;
-	unsigned long rss0 = rss_kib(), rss1;
 
-	memset(&names, 0, sizeof(names));
-	names.front = &th[0];
-	unsigned i, up = 0;
-	sigset_t ss;
-	int rc = -1, sig, busy = 0;
-
-	for (i = 0; i < o->n; i++)
+	for (unsigned i = 0; i < o->n; i++)
 		if (node_names(&nodes[i], o, i) < 0)
 			return -1;
 	if (sim_mkdirs(o->dir) < 0 || make_ca(o, err, sizeof(err)) < 0) {
@@ -549,49 +559,90 @@ simulate(const struct sim_opts *o, struct sim_node *nodes, struct sim_thread *th
 	}
 	if (o->inventory && write_inventory(o, nodes) < 0)
 		return -1;
-	if ((pool = work_pool_new(WORK_THREADS)) == NULL)
-		return -1;
-	for (i = 0; i < o->threads; i++) {
+	return 0;
+}
+
+/* Each thread's event base, stop eventfd and inbox (not yet running).
+ * 0 or -1; sim_stop frees what was made. */
+static int
+threads_init(const struct sim_opts *o, struct sim_thread *th)
+{
+	for (unsigned i = 0; i < o->threads; i++) {
 		pthread_mutex_init(&th[i].mu, NULL);
 		if ((th[i].base = ev_base_new()) == NULL ||
 		    (th[i].stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0 ||
 		    ev_io_add(th[i].base, th[i].stopfd, EPOLLIN, on_thread_stop, th[i].base) < 0 ||
 		    ev_async_init(th[i].base, &th[i].wake, on_inbox, &th[i]) < 0)
-			goto out;
+			return -1;
 	}
-	for (i = 0; i < o->n; i++, up++) {
+	return 0;
+}
+
+/* Start every node on its thread's base, a block's certificates at a time
+ * (r->up counts those started). 0 or -1 (said on stderr). */
+static int
+nodes_start(const struct sim_opts *o, struct sim_node *nodes, struct sim_thread *th,
+    struct sim_run *r)
+{
+	char err[512];
+
+	for (unsigned i = 0; i < o->n; i++, r->up++) {
 		if (i % o->block == 0) {
-			SSL_CTX_free(ctx);
-			if ((ctx = block_ctx(o, nodes, i / o->block, err, sizeof(err))) == NULL) {
+			SSL_CTX_free(r->ctx);
+			if ((r->ctx = block_ctx(o, nodes, i / o->block, err, sizeof(err))) == NULL) {
 				fprintf(stderr, "knob-sim: certificates: %s\n", err);
-				goto out;
+				return -1;
 			}
 		}
 		nodes[i].th = &th[i % o->threads];
-		if (node_start(&nodes[i], o, nodes[i].th->base, pool, ctx) < 0) {
+		if (node_start(&nodes[i], o, nodes[i].th->base, r->pool, r->ctx) < 0) {
 			fprintf(stderr, "knob-sim: %s (%s) did not start\n", nodes[i].name,
 			    nodes[i].listen);
 			agent_fini(&nodes[i].a);
-			goto out;
+			return -1;
 		}
 	}
-	if (o->sni) {
-		if (names_build(o, nodes, &names) < 0)
-			goto out;
-		if ((front = sim_sni_new(th[0].base, nodes[0].listen, o->handshake_s, sni_lookup,
-		    sni_handoff, &names, err, sizeof(err))) == NULL) {
-			fprintf(stderr, "knob-sim: %s\n", err);
-			goto out;
-		}
+	return 0;
+}
+
+/* --sni: the one listener on the first node's address that hands each
+ * connection to the agent it names. 0 or -1 (said on stderr). */
+static int
+sni_start(const struct sim_opts *o, struct sim_node *nodes, struct sim_thread *th,
+    struct sim_run *r)
+{
+	char err[512];
+
+	if (!o->sni)
+		return 0;
+	if (names_build(o, nodes, &r->names) < 0)
+		return -1;
+	if ((r->front = sim_sni_new(th[0].base, nodes[0].listen, o->handshake_s, sni_lookup,
+	    sni_handoff, &r->names, err, sizeof(err))) == NULL) {
+		fprintf(stderr, "knob-sim: %s\n", err);
+		return -1;
 	}
-	for (i = 0; i < o->threads; i++) {
+	return 0;
+}
+
+/* Run the threads, say the simulation is ready (with its memory per agent
+ * over rss0) and wait for SIGTERM or SIGINT. 0 or -1. */
+static int
+serve(const struct sim_opts *o, struct sim_node *nodes, struct sim_thread *th,
+    const struct sim_run *r, unsigned long rss0)
+{
+	unsigned long rss1;
+	sigset_t ss;
+	int sig;
+
+	for (unsigned i = 0; i < o->threads; i++) {
 		if (pthread_create(&th[i].th, NULL, thread_main, &th[i]) != 0)
-			goto out;
+			return -1;
 		th[i].started = 1;
 	}
 	rss1 = rss_kib();
 	fprintf(stderr, "knob-sim: %u agents ready on %u threads, pool of %u%s%s; VmRSS %lu KiB, "
-	    "%.1f KiB per agent\n", o->n, o->threads, work_pool_threads(pool),
+	    "%.1f KiB per agent\n", o->n, o->threads, work_pool_threads(r->pool),
 	    o->sni ? ", one SNI listener on " : "", o->sni ? nodes[0].listen : "", rss1,
 	    (double)(rss1 > rss0 ? rss1 - rss0 : 0) / o->n);
 	sigemptyset(&ss);
@@ -599,8 +650,16 @@ simulate(const struct sim_opts *o, struct sim_node *nodes, struct sim_thread *th
 	sigaddset(&ss, SIGINT);
 	sigwait(&ss, &sig);
 	fprintf(stderr, "knob-sim: signal %d: stopping %u agents\n", sig, o->n);
-	rc = 0;
-out:
+	return 0;
+}
+
+/* Stop and join the threads that started, then free the SNI listener and
+ * the inboxes. */
+static void
+threads_stop(const struct sim_opts *o, struct sim_thread *th, struct sim_run *r)
+{
+	unsigned i;
+
 	for (i = 0; i < o->threads; i++) {
 		uint64_t one = 1;
 
@@ -610,11 +669,23 @@ out:
 			pthread_join(th[i].th, NULL);
 		}
 	}
-	sim_sni_free(front);
+	sim_sni_free(r->front);
 	for (i = 0; i < o->threads; i++)
 		inbox_free(&th[i]);
-	unauth_flush(nodes, up);
-	for (i = 0; i < up; i++)
+}
+
+/* Tear down what simulate set up: rc, or 2 when work items outlived the
+ * shutdown deadline (then the nodes, bases and pool are left in use). */
+static int
+sim_stop(const struct sim_opts *o, struct sim_node *nodes, struct sim_thread *th,
+    struct sim_run *r, int rc)
+{
+	unsigned i;
+	int busy = 0;
+
+	threads_stop(o, th, r);
+	unauth_flush(nodes, r->up);
+	for (i = 0; i < r->up; i++)
 		if (agent_fini(&nodes[i].a) < 0)
 			busy = 1;	/* its items still run: leave the pool be */
 	for (i = 0; i < o->threads && !busy; i++) {	/* busy: late posts still wake them */
@@ -623,16 +694,37 @@ out:
 		ev_base_free(th[i].base);
 	}
 	for (i = 0; i < SIM_ALIAS_MAX; i++)
-		free(names.alias[i]);
-	free(names.v);
-	SSL_CTX_free(ctx);
+		free(r->names.alias[i]);
+	free(r->names.v);
+	SSL_CTX_free(r->ctx);
 	if (busy) {	/* the nodes and the pool are still in use: exit as they are */
 		fprintf(stderr, "knob-sim: work items still running after %d s; exiting\n",
 		    AGENT_FINI_WAIT_S);
 		return 2;
 	}
-	work_pool_free(pool);
+	work_pool_free(r->pool);
 	return rc;
+}
+
+/* Set up nodes, blocks' certificates and threads; serve until a signal.
+ * 0, -1, or 2 when work items outlived the shutdown deadline. */
+static int
+simulate(const struct sim_opts *o, struct sim_node *nodes, struct sim_thread *th)
+{
+	struct sim_run r;
+	unsigned long rss0 = rss_kib();
+	int rc = -1;
+
+	memset(&r, 0, sizeof(r));
+	r.names.front = &th[0];
+	if (sim_prepare(o, nodes) < 0)
+		return -1;
+	if ((r.pool = work_pool_new(WORK_THREADS)) == NULL)
+		return -1;
+	if (threads_init(o, th) == 0 && nodes_start(o, nodes, th, &r) == 0 &&
+	    sni_start(o, nodes, th, &r) == 0 && serve(o, nodes, th, &r, rss0) == 0)
+		rc = 0;
+	return sim_stop(o, nodes, th, &r, rc);
 }
 
 int
