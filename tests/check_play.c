@@ -1527,6 +1527,15 @@ link_set(int i, const char *updown)
 	ck_assert_int_eq(harness_sh("ip -n %s link set kv%d %s", h.ctl_ns, i + 1, updown), 0);
 }
 
+/* A background play's stdout and stderr: h.tmp/NAME.out and NAME.err
+ * (cut_out, cut_err). */
+static void
+cut_files(const char *name)
+{
+	snprintf(cut_out, sizeof(cut_out), "%s/%s.out", h.tmp, name);
+	snprintf(cut_err, sizeof(cut_err), "%s/%s.err", h.tmp, name);
+}
+
 /* The cut play, and where its stdout and stderr go: somax applied on
  * 1111, 1112, 1113, then a three-rank bench of 25 s. */
 static void
@@ -1537,8 +1546,7 @@ cut_play_write(void)
 	    "  <apply profile=\"somax\"/>\n"
 	    "  <bench kind=\"seq-write\" dir=\"%s\" threads=\"3\" bs=\"4k\" size=\"1m\" "
 	    "test-rate-iops=\"10\"/>\n  <rollback/>\n</play>\n", data);
-	snprintf(cut_out, sizeof(cut_out), "%s/cut.out", h.tmp);
-	snprintf(cut_err, sizeof(cut_err), "%s/cut.err", h.tmp);
+	cut_files("cut");
 }
 
 /* The cut play's bench stop has node01's and node02's answers: it waits
@@ -1704,6 +1712,70 @@ START_TEST(play_third_signal_says_what_stays)
 	for (int i = 0; i < 3; i++)
 		ck_assert_msg(somax_is(i, i == 0 ? "1111" : i == 1 ? "1112" : "1113"), "node%02d",
 		    i + 1);
+}
+END_TEST
+
+/* The profile "third": net.core.somaxconn 4567. */
+static void
+third_profile(void)
+{
+	write_file("third.xml", "<?xml version=\"1.0\"?>\n<profile name=\"third\">\n"
+	    "  <sysctl key=\"net.core.somaxconn\" value=\"4567\"/>\n</profile>\n");
+}
+
+/* A third signal after a <rollback/> of the play took the nodes off the
+ * profiles they had before it (node01 and node03 "other", node02
+ * "third"; originals 1111, 1112, 1113): knobctl exits at once, its words
+ * naming no node with the play's tuning and, per earlier profile, the
+ * nodes that went back to their originals and the apply that puts it
+ * back; the nodes hold the originals, and those applies put the
+ * profiles back.  knobctl is stopped while the three signals queue (three
+ * kinds: one kind does not queue twice), so all three land in the bench
+ * step, before the play's own restore. */
+START_TEST(play_third_signal_says_untuned)
+{
+	static const char *const want = " a third time: exiting at once; no node holds the "
+	    "play's tuning; node[01,03] went back to its original values, not to profile other "
+	    "it had before the play (knobctl apply other -w node[01,03] puts that back); node02 "
+	    "went back to its original values, not to profile third it had before the play "
+	    "(knobctl apply third -w node02 puts that back)\n";
+	char *err;
+	pid_t pid;
+	int st;
+
+	somax_profile();
+	other_profile();
+	third_profile();
+	set_originals(3);
+	ck_assert_int_eq(harness_knobctl(&h, NULL, NULL, "apply other -w node[01,03]"), 0);
+	ck_assert_int_eq(harness_knobctl(&h, NULL, NULL, "apply third -w node02"), 0);
+	write_file("ut.xml", "<?xml version=\"1.0\"?>\n<play name=\"ut\" nodes=\"@all\">\n"
+	    "  <apply profile=\"somax\"/>\n  <rollback/>\n"
+	    "  <bench kind=\"seq-write\" nodes=\"node01\" dir=\"%s\" threads=\"1\" bs=\"4k\" "
+	    "size=\"1m\" test-rate-iops=\"10\"/>\n</play>\n", data);
+	cut_files("ut");
+	pid = harness_knobctl_bg(&h, cut_out, cut_err, "play %s/ut.xml", h.tmp);
+	ck_assert_int_gt(pid, 0);
+	ck_assert_msg(cu_wait(cut_out_has, (void *)(uintptr_t)"== step 3/", 30) >= 0,
+	    "the play never reached its bench");
+	ck_assert_int_eq(kill(pid, SIGSTOP), 0);
+	ck_assert_int_eq(kill(pid, SIGHUP), 0);
+	ck_assert_int_eq(kill(pid, SIGINT), 0);
+	ck_assert_int_eq(kill(pid, SIGTERM), 0);
+	ck_assert_int_eq(kill(pid, SIGCONT), 0);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	err = cu_slurp(cut_err);
+	fprintf(stderr, "stderr:\n%s\n", err);
+	ck_assert_msg(WIFSIGNALED(st), "exit %d", WEXITSTATUS(st));
+	ck_assert_msg(strstr(err, want) != NULL, "%s", err);
+	free(err);
+	for (int i = 0; i < 3; i++)
+		ck_assert_msg(somax_is(i, i == 0 ? "1111" : i == 1 ? "1112" : "1113"), "node%02d",
+		    i + 1);
+	ck_assert_int_eq(harness_knobctl(&h, NULL, NULL, "apply other -w node[01,03] --wait 20"),
+	    0);
+	ck_assert_int_eq(harness_knobctl(&h, NULL, NULL, "apply third -w node02 --wait 20"), 0);
+	ck_assert(somax_is(0, "3456") && somax_is(1, "4567") && somax_is(2, "3456"));
 }
 END_TEST
 
@@ -1895,6 +1967,7 @@ main(void)
 	tcase_add_test(tc, play_signal_rolls_back);
 	tcase_add_test(tc, play_stop_cut_node_bounded);
 	tcase_add_test(tc, play_third_signal_says_what_stays);
+	tcase_add_test(tc, play_third_signal_says_untuned);
 	tcase_add_test(tc, play_json_reasons);
 	tcase_add_test(tc, play_never_reached_not_rolled_back);
 	tcase_add_test(tc, play_bench_lost_node_within_max_fail);
