@@ -1779,6 +1779,43 @@ START_TEST(play_third_signal_says_untuned)
 }
 END_TEST
 
+/* A play stopped by SIGINT in a bench on node01, whose "other" a
+ * <rollback/> before the bench took off: the bench's stop waits
+ * --stop-wait 1 s for node01's abort, whose clean-up takes 3 s
+ * ($KNOB_TEST_SLOW_CLEANUP: a delete of many large files), so node01
+ * still holds its tuning lock when the play applies "other" back; that
+ * apply queues for the lock as the stop's rollback does, and node01 has
+ * "other" (3456) again, exit 130.  Before, it was refused busy at once:
+ * "node01: NOT restored to other (busy)", node01 left at its original. */
+START_TEST(play_signal_restore_waits_lock)
+{
+	char *out;
+	pid_t pid;
+
+	somax_profile();
+	other_profile();
+	set_originals(1);
+	harness_agent_stop(&h, 0, SIGTERM);
+	setenv("KNOB_TEST_SLOW_CLEANUP", "3", 1);
+	ck_assert_int_eq(harness_agent_start(&h, 0), 0);
+	unsetenv("KNOB_TEST_SLOW_CLEANUP");
+	ck_assert_int_eq(harness_knobctl(&h, NULL, NULL, "apply other -w node01"), 0);
+	write_file("rw.xml", "<?xml version=\"1.0\"?>\n<play name=\"rw\" nodes=\"node01\">\n"
+	    "  <apply profile=\"somax\"/>\n  <rollback/>\n"
+	    "  <bench kind=\"seq-write\" dir=\"%s\" threads=\"1\" bs=\"4k\" size=\"1m\" "
+	    "test-rate-iops=\"10\"/>\n</play>\n", data);
+	cut_files("rw");
+	pid = harness_knobctl_bg(&h, cut_out, cut_err, "play --stop-wait 1 %s/rw.xml", h.tmp);
+	ck_assert_int_gt(pid, 0);
+	ck_assert_msg(cu_wait(dir_full, data, 30) >= 0, "the play never reached its bench");
+	ck_assert_int_eq(kill(pid, SIGINT), 0);
+	out = cut_play_exits(pid, 20);
+	ck_assert_msg(strstr(out, "node01: other restored") != NULL, "%s", out);
+	free(out);
+	ck_assert(somax_is(0, "3456"));
+}
+END_TEST
+
 /* --json says why: each failed node with its step and reason ("failed"),
  * the nodes NOT rolled back ("not_rolled_back") and a failed step's
  * "reason".  The play of play_rollback_step_takes_dropped (node03
@@ -1968,6 +2005,7 @@ main(void)
 	tcase_add_test(tc, play_stop_cut_node_bounded);
 	tcase_add_test(tc, play_third_signal_says_what_stays);
 	tcase_add_test(tc, play_third_signal_says_untuned);
+	tcase_add_test(tc, play_signal_restore_waits_lock);
 	tcase_add_test(tc, play_json_reasons);
 	tcase_add_test(tc, play_never_reached_not_rolled_back);
 	tcase_add_test(tc, play_bench_lost_node_within_max_fail);
