@@ -74,7 +74,7 @@
 #include "util.h"
 #include "visible.h"
 
-#define SIG_LOCK_WAIT_S	"10"	/* rollback --wait after a signal (seconds) */
+#define SIG_LOCK_WAIT_S	"10"	/* rollback and restore --wait after a signal (s) */
 
 struct prun {
 	struct ctl *ctl;
@@ -569,6 +569,19 @@ say_not_rolled_back(struct prun *pr, const char *sel)
 	return left.n ? -1 : 0;
 }
 
+/* After a signal, queue up to SIG_LOCK_WAIT_S for the tuning lock (the
+ * --wait of argv, a tune command): the agents of a bench cut short hold
+ * it until they have aborted its phase and removed its files, which may
+ * take longer than --stop-wait. */
+static void
+lock_wait_args(struct strvec *argv)
+{
+	if (!interrupted())
+		return;
+	strvec_push(argv, "--wait");
+	strvec_push(argv, SIG_LOCK_WAIT_S);
+}
+
 /* Roll back, in one batch, every node of sel (NULL: all) an apply of the
  * play may have reached, failed ones too (they may have applied before
  * they failed); those rolled back are no longer marked applied.  One that
@@ -586,10 +599,7 @@ rollback_applied(struct prun *pr, const char *sel)
 	if (who.n == 0)
 		return 0;
 	strvec_push(&argv, "rollback");
-	if (interrupted()) {	/* a bench cut short: its agents may still hold the lock */
-		strvec_push(&argv, "--wait");
-		strvec_push(&argv, SIG_LOCK_WAIT_S);
-	}
+	lock_wait_args(&argv);
 	say(pr, "  knobctl rollback on every node an apply may have reached (%zu)\n", who.n);
 	(void)sub_run(pr, &argv, &who, &doc);
 	take_statuses(pr, doc, &who, MARKS_ROLLBACK, "status", is_error_status);
@@ -1301,8 +1311,9 @@ restore_statuses(struct prun *pr, json_object *doc, const struct strvec *who, co
  * values, the profile it had when the play started: an agent keeps one
  * journal, so the rollback of the play's profile (the stop's, compare's,
  * the canaries', or a <rollback/> after an apply) undid the node's own
- * too.  One knobctl apply per such profile; a node not restored fails
- * the play. */
+ * too.  One knobctl apply per such profile (after a signal it queues for
+ * the tuning lock, as the stop's rollback: lock_wait_args); a node not
+ * restored fails the play. */
 static void
 restore_before(struct prun *pr)
 {
@@ -1323,6 +1334,7 @@ restore_before(struct prun *pr)
 		free(f);
 		strvec_push(&argv, "apply");
 		strvec_push(&argv, p);
+		lock_wait_args(&argv);	/* after a signal, as the stop's rollback */
 		(void)sub_run(pr, &argv, &who, &doc);
 		for (size_t k = 0; k < who.n; k++)	/* said restored or NOT restored */
 			pr->untuned[node_index(pr, who.v[k])] = 0;

@@ -3,7 +3,11 @@
  * tune net.core.somaxconn, which every network namespace has for itself,
  * so each agent tunes its own; the --check test also names a loop device
  * the test creates, whose attributes must not move.  A node made
- * unreachable is an agent the test stopped. */
+ * unreachable is an agent the test stopped.  Most tests share their
+ * agents (the "shared" case; "node03-down", node03's agent killed for
+ * good), each starting with an empty results store and data directory
+ * and leaving the agents untuned; only the tests that restart or kill an
+ * agent mid-test start their own. */
 #include <check.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -41,6 +45,69 @@ teardown(void)
 
 /* Write h.tmp/NAME with the formatted text. */
 #define write_file(name, ...) cu_write_at(h.tmp, name, 0644, __VA_ARGS__)
+
+static pid_t shared_pid;	/* the process that started the shared agents */
+
+/* After each shared test that passed (check runs no teardown after a
+ * failed one): the mark that it left the agents as a test finds them. */
+static void
+shared_done(void)
+{
+	write_file("shared-clean", "\n");
+}
+
+/* The agents the tests of the "shared" case share (they restart none of
+ * them, and leave each one running, its link up and untuned): started
+ * once, not per test, whose start (namespaces, certificates, three
+ * agents) took longer than most of those tests. */
+static void
+shared_setup(void)
+{
+	setup();
+	shared_pid = getpid();
+	shared_done();
+}
+
+/* The agents of the "node03-down" case: node01 and node02 shared as
+ * shared_setup's, node03's agent killed (connection refused) for good,
+ * so that the tests' own kill of it is a no-op. */
+static void
+down_setup(void)
+{
+	shared_setup();
+	harness_agent_stop(&h, 2, SIGKILL);
+}
+
+/* The shared agents put back as a test finds them after a test that
+ * failed half-way: running (not stopped), their links up, untuned. */
+static void
+shared_mend(void)
+{
+	fprintf(stderr, "the test before failed: the shared agents mended\n");
+	for (int i = 0; i < h.n; i++) {
+		if (h.node[i].pid > 0)
+			(void)kill(h.node[i].pid, SIGCONT);
+		(void)harness_sh("ip -n %s link set kv%d up", h.ctl_ns, i + 1);
+	}
+	(void)harness_knobctl(&h, NULL, NULL, "--connect-timeout 2 rollback -w @all --wait 20");
+}
+
+/* Before each shared test: this test's process (check forks one per test)
+ * must not stop the shared agents as it exits; the agents are mended when
+ * the test before did not pass; the test starts with an empty results
+ * store and data directory. */
+static void
+shared_reset(void)
+{
+	char mark[PATH_MAX + 16];
+
+	if (getpid() != shared_pid)
+		h.up = 0;
+	snprintf(mark, sizeof(mark), "%s/shared-clean", h.tmp);
+	if (unlink(mark) != 0)
+		shared_mend();
+	ck_assert_int_eq(harness_sh("rm -rf %s/results.db* %s && mkdir %s", h.tmp, data, data), 0);
+}
 
 static void
 somax_profile(void)
@@ -221,6 +288,8 @@ START_TEST(play_compare)
 	/* rolled back at the end, node01 to the profile it had */
 	ck_assert(!somax_is(1, "2345"));
 	ck_assert(!somax_is(1, "3456"));
+	/* the agents are shared: none is left tuned */
+	ck_assert_int_eq(harness_knobctl(&h, NULL, NULL, "rollback -w node01"), 0);
 }
 END_TEST
 
@@ -328,7 +397,8 @@ START_TEST(play_unsupported_fails_node)
 	json_object_put(doc);
 	for (int i = 0; i < 3; i += 2)
 		ck_assert_int_eq(harness_node_sh(&h, i,
-		    "test \"$(cat /proc/sys/net/ipv4/conf/kdum0/rp_filter)\" = 2"), 0);
+		    "test \"$(cat /proc/sys/net/ipv4/conf/kdum0/rp_filter)\" = 2 && ip link del kdum0"),
+		    0);
 }
 END_TEST
 
@@ -369,6 +439,7 @@ START_TEST(run_profile_not_in_effect)
 	    "4096</li>") != NULL, "%s", html);
 	free(html);
 	ck_assert_int_eq(harness_knobctl(&h, NULL, NULL, "rollback -w node[01-02]"), 0);
+	ck_assert_int_eq(harness_node_sh(&h, 0, "ip link del kdum0"), 0);	/* shared agents */
 }
 END_TEST
 
@@ -393,7 +464,7 @@ START_TEST(play_rollback_step_trip_keeps_marks)
 	write_file("rt.xml", "<?xml version=\"1.0\"?>\n<play name=\"rt\" nodes=\"@all\" "
 	    "serial=\"1\">\n  <apply profile=\"somax\"/>\n"
 	    "  <bench kind=\"seq-write\" nodes=\"node03\" dir=\"%s\" threads=\"1\" bs=\"4k\" "
-	    "size=\"1m\" test-rate-iops=\"100\"/>\n  <rollback/>\n</play>\n", data);
+	    "size=\"512k\" test-rate-iops=\"100\"/>\n  <rollback/>\n</play>\n", data);
 	snprintf(path, sizeof(path), "%s/rt.out", h.tmp);
 	pid = harness_knobctl_bg(&h, path, NULL, "play %s/rt.xml", h.tmp);
 	ck_assert_int_gt(pid, 0);
@@ -410,6 +481,12 @@ START_TEST(play_rollback_step_trip_keeps_marks)
 	ck_assert(somax_is(0, "999"));
 	ck_assert(somax_is(1, "1112"));
 	ck_assert(somax_is(2, "1113"));
+	/* node01's journal still holds its original: its value put back as
+	 * the profile set it, a rollback takes it (and leaves the shared
+	 * agents untuned) */
+	ck_assert_int_eq(harness_node_sh(&h, 0, "echo 2345 > /proc/sys/net/core/somaxconn"), 0);
+	ck_assert_int_eq(harness_knobctl(&h, NULL, NULL, "rollback -w node01"), 0);
+	ck_assert(somax_is(0, "1111"));
 }
 END_TEST
 
@@ -1527,6 +1604,15 @@ link_set(int i, const char *updown)
 	ck_assert_int_eq(harness_sh("ip -n %s link set kv%d %s", h.ctl_ns, i + 1, updown), 0);
 }
 
+/* A background play's stdout and stderr: h.tmp/NAME.out and NAME.err
+ * (cut_out, cut_err). */
+static void
+cut_files(const char *name)
+{
+	snprintf(cut_out, sizeof(cut_out), "%s/%s.out", h.tmp, name);
+	snprintf(cut_err, sizeof(cut_err), "%s/%s.err", h.tmp, name);
+}
+
 /* The cut play, and where its stdout and stderr go: somax applied on
  * 1111, 1112, 1113, then a three-rank bench of 25 s. */
 static void
@@ -1537,8 +1623,7 @@ cut_play_write(void)
 	    "  <apply profile=\"somax\"/>\n"
 	    "  <bench kind=\"seq-write\" dir=\"%s\" threads=\"3\" bs=\"4k\" size=\"1m\" "
 	    "test-rate-iops=\"10\"/>\n  <rollback/>\n</play>\n", data);
-	snprintf(cut_out, sizeof(cut_out), "%s/cut.out", h.tmp);
-	snprintf(cut_err, sizeof(cut_err), "%s/cut.err", h.tmp);
+	cut_files("cut");
 }
 
 /* The cut play's bench stop has node01's and node02's answers: it waits
@@ -1707,6 +1792,108 @@ START_TEST(play_third_signal_says_what_stays)
 }
 END_TEST
 
+/* The profile "third": net.core.somaxconn 4567. */
+static void
+third_profile(void)
+{
+	write_file("third.xml", "<?xml version=\"1.0\"?>\n<profile name=\"third\">\n"
+	    "  <sysctl key=\"net.core.somaxconn\" value=\"4567\"/>\n</profile>\n");
+}
+
+/* A third signal after a <rollback/> of the play took the nodes off the
+ * profiles they had before it (node01 and node03 "other", node02
+ * "third"; originals 1111, 1112, 1113): knobctl exits at once, its words
+ * naming no node with the play's tuning and, per earlier profile, the
+ * nodes that went back to their originals and the apply that puts it
+ * back; the nodes hold the originals, and those applies put the
+ * profiles back.  knobctl is stopped while the three signals queue (three
+ * kinds: one kind does not queue twice), so all three land in the bench
+ * step, before the play's own restore. */
+START_TEST(play_third_signal_says_untuned)
+{
+	static const char *const want = " a third time: exiting at once; no node holds the "
+	    "play's tuning; node[01,03] went back to its original values, not to profile other "
+	    "it had before the play (knobctl apply other -w node[01,03] puts that back); node02 "
+	    "went back to its original values, not to profile third it had before the play "
+	    "(knobctl apply third -w node02 puts that back)\n";
+	char *err;
+	pid_t pid;
+	int st;
+
+	somax_profile();
+	other_profile();
+	third_profile();
+	set_originals(3);
+	ck_assert_int_eq(harness_knobctl(&h, NULL, NULL, "apply other -w node[01,03]"), 0);
+	ck_assert_int_eq(harness_knobctl(&h, NULL, NULL, "apply third -w node02"), 0);
+	write_file("ut.xml", "<?xml version=\"1.0\"?>\n<play name=\"ut\" nodes=\"@all\">\n"
+	    "  <apply profile=\"somax\"/>\n  <rollback/>\n"
+	    "  <bench kind=\"seq-write\" nodes=\"node01\" dir=\"%s\" threads=\"1\" bs=\"4k\" "
+	    "size=\"1m\" test-rate-iops=\"10\"/>\n</play>\n", data);
+	cut_files("ut");
+	pid = harness_knobctl_bg(&h, cut_out, cut_err, "play %s/ut.xml", h.tmp);
+	ck_assert_int_gt(pid, 0);
+	ck_assert_msg(cu_wait(cut_out_has, (void *)(uintptr_t)"== step 3/", 30) >= 0,
+	    "the play never reached its bench");
+	ck_assert_int_eq(kill(pid, SIGSTOP), 0);
+	ck_assert_int_eq(kill(pid, SIGHUP), 0);
+	ck_assert_int_eq(kill(pid, SIGINT), 0);
+	ck_assert_int_eq(kill(pid, SIGTERM), 0);
+	ck_assert_int_eq(kill(pid, SIGCONT), 0);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	err = cu_slurp(cut_err);
+	fprintf(stderr, "stderr:\n%s\n", err);
+	ck_assert_msg(WIFSIGNALED(st), "exit %d", WEXITSTATUS(st));
+	ck_assert_msg(strstr(err, want) != NULL, "%s", err);
+	free(err);
+	for (int i = 0; i < 3; i++)
+		ck_assert_msg(somax_is(i, i == 0 ? "1111" : i == 1 ? "1112" : "1113"), "node%02d",
+		    i + 1);
+	ck_assert_int_eq(harness_knobctl(&h, NULL, NULL, "apply other -w node[01,03] --wait 20"),
+	    0);
+	ck_assert_int_eq(harness_knobctl(&h, NULL, NULL, "apply third -w node02 --wait 20"), 0);
+	ck_assert(somax_is(0, "3456") && somax_is(1, "4567") && somax_is(2, "3456"));
+	ck_assert_int_eq(harness_knobctl(&h, NULL, NULL, "rollback -w @all"), 0);	/* shared */
+}
+END_TEST
+
+/* A play stopped by SIGINT in a bench on node01, whose "other" a
+ * <rollback/> before the bench took off: the bench's stop waits
+ * --stop-wait 1 s for node01's abort, whose clean-up takes 3 s
+ * ($KNOB_TEST_SLOW_CLEANUP: a delete of many large files), so node01
+ * still holds its tuning lock when the play applies "other" back; that
+ * apply queues for the lock as the stop's rollback does, and node01 has
+ * "other" (3456) again, exit 130.  Before, it was refused busy at once:
+ * "node01: NOT restored to other (busy)", node01 left at its original. */
+START_TEST(play_signal_restore_waits_lock)
+{
+	char *out;
+	pid_t pid;
+
+	somax_profile();
+	other_profile();
+	set_originals(1);
+	harness_agent_stop(&h, 0, SIGTERM);
+	setenv("KNOB_TEST_SLOW_CLEANUP", "3", 1);
+	ck_assert_int_eq(harness_agent_start(&h, 0), 0);
+	unsetenv("KNOB_TEST_SLOW_CLEANUP");
+	ck_assert_int_eq(harness_knobctl(&h, NULL, NULL, "apply other -w node01"), 0);
+	write_file("rw.xml", "<?xml version=\"1.0\"?>\n<play name=\"rw\" nodes=\"node01\">\n"
+	    "  <apply profile=\"somax\"/>\n  <rollback/>\n"
+	    "  <bench kind=\"seq-write\" dir=\"%s\" threads=\"1\" bs=\"4k\" size=\"1m\" "
+	    "test-rate-iops=\"10\"/>\n</play>\n", data);
+	cut_files("rw");
+	pid = harness_knobctl_bg(&h, cut_out, cut_err, "play --stop-wait 1 %s/rw.xml", h.tmp);
+	ck_assert_int_gt(pid, 0);
+	ck_assert_msg(cu_wait(dir_full, data, 30) >= 0, "the play never reached its bench");
+	ck_assert_int_eq(kill(pid, SIGINT), 0);
+	out = cut_play_exits(pid, 20);
+	ck_assert_msg(strstr(out, "node01: other restored") != NULL, "%s", out);
+	free(out);
+	ck_assert(somax_is(0, "3456"));
+}
+END_TEST
+
 /* --json says why: each failed node with its step and reason ("failed"),
  * the nodes NOT rolled back ("not_rolled_back") and a failed step's
  * "reason".  The play of play_rollback_step_takes_dropped (node03
@@ -1860,44 +2047,64 @@ START_TEST(play_bench_lost_node_within_max_fail)
 }
 END_TEST
 
+/* A case whose tests share the agents start starts (the case's
+ * teardown stops them), each test after shared_reset. */
+static TCase *
+shared_tcase(const char *name, void (*start)(void))
+{
+	TCase *tc = tcase_create(name);
+
+	tcase_add_unchecked_fixture(tc, start, teardown);
+	tcase_add_checked_fixture(tc, shared_reset, shared_done);
+	tcase_set_timeout(tc, 180);
+	return tc;
+}
+
 int
 main(void)
 {
 	Suite *s = suite_create("play");
+	TCase *ts = shared_tcase("shared", shared_setup);
+	TCase *td = shared_tcase("node03-down", down_setup);
 	TCase *tc = cu_tcase("play", setup, teardown, 180);
 
-	tcase_add_test(tc, play_three_nodes);
-	tcase_add_test(tc, play_compare);
-	tcase_add_test(tc, play_max_fail_unreachable);
-	tcase_add_test(tc, play_unsupported_fails_node);
-	tcase_add_test(tc, play_rollback_step_trip_keeps_marks);
-	tcase_add_test(tc, run_profile_not_in_effect);
-	tcase_add_test(tc, play_stop_rolls_back_timed_out);
-	tcase_add_test(tc, play_check_writes_nothing);
-	tcase_add_test(tc, play_check_plan_at);
-	tcase_add_test(tc, play_step_nodes_outside_targets);
-	tcase_add_test(tc, play_file_errors);
-	tcase_add_test(tc, play_text_visible);
-	tcase_add_test(tc, play_nested_bench_own_attrs);
+	tcase_add_test(ts, play_three_nodes);
+	tcase_add_test(ts, play_compare);
+	tcase_add_test(ts, play_unsupported_fails_node);
+	tcase_add_test(ts, run_profile_not_in_effect);
+	tcase_add_test(ts, play_check_writes_nothing);
+	tcase_add_test(ts, play_check_plan_at);
+	tcase_add_test(ts, play_step_nodes_outside_targets);
+	tcase_add_test(ts, play_file_errors);
+	tcase_add_test(ts, play_text_visible);
+	tcase_add_test(ts, play_nested_bench_own_attrs);
+	tcase_add_test(ts, shipped_plays_plan);
+	tcase_add_test(ts, io500_like_score);
+	tcase_add_test(ts, score_without_metadata);
+	tcase_add_test(ts, play_health_sweep_fails);
+	tcase_add_test(ts, play_extra_var_last_wins);
+	tcase_add_test(ts, play_extra_var_expanded);
+	tcase_add_test(ts, play_extra_var_malformed);
+	tcase_add_test(ts, play_bench_sizes_refused);
+	tcase_add_test(ts, play_check_runtime_unknown);
+	tcase_add_test(ts, play_stop_rolls_back_timed_out);
+	tcase_add_test(ts, play_signal_rolls_back);
+	tcase_add_test(ts, play_stop_cut_node_bounded);
+	tcase_add_test(ts, play_rollback_step_trip_keeps_marks);
+	tcase_add_test(ts, play_third_signal_says_what_stays);
+	tcase_add_test(ts, play_third_signal_says_untuned);
+	tcase_add_test(td, play_max_fail_unreachable);
+	tcase_add_test(td, play_rollback_step_takes_dropped);
+	tcase_add_test(td, play_json_reasons);
+	tcase_add_test(td, play_never_reached_not_rolled_back);
+	tcase_add_test(td, play_health_step);
+	/* each of these restarts or kills an agent mid-test: agents of its own */
 	tcase_add_test(tc, play_stripe_count_at);
 	tcase_add_test(tc, play_cache_x2);
-	tcase_add_test(tc, shipped_plays_plan);
-	tcase_add_test(tc, io500_like_score);
-	tcase_add_test(tc, score_without_metadata);
-	tcase_add_test(tc, play_health_step);
-	tcase_add_test(tc, play_rollback_step_takes_dropped);
-	tcase_add_test(tc, play_health_sweep_fails);
-	tcase_add_test(tc, play_extra_var_last_wins);
-	tcase_add_test(tc, play_extra_var_expanded);
-	tcase_add_test(tc, play_extra_var_malformed);
-	tcase_add_test(tc, play_bench_sizes_refused);
-	tcase_add_test(tc, play_check_runtime_unknown);
-	tcase_add_test(tc, play_signal_rolls_back);
-	tcase_add_test(tc, play_stop_cut_node_bounded);
-	tcase_add_test(tc, play_third_signal_says_what_stays);
-	tcase_add_test(tc, play_json_reasons);
-	tcase_add_test(tc, play_never_reached_not_rolled_back);
+	tcase_add_test(tc, play_signal_restore_waits_lock);
 	tcase_add_test(tc, play_bench_lost_node_within_max_fail);
+	suite_add_tcase(s, ts);
+	suite_add_tcase(s, td);
 	suite_add_tcase(s, tc);
 	return cu_run(s);
 }
