@@ -364,8 +364,8 @@ attack_end(struct attack *a)
 }
 
 /* Give node i's namespace the n source addresses 198.18.0.FIRST.. and
- * list them, space separated, in srcs (for attack_bg): one shell for all
- * (one each took 60 ms). */
+ * list them, space separated, in srcs (for attack_bg): one ip -batch for
+ * all (an ip each took 25 ms: 3.2 s for 128; the batch 0.1 s). */
 static void
 add_sources(int i, int first, int n, char *srcs, size_t len)
 {
@@ -378,8 +378,8 @@ add_sources(int i, int first, int n, char *srcs, size_t len)
 		strcat(srcs, a);
 		strcat(srcs, " ");
 	}
-	ck_assert_int_eq(harness_node_sh(&h, i, "for a in %s; do ip addr replace $a/24 dev eth0 || "
-	    "exit 1; done", srcs), 0);
+	ck_assert_int_eq(harness_node_sh(&h, i, "for a in %s; do echo addr replace $a/24 dev eth0; "
+	    "done | ip -batch -", srcs), 0);
 }
 
 /* A file and an extended regular expression, for file_matches. */
