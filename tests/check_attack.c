@@ -1545,7 +1545,7 @@ sources_kept_over_restart(void)
  * known limit of the rank above).  Its source now ranks above the
  * flood's: one a controller authenticated from before, also before the
  * agent restarted (a restarted agent forgot it, and dropped the
- * controller: 3 runs of 3), and one given by --controller-from on an
+ * controller: 5 runs of 5), and one given by --controller-from on an
  * agent whose file of learned sources is too large to be read.  (A
  * source learned in this run ranks by the same list the restarted agent
  * reads from the file, which is written from it: the restart covers both.) */
