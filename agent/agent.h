@@ -78,6 +78,7 @@ struct agent_src_net {
 };
 #define AGENT_CTL_FROM	16	/* --controller-from entries at most */
 #define AGENT_CTL_HOSTS	8	/* authenticated controllers' sources remembered */
+#define AGENT_CTL_SRC_MAX 1024	/* bytes of STATE/controller-sources at most */
 
 /* One controller connection. */
 struct aconn {
@@ -175,6 +176,13 @@ struct agent {
 	struct agent_src_net ctl_from[AGENT_CTL_FROM];
 	int ctl_nfrom;
 	char ctl_hosts[AGENT_CTL_HOSTS][64];
+	/* ... those kept in STATE/controller-sources: the text for it the loop
+	 * rendered last and its generation, the generation written, whether a
+	 * pool thread writes it now (ctl_src_mu; ctl_src.c) */
+	pthread_mutex_t ctl_src_mu;
+	char ctl_src_text[AGENT_CTL_SRC_MAX];
+	unsigned ctl_src_gen, ctl_src_written;
+	int ctl_src_busy;
 	struct tune_state *tune;
 	struct bench_state *bench;
 	struct health_state *health;
@@ -230,6 +238,11 @@ int agent_ctl_from_parse(struct agent *a, const char *list, char *err, size_t er
 int agent_ctl_from_match(const struct agent *a, const struct sockaddr *sa);
 void agent_ctl_host_note(struct agent *a, const char *host);
 int agent_ctl_host_known(const struct agent *a, const char *host);
+/* The learned sources across restarts: read STATE/controller-sources
+ * into a (agent_init, before serving; not for --stdio), a bad file or
+ * line a warning with file:line that ranks nothing.  agent_ctl_host_note
+ * has a pool thread write the file when a source is new. */
+void agent_ctl_src_load(struct agent *a);
 /* Thread-safe, off the event loop (file I/O): copy the controller
  * addresses seen, live or not, newest first (AGENT_CTL_ADDRS slots), after
  * reading STATE/controller-addrs once and writing it when one is new; how

@@ -306,6 +306,7 @@ agent_init(struct agent *a, const struct agent_cfg *cfg)
 	a->next_conn_id = 1;
 	pthread_mutex_init(&a->post_mu, NULL);
 	pthread_mutex_init(&a->ctl_mu, NULL);
+	pthread_mutex_init(&a->ctl_src_mu, NULL);
 	pthread_cond_init(&a->work_cv, NULL);
 	snprintf(a->sysroot, sizeof(a->sysroot), "%s",
 	    (cfg->sysroot && strcmp(cfg->sysroot, "/") != 0) ? cfg->sysroot : "");
@@ -332,6 +333,7 @@ agent_init(struct agent *a, const struct agent_cfg *cfg)
 	} else if (gethostname(a->node, sizeof(a->node)) < 0)
 		snprintf(a->node, sizeof(a->node), "unknown");
 	log_set_instance(a->node);
+	agent_ctl_src_load(a);
 
 	a->pool = cfg->pool;
 	a->fini_wait_s = AGENT_FINI_WAIT_S;
@@ -1654,6 +1656,7 @@ agent_fini(struct agent *a)
 		pthread_cond_destroy(&a->work_cv);
 		pthread_mutex_destroy(&a->post_mu);
 		pthread_mutex_destroy(&a->ctl_mu);
+		pthread_mutex_destroy(&a->ctl_src_mu);
 	}
 	log_set_instance(NULL);
 	return busy ? -1 : 0;
