@@ -228,9 +228,9 @@ START_TEST(directory_for_a_file)
 {
 	static const char *const args[][2] = { { "profile show", "" }, { "profile check", "" },
 		{ "apply", "-w n1" }, { "sweep -w n1 -f", "" }, { "play", "" }, { "-c", "ping -w n1" } };
-	char dir[] = "/tmp/knob-check-cli-dir.XXXXXX", want[128], cmd[256];
+	char dir[PATH_MAX], want[PATH_MAX + 64], cmd[PATH_MAX + 64];
 
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	cu_subdir(dir, sizeof(dir), "dir");
 	for (size_t i = 0; i < nitems(args); i++) {
 		char *out = NULL;
 		int rc;
@@ -283,7 +283,7 @@ START_TEST(nodeset_cmd)
 	char inv[4096];
 
 	run_cases(plain, nitems(plain), NULL);
-	snprintf(inv, sizeof(inv), "/tmp/knob-cli-inv.%d.xml", (int)getpid());
+	snprintf(inv, sizeof(inv), "%s/inv.xml", cu_base());
 	ck_assert_int_eq(write_file_atomic(inv, xml, strlen(xml), 0644), 0);
 	run_cases(grouped, nitems(grouped), inv);
 	unlink(inv);
@@ -316,12 +316,13 @@ END_TEST
  * the same text as without --json ("FILE: ok (p, 1 settings)", a table). */
 START_TEST(profile_json)
 {
-	char dir[] = "/tmp/knob-check-cli-prof.XXXXXX", good[128], bad[128];
+	char dir[PATH_MAX], good[PATH_MAX + 16], bad[PATH_MAX + 16];
 	json_object *doc, *v;
 	char *out = NULL, *want;
 	int rc;
 
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	/* under the case's base, removed even when a check below fails */
+	cu_subdir(dir, sizeof(dir), "prof");
 	snprintf(good, sizeof(good), "%s/p.xml", dir);
 	snprintf(bad, sizeof(bad), "%s/bad.xml", dir);
 	cu_write(good, 0644, "<?xml version=\"1.0\"?>\n<profile name=\"p\">\n"
@@ -426,7 +427,7 @@ START_TEST(nodeset_json)
 		free(w);
 		json_object_put(doc);
 	}
-	snprintf(inv, sizeof(inv), "/tmp/knob-cli-inv.%d.xml", (int)getpid());
+	snprintf(inv, sizeof(inv), "%s/inv.xml", cu_base());
 	ck_assert_int_eq(write_file_atomic(inv, xml, strlen(xml), 0644), 0);
 	snprintf(cmd, sizeof(cmd), "nodeset -l --json --cluster %s", inv);
 	doc = run_json(cmd);
@@ -800,6 +801,8 @@ cli_suite(void)
 	TCase *tc = tcase_create("offline"), *tn = tcase_create("agents");
 
 	tcase_add_unchecked_fixture(tc, bin_setup, NULL);
+	/* the offline tests' files: removed even after a failed test */
+	tcase_add_unchecked_fixture(tc, cu_base_setup, cu_base_teardown);
 	tcase_add_test(tc, help_everywhere);
 	tcase_add_test(tc, usage_errors);
 	tcase_add_test(tc, bootstrap_agent_opts_refused);
