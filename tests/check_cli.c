@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <fcntl.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -302,6 +303,12 @@ START_TEST(stdout_write_error)
 	    "2>&1 >/dev/full", bin), 2);
 	ck_assert_msg(strstr(out, "knobctl: standard output: No space left on device") != NULL,
 	    "%s", out);
+	free(out);
+	/* a document flushed as it is printed names the cause too: before,
+	 * "standard output: write error" */
+	ck_assert_int_eq(cu_sh_out(&out, "env -u KNOB_CLUSTER %s/knobctl --json nodeset -e 'n[1-3]' "
+	    "2>&1 >/dev/full", bin), 2);
+	ck_assert_str_eq(out, "knobctl: standard output: No space left on device\n");
 	free(out);
 	ck_assert_int_eq(cu_sh_out(&out, "bash -o pipefail -c 'env -u KNOB_CLUSTER %s/knobctl "
 	    "nodeset -e \"n[1-100000]\" 2>&1 | head -c1 >/dev/null'", bin), 141);
@@ -752,13 +759,25 @@ knobctl_to_closed_pipe(char **err, const char *args)
 /* A fleet command whose reader went away (`| head -0`) exits 141, silently,
  * as the README says, with every node ok or not: its output was flushed
  * before the end, the EPIPE forgotten by then, and it said "standard
- * output: write error" and exited 2 (1 with a node down).  With no
- * standard output at all it names the cause. */
+ * output: write error" and exited 2 (1 with a node down).  To a full disk
+ * and with no standard output at all it names the cause (a full disk was
+ * "write error" too, the text and the --json document of 7 KB alike). */
 START_TEST(fleet_output_to_closed_pipe)
 {
+	static const char *const full[] = { "ping -a", "--json facts -a" };
 	char *err = NULL;
 	int rc;
 
+	for (size_t i = 0; i < nitems(full); i++) {
+		int fd = open("/dev/full", O_WRONLY);
+
+		ck_assert_int_ge(fd, 0);
+		rc = knobctl_stdout(&err, fd, full[i]);
+		close(fd);
+		ck_assert_msg(rc == 2 && strcmp(err, "knobctl: standard output: No space left on "
+		    "device\n") == 0, "%s: exit %d: %s", full[i], rc, err);
+		free(err);
+	}
 	rc = knobctl_to_closed_pipe(&err, "ping -a");
 	ck_assert_msg(rc == 141 && *err == '\0', "exit %d: %s", rc, err);
 	free(err);
