@@ -126,6 +126,8 @@ START_TEST(help_everywhere)
 		free(ss);
 	}
 	ck_assert_int_ge(ncmd, 10);
+	ck_assert_msg(strstr(man, ".SS \"nodeset [\\-w NODESET|\\-a] [\\-x NODESET] [NODESET...]\"\n"),
+	    "man page's nodeset synopsis");
 	/* test hooks are parsed but not advertised */
 	ck_assert_int_eq(run(&out, "apply --help"), 0);
 	ck_assert_ptr_null(strstr(out, "test-pause"));
@@ -269,6 +271,10 @@ START_TEST(nodeset_cmd)
 		{ "nodeset -c 'n[1-100]' -x 'n[1-10]'", 0, "90\n", 1 },
 		{ "nodeset -c 'n[1-3]' -x 'n[1-3]'", 0, "0\n", 1 },
 		{ "nodeset -f -e a", 2, "give one of", 0 },
+		/* its node sets are operands: -w is optional (the usage said it
+		 * was required, "nodeset -w NODESET|-a [-x NODESET]") */
+		{ "nodeset --help", 0, "usage: knobctl nodeset [-w NODESET|-a] [-x NODESET] [options] "
+		    "[NODESET...]\n", 0 },
 		{ "nodeset -f 'n[1-'", 2, NULL, 0 },
 	};
 	/* the built-in @all; -c is --count here, the inventory comes after */
