@@ -448,8 +448,9 @@ opt_help(FILE *f, const struct cmd_entry *ce)
 	help_table(f, "options", ce->opts, ce);
 	if (ce->more)
 		fprintf(f, "\n%s\n", ce->more);
-	fprintf(f, "\nGlobal options (-c FILE, --json, --timeout S, ...: 'knobctl help') may appear "
-	    "anywhere.\n");
+	/* nodeset's -c is its own --count: there the inventory is --cluster */
+	fprintf(f, "\nGlobal options (%s, --json, --timeout S, ...: 'knobctl help') may appear "
+	    "anywhere.\n", cmd_has_short(ce, 'c') ? "--cluster FILE" : "-c FILE");
 }
 
 int

@@ -275,6 +275,9 @@ START_TEST(nodeset_cmd)
 		 * was required, "nodeset -w NODESET|-a [-x NODESET]") */
 		{ "nodeset --help", 0, "usage: knobctl nodeset [-w NODESET|-a] [-x NODESET] [options] "
 		    "[NODESET...]\n", 0 },
+		/* and -c FILE is no global option there ("-c FILE ... may appear
+		 * anywhere", it said) */
+		{ "nodeset -h", 0, "\nGlobal options (--cluster FILE, --json,", 0 },
 		{ "nodeset -f 'n[1-'", 2, NULL, 0 },
 	};
 	/* the built-in @all; -c is --count here, the inventory comes after */
