@@ -512,8 +512,10 @@ START_TEST(targets_on_real_agents)
 	int rc;
 
 	snprintf(inv, sizeof(inv), "%s/noall.xml", h.tmp);
+	/* results.db beside it: the ticket cache goes there, not to
+	 * /var/lib/knob */
 	str_appendf(&xml, "<cluster port=\"7420\"><tls ca=\"ca/ca.crt\" cert=\"ca/controller.crt\""
-	    " key=\"ca/controller.key\"/>\n");
+	    " key=\"ca/controller.key\"/>\n<results db=\"results.db\"/>\n");
 	for (int i = 0; i < h.n; i++)
 		str_appendf(&xml, "<node name=\"%s\" addr=\"%s\"/>\n", h.node[i].name, h.node[i].addr);
 	str_appendf(&xml, "</cluster>\n");
@@ -642,8 +644,11 @@ START_TEST(dropped_before_handshake)
 	int rc;
 
 	snprintf(inv, sizeof(inv), "%s/drop.xml", h.tmp);
+	/* the results database, and the ticket cache beside it, in the
+	 * harness's temp dir: without, knobctl's /var/lib/knob/tls-tickets */
 	xml = xasprintf("<cluster><tls ca=\"%s/ca/ca.crt\" cert=\"%s/ca/controller.crt\" "
-	    "key=\"%s/ca/controller.key\"/>\n<node name=\"fin\" addr=\"127.0.0.1\" port=\"17701\"/>\n"
+	    "key=\"%s/ca/controller.key\"/>\n<results db=\"results.db\"/>\n"
+	    "<node name=\"fin\" addr=\"127.0.0.1\" port=\"17701\"/>\n"
 	    "<node name=\"rst\" addr=\"127.0.0.1\" port=\"17702\"/>\n</cluster>\n",
 	    h.tmp, h.tmp, h.tmp);
 	ck_assert_int_eq(write_file_atomic(inv, xml, strlen(xml), 0644), 0);
