@@ -62,9 +62,9 @@ help_man(FILE *f)
 
 		fprintf(f, ".SS \"");
 		roff_puts(f, ce->name);
-		fputc(' ', f);
-		if (ce->flags & CMD_NODES)
-			roff_puts(f, "-w NODESET ");
+		roff_puts(f, cmd_nodes_usage(ce));
+		if (ce->usage[0])
+			fputc(' ', f);
 		roff_puts(f, ce->usage);
 		fprintf(f, "\"\n");
 		roff_puts(f, ce->summary);

@@ -142,6 +142,7 @@ cmd_nodeset(struct ctl *ctl, int argc, char **argv)
 
 const struct cmd_entry cmd_nodeset_entry = {
 	"nodeset", "[NODESET...]", "fold (-f), expand (-e) or count (-c) node sets; list groups (-l)",
-	CMD_NODES, nodeset_opts, cmd_nodeset,
-	"The short -c here is --count; the inventory is then given as --cluster FILE.",
+	CMD_NODES | CMD_NODES_OPT, nodeset_opts, cmd_nodeset,
+	"The short -c here is --count; the inventory is then given as --cluster FILE,\n"
+	"or as -c FILE before the command (knobctl -c FILE nodeset -l).",
 };

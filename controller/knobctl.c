@@ -35,10 +35,9 @@ run(struct ctl *ctl, int argc, char **argv)
 }
 
 /* The errno of a write error an earlier flush of standard output met and
- * the stream only marked (fleet output is flushed as it is printed, and
- * errno is gone by the end): EBADF when fd 1 is closed, EPIPE when it is a
- * pipe or socket whose reader went away (poll says POLLERR), else 0
- * (unknown). */
+ * the stream only marked, when output_flush did not keep it: EBADF when
+ * fd 1 is closed, EPIPE when it is a pipe or socket whose reader went away
+ * (poll says POLLERR), else 0 (unknown). */
 static int
 stdout_lost_errno(void)
 {
@@ -65,6 +64,8 @@ stdout_status(int rc)
 	if (fflush(stdout) == 0 && !ferror(stdout))
 		return rc;
 	if ((e = errno) == 0)
+		e = output_stdout_errno();
+	if (e == 0)
 		e = stdout_lost_errno();
 	if (e == EPIPE)
 		return 128 + SIGPIPE;

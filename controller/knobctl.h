@@ -403,6 +403,10 @@ int fanout_request(struct fanout *fo, const Knob__Envelope *req);
 typedef char *(*render_fn)(struct fanout *fo, struct fo_node *n, void *arg);	/* malloc'd text or NULL */
 void output_folded(struct ctl *ctl, struct fanout *fo, render_fn render, void *arg);
 void output_summary(struct ctl *ctl, struct fanout *fo);
+/* fflush(f), keeping the errno of standard output's first failed flush
+ * (ENOSPC, EPIPE) for output_stdout_errno: knobctl's exit names it. */
+void output_flush(FILE *f);
+int output_stdout_errno(void);
 /* Exit status per DESIGN.md: 0 all ok, 1 some node failed/drifted/unreachable. */
 int output_exit_status(struct fanout *fo);
 /* --json: {"nodes":[{"node":..,"status":..,"detail":..,<extra>}], "summary":{...}} printed on ctl->out.

@@ -378,6 +378,15 @@ opt_short(const struct opt *o, const struct cmd_entry *ce)
 	return 0;
 }
 
+const char *
+cmd_nodes_usage(const struct cmd_entry *ce)
+{
+	if (!(ce->flags & CMD_NODES))
+		return "";
+	return ce->flags & CMD_NODES_OPT ? " [-w NODESET|-a] [-x NODESET]" :
+	    " -w NODESET|-a [-x NODESET]";
+}
+
 void
 opt_label(const struct opt *o, const struct cmd_entry *ce, char *buf, size_t len)
 {
@@ -427,8 +436,7 @@ opt_help(FILE *f, const struct cmd_entry *ce)
 		    "141 output's reader went away.\n");
 		return;
 	}
-	fprintf(f, "usage: knobctl %s%s%s%s%s\n\n%s\n", ce->name,
-	    ce->flags & CMD_NODES ? " -w NODESET|-a [-x NODESET]" : "",
+	fprintf(f, "usage: knobctl %s%s%s%s%s\n\n%s\n", ce->name, cmd_nodes_usage(ce),
 	    opt_count(ce->opts) ? " [options]" : "", ce->usage[0] ? " " : "", ce->usage,
 	    ce->summary);
 	if (ce->flags & CMD_NODES)
@@ -440,8 +448,9 @@ opt_help(FILE *f, const struct cmd_entry *ce)
 	help_table(f, "options", ce->opts, ce);
 	if (ce->more)
 		fprintf(f, "\n%s\n", ce->more);
-	fprintf(f, "\nGlobal options (-c FILE, --json, --timeout S, ...: 'knobctl help') may appear "
-	    "anywhere.\n");
+	/* nodeset's -c is its own --count: there the inventory is --cluster */
+	fprintf(f, "\nGlobal options (%s, --json, --timeout S, ...: 'knobctl help') may appear "
+	    "anywhere.\n", cmd_has_short(ce, 'c') ? "--cluster FILE" : "-c FILE");
 }
 
 int

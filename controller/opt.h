@@ -40,6 +40,7 @@ struct opt {
 #define CMD_FANOUT	0x2	/* --fanout N, --threads N */
 #define CMD_NOINV	0x4	/* runs without loading the inventory */
 #define CMD_SSH		0x8	/* the SSH options (bootstrap; fan-out commands for --via ssh) */
+#define CMD_NODES_OPT	0x10	/* with CMD_NODES: -w/-a optional (nodeset's operands) */
 
 struct cmd_entry {
 	const char *name;
@@ -89,6 +90,9 @@ void opt_help(FILE *f, const struct cmd_entry *ce);
 size_t opt_count(const struct opt *o);
 /* Does ce claim the short letter ch for an option of its own? */
 int cmd_has_short(const struct cmd_entry *ce, int ch);
+/* How ce's usage line shows its targets: " -w NODESET|-a [-x NODESET]",
+ * bracketed when optional, "" without CMD_NODES. */
+const char *cmd_nodes_usage(const struct cmd_entry *ce);
 /* "-w, --nodes NODESET" as help, man page and completion show it. */
 void opt_label(const struct opt *o, const struct cmd_entry *ce, char *buf, size_t len);
 /* Short letter under which o is reachable in ce (0: long only). */

@@ -19,6 +19,8 @@
  * So failures group by their cause.  The summary line follows:
  *   "16 ok, 1 unreachable (node007)"
  * listing, for every status other than ok, the folded nodes. */
+#include <errno.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,6 +105,47 @@ out_of(const struct ctl *ctl)
 	return (ctl != NULL && ctl->out != NULL) ? ctl->out : stdout;
 }
 
+/* The errno of standard output's first failed write: the stream keeps
+ * only its error flag, and errno is gone by the end of the command. */
+static int stdout_errno;
+
+/* Keep errno when f is standard output and has just met its first error
+ * (the caller cleared errno before writing). */
+static void
+note_error(FILE *f)
+{
+	if (f == stdout && ferror(f) && stdout_errno == 0 && errno != 0)
+		stdout_errno = errno;
+}
+
+/* fprintf to f, keeping standard output's first write error. */
+static void out_printf(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void
+out_printf(FILE *f, const char *fmt, ...)
+{
+	va_list ap;
+
+	errno = 0;
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	note_error(f);
+}
+
+void
+output_flush(FILE *f)
+{
+	errno = 0;
+	fflush(f);
+	note_error(f);
+}
+
+int
+output_stdout_errno(void)
+{
+	return stdout_errno;
+}
+
 /* The folding text of node n (see the top of the file); malloc'd, with
  * trailing newlines removed. */
 static char *
@@ -172,7 +215,7 @@ print_lines(FILE *f, const char *text)
 		const char *e = strchr(p, '\n');
 		size_t l = e ? (size_t)(e - p) : strlen(p);
 
-		fprintf(f, "    %.*s\n", (int)l, p);
+		out_printf(f, "    %.*s\n", (int)l, p);
 		p += l;
 		if (*p == '\n')
 			p++;
@@ -189,15 +232,15 @@ print_group(FILE *f, const char *set, size_t count, const char *raw)
 	const char *nl = strchr(text, '\n');
 
 	if (count > 1)
-		fprintf(f, "%s (%zu)", set, count);
+		out_printf(f, "%s (%zu)", set, count);
 	else
-		fprintf(f, "%s", set);
+		out_printf(f, "%s", set);
 	if (*text == '\0')
-		fputc('\n', f);
+		out_printf(f, "\n");
 	else if (nl == NULL)
-		fprintf(f, ": %s\n", text);
+		out_printf(f, ": %s\n", text);
 	else {
-		fputs(":\n", f);
+		out_printf(f, ":\n");
 		print_lines(f, text);
 	}
 	free(text);
@@ -247,7 +290,7 @@ output_folded(struct ctl *ctl, struct fanout *fo, render_fn render, void *arg)
 		free(set);
 		free(groups[g].text);
 	}
-	fflush(f);
+	output_flush(f);
 	free(slot);
 	free(groups);
 	free(next);
@@ -303,8 +346,8 @@ output_summary(struct ctl *ctl, struct fanout *fo)
 	FILE *f = out_of(ctl);
 	char *s = summary_text(fo);
 
-	fprintf(f, "%s\n", s);
-	fflush(f);
+	out_printf(f, "%s\n", s);
+	output_flush(f);
 	free(s);
 }
 
@@ -365,9 +408,9 @@ output_text(FILE *f, json_object *o, int spaced)
 	char *text = json_text_visible(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
 	    (spaced ? JSON_C_TO_STRING_SPACED : 0) | JSON_C_TO_STRING_NOSLASHESCAPE));
 
-	fprintf(f, "%s\n", text);
+	out_printf(f, "%s\n", text);
 	free(text);
-	fflush(f);
+	output_flush(f);
 }
 
 void

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <fcntl.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -125,6 +126,8 @@ START_TEST(help_everywhere)
 		free(ss);
 	}
 	ck_assert_int_ge(ncmd, 10);
+	ck_assert_msg(strstr(man, ".SS \"nodeset [\\-w NODESET|\\-a] [\\-x NODESET] [NODESET...]\"\n"),
+	    "man page's nodeset synopsis");
 	/* test hooks are parsed but not advertised */
 	ck_assert_int_eq(run(&out, "apply --help"), 0);
 	ck_assert_ptr_null(strstr(out, "test-pause"));
@@ -228,9 +231,9 @@ START_TEST(directory_for_a_file)
 {
 	static const char *const args[][2] = { { "profile show", "" }, { "profile check", "" },
 		{ "apply", "-w n1" }, { "sweep -w n1 -f", "" }, { "play", "" }, { "-c", "ping -w n1" } };
-	char dir[] = "/tmp/knob-check-cli-dir.XXXXXX", want[128], cmd[256];
+	char dir[PATH_MAX], want[PATH_MAX + 64], cmd[PATH_MAX + 64];
 
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	cu_subdir(dir, sizeof(dir), "dir");
 	for (size_t i = 0; i < nitems(args); i++) {
 		char *out = NULL;
 		int rc;
@@ -268,6 +271,13 @@ START_TEST(nodeset_cmd)
 		{ "nodeset -c 'n[1-100]' -x 'n[1-10]'", 0, "90\n", 1 },
 		{ "nodeset -c 'n[1-3]' -x 'n[1-3]'", 0, "0\n", 1 },
 		{ "nodeset -f -e a", 2, "give one of", 0 },
+		/* its node sets are operands: -w is optional (the usage said it
+		 * was required, "nodeset -w NODESET|-a [-x NODESET]") */
+		{ "nodeset --help", 0, "usage: knobctl nodeset [-w NODESET|-a] [-x NODESET] [options] "
+		    "[NODESET...]\n", 0 },
+		/* and -c FILE is no global option there ("-c FILE ... may appear
+		 * anywhere", it said) */
+		{ "nodeset -h", 0, "\nGlobal options (--cluster FILE, --json,", 0 },
 		{ "nodeset -f 'n[1-'", 2, NULL, 0 },
 	};
 	/* the built-in @all; -c is --count here, the inventory comes after */
@@ -283,7 +293,7 @@ START_TEST(nodeset_cmd)
 	char inv[4096];
 
 	run_cases(plain, nitems(plain), NULL);
-	snprintf(inv, sizeof(inv), "/tmp/knob-cli-inv.%d.xml", (int)getpid());
+	snprintf(inv, sizeof(inv), "%s/inv.xml", cu_base());
 	ck_assert_int_eq(write_file_atomic(inv, xml, strlen(xml), 0644), 0);
 	run_cases(grouped, nitems(grouped), inv);
 	unlink(inv);
@@ -303,6 +313,12 @@ START_TEST(stdout_write_error)
 	ck_assert_msg(strstr(out, "knobctl: standard output: No space left on device") != NULL,
 	    "%s", out);
 	free(out);
+	/* a document flushed as it is printed names the cause too: before,
+	 * "standard output: write error" */
+	ck_assert_int_eq(cu_sh_out(&out, "env -u KNOB_CLUSTER %s/knobctl --json nodeset -e 'n[1-3]' "
+	    "2>&1 >/dev/full", bin), 2);
+	ck_assert_str_eq(out, "knobctl: standard output: No space left on device\n");
+	free(out);
 	ck_assert_int_eq(cu_sh_out(&out, "bash -o pipefail -c 'env -u KNOB_CLUSTER %s/knobctl "
 	    "nodeset -e \"n[1-100000]\" 2>&1 | head -c1 >/dev/null'", bin), 141);
 	free(out);
@@ -316,12 +332,13 @@ END_TEST
  * the same text as without --json ("FILE: ok (p, 1 settings)", a table). */
 START_TEST(profile_json)
 {
-	char dir[] = "/tmp/knob-check-cli-prof.XXXXXX", good[128], bad[128];
+	char dir[PATH_MAX], good[PATH_MAX + 16], bad[PATH_MAX + 16];
 	json_object *doc, *v;
 	char *out = NULL, *want;
 	int rc;
 
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	/* under the case's base, removed even when a check below fails */
+	cu_subdir(dir, sizeof(dir), "prof");
 	snprintf(good, sizeof(good), "%s/p.xml", dir);
 	snprintf(bad, sizeof(bad), "%s/bad.xml", dir);
 	cu_write(good, 0644, "<?xml version=\"1.0\"?>\n<profile name=\"p\">\n"
@@ -426,7 +443,7 @@ START_TEST(nodeset_json)
 		free(w);
 		json_object_put(doc);
 	}
-	snprintf(inv, sizeof(inv), "/tmp/knob-cli-inv.%d.xml", (int)getpid());
+	snprintf(inv, sizeof(inv), "%s/inv.xml", cu_base());
 	ck_assert_int_eq(write_file_atomic(inv, xml, strlen(xml), 0644), 0);
 	snprintf(cmd, sizeof(cmd), "nodeset -l --json --cluster %s", inv);
 	doc = run_json(cmd);
@@ -495,8 +512,10 @@ START_TEST(targets_on_real_agents)
 	int rc;
 
 	snprintf(inv, sizeof(inv), "%s/noall.xml", h.tmp);
+	/* results.db beside it: the ticket cache goes there, not to
+	 * /var/lib/knob */
 	str_appendf(&xml, "<cluster port=\"7420\"><tls ca=\"ca/ca.crt\" cert=\"ca/controller.crt\""
-	    " key=\"ca/controller.key\"/>\n");
+	    " key=\"ca/controller.key\"/>\n<results db=\"results.db\"/>\n");
 	for (int i = 0; i < h.n; i++)
 		str_appendf(&xml, "<node name=\"%s\" addr=\"%s\"/>\n", h.node[i].name, h.node[i].addr);
 	str_appendf(&xml, "</cluster>\n");
@@ -625,8 +644,11 @@ START_TEST(dropped_before_handshake)
 	int rc;
 
 	snprintf(inv, sizeof(inv), "%s/drop.xml", h.tmp);
+	/* the results database, and the ticket cache beside it, in the
+	 * harness's temp dir: without, knobctl's /var/lib/knob/tls-tickets */
 	xml = xasprintf("<cluster><tls ca=\"%s/ca/ca.crt\" cert=\"%s/ca/controller.crt\" "
-	    "key=\"%s/ca/controller.key\"/>\n<node name=\"fin\" addr=\"127.0.0.1\" port=\"17701\"/>\n"
+	    "key=\"%s/ca/controller.key\"/>\n<results db=\"results.db\"/>\n"
+	    "<node name=\"fin\" addr=\"127.0.0.1\" port=\"17701\"/>\n"
 	    "<node name=\"rst\" addr=\"127.0.0.1\" port=\"17702\"/>\n</cluster>\n",
 	    h.tmp, h.tmp, h.tmp);
 	ck_assert_int_eq(write_file_atomic(inv, xml, strlen(xml), 0644), 0);
@@ -751,13 +773,25 @@ knobctl_to_closed_pipe(char **err, const char *args)
 /* A fleet command whose reader went away (`| head -0`) exits 141, silently,
  * as the README says, with every node ok or not: its output was flushed
  * before the end, the EPIPE forgotten by then, and it said "standard
- * output: write error" and exited 2 (1 with a node down).  With no
- * standard output at all it names the cause. */
+ * output: write error" and exited 2 (1 with a node down).  To a full disk
+ * and with no standard output at all it names the cause (a full disk was
+ * "write error" too, the text and the --json document of 7 KB alike). */
 START_TEST(fleet_output_to_closed_pipe)
 {
+	static const char *const full[] = { "ping -a", "--json facts -a" };
 	char *err = NULL;
 	int rc;
 
+	for (size_t i = 0; i < nitems(full); i++) {
+		int fd = open("/dev/full", O_WRONLY);
+
+		ck_assert_int_ge(fd, 0);
+		rc = knobctl_stdout(&err, fd, full[i]);
+		close(fd);
+		ck_assert_msg(rc == 2 && strcmp(err, "knobctl: standard output: No space left on "
+		    "device\n") == 0, "%s: exit %d: %s", full[i], rc, err);
+		free(err);
+	}
 	rc = knobctl_to_closed_pipe(&err, "ping -a");
 	ck_assert_msg(rc == 141 && *err == '\0', "exit %d: %s", rc, err);
 	free(err);
@@ -800,6 +834,8 @@ cli_suite(void)
 	TCase *tc = tcase_create("offline"), *tn = tcase_create("agents");
 
 	tcase_add_unchecked_fixture(tc, bin_setup, NULL);
+	/* the offline tests' files: removed even after a failed test */
+	tcase_add_unchecked_fixture(tc, cu_base_setup, cu_base_teardown);
 	tcase_add_test(tc, help_everywhere);
 	tcase_add_test(tc, usage_errors);
 	tcase_add_test(tc, bootstrap_agent_opts_refused);
