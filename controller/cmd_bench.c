@@ -439,7 +439,7 @@ cmd_bench(struct ctl *ctl, int argc, char **argv)
 		output_text(ctl->out, doc, 0);
 	else if (doc)
 		bench_print_table(ctl->out, doc, ctl->units_decimal);
-	fflush(ctl->out);
+	output_flush(ctl->out);
 	json_object_put(doc);
 	strvec_free(&names);
 	bench_req_free(&rq);

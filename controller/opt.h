@@ -40,7 +40,7 @@ struct opt {
 #define CMD_FANOUT	0x2	/* --fanout N, --threads N */
 #define CMD_NOINV	0x4	/* runs without loading the inventory */
 #define CMD_SSH		0x8	/* the SSH options (bootstrap; fan-out commands for --via ssh) */
-#define CMD_NODES_OPT	0x10	/* with CMD_NODES: -w/-a optional (nodeset's operands) */
+#define CMD_NODES_OPT	0x10	/* with CMD_NODES: -w/-a optional (nodeset's operands, a play's nodes=) */
 
 struct cmd_entry {
 	const char *name;

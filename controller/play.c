@@ -891,7 +891,7 @@ out:
 
 const struct cmd_entry cmd_play_entry = {
 	"play", "FILE", "run a play: ordered apply / verify / bench / compare / canary / rollback steps",
-	CMD_NODES, play_opts, cmd_play,
+	CMD_NODES | CMD_NODES_OPT, play_opts, cmd_play,
 	"FILE is a path or the name of a shipped play (ansible-like-plays/).  -w overrides the\n"
 	"play's nodes=.  serial=\"4\" or \"25%\" rolls apply/verify/rollback out in batches;\n"
 	"max-fail=\"N\" or \"P%\" trips when the failed nodes EXCEED it (reaching it does not;\n"

@@ -136,7 +136,7 @@ say(struct prun *pr, const char *fmt, ...)
 	va_end(ap);
 	vis = str_visible_dup(raw, VIS_KEEP_NL);
 	fputs(vis, pr->out);
-	fflush(pr->out);
+	output_flush(pr->out);
 	free(raw);
 	free(vis);
 }
@@ -1561,7 +1561,7 @@ play_run(struct ctl *ctl, struct play *pl, const struct strvec *nodes,
 	res = play_result(&pr, stopped);
 	if (ctl->json)
 		output_text(ctl->out, res, 0);
-	fflush(ctl->out);
+	output_flush(ctl->out);
 	json_object_put(res);
 	json_object_put(pr.info);
 	json_object_put(pr.docs);

@@ -128,6 +128,9 @@ START_TEST(help_everywhere)
 	ck_assert_int_ge(ncmd, 10);
 	ck_assert_msg(strstr(man, ".SS \"nodeset [\\-w NODESET|\\-a] [\\-x NODESET] [NODESET...]\"\n"),
 	    "man page's nodeset synopsis");
+	/* a play's nodes= stands in for -w (the usage said -w was required) */
+	ck_assert_msg(strstr(man, ".SS \"play [\\-w NODESET|\\-a] [\\-x NODESET] FILE\"\n"),
+	    "man page's play synopsis");
 	/* test hooks are parsed but not advertised */
 	ck_assert_int_eq(run(&out, "apply --help"), 0);
 	ck_assert_ptr_null(strstr(out, "test-pause"));
@@ -306,7 +309,7 @@ END_TEST
  * program SIGPIPE kills, silently.  Before, both exited 0. */
 START_TEST(stdout_write_error)
 {
-	char *out;
+	char dir[PATH_MAX], play[PATH_MAX + 8], inv[PATH_MAX + 8], *out;
 
 	ck_assert_int_eq(cu_sh_out(&out, "env -u KNOB_CLUSTER %s/knobctl nodeset -e 'n[1-3]' "
 	    "2>&1 >/dev/full", bin), 2);
@@ -318,6 +321,19 @@ START_TEST(stdout_write_error)
 	ck_assert_int_eq(cu_sh_out(&out, "env -u KNOB_CLUSTER %s/knobctl --json nodeset -e 'n[1-3]' "
 	    "2>&1 >/dev/full", bin), 2);
 	ck_assert_str_eq(out, "knobctl: standard output: No space left on device\n");
+	free(out);
+	/* a play's lines too (they are flushed as they are said): its one
+	 * node fails (no TLS files: nothing is sent), exit 1 says so, and
+	 * the lost output is named by its cause, not "write error" */
+	cu_subdir(dir, sizeof(dir), "play-full");
+	snprintf(play, sizeof(play), "%s/p.xml", dir);
+	cu_write(play, 0644, "<play name=\"t\">\n  <rollback/>\n</play>\n");
+	snprintf(inv, sizeof(inv), "%s/c.xml", dir);
+	cu_write(inv, 0644, "<cluster port=\"1\"><node name=\"n1\" addr=\"127.0.0.1\"/></cluster>\n");
+	ck_assert_int_eq(cu_sh_out(&out, "%s/knobctl -c %s play %s -w n1 2>&1 >/dev/full", bin, inv,
+	    play), 1);
+	ck_assert_msg(strstr(out, "knobctl: standard output: No space left on device\n") != NULL,
+	    "%s", out);
 	free(out);
 	ck_assert_int_eq(cu_sh_out(&out, "bash -o pipefail -c 'env -u KNOB_CLUSTER %s/knobctl "
 	    "nodeset -e \"n[1-100000]\" 2>&1 | head -c1 >/dev/null'", bin), 141);
