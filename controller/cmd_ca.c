@@ -514,10 +514,10 @@ ca_list_text(FILE *f, const struct ca_listing *l)
 static int
 ca_cmd_list(struct ctl *ctl, const struct ca_out *o, const struct ca_args *a)
 {
-	char buf[4096], err[PATH_MAX + 256], warn[PATH_MAX + 256];
+	char buf[4096], err[PATH_MAX + 256], warn[PATH_MAX + 256], rec[PATH_MAX + 256];
 	struct ca_listing l;
 	const char *dir;
-	int rc, warned;
+	int rc, warned, recovered;
 
 	if (a->n != 0 || a->controller) {
 		ca_usage(stderr);
@@ -525,14 +525,17 @@ ca_cmd_list(struct ctl *ctl, const struct ca_out *o, const struct ca_args *a)
 	}
 	if ((dir = ca_dir_of(ctl, a, buf, sizeof(buf))) == NULL)
 		return 2;
-	/* a renew a crash stopped is finished first: its pair listed whole */
-	if (ca_recover(dir, err, sizeof(err)) < 0)
-		fprintf(stderr, "knobctl: ca list: warning: %s\n", err);
+	/* a renew a crash stopped is finished first: its pair listed whole;
+	 * its failure is a warning only when the listing works (a directory
+	 * that is not there is said once, as the error) */
+	recovered = ca_recover(dir, rec, sizeof(rec));
 	if ((rc = ca_list(dir, &l, err, sizeof(err))) < 0) {
 		fprintf(stderr, "knobctl: ca list: %s\n", err);
 		ca_listing_free(&l);
 		return 2;
 	}
+	if (recovered < 0)
+		fprintf(stderr, "knobctl: ca list: warning: %s\n", rec);
 	if ((warned = ca_expiry_check(dir, CA_WARN_DAYS, warn, sizeof(warn)) == 1))
 		fprintf(stderr, "knobctl ca list: warning: %s\n", warn);
 	for (size_t i = 0; i < l.errors.n; i++)

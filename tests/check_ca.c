@@ -1607,7 +1607,8 @@ expect_json(json_object *doc, const char *name, const char *role, const char *st
  * and state; revoked is the CRL's word; the CA's end and the CRL. */
 START_TEST(test_ca_list)
 {
-	char err[1024], want[PATH_MAX * 2], *out = NULL, *crt = NULL, *key = NULL, *hex, *old;
+	const char *bin = getenv("KNOB_BIN") ? getenv("KNOB_BIN") : "build";
+	char err[1024], want[PATH_MAX * 2], line[PATH_MAX * 2 + 64], *out = NULL, *crt = NULL, *key = NULL, *hex, *old;
 	json_object *doc, *c;
 	BIGNUM *bn;
 	X509 *x;
@@ -1670,6 +1671,13 @@ START_TEST(test_ca_list)
 	/* no CA there: an input error */
 	pth(want, sizeof(want), tmpdir, "nosuch");
 	ck_assert_int_eq(run_cmd("list", "--ca-dir", want, NULL), 2);
+	/* said once, as the error: before, a warning of the same words came
+	 * first (the crash recovery's failure on a directory not there) */
+	ck_assert_int_eq(cu_sh_out(&out, "env -u KNOB_CLUSTER %s/knobctl ca list --ca-dir %s 2>&1",
+	    bin, want), 2);
+	snprintf(line, sizeof(line), "knobctl: ca list: %s: No such file or directory\n", want);
+	ck_assert_str_eq(out, line);
+	free(out);
 	ck_assert_int_eq(run_cmd("list", "extra", "--ca-dir", cadir, NULL), 2);
 	OPENSSL_free(hex);
 	BN_free(bn);
