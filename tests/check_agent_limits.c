@@ -332,7 +332,10 @@ START_TEST(huge_lease_holds_lock)
 	ck_assert_msg(cu_wait(bench_done, &pid, 30) >= 0, "the bench did not end");
 	ck_assert_msg(WIFEXITED(lease_st) && WEXITSTATUS(lease_st) == 0, "bench: status %#x",
 	    lease_st);
-	ck_assert_msg(tries >= 5, "only %d applies under the phase", tries);
+	/* two or more: one began after another had been refused, so the lock
+	 * held on, not only at the go (5 did not always fit in 2.5 s on a
+	 * loaded 2-core machine, under ASan) */
+	ck_assert_msg(tries >= 2, "only %d applies under the phase", tries);
 	ck_assert_str_eq(cu_readf("%s", ratio), "17");
 }
 END_TEST
