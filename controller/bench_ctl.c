@@ -69,8 +69,10 @@
  * Not bounded: a prepare (no count to watch while it creates or prefills
  * files: as long as the node answers pings), and counts that creep up
  * within the plan, one op per stall limit (knobctl cannot tell that from
- * a slow disk).  Results of another phase id, or a second one, are
- * ignored: the phase waits only for its own first. */
+ * a slow disk).  Results of another phase id, a second one, and answers
+ * to releases never asked for are ignored, what they say failed to be
+ * removed too (each was an entry in cleanup_failed: a flood grew the run
+ * document without bound): the phase waits only for its own first. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1213,9 +1215,22 @@ released_files(const struct brun *br, const Knob__PhaseResult *r)
 	    KNOB__PHASE_FILES__PHASE_FILES_REMOVED;
 }
 
+/* Was node pn asked to release workdir wd, and has not answered: the
+ * release it is waiting for, or one given up on unconfirmed? */
+static int
+release_asked(const struct pnode *pn, const char *wd)
+{
+	return (pn->rel_wait && strcmp(pn->rel_wd, wd) == 0) ||
+	    (pn->rel_late && strcmp(pn->rel_late, wd) == 0);
+}
+
 /* A node's result of the phase, or the confirmation that it released a
  * workdir's files (after a stop signal, the confirmation of the stop's
- * release, not the result of the phase it aborted: stop_answered). */
+ * release, not the result of the phase it aborted: stop_answered).  Only
+ * the phase's own first result, or the answer to a release asked for, is
+ * taken (what either says failed to be removed goes into cleanup_failed):
+ * others, which a node could send for ever, each adding an entry, are
+ * ignored. */
 static int
 on_result(struct brun *br, struct fo_node *n, Knob__Envelope *m)
 {
@@ -1223,10 +1238,10 @@ on_result(struct brun *br, struct fo_node *n, Knob__Envelope *m)
 	const Knob__PhaseResult *r = m->phase_result;
 	char *why;
 
-	if (r->cleanup_error[0])
-		cleanup_failed(br, n->name, br->plan[br->cur].workdir, r->cleanup_error, 0);
 	if (r->released_workdir[0]) {
 		/* a release confirmed: that node's files are gone, or what is left */
+		if (!release_asked(pn, r->released_workdir))
+			return 0;	/* none of ours: it says nothing of our files */
 		if (!r->ok)
 			cleanup_failed(br, n->name, r->released_workdir, r->error[0] ? r->error :
 			    "clean-up incomplete", 0);
@@ -1248,6 +1263,8 @@ on_result(struct brun *br, struct fo_node *n, Knob__Envelope *m)
 		end_beyond(br, n, why);	/* none of its figures is counted */
 		return 0;
 	}
+	if (r->cleanup_error[0])
+		cleanup_failed(br, n->name, br->plan[br->cur].workdir, r->cleanup_error, 0);
 	pn->result = m;
 	pn->st = PN_DONE;
 	if (pn->stop_abort)

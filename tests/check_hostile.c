@@ -24,7 +24,8 @@
  * that change without rising, or reports 9 GiB done of a 64 KiB phase (in
  * its progress, or in its result), or says for ever that it is still
  * removing the phase's files, or that every thread is done and nothing
- * more; or streams frames instead of pongs, or streams after its phase was aborted:
+ * more, or results of another phase and failed answers to releases never
+ * asked for (each was an entry in cleanup_failed); or streams frames instead of pongs, or streams after its phase was aborted:
  * the run must end within its bound (bench_time_bounded,
  * bench_count_bounded). */
 #include <check.h>
@@ -64,6 +65,9 @@ enum mode { M_WRONG_TYPE, M_WRONG_ID, M_PROGRESS, M_HUGE, M_MANY, M_ANSI, M_DRIB
 	M_B_BEYOND,		/* progress of 9 GiB done */
 	M_B_RESULT,		/* a result of 9 GiB done */
 	M_B_RELEASE,		/* a result of nothing, then "still removing" for ever */
+	M_B_SPAM,		/* results of another phase that could not remove its
+				 * files, and answers to releases never asked for that
+				 * could not either, for ever */
 	M_B_NOSYNC,		/* progress frames instead of pongs */
 	M_B_ABORTED,		/* M_B_FLAP's progress after its phase was aborted (the
 				 * others' prepare failed: bench_cases' dir is not there) */
@@ -278,6 +282,26 @@ bench_result(SSL *ssl, struct evil_phase *ph)
 	return evil_put(ssl, &env, 0);
 }
 
+/* M_B_SPAM's frame k: a result of another phase whose clean-up failed, or
+ * a failed answer to a release never asked for. */
+static int
+bench_spam(SSL *ssl, struct evil_phase *ph)
+{
+	Knob__Envelope env = KNOB__ENVELOPE__INIT;
+	Knob__PhaseResult r = KNOB__PHASE_RESULT__INIT;
+	static char other[] = "p-other", wd[] = "w-other", err[] = "left: everything";
+
+	env.body_case = KNOB__ENVELOPE__BODY_PHASE_RESULT;
+	env.phase_result = &r;
+	env.id = ph->go_id;
+	if (ph->k % 2)
+		r.released_workdir = wd;
+	else
+		r.phase_id = other;
+	r.cleanup_error = r.error = err;
+	return evil_put(ssl, &env, 0);
+}
+
 /* One frame of the stream the mode says, once GO (or the release) came. */
 static int
 bench_stream(SSL *ssl, struct evil_phase *ph)
@@ -294,6 +318,8 @@ bench_stream(SSL *ssl, struct evil_phase *ph)
 	pg.phase_id = ph->phase_id;
 	pg.agent_time_ns = now_real_ns();
 	ph->k++;
+	if (evil_mode == M_B_SPAM)
+		return bench_spam(ssl, ph);
 	if (evil_mode == M_B_RELEASE) {
 		env.id = ph->rel_id;
 		pg.phase_id = none;
@@ -614,6 +640,10 @@ static const struct {
 	  "it 64k (1 rank x 64k): not an agent's count", 10, 0 },
 	{ M_B_RESULT, "--size 64k", "its result says 9663676416 bytes in a seq-write phase that "
 	  "allows it 64k (1 rank x 64k): not an agent's count", 10, 0 },
+	/* ignored, each of them, while it stalls (no entry into cleanup_failed:
+	 * a flood of them grew the run's document without bound) */
+	{ M_B_SPAM, "--size 64k --stall-timeout 2", "stalled: no progress for 2 s: I/O stuck?",
+	  12, 0 },
 	/* "still removing" with a rising count: beyond 1 rank's 18 entries */
 	{ M_B_RELEASE, "--size 64k", "reported 19 entries removed from knob.", 12, 1 },
 };
