@@ -27,7 +27,52 @@
  * its confirmation, should it come later, clears that.  So is a node whose
  * reports show no entry removed for the stall deadline (stall_limit): a
  * delete stuck in the kernel, which its agent's reports, sent from another
- * thread, would otherwise cover for ever. */
+ * thread, would otherwise cover for ever.
+ *
+ * Bounds: every frame a node sends moves its connection's deadline, and
+ * progress frames are legitimate all through a phase, so a node (a broken
+ * or hostile agent, a counter bug) could hold the run for ever by talking.
+ * What it may do is bounded by what the phase can possibly do; past a
+ * bound it is ended as failed (fanout_end) with what it did in its error:
+ * it counts as missing, the phase is recorded with the others, its files
+ * are named as maybe left (lost_files), and knobctl exits 1.
+ *   - Stall (stage_check): a node of a running built-in phase whose ops or
+ *     threads done have not risen above their highest for the stall limit
+ *     (--stall-timeout, else 3 x --runtime or --stonewall, at least 60 s):
+ *     an agent's counts only grow, so counts that merely change are no
+ *     progress.  A node waits for us, and is not stalled, at the stonewall
+ *     until the wear-out target went, and with every thread done and its
+ *     first thread's end reported until the first-done moment went (its
+ *     agent answers only then).
+ *   - Length (overran): a --runtime data phase ends on every node by GO +
+ *     runtime; an external tool is ended by its agent after --ext-timeout
+ *     (default 3600 s); a node with --stonewall reports at the wall by GO
+ *     + stonewall.  A node still running past that and the stall limit
+ *     (counted from the wear-out target or the first-done moment instead,
+ *     when we sent it later) is ended, moving or not: "still running 95 s
+ *     into a 30 s phase (--runtime), past that and the 60 s stall limit".
+ *   - Size (bench_bound.c): without --runtime a built-in phase's counts
+ *     are bounded by the plan: size / bs ops of bs bytes a rank (md:
+ *     md_files items of up to the write size).  Progress, a stonewall
+ *     report or a result (total or any thread's) beyond that times the
+ *     node's ranks ends it, and none of its figures is counted; so does
+ *     more threads done, or in its result, than its ranks.
+ *   - Release: its removed count rises or it is stalled (as above, a count
+ *     that only changes is no move), and beyond the entries the node's
+ *     ranks could have created in the workdir (bench_entries_cap, summed
+ *     over its phases there) it is ended: so a release ends within that
+ *     count times the stall limit.  An external tool's files are not
+ *     counted: its release is bounded by the stall limit between rises
+ *     only.
+ *   - A failed prepare's abort is answered within the stall limit, and a
+ *     clock-sync ping within --timeout (other frames do not sync a clock).
+ * Not bounded: a prepare (no count to watch while it creates or prefills
+ * files: as long as the node answers pings), and counts that creep up
+ * within the plan, one op per stall limit (knobctl cannot tell that from
+ * a slow disk).  Results of another phase id, a second one, and answers
+ * to releases never asked for are ignored, what they say failed to be
+ * removed too (each was an entry in cleanup_failed: a flood grew the run
+ * document without bound): the phase waits only for its own first. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -172,6 +217,8 @@ start_phase(struct brun *br)
 		pn->st = PN_IDLE;
 		pn->prog_bytes = pn->prog_ops = 0;
 		pn->prog_done = 0;
+		pn->top_ops = 0;
+		pn->top_done = 0;
 		pn->wall_sync = pn->wall_rep = 0;
 		pn->wall_max = 0;
 		pn->fd_rep = 0;
@@ -206,6 +253,8 @@ start_phase(struct brun *br)
 		pn->inphase = 1;
 		pn->files_held = pn->files_wd && strcmp(pn->files_wd, p->workdir) == 0;
 		pn->files_wd = p->workdir;
+		pn->files_cap = bench_entries_cap(br->req, p, pn->nranks,
+		    pn->files_held ? pn->files_cap : 0);
 		used_idx++;
 	}
 	br->stage = ST_PREPARE;
@@ -411,6 +460,7 @@ release_node(struct brun *br, size_t i)
 		pn->rel_wd = workdir;
 		pn->rel_deadline = now_mono_ns() + release_wait_s() * 1000000000ull;
 		pn->rel_removed = 0;
+		pn->rel_cap = pn->files_cap;
 		pn->rel_moved = pn->rel_sent = now_mono_ns();
 		pn->rel_long_said = 0;
 	}
@@ -475,6 +525,7 @@ wall_check(struct brun *br)
 			target = m;
 	}
 	br->wall_sent = 1;
+	br->wall_mono = now_mono_ns();
 	if (nsync == 0)
 		return;
 	br->wall_target = target;
@@ -522,6 +573,7 @@ first_done_check(struct brun *br)
 			return;		/* its first thread is still running */
 	}
 	br->fd_sent = 1;
+	br->fd_mono = now_mono_ns();
 	if (t == UINT64_MAX)
 		return;
 	br->fd_t = t;
@@ -637,6 +689,7 @@ abort_prepared(struct brun *br)
 	env.phase_abort = &ab;
 	send_all(br, PN_READY, PN_GO, &env);
 	br->stage = ST_ABORTING;
+	br->abort_mono = now_mono_ns();
 }
 
 /* Every node of the phase is Ready and its clock synced again: GO. */
@@ -994,29 +1047,67 @@ release_long_said(const char *name, struct pnode *pn)
 	    wait, (unsigned long long)pn->rel_removed);
 }
 
+/* Node n reported what no agent can (why, malloc'd, freed here): it is
+ * ended as failed; the others go on. */
+static void
+end_beyond(struct brun *br, struct fo_node *n, char *why)
+{
+	fanout_end(br->fo, n, NS_FAILED, "%s", why);
+	free(why);
+}
+
+/* A release's report that it is still removing: the wait for word goes
+ * on; a count above the highest so far is a move (a count that only
+ * changes is none: it could change for ever), one above what the node's
+ * ranks could have created ends it. */
+static void
+on_releasing(struct brun *br, struct fo_node *n, const Knob__PhaseProgress *pg)
+{
+	struct pnode *pn = &br->pn[n->idx];
+	char *why;
+
+	if (!releasing(br) || !pn->rel_wait || strcmp(pg->releasing_workdir, pn->rel_wd) != 0)
+		return;
+	if ((why = bench_release_beyond(pn, pg->release_removed)) != NULL) {
+		end_beyond(br, n, why);
+		return;
+	}
+	pn->rel_deadline = now_mono_ns() + release_wait_s() * 1000000000ull;
+	if (pg->release_removed > pn->rel_removed) {
+		pn->rel_moved = now_mono_ns();
+		pn->rel_removed = pg->release_removed;
+	}
+	release_long_said(n->name, pn);
+}
+
 /* Progress of a running phase: the live line, the first thread's end and
- * the stonewall report. */
+ * the stonewall report.  Counts beyond what the node's ranks can do end
+ * it; only ops or threads done above their highest so far are a move for
+ * the stall deadline (an agent's counts only grow, its bytes with its
+ * ops: counts that merely change could do so for ever). */
 static int
 on_progress(struct brun *br, struct fo_node *n, Knob__Envelope *m)
 {
 	struct pnode *pn = &br->pn[n->idx];
 	const Knob__PhaseProgress *pg = m->phase_progress;
+	char *why;
 
 	if (pg->releasing_workdir[0]) {	/* still removing: the wait goes on */
-		if (releasing(br) && pn->rel_wait && strcmp(pg->releasing_workdir, pn->rel_wd) == 0) {
-			pn->rel_deadline = now_mono_ns() + release_wait_s() * 1000000000ull;
-			if (pg->release_removed != pn->rel_removed)
-				pn->rel_moved = now_mono_ns();
-			pn->rel_removed = pg->release_removed;
-			release_long_said(n->name, pn);
-		}
+		on_releasing(br, n, pg);
 		return 0;
 	}
 	if (strcmp(pg->phase_id, br->phase_id) != 0)
 		return 0;
-	if (pg->bytes != pn->prog_bytes || pg->ops != pn->prog_ops ||
-	    pg->threads_done != pn->prog_done)
+	if (pn->inphase && pn->st != PN_DONE &&
+	    (why = bench_progress_beyond(br, pn, pg)) != NULL) {
+		end_beyond(br, n, why);
+		return 0;
+	}
+	if (pg->ops > pn->top_ops || pg->threads_done > pn->top_done) {
 		pn->prog_mono = now_mono_ns();
+		pn->top_ops = pg->ops > pn->top_ops ? pg->ops : pn->top_ops;
+		pn->top_done = pg->threads_done > pn->top_done ? pg->threads_done : pn->top_done;
+	}
 	pn->prog_bytes = pg->bytes;
 	pn->prog_ops = pg->ops;
 	pn->prog_done = pg->threads_done;
@@ -1124,19 +1215,33 @@ released_files(const struct brun *br, const Knob__PhaseResult *r)
 	    KNOB__PHASE_FILES__PHASE_FILES_REMOVED;
 }
 
+/* Was node pn asked to release workdir wd, and has not answered: the
+ * release it is waiting for, or one given up on unconfirmed? */
+static int
+release_asked(const struct pnode *pn, const char *wd)
+{
+	return (pn->rel_wait && strcmp(pn->rel_wd, wd) == 0) ||
+	    (pn->rel_late && strcmp(pn->rel_late, wd) == 0);
+}
+
 /* A node's result of the phase, or the confirmation that it released a
  * workdir's files (after a stop signal, the confirmation of the stop's
- * release, not the result of the phase it aborted: stop_answered). */
+ * release, not the result of the phase it aborted: stop_answered).  Only
+ * the phase's own first result, or the answer to a release asked for, is
+ * taken (what either says failed to be removed goes into cleanup_failed):
+ * others, which a node could send for ever, each adding an entry, are
+ * ignored. */
 static int
 on_result(struct brun *br, struct fo_node *n, Knob__Envelope *m)
 {
 	struct pnode *pn = &br->pn[n->idx];
 	const Knob__PhaseResult *r = m->phase_result;
+	char *why;
 
-	if (r->cleanup_error[0])
-		cleanup_failed(br, n->name, br->plan[br->cur].workdir, r->cleanup_error, 0);
 	if (r->released_workdir[0]) {
 		/* a release confirmed: that node's files are gone, or what is left */
+		if (!release_asked(pn, r->released_workdir))
+			return 0;	/* none of ours: it says nothing of our files */
 		if (!r->ok)
 			cleanup_failed(br, n->name, r->released_workdir, r->error[0] ? r->error :
 			    "clean-up incomplete", 0);
@@ -1154,6 +1259,12 @@ on_result(struct brun *br, struct fo_node *n, Knob__Envelope *m)
 	}
 	if (strcmp(r->phase_id, br->phase_id) != 0 || pn->st == PN_DONE || !pn->inphase)
 		return 0;
+	if ((why = bench_result_beyond(br, pn, r)) != NULL) {
+		end_beyond(br, n, why);	/* none of its figures is counted */
+		return 0;
+	}
+	if (r->cleanup_error[0])
+		cleanup_failed(br, n->name, br->plan[br->cur].workdir, r->cleanup_error, 0);
 	pn->result = m;
 	pn->st = PN_DONE;
 	if (pn->stop_abort)
@@ -1318,32 +1429,133 @@ release_check(struct brun *br, uint64_t now)
 		advance(br);
 }
 
-/* Stall deadline: a node of the running phase whose counts have not moved
- * for the limit (an I/O stuck in the kernel, which its agent's progress
- * reports, sent from another thread, do not show) is ended: it counts as
- * missing and the phase is recorded with the others.  A node waiting at
- * the stonewall for the others, or with every thread done, is not stalled. */
-static void
-stall_check(struct brun *br, uint64_t now)
+/* Does node pn of the running phase wait for us, not for its I/O: at the
+ * stonewall before the wear-out target went, or with every thread done
+ * and its first thread's end reported before the first-done moment went
+ * (its agent answers only then; one that did not report it owes its
+ * report, or its result). */
+static int
+waits_for_us(const struct brun *br, const struct pnode *pn)
+{
+	return (pn->wall_rep && !br->wall_sent) ||
+	    (pn->prog_done >= pn->nranks && pn->fd_rep && !br->fd_sent);
+}
+
+/* The length the running phase can last on node pn, in *len (seconds),
+ * and what sets it (its words); NULL when its size bounds it instead: a
+ * --runtime data phase; an external tool (its agent ends it after
+ * --ext-timeout, default 3600 s); up to the stonewall, its report (a
+ * node with --stonewall that has not reported it yet). */
+static const char *
+phase_length(const struct brun *br, const struct pnode *pn, uint32_t *len)
+{
+	const struct bench_req *rq = br->req;
+	const char *kind = br->plan[br->cur].kind;
+
+	if (bench_kind_ext(kind)) {
+		*len = rq->ext_timeout_s ? rq->ext_timeout_s : 3600;
+		return "its agent ends the tool then: --ext-timeout";
+	}
+	if (rq->runtime_s && !bench_kind_md(kind)) {
+		*len = rq->runtime_s;
+		return "--runtime";
+	}
+	if (rq->stonewall_s && pn->wall_sync && !pn->wall_rep) {
+		*len = rq->stonewall_s;
+		return "--stonewall: no report at the wall";
+	}
+	return NULL;
+}
+
+/* Why node pn of the running phase is still running at now past what the
+ * phase can last (malloc'd), NULL when it is not: the phase's length and
+ * the stall limit lim, counted from GO, or from the moment we sent the
+ * wear-out target or the first-done moment, when later. */
+static char *
+overran(const struct brun *br, const struct pnode *pn, uint64_t now, uint32_t lim)
+{
+	uint64_t from = br->go_mono, end;
+	const char *what;
+	uint32_t len = 0;
+
+	if ((what = phase_length(br, pn, &len)) == NULL)
+		return NULL;
+	end = from + (uint64_t)len * 1000000000ull;
+	if (br->wall_sent && br->wall_mono > end)
+		end = br->wall_mono;
+	if (br->fd_sent && br->fd_mono > end)
+		end = br->fd_mono;
+	if (now < end + (uint64_t)lim * 1000000000ull)
+		return NULL;
+	return xasprintf("still running %llu s into a %u s phase (%s), past that and the %u s "
+	    "stall limit", (unsigned long long)((now - from) / 1000000000ull), len, what, lim);
+}
+
+/* Why node pn of the running phase is ended at now (malloc'd), NULL: it is
+ * not.  Stalled: its counts have not moved for the limit (an I/O stuck in
+ * the kernel, which its agent's progress reports, sent from another
+ * thread, do not show; external tools report none).  Overran: moving or
+ * not, it runs past what the phase can last (overran).  A node waiting
+ * for us is neither. */
+static char *
+run_overdue(const struct brun *br, struct pnode *pn, uint64_t now)
 {
 	uint32_t lim = stall_limit(br->req);
-	int outer = br->advancing, ended = 0;
 
-	if (br->stage != ST_RUN || bench_kind_ext(br->plan[br->cur].kind))
+	if (waits_for_us(br, pn)) {
+		pn->prog_mono = now;
+		return NULL;
+	}
+	if (!bench_kind_ext(br->plan[br->cur].kind) &&
+	    now - pn->prog_mono >= (uint64_t)lim * 1000000000ull)
+		return xasprintf("stalled: no progress for %u s: I/O stuck?", lim);
+	return overran(br, pn, now, lim);
+}
+
+/* Why node i, not yet done with the stage, is ended at now (malloc'd),
+ * NULL: it is not.  Running: run_overdue.  After a failed prepare: no
+ * answer to the abort for the stall limit.  A clock sync: no pong for
+ * --timeout after the ping (other frames, which move the connection's
+ * deadline, do not sync a clock). */
+static char *
+overdue(struct brun *br, size_t i, uint64_t now)
+{
+	struct pnode *pn = &br->pn[i];
+	uint32_t lim = stall_limit(br->req);
+
+	if (br->stage == ST_SYNC || br->stage == ST_GOSYNC)
+		return !pn->synced && pn->npings < SYNC_PINGS &&
+		    now - pn->last_ping_ns >= (uint64_t)(br->ctl->timeout * 1e9) ?
+		    xasprintf("no answer to the clock-sync ping within %.1f s", br->ctl->timeout) :
+		    NULL;
+	if (!pn->inphase || pn->st != PN_GO)
+		return NULL;
+	if (br->stage == ST_RUN)
+		return run_overdue(br, pn, now);
+	if (br->stage == ST_ABORTING && now - br->abort_mono >= (uint64_t)lim * 1000000000ull)
+		return xasprintf("no answer to the abort for %u s", lim);
+	return NULL;
+}
+
+/* Deadlines of the stage (overdue): a node past one is ended as failed,
+ * counts as missing, and the phase is recorded with the others. */
+static void
+stage_check(struct brun *br, uint64_t now)
+{
+	int outer = br->advancing, ended = 0;
+	char *why;
+
+	if (br->stage != ST_RUN && br->stage != ST_ABORTING && br->stage != ST_SYNC &&
+	    br->stage != ST_GOSYNC)
 		return;
 	br->advancing = 1;	/* the ends below advance once, after the loop */
 	for (size_t i = 0; i < br->fo->n; i++) {
-		struct pnode *pn = &br->pn[i];
-
-		if (!pn->inphase || !pn->alive || pn->st != PN_GO)
+		if (!br->pn[i].alive || br->fo->nodes[i].phase != FO_OPEN ||
+		    (why = overdue(br, i, now)) == NULL)
 			continue;
-		if ((pn->wall_rep && !br->wall_sent) || pn->prog_done >= pn->nranks)
-			pn->prog_mono = now;	/* waiting for us, not for its I/O */
-		else if (now - pn->prog_mono >= (uint64_t)lim * 1000000000ull) {
-			fanout_end(br->fo, &br->fo->nodes[i], NS_FAILED, "stalled: no progress "
-			    "for %u s: I/O stuck?", lim);
-			ended = 1;
-		}
+		fanout_end(br->fo, &br->fo->nodes[i], NS_FAILED, "%s", why);
+		free(why);
+		ended = 1;
 	}
 	br->advancing = outer;
 	if (ended)
@@ -1372,7 +1584,7 @@ on_tick(struct fanout *fo)
 	}
 	if (br->stage == ST_RELEASE)
 		release_check(br, now);
-	stall_check(br, now);
+	stage_check(br, now);
 	stop_check(br, now);
 	draw_progress(br);
 }

@@ -2,6 +2,7 @@
  *   bench_plan.c    kinds, sizes, sweeps, placement, the plan and the spec
  *   bench_agg.c     clock offsets, the aggregate, cache warning, stonewall
  *   bench_ctl.c     the state machine over the fan-out
+ *   bench_bound.c   what a node can possibly report, from the plan
  *   bench_report.c  the phase record, the run document and the table */
 #ifndef KNOB_BENCH_RUN_H
 #define KNOB_BENCH_RUN_H
@@ -31,7 +32,10 @@ struct pnode {
 	char *err;
 	uint64_t prog_bytes, prog_ops;
 	uint32_t prog_done;		/* its threads done, from its progress */
-	uint64_t prog_mono;		/* monotonic: when its counts last moved */
+	uint64_t prog_mono;		/* monotonic: when its counts last moved (ops or
+					 * threads done above their highest) */
+	uint64_t top_ops;		/* the highest ops it reported this phase */
+	uint32_t top_done;		/* the most threads done it reported */
 	char *death;			/* why it ended, if it did */
 	int wall_sync;			/* PhaseReady: will report at the stonewall */
 	int wall_rep;			/* reported */
@@ -40,9 +44,11 @@ struct pnode {
 	const char *rel_wd;		/* the workdir of that release (a plan's) */
 	uint64_t rel_deadline;		/* monotonic: RELEASE_WAIT_S after the release or
 					 * the agent's last "still removing" */
-	uint64_t rel_removed;		/* entries its release removed, as last reported */
-	uint64_t rel_moved;		/* monotonic: when that count last moved (or the
+	uint64_t rel_removed;		/* entries its release removed, the highest reported */
+	uint64_t rel_moved;		/* monotonic: when that count last rose (or the
 					 * release was sent) */
+	uint64_t rel_cap;		/* entries its ranks could have made there
+					 * (bench_entries_cap, summed; UINT64_MAX unknown) */
 	uint64_t rel_sent;		/* monotonic: when that release was sent */
 	int rel_long_said;		/* said it outlived the wait for word */
 	const char *rel_late;		/* workdir given up on unconfirmed (a plan's): a
@@ -50,6 +56,7 @@ struct pnode {
 	const char *files_wd;		/* workdir it got ranks in, until released (a plan's) */
 	int files_held;			/* it held files there before this phase (a kept
 					 * one's, for a composite's later kind) */
+	uint64_t files_cap;		/* entries its ranks could have made in files_wd */
 	int stop_abort;			/* the stop's abort was sent to it */
 	int fd_rep;			/* first done: its first thread's end is in */
 	uint64_t fd_end;		/* that end, controller clock */
@@ -96,7 +103,9 @@ struct brun {
 	uint64_t sync_deadline;
 	int wall_sent;			/* wear-out target sent this phase */
 	uint64_t wall_target;
+	uint64_t wall_mono;		/* monotonic: when the wear-out target went */
 	int fd_sent;			/* first-done moment sent this phase */
+	uint64_t fd_mono;		/* monotonic: when it went */
 	uint64_t fd_t;			/* that moment, controller clock */
 	int64_t off_change_max;		/* largest |offset change| between syncs */
 	const char *off_change_node;
@@ -108,6 +117,8 @@ struct brun {
 	char **hosts;			/* their names by used_idx, the phase's (MPI launcher) */
 	uint32_t *slots;		/* their rank counts */
 	int stop_sig;			/* the signal that stopped the run (0: none) */
+	uint64_t abort_mono;		/* monotonic: when a failed prepare's abort went to
+					 * the others (ST_ABORTING) */
 	uint64_t stop_deadline;		/* monotonic: nodes that did not answer the stop's
 					 * abort by then are cut off */
 };
@@ -140,6 +151,22 @@ json_object *bench_stonewall_record(const Knob__PhaseResult *const *res, const i
 /* --keep, and the phase in flight works on the files a finished phase kept
  * (a composite's later kind): its agent leaves them when it is stopped. */
 int bench_stop_keeps(const struct brun *br);
+
+/* bench_bound.c */
+/* Why node pn's progress pg, or its result r, of the phase in flight is
+ * beyond what its ranks can do (malloc'd); NULL when within. */
+char *bench_progress_beyond(const struct brun *br, const struct pnode *pn,
+    const Knob__PhaseProgress *pg);
+char *bench_result_beyond(const struct brun *br, const struct pnode *pn,
+    const Knob__PhaseResult *r);
+/* sum and the entries nranks ranks of phase p can create in its workdir
+ * (a release's bound: summed over a node's phases there); UINT64_MAX: not
+ * known (an external tool's). */
+uint64_t bench_entries_cap(const struct bench_req *rq, const struct plan *p, size_t nranks,
+    uint64_t sum);
+/* Why node pn's release count removed is beyond pn->rel_cap (malloc'd);
+ * NULL when within. */
+char *bench_release_beyond(const struct pnode *pn, uint64_t removed);
 
 /* bench_report.c */
 void bench_fmt_rate(char *buf, size_t len, double rate, int md, int decimal);

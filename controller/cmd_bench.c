@@ -60,7 +60,7 @@ static const struct opt bench_opts[] = {
 	{ O_RATE, "rate-iops", OPT_ARG, "N", "throttle each thread", 0 },
 	{ O_TRATE, "test-rate-iops", OPT_ARG, "N", "(tests) throttle each thread on agents run with --test-hooks", OPT_HIDDEN },
 	{ O_LEASE, "lease", OPT_ARG, "S", "agents abort when the controller is silent S s (default 10)", 0 },
-	{ O_STALL, "stall-timeout", OPT_ARG, "S", "a node whose byte and op counts do not move for S s of a running phase is failed as stalled (I/O stuck) and the run goes on without it; a node whose release (the delete of a phase's files) removes nothing for S s is no longer waited for (default: 3 x --stonewall or --runtime, at least 60)", 0 },
+	{ O_STALL, "stall-timeout", OPT_ARG, "S", "a node whose op counts do not rise for S s of a running phase is failed as stalled (I/O stuck) and the run goes on without it; a node whose release (the delete of a phase's files) removes nothing for S s is no longer waited for (default: 3 x --stonewall or --runtime, at least 60)", 0 },
 	{ O_TOOL, "tool", OPT_ARG, "PATH", "external tool binary", 0 },
 	{ O_EXTTO, "ext-timeout", OPT_ARG, "S", "external tool timeout (default 3600)", 0 },
 	{ O_SEED, "seed", OPT_ARG, "N", "random offsets seed", 0 },
