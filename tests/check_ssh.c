@@ -219,14 +219,19 @@ case_teardown(void)
 }
 
 /* SIGKILL to every process in the named network namespace but this one
- * (as ip netns pids lists them: those whose /proc/PID/ns/net is it). */
+ * (as ip netns pids lists them: those whose /proc/PID/ns/net is it); then
+ * wait until they have ended (a zombie has: its sockets are closed), so
+ * that a new sshd can listen where a killed one did. */
 static void
 ns_kill_all(const char *ns)
 {
+	uint64_t end = now_mono_ns() + 5000000000ull;
+	pid_t killed[256];
 	char path[300];
 	struct stat want, st;
 	struct dirent *d;
 	DIR *dir;
+	int n = 0;
 
 	snprintf(path, sizeof(path), "/run/netns/%s", ns);
 	if (stat(path, &want) < 0 || (dir = opendir("/proc")) == NULL)
@@ -236,10 +241,13 @@ ns_kill_all(const char *ns)
 
 		snprintf(path, sizeof(path), "/proc/%s/ns/net", d->d_name);
 		if (pid > 0 && pid != getpid() && stat(path, &st) == 0 && st.st_ino == want.st_ino &&
-		    st.st_dev == want.st_dev)
-			kill(pid, SIGKILL);
+		    st.st_dev == want.st_dev && kill(pid, SIGKILL) == 0 && n < 256)
+			killed[n++] = pid;
 	}
 	closedir(dir);
+	for (int i = 0; i < n; i++)
+		while (!cu_pid_gone(killed[i]) && now_mono_ns() < end)
+			usleep(10000);
 }
 
 /* Every process left in the nodes' and the controller's namespaces is
