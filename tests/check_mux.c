@@ -122,6 +122,14 @@ mux_start(void)
 	mux_start_at("info");
 }
 
+/* In the runner: the namespaces every test's harness uses (made once, the
+ * most of a harness's start; its agents and holder are each test's own). */
+static void
+net_setup(void)
+{
+	ck_assert_int_eq(harness_net_share(NNODES), 0);
+}
+
 /* Agents with a fake /proc/sys whose vm.dirty_ratio is 17 (not the
  * kernel's default), and a holder in the controller's namespace. */
 static void
@@ -2218,6 +2226,7 @@ main(void)
 	Suite *s = suite_create("mux");
 	TCase *tc = tcase_create("holder");
 
+	tcase_add_unchecked_fixture(tc, net_setup, harness_net_unshare);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, reuse_links);
