@@ -1642,7 +1642,8 @@ dial_stop_all(struct mux *m)
 }
 
 /* Run the holder until it is told to stop or stays unused (0), or its
- * trust changed or its event loop failed (1). */
+ * trust changed or its event loop failed (1); 1 also when at exit its
+ * last ticket save did not end in time or failed (tickets lost). */
 static int
 mux_serve(struct mux *m)
 {
@@ -1688,7 +1689,8 @@ mux_serve(struct mux *m)
 	log_info("mux: %llu links opened, %llu reuses", m->opened, m->reused);
 	mux_close_all(m);
 	/* what came since the last save, and what is still being saved */
-	tcache_saver_stop(m->saver, m->ctl->tickets, mux_save_exit_s());
+	if (tcache_saver_stop(m->saver, m->ctl->tickets, mux_save_exit_s()) < 0)
+		failed = 1;
 	return m->stale || failed;
 }
 
@@ -1766,7 +1768,9 @@ const struct cmd_entry cmd_mux_entry = {
 	0, mux_opts, cmd_mux,
 	"Runs in the foreground (start it with &, or knob-mux.service) until --persist\n"
 	"seconds pass without a command, SIGTERM, or mux --stop (exit 0), or until\n"
-	"the CA, its CRL or the controller certificate changes (exit 1).  Its socket,\n"
+	"the CA, its CRL or the controller certificate changes (exit 1).  Exit 1 also\n"
+	"when its last save of the TLS ticket cache at exit did not end within 10 s\n"
+	"or failed (warned, naming the nodes whose tickets were not saved).  Its socket,\n"
 	"knob-mux.sock next to the results database, is private (mode 0600; only\n"
 	"this uid may connect).  ping, facts, apply, verify, rollback and active\n"
 	"then go through it; --no-mux dials the nodes directly.  Benchmarks, sweeps\n"

@@ -162,8 +162,9 @@ struct tcache_saver *tcache_saver_start(const char *who);
 void tcache_saver_hand(struct tcache_saver *sv, struct tcache *tc);
 /* Hand tc's last changes over and wait wait_s at most for what is pending
  * to be saved (tried once more if the lock is held or the last write
- * failed).  0, or -1 when it did not end in time (warned, naming the
- * nodes not saved; the thread is left to the process's exit). */
+ * failed).  0, or -1 when tickets went unsaved: the save did not end in
+ * time (the thread is left to the process's exit) or failed once more
+ * (both warned, naming the nodes not saved). */
 int tcache_saver_stop(struct tcache_saver *sv, struct tcache *tc, int wait_s);
 /* The DER of session s as the cache keeps it: without the agent's
  * certificate (the [3] peer element of OpenSSL's SSL_SESSION sequence), so

@@ -35,6 +35,7 @@ struct tcache_saver {
 	struct tcache *handed;	/* changes not yet taken by the thread */
 	int quit;		/* save what is pending, then end */
 	int ended;
+	int lost;		/* a save given up at quit: its tickets not saved */
 	int fails;		/* failed writes in a row */
 	size_t nsaving;		/* nodes of the save running (0: none) ... */
 	char saving[512];	/* ... and their names, for the log at stop */
@@ -142,6 +143,7 @@ ts_thread(void *arg)
 		if (sv->quit) {	/* tried at exit: given up */
 			log_warnx("%s: exiting without saving the tickets of %zu nodes: %s",
 			    sv->who, sv->nsaving, sv->saving);
+			sv->lost = 1;
 			break;
 		}
 		ts_wait_retry(sv, r);
@@ -209,10 +211,11 @@ int
 tcache_saver_stop(struct tcache_saver *sv, struct tcache *tc, int wait_s)
 {
 	struct timespec until = ts_after_ms(wait_s * 1000L);
+	int lost;
 
+	if (sv == NULL)	/* no thread: saved here, as a command does */
+		return tcache_save(tc) < 0 ? -1 : 0;
 	tcache_saver_hand(sv, tc);
-	if (sv == NULL)
-		return 0;
 	pthread_mutex_lock(&sv->mu);
 	sv->quit = 1;
 	pthread_cond_broadcast(&sv->cv);
@@ -223,10 +226,11 @@ tcache_saver_stop(struct tcache_saver *sv, struct tcache *tc, int wait_s)
 		pthread_mutex_unlock(&sv->mu);
 		return -1;
 	}
+	lost = sv->lost;
 	pthread_mutex_unlock(&sv->mu);
 	pthread_join(sv->th, NULL);
 	pthread_cond_destroy(&sv->cv);
 	pthread_mutex_destroy(&sv->mu);
 	free(sv);
-	return 0;
+	return lost ? -1 : 0;
 }

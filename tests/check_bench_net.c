@@ -85,6 +85,17 @@ base_teardown(void)
 {
 	harness_sh("chattr -R -i '%s' 2>/dev/null", cu_base());
 	cu_base_teardown();	/* detaches the mounts below it first */
+	harness_net_unshare();
+}
+
+/* The unchecked setup, in the runner: cu_base, and the namespaces every
+ * test's harness uses (made once: the most of a harness's start; the
+ * agents are each test's own). */
+static void
+base_setup(void)
+{
+	cu_base_setup();
+	ck_assert_int_eq(harness_net_share(4), 0);
 }
 
 /* Run knobctl --json ARGS; parse stdout; returns the document. */
@@ -2032,7 +2043,7 @@ main(void)
 	Suite *s = suite_create("bench_net");
 	TCase *tc = cu_tcase("net", setup, teardown, 120);
 
-	tcase_add_unchecked_fixture(tc, cu_base_setup, base_teardown);
+	tcase_add_unchecked_fixture(tc, base_setup, base_teardown);
 
 	ADD(nn_write_read);
 	ADD(n1_shared_write_read);

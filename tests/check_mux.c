@@ -122,6 +122,14 @@ mux_start(void)
 	mux_start_at("info");
 }
 
+/* In the runner: the namespaces every test's harness uses (made once, the
+ * most of a harness's start; its agents and holder are each test's own). */
+static void
+net_setup(void)
+{
+	ck_assert_int_eq(harness_net_share(NNODES), 0);
+}
+
 /* Agents with a fake /proc/sys whose vm.dirty_ratio is 17 (not the
  * kernel's default), and a holder in the controller's namespace. */
 static void
@@ -1576,6 +1584,21 @@ mux_said_times(const char *text)
 	return n;
 }
 
+/* Fill the tmpfs of filler up (filler made, or grown) until ENOSPC. */
+static void
+fill_up(const char *filler)
+{
+	static char zeros[65536];
+	ssize_t n;
+	int fd;
+
+	ck_assert_int_ge(fd = open(filler, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600), 0);
+	while ((n = write(fd, zeros, sizeof(zeros))) > 0)
+		;
+	ck_assert_msg(n < 0 && errno == ENOSPC, "the tmpfs did not fill up: %s", strerror(errno));
+	close(fd);
+}
+
 /* The results database (and so the ticket cache and the holder's socket)
  * moved to a 1 MiB tmpfs mounted at DIR/small, filled up to ENOSPC by
  * DIR/small/filler (its path into filler), and the holder restarted there
@@ -1583,10 +1606,7 @@ mux_said_times(const char *text)
 static void
 holder_on_full_disk(char *filler, size_t len)
 {
-	static char zeros[65536];
 	char *inv = cu_slurp(h.cluster), *at;
-	int fd;
-	ssize_t n;
 
 	snprintf(small_fs, sizeof(small_fs), "%s/small", h.tmp);
 	ck_assert_int_eq(mkdir(small_fs, 0700), 0);
@@ -1600,18 +1620,15 @@ holder_on_full_disk(char *filler, size_t len)
 	ck_assert_int_eq(cu_reap(mux_pid), 0);
 	mux_start_at("debug");
 	snprintf(filler, len, "%s/filler", small_fs);
-	ck_assert_int_ge(fd = open(filler, O_WRONLY | O_CREAT | O_CLOEXEC, 0600), 0);
-	while ((n = write(fd, zeros, sizeof(zeros))) > 0)
-		;
-	ck_assert_msg(n < 0 && errno == ENOSPC, "the tmpfs did not fill up: %s", strerror(errno));
-	close(fd);
+	fill_up(filler);
 }
 
 /* The holder's ticket save fails for real (the cache's file system is
  * full: ENOSPC): it keeps the tickets, warns once, tries again (quietly)
  * and, once space is freed, saves them without any new change, saying it
  * recovered.  Before, a failed save was dropped: the links' tickets were
- * lost until another ticket came. */
+ * lost until another ticket came.  Full again, a holder told to stop gives
+ * the new ticket up with exit 1, naming its node. */
 START_TEST(failed_save_retried)
 {
 	static const char *two[] = { "node01", "node02", NULL };
@@ -1631,9 +1648,16 @@ START_TEST(failed_save_retried)
 	ck_assert_msg(cu_wait(mux_said, (char *)(uintptr_t)"the ticket cache is saved again "
 	    "(after ", 10) >= 0, "no recovery said: %s", cu_slurp(mux_err));
 	ck_assert_int_eq(mux_said_times("the tickets of 2 nodes are kept and tried again"), 1);
+	/* full again: node03's new ticket cannot be saved, and a holder told to
+	 * stop gives it up and says so in its exit status (it said 0) */
+	fill_up(filler);
+	ck_assert_int_eq(ctl(&out, &err, "ping -w node03"), 0);
+	ck_assert_int_eq(via(err, "node03"), 0);
 	kill(mux_pid, SIGTERM);
-	ck_assert_int_eq(cu_reap(mux_pid), 0);
+	ck_assert_int_eq(cu_reap(mux_pid), 1);
 	mux_pid = 0;
+	ck_assert_msg(cu_file_has(mux_err, "exiting without saving the tickets of 1 nodes: "
+	    "node03"), "%s", cu_slurp(mux_err));
 	free(out);
 	free(err);
 }
@@ -1642,7 +1666,7 @@ END_TEST
 /* A save that never ends (the cache a FIFO nobody opens: the save's read
  * blocks for good, as on a hung NFS home): the holder told to stop exits
  * within its wait for the save ($KNOB_TEST_MUX_SAVE_EXIT_S=1, 10 s in
- * use), names the nodes whose tickets it did not save, and leaves no
+ * use) with status 1, names the nodes whose tickets it did not save, and leaves no
  * partial file behind: the cache put back is read as it was (node03's
  * ticket resumes).  Before, this path had no test. */
 START_TEST(endless_save_exit_bounded)
@@ -1676,7 +1700,7 @@ START_TEST(endless_save_exit_bounded)
 	took = cu_wait(holder_exited, &rc, 5);
 	ck_assert_msg(took >= 0 && took < 3, "the holder did not exit within 3 s of SIGTERM "
 	    "(%.1f s): %s", took, cu_slurp(mux_err));
-	ck_assert_int_eq(rc, 0);
+	ck_assert_int_eq(rc, 1);	/* tickets lost: not a clean exit (it said 0) */
 	ck_assert_msg(cu_file_has(mux_err, "save did not end within 1 s (a hung file system?): "
 	    "exiting without it: the tickets of 2 nodes not saved: node0"), "%s",
 	    cu_slurp(mux_err));
@@ -2202,6 +2226,7 @@ main(void)
 	Suite *s = suite_create("mux");
 	TCase *tc = tcase_create("holder");
 
+	tcase_add_unchecked_fixture(tc, net_setup, harness_net_unshare);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, reuse_links);

@@ -2,6 +2,7 @@
  * See harness.h.  Test code: plain and synchronous on purpose. */
 #include <check.h>
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <poll.h>
 #include <fcntl.h>
@@ -251,6 +252,145 @@ ns_tag(void)
 	return t;
 }
 
+/* The namespaces harness_net_share made in the runner for harnesses of
+ * shared_n nodes (0: none), named with shared_tag; a test's harness of as
+ * many nodes uses them instead of making its own. */
+static int shared_n;
+static char shared_tag[32];
+
+/* Make h's namespaces (h->ctl_ns, h->node[].ns, names set): the
+ * controller's with its bridge, one per node joined to it.  0 or -1. */
+static int
+net_create(struct harness *h)
+{
+	if (harness_sh("ip netns add %s && ip -n %s link set lo up && "
+	    "ip -n %s link add br0 type bridge && ip -n %s link set br0 up && "
+	    "ip -n %s addr add 198.18.0.1/24 dev br0", h->ctl_ns, h->ctl_ns, h->ctl_ns,
+	    h->ctl_ns, h->ctl_ns) != 0)
+		return -1;
+	for (int i = 0; i < h->n; i++) {
+		struct hnode *x = &h->node[i];
+
+		if (harness_sh("ip netns add %s && ip -n %s link set lo up && "
+		    "ip -n %s link add kv%d type veth peer name eth0 netns %s && "
+		    "ip -n %s link set kv%d master br0 up && "
+		    "ip -n %s addr add %s/24 dev eth0 && ip -n %s link set eth0 up",
+		    x->ns, x->ns, h->ctl_ns, i + 1, x->ns, h->ctl_ns, i + 1, x->ns, x->addr,
+		    x->ns) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* SIGKILL every process but this one whose network namespace is one of
+ * h's (inodes ino[0..n]); the number of them found. */
+static int
+net_kill_others(const ino_t *ino, int n)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	struct stat st;
+	char path[64];
+	int found = 0;
+
+	if (d == NULL)
+		return 0;
+	while ((e = readdir(d)) != NULL) {
+		long pid = strtol(e->d_name, NULL, 10);
+
+		if (pid <= 0 || pid == (long)getpid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/ns/net", pid);
+		if (stat(path, &st) != 0)	/* gone, or a zombie: holds no port */
+			continue;
+		for (int i = 0; i < n; i++)
+			if (st.st_ino == ino[i]) {
+				kill((pid_t)pid, SIGKILL);
+				found++;
+				break;
+			}
+	}
+	closedir(d);
+	return found;
+}
+
+/* SIGKILL every process in h's namespaces but this one (what a test left,
+ * a failed one's agents too) and wait until they are gone, their ports
+ * free for the next test's agents; the shared namespaces stay. */
+static void
+net_clear(struct harness *h)
+{
+	ino_t ino[HARNESS_MAX + 1];
+	struct stat st;
+	char path[PATH_MAX];
+	int n = 0;
+
+	for (int i = 0; i <= h->n; i++) {
+		snprintf(path, sizeof(path), "/run/netns/%s", i < h->n ? h->node[i].ns : h->ctl_ns);
+		if (stat(path, &st) == 0)
+			ino[n++] = st.st_ino;
+	}
+	for (int tries = 0; tries < 500 && net_kill_others(ino, n) > 0; tries++)
+		usleep(10000);	/* a killed process's exit: 5 s at most */
+}
+
+/* The names of h's namespaces, node names and addresses, h->tag and h->n
+ * set. */
+static void
+net_names(struct harness *h)
+{
+	char tag[sizeof(h->tag)];	/* a local copy: the fields all live inside *h */
+
+	memcpy(tag, h->tag, sizeof(tag));
+	snprintf(h->ctl_ns, sizeof(h->ctl_ns), "%sc", tag);
+	for (int i = 0; i < h->n; i++) {
+		struct hnode *x = &h->node[i];
+
+		snprintf(x->name, sizeof(x->name), "node%02d", i + 1);
+		snprintf(x->ns, sizeof(x->ns), "%sn%d", tag, i + 1);
+		snprintf(x->addr, sizeof(x->addr), "198.18.0.%d", 11 + i);
+		snprintf(x->ifname, sizeof(x->ifname), "eth0");
+	}
+}
+
+int
+harness_net_share(int n)
+{
+	struct harness net;
+
+	if (n < 1 || n > HARNESS_MAX || shared_n != 0)
+		return -1;
+	remove_stale();
+	memset(&net, 0, sizeof(net));
+	net.n = n;
+	snprintf(net.tag, sizeof(net.tag), "kt%ld%s", (long)getpid(), ns_tag());
+	net_names(&net);
+	memcpy(shared_tag, net.tag, sizeof(shared_tag));
+	shared_n = n;
+	if (net_create(&net) == 0)
+		return 0;
+	harness_net_unshare();
+	return -1;
+}
+
+void
+harness_net_unshare(void)
+{
+	struct harness net;
+
+	if (shared_n == 0)
+		return;
+	memset(&net, 0, sizeof(net));
+	net.n = shared_n;
+	memcpy(net.tag, shared_tag, sizeof(net.tag));
+	net_names(&net);
+	for (int i = 0; i <= net.n; i++)
+		harness_sh("ip netns pids %s 2>/dev/null | grep -vx %ld | xargs -r kill -9 "
+		    "2>/dev/null; ip netns del %s 2>/dev/null", i < net.n ? net.node[i].ns :
+		    net.ctl_ns, (long)getpid(), i < net.n ? net.node[i].ns : net.ctl_ns);
+	shared_n = 0;
+}
+
 int
 harness_start(struct harness *h, int n, int start_agents)
 {
@@ -261,6 +401,7 @@ harness_start(struct harness *h, int n, int start_agents)
 		return -1;
 	memset(h, 0, sizeof(*h));
 	h->n = n;
+	h->shared = shared_n == n;
 	if (bin == NULL)
 		bin = "build";
 	if (realpath(bin, h->bin) == NULL) {
@@ -285,36 +426,25 @@ harness_start(struct harness *h, int n, int start_agents)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 
-	snprintf(h->ctl_ns, sizeof(h->ctl_ns), "%sc", h->tag);
+	if (h->shared)
+		memcpy(h->tag, shared_tag, sizeof(h->tag));
+	net_names(h);
 	snprintf(h->cluster, sizeof(h->cluster), "%s/cluster.xml", h->tmp);
 	snprintf(h->ca_dir, sizeof(h->ca_dir), "%s/ca", h->tmp);
-	if (harness_sh("ip netns add %s && ip -n %s link set lo up && "
-	    "ip -n %s link add br0 type bridge && ip -n %s link set br0 up && "
-	    "ip -n %s addr add 198.18.0.1/24 dev br0", h->ctl_ns, h->ctl_ns, h->ctl_ns,
-	    h->ctl_ns, h->ctl_ns) != 0)
+	if (h->shared)
+		net_clear(h);
+	else if (net_create(h) != 0)
 		goto fail;
 	for (int i = 0; i < n; i++) {
 		struct hnode *x = &h->node[i];
-		char nm[32], tag[32], tmp[200];
+		char tmp[sizeof(h->tmp)], nm[sizeof(x->name)];	/* local copies, as above */
 
-		/* local copies: the fields all live inside *h */
-		memcpy(tag, h->tag, sizeof(tag));
 		memcpy(tmp, h->tmp, sizeof(tmp));
-		snprintf(nm, sizeof(nm), "node%02d", i + 1);
-		memcpy(x->name, nm, sizeof(nm));
-		snprintf(x->ns, sizeof(x->ns), "%sn%d", tag, i + 1);
-		snprintf(x->addr, sizeof(x->addr), "198.18.0.%d", 11 + i);
-		snprintf(x->ifname, sizeof(x->ifname), "eth0");
+		memcpy(nm, x->name, sizeof(nm));
 		snprintf(x->state_dir, sizeof(x->state_dir), "%s/%s/state", tmp, nm);
 		snprintf(x->log, sizeof(x->log), "%s/%s/knobd.log", tmp, nm);
-		if (harness_sh("mkdir -p %s", x->state_dir) != 0)
-			goto fail;
-		if (harness_sh("ip netns add %s && ip -n %s link set lo up && "
-		    "ip -n %s link add kv%d type veth peer name eth0 netns %s && "
-		    "ip -n %s link set kv%d master br0 up && "
-		    "ip -n %s addr add %s/24 dev eth0 && ip -n %s link set eth0 up",
-		    x->ns, x->ns, h->ctl_ns, i + 1, x->ns, h->ctl_ns, i + 1, x->ns, x->addr,
-		    x->ns) != 0)
+		cu_mkparents(x->log);	/* no shell: a shell a time is most of a start */
+		if (mkdir(x->state_dir, 0755) != 0)
 			goto fail;
 		strcat(names, " ");
 		strcat(names, x->name);
@@ -746,15 +876,17 @@ harness_stop(struct harness *h)
 	h->up = 0;
 	for (int i = 0; i < h->n; i++)
 		harness_agent_stop(h, i, SIGTERM);
-	for (int i = 0; i < h->n; i++)
+	if (h->shared)	/* the namespaces stay for the next test */
+		net_clear(h);
+	for (int i = 0; i < h->n && !h->shared; i++)
 		if (h->node[i].ns[0])
 			harness_sh("ip netns pids %s 2>/dev/null | xargs -r kill -9 2>/dev/null; "
 			    "ip netns del %s 2>/dev/null", h->node[i].ns, h->node[i].ns);
-	if (h->ctl_ns[0])	/* a test may have entered it itself: spare this process */
+	if (h->ctl_ns[0] && !h->shared)	/* a test may have entered it: spare this process */
 		harness_sh("ip netns pids %s 2>/dev/null | grep -vx %ld | xargs -r kill -9 2>/dev/null; "
 		    "ip netns del %s 2>/dev/null", h->ctl_ns, (long)getpid(), h->ctl_ns);
 	if (h->tmp[0] && getenv("KNOB_KEEP_TMP") == NULL)
-		harness_sh("rm -rf '%s'", h->tmp);
+		cu_rm_rf(h->tmp);
 	if (active_h == h)
 		active_h = NULL;
 }

@@ -11,7 +11,9 @@
  * node namespace with --state-dir under the temp dir.  knobctl runs inside
  * the controller namespace.  Everything is removed by harness_stop(), which
  * is also registered with atexit and run from SIGINT/SIGTERM handlers, and
- * stale namespaces from a killed earlier run are removed at start. */
+ * stale namespaces from a killed earlier run are removed at start.  After
+ * harness_net_share(n) in the runner, harnesses of n nodes use its
+ * namespaces instead of their own (made once for the program). */
 #ifndef KNOB_HARNESS_H
 #define KNOB_HARNESS_H
 
@@ -46,12 +48,21 @@ struct harness {
 	int n;
 	struct hnode node[HARNESS_MAX];
 	int up;
+	int shared;		/* its namespaces are harness_net_share's */
 };
 
 /* Create namespaces, CA, certificates and cluster.xml; start n agents
  * (unless start_agents is 0).  The binaries come from $KNOB_BIN (default
  * "build").  0 or -1 (reason on stderr). */
 int harness_start(struct harness *h, int n, int start_agents);
+/* In a test program's runner (an unchecked fixture): make the namespaces
+ * of a harness of n nodes once, for every test's harness_start of n nodes
+ * to use (their agents, CA and files are still the test's own); each
+ * harness_start and harness_stop kills what is left in them instead of
+ * making and deleting them, most of a harness's start-up.  0 or -1. */
+int harness_net_share(int n);
+/* Delete harness_net_share's namespaces (the unchecked teardown). */
+void harness_net_unshare(void);
 /* harness_start with every agent started with the extra knobd arguments
  * args (e.g. "--test-hooks"). 0 or -1. */
 int harness_start_with(struct harness *h, int n, const char *args);
