@@ -153,10 +153,13 @@ src_canon(const char *s, char *out, size_t len)
 	return snprintf(out, len, "%s", buf) < (int)len ? 0 : -1;
 }
 
-/* STATE/controller-sources into buf: 0, or -1 when it does not fit. */
+/* STATE/controller-sources into buf: 0, or -1 when there is no state
+ * dir (`--state-dir ''`: not the root directory's) or it does not fit. */
 static int
 src_path(const struct agent *a, char *buf, size_t len)
 {
+	if (a->state_dir[0] == '\0')
+		return -1;
 	return snprintf(buf, len, "%s/" SRC_FILE, a->state_dir) < (int)len ? 0 : -1;
 }
 
@@ -199,6 +202,8 @@ src_save(struct agent *a)
 	size_t off;
 	int start;
 
+	if (a->state_dir[0] == '\0')	/* nowhere to keep them */
+		return;
 	pthread_mutex_lock(&a->ctl_src_mu);
 	off = (size_t)snprintf(a->ctl_src_text, sizeof(a->ctl_src_text), "# knobd: sources "
 	    "controllers authenticated from, newest first\n");
