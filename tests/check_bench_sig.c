@@ -672,7 +672,12 @@ START_TEST(sigint_keep_result_in_flight)
 	ck_assert_ptr_nonnull(strstr(o, "not said by their agents (a knobd before it says so: look "
 	    "there) on: node02, in "));
 	free(o);
-	ck_assert_int_eq(files_under(w1), both ? 1 : 2);	/* node01's kept, as said */
+	/* node01's kept, as said (its directory, n.0).  Not node02's: knobctl
+	 * says nothing of them, and its phase may have ended as the abort was
+	 * sent (kept then, though named in "stopped on"): counting both nodes'
+	 * files failed 1 clean-clone run of 3 under ASan */
+	snprintf(want, sizeof(want), "%s/n.0", w1);
+	ck_assert_int_eq(files_under(want), 1);
 	in = cu_get(doc, "interrupted");
 	ck_assert_str_eq(only_str(in, "kept_on"), "node01");
 	ck_assert_str_eq(only_str(in, "unknown_on"), "node02");
