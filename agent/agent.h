@@ -330,6 +330,9 @@ void listen_pause_stop(struct listen_pause *p);
 /* Lifecycle (agent/loop.c).  agent_init plugs the instance into cfg->base
  * (or a base of its own); whoever drives that base serves it. */
 int agent_init(struct agent *a, const struct agent_cfg *cfg);
+/* STATE/name into buf: 0, or -1 when there is no state dir (`--state-dir
+ * ''`: never the root directory's) or it does not fit. */
+int agent_state_path(const struct agent *a, const char *name, char *buf, size_t len);
 int agent_run(struct agent *a);		/* drive the base until a->stop (knobd) */
 /* Serve connection fd, accepted elsewhere (knob-sim's SNI listener), on
  * the instance's base thread: TLS handshake with its own context, then as

@@ -27,15 +27,6 @@
 
 #define SEEN_FILE "controller-addrs"
 
-/* STATE/controller-addrs into buf: 0, or -1 when there is no state dir. */
-static int
-seen_path(const struct agent *a, char *buf, size_t len)
-{
-	if (a->state_dir[0] == '\0')
-		return -1;
-	return snprintf(buf, len, "%s/" SEEN_FILE, a->state_dir) < (int)len ? 0 : -1;
-}
-
 /* Text address s as a set key: 0, or -1 when it is none. */
 static int
 seen_parse(const char *s, struct agent_ctl_addr *k)
@@ -67,7 +58,8 @@ seen_load(struct agent *a)
 	if (a->ctl_seen_loaded)
 		return;
 	a->ctl_seen_loaded = 1;
-	if (seen_path(a, path, sizeof(path)) < 0 || read_small_file(path, buf, sizeof(buf)) <= 0)
+	if (agent_state_path(a, SEEN_FILE, path, sizeof(path)) < 0 ||
+	    read_small_file(path, buf, sizeof(buf)) <= 0)
 		return;
 	for (char *l = strtok_r(buf, "\n", &save); l && a->ctl_nseen < AGENT_CTL_ADDRS;
 	    l = strtok_r(NULL, "\n", &save)) {
@@ -87,7 +79,7 @@ seen_save(struct agent *a)
 	size_t off = 0;
 	int rc;
 
-	if (seen_path(a, path, sizeof(path)) < 0)
+	if (agent_state_path(a, SEEN_FILE, path, sizeof(path)) < 0)
 		return;
 	for (int i = 0; i < a->ctl_nseen; i++) {
 		inet_ntop(a->ctl_seen[i].family, a->ctl_seen[i].addr, s, sizeof(s));

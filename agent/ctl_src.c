@@ -153,16 +153,6 @@ src_canon(const char *s, char *out, size_t len)
 	return snprintf(out, len, "%s", buf) < (int)len ? 0 : -1;
 }
 
-/* STATE/controller-sources into buf: 0, or -1 when there is no state
- * dir (`--state-dir ''`: not the root directory's) or it does not fit. */
-static int
-src_path(const struct agent *a, char *buf, size_t len)
-{
-	if (a->state_dir[0] == '\0')
-		return -1;
-	return snprintf(buf, len, "%s/" SRC_FILE, a->state_dir) < (int)len ? 0 : -1;
-}
-
 /* On a pool thread: write the text the loop rendered last, and again
  * while the loop renders a newer one meanwhile; then no writer is busy.
  * A failure is logged: the sources stay known until knobd stops. */
@@ -179,7 +169,7 @@ src_save_run(struct work *w)
 		gen = a->ctl_src_gen;
 		memcpy(text, a->ctl_src_text, sizeof(text));
 		pthread_mutex_unlock(&a->ctl_src_mu);
-		if (src_path(a, path, sizeof(path)) < 0)
+		if (agent_state_path(a, SRC_FILE, path, sizeof(path)) < 0)
 			rc = -ENAMETOOLONG;
 		else
 			rc = write_file_atomic(path, text, strlen(text), 0600);
@@ -308,7 +298,7 @@ agent_ctl_src_load(struct agent *a)
 	char path[PATH_MAX], buf[AGENT_CTL_SRC_MAX + 2], *l, *next;
 	int line = 1, n = 0;
 
-	if (a->cfg.stdio || src_path(a, path, sizeof(path)) < 0 ||
+	if (a->cfg.stdio || agent_state_path(a, SRC_FILE, path, sizeof(path)) < 0 ||
 	    src_read(path, buf, sizeof(buf)) <= 0)
 		return;
 	for (l = buf; l != NULL; l = next, line++) {

@@ -292,6 +292,14 @@ agent_tls(struct agent *a, const struct agent_cfg *cfg, char *err, size_t errlen
 	return 0;
 }
 
+int
+agent_state_path(const struct agent *a, const char *name, char *buf, size_t len)
+{
+	if (a->state_dir[0] == '\0')
+		return -1;
+	return snprintf(buf, len, "%s/%s", a->state_dir, name) < (int)len ? 0 : -1;
+}
+
 /* Set up the instance: TLS context, node name, listener, subsystems, all
  * plugged into the event base.  Journal recovery (the tuning subsystem's
  * init) happens here, before anything is served. */

@@ -110,11 +110,7 @@ setup(void)
 static void
 teardown(void)
 {
-	if (mux_pid > 0) {
-		kill(mux_pid, SIGTERM);
-		cu_reap(mux_pid);
-		mux_pid = 0;
-	}
+	harness_mux_stop(&mux_pid);
 	SSL_CTX_free(evil_ctx);
 	evil_ctx = NULL;
 	harness_stop(&h);

@@ -149,11 +149,7 @@ setup(void)
 static void
 teardown(void)
 {
-	if (mux_pid > 0) {
-		kill(mux_pid, SIGTERM);
-		cu_reap(mux_pid);
-		mux_pid = 0;
-	}
+	harness_mux_stop(&mux_pid);
 	if (small_fs[0] != '\0') {
 		umount2(small_fs, MNT_DETACH);
 		small_fs[0] = '\0';

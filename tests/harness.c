@@ -774,6 +774,16 @@ harness_mux_start(struct harness *h, const char *err, const char *fmt, ...)
 	return pid;
 }
 
+void
+harness_mux_stop(pid_t *pid)
+{
+	if (*pid <= 0)
+		return;
+	kill(*pid, SIGTERM);
+	cu_reap(*pid);
+	*pid = 0;
+}
+
 int
 harness_enter_ns(const char *ns)
 {

@@ -110,6 +110,9 @@ pid_t harness_knobctl_bg(struct harness *h, const char *out, const char *err, co
  * pid, or -1 (not started, or not listening: its words are in err). */
 pid_t harness_mux_start(struct harness *h, const char *err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Stop the holder *pid (SIGTERM, reaped; none when 0) and zero *pid: for
+ * teardowns, its exit status not judged. */
+void harness_mux_stop(pid_t *pid);
 /* Move this process into network namespace ns (e.g. h->ctl_ns); for a
  * forked test only.  0 or -1. */
 int harness_enter_ns(const char *ns);
